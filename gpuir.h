@@ -1,0 +1,3579 @@
+/* gpuir.h — a tiny tensor compiler: IR, text format, verifier and a CPU
+   reference interpreter, growing into CUDA codegen and a runtime.
+   One header, stb style. MIT licensed (see LICENSE and the end of the file).
+
+   USAGE
+     In exactly one C or C++ file:
+         #define GPUIR_IMPLEMENTATION
+         #include "gpuir.h"
+     Everywhere else just #include "gpuir.h". Link with stb_ds's
+     implementation: Debian's libstb (`pkg-config --cflags --libs stb`), or
+     define GPUIR_STB_DS_IMPLEMENTATION next to GPUIR_IMPLEMENTATION and gpuir
+     compiles stb_ds itself (stb_ds.h must still be on the include path).
+
+   COMPILE-TIME OPTIONS
+     GPUIR_STATIC                  every public function becomes static
+     GPUIR_ASSERT(c)               contract checks (default: assert)
+     GPUIR_STB_DS_IMPLEMENTATION   compile stb_ds's implementation here
+
+   TABLE OF CONTENTS (`grep -n '^// >>' gpuir.h` prints the same list)
+     >>api      public types and functions: no stb_ds, no CUDA types
+     >>util     errors, strings, checked arithmetic, f16/bf16 conversion
+     >>ir       types, values, ops, functions, modules; the op table
+     >>build    the public builder calls: shape inference and checks
+     >>print    IR to text
+     >>parse    text to IR
+     >>verify   structural and type checks of a whole module
+     >>array    host arrays: allocation, element access, random fill, compare
+     >>ref      the reference interpreter of tensor-level IR (the oracle)
+     >>npy      .npy reading and writing
+
+   CONVENTIONS
+     Public names are gpuir_<noun>_<verb>, internal ones gpuir__<section>_<verb>.
+     One gpuir_ctx owns everything; there is no global state. Fallible calls
+     return a gpuir_result; the first failure is kept in the context
+     (gpuir_ctx_result, gpuir_ctx_error) and later calls do nothing until
+     gpuir_ctx_clear_error. Builder calls return an invalid handle (id 0)
+     instead of a code, so a long build is checked once at the end.
+
+   THREADS
+     A context and everything made from it belong to one thread at a time.
+     Separate contexts may be used from separate threads in parallel.
+*/
+/* ====================================================================== */
+// >>api
+// The public interface. Needs only <stddef.h>, <stdint.h>, <stdbool.h>.
+// Everything here is C99 and C++ compatible; nothing here uses stb_ds.
+#ifndef GPUIR_H_INCLUDED
+#define GPUIR_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define GPUIR_VERSION_STRING "0.1.0"
+
+#ifndef GPUIRDEF
+#  if defined(GPUIR_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#    define GPUIRDEF __attribute__((unused)) static
+#  elif defined(GPUIR_STATIC)
+#    define GPUIRDEF static
+#  else
+#    define GPUIRDEF extern
+#  endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- limits ---------------------------------------------------------- */
+#define GPUIR_MAX_RANK 8      /* dims per type */
+#define GPUIR_DYN (-1)        /* a dynamic dimension, printed `?` */
+#define GPUIR_MAX_OPERANDS 64 /* operands of one op (return included) */
+#define GPUIR_MAX_NAME 128    /* bytes in a function, parameter or global name */
+
+/* ---- results: one row per code ----------------------------------------
+   X(name, default message). Tests assert codes; messages are for people. */
+#define GPUIR_RESULT_TABLE(X)                                              \
+    X(OK,                   "ok")                                          \
+    X(ERR_INVALID_ARGUMENT, "invalid argument")                            \
+    X(ERR_OUT_OF_MEMORY,    "out of host memory")                          \
+    X(ERR_LIMIT,            "size or rank limit exceeded")                 \
+    X(ERR_PARSE,            "syntax error")                                \
+    X(ERR_SHAPE,            "shapes do not agree")                         \
+    X(ERR_DTYPE,            "element types do not agree")                  \
+    X(ERR_ATTRIBUTE,        "missing or invalid attribute")                \
+    X(ERR_VERIFY,           "the IR is not well formed")                   \
+    X(ERR_NOT_FOUND,        "no such function or global")                  \
+    X(ERR_IO,               "file input/output failed")                    \
+    X(ERR_NPY,              "malformed or unsupported .npy data")          \
+    X(ERR_MISMATCH,         "results differ from the expected values")
+
+typedef enum gpuir_result {
+#define GPUIR__X(name, msg) GPUIR_##name,
+    GPUIR_RESULT_TABLE(GPUIR__X)
+#undef GPUIR__X
+    GPUIR_RESULT_COUNT
+} gpuir_result;
+
+/* ---- element types: one row per dtype ----------------------------------
+   X(name, spelling, bytes, is_float) */
+#define GPUIR_DTYPE_TABLE(X) \
+    X(F32,  "f32",  4, 1)    \
+    X(F16,  "f16",  2, 1)    \
+    X(BF16, "bf16", 2, 1)    \
+    X(I32,  "i32",  4, 0)    \
+    X(I64,  "i64",  8, 0)
+
+typedef enum gpuir_dtype {
+    GPUIR_DTYPE_INVALID = 0,
+#define GPUIR__X(name, spelling, bytes, is_float) GPUIR_##name,
+    GPUIR_DTYPE_TABLE(GPUIR__X)
+#undef GPUIR__X
+    GPUIR_DTYPE_COUNT
+} gpuir_dtype;
+
+/* ---- ops: one row per op -----------------------------------------------
+   X(name, mnemonic, class, float_only). The class says which operands and
+   attributes the op takes and how its result type is inferred:
+     UNARY      1 operand, same type out
+     BINARY     2 operands, NumPy broadcasting, same dtype out
+     MATMUL     [..,M,K] x [..,K,N] -> [..,M,N]; attrs transpose_a/_b (bool)
+     REDUCE     1 operand; attrs axes = [..] (required), keepdims (bool)
+     TRANSPOSE  1 operand; attr perm = [..] (required)
+     RESHAPE    1 operand; the result type is given, same element count
+     BROADCAST  1 operand; the result type is given, NumPy compatible
+     CAST       1 operand; the result type is given, same shape
+     CONSTANT   no operand; attr value = number (splat) or dense<[...]>
+     GLOBAL     no operand; attr name = @symbol of a module global
+     SOFTMAX    1 operand; attr axis (int, required; negative counts back)
+     RETURN     any operands, no result; ends a function */
+#define GPUIR_OP_TABLE(X)                              \
+    X(NEG,        "neg",        UNARY,     0)          \
+    X(ABS,        "abs",        UNARY,     0)          \
+    X(EXP,        "exp",        UNARY,     1)          \
+    X(LOG,        "log",        UNARY,     1)          \
+    X(SQRT,       "sqrt",       UNARY,     1)          \
+    X(RSQRT,      "rsqrt",      UNARY,     1)          \
+    X(TANH,       "tanh",       UNARY,     1)          \
+    X(SIGMOID,    "sigmoid",    UNARY,     1)          \
+    X(RELU,       "relu",       UNARY,     0)          \
+    X(GELU,       "gelu",       UNARY,     1)          \
+    X(SILU,       "silu",       UNARY,     1)          \
+    X(ADD,        "add",        BINARY,    0)          \
+    X(SUB,        "sub",        BINARY,    0)          \
+    X(MUL,        "mul",        BINARY,    0)          \
+    X(DIV,        "div",        BINARY,    0)          \
+    X(MAX,        "max",        BINARY,    0)          \
+    X(MIN,        "min",        BINARY,    0)          \
+    X(POW,        "pow",        BINARY,    1)          \
+    X(MATMUL,     "matmul",     MATMUL,    0)          \
+    X(REDUCE_SUM, "reduce_sum", REDUCE,    0)          \
+    X(REDUCE_MAX, "reduce_max", REDUCE,    0)          \
+    X(REDUCE_MEAN,"reduce_mean",REDUCE,    0)          \
+    X(TRANSPOSE,  "transpose",  TRANSPOSE, 0)          \
+    X(RESHAPE,    "reshape",    RESHAPE,   0)          \
+    X(BROADCAST,  "broadcast",  BROADCAST, 0)          \
+    X(CAST,       "cast",       CAST,      0)          \
+    X(CONSTANT,   "constant",   CONSTANT,  0)          \
+    X(GET_GLOBAL, "get_global", GLOBAL,    0)          \
+    X(SOFTMAX,    "softmax",    SOFTMAX,   1)          \
+    X(RETURN,     "return",     RETURN,    0)
+
+typedef enum gpuir_op_kind {
+    GPUIR_OP_INVALID = 0,
+#define GPUIR__X(name, mnemonic, cls, float_only) GPUIR_OP_##name,
+    GPUIR_OP_TABLE(GPUIR__X)
+#undef GPUIR__X
+    GPUIR_OP_COUNT
+} gpuir_op_kind;
+
+/* ---- types ------------------------------------------------------------- */
+typedef enum gpuir_type_kind {
+    GPUIR_TYPE_INVALID = 0,
+    GPUIR_TYPE_TENSOR,   /* tensor<4x?xf32>: a value */
+    GPUIR_TYPE_MEMREF    /* memref<4x8xf32, 3>: a buffer in memory space 3 */
+} gpuir_type_kind;
+
+/* A type is a plain value. dims[i] >= 0, or GPUIR_DYN for `?`. */
+typedef struct gpuir_type {
+    gpuir_type_kind kind;
+    gpuir_dtype dtype;
+    int32_t rank;
+    int32_t space;                  /* memref memory space; 0 for tensors */
+    int64_t dims[GPUIR_MAX_RANK];
+} gpuir_type;
+
+GPUIRDEF gpuir_type gpuir_tensor_type(gpuir_dtype dtype, int rank, const int64_t *dims);
+GPUIRDEF gpuir_type gpuir_memref_type(gpuir_dtype dtype, int rank, const int64_t *dims,
+                                      int space);
+GPUIRDEF bool gpuir_type_equal(gpuir_type a, gpuir_type b);
+/* Writes e.g. "tensor<4x?xf32>" into buf (always terminated); returns buf. */
+GPUIRDEF char *gpuir_type_str(gpuir_type t, char *buf, size_t size);
+GPUIRDEF const char *gpuir_dtype_name(gpuir_dtype dtype);   /* "f32"; "invalid" */
+GPUIRDEF size_t gpuir_dtype_size(gpuir_dtype dtype);        /* bytes; 0 if invalid */
+GPUIRDEF bool gpuir_dtype_is_float(gpuir_dtype dtype);
+GPUIRDEF const char *gpuir_op_name(gpuir_op_kind kind);     /* "add"; "invalid" */
+GPUIRDEF const char *gpuir_result_name(gpuir_result r);     /* "GPUIR_ERR_PARSE" */
+GPUIRDEF const char *gpuir_result_string(gpuir_result r);   /* "syntax error" */
+
+/* ---- context ----------------------------------------------------------- */
+typedef struct gpuir_ctx gpuir_ctx;
+
+/* The default configuration is:
+     max_tensor_bytes   1 << 34 (16 GiB): the largest tensor, constant or
+                        array the context will describe or allocate
+     log, log_user      NULL: gpuir prints nothing */
+typedef struct gpuir_ctx_desc {
+    uint64_t max_tensor_bytes;
+    void (*log)(void *user, const char *message);
+    void *log_user;
+} gpuir_ctx_desc;
+
+GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc);  /* NULL desc: defaults */
+GPUIRDEF void gpuir_ctx_destroy(gpuir_ctx *ctx);   /* also destroys its modules */
+GPUIRDEF gpuir_result gpuir_ctx_result(const gpuir_ctx *ctx);  /* the first error */
+GPUIRDEF const char *gpuir_ctx_error(const gpuir_ctx *ctx);   /* its message; "" if OK */
+GPUIRDEF void gpuir_ctx_clear_error(gpuir_ctx *ctx);
+
+/* ---- modules and functions --------------------------------------------- */
+typedef struct gpuir_module gpuir_module;
+typedef struct gpuir_func { uint32_t id; } gpuir_func;    /* 0: invalid */
+typedef struct gpuir_value { uint32_t id; } gpuir_value;  /* 0: invalid */
+
+GPUIRDEF gpuir_module *gpuir_module_make(gpuir_ctx *ctx);
+GPUIRDEF void gpuir_module_destroy(gpuir_module *m);
+GPUIRDEF gpuir_ctx *gpuir_module_ctx(const gpuir_module *m);
+/* Parses text (len bytes; need not be terminated). `filename` names the
+   source in diagnostics ("file:line:col: error: ..."). NULL on error. */
+GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size_t len,
+                                          const char *filename);
+GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path);
+/* Prints the module; the string is the caller's, freed with gpuir_free. */
+GPUIRDEF char *gpuir_module_print(gpuir_module *m);
+GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m);
+GPUIRDEF void gpuir_free(void *p);
+
+GPUIRDEF size_t gpuir_module_func_count(const gpuir_module *m);
+GPUIRDEF gpuir_func gpuir_module_func_at(const gpuir_module *m, size_t index);
+GPUIRDEF gpuir_func gpuir_module_find_func(const gpuir_module *m, const char *name);
+GPUIRDEF const char *gpuir_func_name(const gpuir_module *m, gpuir_func f);
+GPUIRDEF size_t gpuir_func_param_count(const gpuir_module *m, gpuir_func f);
+GPUIRDEF gpuir_type gpuir_func_param_type(const gpuir_module *m, gpuir_func f, size_t i);
+GPUIRDEF size_t gpuir_func_result_count(const gpuir_module *m, gpuir_func f);
+GPUIRDEF gpuir_type gpuir_func_result_type(const gpuir_module *m, gpuir_func f, size_t i);
+GPUIRDEF gpuir_type gpuir_value_type(const gpuir_module *m, gpuir_value v);
+
+/* ---- builder -------------------------------------------------------------
+   A function is built between gpuir_func_begin and gpuir_func_return; ops
+   go into the open function. Each call infers the result type and checks
+   its operands; on failure it records the error and returns id 0. */
+GPUIRDEF gpuir_func gpuir_func_begin(gpuir_module *m, const char *name);
+GPUIRDEF gpuir_value gpuir_param(gpuir_module *m, const char *name, gpuir_type type);
+GPUIRDEF gpuir_result gpuir_func_return(gpuir_module *m, size_t n, const gpuir_value *results);
+
+GPUIRDEF gpuir_value gpuir_unary(gpuir_module *m, gpuir_op_kind kind, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_binary(gpuir_module *m, gpuir_op_kind kind, gpuir_value a,
+                                  gpuir_value b);
+GPUIRDEF gpuir_value gpuir_neg(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_abs(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_exp(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_log(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_sqrt(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_rsqrt(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_tanh(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_sigmoid(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_relu(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_gelu(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_silu(gpuir_module *m, gpuir_value x);
+GPUIRDEF gpuir_value gpuir_add(gpuir_module *m, gpuir_value a, gpuir_value b);
+GPUIRDEF gpuir_value gpuir_sub(gpuir_module *m, gpuir_value a, gpuir_value b);
+GPUIRDEF gpuir_value gpuir_mul(gpuir_module *m, gpuir_value a, gpuir_value b);
+GPUIRDEF gpuir_value gpuir_div(gpuir_module *m, gpuir_value a, gpuir_value b);
+GPUIRDEF gpuir_value gpuir_max(gpuir_module *m, gpuir_value a, gpuir_value b);
+GPUIRDEF gpuir_value gpuir_min(gpuir_module *m, gpuir_value a, gpuir_value b);
+GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
+
+#define GPUIR_TRANSPOSE_A 1u
+#define GPUIR_TRANSPOSE_B 2u
+/* a: [..., M, K] (or [..., K, M] with GPUIR_TRANSPOSE_A), b: [..., K, N]
+   (or [..., N, K]); batch dims broadcast. Accumulates in the input dtype. */
+GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
+                                  unsigned flags);
+/* kind: GPUIR_OP_REDUCE_SUM, _MAX or _MEAN; axes may be negative. */
+GPUIRDEF gpuir_value gpuir_reduce(gpuir_module *m, gpuir_op_kind kind, gpuir_value x,
+                                  size_t n_axes, const int64_t *axes, bool keepdims);
+GPUIRDEF gpuir_value gpuir_transpose(gpuir_module *m, gpuir_value x, size_t n,
+                                     const int64_t *perm);
+GPUIRDEF gpuir_value gpuir_reshape(gpuir_module *m, gpuir_value x, int rank,
+                                   const int64_t *dims);
+GPUIRDEF gpuir_value gpuir_broadcast(gpuir_module *m, gpuir_value x, int rank,
+                                     const int64_t *dims);
+GPUIRDEF gpuir_value gpuir_cast(gpuir_module *m, gpuir_value x, gpuir_dtype dtype);
+GPUIRDEF gpuir_value gpuir_softmax(gpuir_module *m, gpuir_value x, int64_t axis);
+/* Every element equal to `value` (rounded to the dtype; integral for ints). */
+GPUIRDEF gpuir_value gpuir_constant_splat(gpuir_module *m, gpuir_type type, double value);
+/* Elements in row-major order, in the dtype's host format (f16/bf16 as
+   uint16_t bits); the count comes from the static type. */
+GPUIRDEF gpuir_value gpuir_constant_dense(gpuir_module *m, gpuir_type type, const void *data);
+/* Declares module global `name` (or finds it; the types must agree) and
+   reads it. The host binds its data with gpuir_module_bind_global. */
+GPUIRDEF gpuir_value gpuir_global(gpuir_module *m, const char *name, gpuir_type type);
+
+/* ---- host arrays -------------------------------------------------------- */
+/* A dense row-major host array; `data` is malloc'd by gpuir when gpuir
+   fills an array, and freed with gpuir_array_release. */
+typedef struct gpuir_array {
+    gpuir_dtype dtype;
+    int32_t rank;
+    int64_t dims[GPUIR_MAX_RANK];
+    void *data;
+} gpuir_array;
+
+GPUIRDEF gpuir_result gpuir_array_alloc(gpuir_ctx *ctx, gpuir_array *a, gpuir_dtype dtype,
+                                        int rank, const int64_t *dims);   /* zeroed */
+GPUIRDEF void gpuir_array_release(gpuir_array *a);
+GPUIRDEF size_t gpuir_array_count(const gpuir_array *a);   /* elements */
+GPUIRDEF double gpuir_array_get(const gpuir_array *a, size_t i);
+GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v);  /* rounds to dtype */
+/* Deterministic pseudo-random values: floats in [-1, 1), ints in [-16, 16]. */
+GPUIRDEF void gpuir_array_fill_random(gpuir_array *a, uint64_t seed);
+/* The documented tolerance of a dtype (README, "Tolerances"). */
+GPUIRDEF void gpuir_dtype_tolerance(gpuir_dtype dtype, double *rtol, double *atol);
+/* GPUIR_OK if shapes and dtypes agree and every element satisfies
+   |got - want| <= atol + rtol * |want| (NaN matches NaN; ints exact);
+   otherwise GPUIR_ERR_MISMATCH naming the first differing element. */
+GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got,
+                                          const gpuir_array *want, double rtol, double atol);
+
+/* f16 and bf16 bits <-> float, rounding to nearest even. */
+GPUIRDEF uint16_t gpuir_f32_to_f16(float x);
+GPUIRDEF float gpuir_f16_to_f32(uint16_t h);
+GPUIRDEF uint16_t gpuir_f32_to_bf16(float x);
+GPUIRDEF float gpuir_bf16_to_f32(uint16_t h);
+
+/* ---- reference interpreter ---------------------------------------------- */
+/* Copies `value` as the data of module global `name`. */
+GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name,
+                                               const gpuir_array *value);
+/* Runs function `func` on the CPU. outputs[0..n_outputs) receive newly
+   allocated arrays (release each with gpuir_array_release). */
+GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_inputs,
+                                    const gpuir_array *inputs, size_t n_outputs,
+                                    gpuir_array *outputs);
+
+/* ---- .npy files (f32, f16, i32, i64; C order; little-endian) ----------- */
+GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out);
+GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
+                                     gpuir_array *out);
+GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUIR_H_INCLUDED */
+
+/* ====================================================================== */
+/* Implementation                                                         */
+/* ====================================================================== */
+#ifdef GPUIR_IMPLEMENTATION
+#ifndef GPUIR_IMPLEMENTATION_DONE
+#define GPUIR_IMPLEMENTATION_DONE
+
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef GPUIR_STB_DS_IMPLEMENTATION
+#  define STB_DS_IMPLEMENTATION
+#endif
+#ifndef STBDS_NO_SHORT_NAMES
+#  define STBDS_NO_SHORT_NAMES
+#endif
+#include <stb_ds.h>
+
+#ifndef GPUIR_ASSERT
+#  include <assert.h>
+#  define GPUIR_ASSERT(c) assert(c)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define GPUIR__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#  define GPUIR__PRINTF(f, a)
+#endif
+
+/* ====================================================================== */
+// >>util
+// Errors, growable strings, checked size arithmetic, f16/bf16 rounding.
+// Reads: nothing. Writes: the context's error slot. Every section uses it.
+
+struct gpuir_ctx {
+    gpuir_ctx_desc desc;       /* defaults filled in */
+    gpuir_result result;       /* the first error, sticky */
+    char *message;             /* its message (stb_ds char array, terminated) */
+    gpuir_module **modules;    /* stb_ds array: live modules, destroyed with ctx */
+    const char *loc_file;      /* set while a source location is current */
+    uint32_t loc_line, loc_col;
+    char loc_note[192];        /* else a prefix such as "in @f, op 3 (add)" */
+};
+
+/* A growable string: stb_ds char array, always terminated when non-empty. */
+typedef struct gpuir__str { char *buf; } gpuir__str;
+
+static void gpuir__str_vappend(gpuir__str *s, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) return;
+    size_t len = stbds_arrlenu(s->buf);
+    if (len > 0) len--;                         /* overwrite the terminator */
+    stbds_arrsetlen(s->buf, len + (size_t)n + 1);
+    vsnprintf(s->buf + len, (size_t)n + 1, fmt, ap);
+}
+
+static void gpuir__str_appendf(gpuir__str *s, const char *fmt, ...) GPUIR__PRINTF(2, 3);
+static void gpuir__str_appendf(gpuir__str *s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gpuir__str_vappend(s, fmt, ap);
+    va_end(ap);
+}
+
+static const char *gpuir__str_cstr(const gpuir__str *s) { return s->buf ? s->buf : ""; }
+static void gpuir__str_free(gpuir__str *s) { stbds_arrfree(s->buf); s->buf = NULL; }
+
+/* Hands the text to the caller as a plain malloc'd string. */
+static char *gpuir__str_detach(gpuir__str *s) {
+    const char *src = gpuir__str_cstr(s);
+    size_t n = strlen(src);
+    char *out = (char *)malloc(n + 1);
+    if (out) memcpy(out, src, n + 1);
+    gpuir__str_free(s);
+    return out;
+}
+
+static const char *const gpuir__result_names[] = {
+#define GPUIR__X(name, msg) "GPUIR_" #name,
+    GPUIR_RESULT_TABLE(GPUIR__X)
+#undef GPUIR__X
+};
+
+static const char *const gpuir__result_messages[] = {
+#define GPUIR__X(name, msg) msg,
+    GPUIR_RESULT_TABLE(GPUIR__X)
+#undef GPUIR__X
+};
+
+/* Records the first error of the context, prefixed with the current source
+   location if there is one, and returns `code` (so callers can return it). */
+static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *fmt, ...)
+    GPUIR__PRINTF(3, 4);
+static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *fmt, ...) {
+    GPUIR_ASSERT(code != GPUIR_OK);
+    if (ctx->result != GPUIR_OK) return code;
+    gpuir__str s = {NULL};
+    if (ctx->loc_file && ctx->loc_line)
+        gpuir__str_appendf(&s, "%s:%u:%u: error: ", ctx->loc_file, ctx->loc_line, ctx->loc_col);
+    else if (ctx->loc_note[0])
+        gpuir__str_appendf(&s, "%s: ", ctx->loc_note);
+    va_list ap;
+    va_start(ap, fmt);
+    gpuir__str_vappend(&s, fmt, ap);
+    va_end(ap);
+    ctx->result = code;
+    stbds_arrfree(ctx->message);
+    ctx->message = s.buf;
+    if (ctx->desc.log) ctx->desc.log(ctx->desc.log_user, gpuir__str_cstr(&s));
+    return code;
+}
+
+static gpuir_result gpuir__oom(gpuir_ctx *ctx, const char *what) {
+    return gpuir__fail(ctx, GPUIR_ERR_OUT_OF_MEMORY, "out of host memory: %s", what);
+}
+
+/* Checked arithmetic on sizes: false on overflow or negative operands. */
+static bool gpuir__mul_i64(int64_t a, int64_t b, int64_t *out) {
+    if (a < 0 || b < 0) return false;
+    if (a != 0 && b > INT64_MAX / a) return false;
+    *out = a * b;
+    return true;
+}
+
+static bool gpuir__is_ident_start(int c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static bool gpuir__is_ident_char(int c) {
+    return gpuir__is_ident_start(c) || (c >= '0' && c <= '9') || c == '.' || c == '$';
+}
+
+/* Names of functions, parameters and globals: [A-Za-z_][A-Za-z0-9_.$]*. */
+static bool gpuir__valid_name(const char *name) {
+    if (!name || !gpuir__is_ident_start((unsigned char)name[0])) return false;
+    size_t n = 1;
+    for (; name[n]; n++)
+        if (!gpuir__is_ident_char((unsigned char)name[n])) return false;
+    return n < GPUIR_MAX_NAME;
+}
+
+/* Rounds a double to a small float format (ebits exponent, mbits mantissa
+   bits) with round-to-nearest-even; subnormals, overflow to inf, and NaN
+   (made quiet, sign kept) included. Rounding from double directly avoids
+   the double rounding of going through float. */
+static uint16_t gpuir__round_small_float(double x, int ebits, int mbits) {
+    uint32_t sign = signbit(x) ? 1u << (ebits + mbits) : 0u;
+    uint32_t exp_all_ones = (1u << ebits) - 1u;
+    int bias = (1 << (ebits - 1)) - 1;
+    if (isnan(x)) return (uint16_t)(sign | exp_all_ones << mbits | 1u << (mbits - 1));
+    x = fabs(x);
+    if (isinf(x)) return (uint16_t)(sign | exp_all_ones << mbits);
+    if (x == 0.0) return (uint16_t)sign;
+    int e;
+    (void)frexp(x, &e);
+    int unbiased = e - 1;
+    if (unbiased < 1 - bias) unbiased = 1 - bias;            /* subnormal range */
+    if (unbiased > bias + 1) return (uint16_t)(sign | exp_all_ones << mbits);
+    double q = rint(ldexp(x, mbits - unbiased));   /* exact scaling, then RNE */
+    uint32_t mant = (uint32_t)q;
+    if (mant >= 1u << (mbits + 1)) { mant >>= 1; unbiased++; }
+    if (mant < 1u << mbits) return (uint16_t)(sign | mant);   /* subnormal */
+    uint32_t field = (uint32_t)(unbiased + bias);
+    if (field >= exp_all_ones) return (uint16_t)(sign | exp_all_ones << mbits);
+    return (uint16_t)(sign | field << mbits | (mant & ((1u << mbits) - 1u)));
+}
+
+static double gpuir__expand_small_float(uint16_t h, int ebits, int mbits) {
+    uint32_t mant = h & ((1u << mbits) - 1u);
+    uint32_t field = (uint32_t)(h >> mbits) & ((1u << ebits) - 1u);
+    int bias = (1 << (ebits - 1)) - 1;
+    double sign = (h >> (ebits + mbits)) & 1u ? -1.0 : 1.0;
+    if (field == (1u << ebits) - 1u) return mant ? (double)NAN : sign * (double)INFINITY;
+    if (field == 0) return sign * ldexp((double)mant, 1 - bias - mbits);
+    return sign * ldexp((double)(mant | 1u << mbits), (int)field - bias - mbits);
+}
+
+static uint16_t gpuir__f64_to_f16(double x) { return gpuir__round_small_float(x, 5, 10); }
+static uint16_t gpuir__f64_to_bf16(double x) { return gpuir__round_small_float(x, 8, 7); }
+static double gpuir__f16_to_f64(uint16_t h) { return gpuir__expand_small_float(h, 5, 10); }
+static double gpuir__bf16_to_f64(uint16_t h) { return gpuir__expand_small_float(h, 8, 7); }
+
+GPUIRDEF uint16_t gpuir_f32_to_f16(float x) { return gpuir__f64_to_f16(x); }
+GPUIRDEF float gpuir_f16_to_f32(uint16_t h) { return (float)gpuir__f16_to_f64(h); }
+GPUIRDEF uint16_t gpuir_f32_to_bf16(float x) { return gpuir__f64_to_bf16(x); }
+GPUIRDEF float gpuir_bf16_to_f32(uint16_t h) { return (float)gpuir__bf16_to_f64(h); }
+
+GPUIRDEF const char *gpuir_result_name(gpuir_result r) {
+    if ((int)r < 0 || r >= GPUIR_RESULT_COUNT) return "GPUIR_(unknown)";
+    return gpuir__result_names[r];
+}
+
+GPUIRDEF const char *gpuir_result_string(gpuir_result r) {
+    if ((int)r < 0 || r >= GPUIR_RESULT_COUNT) return "unknown result";
+    return gpuir__result_messages[r];
+}
+
+GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
+    gpuir_ctx *ctx = (gpuir_ctx *)calloc(1, sizeof *ctx);
+    if (!ctx) return NULL;
+    if (desc) ctx->desc = *desc;
+    if (ctx->desc.max_tensor_bytes == 0) ctx->desc.max_tensor_bytes = (uint64_t)1 << 34;
+    return ctx;
+}
+
+GPUIRDEF gpuir_result gpuir_ctx_result(const gpuir_ctx *ctx) { return ctx->result; }
+
+GPUIRDEF const char *gpuir_ctx_error(const gpuir_ctx *ctx) {
+    return ctx->message ? ctx->message : "";
+}
+
+GPUIRDEF void gpuir_ctx_clear_error(gpuir_ctx *ctx) {
+    ctx->result = GPUIR_OK;
+    stbds_arrfree(ctx->message);
+    ctx->message = NULL;
+}
+
+GPUIRDEF void gpuir_free(void *p) { free(p); }
+
+/* ====================================================================== */
+// >>ir
+// Types, values, ops, functions and modules, and the facts of the op table.
+// Reads: util. Writes: modules. Everything is an id (index + 1) into a
+// module array; never keep a pointer into one across a call that may grow it.
+
+typedef enum gpuir__op_class {
+    GPUIR__CLASS_UNARY, GPUIR__CLASS_BINARY, GPUIR__CLASS_MATMUL, GPUIR__CLASS_REDUCE,
+    GPUIR__CLASS_TRANSPOSE, GPUIR__CLASS_RESHAPE, GPUIR__CLASS_BROADCAST, GPUIR__CLASS_CAST,
+    GPUIR__CLASS_CONSTANT, GPUIR__CLASS_GLOBAL, GPUIR__CLASS_SOFTMAX, GPUIR__CLASS_RETURN
+} gpuir__op_class;
+
+typedef struct gpuir__op_info {
+    const char *mnemonic;
+    gpuir__op_class cls;
+    bool float_only;
+} gpuir__op_info;
+
+static const gpuir__op_info gpuir__op_infos[] = {
+    {"invalid", GPUIR__CLASS_RETURN, false},
+#define GPUIR__X(name, mnemonic, cls, float_only) {mnemonic, GPUIR__CLASS_##cls, float_only != 0},
+    GPUIR_OP_TABLE(GPUIR__X)
+#undef GPUIR__X
+};
+
+typedef struct gpuir__dtype_info { const char *name; size_t size; bool is_float; } gpuir__dtype_info;
+
+static const gpuir__dtype_info gpuir__dtype_infos[] = {
+    {"invalid", 0, false},
+#define GPUIR__X(name, spelling, bytes, is_float) {spelling, bytes, is_float != 0},
+    GPUIR_DTYPE_TABLE(GPUIR__X)
+#undef GPUIR__X
+};
+
+/* Attribute values. Payloads of INTS live in module->ints, of STRING and
+   SYMBOL in module->strings, of DENSE (raw elements of `dtype`) in
+   module->bytes. */
+typedef enum gpuir__attr_kind {
+    GPUIR__ATTR_INT, GPUIR__ATTR_FLOAT, GPUIR__ATTR_BOOL, GPUIR__ATTR_STRING,
+    GPUIR__ATTR_SYMBOL, GPUIR__ATTR_INTS, GPUIR__ATTR_DENSE
+} gpuir__attr_kind;
+
+typedef struct gpuir__attr {
+    uint32_t name;          /* offset in module->strings */
+    gpuir__attr_kind kind;
+    int64_t i;              /* INT, BOOL; the dtype of DENSE */
+    double f;               /* FLOAT */
+    uint32_t off;           /* payload offset (ints, strings or bytes) */
+    uint32_t n;             /* payload count: ints, or elements of DENSE */
+} gpuir__attr;
+
+typedef struct gpuir__op {
+    gpuir_op_kind kind;
+    uint32_t func;            /* owning function id */
+    uint32_t operands;        /* first index in module->uses */
+    uint32_t n_operands;
+    uint32_t result;          /* result value id, 0 if none */
+    uint32_t attrs;           /* first index in module->attrs */
+    uint32_t n_attrs;
+    uint32_t line, col;       /* source location; 0 when built through the API */
+} gpuir__op;
+
+typedef struct gpuir__value {
+    gpuir_type type;
+    uint32_t func;            /* owning function id */
+    uint32_t def_op;          /* defining op id; 0 for a parameter */
+    uint32_t name;            /* parameter name (module->strings); 0 for results */
+} gpuir__value;
+
+typedef struct gpuir__func {
+    uint32_t name;            /* module->strings */
+    uint32_t *params;         /* stb_ds array of value ids */
+    uint32_t *ops;            /* stb_ds array of op ids, in order; return last */
+    bool closed;              /* has its return op */
+    uint32_t line, col;
+} gpuir__func;
+
+typedef struct gpuir__global {
+    uint32_t name;            /* module->strings */
+    gpuir_type type;
+    void *data;               /* bound host data (malloc'd), NULL until bound */
+} gpuir__global;
+
+struct gpuir_module {
+    gpuir_ctx *ctx;
+    gpuir__func *funcs;       /* stb_ds arrays; an id is index + 1 */
+    gpuir__op *ops;
+    gpuir__value *values;
+    gpuir__global *globals;
+    gpuir__attr *attrs;       /* pools */
+    uint32_t *uses;
+    int64_t *ints;
+    char *strings;            /* offset 0 holds "" */
+    unsigned char *bytes;
+    uint32_t building;        /* the open function's id, 0 if none */
+    const char *source_name;  /* for diagnostics of parsed modules */
+    char *source_name_owned;
+};
+
+static const gpuir__op_info *gpuir__info(gpuir_op_kind k) {
+    return &gpuir__op_infos[(int)k > 0 && k < GPUIR_OP_COUNT ? k : 0];
+}
+static bool gpuir__dtype_valid(gpuir_dtype d) { return (int)d > 0 && d < GPUIR_DTYPE_COUNT; }
+
+GPUIRDEF const char *gpuir_op_name(gpuir_op_kind k) { return gpuir__info(k)->mnemonic; }
+GPUIRDEF const char *gpuir_dtype_name(gpuir_dtype d) {
+    return gpuir__dtype_infos[gpuir__dtype_valid(d) ? d : 0].name;
+}
+GPUIRDEF size_t gpuir_dtype_size(gpuir_dtype d) {
+    return gpuir__dtype_infos[gpuir__dtype_valid(d) ? d : 0].size;
+}
+GPUIRDEF bool gpuir_dtype_is_float(gpuir_dtype d) {
+    return gpuir__dtype_infos[gpuir__dtype_valid(d) ? d : 0].is_float;
+}
+
+/* ---- types ---- */
+
+static gpuir_type gpuir__type_make(gpuir_type_kind kind, gpuir_dtype dtype, int rank,
+                                   const int64_t *dims, int space) {
+    gpuir_type t;
+    memset(&t, 0, sizeof t);
+    t.kind = kind;
+    t.dtype = dtype;
+    t.rank = rank;
+    t.space = space;
+    for (int i = 0; i < rank && i < GPUIR_MAX_RANK; i++) t.dims[i] = dims ? dims[i] : 0;
+    return t;
+}
+
+GPUIRDEF gpuir_type gpuir_tensor_type(gpuir_dtype dtype, int rank, const int64_t *dims) {
+    return gpuir__type_make(GPUIR_TYPE_TENSOR, dtype, rank, dims, 0);
+}
+
+GPUIRDEF gpuir_type gpuir_memref_type(gpuir_dtype dtype, int rank, const int64_t *dims,
+                                      int space) {
+    return gpuir__type_make(GPUIR_TYPE_MEMREF, dtype, rank, dims, space);
+}
+
+GPUIRDEF bool gpuir_type_equal(gpuir_type a, gpuir_type b) {
+    if (a.kind != b.kind || a.dtype != b.dtype || a.rank != b.rank || a.space != b.space)
+        return false;
+    for (int i = 0; i < a.rank && i < GPUIR_MAX_RANK; i++)
+        if (a.dims[i] != b.dims[i]) return false;
+    return true;
+}
+
+static bool gpuir__type_is_static(const gpuir_type *t) {
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] == GPUIR_DYN) return false;
+    return true;
+}
+
+GPUIRDEF char *gpuir_type_str(gpuir_type t, char *buf, size_t size) {
+    if (!buf || size == 0) return buf;
+    gpuir__str s = {NULL};
+    if (t.kind != GPUIR_TYPE_TENSOR && t.kind != GPUIR_TYPE_MEMREF) {
+        gpuir__str_appendf(&s, "<invalid type>");
+    } else {
+        gpuir__str_appendf(&s, "%s<", t.kind == GPUIR_TYPE_TENSOR ? "tensor" : "memref");
+        for (int i = 0; i < t.rank && i < GPUIR_MAX_RANK; i++) {
+            if (t.dims[i] == GPUIR_DYN) gpuir__str_appendf(&s, "?x");
+            else gpuir__str_appendf(&s, "%lldx", (long long)t.dims[i]);
+        }
+        gpuir__str_appendf(&s, "%s", gpuir_dtype_name(t.dtype));
+        if (t.kind == GPUIR_TYPE_MEMREF && t.space != 0) gpuir__str_appendf(&s, ", %d", (int)t.space);
+        gpuir__str_appendf(&s, ">");
+    }
+    snprintf(buf, size, "%s", gpuir__str_cstr(&s));
+    gpuir__str_free(&s);
+    return buf;
+}
+
+/* A type as text in a caller-owned buffer, for messages. */
+typedef struct gpuir__tbuf { char s[160]; } gpuir__tbuf;
+static const char *gpuir__tstr(gpuir__tbuf *b, const gpuir_type *t) {
+    return gpuir_type_str(*t, b->s, sizeof b->s);
+}
+
+/* Static element count; -1 if a dim is dynamic, -2 on overflow. */
+static int64_t gpuir__type_count(const gpuir_type *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] == GPUIR_DYN) return -1;
+        if (!gpuir__mul_i64(n, t->dims[i], &n)) return -2;
+    }
+    return n;
+}
+
+/* Checks a type against the context's limits: a known kind and dtype, rank
+   0..GPUIR_MAX_RANK, dims >= 0 or `?`, and a static size that fits. */
+static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const char *what) {
+    if (t->kind != GPUIR_TYPE_TENSOR && t->kind != GPUIR_TYPE_MEMREF)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: invalid type kind %d", what, (int)t->kind);
+    if (!gpuir__dtype_valid(t->dtype))
+        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: invalid element type %d", what, (int)t->dtype);
+    if (t->rank < 0 || t->rank > GPUIR_MAX_RANK)
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: rank %d is outside 0..%d", what,
+                           (int)t->rank, GPUIR_MAX_RANK);
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] < 0 && t->dims[i] != GPUIR_DYN)
+            return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: dimension %d is %lld; dims are >= 0 or ?",
+                               what, i, (long long)t->dims[i]);
+    int64_t count = 1, bytes;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] == GPUIR_DYN) continue;
+        if (!gpuir__mul_i64(count, t->dims[i], &count))
+            return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count overflows 2^63", what);
+    }
+    if (!gpuir__mul_i64(count, (int64_t)gpuir_dtype_size(t->dtype), &bytes) ||
+        (uint64_t)bytes > ctx->desc.max_tensor_bytes) {
+        gpuir__tbuf b;
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: %s is larger than the limit of %llu bytes",
+                           what, gpuir__tstr(&b, t), (unsigned long long)ctx->desc.max_tensor_bytes);
+    }
+    if (t->kind == GPUIR_TYPE_TENSOR && t->space != 0)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: a tensor has no memory space", what);
+    if (t->space < 0 || t->space > 15)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: memory space %d is outside 0..15",
+                           what, (int)t->space);
+    return GPUIR_OK;
+}
+
+/* ---- module storage ---- */
+
+static gpuir__func *gpuir__func_at(const gpuir_module *m, uint32_t id) {
+    return id && id <= stbds_arrlenu(m->funcs) ? &m->funcs[id - 1] : NULL;
+}
+static gpuir__op *gpuir__op_at(const gpuir_module *m, uint32_t id) {
+    return id && id <= stbds_arrlenu(m->ops) ? &m->ops[id - 1] : NULL;
+}
+static gpuir__value *gpuir__value_at(const gpuir_module *m, uint32_t id) {
+    return id && id <= stbds_arrlenu(m->values) ? &m->values[id - 1] : NULL;
+}
+static const char *gpuir__string(const gpuir_module *m, uint32_t off) {
+    return m->strings ? m->strings + off : "";
+}
+static uint32_t gpuir__op_operand(const gpuir_module *m, const gpuir__op *op, uint32_t i) {
+    return m->uses[op->operands + i];
+}
+
+/* Appends a string to the pool; returns its offset. */
+static uint32_t gpuir__intern(gpuir_module *m, const char *s, size_t n) {
+    uint32_t off = (uint32_t)stbds_arrlenu(m->strings);
+    for (size_t i = 0; i < n; i++) stbds_arrput(m->strings, s[i]);
+    stbds_arrput(m->strings, '\0');
+    return off;
+}
+
+static gpuir_value gpuir__value_handle(uint32_t id) { gpuir_value v; v.id = id; return v; }
+static gpuir_func gpuir__func_handle(uint32_t id) { gpuir_func f; f.id = id; return f; }
+
+static uint32_t gpuir__find_func(const gpuir_module *m, const char *name) {
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++)
+        if (strcmp(gpuir__string(m, m->funcs[i].name), name) == 0) return (uint32_t)i + 1;
+    return 0;
+}
+
+static uint32_t gpuir__find_global(const gpuir_module *m, const char *name) {
+    for (size_t i = 0; i < stbds_arrlenu(m->globals); i++)
+        if (strcmp(gpuir__string(m, m->globals[i].name), name) == 0) return (uint32_t)i + 1;
+    return 0;
+}
+
+static const gpuir__attr *gpuir__attr_find(const gpuir_module *m, const gpuir__op *op,
+                                           const char *name) {
+    for (uint32_t i = 0; i < op->n_attrs; i++) {
+        const gpuir__attr *a = &m->attrs[op->attrs + i];
+        if (strcmp(gpuir__string(m, a->name), name) == 0) return a;
+    }
+    return NULL;
+}
+
+/* The last op of a function, if it is its return. */
+static const gpuir__op *gpuir__func_return_op(const gpuir_module *m, const gpuir__func *f) {
+    size_t n = stbds_arrlenu(f->ops);
+    const gpuir__op *op = n ? gpuir__op_at(m, f->ops[n - 1]) : NULL;
+    return op && op->kind == GPUIR_OP_RETURN ? op : NULL;
+}
+
+GPUIRDEF gpuir_module *gpuir_module_make(gpuir_ctx *ctx) {
+    GPUIR_ASSERT(ctx);
+    if (ctx->result != GPUIR_OK) return NULL;
+    gpuir_module *m = (gpuir_module *)calloc(1, sizeof *m);
+    if (!m) { gpuir__oom(ctx, "module"); return NULL; }
+    m->ctx = ctx;
+    stbds_arrput(m->strings, '\0');
+    stbds_arrput(ctx->modules, m);
+    return m;
+}
+
+static void gpuir__module_free(gpuir_module *m) {
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++) {
+        stbds_arrfree(m->funcs[i].params);
+        stbds_arrfree(m->funcs[i].ops);
+    }
+    for (size_t i = 0; i < stbds_arrlenu(m->globals); i++) free(m->globals[i].data);
+    stbds_arrfree(m->funcs);
+    stbds_arrfree(m->ops);
+    stbds_arrfree(m->values);
+    stbds_arrfree(m->globals);
+    stbds_arrfree(m->attrs);
+    stbds_arrfree(m->uses);
+    stbds_arrfree(m->ints);
+    stbds_arrfree(m->strings);
+    stbds_arrfree(m->bytes);
+    free(m->source_name_owned);
+    free(m);
+}
+
+GPUIRDEF void gpuir_module_destroy(gpuir_module *m) {
+    if (!m) return;
+    gpuir_ctx *ctx = m->ctx;
+    for (size_t i = 0; i < stbds_arrlenu(ctx->modules); i++)
+        if (ctx->modules[i] == m) { stbds_arrdel(ctx->modules, i); break; }
+    gpuir__module_free(m);
+}
+
+GPUIRDEF void gpuir_ctx_destroy(gpuir_ctx *ctx) {
+    if (!ctx) return;
+    for (size_t i = 0; i < stbds_arrlenu(ctx->modules); i++) gpuir__module_free(ctx->modules[i]);
+    stbds_arrfree(ctx->modules);
+    stbds_arrfree(ctx->message);
+    free(ctx);
+}
+
+GPUIRDEF gpuir_ctx *gpuir_module_ctx(const gpuir_module *m) { return m->ctx; }
+
+/* ---- introspection ---- */
+
+GPUIRDEF size_t gpuir_module_func_count(const gpuir_module *m) { return stbds_arrlenu(m->funcs); }
+
+GPUIRDEF gpuir_func gpuir_module_func_at(const gpuir_module *m, size_t index) {
+    return gpuir__func_handle(index < stbds_arrlenu(m->funcs) ? (uint32_t)index + 1 : 0);
+}
+
+GPUIRDEF gpuir_func gpuir_module_find_func(const gpuir_module *m, const char *name) {
+    return gpuir__func_handle(name ? gpuir__find_func(m, name) : 0);
+}
+
+GPUIRDEF const char *gpuir_func_name(const gpuir_module *m, gpuir_func f) {
+    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    return fn ? gpuir__string(m, fn->name) : "";
+}
+
+GPUIRDEF size_t gpuir_func_param_count(const gpuir_module *m, gpuir_func f) {
+    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    return fn ? stbds_arrlenu(fn->params) : 0;
+}
+
+static gpuir_type gpuir__invalid_type(void) {
+    gpuir_type t;
+    memset(&t, 0, sizeof t);
+    return t;
+}
+
+GPUIRDEF gpuir_type gpuir_func_param_type(const gpuir_module *m, gpuir_func f, size_t i) {
+    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    if (!fn || i >= stbds_arrlenu(fn->params)) return gpuir__invalid_type();
+    return gpuir__value_at(m, fn->params[i])->type;
+}
+
+GPUIRDEF size_t gpuir_func_result_count(const gpuir_module *m, gpuir_func f) {
+    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    const gpuir__op *ret = fn ? gpuir__func_return_op(m, fn) : NULL;
+    return ret ? ret->n_operands : 0;
+}
+
+GPUIRDEF gpuir_type gpuir_func_result_type(const gpuir_module *m, gpuir_func f, size_t i) {
+    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    const gpuir__op *ret = fn ? gpuir__func_return_op(m, fn) : NULL;
+    if (!ret || i >= ret->n_operands) return gpuir__invalid_type();
+    return gpuir__value_at(m, gpuir__op_operand(m, ret, (uint32_t)i))->type;
+}
+
+GPUIRDEF gpuir_type gpuir_value_type(const gpuir_module *m, gpuir_value v) {
+    const gpuir__value *val = gpuir__value_at(m, v.id);
+    return val ? val->type : gpuir__invalid_type();
+}
+
+/* ====================================================================== */
+// >>build
+// The builder: one checked entry (gpuir__build_op) that the public calls and
+// the parser share. Reads: ir. Writes: ir. Shape inference lives here and is
+// reused by verify and ref (gpuir__infer).
+
+/* ---- attribute pool ---- */
+
+static uint32_t gpuir__attr_push(gpuir_module *m, const char *name, gpuir__attr_kind kind) {
+    gpuir__attr a;
+    memset(&a, 0, sizeof a);
+    a.name = gpuir__intern(m, name, strlen(name));
+    a.kind = kind;
+    stbds_arrput(m->attrs, a);
+    return (uint32_t)stbds_arrlenu(m->attrs) - 1;
+}
+
+static void gpuir__attr_push_int(gpuir_module *m, const char *name, gpuir__attr_kind kind,
+                                 int64_t v) {
+    uint32_t i = gpuir__attr_push(m, name, kind);
+    m->attrs[i].i = v;
+}
+
+static void gpuir__attr_push_float(gpuir_module *m, const char *name, double v) {
+    uint32_t i = gpuir__attr_push(m, name, GPUIR__ATTR_FLOAT);
+    m->attrs[i].f = v;
+}
+
+static void gpuir__attr_push_ints(gpuir_module *m, const char *name, size_t n,
+                                  const int64_t *v) {
+    uint32_t i = gpuir__attr_push(m, name, GPUIR__ATTR_INTS);
+    m->attrs[i].off = (uint32_t)stbds_arrlenu(m->ints);
+    m->attrs[i].n = (uint32_t)n;
+    for (size_t k = 0; k < n; k++) stbds_arrput(m->ints, v[k]);
+}
+
+static void gpuir__attr_push_symbol(gpuir_module *m, const char *name, const char *sym) {
+    uint32_t i = gpuir__attr_push(m, name, GPUIR__ATTR_SYMBOL);
+    m->attrs[i].off = gpuir__intern(m, sym, strlen(sym));
+}
+
+/* Copies `count` raw elements of `dtype`; fails beyond 4 GiB per module. */
+static gpuir_result gpuir__attr_push_dense(gpuir_module *m, const char *name, gpuir_dtype dtype,
+                                           const void *data, size_t count) {
+    size_t bytes = count * gpuir_dtype_size(dtype), have = stbds_arrlenu(m->bytes);
+    if (count > UINT32_MAX || bytes > (size_t)UINT32_MAX - have)
+        return gpuir__fail(m->ctx, GPUIR_ERR_LIMIT,
+                           "constant: dense data beyond 4 GiB per module (%zu elements)", count);
+    uint32_t i = gpuir__attr_push(m, name, GPUIR__ATTR_DENSE);
+    m->attrs[i].i = dtype;
+    m->attrs[i].off = (uint32_t)have;
+    m->attrs[i].n = (uint32_t)count;
+    stbds_arrsetlen(m->bytes, have + bytes);
+    if (bytes) memcpy(m->bytes + have, data, bytes);
+    return GPUIR_OK;
+}
+
+/* ---- shape inference ---- */
+
+/* The attributes of one op under construction: a range of the pool. */
+typedef struct gpuir__attrs { gpuir_module *m; uint32_t first, n; } gpuir__attrs;
+
+static gpuir__attr *gpuir__attrs_get(const gpuir__attrs *as, const char *name) {
+    for (uint32_t i = 0; i < as->n; i++) {
+        gpuir__attr *a = &as->m->attrs[as->first + i];
+        if (strcmp(gpuir__string(as->m, a->name), name) == 0) return a;
+    }
+    return NULL;
+}
+
+/* Allowed attribute names per class, space separated ("" for none). */
+static const char *gpuir__class_attrs(gpuir__op_class c) {
+    switch (c) {
+    case GPUIR__CLASS_MATMUL: return "transpose_a transpose_b";
+    case GPUIR__CLASS_REDUCE: return "axes keepdims";
+    case GPUIR__CLASS_TRANSPOSE: return "perm";
+    case GPUIR__CLASS_CONSTANT: return "value";
+    case GPUIR__CLASS_GLOBAL: return "name";
+    case GPUIR__CLASS_SOFTMAX: return "axis";
+    default: return "";
+    }
+}
+
+static bool gpuir__word_in(const char *list, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ' ');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && memcmp(p, word, n) == 0) return true;
+        p += len + (end ? 1 : 0);
+    }
+    return false;
+}
+
+/* Every attribute is known to the op, appears once and has the right kind. */
+static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
+                                            const gpuir__attrs *as) {
+    const char *allowed = gpuir__class_attrs(gpuir__info(kind)->cls);
+    for (uint32_t i = 0; i < as->n; i++) {
+        const gpuir__attr *a = &as->m->attrs[as->first + i];
+        const char *name = gpuir__string(as->m, a->name);
+        if (!gpuir__word_in(allowed, name))
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: unknown attribute '%s'%s%s%s",
+                               gpuir_op_name(kind), name, *allowed ? " (expected one of: " : "",
+                               allowed, *allowed ? ")" : "");
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(gpuir__string(as->m, as->m->attrs[as->first + j].name), name) == 0)
+                return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' given twice",
+                                   gpuir_op_name(kind), name);
+    }
+    return GPUIR_OK;
+}
+
+/* Fetches attribute `name` of kind `want`; missing is an error if `required`. */
+static gpuir_result gpuir__need_attr(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir__attrs *as,
+                                     const char *name, gpuir__attr_kind want, bool required,
+                                     gpuir__attr **out) {
+    static const char *const kind_names[] = {"an integer", "a float", "a bool", "a string",
+                                             "a @symbol", "an integer list", "dense data"};
+    *out = gpuir__attrs_get(as, name);
+    if (!*out && required)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: missing attribute '%s' (%s)",
+                           gpuir_op_name(kind), name, kind_names[want]);
+    if (*out && (*out)->kind != want)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' must be %s",
+                           gpuir_op_name(kind), name, kind_names[want]);
+    return GPUIR_OK;
+}
+
+static bool gpuir__attr_flag(const gpuir__attrs *as, const char *name) {
+    const gpuir__attr *a = gpuir__attrs_get(as, name);
+    return a && a->kind == GPUIR__ATTR_BOOL && a->i;
+}
+
+/* Combines two dims under NumPy broadcasting; false if incompatible. */
+static bool gpuir__broadcast_dim(int64_t a, int64_t b, int64_t *out) {
+    if (a == b) *out = a;
+    else if (a == 1) *out = b;
+    else if (b == 1) *out = a;
+    else if (a == GPUIR_DYN) *out = b;
+    else if (b == GPUIR_DYN) *out = a;
+    else return false;
+    return true;
+}
+
+/* The NumPy broadcast of the leading `ra`/`rb` dims of a and b into out. */
+static gpuir_result gpuir__broadcast_shapes(gpuir_ctx *ctx, const char *op, const gpuir_type *a,
+                                            int ra, const gpuir_type *b, int rb, gpuir_type *out) {
+    int r = ra > rb ? ra : rb;
+    for (int i = 0; i < r; i++) {
+        int ia = ra - r + i, ib = rb - r + i;
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (!gpuir__broadcast_dim(da, db, &out->dims[i])) {
+            gpuir__tbuf ba, bb;
+            return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
+                               "%s: operand #0 %s and operand #1 %s do not broadcast "
+                               "(%lld vs %lld)", op, gpuir__tstr(&ba, a), gpuir__tstr(&bb, b),
+                               (long long)da, (long long)db);
+        }
+    }
+    out->rank = r;
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__same_dtype(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *a,
+                                      const gpuir_type *b) {
+    if (a->dtype == b->dtype) return GPUIR_OK;
+    gpuir__tbuf ba, bb;
+    return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: operand #0 %s and operand #1 %s differ in "
+                       "element type", gpuir_op_name(kind), gpuir__tstr(&ba, a), gpuir__tstr(&bb, b));
+}
+
+static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
+                                        const gpuir__attrs *as, gpuir_type *out) {
+    const gpuir_type *a = &in[0], *b = &in[1];
+    gpuir__tbuf ba, bb;
+    if (a->rank < 2 || b->rank < 2)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "matmul: operands need rank >= 2, got %s and %s",
+                           gpuir__tstr(&ba, a), gpuir__tstr(&bb, b));
+    gpuir_result r = gpuir__same_dtype(ctx, GPUIR_OP_MATMUL, a, b);
+    if (r) return r;
+    bool ta = gpuir__attr_flag(as, "transpose_a"), tb = gpuir__attr_flag(as, "transpose_b");
+    int64_t m_ = a->dims[a->rank - (ta ? 1 : 2)], ka = a->dims[a->rank - (ta ? 2 : 1)];
+    int64_t kb = b->dims[b->rank - (tb ? 1 : 2)], n_ = b->dims[b->rank - (tb ? 2 : 1)];
+    int64_t k;
+    if (!gpuir__broadcast_dim(ka, kb, &k) || (ka != kb && ka != GPUIR_DYN && kb != GPUIR_DYN))
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "matmul: contraction dims differ: operand #0 %s "
+                           "has K=%lld, operand #1 %s has K=%lld", gpuir__tstr(&ba, a),
+                           (long long)ka, gpuir__tstr(&bb, b), (long long)kb);
+    *out = *a;
+    r = gpuir__broadcast_shapes(ctx, "matmul (batch dims)", a, a->rank - 2, b, b->rank - 2, out);
+    if (r) return r;
+    out->dims[out->rank] = m_;
+    out->dims[out->rank + 1] = n_;
+    out->rank += 2;
+    return GPUIR_OK;
+}
+
+/* Normalizes an axis in place: negative counts from the back. */
+static bool gpuir__norm_axis(int64_t *axis, int rank) {
+    if (*axis < 0) *axis += rank;
+    return *axis >= 0 && *axis < rank;
+}
+
+static gpuir_result gpuir__infer_reduce(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *x,
+                                        const gpuir__attrs *as, gpuir_type *out) {
+    gpuir__attr *axes;
+    gpuir_result r = gpuir__need_attr(ctx, kind, as, "axes", GPUIR__ATTR_INTS, true, &axes);
+    if (r) return r;
+    int64_t *ax = as->m->ints + axes->off;
+    if (axes->n == 0 || axes->n > (uint32_t)x->rank)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: axes must list 1..%d axes, got %u",
+                           gpuir_op_name(kind), (int)x->rank, axes->n);
+    bool reduced[GPUIR_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < axes->n; i++) {
+        int64_t given = ax[i];
+        if (!gpuir__norm_axis(&ax[i], x->rank) || reduced[ax[i]])
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: axis %lld is out of range or "
+                               "repeated for rank %d", gpuir_op_name(kind), (long long)given,
+                               (int)x->rank);
+        reduced[ax[i]] = true;
+        if (kind != GPUIR_OP_REDUCE_SUM && x->dims[ax[i]] == 0)
+            return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: axis %lld has size 0",
+                               gpuir_op_name(kind), (long long)ax[i]);
+    }
+    for (uint32_t i = 0; i < axes->n; i++)      /* canonical order: ascending */
+        for (uint32_t j = i + 1; j < axes->n; j++)
+            if (ax[j] < ax[i]) { int64_t t = ax[i]; ax[i] = ax[j]; ax[j] = t; }
+    bool keep = gpuir__attr_flag(as, "keepdims");
+    *out = *x;
+    out->rank = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (!reduced[i]) out->dims[out->rank++] = x->dims[i];
+        else if (keep) out->dims[out->rank++] = 1;
+    }
+    for (int i = out->rank; i < GPUIR_MAX_RANK; i++) out->dims[i] = 0;
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_transpose(gpuir_ctx *ctx, const gpuir_type *x,
+                                           const gpuir__attrs *as, gpuir_type *out) {
+    gpuir__attr *perm;
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_TRANSPOSE, as, "perm", GPUIR__ATTR_INTS,
+                                      true, &perm);
+    if (r) return r;
+    const int64_t *p = as->m->ints + perm->off;
+    bool seen[GPUIR_MAX_RANK] = {false};
+    bool ok = perm->n == (uint32_t)x->rank;
+    for (uint32_t i = 0; ok && i < perm->n; i++) {
+        ok = p[i] >= 0 && p[i] < x->rank && !seen[p[i]];
+        if (ok) seen[p[i]] = true;
+    }
+    if (!ok) {
+        gpuir__tbuf b;
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "transpose: perm is not a permutation of "
+                           "0..%d for operand %s", (int)x->rank - 1, gpuir__tstr(&b, x));
+    }
+    *out = *x;
+    for (int i = 0; i < x->rank; i++) out->dims[i] = x->dims[p[i]];
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_reshape(gpuir_ctx *ctx, const gpuir_type *x,
+                                         const gpuir_type *to) {
+    gpuir__tbuf bx, bt;
+    int dyn = 0;
+    for (int i = 0; i < to->rank; i++) dyn += to->dims[i] == GPUIR_DYN;
+    if (dyn > 1)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "reshape: result %s has more than one ?",
+                           gpuir__tstr(&bt, to));
+    int64_t nx = gpuir__type_count(x), nt = gpuir__type_count(to);
+    if (nx >= 0 && nt >= 0 && nx != nt)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "reshape: operand %s has %lld elements, result "
+                           "%s has %lld", gpuir__tstr(&bx, x), (long long)nx, gpuir__tstr(&bt, to),
+                           (long long)nt);
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_broadcast(gpuir_ctx *ctx, const gpuir_type *x,
+                                           const gpuir_type *to) {
+    gpuir__tbuf bx, bt;
+    if (to->rank < x->rank)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "broadcast: result %s has lower rank than "
+                           "operand %s", gpuir__tstr(&bt, to), gpuir__tstr(&bx, x));
+    for (int i = 0; i < to->rank; i++) {
+        int j = x->rank - to->rank + i;
+        int64_t dx = j >= 0 ? x->dims[j] : 1, dt = to->dims[i];
+        bool ok = dx == dt || dx == 1 || dx == GPUIR_DYN;
+        if (dt == GPUIR_DYN) ok = dx != 1;   /* a ? result dim must come from the operand */
+        if (!ok)
+            return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "broadcast: operand %s does not broadcast "
+                               "to %s (dim %d: %lld to %lld)", gpuir__tstr(&bx, x),
+                               gpuir__tstr(&bt, to), i, (long long)dx, (long long)dt);
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_cast(gpuir_ctx *ctx, const gpuir_type *x, const gpuir_type *to) {
+    gpuir_type same = *x;
+    same.dtype = to->dtype;
+    if (gpuir_type_equal(same, *to)) return GPUIR_OK;
+    gpuir__tbuf bx, bt;
+    return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "cast: operand %s and result %s differ in shape",
+                       gpuir__tstr(&bx, x), gpuir__tstr(&bt, to));
+}
+
+/* A splat value must be representable: integral and in range for ints. */
+static gpuir_result gpuir__normalize_splat(gpuir_ctx *ctx, gpuir__attr *v, gpuir_dtype dt) {
+    if (gpuir_dtype_is_float(dt)) {
+        double x = v->kind == GPUIR__ATTR_INT ? (double)v->i : v->f;
+        if (dt == GPUIR_F32) x = (double)(float)x;
+        else if (dt == GPUIR_F16) x = gpuir__f16_to_f64(gpuir__f64_to_f16(x));
+        else x = gpuir__bf16_to_f64(gpuir__f64_to_bf16(x));
+        v->kind = GPUIR__ATTR_FLOAT;
+        v->f = x;
+        return GPUIR_OK;
+    }
+    double lo = dt == GPUIR_I32 ? (double)INT32_MIN : -9223372036854775808.0;
+    double hi = dt == GPUIR_I32 ? (double)INT32_MAX : 9223372036854775807.0;
+    if (v->kind == GPUIR__ATTR_FLOAT) {
+        if (!(v->f == floor(v->f) && v->f >= lo && v->f < hi + 1.0))
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: value %g is not a %s",
+                               v->f, gpuir_dtype_name(dt));
+        v->kind = GPUIR__ATTR_INT;
+        v->i = (int64_t)v->f;
+    }
+    if (dt == GPUIR_I32 && (v->i < INT32_MIN || v->i > INT32_MAX))
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: value %lld is out of range "
+                           "for i32", (long long)v->i);
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_constant(gpuir_ctx *ctx, const gpuir__attrs *as,
+                                          const gpuir_type *to) {
+    gpuir__tbuf bt;
+    gpuir__attr *v = gpuir__attrs_get(as, "value");
+    if (!v)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: missing attribute 'value'");
+    int64_t count = gpuir__type_count(to);
+    if (count < 0)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "constant: type %s must be static",
+                           gpuir__tstr(&bt, to));
+    if (v->kind == GPUIR__ATTR_INT || v->kind == GPUIR__ATTR_FLOAT)
+        return gpuir__normalize_splat(ctx, v, to->dtype);
+    if (v->kind != GPUIR__ATTR_DENSE)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: 'value' must be a number or "
+                           "dense<[...]>");
+    if ((gpuir_dtype)v->i != to->dtype || (int64_t)v->n != count)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "constant: %u dense %s values for type %s",
+                           v->n, gpuir_dtype_name((gpuir_dtype)v->i), gpuir__tstr(&bt, to));
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_global(gpuir_ctx *ctx, const gpuir__attrs *as,
+                                        const gpuir_type *to) {
+    gpuir__attr *sym;
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GET_GLOBAL, as, "name", GPUIR__ATTR_SYMBOL,
+                                      true, &sym);
+    if (r) return r;
+    const char *name = gpuir__string(as->m, sym->off);
+    uint32_t g = gpuir__find_global(as->m, name);
+    if (!g)
+        return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "get_global: no global named @%s", name);
+    if (!gpuir_type_equal(as->m->globals[g - 1].type, *to)) {
+        gpuir__tbuf bg, bt;
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "get_global: @%s is %s, read as %s", name,
+                           gpuir__tstr(&bg, &as->m->globals[g - 1].type), gpuir__tstr(&bt, to));
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_softmax(gpuir_ctx *ctx, const gpuir_type *x,
+                                         const gpuir__attrs *as, gpuir_type *out) {
+    gpuir__attr *axis;
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_SOFTMAX, as, "axis", GPUIR__ATTR_INT, true,
+                                      &axis);
+    if (r) return r;
+    int64_t given = axis->i;
+    if (!gpuir__norm_axis(&axis->i, x->rank))
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "softmax: axis %lld is out of range for "
+                           "rank %d", (long long)given, (int)x->rank);
+    *out = *x;
+    return GPUIR_OK;
+}
+
+/* Checks operand count, kinds and dtypes against the op's class. */
+static gpuir_result gpuir__check_operands(gpuir_ctx *ctx, gpuir_op_kind kind,
+                                          const gpuir_type *in, uint32_t n) {
+    static const int arity[] = {1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1, -1};
+    const gpuir__op_info *info = gpuir__info(kind);
+    int want = arity[info->cls];
+    if (want >= 0 && (uint32_t)want != n)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: expected %d operand%s, got %u",
+                           info->mnemonic, want, want == 1 ? "" : "s", n);
+    for (uint32_t i = 0; i < n && info->cls != GPUIR__CLASS_RETURN; i++) {
+        gpuir__tbuf b;
+        if (in[i].kind != GPUIR_TYPE_TENSOR)
+            return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: operand #%u is %s, not a tensor",
+                               info->mnemonic, i, gpuir__tstr(&b, &in[i]));
+        if (info->float_only && !gpuir_dtype_is_float(in[i].dtype))
+            return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: operand #%u is %s; %s needs a float "
+                               "element type", info->mnemonic, i, gpuir__tstr(&b, &in[i]),
+                               info->mnemonic);
+    }
+    return GPUIR_OK;
+}
+
+/* Infers the result type of `kind` applied to operand types `in` with the
+   attributes `as`. `given` is the written result type (required for the
+   classes that take one; checked against the inference for the others).
+   Used by the builder, the verifier and the interpreter (on concrete types). */
+static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+                                 uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
+                                 gpuir_type *out) {
+    gpuir_result r = gpuir__check_operands(ctx, kind, in, n);
+    if (!r) r = gpuir__check_attr_names(ctx, kind, as);
+    if (r) return r;
+    gpuir__op_class cls = gpuir__info(kind)->cls;
+    bool needs_given = cls == GPUIR__CLASS_RESHAPE || cls == GPUIR__CLASS_BROADCAST ||
+                       cls == GPUIR__CLASS_CAST || cls == GPUIR__CLASS_CONSTANT ||
+                       cls == GPUIR__CLASS_GLOBAL;
+    if (needs_given && !given)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result type must be given",
+                           gpuir_op_name(kind));
+    if (given && (r = gpuir__type_check(ctx, given, gpuir_op_name(kind))) != GPUIR_OK) return r;
+    if (given && given->kind != GPUIR_TYPE_TENSOR)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result must be a tensor",
+                           gpuir_op_name(kind));
+    if (needs_given && n == 1 && given->dtype != in[0].dtype && cls != GPUIR__CLASS_CAST) {
+        gpuir__tbuf bx, bt;
+        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: operand %s and result %s differ in element "
+                           "type", gpuir_op_name(kind), gpuir__tstr(&bx, &in[0]),
+                           gpuir__tstr(&bt, given));
+    }
+    memset(out, 0, sizeof *out);
+    switch (cls) {
+    case GPUIR__CLASS_UNARY: *out = in[0]; break;
+    case GPUIR__CLASS_BINARY:
+        r = gpuir__same_dtype(ctx, kind, &in[0], &in[1]);
+        *out = in[0];
+        if (!r) r = gpuir__broadcast_shapes(ctx, gpuir_op_name(kind), &in[0], in[0].rank,
+                                            &in[1], in[1].rank, out);
+        break;
+    case GPUIR__CLASS_MATMUL: r = gpuir__infer_matmul(ctx, in, as, out); break;
+    case GPUIR__CLASS_REDUCE: r = gpuir__infer_reduce(ctx, kind, &in[0], as, out); break;
+    case GPUIR__CLASS_TRANSPOSE: r = gpuir__infer_transpose(ctx, &in[0], as, out); break;
+    case GPUIR__CLASS_RESHAPE: r = gpuir__infer_reshape(ctx, &in[0], given); *out = *given; break;
+    case GPUIR__CLASS_BROADCAST: r = gpuir__infer_broadcast(ctx, &in[0], given); *out = *given; break;
+    case GPUIR__CLASS_CAST: r = gpuir__infer_cast(ctx, &in[0], given); *out = *given; break;
+    case GPUIR__CLASS_CONSTANT: r = gpuir__infer_constant(ctx, as, given); *out = *given; break;
+    case GPUIR__CLASS_GLOBAL: r = gpuir__infer_global(ctx, as, given); *out = *given; break;
+    case GPUIR__CLASS_SOFTMAX: r = gpuir__infer_softmax(ctx, &in[0], as, out); break;
+    case GPUIR__CLASS_RETURN: break;
+    }
+    if (!r && given && !needs_given && !gpuir_type_equal(*given, *out)) {
+        gpuir__tbuf bg, bo;
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: result type %s does not match the inferred "
+                           "%s", gpuir_op_name(kind), gpuir__tstr(&bg, given), gpuir__tstr(&bo, out));
+    }
+    return r;
+}
+
+/* ---- the builder's one entry ---- */
+
+static gpuir_result gpuir__check_open(gpuir_module *m, const char *what) {
+    if (m->ctx->result != GPUIR_OK) return m->ctx->result;
+    if (!m->building)
+        return gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no open function (call "
+                           "gpuir_func_begin first)", what);
+    return GPUIR_OK;
+}
+
+/* Gathers operand types; each operand must be a value of the open function. */
+static gpuir_result gpuir__operand_types(gpuir_module *m, gpuir_op_kind kind,
+                                         const uint32_t *operands, uint32_t n, gpuir_type *in) {
+    for (uint32_t i = 0; i < n; i++) {
+        const gpuir__value *v = gpuir__value_at(m, operands[i]);
+        if (!v)
+            return gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: operand #%u is not a value "
+                               "(id %u)", gpuir_op_name(kind), i, operands[i]);
+        if (v->func != m->building)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s: operand #%u belongs to function @%s, "
+                               "not to @%s", gpuir_op_name(kind), i,
+                               gpuir__string(m, gpuir__func_at(m, v->func)->name),
+                               gpuir__string(m, gpuir__func_at(m, m->building)->name));
+        in[i] = v->type;
+    }
+    return GPUIR_OK;
+}
+
+/* Checks and appends an op to the open function. The attributes are the
+   pool range [attrs, attrs + n_attrs). Returns the op id, 0 on failure. */
+static uint32_t gpuir__build_op(gpuir_module *m, gpuir_op_kind kind, const uint32_t *operands,
+                                uint32_t n, uint32_t attrs, uint32_t n_attrs,
+                                const gpuir_type *given) {
+    if (gpuir__check_open(m, gpuir_op_name(kind))) return 0;
+    if (n > GPUIR_MAX_OPERANDS) {
+        gpuir__fail(m->ctx, GPUIR_ERR_LIMIT, "%s: %u operands, more than %d",
+                    gpuir_op_name(kind), n, GPUIR_MAX_OPERANDS);
+        return 0;
+    }
+    gpuir_type in[GPUIR_MAX_OPERANDS], out;
+    gpuir__attrs as = {m, attrs, n_attrs};
+    if (gpuir__operand_types(m, kind, operands, n, in) ||
+        gpuir__infer(m->ctx, kind, in, n, &as, given, &out))
+        return 0;
+    gpuir__op op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.func = m->building;
+    op.operands = (uint32_t)stbds_arrlenu(m->uses);
+    op.n_operands = n;
+    op.attrs = attrs;
+    op.n_attrs = n_attrs;
+    op.line = m->ctx->loc_line;
+    op.col = m->ctx->loc_col;
+    for (uint32_t i = 0; i < n; i++) stbds_arrput(m->uses, operands[i]);
+    stbds_arrput(m->ops, op);
+    uint32_t id = (uint32_t)stbds_arrlenu(m->ops);
+    if (kind != GPUIR_OP_RETURN) {
+        gpuir__value v;
+        memset(&v, 0, sizeof v);
+        v.type = out;
+        v.func = m->building;
+        v.def_op = id;
+        stbds_arrput(m->values, v);
+        m->ops[id - 1].result = (uint32_t)stbds_arrlenu(m->values);
+    }
+    stbds_arrput(gpuir__func_at(m, m->building)->ops, id);
+    return id;
+}
+
+static gpuir_value gpuir__build_value(gpuir_module *m, gpuir_op_kind kind,
+                                      const uint32_t *operands, uint32_t n, uint32_t attrs,
+                                      uint32_t n_attrs, const gpuir_type *given) {
+    uint32_t op = gpuir__build_op(m, kind, operands, n, attrs, n_attrs, given);
+    return gpuir__value_handle(op ? m->ops[op - 1].result : 0);
+}
+
+/* ---- functions ---- */
+
+static uint32_t gpuir__func_begin(gpuir_module *m, const char *name) {
+    gpuir_ctx *ctx = m->ctx;
+    if (ctx->result != GPUIR_OK) return 0;
+    if (m->building) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "func_begin: function @%s is still open",
+                    gpuir__string(m, gpuir__func_at(m, m->building)->name));
+        return 0;
+    }
+    if (!gpuir__valid_name(name)) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "func_begin: '%s' is not a valid name",
+                    name ? name : "(null)");
+        return 0;
+    }
+    if (gpuir__find_func(m, name)) {
+        gpuir__fail(ctx, GPUIR_ERR_VERIFY, "func_begin: function @%s is defined twice", name);
+        return 0;
+    }
+    gpuir__func f;
+    memset(&f, 0, sizeof f);
+    f.name = gpuir__intern(m, name, strlen(name));
+    f.line = ctx->loc_line;
+    f.col = ctx->loc_col;
+    stbds_arrput(m->funcs, f);
+    m->building = (uint32_t)stbds_arrlenu(m->funcs);
+    return m->building;
+}
+
+GPUIRDEF gpuir_func gpuir_func_begin(gpuir_module *m, const char *name) {
+    return gpuir__func_handle(gpuir__func_begin(m, name));
+}
+
+GPUIRDEF gpuir_value gpuir_param(gpuir_module *m, const char *name, gpuir_type type) {
+    if (gpuir__check_open(m, "param")) return gpuir__value_handle(0);
+    gpuir__func *f = gpuir__func_at(m, m->building);
+    if (!gpuir__valid_name(name)) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "param: '%s' is not a valid name "
+                    "([A-Za-z_][A-Za-z0-9_.$]*)", name ? name : "(null)");
+        return gpuir__value_handle(0);
+    }
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
+        if (strcmp(gpuir__string(m, m->values[f->params[i] - 1].name), name) == 0) {
+            gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "param: @%s has two parameters named %%%s",
+                        gpuir__string(m, f->name), name);
+            return gpuir__value_handle(0);
+        }
+    if (gpuir__type_check(m->ctx, &type, "param")) return gpuir__value_handle(0);
+    gpuir__value v;
+    memset(&v, 0, sizeof v);
+    v.type = type;
+    v.func = m->building;
+    v.name = gpuir__intern(m, name, strlen(name));
+    stbds_arrput(m->values, v);
+    uint32_t id = (uint32_t)stbds_arrlenu(m->values);
+    stbds_arrput(gpuir__func_at(m, m->building)->params, id);
+    return gpuir__value_handle(id);
+}
+
+GPUIRDEF gpuir_result gpuir_func_return(gpuir_module *m, size_t n, const gpuir_value *results) {
+    gpuir_result r = gpuir__check_open(m, "return");
+    if (r) return r;
+    if (n > GPUIR_MAX_OPERANDS)
+        return gpuir__fail(m->ctx, GPUIR_ERR_LIMIT, "return: %zu results, more than %d", n,
+                           GPUIR_MAX_OPERANDS);
+    uint32_t ids[GPUIR_MAX_OPERANDS];
+    for (size_t i = 0; i < n; i++) ids[i] = results[i].id;
+    if (!gpuir__build_op(m, GPUIR_OP_RETURN, ids, (uint32_t)n, 0, 0, NULL)) return m->ctx->result;
+    gpuir__func_at(m, m->building)->closed = true;
+    m->building = 0;
+    return GPUIR_OK;
+}
+
+/* ---- op wrappers ---- */
+
+GPUIRDEF gpuir_value gpuir_unary(gpuir_module *m, gpuir_op_kind kind, gpuir_value x) {
+    if (gpuir__info(kind)->cls != GPUIR__CLASS_UNARY || kind == GPUIR_OP_INVALID) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "unary: op %d is not unary", (int)kind);
+        return gpuir__value_handle(0);
+    }
+    return gpuir__build_value(m, kind, &x.id, 1, 0, 0, NULL);
+}
+
+GPUIRDEF gpuir_value gpuir_binary(gpuir_module *m, gpuir_op_kind kind, gpuir_value a,
+                                  gpuir_value b) {
+    if (gpuir__info(kind)->cls != GPUIR__CLASS_BINARY || kind == GPUIR_OP_INVALID) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "binary: op %d is not binary", (int)kind);
+        return gpuir__value_handle(0);
+    }
+    uint32_t ids[2] = {a.id, b.id};
+    return gpuir__build_value(m, kind, ids, 2, 0, 0, NULL);
+}
+
+GPUIRDEF gpuir_value gpuir_neg(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_NEG, x); }
+GPUIRDEF gpuir_value gpuir_abs(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_ABS, x); }
+GPUIRDEF gpuir_value gpuir_exp(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_EXP, x); }
+GPUIRDEF gpuir_value gpuir_log(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_LOG, x); }
+GPUIRDEF gpuir_value gpuir_sqrt(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_SQRT, x); }
+GPUIRDEF gpuir_value gpuir_rsqrt(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_RSQRT, x); }
+GPUIRDEF gpuir_value gpuir_tanh(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_TANH, x); }
+GPUIRDEF gpuir_value gpuir_sigmoid(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_SIGMOID, x); }
+GPUIRDEF gpuir_value gpuir_relu(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_RELU, x); }
+GPUIRDEF gpuir_value gpuir_gelu(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_GELU, x); }
+GPUIRDEF gpuir_value gpuir_silu(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_SILU, x); }
+GPUIRDEF gpuir_value gpuir_add(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_ADD, a, b); }
+GPUIRDEF gpuir_value gpuir_sub(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_SUB, a, b); }
+GPUIRDEF gpuir_value gpuir_mul(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_MUL, a, b); }
+GPUIRDEF gpuir_value gpuir_div(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_DIV, a, b); }
+GPUIRDEF gpuir_value gpuir_max(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_MAX, a, b); }
+GPUIRDEF gpuir_value gpuir_min(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_MIN, a, b); }
+GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_POW, a, b); }
+
+GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b, unsigned flags) {
+    if (gpuir__check_open(m, "matmul")) return gpuir__value_handle(0);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = 0;
+    if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); n++; }
+    if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); n++; }
+    uint32_t ids[2] = {a.id, b.id};
+    return gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n, NULL);
+}
+
+GPUIRDEF gpuir_value gpuir_reduce(gpuir_module *m, gpuir_op_kind kind, gpuir_value x,
+                                  size_t n_axes, const int64_t *axes, bool keepdims) {
+    if (gpuir__check_open(m, "reduce")) return gpuir__value_handle(0);
+    if (gpuir__info(kind)->cls != GPUIR__CLASS_REDUCE || n_axes > GPUIR_MAX_RANK) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "reduce: op %d is not a reduction, or "
+                    "%zu axes are too many", (int)kind, n_axes);
+        return gpuir__value_handle(0);
+    }
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_ints(m, "axes", n_axes, axes);
+    if (keepdims) gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
+    return gpuir__build_value(m, kind, &x.id, 1, first, keepdims ? 2 : 1, NULL);
+}
+
+GPUIRDEF gpuir_value gpuir_transpose(gpuir_module *m, gpuir_value x, size_t n,
+                                     const int64_t *perm) {
+    if (gpuir__check_open(m, "transpose")) return gpuir__value_handle(0);
+    if (n > GPUIR_MAX_RANK) {
+        gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "transpose: perm has %zu entries, more than "
+                    "rank %d", n, GPUIR_MAX_RANK);
+        return gpuir__value_handle(0);
+    }
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_ints(m, "perm", n, perm);
+    return gpuir__build_value(m, GPUIR_OP_TRANSPOSE, &x.id, 1, first, 1, NULL);
+}
+
+/* The operand's dtype with a new shape; invalid kind if x is not a value. */
+static gpuir_type gpuir__reshaped(gpuir_module *m, gpuir_value x, int rank, const int64_t *dims) {
+    const gpuir__value *v = gpuir__value_at(m, x.id);
+    return gpuir_tensor_type(v ? v->type.dtype : GPUIR_DTYPE_INVALID, rank, dims);
+}
+
+GPUIRDEF gpuir_value gpuir_reshape(gpuir_module *m, gpuir_value x, int rank, const int64_t *dims) {
+    gpuir_type to = gpuir__reshaped(m, x, rank, dims);
+    return gpuir__build_value(m, GPUIR_OP_RESHAPE, &x.id, 1, 0, 0, &to);
+}
+
+GPUIRDEF gpuir_value gpuir_broadcast(gpuir_module *m, gpuir_value x, int rank,
+                                     const int64_t *dims) {
+    gpuir_type to = gpuir__reshaped(m, x, rank, dims);
+    return gpuir__build_value(m, GPUIR_OP_BROADCAST, &x.id, 1, 0, 0, &to);
+}
+
+GPUIRDEF gpuir_value gpuir_cast(gpuir_module *m, gpuir_value x, gpuir_dtype dtype) {
+    const gpuir__value *v = gpuir__value_at(m, x.id);
+    gpuir_type to = v ? v->type : gpuir__invalid_type();
+    to.dtype = dtype;
+    return gpuir__build_value(m, GPUIR_OP_CAST, &x.id, 1, 0, 0, &to);
+}
+
+GPUIRDEF gpuir_value gpuir_softmax(gpuir_module *m, gpuir_value x, int64_t axis) {
+    if (gpuir__check_open(m, "softmax")) return gpuir__value_handle(0);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_int(m, "axis", GPUIR__ATTR_INT, axis);
+    return gpuir__build_value(m, GPUIR_OP_SOFTMAX, &x.id, 1, first, 1, NULL);
+}
+
+GPUIRDEF gpuir_value gpuir_constant_splat(gpuir_module *m, gpuir_type type, double value) {
+    if (gpuir__check_open(m, "constant")) return gpuir__value_handle(0);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_float(m, "value", value);
+    return gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &type);
+}
+
+GPUIRDEF gpuir_value gpuir_constant_dense(gpuir_module *m, gpuir_type type, const void *data) {
+    if (gpuir__check_open(m, "constant") || gpuir__type_check(m->ctx, &type, "constant"))
+        return gpuir__value_handle(0);
+    int64_t count = gpuir__type_count(&type);
+    if (count < 0) {
+        gpuir__tbuf b;
+        gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "constant: type %s must be static",
+                    gpuir__tstr(&b, &type));
+        return gpuir__value_handle(0);
+    }
+    if (!data && count > 0) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "constant: data is NULL");
+        return gpuir__value_handle(0);
+    }
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    if (gpuir__attr_push_dense(m, "value", type.dtype, data, (size_t)count))
+        return gpuir__value_handle(0);
+    return gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &type);
+}
+
+/* Declares a module global, or checks that an existing one has this type. */
+static gpuir_result gpuir__declare_global(gpuir_module *m, const char *name, const gpuir_type *t) {
+    gpuir_ctx *ctx = m->ctx;
+    if (!gpuir__valid_name(name))
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "global: '%s' is not a valid name",
+                           name ? name : "(null)");
+    gpuir_result r = gpuir__type_check(ctx, t, "global");
+    if (r) return r;
+    if (t->kind != GPUIR_TYPE_TENSOR || !gpuir__type_is_static(t)) {
+        gpuir__tbuf b;
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "global @%s: type %s must be a static tensor",
+                           name, gpuir__tstr(&b, t));
+    }
+    uint32_t g = gpuir__find_global(m, name);
+    if (g && !gpuir_type_equal(m->globals[g - 1].type, *t)) {
+        gpuir__tbuf b1, b2;
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "global @%s: declared as %s, used as %s", name,
+                           gpuir__tstr(&b1, &m->globals[g - 1].type), gpuir__tstr(&b2, t));
+    }
+    if (g) return GPUIR_OK;
+    gpuir__global gl;
+    memset(&gl, 0, sizeof gl);
+    gl.name = gpuir__intern(m, name, strlen(name));
+    gl.type = *t;
+    stbds_arrput(m->globals, gl);
+    return GPUIR_OK;
+}
+
+GPUIRDEF gpuir_value gpuir_global(gpuir_module *m, const char *name, gpuir_type type) {
+    if (gpuir__check_open(m, "global") || gpuir__declare_global(m, name, &type))
+        return gpuir__value_handle(0);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_symbol(m, "name", name);
+    return gpuir__build_value(m, GPUIR_OP_GET_GLOBAL, NULL, 0, first, 1, &type);
+}
+
+/* ====================================================================== */
+// >>print
+// The textual form of a module (README, "Text format"); parse reads it back,
+// and print(parse(print(m))) == print(m). Reads: ir. Writes: a string only.
+
+typedef struct gpuir__printer {
+    const gpuir_module *m;
+    gpuir__str out;
+    uint32_t *numbers;     /* value id - 1 -> printed number + 1 (0: a parameter) */
+} gpuir__printer;
+
+/* Shortest text that reads back as the same double; always marked as a
+   float (a '.', an exponent, inf or nan) so that it never reads as an int. */
+static void gpuir__print_float(gpuir__str *s, double v) {
+    if (isnan(v)) { gpuir__str_appendf(s, "nan"); return; }
+    if (isinf(v)) { gpuir__str_appendf(s, v < 0 ? "-inf" : "inf"); return; }
+    char b[40];
+    snprintf(b, sizeof b, "%.9g", v);
+    if (strtod(b, NULL) != v) snprintf(b, sizeof b, "%.17g", v);
+    gpuir__str_appendf(s, "%s%s", b, strpbrk(b, ".e") ? "" : ".0");
+}
+
+static void gpuir__print_type(gpuir__str *s, const gpuir_type *t) {
+    gpuir__tbuf b;
+    gpuir__str_appendf(s, "%s", gpuir__tstr(&b, t));
+}
+
+static void gpuir__print_value(gpuir__printer *p, uint32_t id) {
+    const gpuir__value *v = gpuir__value_at(p->m, id);
+    if (v->def_op == 0) gpuir__str_appendf(&p->out, "%%%s", gpuir__string(p->m, v->name));
+    else gpuir__str_appendf(&p->out, "%%%u", p->numbers[id - 1] - 1);
+}
+
+/* One element of dense data, read from the pool in its dtype. */
+static double gpuir__load_elem(const void *base, gpuir_dtype dt, size_t i);
+
+static void gpuir__print_dense(gpuir__printer *p, const gpuir__attr *a) {
+    gpuir_dtype dt = (gpuir_dtype)a->i;
+    const unsigned char *base = p->m->bytes + a->off;
+    gpuir__str_appendf(&p->out, "dense<[");
+    for (uint32_t k = 0; k < a->n; k++) {
+        if (k) gpuir__str_appendf(&p->out, ", ");
+        double v = gpuir__load_elem(base, dt, k);
+        if (gpuir_dtype_is_float(dt)) gpuir__print_float(&p->out, v);
+        else if (dt == GPUIR_I64) {
+            int64_t x;
+            memcpy(&x, base + (size_t)k * 8, 8);
+            gpuir__str_appendf(&p->out, "%lld", (long long)x);
+        } else gpuir__str_appendf(&p->out, "%lld", (long long)v);
+    }
+    gpuir__str_appendf(&p->out, "]>");
+}
+
+static void gpuir__print_attr(gpuir__printer *p, const gpuir__attr *a) {
+    const gpuir_module *m = p->m;
+    gpuir__str_appendf(&p->out, "%s = ", gpuir__string(m, a->name));
+    switch (a->kind) {
+    case GPUIR__ATTR_INT: gpuir__str_appendf(&p->out, "%lld", (long long)a->i); break;
+    case GPUIR__ATTR_FLOAT: gpuir__print_float(&p->out, a->f); break;
+    case GPUIR__ATTR_BOOL: gpuir__str_appendf(&p->out, "%s", a->i ? "true" : "false"); break;
+    case GPUIR__ATTR_STRING: gpuir__str_appendf(&p->out, "\"%s\"", gpuir__string(m, a->off)); break;
+    case GPUIR__ATTR_SYMBOL: gpuir__str_appendf(&p->out, "@%s", gpuir__string(m, a->off)); break;
+    case GPUIR__ATTR_INTS:
+        gpuir__str_appendf(&p->out, "[");
+        for (uint32_t k = 0; k < a->n; k++)
+            gpuir__str_appendf(&p->out, "%s%lld", k ? ", " : "", (long long)m->ints[a->off + k]);
+        gpuir__str_appendf(&p->out, "]");
+        break;
+    case GPUIR__ATTR_DENSE: gpuir__print_dense(p, a); break;
+    }
+}
+
+/* %r = mnemonic %a, %b {attrs} : (types) -> type   |   return %a : type */
+static void gpuir__print_op(gpuir__printer *p, const gpuir__op *op, uint32_t *counter) {
+    const gpuir_module *m = p->m;
+    gpuir__str_appendf(&p->out, "  ");
+    if (op->result) {
+        p->numbers[op->result - 1] = ++*counter;
+        gpuir__print_value(p, op->result);
+        gpuir__str_appendf(&p->out, " = ");
+    }
+    gpuir__str_appendf(&p->out, "%s", gpuir_op_name(op->kind));
+    for (uint32_t i = 0; i < op->n_operands; i++) {
+        gpuir__str_appendf(&p->out, i ? ", " : " ");
+        gpuir__print_value(p, gpuir__op_operand(m, op, i));
+    }
+    if (op->n_attrs) {
+        gpuir__str_appendf(&p->out, " {");
+        for (uint32_t i = 0; i < op->n_attrs; i++) {
+            if (i) gpuir__str_appendf(&p->out, ", ");
+            gpuir__print_attr(p, &m->attrs[op->attrs + i]);
+        }
+        gpuir__str_appendf(&p->out, "}");
+    }
+    if (op->kind == GPUIR_OP_RETURN) {
+        for (uint32_t i = 0; i < op->n_operands; i++) {
+            gpuir__str_appendf(&p->out, i ? ", " : " : ");
+            gpuir__print_type(&p->out, &gpuir__value_at(m, gpuir__op_operand(m, op, i))->type);
+        }
+    } else {
+        gpuir__str_appendf(&p->out, " : (");
+        for (uint32_t i = 0; i < op->n_operands; i++) {
+            if (i) gpuir__str_appendf(&p->out, ", ");
+            gpuir__print_type(&p->out, &gpuir__value_at(m, gpuir__op_operand(m, op, i))->type);
+        }
+        gpuir__str_appendf(&p->out, ") -> ");
+        gpuir__print_type(&p->out, &gpuir__value_at(m, op->result)->type);
+    }
+    gpuir__str_appendf(&p->out, "\n");
+}
+
+/* func.func @name(%p: type, ...) -> type | (type, ...) { ops } */
+static void gpuir__print_func(gpuir__printer *p, uint32_t fid) {
+    const gpuir_module *m = p->m;
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    gpuir__str_appendf(&p->out, "func.func @%s(", gpuir__string(m, f->name));
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
+        if (i) gpuir__str_appendf(&p->out, ", ");
+        gpuir__print_value(p, f->params[i]);
+        gpuir__str_appendf(&p->out, ": ");
+        gpuir__print_type(&p->out, &gpuir__value_at(m, f->params[i])->type);
+    }
+    gpuir__str_appendf(&p->out, ")");
+    size_t n_results = gpuir_func_result_count(m, gpuir__func_handle(fid));
+    if (n_results > 0) gpuir__str_appendf(&p->out, n_results == 1 ? " -> " : " -> (");
+    for (size_t i = 0; i < n_results; i++) {
+        gpuir_type t = gpuir_func_result_type(m, gpuir__func_handle(fid), i);
+        if (i) gpuir__str_appendf(&p->out, ", ");
+        gpuir__print_type(&p->out, &t);
+    }
+    gpuir__str_appendf(&p->out, "%s {\n", n_results > 1 ? ")" : "");
+    uint32_t counter = 0;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++)
+        gpuir__print_op(p, gpuir__op_at(m, f->ops[i]), &counter);
+    gpuir__str_appendf(&p->out, "}\n");
+}
+
+GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
+    gpuir__printer p;
+    memset(&p, 0, sizeof p);
+    p.m = m;
+    p.numbers = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *p.numbers);
+    if (!p.numbers) { gpuir__oom(m->ctx, "printing a module"); return NULL; }
+    for (size_t i = 0; i < stbds_arrlenu(m->globals); i++) {
+        gpuir__str_appendf(&p.out, "global @%s : ", gpuir__string(m, m->globals[i].name));
+        gpuir__print_type(&p.out, &m->globals[i].type);
+        gpuir__str_appendf(&p.out, "\n");
+    }
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++) {
+        if (i || stbds_arrlenu(m->globals)) gpuir__str_appendf(&p.out, "\n");
+        gpuir__print_func(&p, (uint32_t)i + 1);
+    }
+    free(p.numbers);
+    char *text = gpuir__str_detach(&p.out);
+    if (!text) gpuir__oom(m->ctx, "printing a module");
+    return text;
+}
+
+/* ====================================================================== */
+// >>parse
+// Text to IR, by recursive descent over characters (README, "Text format").
+// Reads: util. Writes: ir, through the same checked entry as the builder, so
+// a parsed op gets exactly the checks of a built one, with file:line:col.
+
+typedef struct gpuir__name_entry { char *key; uint32_t value; } gpuir__name_entry;
+
+typedef struct gpuir__parser {
+    gpuir_module *m;
+    gpuir_ctx *ctx;
+    const char *p, *end;        /* cursor and end of the text */
+    const char *line_start;
+    uint32_t line;
+    gpuir__name_entry *names;   /* stb_ds string map: value names of the function */
+    double *nums;               /* scratch: the numbers of a dense<[...]> */
+    int64_t *inums;             /*          the same, read as integers */
+    bool *is_float;             /*          whether each was written as a float */
+    int64_t pending_dense;      /* attr index waiting for its dtype, or -1 */
+} gpuir__parser;
+
+static void gpuir__parse_skip_ws(gpuir__parser *P) {
+    while (P->p < P->end) {
+        char c = *P->p;
+        if (c == '\n') { P->p++; P->line++; P->line_start = P->p; }
+        else if (c == ' ' || c == '\t' || c == '\r') P->p++;
+        else if (c == '/' && P->p + 1 < P->end && P->p[1] == '/')
+            while (P->p < P->end && *P->p != '\n') P->p++;
+        else break;
+    }
+}
+
+/* Makes the cursor the location of the errors and ops that follow. */
+static void gpuir__parse_mark(gpuir__parser *P) {
+    gpuir__parse_skip_ws(P);
+    P->ctx->loc_line = P->line;
+    P->ctx->loc_col = (uint32_t)(P->p - P->line_start) + 1;
+}
+
+/* Describes the next token for "found ..." in a message. */
+static void gpuir__parse_found(gpuir__parser *P, char *buf, size_t size) {
+    gpuir__parse_skip_ws(P);
+    if (P->p >= P->end) { snprintf(buf, size, "end of input"); return; }
+    size_t n = 0;
+    while (P->p + n < P->end && n < 24 &&
+           (gpuir__is_ident_char((unsigned char)P->p[n]) || P->p[n] == '-'))
+        n++;
+    unsigned char c = (unsigned char)P->p[0];
+    if (n == 0 && (c < 32 || c > 126)) snprintf(buf, size, "byte 0x%02x", c);
+    else snprintf(buf, size, "'%.*s'", (int)(n ? n : 1), P->p);
+}
+
+static gpuir_result gpuir__parse_expected(gpuir__parser *P, const char *what) {
+    char found[48];
+    gpuir__parse_found(P, found, sizeof found);
+    gpuir__parse_mark(P);
+    return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "expected %s, found %s", what, found);
+}
+
+static bool gpuir__parse_accept(gpuir__parser *P, const char *punct) {
+    gpuir__parse_skip_ws(P);
+    size_t n = strlen(punct);
+    if ((size_t)(P->end - P->p) < n || memcmp(P->p, punct, n) != 0) return false;
+    P->p += n;
+    return true;
+}
+
+static gpuir_result gpuir__parse_expect(gpuir__parser *P, const char *punct) {
+    if (gpuir__parse_accept(P, punct)) return GPUIR_OK;
+    char what[16];
+    snprintf(what, sizeof what, "'%s'", punct);
+    return gpuir__parse_expected(P, what);
+}
+
+/* ident := [A-Za-z_][A-Za-z0-9_.$]*   (digits first too when `digits_ok`) */
+static gpuir_result gpuir__parse_ident(gpuir__parser *P, char *buf, bool digits_ok,
+                                       const char *what) {
+    gpuir__parse_skip_ws(P);
+    const char *s = P->p;
+    if (s >= P->end || !(gpuir__is_ident_start((unsigned char)*s) ||
+                         (digits_ok && *s >= '0' && *s <= '9')))
+        return gpuir__parse_expected(P, what);
+    while (P->p < P->end && gpuir__is_ident_char((unsigned char)*P->p)) P->p++;
+    size_t n = (size_t)(P->p - s);
+    if (n >= GPUIR_MAX_NAME) {
+        P->p = s;
+        gpuir__parse_mark(P);
+        return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "%s is longer than %d bytes", what,
+                           GPUIR_MAX_NAME - 1);
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return GPUIR_OK;
+}
+
+/* A keyword: the word, not followed by an identifier character. */
+static bool gpuir__parse_keyword(gpuir__parser *P, const char *kw) {
+    gpuir__parse_skip_ws(P);
+    size_t n = strlen(kw);
+    if ((size_t)(P->end - P->p) < n || memcmp(P->p, kw, n) != 0) return false;
+    if (P->p + n < P->end && gpuir__is_ident_char((unsigned char)P->p[n])) return false;
+    P->p += n;
+    return true;
+}
+
+/* int := "-"? [0-9]+   (fits in int64) */
+static gpuir_result gpuir__parse_int(gpuir__parser *P, int64_t *out, const char *what) {
+    gpuir__parse_skip_ws(P);
+    const char *s = P->p;
+    bool neg = s < P->end && *s == '-';
+    const char *d = s + neg;
+    if (d >= P->end || *d < '0' || *d > '9') return gpuir__parse_expected(P, what);
+    uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; d < P->end && *d >= '0' && *d <= '9'; d++) {
+        uint64_t digit = (uint64_t)(*d - '0');
+        if (v > (limit - digit) / 10) {
+            gpuir__parse_mark(P);
+            return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "integer %.*s... is out of range for "
+                               "64 bits", (int)(d - s + 1), s);
+        }
+        v = v * 10 + digit;
+    }
+    P->p = d;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return GPUIR_OK;
+}
+
+/* number := int | "-"? [0-9]+ ("." [0-9]*)? ([eE] [+-]? [0-9]+)? | "-"? ("inf" | "nan") */
+static gpuir_result gpuir__parse_number(gpuir__parser *P, double *f, int64_t *i, bool *is_float) {
+    gpuir__parse_skip_ws(P);
+    const char *s = P->p, *q = s + (s < P->end && *s == '-');
+    size_t left = (size_t)(P->end - q);
+    if ((left >= 3 && (memcmp(q, "inf", 3) == 0 || memcmp(q, "nan", 3) == 0)) &&
+        !(left > 3 && gpuir__is_ident_char((unsigned char)q[3]))) {
+        *f = q[0] == 'i' ? (double)INFINITY : (double)NAN;
+        if (*s == '-') *f = -*f;
+        P->p = q + 3;
+        *is_float = true;
+        return GPUIR_OK;
+    }
+    const char *e = q;
+    while (e < P->end && *e >= '0' && *e <= '9') e++;
+    bool frac = e < P->end && (*e == '.' || *e == 'e' || *e == 'E');
+    if (!frac) {
+        *is_float = false;
+        gpuir_result r = gpuir__parse_int(P, i, "a number");
+        *f = (double)*i;
+        return r;
+    }
+    char buf[64];
+    size_t n = 0;
+    while (s + n < P->end && n < sizeof buf - 1 &&
+           (strchr("0123456789.eE+-", s[n]) != NULL))
+        n++;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *stop;
+    *f = strtod(buf, &stop);
+    if (stop == buf || q == e) return gpuir__parse_expected(P, "a number");
+    P->p = s + (stop - buf);
+    *is_float = true;
+    return GPUIR_OK;
+}
+
+/* type := ("tensor" | "memref") "<" (dim "x")* dtype ("," space)? ">"
+   dim  := [0-9]+ | "?" */
+static gpuir_result gpuir__parse_type(gpuir__parser *P, gpuir_type *t) {
+    const char *start;
+    gpuir__parse_skip_ws(P);
+    start = P->p;
+    memset(t, 0, sizeof *t);
+    if (gpuir__parse_keyword(P, "tensor")) t->kind = GPUIR_TYPE_TENSOR;
+    else if (gpuir__parse_keyword(P, "memref")) t->kind = GPUIR_TYPE_MEMREF;
+    else return gpuir__parse_expected(P, "a type");
+    gpuir_result r = gpuir__parse_expect(P, "<");
+    while (!r && P->p < P->end && ((*P->p >= '0' && *P->p <= '9') || *P->p == '?')) {
+        int64_t d = GPUIR_DYN;
+        if (*P->p == '?') P->p++;
+        else if ((r = gpuir__parse_int(P, &d, "a dimension")) != GPUIR_OK) break;
+        if (t->rank == GPUIR_MAX_RANK) {
+            gpuir__parse_mark(P);
+            return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "rank above the cap of %d", GPUIR_MAX_RANK);
+        }
+        t->dims[t->rank++] = d;
+        if (P->p >= P->end || *P->p != 'x') return gpuir__parse_expected(P, "'x' after a dimension");
+        P->p++;
+    }
+    char name[GPUIR_MAX_NAME];
+    if (!r) r = gpuir__parse_ident(P, name, false, "an element type");
+    if (r) return r;
+    for (int d = 1; d < GPUIR_DTYPE_COUNT; d++)
+        if (strcmp(name, gpuir__dtype_infos[d].name) == 0) t->dtype = (gpuir_dtype)d;
+    if (!t->dtype) {
+        gpuir__parse_mark(P);
+        return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "unknown element type '%s' (f32, f16, bf16, "
+                           "i32 or i64)", name);
+    }
+    int64_t space = 0;
+    if (t->kind == GPUIR_TYPE_MEMREF && gpuir__parse_accept(P, ",")) {
+        gpuir__parse_mark(P);
+        if ((r = gpuir__parse_int(P, &space, "a memory space")) != GPUIR_OK) return r;
+        if (space < 0 || space > 15)
+            return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "memory space %lld is outside 0..15",
+                               (long long)space);
+    }
+    t->space = (int32_t)space;
+    if ((r = gpuir__parse_expect(P, ">")) != GPUIR_OK) return r;
+    const char *after = P->p;
+    P->p = start;
+    gpuir__parse_mark(P);
+    P->p = after;
+    return gpuir__type_check(P->ctx, t, "type");
+}
+
+/* dense := "dense" "<" "[" (number ("," number)*)? "]" ">"
+   The numbers wait in scratch until the op's result type gives the dtype. */
+static gpuir_result gpuir__parse_dense(gpuir__parser *P, uint32_t attr) {
+    gpuir_result r = gpuir__parse_expect(P, "<");
+    if (!r) r = gpuir__parse_expect(P, "[");
+    if (r) return r;
+    if (P->pending_dense >= 0) {
+        gpuir__parse_mark(P);
+        return gpuir__fail(P->ctx, GPUIR_ERR_ATTRIBUTE, "only one dense<...> per op");
+    }
+    if (P->nums) stbds_header(P->nums)->length = 0;
+    if (P->inums) stbds_header(P->inums)->length = 0;
+    if (P->is_float) stbds_header(P->is_float)->length = 0;
+    if (!gpuir__parse_accept(P, "]")) {
+        do {
+            double f = 0;
+            int64_t i = 0;
+            bool isf = false;
+            if ((r = gpuir__parse_number(P, &f, &i, &isf)) != GPUIR_OK) return r;
+            stbds_arrput(P->nums, f);
+            stbds_arrput(P->inums, i);
+            stbds_arrput(P->is_float, isf);
+        } while (gpuir__parse_accept(P, ","));
+        if ((r = gpuir__parse_expect(P, "]")) != GPUIR_OK) return r;
+    }
+    P->pending_dense = attr;
+    P->m->attrs[attr].kind = GPUIR__ATTR_DENSE;
+    return gpuir__parse_expect(P, ">");
+}
+
+/* ints := "[" (int ("," int)*)? "]" */
+static gpuir_result gpuir__parse_int_list(gpuir__parser *P, uint32_t attr) {
+    gpuir_module *m = P->m;
+    m->attrs[attr].kind = GPUIR__ATTR_INTS;
+    m->attrs[attr].off = (uint32_t)stbds_arrlenu(m->ints);
+    gpuir_result r = GPUIR_OK;
+    if (gpuir__parse_accept(P, "]")) return GPUIR_OK;
+    do {
+        int64_t v;
+        if ((r = gpuir__parse_int(P, &v, "an integer")) != GPUIR_OK) return r;
+        if (m->attrs[attr].n == GPUIR_MAX_RANK * 8u) {
+            gpuir__parse_mark(P);
+            return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "integer list longer than %d",
+                               GPUIR_MAX_RANK * 8);
+        }
+        stbds_arrput(m->ints, v);
+        m->attrs[attr].n++;
+    } while (gpuir__parse_accept(P, ","));
+    return gpuir__parse_expect(P, "]");
+}
+
+/* attr_value := number | "true" | "false" | "@" ident | "\"" chars "\"" | ints | dense */
+static gpuir_result gpuir__parse_attr_value(gpuir__parser *P, uint32_t attr) {
+    gpuir_module *m = P->m;
+    char sym[GPUIR_MAX_NAME];
+    gpuir_result r;
+    gpuir__parse_skip_ws(P);
+    if (gpuir__parse_keyword(P, "true") || gpuir__parse_keyword(P, "false")) {
+        m->attrs[attr].kind = GPUIR__ATTR_BOOL;
+        m->attrs[attr].i = P->p[-1] == 'e' && P->p[-2] == 'u';
+        return GPUIR_OK;
+    }
+    if (gpuir__parse_keyword(P, "dense")) return gpuir__parse_dense(P, attr);
+    if (gpuir__parse_accept(P, "[")) return gpuir__parse_int_list(P, attr);
+    if (gpuir__parse_accept(P, "@")) {
+        if ((r = gpuir__parse_ident(P, sym, false, "a symbol name")) != GPUIR_OK) return r;
+        m->attrs[attr].kind = GPUIR__ATTR_SYMBOL;
+        m->attrs[attr].off = gpuir__intern(m, sym, strlen(sym));
+        return GPUIR_OK;
+    }
+    if (gpuir__parse_accept(P, "\"")) {
+        const char *s = P->p;
+        while (P->p < P->end && *P->p != '"' && *P->p != '\n' && *P->p != '\\') P->p++;
+        if (P->p >= P->end || *P->p != '"') return gpuir__parse_expected(P, "'\"' ending the string");
+        m->attrs[attr].kind = GPUIR__ATTR_STRING;
+        m->attrs[attr].off = gpuir__intern(m, s, (size_t)(P->p - s));
+        P->p++;
+        return GPUIR_OK;
+    }
+    double f;
+    int64_t i;
+    bool isf;
+    if (P->p >= P->end || !strchr("-0123456789in", *P->p))
+        return gpuir__parse_expected(P, "an attribute value");
+    if ((r = gpuir__parse_number(P, &f, &i, &isf)) != GPUIR_OK) return r;
+    m->attrs[attr].kind = isf ? GPUIR__ATTR_FLOAT : GPUIR__ATTR_INT;
+    m->attrs[attr].f = f;
+    m->attrs[attr].i = i;
+    return GPUIR_OK;
+}
+
+/* attr_dict := "{" (ident "=" attr_value ("," ident "=" attr_value)*)? "}" */
+static gpuir_result gpuir__parse_attr_dict(gpuir__parser *P, uint32_t *first, uint32_t *n) {
+    *first = (uint32_t)stbds_arrlenu(P->m->attrs);
+    *n = 0;
+    if (!gpuir__parse_accept(P, "{")) return GPUIR_OK;
+    if (gpuir__parse_accept(P, "}")) return GPUIR_OK;
+    gpuir_result r;
+    do {
+        char name[GPUIR_MAX_NAME];
+        if ((r = gpuir__parse_ident(P, name, false, "an attribute name")) != GPUIR_OK) return r;
+        if ((r = gpuir__parse_expect(P, "=")) != GPUIR_OK) return r;
+        uint32_t a = gpuir__attr_push(P->m, name, GPUIR__ATTR_INT);
+        if ((r = gpuir__parse_attr_value(P, a)) != GPUIR_OK) return r;
+        (*n)++;
+    } while (gpuir__parse_accept(P, ","));
+    return gpuir__parse_expect(P, "}");
+}
+
+/* Writes the pending dense numbers as raw elements of `dt` into the pool. */
+static gpuir_result gpuir__parse_finish_dense(gpuir__parser *P, gpuir_dtype dt) {
+    size_t n = stbds_arrlenu(P->nums), size = gpuir_dtype_size(dt);
+    unsigned char *tmp = (unsigned char *)malloc(n * size + 1);
+    if (!tmp) return gpuir__oom(P->ctx, "dense constant");
+    gpuir_result r = GPUIR_OK;
+    for (size_t k = 0; k < n && !r; k++) {
+        gpuir__attr v;
+        memset(&v, 0, sizeof v);
+        v.kind = P->is_float[k] ? GPUIR__ATTR_FLOAT : GPUIR__ATTR_INT;
+        v.f = P->nums[k];
+        v.i = P->inums[k];
+        r = gpuir__normalize_splat(P->ctx, &v, dt);
+        gpuir_array one;
+        memset(&one, 0, sizeof one);
+        one.dtype = dt;
+        one.data = tmp + k * size;
+        if (dt == GPUIR_I64) memcpy(one.data, &v.i, 8);
+        else gpuir_array_set(&one, 0, v.kind == GPUIR__ATTR_INT ? (double)v.i : v.f);
+    }
+    uint32_t a = (uint32_t)P->pending_dense;
+    size_t have = stbds_arrlenu(P->m->bytes);
+    if (!r && (n > UINT32_MAX || n * size > (size_t)UINT32_MAX - have))
+        r = gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "dense data beyond 4 GiB per module");
+    if (!r) {
+        stbds_arrsetlen(P->m->bytes, have + n * size);
+        if (n) memcpy(P->m->bytes + have, tmp, n * size);
+        P->m->attrs[a].i = dt;
+        P->m->attrs[a].off = (uint32_t)have;
+        P->m->attrs[a].n = (uint32_t)n;
+    }
+    free(tmp);
+    P->pending_dense = -1;
+    return r;
+}
+
+/* value := "%" [A-Za-z0-9_.$]+, a name of the current function */
+static gpuir_result gpuir__parse_use(gpuir__parser *P, uint32_t *id) {
+    char name[GPUIR_MAX_NAME];
+    gpuir_result r = gpuir__parse_expect(P, "%");
+    if (!r) r = gpuir__parse_ident(P, name, true, "a value name");
+    if (r) return r;
+    ptrdiff_t i = stbds_shgeti(P->names, name);
+    if (i < 0) {
+        P->p -= strlen(name) + 1;
+        gpuir__parse_mark(P);
+        P->p += strlen(name) + 1;
+        return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "use of undefined value %%%s", name);
+    }
+    *id = P->names[i].value;
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__type_mismatch(gpuir__parser *P, const char *what, const gpuir_type *want,
+                                         const gpuir_type *got) {
+    gpuir__tbuf bw, bg;
+    return gpuir__fail(P->ctx, want->dtype != got->dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+                       "%s is %s, but the value is %s", what, gpuir__tstr(&bw, want),
+                       gpuir__tstr(&bg, got));
+}
+
+/* types := type ("," type)*   — checked against the operand values */
+static gpuir_result gpuir__parse_operand_types(gpuir__parser *P, const uint32_t *ids, uint32_t n,
+                                               bool parens) {
+    gpuir_result r = GPUIR_OK;
+    for (uint32_t i = 0; i < n; i++) {
+        gpuir_type t;
+        if (i && (r = gpuir__parse_expect(P, ",")) != GPUIR_OK) return r;
+        if ((r = gpuir__parse_type(P, &t)) != GPUIR_OK) return r;
+        const gpuir_type *vt = &gpuir__value_at(P->m, ids[i])->type;
+        if (!gpuir_type_equal(t, *vt)) {
+            char what[40];
+            snprintf(what, sizeof what, "the type of operand #%u", i);
+            return gpuir__type_mismatch(P, what, &t, vt);
+        }
+    }
+    if (parens && gpuir__parse_accept(P, ","))
+        return gpuir__parse_expected(P, "')' after the operand types");
+    return r;
+}
+
+/* op := ("%" name "=")? mnemonic (value ("," value)*)? attr_dict?
+         (":" "(" types? ")" "->" type  |  ":" types  for return) */
+static gpuir_result gpuir__parse_op(gpuir__parser *P, bool *was_return) {
+    char result[GPUIR_MAX_NAME] = "", mnemonic[GPUIR_MAX_NAME];
+    gpuir_result r;
+    gpuir__parse_mark(P);
+    uint32_t line = P->ctx->loc_line, col = P->ctx->loc_col;
+    if (gpuir__parse_accept(P, "%")) {
+        if ((r = gpuir__parse_ident(P, result, true, "a value name")) != GPUIR_OK) return r;
+        if (stbds_shgeti(P->names, result) >= 0) {
+            P->ctx->loc_line = line;
+            P->ctx->loc_col = col;
+            return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "redefinition of %%%s", result);
+        }
+        if ((r = gpuir__parse_expect(P, "=")) != GPUIR_OK) return r;
+    }
+    if ((r = gpuir__parse_ident(P, mnemonic, false, "an op name")) != GPUIR_OK) return r;
+    gpuir_op_kind kind = GPUIR_OP_INVALID;
+    for (int k = 1; k < GPUIR_OP_COUNT; k++)
+        if (strcmp(mnemonic, gpuir__op_infos[k].mnemonic) == 0) kind = (gpuir_op_kind)k;
+    P->ctx->loc_line = line;
+    P->ctx->loc_col = col;
+    if (!kind) return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "unknown op '%s'", mnemonic);
+    *was_return = kind == GPUIR_OP_RETURN;
+    if (*was_return == (result[0] != '\0'))
+        return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, *was_return ? "return has no result" :
+                           "expected '%%name =' before '%s'", mnemonic);
+    uint32_t ids[GPUIR_MAX_OPERANDS], n = 0, first, n_attrs;
+    gpuir__parse_skip_ws(P);
+    while (P->p < P->end && *P->p == '%') {
+        if (n == GPUIR_MAX_OPERANDS) {
+            gpuir__parse_mark(P);
+            return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "more than %d operands", GPUIR_MAX_OPERANDS);
+        }
+        if ((r = gpuir__parse_use(P, &ids[n++])) != GPUIR_OK) return r;
+        if (!gpuir__parse_accept(P, ",")) break;
+        gpuir__parse_skip_ws(P);
+        if (P->p >= P->end || *P->p != '%') return gpuir__parse_expected(P, "an operand");
+    }
+    if ((r = gpuir__parse_attr_dict(P, &first, &n_attrs)) != GPUIR_OK) return r;
+    gpuir_type given, *given_p = NULL;
+    if (*was_return) {
+        if (n && ((r = gpuir__parse_expect(P, ":")) != GPUIR_OK ||
+                  (r = gpuir__parse_operand_types(P, ids, n, false)) != GPUIR_OK))
+            return r;
+    } else {
+        if ((r = gpuir__parse_expect(P, ":")) || (r = gpuir__parse_expect(P, "(")) ||
+            (r = gpuir__parse_operand_types(P, ids, n, true)) || (r = gpuir__parse_expect(P, ")")) ||
+            (r = gpuir__parse_expect(P, "->")) || (r = gpuir__parse_type(P, &given)))
+            return r;
+        given_p = &given;
+        if (P->pending_dense >= 0 && (r = gpuir__parse_finish_dense(P, given.dtype)) != GPUIR_OK)
+            return r;
+    }
+    const char *after = P->p;
+    P->ctx->loc_line = line;
+    P->ctx->loc_col = col;
+    uint32_t op = gpuir__build_op(P->m, kind, ids, n, first, n_attrs, given_p);
+    P->p = after;
+    if (!op) return P->ctx->result;
+    if (!*was_return) stbds_shput(P->names, result, P->m->ops[op - 1].result);
+    return GPUIR_OK;
+}
+
+/* param := "%" ident ":" type */
+static gpuir_result gpuir__parse_param(gpuir__parser *P) {
+    char name[GPUIR_MAX_NAME];
+    gpuir_type t;
+    gpuir_result r = gpuir__parse_expect(P, "%");
+    gpuir__parse_mark(P);
+    uint32_t line = P->ctx->loc_line, col = P->ctx->loc_col;
+    if (!r) r = gpuir__parse_ident(P, name, false, "a parameter name");
+    if (!r) r = gpuir__parse_expect(P, ":");
+    if (!r) r = gpuir__parse_type(P, &t);
+    if (r) return r;
+    P->ctx->loc_line = line;
+    P->ctx->loc_col = col;
+    gpuir_value v = gpuir_param(P->m, name, t);
+    if (!v.id) return P->ctx->result;
+    stbds_shput(P->names, name, v.id);
+    return GPUIR_OK;
+}
+
+/* The return must match the written result types. */
+static gpuir_result gpuir__parse_check_results(gpuir__parser *P, uint32_t fid,
+                                               const gpuir_type *want, uint32_t n_want) {
+    gpuir_func f = gpuir__func_handle(fid);
+    size_t n = gpuir_func_result_count(P->m, f);
+    if (n != n_want)
+        return gpuir__fail(P->ctx, GPUIR_ERR_VERIFY, "@%s returns %zu values but its signature "
+                           "lists %u", gpuir_func_name(P->m, f), n, n_want);
+    for (uint32_t i = 0; i < n_want; i++) {
+        gpuir_type got = gpuir_func_result_type(P->m, f, i);
+        if (!gpuir_type_equal(got, want[i])) {
+            gpuir__tbuf bw, bg;
+            return gpuir__fail(P->ctx, GPUIR_ERR_VERIFY, "@%s: result #%u is %s in the signature "
+                               "but %s in the return", gpuir_func_name(P->m, f), i,
+                               gpuir__tstr(&bw, &want[i]), gpuir__tstr(&bg, &got));
+        }
+    }
+    return GPUIR_OK;
+}
+
+/* results := type | "(" (type ("," type)*)? ")" */
+static gpuir_result gpuir__parse_result_types(gpuir__parser *P, gpuir_type *types, uint32_t *n) {
+    gpuir_result r = GPUIR_OK;
+    *n = 0;
+    if (!gpuir__parse_accept(P, "->")) return GPUIR_OK;
+    bool parens = gpuir__parse_accept(P, "(");
+    if (parens && gpuir__parse_accept(P, ")")) return GPUIR_OK;
+    do {
+        if (*n == GPUIR_MAX_OPERANDS) {
+            gpuir__parse_mark(P);
+            return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "more than %d results", GPUIR_MAX_OPERANDS);
+        }
+        if ((r = gpuir__parse_type(P, &types[(*n)++])) != GPUIR_OK) return r;
+    } while (parens && gpuir__parse_accept(P, ","));
+    return parens ? gpuir__parse_expect(P, ")") : r;
+}
+
+/* func := "func.func" "@" ident "(" (param ("," param)*)? ")" results? "{" op* "}" */
+static gpuir_result gpuir__parse_func(gpuir__parser *P) {
+    char name[GPUIR_MAX_NAME];
+    gpuir_type results[GPUIR_MAX_OPERANDS];
+    uint32_t n_results;
+    gpuir_result r = gpuir__parse_expect(P, "@");
+    gpuir__parse_mark(P);
+    if (!r) r = gpuir__parse_ident(P, name, false, "a function name");
+    if (r) return r;
+    uint32_t fid = gpuir__func_begin(P->m, name);
+    if (!fid) return P->ctx->result;
+    stbds_shfree(P->names);
+    stbds_sh_new_strdup(P->names);
+    if ((r = gpuir__parse_expect(P, "(")) != GPUIR_OK) return r;
+    if (!gpuir__parse_accept(P, ")")) {
+        do {
+            if ((r = gpuir__parse_param(P)) != GPUIR_OK) return r;
+        } while (gpuir__parse_accept(P, ","));
+        if ((r = gpuir__parse_expect(P, ")")) != GPUIR_OK) return r;
+    }
+    if ((r = gpuir__parse_result_types(P, results, &n_results)) != GPUIR_OK) return r;
+    if ((r = gpuir__parse_expect(P, "{")) != GPUIR_OK) return r;
+    bool done = false;
+    while (!done) {
+        gpuir__parse_skip_ws(P);
+        if (P->p < P->end && *P->p == '}') {
+            gpuir__parse_mark(P);
+            return gpuir__fail(P->ctx, GPUIR_ERR_VERIFY, "@%s does not end with a return", name);
+        }
+        if ((r = gpuir__parse_op(P, &done)) != GPUIR_OK) return r;
+    }
+    gpuir__func_at(P->m, fid)->closed = true;
+    P->m->building = 0;
+    gpuir__parse_mark(P);
+    if ((r = gpuir__parse_check_results(P, fid, results, n_results)) != GPUIR_OK) return r;
+    return gpuir__parse_expect(P, "}");
+}
+
+/* global := "global" "@" ident ":" type */
+static gpuir_result gpuir__parse_global(gpuir__parser *P) {
+    char name[GPUIR_MAX_NAME];
+    gpuir_type t;
+    gpuir_result r = gpuir__parse_expect(P, "@");
+    gpuir__parse_mark(P);
+    uint32_t line = P->ctx->loc_line, col = P->ctx->loc_col;
+    if (!r) r = gpuir__parse_ident(P, name, false, "a global name");
+    if (!r) r = gpuir__parse_expect(P, ":");
+    if (!r) r = gpuir__parse_type(P, &t);
+    if (r) return r;
+    P->ctx->loc_line = line;
+    P->ctx->loc_col = col;
+    if (gpuir__find_global(P->m, name))
+        return gpuir__fail(P->ctx, GPUIR_ERR_VERIFY, "global @%s is declared twice", name);
+    return gpuir__declare_global(P->m, name, &t);
+}
+
+/* module := (global | func)* */
+static gpuir_result gpuir__parse_module(gpuir__parser *P) {
+    gpuir_result r = GPUIR_OK;
+    for (;;) {
+        gpuir__parse_skip_ws(P);
+        if (P->p >= P->end) return GPUIR_OK;
+        if (gpuir__parse_keyword(P, "func.func")) r = gpuir__parse_func(P);
+        else if (gpuir__parse_keyword(P, "global")) r = gpuir__parse_global(P);
+        else r = gpuir__parse_expected(P, "'func.func' or 'global'");
+        if (r) return r;
+    }
+}
+
+GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size_t len,
+                                          const char *filename) {
+    if (!text && len) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "parse: text is NULL");
+        return NULL;
+    }
+    gpuir_module *m = gpuir_module_make(ctx);
+    if (!m) return NULL;
+    const char *name = filename ? filename : "<input>";
+    m->source_name_owned = (char *)malloc(strlen(name) + 1);
+    if (!m->source_name_owned) { gpuir__oom(ctx, "parse"); gpuir_module_destroy(m); return NULL; }
+    memcpy(m->source_name_owned, name, strlen(name) + 1);
+    m->source_name = m->source_name_owned;
+    gpuir__parser P;
+    memset(&P, 0, sizeof P);
+    P.m = m;
+    P.ctx = ctx;
+    P.p = P.line_start = text ? text : "";
+    P.end = P.p + len;
+    P.line = 1;
+    P.pending_dense = -1;
+    stbds_sh_new_strdup(P.names);
+    ctx->loc_file = m->source_name;
+    gpuir_result r = gpuir__parse_module(&P);
+    ctx->loc_file = NULL;
+    ctx->loc_line = ctx->loc_col = 0;
+    stbds_shfree(P.names);
+    stbds_arrfree(P.nums);
+    stbds_arrfree(P.inums);
+    stbds_arrfree(P.is_float);
+    if (r == GPUIR_OK) r = gpuir_module_verify(m);
+    if (r != GPUIR_OK) { gpuir_module_destroy(m); return NULL; }
+    return m;
+}
+
+/* Reads a whole file; the bytes are malloc'd. */
+static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    gpuir__str s = {NULL};
+    char buf[65536];
+    size_t n, total = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        stbds_arrsetlen(s.buf, total + n);
+        memcpy(s.buf + total, buf, n);
+        total += n;
+    }
+    bool failed = ferror(f) != 0;
+    fclose(f);
+    if (failed) {
+        gpuir__str_free(&s);
+        return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read '%s'", path);
+    }
+    *data = (char *)malloc(total + 1);
+    if (!*data) { gpuir__str_free(&s); return gpuir__oom(ctx, path); }
+    if (total) memcpy(*data, s.buf, total);
+    (*data)[total] = '\0';
+    *size = total;
+    gpuir__str_free(&s);
+    return GPUIR_OK;
+}
+
+GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path) {
+    char *text;
+    size_t size;
+    if (ctx->result != GPUIR_OK || gpuir__read_file(ctx, path, &text, &size)) return NULL;
+    gpuir_module *m = gpuir_module_parse(ctx, text, size, path);
+    free(text);
+    return m;
+}
+
+/* ====================================================================== */
+// >>verify
+// Structural and type checks of a whole module: run after parsing and, later,
+// after every pass. Reads: ir, build (gpuir__infer). Writes: nothing but the
+// canonical form of attributes (sorted axes, normalized axis).
+
+/* Points errors at the op: its source location, or its function and index. */
+static void gpuir__verify_locate(gpuir_module *m, const gpuir__func *f, size_t index,
+                                 const gpuir__op *op) {
+    gpuir_ctx *ctx = m->ctx;
+    ctx->loc_file = op && op->line ? m->source_name : NULL;
+    ctx->loc_line = op ? op->line : 0;
+    ctx->loc_col = op ? op->col : 0;
+    snprintf(ctx->loc_note, sizeof ctx->loc_note, "in @%s, op %zu (%s)",
+             gpuir__string(m, f->name), index, op ? gpuir_op_name(op->kind) : "?");
+}
+
+/* Operands exist, belong to the function and are defined before the op. */
+static gpuir_result gpuir__verify_uses(gpuir_module *m, uint32_t fid, const gpuir__op *op,
+                                       const uint32_t *defined, gpuir_type *in) {
+    for (uint32_t i = 0; i < op->n_operands; i++) {
+        uint32_t id = gpuir__op_operand(m, op, i);
+        const gpuir__value *v = gpuir__value_at(m, id);
+        if (!v || v->func != fid)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "operand #%u (value %u) is not a value "
+                               "of this function", i, id);
+        if (!defined[id - 1])
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "operand #%u is used before it is "
+                               "defined", i);
+        in[i] = v->type;
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__verify_op(gpuir_module *m, uint32_t fid, uint32_t op_id,
+                                     bool last, uint32_t *defined) {
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    gpuir_ctx *ctx = m->ctx;
+    if (!op || op->kind <= GPUIR_OP_INVALID || op->kind >= GPUIR_OP_COUNT || op->func != fid)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "op %u is not an op of this function", op_id);
+    if ((op->kind == GPUIR_OP_RETURN) != last)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, last ? "the function does not end with a "
+                           "return" : "return before the end of the function");
+    if (op->n_operands > GPUIR_MAX_OPERANDS)
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%u operands", op->n_operands);
+    gpuir_type in[GPUIR_MAX_OPERANDS], out;
+    gpuir_result r = gpuir__verify_uses(m, fid, op, defined, in);
+    if (r) return r;
+    const gpuir__value *res = gpuir__value_at(m, op->result);
+    if ((op->kind == GPUIR_OP_RETURN) != (res == NULL) ||
+        (res && (res->def_op != op_id || res->func != fid)))
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "the result value does not belong to the op");
+    if (res && defined[op->result - 1])
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "the result is defined twice");
+    gpuir__attrs as = {m, op->attrs, op->n_attrs};
+    r = gpuir__infer(ctx, op->kind, in, op->n_operands, &as, res ? &res->type : NULL, &out);
+    if (!r && res) defined[op->result - 1] = 1;
+    return r;
+}
+
+static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *defined) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    gpuir__verify_locate(m, f, 0, NULL);
+    if (!f->closed || stbds_arrlenu(f->ops) == 0)
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "function has no return");
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
+        const gpuir__value *v = gpuir__value_at(m, f->params[i]);
+        gpuir_result r = v && v->func == fid && v->def_op == 0 ? gpuir__type_check(m->ctx, &v->type, "param")
+                       : gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "parameter %zu is not a parameter", i);
+        if (r) return r;
+        defined[f->params[i] - 1] = 1;
+    }
+    size_t n = stbds_arrlenu(f->ops);
+    for (size_t i = 0; i < n; i++) {
+        gpuir__verify_locate(m, f, i, gpuir__op_at(m, f->ops[i]));
+        gpuir_result r = gpuir__verify_op(m, fid, f->ops[i], i + 1 == n, defined);
+        if (r) return r;
+    }
+    return GPUIR_OK;
+}
+
+GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
+    gpuir_ctx *ctx = m->ctx;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (m->building)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "verify: function @%s is still open",
+                           gpuir__string(m, gpuir__func_at(m, m->building)->name));
+    uint32_t *defined = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *defined);
+    if (!defined) return gpuir__oom(ctx, "verify");
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)
+        r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
+    free(defined);
+    ctx->loc_file = NULL;
+    ctx->loc_line = ctx->loc_col = 0;
+    ctx->loc_note[0] = '\0';
+    return r;
+}
+
+/* ====================================================================== */
+// >>array
+// Host arrays: checks, allocation, element access in any dtype, random fill,
+// comparison within a tolerance. Reads: util. Writes: arrays.
+
+static double gpuir__load_elem(const void *base, gpuir_dtype dt, size_t i) {
+    const unsigned char *p = (const unsigned char *)base;
+    switch (dt) {
+    case GPUIR_F32: { float v; memcpy(&v, p + i * 4, 4); return v; }
+    case GPUIR_F16: { uint16_t v; memcpy(&v, p + i * 2, 2); return gpuir__f16_to_f64(v); }
+    case GPUIR_BF16: { uint16_t v; memcpy(&v, p + i * 2, 2); return gpuir__bf16_to_f64(v); }
+    case GPUIR_I32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    case GPUIR_I64: { int64_t v; memcpy(&v, p + i * 8, 8); return (double)v; }
+    default: return 0.0;
+    }
+}
+
+static int64_t gpuir__load_int(const gpuir_array *a, size_t i) {
+    if (a->dtype == GPUIR_I64) { int64_t v; memcpy(&v, (char *)a->data + i * 8, 8); return v; }
+    if (a->dtype == GPUIR_I32) { int32_t v; memcpy(&v, (char *)a->data + i * 4, 4); return v; }
+    return (int64_t)gpuir__load_elem(a->data, a->dtype, i);
+}
+
+/* Stores an integer, wrapping it to the dtype's width as two's complement. */
+static void gpuir__store_int(gpuir_array *a, size_t i, int64_t v) {
+    if (a->dtype == GPUIR_I64) memcpy((char *)a->data + i * 8, &v, 8);
+    else if (a->dtype == GPUIR_I32) {
+        int32_t w = (int32_t)(uint32_t)(uint64_t)v;
+        memcpy((char *)a->data + i * 4, &w, 4);
+    } else gpuir_array_set(a, i, (double)v);
+}
+
+GPUIRDEF double gpuir_array_get(const gpuir_array *a, size_t i) {
+    return gpuir__load_elem(a->data, a->dtype, i);
+}
+
+/* Float to integer conversion: truncation toward zero, saturating, NaN to 0. */
+static int64_t gpuir__f64_to_int(double v, gpuir_dtype dt) {
+    double lo = dt == GPUIR_I32 ? (double)INT32_MIN : -9223372036854775808.0;
+    double hi = dt == GPUIR_I32 ? (double)INT32_MAX : 9223372036854775807.0;
+    if (isnan(v)) return 0;
+    if (v <= lo) return dt == GPUIR_I32 ? INT32_MIN : INT64_MIN;
+    if (v >= hi) return dt == GPUIR_I32 ? INT32_MAX : INT64_MAX;
+    return (int64_t)v;
+}
+
+GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v) {
+    unsigned char *p = (unsigned char *)a->data;
+    switch (a->dtype) {
+    case GPUIR_F32: { float x = (float)v; memcpy(p + i * 4, &x, 4); break; }
+    case GPUIR_F16: { uint16_t x = gpuir__f64_to_f16(v); memcpy(p + i * 2, &x, 2); break; }
+    case GPUIR_BF16: { uint16_t x = gpuir__f64_to_bf16(v); memcpy(p + i * 2, &x, 2); break; }
+    case GPUIR_I32:
+    case GPUIR_I64: gpuir__store_int(a, i, gpuir__f64_to_int(v, a->dtype)); break;
+    default: break;
+    }
+}
+
+GPUIRDEF size_t gpuir_array_count(const gpuir_array *a) {
+    size_t n = 1;
+    for (int i = 0; i < a->rank && i < GPUIR_MAX_RANK; i++) n *= (size_t)a->dims[i];
+    return n;
+}
+
+static gpuir_type gpuir__array_type(const gpuir_array *a) {
+    return gpuir_tensor_type(a->dtype, a->rank, a->dims);
+}
+
+/* An array's description is valid and within limits; its byte size out. */
+static gpuir_result gpuir__array_check(gpuir_ctx *ctx, const gpuir_array *a, const char *what,
+                                       size_t *bytes) {
+    gpuir_type t = gpuir__array_type(a);
+    if (a->rank < 0 || a->rank > GPUIR_MAX_RANK)
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: rank %d is outside 0..%d", what,
+                           (int)a->rank, GPUIR_MAX_RANK);
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] < 0)
+            return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: dimension %d is %lld", what, i,
+                               (long long)a->dims[i]);
+    gpuir_result r = gpuir__type_check(ctx, &t, what);
+    if (r) return r;
+    *bytes = (size_t)gpuir__type_count(&t) * gpuir_dtype_size(a->dtype);
+    return GPUIR_OK;
+}
+
+GPUIRDEF gpuir_result gpuir_array_alloc(gpuir_ctx *ctx, gpuir_array *a, gpuir_dtype dtype,
+                                        int rank, const int64_t *dims) {
+    memset(a, 0, sizeof *a);
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    a->dtype = dtype;
+    a->rank = rank;
+    for (int i = 0; i < rank && i < GPUIR_MAX_RANK; i++) a->dims[i] = dims[i];
+    size_t bytes;
+    gpuir_result r = gpuir__array_check(ctx, a, "array", &bytes);
+    if (r) { memset(a, 0, sizeof *a); return r; }
+    a->data = calloc(bytes ? bytes : 1, 1);
+    if (!a->data) { memset(a, 0, sizeof *a); return gpuir__oom(ctx, "array data"); }
+    return GPUIR_OK;
+}
+
+GPUIRDEF void gpuir_array_release(gpuir_array *a) {
+    if (!a) return;
+    free(a->data);
+    memset(a, 0, sizeof *a);
+}
+
+static uint64_t gpuir__splitmix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+GPUIRDEF void gpuir_array_fill_random(gpuir_array *a, uint64_t seed) {
+    size_t n = gpuir_array_count(a);
+    uint64_t state = gpuir__splitmix64(seed);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = gpuir__splitmix64(state + i);
+        if (gpuir_dtype_is_float(a->dtype))
+            gpuir_array_set(a, i, ldexp((double)(x >> 11), -52) - 1.0);
+        else gpuir__store_int(a, i, (int64_t)(x % 33) - 16);
+    }
+}
+
+GPUIRDEF void gpuir_dtype_tolerance(gpuir_dtype dtype, double *rtol, double *atol) {
+    switch (dtype) {
+    case GPUIR_F32: *rtol = 1e-5; *atol = 1e-6; break;
+    case GPUIR_F16: *rtol = 1e-3; *atol = 1e-2; break;
+    case GPUIR_BF16: *rtol = 1.6e-2; *atol = 1e-2; break;
+    default: *rtol = 0; *atol = 0; break;
+    }
+}
+
+/* Writes a linear index as [i, j, ...] for messages. */
+static void gpuir__index_str(const gpuir_array *a, size_t linear, char *buf, size_t size) {
+    int64_t idx[GPUIR_MAX_RANK];
+    for (int i = a->rank - 1; i >= 0; i--) {
+        idx[i] = a->dims[i] ? (int64_t)(linear % (size_t)a->dims[i]) : 0;
+        linear = a->dims[i] ? linear / (size_t)a->dims[i] : 0;
+    }
+    size_t n = (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < a->rank && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)idx[i]);
+    if (n < size) snprintf(buf + n, size - n, "]");
+}
+
+static bool gpuir__close(double got, double want, double rtol, double atol) {
+    if (isnan(got) || isnan(want)) return isnan(got) && isnan(want);
+    if (isinf(got) || isinf(want)) return got == want;
+    return fabs(got - want) <= atol + rtol * fabs(want);
+}
+
+GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got,
+                                          const gpuir_array *want, double rtol, double atol) {
+    gpuir_type tg = gpuir__array_type(got), tw = gpuir__array_type(want);
+    if (!gpuir_type_equal(tg, tw)) {
+        gpuir__tbuf bg, bw;
+        return gpuir__fail(ctx, GPUIR_ERR_MISMATCH, "got %s, expected %s", gpuir__tstr(&bg, &tg),
+                           gpuir__tstr(&bw, &tw));
+    }
+    size_t n = gpuir_array_count(got);
+    bool is_float = gpuir_dtype_is_float(got->dtype);
+    for (size_t i = 0; i < n; i++) {
+        bool ok = is_float ? gpuir__close(gpuir_array_get(got, i), gpuir_array_get(want, i), rtol, atol)
+                           : gpuir__load_int(got, i) == gpuir__load_int(want, i);
+        if (ok) continue;
+        char idx[200];
+        gpuir__index_str(got, i, idx, sizeof idx);
+        return gpuir__fail(ctx, GPUIR_ERR_MISMATCH, "element %s: got %.9g, expected %.9g "
+                           "(rtol %g, atol %g)", idx, gpuir_array_get(got, i),
+                           gpuir_array_get(want, i), rtol, atol);
+    }
+    return GPUIR_OK;
+}
+
+/* ====================================================================== */
+// >>ref
+// The reference interpreter: runs tensor-level functions on the CPU, one op at
+// a time, on concrete shapes. Floats compute in double and round once to the
+// dtype; matmul and reductions accumulate in double (ints in 64 bits). It is
+// the oracle every backend is compared with. Reads: ir, build, array.
+
+typedef struct gpuir__ref {
+    gpuir_module *m;
+    gpuir_ctx *ctx;
+    gpuir_array *vals;        /* per value id - 1 */
+    bool *borrowed;           /* data owned by the caller or a global */
+    uint32_t *last_use;       /* per value: index of the op that reads it last */
+} gpuir__ref;
+
+/* Strides of `a` seen from an output of rank r with dims `dims`: right
+   aligned, 0 along broadcast dims. */
+static void gpuir__bcast_strides(const gpuir_array *a, int r, const int64_t *dims,
+                                 int64_t *strides) {
+    int64_t s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        int j = a->rank - r + i;
+        strides[i] = j < 0 || (a->dims[j] == 1 && dims[i] != 1) ? 0 : s;
+        if (j >= 0) s *= a->dims[j];
+    }
+}
+
+/* Odometer over an index space: advances idx and the offsets of k arrays. */
+static void gpuir__odometer_next(int r, const int64_t *dims, int64_t *idx, int k,
+                                 int64_t strides[][GPUIR_MAX_RANK], int64_t *off) {
+    for (int i = r - 1; i >= 0; i--) {
+        idx[i]++;
+        for (int j = 0; j < k; j++) off[j] += strides[j][i];
+        if (idx[i] < dims[i]) return;
+        for (int j = 0; j < k; j++) off[j] -= strides[j][i] * dims[i];
+        idx[i] = 0;
+    }
+}
+
+static double gpuir__ref_unary_f(gpuir_op_kind k, double x) {
+    switch (k) {
+    case GPUIR_OP_NEG: return -x;
+    case GPUIR_OP_ABS: return fabs(x);
+    case GPUIR_OP_EXP: return exp(x);
+    case GPUIR_OP_LOG: return log(x);
+    case GPUIR_OP_SQRT: return sqrt(x);
+    case GPUIR_OP_RSQRT: return 1.0 / sqrt(x);
+    case GPUIR_OP_TANH: return tanh(x);
+    case GPUIR_OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case GPUIR_OP_RELU: return x > 0 ? x : isnan(x) ? x : 0.0;
+    case GPUIR_OP_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case GPUIR_OP_SILU: return x / (1.0 + exp(-x));
+    default: return 0.0;
+    }
+}
+
+static int64_t gpuir__ref_unary_i(gpuir_op_kind k, int64_t x) {
+    switch (k) {
+    case GPUIR_OP_NEG: return (int64_t)(0 - (uint64_t)x);
+    case GPUIR_OP_ABS: return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
+    case GPUIR_OP_RELU: return x > 0 ? x : 0;
+    default: return 0;
+    }
+}
+
+static double gpuir__ref_binary_f(gpuir_op_kind k, double a, double b) {
+    switch (k) {
+    case GPUIR_OP_ADD: return a + b;
+    case GPUIR_OP_SUB: return a - b;
+    case GPUIR_OP_MUL: return a * b;
+    case GPUIR_OP_DIV: return a / b;
+    case GPUIR_OP_MAX: return isnan(a) || isnan(b) ? (double)NAN : a > b ? a : b;
+    case GPUIR_OP_MIN: return isnan(a) || isnan(b) ? (double)NAN : a < b ? a : b;
+    case GPUIR_OP_POW: return pow(a, b);
+    default: return 0.0;
+    }
+}
+
+/* Integer arithmetic wraps (stored truncated to the dtype); x / 0 is 0 and
+   division truncates toward zero. */
+static int64_t gpuir__ref_binary_i(gpuir_op_kind k, int64_t a, int64_t b, gpuir_dtype dt) {
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    int64_t min = dt == GPUIR_I32 ? INT32_MIN : INT64_MIN;
+    switch (k) {
+    case GPUIR_OP_ADD: return (int64_t)(ua + ub);
+    case GPUIR_OP_SUB: return (int64_t)(ua - ub);
+    case GPUIR_OP_MUL: return (int64_t)(ua * ub);
+    case GPUIR_OP_DIV: return b == 0 ? 0 : (a == min && b == -1) ? min : a / b;
+    case GPUIR_OP_MAX: return a > b ? a : b;
+    case GPUIR_OP_MIN: return a < b ? a : b;
+    default: return 0;
+    }
+}
+
+static void gpuir__ref_unary(const gpuir_array *x, gpuir_array *out, gpuir_op_kind k) {
+    size_t n = gpuir_array_count(out);
+    bool is_float = gpuir_dtype_is_float(x->dtype);
+    for (size_t i = 0; i < n; i++) {
+        if (is_float) gpuir_array_set(out, i, gpuir__ref_unary_f(k, gpuir_array_get(x, i)));
+        else gpuir__store_int(out, i, gpuir__ref_unary_i(k, gpuir__load_int(x, i)));
+    }
+}
+
+static void gpuir__ref_binary(const gpuir_array *a, const gpuir_array *b, gpuir_array *out,
+                              gpuir_op_kind k) {
+    int64_t strides[2][GPUIR_MAX_RANK], idx[GPUIR_MAX_RANK] = {0}, off[2] = {0, 0};
+    gpuir__bcast_strides(a, out->rank, out->dims, strides[0]);
+    gpuir__bcast_strides(b, out->rank, out->dims, strides[1]);
+    size_t n = gpuir_array_count(out);
+    bool is_float = gpuir_dtype_is_float(out->dtype);
+    for (size_t i = 0; i < n; i++) {
+        if (is_float)
+            gpuir_array_set(out, i, gpuir__ref_binary_f(k, gpuir_array_get(a, (size_t)off[0]),
+                                                        gpuir_array_get(b, (size_t)off[1])));
+        else
+            gpuir__store_int(out, i, gpuir__ref_binary_i(k, gpuir__load_int(a, (size_t)off[0]),
+                                                         gpuir__load_int(b, (size_t)off[1]), out->dtype));
+        gpuir__odometer_next(out->rank, out->dims, idx, 2, strides, off);
+    }
+}
+
+/* Copies x into out under NumPy broadcasting (also serves reshape: same rank
+   and dims would make it a plain copy, so reshape uses memcpy instead). */
+static void gpuir__ref_broadcast(const gpuir_array *x, gpuir_array *out) {
+    int64_t strides[1][GPUIR_MAX_RANK], idx[GPUIR_MAX_RANK] = {0}, off[1] = {0};
+    gpuir__bcast_strides(x, out->rank, out->dims, strides[0]);
+    size_t n = gpuir_array_count(out), size = gpuir_dtype_size(out->dtype);
+    for (size_t i = 0; i < n; i++) {
+        memcpy((char *)out->data + i * size, (const char *)x->data + (size_t)off[0] * size, size);
+        gpuir__odometer_next(out->rank, out->dims, idx, 1, strides, off);
+    }
+}
+
+static void gpuir__ref_cast(const gpuir_array *x, gpuir_array *out) {
+    size_t n = gpuir_array_count(out);
+    for (size_t i = 0; i < n; i++) {
+        if (gpuir_dtype_is_float(x->dtype)) gpuir_array_set(out, i, gpuir_array_get(x, i));
+        else if (gpuir_dtype_is_float(out->dtype)) gpuir_array_set(out, i, (double)gpuir__load_int(x, i));
+        else gpuir__store_int(out, i, gpuir__load_int(x, i));
+    }
+}
+
+static void gpuir__ref_transpose(const gpuir_array *x, gpuir_array *out, const int64_t *perm) {
+    int64_t in_strides[GPUIR_MAX_RANK], strides[1][GPUIR_MAX_RANK];
+    int64_t idx[GPUIR_MAX_RANK] = {0}, off[1] = {0}, s = 1;
+    for (int i = x->rank - 1; i >= 0; i--) { in_strides[i] = s; s *= x->dims[i]; }
+    for (int i = 0; i < out->rank; i++) strides[0][i] = in_strides[perm[i]];
+    size_t n = gpuir_array_count(out), size = gpuir_dtype_size(out->dtype);
+    for (size_t i = 0; i < n; i++) {
+        memcpy((char *)out->data + i * size, (const char *)x->data + (size_t)off[0] * size, size);
+        gpuir__odometer_next(out->rank, out->dims, idx, 1, strides, off);
+    }
+}
+
+/* out[..., m, n] = sum_k a[..., m, k] * b[..., k, n], batch dims broadcast. */
+static void gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_array *out,
+                              bool ta, bool tb) {
+    int r = out->rank;
+    int64_t M = out->dims[r - 2], N = out->dims[r - 1];
+    int64_t K = a->dims[a->rank - (ta ? 2 : 1)];
+    int64_t sam = ta ? 1 : K, sak = ta ? M : 1, sbk = tb ? 1 : N, sbn = tb ? K : 1;
+    gpuir_array ab = *a, bb = *b, ob = *out;      /* batch-only views */
+    ab.rank -= 2; bb.rank -= 2; ob.rank -= 2;
+    int64_t strides[2][GPUIR_MAX_RANK], idx[GPUIR_MAX_RANK] = {0}, off[2] = {0, 0};
+    gpuir__bcast_strides(&ab, ob.rank, ob.dims, strides[0]);
+    gpuir__bcast_strides(&bb, ob.rank, ob.dims, strides[1]);
+    size_t batches = gpuir_array_count(&ob);
+    bool is_float = gpuir_dtype_is_float(out->dtype);
+    for (size_t bi = 0; bi < batches; bi++) {
+        size_t a0 = (size_t)(off[0] * M * K), b0 = (size_t)(off[1] * K * N), o0 = bi * (size_t)(M * N);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double acc = 0;
+                uint64_t iacc = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    size_t ia = a0 + (size_t)(i * sam + k * sak), ib = b0 + (size_t)(k * sbk + j * sbn);
+                    if (is_float) acc += gpuir_array_get(a, ia) * gpuir_array_get(b, ib);
+                    else iacc += (uint64_t)gpuir__load_int(a, ia) * (uint64_t)gpuir__load_int(b, ib);
+                }
+                if (is_float) gpuir_array_set(out, o0 + (size_t)(i * N + j), acc);
+                else gpuir__store_int(out, o0 + (size_t)(i * N + j), (int64_t)iacc);
+            }
+        gpuir__odometer_next(ob.rank, ob.dims, idx, 2, strides, off);
+    }
+}
+
+/* Reduces x over the marked axes into out (keepdims or not: same order). */
+static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpuir_array *out,
+                                      gpuir_op_kind k, const bool *reduced) {
+    size_t n_out = gpuir_array_count(out), n_in = gpuir_array_count(x);
+    bool is_float = gpuir_dtype_is_float(x->dtype);
+    double *acc = (double *)calloc(n_out + 1, sizeof *acc);
+    int64_t *iacc = (int64_t *)calloc(n_out + 1, sizeof *iacc);
+    bool *seen = (bool *)calloc(n_out + 1, sizeof *seen);
+    int64_t strides[1][GPUIR_MAX_RANK], idx[GPUIR_MAX_RANK] = {0}, off[1] = {0}, s = 1;
+    gpuir_result r = !acc || !iacc || !seen ? gpuir__oom(ctx, "reduction") : GPUIR_OK;
+    for (int i = x->rank - 1; i >= 0; i--) {        /* output offset of each input dim */
+        strides[0][i] = reduced[i] ? 0 : s;
+        if (!reduced[i]) s *= x->dims[i];
+    }
+    for (size_t i = 0; i < n_in && !r; i++) {
+        size_t o = (size_t)off[0];
+        if (is_float) {
+            double v = gpuir_array_get(x, i);
+            if (k != GPUIR_OP_REDUCE_MAX) acc[o] += v;
+            else if (!seen[o] || isnan(v) || (!isnan(acc[o]) && v > acc[o])) acc[o] = v;
+        } else {
+            int64_t v = gpuir__load_int(x, i);
+            if (k != GPUIR_OP_REDUCE_MAX) iacc[o] = (int64_t)((uint64_t)iacc[o] + (uint64_t)v);
+            else if (!seen[o] || v > iacc[o]) iacc[o] = v;
+        }
+        seen[o] = true;
+        gpuir__odometer_next(x->rank, x->dims, idx, 1, strides, off);
+    }
+    size_t count = n_out ? n_in / n_out : 1;      /* elements per output; >= 1 for mean */
+    for (size_t o = 0; o < n_out && !r; o++) {
+        bool mean = k == GPUIR_OP_REDUCE_MEAN;
+        if (is_float) gpuir_array_set(out, o, mean ? acc[o] / (double)count : acc[o]);
+        else gpuir__store_int(out, o, mean ? iacc[o] / (int64_t)count : iacc[o]);
+    }
+    free(acc);
+    free(iacc);
+    free(seen);
+    return r;
+}
+
+/* softmax along `axis`: exp(x - max) / sum(exp(x - max)), in double. */
+static void gpuir__ref_softmax(const gpuir_array *x, gpuir_array *out, int64_t axis) {
+    size_t outer = 1, inner = 1, len = (size_t)x->dims[axis];
+    for (int64_t i = 0; i < axis; i++) outer *= (size_t)x->dims[i];
+    for (int i = (int)axis + 1; i < x->rank; i++) inner *= (size_t)x->dims[i];
+    for (size_t o = 0; o < outer; o++)
+        for (size_t in = 0; in < inner; in++) {
+            size_t base = o * len * inner + in;
+            double mx = -INFINITY, sum = 0;
+            for (size_t l = 0; l < len; l++) {
+                double v = gpuir_array_get(x, base + l * inner);
+                mx = isnan(v) || v > mx ? v : mx;
+            }
+            for (size_t l = 0; l < len; l++) sum += exp(gpuir_array_get(x, base + l * inner) - mx);
+            for (size_t l = 0; l < len; l++)
+                gpuir_array_set(out, base + l * inner, exp(gpuir_array_get(x, base + l * inner) - mx) / sum);
+        }
+}
+
+static void gpuir__ref_constant(const gpuir_module *m, const gpuir__attr *v, gpuir_array *out) {
+    size_t n = gpuir_array_count(out), size = gpuir_dtype_size(out->dtype);
+    if (v->kind == GPUIR__ATTR_DENSE) {
+        if (n) memcpy(out->data, m->bytes + v->off, n * size);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (v->kind == GPUIR__ATTR_INT) gpuir__store_int(out, i, v->i);
+        else gpuir_array_set(out, i, v->f);
+    }
+}
+
+/* The declared result type with its ? dims filled in from the operands. */
+static gpuir_result gpuir__ref_resolve(gpuir__ref *R, const gpuir__op *op, const gpuir_type *in,
+                                       gpuir_type *given) {
+    *given = gpuir__value_at(R->m, op->result)->type;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (cls == GPUIR__CLASS_CAST) {
+        gpuir_dtype dt = given->dtype;
+        *given = in[0];
+        given->dtype = dt;
+    } else if (cls == GPUIR__CLASS_BROADCAST) {
+        for (int i = 0; i < given->rank; i++) {
+            int j = in[0].rank - given->rank + i;
+            if (given->dims[i] == GPUIR_DYN && j >= 0) given->dims[i] = in[0].dims[j];
+        }
+    } else if (cls == GPUIR__CLASS_RESHAPE && !gpuir__type_is_static(given)) {
+        int64_t known = 1, total = gpuir__type_count(&in[0]);
+        int dyn = 0;
+        for (int i = 0; i < given->rank; i++)
+            if (given->dims[i] == GPUIR_DYN) dyn = i; else known *= given->dims[i];
+        if (known == 0 || total % known != 0) {
+            gpuir__tbuf bx, bt;
+            return gpuir__fail(R->ctx, GPUIR_ERR_SHAPE, "reshape: %s does not fit %s",
+                               gpuir__tstr(&bx, &in[0]), gpuir__tstr(&bt, given));
+        }
+        given->dims[dyn] = total / known;
+    }
+    return GPUIR_OK;
+}
+
+/* The concrete result type of an op on concrete operands. */
+static gpuir_result gpuir__ref_result_type(gpuir__ref *R, const gpuir__op *op,
+                                           const gpuir_type *in, gpuir_type *out) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    bool takes_given = cls == GPUIR__CLASS_RESHAPE || cls == GPUIR__CLASS_BROADCAST ||
+                       cls == GPUIR__CLASS_CAST || cls == GPUIR__CLASS_CONSTANT ||
+                       cls == GPUIR__CLASS_GLOBAL;
+    gpuir_type given;
+    gpuir_result r = gpuir__ref_resolve(R, op, in, &given);
+    gpuir__attrs as = {R->m, op->attrs, op->n_attrs};
+    if (!r) r = gpuir__infer(R->ctx, op->kind, in, op->n_operands, &as, takes_given ? &given : NULL, out);
+    if (r) return r;
+    const gpuir_type *declared = &gpuir__value_at(R->m, op->result)->type;
+    bool fits = out->rank == declared->rank;
+    for (int i = 0; fits && i < out->rank; i++)
+        fits = declared->dims[i] == GPUIR_DYN || declared->dims[i] == out->dims[i];
+    if (!fits) {
+        gpuir__tbuf bo, bd;
+        return gpuir__fail(R->ctx, GPUIR_ERR_SHAPE, "%s: the result is %s at run time, declared %s",
+                           gpuir_op_name(op->kind), gpuir__tstr(&bo, out), gpuir__tstr(&bd, declared));
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__ref_global(gpuir__ref *R, const gpuir__op *op, gpuir_array *out) {
+    const gpuir__attr *sym = gpuir__attr_find(R->m, op, "name");
+    const char *name = gpuir__string(R->m, sym->off);
+    const gpuir__global *g = &R->m->globals[gpuir__find_global(R->m, name) - 1];
+    if (!g->data)
+        return gpuir__fail(R->ctx, GPUIR_ERR_NOT_FOUND, "global @%s is not bound (see "
+                           "gpuir_module_bind_global)", name);
+    out->data = g->data;
+    R->borrowed[op->result - 1] = true;
+    return GPUIR_OK;
+}
+
+/* Computes one op's result into R->vals. */
+static gpuir_result gpuir__ref_exec(gpuir__ref *R, const gpuir__op *op) {
+    const gpuir_array *x[GPUIR_MAX_OPERANDS];
+    gpuir_type in[GPUIR_MAX_OPERANDS], t;
+    for (uint32_t i = 0; i < op->n_operands; i++) {
+        x[i] = &R->vals[gpuir__op_operand(R->m, op, i) - 1];
+        in[i] = gpuir__array_type(x[i]);
+    }
+    gpuir_result r = gpuir__ref_result_type(R, op, in, &t);
+    if (r) return r;
+    gpuir_array *out = &R->vals[op->result - 1];
+    if (op->kind == GPUIR_OP_GET_GLOBAL) {
+        out->dtype = t.dtype;
+        out->rank = t.rank;
+        memcpy(out->dims, t.dims, sizeof out->dims);
+        return gpuir__ref_global(R, op, out);
+    }
+    if ((r = gpuir_array_alloc(R->ctx, out, t.dtype, t.rank, t.dims)) != GPUIR_OK) return r;
+    const gpuir__attr *a;
+    switch (gpuir__info(op->kind)->cls) {
+    case GPUIR__CLASS_UNARY: gpuir__ref_unary(x[0], out, op->kind); break;
+    case GPUIR__CLASS_BINARY: gpuir__ref_binary(x[0], x[1], out, op->kind); break;
+    case GPUIR__CLASS_MATMUL:
+        gpuir__ref_matmul(x[0], x[1], out, gpuir__attr_find(R->m, op, "transpose_a") &&
+                          gpuir__attr_find(R->m, op, "transpose_a")->i,
+                          gpuir__attr_find(R->m, op, "transpose_b") &&
+                          gpuir__attr_find(R->m, op, "transpose_b")->i);
+        break;
+    case GPUIR__CLASS_REDUCE: {
+        bool reduced[GPUIR_MAX_RANK] = {false};
+        a = gpuir__attr_find(R->m, op, "axes");
+        for (uint32_t i = 0; i < a->n; i++) reduced[R->m->ints[a->off + i]] = true;
+        r = gpuir__ref_reduce(R->ctx, x[0], out, op->kind, reduced);
+        break;
+    }
+    case GPUIR__CLASS_TRANSPOSE:
+        gpuir__ref_transpose(x[0], out, R->m->ints + gpuir__attr_find(R->m, op, "perm")->off);
+        break;
+    case GPUIR__CLASS_RESHAPE:
+        memcpy(out->data, x[0]->data, gpuir_array_count(out) * gpuir_dtype_size(out->dtype));
+        break;
+    case GPUIR__CLASS_BROADCAST: gpuir__ref_broadcast(x[0], out); break;
+    case GPUIR__CLASS_CAST: gpuir__ref_cast(x[0], out); break;
+    case GPUIR__CLASS_CONSTANT: gpuir__ref_constant(R->m, gpuir__attr_find(R->m, op, "value"), out); break;
+    case GPUIR__CLASS_SOFTMAX: gpuir__ref_softmax(x[0], out, gpuir__attr_find(R->m, op, "axis")->i); break;
+    default: break;
+    }
+    return r;
+}
+
+/* Checks each input against its parameter and lends it to the run. */
+static gpuir_result gpuir__ref_bind_inputs(gpuir__ref *R, const gpuir__func *f, size_t n,
+                                           const gpuir_array *inputs) {
+    size_t want = stbds_arrlenu(f->params);
+    if (n != want)
+        return gpuir__fail(R->ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s takes %zu inputs, %zu given",
+                           gpuir__string(R->m, f->name), want, n);
+    for (size_t i = 0; i < n; i++) {
+        char what[48];
+        size_t bytes;
+        snprintf(what, sizeof what, "input #%zu", i);
+        gpuir_result r = gpuir__array_check(R->ctx, &inputs[i], what, &bytes);
+        if (r) return r;
+        if (!inputs[i].data && bytes)
+            return gpuir__fail(R->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s has no data", what);
+        gpuir_type want_t = gpuir__value_at(R->m, f->params[i])->type, got = gpuir__array_type(&inputs[i]);
+        bool fits = got.dtype == want_t.dtype && got.rank == want_t.rank;
+        for (int d = 0; fits && d < got.rank; d++)
+            fits = want_t.dims[d] == GPUIR_DYN || want_t.dims[d] == got.dims[d];
+        if (!fits) {
+            gpuir__tbuf bw, bg;
+            return gpuir__fail(R->ctx, got.dtype != want_t.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+                               "%s: parameter %%%s is %s, the array is %s", what,
+                               gpuir__string(R->m, gpuir__value_at(R->m, f->params[i])->name),
+                               gpuir__tstr(&bw, &want_t), gpuir__tstr(&bg, &got));
+        }
+        R->vals[f->params[i] - 1] = inputs[i];
+        R->borrowed[f->params[i] - 1] = true;
+    }
+    return GPUIR_OK;
+}
+
+/* Hands the returned values to the caller: moved when owned, else copied. */
+static gpuir_result gpuir__ref_take_outputs(gpuir__ref *R, const gpuir__op *ret, size_t n,
+                                            gpuir_array *outputs) {
+    if (n != ret->n_operands)
+        return gpuir__fail(R->ctx, GPUIR_ERR_INVALID_ARGUMENT, "the function returns %u values, "
+                           "%zu outputs given", ret->n_operands, n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = gpuir__op_operand(R->m, ret, (uint32_t)i) - 1;
+        gpuir_array *src = &R->vals[v];
+        if (!R->borrowed[v]) {
+            outputs[i] = *src;
+            R->borrowed[v] = true;       /* moved: a second return copies it */
+            continue;
+        }
+        gpuir_result r = gpuir_array_alloc(R->ctx, &outputs[i], src->dtype, src->rank, src->dims);
+        if (r) return r;
+        memcpy(outputs[i].data, src->data, gpuir_array_count(src) * gpuir_dtype_size(src->dtype));
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__ref_run_func(gpuir__ref *R, const gpuir__func *f, size_t n_out,
+                                        gpuir_array *outputs) {
+    size_t n_ops = stbds_arrlenu(f->ops);
+    for (size_t i = 0; i < n_ops; i++) {
+        const gpuir__op *op = gpuir__op_at(R->m, f->ops[i]);
+        for (uint32_t k = 0; k < op->n_operands; k++)
+            R->last_use[gpuir__op_operand(R->m, op, k) - 1] = (uint32_t)i + 1;
+    }
+    for (size_t i = 0; i + 1 < n_ops; i++) {
+        const gpuir__op *op = gpuir__op_at(R->m, f->ops[i]);
+        gpuir__verify_locate(R->m, f, i, op);
+        gpuir_result r = gpuir__ref_exec(R, op);
+        if (r) return r;
+        for (uint32_t k = 0; k < op->n_operands; k++) {   /* free what is dead now */
+            uint32_t v = gpuir__op_operand(R->m, op, k) - 1;
+            if (R->last_use[v] == i + 1 && !R->borrowed[v]) gpuir_array_release(&R->vals[v]);
+        }
+    }
+    R->ctx->loc_file = NULL;
+    R->ctx->loc_line = R->ctx->loc_col = 0;
+    R->ctx->loc_note[0] = '\0';
+    return gpuir__ref_take_outputs(R, gpuir__op_at(R->m, f->ops[n_ops - 1]), n_out, outputs);
+}
+
+GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_inputs,
+                                    const gpuir_array *inputs, size_t n_outputs,
+                                    gpuir_array *outputs) {
+    gpuir_ctx *ctx = m->ctx;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (n_outputs) memset(outputs, 0, n_outputs * sizeof *outputs);
+    uint32_t fid = func ? gpuir__find_func(m, func) : 0;
+    if (!fid) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no function named @%s", func ? func : "(null)");
+    gpuir_result r = gpuir_module_verify(m);
+    if (r) return r;
+    size_t nv = stbds_arrlenu(m->values) + 1;
+    gpuir__ref R;
+    memset(&R, 0, sizeof R);
+    R.m = m;
+    R.ctx = ctx;
+    R.vals = (gpuir_array *)calloc(nv, sizeof *R.vals);
+    R.borrowed = (bool *)calloc(nv, sizeof *R.borrowed);
+    R.last_use = (uint32_t *)calloc(nv, sizeof *R.last_use);
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    if (!R.vals || !R.borrowed || !R.last_use) r = gpuir__oom(ctx, "interpreter state");
+    if (!r) r = gpuir__ref_bind_inputs(&R, f, n_inputs, inputs);
+    if (!r) r = gpuir__ref_run_func(&R, f, n_outputs, outputs);
+    for (size_t i = 0; R.vals && i < nv; i++)
+        if (!R.borrowed[i]) free(R.vals[i].data);
+    if (r)
+        for (size_t i = 0; i < n_outputs; i++) gpuir_array_release(&outputs[i]);
+    free(R.vals);
+    free(R.borrowed);
+    free(R.last_use);
+    ctx->loc_file = NULL;
+    ctx->loc_line = ctx->loc_col = 0;
+    ctx->loc_note[0] = '\0';
+    return r;
+}
+
+GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name,
+                                               const gpuir_array *value) {
+    gpuir_ctx *ctx = m->ctx;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    uint32_t g = name ? gpuir__find_global(m, name) : 0;
+    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no global named @%s", name ? name : "(null)");
+    size_t bytes;
+    gpuir_result r = gpuir__array_check(ctx, value, "bind_global", &bytes);
+    if (r) return r;
+    gpuir_type want = m->globals[g - 1].type, got = gpuir__array_type(value);
+    if (!gpuir_type_equal(want, got)) {
+        gpuir__tbuf bw, bg;
+        return gpuir__fail(ctx, want.dtype != got.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+                           "bind_global: @%s is %s, the array is %s", name, gpuir__tstr(&bw, &want),
+                           gpuir__tstr(&bg, &got));
+    }
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy) return gpuir__oom(ctx, "global data");
+    if (bytes) memcpy(copy, value->data, bytes);
+    free(m->globals[g - 1].data);
+    m->globals[g - 1].data = copy;
+    return GPUIR_OK;
+}
+
+/* ====================================================================== */
+// >>npy
+// NumPy .npy files, versions 1.0, 2.0 and 3.0: little-endian f32, f16, i32 and
+// i64 in C order. Everything else is refused with a message saying why.
+// Reads: util, array. Writes: arrays and files.
+
+typedef struct gpuir__npy_header {
+    char descr[16];
+    bool fortran;
+    bool have_descr, have_fortran, have_shape;
+    int rank;
+    int64_t dims[GPUIR_MAX_RANK];
+} gpuir__npy_header;
+
+typedef struct gpuir__npy_cursor { const char *p, *end; gpuir_ctx *ctx; } gpuir__npy_cursor;
+
+static void gpuir__npy_skip(gpuir__npy_cursor *c) {
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+static bool gpuir__npy_accept(gpuir__npy_cursor *c, char ch) {
+    gpuir__npy_skip(c);
+    if (c->p < c->end && *c->p == ch) { c->p++; return true; }
+    return false;
+}
+
+static gpuir_result gpuir__npy_bad(gpuir__npy_cursor *c, const char *what) {
+    return gpuir__fail(c->ctx, GPUIR_ERR_NPY, ".npy header: %s", what);
+}
+
+/* 'text' -> buf */
+static gpuir_result gpuir__npy_string(gpuir__npy_cursor *c, char *buf, size_t size) {
+    gpuir__npy_skip(c);
+    if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return gpuir__npy_bad(c, "expected a quoted string");
+    char q = *c->p++;
+    const char *s = c->p;
+    while (c->p < c->end && *c->p != q) c->p++;
+    if (c->p >= c->end) return gpuir__npy_bad(c, "unterminated string");
+    size_t n = (size_t)(c->p - s);
+    c->p++;
+    if (n >= size) return gpuir__npy_bad(c, "string too long");
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return GPUIR_OK;
+}
+
+/* (d0, d1, ...) with an optional trailing comma; () is a scalar. */
+static gpuir_result gpuir__npy_shape(gpuir__npy_cursor *c, gpuir__npy_header *h) {
+    if (!gpuir__npy_accept(c, '(')) return gpuir__npy_bad(c, "expected '(' for the shape");
+    h->rank = 0;
+    while (!gpuir__npy_accept(c, ')')) {
+        gpuir__npy_skip(c);
+        if (c->p >= c->end || *c->p < '0' || *c->p > '9') return gpuir__npy_bad(c, "bad shape");
+        int64_t d = 0;
+        while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+            if (d > (INT64_MAX - 9) / 10)
+                return gpuir__fail(c->ctx, GPUIR_ERR_LIMIT, ".npy header: a dimension overflows");
+            d = d * 10 + (*c->p++ - '0');
+        }
+        if (h->rank == GPUIR_MAX_RANK)
+            return gpuir__fail(c->ctx, GPUIR_ERR_LIMIT, ".npy header: rank above the cap of %d",
+                               GPUIR_MAX_RANK);
+        h->dims[h->rank++] = d;
+        if (!gpuir__npy_accept(c, ',')) {
+            if (!gpuir__npy_accept(c, ')')) return gpuir__npy_bad(c, "expected ',' or ')' in the shape");
+            break;
+        }
+    }
+    h->have_shape = true;
+    return GPUIR_OK;
+}
+
+/* {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } */
+static gpuir_result gpuir__npy_parse_header(gpuir_ctx *ctx, const char *text, size_t n,
+                                            gpuir__npy_header *h) {
+    gpuir__npy_cursor c = {text, text + n, ctx};
+    gpuir_result r;
+    memset(h, 0, sizeof *h);
+    if (!gpuir__npy_accept(&c, '{')) return gpuir__npy_bad(&c, "expected '{'");
+    while (!gpuir__npy_accept(&c, '}')) {
+        char key[32];
+        if ((r = gpuir__npy_string(&c, key, sizeof key)) != GPUIR_OK) return r;
+        if (!gpuir__npy_accept(&c, ':')) return gpuir__npy_bad(&c, "expected ':'");
+        gpuir__npy_skip(&c);
+        if (strcmp(key, "descr") == 0) {
+            if ((r = gpuir__npy_string(&c, h->descr, sizeof h->descr)) != GPUIR_OK) return r;
+            h->have_descr = true;
+        } else if (strcmp(key, "fortran_order") == 0) {
+            size_t left = (size_t)(c.end - c.p);
+            if (left >= 4 && memcmp(c.p, "True", 4) == 0) { h->fortran = true; c.p += 4; }
+            else if (left >= 5 && memcmp(c.p, "False", 5) == 0) c.p += 5;
+            else return gpuir__npy_bad(&c, "fortran_order must be True or False");
+            h->have_fortran = true;
+        } else if (strcmp(key, "shape") == 0) {
+            if ((r = gpuir__npy_shape(&c, h)) != GPUIR_OK) return r;
+        } else {
+            return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy header: unknown key '%s'", key);
+        }
+        if (!gpuir__npy_accept(&c, ',')) {
+            if (!gpuir__npy_accept(&c, '}')) return gpuir__npy_bad(&c, "expected ',' or '}'");
+            break;
+        }
+    }
+    if (!h->have_descr || !h->have_fortran || !h->have_shape)
+        return gpuir__npy_bad(&c, "needs 'descr', 'fortran_order' and 'shape'");
+    return GPUIR_OK;
+}
+
+static gpuir_dtype gpuir__npy_dtype(const char *descr) {
+    if (strcmp(descr, "<f4") == 0) return GPUIR_F32;
+    if (strcmp(descr, "<f2") == 0) return GPUIR_F16;
+    if (strcmp(descr, "<i4") == 0) return GPUIR_I32;
+    if (strcmp(descr, "<i8") == 0) return GPUIR_I64;
+    return GPUIR_DTYPE_INVALID;
+}
+
+static uint32_t gpuir__le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
+                                     gpuir_array *out) {
+    memset(out, 0, sizeof *out);
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    const unsigned char *b = (const unsigned char *)bytes;
+    if (!b || size < 10 || memcmp(b, "\x93NUMPY", 6) != 0)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: missing the \\x93NUMPY magic");
+    unsigned major = b[6];
+    if (major < 1 || major > 3)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: unsupported version %u.%u", major, b[7]);
+    size_t pre = major == 1 ? 10 : 12;
+    if (size < pre) return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: truncated header");
+    size_t hlen = major == 1 ? (size_t)(b[8] | b[9] << 8) : (size_t)gpuir__le32(b + 8);
+    if (hlen > size - pre)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: header of %zu bytes but only %zu follow",
+                           hlen, size - pre);
+    gpuir__npy_header h;
+    gpuir_result r = gpuir__npy_parse_header(ctx, (const char *)b + pre, hlen, &h);
+    if (r) return r;
+    if (h.fortran)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: Fortran order is not supported (C order only)");
+    gpuir_dtype dt = gpuir__npy_dtype(h.descr);
+    if (!dt)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: dtype '%s' is not supported (<f4, <f2, "
+                           "<i4, <i8)", h.descr);
+    gpuir_array tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.dtype = dt;
+    tmp.rank = h.rank;
+    memcpy(tmp.dims, h.dims, sizeof h.dims);
+    size_t data_bytes;
+    if ((r = gpuir__array_check(ctx, &tmp, ".npy", &data_bytes)) != GPUIR_OK) return r;
+    size_t have = size - pre - hlen;
+    if (have != data_bytes)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the shape needs %zu data bytes, the file "
+                           "has %zu", data_bytes, have);
+    if ((r = gpuir_array_alloc(ctx, out, dt, h.rank, h.dims)) != GPUIR_OK) return r;
+    if (data_bytes) memcpy(out->data, b + pre + hlen, data_bytes);
+    return GPUIR_OK;
+}
+
+GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out) {
+    memset(out, 0, sizeof *out);
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    char *data;
+    size_t size;
+    gpuir_result r = gpuir__read_file(ctx, path, &data, &size);
+    if (r) return r;
+    r = gpuir_npy_load(ctx, data, size, out);
+    free(data);
+    return r;
+}
+
+GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a) {
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    size_t bytes;
+    gpuir_result r = gpuir__array_check(ctx, a, "npy_write", &bytes);
+    if (r) return r;
+    const char *descr = a->dtype == GPUIR_F32 ? "<f4" : a->dtype == GPUIR_F16 ? "<f2" :
+                        a->dtype == GPUIR_I32 ? "<i4" : a->dtype == GPUIR_I64 ? "<i8" : NULL;
+    if (!descr)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, "npy_write: %s has no .npy dtype",
+                           gpuir_dtype_name(a->dtype));
+    gpuir__str h = {NULL};
+    gpuir__str_appendf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (int i = 0; i < a->rank; i++)
+        gpuir__str_appendf(&h, "%lld%s", (long long)a->dims[i], a->rank == 1 ? "," : i + 1 < a->rank ? ", " : "");
+    gpuir__str_appendf(&h, "), }");
+    size_t len = strlen(gpuir__str_cstr(&h)), padded = (10 + len + 1 + 63) / 64 * 64 - 10;
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
+    pre[8] = (unsigned char)(padded & 0xff);
+    pre[9] = (unsigned char)(padded >> 8);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        gpuir__str_free(&h);
+        return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    }
+    bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(gpuir__str_cstr(&h), 1, len, f) == len;
+    for (size_t i = len; ok && i + 1 < padded; i++) ok = fputc(' ', f) != EOF;
+    ok = ok && fputc('\n', f) != EOF && (bytes == 0 || fwrite(a->data, 1, bytes, f) == bytes);
+    ok = (fclose(f) == 0) && ok;
+    gpuir__str_free(&h);
+    return ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "cannot write '%s'", path);
+}
+
+#endif /* GPUIR_IMPLEMENTATION_DONE */
+#endif /* GPUIR_IMPLEMENTATION */
+
+/*
+MIT License
+
+Copyright (c) 2026 the gpuir authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+*/

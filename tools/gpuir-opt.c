@@ -1,0 +1,115 @@
+/* gpuir-opt: parse, verify and print gpuir text, in the manner of mlir-opt.
+
+   gpuir-opt [options] FILE       (FILE may be - for standard input)
+     --split-input-file   treat each `// -----` separated chunk as a module
+     --verify-roundtrip   also check that print(parse(print(m))) == print(m)
+     -o FILE              write the output to FILE instead of standard output
+   Exit status 0 on success; 1 with the diagnostic on standard error. */
+#define GPUIR_IMPLEMENTATION
+#include "../gpuir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct opt_args {
+    const char *input, *output;
+    bool split, roundtrip;
+} opt_args;
+
+static int usage(void) {
+    fprintf(stderr, "usage: gpuir-opt [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
+    return 2;
+}
+
+static char *read_all(FILE *f, size_t *n) {
+    size_t cap = 1 << 16, len = 0;
+    char *buf = (char *)malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char *bigger = (char *)realloc(buf, cap *= 2);
+            if (!bigger) { free(buf); return NULL; }
+            buf = bigger;
+        }
+    }
+    *n = len;
+    return buf;
+}
+
+/* Parses one chunk and prints it to `out`; reports errors on stderr. */
+static bool run_chunk(const char *text, size_t len, const char *name, bool roundtrip, FILE *out) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = ctx ? gpuir_module_parse(ctx, text, len, name) : NULL;
+    char *printed = m ? gpuir_module_print(m) : NULL;
+    bool ok = printed != NULL;
+    if (ok && roundtrip) {
+        gpuir_module *again = gpuir_module_parse(ctx, printed, strlen(printed), "<printed>");
+        char *second = again ? gpuir_module_print(again) : NULL;
+        ok = second && strcmp(second, printed) == 0;
+        if (second && !ok) fprintf(stderr, "%s: error: print -> parse -> print is not a fixed point\n", name);
+        gpuir_free(second);
+    }
+    if (ok) fputs(printed, out);
+    else if (ctx && gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
+    gpuir_free(printed);
+    gpuir_ctx_destroy(ctx);
+    return ok;
+}
+
+/* Each chunk keeps its line numbers: the lines before it become blank. */
+static bool run_split(const char *text, size_t len, const char *name, bool roundtrip, FILE *out) {
+    const char *sep = "// -----";
+    bool ok = true;
+    size_t start = 0, newlines = 0, chunk = 0;
+    while (start <= len) {
+        size_t end = start;
+        while (end < len) {
+            bool at_line_start = end == 0 || text[end - 1] == '\n';
+            if (at_line_start && len - end >= strlen(sep) && memcmp(text + end, sep, strlen(sep)) == 0)
+                break;
+            end++;
+        }
+        char *buf = (char *)malloc(newlines + (end - start) + 1);
+        if (!buf) return false;
+        memset(buf, '\n', newlines);
+        memcpy(buf + newlines, text + start, end - start);
+        if (chunk++) fprintf(out, "// -----\n");
+        ok = run_chunk(buf, newlines + end - start, name, roundtrip, out) && ok;
+        free(buf);
+        for (size_t i = start; i < end; i++) newlines += text[i] == '\n';
+        if (end >= len) break;
+        while (end < len && text[end] != '\n') end++;   /* skip the separator line */
+        newlines++;
+        start = end + 1;
+    }
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    opt_args a = {NULL, NULL, false, false};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--split-input-file") == 0) a.split = true;
+        else if (strcmp(argv[i], "--verify-roundtrip") == 0) a.roundtrip = true;
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) a.output = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1] != '\0') return usage();
+        else if (!a.input) a.input = argv[i];
+        else return usage();
+    }
+    if (!a.input) return usage();
+    FILE *in = strcmp(a.input, "-") == 0 ? stdin : fopen(a.input, "rb");
+    if (!in) { fprintf(stderr, "gpuir-opt: cannot open '%s'\n", a.input); return 1; }
+    size_t len;
+    char *text = read_all(in, &len);
+    if (in != stdin) fclose(in);
+    if (!text) { fprintf(stderr, "gpuir-opt: cannot read '%s'\n", a.input); return 1; }
+    FILE *out = a.output ? fopen(a.output, "w") : stdout;
+    if (!out) { fprintf(stderr, "gpuir-opt: cannot create '%s'\n", a.output); free(text); return 1; }
+    const char *name = strcmp(a.input, "-") == 0 ? "<stdin>" : a.input;
+    bool ok = a.split ? run_split(text, len, name, a.roundtrip, out)
+                      : run_chunk(text, len, name, a.roundtrip, out);
+    if (out != stdout) fclose(out);
+    free(text);
+    return ok ? 0 : 1;
+}
