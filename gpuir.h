@@ -244,6 +244,10 @@ GPUIRDEF gpuir_type gpuir_func_param_type(const gpuir_module *m, gpuir_func f, s
 GPUIRDEF size_t gpuir_func_result_count(const gpuir_module *m, gpuir_func f);
 GPUIRDEF gpuir_type gpuir_func_result_type(const gpuir_module *m, gpuir_func f, size_t i);
 GPUIRDEF gpuir_type gpuir_value_type(const gpuir_module *m, gpuir_value v);
+GPUIRDEF size_t gpuir_module_global_count(const gpuir_module *m);
+GPUIRDEF const char *gpuir_module_global_name(const gpuir_module *m, size_t index); /* "" if none */
+GPUIRDEF gpuir_type gpuir_module_global_type(const gpuir_module *m, size_t index);
+GPUIRDEF bool gpuir_module_global_bound(const gpuir_module *m, size_t index);
 
 /* ---- builder -------------------------------------------------------------
    A function is built between gpuir_func_begin and gpuir_func_return; ops
@@ -958,6 +962,20 @@ GPUIRDEF gpuir_type gpuir_func_result_type(const gpuir_module *m, gpuir_func f, 
 GPUIRDEF gpuir_type gpuir_value_type(const gpuir_module *m, gpuir_value v) {
     const gpuir__value *val = gpuir__value_at(m, v.id);
     return val ? val->type : gpuir__invalid_type();
+}
+
+GPUIRDEF size_t gpuir_module_global_count(const gpuir_module *m) { return stbds_arrlenu(m->globals); }
+
+GPUIRDEF const char *gpuir_module_global_name(const gpuir_module *m, size_t index) {
+    return index < stbds_arrlenu(m->globals) ? gpuir__string(m, m->globals[index].name) : "";
+}
+
+GPUIRDEF gpuir_type gpuir_module_global_type(const gpuir_module *m, size_t index) {
+    return index < stbds_arrlenu(m->globals) ? m->globals[index].type : gpuir__invalid_type();
+}
+
+GPUIRDEF bool gpuir_module_global_bound(const gpuir_module *m, size_t index) {
+    return index < stbds_arrlenu(m->globals) && m->globals[index].data != NULL;
 }
 
 /* ====================================================================== */

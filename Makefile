@@ -1,0 +1,66 @@
+# gpuir: `make` builds the tools, the example and the tests; `make test` runs
+# every test twice (plain and under ASan+UBSan); `make run` runs the example.
+CC      ?= cc
+CXX     ?= c++
+CFLAGS  ?= -O2 -g
+PREFIX  ?= /usr/local
+WARN    = -std=c99 -Wall -Wextra -Wpedantic -Werror
+# Recursive variables: evaluated after `deps` has installed stb if needed.
+STB_CFLAGS = $(shell pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb)
+STB_LIBS   = $(shell pkg-config --libs stb 2>/dev/null || echo -lstb)
+LIBS    = $(STB_LIBS) -lm
+SAN     = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+TOOLS     = tools/gpuir-opt tools/gpuir-run
+EXAMPLES  = examples/mlp
+TEST_SRCS = $(wildcard tests/api/*.c)
+TESTS     = $(patsubst tests/api/%.c,build/tests/%,$(TEST_SRCS))
+ASAN      = $(patsubst tools/%,build/asan/%,$(TOOLS)) \
+            $(patsubst tests/api/%.c,build/asan/tests/%,$(TEST_SRCS))
+
+all: $(TOOLS) $(EXAMPLES) $(TESTS)
+
+deps:
+	@tools/ensure-deps.sh
+
+tools/%: tools/%.c gpuir.h | deps
+	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
+
+examples/%: examples/%.c gpuir.h | deps
+	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
+
+build/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
+
+build/asan/%: tools/%.c gpuir.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
+
+build/asan/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
+
+asan: $(ASAN)
+
+test: all asan
+	@tools/ensure-deps.sh --tests
+	@tests/run.sh tools build/asan
+
+run: examples/mlp
+	./examples/mlp
+
+gpuir.pc: gpuir.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(sed -n 's/^#define GPUIR_VERSION_STRING "\(.*\)"/\1/p' gpuir.h)|" $< > $@
+
+install: $(TOOLS) gpuir.pc
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 gpuir.h $(DESTDIR)$(PREFIX)/include/gpuir.h
+	install -m 644 gpuir.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/gpuir.pc
+	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf build $(TOOLS) $(EXAMPLES) gpuir.pc
+
+.PHONY: all deps asan test run install clean
+.DELETE_ON_ERROR:
