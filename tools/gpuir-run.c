@@ -6,7 +6,8 @@
 
    Parameters without --input, and globals without --global, get
    deterministic random data from the seed (default 1). Each result is
-   printed with its type and a summary. With --expected_output the results
+   printed with its type, min, max and mean, and its elements in row-major
+   order (all of them up to 64, else the first 8), with %.9g. With --expected_output the results
    are compared within the dtype's tolerance (or --rtol/--atol); a mismatch
    exits with status 1. */
 #define GPUIR_IMPLEMENTATION
@@ -142,9 +143,10 @@ static void summarize(int i, const gpuir_array *a) {
         sum += v;
     }
     printf("result[%d]: %s\n", i, gpuir_type_str(gpuir_tensor_type(a->dtype, a->rank, a->dims), buf, sizeof buf));
-    printf("  min %.6g  max %.6g  mean %.6g\n  [", lo, hi, n ? sum / (double)n : 0.0);
-    for (size_t k = 0; k < n && k < 8; k++) printf("%s%.6g", k ? ", " : "", gpuir_array_get(a, k));
-    printf("%s]\n", n > 8 ? ", ..." : "");
+    printf("  min %.9g  max %.9g  mean %.9g\n  [", lo, hi, n ? sum / (double)n : 0.0);
+    size_t shown = n <= 64 ? n : 8;       /* small results in full, else a prefix */
+    for (size_t k = 0; k < shown; k++) printf("%s%.9g", k ? ", " : "", gpuir_array_get(a, k));
+    printf("%s]\n", n > shown ? ", ..." : "");
 }
 
 /* Picks the function: --function, or the module's only one. */
