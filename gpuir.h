@@ -27,6 +27,9 @@
      >>array    host arrays: allocation, element access, random fill, compare
      >>ref      the reference interpreter of tensor-level IR (the oracle)
      >>npy      .npy reading and writing
+     >>pass     the pass registry and the pipeline runner; rewriting helpers
+     >>pass.canonicalize   constant folding, CSE, dead code removal
+     >>pass.decompose      composites (softmax) into primitive ops
 
    CONVENTIONS
      Public names are gpuir_<noun>_<verb>, internal ones gpuir__<section>_<verb>.
@@ -347,6 +350,31 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
                                     const gpuir_array *inputs, size_t n_outputs,
                                     gpuir_array *outputs);
 
+/* ---- passes --------------------------------------------------------------
+   A pipeline is a comma-separated list of pass names ("canonicalize,
+   decompose"); gpuir_pass_count/_name/_summary list them. The module is
+   verified after every pass; the first failure stops the pipeline with the
+   pass name in the error.
+   The default configuration is:
+     print_ir_before, print_ir_after   NULL: no dumps ("*": every pass)
+     timing                            false: no per-pass CPU times
+     disable_verify                    false: verify after every pass
+     print, print_user                 NULL: dumps and times go to stderr */
+typedef struct gpuir_pass_desc {
+    const char *print_ir_before;
+    const char *print_ir_after;
+    bool timing;
+    bool disable_verify;
+    void (*print)(void *user, const char *text);
+    void *print_user;
+} gpuir_pass_desc;
+
+GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipeline,
+                                              const gpuir_pass_desc *desc);
+GPUIRDEF size_t gpuir_pass_count(void);
+GPUIRDEF const char *gpuir_pass_name(size_t index);     /* NULL past the end */
+GPUIRDEF const char *gpuir_pass_summary(size_t index);
+
 /* ---- .npy files (f32, f16, i32, i64; C order; little-endian) ----------- */
 GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out);
 GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
@@ -373,6 +401,7 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef GPUIR_STB_DS_IMPLEMENTATION
 #  define STB_DS_IMPLEMENTATION
@@ -680,6 +709,8 @@ struct gpuir_module {
     char *strings;            /* offset 0 holds "" */
     unsigned char *bytes;
     uint32_t building;        /* the open function's id, 0 if none */
+    bool rewriting;           /* a pass is rebuilding `building`: new ops go to */
+    uint32_t *rewrite_ops;    /*   this stb_ds list, which replaces its op list */
     const char *source_name;  /* for diagnostics of parsed modules */
     char *source_name_owned;
 };
@@ -890,6 +921,7 @@ static void gpuir__module_free(gpuir_module *m) {
     stbds_arrfree(m->ints);
     stbds_arrfree(m->strings);
     stbds_arrfree(m->bytes);
+    stbds_arrfree(m->rewrite_ops);
     free(m->source_name_owned);
     free(m);
 }
@@ -1506,7 +1538,8 @@ static uint32_t gpuir__build_op(gpuir_module *m, gpuir_op_kind kind, const uint3
         stbds_arrput(m->values, v);
         m->ops[id - 1].result = (uint32_t)stbds_arrlenu(m->values);
     }
-    stbds_arrput(gpuir__func_at(m, m->building)->ops, id);
+    if (m->rewriting) stbds_arrput(m->rewrite_ops, id);
+    else stbds_arrput(gpuir__func_at(m, m->building)->ops, id);
     return id;
 }
 
@@ -1770,14 +1803,20 @@ typedef struct gpuir__printer {
     uint32_t *numbers;     /* value id - 1 -> printed number + 1 (0: a parameter) */
 } gpuir__printer;
 
-/* Shortest text that reads back as the same double; always marked as a
-   float (a '.', an exponent, inf or nan) so that it never reads as an int. */
+/* The shortest text that reads back as the same value: as the same float
+   when v is one (every f32, f16 and bf16 value is; the parser rounds to the
+   dtype), else as the same double. Always marked as a float (a '.', an
+   exponent, inf or nan) so that it never reads back as an integer. */
 static void gpuir__print_float(gpuir__str *s, double v) {
     if (isnan(v)) { gpuir__str_appendf(s, "nan"); return; }
     if (isinf(v)) { gpuir__str_appendf(s, v < 0 ? "-inf" : "inf"); return; }
     char b[40];
-    snprintf(b, sizeof b, "%.9g", v);
-    if (strtod(b, NULL) != v) snprintf(b, sizeof b, "%.17g", v);
+    bool is_f32 = (double)(float)v == v;
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(b, sizeof b, "%.*g", digits, v);
+        double back = strtod(b, NULL);
+        if (is_f32 ? (double)(float)back == v : back == v) break;
+    }
     gpuir__str_appendf(s, "%s%s", b, strpbrk(b, ".e") ? "" : ".0");
 }
 
@@ -3567,6 +3606,501 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
     ok = (fclose(f) == 0) && ok;
     gpuir__str_free(&h);
     return ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "cannot write '%s'", path);
+}
+
+/* ====================================================================== */
+// >>pass
+// The pass registry, the pipeline runner (verify after each pass, IR dumps,
+// timing) and the helpers passes share to rebuild a function's op list.
+// Reads: ir, build, print, verify. Writes: ir. Passes keep no state.
+
+typedef gpuir_result (*gpuir__pass_fn)(gpuir_module *m);
+
+/* Starts rebuilding function `fid`: ops built or kept go to a new list. */
+static void gpuir__rewrite_begin(gpuir_module *m, uint32_t fid) {
+    m->building = fid;
+    m->rewriting = true;
+    if (m->rewrite_ops) stbds_header(m->rewrite_ops)->length = 0;
+}
+
+static void gpuir__rewrite_keep(gpuir_module *m, uint32_t op) { stbds_arrput(m->rewrite_ops, op); }
+
+/* Ends the rebuild; the new list replaces the function's ops if `commit`. */
+static void gpuir__rewrite_end(gpuir_module *m, bool commit) {
+    gpuir__func *f = gpuir__func_at(m, m->building);
+    if (commit) {
+        uint32_t *old = f->ops;
+        f->ops = m->rewrite_ops;
+        m->rewrite_ops = old;
+    }
+    if (m->rewrite_ops) stbds_header(m->rewrite_ops)->length = 0;
+    m->building = 0;
+    m->rewriting = false;
+}
+
+/* Rewrites an op's operands through `repl` (value id - 1 -> new id, 0: same). */
+static void gpuir__remap_operands(gpuir_module *m, const gpuir__op *op, const uint32_t *repl) {
+    for (uint32_t i = 0; i < op->n_operands; i++) {
+        uint32_t *use = &m->uses[op->operands + i];
+        if (repl[*use - 1]) *use = repl[*use - 1];
+    }
+}
+
+/* Removes ops whose result nobody uses (every tensor op is pure). */
+static void gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
+    gpuir__func *f = gpuir__func_at(m, fid);
+    size_t n = stbds_arrlenu(f->ops), kept = n;
+    uint32_t *uses = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
+    bool *dead = (bool *)calloc(n + 1, sizeof *dead);
+    if (uses && dead) {
+        for (size_t i = 0; i < n; i++) {
+            const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+            for (uint32_t k = 0; k < op->n_operands; k++) uses[gpuir__op_operand(m, op, k) - 1]++;
+        }
+        for (size_t i = n; i-- > 0;) {
+            const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+            if (!op->result || uses[op->result - 1]) continue;
+            dead[i] = true;
+            kept--;
+            for (uint32_t k = 0; k < op->n_operands; k++) uses[gpuir__op_operand(m, op, k) - 1]--;
+        }
+        size_t j = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!dead[i]) f->ops[j++] = f->ops[i];
+        stbds_header(f->ops)->length = kept;
+    }
+    free(uses);
+    free(dead);
+}
+
+static gpuir_result gpuir__pass_canonicalize(gpuir_module *m);
+static gpuir_result gpuir__pass_decompose(gpuir_module *m);
+
+typedef struct gpuir__pass_info {
+    const char *name;
+    const char *summary;
+    gpuir__pass_fn run;
+} gpuir__pass_info;
+
+static const gpuir__pass_info gpuir__passes[] = {
+    {"canonicalize", "fold constants, merge identical ops (CSE), remove dead ops",
+     gpuir__pass_canonicalize},
+    {"decompose", "rewrite composite ops (softmax) into primitive ops", gpuir__pass_decompose},
+};
+#define GPUIR__PASS_COUNT (sizeof gpuir__passes / sizeof gpuir__passes[0])
+
+GPUIRDEF size_t gpuir_pass_count(void) { return GPUIR__PASS_COUNT; }
+GPUIRDEF const char *gpuir_pass_name(size_t i) { return i < GPUIR__PASS_COUNT ? gpuir__passes[i].name : NULL; }
+GPUIRDEF const char *gpuir_pass_summary(size_t i) {
+    return i < GPUIR__PASS_COUNT ? gpuir__passes[i].summary : NULL;
+}
+
+static const gpuir__pass_info *gpuir__find_pass(const char *name, size_t len) {
+    for (size_t i = 0; i < GPUIR__PASS_COUNT; i++)
+        if (strlen(gpuir__passes[i].name) == len && memcmp(gpuir__passes[i].name, name, len) == 0)
+            return &gpuir__passes[i];
+    return NULL;
+}
+
+static void gpuir__pass_print(const gpuir_pass_desc *d, const char *text) {
+    if (d->print) d->print(d->print_user, text);
+    else fputs(text, stderr);
+}
+
+static bool gpuir__pass_selected(const char *which, const char *name) {
+    return which && (strcmp(which, "*") == 0 || strcmp(which, name) == 0);
+}
+
+static void gpuir__pass_dump(gpuir_module *m, const gpuir_pass_desc *d, const char *when,
+                             const char *name) {
+    char *text = gpuir_module_print(m);
+    gpuir__str s = {NULL};
+    gpuir__str_appendf(&s, "// -----// IR Dump %s %s //----- //\n%s", when, name, text ? text : "");
+    gpuir__pass_print(d, gpuir__str_cstr(&s));
+    gpuir__str_free(&s);
+    gpuir_free(text);
+}
+
+/* Runs one pass with its dumps, timing and the verifier after it. */
+static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info *p,
+                                        const gpuir_pass_desc *d) {
+    if (gpuir__pass_selected(d->print_ir_before, p->name)) gpuir__pass_dump(m, d, "Before", p->name);
+    clock_t start = clock();
+    snprintf(m->ctx->loc_note, sizeof m->ctx->loc_note, "pass '%s'", p->name);
+    gpuir_result r = p->run(m);
+    m->ctx->loc_note[0] = '\0';
+    double ms = 1000.0 * (double)(clock() - start) / CLOCKS_PER_SEC;
+    if (!r && !d->disable_verify && gpuir_module_verify(m) != GPUIR_OK) {
+        gpuir_ctx *ctx = m->ctx;
+        gpuir__str s = {NULL};
+        gpuir__str_appendf(&s, "after pass '%s': %s", p->name, gpuir_ctx_error(ctx));
+        stbds_arrfree(ctx->message);
+        ctx->message = s.buf;
+        r = ctx->result;
+    }
+    if (!r && d->timing) {
+        char line[160];
+        snprintf(line, sizeof line, "// pass %-14s %9.3f ms (CPU)\n", p->name, ms);
+        gpuir__pass_print(d, line);
+    }
+    if (!r && gpuir__pass_selected(d->print_ir_after, p->name)) gpuir__pass_dump(m, d, "After", p->name);
+    return r;
+}
+
+GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipeline,
+                                              const gpuir_pass_desc *desc) {
+    gpuir_ctx *ctx = m->ctx;
+    gpuir_pass_desc d;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    gpuir_result r = gpuir_module_verify(m);
+    const char *p = pipeline ? pipeline : "";
+    while (!r && *p) {          /* check every name before running anything */
+        size_t len = strcspn(p, ",");
+        if (!gpuir__find_pass(p, len))
+            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "unknown pass '%.*s' in pipeline "
+                               "'%s' (see gpuir_pass_name)", (int)len, p, pipeline);
+        p += len + (p[len] == ',');
+    }
+    for (p = pipeline ? pipeline : ""; !r && *p;) {
+        size_t len = strcspn(p, ",");
+        r = gpuir__pass_run_one(m, gpuir__find_pass(p, len), &d);
+        p += len + (p[len] == ',');
+    }
+    return r;
+}
+
+/* ====================================================================== */
+// >>pass.canonicalize
+// Folds ops on constants (splats stay splats; small dense results up to
+// GPUIR__FOLD_MAX elements are computed by the reference interpreter), merges
+// identical ops (CSE) and removes dead ops. Reads: ir, build, ref. Writes: ir.
+
+#define GPUIR__FOLD_MAX 4096
+
+/* Open addressing: op hash -> op id (0: empty slot). */
+typedef struct gpuir__cse_map {
+    uint64_t *keys;
+    uint32_t *ops;
+    size_t cap, count;
+} gpuir__cse_map;
+
+typedef struct gpuir__canon {
+    gpuir_module *m;
+    size_t cap;                   /* entries in the per-value arrays below */
+    uint32_t *repl;               /* value id - 1 -> replacement id (0: none) */
+    gpuir__cse_map cse;
+    gpuir__ref ref;               /* interpreter state for dense folds */
+} gpuir__canon;
+
+/* Grows (zero-filled) one per-value array from `old` to `cap` entries. */
+static bool gpuir__grow_zeroed(void **p, size_t old, size_t cap, size_t size) {
+    void *q = realloc(*p, cap * size);
+    if (!q) return false;
+    memset((char *)q + old * size, 0, (cap - old) * size);
+    *p = q;
+    return true;
+}
+
+/* Keeps the per-value arrays as long as the module's value list, which
+   grows as the pass builds constants. */
+static gpuir_result gpuir__canon_fit(gpuir__canon *C) {
+    size_t need = stbds_arrlenu(C->m->values) + 1;
+    if (need <= C->cap) return GPUIR_OK;
+    size_t cap = need * 2;
+    bool ok = gpuir__grow_zeroed((void **)&C->repl, C->cap, cap, sizeof *C->repl) &&
+              gpuir__grow_zeroed((void **)&C->ref.vals, C->cap, cap, sizeof *C->ref.vals) &&
+              gpuir__grow_zeroed((void **)&C->ref.borrowed, C->cap, cap, sizeof *C->ref.borrowed);
+    if (!ok) return gpuir__oom(C->m->ctx, "canonicalize");
+    C->cap = cap;
+    return GPUIR_OK;
+}
+
+static void gpuir__cse_free(gpuir__cse_map *t) {
+    free(t->keys);
+    free(t->ops);
+    memset(t, 0, sizeof *t);
+}
+
+/* The slot of `key`: where it is, or the empty slot where it would go. */
+static size_t gpuir__cse_slot(const gpuir__cse_map *t, uint64_t key) {
+    size_t i = (size_t)(key ^ (key >> 29)) & (t->cap - 1);
+    while (t->ops[i] && t->keys[i] != key) i = (i + 1) & (t->cap - 1);
+    return i;
+}
+
+/* Keeps the table at most half full; false when out of memory. */
+static bool gpuir__cse_reserve(gpuir__cse_map *t) {
+    if (2 * (t->count + 1) <= t->cap) return true;
+    gpuir__cse_map bigger = {NULL, NULL, t->cap ? 2 * t->cap : 64, t->count};
+    bigger.keys = (uint64_t *)calloc(bigger.cap, sizeof *bigger.keys);
+    bigger.ops = (uint32_t *)calloc(bigger.cap, sizeof *bigger.ops);
+    if (!bigger.keys || !bigger.ops) { gpuir__cse_free(&bigger); return false; }
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->ops[i]) continue;
+        size_t j = gpuir__cse_slot(&bigger, t->keys[i]);
+        bigger.keys[j] = t->keys[i];
+        bigger.ops[j] = t->ops[i];
+    }
+    gpuir__cse_free(t);
+    *t = bigger;
+    return true;
+}
+
+static uint64_t gpuir__hash(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The payload bytes of an attribute (ints, string or dense data). */
+static const void *gpuir__attr_payload(const gpuir_module *m, const gpuir__attr *a, size_t *n) {
+    switch (a->kind) {
+    case GPUIR__ATTR_INTS: *n = a->n * sizeof(int64_t); return m->ints + a->off;
+    case GPUIR__ATTR_STRING:
+    case GPUIR__ATTR_SYMBOL: *n = strlen(m->strings + a->off); return m->strings + a->off;
+    case GPUIR__ATTR_DENSE: *n = a->n * gpuir_dtype_size((gpuir_dtype)a->i); return m->bytes + a->off;
+    default: *n = 0; return NULL;
+    }
+}
+
+static uint64_t gpuir__op_hash(const gpuir_module *m, const gpuir__op *op) {
+    uint64_t h = gpuir__hash(0xcbf29ce484222325ull, &op->kind, sizeof op->kind);
+    h = gpuir__hash(h, &gpuir__value_at(m, op->result)->type, sizeof(gpuir_type));
+    h = gpuir__hash(h, m->uses + op->operands, op->n_operands * sizeof(uint32_t));
+    for (uint32_t i = 0; i < op->n_attrs; i++) {
+        const gpuir__attr *a = &m->attrs[op->attrs + i];
+        size_t n;
+        const void *payload = gpuir__attr_payload(m, a, &n);
+        const char *name = gpuir__string(m, a->name);
+        h = gpuir__hash(h, name, strlen(name));
+        h = gpuir__hash(h, &a->kind, sizeof a->kind);
+        h = gpuir__hash(h, &a->i, sizeof a->i);
+        h = gpuir__hash(h, &a->f, sizeof a->f);
+        if (n) h = gpuir__hash(h, payload, n);
+    }
+    return h;
+}
+
+static bool gpuir__attr_same(const gpuir_module *m, const gpuir__attr *a, const gpuir__attr *b) {
+    size_t na, nb;
+    const void *pa = gpuir__attr_payload(m, a, &na), *pb = gpuir__attr_payload(m, b, &nb);
+    return strcmp(gpuir__string(m, a->name), gpuir__string(m, b->name)) == 0 &&
+           a->kind == b->kind && a->i == b->i && memcmp(&a->f, &b->f, sizeof a->f) == 0 &&
+           na == nb && (na == 0 || memcmp(pa, pb, na) == 0);
+}
+
+static bool gpuir__op_same(const gpuir_module *m, const gpuir__op *a, const gpuir__op *b) {
+    if (a->kind != b->kind || a->n_operands != b->n_operands || a->n_attrs != b->n_attrs ||
+        !gpuir_type_equal(gpuir__value_at(m, a->result)->type, gpuir__value_at(m, b->result)->type))
+        return false;
+    for (uint32_t i = 0; i < a->n_operands; i++)
+        if (gpuir__op_operand(m, a, i) != gpuir__op_operand(m, b, i)) return false;
+    for (uint32_t i = 0; i < a->n_attrs; i++)
+        if (!gpuir__attr_same(m, &m->attrs[a->attrs + i], &m->attrs[b->attrs + i])) return false;
+    return true;
+}
+
+/* CSE: the result of an identical earlier op, or 0 (and remembers this one;
+   on a hash collision with a different op the new one is simply kept). */
+static uint32_t gpuir__cse_lookup(gpuir__canon *C, uint32_t op_id) {
+    const gpuir__op *op = gpuir__op_at(C->m, op_id);
+    uint64_t key = gpuir__op_hash(C->m, op);
+    if (!gpuir__cse_reserve(&C->cse)) return 0;
+    size_t i = gpuir__cse_slot(&C->cse, key);
+    if (C->cse.ops[i]) {
+        const gpuir__op *prev = gpuir__op_at(C->m, C->cse.ops[i]);
+        return gpuir__op_same(C->m, prev, op) ? prev->result : 0;
+    }
+    C->cse.keys[i] = key;
+    C->cse.ops[i] = op_id;
+    C->cse.count++;
+    return 0;
+}
+
+/* The `value` attribute of the op defining v, if it is a constant. */
+static const gpuir__attr *gpuir__constant_value(const gpuir_module *m, uint32_t v) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    return def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_find(m, def, "value") : NULL;
+}
+
+/* Appends `constant {value = ...}` of type t, taking the value from the
+   one-element array `one` (already rounded to t's dtype). */
+static uint32_t gpuir__build_splat(gpuir_module *m, const gpuir_type *t, const gpuir_array *one) {
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    if (gpuir_dtype_is_float(t->dtype)) gpuir__attr_push_float(m, "value", gpuir_array_get(one, 0));
+    else gpuir__attr_push_int(m, "value", GPUIR__ATTR_INT, gpuir__load_int(one, 0));
+    return gpuir__build_op(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, t);
+}
+
+/* Folds an elementwise or data-movement op whose operands are all splats. */
+static uint32_t gpuir__fold_splats(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (cls != GPUIR__CLASS_UNARY && cls != GPUIR__CLASS_BINARY && cls != GPUIR__CLASS_CAST &&
+        cls != GPUIR__CLASS_BROADCAST && cls != GPUIR__CLASS_RESHAPE && cls != GPUIR__CLASS_TRANSPOSE)
+        return 0;
+    double f[2] = {0, 0};
+    int64_t i[2] = {0, 0};
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        const gpuir__attr *v = gpuir__constant_value(m, gpuir__op_operand(m, op, k));
+        if (!v || (v->kind != GPUIR__ATTR_FLOAT && v->kind != GPUIR__ATTR_INT)) return 0;
+        f[k] = v->kind == GPUIR__ATTR_FLOAT ? v->f : (double)v->i;
+        i[k] = v->kind == GPUIR__ATTR_INT ? v->i : 0;
+    }
+    gpuir_type t = gpuir__value_at(m, op->result)->type;
+    gpuir_dtype src = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.dtype;
+    if (!gpuir__type_is_static(&t)) return 0;       /* constants have static types */
+    unsigned char bytes[8];
+    gpuir_array one;
+    memset(&one, 0, sizeof one);
+    one.dtype = t.dtype;
+    one.data = bytes;
+    bool is_float = gpuir_dtype_is_float(src);
+    if (cls == GPUIR__CLASS_UNARY) { f[0] = gpuir__ref_unary_f(op->kind, f[0]); i[0] = gpuir__ref_unary_i(op->kind, i[0]); }
+    if (cls == GPUIR__CLASS_BINARY) {
+        f[0] = gpuir__ref_binary_f(op->kind, f[0], f[1]);
+        i[0] = gpuir__ref_binary_i(op->kind, i[0], i[1], src);
+    }
+    if (is_float) gpuir_array_set(&one, 0, f[0]);
+    else if (gpuir_dtype_is_float(t.dtype)) gpuir_array_set(&one, 0, (double)i[0]);
+    else gpuir__store_int(&one, 0, i[0]);
+    return gpuir__build_splat(m, &t, &one);
+}
+
+/* Whether every element has the same bytes as the first. */
+static bool gpuir__array_uniform(const gpuir_array *a) {
+    size_t n = gpuir_array_count(a), size = gpuir_dtype_size(a->dtype);
+    for (size_t i = 1; i < n; i++)
+        if (memcmp((const char *)a->data + i * size, a->data, size) != 0) return false;
+    return true;
+}
+
+/* Folds a small op on constants by running it in the interpreter. */
+static uint32_t gpuir__fold_dense(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    gpuir_type t = gpuir__value_at(m, op->result)->type;
+    int64_t count = gpuir__type_count(&t);
+    if (count < 0 || count > GPUIR__FOLD_MAX || op->kind == GPUIR_OP_CONSTANT ||
+        op->kind == GPUIR_OP_GET_GLOBAL || op->kind == GPUIR_OP_RETURN)
+        return 0;
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k);
+        gpuir_type vt = gpuir__value_at(m, v)->type;
+        if (!gpuir__constant_value(m, v) || gpuir__type_count(&vt) > GPUIR__FOLD_MAX) return 0;
+    }
+    gpuir__ref *R = &C->ref;
+    uint32_t made = 0;
+    gpuir_result r = GPUIR_OK;
+    for (uint32_t k = 0; k < op->n_operands && !r; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k);
+        if (!R->vals[v - 1].data) r = gpuir__ref_exec(R, gpuir__op_at(m, gpuir__value_at(m, v)->def_op));
+    }
+    if (!r) r = gpuir__ref_exec(R, op);
+    gpuir_array *out = &R->vals[op->result - 1];
+    if (!r && gpuir__array_uniform(out) && count > 0) {
+        made = gpuir__build_splat(m, &t, out);
+    } else if (!r) {
+        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+        if (!gpuir__attr_push_dense(m, "value", t.dtype, out->data, (size_t)count))
+            made = gpuir__build_op(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t);
+    }
+    gpuir_array_release(out);
+    for (uint32_t k = 0; k < op->n_operands; k++) gpuir_array_release(&R->vals[gpuir__op_operand(m, op, k) - 1]);
+    return made;
+}
+
+/* One op: remap its operands, then fold it, merge it, or keep it. */
+static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
+    gpuir_module *m = C->m;
+    gpuir_result r = gpuir__canon_fit(C);
+    if (r) return r;
+    gpuir__remap_operands(m, gpuir__op_at(m, op_id), C->repl);
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    if (op->kind == GPUIR_OP_RETURN) { gpuir__rewrite_keep(m, op_id); return GPUIR_OK; }
+    uint32_t result = op->result;
+    uint32_t folded = op->n_operands ? gpuir__fold_splats(C, op) : 0;
+    if (!folded && op->n_operands && m->ctx->result == GPUIR_OK) folded = gpuir__fold_dense(C, gpuir__op_at(m, op_id));
+    if (m->ctx->result != GPUIR_OK) return m->ctx->result;
+    if ((r = gpuir__canon_fit(C)) != GPUIR_OK) return r;
+    uint32_t current = folded ? (uint32_t)stbds_arrpop(m->rewrite_ops) : op_id;  /* re-added below */
+    uint32_t same = gpuir__cse_lookup(C, current);
+    if (same) C->repl[result - 1] = same;
+    else {
+        gpuir__rewrite_keep(m, current);
+        if (folded) C->repl[result - 1] = gpuir__op_at(m, current)->result;
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__canon_func(gpuir__canon *C, uint32_t fid) {
+    gpuir_module *m = C->m;
+    gpuir__rewrite_begin(m, fid);
+    size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops);
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; i < n && !r; i++) r = gpuir__canon_op(C, gpuir__func_at(m, fid)->ops[i]);
+    gpuir__rewrite_end(m, r == GPUIR_OK);
+    gpuir__cse_free(&C->cse);
+    if (!r) gpuir__remove_dead_ops(m, fid);
+    return r;
+}
+
+static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
+    gpuir__canon C;
+    memset(&C, 0, sizeof C);
+    C.m = m;
+    C.ref.m = m;
+    C.ref.ctx = m->ctx;
+    gpuir_result r = GPUIR_OK;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) r = gpuir__canon_func(&C, (uint32_t)f + 1);
+    free(C.repl);
+    free(C.ref.vals);
+    free(C.ref.borrowed);
+    return r;
+}
+
+/* ====================================================================== */
+// >>pass.decompose
+// Rewrites composite ops into primitive ones: softmax(x, axis) becomes
+// e = exp(x - reduce_max(x)), e / reduce_sum(e), both keeping the axis.
+// Reads: ir, build. Writes: ir.
+
+static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
+    uint32_t x = gpuir__op_operand(m, op, 0);
+    int64_t axis = gpuir__attr_find(m, op, "axis")->i;
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_ints(m, "axes", 1, &axis);
+    gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
+    gpuir_value mx = gpuir__build_value(m, GPUIR_OP_REDUCE_MAX, &x, 1, first, 2, NULL);
+    uint32_t sub_in[2] = {x, mx.id};
+    gpuir_value shifted = gpuir__build_value(m, GPUIR_OP_SUB, sub_in, 2, 0, 0, NULL);
+    gpuir_value e = gpuir__build_value(m, GPUIR_OP_EXP, &shifted.id, 1, 0, 0, NULL);
+    gpuir_value sum = gpuir__build_value(m, GPUIR_OP_REDUCE_SUM, &e.id, 1, first, 2, NULL);
+    uint32_t div_in[2] = {e.id, sum.id};
+    return gpuir__build_value(m, GPUIR_OP_DIV, div_in, 2, 0, 0, NULL).id;
+}
+
+static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
+    uint32_t *repl = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *repl);
+    if (!repl) return gpuir__oom(m->ctx, "decompose");
+    gpuir_result r = GPUIR_OK;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) {
+        uint32_t fid = (uint32_t)f + 1;
+        gpuir__rewrite_begin(m, fid);
+        for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !r; i++) {
+            uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+            gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
+            const gpuir__op *op = gpuir__op_at(m, op_id);
+            if (op->kind != GPUIR_OP_SOFTMAX) { gpuir__rewrite_keep(m, op_id); continue; }
+            uint32_t result = op->result, y = gpuir__decompose_softmax(m, op);
+            if (!y) r = m->ctx->result;
+            else repl[result - 1] = y;
+        }
+        gpuir__rewrite_end(m, r == GPUIR_OK);
+    }
+    free(repl);
+    return r;
 }
 
 #endif /* GPUIR_IMPLEMENTATION_DONE */

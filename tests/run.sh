@@ -15,7 +15,10 @@ mkdir -p build/shims
 shims=$PWD/build/shims
 if command -v FileCheck-14 >/dev/null 2>&1; then ln -sf "$(command -v FileCheck-14)" "$shims/FileCheck"
 elif command -v FileCheck >/dev/null 2>&1; then ln -sf "$(command -v FileCheck)" "$shims/FileCheck"; fi
-printf '#!/bin/sh\n"$@"\n[ $? -ne 0 ]\n' > "$shims/not"
+# Sanitizer reports exit with 86, which `not` (like LLVM's) does not accept,
+# and neither does it accept a crash (a signal).
+export ASAN_OPTIONS=exitcode=86 LSAN_OPTIONS=exitcode=86 UBSAN_OPTIONS=print_stacktrace=1
+printf '#!/bin/sh\n"$@"\nrc=$?\n[ $rc -ne 0 ] && [ $rc -lt 128 ] && [ $rc -ne 86 ]\n' > "$shims/not"
 chmod +x "$shims/not"
 
 result() {  # result PASS|FAIL|SKIP name [detail-file]

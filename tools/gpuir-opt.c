@@ -1,6 +1,12 @@
 /* gpuir-opt: parse, verify and print gpuir text, in the manner of mlir-opt.
 
    gpuir-opt [options] FILE       (FILE may be - for standard input)
+     --passes=A,B,...     run these passes (verifying after each) before printing
+     --print-ir-before=P  dump the IR to stderr before pass P ("*": every pass)
+     --print-ir-after=P   dump the IR to stderr after pass P
+     --print-ir-after-all the same as --print-ir-after='*'
+     --timing             print each pass's CPU time to stderr
+     --list-passes        list the passes and exit
      --split-input-file   treat each `// -----` separated chunk as a module
      --verify-roundtrip   also check that print(parse(print(m))) == print(m)
      -o FILE              write the output to FILE instead of standard output
@@ -13,13 +19,28 @@
 #include <string.h>
 
 typedef struct opt_args {
-    const char *input, *output;
+    const char *input, *output, *passes;
     bool split, roundtrip;
+    gpuir_pass_desc pass_desc;
 } opt_args;
 
 static int usage(void) {
-    fprintf(stderr, "usage: gpuir-opt [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
+    fprintf(stderr, "usage: gpuir-opt [--passes=A,B] [--print-ir-before=P] [--print-ir-after=P]\n"
+                    "                 [--print-ir-after-all] [--timing] [--list-passes]\n"
+                    "                 [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
     return 2;
+}
+
+static int list_passes(void) {
+    for (size_t i = 0; i < gpuir_pass_count(); i++)
+        printf("  %-14s %s\n", gpuir_pass_name(i), gpuir_pass_summary(i));
+    return 0;
+}
+
+/* "--name=value" -> value, or NULL if arg is not that option. */
+static const char *opt(const char *arg, const char *name) {
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && arg[n] == '=' ? arg + n + 1 : NULL;
 }
 
 static char *read_all(FILE *f, size_t *n) {
@@ -38,13 +59,15 @@ static char *read_all(FILE *f, size_t *n) {
     return buf;
 }
 
-/* Parses one chunk and prints it to `out`; reports errors on stderr. */
-static bool run_chunk(const char *text, size_t len, const char *name, bool roundtrip, FILE *out) {
+/* Parses one chunk, runs the passes and prints it to `out`; reports errors
+   on stderr. */
+static bool run_chunk(const char *text, size_t len, const char *name, const opt_args *a, FILE *out) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = ctx ? gpuir_module_parse(ctx, text, len, name) : NULL;
+    if (m && a->passes && gpuir_module_run_passes(m, a->passes, &a->pass_desc) != GPUIR_OK) m = NULL;
     char *printed = m ? gpuir_module_print(m) : NULL;
     bool ok = printed != NULL;
-    if (ok && roundtrip) {
+    if (ok && a->roundtrip) {
         gpuir_module *again = gpuir_module_parse(ctx, printed, strlen(printed), "<printed>");
         char *second = again ? gpuir_module_print(again) : NULL;
         ok = second && strcmp(second, printed) == 0;
@@ -59,7 +82,7 @@ static bool run_chunk(const char *text, size_t len, const char *name, bool round
 }
 
 /* Each chunk keeps its line numbers: the lines before it become blank. */
-static bool run_split(const char *text, size_t len, const char *name, bool roundtrip, FILE *out) {
+static bool run_split(const char *text, size_t len, const char *name, const opt_args *a, FILE *out) {
     const char *sep = "// -----";
     bool ok = true;
     size_t start = 0, newlines = 0, chunk = 0;
@@ -76,7 +99,7 @@ static bool run_split(const char *text, size_t len, const char *name, bool round
         memset(buf, '\n', newlines);
         memcpy(buf + newlines, text + start, end - start);
         if (chunk++) fprintf(out, "// -----\n");
-        ok = run_chunk(buf, newlines + end - start, name, roundtrip, out) && ok;
+        ok = run_chunk(buf, newlines + end - start, name, a, out) && ok;
         free(buf);
         for (size_t i = start; i < end; i++) newlines += text[i] == '\n';
         if (end >= len) break;
@@ -88,9 +111,17 @@ static bool run_split(const char *text, size_t len, const char *name, bool round
 }
 
 int main(int argc, char **argv) {
-    opt_args a = {NULL, NULL, false, false};
+    opt_args a;
+    memset(&a, 0, sizeof a);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--split-input-file") == 0) a.split = true;
+        const char *v;
+        if ((v = opt(argv[i], "--passes"))) a.passes = v;
+        else if ((v = opt(argv[i], "--print-ir-before"))) a.pass_desc.print_ir_before = v;
+        else if ((v = opt(argv[i], "--print-ir-after"))) a.pass_desc.print_ir_after = v;
+        else if (strcmp(argv[i], "--print-ir-after-all") == 0) a.pass_desc.print_ir_after = "*";
+        else if (strcmp(argv[i], "--timing") == 0) a.pass_desc.timing = true;
+        else if (strcmp(argv[i], "--list-passes") == 0) return list_passes();
+        else if (strcmp(argv[i], "--split-input-file") == 0) a.split = true;
         else if (strcmp(argv[i], "--verify-roundtrip") == 0) a.roundtrip = true;
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) a.output = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1] != '\0') return usage();
@@ -107,8 +138,7 @@ int main(int argc, char **argv) {
     FILE *out = a.output ? fopen(a.output, "w") : stdout;
     if (!out) { fprintf(stderr, "gpuir-opt: cannot create '%s'\n", a.output); free(text); return 1; }
     const char *name = strcmp(a.input, "-") == 0 ? "<stdin>" : a.input;
-    bool ok = a.split ? run_split(text, len, name, a.roundtrip, out)
-                      : run_chunk(text, len, name, a.roundtrip, out);
+    bool ok = a.split ? run_split(text, len, name, &a, out) : run_chunk(text, len, name, &a, out);
     if (out != stdout) fclose(out);
     free(text);
     return ok ? 0 : 1;
