@@ -16,7 +16,8 @@ EXAMPLES  = examples/mlp
 TEST_SRCS = $(wildcard tests/api/*.c)
 TESTS     = $(patsubst tests/api/%.c,build/tests/%,$(TEST_SRCS))
 ASAN      = $(patsubst tools/%,build/asan/%,$(TOOLS)) \
-            $(patsubst tests/api/%.c,build/asan/tests/%,$(TEST_SRCS))
+            $(patsubst tests/api/%.c,build/asan/tests/%,$(TEST_SRCS)) build/asan/fuzz_replay
+FUZZ_SECONDS ?= 60
 
 all: $(TOOLS) $(EXAMPLES) $(TESTS)
 
@@ -41,7 +42,24 @@ build/asan/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
 
+build/asan/fuzz_replay: tests/fuzz/fuzz_parse.c gpuir.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< -o $@ $(LIBS)
+
+build/fuzz_parse: tests/fuzz/fuzz_parse.c gpuir.h | deps
+	@mkdir -p $(@D)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(STB_CFLAGS) $< -o $@ $(LIBS)
+
 asan: $(ASAN)
+
+# Fuzzes the parser, passes and interpreter for FUZZ_SECONDS; new inputs go
+# to build/fuzz-corpus, crashes to build/crash-*. Add each crash to
+# tests/fuzz/corpus once fixed: `make test` replays that corpus.
+fuzz: build/fuzz_parse
+	@mkdir -p build/fuzz-corpus
+	build/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/gir.dict \
+	    -rss_limit_mb=2048 -timeout=5 -artifact_prefix=build/ \
+	    build/fuzz-corpus tests/fuzz/corpus tests/ir
 
 test: all asan
 	@tools/ensure-deps.sh --tests
@@ -62,5 +80,5 @@ install: $(TOOLS) gpuir.pc
 clean:
 	rm -rf build $(TOOLS) $(EXAMPLES) gpuir.pc
 
-.PHONY: all deps asan test run install clean
+.PHONY: all deps asan fuzz test run install clean
 .DELETE_ON_ERROR:

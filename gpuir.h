@@ -3991,14 +3991,14 @@ static uint32_t gpuir__fold_dense(gpuir__canon *C, const gpuir__op *op) {
         if (!gpuir__constant_value(m, v) || gpuir__type_count(&vt) > GPUIR__FOLD_MAX) return 0;
     }
     gpuir__ref *R = &C->ref;
-    uint32_t made = 0;
+    uint32_t made = 0, n_operands = op->n_operands, operands[GPUIR_MAX_OPERANDS];
     gpuir_result r = GPUIR_OK;
-    for (uint32_t k = 0; k < op->n_operands && !r; k++) {
-        uint32_t v = gpuir__op_operand(m, op, k);
-        if (!R->vals[v - 1].data) r = gpuir__ref_exec(R, gpuir__op_at(m, gpuir__value_at(m, v)->def_op));
-    }
+    for (uint32_t k = 0; k < n_operands; k++) operands[k] = gpuir__op_operand(m, op, k);
+    for (uint32_t k = 0; k < n_operands && !r; k++)
+        if (!R->vals[operands[k] - 1].data)
+            r = gpuir__ref_exec(R, gpuir__op_at(m, gpuir__value_at(m, operands[k])->def_op));
     if (!r) r = gpuir__ref_exec(R, op);
-    gpuir_array *out = &R->vals[op->result - 1];
+    gpuir_array *out = &R->vals[op->result - 1];   /* `op` is not used after the build below */
     if (!r && gpuir__array_uniform(out) && count > 0) {
         made = gpuir__build_splat(m, &t, out);
     } else if (!r) {
@@ -4007,7 +4007,7 @@ static uint32_t gpuir__fold_dense(gpuir__canon *C, const gpuir__op *op) {
             made = gpuir__build_op(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t);
     }
     gpuir_array_release(out);
-    for (uint32_t k = 0; k < op->n_operands; k++) gpuir_array_release(&R->vals[gpuir__op_operand(m, op, k) - 1]);
+    for (uint32_t k = 0; k < n_operands; k++) gpuir_array_release(&R->vals[operands[k] - 1]);
     return made;
 }
 
