@@ -856,6 +856,14 @@ static uint32_t gpuir__op_operand(const gpuir_module *m, const gpuir__op *op, ui
     return m->uses[op->operands + i];
 }
 
+/* Payload pointers into the pools (NULL while a pool is still empty). */
+static int64_t *gpuir__ints_at(const gpuir_module *m, uint32_t off) {
+    return m->ints ? m->ints + off : NULL;
+}
+static unsigned char *gpuir__bytes_at(const gpuir_module *m, uint32_t off) {
+    return m->bytes ? m->bytes + off : NULL;
+}
+
 /* Appends a string to the pool; returns its offset. */
 static uint32_t gpuir__intern(gpuir_module *m, const char *s, size_t n) {
     uint32_t off = (uint32_t)stbds_arrlenu(m->strings);
@@ -1219,7 +1227,7 @@ static gpuir_result gpuir__infer_reduce(gpuir_ctx *ctx, gpuir_op_kind kind, cons
     gpuir__attr *axes;
     gpuir_result r = gpuir__need_attr(ctx, kind, as, "axes", GPUIR__ATTR_INTS, true, &axes);
     if (r) return r;
-    int64_t *ax = as->m->ints + axes->off;
+    int64_t *ax = gpuir__ints_at(as->m, axes->off);
     if (axes->n == 0 || axes->n > (uint32_t)x->rank)
         return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: axes must list 1..%d axes, got %u",
                            gpuir_op_name(kind), (int)x->rank, axes->n);
@@ -1255,7 +1263,7 @@ static gpuir_result gpuir__infer_transpose(gpuir_ctx *ctx, const gpuir_type *x,
     gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_TRANSPOSE, as, "perm", GPUIR__ATTR_INTS,
                                       true, &perm);
     if (r) return r;
-    const int64_t *p = as->m->ints + perm->off;
+    const int64_t *p = gpuir__ints_at(as->m, perm->off);
     bool seen[GPUIR_MAX_RANK] = {false};
     bool ok = perm->n == (uint32_t)x->rank;
     for (uint32_t i = 0; ok && i < perm->n; i++) {
@@ -1836,7 +1844,7 @@ static double gpuir__load_elem(const void *base, gpuir_dtype dt, size_t i);
 
 static void gpuir__print_dense(gpuir__printer *p, const gpuir__attr *a) {
     gpuir_dtype dt = (gpuir_dtype)a->i;
-    const unsigned char *base = p->m->bytes + a->off;
+    const unsigned char *base = gpuir__bytes_at(p->m, a->off);
     gpuir__str_appendf(&p->out, "dense<[");
     for (uint32_t k = 0; k < a->n; k++) {
         if (k) gpuir__str_appendf(&p->out, ", ");
@@ -3252,10 +3260,11 @@ static gpuir_result gpuir__ref_exec(gpuir__ref *R, const gpuir__op *op) {
         break;
     }
     case GPUIR__CLASS_TRANSPOSE:
-        gpuir__ref_transpose(x[0], out, R->m->ints + gpuir__attr_find(R->m, op, "perm")->off);
+        gpuir__ref_transpose(x[0], out, gpuir__ints_at(R->m, gpuir__attr_find(R->m, op, "perm")->off));
         break;
     case GPUIR__CLASS_RESHAPE:
-        memcpy(out->data, x[0]->data, gpuir_array_count(out) * gpuir_dtype_size(out->dtype));
+        if (gpuir_array_count(out))
+            memcpy(out->data, x[0]->data, gpuir_array_count(out) * gpuir_dtype_size(out->dtype));
         break;
     case GPUIR__CLASS_BROADCAST: gpuir__ref_broadcast(x[0], out); break;
     case GPUIR__CLASS_CAST: gpuir__ref_cast(x[0], out); break;
@@ -3314,7 +3323,8 @@ static gpuir_result gpuir__ref_take_outputs(gpuir__ref *R, const gpuir__op *ret,
         }
         gpuir_result r = gpuir_array_alloc(R->ctx, &outputs[i], src->dtype, src->rank, src->dims);
         if (r) return r;
-        memcpy(outputs[i].data, src->data, gpuir_array_count(src) * gpuir_dtype_size(src->dtype));
+        size_t bytes = gpuir_array_count(src) * gpuir_dtype_size(src->dtype);
+        if (bytes) memcpy(outputs[i].data, src->data, bytes);
     }
     return GPUIR_OK;
 }
@@ -3857,10 +3867,10 @@ static uint64_t gpuir__hash(uint64_t h, const void *data, size_t n) {
 /* The payload bytes of an attribute (ints, string or dense data). */
 static const void *gpuir__attr_payload(const gpuir_module *m, const gpuir__attr *a, size_t *n) {
     switch (a->kind) {
-    case GPUIR__ATTR_INTS: *n = a->n * sizeof(int64_t); return m->ints + a->off;
+    case GPUIR__ATTR_INTS: *n = a->n * sizeof(int64_t); return gpuir__ints_at(m, a->off);
     case GPUIR__ATTR_STRING:
     case GPUIR__ATTR_SYMBOL: *n = strlen(m->strings + a->off); return m->strings + a->off;
-    case GPUIR__ATTR_DENSE: *n = a->n * gpuir_dtype_size((gpuir_dtype)a->i); return m->bytes + a->off;
+    case GPUIR__ATTR_DENSE: *n = a->n * gpuir_dtype_size((gpuir_dtype)a->i); return gpuir__bytes_at(m, a->off);
     default: *n = 0; return NULL;
     }
 }
