@@ -567,7 +567,7 @@ static double gpuir__expand_small_float(uint16_t h, int ebits, int mbits) {
     uint32_t field = (uint32_t)(h >> mbits) & ((1u << ebits) - 1u);
     int bias = (1 << (ebits - 1)) - 1;
     double sign = (h >> (ebits + mbits)) & 1u ? -1.0 : 1.0;
-    if (field == (1u << ebits) - 1u) return mant ? (double)NAN : sign * (double)INFINITY;
+    if (field == (1u << ebits) - 1u) return mant ? copysign((double)NAN, sign) : sign * (double)INFINITY;
     if (field == 0) return sign * ldexp((double)mant, 1 - bias - mbits);
     return sign * ldexp((double)(mant | 1u << mbits), (int)field - bias - mbits);
 }
@@ -1816,7 +1816,7 @@ typedef struct gpuir__printer {
    dtype), else as the same double. Always marked as a float (a '.', an
    exponent, inf or nan) so that it never reads back as an integer. */
 static void gpuir__print_float(gpuir__str *s, double v) {
-    if (isnan(v)) { gpuir__str_appendf(s, "nan"); return; }
+    if (isnan(v)) { gpuir__str_appendf(s, signbit(v) ? "-nan" : "nan"); return; }
     if (isinf(v)) { gpuir__str_appendf(s, v < 0 ? "-inf" : "inf"); return; }
     char b[40];
     bool is_f32 = (double)(float)v == v;
