@@ -285,7 +285,8 @@ GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
 #define GPUIR_TRANSPOSE_A 1u
 #define GPUIR_TRANSPOSE_B 2u
 /* a: [..., M, K] (or [..., K, M] with GPUIR_TRANSPOSE_A), b: [..., K, N]
-   (or [..., N, K]); batch dims broadcast. Accumulates in the input dtype. */
+   (or [..., N, K]); batch dims broadcast. The result has the input dtype;
+   the reference interpreter accumulates in double (ints in 64 bits). */
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
                                   unsigned flags);
 /* kind: GPUIR_OP_REDUCE_SUM, _MAX or _MEAN; axes may be negative. */
@@ -570,6 +571,19 @@ static double gpuir__expand_small_float(uint16_t h, int ebits, int mbits) {
     if (field == (1u << ebits) - 1u) return mant ? copysign((double)NAN, sign) : sign * (double)INFINITY;
     if (field == 0) return sign * ldexp((double)mant, 1 - bias - mbits);
     return sign * ldexp((double)(mant | 1u << mbits), (int)field - bias - mbits);
+}
+
+/* An int64 as a double rounded to odd: exact below 2^53, and beyond it a
+   value that rounds to any format of 51 or fewer significant bits exactly as
+   v itself would, so converting it on rounds only once. */
+static double gpuir__i64_to_f64_odd(int64_t v) {
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    int shift = 0;
+    while ((u >> shift) >= ((uint64_t)1 << 53)) shift++;
+    uint64_t kept = u >> shift;
+    if (shift && (u & (((uint64_t)1 << shift) - 1))) kept |= 1;
+    double d = ldexp((double)kept, shift);
+    return v < 0 ? -d : d;
 }
 
 static uint16_t gpuir__f64_to_f16(double x) { return gpuir__round_small_float(x, 5, 10); }
@@ -1112,6 +1126,21 @@ static bool gpuir__word_in(const char *list, const char *word) {
     return false;
 }
 
+/* The kind an attribute must have; value (number or dense) is checked by
+   the constant's inference. */
+static bool gpuir__attr_kind_ok(const char *name, gpuir__attr_kind kind, const char **want) {
+    *want = "";
+    if (strcmp(name, "transpose_a") == 0 || strcmp(name, "transpose_b") == 0 ||
+        strcmp(name, "keepdims") == 0) { *want = "a bool"; return kind == GPUIR__ATTR_BOOL; }
+    if (strcmp(name, "axes") == 0 || strcmp(name, "perm") == 0) {
+        *want = "an integer list";
+        return kind == GPUIR__ATTR_INTS;
+    }
+    if (strcmp(name, "axis") == 0) { *want = "an integer"; return kind == GPUIR__ATTR_INT; }
+    if (strcmp(name, "name") == 0) { *want = "a @symbol"; return kind == GPUIR__ATTR_SYMBOL; }
+    return true;
+}
+
 /* Every attribute is known to the op, appears once and has the right kind. */
 static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
                                             const gpuir__attrs *as) {
@@ -1127,6 +1156,10 @@ static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
             if (strcmp(gpuir__string(as->m, as->m->attrs[as->first + j].name), name) == 0)
                 return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' given twice",
                                    gpuir_op_name(kind), name);
+        const char *want;
+        if (!gpuir__attr_kind_ok(name, a->kind, &want))
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' must be %s",
+                               gpuir_op_name(kind), name, want);
     }
     return GPUIR_OK;
 }
@@ -1239,9 +1272,6 @@ static gpuir_result gpuir__infer_reduce(gpuir_ctx *ctx, gpuir_op_kind kind, cons
                                "repeated for rank %d", gpuir_op_name(kind), (long long)given,
                                (int)x->rank);
         reduced[ax[i]] = true;
-        if (kind != GPUIR_OP_REDUCE_SUM && x->dims[ax[i]] == 0)
-            return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: axis %lld has size 0",
-                               gpuir_op_name(kind), (long long)ax[i]);
     }
     for (uint32_t i = 0; i < axes->n; i++)      /* canonical order: ascending */
         for (uint32_t j = i + 1; j < axes->n; j++)
@@ -1327,7 +1357,7 @@ static gpuir_result gpuir__infer_cast(gpuir_ctx *ctx, const gpuir_type *x, const
 /* A splat value must be representable: integral and in range for ints. */
 static gpuir_result gpuir__normalize_splat(gpuir_ctx *ctx, gpuir__attr *v, gpuir_dtype dt) {
     if (gpuir_dtype_is_float(dt)) {
-        double x = v->kind == GPUIR__ATTR_INT ? (double)v->i : v->f;
+        double x = v->kind == GPUIR__ATTR_INT ? gpuir__i64_to_f64_odd(v->i) : v->f;
         if (dt == GPUIR_F32) x = (double)(float)x;
         else if (dt == GPUIR_F16) x = gpuir__f16_to_f64(gpuir__f64_to_f16(x));
         else x = gpuir__bf16_to_f64(gpuir__f64_to_bf16(x));
@@ -1338,9 +1368,14 @@ static gpuir_result gpuir__normalize_splat(gpuir_ctx *ctx, gpuir__attr *v, gpuir
     double lo = dt == GPUIR_I32 ? (double)INT32_MIN : -9223372036854775808.0;
     double hi = dt == GPUIR_I32 ? (double)INT32_MAX : 9223372036854775807.0;
     if (v->kind == GPUIR__ATTR_FLOAT) {
-        if (!(v->f == floor(v->f) && v->f >= lo && v->f < hi + 1.0))
-            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: value %g is not a %s",
-                               v->f, gpuir_dtype_name(dt));
+        char text[40];
+        snprintf(text, sizeof text, "%.17g", v->f);
+        if (v->f != floor(v->f))            /* fractions, inf and nan */
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: value %s is not an %s", text,
+                               gpuir_dtype_name(dt));
+        if (!(v->f >= lo && v->f < hi + 1.0))
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: value %s is out of range "
+                               "for %s", text, gpuir_dtype_name(dt));
         v->kind = GPUIR__ATTR_INT;
         v->i = (int64_t)v->f;
     }
@@ -1474,7 +1509,10 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
     }
     if (!r && given && !needs_given && !gpuir_type_equal(*given, *out)) {
         gpuir__tbuf bg, bo;
-        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: result type %s does not match the inferred "
+        gpuir_type same_dtype = *given;
+        same_dtype.dtype = out->dtype;
+        return gpuir__fail(ctx, gpuir_type_equal(same_dtype, *out) ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+                           "%s: result type %s does not match the inferred "
                            "%s", gpuir_op_name(kind), gpuir__tstr(&bg, given), gpuir__tstr(&bo, out));
     }
     return r;
@@ -1982,6 +2020,7 @@ typedef struct gpuir__parser {
     double *nums;               /* scratch: the numbers of a dense<[...]> */
     int64_t *inums;             /*          the same, read as integers */
     bool *is_float;             /*          whether each was written as a float */
+    uint64_t *num_locs;         /*          line << 32 | col of each (for errors) */
     int64_t pending_dense;      /* attr index waiting for its dtype, or -1 */
 } gpuir__parser;
 
@@ -2007,7 +2046,7 @@ static void gpuir__parse_mark(gpuir__parser *P) {
 static void gpuir__parse_found(gpuir__parser *P, char *buf, size_t size) {
     gpuir__parse_skip_ws(P);
     if (P->p >= P->end) { snprintf(buf, size, "end of input"); return; }
-    size_t n = 0;
+    size_t n = P->p[0] == '%' || P->p[0] == '@' ? 1 : 0;   /* %name and @name whole */
     while (P->p + n < P->end && n < 24 &&
            (gpuir__is_ident_char((unsigned char)P->p[n]) || P->p[n] == '-'))
         n++;
@@ -2141,22 +2180,30 @@ static gpuir_result gpuir__parse_type(gpuir__parser *P, gpuir_type *t) {
     gpuir_result r = gpuir__parse_expect(P, "<");
     while (!r && P->p < P->end && ((*P->p >= '0' && *P->p <= '9') || *P->p == '?')) {
         int64_t d = GPUIR_DYN;
-        if (*P->p == '?') P->p++;
-        else if ((r = gpuir__parse_int(P, &d, "a dimension")) != GPUIR_OK) break;
         if (t->rank == GPUIR_MAX_RANK) {
             gpuir__parse_mark(P);
             return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "rank above the cap of %d", GPUIR_MAX_RANK);
         }
+        if (*P->p == '?') P->p++;
+        else if ((r = gpuir__parse_int(P, &d, "a dimension")) != GPUIR_OK) break;
         t->dims[t->rank++] = d;
+        if (P->p < P->end && (*P->p == ' ' || *P->p == '\t')) {
+            gpuir__parse_mark(P);
+            return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "expected 'x' after a dimension, found a "
+                               "space (types have none: tensor<4x8xf32>)");
+        }
         if (P->p >= P->end || *P->p != 'x') return gpuir__parse_expected(P, "'x' after a dimension");
         P->p++;
     }
     char name[GPUIR_MAX_NAME];
+    gpuir__parse_skip_ws(P);
+    const char *dtype_at = P->p;
     if (!r) r = gpuir__parse_ident(P, name, false, "an element type");
     if (r) return r;
     for (int d = 1; d < GPUIR_DTYPE_COUNT; d++)
         if (strcmp(name, gpuir__dtype_infos[d].name) == 0) t->dtype = (gpuir_dtype)d;
     if (!t->dtype) {
+        P->p = dtype_at;
         gpuir__parse_mark(P);
         return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "unknown element type '%s' (f32, f16, bf16, "
                            "i32 or i64)", name);
@@ -2191,11 +2238,14 @@ static gpuir_result gpuir__parse_dense(gpuir__parser *P, uint32_t attr) {
     if (P->nums) stbds_header(P->nums)->length = 0;
     if (P->inums) stbds_header(P->inums)->length = 0;
     if (P->is_float) stbds_header(P->is_float)->length = 0;
+    if (P->num_locs) stbds_header(P->num_locs)->length = 0;
     if (!gpuir__parse_accept(P, "]")) {
         do {
             double f = 0;
             int64_t i = 0;
             bool isf = false;
+            gpuir__parse_mark(P);
+            stbds_arrput(P->num_locs, (uint64_t)P->ctx->loc_line << 32 | P->ctx->loc_col);
             if ((r = gpuir__parse_number(P, &f, &i, &isf)) != GPUIR_OK) return r;
             stbds_arrput(P->nums, f);
             stbds_arrput(P->inums, i);
@@ -2217,12 +2267,12 @@ static gpuir_result gpuir__parse_int_list(gpuir__parser *P, uint32_t attr) {
     if (gpuir__parse_accept(P, "]")) return GPUIR_OK;
     do {
         int64_t v;
-        if ((r = gpuir__parse_int(P, &v, "an integer")) != GPUIR_OK) return r;
         if (m->attrs[attr].n == GPUIR_MAX_RANK * 8u) {
             gpuir__parse_mark(P);
             return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "integer list longer than %d",
                                GPUIR_MAX_RANK * 8);
         }
+        if ((r = gpuir__parse_int(P, &v, "an integer")) != GPUIR_OK) return r;
         stbds_arrput(m->ints, v);
         m->attrs[attr].n++;
     } while (gpuir__parse_accept(P, ","));
@@ -2248,10 +2298,13 @@ static gpuir_result gpuir__parse_attr_value(gpuir__parser *P, uint32_t attr) {
         m->attrs[attr].off = gpuir__intern(m, sym, strlen(sym));
         return GPUIR_OK;
     }
-    if (gpuir__parse_accept(P, "\"")) {
-        const char *s = P->p;
+    if (P->p < P->end && *P->p == '"') {
+        gpuir__parse_mark(P);                     /* errors point at the opening quote */
+        const char *s = ++P->p;
         while (P->p < P->end && *P->p != '"' && *P->p != '\n' && *P->p != '\\') P->p++;
-        if (P->p >= P->end || *P->p != '"') return gpuir__parse_expected(P, "'\"' ending the string");
+        if (P->p >= P->end || *P->p != '"')
+            return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "unterminated string (strings end on "
+                               "their line and have no escapes)");
         m->attrs[attr].kind = GPUIR__ATTR_STRING;
         m->attrs[attr].off = gpuir__intern(m, s, (size_t)(P->p - s));
         P->p++;
@@ -2299,13 +2352,15 @@ static gpuir_result gpuir__parse_finish_dense(gpuir__parser *P, gpuir_dtype dt) 
         v.kind = P->is_float[k] ? GPUIR__ATTR_FLOAT : GPUIR__ATTR_INT;
         v.f = P->nums[k];
         v.i = P->inums[k];
+        P->ctx->loc_line = (uint32_t)(P->num_locs[k] >> 32);   /* errors point at the value */
+        P->ctx->loc_col = (uint32_t)P->num_locs[k];
         r = gpuir__normalize_splat(P->ctx, &v, dt);
         gpuir_array one;
         memset(&one, 0, sizeof one);
         one.dtype = dt;
         one.data = tmp + k * size;
         if (dt == GPUIR_I64) memcpy(one.data, &v.i, 8);
-        else gpuir_array_set(&one, 0, v.kind == GPUIR__ATTR_INT ? (double)v.i : v.f);
+        else gpuir_array_set(&one, 0, v.kind == GPUIR__ATTR_INT ? gpuir__i64_to_f64_odd(v.i) : v.f);
     }
     uint32_t a = (uint32_t)P->pending_dense;
     size_t have = stbds_arrlenu(P->m->bytes);
@@ -2363,8 +2418,11 @@ static gpuir_result gpuir__parse_operand_types(gpuir__parser *P, const uint32_t 
             return gpuir__type_mismatch(P, what, &t, vt);
         }
     }
-    if (parens && gpuir__parse_accept(P, ","))
-        return gpuir__parse_expected(P, "')' after the operand types");
+    if (parens && gpuir__parse_accept(P, ",")) {     /* one type too many, or a stray ',' */
+        gpuir__parse_skip_ws(P);
+        return gpuir__parse_expected(P, P->p < P->end && *P->p == ')' ? "a type" :
+                                        "')' after the operand types");
+    }
     return r;
 }
 
@@ -2587,6 +2645,7 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     stbds_arrfree(P.nums);
     stbds_arrfree(P.inums);
     stbds_arrfree(P.is_float);
+    stbds_arrfree(P.num_locs);
     if (r == GPUIR_OK) r = gpuir_module_verify(m);
     if (r != GPUIR_OK) { gpuir_module_destroy(m); return NULL; }
     return m;
@@ -2881,6 +2940,11 @@ static bool gpuir__close(double got, double want, double rtol, double atol) {
 
 GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got,
                                           const gpuir_array *want, double rtol, double atol) {
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    size_t bytes;
+    gpuir_result r = gpuir__array_check(ctx, got, "compare: got", &bytes);
+    if (!r) r = gpuir__array_check(ctx, want, "compare: expected", &bytes);
+    if (r) return r;
     gpuir_type tg = gpuir__array_type(got), tw = gpuir__array_type(want);
     if (!gpuir_type_equal(tg, tw)) {
         gpuir__tbuf bg, bw;
@@ -3039,7 +3103,7 @@ static void gpuir__ref_cast(const gpuir_array *x, gpuir_array *out) {
     size_t n = gpuir_array_count(out);
     for (size_t i = 0; i < n; i++) {
         if (gpuir_dtype_is_float(x->dtype)) gpuir_array_set(out, i, gpuir_array_get(x, i));
-        else if (gpuir_dtype_is_float(out->dtype)) gpuir_array_set(out, i, (double)gpuir__load_int(x, i));
+        else if (gpuir_dtype_is_float(out->dtype)) gpuir_array_set(out, i, gpuir__i64_to_f64_odd(gpuir__load_int(x, i)));
         else gpuir__store_int(out, i, gpuir__load_int(x, i));
     }
 }
@@ -3116,11 +3180,18 @@ static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpui
         seen[o] = true;
         gpuir__odometer_next(x->rank, x->dims, idx, 1, strides, off);
     }
-    size_t count = n_out ? n_in / n_out : 1;      /* elements per output; >= 1 for mean */
+    size_t count = n_out ? n_in / n_out : 0;      /* elements per output (0: empty axes) */
+    bool mean = k == GPUIR_OP_REDUCE_MEAN, max = k == GPUIR_OP_REDUCE_MAX;
+    int64_t int_min = x->dtype == GPUIR_I32 ? INT32_MIN : INT64_MIN;
     for (size_t o = 0; o < n_out && !r; o++) {
-        bool mean = k == GPUIR_OP_REDUCE_MEAN;
-        if (is_float) gpuir_array_set(out, o, mean ? acc[o] / (double)count : acc[o]);
-        else gpuir__store_int(out, o, mean ? iacc[o] / (int64_t)count : iacc[o]);
+        if (max && !seen[o]) {                    /* the identity of max */
+            if (is_float) gpuir_array_set(out, o, -INFINITY);
+            else gpuir__store_int(out, o, int_min);
+        } else if (is_float) {
+            gpuir_array_set(out, o, mean ? acc[o] / (double)count : acc[o]);   /* 0/0: NaN */
+        } else {
+            gpuir__store_int(out, o, mean ? (count ? iacc[o] / (int64_t)count : 0) : iacc[o]);
+        }
     }
     free(acc);
     free(iacc);
@@ -3974,7 +4045,7 @@ static uint32_t gpuir__fold_splats(gpuir__canon *C, const gpuir__op *op) {
         i[0] = gpuir__ref_binary_i(op->kind, i[0], i[1], src);
     }
     if (is_float) gpuir_array_set(&one, 0, f[0]);
-    else if (gpuir_dtype_is_float(t.dtype)) gpuir_array_set(&one, 0, (double)i[0]);
+    else if (gpuir_dtype_is_float(t.dtype)) gpuir_array_set(&one, 0, gpuir__i64_to_f64_odd(i[0]));
     else gpuir__store_int(&one, 0, i[0]);
     return gpuir__build_splat(m, &t, &one);
 }
