@@ -910,6 +910,12 @@ static const gpuir__attr *gpuir__attr_find(const gpuir_module *m, const gpuir__o
     return NULL;
 }
 
+/* A bool attribute of an op; false when absent (kinds are verified). */
+static bool gpuir__op_flag(const gpuir_module *m, const gpuir__op *op, const char *name) {
+    const gpuir__attr *a = gpuir__attr_find(m, op, name);
+    return a && a->kind == GPUIR__ATTR_BOOL && a->i;
+}
+
 /* The last op of a function, if it is its return. */
 static const gpuir__op *gpuir__func_return_op(const gpuir_module *m, const gpuir__func *f) {
     size_t n = stbds_arrlenu(f->ops);
@@ -3318,10 +3324,8 @@ static gpuir_result gpuir__ref_exec(gpuir__ref *R, const gpuir__op *op) {
     case GPUIR__CLASS_UNARY: gpuir__ref_unary(x[0], out, op->kind); break;
     case GPUIR__CLASS_BINARY: gpuir__ref_binary(x[0], x[1], out, op->kind); break;
     case GPUIR__CLASS_MATMUL:
-        gpuir__ref_matmul(x[0], x[1], out, gpuir__attr_find(R->m, op, "transpose_a") &&
-                          gpuir__attr_find(R->m, op, "transpose_a")->i,
-                          gpuir__attr_find(R->m, op, "transpose_b") &&
-                          gpuir__attr_find(R->m, op, "transpose_b")->i);
+        gpuir__ref_matmul(x[0], x[1], out, gpuir__op_flag(R->m, op, "transpose_a"),
+                          gpuir__op_flag(R->m, op, "transpose_b"));
         break;
     case GPUIR__CLASS_REDUCE: {
         bool reduced[GPUIR_MAX_RANK] = {false};
