@@ -2316,15 +2316,15 @@ static gpuir_result gpuir__parse_attr_value(gpuir__parser *P, uint32_t attr) {
         P->p++;
         return GPUIR_OK;
     }
-    double f;
-    int64_t i;
-    bool isf;
+    double f = 0;
+    int64_t i = 0;
+    bool isf = false;
     if (P->p >= P->end || !strchr("-0123456789in", *P->p))
         return gpuir__parse_expected(P, "an attribute value");
     if ((r = gpuir__parse_number(P, &f, &i, &isf)) != GPUIR_OK) return r;
     m->attrs[attr].kind = isf ? GPUIR__ATTR_FLOAT : GPUIR__ATTR_INT;
-    m->attrs[attr].f = f;
-    m->attrs[attr].i = i;
+    m->attrs[attr].f = isf ? f : 0.0;       /* only the kind's field is set: */
+    m->attrs[attr].i = isf ? 0 : i;         /* CSE hashes both */
     return GPUIR_OK;
 }
 
