@@ -37,7 +37,7 @@ run_cases() {  # run_cases prefix program...
     "$@" >"$out" 2>"$err"; rc=$?
     local p f s
     p=$(grep -c '^PASS ' "$out"); f=$(grep -c '^FAIL ' "$out"); s=$(grep -c '^SKIP ' "$out")
-    sed -n 's|^\(PASS\|FAIL\|SKIP\) |\1 '"$prefix"'|p' "$out"
+    sed -n 's#^\(PASS\|FAIL\|SKIP\) #\1 '"$prefix"'#p' "$out"
     pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
     if [ "$f" -gt 0 ]; then sed -n '1,40p' "$err" | sed 's/^/    /'; fi
     if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then result FAIL "$prefix$(basename "$1") (exit $rc)" "$err"; fi
