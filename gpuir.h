@@ -131,7 +131,18 @@ typedef enum gpuir_dtype {
      CONSTANT   no operand; attr value = number (splat) or dense<[...]>
      GLOBAL     no operand; attr name = @symbol of a module global
      SOFTMAX    1 operand; attr axis (int, required; negative counts back)
-     RETURN     any operands, no result; ends a function */
+     RETURN     any operands, no result; ends a function
+   Every op from UNARY to SOFTMAX (but GLOBAL) also has a buffer form, in
+   destination-passing style: memref operands, the last one the output,
+   and no result (`add %a, %b, %out : (memref<..>, memref<..>, memref<..>) -> ()`).
+   The buffer-level ops:
+     ALLOC      no operand; a memref result of the given static type
+     DEALLOC    1 memref operand, no result
+     COPY       2 memrefs of one shape and dtype (memref.copy: src, dst;
+                gpu.memcpy: dst, src, as in MLIR), no result
+     LAUNCH     memref operands: the kernel's parameters; attrs kernel =
+                @kernels::@name, grid = [x, y, z], block = [x, y, z], smem
+     WAIT       no operand, no result */
 #define GPUIR_OP_TABLE(X)                              \
     X(NEG,        "neg",        UNARY,     0)          \
     X(ABS,        "abs",        UNARY,     0)          \
@@ -162,7 +173,16 @@ typedef enum gpuir_dtype {
     X(CONSTANT,   "constant",   CONSTANT,  0)          \
     X(GET_GLOBAL, "get_global", GLOBAL,    0)          \
     X(SOFTMAX,    "softmax",    SOFTMAX,   1)          \
-    X(RETURN,     "return",     RETURN,    0)
+    X(RETURN,     "return",     RETURN,    0)          \
+    X(MEMREF_ALLOC,      "memref.alloc",      ALLOC,   0) \
+    X(MEMREF_DEALLOC,    "memref.dealloc",    DEALLOC, 0) \
+    X(MEMREF_COPY,       "memref.copy",       COPY,    0) \
+    X(MEMREF_GET_GLOBAL, "memref.get_global", GLOBAL,  0) \
+    X(GPU_ALLOC,         "gpu.alloc",         ALLOC,   0) \
+    X(GPU_DEALLOC,       "gpu.dealloc",       DEALLOC, 0) \
+    X(GPU_MEMCPY,        "gpu.memcpy",        COPY,    0) \
+    X(GPU_LAUNCH_FUNC,   "gpu.launch_func",   LAUNCH,  0) \
+    X(GPU_WAIT,          "gpu.wait",          WAIT,    0)
 
 typedef enum gpuir_op_kind {
     GPUIR_OP_INVALID = 0,
@@ -178,6 +198,11 @@ typedef enum gpuir_type_kind {
     GPUIR_TYPE_TENSOR,   /* tensor<4x?xf32>: a value */
     GPUIR_TYPE_MEMREF    /* memref<4x8xf32, 3>: a buffer in memory space 3 */
 } gpuir_type_kind;
+
+/* Memory spaces of memrefs (MLIR's GPU numbering). */
+#define GPUIR_SPACE_HOST 0       /* host memory */
+#define GPUIR_SPACE_DEVICE 1     /* device global memory */
+#define GPUIR_SPACE_WORKGROUP 3  /* shared memory, owned by a kernel */
 
 /* A type is a plain value. dims[i] >= 0, or GPUIR_DYN for `?`. */
 typedef struct gpuir_type {
@@ -637,8 +662,21 @@ GPUIRDEF void gpuir_free(void *p) { free(p); }
 typedef enum gpuir__op_class {
     GPUIR__CLASS_UNARY, GPUIR__CLASS_BINARY, GPUIR__CLASS_MATMUL, GPUIR__CLASS_REDUCE,
     GPUIR__CLASS_TRANSPOSE, GPUIR__CLASS_RESHAPE, GPUIR__CLASS_BROADCAST, GPUIR__CLASS_CAST,
-    GPUIR__CLASS_CONSTANT, GPUIR__CLASS_GLOBAL, GPUIR__CLASS_SOFTMAX, GPUIR__CLASS_RETURN
+    GPUIR__CLASS_CONSTANT, GPUIR__CLASS_GLOBAL, GPUIR__CLASS_SOFTMAX, GPUIR__CLASS_RETURN,
+    GPUIR__CLASS_ALLOC, GPUIR__CLASS_DEALLOC, GPUIR__CLASS_COPY, GPUIR__CLASS_LAUNCH,
+    GPUIR__CLASS_WAIT
 } gpuir__op_class;
+
+/* Whether ops of a class compute values (and so have a buffer form). */
+static bool gpuir__class_computes(gpuir__op_class c) {
+    return c <= GPUIR__CLASS_SOFTMAX && c != GPUIR__CLASS_GLOBAL;
+}
+
+/* Whether an op of this class, as written, defines a value by default. */
+static bool gpuir__class_has_result(gpuir__op_class c) {
+    return c != GPUIR__CLASS_RETURN && c != GPUIR__CLASS_DEALLOC && c != GPUIR__CLASS_COPY &&
+           c != GPUIR__CLASS_LAUNCH && c != GPUIR__CLASS_WAIT;
+}
 
 typedef struct gpuir__op_info {
     const char *mnemonic;
@@ -702,6 +740,7 @@ typedef struct gpuir__func {
     uint32_t *params;         /* stb_ds array of value ids */
     uint32_t *ops;            /* stb_ds array of op ids, in order; return last */
     bool closed;              /* has its return op */
+    bool kernel;              /* a gpu.func in the kernel module */
     uint32_t line, col;
 } gpuir__func;
 
@@ -1117,6 +1156,7 @@ static const char *gpuir__class_attrs(gpuir__op_class c) {
     case GPUIR__CLASS_CONSTANT: return "value";
     case GPUIR__CLASS_GLOBAL: return "name";
     case GPUIR__CLASS_SOFTMAX: return "axis";
+    case GPUIR__CLASS_LAUNCH: return "kernel grid block smem";
     default: return "";
     }
 }
@@ -1142,7 +1182,15 @@ static bool gpuir__attr_kind_ok(const char *name, gpuir__attr_kind kind, const c
         *want = "an integer list";
         return kind == GPUIR__ATTR_INTS;
     }
-    if (strcmp(name, "axis") == 0) { *want = "an integer"; return kind == GPUIR__ATTR_INT; }
+    if (strcmp(name, "axis") == 0 || strcmp(name, "smem") == 0) {
+        *want = "an integer";
+        return kind == GPUIR__ATTR_INT;
+    }
+    if (strcmp(name, "grid") == 0 || strcmp(name, "block") == 0) {
+        *want = "an integer list";
+        return kind == GPUIR__ATTR_INTS;
+    }
+    if (strcmp(name, "kernel") == 0) { *want = "a @symbol"; return kind == GPUIR__ATTR_SYMBOL; }
     if (strcmp(name, "name") == 0) { *want = "a @symbol"; return kind == GPUIR__ATTR_SYMBOL; }
     return true;
 }
@@ -1447,17 +1495,19 @@ static gpuir_result gpuir__infer_softmax(gpuir_ctx *ctx, const gpuir_type *x,
 /* Checks operand count, kinds and dtypes against the op's class. */
 static gpuir_result gpuir__check_operands(gpuir_ctx *ctx, gpuir_op_kind kind,
                                           const gpuir_type *in, uint32_t n) {
-    static const int arity[] = {1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1, -1};
+    static const int arity[] = {1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1, -1, 0, 1, 2, -1, 0};
     const gpuir__op_info *info = gpuir__info(kind);
     int want = arity[info->cls];
     if (want >= 0 && (uint32_t)want != n)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: expected %d operand%s, got %u",
                            info->mnemonic, want, want == 1 ? "" : "s", n);
+    gpuir_type_kind want_kind = gpuir__class_computes(info->cls) ? GPUIR_TYPE_TENSOR : GPUIR_TYPE_MEMREF;
     for (uint32_t i = 0; i < n && info->cls != GPUIR__CLASS_RETURN; i++) {
         gpuir__tbuf b;
-        if (in[i].kind != GPUIR_TYPE_TENSOR)
-            return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: operand #%u is %s, not a tensor",
-                               info->mnemonic, i, gpuir__tstr(&b, &in[i]));
+        if (in[i].kind != want_kind)
+            return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: operand #%u is %s, not a %s",
+                               info->mnemonic, i, gpuir__tstr(&b, &in[i]),
+                               want_kind == GPUIR_TYPE_TENSOR ? "tensor" : "memref");
         if (info->float_only && !gpuir_dtype_is_float(in[i].dtype))
             return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: operand #%u is %s; %s needs a float "
                                "element type", info->mnemonic, i, gpuir__tstr(&b, &in[i]),
@@ -1511,7 +1561,7 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
     case GPUIR__CLASS_CONSTANT: r = gpuir__infer_constant(ctx, as, given); *out = *given; break;
     case GPUIR__CLASS_GLOBAL: r = gpuir__infer_global(ctx, as, given); *out = *given; break;
     case GPUIR__CLASS_SOFTMAX: r = gpuir__infer_softmax(ctx, &in[0], as, out); break;
-    case GPUIR__CLASS_RETURN: break;
+    default: break;                 /* return; buffer ops go to gpuir__infer_buffer_op */
     }
     if (!r && given && !needs_given && !gpuir_type_equal(*given, *out)) {
         gpuir__tbuf bg, bo;
@@ -1522,6 +1572,181 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
                            "%s", gpuir_op_name(kind), gpuir__tstr(&bg, given), gpuir__tstr(&bo, out));
     }
     return r;
+}
+
+/* The name of the kernel module in symbols such as @kernels::@k0. */
+#define GPUIR__KERNEL_MODULE "kernels"
+
+/* The kernel function a launch names (@kernels::@k), or 0. */
+static uint32_t gpuir__launch_target(const gpuir_module *m, const char *symbol) {
+    size_t n = strlen(GPUIR__KERNEL_MODULE);
+    if (strncmp(symbol, GPUIR__KERNEL_MODULE "::", n + 2) != 0) return 0;
+    uint32_t f = gpuir__find_func(m, symbol + n + 2);
+    return f && m->funcs[f - 1].kernel ? f : 0;
+}
+
+/* Same dtype and dims, whatever the kinds and memory spaces. */
+static bool gpuir__same_shape(const gpuir_type *a, const gpuir_type *b) {
+    if (a->dtype != b->dtype || a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+static gpuir_result gpuir__space_error(gpuir_ctx *ctx, gpuir_op_kind kind, const char *what,
+                                       const gpuir_type *t, const char *rule) {
+    gpuir__tbuf b;
+    return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: %s %s %s", gpuir_op_name(kind), what,
+                       gpuir__tstr(&b, t), rule);
+}
+
+static gpuir_result gpuir__infer_alloc(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *t) {
+    gpuir__tbuf b;
+    if (t->kind != GPUIR_TYPE_MEMREF || !gpuir__type_is_static(t))
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result %s must be a static memref "
+                           "(dynamic sizes are not supported yet)", gpuir_op_name(kind), gpuir__tstr(&b, t));
+    bool device = t->space == GPUIR_SPACE_DEVICE;
+    if ((kind == GPUIR_OP_GPU_ALLOC) != device)
+        return gpuir__space_error(ctx, kind, "result", t, kind == GPUIR_OP_GPU_ALLOC ?
+                                  "must be in device memory (space 1)" : "may not be in device memory");
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_copy(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in) {
+    gpuir__tbuf b0, b1;
+    if (!gpuir__same_shape(&in[0], &in[1]))
+        return gpuir__fail(ctx, in[0].dtype != in[1].dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+                           "%s: operands %s and %s differ", gpuir_op_name(kind),
+                           gpuir__tstr(&b0, &in[0]), gpuir__tstr(&b1, &in[1]));
+    bool device = in[0].space == GPUIR_SPACE_DEVICE || in[1].space == GPUIR_SPACE_DEVICE;
+    if ((kind == GPUIR_OP_GPU_MEMCPY) != device)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: %s", gpuir_op_name(kind),
+                           device ? "device buffers are copied with gpu.memcpy"
+                                  : "gpu.memcpy needs a device buffer on one side");
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_memref_global(gpuir_ctx *ctx, const gpuir__attrs *as,
+                                               const gpuir_type *t) {
+    gpuir_type as_tensor = *t;
+    as_tensor.kind = GPUIR_TYPE_TENSOR;
+    as_tensor.space = 0;
+    if (t->kind != GPUIR_TYPE_MEMREF || t->space != GPUIR_SPACE_HOST)
+        return gpuir__space_error(ctx, GPUIR_OP_MEMREF_GET_GLOBAL, "result", t, "must be a host memref");
+    return gpuir__infer_global(ctx, as, &as_tensor);
+}
+
+/* grid and block: three sizes >= 1 (block at most 1024 threads); smem >= 0. */
+static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs *as) {
+    const char *names[2] = {"grid", "block"};
+    for (int k = 0; k < 2; k++) {
+        const gpuir__attr *a = gpuir__attrs_get(as, names[k]);
+        if (!a) continue;
+        const int64_t *v = gpuir__ints_at(as->m, a->off);
+        bool ok = a->n == 3 && v[0] >= 1 && v[1] >= 1 && v[2] >= 1 && v[0] <= INT32_MAX &&
+                  v[1] <= 65535 && v[2] <= 65535;
+        if (ok && k == 1) ok = v[0] * v[1] * v[2] <= 1024;
+        if (!ok)
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: %s must be [x, y, z] "
+                               "with sizes >= 1%s", names[k], k ? " and at most 1024 threads" : "");
+    }
+    const gpuir__attr *smem = gpuir__attrs_get(as, "smem");
+    if (smem && smem->i < 0)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: smem is negative");
+    return GPUIR_OK;
+}
+
+/* The operands match the kernel's parameters (memory spaces aside). */
+static gpuir_result gpuir__infer_launch(gpuir_ctx *ctx, const gpuir_type *in, uint32_t n,
+                                        const gpuir__attrs *as) {
+    gpuir__attr *sym;
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GPU_LAUNCH_FUNC, as, "kernel",
+                                      GPUIR__ATTR_SYMBOL, true, &sym);
+    if (r || (r = gpuir__check_launch_dims(ctx, as)) != GPUIR_OK) return r;
+    const gpuir_module *m = as->m;
+    const char *name = gpuir__string(m, sym->off);
+    uint32_t fid = gpuir__launch_target(m, name);
+    if (!fid)
+        return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "gpu.launch_func: no kernel @%s::@%s",
+                           GPUIR__KERNEL_MODULE, strstr(name, "::") ? strstr(name, "::") + 2 : name);
+    const gpuir__func *k = &m->funcs[fid - 1];
+    if (stbds_arrlenu(k->params) != n)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "gpu.launch_func: kernel @%s takes %zu buffers, "
+                           "%u given", gpuir__string(m, k->name), stbds_arrlenu(k->params), n);
+    for (uint32_t i = 0; i < n; i++) {
+        const gpuir_type *p = &gpuir__value_at(m, k->params[i])->type;
+        if (!gpuir__same_shape(p, &in[i])) {
+            gpuir__tbuf bp, bi;
+            return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "gpu.launch_func: operand #%u is %s, kernel "
+                               "@%s's parameter is %s", i, gpuir__tstr(&bi, &in[i]),
+                               gpuir__string(m, k->name), gpuir__tstr(&bp, p));
+        }
+    }
+    return GPUIR_OK;
+}
+
+/* The buffer-level ops: allocation, deallocation, copies, launches. */
+static gpuir_result gpuir__infer_buffer_op(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+                                           uint32_t n, const gpuir__attrs *as,
+                                           const gpuir_type *given, gpuir_type *out) {
+    gpuir__op_class cls = gpuir__info(kind)->cls;
+    gpuir_result r = gpuir__check_operands(ctx, kind, in, n);
+    if (!r) r = gpuir__check_attr_names(ctx, kind, as);
+    if (!r && given) r = gpuir__type_check(ctx, given, gpuir_op_name(kind));
+    if (r) return r;
+    memset(out, 0, sizeof *out);
+    if (gpuir__class_has_result(cls) && !given)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result type must be given", gpuir_op_name(kind));
+    switch (cls) {
+    case GPUIR__CLASS_ALLOC: r = gpuir__infer_alloc(ctx, kind, given); break;
+    case GPUIR__CLASS_DEALLOC:
+        if ((kind == GPUIR_OP_GPU_DEALLOC) != (in[0].space == GPUIR_SPACE_DEVICE))
+            r = gpuir__space_error(ctx, kind, "operand", &in[0], kind == GPUIR_OP_GPU_DEALLOC ?
+                                   "is not in device memory" : "is in device memory (gpu.dealloc)");
+        break;
+    case GPUIR__CLASS_COPY: r = gpuir__infer_copy(ctx, kind, in); break;
+    case GPUIR__CLASS_GLOBAL: r = gpuir__infer_memref_global(ctx, as, given); break;
+    case GPUIR__CLASS_LAUNCH: r = gpuir__infer_launch(ctx, in, n, as); break;
+    default: break;
+    }
+    if (!r && given) *out = *given;
+    return r;
+}
+
+/* The buffer form of a computing op: memref inputs and a destination,
+   checked as the tensor op from the inputs to the destination's type. */
+static gpuir_result gpuir__infer_dps(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+                                     uint32_t n, const gpuir__attrs *as) {
+    gpuir_type ins[GPUIR_MAX_OPERANDS], out;
+    if (n == 0)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: without a result it needs an output "
+                           "buffer as its last operand", gpuir_op_name(kind));
+    for (uint32_t i = 0; i < n; i++) {
+        gpuir__tbuf b;
+        if (in[i].kind != GPUIR_TYPE_MEMREF)
+            return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: operand #%u is %s; the buffer form "
+                               "takes memrefs", gpuir_op_name(kind), i, gpuir__tstr(&b, &in[i]));
+        ins[i] = in[i];
+        ins[i].kind = GPUIR_TYPE_TENSOR;
+        ins[i].space = 0;
+    }
+    return gpuir__infer(ctx, kind, ins, n - 1, as, &ins[n - 1], &out);
+}
+
+/* Checks an op in any of its forms. `has_result` says whether it defines a
+   value; out receives its type (kind INVALID when it has none). */
+static gpuir_result gpuir__infer_op(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+                                    uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
+                                    bool has_result, gpuir_type *out) {
+    gpuir__op_class cls = gpuir__info(kind)->cls;
+    memset(out, 0, sizeof *out);
+    if (gpuir__class_computes(cls) && !has_result) return gpuir__infer_dps(ctx, kind, in, n, as);
+    if (has_result != gpuir__class_has_result(cls))
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s %s a result", gpuir_op_name(kind),
+                           has_result ? "does not have" : "must have");
+    if (gpuir__class_computes(cls) || kind == GPUIR_OP_GET_GLOBAL || kind == GPUIR_OP_RETURN)
+        return gpuir__infer(ctx, kind, in, n, as, given, out);
+    return gpuir__infer_buffer_op(ctx, kind, in, n, as, given, out);
 }
 
 /* ---- the builder's one entry ---- */
@@ -1553,10 +1778,12 @@ static gpuir_result gpuir__operand_types(gpuir_module *m, gpuir_op_kind kind,
 }
 
 /* Checks and appends an op to the open function. The attributes are the
-   pool range [attrs, attrs + n_attrs). Returns the op id, 0 on failure. */
-static uint32_t gpuir__build_op(gpuir_module *m, gpuir_op_kind kind, const uint32_t *operands,
-                                uint32_t n, uint32_t attrs, uint32_t n_attrs,
-                                const gpuir_type *given) {
+   pool range [attrs, attrs + n_attrs); `has_result` says whether the op
+   defines a value (a computing op without one is in buffer form). Returns
+   the op id, 0 on failure. */
+static uint32_t gpuir__build_op_ex(gpuir_module *m, gpuir_op_kind kind, const uint32_t *operands,
+                                   uint32_t n, uint32_t attrs, uint32_t n_attrs,
+                                   const gpuir_type *given, bool has_result) {
     if (gpuir__check_open(m, gpuir_op_name(kind))) return 0;
     if (n > GPUIR_MAX_OPERANDS) {
         gpuir__fail(m->ctx, GPUIR_ERR_LIMIT, "%s: %u operands, more than %d",
@@ -1566,7 +1793,7 @@ static uint32_t gpuir__build_op(gpuir_module *m, gpuir_op_kind kind, const uint3
     gpuir_type in[GPUIR_MAX_OPERANDS], out;
     gpuir__attrs as = {m, attrs, n_attrs};
     if (gpuir__operand_types(m, kind, operands, n, in) ||
-        gpuir__infer(m->ctx, kind, in, n, &as, given, &out))
+        gpuir__infer_op(m->ctx, kind, in, n, &as, given, has_result, &out))
         return 0;
     gpuir__op op;
     memset(&op, 0, sizeof op);
@@ -1581,7 +1808,7 @@ static uint32_t gpuir__build_op(gpuir_module *m, gpuir_op_kind kind, const uint3
     for (uint32_t i = 0; i < n; i++) stbds_arrput(m->uses, operands[i]);
     stbds_arrput(m->ops, op);
     uint32_t id = (uint32_t)stbds_arrlenu(m->ops);
-    if (kind != GPUIR_OP_RETURN) {
+    if (has_result) {
         gpuir__value v;
         memset(&v, 0, sizeof v);
         v.type = out;
@@ -1593,6 +1820,14 @@ static uint32_t gpuir__build_op(gpuir_module *m, gpuir_op_kind kind, const uint3
     if (m->rewriting) stbds_arrput(m->rewrite_ops, id);
     else stbds_arrput(gpuir__func_at(m, m->building)->ops, id);
     return id;
+}
+
+/* The op in its usual form: with a result unless its class has none. */
+static uint32_t gpuir__build_op(gpuir_module *m, gpuir_op_kind kind, const uint32_t *operands,
+                                uint32_t n, uint32_t attrs, uint32_t n_attrs,
+                                const gpuir_type *given) {
+    return gpuir__build_op_ex(m, kind, operands, n, attrs, n_attrs, given,
+                              gpuir__class_has_result(gpuir__info(kind)->cls));
 }
 
 static gpuir_value gpuir__build_value(gpuir_module *m, gpuir_op_kind kind,
@@ -1903,6 +2138,20 @@ static void gpuir__print_dense(gpuir__printer *p, const gpuir__attr *a) {
     gpuir__str_appendf(&p->out, "]>");
 }
 
+static bool gpuir__has_kernel(const gpuir_module *m) {
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++)
+        if (m->funcs[i].kernel) return true;
+    return false;
+}
+
+/* "kernels::k0" prints as @kernels::@k0 */
+static void gpuir__print_symbol(gpuir__str *s, const char *sym) {
+    gpuir__str_appendf(s, "@");
+    for (const char *sep; (sep = strstr(sym, "::")) != NULL; sym = sep + 2)
+        gpuir__str_appendf(s, "%.*s::@", (int)(sep - sym), sym);
+    gpuir__str_appendf(s, "%s", sym);
+}
+
 static void gpuir__print_attr(gpuir__printer *p, const gpuir__attr *a) {
     const gpuir_module *m = p->m;
     gpuir__str_appendf(&p->out, "%s = ", gpuir__string(m, a->name));
@@ -1911,7 +2160,7 @@ static void gpuir__print_attr(gpuir__printer *p, const gpuir__attr *a) {
     case GPUIR__ATTR_FLOAT: gpuir__print_float(&p->out, a->f); break;
     case GPUIR__ATTR_BOOL: gpuir__str_appendf(&p->out, "%s", a->i ? "true" : "false"); break;
     case GPUIR__ATTR_STRING: gpuir__str_appendf(&p->out, "\"%s\"", gpuir__string(m, a->off)); break;
-    case GPUIR__ATTR_SYMBOL: gpuir__str_appendf(&p->out, "@%s", gpuir__string(m, a->off)); break;
+    case GPUIR__ATTR_SYMBOL: gpuir__print_symbol(&p->out, gpuir__string(m, a->off)); break;
     case GPUIR__ATTR_INTS:
         gpuir__str_appendf(&p->out, "[");
         for (uint32_t k = 0; k < a->n; k++)
@@ -1922,10 +2171,12 @@ static void gpuir__print_attr(gpuir__printer *p, const gpuir__attr *a) {
     }
 }
 
-/* %r = mnemonic %a, %b {attrs} : (types) -> type   |   return %a : type */
-static void gpuir__print_op(gpuir__printer *p, const gpuir__op *op, uint32_t *counter) {
+/* %r = mnemonic %a, %b {attrs} : (types) -> type    (-> () without a result)
+   return %a : type */
+static void gpuir__print_op(gpuir__printer *p, const gpuir__op *op, uint32_t *counter,
+                            const char *indent) {
     const gpuir_module *m = p->m;
-    gpuir__str_appendf(&p->out, "  ");
+    gpuir__str_appendf(&p->out, "%s", indent);
     if (op->result) {
         p->numbers[op->result - 1] = ++*counter;
         gpuir__print_value(p, op->result);
@@ -1956,16 +2207,20 @@ static void gpuir__print_op(gpuir__printer *p, const gpuir__op *op, uint32_t *co
             gpuir__print_type(&p->out, &gpuir__value_at(m, gpuir__op_operand(m, op, i))->type);
         }
         gpuir__str_appendf(&p->out, ") -> ");
-        gpuir__print_type(&p->out, &gpuir__value_at(m, op->result)->type);
+        if (op->result) gpuir__print_type(&p->out, &gpuir__value_at(m, op->result)->type);
+        else gpuir__str_appendf(&p->out, "()");
     }
     gpuir__str_appendf(&p->out, "\n");
 }
 
-/* func.func @name(%p: type, ...) -> type | (type, ...) { ops } */
+/* func.func @name(%p: type, ...) -> type | (type, ...) { ops }
+   gpu.func @name(%p: type, ...) kernel { ops }      (inside gpu.module) */
 static void gpuir__print_func(gpuir__printer *p, uint32_t fid) {
     const gpuir_module *m = p->m;
     const gpuir__func *f = gpuir__func_at(m, fid);
-    gpuir__str_appendf(&p->out, "func.func @%s(", gpuir__string(m, f->name));
+    const char *indent = f->kernel ? "  " : "";
+    gpuir__str_appendf(&p->out, "%s%s @%s(", indent, f->kernel ? "gpu.func" : "func.func",
+                       gpuir__string(m, f->name));
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
         if (i) gpuir__str_appendf(&p->out, ", ");
         gpuir__print_value(p, f->params[i]);
@@ -1980,11 +2235,11 @@ static void gpuir__print_func(gpuir__printer *p, uint32_t fid) {
         if (i) gpuir__str_appendf(&p->out, ", ");
         gpuir__print_type(&p->out, &t);
     }
-    gpuir__str_appendf(&p->out, "%s {\n", n_results > 1 ? ")" : "");
+    gpuir__str_appendf(&p->out, "%s%s {\n", n_results > 1 ? ")" : "", f->kernel ? " kernel" : "");
     uint32_t counter = 0;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++)
-        gpuir__print_op(p, gpuir__op_at(m, f->ops[i]), &counter);
-    gpuir__str_appendf(&p->out, "}\n");
+        gpuir__print_op(p, gpuir__op_at(m, f->ops[i]), &counter, f->kernel ? "    " : "  ");
+    gpuir__str_appendf(&p->out, "%s}\n", indent);
 }
 
 GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
@@ -1998,8 +2253,22 @@ GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
         gpuir__print_type(&p.out, &m->globals[i].type);
         gpuir__str_appendf(&p.out, "\n");
     }
-    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++) {
-        if (i || stbds_arrlenu(m->globals)) gpuir__str_appendf(&p.out, "\n");
+    /* kernels come first, so that every symbol is defined before its use */
+    bool first = stbds_arrlenu(m->globals) == 0;
+    if (gpuir__has_kernel(m)) {
+        gpuir__str_appendf(&p.out, "%sgpu.module @%s {\n", first ? "" : "\n", GPUIR__KERNEL_MODULE);
+        for (size_t i = 0, k = 0; i < stbds_arrlenu(m->funcs); i++) {
+            if (!m->funcs[i].kernel) continue;
+            if (k++) gpuir__str_appendf(&p.out, "\n");
+            gpuir__print_func(&p, (uint32_t)i + 1);
+        }
+        gpuir__str_appendf(&p.out, "}\n");
+        first = false;
+    }
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++) {     /* then host functions */
+        if (m->funcs[i].kernel) continue;
+        if (!first) gpuir__str_appendf(&p.out, "\n");
+        first = false;
         gpuir__print_func(&p, (uint32_t)i + 1);
     }
     free(p.numbers);
@@ -2285,7 +2554,23 @@ static gpuir_result gpuir__parse_int_list(gpuir__parser *P, uint32_t attr) {
     return gpuir__parse_expect(P, "]");
 }
 
-/* attr_value := number | "true" | "false" | "@" ident | "\"" chars "\"" | ints | dense */
+/* symbol := ident ("::" "@" ident)?     (after the first "@"; kept as "a::b") */
+static gpuir_result gpuir__parse_symbol(gpuir__parser *P, char *sym) {
+    gpuir_result r = gpuir__parse_ident(P, sym, false, "a symbol name");
+    if (r || (size_t)(P->end - P->p) < 3 || memcmp(P->p, "::@", 3) != 0) return r;
+    P->p += 3;
+    char inner[GPUIR_MAX_NAME];
+    if ((r = gpuir__parse_ident(P, inner, false, "a symbol name")) != GPUIR_OK) return r;
+    if (strlen(sym) + 2 + strlen(inner) >= GPUIR_MAX_NAME) {
+        gpuir__parse_mark(P);
+        return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "symbol longer than %d bytes", GPUIR_MAX_NAME - 1);
+    }
+    strcat(sym, "::");
+    strcat(sym, inner);
+    return GPUIR_OK;
+}
+
+/* attr_value := number | "true" | "false" | "@" symbol | "\"" chars "\"" | ints | dense */
 static gpuir_result gpuir__parse_attr_value(gpuir__parser *P, uint32_t attr) {
     gpuir_module *m = P->m;
     char sym[GPUIR_MAX_NAME];
@@ -2299,7 +2584,7 @@ static gpuir_result gpuir__parse_attr_value(gpuir__parser *P, uint32_t attr) {
     if (gpuir__parse_keyword(P, "dense")) return gpuir__parse_dense(P, attr);
     if (gpuir__parse_accept(P, "[")) return gpuir__parse_int_list(P, attr);
     if (gpuir__parse_accept(P, "@")) {
-        if ((r = gpuir__parse_ident(P, sym, false, "a symbol name")) != GPUIR_OK) return r;
+        if ((r = gpuir__parse_symbol(P, sym)) != GPUIR_OK) return r;
         m->attrs[attr].kind = GPUIR__ATTR_SYMBOL;
         m->attrs[attr].off = gpuir__intern(m, sym, strlen(sym));
         return GPUIR_OK;
@@ -2456,9 +2741,8 @@ static gpuir_result gpuir__parse_op(gpuir__parser *P, bool *was_return) {
     P->ctx->loc_col = col;
     if (!kind) return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "unknown op '%s'", mnemonic);
     *was_return = kind == GPUIR_OP_RETURN;
-    if (*was_return == (result[0] != '\0'))
-        return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, *was_return ? "return has no result" :
-                           "expected '%%name =' before '%s'", mnemonic);
+    bool has_result = result[0] != '\0';
+    if (*was_return && has_result) return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "return has no result");
     uint32_t ids[GPUIR_MAX_OPERANDS], n = 0, first, n_attrs;
     gpuir__parse_skip_ws(P);
     while (P->p < P->end && *P->p == '%') {
@@ -2480,19 +2764,32 @@ static gpuir_result gpuir__parse_op(gpuir__parser *P, bool *was_return) {
     } else {
         if ((r = gpuir__parse_expect(P, ":")) || (r = gpuir__parse_expect(P, "(")) ||
             (r = gpuir__parse_operand_types(P, ids, n, true)) || (r = gpuir__parse_expect(P, ")")) ||
-            (r = gpuir__parse_expect(P, "->")) || (r = gpuir__parse_type(P, &given)))
+            (r = gpuir__parse_expect(P, "->")))
             return r;
-        given_p = &given;
-        if (P->pending_dense >= 0 && (r = gpuir__parse_finish_dense(P, given.dtype)) != GPUIR_OK)
-            return r;
+        gpuir__parse_skip_ws(P);
+        if (!has_result && (P->p >= P->end || *P->p != '(')) {
+            P->ctx->loc_line = line;
+            P->ctx->loc_col = col;
+            return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "expected '%%name =' before '%s' (or "
+                               "'-> ()' for an op without a result)", mnemonic);
+        }
+        if (!has_result && (r = gpuir__parse_expect(P, "(")) == GPUIR_OK)
+            r = gpuir__parse_expect(P, ")");       /* an op without a result: -> () */
+        if (has_result && (r = gpuir__parse_type(P, &given)) == GPUIR_OK) given_p = &given;
+        if (r) return r;
+        if (P->pending_dense >= 0) {      /* the dtype: the result's, or the destination's */
+            gpuir_dtype dt = given_p ? given.dtype : n ? gpuir__value_at(P->m, ids[n - 1])->type.dtype
+                                                      : GPUIR_F32;
+            if ((r = gpuir__parse_finish_dense(P, dt)) != GPUIR_OK) return r;
+        }
     }
     const char *after = P->p;
     P->ctx->loc_line = line;
     P->ctx->loc_col = col;
-    uint32_t op = gpuir__build_op(P->m, kind, ids, n, first, n_attrs, given_p);
+    uint32_t op = gpuir__build_op_ex(P->m, kind, ids, n, first, n_attrs, given_p, has_result);
     P->p = after;
     if (!op) return P->ctx->result;
-    if (!*was_return) stbds_shput(P->names, result, P->m->ops[op - 1].result);
+    if (has_result) stbds_shput(P->names, result, P->m->ops[op - 1].result);
     return GPUIR_OK;
 }
 
@@ -2552,8 +2849,9 @@ static gpuir_result gpuir__parse_result_types(gpuir__parser *P, gpuir_type *type
     return parens ? gpuir__parse_expect(P, ")") : r;
 }
 
-/* func := "func.func" "@" ident "(" (param ("," param)*)? ")" results? "{" op* "}" */
-static gpuir_result gpuir__parse_func(gpuir__parser *P) {
+/* func   := "func.func" "@" ident "(" (param ("," param)*)? ")" results? "{" op* "}"
+   kernel := "gpu.func" "@" ident "(" (param ("," param)*)? ")" "kernel" "{" op* "}" */
+static gpuir_result gpuir__parse_func(gpuir__parser *P, bool kernel) {
     char name[GPUIR_MAX_NAME];
     gpuir_type results[GPUIR_MAX_OPERANDS];
     uint32_t n_results;
@@ -2563,6 +2861,7 @@ static gpuir_result gpuir__parse_func(gpuir__parser *P) {
     if (r) return r;
     uint32_t fid = gpuir__func_begin(P->m, name);
     if (!fid) return P->ctx->result;
+    P->m->funcs[fid - 1].kernel = kernel;
     stbds_shfree(P->names);
     stbds_sh_new_strdup(P->names);
     if ((r = gpuir__parse_expect(P, "(")) != GPUIR_OK) return r;
@@ -2572,7 +2871,9 @@ static gpuir_result gpuir__parse_func(gpuir__parser *P) {
         } while (gpuir__parse_accept(P, ","));
         if ((r = gpuir__parse_expect(P, ")")) != GPUIR_OK) return r;
     }
-    if ((r = gpuir__parse_result_types(P, results, &n_results)) != GPUIR_OK) return r;
+    if (!kernel && (r = gpuir__parse_result_types(P, results, &n_results)) != GPUIR_OK) return r;
+    if (kernel && !gpuir__parse_keyword(P, "kernel")) return gpuir__parse_expected(P, "'kernel'");
+    if (kernel) n_results = 0;
     if ((r = gpuir__parse_expect(P, "{")) != GPUIR_OK) return r;
     bool done = false;
     while (!done) {
@@ -2608,15 +2909,34 @@ static gpuir_result gpuir__parse_global(gpuir__parser *P) {
     return gpuir__declare_global(P->m, name, &t);
 }
 
-/* module := (global | func)* */
+/* kernels := "gpu.module" "@" "kernels" "{" kernel* "}" */
+static gpuir_result gpuir__parse_kernel_module(gpuir__parser *P) {
+    char name[GPUIR_MAX_NAME];
+    gpuir_result r = gpuir__parse_expect(P, "@");
+    gpuir__parse_mark(P);
+    if (!r) r = gpuir__parse_ident(P, name, false, "a module name");
+    if (r) return r;
+    if (strcmp(name, GPUIR__KERNEL_MODULE) != 0)
+        return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "the kernel module is named @%s, not @%s",
+                           GPUIR__KERNEL_MODULE, name);
+    if ((r = gpuir__parse_expect(P, "{")) != GPUIR_OK) return r;
+    while (!gpuir__parse_accept(P, "}")) {
+        if (!gpuir__parse_keyword(P, "gpu.func")) return gpuir__parse_expected(P, "'gpu.func' or '}'");
+        if ((r = gpuir__parse_func(P, true)) != GPUIR_OK) return r;
+    }
+    return GPUIR_OK;
+}
+
+/* module := (global | kernels | func)*     (symbols are defined before use) */
 static gpuir_result gpuir__parse_module(gpuir__parser *P) {
     gpuir_result r = GPUIR_OK;
     for (;;) {
         gpuir__parse_skip_ws(P);
         if (P->p >= P->end) return GPUIR_OK;
-        if (gpuir__parse_keyword(P, "func.func")) r = gpuir__parse_func(P);
+        if (gpuir__parse_keyword(P, "func.func")) r = gpuir__parse_func(P, false);
         else if (gpuir__parse_keyword(P, "global")) r = gpuir__parse_global(P);
-        else r = gpuir__parse_expected(P, "'func.func' or 'global'");
+        else if (gpuir__parse_keyword(P, "gpu.module")) r = gpuir__parse_kernel_module(P);
+        else r = gpuir__parse_expected(P, "'func.func', 'gpu.module' or 'global'");
         if (r) return r;
     }
 }
@@ -2742,13 +3062,13 @@ static gpuir_result gpuir__verify_op(gpuir_module *m, uint32_t fid, uint32_t op_
     gpuir_result r = gpuir__verify_uses(m, fid, op, defined, in);
     if (r) return r;
     const gpuir__value *res = gpuir__value_at(m, op->result);
-    if ((op->kind == GPUIR_OP_RETURN) != (res == NULL) ||
-        (res && (res->def_op != op_id || res->func != fid)))
+    if (res && (res->def_op != op_id || res->func != fid))
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "the result value does not belong to the op");
     if (res && defined[op->result - 1])
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "the result is defined twice");
     gpuir__attrs as = {m, op->attrs, op->n_attrs};
-    r = gpuir__infer(ctx, op->kind, in, op->n_operands, &as, res ? &res->type : NULL, &out);
+    r = gpuir__infer_op(ctx, op->kind, in, op->n_operands, &as, res ? &res->type : NULL,
+                        res != NULL, &out);
     if (!r && res) defined[op->result - 1] = 1;
     return r;
 }
@@ -2979,12 +3299,24 @@ GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got
 // dtype; matmul and reductions accumulate in double (ints in 64 bits). It is
 // the oracle every backend is compared with. Reads: ir, build, array.
 
+/* A buffer behind memref values: allocated by the program (owned) or lent
+   by the caller or a global. Freed buffers stay in the table, not live, so
+   a later use is caught. */
+typedef struct gpuir__ref_buffer {
+    void *data;
+    bool owned, live;
+    int32_t space;
+    uint32_t alloc_op;        /* the op that allocated it (0: lent) */
+} gpuir__ref_buffer;
+
 typedef struct gpuir__ref {
     gpuir_module *m;
     gpuir_ctx *ctx;
-    gpuir_array *vals;        /* per value id - 1 */
-    bool *borrowed;           /* data owned by the caller or a global */
+    gpuir_array *vals;        /* per value id - 1; for memrefs, a view of the buffer */
+    bool *borrowed;           /* data owned by the caller, a global or a buffer */
     uint32_t *last_use;       /* per value: index of the op that reads it last */
+    uint32_t *buf_of;         /* per memref value: buffer index + 1 */
+    gpuir__ref_buffer *bufs;  /* stb_ds array */
 } gpuir__ref;
 
 /* Strides of `a` seen from an output of rank r with dims `dims`: right
@@ -3301,24 +3633,10 @@ static gpuir_result gpuir__ref_global(gpuir__ref *R, const gpuir__op *op, gpuir_
     return GPUIR_OK;
 }
 
-/* Computes one op's result into R->vals. */
-static gpuir_result gpuir__ref_exec(gpuir__ref *R, const gpuir__op *op) {
-    const gpuir_array *x[GPUIR_MAX_OPERANDS];
-    gpuir_type in[GPUIR_MAX_OPERANDS], t;
-    for (uint32_t i = 0; i < op->n_operands; i++) {
-        x[i] = &R->vals[gpuir__op_operand(R->m, op, i) - 1];
-        in[i] = gpuir__array_type(x[i]);
-    }
-    gpuir_result r = gpuir__ref_result_type(R, op, in, &t);
-    if (r) return r;
-    gpuir_array *out = &R->vals[op->result - 1];
-    if (op->kind == GPUIR_OP_GET_GLOBAL) {
-        out->dtype = t.dtype;
-        out->rank = t.rank;
-        memcpy(out->dims, t.dims, sizeof out->dims);
-        return gpuir__ref_global(R, op, out);
-    }
-    if ((r = gpuir_array_alloc(R->ctx, out, t.dtype, t.rank, t.dims)) != GPUIR_OK) return r;
+/* Computes a computing op from its input arrays x into `out` (allocated). */
+static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
+                                       const gpuir_array *const *x, gpuir_array *out) {
+    gpuir_result r = GPUIR_OK;
     const gpuir__attr *a;
     switch (gpuir__info(op->kind)->cls) {
     case GPUIR__CLASS_UNARY: gpuir__ref_unary(x[0], out, op->kind); break;
@@ -3350,6 +3668,184 @@ static gpuir_result gpuir__ref_exec(gpuir__ref *R, const gpuir__op *op) {
     return r;
 }
 
+/* Computes one tensor op's result into R->vals. */
+static gpuir_result gpuir__ref_exec(gpuir__ref *R, const gpuir__op *op) {
+    const gpuir_array *x[GPUIR_MAX_OPERANDS];
+    gpuir_type in[GPUIR_MAX_OPERANDS], t;
+    for (uint32_t i = 0; i < op->n_operands; i++) {
+        x[i] = &R->vals[gpuir__op_operand(R->m, op, i) - 1];
+        in[i] = gpuir__array_type(x[i]);
+    }
+    gpuir_result r = gpuir__ref_result_type(R, op, in, &t);
+    if (r) return r;
+    gpuir_array *out = &R->vals[op->result - 1];
+    if (op->kind == GPUIR_OP_GET_GLOBAL) {
+        out->dtype = t.dtype;
+        out->rank = t.rank;
+        memcpy(out->dims, t.dims, sizeof out->dims);
+        return gpuir__ref_global(R, op, out);
+    }
+    if ((r = gpuir_array_alloc(R->ctx, out, t.dtype, t.rank, t.dims)) != GPUIR_OK) return r;
+    return gpuir__ref_compute(R, op, x, out);
+}
+
+/* ---- buffers ---- */
+
+/* Registers a buffer and makes value v (of memref type t) a view of it. */
+static void gpuir__ref_bind_buffer(gpuir__ref *R, uint32_t v, const gpuir_type *t, void *data,
+                                   bool owned, uint32_t alloc_op) {
+    gpuir__ref_buffer b;
+    b.data = data;
+    b.owned = owned;
+    b.live = true;
+    b.space = t->space;
+    b.alloc_op = alloc_op;
+    stbds_arrput(R->bufs, b);
+    gpuir_array *a = &R->vals[v - 1];
+    memset(a, 0, sizeof *a);
+    a->dtype = t->dtype;
+    a->rank = t->rank;
+    memcpy(a->dims, t->dims, sizeof a->dims);
+    a->data = data;
+    R->borrowed[v - 1] = true;
+    R->buf_of[v - 1] = (uint32_t)stbds_arrlenu(R->bufs);
+}
+
+/* Makes value `to` another view of the buffer behind `from`. */
+static void gpuir__ref_alias(gpuir__ref *R, uint32_t to, uint32_t from) {
+    R->vals[to - 1] = R->vals[from - 1];
+    R->borrowed[to - 1] = true;
+    R->buf_of[to - 1] = R->buf_of[from - 1];
+}
+
+/* The buffer behind a memref value; an error once it has been freed. */
+static gpuir_result gpuir__ref_live(gpuir__ref *R, uint32_t v, gpuir__ref_buffer **out) {
+    uint32_t b = R->buf_of[v - 1];
+    if (!b)
+        return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "a memref operand has no buffer");
+    *out = &R->bufs[b - 1];
+    if (!(*out)->live)
+        return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "use of a buffer freed earlier (allocated "
+                           "by op %u)", (*out)->alloc_op);
+    return GPUIR_OK;
+}
+
+/* Fresh buffers hold a poison pattern (NaN for floats), so that a read of
+   data that was never written or copied in shows in the results. */
+static void gpuir__ref_poison(gpuir_array *a) {
+    size_t n = gpuir_array_count(a);
+    if (gpuir_dtype_is_float(a->dtype))
+        for (size_t i = 0; i < n; i++) gpuir_array_set(a, i, (double)NAN);
+    else
+        memset(a->data, 0x5a, n * gpuir_dtype_size(a->dtype));
+}
+
+static gpuir_result gpuir__ref_alloc(gpuir__ref *R, const gpuir__op *op, uint32_t op_id) {
+    const gpuir_type *t = &gpuir__value_at(R->m, op->result)->type;
+    gpuir_array a;
+    gpuir_result r = gpuir_array_alloc(R->ctx, &a, t->dtype, t->rank, t->dims);
+    if (r) return r;
+    gpuir__ref_poison(&a);
+    gpuir__ref_bind_buffer(R, op->result, t, a.data, true, op_id);
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__ref_dealloc(gpuir__ref *R, const gpuir__op *op) {
+    gpuir__ref_buffer *b;
+    gpuir_result r = gpuir__ref_live(R, gpuir__op_operand(R->m, op, 0), &b);
+    if (r) return r;
+    if (!b->owned)
+        return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "%s of a buffer the program did not "
+                           "allocate", gpuir_op_name(op->kind));
+    free(b->data);
+    b->data = NULL;
+    b->live = false;
+    return GPUIR_OK;
+}
+
+/* memref.copy %src, %dst and gpu.memcpy %dst, %src */
+static gpuir_result gpuir__ref_copy(gpuir__ref *R, const gpuir__op *op) {
+    uint32_t dst = gpuir__op_operand(R->m, op, op->kind == GPUIR_OP_GPU_MEMCPY ? 0 : 1);
+    uint32_t src = gpuir__op_operand(R->m, op, op->kind == GPUIR_OP_GPU_MEMCPY ? 1 : 0);
+    gpuir__ref_buffer *bd, *bs;
+    gpuir_result r = gpuir__ref_live(R, dst, &bd);
+    if (!r) r = gpuir__ref_live(R, src, &bs);
+    if (r) return r;
+    size_t bytes = gpuir_array_count(&R->vals[src - 1]) * gpuir_dtype_size(R->vals[src - 1].dtype);
+    if (bytes) memmove(bd->data, bs->data, bytes);
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__ref_memref_global(gpuir__ref *R, const gpuir__op *op) {
+    const gpuir__attr *sym = gpuir__attr_find(R->m, op, "name");
+    const char *name = gpuir__string(R->m, sym->off);
+    const gpuir__global *g = &R->m->globals[gpuir__find_global(R->m, name) - 1];
+    if (!g->data)
+        return gpuir__fail(R->ctx, GPUIR_ERR_NOT_FOUND, "global @%s is not bound (see "
+                           "gpuir_module_bind_global)", name);
+    gpuir__ref_bind_buffer(R, op->result, &gpuir__value_at(R->m, op->result)->type, g->data, false, 0);
+    return GPUIR_OK;
+}
+
+/* A computing op in buffer form: computed from the inputs' buffers into a
+   fresh array, then copied into the destination (which may alias an input). */
+static gpuir_result gpuir__ref_exec_dps(gpuir__ref *R, const gpuir__op *op) {
+    const gpuir_array *x[GPUIR_MAX_OPERANDS];
+    gpuir__ref_buffer *b;
+    gpuir_result r = GPUIR_OK;
+    for (uint32_t i = 0; i < op->n_operands && !r; i++) {
+        uint32_t v = gpuir__op_operand(R->m, op, i);
+        r = gpuir__ref_live(R, v, &b);
+        x[i] = &R->vals[v - 1];
+    }
+    if (r) return r;
+    gpuir_array *dst = (gpuir_array *)x[op->n_operands - 1], tmp;
+    if ((r = gpuir_array_alloc(R->ctx, &tmp, dst->dtype, dst->rank, dst->dims)) != GPUIR_OK) return r;
+    r = gpuir__ref_compute(R, op, x, &tmp);
+    size_t bytes = gpuir_array_count(dst) * gpuir_dtype_size(dst->dtype);
+    if (!r && bytes) memcpy(dst->data, tmp.data, bytes);
+    gpuir_array_release(&tmp);
+    return r;
+}
+
+static gpuir_result gpuir__ref_exec_any(gpuir__ref *R, const gpuir__op *op, uint32_t op_id);
+
+/* Runs a kernel's body on the launch's buffers; its temporaries die with it. */
+static gpuir_result gpuir__ref_launch(gpuir__ref *R, const gpuir__op *op) {
+    const gpuir__attr *sym = gpuir__attr_find(R->m, op, "kernel");
+    const gpuir__func *k = gpuir__func_at(R->m, gpuir__launch_target(R->m, gpuir__string(R->m, sym->off)));
+    gpuir__ref_buffer *b;
+    gpuir_result r = GPUIR_OK;
+    for (uint32_t i = 0; i < op->n_operands && !r; i++) {
+        uint32_t v = gpuir__op_operand(R->m, op, i);
+        if ((r = gpuir__ref_live(R, v, &b)) == GPUIR_OK) gpuir__ref_alias(R, k->params[i], v);
+    }
+    size_t first_temp = stbds_arrlenu(R->bufs);
+    for (size_t i = 0; !r && i + 1 < stbds_arrlenu(k->ops); i++)
+        r = gpuir__ref_exec_any(R, gpuir__op_at(R->m, k->ops[i]), k->ops[i]);
+    for (size_t i = first_temp; i < stbds_arrlenu(R->bufs); i++)
+        if (R->bufs[i].owned && R->bufs[i].live) {
+            free(R->bufs[i].data);
+            R->bufs[i].live = false;
+        }
+    return r;
+}
+
+/* Executes any op: tensor ops, their buffer form, and the buffer ops. */
+static gpuir_result gpuir__ref_exec_any(gpuir__ref *R, const gpuir__op *op, uint32_t op_id) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (gpuir__class_computes(cls)) return op->result ? gpuir__ref_exec(R, op) : gpuir__ref_exec_dps(R, op);
+    switch (cls) {
+    case GPUIR__CLASS_GLOBAL:
+        return op->kind == GPUIR_OP_GET_GLOBAL ? gpuir__ref_exec(R, op) : gpuir__ref_memref_global(R, op);
+    case GPUIR__CLASS_ALLOC: return gpuir__ref_alloc(R, op, op_id);
+    case GPUIR__CLASS_DEALLOC: return gpuir__ref_dealloc(R, op);
+    case GPUIR__CLASS_COPY: return gpuir__ref_copy(R, op);
+    case GPUIR__CLASS_LAUNCH: return gpuir__ref_launch(R, op);
+    default: return GPUIR_OK;                   /* gpu.wait: everything is in order */
+    }
+}
+
 /* Checks each input against its parameter and lends it to the run. */
 static gpuir_result gpuir__ref_bind_inputs(gpuir__ref *R, const gpuir__func *f, size_t n,
                                            const gpuir_array *inputs) {
@@ -3376,6 +3872,12 @@ static gpuir_result gpuir__ref_bind_inputs(gpuir__ref *R, const gpuir__func *f, 
                                gpuir__string(R->m, gpuir__value_at(R->m, f->params[i])->name),
                                gpuir__tstr(&bw, &want_t), gpuir__tstr(&bg, &got));
         }
+        if (want_t.kind == GPUIR_TYPE_MEMREF) {      /* the caller lends the buffer */
+            gpuir_type t = want_t;
+            memcpy(t.dims, got.dims, sizeof t.dims);
+            gpuir__ref_bind_buffer(R, f->params[i], &t, inputs[i].data, false, 0);
+            continue;
+        }
         R->vals[f->params[i] - 1] = inputs[i];
         R->borrowed[f->params[i] - 1] = true;
     }
@@ -3391,6 +3893,8 @@ static gpuir_result gpuir__ref_take_outputs(gpuir__ref *R, const gpuir__op *ret,
     for (size_t i = 0; i < n; i++) {
         uint32_t v = gpuir__op_operand(R->m, ret, (uint32_t)i) - 1;
         gpuir_array *src = &R->vals[v];
+        gpuir__ref_buffer *b;
+        if (R->buf_of[v] && gpuir__ref_live(R, v + 1, &b)) return R->ctx->result;
         if (!R->borrowed[v]) {
             outputs[i] = *src;
             R->borrowed[v] = true;       /* moved: a second return copies it */
@@ -3400,6 +3904,18 @@ static gpuir_result gpuir__ref_take_outputs(gpuir__ref *R, const gpuir__op *ret,
         if (r) return r;
         size_t bytes = gpuir_array_count(src) * gpuir_dtype_size(src->dtype);
         if (bytes) memcpy(outputs[i].data, src->data, bytes);
+    }
+    return GPUIR_OK;
+}
+
+/* Every buffer the program allocated is freed (or returned) by its end. */
+static gpuir_result gpuir__ref_check_leaks(gpuir__ref *R) {
+    for (size_t i = 0; i < stbds_arrlenu(R->bufs); i++) {
+        const gpuir__ref_buffer *b = &R->bufs[i];
+        if (!b->owned || !b->live) continue;
+        const gpuir__op *op = gpuir__op_at(R->m, b->alloc_op);
+        return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "the buffer allocated by op %u (%s) is "
+                           "never freed", b->alloc_op, op ? gpuir_op_name(op->kind) : "?");
     }
     return GPUIR_OK;
 }
@@ -3415,7 +3931,7 @@ static gpuir_result gpuir__ref_run_func(gpuir__ref *R, const gpuir__func *f, siz
     for (size_t i = 0; i + 1 < n_ops; i++) {
         const gpuir__op *op = gpuir__op_at(R->m, f->ops[i]);
         gpuir__verify_locate(R->m, f, i, op);
-        gpuir_result r = gpuir__ref_exec(R, op);
+        gpuir_result r = gpuir__ref_exec_any(R, op, f->ops[i]);
         if (r) return r;
         for (uint32_t k = 0; k < op->n_operands; k++) {   /* free what is dead now */
             uint32_t v = gpuir__op_operand(R->m, op, k) - 1;
@@ -3425,7 +3941,19 @@ static gpuir_result gpuir__ref_run_func(gpuir__ref *R, const gpuir__func *f, siz
     R->ctx->loc_file = NULL;
     R->ctx->loc_line = R->ctx->loc_col = 0;
     R->ctx->loc_note[0] = '\0';
-    return gpuir__ref_take_outputs(R, gpuir__op_at(R->m, f->ops[n_ops - 1]), n_out, outputs);
+    const gpuir__op *ret = gpuir__op_at(R->m, f->ops[n_ops - 1]);
+    gpuir_result r = gpuir__ref_take_outputs(R, ret, n_out, outputs);
+    for (uint32_t i = 0; !r && i < ret->n_operands; i++) {   /* returned buffers: handed over */
+        uint32_t b = R->buf_of[gpuir__op_operand(R->m, ret, i) - 1];
+        if (b && R->bufs[b - 1].owned && R->bufs[b - 1].live) {
+            free(R->bufs[b - 1].data);
+            R->bufs[b - 1].live = false;
+        }
+    }
+    snprintf(R->ctx->loc_note, sizeof R->ctx->loc_note, "in @%s", gpuir__string(R->m, f->name));
+    if (!r) r = gpuir__ref_check_leaks(R);
+    R->ctx->loc_note[0] = '\0';
+    return r;
 }
 
 GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_inputs,
@@ -3446,17 +3974,25 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
     R.vals = (gpuir_array *)calloc(nv, sizeof *R.vals);
     R.borrowed = (bool *)calloc(nv, sizeof *R.borrowed);
     R.last_use = (uint32_t *)calloc(nv, sizeof *R.last_use);
+    R.buf_of = (uint32_t *)calloc(nv, sizeof *R.buf_of);
     const gpuir__func *f = gpuir__func_at(m, fid);
-    if (!R.vals || !R.borrowed || !R.last_use) r = gpuir__oom(ctx, "interpreter state");
+    if (!R.vals || !R.borrowed || !R.last_use || !R.buf_of) r = gpuir__oom(ctx, "interpreter state");
+    if (!r && f->kernel)
+        r = gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s is a kernel: run the host function "
+                        "that launches it", func);
     if (!r) r = gpuir__ref_bind_inputs(&R, f, n_inputs, inputs);
     if (!r) r = gpuir__ref_run_func(&R, f, n_outputs, outputs);
     for (size_t i = 0; R.vals && i < nv; i++)
         if (!R.borrowed[i]) free(R.vals[i].data);
     if (r)
         for (size_t i = 0; i < n_outputs; i++) gpuir_array_release(&outputs[i]);
+    for (size_t i = 0; i < stbds_arrlenu(R.bufs); i++)
+        if (R.bufs[i].owned && R.bufs[i].live) free(R.bufs[i].data);
+    stbds_arrfree(R.bufs);
     free(R.vals);
     free(R.borrowed);
     free(R.last_use);
+    free(R.buf_of);
     ctx->loc_file = NULL;
     ctx->loc_line = ctx->loc_col = 0;
     ctx->loc_note[0] = '\0';
@@ -3731,7 +4267,15 @@ static void gpuir__remap_operands(gpuir_module *m, const gpuir__op *op, const ui
     }
 }
 
-/* Removes ops whose result nobody uses (every tensor op is pure). */
+/* An op that only defines its result: removable when unused. (Allocation
+   counts: an unused buffer is never needed.) */
+static bool gpuir__op_is_pure(const gpuir__op *op) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    return op->result && (gpuir__class_computes(cls) || cls == GPUIR__CLASS_GLOBAL ||
+                          cls == GPUIR__CLASS_ALLOC);
+}
+
+/* Removes pure ops whose result nobody uses. */
 static void gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops), kept = n;
@@ -3744,7 +4288,7 @@ static void gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
         }
         for (size_t i = n; i-- > 0;) {
             const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-            if (!op->result || uses[op->result - 1]) continue;
+            if (!gpuir__op_is_pure(op) || uses[op->result - 1]) continue;
             dead[i] = true;
             kept--;
             for (uint32_t k = 0; k < op->n_operands; k++) uses[gpuir__op_operand(m, op, k) - 1]--;
@@ -4103,7 +4647,10 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     if (r) return r;
     gpuir__remap_operands(m, gpuir__op_at(m, op_id), C->repl);
     const gpuir__op *op = gpuir__op_at(m, op_id);
-    if (op->kind == GPUIR_OP_RETURN) { gpuir__rewrite_keep(m, op_id); return GPUIR_OK; }
+    if (!gpuir__op_is_pure(op) || gpuir__info(op->kind)->cls == GPUIR__CLASS_ALLOC) {
+        gpuir__rewrite_keep(m, op_id);           /* effects, or a distinct buffer */
+        return GPUIR_OK;
+    }
     uint32_t result = op->result;
     uint32_t folded = op->n_operands ? gpuir__fold_splats(C, op) : 0;
     if (!folded && op->n_operands && m->ctx->result == GPUIR_OK) folded = gpuir__fold_dense(C, gpuir__op_at(m, op_id));
@@ -4177,7 +4724,10 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            if (op->kind != GPUIR_OP_SOFTMAX) { gpuir__rewrite_keep(m, op_id); continue; }
+            if (op->kind != GPUIR_OP_SOFTMAX || !op->result) {    /* (not in buffer form) */
+                gpuir__rewrite_keep(m, op_id);
+                continue;
+            }
             uint32_t result = op->result, y = gpuir__decompose_softmax(m, op);
             if (!y) r = m->ctx->result;
             else repl[result - 1] = y;
