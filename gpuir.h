@@ -30,6 +30,9 @@
      >>pass     the pass registry and the pipeline runner; rewriting helpers
      >>pass.canonicalize   constant folding, CSE, dead code removal
      >>pass.decompose      composites (softmax) into primitive ops
+     >>pass.fuse           fusion groups: which ops share a kernel
+     >>pass.bufferize      tensors to buffers in host functions
+     >>pass.outline        fusion groups to kernels and launches
 
    CONVENTIONS
      Public names are gpuir_<noun>_<verb>, internal ones gpuir__<section>_<verb>.
@@ -267,6 +270,7 @@ GPUIRDEF size_t gpuir_module_func_count(const gpuir_module *m);
 GPUIRDEF gpuir_func gpuir_module_func_at(const gpuir_module *m, size_t index);
 GPUIRDEF gpuir_func gpuir_module_find_func(const gpuir_module *m, const char *name);
 GPUIRDEF const char *gpuir_func_name(const gpuir_module *m, gpuir_func f);
+GPUIRDEF bool gpuir_func_is_kernel(const gpuir_module *m, gpuir_func f);  /* a gpu.func */
 GPUIRDEF size_t gpuir_func_param_count(const gpuir_module *m, gpuir_func f);
 GPUIRDEF gpuir_type gpuir_func_param_type(const gpuir_module *m, gpuir_func f, size_t i);
 GPUIRDEF size_t gpuir_func_result_count(const gpuir_module *m, gpuir_func f);
@@ -1028,6 +1032,11 @@ GPUIRDEF const char *gpuir_func_name(const gpuir_module *m, gpuir_func f) {
     return fn ? gpuir__string(m, fn->name) : "";
 }
 
+GPUIRDEF bool gpuir_func_is_kernel(const gpuir_module *m, gpuir_func f) {
+    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    return fn && fn->kernel;
+}
+
 GPUIRDEF size_t gpuir_func_param_count(const gpuir_module *m, gpuir_func f) {
     const gpuir__func *fn = gpuir__func_at(m, f.id);
     return fn ? stbds_arrlenu(fn->params) : 0;
@@ -1182,7 +1191,7 @@ static bool gpuir__attr_kind_ok(const char *name, gpuir__attr_kind kind, const c
         *want = "an integer list";
         return kind == GPUIR__ATTR_INTS;
     }
-    if (strcmp(name, "axis") == 0 || strcmp(name, "smem") == 0) {
+    if (strcmp(name, "axis") == 0 || strcmp(name, "smem") == 0 || strcmp(name, "fusion") == 0) {
         *want = "an integer";
         return kind == GPUIR__ATTR_INT;
     }
@@ -1202,7 +1211,8 @@ static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
     for (uint32_t i = 0; i < as->n; i++) {
         const gpuir__attr *a = &as->m->attrs[as->first + i];
         const char *name = gpuir__string(as->m, a->name);
-        if (!gpuir__word_in(allowed, name))
+        bool fusion = strcmp(name, "fusion") == 0 && gpuir__class_computes(gpuir__info(kind)->cls);
+        if (!fusion && !gpuir__word_in(allowed, name))
             return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: unknown attribute '%s'%s%s%s",
                                gpuir_op_name(kind), name, *allowed ? " (expected one of: " : "",
                                allowed, *allowed ? ")" : "");
@@ -4304,6 +4314,9 @@ static void gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
 
 static gpuir_result gpuir__pass_canonicalize(gpuir_module *m);
 static gpuir_result gpuir__pass_decompose(gpuir_module *m);
+static gpuir_result gpuir__pass_fuse(gpuir_module *m);
+static gpuir_result gpuir__pass_bufferize(gpuir_module *m);
+static gpuir_result gpuir__pass_outline(gpuir_module *m);
 
 typedef struct gpuir__pass_info {
     const char *name;
@@ -4315,6 +4328,11 @@ static const gpuir__pass_info gpuir__passes[] = {
     {"canonicalize", "fold constants, merge identical ops (CSE), remove dead ops",
      gpuir__pass_canonicalize},
     {"decompose", "rewrite composite ops (softmax) into primitive ops", gpuir__pass_decompose},
+    {"fuse", "group ops into kernels: elementwise chains, into reductions, matmul epilogues",
+     gpuir__pass_fuse},
+    {"bufferize", "turn host functions' tensors into buffers, ops into their buffer form",
+     gpuir__pass_bufferize},
+    {"outline", "move each fusion group into a gpu.func kernel and launch it", gpuir__pass_outline},
 };
 #define GPUIR__PASS_COUNT (sizeof gpuir__passes / sizeof gpuir__passes[0])
 
@@ -4735,6 +4753,548 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
         gpuir__rewrite_end(m, r == GPUIR_OK);
     }
     free(repl);
+    return r;
+}
+
+/* ====================================================================== */
+// >>pass.fuse
+// Marks each computing op of a host function with `fusion = N`: ops with the
+// same N become one kernel. An elementwise op joins the group of a producer
+// that is elementwise or a matmul (its epilogue: bias, activation, residual)
+// when it is that value's only user and the shapes agree; a reduction joins
+// an elementwise producer's group the same way. A value used twice, or by the
+// host, ends its group. Splat constants and globals join no group.
+// Reads: ir. Writes: the `fusion` attribute.
+
+typedef enum gpuir__group_kind {
+    GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER
+} gpuir__group_kind;
+
+static bool gpuir__is_elementwise(gpuir__op_class c) {
+    return c == GPUIR__CLASS_UNARY || c == GPUIR__CLASS_BINARY || c == GPUIR__CLASS_CAST;
+}
+
+/* Gives op `op_id` the integer attribute `name` (replacing an old value):
+   its attributes are copied to a new range of the pool with the new one. */
+static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, const char *name, int64_t v) {
+    gpuir__op *op = gpuir__op_at(m, op_id);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), old = op->attrs, n = op->n_attrs, kept = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        gpuir__attr a = m->attrs[old + i];
+        if (strcmp(gpuir__string(m, a.name), name) == 0) continue;
+        stbds_arrput(m->attrs, a);
+        kept++;
+    }
+    gpuir__attr_push_int(m, name, GPUIR__ATTR_INT, v);
+    op = gpuir__op_at(m, op_id);
+    op->attrs = first;
+    op->n_attrs = kept + 1;
+}
+
+static int64_t gpuir__op_int_attr(const gpuir_module *m, const gpuir__op *op, const char *name,
+                                  int64_t dflt) {
+    const gpuir__attr *a = gpuir__attr_find(m, op, name);
+    return a && a->kind == GPUIR__ATTR_INT ? a->i : dflt;
+}
+
+/* The group op `user` may join through its operand v, or 0. */
+static int64_t gpuir__fuse_candidate(const gpuir_module *m, const gpuir__op *user, uint32_t v,
+                                     const uint32_t *uses, const gpuir__group_kind *kinds) {
+    const gpuir__value *val = gpuir__value_at(m, v);
+    const gpuir__op *def = gpuir__op_at(m, val->def_op);
+    if (!def || uses[v - 1] != 1) return 0;
+    int64_t g = gpuir__op_int_attr(m, def, "fusion", 0);
+    if (!g) return 0;
+    const gpuir_type *out = &gpuir__value_at(m, user->result)->type;
+    gpuir__op_class cls = gpuir__info(user->kind)->cls;
+    if (gpuir__is_elementwise(cls)) {      /* same iteration space, not after a reduction */
+        bool same_dims = val->type.rank == out->rank &&
+                         memcmp(val->type.dims, out->dims, (size_t)out->rank * sizeof out->dims[0]) == 0;
+        bool joinable = kinds[g] == GPUIR__GROUP_ELEMENTWISE || kinds[g] == GPUIR__GROUP_MATMUL;
+        return same_dims && joinable ? g : 0;
+    }
+    if (cls == GPUIR__CLASS_REDUCE && kinds[g] == GPUIR__GROUP_ELEMENTWISE) return g;
+    return 0;
+}
+
+static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
+    gpuir__func *f = gpuir__func_at(m, fid);
+    size_t n = stbds_arrlenu(f->ops);
+    uint32_t *uses = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
+    gpuir__group_kind *kinds = (gpuir__group_kind *)calloc(n + 2, sizeof *kinds);
+    if (!uses || !kinds) { free(uses); free(kinds); return gpuir__oom(m->ctx, "fuse"); }
+    for (size_t i = 0; i < n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        for (uint32_t k = 0; k < op->n_operands; k++) uses[gpuir__op_operand(m, op, k) - 1]++;
+    }
+    int64_t next = 1;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+        const gpuir__op *op = gpuir__op_at(m, op_id);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT) continue;
+        int64_t g = 0;
+        for (uint32_t k = 0; k < op->n_operands && !g; k++)
+            g = gpuir__fuse_candidate(m, op, gpuir__op_operand(m, op, k), uses, kinds);
+        if (!g) {
+            g = next++;
+            kinds[g] = gpuir__is_elementwise(cls) ? GPUIR__GROUP_ELEMENTWISE :
+                       cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
+                       cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
+        } else if (cls == GPUIR__CLASS_REDUCE) {
+            kinds[g] = GPUIR__GROUP_REDUCE;
+        }
+        gpuir__set_int_attr(m, op_id, "fusion", g);
+    }
+    free(uses);
+    free(kinds);
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__pass_fuse(gpuir_module *m) {
+    gpuir_result r = GPUIR_OK;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++)
+        if (!m->funcs[f].kernel) r = gpuir__fuse_func(m, (uint32_t)f + 1);
+    return r;
+}
+
+/* ====================================================================== */
+// >>pass.bufferize
+// Host functions become buffer programs: tensor parameters become host
+// memrefs; each computing op writes a buffer (memref.alloc, then the op in
+// buffer form), in place when it is elementwise and an input buffer of the
+// same type dies with it; globals are read through memref.get_global; every
+// buffer allocated and not returned is freed after its last use. Static
+// shapes only for now. Reads: ir, build. Writes: ir.
+
+typedef struct gpuir__bufferizer {
+    gpuir_module *m;
+    uint32_t *buf;          /* value id - 1 -> the buffer that holds it */
+    uint32_t *last_use;     /* tensor value id - 1 -> index of its last user */
+    bool *owned;            /* buffer value id - 1 -> allocated by this function */
+} gpuir__bufferizer;
+
+static gpuir_type gpuir__as_memref(gpuir_type t, int32_t space) {
+    t.kind = GPUIR_TYPE_MEMREF;
+    t.space = space;
+    return t;
+}
+
+/* Whether the function is still at the tensor level, fit to bufferize. */
+static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f, bool *tensor_level) {
+    *tensor_level = false;
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
+        const gpuir_type *t = &gpuir__value_at(m, f->params[i])->type;
+        if (t->kind == GPUIR_TYPE_TENSOR) *tensor_level = true;
+    }
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        const gpuir__value *v = gpuir__value_at(m, op->result);
+        if (v && v->type.kind == GPUIR_TYPE_TENSOR) *tensor_level = true;
+        if (v && !gpuir__type_is_static(&v->type)) {
+            gpuir__tbuf b;
+            return gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: %s has the dynamic type %s "
+                               "(dynamic sizes are not supported yet)", gpuir__string(m, f->name),
+                               gpuir_op_name(op->kind), gpuir__tstr(&b, &v->type));
+        }
+    }
+    for (size_t i = 0; *tensor_level && i < stbds_arrlenu(f->params); i++) {
+        const gpuir_type *t = &gpuir__value_at(m, f->params[i])->type;
+        if (!gpuir__type_is_static(t) || t->kind != GPUIR_TYPE_TENSOR) {
+            gpuir__tbuf b;
+            return gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: parameter %%%s is %s "
+                               "(dynamic sizes are not supported yet)", gpuir__string(m, f->name),
+                               gpuir__string(m, gpuir__value_at(m, f->params[i])->name), gpuir__tstr(&b, t));
+        }
+    }
+    return GPUIR_OK;
+}
+
+/* The buffer an op writes: an input buffer that dies here (elementwise, same
+   type), or a fresh allocation. */
+static uint32_t gpuir__bufferize_dest(gpuir__bufferizer *B, const gpuir__op *op, size_t index) {
+    gpuir_module *m = B->m;
+    gpuir_type want = gpuir__as_memref(gpuir__value_at(m, op->result)->type, GPUIR_SPACE_HOST);
+    if (gpuir__is_elementwise(gpuir__info(op->kind)->cls))
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, op, k), b = B->buf[v - 1];
+            const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+            if (def && def->kind == GPUIR_OP_CONSTANT) continue;   /* constants stay constant */
+            if (B->owned[b - 1] && B->last_use[v - 1] == index + 1 &&
+                gpuir_type_equal(gpuir__value_at(m, b)->type, want))
+                return b;
+        }
+    gpuir_value out = gpuir__build_value(m, GPUIR_OP_MEMREF_ALLOC, NULL, 0, 0, 0, &want);
+    if (out.id) B->owned[out.id - 1] = true;
+    return out.id;
+}
+
+/* Rewrites one op; ops already at the buffer level are kept. */
+static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, size_t index) {
+    gpuir_module *m = B->m;
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    uint32_t ids[GPUIR_MAX_OPERANDS + 1], n = op->n_operands, result = op->result;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k);
+        ids[k] = B->buf[v - 1] ? B->buf[v - 1] : v;
+    }
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (op->kind == GPUIR_OP_RETURN) {
+        for (uint32_t k = 0; k < n; k++) m->uses[op->operands + k] = ids[k];
+        gpuir__rewrite_keep(m, op_id);
+        return GPUIR_OK;
+    }
+    if (op->kind == GPUIR_OP_GET_GLOBAL) {
+        gpuir_type t = gpuir__as_memref(gpuir__value_at(m, result)->type, GPUIR_SPACE_HOST);
+        gpuir_value g = gpuir__build_value(m, GPUIR_OP_MEMREF_GET_GLOBAL, NULL, 0, op->attrs, op->n_attrs, &t);
+        B->buf[result - 1] = g.id;
+        return g.id ? GPUIR_OK : m->ctx->result;
+    }
+    if (!result || !gpuir__class_computes(cls)) { gpuir__rewrite_keep(m, op_id); return GPUIR_OK; }
+    uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
+    gpuir_op_kind kind = op->kind;
+    uint32_t out = gpuir__bufferize_dest(B, op, index);
+    if (!out) return m->ctx->result;
+    ids[n] = out;
+    if (!gpuir__build_op_ex(m, kind, ids, n + 1, attrs, n_attrs, NULL, false)) return m->ctx->result;
+    B->buf[result - 1] = out;
+    return GPUIR_OK;
+}
+
+/* Frees each buffer the function allocated after its last use, unless it
+   is returned. */
+static void gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const bool *owned,
+                                   gpuir_op_kind dealloc) {
+    gpuir__func *f = gpuir__func_at(m, fid);
+    size_t n = stbds_arrlenu(f->ops), nv = stbds_arrlenu(m->values) + 1;
+    uint32_t *last = (uint32_t *)calloc(nv, sizeof *last);
+    if (!last) return;
+    for (size_t i = 0; i < n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        bool ret = op->kind == GPUIR_OP_RETURN;
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, op, k);
+            last[v - 1] = ret ? UINT32_MAX : (uint32_t)i + 1;
+        }
+    }
+    gpuir__rewrite_begin(m, fid);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+        const gpuir__op *op = gpuir__op_at(m, op_id);
+        uint32_t freed[GPUIR_MAX_OPERANDS], n_freed = 0;
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, op, k);
+            bool dup = false;
+            for (uint32_t j = 0; j < n_freed; j++) dup |= freed[j] == v;
+            if (owned[v - 1] && last[v - 1] == i + 1 && !dup) freed[n_freed++] = v;
+        }
+        gpuir__rewrite_keep(m, op_id);
+        for (uint32_t j = 0; j < n_freed; j++) gpuir__build_op(m, dealloc, &freed[j], 1, 0, 0, NULL);
+    }
+    gpuir__rewrite_end(m, true);
+    free(last);
+}
+
+static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
+    bool tensor_level;
+    gpuir_result r = gpuir__bufferize_check(m, gpuir__func_at(m, fid), &tensor_level);
+    if (r || !tensor_level) return r;
+    size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops), cap = stbds_arrlenu(m->values) + 2 * n + 2;
+    gpuir__bufferizer B = {m, NULL, NULL, NULL};
+    B.buf = (uint32_t *)calloc(cap, sizeof *B.buf);
+    B.last_use = (uint32_t *)calloc(cap, sizeof *B.last_use);
+    B.owned = (bool *)calloc(cap, sizeof *B.owned);
+    if (!B.buf || !B.last_use || !B.owned) r = gpuir__oom(m->ctx, "bufferize");
+    for (size_t i = 0; !r && i < n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[i]);
+        for (uint32_t k = 0; k < op->n_operands; k++) B.last_use[gpuir__op_operand(m, op, k) - 1] = (uint32_t)i + 1;
+    }
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) {
+        gpuir__value *p = gpuir__value_at(m, f->params[i]);
+        p->type = gpuir__as_memref(p->type, GPUIR_SPACE_HOST);
+        B.buf[f->params[i] - 1] = f->params[i];
+    }
+    if (!r) gpuir__rewrite_begin(m, fid);
+    for (size_t i = 0; !r && i < n; i++) r = gpuir__bufferize_op(&B, gpuir__func_at(m, fid)->ops[i], i);
+    if (B.buf) gpuir__rewrite_end(m, r == GPUIR_OK);
+    if (!r) gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
+    free(B.buf);
+    free(B.last_use);
+    free(B.owned);
+    return r;
+}
+
+static gpuir_result gpuir__pass_bufferize(gpuir_module *m) {
+    gpuir_result r = GPUIR_OK;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++)
+        if (!m->funcs[f].kernel) r = gpuir__bufferize_func(m, (uint32_t)f + 1);
+    return r;
+}
+
+/* ====================================================================== */
+// >>pass.outline
+// Each fusion group of a bufferized host function becomes a kernel in
+// gpu.module @kernels and a gpu.launch_func where the group's last op was.
+// The kernel takes the buffers the group reads from outside (first) and the
+// buffers it writes that are used outside it; buffers only the group uses
+// become private temporaries of the kernel (their host allocation goes), and
+// splat constants are copied into each kernel that reads them, so they stay
+// compile-time constants. Reads: ir, build. Writes: ir.
+
+typedef struct gpuir__group {
+    int64_t key;            /* the fusion attribute, or a unique key */
+    size_t last;            /* index of its last op in the host function */
+    uint32_t *ops;          /* stb_ds arrays: op ids in order; buffer value ids */
+    uint32_t *params;       /*   the kernel's parameters: inputs, then outputs */
+    uint32_t *internal;     /*   written and read only inside the group */
+    uint32_t *splats;       /*   splat constants it reads (copied in) */
+    uint32_t kernel;        /* the kernel's func id */
+} gpuir__group;
+
+typedef struct gpuir__outliner {
+    gpuir_module *m;
+    uint32_t fid;
+    gpuir__group *groups;   /* stb_ds */
+    uint32_t *splat_of;     /* buffer value id - 1 -> op filling it with a splat */
+    uint32_t *group_of;     /* op index + 1 -> group index + 1 */
+} gpuir__outliner;
+
+static bool gpuir__ids_have(const uint32_t *ids, uint32_t v) {
+    for (size_t i = 0; i < stbds_arrlenu(ids); i++)
+        if (ids[i] == v) return true;
+    return false;
+}
+
+static bool gpuir__is_splat_fill(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT && !op->result ? gpuir__attr_find(m, op, "value") : NULL;
+    return v && v->kind != GPUIR__ATTR_DENSE;
+}
+
+/* Groups the function's buffer-form computing ops by their fusion key. */
+static void gpuir__outline_collect(gpuir__outliner *O) {
+    gpuir_module *m = O->m;
+    const gpuir__func *f = gpuir__func_at(m, O->fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
+        if (op->kind == GPUIR_OP_CONSTANT) {     /* fills stay on the host; splats are copied */
+            if (gpuir__is_splat_fill(m, op)) O->splat_of[gpuir__op_operand(m, op, 0) - 1] = f->ops[i];
+            continue;
+        }
+        int64_t key = gpuir__op_int_attr(m, op, "fusion", -1 - (int64_t)i);
+        size_t g = 0;
+        while (g < stbds_arrlenu(O->groups) && O->groups[g].key != key) g++;
+        if (g == stbds_arrlenu(O->groups)) {
+            gpuir__group grp;
+            memset(&grp, 0, sizeof grp);
+            grp.key = key;
+            stbds_arrput(O->groups, grp);
+        }
+        stbds_arrput(O->groups[g].ops, f->ops[i]);
+        O->groups[g].last = i;
+        O->group_of[i] = (uint32_t)g + 1;
+    }
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {   /* a splat buffer written later */
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);  /* is an ordinary buffer */
+        if (O->group_of[i]) O->splat_of[gpuir__op_operand(m, op, op->n_operands - 1) - 1] = 0;
+    }
+}
+
+/* Whether buffer b is used by an op of the function outside group g (by no
+   group's op when g is SIZE_MAX), its deallocation and splat fills aside. */
+static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) {
+    const gpuir__func *f = gpuir__func_at(O->m, O->fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(O->m, f->ops[i]);
+        bool in_group = g == SIZE_MAX ? O->group_of[i] != 0 : O->group_of[i] == g + 1;
+        if (in_group || op->kind == GPUIR_OP_MEMREF_DEALLOC) continue;
+        if (gpuir__is_splat_fill(O->m, op)) continue;
+        for (uint32_t k = 0; k < op->n_operands; k++)
+            if (gpuir__op_operand(O->m, op, k) == b) return true;
+    }
+    return false;
+}
+
+/* Sorts a group's buffers into parameters, temporaries and splats. */
+static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
+    gpuir_module *m = O->m;
+    gpuir__group *grp = &O->groups[g];
+    uint32_t *written = NULL, *outs = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(grp->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, grp->ops[i]);
+        for (uint32_t k = 0; k + 1 < op->n_operands; k++) {
+            uint32_t b = gpuir__op_operand(m, op, k);
+            if (gpuir__ids_have(written, b) || gpuir__ids_have(grp->params, b) ||
+                gpuir__ids_have(grp->splats, b))
+                continue;
+            if (O->splat_of[b - 1]) stbds_arrput(grp->splats, b);
+            else stbds_arrput(grp->params, b);
+        }
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        if (!gpuir__ids_have(written, dst)) stbds_arrput(written, dst);
+    }
+    for (size_t i = 0; i < stbds_arrlenu(written); i++) {
+        uint32_t b = written[i];
+        bool from_host = gpuir__op_at(m, gpuir__value_at(m, b)->def_op) == NULL ||
+                         gpuir__op_at(m, gpuir__value_at(m, b)->def_op)->kind != GPUIR_OP_MEMREF_ALLOC;
+        if (from_host || gpuir__used_outside(O, g, b)) {
+            if (!gpuir__ids_have(grp->params, b)) stbds_arrput(outs, b);
+        } else if (!gpuir__ids_have(grp->params, b)) {
+            stbds_arrput(grp->internal, b);
+        }
+    }
+    for (size_t i = 0; i < stbds_arrlenu(outs); i++) stbds_arrput(grp->params, outs[i]);
+    stbds_arrfree(written);
+    stbds_arrfree(outs);
+}
+
+/* Looks a host buffer up in a small map (host id -> kernel id). */
+static uint32_t gpuir__map_get(const uint32_t *from, const uint32_t *to, uint32_t v) {
+    for (size_t i = 0; i < stbds_arrlenu(from); i++)
+        if (from[i] == v) return to[i];
+    return v;
+}
+
+/* Builds kernel @<func>_k<g> from group g. */
+static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
+    gpuir_module *m = O->m;
+    gpuir__group *grp = &O->groups[g];
+    char name[GPUIR_MAX_NAME];
+    snprintf(name, sizeof name, "%.100s_k%zu", gpuir__string(m, gpuir__func_at(m, O->fid)->name), g);
+    uint32_t kid = gpuir__func_begin(m, name), *from = NULL, *to = NULL;
+    if (!kid) return m->ctx->result;
+    m->funcs[kid - 1].kernel = true;
+    grp->kernel = kid;
+    for (size_t i = 0; i < stbds_arrlenu(grp->params); i++) {
+        char pname[32];
+        snprintf(pname, sizeof pname, "arg%zu", i);
+        gpuir_value p = gpuir_param(m, pname, gpuir__as_memref(gpuir__value_at(m, grp->params[i])->type,
+                                                               GPUIR_SPACE_DEVICE));
+        stbds_arrput(from, grp->params[i]);
+        stbds_arrput(to, p.id);
+    }
+    uint32_t *temps[2] = {grp->internal, grp->splats};
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < stbds_arrlenu(temps[t]); i++) {     /* private temporaries */
+            gpuir_type ty = gpuir__as_memref(gpuir__value_at(m, temps[t][i])->type, 5);
+            gpuir_value a = gpuir__build_value(m, GPUIR_OP_MEMREF_ALLOC, NULL, 0, 0, 0, &ty);
+            stbds_arrput(from, temps[t][i]);
+            stbds_arrput(to, a.id);
+            if (t == 1 && a.id) {
+                const gpuir__op *fill = gpuir__op_at(m, O->splat_of[temps[t][i] - 1]);
+                gpuir__build_op_ex(m, GPUIR_OP_CONSTANT, &a.id, 1, fill->attrs, fill->n_attrs, NULL, false);
+            }
+        }
+    for (size_t i = 0; i < stbds_arrlenu(grp->ops) && m->ctx->result == GPUIR_OK; i++) {
+        const gpuir__op *op = gpuir__op_at(m, grp->ops[i]);
+        uint32_t ids[GPUIR_MAX_OPERANDS];
+        for (uint32_t k = 0; k < op->n_operands; k++) ids[k] = gpuir__map_get(from, to, gpuir__op_operand(m, op, k));
+        gpuir__build_op_ex(m, op->kind, ids, op->n_operands, op->attrs, op->n_attrs, NULL, false);
+    }
+    stbds_arrfree(from);
+    stbds_arrfree(to);
+    if (m->ctx->result != GPUIR_OK) return m->ctx->result;
+    return gpuir_func_return(m, 0, NULL);
+}
+
+/* Whether host op `op` goes: it serves only buffers that moved into kernels,
+   or it is a deallocation (they are placed anew once the launches stand). */
+static bool gpuir__outline_drops(const gpuir__outliner *O, const gpuir__op *op) {
+    gpuir_module *m = O->m;
+    uint32_t b = 0;
+    if (op->kind == GPUIR_OP_MEMREF_DEALLOC) return true;
+    if (op->kind == GPUIR_OP_MEMREF_ALLOC) b = op->result;
+    else if (op->kind == GPUIR_OP_MEMREF_DEALLOC || gpuir__is_splat_fill(m, op)) b = gpuir__op_operand(m, op, 0);
+    if (!b) return false;
+    for (size_t g = 0; g < stbds_arrlenu(O->groups); g++)
+        if (gpuir__ids_have(O->groups[g].internal, b)) return true;
+    if (!O->splat_of[b - 1]) return false;
+    for (size_t g = 0; g < stbds_arrlenu(O->groups); g++)       /* a splat nobody else reads */
+        if (gpuir__ids_have(O->groups[g].params, b)) return false;
+    return !gpuir__used_outside(O, SIZE_MAX, b);
+}
+
+/* Frees every memref.alloc of a function after its last use (or never, when
+   it is returned). */
+static gpuir_result gpuir__free_host_allocs(gpuir_module *m, uint32_t fid) {
+    bool *owned = (bool *)calloc(stbds_arrlenu(m->values) + 1, sizeof *owned);
+    if (!owned) return gpuir__oom(m->ctx, "placing deallocations");
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind == GPUIR_OP_MEMREF_ALLOC) owned[op->result - 1] = true;
+    }
+    gpuir__insert_deallocs(m, fid, owned, GPUIR_OP_MEMREF_DEALLOC);
+    free(owned);
+    return m->ctx->result;
+}
+
+static gpuir_result gpuir__outline_host(gpuir__outliner *O) {
+    gpuir_module *m = O->m;
+    size_t n = stbds_arrlenu(gpuir__func_at(m, O->fid)->ops);
+    gpuir__rewrite_begin(m, O->fid);
+    for (size_t i = 0; i < n && m->ctx->result == GPUIR_OK; i++) {
+        uint32_t op_id = gpuir__func_at(m, O->fid)->ops[i];
+        const gpuir__op *op = gpuir__op_at(m, op_id);
+        uint32_t g = O->group_of[i];
+        if (!g) {
+            if (!gpuir__outline_drops(O, op)) gpuir__rewrite_keep(m, op_id);
+            continue;
+        }
+        const gpuir__group *grp = &O->groups[g - 1];
+        if (grp->last != i) continue;
+        char sym[GPUIR_MAX_NAME + 16];
+        snprintf(sym, sizeof sym, "%s::%s", GPUIR__KERNEL_MODULE, gpuir__string(m, m->funcs[grp->kernel - 1].name));
+        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+        gpuir__attr_push_symbol(m, "kernel", sym);
+        gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, grp->params, (uint32_t)stbds_arrlenu(grp->params),
+                        first, 1, NULL);
+    }
+    gpuir_result r = m->ctx->result;
+    gpuir__rewrite_end(m, r == GPUIR_OK);
+    return r ? r : gpuir__free_host_allocs(m, O->fid);
+}
+
+static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
+    gpuir__outliner O;
+    memset(&O, 0, sizeof O);
+    O.m = m;
+    O.fid = fid;
+    size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops);
+    O.splat_of = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *O.splat_of);
+    O.group_of = (uint32_t *)calloc(n + 1, sizeof *O.group_of);
+    gpuir_result r = O.splat_of && O.group_of ? GPUIR_OK : gpuir__oom(m->ctx, "outline");
+    if (!r) gpuir__outline_collect(&O);
+    for (size_t g = 0; !r && g < stbds_arrlenu(O.groups); g++) gpuir__outline_classify(&O, g);
+    for (size_t g = 0; !r && g < stbds_arrlenu(O.groups); g++) r = gpuir__outline_kernel(&O, g);
+    if (!r && stbds_arrlenu(O.groups)) r = gpuir__outline_host(&O);
+    for (size_t g = 0; g < stbds_arrlenu(O.groups); g++) {
+        stbds_arrfree(O.groups[g].ops);
+        stbds_arrfree(O.groups[g].params);
+        stbds_arrfree(O.groups[g].internal);
+        stbds_arrfree(O.groups[g].splats);
+    }
+    stbds_arrfree(O.groups);
+    free(O.splat_of);
+    free(O.group_of);
+    return r;
+}
+
+static gpuir_result gpuir__pass_outline(gpuir_module *m) {
+    gpuir_result r = GPUIR_OK;
+    size_t n = stbds_arrlenu(m->funcs);        /* the kernels it adds are not revisited */
+    for (size_t f = 0; f < n && !r; f++) {
+        const gpuir__func *fn = &m->funcs[f];
+        bool tensor_params = false;
+        for (size_t i = 0; i < stbds_arrlenu(fn->params); i++)
+            tensor_params |= gpuir__value_at(m, fn->params[i])->type.kind == GPUIR_TYPE_TENSOR;
+        if (fn->kernel) continue;
+        if (tensor_params)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "outline: @%s is not bufferized (run "
+                               "bufferize first)", gpuir__string(m, fn->name));
+        r = gpuir__outline_func(m, (uint32_t)f + 1);
+    }
     return r;
 }
 

@@ -149,12 +149,20 @@ static void summarize(int i, const gpuir_array *a) {
     printf("%s]\n", n > shown ? ", ..." : "");
 }
 
-/* Picks the function: --function, or the module's only one. */
+/* Picks the function: --function, or the module's only host function. */
 static const char *pick_function(gpuir_module *m, const run_args *a) {
     if (a->function) return a->function;
-    if (gpuir_module_func_count(m) == 1) return gpuir_func_name(m, gpuir_module_func_at(m, 0));
-    fprintf(stderr, "gpuir-run: the module has %zu functions: choose one with --function=NAME\n",
-            gpuir_module_func_count(m));
+    const char *only = NULL;
+    size_t hosts = 0;
+    for (size_t i = 0; i < gpuir_module_func_count(m); i++) {
+        gpuir_func f = gpuir_module_func_at(m, i);
+        if (gpuir_func_is_kernel(m, f)) continue;
+        hosts++;
+        only = gpuir_func_name(m, f);
+    }
+    if (hosts == 1) return only;
+    fprintf(stderr, "gpuir-run: the module has %zu host functions: choose one with --function=NAME\n",
+            hosts);
     return NULL;
 }
 

@@ -180,8 +180,10 @@ static char *slurp(const char *path, size_t *n) {
     return text;
 }
 
-/* Checks one `// -----` chunk: parsed twice, one copy through the passes. */
-static bool check_chunk(const char *text, size_t len, const char *file) {
+/* Checks one `// -----` chunk through one pipeline: parsed twice, one copy
+   through the passes, the same results from both. A pipeline that stops on
+   what it does not support yet (dynamic shapes) is skipped. */
+static bool check_chunk_with(const char *text, size_t len, const char *file, const char *pipeline) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *a = gpuir_module_parse(ctx, text, len, file);
     gpuir_module *b = a ? gpuir_module_parse(ctx, text, len, file) : NULL;
@@ -192,14 +194,23 @@ static bool check_chunk(const char *text, size_t len, const char *file) {
     }
     bind_random_globals(ctx, a, 99);
     bind_random_globals(ctx, b, 99);
-    if (gpuir_module_run_passes(b, "decompose,canonicalize", NULL) != GPUIR_OK) {
-        fprintf(stderr, "%s: the passes fail: %s\n", file, gpuir_ctx_error(ctx));
+    if (gpuir_module_run_passes(b, pipeline, NULL) != GPUIR_OK) {
+        if (strstr(gpuir_ctx_error(ctx), "not supported yet")) {
+            gpuir_ctx_destroy(ctx);
+            return true;
+        }
+        fprintf(stderr, "%s: %s fails: %s\n", file, pipeline, gpuir_ctx_error(ctx));
         ok = false;
     }
     for (size_t i = 0; ok && i < gpuir_module_func_count(a); i++)
         ok = same_results(ctx, a, b, gpuir_func_name(a, gpuir_module_func_at(a, i)), file);
     gpuir_ctx_destroy(ctx);
     return ok;
+}
+
+static bool check_chunk(const char *text, size_t len, const char *file) {
+    return check_chunk_with(text, len, file, "decompose,canonicalize") &&
+           check_chunk_with(text, len, file, "decompose,canonicalize,fuse,bufferize,outline");
 }
 
 static int checked_files;
