@@ -33,6 +33,7 @@
      >>pass.fuse           fusion groups: which ops share a kernel
      >>pass.bufferize      tensors to buffers in host functions
      >>pass.outline        fusion groups to kernels and launches
+     >>pass.place          device memory and the copies between host and device
 
    CONVENTIONS
      Public names are gpuir_<noun>_<verb>, internal ones gpuir__<section>_<verb>.
@@ -264,6 +265,9 @@ GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path)
 /* Prints the module; the string is the caller's, freed with gpuir_free. */
 GPUIRDEF char *gpuir_module_print(gpuir_module *m);
 GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m);
+/* What the last run of the `place` pass did for each buffer and why ("" if
+   it has not run); owned by the module. */
+GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m);
 GPUIRDEF void gpuir_free(void *p);
 
 GPUIRDEF size_t gpuir_module_func_count(const gpuir_module *m);
@@ -766,6 +770,7 @@ struct gpuir_module {
     char *strings;            /* offset 0 holds "" */
     unsigned char *bytes;
     uint32_t building;        /* the open function's id, 0 if none */
+    char *placement_report;   /* stb_ds string: what place did and why */
     bool rewriting;           /* a pass is rebuilding `building`: new ops go to */
     uint32_t *rewrite_ops;    /*   this stb_ds list, which replaces its op list */
     const char *source_name;  /* for diagnostics of parsed modules */
@@ -993,6 +998,7 @@ static void gpuir__module_free(gpuir_module *m) {
     stbds_arrfree(m->strings);
     stbds_arrfree(m->bytes);
     stbds_arrfree(m->rewrite_ops);
+    stbds_arrfree(m->placement_report);
     free(m->source_name_owned);
     free(m);
 }
@@ -4317,6 +4323,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m);
 static gpuir_result gpuir__pass_fuse(gpuir_module *m);
 static gpuir_result gpuir__pass_bufferize(gpuir_module *m);
 static gpuir_result gpuir__pass_outline(gpuir_module *m);
+static gpuir_result gpuir__pass_place(gpuir_module *m);
 
 typedef struct gpuir__pass_info {
     const char *name;
@@ -4333,6 +4340,8 @@ static const gpuir__pass_info gpuir__passes[] = {
     {"bufferize", "turn host functions' tensors into buffers, ops into their buffer form",
      gpuir__pass_bufferize},
     {"outline", "move each fusion group into a gpu.func kernel and launch it", gpuir__pass_outline},
+    {"place", "device buffers, host<->device copies only where data must move, frees at last use",
+     gpuir__pass_place},
 };
 #define GPUIR__PASS_COUNT (sizeof gpuir__passes / sizeof gpuir__passes[0])
 
@@ -5296,6 +5305,241 @@ static gpuir_result gpuir__pass_outline(gpuir_module *m) {
         r = gpuir__outline_func(m, (uint32_t)f + 1);
     }
     return r;
+}
+
+/* ====================================================================== */
+// >>pass.place
+// Device memory and copies for host functions after outline. Each host buffer
+// a kernel touches gets a device twin (gpu.alloc) before its first launch;
+// buffers only kernels touch live on the device alone; a twin gets its data
+// (H2D) only before a kernel that reads it before writing it and only when
+// the device copy is stale; the host gets data back (D2H) only before a host
+// op or the return reads it, and for parameters a kernel wrote; every device
+// buffer is freed after its last use. A parameter already in device memory is
+// used as it is. The pass writes a report of each decision and its reason.
+// Reads: ir, build. Writes: ir, the placement report.
+
+enum { GPUIR__ON_HOST = 1, GPUIR__ON_DEVICE = 2 };   /* where a buffer's data is current */
+
+typedef struct gpuir__placer {
+    gpuir_module *m;
+    uint32_t fid;
+    uint32_t *twin;         /* host buffer id - 1 -> its device twin (0: none yet) */
+    uint8_t *valid;         /* host buffer id - 1 -> GPUIR__ON_* bits */
+    bool *device_only;      /* a memref.alloc no host op touches */
+    bool *wrote_on_device;  /* a kernel has written it */
+    gpuir__str report;
+} gpuir__placer;
+
+/* How kernel `k` uses its parameter i: reads it before writing it, writes it. */
+static void gpuir__param_access(const gpuir_module *m, const gpuir__func *k, size_t i,
+                                bool *reads_first, bool *writes) {
+    uint32_t p = k->params[i];
+    *reads_first = *writes = false;
+    bool written = false;
+    for (size_t j = 0; j < stbds_arrlenu(k->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[j]);
+        bool dps = !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls);
+        for (uint32_t a = 0; a < op->n_operands; a++) {
+            if (gpuir__op_operand(m, op, a) != p) continue;
+            bool is_dst = dps && a + 1 == op->n_operands;
+            if (!is_dst && !written) *reads_first = true;
+            if (is_dst) { *writes = true; }
+        }
+        if (dps && gpuir__op_operand(m, op, op->n_operands - 1) == p) written = true;
+    }
+}
+
+static const char *gpuir__buffer_name(const gpuir__placer *P, uint32_t b, char *buf, size_t size) {
+    const gpuir__value *v = gpuir__value_at(P->m, b);
+    const gpuir__op *def = gpuir__op_at(P->m, v->def_op);
+    if (!def) snprintf(buf, size, "%%%s", gpuir__string(P->m, v->name));
+    else if (def->kind == GPUIR_OP_MEMREF_GET_GLOBAL)
+        snprintf(buf, size, "@%s", gpuir__string(P->m, gpuir__attr_find(P->m, def, "name")->off));
+    else snprintf(buf, size, "buffer of op %u (%s)", v->def_op, gpuir_op_name(def->kind));
+    return buf;
+}
+
+static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, const char *kernel) {
+    char name[GPUIR_MAX_NAME + 32];
+    gpuir__str_appendf(&P->report, "@%s: %s: ", gpuir__string(P->m, gpuir__func_at(P->m, P->fid)->name),
+                       gpuir__buffer_name(P, b, name, sizeof name));
+    gpuir__str_appendf(&P->report, fmt, kernel);
+    gpuir__str_appendf(&P->report, "\n");
+}
+
+/* Marks memref.allocs that only launches and frees touch: device-only. */
+static void gpuir__place_find_device_only(gpuir__placer *P) {
+    gpuir_module *m = P->m;
+    const gpuir__func *f = gpuir__func_at(m, P->fid);
+    bool *host_use = (bool *)calloc(stbds_arrlenu(m->values) + 1, sizeof *host_use);
+    if (!host_use) return;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC || op->kind == GPUIR_OP_MEMREF_DEALLOC) continue;
+        for (uint32_t k = 0; k < op->n_operands; k++) host_use[gpuir__op_operand(m, op, k) - 1] = true;
+    }
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind == GPUIR_OP_MEMREF_ALLOC && op->result && !host_use[op->result - 1])
+            P->device_only[op->result - 1] = true;
+    }
+    free(host_use);
+}
+
+/* The device buffer standing for host buffer b, allocated on first need. */
+static uint32_t gpuir__place_twin(gpuir__placer *P, uint32_t b) {
+    gpuir_module *m = P->m;
+    if (P->twin[b - 1]) return P->twin[b - 1];
+    gpuir_type t = gpuir__as_memref(gpuir__value_at(m, b)->type, GPUIR_SPACE_DEVICE);
+    gpuir_value d = gpuir__build_value(m, GPUIR_OP_GPU_ALLOC, NULL, 0, 0, 0, &t);
+    P->twin[b - 1] = d.id;
+    return d.id;
+}
+
+static void gpuir__place_copy(gpuir__placer *P, uint32_t dst, uint32_t src) {
+    uint32_t ids[2] = {dst, src};
+    gpuir__build_op(P->m, GPUIR_OP_GPU_MEMCPY, ids, 2, 0, 0, NULL);
+}
+
+/* A launch: twins for its host buffers, H2D where the kernel reads stale data. */
+static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
+    gpuir_module *m = P->m;
+    const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+    uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
+    const char *kname = gpuir__string(m, gpuir__func_at(m, kid)->name);
+    uint32_t host[GPUIR_MAX_OPERANDS] = {0}, dev[GPUIR_MAX_OPERANDS] = {0}, n = op->n_operands;
+    uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
+    bool writes[GPUIR_MAX_OPERANDS] = {false};
+    for (uint32_t i = 0; i < n; i++) host[i] = dev[i] = gpuir__op_operand(m, op, i);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t b = host[i];
+        bool reads_first;
+        gpuir__param_access(m, gpuir__func_at(m, kid), i, &reads_first, &writes[i]);
+        if (gpuir__value_at(m, b)->type.space == GPUIR_SPACE_DEVICE) continue;   /* already there */
+        bool fresh = !P->twin[b - 1];
+        dev[i] = gpuir__place_twin(P, b);
+        if (fresh && P->device_only[b - 1])
+            gpuir__place_note(P, b, "device only: no host op touches it (first used by @%s)", kname);
+        if (reads_first && !(P->valid[b - 1] & GPUIR__ON_DEVICE) && (P->valid[b - 1] & GPUIR__ON_HOST)) {
+            gpuir__place_copy(P, dev[i], b);
+            P->valid[b - 1] |= GPUIR__ON_DEVICE;
+            gpuir__place_note(P, b, "H2D before @%s, which reads it", kname);
+        } else if (fresh && !reads_first && !P->device_only[b - 1]) {
+            gpuir__place_note(P, b, "no H2D: @%s writes all of it before any read", kname);
+        }
+    }
+    gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, dev, n, attrs, n_attrs, NULL);
+    for (uint32_t i = 0; i < n; i++)
+        if (writes[i] && gpuir__value_at(m, host[i])->type.space != GPUIR_SPACE_DEVICE) {
+            P->valid[host[i] - 1] = GPUIR__ON_DEVICE;
+            P->wrote_on_device[host[i] - 1] = true;
+        }
+}
+
+/* D2H of b before a host op reads it, if the host copy is stale. */
+static void gpuir__place_fetch(gpuir__placer *P, uint32_t b, const char *why) {
+    if (!P->twin[b - 1] || (P->valid[b - 1] & GPUIR__ON_HOST) || !(P->valid[b - 1] & GPUIR__ON_DEVICE))
+        return;
+    gpuir__place_copy(P, b, P->twin[b - 1]);
+    P->valid[b - 1] |= GPUIR__ON_HOST;
+    gpuir__place_note(P, b, "D2H: %s", why);
+}
+
+/* A host op: fetch what it reads; what it writes is current on the host only. */
+static void gpuir__place_host_op(gpuir__placer *P, uint32_t op_id) {
+    gpuir_module *m = P->m;
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    uint32_t n = op->n_operands, ids[GPUIR_MAX_OPERANDS];
+    bool dps = !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls);
+    int written = dps ? (int)n - 1 : op->kind == GPUIR_OP_MEMREF_COPY ? 1 : -1;
+    bool ret = op->kind == GPUIR_OP_RETURN;
+    for (uint32_t i = 0; i < n; i++) ids[i] = gpuir__op_operand(m, op, i);
+    for (uint32_t i = 0; i < n; i++)
+        if ((int)i != written) gpuir__place_fetch(P, ids[i], ret ? "it is returned" : "the host reads it");
+    if (ret) {                       /* parameters kernels wrote go back to the caller */
+        const gpuir__func *f = gpuir__func_at(m, P->fid);
+        for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
+            if (P->wrote_on_device[f->params[i] - 1])
+                gpuir__place_fetch(P, f->params[i], "an out-parameter a kernel wrote");
+    }
+    if (written >= 0) P->valid[ids[written] - 1] = GPUIR__ON_HOST;
+    gpuir__rewrite_keep(m, op_id);
+}
+
+static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
+    size_t nv = stbds_arrlenu(m->values) + 2 * stbds_arrlenu(gpuir__func_at(m, fid)->ops) + 2;
+    gpuir__placer P;
+    memset(&P, 0, sizeof P);
+    P.m = m;
+    P.fid = fid;
+    P.twin = (uint32_t *)calloc(nv, sizeof *P.twin);
+    P.valid = (uint8_t *)calloc(nv, sizeof *P.valid);
+    P.device_only = (bool *)calloc(nv, sizeof *P.device_only);
+    P.wrote_on_device = (bool *)calloc(nv, sizeof *P.wrote_on_device);
+    gpuir_result r = P.twin && P.valid && P.device_only && P.wrote_on_device ? GPUIR_OK
+                   : gpuir__oom(m->ctx, "place");
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) P.valid[f->params[i] - 1] = GPUIR__ON_HOST;
+    if (!r) gpuir__place_find_device_only(&P);
+    size_t n = stbds_arrlenu(f->ops);
+    if (!r) gpuir__rewrite_begin(m, fid);
+    for (size_t i = 0; !r && i < n; i++) {
+        uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+        const gpuir__op *op = gpuir__op_at(m, op_id);
+        if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) gpuir__place_launch(&P, op);
+        else if ((op->kind == GPUIR_OP_MEMREF_ALLOC || op->kind == GPUIR_OP_MEMREF_DEALLOC) &&
+                 P.device_only[(op->result ? op->result : gpuir__op_operand(m, op, 0)) - 1])
+            continue;                                /* lives on the device alone */
+        else if (op->kind == GPUIR_OP_MEMREF_GET_GLOBAL) {
+            P.valid[op->result - 1] = GPUIR__ON_HOST;
+            gpuir__rewrite_keep(m, op_id);
+        } else gpuir__place_host_op(&P, op_id);
+        r = m->ctx->result;
+    }
+    if (P.twin) gpuir__rewrite_end(m, r == GPUIR_OK);
+    if (!r) {                                        /* free device buffers at last use */
+        bool *owned = (bool *)calloc(stbds_arrlenu(m->values) + 1, sizeof *owned);
+        const gpuir__func *g = gpuir__func_at(m, fid);
+        for (size_t i = 0; owned && i < stbds_arrlenu(g->ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, g->ops[i]);
+            if (op->kind == GPUIR_OP_GPU_ALLOC) owned[op->result - 1] = true;
+        }
+        if (owned) gpuir__insert_deallocs(m, fid, owned, GPUIR_OP_GPU_DEALLOC);
+        else r = gpuir__oom(m->ctx, "place");
+        free(owned);
+    }
+    const char *text = gpuir__str_cstr(&P.report);
+    for (size_t i = 0; text[i]; i++) stbds_arrput(m->placement_report, text[i]);
+    gpuir__str_free(&P.report);
+    free(P.twin);
+    free(P.valid);
+    free(P.device_only);
+    free(P.wrote_on_device);
+    return r;
+}
+
+/* Whether a function already manages device memory itself. */
+static bool gpuir__is_placed(const gpuir_module *m, const gpuir__func *f) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        gpuir_op_kind k = gpuir__op_at(m, f->ops[i])->kind;
+        if (k == GPUIR_OP_GPU_ALLOC || k == GPUIR_OP_GPU_DEALLOC || k == GPUIR_OP_GPU_MEMCPY) return true;
+    }
+    return false;
+}
+
+static gpuir_result gpuir__pass_place(gpuir_module *m) {
+    stbds_arrfree(m->placement_report);
+    m->placement_report = NULL;
+    gpuir_result r = GPUIR_OK;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++)
+        if (!m->funcs[f].kernel && !gpuir__is_placed(m, &m->funcs[f])) r = gpuir__place_func(m, (uint32_t)f + 1);
+    stbds_arrput(m->placement_report, '\0');
+    return r;
+}
+
+GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
+    return m->placement_report ? m->placement_report : "";
 }
 
 #endif /* GPUIR_IMPLEMENTATION_DONE */

@@ -2,6 +2,9 @@
 
    gpuir-opt [options] FILE       (FILE may be - for standard input)
      --passes=A,B,...     run these passes (verifying after each) before printing
+     --lower              the default pipeline, tensor level to placed program:
+                          decompose,canonicalize,fuse,bufferize,outline,place
+     --emit=ir|placement  print the IR (default) or the placement report
      --print-ir-before=P  dump the IR to stderr before pass P ("*": every pass)
      --print-ir-after=P   dump the IR to stderr after pass P
      --print-ir-after-all the same as --print-ir-after='*'
@@ -18,14 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define DEFAULT_PIPELINE "decompose,canonicalize,fuse,bufferize,outline,place"
+
 typedef struct opt_args {
-    const char *input, *output, *passes;
+    const char *input, *output, *passes, *emit;
     bool split, roundtrip;
     gpuir_pass_desc pass_desc;
 } opt_args;
 
 static int usage(void) {
-    fprintf(stderr, "usage: gpuir-opt [--passes=A,B] [--print-ir-before=P] [--print-ir-after=P]\n"
+    fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower] [--emit=ir|placement]\n"
+                    "                 [--print-ir-before=P] [--print-ir-after=P]\n"
                     "                 [--print-ir-after-all] [--timing] [--list-passes]\n"
                     "                 [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
     return 2;
@@ -74,7 +80,8 @@ static bool run_chunk(const char *text, size_t len, const char *name, const opt_
         if (second && !ok) fprintf(stderr, "%s: error: print -> parse -> print is not a fixed point\n", name);
         gpuir_free(second);
     }
-    if (ok) fputs(printed, out);
+    if (ok && a->emit && strcmp(a->emit, "placement") == 0) fputs(gpuir_module_placement_report(m), out);
+    else if (ok) fputs(printed, out);
     else if (ctx && gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
     gpuir_free(printed);
     gpuir_ctx_destroy(ctx);
@@ -116,6 +123,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *v;
         if ((v = opt(argv[i], "--passes"))) a.passes = v;
+        else if (strcmp(argv[i], "--lower") == 0) a.passes = DEFAULT_PIPELINE;
+        else if ((v = opt(argv[i], "--emit"))) a.emit = v;
         else if ((v = opt(argv[i], "--print-ir-before"))) a.pass_desc.print_ir_before = v;
         else if ((v = opt(argv[i], "--print-ir-after"))) a.pass_desc.print_ir_after = v;
         else if (strcmp(argv[i], "--print-ir-after-all") == 0) a.pass_desc.print_ir_after = "*";
@@ -129,6 +138,7 @@ int main(int argc, char **argv) {
         else return usage();
     }
     if (!a.input) return usage();
+    if (a.emit && strcmp(a.emit, "ir") != 0 && strcmp(a.emit, "placement") != 0) return usage();
     FILE *in = strcmp(a.input, "-") == 0 ? stdin : fopen(a.input, "rb");
     if (!in) { fprintf(stderr, "gpuir-opt: cannot open '%s'\n", a.input); return 1; }
     size_t len;
