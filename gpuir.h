@@ -34,6 +34,8 @@
      >>pass.bufferize      tensors to buffers in host functions
      >>pass.outline        fusion groups to kernels and launches
      >>pass.place          device memory and the copies between host and device
+     >>pass.configure      launch configuration: grid and block per launch
+     >>pass.plan-shared-memory   dynamic shared memory per launch
 
    CONVENTIONS
      Public names are gpuir_<noun>_<verb>, internal ones gpuir__<section>_<verb>.
@@ -236,11 +238,14 @@ typedef struct gpuir_ctx gpuir_ctx;
 /* The default configuration is:
      max_tensor_bytes   1 << 34 (16 GiB): the largest tensor, constant or
                         array the context will describe or allocate
-     log, log_user      NULL: gpuir prints nothing */
+     log, log_user      NULL: gpuir prints nothing
+     max_shared_bytes   232448 (227 KiB, H100's opt-in limit): the most
+                        dynamic shared memory one launch may ask for */
 typedef struct gpuir_ctx_desc {
     uint64_t max_tensor_bytes;
     void (*log)(void *user, const char *message);
     void *log_user;
+    uint32_t max_shared_bytes;
 } gpuir_ctx_desc;
 
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc);  /* NULL desc: defaults */
@@ -644,6 +649,7 @@ GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     if (!ctx) return NULL;
     if (desc) ctx->desc = *desc;
     if (ctx->desc.max_tensor_bytes == 0) ctx->desc.max_tensor_bytes = (uint64_t)1 << 34;
+    if (ctx->desc.max_shared_bytes == 0) ctx->desc.max_shared_bytes = 232448;
     return ctx;
 }
 
@@ -3063,12 +3069,31 @@ static gpuir_result gpuir__verify_uses(gpuir_module *m, uint32_t fid, const gpui
     return GPUIR_OK;
 }
 
+/* Kernels compute on buffers: no host ops, no launches, nothing returned;
+   their parameters are device buffers. */
+static gpuir_result gpuir__verify_kernel_op(gpuir_module *m, const gpuir__op *op) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    bool host_only = cls == GPUIR__CLASS_LAUNCH || cls == GPUIR__CLASS_COPY || cls == GPUIR__CLASS_WAIT ||
+                     op->kind == GPUIR_OP_GPU_ALLOC || op->kind == GPUIR_OP_GPU_DEALLOC ||
+                     op->kind == GPUIR_OP_MEMREF_GET_GLOBAL || op->kind == GPUIR_OP_GET_GLOBAL;
+    if (host_only)
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s is a host op; a kernel cannot use it",
+                           gpuir_op_name(op->kind));
+    if (op->kind == GPUIR_OP_RETURN && op->n_operands)
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "a kernel returns nothing");
+    if (op->result && gpuir__value_at(m, op->result)->type.kind == GPUIR_TYPE_TENSOR)
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernels compute on buffers: %s in buffer "
+                           "form", gpuir_op_name(op->kind));
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__verify_op(gpuir_module *m, uint32_t fid, uint32_t op_id,
                                      bool last, uint32_t *defined) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     gpuir_ctx *ctx = m->ctx;
     if (!op || op->kind <= GPUIR_OP_INVALID || op->kind >= GPUIR_OP_COUNT || op->func != fid)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "op %u is not an op of this function", op_id);
+    if (gpuir__func_at(m, fid)->kernel && gpuir__verify_kernel_op(m, op)) return ctx->result;
     if ((op->kind == GPUIR_OP_RETURN) != last)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, last ? "the function does not end with a "
                            "return" : "return before the end of the function");
@@ -3098,6 +3123,11 @@ static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *
         const gpuir__value *v = gpuir__value_at(m, f->params[i]);
         gpuir_result r = v && v->func == fid && v->def_op == 0 ? gpuir__type_check(m->ctx, &v->type, "param")
                        : gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "parameter %zu is not a parameter", i);
+        if (!r && f->kernel && (v->type.kind != GPUIR_TYPE_MEMREF || v->type.space != GPUIR_SPACE_DEVICE)) {
+            gpuir__tbuf b;
+            r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel parameter %%%s is %s, not a device "
+                            "buffer", gpuir__string(m, v->name), gpuir__tstr(&b, &v->type));
+        }
         if (r) return r;
         defined[f->params[i] - 1] = 1;
     }
@@ -4324,6 +4354,8 @@ static gpuir_result gpuir__pass_fuse(gpuir_module *m);
 static gpuir_result gpuir__pass_bufferize(gpuir_module *m);
 static gpuir_result gpuir__pass_outline(gpuir_module *m);
 static gpuir_result gpuir__pass_place(gpuir_module *m);
+static gpuir_result gpuir__pass_configure(gpuir_module *m);
+static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m);
 
 typedef struct gpuir__pass_info {
     const char *name;
@@ -4342,6 +4374,9 @@ static const gpuir__pass_info gpuir__passes[] = {
     {"outline", "move each fusion group into a gpu.func kernel and launch it", gpuir__pass_outline},
     {"place", "device buffers, host<->device copies only where data must move, frees at last use",
      gpuir__pass_place},
+    {"configure", "choose grid and block for each launch that has none", gpuir__pass_configure},
+    {"plan-shared-memory", "size each launch's dynamic shared memory; check the device limit",
+     gpuir__pass_plan_shared_memory},
 };
 #define GPUIR__PASS_COUNT (sizeof gpuir__passes / sizeof gpuir__passes[0])
 
@@ -5540,6 +5575,140 @@ static gpuir_result gpuir__pass_place(gpuir_module *m) {
 
 GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
     return m->placement_report ? m->placement_report : "";
+}
+
+/* ====================================================================== */
+// >>pass.configure
+// Gives each gpu.launch_func without grid and block a launch configuration
+// from its kernel's shape: a thread per output element in blocks of 256 for
+// elementwise kernels; a block per output element for reductions (block
+// size from the reduced extent, 32..256); 64x64 output tiles on 16x16
+// threads for matmuls, batches on z. A launch that has them keeps them (the
+// text and the API override). Reads: ir. Writes: grid and block attributes.
+
+static int64_t gpuir__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The kernel's widest output: the destination with the most elements. */
+static const gpuir_type *gpuir__kernel_output(const gpuir_module *m, const gpuir__func *k,
+                                              gpuir_op_kind *kind_out, int64_t *reduced) {
+    const gpuir_type *best = NULL;
+    *kind_out = GPUIR_OP_INVALID;
+    *reduced = 1;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
+        const gpuir_type *dst = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_REDUCE) {
+            *kind_out = op->kind;
+            best = dst;
+            if (cls == GPUIR__CLASS_REDUCE) {
+                const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+                *reduced = gpuir__type_count(src) / (gpuir__type_count(dst) ? gpuir__type_count(dst) : 1);
+            }
+            return best;
+        }
+        if (!best || gpuir__type_count(dst) > gpuir__type_count(best)) best = dst;
+    }
+    return best;
+}
+
+static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, int64_t grid[3],
+                                 int64_t block[3]) {
+    gpuir_op_kind kind;
+    int64_t reduced;
+    const gpuir_type *out = gpuir__kernel_output(m, k, &kind, &reduced);
+    int64_t count = out ? gpuir__type_count(out) : 1;
+    grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
+    if (count <= 0) return;
+    if (kind == GPUIR_OP_MATMUL) {
+        int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
+        grid[0] = gpuir__ceil_div(N, 64);
+        grid[1] = gpuir__ceil_div(M, 64);
+        grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
+        block[0] = block[1] = 16;
+    } else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
+        block[0] = 32;
+        while (block[0] < 256 && block[0] < reduced) block[0] *= 2;
+        grid[0] = count;
+    } else {
+        block[0] = 256;
+        grid[0] = gpuir__ceil_div(count, 256);
+    }
+    if (grid[0] > INT32_MAX) grid[0] = INT32_MAX;     /* the kernel loops over the rest */
+    if (grid[1] > 65535) grid[1] = 65535;
+    if (grid[2] > 65535) grid[2] = 65535;
+}
+
+static gpuir_result gpuir__pass_configure(gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            uint32_t op_id = m->funcs[f].ops[i];
+            const gpuir__op *op = gpuir__op_at(m, op_id);
+            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || gpuir__attr_find(m, op, "grid") ||
+                gpuir__attr_find(m, op, "block"))
+                continue;
+            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+            const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
+            int64_t grid[3], block[3];
+            gpuir__choose_launch(m, k, grid, block);
+            uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = op->n_attrs, old = op->attrs;
+            for (uint32_t a = 0; a < n; a++) {
+                gpuir__attr copy = m->attrs[old + a];
+                stbds_arrput(m->attrs, copy);
+            }
+            gpuir__attr_push_ints(m, "grid", 3, grid);
+            gpuir__attr_push_ints(m, "block", 3, block);
+            gpuir__op *w = gpuir__op_at(m, op_id);
+            w->attrs = first;
+            w->n_attrs = n + 2;
+        }
+    }
+    return GPUIR_OK;
+}
+
+/* ====================================================================== */
+// >>pass.plan-shared-memory
+// Packs each kernel's workgroup buffers (memref.alloc in space 3) into one
+// dynamic shared memory size, 16-byte aligned, carried on its launches as
+// `smem`; above 48 KiB the runtime must raise the kernel's limit; above the
+// context's max_shared_bytes it is an error naming the kernel.
+// Reads: ir. Writes: smem attributes.
+
+static gpuir_result gpuir__kernel_shared_bytes(gpuir_module *m, const gpuir__func *k, int64_t *bytes) {
+    *bytes = 0;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->kind != GPUIR_OP_MEMREF_ALLOC) continue;
+        const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
+        if (t->space != GPUIR_SPACE_WORKGROUP) continue;
+        int64_t size = gpuir__type_count(t) * (int64_t)gpuir_dtype_size(t->dtype);
+        *bytes += (size + 15) / 16 * 16;
+    }
+    if (*bytes > (int64_t)m->ctx->desc.max_shared_bytes)
+        return gpuir__fail(m->ctx, GPUIR_ERR_LIMIT, "kernel @%s needs %lld bytes "
+                           "of shared memory, more than the limit of %u", gpuir__string(m, k->name),
+                           (long long)*bytes, m->ctx->desc.max_shared_bytes);
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            uint32_t op_id = m->funcs[f].ops[i];
+            const gpuir__op *op = gpuir__op_at(m, op_id);
+            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
+            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+            int64_t bytes;
+            gpuir_result r = gpuir__kernel_shared_bytes(
+                m, gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off))), &bytes);
+            if (r) return r;
+            if (bytes) gpuir__set_int_attr(m, op_id, "smem", bytes);
+        }
+    }
+    return GPUIR_OK;
 }
 
 #endif /* GPUIR_IMPLEMENTATION_DONE */

@@ -3,7 +3,8 @@
    gpuir-opt [options] FILE       (FILE may be - for standard input)
      --passes=A,B,...     run these passes (verifying after each) before printing
      --lower              the default pipeline, tensor level to placed program:
-                          decompose,canonicalize,fuse,bufferize,outline,place
+                          decompose,canonicalize,fuse,bufferize,outline,place,
+                          configure,plan-shared-memory
      --emit=ir|placement  print the IR (default) or the placement report
      --print-ir-before=P  dump the IR to stderr before pass P ("*": every pass)
      --print-ir-after=P   dump the IR to stderr after pass P
@@ -21,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_PIPELINE "decompose,canonicalize,fuse,bufferize,outline,place"
+#define DEFAULT_PIPELINE "decompose,canonicalize,fuse,bufferize,outline,place,configure,plan-shared-memory"
 
 typedef struct opt_args {
     const char *input, *output, *passes, *emit;

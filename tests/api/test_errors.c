@@ -305,7 +305,9 @@ TEST(limit_dims_whose_product_overflows) {
 }
 
 TEST(limit_max_tensor_bytes) {
-    gpuir_ctx_desc desc = {1024, NULL, NULL};
+    gpuir_ctx_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.max_tensor_bytes = 1024;
     gpuir_ctx *ctx = gpuir_ctx_make(&desc);
     gpuir_module *m = gpuir_module_make(ctx);
     gpuir_func_begin(m, "f");
@@ -991,7 +993,9 @@ static void log_fn(void *user, const char *msg) {
 }
 
 TEST(the_log_hears_the_first_error_once) {
-    gpuir_ctx_desc desc = {0, log_fn, NULL};
+    gpuir_ctx_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.log = log_fn;
     gpuir_ctx *ctx = gpuir_ctx_make(&desc);
     gpuir_value x;
     gpuir_module *m = open_func(ctx, tt(GPUIR_F32, 1, 4, 0), &x);
