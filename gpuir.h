@@ -273,6 +273,9 @@ GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m);
 /* What the last run of the `place` pass did for each buffer and why ("" if
    it has not run); owned by the module. */
 GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m);
+/* A Graphviz graph of the host functions' buffers (host blue, device
+   orange), copies (H2D, D2H) and launches; freed with gpuir_free. */
+GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m);
 GPUIRDEF void gpuir_free(void *p);
 
 GPUIRDEF size_t gpuir_module_func_count(const gpuir_module *m);
@@ -5709,6 +5712,66 @@ static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m) {
         }
     }
     return GPUIR_OK;
+}
+
+/* ---- the placed program as a graph (gpuir-opt --emit=dot) ---- */
+
+static void gpuir__dot_buffer(gpuir__str *s, const gpuir_module *m, uint32_t v) {
+    const gpuir__value *val = gpuir__value_at(m, v);
+    gpuir__tbuf b;
+    bool device = val->type.space == GPUIR_SPACE_DEVICE;
+    const gpuir__op *def = gpuir__op_at(m, val->def_op);
+    const char *name = !def ? gpuir__string(m, val->name) : "";
+    char global[GPUIR_MAX_NAME + 1];
+    if (def && def->kind == GPUIR_OP_MEMREF_GET_GLOBAL) {
+        snprintf(global, sizeof global, "@%s", gpuir__string(m, gpuir__attr_find(m, def, "name")->off));
+        name = global;
+    }
+    gpuir__str_appendf(s, "  v%u [shape=box, style=filled, fillcolor=%s, label=\"%s%s%s\"];\n", v,
+                       device ? "orange" : "lightblue", name, *name ? "\\n" : "",
+                       gpuir__tstr(&b, &val->type));
+}
+
+static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    gpuir__str_appendf(s, "subgraph cluster_%u {\n  label=\"@%s\";\n", fid, gpuir__string(m, f->name));
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
+        if (gpuir__value_at(m, f->params[i])->type.kind == GPUIR_TYPE_MEMREF) gpuir__dot_buffer(s, m, f->params[i]);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->result && gpuir__value_at(m, op->result)->type.kind == GPUIR_TYPE_MEMREF)
+            gpuir__dot_buffer(s, m, op->result);
+        if (op->kind == GPUIR_OP_GPU_MEMCPY) {
+            uint32_t dst = gpuir__op_operand(m, op, 0), src = gpuir__op_operand(m, op, 1);
+            bool h2d = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
+            gpuir__str_appendf(s, "  v%u -> v%u [label=\"%s\", color=%s];\n", src, dst,
+                               h2d ? "H2D" : "D2H", h2d ? "blue" : "red");
+        } else if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
+            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+            uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
+            gpuir__str_appendf(s, "  op%u [shape=ellipse, label=\"@%s\"];\n", f->ops[i],
+                               gpuir__string(m, gpuir__func_at(m, kid)->name));
+            for (uint32_t k = 0; k < op->n_operands; k++) {
+                bool reads, writes;
+                gpuir__param_access(m, gpuir__func_at(m, kid), k, &reads, &writes);
+                uint32_t b = gpuir__op_operand(m, op, k);
+                if (reads || !writes) gpuir__str_appendf(s, "  v%u -> op%u;\n", b, f->ops[i]);
+                if (writes) gpuir__str_appendf(s, "  op%u -> v%u;\n", f->ops[i], b);
+            }
+        }
+    }
+    gpuir__str_appendf(s, "}\n");
+}
+
+GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
+    gpuir__str s = {NULL};
+    gpuir__str_appendf(&s, "digraph gpuir {\nrankdir=LR;\nnode [fontname=\"monospace\"];\n");
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
+        if (!m->funcs[f].kernel) gpuir__dot_func(&s, m, (uint32_t)f + 1);
+    gpuir__str_appendf(&s, "}\n");
+    char *text = gpuir__str_detach(&s);
+    if (!text) gpuir__oom(m->ctx, "printing a graph");
+    return text;
 }
 
 #endif /* GPUIR_IMPLEMENTATION_DONE */

@@ -5,7 +5,8 @@
      --lower              the default pipeline, tensor level to placed program:
                           decompose,canonicalize,fuse,bufferize,outline,place,
                           configure,plan-shared-memory
-     --emit=ir|placement  print the IR (default) or the placement report
+     --emit=ir|placement|dot  print the IR (default), the placement report, or
+                          a Graphviz graph of buffers, copies and launches
      --print-ir-before=P  dump the IR to stderr before pass P ("*": every pass)
      --print-ir-after=P   dump the IR to stderr after pass P
      --print-ir-after-all the same as --print-ir-after='*'
@@ -31,7 +32,7 @@ typedef struct opt_args {
 } opt_args;
 
 static int usage(void) {
-    fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower] [--emit=ir|placement]\n"
+    fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower] [--emit=ir|placement|dot]\n"
                     "                 [--print-ir-before=P] [--print-ir-after=P]\n"
                     "                 [--print-ir-after-all] [--timing] [--list-passes]\n"
                     "                 [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
@@ -82,7 +83,12 @@ static bool run_chunk(const char *text, size_t len, const char *name, const opt_
         gpuir_free(second);
     }
     if (ok && a->emit && strcmp(a->emit, "placement") == 0) fputs(gpuir_module_placement_report(m), out);
-    else if (ok) fputs(printed, out);
+    else if (ok && a->emit && strcmp(a->emit, "dot") == 0) {
+        char *dot = gpuir_module_print_dot(m);
+        if (dot) fputs(dot, out);
+        ok = dot != NULL;
+        gpuir_free(dot);
+    } else if (ok) fputs(printed, out);
     else if (ctx && gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
     gpuir_free(printed);
     gpuir_ctx_destroy(ctx);
@@ -139,7 +145,9 @@ int main(int argc, char **argv) {
         else return usage();
     }
     if (!a.input) return usage();
-    if (a.emit && strcmp(a.emit, "ir") != 0 && strcmp(a.emit, "placement") != 0) return usage();
+    if (a.emit && strcmp(a.emit, "ir") != 0 && strcmp(a.emit, "placement") != 0 &&
+        strcmp(a.emit, "dot") != 0)
+        return usage();
     FILE *in = strcmp(a.input, "-") == 0 ? stdin : fopen(a.input, "rb");
     if (!in) { fprintf(stderr, "gpuir-opt: cannot open '%s'\n", a.input); return 1; }
     size_t len;

@@ -1,6 +1,6 @@
 /* Fuzz harness: text -> parse -> verify -> print -> parse -> print (a fixed
-   point), then canonicalize,decompose, and the reference interpreter on
-   functions without parameters. Built with clang's libFuzzer by `make fuzz`,
+   point), then canonicalize,decompose and the lowering pipeline, with the
+   reference interpreter on functions without parameters after each. Built with clang's libFuzzer by `make fuzz`,
    or with any compiler and -DGPUIR_FUZZ_REPLAY as a program that replays the
    files named on its command line (`make test` replays the corpus). */
 #define GPUIR_IMPLEMENTATION
@@ -42,6 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gpuir_free(b);
         fuzz_run(m);
         if (gpuir_module_run_passes(m, "canonicalize,decompose", NULL) == GPUIR_OK) fuzz_run(m);
+        gpuir_ctx_clear_error(ctx);
+        if (gpuir_module_run_passes(m, "fuse,bufferize,outline,place,configure,plan-shared-memory",
+                                    NULL) == GPUIR_OK)
+            fuzz_run(m);
     }
     gpuir_ctx_destroy(ctx);
     return 0;
