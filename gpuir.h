@@ -4351,6 +4351,18 @@ static void gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
     free(dead);
 }
 
+/* Runs fn on each host function; kernels a pass adds on the way are not
+   visited. */
+static gpuir_result gpuir__each_host_func(gpuir_module *m,
+                                          gpuir_result (*fn)(gpuir_module *m, uint32_t fid)) {
+    size_t n = stbds_arrlenu(m->funcs);
+    for (size_t f = 0; f < n; f++) {
+        gpuir_result r = m->funcs[f].kernel ? GPUIR_OK : fn(m, (uint32_t)f + 1);
+        if (r) return r;
+    }
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__pass_canonicalize(gpuir_module *m);
 static gpuir_result gpuir__pass_decompose(gpuir_module *m);
 static gpuir_result gpuir__pass_fuse(gpuir_module *m);
@@ -4898,12 +4910,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     return GPUIR_OK;
 }
 
-static gpuir_result gpuir__pass_fuse(gpuir_module *m) {
-    gpuir_result r = GPUIR_OK;
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++)
-        if (!m->funcs[f].kernel) r = gpuir__fuse_func(m, (uint32_t)f + 1);
-    return r;
-}
+static gpuir_result gpuir__pass_fuse(gpuir_module *m) { return gpuir__each_host_func(m, gpuir__fuse_func); }
 
 /* ====================================================================== */
 // >>pass.bufferize
@@ -5073,10 +5080,7 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
 }
 
 static gpuir_result gpuir__pass_bufferize(gpuir_module *m) {
-    gpuir_result r = GPUIR_OK;
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++)
-        if (!m->funcs[f].kernel) r = gpuir__bufferize_func(m, (uint32_t)f + 1);
-    return r;
+    return gpuir__each_host_func(m, gpuir__bufferize_func);
 }
 
 /* ====================================================================== */
@@ -5304,6 +5308,11 @@ static gpuir_result gpuir__outline_host(gpuir__outliner *O) {
 }
 
 static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
+    const gpuir__func *fn = gpuir__func_at(m, fid);
+    for (size_t i = 0; i < stbds_arrlenu(fn->params); i++)
+        if (gpuir__value_at(m, fn->params[i])->type.kind == GPUIR_TYPE_TENSOR)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "outline: @%s is not bufferized (run "
+                               "bufferize first)", gpuir__string(m, fn->name));
     gpuir__outliner O;
     memset(&O, 0, sizeof O);
     O.m = m;
@@ -5329,20 +5338,7 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
 }
 
 static gpuir_result gpuir__pass_outline(gpuir_module *m) {
-    gpuir_result r = GPUIR_OK;
-    size_t n = stbds_arrlenu(m->funcs);        /* the kernels it adds are not revisited */
-    for (size_t f = 0; f < n && !r; f++) {
-        const gpuir__func *fn = &m->funcs[f];
-        bool tensor_params = false;
-        for (size_t i = 0; i < stbds_arrlenu(fn->params); i++)
-            tensor_params |= gpuir__value_at(m, fn->params[i])->type.kind == GPUIR_TYPE_TENSOR;
-        if (fn->kernel) continue;
-        if (tensor_params)
-            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "outline: @%s is not bufferized (run "
-                               "bufferize first)", gpuir__string(m, fn->name));
-        r = gpuir__outline_func(m, (uint32_t)f + 1);
-    }
-    return r;
+    return gpuir__each_host_func(m, gpuir__outline_func);
 }
 
 /* ====================================================================== */
@@ -5505,7 +5501,10 @@ static void gpuir__place_host_op(gpuir__placer *P, uint32_t op_id) {
     gpuir__rewrite_keep(m, op_id);
 }
 
+static bool gpuir__is_placed(const gpuir_module *m, const gpuir__func *f);
+
 static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
+    if (gpuir__is_placed(m, gpuir__func_at(m, fid))) return GPUIR_OK;   /* it manages its own */
     size_t nv = stbds_arrlenu(m->values) + 2 * stbds_arrlenu(gpuir__func_at(m, fid)->ops) + 2;
     gpuir__placer P;
     memset(&P, 0, sizeof P);
@@ -5569,9 +5568,7 @@ static bool gpuir__is_placed(const gpuir_module *m, const gpuir__func *f) {
 static gpuir_result gpuir__pass_place(gpuir_module *m) {
     stbds_arrfree(m->placement_report);
     m->placement_report = NULL;
-    gpuir_result r = GPUIR_OK;
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++)
-        if (!m->funcs[f].kernel && !gpuir__is_placed(m, &m->funcs[f])) r = gpuir__place_func(m, (uint32_t)f + 1);
+    gpuir_result r = gpuir__each_host_func(m, gpuir__place_func);
     stbds_arrput(m->placement_report, '\0');
     return r;
 }
