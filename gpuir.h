@@ -5489,7 +5489,8 @@ static void gpuir__place_host_op(gpuir__placer *P, uint32_t op_id) {
     int written = dps ? (int)n - 1 : op->kind == GPUIR_OP_MEMREF_COPY ? 1 : -1;
     bool ret = op->kind == GPUIR_OP_RETURN;
     for (uint32_t i = 0; i < n; i++) ids[i] = gpuir__op_operand(m, op, i);
-    for (uint32_t i = 0; i < n; i++)
+    bool reads = op->kind != GPUIR_OP_MEMREF_DEALLOC;      /* freeing reads nothing */
+    for (uint32_t i = 0; i < n && reads; i++)
         if ((int)i != written) gpuir__place_fetch(P, ids[i], ret ? "it is returned" : "the host reads it");
     if (ret) {                       /* parameters kernels wrote go back to the caller */
         const gpuir__func *f = gpuir__func_at(m, P->fid);
