@@ -4934,32 +4934,32 @@ static gpuir_type gpuir__as_memref(gpuir_type t, int32_t space) {
     return t;
 }
 
-/* Whether the function is still at the tensor level, fit to bufferize. */
+/* Whether the function is still at the tensor level, fit to bufferize
+   (static shapes: parameters first, then results). */
 static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f, bool *tensor_level) {
     *tensor_level = false;
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
+        *tensor_level |= gpuir__value_at(m, f->params[i])->type.kind == GPUIR_TYPE_TENSOR;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__value *v = gpuir__value_at(m, gpuir__op_at(m, f->ops[i])->result);
+        *tensor_level |= v && v->type.kind == GPUIR_TYPE_TENSOR;
+    }
+    if (!*tensor_level) return GPUIR_OK;
+    gpuir__tbuf b;
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
-        const gpuir_type *t = &gpuir__value_at(m, f->params[i])->type;
-        if (t->kind == GPUIR_TYPE_TENSOR) *tensor_level = true;
+        const gpuir__value *p = gpuir__value_at(m, f->params[i]);
+        if (!gpuir__type_is_static(&p->type) || p->type.kind != GPUIR_TYPE_TENSOR)
+            return gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: parameter %%%s is %s "
+                               "(dynamic sizes are not supported yet)", gpuir__string(m, f->name),
+                               gpuir__string(m, p->name), gpuir__tstr(&b, &p->type));
     }
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         const gpuir__value *v = gpuir__value_at(m, op->result);
-        if (v && v->type.kind == GPUIR_TYPE_TENSOR) *tensor_level = true;
-        if (v && !gpuir__type_is_static(&v->type)) {
-            gpuir__tbuf b;
+        if (v && !gpuir__type_is_static(&v->type))
             return gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: %s has the dynamic type %s "
                                "(dynamic sizes are not supported yet)", gpuir__string(m, f->name),
                                gpuir_op_name(op->kind), gpuir__tstr(&b, &v->type));
-        }
-    }
-    for (size_t i = 0; *tensor_level && i < stbds_arrlenu(f->params); i++) {
-        const gpuir_type *t = &gpuir__value_at(m, f->params[i])->type;
-        if (!gpuir__type_is_static(t) || t->kind != GPUIR_TYPE_TENSOR) {
-            gpuir__tbuf b;
-            return gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: parameter %%%s is %s "
-                               "(dynamic sizes are not supported yet)", gpuir__string(m, f->name),
-                               gpuir__string(m, gpuir__value_at(m, f->params[i])->name), gpuir__tstr(&b, t));
-        }
     }
     return GPUIR_OK;
 }
