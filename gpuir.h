@@ -4925,6 +4925,9 @@ typedef struct gpuir__bufferizer {
     gpuir_module *m;
     uint32_t *buf;          /* value id - 1 -> the buffer that holds it */
     uint32_t *last_use;     /* tensor value id - 1 -> index of its last user */
+    uint32_t *last_run;     /* tensor value id - 1 -> when its last reader runs */
+    uint32_t *runs_at;      /* op index -> when it runs: outline launches a fusion
+                               group where its last op is */
     bool *owned;            /* buffer value id - 1 -> allocated by this function */
 } gpuir__bufferizer;
 
@@ -4974,13 +4977,46 @@ static uint32_t gpuir__bufferize_dest(gpuir__bufferizer *B, const gpuir__op *op,
             uint32_t v = gpuir__op_operand(m, op, k), b = B->buf[v - 1];
             const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
             if (def && def->kind == GPUIR_OP_CONSTANT) continue;   /* constants stay constant */
+            /* in place only if every reader of the old value runs no later */
             if (B->owned[b - 1] && B->last_use[v - 1] == index + 1 &&
+                B->last_run[v - 1] <= B->runs_at[index] &&
                 gpuir_type_equal(gpuir__value_at(m, b)->type, want))
                 return b;
         }
     gpuir_value out = gpuir__build_value(m, GPUIR_OP_MEMREF_ALLOC, NULL, 0, 0, 0, &want);
     if (out.id) B->owned[out.id - 1] = true;
     return out.id;
+}
+
+/* When each op will run once outline has launched each fusion group at its
+   last op, and so when each value's last reader runs. */
+static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid) {
+    gpuir_module *m = B->m;
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    size_t n = stbds_arrlenu(f->ops);
+    uint32_t *group_end = (uint32_t *)calloc(n + 2, sizeof *group_end);
+    if (!group_end) return gpuir__oom(m->ctx, "bufferize");
+    for (size_t i = 0; i < n; i++) {
+        int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), "fusion", 0);
+        if (g > 0 && (size_t)g <= n) group_end[g] = (uint32_t)i + 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        int64_t g = gpuir__op_int_attr(m, op, "fusion", 0);
+        B->runs_at[i] = (uint32_t)i + 1;
+        if (g > 0 && (size_t)g <= n) B->runs_at[i] = group_end[g];
+        else if (g)                        /* an unusual key: find the group's end */
+            for (size_t j = i + 1; j < n; j++)
+                if (gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[j]), "fusion", 0) == g)
+                    B->runs_at[i] = (uint32_t)j + 1;
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, op, k) - 1;
+            B->last_use[v] = (uint32_t)i + 1;
+            if (B->runs_at[i] > B->last_run[v]) B->last_run[v] = B->runs_at[i];
+        }
+    }
+    free(group_end);
+    return GPUIR_OK;
 }
 
 /* Rewrites one op; ops already at the buffer level are kept. */
@@ -5054,15 +5090,16 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     gpuir_result r = gpuir__bufferize_check(m, gpuir__func_at(m, fid), &tensor_level);
     if (r || !tensor_level) return r;
     size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops), cap = stbds_arrlenu(m->values) + 2 * n + 2;
-    gpuir__bufferizer B = {m, NULL, NULL, NULL};
+    gpuir__bufferizer B;
+    memset(&B, 0, sizeof B);
+    B.m = m;
     B.buf = (uint32_t *)calloc(cap, sizeof *B.buf);
     B.last_use = (uint32_t *)calloc(cap, sizeof *B.last_use);
+    B.last_run = (uint32_t *)calloc(cap, sizeof *B.last_run);
+    B.runs_at = (uint32_t *)calloc(n + 1, sizeof *B.runs_at);
     B.owned = (bool *)calloc(cap, sizeof *B.owned);
-    if (!B.buf || !B.last_use || !B.owned) r = gpuir__oom(m->ctx, "bufferize");
-    for (size_t i = 0; !r && i < n; i++) {
-        const gpuir__op *op = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[i]);
-        for (uint32_t k = 0; k < op->n_operands; k++) B.last_use[gpuir__op_operand(m, op, k) - 1] = (uint32_t)i + 1;
-    }
+    if (!B.buf || !B.last_use || !B.last_run || !B.runs_at || !B.owned) r = gpuir__oom(m->ctx, "bufferize");
+    if (!r) r = gpuir__bufferize_schedule(&B, fid);
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) {
         gpuir__value *p = gpuir__value_at(m, f->params[i]);
@@ -5075,6 +5112,8 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     if (!r) gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
     free(B.buf);
     free(B.last_use);
+    free(B.last_run);
+    free(B.runs_at);
     free(B.owned);
     return r;
 }
