@@ -2129,6 +2129,12 @@ static void gpuir__print_float(gpuir__str *s, double v) {
         double back = strtod(b, NULL);
         if (is_f32 ? (double)(float)back == v : back == v) break;
     }
+    if (strchr(b, 'e') && fabs(v) >= 1.0 && fabs(v) < 1e16) {   /* 1e+01 reads better as 10.0 */
+        char plain[40];
+        snprintf(plain, sizeof plain, "%.1f", v);
+        double back = strtod(plain, NULL);
+        if (is_f32 ? (double)(float)back == v : back == v) memcpy(b, plain, strlen(plain) + 1);
+    }
     gpuir__str_appendf(s, "%s%s", b, strpbrk(b, ".e") ? "" : ".0");
 }
 
@@ -4882,9 +4888,14 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     uint32_t *uses = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
     gpuir__group_kind *kinds = (gpuir__group_kind *)calloc(n + 2, sizeof *kinds);
     if (!uses || !kinds) { free(uses); free(kinds); return gpuir__oom(m->ctx, "fuse"); }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {          /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        for (uint32_t k = 0; k < op->n_operands; k++) uses[gpuir__op_operand(m, op, k) - 1]++;
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, op, k);
+            bool seen = false;
+            for (uint32_t j = 0; j < k; j++) seen |= gpuir__op_operand(m, op, j) == v;
+            if (!seen) uses[v - 1]++;
+        }
     }
     int64_t next = 1;
     for (size_t i = 0; i < n; i++) {

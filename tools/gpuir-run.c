@@ -67,7 +67,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
         else if ((v = opt(s, "--rtol"))) { a->rtol = atof(v); a->have_rtol = true; }
         else if ((v = opt(s, "--atol"))) { a->atol = atof(v); a->have_atol = true; }
         else if ((v = opt(s, "--seed"))) a->seed = strtoull(v, NULL, 10);
-        else if (s[0] == '-') return usage("unknown option");
+        else if (s[0] == '-' && s[1] != '\0') return usage("unknown option");
         else if (!a->file) a->file = s;
         else return usage("more than one FILE");
         if (!ok) return usage("too many arguments of one kind");
@@ -132,6 +132,13 @@ static gpuir_result bind_random_globals(gpuir_ctx *ctx, gpuir_module *m, unsigne
     return GPUIR_OK;
 }
 
+/* %.9g, with NaN always written "nan" */
+static const char *num(double v, char *buf) {
+    if (v != v) return "nan";
+    snprintf(buf, 64, "%.9g", v);
+    return buf;
+}
+
 static void summarize(int i, const gpuir_array *a) {
     char buf[160];
     size_t n = gpuir_array_count(a);
@@ -143,10 +150,28 @@ static void summarize(int i, const gpuir_array *a) {
         sum += v;
     }
     printf("result[%d]: %s\n", i, gpuir_type_str(gpuir_tensor_type(a->dtype, a->rank, a->dims), buf, sizeof buf));
-    printf("  min %.9g  max %.9g  mean %.9g\n  [", lo, hi, n ? sum / (double)n : 0.0);
+    printf("  min %s", num(lo, buf));
+    printf("  max %s", num(hi, buf));
+    printf("  mean %s\n  [", num(n ? sum / (double)n : 0.0, buf));
     size_t shown = n <= 64 ? n : 8;       /* small results in full, else a prefix */
-    for (size_t k = 0; k < shown; k++) printf("%s%.9g", k ? ", " : "", gpuir_array_get(a, k));
+    for (size_t k = 0; k < shown; k++) printf("%s%s", k ? ", " : "", num(gpuir_array_get(a, k), buf));
     printf("%s]\n", n > shown ? ", ..." : "");
+}
+
+/* The module in FILE, or on standard input for "-". */
+static gpuir_module *read_module(gpuir_ctx *ctx, const char *file) {
+    if (strcmp(file, "-") != 0) return gpuir_module_parse_file(ctx, file);
+    size_t cap = 1 << 16, len = 0, got;
+    char *text = (char *)malloc(cap);
+    while (text && (got = fread(text + len, 1, cap - len, stdin)) > 0)
+        if ((len += got) == cap) {
+            char *bigger = (char *)realloc(text, cap *= 2);
+            if (!bigger) { free(text); text = NULL; }
+            else text = bigger;
+        }
+    gpuir_module *m = text ? gpuir_module_parse(ctx, text, len, "<stdin>") : NULL;
+    free(text);
+    return m;
 }
 
 /* Picks the function: --function, or the module's only host function. */
@@ -218,7 +243,7 @@ int main(int argc, char **argv) {
     memset(in, 0, sizeof in);
     memset(out, 0, sizeof out);
     gpuir_result r = GPUIR_ERR_INVALID_ARGUMENT;
-    gpuir_module *m = gpuir_module_parse_file(ctx, a.file);
+    gpuir_module *m = read_module(ctx, a.file);
     const char *fname = m ? pick_function(m, &a) : NULL;
     gpuir_func f = {0};
     if (fname) f = gpuir_module_find_func(m, fname);
