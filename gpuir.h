@@ -5064,12 +5064,12 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
 
 /* Frees each buffer the function allocated after its last use, unless it
    is returned. */
-static void gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const bool *owned,
-                                   gpuir_op_kind dealloc) {
+static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const bool *owned,
+                                           gpuir_op_kind dealloc) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops), nv = stbds_arrlenu(m->values) + 1;
     uint32_t *last = (uint32_t *)calloc(nv, sizeof *last);
-    if (!last) return;
+    if (!last) return gpuir__oom(m->ctx, "placing deallocations");
     for (size_t i = 0; i < n; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         bool ret = op->kind == GPUIR_OP_RETURN;
@@ -5094,6 +5094,7 @@ static void gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const bool *ow
     }
     gpuir__rewrite_end(m, true);
     free(last);
+    return m->ctx->result;
 }
 
 static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
@@ -5120,7 +5121,7 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     if (!r) gpuir__rewrite_begin(m, fid);
     for (size_t i = 0; !r && i < n; i++) r = gpuir__bufferize_op(&B, gpuir__func_at(m, fid)->ops[i], i);
     if (B.buf) gpuir__rewrite_end(m, r == GPUIR_OK);
-    if (!r) gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
+    if (!r) r = gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
     free(B.buf);
     free(B.last_use);
     free(B.last_run);
@@ -5316,19 +5317,20 @@ static bool gpuir__outline_drops(const gpuir__outliner *O, const gpuir__op *op) 
     return !gpuir__used_outside(O, SIZE_MAX, b);
 }
 
-/* Frees every memref.alloc of a function after its last use (or never, when
-   it is returned). */
-static gpuir_result gpuir__free_host_allocs(gpuir_module *m, uint32_t fid) {
+/* Frees every buffer a function allocates with `alloc` after its last use
+   (or never, when it is returned), with `dealloc`. */
+static gpuir_result gpuir__free_allocs(gpuir_module *m, uint32_t fid, gpuir_op_kind alloc,
+                                       gpuir_op_kind dealloc) {
     bool *owned = (bool *)calloc(stbds_arrlenu(m->values) + 1, sizeof *owned);
     if (!owned) return gpuir__oom(m->ctx, "placing deallocations");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (op->kind == GPUIR_OP_MEMREF_ALLOC) owned[op->result - 1] = true;
+        if (op->kind == alloc) owned[op->result - 1] = true;
     }
-    gpuir__insert_deallocs(m, fid, owned, GPUIR_OP_MEMREF_DEALLOC);
+    gpuir_result r = gpuir__insert_deallocs(m, fid, owned, dealloc);
     free(owned);
-    return m->ctx->result;
+    return r;
 }
 
 static gpuir_result gpuir__outline_host(gpuir__outliner *O) {
@@ -5354,7 +5356,7 @@ static gpuir_result gpuir__outline_host(gpuir__outliner *O) {
     }
     gpuir_result r = m->ctx->result;
     gpuir__rewrite_end(m, r == GPUIR_OK);
-    return r ? r : gpuir__free_host_allocs(m, O->fid);
+    return r ? r : gpuir__free_allocs(m, O->fid, GPUIR_OP_MEMREF_ALLOC, GPUIR_OP_MEMREF_DEALLOC);
 }
 
 static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
@@ -5586,17 +5588,7 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
         r = m->ctx->result;
     }
     if (P.twin) gpuir__rewrite_end(m, r == GPUIR_OK);
-    if (!r) {                                        /* free device buffers at last use */
-        bool *owned = (bool *)calloc(stbds_arrlenu(m->values) + 1, sizeof *owned);
-        const gpuir__func *g = gpuir__func_at(m, fid);
-        for (size_t i = 0; owned && i < stbds_arrlenu(g->ops); i++) {
-            const gpuir__op *op = gpuir__op_at(m, g->ops[i]);
-            if (op->kind == GPUIR_OP_GPU_ALLOC) owned[op->result - 1] = true;
-        }
-        if (owned) gpuir__insert_deallocs(m, fid, owned, GPUIR_OP_GPU_DEALLOC);
-        else r = gpuir__oom(m->ctx, "place");
-        free(owned);
-    }
+    if (!r) r = gpuir__free_allocs(m, fid, GPUIR_OP_GPU_ALLOC, GPUIR_OP_GPU_DEALLOC);
     const char *text = gpuir__str_cstr(&P.report);
     for (size_t i = 0; text[i]; i++) stbds_arrput(m->placement_report, text[i]);
     gpuir__str_free(&P.report);
