@@ -767,6 +767,8 @@ typedef struct gpuir__global {
     void *data;               /* bound host data (malloc'd), NULL until bound */
 } gpuir__global;
 
+typedef struct gpuir__func_entry { char *key; uint32_t value; } gpuir__func_entry;
+
 struct gpuir_module {
     gpuir_ctx *ctx;
     gpuir__func *funcs;       /* stb_ds arrays; an id is index + 1 */
@@ -779,6 +781,7 @@ struct gpuir_module {
     char *strings;            /* offset 0 holds "" */
     unsigned char *bytes;
     uint32_t building;        /* the open function's id, 0 if none */
+    gpuir__func_entry *func_index;  /* stb_ds string map: function name -> id */
     char *placement_report;   /* stb_ds string: what place did and why */
     bool rewriting;           /* a pass is rebuilding `building`: new ops go to */
     uint32_t *rewrite_ops;    /*   this stb_ds list, which replaces its op list */
@@ -947,9 +950,9 @@ static gpuir_value gpuir__value_handle(uint32_t id) { gpuir_value v; v.id = id; 
 static gpuir_func gpuir__func_handle(uint32_t id) { gpuir_func f; f.id = id; return f; }
 
 static uint32_t gpuir__find_func(const gpuir_module *m, const char *name) {
-    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++)
-        if (strcmp(gpuir__string(m, m->funcs[i].name), name) == 0) return (uint32_t)i + 1;
-    return 0;
+    gpuir__func_entry *index = m->func_index;   /* a lookup only reads the map */
+    ptrdiff_t i = index ? stbds_shgeti(index, name) : -1;
+    return i >= 0 ? index[i].value : 0;
 }
 
 static uint32_t gpuir__find_global(const gpuir_module *m, const char *name) {
@@ -987,6 +990,7 @@ GPUIRDEF gpuir_module *gpuir_module_make(gpuir_ctx *ctx) {
     if (!m) { gpuir__oom(ctx, "module"); return NULL; }
     m->ctx = ctx;
     stbds_arrput(m->strings, '\0');
+    stbds_sh_new_strdup(m->func_index);
     stbds_arrput(ctx->modules, m);
     return m;
 }
@@ -1008,6 +1012,7 @@ static void gpuir__module_free(gpuir_module *m) {
     stbds_arrfree(m->bytes);
     stbds_arrfree(m->rewrite_ops);
     stbds_arrfree(m->placement_report);
+    stbds_shfree(m->func_index);
     free(m->source_name_owned);
     free(m);
 }
@@ -1888,6 +1893,7 @@ static uint32_t gpuir__func_begin(gpuir_module *m, const char *name) {
     f.col = ctx->loc_col;
     stbds_arrput(m->funcs, f);
     m->building = (uint32_t)stbds_arrlenu(m->funcs);
+    stbds_shput(m->func_index, name, m->building);
     return m->building;
 }
 
@@ -4882,12 +4888,36 @@ static int64_t gpuir__fuse_candidate(const gpuir_module *m, const gpuir__op *use
     return 0;
 }
 
+/* The most buffers a group may read from outside: a kernel's parameters
+   stay well below GPUIR_MAX_OPERANDS. */
+#define GPUIR__MAX_GROUP_INPUTS 32
+
+/* How many buffers op would add to group g's inputs if it joined it: its
+   operands made outside the group, splat constants aside (they are copied
+   into the kernel). */
+static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *op, int64_t g) {
+    uint32_t extra = 0;
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, k))->def_op);
+        const gpuir__attr *v = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_find(m, def, "value") : NULL;
+        if (v && v->kind != GPUIR__ATTR_DENSE) continue;
+        if (!def || gpuir__op_int_attr(m, def, "fusion", 0) != g) extra++;
+    }
+    return extra;
+}
+
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
     uint32_t *uses = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
     gpuir__group_kind *kinds = (gpuir__group_kind *)calloc(n + 2, sizeof *kinds);
-    if (!uses || !kinds) { free(uses); free(kinds); return gpuir__oom(m->ctx, "fuse"); }
+    uint32_t *inputs = (uint32_t *)calloc(n + 2, sizeof *inputs);
+    if (!uses || !kinds || !inputs) {
+        free(uses);
+        free(kinds);
+        free(inputs);
+        return gpuir__oom(m->ctx, "fuse");
+    }
     for (size_t i = 0; i < n; i++) {          /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++) {
@@ -4906,8 +4936,11 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         int64_t g = 0;
         for (uint32_t k = 0; k < op->n_operands && !g; k++)
             g = gpuir__fuse_candidate(m, op, gpuir__op_operand(m, op, k), uses, kinds);
+        if (g && inputs[g] + gpuir__fuse_new_inputs(m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
+        if (g) inputs[g] += gpuir__fuse_new_inputs(m, op, g);
         if (!g) {
             g = next++;
+            inputs[g] = gpuir__fuse_new_inputs(m, op, g);
             kinds[g] = gpuir__is_elementwise(cls) ? GPUIR__GROUP_ELEMENTWISE :
                        cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
                        cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
@@ -4918,6 +4951,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     }
     free(uses);
     free(kinds);
+    free(inputs);
     return GPUIR_OK;
 }
 
@@ -5160,7 +5194,14 @@ typedef struct gpuir__outliner {
     gpuir__group *groups;   /* stb_ds */
     uint32_t *splat_of;     /* buffer value id - 1 -> op filling it with a splat */
     uint32_t *group_of;     /* op index + 1 -> group index + 1 */
+    uint32_t *user_group;   /* buffer value id - 1 -> the group of its first group user */
+    bool *many_groups;      /*                    -> used by two groups or more */
+    bool *host_use;         /*                    -> used by a host op (frees, fills aside) */
+    size_t *group_by_key;   /* fusion key (1..ops) -> group index + 1 */
+    uint8_t *role;          /* buffer value id - 1 -> GPUIR__INTERNAL | GPUIR__PARAM */
 } gpuir__outliner;
+
+enum { GPUIR__INTERNAL = 1, GPUIR__PARAM = 2 };   /* what a buffer is to some kernel */
 
 static bool gpuir__ids_have(const uint32_t *ids, uint32_t v) {
     for (size_t i = 0; i < stbds_arrlenu(ids); i++)
@@ -5185,8 +5226,13 @@ static void gpuir__outline_collect(gpuir__outliner *O) {
             continue;
         }
         int64_t key = gpuir__op_int_attr(m, op, "fusion", -1 - (int64_t)i);
-        size_t g = 0;
-        while (g < stbds_arrlenu(O->groups) && O->groups[g].key != key) g++;
+        size_t g = 0, n_ops = stbds_arrlenu(f->ops);
+        if (key >= 1 && (size_t)key <= n_ops && O->group_by_key[key])
+            g = O->group_by_key[key] - 1;
+        else if (key >= 1 && (size_t)key <= n_ops) g = stbds_arrlenu(O->groups);
+        else
+            while (g < stbds_arrlenu(O->groups) && O->groups[g].key != key) g++;
+        if (key >= 1 && (size_t)key <= n_ops) O->group_by_key[key] = g + 1;
         if (g == stbds_arrlenu(O->groups)) {
             gpuir__group grp;
             memset(&grp, 0, sizeof grp);
@@ -5203,19 +5249,29 @@ static void gpuir__outline_collect(gpuir__outliner *O) {
     }
 }
 
-/* Whether buffer b is used by an op of the function outside group g (by no
-   group's op when g is SIZE_MAX), its deallocation and splat fills aside. */
-static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) {
+/* Who uses each buffer: host ops (frees and splat fills aside), and which
+   groups. */
+static void gpuir__outline_users(gpuir__outliner *O) {
     const gpuir__func *f = gpuir__func_at(O->m, O->fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(O->m, f->ops[i]);
-        bool in_group = g == SIZE_MAX ? O->group_of[i] != 0 : O->group_of[i] == g + 1;
-        if (in_group || op->kind == GPUIR_OP_MEMREF_DEALLOC) continue;
-        if (gpuir__is_splat_fill(O->m, op)) continue;
-        for (uint32_t k = 0; k < op->n_operands; k++)
-            if (gpuir__op_operand(O->m, op, k) == b) return true;
+        uint32_t g = O->group_of[i];
+        if (!g && (op->kind == GPUIR_OP_MEMREF_DEALLOC || gpuir__is_splat_fill(O->m, op))) continue;
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            uint32_t b = gpuir__op_operand(O->m, op, k) - 1;
+            if (!g) O->host_use[b] = true;
+            else if (!O->user_group[b]) O->user_group[b] = g;
+            else if (O->user_group[b] != g) O->many_groups[b] = true;
+        }
     }
-    return false;
+}
+
+/* Whether buffer b is used outside group g (by a host op when g is
+   SIZE_MAX), its deallocation and splat fills aside. */
+static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) {
+    if (O->host_use[b - 1]) return true;
+    if (g == SIZE_MAX) return false;
+    return O->many_groups[b - 1] || (O->user_group[b - 1] && O->user_group[b - 1] != g + 1);
 }
 
 /* Sorts a group's buffers into parameters, temporaries and splats. */
@@ -5309,12 +5365,9 @@ static bool gpuir__outline_drops(const gpuir__outliner *O, const gpuir__op *op) 
     if (op->kind == GPUIR_OP_MEMREF_ALLOC) b = op->result;
     else if (op->kind == GPUIR_OP_MEMREF_DEALLOC || gpuir__is_splat_fill(m, op)) b = gpuir__op_operand(m, op, 0);
     if (!b) return false;
-    for (size_t g = 0; g < stbds_arrlenu(O->groups); g++)
-        if (gpuir__ids_have(O->groups[g].internal, b)) return true;
-    if (!O->splat_of[b - 1]) return false;
-    for (size_t g = 0; g < stbds_arrlenu(O->groups); g++)       /* a splat nobody else reads */
-        if (gpuir__ids_have(O->groups[g].params, b)) return false;
-    return !gpuir__used_outside(O, SIZE_MAX, b);
+    if (O->role[b - 1] & GPUIR__INTERNAL) return true;
+    if (!O->splat_of[b - 1] || (O->role[b - 1] & GPUIR__PARAM)) return false;
+    return !gpuir__used_outside(O, SIZE_MAX, b);                /* a splat nobody else reads */
 }
 
 /* Frees every buffer a function allocates with `alloc` after its last use
@@ -5370,11 +5423,23 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
     O.m = m;
     O.fid = fid;
     size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops);
-    O.splat_of = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *O.splat_of);
+    size_t nv = stbds_arrlenu(m->values) + 1;
+    O.splat_of = (uint32_t *)calloc(nv, sizeof *O.splat_of);
     O.group_of = (uint32_t *)calloc(n + 1, sizeof *O.group_of);
-    gpuir_result r = O.splat_of && O.group_of ? GPUIR_OK : gpuir__oom(m->ctx, "outline");
+    O.user_group = (uint32_t *)calloc(nv, sizeof *O.user_group);
+    O.many_groups = (bool *)calloc(nv, sizeof *O.many_groups);
+    O.host_use = (bool *)calloc(nv, sizeof *O.host_use);
+    O.group_by_key = (size_t *)calloc(n + 2, sizeof *O.group_by_key);
+    O.role = (uint8_t *)calloc(nv, sizeof *O.role);
+    gpuir_result r = O.splat_of && O.group_of && O.user_group && O.many_groups && O.host_use &&
+                     O.group_by_key && O.role ? GPUIR_OK : gpuir__oom(m->ctx, "outline");
     if (!r) gpuir__outline_collect(&O);
-    for (size_t g = 0; !r && g < stbds_arrlenu(O.groups); g++) gpuir__outline_classify(&O, g);
+    if (!r) gpuir__outline_users(&O);
+    for (size_t g = 0; !r && g < stbds_arrlenu(O.groups); g++) {
+        gpuir__outline_classify(&O, g);
+        for (size_t i = 0; i < stbds_arrlenu(O.groups[g].internal); i++) O.role[O.groups[g].internal[i] - 1] |= GPUIR__INTERNAL;
+        for (size_t i = 0; i < stbds_arrlenu(O.groups[g].params); i++) O.role[O.groups[g].params[i] - 1] |= GPUIR__PARAM;
+    }
     for (size_t g = 0; !r && g < stbds_arrlenu(O.groups); g++) r = gpuir__outline_kernel(&O, g);
     if (!r && stbds_arrlenu(O.groups)) r = gpuir__outline_host(&O);
     for (size_t g = 0; g < stbds_arrlenu(O.groups); g++) {
@@ -5386,6 +5451,11 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
     stbds_arrfree(O.groups);
     free(O.splat_of);
     free(O.group_of);
+    free(O.user_group);
+    free(O.many_groups);
+    free(O.host_use);
+    free(O.group_by_key);
+    free(O.role);
     return r;
 }
 
