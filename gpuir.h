@@ -5602,10 +5602,27 @@ static void gpuir__place_fetch(gpuir__placer *P, uint32_t b, const char *why) {
     gpuir__place_note(P, b, "D2H: %s", why);
 }
 
+/* memref.copy %src, %dst whose source is current only on the device: the
+   copy happens there (gpu.memcpy between the twins) and nothing crosses. */
+static bool gpuir__place_device_copy(gpuir__placer *P, const gpuir__op *op) {
+    gpuir_module *m = P->m;
+    if (op->kind != GPUIR_OP_MEMREF_COPY) return false;
+    uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
+    if (!P->twin[src - 1] || P->valid[src - 1] != GPUIR__ON_DEVICE) return false;
+    uint32_t d = gpuir__place_twin(P, dst);
+    gpuir__place_copy(P, d, P->twin[src - 1]);
+    P->valid[dst - 1] = GPUIR__ON_DEVICE;
+    P->wrote_on_device[dst - 1] = true;
+    gpuir__place_note(P, dst, "%s: its source is current on the device, so the copy is device to "
+                      "device", "memref.copy");
+    return true;
+}
+
 /* A host op: fetch what it reads; what it writes is current on the host only. */
 static void gpuir__place_host_op(gpuir__placer *P, uint32_t op_id) {
     gpuir_module *m = P->m;
     const gpuir__op *op = gpuir__op_at(m, op_id);
+    if (gpuir__place_device_copy(P, op)) return;
     uint32_t n = op->n_operands, ids[GPUIR_MAX_OPERANDS];
     bool dps = !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls);
     int written = dps ? (int)n - 1 : op->kind == GPUIR_OP_MEMREF_COPY ? 1 : -1;
