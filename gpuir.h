@@ -5152,9 +5152,10 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
         p->type = gpuir__as_memref(p->type, GPUIR_SPACE_HOST);
         B.buf[f->params[i] - 1] = f->params[i];
     }
-    if (!r) gpuir__rewrite_begin(m, fid);
+    bool rewriting = r == GPUIR_OK;
+    if (rewriting) gpuir__rewrite_begin(m, fid);
     for (size_t i = 0; !r && i < n; i++) r = gpuir__bufferize_op(&B, gpuir__func_at(m, fid)->ops[i], i);
-    if (B.buf) gpuir__rewrite_end(m, r == GPUIR_OK);
+    if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
     if (!r) r = gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
     free(B.buf);
     free(B.last_use);
@@ -5660,7 +5661,8 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) P.valid[f->params[i] - 1] = GPUIR__ON_HOST;
     if (!r) gpuir__place_find_device_only(&P);
     size_t n = stbds_arrlenu(f->ops);
-    if (!r) gpuir__rewrite_begin(m, fid);
+    bool rewriting = r == GPUIR_OK;
+    if (rewriting) gpuir__rewrite_begin(m, fid);
     for (size_t i = 0; !r && i < n; i++) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
         const gpuir__op *op = gpuir__op_at(m, op_id);
@@ -5674,7 +5676,7 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
         } else gpuir__place_host_op(&P, op_id);
         r = m->ctx->result;
     }
-    if (P.twin) gpuir__rewrite_end(m, r == GPUIR_OK);
+    if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
     if (!r) r = gpuir__free_allocs(m, fid, GPUIR_OP_GPU_ALLOC, GPUIR_OP_GPU_DEALLOC);
     const char *text = gpuir__str_cstr(&P.report);
     for (size_t i = 0; text[i]; i++) stbds_arrput(m->placement_report, text[i]);
