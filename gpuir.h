@@ -36,6 +36,7 @@
      >>pass.place          device memory and the copies between host and device
      >>pass.configure      launch configuration: grid and block per launch
      >>pass.plan-shared-memory   dynamic shared memory per launch
+     >>codegen.cuda       kernels as CUDA C, one module per program
 
    CONVENTIONS
      Public names are gpuir_<noun>_<verb>, internal ones gpuir__<section>_<verb>.
@@ -276,6 +277,10 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m);
 /* A Graphviz graph of the host functions' buffers (host blue, device
    orange), copies (H2D, D2H) and launches; freed with gpuir_free. */
 GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m);
+/* The kernel module of a lowered module (after `gpuir-opt --lower`) as one
+   CUDA C source, as NVRTC compiles it; freed with gpuir_free. Identical IR
+   gives identical text. NULL on error (a kernel codegen cannot render). */
+GPUIRDEF char *gpuir_module_emit_cuda(gpuir_module *m);
 GPUIRDEF void gpuir_free(void *p);
 
 GPUIRDEF size_t gpuir_module_func_count(const gpuir_module *m);
@@ -5900,6 +5905,854 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
     gpuir__str_appendf(&s, "}\n");
     char *text = gpuir__str_detach(&s);
     if (!text) gpuir__oom(m->ctx, "printing a graph");
+    return text;
+}
+
+/* ====================================================================== */
+// >>codegen.cuda
+// Renders the kernel module of a lowered program as one CUDA C source. The
+// kernels are written in a small portable dialect (GPUIR_* macros and
+// gpuir_* helpers) that two preludes define: one for NVRTC, one for the CPU
+// emulator (the host C compiler), so both compile the very same kernel text.
+// Kernels: elementwise chains (a thread per element, grid-stride), a
+// reduction fed by an elementwise chain (a block per output element), and a
+// tiled matmul with its elementwise epilogue. The output is deterministic.
+// Reads: ir. Writes: nothing.
+
+/* The emulator's ABI, shared by rt.emu and the emulator prelude (which gets
+   it as text, so the two cannot drift apart). */
+#define GPUIR__STR(...) #__VA_ARGS__
+#define GPUIR__XSTR(...) GPUIR__STR(__VA_ARGS__)
+#define GPUIR__EMU_ABI                                                          \
+    typedef struct gpuir_emu_dim3 { unsigned x, y, z; } gpuir_emu_dim3;         \
+    typedef struct gpuir_emu_lane {                                             \
+        gpuir_emu_dim3 thread_idx, block_idx, block_dim, grid_dim;              \
+        unsigned lane_id, warp_id;                                              \
+        unsigned char *shared;                                                  \
+        unsigned long long *warp_slots;                                         \
+        void (*sync_block)(struct gpuir_emu_lane *lane);                        \
+        void (*sync_warp)(struct gpuir_emu_lane *lane);                         \
+        void *engine;                                                           \
+    } gpuir_emu_lane;                                                           \
+    typedef struct gpuir_emu_kernel {                                           \
+        const char *name;                                                       \
+        void (*entry)(gpuir_emu_lane *lane, void **params);                     \
+        unsigned shared_bytes;                                                  \
+        int uses_barriers;                                                      \
+    } gpuir_emu_kernel;
+
+/* The helpers every kernel may use, in C that both CUDA C++ and C99 accept.
+   Each prelude defines GPUIR_DEVICE, gpuir_as_uint and gpuir_as_float. */
+static const char gpuir__cg_helpers[] =
+    "GPUIR_DEVICE float gpuir_f16_to_f32(unsigned short h) {\n"
+    "    unsigned sign = ((unsigned)h & 0x8000u) << 16, e = ((unsigned)h >> 10) & 0x1fu, m = (unsigned)h & 0x3ffu;\n"
+    "    if (e == 0) { float v = (float)m * 5.9604644775390625e-8f; return sign ? -v : v; }\n"
+    "    if (e == 31) return gpuir_as_float(sign | 0x7f800000u | (m << 13));\n"
+    "    return gpuir_as_float(sign | ((e + 112u) << 23) | (m << 13));\n"
+    "}\n"
+    "GPUIR_DEVICE unsigned short gpuir_f32_to_f16(float f) {\n"
+    "    unsigned x = gpuir_as_uint(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;\n"
+    "    if (ax > 0x7f800000u) return (unsigned short)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));\n"
+    "    if (ax >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);\n"
+    "    if (ax < 0x38800000u) return (unsigned short)(sign | (unsigned)rintf(gpuir_as_float(ax) * 16777216.0f));\n"
+    "    ax -= 0x38000000u;\n"
+    "    return (unsigned short)(sign | ((ax + 0x0fffu + ((ax >> 13) & 1u)) >> 13));\n"
+    "}\n"
+    "GPUIR_DEVICE float gpuir_bf16_to_f32(unsigned short h) { return gpuir_as_float((unsigned)h << 16); }\n"
+    "GPUIR_DEVICE unsigned short gpuir_f32_to_bf16(float f) {\n"
+    "    unsigned x = gpuir_as_uint(f);\n"
+    "    if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);\n"
+    "    return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
+    "}\n"
+    "GPUIR_DEVICE float gpuir_round_f16(float x) { return gpuir_f16_to_f32(gpuir_f32_to_f16(x)); }\n"
+    "GPUIR_DEVICE float gpuir_round_bf16(float x) { return gpuir_bf16_to_f32(gpuir_f32_to_bf16(x)); }\n"
+    "GPUIR_DEVICE float gpuir_fmax(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
+    "GPUIR_DEVICE float gpuir_fmin(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
+    "GPUIR_DEVICE float gpuir_relu(float x) { return x > 0.0f || x != x ? x : 0.0f; }\n"
+    "GPUIR_DEVICE float gpuir_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
+    "GPUIR_DEVICE float gpuir_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.707106781186547524f)); }\n"
+    "GPUIR_DEVICE float gpuir_silu(float x) { return x / (1.0f + expf(-x)); }\n"
+    "GPUIR_DEVICE int gpuir_f2i32(float x) {\n"
+    "    return x != x ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? -2147483647 - 1 : (int)x;\n"
+    "}\n"
+    "GPUIR_DEVICE long long gpuir_f2i64(float x) {\n"
+    "    return x != x ? 0 : x >= 9223372036854775808.0f ? 9223372036854775807LL :\n"
+    "           x <= -9223372036854775808.0f ? -9223372036854775807LL - 1 : (long long)x;\n"
+    "}\n"
+    "GPUIR_DEVICE int gpuir_div_i32(int a, int b) { return b == 0 ? 0 : (b == -1 ? (int)(0u - (unsigned)a) : a / b); }\n"
+    "GPUIR_DEVICE long long gpuir_div_i64(long long a, long long b) {\n"
+    "    return b == 0 ? 0 : (b == -1 ? (long long)(0ull - (unsigned long long)a) : a / b);\n"
+    "}\n";
+
+/* The NVRTC prelude: the dialect in CUDA C++ terms. No headers. */
+static const char gpuir__cg_cuda_prelude[] =
+    "/* gpuir CUDA prelude */\n"
+    "#define GPUIR_DEVICE static __device__ __forceinline__\n"
+    "#define GPUIR_KERNEL extern \"C\" __global__ void\n"
+    "#define GPUIR_LANE\n"
+    "#define GPUIR_LANE_ONLY\n"
+    "#define GPUIR_SHARED(type, name, count, offset) __shared__ type name[count]\n"
+    "#define GPUIR_SYNC() __syncthreads()\n"
+    "#define GPUIR_SHFL_DOWN_F32(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
+    "#define GPUIR_SHFL_DOWN_I64(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
+    "#define GPUIR_INF __int_as_float(0x7f800000)\n"
+    "#define GPUIR_NAN __int_as_float(0x7fc00000)\n"
+    "#define gpuir_rsqrt(x) rsqrtf(x)\n"
+    "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { return __float_as_uint(x); }\n"
+    "GPUIR_DEVICE float gpuir_as_float(unsigned x) { return __uint_as_float(x); }\n";
+
+/* The common tail of both preludes: linear thread and block numbers. */
+static const char gpuir__cg_ranks[] =
+    "#define GPUIR_THREAD_RANK ((int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)))\n"
+    "#define GPUIR_BLOCK_RANK ((long long)blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z))\n"
+    "#define GPUIR_GRID_BLOCKS ((long long)gridDim.x * gridDim.y * gridDim.z)\n"
+    "#define GPUIR_BLOCK_THREADS ((int)(blockDim.x * blockDim.y * blockDim.z))\n";
+
+/* The emulator prelude: the dialect in C, over gpuir_emu_lane (rt.emu). */
+static const char gpuir__cg_emu_prelude[] =
+    "/* gpuir emulator prelude */\n"
+    "#include <math.h>\n"
+    "#include <string.h>\n"
+    "#define GPUIR_EMU 1\n"
+    GPUIR__XSTR(GPUIR__EMU_ABI) "\n"
+    "#define GPUIR_DEVICE static inline\n"
+    "#define GPUIR_KERNEL static void\n"
+    "#define GPUIR_LANE gpuir_emu_lane *gpuir__lane,\n"
+    "#define GPUIR_LANE_ONLY gpuir_emu_lane *gpuir__lane\n"
+    "#define GPUIR_SHARED(type, name, count, offset) type *name = (type *)(gpuir__lane->shared + (offset))\n"
+    "#define GPUIR_SYNC() gpuir__lane->sync_block(gpuir__lane)\n"
+    "#define GPUIR_SHFL_DOWN_F32(v, d) gpuir_emu_shfl_f32(gpuir__lane, (v), (d))\n"
+    "#define GPUIR_SHFL_DOWN_I64(v, d) gpuir_emu_shfl_i64(gpuir__lane, (v), (d))\n"
+    "#define GPUIR_INF __builtin_inff()\n"
+    "#define GPUIR_NAN __builtin_nanf(\"\")\n"
+    "#define threadIdx (gpuir__lane->thread_idx)\n"
+    "#define blockIdx (gpuir__lane->block_idx)\n"
+    "#define blockDim (gpuir__lane->block_dim)\n"
+    "#define gridDim (gpuir__lane->grid_dim)\n"
+    "#define gpuir_rsqrt(x) (1.0f / sqrtf(x))\n"
+    "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }\n"
+    "GPUIR_DEVICE float gpuir_as_float(unsigned u) { float x; memcpy(&x, &u, 4); return x; }\n"
+    "static unsigned long long gpuir_emu_shfl(gpuir_emu_lane *l, unsigned long long v, unsigned d) {\n"
+    "    unsigned src = l->lane_id + d;\n"
+    "    l->warp_slots[l->lane_id] = v;\n"
+    "    l->sync_warp(l);\n"
+    "    if (src < 32) v = l->warp_slots[src];\n"
+    "    l->sync_warp(l);\n"
+    "    return v;\n"
+    "}\n"
+    "static float gpuir_emu_shfl_f32(gpuir_emu_lane *l, float v, unsigned d) {\n"
+    "    return gpuir_as_float((unsigned)gpuir_emu_shfl(l, gpuir_as_uint(v), d));\n"
+    "}\n"
+    "static long long gpuir_emu_shfl_i64(gpuir_emu_lane *l, long long v, unsigned d) {\n"
+    "    return (long long)gpuir_emu_shfl(l, (unsigned long long)v, d);\n"
+    "}\n";
+
+/* ---- the generator's state ---- */
+
+typedef struct gpuir__cg_var { gpuir_dtype dtype; } gpuir__cg_var;
+
+typedef struct gpuir__cg {
+    gpuir_module *m;
+    gpuir__str *s;
+    const gpuir__func *k;
+    uint32_t *cur;          /* buffer value id - 1 -> var number + 1 of its value at
+                               the current element (0: not in a register yet) */
+    gpuir__cg_var *vars;    /* stb_ds: var number -> its dtype */
+    int64_t threads;        /* threads per block of the kernel's launches */
+    bool wide;              /* 64-bit indices */
+    uint32_t shared_bytes;  /* static shared memory the kernel declares */
+    bool barriers;          /* uses GPUIR_SYNC or shuffles */
+    const char *ind;        /* indentation of per-element statements */
+} gpuir__cg;
+
+static const char *gpuir__cg_storage(gpuir_dtype d) {
+    switch (d) {
+    case GPUIR_F32: return "float";
+    case GPUIR_F16: case GPUIR_BF16: return "unsigned short";
+    case GPUIR_I32: return "int";
+    default: return "long long";
+    }
+}
+
+/* The type values of a dtype are computed in: float for all floats. */
+static const char *gpuir__cg_ctype(gpuir_dtype d) {
+    return gpuir_dtype_is_float(d) ? "float" : d == GPUIR_I32 ? "int" : "long long";
+}
+
+static const char *gpuir__cg_idx(const gpuir__cg *C) { return C->wide ? "long long" : "int"; }
+
+static uint32_t gpuir__cg_new_var(gpuir__cg *C, gpuir_dtype d) {
+    gpuir__cg_var v;
+    v.dtype = d;
+    stbds_arrput(C->vars, v);
+    return (uint32_t)stbds_arrlenu(C->vars) - 1;
+}
+
+static gpuir_result gpuir__cg_fail(gpuir__cg *C, const gpuir__op *op, const char *why) {
+    return gpuir__fail(C->m->ctx, GPUIR_ERR_VERIFY, "codegen: kernel @%s: %s%s%s", gpuir__string(C->m, C->k->name),
+                       op ? gpuir_op_name(op->kind) : "", op ? ": " : "", why);
+}
+
+/* Index into the parameter list, or -1 for a kernel-private buffer. */
+static int gpuir__cg_param_index(const gpuir__cg *C, uint32_t b) {
+    for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
+        if (C->k->params[i] == b) return (int)i;
+    return -1;
+}
+
+/* ---- index expressions ---- */
+
+/* Appends the linear index, in an array of dims `td` (rank tr), of the
+   element at linear index `ivar` of the space `sd` (rank sr), under NumPy
+   broadcasting (right-aligned; size-1 dims repeat). */
+static void gpuir__cg_bcast_index(gpuir__str *s, const int64_t *sd, int sr, const int64_t *td, int tr,
+                                  const char *ivar) {
+    int64_t tcount = 1, scount = 1;
+    for (int i = 0; i < tr; i++) tcount *= td[i];
+    for (int i = 0; i < sr; i++) scount *= sd[i];
+    bool same = tr == sr && tcount == scount;
+    for (int i = 0; same && i < tr; i++) same = td[i] == sd[i];
+    if (same || (tcount == scount && tcount <= 1)) { gpuir__str_appendf(s, "%s", ivar); return; }
+    if (tcount <= 1) { gpuir__str_appendf(s, "0"); return; }
+    int64_t after = 1, tstride = 1;
+    bool first = true;
+    gpuir__str_appendf(s, "(");
+    for (int d = sr - 1; d >= 0; d--) {
+        int j = tr - sr + d;
+        if (j >= 0 && td[j] != 1 && sd[d] != 1) {
+            gpuir__str_appendf(s, "%s", first ? "" : " + ");
+            if (after == 1) gpuir__str_appendf(s, "(%s %% %lld)", ivar, (long long)sd[d]);
+            else if (d == 0) gpuir__str_appendf(s, "(%s / %lld)", ivar, (long long)after);
+            else gpuir__str_appendf(s, "(%s / %lld %% %lld)", ivar, (long long)after, (long long)sd[d]);
+            if (tstride != 1) gpuir__str_appendf(s, " * %lld", (long long)tstride);
+            first = false;
+        }
+        if (j >= 0) tstride *= td[j];
+        after *= sd[d];
+    }
+    gpuir__str_appendf(s, "%s)", first ? "0" : "");
+}
+
+static void gpuir__cg_type_index(gpuir__str *s, const gpuir_type *S, const gpuir_type *T, const char *ivar) {
+    gpuir__cg_bcast_index(s, S->dims, S->rank, T->dims, T->rank, ivar);
+}
+
+/* ---- values ---- */
+
+static void gpuir__cg_literal(gpuir__str *s, gpuir_dtype dt, const gpuir__attr *v) {
+    if (!gpuir_dtype_is_float(dt)) {
+        int64_t i = v->kind == GPUIR__ATTR_INT ? v->i : (int64_t)v->f;
+        if (i == INT64_MIN) gpuir__str_appendf(s, "(-9223372036854775807LL - 1)");
+        else gpuir__str_appendf(s, "%lldLL", (long long)i);
+        return;
+    }
+    double f = v->kind == GPUIR__ATTR_INT ? (double)v->i : v->f;
+    float x = (float)f;
+    if (isnan(x)) gpuir__str_appendf(s, "GPUIR_NAN");
+    else if (isinf(x)) gpuir__str_appendf(s, "%sGPUIR_INF", x < 0 ? "-" : "");
+    else {
+        char b[48];
+        snprintf(b, sizeof b, "%.9g", (double)x);
+        gpuir__str_appendf(s, "%s%sf", b, strpbrk(b, ".e") ? "" : ".0");
+    }
+}
+
+/* Loads buffer b (a parameter) at the element of space S indexed by ivar. */
+static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, const char *ivar) {
+    gpuir_module *m = C->m;
+    const gpuir_type *t = &gpuir__value_at(m, b)->type;
+    uint32_t v = gpuir__cg_new_var(C, t->dtype);
+    gpuir__str_appendf(C->s, "%s%s v%u = ", C->ind, gpuir__cg_ctype(t->dtype), v);
+    if (t->dtype == GPUIR_F16) gpuir__str_appendf(C->s, "gpuir_f16_to_f32(");
+    if (t->dtype == GPUIR_BF16) gpuir__str_appendf(C->s, "gpuir_bf16_to_f32(");
+    gpuir__str_appendf(C->s, "p%d[", gpuir__cg_param_index(C, b));
+    gpuir__cg_type_index(C->s, S, t, ivar);
+    gpuir__str_appendf(C->s, "]%s;\n", t->dtype == GPUIR_F16 || t->dtype == GPUIR_BF16 ? ")" : "");
+    C->cur[b - 1] = v + 1;
+    return v;
+}
+
+/* The register holding operand b at the current element, loading it first
+   if needed. */
+static gpuir_result gpuir__cg_operand(gpuir__cg *C, const gpuir__op *op, uint32_t b, const gpuir_type *S,
+                                      const char *ivar, uint32_t *var) {
+    if (C->cur[b - 1]) { *var = C->cur[b - 1] - 1; return GPUIR_OK; }
+    if (gpuir__cg_param_index(C, b) < 0)
+        return gpuir__cg_fail(C, op, "reads a kernel-private buffer before anything writes it");
+    *var = gpuir__cg_load(C, b, S, ivar);
+    return GPUIR_OK;
+}
+
+/* Wraps a computed float expression so it is rounded to a narrow dtype. */
+static const char *gpuir__cg_round_open(gpuir_dtype d) {
+    return d == GPUIR_F16 ? "gpuir_round_f16(" : d == GPUIR_BF16 ? "gpuir_round_bf16(" : "(";
+}
+
+static void gpuir__cg_unary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t x) {
+    if (!gpuir_dtype_is_float(d)) {
+        const char *u = d == GPUIR_I32 ? "unsigned" : "unsigned long long", *t = gpuir__cg_ctype(d);
+        switch (k) {
+        case GPUIR_OP_NEG: gpuir__str_appendf(s, "(%s)(0u - (%s)v%u)", t, u, x); return;
+        case GPUIR_OP_ABS: gpuir__str_appendf(s, "(v%u < 0 ? (%s)(0u - (%s)v%u) : v%u)", x, t, u, x, x); return;
+        default: gpuir__str_appendf(s, "(v%u > 0 ? v%u : 0)", x, x); return;     /* relu */
+        }
+    }
+    static const char *const fn[GPUIR_OP_COUNT] = {
+        [GPUIR_OP_ABS] = "fabsf", [GPUIR_OP_EXP] = "expf", [GPUIR_OP_LOG] = "logf",
+        [GPUIR_OP_SQRT] = "sqrtf", [GPUIR_OP_RSQRT] = "gpuir_rsqrt", [GPUIR_OP_TANH] = "tanhf",
+        [GPUIR_OP_SIGMOID] = "gpuir_sigmoid", [GPUIR_OP_RELU] = "gpuir_relu",
+        [GPUIR_OP_GELU] = "gpuir_gelu", [GPUIR_OP_SILU] = "gpuir_silu"};
+    if (k == GPUIR_OP_NEG) gpuir__str_appendf(s, "(-v%u)", x);
+    else gpuir__str_appendf(s, "%s(v%u)", fn[k], x);
+}
+
+static void gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t a, uint32_t b) {
+    static const char *const sym[GPUIR_OP_COUNT] = {
+        [GPUIR_OP_ADD] = "+", [GPUIR_OP_SUB] = "-", [GPUIR_OP_MUL] = "*", [GPUIR_OP_DIV] = "/"};
+    if (gpuir_dtype_is_float(d)) {
+        if (k == GPUIR_OP_MAX || k == GPUIR_OP_MIN || k == GPUIR_OP_POW)
+            gpuir__str_appendf(s, "%s(v%u, v%u)", k == GPUIR_OP_MAX ? "gpuir_fmax" : k == GPUIR_OP_MIN ?
+                               "gpuir_fmin" : "powf", a, b);
+        else gpuir__str_appendf(s, "(v%u %s v%u)", a, sym[k], b);
+        return;
+    }
+    const char *u = d == GPUIR_I32 ? "unsigned" : "unsigned long long", *t = gpuir__cg_ctype(d);
+    if (k == GPUIR_OP_DIV) gpuir__str_appendf(s, "gpuir_div_%s(v%u, v%u)", d == GPUIR_I32 ? "i32" : "i64", a, b);
+    else if (k == GPUIR_OP_MAX || k == GPUIR_OP_MIN)
+        gpuir__str_appendf(s, "(v%u %s v%u ? v%u : v%u)", a, k == GPUIR_OP_MAX ? ">" : "<", b, a, b);
+    else gpuir__str_appendf(s, "(%s)((%s)v%u %s (%s)v%u)", t, u, a, sym[k], u, b);
+}
+
+static void gpuir__cg_cast_expr(gpuir__str *s, gpuir_dtype from, gpuir_dtype to, uint32_t x) {
+    bool ff = gpuir_dtype_is_float(from), tf = gpuir_dtype_is_float(to);
+    if (ff && !tf) gpuir__str_appendf(s, "gpuir_f2%s(v%u)", to == GPUIR_I32 ? "i32" : "i64", x);
+    else if (!ff && tf) gpuir__str_appendf(s, "(float)v%u", x);
+    else if (!ff && to == GPUIR_I32) gpuir__str_appendf(s, "(int)(unsigned)(unsigned long long)v%u", x);
+    else if (!ff) gpuir__str_appendf(s, "(long long)v%u", x);
+    else gpuir__str_appendf(s, "v%u", x);
+}
+
+/* Emits one elementwise-class op at the current element. */
+static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const gpuir_type *S,
+                                      const char *ivar) {
+    gpuir_module *m = C->m;
+    uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1), x = 0, y = 0;
+    gpuir_dtype d = gpuir__value_at(m, dst)->type.dtype;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    gpuir_result r = GPUIR_OK;
+    if (op->n_operands > 1) r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 0), S, ivar, &x);
+    if (!r && op->n_operands > 2) r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 1), S, ivar, &y);
+    if (r) return r;
+    uint32_t v = gpuir__cg_new_var(C, d);
+    gpuir__str_appendf(C->s, "%s%s v%u = %s", C->ind, gpuir__cg_ctype(d), v, gpuir__cg_round_open(d));
+    if (cls == GPUIR__CLASS_CONSTANT) gpuir__cg_literal(C->s, d, gpuir__attr_find(m, op, "value"));
+    else if (cls == GPUIR__CLASS_UNARY) gpuir__cg_unary_expr(C->s, op->kind, d, x);
+    else if (cls == GPUIR__CLASS_BINARY) gpuir__cg_binary_expr(C->s, op->kind, d, x, y);
+    else gpuir__cg_cast_expr(C->s, C->vars[x].dtype, d, x);
+    gpuir__str_appendf(C->s, ");\n");
+    C->cur[dst - 1] = v + 1;
+    return GPUIR_OK;
+}
+
+/* transpose, reshape and broadcast: the element of the destination at ivar
+   is loaded from the source parameter at a computed index. */
+static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gpuir_type *S, const char *ivar) {
+    gpuir_module *m = C->m;
+    uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
+    const gpuir_type *st = &gpuir__value_at(m, src)->type;
+    int p = gpuir__cg_param_index(C, src);
+    if (C->cur[src - 1] || p < 0) return gpuir__cg_fail(C, op, "reads a buffer this kernel computes (it must be a kernel of its own)");
+    gpuir__str idx = {NULL};
+    if (op->kind == GPUIR_OP_RESHAPE) gpuir__str_appendf(&idx, "%s", ivar);
+    else if (op->kind == GPUIR_OP_BROADCAST) gpuir__cg_type_index(&idx, S, st, ivar);
+    else {                                   /* out dim i is source dim perm[i] */
+        const gpuir__attr *perm = gpuir__attr_find(m, op, "perm");
+        const int64_t *pv = gpuir__ints_at(m, perm->off);
+        int64_t in_stride[GPUIR_MAX_RANK], after = 1, sv = 1;
+        for (int i = st->rank - 1; i >= 0; i--) { in_stride[i] = sv; sv *= st->dims[i]; }
+        gpuir__str_appendf(&idx, "(0");
+        for (int i = S->rank - 1; i >= 0; i--) {
+            if (S->dims[i] != 1)
+                gpuir__str_appendf(&idx, " + (%s / %lld %% %lld) * %lld", ivar, (long long)after,
+                                   (long long)S->dims[i], (long long)in_stride[pv[i]]);
+            after *= S->dims[i];
+        }
+        gpuir__str_appendf(&idx, ")");
+    }
+    uint32_t v = gpuir__cg_new_var(C, st->dtype);
+    const char *wrap = st->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : st->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
+    gpuir__str_appendf(C->s, "%s%s v%u = %s(p%d[%s]);\n", C->ind, gpuir__cg_ctype(st->dtype), v, wrap, p,
+                       gpuir__str_cstr(&idx));
+    gpuir__str_free(&idx);
+    C->cur[dst - 1] = v + 1;
+    return GPUIR_OK;
+}
+
+static void gpuir__cg_comment(gpuir__cg *C, uint32_t op_id, const gpuir__op *op) {
+    if (op->line) gpuir__str_appendf(C->s, "%s/* op %u: %s (line %u) */\n", C->ind, op_id, gpuir_op_name(op->kind), op->line);
+    else gpuir__str_appendf(C->s, "%s/* op %u: %s */\n", C->ind, op_id, gpuir_op_name(op->kind));
+}
+
+/* Emits kernel ops [from, to) for one element of space S at index ivar;
+   values stay in registers (C->cur). */
+static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S, const char *ivar) {
+    gpuir_module *m = C->m;
+    for (size_t i = from; i < to; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls)) continue;      /* allocs, return */
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        const gpuir_type *dt = &gpuir__value_at(m, dst)->type;
+        if (cls != GPUIR__CLASS_CONSTANT && gpuir__type_count(dt) != gpuir__type_count(S))
+            return gpuir__cg_fail(C, op, "writes a buffer whose shape differs from the kernel's iteration space");
+        gpuir__cg_comment(C, C->k->ops[i], op);
+        gpuir_result r;
+        if (cls == GPUIR__CLASS_TRANSPOSE || cls == GPUIR__CLASS_RESHAPE || cls == GPUIR__CLASS_BROADCAST)
+            r = gpuir__cg_gather(C, op, S, ivar);
+        else if (gpuir__is_elementwise(cls) || cls == GPUIR__CLASS_CONSTANT) {
+            const gpuir__attr *v = gpuir__attr_find(m, op, "value");
+            if (cls == GPUIR__CLASS_CONSTANT && (!v || v->kind == GPUIR__ATTR_DENSE))
+                return gpuir__cg_fail(C, op, "dense constants inside kernels are not supported");
+            r = gpuir__cg_compute(C, op, S, ivar);
+        } else
+            return gpuir__cg_fail(C, op, "cannot be fused into an elementwise chain");
+        if (r) return r;
+    }
+    return GPUIR_OK;
+}
+
+/* Stores the registers of the parameters ops [from, to) wrote. */
+static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S, const char *ivar) {
+    gpuir_module *m = C->m;
+    for (size_t i = from; i < to; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        int p = gpuir__cg_param_index(C, dst);
+        bool last = true;                    /* store each buffer once, its final value */
+        for (size_t j = i + 1; j < to && last; j++) {
+            const gpuir__op *o2 = gpuir__op_at(m, C->k->ops[j]);
+            last = o2->result || !gpuir__class_computes(gpuir__info(o2->kind)->cls) ||
+                   gpuir__op_operand(m, o2, o2->n_operands - 1) != dst;
+        }
+        if (p < 0 || !last) continue;
+        gpuir_dtype d = gpuir__value_at(m, dst)->type.dtype;
+        const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+        gpuir__str_appendf(C->s, "%sp%d[", C->ind, p);
+        gpuir__cg_type_index(C->s, S, &gpuir__value_at(m, dst)->type, ivar);
+        gpuir__str_appendf(C->s, "] = %s(v%u);\n", wrap, C->cur[dst - 1] - 1);
+    }
+}
+
+/* ---- kernels ---- */
+
+/* What the executor needs to know of each rendered kernel. */
+typedef struct gpuir__cg_kernel_info {
+    uint32_t func;          /* the kernel's function id */
+    char cname[GPUIR_MAX_NAME + 16];  /* its name in the C source */
+    bool barriers;          /* needs its threads to run as fibers in the emulator */
+    uint32_t shared_bytes;  /* static shared memory it declares */
+} gpuir__cg_kernel_info;
+
+/* The kernel's name in C: gpuir_k_<name> when the IR name is a plain
+   identifier, else gpuir_k<id>; both are unique and never clash with the
+   dialect's own names. */
+static void gpuir__cg_cname(const gpuir_module *m, uint32_t kid, char *out, size_t size) {
+    const char *name = gpuir__string(m, gpuir__func_at(m, kid)->name);
+    bool plain = *name != '\0';
+    for (const char *c = name; *c; c++)
+        plain &= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_';
+    if (plain) snprintf(out, size, "gpuir_k_%s", name);
+    else snprintf(out, size, "gpuir_k%u", kid);
+}
+
+/* Threads per block of every launch of kernel kid (256 when none launches
+   it); launches that disagree are an error, since kernels are specialized. */
+static gpuir_result gpuir__cg_block_threads(gpuir__cg *C, uint32_t kid, int64_t *threads) {
+    gpuir_module *m = C->m;
+    *threads = 0;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
+            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
+            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel"), *block = gpuir__attr_find(m, op, "block");
+            if (gpuir__launch_target(m, gpuir__string(m, sym->off)) != kid) continue;
+            if (!block) return gpuir__cg_fail(C, NULL, "a launch has no block size (run configure)");
+            const int64_t *b = gpuir__ints_at(m, block->off);
+            int64_t t = b[0] * b[1] * b[2];
+            if (*threads && t != *threads)
+                return gpuir__cg_fail(C, NULL, "launched with different block sizes");
+            *threads = t;
+        }
+    }
+    if (!*threads) *threads = 256;
+    return GPUIR_OK;
+}
+
+/* The signature: parameters in order, const when the kernel never writes
+   them. */
+static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
+    gpuir_module *m = C->m;
+    size_t n = stbds_arrlenu(C->k->params);
+    gpuir__str_appendf(C->s, "GPUIR_KERNEL %s(%s", cname, n ? "GPUIR_LANE " : "GPUIR_LANE_ONLY");
+    for (size_t i = 0; i < n; i++) {
+        bool reads, writes;
+        gpuir__param_access(m, C->k, i, &reads, &writes);
+        const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
+        gpuir__str_appendf(C->s, "%s%s%s *p%zu", i ? ", " : "", writes ? "" : "const ", gpuir__cg_storage(t->dtype), i);
+    }
+    gpuir__str_appendf(C->s, ") {\n");
+}
+
+static void gpuir__cg_reset_values(gpuir__cg *C) {
+    memset(C->cur, 0, stbds_arrlenu(C->m->values) * sizeof *C->cur);
+}
+
+/* A thread per element of the widest destination, grid-stride. */
+static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
+    size_t n = stbds_arrlenu(C->k->ops);
+    gpuir__str_appendf(C->s, "    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; "
+                       "ii < %lldLL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
+                       "        %s i = (%s)ii;\n", (long long)gpuir__type_count(S), gpuir__cg_idx(C), gpuir__cg_idx(C));
+    C->ind = "        ";
+    gpuir_result r = gpuir__cg_chain(C, 0, n, S, "i");
+    if (r) return r;
+    gpuir__cg_store_outputs(C, 0, n, S, "i");
+    gpuir__str_appendf(C->s, "    }\n");
+    return GPUIR_OK;
+}
+
+/* The linear input index, in x's dims, of reduced element j of output o. */
+static void gpuir__cg_reduce_index(gpuir__str *s, const gpuir_type *x, const bool *reduced) {
+    int64_t after_o = 1, after_j = 1, stride = 1;
+    gpuir__str_appendf(s, "(0");
+    for (int d = x->rank - 1; d >= 0; d--) {
+        const char *v = reduced[d] ? "j" : "o";
+        int64_t *after = reduced[d] ? &after_j : &after_o;
+        if (x->dims[d] != 1)
+            gpuir__str_appendf(s, " + (%s / %lld %% %lld) * %lld", v, (long long)*after, (long long)x->dims[d],
+                               (long long)stride);
+        *after *= x->dims[d];
+        stride *= x->dims[d];
+    }
+    gpuir__str_appendf(s, ")");
+}
+
+/* How a reduction combines two partial values a and b into a. */
+static void gpuir__cg_combine(gpuir__str *s, gpuir_op_kind k, bool is_float, const char *a, const char *b) {
+    if (k != GPUIR_OP_REDUCE_MAX) gpuir__str_appendf(s, "%s = %s + %s;", a, a, b);
+    else if (is_float) gpuir__str_appendf(s, "%s = gpuir_fmax(%s, %s);", a, a, b);
+    else gpuir__str_appendf(s, "%s = %s > %s ? %s : %s;", a, a, b, a, b);
+}
+
+/* The block's partial values combined into thread 0's acc: warp shuffles,
+   then one shared slot per warp; a shared-memory tree when the block is not
+   whole warps. */
+static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float, const char *acc_t,
+                                   const char *init) {
+    gpuir__str *s = C->s;
+    const char *shfl = is_float ? "GPUIR_SHFL_DOWN_F32" : "GPUIR_SHFL_DOWN_I64";
+    if (C->threads % 32 == 0) {
+        gpuir__str_appendf(s, "        for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); ", acc_t, shfl);
+        gpuir__cg_combine(s, k, is_float, "acc", "other");
+        gpuir__str_appendf(s, " }\n        if ((t & 31) == 0) red[t >> 5] = acc;\n        GPUIR_SYNC();\n"
+                           "        if (t < 32) {\n            acc = t < %lld ? red[t] : %s;\n"
+                           "            for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); ",
+                           (long long)(C->threads / 32), init, acc_t, shfl);
+        gpuir__cg_combine(s, k, is_float, "acc", "other");
+        gpuir__str_appendf(s, " }\n        }\n");
+        return;
+    }
+    int64_t p = 1;
+    while (p < C->threads) p *= 2;
+    gpuir__str_appendf(s, "        red[t] = acc;\n        GPUIR_SYNC();\n"
+                       "        for (int d = %lld; d > 0; d >>= 1) {\n"
+                       "            if (t < d && t + d < %lld) { ", (long long)(p / 2), (long long)C->threads);
+    gpuir__cg_combine(s, k, is_float, "red[t]", "red[t + d]");
+    gpuir__str_appendf(s, " }\n            GPUIR_SYNC();\n        }\n        acc = red[0];\n");
+}
+
+/* A block per output element: its threads stride over the reduced elements,
+   computing the fused elementwise producers on the way. */
+static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
+    const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
+    bool reduced[GPUIR_MAX_RANK] = {false};
+    const gpuir__attr *axes = gpuir__attr_find(m, op, "axes");
+    for (uint32_t a = 0; axes && a < axes->n; a++) {
+        int64_t ax = gpuir__ints_at(m, axes->off)[a];
+        if (gpuir__norm_axis(&ax, x->rank)) reduced[ax] = true;
+    }
+    int p = gpuir__cg_param_index(C, dst);
+    if (p < 0) return gpuir__cg_fail(C, op, "writes a kernel-private buffer");
+    for (size_t i = at + 1; i < stbds_arrlenu(C->k->ops); i++)
+        if (gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
+            return gpuir__cg_fail(C, op, "ops after a reduction in one kernel are not supported");
+    int64_t n_out = gpuir__type_count(y), n_in = gpuir__type_count(x), n_red = n_out ? n_in / n_out : 0;
+    bool is_float = gpuir_dtype_is_float(y->dtype);
+    const char *acc_t = is_float ? "float" : "long long";
+    const char *init = op->kind != GPUIR_OP_REDUCE_MAX ? (is_float ? "0.0f" : "0LL") :
+                       is_float ? "-GPUIR_INF" : y->dtype == GPUIR_I32 ? "(-2147483647LL - 1)" :
+                       "(-9223372036854775807LL - 1)";
+    int64_t slots = C->threads % 32 == 0 ? 32 : C->threads;
+    C->shared_bytes = (uint32_t)(slots * (is_float ? 4 : 8));
+    C->barriers = true;
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, red, %lld, 0);\n    int t = GPUIR_THREAD_RANK;\n"
+                       "    for (long long o = GPUIR_BLOCK_RANK; o < %lldLL; o += GPUIR_GRID_BLOCKS) {\n"
+                       "        %s acc = %s;\n"
+                       "        for (long long j = t; j < %lldLL; j += %lld) {\n            %s i = (%s)",
+                       acc_t, (long long)slots, (long long)n_out, acc_t, init, (long long)n_red,
+                       (long long)C->threads, gpuir__cg_idx(C), gpuir__cg_idx(C));
+    gpuir__cg_reduce_index(C->s, x, reduced);
+    gpuir__str_appendf(C->s, ";\n");
+    gpuir__cg_reset_values(C);
+    C->ind = "            ";
+    gpuir_result r = gpuir__cg_chain(C, 0, at, x, "i");
+    uint32_t v = 0;
+    if (!r) r = gpuir__cg_operand(C, op, src, x, "i", &v);
+    if (r) return r;
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    gpuir__str_appendf(C->s, "            ");
+    char val[24];
+    snprintf(val, sizeof val, "(%s)v%u", acc_t, v);
+    gpuir__cg_combine(C->s, op->kind, is_float, "acc", val);
+    gpuir__str_appendf(C->s, "\n        }\n");
+    gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
+    const char *wrap = y->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : y->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" :
+                       y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : "";
+    gpuir__str_appendf(C->s, "        if (t == 0) p%d[o] = %s(", p, wrap);
+    if (op->kind != GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "acc");
+    else if (is_float) gpuir__str_appendf(C->s, "acc / %lld.0f", (long long)n_red);
+    else if (n_red) gpuir__str_appendf(C->s, "acc / %lldLL", (long long)n_red);
+    else gpuir__str_appendf(C->s, "0LL");
+    gpuir__str_appendf(C->s, ");\n        GPUIR_SYNC();\n    }\n");
+    return GPUIR_OK;
+}
+
+/* Tile sizes of the plain shared-memory matmul (the correct one; fast
+   configurations are chosen elsewhere). */
+#define GPUIR__MM_BM 64
+#define GPUIR__MM_BN 64
+#define GPUIR__MM_BK 16
+
+/* Loads element `idx` of parameter p as the compute type. */
+static void gpuir__cg_load_expr(gpuir__str *s, gpuir_dtype d, int p, const char *idx) {
+    const char *wrap = d == GPUIR_F16 ? "gpuir_f16_to_f32" : d == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
+    gpuir__str_appendf(s, "%s(p%d[%s])", wrap, p, idx);
+}
+
+/* Batch offset (in matrices) of operand t for output batch `batch`. */
+static void gpuir__cg_batch_index(gpuir__str *s, const gpuir_type *out, const gpuir_type *t) {
+    gpuir__cg_bcast_index(s, out->dims, out->rank - 2, t->dims, t->rank - 2, "batch");
+}
+
+/* The matmul's tiles: A and B staged through shared memory, one output
+   tile per block (grid-stride over tiles), elements spread over threads. */
+static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, int pb, const char *ct) {
+    gpuir_module *m = C->m;
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - (ta ? 2 : 1)];
+    gpuir__str *s = C->s;
+    gpuir__str_appendf(s, "        long long a0 = ");
+    gpuir__cg_batch_index(s, o, a);
+    gpuir__str_appendf(s, " * %lldLL, b0 = ", M * K);
+    gpuir__cg_batch_index(s, o, b);
+    gpuir__str_appendf(s, " * %lldLL;\n", K * N);
+    gpuir__str_appendf(s, "        for (long long k0 = 0; k0 < %lldLL; k0 += %d) {\n"
+                       "            for (int e = t; e < %d; e += %lld) {\n"
+                       "                long long gm = tm * %d + e / %d, gk = k0 + e %% %d;\n"
+                       "                as[e] = gm < %lldLL && gk < %lldLL ? ",
+                       K, GPUIR__MM_BK, GPUIR__MM_BM * GPUIR__MM_BK, (long long)C->threads, GPUIR__MM_BM,
+                       GPUIR__MM_BK, GPUIR__MM_BK, M, K);
+    char idx[96];
+    snprintf(idx, sizeof idx, "a0 + gm * %lldLL + gk * %lldLL", ta ? 1LL : K, ta ? M : 1LL);
+    gpuir__cg_load_expr(s, a->dtype, pa, idx);
+    gpuir__str_appendf(s, " : (%s)0;\n            }\n"
+                       "            for (int e = t; e < %d; e += %lld) {\n"
+                       "                long long gk = k0 + e / %d, gn = tn * %d + e %% %d;\n"
+                       "                bs[e] = gk < %lldLL && gn < %lldLL ? ",
+                       ct, GPUIR__MM_BK * GPUIR__MM_BN, (long long)C->threads, GPUIR__MM_BN, GPUIR__MM_BN,
+                       GPUIR__MM_BN, K, N);
+    snprintf(idx, sizeof idx, "b0 + gk * %lldLL + gn * %lldLL", tb ? 1LL : N, tb ? K : 1LL);
+    gpuir__cg_load_expr(s, b->dtype, pb, idx);
+    bool fl = gpuir_dtype_is_float(o->dtype);
+    gpuir__str_appendf(s, " : (%s)0;\n            }\n            GPUIR_SYNC();\n"
+                       "            for (int r = 0; r < %lld; r++) {\n"
+                       "                int e = t + r * %lld;\n"
+                       "                if (e < %d)\n"
+                       "                    for (int kk = 0; kk < %d; kk++) acc[r] += %s as[e / %d * %d + kk] * %sbs[kk * %d + e %% %d];\n"
+                       "            }\n            GPUIR_SYNC();\n        }\n",
+                       ct, (long long)((GPUIR__MM_BM * GPUIR__MM_BN + C->threads - 1) / C->threads), (long long)C->threads,
+                       GPUIR__MM_BM * GPUIR__MM_BN, GPUIR__MM_BK, fl ? "" : "(unsigned long long)", GPUIR__MM_BN,
+                       GPUIR__MM_BK, fl ? "" : "(unsigned long long)", GPUIR__MM_BN, GPUIR__MM_BN);
+}
+
+/* A matmul and its elementwise epilogue (bias, activation, residual). */
+static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    uint32_t dst = gpuir__op_operand(m, op, 2);
+    const gpuir_type *o = &gpuir__value_at(m, dst)->type;
+    int pa = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 0)), pb = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
+    if (pa < 0 || pb < 0) return gpuir__cg_fail(C, op, "reads a buffer this kernel computes");
+    for (size_t i = 0; i < at; i++) {
+        const gpuir__op *pre = gpuir__op_at(m, C->k->ops[i]);
+        if (gpuir__class_computes(gpuir__info(pre->kind)->cls) && pre->kind != GPUIR_OP_CONSTANT)
+            return gpuir__cg_fail(C, op, "only constants may come before a matmul in its kernel");
+    }
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
+    long long tiles_n = (N + GPUIR__MM_BN - 1) / GPUIR__MM_BN, tiles_m = (M + GPUIR__MM_BM - 1) / GPUIR__MM_BM;
+    long long batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
+    bool fl = gpuir_dtype_is_float(o->dtype);
+    const char *ct = fl ? "float" : "long long", *acc_t = fl ? "float" : "unsigned long long";
+    long long per_thread = (GPUIR__MM_BM * GPUIR__MM_BN + C->threads - 1) / C->threads;
+    C->shared_bytes = (uint32_t)((GPUIR__MM_BM + GPUIR__MM_BN) * GPUIR__MM_BK * (fl ? 4 : 8));
+    C->barriers = true;
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, as, %d, 0);\n    GPUIR_SHARED(%s, bs, %d, %d);\n"
+                       "    int t = GPUIR_THREAD_RANK;\n"
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
+                       "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
+                       "        %s acc[%lld];\n        for (int r = 0; r < %lld; r++) acc[r] = 0;\n",
+                       ct, GPUIR__MM_BM * GPUIR__MM_BK, ct, GPUIR__MM_BK * GPUIR__MM_BN,
+                       GPUIR__MM_BM * GPUIR__MM_BK * (fl ? 4 : 8), tiles_n * tiles_m * batches, tiles_n, tiles_n,
+                       tiles_m, tiles_n * tiles_m, acc_t, per_thread, per_thread);
+    gpuir__cg_matmul_tiles(C, op, pa, pb, ct);
+    gpuir__str_appendf(C->s, "        for (int r = 0; r < %lld; r++) {\n            int e = t + r * %lld;\n"
+                       "            long long gm = tm * %d + e / %d, gn = tn * %d + e %% %d;\n"
+                       "            if (e >= %d || gm >= %lldLL || gn >= %lldLL) continue;\n"
+                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
+                       per_thread, (long long)C->threads, GPUIR__MM_BM, GPUIR__MM_BN, GPUIR__MM_BN, GPUIR__MM_BN,
+                       GPUIR__MM_BM * GPUIR__MM_BN, M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    gpuir__cg_reset_values(C);
+    C->ind = "            ";
+    uint32_t v = gpuir__cg_new_var(C, o->dtype);
+    const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    gpuir__str_appendf(C->s, "            %s v%u = %s((%s)acc[r]);\n", gpuir__cg_ctype(o->dtype), v, round,
+                       gpuir__cg_ctype(o->dtype));
+    gpuir_result r = gpuir__cg_chain(C, 0, at, o, "i");
+    C->cur[dst - 1] = v + 1;
+    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), o, "i");
+    if (r) return r;
+    gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), o, "i");
+    gpuir__str_appendf(C->s, "        }\n    }\n");
+    return GPUIR_OK;
+}
+
+/* The kernel's form: the index of its matmul or reduction, if any. */
+static gpuir_result gpuir__cg_body(gpuir__cg *C) {
+    gpuir_module *m = C->m;
+    const gpuir_type *widest = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (cls == GPUIR__CLASS_MATMUL) return gpuir__cg_matmul(C, i);
+        if (cls == GPUIR__CLASS_REDUCE) return gpuir__cg_reduce(C, i);
+        if (cls == GPUIR__CLASS_SOFTMAX) return gpuir__cg_fail(C, op, "composite op in a kernel (run decompose)");
+        if (op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT) continue;
+        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        if (!widest || gpuir__type_count(d) > gpuir__type_count(widest)) widest = d;
+    }
+    if (!widest) return GPUIR_OK;                    /* nothing to compute */
+    gpuir__cg_reset_values(C);
+    return gpuir__cg_elementwise(C, widest);
+}
+
+/* Whether any buffer the kernel touches needs 64-bit indices. */
+static bool gpuir__cg_needs_wide(const gpuir_module *m, const gpuir__func *k) {
+    for (size_t i = 0; i < stbds_arrlenu(k->params); i++)
+        if (gpuir__type_count(&gpuir__value_at(m, k->params[i])->type) > INT32_MAX) return true;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__value *v = gpuir__value_at(m, gpuir__op_at(m, k->ops[i])->result);
+        if (v && gpuir__type_count(&v->type) > INT32_MAX) return true;
+    }
+    return false;
+}
+
+/* Renders kernel kid; fills its info. */
+static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kernel_info *info) {
+    gpuir_module *m = C->m;
+    C->k = gpuir__func_at(m, kid);
+    if (C->vars) stbds_header(C->vars)->length = 0;
+    C->shared_bytes = 0;
+    C->barriers = false;
+    C->wide = gpuir__cg_needs_wide(m, C->k);
+    for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
+        if (!gpuir__type_is_static(&gpuir__value_at(m, C->k->params[i])->type))
+            return gpuir__cg_fail(C, NULL, "dynamic sizes are not supported by codegen yet");
+    gpuir_result r = gpuir__cg_block_threads(C, kid, &C->threads);
+    if (r) return r;
+    memset(info, 0, sizeof *info);
+    info->func = kid;
+    gpuir__cg_cname(m, kid, info->cname, sizeof info->cname);
+    gpuir__str_appendf(C->s, "\n/* @%s: %lld threads per block */\n", gpuir__string(m, C->k->name), (long long)C->threads);
+    gpuir__cg_signature(C, info->cname);
+    r = gpuir__cg_body(C);
+    gpuir__str_appendf(C->s, "}\n");
+    info->barriers = C->barriers;
+    info->shared_bytes = C->shared_bytes;
+    return r;
+}
+
+/* The emulator's entry points: one trampoline per kernel unpacks the
+   launch's parameter array, and a table lists them. */
+static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos) {
+    gpuir_module *m = C->m;
+    gpuir__str_appendf(C->s, "\n#ifdef GPUIR_EMU\n");
+    for (size_t i = 0; i < stbds_arrlenu(infos); i++) {
+        const gpuir__func *k = gpuir__func_at(m, infos[i].func);
+        gpuir__str_appendf(C->s, "static void %s_emu(gpuir_emu_lane *l, void **p) {\n    %s(l", infos[i].cname, infos[i].cname);
+        for (size_t a = 0; a < stbds_arrlenu(k->params); a++)
+            gpuir__str_appendf(C->s, ", *(%s **)p[%zu]", gpuir__cg_storage(gpuir__value_at(m, k->params[a])->type.dtype), a);
+        gpuir__str_appendf(C->s, ");\n}\n");
+    }
+    gpuir__str_appendf(C->s, "const gpuir_emu_kernel gpuir_emu_kernels[] = {\n");
+    for (size_t i = 0; i < stbds_arrlenu(infos); i++)
+        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %d},\n", infos[i].cname, infos[i].cname,
+                           infos[i].shared_bytes, infos[i].barriers ? 1 : 0);
+    gpuir__str_appendf(C->s, "    {0, 0, 0, 0}\n};\n#endif\n");
+}
+
+/* The module body shared by both targets (helpers, kernels, the emulator's
+   table); *infos gets one entry per kernel (stb_ds, the caller frees). */
+static char *gpuir__cg_module(gpuir_module *m, const char *prelude, gpuir__cg_kernel_info **infos) {
+    gpuir__str s = {NULL};
+    gpuir__cg C;
+    memset(&C, 0, sizeof C);
+    C.m = m;
+    C.s = &s;
+    *infos = NULL;
+    C.cur = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *C.cur);
+    gpuir_result r = C.cur ? GPUIR_OK : gpuir__oom(m->ctx, "codegen");
+    if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s", prelude, gpuir__cg_ranks,
+                               gpuir__cg_helpers);
+    for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
+        if (!m->funcs[f].kernel) continue;
+        gpuir__cg_kernel_info info;
+        r = gpuir__cg_kernel(&C, (uint32_t)f + 1, &info);
+        if (!r) stbds_arrput(*infos, info);
+    }
+    if (!r) gpuir__cg_emu_table(&C, *infos);
+    free(C.cur);
+    stbds_arrfree(C.vars);
+    char *text = r ? NULL : gpuir__str_detach(&s);
+    if (!r && !text) r = gpuir__oom(m->ctx, "codegen");
+    gpuir__str_free(&s);
+    if (r) { stbds_arrfree(*infos); *infos = NULL; }
+    return text;
+}
+
+GPUIRDEF char *gpuir_module_emit_cuda(gpuir_module *m) {
+    if (m->ctx->result != GPUIR_OK) return NULL;
+    gpuir__cg_kernel_info *infos;
+    char *text = gpuir__cg_module(m, gpuir__cg_cuda_prelude, &infos);
+    stbds_arrfree(infos);
     return text;
 }
 

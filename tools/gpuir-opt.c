@@ -5,8 +5,9 @@
      --lower              the default pipeline, tensor level to placed program:
                           decompose,canonicalize,fuse,bufferize,outline,place,
                           configure,plan-shared-memory
-     --emit=ir|placement|dot  print the IR (default), the placement report, or
-                          a Graphviz graph of buffers, copies and launches
+     --emit=ir|placement|dot|cuda  print the IR (default), the placement
+                          report, a Graphviz graph of buffers, copies and
+                          launches, or the kernels as CUDA C (after --lower)
      --print-ir-before=P  dump the IR to stderr before pass P ("*": every pass)
      --print-ir-after=P   dump the IR to stderr after pass P
      --print-ir-after-all the same as --print-ir-after='*'
@@ -32,7 +33,7 @@ typedef struct opt_args {
 } opt_args;
 
 static int usage(void) {
-    fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower] [--emit=ir|placement|dot]\n"
+    fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower] [--emit=ir|placement|dot|cuda]\n"
                     "                 [--print-ir-before=P] [--print-ir-after=P]\n"
                     "                 [--print-ir-after-all] [--timing] [--list-passes]\n"
                     "                 [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
@@ -88,8 +89,13 @@ static bool run_chunk(const char *text, size_t len, const char *name, const opt_
         if (dot) fputs(dot, out);
         ok = dot != NULL;
         gpuir_free(dot);
+    } else if (ok && a->emit && strcmp(a->emit, "cuda") == 0) {
+        char *cuda = gpuir_module_emit_cuda(m);
+        if (cuda) fputs(cuda, out);
+        ok = cuda != NULL;
+        gpuir_free(cuda);
     } else if (ok) fputs(printed, out);
-    else if (ctx && gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
+    if (!ok && ctx && gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
     gpuir_free(printed);
     gpuir_ctx_destroy(ctx);
     return ok;
@@ -146,7 +152,7 @@ int main(int argc, char **argv) {
     }
     if (!a.input) return usage();
     if (a.emit && strcmp(a.emit, "ir") != 0 && strcmp(a.emit, "placement") != 0 &&
-        strcmp(a.emit, "dot") != 0)
+        strcmp(a.emit, "dot") != 0 && strcmp(a.emit, "cuda") != 0)
         return usage();
     FILE *in = strcmp(a.input, "-") == 0 ? stdin : fopen(a.input, "rb");
     if (!in) { fprintf(stderr, "gpuir-opt: cannot open '%s'\n", a.input); return 1; }
