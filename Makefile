@@ -8,7 +8,7 @@ WARN    = -std=c99 -Wall -Wextra -Wpedantic -Werror
 # Recursive variables: evaluated after `deps` has installed stb if needed.
 STB_CFLAGS = $(shell pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb)
 STB_LIBS   = $(shell pkg-config --libs stb 2>/dev/null || echo -lstb)
-LIBS    = $(STB_LIBS) -lm
+LIBS    = $(STB_LIBS) -lm -ldl
 SAN     = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 TOOLS     = tools/gpuir-opt tools/gpuir-run

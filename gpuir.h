@@ -37,6 +37,10 @@
      >>pass.configure      launch configuration: grid and block per launch
      >>pass.plan-shared-memory   dynamic shared memory per launch
      >>codegen.cuda       kernels as CUDA C, one module per program
+     >>rt.driver          libcuda and libnvrtc through dlopen; the CUDA device table
+     >>rt.cache           compiled kernels in memory and on disk
+     >>rt.exec            runs a placed program through a device table
+     >>rt.emu             the CPU emulator behind the same table: cc, dlopen, fibers
 
    CONVENTIONS
      Public names are gpuir_<noun>_<verb>, internal ones gpuir__<section>_<verb>.
@@ -50,6 +54,12 @@
      A context and everything made from it belong to one thread at a time.
      Separate contexts may be used from separate threads in parallel.
 */
+/* The implementation uses POSIX.1-2008 (the runtime); ask for it before the
+   first system header, unless the includer chose its own feature macros. */
+#if defined(GPUIR_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && \
+    !defined(_XOPEN_SOURCE) && !defined(_DEFAULT_SOURCE)
+#  define _POSIX_C_SOURCE 200809L
+#endif
 /* ====================================================================== */
 // >>api
 // The public interface. Needs only <stddef.h>, <stdint.h>, <stdbool.h>.
@@ -98,7 +108,10 @@ extern "C" {
     X(ERR_NOT_FOUND,        "no such function or global")                  \
     X(ERR_IO,               "file input/output failed")                    \
     X(ERR_NPY,              "malformed or unsupported .npy data")          \
-    X(ERR_MISMATCH,         "results differ from the expected values")
+    X(ERR_MISMATCH,         "results differ from the expected values")       \
+    X(ERR_UNAVAILABLE,      "the backend is not available on this machine")  \
+    X(ERR_COMPILE,          "compiling the kernels failed")                  \
+    X(ERR_CUDA,             "a CUDA driver call failed")
 
 typedef enum gpuir_result {
 #define GPUIR__X(name, msg) GPUIR_##name,
@@ -241,12 +254,17 @@ typedef struct gpuir_ctx gpuir_ctx;
                         array the context will describe or allocate
      log, log_user      NULL: gpuir prints nothing
      max_shared_bytes   232448 (227 KiB, H100's opt-in limit): the most
-                        dynamic shared memory one launch may ask for */
+                        dynamic shared memory one launch may ask for
+     cache_dir          NULL: compiled kernels are cached in memory and in
+                        $GPUIR_CACHE_DIR, else $XDG_CACHE_HOME/gpuir, else
+                        ~/.cache/gpuir (created 0700; GPUIR_CACHE_DISABLE=1
+                        turns the disk cache off); "": memory only */
 typedef struct gpuir_ctx_desc {
     uint64_t max_tensor_bytes;
     void (*log)(void *user, const char *message);
     void *log_user;
     uint32_t max_shared_bytes;
+    const char *cache_dir;
 } gpuir_ctx_desc;
 
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc);  /* NULL desc: defaults */
@@ -428,6 +446,77 @@ GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t s
                                      gpuir_array *out);
 GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a);
 
+
+/* ---- running programs: CUDA, the CPU emulator, or the interpreter --------
+   gpuir_program_make lowers the module (the default pipeline, when it is
+   still at the tensor level: the module is changed in place; not for the
+   interpreter, which runs the module as it is), renders its
+   kernels as CUDA C, compiles them once (NVRTC for the GPU's exact
+   architecture, or the host C compiler for the emulator; cached in memory
+   and on disk) and loads them. gpuir_program_run then runs a function as
+   often as wanted. Inputs are lent: a parameter the function writes is
+   written back into the caller's array. Destroy a program before its
+   module (gpuir_ctx_destroy destroys what is left).
+   The runtime needs POSIX (dlopen, posix_spawn, mkstemp); libcuda and
+   libnvrtc are opened at run time, so nothing CUDA is needed to build.
+   The default configuration is:
+     backend        GPUIR_BACKEND_AUTO: CUDA when a device is usable, else
+                    the emulator (gpuir_program_why_not_cuda says why)
+     device         0: the CUDA device ordinal
+     cc             NULL: the emulator's compiler is $GPUIR_CC, else "cc"
+     emu_sanitize   false: emulated kernels built with ASan+UBSan (only in
+                    a process that is itself built with ASan) */
+typedef enum gpuir_backend {
+    GPUIR_BACKEND_AUTO = 0,
+    GPUIR_BACKEND_CUDA,     /* a GPU through libcuda and NVRTC */
+    GPUIR_BACKEND_EMU,      /* the same CUDA C on the CPU, threads as fibers */
+    GPUIR_BACKEND_REF       /* the reference interpreter */
+} gpuir_backend;
+
+typedef struct gpuir_program_desc {
+    gpuir_backend backend;
+    int device;
+    const char *cc;
+    bool emu_sanitize;
+} gpuir_program_desc;
+
+typedef struct gpuir_program gpuir_program;
+
+/* The pipeline gpuir_program_make and `gpuir-opt --lower` run. */
+#define GPUIR_DEFAULT_PIPELINE \
+    "decompose,canonicalize,fuse,bufferize,outline,place,configure,plan-shared-memory"
+
+GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc);
+GPUIRDEF void gpuir_program_destroy(gpuir_program *p);
+/* Runs function `func` (NULL: the module's only host function); as
+   gpuir_ref_run, outputs receive new arrays (gpuir_array_release). */
+GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size_t n_inputs,
+                                        const gpuir_array *inputs, size_t n_outputs,
+                                        gpuir_array *outputs);
+GPUIRDEF gpuir_backend gpuir_program_backend(const gpuir_program *p);
+GPUIRDEF const char *gpuir_backend_name(gpuir_backend b);   /* "cuda", "emu", ... */
+/* The CUDA C the backend compiled (its prelude first); owned by p. */
+GPUIRDEF const char *gpuir_program_source(const gpuir_program *p);
+/* With GPUIR_BACKEND_AUTO on the emulator: why CUDA was not used. */
+GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p);
+
+/* Compiles the kernels of a lowered module with NVRTC for sm_<sm> (e.g. 90)
+   without running anything (no GPU needed): *spilled_bytes gets the largest
+   register spill of any kernel (-1 if ptxas did not say), *ptx (if not
+   NULL) the PTX, freed with gpuir_free. GPUIR_ERR_UNAVAILABLE without
+   libnvrtc, GPUIR_ERR_COMPILE with NVRTC's log when it fails. */
+GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *spilled_bytes,
+                                                char **ptx);
+
+/* The context's compiled-kernel cache (made on first use). */
+typedef struct gpuir_cache_stats {
+    uint64_t mem_hits, disk_hits, misses, corrupt, writes, write_failures;
+} gpuir_cache_stats;
+GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx);
+GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx);     /* "" without a disk cache */
+/* "ok", why there is no disk cache, or the latest disk problem. */
+GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif
@@ -449,6 +538,18 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* The runtime (rt.*) needs POSIX: dlopen for libcuda, libnvrtc and the
+   emulator's modules, posix_spawn for the host compiler, mkstemp, and the
+   file calls of the disk cache. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #ifdef GPUIR_STB_DS_IMPLEMENTATION
 #  define STB_DS_IMPLEMENTATION
@@ -482,6 +583,9 @@ struct gpuir_ctx {
     const char *loc_file;      /* set while a source location is current */
     uint32_t loc_line, loc_col;
     char loc_note[192];        /* else a prefix such as "in @f, op 3 (add)" */
+    struct gpuir__cache *cache;       /* compiled kernels (rt.cache), made on first use */
+    char *cache_dir_copy;             /* desc.cache_dir points here */
+    struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
 };
 
 /* A growable string: stb_ds char array, always terminated when non-empty. */
@@ -658,6 +762,13 @@ GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     if (desc) ctx->desc = *desc;
     if (ctx->desc.max_tensor_bytes == 0) ctx->desc.max_tensor_bytes = (uint64_t)1 << 34;
     if (ctx->desc.max_shared_bytes == 0) ctx->desc.max_shared_bytes = 232448;
+    if (ctx->desc.cache_dir) {               /* keep our own copy */
+        size_t n = strlen(ctx->desc.cache_dir) + 1;
+        ctx->cache_dir_copy = (char *)malloc(n);
+        if (!ctx->cache_dir_copy) { free(ctx); return NULL; }
+        memcpy(ctx->cache_dir_copy, ctx->desc.cache_dir, n);
+        ctx->desc.cache_dir = ctx->cache_dir_copy;
+    }
     return ctx;
 }
 
@@ -1030,8 +1141,11 @@ GPUIRDEF void gpuir_module_destroy(gpuir_module *m) {
     gpuir__module_free(m);
 }
 
+static void gpuir__runtime_free(gpuir_ctx *ctx);
+
 GPUIRDEF void gpuir_ctx_destroy(gpuir_ctx *ctx) {
     if (!ctx) return;
+    gpuir__runtime_free(ctx);
     for (size_t i = 0; i < stbds_arrlenu(ctx->modules); i++) gpuir__module_free(ctx->modules[i]);
     stbds_arrfree(ctx->modules);
     stbds_arrfree(ctx->message);
@@ -6197,30 +6311,37 @@ static void gpuir__cg_unary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, 
         default: gpuir__str_appendf(s, "(v%u > 0 ? v%u : 0)", x, x); return;     /* relu */
         }
     }
-    static const char *const fn[GPUIR_OP_COUNT] = {
-        [GPUIR_OP_ABS] = "fabsf", [GPUIR_OP_EXP] = "expf", [GPUIR_OP_LOG] = "logf",
-        [GPUIR_OP_SQRT] = "sqrtf", [GPUIR_OP_RSQRT] = "gpuir_rsqrt", [GPUIR_OP_TANH] = "tanhf",
-        [GPUIR_OP_SIGMOID] = "gpuir_sigmoid", [GPUIR_OP_RELU] = "gpuir_relu",
-        [GPUIR_OP_GELU] = "gpuir_gelu", [GPUIR_OP_SILU] = "gpuir_silu"};
-    if (k == GPUIR_OP_NEG) gpuir__str_appendf(s, "(-v%u)", x);
-    else gpuir__str_appendf(s, "%s(v%u)", fn[k], x);
+    const char *fn = "";
+    switch (k) {
+    case GPUIR_OP_NEG: gpuir__str_appendf(s, "(-v%u)", x); return;
+    case GPUIR_OP_ABS: fn = "fabsf"; break;
+    case GPUIR_OP_EXP: fn = "expf"; break;
+    case GPUIR_OP_LOG: fn = "logf"; break;
+    case GPUIR_OP_SQRT: fn = "sqrtf"; break;
+    case GPUIR_OP_RSQRT: fn = "gpuir_rsqrt"; break;
+    case GPUIR_OP_TANH: fn = "tanhf"; break;
+    case GPUIR_OP_SIGMOID: fn = "gpuir_sigmoid"; break;
+    case GPUIR_OP_RELU: fn = "gpuir_relu"; break;
+    case GPUIR_OP_GELU: fn = "gpuir_gelu"; break;
+    default: fn = "gpuir_silu"; break;
+    }
+    gpuir__str_appendf(s, "%s(v%u)", fn, x);
 }
 
 static void gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t a, uint32_t b) {
-    static const char *const sym[GPUIR_OP_COUNT] = {
-        [GPUIR_OP_ADD] = "+", [GPUIR_OP_SUB] = "-", [GPUIR_OP_MUL] = "*", [GPUIR_OP_DIV] = "/"};
+    const char *sym = k == GPUIR_OP_ADD ? "+" : k == GPUIR_OP_SUB ? "-" : k == GPUIR_OP_MUL ? "*" : "/";
     if (gpuir_dtype_is_float(d)) {
         if (k == GPUIR_OP_MAX || k == GPUIR_OP_MIN || k == GPUIR_OP_POW)
             gpuir__str_appendf(s, "%s(v%u, v%u)", k == GPUIR_OP_MAX ? "gpuir_fmax" : k == GPUIR_OP_MIN ?
                                "gpuir_fmin" : "powf", a, b);
-        else gpuir__str_appendf(s, "(v%u %s v%u)", a, sym[k], b);
+        else gpuir__str_appendf(s, "(v%u %s v%u)", a, sym, b);
         return;
     }
     const char *u = d == GPUIR_I32 ? "unsigned" : "unsigned long long", *t = gpuir__cg_ctype(d);
     if (k == GPUIR_OP_DIV) gpuir__str_appendf(s, "gpuir_div_%s(v%u, v%u)", d == GPUIR_I32 ? "i32" : "i64", a, b);
     else if (k == GPUIR_OP_MAX || k == GPUIR_OP_MIN)
         gpuir__str_appendf(s, "(v%u %s v%u ? v%u : v%u)", a, k == GPUIR_OP_MAX ? ">" : "<", b, a, b);
-    else gpuir__str_appendf(s, "(%s)((%s)v%u %s (%s)v%u)", t, u, a, sym[k], u, b);
+    else gpuir__str_appendf(s, "(%s)((%s)v%u %s (%s)v%u)", t, u, a, sym, u, b);
 }
 
 static void gpuir__cg_cast_expr(gpuir__str *s, gpuir_dtype from, gpuir_dtype to, uint32_t x) {
@@ -6754,6 +6875,3479 @@ GPUIRDEF char *gpuir_module_emit_cuda(gpuir_module *m) {
     char *text = gpuir__cg_module(m, gpuir__cg_cuda_prelude, &infos);
     stbds_arrfree(infos);
     return text;
+}
+
+/* ====================================================================== */
+// >>rt.driver
+// The CUDA Driver API and NVRTC, both opened with dlopen at run time, so the
+// header builds and runs on machines with no CUDA at all.
+// Reads: nothing. Writes: the context's error slot.
+//
+// No CUDA header is included: the few types and constants used are declared
+// here with gpuir__ prefixes and were checked against CUDA 13.0's cuda.h,
+// cudaTypedefs.h and nvrtc.h. Enum-typed parameters (CUresult,
+// CUdevice_attribute, CUfunction_attribute, nvrtcResult) are declared as int,
+// which has the same ABI.
+//
+// Driver entry points are resolved by base name through cuGetProcAddress at a
+// pinned API version (GPUIR__CUDA_API_VERSION, 12000), so "cuMemAlloc" gives
+// cuMemAlloc_v2, "cuCtxSynchronize" the argument-less 2000 ABI (not the 13000
+// one taking a context) and "cuEventElapsedTime" the 2000 ABI (not _v2, which
+// needs a 12.8 driver). Every entry point in GPUIR__CUDA_PROCS has the same
+// ABI at any version from 11000 to 12000, so on an older driver the driver's
+// own version is passed instead. LEGACY_STREAM is asked for explicitly: no
+// per-thread-default-stream (_ptds/_ptsz) variants.
+//
+// Environment:
+//   GPUIR_CUDA_LIBRARY   path of libcuda to load instead of libcuda.so.1
+//   GPUIR_NVRTC_LIBRARY  path of libnvrtc to load instead of the search list
+
+
+/* ---- CUDA driver types (cuda.h) ---------------------------------------- */
+
+typedef int gpuir__CUresult;                      /* enum cudaError_enum */
+typedef int gpuir__CUdevice;                      /* CUdevice_v1 */
+typedef unsigned long long gpuir__CUdeviceptr;    /* CUdeviceptr_v2 */
+typedef unsigned long long gpuir__cuuint64;       /* cuuint64_t */
+typedef struct gpuir__CUctx_st *gpuir__CUcontext;
+typedef struct gpuir__CUmod_st *gpuir__CUmodule;
+typedef struct gpuir__CUfunc_st *gpuir__CUfunction;
+typedef struct gpuir__CUstream_st *gpuir__CUstream;
+typedef struct gpuir__CUevent_st *gpuir__CUevent;
+
+/* CUresult values this file tests for. */
+enum {
+    GPUIR__CUDA_SUCCESS = 0,
+    GPUIR__CUDA_ERROR_STUB_LIBRARY = 34,
+    GPUIR__CUDA_ERROR_NO_DEVICE = 100
+};
+
+/* CUdevice_attribute values. */
+enum {
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    GPUIR__CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    GPUIR__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    GPUIR__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+};
+
+/* CUfunction_attribute values. */
+enum {
+    GPUIR__CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    GPUIR__CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    GPUIR__CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+    GPUIR__CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+    GPUIR__CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    GPUIR__CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
+    GPUIR__CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
+    GPUIR__CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+};
+
+/* Stream, event and cuGetProcAddress flags. */
+enum {
+    GPUIR__CU_STREAM_DEFAULT = 0,
+    GPUIR__CU_STREAM_NON_BLOCKING = 1,
+    GPUIR__CU_EVENT_DEFAULT = 0,
+    GPUIR__CU_EVENT_DISABLE_TIMING = 2,
+    GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1,
+    GPUIR__CU_GET_PROC_ADDRESS_SUCCESS = 0,
+    GPUIR__CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+    GPUIR__CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+};
+
+/* The API version every entry point is resolved at (see the top). */
+#define GPUIR__CUDA_API_VERSION 12000
+
+/* The driver entry points: X(base name, parameter list). Each returns
+   CUresult. The comment names the ABI cuGetProcAddress hands back at 12000. */
+#define GPUIR__CUDA_PROCS(X)                                                         \
+    X(cuInit, (unsigned int flags))                                   /* 2000  */    \
+    X(cuDriverGetVersion, (int *version))                             /* 2020  */    \
+    X(cuDeviceGetCount, (int *count))                                 /* 2000  */    \
+    X(cuDeviceGet, (gpuir__CUdevice *dev, int ordinal))               /* 2000  */    \
+    X(cuDeviceGetName, (char *name, int len, gpuir__CUdevice dev))    /* 2000  */    \
+    X(cuDeviceGetAttribute, (int *value, int attrib, gpuir__CUdevice dev))           \
+    X(cuDeviceTotalMem, (size_t *bytes, gpuir__CUdevice dev))         /* _v2   */    \
+    X(cuDevicePrimaryCtxRetain, (gpuir__CUcontext *pctx, gpuir__CUdevice dev))       \
+    X(cuDevicePrimaryCtxRelease, (gpuir__CUdevice dev))               /* _v2   */    \
+    X(cuCtxPushCurrent, (gpuir__CUcontext pctx))                      /* _v2   */    \
+    X(cuCtxPopCurrent, (gpuir__CUcontext *pctx))                      /* _v2   */    \
+    X(cuCtxSynchronize, (void))                                       /* 2000  */    \
+    X(cuMemAlloc, (gpuir__CUdeviceptr *dptr, size_t bytes))           /* _v2   */    \
+    X(cuMemFree, (gpuir__CUdeviceptr dptr))                           /* _v2   */    \
+    X(cuMemcpyHtoD, (gpuir__CUdeviceptr dst, const void *src, size_t bytes))         \
+    X(cuMemcpyDtoH, (void *dst, gpuir__CUdeviceptr src, size_t bytes))               \
+    X(cuMemcpyDtoD, (gpuir__CUdeviceptr dst, gpuir__CUdeviceptr src, size_t bytes))  \
+    X(cuMemcpyHtoDAsync,                                                             \
+      (gpuir__CUdeviceptr dst, const void *src, size_t bytes, gpuir__CUstream s))    \
+    X(cuMemcpyDtoHAsync,                                                             \
+      (void *dst, gpuir__CUdeviceptr src, size_t bytes, gpuir__CUstream s))          \
+    X(cuMemAllocHost, (void **p, size_t bytes))                       /* _v2   */    \
+    X(cuMemFreeHost, (void *p))                                       /* 2000  */    \
+    X(cuMemsetD8, (gpuir__CUdeviceptr dst, unsigned char value, size_t n))           \
+    X(cuModuleLoadData, (gpuir__CUmodule *mod, const void *image))    /* 2000  */    \
+    X(cuModuleUnload, (gpuir__CUmodule mod))                          /* 2000  */    \
+    X(cuModuleGetFunction,                                                           \
+      (gpuir__CUfunction *fn, gpuir__CUmodule mod, const char *name))                \
+    X(cuFuncSetAttribute, (gpuir__CUfunction fn, int attrib, int value)) /* 9000 */  \
+    X(cuFuncGetAttribute, (int *value, int attrib, gpuir__CUfunction fn))            \
+    X(cuLaunchKernel,                                                                \
+      (gpuir__CUfunction fn, unsigned int grid_x, unsigned int grid_y,               \
+       unsigned int grid_z, unsigned int block_x, unsigned int block_y,              \
+       unsigned int block_z, unsigned int shared_bytes, gpuir__CUstream s,           \
+       void **params, void **extra))                                  /* 4000  */    \
+    X(cuStreamCreate, (gpuir__CUstream *s, unsigned int flags))       /* 2000  */    \
+    X(cuStreamDestroy, (gpuir__CUstream s))                           /* _v2   */    \
+    X(cuStreamSynchronize, (gpuir__CUstream s))                       /* 2000  */    \
+    X(cuEventCreate, (gpuir__CUevent *e, unsigned int flags))         /* 2000  */    \
+    X(cuEventDestroy, (gpuir__CUevent e))                             /* _v2   */    \
+    X(cuEventRecord, (gpuir__CUevent e, gpuir__CUstream s))           /* 2000  */    \
+    X(cuEventSynchronize, (gpuir__CUevent e))                         /* 2000  */    \
+    X(cuEventElapsedTime,                                                            \
+      (float *ms, gpuir__CUevent start, gpuir__CUevent end))          /* 2000  */    \
+    X(cuStreamWaitEvent,                                                             \
+      (gpuir__CUstream s, gpuir__CUevent e, unsigned int flags))      /* 3020  */
+
+/* A loaded CUDA driver. All zero when not loaded. */
+typedef struct gpuir__cuda {
+    void *lib;                    /* dlopen handle */
+    char library[512];            /* the name or path it was opened by */
+    int driver_version;           /* cuDriverGetVersion, e.g. 13000 */
+    int api_version;              /* what cuGetProcAddress was asked for */
+    gpuir__CUresult (*cuGetProcAddress_v2)(const char *symbol, void **pfn, int version,
+                                           gpuir__cuuint64 flags, int *status);
+    gpuir__CUresult (*cuGetProcAddress)(const char *symbol, void **pfn, int version,
+                                        gpuir__cuuint64 flags);
+    gpuir__CUresult (*cuGetErrorName)(gpuir__CUresult r, const char **name);
+    gpuir__CUresult (*cuGetErrorString)(gpuir__CUresult r, const char **text);
+#define GPUIR__X(name, params) gpuir__CUresult (*name) params;
+    GPUIR__CUDA_PROCS(GPUIR__X)
+#undef GPUIR__X
+} gpuir__cuda;
+
+/* What gpuir__cuda_device_info reports about one device. */
+typedef struct gpuir__cuda_device {
+    int ordinal;
+    gpuir__CUdevice device;
+    char name[256];
+    int cc_major, cc_minor;
+    int sm;                          /* cc_major * 10 + cc_minor, e.g. 90 */
+    int sm_count;
+    int max_threads_per_block;
+    int max_block_dim[3];
+    int max_grid_dim[3];
+    int max_shared_per_block;        /* bytes, without opting in */
+    int max_shared_per_block_optin;  /* bytes, with cuFuncSetAttribute */
+    int warp_size;
+    size_t total_mem;                /* bytes */
+    int driver_version;              /* e.g. 13000 */
+} gpuir__cuda_device;
+
+/* ---- CUDA errors ------------------------------------------------------- */
+
+/* Names and texts of common CUresult codes, for when the driver cannot say
+   (the toolkit's stub library answers every call, cuGetErrorName included,
+   with CUDA_ERROR_STUB_LIBRARY). */
+static const struct { int code; const char *name, *text; } gpuir__cuda_error_table[] = {
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
+    {34, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+    {36, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", "the driver is too old for this call"},
+    {46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
+    {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+     "system has unsupported display driver / cuda driver combination"},
+    {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+/* Writes "NAME: text" for a CUresult into buf, asking the driver first and
+   the table above when the driver cannot answer. */
+static void gpuir__cuda_error_text(const gpuir__cuda *cu, gpuir__CUresult r, char *buf,
+                                   size_t size) {
+    const char *name = NULL, *text = NULL;
+    if (cu && cu->cuGetErrorName && cu->cuGetErrorName(r, &name) != GPUIR__CUDA_SUCCESS)
+        name = NULL;
+    if (cu && cu->cuGetErrorString && cu->cuGetErrorString(r, &text) != GPUIR__CUDA_SUCCESS)
+        text = NULL;
+    size_t n = sizeof gpuir__cuda_error_table / sizeof gpuir__cuda_error_table[0];
+    for (size_t i = 0; i < n && (!name || !text); i++) {
+        if (gpuir__cuda_error_table[i].code != r) continue;
+        if (!name) name = gpuir__cuda_error_table[i].name;
+        if (!text) text = gpuir__cuda_error_table[i].text;
+    }
+    if (name)
+        snprintf(buf, size, "%s: %s", name, text ? text : "no description");
+    else
+        snprintf(buf, size, "CUresult %d: %s", r, text ? text : "unknown CUDA error");
+}
+
+/* OK when r is CUDA_SUCCESS; otherwise records and returns GPUIR_ERR_CUDA
+   with a message such as "cuMemAlloc failed (CUDA_ERROR_OUT_OF_MEMORY: out
+   of memory) while allocating 64 bytes for %x". `what` may be NULL. */
+static gpuir_result gpuir__cuda_check(gpuir_ctx *ctx, const gpuir__cuda *cu, gpuir__CUresult r,
+                                      const char *call, const char *what) {
+    if (r == GPUIR__CUDA_SUCCESS) return GPUIR_OK;
+    char err[256];
+    gpuir__cuda_error_text(cu, r, err, sizeof err);
+    if (what && what[0])
+        return gpuir__fail(ctx, GPUIR_ERR_CUDA, "%s failed (%s) while %s", call, err, what);
+    return gpuir__fail(ctx, GPUIR_ERR_CUDA, "%s failed (%s)", call, err);
+}
+
+/* ---- loading the driver ------------------------------------------------ */
+
+/* Closes the library and zeroes the struct. Safe on a zeroed struct. */
+static void gpuir__cuda_unload(gpuir__cuda *cu) {
+    if (cu->lib) dlclose(cu->lib);
+    memset(cu, 0, sizeof *cu);
+}
+
+/* dlopens libcuda: $GPUIR_CUDA_LIBRARY if set, else libcuda.so.1, then
+   libcuda.so. On failure records why, with every dlerror text. */
+static gpuir_result gpuir__cuda_open(gpuir_ctx *ctx, gpuir__cuda *cu) {
+    static const char *const names[] = {"libcuda.so.1", "libcuda.so"};
+    const char *env = getenv("GPUIR_CUDA_LIBRARY");
+    gpuir__str errs = {NULL};
+    gpuir_result res = GPUIR_OK;
+    if (env && env[0]) {
+        snprintf(cu->library, sizeof cu->library, "%s", env);
+        cu->lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+        if (!cu->lib) {
+            const char *e = dlerror();
+            res = gpuir__fail(ctx, GPUIR_ERR_UNAVAILABLE,
+                              "CUDA is unavailable: cannot load the CUDA driver library "
+                              "GPUIR_CUDA_LIBRARY=%s (%s)", env, e ? e : "dlopen failed");
+        }
+        return res;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !cu->lib; i++) {
+        cu->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (cu->lib) {
+            snprintf(cu->library, sizeof cu->library, "%s", names[i]);
+        } else {
+            const char *e = dlerror();
+            gpuir__str_appendf(&errs, "%s%s", i ? "; " : "", e ? e : names[i]);
+        }
+    }
+    if (!cu->lib)
+        res = gpuir__fail(ctx, GPUIR_ERR_UNAVAILABLE,
+                          "CUDA is unavailable: cannot load the CUDA driver library "
+                          "libcuda.so.1 (%s); is the NVIDIA driver installed? "
+                          "GPUIR_CUDA_LIBRARY may name its path", gpuir__str_cstr(&errs));
+    gpuir__str_free(&errs);
+    return res;
+}
+
+/* Finds a plain exported symbol and stores it into the function pointer at
+   fn (of size fn_size). A missing symbol is an error when `required`. */
+static gpuir_result gpuir__cuda_sym(gpuir_ctx *ctx, gpuir__cuda *cu, const char *name, void *fn,
+                                    size_t fn_size, bool required) {
+    void *p = dlsym(cu->lib, name);
+    if (!p && required)
+        return gpuir__fail(ctx, GPUIR_ERR_UNAVAILABLE,
+                           "CUDA is unavailable: the CUDA driver library %s has no symbol %s "
+                           "(a driver older than CUDA 11.3?)", cu->library, name);
+    if (p) memcpy(fn, &p, fn_size);   /* POSIX: void * and function pointers agree */
+    return GPUIR_OK;
+}
+
+/* Resolves one entry point by base name through cuGetProcAddress at
+   cu->api_version and stores it into the function pointer at fn. */
+static gpuir_result gpuir__cuda_proc(gpuir_ctx *ctx, gpuir__cuda *cu, const char *name, void *fn,
+                                     size_t fn_size) {
+    void *p = NULL;
+    int status = GPUIR__CU_GET_PROC_ADDRESS_SUCCESS;
+    gpuir__CUresult r;
+    if (cu->cuGetProcAddress_v2)
+        r = cu->cuGetProcAddress_v2(name, &p, cu->api_version,
+                                    GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
+    else
+        r = cu->cuGetProcAddress(name, &p, cu->api_version,
+                                 GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+    if (r != GPUIR__CUDA_SUCCESS) {
+        char what[640];
+        snprintf(what, sizeof what, "looking up %s (CUDA API %d) in %s%s", name,
+                 cu->api_version, cu->library,
+                 r == GPUIR__CUDA_ERROR_STUB_LIBRARY
+                     ? ", which is the CUDA toolkit's stub library, not a driver: "
+                       "CUDA is unavailable"
+                     : ": CUDA is unavailable");
+        return gpuir__cuda_check(ctx, cu, r, "cuGetProcAddress", what);
+    }
+    if (!p)
+        return gpuir__fail(ctx, GPUIR_ERR_CUDA,
+                           "CUDA is unavailable: the driver in %s has no %s for CUDA API %d (%s)",
+                           cu->library, name, cu->api_version,
+                           status == GPUIR__CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                               ? "version not sufficient" : "symbol not found");
+    memcpy(fn, &p, fn_size);
+    return GPUIR_OK;
+}
+
+/* Reads the driver version (through cuGetProcAddress at the lowest version
+   the lookup function exists at) and chooses cu->api_version. */
+static gpuir_result gpuir__cuda_pick_api_version(gpuir_ctx *ctx, gpuir__cuda *cu) {
+    cu->api_version = cu->cuGetProcAddress_v2 ? 12000 : 11030;
+    gpuir_result res = gpuir__cuda_proc(ctx, cu, "cuDriverGetVersion", &cu->cuDriverGetVersion,
+                                        sizeof cu->cuDriverGetVersion);
+    if (res != GPUIR_OK) return res;
+    char what[600];
+    snprintf(what, sizeof what, "asking %s for its version", cu->library);
+    res = gpuir__cuda_check(ctx, cu, cu->cuDriverGetVersion(&cu->driver_version),
+                            "cuDriverGetVersion", what);
+    if (res != GPUIR_OK) return res;
+    cu->api_version = cu->driver_version < GPUIR__CUDA_API_VERSION ? cu->driver_version
+                                                                   : GPUIR__CUDA_API_VERSION;
+    return GPUIR_OK;
+}
+
+/* Finds the lookup and error functions by dlsym, every other entry point
+   through cuGetProcAddress. */
+static gpuir_result gpuir__cuda_resolve(gpuir_ctx *ctx, gpuir__cuda *cu) {
+    gpuir_result res = GPUIR_OK;
+    if (res == GPUIR_OK)
+        res = gpuir__cuda_sym(ctx, cu, "cuGetErrorName", &cu->cuGetErrorName,
+                              sizeof cu->cuGetErrorName, true);
+    if (res == GPUIR_OK)
+        res = gpuir__cuda_sym(ctx, cu, "cuGetErrorString", &cu->cuGetErrorString,
+                              sizeof cu->cuGetErrorString, true);
+    if (res == GPUIR_OK)
+        res = gpuir__cuda_sym(ctx, cu, "cuGetProcAddress_v2", &cu->cuGetProcAddress_v2,
+                              sizeof cu->cuGetProcAddress_v2, false);
+    if (res == GPUIR_OK && !cu->cuGetProcAddress_v2)
+        res = gpuir__cuda_sym(ctx, cu, "cuGetProcAddress", &cu->cuGetProcAddress,
+                              sizeof cu->cuGetProcAddress, true);
+    if (res == GPUIR_OK) res = gpuir__cuda_pick_api_version(ctx, cu);
+#define GPUIR__X(name, params)                                                     \
+    if (res == GPUIR_OK) res = gpuir__cuda_proc(ctx, cu, #name, &cu->name, sizeof cu->name);
+    GPUIR__CUDA_PROCS(GPUIR__X)
+#undef GPUIR__X
+    return res;
+}
+
+/* Loads the CUDA driver: dlopen, resolve every entry point, cuInit(0). On
+   failure the struct is left zeroed, the library closed, and the error says
+   why CUDA is unavailable (no library, a missing symbol, the toolkit's stub,
+   CUDA_ERROR_NO_DEVICE from cuInit...). */
+static gpuir_result gpuir__cuda_load(gpuir_ctx *ctx, gpuir__cuda *cu) {
+    memset(cu, 0, sizeof *cu);
+    gpuir_result res = gpuir__cuda_open(ctx, cu);
+    if (res == GPUIR_OK) res = gpuir__cuda_resolve(ctx, cu);
+    if (res == GPUIR_OK) {
+        char what[640];
+        snprintf(what, sizeof what, "initializing the CUDA driver %s (version %d): "
+                 "CUDA is unavailable", cu->library, cu->driver_version);
+        res = gpuir__cuda_check(ctx, cu, cu->cuInit(0), "cuInit", what);
+    }
+    if (res != GPUIR_OK) gpuir__cuda_unload(cu);
+    return res;
+}
+
+/* ---- device information ------------------------------------------------ */
+
+/* Fills *out for device `ordinal` (0-based). Needs a loaded driver but no
+   context. */
+static gpuir_result gpuir__cuda_device_info(gpuir_ctx *ctx, const gpuir__cuda *cu, int ordinal,
+                                            gpuir__cuda_device *out) {
+    memset(out, 0, sizeof *out);
+    int count = 0;
+    gpuir_result res = gpuir__cuda_check(ctx, cu, cu->cuDeviceGetCount(&count),
+                                         "cuDeviceGetCount", "counting CUDA devices");
+    if (res != GPUIR_OK) return res;
+    if (ordinal < 0 || ordinal >= count)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "no CUDA device %d: the driver sees %d device(s)", ordinal, count);
+    char what[128];
+    snprintf(what, sizeof what, "querying CUDA device %d", ordinal);
+    out->ordinal = ordinal;
+    out->driver_version = cu->driver_version;
+    res = gpuir__cuda_check(ctx, cu, cu->cuDeviceGet(&out->device, ordinal), "cuDeviceGet", what);
+    if (res == GPUIR_OK)
+        res = gpuir__cuda_check(ctx, cu,
+                                cu->cuDeviceGetName(out->name, (int)sizeof out->name - 1,
+                                                    out->device),
+                                "cuDeviceGetName", what);
+    if (res == GPUIR_OK)
+        res = gpuir__cuda_check(ctx, cu, cu->cuDeviceTotalMem(&out->total_mem, out->device),
+                                "cuDeviceTotalMem", what);
+    const struct { int attrib; int *dst; } attrs[] = {
+        {GPUIR__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &out->cc_major},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &out->cc_minor},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &out->sm_count},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &out->max_threads_per_block},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, &out->max_block_dim[0]},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, &out->max_block_dim[1]},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, &out->max_block_dim[2]},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, &out->max_grid_dim[0]},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, &out->max_grid_dim[1]},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, &out->max_grid_dim[2]},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &out->max_shared_per_block},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+         &out->max_shared_per_block_optin},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_WARP_SIZE, &out->warp_size},
+    };
+    for (size_t i = 0; res == GPUIR_OK && i < sizeof attrs / sizeof attrs[0]; i++)
+        res = gpuir__cuda_check(ctx, cu,
+                                cu->cuDeviceGetAttribute(attrs[i].dst, attrs[i].attrib,
+                                                         out->device),
+                                "cuDeviceGetAttribute", what);
+    out->name[sizeof out->name - 1] = '\0';
+    out->sm = out->cc_major * 10 + out->cc_minor;
+    return res;
+}
+
+/* ---- NVRTC types (nvrtc.h) --------------------------------------------- */
+
+typedef int gpuir__nvrtcResult;                   /* enum nvrtcResult */
+typedef struct gpuir__nvrtcProgram_st *gpuir__nvrtcProgram;
+
+enum {
+    GPUIR__NVRTC_SUCCESS = 0,
+    GPUIR__NVRTC_ERROR_OUT_OF_MEMORY = 1,
+    GPUIR__NVRTC_ERROR_COMPILATION = 6
+};
+
+/* The NVRTC functions: X(name, parameter list); each returns nvrtcResult.
+   nvrtcGetErrorString (which returns a string) is declared on its own. */
+#define GPUIR__NVRTC_PROCS(X)                                                        \
+    X(nvrtcVersion, (int *major, int *minor))                                        \
+    X(nvrtcGetNumSupportedArchs, (int *count))                                       \
+    X(nvrtcGetSupportedArchs, (int *archs))                                          \
+    X(nvrtcCreateProgram,                                                            \
+      (gpuir__nvrtcProgram *prog, const char *source, const char *name,              \
+       int n_headers, const char *const *headers, const char *const *include_names)) \
+    X(nvrtcDestroyProgram, (gpuir__nvrtcProgram *prog))                              \
+    X(nvrtcCompileProgram,                                                           \
+      (gpuir__nvrtcProgram prog, int n_options, const char *const *options))         \
+    X(nvrtcGetProgramLogSize, (gpuir__nvrtcProgram prog, size_t *size))              \
+    X(nvrtcGetProgramLog, (gpuir__nvrtcProgram prog, char *log))                     \
+    X(nvrtcGetPTXSize, (gpuir__nvrtcProgram prog, size_t *size))                     \
+    X(nvrtcGetPTX, (gpuir__nvrtcProgram prog, char *ptx))                            \
+    X(nvrtcGetCUBINSize, (gpuir__nvrtcProgram prog, size_t *size))                   \
+    X(nvrtcGetCUBIN, (gpuir__nvrtcProgram prog, char *cubin))
+
+/* A loaded NVRTC. All zero when not loaded. */
+typedef struct gpuir__nvrtc {
+    void *lib;                    /* dlopen handle */
+    char library[512];            /* the name or path it was opened by */
+    int major, minor;             /* nvrtcVersion, e.g. 13 0 */
+    int *archs;                   /* supported sm numbers, ascending (malloc'd) */
+    int n_archs;
+    const char *(*nvrtcGetErrorString)(gpuir__nvrtcResult r);
+#define GPUIR__X(name, params) gpuir__nvrtcResult (*name) params;
+    GPUIR__NVRTC_PROCS(GPUIR__X)
+#undef GPUIR__X
+} gpuir__nvrtc;
+
+/* The option that makes NVRTC run ptxas verbosely, so the log carries the
+   per-kernel "N bytes spill stores, M bytes spill loads" lines read by
+   gpuir__nvrtc_spilled_bytes. NVRTC 13.0 accepts every spelling
+   ("--ptxas-options=-v", "-Xptxas=-v", and "-Xptxas" "-v" as two options);
+   this one is the documented long form. Only with an sm_ (cubin) target:
+   compute_ (PTX) targets do not run ptxas. gpuir__nvrtc_compile adds
+   --no-cache with it (see gpuir__nvrtc_has_cache). */
+#define GPUIR__NVRTC_OPT_PTXAS_VERBOSE "--ptxas-options=-v"
+
+/* ---- NVRTC errors ------------------------------------------------------ */
+
+/* NVRTC's name for a result, e.g. "NVRTC_ERROR_COMPILATION". */
+static const char *gpuir__nvrtc_error_name(const gpuir__nvrtc *n, gpuir__nvrtcResult r) {
+    const char *s = n->nvrtcGetErrorString ? n->nvrtcGetErrorString(r) : NULL;
+    return s ? s : "unknown NVRTC error";
+}
+
+/* OK when r is NVRTC_SUCCESS; otherwise records GPUIR_ERR_COMPILE (host
+   memory errors: GPUIR_ERR_OUT_OF_MEMORY) naming the call and `what`. */
+static gpuir_result gpuir__nvrtc_check(gpuir_ctx *ctx, const gpuir__nvrtc *n, gpuir__nvrtcResult r,
+                                       const char *call, const char *what) {
+    if (r == GPUIR__NVRTC_SUCCESS) return GPUIR_OK;
+    gpuir_result code = r == GPUIR__NVRTC_ERROR_OUT_OF_MEMORY ? GPUIR_ERR_OUT_OF_MEMORY
+                                                              : GPUIR_ERR_COMPILE;
+    return gpuir__fail(ctx, code, "%s failed (%s) while %s", call, gpuir__nvrtc_error_name(n, r),
+                       what);
+}
+
+/* ---- loading NVRTC ----------------------------------------------------- */
+
+/* Closes the library, frees the arch list and zeroes the struct. Safe on a
+   zeroed struct. */
+static void gpuir__nvrtc_unload(gpuir__nvrtc *n) {
+    free(n->archs);
+    if (n->lib) dlclose(n->lib);
+    memset(n, 0, sizeof *n);
+}
+
+/* dlopens NVRTC: $GPUIR_NVRTC_LIBRARY alone if set, else the versioned
+   sonames newest first (pip wheels ship only those), then libnvrtc.so. */
+static gpuir_result gpuir__nvrtc_open(gpuir_ctx *ctx, gpuir__nvrtc *n) {
+    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
+                                        "libnvrtc.so"};
+    const char *env = getenv("GPUIR_NVRTC_LIBRARY");
+    if (env && env[0]) {
+        snprintf(n->library, sizeof n->library, "%s", env);
+        n->lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+        if (n->lib) return GPUIR_OK;
+        const char *e = dlerror();
+        return gpuir__fail(ctx, GPUIR_ERR_UNAVAILABLE,
+                           "NVRTC is unavailable: cannot load GPUIR_NVRTC_LIBRARY=%s (%s)", env,
+                           e ? e : "dlopen failed");
+    }
+    gpuir__str errs = {NULL};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !n->lib; i++) {
+        n->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (n->lib) {
+            snprintf(n->library, sizeof n->library, "%s", names[i]);
+        } else {
+            const char *e = dlerror();
+            gpuir__str_appendf(&errs, "%s%s", i ? "; " : "", e ? e : names[i]);
+        }
+    }
+    gpuir_result res = GPUIR_OK;
+    if (!n->lib)
+        res = gpuir__fail(ctx, GPUIR_ERR_UNAVAILABLE,
+                          "NVRTC is unavailable: cannot load libnvrtc (%s); install the CUDA "
+                          "toolkit or set GPUIR_NVRTC_LIBRARY to the library's path",
+                          gpuir__str_cstr(&errs));
+    gpuir__str_free(&errs);
+    return res;
+}
+
+/* Finds one NVRTC function by dlsym and stores it into the function pointer
+   at fn (of size fn_size). */
+static gpuir_result gpuir__nvrtc_sym(gpuir_ctx *ctx, gpuir__nvrtc *n, const char *name, void *fn,
+                                     size_t fn_size) {
+    void *p = dlsym(n->lib, name);
+    if (!p)
+        return gpuir__fail(ctx, GPUIR_ERR_IO,
+                           "NVRTC is unavailable: %s has no symbol %s (NVRTC older than 11.2?)",
+                           n->library, name);
+    memcpy(fn, &p, fn_size);   /* POSIX: void * and function pointers agree */
+    return GPUIR_OK;
+}
+
+/* Asks NVRTC for its version and its supported architectures (sorted). */
+static gpuir_result gpuir__nvrtc_query(gpuir_ctx *ctx, gpuir__nvrtc *n) {
+    gpuir_result res = gpuir__nvrtc_check(ctx, n, n->nvrtcVersion(&n->major, &n->minor),
+                                          "nvrtcVersion", "loading NVRTC");
+    int count = 0;
+    if (res == GPUIR_OK)
+        res = gpuir__nvrtc_check(ctx, n, n->nvrtcGetNumSupportedArchs(&count),
+                                 "nvrtcGetNumSupportedArchs", "loading NVRTC");
+    if (res != GPUIR_OK) return res;
+    if (count <= 0)
+        return gpuir__fail(ctx, GPUIR_ERR_IO, "NVRTC is unavailable: %s supports no architecture",
+                           n->library);
+    n->archs = (int *)calloc((size_t)count, sizeof *n->archs);
+    if (!n->archs) return gpuir__oom(ctx, "NVRTC's architecture list");
+    n->n_archs = count;
+    res = gpuir__nvrtc_check(ctx, n, n->nvrtcGetSupportedArchs(n->archs),
+                             "nvrtcGetSupportedArchs", "loading NVRTC");
+    for (int i = 1; i < count; i++)   /* insertion sort: the list is short */
+        for (int j = i; j > 0 && n->archs[j - 1] > n->archs[j]; j--) {
+            int t = n->archs[j];
+            n->archs[j] = n->archs[j - 1];
+            n->archs[j - 1] = t;
+        }
+    return res;
+}
+
+/* Loads NVRTC: dlopen, every function by dlsym, version and archs. On
+   failure the struct is left zeroed and the library closed. */
+static gpuir_result gpuir__nvrtc_load(gpuir_ctx *ctx, gpuir__nvrtc *n) {
+    memset(n, 0, sizeof *n);
+    gpuir_result res = gpuir__nvrtc_open(ctx, n);
+    if (res == GPUIR_OK)
+        res = gpuir__nvrtc_sym(ctx, n, "nvrtcGetErrorString", &n->nvrtcGetErrorString,
+                               sizeof n->nvrtcGetErrorString);
+#define GPUIR__X(name, params)                                                     \
+    if (res == GPUIR_OK) res = gpuir__nvrtc_sym(ctx, n, #name, &n->name, sizeof n->name);
+    GPUIR__NVRTC_PROCS(GPUIR__X)
+#undef GPUIR__X
+    if (res == GPUIR_OK) res = gpuir__nvrtc_query(ctx, n);
+    if (res != GPUIR_OK) gpuir__nvrtc_unload(n);
+    return res;
+}
+
+/* ---- choosing a target ------------------------------------------------- */
+
+/* The architecture to compile for on a device of compute capability `sm`
+   (e.g. 90): sm itself, as a cubin, when NVRTC supports it. Otherwise the
+   newest supported arch below sm, with *as_ptx set: PTX for compute_XX,
+   which the driver JIT-compiles forward (a device newer than NVRTC, or one
+   between two supported archs). 0 when sm is older than every supported
+   arch. */
+static int gpuir__nvrtc_pick_arch(const gpuir__nvrtc *n, int sm, bool *as_ptx) {
+    int best = 0;
+    *as_ptx = false;
+    for (int i = 0; i < n->n_archs; i++) {
+        if (n->archs[i] == sm) return sm;
+        if (n->archs[i] < sm && n->archs[i] > best) best = n->archs[i];
+    }
+    *as_ptx = best != 0;
+    return best;
+}
+
+/* True when NVRTC knows --minimal (added in CUDA 12.4), which leaves out
+   textures, surfaces, the cudadevrt API, device-side launch and the runtime
+   and driver types (cudaError_t...): generated code uses none of them, and
+   small programs compile faster. */
+static bool gpuir__nvrtc_has_minimal(const gpuir__nvrtc *n) {
+    return n->major > 12 || (n->major == 12 && n->minor >= 4);
+}
+
+/* Writes the --gpu-architecture option: sm_90 (cubin) or compute_90 (PTX),
+   with an "a" suffix for the arch-specific target (sm_90a: wgmma, setmaxnreg;
+   runs only on exactly that arch). */
+static void gpuir__nvrtc_arch_option(char *buf, size_t size, int sm, bool arch_specific,
+                                     bool want_ptx) {
+    snprintf(buf, size, "--gpu-architecture=%s_%d%s", want_ptx ? "compute" : "sm", sm,
+             arch_specific ? "a" : "");
+}
+
+/* ---- compiling --------------------------------------------------------- */
+
+/* The program's log as a malloc'd string (empty when there is none); NULL
+   only when out of memory. */
+static char *gpuir__nvrtc_take_log(const gpuir__nvrtc *n, gpuir__nvrtcProgram prog) {
+    size_t size = 0;
+    if (n->nvrtcGetProgramLogSize(prog, &size) != GPUIR__NVRTC_SUCCESS) size = 0;
+    char *log = (char *)malloc(size + 1);
+    if (!log) return NULL;
+    log[0] = '\0';
+    if (size > 0 && n->nvrtcGetProgramLog(prog, log) != GPUIR__NVRTC_SUCCESS) log[0] = '\0';
+    log[size] = '\0';
+    return log;
+}
+
+/* Copies the program's cubin, or its PTX text (NUL-terminated, the size
+   counting the NUL), into a malloc'd buffer. */
+static gpuir_result gpuir__nvrtc_take_image(gpuir_ctx *ctx, const gpuir__nvrtc *n,
+                                            gpuir__nvrtcProgram prog, bool want_ptx,
+                                            const char *what, char **image, size_t *image_size) {
+    size_t size = 0;
+    gpuir_result res = want_ptx
+        ? gpuir__nvrtc_check(ctx, n, n->nvrtcGetPTXSize(prog, &size), "nvrtcGetPTXSize", what)
+        : gpuir__nvrtc_check(ctx, n, n->nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize", what);
+    if (res != GPUIR_OK) return res;
+    if (size == 0)
+        return gpuir__fail(ctx, GPUIR_ERR_COMPILE, "NVRTC produced an empty %s while %s",
+                           want_ptx ? "PTX" : "cubin", what);
+    char *buf = (char *)malloc(size + 1);
+    if (!buf) return gpuir__oom(ctx, "a compiled kernel image");
+    res = want_ptx
+        ? gpuir__nvrtc_check(ctx, n, n->nvrtcGetPTX(prog, buf), "nvrtcGetPTX", what)
+        : gpuir__nvrtc_check(ctx, n, n->nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN", what);
+    if (res != GPUIR_OK) {
+        free(buf);
+        return res;
+    }
+    buf[size] = '\0';   /* PTX already ends in NUL; a cubin gets a harmless one past its end */
+    *image = buf;
+    *image_size = size;
+    return GPUIR_OK;
+}
+
+/* The line number of the first "NAME(LINE): ... error" diagnostic in the
+   log, or 0 when there is none. */
+static long gpuir__nvrtc_error_line(const char *log, const char *name) {
+    size_t name_len = strlen(name);
+    for (const char *line = log; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (len > name_len + 2 && strncmp(line, name, name_len) == 0 && line[name_len] == '(') {
+            char *after = NULL;
+            long number = strtol(line + name_len + 1, &after, 10);
+            const char *err = strstr(after, "error");
+            if (number > 0 && *after == ')' && err && err < line + len) return number;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Appends source line `number` (1-based), if it exists, to the message. */
+static void gpuir__nvrtc_append_source_line(gpuir__str *msg, const char *source, const char *name,
+                                            long number) {
+    const char *line = source;
+    for (long i = 1; i < number && line; i++) {
+        line = strchr(line, '\n');
+        if (line) line++;
+    }
+    if (!line) return;
+    size_t len = strcspn(line, "\r\n");
+    gpuir__str_appendf(msg, "\n%s(%ld) reads: %.*s", name, number, (int)(len > 400 ? 400 : len),
+                       line);
+}
+
+/* Appends the first lines of the log (at most 12 lines, 2000 bytes). */
+static void gpuir__nvrtc_append_log_head(gpuir__str *msg, const char *log) {
+    size_t end = 0, lines = 0;
+    while (log[end] && lines < 12 && end < 2000) {
+        if (log[end] == '\n') lines++;
+        end++;
+    }
+    while (end > 0 && (log[end - 1] == '\n' || log[end - 1] == '\r')) end--;
+    if (end == 0) {
+        gpuir__str_appendf(msg, "\n(the compiler log is empty)");
+        return;
+    }
+    gpuir__str_appendf(msg, "\n%.*s", (int)end, log);
+    if (log[end] && strspn(log + end, "\r\n") < strlen(log + end))
+        gpuir__str_appendf(msg, "\n[... log truncated]");
+}
+
+/* Records the GPUIR_ERR_COMPILE of a failed nvrtcCompileProgram: the result
+   name, the first lines of the log and the offending source line. */
+static gpuir_result gpuir__nvrtc_compile_error(gpuir_ctx *ctx, const gpuir__nvrtc *n,
+                                               gpuir__nvrtcResult r, const char *source,
+                                               const char *name, const char *arch,
+                                               const char *log) {
+    gpuir__str msg = {NULL};
+    gpuir__str_appendf(&msg, "nvrtcCompileProgram failed (%s) while compiling %s for %s:",
+                       gpuir__nvrtc_error_name(n, r), name, arch);
+    gpuir__nvrtc_append_log_head(&msg, log ? log : "");
+    long line = log ? gpuir__nvrtc_error_line(log, name) : 0;
+    if (line > 0) gpuir__nvrtc_append_source_line(&msg, source, name, line);
+    gpuir_result res = gpuir__fail(ctx, GPUIR_ERR_COMPILE, "%s", gpuir__str_cstr(&msg));
+    gpuir__str_free(&msg);
+    return res;
+}
+
+/* True when the options ask ptxas to be verbose: "--ptxas-options=-v",
+   "-Xptxas=-v", or "-Xptxas"/"--ptxas-options" followed by "-v" (also
+   "--verbose", and "-v" inside a comma list such as "-O3,-v"). */
+static bool gpuir__nvrtc_wants_ptxas_info(const char *const *opts, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        const char *o = opts[i];
+        size_t len = strncmp(o, "--ptxas-options", 15) == 0 ? 15
+                     : strncmp(o, "-Xptxas", 7) == 0        ? 7 : 0;
+        if (len == 0) continue;
+        const char *value = o[len] == '=' ? o + len + 1
+                            : o[len] == '\0' && i + 1 < count ? opts[i + 1]
+                                                               : NULL;
+        for (const char *v = value; v && *v; v += strcspn(v, ",")) {
+            v += strspn(v, ",");
+            size_t n = strcspn(v, ",");
+            if ((n == 2 && strncmp(v, "-v", 2) == 0) || (n == 9 && strncmp(v, "--verbose", 9) == 0))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* True when NVRTC has its compile cache (12.9+) and so --no-cache. A cache
+   hit skips ptxas, and the log then lacks the "ptxas info" lines (seen with
+   NVRTC 13.0 on an H100 machine; the CPU-only machine never hit), so
+   --no-cache is added whenever ptxas is asked to be verbose. */
+static bool gpuir__nvrtc_has_cache(const gpuir__nvrtc *n) {
+    return n->major > 12 || (n->major == 12 && n->minor >= 9);
+}
+
+/* Builds the option list: the arch, --std=c++17, --minimal where NVRTC has
+   it, --no-cache when ptxas -v output is wanted, then the caller's. The
+   array is malloc'd; NULL when out of memory. */
+static const char **gpuir__nvrtc_options(const gpuir__nvrtc *n, const char *arch_option,
+                                         const char *const *extra, size_t n_extra, int *count) {
+    const char **opts = (const char **)malloc((n_extra + 4) * sizeof *opts);
+    if (!opts) return NULL;
+    int k = 0;
+    opts[k++] = arch_option;
+    opts[k++] = "--std=c++17";
+    if (gpuir__nvrtc_has_minimal(n)) opts[k++] = "--minimal";
+    if (gpuir__nvrtc_has_cache(n) && gpuir__nvrtc_wants_ptxas_info(extra, n_extra))
+        opts[k++] = "--no-cache";
+    for (size_t i = 0; i < n_extra; i++) opts[k++] = extra[i];
+    *count = k;
+    return opts;
+}
+
+/* Compiles one CUDA C++ program for sm_<sm> (cubin) or compute_<sm> (PTX
+   text, when want_ptx), with an "a" suffix when arch_specific. `name` is the
+   file name in diagnostics (e.g. "gpuir_k.cu"). extra_options are appended
+   (e.g. GPUIR__NVRTC_OPT_PTXAS_VERBOSE, "--fmad=false"). On success *image
+   is a malloc'd cubin or NUL-terminated PTX and *image_size its size (the
+   PTX's counting the NUL). When log is non-NULL, *log is always set to the
+   malloc'd compiler log, success or not (possibly empty; NULL only when out
+   of host memory); the caller frees it, and *image. On
+   failure: GPUIR_ERR_COMPILE, with the first lines of the log and the
+   offending source line in the message. */
+static gpuir_result gpuir__nvrtc_compile(gpuir_ctx *ctx, const gpuir__nvrtc *n, const char *source,
+                                         const char *name, int sm, bool arch_specific,
+                                         bool want_ptx, const char *const *extra_options,
+                                         size_t n_extra, char **image, size_t *image_size,
+                                         char **log) {
+    *image = NULL;
+    *image_size = 0;
+    if (log) *log = NULL;
+    if (!name || !name[0]) name = "gpuir_kernel.cu";
+    if (n_extra > 1000)
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%zu NVRTC options (at most 1000)", n_extra);
+    char arch[64], what[320];
+    gpuir__nvrtc_arch_option(arch, sizeof arch, sm, arch_specific, want_ptx);
+    snprintf(what, sizeof what, "compiling %s for %s", name, arch + strlen("--gpu-architecture="));
+    int n_opts = 0;
+    const char **opts = gpuir__nvrtc_options(n, arch, extra_options, n_extra, &n_opts);
+    if (!opts) return gpuir__oom(ctx, "NVRTC options");
+    gpuir__nvrtcProgram prog = NULL;
+    gpuir_result res = gpuir__nvrtc_check(
+        ctx, n, n->nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL), "nvrtcCreateProgram",
+        what);
+    if (res == GPUIR_OK) {
+        gpuir__nvrtcResult r = n->nvrtcCompileProgram(prog, n_opts, opts);
+        char *text = gpuir__nvrtc_take_log(n, prog);
+        if (r != GPUIR__NVRTC_SUCCESS)
+            res = gpuir__nvrtc_compile_error(ctx, n, r, source, name,
+                                             arch + strlen("--gpu-architecture="), text);
+        else
+            res = gpuir__nvrtc_take_image(ctx, n, prog, want_ptx, what, image, image_size);
+        if (log) *log = text;
+        else free(text);
+        n->nvrtcDestroyProgram(&prog);
+    }
+    free(opts);
+    if (log && !*log) *log = (char *)calloc(1, 1);   /* no program, no log: empty */
+    return res;
+}
+
+/* ---- reading ptxas's report -------------------------------------------- */
+
+/* The number written just before position `at` in `text` (skipping
+   blanks), or -1 when there is none. */
+static long gpuir__nvrtc_number_before(const char *text, const char *at) {
+    const char *p = at;
+    while (p > text && p[-1] == ' ') p--;
+    const char *digits_end = p;
+    while (p > text && p[-1] >= '0' && p[-1] <= '9') p--;
+    if (p == digits_end) return -1;
+    return strtol(p, NULL, 10);
+}
+
+/* The most bytes any kernel spills (the max over every "N bytes spill
+   stores" and "M bytes spill loads" of ptxas -v in the log), or -1 when the
+   log has no such line (ptxas was not verbose, or the target was PTX). */
+static long gpuir__nvrtc_spilled_bytes(const char *log) {
+    static const char *const keys[] = {"bytes spill stores", "bytes spill loads"};
+    long most = -1;
+    for (size_t k = 0; log && k < 2; k++)
+        for (const char *p = strstr(log, keys[k]); p; p = strstr(p + 1, keys[k])) {
+            long v = gpuir__nvrtc_number_before(log, p);
+            if (v > most) most = v;
+        }
+    return most;
+}
+
+/* ---- the device table: what rt.exec runs a program through ---- */
+
+typedef unsigned long long gpuir__dptr;   /* a device address */
+
+/* The device table: CUDA driver calls with an explicit `self`; each returns
+   a CUresult (0: success). The emulator implements the same table. */
+typedef struct gpuir__drv {
+    const char *name;       /* "cuda", "emu" */
+    void *self;
+    int (*enter)(void *self);            /* make the device current for this thread */
+    int (*leave)(void *self);            /* and restore what was current */
+    int (*mem_alloc)(void *self, gpuir__dptr *p, size_t bytes);
+    int (*mem_free)(void *self, gpuir__dptr p);
+    int (*copy_htod)(void *self, gpuir__dptr dst, const void *src, size_t bytes);
+    int (*copy_dtoh)(void *self, void *dst, gpuir__dptr src, size_t bytes);
+    int (*copy_dtod)(void *self, gpuir__dptr dst, gpuir__dptr src, size_t bytes);
+    int (*module_load)(void *self, void **module, const void *image, size_t size);
+    int (*module_unload)(void *self, void *module);
+    int (*function_get)(void *self, void **fn, void *module, const char *name);
+    int (*launch)(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                  void **params);
+    int (*synchronize)(void *self);
+    /* The error's name and text; `detail` may add what the emulator knows. */
+    void (*describe)(void *self, int code, const char **name, const char **text, const char **detail);
+} gpuir__drv;
+
+/* The limits a launch is checked against before it is made. */
+typedef struct gpuir__limits {
+    unsigned max_threads, max_block[3], max_grid[3], max_shared;
+} gpuir__limits;
+
+struct gpuir_program {
+    gpuir_ctx *ctx;
+    gpuir_module *m;
+    gpuir_program_desc desc;
+    gpuir_backend backend;          /* what runs it: never AUTO */
+    struct gpuir__drv drv;
+    gpuir__limits limits;
+    char *source;                   /* the module as the backend compiles it */
+    gpuir__cg_kernel_info *kernels; /* stb_ds: one per kernel */
+    void **functions;               /* stb_ds: their handles, in that order */
+    void *module;                   /* the loaded module */
+    char why_not_cuda[512];         /* AUTO: why CUDA was not used */
+};
+
+typedef gpuir_result (*gpuir__compile_fn)(gpuir_program *p, void **image, size_t *size);
+static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
+                                        gpuir__compile_fn compile, void **image, size_t *size);
+
+/* ---- the CUDA device table over the loaded driver ---- */
+
+#define GPUIR__CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+
+/* A program's CUDA state: the driver, NVRTC (loaded only to compile), the
+   device and its primary context. */
+typedef struct gpuir__cudart {
+    gpuir__cuda cu;
+    gpuir__nvrtc nv;
+    bool nv_loaded;
+    gpuir__cuda_device dev;
+    gpuir__CUcontext context;
+} gpuir__cudart;
+
+static int gpuir__cudart_enter(void *self) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    return C->cu.cuCtxPushCurrent(C->context);
+}
+static int gpuir__cudart_leave(void *self) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    gpuir__CUcontext popped;
+    return C->cu.cuCtxPopCurrent(&popped);
+}
+static int gpuir__cudart_alloc(void *self, gpuir__dptr *p, size_t bytes) {
+    return ((gpuir__cudart *)self)->cu.cuMemAlloc(p, bytes);
+}
+static int gpuir__cudart_free(void *self, gpuir__dptr p) { return ((gpuir__cudart *)self)->cu.cuMemFree(p); }
+static int gpuir__cudart_htod(void *self, gpuir__dptr dst, const void *src, size_t n) {
+    return ((gpuir__cudart *)self)->cu.cuMemcpyHtoD(dst, src, n);
+}
+static int gpuir__cudart_dtoh(void *self, void *dst, gpuir__dptr src, size_t n) {
+    return ((gpuir__cudart *)self)->cu.cuMemcpyDtoH(dst, src, n);
+}
+static int gpuir__cudart_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n) {
+    return ((gpuir__cudart *)self)->cu.cuMemcpyDtoD(dst, src, n);
+}
+static int gpuir__cudart_load(void *self, void **module, const void *image, size_t size) {
+    (void)size;
+    return ((gpuir__cudart *)self)->cu.cuModuleLoadData((gpuir__CUmodule *)module, image);
+}
+static int gpuir__cudart_unload(void *self, void *module) {
+    return ((gpuir__cudart *)self)->cu.cuModuleUnload((gpuir__CUmodule)module);
+}
+static int gpuir__cudart_function(void *self, void **fn, void *module, const char *name) {
+    return ((gpuir__cudart *)self)->cu.cuModuleGetFunction((gpuir__CUfunction *)fn, (gpuir__CUmodule)module, name);
+}
+
+/* Launches on the default stream; dynamic shared memory past 48 KiB raises
+   the function's limit first. */
+static int gpuir__cudart_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                                void **params) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    if (smem > 48u * 1024u) {
+        int rc = C->cu.cuFuncSetAttribute((gpuir__CUfunction)fn, GPUIR__CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          (int)smem);
+        if (rc) return rc;
+    }
+    return C->cu.cuLaunchKernel((gpuir__CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
+                                NULL, params, NULL);
+}
+static int gpuir__cudart_sync(void *self) { return ((gpuir__cudart *)self)->cu.cuCtxSynchronize(); }
+
+static void gpuir__cudart_describe(void *self, int code, const char **name, const char **text, const char **detail) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    *name = *text = NULL;
+    if (C->cu.cuGetErrorName && C->cu.cuGetErrorName(code, name) != 0) *name = NULL;
+    if (C->cu.cuGetErrorString && C->cu.cuGetErrorString(code, text) != 0) *text = NULL;
+    for (size_t i = 0; i < sizeof gpuir__cuda_error_table / sizeof gpuir__cuda_error_table[0]; i++)
+        if (gpuir__cuda_error_table[i].code == code) {
+            if (!*name) *name = gpuir__cuda_error_table[i].name;
+            if (!*text) *text = gpuir__cuda_error_table[i].text;
+        }
+    if (!*name) *name = "CUDA_ERROR_UNKNOWN";
+    if (!*text) *text = "unknown error";
+    *detail = "";
+}
+
+/* Loads the driver, describes device desc.device and retains its primary
+   context. Fails (and leaves nothing open) when CUDA is unavailable. */
+static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
+    gpuir__cudart *C = (gpuir__cudart *)calloc(1, sizeof *C);
+    if (!C) return gpuir__oom(p->ctx, "the CUDA runtime");
+    gpuir_result r = gpuir__cuda_load(p->ctx, &C->cu);
+    if (!r) r = gpuir__cuda_device_info(p->ctx, &C->cu, p->desc.device, &C->dev);
+    if (!r) r = gpuir__cuda_check(p->ctx, &C->cu, C->cu.cuDevicePrimaryCtxRetain(&C->context, C->dev.device),
+                                  "cuDevicePrimaryCtxRetain", "opening the device's context");
+    if (r) {
+        if (C->cu.lib) gpuir__cuda_unload(&C->cu);
+        free(C);
+        return r;
+    }
+    gpuir__drv d = {"cuda", C, gpuir__cudart_enter, gpuir__cudart_leave, gpuir__cudart_alloc, gpuir__cudart_free,
+                    gpuir__cudart_htod, gpuir__cudart_dtoh, gpuir__cudart_dtod, gpuir__cudart_load,
+                    gpuir__cudart_unload, gpuir__cudart_function, gpuir__cudart_launch, gpuir__cudart_sync,
+                    gpuir__cudart_describe};
+    p->drv = d;
+    gpuir__limits lim = {(unsigned)C->dev.max_threads_per_block,
+                         {(unsigned)C->dev.max_block_dim[0], (unsigned)C->dev.max_block_dim[1], (unsigned)C->dev.max_block_dim[2]},
+                         {(unsigned)C->dev.max_grid_dim[0], (unsigned)C->dev.max_grid_dim[1], (unsigned)C->dev.max_grid_dim[2]},
+                         (unsigned)C->dev.max_shared_per_block_optin};
+    p->limits = lim;
+    return GPUIR_OK;
+}
+
+static void gpuir__cuda_backend_close(gpuir_program *p) {
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    if (!C) return;
+    C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
+    if (C->nv_loaded) gpuir__nvrtc_unload(&C->nv);
+    gpuir__cuda_unload(&C->cu);
+    free(C);
+    p->drv.self = NULL;
+}
+
+/* NVRTC for the device's exact architecture (PTX when the device is newer
+   than NVRTC knows); cubin bytes, or PTX text with its NUL. */
+static gpuir_result gpuir__cuda_compile(gpuir_program *p, void **image, size_t *size) {
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    bool as_ptx = false;
+    int sm = gpuir__nvrtc_pick_arch(&C->nv, C->dev.sm, &as_ptx);
+    if (!sm)
+        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "NVRTC %d.%d cannot compile for sm_%d (%s)", C->nv.major,
+                           C->nv.minor, C->dev.sm, C->dev.name);
+    char *img = NULL;
+    gpuir_result r = gpuir__nvrtc_compile(p->ctx, &C->nv, p->source, "gpuir_kernels.cu", sm, false, as_ptx, NULL, 0,
+                                          &img, size, NULL);
+    *image = img;
+    return r;
+}
+
+static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *size) {
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    if (!C->nv_loaded) {
+        gpuir_result r = gpuir__nvrtc_load(p->ctx, &C->nv);
+        if (r) return r;
+        C->nv_loaded = true;
+    }
+    char arch[32], nvrtc[32];
+    bool as_ptx = false;
+    int sm = gpuir__nvrtc_pick_arch(&C->nv, C->dev.sm, &as_ptx);
+    snprintf(arch, sizeof arch, "%s_%d", as_ptx ? "compute" : "sm", sm);
+    snprintf(nvrtc, sizeof nvrtc, "nvrtc %d.%d", C->nv.major, C->nv.minor);
+    const char *parts[5] = {"cuda", p->source, arch, nvrtc, GPUIR_VERSION_STRING};
+    return gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, image, size);
+}
+
+
+/* The CUDA C of a lowered module through NVRTC for sm_<sm>, without a GPU:
+   the largest spill of any kernel and, if asked, the PTX. */
+GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *spilled_bytes, char **ptx) {
+    gpuir_ctx *ctx = m->ctx;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (spilled_bytes) *spilled_bytes = -1;
+    if (ptx) *ptx = NULL;
+    gpuir__cg_kernel_info *infos = NULL;
+    char *source = gpuir__cg_module(m, gpuir__cg_cuda_prelude, &infos);
+    stbds_arrfree(infos);
+    if (!source) return ctx->result;
+    gpuir__nvrtc nv;
+    memset(&nv, 0, sizeof nv);
+    gpuir_result r = gpuir__nvrtc_load(ctx, &nv);
+    char *image = NULL, *log = NULL;
+    size_t size = 0;
+    const char *verbose = GPUIR__NVRTC_OPT_PTXAS_VERBOSE;
+    if (!r) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, false, false, &verbose, 1, &image,
+                                     &size, &log);
+    if (!r && spilled_bytes) *spilled_bytes = log ? gpuir__nvrtc_spilled_bytes(log) : -1;
+    free(image);
+    free(log);
+    image = NULL;
+    if (!r && ptx) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, false, true, NULL, 0, ptx, &size, NULL);
+    if (nv.lib) gpuir__nvrtc_unload(&nv);
+    free(source);
+    return r;
+}
+
+/* ====================================================================== */
+// >>rt.cache
+// The compiled-kernel cache: a map in memory, backed by a directory of files.
+// Reads: the environment (GPUIR_CACHE_DIR, GPUIR_CACHE_DISABLE, XDG_CACHE_HOME,
+// HOME) once, at make. Writes: files in the cache directory; the context's
+// error slot only when memory runs out or an argument is invalid.
+//
+// KEYS are SHA-256 (implemented here) over length-prefixed parts: source,
+// options, arch, compiler version, gpuir version, backend. The caller builds
+// them with gpuir__cache_key; a key is 64 lowercase hex digits.
+//
+// ON DISK an entry is <dir>/<key>.<ext>: a 120-byte header, then the payload.
+//     0  magic "GPUIRC1\0"           8 bytes
+//     8  format version (1)          u32 little-endian
+//    12  header size (120)           u32 little-endian
+//    16  payload size                u64 little-endian
+//    24  SHA-256 of the payload      32 bytes
+//    56  the key, echoed             64 hex digits
+//   120  payload
+// Every header byte is checked on load, and the payload's digest too; an
+// entry that fails (truncated, corrupted, other version, foreign file) is a
+// miss, is counted in `corrupt`, and is deleted so the next put replaces it.
+// Writes are atomic: a private temp file (O_EXCL, 0600) in the same
+// directory, fsync, rename. A digest only protects against torn writes and
+// bit rot, not against someone who can write the directory; that is why the
+// directory must be ours (owner = euid, not group/world writable, not a
+// symlink). It is checked at make and again before every disk access, and
+// when it does not pass the disk cache is off, with the reason in
+// gpuir__cache_disk_status. Disk problems never fail a compile.
+//
+// POSIX.1-2008: open/openat with O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC;
+// fstatat, unlinkat, renameat, mkdir, fsync, getpid, geteuid, clock_gettime.
+
+
+/* ---- SHA-256 (FIPS 180-4) --------------------------------------------- */
+
+typedef struct gpuir__cache_sha256 {
+    uint32_t h[8];
+    uint64_t bytes;            /* total bytes hashed so far */
+    unsigned char buf[64];     /* a partial block */
+    size_t n;                  /* bytes in buf */
+} gpuir__cache_sha256;
+
+static const uint32_t gpuir__cache_sha256_k[64] = {
+    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u, 0xab1c5ed5u,
+    0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu, 0x9bdc06a7u, 0xc19bf174u,
+    0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu, 0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau,
+    0x983e5152u, 0xa831c66du, 0xb00327c8u, 0xbf597fc7u, 0xc6e00bf3u, 0xd5a79147u, 0x06ca6351u, 0x14292967u,
+    0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu, 0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u,
+    0xa2bfe8a1u, 0xa81a664bu, 0xc24b8b70u, 0xc76c51a3u, 0xd192e819u, 0xd6990624u, 0xf40e3585u, 0x106aa070u,
+    0x19a4c116u, 0x1e376c08u, 0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu, 0x682e6ff3u,
+    0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u, 0x90befffau, 0xa4506cebu, 0xbef9a3f7u, 0xc67178f2u,
+};
+
+/* Rotates a 32-bit word right by n (0 < n < 32). */
+static uint32_t gpuir__cache_rotr(uint32_t x, unsigned n) { return (x >> n) | (x << (32u - n)); }
+
+/* Reads a big-endian u32. */
+static uint32_t gpuir__cache_be32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+/* Compresses one 64-byte block into the state h. */
+static void gpuir__cache_sha256_block(uint32_t h[8], const unsigned char *p) {
+    uint32_t w[64], s[8];
+    for (int i = 0; i < 16; i++) w[i] = gpuir__cache_be32(p + 4 * i);
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = gpuir__cache_rotr(w[i - 15], 7) ^ gpuir__cache_rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = gpuir__cache_rotr(w[i - 2], 17) ^ gpuir__cache_rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    memcpy(s, h, sizeof s);
+    for (int i = 0; i < 64; i++) {
+        uint32_t e = s[4], a = s[0];
+        uint32_t t1 = s[7] + (gpuir__cache_rotr(e, 6) ^ gpuir__cache_rotr(e, 11) ^ gpuir__cache_rotr(e, 25))
+                    + ((e & s[5]) ^ (~e & s[6])) + gpuir__cache_sha256_k[i] + w[i];
+        uint32_t t2 = (gpuir__cache_rotr(a, 2) ^ gpuir__cache_rotr(a, 13) ^ gpuir__cache_rotr(a, 22))
+                    + ((a & s[1]) ^ (a & s[2]) ^ (s[1] & s[2]));
+        memmove(s + 1, s, 7 * sizeof s[0]);     /* h=g, g=f, ..., b=a */
+        s[4] += t1;
+        s[0] = t1 + t2;
+    }
+    for (int i = 0; i < 8; i++) h[i] += s[i];
+}
+
+/* Starts a hash. */
+static void gpuir__cache_sha256_init(gpuir__cache_sha256 *s) {
+    static const uint32_t iv[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
+                                   0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
+    memcpy(s->h, iv, sizeof iv);
+    s->bytes = 0;
+    s->n = 0;
+}
+
+/* Hashes n more bytes. */
+static void gpuir__cache_sha256_update(gpuir__cache_sha256 *s, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    s->bytes += n;
+    while (n > 0) {
+        if (s->n == 0 && n >= 64) {             /* whole blocks straight from the input */
+            gpuir__cache_sha256_block(s->h, p);
+            p += 64, n -= 64;
+            continue;
+        }
+        size_t take = 64 - s->n < n ? 64 - s->n : n;
+        memcpy(s->buf + s->n, p, take);
+        s->n += take, p += take, n -= take;
+        if (s->n == 64) { gpuir__cache_sha256_block(s->h, s->buf); s->n = 0; }
+    }
+}
+
+/* Pads, finishes and writes the 32-byte digest. */
+static void gpuir__cache_sha256_final(gpuir__cache_sha256 *s, unsigned char out[32]) {
+    uint64_t bits = s->bytes * 8u;
+    s->buf[s->n++] = 0x80;
+    if (s->n > 56) {
+        memset(s->buf + s->n, 0, 64 - s->n);
+        gpuir__cache_sha256_block(s->h, s->buf);
+        s->n = 0;
+    }
+    memset(s->buf + s->n, 0, 56 - s->n);
+    for (int i = 0; i < 8; i++) s->buf[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
+    gpuir__cache_sha256_block(s->h, s->buf);
+    for (int i = 0; i < 32; i++) out[i] = (unsigned char)(s->h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+/* The digest of one buffer. */
+static void gpuir__cache_sha256_buf(const void *data, size_t n, unsigned char out[32]) {
+    gpuir__cache_sha256 s;
+    gpuir__cache_sha256_init(&s);
+    gpuir__cache_sha256_update(&s, data, n);
+    gpuir__cache_sha256_final(&s, out);
+}
+
+/* Writes 32 bytes as 64 lowercase hex digits and a terminator. */
+static void gpuir__cache_hex(const unsigned char d[32], char hex[65]) {
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) {
+        hex[2 * i] = digits[d[i] >> 4];
+        hex[2 * i + 1] = digits[d[i] & 15];
+    }
+    hex[64] = '\0';
+}
+
+/* Writes v as 8 little-endian bytes. */
+static void gpuir__cache_put_u64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Reads 8 little-endian bytes. */
+static uint64_t gpuir__cache_get_u64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* Writes v as 4 little-endian bytes. */
+static void gpuir__cache_put_u32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Reads 4 little-endian bytes. */
+static uint32_t gpuir__cache_get_u32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The cache key of n strings (source, options, arch, compiler version, gpuir
+   version, backend, in an order the caller keeps fixed): SHA-256 over a
+   domain tag, the count, then each part as its u64 length and its bytes, so
+   ("ab","c") and ("a","bc") differ. A NULL part hashes like "". */
+static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]) {
+    static const char tag[] = "gpuir.cache.key.v1";
+    unsigned char len[8], digest[32];
+    gpuir__cache_sha256 s;
+    gpuir__cache_sha256_init(&s);
+    gpuir__cache_sha256_update(&s, tag, sizeof tag);      /* with its NUL */
+    gpuir__cache_put_u64(len, (uint64_t)n);
+    gpuir__cache_sha256_update(&s, len, 8);
+    for (size_t i = 0; i < n; i++) {
+        size_t m = parts[i] ? strlen(parts[i]) : 0;
+        gpuir__cache_put_u64(len, (uint64_t)m);
+        gpuir__cache_sha256_update(&s, len, 8);
+        if (m) gpuir__cache_sha256_update(&s, parts[i], m);
+    }
+    gpuir__cache_sha256_final(&s, digest);
+    gpuir__cache_hex(digest, hex);
+}
+
+/* ---- the cache object --------------------------------------------------- */
+
+#define GPUIR__CACHE_MAGIC "GPUIRC1"          /* 7 chars + NUL = 8 bytes */
+#define GPUIR__CACHE_VERSION 1u
+#define GPUIR__CACHE_HEADER 120u
+#define GPUIR__CACHE_EXT_MAX 15               /* "cubin", "ptx", "so" */
+#define GPUIR__CACHE_MSG 1024                 /* status and error text */
+
+typedef struct gpuir__cache_stats {
+    uint64_t mem_hits, disk_hits, misses, corrupt, writes, write_failures;
+} gpuir__cache_stats;
+
+/* One memory slot; bytes == NULL marks an empty slot. */
+typedef struct gpuir__cache_entry {
+    char key[65];
+    char ext[GPUIR__CACHE_EXT_MAX + 1];
+    unsigned char *bytes;
+    size_t size;
+} gpuir__cache_entry;
+
+typedef struct gpuir__cache {
+    gpuir_ctx *ctx;                 /* for out-of-memory and argument errors */
+    gpuir__cache_entry *slots;      /* open addressing, cap a power of two */
+    size_t cap, count;
+    unsigned char **retired;        /* payloads replaced by a put: kept until
+                                       destroy, since gets handed them out */
+    size_t nretired, retired_cap;
+    int dirfd;                      /* the open cache directory, or -1 */
+    char *dir;                      /* its path; "" when there is none */
+    uint64_t rng;                   /* temp-name randomness */
+    gpuir__cache_stats stats;
+    char status[GPUIR__CACHE_MSG];      /* "ok" or why there is no disk cache */
+    char last_error[GPUIR__CACHE_MSG];  /* the latest disk problem, or "" */
+} gpuir__cache;
+
+/* Formats into one of the cache's message buffers (truncating). */
+static void gpuir__cache_msg(char buf[GPUIR__CACHE_MSG], const char *fmt, ...) GPUIR__PRINTF(2, 3);
+static void gpuir__cache_msg(char buf[GPUIR__CACHE_MSG], const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, GPUIR__CACHE_MSG, fmt, ap);
+    va_end(ap);
+}
+
+/* True for exactly 64 lowercase hex digits (so a key is a safe file name). */
+static bool gpuir__cache_valid_key(const char *key) {
+    if (!key) return false;
+    for (int i = 0; i < 64; i++)
+        if (!((key[i] >= '0' && key[i] <= '9') || (key[i] >= 'a' && key[i] <= 'f'))) return false;
+    return key[64] == '\0';
+}
+
+/* True for 1..15 characters of [a-z0-9] (a safe file extension). */
+static bool gpuir__cache_valid_ext(const char *ext) {
+    if (!ext) return false;
+    size_t n = 0;
+    for (; ext[n]; n++)
+        if (n >= GPUIR__CACHE_EXT_MAX || !((ext[n] >= 'a' && ext[n] <= 'z') || (ext[n] >= '0' && ext[n] <= '9')))
+            return false;
+    return n > 0;
+}
+
+/* ---- memory map --------------------------------------------------------- */
+
+/* The home slot of a key: its first 16 hex digits, which are already a hash. */
+static size_t gpuir__cache_home(const char *key, size_t cap) {
+    uint64_t h = 0;
+    for (int i = 0; i < 16; i++) h = h << 4 | (uint64_t)(key[i] <= '9' ? key[i] - '0' : key[i] - 'a' + 10);
+    return (size_t)h & (cap - 1);
+}
+
+/* The slot holding (key, ext), or the empty slot where it would go (NULL if
+   the table has no slots yet). Linear probing; the table is never full. */
+static gpuir__cache_entry *gpuir__cache_probe(const gpuir__cache *c, const char *key, const char *ext) {
+    if (c->cap == 0) return NULL;
+    for (size_t i = gpuir__cache_home(key, c->cap);; i = (i + 1) & (c->cap - 1)) {
+        gpuir__cache_entry *e = &c->slots[i];
+        if (!e->bytes || (memcmp(e->key, key, 64) == 0 && strcmp(e->ext, ext) == 0)) return e;
+    }
+}
+
+/* The entry for (key, ext), or NULL. */
+static gpuir__cache_entry *gpuir__cache_mem_find(const gpuir__cache *c, const char *key, const char *ext) {
+    gpuir__cache_entry *e = gpuir__cache_probe(c, key, ext);
+    return e && e->bytes ? e : NULL;
+}
+
+/* Doubles the table (or makes the first one); false when out of memory. */
+static bool gpuir__cache_mem_grow(gpuir__cache *c) {
+    size_t cap = c->cap ? c->cap * 2 : 16;
+    gpuir__cache_entry *old = c->slots;
+    size_t old_cap = c->cap;
+    if (cap < old_cap || cap > SIZE_MAX / sizeof *old) return false;
+    gpuir__cache_entry *slots = (gpuir__cache_entry *)calloc(cap, sizeof *slots);
+    if (!slots) return false;
+    c->slots = slots, c->cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].bytes) *gpuir__cache_probe(c, old[i].key, old[i].ext) = old[i];
+    free(old);
+    return true;
+}
+
+/* Keeps a replaced payload alive until destroy; false when out of memory. */
+static bool gpuir__cache_retire(gpuir__cache *c, unsigned char *bytes) {
+    if (c->nretired == c->retired_cap) {
+        size_t cap = c->retired_cap ? c->retired_cap * 2 : 8;
+        if (cap > SIZE_MAX / sizeof *c->retired) return false;
+        unsigned char **r = (unsigned char **)realloc(c->retired, cap * sizeof *r);
+        if (!r) return false;
+        c->retired = r, c->retired_cap = cap;
+    }
+    c->retired[c->nretired++] = bytes;
+    return true;
+}
+
+/* Maps (key, ext) to bytes, taking ownership of them; an equal payload
+   already there is kept and the new one freed. False when out of memory
+   (bytes are then still the caller's). */
+static bool gpuir__cache_mem_insert(gpuir__cache *c, const char *key, const char *ext,
+                                    unsigned char *bytes, size_t size) {
+    gpuir__cache_entry *e = gpuir__cache_mem_find(c, key, ext);
+    if (e) {
+        if (e->size == size && memcmp(e->bytes, bytes, size) == 0) { free(bytes); return true; }
+        if (!gpuir__cache_retire(c, e->bytes)) return false;
+        e->bytes = bytes, e->size = size;
+        return true;
+    }
+    if ((c->count + 1) * 2 > c->cap && !gpuir__cache_mem_grow(c)) return false;
+    e = gpuir__cache_probe(c, key, ext);
+    memcpy(e->key, key, 65);
+    snprintf(e->ext, sizeof e->ext, "%s", ext);
+    e->bytes = bytes, e->size = size;
+    c->count++;
+    return true;
+}
+
+/* A malloc'd copy of size bytes, or uninitialized room for them when bytes
+   is NULL (at least one byte, so never NULL on success). */
+static unsigned char *gpuir__cache_dup(const void *bytes, size_t size) {
+    unsigned char *p = (unsigned char *)malloc(size ? size : 1);
+    if (p && bytes && size) memcpy(p, bytes, size);
+    return p;
+}
+
+/* ---- the directory ------------------------------------------------------ */
+
+/* True when an environment variable is set to something other than "" or "0". */
+static bool gpuir__cache_env_on(const char *name) {
+    const char *v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+/* A malloc'd "a" + "b" with trailing slashes of a removed (the root kept). */
+static char *gpuir__cache_join(const char *a, const char *b) {
+    size_t na = strlen(a), nb = strlen(b);
+    while (na > 1 && a[na - 1] == '/') na--;
+    char *p = (char *)malloc(na + nb + 1);
+    if (!p) return NULL;
+    memcpy(p, a, na);
+    memcpy(p + na, b, nb + 1);
+    return p;
+}
+
+/* The directory to use, malloc'd: the explicit one, GPUIR_CACHE_DIR,
+   $XDG_CACHE_HOME/gpuir (absolute only, as the XDG spec asks), or
+   $HOME/.cache/gpuir. NULL with c->status set when there is none; NULL with
+   *oom set when memory ran out. */
+static char *gpuir__cache_pick_dir(gpuir__cache *c, const char *dir, bool *oom) {
+    const char *env = getenv("GPUIR_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char *p = NULL;
+    if (dir) p = gpuir__cache_join(dir, "");
+    else if (env && env[0]) p = gpuir__cache_join(env, "");
+    else if (xdg && xdg[0] == '/') p = gpuir__cache_join(xdg, "/gpuir");
+    else if (home && home[0]) p = gpuir__cache_join(home, "/.cache/gpuir");
+    else {
+        gpuir__cache_msg(c->status, "disk cache off: no cache directory "
+                         "(GPUIR_CACHE_DIR, XDG_CACHE_HOME and HOME are unset)");
+        return NULL;
+    }
+    *oom = p == NULL;
+    return p;
+}
+
+/* Creates each missing directory on path with mode 0700 (path is restored).
+   0, or an errno with c->status naming the level that failed. */
+static int gpuir__cache_mkdirs(gpuir__cache *c, char *path) {
+    struct stat st;
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char saved = *p;
+        *p = '\0';
+        int err = 0;
+        if (stat(path, &st) == 0) err = S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        else if (errno != ENOENT) err = errno;
+        else if (mkdir(path, 0700) != 0 && errno != EEXIST) err = errno;
+        if (err) gpuir__cache_msg(c->status, "disk cache off: cannot create %s: %s", path, strerror(err));
+        *p = saved;
+        if (err) return err;
+        if (saved == '\0') return 0;
+    }
+}
+
+/* Checks the stat of the open cache directory: ours, and writable by nobody
+   else. True if fine, else false with c->status saying why. */
+static bool gpuir__cache_dir_safe(gpuir__cache *c, const struct stat *st) {
+    if (!S_ISDIR(st->st_mode)) {
+        gpuir__cache_msg(c->status, "disk cache off: %s is not a directory", c->dir);
+        return false;
+    }
+    if (st->st_uid != geteuid()) {
+        gpuir__cache_msg(c->status, "disk cache off: %s is owned by uid %lu, not by this user (uid %lu)",
+                         c->dir, (unsigned long)st->st_uid, (unsigned long)geteuid());
+        return false;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        gpuir__cache_msg(c->status, "disk cache off: %s is group- or world-writable (mode %04o)",
+                         c->dir, (unsigned)(st->st_mode & 07777));
+        return false;
+    }
+    return true;
+}
+
+/* Opens c->dir without following a symlink in its last component and checks
+   it. The fd, or -1 with c->status saying why. */
+static int gpuir__cache_open_dir(gpuir__cache *c) {
+    struct stat lst, st;
+    if (lstat(c->dir, &lst) != 0) {
+        gpuir__cache_msg(c->status, "disk cache off: cannot stat %s: %s", c->dir, strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(lst.st_mode)) {
+        gpuir__cache_msg(c->status, "disk cache off: %s is a symlink", c->dir);
+        return -1;
+    }
+    if (!gpuir__cache_dir_safe(c, &lst)) return -1;
+    int fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        gpuir__cache_msg(c->status, "disk cache off: cannot open %s: %s", c->dir, strerror(errno));
+        return -1;
+    }
+    bool ok = fstat(fd, &st) == 0;
+    if (!ok) gpuir__cache_msg(c->status, "disk cache off: cannot stat %s: %s", c->dir, strerror(errno));
+    else if (st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
+        gpuir__cache_msg(c->status, "disk cache off: %s was replaced while being opened", c->dir);
+        ok = false;
+    } else ok = gpuir__cache_dir_safe(c, &st);
+    if (!ok) { close(fd); return -1; }
+    return fd;
+}
+
+/* Turns the disk cache off (the reason is already in c->status). */
+static void gpuir__cache_disk_off(gpuir__cache *c) {
+    if (c->dirfd >= 0) close(c->dirfd);
+    c->dirfd = -1;
+    if (c->dir) c->dir[0] = '\0';
+}
+
+/* True when the disk cache is on and its directory still passes the checks
+   (its owner or mode may have changed since make); else turns it off. */
+static bool gpuir__cache_disk_ok(gpuir__cache *c) {
+    if (c->dirfd < 0) return false;
+    struct stat st;
+    if (fstat(c->dirfd, &st) != 0) {
+        gpuir__cache_msg(c->status, "disk cache off: cannot stat %s: %s", c->dir, strerror(errno));
+        gpuir__cache_disk_off(c);
+        return false;
+    }
+    if (!gpuir__cache_dir_safe(c, &st)) { gpuir__cache_disk_off(c); return false; }
+    return true;
+}
+
+/* Sets up the disk side at make: picks, creates and checks the directory.
+   False only when out of memory; a directory that cannot be used leaves the
+   disk cache off with c->status saying why. */
+static bool gpuir__cache_disk_init(gpuir__cache *c, const char *dir) {
+    if (dir && !dir[0]) {
+        gpuir__cache_msg(c->status, "disk cache off: disabled by the caller");
+        return true;
+    }
+    if (gpuir__cache_env_on("GPUIR_CACHE_DISABLE")) {
+        gpuir__cache_msg(c->status, "disk cache off: GPUIR_CACHE_DISABLE is set");
+        return true;
+    }
+    bool oom = false;
+    char *path = gpuir__cache_pick_dir(c, dir, &oom);
+    if (!path) return !oom;
+    free(c->dir);
+    c->dir = path;
+    if (gpuir__cache_mkdirs(c, path) == 0) c->dirfd = gpuir__cache_open_dir(c);
+    if (c->dirfd < 0) c->dir[0] = '\0';
+    else gpuir__cache_msg(c->status, "ok");
+    return true;
+}
+
+/* ---- entry files -------------------------------------------------------- */
+
+/* The next pseudo-random 64 bits for temp names (splitmix64, mixed with the
+   pid so forked copies of a cache differ). Not secret: O_EXCL keeps the
+   names safe; randomness only keeps retries rare. */
+static uint64_t gpuir__cache_random(gpuir__cache *c) {
+    uint64_t x = (c->rng += 0x9e3779b97f4a7c15ull) ^ (uint64_t)getpid() << 32;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Reads exactly n bytes; 0, -1 with errno on an error, or 1 at an early end. */
+static int gpuir__cache_read_all(int fd, void *buf, size_t n) {
+    unsigned char *p = (unsigned char *)buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) return 1;
+        p += r, n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Writes exactly n bytes; false with errno on an error. */
+static bool gpuir__cache_write_all(int fd, const void *buf, size_t n) {
+    const unsigned char *p = (const unsigned char *)buf;
+    while (n > 0) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return false;
+        if (r == 0) { errno = EIO; return false; }
+        p += r, n -= (size_t)r;
+    }
+    return true;
+}
+
+/* Fills the header of an entry for key holding bytes. */
+static void gpuir__cache_header(unsigned char h[GPUIR__CACHE_HEADER], const char *key,
+                                const void *bytes, size_t size) {
+    memcpy(h, GPUIR__CACHE_MAGIC, 8);
+    gpuir__cache_put_u32(h + 8, GPUIR__CACHE_VERSION);
+    gpuir__cache_put_u32(h + 12, GPUIR__CACHE_HEADER);
+    gpuir__cache_put_u64(h + 16, (uint64_t)size);
+    gpuir__cache_sha256_buf(bytes, size, h + 24);
+    memcpy(h + 56, key, 64);
+}
+
+/* Checks a header against the key and the file size; NULL when it is
+   consistent, else what is wrong. */
+static const char *gpuir__cache_header_check(const unsigned char *h, const char *key, uint64_t file_size) {
+    if (memcmp(h, GPUIR__CACHE_MAGIC, 8) != 0) return "not a gpuir cache file (bad magic)";
+    if (gpuir__cache_get_u32(h + 8) != GPUIR__CACHE_VERSION) return "unsupported format version";
+    if (gpuir__cache_get_u32(h + 12) != GPUIR__CACHE_HEADER) return "bad header size";
+    if (gpuir__cache_get_u64(h + 16) != file_size - GPUIR__CACHE_HEADER)
+        return "payload size does not match the file size";
+    if (memcmp(h + 56, key, 64) != 0) return "the entry is for another key";
+    return NULL;
+}
+
+enum { GPUIR__CACHE_MISS, GPUIR__CACHE_HIT, GPUIR__CACHE_BAD };
+
+/* Checks the stat of an opened entry; NULL if it is a regular file of ours
+   that nobody else can write, else what is wrong. */
+static const char *gpuir__cache_entry_stat_check(const struct stat *st) {
+    if (!S_ISREG(st->st_mode)) return "not a regular file";
+    if (st->st_uid != geteuid()) return "owned by another user";
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) return "group- or world-writable";
+    if (st->st_size < (off_t)GPUIR__CACHE_HEADER) return "truncated (shorter than the header)";
+    if ((uint64_t)st->st_size - GPUIR__CACHE_HEADER > (uint64_t)SIZE_MAX) return "too large";
+    return NULL;
+}
+
+/* Turns a read_all result into a load result: a read error is a MISS
+   (recorded), an early end a BAD truncated entry. */
+static int gpuir__cache_read_failed(gpuir__cache *c, int r, const char *name, const char **why) {
+    if (r > 0) { *why = "truncated while reading"; return GPUIR__CACHE_BAD; }
+    gpuir__cache_msg(c->last_error, "cannot read %s/%s: %s", c->dir, name, strerror(errno));
+    return GPUIR__CACHE_MISS;
+}
+
+/* Reads and verifies the open entry fd for key. HIT with a malloc'd payload
+   in *out; BAD with *why set; MISS on a read error or out of memory. */
+static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const char *key,
+                                const struct stat *st, unsigned char **out, size_t *size, const char **why) {
+    unsigned char h[GPUIR__CACHE_HEADER], digest[32];
+    if ((*why = gpuir__cache_entry_stat_check(st)) != NULL) return GPUIR__CACHE_BAD;
+    int r = gpuir__cache_read_all(fd, h, sizeof h);
+    if (r != 0) return gpuir__cache_read_failed(c, r, name, why);
+    if ((*why = gpuir__cache_header_check(h, key, (uint64_t)st->st_size)) != NULL) return GPUIR__CACHE_BAD;
+    size_t n = (size_t)((uint64_t)st->st_size - GPUIR__CACHE_HEADER);
+    unsigned char *p = gpuir__cache_dup(NULL, n);
+    if (!p) {
+        gpuir__cache_msg(c->last_error, "cannot load %s/%s: out of memory", c->dir, name);
+        return GPUIR__CACHE_MISS;
+    }
+    r = gpuir__cache_read_all(fd, p, n);
+    if (r != 0) {
+        int err = errno;
+        free(p);
+        errno = err;
+        return gpuir__cache_read_failed(c, r, name, why);
+    }
+    gpuir__cache_sha256_buf(p, n, digest);
+    if (memcmp(digest, h + 24, 32) != 0) { free(p); *why = "payload checksum mismatch"; return GPUIR__CACHE_BAD; }
+    *out = p, *size = n;
+    return GPUIR__CACHE_HIT;
+}
+
+/* Opens and verifies <dir>/<name> for key. HIT with a malloc'd payload; MISS
+   when it is absent or cannot be read; BAD when it is not a valid entry,
+   with *why set and *bad the file's identity (for a safe delete). */
+static int gpuir__cache_load(gpuir__cache *c, const char *name, const char *key, unsigned char **out,
+                             size_t *size, struct stat *bad, const char **why) {
+    /* O_NONBLOCK: a FIFO planted under an entry's name must not hang us. */
+    int fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        if (err == ENOENT) return GPUIR__CACHE_MISS;
+        if (fstatat(c->dirfd, name, bad, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(bad->st_mode)) {
+            *why = "a symlink";
+            return GPUIR__CACHE_BAD;
+        }
+        gpuir__cache_msg(c->last_error, "cannot open %s/%s: %s", c->dir, name, strerror(err));
+        return GPUIR__CACHE_MISS;
+    }
+    int r;
+    if (fstat(fd, bad) != 0) {
+        gpuir__cache_msg(c->last_error, "cannot stat %s/%s: %s", c->dir, name, strerror(errno));
+        r = GPUIR__CACHE_MISS;
+    } else r = gpuir__cache_load_fd(c, fd, name, key, bad, out, size, why);
+    close(fd);
+    return r;
+}
+
+/* Deletes a bad entry, unless it was replaced (by a good one from another
+   process) since it was examined. */
+static void gpuir__cache_remove_bad(gpuir__cache *c, const char *name, const struct stat *bad) {
+    struct stat now;
+    if (fstatat(c->dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0) return;
+    if (now.st_dev != bad->st_dev || now.st_ino != bad->st_ino) return;
+    if (unlinkat(c->dirfd, name, 0) != 0)
+        gpuir__cache_msg(c->last_error, "cannot remove bad entry %s/%s: %s", c->dir, name, strerror(errno));
+}
+
+/* Creates a fresh temp file ".<key>.<pid>.<random>.tmp" (O_EXCL, 0600); the
+   fd, or -1 with errno. Its name is left in tmp. */
+static int gpuir__cache_temp(gpuir__cache *c, const char *key, char tmp[128]) {
+    for (int tries = 0; tries < 16; tries++) {
+        snprintf(tmp, 128, ".%.64s.%ld.%016llx.tmp", key, (long)getpid(),
+                 (unsigned long long)gpuir__cache_random(c));
+        int fd = openat(c->dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;                                  /* errno is EEXIST */
+}
+
+/* Writes header and payload to the temp file fd, then fsyncs and closes it
+   (always). NULL, or the step that failed with errno set. */
+static const char *gpuir__cache_fill(int fd, const unsigned char *h, const void *bytes, size_t size) {
+    const char *step = NULL;
+    if (!gpuir__cache_write_all(fd, h, GPUIR__CACHE_HEADER) || !gpuir__cache_write_all(fd, bytes, size))
+        step = "write";
+    else if (fsync(fd) != 0)
+        step = "fsync";
+    int err = errno;
+    if (close(fd) != 0 && !step) return "close";
+    errno = err;
+    return step;
+}
+
+/* Writes <dir>/<name> atomically: temp file, header and payload, fsync,
+   close, rename over the final name. False with c->last_error set (naming
+   the step, the path and the errno text); the temp file is then gone. */
+static bool gpuir__cache_write(gpuir__cache *c, const char *name, const char *key,
+                               const void *bytes, size_t size) {
+    unsigned char h[GPUIR__CACHE_HEADER];
+    char tmp[128];
+    gpuir__cache_header(h, key, bytes, size);
+    int fd = gpuir__cache_temp(c, key, tmp);
+    if (fd < 0) {
+        gpuir__cache_msg(c->last_error, "cannot create %s/%s: %s", c->dir, tmp, strerror(errno));
+        return false;
+    }
+    const char *step = gpuir__cache_fill(fd, h, bytes, size);
+    if (!step && renameat(c->dirfd, tmp, c->dirfd, name) != 0) step = "rename";
+    if (!step) return true;
+    int err = errno;
+    unlinkat(c->dirfd, tmp, 0);
+    gpuir__cache_msg(c->last_error, "cannot %s %s/%s: %s", step, c->dir, tmp, strerror(err));
+    return false;
+}
+
+/* ---- the API ------------------------------------------------------------ */
+
+static void gpuir__cache_destroy(gpuir__cache *c);
+
+/* Makes a cache. dir: the disk cache directory; NULL picks it from the
+   environment (GPUIR_CACHE_DIR, $XDG_CACHE_HOME/gpuir, $HOME/.cache/gpuir);
+   "" means memory only. GPUIR_CACHE_DISABLE set (not "0") turns the disk off
+   in every case. NULL only when out of memory (recorded in ctx). */
+static gpuir__cache *gpuir__cache_make(gpuir_ctx *ctx, const char *dir) {
+    gpuir__cache *c = (gpuir__cache *)calloc(1, sizeof *c);
+    if (c) {
+        struct timespec ts;
+        c->ctx = ctx;
+        c->dirfd = -1;
+        c->dir = gpuir__cache_join("", "");
+        if (clock_gettime(CLOCK_REALTIME, &ts) != 0) ts.tv_sec = 0, ts.tv_nsec = 0;
+        c->rng = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)c;
+        gpuir__cache_msg(c->status, "disk cache off");
+    }
+    if (!c || !c->dir || !gpuir__cache_disk_init(c, dir)) {
+        gpuir__cache_destroy(c);
+        if (ctx) gpuir__oom(ctx, "kernel cache");
+        return NULL;
+    }
+    return c;
+}
+
+/* Frees the cache, every payload it handed out, and closes its directory. */
+static void gpuir__cache_destroy(gpuir__cache *c) {
+    if (!c) return;
+    for (size_t i = 0; i < c->cap; i++) free(c->slots[i].bytes);
+    for (size_t i = 0; i < c->nretired; i++) free(c->retired[i]);
+    free(c->slots);
+    free(c->retired);
+    if (c->dirfd >= 0) close(c->dirfd);
+    free(c->dir);
+    free(c);
+}
+
+/* Looks (key, ext) up in memory, then on disk; a disk hit is kept in memory.
+   On a hit *bytes points to cache-owned memory valid until destroy and the
+   result is true. A bad disk entry is counted, deleted and is a miss. */
+static bool gpuir__cache_get(gpuir__cache *c, const char *key, const char *ext,
+                             const void **bytes, size_t *size) {
+    if (!gpuir__cache_valid_key(key) || !gpuir__cache_valid_ext(ext)) { c->stats.misses++; return false; }
+    gpuir__cache_entry *e = gpuir__cache_mem_find(c, key, ext);
+    if (e) {
+        c->stats.mem_hits++;
+        *bytes = e->bytes, *size = e->size;
+        return true;
+    }
+    if (!gpuir__cache_disk_ok(c)) { c->stats.misses++; return false; }
+    char name[96];
+    snprintf(name, sizeof name, "%s.%s", key, ext);
+    unsigned char *p = NULL;
+    size_t n = 0;
+    struct stat bad;
+    const char *why = NULL;
+    int r = gpuir__cache_load(c, name, key, &p, &n, &bad, &why);
+    if (r == GPUIR__CACHE_BAD) {
+        c->stats.corrupt++;
+        gpuir__cache_msg(c->last_error, "bad cache entry %s/%s: %s (deleted)", c->dir, name, why);
+        gpuir__cache_remove_bad(c, name, &bad);
+    }
+    if (r == GPUIR__CACHE_HIT && !gpuir__cache_mem_insert(c, key, ext, p, n)) {
+        free(p);
+        r = GPUIR__CACHE_MISS;
+    }
+    if (r != GPUIR__CACHE_HIT) { c->stats.misses++; return false; }
+    e = gpuir__cache_mem_find(c, key, ext);
+    c->stats.disk_hits++;
+    *bytes = e->bytes, *size = e->size;
+    return true;
+}
+
+/* Stores a copy of bytes under (key, ext) in memory and writes it to disk.
+   A disk failure only counts write_failures (reason: gpuir__cache_last_error).
+   Errors: GPUIR_ERR_OUT_OF_MEMORY, GPUIR_ERR_INVALID_ARGUMENT (bad key/ext). */
+static gpuir_result gpuir__cache_put(gpuir__cache *c, const char *key, const char *ext,
+                                     const void *bytes, size_t size) {
+    if (!gpuir__cache_valid_key(key) || !gpuir__cache_valid_ext(ext) || (!bytes && size))
+        return gpuir__fail(c->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "kernel cache: bad key or extension (want 64 hex digits and [a-z0-9]{1,15})");
+    unsigned char *p = gpuir__cache_dup(bytes, size);
+    if (!p || !gpuir__cache_mem_insert(c, key, ext, p, size)) {
+        free(p);
+        return gpuir__oom(c->ctx, "kernel cache entry");
+    }
+    if (!gpuir__cache_disk_ok(c)) return GPUIR_OK;
+    char name[96];
+    snprintf(name, sizeof name, "%s.%s", key, ext);
+    if (gpuir__cache_write(c, name, key, bytes, size)) c->stats.writes++;
+    else c->stats.write_failures++;
+    return GPUIR_OK;
+}
+
+/* The disk cache directory, or "" when there is no disk cache. */
+static const char *gpuir__cache_dir(const gpuir__cache *c) { return c->dirfd >= 0 ? c->dir : ""; }
+
+/* "ok", or why there is no disk cache (naming the path and the errno text). */
+static const char *gpuir__cache_disk_status(const gpuir__cache *c) { return c->status; }
+
+/* The latest disk problem (a failed write, a bad entry deleted, a read
+   error), or "" when there was none. */
+static const char *gpuir__cache_last_error(const gpuir__cache *c) { return c->last_error; }
+
+/* The counters. */
+static gpuir__cache_stats gpuir__cache_get_stats(const gpuir__cache *c) { return c->stats; }
+
+/* ---- programs' compiled modules through the cache ---- */
+
+/* The context's kernel cache, made on first use from its desc.cache_dir. */
+static gpuir__cache *gpuir__ctx_cache(gpuir_ctx *ctx) {
+    if (!ctx->cache) ctx->cache = gpuir__cache_make(ctx, ctx->desc.cache_dir);
+    return ctx->cache;
+}
+
+/* The compiled image for key `parts`: from the cache, else compiled and
+   stored (a failed store only costs the next run a compile). */
+static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
+                                        gpuir__compile_fn compile, void **image, size_t *size) {
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    char key[65];
+    gpuir__cache_key(parts, n, key);
+    const void *bytes;
+    if (c && gpuir__cache_get(c, key, ext, &bytes, size)) {
+        *image = malloc(*size ? *size : 1);
+        if (!*image) return gpuir__oom(p->ctx, "a compiled module");
+        memcpy(*image, bytes, *size);
+        return GPUIR_OK;
+    }
+    gpuir_result r = compile(p, image, size);
+    if (!r && c) r = gpuir__cache_put(c, key, ext, *image, *size);
+    if (r) { free(*image); *image = NULL; }
+    return r;
+}
+
+
+GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx) {
+    gpuir_cache_stats out;
+    memset(&out, 0, sizeof out);
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    if (!c) return out;
+    gpuir__cache_stats st = gpuir__cache_get_stats(c);
+    out.mem_hits = st.mem_hits;
+    out.disk_hits = st.disk_hits;
+    out.misses = st.misses;
+    out.corrupt = st.corrupt;
+    out.writes = st.writes;
+    out.write_failures = st.write_failures;
+    return out;
+}
+
+GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx) {
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    return c ? gpuir__cache_dir(c) : "";
+}
+
+GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    if (!c) return "no cache (out of memory)";
+    return *gpuir__cache_last_error(c) ? gpuir__cache_last_error(c) : gpuir__cache_disk_status(c);
+}
+
+/* ====================================================================== */
+// >>rt.exec
+// Runs a placed program through a device table (gpuir__drv): host buffers,
+// device buffers, copies, launches and frees, in program order. The table is
+// the CUDA driver (rt.driver) or the emulator (rt.emu); everything here is
+// the same for both. Reads: ir, codegen.cuda, rt.cache. Writes: the arrays
+// the caller gets back.
+
+
+
+
+static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3], const unsigned block[3],
+                                        const char *what);
+
+/* The two backends (rt.driver, rt.emu) behind the table. */
+static gpuir_result gpuir__cuda_backend_open(gpuir_program *p);
+static void gpuir__cuda_backend_close(gpuir_program *p);
+static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *size);
+static gpuir_result gpuir__emu_open(gpuir_program *p);
+static void gpuir__emu_close(gpuir_program *p);
+static gpuir_result gpuir__emu_build(gpuir_program *p, void **image, size_t *size);
+
+/* Turns a failed table call into the context's error: the call, the CUDA
+   error name and text, and what gpuir was doing. */
+static gpuir_result gpuir__drv_check(gpuir_ctx *ctx, const gpuir__drv *d, int code, const char *call,
+                                     const char *what) {
+    if (code == 0) return GPUIR_OK;
+    const char *name = "CUDA_ERROR_UNKNOWN", *text = "unknown error", *detail = "";
+    if (d->describe) d->describe(d->self, code, &name, &text, &detail);
+    return gpuir__fail(ctx, GPUIR_ERR_CUDA, "%s: %s failed (%s: %s)%s%s while %s", d->name, call, name, text,
+                       *detail ? ": " : "", detail, what);
+}
+
+/* One buffer's state during a run. */
+typedef struct gpuir__slot {
+    void *host;             /* host memory, or NULL */
+    gpuir__dptr dev;        /* device memory, or 0 */
+    size_t bytes;
+    bool owned;             /* host memory this run allocated (memref.alloc) */
+    bool live;              /* device memory this run allocated and not freed */
+} gpuir__slot;
+
+typedef struct gpuir__run {
+    gpuir_program *p;
+    gpuir__slot *slots;     /* value id - 1 -> slot */
+    size_t n_slots;
+} gpuir__run;
+
+static size_t gpuir__value_bytes(const gpuir_module *m, uint32_t v) {
+    const gpuir_type *t = &gpuir__value_at(m, v)->type;
+    return (size_t)gpuir__type_count(t) * gpuir_dtype_size(t->dtype);
+}
+
+/* The device address of a launch operand or copy side. */
+static gpuir_result gpuir__run_dev(gpuir__run *R, uint32_t v, gpuir__dptr *out, const char *what) {
+    gpuir__slot *s = &R->slots[v - 1];
+    if (!s->dev && s->bytes) return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a device buffer is not allocated", what);
+    *out = s->dev;
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__run_host(gpuir__run *R, uint32_t v, void **out, const char *what) {
+    gpuir__slot *s = &R->slots[v - 1];
+    if (!s->host && s->bytes) return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a host buffer has no memory", what);
+    *out = s->host;
+    return GPUIR_OK;
+}
+
+/* memref.copy (src, dst) between host buffers, gpu.memcpy (dst, src) in
+   whichever direction the memory spaces say. */
+static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
+    gpuir_program *p = R->p;
+    gpuir_module *m = p->m;
+    bool gpu = op->kind == GPUIR_OP_GPU_MEMCPY;
+    uint32_t dst = gpuir__op_operand(m, op, gpu ? 0 : 1), src = gpuir__op_operand(m, op, gpu ? 1 : 0);
+    bool dst_dev = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
+    bool src_dev = gpuir__value_at(m, src)->type.space == GPUIR_SPACE_DEVICE;
+    size_t bytes = gpuir__value_bytes(m, dst);
+    char what[96];
+    snprintf(what, sizeof what, "copying %zu bytes (op %u, %s)", bytes, (unsigned)(op - m->ops) + 1,
+             dst_dev ? (src_dev ? "device to device" : "host to device") : (src_dev ? "device to host" : "host to host"));
+    if (!bytes) return GPUIR_OK;
+    gpuir__dptr dd = 0, sd = 0;
+    void *dh = NULL, *sh = NULL;
+    gpuir_result r = dst_dev ? gpuir__run_dev(R, dst, &dd, what) : gpuir__run_host(R, dst, &dh, what);
+    if (!r) r = src_dev ? gpuir__run_dev(R, src, &sd, what) : gpuir__run_host(R, src, &sh, what);
+    if (r) return r;
+    const gpuir__drv *d = &p->drv;
+    if (dst_dev && src_dev) return gpuir__drv_check(p->ctx, d, d->copy_dtod(d->self, dd, sd, bytes), "cuMemcpyDtoD", what);
+    if (dst_dev) return gpuir__drv_check(p->ctx, d, d->copy_htod(d->self, dd, sh, bytes), "cuMemcpyHtoD", what);
+    if (src_dev) return gpuir__drv_check(p->ctx, d, d->copy_dtoh(d->self, dh, sd, bytes), "cuMemcpyDtoH", what);
+    memmove(dh, sh, bytes);
+    return GPUIR_OK;
+}
+
+/* gpu.launch_func: the kernel's function, its buffers' device addresses. */
+static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
+    gpuir_program *p = R->p;
+    gpuir_module *m = p->m;
+    const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+    uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
+    size_t k = 0;
+    while (k < stbds_arrlenu(p->kernels) && p->kernels[k].func != kid) k++;
+    gpuir__dptr args[GPUIR_MAX_OPERANDS];
+    void *params[GPUIR_MAX_OPERANDS];
+    char what[GPUIR_MAX_NAME + 48];
+    snprintf(what, sizeof what, "launching @%s", gpuir__string(m, gpuir__func_at(m, kid)->name));
+    for (uint32_t i = 0; i < op->n_operands; i++) {
+        gpuir_result r = gpuir__run_dev(R, gpuir__op_operand(m, op, i), &args[i], what);
+        if (r) return r;
+        params[i] = &args[i];
+    }
+    const gpuir__attr *g = gpuir__attr_find(m, op, "grid"), *b = gpuir__attr_find(m, op, "block");
+    if (!g || !b || k == stbds_arrlenu(p->kernels))
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: no grid, block or kernel (run configure)", what);
+    unsigned grid[3], block[3];
+    for (int i = 0; i < 3; i++) {
+        grid[i] = (unsigned)gpuir__ints_at(m, g->off)[i];
+        block[i] = (unsigned)gpuir__ints_at(m, b->off)[i];
+    }
+    gpuir_result r = gpuir__launch_check(p, grid, block, what);
+    if (r) return r;
+    unsigned smem = (unsigned)gpuir__op_int_attr(m, op, "smem", 0);
+    return gpuir__drv_check(p->ctx, &p->drv, p->drv.launch(p->drv.self, p->functions[k], grid, block, smem, params),
+                            "cuLaunchKernel", what);
+}
+
+/* Host fills: a splat or dense constant written into a host buffer. */
+static gpuir_result gpuir__run_fill(gpuir__run *R, const gpuir__op *op) {
+    gpuir_module *m = R->p->m;
+    uint32_t b = gpuir__op_operand(m, op, 0);
+    gpuir_array view;
+    gpuir_type t = gpuir__value_at(m, b)->type;
+    if (t.space != GPUIR_SPACE_HOST)
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "constant fill of a device buffer on the host (op %u)",
+                           (unsigned)(op - m->ops) + 1);
+    memset(&view, 0, sizeof view);
+    view.dtype = t.dtype;
+    view.rank = t.rank;
+    memcpy(view.dims, t.dims, sizeof view.dims);
+    gpuir_result r = gpuir__run_host(R, b, &view.data, "filling a constant");
+    if (!r) gpuir__ref_constant(m, gpuir__attr_find(m, op, "value"), &view);
+    return r;
+}
+
+static gpuir_result gpuir__run_alloc(gpuir__run *R, const gpuir__op *op) {
+    gpuir_program *p = R->p;
+    gpuir__slot *s = &R->slots[op->result - 1];
+    s->bytes = gpuir__value_bytes(p->m, op->result);
+    if (op->kind == GPUIR_OP_MEMREF_ALLOC) {
+        s->host = malloc(s->bytes ? s->bytes : 1);
+        s->owned = s->host != NULL;
+        return s->host ? GPUIR_OK : gpuir__oom(p->ctx, "a host buffer");
+    }
+    if (!s->bytes) return GPUIR_OK;
+    char what[64];
+    snprintf(what, sizeof what, "allocating %zu bytes of device memory", s->bytes);
+    gpuir_result r = gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &s->dev, s->bytes), "cuMemAlloc", what);
+    s->live = r == GPUIR_OK;
+    return r;
+}
+
+static gpuir_result gpuir__run_dealloc(gpuir__run *R, const gpuir__op *op) {
+    gpuir_program *p = R->p;
+    gpuir__slot *s = &R->slots[gpuir__op_operand(p->m, op, 0) - 1];
+    if (op->kind == GPUIR_OP_MEMREF_DEALLOC) {
+        if (s->owned) free(s->host);
+        s->host = NULL;
+        s->owned = false;
+        return GPUIR_OK;
+    }
+    if (!s->live) return GPUIR_OK;
+    s->live = false;
+    return gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_free(p->drv.self, s->dev), "cuMemFree", "freeing a device buffer");
+}
+
+static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
+    gpuir_module *m = R->p->m;
+    const char *name = gpuir__string(m, gpuir__attr_find(m, op, "name")->off);
+    uint32_t g = gpuir__find_global(m, name);
+    if (!g || !m->globals[g - 1].data)
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_NOT_FOUND, "global @%s has no data (gpuir_module_bind_global)", name);
+    gpuir__slot *s = &R->slots[op->result - 1];
+    s->host = m->globals[g - 1].data;
+    s->bytes = gpuir__value_bytes(m, op->result);
+    return GPUIR_OK;
+}
+
+/* Executes one host op of a placed function. */
+static gpuir_result gpuir__run_op(gpuir__run *R, const gpuir__op *op) {
+    gpuir_program *p = R->p;
+    switch (op->kind) {
+    case GPUIR_OP_MEMREF_ALLOC: case GPUIR_OP_GPU_ALLOC: return gpuir__run_alloc(R, op);
+    case GPUIR_OP_MEMREF_DEALLOC: case GPUIR_OP_GPU_DEALLOC: return gpuir__run_dealloc(R, op);
+    case GPUIR_OP_MEMREF_COPY: case GPUIR_OP_GPU_MEMCPY: return gpuir__run_copy(R, op);
+    case GPUIR_OP_GPU_LAUNCH_FUNC: return gpuir__run_launch(R, op);
+    case GPUIR_OP_MEMREF_GET_GLOBAL: return gpuir__run_global(R, op);
+    case GPUIR_OP_CONSTANT: return op->result ? GPUIR_OK : gpuir__run_fill(R, op);
+    case GPUIR_OP_GPU_WAIT:
+        return gpuir__drv_check(p->ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize", "gpu.wait");
+    case GPUIR_OP_RETURN: return GPUIR_OK;
+    default:
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s cannot run on the host in a placed program (op %u); "
+                           "lower the program first", gpuir_op_name(op->kind), (unsigned)(op - p->m->ops) + 1);
+    }
+}
+
+/* Every resource limit of a launch, checked before it is made. */
+static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3], const unsigned block[3],
+                                        const char *what) {
+    static const char *const axis = "xyz";
+    uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+    for (int i = 0; i < 3; i++) {
+        if (block[i] == 0 || block[i] > p->limits.max_block[i])
+            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: block.%c is %u; the device allows 1..%u", what,
+                               axis[i], block[i], p->limits.max_block[i]);
+        if (grid[i] == 0 || grid[i] > p->limits.max_grid[i])
+            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: grid.%c is %u; the device allows 1..%u", what,
+                               axis[i], grid[i], p->limits.max_grid[i]);
+    }
+    if (threads > p->limits.max_threads)
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu threads per block; the device allows %u", what,
+                           (unsigned long long)threads, p->limits.max_threads);
+    return GPUIR_OK;
+}
+
+/* Checks each input against its parameter and lends it to the run: the
+   program reads it and writes it when the function writes that parameter. */
+static gpuir_result gpuir__run_bind(gpuir__run *R, const gpuir__func *f, size_t n, const gpuir_array *inputs) {
+    gpuir_module *m = R->p->m;
+    if (n != stbds_arrlenu(f->params))
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s takes %zu inputs, %zu given",
+                           gpuir__string(m, f->name), stbds_arrlenu(f->params), n);
+    for (size_t i = 0; i < n; i++) {
+        gpuir_type want = gpuir__value_at(m, f->params[i])->type, got = gpuir__array_type(&inputs[i]);
+        bool fits = got.dtype == want.dtype && got.rank == want.rank;
+        for (int d = 0; fits && d < got.rank; d++) fits = want.dims[d] == got.dims[d];
+        if (!fits || want.space != GPUIR_SPACE_HOST) {
+            gpuir__tbuf bw, bg;
+            return gpuir__fail(R->p->ctx, !fits && got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+                               "input #%zu: parameter %%%s is %s, the array is %s", i,
+                               gpuir__string(m, gpuir__value_at(m, f->params[i])->name), gpuir__tstr(&bw, &want),
+                               gpuir__tstr(&bg, &got));
+        }
+        gpuir__slot *s = &R->slots[f->params[i] - 1];
+        s->bytes = gpuir__value_bytes(m, f->params[i]);
+        s->host = inputs[i].data;
+        if (!s->host && s->bytes)
+            return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "input #%zu has no data", i);
+    }
+    return GPUIR_OK;
+}
+
+/* Hands the returned buffers to the caller: moved when this run allocated
+   them (once), else copied. */
+static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size_t n, gpuir_array *out) {
+    gpuir_module *m = R->p->m;
+    if (n != ret->n_operands)
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "the function returns %u values, %zu outputs given",
+                           ret->n_operands, n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = gpuir__op_operand(m, ret, (uint32_t)i);
+        gpuir__slot *s = &R->slots[v - 1];
+        const gpuir_type *t = &gpuir__value_at(m, v)->type;
+        gpuir_array a;
+        memset(&a, 0, sizeof a);
+        a.dtype = t->dtype;
+        a.rank = t->rank;
+        memcpy(a.dims, t->dims, sizeof a.dims);
+        if (s->owned) {
+            a.data = s->host;
+            s->owned = false;
+        } else {
+            a.data = malloc(s->bytes ? s->bytes : 1);
+            if (!a.data) return gpuir__oom(R->p->ctx, "an output array");
+            if (s->bytes) memcpy(a.data, s->host, s->bytes);
+        }
+        out[i] = a;
+    }
+    return GPUIR_OK;
+}
+
+/* Frees what a run still holds; device buffers left live on success are a
+   placement error. */
+static gpuir_result gpuir__run_release(gpuir__run *R, gpuir_result r) {
+    gpuir_program *p = R->p;
+    size_t leaked = 0;
+    for (size_t i = 0; i < R->n_slots; i++) {
+        gpuir__slot *s = &R->slots[i];
+        if (s->owned) free(s->host);
+        if (s->live) {
+            leaked++;
+            p->drv.mem_free(p->drv.self, s->dev);
+        }
+    }
+    if (!r && leaked)
+        r = gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%zu device buffers were never freed (a placement error)", leaked);
+    free(R->slots);
+    return r;
+}
+
+/* The function a run names, or the module's only host function. */
+static uint32_t gpuir__program_func(gpuir_program *p, const char *name) {
+    gpuir_module *m = p->m;
+    if (name) {
+        uint32_t f = gpuir__find_func(m, name);
+        if (f && !m->funcs[f - 1].kernel) return f;
+        gpuir__fail(p->ctx, GPUIR_ERR_NOT_FOUND, "no host function @%s", name);
+        return 0;
+    }
+    uint32_t found = 0, count = 0;
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++)
+        if (!m->funcs[i].kernel) { found = (uint32_t)i + 1; count++; }
+    if (count == 1) return found;
+    gpuir__fail(p->ctx, GPUIR_ERR_NOT_FOUND, "the module has %u host functions; name one", count);
+    return 0;
+}
+
+GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size_t n_inputs,
+                                        const gpuir_array *inputs, size_t n_outputs, gpuir_array *outputs) {
+    gpuir_ctx *ctx = p->ctx;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (p->backend == GPUIR_BACKEND_REF) return gpuir_ref_run(p->m, func, n_inputs, inputs, n_outputs, outputs);
+    uint32_t fid = gpuir__program_func(p, func);
+    if (!fid) return ctx->result;
+    const gpuir__func *f = gpuir__func_at(p->m, fid);
+    gpuir__run R;
+    memset(&R, 0, sizeof R);
+    R.p = p;
+    R.n_slots = stbds_arrlenu(p->m->values);
+    R.slots = (gpuir__slot *)calloc(R.n_slots + 1, sizeof *R.slots);
+    if (!R.slots) return gpuir__oom(ctx, "a run");
+    gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
+    bool entered = r == GPUIR_OK;
+    if (!r) r = gpuir__run_bind(&R, f, n_inputs, inputs);
+    const gpuir__op *ret = NULL;
+    for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(p->m, f->ops[i]);
+        if (op->kind == GPUIR_OP_RETURN) ret = op;
+        r = gpuir__run_op(&R, op);
+    }
+    if (!r) r = gpuir__drv_check(ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize", "finishing a run");
+    if (!r && ret) r = gpuir__run_outputs(&R, ret, n_outputs, outputs);
+    r = gpuir__run_release(&R, r);
+    if (entered) {
+        gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self), "cuCtxPopCurrent", "ending a run");
+        if (!r) r = lr;
+    }
+    return r;
+}
+
+/* Whether a host function still has tensors: the program must be lowered. */
+static bool gpuir__module_is_tensor_level(const gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].params); i++)
+            if (gpuir__value_at(m, m->funcs[f].params[i])->type.kind == GPUIR_TYPE_TENSOR) return true;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            const gpuir__value *v = gpuir__value_at(m, gpuir__op_at(m, m->funcs[f].ops[i])->result);
+            if (v && v->type.kind == GPUIR_TYPE_TENSOR) return true;
+        }
+    }
+    return false;
+}
+
+/* Compiles the source (or finds it in the cache), loads it and looks up
+   each kernel. */
+static gpuir_result gpuir__program_load(gpuir_program *p) {
+    void *image = NULL;
+    size_t size = 0;
+    gpuir_result r = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &image, &size) :
+                     gpuir__emu_build(p, &image, &size);
+    if (r) return r;
+    r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "loading the module");
+    if (r) { free(image); return r; }
+    r = gpuir__drv_check(p->ctx, &p->drv, p->drv.module_load(p->drv.self, &p->module, image, size),
+                         "cuModuleLoadData", "loading the compiled kernels");
+    free(image);
+    for (size_t i = 0; !r && i < stbds_arrlenu(p->kernels); i++) {
+        void *fn = NULL;
+        char what[GPUIR_MAX_NAME + 48];
+        snprintf(what, sizeof what, "looking up kernel %s", p->kernels[i].cname);
+        r = gpuir__drv_check(p->ctx, &p->drv, p->drv.function_get(p->drv.self, &fn, p->module, p->kernels[i].cname),
+                             "cuModuleGetFunction", what);
+        stbds_arrput(p->functions, fn);
+    }
+    p->drv.leave(p->drv.self);
+    return r;
+}
+
+GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc) {
+    if (!m) return NULL;                       /* a failed parse: the context has the error */
+    gpuir_ctx *ctx = m->ctx;
+    if (ctx->result != GPUIR_OK) return NULL;
+    gpuir_program *p = (gpuir_program *)calloc(1, sizeof *p);
+    if (!p) { gpuir__oom(ctx, "a program"); return NULL; }
+    if (desc) p->desc = *desc;
+    p->ctx = ctx;
+    p->m = m;
+    p->backend = p->desc.backend;
+    if (p->backend == GPUIR_BACKEND_REF) {      /* the interpreter runs the module as it is */
+        stbds_arrput(ctx->programs, p);
+        return p;
+    }
+    gpuir_result r = GPUIR_OK;
+    if (gpuir__module_is_tensor_level(m)) r = gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL);
+    if (!r && (p->backend == GPUIR_BACKEND_AUTO || p->backend == GPUIR_BACKEND_CUDA)) {
+        r = gpuir__cuda_backend_open(p);
+        if (!r) p->backend = GPUIR_BACKEND_CUDA;
+        else if (p->backend == GPUIR_BACKEND_AUTO) {        /* remember why, then emulate */
+            snprintf(p->why_not_cuda, sizeof p->why_not_cuda, "%s", gpuir_ctx_error(ctx));
+            gpuir_ctx_clear_error(ctx);
+            r = GPUIR_OK;
+            p->backend = GPUIR_BACKEND_EMU;
+        }
+    }
+    if (!r && p->backend == GPUIR_BACKEND_EMU) r = gpuir__emu_open(p);
+    if (!r) {
+        p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? gpuir__cg_cuda_prelude :
+                                     gpuir__cg_emu_prelude, &p->kernels);
+        r = p->source ? GPUIR_OK : ctx->result;
+    }
+    if (!r) r = gpuir__program_load(p);
+    stbds_arrput(ctx->programs, p);
+    if (r) { gpuir_program_destroy(p); return NULL; }
+    return p;
+}
+
+GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
+    if (!p) return;
+    gpuir_ctx *ctx = p->ctx;
+    for (size_t i = 0; i < stbds_arrlenu(ctx->programs); i++)
+        if (ctx->programs[i] == p) { stbds_arrdel(ctx->programs, i); break; }
+    if (p->module && p->drv.module_unload) {
+        p->drv.enter(p->drv.self);
+        p->drv.module_unload(p->drv.self, p->module);
+        p->drv.leave(p->drv.self);
+    }
+    if (p->backend == GPUIR_BACKEND_CUDA) gpuir__cuda_backend_close(p);
+    if (p->backend == GPUIR_BACKEND_EMU) gpuir__emu_close(p);
+    free(p->source);
+    stbds_arrfree(p->kernels);
+    stbds_arrfree(p->functions);
+    free(p);
+}
+
+GPUIRDEF gpuir_backend gpuir_program_backend(const gpuir_program *p) { return p->backend; }
+GPUIRDEF const char *gpuir_program_source(const gpuir_program *p) { return p->source ? p->source : ""; }
+GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p) { return p->why_not_cuda; }
+
+
+/* Destroys the programs the caller left, and the kernel cache (at context
+   teardown). */
+static void gpuir__runtime_free(gpuir_ctx *ctx) {
+    while (stbds_arrlenu(ctx->programs)) gpuir_program_destroy(ctx->programs[stbds_arrlenu(ctx->programs) - 1]);
+    stbds_arrfree(ctx->programs);
+    if (ctx->cache) gpuir__cache_destroy(ctx->cache);
+    ctx->cache = NULL;
+    free(ctx->cache_dir_copy);
+}
+
+GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {
+    switch (b) {
+    case GPUIR_BACKEND_AUTO: return "auto";
+    case GPUIR_BACKEND_CUDA: return "cuda";
+    case GPUIR_BACKEND_EMU: return "emu";
+    case GPUIR_BACKEND_REF: return "ref";
+    default: return "invalid";
+    }
+}
+
+/* ====================================================================== */
+// >>rt.emu
+// The CPU implementation of the device table: device memory is host memory,
+// a module is the same CUDA C compiled by the host C compiler (with the
+// emulator prelude) into a shared object and dlopen'ed, and a launch runs
+// each block's threads as fibers. Reads: codegen.cuda. Writes: nothing.
+/*
+emu_fibers.h — gpuir CPU emulator: the fiber engine.
+
+   Runs one CUDA grid launch on the host CPU. Blocks run one after another in
+   (z, y, x) order; inside a block every CUDA thread is a fiber (a user-space
+   coroutine on its own small stack) and fibers switch only at __syncthreads
+   and at warp collectives (__syncwarp, which the prelude also uses for
+   shuffles). Kernels launched without barriers run as plain sequential calls
+   on the caller's stack, with no fibers at all.
+
+   DESIGN
+     - Context switch: inline assembly on x86-64 (System V) and aarch64 that
+       saves only what the ABI says a callee must preserve; the asm clobbers
+       every general register, so the compiler saves the callee-saved ones
+       (rbx r12-r15 / x19-x30 d8-d15) in the switch function's prologue, and
+       the asm itself saves rsp, rbp, the resume address, the x87 control word
+       and MXCSR (x86-64) or sp, x29 and the resume address (aarch64). Other
+       targets, or -DGPUIR_EMU_UCONTEXT, use makecontext/swapcontext.
+     - Stacks: one malloc for all the fibers' stacks, each stack page aligned
+       with a PROT_NONE guard page below it (an overflow faults at once
+       instead of corrupting the heap), default 64 KiB, kept and reused
+       across blocks and launches; the engine only grows it.
+     - Scheduling: a FIFO run queue, round robin. A fiber that blocks switches
+       straight to the next runnable fiber (one switch per hand-over); the
+       last thread to arrive at a barrier opens it and carries on. When the
+       queue runs dry control returns to the launching context: either every
+       thread has exited, or the block is deadlocked (reported, not hung).
+     - Barriers: __syncthreads waits for the threads of the block that have
+       not exited, __syncwarp for the live lanes of one warp (warps of 32 by
+       linear thread index; the last may be partial). A thread that exits
+       re-checks both barriers. Barriers count generations and are reusable.
+     - No global or static mutable state: several engines may run in
+       parallel on different OS threads (one engine is one thread's at a time).
+     - ASan: fiber switches are announced with __sanitizer_start_switch_fiber
+       / __sanitizer_finish_switch_fiber and reused stacks are unpoisoned.
+       Valgrind: each stack is registered with VALGRIND_STACK_REGISTER when
+       <valgrind/valgrind.h> exists (define GPUIR_EMU_NO_VALGRIND to skip).
+
+   LIMITS
+     - Scheduling is cooperative: a thread that spins on memory written by
+       another thread, with no barrier inside the loop, never yields and hangs
+       the launch (as a livelock; it is not detected).
+     - A kernel overflowing its fiber stack hits the guard page (SIGSEGV);
+       raise stack_bytes for kernels with big local arrays. ASan builds use
+       bigger frames, so they need more stack than plain builds.
+     - Without <valgrind/valgrind.h>, valgrind cannot tell the fiber stacks
+       from heap memory and reports false errors.
+
+   Needs POSIX (<unistd.h>, <sys/mman.h>) and builds with -std=c99 without
+   any feature-test macro (also as C11 and C++17). Windows is not supported. */
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* The ABI shared with the kernel prelude (codegen.cuda renders the same
+   text into the emulator prelude). */
+GPUIR__EMU_ABI
+typedef void (*gpuir_emu_entry)(gpuir_emu_lane *lane, void **params);
+
+/* ---------------------------------------------------------------------- */
+/* Compile-time choices: switch backend, ASan, Valgrind.                   */
+
+#if !defined(GPUIR_EMU_UCONTEXT) && defined(__x86_64__) && !defined(__ILP32__) && !defined(_WIN32)
+#define GPUIR__EMU_X64 1
+#elif !defined(GPUIR_EMU_UCONTEXT) && defined(__aarch64__) && !defined(__ILP32__) && !defined(_WIN32)
+#define GPUIR__EMU_A64 1
+#else
+#define GPUIR__EMU_UCTX 1
+#include <ucontext.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUIR__EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUIR__EMU_ASAN 1
+#endif
+#endif
+#ifdef GPUIR__EMU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+#if !defined(GPUIR_EMU_NO_VALGRIND) && defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define GPUIR__EMU_VALGRIND 1
+#endif
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define GPUIR__EMU_NOIPA __attribute__((noinline, noipa))
+#else
+#define GPUIR__EMU_NOIPA __attribute__((noinline))
+#endif
+
+#define GPUIR__EMU_DEFAULT_STACK ((size_t)64 << 10)
+#define GPUIR__EMU_MIN_STACK ((size_t)16 << 10)
+#define GPUIR__EMU_MAX_THREADS 1024u
+#define GPUIR__EMU_MAX_SHARED ((size_t)1 << 20)
+
+/* ---------------------------------------------------------------------- */
+/* Contexts and the raw switch.                                            */
+
+struct gpuir__emu_ctx;
+typedef void (*gpuir__emu_fn)(struct gpuir__emu_ctx *self);
+
+/* A suspended execution context. The asm backends rely on the offsets of
+   the first fields (checked below). */
+typedef struct gpuir__emu_ctx {
+#ifdef GPUIR__EMU_UCTX
+    ucontext_t uc;
+    gpuir__emu_fn fn;             /* what a fresh context runs */
+#else
+    void *sp;                     /* 0: stack pointer */
+    void *fp;                     /* 8: frame pointer (rbp / x29) */
+    gpuir__emu_fn pc;             /* 16: resume address, or the entry of a fresh context */
+    unsigned short fpcw, pad;     /* 24: x87 control word (x86-64) */
+    unsigned mxcsr;               /* 28: MXCSR (x86-64) */
+#endif
+    const void *stack_lo;         /* bounds of its stack, for ASan (learned for the launcher) */
+    size_t stack_size;
+    void *fake_stack;             /* ASan's fake stack while suspended */
+} gpuir__emu_ctx;
+
+#ifndef GPUIR__EMU_UCTX
+typedef char gpuir__emu_ctx_layout_check[(offsetof(gpuir__emu_ctx, fp) == 8 && offsetof(gpuir__emu_ctx, pc) == 16
+                                          && offsetof(gpuir__emu_ctx, fpcw) == 24
+                                          && offsetof(gpuir__emu_ctx, mxcsr) == 28) ? 1 : -1];
+#endif
+
+#if defined(GPUIR__EMU_X64)
+/* Saves the running context in *from and resumes *to. rbx, r12-r15 are
+   saved by the compiler (they are clobbered); rsp, rbp, the resume address,
+   the x87 control word and MXCSR by the asm. A fresh context receives `to`
+   as its first argument (rdi). */
+static GPUIR__EMU_NOIPA void gpuir__emu_switch_raw(gpuir__emu_ctx *from, gpuir__emu_ctx *to)
+{
+    __asm__ __volatile__(
+        "leaq 1f(%%rip), %%rax\n\t"
+        "movq %%rax, 16(%0)\n\t"
+        "movq %%rsp, 0(%0)\n\t"
+        "movq %%rbp, 8(%0)\n\t"
+        "fnstcw 24(%0)\n\t"
+        "stmxcsr 28(%0)\n\t"
+        "fldcw 24(%1)\n\t"
+        "ldmxcsr 28(%1)\n\t"
+        "movq 0(%1), %%rsp\n\t"
+        "movq 8(%1), %%rbp\n\t"
+        "movq %1, %%rdi\n\t"
+        "jmpq *16(%1)\n"
+        "1:\n\t"
+#if defined(__CET__) && (__CET__ & 1)
+        "endbr64\n\t"
+#endif
+        : "+D"(from), "+S"(to)
+        :
+        : "rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+          "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+}
+
+/* Records the current x87 control word and MXCSR in c (fresh contexts start with them). */
+static void gpuir__emu_fpu_capture(gpuir__emu_ctx *c)
+{
+    __asm__ __volatile__("fnstcw %0\n\tstmxcsr %1" : "=m"(c->fpcw), "=m"(c->mxcsr));
+}
+#elif defined(GPUIR__EMU_A64)
+/* Saves the running context in *from and resumes *to. x19-x28, x30 and
+   d8-d15 are saved by the compiler (they are clobbered); sp, x29 and the
+   resume address by the asm. A fresh context receives `to` in x0. The
+   landing pad is a BTI "jc" hint, a no-op on cores without BTI. */
+static GPUIR__EMU_NOIPA void gpuir__emu_switch_raw(gpuir__emu_ctx *from, gpuir__emu_ctx *to)
+{
+    register gpuir__emu_ctx *x0 __asm__("x0") = from;
+    register gpuir__emu_ctx *x1 __asm__("x1") = to;
+    __asm__ __volatile__(
+        "adr x16, 1f\n\t"
+        "mov x17, sp\n\t"
+        "stp x17, x29, [x0, #0]\n\t"
+        "str x16, [x0, #16]\n\t"
+        "ldp x17, x29, [x1, #0]\n\t"
+        "ldr x16, [x1, #16]\n\t"
+        "mov sp, x17\n\t"
+        "mov x0, x1\n\t"
+        "br x16\n"
+        "1:\n\t"
+        "hint #38\n\t"
+        : "+r"(x0), "+r"(x1)
+        :
+        : "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
+          "x16", "x17", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x30",
+          "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",
+          "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27",
+          "v28", "v29", "v30", "v31", "memory", "cc");
+}
+
+/* Nothing to record on aarch64 (FPCR is left as it is). */
+static void gpuir__emu_fpu_capture(gpuir__emu_ctx *c) { (void)c; }
+#else
+/* Saves the running context in *from and resumes *to with swapcontext. */
+static void gpuir__emu_switch_raw(gpuir__emu_ctx *from, gpuir__emu_ctx *to)
+{
+    swapcontext(&from->uc, &to->uc);
+}
+
+/* Runs a fresh ucontext's function; the context's address comes in two halves. */
+static void gpuir__emu_uctx_trampoline(unsigned lo, unsigned hi)
+{
+    uintptr_t p = (uintptr_t)lo | (((uintptr_t)hi << 16) << 16);
+    gpuir__emu_ctx *c = (gpuir__emu_ctx *)p;
+    c->fn(c);
+}
+
+/* Nothing to record: swapcontext saves the floating-point environment. */
+static void gpuir__emu_fpu_capture(gpuir__emu_ctx *c) { (void)c; }
+#endif
+
+/* Makes c a fresh context that runs fn(c) on the stack [lo, lo+size), with
+   the floating-point control state of env. Returns 0, or nonzero if the
+   platform refused (ucontext only). */
+static int gpuir__emu_ctx_init(gpuir__emu_ctx *c, unsigned char *lo, size_t size, gpuir__emu_fn fn,
+                               const gpuir__emu_ctx *env)
+{
+#if defined(GPUIR__EMU_X64)
+    void **top = (void **)(void *)(lo + size);
+    top[-1] = NULL;               /* a null return address ends backtraces */
+    c->sp = top - 1;              /* as just after a call: rsp + 8 is 16-aligned */
+    c->fp = NULL;
+    c->pc = fn;
+    c->fpcw = env->fpcw;
+    c->mxcsr = env->mxcsr;
+#elif defined(GPUIR__EMU_A64)
+    (void)env;
+    c->sp = lo + size;
+    c->fp = NULL;
+    c->pc = fn;
+#else
+    uintptr_t p = (uintptr_t)c;
+    (void)env;
+    c->fn = fn;
+    if (getcontext(&c->uc) != 0) return 1;
+    c->uc.uc_stack.ss_sp = lo;
+    c->uc.uc_stack.ss_size = size;
+    c->uc.uc_link = NULL;
+    makecontext(&c->uc, (void (*)(void))gpuir__emu_uctx_trampoline, 2, (unsigned)(p & 0xffffffffu),
+                (unsigned)((p >> 16) >> 16));
+#endif
+    c->stack_lo = lo;
+    c->stack_size = size;
+    c->fake_stack = NULL;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The engine.                                                             */
+
+enum { GPUIR__EMU_RUNNABLE, GPUIR__EMU_WAIT_BLOCK, GPUIR__EMU_WAIT_WARP, GPUIR__EMU_DONE };
+
+/* One CUDA thread: its context (first member), its lane and its stack. */
+typedef struct gpuir__emu_fiber {
+    gpuir__emu_ctx ctx;
+    gpuir_emu_lane lane;
+    unsigned char *stack_lo;      /* usable stack, above its guard page */
+    int state;
+    unsigned vg_id;               /* Valgrind stack id */
+} gpuir__emu_fiber;
+
+/* The barrier of one warp: live lanes, lanes waiting, openings so far. */
+typedef struct gpuir__emu_warp { unsigned live, waiting, gen; } gpuir__emu_warp;
+
+typedef struct gpuir__emu_engine {
+    size_t stack_bytes;           /* usable bytes per stack, a page multiple */
+    size_t page;
+    unsigned cap;                 /* fibers, queue slots and stacks allocated */
+    gpuir__emu_fiber *fibers;
+    gpuir__emu_fiber **queue;     /* run queue, a ring of cap slots */
+    unsigned q_head, q_count;
+    unsigned char *stack_raw;     /* one allocation holding every guard page and stack */
+    unsigned char *shared_raw, *shared;
+    size_t shared_cap;            /* bytes in shared_raw */
+    size_t shared_bytes;          /* this launch's dynamic shared memory */
+    unsigned long long slots[32 * 32];
+    gpuir__emu_warp warps[32];
+    unsigned nthreads, live, block_waiting, block_gen;
+    gpuir_emu_dim3 block_dim, grid_dim, block_idx;
+    gpuir__emu_ctx sched;         /* the launching context */
+    gpuir_emu_lane plain;         /* the lane of launches without barriers */
+    gpuir_emu_entry entry;
+    void **params;
+    int running, failed;
+    char *err;
+    size_t err_size;
+#ifdef GPUIR__EMU_ASAN
+    gpuir__emu_ctx *asan_from;    /* the context being switched away from */
+#endif
+} gpuir__emu_engine;
+
+/* Writes a formatted message into buf (when there is one). */
+static void gpuir__emu_vmsg(char *buf, size_t size, const char *fmt, va_list ap)
+{
+    if (buf && size) vsnprintf(buf, size, fmt, ap);
+}
+
+/* Formats a message into a caller buffer directly (used before e is set up). */
+static void __attribute__((format(printf, 3, 4))) gpuir__emu_msg(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gpuir__emu_vmsg(buf, size, fmt, ap);
+    va_end(ap);
+}
+
+/* Records the launch's first error: later ones are dropped. */
+static void __attribute__((format(printf, 2, 3))) gpuir__emu_fail(gpuir__emu_engine *e, const char *fmt, ...)
+{
+    va_list ap;
+    if (e->failed) return;
+    e->failed = 1;
+    va_start(ap, fmt);
+    gpuir__emu_vmsg(e->err, e->err_size, fmt, ap);
+    va_end(ap);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sanitizer-aware switching.                                              */
+
+#ifdef GPUIR__EMU_ASAN
+/* Tells ASan a switch into self finished; learns the bounds of the stack
+   we came from (that is how the launcher's stack becomes known). */
+static void gpuir__emu_asan_landed(gpuir__emu_engine *e, gpuir__emu_ctx *self)
+{
+    const void *lo = NULL;
+    size_t size = 0;
+    __sanitizer_finish_switch_fiber(self->fake_stack, &lo, &size);
+    self->fake_stack = NULL;
+    e->asan_from->stack_lo = lo;
+    e->asan_from->stack_size = size;
+}
+#endif
+
+/* Switches from the running context to `to`; from_done says `from` will
+   never run again (ASan then frees its fake stack). Returns when something
+   switches back to `from`. */
+static void gpuir__emu_switch(gpuir__emu_engine *e, gpuir__emu_ctx *from, gpuir__emu_ctx *to, int from_done)
+{
+#ifdef GPUIR__EMU_ASAN
+    e->asan_from = from;
+    __sanitizer_start_switch_fiber(from_done ? NULL : &from->fake_stack, to->stack_lo, to->stack_size);
+    gpuir__emu_switch_raw(from, to);
+    gpuir__emu_asan_landed(e, from);
+#else
+    (void)e;
+    (void)from_done;
+    gpuir__emu_switch_raw(from, to);
+#endif
+}
+
+/* ---------------------------------------------------------------------- */
+/* Run queue and barriers.                                                 */
+
+/* Appends a runnable fiber to the run queue. */
+static void gpuir__emu_queue_push(gpuir__emu_engine *e, gpuir__emu_fiber *f)
+{
+    unsigned i = e->q_head + e->q_count++;
+    if (i >= e->cap) i -= e->cap;
+    e->queue[i] = f;
+}
+
+/* Takes the next runnable fiber, or NULL when none is left. */
+static gpuir__emu_fiber *gpuir__emu_queue_pop(gpuir__emu_engine *e)
+{
+    gpuir__emu_fiber *f;
+    if (!e->q_count) return NULL;
+    f = e->queue[e->q_head];
+    if (++e->q_head == e->cap) e->q_head = 0;
+    e->q_count--;
+    return f;
+}
+
+/* The fiber whose lane this is (the lane is embedded in the fiber). */
+static gpuir__emu_fiber *gpuir__emu_fiber_of(gpuir_emu_lane *lane)
+{
+    return (gpuir__emu_fiber *)(void *)((char *)lane - offsetof(gpuir__emu_fiber, lane));
+}
+
+/* Suspends f (already marked waiting or done) and runs the next runnable
+   fiber, or returns to the launcher when there is none. */
+static void gpuir__emu_hand_over(gpuir__emu_engine *e, gpuir__emu_fiber *f, int done)
+{
+    gpuir__emu_fiber *next = gpuir__emu_queue_pop(e);
+    gpuir__emu_switch(e, &f->ctx, next ? &next->ctx : &e->sched, done);
+}
+
+/* Opens the block barrier: every waiting thread becomes runnable, in thread order. */
+static void gpuir__emu_open_block(gpuir__emu_engine *e)
+{
+    unsigned i;
+    for (i = 0; i < e->nthreads; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+        if (f->state != GPUIR__EMU_WAIT_BLOCK) continue;
+        f->state = GPUIR__EMU_RUNNABLE;
+        gpuir__emu_queue_push(e, f);
+    }
+    e->block_waiting = 0;
+    e->block_gen++;
+}
+
+/* Opens warp w's barrier: its waiting lanes become runnable, in lane order. */
+static void gpuir__emu_open_warp(gpuir__emu_engine *e, unsigned w)
+{
+    unsigned i, end = (w + 1) * 32 < e->nthreads ? (w + 1) * 32 : e->nthreads;
+    for (i = w * 32; i < end; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+        if (f->state != GPUIR__EMU_WAIT_WARP) continue;
+        f->state = GPUIR__EMU_RUNNABLE;
+        gpuir__emu_queue_push(e, f);
+    }
+    e->warps[w].waiting = 0;
+    e->warps[w].gen++;
+}
+
+/* __syncthreads: waits until every thread of the block that has not exited
+   arrives. The last to arrive opens the barrier and goes on. */
+static void gpuir__emu_sync_block(gpuir_emu_lane *lane)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
+    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    if (++e->block_waiting == e->live) {
+        gpuir__emu_open_block(e);
+        return;
+    }
+    f->state = GPUIR__EMU_WAIT_BLOCK;
+    gpuir__emu_hand_over(e, f, 0);
+}
+
+/* __syncwarp: waits until every live lane of this lane's warp arrives. */
+static void gpuir__emu_sync_warp(gpuir_emu_lane *lane)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
+    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    gpuir__emu_warp *w = &e->warps[lane->warp_id];
+    if (++w->waiting == w->live) {
+        gpuir__emu_open_warp(e, lane->warp_id);
+        return;
+    }
+    f->state = GPUIR__EMU_WAIT_WARP;
+    gpuir__emu_hand_over(e, f, 0);
+}
+
+/* A thread returned from the kernel: it stops counting for both barriers,
+   which may open them, and the next fiber runs. Never returns. */
+static void gpuir__emu_fiber_exit(gpuir__emu_engine *e, gpuir__emu_fiber *f)
+{
+    gpuir__emu_warp *w = &e->warps[f->lane.warp_id];
+    f->state = GPUIR__EMU_DONE;
+    e->live--;
+    w->live--;
+    if (e->block_waiting && e->block_waiting == e->live) gpuir__emu_open_block(e);
+    if (w->waiting && w->waiting == w->live) gpuir__emu_open_warp(e, f->lane.warp_id);
+    gpuir__emu_hand_over(e, f, 1);
+}
+
+/* The body of every fiber: run the kernel for this thread, then exit. */
+static void gpuir__emu_fiber_main(gpuir__emu_ctx *self)
+{
+    gpuir__emu_fiber *f = (gpuir__emu_fiber *)(void *)self;
+    gpuir__emu_engine *e = (gpuir__emu_engine *)f->lane.engine;
+#ifdef GPUIR__EMU_ASAN
+    gpuir__emu_asan_landed(e, self);
+#endif
+    e->entry(&f->lane, e->params);
+    gpuir__emu_fiber_exit(e, f);
+}
+
+/* sync_block of launches without barriers: records an error, returns. */
+static void gpuir__emu_forbidden_block(gpuir_emu_lane *l)
+{
+    gpuir__emu_fail((gpuir__emu_engine *)l->engine,
+                    "gpuir emulator: block (%u,%u,%u) thread (%u,%u,%u): kernel called __syncthreads but was "
+                    "launched without barriers",
+                    l->block_idx.x, l->block_idx.y, l->block_idx.z, l->thread_idx.x, l->thread_idx.y,
+                    l->thread_idx.z);
+}
+
+/* sync_warp of launches without barriers: records an error, returns. */
+static void gpuir__emu_forbidden_warp(gpuir_emu_lane *l)
+{
+    gpuir__emu_fail((gpuir__emu_engine *)l->engine,
+                    "gpuir emulator: block (%u,%u,%u) thread (%u,%u,%u): kernel called __syncwarp (or a warp "
+                    "shuffle) but was launched without barriers",
+                    l->block_idx.x, l->block_idx.y, l->block_idx.z, l->thread_idx.x, l->thread_idx.y,
+                    l->thread_idx.z);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Memory: stacks and shared memory.                                       */
+
+/* Gives back every stack, fiber and queue slot (guards re-opened first). */
+static void gpuir__emu_release_fibers(gpuir__emu_engine *e)
+{
+    unsigned i;
+    for (i = 0; i < e->cap && e->fibers; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+#ifdef GPUIR__EMU_VALGRIND
+        VALGRIND_STACK_DEREGISTER(f->vg_id);
+#endif
+        mprotect(f->stack_lo - e->page, e->page, PROT_READ | PROT_WRITE); /* harmless if never guarded */
+    }
+    free(e->stack_raw);
+    free(e->fibers);
+    free(e->queue);
+    e->stack_raw = NULL;
+    e->fibers = NULL;
+    e->queue = NULL;
+    e->cap = 0;
+}
+
+/* Carves cap stacks out of stack_raw, each above a PROT_NONE guard page.
+   If the system refuses a guard (mprotect on heap memory is not POSIX), the
+   stacks are still usable, just unguarded. */
+static void gpuir__emu_carve_stacks(gpuir__emu_engine *e, unsigned cap)
+{
+    size_t stride = e->page + e->stack_bytes;
+    uintptr_t raw = (uintptr_t)e->stack_raw;
+    unsigned char *base = e->stack_raw + ((e->page - raw % e->page) % e->page);
+    unsigned i;
+    int guard = 1;
+    for (i = 0; i < cap; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+        f->stack_lo = base + (size_t)i * stride + e->page;
+        if (guard && mprotect(f->stack_lo - e->page, e->page, PROT_NONE) != 0) guard = 0;
+#ifdef GPUIR__EMU_VALGRIND
+        f->vg_id = VALGRIND_STACK_REGISTER(f->stack_lo, f->stack_lo + e->stack_bytes);
+#endif
+    }
+}
+
+/* Makes room for n fibers: if the engine holds fewer, everything is given
+   back and reallocated at the new size (a warp multiple, at least double).
+   Returns 0, or nonzero on out of memory (the engine then holds nothing). */
+static int gpuir__emu_reserve(gpuir__emu_engine *e, unsigned n)
+{
+    unsigned cap = (n + 31) / 32 * 32;
+    size_t stride = e->page + e->stack_bytes, total;
+    if (n <= e->cap) return 0;
+    if (cap < 2 * e->cap) cap = 2 * e->cap;
+    if (cap > GPUIR__EMU_MAX_THREADS) cap = GPUIR__EMU_MAX_THREADS;
+    gpuir__emu_release_fibers(e);
+    if (stride < e->stack_bytes || stride > (SIZE_MAX - e->page) / cap) goto oom;
+    total = (size_t)cap * stride + e->page;
+    e->fibers = (gpuir__emu_fiber *)calloc(cap, sizeof *e->fibers);
+    e->queue = (gpuir__emu_fiber **)malloc(cap * sizeof *e->queue);
+    e->stack_raw = (unsigned char *)malloc(total);
+    if (!e->fibers || !e->queue || !e->stack_raw) goto oom;
+    gpuir__emu_carve_stacks(e, cap);
+    e->cap = cap;
+    return 0;
+oom:
+    gpuir__emu_release_fibers(e);
+    gpuir__emu_fail(e, "gpuir emulator: out of memory for %u fiber stacks of %zu bytes", cap, e->stack_bytes);
+    return 1;
+}
+
+/* Makes room for this launch's dynamic shared memory (16-byte aligned,
+   never NULL). Under ASan the bytes past shared_bytes are poisoned. */
+static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes)
+{
+    size_t need = shared_bytes + 32;
+    if (need > e->shared_cap) {
+#ifdef GPUIR__EMU_ASAN
+        if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
+#endif
+        free(e->shared_raw);
+        e->shared_cap = 0;
+        e->shared_raw = (unsigned char *)malloc(need);
+        if (!e->shared_raw) {
+            gpuir__emu_fail(e, "gpuir emulator: out of memory for %zu bytes of shared memory", shared_bytes);
+            return 1;
+        }
+        e->shared_cap = need;
+    }
+    e->shared = e->shared_raw + (16 - (uintptr_t)e->shared_raw % 16) % 16;
+    e->shared_bytes = shared_bytes;
+#ifdef GPUIR__EMU_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
+    ASAN_POISON_MEMORY_REGION(e->shared + shared_bytes, e->shared_raw + e->shared_cap - (e->shared + shared_bytes));
+#endif
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Engine lifetime.                                                        */
+
+/* Makes an engine whose fibers get stack_bytes each (0: 64 KiB; rounded up
+   to a page, at least 16 KiB). Returns NULL when out of memory. */
+static gpuir__emu_engine *gpuir__emu_engine_make(size_t stack_bytes)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)calloc(1, sizeof *e);
+    long page = sysconf(_SC_PAGESIZE);
+    if (!e) return NULL;
+    e->page = page > 0 ? (size_t)page : 4096;
+    if (stack_bytes == 0) stack_bytes = GPUIR__EMU_DEFAULT_STACK;
+    if (stack_bytes < GPUIR__EMU_MIN_STACK) stack_bytes = GPUIR__EMU_MIN_STACK;
+    if (stack_bytes > SIZE_MAX - e->page) stack_bytes = SIZE_MAX - e->page; /* fails at launch */
+    e->stack_bytes = (stack_bytes + e->page - 1) / e->page * e->page;
+    return e;
+}
+
+/* Frees an engine and everything it holds (NULL is fine). */
+static void gpuir__emu_engine_destroy(gpuir__emu_engine *e)
+{
+    if (!e) return;
+    gpuir__emu_release_fibers(e);
+#ifdef GPUIR__EMU_ASAN
+    if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
+#endif
+    free(e->shared_raw);
+    free(e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Launch.                                                                 */
+
+/* Checks a launch configuration against CUDA's limits. Returns 0 or nonzero
+   with the error recorded. */
+static int gpuir__emu_check_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, const unsigned grid[3],
+                                   const unsigned block[3], size_t shared_bytes)
+{
+    if (!entry || !grid || !block)
+        gpuir__emu_fail(e, "gpuir emulator: launch needs a kernel entry, a grid and a block");
+    else if (!block[0] || !block[1] || !block[2])
+        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has a zero dimension", block[0], block[1], block[2]);
+    else if (!grid[0] || !grid[1] || !grid[2])
+        gpuir__emu_fail(e, "gpuir emulator: grid (%u,%u,%u) has a zero dimension", grid[0], grid[1], grid[2]);
+    else if (block[0] > 1024 || block[1] > 1024 || block[2] > 64)
+        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) exceeds the per-dimension limits (1024,1024,64)",
+                        block[0], block[1], block[2]);
+    else if ((unsigned long long)block[0] * block[1] * block[2] > GPUIR__EMU_MAX_THREADS)
+        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has %llu threads, more than %u", block[0], block[1],
+                        block[2], (unsigned long long)block[0] * block[1] * block[2], GPUIR__EMU_MAX_THREADS);
+    else if (grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535)
+        gpuir__emu_fail(e, "gpuir emulator: grid (%u,%u,%u) exceeds the limits (2147483647,65535,65535)", grid[0],
+                        grid[1], grid[2]);
+    else if (shared_bytes > GPUIR__EMU_MAX_SHARED)
+        gpuir__emu_fail(e, "gpuir emulator: %zu bytes of shared memory requested, the limit is %zu", shared_bytes,
+                        GPUIR__EMU_MAX_SHARED);
+    return e->failed;
+}
+
+/* Fills in the lane of linear thread i of the current block. */
+static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsigned i, int barriers)
+{
+    unsigned bx = e->block_dim.x, by = e->block_dim.y;
+    l->thread_idx.x = i % bx;
+    l->thread_idx.y = i / bx % by;
+    l->thread_idx.z = i / (bx * by);
+    l->block_idx = e->block_idx;
+    l->block_dim = e->block_dim;
+    l->grid_dim = e->grid_dim;
+    l->lane_id = i % 32;
+    l->warp_id = i / 32;
+    l->shared = e->shared;
+    l->warp_slots = e->slots + (i / 32) * 32;
+    l->sync_block = barriers ? gpuir__emu_sync_block : gpuir__emu_forbidden_block;
+    l->sync_warp = barriers ? gpuir__emu_sync_warp : gpuir__emu_forbidden_warp;
+    l->engine = e;
+}
+
+/* Resets block-wide state: shared memory poison, live counts, barriers. */
+static void gpuir__emu_block_begin(gpuir__emu_engine *e)
+{
+    unsigned w, nwarps = (e->nthreads + 31) / 32;
+    memset(e->shared, 0xFF, e->shared_bytes);
+    e->live = e->nthreads;
+    e->block_waiting = 0;
+    e->block_gen = 0;
+    e->q_head = e->q_count = 0;
+    for (w = 0; w < nwarps; w++) {
+        e->warps[w].live = (w + 1) * 32 <= e->nthreads ? 32 : e->nthreads - w * 32;
+        e->warps[w].waiting = 0;
+        e->warps[w].gen = 0;
+    }
+}
+
+/* Reports a block whose live threads all wait on barriers that cannot open. */
+static void gpuir__emu_report_deadlock(gpuir__emu_engine *e)
+{
+    unsigned i, nblock = 0, nwarp = 0, first_block = 0, first_warp = 0;
+    for (i = e->nthreads; i-- > 0;) {
+        int s = e->fibers[i].state;
+        if (s == GPUIR__EMU_WAIT_BLOCK) nblock++, first_block = i;
+        if (s == GPUIR__EMU_WAIT_WARP) nwarp++, first_warp = i;
+    }
+    gpuir__emu_fail(e,
+                    "gpuir emulator: deadlock in block (%u,%u,%u) after %u completed __syncthreads: "
+                    "%u thread(s) wait at __syncthreads (first: linear thread %u), %u at __syncwarp "
+                    "(first: linear thread %u), %u exited",
+                    e->block_idx.x, e->block_idx.y, e->block_idx.z, e->block_gen, nblock, nblock ? first_block : 0,
+                    nwarp, nwarp ? first_warp : 0, e->nthreads - e->live);
+}
+
+/* Runs the current block with one fiber per thread. */
+static void gpuir__emu_run_block_fibers(gpuir__emu_engine *e)
+{
+    unsigned i;
+    gpuir__emu_block_begin(e);
+    for (i = 0; i < e->nthreads; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+#ifdef GPUIR__EMU_ASAN
+        ASAN_UNPOISON_MEMORY_REGION(f->stack_lo, e->stack_bytes);
+#endif
+        gpuir__emu_lane_init(e, &f->lane, i, 1);
+        if (gpuir__emu_ctx_init(&f->ctx, f->stack_lo, e->stack_bytes, gpuir__emu_fiber_main, &e->sched)) {
+            gpuir__emu_fail(e, "gpuir emulator: could not make a fiber context");
+            return;
+        }
+        f->state = GPUIR__EMU_RUNNABLE;
+        gpuir__emu_queue_push(e, f);
+    }
+    gpuir__emu_switch(e, &e->sched, &gpuir__emu_queue_pop(e)->ctx, 0);
+    if (e->live) gpuir__emu_report_deadlock(e);
+}
+
+/* Runs the current block's threads one after another as plain calls. */
+static void gpuir__emu_run_block_plain(gpuir__emu_engine *e)
+{
+    unsigned i;
+    gpuir__emu_block_begin(e);
+    for (i = 0; i < e->nthreads && !e->failed; i++) {
+        gpuir__emu_lane_init(e, &e->plain, i, 0);
+        e->entry(&e->plain, e->params);
+    }
+}
+
+/* Runs every block of the grid in (z, y, x) order until one fails. */
+static void gpuir__emu_run_grid(gpuir__emu_engine *e, const unsigned grid[3], int barriers)
+{
+    unsigned x, y, z;
+    for (z = 0; z < grid[2] && !e->failed; z++)
+        for (y = 0; y < grid[1] && !e->failed; y++)
+            for (x = 0; x < grid[0] && !e->failed; x++) {
+                e->block_idx.x = x;
+                e->block_idx.y = y;
+                e->block_idx.z = z;
+                if (barriers) gpuir__emu_run_block_fibers(e);
+                else gpuir__emu_run_block_plain(e);
+            }
+}
+
+/* Runs a whole grid. uses_barriers: threads run as fibers and may call
+   sync_block/sync_warp; otherwise they run as plain calls and a call to
+   either is an error. Returns 0, or nonzero with a message in err. */
+static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, void **params, const unsigned grid[3],
+                                    const unsigned block[3], size_t shared_bytes, int uses_barriers, char *err,
+                                    size_t err_size)
+{
+    if (err && err_size) err[0] = 0;
+    if (!e) {
+        gpuir__emu_msg(err, err_size, "gpuir emulator: launch without an engine");
+        return 1;
+    }
+    if (e->running) {
+        gpuir__emu_msg(err, err_size, "gpuir emulator: launch from inside a running launch of the same engine");
+        return 1;
+    }
+    e->err = err;
+    e->err_size = err_size;
+    e->failed = 0;
+    if (gpuir__emu_check_launch(e, entry, grid, block, shared_bytes)) return 1;
+    e->nthreads = block[0] * block[1] * block[2];
+    if (gpuir__emu_reserve_shared(e, shared_bytes)) return 1;
+    if (uses_barriers && gpuir__emu_reserve(e, e->nthreads)) return 1;
+    e->entry = entry;
+    e->params = params;
+    e->block_dim.x = block[0], e->block_dim.y = block[1], e->block_dim.z = block[2];
+    e->grid_dim.x = grid[0], e->grid_dim.y = grid[1], e->grid_dim.z = grid[2];
+    gpuir__emu_fpu_capture(&e->sched);
+    e->running = 1;
+    gpuir__emu_run_grid(e, grid, uses_barriers);
+    e->running = 0;
+    e->err = NULL;
+    return e->failed;
+}
+
+/* ---- the emulator's device table ---- */
+
+enum {                       /* the CUresult values the emulator returns */
+    GPUIR__CU_INVALID_VALUE = 1, GPUIR__CU_OUT_OF_MEMORY = 2, GPUIR__CU_INVALID_IMAGE = 200,
+    GPUIR__CU_NOT_FOUND = 500, GPUIR__CU_LAUNCH_FAILED = 719
+};
+
+typedef struct gpuir__emu {
+    gpuir__emu_engine *engine;
+    size_t live_allocs;     /* device buffers not yet freed */
+    size_t live_modules;
+    char detail[1024];      /* what went wrong in the last failed call */
+} gpuir__emu;
+
+typedef struct gpuir__emu_module {
+    void *dl;
+    const gpuir_emu_kernel *table;
+} gpuir__emu_module;
+
+static int gpuir__emu_nop(void *self) { (void)self; return 0; }
+
+static int gpuir__emu_mem_alloc(void *self, gpuir__dptr *p, size_t bytes) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    void *mem = malloc(bytes ? bytes : 1);
+    if (!mem) return GPUIR__CU_OUT_OF_MEMORY;
+    memset(mem, 0xff, bytes);            /* poison: reads of unwritten data show (NaN) */
+    *p = (gpuir__dptr)(uintptr_t)mem;
+    E->live_allocs++;
+    return 0;
+}
+
+static int gpuir__emu_mem_free(void *self, gpuir__dptr p) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!p) return GPUIR__CU_INVALID_VALUE;
+    free((void *)(uintptr_t)p);
+    E->live_allocs--;
+    return 0;
+}
+
+static int gpuir__emu_htod(void *self, gpuir__dptr dst, const void *src, size_t n) {
+    (void)self;
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return 0;
+}
+static int gpuir__emu_dtoh(void *self, void *dst, gpuir__dptr src, size_t n) {
+    (void)self;
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return 0;
+}
+static int gpuir__emu_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n) {
+    (void)self;
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return 0;
+}
+
+/* A new file in the temporary directory, created 0600 and exclusively. */
+static int gpuir__emu_temp_file(char *path, size_t size, const char *stem) {
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, size, "%s/gpuir-%s-XXXXXX", dir && *dir ? dir : "/tmp", stem);
+    return mkstemp(path);
+}
+
+/* Loads a shared object from its bytes: written to a temporary file,
+   dlopen'ed, and the file removed at once. */
+static int gpuir__emu_module_load(void *self, void **module, const void *image, size_t size) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    char path[512];
+    int fd = gpuir__emu_temp_file(path, sizeof path, "module");
+    if (fd < 0) {
+        snprintf(E->detail, sizeof E->detail, "cannot create a temporary file: %s", strerror(errno));
+        return GPUIR__CU_INVALID_IMAGE;
+    }
+    size_t done = 0;
+    while (done < size) {
+        ssize_t w = write(fd, (const char *)image + done, size - done);
+        if (w <= 0) break;
+        done += (size_t)w;
+    }
+    close(fd);
+    void *dl = done == size ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!dl) snprintf(E->detail, sizeof E->detail, "%s", done == size ? dlerror() : "writing the module failed");
+    unlink(path);
+    gpuir__emu_module *mod = dl ? (gpuir__emu_module *)calloc(1, sizeof *mod) : NULL;
+    const gpuir_emu_kernel *table = dl ? (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels") : NULL;
+    if (!mod || !table) {
+        if (dl && !table) snprintf(E->detail, sizeof E->detail, "the module has no gpuir_emu_kernels table");
+        free(mod);
+        if (dl) dlclose(dl);
+        return dl ? GPUIR__CU_INVALID_IMAGE : GPUIR__CU_INVALID_IMAGE;
+    }
+    mod->dl = dl;
+    mod->table = table;
+    *module = mod;
+    E->live_modules++;
+    return 0;
+}
+
+static int gpuir__emu_module_unload(void *self, void *module) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    gpuir__emu_module *mod = (gpuir__emu_module *)module;
+    if (!mod) return GPUIR__CU_INVALID_VALUE;
+    dlclose(mod->dl);
+    free(mod);
+    E->live_modules--;
+    return 0;
+}
+
+static int gpuir__emu_function_get(void *self, void **fn, void *module, const char *name) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    const gpuir__emu_module *mod = (const gpuir__emu_module *)module;
+    for (const gpuir_emu_kernel *k = mod->table; k->name; k++)
+        if (strcmp(k->name, name) == 0) { *fn = (void *)k; return 0; }
+    snprintf(E->detail, sizeof E->detail, "no kernel named %s", name);
+    return GPUIR__CU_NOT_FOUND;
+}
+
+static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                             void **params) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    const gpuir_emu_kernel *k = (const gpuir_emu_kernel *)fn;
+    E->detail[0] = '\0';
+    int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block, (size_t)k->shared_bytes + smem,
+                                      k->uses_barriers, E->detail, sizeof E->detail);
+    return rc ? GPUIR__CU_LAUNCH_FAILED : 0;
+}
+
+static void gpuir__emu_describe(void *self, int code, const char **name, const char **text, const char **detail) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    switch (code) {
+    case GPUIR__CU_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; *text = "invalid argument"; break;
+    case GPUIR__CU_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; *text = "out of memory"; break;
+    case GPUIR__CU_INVALID_IMAGE: *name = "CUDA_ERROR_INVALID_IMAGE"; *text = "device kernel image is invalid"; break;
+    case GPUIR__CU_NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; *text = "named symbol not found"; break;
+    default: *name = "CUDA_ERROR_LAUNCH_FAILED"; *text = "unspecified launch failure"; break;
+    }
+    *detail = E->detail;
+}
+
+/* ---- building emulated modules: the host C compiler, no shell ---- */
+
+/* Runs argv (no shell) with standard error into log_path; the exit
+   status, or -1 when it could not start. */
+static int gpuir__emu_spawn(char *const *argv, const char *log_path) {
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0) return -1;
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, log_path, O_WRONLY | O_TRUNC, 0600);
+    pid_t pid;
+    extern char **environ;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return -1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* Reads a whole file (NUL-terminated); NULL on failure. */
+static char *gpuir__read_path(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n + 4096 + 1 > cap) {
+            char *bigger = (char *)realloc(buf, cap = cap * 2 + 4096 + 1);
+            if (!bigger) { free(buf); fclose(f); return NULL; }
+            buf = bigger;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got > 0);
+    fclose(f);
+    buf[n] = '\0';
+    if (size) *size = n;
+    return buf;
+}
+
+static bool gpuir__write_path(const char *path, const void *bytes, size_t size) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    bool ok = fwrite(bytes, 1, size, f) == size;
+    return fclose(f) == 0 && ok;
+}
+
+/* The emulator's compiler: desc.cc, else $GPUIR_CC, else cc. */
+static const char *gpuir__emu_cc(const gpuir_program *p) {
+    const char *env = getenv("GPUIR_CC");
+    return p->desc.cc ? p->desc.cc : env && *env ? env : "cc";
+}
+
+/* Compiles the emulator source to a shared object's bytes. */
+static gpuir_result gpuir__emu_compile(gpuir_program *p, void **image, size_t *size) {
+    char src[512], so[512], log[512];
+    int fs = gpuir__emu_temp_file(src, sizeof src, "src"), fo = gpuir__emu_temp_file(so, sizeof so, "so");
+    int fl = gpuir__emu_temp_file(log, sizeof log, "log");
+    gpuir_result r = GPUIR_OK;
+    if (fs < 0 || fo < 0 || fl < 0) r = gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: cannot create a temporary file: %s", strerror(errno));
+    if (fs >= 0) close(fs);
+    if (fo >= 0) close(fo);
+    if (fl >= 0) close(fl);
+    if (!r && !gpuir__write_path(src, p->source, strlen(p->source)))
+        r = gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: cannot write %s", src);
+    if (!r) {
+        char *argv[16];
+        int n = 0;
+        argv[n++] = (char *)gpuir__emu_cc(p);
+        argv[n++] = (char *)"-x"; argv[n++] = (char *)"c"; argv[n++] = (char *)"-std=gnu11";
+        argv[n++] = (char *)"-O2"; argv[n++] = (char *)"-fPIC"; argv[n++] = (char *)"-shared";
+        if (p->desc.emu_sanitize) argv[n++] = (char *)"-fsanitize=address,undefined";
+        argv[n++] = (char *)"-o"; argv[n++] = so; argv[n++] = src; argv[n++] = (char *)"-lm";
+        argv[n] = NULL;
+        int rc = gpuir__emu_spawn(argv, log);
+        if (rc != 0) {
+            char *text = gpuir__read_path(log, NULL);
+            r = gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s %s (exit %d)%s%.2000s", argv[0],
+                            rc < 0 ? "could not be started" : "failed to compile the kernels", rc,
+                            text && *text ? ":\n" : "", text ? text : "");
+            free(text);
+        }
+    }
+    if (!r) {
+        *image = gpuir__read_path(so, size);
+        if (!*image) r = gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: cannot read the compiled module %s", so);
+    }
+    if (fs >= 0) unlink(src);
+    if (fo >= 0) unlink(so);
+    if (fl >= 0) unlink(log);
+    return r;
+}
+
+static gpuir_result gpuir__emu_build(gpuir_program *p, void **image, size_t *size) {
+    const char *parts[5] = {"emu", p->source, gpuir__emu_cc(p), p->desc.emu_sanitize ? "asan" : "-",
+                            GPUIR_VERSION_STRING};
+    return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, image, size);
+}
+
+static gpuir_result gpuir__emu_open(gpuir_program *p) {
+    gpuir__emu *E = (gpuir__emu *)calloc(1, sizeof *E);
+    if (!E) return gpuir__oom(p->ctx, "the emulator");
+    E->engine = gpuir__emu_engine_make(0);
+    if (!E->engine) { free(E); return gpuir__oom(p->ctx, "the emulator's fibers"); }
+    gpuir__drv d = {"emu", E, gpuir__emu_nop, gpuir__emu_nop, gpuir__emu_mem_alloc, gpuir__emu_mem_free,
+                    gpuir__emu_htod, gpuir__emu_dtoh, gpuir__emu_dtod, gpuir__emu_module_load,
+                    gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_nop,
+                    gpuir__emu_describe};
+    p->drv = d;
+    gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20};
+    p->limits = lim;
+    return GPUIR_OK;
+}
+
+static void gpuir__emu_close(gpuir_program *p) {
+    gpuir__emu *E = (gpuir__emu *)p->drv.self;
+    if (!E) return;
+    gpuir__emu_engine_destroy(E->engine);
+    free(E);
+    p->drv.self = NULL;
 }
 
 #endif /* GPUIR_IMPLEMENTATION_DONE */

@@ -1,8 +1,15 @@
 /* gpuir-run: run a function of a gpuir module, in the manner of iree-run-module.
 
-   gpuir-run FILE [--function=NAME] [--backend=ref] [--input=@in.npy ...]
+   gpuir-run FILE [--function=NAME] [--backend=ref|emu|cuda|auto] [--check]
+             [--repeat=N] [--dump-cuda=FILE] [--input=@in.npy ...]
              [--global=NAME=@w.npy ...] [--output=@out.npy ...]
              [--expected_output=@want.npy ...] [--rtol=R] [--atol=A] [--seed=N]
+
+   --backend  ref: the reference interpreter (default); emu: the generated
+              CUDA C on the CPU; cuda: a GPU; auto: cuda if usable, else emu
+   --check    also run ref and compare within the dtype's tolerance
+   --repeat   run the compiled program N times (the last results count)
+   --dump-cuda  write the CUDA C the backend compiled to FILE
 
    Parameters without --input, and globals without --global, get
    deterministic random data from the seed (default 1). Each result is
@@ -20,7 +27,9 @@
 #define MAX_ARGS GPUIR_MAX_OPERANDS
 
 typedef struct run_args {
-    const char *file, *function, *backend;
+    const char *file, *function, *backend, *dump_cuda;
+    bool check;
+    int repeat;
     const char *inputs[MAX_ARGS], *outputs[MAX_ARGS], *expected[MAX_ARGS], *globals[MAX_ARGS];
     int n_inputs, n_outputs, n_expected, n_globals;
     double rtol, atol;
@@ -30,7 +39,8 @@ typedef struct run_args {
 
 static int usage(const char *why) {
     if (why) fprintf(stderr, "gpuir-run: %s\n", why);
-    fprintf(stderr, "usage: gpuir-run FILE [--function=NAME] [--backend=ref] [--input=@a.npy ...]\n"
+    fprintf(stderr, "usage: gpuir-run FILE [--function=NAME] [--backend=ref|emu|cuda|auto] [--check]\n"
+                    "       [--repeat=N] [--dump-cuda=FILE] [--input=@a.npy ...]\n"
                     "       [--global=NAME=@w.npy ...] [--output=@out.npy ...]\n"
                     "       [--expected_output=@e.npy ...] [--rtol=R] [--atol=A] [--seed=N]\n");
     return 2;
@@ -60,6 +70,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
         bool ok = true;
         if ((v = opt(s, "--function"))) a->function = v;
         else if ((v = opt(s, "--backend"))) a->backend = v;
+        else if (strcmp(s, "--check") == 0) a->check = true;
+        else if ((v = opt(s, "--repeat"))) a->repeat = atoi(v);
+        else if ((v = opt(s, "--dump-cuda"))) a->dump_cuda = v;
         else if ((v = opt(s, "--input"))) ok = push(a->inputs, &a->n_inputs, at_path(v));
         else if ((v = opt(s, "--output"))) ok = push(a->outputs, &a->n_outputs, at_path(v));
         else if ((v = opt(s, "--expected_output"))) ok = push(a->expected, &a->n_expected, at_path(v));
@@ -73,7 +86,10 @@ static int parse_args(int argc, char **argv, run_args *a) {
         if (!ok) return usage("too many arguments of one kind");
     }
     if (!a->file) return usage("no FILE");
-    if (strcmp(a->backend, "ref") != 0) return usage("only --backend=ref exists so far");
+    if (strcmp(a->backend, "ref") != 0 && strcmp(a->backend, "emu") != 0 && strcmp(a->backend, "cuda") != 0 &&
+        strcmp(a->backend, "auto") != 0)
+        return usage("--backend is ref, emu, cuda or auto");
+    if (a->repeat < 0 || a->repeat > 1000000) return usage("--repeat wants 1..1000000");
     return 0;
 }
 
@@ -232,6 +248,56 @@ static gpuir_result finish_outputs(gpuir_ctx *ctx, const run_args *a, gpuir_arra
     return r;
 }
 
+
+static gpuir_backend backend_of(const char *name) {
+    return strcmp(name, "emu") == 0 ? GPUIR_BACKEND_EMU : strcmp(name, "cuda") == 0 ? GPUIR_BACKEND_CUDA :
+           strcmp(name, "auto") == 0 ? GPUIR_BACKEND_AUTO : GPUIR_BACKEND_REF;
+}
+
+/* Runs the function on the chosen backend; with --check, the interpreter
+   first (on the tensor-level module) and the results compared. */
+static gpuir_result run(gpuir_ctx *ctx, gpuir_module *m, const char *func, const run_args *a, size_t n_in,
+                        gpuir_array *in, size_t n_out, gpuir_array *out) {
+    gpuir_backend b = backend_of(a->backend);
+    char fname[GPUIR_MAX_NAME];            /* lowering moves the module's strings */
+    snprintf(fname, sizeof fname, "%s", func);
+    gpuir_array want[GPUIR_MAX_OPERANDS];
+    memset(want, 0, sizeof want);
+    gpuir_result r = GPUIR_OK;
+    if (a->check) r = gpuir_ref_run(m, fname, n_in, in, n_out, want);
+    gpuir_program_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = b;
+    gpuir_program *p = r ? NULL : gpuir_program_make(m, &desc);
+    if (!r && !p) r = gpuir_ctx_result(ctx);
+    if (p && b == GPUIR_BACKEND_AUTO && *gpuir_program_why_not_cuda(p))
+        fprintf(stderr, "gpuir-run: running on the emulator: %s\n", gpuir_program_why_not_cuda(p));
+    if (p && a->dump_cuda) {
+        FILE *f = fopen(a->dump_cuda, "w");
+        if (!f || fputs(gpuir_program_source(p), f) < 0) {
+            fprintf(stderr, "gpuir-run: cannot write '%s'\n", a->dump_cuda);
+            r = GPUIR_ERR_IO;
+        }
+        if (f) fclose(f);
+    }
+    for (int i = 0; p && !r && i < (a->repeat > 0 ? a->repeat : 1); i++) {
+        for (size_t k = 0; k < n_out; k++) gpuir_array_release(&out[k]);
+        r = gpuir_program_run(p, fname, n_in, in, n_out, out);
+    }
+    for (size_t k = 0; a->check && !r && k < n_out; k++) {
+        double rtol, atol;
+        gpuir_dtype_tolerance(out[k].dtype, &rtol, &atol);
+        if (a->have_rtol) rtol = a->rtol;
+        if (a->have_atol) atol = a->atol;
+        r = gpuir_array_compare(ctx, &out[k], &want[k], rtol, atol);
+        if (!r) printf("result[%zu]: %s matches ref (rtol %g, atol %g)\n", k,
+                       gpuir_backend_name(gpuir_program_backend(p)), rtol, atol);
+    }
+    for (size_t k = 0; k < GPUIR_MAX_OPERANDS; k++) gpuir_array_release(&want[k]);
+    gpuir_program_destroy(p);
+    return r;
+}
+
 int main(int argc, char **argv) {
     run_args a;
     int bad = parse_args(argc, argv, &a);
@@ -254,7 +320,7 @@ int main(int argc, char **argv) {
         r = bind_globals(ctx, m, &a);
         if (!r) r = bind_random_globals(ctx, m, a.seed);
         if (!r) r = load_inputs(ctx, m, f, &a, in);
-        if (!r) r = gpuir_ref_run(m, fname, n_in, in, n_out, out);
+        if (!r) r = run(ctx, m, fname, &a, n_in, in, n_out, out);
         if (!r) r = finish_outputs(ctx, &a, out, n_out);
     }
     if (gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));

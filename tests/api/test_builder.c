@@ -707,9 +707,9 @@ TEST(op_dtype_result_names) {
         "GPUIR_OK", "GPUIR_ERR_INVALID_ARGUMENT", "GPUIR_ERR_OUT_OF_MEMORY", "GPUIR_ERR_LIMIT",
         "GPUIR_ERR_PARSE", "GPUIR_ERR_SHAPE", "GPUIR_ERR_DTYPE", "GPUIR_ERR_ATTRIBUTE",
         "GPUIR_ERR_VERIFY", "GPUIR_ERR_NOT_FOUND", "GPUIR_ERR_IO", "GPUIR_ERR_NPY",
-        "GPUIR_ERR_MISMATCH"};
-    CHECK(GPUIR_RESULT_COUNT == 13);
-    for (int r = 0; r < GPUIR_RESULT_COUNT && r < 13; r++) {
+        "GPUIR_ERR_MISMATCH", "GPUIR_ERR_UNAVAILABLE", "GPUIR_ERR_COMPILE", "GPUIR_ERR_CUDA"};
+    CHECK(GPUIR_RESULT_COUNT == 16);
+    for (int r = 0; r < GPUIR_RESULT_COUNT && r < 16; r++) {
         CHECK(strcmp(gpuir_result_name((gpuir_result)r), names[r]) == 0);
         CHECK(gpuir_result_string((gpuir_result)r)[0] != '\0');
         for (int s = 0; s < r; s++)

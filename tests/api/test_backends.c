@@ -1,0 +1,154 @@
+/* Every program of the interpreter's tests (every .gir under tests/ir/ref,
+   tests/ir/codegen and tests/ir/run) lowered, compiled and run on the emulator, and on
+   CUDA where a GPU is usable, against the reference interpreter: fresh
+   random inputs from a fixed seed, compared within the dtype's tolerance.
+   One PASS/FAIL/SKIP line per file, backend and function. */
+#define _POSIX_C_SOURCE 200809L
+#define GPUIR_IMPLEMENTATION
+#include "../../gpuir.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+
+static const char *const dirs[] = {"tests/ir/ref", "tests/ir/codegen", "tests/ir/run"};
+
+static char *read_text(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = (char *)malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
+static int failures;
+
+static void report(const char *status, const char *backend, const char *file, const char *func, const char *why) {
+    printf("%s %s: %s @%s%s%s%s\n", status, backend, file, func, why ? " (" : "", why ? why : "", why ? ")" : "");
+    if (status[0] == 'F') failures++;
+}
+
+/* Runs every host function of one chunk on `backend` and the interpreter. */
+static void check_chunk(const char *file, const char *text, size_t len, gpuir_backend backend) {
+    const char *bname = backend == GPUIR_BACKEND_CUDA ? "cuda" : "emu";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *ref = gpuir_module_parse(ctx, text, len, file);
+    gpuir_module *low = ref ? gpuir_module_parse(ctx, text, len, file) : NULL;
+    if (!low) { gpuir_ctx_destroy(ctx); return; }          /* expected-error chunks */
+    size_t n_funcs = gpuir_module_func_count(ref);
+    for (size_t g = 0; g < gpuir_module_global_count(ref); g++) {
+        gpuir_array w;
+        gpuir_type t = gpuir_module_global_type(ref, g);
+        if (gpuir_array_alloc(ctx, &w, t.dtype, t.rank, t.dims) != GPUIR_OK) break;
+        gpuir_array_fill_random(&w, 77 + g);
+        gpuir_module_bind_global(ref, gpuir_module_global_name(ref, g), &w);
+        gpuir_module_bind_global(low, gpuir_module_global_name(low, g), &w);
+        gpuir_array_release(&w);
+    }
+    gpuir_program_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = backend;
+    gpuir_program *p = gpuir_program_make(low, &desc);
+    if (!p) {
+        bool dynamic = strstr(gpuir_ctx_error(ctx), "dynamic") != NULL;
+        report(dynamic ? "SKIP" : "FAIL", bname, file, "*", gpuir_ctx_error(ctx));
+        gpuir_ctx_destroy(ctx);
+        return;
+    }
+    for (size_t i = 0; i < n_funcs; i++) {
+        gpuir_func f = gpuir_module_func_at(ref, i);
+        if (gpuir_func_is_kernel(ref, f)) continue;
+        const char *name = gpuir_func_name(ref, f);
+        size_t n_in = gpuir_func_param_count(ref, f), n_out = gpuir_func_result_count(ref, f);
+        gpuir_array in[GPUIR_MAX_OPERANDS], want[GPUIR_MAX_OPERANDS], got[GPUIR_MAX_OPERANDS];
+        memset(in, 0, sizeof in); memset(want, 0, sizeof want); memset(got, 0, sizeof got);
+        gpuir_result r = GPUIR_OK;
+        for (size_t k = 0; k < n_in && !r; k++) {
+            gpuir_type t = gpuir_func_param_type(ref, f, k);
+            r = gpuir_array_alloc(ctx, &in[k], t.dtype, t.rank, t.dims);
+            if (!r) gpuir_array_fill_random(&in[k], 1 + k);
+        }
+        if (!r) r = gpuir_ref_run(ref, name, n_in, in, n_out, want);
+        if (!r) r = gpuir_program_run(p, name, n_in, in, n_out, got);
+        for (size_t k = 0; k < n_out && !r; k++) {
+            double rtol, atol;
+            gpuir_dtype_tolerance(want[k].dtype, &rtol, &atol);
+            r = gpuir_array_compare(ctx, &got[k], &want[k], rtol, atol);
+        }
+        report(r ? "FAIL" : "PASS", bname, file, name, r ? gpuir_ctx_error(ctx) : NULL);
+        gpuir_ctx_clear_error(ctx);
+        for (size_t k = 0; k < GPUIR_MAX_OPERANDS; k++) {
+            gpuir_array_release(&in[k]); gpuir_array_release(&want[k]); gpuir_array_release(&got[k]);
+        }
+    }
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Splits a file at `// -----` lines (keeping line numbers) and checks each
+   chunk. */
+static void check_file(const char *path, gpuir_backend backend) {
+    size_t len;
+    char *text = read_text(path, &len);
+    if (!text) { report("FAIL", "emu", path, "*", "cannot read"); return; }
+    size_t start = 0;
+    while (start <= len) {
+        const char *sep = strstr(text + start, "\n// -----");
+        size_t end = sep ? (size_t)(sep - text) + 1 : len;
+        char *chunk = (char *)calloc(end + 1, 1);
+        for (size_t i = 0; i < start; i++) chunk[i] = text[i] == '\n' ? '\n' : ' ';
+        memcpy(chunk + start, text + start, end - start);
+        check_chunk(path, chunk, end, backend);
+        free(chunk);
+        if (!sep) break;
+        start = end;
+        while (start < len && text[start] != '\n') start++;
+    }
+    free(text);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void check_dir(const char *dir, gpuir_backend backend) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char *names[256];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 256) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".gir") == 0) {
+            names[n] = (char *)malloc(strlen(dir) + l + 2);
+            sprintf(names[n++], "%s/%s", dir, e->d_name);
+        }
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], by_name);
+    for (size_t i = 0; i < n; i++) { check_file(names[i], backend); free(names[i]); }
+}
+
+int main(void) {
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) check_dir(dirs[i], GPUIR_BACKEND_EMU);
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *probe_text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                             "  %e = exp %x : (tensor<4xf32>) -> tensor<4xf32>\n"
+                             "  return %e : tensor<4xf32>\n}\n";
+    gpuir_module *m = gpuir_module_parse(ctx, probe_text, strlen(probe_text), "probe");
+    gpuir_program_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = GPUIR_BACKEND_CUDA;
+    gpuir_program *probe = m ? gpuir_program_make(m, &desc) : NULL;
+    if (probe) {
+        gpuir_program_destroy(probe);
+        for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) check_dir(dirs[i], GPUIR_BACKEND_CUDA);
+    } else {
+        printf("SKIP cuda: every program (no usable GPU: %s)\n", gpuir_ctx_error(ctx));
+    }
+    gpuir_ctx_destroy(ctx);
+    return failures ? 1 : 0;
+}
