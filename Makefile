@@ -11,7 +11,7 @@ STB_LIBS   = $(shell pkg-config --libs stb 2>/dev/null || echo -lstb)
 LIBS    = $(STB_LIBS) -lm -ldl
 SAN     = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-TOOLS     = tools/gpuir-opt tools/gpuir-run
+TOOLS     = tools/gpuir-opt tools/gpuir-run tools/gpuir-bench
 EXAMPLES  = examples/mlp
 TEST_SRCS = $(wildcard tests/api/*.c)
 TESTS     = $(patsubst tests/api/%.c,build/tests/%,$(TEST_SRCS))

@@ -132,8 +132,13 @@ static void check_dir(const char *dir, gpuir_backend backend) {
     for (size_t i = 0; i < n; i++) { check_file(names[i], backend); free(names[i]); }
 }
 
+/* GPUIR_TEST_BACKENDS (default "emu,cuda") chooses the backends. */
 int main(void) {
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) check_dir(dirs[i], GPUIR_BACKEND_EMU);
+    const char *which = getenv("GPUIR_TEST_BACKENDS");
+    if (!which) which = "emu,cuda";
+    if (strstr(which, "emu"))
+        for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) check_dir(dirs[i], GPUIR_BACKEND_EMU);
+    if (!strstr(which, "cuda")) return failures ? 1 : 0;
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     const char *probe_text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
                              "  %e = exp %x : (tensor<4xf32>) -> tensor<4xf32>\n"

@@ -1,0 +1,34 @@
+#!/bin/sh
+# On a machine with an NVIDIA GPU: builds the backend tests and gpuir-bench,
+# runs every test program on CUDA, then under compute-sanitizer's memcheck
+# (with leak check), racecheck, initcheck and synccheck, then the matmul
+# benchmark. Logs go to $OUT (default build/gpu-check); a summary is printed.
+#   tools/gpu-check.sh [STB_INCLUDE_DIR]
+# Without libstb on the machine, pass a directory holding stb_ds.h: gpuir
+# then compiles stb_ds itself.
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-build/gpu-check}
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+if [ -n "${1:-}" ]; then STB="-I$1 -DGPUIR_STB_DS_IMPLEMENTATION"; LIBSTB=""
+else STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb); LIBSTB=$(pkg-config --libs stb 2>/dev/null || echo -lstb); fi
+cc="${CC:-cc} -std=c99 -O2 -g $STB"
+$cc tests/api/test_backends.c -o "$OUT/test_backends" $LIBSTB -lm -ldl || exit 1
+$cc tools/gpuir-bench.c -o "$OUT/gpuir-bench" $LIBSTB -lm -ldl || exit 1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+GPUIR_TEST_BACKENDS=cuda "$OUT/test_backends" > "$OUT/cuda.txt" 2>&1
+echo "cuda: $(grep -c '^PASS' "$OUT/cuda.txt") passed, $(grep -c '^FAIL' "$OUT/cuda.txt") failed, $(grep -c '^SKIP' "$OUT/cuda.txt") skipped"
+grep '^FAIL' "$OUT/cuda.txt" | head -20
+if command -v compute-sanitizer >/dev/null 2>&1; then
+    for tool in memcheck racecheck initcheck synccheck; do
+        extra=""; [ $tool = memcheck ] && extra="--leak-check full"
+        GPUIR_TEST_BACKENDS=cuda compute-sanitizer --tool $tool $extra --error-exitcode 9 \
+            "$OUT/test_backends" > "$OUT/sanitizer-$tool.txt" 2>&1
+        echo "compute-sanitizer $tool: exit $? ($(grep -c '^PASS' "$OUT/sanitizer-$tool.txt") passed; $(grep -E 'ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.txt" | tr '\n' ' '))"
+    done
+else
+    echo "compute-sanitizer: not found"
+fi
+"$OUT/gpuir-bench" matmul > "$OUT/bench-matmul.txt" 2>&1
+echo "gpuir-bench matmul: exit $?"
+cat "$OUT/bench-matmul.txt" | grep -v '^bench '

@@ -1,0 +1,266 @@
+/* gpuir-bench: gpuir against what a user would pick instead, in one run.
+
+   gpuir-bench matmul [--m=M --n=N --k=K] [--repeat=R]
+       f32 matmul C = A·B (row-major) with gpuir's generated kernel and with
+       cuBLAS (libcublas opened with dlopen, cublasSgemm, FP32 math), on the
+       same device buffers: CUDA-event timing of each launch after a warm-up,
+       the median of R (default 30) launches, inputs rotated among copies so
+       the L2 does not hold them, fresh random data; the two results are
+       compared. Prints TFLOP/s of both and the ratio gpuir / cuBLAS time.
+       Default shapes: the seed 5376x2048 · 2048x5376, then square 1024,
+       2048, 4096, 8192. Without a GPU it runs 64x64x64 on the emulator for
+       correctness only and says so.
+   Each figure is also printed as one machine-readable line starting "bench ". */
+#define GPUIR_IMPLEMENTATION
+#include "../gpuir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*cublas_create_fn)(void **handle);
+typedef int (*cublas_destroy_fn)(void *handle);
+typedef int (*cublas_sgemm_fn)(void *handle, int ta, int tb, int m, int n, int k, const float *alpha,
+                               const float *a, int lda, const float *b, int ldb, const float *beta, float *c, int ldc);
+typedef int (*cublas_math_fn)(void *handle, int mode);
+
+typedef struct cublas {
+    void *lib, *handle;
+    cublas_create_fn create;
+    cublas_destroy_fn destroy;
+    cublas_sgemm_fn sgemm;
+    cublas_math_fn set_math_mode;
+} cublas;
+
+/* libcublas through dlopen; false (and why) when it is not there. */
+static bool cublas_open(cublas *b, char *why, size_t size) {
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    memset(b, 0, sizeof *b);
+    for (size_t i = 0; i < 3 && !b->lib; i++) b->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!b->lib) { snprintf(why, size, "no libcublas (%s)", dlerror()); return false; }
+    void *s[4] = {dlsym(b->lib, "cublasCreate_v2"), dlsym(b->lib, "cublasDestroy_v2"), dlsym(b->lib, "cublasSgemm_v2"),
+                  dlsym(b->lib, "cublasSetMathMode")};
+    memcpy(&b->create, &s[0], sizeof s[0]);
+    memcpy(&b->destroy, &s[1], sizeof s[1]);
+    memcpy(&b->sgemm, &s[2], sizeof s[2]);
+    memcpy(&b->set_math_mode, &s[3], sizeof s[3]);
+    if (!s[0] || !s[1] || !s[2] || !s[3] || b->create(&b->handle) != 0) {
+        snprintf(why, size, "libcublas has no usable cublasCreate_v2/cublasSgemm_v2");
+        dlclose(b->lib);
+        return false;
+    }
+    b->set_math_mode(b->handle, 0);        /* CUBLAS_DEFAULT_MATH: FP32, no TF32 */
+    return true;
+}
+
+static void cublas_close(cublas *b) {
+    if (b->handle) b->destroy(b->handle);
+    if (b->lib) dlclose(b->lib);
+}
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The launch of the only kernel in the lowered @mm: grid and block. */
+static bool find_launch(gpuir_module *m, unsigned grid[3], unsigned block[3]) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
+            const gpuir__attr *g = gpuir__attr_find(m, op, "grid"), *b = gpuir__attr_find(m, op, "block");
+            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || !g || !b) continue;
+            for (int d = 0; d < 3; d++) {
+                grid[d] = (unsigned)gpuir__ints_at(m, g->off)[d];
+                block[d] = (unsigned)gpuir__ints_at(m, b->off)[d];
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+typedef struct mm_case { int m, n, k; } mm_case;
+
+/* Median milliseconds of `repeat` launches of `which` (0 gpuir, 1 cuBLAS),
+   rotating among `sets` input copies. */
+static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int which, const mm_case *c,
+                           gpuir__dptr *a, gpuir__dptr *b, gpuir__dptr out, int sets, int repeat,
+                           const unsigned grid[3], const unsigned block[3]) {
+    float *ms = (float *)calloc((size_t)repeat, sizeof *ms);
+    gpuir__CUevent e0, e1;
+    C->cu.cuEventCreate(&e0, 0);
+    C->cu.cuEventCreate(&e1, 0);
+    const float one = 1.0f, zero = 0.0f;
+    int rc = 0;
+    for (int i = -3; i < repeat && rc == 0; i++) {   /* three warm-up launches */
+        int s = (i + 3) % sets;
+        void *params[3] = {&a[s], &b[s], &out};
+        C->cu.cuEventRecord(e0, NULL);
+        if (which == 0) rc = p->drv.launch(p->drv.self, p->functions[0], grid, block, 0, params);
+        else rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
+                            (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
+        C->cu.cuEventRecord(e1, NULL);
+        C->cu.cuEventSynchronize(e1);
+        if (i >= 0) C->cu.cuEventElapsedTime(&ms[i], e0, e1);
+    }
+    C->cu.cuEventDestroy(e0);
+    C->cu.cuEventDestroy(e1);
+    qsort(ms, (size_t)repeat, sizeof *ms, cmp_float);
+    float med = rc ? (float)NAN : ms[repeat / 2];
+    if (rc) fprintf(stderr, "gpuir-bench: %s failed with status %d\n", which ? "cublasSgemm" : "the gpuir launch", rc);
+    free(ms);
+    return med;
+}
+
+static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "func.func @mm(%%a: tensor<%dx%dxf32>, %%b: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
+             "  %%c = matmul %%a, %%b : (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> tensor<%dx%dxf32>\n"
+             "  return %%c : tensor<%dx%dxf32>\n}\n",
+             c->m, c->k, c->k, c->n, c->m, c->n, c->m, c->k, c->k, c->n, c->m, c->n, c->m, c->n);
+    return gpuir_module_parse(ctx, text, strlen(text), "matmul");
+}
+
+/* ||x - y|| / ||y|| over n floats. */
+static double rel_error(const float *x, const float *y, size_t n) {
+    double d = 0, r = 0;
+    for (size_t i = 0; i < n; i++) { d += ((double)x[i] - y[i]) * ((double)x[i] - y[i]); r += (double)y[i] * y[i]; }
+    return r > 0 ? sqrt(d / r) : sqrt(d);
+}
+
+/* One shape on the GPU: both kernels, timed and compared. */
+static int bench_mm_cuda(gpuir_ctx *ctx, gpuir_program *p, cublas *cb, const mm_case *c, int repeat) {
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    unsigned grid[3], block[3];
+    if (!find_launch(p->m, grid, block)) { fprintf(stderr, "gpuir-bench: no launch\n"); return 1; }
+    size_t na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n, nc = (size_t)c->m * c->n;
+    size_t per_set = (na + nb) * 4;
+    int sets = (int)((200u << 20) / per_set) + 1;        /* > 2x the L2 in flight */
+    if (sets > 8) sets = 8;
+    if (sets < 2) sets = 2;
+    gpuir__dptr a[8], b[8], out;
+    float *host = (float *)malloc((na > nb ? na : nb) * 4), *r0 = (float *)malloc(nc * 4), *r1 = (float *)malloc(nc * 4);
+    C->cu.cuCtxPushCurrent(C->context);
+    uint64_t seed = 12345;
+    for (int s = 0; s < sets; s++) {
+        C->cu.cuMemAlloc(&a[s], na * 4);
+        C->cu.cuMemAlloc(&b[s], nb * 4);
+        gpuir_array t = {GPUIR_F32, 1, {(int64_t)na}, host};
+        gpuir_array_fill_random(&t, seed++);
+        C->cu.cuMemcpyHtoD(a[s], host, na * 4);
+        t.dims[0] = (int64_t)nb;
+        gpuir_array_fill_random(&t, seed++);
+        C->cu.cuMemcpyHtoD(b[s], host, nb * 4);
+    }
+    C->cu.cuMemAlloc(&out, nc * 4);
+    float tg = time_launches(p, C, cb, 0, c, a, b, out, sets, repeat, grid, block);
+    C->cu.cuMemsetD8(out, 0xff, nc * 4);
+    time_launches(p, C, cb, 0, c, a, b, out, 1, 1, grid, block);
+    C->cu.cuMemcpyDtoH(r0, out, nc * 4);
+    float tc = cb ? time_launches(p, C, cb, 1, c, a, b, out, sets, repeat, grid, block) : 0;
+    double err = 0;
+    if (cb) {
+        C->cu.cuMemsetD8(out, 0xff, nc * 4);
+        time_launches(p, C, cb, 1, c, a, b, out, 1, 1, grid, block);
+        C->cu.cuMemcpyDtoH(r1, out, nc * 4);
+        err = rel_error(r0, r1, nc);
+    }
+    for (int s = 0; s < sets; s++) { C->cu.cuMemFree(a[s]); C->cu.cuMemFree(b[s]); }
+    C->cu.cuMemFree(out);
+    gpuir__CUcontext popped;
+    C->cu.cuCtxPopCurrent(&popped);
+    double flops = 2.0 * c->m * c->n * c->k;
+    printf("%5d x %5d x %5d  gpuir %8.3f ms %7.2f TFLOP/s", c->m, c->n, c->k, tg, flops / tg / 1e9);
+    if (cb) printf("  cuBLAS %8.3f ms %7.2f TFLOP/s  ratio %6.2f  rel.err %.1e", tc, flops / tc / 1e9, tg / tc, err);
+    printf("\n");
+    printf("bench matmul f32 m=%d n=%d k=%d gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e\n", c->m, c->n, c->k,
+           tg, tc, cb && tc > 0 ? tg / tc : 0.0, err);
+    free(host); free(r0); free(r1);
+    (void)ctx;
+    return cb && !(err < 1e-4) ? 1 : 0;
+}
+
+/* Without a GPU: the emulator at a small size, against the interpreter. */
+static int bench_mm_emu(void) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    mm_case c = {64, 64, 64};
+    gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    gpuir_program *p = gpuir_program_make(m, &d);
+    gpuir_array in[2], want, got;
+    int64_t dims[2] = {64, 64};
+    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, dims);
+    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, dims);
+    gpuir_array_fill_random(&in[0], 1);
+    gpuir_array_fill_random(&in[1], 2);
+    gpuir_result r = gpuir_ref_run(ref, "mm", 2, in, 1, &want);
+    if (!r && p) r = gpuir_program_run(p, "mm", 2, in, 1, &got);
+    if (!r && p) r = gpuir_array_compare(ctx, &got, &want, 1e-5, 1e-6);
+    printf("emu 64 x 64 x 64: %s (correctness only: the emulator's timings are not GPU timings)\n",
+           !p ? gpuir_ctx_error(ctx) : r ? gpuir_ctx_error(ctx) : "matches the interpreter");
+    int rc = !p || r;
+    gpuir_ctx_destroy(ctx);
+    return rc;
+}
+
+static int bench_matmul(int argc, char **argv) {
+    mm_case cases[8] = {{5376, 5376, 2048}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}};
+    int n_cases = 5, repeat = 30, m = 0, n = 0, k = 0;
+    for (int i = 0; i < argc; i++) {
+        if (sscanf(argv[i], "--m=%d", &m) == 1 || sscanf(argv[i], "--n=%d", &n) == 1 || sscanf(argv[i], "--k=%d", &k) == 1) continue;
+        if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
+        fprintf(stderr, "gpuir-bench matmul: unknown option %s\n", argv[i]);
+        return 2;
+    }
+    if (m || n || k) {
+        if (m <= 0 || n <= 0 || k <= 0) { fprintf(stderr, "gpuir-bench matmul: give --m, --n and --k > 0\n"); return 2; }
+        cases[0].m = m; cases[0].n = n; cases[0].k = k;
+        n_cases = 1;
+    }
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    mm_case probe = {64, 64, 64};
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_CUDA;
+    gpuir_program *pp = gpuir_program_make(mm_module(ctx, &probe), &d);
+    if (!pp) {
+        printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
+        gpuir_ctx_destroy(ctx);
+        return bench_mm_emu();
+    }
+    gpuir__cudart *C = (gpuir__cudart *)pp->drv.self;
+    printf("device %s (sm_%d, %d SMs), driver %d, gpuir %s\n", C->dev.name, C->dev.sm, C->dev.sm_count,
+           C->dev.driver_version, GPUIR_VERSION_STRING);
+    C->cu.cuCtxPushCurrent(C->context);
+    cublas cb;
+    char why[256];
+    bool have_cublas = cublas_open(&cb, why, sizeof why);
+    gpuir__CUcontext popped;
+    C->cu.cuCtxPopCurrent(&popped);
+    if (!have_cublas) printf("cuBLAS: %s; gpuir only\n", why);
+    int rc = 0;
+    for (int i = 0; i < n_cases; i++) {
+        gpuir_program *p = gpuir_program_make(mm_module(ctx, &cases[i]), &d);
+        if (!p) { fprintf(stderr, "%s\n", gpuir_ctx_error(ctx)); rc = 1; break; }
+        rc |= bench_mm_cuda(ctx, p, have_cublas ? &cb : NULL, &cases[i], repeat);
+        gpuir_program_destroy(p);
+    }
+    if (have_cublas) {
+        C->cu.cuCtxPushCurrent(C->context);
+        cublas_close(&cb);
+        C->cu.cuCtxPopCurrent(&popped);
+    }
+    gpuir_ctx_destroy(ctx);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "matmul") == 0) return bench_matmul(argc - 2, argv + 2);
+    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--repeat=R]\n");
+    return 2;
+}
