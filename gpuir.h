@@ -500,6 +500,9 @@ GPUIRDEF const char *gpuir_program_source(const gpuir_program *p);
 /* With GPUIR_BACKEND_AUTO on the emulator: why CUDA was not used. */
 GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p);
 
+/* Whether a CUDA device is usable here; `why` gets the reason if not. */
+GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
+
 /* Compiles the kernels of a lowered module with NVRTC for sm_<sm> (e.g. 90)
    without running anything (no GPU needed): *spilled_bytes gets the largest
    register spill of any kernel (-1 if ptxas did not say), *ptx (if not
@@ -7589,18 +7592,23 @@ static long gpuir__nvrtc_error_line(const char *log, const char *name) {
     return 0;
 }
 
-/* Appends source line `number` (1-based), if it exists, to the message. */
+/* Appends source line `number` (1-based), if it exists, to the message, and
+   the kernel and IR op it was generated for (from codegen's comments). */
 static void gpuir__nvrtc_append_source_line(gpuir__str *msg, const char *source, const char *name,
                                             long number) {
-    const char *line = source;
-    for (long i = 1; i < number && line; i++) {
+    const char *line = source, *kernel = NULL, *op = NULL;
+    for (long i = 1; i < number && line; i++) {     /* codegen comments each kernel and op */
+        const char *text = line + strspn(line, " ");
+        if (strncmp(text, "/* @", 4) == 0) { kernel = text; op = NULL; }
+        if (strncmp(text, "/* op ", 6) == 0) op = text;
         line = strchr(line, '\n');
         if (line) line++;
     }
     if (!line) return;
     size_t len = strcspn(line, "\r\n");
-    gpuir__str_appendf(msg, "\n%s(%ld) reads: %.*s", name, number, (int)(len > 400 ? 400 : len),
-                       line);
+    gpuir__str_appendf(msg, "\n%s(%ld) reads: %.*s", name, number, (int)(len > 400 ? 400 : len), line);
+    if (kernel) gpuir__str_appendf(msg, "\nin kernel %.*s", (int)strcspn(kernel + 3, ":*\n"), kernel + 3);
+    if (op) gpuir__str_appendf(msg, ", from IR %.*s", (int)strcspn(op + 3, "*\n") - 1, op + 3);
 }
 
 /* Appends the first lines of the log (at most 12 lines, 2000 bytes). */
@@ -7955,6 +7963,26 @@ static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *si
     return gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, image, size);
 }
 
+
+
+/* Whether a CUDA device can be used: the driver loads, initializes and sees
+   a device. `why` (if not NULL) gets the reason when not; the context's
+   error is left as it was. */
+GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size) {
+    if (why && size) why[0] = '\0';
+    if (ctx->result != GPUIR_OK) {
+        if (why && size) snprintf(why, size, "the context holds an error: %s", gpuir_ctx_error(ctx));
+        return false;
+    }
+    gpuir__cuda cu;
+    gpuir__cuda_device dev;
+    gpuir_result r = gpuir__cuda_load(ctx, &cu);
+    if (!r) r = gpuir__cuda_device_info(ctx, &cu, 0, &dev);
+    if (r && why && size) snprintf(why, size, "%s", gpuir_ctx_error(ctx));
+    gpuir__cuda_unload(&cu);
+    if (r) gpuir_ctx_clear_error(ctx);
+    return r == GPUIR_OK;
+}
 
 /* The CUDA C of a lowered module through NVRTC for sm_<sm>, without a GPU:
    the largest spill of any kernel and, if asked, the PTX. */
@@ -8839,7 +8867,7 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 
 
 static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3], const unsigned block[3],
-                                        const char *what);
+                                        uint64_t shared_bytes, const char *what);
 
 /* The two backends (rt.driver, rt.emu) behind the table. */
 static gpuir_result gpuir__cuda_backend_open(gpuir_program *p);
@@ -8947,10 +8975,11 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
         grid[i] = (unsigned)gpuir__ints_at(m, g->off)[i];
         block[i] = (unsigned)gpuir__ints_at(m, b->off)[i];
     }
-    gpuir_result r = gpuir__launch_check(p, grid, block, what);
+    int64_t smem = gpuir__op_int_attr(m, op, "smem", 0);
+    gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, what);
     if (r) return r;
-    unsigned smem = (unsigned)gpuir__op_int_attr(m, op, "smem", 0);
-    return gpuir__drv_check(p->ctx, &p->drv, p->drv.launch(p->drv.self, p->functions[k], grid, block, smem, params),
+    return gpuir__drv_check(p->ctx, &p->drv,
+                            p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params),
                             "cuLaunchKernel", what);
 }
 
@@ -9036,7 +9065,7 @@ static gpuir_result gpuir__run_op(gpuir__run *R, const gpuir__op *op) {
 
 /* Every resource limit of a launch, checked before it is made. */
 static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3], const unsigned block[3],
-                                        const char *what) {
+                                        uint64_t shared_bytes, const char *what) {
     static const char *const axis = "xyz";
     uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
     for (int i = 0; i < 3; i++) {
@@ -9050,6 +9079,9 @@ static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned g
     if (threads > p->limits.max_threads)
         return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu threads per block; the device allows %u", what,
                            (unsigned long long)threads, p->limits.max_threads);
+    if ((uint64_t)shared_bytes > p->limits.max_shared)
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu bytes of shared memory; the device allows %u", what,
+                           (unsigned long long)shared_bytes, p->limits.max_shared);
     return GPUIR_OK;
 }
 

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_PIPELINE "decompose,canonicalize,fuse,bufferize,outline,place,configure,plan-shared-memory"
 
 typedef struct opt_args {
     const char *input, *output, *passes, *emit;
@@ -136,7 +135,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *v;
         if ((v = opt(argv[i], "--passes"))) a.passes = v;
-        else if (strcmp(argv[i], "--lower") == 0) a.passes = DEFAULT_PIPELINE;
+        else if (strcmp(argv[i], "--lower") == 0) a.passes = GPUIR_DEFAULT_PIPELINE;
         else if ((v = opt(argv[i], "--emit"))) a.emit = v;
         else if ((v = opt(argv[i], "--print-ir-before"))) a.pass_desc.print_ir_before = v;
         else if ((v = opt(argv[i], "--print-ir-after"))) a.pass_desc.print_ir_after = v;

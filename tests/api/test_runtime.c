@@ -224,6 +224,60 @@ TEST(cuda_source_is_deterministic) {
     gpuir_ctx_destroy(ctx);
 }
 
+
+TEST(cuda_available_says_why_not) {
+    setenv("GPUIR_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char why[512];
+    CHECK(!gpuir_cuda_available(ctx, why, sizeof why));
+    CHECK(strstr(why, "CUDA is unavailable") != NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);   /* asking is not an error */
+    gpuir_ctx_destroy(ctx);
+    unsetenv("GPUIR_CUDA_LIBRARY");
+}
+
+/* A compile error names the offending line, its kernel and the IR op it was
+   generated for (codegen comments each one). */
+TEST(nvrtc_errors_point_back_to_the_ir_op) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir__nvrtc nv;
+    memset(&nv, 0, sizeof nv);
+    if (gpuir__nvrtc_load(ctx, &nv) != GPUIR_OK) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+    const char *src = "/* @bad_k0: 256 threads per block */\n"
+                      "extern \"C\" __global__ void k(float *p0) {\n"
+                      "        /* op 7: add (line 3) */\n"
+                      "        float v0 = p0[0] +* ;\n"
+                      "}\n";
+    char *image = NULL, *log = NULL;
+    size_t size;
+    CHECK_RESULT(ctx, gpuir__nvrtc_compile(ctx, &nv, src, "gpuir_kernels.cu", 80, false, false, NULL, 0, &image,
+                                           &size, &log), GPUIR_ERR_COMPILE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "gpuir_kernels.cu(4) reads:") != NULL);
+    CHECK(strstr(gpuir_ctx_error(ctx), "in kernel @bad_k0, from IR op 7: add (line 3)") != NULL);
+    free(image);
+    free(log);
+    gpuir__nvrtc_unload(&nv);
+    gpuir_ctx_destroy(ctx);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+/* In an ASan build the emulated kernels can be built with ASan too. */
+TEST(emulated_kernels_build_with_asan) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = "";
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    d.emu_sanitize = true;
+    gpuir_program *p = gpuir_program_make(parse(ctx, chain_text), &d);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    if (p) check_against_ref(ctx, p, 3);
+    gpuir_ctx_destroy(ctx);
+}
+#endif
+
 int main(void) {
     /* NVRTC's own C++ runtime keeps 72 KiB that LeakSanitizer would report
        once libnvrtc is unloaded; holding it loaded keeps that reachable. */
@@ -239,5 +293,10 @@ int main(void) {
     RUN(launch_limits_are_checked_before_launching);
     RUN(nvrtc_compiles_every_kernel_without_spills);
     RUN(cuda_source_is_deterministic);
+    RUN(cuda_available_says_why_not);
+    RUN(nvrtc_errors_point_back_to_the_ir_op);
+#if defined(__SANITIZE_ADDRESS__)
+    RUN(emulated_kernels_build_with_asan);
+#endif
     return CHECK_EXIT();
 }
