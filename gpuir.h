@@ -884,6 +884,7 @@ typedef struct gpuir__global {
     uint32_t name;            /* module->strings */
     gpuir_type type;
     void *data;               /* bound host data (malloc'd), NULL until bound */
+    uint64_t generation;      /* counts bindings: device copies older than it are stale */
 } gpuir__global;
 
 typedef struct gpuir__func_entry { char *key; uint32_t value; } gpuir__func_entry;
@@ -1783,8 +1784,9 @@ static gpuir_result gpuir__infer_memref_global(gpuir_ctx *ctx, const gpuir__attr
     gpuir_type as_tensor = *t;
     as_tensor.kind = GPUIR_TYPE_TENSOR;
     as_tensor.space = 0;
-    if (t->kind != GPUIR_TYPE_MEMREF || t->space != GPUIR_SPACE_HOST)
-        return gpuir__space_error(ctx, GPUIR_OP_MEMREF_GET_GLOBAL, "result", t, "must be a host memref");
+    if (t->kind != GPUIR_TYPE_MEMREF || (t->space != GPUIR_SPACE_HOST && t->space != GPUIR_SPACE_DEVICE))
+        return gpuir__space_error(ctx, GPUIR_OP_MEMREF_GET_GLOBAL, "result", t,
+                                  "must be a host memref (or a device one: the resident copy)");
     return gpuir__infer_global(ctx, as, &as_tensor);
 }
 
@@ -4203,6 +4205,7 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
     if (bytes) memcpy(copy, value->data, bytes);
     free(m->globals[g - 1].data);
     m->globals[g - 1].data = copy;
+    m->globals[g - 1].generation++;
     return GPUIR_OK;
 }
 
@@ -5607,6 +5610,8 @@ typedef struct gpuir__placer {
     uint8_t *valid;         /* host buffer id - 1 -> GPUIR__ON_* bits */
     bool *device_only;      /* a memref.alloc no host op touches */
     bool *wrote_on_device;  /* a kernel has written it */
+    bool *written;          /* some op of the function writes it */
+    const char *kernel_name;  /* the kernel of the launch being placed */
     gpuir__str report;
 } gpuir__placer;
 
@@ -5666,10 +5671,50 @@ static void gpuir__place_find_device_only(gpuir__placer *P) {
     free(host_use);
 }
 
+/* Marks every buffer some op of the function writes: destinations of
+   buffer-form ops and copies, and launch operands the kernel writes. */
+static void gpuir__place_find_written(gpuir__placer *P) {
+    gpuir_module *m = P->m;
+    const gpuir__func *f = gpuir__func_at(m, P->fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        bool dps = !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls);
+        if (dps) P->written[gpuir__op_operand(m, op, op->n_operands - 1) - 1] = true;
+        if (op->kind == GPUIR_OP_MEMREF_COPY) P->written[gpuir__op_operand(m, op, 1) - 1] = true;
+        if (op->kind == GPUIR_OP_GPU_MEMCPY) P->written[gpuir__op_operand(m, op, 0) - 1] = true;
+        if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
+        const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
+        for (uint32_t a = 0; a < op->n_operands; a++) {
+            bool reads, writes;
+            gpuir__param_access(m, k, a, &reads, &writes);
+            if (writes) P->written[gpuir__op_operand(m, op, a) - 1] = true;
+        }
+    }
+}
+
+/* A global nothing in the function writes has a resident device copy: the
+   runtime uploads it once and again only after it is rebound, so no copy
+   and no free appear here. */
+static uint32_t gpuir__place_resident(gpuir__placer *P, uint32_t b) {
+    gpuir_module *m = P->m;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, b)->def_op);
+    if (!def || def->kind != GPUIR_OP_MEMREF_GET_GLOBAL || P->written[b - 1]) return 0;
+    gpuir_type t = gpuir__as_memref(gpuir__value_at(m, b)->type, GPUIR_SPACE_DEVICE);
+    gpuir_value d = gpuir__build_value(m, GPUIR_OP_MEMREF_GET_GLOBAL, NULL, 0, def->attrs, def->n_attrs, &t);
+    P->twin[b - 1] = d.id;
+    P->valid[b - 1] |= GPUIR__ON_DEVICE;
+    gpuir__place_note(P, b, "resident on the device: uploaded once, reused by later runs (read first by @%s)",
+                      P->kernel_name);
+    return d.id;
+}
+
 /* The device buffer standing for host buffer b, allocated on first need. */
 static uint32_t gpuir__place_twin(gpuir__placer *P, uint32_t b) {
     gpuir_module *m = P->m;
     if (P->twin[b - 1]) return P->twin[b - 1];
+    uint32_t resident = gpuir__place_resident(P, b);
+    if (resident) return resident;
     gpuir_type t = gpuir__as_memref(gpuir__value_at(m, b)->type, GPUIR_SPACE_DEVICE);
     gpuir_value d = gpuir__build_value(m, GPUIR_OP_GPU_ALLOC, NULL, 0, 0, 0, &t);
     P->twin[b - 1] = d.id;
@@ -5687,6 +5732,7 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
     const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
     uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
     const char *kname = gpuir__string(m, gpuir__func_at(m, kid)->name);
+    P->kernel_name = kname;
     uint32_t host[GPUIR_MAX_OPERANDS] = {0}, dev[GPUIR_MAX_OPERANDS] = {0}, n = op->n_operands;
     uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
     bool writes[GPUIR_MAX_OPERANDS] = {false};
@@ -5777,11 +5823,13 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     P.valid = (uint8_t *)calloc(nv, sizeof *P.valid);
     P.device_only = (bool *)calloc(nv, sizeof *P.device_only);
     P.wrote_on_device = (bool *)calloc(nv, sizeof *P.wrote_on_device);
-    gpuir_result r = P.twin && P.valid && P.device_only && P.wrote_on_device ? GPUIR_OK
+    P.written = (bool *)calloc(nv, sizeof *P.written);
+    gpuir_result r = P.twin && P.valid && P.device_only && P.wrote_on_device && P.written ? GPUIR_OK
                    : gpuir__oom(m->ctx, "place");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) P.valid[f->params[i] - 1] = GPUIR__ON_HOST;
     if (!r) gpuir__place_find_device_only(&P);
+    if (!r) gpuir__place_find_written(&P);
     size_t n = stbds_arrlenu(f->ops);
     bool rewriting = r == GPUIR_OK;
     if (rewriting) gpuir__rewrite_begin(m, fid);
@@ -5799,6 +5847,7 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
         r = m->ctx->result;
     }
     if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
+    if (!r) gpuir__remove_dead_ops(m, fid);        /* host views of resident globals */
     if (!r) r = gpuir__free_allocs(m, fid, GPUIR_OP_GPU_ALLOC, GPUIR_OP_GPU_DEALLOC);
     const char *text = gpuir__str_cstr(&P.report);
     for (size_t i = 0; text[i]; i++) stbds_arrput(m->placement_report, text[i]);
@@ -5807,6 +5856,7 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     free(P.valid);
     free(P.device_only);
     free(P.wrote_on_device);
+    free(P.written);
     return r;
 }
 
@@ -7794,6 +7844,13 @@ typedef struct gpuir__drv {
     void (*describe)(void *self, int code, const char **name, const char **text, const char **detail);
 } gpuir__drv;
 
+/* A global's device copy that stays across runs. */
+typedef struct gpuir__resident {
+    uint32_t global;        /* index + 1 in the module's globals */
+    unsigned long long dev; /* its device memory */
+    uint64_t uploaded;      /* the global's generation it holds */
+} gpuir__resident;
+
 /* The limits a launch is checked against before it is made. */
 typedef struct gpuir__limits {
     unsigned max_threads, max_block[3], max_grid[3], max_shared;
@@ -7810,6 +7867,7 @@ struct gpuir_program {
     gpuir__cg_kernel_info *kernels; /* stb_ds: one per kernel */
     void **functions;               /* stb_ds: their handles, in that order */
     void *module;                   /* the loaded module */
+    struct gpuir__resident *resident;  /* stb_ds: device copies of globals, kept across runs */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
 };
 
@@ -9032,6 +9090,35 @@ static gpuir_result gpuir__run_dealloc(gpuir__run *R, const gpuir__op *op) {
     return gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_free(p->drv.self, s->dev), "cuMemFree", "freeing a device buffer");
 }
 
+/* The resident device copy of global g: allocated on first use, uploaded
+   then and again whenever the global was rebound since. */
+static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes, gpuir__dptr *out) {
+    gpuir_program *p = R->p;
+    const gpuir__global *glob = &p->m->globals[g - 1];
+    size_t i = 0;
+    while (i < stbds_arrlenu(p->resident) && p->resident[i].global != g) i++;
+    if (i == stbds_arrlenu(p->resident)) {
+        gpuir__resident fresh = {g, 0, 0};
+        char what[GPUIR_MAX_NAME + 64];
+        snprintf(what, sizeof what, "allocating the resident copy of @%s", gpuir__string(p->m, glob->name));
+        if (bytes && gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &fresh.dev, bytes), "cuMemAlloc", what))
+            return p->ctx->result;
+        stbds_arrput(p->resident, fresh);
+    }
+    gpuir__resident *res = &p->resident[i];
+    if (res->uploaded != glob->generation && bytes) {
+        char what[GPUIR_MAX_NAME + 64];
+        snprintf(what, sizeof what, "uploading global @%s", gpuir__string(p->m, glob->name));
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_htod(p->drv.self, res->dev, glob->data, bytes),
+                             "cuMemcpyHtoD", what))
+            return p->ctx->result;
+    }
+    res->uploaded = glob->generation;
+    *out = res->dev;
+    return GPUIR_OK;
+}
+
+/* memref.get_global: the global's host data, or its resident device copy. */
 static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
     gpuir_module *m = R->p->m;
     const char *name = gpuir__string(m, gpuir__attr_find(m, op, "name")->off);
@@ -9039,8 +9126,10 @@ static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
     if (!g || !m->globals[g - 1].data)
         return gpuir__fail(R->p->ctx, GPUIR_ERR_NOT_FOUND, "global @%s has no data (gpuir_module_bind_global)", name);
     gpuir__slot *s = &R->slots[op->result - 1];
-    s->host = m->globals[g - 1].data;
     s->bytes = gpuir__value_bytes(m, op->result);
+    if (gpuir__value_at(m, op->result)->type.space == GPUIR_SPACE_DEVICE)
+        return gpuir__run_resident(R, g, s->bytes, &s->dev);
+    s->host = m->globals[g - 1].data;
     return GPUIR_OK;
 }
 
@@ -9292,11 +9381,14 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     gpuir_ctx *ctx = p->ctx;
     for (size_t i = 0; i < stbds_arrlenu(ctx->programs); i++)
         if (ctx->programs[i] == p) { stbds_arrdel(ctx->programs, i); break; }
-    if (p->module && p->drv.module_unload) {
+    if ((p->module || stbds_arrlenu(p->resident)) && p->drv.enter) {
         p->drv.enter(p->drv.self);
-        p->drv.module_unload(p->drv.self, p->module);
+        for (size_t i = 0; i < stbds_arrlenu(p->resident); i++)
+            if (p->resident[i].dev) p->drv.mem_free(p->drv.self, p->resident[i].dev);
+        if (p->module) p->drv.module_unload(p->drv.self, p->module);
         p->drv.leave(p->drv.self);
     }
+    stbds_arrfree(p->resident);
     if (p->backend == GPUIR_BACKEND_CUDA) gpuir__cuda_backend_close(p);
     if (p->backend == GPUIR_BACKEND_EMU) gpuir__emu_close(p);
     free(p->source);

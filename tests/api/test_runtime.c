@@ -278,6 +278,42 @@ TEST(emulated_kernels_build_with_asan) {
 }
 #endif
 
+
+/* A global's device copy is uploaded once and again after a rebinding:
+   each run sees the data bound at the time. */
+TEST(a_rebound_global_is_uploaded_again) {
+    static const char text[] =
+        "global @W : tensor<6x4xf32>\n"
+        "func.func @g(%x: tensor<3x6xf32>) -> tensor<3x4xf32> {\n"
+        "  %w = get_global {name = @W} : () -> tensor<6x4xf32>\n"
+        "  %m = matmul %x, %w : (tensor<3x6xf32>, tensor<6x4xf32>) -> tensor<3x4xf32>\n"
+        "  return %m : tensor<3x4xf32>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *ref = parse(ctx, text), *low = parse(ctx, text);
+    gpuir_program *p = make(low, GPUIR_BACKEND_EMU, NULL);
+    gpuir_array w, x, want, got;
+    int64_t wd[] = {6, 4}, xd[] = {3, 6};
+    gpuir_array_alloc(ctx, &w, GPUIR_F32, 2, wd);
+    gpuir_array_alloc(ctx, &x, GPUIR_F32, 2, xd);
+    gpuir_array_fill_random(&x, 4);
+    for (uint64_t seed = 10; p && seed < 13; seed++) {
+        gpuir_array_fill_random(&w, seed);
+        CHECK_RESULT(ctx, gpuir_module_bind_global(ref, "W", &w), GPUIR_OK);
+        if (seed != 11) CHECK_RESULT(ctx, gpuir_module_bind_global(low, "W", &w), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir_ref_run(ref, "g", 1, &x, 1, &want), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir_program_run(p, "g", 1, &x, 1, &got), GPUIR_OK);
+        /* seed 11 is bound to the interpreter only: the program still has 10's */
+        gpuir_result r = gpuir_array_compare(ctx, &got, &want, 1e-5, 1e-6);
+        CHECK(seed == 11 ? r == GPUIR_ERR_MISMATCH : r == GPUIR_OK);
+        gpuir_ctx_clear_error(ctx);
+        gpuir_array_release(&want);
+        gpuir_array_release(&got);
+    }
+    gpuir_array_release(&w);
+    gpuir_array_release(&x);
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     /* NVRTC's own C++ runtime keeps 72 KiB that LeakSanitizer would report
        once libnvrtc is unloaded; holding it loaded keeps that reachable. */
@@ -294,6 +330,7 @@ int main(void) {
     RUN(nvrtc_compiles_every_kernel_without_spills);
     RUN(cuda_source_is_deterministic);
     RUN(cuda_available_says_why_not);
+    RUN(a_rebound_global_is_uploaded_again);
     RUN(nvrtc_errors_point_back_to_the_ir_op);
 #if defined(__SANITIZE_ADDRESS__)
     RUN(emulated_kernels_build_with_asan);
