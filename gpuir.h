@@ -5892,6 +5892,32 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 
 static int64_t gpuir__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Elements per thread of an elementwise kernel: 4 (16-byte accesses) when
+   every op is elementwise or a splat, every parameter is 4-byte (f32, i32)
+   with the shape of the widest destination (no broadcasting) and the count
+   is a multiple of 4; else 1. Codegen and configure agree through it. */
+static int gpuir__kernel_vector_width(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir_type *S = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls)) continue;
+        if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return 1;
+        const gpuir__attr *v = cls == GPUIR__CLASS_CONSTANT ? gpuir__attr_find(m, op, "value") : NULL;
+        if (v && v->kind == GPUIR__ATTR_DENSE) return 1;
+        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        if (cls != GPUIR__CLASS_CONSTANT && (!S || gpuir__type_count(d) > gpuir__type_count(S))) S = d;
+    }
+    if (!S || gpuir__type_count(S) <= 0 || gpuir__type_count(S) % 4 != 0) return 1;
+    for (size_t i = 0; i < stbds_arrlenu(k->params); i++) {
+        const gpuir_type *t = &gpuir__value_at(m, k->params[i])->type;
+        if ((t->dtype != GPUIR_F32 && t->dtype != GPUIR_I32) || t->rank != S->rank ||
+            memcmp(t->dims, S->dims, (size_t)S->rank * sizeof S->dims[0]) != 0)
+            return 1;
+    }
+    return 4;
+}
+
 /* The kernel's widest output: the destination with the most elements. */
 static const gpuir_type *gpuir__kernel_output(const gpuir_module *m, const gpuir__func *k,
                                               gpuir_op_kind *kind_out, int64_t *reduced) {
@@ -5937,7 +5963,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         grid[0] = count;
     } else {
         block[0] = 256;
-        grid[0] = gpuir__ceil_div(count, 256);
+        grid[0] = gpuir__ceil_div(count / gpuir__kernel_vector_width(m, k), 256);
     }
     if (grid[0] > INT32_MAX) grid[0] = INT32_MAX;     /* the kernel loops over the rest */
     if (grid[1] > 65535) grid[1] = 65535;
@@ -6165,6 +6191,8 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define GPUIR_INF __int_as_float(0x7f800000)\n"
     "#define GPUIR_NAN __int_as_float(0x7fc00000)\n"
     "#define gpuir_rsqrt(x) rsqrtf(x)\n"
+    "#define GPUIR_FLOAT4(a, b, c, d) make_float4(a, b, c, d)\n"
+    "#define GPUIR_INT4(a, b, c, d) make_int4(a, b, c, d)\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { return __float_as_uint(x); }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned x) { return __uint_as_float(x); }\n";
 
@@ -6197,6 +6225,10 @@ static const char gpuir__cg_emu_prelude[] =
     "#define blockDim (gpuir__lane->block_dim)\n"
     "#define gridDim (gpuir__lane->grid_dim)\n"
     "#define gpuir_rsqrt(x) (1.0f / sqrtf(x))\n"
+    "typedef struct __attribute__((aligned(16))) float4 { float x, y, z, w; } float4;\n"
+    "typedef struct __attribute__((aligned(16))) int4 { int x, y, z, w; } int4;\n"
+    "#define GPUIR_FLOAT4(a, b, c, d) ((float4){a, b, c, d})\n"
+    "#define GPUIR_INT4(a, b, c, d) ((int4){a, b, c, d})\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned u) { float x; memcpy(&x, &u, 4); return x; }\n"
     "static unsigned long long gpuir_emu_shfl(gpuir_emu_lane *l, unsigned long long v, unsigned d) {\n"
@@ -6230,6 +6262,8 @@ typedef struct gpuir__cg {
     uint32_t shared_bytes;  /* static shared memory the kernel declares */
     bool barriers;          /* uses GPUIR_SYNC or shuffles */
     const char *ind;        /* indentation of per-element statements */
+    int lane;               /* vectorized kernels: the element of the quad (0..3), else -1 */
+    bool *loaded4;          /* parameter index -> its quad is in register l<index> */
 } gpuir__cg;
 
 static const char *gpuir__cg_storage(gpuir_dtype d) {
@@ -6329,6 +6363,16 @@ static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, co
     gpuir_module *m = C->m;
     const gpuir_type *t = &gpuir__value_at(m, b)->type;
     uint32_t v = gpuir__cg_new_var(C, t->dtype);
+    if (C->lane >= 0) {                 /* one 16-byte load per quad, then its elements */
+        int p = gpuir__cg_param_index(C, b);
+        const char *vt = t->dtype == GPUIR_F32 ? "float4" : "int4";
+        if (!C->loaded4[p])
+            gpuir__str_appendf(C->s, "%s%s l%d = ((const %s *)p%d)[q];\n", C->ind, vt, p, vt, p);
+        C->loaded4[p] = true;
+        gpuir__str_appendf(C->s, "%s%s v%u = l%d.%c;\n", C->ind, gpuir__cg_ctype(t->dtype), v, p, "xyzw"[C->lane]);
+        C->cur[b - 1] = v + 1;
+        return v;
+    }
     gpuir__str_appendf(C->s, "%s%s v%u = ", C->ind, gpuir__cg_ctype(t->dtype), v);
     if (t->dtype == GPUIR_F16) gpuir__str_appendf(C->s, "gpuir_f16_to_f32(");
     if (t->dtype == GPUIR_BF16) gpuir__str_appendf(C->s, "gpuir_bf16_to_f32(");
@@ -6583,8 +6627,47 @@ static void gpuir__cg_reset_values(gpuir__cg *C) {
     memset(C->cur, 0, stbds_arrlenu(C->m->values) * sizeof *C->cur);
 }
 
+/* The last value each parameter gets from ops [from, to), or 0. */
+static uint32_t gpuir__cg_final_var(const gpuir__cg *C, uint32_t b) { return C->cur[b - 1]; }
+
+/* Four elements per thread through 16-byte loads and stores (see
+   gpuir__kernel_vector_width): the chain runs once per element of the quad,
+   in registers. */
+static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
+    gpuir_module *m = C->m;
+    size_t n = stbds_arrlenu(C->k->ops), np = stbds_arrlenu(C->k->params);
+    uint32_t out[GPUIR_MAX_OPERANDS][4];
+    memset(out, 0, sizeof out);
+    memset(C->loaded4, 0, np * sizeof *C->loaded4);
+    gpuir__str_appendf(C->s, "    for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; "
+                       "qq < %lldLL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
+                       "        %s q = (%s)qq;\n", (long long)(gpuir__type_count(S) / 4), gpuir__cg_idx(C),
+                       gpuir__cg_idx(C));
+    C->ind = "        ";
+    for (int lane = 0; lane < 4; lane++) {     /* every access goes through q */
+        const char *ivar = "q";
+        gpuir__cg_reset_values(C);
+        C->lane = lane;
+        gpuir_result r = gpuir__cg_chain(C, 0, n, S, ivar);
+        C->lane = -1;
+        if (r) return r;
+        for (size_t p = 0; p < np; p++) out[p][lane] = gpuir__cg_final_var(C, C->k->params[p]);
+    }
+    for (size_t p = 0; p < np; p++) {
+        bool reads, writes;
+        gpuir__param_access(m, C->k, p, &reads, &writes);
+        if (!writes || !out[p][0]) continue;
+        bool fl = gpuir__value_at(m, C->k->params[p])->type.dtype == GPUIR_F32;
+        gpuir__str_appendf(C->s, "        ((%s *)p%zu)[q] = GPUIR_%s(v%u, v%u, v%u, v%u);\n", fl ? "float4" : "int4", p,
+                           fl ? "FLOAT4" : "INT4", out[p][0] - 1, out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+    }
+    gpuir__str_appendf(C->s, "    }\n");
+    return GPUIR_OK;
+}
+
 /* A thread per element of the widest destination, grid-stride. */
 static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
+    if (gpuir__kernel_vector_width(C->m, C->k) == 4) return gpuir__cg_elementwise4(C, S);
     size_t n = stbds_arrlenu(C->k->ops);
     gpuir__str_appendf(C->s, "    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; "
                        "ii < %lldLL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
@@ -6903,7 +6986,9 @@ static char *gpuir__cg_module(gpuir_module *m, const char *prelude, gpuir__cg_ke
     C.s = &s;
     *infos = NULL;
     C.cur = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *C.cur);
-    gpuir_result r = C.cur ? GPUIR_OK : gpuir__oom(m->ctx, "codegen");
+    C.loaded4 = (bool *)calloc(GPUIR_MAX_OPERANDS + 1, sizeof *C.loaded4);
+    C.lane = -1;
+    gpuir_result r = C.cur && C.loaded4 ? GPUIR_OK : gpuir__oom(m->ctx, "codegen");
     if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s", prelude, gpuir__cg_ranks,
                                gpuir__cg_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
@@ -6914,6 +6999,7 @@ static char *gpuir__cg_module(gpuir_module *m, const char *prelude, gpuir__cg_ke
     }
     if (!r) gpuir__cg_emu_table(&C, *infos);
     free(C.cur);
+    free(C.loaded4);
     stbds_arrfree(C.vars);
     char *text = r ? NULL : gpuir__str_detach(&s);
     if (!r && !text) r = gpuir__oom(m->ctx, "codegen");

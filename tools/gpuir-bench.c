@@ -10,6 +10,12 @@
        Default shapes: the seed 5376x2048 · 2048x5376, then square 1024,
        2048, 4096, 8192. Without a GPU it runs 64x64x64 on the emulator for
        correctness only and says so.
+   gpuir-bench bandwidth [--elements=N] [--repeat=R]
+       Memory-bound kernels against a device-to-device copy of the bytes
+       they must move (input read once, output written once): a fused chain
+       of 8 elementwise ops and a row softmax over N f32 (default 64M, 256 MB),
+       kernels alone (device buffers allocated and filled once, copies left
+       out), CUDA-event median of R replays.
    Each figure is also printed as one machine-readable line starting "bench ". */
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
@@ -259,8 +265,202 @@ static int bench_matmul(int argc, char **argv) {
     return rc;
 }
 
+
+/* ---- kernel-only replay: a placed program's launches on device buffers ---- */
+
+typedef struct replay_launch {
+    void *fn;
+    unsigned grid[3], block[3], smem;
+    gpuir__dptr args[GPUIR_MAX_OPERANDS];
+    void *params[GPUIR_MAX_OPERANDS];
+} replay_launch;
+
+typedef struct replay {
+    gpuir__dptr *bufs;        /* stb_ds: every device buffer, freed at the end */
+    replay_launch *launches;  /* stb_ds */
+} replay;
+
+/* Allocates every device buffer of @func once (random data) and lists its
+   launches in order; copies and frees are left out, so a replay times the
+   kernels alone. */
+static bool replay_prepare(gpuir_program *p, const char *func, replay *rp) {
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    gpuir_module *m = p->m;
+    const gpuir__func *f = gpuir__func_at(m, gpuir__find_func(m, func));
+    gpuir__dptr *dev = (gpuir__dptr *)calloc(stbds_arrlenu(m->values) + 1, sizeof *dev);
+    memset(rp, 0, sizeof *rp);
+    uint64_t seed = 99;
+    for (size_t i = 0; f && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind == GPUIR_OP_GPU_ALLOC || (op->kind == GPUIR_OP_MEMREF_GET_GLOBAL &&
+                                              gpuir__value_at(m, op->result)->type.space == GPUIR_SPACE_DEVICE)) {
+            const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
+            size_t n = (size_t)gpuir__type_count(t), bytes = n * gpuir_dtype_size(t->dtype);
+            gpuir_array host;
+            gpuir_array_alloc(p->ctx, &host, t->dtype, 1, (const int64_t[]){(int64_t)n});
+            gpuir_array_fill_random(&host, seed++);
+            C->cu.cuMemAlloc(&dev[op->result - 1], bytes ? bytes : 1);
+            if (bytes) C->cu.cuMemcpyHtoD(dev[op->result - 1], host.data, bytes);
+            gpuir_array_release(&host);
+            stbds_arrput(rp->bufs, dev[op->result - 1]);
+        } else if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
+            replay_launch L;
+            memset(&L, 0, sizeof L);
+            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+            uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
+            for (size_t k = 0; k < stbds_arrlenu(p->kernels); k++)
+                if (p->kernels[k].func == kid) L.fn = p->functions[k];
+            const int64_t *g = gpuir__ints_at(m, gpuir__attr_find(m, op, "grid")->off);
+            const int64_t *b = gpuir__ints_at(m, gpuir__attr_find(m, op, "block")->off);
+            for (int d = 0; d < 3; d++) { L.grid[d] = (unsigned)g[d]; L.block[d] = (unsigned)b[d]; }
+            L.smem = (unsigned)gpuir__op_int_attr(m, op, "smem", 0);
+            for (uint32_t a = 0; a < op->n_operands; a++) L.args[a] = dev[gpuir__op_operand(m, op, a) - 1];
+            stbds_arrput(rp->launches, L);
+        }
+    }
+    for (size_t i = 0; i < stbds_arrlenu(rp->launches); i++)     /* the array no longer moves */
+        for (int a = 0; a < GPUIR_MAX_OPERANDS; a++) rp->launches[i].params[a] = &rp->launches[i].args[a];
+    free(dev);
+    return f && stbds_arrlenu(rp->launches) > 0;
+}
+
+static void replay_free(gpuir_program *p, replay *rp) {
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    for (size_t i = 0; i < stbds_arrlenu(rp->bufs); i++) C->cu.cuMemFree(rp->bufs[i]);
+    stbds_arrfree(rp->bufs);
+    stbds_arrfree(rp->launches);
+}
+
+/* Median milliseconds of `repeat` replays (after 3 warm-ups); with no
+   replay (rp NULL), of a device-to-device copy of `bytes`. */
+static float time_replay(gpuir_program *p, const replay *rp, gpuir__dptr dst, gpuir__dptr src, size_t bytes,
+                         int repeat) {
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    float *ms = (float *)calloc((size_t)repeat, sizeof *ms);
+    gpuir__CUevent e0, e1;
+    C->cu.cuEventCreate(&e0, 0);
+    C->cu.cuEventCreate(&e1, 0);
+    int rc = 0;
+    for (int i = -3; i < repeat && !rc; i++) {
+        C->cu.cuEventRecord(e0, NULL);
+        if (!rp) rc = C->cu.cuMemcpyDtoD(dst, src, bytes);
+        for (size_t k = 0; rp && k < stbds_arrlenu(rp->launches) && !rc; k++) {
+            const replay_launch *L = &rp->launches[k];
+            rc = p->drv.launch(p->drv.self, L->fn, L->grid, L->block, L->smem, (void **)L->params);
+        }
+        C->cu.cuEventRecord(e1, NULL);
+        C->cu.cuEventSynchronize(e1);
+        if (i >= 0) C->cu.cuEventElapsedTime(&ms[i], e0, e1);
+    }
+    if (rc) fprintf(stderr, "gpuir-bench: a launch or copy failed with status %d\n", rc);
+    C->cu.cuEventDestroy(e0);
+    C->cu.cuEventDestroy(e1);
+    qsort(ms, (size_t)repeat, sizeof *ms, cmp_float);
+    float med = rc ? (float)NAN : ms[repeat / 2];
+    free(ms);
+    return med;
+}
+
+/* gpuir's kernels for `text` against a device-to-device copy of the bytes
+   the function must move at least (its input read, its output written). */
+static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, size_t io_bytes, int repeat) {
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_CUDA;
+    gpuir_program *p = gpuir_program_make(gpuir_module_parse(ctx, text, strlen(text), label), &d);
+    if (!p) { fprintf(stderr, "%s\n", gpuir_ctx_error(ctx)); return 1; }
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    C->cu.cuCtxPushCurrent(C->context);
+    replay rp;
+    bool ok = replay_prepare(p, "f", &rp);
+    gpuir__dptr a = 0, b = 0;
+    C->cu.cuMemAlloc(&a, io_bytes / 2);
+    C->cu.cuMemAlloc(&b, io_bytes / 2);
+    C->cu.cuMemsetD8(a, 0x3c, io_bytes / 2);
+    float tk = ok ? time_replay(p, &rp, 0, 0, 0, repeat) : (float)NAN;
+    float tc = time_replay(p, NULL, b, a, io_bytes / 2, repeat);
+    size_t kernels = stbds_arrlenu(rp.launches);
+    C->cu.cuMemFree(a);
+    C->cu.cuMemFree(b);
+    replay_free(p, &rp);
+    gpuir__CUcontext popped;
+    C->cu.cuCtxPopCurrent(&popped);
+    double gbk = io_bytes / (tk * 1e6), gbc = io_bytes / (tc * 1e6);
+    printf("%-34s %2zu kernels %8.3f ms %7.0f GB/s   copy %8.3f ms %7.0f GB/s   gpuir at %5.1f %% of copy\n", label,
+           kernels, tk, gbk, tc, gbc, 100.0 * tc / tk);
+    printf("bench bandwidth %s kernels=%zu gpuir_ms=%.4f copy_ms=%.4f ratio=%.3f\n", label, kernels, tk, tc, tc / tk);
+    gpuir_program_destroy(p);
+    return ok ? 0 : 1;
+}
+
+/* Without a GPU: the program on the emulator against the interpreter. */
+static int check_on_emu(gpuir_ctx *ctx, const char *label, const char *text) {
+    gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), label);
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), label);
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
+    gpuir_array in, want, got;
+    gpuir_type t = ref ? gpuir_func_param_type(ref, gpuir_module_find_func(ref, "f"), 0) : gpuir_tensor_type(GPUIR_F32, 0, NULL);
+    gpuir_result r = p ? gpuir_array_alloc(ctx, &in, t.dtype, t.rank, t.dims) : gpuir_ctx_result(ctx);
+    if (!r) gpuir_array_fill_random(&in, 7);
+    if (!r) r = gpuir_ref_run(ref, "f", 1, &in, 1, &want);
+    if (!r) r = gpuir_program_run(p, "f", 1, &in, 1, &got);
+    if (!r) r = gpuir_array_compare(ctx, &got, &want, 1e-5, 1e-6);
+    printf("%-34s emu: %s\n", label, r ? gpuir_ctx_error(ctx) : "matches the interpreter");
+    if (p) { gpuir_array_release(&in); gpuir_array_release(&want); gpuir_array_release(&got); }
+    gpuir_program_destroy(p);
+    gpuir_ctx_clear_error(ctx);
+    return r != GPUIR_OK;
+}
+
+static int bench_bandwidth(int argc, char **argv) {
+    int repeat = 30;
+    long long n = 64ll << 20;                      /* 256 MB of f32 */
+    for (int i = 0; i < argc; i++) {
+        if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
+        if (sscanf(argv[i], "--elements=%lld", &n) == 1 && n >= 1024) continue;
+        fprintf(stderr, "gpuir-bench bandwidth: unknown option %s\n", argv[i]);
+        return 2;
+    }
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char why[512];
+    bool gpu = gpuir_cuda_available(ctx, why, sizeof why);
+    if (!gpu) {
+        printf("no GPU (%s): the programs run on the emulator at 16K elements, for correctness only\n", why);
+        n = 16 << 10;
+    }
+    static char text[4096];
+    const char *ops[8][2] = {{"mul", "1.5"}, {"add", "0.25"}, {"max", "0.0"}, {"mul", "0.5"},
+                             {"sub", "1.0"}, {"min", "4.0"}, {"add", "2.0"}, {"mul", "3.0"}};
+    int len = snprintf(text, sizeof text, "func.func @f(%%x: tensor<%lldxf32>) -> tensor<%lldxf32> {\n", n, n);
+    for (int i = 0; i < 8; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len,
+                        "  %%c%d = constant {value = %s} : () -> tensor<%lldxf32>\n"
+                        "  %%v%d = %s %%%s%d, %%c%d : (tensor<%lldxf32>, tensor<%lldxf32>) -> tensor<%lldxf32>\n",
+                        i, ops[i][1], n, i + 1, ops[i][0], i ? "v" : "x", i ? i : 0, i, n, n, n);
+    snprintf(text + len, sizeof text - (size_t)len, "  return %%v8 : tensor<%lldxf32>\n}\n", n);
+    char *fix = strstr(text, "%x0");                 /* the first op reads %x */
+    if (fix) memmove(fix + 2, fix + 3, strlen(fix + 3) + 1);
+    int rc = gpu ? bench_bw_case(ctx, "elementwise chain of 8 ops, f32", text, (size_t)n * 8, repeat)
+                 : check_on_emu(ctx, "elementwise chain of 8 ops, f32", text);
+    long long cols = 4096, rows = n / cols;
+    snprintf(text, sizeof text,
+             "func.func @f(%%x: tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32> {\n"
+             "  %%s = softmax %%x {axis = 1} : (tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+             "  return %%s : tensor<%lldx%lldxf32>\n}\n", rows, cols, rows, cols, rows, cols, rows, cols, rows, cols);
+    char label[64];
+    snprintf(label, sizeof label, "row softmax %lldx%lld, f32", rows, cols);
+    rc |= gpu ? bench_bw_case(ctx, label, text, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text);
+    gpuir_ctx_destroy(ctx);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "matmul") == 0) return bench_matmul(argc - 2, argv + 2);
-    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--repeat=R]\n");
+    if (argc >= 2 && strcmp(argv[1], "bandwidth") == 0) return bench_bandwidth(argc - 2, argv + 2);
+    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--repeat=R]\n"
+                    "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n");
     return 2;
 }
