@@ -4909,8 +4909,16 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 /* ====================================================================== */
 // >>pass.decompose
 // Rewrites composite ops into primitive ones: softmax(x, axis) becomes
-// e = exp(x - reduce_max(x)), e / reduce_sum(e), both keeping the axis.
-// Reads: ir, build. Writes: ir.
+// e = exp(x - reduce_max(x)), e / reduce_sum(e), both keeping the axis;
+// a softmax over the innermost axis stays, since codegen has a one-pass
+// kernel for it (rows in registers). Reads: ir, build. Writes: ir.
+
+/* Whether codegen computes this softmax in one kernel: over the last axis. */
+static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
+    int64_t axis = gpuir__attr_find(m, op, "axis")->i;
+    int rank = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.rank;
+    return gpuir__norm_axis(&axis, rank) && axis == rank - 1;
+}
 
 static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
     uint32_t x = gpuir__op_operand(m, op, 0);
@@ -4938,7 +4946,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            if (op->kind != GPUIR_OP_SOFTMAX || !op->result) {    /* (not in buffer form) */
+            if (op->kind != GPUIR_OP_SOFTMAX || !op->result || gpuir__softmax_is_rowwise(m, op)) {
                 gpuir__rewrite_keep(m, op_id);
                 continue;
             }
@@ -5929,6 +5937,12 @@ static const gpuir_type *gpuir__kernel_output(const gpuir_module *m, const gpuir
         if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
         const gpuir_type *dst = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (cls == GPUIR__CLASS_SOFTMAX) {          /* a block per row, like a reduction */
+            const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+            *kind_out = op->kind;
+            *reduced = src->rank ? src->dims[src->rank - 1] : 1;
+            return dst;
+        }
         if (cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_REDUCE) {
             *kind_out = op->kind;
             best = dst;
@@ -5961,6 +5975,11 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         block[0] = 32;
         while (block[0] < 256 && block[0] < reduced) block[0] *= 2;
         grid[0] = count;
+    } else if (kind == GPUIR_OP_SOFTMAX) {      /* about 16 elements of the row per thread */
+        block[0] = 32;
+        while (block[0] < 1024 && block[0] * 16 < reduced) block[0] *= 2;
+        grid[0] = reduced ? count / reduced : 1;
+        if (grid[0] < 1) grid[0] = 1;
     } else {
         block[0] = 256;
         grid[0] = gpuir__ceil_div(count / gpuir__kernel_vector_width(m, k), 256);
@@ -6902,6 +6921,71 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     return GPUIR_OK;
 }
 
+
+/* Reduces acc over the block and hands the result to every thread (one
+   more shared slot, red[32], carries it). */
+static void gpuir__cg_block_allreduce(gpuir__cg *C, gpuir_op_kind k, const char *init) {
+    gpuir__cg_block_reduce(C, k, true, "float", init);
+    gpuir__str_appendf(C->s, "        if (t == 0) red[%lld] = acc;\n        GPUIR_SYNC();\n        acc = red[%lld];\n",
+                       (long long)(C->threads % 32 == 0 ? 32 : C->threads), (long long)(C->threads % 32 == 0 ? 32 : C->threads));
+}
+
+/* Softmax over the innermost axis: a block per row. When the row fits in
+   registers (at most 32 elements per thread) it is read once, the max and
+   the sum of exponentials reduced over the block, and written once;
+   otherwise the row is read three times. */
+static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
+    const gpuir_type *x = &gpuir__value_at(m, src)->type;
+    int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
+    if (ps < 0 || pd < 0 || !gpuir__softmax_is_rowwise(m, op))
+        return gpuir__cg_fail(C, op, "only a softmax over the last axis of a parameter is a kernel (run decompose)");
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++)
+        if (i != at && gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
+            return gpuir__cg_fail(C, op, "a softmax kernel computes nothing else");
+    long long cols = x->rank ? x->dims[x->rank - 1] : 1, count = gpuir__type_count(x);
+    long long rows = cols ? count / cols : 0, T = C->threads, per = (cols + T - 1) / T;
+    const char *ld = x->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : x->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
+    const char *st = x->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : x->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+    long long slots = (T % 32 == 0 ? 32 : T) + 1;
+    C->shared_bytes = (uint32_t)(slots * 4);
+    C->barriers = true;
+    C->ind = "    ";
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, red, %lld, 0);\n    int t = GPUIR_THREAD_RANK;\n"
+                       "    for (long long row = GPUIR_BLOCK_RANK; row < %lldLL; row += GPUIR_GRID_BLOCKS) {\n"
+                       "        long long base = row * %lldLL;\n        float acc = -GPUIR_INF;\n", slots, rows, cols);
+    if (per <= 32) {
+        gpuir__str_appendf(C->s, "        float v[%lld];\n"
+                           "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
+                           "            v[r] = c < %lld ? %s(p%d[base + c]) : -GPUIR_INF;\n"
+                           "            acc = gpuir_fmax(acc, v[r]);\n        }\n", per, per, T, cols, ld, ps);
+        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
+        gpuir__str_appendf(C->s, "        float mx = acc;\n        acc = 0.0f;\n"
+                           "        for (int r = 0; r < %lld; r++) {\n"
+                           "            if (t + r * %lld < %lld) { v[r] = expf(v[r] - mx); acc += v[r]; }\n        }\n",
+                           per, T, cols);
+        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
+        gpuir__str_appendf(C->s, "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
+                           "            if (c < %lld) p%d[base + c] = %s(v[r] / acc);\n        }\n    }\n",
+                           per, T, cols, pd, st);
+        return GPUIR_OK;
+    }
+    gpuir__str_appendf(C->s, "        for (long long c = t; c < %lldLL; c += %lld) acc = gpuir_fmax(acc, %s(p%d[base + c]));\n",
+                       cols, T, ld, ps);
+    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
+    gpuir__str_appendf(C->s, "        float mx = acc;\n        acc = 0.0f;\n"
+                       "        for (long long c = t; c < %lldLL; c += %lld) acc += expf(%s(p%d[base + c]) - mx);\n",
+                       cols, T, ld, ps);
+    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
+    gpuir__str_appendf(C->s, "        for (long long c = t; c < %lldLL; c += %lld)\n"
+                       "            p%d[base + c] = %s(expf(%s(p%d[base + c]) - mx) / acc);\n    }\n",
+                       cols, T, pd, st, ld, ps);
+    return GPUIR_OK;
+}
+
 /* The kernel's form: the index of its matmul or reduction, if any. */
 static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     gpuir_module *m = C->m;
@@ -6911,7 +6995,7 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (cls == GPUIR__CLASS_MATMUL) return gpuir__cg_matmul(C, i);
         if (cls == GPUIR__CLASS_REDUCE) return gpuir__cg_reduce(C, i);
-        if (cls == GPUIR__CLASS_SOFTMAX) return gpuir__cg_fail(C, op, "composite op in a kernel (run decompose)");
+        if (cls == GPUIR__CLASS_SOFTMAX) return gpuir__cg_softmax(C, i);
         if (op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT) continue;
         const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
         if (!widest || gpuir__type_count(d) > gpuir__type_count(widest)) widest = d;

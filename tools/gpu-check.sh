@@ -29,6 +29,8 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
 else
     echo "compute-sanitizer: not found"
 fi
-"$OUT/gpuir-bench" matmul > "$OUT/bench-matmul.txt" 2>&1
-echo "gpuir-bench matmul: exit $?"
-cat "$OUT/bench-matmul.txt" | grep -v '^bench '
+for b in matmul bandwidth; do
+    "$OUT/gpuir-bench" $b > "$OUT/bench-$b.txt" 2>&1
+    echo "gpuir-bench $b: exit $?"
+    grep -v '^bench ' "$OUT/bench-$b.txt"
+done
