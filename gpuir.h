@@ -6957,6 +6957,29 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, red, %lld, 0);\n    int t = GPUIR_THREAD_RANK;\n"
                        "    for (long long row = GPUIR_BLOCK_RANK; row < %lldLL; row += GPUIR_GRID_BLOCKS) {\n"
                        "        long long base = row * %lldLL;\n        float acc = -GPUIR_INF;\n", slots, rows, cols);
+    if (per <= 32 && x->dtype == GPUIR_F32 && cols % 4 == 0) {   /* 16-byte row accesses */
+        long long quads = cols / 4, per4 = (quads + T - 1) / T;
+        gpuir__str_appendf(C->s, "        float4 v[%lld];\n"
+                           "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
+                           "            v[r] = c < %lld ? ((const float4 *)(p%d + base))[c] : "
+                           "GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);\n"
+                           "            acc = gpuir_fmax(acc, gpuir_fmax(gpuir_fmax(v[r].x, v[r].y), gpuir_fmax(v[r].z, v[r].w)));\n"
+                           "        }\n", per4, per4, T, quads, ps);
+        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
+        gpuir__str_appendf(C->s, "        float mx = acc;\n        acc = 0.0f;\n"
+                           "        for (int r = 0; r < %lld; r++) {\n"
+                           "            if (t + r * %lld < %lld) {\n"
+                           "                v[r].x = expf(v[r].x - mx); v[r].y = expf(v[r].y - mx);\n"
+                           "                v[r].z = expf(v[r].z - mx); v[r].w = expf(v[r].w - mx);\n"
+                           "                acc += (v[r].x + v[r].y) + (v[r].z + v[r].w);\n            }\n        }\n",
+                           per4, T, quads);
+        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
+        gpuir__str_appendf(C->s, "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
+                           "            if (c < %lld) ((float4 *)(p%d + base))[c] = "
+                           "GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);\n        }\n    }\n",
+                           per4, T, quads, pd);
+        return GPUIR_OK;
+    }
     if (per <= 32) {
         gpuir__str_appendf(C->s, "        float v[%lld];\n"
                            "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
