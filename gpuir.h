@@ -495,6 +495,11 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
                                         gpuir_array *outputs);
 GPUIRDEF gpuir_backend gpuir_program_backend(const gpuir_program *p);
 GPUIRDEF const char *gpuir_backend_name(gpuir_backend b);   /* "cuda", "emu", ... */
+/* The tolerance a backend's results are held to against the interpreter:
+   the dtype's (gpuir_dtype_tolerance) for the interpreter itself; for the
+   compiled backends f32's atol is 1e-5, since they accumulate matmuls and
+   reductions in f32 where the interpreter uses double. */
+GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol, double *atol);
 /* The CUDA C the backend compiled (its prelude first); owned by p. */
 GPUIRDEF const char *gpuir_program_source(const gpuir_program *p);
 /* With GPUIR_BACKEND_AUTO on the emulator: why CUDA was not used. */
@@ -5900,6 +5905,21 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 
 static int64_t gpuir__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Whether a kernel's matmul gets the register-tiled f32 kernel: 128x128
+   block tiles, 8-deep stages, 256 threads each computing 8x8 outputs (A
+   and B not transposed, M and N at least 128). Codegen and configure agree
+   through it; other matmuls get the plain 64x64 kernel. */
+static bool gpuir__matmul_register_tiled(const gpuir_module *m, const gpuir__func *k) {
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->kind != GPUIR_OP_MATMUL || op->result) continue;
+        const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+        return o->dtype == GPUIR_F32 && !gpuir__op_flag(m, op, "transpose_a") && !gpuir__op_flag(m, op, "transpose_b") &&
+               o->dims[o->rank - 2] >= 128 && o->dims[o->rank - 1] >= 128;
+    }
+    return false;
+}
+
 /* Elements per thread of an elementwise kernel: 4 (16-byte accesses) when
    every op is elementwise or a splat, every parameter is 4-byte (f32, i32)
    with the shape of the widest destination (no broadcasting) and the count
@@ -5967,8 +5987,9 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     if (count <= 0) return;
     if (kind == GPUIR_OP_MATMUL) {
         int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
-        grid[0] = gpuir__ceil_div(N, 64);
-        grid[1] = gpuir__ceil_div(M, 64);
+        int64_t tile = gpuir__matmul_register_tiled(m, k) ? 128 : 64;
+        grid[0] = gpuir__ceil_div(N, tile);
+        grid[1] = gpuir__ceil_div(M, tile);
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
         block[0] = block[1] = 16;
     } else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
@@ -6211,6 +6232,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define GPUIR_NAN __int_as_float(0x7fc00000)\n"
     "#define gpuir_rsqrt(x) rsqrtf(x)\n"
     "#define GPUIR_FLOAT4(a, b, c, d) make_float4(a, b, c, d)\n"
+    "#define GPUIR_UNROLL _Pragma(\"unroll\")\n"
     "#define GPUIR_INT4(a, b, c, d) make_int4(a, b, c, d)\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { return __float_as_uint(x); }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned x) { return __uint_as_float(x); }\n";
@@ -6247,6 +6269,7 @@ static const char gpuir__cg_emu_prelude[] =
     "typedef struct __attribute__((aligned(16))) float4 { float x, y, z, w; } float4;\n"
     "typedef struct __attribute__((aligned(16))) int4 { int x, y, z, w; } int4;\n"
     "#define GPUIR_FLOAT4(a, b, c, d) ((float4){a, b, c, d})\n"
+    "#define GPUIR_UNROLL\n"
     "#define GPUIR_INT4(a, b, c, d) ((int4){a, b, c, d})\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned u) { float x; memcpy(&x, &u, 4); return x; }\n"
@@ -6869,6 +6892,97 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
                        GPUIR__MM_BK, fl ? "" : "(unsigned long long)", GPUIR__MM_BN, GPUIR__MM_BN);
 }
 
+
+/* Loads of the register-tiled matmul's 128x8 A tile (stored transposed,
+   as[k][m]) and 8x128 B tile (bs[k][n]): one 16-byte load per thread each
+   when rows are multiples of 4 floats, else four scalar loads. */
+static void gpuir__cg_mm128_loads(gpuir__cg *C, int pa, int pb, long long M, long long N, long long K) {
+    gpuir__str *s = C->s;
+    if (K % 4 == 0)
+        gpuir__str_appendf(s, "            {\n                int m = t / 2, kq = (t %% 2) * 4;\n"
+                           "                long long gm = tm * 128 + m, gk = k0 + kq;\n"
+                           "                float4 v = gm < %lldLL && gk < %lldLL ? *(const float4 *)(p%d + a0 + gm * %lldLL + gk)"
+                           " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n"
+                           "                as[kq * 128 + m] = v.x; as[(kq + 1) * 128 + m] = v.y;\n"
+                           "                as[(kq + 2) * 128 + m] = v.z; as[(kq + 3) * 128 + m] = v.w;\n            }\n",
+                           M, K, pa, K);
+    else
+        gpuir__str_appendf(s, "            for (int e = t; e < 1024; e += 256) {\n"
+                           "                int m = e / 8, kk = e %% 8;\n"
+                           "                long long gm = tm * 128 + m, gk = k0 + kk;\n"
+                           "                as[kk * 128 + m] = gm < %lldLL && gk < %lldLL ? p%d[a0 + gm * %lldLL + gk] : 0.0f;\n"
+                           "            }\n", M, K, pa, K);
+    if (N % 4 == 0)
+        gpuir__str_appendf(s, "            {\n                int kk = t / 32, nq = (t %% 32) * 4;\n"
+                           "                long long gk = k0 + kk, gn = tn * 128 + nq;\n"
+                           "                *(float4 *)(bs + kk * 128 + nq) = gk < %lldLL && gn < %lldLL ? "
+                           "*(const float4 *)(p%d + b0 + gk * %lldLL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n"
+                           "            }\n", K, N, pb, N);
+    else
+        gpuir__str_appendf(s, "            for (int e = t; e < 1024; e += 256) {\n"
+                           "                int kk = e / 128, n = e %% 128;\n"
+                           "                long long gk = k0 + kk, gn = tn * 128 + n;\n"
+                           "                bs[e] = gk < %lldLL && gn < %lldLL ? p%d[b0 + gk * %lldLL + gn] : 0.0f;\n"
+                           "            }\n", K, N, pb, N);
+}
+
+/* The register-tiled f32 matmul (see gpuir__matmul_register_tiled): each
+   thread keeps an 8x8 block of C in registers and reads A and B from
+   shared memory as 16-byte vectors, 16 FMAs per shared load. */
+static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    uint32_t dst = gpuir__op_operand(m, op, 2);
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
+    const gpuir_type *o = &gpuir__value_at(m, dst)->type;
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
+    long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = gpuir__type_count(o) / (M * N);
+    C->shared_bytes = 2 * 8 * 128 * 4;
+    C->barriers = true;
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, as, 1024, 0);\n    GPUIR_SHARED(float, bs, 1024, 4096);\n"
+                       "    int t = GPUIR_THREAD_RANK, tx = t %% 16, ty = t / 16;\n"
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
+                       "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
+                       "        long long a0 = ", tiles_n * tiles_m * batches, tiles_n, tiles_n, tiles_m, tiles_n * tiles_m);
+    gpuir__cg_batch_index(C->s, o, a);
+    gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
+    gpuir__cg_batch_index(C->s, o, b);
+    gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[8][8];\n"
+                       "        for (int i = 0; i < 8; i++)\n            for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;\n"
+                       "        for (long long k0 = 0; k0 < %lldLL; k0 += 8) {\n", K * N, K);
+    gpuir__cg_mm128_loads(C, pa, pb, M, N, K);
+    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n"
+                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < 8; kk++) {\n"
+                       "                float4 a0v = *(const float4 *)(as + kk * 128 + ty * 8);\n"
+                       "                float4 a1v = *(const float4 *)(as + kk * 128 + ty * 8 + 4);\n"
+                       "                float4 b0v = *(const float4 *)(bs + kk * 128 + tx * 8);\n"
+                       "                float4 b1v = *(const float4 *)(bs + kk * 128 + tx * 8 + 4);\n"
+                       "                float ar[8] = {a0v.x, a0v.y, a0v.z, a0v.w, a1v.x, a1v.y, a1v.z, a1v.w};\n"
+                       "                float br[8] = {b0v.x, b0v.y, b0v.z, b0v.w, b1v.x, b1v.y, b1v.z, b1v.w};\n"
+                       "                GPUIR_UNROLL\n                for (int i = 0; i < 8; i++)\n"
+                       "                    GPUIR_UNROLL\n                    for (int j = 0; j < 8; j++) acc[i][j] += ar[i] * br[j];\n"
+                       "            }\n            GPUIR_SYNC();\n        }\n"
+                       "        GPUIR_UNROLL\n        for (int ii = 0; ii < 8; ii++)\n"
+                       "            GPUIR_UNROLL\n            for (int jj = 0; jj < 8; jj++) {\n"
+                       "            long long gm = tm * 128 + ty * 8 + ii, gn = tn * 128 + tx * 8 + jj;\n"
+                       "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
+                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
+                       M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    gpuir__cg_reset_values(C);
+    C->ind = "            ";
+    uint32_t v = gpuir__cg_new_var(C, o->dtype);
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    gpuir__str_appendf(C->s, "            float v%u = acc[ii][jj];\n", v);
+    gpuir_result r = gpuir__cg_chain(C, 0, at, o, "i");
+    C->cur[dst - 1] = v + 1;
+    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), o, "i");
+    if (r) return r;
+    gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), o, "i");
+    gpuir__str_appendf(C->s, "        }\n    }\n");
+    return GPUIR_OK;
+}
+
 /* A matmul and its elementwise epilogue (bias, activation, residual). */
 static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
@@ -6882,6 +6996,7 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
         if (gpuir__class_computes(gpuir__info(pre->kind)->cls) && pre->kind != GPUIR_OP_CONSTANT)
             return gpuir__cg_fail(C, op, "only constants may come before a matmul in its kernel");
     }
+    if (C->threads == 256 && gpuir__matmul_register_tiled(m, C->k)) return gpuir__cg_matmul128(C, at, pa, pb);
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
     long long tiles_n = (N + GPUIR__MM_BN - 1) / GPUIR__MM_BN, tiles_m = (M + GPUIR__MM_BM - 1) / GPUIR__MM_BM;
     long long batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
@@ -9603,6 +9718,11 @@ static void gpuir__runtime_free(gpuir_ctx *ctx) {
     if (ctx->cache) gpuir__cache_destroy(ctx->cache);
     ctx->cache = NULL;
     free(ctx->cache_dir_copy);
+}
+
+GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol, double *atol) {
+    gpuir_dtype_tolerance(dtype, rtol, atol);
+    if (b != GPUIR_BACKEND_REF && dtype == GPUIR_F32) *atol = 1e-5;
 }
 
 GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {

@@ -286,7 +286,7 @@ static gpuir_result run(gpuir_ctx *ctx, gpuir_module *m, const char *func, const
     }
     for (size_t k = 0; a->check && !r && k < n_out; k++) {
         double rtol, atol;
-        gpuir_dtype_tolerance(out[k].dtype, &rtol, &atol);
+        gpuir_backend_tolerance(gpuir_program_backend(p), out[k].dtype, &rtol, &atol);
         if (a->have_rtol) rtol = a->rtol;
         if (a->have_atol) atol = a->atol;
         r = gpuir_array_compare(ctx, &out[k], &want[k], rtol, atol);

@@ -1,7 +1,8 @@
 /* Every program of the interpreter's tests (every .gir under tests/ir/ref,
    tests/ir/codegen and tests/ir/run) lowered, compiled and run on the emulator, and on
    CUDA where a GPU is usable, against the reference interpreter: fresh
-   random inputs from a fixed seed, compared within the dtype's tolerance.
+   random inputs from a fixed seed, compared within the backend's tolerance
+   (gpuir_backend_tolerance).
    One PASS/FAIL/SKIP line per file, backend and function. */
 #define _POSIX_C_SOURCE 200809L
 #define GPUIR_IMPLEMENTATION
@@ -77,7 +78,7 @@ static void check_chunk(const char *file, const char *text, size_t len, gpuir_ba
         if (!r) r = gpuir_program_run(p, name, n_in, in, n_out, got);
         for (size_t k = 0; k < n_out && !r; k++) {
             double rtol, atol;
-            gpuir_dtype_tolerance(want[k].dtype, &rtol, &atol);
+            gpuir_backend_tolerance(backend, want[k].dtype, &rtol, &atol);
             r = gpuir_array_compare(ctx, &got[k], &want[k], rtol, atol);
         }
         report(r ? "FAIL" : "PASS", bname, file, name, r ? gpuir_ctx_error(ctx) : NULL);

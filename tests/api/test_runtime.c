@@ -70,6 +70,13 @@ TEST(auto_falls_back_to_the_emulator_and_says_why) {
     gpuir_ctx_destroy(ctx);              /* destroys the program too */
     unsetenv("GPUIR_CUDA_LIBRARY");
     CHECK(strcmp(gpuir_backend_name(GPUIR_BACKEND_EMU), "emu") == 0);
+    double rtol, atol;
+    gpuir_backend_tolerance(GPUIR_BACKEND_REF, GPUIR_F32, &rtol, &atol);
+    CHECK(rtol == 1e-5 && atol == 1e-6);
+    gpuir_backend_tolerance(GPUIR_BACKEND_CUDA, GPUIR_F32, &rtol, &atol);
+    CHECK(rtol == 1e-5 && atol == 1e-5);
+    gpuir_backend_tolerance(GPUIR_BACKEND_EMU, GPUIR_F16, &rtol, &atol);
+    CHECK(rtol == 1e-3 && atol == 1e-2);
     CHECK(strcmp(gpuir_backend_name((gpuir_backend)42), "invalid") == 0);
 }
 
@@ -206,6 +213,9 @@ TEST(nvrtc_compiles_every_kernel_without_spills) {
         if (i == 2) {
             CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_mlp_k0("));
             CHECK(ptx && strstr(ptx, "bar.sync") && strstr(ptx, "shfl.sync.down"));
+            /* 16-byte accesses: elementwise quads, softmax rows, matmul tiles */
+            CHECK(ptx && strstr(ptx, "ld.global.v4.f32") && strstr(ptx, "st.global.v4.f32"));
+            CHECK(ptx && strstr(ptx, "ld.shared.v4.f32"));
         }
         gpuir_free(ptx);
     }
