@@ -5920,6 +5920,27 @@ static bool gpuir__matmul_register_tiled(const gpuir_module *m, const gpuir__fun
     return false;
 }
 
+/* The transpose a kernel consists of when it swaps the last two dims and
+   keeps the leading ones (a batch of matrix transposes), or NULL: such a
+   kernel goes through 32x32 shared-memory tiles. */
+static const gpuir__op *gpuir__kernel_tiled_transpose(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *found = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
+        if (op->kind != GPUIR_OP_TRANSPOSE || found) return NULL;
+        found = op;
+    }
+    if (!found) return NULL;
+    const gpuir__attr *perm = gpuir__attr_find(m, found, "perm");
+    const int64_t *pv = gpuir__ints_at(m, perm->off);
+    int r = (int)perm->n;
+    if (r < 2 || pv[r - 1] != r - 2 || pv[r - 2] != r - 1) return NULL;
+    for (int i = 0; i + 2 < r; i++)
+        if (pv[i] != i) return NULL;
+    return found;
+}
+
 /* Elements per thread of an elementwise kernel: 4 (16-byte accesses) when
    every op is elementwise or a splat, every parameter is 4-byte (f32, i32)
    with the shape of the widest destination (no broadcasting) and the count
@@ -5996,6 +6017,11 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         block[0] = 32;
         while (block[0] < 256 && block[0] < reduced) block[0] *= 2;
         grid[0] = count;
+    } else if (gpuir__kernel_tiled_transpose(m, k)) {   /* a 32x32 tile per block */
+        const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, gpuir__kernel_tiled_transpose(m, k), 0))->type;
+        int64_t R = src->dims[src->rank - 2], Cc = src->dims[src->rank - 1];
+        block[0] = 256;
+        grid[0] = R && Cc ? gpuir__ceil_div(R, 32) * gpuir__ceil_div(Cc, 32) * (count / (R * Cc)) : 1;
     } else if (kind == GPUIR_OP_SOFTMAX) {      /* about 16 elements of the row per thread */
         block[0] = 32;
         while (block[0] < 1024 && block[0] * 16 < reduced) block[0] *= 2;
@@ -7124,6 +7150,38 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     return GPUIR_OK;
 }
 
+
+/* A batch of matrix transposes through 32x32 shared-memory tiles (a row of
+   padding against bank conflicts): both the reads and the writes are
+   coalesced. A copy: values keep their storage type. */
+static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
+    const gpuir_type *x = &gpuir__value_at(m, src)->type;
+    int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
+    if (ps < 0 || pd < 0) return gpuir__cg_fail(C, op, "transposes a kernel-private buffer");
+    long long R = x->dims[x->rank - 2], Cc = x->dims[x->rank - 1], count = gpuir__type_count(x);
+    long long tr = (R + 31) / 32, tc = (Cc + 31) / 32, batches = R && Cc ? count / (R * Cc) : 0;
+    const char *st = gpuir__cg_storage(x->dtype);
+    C->shared_bytes = (uint32_t)(32 * 33 * gpuir_dtype_size(x->dtype));
+    C->barriers = true;
+    C->ind = "    ";
+    gpuir__cg_comment(C, (uint32_t)(op - m->ops) + 1, op);
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, tile, %d, 0);\n    int t = GPUIR_THREAD_RANK, tx = t %% 32, ty = t / 32;\n"
+                       "    for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS) {\n"
+                       "        long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, base = blk / %lldLL * %lldLL;\n"
+                       "        for (int j = ty; j < 32; j += 8) {\n"
+                       "            long long r = tr * 32 + j, c = tc * 32 + tx;\n"
+                       "            if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = p%d[base + r * %lldLL + c];\n        }\n"
+                       "        GPUIR_SYNC();\n"
+                       "        for (int j = ty; j < 32; j += 8) {\n"
+                       "            long long c = tc * 32 + j, r = tr * 32 + tx;\n"
+                       "            if (r < %lldLL && c < %lldLL) p%d[base + c * %lldLL + r] = tile[tx * 33 + j];\n        }\n"
+                       "        GPUIR_SYNC();\n    }\n",
+                       st, 32 * 33, tr * tc * batches, tc, tc, tr, tc * tr, R * Cc, R, Cc, ps, Cc, R, Cc, pd, R);
+    return GPUIR_OK;
+}
+
 /* The kernel's form: the index of its matmul or reduction, if any. */
 static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     gpuir_module *m = C->m;
@@ -7139,6 +7197,8 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
         if (!widest || gpuir__type_count(d) > gpuir__type_count(widest)) widest = d;
     }
     if (!widest) return GPUIR_OK;                    /* nothing to compute */
+    const gpuir__op *tr = gpuir__kernel_tiled_transpose(m, C->k);
+    if (tr && C->threads == 256) return gpuir__cg_transpose_tiled(C, tr);
     gpuir__cg_reset_values(C);
     return gpuir__cg_elementwise(C, widest);
 }
