@@ -7413,6 +7413,8 @@ enum {
       (void *dst, gpuir__CUdeviceptr src, size_t bytes, gpuir__CUstream s))          \
     X(cuMemAllocHost, (void **p, size_t bytes))                       /* _v2   */    \
     X(cuMemFreeHost, (void *p))                                       /* 2000  */    \
+    X(cuMemHostRegister, (void *p, size_t bytes, unsigned int flags)) /* _v2   */    \
+    X(cuMemHostUnregister, (void *p))                                 /* 4000  */    \
     X(cuMemsetD8, (gpuir__CUdeviceptr dst, unsigned char value, size_t n))           \
     X(cuModuleLoadData, (gpuir__CUmodule *mod, const void *image))    /* 2000  */    \
     X(cuModuleUnload, (gpuir__CUmodule mod))                          /* 2000  */    \

@@ -16,6 +16,11 @@
        of 8 elementwise ops and a row softmax over N f32 (default 64M, 256 MB),
        kernels alone (device buffers allocated and filled once, copies left
        out), CUDA-event median of R replays.
+   gpuir-bench copy [--mb=N] [--chunk-mb=C] [--repeat=R]
+       Host<->device copies of N MB (default 256): plain cuMemcpy from
+       pageable memory, from pinned memory (the reference), and staged
+       through two pinned chunks of C MB (default 8) with the host copy of one
+       overlapping the DMA of the other; wall-clock medians.
    Each figure is also printed as one machine-readable line starting "bench ". */
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int (*cublas_create_fn)(void **handle);
 typedef int (*cublas_destroy_fn)(void *handle);
@@ -457,10 +463,157 @@ static int bench_bandwidth(int argc, char **argv) {
     return rc;
 }
 
+
+/* ---- host <-> device copies ---- */
+
+/* Host-to-device through two pinned chunks: the host copies chunk i while
+   the DMA engine moves chunk i-1. Returns the driver status. */
+static int staged_htod(gpuir__cudart *C, gpuir__dptr dst, const char *src, size_t bytes, char *pin[2], size_t chunk,
+                       gpuir__CUevent done[2]) {
+    int rc = 0;
+    for (size_t off = 0, i = 0; off < bytes && !rc; off += chunk, i++) {
+        size_t n = bytes - off < chunk ? bytes - off : chunk;
+        if (i >= 2) rc = C->cu.cuEventSynchronize(done[i % 2]);
+        memcpy(pin[i % 2], src + off, n);
+        if (!rc) rc = C->cu.cuMemcpyHtoDAsync(dst + off, pin[i % 2], n, NULL);
+        if (!rc) rc = C->cu.cuEventRecord(done[i % 2], NULL);
+    }
+    return rc ? rc : C->cu.cuCtxSynchronize();
+}
+
+/* Device-to-host through two pinned chunks: chunk i+1 is in flight while
+   the host copies chunk i out. */
+static int staged_dtoh(gpuir__cudart *C, char *dst, gpuir__dptr src, size_t bytes, char *pin[2], size_t chunk,
+                       gpuir__CUevent done[2]) {
+    size_t n_chunks = (bytes + chunk - 1) / chunk;
+    int rc = 0;
+    for (size_t i = 0; i < n_chunks && i < 2 && !rc; i++) {
+        size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
+        rc = C->cu.cuMemcpyDtoHAsync(pin[i % 2], src + off, n, NULL);
+        if (!rc) rc = C->cu.cuEventRecord(done[i % 2], NULL);
+    }
+    for (size_t i = 0; i < n_chunks && !rc; i++) {
+        size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
+        rc = C->cu.cuEventSynchronize(done[i % 2]);
+        if (!rc) memcpy(dst + off, pin[i % 2], n);
+        size_t next = i + 2;
+        if (!rc && next < n_chunks) {
+            size_t o2 = next * chunk, n2 = bytes - o2 < chunk ? bytes - o2 : chunk;
+            rc = C->cu.cuMemcpyDtoHAsync(pin[next % 2], src + o2, n2, NULL);
+            if (!rc) rc = C->cu.cuEventRecord(done[next % 2], NULL);
+        }
+    }
+    return rc;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median wall-clock ms of `repeat` runs of one copy variant (the calls are
+   synchronous, so the host clock is right). */
+static double time_copy(gpuir__cudart *C, int variant, gpuir__dptr dev, char *pageable, char *pinned, size_t bytes,
+                        char *pin[2], size_t chunk, gpuir__CUevent done[2], int repeat) {
+    double t[64];
+    if (repeat > 64) repeat = 64;
+    int rc = 0;
+    for (int i = -2; i < repeat && !rc; i++) {
+        double t0 = now_ms();
+        switch (variant) {
+        case 0: rc = C->cu.cuMemcpyHtoD(dev, pageable, bytes); break;
+        case 1: rc = C->cu.cuMemcpyHtoD(dev, pinned, bytes); break;
+        case 2: rc = staged_htod(C, dev, pageable, bytes, pin, chunk, done); break;
+        case 6: rc = C->cu.cuMemHostRegister(pageable, bytes, 0);
+                if (!rc) rc = C->cu.cuMemcpyHtoD(dev, pageable, bytes);
+                if (!rc) rc = C->cu.cuMemHostUnregister(pageable);
+                break;
+        case 7: rc = C->cu.cuMemHostRegister(pageable, bytes, 0);
+                if (!rc) rc = C->cu.cuMemcpyDtoH(pageable, dev, bytes);
+                if (!rc) rc = C->cu.cuMemHostUnregister(pageable);
+                break;
+        case 3: rc = C->cu.cuMemcpyDtoH(pageable, dev, bytes); break;
+        case 4: rc = C->cu.cuMemcpyDtoH(pinned, dev, bytes); break;
+        default: rc = staged_dtoh(C, pageable, dev, bytes, pin, chunk, done); break;
+        }
+        if (i >= 0) t[i] = now_ms() - t0;
+    }
+    if (rc) { fprintf(stderr, "gpuir-bench: copy variant %d failed with status %d\n", variant, rc); return NAN; }
+    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
+    return t[repeat / 2];
+}
+
+static int bench_copy(int argc, char **argv) {
+    long long mb = 256, chunk_mb = 8;
+    int repeat = 10;
+    for (int i = 0; i < argc; i++) {
+        if (sscanf(argv[i], "--mb=%lld", &mb) == 1 && mb >= 1) continue;
+        if (sscanf(argv[i], "--chunk-mb=%lld", &chunk_mb) == 1 && chunk_mb >= 1) continue;
+        if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
+        fprintf(stderr, "gpuir-bench copy: unknown option %s\n", argv[i]);
+        return 2;
+    }
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    mm_case probe = {64, 64, 64};
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_CUDA;
+    gpuir_program *p = gpuir_program_make(mm_module(ctx, &probe), &d);
+    if (!p) {
+        printf("no GPU (%s): nothing to measure\n", gpuir_ctx_error(ctx));
+        gpuir_ctx_destroy(ctx);
+        return 0;
+    }
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    size_t bytes = (size_t)mb << 20, chunk = (size_t)chunk_mb << 20;
+    C->cu.cuCtxPushCurrent(C->context);
+    gpuir__dptr dev = 0;
+    void *pinned = NULL, *pin[2] = {NULL, NULL};
+    char *pageable = (char *)malloc(bytes);
+    gpuir__CUevent done[2];
+    int rc = C->cu.cuMemAlloc(&dev, bytes) || C->cu.cuMemAllocHost(&pinned, bytes) ||
+             C->cu.cuMemAllocHost(&pin[0], chunk) || C->cu.cuMemAllocHost(&pin[1], chunk) ||
+             C->cu.cuEventCreate(&done[0], 0) || C->cu.cuEventCreate(&done[1], 0) || !pageable;
+    if (!rc) {
+        memset(pageable, 0x5a, bytes);
+        memset(pinned, 0x5a, bytes);
+        static const char *const names[8] = {"H2D pageable (cuMemcpyHtoD)", "H2D pinned (cuMemcpyHtoD)",
+                                             "H2D staged through pinned chunks", "D2H pageable (cuMemcpyDtoH)",
+                                             "D2H pinned (cuMemcpyDtoH)", "D2H staged through pinned chunks",
+                                             "H2D register, copy, unregister", "D2H register, copy, unregister"};
+        double ms[8];
+        for (int v = 0; v < 8; v++)
+            ms[v] = time_copy(C, v, dev, pageable, (char *)pinned, bytes, (char **)pin, chunk, done, repeat);
+        for (int v = 0; v < 8; v++) {
+            double ref = ms[v < 3 || v == 6 ? 1 : 4];
+            printf("%-34s %lld MB %8.3f ms %6.1f GB/s  at %5.1f %% of pinned\n", names[v], mb, ms[v],
+                   bytes / (ms[v] * 1e6), 100.0 * ref / ms[v]);
+            printf("bench copy variant=%d mb=%lld chunk_mb=%lld ms=%.4f gbps=%.2f\n", v, mb, chunk_mb, ms[v],
+                   bytes / (ms[v] * 1e6));
+        }
+    } else fprintf(stderr, "gpuir-bench copy: allocation failed\n");
+    if (dev) C->cu.cuMemFree(dev);
+    if (pinned) C->cu.cuMemFreeHost(pinned);
+    for (int i = 0; i < 2; i++) if (pin[i]) C->cu.cuMemFreeHost(pin[i]);
+    free(pageable);
+    gpuir__CUcontext popped;
+    C->cu.cuCtxPopCurrent(&popped);
+    gpuir_ctx_destroy(ctx);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "matmul") == 0) return bench_matmul(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "bandwidth") == 0) return bench_bandwidth(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "copy") == 0) return bench_copy(argc - 2, argv + 2);
     fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--repeat=R]\n"
-                    "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n");
+                    "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
+                    "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n");
     return 2;
 }
