@@ -12,7 +12,7 @@ LIBS    = $(STB_LIBS) -lm -ldl
 SAN     = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 TOOLS     = tools/gpuir-opt tools/gpuir-run tools/gpuir-bench
-EXAMPLES  = examples/mlp
+EXAMPLES  = examples/mlp examples/seed_matmul
 TEST_SRCS = $(wildcard tests/api/*.c)
 TESTS     = $(patsubst tests/api/%.c,build/tests/%,$(TEST_SRCS))
 ASAN      = $(patsubst tools/%,build/asan/%,$(TOOLS)) \

@@ -8214,6 +8214,10 @@ typedef struct gpuir__drv {
     void (*describe)(void *self, int code, const char **name, const char **text, const char **detail);
 } gpuir__drv;
 
+/* The kernel parameter bytes every CUDA device takes (more needs CUDA 12.1
+   and Volta or newer). */
+#define GPUIR__MAX_PARAM_BYTES 4096
+
 /* A global's device copy that stays across runs. */
 typedef struct gpuir__resident {
     uint32_t global;        /* index + 1 in the module's globals */
@@ -9405,6 +9409,9 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     }
     int64_t smem = gpuir__op_int_attr(m, op, "smem", 0);
     gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, what);
+    if (!r && op->n_operands * sizeof(gpuir__dptr) > GPUIR__MAX_PARAM_BYTES)
+        r = gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %zu bytes of kernel parameters; CUDA allows %d", what,
+                        (size_t)op->n_operands * sizeof(gpuir__dptr), GPUIR__MAX_PARAM_BYTES);
     if (r) return r;
     return gpuir__drv_check(p->ctx, &p->drv,
                             p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params),

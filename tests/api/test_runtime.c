@@ -324,6 +324,95 @@ TEST(a_rebound_global_is_uploaded_again) {
     gpuir_ctx_destroy(ctx);
 }
 
+
+/* A corrupted cache entry is detected, counted, rebuilt and replaced; a
+   different program misses. */
+TEST(a_corrupt_cache_entry_is_rebuilt) {
+    char dir[] = "/tmp/gpuir-test-cache-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = dir;
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_program_destroy(make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL));
+    gpuir_ctx_destroy(ctx);
+    char cmd[256];                            /* flip a byte in the middle of every entry */
+    snprintf(cmd, sizeof cmd, "for f in %s/*.so; do printf '\\377' | dd of=$f bs=1 seek=2000 conv=notrunc "
+             "status=none; done", dir);
+    CHECK(system(cmd) == 0);
+    ctx = gpuir_ctx_make(&cd);
+    gpuir_program *p = make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL);
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
+    CHECK(st.corrupt == 1 && st.misses == 1 && st.writes == 1 && st.disk_hits == 0);
+    if (p) check_against_ref(ctx, p, 21);
+    gpuir_ctx_destroy(ctx);
+    ctx = gpuir_ctx_make(&cd);                /* healed: a hit again */
+    gpuir_program_destroy(make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL));
+    CHECK(gpuir_ctx_cache_stats(ctx).disk_hits == 1);
+    static const char other[] = "func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+                                "  %e = tanh %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n";
+    gpuir_program_destroy(make(parse(ctx, other), GPUIR_BACKEND_EMU, NULL));
+    CHECK(gpuir_ctx_cache_stats(ctx).misses == 1);
+    gpuir_ctx_destroy(ctx);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* A cache directory that cannot be used leaves the memory cache, and says
+   why; nothing fails. */
+TEST(an_unusable_cache_dir_is_a_reason_not_an_error) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = "/proc/gpuir-cache";
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_program *p = make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    CHECK(strcmp(gpuir_ctx_cache_dir(ctx), "") == 0);
+    CHECK(strstr(gpuir_ctx_cache_status(ctx), "/proc/gpuir-cache") != NULL);
+    if (p) check_against_ref(ctx, p, 22);
+    gpuir_ctx_destroy(ctx);
+}
+
+TEST(no_libnvrtc_is_unavailable) {
+    setenv("GPUIR_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.13", 1);
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = parse(ctx, chain_text);
+    gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL);
+    long spilled;
+    CHECK_RESULT(ctx, gpuir_module_compile_cuda(m, 90, &spilled, NULL), GPUIR_ERR_UNAVAILABLE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "/nonexistent/libnvrtc.so.13") != NULL);
+    gpuir_ctx_destroy(ctx);
+    unsetenv("GPUIR_NVRTC_LIBRARY");
+}
+
+/* A device allocation the emulator cannot make is the driver's out-of-memory
+   error, and the run frees what it had. (ASan's allocator aborts on a
+   1 TiB request instead of failing it.) */
+TEST(a_device_allocation_failure_is_a_cuda_error) {
+#if defined(__SANITIZE_ADDRESS__)
+    SKIP("AddressSanitizer aborts on a 1 TiB allocation");
+#else
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.max_tensor_bytes = (uint64_t)1 << 44;
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    static const char text[] =
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %b = broadcast %x : (tensor<4xf32>) -> tensor<68719476736x4xf32>\n"
+        "  %s = reduce_sum %b {axes = [0]} : (tensor<68719476736x4xf32>) -> tensor<4xf32>\n"
+        "  return %s : tensor<4xf32>\n}\n";
+    gpuir_program *p = make(parse(ctx, text), GPUIR_BACKEND_EMU, NULL);
+    CHECK(p != NULL);
+    gpuir_array x, out;
+    int64_t d[] = {4};
+    gpuir_array_alloc(ctx, &x, GPUIR_F32, 1, d);
+    if (p) CHECK_RESULT(ctx, gpuir_program_run(p, "f", 1, &x, 1, &out), GPUIR_ERR_CUDA);
+    CHECK(strstr(gpuir_ctx_error(ctx), "cuMemAlloc failed (CUDA_ERROR_OUT_OF_MEMORY") != NULL);
+    gpuir_array_release(&x);
+    gpuir_ctx_destroy(ctx);
+#endif
+}
+
 int main(void) {
     /* NVRTC's own C++ runtime keeps 72 KiB that LeakSanitizer would report
        once libnvrtc is unloaded; holding it loaded keeps that reachable. */
@@ -341,6 +430,10 @@ int main(void) {
     RUN(cuda_source_is_deterministic);
     RUN(cuda_available_says_why_not);
     RUN(a_rebound_global_is_uploaded_again);
+    RUN(a_corrupt_cache_entry_is_rebuilt);
+    RUN(an_unusable_cache_dir_is_a_reason_not_an_error);
+    RUN(no_libnvrtc_is_unavailable);
+    RUN(a_device_allocation_failure_is_a_cuda_error);
     RUN(nvrtc_errors_point_back_to_the_ir_op);
 #if defined(__SANITIZE_ADDRESS__)
     RUN(emulated_kernels_build_with_asan);
