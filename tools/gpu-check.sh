@@ -1,8 +1,8 @@
 #!/bin/sh
 # On a machine with an NVIDIA GPU: builds the backend tests and gpuir-bench,
 # runs every test program on CUDA, then under compute-sanitizer's memcheck
-# (with leak check), racecheck, initcheck and synccheck, then the matmul
-# benchmark. Logs go to $OUT (default build/gpu-check); a summary is printed.
+# (with leak check), racecheck, initcheck and synccheck, then the seed
+# example and the compile, matmul and bandwidth benchmarks. Logs go to $OUT (default build/gpu-check); a summary is printed.
 #   tools/gpu-check.sh [STB_INCLUDE_DIR]
 # Without libstb on the machine, pass a directory holding stb_ds.h: gpuir
 # then compiles stb_ds itself.
@@ -15,6 +15,7 @@ else STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb); LIBS
 cc="${CC:-cc} -std=c99 -O2 -g $STB"
 $cc tests/api/test_backends.c -o "$OUT/test_backends" $LIBSTB -lm -ldl || exit 1
 $cc tools/gpuir-bench.c -o "$OUT/gpuir-bench" $LIBSTB -lm -ldl || exit 1
+$cc examples/seed_matmul.c -o "$OUT/seed_matmul" $LIBSTB -lm -ldl || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 GPUIR_TEST_BACKENDS=cuda "$OUT/test_backends" > "$OUT/cuda.txt" 2>&1
 echo "cuda: $(grep -c '^PASS' "$OUT/cuda.txt") passed, $(grep -c '^FAIL' "$OUT/cuda.txt") failed, $(grep -c '^SKIP' "$OUT/cuda.txt") skipped"
@@ -29,6 +30,11 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
 else
     echo "compute-sanitizer: not found"
 fi
+"$OUT/seed_matmul" > "$OUT/seed-matmul.txt" 2>&1
+echo "examples/seed_matmul: exit $?"; grep -E '^(backend|run)' "$OUT/seed-matmul.txt"
+for f in tests/bench/seed_matmul.gir tests/bench/elementwise.gir; do
+    "$OUT/gpuir-bench" compile $f 2>&1 | grep -v '^bench '
+done
 for b in matmul bandwidth; do
     "$OUT/gpuir-bench" $b > "$OUT/bench-$b.txt" 2>&1
     echo "gpuir-bench $b: exit $?"

@@ -21,7 +21,13 @@
        pageable memory, from pinned memory (the reference), and staged
        through two pinned chunks of C MB (default 8) with the host copy of one
        overlapping the DMA of the other; wall-clock medians.
+   gpuir-bench compile FILE
+       Time to a loaded program from text: cold (empty cache directory) and
+       warm (a fresh context finding the compiled module on disk, running no
+       compiler), on CUDA when there is a GPU, else on the emulator; and the
+       NVRTC compile alone for sm_90 (no GPU needed).
    Each figure is also printed as one machine-readable line starting "bench ". */
+#define _POSIX_C_SOURCE 200809L
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
 
@@ -608,12 +614,101 @@ static int bench_copy(int argc, char **argv) {
     return rc;
 }
 
+
+/* ---- compile latency ---- */
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? (char *)malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Milliseconds for a fresh context on `dir` to parse, lower, compile (or
+   find in the cache) and load the program; *lower_ms gets parse + passes. */
+static double time_program(const char *text, size_t len, const char *dir, gpuir_backend b, double *lower_ms,
+                           size_t *source_bytes, gpuir_cache_stats *stats) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = dir;
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    double t0 = now_ms();
+    gpuir_module *m = gpuir_module_parse(ctx, text, len, "bench");
+    if (m) gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL);
+    double t1 = now_ms();
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = b;
+    gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
+    double t2 = now_ms();
+    if (!p) fprintf(stderr, "gpuir-bench compile: %s\n", gpuir_ctx_error(ctx));
+    *lower_ms = t1 - t0;
+    *source_bytes = p ? strlen(gpuir_program_source(p)) : 0;
+    *stats = gpuir_ctx_cache_stats(ctx);
+    gpuir_ctx_destroy(ctx);
+    return p ? t2 - t0 : NAN;
+}
+
+/* Cold (empty cache) and warm (disk hit in a fresh context) time to a
+   loaded program, on CUDA when there is a GPU, else on the emulator; and,
+   anywhere NVRTC is, the NVRTC compile alone for sm_90. */
+static int bench_compile(int argc, char **argv) {
+    if (argc != 1) { fprintf(stderr, "usage: gpuir-bench compile FILE\n"); return 2; }
+    size_t len;
+    char *text = slurp(argv[0], &len);
+    if (!text) { fprintf(stderr, "gpuir-bench compile: cannot read %s\n", argv[0]); return 1; }
+    char dir[] = "/tmp/gpuir-bench-cache-XXXXXX";
+    if (!mkdtemp(dir)) { free(text); return 1; }
+    gpuir_ctx *probe = gpuir_ctx_make(NULL);
+    char why[512];
+    gpuir_backend b = gpuir_cuda_available(probe, why, sizeof why) ? GPUIR_BACKEND_CUDA : GPUIR_BACKEND_EMU;
+    gpuir_ctx_destroy(probe);
+    double lower_cold, lower_warm;
+    size_t bytes;
+    gpuir_cache_stats st_cold, st_warm;
+    double cold = time_program(text, len, dir, b, &lower_cold, &bytes, &st_cold);
+    double warm = time_program(text, len, dir, b, &lower_warm, &bytes, &st_warm);
+    printf("%s on %s: CUDA C %zu bytes\n", argv[0], gpuir_backend_name(b), bytes);
+    printf("  cold: %8.1f ms to a loaded program (parse + passes %.1f ms; cache misses %llu)\n", cold, lower_cold,
+           (unsigned long long)st_cold.misses);
+    printf("  warm: %8.1f ms to a loaded program (parse + passes %.1f ms; disk hits %llu, no compiler run)\n", warm,
+           lower_warm, (unsigned long long)st_warm.disk_hits);
+    printf("bench compile %s backend=%s cold_ms=%.2f warm_ms=%.2f lower_ms=%.2f source_bytes=%zu\n", argv[0],
+           gpuir_backend_name(b), cold, warm, lower_warm, bytes);
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_parse(ctx, text, len, argv[0]);
+    if (m) gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL);
+    double t0 = now_ms();
+    long spilled = -1;
+    gpuir_result r = m ? gpuir_module_compile_cuda(m, 90, &spilled, NULL) : gpuir_ctx_result(ctx);
+    double t1 = now_ms();
+    if (r == GPUIR_OK)
+        printf("  NVRTC alone, sm_90 cubin (ptxas verbose): %.1f ms, largest spill %ld bytes\n"
+               "bench compile %s nvrtc_sm90_ms=%.2f\n", t1 - t0, spilled, argv[0], t1 - t0);
+    else printf("  NVRTC: %s\n", gpuir_ctx_error(ctx));
+    gpuir_ctx_destroy(ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    int rc = system(cmd);
+    free(text);
+    return (cold == cold && warm == warm && rc == 0) ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "matmul") == 0) return bench_matmul(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "bandwidth") == 0) return bench_bandwidth(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "copy") == 0) return bench_copy(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "compile") == 0) return bench_compile(argc - 2, argv + 2);
     fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--repeat=R]\n"
                     "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
-                    "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n");
+                    "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
+                    "       gpuir-bench compile FILE\n");
     return 2;
 }
