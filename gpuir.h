@@ -8311,11 +8311,9 @@ static int gpuir__cudart_launch(void *self, void *fn, const unsigned grid[3], co
 }
 static int gpuir__cudart_sync(void *self) { return ((gpuir__cudart *)self)->cu.cuCtxSynchronize(); }
 
-static void gpuir__cudart_describe(void *self, int code, const char **name, const char **text, const char **detail) {
-    gpuir__cudart *C = (gpuir__cudart *)self;
-    *name = *text = NULL;
-    if (C->cu.cuGetErrorName && C->cu.cuGetErrorName(code, name) != 0) *name = NULL;
-    if (C->cu.cuGetErrorString && C->cu.cuGetErrorString(code, text) != 0) *text = NULL;
+/* Fills in the name and text of a CUresult the caller could not name from
+   gpuir's table (both backends use it). */
+static void gpuir__cuda_error_lookup(int code, const char **name, const char **text) {
     for (size_t i = 0; i < sizeof gpuir__cuda_error_table / sizeof gpuir__cuda_error_table[0]; i++)
         if (gpuir__cuda_error_table[i].code == code) {
             if (!*name) *name = gpuir__cuda_error_table[i].name;
@@ -8323,6 +8321,14 @@ static void gpuir__cudart_describe(void *self, int code, const char **name, cons
         }
     if (!*name) *name = "CUDA_ERROR_UNKNOWN";
     if (!*text) *text = "unknown error";
+}
+
+static void gpuir__cudart_describe(void *self, int code, const char **name, const char **text, const char **detail) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    *name = *text = NULL;
+    if (C->cu.cuGetErrorName && C->cu.cuGetErrorName(code, name) != 0) *name = NULL;
+    if (C->cu.cuGetErrorString && C->cu.cuGetErrorString(code, text) != 0) *text = NULL;
+    gpuir__cuda_error_lookup(code, name, text);
     *detail = "";
 }
 
@@ -10285,24 +10291,21 @@ static void gpuir__emu_fiber_main(gpuir__emu_ctx *self)
     gpuir__emu_fiber_exit(e, f);
 }
 
-/* sync_block of launches without barriers: records an error, returns. */
-static void gpuir__emu_forbidden_block(gpuir_emu_lane *l)
+/* A barrier called by a kernel launched without barriers: records which. */
+static void gpuir__emu_forbidden(gpuir_emu_lane *l, const char *what)
 {
     gpuir__emu_fail((gpuir__emu_engine *)l->engine,
-                    "gpuir emulator: block (%u,%u,%u) thread (%u,%u,%u): kernel called __syncthreads but was "
+                    "gpuir emulator: block (%u,%u,%u) thread (%u,%u,%u): kernel called %s but was "
                     "launched without barriers",
                     l->block_idx.x, l->block_idx.y, l->block_idx.z, l->thread_idx.x, l->thread_idx.y,
-                    l->thread_idx.z);
+                    l->thread_idx.z, what);
 }
 
-/* sync_warp of launches without barriers: records an error, returns. */
+/* sync_block and sync_warp of launches without barriers. */
+static void gpuir__emu_forbidden_block(gpuir_emu_lane *l) { gpuir__emu_forbidden(l, "__syncthreads"); }
 static void gpuir__emu_forbidden_warp(gpuir_emu_lane *l)
 {
-    gpuir__emu_fail((gpuir__emu_engine *)l->engine,
-                    "gpuir emulator: block (%u,%u,%u) thread (%u,%u,%u): kernel called __syncwarp (or a warp "
-                    "shuffle) but was launched without barriers",
-                    l->block_idx.x, l->block_idx.y, l->block_idx.z, l->thread_idx.x, l->thread_idx.y,
-                    l->thread_idx.z);
+    gpuir__emu_forbidden(l, "__syncwarp (or a warp shuffle)");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -10722,15 +10725,9 @@ static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const
 }
 
 static void gpuir__emu_describe(void *self, int code, const char **name, const char **text, const char **detail) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    switch (code) {
-    case GPUIR__CU_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; *text = "invalid argument"; break;
-    case GPUIR__CU_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; *text = "out of memory"; break;
-    case GPUIR__CU_INVALID_IMAGE: *name = "CUDA_ERROR_INVALID_IMAGE"; *text = "device kernel image is invalid"; break;
-    case GPUIR__CU_NOT_FOUND: *name = "CUDA_ERROR_NOT_FOUND"; *text = "named symbol not found"; break;
-    default: *name = "CUDA_ERROR_LAUNCH_FAILED"; *text = "unspecified launch failure"; break;
-    }
-    *detail = E->detail;
+    *name = *text = NULL;
+    gpuir__cuda_error_lookup(code, name, text);
+    *detail = ((gpuir__emu *)self)->detail;
 }
 
 /* ---- building emulated modules: the host C compiler, no shell ---- */

@@ -142,6 +142,15 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
     return gpuir_module_parse(ctx, text, strlen(text), "matmul");
 }
 
+/* A small CUDA program, to reach the driver through (NULL without a GPU);
+   *d is left asking for CUDA. */
+static gpuir_program *cuda_probe(gpuir_ctx *ctx, gpuir_program_desc *d) {
+    mm_case probe = {64, 64, 64};
+    memset(d, 0, sizeof *d);
+    d->backend = GPUIR_BACKEND_CUDA;
+    return gpuir_program_make(mm_module(ctx, &probe), d);
+}
+
 /* ||x - y|| / ||y|| over n floats. */
 static double rel_error(const float *x, const float *y, size_t n) {
     double d = 0, r = 0;
@@ -241,11 +250,8 @@ static int bench_matmul(int argc, char **argv) {
         n_cases = 1;
     }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    mm_case probe = {64, 64, 64};
     gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_CUDA;
-    gpuir_program *pp = gpuir_program_make(mm_module(ctx, &probe), &d);
+    gpuir_program *pp = cuda_probe(ctx, &d);
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
@@ -566,11 +572,8 @@ static int bench_copy(int argc, char **argv) {
         return 2;
     }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    mm_case probe = {64, 64, 64};
     gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_CUDA;
-    gpuir_program *p = gpuir_program_make(mm_module(ctx, &probe), &d);
+    gpuir_program *p = cuda_probe(ctx, &d);
     if (!p) {
         printf("no GPU (%s): nothing to measure\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
