@@ -593,6 +593,7 @@ struct gpuir_ctx {
     char loc_note[192];        /* else a prefix such as "in @f, op 3 (add)" */
     struct gpuir__cache *cache;       /* compiled kernels (rt.cache), made on first use */
     char *cache_dir_copy;             /* desc.cache_dir points here */
+    struct gpuir__cudart *cuda;       /* the driver, device and context its programs share */
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
 };
 
@@ -8243,6 +8244,7 @@ struct gpuir_program {
     void *module;                   /* the loaded module */
     struct gpuir__resident *resident;  /* stb_ds: device copies of globals, kept across runs */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
+    bool owns_cuda;                 /* drv.self is this program's, not the context's */
 };
 
 typedef gpuir_result (*gpuir__compile_fn)(gpuir_program *p, void **image, size_t *size);
@@ -8332,19 +8334,44 @@ static void gpuir__cudart_describe(void *self, int code, const char **name, cons
     *detail = "";
 }
 
-/* Loads the driver, describes device desc.device and retains its primary
-   context. Fails (and leaves nothing open) when CUDA is unavailable. */
-static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
+/* Releases what gpuir__cudart_open made. */
+static void gpuir__cudart_close(gpuir__cudart *C) {
+    if (!C) return;
+    C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
+    if (C->nv_loaded) gpuir__nvrtc_unload(&C->nv);
+    gpuir__cuda_unload(&C->cu);
+    free(C);
+}
+
+/* Loads the driver, describes device `ordinal` and retains its primary
+   context; NULL (the context holds why) when CUDA is unavailable. */
+static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
     gpuir__cudart *C = (gpuir__cudart *)calloc(1, sizeof *C);
-    if (!C) return gpuir__oom(p->ctx, "the CUDA runtime");
-    gpuir_result r = gpuir__cuda_load(p->ctx, &C->cu);
-    if (!r) r = gpuir__cuda_device_info(p->ctx, &C->cu, p->desc.device, &C->dev);
-    if (!r) r = gpuir__cuda_check(p->ctx, &C->cu, C->cu.cuDevicePrimaryCtxRetain(&C->context, C->dev.device),
+    if (!C) { gpuir__oom(ctx, "the CUDA runtime"); return NULL; }
+    gpuir_result r = gpuir__cuda_load(ctx, &C->cu);
+    if (!r) r = gpuir__cuda_device_info(ctx, &C->cu, ordinal, &C->dev);
+    if (!r) r = gpuir__cuda_check(ctx, &C->cu, C->cu.cuDevicePrimaryCtxRetain(&C->context, C->dev.device),
                                   "cuDevicePrimaryCtxRetain", "opening the device's context");
     if (r) {
         if (C->cu.lib) gpuir__cuda_unload(&C->cu);
         free(C);
-        return r;
+        return NULL;
+    }
+    return C;
+}
+
+/* The CUDA state of a program: the context's, made by its first CUDA
+   program and kept until the context goes (the driver's start-up and the
+   primary context cost about 100 ms, too much to pay per program), or its
+   own for another device. */
+static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
+    gpuir_ctx *ctx = p->ctx;
+    gpuir__cudart *C = ctx->cuda && ctx->cuda->dev.ordinal == p->desc.device ? ctx->cuda : NULL;
+    if (!C) {
+        C = gpuir__cudart_open(ctx, p->desc.device);
+        if (!C) return ctx->result;
+        if (!ctx->cuda) ctx->cuda = C;
+        else p->owns_cuda = true;
     }
     gpuir__drv d = {"cuda", C, gpuir__cudart_enter, gpuir__cudart_leave, gpuir__cudart_alloc, gpuir__cudart_free,
                     gpuir__cudart_htod, gpuir__cudart_dtoh, gpuir__cudart_dtod, gpuir__cudart_load,
@@ -8360,12 +8387,7 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
 }
 
 static void gpuir__cuda_backend_close(gpuir_program *p) {
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
-    if (!C) return;
-    C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
-    if (C->nv_loaded) gpuir__nvrtc_unload(&C->nv);
-    gpuir__cuda_unload(&C->cu);
-    free(C);
+    if (p->owns_cuda) gpuir__cudart_close((gpuir__cudart *)p->drv.self);
     p->drv.self = NULL;
 }
 
@@ -9792,6 +9814,8 @@ static void gpuir__runtime_free(gpuir_ctx *ctx) {
     stbds_arrfree(ctx->programs);
     if (ctx->cache) gpuir__cache_destroy(ctx->cache);
     ctx->cache = NULL;
+    gpuir__cudart_close(ctx->cuda);
+    ctx->cuda = NULL;
     free(ctx->cache_dir_copy);
 }
 
