@@ -1,5 +1,8 @@
-/* gpuir.h — a tiny tensor compiler: IR, text format, verifier and a CPU
-   reference interpreter, growing into CUDA codegen and a runtime.
+/* gpuir.h — a tiny GPU compiler-runtime: a tensor IR (built through the C
+   API or parsed from text), passes that fuse, outline and place memory,
+   kernels rendered as CUDA C, compiled with NVRTC (cached) and run through
+   the CUDA Driver API, or on the CPU by an emulator that compiles the same
+   CUDA C with the host compiler; a reference interpreter is the oracle.
    One header, stb style. MIT licensed (see LICENSE and the end of the file).
 
    USAGE
@@ -10,6 +13,11 @@
      implementation: Debian's libstb (`pkg-config --cflags --libs stb`), or
      define GPUIR_STB_DS_IMPLEMENTATION next to GPUIR_IMPLEMENTATION and gpuir
      compiles stb_ds itself (stb_ds.h must still be on the include path).
+     Also link -ldl (glibc before 2.34). The implementation needs POSIX.1-2008
+     (dlopen, posix_spawn, mkstemp, the cache's file calls): it asks for it
+     when gpuir.h is the file's first include; else define _POSIX_C_SOURCE
+     200809L first. libcuda and libnvrtc are opened at run time: nothing of
+     CUDA is needed to build.
 
    COMPILE-TIME OPTIONS
      GPUIR_STATIC                  every public function becomes static
@@ -51,8 +59,11 @@
      instead of a code, so a long build is checked once at the end.
 
    THREADS
-     A context and everything made from it belong to one thread at a time.
-     Separate contexts may be used from separate threads in parallel.
+     A context and everything made from it (modules, programs, the kernel
+     cache, its CUDA context handle) belong to one thread at a time.
+     Separate contexts may be used from separate threads in parallel: each
+     has its own cache object and driver handle (the disk cache is safe
+     across threads and processes: entries are written atomically).
 */
 /* The implementation uses POSIX.1-2008 (the runtime); ask for it before the
    first system header, unless the includer chose its own feature macros. */
@@ -10710,7 +10721,7 @@ static int gpuir__emu_module_load(void *self, void **module, const void *image, 
         if (dl && !table) snprintf(E->detail, sizeof E->detail, "the module has no gpuir_emu_kernels table");
         free(mod);
         if (dl) dlclose(dl);
-        return dl ? GPUIR__CU_INVALID_IMAGE : GPUIR__CU_INVALID_IMAGE;
+        return GPUIR__CU_INVALID_IMAGE;
     }
     mod->dl = dl;
     mod->table = table;
@@ -10872,6 +10883,9 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
 static void gpuir__emu_close(gpuir_program *p) {
     gpuir__emu *E = (gpuir__emu *)p->drv.self;
     if (!E) return;
+    /* Runs free what they allocate and destroy frees resident copies and the
+       module first: anything still live here is a gpuir bug. */
+    GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0);
     gpuir__emu_engine_destroy(E->engine);
     free(E);
     p->drv.self = NULL;
