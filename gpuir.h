@@ -9599,11 +9599,15 @@ static gpuir_result gpuir__run_bind(gpuir__run *R, const gpuir__func *f, size_t 
                            gpuir__string(m, f->name), stbds_arrlenu(f->params), n);
     for (size_t i = 0; i < n; i++) {
         gpuir_type want = gpuir__value_at(m, f->params[i])->type, got = gpuir__array_type(&inputs[i]);
+        if (want.space != GPUIR_SPACE_HOST)
+            return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "input #%zu: parameter %%%s is in device "
+                               "memory; host arrays can only be passed to host parameters", i,
+                               gpuir__string(m, gpuir__value_at(m, f->params[i])->name));
         bool fits = got.dtype == want.dtype && got.rank == want.rank;
         for (int d = 0; fits && d < got.rank; d++) fits = want.dims[d] == got.dims[d];
-        if (!fits || want.space != GPUIR_SPACE_HOST) {
+        if (!fits) {
             gpuir__tbuf bw, bg;
-            return gpuir__fail(R->p->ctx, !fits && got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+            return gpuir__fail(R->p->ctx, got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
                                "input #%zu: parameter %%%s is %s, the array is %s", i,
                                gpuir__string(m, gpuir__value_at(m, f->params[i])->name), gpuir__tstr(&bw, &want),
                                gpuir__tstr(&bg, &got));

@@ -413,6 +413,29 @@ TEST(a_device_allocation_failure_is_a_cuda_error) {
 #endif
 }
 
+
+/* A parameter in device memory cannot take a host array. */
+TEST(a_device_parameter_refuses_a_host_array) {
+    static const char text[] =
+        "gpu.module @kernels {\n"
+        "  gpu.func @k(%a: memref<4xf32, 1>) kernel {\n"
+        "    exp %a, %a : (memref<4xf32, 1>, memref<4xf32, 1>) -> ()\n"
+        "    return\n  }\n}\n"
+        "func.func @f(%x: memref<4xf32, 1>) {\n"
+        "  gpu.launch_func %x {kernel = @kernels::@k, grid = [1, 1, 1], block = [32, 1, 1]} : (memref<4xf32, 1>) -> ()\n"
+        "  return\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_program *p = make(parse(ctx, text), GPUIR_BACKEND_EMU, NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    gpuir_array x;
+    int64_t d[] = {4};
+    gpuir_array_alloc(ctx, &x, GPUIR_F32, 1, d);
+    if (p) CHECK_RESULT(ctx, gpuir_program_run(p, "f", 1, &x, 0, NULL), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "input #0: parameter %x is in device memory") != NULL);
+    gpuir_array_release(&x);
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     /* NVRTC's own C++ runtime keeps 72 KiB that LeakSanitizer would report
        once libnvrtc is unloaded; holding it loaded keeps that reachable. */
@@ -434,6 +457,7 @@ int main(void) {
     RUN(an_unusable_cache_dir_is_a_reason_not_an_error);
     RUN(no_libnvrtc_is_unavailable);
     RUN(a_device_allocation_failure_is_a_cuda_error);
+    RUN(a_device_parameter_refuses_a_host_array);
     RUN(nvrtc_errors_point_back_to_the_ir_op);
 #if defined(__SANITIZE_ADDRESS__)
     RUN(emulated_kernels_build_with_asan);
