@@ -3155,31 +3155,37 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     return m;
 }
 
-/* Reads a whole file; the bytes are malloc'd. */
-static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
+/* Reads a whole file into malloc'd bytes, NUL-terminated; NULL with errno
+   set when it cannot (no context: the emulator reads compiler logs with it). */
+static char *gpuir__slurp(const char *path, size_t *size) {
     FILE *f = fopen(path, "rb");
-    if (!f) return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    gpuir__str s = {NULL};
-    char buf[65536];
-    size_t n, total = 0;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        stbds_arrsetlen(s.buf, total + n);
-        memcpy(s.buf + total, buf, n);
-        total += n;
-    }
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n + 65536 + 1 > cap) {
+            char *bigger = (char *)realloc(buf, cap = cap * 2 + 65536 + 1);
+            if (!bigger) { free(buf); fclose(f); errno = ENOMEM; return NULL; }
+            buf = bigger;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got > 0);
     bool failed = ferror(f) != 0;
     fclose(f);
-    if (failed) {
-        gpuir__str_free(&s);
-        return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read '%s'", path);
-    }
-    *data = (char *)malloc(total + 1);
-    if (!*data) { gpuir__str_free(&s); return gpuir__oom(ctx, path); }
-    if (total) memcpy(*data, s.buf, total);
-    (*data)[total] = '\0';
-    *size = total;
-    gpuir__str_free(&s);
-    return GPUIR_OK;
+    if (failed) { free(buf); errno = errno ? errno : EIO; return NULL; }
+    buf[n] = '\0';
+    if (size) *size = n;
+    return buf;
+}
+
+/* Reads a whole file; the bytes are malloc'd. */
+static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
+    errno = 0;
+    *data = gpuir__slurp(path, size);
+    if (*data) return GPUIR_OK;
+    if (errno == ENOMEM) return gpuir__oom(ctx, path);
+    return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
 }
 
 GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path) {
@@ -6707,9 +6713,6 @@ static void gpuir__cg_reset_values(gpuir__cg *C) {
     memset(C->cur, 0, stbds_arrlenu(C->m->values) * sizeof *C->cur);
 }
 
-/* The last value each parameter gets from ops [from, to), or 0. */
-static uint32_t gpuir__cg_final_var(const gpuir__cg *C, uint32_t b) { return C->cur[b - 1]; }
-
 /* Four elements per thread through 16-byte loads and stores (see
    gpuir__kernel_vector_width): the chain runs once per element of the quad,
    in registers. */
@@ -6731,7 +6734,7 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
         gpuir_result r = gpuir__cg_chain(C, 0, n, S, ivar);
         C->lane = -1;
         if (r) return r;
-        for (size_t p = 0; p < np; p++) out[p][lane] = gpuir__cg_final_var(C, C->k->params[p]);
+        for (size_t p = 0; p < np; p++) out[p][lane] = C->cur[C->k->params[p] - 1];   /* its last value */
     }
     for (size_t p = 0; p < np; p++) {
         bool reads, writes;
@@ -10789,27 +10792,6 @@ static int gpuir__emu_spawn(char *const *argv, const char *log_path) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-/* Reads a whole file (NUL-terminated); NULL on failure. */
-static char *gpuir__read_path(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-    do {
-        if (n + 4096 + 1 > cap) {
-            char *bigger = (char *)realloc(buf, cap = cap * 2 + 4096 + 1);
-            if (!bigger) { free(buf); fclose(f); return NULL; }
-            buf = bigger;
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-    } while (got > 0);
-    fclose(f);
-    buf[n] = '\0';
-    if (size) *size = n;
-    return buf;
-}
-
 static bool gpuir__write_path(const char *path, const void *bytes, size_t size) {
     FILE *f = fopen(path, "wb");
     if (!f) return false;
@@ -10846,17 +10828,16 @@ static gpuir_result gpuir__emu_compile(gpuir_program *p, void **image, size_t *s
         argv[n] = NULL;
         int rc = gpuir__emu_spawn(argv, log);
         if (rc != 0) {
-            char *text = gpuir__read_path(log, NULL);
+            char *text = gpuir__slurp(log, NULL);
             r = gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s %s (exit %d)%s%.2000s", argv[0],
                             rc < 0 ? "could not be started" : "failed to compile the kernels", rc,
                             text && *text ? ":\n" : "", text ? text : "");
             free(text);
         }
     }
-    if (!r) {
-        *image = gpuir__read_path(so, size);
-        if (!*image) r = gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: cannot read the compiled module %s", so);
-    }
+    char *bytes = NULL;
+    if (!r) r = gpuir__read_file(p->ctx, so, &bytes, size);
+    *image = bytes;
     if (fs >= 0) unlink(src);
     if (fo >= 0) unlink(so);
     if (fl >= 0) unlink(log);

@@ -620,20 +620,6 @@ static int bench_copy(int argc, char **argv) {
 
 /* ---- compile latency ---- */
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? (char *)malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    *len = (size_t)n;
-    return buf;
-}
-
 /* Milliseconds for a fresh context on `dir` to parse, lower, compile (or
    find in the cache) and load the program; *lower_ms gets parse + passes. */
 static double time_program(const char *text, size_t len, const char *dir, gpuir_backend b, double *lower_ms,
@@ -665,7 +651,7 @@ static double time_program(const char *text, size_t len, const char *dir, gpuir_
 static int bench_compile(int argc, char **argv) {
     if (argc != 1) { fprintf(stderr, "usage: gpuir-bench compile FILE\n"); return 2; }
     size_t len;
-    char *text = slurp(argv[0], &len);
+    char *text = gpuir__slurp(argv[0], &len);
     if (!text) { fprintf(stderr, "gpuir-bench compile: cannot read %s\n", argv[0]); return 1; }
     char dir[] = "/tmp/gpuir-bench-cache-XXXXXX";
     if (!mkdtemp(dir)) { free(text); return 1; }

@@ -13,20 +13,6 @@
 
 static const char *const dirs[] = {"tests/ir/ref", "tests/ir/codegen", "tests/ir/run"};
 
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = (char *)malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    *len = (size_t)n;
-    return buf;
-}
-
 static int failures;
 
 static void report(const char *status, const char *backend, const char *file, const char *func, const char *why) {
@@ -95,7 +81,7 @@ static void check_chunk(const char *file, const char *text, size_t len, gpuir_ba
    chunk. */
 static void check_file(const char *path, gpuir_backend backend) {
     size_t len;
-    char *text = read_text(path, &len);
+    char *text = gpuir__slurp(path, &len);
     if (!text) { report("FAIL", "emu", path, "*", "cannot read"); return; }
     size_t start = 0;
     while (start <= len) {
