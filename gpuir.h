@@ -44,6 +44,7 @@
      >>pass.place          device memory and the copies between host and device
      >>pass.configure      launch configuration: grid and block per launch
      >>pass.plan-shared-memory   dynamic shared memory per launch
+     >>pass.async         streams and events from the data flow; host waits
      >>codegen.cuda       kernels as CUDA C, one module per program
      >>rt.driver          libcuda and libnvrtc through dlopen; the CUDA device table
      >>rt.cache           compiled kernels in memory and on disk
@@ -103,6 +104,8 @@ extern "C" {
 #define GPUIR_DYN (-1)        /* a dynamic dimension, printed `?` */
 #define GPUIR_MAX_OPERANDS 64 /* operands of one op (return included) */
 #define GPUIR_MAX_NAME 128    /* bytes in a function, parameter or global name */
+#define GPUIR_MAX_STREAMS 64  /* streams of one host function (the async pass) */
+#define GPUIR_MAX_EVENTS 65536  /* events of one host function */
 
 /* ---- results: one row per code ----------------------------------------
    X(name, default message). Tests assert codes; messages are for people. */
@@ -476,7 +479,14 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
      device         0: the CUDA device ordinal
      cc             NULL: the emulator's compiler is $GPUIR_CC, else "cc"
      emu_sanitize   false: emulated kernels built with ASan+UBSan (only in
-                    a process that is itself built with ASan) */
+                    a process that is itself built with ASan)
+     synchronous    false: lower with GPUIR_DEFAULT_PIPELINE (copies and
+                    kernels on streams, see the async pass); true: with
+                    GPUIR_SYNC_PIPELINE (one stream, program order)
+     emu_seed       0: a fixed seed. The emulator holds work on streams
+                    until the host waits for it and then runs the streams
+                    in a pseudo-random interleaving from this seed (stream
+                    order and event waits kept), so a missing wait shows */
 typedef enum gpuir_backend {
     GPUIR_BACKEND_AUTO = 0,
     GPUIR_BACKEND_CUDA,     /* a GPU through libcuda and NVRTC */
@@ -489,13 +499,18 @@ typedef struct gpuir_program_desc {
     int device;
     const char *cc;
     bool emu_sanitize;
+    bool synchronous;
+    uint64_t emu_seed;
 } gpuir_program_desc;
 
 typedef struct gpuir_program gpuir_program;
 
-/* The pipeline gpuir_program_make and `gpuir-opt --lower` run. */
-#define GPUIR_DEFAULT_PIPELINE \
+/* The pipeline gpuir_program_make and `gpuir-opt --lower` run, and the
+   same without the async pass (desc.synchronous, `--lower=sync`): one
+   stream, everything in program order, copies done when they return. */
+#define GPUIR_SYNC_PIPELINE \
     "decompose,canonicalize,fuse,bufferize,outline,place,configure,plan-shared-memory"
+#define GPUIR_DEFAULT_PIPELINE GPUIR_SYNC_PIPELINE ",async"
 
 GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc);
 GPUIRDEF void gpuir_program_destroy(gpuir_program *p);
@@ -1325,9 +1340,26 @@ static const char *gpuir__class_attrs(gpuir__op_class c) {
     case GPUIR__CLASS_CONSTANT: return "value";
     case GPUIR__CLASS_GLOBAL: return "name";
     case GPUIR__CLASS_SOFTMAX: return "axis";
-    case GPUIR__CLASS_LAUNCH: return "kernel grid block smem";
     default: return "";
     }
+}
+
+/* Whether an op runs on a stream once the async pass has run: it may carry
+   stream, wait and event attributes. */
+static bool gpuir__op_is_stream_op(gpuir_op_kind k) {
+    return k == GPUIR_OP_GPU_ALLOC || k == GPUIR_OP_GPU_DEALLOC || k == GPUIR_OP_GPU_MEMCPY ||
+           k == GPUIR_OP_GPU_LAUNCH_FUNC;
+}
+
+/* Allowed attribute names per op, space separated ("" for none). */
+static const char *gpuir__op_attrs(gpuir_op_kind k) {
+    switch (k) {
+    case GPUIR_OP_GPU_ALLOC: case GPUIR_OP_GPU_DEALLOC: case GPUIR_OP_GPU_MEMCPY: return "stream wait event";
+    case GPUIR_OP_GPU_LAUNCH_FUNC: return "kernel grid block smem stream wait event";
+    case GPUIR_OP_GPU_WAIT: return "events";
+    default: break;
+    }
+    return gpuir__class_attrs(gpuir__info(k)->cls);
 }
 
 static bool gpuir__word_in(const char *list, const char *word) {
@@ -1351,11 +1383,13 @@ static bool gpuir__attr_kind_ok(const char *name, gpuir__attr_kind kind, const c
         *want = "an integer list";
         return kind == GPUIR__ATTR_INTS;
     }
-    if (strcmp(name, "axis") == 0 || strcmp(name, "smem") == 0 || strcmp(name, "fusion") == 0) {
+    if (strcmp(name, "axis") == 0 || strcmp(name, "smem") == 0 || strcmp(name, "fusion") == 0 ||
+        strcmp(name, "stream") == 0 || strcmp(name, "event") == 0) {
         *want = "an integer";
         return kind == GPUIR__ATTR_INT;
     }
-    if (strcmp(name, "grid") == 0 || strcmp(name, "block") == 0) {
+    if (strcmp(name, "grid") == 0 || strcmp(name, "block") == 0 || strcmp(name, "wait") == 0 ||
+        strcmp(name, "events") == 0) {
         *want = "an integer list";
         return kind == GPUIR__ATTR_INTS;
     }
@@ -1367,7 +1401,7 @@ static bool gpuir__attr_kind_ok(const char *name, gpuir__attr_kind kind, const c
 /* Every attribute is known to the op, appears once and has the right kind. */
 static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
                                             const gpuir__attrs *as) {
-    const char *allowed = gpuir__class_attrs(gpuir__info(kind)->cls);
+    const char *allowed = gpuir__op_attrs(kind);
     for (uint32_t i = 0; i < as->n; i++) {
         const gpuir__attr *a = &as->m->attrs[as->first + i];
         const char *name = gpuir__string(as->m, a->name);
@@ -3276,6 +3310,52 @@ static gpuir_result gpuir__verify_op(gpuir_module *m, uint32_t fid, uint32_t op_
     return r;
 }
 
+/* Streams and events (the async pass): ids in range; wait and event only
+   with a stream; every event waited for (by a stream or by gpu.wait) is
+   recorded earlier in the function, and recorded once; a gpu.alloc and its
+   gpu.dealloc are both on streams or both not. */
+static gpuir_result gpuir__verify_streams(gpuir_module *m, uint32_t fid) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    uint8_t *recorded = NULL;          /* stb_ds: event -> recorded yet */
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        gpuir__verify_locate(m, f, i, op);
+        const gpuir__attr *stream = gpuir__attr_find(m, op, "stream"), *event = gpuir__attr_find(m, op, "event");
+        const gpuir__attr *wait = gpuir__attr_find(m, op, op->kind == GPUIR_OP_GPU_WAIT ? "events" : "wait");
+        if (stream && (stream->i < 0 || stream->i >= GPUIR_MAX_STREAMS))
+            r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: stream %lld is out of range (0..%d)",
+                            gpuir_op_name(op->kind), (long long)stream->i, GPUIR_MAX_STREAMS - 1);
+        else if (!stream && op->kind != GPUIR_OP_GPU_WAIT && (wait || event))
+            r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: '%s' needs a 'stream'", gpuir_op_name(op->kind),
+                            wait ? "wait" : "event");
+        for (uint32_t k = 0; !r && wait && k < wait->n; k++) {
+            int64_t e = gpuir__ints_at(m, wait->off)[k];
+            if (e < 0 || (size_t)e >= stbds_arrlenu(recorded) || !recorded[e])
+                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s: waits for event %lld, which no earlier op records",
+                                gpuir_op_name(op->kind), (long long)e);
+        }
+        if (!r && event) {
+            if (event->i < 0 || event->i >= GPUIR_MAX_EVENTS)
+                r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: event %lld is out of range (0..%d)",
+                                gpuir_op_name(op->kind), (long long)event->i, GPUIR_MAX_EVENTS - 1);
+            else if ((size_t)event->i < stbds_arrlenu(recorded) && recorded[event->i])
+                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s: event %lld is recorded twice",
+                                gpuir_op_name(op->kind), (long long)event->i);
+            while (!r && stbds_arrlenu(recorded) <= (size_t)event->i) stbds_arrput(recorded, 0);
+            if (!r) recorded[event->i] = 1;
+        }
+        if (!r && op->kind == GPUIR_OP_GPU_DEALLOC) {
+            const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
+            if (def && def->kind == GPUIR_OP_GPU_ALLOC && !gpuir__attr_find(m, def, "stream") != !stream)
+                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s is on a stream but its %s is not",
+                                stream ? "gpu.dealloc" : "gpu.alloc", stream ? "gpu.alloc" : "gpu.dealloc");
+        }
+    }
+    stbds_arrfree(recorded);
+    return r;
+}
+
 static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *defined) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     gpuir__verify_locate(m, f, 0, NULL);
@@ -3299,7 +3379,7 @@ static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *
         gpuir_result r = gpuir__verify_op(m, fid, f->ops[i], i + 1 == n, defined);
         if (r) return r;
     }
-    return GPUIR_OK;
+    return f->kernel ? GPUIR_OK : gpuir__verify_streams(m, fid);
 }
 
 GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
@@ -4531,6 +4611,7 @@ static gpuir_result gpuir__pass_outline(gpuir_module *m);
 static gpuir_result gpuir__pass_place(gpuir_module *m);
 static gpuir_result gpuir__pass_configure(gpuir_module *m);
 static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m);
+static gpuir_result gpuir__pass_async(gpuir_module *m);
 
 typedef struct gpuir__pass_info {
     const char *name;
@@ -4552,6 +4633,8 @@ static const gpuir__pass_info gpuir__passes[] = {
     {"configure", "choose grid and block for each launch that has none", gpuir__pass_configure},
     {"plan-shared-memory", "size each launch's dynamic shared memory; check the device limit",
      gpuir__pass_plan_shared_memory},
+    {"async", "put copies and kernels on streams with events from the data flow; host waits only to read",
+     gpuir__pass_async},
 };
 #define GPUIR__PASS_COUNT (sizeof gpuir__passes / sizeof gpuir__passes[0])
 
@@ -5003,19 +5086,40 @@ static bool gpuir__is_elementwise(gpuir__op_class c) {
 
 /* Gives op `op_id` the integer attribute `name` (replacing an old value):
    its attributes are copied to a new range of the pool with the new one. */
-static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, const char *name, int64_t v) {
-    gpuir__op *op = gpuir__op_at(m, op_id);
-    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), old = op->attrs, n = op->n_attrs, kept = 0;
+/* Copies op_id's attributes but `name` to the end of the pool; the caller
+   pushes the new `name` and gpuir__attrs_adopt points the op at them. */
+static uint32_t gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, const char *name) {
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    uint32_t old = op->attrs, n = op->n_attrs, kept = 0;
     for (uint32_t i = 0; i < n; i++) {
         gpuir__attr a = m->attrs[old + i];
         if (strcmp(gpuir__string(m, a.name), name) == 0) continue;
         stbds_arrput(m->attrs, a);
         kept++;
     }
-    gpuir__attr_push_int(m, name, GPUIR__ATTR_INT, v);
-    op = gpuir__op_at(m, op_id);
+    return kept;
+}
+
+static void gpuir__attrs_adopt(gpuir_module *m, uint32_t op_id, uint32_t first) {
+    gpuir__op *op = gpuir__op_at(m, op_id);
     op->attrs = first;
-    op->n_attrs = kept + 1;
+    op->n_attrs = (uint32_t)stbds_arrlenu(m->attrs) - first;
+}
+
+/* Sets (adds or replaces) an integer attribute of an op. */
+static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, const char *name, int64_t v) {
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attrs_copy_without(m, op_id, name);
+    gpuir__attr_push_int(m, name, GPUIR__ATTR_INT, v);
+    gpuir__attrs_adopt(m, op_id, first);
+}
+
+/* Sets (adds or replaces) an integer-list attribute of an op. */
+static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, const char *name, size_t n, const int64_t *v) {
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attrs_copy_without(m, op_id, name);
+    gpuir__attr_push_ints(m, name, n, v);
+    gpuir__attrs_adopt(m, op_id, first);
 }
 
 static int64_t gpuir__op_int_attr(const gpuir_module *m, const gpuir__op *op, const char *name,
@@ -6067,16 +6171,8 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
             const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
             int64_t grid[3], block[3];
             gpuir__choose_launch(m, k, grid, block);
-            uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = op->n_attrs, old = op->attrs;
-            for (uint32_t a = 0; a < n; a++) {
-                gpuir__attr copy = m->attrs[old + a];
-                stbds_arrput(m->attrs, copy);
-            }
-            gpuir__attr_push_ints(m, "grid", 3, grid);
-            gpuir__attr_push_ints(m, "block", 3, block);
-            gpuir__op *w = gpuir__op_at(m, op_id);
-            w->attrs = first;
-            w->n_attrs = n + 2;
+            gpuir__set_ints_attr(m, op_id, "grid", 3, grid);
+            gpuir__set_ints_attr(m, op_id, "block", 3, block);
         }
     }
     return GPUIR_OK;
@@ -6123,6 +6219,305 @@ static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m) {
         }
     }
     return GPUIR_OK;
+}
+
+/* ====================================================================== */
+// >>pass.async
+// Puts the device work of each placed host function on streams, from the
+// data flow: every buffer's last writer and its readers since (host buffers
+// too, for the copies). A stream op (gpu.alloc, gpu.memcpy,
+// gpu.launch_func, gpu.dealloc) joins the stream whose latest op it
+// depends on, so it adds no false dependency; else a new stream (at most
+// GPUIR__ASYNC_STREAMS); else the stream idle longest. It waits for an event
+// of another stream only when its stream does not already know that work is
+// done (each stream and the host keep a vector clock: the latest op of each
+// stream known finished). A gpu.alloc joins the stream of its buffer's first
+// user. The host waits (gpu.wait {events = [...]}) only before a host op that
+// touches memory a pending op reads or writes, and before the return (the
+// caller's arrays). Without this pass everything runs in program order on
+// one stream, and copies return when done.
+// Reads: ir, pass.place (gpuir__param_access). Writes: stream, wait and
+// event attributes; gpu.wait ops.
+
+#define GPUIR__ASYNC_STREAMS 4        /* streams the pass opens per function, at most */
+
+enum { GPUIR__ASYNC_HOST = -1, GPUIR__ASYNC_UNPLACED = -2 };  /* a host op; a gpu.alloc not yet on a stream */
+
+/* The ops that touched a buffer last: its writer and the readers since
+   (op positions, 1-based; 0: none). */
+typedef struct gpuir__async_buffer {
+    uint32_t writer;
+    uint32_t *readers;                /* stb_ds */
+} gpuir__async_buffer;
+
+/* One buffer an op touches, and whether the op writes it. */
+typedef struct gpuir__async_access {
+    uint32_t value;
+    bool writes;
+} gpuir__async_access;
+
+typedef struct gpuir__async {
+    gpuir_module *m;
+    uint32_t fid;
+    int *stream;                      /* position - 1 -> stream, or GPUIR__ASYNC_HOST/_UNPLACED */
+    int64_t *event;                   /* position - 1 -> the event recorded after it, or -1 */
+    int64_t **waits;                  /* position - 1 -> stb_ds: events its stream waits for first */
+    int64_t **host_waits;             /* position - 1 -> stb_ds: events the host waits for first */
+    uint32_t (*known)[GPUIR__ASYNC_STREAMS];  /* position - 1 -> vector clock when it finished */
+    uint32_t stream_known[GPUIR__ASYNC_STREAMS][GPUIR__ASYNC_STREAMS];
+    uint32_t host_known[GPUIR__ASYNC_STREAMS];
+    uint32_t tail[GPUIR__ASYNC_STREAMS];     /* the latest op on each stream */
+    uint32_t busy_tail[GPUIR__ASYNC_STREAMS];  /* its latest copy or launch */
+    int n_streams;
+    int64_t n_events;
+    gpuir__async_buffer *buffers;     /* value id - 1 */
+    gpuir__async_access *accesses;    /* stb_ds: the current op's */
+    uint32_t *deps;                   /* stb_ds: the current op's */
+} gpuir__async;
+
+static void gpuir__async_touch(gpuir__async *A, uint32_t value, bool writes) {
+    gpuir__async_access a;
+    a.value = value;
+    a.writes = writes;
+    stbds_arrput(A->accesses, a);
+}
+
+/* The buffers an op touches. The return ends the caller's loan of its
+   arrays: it "writes" every host buffer of the function. */
+static void gpuir__async_accesses(gpuir__async *A, const gpuir__op *op) {
+    gpuir_module *m = A->m;
+    if (A->accesses) stbds_header(A->accesses)->length = 0;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (cls == GPUIR__CLASS_ALLOC || cls == GPUIR__CLASS_GLOBAL) {
+        if (op->result) gpuir__async_touch(A, op->result, true);
+    } else if (cls == GPUIR__CLASS_DEALLOC) {
+        gpuir__async_touch(A, gpuir__op_operand(m, op, 0), true);
+    } else if (cls == GPUIR__CLASS_COPY) {      /* gpu.memcpy dst, src; memref.copy src, dst */
+        bool gpu = op->kind == GPUIR_OP_GPU_MEMCPY;
+        gpuir__async_touch(A, gpuir__op_operand(m, op, gpu ? 1 : 0), false);
+        gpuir__async_touch(A, gpuir__op_operand(m, op, gpu ? 0 : 1), true);
+    } else if (cls == GPUIR__CLASS_LAUNCH) {
+        const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
+        for (uint32_t i = 0; i < op->n_operands; i++) {
+            bool reads, writes;
+            gpuir__param_access(m, k, i, &reads, &writes);
+            gpuir__async_touch(A, gpuir__op_operand(m, op, i), writes);
+        }
+    } else if (cls == GPUIR__CLASS_RETURN) {
+        for (size_t v = 1; v <= stbds_arrlenu(m->values); v++) {
+            const gpuir__value *val = gpuir__value_at(m, (uint32_t)v);
+            if (val->func == A->fid && val->type.kind == GPUIR_TYPE_MEMREF && val->type.space == GPUIR_SPACE_HOST)
+                gpuir__async_touch(A, (uint32_t)v, true);
+        }
+    } else if (gpuir__class_computes(cls) && !op->result) {   /* a host op in buffer form */
+        for (uint32_t i = 0; i < op->n_operands; i++)
+            gpuir__async_touch(A, gpuir__op_operand(m, op, i), i + 1 == op->n_operands);
+    }
+}
+
+/* The ops the op at `pos` must follow (into A->deps); then it is the latest
+   user of what it touches. */
+static void gpuir__async_depend(gpuir__async *A, uint32_t pos) {
+    if (A->deps) stbds_header(A->deps)->length = 0;
+    for (size_t i = 0; i < stbds_arrlenu(A->accesses); i++) {
+        gpuir__async_buffer *b = &A->buffers[A->accesses[i].value - 1];
+        if (b->writer) stbds_arrput(A->deps, b->writer);
+        for (size_t r = 0; A->accesses[i].writes && r < stbds_arrlenu(b->readers); r++)
+            stbds_arrput(A->deps, b->readers[r]);
+    }
+    for (int pass = 0; pass < 2; pass++)         /* reads first: a write of the same buffer wins */
+        for (size_t i = 0; i < stbds_arrlenu(A->accesses); i++) {
+            gpuir__async_buffer *b = &A->buffers[A->accesses[i].value - 1];
+            if (A->accesses[i].writes != (pass == 1)) continue;
+            if (pass == 1) {
+                b->writer = pos;
+                if (b->readers) stbds_header(b->readers)->length = 0;
+            } else if (!stbds_arrlenu(b->readers) || stbds_arrlast(b->readers) != pos) {
+                stbds_arrput(b->readers, pos);
+            }
+        }
+}
+
+static int64_t gpuir__async_event_of(gpuir__async *A, uint32_t pos) {
+    if (A->event[pos - 1] < 0) A->event[pos - 1] = A->n_events++;
+    return A->event[pos - 1];
+}
+
+/* Makes `clock` (a stream's or the host's) wait for the stream ops in
+   A->deps it does not yet know finished; the events waited go to *events. */
+static void gpuir__async_wait_for(gpuir__async *A, uint32_t clock[GPUIR__ASYNC_STREAMS], int self, int64_t **events) {
+    uint32_t latest[GPUIR__ASYNC_STREAMS] = {0};
+    for (size_t i = 0; i < stbds_arrlenu(A->deps); i++) {
+        uint32_t d = A->deps[i];
+        int t = A->stream[d - 1];
+        if (t >= 0 && d > latest[t]) latest[t] = d;
+    }
+    if (self >= 0) latest[self] = 0;          /* stream order covers its own */
+    for (;;) {                                 /* latest first: its clock may cover the others */
+        int t = -1;
+        for (int u = 0; u < A->n_streams; u++)
+            if (latest[u] > clock[u] && (t < 0 || latest[u] > latest[t])) t = u;
+        if (t < 0) return;
+        stbds_arrput(*events, gpuir__async_event_of(A, latest[t]));
+        for (int u = 0; u < GPUIR__ASYNC_STREAMS; u++)
+            if (A->known[latest[t] - 1][u] > clock[u]) clock[u] = A->known[latest[t] - 1][u];
+        latest[t] = 0;
+    }
+}
+
+/* The stream for a stream op: among the streams whose latest copy or
+   launch it depends on (allocations and frees cost nothing to wait
+   behind), the one with its latest dependency; else a new stream; else the
+   stream whose last copy or launch is oldest. */
+static int gpuir__async_choose_stream(gpuir__async *A) {
+    uint32_t latest[GPUIR__ASYNC_STREAMS] = {0};
+    for (size_t i = 0; i < stbds_arrlenu(A->deps); i++) {
+        uint32_t d = A->deps[i];
+        int t = A->stream[d - 1];
+        if (t >= 0 && d > latest[t]) latest[t] = d;
+    }
+    int s = -1;
+    for (int t = 0; t < A->n_streams; t++)
+        if (latest[t] && latest[t] >= A->busy_tail[t] && (s < 0 || latest[t] > latest[s])) s = t;
+    if (s >= 0) return s;
+    if (A->n_streams < GPUIR__ASYNC_STREAMS) return A->n_streams++;
+    s = 0;
+    for (int t = 1; t < A->n_streams; t++)
+        if (A->busy_tail[t] < A->busy_tail[s]) s = t;
+    return s;
+}
+
+static void gpuir__async_stream_op(gpuir__async *A, uint32_t pos, gpuir_op_kind kind) {
+    int s = gpuir__async_choose_stream(A);
+    for (size_t i = 0; i < stbds_arrlenu(A->deps); i++) {
+        uint32_t d = A->deps[i];
+        if (A->stream[d - 1] != GPUIR__ASYNC_UNPLACED) continue;
+        A->stream[d - 1] = s;               /* a gpu.alloc, issued earlier on this stream */
+        A->known[d - 1][s] = d;
+    }
+    uint32_t *clock = A->stream_known[s];
+    gpuir__async_wait_for(A, clock, s, &A->waits[pos - 1]);
+    clock[s] = pos;
+    A->tail[s] = pos;
+    if (kind == GPUIR_OP_GPU_MEMCPY || kind == GPUIR_OP_GPU_LAUNCH_FUNC) A->busy_tail[s] = pos;
+    A->stream[pos - 1] = s;
+    memcpy(A->known[pos - 1], clock, sizeof A->known[pos - 1]);
+}
+
+static void gpuir__sort_ints(int64_t *v, size_t n) {
+    for (size_t i = 1; i < n; i++)            /* insertion sort: the lists are short */
+        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            int64_t t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+}
+
+/* Renumbers events in the order of the ops that record them. */
+static void gpuir__async_number_events(gpuir__async *A, size_t n) {
+    int64_t *order = (int64_t *)malloc(((size_t)A->n_events + 1) * sizeof *order), next = 0;
+    if (!order) return;                       /* the numbers stay valid, only less tidy */
+    for (size_t i = 0; i < n; i++)
+        if (A->event[i] >= 0) order[A->event[i]] = next, A->event[i] = next++;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < stbds_arrlenu(A->waits[i]); k++) A->waits[i][k] = order[A->waits[i][k]];
+        for (size_t k = 0; k < stbds_arrlenu(A->host_waits[i]); k++) A->host_waits[i][k] = order[A->host_waits[i][k]];
+        gpuir__sort_ints(A->waits[i], stbds_arrlenu(A->waits[i]));
+        gpuir__sort_ints(A->host_waits[i], stbds_arrlenu(A->host_waits[i]));
+    }
+    free(order);
+}
+
+/* Writes the analysis into the function: stream attributes and gpu.waits. */
+static void gpuir__async_rewrite(gpuir__async *A) {
+    gpuir_module *m = A->m;
+    size_t n = stbds_arrlenu(gpuir__func_at(m, A->fid)->ops);
+    uint32_t *ops = (uint32_t *)malloc(n * sizeof *ops);
+    if (!ops) { gpuir__oom(m->ctx, "async"); return; }
+    memcpy(ops, gpuir__func_at(m, A->fid)->ops, n * sizeof *ops);
+    gpuir__async_number_events(A, n);
+    gpuir__rewrite_begin(m, A->fid);
+    for (size_t i = 0; i < n; i++) {
+        if (stbds_arrlenu(A->host_waits[i])) {
+            uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+            gpuir__attr_push_ints(m, "events", stbds_arrlenu(A->host_waits[i]), A->host_waits[i]);
+            gpuir__build_op(m, GPUIR_OP_GPU_WAIT, NULL, 0, first, 1, NULL);
+        }
+        if (A->stream[i] >= 0) {
+            gpuir__set_int_attr(m, ops[i], "stream", A->stream[i]);
+            if (stbds_arrlenu(A->waits[i]))
+                gpuir__set_ints_attr(m, ops[i], "wait", stbds_arrlenu(A->waits[i]), A->waits[i]);
+            if (A->event[i] >= 0) gpuir__set_int_attr(m, ops[i], "event", A->event[i]);
+        }
+        gpuir__rewrite_keep(m, ops[i]);
+    }
+    gpuir__rewrite_end(m, m->ctx->result == GPUIR_OK);
+    free(ops);
+}
+
+/* Whether a function has stream ops, none of them on a stream yet. */
+static bool gpuir__async_wanted(const gpuir_module *m, const gpuir__func *f) {
+    bool any = false;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (gpuir__attr_find(m, op, "stream") || gpuir__attr_find(m, op, "events")) return false;
+        any = any || gpuir__op_is_stream_op(op->kind);
+    }
+    return any;
+}
+
+static void gpuir__async_free(gpuir__async *A, size_t n, size_t nv) {
+    for (size_t i = 0; A->waits && i < n; i++) stbds_arrfree(A->waits[i]);
+    for (size_t i = 0; A->host_waits && i < n; i++) stbds_arrfree(A->host_waits[i]);
+    for (size_t i = 0; A->buffers && i < nv; i++) stbds_arrfree(A->buffers[i].readers);
+    free(A->stream);
+    free(A->event);
+    free(A->waits);
+    free(A->host_waits);
+    free(A->known);
+    free(A->buffers);
+    stbds_arrfree(A->accesses);
+    stbds_arrfree(A->deps);
+}
+
+static gpuir_result gpuir__async_func(gpuir_module *m, uint32_t fid) {
+    if (!gpuir__async_wanted(m, gpuir__func_at(m, fid))) return GPUIR_OK;
+    size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops), nv = stbds_arrlenu(m->values);
+    gpuir__async A;
+    memset(&A, 0, sizeof A);
+    A.m = m;
+    A.fid = fid;
+    A.stream = (int *)calloc(n + 1, sizeof *A.stream);
+    A.event = (int64_t *)malloc((n + 1) * sizeof *A.event);
+    A.waits = (int64_t **)calloc(n + 1, sizeof *A.waits);
+    A.host_waits = (int64_t **)calloc(n + 1, sizeof *A.host_waits);
+    A.known = (uint32_t(*)[GPUIR__ASYNC_STREAMS])calloc(n + 1, sizeof *A.known);
+    A.buffers = (gpuir__async_buffer *)calloc(nv + 1, sizeof *A.buffers);
+    if (!A.stream || !A.event || !A.waits || !A.host_waits || !A.known || !A.buffers) {
+        gpuir__async_free(&A, n, nv);
+        return gpuir__oom(m->ctx, "async");
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t pos = (uint32_t)i + 1;
+        const gpuir__op *op = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[i]);
+        A.event[i] = -1;
+        A.stream[i] = GPUIR__ASYNC_HOST;
+        gpuir__async_accesses(&A, op);
+        gpuir__async_depend(&A, pos);
+        if (op->kind == GPUIR_OP_GPU_ALLOC) A.stream[i] = GPUIR__ASYNC_UNPLACED;
+        else if (gpuir__op_is_stream_op(op->kind)) gpuir__async_stream_op(&A, pos, op->kind);
+        else if (op->kind == GPUIR_OP_GPU_WAIT)              /* a bare gpu.wait: the whole device */
+            for (int t = 0; t < A.n_streams; t++) A.host_known[t] = A.tail[t];
+        else gpuir__async_wait_for(&A, A.host_known, GPUIR__ASYNC_HOST, &A.host_waits[i]);
+    }
+    gpuir__async_rewrite(&A);
+    gpuir__async_free(&A, n, nv);
+    return m->ctx->result;
+}
+
+static gpuir_result gpuir__pass_async(gpuir_module *m) {
+    return gpuir__each_host_func(m, gpuir__async_func);
 }
 
 /* ---- the placed program as a graph (gpuir-opt --emit=dot) ---- */
@@ -7372,7 +7767,8 @@ enum {
     GPUIR__CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     GPUIR__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     GPUIR__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+    GPUIR__CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+    GPUIR__CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
 };
 
 /* CUfunction_attribute values. */
@@ -7426,6 +7822,12 @@ enum {
       (gpuir__CUdeviceptr dst, const void *src, size_t bytes, gpuir__CUstream s))    \
     X(cuMemcpyDtoHAsync,                                                             \
       (void *dst, gpuir__CUdeviceptr src, size_t bytes, gpuir__CUstream s))          \
+    X(cuMemcpyDtoDAsync,                                                             \
+      (gpuir__CUdeviceptr dst, gpuir__CUdeviceptr src, size_t bytes,                 \
+       gpuir__CUstream s))                                            /* _v2   */    \
+    X(cuMemAllocAsync,                                                               \
+      (gpuir__CUdeviceptr *dptr, size_t bytes, gpuir__CUstream s))    /* 11020 */    \
+    X(cuMemFreeAsync, (gpuir__CUdeviceptr dptr, gpuir__CUstream s))   /* 11020 */    \
     X(cuMemAllocHost, (void **p, size_t bytes))                       /* _v2   */    \
     X(cuMemFreeHost, (void *p))                                       /* 2000  */    \
     X(cuMemHostRegister, (void *p, size_t bytes, unsigned int flags)) /* _v2   */    \
@@ -7485,6 +7887,7 @@ typedef struct gpuir__cuda_device {
     int max_shared_per_block;        /* bytes, without opting in */
     int max_shared_per_block_optin;  /* bytes, with cuFuncSetAttribute */
     int warp_size;
+    int memory_pools;                /* cuMemAllocAsync/cuMemFreeAsync work */
     size_t total_mem;                /* bytes */
     int driver_version;              /* e.g. 13000 */
 } gpuir__cuda_device;
@@ -7747,6 +8150,7 @@ static gpuir_result gpuir__cuda_device_info(gpuir_ctx *ctx, const gpuir__cuda *c
         {GPUIR__CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
          &out->max_shared_per_block_optin},
         {GPUIR__CU_DEVICE_ATTRIBUTE_WARP_SIZE, &out->warp_size},
+        {GPUIR__CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, &out->memory_pools},
     };
     for (size_t i = 0; res == GPUIR_OK && i < sizeof attrs / sizeof attrs[0]; i++)
         res = gpuir__cuda_check(ctx, cu,
@@ -8208,23 +8612,35 @@ static long gpuir__nvrtc_spilled_bytes(const char *log) {
 typedef unsigned long long gpuir__dptr;   /* a device address */
 
 /* The device table: CUDA driver calls with an explicit `self`; each returns
-   a CUresult (0: success). The emulator implements the same table. */
+   a CUresult (0: success). The emulator implements the same table.
+   Streams and events are small numbers: stream 0 is synchronous (the
+   legacy default stream: it waits for all other work, and a copy returns
+   when done); streams 1..n and events 1..n are made by streams_reserve
+   (the IR's stream s and event e are s + 1 and e + 1 here). On a stream
+   >= 1, allocation, free, copies and launches are ordered on that stream
+   only, and the host must wait (event_synchronize, synchronize) before it
+   touches memory a pending copy reads or writes. */
 typedef struct gpuir__drv {
     const char *name;       /* "cuda", "emu" */
     void *self;
     int (*enter)(void *self);            /* make the device current for this thread */
     int (*leave)(void *self);            /* and restore what was current */
-    int (*mem_alloc)(void *self, gpuir__dptr *p, size_t bytes);
-    int (*mem_free)(void *self, gpuir__dptr p);
-    int (*copy_htod)(void *self, gpuir__dptr dst, const void *src, size_t bytes);
-    int (*copy_dtoh)(void *self, void *dst, gpuir__dptr src, size_t bytes);
-    int (*copy_dtod)(void *self, gpuir__dptr dst, gpuir__dptr src, size_t bytes);
+    int (*streams_reserve)(void *self, unsigned streams, unsigned events);   /* at least these many */
+    int (*mem_alloc)(void *self, gpuir__dptr *p, size_t bytes, unsigned stream);
+    int (*mem_free)(void *self, gpuir__dptr p, unsigned stream);
+    int (*copy_htod)(void *self, gpuir__dptr dst, const void *src, size_t bytes, unsigned stream);
+    int (*copy_dtoh)(void *self, void *dst, gpuir__dptr src, size_t bytes, unsigned stream);
+    int (*copy_dtod)(void *self, gpuir__dptr dst, gpuir__dptr src, size_t bytes, unsigned stream);
     int (*module_load)(void *self, void **module, const void *image, size_t size);
     int (*module_unload)(void *self, void *module);
     int (*function_get)(void *self, void **fn, void *module, const char *name);
+    /* params[i] points at a device address; n_params of them */
     int (*launch)(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                  void **params);
-    int (*synchronize)(void *self);
+                  void **params, unsigned n_params, unsigned stream);
+    int (*event_record)(void *self, unsigned event, unsigned stream);
+    int (*stream_wait)(void *self, unsigned stream, unsigned event);   /* for the event's latest record */
+    int (*event_synchronize)(void *self, unsigned event);              /* the host waits for it */
+    int (*synchronize)(void *self);      /* the host waits for everything */
     /* The error's name and text; `detail` may add what the emulator knows. */
     void (*describe)(void *self, int code, const char **name, const char **text, const char **detail);
 } gpuir__drv;
@@ -8277,6 +8693,8 @@ typedef struct gpuir__cudart {
     bool nv_loaded;
     gpuir__cuda_device dev;
     gpuir__CUcontext context;
+    gpuir__CUstream *streams;       /* stb_ds: table stream s is streams[s - 1] */
+    gpuir__CUevent *events;         /* stb_ds: table event e is events[e - 1] */
 } gpuir__cudart;
 
 static int gpuir__cudart_enter(void *self) {
@@ -8288,18 +8706,64 @@ static int gpuir__cudart_leave(void *self) {
     gpuir__CUcontext popped;
     return C->cu.cuCtxPopCurrent(&popped);
 }
-static int gpuir__cudart_alloc(void *self, gpuir__dptr *p, size_t bytes) {
-    return ((gpuir__cudart *)self)->cu.cuMemAlloc(p, bytes);
+/* Streams are made blocking (they wait for the legacy default stream and
+   it for them), so synchronous calls stay ordered with them. */
+static int gpuir__cudart_streams_reserve(void *self, unsigned streams, unsigned events) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    while (stbds_arrlenu(C->streams) < streams) {
+        gpuir__CUstream st;
+        int rc = C->cu.cuStreamCreate(&st, GPUIR__CU_STREAM_DEFAULT);
+        if (rc) return rc;
+        stbds_arrput(C->streams, st);
+    }
+    while (stbds_arrlenu(C->events) < events) {
+        gpuir__CUevent ev;
+        int rc = C->cu.cuEventCreate(&ev, GPUIR__CU_EVENT_DISABLE_TIMING);
+        if (rc) return rc;
+        stbds_arrput(C->events, ev);
+    }
+    return 0;
 }
-static int gpuir__cudart_free(void *self, gpuir__dptr p) { return ((gpuir__cudart *)self)->cu.cuMemFree(p); }
-static int gpuir__cudart_htod(void *self, gpuir__dptr dst, const void *src, size_t n) {
-    return ((gpuir__cudart *)self)->cu.cuMemcpyHtoD(dst, src, n);
+static gpuir__CUstream gpuir__cudart_stream(const gpuir__cudart *C, unsigned s) {
+    return s ? C->streams[s - 1] : NULL;
 }
-static int gpuir__cudart_dtoh(void *self, void *dst, gpuir__dptr src, size_t n) {
-    return ((gpuir__cudart *)self)->cu.cuMemcpyDtoH(dst, src, n);
+/* On a stream: stream-ordered (cuMemAllocAsync) where the device has
+   memory pools; else cuMemAlloc, which may wait for the device. */
+static int gpuir__cudart_alloc(void *self, gpuir__dptr *p, size_t bytes, unsigned s) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    if (s && C->dev.memory_pools) return C->cu.cuMemAllocAsync(p, bytes, gpuir__cudart_stream(C, s));
+    return C->cu.cuMemAlloc(p, bytes);
 }
-static int gpuir__cudart_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n) {
-    return ((gpuir__cudart *)self)->cu.cuMemcpyDtoD(dst, src, n);
+/* The pair of gpuir__cudart_alloc: on a stream, after that stream's work. */
+static int gpuir__cudart_free(void *self, gpuir__dptr p, unsigned s) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    if (s && C->dev.memory_pools) return C->cu.cuMemFreeAsync(p, gpuir__cudart_stream(C, s));
+    int rc = s ? C->cu.cuStreamSynchronize(gpuir__cudart_stream(C, s)) : 0;
+    return rc ? rc : C->cu.cuMemFree(p);
+}
+static int gpuir__cudart_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned s) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    return s ? C->cu.cuMemcpyHtoDAsync(dst, src, n, gpuir__cudart_stream(C, s)) : C->cu.cuMemcpyHtoD(dst, src, n);
+}
+static int gpuir__cudart_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned s) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    return s ? C->cu.cuMemcpyDtoHAsync(dst, src, n, gpuir__cudart_stream(C, s)) : C->cu.cuMemcpyDtoH(dst, src, n);
+}
+static int gpuir__cudart_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned s) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    return s ? C->cu.cuMemcpyDtoDAsync(dst, src, n, gpuir__cudart_stream(C, s)) : C->cu.cuMemcpyDtoD(dst, src, n);
+}
+static int gpuir__cudart_record(void *self, unsigned e, unsigned s) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    return C->cu.cuEventRecord(C->events[e - 1], gpuir__cudart_stream(C, s));
+}
+static int gpuir__cudart_wait(void *self, unsigned s, unsigned e) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    return C->cu.cuStreamWaitEvent(gpuir__cudart_stream(C, s), C->events[e - 1], 0);
+}
+static int gpuir__cudart_event_sync(void *self, unsigned e) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    return C->cu.cuEventSynchronize(C->events[e - 1]);
 }
 static int gpuir__cudart_load(void *self, void **module, const void *image, size_t size) {
     (void)size;
@@ -8312,18 +8776,19 @@ static int gpuir__cudart_function(void *self, void **fn, void *module, const cha
     return ((gpuir__cudart *)self)->cu.cuModuleGetFunction((gpuir__CUfunction *)fn, (gpuir__CUmodule)module, name);
 }
 
-/* Launches on the default stream; dynamic shared memory past 48 KiB raises
-   the function's limit first. */
+/* Launches on stream s (0: the default stream); dynamic shared memory past
+   48 KiB raises the function's limit first. */
 static int gpuir__cudart_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                                void **params) {
+                                void **params, unsigned n_params, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
+    (void)n_params;
     if (smem > 48u * 1024u) {
         int rc = C->cu.cuFuncSetAttribute((gpuir__CUfunction)fn, GPUIR__CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           (int)smem);
         if (rc) return rc;
     }
     return C->cu.cuLaunchKernel((gpuir__CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
-                                NULL, params, NULL);
+                                gpuir__cudart_stream(C, s), params, NULL);
 }
 static int gpuir__cudart_sync(void *self) { return ((gpuir__cudart *)self)->cu.cuCtxSynchronize(); }
 
@@ -8351,6 +8816,14 @@ static void gpuir__cudart_describe(void *self, int code, const char **name, cons
 /* Releases what gpuir__cudart_open made. */
 static void gpuir__cudart_close(gpuir__cudart *C) {
     if (!C) return;
+    if ((stbds_arrlenu(C->streams) || stbds_arrlenu(C->events)) && C->cu.cuCtxPushCurrent(C->context) == 0) {
+        gpuir__CUcontext popped;
+        for (size_t i = 0; i < stbds_arrlenu(C->streams); i++) C->cu.cuStreamDestroy(C->streams[i]);
+        for (size_t i = 0; i < stbds_arrlenu(C->events); i++) C->cu.cuEventDestroy(C->events[i]);
+        C->cu.cuCtxPopCurrent(&popped);
+    }
+    stbds_arrfree(C->streams);
+    stbds_arrfree(C->events);
     C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
     if (C->nv_loaded) gpuir__nvrtc_unload(&C->nv);
     gpuir__cuda_unload(&C->cu);
@@ -8387,10 +8860,11 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
         if (!ctx->cuda) ctx->cuda = C;
         else p->owns_cuda = true;
     }
-    gpuir__drv d = {"cuda", C, gpuir__cudart_enter, gpuir__cudart_leave, gpuir__cudart_alloc, gpuir__cudart_free,
-                    gpuir__cudart_htod, gpuir__cudart_dtoh, gpuir__cudart_dtod, gpuir__cudart_load,
-                    gpuir__cudart_unload, gpuir__cudart_function, gpuir__cudart_launch, gpuir__cudart_sync,
-                    gpuir__cudart_describe};
+    gpuir__drv d = {"cuda", C, gpuir__cudart_enter, gpuir__cudart_leave, gpuir__cudart_streams_reserve,
+                    gpuir__cudart_alloc, gpuir__cudart_free, gpuir__cudart_htod, gpuir__cudart_dtoh,
+                    gpuir__cudart_dtod, gpuir__cudart_load, gpuir__cudart_unload, gpuir__cudart_function,
+                    gpuir__cudart_launch, gpuir__cudart_record, gpuir__cudart_wait, gpuir__cudart_event_sync,
+                    gpuir__cudart_sync, gpuir__cudart_describe};
     p->drv = d;
     gpuir__limits lim = {(unsigned)C->dev.max_threads_per_block,
                          {(unsigned)C->dev.max_block_dim[0], (unsigned)C->dev.max_block_dim[1], (unsigned)C->dev.max_block_dim[2]},
@@ -9332,7 +9806,9 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 /* ====================================================================== */
 // >>rt.exec
 // Runs a placed program through a device table (gpuir__drv): host buffers,
-// device buffers, copies, launches and frees, in program order. The table is
+// device buffers, copies, launches and frees, issued in program order on the
+// streams the async pass chose (waiting for the events it named), or on
+// the synchronous stream 0 when it did not run. The table is
 // the CUDA driver (rt.driver) or the emulator (rt.emu); everything here is
 // the same for both. Reads: ir, codegen.cuda, rt.cache. Writes: the arrays
 // the caller gets back.
@@ -9382,6 +9858,26 @@ static size_t gpuir__value_bytes(const gpuir_module *m, uint32_t v) {
     return (size_t)gpuir__type_count(t) * gpuir_dtype_size(t->dtype);
 }
 
+/* The table's stream for an op: the IR's stream + 1, or 0 (synchronous). */
+static unsigned gpuir__run_stream(const gpuir_module *m, const gpuir__op *op) {
+    return (unsigned)(gpuir__op_int_attr(m, op, "stream", -1) + 1);
+}
+
+/* Makes the streams and events function f names (the verifier bounds them). */
+static gpuir_result gpuir__run_reserve(gpuir__run *R, const gpuir__func *f) {
+    gpuir_program *p = R->p;
+    int64_t streams = 0, events = 0;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(p->m, f->ops[i]);
+        int64_t s = gpuir__op_int_attr(p->m, op, "stream", -1) + 1, e = gpuir__op_int_attr(p->m, op, "event", -1) + 1;
+        if (s > streams) streams = s;
+        if (e > events) events = e;
+    }
+    if (!streams && !events) return GPUIR_OK;
+    return gpuir__drv_check(p->ctx, &p->drv, p->drv.streams_reserve(p->drv.self, (unsigned)streams, (unsigned)events),
+                            "cuStreamCreate", "making the program's streams and events");
+}
+
 /* The device address of a launch operand or copy side. */
 static gpuir_result gpuir__run_dev(gpuir__run *R, uint32_t v, gpuir__dptr *out, const char *what) {
     gpuir__slot *s = &R->slots[v - 1];
@@ -9417,9 +9913,16 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
     if (!r) r = src_dev ? gpuir__run_dev(R, src, &sd, what) : gpuir__run_host(R, src, &sh, what);
     if (r) return r;
     const gpuir__drv *d = &p->drv;
-    if (dst_dev && src_dev) return gpuir__drv_check(p->ctx, d, d->copy_dtod(d->self, dd, sd, bytes), "cuMemcpyDtoD", what);
-    if (dst_dev) return gpuir__drv_check(p->ctx, d, d->copy_htod(d->self, dd, sh, bytes), "cuMemcpyHtoD", what);
-    if (src_dev) return gpuir__drv_check(p->ctx, d, d->copy_dtoh(d->self, dh, sd, bytes), "cuMemcpyDtoH", what);
+    unsigned st = gpuir__run_stream(m, op);
+    if (dst_dev && src_dev)
+        return gpuir__drv_check(p->ctx, d, d->copy_dtod(d->self, dd, sd, bytes, st),
+                                st ? "cuMemcpyDtoDAsync" : "cuMemcpyDtoD", what);
+    if (dst_dev)
+        return gpuir__drv_check(p->ctx, d, d->copy_htod(d->self, dd, sh, bytes, st),
+                                st ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD", what);
+    if (src_dev)
+        return gpuir__drv_check(p->ctx, d, d->copy_dtoh(d->self, dh, sd, bytes, st),
+                                st ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH", what);
     memmove(dh, sh, bytes);
     return GPUIR_OK;
 }
@@ -9456,7 +9959,8 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
                         (size_t)op->n_operands * sizeof(gpuir__dptr), GPUIR__MAX_PARAM_BYTES);
     if (r) return r;
     return gpuir__drv_check(p->ctx, &p->drv,
-                            p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params),
+                            p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
+                                          op->n_operands, gpuir__run_stream(m, op)),
                             "cuLaunchKernel", what);
 }
 
@@ -9490,7 +9994,9 @@ static gpuir_result gpuir__run_alloc(gpuir__run *R, const gpuir__op *op) {
     if (!s->bytes) return GPUIR_OK;
     char what[64];
     snprintf(what, sizeof what, "allocating %zu bytes of device memory", s->bytes);
-    gpuir_result r = gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &s->dev, s->bytes), "cuMemAlloc", what);
+    unsigned st = gpuir__run_stream(p->m, op);
+    gpuir_result r = gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &s->dev, s->bytes, st),
+                                      st ? "cuMemAllocAsync" : "cuMemAlloc", what);
     s->live = r == GPUIR_OK;
     return r;
 }
@@ -9506,7 +10012,9 @@ static gpuir_result gpuir__run_dealloc(gpuir__run *R, const gpuir__op *op) {
     }
     if (!s->live) return GPUIR_OK;
     s->live = false;
-    return gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_free(p->drv.self, s->dev), "cuMemFree", "freeing a device buffer");
+    unsigned st = gpuir__run_stream(p->m, op);
+    return gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_free(p->drv.self, s->dev, st),
+                            st ? "cuMemFreeAsync" : "cuMemFree", "freeing a device buffer");
 }
 
 /* The resident device copy of global g: allocated on first use, uploaded
@@ -9520,7 +10028,7 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
         gpuir__resident fresh = {g, 0, 0};
         char what[GPUIR_MAX_NAME + 64];
         snprintf(what, sizeof what, "allocating the resident copy of @%s", gpuir__string(p->m, glob->name));
-        if (bytes && gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &fresh.dev, bytes), "cuMemAlloc", what))
+        if (bytes && gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &fresh.dev, bytes, 0), "cuMemAlloc", what))
             return p->ctx->result;
         stbds_arrput(p->resident, fresh);
     }
@@ -9528,7 +10036,7 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
     if (res->uploaded != glob->generation && bytes) {
         char what[GPUIR_MAX_NAME + 64];
         snprintf(what, sizeof what, "uploading global @%s", gpuir__string(p->m, glob->name));
-        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_htod(p->drv.self, res->dev, glob->data, bytes),
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_htod(p->drv.self, res->dev, glob->data, bytes, 0),
                              "cuMemcpyHtoD", what))
             return p->ctx->result;
     }
@@ -9552,18 +10060,53 @@ static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
     return GPUIR_OK;
 }
 
+/* gpu.wait: the host waits for the events it names, or for everything. */
+static gpuir_result gpuir__run_wait(gpuir__run *R, const gpuir__op *op) {
+    gpuir_program *p = R->p;
+    const gpuir__attr *events = gpuir__attr_find(p->m, op, "events");
+    if (!events) return gpuir__drv_check(p->ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize", "gpu.wait");
+    for (uint32_t i = 0; i < events->n; i++) {
+        unsigned e = (unsigned)gpuir__ints_at(p->m, events->off)[i] + 1;
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.event_synchronize(p->drv.self, e), "cuEventSynchronize", "gpu.wait"))
+            return p->ctx->result;
+    }
+    return GPUIR_OK;
+}
+
+/* A stream op: its stream waits for the events it names first, and it
+   records its event after. */
+static gpuir_result gpuir__run_stream_op(gpuir__run *R, const gpuir__op *op, gpuir_result (*run)(gpuir__run *, const gpuir__op *)) {
+    gpuir_program *p = R->p;
+    unsigned st = gpuir__run_stream(p->m, op);
+    const gpuir__attr *wait = gpuir__attr_find(p->m, op, "wait");
+    for (uint32_t i = 0; st && wait && i < wait->n; i++) {
+        unsigned e = (unsigned)gpuir__ints_at(p->m, wait->off)[i] + 1;
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.stream_wait(p->drv.self, st, e), "cuStreamWaitEvent",
+                             gpuir_op_name(op->kind)))
+            return p->ctx->result;
+    }
+    gpuir_result r = run(R, op);
+    int64_t event = gpuir__op_int_attr(p->m, op, "event", -1);
+    if (!r && st && event >= 0)
+        r = gpuir__drv_check(p->ctx, &p->drv, p->drv.event_record(p->drv.self, (unsigned)event + 1, st), "cuEventRecord",
+                             gpuir_op_name(op->kind));
+    return r;
+}
+
 /* Executes one host op of a placed function. */
 static gpuir_result gpuir__run_op(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     switch (op->kind) {
-    case GPUIR_OP_MEMREF_ALLOC: case GPUIR_OP_GPU_ALLOC: return gpuir__run_alloc(R, op);
-    case GPUIR_OP_MEMREF_DEALLOC: case GPUIR_OP_GPU_DEALLOC: return gpuir__run_dealloc(R, op);
-    case GPUIR_OP_MEMREF_COPY: case GPUIR_OP_GPU_MEMCPY: return gpuir__run_copy(R, op);
-    case GPUIR_OP_GPU_LAUNCH_FUNC: return gpuir__run_launch(R, op);
+    case GPUIR_OP_MEMREF_ALLOC: return gpuir__run_alloc(R, op);
+    case GPUIR_OP_MEMREF_DEALLOC: return gpuir__run_dealloc(R, op);
+    case GPUIR_OP_MEMREF_COPY: return gpuir__run_copy(R, op);
+    case GPUIR_OP_GPU_ALLOC: return gpuir__run_stream_op(R, op, gpuir__run_alloc);
+    case GPUIR_OP_GPU_DEALLOC: return gpuir__run_stream_op(R, op, gpuir__run_dealloc);
+    case GPUIR_OP_GPU_MEMCPY: return gpuir__run_stream_op(R, op, gpuir__run_copy);
+    case GPUIR_OP_GPU_LAUNCH_FUNC: return gpuir__run_stream_op(R, op, gpuir__run_launch);
     case GPUIR_OP_MEMREF_GET_GLOBAL: return gpuir__run_global(R, op);
     case GPUIR_OP_CONSTANT: return op->result ? GPUIR_OK : gpuir__run_fill(R, op);
-    case GPUIR_OP_GPU_WAIT:
-        return gpuir__drv_check(p->ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize", "gpu.wait");
+    case GPUIR_OP_GPU_WAIT: return gpuir__run_wait(R, op);
     case GPUIR_OP_RETURN: return GPUIR_OK;
     default:
         return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s cannot run on the host in a placed program (op %u); "
@@ -9663,7 +10206,7 @@ static gpuir_result gpuir__run_release(gpuir__run *R, gpuir_result r) {
         if (s->owned) free(s->host);
         if (s->live) {
             leaked++;
-            p->drv.mem_free(p->drv.self, s->dev);
+            p->drv.mem_free(p->drv.self, s->dev, 0);
         }
     }
     if (!r && leaked)
@@ -9706,13 +10249,17 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
     bool entered = r == GPUIR_OK;
     if (!r) r = gpuir__run_bind(&R, f, n_inputs, inputs);
+    if (!r) r = gpuir__run_reserve(&R, f);
     const gpuir__op *ret = NULL;
     for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(p->m, f->ops[i]);
         if (op->kind == GPUIR_OP_RETURN) ret = op;
         r = gpuir__run_op(&R, op);
     }
-    if (!r) r = gpuir__drv_check(ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize", "finishing a run");
+    if (entered) {      /* queued work and frees finish even after a failure */
+        int rc = p->drv.synchronize(p->drv.self);
+        if (!r) r = gpuir__drv_check(ctx, &p->drv, rc, "cuCtxSynchronize", "finishing a run");
+    }
     if (!r && ret) r = gpuir__run_outputs(&R, ret, n_outputs, outputs);
     r = gpuir__run_release(&R, r);
     if (entered) {
@@ -9776,7 +10323,8 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         return p;
     }
     gpuir_result r = GPUIR_OK;
-    if (gpuir__module_is_tensor_level(m)) r = gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL);
+    if (gpuir__module_is_tensor_level(m))
+        r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
     if (!r && (p->backend == GPUIR_BACKEND_AUTO || p->backend == GPUIR_BACKEND_CUDA)) {
         r = gpuir__cuda_backend_open(p);
         if (!r) p->backend = GPUIR_BACKEND_CUDA;
@@ -9807,7 +10355,7 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     if ((p->module || stbds_arrlenu(p->resident)) && p->drv.enter) {
         p->drv.enter(p->drv.self);
         for (size_t i = 0; i < stbds_arrlenu(p->resident); i++)
-            if (p->resident[i].dev) p->drv.mem_free(p->drv.self, p->resident[i].dev);
+            if (p->resident[i].dev) p->drv.mem_free(p->drv.self, p->resident[i].dev, 0);
         if (p->module) p->drv.module_unload(p->drv.self, p->module);
         p->drv.leave(p->drv.self);
     }
@@ -9857,7 +10405,10 @@ GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {
 // The CPU implementation of the device table: device memory is host memory,
 // a module is the same CUDA C compiled by the host C compiler (with the
 // emulator prelude) into a shared object and dlopen'ed, and a launch runs
-// each block's threads as fibers. Reads: codegen.cuda. Writes: nothing.
+// each block's threads as fibers. Work on streams is queued and run only
+// when the host waits, in a seeded interleaving of the streams, and freed
+// memory is kept until they are idle: missing waits show. Reads:
+// codegen.cuda. Writes: nothing.
 /*
 emu_fibers.h — gpuir CPU emulator: the fiber engine.
 
@@ -10644,13 +11195,59 @@ static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
 
 enum {                       /* the CUresult values the emulator returns */
     GPUIR__CU_INVALID_VALUE = 1, GPUIR__CU_OUT_OF_MEMORY = 2, GPUIR__CU_INVALID_IMAGE = 200,
-    GPUIR__CU_NOT_FOUND = 500, GPUIR__CU_LAUNCH_FAILED = 719
+    GPUIR__CU_NOT_FOUND = 500, GPUIR__CU_ILLEGAL_ADDRESS = 700, GPUIR__CU_LAUNCH_FAILED = 719
 };
 
+/* Work queued on an emulated stream. */
+typedef enum gpuir__emu_cmd_kind {
+    GPUIR__EMU_FREE, GPUIR__EMU_HTOD, GPUIR__EMU_DTOH, GPUIR__EMU_DTOD, GPUIR__EMU_LAUNCH,
+    GPUIR__EMU_RECORD, GPUIR__EMU_WAIT
+} gpuir__emu_cmd_kind;
+
+typedef struct gpuir__emu_cmd {
+    gpuir__emu_cmd_kind kind;
+    gpuir__dptr dev, dev2;              /* FREE: dev; copies: dev is the destination if on the device */
+    void *host;                         /* HTOD: source; DTOH: destination */
+    size_t bytes;
+    const gpuir_emu_kernel *kernel;     /* LAUNCH */
+    unsigned grid[3], block[3], smem, n_args;
+    gpuir__dptr *args;                  /* LAUNCH: the parameters' values, copied at the launch */
+    unsigned event;                     /* RECORD, WAIT */
+    uint64_t ticket;                    /* RECORD: this record; WAIT: the record waited for */
+} gpuir__emu_cmd;
+
+typedef struct gpuir__emu_stream {
+    gpuir__emu_cmd *cmds;               /* stb_ds: the queue, from head */
+    size_t head;
+} gpuir__emu_stream;
+
+/* An emulated device allocation. A freed one stays (unused) until every
+   stream is idle, so queued work that still touches it is caught. */
+typedef struct gpuir__emu_alloc {
+    uintptr_t base;
+    size_t bytes;
+    bool freed;
+} gpuir__emu_alloc;
+
+typedef struct gpuir__emu_event {
+    uint64_t recorded;                  /* the ticket of its latest record (0: never) */
+    uint64_t done;                      /* the ticket of its latest record that ran */
+} gpuir__emu_event;
+
+/* The emulator's device. Work on a stream >= 1 is queued and runs only when
+   the host must see it (an event or full synchronize, or work on stream 0),
+   streams in a seeded pseudo-random interleaving that respects stream order
+   and event waits: a missing wait shows as stale data, not luck. */
 typedef struct gpuir__emu {
     gpuir__emu_engine *engine;
     size_t live_allocs;     /* device buffers not yet freed */
     size_t live_modules;
+    gpuir__emu_alloc *allocs;     /* stb_ds: live ones, and freed ones until the streams are idle */
+    gpuir__emu_stream *streams;   /* stb_ds: stream s is streams[s - 1] */
+    gpuir__emu_event *events;     /* stb_ds: event e is events[e - 1] */
+    uint64_t tickets;             /* records made so far */
+    uint64_t rng;                 /* xorshift state: which ready stream runs next */
+    int failed;                   /* the first queued command that failed (a CUresult), kept until a sync */
     char detail[1024];      /* what went wrong in the last failed call */
 } gpuir__emu;
 
@@ -10661,39 +11258,240 @@ typedef struct gpuir__emu_module {
 
 static int gpuir__emu_nop(void *self) { (void)self; return 0; }
 
-static int gpuir__emu_mem_alloc(void *self, gpuir__dptr *p, size_t bytes) {
+static int gpuir__emu_mem_alloc(void *self, gpuir__dptr *p, size_t bytes, unsigned stream) {
     gpuir__emu *E = (gpuir__emu *)self;
+    (void)stream;                        /* usable in stream order at once */
     void *mem = malloc(bytes ? bytes : 1);
     if (!mem) return GPUIR__CU_OUT_OF_MEMORY;
     memset(mem, 0xff, bytes);            /* poison: reads of unwritten data show (NaN) */
     *p = (gpuir__dptr)(uintptr_t)mem;
+    gpuir__emu_alloc a = {(uintptr_t)mem, bytes, false};
+    stbds_arrput(E->allocs, a);
     E->live_allocs++;
     return 0;
 }
 
-static int gpuir__emu_mem_free(void *self, gpuir__dptr p) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (!p) return GPUIR__CU_INVALID_VALUE;
-    free((void *)(uintptr_t)p);
-    E->live_allocs--;
+/* The allocation holding device address p, or NULL. */
+static gpuir__emu_alloc *gpuir__emu_find(gpuir__emu *E, gpuir__dptr p) {
+    for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) {
+        gpuir__emu_alloc *a = &E->allocs[i];
+        if (p >= a->base && p < a->base + (a->bytes ? a->bytes : 1)) return a;
+    }
+    return NULL;
+}
+
+/* 0, or CUDA_ERROR_ILLEGAL_ADDRESS when queued work touches memory freed
+   before it ran (a missing wait). */
+static int gpuir__emu_check_live(gpuir__emu *E, gpuir__dptr p, const char *what) {
+    const gpuir__emu_alloc *a = gpuir__emu_find(E, p);
+    if (!a || !a->freed) return 0;
+    snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (freed on another stream "
+             "without waiting for this work)", what);
+    return GPUIR__CU_ILLEGAL_ADDRESS;
+}
+
+/* Gives back what was freed, once no queued work can touch it. */
+static void gpuir__emu_release_freed(gpuir__emu *E) {
+    size_t j = 0;
+    for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) {
+        if (!E->allocs[i].freed) { E->allocs[j++] = E->allocs[i]; continue; }
+        free((void *)E->allocs[i].base);
+        E->live_allocs--;
+    }
+    if (E->allocs) stbds_header(E->allocs)->length = j;
+}
+
+static int gpuir__emu_launch_now(gpuir__emu *E, const gpuir_emu_kernel *k, const unsigned grid[3],
+                                 const unsigned block[3], unsigned smem, void **params) {
+    E->detail[0] = '\0';
+    int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block, (size_t)k->shared_bytes + smem,
+                                      k->uses_barriers, E->detail, sizeof E->detail);
+    return rc ? GPUIR__CU_LAUNCH_FAILED : 0;
+}
+
+/* Runs one queued command. After a failure only frees and records run, so
+   memory goes back and waits end; the failure is reported at the next sync. */
+static int gpuir__emu_exec(gpuir__emu *E, gpuir__emu_cmd *c) {
+    int rc = 0;
+    bool skip = E->failed != 0;
+    switch (c->kind) {
+    case GPUIR__EMU_FREE: {
+        gpuir__emu_alloc *a = gpuir__emu_find(E, c->dev);
+        if (!a || a->base != c->dev || a->freed) {
+            snprintf(E->detail, sizeof E->detail, "freeing device memory that is not a live allocation");
+            rc = GPUIR__CU_INVALID_VALUE;
+        } else a->freed = true;
+        break;
+    }
+    case GPUIR__EMU_HTOD:
+        if (!skip && !(rc = gpuir__emu_check_live(E, c->dev, "a host-to-device copy writes")))
+            memcpy((void *)(uintptr_t)c->dev, c->host, c->bytes);
+        break;
+    case GPUIR__EMU_DTOH:
+        if (!skip && !(rc = gpuir__emu_check_live(E, c->dev, "a device-to-host copy reads")))
+            memcpy(c->host, (const void *)(uintptr_t)c->dev, c->bytes);
+        break;
+    case GPUIR__EMU_DTOD:
+        if (!skip && !(rc = gpuir__emu_check_live(E, c->dev, "a device-to-device copy writes")) &&
+            !(rc = gpuir__emu_check_live(E, c->dev2, "a device-to-device copy reads")))
+            memmove((void *)(uintptr_t)c->dev, (const void *)(uintptr_t)c->dev2, c->bytes);
+        break;
+    case GPUIR__EMU_LAUNCH: {
+        void *params[GPUIR_MAX_OPERANDS];
+        for (unsigned i = 0; i < c->n_args && i < GPUIR_MAX_OPERANDS; i++) {
+            params[i] = &c->args[i];
+            if (!skip && !rc) rc = gpuir__emu_check_live(E, c->args[i], "a kernel's parameter points at");
+        }
+        if (!skip && !rc) rc = gpuir__emu_launch_now(E, c->kernel, c->grid, c->block, c->smem, params);
+        free(c->args);
+        break;
+    }
+    case GPUIR__EMU_RECORD:
+        if (E->events[c->event - 1].done < c->ticket) E->events[c->event - 1].done = c->ticket;
+        break;
+    case GPUIR__EMU_WAIT: break;
+    }
+    if (rc && !E->failed) E->failed = rc;
+    return rc;
+}
+
+static bool gpuir__emu_ready(const gpuir__emu *E, const gpuir__emu_stream *st) {
+    if (st->head == stbds_arrlenu(st->cmds)) return false;
+    const gpuir__emu_cmd *c = &st->cmds[st->head];
+    return c->kind != GPUIR__EMU_WAIT || E->events[c->event - 1].done >= c->ticket;
+}
+
+/* Runs the head of one ready stream, chosen at random; 1 when none is ready. */
+static int gpuir__emu_step(gpuir__emu *E) {
+    unsigned ready[GPUIR_MAX_STREAMS + 1], n = 0;
+    for (unsigned s = 0; s < stbds_arrlenu(E->streams) && n < GPUIR_MAX_STREAMS + 1; s++)
+        if (gpuir__emu_ready(E, &E->streams[s])) ready[n++] = s;
+    if (!n) return 1;
+    E->rng ^= E->rng << 13;
+    E->rng ^= E->rng >> 7;
+    E->rng ^= E->rng << 17;
+    gpuir__emu_stream *st = &E->streams[ready[E->rng % n]];
+    gpuir__emu_exec(E, &st->cmds[st->head++]);
+    if (st->head == stbds_arrlenu(st->cmds)) {
+        stbds_header(st->cmds)->length = 0;
+        st->head = 0;
+    }
     return 0;
 }
 
-static int gpuir__emu_htod(void *self, gpuir__dptr dst, const void *src, size_t n) {
-    (void)self;
-    memcpy((void *)(uintptr_t)dst, src, n);
+static bool gpuir__emu_idle(const gpuir__emu *E) {
+    for (size_t s = 0; s < stbds_arrlenu(E->streams); s++)
+        if (E->streams[s].head < stbds_arrlenu(E->streams[s].cmds)) return false;
+    return true;
+}
+
+/* Runs queued work until event e (0: everything) is done; then reports the
+   first failure since the last report. */
+static int gpuir__emu_drain(gpuir__emu *E, unsigned e) {
+    while (e ? E->events[e - 1].done < E->events[e - 1].recorded : !gpuir__emu_idle(E))
+        if (gpuir__emu_step(E)) {
+            snprintf(E->detail, sizeof E->detail, "the streams wait for each other: nothing can run");
+            return GPUIR__CU_LAUNCH_FAILED;      /* unreachable: waits name earlier records */
+        }
+    if (!e) gpuir__emu_release_freed(E);
+    int rc = E->failed;
+    E->failed = 0;
+    return rc;
+}
+
+static int gpuir__emu_enqueue(gpuir__emu *E, unsigned stream, gpuir__emu_cmd *c) {
+    if (stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
+    stbds_arrput(E->streams[stream - 1].cmds, *c);
     return 0;
 }
-static int gpuir__emu_dtoh(void *self, void *dst, gpuir__dptr src, size_t n) {
-    (void)self;
-    memcpy(dst, (const void *)(uintptr_t)src, n);
+
+/* Stream 0 work runs now, after everything queued (the legacy stream). */
+static int gpuir__emu_submit(gpuir__emu *E, unsigned stream, gpuir__emu_cmd *c) {
+    if (stream) return gpuir__emu_enqueue(E, stream, c);
+    int rc = gpuir__emu_drain(E, 0);
+    int rc2 = gpuir__emu_exec(E, c);
+    E->failed = 0;
+    gpuir__emu_release_freed(E);
+    return rc ? rc : rc2;
+}
+
+static int gpuir__emu_streams_reserve(void *self, unsigned streams, unsigned events) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    gpuir__emu_stream st = {NULL, 0};
+    gpuir__emu_event ev = {0, 0};
+    while (stbds_arrlenu(E->streams) < streams) stbds_arrput(E->streams, st);
+    while (stbds_arrlenu(E->events) < events) stbds_arrput(E->events, ev);
     return 0;
 }
-static int gpuir__emu_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n) {
-    (void)self;
-    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
-    return 0;
+
+static int gpuir__emu_mem_free(void *self, gpuir__dptr p, unsigned stream) {
+    if (!p) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_FREE;
+    c.dev = p;
+    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
 }
+
+static int gpuir__emu_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_HTOD;
+    c.dev = dst;
+    c.host = (void *)(uintptr_t)src;     /* read when it runs, as from pinned memory */
+    c.bytes = n;
+    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
+}
+static int gpuir__emu_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned stream) {
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_DTOH;
+    c.dev = src;
+    c.host = dst;
+    c.bytes = n;
+    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
+}
+static int gpuir__emu_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned stream) {
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_DTOD;
+    c.dev = dst;
+    c.dev2 = src;
+    c.bytes = n;
+    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
+}
+
+static int gpuir__emu_event_record(void *self, unsigned e, unsigned stream) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_RECORD;
+    c.event = e;
+    c.ticket = ++E->tickets;
+    E->events[e - 1].recorded = c.ticket;
+    return gpuir__emu_submit(E, stream, &c);
+}
+
+static int gpuir__emu_stream_wait(void *self, unsigned stream, unsigned e) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
+    if (!stream) return gpuir__emu_drain(E, e);
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_WAIT;
+    c.event = e;
+    c.ticket = E->events[e - 1].recorded;      /* never recorded: 0, done at once (as CUDA) */
+    return gpuir__emu_enqueue(E, stream, &c);
+}
+
+static int gpuir__emu_event_sync(void *self, unsigned e) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
+    return gpuir__emu_drain(E, e);
+}
+
+static int gpuir__emu_sync(void *self) { return gpuir__emu_drain((gpuir__emu *)self, 0); }
 
 /* A new file in the temporary directory, created 0600 and exclusively. */
 static int gpuir__emu_temp_file(char *path, size_t size, const char *stem) {
@@ -10757,13 +11555,28 @@ static int gpuir__emu_function_get(void *self, void **fn, void *module, const ch
 }
 
 static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                             void **params) {
+                             void **params, unsigned n_params, unsigned stream) {
     gpuir__emu *E = (gpuir__emu *)self;
     const gpuir_emu_kernel *k = (const gpuir_emu_kernel *)fn;
-    E->detail[0] = '\0';
-    int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block, (size_t)k->shared_bytes + smem,
-                                      k->uses_barriers, E->detail, sizeof E->detail);
-    return rc ? GPUIR__CU_LAUNCH_FAILED : 0;
+    if (!stream) {
+        int rc = gpuir__emu_drain(E, 0);
+        return rc ? rc : gpuir__emu_launch_now(E, k, grid, block, smem, params);
+    }
+    if (n_params > GPUIR_MAX_OPERANDS) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_LAUNCH;
+    c.kernel = k;
+    memcpy(c.grid, grid, sizeof c.grid);
+    memcpy(c.block, block, sizeof c.block);
+    c.smem = smem;
+    c.n_args = n_params;
+    c.args = (gpuir__dptr *)malloc((n_params ? n_params : 1) * sizeof *c.args);
+    if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
+    for (unsigned i = 0; i < n_params; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
+    int rc = gpuir__emu_enqueue(E, stream, &c);
+    if (rc) free(c.args);
+    return rc;
 }
 
 static void gpuir__emu_describe(void *self, int code, const char **name, const char **text, const char **detail) {
@@ -10855,10 +11668,11 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
     if (!E) return gpuir__oom(p->ctx, "the emulator");
     E->engine = gpuir__emu_engine_make(0);
     if (!E->engine) { free(E); return gpuir__oom(p->ctx, "the emulator's fibers"); }
-    gpuir__drv d = {"emu", E, gpuir__emu_nop, gpuir__emu_nop, gpuir__emu_mem_alloc, gpuir__emu_mem_free,
-                    gpuir__emu_htod, gpuir__emu_dtoh, gpuir__emu_dtod, gpuir__emu_module_load,
-                    gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_nop,
-                    gpuir__emu_describe};
+    E->rng = p->desc.emu_seed ? p->desc.emu_seed : 0x9e3779b97f4a7c15ull;
+    gpuir__drv d = {"emu", E, gpuir__emu_nop, gpuir__emu_nop, gpuir__emu_streams_reserve, gpuir__emu_mem_alloc,
+                    gpuir__emu_mem_free, gpuir__emu_htod, gpuir__emu_dtoh, gpuir__emu_dtod, gpuir__emu_module_load,
+                    gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_event_record,
+                    gpuir__emu_stream_wait, gpuir__emu_event_sync, gpuir__emu_sync, gpuir__emu_describe};
     p->drv = d;
     gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20};
     p->limits = lim;
@@ -10870,7 +11684,12 @@ static void gpuir__emu_close(gpuir_program *p) {
     if (!E) return;
     /* Runs free what they allocate and destroy frees resident copies and the
        module first: anything still live here is a gpuir bug. */
+    gpuir__emu_drain(E, 0);
     GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0);
+    for (size_t s = 0; s < stbds_arrlenu(E->streams); s++) stbds_arrfree(E->streams[s].cmds);
+    stbds_arrfree(E->streams);
+    stbds_arrfree(E->allocs);
+    stbds_arrfree(E->events);
     gpuir__emu_engine_destroy(E->engine);
     free(E);
     p->drv.self = NULL;

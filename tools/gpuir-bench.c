@@ -116,7 +116,7 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
         int s = (i + 3) % sets;
         void *params[3] = {&a[s], &b[s], &out};
         C->cu.cuEventRecord(e0, NULL);
-        if (which == 0) rc = p->drv.launch(p->drv.self, p->functions[0], grid, block, 0, params);
+        if (which == 0) rc = p->drv.launch(p->drv.self, p->functions[0], grid, block, 0, params, 3, 0);
         else rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
                             (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
         C->cu.cuEventRecord(e1, NULL);
@@ -288,7 +288,7 @@ static int bench_matmul(int argc, char **argv) {
 
 typedef struct replay_launch {
     void *fn;
-    unsigned grid[3], block[3], smem;
+    unsigned grid[3], block[3], smem, n_args;
     gpuir__dptr args[GPUIR_MAX_OPERANDS];
     void *params[GPUIR_MAX_OPERANDS];
 } replay_launch;
@@ -333,6 +333,7 @@ static bool replay_prepare(gpuir_program *p, const char *func, replay *rp) {
             for (int d = 0; d < 3; d++) { L.grid[d] = (unsigned)g[d]; L.block[d] = (unsigned)b[d]; }
             L.smem = (unsigned)gpuir__op_int_attr(m, op, "smem", 0);
             for (uint32_t a = 0; a < op->n_operands; a++) L.args[a] = dev[gpuir__op_operand(m, op, a) - 1];
+            L.n_args = op->n_operands;
             stbds_arrput(rp->launches, L);
         }
     }
@@ -364,7 +365,7 @@ static float time_replay(gpuir_program *p, const replay *rp, gpuir__dptr dst, gp
         if (!rp) rc = C->cu.cuMemcpyDtoD(dst, src, bytes);
         for (size_t k = 0; rp && k < stbds_arrlenu(rp->launches) && !rc; k++) {
             const replay_launch *L = &rp->launches[k];
-            rc = p->drv.launch(p->drv.self, L->fn, L->grid, L->block, L->smem, (void **)L->params);
+            rc = p->drv.launch(p->drv.self, L->fn, L->grid, L->block, L->smem, (void **)L->params, L->n_args, 0);
         }
         C->cu.cuEventRecord(e1, NULL);
         C->cu.cuEventSynchronize(e1);

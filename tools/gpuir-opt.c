@@ -4,7 +4,8 @@
      --passes=A,B,...     run these passes (verifying after each) before printing
      --lower              the default pipeline, tensor level to placed program:
                           decompose,canonicalize,fuse,bufferize,outline,place,
-                          configure,plan-shared-memory
+                          configure,plan-shared-memory,async
+     --lower=sync         the same without async: one stream, program order
      --emit=ir|placement|dot|cuda  print the IR (default), the placement
                           report, a Graphviz graph of buffers, copies and
                           launches, or the kernels as CUDA C (after --lower)
@@ -32,7 +33,7 @@ typedef struct opt_args {
 } opt_args;
 
 static int usage(void) {
-    fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower] [--emit=ir|placement|dot|cuda]\n"
+    fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower[=sync]] [--emit=ir|placement|dot|cuda]\n"
                     "                 [--print-ir-before=P] [--print-ir-after=P]\n"
                     "                 [--print-ir-after-all] [--timing] [--list-passes]\n"
                     "                 [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
@@ -136,6 +137,7 @@ int main(int argc, char **argv) {
         const char *v;
         if ((v = opt(argv[i], "--passes"))) a.passes = v;
         else if (strcmp(argv[i], "--lower") == 0) a.passes = GPUIR_DEFAULT_PIPELINE;
+        else if (strcmp(argv[i], "--lower=sync") == 0) a.passes = GPUIR_SYNC_PIPELINE;
         else if ((v = opt(argv[i], "--emit"))) a.emit = v;
         else if ((v = opt(argv[i], "--print-ir-before"))) a.pass_desc.print_ir_before = v;
         else if ((v = opt(argv[i], "--print-ir-after"))) a.pass_desc.print_ir_after = v;

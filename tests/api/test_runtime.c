@@ -407,7 +407,7 @@ TEST(a_device_allocation_failure_is_a_cuda_error) {
     int64_t d[] = {4};
     gpuir_array_alloc(ctx, &x, GPUIR_F32, 1, d);
     if (p) CHECK_RESULT(ctx, gpuir_program_run(p, "f", 1, &x, 1, &out), GPUIR_ERR_CUDA);
-    CHECK(strstr(gpuir_ctx_error(ctx), "cuMemAlloc failed (CUDA_ERROR_OUT_OF_MEMORY") != NULL);
+    CHECK(strstr(gpuir_ctx_error(ctx), "cuMemAllocAsync failed (CUDA_ERROR_OUT_OF_MEMORY") != NULL);
     gpuir_array_release(&x);
     gpuir_ctx_destroy(ctx);
 #endif
