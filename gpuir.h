@@ -531,6 +531,17 @@ GPUIRDEF const char *gpuir_program_source(const gpuir_program *p);
 /* With GPUIR_BACKEND_AUTO on the emulator: why CUDA was not used. */
 GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p);
 
+/* What a program has moved and launched since it was made: host-to-device
+   and device-to-host copies (gpu.memcpy), uploads of resident globals and
+   constants (once per program, again after gpuir_module_bind_global), and
+   kernel launches. */
+typedef struct gpuir_program_stats {
+    uint64_t runs, launches;
+    uint64_t h2d_copies, h2d_bytes, d2h_copies, d2h_bytes;
+    uint64_t uploads, upload_bytes;
+} gpuir_program_stats;
+GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p);
+
 /* Whether a CUDA device is usable here; `why` gets the reason if not. */
 GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
 
@@ -917,6 +928,7 @@ typedef struct gpuir__global {
     gpuir_type type;
     void *data;               /* bound host data (malloc'd), NULL until bound */
     uint64_t generation;      /* counts bindings: device copies older than it are stale */
+    bool initialized;         /* the data is part of the module (printed as = dense<[...]>) */
 } gpuir__global;
 
 typedef struct gpuir__func_entry { char *key; uint32_t value; } gpuir__func_entry;
@@ -2249,6 +2261,18 @@ GPUIRDEF gpuir_value gpuir_constant_dense(gpuir_module *m, gpuir_type type, cons
     return gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &type);
 }
 
+/* Copies `bytes` of data into global g (1-based); device copies of the old
+   data become stale. */
+static gpuir_result gpuir__global_set_data(gpuir_module *m, uint32_t g, const void *data, size_t bytes) {
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy) return gpuir__oom(m->ctx, "global data");
+    if (bytes) memcpy(copy, data, bytes);
+    free(m->globals[g - 1].data);
+    m->globals[g - 1].data = copy;
+    m->globals[g - 1].generation++;
+    return GPUIR_OK;
+}
+
 /* Declares a module global, or checks that an existing one has this type. */
 static gpuir_result gpuir__declare_global(gpuir_module *m, const char *name, const gpuir_type *t) {
     gpuir_ctx *ctx = m->ctx;
@@ -2333,21 +2357,23 @@ static void gpuir__print_value(gpuir__printer *p, uint32_t id) {
 /* One element of dense data, read from the pool in its dtype. */
 static double gpuir__load_elem(const void *base, gpuir_dtype dt, size_t i);
 
-static void gpuir__print_dense(gpuir__printer *p, const gpuir__attr *a) {
-    gpuir_dtype dt = (gpuir_dtype)a->i;
-    const unsigned char *base = gpuir__bytes_at(p->m, a->off);
-    gpuir__str_appendf(&p->out, "dense<[");
-    for (uint32_t k = 0; k < a->n; k++) {
-        if (k) gpuir__str_appendf(&p->out, ", ");
+static void gpuir__print_dense_data(gpuir__str *out, gpuir_dtype dt, const unsigned char *base, size_t n) {
+    gpuir__str_appendf(out, "dense<[");
+    for (size_t k = 0; k < n; k++) {
+        if (k) gpuir__str_appendf(out, ", ");
         double v = gpuir__load_elem(base, dt, k);
-        if (gpuir_dtype_is_float(dt)) gpuir__print_float(&p->out, v);
+        if (gpuir_dtype_is_float(dt)) gpuir__print_float(out, v);
         else if (dt == GPUIR_I64) {
             int64_t x;
-            memcpy(&x, base + (size_t)k * 8, 8);
-            gpuir__str_appendf(&p->out, "%lld", (long long)x);
-        } else gpuir__str_appendf(&p->out, "%lld", (long long)v);
+            memcpy(&x, base + k * 8, 8);
+            gpuir__str_appendf(out, "%lld", (long long)x);
+        } else gpuir__str_appendf(out, "%lld", (long long)v);
     }
-    gpuir__str_appendf(&p->out, "]>");
+    gpuir__str_appendf(out, "]>");
+}
+
+static void gpuir__print_dense(gpuir__printer *p, const gpuir__attr *a) {
+    gpuir__print_dense_data(&p->out, (gpuir_dtype)a->i, gpuir__bytes_at(p->m, a->off), a->n);
 }
 
 static bool gpuir__has_kernel(const gpuir_module *m) {
@@ -2461,8 +2487,14 @@ GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
     p.numbers = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *p.numbers);
     if (!p.numbers) { gpuir__oom(m->ctx, "printing a module"); return NULL; }
     for (size_t i = 0; i < stbds_arrlenu(m->globals); i++) {
-        gpuir__str_appendf(&p.out, "global @%s : ", gpuir__string(m, m->globals[i].name));
-        gpuir__print_type(&p.out, &m->globals[i].type);
+        const gpuir__global *g = &m->globals[i];
+        gpuir__str_appendf(&p.out, "global @%s : ", gpuir__string(m, g->name));
+        gpuir__print_type(&p.out, &g->type);
+        if (g->initialized && g->data) {
+            gpuir__str_appendf(&p.out, " = ");
+            gpuir__print_dense_data(&p.out, g->type.dtype, (const unsigned char *)g->data,
+                                    (size_t)gpuir__type_count(&g->type));
+        }
         gpuir__str_appendf(&p.out, "\n");
     }
     /* kernels come first, so that every symbol is defined before its use */
@@ -3103,7 +3135,38 @@ static gpuir_result gpuir__parse_func(gpuir__parser *P, bool kernel) {
     return gpuir__parse_expect(P, "}");
 }
 
-/* global := "global" "@" ident ":" type */
+static gpuir_result gpuir__parse_finish_dense(gpuir__parser *P, gpuir_dtype dt);
+
+/* The initializer of global g: "dense<[...]>" with one number per element. */
+static gpuir_result gpuir__parse_global_init(gpuir__parser *P, uint32_t g) {
+    gpuir_module *m = P->m;
+    gpuir__parse_skip_ws(P);
+    gpuir__parse_mark(P);
+    uint32_t line = P->ctx->loc_line, col = P->ctx->loc_col;
+    if (!gpuir__parse_keyword(P, "dense"))
+        return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "expected dense<[...]> after '=' in a global");
+    uint32_t a = gpuir__attr_push(m, "value", GPUIR__ATTR_DENSE);   /* scratch: the numbers' bytes */
+    gpuir_type t = m->globals[g - 1].type;
+    gpuir_result r = gpuir__parse_dense(P, a);
+    if (!r) r = gpuir__parse_finish_dense(P, t.dtype);
+    if (r) return r;
+    int64_t want = gpuir__type_count(&t);
+    if ((int64_t)m->attrs[a].n != want) {
+        gpuir__tbuf b;
+        P->ctx->loc_line = line;
+        P->ctx->loc_col = col;
+        return gpuir__fail(P->ctx, GPUIR_ERR_SHAPE, "global @%s: %u values for %s (%lld elements)",
+                           gpuir__string(m, m->globals[g - 1].name), m->attrs[a].n, gpuir__tstr(&b, &t),
+                           (long long)want);
+    }
+    r = gpuir__global_set_data(m, g, gpuir__bytes_at(m, m->attrs[a].off),
+                               (size_t)want * gpuir_dtype_size(t.dtype));
+    stbds_arrsetlen(m->bytes, m->attrs[a].off);      /* the scratch bytes go back */
+    m->globals[g - 1].initialized = r == GPUIR_OK;
+    return r;
+}
+
+/* global := "global" "@" ident ":" type ("=" dense)? */
 static gpuir_result gpuir__parse_global(gpuir__parser *P) {
     char name[GPUIR_MAX_NAME];
     gpuir_type t;
@@ -3118,7 +3181,9 @@ static gpuir_result gpuir__parse_global(gpuir__parser *P) {
     P->ctx->loc_col = col;
     if (gpuir__find_global(P->m, name))
         return gpuir__fail(P->ctx, GPUIR_ERR_VERIFY, "global @%s is declared twice", name);
-    return gpuir__declare_global(P->m, name, &t);
+    r = gpuir__declare_global(P->m, name, &t);
+    if (!r && gpuir__parse_accept(P, "=")) r = gpuir__parse_global_init(P, gpuir__find_global(P->m, name));
+    return r;
 }
 
 /* kernels := "gpu.module" "@" "kernels" "{" kernel* "}" */
@@ -4303,13 +4368,7 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
                            "bind_global: @%s is %s, the array is %s", name, gpuir__tstr(&bw, &want),
                            gpuir__tstr(&bg, &got));
     }
-    void *copy = malloc(bytes ? bytes : 1);
-    if (!copy) return gpuir__oom(ctx, "global data");
-    if (bytes) memcpy(copy, value->data, bytes);
-    free(m->globals[g - 1].data);
-    m->globals[g - 1].data = copy;
-    m->globals[g - 1].generation++;
-    return GPUIR_OK;
+    return gpuir__global_set_data(m, g, value->data, bytes);
 }
 
 /* ====================================================================== */
@@ -5222,7 +5281,8 @@ static gpuir_result gpuir__pass_fuse(gpuir_module *m) { return gpuir__each_host_
 // Host functions become buffer programs: tensor parameters become host
 // memrefs; each computing op writes a buffer (memref.alloc, then the op in
 // buffer form), in place when it is elementwise and an input buffer of the
-// same type dies with it; globals are read through memref.get_global; every
+// same type dies with it; globals are read through memref.get_global, and so
+// are dense constants (made initialized globals: uploaded once); every
 // buffer allocated and not returned is freed after its last use. Static
 // shapes only for now. Reads: ir, build. Writes: ir.
 
@@ -5324,6 +5384,33 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
     return GPUIR_OK;
 }
 
+/* A dense constant becomes an initialized module global read through
+   memref.get_global: nothing writes it, so place gives it a resident device
+   copy, uploaded on a program's first run instead of filled and copied in
+   every run. 0 when the constant is not dense. */
+static uint32_t gpuir__bufferize_dense_constant(gpuir__bufferizer *B, const gpuir__op *op) {
+    gpuir_module *m = B->m;
+    const gpuir__attr *v = gpuir__attr_find(m, op, "value");
+    gpuir_type t = gpuir__value_at(m, op->result)->type;
+    if (!v || v->kind != GPUIR__ATTR_DENSE || (int64_t)v->n != gpuir__type_count(&t) || (gpuir_dtype)v->i != t.dtype)
+        return 0;
+    uint32_t data = v->off;
+    char name[32];
+    for (unsigned k = 0;; k++) {
+        snprintf(name, sizeof name, "__const_%u", k);
+        if (!gpuir__find_global(m, name)) break;
+    }
+    if (gpuir__declare_global(m, name, &t)) return 0;
+    uint32_t g = gpuir__find_global(m, name);
+    size_t bytes = (size_t)gpuir__type_count(&t) * gpuir_dtype_size(t.dtype);
+    if (gpuir__global_set_data(m, g, gpuir__bytes_at(m, data), bytes)) return 0;
+    m->globals[g - 1].initialized = true;
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_symbol(m, "name", name);
+    gpuir_type mt = gpuir__as_memref(t, GPUIR_SPACE_HOST);
+    return gpuir__build_value(m, GPUIR_OP_MEMREF_GET_GLOBAL, NULL, 0, first, 1, &mt).id;
+}
+
 /* Rewrites one op; ops already at the buffer level are kept. */
 static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, size_t index) {
     gpuir_module *m = B->m;
@@ -5346,6 +5433,9 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
         return g.id ? GPUIR_OK : m->ctx->result;
     }
     if (!result || !gpuir__class_computes(cls)) { gpuir__rewrite_keep(m, op_id); return GPUIR_OK; }
+    if (op->kind == GPUIR_OP_CONSTANT && (B->buf[result - 1] = gpuir__bufferize_dense_constant(B, op)) != 0)
+        return GPUIR_OK;
+    if (m->ctx->result) return m->ctx->result;
     uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
     gpuir_op_kind kind = op->kind;
     uint32_t out = gpuir__bufferize_dest(B, op, index);
@@ -8674,6 +8764,7 @@ struct gpuir_program {
     void *module;                   /* the loaded module */
     struct gpuir__resident *resident;  /* stb_ds: device copies of globals, kept across runs */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
+    gpuir_program_stats stats;
     bool owns_cuda;                 /* drv.self is this program's, not the context's */
 };
 
@@ -9914,6 +10005,12 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
     if (r) return r;
     const gpuir__drv *d = &p->drv;
     unsigned st = gpuir__run_stream(m, op);
+    if (dst_dev != src_dev) {
+        p->stats.h2d_copies += dst_dev;
+        p->stats.h2d_bytes += dst_dev ? bytes : 0;
+        p->stats.d2h_copies += src_dev;
+        p->stats.d2h_bytes += src_dev ? bytes : 0;
+    }
     if (dst_dev && src_dev)
         return gpuir__drv_check(p->ctx, d, d->copy_dtod(d->self, dd, sd, bytes, st),
                                 st ? "cuMemcpyDtoDAsync" : "cuMemcpyDtoD", what);
@@ -9958,6 +10055,7 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
         r = gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %zu bytes of kernel parameters; CUDA allows %d", what,
                         (size_t)op->n_operands * sizeof(gpuir__dptr), GPUIR__MAX_PARAM_BYTES);
     if (r) return r;
+    p->stats.launches++;
     return gpuir__drv_check(p->ctx, &p->drv,
                             p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
                                           op->n_operands, gpuir__run_stream(m, op)),
@@ -10039,6 +10137,8 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
         if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_htod(p->drv.self, res->dev, glob->data, bytes, 0),
                              "cuMemcpyHtoD", what))
             return p->ctx->result;
+        p->stats.uploads++;
+        p->stats.upload_bytes += bytes;
     }
     res->uploaded = glob->generation;
     *out = res->dev;
@@ -10243,6 +10343,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     gpuir__run R;
     memset(&R, 0, sizeof R);
     R.p = p;
+    p->stats.runs++;
     R.n_slots = stbds_arrlenu(p->m->values);
     R.slots = (gpuir__slot *)calloc(R.n_slots + 1, sizeof *R.slots);
     if (!R.slots) return gpuir__oom(ctx, "a run");
@@ -10369,6 +10470,8 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
 }
 
 GPUIRDEF gpuir_backend gpuir_program_backend(const gpuir_program *p) { return p->backend; }
+
+GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p) { return p->stats; }
 GPUIRDEF const char *gpuir_program_source(const gpuir_program *p) { return p->source ? p->source : ""; }
 GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p) { return p->why_not_cuda; }
 

@@ -325,6 +325,46 @@ TEST(a_rebound_global_is_uploaded_again) {
 }
 
 
+/* A dense constant (an initialized global after bufferize) crosses the bus
+   once per program however many runs read it; each run copies only its
+   input in and its result out. Rebinding the global uploads it again. */
+TEST(a_dense_constant_is_uploaded_once_per_program) {
+    static const char text[] =
+        "func.func @f(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {\n"
+        "  %c = constant {value = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]>} : () -> tensor<2x4xf32>\n"
+        "  %y = mul %x, %c : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>\n"
+        "  return %y : tensor<2x4xf32>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = parse(ctx, text);
+    gpuir_program *p = make(m, GPUIR_BACKEND_EMU, NULL);
+    CHECK(p != NULL);
+    CHECK(gpuir_module_global_count(m) == 1 && strcmp(gpuir_module_global_name(m, 0), "__const_0") == 0);
+    gpuir_array x, y;
+    int64_t d[] = {2, 4};
+    gpuir_array_alloc(ctx, &x, GPUIR_F32, 2, d);
+    for (int run = 0; p && run < 3; run++) {
+        for (int i = 0; i < 8; i++) ((float *)x.data)[i] = (float)(run + i);
+        CHECK_RESULT(ctx, gpuir_program_run(p, "f", 1, &x, 1, &y), GPUIR_OK);
+        for (int i = 0; y.data && i < 8; i++) CHECK(((float *)y.data)[i] == (float)(run + i) * (float)(i + 1));
+        gpuir_array_release(&y);
+    }
+    gpuir_program_stats st = p ? gpuir_program_get_stats(p) : (gpuir_program_stats){0};
+    CHECK(st.runs == 3 && st.launches == 3);
+    CHECK(st.uploads == 1 && st.upload_bytes == 32);
+    CHECK(st.h2d_copies == 3 && st.h2d_bytes == 3 * 32 && st.d2h_copies == 3 && st.d2h_bytes == 3 * 32);
+    gpuir_array c;
+    gpuir_array_alloc(ctx, &c, GPUIR_F32, 2, d);
+    for (int i = 0; i < 8; i++) ((float *)c.data)[i] = -1.0f;
+    CHECK_RESULT(ctx, gpuir_module_bind_global(m, "__const_0", &c), GPUIR_OK);
+    if (p) CHECK_RESULT(ctx, gpuir_program_run(p, "f", 1, &x, 1, &y), GPUIR_OK);
+    for (int i = 0; p && y.data && i < 8; i++) CHECK(((float *)y.data)[i] == -((float *)x.data)[i]);
+    if (p) CHECK(gpuir_program_get_stats(p).uploads == 2);
+    if (p) gpuir_array_release(&y);
+    gpuir_array_release(&c);
+    gpuir_array_release(&x);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A corrupted cache entry is detected, counted, rebuilt and replaced; a
    different program misses. */
 TEST(a_corrupt_cache_entry_is_rebuilt) {
@@ -453,6 +493,7 @@ int main(void) {
     RUN(cuda_source_is_deterministic);
     RUN(cuda_available_says_why_not);
     RUN(a_rebound_global_is_uploaded_again);
+    RUN(a_dense_constant_is_uploaded_once_per_program);
     RUN(a_corrupt_cache_entry_is_rebuilt);
     RUN(an_unusable_cache_dir_is_a_reason_not_an_error);
     RUN(no_libnvrtc_is_unavailable);
