@@ -620,6 +620,14 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx);
 // Errors, growable strings, checked size arithmetic, f16/bf16 rounding.
 // Reads: nothing. Writes: the context's error slot. Every section uses it.
 
+/* Tests only (rt.exec, fault injection): fail the k-th device-table call. */
+struct gpuir__fault_plan {
+    uint64_t fail_at;             /* 0: off (programs made then are not wrapped) */
+    bool persistent;              /* and every call after it */
+    int code;                     /* the CUresult to fail with; 0: one natural to the call */
+    uint64_t calls, injected;     /* counted over wrapped programs; the test resets them */
+};
+
 struct gpuir_ctx {
     gpuir_ctx_desc desc;       /* defaults filled in */
     gpuir_result result;       /* the first error, sticky */
@@ -632,6 +640,7 @@ struct gpuir_ctx {
     char *cache_dir_copy;             /* desc.cache_dir points here */
     struct gpuir__cudart *cuda;       /* the driver, device and context its programs share */
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
+    struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
 };
 
 /* A growable string: stb_ds char array, always terminated when non-empty. */
@@ -8733,7 +8742,18 @@ typedef struct gpuir__drv {
     int (*synchronize)(void *self);      /* the host waits for everything */
     /* The error's name and text; `detail` may add what the emulator knows. */
     void (*describe)(void *self, int code, const char **name, const char **text, const char **detail);
+    /* Why the device context is lost (after an error CUDA reports as fatal
+       to it: illegal address, launch failure, ...), "" while it is not;
+       owned by self, shared by every program on that context. */
+    char *lost;
 } gpuir__drv;
+
+/* Errors after which CUDA's context is unusable (later calls fail too). */
+static bool gpuir__cuda_error_is_fatal(int code) {
+    return code == 700 || code == 702 || (code >= 714 && code <= 719);
+}
+
+#define GPUIR__LOST_SIZE 512      /* bytes of a drv's `lost` reason */
 
 /* The kernel parameter bytes every CUDA device takes (more needs CUDA 12.1
    and Volta or newer). */
@@ -8765,6 +8785,7 @@ struct gpuir_program {
     struct gpuir__resident *resident;  /* stb_ds: device copies of globals, kept across runs */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
     gpuir_program_stats stats;
+    struct gpuir__fault *fault;     /* tests: the table wrapped to fail a call (ctx->fault) */
     bool owns_cuda;                 /* drv.self is this program's, not the context's */
 };
 
@@ -8786,6 +8807,7 @@ typedef struct gpuir__cudart {
     gpuir__CUcontext context;
     gpuir__CUstream *streams;       /* stb_ds: table stream s is streams[s - 1] */
     gpuir__CUevent *events;         /* stb_ds: table event e is events[e - 1] */
+    char lost[GPUIR__LOST_SIZE];    /* why the context is lost, or "" */
 } gpuir__cudart;
 
 static int gpuir__cudart_enter(void *self) {
@@ -8945,6 +8967,9 @@ static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
 static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
     gpuir_ctx *ctx = p->ctx;
     gpuir__cudart *C = ctx->cuda && ctx->cuda->dev.ordinal == p->desc.device ? ctx->cuda : NULL;
+    if (C && C->lost[0])
+        return gpuir__fail(ctx, GPUIR_ERR_CUDA, "cuda: the device context is lost (make a new gpuir context; "
+                           "for CUDA, a new process) after: %s", C->lost);
     if (!C) {
         C = gpuir__cudart_open(ctx, p->desc.device);
         if (!C) return ctx->result;
@@ -8955,7 +8980,7 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
                     gpuir__cudart_alloc, gpuir__cudart_free, gpuir__cudart_htod, gpuir__cudart_dtoh,
                     gpuir__cudart_dtod, gpuir__cudart_load, gpuir__cudart_unload, gpuir__cudart_function,
                     gpuir__cudart_launch, gpuir__cudart_record, gpuir__cudart_wait, gpuir__cudart_event_sync,
-                    gpuir__cudart_sync, gpuir__cudart_describe};
+                    gpuir__cudart_sync, gpuir__cudart_describe, C->lost};
     p->drv = d;
     gpuir__limits lim = {(unsigned)C->dev.max_threads_per_block,
                          {(unsigned)C->dev.max_block_dim[0], (unsigned)C->dev.max_block_dim[1], (unsigned)C->dev.max_block_dim[2]},
@@ -9917,6 +9942,8 @@ static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *si
 static gpuir_result gpuir__emu_open(gpuir_program *p);
 static void gpuir__emu_close(gpuir_program *p);
 static gpuir_result gpuir__emu_build(gpuir_program *p, void **image, size_t *size);
+static gpuir_result gpuir__fault_wrap(gpuir_program *p);
+static void gpuir__fault_unwrap(gpuir_program *p);
 
 /* Turns a failed table call into the context's error: the call, the CUDA
    error name and text, and what gpuir was doing. */
@@ -9925,8 +9952,18 @@ static gpuir_result gpuir__drv_check(gpuir_ctx *ctx, const gpuir__drv *d, int co
     if (code == 0) return GPUIR_OK;
     const char *name = "CUDA_ERROR_UNKNOWN", *text = "unknown error", *detail = "";
     if (d->describe) d->describe(d->self, code, &name, &text, &detail);
-    return gpuir__fail(ctx, GPUIR_ERR_CUDA, "%s: %s failed (%s: %s)%s%s while %s", d->name, call, name, text,
-                       *detail ? ": " : "", detail, what);
+    gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_CUDA, "%s: %s failed (%s: %s)%s%s while %s", d->name, call, name,
+                                 text, *detail ? ": " : "", detail, what);
+    if (d->lost && !d->lost[0] && gpuir__cuda_error_is_fatal(code))
+        snprintf(d->lost, GPUIR__LOST_SIZE, "%s", gpuir_ctx_error(ctx));
+    return r;
+}
+
+/* Fails fast once the device context is lost: its work cannot go on. */
+static gpuir_result gpuir__drv_alive(gpuir_ctx *ctx, const gpuir__drv *d) {
+    if (!d->lost || !d->lost[0]) return GPUIR_OK;
+    return gpuir__fail(ctx, GPUIR_ERR_CUDA, "%s: the device context is lost (make a new gpuir context; for "
+                       "CUDA, a new process) after: %s", d->name, d->lost);
 }
 
 /* One buffer's state during a run. */
@@ -10337,6 +10374,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (p->backend == GPUIR_BACKEND_REF) return gpuir_ref_run(p->m, func, n_inputs, inputs, n_outputs, outputs);
+    if (gpuir__drv_alive(ctx, &p->drv)) return ctx->result;
     uint32_t fid = gpuir__program_func(p, func);
     if (!fid) return ctx->result;
     const gpuir__func *f = gpuir__func_at(p->m, fid);
@@ -10405,7 +10443,8 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
                              "cuModuleGetFunction", what);
         stbds_arrput(p->functions, fn);
     }
-    p->drv.leave(p->drv.self);
+    int rc = p->drv.leave(p->drv.self);
+    if (!r) r = gpuir__drv_check(p->ctx, &p->drv, rc, "cuCtxPopCurrent", "loading the module");
     return r;
 }
 
@@ -10437,6 +10476,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         }
     }
     if (!r && p->backend == GPUIR_BACKEND_EMU) r = gpuir__emu_open(p);
+    if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
     if (!r) {
         p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? gpuir__cg_cuda_prelude :
                                      gpuir__cg_emu_prelude, &p->kernels);
@@ -10453,6 +10493,7 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     gpuir_ctx *ctx = p->ctx;
     for (size_t i = 0; i < stbds_arrlenu(ctx->programs); i++)
         if (ctx->programs[i] == p) { stbds_arrdel(ctx->programs, i); break; }
+    gpuir__fault_unwrap(p);                      /* teardown is not under test */
     if ((p->module || stbds_arrlenu(p->resident)) && p->drv.enter) {
         p->drv.enter(p->drv.self);
         for (size_t i = 0; i < stbds_arrlenu(p->resident); i++)
@@ -10475,6 +10516,143 @@ GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p) { r
 GPUIRDEF const char *gpuir_program_source(const gpuir_program *p) { return p->source ? p->source : ""; }
 GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p) { return p->why_not_cuda; }
 
+
+/* ---- fault injection: the device table, failing its k-th call ----
+   Tests set ctx->fault (they include the implementation); programs made
+   while fail_at is set count their table calls in ctx->fault.calls, and
+   call number fail_at (and every later one if persistent) fails with
+   fault.code, or with a code natural to the call. A failed free or unload
+   still releases (as a driver whose context died would), so the loop can
+   check that nothing leaks. */
+typedef struct gpuir__fault {
+    gpuir__drv inner;
+    struct gpuir__fault_plan *plan;   /* the context's */
+} gpuir__fault;
+
+static int gpuir__fault_hit(gpuir__fault *F, int natural) {
+    struct gpuir__fault_plan *P = F->plan;
+    P->calls++;
+    bool hit = P->fail_at && (P->calls == P->fail_at || (P->persistent && P->calls > P->fail_at));
+    P->injected += hit;
+    return hit ? (P->code ? P->code : natural) : 0;
+}
+
+#define GPUIR__FAULT_SELF gpuir__fault *F = (gpuir__fault *)self
+static int gpuir__fault_enter(void *self) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 201);                  /* CUDA_ERROR_INVALID_CONTEXT */
+    return rc ? rc : F->inner.enter(F->inner.self);
+}
+static int gpuir__fault_leave(void *self) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.leave(F->inner.self);
+    int hit = gpuir__fault_hit(F, 201);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_reserve(void *self, unsigned streams, unsigned events) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);
+    return rc ? rc : F->inner.streams_reserve(F->inner.self, streams, events);
+}
+static int gpuir__fault_alloc(void *self, gpuir__dptr *ptr, size_t bytes, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);                    /* CUDA_ERROR_OUT_OF_MEMORY */
+    return rc ? rc : F->inner.mem_alloc(F->inner.self, ptr, bytes, stream);
+}
+static int gpuir__fault_free(void *self, gpuir__dptr ptr, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.mem_free(F->inner.self, ptr, stream);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.copy_htod(F->inner.self, dst, src, n, stream);
+}
+static int gpuir__fault_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.copy_dtoh(F->inner.self, dst, src, n, stream);
+}
+static int gpuir__fault_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.copy_dtod(F->inner.self, dst, src, n, stream);
+}
+static int gpuir__fault_load(void *self, void **module, const void *image, size_t size) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 200);                  /* CUDA_ERROR_INVALID_IMAGE */
+    return rc ? rc : F->inner.module_load(F->inner.self, module, image, size);
+}
+static int gpuir__fault_unload(void *self, void *module) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.module_unload(F->inner.self, module);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_function(void *self, void **fn, void *module, const char *name) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 500);                  /* CUDA_ERROR_NOT_FOUND */
+    return rc ? rc : F->inner.function_get(F->inner.self, fn, module, name);
+}
+static int gpuir__fault_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                               void **params, unsigned n_params, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.launch(F->inner.self, fn, grid, block, smem, params, n_params, stream);
+}
+static int gpuir__fault_record(void *self, unsigned event, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.event_record(F->inner.self, event, stream);
+}
+static int gpuir__fault_wait(void *self, unsigned stream, unsigned event) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.stream_wait(F->inner.self, stream, event);
+}
+/* A failed synchronize still lets the work finish (the run frees after it). */
+static int gpuir__fault_event_sync(void *self, unsigned event) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.event_synchronize(F->inner.self, event);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_sync(void *self) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.synchronize(F->inner.self);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
+    GPUIR__FAULT_SELF;
+    F->inner.describe(F->inner.self, code, name, text, detail);
+    *detail = "injected by the fault test";
+}
+#undef GPUIR__FAULT_SELF
+
+static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
+    gpuir__fault *F = (gpuir__fault *)calloc(1, sizeof *F);
+    if (!F) return gpuir__oom(p->ctx, "fault injection");
+    F->inner = p->drv;
+    F->plan = &p->ctx->fault;
+    gpuir__drv d = {p->drv.name, F, gpuir__fault_enter, gpuir__fault_leave, gpuir__fault_reserve, gpuir__fault_alloc,
+                    gpuir__fault_free, gpuir__fault_htod, gpuir__fault_dtoh, gpuir__fault_dtod, gpuir__fault_load,
+                    gpuir__fault_unload, gpuir__fault_function, gpuir__fault_launch, gpuir__fault_record,
+                    gpuir__fault_wait, gpuir__fault_event_sync, gpuir__fault_sync, gpuir__fault_describe,
+                    p->drv.lost};
+    p->drv = d;
+    p->fault = F;
+    return GPUIR_OK;
+}
+
+static void gpuir__fault_unwrap(gpuir_program *p) {
+    if (!p->fault) return;
+    p->drv = p->fault->inner;
+    free(p->fault);
+    p->fault = NULL;
+}
 
 /* Destroys the programs the caller left, and the kernel cache (at context
    teardown). */
@@ -11352,6 +11530,7 @@ typedef struct gpuir__emu {
     uint64_t rng;                 /* xorshift state: which ready stream runs next */
     int failed;                   /* the first queued command that failed (a CUresult), kept until a sync */
     char detail[1024];      /* what went wrong in the last failed call */
+    char lost[GPUIR__LOST_SIZE];  /* why the emulated context is lost, or "" */
 } gpuir__emu;
 
 typedef struct gpuir__emu_module {
@@ -11775,7 +11954,8 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
     gpuir__drv d = {"emu", E, gpuir__emu_nop, gpuir__emu_nop, gpuir__emu_streams_reserve, gpuir__emu_mem_alloc,
                     gpuir__emu_mem_free, gpuir__emu_htod, gpuir__emu_dtoh, gpuir__emu_dtod, gpuir__emu_module_load,
                     gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_event_record,
-                    gpuir__emu_stream_wait, gpuir__emu_event_sync, gpuir__emu_sync, gpuir__emu_describe};
+                    gpuir__emu_stream_wait, gpuir__emu_event_sync, gpuir__emu_sync, gpuir__emu_describe,
+                    E->lost};
     p->drv = d;
     gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20};
     p->limits = lim;
