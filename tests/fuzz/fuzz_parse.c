@@ -1,6 +1,8 @@
 /* Fuzz harness: text -> parse -> verify -> print -> parse -> print (a fixed
-   point), then canonicalize,decompose and the lowering pipeline, with the
-   reference interpreter on functions without parameters after each. Built with clang's libFuzzer by `make fuzz`,
+   point), then canonicalize,decompose and the lowering pipeline (async
+   included), with the reference interpreter on functions without
+   parameters after each; the lowered module must print to a fixed point
+   too, and renders as CUDA C. Built with clang's libFuzzer by `make fuzz`,
    or with any compiler and -DGPUIR_FUZZ_REPLAY as a program that replays the
    files named on its command line (`make test` replays the corpus). */
 #define GPUIR_IMPLEMENTATION
@@ -9,6 +11,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* print -> parse -> print must be a fixed point. */
+static void fuzz_roundtrip(gpuir_ctx *ctx, gpuir_module *m, const char *stage) {
+    char *a = gpuir_module_print(m);
+    gpuir_module *again = a ? gpuir_module_parse(ctx, a, strlen(a), "printed") : NULL;
+    char *b = again ? gpuir_module_print(again) : NULL;
+    if (!a || !b || strcmp(a, b) != 0) {
+        fprintf(stderr, "%s: print -> parse -> print is not a fixed point:\n%s\n---\n%s\n%s\n", stage,
+                a ? a : "", b ? b : "", gpuir_ctx_error(ctx));
+        abort();
+    }
+    gpuir_free(a);
+    gpuir_free(b);
+    gpuir_module_destroy(again);
+}
 
 static void fuzz_run(gpuir_module *m) {
     gpuir_array out[GPUIR_MAX_OPERANDS];
@@ -30,22 +47,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gpuir_ctx *ctx = gpuir_ctx_make(&desc);
     gpuir_module *m = gpuir_module_parse(ctx, (const char *)data, size, "fuzz");
     if (m) {
-        char *a = gpuir_module_print(m);
-        gpuir_module *again = a ? gpuir_module_parse(ctx, a, strlen(a), "printed") : NULL;
-        char *b = again ? gpuir_module_print(again) : NULL;
-        if (!a || !b || strcmp(a, b) != 0) {
-            fprintf(stderr, "print -> parse -> print is not a fixed point:\n%s\n---\n%s\n%s\n",
-                    a ? a : "", b ? b : "", gpuir_ctx_error(ctx));
-            abort();
-        }
-        gpuir_free(a);
-        gpuir_free(b);
+        fuzz_roundtrip(ctx, m, "parsed");
         fuzz_run(m);
         if (gpuir_module_run_passes(m, "canonicalize,decompose", NULL) == GPUIR_OK) fuzz_run(m);
         gpuir_ctx_clear_error(ctx);
-        if (gpuir_module_run_passes(m, "fuse,bufferize,outline,place,configure,plan-shared-memory",
-                                    NULL) == GPUIR_OK)
+        if (gpuir_module_run_passes(m, "fuse,bufferize,outline,place,configure,plan-shared-memory,async",
+                                    NULL) == GPUIR_OK) {
+            fuzz_roundtrip(ctx, m, "lowered");
             fuzz_run(m);
+            gpuir_free(gpuir_module_emit_cuda(m));
+        }
+        gpuir_ctx_clear_error(ctx);
     }
     gpuir_ctx_destroy(ctx);
     return 0;
