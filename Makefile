@@ -8,8 +8,9 @@ WARN    = -std=c99 -Wall -Wextra -Wpedantic -Werror
 # Recursive variables: evaluated after `deps` has installed stb if needed.
 STB_CFLAGS = $(shell pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb)
 STB_LIBS   = $(shell pkg-config --libs stb 2>/dev/null || echo -lstb)
-LIBS    = $(STB_LIBS) -lm -ldl
+LIBS    = $(STB_LIBS) -lm -ldl -pthread
 SAN     = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+TSAN    = -O1 -g -fsanitize=thread
 
 TOOLS     = tools/gpuir-opt tools/gpuir-run tools/gpuir-bench
 EXAMPLES  = examples/mlp examples/seed_matmul
@@ -52,6 +53,13 @@ build/fuzz_parse: tests/fuzz/fuzz_parse.c gpuir.h | deps
 
 asan: $(ASAN)
 
+# The threaded test under ThreadSanitizer (tests/check-tsan.sh runs it).
+build/tsan/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(TSAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
+
+tsan: build/tsan/tests/test_threads
+
 # Fuzzes the parser, passes and interpreter for FUZZ_SECONDS; new inputs go
 # to build/fuzz-corpus, crashes to build/crash-*. Add each crash to
 # tests/fuzz/corpus once fixed: `make test` replays that corpus.
@@ -61,7 +69,7 @@ fuzz: build/fuzz_parse
 	    -rss_limit_mb=2048 -timeout=5 -artifact_prefix=build/ \
 	    build/fuzz-corpus tests/fuzz/corpus tests/ir
 
-test: all asan
+test: all asan tsan
 	@tools/ensure-deps.sh --tests
 	@tests/run.sh tools build/asan
 
@@ -80,5 +88,5 @@ install: $(TOOLS) gpuir.pc
 clean:
 	rm -rf build $(TOOLS) $(EXAMPLES) gpuir.pc
 
-.PHONY: all deps asan fuzz test run install clean
+.PHONY: all deps asan tsan fuzz test run install clean
 .DELETE_ON_ERROR:

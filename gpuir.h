@@ -65,6 +65,7 @@
      Separate contexts may be used from separate threads in parallel: each
      has its own cache object and driver handle (the disk cache is safe
      across threads and processes: entries are written atomically).
+     tests/api/test_threads.c does that with four threads, under TSan too.
 */
 /* The implementation uses POSIX.1-2008 (the runtime); ask for it before the
    first system header, unless the includer chose its own feature macros. */
@@ -10772,6 +10773,16 @@ typedef void (*gpuir_emu_entry)(gpuir_emu_lane *lane, void **params);
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
+#if defined(__SANITIZE_THREAD__)
+#define GPUIR__EMU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GPUIR__EMU_TSAN 1
+#endif
+#endif
+#ifdef GPUIR__EMU_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 
 #if !defined(GPUIR_EMU_NO_VALGRIND) && defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
@@ -10813,6 +10824,7 @@ typedef struct gpuir__emu_ctx {
     const void *stack_lo;         /* bounds of its stack, for ASan (learned for the launcher) */
     size_t stack_size;
     void *fake_stack;             /* ASan's fake stack while suspended */
+    void *tsan_fiber;             /* TSan's fiber for it (the launcher's: the thread's current) */
 } gpuir__emu_ctx;
 
 #ifndef GPUIR__EMU_UCTX
@@ -11036,6 +11048,9 @@ static void gpuir__emu_asan_landed(gpuir__emu_engine *e, gpuir__emu_ctx *self)
    switches back to `from`. */
 static void gpuir__emu_switch(gpuir__emu_engine *e, gpuir__emu_ctx *from, gpuir__emu_ctx *to, int from_done)
 {
+#ifdef GPUIR__EMU_TSAN
+    __tsan_switch_to_fiber(to->tsan_fiber, 0);
+#endif
 #ifdef GPUIR__EMU_ASAN
     e->asan_from = from;
     __sanitizer_start_switch_fiber(from_done ? NULL : &from->fake_stack, to->stack_lo, to->stack_size);
@@ -11193,6 +11208,9 @@ static void gpuir__emu_release_fibers(gpuir__emu_engine *e)
         gpuir__emu_fiber *f = &e->fibers[i];
 #ifdef GPUIR__EMU_VALGRIND
         VALGRIND_STACK_DEREGISTER(f->vg_id);
+#endif
+#ifdef GPUIR__EMU_TSAN
+        if (f->ctx.tsan_fiber) __tsan_destroy_fiber(f->ctx.tsan_fiber);
 #endif
         mprotect(f->stack_lo - e->page, e->page, PROT_READ | PROT_WRITE); /* harmless if never guarded */
     }
@@ -11400,6 +11418,9 @@ static void gpuir__emu_run_block_fibers(gpuir__emu_engine *e)
         ASAN_UNPOISON_MEMORY_REGION(f->stack_lo, e->stack_bytes);
 #endif
         gpuir__emu_lane_init(e, &f->lane, i, 1);
+#ifdef GPUIR__EMU_TSAN
+        if (!f->ctx.tsan_fiber) f->ctx.tsan_fiber = __tsan_create_fiber(0);
+#endif
         if (gpuir__emu_ctx_init(&f->ctx, f->stack_lo, e->stack_bytes, gpuir__emu_fiber_main, &e->sched)) {
             gpuir__emu_fail(e, "gpuir emulator: could not make a fiber context");
             return;
@@ -11465,6 +11486,9 @@ static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
     e->block_dim.x = block[0], e->block_dim.y = block[1], e->block_dim.z = block[2];
     e->grid_dim.x = grid[0], e->grid_dim.y = grid[1], e->grid_dim.z = grid[2];
     gpuir__emu_fpu_capture(&e->sched);
+#ifdef GPUIR__EMU_TSAN
+    e->sched.tsan_fiber = __tsan_get_current_fiber();
+#endif
     e->running = 1;
     gpuir__emu_run_grid(e, grid, uses_barriers);
     e->running = 0;
