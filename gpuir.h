@@ -636,7 +636,11 @@ struct gpuir_ctx {
     gpuir_module **modules;    /* stb_ds array: live modules, destroyed with ctx */
     const char *loc_file;      /* set while a source location is current */
     uint32_t loc_line, loc_col;
-    char loc_note[192];        /* else a prefix such as "in @f, op 3 (add)" */
+    char loc_note[192];        /* else a prefix such as "pass 'fuse'" */
+    const struct gpuir_module *loc_module;  /* else, set while verifying: "in @f, op 3 (add)" */
+    uint32_t loc_func_name;    /* the function's name (loc_module's strings) */
+    size_t loc_index;          /* the op's index in it */
+    int loc_op_kind;           /* the op's kind, or 0 */
     struct gpuir__cache *cache;       /* compiled kernels (rt.cache), made on first use */
     char *cache_dir_copy;             /* desc.cache_dir points here */
     struct gpuir__cudart *cuda;       /* the driver, device and context its programs share */
@@ -692,6 +696,16 @@ static const char *const gpuir__result_messages[] = {
 #undef GPUIR__X
 };
 
+static const char *gpuir__loc_func_name(const gpuir_ctx *ctx);
+
+/* Forgets the current location: later errors carry none. */
+static void gpuir__loc_clear(gpuir_ctx *ctx) {
+    ctx->loc_file = NULL;
+    ctx->loc_line = ctx->loc_col = 0;
+    ctx->loc_note[0] = '\0';
+    ctx->loc_module = NULL;
+}
+
 /* Records the first error of the context, prefixed with the current source
    location if there is one, and returns `code` (so callers can return it). */
 static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *fmt, ...)
@@ -702,6 +716,9 @@ static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *f
     gpuir__str s = {NULL};
     if (ctx->loc_file && ctx->loc_line)
         gpuir__str_appendf(&s, "%s:%u:%u: error: ", ctx->loc_file, ctx->loc_line, ctx->loc_col);
+    else if (ctx->loc_module)
+        gpuir__str_appendf(&s, "in @%s, op %zu (%s): ", gpuir__loc_func_name(ctx), ctx->loc_index,
+                           ctx->loc_op_kind ? gpuir_op_name((gpuir_op_kind)ctx->loc_op_kind) : "?");
     else if (ctx->loc_note[0])
         gpuir__str_appendf(&s, "%s: ", ctx->loc_note);
     va_list ap;
@@ -3312,15 +3329,22 @@ GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path)
 // after every pass. Reads: ir, build (gpuir__infer). Writes: nothing but the
 // canonical form of attributes (sorted axes, normalized axis).
 
-/* Points errors at the op: its source location, or its function and index. */
+/* Points errors at the op: its source location, or its function and index
+   (formatted only if an error comes: this runs for every op). */
 static void gpuir__verify_locate(gpuir_module *m, const gpuir__func *f, size_t index,
                                  const gpuir__op *op) {
     gpuir_ctx *ctx = m->ctx;
     ctx->loc_file = op && op->line ? m->source_name : NULL;
     ctx->loc_line = op ? op->line : 0;
     ctx->loc_col = op ? op->col : 0;
-    snprintf(ctx->loc_note, sizeof ctx->loc_note, "in @%s, op %zu (%s)",
-             gpuir__string(m, f->name), index, op ? gpuir_op_name(op->kind) : "?");
+    ctx->loc_module = m;
+    ctx->loc_func_name = f->name;
+    ctx->loc_index = index;
+    ctx->loc_op_kind = op ? (int)op->kind : 0;
+}
+
+static const char *gpuir__loc_func_name(const gpuir_ctx *ctx) {
+    return gpuir__string(ctx->loc_module, ctx->loc_func_name);
 }
 
 /* Operands exist, belong to the function and are defined before the op. */
@@ -3469,9 +3493,7 @@ GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
     for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)
         r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
     free(defined);
-    ctx->loc_file = NULL;
-    ctx->loc_line = ctx->loc_col = 0;
-    ctx->loc_note[0] = '\0';
+    gpuir__loc_clear(ctx);
     return r;
 }
 
@@ -4301,9 +4323,7 @@ static gpuir_result gpuir__ref_run_func(gpuir__ref *R, const gpuir__func *f, siz
             if (R->last_use[v] == i + 1 && !R->borrowed[v]) gpuir_array_release(&R->vals[v]);
         }
     }
-    R->ctx->loc_file = NULL;
-    R->ctx->loc_line = R->ctx->loc_col = 0;
-    R->ctx->loc_note[0] = '\0';
+    gpuir__loc_clear(R->ctx);
     const gpuir__op *ret = gpuir__op_at(R->m, f->ops[n_ops - 1]);
     gpuir_result r = gpuir__ref_take_outputs(R, ret, n_out, outputs);
     for (uint32_t i = 0; !r && i < ret->n_operands; i++) {   /* returned buffers: handed over */
@@ -4356,9 +4376,7 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
     free(R.borrowed);
     free(R.last_use);
     free(R.buf_of);
-    ctx->loc_file = NULL;
-    ctx->loc_line = ctx->loc_col = 0;
-    ctx->loc_note[0] = '\0';
+    gpuir__loc_clear(ctx);
     return r;
 }
 
