@@ -26,6 +26,13 @@
        warm (a fresh context finding the compiled module on disk, running no
        compiler), on CUDA when there is a GPU, else on the emulator; and the
        NVRTC compile alone for sm_90 (no GPU needed).
+   gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]
+       The default pipeline on generated programs of N ops (default 1000,
+       10000, 100000): blocks of matmul, bias, activation, row reduction and
+       normalization on 16x16 tensors. Parse time, each pass's time (the
+       verifier after each included, unless --no-verify), the total and the time per op; the
+       ratio of the time per op to that of the smallest program shows
+       whether the pipeline stays linear (1.0: linear). Best of R (default 3).
    Each figure is also printed as one machine-readable line starting "bench ". */
 #define _POSIX_C_SOURCE 200809L
 #define GPUIR_IMPLEMENTATION
@@ -698,14 +705,112 @@ static int bench_compile(int argc, char **argv) {
     return (cold == cold && warm == warm && rc == 0) ? 0 : 1;
 }
 
+/* ---- passes: the pipeline's cost per op ---- */
+
+/* A program of about n ops: blocks of eight (matmul, bias, relu, exp, row
+   sum, divide, tanh, mul) on 16x16 tensors, each block feeding the next. */
+static char *passes_program(long n) {
+    gpuir__str s = {NULL};
+    gpuir__str_appendf(&s, "func.func @g(%%x: tensor<16x16xf32>, %%w: tensor<16x16xf32>, %%b: tensor<16xf32>)"
+                           " -> tensor<16x16xf32> {\n");
+    const char *h = "%x";
+    char prev[32];
+    long blocks = n / 8 > 0 ? n / 8 : 1;
+    for (long i = 0; i < blocks; i++) {
+        const char *t = "tensor<16x16xf32>";
+        gpuir__str_appendf(&s, "  %%m%ld = matmul %s, %%w : (%s, %s) -> %s\n", i, h, t, t, t);
+        gpuir__str_appendf(&s, "  %%a%ld = add %%m%ld, %%b : (%s, tensor<16xf32>) -> %s\n", i, i, t, t);
+        gpuir__str_appendf(&s, "  %%r%ld = relu %%a%ld : (%s) -> %s\n", i, i, t, t);
+        gpuir__str_appendf(&s, "  %%e%ld = exp %%r%ld : (%s) -> %s\n", i, i, t, t);
+        gpuir__str_appendf(&s, "  %%s%ld = reduce_sum %%e%ld {axes = [1], keepdims = true} : (%s) -> tensor<16x1xf32>\n",
+                           i, i, t);
+        gpuir__str_appendf(&s, "  %%d%ld = div %%e%ld, %%s%ld : (%s, tensor<16x1xf32>) -> %s\n", i, i, i, t, t);
+        gpuir__str_appendf(&s, "  %%t%ld = tanh %%d%ld : (%s) -> %s\n", i, i, t, t);
+        gpuir__str_appendf(&s, "  %%h%ld = mul %%t%ld, %%x : (%s, %s) -> %s\n", i, i, t, t, t);
+        snprintf(prev, sizeof prev, "%%h%ld", i);
+        h = prev;
+    }
+    gpuir__str_appendf(&s, "  return %s : tensor<16x16xf32>\n}\n", h);
+    return gpuir__str_detach(&s);
+}
+
+/* Milliseconds to parse, then each pass of the default pipeline (out[0]:
+   parse, out[1..]: the passes); false on any error. */
+static bool passes_time(const char *text, double *out, int n_passes, char names[][32], bool verify) {
+    gpuir_pass_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.disable_verify = !verify;
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    double t0 = now_ms();
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "generated");
+    out[0] = now_ms() - t0;
+    bool ok = m != NULL;
+    for (int i = 0; ok && i < n_passes; i++) {
+        t0 = now_ms();
+        ok = gpuir_module_run_passes(m, names[i], &pd) == GPUIR_OK;
+        out[i + 1] = now_ms() - t0;
+    }
+    if (!ok) fprintf(stderr, "gpuir-bench passes: %s\n", gpuir_ctx_error(ctx));
+    gpuir_ctx_destroy(ctx);
+    return ok;
+}
+
+static int bench_passes(int argc, char **argv) {
+    long sizes[8] = {1000, 10000, 100000};
+    int n_sizes = 3, repeat = 3;
+    bool verify = true;
+    for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], "--ops=", 6) == 0) {
+            n_sizes = 0;
+            for (char *p = argv[i] + 6; *p && n_sizes < 8; p += *p == ',') sizes[n_sizes++] = strtol(p, &p, 10);
+        } else if (strncmp(argv[i], "--repeat=", 9) == 0) repeat = atoi(argv[i] + 9);
+        else if (strcmp(argv[i], "--no-verify") == 0) verify = false;
+        else { fprintf(stderr, "gpuir-bench passes: unknown option %s\n", argv[i]); return 2; }
+    }
+    char names[16][32];
+    int n_passes = 0;
+    for (const char *p = GPUIR_DEFAULT_PIPELINE; *p && n_passes < 16;) {
+        size_t len = strcspn(p, ",");
+        snprintf(names[n_passes++], sizeof names[0], "%.*s", (int)len, p);
+        p += len + (p[len] == ',');
+    }
+    printf("%-8s %9s", "ops", "parse");
+    for (int i = 0; i < n_passes; i++) printf(" %*.*s", 9, 9, names[i]);
+    printf(" %9s %9s %7s\n", "total ms", "us/op", "vs 1st");
+    double first_per_op = 0;
+    for (int k = 0; k < n_sizes; k++) {
+        char *text = passes_program(sizes[k]);
+        long ops = (sizes[k] / 8 > 0 ? sizes[k] / 8 : 1) * 8;
+        double best[17], t[17];
+        for (int i = 0; i <= n_passes; i++) best[i] = 1e300;
+        for (int r = 0; r < repeat; r++) {
+            if (!passes_time(text, t, n_passes, names, verify)) { free(text); return 1; }
+            for (int i = 0; i <= n_passes; i++) if (t[i] < best[i]) best[i] = t[i];
+        }
+        free(text);
+        double total = 0;
+        for (int i = 1; i <= n_passes; i++) total += best[i];
+        double per_op = total * 1e3 / (double)ops;
+        if (k == 0) first_per_op = per_op;
+        printf("%-8ld %9.2f", ops, best[0]);
+        for (int i = 1; i <= n_passes; i++) printf(" %9.2f", best[i]);
+        printf(" %9.2f %9.3f %7.2f\n", total, per_op, per_op / first_per_op);
+        printf("bench passes ops=%ld verify=%d parse_ms=%.3f passes_ms=%.3f us_per_op=%.4f vs_smallest=%.3f\n", ops,
+               verify, best[0], total, per_op, per_op / first_per_op);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "matmul") == 0) return bench_matmul(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "bandwidth") == 0) return bench_bandwidth(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "copy") == 0) return bench_copy(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "compile") == 0) return bench_compile(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "passes") == 0) return bench_passes(argc - 2, argv + 2);
     fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--repeat=R]\n"
                     "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
                     "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
-                    "       gpuir-bench compile FILE\n");
+                    "       gpuir-bench compile FILE\n"
+                    "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n");
     return 2;
 }
