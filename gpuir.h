@@ -273,13 +273,19 @@ typedef struct gpuir_ctx gpuir_ctx;
      cache_dir          NULL: compiled kernels are cached in memory and in
                         $GPUIR_CACHE_DIR, else $XDG_CACHE_HOME/gpuir, else
                         ~/.cache/gpuir (created 0700; GPUIR_CACHE_DISABLE=1
-                        turns the disk cache off); "": memory only */
+                        turns the disk cache off); "": memory only
+     max_device_bytes   0: a program may hold at most the device's memory
+                        (CUDA; no cap on the emulator); else at most this
+                        many bytes of device memory at once (its buffers
+                        live at the same point of a function, as issued,
+                        plus its resident globals), checked when it is made */
 typedef struct gpuir_ctx_desc {
     uint64_t max_tensor_bytes;
     void (*log)(void *user, const char *message);
     void *log_user;
     uint32_t max_shared_bytes;
     const char *cache_dir;
+    uint64_t max_device_bytes;
 } gpuir_ctx_desc;
 
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc);  /* NULL desc: defaults */
@@ -540,6 +546,7 @@ typedef struct gpuir_program_stats {
     uint64_t runs, launches;
     uint64_t h2d_copies, h2d_bytes, d2h_copies, d2h_bytes;
     uint64_t uploads, upload_bytes;
+    uint64_t peak_device_bytes;     /* planned: the most any function holds at once */
 } gpuir_program_stats;
 GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p);
 
@@ -10441,6 +10448,47 @@ static bool gpuir__module_is_tensor_level(const gpuir_module *m) {
     return false;
 }
 
+/* The most device memory a host function holds at once as its ops are
+   issued: its live gpu.alloc buffers plus the resident globals it reads
+   (kept for the program's life); *where gets the op at the peak. */
+static uint64_t gpuir__func_device_peak(const gpuir_module *m, const gpuir__func *f, size_t *where) {
+    uint64_t live = 0, peak = 0;
+    *where = 0;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        const gpuir__value *v = gpuir__value_at(m, op->result);
+        bool device = v && v->type.kind == GPUIR_TYPE_MEMREF && v->type.space == GPUIR_SPACE_DEVICE;
+        if ((op->kind == GPUIR_OP_GPU_ALLOC || op->kind == GPUIR_OP_MEMREF_GET_GLOBAL) && device)
+            live += gpuir__value_bytes(m, op->result);
+        else if (op->kind == GPUIR_OP_GPU_DEALLOC)
+            live -= gpuir__value_bytes(m, gpuir__op_operand(m, op, 0));
+        if (live > peak) { peak = live; *where = i + 1; }
+    }
+    return peak;
+}
+
+/* Checks every host function's peak against the context's cap (or the
+   device's memory); records the largest in the stats. */
+static gpuir_result gpuir__program_check_memory(gpuir_program *p) {
+    gpuir_module *m = p->m;
+    uint64_t cap = p->ctx->desc.max_device_bytes;
+    if (!cap && p->backend == GPUIR_BACKEND_CUDA) cap = ((gpuir__cudart *)p->drv.self)->dev.total_mem;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        size_t where;
+        uint64_t peak = gpuir__func_device_peak(m, &m->funcs[f], &where);
+        if (peak > p->stats.peak_device_bytes) p->stats.peak_device_bytes = peak;
+        if (cap && peak > cap)
+            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "@%s holds %llu bytes of device memory at once (at op %zu, "
+                               "%s), more than the %s of %llu", gpuir__string(m, m->funcs[f].name),
+                               (unsigned long long)peak, where,
+                               gpuir_op_name(gpuir__op_at(m, m->funcs[f].ops[where - 1])->kind),
+                               p->ctx->desc.max_device_bytes ? "context's max_device_bytes" : "device's memory",
+                               (unsigned long long)cap);
+    }
+    return GPUIR_OK;
+}
+
 /* Compiles the source (or finds it in the cache), loads it and looks up
    each kernel. */
 static gpuir_result gpuir__program_load(gpuir_program *p) {
@@ -10495,6 +10543,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         }
     }
     if (!r && p->backend == GPUIR_BACKEND_EMU) r = gpuir__emu_open(p);
+    if (!r) r = gpuir__program_check_memory(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
     if (!r) {
         p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? gpuir__cg_cuda_prelude :

@@ -365,6 +365,34 @@ TEST(a_dense_constant_is_uploaded_once_per_program) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A program that would hold more device memory at once than the context
+   allows is refused when it is made, naming the function, the op and the
+   figures; the peak is in the stats. Here the two 4 KiB inputs and the
+   4 KiB result of the matmul live together: 12 KiB. */
+TEST(a_program_over_the_device_memory_cap_is_refused) {
+    static const char text[] =
+        "func.func @f(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>) -> tensor<32x32xf32> {\n"
+        "  %c = matmul %a, %b : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>\n"
+        "  return %c : tensor<32x32xf32>\n}\n";
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.max_device_bytes = 3 * 4096;
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_program *p = make(parse(ctx, text), GPUIR_BACKEND_EMU, NULL);
+    CHECK(p != NULL);
+    if (p) CHECK(gpuir_program_get_stats(p).peak_device_bytes == 3 * 4096);
+    gpuir_ctx_destroy(ctx);
+    cd.max_device_bytes = 3 * 4096 - 1;
+    ctx = gpuir_ctx_make(&cd);
+    p = make(parse(ctx, text), GPUIR_BACKEND_EMU, NULL);
+    CHECK(p == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_LIMIT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "@f holds 12288 bytes of device memory at once") != NULL);
+    CHECK(strstr(gpuir_ctx_error(ctx), "max_device_bytes of 12287") != NULL);
+    gpuir_ctx_destroy(ctx);
+}
+
+
 /* A corrupted cache entry is detected, counted, rebuilt and replaced; a
    different program misses. */
 TEST(a_corrupt_cache_entry_is_rebuilt) {
@@ -494,6 +522,7 @@ int main(void) {
     RUN(cuda_available_says_why_not);
     RUN(a_rebound_global_is_uploaded_again);
     RUN(a_dense_constant_is_uploaded_once_per_program);
+    RUN(a_program_over_the_device_memory_cap_is_refused);
     RUN(a_corrupt_cache_entry_is_rebuilt);
     RUN(an_unusable_cache_dir_is_a_reason_not_an_error);
     RUN(no_libnvrtc_is_unavailable);
