@@ -569,6 +569,14 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx);
 GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx);     /* "" without a disk cache */
 /* "ok", why there is no disk cache, or the latest disk problem. */
 GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx);
+/* A bundle of compiled modules, to deploy with a warm cache: export writes
+   every module this context compiled or loaded (its memory cache) into one
+   file, atomically; import checks a whole bundle (format, keys, each
+   module's SHA-256) and only then adds every module to this context's
+   cache, memory and disk. *count (may be NULL) gets the number of modules.
+   GPUIR_ERR_IO names the file and what is wrong with it. */
+GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, size_t *count);
+GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, size_t *count);
 
 #ifdef __cplusplus
 }
@@ -3313,6 +3321,32 @@ static char *gpuir__slurp(const char *path, size_t *size) {
 }
 
 /* Reads a whole file; the bytes are malloc'd. */
+/* Writes a whole file atomically: a private temporary file beside it,
+   flushed, then renamed over `path`. */
+static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes, size_t size) {
+    size_t len = strlen(path);
+    char *tmp = (char *)malloc(len + 16);
+    if (!tmp) return gpuir__oom(ctx, "a file name");
+    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    bool ok = fd >= 0;
+    for (size_t done = 0; ok && done < size;) {
+        ssize_t w = write(fd, (const char *)bytes + done, size - done);
+        if (w < 0 && errno == EINTR) continue;
+        ok = w > 0;
+        done += ok ? (size_t)w : 0;
+    }
+    int err = ok ? 0 : errno;
+    if (fd >= 0 && ok && fsync(fd) != 0) { ok = false; err = errno; }
+    if (fd >= 0 && close(fd) != 0 && ok) { ok = false; err = errno; }
+    if (ok && rename(tmp, path) != 0) { ok = false; err = errno; }
+    if (!ok && fd >= 0) unlink(tmp);
+    gpuir_result r = ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "cannot write '%s': %s", path,
+                                                 strerror(err ? err : EIO));
+    free(tmp);
+    return r;
+}
+
 static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
     errno = 0;
     *data = gpuir__slurp(path, size);
@@ -9932,6 +9966,123 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx) {
     out.writes = st.writes;
     out.write_failures = st.write_failures;
     return out;
+}
+
+/* ---- bundles: the memory cache in one file ----
+   "GPUIRBDL" | u32 version | u32 count | count x (key[64] | u8 ext length |
+   ext | u64 size | sha256[32] | size bytes); integers little-endian. */
+
+#define GPUIR__BUNDLE_MAGIC "GPUIRBDL"
+#define GPUIR__BUNDLE_VERSION 1u
+
+static void gpuir__put_le(gpuir__str *out, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) stbds_arrput(out->buf, (char)(v >> (8 * i) & 0xff));
+}
+
+static uint64_t gpuir__get_le(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, size_t *count) {
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    if (!c) return gpuir__oom(ctx, "the kernel cache");
+    gpuir__str out = {NULL};
+    size_t n = 0;
+    for (size_t i = 0; i < c->cap; i++) n += c->slots[i].bytes != NULL;
+    stbds_arrsetlen(out.buf, 8);
+    memcpy(out.buf, GPUIR__BUNDLE_MAGIC, 8);
+    gpuir__put_le(&out, GPUIR__BUNDLE_VERSION, 4);
+    gpuir__put_le(&out, n, 4);
+    for (size_t i = 0; i < c->cap; i++) {
+        const gpuir__cache_entry *e = &c->slots[i];
+        if (!e->bytes) continue;
+        unsigned char digest[32];
+        gpuir__cache_sha256_buf(e->bytes, e->size, digest);
+        size_t ext = strlen(e->ext), at = stbds_arrlenu(out.buf);
+        stbds_arrsetlen(out.buf, at + 64 + 1 + ext);
+        memcpy(out.buf + at, e->key, 64);
+        out.buf[at + 64] = (char)ext;
+        memcpy(out.buf + at + 65, e->ext, ext);
+        gpuir__put_le(&out, e->size, 8);
+        at = stbds_arrlenu(out.buf);
+        stbds_arrsetlen(out.buf, at + 32 + e->size);
+        memcpy(out.buf + at, digest, 32);
+        if (e->size) memcpy(out.buf + at + 32, e->bytes, e->size);
+    }
+    gpuir_result r = gpuir__write_file_atomic(ctx, path, out.buf, stbds_arrlenu(out.buf));
+    stbds_arrfree(out.buf);
+    if (!r && count) *count = n;
+    return r;
+}
+
+/* One bundle entry, checked: its fields point into the bundle. */
+typedef struct gpuir__bundle_entry {
+    char key[65], ext[GPUIR__CACHE_EXT_MAX + 1];
+    const unsigned char *bytes;
+    size_t size;
+} gpuir__bundle_entry;
+
+/* Reads entry i at *at; NULL, or what is wrong with it. */
+static const char *gpuir__bundle_entry_read(const unsigned char *data, size_t size, size_t *at,
+                                            gpuir__bundle_entry *e) {
+    size_t p = *at;
+    if (size - p < 65) return "truncated (an entry's key)";
+    memcpy(e->key, data + p, 64);
+    e->key[64] = '\0';
+    size_t ext = data[p + 64];
+    p += 65;
+    if (ext > GPUIR__CACHE_EXT_MAX || size - p < ext + 8) return "truncated or bad (an entry's extension)";
+    memcpy(e->ext, data + p, ext);
+    e->ext[ext] = '\0';
+    p += ext;
+    if (!gpuir__cache_valid_key(e->key) || !gpuir__cache_valid_ext(e->ext)) return "an entry's key or extension is malformed";
+    uint64_t n = gpuir__get_le(data + p, 8);
+    p += 8;
+    if (size - p < 32 || n > size - p - 32) return "truncated (an entry's module)";
+    unsigned char digest[32];
+    gpuir__cache_sha256_buf(data + p + 32, (size_t)n, digest);
+    if (memcmp(digest, data + p, 32) != 0) return "an entry's module does not match its SHA-256";
+    e->bytes = data + p + 32;
+    e->size = (size_t)n;
+    *at = p + 32 + (size_t)n;
+    return NULL;
+}
+
+GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, size_t *count) {
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    if (!c) return gpuir__oom(ctx, "the kernel cache");
+    char *text;
+    size_t size;
+    gpuir_result r = gpuir__read_file(ctx, path, &text, &size);
+    if (r) return r;
+    const unsigned char *data = (const unsigned char *)text;
+    gpuir__bundle_entry *entries = NULL;
+    const char *why = NULL;
+    size_t n = 0, at = 16;
+    if (size < 16 || memcmp(data, GPUIR__BUNDLE_MAGIC, 8) != 0) why = "not a gpuir cache bundle";
+    else if (gpuir__get_le(data + 8, 4) != GPUIR__BUNDLE_VERSION) why = "a bundle version this gpuir does not read";
+    else n = (size_t)gpuir__get_le(data + 12, 4);
+    if (why) r = gpuir__fail(ctx, GPUIR_ERR_IO, "cache bundle '%s': %s; nothing imported", path, why);
+    for (size_t i = 0; !r && i < n; i++) {
+        gpuir__bundle_entry e;
+        if ((why = gpuir__bundle_entry_read(data, size, &at, &e)) != NULL)
+            r = gpuir__fail(ctx, GPUIR_ERR_IO, "cache bundle '%s': entry %zu of %zu: %s; nothing imported", path,
+                            i + 1, n, why);
+        else stbds_arrput(entries, e);
+    }
+    if (!r && at != size)
+        r = gpuir__fail(ctx, GPUIR_ERR_IO, "cache bundle '%s': %zu bytes after the last entry; nothing imported",
+                        path, size - at);
+    for (size_t i = 0; !r && i < stbds_arrlenu(entries); i++)
+        r = gpuir__cache_put(c, entries[i].key, entries[i].ext, entries[i].bytes, entries[i].size);
+    if (!r && count) *count = n;
+    stbds_arrfree(entries);
+    free(text);
+    return r;
 }
 
 GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx) {

@@ -393,6 +393,103 @@ TEST(a_program_over_the_device_memory_cap_is_refused) {
 }
 
 
+/* Damages a file: flips byte `at` (negative: from the end), or, with
+   keep >= 0, keeps only its first `keep` bytes (negative: all but -keep). */
+static void damage_file(const char *path, long at, long keep, bool cut) {
+    size_t size;
+    char *data = gpuir__slurp(path, &size);
+    CHECK(data != NULL && size > 128);
+    if (!data) return;
+    if (cut) size = keep >= 0 ? (size_t)keep : size - (size_t)-keep;
+    else data[at < 0 ? (long)size + at : at] ^= 0x5a;
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(data, 1, size, f) == size);
+    if (f) fclose(f);
+    free(data);
+}
+
+/* A bundle exported by a context that compiled two programs warms another
+   context's cache: it makes both programs without compiling (memory hits),
+   writes them to its disk cache (a third context gets disk hits) and they
+   run correctly. A bundle with a flipped byte in a module, a cut one, one
+   with a bad magic, or trailing bytes, is refused whole, naming the file
+   and the fault, and imports nothing. */
+TEST(a_cache_bundle_warms_another_context) {
+    static const char other[] =
+        "func.func @f(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> (tensor<5x7xf32>, tensor<5xf32>) {\n"
+        "  %e = tanh %x : (tensor<5x7xf32>) -> tensor<5x7xf32>\n"
+        "  %a = mul %e, %b : (tensor<5x7xf32>, tensor<7xf32>) -> tensor<5x7xf32>\n"
+        "  %s = reduce_max %x {axes = [1]} : (tensor<5x7xf32>) -> tensor<5xf32>\n"
+        "  return %a, %s : tensor<5x7xf32>, tensor<5xf32>\n}\n";
+    char dir[] = "/tmp/gpuir-test-bundle-XXXXXX", path[96], warm[128];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/kernels.bundle", dir);
+    snprintf(warm, sizeof warm, "%s/cache", dir);
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = "";                                  /* memory only */
+    gpuir_ctx *a = gpuir_ctx_make(&cd);
+    CHECK(make(parse(a, chain_text), GPUIR_BACKEND_EMU, NULL) != NULL);
+    CHECK(make(parse(a, other), GPUIR_BACKEND_EMU, NULL) != NULL);
+    size_t n = 0;
+    CHECK_RESULT(a, gpuir_ctx_cache_export(a, path, &n), GPUIR_OK);
+    CHECK(n == 2);
+    gpuir_ctx_destroy(a);
+
+    cd.cache_dir = warm;
+    gpuir_ctx *b = gpuir_ctx_make(&cd);
+    CHECK_RESULT(b, gpuir_ctx_cache_import(b, path, &n), GPUIR_OK);
+    CHECK(n == 2 && gpuir_ctx_cache_stats(b).writes == 2);
+    gpuir_program *p = make(parse(b, chain_text), GPUIR_BACKEND_EMU, NULL);
+    CHECK(make(parse(b, other), GPUIR_BACKEND_EMU, NULL) != NULL);
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(b);
+    CHECK(st.mem_hits == 2 && st.misses == 0);
+    if (p) check_against_ref(b, p, 21);
+    gpuir_ctx_destroy(b);
+    gpuir_ctx *c = gpuir_ctx_make(&cd);                 /* the imported modules are on disk */
+    CHECK(make(parse(c, chain_text), GPUIR_BACKEND_EMU, NULL) != NULL);
+    CHECK(gpuir_ctx_cache_stats(c).disk_hits == 1 && gpuir_ctx_cache_stats(c).misses == 0);
+    gpuir_ctx_destroy(c);
+
+    static const struct { long at; bool cut; const char *why; } faults[] = {
+        {-1, false, "entry 2 of 2: an entry's module does not match its SHA-256"},
+        {-100, true, "entry 2 of 2: truncated"},
+        {0, false, "not a gpuir cache bundle"},
+        {10, true, "not a gpuir cache bundle"},
+        {0, true, "bytes after the last entry"},           /* "junk" appended below */
+    };
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        cd.cache_dir = "";
+        a = gpuir_ctx_make(&cd);
+        CHECK(make(parse(a, chain_text), GPUIR_BACKEND_EMU, NULL) != NULL);
+        CHECK(make(parse(a, other), GPUIR_BACKEND_EMU, NULL) != NULL);
+        CHECK_RESULT(a, gpuir_ctx_cache_export(a, path, &n), GPUIR_OK);
+        gpuir_ctx_destroy(a);
+        if (faults[i].cut && faults[i].at == 0) {
+            FILE *f = fopen(path, "ab");
+            CHECK(f && fputs("junk", f) >= 0);
+            if (f) fclose(f);
+        } else damage_file(path, faults[i].at, faults[i].at, faults[i].cut);
+        b = gpuir_ctx_make(&cd);
+        CHECK_RESULT(b, gpuir_ctx_cache_import(b, path, &n), GPUIR_ERR_IO);
+        CHECK(strstr(gpuir_ctx_error(b), path) && strstr(gpuir_ctx_error(b), faults[i].why) &&
+              strstr(gpuir_ctx_error(b), "nothing imported"));
+        gpuir_ctx_clear_error(b);
+        CHECK(make(parse(b, chain_text), GPUIR_BACKEND_EMU, NULL) != NULL);
+        CHECK(gpuir_ctx_cache_stats(b).mem_hits == 0);  /* nothing of the bad bundle was taken */
+        gpuir_ctx_destroy(b);
+    }
+    b = gpuir_ctx_make(&cd);
+    CHECK_RESULT(b, gpuir_ctx_cache_import(b, "/nonexistent/bundle", NULL), GPUIR_ERR_IO);
+    gpuir_ctx_clear_error(b);
+    CHECK_RESULT(b, gpuir_ctx_cache_export(b, "/nonexistent/dir/bundle", NULL), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(b), "cannot write '/nonexistent/dir/bundle'") != NULL);
+    gpuir_ctx_destroy(b);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* A corrupted cache entry is detected, counted, rebuilt and replaced; a
    different program misses. */
 TEST(a_corrupt_cache_entry_is_rebuilt) {
@@ -523,6 +620,7 @@ int main(void) {
     RUN(a_rebound_global_is_uploaded_again);
     RUN(a_dense_constant_is_uploaded_once_per_program);
     RUN(a_program_over_the_device_memory_cap_is_refused);
+    RUN(a_cache_bundle_warms_another_context);
     RUN(a_corrupt_cache_entry_is_rebuilt);
     RUN(an_unusable_cache_dir_is_a_reason_not_an_error);
     RUN(no_libnvrtc_is_unavailable);
