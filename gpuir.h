@@ -5216,16 +5216,13 @@ static bool gpuir__is_elementwise(gpuir__op_class c) {
    its attributes are copied to a new range of the pool with the new one. */
 /* Copies op_id's attributes but `name` to the end of the pool; the caller
    pushes the new `name` and gpuir__attrs_adopt points the op at them. */
-static uint32_t gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, const char *name) {
+static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, const char *name) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
-    uint32_t old = op->attrs, n = op->n_attrs, kept = 0;
+    uint32_t old = op->attrs, n = op->n_attrs;
     for (uint32_t i = 0; i < n; i++) {
         gpuir__attr a = m->attrs[old + i];
-        if (strcmp(gpuir__string(m, a.name), name) == 0) continue;
-        stbds_arrput(m->attrs, a);
-        kept++;
+        if (strcmp(gpuir__string(m, a.name), name) != 0) stbds_arrput(m->attrs, a);
     }
-    return kept;
 }
 
 static void gpuir__attrs_adopt(gpuir_module *m, uint32_t op_id, uint32_t first) {
