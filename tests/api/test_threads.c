@@ -2,8 +2,8 @@
    Several threads, each with its own context but one disk cache directory,
    parse, lower, compile (the same programs at once: concurrent cache
    writes) and run programs on the emulator, and compare every result with
-   the interpreter. Built a second time with -fsanitize=thread
-   (tests/check-tsan.sh), which must report nothing. */
+   the interpreter; then the same with processes. Built a second time with
+   -fsanitize=thread (tests/check-tsan.sh), which must report nothing. */
 #define _POSIX_C_SOURCE 200809L
 #define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define THREADS 4
@@ -136,7 +137,50 @@ TEST(contexts_in_parallel_threads_compile_and_run_correctly) {
     CHECK(system(cmd) == 0);
 }
 
+/* Processes, too: four children race to compile the same programs into
+   one cache directory (each writes its entry through a private temporary
+   file and a rename); afterwards every entry loads, none is corrupt, and
+   no temporary file is left behind. */
+TEST(processes_share_one_cache_directory) {
+    char dir[] = "/tmp/gpuir-test-procs-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    pid_t kids[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            worker w;
+            memset(&w, 0, sizeof w);
+            w.id = i;
+            w.cache_dir = dir;
+            worker_main(&w);
+            _exit(w.failures == 0 && w.runs == (int)N_PROGRAMS * RUNS ? 0 : 1);
+        }
+        CHECK(kids[i] > 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        int status = -1;
+        if (kids[i] > 0) waitpid(kids[i], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = dir;
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    worker late;
+    memset(&late, 0, sizeof late);
+    for (size_t i = 0; i < N_PROGRAMS; i++) run_program(&late, ctx, programs[i], 11);
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
+    CHECK(late.failures == 0 && st.disk_hits == N_PROGRAMS && st.misses == 0 && st.corrupt == 0);
+    gpuir_ctx_destroy(ctx);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name '*.tmp')\"", dir);
+    CHECK(system(cmd) == 0);                          /* no temporary file left */
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void) {
     RUN(contexts_in_parallel_threads_compile_and_run_correctly);
+    RUN(processes_share_one_cache_directory);
     return CHECK_EXIT();
 }
