@@ -4,12 +4,16 @@
              [--repeat=N] [--dump-cuda=FILE] [--input=@in.npy ...]
              [--global=NAME=@w.npy ...] [--output=@out.npy ...]
              [--expected_output=@want.npy ...] [--rtol=R] [--atol=A] [--seed=N]
+             [--import-cache=BUNDLE] [--export-cache=BUNDLE]
 
    --backend  ref: the reference interpreter (default); emu: the generated
               CUDA C on the CPU; cuda: a GPU; auto: cuda if usable, else emu
    --check    also run ref and compare within the dtype's tolerance
    --repeat   run the compiled program N times (the last results count)
    --dump-cuda  write the CUDA C the backend compiled to FILE
+   --import-cache  add a bundle's compiled modules to the cache first
+   --export-cache  write the modules compiled or loaded to a bundle after
+                   (deploy it with --import-cache, or gpuir_ctx_cache_import)
 
    Parameters without --input, and globals without --global, get
    deterministic random data from the seed (default 1). Each result is
@@ -27,7 +31,7 @@
 #define MAX_ARGS GPUIR_MAX_OPERANDS
 
 typedef struct run_args {
-    const char *file, *function, *backend, *dump_cuda;
+    const char *file, *function, *backend, *dump_cuda, *import_cache, *export_cache;
     bool check;
     int repeat;
     const char *inputs[MAX_ARGS], *outputs[MAX_ARGS], *expected[MAX_ARGS], *globals[MAX_ARGS];
@@ -42,7 +46,8 @@ static int usage(const char *why) {
     fprintf(stderr, "usage: gpuir-run FILE [--function=NAME] [--backend=ref|emu|cuda|auto] [--check]\n"
                     "       [--repeat=N] [--dump-cuda=FILE] [--input=@a.npy ...]\n"
                     "       [--global=NAME=@w.npy ...] [--output=@out.npy ...]\n"
-                    "       [--expected_output=@e.npy ...] [--rtol=R] [--atol=A] [--seed=N]\n");
+                    "       [--expected_output=@e.npy ...] [--rtol=R] [--atol=A] [--seed=N]\n"
+                    "       [--import-cache=BUNDLE] [--export-cache=BUNDLE]\n");
     return 2;
 }
 
@@ -73,6 +78,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
         else if (strcmp(s, "--check") == 0) a->check = true;
         else if ((v = opt(s, "--repeat"))) a->repeat = atoi(v);
         else if ((v = opt(s, "--dump-cuda"))) a->dump_cuda = v;
+        else if ((v = opt(s, "--import-cache"))) a->import_cache = v;
+        else if ((v = opt(s, "--export-cache"))) a->export_cache = v;
         else if ((v = opt(s, "--input"))) ok = push(a->inputs, &a->n_inputs, at_path(v));
         else if ((v = opt(s, "--output"))) ok = push(a->outputs, &a->n_outputs, at_path(v));
         else if ((v = opt(s, "--expected_output"))) ok = push(a->expected, &a->n_expected, at_path(v));
@@ -317,11 +324,13 @@ int main(int argc, char **argv) {
     if (fname && f.id) {
         n_in = gpuir_func_param_count(m, f);
         n_out = gpuir_func_result_count(m, f);
-        r = bind_globals(ctx, m, &a);
+        r = a.import_cache ? gpuir_ctx_cache_import(ctx, a.import_cache, NULL) : GPUIR_OK;
+        if (!r) r = bind_globals(ctx, m, &a);
         if (!r) r = bind_random_globals(ctx, m, a.seed);
         if (!r) r = load_inputs(ctx, m, f, &a, in);
         if (!r) r = run(ctx, m, fname, &a, n_in, in, n_out, out);
         if (!r) r = finish_outputs(ctx, &a, out, n_out);
+        if (!r && a.export_cache) r = gpuir_ctx_cache_export(ctx, a.export_cache, NULL);
     }
     if (gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
     for (size_t i = 0; i < GPUIR_MAX_OPERANDS; i++) { gpuir_array_release(&in[i]); gpuir_array_release(&out[i]); }
