@@ -11954,32 +11954,26 @@ static int gpuir__emu_mem_free(void *self, gpuir__dptr p, unsigned stream) {
     return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
 }
 
-static int gpuir__emu_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
+/* Queues (or, on stream 0, runs) a copy; host is read or written when it runs. */
+static int gpuir__emu_copy(void *self, gpuir__emu_cmd_kind kind, gpuir__dptr dev, gpuir__dptr dev2, void *host,
+                           size_t n, unsigned stream) {
     gpuir__emu_cmd c;
     memset(&c, 0, sizeof c);
-    c.kind = GPUIR__EMU_HTOD;
-    c.dev = dst;
-    c.host = (void *)(uintptr_t)src;     /* read when it runs, as from pinned memory */
+    c.kind = kind;
+    c.dev = dev;
+    c.dev2 = dev2;
+    c.host = host;
     c.bytes = n;
     return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
+}
+static int gpuir__emu_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
+    return gpuir__emu_copy(self, GPUIR__EMU_HTOD, dst, 0, (void *)(uintptr_t)src, n, stream);  /* as from pinned memory */
 }
 static int gpuir__emu_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned stream) {
-    gpuir__emu_cmd c;
-    memset(&c, 0, sizeof c);
-    c.kind = GPUIR__EMU_DTOH;
-    c.dev = src;
-    c.host = dst;
-    c.bytes = n;
-    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
+    return gpuir__emu_copy(self, GPUIR__EMU_DTOH, src, 0, dst, n, stream);
 }
 static int gpuir__emu_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned stream) {
-    gpuir__emu_cmd c;
-    memset(&c, 0, sizeof c);
-    c.kind = GPUIR__EMU_DTOD;
-    c.dev = dst;
-    c.dev2 = src;
-    c.bytes = n;
-    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
+    return gpuir__emu_copy(self, GPUIR__EMU_DTOD, dst, src, NULL, n, stream);
 }
 
 static int gpuir__emu_event_record(void *self, unsigned e, unsigned stream) {

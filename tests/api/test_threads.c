@@ -103,6 +103,22 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+/* A later context finds every program in the cache directory: disk hits
+   only, nothing corrupt, and right results. */
+static void check_all_on_disk(const char *dir, uint64_t seed) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = dir;
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    worker late;
+    memset(&late, 0, sizeof late);
+    for (size_t i = 0; i < N_PROGRAMS; i++) run_program(&late, ctx, programs[i], seed);
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
+    CHECK(late.failures == 0 && st.disk_hits == N_PROGRAMS && st.misses == 0 && st.corrupt == 0);
+    if (late.error[0]) fprintf(stderr, "%s\n", late.error);
+    gpuir_ctx_destroy(ctx);
+}
+
 TEST(contexts_in_parallel_threads_compile_and_run_correctly) {
     char dir[] = "/tmp/gpuir-test-threads-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -120,18 +136,7 @@ TEST(contexts_in_parallel_threads_compile_and_run_correctly) {
         CHECK(w[i].failures == 0);
         if (w[i].error[0]) fprintf(stderr, "%s\n", w[i].error);
     }
-    /* A later context finds every program on disk. */
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = dir;
-    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
-    worker late;
-    memset(&late, 0, sizeof late);
-    for (size_t i = 0; i < N_PROGRAMS; i++) run_program(&late, ctx, programs[i], 9);
-    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
-    CHECK(late.failures == 0);
-    CHECK(st.disk_hits == N_PROGRAMS && st.misses == 0 && st.corrupt == 0);
-    gpuir_ctx_destroy(ctx);
+    check_all_on_disk(dir, 9);
     char cmd[64];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0);
@@ -162,16 +167,7 @@ TEST(processes_share_one_cache_directory) {
         if (kids[i] > 0) waitpid(kids[i], &status, 0);
         CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = dir;
-    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
-    worker late;
-    memset(&late, 0, sizeof late);
-    for (size_t i = 0; i < N_PROGRAMS; i++) run_program(&late, ctx, programs[i], 11);
-    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
-    CHECK(late.failures == 0 && st.disk_hits == N_PROGRAMS && st.misses == 0 && st.corrupt == 0);
-    gpuir_ctx_destroy(ctx);
+    check_all_on_disk(dir, 11);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name '*.tmp')\"", dir);
     CHECK(system(cmd) == 0);                          /* no temporary file left */
