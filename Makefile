@@ -17,7 +17,8 @@ EXAMPLES  = examples/mlp examples/seed_matmul
 TEST_SRCS = $(wildcard tests/api/*.c)
 TESTS     = $(patsubst tests/api/%.c,build/tests/%,$(TEST_SRCS))
 ASAN      = $(patsubst tools/%,build/asan/%,$(TOOLS)) \
-            $(patsubst tests/api/%.c,build/asan/tests/%,$(TEST_SRCS)) build/asan/fuzz_replay
+            $(patsubst tests/api/%.c,build/asan/tests/%,$(TEST_SRCS)) build/asan/fuzz_replay \
+            build/asan/fuzz_builder_replay
 FUZZ_SECONDS ?= 60
 
 all: $(TOOLS) $(EXAMPLES) $(TESTS)
@@ -47,6 +48,14 @@ build/asan/fuzz_replay: tests/fuzz/fuzz_parse.c gpuir.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< -o $@ $(LIBS)
 
+build/asan/fuzz_builder_replay: tests/fuzz/fuzz_builder.c gpuir.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< -o $@ $(LIBS)
+
+build/fuzz_builder: tests/fuzz/fuzz_builder.c gpuir.h | deps
+	@mkdir -p $(@D)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(STB_CFLAGS) $< -o $@ $(LIBS)
+
 build/fuzz_parse: tests/fuzz/fuzz_parse.c gpuir.h | deps
 	@mkdir -p $(@D)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(STB_CFLAGS) $< -o $@ $(LIBS)
@@ -69,6 +78,13 @@ fuzz: build/fuzz_parse
 	    -rss_limit_mb=2048 -timeout=5 -artifact_prefix=build/ \
 	    build/fuzz-corpus tests/fuzz/corpus tests/ir
 
+# The builder harness: bytes as builder calls. Crashes go to
+# build/crash-*; add each to tests/fuzz/builder-corpus once fixed.
+fuzz-builder: build/fuzz_builder
+	@mkdir -p build/fuzz-builder-corpus
+	build/fuzz_builder -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=5 \
+	    -artifact_prefix=build/ build/fuzz-builder-corpus tests/fuzz/builder-corpus
+
 test: all asan tsan
 	@tools/ensure-deps.sh --tests
 	@tests/run.sh tools build/asan
@@ -88,5 +104,5 @@ install: $(TOOLS) gpuir.pc
 clean:
 	rm -rf build $(TOOLS) $(EXAMPLES) gpuir.pc
 
-.PHONY: all deps asan tsan fuzz test run install clean
+.PHONY: all deps asan tsan fuzz fuzz-builder test run install clean
 .DELETE_ON_ERROR:
