@@ -310,8 +310,9 @@ GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path)
 /* Prints the module; the string is the caller's, freed with gpuir_free. */
 GPUIRDEF char *gpuir_module_print(gpuir_module *m);
 GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m);
-/* What the last run of the `place` pass did for each buffer and why ("" if
-   it has not run); owned by the module. */
+/* What the last run of the `place` pass did for each buffer and why, then
+   each wait the `async` pass put in: who waits for which event, recorded
+   after what on which stream ("" if neither ran); owned by the module. */
 GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m);
 /* A Graphviz graph of the host functions' buffers (host blue, device
    orange), copies (H2D, D2H) and launches; freed with gpuir_free. */
@@ -5925,14 +5926,19 @@ static void gpuir__param_access(const gpuir_module *m, const gpuir__func *k, siz
     }
 }
 
-static const char *gpuir__buffer_name(const gpuir__placer *P, uint32_t b, char *buf, size_t size) {
-    const gpuir__value *v = gpuir__value_at(P->m, b);
-    const gpuir__op *def = gpuir__op_at(P->m, v->def_op);
-    if (!def) snprintf(buf, size, "%%%s", gpuir__string(P->m, v->name));
+/* How reports name a buffer: %param, @global, or "buffer of op N (kind)". */
+static const char *gpuir__buffer_label(const gpuir_module *m, uint32_t b, char *buf, size_t size) {
+    const gpuir__value *v = gpuir__value_at(m, b);
+    const gpuir__op *def = gpuir__op_at(m, v->def_op);
+    if (!def) snprintf(buf, size, "%%%s", gpuir__string(m, v->name));
     else if (def->kind == GPUIR_OP_MEMREF_GET_GLOBAL)
-        snprintf(buf, size, "@%s", gpuir__string(P->m, gpuir__attr_find(P->m, def, "name")->off));
+        snprintf(buf, size, "@%s", gpuir__string(m, gpuir__attr_find(m, def, "name")->off));
     else snprintf(buf, size, "buffer of op %u (%s)", v->def_op, gpuir_op_name(def->kind));
     return buf;
+}
+
+static const char *gpuir__buffer_name(const gpuir__placer *P, uint32_t b, char *buf, size_t size) {
+    return gpuir__buffer_label(P->m, b, buf, size);
 }
 
 static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, const char *kernel) {
@@ -6585,6 +6591,54 @@ static void gpuir__async_number_events(gpuir__async *A, size_t n) {
     free(order);
 }
 
+/* What a report calls a stream op: its kernel, or the op and its buffer. */
+static const char *gpuir__async_op_label(const gpuir_module *m, const gpuir__op *op, char *buf, size_t size) {
+    char b[GPUIR_MAX_NAME + 32];
+    if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC)
+        snprintf(buf, size, "@%s", gpuir__string(m, gpuir__func_at(m, gpuir__launch_target(
+                                    m, gpuir__string(m, gpuir__attr_find(m, op, "kernel")->off)))->name));
+    else if (op->kind == GPUIR_OP_GPU_MEMCPY)
+        snprintf(buf, size, "the copy into %s", gpuir__buffer_label(m, gpuir__op_operand(m, op, 0), b, sizeof b));
+    else if (op->kind == GPUIR_OP_GPU_DEALLOC)
+        snprintf(buf, size, "the free of %s", gpuir__buffer_label(m, gpuir__op_operand(m, op, 0), b, sizeof b));
+    else snprintf(buf, size, "%s", gpuir_op_name(op->kind));
+    return buf;
+}
+
+/* One report line per wait: who waits, for which event, recorded after
+   what on which stream. */
+static void gpuir__async_report(gpuir__async *A, const uint32_t *ops, size_t n) {
+    gpuir_module *m = A->m;
+    uint32_t *recorder = (uint32_t *)calloc((size_t)A->n_events + 1, sizeof *recorder);
+    if (!recorder) return;
+    for (size_t i = 0; i < n; i++)
+        if (A->event[i] >= 0) recorder[A->event[i]] = (uint32_t)i;
+    gpuir__str s = {m->placement_report};       /* terminated: appends overwrite the terminator */
+    const char *fname = gpuir__string(m, gpuir__func_at(m, A->fid)->name);
+    char who[GPUIR_MAX_NAME + 64], what[GPUIR_MAX_NAME + 64];
+    for (size_t i = 0; i < n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, ops[i]);
+        for (int host = 0; host < 2; host++) {
+            int64_t *list = host ? A->host_waits[i] : A->waits[i];
+            if (!stbds_arrlenu(list)) continue;
+            if (host) snprintf(who, sizeof who, "before %s, the host", gpuir_op_name(op->kind));
+            else {
+                char label[GPUIR_MAX_NAME + 48];
+                snprintf(who, sizeof who, "%s on stream %d", gpuir__async_op_label(m, op, label, sizeof label),
+                         A->stream[i]);
+            }
+            for (size_t k = 0; k < stbds_arrlenu(list); k++) {
+                uint32_t at = recorder[list[k]];
+                gpuir__str_appendf(&s, "@%s: %s waits for event %lld: %s on stream %d\n", fname, who,
+                                   (long long)list[k], gpuir__async_op_label(m, gpuir__op_at(m, ops[at]), what,
+                                                                             sizeof what), A->stream[at]);
+            }
+        }
+    }
+    m->placement_report = s.buf;
+    free(recorder);
+}
+
 /* Writes the analysis into the function: stream attributes and gpu.waits. */
 static void gpuir__async_rewrite(gpuir__async *A) {
     gpuir_module *m = A->m;
@@ -6593,6 +6647,7 @@ static void gpuir__async_rewrite(gpuir__async *A) {
     if (!ops) { gpuir__oom(m->ctx, "async"); return; }
     memcpy(ops, gpuir__func_at(m, A->fid)->ops, n * sizeof *ops);
     gpuir__async_number_events(A, n);
+    gpuir__async_report(A, ops, n);
     gpuir__rewrite_begin(m, A->fid);
     for (size_t i = 0; i < n; i++) {
         if (stbds_arrlenu(A->host_waits[i])) {
