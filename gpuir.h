@@ -10027,14 +10027,10 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx) {
 #define GPUIR__BUNDLE_MAGIC "GPUIRBDL"
 #define GPUIR__BUNDLE_VERSION 1u
 
-static void gpuir__put_le(gpuir__str *out, uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; i++) stbds_arrput(out->buf, (char)(v >> (8 * i) & 0xff));
-}
-
-static uint64_t gpuir__get_le(const unsigned char *p, int bytes) {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; i++) v |= (uint64_t)p[i] << (8 * i);
-    return v;
+static void gpuir__bytes_append(gpuir__str *out, const void *bytes, size_t n) {
+    size_t at = stbds_arrlenu(out->buf);
+    stbds_arrsetlen(out->buf, at + n);
+    if (n) memcpy(out->buf + at, bytes, n);
 }
 
 GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, size_t *count) {
@@ -10042,27 +10038,25 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, s
     gpuir__cache *c = gpuir__ctx_cache(ctx);
     if (!c) return gpuir__oom(ctx, "the kernel cache");
     gpuir__str out = {NULL};
+    unsigned char word[32];
     size_t n = 0;
     for (size_t i = 0; i < c->cap; i++) n += c->slots[i].bytes != NULL;
-    stbds_arrsetlen(out.buf, 8);
-    memcpy(out.buf, GPUIR__BUNDLE_MAGIC, 8);
-    gpuir__put_le(&out, GPUIR__BUNDLE_VERSION, 4);
-    gpuir__put_le(&out, n, 4);
+    gpuir__bytes_append(&out, GPUIR__BUNDLE_MAGIC, 8);
+    gpuir__cache_put_u32(word, GPUIR__BUNDLE_VERSION);
+    gpuir__cache_put_u32(word + 4, (uint32_t)n);
+    gpuir__bytes_append(&out, word, 8);
     for (size_t i = 0; i < c->cap; i++) {
         const gpuir__cache_entry *e = &c->slots[i];
         if (!e->bytes) continue;
-        unsigned char digest[32];
-        gpuir__cache_sha256_buf(e->bytes, e->size, digest);
-        size_t ext = strlen(e->ext), at = stbds_arrlenu(out.buf);
-        stbds_arrsetlen(out.buf, at + 64 + 1 + ext);
-        memcpy(out.buf + at, e->key, 64);
-        out.buf[at + 64] = (char)ext;
-        memcpy(out.buf + at + 65, e->ext, ext);
-        gpuir__put_le(&out, e->size, 8);
-        at = stbds_arrlenu(out.buf);
-        stbds_arrsetlen(out.buf, at + 32 + e->size);
-        memcpy(out.buf + at, digest, 32);
-        if (e->size) memcpy(out.buf + at + 32, e->bytes, e->size);
+        word[0] = (unsigned char)strlen(e->ext);
+        gpuir__bytes_append(&out, e->key, 64);
+        gpuir__bytes_append(&out, word, 1);
+        gpuir__bytes_append(&out, e->ext, word[0]);
+        gpuir__cache_put_u64(word, (uint64_t)e->size);
+        gpuir__bytes_append(&out, word, 8);
+        gpuir__cache_sha256_buf(e->bytes, e->size, word);
+        gpuir__bytes_append(&out, word, 32);
+        gpuir__bytes_append(&out, e->bytes, e->size);
     }
     gpuir_result r = gpuir__write_file_atomic(ctx, path, out.buf, stbds_arrlenu(out.buf));
     stbds_arrfree(out.buf);
@@ -10091,7 +10085,7 @@ static const char *gpuir__bundle_entry_read(const unsigned char *data, size_t si
     e->ext[ext] = '\0';
     p += ext;
     if (!gpuir__cache_valid_key(e->key) || !gpuir__cache_valid_ext(e->ext)) return "an entry's key or extension is malformed";
-    uint64_t n = gpuir__get_le(data + p, 8);
+    uint64_t n = gpuir__cache_get_u64(data + p);
     p += 8;
     if (size - p < 32 || n > size - p - 32) return "truncated (an entry's module)";
     unsigned char digest[32];
@@ -10116,8 +10110,8 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
     const char *why = NULL;
     size_t n = 0, at = 16;
     if (size < 16 || memcmp(data, GPUIR__BUNDLE_MAGIC, 8) != 0) why = "not a gpuir cache bundle";
-    else if (gpuir__get_le(data + 8, 4) != GPUIR__BUNDLE_VERSION) why = "a bundle version this gpuir does not read";
-    else n = (size_t)gpuir__get_le(data + 12, 4);
+    else if (gpuir__cache_get_u32(data + 8) != GPUIR__BUNDLE_VERSION) why = "a bundle version this gpuir does not read";
+    else n = gpuir__cache_get_u32(data + 12);
     if (why) r = gpuir__fail(ctx, GPUIR_ERR_IO, "cache bundle '%s': %s; nothing imported", path, why);
     for (size_t i = 0; !r && i < n; i++) {
         gpuir__bundle_entry e;
