@@ -7576,6 +7576,27 @@ static void gpuir__cg_mm128_loads(gpuir__cg *C, int pa, int pb, long long M, lon
 /* The register-tiled f32 matmul (see gpuir__matmul_register_tiled): each
    thread keeps an 8x8 block of C in registers and reads A and B from
    shared memory as 16-byte vectors, 16 FMAs per shared load. */
+/* The end of a matmul kernel's output loop: `value` (of C type ctype) is
+   the matmul's result for output index i, the epilogue ops run on it,
+   every output is stored, and the tile and output loops close. */
+static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const char *ctype, const char *value) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
+    uint32_t dst = gpuir__op_operand(C->m, op, 2);
+    const gpuir_type *o = &gpuir__value_at(C->m, dst)->type;
+    gpuir__cg_reset_values(C);
+    C->ind = "            ";
+    uint32_t v = gpuir__cg_new_var(C, o->dtype);
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    gpuir__str_appendf(C->s, "            %s v%u = %s;\n", ctype, v, value);
+    gpuir_result r = gpuir__cg_chain(C, 0, at, o, "i");
+    C->cur[dst - 1] = v + 1;
+    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), o, "i");
+    if (r) return r;
+    gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), o, "i");
+    gpuir__str_appendf(C->s, "        }\n    }\n");
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -7616,18 +7637,7 @@ static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb)
                        "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
                        "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
                        M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
-    gpuir__cg_reset_values(C);
-    C->ind = "            ";
-    uint32_t v = gpuir__cg_new_var(C, o->dtype);
-    gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__str_appendf(C->s, "            float v%u = acc[ii][jj];\n", v);
-    gpuir_result r = gpuir__cg_chain(C, 0, at, o, "i");
-    C->cur[dst - 1] = v + 1;
-    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), o, "i");
-    if (r) return r;
-    gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), o, "i");
-    gpuir__str_appendf(C->s, "        }\n    }\n");
-    return GPUIR_OK;
+    return gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
 }
 
 /* A matmul and its elementwise epilogue (bias, activation, residual). */
@@ -7667,20 +7677,10 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
                        "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
                        per_thread, (long long)C->threads, GPUIR__MM_BM, GPUIR__MM_BN, GPUIR__MM_BN, GPUIR__MM_BN,
                        GPUIR__MM_BM * GPUIR__MM_BN, M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
-    gpuir__cg_reset_values(C);
-    C->ind = "            ";
-    uint32_t v = gpuir__cg_new_var(C, o->dtype);
     const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
-    gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__str_appendf(C->s, "            %s v%u = %s((%s)acc[r]);\n", gpuir__cg_ctype(o->dtype), v, round,
-                       gpuir__cg_ctype(o->dtype));
-    gpuir_result r = gpuir__cg_chain(C, 0, at, o, "i");
-    C->cur[dst - 1] = v + 1;
-    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), o, "i");
-    if (r) return r;
-    gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), o, "i");
-    gpuir__str_appendf(C->s, "        }\n    }\n");
-    return GPUIR_OK;
+    char acc[64];
+    snprintf(acc, sizeof acc, "%s((%s)acc[r])", round, gpuir__cg_ctype(o->dtype));
+    return gpuir__cg_matmul_epilogue(C, at, gpuir__cg_ctype(o->dtype), acc);
 }
 
 
