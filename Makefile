@@ -44,19 +44,19 @@ build/asan/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
 
-build/asan/fuzz_replay: tests/fuzz/fuzz_parse.c gpuir.h | deps
+build/asan/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/fuzz_common.h gpuir.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< -o $@ $(LIBS)
 
-build/asan/fuzz_builder_replay: tests/fuzz/fuzz_builder.c gpuir.h | deps
+build/asan/fuzz_builder_replay: tests/fuzz/fuzz_builder.c tests/fuzz/fuzz_common.h gpuir.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< -o $@ $(LIBS)
 
-build/fuzz_builder: tests/fuzz/fuzz_builder.c gpuir.h | deps
+build/fuzz_builder: tests/fuzz/fuzz_builder.c tests/fuzz/fuzz_common.h gpuir.h | deps
 	@mkdir -p $(@D)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(STB_CFLAGS) $< -o $@ $(LIBS)
 
-build/fuzz_parse: tests/fuzz/fuzz_parse.c gpuir.h | deps
+build/fuzz_parse: tests/fuzz/fuzz_parse.c tests/fuzz/fuzz_common.h gpuir.h | deps
 	@mkdir -p $(@D)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(STB_CFLAGS) $< -o $@ $(LIBS)
 

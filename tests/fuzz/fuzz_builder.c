@@ -10,11 +10,9 @@
    compiler and -DGPUIR_FUZZ_REPLAY as a program that replays files
    (`make test` replays tests/fuzz/builder-corpus). */
 #define GPUIR_IMPLEMENTATION
+#define FUZZ_NAME "fuzz-builder"
 #include "../../gpuir.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "fuzz_common.h"
 
 #define MAX_VALUES 64
 
@@ -115,7 +113,6 @@ static void run_ref(gpuir_module *m, size_t n_out) {
     gpuir_ctx_clear_error(gpuir_module_ctx(m));
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gpuir_ctx_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -135,16 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gpuir_value outs[4];
     for (size_t i = 0; i < n_out; i++) outs[i] = vals[n - 1 - i];
     if (gpuir_func_return(m, n_out, outs) == GPUIR_OK && gpuir_module_verify(m) == GPUIR_OK) {
-        char *a = gpuir_module_print(m);
-        gpuir_module *again = a ? gpuir_module_parse(ctx, a, strlen(a), "printed") : NULL;
-        char *b = again ? gpuir_module_print(again) : NULL;
-        if (!a || !b || strcmp(a, b) != 0) {
-            fprintf(stderr, "built module: print -> parse -> print is not a fixed point:\n%s\n---\n%s\n%s\n",
-                    a ? a : "", b ? b : "", gpuir_ctx_error(ctx));
-            abort();
-        }
-        gpuir_free(a);
-        gpuir_free(b);
+        fuzz_roundtrip(ctx, m, "built");
         run_ref(m, n_out);
         if (gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL) == GPUIR_OK) {
             run_ref(m, n_out);
@@ -154,20 +142,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gpuir_ctx_destroy(ctx);
     return 0;
 }
-
-#ifdef GPUIR_FUZZ_REPLAY
-int main(int argc, char **argv) {
-    int replayed = 0;
-    for (int i = 1; i < argc; i++) {
-        FILE *f = fopen(argv[i], "rb");
-        if (!f) { fprintf(stderr, "cannot open %s\n", argv[i]); return 1; }
-        static unsigned char buf[1 << 16];
-        size_t n = fread(buf, 1, sizeof buf, f);
-        fclose(f);
-        LLVMFuzzerTestOneInput(buf, n);
-        replayed++;
-    }
-    printf("PASS fuzz-builder: replayed %d inputs\n", replayed);
-    return 0;
-}
-#endif

@@ -7,25 +7,7 @@
    files named on its command line (`make test` replays the corpus). */
 #define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* print -> parse -> print must be a fixed point. */
-static void fuzz_roundtrip(gpuir_ctx *ctx, gpuir_module *m, const char *stage) {
-    char *a = gpuir_module_print(m);
-    gpuir_module *again = a ? gpuir_module_parse(ctx, a, strlen(a), "printed") : NULL;
-    char *b = again ? gpuir_module_print(again) : NULL;
-    if (!a || !b || strcmp(a, b) != 0) {
-        fprintf(stderr, "%s: print -> parse -> print is not a fixed point:\n%s\n---\n%s\n%s\n", stage,
-                a ? a : "", b ? b : "", gpuir_ctx_error(ctx));
-        abort();
-    }
-    gpuir_free(a);
-    gpuir_free(b);
-    gpuir_module_destroy(again);
-}
+#include "fuzz_common.h"
 
 static void fuzz_run(gpuir_module *m) {
     gpuir_array out[GPUIR_MAX_OPERANDS];
@@ -39,7 +21,6 @@ static void fuzz_run(gpuir_module *m) {
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gpuir_ctx_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -62,20 +43,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gpuir_ctx_destroy(ctx);
     return 0;
 }
-
-#ifdef GPUIR_FUZZ_REPLAY
-int main(int argc, char **argv) {
-    int replayed = 0;
-    for (int i = 1; i < argc; i++) {
-        FILE *f = fopen(argv[i], "rb");
-        if (!f) { fprintf(stderr, "cannot open %s\n", argv[i]); return 1; }
-        static char buf[1 << 20];
-        size_t n = fread(buf, 1, sizeof buf, f);
-        fclose(f);
-        LLVMFuzzerTestOneInput((const uint8_t *)buf, n);
-        replayed++;
-    }
-    printf("PASS fuzz: replayed %d inputs\n", replayed);
-    return 0;
-}
-#endif
