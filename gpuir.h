@@ -6506,15 +6506,21 @@ static int64_t gpuir__async_event_of(gpuir__async *A, uint32_t pos) {
     return A->event[pos - 1];
 }
 
-/* Makes `clock` (a stream's or the host's) wait for the stream ops in
-   A->deps it does not yet know finished; the events waited go to *events. */
-static void gpuir__async_wait_for(gpuir__async *A, uint32_t clock[GPUIR__ASYNC_STREAMS], int self, int64_t **events) {
-    uint32_t latest[GPUIR__ASYNC_STREAMS] = {0};
+/* The latest op in A->deps on each stream (0: none). */
+static void gpuir__async_latest(const gpuir__async *A, uint32_t latest[GPUIR__ASYNC_STREAMS]) {
+    memset(latest, 0, GPUIR__ASYNC_STREAMS * sizeof *latest);
     for (size_t i = 0; i < stbds_arrlenu(A->deps); i++) {
         uint32_t d = A->deps[i];
         int t = A->stream[d - 1];
         if (t >= 0 && d > latest[t]) latest[t] = d;
     }
+}
+
+/* Makes `clock` (a stream's or the host's) wait for the dependencies
+   `latest` (gpuir__async_latest; consumed) it does not yet know finished;
+   the events waited go to *events. */
+static void gpuir__async_wait_for(gpuir__async *A, uint32_t latest[GPUIR__ASYNC_STREAMS],
+                                  uint32_t clock[GPUIR__ASYNC_STREAMS], int self, int64_t **events) {
     if (self >= 0) latest[self] = 0;          /* stream order covers its own */
     for (;;) {                                 /* latest first: its clock may cover the others */
         int t = -1;
@@ -6532,13 +6538,7 @@ static void gpuir__async_wait_for(gpuir__async *A, uint32_t clock[GPUIR__ASYNC_S
    launch it depends on (allocations and frees cost nothing to wait
    behind), the one with its latest dependency; else a new stream; else the
    stream whose last copy or launch is oldest. */
-static int gpuir__async_choose_stream(gpuir__async *A) {
-    uint32_t latest[GPUIR__ASYNC_STREAMS] = {0};
-    for (size_t i = 0; i < stbds_arrlenu(A->deps); i++) {
-        uint32_t d = A->deps[i];
-        int t = A->stream[d - 1];
-        if (t >= 0 && d > latest[t]) latest[t] = d;
-    }
+static int gpuir__async_choose_stream(gpuir__async *A, const uint32_t latest[GPUIR__ASYNC_STREAMS]) {
     int s = -1;
     for (int t = 0; t < A->n_streams; t++)
         if (latest[t] && latest[t] >= A->busy_tail[t] && (s < 0 || latest[t] > latest[s])) s = t;
@@ -6551,7 +6551,9 @@ static int gpuir__async_choose_stream(gpuir__async *A) {
 }
 
 static void gpuir__async_stream_op(gpuir__async *A, uint32_t pos, gpuir_op_kind kind) {
-    int s = gpuir__async_choose_stream(A);
+    uint32_t latest[GPUIR__ASYNC_STREAMS];
+    gpuir__async_latest(A, latest);              /* gpu.allocs not yet placed do not count */
+    int s = gpuir__async_choose_stream(A, latest);
     for (size_t i = 0; i < stbds_arrlenu(A->deps); i++) {
         uint32_t d = A->deps[i];
         if (A->stream[d - 1] != GPUIR__ASYNC_UNPLACED) continue;
@@ -6559,7 +6561,7 @@ static void gpuir__async_stream_op(gpuir__async *A, uint32_t pos, gpuir_op_kind 
         A->known[d - 1][s] = d;
     }
     uint32_t *clock = A->stream_known[s];
-    gpuir__async_wait_for(A, clock, s, &A->waits[pos - 1]);
+    gpuir__async_wait_for(A, latest, clock, s, &A->waits[pos - 1]);
     clock[s] = pos;
     A->tail[s] = pos;
     if (kind == GPUIR_OP_GPU_MEMCPY || kind == GPUIR_OP_GPU_LAUNCH_FUNC) A->busy_tail[s] = pos;
@@ -6720,7 +6722,11 @@ static gpuir_result gpuir__async_func(gpuir_module *m, uint32_t fid) {
         else if (gpuir__op_is_stream_op(op->kind)) gpuir__async_stream_op(&A, pos, op->kind);
         else if (op->kind == GPUIR_OP_GPU_WAIT)              /* a bare gpu.wait: the whole device */
             for (int t = 0; t < A.n_streams; t++) A.host_known[t] = A.tail[t];
-        else gpuir__async_wait_for(&A, A.host_known, GPUIR__ASYNC_HOST, &A.host_waits[i]);
+        else {
+            uint32_t latest[GPUIR__ASYNC_STREAMS];
+            gpuir__async_latest(&A, latest);
+            gpuir__async_wait_for(&A, latest, A.host_known, GPUIR__ASYNC_HOST, &A.host_waits[i]);
+        }
     }
     gpuir__async_rewrite(&A);
     gpuir__async_free(&A, n, nv);
