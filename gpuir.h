@@ -12127,16 +12127,11 @@ static int gpuir__emu_function_get(void *self, void **fn, void *module, const ch
 static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
                              void **params, unsigned n_params, unsigned stream) {
     gpuir__emu *E = (gpuir__emu *)self;
-    const gpuir_emu_kernel *k = (const gpuir_emu_kernel *)fn;
-    if (!stream) {
-        int rc = gpuir__emu_drain(E, 0);
-        return rc ? rc : gpuir__emu_launch_now(E, k, grid, block, smem, params);
-    }
-    if (n_params > GPUIR_MAX_OPERANDS) return GPUIR__CU_INVALID_VALUE;
+    if (n_params > GPUIR_MAX_OPERANDS || stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
     gpuir__emu_cmd c;
     memset(&c, 0, sizeof c);
     c.kind = GPUIR__EMU_LAUNCH;
-    c.kernel = k;
+    c.kernel = (const gpuir_emu_kernel *)fn;
     memcpy(c.grid, grid, sizeof c.grid);
     memcpy(c.block, block, sizeof c.block);
     c.smem = smem;
@@ -12144,9 +12139,7 @@ static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const
     c.args = (gpuir__dptr *)malloc((n_params ? n_params : 1) * sizeof *c.args);
     if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
     for (unsigned i = 0; i < n_params; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
-    int rc = gpuir__emu_enqueue(E, stream, &c);
-    if (rc) free(c.args);
-    return rc;
+    return gpuir__emu_submit(E, stream, &c);    /* running it frees args */
 }
 
 static void gpuir__emu_describe(void *self, int code, const char **name, const char **text, const char **detail) {
