@@ -8903,6 +8903,7 @@ struct gpuir_program {
     struct gpuir__resident *resident;  /* stb_ds: device copies of globals, kept across runs */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
     gpuir_program_stats stats;
+    unsigned n_streams, n_events;   /* what its host functions name (the async pass) */
     struct gpuir__fault *fault;     /* tests: the table wrapped to fail a call (ctx->fault) */
     bool owns_cuda;                 /* drv.self is this program's, not the context's */
 };
@@ -10221,17 +10222,24 @@ static unsigned gpuir__run_stream(const gpuir_module *m, const gpuir__op *op) {
 }
 
 /* Makes the streams and events function f names (the verifier bounds them). */
-static gpuir_result gpuir__run_reserve(gpuir__run *R, const gpuir__func *f) {
+/* Counts, once when the program is made, the streams and events its host
+   functions name (the verifier bounds them). */
+static void gpuir__program_count_streams(gpuir_program *p) {
+    const gpuir_module *m = p->m;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
+        for (size_t i = 0; !m->funcs[f].kernel && i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
+            int64_t s = gpuir__op_int_attr(m, op, "stream", -1) + 1, e = gpuir__op_int_attr(m, op, "event", -1) + 1;
+            if (s > (int64_t)p->n_streams) p->n_streams = (unsigned)s;
+            if (e > (int64_t)p->n_events) p->n_events = (unsigned)e;
+        }
+}
+
+/* Makes sure the device has the program's streams and events. */
+static gpuir_result gpuir__run_reserve(gpuir__run *R) {
     gpuir_program *p = R->p;
-    int64_t streams = 0, events = 0;
-    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(p->m, f->ops[i]);
-        int64_t s = gpuir__op_int_attr(p->m, op, "stream", -1) + 1, e = gpuir__op_int_attr(p->m, op, "event", -1) + 1;
-        if (s > streams) streams = s;
-        if (e > events) events = e;
-    }
-    if (!streams && !events) return GPUIR_OK;
-    return gpuir__drv_check(p->ctx, &p->drv, p->drv.streams_reserve(p->drv.self, (unsigned)streams, (unsigned)events),
+    if (!p->n_streams && !p->n_events) return GPUIR_OK;
+    return gpuir__drv_check(p->ctx, &p->drv, p->drv.streams_reserve(p->drv.self, p->n_streams, p->n_events),
                             "cuStreamCreate", "making the program's streams and events");
 }
 
@@ -10617,7 +10625,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
     bool entered = r == GPUIR_OK;
     if (!r) r = gpuir__run_bind(&R, f, n_inputs, inputs);
-    if (!r) r = gpuir__run_reserve(&R, f);
+    if (!r) r = gpuir__run_reserve(&R);
     const gpuir__op *ret = NULL;
     for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(p->m, f->ops[i]);
@@ -10747,6 +10755,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     }
     if (!r && p->backend == GPUIR_BACKEND_EMU) r = gpuir__emu_open(p);
     if (!r) r = gpuir__program_check_memory(p);
+    if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
     if (!r) {
         p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? gpuir__cg_cuda_prelude :
