@@ -5361,6 +5361,7 @@ typedef struct gpuir__bufferizer {
     uint32_t *runs_at;      /* op index -> when it runs: outline launches a fusion
                                group where its last op is */
     bool *owned;            /* buffer value id - 1 -> allocated by this function */
+    unsigned next_const;    /* dense constants' globals: no free name below __const_<this> */
 } gpuir__bufferizer;
 
 static gpuir_type gpuir__as_memref(gpuir_type t, int32_t space) {
@@ -5463,8 +5464,8 @@ static uint32_t gpuir__bufferize_dense_constant(gpuir__bufferizer *B, const gpui
         return 0;
     uint32_t data = v->off;
     char name[32];
-    for (unsigned k = 0;; k++) {
-        snprintf(name, sizeof name, "__const_%u", k);
+    for (;; B->next_const++) {       /* the first free name; those below it are taken */
+        snprintf(name, sizeof name, "__const_%u", B->next_const);
         if (!gpuir__find_global(m, name)) break;
     }
     if (gpuir__declare_global(m, name, &t)) return 0;
