@@ -23,6 +23,19 @@
      GPUIR_STATIC                  every public function becomes static
      GPUIR_ASSERT(c)               contract checks (default: assert)
      GPUIR_STB_DS_IMPLEMENTATION   compile stb_ds's implementation here
+     GPUIR_MALLOC(size), GPUIR_REALLOC(p, size), GPUIR_FREE(p)
+                                   gpuir's host allocator (default: libc);
+                                   define all three or none. Memory gpuir
+                                   hands out is released with gpuir_free or
+                                   gpuir_array_release, which use GPUIR_FREE.
+                                   stb_ds arrays inside gpuir stay on libc,
+                                   and stb_ds has no failure path. Any other
+                                   failed allocation is GPUIR_ERR_OUT_OF_MEMORY,
+                                   except a disk-cache entry that cannot be
+                                   loaded: a miss (compiled again), noted in
+                                   gpuir_ctx_cache_status. On the emulator,
+                                   device memory is host memory: its failures
+                                   are CUDA_ERROR_OUT_OF_MEMORY.
 
    TABLE OF CONTENTS (`grep -n '^// >>' gpuir.h` prints the same list)
      >>api      public types and functions: no stb_ds, no CUDA types
@@ -626,6 +639,16 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 #  define GPUIR_ASSERT(c) assert(c)
 #endif
 
+/* gpuir's own host allocations (not stb_ds's arrays: see the header). */
+#if defined(GPUIR_MALLOC) && defined(GPUIR_REALLOC) && defined(GPUIR_FREE)
+#elif defined(GPUIR_MALLOC) || defined(GPUIR_REALLOC) || defined(GPUIR_FREE)
+#  error "gpuir.h: define all of GPUIR_MALLOC, GPUIR_REALLOC and GPUIR_FREE, or none"
+#else
+#  define GPUIR_MALLOC(size) malloc(size)
+#  define GPUIR_REALLOC(p, size) realloc(p, size)
+#  define GPUIR_FREE(p) free(p)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #  define GPUIR__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -664,6 +687,15 @@ struct gpuir_ctx {
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
 };
 
+/* calloc through GPUIR_MALLOC: zeroed, NULL on overflow or failure. */
+static void *gpuir__calloc(size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return NULL;
+    size_t bytes = count * size;
+    void *p = GPUIR_MALLOC(bytes ? bytes : 1);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
 /* A growable string: stb_ds char array, always terminated when non-empty. */
 typedef struct gpuir__str { char *buf; } gpuir__str;
 
@@ -694,7 +726,7 @@ static void gpuir__str_free(gpuir__str *s) { stbds_arrfree(s->buf); s->buf = NUL
 static char *gpuir__str_detach(gpuir__str *s) {
     const char *src = gpuir__str_cstr(s);
     size_t n = strlen(src);
-    char *out = (char *)malloc(n + 1);
+    char *out = (char *)GPUIR_MALLOC(n + 1);
     if (out) memcpy(out, src, n + 1);
     gpuir__str_free(s);
     return out;
@@ -846,15 +878,15 @@ GPUIRDEF const char *gpuir_result_string(gpuir_result r) {
 }
 
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
-    gpuir_ctx *ctx = (gpuir_ctx *)calloc(1, sizeof *ctx);
+    gpuir_ctx *ctx = (gpuir_ctx *)gpuir__calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
     if (desc) ctx->desc = *desc;
     if (ctx->desc.max_tensor_bytes == 0) ctx->desc.max_tensor_bytes = (uint64_t)1 << 34;
     if (ctx->desc.max_shared_bytes == 0) ctx->desc.max_shared_bytes = 232448;
     if (ctx->desc.cache_dir) {               /* keep our own copy */
         size_t n = strlen(ctx->desc.cache_dir) + 1;
-        ctx->cache_dir_copy = (char *)malloc(n);
-        if (!ctx->cache_dir_copy) { free(ctx); return NULL; }
+        ctx->cache_dir_copy = (char *)GPUIR_MALLOC(n);
+        if (!ctx->cache_dir_copy) { GPUIR_FREE(ctx); return NULL; }
         memcpy(ctx->cache_dir_copy, ctx->desc.cache_dir, n);
         ctx->desc.cache_dir = ctx->cache_dir_copy;
     }
@@ -873,7 +905,7 @@ GPUIRDEF void gpuir_ctx_clear_error(gpuir_ctx *ctx) {
     ctx->message = NULL;
 }
 
-GPUIRDEF void gpuir_free(void *p) { free(p); }
+GPUIRDEF void gpuir_free(void *p) { GPUIR_FREE(p); }
 
 /* ====================================================================== */
 // >>ir
@@ -1193,7 +1225,7 @@ static const gpuir__op *gpuir__func_return_op(const gpuir_module *m, const gpuir
 GPUIRDEF gpuir_module *gpuir_module_make(gpuir_ctx *ctx) {
     GPUIR_ASSERT(ctx);
     if (ctx->result != GPUIR_OK) return NULL;
-    gpuir_module *m = (gpuir_module *)calloc(1, sizeof *m);
+    gpuir_module *m = (gpuir_module *)gpuir__calloc(1, sizeof *m);
     if (!m) { gpuir__oom(ctx, "module"); return NULL; }
     m->ctx = ctx;
     stbds_arrput(m->strings, '\0');
@@ -1207,7 +1239,7 @@ static void gpuir__module_free(gpuir_module *m) {
         stbds_arrfree(m->funcs[i].params);
         stbds_arrfree(m->funcs[i].ops);
     }
-    for (size_t i = 0; i < stbds_arrlenu(m->globals); i++) free(m->globals[i].data);
+    for (size_t i = 0; i < stbds_arrlenu(m->globals); i++) GPUIR_FREE(m->globals[i].data);
     stbds_arrfree(m->funcs);
     stbds_arrfree(m->ops);
     stbds_arrfree(m->values);
@@ -1220,8 +1252,8 @@ static void gpuir__module_free(gpuir_module *m) {
     stbds_arrfree(m->rewrite_ops);
     stbds_arrfree(m->placement_report);
     stbds_shfree(m->func_index);
-    free(m->source_name_owned);
-    free(m);
+    GPUIR_FREE(m->source_name_owned);
+    GPUIR_FREE(m);
 }
 
 GPUIRDEF void gpuir_module_destroy(gpuir_module *m) {
@@ -1240,7 +1272,7 @@ GPUIRDEF void gpuir_ctx_destroy(gpuir_ctx *ctx) {
     for (size_t i = 0; i < stbds_arrlenu(ctx->modules); i++) gpuir__module_free(ctx->modules[i]);
     stbds_arrfree(ctx->modules);
     stbds_arrfree(ctx->message);
-    free(ctx);
+    GPUIR_FREE(ctx);
 }
 
 GPUIRDEF gpuir_ctx *gpuir_module_ctx(const gpuir_module *m) { return m->ctx; }
@@ -2307,10 +2339,10 @@ GPUIRDEF gpuir_value gpuir_constant_dense(gpuir_module *m, gpuir_type type, cons
 /* Copies `bytes` of data into global g (1-based); device copies of the old
    data become stale. */
 static gpuir_result gpuir__global_set_data(gpuir_module *m, uint32_t g, const void *data, size_t bytes) {
-    void *copy = malloc(bytes ? bytes : 1);
+    void *copy = GPUIR_MALLOC(bytes ? bytes : 1);
     if (!copy) return gpuir__oom(m->ctx, "global data");
     if (bytes) memcpy(copy, data, bytes);
-    free(m->globals[g - 1].data);
+    GPUIR_FREE(m->globals[g - 1].data);
     m->globals[g - 1].data = copy;
     m->globals[g - 1].generation++;
     return GPUIR_OK;
@@ -2527,7 +2559,7 @@ GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
     gpuir__printer p;
     memset(&p, 0, sizeof p);
     p.m = m;
-    p.numbers = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *p.numbers);
+    p.numbers = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *p.numbers);
     if (!p.numbers) { gpuir__oom(m->ctx, "printing a module"); return NULL; }
     for (size_t i = 0; i < stbds_arrlenu(m->globals); i++) {
         const gpuir__global *g = &m->globals[i];
@@ -2558,7 +2590,7 @@ GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
         first = false;
         gpuir__print_func(&p, (uint32_t)i + 1);
     }
-    free(p.numbers);
+    GPUIR_FREE(p.numbers);
     char *text = gpuir__str_detach(&p.out);
     if (!text) gpuir__oom(m->ctx, "printing a module");
     return text;
@@ -2921,7 +2953,7 @@ static gpuir_result gpuir__parse_attr_dict(gpuir__parser *P, uint32_t *first, ui
 /* Writes the pending dense numbers as raw elements of `dt` into the pool. */
 static gpuir_result gpuir__parse_finish_dense(gpuir__parser *P, gpuir_dtype dt) {
     size_t n = stbds_arrlenu(P->nums), size = gpuir_dtype_size(dt);
-    unsigned char *tmp = (unsigned char *)malloc(n * size + 1);
+    unsigned char *tmp = (unsigned char *)GPUIR_MALLOC(n * size + 1);
     if (!tmp) return gpuir__oom(P->ctx, "dense constant");
     gpuir_result r = GPUIR_OK;
     for (size_t k = 0; k < n && !r; k++) {
@@ -2951,7 +2983,7 @@ static gpuir_result gpuir__parse_finish_dense(gpuir__parser *P, gpuir_dtype dt) 
         P->m->attrs[a].off = (uint32_t)have;
         P->m->attrs[a].n = (uint32_t)n;
     }
-    free(tmp);
+    GPUIR_FREE(tmp);
     P->pending_dense = -1;
     return r;
 }
@@ -3270,7 +3302,7 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     gpuir_module *m = gpuir_module_make(ctx);
     if (!m) return NULL;
     const char *name = filename ? filename : "<input>";
-    m->source_name_owned = (char *)malloc(strlen(name) + 1);
+    m->source_name_owned = (char *)GPUIR_MALLOC(strlen(name) + 1);
     if (!m->source_name_owned) { gpuir__oom(ctx, "parse"); gpuir_module_destroy(m); return NULL; }
     memcpy(m->source_name_owned, name, strlen(name) + 1);
     m->source_name = m->source_name_owned;
@@ -3306,8 +3338,8 @@ static char *gpuir__slurp(const char *path, size_t *size) {
     size_t n = 0, cap = 0, got;
     do {
         if (n + 65536 + 1 > cap) {
-            char *bigger = (char *)realloc(buf, cap = cap * 2 + 65536 + 1);
-            if (!bigger) { free(buf); fclose(f); errno = ENOMEM; return NULL; }
+            char *bigger = (char *)GPUIR_REALLOC(buf, cap = cap * 2 + 65536 + 1);
+            if (!bigger) { GPUIR_FREE(buf); fclose(f); errno = ENOMEM; return NULL; }
             buf = bigger;
         }
         got = fread(buf + n, 1, cap - n - 1, f);
@@ -3315,7 +3347,7 @@ static char *gpuir__slurp(const char *path, size_t *size) {
     } while (got > 0);
     bool failed = ferror(f) != 0;
     fclose(f);
-    if (failed) { free(buf); errno = errno ? errno : EIO; return NULL; }
+    if (failed) { GPUIR_FREE(buf); errno = errno ? errno : EIO; return NULL; }
     buf[n] = '\0';
     if (size) *size = n;
     return buf;
@@ -3326,7 +3358,7 @@ static char *gpuir__slurp(const char *path, size_t *size) {
    flushed, then renamed over `path`. */
 static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes, size_t size) {
     size_t len = strlen(path);
-    char *tmp = (char *)malloc(len + 16);
+    char *tmp = (char *)GPUIR_MALLOC(len + 16);
     if (!tmp) return gpuir__oom(ctx, "a file name");
     snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(tmp);
@@ -3344,7 +3376,7 @@ static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, c
     if (!ok && fd >= 0) unlink(tmp);
     gpuir_result r = ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "cannot write '%s': %s", path,
                                                  strerror(err ? err : EIO));
-    free(tmp);
+    GPUIR_FREE(tmp);
     return r;
 }
 
@@ -3361,7 +3393,7 @@ GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path)
     size_t size;
     if (ctx->result != GPUIR_OK || gpuir__read_file(ctx, path, &text, &size)) return NULL;
     gpuir_module *m = gpuir_module_parse(ctx, text, size, path);
-    free(text);
+    GPUIR_FREE(text);
     return m;
 }
 
@@ -3529,12 +3561,12 @@ GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
     if (m->building)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "verify: function @%s is still open",
                            gpuir__string(m, gpuir__func_at(m, m->building)->name));
-    uint32_t *defined = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *defined);
+    uint32_t *defined = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *defined);
     if (!defined) return gpuir__oom(ctx, "verify");
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)
         r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
-    free(defined);
+    GPUIR_FREE(defined);
     gpuir__loc_clear(ctx);
     return r;
 }
@@ -3634,14 +3666,14 @@ GPUIRDEF gpuir_result gpuir_array_alloc(gpuir_ctx *ctx, gpuir_array *a, gpuir_dt
     size_t bytes;
     gpuir_result r = gpuir__array_check(ctx, a, "array", &bytes);
     if (r) { memset(a, 0, sizeof *a); return r; }
-    a->data = calloc(bytes ? bytes : 1, 1);
+    a->data = gpuir__calloc(bytes ? bytes : 1, 1);
     if (!a->data) { memset(a, 0, sizeof *a); return gpuir__oom(ctx, "array data"); }
     return GPUIR_OK;
 }
 
 GPUIRDEF void gpuir_array_release(gpuir_array *a) {
     if (!a) return;
-    free(a->data);
+    GPUIR_FREE(a->data);
     memset(a, 0, sizeof *a);
 }
 
@@ -3922,9 +3954,9 @@ static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpui
                                       gpuir_op_kind k, const bool *reduced) {
     size_t n_out = gpuir_array_count(out), n_in = gpuir_array_count(x);
     bool is_float = gpuir_dtype_is_float(x->dtype);
-    double *acc = (double *)calloc(n_out + 1, sizeof *acc);
-    int64_t *iacc = (int64_t *)calloc(n_out + 1, sizeof *iacc);
-    bool *seen = (bool *)calloc(n_out + 1, sizeof *seen);
+    double *acc = (double *)gpuir__calloc(n_out + 1, sizeof *acc);
+    int64_t *iacc = (int64_t *)gpuir__calloc(n_out + 1, sizeof *iacc);
+    bool *seen = (bool *)gpuir__calloc(n_out + 1, sizeof *seen);
     int64_t strides[1][GPUIR_MAX_RANK], idx[GPUIR_MAX_RANK] = {0}, off[1] = {0}, s = 1;
     gpuir_result r = !acc || !iacc || !seen ? gpuir__oom(ctx, "reduction") : GPUIR_OK;
     for (int i = x->rank - 1; i >= 0; i--) {        /* output offset of each input dim */
@@ -3958,9 +3990,9 @@ static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpui
             gpuir__store_int(out, o, mean ? (count ? iacc[o] / (int64_t)count : 0) : iacc[o]);
         }
     }
-    free(acc);
-    free(iacc);
-    free(seen);
+    GPUIR_FREE(acc);
+    GPUIR_FREE(iacc);
+    GPUIR_FREE(seen);
     return r;
 }
 
@@ -4184,7 +4216,7 @@ static gpuir_result gpuir__ref_dealloc(gpuir__ref *R, const gpuir__op *op) {
     if (!b->owned)
         return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "%s of a buffer the program did not "
                            "allocate", gpuir_op_name(op->kind));
-    free(b->data);
+    GPUIR_FREE(b->data);
     b->data = NULL;
     b->live = false;
     return GPUIR_OK;
@@ -4252,7 +4284,7 @@ static gpuir_result gpuir__ref_launch(gpuir__ref *R, const gpuir__op *op) {
         r = gpuir__ref_exec_any(R, gpuir__op_at(R->m, k->ops[i]), k->ops[i]);
     for (size_t i = first_temp; i < stbds_arrlenu(R->bufs); i++)
         if (R->bufs[i].owned && R->bufs[i].live) {
-            free(R->bufs[i].data);
+            GPUIR_FREE(R->bufs[i].data);
             R->bufs[i].live = false;
         }
     return r;
@@ -4371,7 +4403,7 @@ static gpuir_result gpuir__ref_run_func(gpuir__ref *R, const gpuir__func *f, siz
     for (uint32_t i = 0; !r && i < ret->n_operands; i++) {   /* returned buffers: handed over */
         uint32_t b = R->buf_of[gpuir__op_operand(R->m, ret, i) - 1];
         if (b && R->bufs[b - 1].owned && R->bufs[b - 1].live) {
-            free(R->bufs[b - 1].data);
+            GPUIR_FREE(R->bufs[b - 1].data);
             R->bufs[b - 1].live = false;
         }
     }
@@ -4396,10 +4428,10 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
     memset(&R, 0, sizeof R);
     R.m = m;
     R.ctx = ctx;
-    R.vals = (gpuir_array *)calloc(nv, sizeof *R.vals);
-    R.borrowed = (bool *)calloc(nv, sizeof *R.borrowed);
-    R.last_use = (uint32_t *)calloc(nv, sizeof *R.last_use);
-    R.buf_of = (uint32_t *)calloc(nv, sizeof *R.buf_of);
+    R.vals = (gpuir_array *)gpuir__calloc(nv, sizeof *R.vals);
+    R.borrowed = (bool *)gpuir__calloc(nv, sizeof *R.borrowed);
+    R.last_use = (uint32_t *)gpuir__calloc(nv, sizeof *R.last_use);
+    R.buf_of = (uint32_t *)gpuir__calloc(nv, sizeof *R.buf_of);
     const gpuir__func *f = gpuir__func_at(m, fid);
     if (!R.vals || !R.borrowed || !R.last_use || !R.buf_of) r = gpuir__oom(ctx, "interpreter state");
     if (!r && f->kernel)
@@ -4407,17 +4439,17 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
                         "that launches it", func);
     if (!r) r = gpuir__ref_bind_inputs(&R, f, n_inputs, inputs);
     if (!r) r = gpuir__ref_run_func(&R, f, n_outputs, outputs);
-    for (size_t i = 0; R.vals && i < nv; i++)
-        if (!R.borrowed[i]) free(R.vals[i].data);
+    for (size_t i = 0; R.vals && R.borrowed && i < nv; i++)
+        if (!R.borrowed[i]) GPUIR_FREE(R.vals[i].data);
     if (r)
         for (size_t i = 0; i < n_outputs; i++) gpuir_array_release(&outputs[i]);
     for (size_t i = 0; i < stbds_arrlenu(R.bufs); i++)
-        if (R.bufs[i].owned && R.bufs[i].live) free(R.bufs[i].data);
+        if (R.bufs[i].owned && R.bufs[i].live) GPUIR_FREE(R.bufs[i].data);
     stbds_arrfree(R.bufs);
-    free(R.vals);
-    free(R.borrowed);
-    free(R.last_use);
-    free(R.buf_of);
+    GPUIR_FREE(R.vals);
+    GPUIR_FREE(R.borrowed);
+    GPUIR_FREE(R.last_use);
+    GPUIR_FREE(R.buf_of);
     gpuir__loc_clear(ctx);
     return r;
 }
@@ -4611,7 +4643,7 @@ GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_arr
     gpuir_result r = gpuir__read_file(ctx, path, &data, &size);
     if (r) return r;
     r = gpuir_npy_load(ctx, data, size, out);
-    free(data);
+    GPUIR_FREE(data);
     return r;
 }
 
@@ -4694,12 +4726,13 @@ static bool gpuir__op_is_pure(const gpuir__op *op) {
 }
 
 /* Removes pure ops whose result nobody uses. */
-static void gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
+static gpuir_result gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops), kept = n;
-    uint32_t *uses = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
-    bool *dead = (bool *)calloc(n + 1, sizeof *dead);
-    if (uses && dead) {
+    uint32_t *uses = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
+    bool *dead = (bool *)gpuir__calloc(n + 1, sizeof *dead);
+    gpuir_result r = uses && dead ? GPUIR_OK : gpuir__oom(m->ctx, "dead code removal");
+    if (!r) {
         for (size_t i = 0; i < n; i++) {
             const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
             for (uint32_t k = 0; k < op->n_operands; k++) uses[gpuir__op_operand(m, op, k) - 1]++;
@@ -4716,8 +4749,9 @@ static void gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
             if (!dead[i]) f->ops[j++] = f->ops[i];
         stbds_header(f->ops)->length = kept;
     }
-    free(uses);
-    free(dead);
+    GPUIR_FREE(uses);
+    GPUIR_FREE(dead);
+    return r;
 }
 
 /* Runs fn on each host function; kernels a pass adds on the way are not
@@ -4874,7 +4908,7 @@ typedef struct gpuir__canon {
 
 /* Grows (zero-filled) one per-value array from `old` to `cap` entries. */
 static bool gpuir__grow_zeroed(void **p, size_t old, size_t cap, size_t size) {
-    void *q = realloc(*p, cap * size);
+    void *q = GPUIR_REALLOC(*p, cap * size);
     if (!q) return false;
     memset((char *)q + old * size, 0, (cap - old) * size);
     *p = q;
@@ -4896,8 +4930,8 @@ static gpuir_result gpuir__canon_fit(gpuir__canon *C) {
 }
 
 static void gpuir__cse_free(gpuir__cse_map *t) {
-    free(t->keys);
-    free(t->ops);
+    GPUIR_FREE(t->keys);
+    GPUIR_FREE(t->ops);
     memset(t, 0, sizeof *t);
 }
 
@@ -4912,8 +4946,8 @@ static size_t gpuir__cse_slot(const gpuir__cse_map *t, uint64_t key) {
 static bool gpuir__cse_reserve(gpuir__cse_map *t) {
     if (2 * (t->count + 1) <= t->cap) return true;
     gpuir__cse_map bigger = {NULL, NULL, t->cap ? 2 * t->cap : 64, t->count};
-    bigger.keys = (uint64_t *)calloc(bigger.cap, sizeof *bigger.keys);
-    bigger.ops = (uint32_t *)calloc(bigger.cap, sizeof *bigger.ops);
+    bigger.keys = (uint64_t *)gpuir__calloc(bigger.cap, sizeof *bigger.keys);
+    bigger.ops = (uint32_t *)gpuir__calloc(bigger.cap, sizeof *bigger.ops);
     if (!bigger.keys || !bigger.ops) { gpuir__cse_free(&bigger); return false; }
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->ops[i]) continue;
@@ -4981,11 +5015,12 @@ static bool gpuir__op_same(const gpuir_module *m, const gpuir__op *a, const gpui
 }
 
 /* CSE: the result of an identical earlier op, or 0 (and remembers this one;
-   on a hash collision with a different op the new one is simply kept). */
+   on a hash collision with a different op the new one is simply kept); 0
+   with the context's error set when out of memory. */
 static uint32_t gpuir__cse_lookup(gpuir__canon *C, uint32_t op_id) {
     const gpuir__op *op = gpuir__op_at(C->m, op_id);
     uint64_t key = gpuir__op_hash(C->m, op);
-    if (!gpuir__cse_reserve(&C->cse)) return 0;
+    if (!gpuir__cse_reserve(&C->cse)) { gpuir__oom(C->m->ctx, "CSE"); return 0; }
     size_t i = gpuir__cse_slot(&C->cse, key);
     if (C->cse.ops[i]) {
         const gpuir__op *prev = gpuir__op_at(C->m, C->cse.ops[i]);
@@ -5107,6 +5142,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     if ((r = gpuir__canon_fit(C)) != GPUIR_OK) return r;
     uint32_t current = folded ? (uint32_t)stbds_arrpop(m->rewrite_ops) : op_id;  /* re-added below */
     uint32_t same = gpuir__cse_lookup(C, current);
+    if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     if (same) C->repl[result - 1] = same;
     else {
         gpuir__rewrite_keep(m, current);
@@ -5123,7 +5159,7 @@ static gpuir_result gpuir__canon_func(gpuir__canon *C, uint32_t fid) {
     for (size_t i = 0; i < n && !r; i++) r = gpuir__canon_op(C, gpuir__func_at(m, fid)->ops[i]);
     gpuir__rewrite_end(m, r == GPUIR_OK);
     gpuir__cse_free(&C->cse);
-    if (!r) gpuir__remove_dead_ops(m, fid);
+    if (!r) r = gpuir__remove_dead_ops(m, fid);
     return r;
 }
 
@@ -5135,9 +5171,9 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
     C.ref.ctx = m->ctx;
     gpuir_result r = GPUIR_OK;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) r = gpuir__canon_func(&C, (uint32_t)f + 1);
-    free(C.repl);
-    free(C.ref.vals);
-    free(C.ref.borrowed);
+    GPUIR_FREE(C.repl);
+    GPUIR_FREE(C.ref.vals);
+    GPUIR_FREE(C.ref.borrowed);
     return r;
 }
 
@@ -5171,7 +5207,7 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 }
 
 static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
-    uint32_t *repl = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *repl);
+    uint32_t *repl = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *repl);
     if (!repl) return gpuir__oom(m->ctx, "decompose");
     gpuir_result r = GPUIR_OK;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) {
@@ -5191,7 +5227,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
         }
         gpuir__rewrite_end(m, r == GPUIR_OK);
     }
-    free(repl);
+    GPUIR_FREE(repl);
     return r;
 }
 
@@ -5295,13 +5331,13 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
-    uint32_t *uses = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
-    gpuir__group_kind *kinds = (gpuir__group_kind *)calloc(n + 2, sizeof *kinds);
-    uint32_t *inputs = (uint32_t *)calloc(n + 2, sizeof *inputs);
+    uint32_t *uses = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
+    gpuir__group_kind *kinds = (gpuir__group_kind *)gpuir__calloc(n + 2, sizeof *kinds);
+    uint32_t *inputs = (uint32_t *)gpuir__calloc(n + 2, sizeof *inputs);
     if (!uses || !kinds || !inputs) {
-        free(uses);
-        free(kinds);
-        free(inputs);
+        GPUIR_FREE(uses);
+        GPUIR_FREE(kinds);
+        GPUIR_FREE(inputs);
         return gpuir__oom(m->ctx, "fuse");
     }
     for (size_t i = 0; i < n; i++) {          /* users, not operand slots: add %a, %a is one */
@@ -5335,9 +5371,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         }
         gpuir__set_int_attr(m, op_id, "fusion", g);
     }
-    free(uses);
-    free(kinds);
-    free(inputs);
+    GPUIR_FREE(uses);
+    GPUIR_FREE(kinds);
+    GPUIR_FREE(inputs);
     return GPUIR_OK;
 }
 
@@ -5427,7 +5463,7 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
     gpuir_module *m = B->m;
     const gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
-    uint32_t *group_end = (uint32_t *)calloc(n + 2, sizeof *group_end);
+    uint32_t *group_end = (uint32_t *)gpuir__calloc(n + 2, sizeof *group_end);
     if (!group_end) return gpuir__oom(m->ctx, "bufferize");
     for (size_t i = 0; i < n; i++) {
         int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), "fusion", 0);
@@ -5448,7 +5484,7 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
             if (B->runs_at[i] > B->last_run[v]) B->last_run[v] = B->runs_at[i];
         }
     }
-    free(group_end);
+    GPUIR_FREE(group_end);
     return GPUIR_OK;
 }
 
@@ -5520,7 +5556,7 @@ static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const 
                                            gpuir_op_kind dealloc) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops), nv = stbds_arrlenu(m->values) + 1;
-    uint32_t *last = (uint32_t *)calloc(nv, sizeof *last);
+    uint32_t *last = (uint32_t *)gpuir__calloc(nv, sizeof *last);
     if (!last) return gpuir__oom(m->ctx, "placing deallocations");
     for (size_t i = 0; i < n; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -5545,7 +5581,7 @@ static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const 
         for (uint32_t j = 0; j < n_freed; j++) gpuir__build_op(m, dealloc, &freed[j], 1, 0, 0, NULL);
     }
     gpuir__rewrite_end(m, true);
-    free(last);
+    GPUIR_FREE(last);
     return m->ctx->result;
 }
 
@@ -5557,11 +5593,11 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     gpuir__bufferizer B;
     memset(&B, 0, sizeof B);
     B.m = m;
-    B.buf = (uint32_t *)calloc(cap, sizeof *B.buf);
-    B.last_use = (uint32_t *)calloc(cap, sizeof *B.last_use);
-    B.last_run = (uint32_t *)calloc(cap, sizeof *B.last_run);
-    B.runs_at = (uint32_t *)calloc(n + 1, sizeof *B.runs_at);
-    B.owned = (bool *)calloc(cap, sizeof *B.owned);
+    B.buf = (uint32_t *)gpuir__calloc(cap, sizeof *B.buf);
+    B.last_use = (uint32_t *)gpuir__calloc(cap, sizeof *B.last_use);
+    B.last_run = (uint32_t *)gpuir__calloc(cap, sizeof *B.last_run);
+    B.runs_at = (uint32_t *)gpuir__calloc(n + 1, sizeof *B.runs_at);
+    B.owned = (bool *)gpuir__calloc(cap, sizeof *B.owned);
     if (!B.buf || !B.last_use || !B.last_run || !B.runs_at || !B.owned) r = gpuir__oom(m->ctx, "bufferize");
     if (!r) r = gpuir__bufferize_schedule(&B, fid);
     const gpuir__func *f = gpuir__func_at(m, fid);
@@ -5575,11 +5611,11 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     for (size_t i = 0; !r && i < n; i++) r = gpuir__bufferize_op(&B, gpuir__func_at(m, fid)->ops[i], i);
     if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
     if (!r) r = gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
-    free(B.buf);
-    free(B.last_use);
-    free(B.last_run);
-    free(B.runs_at);
-    free(B.owned);
+    GPUIR_FREE(B.buf);
+    GPUIR_FREE(B.last_use);
+    GPUIR_FREE(B.last_run);
+    GPUIR_FREE(B.runs_at);
+    GPUIR_FREE(B.owned);
     return r;
 }
 
@@ -5793,7 +5829,7 @@ static bool gpuir__outline_drops(const gpuir__outliner *O, const gpuir__op *op) 
    (or never, when it is returned), with `dealloc`. */
 static gpuir_result gpuir__free_allocs(gpuir_module *m, uint32_t fid, gpuir_op_kind alloc,
                                        gpuir_op_kind dealloc) {
-    bool *owned = (bool *)calloc(stbds_arrlenu(m->values) + 1, sizeof *owned);
+    bool *owned = (bool *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *owned);
     if (!owned) return gpuir__oom(m->ctx, "placing deallocations");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
@@ -5801,7 +5837,7 @@ static gpuir_result gpuir__free_allocs(gpuir_module *m, uint32_t fid, gpuir_op_k
         if (op->kind == alloc) owned[op->result - 1] = true;
     }
     gpuir_result r = gpuir__insert_deallocs(m, fid, owned, dealloc);
-    free(owned);
+    GPUIR_FREE(owned);
     return r;
 }
 
@@ -5843,13 +5879,13 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
     O.fid = fid;
     size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops);
     size_t nv = stbds_arrlenu(m->values) + 1;
-    O.splat_of = (uint32_t *)calloc(nv, sizeof *O.splat_of);
-    O.group_of = (uint32_t *)calloc(n + 1, sizeof *O.group_of);
-    O.user_group = (uint32_t *)calloc(nv, sizeof *O.user_group);
-    O.many_groups = (bool *)calloc(nv, sizeof *O.many_groups);
-    O.host_use = (bool *)calloc(nv, sizeof *O.host_use);
-    O.group_by_key = (size_t *)calloc(n + 2, sizeof *O.group_by_key);
-    O.role = (uint8_t *)calloc(nv, sizeof *O.role);
+    O.splat_of = (uint32_t *)gpuir__calloc(nv, sizeof *O.splat_of);
+    O.group_of = (uint32_t *)gpuir__calloc(n + 1, sizeof *O.group_of);
+    O.user_group = (uint32_t *)gpuir__calloc(nv, sizeof *O.user_group);
+    O.many_groups = (bool *)gpuir__calloc(nv, sizeof *O.many_groups);
+    O.host_use = (bool *)gpuir__calloc(nv, sizeof *O.host_use);
+    O.group_by_key = (size_t *)gpuir__calloc(n + 2, sizeof *O.group_by_key);
+    O.role = (uint8_t *)gpuir__calloc(nv, sizeof *O.role);
     gpuir_result r = O.splat_of && O.group_of && O.user_group && O.many_groups && O.host_use &&
                      O.group_by_key && O.role ? GPUIR_OK : gpuir__oom(m->ctx, "outline");
     if (!r) gpuir__outline_collect(&O);
@@ -5868,13 +5904,13 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
         stbds_arrfree(O.groups[g].splats);
     }
     stbds_arrfree(O.groups);
-    free(O.splat_of);
-    free(O.group_of);
-    free(O.user_group);
-    free(O.many_groups);
-    free(O.host_use);
-    free(O.group_by_key);
-    free(O.role);
+    GPUIR_FREE(O.splat_of);
+    GPUIR_FREE(O.group_of);
+    GPUIR_FREE(O.user_group);
+    GPUIR_FREE(O.many_groups);
+    GPUIR_FREE(O.host_use);
+    GPUIR_FREE(O.group_by_key);
+    GPUIR_FREE(O.role);
     return r;
 }
 
@@ -5951,11 +5987,11 @@ static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, con
 }
 
 /* Marks memref.allocs that only launches and frees touch: device-only. */
-static void gpuir__place_find_device_only(gpuir__placer *P) {
+static gpuir_result gpuir__place_find_device_only(gpuir__placer *P) {
     gpuir_module *m = P->m;
     const gpuir__func *f = gpuir__func_at(m, P->fid);
-    bool *host_use = (bool *)calloc(stbds_arrlenu(m->values) + 1, sizeof *host_use);
-    if (!host_use) return;
+    bool *host_use = (bool *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *host_use);
+    if (!host_use) return gpuir__oom(m->ctx, "place");
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC || op->kind == GPUIR_OP_MEMREF_DEALLOC) continue;
@@ -5966,7 +6002,8 @@ static void gpuir__place_find_device_only(gpuir__placer *P) {
         if (op->kind == GPUIR_OP_MEMREF_ALLOC && op->result && !host_use[op->result - 1])
             P->device_only[op->result - 1] = true;
     }
-    free(host_use);
+    GPUIR_FREE(host_use);
+    return GPUIR_OK;
 }
 
 /* Marks every buffer some op of the function writes: destinations of
@@ -6117,16 +6154,16 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     memset(&P, 0, sizeof P);
     P.m = m;
     P.fid = fid;
-    P.twin = (uint32_t *)calloc(nv, sizeof *P.twin);
-    P.valid = (uint8_t *)calloc(nv, sizeof *P.valid);
-    P.device_only = (bool *)calloc(nv, sizeof *P.device_only);
-    P.wrote_on_device = (bool *)calloc(nv, sizeof *P.wrote_on_device);
-    P.written = (bool *)calloc(nv, sizeof *P.written);
+    P.twin = (uint32_t *)gpuir__calloc(nv, sizeof *P.twin);
+    P.valid = (uint8_t *)gpuir__calloc(nv, sizeof *P.valid);
+    P.device_only = (bool *)gpuir__calloc(nv, sizeof *P.device_only);
+    P.wrote_on_device = (bool *)gpuir__calloc(nv, sizeof *P.wrote_on_device);
+    P.written = (bool *)gpuir__calloc(nv, sizeof *P.written);
     gpuir_result r = P.twin && P.valid && P.device_only && P.wrote_on_device && P.written ? GPUIR_OK
                    : gpuir__oom(m->ctx, "place");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) P.valid[f->params[i] - 1] = GPUIR__ON_HOST;
-    if (!r) gpuir__place_find_device_only(&P);
+    if (!r) r = gpuir__place_find_device_only(&P);
     if (!r) gpuir__place_find_written(&P);
     size_t n = stbds_arrlenu(f->ops);
     bool rewriting = r == GPUIR_OK;
@@ -6145,16 +6182,16 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
         r = m->ctx->result;
     }
     if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
-    if (!r) gpuir__remove_dead_ops(m, fid);        /* host views of resident globals */
+    if (!r) r = gpuir__remove_dead_ops(m, fid);    /* host views of resident globals */
     if (!r) r = gpuir__free_allocs(m, fid, GPUIR_OP_GPU_ALLOC, GPUIR_OP_GPU_DEALLOC);
     const char *text = gpuir__str_cstr(&P.report);
     for (size_t i = 0; text[i]; i++) stbds_arrput(m->placement_report, text[i]);
     gpuir__str_free(&P.report);
-    free(P.twin);
-    free(P.valid);
-    free(P.device_only);
-    free(P.wrote_on_device);
-    free(P.written);
+    GPUIR_FREE(P.twin);
+    GPUIR_FREE(P.valid);
+    GPUIR_FREE(P.device_only);
+    GPUIR_FREE(P.wrote_on_device);
+    GPUIR_FREE(P.written);
     return r;
 }
 
@@ -6580,9 +6617,9 @@ static void gpuir__sort_ints(int64_t *v, size_t n) {
 }
 
 /* Renumbers events in the order of the ops that record them. */
-static void gpuir__async_number_events(gpuir__async *A, size_t n) {
-    int64_t *order = (int64_t *)malloc(((size_t)A->n_events + 1) * sizeof *order), next = 0;
-    if (!order) return;                       /* the numbers stay valid, only less tidy */
+static gpuir_result gpuir__async_number_events(gpuir__async *A, size_t n) {
+    int64_t *order = (int64_t *)GPUIR_MALLOC(((size_t)A->n_events + 1) * sizeof *order), next = 0;
+    if (!order) return gpuir__oom(A->m->ctx, "async");
     for (size_t i = 0; i < n; i++)
         if (A->event[i] >= 0) order[A->event[i]] = next, A->event[i] = next++;
     for (size_t i = 0; i < n; i++) {
@@ -6591,7 +6628,8 @@ static void gpuir__async_number_events(gpuir__async *A, size_t n) {
         gpuir__sort_ints(A->waits[i], stbds_arrlenu(A->waits[i]));
         gpuir__sort_ints(A->host_waits[i], stbds_arrlenu(A->host_waits[i]));
     }
-    free(order);
+    GPUIR_FREE(order);
+    return GPUIR_OK;
 }
 
 /* What a report calls a stream op: its kernel, or the op and its buffer. */
@@ -6610,10 +6648,10 @@ static const char *gpuir__async_op_label(const gpuir_module *m, const gpuir__op 
 
 /* One report line per wait: who waits, for which event, recorded after
    what on which stream. */
-static void gpuir__async_report(gpuir__async *A, const uint32_t *ops, size_t n) {
+static gpuir_result gpuir__async_report(gpuir__async *A, const uint32_t *ops, size_t n) {
     gpuir_module *m = A->m;
-    uint32_t *recorder = (uint32_t *)calloc((size_t)A->n_events + 1, sizeof *recorder);
-    if (!recorder) return;
+    uint32_t *recorder = (uint32_t *)gpuir__calloc((size_t)A->n_events + 1, sizeof *recorder);
+    if (!recorder) return gpuir__oom(m->ctx, "async");
     for (size_t i = 0; i < n; i++)
         if (A->event[i] >= 0) recorder[A->event[i]] = (uint32_t)i;
     gpuir__str s = {m->placement_report};       /* terminated: appends overwrite the terminator */
@@ -6639,18 +6677,18 @@ static void gpuir__async_report(gpuir__async *A, const uint32_t *ops, size_t n) 
         }
     }
     m->placement_report = s.buf;
-    free(recorder);
+    GPUIR_FREE(recorder);
+    return GPUIR_OK;
 }
 
 /* Writes the analysis into the function: stream attributes and gpu.waits. */
 static void gpuir__async_rewrite(gpuir__async *A) {
     gpuir_module *m = A->m;
     size_t n = stbds_arrlenu(gpuir__func_at(m, A->fid)->ops);
-    uint32_t *ops = (uint32_t *)malloc(n * sizeof *ops);
+    uint32_t *ops = (uint32_t *)GPUIR_MALLOC(n * sizeof *ops);
     if (!ops) { gpuir__oom(m->ctx, "async"); return; }
     memcpy(ops, gpuir__func_at(m, A->fid)->ops, n * sizeof *ops);
-    gpuir__async_number_events(A, n);
-    gpuir__async_report(A, ops, n);
+    if (gpuir__async_number_events(A, n) || gpuir__async_report(A, ops, n)) { GPUIR_FREE(ops); return; }
     gpuir__rewrite_begin(m, A->fid);
     for (size_t i = 0; i < n; i++) {
         if (stbds_arrlenu(A->host_waits[i])) {
@@ -6667,7 +6705,7 @@ static void gpuir__async_rewrite(gpuir__async *A) {
         gpuir__rewrite_keep(m, ops[i]);
     }
     gpuir__rewrite_end(m, m->ctx->result == GPUIR_OK);
-    free(ops);
+    GPUIR_FREE(ops);
 }
 
 /* Whether a function has stream ops, none of them on a stream yet. */
@@ -6685,12 +6723,12 @@ static void gpuir__async_free(gpuir__async *A, size_t n, size_t nv) {
     for (size_t i = 0; A->waits && i < n; i++) stbds_arrfree(A->waits[i]);
     for (size_t i = 0; A->host_waits && i < n; i++) stbds_arrfree(A->host_waits[i]);
     for (size_t i = 0; A->buffers && i < nv; i++) stbds_arrfree(A->buffers[i].readers);
-    free(A->stream);
-    free(A->event);
-    free(A->waits);
-    free(A->host_waits);
-    free(A->known);
-    free(A->buffers);
+    GPUIR_FREE(A->stream);
+    GPUIR_FREE(A->event);
+    GPUIR_FREE(A->waits);
+    GPUIR_FREE(A->host_waits);
+    GPUIR_FREE(A->known);
+    GPUIR_FREE(A->buffers);
     stbds_arrfree(A->accesses);
     stbds_arrfree(A->deps);
 }
@@ -6702,12 +6740,12 @@ static gpuir_result gpuir__async_func(gpuir_module *m, uint32_t fid) {
     memset(&A, 0, sizeof A);
     A.m = m;
     A.fid = fid;
-    A.stream = (int *)calloc(n + 1, sizeof *A.stream);
-    A.event = (int64_t *)malloc((n + 1) * sizeof *A.event);
-    A.waits = (int64_t **)calloc(n + 1, sizeof *A.waits);
-    A.host_waits = (int64_t **)calloc(n + 1, sizeof *A.host_waits);
-    A.known = (uint32_t(*)[GPUIR__ASYNC_STREAMS])calloc(n + 1, sizeof *A.known);
-    A.buffers = (gpuir__async_buffer *)calloc(nv + 1, sizeof *A.buffers);
+    A.stream = (int *)gpuir__calloc(n + 1, sizeof *A.stream);
+    A.event = (int64_t *)GPUIR_MALLOC((n + 1) * sizeof *A.event);
+    A.waits = (int64_t **)gpuir__calloc(n + 1, sizeof *A.waits);
+    A.host_waits = (int64_t **)gpuir__calloc(n + 1, sizeof *A.host_waits);
+    A.known = (uint32_t(*)[GPUIR__ASYNC_STREAMS])gpuir__calloc(n + 1, sizeof *A.known);
+    A.buffers = (gpuir__async_buffer *)gpuir__calloc(nv + 1, sizeof *A.buffers);
     if (!A.stream || !A.event || !A.waits || !A.host_waits || !A.known || !A.buffers) {
         gpuir__async_free(&A, n, nv);
         return gpuir__oom(m->ctx, "async");
@@ -7895,8 +7933,8 @@ static char *gpuir__cg_module(gpuir_module *m, const char *prelude, gpuir__cg_ke
     C.m = m;
     C.s = &s;
     *infos = NULL;
-    C.cur = (uint32_t *)calloc(stbds_arrlenu(m->values) + 1, sizeof *C.cur);
-    C.loaded4 = (bool *)calloc(GPUIR_MAX_OPERANDS + 1, sizeof *C.loaded4);
+    C.cur = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *C.cur);
+    C.loaded4 = (bool *)gpuir__calloc(GPUIR_MAX_OPERANDS + 1, sizeof *C.loaded4);
     C.lane = -1;
     gpuir_result r = C.cur && C.loaded4 ? GPUIR_OK : gpuir__oom(m->ctx, "codegen");
     if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s", prelude, gpuir__cg_ranks,
@@ -7908,8 +7946,8 @@ static char *gpuir__cg_module(gpuir_module *m, const char *prelude, gpuir__cg_ke
         if (!r) stbds_arrput(*infos, info);
     }
     if (!r) gpuir__cg_emu_table(&C, *infos);
-    free(C.cur);
-    free(C.loaded4);
+    GPUIR_FREE(C.cur);
+    GPUIR_FREE(C.loaded4);
     stbds_arrfree(C.vars);
     char *text = r ? NULL : gpuir__str_detach(&s);
     if (!r && !text) r = gpuir__oom(m->ctx, "codegen");
@@ -8456,7 +8494,7 @@ static gpuir_result gpuir__nvrtc_check(gpuir_ctx *ctx, const gpuir__nvrtc *n, gp
 /* Closes the library, frees the arch list and zeroes the struct. Safe on a
    zeroed struct. */
 static void gpuir__nvrtc_unload(gpuir__nvrtc *n) {
-    free(n->archs);
+    GPUIR_FREE(n->archs);
     if (n->lib) dlclose(n->lib);
     memset(n, 0, sizeof *n);
 }
@@ -8521,7 +8559,7 @@ static gpuir_result gpuir__nvrtc_query(gpuir_ctx *ctx, gpuir__nvrtc *n) {
     if (count <= 0)
         return gpuir__fail(ctx, GPUIR_ERR_IO, "NVRTC is unavailable: %s supports no architecture",
                            n->library);
-    n->archs = (int *)calloc((size_t)count, sizeof *n->archs);
+    n->archs = (int *)gpuir__calloc((size_t)count, sizeof *n->archs);
     if (!n->archs) return gpuir__oom(ctx, "NVRTC's architecture list");
     n->n_archs = count;
     res = gpuir__nvrtc_check(ctx, n, n->nvrtcGetSupportedArchs(n->archs),
@@ -8595,7 +8633,7 @@ static void gpuir__nvrtc_arch_option(char *buf, size_t size, int sm, bool arch_s
 static char *gpuir__nvrtc_take_log(const gpuir__nvrtc *n, gpuir__nvrtcProgram prog) {
     size_t size = 0;
     if (n->nvrtcGetProgramLogSize(prog, &size) != GPUIR__NVRTC_SUCCESS) size = 0;
-    char *log = (char *)malloc(size + 1);
+    char *log = (char *)GPUIR_MALLOC(size + 1);
     if (!log) return NULL;
     log[0] = '\0';
     if (size > 0 && n->nvrtcGetProgramLog(prog, log) != GPUIR__NVRTC_SUCCESS) log[0] = '\0';
@@ -8616,13 +8654,13 @@ static gpuir_result gpuir__nvrtc_take_image(gpuir_ctx *ctx, const gpuir__nvrtc *
     if (size == 0)
         return gpuir__fail(ctx, GPUIR_ERR_COMPILE, "NVRTC produced an empty %s while %s",
                            want_ptx ? "PTX" : "cubin", what);
-    char *buf = (char *)malloc(size + 1);
+    char *buf = (char *)GPUIR_MALLOC(size + 1);
     if (!buf) return gpuir__oom(ctx, "a compiled kernel image");
     res = want_ptx
         ? gpuir__nvrtc_check(ctx, n, n->nvrtcGetPTX(prog, buf), "nvrtcGetPTX", what)
         : gpuir__nvrtc_check(ctx, n, n->nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN", what);
     if (res != GPUIR_OK) {
-        free(buf);
+        GPUIR_FREE(buf);
         return res;
     }
     buf[size] = '\0';   /* PTX already ends in NUL; a cubin gets a harmless one past its end */
@@ -8737,7 +8775,7 @@ static bool gpuir__nvrtc_has_cache(const gpuir__nvrtc *n) {
    array is malloc'd; NULL when out of memory. */
 static const char **gpuir__nvrtc_options(const gpuir__nvrtc *n, const char *arch_option,
                                          const char *const *extra, size_t n_extra, int *count) {
-    const char **opts = (const char **)malloc((n_extra + 4) * sizeof *opts);
+    const char **opts = (const char **)GPUIR_MALLOC((n_extra + 4) * sizeof *opts);
     if (!opts) return NULL;
     int k = 0;
     opts[k++] = arch_option;
@@ -8790,11 +8828,11 @@ static gpuir_result gpuir__nvrtc_compile(gpuir_ctx *ctx, const gpuir__nvrtc *n, 
         else
             res = gpuir__nvrtc_take_image(ctx, n, prog, want_ptx, what, image, image_size);
         if (log) *log = text;
-        else free(text);
+        else GPUIR_FREE(text);
         n->nvrtcDestroyProgram(&prog);
     }
-    free(opts);
-    if (log && !*log) *log = (char *)calloc(1, 1);   /* no program, no log: empty */
+    GPUIR_FREE(opts);
+    if (log && !*log) *log = (char *)gpuir__calloc(1, 1);   /* no program, no log: empty */
     return res;
 }
 
@@ -9060,13 +9098,13 @@ static void gpuir__cudart_close(gpuir__cudart *C) {
     C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
     if (C->nv_loaded) gpuir__nvrtc_unload(&C->nv);
     gpuir__cuda_unload(&C->cu);
-    free(C);
+    GPUIR_FREE(C);
 }
 
 /* Loads the driver, describes device `ordinal` and retains its primary
    context; NULL (the context holds why) when CUDA is unavailable. */
 static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
-    gpuir__cudart *C = (gpuir__cudart *)calloc(1, sizeof *C);
+    gpuir__cudart *C = (gpuir__cudart *)gpuir__calloc(1, sizeof *C);
     if (!C) { gpuir__oom(ctx, "the CUDA runtime"); return NULL; }
     gpuir_result r = gpuir__cuda_load(ctx, &C->cu);
     if (!r) r = gpuir__cuda_device_info(ctx, &C->cu, ordinal, &C->dev);
@@ -9074,7 +9112,7 @@ static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
                                   "cuDevicePrimaryCtxRetain", "opening the device's context");
     if (r) {
         if (C->cu.lib) gpuir__cuda_unload(&C->cu);
-        free(C);
+        GPUIR_FREE(C);
         return NULL;
     }
     return C;
@@ -9188,12 +9226,12 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
     if (!r) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, false, false, &verbose, 1, &image,
                                      &size, &log);
     if (!r && spilled_bytes) *spilled_bytes = log ? gpuir__nvrtc_spilled_bytes(log) : -1;
-    free(image);
-    free(log);
+    GPUIR_FREE(image);
+    GPUIR_FREE(log);
     image = NULL;
     if (!r && ptx) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, false, true, NULL, 0, ptx, &size, NULL);
     if (nv.lib) gpuir__nvrtc_unload(&nv);
-    free(source);
+    GPUIR_FREE(source);
     return r;
 }
 
@@ -9478,12 +9516,12 @@ static bool gpuir__cache_mem_grow(gpuir__cache *c) {
     gpuir__cache_entry *old = c->slots;
     size_t old_cap = c->cap;
     if (cap < old_cap || cap > SIZE_MAX / sizeof *old) return false;
-    gpuir__cache_entry *slots = (gpuir__cache_entry *)calloc(cap, sizeof *slots);
+    gpuir__cache_entry *slots = (gpuir__cache_entry *)gpuir__calloc(cap, sizeof *slots);
     if (!slots) return false;
     c->slots = slots, c->cap = cap;
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].bytes) *gpuir__cache_probe(c, old[i].key, old[i].ext) = old[i];
-    free(old);
+    GPUIR_FREE(old);
     return true;
 }
 
@@ -9492,7 +9530,7 @@ static bool gpuir__cache_retire(gpuir__cache *c, unsigned char *bytes) {
     if (c->nretired == c->retired_cap) {
         size_t cap = c->retired_cap ? c->retired_cap * 2 : 8;
         if (cap > SIZE_MAX / sizeof *c->retired) return false;
-        unsigned char **r = (unsigned char **)realloc(c->retired, cap * sizeof *r);
+        unsigned char **r = (unsigned char **)GPUIR_REALLOC(c->retired, cap * sizeof *r);
         if (!r) return false;
         c->retired = r, c->retired_cap = cap;
     }
@@ -9507,7 +9545,7 @@ static bool gpuir__cache_mem_insert(gpuir__cache *c, const char *key, const char
                                     unsigned char *bytes, size_t size) {
     gpuir__cache_entry *e = gpuir__cache_mem_find(c, key, ext);
     if (e) {
-        if (e->size == size && memcmp(e->bytes, bytes, size) == 0) { free(bytes); return true; }
+        if (e->size == size && memcmp(e->bytes, bytes, size) == 0) { GPUIR_FREE(bytes); return true; }
         if (!gpuir__cache_retire(c, e->bytes)) return false;
         e->bytes = bytes, e->size = size;
         return true;
@@ -9524,7 +9562,7 @@ static bool gpuir__cache_mem_insert(gpuir__cache *c, const char *key, const char
 /* A malloc'd copy of size bytes, or uninitialized room for them when bytes
    is NULL (at least one byte, so never NULL on success). */
 static unsigned char *gpuir__cache_dup(const void *bytes, size_t size) {
-    unsigned char *p = (unsigned char *)malloc(size ? size : 1);
+    unsigned char *p = (unsigned char *)GPUIR_MALLOC(size ? size : 1);
     if (p && bytes && size) memcpy(p, bytes, size);
     return p;
 }
@@ -9541,7 +9579,7 @@ static bool gpuir__cache_env_on(const char *name) {
 static char *gpuir__cache_join(const char *a, const char *b) {
     size_t na = strlen(a), nb = strlen(b);
     while (na > 1 && a[na - 1] == '/') na--;
-    char *p = (char *)malloc(na + nb + 1);
+    char *p = (char *)GPUIR_MALLOC(na + nb + 1);
     if (!p) return NULL;
     memcpy(p, a, na);
     memcpy(p + na, b, nb + 1);
@@ -9673,7 +9711,7 @@ static bool gpuir__cache_disk_init(gpuir__cache *c, const char *dir) {
     bool oom = false;
     char *path = gpuir__cache_pick_dir(c, dir, &oom);
     if (!path) return !oom;
-    free(c->dir);
+    GPUIR_FREE(c->dir);
     c->dir = path;
     if (gpuir__cache_mkdirs(c, path) == 0) c->dirfd = gpuir__cache_open_dir(c);
     if (c->dirfd < 0) c->dir[0] = '\0';
@@ -9781,12 +9819,12 @@ static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const
     r = gpuir__cache_read_all(fd, p, n);
     if (r != 0) {
         int err = errno;
-        free(p);
+        GPUIR_FREE(p);
         errno = err;
         return gpuir__cache_read_failed(c, r, name, why);
     }
     gpuir__cache_sha256_buf(p, n, digest);
-    if (memcmp(digest, h + 24, 32) != 0) { free(p); *why = "payload checksum mismatch"; return GPUIR__CACHE_BAD; }
+    if (memcmp(digest, h + 24, 32) != 0) { GPUIR_FREE(p); *why = "payload checksum mismatch"; return GPUIR__CACHE_BAD; }
     *out = p, *size = n;
     return GPUIR__CACHE_HIT;
 }
@@ -9884,7 +9922,7 @@ static void gpuir__cache_destroy(gpuir__cache *c);
    "" means memory only. GPUIR_CACHE_DISABLE set (not "0") turns the disk off
    in every case. NULL only when out of memory (recorded in ctx). */
 static gpuir__cache *gpuir__cache_make(gpuir_ctx *ctx, const char *dir) {
-    gpuir__cache *c = (gpuir__cache *)calloc(1, sizeof *c);
+    gpuir__cache *c = (gpuir__cache *)gpuir__calloc(1, sizeof *c);
     if (c) {
         struct timespec ts;
         c->ctx = ctx;
@@ -9905,13 +9943,13 @@ static gpuir__cache *gpuir__cache_make(gpuir_ctx *ctx, const char *dir) {
 /* Frees the cache, every payload it handed out, and closes its directory. */
 static void gpuir__cache_destroy(gpuir__cache *c) {
     if (!c) return;
-    for (size_t i = 0; i < c->cap; i++) free(c->slots[i].bytes);
-    for (size_t i = 0; i < c->nretired; i++) free(c->retired[i]);
-    free(c->slots);
-    free(c->retired);
+    for (size_t i = 0; i < c->cap; i++) GPUIR_FREE(c->slots[i].bytes);
+    for (size_t i = 0; i < c->nretired; i++) GPUIR_FREE(c->retired[i]);
+    GPUIR_FREE(c->slots);
+    GPUIR_FREE(c->retired);
     if (c->dirfd >= 0) close(c->dirfd);
-    free(c->dir);
-    free(c);
+    GPUIR_FREE(c->dir);
+    GPUIR_FREE(c);
 }
 
 /* Looks (key, ext) up in memory, then on disk; a disk hit is kept in memory.
@@ -9940,7 +9978,8 @@ static bool gpuir__cache_get(gpuir__cache *c, const char *key, const char *ext,
         gpuir__cache_remove_bad(c, name, &bad);
     }
     if (r == GPUIR__CACHE_HIT && !gpuir__cache_mem_insert(c, key, ext, p, n)) {
-        free(p);
+        gpuir__cache_msg(c->last_error, "cannot keep %s/%s in memory: out of memory", c->dir, name);
+        GPUIR_FREE(p);
         r = GPUIR__CACHE_MISS;
     }
     if (r != GPUIR__CACHE_HIT) { c->stats.misses++; return false; }
@@ -9960,7 +9999,7 @@ static gpuir_result gpuir__cache_put(gpuir__cache *c, const char *key, const cha
                            "kernel cache: bad key or extension (want 64 hex digits and [a-z0-9]{1,15})");
     unsigned char *p = gpuir__cache_dup(bytes, size);
     if (!p || !gpuir__cache_mem_insert(c, key, ext, p, size)) {
-        free(p);
+        GPUIR_FREE(p);
         return gpuir__oom(c->ctx, "kernel cache entry");
     }
     if (!gpuir__cache_disk_ok(c)) return GPUIR_OK;
@@ -10001,14 +10040,14 @@ static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *par
     gpuir__cache_key(parts, n, key);
     const void *bytes;
     if (c && gpuir__cache_get(c, key, ext, &bytes, size)) {
-        *image = malloc(*size ? *size : 1);
+        *image = GPUIR_MALLOC(*size ? *size : 1);
         if (!*image) return gpuir__oom(p->ctx, "a compiled module");
         memcpy(*image, bytes, *size);
         return GPUIR_OK;
     }
     gpuir_result r = compile(p, image, size);
     if (!r && c) r = gpuir__cache_put(c, key, ext, *image, *size);
-    if (r) { free(*image); *image = NULL; }
+    if (r) { GPUIR_FREE(*image); *image = NULL; }
     return r;
 }
 
@@ -10135,7 +10174,7 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
         r = gpuir__cache_put(c, entries[i].key, entries[i].ext, entries[i].bytes, entries[i].size);
     if (!r && count) *count = n;
     stbds_arrfree(entries);
-    free(text);
+    GPUIR_FREE(text);
     return r;
 }
 
@@ -10360,7 +10399,7 @@ static gpuir_result gpuir__run_alloc(gpuir__run *R, const gpuir__op *op) {
     gpuir__slot *s = &R->slots[op->result - 1];
     s->bytes = gpuir__value_bytes(p->m, op->result);
     if (op->kind == GPUIR_OP_MEMREF_ALLOC) {
-        s->host = malloc(s->bytes ? s->bytes : 1);
+        s->host = GPUIR_MALLOC(s->bytes ? s->bytes : 1);
         s->owned = s->host != NULL;
         return s->host ? GPUIR_OK : gpuir__oom(p->ctx, "a host buffer");
     }
@@ -10378,7 +10417,7 @@ static gpuir_result gpuir__run_dealloc(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     gpuir__slot *s = &R->slots[gpuir__op_operand(p->m, op, 0) - 1];
     if (op->kind == GPUIR_OP_MEMREF_DEALLOC) {
-        if (s->owned) free(s->host);
+        if (s->owned) GPUIR_FREE(s->host);
         s->host = NULL;
         s->owned = false;
         return GPUIR_OK;
@@ -10562,7 +10601,7 @@ static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size
             a.data = s->host;
             s->owned = false;
         } else {
-            a.data = malloc(s->bytes ? s->bytes : 1);
+            a.data = GPUIR_MALLOC(s->bytes ? s->bytes : 1);
             if (!a.data) return gpuir__oom(R->p->ctx, "an output array");
             if (s->bytes) memcpy(a.data, s->host, s->bytes);
         }
@@ -10578,7 +10617,7 @@ static gpuir_result gpuir__run_release(gpuir__run *R, gpuir_result r) {
     size_t leaked = 0;
     for (size_t i = 0; i < R->n_slots; i++) {
         gpuir__slot *s = &R->slots[i];
-        if (s->owned) free(s->host);
+        if (s->owned) GPUIR_FREE(s->host);
         if (s->live) {
             leaked++;
             p->drv.mem_free(p->drv.self, s->dev, 0);
@@ -10586,7 +10625,7 @@ static gpuir_result gpuir__run_release(gpuir__run *R, gpuir_result r) {
     }
     if (!r && leaked)
         r = gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%zu device buffers were never freed (a placement error)", leaked);
-    free(R->slots);
+    GPUIR_FREE(R->slots);
     return r;
 }
 
@@ -10621,7 +10660,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     R.p = p;
     p->stats.runs++;
     R.n_slots = stbds_arrlenu(p->m->values);
-    R.slots = (gpuir__slot *)calloc(R.n_slots + 1, sizeof *R.slots);
+    R.slots = (gpuir__slot *)gpuir__calloc(R.n_slots + 1, sizeof *R.slots);
     if (!R.slots) return gpuir__oom(ctx, "a run");
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
     bool entered = r == GPUIR_OK;
@@ -10710,10 +10749,10 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
                      gpuir__emu_build(p, &image, &size);
     if (r) return r;
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "loading the module");
-    if (r) { free(image); return r; }
+    if (r) { GPUIR_FREE(image); return r; }
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.module_load(p->drv.self, &p->module, image, size),
                          "cuModuleLoadData", "loading the compiled kernels");
-    free(image);
+    GPUIR_FREE(image);
     for (size_t i = 0; !r && i < stbds_arrlenu(p->kernels); i++) {
         void *fn = NULL;
         char what[GPUIR_MAX_NAME + 48];
@@ -10731,7 +10770,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!m) return NULL;                       /* a failed parse: the context has the error */
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return NULL;
-    gpuir_program *p = (gpuir_program *)calloc(1, sizeof *p);
+    gpuir_program *p = (gpuir_program *)gpuir__calloc(1, sizeof *p);
     if (!p) { gpuir__oom(ctx, "a program"); return NULL; }
     if (desc) p->desc = *desc;
     p->ctx = ctx;
@@ -10785,10 +10824,10 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     stbds_arrfree(p->resident);
     if (p->backend == GPUIR_BACKEND_CUDA) gpuir__cuda_backend_close(p);
     if (p->backend == GPUIR_BACKEND_EMU) gpuir__emu_close(p);
-    free(p->source);
+    GPUIR_FREE(p->source);
     stbds_arrfree(p->kernels);
     stbds_arrfree(p->functions);
-    free(p);
+    GPUIR_FREE(p);
 }
 
 GPUIRDEF gpuir_backend gpuir_program_backend(const gpuir_program *p) { return p->backend; }
@@ -10914,7 +10953,7 @@ static void gpuir__fault_describe(void *self, int code, const char **name, const
 #undef GPUIR__FAULT_SELF
 
 static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
-    gpuir__fault *F = (gpuir__fault *)calloc(1, sizeof *F);
+    gpuir__fault *F = (gpuir__fault *)gpuir__calloc(1, sizeof *F);
     if (!F) return gpuir__oom(p->ctx, "fault injection");
     F->inner = p->drv;
     F->plan = &p->ctx->fault;
@@ -10931,7 +10970,7 @@ static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
 static void gpuir__fault_unwrap(gpuir_program *p) {
     if (!p->fault) return;
     p->drv = p->fault->inner;
-    free(p->fault);
+    GPUIR_FREE(p->fault);
     p->fault = NULL;
 }
 
@@ -10944,7 +10983,7 @@ static void gpuir__runtime_free(gpuir_ctx *ctx) {
     ctx->cache = NULL;
     gpuir__cudart_close(ctx->cuda);
     ctx->cuda = NULL;
-    free(ctx->cache_dir_copy);
+    GPUIR_FREE(ctx->cache_dir_copy);
 }
 
 GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol, double *atol) {
@@ -11273,6 +11312,7 @@ typedef struct gpuir__emu_engine {
     gpuir_emu_entry entry;
     void **params;
     int running, failed;
+    int out_of_memory;            /* the failure was the host's memory (stacks, shared) */
     char *err;
     size_t err_size;
 #ifdef GPUIR__EMU_ASAN
@@ -11494,9 +11534,9 @@ static void gpuir__emu_release_fibers(gpuir__emu_engine *e)
 #endif
         mprotect(f->stack_lo - e->page, e->page, PROT_READ | PROT_WRITE); /* harmless if never guarded */
     }
-    free(e->stack_raw);
-    free(e->fibers);
-    free(e->queue);
+    GPUIR_FREE(e->stack_raw);
+    GPUIR_FREE(e->fibers);
+    GPUIR_FREE(e->queue);
     e->stack_raw = NULL;
     e->fibers = NULL;
     e->queue = NULL;
@@ -11536,9 +11576,9 @@ static int gpuir__emu_reserve(gpuir__emu_engine *e, unsigned n)
     gpuir__emu_release_fibers(e);
     if (stride < e->stack_bytes || stride > (SIZE_MAX - e->page) / cap) goto oom;
     total = (size_t)cap * stride + e->page;
-    e->fibers = (gpuir__emu_fiber *)calloc(cap, sizeof *e->fibers);
-    e->queue = (gpuir__emu_fiber **)malloc(cap * sizeof *e->queue);
-    e->stack_raw = (unsigned char *)malloc(total);
+    e->fibers = (gpuir__emu_fiber *)gpuir__calloc(cap, sizeof *e->fibers);
+    e->queue = (gpuir__emu_fiber **)GPUIR_MALLOC(cap * sizeof *e->queue);
+    e->stack_raw = (unsigned char *)GPUIR_MALLOC(total);
     if (!e->fibers || !e->queue || !e->stack_raw) goto oom;
     gpuir__emu_carve_stacks(e, cap);
     e->cap = cap;
@@ -11546,6 +11586,7 @@ static int gpuir__emu_reserve(gpuir__emu_engine *e, unsigned n)
 oom:
     gpuir__emu_release_fibers(e);
     gpuir__emu_fail(e, "gpuir emulator: out of memory for %u fiber stacks of %zu bytes", cap, e->stack_bytes);
+    e->out_of_memory = 1;
     return 1;
 }
 
@@ -11558,11 +11599,12 @@ static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes)
 #ifdef GPUIR__EMU_ASAN
         if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
 #endif
-        free(e->shared_raw);
+        GPUIR_FREE(e->shared_raw);
         e->shared_cap = 0;
-        e->shared_raw = (unsigned char *)malloc(need);
+        e->shared_raw = (unsigned char *)GPUIR_MALLOC(need);
         if (!e->shared_raw) {
             gpuir__emu_fail(e, "gpuir emulator: out of memory for %zu bytes of shared memory", shared_bytes);
+            e->out_of_memory = 1;
             return 1;
         }
         e->shared_cap = need;
@@ -11583,7 +11625,7 @@ static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes)
    to a page, at least 16 KiB). Returns NULL when out of memory. */
 static gpuir__emu_engine *gpuir__emu_engine_make(size_t stack_bytes)
 {
-    gpuir__emu_engine *e = (gpuir__emu_engine *)calloc(1, sizeof *e);
+    gpuir__emu_engine *e = (gpuir__emu_engine *)gpuir__calloc(1, sizeof *e);
     long page = sysconf(_SC_PAGESIZE);
     if (!e) return NULL;
     e->page = page > 0 ? (size_t)page : 4096;
@@ -11602,8 +11644,8 @@ static void gpuir__emu_engine_destroy(gpuir__emu_engine *e)
 #ifdef GPUIR__EMU_ASAN
     if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
 #endif
-    free(e->shared_raw);
-    free(e);
+    GPUIR_FREE(e->shared_raw);
+    GPUIR_FREE(e);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -11757,6 +11799,7 @@ static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
     e->err = err;
     e->err_size = err_size;
     e->failed = 0;
+    e->out_of_memory = 0;
     if (gpuir__emu_check_launch(e, entry, grid, block, shared_bytes)) return 1;
     e->nthreads = block[0] * block[1] * block[2];
     if (gpuir__emu_reserve_shared(e, shared_bytes)) return 1;
@@ -11847,7 +11890,7 @@ static int gpuir__emu_nop(void *self) { (void)self; return 0; }
 static int gpuir__emu_mem_alloc(void *self, gpuir__dptr *p, size_t bytes, unsigned stream) {
     gpuir__emu *E = (gpuir__emu *)self;
     (void)stream;                        /* usable in stream order at once */
-    void *mem = malloc(bytes ? bytes : 1);
+    void *mem = GPUIR_MALLOC(bytes ? bytes : 1);
     if (!mem) return GPUIR__CU_OUT_OF_MEMORY;
     memset(mem, 0xff, bytes);            /* poison: reads of unwritten data show (NaN) */
     *p = (gpuir__dptr)(uintptr_t)mem;
@@ -11881,7 +11924,7 @@ static void gpuir__emu_release_freed(gpuir__emu *E) {
     size_t j = 0;
     for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) {
         if (!E->allocs[i].freed) { E->allocs[j++] = E->allocs[i]; continue; }
-        free((void *)E->allocs[i].base);
+        GPUIR_FREE((void *)E->allocs[i].base);
         E->live_allocs--;
     }
     if (E->allocs) stbds_header(E->allocs)->length = j;
@@ -11892,7 +11935,8 @@ static int gpuir__emu_launch_now(gpuir__emu *E, const gpuir_emu_kernel *k, const
     E->detail[0] = '\0';
     int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block, (size_t)k->shared_bytes + smem,
                                       k->uses_barriers, E->detail, sizeof E->detail);
-    return rc ? GPUIR__CU_LAUNCH_FAILED : 0;
+    if (!rc) return 0;
+    return E->engine->out_of_memory ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_LAUNCH_FAILED;
 }
 
 /* Runs one queued command. After a failure only frees and records run, so
@@ -11929,7 +11973,7 @@ static int gpuir__emu_exec(gpuir__emu *E, gpuir__emu_cmd *c) {
             if (!skip && !rc) rc = gpuir__emu_check_live(E, c->args[i], "a kernel's parameter points at");
         }
         if (!skip && !rc) rc = gpuir__emu_launch_now(E, c->kernel, c->grid, c->block, c->smem, params);
-        free(c->args);
+        GPUIR_FREE(c->args);
         break;
     }
     case GPUIR__EMU_RECORD:
@@ -12100,13 +12144,13 @@ static int gpuir__emu_module_load(void *self, void **module, const void *image, 
     void *dl = done == size ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!dl) snprintf(E->detail, sizeof E->detail, "%s", done == size ? dlerror() : "writing the module failed");
     unlink(path);
-    gpuir__emu_module *mod = dl ? (gpuir__emu_module *)calloc(1, sizeof *mod) : NULL;
+    gpuir__emu_module *mod = dl ? (gpuir__emu_module *)gpuir__calloc(1, sizeof *mod) : NULL;
     const gpuir_emu_kernel *table = dl ? (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels") : NULL;
     if (!mod || !table) {
         if (dl && !table) snprintf(E->detail, sizeof E->detail, "the module has no gpuir_emu_kernels table");
-        free(mod);
+        GPUIR_FREE(mod);
         if (dl) dlclose(dl);
-        return GPUIR__CU_INVALID_IMAGE;
+        return dl && table ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_INVALID_IMAGE;
     }
     mod->dl = dl;
     mod->table = table;
@@ -12120,7 +12164,7 @@ static int gpuir__emu_module_unload(void *self, void *module) {
     gpuir__emu_module *mod = (gpuir__emu_module *)module;
     if (!mod) return GPUIR__CU_INVALID_VALUE;
     dlclose(mod->dl);
-    free(mod);
+    GPUIR_FREE(mod);
     E->live_modules--;
     return 0;
 }
@@ -12146,7 +12190,7 @@ static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const
     memcpy(c.block, block, sizeof c.block);
     c.smem = smem;
     c.n_args = n_params;
-    c.args = (gpuir__dptr *)malloc((n_params ? n_params : 1) * sizeof *c.args);
+    c.args = (gpuir__dptr *)GPUIR_MALLOC((n_params ? n_params : 1) * sizeof *c.args);
     if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
     for (unsigned i = 0; i < n_params; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
     return gpuir__emu_submit(E, stream, &c);    /* running it frees args */
@@ -12218,7 +12262,7 @@ static gpuir_result gpuir__emu_compile(gpuir_program *p, void **image, size_t *s
             r = gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s %s (exit %d)%s%.2000s", argv[0],
                             rc < 0 ? "could not be started" : "failed to compile the kernels", rc,
                             text && *text ? ":\n" : "", text ? text : "");
-            free(text);
+            GPUIR_FREE(text);
         }
     }
     char *bytes = NULL;
@@ -12237,10 +12281,10 @@ static gpuir_result gpuir__emu_build(gpuir_program *p, void **image, size_t *siz
 }
 
 static gpuir_result gpuir__emu_open(gpuir_program *p) {
-    gpuir__emu *E = (gpuir__emu *)calloc(1, sizeof *E);
+    gpuir__emu *E = (gpuir__emu *)gpuir__calloc(1, sizeof *E);
     if (!E) return gpuir__oom(p->ctx, "the emulator");
     E->engine = gpuir__emu_engine_make(0);
-    if (!E->engine) { free(E); return gpuir__oom(p->ctx, "the emulator's fibers"); }
+    if (!E->engine) { GPUIR_FREE(E); return gpuir__oom(p->ctx, "the emulator's fibers"); }
     E->rng = p->desc.emu_seed ? p->desc.emu_seed : 0x9e3779b97f4a7c15ull;
     gpuir__drv d = {"emu", E, gpuir__emu_nop, gpuir__emu_nop, gpuir__emu_streams_reserve, gpuir__emu_mem_alloc,
                     gpuir__emu_mem_free, gpuir__emu_htod, gpuir__emu_dtoh, gpuir__emu_dtod, gpuir__emu_module_load,
@@ -12265,7 +12309,7 @@ static void gpuir__emu_close(gpuir_program *p) {
     stbds_arrfree(E->allocs);
     stbds_arrfree(E->events);
     gpuir__emu_engine_destroy(E->engine);
-    free(E);
+    GPUIR_FREE(E);
     p->drv.self = NULL;
 }
 

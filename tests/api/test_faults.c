@@ -1,4 +1,5 @@
-/* Fault injection through the device table (ctx->fault): for end-to-end
+/* Fault injection through the device table (ctx->fault) and the host
+   allocator (GPUIR_MALLOC, defined below). Device table: for end-to-end
    programs on the emulator, fail each table call in turn (k = 1..N, N the
    calls a clean make and two runs take), once and for good. Every failure is
    a GPUIR_ERR_CUDA naming the call and the injection; after a transient one
@@ -6,13 +7,48 @@
    leaks (the emulator asserts zero live device buffers and modules when a
    program goes; LeakSanitizer checks host memory in the ASan build). And a
    fatal error (an illegal address) loses the device context: later runs
-   fail fast with the reason. */
+   fail fast with the reason. Host allocator: the same flow (warm and with
+   no disk cache), the interpreter and gpuir_ctx_make, failing each of
+   gpuir's own allocations in turn: every failure is reported as out of
+   memory (the header's GPUIR_MALLOC note says how), nothing leaks, and the
+   context works again afterwards. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Host allocations go through this file's allocator (GPUIR_MALLOC and
+   friends), which counts them while armed and fails the k-th (and, when
+   persistent, every later one). */
+typedef struct host_plan {
+    uint64_t fail_at;             /* 0: off; UINT64_MAX: count only */
+    bool persistent;
+    uint64_t calls, injected;
+} host_plan;
+static host_plan host;
+
+static void host_arm(uint64_t fail_at, bool persistent) {
+    host = (host_plan){fail_at, persistent, 0, 0};
+}
+
+static bool host_should_fail(void) {
+    if (!host.fail_at) return false;
+    host.calls++;
+    if (host.calls == host.fail_at || (host.persistent && host.calls > host.fail_at)) {
+        host.injected++;
+        return true;
+    }
+    return false;
+}
+static void *test_malloc(size_t size) { return host_should_fail() ? NULL : malloc(size); }
+static void *test_realloc(void *p, size_t size) { return host_should_fail() ? NULL : realloc(p, size); }
+#define GPUIR_MALLOC(size) test_malloc(size)
+#define GPUIR_REALLOC(p, size) test_realloc(p, size)
+#define GPUIR_FREE(p) free(p)
+
 #define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 #include "../check.h"
-
-#include <stdlib.h>
 
 /* A chain with a reduction; two independent matmuls on streams with a
    dense constant and a global (resident); a softmax. */
@@ -96,13 +132,19 @@ static gpuir_program *make_emu(gpuir_module *m) {
     return gpuir_program_make(m, &d);
 }
 
-/* A lowered copy of the program, a program on it, and two runs; the
-   first failure's code. */
+/* A lowered copy of the program, a program on it, two runs, and the
+   lowered module printed as text and as a graph; the first failure's code. */
 static gpuir_result make_and_run_twice(fixture *fx, const char *text) {
     gpuir_module *m = parse(fx->ctx, text);
     gpuir_program *p = m ? make_emu(m) : NULL;
     gpuir_result r = p ? GPUIR_OK : gpuir_ctx_result(fx->ctx);
     for (int i = 0; !r && i < 2; i++) r = run_and_compare(fx, p);
+    for (int i = 0; !r && i < 2; i++) {           /* the lowered module as text and as a graph */
+        char *text = i ? gpuir_module_print_dot(m) : gpuir_module_print(m);
+        r = text ? GPUIR_OK : gpuir_ctx_result(fx->ctx);
+        if (!text && !r) r = GPUIR_ERR_INVALID_ARGUMENT;  /* a NULL without an error: caught below */
+        gpuir_free(text);
+    }
     gpuir_program_destroy(p);
     gpuir_module_destroy(m);
     return r;
@@ -160,6 +202,131 @@ TEST(every_table_call_fails_cleanly_for_good) {
     }
 }
 
+/* The host allocations a clean make and two runs take; the kernel cache's
+   misses in *misses when asked. */
+static uint64_t count_host_allocations(const char *text, uint64_t *misses) {
+    fixture fx;
+    fixture_make(&fx, text);
+    host_arm(UINT64_MAX, false);
+    CHECK_RESULT(fx.ctx, make_and_run_twice(&fx, text), GPUIR_OK);
+    uint64_t n = host.calls;
+    host.fail_at = 0;
+    if (misses) *misses = gpuir_ctx_cache_stats(fx.ctx).misses;
+    fixture_free(&fx);
+    return n;
+}
+
+static uint64_t host_injected_total, host_cases_total;
+
+/* Whether a failed host allocation was reported as the header says: out of
+   host memory; the emulated device out of memory (its memory is the
+   host's); or a kernel-cache entry not loaded, noted in the cache status
+   and compiled again. */
+static bool reported_as_out_of_memory(gpuir_ctx *ctx, gpuir_result r) {
+    const char *error = gpuir_ctx_error(ctx);
+    if (r == GPUIR_ERR_OUT_OF_MEMORY) return strstr(error, "out of host memory") != NULL;
+    if (r == GPUIR_ERR_CUDA) return strstr(error, "emu: ") && strstr(error, "CUDA_ERROR_OUT_OF_MEMORY");
+    return r == GPUIR_OK && strstr(gpuir_ctx_cache_status(ctx), "out of memory") != NULL;
+}
+
+/* Fails host allocation k (once, or from k on) in a make and two runs: the
+   failure is reported as out of memory, and with the allocator working
+   again the same context makes and runs the program. */
+static void inject_host(const char *text, uint64_t k, bool persistent) {
+    fixture fx;
+    fixture_make(&fx, text);
+    host_arm(k, persistent);
+    gpuir_result r = make_and_run_twice(&fx, text);
+    host.fail_at = 0;
+    host_injected_total += host.injected;
+    host_cases_total++;
+    if (host.injected) {
+        bool ok = reported_as_out_of_memory(fx.ctx, r);
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "  host allocation k=%llu%s: %s: %s\n", (unsigned long long)k,
+                    persistent ? " (persistent)" : "", gpuir_result_name(r), gpuir_ctx_error(fx.ctx));
+    } else {
+        CHECK_RESULT(fx.ctx, r, GPUIR_OK);
+    }
+    gpuir_ctx_clear_error(fx.ctx);
+    CHECK_RESULT(fx.ctx, make_and_run_twice(&fx, text), GPUIR_OK);
+    fixture_free(&fx);
+}
+
+TEST(every_host_allocation_fails_cleanly_once) {
+    for (size_t i = 0; i < N_PROGRAMS; i++) {
+        uint64_t n = count_host_allocations(programs[i], NULL);
+        CHECK(n > 20);
+        for (uint64_t k = 1; k <= n; k++) inject_host(programs[i], k, false);
+    }
+}
+
+TEST(every_host_allocation_fails_cleanly_for_good) {
+    for (size_t i = 0; i < N_PROGRAMS; i++) {
+        uint64_t n = count_host_allocations(programs[i], NULL);
+        for (uint64_t k = 1; k <= n; k++) inject_host(programs[i], k, true);
+    }
+}
+
+/* Without a disk cache every case compiles: the code generator, the host
+   compiler's spawn and the module load fail too (one program, once each). */
+TEST(every_host_allocation_of_a_cold_make_fails_cleanly) {
+    setenv("GPUIR_CACHE_DISABLE", "1", 1);
+    uint64_t misses = 0, n = count_host_allocations(programs[0], &misses);
+    CHECK(misses == 1);                     /* it did compile */
+    for (uint64_t k = 1; k <= n; k++) inject_host(programs[0], k, false);
+    unsetenv("GPUIR_CACHE_DISABLE");
+}
+
+/* The interpreter: every failure is out of host memory, and the next run
+   gives the same results. */
+TEST(every_host_allocation_of_the_interpreter_fails_cleanly) {
+    for (size_t i = 0; i < N_PROGRAMS; i++) {
+        fixture fx;
+        fixture_make(&fx, programs[i]);
+        gpuir_array got[2];
+        host_arm(UINT64_MAX, false);
+        memset(got, 0, sizeof got);
+        CHECK_RESULT(fx.ctx, gpuir_ref_run(fx.ref, "f", 2, fx.in, 2, got), GPUIR_OK);
+        uint64_t n = host.calls;
+        host_arm(0, false);
+        for (int j = 0; j < 2; j++) gpuir_array_release(&got[j]);
+        CHECK(n > 5);
+        for (uint64_t k = 1; k <= n; k++) {
+            host_arm(k, false);
+            memset(got, 0, sizeof got);
+            gpuir_result r = gpuir_ref_run(fx.ref, "f", 2, fx.in, 2, got);
+            host_arm(0, false);
+            host_injected_total++, host_cases_total++;
+            CHECK_RESULT(fx.ctx, r, GPUIR_ERR_OUT_OF_MEMORY);
+            CHECK(got[0].data == NULL && got[1].data == NULL);
+            for (int j = 0; j < 2; j++) gpuir_array_release(&got[j]);
+            gpuir_ctx_clear_error(fx.ctx);
+            CHECK_RESULT(fx.ctx, gpuir_ref_run(fx.ref, "f", 2, fx.in, 2, got), GPUIR_OK);
+            for (int j = 0; !r && j < 2; j++)
+                CHECK_RESULT(fx.ctx, gpuir_array_compare(fx.ctx, &got[j], &fx.want[j], 0, 0), GPUIR_OK);
+            for (int j = 0; j < 2; j++) gpuir_array_release(&got[j]);
+        }
+        fixture_free(&fx);
+    }
+}
+
+/* A context that cannot be made is NULL, with nothing left behind. */
+TEST(a_context_without_memory_is_null) {
+    host_arm(UINT64_MAX, false);
+    gpuir_ctx_destroy(gpuir_ctx_make(NULL));
+    uint64_t n = host.calls;
+    CHECK(n >= 1);
+    for (uint64_t k = 1; k <= n; k++) {
+        host_arm(k, false);
+        gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+        host.fail_at = 0;
+        CHECK(ctx == NULL);
+        gpuir_ctx_destroy(ctx);
+    }
+}
+
 /* An illegal address (fatal to a CUDA context) in a run: that run fails,
    and so does every later run of the program, at once and with the reason;
    a new program (its own emulated device) works. */
@@ -193,7 +360,14 @@ int main(void) {
     RUN(every_table_call_fails_cleanly_once);
     RUN(every_table_call_fails_cleanly_for_good);
     RUN(a_fatal_error_loses_the_device_context);
+    RUN(every_host_allocation_fails_cleanly_once);
+    RUN(every_host_allocation_fails_cleanly_for_good);
+    RUN(every_host_allocation_of_a_cold_make_fails_cleanly);
+    RUN(every_host_allocation_of_the_interpreter_fails_cleanly);
+    RUN(a_context_without_memory_is_null);
     printf("# %llu injection cases, %llu failures injected\n", (unsigned long long)cases_total,
            (unsigned long long)injected_total);
+    printf("# %llu host allocation cases, %llu failures injected\n",
+           (unsigned long long)host_cases_total, (unsigned long long)host_injected_total);
     return CHECK_EXIT();
 }
