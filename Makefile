@@ -85,8 +85,12 @@ fuzz-builder: build/fuzz_builder
 	build/fuzz_builder -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=5 \
 	    -artifact_prefix=build/ build/fuzz-builder-corpus tests/fuzz/builder-corpus
 
+# The libFuzzer harnesses (clang); tests/check-fuzz-short.sh runs each briefly.
+fuzzers: build/fuzz_parse build/fuzz_builder
+
 test: all asan tsan
 	@tools/ensure-deps.sh --tests
+	@$(MAKE) --no-print-directory fuzzers
 	@tests/run.sh tools build/asan
 
 run: examples/mlp
@@ -104,5 +108,5 @@ install: $(TOOLS) gpuir.pc
 clean:
 	rm -rf build $(TOOLS) $(EXAMPLES) gpuir.pc
 
-.PHONY: all deps asan tsan fuzz fuzz-builder test run install clean
+.PHONY: all deps asan tsan fuzz fuzz-builder fuzzers test run install clean
 .DELETE_ON_ERROR:
