@@ -15,7 +15,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Host allocations go through this file's allocator (GPUIR_MALLOC and
    friends), which counts them while armed and fails the k-th (and, when
@@ -356,7 +358,45 @@ TEST(a_fatal_error_loses_the_device_context) {
     fixture_free(&fx);
 }
 
+/* Every test above ran with TMPDIR set to a private directory: after the
+   emulator's compiles and module loads (and their failures, a compiler that
+   fails and one that cannot start included) the directory is empty. */
+static char private_tmp[] = "/tmp/gpuir-test-faults-XXXXXX";
+
+TEST(no_temporary_file_is_left_behind) {
+    fixture fx;
+    fixture_make(&fx, programs[0]);
+    const char *compilers[] = {"false", "/nonexistent/cc"};
+    for (int i = 0; i < 2; i++) {
+        gpuir_module *m = parse(fx.ctx, programs[0]);
+        gpuir_program_desc d;
+        memset(&d, 0, sizeof d);
+        d.backend = GPUIR_BACKEND_EMU;
+        d.cc = compilers[i];
+        CHECK(gpuir_program_make(m, &d) == NULL);
+        CHECK_RESULT(fx.ctx, gpuir_ctx_result(fx.ctx), GPUIR_ERR_COMPILE);
+        gpuir_ctx_clear_error(fx.ctx);
+        gpuir_module_destroy(m);
+    }
+    fixture_free(&fx);
+    DIR *dir = opendir(private_tmp);
+    CHECK(dir != NULL);
+    int left = 0;
+    for (struct dirent *e; dir && (e = readdir(dir)) != NULL;)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            fprintf(stderr, "left behind: %s/%s\n", private_tmp, e->d_name);
+            left++;
+        }
+    if (dir) closedir(dir);
+    CHECK(left == 0);
+}
+
 int main(void) {
+    if (!mkdtemp(private_tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("TMPDIR", private_tmp, 1);
     RUN(every_table_call_fails_cleanly_once);
     RUN(every_table_call_fails_cleanly_for_good);
     RUN(a_fatal_error_loses_the_device_context);
@@ -365,6 +405,8 @@ int main(void) {
     RUN(every_host_allocation_of_a_cold_make_fails_cleanly);
     RUN(every_host_allocation_of_the_interpreter_fails_cleanly);
     RUN(a_context_without_memory_is_null);
+    RUN(no_temporary_file_is_left_behind);
+    rmdir(private_tmp);
     printf("# %llu injection cases, %llu failures injected\n", (unsigned long long)cases_total,
            (unsigned long long)injected_total);
     printf("# %llu host allocation cases, %llu failures injected\n",
