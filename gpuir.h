@@ -3353,7 +3353,19 @@ static char *gpuir__slurp(const char *path, size_t *size) {
     return buf;
 }
 
-/* Reads a whole file; the bytes are malloc'd. */
+/* Writes exactly n bytes to fd; false with errno on an error. */
+static bool gpuir__write_all(int fd, const void *buf, size_t n) {
+    const unsigned char *p = (const unsigned char *)buf;
+    while (n > 0) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return false;
+        if (r == 0) { errno = EIO; return false; }
+        p += r, n -= (size_t)r;
+    }
+    return true;
+}
+
 /* Writes a whole file atomically: a private temporary file beside it,
    flushed, then renamed over `path`. */
 static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes, size_t size) {
@@ -3362,13 +3374,7 @@ static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, c
     if (!tmp) return gpuir__oom(ctx, "a file name");
     snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(tmp);
-    bool ok = fd >= 0;
-    for (size_t done = 0; ok && done < size;) {
-        ssize_t w = write(fd, (const char *)bytes + done, size - done);
-        if (w < 0 && errno == EINTR) continue;
-        ok = w > 0;
-        done += ok ? (size_t)w : 0;
-    }
+    bool ok = fd >= 0 && gpuir__write_all(fd, bytes, size);
     int err = ok ? 0 : errno;
     if (fd >= 0 && ok && fsync(fd) != 0) { ok = false; err = errno; }
     if (fd >= 0 && close(fd) != 0 && ok) { ok = false; err = errno; }
@@ -3380,6 +3386,7 @@ static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, c
     return r;
 }
 
+/* Reads a whole file; the bytes are malloc'd. */
 static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
     errno = 0;
     *data = gpuir__slurp(path, size);
@@ -9744,19 +9751,6 @@ static int gpuir__cache_read_all(int fd, void *buf, size_t n) {
     return 0;
 }
 
-/* Writes exactly n bytes; false with errno on an error. */
-static bool gpuir__cache_write_all(int fd, const void *buf, size_t n) {
-    const unsigned char *p = (const unsigned char *)buf;
-    while (n > 0) {
-        ssize_t r = write(fd, p, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return false;
-        if (r == 0) { errno = EIO; return false; }
-        p += r, n -= (size_t)r;
-    }
-    return true;
-}
-
 /* Fills the header of an entry for key holding bytes. */
 static void gpuir__cache_header(unsigned char h[GPUIR__CACHE_HEADER], const char *key,
                                 const void *bytes, size_t size) {
@@ -9881,7 +9875,7 @@ static int gpuir__cache_temp(gpuir__cache *c, const char *key, char tmp[128]) {
    (always). NULL, or the step that failed with errno set. */
 static const char *gpuir__cache_fill(int fd, const unsigned char *h, const void *bytes, size_t size) {
     const char *step = NULL;
-    if (!gpuir__cache_write_all(fd, h, GPUIR__CACHE_HEADER) || !gpuir__cache_write_all(fd, bytes, size))
+    if (!gpuir__write_all(fd, h, GPUIR__CACHE_HEADER) || !gpuir__write_all(fd, bytes, size))
         step = "write";
     else if (fsync(fd) != 0)
         step = "fsync";
@@ -12134,15 +12128,10 @@ static int gpuir__emu_module_load(void *self, void **module, const void *image, 
         snprintf(E->detail, sizeof E->detail, "cannot create a temporary file: %s", strerror(errno));
         return GPUIR__CU_INVALID_IMAGE;
     }
-    size_t done = 0;
-    while (done < size) {
-        ssize_t w = write(fd, (const char *)image + done, size - done);
-        if (w <= 0) break;
-        done += (size_t)w;
-    }
+    bool written = gpuir__write_all(fd, image, size);
     close(fd);
-    void *dl = done == size ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (!dl) snprintf(E->detail, sizeof E->detail, "%s", done == size ? dlerror() : "writing the module failed");
+    void *dl = written ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!dl) snprintf(E->detail, sizeof E->detail, "%s", written ? dlerror() : "writing the module failed");
     unlink(path);
     gpuir__emu_module *mod = dl ? (gpuir__emu_module *)gpuir__calloc(1, sizeof *mod) : NULL;
     const gpuir_emu_kernel *table = dl ? (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels") : NULL;
