@@ -305,7 +305,8 @@ TEST(every_host_allocation_of_the_interpreter_fails_cleanly) {
             CHECK(got[0].data == NULL && got[1].data == NULL);
             for (int j = 0; j < 2; j++) gpuir_array_release(&got[j]);
             gpuir_ctx_clear_error(fx.ctx);
-            CHECK_RESULT(fx.ctx, gpuir_ref_run(fx.ref, "f", 2, fx.in, 2, got), GPUIR_OK);
+            r = gpuir_ref_run(fx.ref, "f", 2, fx.in, 2, got);
+            CHECK_RESULT(fx.ctx, r, GPUIR_OK);
             for (int j = 0; !r && j < 2; j++)
                 CHECK_RESULT(fx.ctx, gpuir_array_compare(fx.ctx, &got[j], &fx.want[j], 0, 0), GPUIR_OK);
             for (int j = 0; j < 2; j++) gpuir_array_release(&got[j]);
