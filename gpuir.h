@@ -5981,14 +5981,10 @@ static const char *gpuir__buffer_label(const gpuir_module *m, uint32_t b, char *
     return buf;
 }
 
-static const char *gpuir__buffer_name(const gpuir__placer *P, uint32_t b, char *buf, size_t size) {
-    return gpuir__buffer_label(P->m, b, buf, size);
-}
-
 static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, const char *kernel) {
     char name[GPUIR_MAX_NAME + 32];
     gpuir__str_appendf(&P->report, "@%s: %s: ", gpuir__string(P->m, gpuir__func_at(P->m, P->fid)->name),
-                       gpuir__buffer_name(P, b, name, sizeof name));
+                       gpuir__buffer_label(P->m, b, name, sizeof name));
     gpuir__str_appendf(&P->report, fmt, kernel);
     gpuir__str_appendf(&P->report, "\n");
 }
@@ -7625,9 +7621,6 @@ static void gpuir__cg_mm128_loads(gpuir__cg *C, int pa, int pb, long long M, lon
                            "            }\n", K, N, pb, N);
 }
 
-/* The register-tiled f32 matmul (see gpuir__matmul_register_tiled): each
-   thread keeps an 8x8 block of C in registers and reads A and B from
-   shared memory as 16-byte vectors, 16 FMAs per shared load. */
 /* The end of a matmul kernel's output loop: `value` (of C type ctype) is
    the matmul's result for output index i, the epilogue ops run on it,
    every output is stored, and the tile and output loops close. */
@@ -7649,6 +7642,9 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
     return GPUIR_OK;
 }
 
+/* The register-tiled f32 matmul (see gpuir__matmul_register_tiled): each
+   thread keeps an 8x8 block of C in registers and reads A and B from
+   shared memory as 16-byte vectors, 16 FMAs per shared load. */
 static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -10080,8 +10076,7 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, s
     if (!c) return gpuir__oom(ctx, "the kernel cache");
     gpuir__str out = {NULL};
     unsigned char word[32];
-    size_t n = 0;
-    for (size_t i = 0; i < c->cap; i++) n += c->slots[i].bytes != NULL;
+    size_t n = c->count;
     gpuir__bytes_append(&out, GPUIR__BUNDLE_MAGIC, 8);
     gpuir__cache_put_u32(word, GPUIR__BUNDLE_VERSION);
     gpuir__cache_put_u32(word + 4, (uint32_t)n);
@@ -10255,7 +10250,6 @@ static unsigned gpuir__run_stream(const gpuir_module *m, const gpuir__op *op) {
     return (unsigned)(gpuir__op_int_attr(m, op, "stream", -1) + 1);
 }
 
-/* Makes the streams and events function f names (the verifier bounds them). */
 /* Counts, once when the program is made, the streams and events its host
    functions name (the verifier bounds them). */
 static void gpuir__program_count_streams(gpuir_program *p) {

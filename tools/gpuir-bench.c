@@ -707,15 +707,17 @@ static int bench_compile(int argc, char **argv) {
 
 /* ---- passes: the pipeline's cost per op ---- */
 
-/* A program of about n ops: blocks of eight (matmul, bias, relu, exp, row
-   sum, divide, tanh, mul) on 16x16 tensors, each block feeding the next. */
-static char *passes_program(long n) {
+/* A program of about n ops (*ops gets how many): blocks of eight (matmul,
+   bias, relu, exp, row sum, divide, tanh, mul) on 16x16 tensors, each block
+   feeding the next. */
+static char *passes_program(long n, long *ops) {
     gpuir__str s = {NULL};
     gpuir__str_appendf(&s, "func.func @g(%%x: tensor<16x16xf32>, %%w: tensor<16x16xf32>, %%b: tensor<16xf32>)"
                            " -> tensor<16x16xf32> {\n");
     const char *h = "%x";
     char prev[32];
     long blocks = n / 8 > 0 ? n / 8 : 1;
+    *ops = blocks * 8;
     for (long i = 0; i < blocks; i++) {
         const char *t = "tensor<16x16xf32>";
         gpuir__str_appendf(&s, "  %%m%ld = matmul %s, %%w : (%s, %s) -> %s\n", i, h, t, t, t);
@@ -779,8 +781,8 @@ static int bench_passes(int argc, char **argv) {
     printf(" %9s %9s %7s\n", "total ms", "us/op", "vs 1st");
     double first_per_op = 0;
     for (int k = 0; k < n_sizes; k++) {
-        char *text = passes_program(sizes[k]);
-        long ops = (sizes[k] / 8 > 0 ? sizes[k] / 8 : 1) * 8;
+        long ops;
+        char *text = passes_program(sizes[k], &ops);
         double best[17], t[17];
         for (int i = 0; i <= n_passes; i++) best[i] = 1e300;
         for (int r = 0; r < repeat; r++) {
