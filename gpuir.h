@@ -190,7 +190,11 @@ typedef enum gpuir_dtype {
                 gpu.memcpy: dst, src, as in MLIR), no result
      LAUNCH     memref operands: the kernel's parameters; attrs kernel =
                 @kernels::@name, grid = [x, y, z], block = [x, y, z], smem
-     WAIT       no operand, no result */
+     WAIT       no operand, no result
+     VIEW       1 memref operand; a memref result of the given static type
+                over the same memory (memref.reshape: same dtype, element
+                count and memory space). A host op: kernels take views as
+                parameters but do not make them. */
 #define GPUIR_OP_TABLE(X)                              \
     X(NEG,        "neg",        UNARY,     0)          \
     X(ABS,        "abs",        UNARY,     0)          \
@@ -230,7 +234,8 @@ typedef enum gpuir_dtype {
     X(GPU_DEALLOC,       "gpu.dealloc",       DEALLOC, 0) \
     X(GPU_MEMCPY,        "gpu.memcpy",        COPY,    0) \
     X(GPU_LAUNCH_FUNC,   "gpu.launch_func",   LAUNCH,  0) \
-    X(GPU_WAIT,          "gpu.wait",          WAIT,    0)
+    X(GPU_WAIT,          "gpu.wait",          WAIT,    0) \
+    X(MEMREF_RESHAPE,    "memref.reshape",    VIEW,    0)
 
 typedef enum gpuir_op_kind {
     GPUIR_OP_INVALID = 0,
@@ -918,7 +923,7 @@ typedef enum gpuir__op_class {
     GPUIR__CLASS_TRANSPOSE, GPUIR__CLASS_RESHAPE, GPUIR__CLASS_BROADCAST, GPUIR__CLASS_CAST,
     GPUIR__CLASS_CONSTANT, GPUIR__CLASS_GLOBAL, GPUIR__CLASS_SOFTMAX, GPUIR__CLASS_RETURN,
     GPUIR__CLASS_ALLOC, GPUIR__CLASS_DEALLOC, GPUIR__CLASS_COPY, GPUIR__CLASS_LAUNCH,
-    GPUIR__CLASS_WAIT
+    GPUIR__CLASS_WAIT, GPUIR__CLASS_VIEW
 } gpuir__op_class;
 
 /* Whether ops of a class compute values (and so have a buffer form). */
@@ -1167,6 +1172,17 @@ static const char *gpuir__string(const gpuir_module *m, uint32_t off) {
 }
 static uint32_t gpuir__op_operand(const gpuir_module *m, const gpuir__op *op, uint32_t i) {
     return m->uses[op->operands + i];
+}
+
+/* The buffer a memref value is a view of (memref.reshape, followed
+   through views of views); the value itself when it is no view. */
+static uint32_t gpuir__view_base(const gpuir_module *m, uint32_t v) {
+    for (;;) {
+        const gpuir__value *val = gpuir__value_at(m, v);
+        const gpuir__op *def = val ? gpuir__op_at(m, val->def_op) : NULL;
+        if (!def || def->kind != GPUIR_OP_MEMREF_RESHAPE) return v;
+        v = gpuir__op_operand(m, def, 0);
+    }
 }
 
 /* Payload pointers into the pools (NULL while a pool is still empty). */
@@ -1786,7 +1802,7 @@ static gpuir_result gpuir__infer_softmax(gpuir_ctx *ctx, const gpuir_type *x,
 /* Checks operand count, kinds and dtypes against the op's class. */
 static gpuir_result gpuir__check_operands(gpuir_ctx *ctx, gpuir_op_kind kind,
                                           const gpuir_type *in, uint32_t n) {
-    static const int arity[] = {1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1, -1, 0, 1, 2, -1, 0};
+    static const int arity[] = {1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1, -1, 0, 1, 2, -1, 0, 1};
     const gpuir__op_info *info = gpuir__info(kind);
     int want = arity[info->cls];
     if (want >= 0 && (uint32_t)want != n)
@@ -1928,6 +1944,25 @@ static gpuir_result gpuir__infer_memref_global(gpuir_ctx *ctx, const gpuir__attr
     return gpuir__infer_global(ctx, as, &as_tensor);
 }
 
+/* memref.reshape: the same memory seen with another static shape. */
+static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+                                      const gpuir_type *t) {
+    gpuir__tbuf bi, bt;
+    if (t->kind != GPUIR_TYPE_MEMREF || !gpuir__type_is_static(t) || !gpuir__type_is_static(in))
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: %s -> %s: both must be static memrefs "
+                           "(dynamic sizes are not supported yet)", gpuir_op_name(kind),
+                           gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
+    if (in->dtype != t->dtype || in->space != t->space)
+        return gpuir__fail(ctx, in->dtype != t->dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_VERIFY,
+                           "%s: %s -> %s: a view keeps the element type and the memory space",
+                           gpuir_op_name(kind), gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
+    if (gpuir__type_count(in) != gpuir__type_count(t))
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: %s has %lld elements, %s has %lld",
+                           gpuir_op_name(kind), gpuir__tstr(&bi, in), (long long)gpuir__type_count(in),
+                           gpuir__tstr(&bt, t), (long long)gpuir__type_count(t));
+    return GPUIR_OK;
+}
+
 /* grid and block: three sizes >= 1 (block at most 1024 threads); smem >= 0. */
 static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs *as) {
     const char *names[2] = {"grid", "block"};
@@ -1999,6 +2034,7 @@ static gpuir_result gpuir__infer_buffer_op(gpuir_ctx *ctx, gpuir_op_kind kind, c
     case GPUIR__CLASS_COPY: r = gpuir__infer_copy(ctx, kind, in); break;
     case GPUIR__CLASS_GLOBAL: r = gpuir__infer_memref_global(ctx, as, given); break;
     case GPUIR__CLASS_LAUNCH: r = gpuir__infer_launch(ctx, in, n, as); break;
+    case GPUIR__CLASS_VIEW: r = gpuir__infer_view(ctx, kind, &in[0], given); break;
     default: break;
     }
     if (!r && given) *out = *given;
@@ -3450,6 +3486,7 @@ static gpuir_result gpuir__verify_uses(gpuir_module *m, uint32_t fid, const gpui
 static gpuir_result gpuir__verify_kernel_op(gpuir_module *m, const gpuir__op *op) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     bool host_only = cls == GPUIR__CLASS_LAUNCH || cls == GPUIR__CLASS_COPY || cls == GPUIR__CLASS_WAIT ||
+                     cls == GPUIR__CLASS_VIEW ||
                      op->kind == GPUIR_OP_GPU_ALLOC || op->kind == GPUIR_OP_GPU_DEALLOC ||
                      op->kind == GPUIR_OP_MEMREF_GET_GLOBAL || op->kind == GPUIR_OP_GET_GLOBAL;
     if (host_only)
@@ -3486,6 +3523,10 @@ static gpuir_result gpuir__verify_op(gpuir_module *m, uint32_t fid, uint32_t op_
     gpuir__attrs as = {m, op->attrs, op->n_attrs};
     r = gpuir__infer_op(ctx, op->kind, in, op->n_operands, &as, res ? &res->type : NULL,
                         res != NULL, &out);
+    if (!r && gpuir__info(op->kind)->cls == GPUIR__CLASS_DEALLOC &&
+        gpuir__view_base(m, gpuir__op_operand(m, op, 0)) != gpuir__op_operand(m, op, 0))
+        r = gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s of a view (memref.reshape): free the buffer it views",
+                        gpuir_op_name(op->kind));
     if (!r && res) defined[op->result - 1] = 1;
     return r;
 }
@@ -4274,6 +4315,18 @@ static gpuir_result gpuir__ref_exec_dps(gpuir__ref *R, const gpuir__op *op) {
     return r;
 }
 
+/* memref.reshape: the operand's buffer seen with the result's shape. */
+static gpuir_result gpuir__ref_view(gpuir__ref *R, const gpuir__op *op) {
+    gpuir__ref_buffer *b;
+    gpuir_result r = gpuir__ref_live(R, gpuir__op_operand(R->m, op, 0), &b);
+    if (r) return r;
+    gpuir__ref_alias(R, op->result, gpuir__op_operand(R->m, op, 0));
+    const gpuir_type *t = &gpuir__value_at(R->m, op->result)->type;
+    R->vals[op->result - 1].rank = t->rank;
+    memcpy(R->vals[op->result - 1].dims, t->dims, sizeof t->dims);
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__ref_exec_any(gpuir__ref *R, const gpuir__op *op, uint32_t op_id);
 
 /* Runs a kernel's body on the launch's buffers; its temporaries die with it. */
@@ -4308,6 +4361,7 @@ static gpuir_result gpuir__ref_exec_any(gpuir__ref *R, const gpuir__op *op, uint
     case GPUIR__CLASS_DEALLOC: return gpuir__ref_dealloc(R, op);
     case GPUIR__CLASS_COPY: return gpuir__ref_copy(R, op);
     case GPUIR__CLASS_LAUNCH: return gpuir__ref_launch(R, op);
+    case GPUIR__CLASS_VIEW: return gpuir__ref_view(R, op);
     default: return GPUIR_OK;                   /* gpu.wait: everything is in order */
     }
 }
@@ -4725,11 +4779,11 @@ static void gpuir__remap_operands(gpuir_module *m, const gpuir__op *op, const ui
 }
 
 /* An op that only defines its result: removable when unused. (Allocation
-   counts: an unused buffer is never needed.) */
+   counts: an unused buffer is never needed; so do views.) */
 static bool gpuir__op_is_pure(const gpuir__op *op) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     return op->result && (gpuir__class_computes(cls) || cls == GPUIR__CLASS_GLOBAL ||
-                          cls == GPUIR__CLASS_ALLOC);
+                          cls == GPUIR__CLASS_ALLOC || cls == GPUIR__CLASS_VIEW);
 }
 
 /* Removes pure ops whose result nobody uses. */
@@ -5245,8 +5299,9 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // that is elementwise or a matmul (its epilogue: bias, activation, residual)
 // when it is that value's only user and the shapes agree; a reduction joins
 // an elementwise producer's group the same way. A value used twice, or by the
-// host, ends its group. Splat constants and globals join no group.
-// Reads: ir. Writes: the `fusion` attribute.
+// host, ends its group. Splat constants, globals and reshapes join no group
+// (bufferize makes a reshape a view: no kernel). Reads: ir. Writes: the
+// `fusion` attribute.
 
 typedef enum gpuir__group_kind {
     GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER
@@ -5361,7 +5416,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
         const gpuir__op *op = gpuir__op_at(m, op_id);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
-        if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT) continue;
+        if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT ||
+            cls == GPUIR__CLASS_RESHAPE)
+            continue;
         int64_t g = 0;
         for (uint32_t k = 0; k < op->n_operands && !g; k++)
             g = gpuir__fuse_candidate(m, op, gpuir__op_operand(m, op, k), uses, kinds);
@@ -5392,15 +5449,19 @@ static gpuir_result gpuir__pass_fuse(gpuir_module *m) { return gpuir__each_host_
 // memrefs; each computing op writes a buffer (memref.alloc, then the op in
 // buffer form), in place when it is elementwise and an input buffer of the
 // same type dies with it; globals are read through memref.get_global, and so
-// are dense constants (made initialized globals: uploaded once); every
-// buffer allocated and not returned is freed after its last use. Static
-// shapes only for now. Reads: ir, build. Writes: ir.
+// are dense constants (made initialized globals: uploaded once); a reshape
+// is a view of its operand's buffer (memref.reshape: no copy, no kernel);
+// every buffer allocated and not returned is freed after the last use of it
+// or of any view of it. Static shapes only for now. Reads: ir, build.
+// Writes: ir.
 
 typedef struct gpuir__bufferizer {
     gpuir_module *m;
     uint32_t *buf;          /* value id - 1 -> the buffer that holds it */
-    uint32_t *last_use;     /* tensor value id - 1 -> index of its last user */
-    uint32_t *last_run;     /* tensor value id - 1 -> when its last reader runs */
+    uint32_t *root;         /* tensor value id - 1 -> the value whose buffer it views
+                               (itself, or what reshapes started from) */
+    uint32_t *last_use;     /* root value id - 1 -> index of the last user of it or a view */
+    uint32_t *last_run;     /* root value id - 1 -> when that last reader runs */
     uint32_t *runs_at;      /* op index -> when it runs: outline launches a fusion
                                group where its last op is */
     bool *owned;            /* buffer value id - 1 -> allocated by this function */
@@ -5443,19 +5504,20 @@ static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f
     return GPUIR_OK;
 }
 
-/* The buffer an op writes: an input buffer that dies here (elementwise, same
-   type), or a fresh allocation. */
+/* The buffer an op writes: an input buffer (or a view of one) that dies
+   here with every view of it (elementwise, same type), or a fresh
+   allocation. */
 static uint32_t gpuir__bufferize_dest(gpuir__bufferizer *B, const gpuir__op *op, size_t index) {
     gpuir_module *m = B->m;
     gpuir_type want = gpuir__as_memref(gpuir__value_at(m, op->result)->type, GPUIR_SPACE_HOST);
     if (gpuir__is_elementwise(gpuir__info(op->kind)->cls))
         for (uint32_t k = 0; k < op->n_operands; k++) {
-            uint32_t v = gpuir__op_operand(m, op, k), b = B->buf[v - 1];
+            uint32_t v = gpuir__op_operand(m, op, k), b = B->buf[v - 1], root = B->root[v - 1];
             const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
             if (def && def->kind == GPUIR_OP_CONSTANT) continue;   /* constants stay constant */
             /* in place only if every reader of the old value runs no later */
-            if (B->owned[b - 1] && B->last_use[v - 1] == index + 1 &&
-                B->last_run[v - 1] <= B->runs_at[index] &&
+            if (B->owned[gpuir__view_base(m, b) - 1] && B->last_use[root - 1] == index + 1 &&
+                B->last_run[root - 1] <= B->runs_at[index] &&
                 gpuir_type_equal(gpuir__value_at(m, b)->type, want))
                 return b;
         }
@@ -5486,10 +5548,13 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
                 if (gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[j]), "fusion", 0) == g)
                     B->runs_at[i] = (uint32_t)j + 1;
         for (uint32_t k = 0; k < op->n_operands; k++) {
-            uint32_t v = gpuir__op_operand(m, op, k) - 1;
+            uint32_t v = B->root[gpuir__op_operand(m, op, k) - 1] - 1;
             B->last_use[v] = (uint32_t)i + 1;
             if (B->runs_at[i] > B->last_run[v]) B->last_run[v] = B->runs_at[i];
         }
+        if (op->result)             /* a reshape's uses are uses of what it views */
+            B->root[op->result - 1] = op->kind == GPUIR_OP_RESHAPE ? B->root[gpuir__op_operand(m, op, 0) - 1]
+                                                                  : op->result;
     }
     GPUIR_FREE(group_end);
     return GPUIR_OK;
@@ -5546,6 +5611,12 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
     if (!result || !gpuir__class_computes(cls)) { gpuir__rewrite_keep(m, op_id); return GPUIR_OK; }
     if (op->kind == GPUIR_OP_CONSTANT && (B->buf[result - 1] = gpuir__bufferize_dense_constant(B, op)) != 0)
         return GPUIR_OK;
+    if (op->kind == GPUIR_OP_RESHAPE) {
+        gpuir_type t = gpuir__value_at(m, result)->type;
+        t = gpuir__as_memref(t, gpuir__value_at(m, ids[0])->type.space);
+        B->buf[result - 1] = gpuir__build_value(m, GPUIR_OP_MEMREF_RESHAPE, ids, 1, 0, 0, &t).id;
+        return B->buf[result - 1] ? GPUIR_OK : m->ctx->result;
+    }
     if (m->ctx->result) return m->ctx->result;
     uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
     gpuir_op_kind kind = op->kind;
@@ -5557,8 +5628,8 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
     return GPUIR_OK;
 }
 
-/* Frees each buffer the function allocated after its last use, unless it
-   is returned. */
+/* Frees each buffer the function allocated after the last use of it or of
+   a view of it, unless it (or a view) is returned. */
 static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const bool *owned,
                                            gpuir_op_kind dealloc) {
     gpuir__func *f = gpuir__func_at(m, fid);
@@ -5569,8 +5640,8 @@ static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const 
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         bool ret = op->kind == GPUIR_OP_RETURN;
         for (uint32_t k = 0; k < op->n_operands; k++) {
-            uint32_t v = gpuir__op_operand(m, op, k);
-            last[v - 1] = ret ? UINT32_MAX : (uint32_t)i + 1;
+            uint32_t v = gpuir__view_base(m, gpuir__op_operand(m, op, k));
+            if (last[v - 1] != UINT32_MAX) last[v - 1] = ret ? UINT32_MAX : (uint32_t)i + 1;
         }
     }
     gpuir__rewrite_begin(m, fid);
@@ -5579,7 +5650,7 @@ static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const 
         const gpuir__op *op = gpuir__op_at(m, op_id);
         uint32_t freed[GPUIR_MAX_OPERANDS], n_freed = 0;
         for (uint32_t k = 0; k < op->n_operands; k++) {
-            uint32_t v = gpuir__op_operand(m, op, k);
+            uint32_t v = gpuir__view_base(m, gpuir__op_operand(m, op, k));
             bool dup = false;
             for (uint32_t j = 0; j < n_freed; j++) dup |= freed[j] == v;
             if (owned[v - 1] && last[v - 1] == i + 1 && !dup) freed[n_freed++] = v;
@@ -5601,13 +5672,15 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     memset(&B, 0, sizeof B);
     B.m = m;
     B.buf = (uint32_t *)gpuir__calloc(cap, sizeof *B.buf);
+    B.root = (uint32_t *)gpuir__calloc(cap, sizeof *B.root);
     B.last_use = (uint32_t *)gpuir__calloc(cap, sizeof *B.last_use);
     B.last_run = (uint32_t *)gpuir__calloc(cap, sizeof *B.last_run);
     B.runs_at = (uint32_t *)gpuir__calloc(n + 1, sizeof *B.runs_at);
     B.owned = (bool *)gpuir__calloc(cap, sizeof *B.owned);
-    if (!B.buf || !B.last_use || !B.last_run || !B.runs_at || !B.owned) r = gpuir__oom(m->ctx, "bufferize");
-    if (!r) r = gpuir__bufferize_schedule(&B, fid);
+    if (!B.buf || !B.root || !B.last_use || !B.last_run || !B.runs_at || !B.owned) r = gpuir__oom(m->ctx, "bufferize");
     const gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) B.root[f->params[i] - 1] = f->params[i];
+    if (!r) r = gpuir__bufferize_schedule(&B, fid);
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) {
         gpuir__value *p = gpuir__value_at(m, f->params[i]);
         p->type = gpuir__as_memref(p->type, GPUIR_SPACE_HOST);
@@ -5619,6 +5692,7 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
     if (!r) r = gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
     GPUIR_FREE(B.buf);
+    GPUIR_FREE(B.root);
     GPUIR_FREE(B.last_use);
     GPUIR_FREE(B.last_run);
     GPUIR_FREE(B.runs_at);
@@ -5934,19 +6008,22 @@ static gpuir_result gpuir__pass_outline(gpuir_module *m) {
 // the device copy is stale; the host gets data back (D2H) only before a host
 // op or the return reads it, and for parameters a kernel wrote; every device
 // buffer is freed after its last use. A parameter already in device memory is
-// used as it is. The pass writes a report of each decision and its reason.
-// Reads: ir, build. Writes: ir, the placement report.
+// used as it is. Views (memref.reshape) are followed to their base buffer:
+// the analysis, the copies and the frees are the base's, and a kernel gets a
+// view of the base's twin. The pass writes a report of each decision and
+// its reason. Reads: ir, build. Writes: ir, the placement report.
 
 enum { GPUIR__ON_HOST = 1, GPUIR__ON_DEVICE = 2 };   /* where a buffer's data is current */
 
 typedef struct gpuir__placer {
     gpuir_module *m;
     uint32_t fid;
-    uint32_t *twin;         /* host buffer id - 1 -> its device twin (0: none yet) */
-    uint8_t *valid;         /* host buffer id - 1 -> GPUIR__ON_* bits */
-    bool *device_only;      /* a memref.alloc no host op touches */
-    bool *wrote_on_device;  /* a kernel has written it */
-    bool *written;          /* some op of the function writes it */
+    uint32_t *twin;         /* host buffer id - 1 -> its device twin (0: none yet); of a
+                               view, the same view of its base's twin */
+    uint8_t *valid;         /* host base buffer id - 1 -> GPUIR__ON_* bits */
+    bool *device_only;      /*      -> a memref.alloc no host op touches (nor a view's user) */
+    bool *wrote_on_device;  /*      -> a kernel has written it */
+    bool *written;          /*      -> some op of the function writes it */
     const char *kernel_name;  /* the kernel of the launch being placed */
     gpuir__str report;
 } gpuir__placer;
@@ -5997,8 +6074,11 @@ static gpuir_result gpuir__place_find_device_only(gpuir__placer *P) {
     if (!host_use) return gpuir__oom(m->ctx, "place");
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC || op->kind == GPUIR_OP_MEMREF_DEALLOC) continue;
-        for (uint32_t k = 0; k < op->n_operands; k++) host_use[gpuir__op_operand(m, op, k) - 1] = true;
+        if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC || op->kind == GPUIR_OP_MEMREF_DEALLOC ||
+            op->kind == GPUIR_OP_MEMREF_RESHAPE)     /* making a view touches no data */
+            continue;
+        for (uint32_t k = 0; k < op->n_operands; k++)
+            host_use[gpuir__view_base(m, gpuir__op_operand(m, op, k)) - 1] = true;
     }
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -6017,16 +6097,16 @@ static void gpuir__place_find_written(gpuir__placer *P) {
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         bool dps = !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls);
-        if (dps) P->written[gpuir__op_operand(m, op, op->n_operands - 1) - 1] = true;
-        if (op->kind == GPUIR_OP_MEMREF_COPY) P->written[gpuir__op_operand(m, op, 1) - 1] = true;
-        if (op->kind == GPUIR_OP_GPU_MEMCPY) P->written[gpuir__op_operand(m, op, 0) - 1] = true;
+        int dst = dps ? (int)op->n_operands - 1 : op->kind == GPUIR_OP_MEMREF_COPY ? 1 :
+                  op->kind == GPUIR_OP_GPU_MEMCPY ? 0 : -1;
+        if (dst >= 0) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, (uint32_t)dst)) - 1] = true;
         if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
         const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
         const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
         for (uint32_t a = 0; a < op->n_operands; a++) {
             bool reads, writes;
             gpuir__param_access(m, k, a, &reads, &writes);
-            if (writes) P->written[gpuir__op_operand(m, op, a) - 1] = true;
+            if (writes) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, a)) - 1] = true;
         }
     }
 }
@@ -6059,6 +6139,21 @@ static uint32_t gpuir__place_twin(gpuir__placer *P, uint32_t b) {
     return d.id;
 }
 
+/* The device memory standing for host buffer b: its twin, or, when b is a
+   view, the same view of its base's twin (made once). */
+static uint32_t gpuir__place_device_of(gpuir__placer *P, uint32_t b) {
+    gpuir_module *m = P->m;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, b)->def_op);
+    if (!def || def->kind != GPUIR_OP_MEMREF_RESHAPE || P->twin[b - 1]) return gpuir__place_twin(P, b);
+    uint32_t of = gpuir__op_operand(m, def, 0), src = gpuir__place_device_of(P, of);
+    gpuir_type t = gpuir__as_memref(gpuir__value_at(m, b)->type, GPUIR_SPACE_DEVICE);
+    P->twin[b - 1] = gpuir__build_value(m, GPUIR_OP_MEMREF_RESHAPE, &src, 1, 0, 0, &t).id;
+    char name[GPUIR_MAX_NAME + 32];
+    gpuir__place_note(P, b, "a view of %s: no copy of its own (the base's copies serve it)",
+                      gpuir__buffer_label(m, gpuir__view_base(m, b), name, sizeof name));
+    return P->twin[b - 1];
+}
+
 static void gpuir__place_copy(gpuir__placer *P, uint32_t dst, uint32_t src) {
     uint32_t ids[2] = {dst, src};
     gpuir__build_op(P->m, GPUIR_OP_GPU_MEMCPY, ids, 2, 0, 0, NULL);
@@ -6076,16 +6171,17 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
     bool writes[GPUIR_MAX_OPERANDS] = {false};
     for (uint32_t i = 0; i < n; i++) host[i] = dev[i] = gpuir__op_operand(m, op, i);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t b = host[i];
+        uint32_t b = gpuir__view_base(m, host[i]);
         bool reads_first;
         gpuir__param_access(m, gpuir__func_at(m, kid), i, &reads_first, &writes[i]);
         if (gpuir__value_at(m, b)->type.space == GPUIR_SPACE_DEVICE) continue;   /* already there */
         bool fresh = !P->twin[b - 1];
-        dev[i] = gpuir__place_twin(P, b);
+        uint32_t twin = gpuir__place_twin(P, b);
+        dev[i] = b == host[i] ? twin : gpuir__place_device_of(P, host[i]);
         if (fresh && P->device_only[b - 1])
             gpuir__place_note(P, b, "device only: no host op touches it (first used by @%s)", kname);
         if (reads_first && !(P->valid[b - 1] & GPUIR__ON_DEVICE) && (P->valid[b - 1] & GPUIR__ON_HOST)) {
-            gpuir__place_copy(P, dev[i], b);
+            gpuir__place_copy(P, twin, b);
             P->valid[b - 1] |= GPUIR__ON_DEVICE;
             gpuir__place_note(P, b, "H2D before @%s, which reads it", kname);
         } else if (fresh && !reads_first && !P->device_only[b - 1]) {
@@ -6093,15 +6189,19 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
         }
     }
     gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, dev, n, attrs, n_attrs, NULL);
-    for (uint32_t i = 0; i < n; i++)
-        if (writes[i] && gpuir__value_at(m, host[i])->type.space != GPUIR_SPACE_DEVICE) {
-            P->valid[host[i] - 1] = GPUIR__ON_DEVICE;
-            P->wrote_on_device[host[i] - 1] = true;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t b = gpuir__view_base(m, host[i]);
+        if (writes[i] && gpuir__value_at(m, b)->type.space != GPUIR_SPACE_DEVICE) {
+            P->valid[b - 1] = GPUIR__ON_DEVICE;
+            P->wrote_on_device[b - 1] = true;
         }
+    }
 }
 
-/* D2H of b before a host op reads it, if the host copy is stale. */
+/* D2H of b (the base of a view) before a host op reads it, if the host
+   copy is stale. */
 static void gpuir__place_fetch(gpuir__placer *P, uint32_t b, const char *why) {
+    b = gpuir__view_base(P->m, b);
     if (!P->twin[b - 1] || (P->valid[b - 1] & GPUIR__ON_HOST) || !(P->valid[b - 1] & GPUIR__ON_DEVICE))
         return;
     gpuir__place_copy(P, b, P->twin[b - 1]);
@@ -6115,11 +6215,11 @@ static bool gpuir__place_device_copy(gpuir__placer *P, const gpuir__op *op) {
     gpuir_module *m = P->m;
     if (op->kind != GPUIR_OP_MEMREF_COPY) return false;
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
-    if (!P->twin[src - 1] || P->valid[src - 1] != GPUIR__ON_DEVICE) return false;
-    uint32_t d = gpuir__place_twin(P, dst);
-    gpuir__place_copy(P, d, P->twin[src - 1]);
-    P->valid[dst - 1] = GPUIR__ON_DEVICE;
-    P->wrote_on_device[dst - 1] = true;
+    uint32_t src_base = gpuir__view_base(m, src), dst_base = gpuir__view_base(m, dst);
+    if (!P->twin[src_base - 1] || P->valid[src_base - 1] != GPUIR__ON_DEVICE) return false;
+    gpuir__place_copy(P, gpuir__place_device_of(P, dst), gpuir__place_device_of(P, src));
+    P->valid[dst_base - 1] = GPUIR__ON_DEVICE;
+    P->wrote_on_device[dst_base - 1] = true;
     gpuir__place_note(P, dst, "%s: its source is current on the device, so the copy is device to "
                       "device", "memref.copy");
     return true;
@@ -6135,7 +6235,8 @@ static void gpuir__place_host_op(gpuir__placer *P, uint32_t op_id) {
     int written = dps ? (int)n - 1 : op->kind == GPUIR_OP_MEMREF_COPY ? 1 : -1;
     bool ret = op->kind == GPUIR_OP_RETURN;
     for (uint32_t i = 0; i < n; i++) ids[i] = gpuir__op_operand(m, op, i);
-    bool reads = op->kind != GPUIR_OP_MEMREF_DEALLOC;      /* freeing reads nothing */
+    bool reads = op->kind != GPUIR_OP_MEMREF_DEALLOC &&    /* freeing reads nothing, */
+                 op->kind != GPUIR_OP_MEMREF_RESHAPE;      /* nor does making a view */
     for (uint32_t i = 0; i < n && reads; i++)
         if ((int)i != written) gpuir__place_fetch(P, ids[i], ret ? "it is returned" : "the host reads it");
     if (ret) {                       /* parameters kernels wrote go back to the caller */
@@ -6144,7 +6245,7 @@ static void gpuir__place_host_op(gpuir__placer *P, uint32_t op_id) {
             if (P->wrote_on_device[f->params[i] - 1])
                 gpuir__place_fetch(P, f->params[i], "an out-parameter a kernel wrote");
     }
-    if (written >= 0) P->valid[ids[written] - 1] = GPUIR__ON_HOST;
+    if (written >= 0) P->valid[gpuir__view_base(m, ids[written]) - 1] = GPUIR__ON_HOST;
     gpuir__rewrite_keep(m, op_id);
 }
 
@@ -6175,8 +6276,10 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
         const gpuir__op *op = gpuir__op_at(m, op_id);
         if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) gpuir__place_launch(&P, op);
-        else if ((op->kind == GPUIR_OP_MEMREF_ALLOC || op->kind == GPUIR_OP_MEMREF_DEALLOC) &&
-                 P.device_only[(op->result ? op->result : gpuir__op_operand(m, op, 0)) - 1])
+        else if ((op->kind == GPUIR_OP_MEMREF_ALLOC || op->kind == GPUIR_OP_MEMREF_DEALLOC ||
+                  op->kind == GPUIR_OP_MEMREF_RESHAPE) &&
+                 P.device_only[gpuir__view_base(m, op->kind == GPUIR_OP_MEMREF_ALLOC ? op->result
+                                                   : gpuir__op_operand(m, op, 0)) - 1])
             continue;                                /* lives on the device alone */
         else if (op->kind == GPUIR_OP_MEMREF_GET_GLOBAL) {
             P.valid[op->result - 1] = GPUIR__ON_HOST;
@@ -6428,7 +6531,7 @@ static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m) {
 // >>pass.async
 // Puts the device work of each placed host function on streams, from the
 // data flow: every buffer's last writer and its readers since (host buffers
-// too, for the copies). A stream op (gpu.alloc, gpu.memcpy,
+// too, for the copies; a view's accesses are its base buffer's). A stream op (gpu.alloc, gpu.memcpy,
 // gpu.launch_func, gpu.dealloc) joins the stream whose latest op it
 // depends on, so it adds no false dependency; else a new stream (at most
 // GPUIR__ASYNC_STREAMS); else the stream idle longest. It waits for an event
@@ -6478,9 +6581,10 @@ typedef struct gpuir__async {
     uint32_t *deps;                   /* stb_ds: the current op's */
 } gpuir__async;
 
+/* A view's accesses are its base buffer's. */
 static void gpuir__async_touch(gpuir__async *A, uint32_t value, bool writes) {
     gpuir__async_access a;
-    a.value = value;
+    a.value = gpuir__view_base(A->m, value);
     a.writes = writes;
     stbds_arrput(A->accesses, a);
 }
@@ -6806,7 +6910,10 @@ static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         if (op->result && gpuir__value_at(m, op->result)->type.kind == GPUIR_TYPE_MEMREF)
             gpuir__dot_buffer(s, m, op->result);
-        if (op->kind == GPUIR_OP_GPU_MEMCPY) {
+        if (op->kind == GPUIR_OP_MEMREF_RESHAPE) {
+            gpuir__str_appendf(s, "  v%u -> v%u [label=\"view\", style=dashed];\n", gpuir__op_operand(m, op, 0),
+                               op->result);
+        } else if (op->kind == GPUIR_OP_GPU_MEMCPY) {
             uint32_t dst = gpuir__op_operand(m, op, 0), src = gpuir__op_operand(m, op, 1);
             bool h2d = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
             gpuir__str_appendf(s, "  v%u -> v%u [label=\"%s\", color=%s];\n", src, dst,
@@ -10462,6 +10569,14 @@ static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
     return GPUIR_OK;
 }
 
+/* memref.reshape: the same host or device memory; the view owns nothing. */
+static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
+    gpuir__slot *s = &R->slots[op->result - 1];
+    *s = R->slots[gpuir__op_operand(R->p->m, op, 0) - 1];
+    s->owned = s->live = false;
+    return GPUIR_OK;
+}
+
 /* gpu.wait: the host waits for the events it names, or for everything. */
 static gpuir_result gpuir__run_wait(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
@@ -10509,6 +10624,7 @@ static gpuir_result gpuir__run_op(gpuir__run *R, const gpuir__op *op) {
     case GPUIR_OP_MEMREF_GET_GLOBAL: return gpuir__run_global(R, op);
     case GPUIR_OP_CONSTANT: return op->result ? GPUIR_OK : gpuir__run_fill(R, op);
     case GPUIR_OP_GPU_WAIT: return gpuir__run_wait(R, op);
+    case GPUIR_OP_MEMREF_RESHAPE: return gpuir__run_view(R, op);
     case GPUIR_OP_RETURN: return GPUIR_OK;
     default:
         return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s cannot run on the host in a placed program (op %u); "
@@ -10585,6 +10701,8 @@ static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size
         a.dtype = t->dtype;
         a.rank = t->rank;
         memcpy(a.dims, t->dims, sizeof a.dims);
+        gpuir__slot *base = &R->slots[gpuir__view_base(m, v) - 1];
+        if (!s->owned && base->owned && base->host == s->host) s = base;   /* a view of a buffer it may take */
         if (s->owned) {
             a.data = s->host;
             s->owned = false;

@@ -52,14 +52,17 @@ static void *test_realloc(void *p, size_t size) { return host_should_fail() ? NU
 #include "../../gpuir.h"
 #include "../check.h"
 
-/* A chain with a reduction; two independent matmuls on streams with a
-   dense constant and a global (resident); a softmax. */
+/* A chain with a reduction, and a view of it (reshape) written in place and
+   returned; two independent matmuls on streams with a dense constant and a
+   global (resident); a softmax. */
 static const char *const programs[] = {
-    "func.func @f(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> (tensor<5x7xf32>, tensor<5xf32>) {\n"
+    "func.func @f(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> (tensor<35xf32>, tensor<5xf32>) {\n"
     "  %e = exp %x : (tensor<5x7xf32>) -> tensor<5x7xf32>\n"
     "  %a = add %e, %b : (tensor<5x7xf32>, tensor<7xf32>) -> tensor<5x7xf32>\n"
+    "  %r = reshape %a : (tensor<5x7xf32>) -> tensor<35xf32>\n"
+    "  %n = neg %r : (tensor<35xf32>) -> tensor<35xf32>\n"
     "  %s = reduce_sum %x {axes = [1]} : (tensor<5x7xf32>) -> tensor<5xf32>\n"
-    "  return %a, %s : tensor<5x7xf32>, tensor<5xf32>\n}\n",
+    "  return %n, %s : tensor<35xf32>, tensor<5xf32>\n}\n",
 
     "global @W : tensor<8x8xf32>\n"
     "func.func @f(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {\n"
