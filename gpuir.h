@@ -184,7 +184,9 @@ typedef enum gpuir_dtype {
    destination-passing style: memref operands, the last one the output,
    and no result (`add %a, %b, %out : (memref<..>, memref<..>, memref<..>) -> ()`).
    The buffer-level ops:
-     ALLOC      no operand; a memref result of the given static type
+     ALLOC      a memref result of the given type; its dynamic dims (`?`)
+                sized like dims of its operands: dims_of = [operand, axis,
+                ...], one pair per `?` (a static result takes no operand)
      DEALLOC    1 memref operand, no result
      COPY       2 memrefs of one shape and dtype (memref.copy: src, dst;
                 gpu.memcpy: dst, src, as in MLIR), no result
@@ -1457,7 +1459,9 @@ static bool gpuir__op_is_stream_op(gpuir_op_kind k) {
 /* Allowed attribute names per op, space separated ("" for none). */
 static const char *gpuir__op_attrs(gpuir_op_kind k) {
     switch (k) {
-    case GPUIR_OP_GPU_ALLOC: case GPUIR_OP_GPU_DEALLOC: case GPUIR_OP_GPU_MEMCPY: return "stream wait event";
+    case GPUIR_OP_GPU_ALLOC: return "dims_of stream wait event";
+    case GPUIR_OP_MEMREF_ALLOC: return "dims_of";
+    case GPUIR_OP_GPU_DEALLOC: case GPUIR_OP_GPU_MEMCPY: return "stream wait event";
     case GPUIR_OP_GPU_LAUNCH_FUNC: return "kernel grid block smem stream wait event";
     case GPUIR_OP_GPU_WAIT: return "events";
     default: break;
@@ -1492,7 +1496,7 @@ static bool gpuir__attr_kind_ok(const char *name, gpuir__attr_kind kind, const c
         return kind == GPUIR__ATTR_INT;
     }
     if (strcmp(name, "grid") == 0 || strcmp(name, "block") == 0 || strcmp(name, "wait") == 0 ||
-        strcmp(name, "events") == 0) {
+        strcmp(name, "events") == 0 || strcmp(name, "dims_of") == 0) {
         *want = "an integer list";
         return kind == GPUIR__ATTR_INTS;
     }
@@ -1802,7 +1806,7 @@ static gpuir_result gpuir__infer_softmax(gpuir_ctx *ctx, const gpuir_type *x,
 /* Checks operand count, kinds and dtypes against the op's class. */
 static gpuir_result gpuir__check_operands(gpuir_ctx *ctx, gpuir_op_kind kind,
                                           const gpuir_type *in, uint32_t n) {
-    static const int arity[] = {1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1, -1, 0, 1, 2, -1, 0, 1};
+    static const int arity[] = {1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1, -1, -1, 1, 2, -1, 0, 1};
     const gpuir__op_info *info = gpuir__info(kind);
     int want = arity[info->cls];
     if (want >= 0 && (uint32_t)want != n)
@@ -1907,11 +1911,42 @@ static gpuir_result gpuir__space_error(gpuir_ctx *ctx, gpuir_op_kind kind, const
                        gpuir__tstr(&b, t), rule);
 }
 
-static gpuir_result gpuir__infer_alloc(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *t) {
+/* The sizes of an allocation's dynamic dims: `dims_of = [operand, axis,
+   ...]`, one pair per `?` of the result, in order; the operands are
+   buffers whose sizes they are (nothing of their data is read). A static
+   result takes neither. */
+static gpuir_result gpuir__check_dims_of(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in, uint32_t n,
+                                         const gpuir__attrs *as, const gpuir_type *t) {
     gpuir__tbuf b;
-    if (t->kind != GPUIR_TYPE_MEMREF || !gpuir__type_is_static(t))
-        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result %s must be a static memref "
-                           "(dynamic sizes are not supported yet)", gpuir_op_name(kind), gpuir__tstr(&b, t));
+    int dynamic = 0;
+    for (int i = 0; i < t->rank; i++) dynamic += t->dims[i] == GPUIR_DYN;
+    const gpuir__attr *dims_of = gpuir__attrs_get(as, "dims_of");
+    if (!dynamic && (n || dims_of))
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result %s is static: it takes no sizes "
+                           "(operands, dims_of)", gpuir_op_name(kind), gpuir__tstr(&b, t));
+    if (!dynamic) return GPUIR_OK;
+    if (!dims_of || dims_of->n != 2u * (uint32_t)dynamic)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: the result %s has %d dynamic dim%s: dims_of must "
+                           "give an (operand, axis) pair for each", gpuir_op_name(kind), gpuir__tstr(&b, t),
+                           dynamic, dynamic == 1 ? "" : "s");
+    const int64_t *pairs = gpuir__ints_at(as->m, dims_of->off);
+    for (int k = 0; k < dynamic; k++) {
+        int64_t o = pairs[2 * k], a = pairs[2 * k + 1];
+        if (o < 0 || o >= (int64_t)n || a < 0 || a >= in[o].rank)
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: dims_of pair %d (%lld, %lld) names no dim of an "
+                               "operand (it has %u)", gpuir_op_name(kind), k, (long long)o, (long long)a, n);
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__infer_alloc(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in, uint32_t n,
+                                       const gpuir__attrs *as, const gpuir_type *t) {
+    gpuir__tbuf b;
+    if (t->kind != GPUIR_TYPE_MEMREF)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result %s must be a memref", gpuir_op_name(kind),
+                           gpuir__tstr(&b, t));
+    gpuir_result r = gpuir__check_dims_of(ctx, kind, in, n, as, t);
+    if (r) return r;
     bool device = t->space == GPUIR_SPACE_DEVICE;
     if ((kind == GPUIR_OP_GPU_ALLOC) != device)
         return gpuir__space_error(ctx, kind, "result", t, kind == GPUIR_OP_GPU_ALLOC ?
@@ -2025,7 +2060,7 @@ static gpuir_result gpuir__infer_buffer_op(gpuir_ctx *ctx, gpuir_op_kind kind, c
     if (gpuir__class_has_result(cls) && !given)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result type must be given", gpuir_op_name(kind));
     switch (cls) {
-    case GPUIR__CLASS_ALLOC: r = gpuir__infer_alloc(ctx, kind, given); break;
+    case GPUIR__CLASS_ALLOC: r = gpuir__infer_alloc(ctx, kind, in, n, as, given); break;
     case GPUIR__CLASS_DEALLOC:
         if ((kind == GPUIR_OP_GPU_DEALLOC) != (in[0].space == GPUIR_SPACE_DEVICE))
             r = gpuir__space_error(ctx, kind, "operand", &in[0], kind == GPUIR_OP_GPU_DEALLOC ?
@@ -3481,8 +3516,8 @@ static gpuir_result gpuir__verify_uses(gpuir_module *m, uint32_t fid, const gpui
     return GPUIR_OK;
 }
 
-/* Kernels compute on buffers: no host ops, no launches, nothing returned;
-   their parameters are device buffers. */
+/* Kernels compute on buffers: no host ops, no launches, nothing returned,
+   static allocations; their parameters are device buffers. */
 static gpuir_result gpuir__verify_kernel_op(gpuir_module *m, const gpuir__op *op) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     bool host_only = cls == GPUIR__CLASS_LAUNCH || cls == GPUIR__CLASS_COPY || cls == GPUIR__CLASS_WAIT ||
@@ -3494,6 +3529,9 @@ static gpuir_result gpuir__verify_kernel_op(gpuir_module *m, const gpuir__op *op
                            gpuir_op_name(op->kind));
     if (op->kind == GPUIR_OP_RETURN && op->n_operands)
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "a kernel returns nothing");
+    if (op->kind == GPUIR_OP_MEMREF_ALLOC && !gpuir__type_is_static(&gpuir__value_at(m, op->result)->type))
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "memref.alloc in a kernel: its size is fixed when the "
+                           "kernel is compiled (no dynamic dims)");
     if (op->result && gpuir__value_at(m, op->result)->type.kind == GPUIR_TYPE_TENSOR)
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernels compute on buffers: %s in buffer "
                            "form", gpuir_op_name(op->kind));
@@ -4247,13 +4285,30 @@ static void gpuir__ref_poison(gpuir_array *a) {
         memset(a->data, 0x5a, n * gpuir_dtype_size(a->dtype));
 }
 
+/* The type an allocation has in this run: its dynamic dims are those its
+   dims_of names in the operands' buffers. */
+static gpuir_type gpuir__ref_alloc_type(gpuir__ref *R, const gpuir__op *op) {
+    gpuir_type t = gpuir__value_at(R->m, op->result)->type;
+    const gpuir__attr *dims_of = gpuir__attr_find(R->m, op, "dims_of");
+    const int64_t *pairs = dims_of ? gpuir__ints_at(R->m, dims_of->off) : NULL;
+    for (int i = 0, k = 0; pairs && i < t.rank; i++)
+        if (t.dims[i] == GPUIR_DYN) {
+            t.dims[i] = R->vals[gpuir__op_operand(R->m, op, (uint32_t)pairs[2 * k]) - 1].dims[pairs[2 * k + 1]];
+            k++;
+        }
+    return t;
+}
+
 static gpuir_result gpuir__ref_alloc(gpuir__ref *R, const gpuir__op *op, uint32_t op_id) {
-    const gpuir_type *t = &gpuir__value_at(R->m, op->result)->type;
+    gpuir_type t = gpuir__ref_alloc_type(R, op);
     gpuir_array a;
-    gpuir_result r = gpuir_array_alloc(R->ctx, &a, t->dtype, t->rank, t->dims);
+    gpuir__ref_buffer *b;
+    gpuir_result r = GPUIR_OK;
+    for (uint32_t i = 0; i < op->n_operands && !r; i++) r = gpuir__ref_live(R, gpuir__op_operand(R->m, op, i), &b);
+    if (!r) r = gpuir_array_alloc(R->ctx, &a, t.dtype, t.rank, t.dims);
     if (r) return r;
     gpuir__ref_poison(&a);
-    gpuir__ref_bind_buffer(R, op->result, t, a.data, true, op_id);
+    gpuir__ref_bind_buffer(R, op->result, &t, a.data, true, op_id);
     return GPUIR_OK;
 }
 
@@ -5475,7 +5530,7 @@ static gpuir_type gpuir__as_memref(gpuir_type t, int32_t space) {
 }
 
 /* Whether the function is still at the tensor level, fit to bufferize
-   (static shapes: parameters first, then results). */
+   (every parameter a tensor). */
 static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f, bool *tensor_level) {
     *tensor_level = false;
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
@@ -5488,20 +5543,92 @@ static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f
     gpuir__tbuf b;
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
         const gpuir__value *p = gpuir__value_at(m, f->params[i]);
-        if (!gpuir__type_is_static(&p->type) || p->type.kind != GPUIR_TYPE_TENSOR)
-            return gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: parameter %%%s is %s "
-                               "(dynamic sizes are not supported yet)", gpuir__string(m, f->name),
+        if (p->type.kind != GPUIR_TYPE_TENSOR)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "bufferize: @%s: parameter %%%s is %s, the "
+                               "others tensors: a function is bufferized whole", gpuir__string(m, f->name),
                                gpuir__string(m, p->name), gpuir__tstr(&b, &p->type));
     }
-    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        const gpuir__value *v = gpuir__value_at(m, op->result);
-        if (v && !gpuir__type_is_static(&v->type))
-            return gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: %s has the dynamic type %s "
-                               "(dynamic sizes are not supported yet)", gpuir__string(m, f->name),
-                               gpuir_op_name(op->kind), gpuir__tstr(&b, &v->type));
-    }
     return GPUIR_OK;
+}
+
+/* Where dynamic dim d of op's result gets its size: an operand dim of the
+   same size at run time (elementwise and broadcast operands aligned from
+   the right, a reduction's kept axes, a transpose's permuted axis, a
+   matmul's M, N and batch dims). False when no operand dim is dynamic
+   there (a reshape's `?`, say). */
+static bool gpuir__dim_source(const gpuir_module *m, const gpuir__op *op, int d, uint32_t *operand, int *axis) {
+    const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
+    const gpuir_type *in[GPUIR_MAX_OPERANDS];
+    for (uint32_t k = 0; k < op->n_operands; k++) in[k] = &gpuir__value_at(m, gpuir__op_operand(m, op, k))->type;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    *operand = 0;
+    if (cls == GPUIR__CLASS_RESHAPE || !op->n_operands) return false;
+    if (cls == GPUIR__CLASS_REDUCE) {
+        const gpuir__attr *axes = gpuir__attr_find(m, op, "axes");
+        bool keep = gpuir__op_flag(m, op, "keepdims");
+        for (int i = 0, j = 0; i < in[0]->rank; i++) {
+            bool reduced = false;
+            for (uint32_t k = 0; axes && k < axes->n; k++) reduced |= gpuir__ints_at(m, axes->off)[k] == i;
+            if (reduced && !keep) continue;
+            if (j++ == d) { *axis = i; return !reduced && in[0]->dims[i] == GPUIR_DYN; }
+        }
+        return false;
+    }
+    if (cls == GPUIR__CLASS_TRANSPOSE) {
+        *axis = (int)gpuir__ints_at(m, gpuir__attr_find(m, op, "perm")->off)[d];
+        return in[0]->dims[*axis] == GPUIR_DYN;
+    }
+    int batch = 0;                              /* trailing dims not aligned */
+    if (cls == GPUIR__CLASS_MATMUL) {
+        bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
+        if (d >= out->rank - 2) {
+            *operand = d == out->rank - 2 ? 0 : 1;
+            *axis = d == out->rank - 2 ? in[0]->rank - (ta ? 1 : 2) : in[1]->rank - (tb ? 2 : 1);
+            return in[*operand]->dims[*axis] == GPUIR_DYN;
+        }
+        batch = 2;
+    }
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        int a = d - out->rank + in[k]->rank;
+        if (a >= 0 && a < in[k]->rank - batch && in[k]->dims[a] == GPUIR_DYN) {
+            *operand = k;
+            *axis = a;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A fresh host buffer of type `want` for op's result: its dynamic dims
+   sized like the operand dims gpuir__dim_source finds (dims_of). */
+static uint32_t gpuir__bufferize_alloc(gpuir__bufferizer *B, const gpuir__op *op, const gpuir_type *want) {
+    gpuir_module *m = B->m;
+    uint32_t sources[GPUIR_MAX_OPERANDS], n_sources = 0;
+    int64_t pairs[2 * GPUIR_MAX_RANK];
+    int n_pairs = 0;
+    for (int d = 0; d < want->rank; d++) {
+        if (want->dims[d] != GPUIR_DYN) continue;
+        uint32_t k;
+        int axis;
+        if (!gpuir__dim_source(m, op, d, &k, &axis)) {
+            gpuir__tbuf b;
+            gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: %s has the dynamic type %s and no operand "
+                        "dim to take the size of its dim %d from (a dynamic dim must be an operand's)",
+                        gpuir__string(m, gpuir__func_at(m, op->func)->name), gpuir_op_name(op->kind),
+                        gpuir__tstr(&b, want), d);
+            return 0;
+        }
+        uint32_t src = B->buf[gpuir__op_operand(m, op, k) - 1], j = 0;
+        while (j < n_sources && sources[j] != src) j++;
+        if (j == n_sources) sources[n_sources++] = src;
+        pairs[n_pairs++] = j;
+        pairs[n_pairs++] = axis;
+    }
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    if (n_pairs) gpuir__attr_push_ints(m, "dims_of", (size_t)n_pairs, pairs);
+    gpuir_value out = gpuir__build_value(m, GPUIR_OP_MEMREF_ALLOC, sources, n_sources, first,
+                                         n_pairs ? 1 : 0, want);
+    return out.id;
 }
 
 /* The buffer an op writes: an input buffer (or a view of one) that dies
@@ -5521,9 +5648,9 @@ static uint32_t gpuir__bufferize_dest(gpuir__bufferizer *B, const gpuir__op *op,
                 gpuir_type_equal(gpuir__value_at(m, b)->type, want))
                 return b;
         }
-    gpuir_value out = gpuir__build_value(m, GPUIR_OP_MEMREF_ALLOC, NULL, 0, 0, 0, &want);
-    if (out.id) B->owned[out.id - 1] = true;
-    return out.id;
+    uint32_t out = gpuir__bufferize_alloc(B, op, &want);
+    if (out) B->owned[out - 1] = true;
+    return out;
 }
 
 /* When each op will run once outline has launched each fusion group at its
@@ -5613,6 +5740,17 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
         return GPUIR_OK;
     if (op->kind == GPUIR_OP_RESHAPE) {
         gpuir_type t = gpuir__value_at(m, result)->type;
+        gpuir_type in_type = gpuir__value_at(m, ids[0])->type;   /* as the tensor it was */
+        const gpuir_type *in = &in_type;
+        in_type.kind = GPUIR_TYPE_TENSOR;
+        in_type.space = GPUIR_SPACE_HOST;
+        if (!gpuir__type_is_static(&t) || !gpuir__type_is_static(in)) {
+            gpuir__tbuf bi, bt;
+            return gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: reshape %s -> %s: dynamic dims in a "
+                               "reshape are not supported (a reshape is a view of static shapes)",
+                               gpuir__string(m, gpuir__func_at(m, op->func)->name), gpuir__tstr(&bi, in),
+                               gpuir__tstr(&bt, &t));
+        }
         t = gpuir__as_memref(t, gpuir__value_at(m, ids[0])->type.space);
         B->buf[result - 1] = gpuir__build_value(m, GPUIR_OP_MEMREF_RESHAPE, ids, 1, 0, 0, &t).id;
         return B->buf[result - 1] ? GPUIR_OK : m->ctx->result;
@@ -5712,7 +5850,10 @@ static gpuir_result gpuir__pass_bufferize(gpuir_module *m) {
 // buffers it writes that are used outside it; buffers only the group uses
 // become private temporaries of the kernel (their host allocation goes), and
 // splat constants are copied into each kernel that reads them, so they stay
-// compile-time constants. Reads: ir, build. Writes: ir.
+// compile-time constants. A buffer with dynamic dims is always a parameter:
+// its size is known only where it is allocated, on the host, and it travels
+// with the buffer (codegen passes a parameter's dynamic dims after the
+// buffers). Reads: ir, build. Writes: ir.
 
 typedef struct gpuir__group {
     int64_t key;            /* the fusion attribute, or a unique key */
@@ -5822,7 +5963,8 @@ static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
             if (gpuir__ids_have(written, b) || gpuir__ids_have(grp->params, b) ||
                 gpuir__ids_have(grp->splats, b))
                 continue;
-            if (O->splat_of[b - 1]) stbds_arrput(grp->splats, b);
+            if (O->splat_of[b - 1] && gpuir__type_is_static(&gpuir__value_at(m, b)->type))
+                stbds_arrput(grp->splats, b);
             else stbds_arrput(grp->params, b);
         }
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
@@ -5832,7 +5974,8 @@ static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
         uint32_t b = written[i];
         bool from_host = gpuir__op_at(m, gpuir__value_at(m, b)->def_op) == NULL ||
                          gpuir__op_at(m, gpuir__value_at(m, b)->def_op)->kind != GPUIR_OP_MEMREF_ALLOC;
-        if (from_host || gpuir__used_outside(O, g, b)) {
+        bool sized_at_run_time = !gpuir__type_is_static(&gpuir__value_at(m, b)->type);
+        if (from_host || sized_at_run_time || gpuir__used_outside(O, g, b)) {
             if (!gpuir__ids_have(grp->params, b)) stbds_arrput(outs, b);
         } else if (!gpuir__ids_have(grp->params, b)) {
             stbds_arrput(grp->internal, b);
@@ -6024,7 +6167,8 @@ typedef struct gpuir__placer {
     bool *device_only;      /*      -> a memref.alloc no host op touches (nor a view's user) */
     bool *wrote_on_device;  /*      -> a kernel has written it */
     bool *written;          /*      -> some op of the function writes it */
-    const char *kernel_name;  /* the kernel of the launch being placed */
+    char kernel_name[GPUIR_MAX_NAME];   /* the kernel of the launch being placed (a copy: the
+                                           string pool grows as placement adds attributes) */
     gpuir__str report;
 } gpuir__placer;
 
@@ -6075,7 +6219,8 @@ static gpuir_result gpuir__place_find_device_only(gpuir__placer *P) {
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC || op->kind == GPUIR_OP_MEMREF_DEALLOC ||
-            op->kind == GPUIR_OP_MEMREF_RESHAPE)     /* making a view touches no data */
+            op->kind == GPUIR_OP_MEMREF_RESHAPE ||    /* making a view touches no data, */
+            op->kind == GPUIR_OP_MEMREF_ALLOC)        /* nor does sizing a buffer like another */
             continue;
         for (uint32_t k = 0; k < op->n_operands; k++)
             host_use[gpuir__view_base(m, gpuir__op_operand(m, op, k)) - 1] = true;
@@ -6127,16 +6272,52 @@ static uint32_t gpuir__place_resident(gpuir__placer *P, uint32_t b) {
     return d.id;
 }
 
-/* The device buffer standing for host buffer b, allocated on first need. */
+static uint32_t gpuir__place_twin(gpuir__placer *P, uint32_t b);
+
+/* Points the sizes of an allocation (its operands) that are device-only
+   buffers at their twins: their host allocations go. */
+static void gpuir__place_size_operands(gpuir__placer *P, uint32_t op_id) {
+    gpuir_module *m = P->m;
+    for (uint32_t k = 0; k < gpuir__op_at(m, op_id)->n_operands; k++) {
+        uint32_t s = gpuir__op_operand(m, gpuir__op_at(m, op_id), k);
+        if (P->device_only[s - 1]) {
+            uint32_t twin = gpuir__place_twin(P, s);
+            m->uses[gpuir__op_at(m, op_id)->operands + k] = twin;
+        }
+    }
+}
+
+/* The device buffer standing for host buffer b, allocated on first need:
+   its dynamic dims sized like b's, or, when b lives on the device alone,
+   like those b's allocation was sized from. */
 static uint32_t gpuir__place_twin(gpuir__placer *P, uint32_t b) {
     gpuir_module *m = P->m;
     if (P->twin[b - 1]) return P->twin[b - 1];
     uint32_t resident = gpuir__place_resident(P, b);
     if (resident) return resident;
     gpuir_type t = gpuir__as_memref(gpuir__value_at(m, b)->type, GPUIR_SPACE_DEVICE);
-    gpuir_value d = gpuir__build_value(m, GPUIR_OP_GPU_ALLOC, NULL, 0, 0, 0, &t);
-    P->twin[b - 1] = d.id;
-    return d.id;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, b)->def_op);
+    uint32_t d;
+    if (gpuir__type_is_static(&t)) {
+        d = gpuir__build_value(m, GPUIR_OP_GPU_ALLOC, NULL, 0, 0, 0, &t).id;
+    } else if (P->device_only[b - 1] && def && def->kind == GPUIR_OP_MEMREF_ALLOC) {
+        uint32_t def_id = gpuir__value_at(m, b)->def_op;
+        gpuir__place_size_operands(P, def_id);
+        def = gpuir__op_at(m, def_id);
+        uint32_t sizes[GPUIR_MAX_OPERANDS];
+        for (uint32_t k = 0; k < def->n_operands; k++) sizes[k] = gpuir__op_operand(m, def, k);
+        d = gpuir__build_value(m, GPUIR_OP_GPU_ALLOC, sizes, def->n_operands, def->attrs, def->n_attrs, &t).id;
+    } else {
+        int64_t pairs[2 * GPUIR_MAX_RANK];
+        size_t n = 0;
+        for (int i = 0; i < t.rank; i++)
+            if (t.dims[i] == GPUIR_DYN) { pairs[n++] = 0; pairs[n++] = i; }
+        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+        gpuir__attr_push_ints(m, "dims_of", n, pairs);
+        d = gpuir__build_value(m, GPUIR_OP_GPU_ALLOC, &b, 1, first, 1, &t).id;
+    }
+    P->twin[b - 1] = d;
+    return d;
 }
 
 /* The device memory standing for host buffer b: its twin, or, when b is a
@@ -6164,8 +6345,8 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
     gpuir_module *m = P->m;
     const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
     uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
-    const char *kname = gpuir__string(m, gpuir__func_at(m, kid)->name);
-    P->kernel_name = kname;
+    snprintf(P->kernel_name, sizeof P->kernel_name, "%s", gpuir__string(m, gpuir__func_at(m, kid)->name));
+    const char *kname = P->kernel_name;
     uint32_t host[GPUIR_MAX_OPERANDS] = {0}, dev[GPUIR_MAX_OPERANDS] = {0}, n = op->n_operands;
     uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
     bool writes[GPUIR_MAX_OPERANDS] = {false};
@@ -6284,7 +6465,10 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
         else if (op->kind == GPUIR_OP_MEMREF_GET_GLOBAL) {
             P.valid[op->result - 1] = GPUIR__ON_HOST;
             gpuir__rewrite_keep(m, op_id);
-        } else gpuir__place_host_op(&P, op_id);
+        } else {
+            if (op->kind == GPUIR_OP_MEMREF_ALLOC) gpuir__place_size_operands(&P, op_id);
+            gpuir__place_host_op(&P, op_id);
+        }
         r = m->ctx->result;
     }
     if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
@@ -6329,15 +6513,27 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // elementwise kernels; a block per output element for reductions (block
 // size from the reduced extent, 32..256); 64x64 output tiles on 16x16
 // threads for matmuls, batches on z. A launch that has them keeps them (the
-// text and the API override). Reads: ir. Writes: grid and block attributes.
+// text and the API override). A kernel with dynamic sizes gets a block (256
+// threads, or from a static reduced extent) and no grid: the runtime sizes
+// the grid from the buffers it launches on (the kernel loops over what the
+// grid does not cover).
+// Reads: ir. Writes: grid and block attributes.
 
 static int64_t gpuir__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Whether a kernel has a parameter with a dynamic dim. */
+static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k) {
+    for (size_t i = 0; i < stbds_arrlenu(k->params); i++)
+        if (!gpuir__type_is_static(&gpuir__value_at(m, k->params[i])->type)) return true;
+    return false;
+}
 
 /* Whether a kernel's matmul gets the register-tiled f32 kernel: 128x128
    block tiles, 8-deep stages, 256 threads each computing 8x8 outputs (A
    and B not transposed, M and N at least 128). Codegen and configure agree
    through it; other matmuls get the plain 64x64 kernel. */
 static bool gpuir__matmul_register_tiled(const gpuir_module *m, const gpuir__func *k) {
+    if (gpuir__kernel_is_dynamic(m, k)) return false;       /* its loads are specialized to the sizes */
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op->kind != GPUIR_OP_MATMUL || op->result) continue;
@@ -6353,6 +6549,7 @@ static bool gpuir__matmul_register_tiled(const gpuir_module *m, const gpuir__fun
    kernel goes through 32x32 shared-memory tiles. */
 static const gpuir__op *gpuir__kernel_tiled_transpose(const gpuir_module *m, const gpuir__func *k) {
     const gpuir__op *found = NULL;
+    if (gpuir__kernel_is_dynamic(m, k)) return NULL;    /* the tiles are laid out for static sizes */
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
@@ -6395,7 +6592,9 @@ static int gpuir__kernel_vector_width(const gpuir_module *m, const gpuir__func *
     return 4;
 }
 
-/* The kernel's widest output: the destination with the most elements. */
+/* The kernel's widest output: the destination with the most elements, or
+   its reduction's, softmax's or matmul's; *reduced gets the elements
+   reduced per output (-1 when that is dynamic). */
 static const gpuir_type *gpuir__kernel_output(const gpuir_module *m, const gpuir__func *k,
                                               gpuir_op_kind *kind_out, int64_t *reduced) {
     const gpuir_type *best = NULL;
@@ -6415,15 +6614,29 @@ static const gpuir_type *gpuir__kernel_output(const gpuir_module *m, const gpuir
         if (cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_REDUCE) {
             *kind_out = op->kind;
             best = dst;
-            if (cls == GPUIR__CLASS_REDUCE) {
-                const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-                *reduced = gpuir__type_count(src) / (gpuir__type_count(dst) ? gpuir__type_count(dst) : 1);
+            const gpuir__attr *axes = cls == GPUIR__CLASS_REDUCE ? gpuir__attr_find(m, op, "axes") : NULL;
+            const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+            for (uint32_t a = 0; axes && a < axes->n && *reduced >= 0; a++) {
+                int64_t extent = src->dims[gpuir__ints_at(m, axes->off)[a]];
+                *reduced = extent == GPUIR_DYN ? -1 : *reduced * extent;
             }
             return best;
         }
         if (!best || gpuir__type_count(dst) > gpuir__type_count(best)) best = dst;
     }
     return best;
+}
+
+/* Threads per block of a kernel that gives a block to each output of a
+   reduction (32..256, enough for the reduced extent) or each row of a
+   softmax (about 16 elements of the row per thread, up to 1024); 256 when
+   the extent is dynamic, and for every other kernel. */
+static int64_t gpuir__row_block(gpuir_op_kind kind, int64_t reduced) {
+    bool reduction = gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE;
+    if ((!reduction && kind != GPUIR_OP_SOFTMAX) || reduced < 0) return 256;
+    int64_t block = 32;
+    while (reduction ? block < 256 && block < reduced : block < 1024 && block * 16 < reduced) block *= 2;
+    return block;
 }
 
 static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, int64_t grid[3],
@@ -6442,17 +6655,15 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
         block[0] = block[1] = 16;
     } else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
-        block[0] = 32;
-        while (block[0] < 256 && block[0] < reduced) block[0] *= 2;
+        block[0] = gpuir__row_block(kind, reduced);
         grid[0] = count;
     } else if (gpuir__kernel_tiled_transpose(m, k)) {   /* a 32x32 tile per block */
         const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, gpuir__kernel_tiled_transpose(m, k), 0))->type;
         int64_t R = src->dims[src->rank - 2], Cc = src->dims[src->rank - 1];
         block[0] = 256;
         grid[0] = R && Cc ? gpuir__ceil_div(R, 32) * gpuir__ceil_div(Cc, 32) * (count / (R * Cc)) : 1;
-    } else if (kind == GPUIR_OP_SOFTMAX) {      /* about 16 elements of the row per thread */
-        block[0] = 32;
-        while (block[0] < 1024 && block[0] * 16 < reduced) block[0] *= 2;
+    } else if (kind == GPUIR_OP_SOFTMAX) {
+        block[0] = gpuir__row_block(kind, reduced);
         grid[0] = reduced ? count / reduced : 1;
         if (grid[0] < 1) grid[0] = 1;
     } else {
@@ -6475,6 +6686,14 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
                 continue;
             const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
             const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
+            if (gpuir__kernel_is_dynamic(m, k)) {     /* the runtime gives the grid */
+                gpuir_op_kind kind;
+                int64_t reduced, block[3] = {256, 1, 1};
+                gpuir__kernel_output(m, k, &kind, &reduced);
+                block[0] = gpuir__row_block(kind, reduced);
+                gpuir__set_ints_attr(m, op_id, "block", 3, block);
+                continue;
+            }
             int64_t grid[3], block[3];
             gpuir__choose_launch(m, k, grid, block);
             gpuir__set_ints_attr(m, op_id, "grid", 3, grid);
@@ -6589,8 +6808,10 @@ static void gpuir__async_touch(gpuir__async *A, uint32_t value, bool writes) {
     stbds_arrput(A->accesses, a);
 }
 
-/* The buffers an op touches. The return ends the caller's loan of its
-   arrays: it "writes" every host buffer of the function. */
+/* The buffers an op touches. An allocation touches only its result (the
+   buffers it is sized like lend their sizes, known on the host, not their
+   data). The return ends the caller's loan of its arrays: it "writes"
+   every host buffer of the function. */
 static void gpuir__async_accesses(gpuir__async *A, const gpuir__op *op) {
     gpuir_module *m = A->m;
     if (A->accesses) stbds_header(A->accesses)->length = 0;
@@ -6954,8 +7175,11 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // emulator (the host C compiler), so both compile the very same kernel text.
 // Kernels: elementwise chains (a thread per element, grid-stride), a
 // reduction fed by an elementwise chain (a block per output element), and a
-// tiled matmul with its elementwise epilogue. The output is deterministic.
-// Reads: ir. Writes: nothing.
+// tiled matmul with its elementwise epilogue. A kernel takes its buffers
+// (p0, p1, ...), then each dynamic dim of each buffer as a long long
+// (p<buffer>_d<axis>, in order): a dynamic kernel takes the general form
+// (no register-tiled matmul, tiled transpose or 16-byte elementwise
+// accesses). The output is deterministic. Reads: ir. Writes: nothing.
 
 /* The emulator's ABI, shared by rt.emu and the emulator prelude (which gets
    it as text, so the two cannot drift apart). */
@@ -6977,6 +7201,7 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
         void (*entry)(gpuir_emu_lane *lane, void **params);                     \
         unsigned shared_bytes;                                                  \
         int uses_barriers;                                                      \
+        unsigned n_buffers;     /* parameters that are device addresses */      \
     } gpuir_emu_kernel;
 
 /* The helpers every kernel may use, in C that both CUDA C++ and C99 accept.
@@ -7106,6 +7331,7 @@ typedef struct gpuir__cg {
     gpuir__cg_var *vars;    /* stb_ds: var number -> its dtype */
     int64_t threads;        /* threads per block of the kernel's launches */
     bool wide;              /* 64-bit indices */
+    bool dynamic;           /* some parameter has dynamic dims */
     uint32_t shared_bytes;  /* static shared memory the kernel declares */
     bool barriers;          /* uses GPUIR_SYNC or shuffles */
     const char *ind;        /* indentation of per-element statements */
@@ -7150,39 +7376,170 @@ static int gpuir__cg_param_index(const gpuir__cg *C, uint32_t b) {
 
 /* ---- index expressions ---- */
 
-/* Appends the linear index, in an array of dims `td` (rank tr), of the
-   element at linear index `ivar` of the space `sd` (rank sr), under NumPy
-   broadcasting (right-aligned; size-1 dims repeat). */
-static void gpuir__cg_bcast_index(gpuir__str *s, const int64_t *sd, int sr, const int64_t *td, int tr,
-                                  const char *ivar) {
-    int64_t tcount = 1, scount = 1;
-    for (int i = 0; i < tr; i++) tcount *= td[i];
-    for (int i = 0; i < sr; i++) scount *= sd[i];
+/* A buffer's dims as codegen sees them: a static dim is its size, a
+   dynamic one the kernel parameter p<param>_d<axis> that carries it. */
+typedef struct gpuir__cg_dims {
+    const int64_t *dims;
+    int rank;
+    int param;              /* the parameter whose dims they are, or -1 */
+} gpuir__cg_dims;
+
+/* A product of dims: a number times named dynamic dims. */
+typedef struct gpuir__cg_prod {
+    int64_t num;
+    char sym[160];          /* "p0_d0 * p1_d2", or "" */
+} gpuir__cg_prod;
+
+static void gpuir__cg_prod_mul(gpuir__cg_prod *p, const gpuir__cg_dims *t, int a) {
+    if (t->dims[a] != GPUIR_DYN) { p->num *= t->dims[a]; return; }
+    size_t n = strlen(p->sym);
+    snprintf(p->sym + n, sizeof p->sym - n, "%sp%d_d%d", n ? " * " : "", t->param, a);
+}
+
+static bool gpuir__cg_prod_is_one(const gpuir__cg_prod *p) { return p->num == 1 && !p->sym[0]; }
+
+static void gpuir__cg_prod_print(gpuir__str *s, const gpuir__cg_prod *p) {
+    if (!p->sym[0]) gpuir__str_appendf(s, "%lld", (long long)p->num);
+    else if (p->num == 1) gpuir__str_appendf(s, "(%s)", p->sym);
+    else gpuir__str_appendf(s, "(%lldLL * %s)", (long long)p->num, p->sym);
+}
+
+/* The same as an expression of type long long, into a buffer (a product
+   of at most GPUIR_MAX_RANK dims fits in 200 bytes). */
+static void gpuir__cg_prod_text(const gpuir__cg_prod *p, char *out, size_t size) {
+    if (!p->sym[0]) snprintf(out, size, "%lldLL", (long long)p->num);
+    else if (p->num == 1) snprintf(out, size, "(%s)", p->sym);
+    else snprintf(out, size, "(%lldLL * %s)", (long long)p->num, p->sym);
+}
+
+static void gpuir__cg_dim(gpuir__str *s, const gpuir__cg_dims *t, int a) {
+    gpuir__cg_prod p = {1, ""};
+    gpuir__cg_prod_mul(&p, t, a);
+    gpuir__cg_prod_print(s, &p);
+}
+
+/* Static element count, or -1 when a dim is dynamic. */
+static int64_t gpuir__cg_static_count(const gpuir__cg_dims *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] == GPUIR_DYN) return -1;
+        n *= t->dims[i];
+    }
+    return n;
+}
+
+/* Appends the linear index, in an array of dims T, of the element at linear
+   index `ivar` of the space S, under NumPy broadcasting (right-aligned;
+   size-1 dims repeat). A dynamic dim is never broadcast: it is as large
+   as the dim it lines up with (the runtime checks that before a launch). */
+static void gpuir__cg_bcast_index(gpuir__str *s, const gpuir__cg_dims *S, const gpuir__cg_dims *T, const char *ivar) {
+    int sr = S->rank, tr = T->rank;
+    const int64_t *sd = S->dims, *td = T->dims;
+    int64_t tcount = gpuir__cg_static_count(T), scount = gpuir__cg_static_count(S);
     bool same = tr == sr && tcount == scount;
     for (int i = 0; same && i < tr; i++) same = td[i] == sd[i];
-    if (same || (tcount == scount && tcount <= 1)) { gpuir__str_appendf(s, "%s", ivar); return; }
-    if (tcount <= 1) { gpuir__str_appendf(s, "0"); return; }
-    int64_t after = 1, tstride = 1;
+    if (same || (tcount == scount && tcount >= 0 && tcount <= 1)) { gpuir__str_appendf(s, "%s", ivar); return; }
+    if (tcount >= 0 && tcount <= 1) { gpuir__str_appendf(s, "0"); return; }
+    gpuir__cg_prod after = {1, ""}, tstride = {1, ""};
     bool first = true;
     gpuir__str_appendf(s, "(");
     for (int d = sr - 1; d >= 0; d--) {
         int j = tr - sr + d;
         if (j >= 0 && td[j] != 1 && sd[d] != 1) {
-            gpuir__str_appendf(s, "%s", first ? "" : " + ");
-            if (after == 1) gpuir__str_appendf(s, "(%s %% %lld)", ivar, (long long)sd[d]);
-            else if (d == 0) gpuir__str_appendf(s, "(%s / %lld)", ivar, (long long)after);
-            else gpuir__str_appendf(s, "(%s / %lld %% %lld)", ivar, (long long)after, (long long)sd[d]);
-            if (tstride != 1) gpuir__str_appendf(s, " * %lld", (long long)tstride);
+            gpuir__str_appendf(s, "%s(%s", first ? "" : " + ", ivar);
+            if (!gpuir__cg_prod_is_one(&after)) {
+                gpuir__str_appendf(s, " / ");
+                gpuir__cg_prod_print(s, &after);
+            }
+            if (gpuir__cg_prod_is_one(&after) || d > 0) {
+                gpuir__str_appendf(s, " %% ");
+                gpuir__cg_dim(s, S, d);
+            }
+            gpuir__str_appendf(s, ")");
+            if (!gpuir__cg_prod_is_one(&tstride)) {
+                gpuir__str_appendf(s, " * ");
+                gpuir__cg_prod_print(s, &tstride);
+            }
             first = false;
         }
-        if (j >= 0) tstride *= td[j];
-        after *= sd[d];
+        if (j >= 0) gpuir__cg_prod_mul(&tstride, T, j);
+        gpuir__cg_prod_mul(&after, S, d);
     }
     gpuir__str_appendf(s, "%s)", first ? "0" : "");
 }
 
-static void gpuir__cg_type_index(gpuir__str *s, const gpuir_type *S, const gpuir_type *T, const char *ivar) {
-    gpuir__cg_bcast_index(s, S->dims, S->rank, T->dims, T->rank, ivar);
+/* A size in generated code: a known number, or an expression of the
+   kernel's dynamic dims; `text` is C of type long long either way. */
+typedef struct gpuir__cg_size {
+    bool known;
+    int64_t n;
+    char text[320];
+} gpuir__cg_size;
+
+static gpuir__cg_size gpuir__cg_size_of(const gpuir__cg_prod *p) {
+    gpuir__cg_size z;
+    z.known = !p->sym[0];
+    z.n = p->num;
+    gpuir__cg_prod_text(p, z.text, sizeof z.text);
+    return z;
+}
+
+static gpuir__cg_size gpuir__cg_size_dim(const gpuir__cg_dims *t, int a) {
+    gpuir__cg_prod p = {1, ""};
+    gpuir__cg_prod_mul(&p, t, a);
+    return gpuir__cg_size_of(&p);
+}
+
+static gpuir__cg_size gpuir__cg_size_mul(const gpuir__cg_size *a, const gpuir__cg_size *b) {
+    if (a->known && a->n == 1) return *b;
+    if (b->known && b->n == 1) return *a;
+    gpuir__cg_size z;
+    z.known = a->known && b->known;
+    z.n = a->n * b->n;
+    if (z.known) snprintf(z.text, sizeof z.text, "%lldLL", (long long)z.n);
+    else {
+        int n = snprintf(z.text, sizeof z.text, "(%s * %s)", a->text, b->text);
+        GPUIR_ASSERT(n > 0 && (size_t)n < sizeof z.text);    /* products of a few dims */
+    }
+    return z;
+}
+
+/* How many tiles of `tile` cover a (rounded up). */
+static gpuir__cg_size gpuir__cg_size_tiles(const gpuir__cg_size *a, int tile) {
+    gpuir__cg_size z;
+    z.known = a->known;
+    z.n = (a->n + tile - 1) / tile;
+    if (z.known) snprintf(z.text, sizeof z.text, "%lldLL", (long long)z.n);
+    else {
+        int n = snprintf(z.text, sizeof z.text, "((%s + %d) / %d)", a->text, tile - 1, tile);
+        GPUIR_ASSERT(n > 0 && (size_t)n < sizeof z.text);
+    }
+    return z;
+}
+
+/* The dims of type t of the kernel: the parameter it belongs to names its
+   dynamic dims. */
+static gpuir__cg_dims gpuir__cg_dims_of(const gpuir__cg *C, const gpuir_type *t) {
+    gpuir__cg_dims d = {t->dims, t->rank, -1};
+    for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
+        if (&gpuir__value_at(C->m, C->k->params[i])->type == t) d.param = (int)i;
+    return d;
+}
+
+static void gpuir__cg_type_index(const gpuir__cg *C, gpuir__str *s, const gpuir_type *S, const gpuir_type *T,
+                                 const char *ivar) {
+    gpuir__cg_dims sd = gpuir__cg_dims_of(C, S), td = gpuir__cg_dims_of(C, T);
+    gpuir__cg_bcast_index(s, &sd, &td, ivar);
+}
+
+/* The element count of space S: a literal, or the product of its dims. */
+static void gpuir__cg_count(const gpuir__cg *C, gpuir__str *s, const gpuir_type *S) {
+    gpuir__cg_dims d = gpuir__cg_dims_of(C, S);
+    gpuir__cg_prod p = {1, ""};
+    for (int i = 0; i < d.rank; i++) gpuir__cg_prod_mul(&p, &d, i);
+    char text[200];
+    gpuir__cg_prod_text(&p, text, sizeof text);
+    gpuir__str_appendf(s, "%s", text);
 }
 
 /* ---- values ---- */
@@ -7224,7 +7581,7 @@ static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, co
     if (t->dtype == GPUIR_F16) gpuir__str_appendf(C->s, "gpuir_f16_to_f32(");
     if (t->dtype == GPUIR_BF16) gpuir__str_appendf(C->s, "gpuir_bf16_to_f32(");
     gpuir__str_appendf(C->s, "p%d[", gpuir__cg_param_index(C, b));
-    gpuir__cg_type_index(C->s, S, t, ivar);
+    gpuir__cg_type_index(C, C->s, S, t, ivar);
     gpuir__str_appendf(C->s, "]%s;\n", t->dtype == GPUIR_F16 || t->dtype == GPUIR_BF16 ? ")" : "");
     C->cur[b - 1] = v + 1;
     return v;
@@ -7329,18 +7686,27 @@ static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gp
     if (C->cur[src - 1] || p < 0) return gpuir__cg_fail(C, op, "reads a buffer this kernel computes (it must be a kernel of its own)");
     gpuir__str idx = {NULL};
     if (op->kind == GPUIR_OP_RESHAPE) gpuir__str_appendf(&idx, "%s", ivar);
-    else if (op->kind == GPUIR_OP_BROADCAST) gpuir__cg_type_index(&idx, S, st, ivar);
+    else if (op->kind == GPUIR_OP_BROADCAST) gpuir__cg_type_index(C, &idx, S, st, ivar);
     else {                                   /* out dim i is source dim perm[i] */
         const gpuir__attr *perm = gpuir__attr_find(m, op, "perm");
         const int64_t *pv = gpuir__ints_at(m, perm->off);
-        int64_t in_stride[GPUIR_MAX_RANK], after = 1, sv = 1;
-        for (int i = st->rank - 1; i >= 0; i--) { in_stride[i] = sv; sv *= st->dims[i]; }
+        gpuir__cg_dims sd = gpuir__cg_dims_of(C, st), od = gpuir__cg_dims_of(C, S);
+        gpuir__cg_prod in_stride[GPUIR_MAX_RANK], after = {1, ""}, sv = {1, ""};
+        for (int i = st->rank - 1; i >= 0; i--) {
+            in_stride[i] = sv;
+            gpuir__cg_prod_mul(&sv, &sd, i);
+        }
         gpuir__str_appendf(&idx, "(0");
         for (int i = S->rank - 1; i >= 0; i--) {
-            if (S->dims[i] != 1)
-                gpuir__str_appendf(&idx, " + (%s / %lld %% %lld) * %lld", ivar, (long long)after,
-                                   (long long)S->dims[i], (long long)in_stride[pv[i]]);
-            after *= S->dims[i];
+            if (S->dims[i] != 1) {
+                gpuir__str_appendf(&idx, " + (%s / ", ivar);
+                gpuir__cg_prod_print(&idx, &after);
+                gpuir__str_appendf(&idx, " %% ");
+                gpuir__cg_dim(&idx, &od, i);
+                gpuir__str_appendf(&idx, ") * ");
+                gpuir__cg_prod_print(&idx, &in_stride[pv[i]]);
+            }
+            gpuir__cg_prod_mul(&after, &od, i);
         }
         gpuir__str_appendf(&idx, ")");
     }
@@ -7358,6 +7724,13 @@ static void gpuir__cg_comment(gpuir__cg *C, uint32_t op_id, const gpuir__op *op)
     else gpuir__str_appendf(C->s, "%s/* op %u: %s */\n", C->ind, op_id, gpuir_op_name(op->kind));
 }
 
+/* Whether a destination covers space S: as many elements, or, with dynamic
+   dims, the same dims. */
+static bool gpuir__cg_same_space(const gpuir_type *d, const gpuir_type *S) {
+    if (gpuir__type_is_static(d) && gpuir__type_is_static(S)) return gpuir__type_count(d) == gpuir__type_count(S);
+    return d->rank == S->rank && memcmp(d->dims, S->dims, (size_t)d->rank * sizeof d->dims[0]) == 0;
+}
+
 /* Emits kernel ops [from, to) for one element of space S at index ivar;
    values stay in registers (C->cur). */
 static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S, const char *ivar) {
@@ -7368,7 +7741,7 @@ static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const 
         if (op->result || !gpuir__class_computes(cls)) continue;      /* allocs, return */
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         const gpuir_type *dt = &gpuir__value_at(m, dst)->type;
-        if (cls != GPUIR__CLASS_CONSTANT && gpuir__type_count(dt) != gpuir__type_count(S))
+        if (cls != GPUIR__CLASS_CONSTANT && !gpuir__cg_same_space(dt, S))
             return gpuir__cg_fail(C, op, "writes a buffer whose shape differs from the kernel's iteration space");
         gpuir__cg_comment(C, C->k->ops[i], op);
         gpuir_result r;
@@ -7404,7 +7777,7 @@ static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const 
         gpuir_dtype d = gpuir__value_at(m, dst)->type.dtype;
         const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
         gpuir__str_appendf(C->s, "%sp%d[", C->ind, p);
-        gpuir__cg_type_index(C->s, S, &gpuir__value_at(m, dst)->type, ivar);
+        gpuir__cg_type_index(C, C->s, S, &gpuir__value_at(m, dst)->type, ivar);
         gpuir__str_appendf(C->s, "] = %s(v%u);\n", wrap, C->cur[dst - 1] - 1);
     }
 }
@@ -7455,8 +7828,9 @@ static gpuir_result gpuir__cg_block_threads(gpuir__cg *C, uint32_t kid, int64_t 
     return GPUIR_OK;
 }
 
-/* The signature: parameters in order, const when the kernel never writes
-   them. */
+/* The signature: buffer parameters in order, const when the kernel never
+   writes them, then each dynamic dim of each parameter as a long long
+   (p<param>_d<axis>; the runtime passes them in that order). */
 static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
     gpuir_module *m = C->m;
     size_t n = stbds_arrlenu(C->k->params);
@@ -7466,6 +7840,11 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
         gpuir__param_access(m, C->k, i, &reads, &writes);
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
         gpuir__str_appendf(C->s, "%s%s%s *p%zu", i ? ", " : "", writes ? "" : "const ", gpuir__cg_storage(t->dtype), i);
+    }
+    for (size_t i = 0; i < n; i++) {            /* then the dynamic dims, in order */
+        const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
+        for (int a = 0; a < t->rank; a++)
+            if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(C->s, ", long long p%zu_d%d", i, a);
     }
     gpuir__str_appendf(C->s, ") {\n");
 }
@@ -7513,9 +7892,10 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
 static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
     if (gpuir__kernel_vector_width(C->m, C->k) == 4) return gpuir__cg_elementwise4(C, S);
     size_t n = stbds_arrlenu(C->k->ops);
-    gpuir__str_appendf(C->s, "    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; "
-                       "ii < %lldLL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
-                       "        %s i = (%s)ii;\n", (long long)gpuir__type_count(S), gpuir__cg_idx(C), gpuir__cg_idx(C));
+    gpuir__str_appendf(C->s, "    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < ");
+    gpuir__cg_count(C, C->s, S);
+    gpuir__str_appendf(C->s, "; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
+                       "        %s i = (%s)ii;\n", gpuir__cg_idx(C), gpuir__cg_idx(C));
     C->ind = "        ";
     gpuir_result r = gpuir__cg_chain(C, 0, n, S, "i");
     if (r) return r;
@@ -7525,17 +7905,21 @@ static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
 }
 
 /* The linear input index, in x's dims, of reduced element j of output o. */
-static void gpuir__cg_reduce_index(gpuir__str *s, const gpuir_type *x, const bool *reduced) {
-    int64_t after_o = 1, after_j = 1, stride = 1;
+static void gpuir__cg_reduce_index(gpuir__str *s, const gpuir__cg_dims *x, const bool *reduced) {
+    gpuir__cg_prod after_o = {1, ""}, after_j = {1, ""}, stride = {1, ""};
     gpuir__str_appendf(s, "(0");
     for (int d = x->rank - 1; d >= 0; d--) {
-        const char *v = reduced[d] ? "j" : "o";
-        int64_t *after = reduced[d] ? &after_j : &after_o;
-        if (x->dims[d] != 1)
-            gpuir__str_appendf(s, " + (%s / %lld %% %lld) * %lld", v, (long long)*after, (long long)x->dims[d],
-                               (long long)stride);
-        *after *= x->dims[d];
-        stride *= x->dims[d];
+        gpuir__cg_prod *after = reduced[d] ? &after_j : &after_o;
+        if (x->dims[d] != 1) {
+            gpuir__str_appendf(s, " + (%s / ", reduced[d] ? "j" : "o");
+            gpuir__cg_prod_print(s, after);
+            gpuir__str_appendf(s, " %% ");
+            gpuir__cg_dim(s, x, d);
+            gpuir__str_appendf(s, ") * ");
+            gpuir__cg_prod_print(s, &stride);
+        }
+        gpuir__cg_prod_mul(after, x, d);
+        gpuir__cg_prod_mul(&stride, x, d);
     }
     gpuir__str_appendf(s, ")");
 }
@@ -7592,7 +7976,12 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     for (size_t i = at + 1; i < stbds_arrlenu(C->k->ops); i++)
         if (gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
             return gpuir__cg_fail(C, op, "ops after a reduction in one kernel are not supported");
-    int64_t n_out = gpuir__type_count(y), n_in = gpuir__type_count(x), n_red = n_out ? n_in / n_out : 0;
+    gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
+    gpuir__cg_prod n_red = {1, ""};                   /* elements per output */
+    for (int d = 0; d < x->rank; d++)
+        if (reduced[d]) gpuir__cg_prod_mul(&n_red, &xd, d);
+    char count[200];
+    gpuir__cg_prod_text(&n_red, count, sizeof count);
     bool is_float = gpuir_dtype_is_float(y->dtype);
     const char *acc_t = is_float ? "float" : "long long";
     const char *init = op->kind != GPUIR_OP_REDUCE_MAX ? (is_float ? "0.0f" : "0LL") :
@@ -7602,12 +7991,13 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     C->shared_bytes = (uint32_t)(slots * (is_float ? 4 : 8));
     C->barriers = true;
     gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, red, %lld, 0);\n    int t = GPUIR_THREAD_RANK;\n"
-                       "    for (long long o = GPUIR_BLOCK_RANK; o < %lldLL; o += GPUIR_GRID_BLOCKS) {\n"
-                       "        %s acc = %s;\n"
-                       "        for (long long j = t; j < %lldLL; j += %lld) {\n            %s i = (%s)",
-                       acc_t, (long long)slots, (long long)n_out, acc_t, init, (long long)n_red,
-                       (long long)C->threads, gpuir__cg_idx(C), gpuir__cg_idx(C));
-    gpuir__cg_reduce_index(C->s, x, reduced);
+                       "    for (long long o = GPUIR_BLOCK_RANK; o < ", acc_t, (long long)slots);
+    gpuir__cg_count(C, C->s, y);
+    gpuir__str_appendf(C->s, "; o += GPUIR_GRID_BLOCKS) {\n        %s acc = %s;\n"
+                       "        for (long long j = t; j < %s; j += %lld) {\n            %s i = (%s)",
+                       acc_t, init, count, (long long)C->threads, gpuir__cg_idx(C),
+                       gpuir__cg_idx(C));
+    gpuir__cg_reduce_index(C->s, &xd, reduced);
     gpuir__str_appendf(C->s, ";\n");
     gpuir__cg_reset_values(C);
     C->ind = "            ";
@@ -7626,8 +8016,10 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
                        y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : "";
     gpuir__str_appendf(C->s, "        if (t == 0) p%d[o] = %s(", p, wrap);
     if (op->kind != GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "acc");
-    else if (is_float) gpuir__str_appendf(C->s, "acc / %lld.0f", (long long)n_red);
-    else if (n_red) gpuir__str_appendf(C->s, "acc / %lldLL", (long long)n_red);
+    else if (is_float && !n_red.sym[0]) gpuir__str_appendf(C->s, "acc / %lld.0f", (long long)n_red.num);
+    else if (is_float) gpuir__str_appendf(C->s, "acc / (float)%s", count);
+    else if (n_red.sym[0]) gpuir__str_appendf(C->s, "(%s ? acc / %s : 0LL)", count, count);
+    else if (n_red.num) gpuir__str_appendf(C->s, "acc / %lldLL", (long long)n_red.num);
     else gpuir__str_appendf(C->s, "0LL");
     gpuir__str_appendf(C->s, ");\n        GPUIR_SYNC();\n    }\n");
     return GPUIR_OK;
@@ -7646,8 +8038,26 @@ static void gpuir__cg_load_expr(gpuir__str *s, gpuir_dtype d, int p, const char 
 }
 
 /* Batch offset (in matrices) of operand t for output batch `batch`. */
-static void gpuir__cg_batch_index(gpuir__str *s, const gpuir_type *out, const gpuir_type *t) {
-    gpuir__cg_bcast_index(s, out->dims, out->rank - 2, t->dims, t->rank - 2, "batch");
+static void gpuir__cg_batch_index(const gpuir__cg *C, gpuir__str *s, const gpuir_type *out, const gpuir_type *t) {
+    gpuir__cg_dims od = gpuir__cg_dims_of(C, out), td = gpuir__cg_dims_of(C, t);
+    od.rank -= 2;
+    td.rank -= 2;
+    gpuir__cg_bcast_index(s, &od, &td, "batch");
+}
+
+/* A matmul's sizes: M, N and K, as numbers or expressions. */
+typedef struct gpuir__cg_mm_sizes { gpuir__cg_size M, N, K; } gpuir__cg_mm_sizes;
+
+static gpuir__cg_mm_sizes gpuir__cg_mm_sizes_of(const gpuir__cg *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    gpuir__cg_dims ad = gpuir__cg_dims_of(C, a), od = gpuir__cg_dims_of(C, o);
+    gpuir__cg_mm_sizes z;
+    z.M = gpuir__cg_size_dim(&od, o->rank - 2);
+    z.N = gpuir__cg_size_dim(&od, o->rank - 1);
+    z.K = gpuir__cg_size_dim(&ad, a->rank - (gpuir__op_flag(m, op, "transpose_a") ? 2 : 1));
+    return z;
 }
 
 /* The matmul's tiles: A and B staged through shared memory, one output
@@ -7658,29 +8068,31 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
-    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - (ta ? 2 : 1)];
+    gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
+    const char *M = z.M.text, *N = z.N.text, *K = z.K.text;
+    gpuir__cg_size MK = gpuir__cg_size_mul(&z.M, &z.K), KN = gpuir__cg_size_mul(&z.K, &z.N);
     gpuir__str *s = C->s;
     gpuir__str_appendf(s, "        long long a0 = ");
-    gpuir__cg_batch_index(s, o, a);
-    gpuir__str_appendf(s, " * %lldLL, b0 = ", M * K);
-    gpuir__cg_batch_index(s, o, b);
-    gpuir__str_appendf(s, " * %lldLL;\n", K * N);
-    gpuir__str_appendf(s, "        for (long long k0 = 0; k0 < %lldLL; k0 += %d) {\n"
+    gpuir__cg_batch_index(C, s, o, a);
+    gpuir__str_appendf(s, " * %s, b0 = ", MK.text);
+    gpuir__cg_batch_index(C, s, o, b);
+    gpuir__str_appendf(s, " * %s;\n", KN.text);
+    gpuir__str_appendf(s, "        for (long long k0 = 0; k0 < %s; k0 += %d) {\n"
                        "            for (int e = t; e < %d; e += %lld) {\n"
                        "                long long gm = tm * %d + e / %d, gk = k0 + e %% %d;\n"
-                       "                as[e] = gm < %lldLL && gk < %lldLL ? ",
+                       "                as[e] = gm < %s && gk < %s ? ",
                        K, GPUIR__MM_BK, GPUIR__MM_BM * GPUIR__MM_BK, (long long)C->threads, GPUIR__MM_BM,
                        GPUIR__MM_BK, GPUIR__MM_BK, M, K);
-    char idx[96];
-    snprintf(idx, sizeof idx, "a0 + gm * %lldLL + gk * %lldLL", ta ? 1LL : K, ta ? M : 1LL);
+    char idx[720];
+    snprintf(idx, sizeof idx, "a0 + gm * %s + gk * %s", ta ? "1LL" : K, ta ? M : "1LL");
     gpuir__cg_load_expr(s, a->dtype, pa, idx);
     gpuir__str_appendf(s, " : (%s)0;\n            }\n"
                        "            for (int e = t; e < %d; e += %lld) {\n"
                        "                long long gk = k0 + e / %d, gn = tn * %d + e %% %d;\n"
-                       "                bs[e] = gk < %lldLL && gn < %lldLL ? ",
+                       "                bs[e] = gk < %s && gn < %s ? ",
                        ct, GPUIR__MM_BK * GPUIR__MM_BN, (long long)C->threads, GPUIR__MM_BN, GPUIR__MM_BN,
                        GPUIR__MM_BN, K, N);
-    snprintf(idx, sizeof idx, "b0 + gk * %lldLL + gn * %lldLL", tb ? 1LL : N, tb ? K : 1LL);
+    snprintf(idx, sizeof idx, "b0 + gk * %s + gn * %s", tb ? "1LL" : N, tb ? K : "1LL");
     gpuir__cg_load_expr(s, b->dtype, pb, idx);
     bool fl = gpuir_dtype_is_float(o->dtype);
     gpuir__str_appendf(s, " : (%s)0;\n            }\n            GPUIR_SYNC();\n"
@@ -7768,9 +8180,9 @@ static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb)
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
                        "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
                        "        long long a0 = ", tiles_n * tiles_m * batches, tiles_n, tiles_n, tiles_m, tiles_n * tiles_m);
-    gpuir__cg_batch_index(C->s, o, a);
+    gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
-    gpuir__cg_batch_index(C->s, o, b);
+    gpuir__cg_batch_index(C, C->s, o, b);
     gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[8][8];\n"
                        "        for (int i = 0; i < 8; i++)\n            for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;\n"
                        "        for (long long k0 = 0; k0 < %lldLL; k0 += 8) {\n", K * N, K);
@@ -7809,9 +8221,14 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
             return gpuir__cg_fail(C, op, "only constants may come before a matmul in its kernel");
     }
     if (C->threads == 256 && gpuir__matmul_register_tiled(m, C->k)) return gpuir__cg_matmul128(C, at, pa, pb);
-    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
-    long long tiles_n = (N + GPUIR__MM_BN - 1) / GPUIR__MM_BN, tiles_m = (M + GPUIR__MM_BM - 1) / GPUIR__MM_BM;
-    long long batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
+    gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
+    gpuir__cg_dims od = gpuir__cg_dims_of(C, o);
+    gpuir__cg_prod batch_dims = {1, ""};
+    for (int d = 0; d + 2 < o->rank; d++) gpuir__cg_prod_mul(&batch_dims, &od, d);
+    gpuir__cg_size batches = gpuir__cg_size_of(&batch_dims);
+    gpuir__cg_size tiles_n = gpuir__cg_size_tiles(&z.N, GPUIR__MM_BN), tiles_m = gpuir__cg_size_tiles(&z.M, GPUIR__MM_BM);
+    gpuir__cg_size tiles_mn = gpuir__cg_size_mul(&tiles_n, &tiles_m), tiles = gpuir__cg_size_mul(&tiles_mn, &batches);
+    gpuir__cg_size MN = gpuir__cg_size_mul(&z.M, &z.N);
     bool fl = gpuir_dtype_is_float(o->dtype);
     const char *ct = fl ? "float" : "long long", *acc_t = fl ? "float" : "unsigned long long";
     long long per_thread = (GPUIR__MM_BM * GPUIR__MM_BN + C->threads - 1) / C->threads;
@@ -7819,19 +8236,20 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     C->barriers = true;
     gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, as, %d, 0);\n    GPUIR_SHARED(%s, bs, %d, %d);\n"
                        "    int t = GPUIR_THREAD_RANK;\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %s; tile += GPUIR_GRID_BLOCKS) {\n"
+                       "        long long tn = tile %% %s, tm = tile / %s %% %s, batch = tile / %s;\n"
                        "        %s acc[%lld];\n        for (int r = 0; r < %lld; r++) acc[r] = 0;\n",
                        ct, GPUIR__MM_BM * GPUIR__MM_BK, ct, GPUIR__MM_BK * GPUIR__MM_BN,
-                       GPUIR__MM_BM * GPUIR__MM_BK * (fl ? 4 : 8), tiles_n * tiles_m * batches, tiles_n, tiles_n,
-                       tiles_m, tiles_n * tiles_m, acc_t, per_thread, per_thread);
+                       GPUIR__MM_BM * GPUIR__MM_BK * (fl ? 4 : 8), tiles.text, tiles_n.text, tiles_n.text,
+                       tiles_m.text, tiles_mn.text, acc_t, per_thread, per_thread);
     gpuir__cg_matmul_tiles(C, op, pa, pb, ct);
     gpuir__str_appendf(C->s, "        for (int r = 0; r < %lld; r++) {\n            int e = t + r * %lld;\n"
                        "            long long gm = tm * %d + e / %d, gn = tn * %d + e %% %d;\n"
-                       "            if (e >= %d || gm >= %lldLL || gn >= %lldLL) continue;\n"
-                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
+                       "            if (e >= %d || gm >= %s || gn >= %s) continue;\n"
+                       "            %s i = (%s)(batch * %s + gm * %s + gn);\n",
                        per_thread, (long long)C->threads, GPUIR__MM_BM, GPUIR__MM_BN, GPUIR__MM_BN, GPUIR__MM_BN,
-                       GPUIR__MM_BM * GPUIR__MM_BN, M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+                       GPUIR__MM_BM * GPUIR__MM_BN, z.M.text, z.N.text, gpuir__cg_idx(C), gpuir__cg_idx(C), MN.text,
+                       z.N.text);
     const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
     char acc[64];
     snprintf(acc, sizeof acc, "%s((%s)acc[r])", round, gpuir__cg_ctype(o->dtype));
@@ -7862,8 +8280,17 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++)
         if (i != at && gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
             return gpuir__cg_fail(C, op, "a softmax kernel computes nothing else");
-    long long cols = x->rank ? x->dims[x->rank - 1] : 1, count = gpuir__type_count(x);
-    long long rows = cols ? count / cols : 0, T = C->threads, per = (cols + T - 1) / T;
+    gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
+    gpuir__cg_prod rows = {1, ""}, width = {1, ""};
+    for (int d = 0; d + 1 < x->rank; d++) gpuir__cg_prod_mul(&rows, &xd, d);
+    if (x->rank) gpuir__cg_prod_mul(&width, &xd, x->rank - 1);
+    if (!rows.sym[0] && !width.num) rows.num = 0;     /* no row has elements: none to run */
+    char rows_expr[200], cols_expr[200];
+    gpuir__cg_prod_text(&rows, rows_expr, sizeof rows_expr);
+    gpuir__cg_prod_text(&width, cols_expr, sizeof cols_expr);
+    bool in_registers = !width.sym[0];                 /* else the row is read three times */
+    long long cols = width.num, T = C->threads, per = (cols + T - 1) / T;
+    in_registers = in_registers && per <= 32;
     const char *ld = x->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : x->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
     const char *st = x->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : x->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
     long long slots = (T % 32 == 0 ? 32 : T) + 1;
@@ -7872,9 +8299,10 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     C->ind = "    ";
     gpuir__cg_comment(C, C->k->ops[at], op);
     gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, red, %lld, 0);\n    int t = GPUIR_THREAD_RANK;\n"
-                       "    for (long long row = GPUIR_BLOCK_RANK; row < %lldLL; row += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long base = row * %lldLL;\n        float acc = -GPUIR_INF;\n", slots, rows, cols);
-    if (per <= 32 && x->dtype == GPUIR_F32 && cols % 4 == 0) {   /* 16-byte row accesses */
+                       "    for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS) {\n"
+                       "        long long base = row * %s;\n        float acc = -GPUIR_INF;\n", slots,
+                       rows_expr, cols_expr);
+    if (in_registers && x->dtype == GPUIR_F32 && cols % 4 == 0) {   /* 16-byte row accesses */
         long long quads = cols / 4, per4 = (quads + T - 1) / T;
         gpuir__str_appendf(C->s, "        float4 v[%lld];\n"
                            "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
@@ -7897,7 +8325,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
                            per4, T, quads, pd);
         return GPUIR_OK;
     }
-    if (per <= 32) {
+    if (in_registers) {
         gpuir__str_appendf(C->s, "        float v[%lld];\n"
                            "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
                            "            v[r] = c < %lld ? %s(p%d[base + c]) : -GPUIR_INF;\n"
@@ -7913,16 +8341,16 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
                            per, T, cols, pd, st);
         return GPUIR_OK;
     }
-    gpuir__str_appendf(C->s, "        for (long long c = t; c < %lldLL; c += %lld) acc = gpuir_fmax(acc, %s(p%d[base + c]));\n",
-                       cols, T, ld, ps);
+    gpuir__str_appendf(C->s, "        for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s(p%d[base + c]));\n",
+                       cols_expr, T, ld, ps);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
     gpuir__str_appendf(C->s, "        float mx = acc;\n        acc = 0.0f;\n"
-                       "        for (long long c = t; c < %lldLL; c += %lld) acc += expf(%s(p%d[base + c]) - mx);\n",
-                       cols, T, ld, ps);
+                       "        for (long long c = t; c < %s; c += %lld) acc += expf(%s(p%d[base + c]) - mx);\n",
+                       cols_expr, T, ld, ps);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
-    gpuir__str_appendf(C->s, "        for (long long c = t; c < %lldLL; c += %lld)\n"
+    gpuir__str_appendf(C->s, "        for (long long c = t; c < %s; c += %lld)\n"
                        "            p%d[base + c] = %s(expf(%s(p%d[base + c]) - mx) / acc);\n    }\n",
-                       cols, T, pd, st, ld, ps);
+                       cols_expr, T, pd, st, ld, ps);
     return GPUIR_OK;
 }
 
@@ -7958,7 +8386,17 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C, const gpuir__op *op)
     return GPUIR_OK;
 }
 
-/* The kernel's form: the index of its matmul or reduction, if any. */
+/* Whether destination d spans more than the widest so far: a dynamic one
+   wins over static ones (it is the kernel's real extent). */
+static bool gpuir__cg_wider(const gpuir_type *d, const gpuir_type *widest) {
+    if (!widest) return true;
+    bool dd = !gpuir__type_is_static(d), wd = !gpuir__type_is_static(widest);
+    if (dd || wd) return dd && !wd;
+    return gpuir__type_count(d) > gpuir__type_count(widest);
+}
+
+/* The kernel's form: a matmul, a reduction, a softmax, a tiled transpose
+   or an elementwise chain over its widest destination. */
 static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     gpuir_module *m = C->m;
     const gpuir_type *widest = NULL;
@@ -7970,7 +8408,7 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
         if (cls == GPUIR__CLASS_SOFTMAX) return gpuir__cg_softmax(C, i);
         if (op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT) continue;
         const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
-        if (!widest || gpuir__type_count(d) > gpuir__type_count(widest)) widest = d;
+        if (gpuir__cg_wider(d, widest)) widest = d;
     }
     if (!widest) return GPUIR_OK;                    /* nothing to compute */
     const gpuir__op *tr = gpuir__kernel_tiled_transpose(m, C->k);
@@ -7997,10 +8435,8 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     if (C->vars) stbds_header(C->vars)->length = 0;
     C->shared_bytes = 0;
     C->barriers = false;
-    C->wide = gpuir__cg_needs_wide(m, C->k);
-    for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
-        if (!gpuir__type_is_static(&gpuir__value_at(m, C->k->params[i])->type))
-            return gpuir__cg_fail(C, NULL, "dynamic sizes are not supported by codegen yet");
+    C->dynamic = gpuir__kernel_is_dynamic(m, C->k);
+    C->wide = C->dynamic || gpuir__cg_needs_wide(m, C->k);
     gpuir_result r = gpuir__cg_block_threads(C, kid, &C->threads);
     if (r) return r;
     memset(info, 0, sizeof *info);
@@ -8023,15 +8459,22 @@ static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos
     for (size_t i = 0; i < stbds_arrlenu(infos); i++) {
         const gpuir__func *k = gpuir__func_at(m, infos[i].func);
         gpuir__str_appendf(C->s, "static void %s_emu(gpuir_emu_lane *l, void **p) {\n    %s(l", infos[i].cname, infos[i].cname);
-        for (size_t a = 0; a < stbds_arrlenu(k->params); a++)
+        size_t n = stbds_arrlenu(k->params), slot = n;
+        for (size_t a = 0; a < n; a++)
             gpuir__str_appendf(C->s, ", *(%s **)p[%zu]", gpuir__cg_storage(gpuir__value_at(m, k->params[a])->type.dtype), a);
+        for (size_t a = 0; a < n; a++) {
+            const gpuir_type *t = &gpuir__value_at(m, k->params[a])->type;
+            for (int d = 0; d < t->rank; d++)
+                if (t->dims[d] == GPUIR_DYN) gpuir__str_appendf(C->s, ", *(long long *)p[%zu]", slot++);
+        }
         gpuir__str_appendf(C->s, ");\n}\n");
     }
     gpuir__str_appendf(C->s, "const gpuir_emu_kernel gpuir_emu_kernels[] = {\n");
     for (size_t i = 0; i < stbds_arrlenu(infos); i++)
-        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %d},\n", infos[i].cname, infos[i].cname,
-                           infos[i].shared_bytes, infos[i].barriers ? 1 : 0);
-    gpuir__str_appendf(C->s, "    {0, 0, 0, 0}\n};\n#endif\n");
+        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %d, %zuu},\n", infos[i].cname, infos[i].cname,
+                           infos[i].shared_bytes, infos[i].barriers ? 1 : 0,
+                           stbds_arrlenu(gpuir__func_at(m, infos[i].func)->params));
+    gpuir__str_appendf(C->s, "    {0, 0, 0, 0, 0}\n};\n#endif\n");
 }
 
 /* The module body shared by both targets (helpers, kernels, the emulator's
@@ -9000,7 +9443,8 @@ typedef struct gpuir__drv {
     int (*module_load)(void *self, void **module, const void *image, size_t size);
     int (*module_unload)(void *self, void *module);
     int (*function_get)(void *self, void **fn, void *module, const char *name);
-    /* params[i] points at a device address; n_params of them */
+    /* params[i] points at a device address or, after the kernel's buffers,
+       at a long long size; n_params of them (at most GPUIR__MAX_KERNEL_PARAMS) */
     int (*launch)(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
                   void **params, unsigned n_params, unsigned stream);
     int (*event_record)(void *self, unsigned event, unsigned stream);
@@ -9025,6 +9469,9 @@ static bool gpuir__cuda_error_is_fatal(int code) {
 /* The kernel parameter bytes every CUDA device takes (more needs CUDA 12.1
    and Volta or newer). */
 #define GPUIR__MAX_PARAM_BYTES 4096
+
+/* A launch's parameters at most: its buffers and their dynamic dims. */
+#define GPUIR__MAX_KERNEL_PARAMS (GPUIR_MAX_OPERANDS * (GPUIR_MAX_RANK + 1))
 
 /* A global's device copy that stays across runs. */
 typedef struct gpuir__resident {
@@ -10290,7 +10737,11 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 // Runs a placed program through a device table (gpuir__drv): host buffers,
 // device buffers, copies, launches and frees, issued in program order on the
 // streams the async pass chose (waiting for the events it named), or on
-// the synchronous stream 0 when it did not run. The table is
+// the synchronous stream 0 when it did not run. Each buffer's slot knows
+// its dims in this run: a dynamic dim comes from the input array or, for an
+// allocation, from the operand dim its dims_of names; a launch passes the
+// dynamic dims after the buffers and, having no grid, gets one from its
+// largest buffer. The table is
 // the CUDA driver (rt.driver) or the emulator (rt.emu); everything here is
 // the same for both. Reads: ir, codegen.cuda, rt.cache. Writes: the arrays
 // the caller gets back.
@@ -10337,6 +10788,7 @@ typedef struct gpuir__slot {
     void *host;             /* host memory, or NULL */
     gpuir__dptr dev;        /* device memory, or 0 */
     size_t bytes;
+    int64_t dims[GPUIR_MAX_RANK];   /* its dims in this run (a dynamic one's size) */
     bool owned;             /* host memory this run allocated (memref.alloc) */
     bool live;              /* device memory this run allocated and not freed */
 } gpuir__slot;
@@ -10347,9 +10799,48 @@ typedef struct gpuir__run {
     size_t n_slots;
 } gpuir__run;
 
+/* A static buffer's bytes (0 when it has a dynamic dim: see the slot). */
 static size_t gpuir__value_bytes(const gpuir_module *m, uint32_t v) {
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
-    return (size_t)gpuir__type_count(t) * gpuir_dtype_size(t->dtype);
+    int64_t n = gpuir__type_count(t);
+    return n > 0 ? (size_t)n * gpuir_dtype_size(t->dtype) : 0;
+}
+
+/* Gives value v's slot its dims in this run and its byte size: its type's
+   dims, the dynamic ones taken from `dims` (NULL for a static type). Fails
+   when the bytes are more than the context's max_tensor_bytes. */
+static gpuir_result gpuir__run_shape(gpuir__run *R, uint32_t v, const int64_t *dims) {
+    const gpuir_type *t = &gpuir__value_at(R->p->m, v)->type;
+    gpuir__slot *s = &R->slots[v - 1];
+    int64_t n = gpuir_dtype_size(t->dtype);
+    bool fits = true;
+    for (int i = 0; i < t->rank; i++) {
+        s->dims[i] = t->dims[i] == GPUIR_DYN ? dims[i] : t->dims[i];
+        fits = fits && gpuir__mul_i64(n, s->dims[i], &n);
+    }
+    uint64_t cap = R->p->ctx->desc.max_tensor_bytes;
+    if (!fits || (uint64_t)n > cap || (uint64_t)n > SIZE_MAX / 2) {
+        gpuir__tbuf b;
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_LIMIT, "a %s buffer (value %u) with these dynamic sizes is "
+                           "more than max_tensor_bytes (%llu)", gpuir__tstr(&b, t), v, (unsigned long long)cap);
+    }
+    s->bytes = (size_t)n;
+    return GPUIR_OK;
+}
+
+/* The run-time dims of an allocation: its dynamic dims are the dims of its
+   operands its dims_of names. */
+static void gpuir__run_alloc_dims(gpuir__run *R, const gpuir__op *op, int64_t dims[GPUIR_MAX_RANK]) {
+    gpuir_module *m = R->p->m;
+    const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
+    const gpuir__attr *dims_of = gpuir__attr_find(m, op, "dims_of");
+    const int64_t *pairs = dims_of ? gpuir__ints_at(m, dims_of->off) : NULL;
+    for (int i = 0, k = 0; i < t->rank; i++) {
+        dims[i] = t->dims[i];
+        if (t->dims[i] != GPUIR_DYN || !pairs) continue;
+        dims[i] = R->slots[gpuir__op_operand(m, op, (uint32_t)pairs[2 * k]) - 1].dims[pairs[2 * k + 1]];
+        k++;
+    }
 }
 
 /* The table's stream for an op: the IR's stream + 1, or 0 (synchronous). */
@@ -10402,10 +10893,13 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
     uint32_t dst = gpuir__op_operand(m, op, gpu ? 0 : 1), src = gpuir__op_operand(m, op, gpu ? 1 : 0);
     bool dst_dev = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
     bool src_dev = gpuir__value_at(m, src)->type.space == GPUIR_SPACE_DEVICE;
-    size_t bytes = gpuir__value_bytes(m, dst);
+    size_t bytes = R->slots[dst - 1].bytes;
     char what[96];
     snprintf(what, sizeof what, "copying %zu bytes (op %u, %s)", bytes, (unsigned)(op - m->ops) + 1,
              dst_dev ? (src_dev ? "device to device" : "host to device") : (src_dev ? "device to host" : "host to host"));
+    if (R->slots[src - 1].bytes != bytes)
+        return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the source has %zu bytes (their dynamic sizes differ)", what,
+                           R->slots[src - 1].bytes);
     if (!bytes) return GPUIR_OK;
     gpuir__dptr dd = 0, sd = 0;
     void *dh = NULL, *sh = NULL;
@@ -10433,41 +10927,189 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
     return GPUIR_OK;
 }
 
-/* gpu.launch_func: the kernel's function, its buffers' device addresses. */
+/* Dim `axis` of kernel value v in this launch: a parameter's is its
+   operand's, a temporary's is static. */
+static int64_t gpuir__run_kernel_dim(const gpuir__run *R, const gpuir__op *launch, const gpuir__func *k, uint32_t v,
+                                     int axis) {
+    const gpuir_module *m = R->p->m;
+    for (size_t i = 0; i < stbds_arrlenu(k->params); i++)
+        if (k->params[i] == v) return R->slots[gpuir__op_operand(m, launch, (uint32_t)i) - 1].dims[axis];
+    return gpuir__value_at(m, v)->type.dims[axis];
+}
+
+/* Checks that dim `ua` of u and dim `va` of v, which one kernel op needs
+   equal, are equal in this launch (they can differ only when one is
+   dynamic). */
+static gpuir_result gpuir__run_dims_agree(gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
+                                          const gpuir__op *op, uint32_t u, int ua, uint32_t v, int va,
+                                          const char *what) {
+    int64_t x = gpuir__run_kernel_dim(R, launch, k, u, ua), y = gpuir__run_kernel_dim(R, launch, k, v, va);
+    if (x == y) return GPUIR_OK;
+    return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE, "%s: dynamic sizes disagree: %s: dim %d of %%%s is %lld, dim %d "
+                       "of %%%s is %lld (a dynamic dim is not broadcast)", what,
+                       gpuir_op_name(op->kind), ua, gpuir__string(R->p->m, gpuir__value_at(R->p->m, u)->name),
+                       (long long)x, va, gpuir__string(R->p->m, gpuir__value_at(R->p->m, v)->name), (long long)y);
+}
+
+/* A matmul's pairs: A's K with B's K, A's M and B's N with the output's,
+   and the batch dims (right-aligned, static 1s broadcast). */
+static gpuir_result gpuir__run_check_matmul(gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
+                                            const gpuir__op *op, const char *what) {
+    gpuir_module *m = R->p->m;
+    uint32_t a = gpuir__op_operand(m, op, 0), b = gpuir__op_operand(m, op, 1), o = gpuir__op_operand(m, op, 2);
+    int ra = gpuir__value_at(m, a)->type.rank, rb = gpuir__value_at(m, b)->type.rank;
+    int ro = gpuir__value_at(m, o)->type.rank;
+    bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
+    gpuir_result r = gpuir__run_dims_agree(R, launch, k, op, a, ra - (ta ? 2 : 1), b, rb - (tb ? 1 : 2), what);
+    if (!r) r = gpuir__run_dims_agree(R, launch, k, op, a, ra - (ta ? 1 : 2), o, ro - 2, what);
+    if (!r) r = gpuir__run_dims_agree(R, launch, k, op, b, rb - (tb ? 2 : 1), o, ro - 1, what);
+    for (int side = 0; side < 2 && !r; side++) {
+        uint32_t v = side ? b : a;
+        const gpuir_type *t = &gpuir__value_at(m, v)->type;
+        for (int d = 0; d + 2 < t->rank && !r; d++)
+            if (t->dims[d] != 1) r = gpuir__run_dims_agree(R, launch, k, op, v, d, o, d - t->rank + ro, what);
+    }
+    return r;
+}
+
+/* Checks, op by op, that the dims kernel k's ops pair up agree in this
+   launch: a matmul's (above), an elementwise operand's with its
+   destination's (right-aligned, static 1s broadcast), a reduction's kept
+   axes, a transpose's permuted ones, a softmax's with its destination's. */
+static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
+                                           const char *what) {
+    gpuir_module *m = R->p->m;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls) || op->n_operands < 2) continue;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        const gpuir_type *dt = &gpuir__value_at(m, dst)->type;
+        if (cls == GPUIR__CLASS_MATMUL) {
+            if (gpuir__run_check_matmul(R, launch, k, op, what)) return R->p->ctx->result;
+            continue;
+        }
+        for (uint32_t o = 0; o + 1 < op->n_operands; o++) {
+            uint32_t src = gpuir__op_operand(m, op, o);
+            const gpuir_type *st = &gpuir__value_at(m, src)->type;
+            gpuir_result r = GPUIR_OK;
+            if (cls == GPUIR__CLASS_REDUCE) {
+                const gpuir__attr *axes = gpuir__attr_find(m, op, "axes");
+                bool keep = gpuir__op_flag(m, op, "keepdims");
+                for (int a = 0, j = 0; a < st->rank && !r; a++) {
+                    bool reduced = false;
+                    for (uint32_t q = 0; axes && q < axes->n; q++) reduced |= gpuir__ints_at(m, axes->off)[q] == a;
+                    if (!reduced) r = gpuir__run_dims_agree(R, launch, k, op, src, a, dst, j, what);
+                    if (!reduced || keep) j++;
+                }
+            } else if (cls == GPUIR__CLASS_TRANSPOSE) {    /* out dim i is source dim perm[i] */
+                const int64_t *perm = gpuir__ints_at(m, gpuir__attr_find(m, op, "perm")->off);
+                for (int a = 0; a < dt->rank && !r; a++)
+                    r = gpuir__run_dims_agree(R, launch, k, op, src, (int)perm[a], dst, a, what);
+            } else if (cls == GPUIR__CLASS_SOFTMAX || gpuir__is_elementwise(cls) || cls == GPUIR__CLASS_BROADCAST) {
+                for (int a = 0; a < st->rank && !r; a++) {
+                    int b = a - st->rank + dt->rank;
+                    if (b >= 0 && st->dims[a] != 1) r = gpuir__run_dims_agree(R, launch, k, op, src, a, dst, b, what);
+                }
+            }
+            if (r) return r;
+        }
+    }
+    return GPUIR_OK;
+}
+
+/* The sizes a launch of kernel k passes after its buffers: each dynamic
+   dim of each parameter, in order (codegen's signature), once the kernel's
+   ops agree on them. */
+static gpuir_result gpuir__run_launch_sizes(gpuir__run *R, const gpuir__op *op, const gpuir__func *k,
+                                            long long *sizes, size_t *n_sizes, const char *what) {
+    gpuir_module *m = R->p->m;
+    *n_sizes = 0;
+    if (gpuir__run_check_sizes(R, op, k, what)) return R->p->ctx->result;
+    for (uint32_t i = 0; i < op->n_operands; i++) {
+        const gpuir_type *t = &gpuir__value_at(m, k->params[i])->type;
+        const gpuir__slot *s = &R->slots[gpuir__op_operand(m, op, i) - 1];
+        for (int a = 0; a < t->rank; a++)
+            if (t->dims[a] == GPUIR_DYN) sizes[(*n_sizes)++] = (long long)s->dims[a];
+    }
+    return GPUIR_OK;
+}
+
+/* The grid of a launch that has none (a kernel with dynamic sizes), as
+   configure would choose it for these sizes: a block per output element of
+   a reduction, row of a softmax or 64x64 tile of a matmul, else a thread
+   per element of the largest operand; the kernels loop over what the grid
+   does not cover. */
+static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpuir__func *k, const unsigned block[3],
+                                   unsigned grid[3]) {
+    gpuir_module *m = R->p->m;
+    gpuir_op_kind kind;
+    int64_t reduced;
+    const gpuir_type *out = gpuir__kernel_output(m, k, &kind, &reduced);
+    uint64_t blocks = 1, most = 1, threads = (uint64_t)block[0] * block[1] * block[2];
+    for (uint32_t i = 0; i < op->n_operands; i++) {
+        const gpuir__slot *s = &R->slots[gpuir__op_operand(m, op, i) - 1];
+        const gpuir_type *t = &gpuir__value_at(m, k->params[i])->type;
+        uint64_t n = s->bytes / gpuir_dtype_size(t->dtype);
+        if (kind == GPUIR_OP_SOFTMAX && t == out && t->rank && s->dims[t->rank - 1])
+            blocks = n / (uint64_t)s->dims[t->rank - 1];
+        else if (kind == GPUIR_OP_MATMUL && t == out && s->dims[t->rank - 2] && s->dims[t->rank - 1])
+            blocks = n / (uint64_t)(s->dims[t->rank - 2] * s->dims[t->rank - 1]) *
+                     (uint64_t)gpuir__ceil_div(s->dims[t->rank - 2], GPUIR__MM_BM) *
+                     (uint64_t)gpuir__ceil_div(s->dims[t->rank - 1], GPUIR__MM_BN);
+        else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE && t == out) blocks = n;
+        if (n > most) most = n;
+    }
+    if (kind != GPUIR_OP_SOFTMAX && kind != GPUIR_OP_MATMUL && gpuir__info(kind)->cls != GPUIR__CLASS_REDUCE)
+        blocks = threads ? (most + threads - 1) / threads : 1;
+    grid[0] = (unsigned)(blocks < 1 ? 1 : blocks > INT32_MAX ? INT32_MAX : blocks);
+    grid[1] = grid[2] = 1;
+}
+
+/* gpu.launch_func: the kernel's function, its buffers' device addresses,
+   then the sizes of their dynamic dims. */
 static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     gpuir_module *m = p->m;
     const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
     uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
+    const gpuir__func *kf = gpuir__func_at(m, kid);
     size_t k = 0;
     while (k < stbds_arrlenu(p->kernels) && p->kernels[k].func != kid) k++;
     gpuir__dptr args[GPUIR_MAX_OPERANDS];
-    void *params[GPUIR_MAX_OPERANDS];
+    long long sizes[GPUIR_MAX_OPERANDS * GPUIR_MAX_RANK];
+    void *params[GPUIR__MAX_KERNEL_PARAMS];
+    size_t n_sizes = 0;
     char what[GPUIR_MAX_NAME + 48];
-    snprintf(what, sizeof what, "launching @%s", gpuir__string(m, gpuir__func_at(m, kid)->name));
+    snprintf(what, sizeof what, "launching @%s", gpuir__string(m, kf->name));
     for (uint32_t i = 0; i < op->n_operands; i++) {
         gpuir_result r = gpuir__run_dev(R, gpuir__op_operand(m, op, i), &args[i], what);
         if (r) return r;
         params[i] = &args[i];
     }
     const gpuir__attr *g = gpuir__attr_find(m, op, "grid"), *b = gpuir__attr_find(m, op, "block");
-    if (!g || !b || k == stbds_arrlenu(p->kernels))
+    bool dynamic = gpuir__kernel_is_dynamic(m, kf);
+    if ((!g && !dynamic) || !b || k == stbds_arrlenu(p->kernels))
         return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: no grid, block or kernel (run configure)", what);
+    if (dynamic && gpuir__run_launch_sizes(R, op, kf, sizes, &n_sizes, what)) return p->ctx->result;
+    for (size_t i = 0; i < n_sizes; i++) params[op->n_operands + i] = &sizes[i];
     unsigned grid[3], block[3];
     for (int i = 0; i < 3; i++) {
-        grid[i] = (unsigned)gpuir__ints_at(m, g->off)[i];
+        grid[i] = g ? (unsigned)gpuir__ints_at(m, g->off)[i] : 1;
         block[i] = (unsigned)gpuir__ints_at(m, b->off)[i];
     }
+    if (!g) gpuir__run_launch_grid(R, op, kf, block, grid);
     int64_t smem = gpuir__op_int_attr(m, op, "smem", 0);
+    size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long);
     gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, what);
-    if (!r && op->n_operands * sizeof(gpuir__dptr) > GPUIR__MAX_PARAM_BYTES)
+    if (!r && param_bytes > GPUIR__MAX_PARAM_BYTES)
         r = gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %zu bytes of kernel parameters; CUDA allows %d", what,
-                        (size_t)op->n_operands * sizeof(gpuir__dptr), GPUIR__MAX_PARAM_BYTES);
+                        param_bytes, GPUIR__MAX_PARAM_BYTES);
     if (r) return r;
     p->stats.launches++;
     return gpuir__drv_check(p->ctx, &p->drv,
                             p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
-                                          op->n_operands, gpuir__run_stream(m, op)),
+                                          op->n_operands + (uint32_t)n_sizes, gpuir__run_stream(m, op)),
                             "cuLaunchKernel", what);
 }
 
@@ -10483,7 +11125,7 @@ static gpuir_result gpuir__run_fill(gpuir__run *R, const gpuir__op *op) {
     memset(&view, 0, sizeof view);
     view.dtype = t.dtype;
     view.rank = t.rank;
-    memcpy(view.dims, t.dims, sizeof view.dims);
+    memcpy(view.dims, R->slots[b - 1].dims, sizeof view.dims);
     gpuir_result r = gpuir__run_host(R, b, &view.data, "filling a constant");
     if (!r) gpuir__ref_constant(m, gpuir__attr_find(m, op, "value"), &view);
     return r;
@@ -10492,7 +11134,9 @@ static gpuir_result gpuir__run_fill(gpuir__run *R, const gpuir__op *op) {
 static gpuir_result gpuir__run_alloc(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     gpuir__slot *s = &R->slots[op->result - 1];
-    s->bytes = gpuir__value_bytes(p->m, op->result);
+    int64_t dims[GPUIR_MAX_RANK];
+    gpuir__run_alloc_dims(R, op, dims);
+    if (gpuir__run_shape(R, op->result, dims)) return p->ctx->result;
     if (op->kind == GPUIR_OP_MEMREF_ALLOC) {
         s->host = GPUIR_MALLOC(s->bytes ? s->bytes : 1);
         s->owned = s->host != NULL;
@@ -10562,7 +11206,7 @@ static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
     if (!g || !m->globals[g - 1].data)
         return gpuir__fail(R->p->ctx, GPUIR_ERR_NOT_FOUND, "global @%s has no data (gpuir_module_bind_global)", name);
     gpuir__slot *s = &R->slots[op->result - 1];
-    s->bytes = gpuir__value_bytes(m, op->result);
+    if (gpuir__run_shape(R, op->result, NULL)) return R->p->ctx->result;
     if (gpuir__value_at(m, op->result)->type.space == GPUIR_SPACE_DEVICE)
         return gpuir__run_resident(R, g, s->bytes, &s->dev);
     s->host = m->globals[g - 1].data;
@@ -10574,7 +11218,7 @@ static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
     gpuir__slot *s = &R->slots[op->result - 1];
     *s = R->slots[gpuir__op_operand(R->p->m, op, 0) - 1];
     s->owned = s->live = false;
-    return GPUIR_OK;
+    return gpuir__run_shape(R, op->result, NULL);       /* views are static */
 }
 
 /* gpu.wait: the host waits for the events it names, or for everything. */
@@ -10668,7 +11312,8 @@ static gpuir_result gpuir__run_bind(gpuir__run *R, const gpuir__func *f, size_t 
                                "memory; host arrays can only be passed to host parameters", i,
                                gpuir__string(m, gpuir__value_at(m, f->params[i])->name));
         bool fits = got.dtype == want.dtype && got.rank == want.rank;
-        for (int d = 0; fits && d < got.rank; d++) fits = want.dims[d] == got.dims[d];
+        for (int d = 0; fits && d < got.rank; d++)
+            fits = want.dims[d] == got.dims[d] || (want.dims[d] == GPUIR_DYN && got.dims[d] >= 0);
         if (!fits) {
             gpuir__tbuf bw, bg;
             return gpuir__fail(R->p->ctx, got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
@@ -10677,7 +11322,7 @@ static gpuir_result gpuir__run_bind(gpuir__run *R, const gpuir__func *f, size_t 
                                gpuir__tstr(&bg, &got));
         }
         gpuir__slot *s = &R->slots[f->params[i] - 1];
-        s->bytes = gpuir__value_bytes(m, f->params[i]);
+        if (gpuir__run_shape(R, f->params[i], inputs[i].dims)) return R->p->ctx->result;
         s->host = inputs[i].data;
         if (!s->host && s->bytes)
             return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "input #%zu has no data", i);
@@ -10700,7 +11345,7 @@ static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size
         memset(&a, 0, sizeof a);
         a.dtype = t->dtype;
         a.rank = t->rank;
-        memcpy(a.dims, t->dims, sizeof a.dims);
+        memcpy(a.dims, s->dims, sizeof a.dims);
         gpuir__slot *base = &R->slots[gpuir__view_base(m, v) - 1];
         if (!s->owned && base->owned && base->host == s->host) s = base;   /* a view of a buffer it may take */
         if (s->owned) {
@@ -12073,10 +12718,11 @@ static int gpuir__emu_exec(gpuir__emu *E, gpuir__emu_cmd *c) {
             memmove((void *)(uintptr_t)c->dev, (const void *)(uintptr_t)c->dev2, c->bytes);
         break;
     case GPUIR__EMU_LAUNCH: {
-        void *params[GPUIR_MAX_OPERANDS];
-        for (unsigned i = 0; i < c->n_args && i < GPUIR_MAX_OPERANDS; i++) {
+        void *params[GPUIR__MAX_KERNEL_PARAMS];
+        for (unsigned i = 0; i < c->n_args && i < GPUIR__MAX_KERNEL_PARAMS; i++) {
             params[i] = &c->args[i];
-            if (!skip && !rc) rc = gpuir__emu_check_live(E, c->args[i], "a kernel's parameter points at");
+            if (!skip && !rc && i < c->kernel->n_buffers)       /* the rest are sizes */
+                rc = gpuir__emu_check_live(E, c->args[i], "a kernel's parameter points at");
         }
         if (!skip && !rc) rc = gpuir__emu_launch_now(E, c->kernel, c->grid, c->block, c->smem, params);
         GPUIR_FREE(c->args);
@@ -12282,7 +12928,7 @@ static int gpuir__emu_function_get(void *self, void **fn, void *module, const ch
 static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
                              void **params, unsigned n_params, unsigned stream) {
     gpuir__emu *E = (gpuir__emu *)self;
-    if (n_params > GPUIR_MAX_OPERANDS || stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
+    if (n_params > GPUIR__MAX_KERNEL_PARAMS || stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
     gpuir__emu_cmd c;
     memset(&c, 0, sizeof c);
     c.kind = GPUIR__EMU_LAUNCH;

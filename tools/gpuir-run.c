@@ -4,12 +4,13 @@
              [--repeat=N] [--dump-cuda=FILE] [--input=@in.npy ...]
              [--global=NAME=@w.npy ...] [--output=@out.npy ...]
              [--expected_output=@want.npy ...] [--rtol=R] [--atol=A] [--seed=N]
-             [--import-cache=BUNDLE] [--export-cache=BUNDLE]
+             [--dynamic=N] [--import-cache=BUNDLE] [--export-cache=BUNDLE]
 
    --backend  ref: the reference interpreter (default); emu: the generated
               CUDA C on the CPU; cuda: a GPU; auto: cuda if usable, else emu
    --check    also run ref and compare within the dtype's tolerance
    --repeat   run the compiled program N times (the last results count)
+   --dynamic  random inputs get N for every dynamic dim (`?`) of their type
    --dump-cuda  write the CUDA C the backend compiled to FILE
    --import-cache  add a bundle's compiled modules to the cache first
    --export-cache  write the modules compiled or loaded to a bundle after
@@ -39,6 +40,7 @@ typedef struct run_args {
     double rtol, atol;
     bool have_rtol, have_atol;
     unsigned long long seed;
+    long long dynamic;      /* the size random inputs give a `?`, or -1 */
 } run_args;
 
 static int usage(const char *why) {
@@ -47,7 +49,7 @@ static int usage(const char *why) {
                     "       [--repeat=N] [--dump-cuda=FILE] [--input=@a.npy ...]\n"
                     "       [--global=NAME=@w.npy ...] [--output=@out.npy ...]\n"
                     "       [--expected_output=@e.npy ...] [--rtol=R] [--atol=A] [--seed=N]\n"
-                    "       [--import-cache=BUNDLE] [--export-cache=BUNDLE]\n");
+                    "       [--dynamic=N] [--import-cache=BUNDLE] [--export-cache=BUNDLE]\n");
     return 2;
 }
 
@@ -70,6 +72,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     memset(a, 0, sizeof *a);
     a->backend = "ref";
     a->seed = 1;
+    a->dynamic = -1;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v;
         bool ok = true;
@@ -87,6 +90,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
         else if ((v = opt(s, "--rtol"))) { a->rtol = atof(v); a->have_rtol = true; }
         else if ((v = opt(s, "--atol"))) { a->atol = atof(v); a->have_atol = true; }
         else if ((v = opt(s, "--seed"))) a->seed = strtoull(v, NULL, 10);
+        else if ((v = opt(s, "--dynamic"))) a->dynamic = strtoll(v, NULL, 10);
         else if (s[0] == '-' && s[1] != '\0') return usage("unknown option");
         else if (!a->file) a->file = s;
         else return usage("more than one FILE");
@@ -97,6 +101,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
         strcmp(a->backend, "auto") != 0)
         return usage("--backend is ref, emu, cuda or auto");
     if (a->repeat < 0 || a->repeat > 1000000) return usage("--repeat wants 1..1000000");
+    if (a->dynamic < -1 || a->dynamic > (1LL << 32)) return usage("--dynamic wants 0..2^32");
     return 0;
 }
 
@@ -106,15 +111,18 @@ static bool is_static(gpuir_type t) {
     return true;
 }
 
-/* A random array of type t, or an error if t has dynamic dims. */
-static gpuir_result random_array(gpuir_ctx *ctx, gpuir_type t, unsigned long long seed,
+/* A random array of type t, its dynamic dims `dynamic` long (an error when
+   it has some and dynamic is -1). */
+static gpuir_result random_array(gpuir_ctx *ctx, gpuir_type t, long long dynamic, unsigned long long seed,
                                  const char *what, gpuir_array *out) {
     char buf[128];
-    if (!is_static(t)) {
-        fprintf(stderr, "gpuir-run: %s has the dynamic type %s: give it with --input\n", what,
+    if (!is_static(t) && dynamic < 0) {
+        fprintf(stderr, "gpuir-run: %s has the dynamic type %s: give it with --input or --dynamic=N\n", what,
                 gpuir_type_str(t, buf, sizeof buf));
         return GPUIR_ERR_INVALID_ARGUMENT;
     }
+    for (int i = 0; i < t.rank; i++)
+        if (t.dims[i] == GPUIR_DYN) t.dims[i] = dynamic;
     gpuir_result r = gpuir_array_alloc(ctx, out, t.dtype, t.rank, t.dims);
     if (r == GPUIR_OK) gpuir_array_fill_random(out, seed);
     return r;
@@ -147,7 +155,7 @@ static gpuir_result bind_random_globals(gpuir_ctx *ctx, gpuir_module *m, unsigne
         char what[GPUIR_MAX_NAME + 16];
         snprintf(what, sizeof what, "global @%s", gpuir_module_global_name(m, i));
         gpuir_array w;
-        gpuir_result r = random_array(ctx, gpuir_module_global_type(m, i), seed + 1000 + i, what, &w);
+        gpuir_result r = random_array(ctx, gpuir_module_global_type(m, i), -1, seed + 1000 + i, what, &w);
         if (r == GPUIR_OK) r = gpuir_module_bind_global(m, gpuir_module_global_name(m, i), &w);
         gpuir_array_release(&w);
         if (r) return r;
@@ -226,7 +234,8 @@ static gpuir_result load_inputs(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, c
         char what[32];
         snprintf(what, sizeof what, "input #%zu", i);
         gpuir_result r = a->n_inputs ? gpuir_npy_read(ctx, a->inputs[i], &in[i])
-                                     : random_array(ctx, gpuir_func_param_type(m, f, i), a->seed + i, what, &in[i]);
+                                     : random_array(ctx, gpuir_func_param_type(m, f, i), a->dynamic, a->seed + i,
+                                                    what, &in[i]);
         if (r) return r;
     }
     return GPUIR_OK;

@@ -163,6 +163,89 @@ TEST(wrong_inputs_are_rejected) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* One program for every size of its dynamic dims; sizes that disagree (an
+   elementwise op's, a matmul's K) are an error naming the op, the values
+   and dims, a size over max_tensor_bytes is a limit error, and nothing
+   leaks (ASan). */
+TEST(dynamic_dims_run_at_any_size_and_must_agree) {
+    static const char text[] =
+        "func.func @f(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> tensor<?x8xf32> {\n"
+        "  %a = add %x, %y : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>\n"
+        "  return %a : tensor<?x8xf32>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_program *p = make(parse(ctx, text), GPUIR_BACKEND_EMU, NULL);
+    CHECK(p != NULL);
+    if (!p) { gpuir_ctx_destroy(ctx); return; }
+    for (int64_t rows = 2; rows <= 2000; rows *= 10) {
+        gpuir_array in[2], out[1];
+        int64_t d[] = {rows, 8};
+        gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, d);
+        gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, d);
+        for (int64_t i = 0; i < rows * 8; i++) {
+            ((float *)in[0].data)[i] = (float)i;
+            ((float *)in[1].data)[i] = 0.5f;
+        }
+        CHECK_RESULT(ctx, gpuir_program_run(p, "f", 2, in, 1, out), GPUIR_OK);
+        CHECK(out[0].rank == 2 && out[0].dims[0] == rows && out[0].dims[1] == 8);
+        bool right = true;
+        for (int64_t i = 0; i < rows * 8 && out[0].data; i++) right &= ((float *)out[0].data)[i] == (float)i + 0.5f;
+        CHECK(right);
+        gpuir_array_release(&out[0]);
+        gpuir_array_release(&in[0]);
+        gpuir_array_release(&in[1]);
+    }
+    gpuir_array in[2], out[1];
+    int64_t dx[] = {5, 8}, dy[] = {3, 8};
+    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, dx);
+    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, dy);
+    gpuir_array_fill_random(&in[0], 1);
+    gpuir_array_fill_random(&in[1], 2);
+    CHECK_RESULT(ctx, gpuir_program_run(p, "f", 2, in, 1, out), GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "launching @f_k0: dynamic sizes disagree: add: dim 0 of %arg1 is 3, "
+                                       "dim 0 of %arg2 is 5") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array_release(&in[0]);
+    gpuir_array_release(&in[1]);
+    gpuir_program_destroy(p);
+
+    gpuir_ctx_desc small;                     /* a run-time size over max_tensor_bytes */
+    memset(&small, 0, sizeof small);
+    small.max_tensor_bytes = 1024;
+    gpuir_ctx *sctx = gpuir_ctx_make(&small);
+    p = make(parse(sctx, text), GPUIR_BACKEND_EMU, NULL);
+    int64_t big[] = {100, 8};                 /* 3200 bytes, from the roomy context */
+    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, big);
+    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, big);
+    gpuir_array_fill_random(&in[0], 1);
+    gpuir_array_fill_random(&in[1], 2);
+    CHECK_RESULT(sctx, p ? gpuir_program_run(p, "f", 2, in, 1, out) : GPUIR_ERR_VERIFY, GPUIR_ERR_LIMIT);
+    CHECK(strstr(gpuir_ctx_error(sctx), "with these dynamic sizes is more than max_tensor_bytes (1024)") != NULL);
+    gpuir_array_release(&in[0]);
+    gpuir_array_release(&in[1]);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(sctx);
+
+    static const char mm[] =
+        "func.func @g(%x: tensor<4x?xf32>, %w: tensor<?x4xf32>) -> tensor<4x4xf32> {\n"
+        "  %m = matmul %x, %w : (tensor<4x?xf32>, tensor<?x4xf32>) -> tensor<4x4xf32>\n"
+        "  return %m : tensor<4x4xf32>\n}\n";
+    p = make(parse(ctx, mm), GPUIR_BACKEND_EMU, NULL);
+    CHECK(p != NULL);
+    int64_t da[] = {4, 6}, db[] = {5, 4};          /* K: 6 and 5 */
+    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, da);
+    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, db);
+    gpuir_array_fill_random(&in[0], 1);
+    gpuir_array_fill_random(&in[1], 2);
+    CHECK_RESULT(ctx, p ? gpuir_program_run(p, "g", 2, in, 1, out) : GPUIR_ERR_VERIFY, GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "launching @g_k0: dynamic sizes disagree: matmul: dim 1 of %arg0 is 6, "
+                                       "dim 0 of %arg1 is 5") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array_release(&in[0]);
+    gpuir_array_release(&in[1]);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+}
+
 TEST(launch_limits_are_checked_before_launching) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = parse(ctx, chain_text);
@@ -219,6 +302,30 @@ TEST(nvrtc_compiles_every_kernel_without_spills) {
         }
         gpuir_free(ptx);
     }
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Kernels with dynamic dims compile too: their sizes are long long
+   parameters after the buffers. */
+TEST(nvrtc_compiles_dynamic_kernels) {
+    size_t n;
+    char *text = gpuir__slurp("tests/ir/run/dynamic.gir", &n);
+    CHECK(text != NULL);
+    if (!text) return;
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_parse(ctx, text, n, "tests/ir/run/dynamic.gir");
+    free(text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    long spilled = -2;
+    char *ptx = NULL;
+    gpuir_result r = gpuir_module_compile_cuda(m, 80, &spilled, &ptx);
+    if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+    CHECK_RESULT(ctx, r, GPUIR_OK);
+    CHECK(spilled == 0);
+    /* @chain_k0: four buffers, then three sizes (p0_d0, p2_d0, p3_d0) */
+    CHECK(ptx && strstr(ptx, ".param .u64 gpuir_k_chain_k0_param_6") &&
+          !strstr(ptx, "gpuir_k_chain_k0_param_7"));
+    gpuir_free(ptx);
     gpuir_ctx_destroy(ctx);
 }
 
@@ -615,6 +722,8 @@ int main(void) {
     RUN(wrong_inputs_are_rejected);
     RUN(launch_limits_are_checked_before_launching);
     RUN(nvrtc_compiles_every_kernel_without_spills);
+    RUN(nvrtc_compiles_dynamic_kernels);
+    RUN(dynamic_dims_run_at_any_size_and_must_agree);
     RUN(cuda_source_is_deterministic);
     RUN(cuda_available_says_why_not);
     RUN(a_rebound_global_is_uploaded_again);
