@@ -6202,11 +6202,13 @@ static const char *gpuir__buffer_label(const gpuir_module *m, uint32_t b, char *
     return buf;
 }
 
-static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, const char *kernel) {
+/* A report line about buffer b: fmt names one string, arg (a kernel, a
+   reason, a buffer). */
+static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, const char *arg) {
     char name[GPUIR_MAX_NAME + 32];
     gpuir__str_appendf(&P->report, "@%s: %s: ", gpuir__string(P->m, gpuir__func_at(P->m, P->fid)->name),
                        gpuir__buffer_label(P->m, b, name, sizeof name));
-    gpuir__str_appendf(&P->report, fmt, kernel);
+    gpuir__str_appendf(&P->report, fmt, arg);
     gpuir__str_appendf(&P->report, "\n");
 }
 
@@ -6358,7 +6360,7 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
         if (gpuir__value_at(m, b)->type.space == GPUIR_SPACE_DEVICE) continue;   /* already there */
         bool fresh = !P->twin[b - 1];
         uint32_t twin = gpuir__place_twin(P, b);
-        dev[i] = b == host[i] ? twin : gpuir__place_device_of(P, host[i]);
+        dev[i] = gpuir__place_device_of(P, host[i]);     /* the twin, or a view of it */
         if (fresh && P->device_only[b - 1])
             gpuir__place_note(P, b, "device only: no host op touches it (first used by @%s)", kname);
         if (reads_first && !(P->valid[b - 1] & GPUIR__ON_DEVICE) && (P->valid[b - 1] & GPUIR__ON_HOST)) {
