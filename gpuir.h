@@ -1218,11 +1218,17 @@ static uint32_t gpuir__find_global(const gpuir_module *m, const char *name) {
     return 0;
 }
 
+/* Whether s is name: the first bytes tell most attribute names apart, so
+   the lookups the passes and the verifier make per op rarely call strcmp. */
+static bool gpuir__name_is(const char *s, const char *name) {
+    return s[0] == name[0] && strcmp(s, name) == 0;
+}
+
 static const gpuir__attr *gpuir__attr_find(const gpuir_module *m, const gpuir__op *op,
                                            const char *name) {
     for (uint32_t i = 0; i < op->n_attrs; i++) {
         const gpuir__attr *a = &m->attrs[op->attrs + i];
-        if (strcmp(gpuir__string(m, a->name), name) == 0) return a;
+        if (gpuir__name_is(gpuir__string(m, a->name), name)) return a;
     }
     return NULL;
 }
@@ -1431,7 +1437,7 @@ typedef struct gpuir__attrs { gpuir_module *m; uint32_t first, n; } gpuir__attrs
 static gpuir__attr *gpuir__attrs_get(const gpuir__attrs *as, const char *name) {
     for (uint32_t i = 0; i < as->n; i++) {
         gpuir__attr *a = &as->m->attrs[as->first + i];
-        if (strcmp(gpuir__string(as->m, a->name), name) == 0) return a;
+        if (gpuir__name_is(gpuir__string(as->m, a->name), name)) return a;
     }
     return NULL;
 }
@@ -1483,25 +1489,24 @@ static bool gpuir__word_in(const char *list, const char *word) {
 /* The kind an attribute must have; value (number or dense) is checked by
    the constant's inference. */
 static bool gpuir__attr_kind_ok(const char *name, gpuir__attr_kind kind, const char **want) {
+    static const struct { const char *name; gpuir__attr_kind kind; const char *want; } kinds[] = {
+        {"transpose_a", GPUIR__ATTR_BOOL, "a bool"}, {"transpose_b", GPUIR__ATTR_BOOL, "a bool"},
+        {"keepdims", GPUIR__ATTR_BOOL, "a bool"},
+        {"axes", GPUIR__ATTR_INTS, "an integer list"}, {"perm", GPUIR__ATTR_INTS, "an integer list"},
+        {"grid", GPUIR__ATTR_INTS, "an integer list"}, {"block", GPUIR__ATTR_INTS, "an integer list"},
+        {"wait", GPUIR__ATTR_INTS, "an integer list"}, {"events", GPUIR__ATTR_INTS, "an integer list"},
+        {"dims_of", GPUIR__ATTR_INTS, "an integer list"},
+        {"axis", GPUIR__ATTR_INT, "an integer"}, {"smem", GPUIR__ATTR_INT, "an integer"},
+        {"fusion", GPUIR__ATTR_INT, "an integer"}, {"stream", GPUIR__ATTR_INT, "an integer"},
+        {"event", GPUIR__ATTR_INT, "an integer"},
+        {"kernel", GPUIR__ATTR_SYMBOL, "a @symbol"}, {"name", GPUIR__ATTR_SYMBOL, "a @symbol"},
+    };
     *want = "";
-    if (strcmp(name, "transpose_a") == 0 || strcmp(name, "transpose_b") == 0 ||
-        strcmp(name, "keepdims") == 0) { *want = "a bool"; return kind == GPUIR__ATTR_BOOL; }
-    if (strcmp(name, "axes") == 0 || strcmp(name, "perm") == 0) {
-        *want = "an integer list";
-        return kind == GPUIR__ATTR_INTS;
-    }
-    if (strcmp(name, "axis") == 0 || strcmp(name, "smem") == 0 || strcmp(name, "fusion") == 0 ||
-        strcmp(name, "stream") == 0 || strcmp(name, "event") == 0) {
-        *want = "an integer";
-        return kind == GPUIR__ATTR_INT;
-    }
-    if (strcmp(name, "grid") == 0 || strcmp(name, "block") == 0 || strcmp(name, "wait") == 0 ||
-        strcmp(name, "events") == 0 || strcmp(name, "dims_of") == 0) {
-        *want = "an integer list";
-        return kind == GPUIR__ATTR_INTS;
-    }
-    if (strcmp(name, "kernel") == 0) { *want = "a @symbol"; return kind == GPUIR__ATTR_SYMBOL; }
-    if (strcmp(name, "name") == 0) { *want = "a @symbol"; return kind == GPUIR__ATTR_SYMBOL; }
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (gpuir__name_is(name, kinds[i].name)) {
+            *want = kinds[i].want;
+            return kind == kinds[i].kind;
+        }
     return true;
 }
 
@@ -1512,13 +1517,13 @@ static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
     for (uint32_t i = 0; i < as->n; i++) {
         const gpuir__attr *a = &as->m->attrs[as->first + i];
         const char *name = gpuir__string(as->m, a->name);
-        bool fusion = strcmp(name, "fusion") == 0 && gpuir__class_computes(gpuir__info(kind)->cls);
+        bool fusion = gpuir__name_is(name, "fusion") && gpuir__class_computes(gpuir__info(kind)->cls);
         if (!fusion && !gpuir__word_in(allowed, name))
             return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: unknown attribute '%s'%s%s%s",
                                gpuir_op_name(kind), name, *allowed ? " (expected one of: " : "",
                                allowed, *allowed ? ")" : "");
         for (uint32_t j = 0; j < i; j++)
-            if (strcmp(gpuir__string(as->m, as->m->attrs[as->first + j].name), name) == 0)
+            if (gpuir__name_is(gpuir__string(as->m, as->m->attrs[as->first + j].name), name))
                 return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' given twice",
                                    gpuir_op_name(kind), name);
         const char *want;
