@@ -1,8 +1,9 @@
 #!/bin/sh
 # The examples build (make all) and run: the MLP on the interpreter, the seed
-# matmul on the GPU or, without one, on the emulator at a smaller shape.
+# matmul on the GPU or, without one, on the emulator at a smaller shape, the
+# dynamic-batch layer at three batch sizes from one compiled program.
 cd "$(dirname "$0")/.." || exit 1
-for ex in mlp seed_matmul; do
+for ex in mlp seed_matmul dynamic_batch; do
     if [ ! -x examples/$ex ]; then echo "FAIL examples: $ex is not built"; continue; fi
     if examples/$ex > build/example-$ex.log 2>&1; then echo "PASS examples: $ex runs"
     else echo "FAIL examples: $ex"; sed -n '1,20p' build/example-$ex.log >&2; fi
@@ -10,3 +11,8 @@ done
 grep -q "^run 2: .*sampled error" build/example-seed_matmul.log 2>/dev/null &&
     echo "PASS examples: seed_matmul ran twice and checked its samples" ||
     echo "FAIL examples: seed_matmul did not report two checked runs"
+[ "$(grep -c "matches the interpreter" build/example-dynamic_batch.log 2>/dev/null)" = 3 ] &&
+    grep -q "compiled or loaded from the disk cache 1 time" build/example-dynamic_batch.log &&
+    grep -q "^refused: launching @layer_k0: dynamic sizes disagree: matmul" build/example-dynamic_batch.log &&
+    echo "PASS examples: dynamic_batch ran three sizes on one module and refused a mismatch" ||
+    echo "FAIL examples: dynamic_batch did not report three sizes, one module and a refusal"
