@@ -54,7 +54,8 @@ static void *test_realloc(void *p, size_t size) { return host_should_fail() ? NU
 
 /* A chain with a reduction, and a view of it (reshape) written in place and
    returned; two independent matmuls on streams with a dense constant and a
-   global (resident); a softmax. */
+   global (resident); a softmax; a matmul and a reduction with dynamic dims
+   (sized at run time: `?` is DYNAMIC_SIZE here). */
 static const char *const programs[] = {
     "func.func @f(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> (tensor<35xf32>, tensor<5xf32>) {\n"
     "  %e = exp %x : (tensor<5x7xf32>) -> tensor<5x7xf32>\n"
@@ -77,7 +78,14 @@ static const char *const programs[] = {
     "  %s = softmax %x {axis = -1} : (tensor<4x64xf32>) -> tensor<4x64xf32>\n"
     "  %m = mul %s, %y : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>\n"
     "  return %s, %m : tensor<4x64xf32>, tensor<4x64xf32>\n}\n",
+
+    "func.func @f(%x: tensor<?x8xf32>, %w: tensor<8x?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>) {\n"
+    "  %m = matmul %x, %w : (tensor<?x8xf32>, tensor<8x?xf32>) -> tensor<?x?xf32>\n"
+    "  %r = relu %m : (tensor<?x?xf32>) -> tensor<?x?xf32>\n"
+    "  %s = reduce_sum %x {axes = [1]} : (tensor<?x8xf32>) -> tensor<?xf32>\n"
+    "  return %r, %s : tensor<?x?xf32>, tensor<?xf32>\n}\n",
 };
+#define DYNAMIC_SIZE 6
 #define N_PROGRAMS (sizeof programs / sizeof programs[0])
 
 typedef struct fixture {
@@ -106,6 +114,8 @@ static void fixture_make(fixture *fx, const char *text) {
     const gpuir__func *f = gpuir__func_at(fx->ref, gpuir__find_func(fx->ref, "f"));
     for (int i = 0; i < 2; i++) {
         gpuir_type t = gpuir__value_at(fx->ref, f->params[i])->type;
+        for (int d = 0; d < t.rank; d++)
+            if (t.dims[d] == GPUIR_DYN) t.dims[d] = DYNAMIC_SIZE;
         gpuir_array_alloc(fx->ctx, &fx->in[i], t.dtype, t.rank, t.dims);
         gpuir_array_fill_random(&fx->in[i], 5 + (uint64_t)i);
     }
