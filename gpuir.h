@@ -543,7 +543,9 @@ typedef struct gpuir_program gpuir_program;
 GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc);
 GPUIRDEF void gpuir_program_destroy(gpuir_program *p);
 /* Runs function `func` (NULL: the module's only host function); as
-   gpuir_ref_run, outputs receive new arrays (gpuir_array_release). */
+   gpuir_ref_run, outputs receive new arrays (gpuir_array_release). A
+   parameter's dynamic dim (`?`) takes the input array's size: one program
+   runs every size; sizes its ops pair up must agree (GPUIR_ERR_SHAPE). */
 GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size_t n_inputs,
                                         const gpuir_array *inputs, size_t n_outputs,
                                         gpuir_array *outputs);
