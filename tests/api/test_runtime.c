@@ -163,6 +163,23 @@ TEST(wrong_inputs_are_rejected) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* Runs `func` of p (made in pctx) on two random f32 matrices of dims a and
+   b (made in ctx), expecting the error `want` with `says` in its message. */
+static void run_expecting(gpuir_ctx *ctx, gpuir_ctx *pctx, gpuir_program *p, const char *func, const int64_t *a,
+                          const int64_t *b, gpuir_result want, const char *says) {
+    CHECK(p != NULL);
+    gpuir_array in[2], out[1];
+    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, a);
+    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, b);
+    gpuir_array_fill_random(&in[0], 1);
+    gpuir_array_fill_random(&in[1], 2);
+    CHECK_RESULT(pctx, p ? gpuir_program_run(p, func, 2, in, 1, out) : GPUIR_ERR_VERIFY, want);
+    CHECK(strstr(gpuir_ctx_error(pctx), says) != NULL);
+    gpuir_ctx_clear_error(pctx);
+    gpuir_array_release(&in[0]);
+    gpuir_array_release(&in[1]);
+}
+
 /* One program for every size of its dynamic dims; sizes that disagree (an
    elementwise op's, a matmul's K) are an error naming the op, the values
    and dims, a size over max_tensor_bytes is a limit error, and nothing
@@ -194,18 +211,9 @@ TEST(dynamic_dims_run_at_any_size_and_must_agree) {
         gpuir_array_release(&in[0]);
         gpuir_array_release(&in[1]);
     }
-    gpuir_array in[2], out[1];
     int64_t dx[] = {5, 8}, dy[] = {3, 8};
-    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, dx);
-    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, dy);
-    gpuir_array_fill_random(&in[0], 1);
-    gpuir_array_fill_random(&in[1], 2);
-    CHECK_RESULT(ctx, gpuir_program_run(p, "f", 2, in, 1, out), GPUIR_ERR_SHAPE);
-    CHECK(strstr(gpuir_ctx_error(ctx), "launching @f_k0: dynamic sizes disagree: add: dim 0 of %arg1 is 3, "
-                                       "dim 0 of %arg2 is 5") != NULL);
-    gpuir_ctx_clear_error(ctx);
-    gpuir_array_release(&in[0]);
-    gpuir_array_release(&in[1]);
+    run_expecting(ctx, ctx, p, "f", dx, dy, GPUIR_ERR_SHAPE,
+                  "launching @f_k0: dynamic sizes disagree: add: dim 0 of %arg1 is 3, dim 0 of %arg2 is 5");
     gpuir_program_destroy(p);
 
     gpuir_ctx_desc small;                     /* a run-time size over max_tensor_bytes */
@@ -214,14 +222,8 @@ TEST(dynamic_dims_run_at_any_size_and_must_agree) {
     gpuir_ctx *sctx = gpuir_ctx_make(&small);
     p = make(parse(sctx, text), GPUIR_BACKEND_EMU, NULL);
     int64_t big[] = {100, 8};                 /* 3200 bytes, from the roomy context */
-    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, big);
-    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, big);
-    gpuir_array_fill_random(&in[0], 1);
-    gpuir_array_fill_random(&in[1], 2);
-    CHECK_RESULT(sctx, p ? gpuir_program_run(p, "f", 2, in, 1, out) : GPUIR_ERR_VERIFY, GPUIR_ERR_LIMIT);
-    CHECK(strstr(gpuir_ctx_error(sctx), "with these dynamic sizes is more than max_tensor_bytes (1024)") != NULL);
-    gpuir_array_release(&in[0]);
-    gpuir_array_release(&in[1]);
+    run_expecting(ctx, sctx, p, "f", big, big, GPUIR_ERR_LIMIT,
+                  "with these dynamic sizes is more than max_tensor_bytes (1024)");
     gpuir_program_destroy(p);
     gpuir_ctx_destroy(sctx);
 
@@ -230,18 +232,9 @@ TEST(dynamic_dims_run_at_any_size_and_must_agree) {
         "  %m = matmul %x, %w : (tensor<4x?xf32>, tensor<?x4xf32>) -> tensor<4x4xf32>\n"
         "  return %m : tensor<4x4xf32>\n}\n";
     p = make(parse(ctx, mm), GPUIR_BACKEND_EMU, NULL);
-    CHECK(p != NULL);
     int64_t da[] = {4, 6}, db[] = {5, 4};          /* K: 6 and 5 */
-    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, da);
-    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, db);
-    gpuir_array_fill_random(&in[0], 1);
-    gpuir_array_fill_random(&in[1], 2);
-    CHECK_RESULT(ctx, p ? gpuir_program_run(p, "g", 2, in, 1, out) : GPUIR_ERR_VERIFY, GPUIR_ERR_SHAPE);
-    CHECK(strstr(gpuir_ctx_error(ctx), "launching @g_k0: dynamic sizes disagree: matmul: dim 1 of %arg0 is 6, "
-                                       "dim 0 of %arg1 is 5") != NULL);
-    gpuir_ctx_clear_error(ctx);
-    gpuir_array_release(&in[0]);
-    gpuir_array_release(&in[1]);
+    run_expecting(ctx, ctx, p, "g", da, db, GPUIR_ERR_SHAPE,
+                  "launching @g_k0: dynamic sizes disagree: matmul: dim 1 of %arg0 is 6, dim 0 of %arg1 is 5");
     gpuir_program_destroy(p);
     gpuir_ctx_destroy(ctx);
 }
