@@ -460,8 +460,9 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
 /* ---- passes --------------------------------------------------------------
    A pipeline is a comma-separated list of pass names ("canonicalize,
    decompose"); gpuir_pass_count/_name/_summary list them. The module is
-   verified after every pass; the first failure stops the pipeline with the
-   pass name in the error.
+   verified before the first pass and after every pass (its host functions
+   only, after a pass that cannot change kernels); the first failure stops
+   the pipeline with the pass name in the error.
    The default configuration is:
      print_ir_before, print_ir_after   NULL: no dumps ("*": every pass)
      timing                            false: no per-pass CPU times
@@ -3648,7 +3649,11 @@ static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *
     return f->kernel ? GPUIR_OK : gpuir__verify_streams(m, fid);
 }
 
-GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
+/* Verifies every function, or (kernels false) the host functions only: the
+   pass runner's check after a pass that leaves the kernels as they were
+   (they were verified before the pipeline and after each pass that could
+   change them). */
+static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (m->building)
@@ -3658,11 +3663,13 @@ GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
     if (!defined) return gpuir__oom(ctx, "verify");
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)
-        r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
+        if (kernels || !m->funcs[i].kernel) r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
     GPUIR_FREE(defined);
     gpuir__loc_clear(ctx);
     return r;
 }
+
+GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) { return gpuir__module_verify_funcs(m, true); }
 
 /* ====================================================================== */
 // >>array
@@ -4804,8 +4811,9 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 
 /* ====================================================================== */
 // >>pass
-// The pass registry, the pipeline runner (verify after each pass, IR dumps,
-// timing) and the helpers passes share to rebuild a function's op list.
+// The pass registry, the pipeline runner (verify after each pass: the host
+// functions only after a pass marked host_only; IR dumps, timing) and the
+// helpers passes share to rebuild a function's op list.
 // Reads: ir, build, print, verify. Writes: ir. Passes keep no state.
 
 typedef gpuir_result (*gpuir__pass_fn)(gpuir_module *m);
@@ -4903,24 +4911,25 @@ typedef struct gpuir__pass_info {
     const char *name;
     const char *summary;
     gpuir__pass_fn run;
+    bool host_only;         /* changes host functions only: the kernels stay as verified */
 } gpuir__pass_info;
 
 static const gpuir__pass_info gpuir__passes[] = {
     {"canonicalize", "fold constants, merge identical ops (CSE), remove dead ops",
-     gpuir__pass_canonicalize},
-    {"decompose", "rewrite composite ops (softmax) into primitive ops", gpuir__pass_decompose},
+     gpuir__pass_canonicalize, false},
+    {"decompose", "rewrite composite ops (softmax) into primitive ops", gpuir__pass_decompose, false},
     {"fuse", "group ops into kernels: elementwise chains, into reductions, matmul epilogues",
-     gpuir__pass_fuse},
+     gpuir__pass_fuse, true},
     {"bufferize", "turn host functions' tensors into buffers, ops into their buffer form",
-     gpuir__pass_bufferize},
-    {"outline", "move each fusion group into a gpu.func kernel and launch it", gpuir__pass_outline},
+     gpuir__pass_bufferize, true},
+    {"outline", "move each fusion group into a gpu.func kernel and launch it", gpuir__pass_outline, false},
     {"place", "device buffers, host<->device copies only where data must move, frees at last use",
-     gpuir__pass_place},
-    {"configure", "choose grid and block for each launch that has none", gpuir__pass_configure},
+     gpuir__pass_place, true},
+    {"configure", "choose grid and block for each launch that has none", gpuir__pass_configure, true},
     {"plan-shared-memory", "size each launch's dynamic shared memory; check the device limit",
-     gpuir__pass_plan_shared_memory},
+     gpuir__pass_plan_shared_memory, true},
     {"async", "put copies and kernels on streams with events from the data flow; host waits only to read",
-     gpuir__pass_async},
+     gpuir__pass_async, true},
 };
 #define GPUIR__PASS_COUNT (sizeof gpuir__passes / sizeof gpuir__passes[0])
 
@@ -4965,7 +4974,7 @@ static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info 
     gpuir_result r = p->run(m);
     m->ctx->loc_note[0] = '\0';
     double ms = 1000.0 * (double)(clock() - start) / CLOCKS_PER_SEC;
-    if (!r && !d->disable_verify && gpuir_module_verify(m) != GPUIR_OK) {
+    if (!r && !d->disable_verify && gpuir__module_verify_funcs(m, !p->host_only) != GPUIR_OK) {
         gpuir_ctx *ctx = m->ctx;
         gpuir__str s = {NULL};
         gpuir__str_appendf(&s, "after pass '%s': %s", p->name, gpuir_ctx_error(ctx));
