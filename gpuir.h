@@ -6546,19 +6546,42 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
     return false;
 }
 
-/* Whether a kernel's matmul gets the register-tiled f32 kernel: 128x128
-   block tiles, 8-deep stages, 256 threads each computing 8x8 outputs (A
-   and B not transposed, M and N at least 128). Codegen and configure agree
-   through it; other matmuls get the plain 64x64 kernel. */
-static bool gpuir__matmul_register_tiled(const gpuir_module *m, const gpuir__func *k) {
-    if (gpuir__kernel_is_dynamic(m, k)) return false;       /* its loads are specialized to the sizes */
+/* The kernel a matmul gets. Codegen and configure agree through
+   gpuir__matmul_form; every form handles edges that are not tile multiples.
+   - TENSOR_CORES: f16 or bf16 operands, f32 accumulators, mma.sync
+     m16n8k16 on 128x128 block tiles (A not transposed, K and, unless B is
+     transposed, N multiples of 8: tiles travel as 16-byte rows).
+   - REGISTER_TILED: f32, 128x128 block tiles, 8-deep stages, 256 threads
+     each computing 8x8 outputs (A and B not transposed, M and N >= 128).
+   - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
+typedef enum gpuir__matmul_form {
+    GPUIR__MATMUL_PLAIN,
+    GPUIR__MATMUL_REGISTER_TILED,
+    GPUIR__MATMUL_TENSOR_CORES,
+} gpuir__matmul_form;
+
+static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpuir__func *k) {
+    if (gpuir__kernel_is_dynamic(m, k)) return GPUIR__MATMUL_PLAIN;   /* the fast forms are specialized to the sizes */
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op->kind != GPUIR_OP_MATMUL || op->result) continue;
+        const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
         const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
-        return o->dtype == GPUIR_F32 && !gpuir__op_flag(m, op, "transpose_a") && !gpuir__op_flag(m, op, "transpose_b") &&
-               o->dims[o->rank - 2] >= 128 && o->dims[o->rank - 1] >= 128;
+        bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
+        int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
+        if ((o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16) && !ta && K % 8 == 0 && (tb || N % 8 == 0))
+            return GPUIR__MATMUL_TENSOR_CORES;
+        if (o->dtype == GPUIR_F32 && !ta && !tb && M >= 128 && N >= 128) return GPUIR__MATMUL_REGISTER_TILED;
+        return GPUIR__MATMUL_PLAIN;
     }
+    return GPUIR__MATMUL_PLAIN;
+}
+
+/* Whether any kernel of the module runs on tensor cores (its source then
+   carries the mma and cp.async helpers). */
+static bool gpuir__module_uses_tensor_cores(const gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
+        if (m->funcs[f].kernel && gpuir__matmul_form_of(m, &m->funcs[f]) == GPUIR__MATMUL_TENSOR_CORES) return true;
     return false;
 }
 
@@ -6667,7 +6690,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     if (count <= 0) return;
     if (kind == GPUIR_OP_MATMUL) {
         int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
-        int64_t tile = gpuir__matmul_register_tiled(m, k) ? 128 : 64;
+        int64_t tile = gpuir__matmul_form_of(m, k) == GPUIR__MATMUL_PLAIN ? 64 : 128;
         grid[0] = gpuir__ceil_div(N, tile);
         grid[1] = gpuir__ceil_div(M, tile);
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
@@ -7335,6 +7358,120 @@ static const char gpuir__cg_emu_prelude[] =
     "static long long gpuir_emu_shfl_i64(gpuir_emu_lane *l, long long v, unsigned d) {\n"
     "    return (long long)gpuir_emu_shfl(l, (unsigned long long)v, d);\n"
     "}\n";
+
+/* Tensor-core helpers, in a module's source only when one of its kernels
+   uses them (gpuir__module_uses_tensor_cores). GPUIR_MMA_F16/BF16(d, a, b)
+   is mma.sync m16n8k16 row.col with f32 accumulators: D += A B for the
+   warp's 16x16 A (4 registers of two halves a lane), 16x8 B (2 registers)
+   and 16x8 D (4 floats a lane), in the PTX ISA's fragment layouts (lane l:
+   g = l / 4, q = l % 4; a[0] holds A[g][2q..2q+1], a[1] A[g+8][..],
+   a[2] and a[3] the same at k + 8; b[0] holds B[2q..2q+1][g], b[1] at
+   k + 8; d[0..1] are D[g][2q..2q+1], d[2..3] D[g+8][..]). Below sm_80 and
+   on the emulator it is gpuir_mma_portable: the same sums from shuffles.
+   gpuir_cp_async16 copies 16 bytes from global to shared memory (zeros
+   when !valid), asynchronously on sm_80+; gpuir_cp_async_wait1 waits for
+   all but the newest committed group. The text shared by both targets: */
+static const char gpuir__cg_tc_helpers[] =
+    "GPUIR_DEVICE void gpuir_mma_portable(GPUIR_LANE float *d, const unsigned *a, const unsigned *b, int bf16) {\n"
+    "    int lane = GPUIR_LANE_ID, g = lane >> 2, q = lane & 3;\n"
+    "    GPUIR_ROLLED\n"
+    "    for (int kp = 0; kp < 8; kp++) {         /* k = 2 kp and 2 kp + 1 */\n"
+    "        int src = kp & 3;\n"
+    "        unsigned ag = GPUIR_SHFL_IDX_U32(kp < 4 ? a[0] : a[2], g * 4 + src);   /* A[g][k] */\n"
+    "        unsigned ag8 = GPUIR_SHFL_IDX_U32(kp < 4 ? a[1] : a[3], g * 4 + src);  /* A[g + 8][k] */\n"
+    "        unsigned bk = kp < 4 ? b[0] : b[1];\n"
+    "        unsigned b0 = GPUIR_SHFL_IDX_U32(bk, q * 8 + src);                       /* B[k][2q] */\n"
+    "        unsigned b1 = GPUIR_SHFL_IDX_U32(bk, q * 8 + 4 + src);                   /* B[k][2q + 1] */\n"
+    "        for (int h = 0; h < 32; h += 16) {\n"
+    "            float x = gpuir_half_bits(ag >> h, bf16), y = gpuir_half_bits(ag8 >> h, bf16);\n"
+    "            float u = gpuir_half_bits(b0 >> h, bf16), v = gpuir_half_bits(b1 >> h, bf16);\n"
+    "            d[0] += x * u; d[1] += x * v; d[2] += y * u; d[3] += y * v;\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+/* The tensor-core helpers for NVRTC: mma.sync and cp.async from sm_80. */
+static const char gpuir__cg_tc_cuda[] =
+    "#define GPUIR_LANE_ID ((int)(GPUIR_THREAD_RANK & 31))\n"
+    "#define GPUIR_SHFL_IDX_U32(v, src) __shfl_sync(0xffffffffu, (v), (src))\n"
+    "#define GPUIR_LDS_U32(p) (*(const unsigned *)(p))\n"
+    "#define GPUIR_ROLLED _Pragma(\"unroll 1\")\n"
+    "GPUIR_DEVICE float gpuir_half_bits(unsigned h, int bf16) {\n"
+    "    float f;\n"
+    "    if (bf16) return __uint_as_float(h << 16);\n"
+    "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"((unsigned short)h));\n"
+    "    return f;\n"
+    "}\n"
+    "#define GPUIR_MMA_ASM(shape, type, regs) asm(\"mma.sync.aligned.\" shape \".row.col.f32.\" type \".\" type \".f32 \" regs\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "GPUIR_DEVICE void gpuir_mma_f16(float *d, const unsigned *a, const unsigned *b) {\n"
+    "    GPUIR_MMA_ASM(\"m16n8k16\", \"f16\", \"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\")\n"
+    "        : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+    "        : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_mma_bf16(float *d, const unsigned *a, const unsigned *b) {\n"
+    "    GPUIR_MMA_ASM(\"m16n8k16\", \"bf16\", \"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\")\n"
+    "        : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+    "        : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+    "}\n"
+    "#define GPUIR_MMA_F16(d, a, b) gpuir_mma_f16(d, a, b)\n"
+    "#define GPUIR_MMA_BF16(d, a, b) gpuir_mma_bf16(d, a, b)\n"
+    "GPUIR_DEVICE void gpuir_cp_async16(void *dst, const void *src, int valid) {\n"
+    "    asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)__cvta_generic_to_shared(dst)),\n"
+    "                 \"l\"(src), \"r\"(valid ? 16 : 0) : \"memory\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_cp_async_commit(void) { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"
+    "GPUIR_DEVICE void gpuir_cp_async_wait1(void) { asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\"); }\n"
+    "#else\n"
+    "/* sm_75: two m16n8k8 for f16 (a k half each), shuffles for bf16 */\n"
+    "GPUIR_DEVICE void gpuir_mma_f16(float *d, const unsigned *a, const unsigned *b) {\n"
+    "    GPUIR_UNROLL\n"
+    "    for (int h = 0; h < 2; h++)\n"
+    "        GPUIR_MMA_ASM(\"m16n8k8\", \"f16\", \"{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\")\n"
+    "            : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3]) : \"r\"(a[2 * h]), \"r\"(a[2 * h + 1]), \"r\"(b[h]));\n"
+    "}\n"
+    "#define GPUIR_MMA_F16(d, a, b) gpuir_mma_f16(d, a, b)\n"
+    "#define GPUIR_MMA_BF16(d, a, b) gpuir_mma_portable(d, a, b, 1)\n"
+    "GPUIR_DEVICE void gpuir_cp_async16(void *dst, const void *src, int valid) {\n"
+    "    *(int4 *)dst = valid ? *(const int4 *)src : make_int4(0, 0, 0, 0);\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_cp_async_commit(void) {}\n"
+    "GPUIR_DEVICE void gpuir_cp_async_wait1(void) {}\n"
+    "#endif\n";
+
+/* The tensor-core helpers for the emulator: shuffles through the warp's
+   slots, copies done at once. */
+static const char gpuir__cg_tc_emu[] =
+    "#define GPUIR_LANE_ID ((int)gpuir__lane->lane_id)\n"
+    "#define GPUIR_SHFL_IDX_U32(v, src) gpuir_emu_shfl_idx(gpuir__lane, (v), (src))\n"
+    "#define GPUIR_MMA_F16(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 0)\n"
+    "#define GPUIR_MMA_BF16(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 1)\n"
+    "#define GPUIR_LDS_U32(p) gpuir_emu_load_u32(p)\n"
+    "#define GPUIR_ROLLED\n"
+    "static float gpuir_half_bits(unsigned h, int bf16) {\n"
+    "    return bf16 ? gpuir_bf16_to_f32((unsigned short)h) : gpuir_f16_to_f32((unsigned short)h);\n"
+    "}\n"
+    "static unsigned gpuir_emu_shfl_idx(gpuir_emu_lane *l, unsigned v, int src) {\n"
+    "    l->warp_slots[l->lane_id] = v;\n"
+    "    l->sync_warp(l);\n"
+    "    v = (unsigned)l->warp_slots[src & 31];\n"
+    "    l->sync_warp(l);\n"
+    "    return v;\n"
+    "}\n"
+    "static unsigned gpuir_emu_load_u32(const void *p) { unsigned v; memcpy(&v, p, 4); return v; }\n"
+    "static void gpuir_cp_async16(void *dst, const void *src, int valid) {\n"
+    "    if (valid) memcpy(dst, src, 16); else memset(dst, 0, 16);\n"
+    "}\n"
+    "#define gpuir_cp_async_commit()\n"
+    "#define gpuir_cp_async_wait1()\n";
+
+/* What codegen writes for a target: its prelude and tensor-core helpers. */
+typedef struct gpuir__cg_target {
+    const char *prelude, *tensor_cores;
+} gpuir__cg_target;
+
+static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda};
+static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu};
 
 /* ---- the generator's state ---- */
 
@@ -8179,7 +8316,7 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
     return GPUIR_OK;
 }
 
-/* The register-tiled f32 matmul (see gpuir__matmul_register_tiled): each
+/* The register-tiled f32 matmul (GPUIR__MATMUL_REGISTER_TILED): each
    thread keeps an 8x8 block of C in registers and reads A and B from
    shared memory as 16-byte vectors, 16 FMAs per shared load. */
 static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb) {
@@ -8225,6 +8362,136 @@ static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb)
     return gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
 }
 
+/* Tensor-core tiles (see gpuir__matmul_form_of): 128x128x32 block tiles
+   in two shared-memory stages filled by cp.async while the other is used;
+   8 warps in 2 x 4, each computing 64x32 outputs as 4 x 4 mma tiles of
+   16x8 (64 f32 accumulators a thread). Rows in shared memory are padded by
+   8 halves so the fragment loads hit distinct banks. */
+#define GPUIR__TC_TILE 128
+#define GPUIR__TC_BK 32
+#define GPUIR__TC_ROW (GPUIR__TC_BK + 8)          /* A (and B^T) rows: k, padded */
+#define GPUIR__TC_BROW (GPUIR__TC_TILE + 8)       /* B rows: n, padded */
+
+/* Halves of one stage: A's 128 rows, then B's 32 rows (or B^T's 128). */
+static int gpuir__tc_stage_halves(bool tb) {
+    return GPUIR__TC_TILE * GPUIR__TC_ROW + (tb ? GPUIR__TC_TILE * GPUIR__TC_ROW : GPUIR__TC_BK * GPUIR__TC_BROW);
+}
+
+/* The cp.async of one 16-byte row piece: `what` names the tile, the
+   element offset in shared memory is `dst` and in global memory `src`
+   (read only when `ok`). */
+static void gpuir__cg_tc_copy(gpuir__str *s, const char *coords, const char *ok, int p, const char *src,
+                              const char *dst) {
+    gpuir__str_appendf(s, "                for (int e = t; e < 512; e += 256) {\n"
+                       "                    %s\n"
+                       "                    int ok = %s;\n"
+                       "                    gpuir_cp_async16(sm + %s, ok ? (const void *)(p%d + %s) : (const void *)p%d, ok);\n"
+                       "                }\n", coords, ok, dst, p, src, p);
+}
+
+/* Fills stage `st` with the A and B tiles at k0 (both 512 16-byte pieces:
+   two per thread). */
+static void gpuir__cg_tc_loads(gpuir__cg *C, int pa, int pb, bool tb, long long M, long long N, long long K) {
+    char ok[160], src[160], dst[160];
+    int stage = gpuir__tc_stage_halves(tb), b_at = GPUIR__TC_TILE * GPUIR__TC_ROW;
+    snprintf(ok, sizeof ok, "gm < %lldLL && gk < %lldLL", M, K);
+    snprintf(src, sizeof src, "a0 + gm * %lldLL + gk", K);
+    snprintf(dst, sizeof dst, "st * %d + r * %d + c", stage, GPUIR__TC_ROW);
+    gpuir__cg_tc_copy(C->s, "int r = e / 4, c = e % 4 * 8;\n                    long long gm = tm * 128 + r, gk = k0 + c;",
+                      ok, pa, src, dst);
+    if (tb) {
+        snprintf(ok, sizeof ok, "gn < %lldLL && gk < %lldLL", N, K);
+        snprintf(src, sizeof src, "b0 + gn * %lldLL + gk", K);
+        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", stage, b_at, GPUIR__TC_ROW);
+        gpuir__cg_tc_copy(C->s, "int r = e / 4, c = e % 4 * 8;\n                    long long gn = tn * 128 + r, gk = k0 + c;",
+                          ok, pb, src, dst);
+    } else {
+        snprintf(ok, sizeof ok, "gk < %lldLL && gn < %lldLL", K, N);
+        snprintf(src, sizeof src, "b0 + gk * %lldLL + gn", N);
+        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", stage, b_at, GPUIR__TC_BROW);
+        gpuir__cg_tc_copy(C->s, "int r = e / 16, c = e % 16 * 8;\n                    long long gk = k0 + r, gn = tn * 128 + c;",
+                          ok, pb, src, dst);
+    }
+}
+
+/* One stage's mma work: two k steps of 16, each loading the warp's A
+   fragments (4 m tiles) and B fragments (4 n tiles) from shared memory. */
+static void gpuir__cg_tc_compute(gpuir__cg *C, bool tb, bool bf16) {
+    gpuir__str *s = C->s;
+    gpuir__str_appendf(s, "            const unsigned short *sa = sm + (kt & 1) * %d, *sb = sa + %d;\n"
+                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += 16) {\n"
+                       "                unsigned af[4][4], bf[4][2];\n"
+                       "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++) {\n"
+                       "                    const unsigned short *x = sa + (wm + i * 16 + g) * %d + kk + q * 2;\n"
+                       "                    af[i][0] = GPUIR_LDS_U32(x); af[i][1] = GPUIR_LDS_U32(x + %d);\n"
+                       "                    af[i][2] = GPUIR_LDS_U32(x + 8); af[i][3] = GPUIR_LDS_U32(x + %d);\n"
+                       "                }\n"
+                       "                GPUIR_UNROLL\n                for (int j = 0; j < 4; j++) {\n",
+                       gpuir__tc_stage_halves(tb), GPUIR__TC_TILE * GPUIR__TC_ROW, GPUIR__TC_BK, GPUIR__TC_ROW,
+                       8 * GPUIR__TC_ROW, 8 * GPUIR__TC_ROW + 8);
+    if (tb)
+        gpuir__str_appendf(s, "                    const unsigned short *y = sb + (wn + j * 8 + g) * %d + kk + q * 2;\n"
+                           "                    bf[j][0] = GPUIR_LDS_U32(y); bf[j][1] = GPUIR_LDS_U32(y + 8);\n",
+                           GPUIR__TC_ROW);
+    else
+        gpuir__str_appendf(s, "                    const unsigned short *y = sb + (kk + q * 2) * %d + wn + j * 8 + g;\n"
+                           "                    bf[j][0] = (unsigned)y[0] | (unsigned)y[%d] << 16;\n"
+                           "                    bf[j][1] = (unsigned)y[%d] | (unsigned)y[%d] << 16;\n",
+                           GPUIR__TC_BROW, GPUIR__TC_BROW, 8 * GPUIR__TC_BROW, 9 * GPUIR__TC_BROW);
+    gpuir__str_appendf(s, "                }\n"
+                       "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++)\n"
+                       "                    GPUIR_UNROLL\n"
+                       "                    for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], bf[j]);\n"
+                       "            }\n", bf16 ? "BF16" : "F16");
+}
+
+/* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): a 2-stage pipeline
+   over k (stage kt+1 is copied while kt is multiplied), then each thread's
+   64 accumulators through the epilogue. */
+static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    bool tb = gpuir__op_flag(m, op, "transpose_b");
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
+    long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
+    int stage = gpuir__tc_stage_halves(tb);
+    C->shared_bytes = (uint32_t)(2 * stage * 2);
+    C->barriers = true;
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED(int4, smem, %d, 0);\n    unsigned short *sm = (unsigned short *)smem;\n"
+                       "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;\n"
+                       "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n"
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
+                       "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
+                       "        long long a0 = ", stage * 2 * 2 / 16, tiles_n * tiles_m * batches, tiles_n, tiles_n,
+                       tiles_m, tiles_n * tiles_m);
+    gpuir__cg_batch_index(C, C->s, o, a);
+    gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
+    gpuir__cg_batch_index(C, C->s, o, b);
+    gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[64];\n"
+                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n"
+                       "        for (long long kt = -1; kt < %lldLL; kt++) {\n"
+                       "            if (kt + 1 < %lldLL) {\n"
+                       "                int st = (int)((kt + 1) & 1);\n"
+                       "                long long k0 = (kt + 1) * %d;\n",
+                       K * N, (K + GPUIR__TC_BK - 1) / GPUIR__TC_BK, (K + GPUIR__TC_BK - 1) / GPUIR__TC_BK, GPUIR__TC_BK);
+    gpuir__cg_tc_loads(C, pa, pb, tb, M, N, K);
+    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
+                       "            gpuir_cp_async_wait1();\n            GPUIR_SYNC();\n");
+    gpuir__cg_tc_compute(C, tb, o->dtype == GPUIR_BF16);
+    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n"
+                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
+                       "            long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;\n"
+                       "            long long gn = tn * 128 + wn + f / 4 %% 4 * 8 + q * 2 + f %% 2;\n"
+                       "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
+                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
+                       M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    return gpuir__cg_matmul_epilogue(C, at, "float", o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])"
+                                                                           : "gpuir_round_f16(acc[f])");
+}
+
 /* A matmul and its elementwise epilogue (bias, activation, residual). */
 static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
@@ -8238,7 +8505,9 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
         if (gpuir__class_computes(gpuir__info(pre->kind)->cls) && pre->kind != GPUIR_OP_CONSTANT)
             return gpuir__cg_fail(C, op, "only constants may come before a matmul in its kernel");
     }
-    if (C->threads == 256 && gpuir__matmul_register_tiled(m, C->k)) return gpuir__cg_matmul128(C, at, pa, pb);
+    gpuir__matmul_form form = C->threads == 256 ? gpuir__matmul_form_of(m, C->k) : GPUIR__MATMUL_PLAIN;
+    if (form == GPUIR__MATMUL_REGISTER_TILED) return gpuir__cg_matmul128(C, at, pa, pb);
+    if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
     gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
     gpuir__cg_dims od = gpuir__cg_dims_of(C, o);
     gpuir__cg_prod batch_dims = {1, ""};
@@ -8497,7 +8766,7 @@ static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos
 
 /* The module body shared by both targets (helpers, kernels, the emulator's
    table); *infos gets one entry per kernel (stb_ds, the caller frees). */
-static char *gpuir__cg_module(gpuir_module *m, const char *prelude, gpuir__cg_kernel_info **infos) {
+static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target, gpuir__cg_kernel_info **infos) {
     gpuir__str s = {NULL};
     gpuir__cg C;
     memset(&C, 0, sizeof C);
@@ -8508,8 +8777,10 @@ static char *gpuir__cg_module(gpuir_module *m, const char *prelude, gpuir__cg_ke
     C.loaded4 = (bool *)gpuir__calloc(GPUIR_MAX_OPERANDS + 1, sizeof *C.loaded4);
     C.lane = -1;
     gpuir_result r = C.cur && C.loaded4 ? GPUIR_OK : gpuir__oom(m->ctx, "codegen");
-    if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s", prelude, gpuir__cg_ranks,
-                               gpuir__cg_helpers);
+    if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s", target->prelude,
+                               gpuir__cg_ranks, gpuir__cg_helpers);
+    if (!r && gpuir__module_uses_tensor_cores(m))
+        gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;
         gpuir__cg_kernel_info info;
@@ -8530,7 +8801,7 @@ static char *gpuir__cg_module(gpuir_module *m, const char *prelude, gpuir__cg_ke
 GPUIRDEF char *gpuir_module_emit_cuda(gpuir_module *m) {
     if (m->ctx->result != GPUIR_OK) return NULL;
     gpuir__cg_kernel_info *infos;
-    char *text = gpuir__cg_module(m, gpuir__cg_cuda_prelude, &infos);
+    char *text = gpuir__cg_module(m, &gpuir__cg_cuda, &infos);
     stbds_arrfree(infos);
     return text;
 }
@@ -9789,7 +10060,7 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
     if (spilled_bytes) *spilled_bytes = -1;
     if (ptx) *ptx = NULL;
     gpuir__cg_kernel_info *infos = NULL;
-    char *source = gpuir__cg_module(m, gpuir__cg_cuda_prelude, &infos);
+    char *source = gpuir__cg_module(m, &gpuir__cg_cuda, &infos);
     stbds_arrfree(infos);
     if (!source) return ctx->result;
     gpuir__nvrtc nv;
@@ -11567,8 +11838,8 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
     if (!r) {
-        p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? gpuir__cg_cuda_prelude :
-                                     gpuir__cg_emu_prelude, &p->kernels);
+        p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? &gpuir__cg_cuda : &gpuir__cg_emu,
+                                     &p->kernels);
         r = p->source ? GPUIR_OK : ctx->result;
     }
     if (!r) r = gpuir__program_load(p);

@@ -322,6 +322,45 @@ TEST(nvrtc_compiles_dynamic_kernels) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The tensor-core matmuls compile for sm_80 and sm_90 to mma.sync
+   m16n8k16 fed by cp.async, and for sm_75 to m16n8k8 (f16) and shuffles
+   (bf16); no spills, no local memory. */
+TEST(nvrtc_compiles_tensor_core_kernels) {
+    static const char text[] =
+        "func.func @h(%x: tensor<200x64xf16>, %w: tensor<64x72xf16>, %b: tensor<72xf16>) -> tensor<200x72xf16> {\n"
+        "  %m = matmul %x, %w : (tensor<200x64xf16>, tensor<64x72xf16>) -> tensor<200x72xf16>\n"
+        "  %s = add %m, %b : (tensor<200x72xf16>, tensor<72xf16>) -> tensor<200x72xf16>\n"
+        "  %r = relu %s : (tensor<200x72xf16>) -> tensor<200x72xf16>\n"
+        "  return %r : tensor<200x72xf16>\n}\n"
+        "func.func @bt(%x: tensor<70x48xbf16>, %w: tensor<65x48xbf16>) -> tensor<70x65xbf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true} : (tensor<70x48xbf16>, tensor<65x48xbf16>) -> tensor<70x65xbf16>\n"
+        "  return %m : tensor<70x65xbf16>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = parse(ctx, text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    static const int archs[] = {80, 90, 75};
+    for (size_t i = 0; i < 3; i++) {
+        long spilled = -2;
+        char *ptx = NULL;
+        gpuir_result r = gpuir_module_compile_cuda(m, archs[i], &spilled, &ptx);
+        if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK_RESULT(ctx, r, GPUIR_OK);
+        CHECK(spilled == 0);
+        CHECK(ptx && !strstr(ptx, ".local"));
+        CHECK(ptx && strstr(ptx, "ld.shared.u32"));
+        if (archs[i] >= 80) {
+            CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+            CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+            CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "cp.async.wait_group 1"));
+        } else {
+            CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32"));
+            CHECK(ptx && !strstr(ptx, "bf16.bf16") && !strstr(ptx, "cp.async") && strstr(ptx, "shfl.sync.idx"));
+        }
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 TEST(cuda_source_is_deterministic) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *a = parse(ctx, chain_text), *b = parse(ctx, chain_text);
@@ -716,6 +755,7 @@ int main(void) {
     RUN(launch_limits_are_checked_before_launching);
     RUN(nvrtc_compiles_every_kernel_without_spills);
     RUN(nvrtc_compiles_dynamic_kernels);
+    RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(dynamic_dims_run_at_any_size_and_must_agree);
     RUN(cuda_source_is_deterministic);
     RUN(cuda_available_says_why_not);
