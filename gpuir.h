@@ -6530,7 +6530,8 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // from its kernel's shape: a thread per output element in blocks of 256 for
 // elementwise kernels; a block per output element for reductions (block
 // size from the reduced extent, 32..256); 64x64 output tiles on 16x16
-// threads for matmuls, batches on z. A launch that has them keeps them (the
+// threads for matmuls (128x128 for the register-tiled and tensor-core
+// kernels, gpuir__matmul_form_of), batches on z. A launch that has them keeps them (the
 // text and the API override). A kernel with dynamic sizes gets a block (256
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
@@ -7216,7 +7217,9 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // emulator (the host C compiler), so both compile the very same kernel text.
 // Kernels: elementwise chains (a thread per element, grid-stride), a
 // reduction fed by an elementwise chain (a block per output element), and a
-// tiled matmul with its elementwise epilogue. A kernel takes its buffers
+// tiled matmul with its elementwise epilogue (plain, register-tiled f32, or
+// on tensor cores for f16 and bf16: mma.sync and cp.async behind helpers
+// the emulator implements too). A kernel takes its buffers
 // (p0, p1, ...), then each dynamic dim of each buffer as a long long
 // (p<buffer>_d<axis>, in order): a dynamic kernel takes the general form
 // (no register-tiled matmul, tiled transpose or 16-byte elementwise

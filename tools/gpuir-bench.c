@@ -1,15 +1,18 @@
 /* gpuir-bench: gpuir against what a user would pick instead, in one run.
 
-   gpuir-bench matmul [--m=M --n=N --k=K] [--repeat=R]
-       f32 matmul C = A·B (row-major) with gpuir's generated kernel and with
-       cuBLAS (libcublas opened with dlopen, cublasSgemm, FP32 math), on the
+   gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|f16|bf16] [--repeat=R]
+       matmul C = A·B (row-major) with gpuir's generated kernel and with
+       cuBLAS (libcublas opened with dlopen; f32: cublasSgemm with FP32 math;
+       f16 and bf16: cublasGemmEx with f32 accumulation and an output of the
+       inputs' type, like gpuir's tensor-core kernel), on the
        same device buffers: CUDA-event timing of each launch after a warm-up,
        the median of R (default 30) launches, inputs rotated among copies so
        the L2 does not hold them, fresh random data; the two results are
        compared. Prints TFLOP/s of both and the ratio gpuir / cuBLAS time.
        Default shapes: the seed 5376x2048 · 2048x5376, then square 1024,
-       2048, 4096, 8192. Without a GPU it runs 64x64x64 on the emulator for
-       correctness only and says so.
+       2048, 4096, 8192. Without a GPU it runs a small shape on the emulator
+       (64x64x64 for f32; 200x136x72 for f16 and bf16, not tile multiples)
+       against the interpreter, for correctness only, and says so.
    gpuir-bench bandwidth [--elements=N] [--repeat=R]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
@@ -48,6 +51,9 @@ typedef int (*cublas_destroy_fn)(void *handle);
 typedef int (*cublas_sgemm_fn)(void *handle, int ta, int tb, int m, int n, int k, const float *alpha,
                                const float *a, int lda, const float *b, int ldb, const float *beta, float *c, int ldc);
 typedef int (*cublas_math_fn)(void *handle, int mode);
+typedef int (*cublas_gemm_ex_fn)(void *handle, int ta, int tb, int m, int n, int k, const void *alpha, const void *a,
+                                 int a_type, int lda, const void *b, int b_type, int ldb, const void *beta, void *c,
+                                 int c_type, int ldc, int compute_type, int algo);
 
 typedef struct cublas {
     void *lib, *handle;
@@ -55,7 +61,11 @@ typedef struct cublas {
     cublas_destroy_fn destroy;
     cublas_sgemm_fn sgemm;
     cublas_math_fn set_math_mode;
+    cublas_gemm_ex_fn gemm_ex;
 } cublas;
+
+/* cuBLAS's names for what gpuir-bench passes to cublasGemmEx. */
+enum { CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_COMPUTE_32F = 68, CUBLAS_GEMM_DEFAULT = -1 };
 
 /* libcublas through dlopen; false (and why) when it is not there. */
 static bool cublas_open(cublas *b, char *why, size_t size) {
@@ -63,14 +73,15 @@ static bool cublas_open(cublas *b, char *why, size_t size) {
     memset(b, 0, sizeof *b);
     for (size_t i = 0; i < 3 && !b->lib; i++) b->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!b->lib) { snprintf(why, size, "no libcublas (%s)", dlerror()); return false; }
-    void *s[4] = {dlsym(b->lib, "cublasCreate_v2"), dlsym(b->lib, "cublasDestroy_v2"), dlsym(b->lib, "cublasSgemm_v2"),
-                  dlsym(b->lib, "cublasSetMathMode")};
+    void *s[5] = {dlsym(b->lib, "cublasCreate_v2"), dlsym(b->lib, "cublasDestroy_v2"), dlsym(b->lib, "cublasSgemm_v2"),
+                  dlsym(b->lib, "cublasSetMathMode"), dlsym(b->lib, "cublasGemmEx")};
     memcpy(&b->create, &s[0], sizeof s[0]);
     memcpy(&b->destroy, &s[1], sizeof s[1]);
     memcpy(&b->sgemm, &s[2], sizeof s[2]);
     memcpy(&b->set_math_mode, &s[3], sizeof s[3]);
-    if (!s[0] || !s[1] || !s[2] || !s[3] || b->create(&b->handle) != 0) {
-        snprintf(why, size, "libcublas has no usable cublasCreate_v2/cublasSgemm_v2");
+    memcpy(&b->gemm_ex, &s[4], sizeof s[4]);
+    if (!s[0] || !s[1] || !s[2] || !s[3] || !s[4] || b->create(&b->handle) != 0) {
+        snprintf(why, size, "libcublas has no usable cublasCreate_v2/cublasSgemm_v2/cublasGemmEx");
         dlclose(b->lib);
         return false;
     }
@@ -106,7 +117,10 @@ static bool find_launch(gpuir_module *m, unsigned grid[3], unsigned block[3]) {
     return false;
 }
 
-typedef struct mm_case { int m, n, k; } mm_case;
+typedef struct mm_case { int m, n, k; gpuir_dtype dtype; } mm_case;
+
+/* cublasGemmEx's type of a dtype. */
+static int cuda_type(gpuir_dtype d) { return d == GPUIR_F16 ? CUDA_R_16F : d == GPUIR_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
 /* Median milliseconds of `repeat` launches of `which` (0 gpuir, 1 cuBLAS),
    rotating among `sets` input copies. */
@@ -124,8 +138,13 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
         void *params[3] = {&a[s], &b[s], &out};
         C->cu.cuEventRecord(e0, NULL);
         if (which == 0) rc = p->drv.launch(p->drv.self, p->functions[0], grid, block, 0, params, 3, 0);
-        else rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
-                            (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
+        else if (c->dtype == GPUIR_F32)
+            rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
+                           (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
+        else   /* row-major C = A B is column-major C^T = B^T A^T */
+            rc = cb->gemm_ex(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const void *)(uintptr_t)b[s], cuda_type(c->dtype),
+                             c->n, (const void *)(uintptr_t)a[s], cuda_type(c->dtype), c->k, &zero, (void *)(uintptr_t)out,
+                             cuda_type(c->dtype), c->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         C->cu.cuEventRecord(e1, NULL);
         C->cu.cuEventSynchronize(e1);
         if (i >= 0) C->cu.cuEventElapsedTime(&ms[i], e0, e1);
@@ -134,119 +153,152 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
     C->cu.cuEventDestroy(e1);
     qsort(ms, (size_t)repeat, sizeof *ms, cmp_float);
     float med = rc ? (float)NAN : ms[repeat / 2];
-    if (rc) fprintf(stderr, "gpuir-bench: %s failed with status %d\n", which ? "cublasSgemm" : "the gpuir launch", rc);
+    if (rc)
+        fprintf(stderr, "gpuir-bench: %s failed with status %d\n",
+                !which ? "the gpuir launch" : c->dtype == GPUIR_F32 ? "cublasSgemm" : "cublasGemmEx", rc);
     free(ms);
     return med;
 }
 
 static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
-    char text[512];
+    char text[640], a[64], b[64], o[64];
+    const char *dt = gpuir_dtype_name(c->dtype);
+    snprintf(a, sizeof a, "tensor<%dx%dx%s>", c->m, c->k, dt);
+    snprintf(b, sizeof b, "tensor<%dx%dx%s>", c->k, c->n, dt);
+    snprintf(o, sizeof o, "tensor<%dx%dx%s>", c->m, c->n, dt);
     snprintf(text, sizeof text,
-             "func.func @mm(%%a: tensor<%dx%dxf32>, %%b: tensor<%dx%dxf32>) -> tensor<%dx%dxf32> {\n"
-             "  %%c = matmul %%a, %%b : (tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> tensor<%dx%dxf32>\n"
-             "  return %%c : tensor<%dx%dxf32>\n}\n",
-             c->m, c->k, c->k, c->n, c->m, c->n, c->m, c->k, c->k, c->n, c->m, c->n, c->m, c->n);
+             "func.func @mm(%%a: %s, %%b: %s) -> %s {\n  %%c = matmul %%a, %%b : (%s, %s) -> %s\n  return %%c : %s\n}\n",
+             a, b, o, a, b, o, o);
     return gpuir_module_parse(ctx, text, strlen(text), "matmul");
 }
 
 /* A small CUDA program, to reach the driver through (NULL without a GPU);
    *d is left asking for CUDA. */
 static gpuir_program *cuda_probe(gpuir_ctx *ctx, gpuir_program_desc *d) {
-    mm_case probe = {64, 64, 64};
+    mm_case probe = {64, 64, 64, GPUIR_F32};
     memset(d, 0, sizeof *d);
     d->backend = GPUIR_BACKEND_CUDA;
     return gpuir_program_make(mm_module(ctx, &probe), d);
 }
 
-/* ||x - y|| / ||y|| over n floats. */
-static double rel_error(const float *x, const float *y, size_t n) {
+/* ||x - y|| / ||y|| over two arrays of one shape. */
+static double rel_error(const gpuir_array *x, const gpuir_array *y) {
     double d = 0, r = 0;
-    for (size_t i = 0; i < n; i++) { d += ((double)x[i] - y[i]) * ((double)x[i] - y[i]); r += (double)y[i] * y[i]; }
+    for (size_t i = 0; i < gpuir_array_count(y); i++) {
+        double u = gpuir_array_get(x, i), v = gpuir_array_get(y, i);
+        d += (u - v) * (u - v);
+        r += v * v;
+    }
     return r > 0 ? sqrt(d / r) : sqrt(d);
 }
 
+/* The relative error two implementations may differ by: both accumulate in
+   f32 (in different orders); f16 and bf16 outputs are rounded once more. */
+static double rel_error_bound(gpuir_dtype d) { return d == GPUIR_F16 ? 2e-3 : d == GPUIR_BF16 ? 1.6e-2 : 1e-4; }
+
 /* One shape on the GPU: both kernels, timed and compared. */
-static int bench_mm_cuda(gpuir_ctx *ctx, gpuir_program *p, cublas *cb, const mm_case *c, int repeat) {
+static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int repeat) {
     gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
     unsigned grid[3], block[3];
     if (!find_launch(p->m, grid, block)) { fprintf(stderr, "gpuir-bench: no launch\n"); return 1; }
-    size_t na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n, nc = (size_t)c->m * c->n;
-    size_t per_set = (na + nb) * 4;
+    size_t es = gpuir_dtype_size(c->dtype), na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n;
+    int64_t nc = (int64_t)c->m * c->n;
+    size_t per_set = (na + nb) * es;
     int sets = (int)((200u << 20) / per_set) + 1;        /* > 2x the L2 in flight */
     if (sets > 8) sets = 8;
     if (sets < 2) sets = 2;
     gpuir__dptr a[8], b[8], out;
-    float *host = (float *)malloc((na > nb ? na : nb) * 4), *r0 = (float *)malloc(nc * 4), *r1 = (float *)malloc(nc * 4);
+    gpuir_array host = {c->dtype, 1, {(int64_t)(na > nb ? na : nb)}, malloc((na > nb ? na : nb) * es)};
+    gpuir_array r0 = {c->dtype, 1, {nc}, malloc((size_t)nc * es)}, r1 = {c->dtype, 1, {nc}, malloc((size_t)nc * es)};
     C->cu.cuCtxPushCurrent(C->context);
     uint64_t seed = 12345;
     for (int s = 0; s < sets; s++) {
-        C->cu.cuMemAlloc(&a[s], na * 4);
-        C->cu.cuMemAlloc(&b[s], nb * 4);
-        gpuir_array t = {GPUIR_F32, 1, {(int64_t)na}, host};
-        gpuir_array_fill_random(&t, seed++);
-        C->cu.cuMemcpyHtoD(a[s], host, na * 4);
-        t.dims[0] = (int64_t)nb;
-        gpuir_array_fill_random(&t, seed++);
-        C->cu.cuMemcpyHtoD(b[s], host, nb * 4);
+        C->cu.cuMemAlloc(&a[s], na * es);
+        C->cu.cuMemAlloc(&b[s], nb * es);
+        host.dims[0] = (int64_t)na;
+        gpuir_array_fill_random(&host, seed++);
+        C->cu.cuMemcpyHtoD(a[s], host.data, na * es);
+        host.dims[0] = (int64_t)nb;
+        gpuir_array_fill_random(&host, seed++);
+        C->cu.cuMemcpyHtoD(b[s], host.data, nb * es);
     }
-    C->cu.cuMemAlloc(&out, nc * 4);
+    C->cu.cuMemAlloc(&out, (size_t)nc * es);
     float tg = time_launches(p, C, cb, 0, c, a, b, out, sets, repeat, grid, block);
-    C->cu.cuMemsetD8(out, 0xff, nc * 4);
+    C->cu.cuMemsetD8(out, 0xff, (size_t)nc * es);
     time_launches(p, C, cb, 0, c, a, b, out, 1, 1, grid, block);
-    C->cu.cuMemcpyDtoH(r0, out, nc * 4);
+    C->cu.cuMemcpyDtoH(r0.data, out, (size_t)nc * es);
     float tc = cb ? time_launches(p, C, cb, 1, c, a, b, out, sets, repeat, grid, block) : 0;
     double err = 0;
     if (cb) {
-        C->cu.cuMemsetD8(out, 0xff, nc * 4);
+        C->cu.cuMemsetD8(out, 0xff, (size_t)nc * es);
         time_launches(p, C, cb, 1, c, a, b, out, 1, 1, grid, block);
-        C->cu.cuMemcpyDtoH(r1, out, nc * 4);
-        err = rel_error(r0, r1, nc);
+        C->cu.cuMemcpyDtoH(r1.data, out, (size_t)nc * es);
+        err = rel_error(&r0, &r1);
     }
     for (int s = 0; s < sets; s++) { C->cu.cuMemFree(a[s]); C->cu.cuMemFree(b[s]); }
     C->cu.cuMemFree(out);
     gpuir__CUcontext popped;
     C->cu.cuCtxPopCurrent(&popped);
     double flops = 2.0 * c->m * c->n * c->k;
-    printf("%5d x %5d x %5d  gpuir %8.3f ms %7.2f TFLOP/s", c->m, c->n, c->k, tg, flops / tg / 1e9);
+    const char *dt = gpuir_dtype_name(c->dtype);
+    printf("%-4s %5d x %5d x %5d  gpuir %8.3f ms %7.2f TFLOP/s", dt, c->m, c->n, c->k, tg, flops / tg / 1e9);
     if (cb) printf("  cuBLAS %8.3f ms %7.2f TFLOP/s  ratio %6.2f  rel.err %.1e", tc, flops / tc / 1e9, tg / tc, err);
     printf("\n");
-    printf("bench matmul f32 m=%d n=%d k=%d gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e\n", c->m, c->n, c->k,
-           tg, tc, cb && tc > 0 ? tg / tc : 0.0, err);
-    free(host); free(r0); free(r1);
-    (void)ctx;
-    return cb && !(err < 1e-4) ? 1 : 0;
+    printf("bench matmul %s m=%d n=%d k=%d gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e\n", dt, c->m, c->n,
+           c->k, tg, tc, cb && tc > 0 ? tg / tc : 0.0, err);
+    free(host.data); free(r0.data); free(r1.data);
+    return cb && !(err < rel_error_bound(c->dtype)) ? 1 : 0;
 }
 
 /* Without a GPU: the emulator at a small size, against the interpreter. */
-static int bench_mm_emu(void) {
+static int bench_mm_emu(gpuir_dtype dtype) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    mm_case c = {64, 64, 64};
+    mm_case c = {64, 64, 64, dtype};
+    if (dtype != GPUIR_F32) c.m = 200, c.n = 136, c.k = 72;     /* tensor cores; not tile multiples */
     gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
     d.backend = GPUIR_BACKEND_EMU;
     gpuir_program *p = gpuir_program_make(m, &d);
     gpuir_array in[2], want, got;
-    int64_t dims[2] = {64, 64};
-    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, dims);
-    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, dims);
+    memset(&want, 0, sizeof want);
+    memset(&got, 0, sizeof got);
+    int64_t ad[2] = {c.m, c.k}, bd[2] = {c.k, c.n};
+    gpuir_array_alloc(ctx, &in[0], dtype, 2, ad);
+    gpuir_array_alloc(ctx, &in[1], dtype, 2, bd);
     gpuir_array_fill_random(&in[0], 1);
     gpuir_array_fill_random(&in[1], 2);
+    double rtol, atol;
+    gpuir_backend_tolerance(GPUIR_BACKEND_EMU, dtype, &rtol, &atol);
     gpuir_result r = gpuir_ref_run(ref, "mm", 2, in, 1, &want);
     if (!r && p) r = gpuir_program_run(p, "mm", 2, in, 1, &got);
-    if (!r && p) r = gpuir_array_compare(ctx, &got, &want, 1e-5, 1e-6);
-    printf("emu 64 x 64 x 64: %s (correctness only: the emulator's timings are not GPU timings)\n",
+    if (!r && p) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
+    printf("emu %s %d x %d x %d: %s (correctness only: the emulator's timings are not GPU timings)\n",
+           gpuir_dtype_name(dtype), c.m, c.n, c.k,
            !p ? gpuir_ctx_error(ctx) : r ? gpuir_ctx_error(ctx) : "matches the interpreter");
     int rc = !p || r;
+    gpuir_array_release(&in[0]);
+    gpuir_array_release(&in[1]);
+    gpuir_array_release(&want);
+    gpuir_array_release(&got);
     gpuir_ctx_destroy(ctx);
     return rc;
 }
 
 static int bench_matmul(int argc, char **argv) {
-    mm_case cases[8] = {{5376, 5376, 2048}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}};
+    mm_case cases[8] = {{5376, 5376, 2048, GPUIR_F32}, {1024, 1024, 1024, GPUIR_F32}, {2048, 2048, 2048, GPUIR_F32},
+                        {4096, 4096, 4096, GPUIR_F32}, {8192, 8192, 8192, GPUIR_F32}};
     int n_cases = 5, repeat = 30, m = 0, n = 0, k = 0;
+    gpuir_dtype dtype = GPUIR_F32;
     for (int i = 0; i < argc; i++) {
         if (sscanf(argv[i], "--m=%d", &m) == 1 || sscanf(argv[i], "--n=%d", &n) == 1 || sscanf(argv[i], "--k=%d", &k) == 1) continue;
+        if (strncmp(argv[i], "--dtype=", 8) == 0) {
+            const char *v = argv[i] + 8;
+            dtype = !strcmp(v, "f32") ? GPUIR_F32 : !strcmp(v, "f16") ? GPUIR_F16 : !strcmp(v, "bf16") ? GPUIR_BF16 : GPUIR_DTYPE_INVALID;
+            if (dtype != GPUIR_DTYPE_INVALID) continue;
+            fprintf(stderr, "gpuir-bench matmul: --dtype takes f32, f16 or bf16 (tf32 is not built yet), not %s\n", v);
+            return 2;
+        }
         if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
         fprintf(stderr, "gpuir-bench matmul: unknown option %s\n", argv[i]);
         return 2;
@@ -256,13 +308,14 @@ static int bench_matmul(int argc, char **argv) {
         cases[0].m = m; cases[0].n = n; cases[0].k = k;
         n_cases = 1;
     }
+    for (int i = 0; i < n_cases; i++) cases[i].dtype = dtype;
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_program_desc d;
     gpuir_program *pp = cuda_probe(ctx, &d);
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
-        return bench_mm_emu();
+        return bench_mm_emu(dtype);
     }
     gpuir__cudart *C = (gpuir__cudart *)pp->drv.self;
     printf("device %s (sm_%d, %d SMs), driver %d, gpuir %s\n", C->dev.name, C->dev.sm, C->dev.sm_count,
@@ -278,7 +331,7 @@ static int bench_matmul(int argc, char **argv) {
     for (int i = 0; i < n_cases; i++) {
         gpuir_program *p = gpuir_program_make(mm_module(ctx, &cases[i]), &d);
         if (!p) { fprintf(stderr, "%s\n", gpuir_ctx_error(ctx)); rc = 1; break; }
-        rc |= bench_mm_cuda(ctx, p, have_cublas ? &cb : NULL, &cases[i], repeat);
+        rc |= bench_mm_cuda(p, have_cublas ? &cb : NULL, &cases[i], repeat);
         gpuir_program_destroy(p);
     }
     if (have_cublas) {
@@ -809,7 +862,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "copy") == 0) return bench_copy(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "compile") == 0) return bench_compile(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "passes") == 0) return bench_passes(argc - 2, argv + 2);
-    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--repeat=R]\n"
+    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|f16|bf16] [--repeat=R]\n"
                     "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
                     "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                     "       gpuir-bench compile FILE\n"
