@@ -170,7 +170,7 @@ typedef enum gpuir_dtype {
    attributes the op takes and how its result type is inferred:
      UNARY      1 operand, same type out
      BINARY     2 operands, NumPy broadcasting, same dtype out
-     MATMUL     [..,M,K] x [..,K,N] -> [..,M,N]; attrs transpose_a/_b (bool)
+     MATMUL     [..,M,K] x [..,K,N] -> [..,M,N]; attrs transpose_a/_b, tf32 (bool)
      REDUCE     1 operand; attrs axes = [..] (required), keepdims (bool)
      TRANSPOSE  1 operand; attr perm = [..] (required)
      RESHAPE    1 operand; the result type is given, same element count
@@ -390,9 +390,13 @@ GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
 
 #define GPUIR_TRANSPOSE_A 1u
 #define GPUIR_TRANSPOSE_B 2u
+#define GPUIR_TF32 4u
 /* a: [..., M, K] (or [..., K, M] with GPUIR_TRANSPOSE_A), b: [..., K, N]
    (or [..., N, K]); batch dims broadcast. The result has the input dtype;
-   the reference interpreter accumulates in double (ints in 64 bits). */
+   the reference interpreter accumulates in double (ints in 64 bits).
+   GPUIR_TF32 (f32 only; opt in, it changes results; attribute `tf32`):
+   each operand element is first rounded to TF32 (10 mantissa bits, to
+   nearest, ties away from zero), then multiplied on tensor cores. */
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
                                   unsigned flags);
 /* kind: GPUIR_OP_REDUCE_SUM, _MAX or _MEAN; axes may be negative. */
@@ -876,6 +880,19 @@ GPUIRDEF uint16_t gpuir_f32_to_f16(float x) { return gpuir__f64_to_f16(x); }
 GPUIRDEF float gpuir_f16_to_f32(uint16_t h) { return (float)gpuir__f16_to_f64(h); }
 GPUIRDEF uint16_t gpuir_f32_to_bf16(float x) { return gpuir__f64_to_bf16(x); }
 GPUIRDEF float gpuir_bf16_to_f32(uint16_t h) { return (float)gpuir__bf16_to_f64(h); }
+
+/* An f32 rounded to TF32: 10 mantissa bits, to nearest, ties away from
+   zero (PTX cvt.rna.tf32.f32); NaN stays NaN. Kernels use the same bits
+   (gpuir_tf32_round in codegen's helpers). */
+static float gpuir__tf32_round(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) u |= 0x00400000u;
+    else u += 0x1000u;
+    u &= 0xffffe000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
 
 GPUIRDEF const char *gpuir_result_name(gpuir_result r) {
     if ((int)r < 0 || r >= GPUIR_RESULT_COUNT) return "GPUIR_(unknown)";
@@ -1448,7 +1465,7 @@ static gpuir__attr *gpuir__attrs_get(const gpuir__attrs *as, const char *name) {
 /* Allowed attribute names per class, space separated ("" for none). */
 static const char *gpuir__class_attrs(gpuir__op_class c) {
     switch (c) {
-    case GPUIR__CLASS_MATMUL: return "transpose_a transpose_b";
+    case GPUIR__CLASS_MATMUL: return "transpose_a transpose_b tf32";
     case GPUIR__CLASS_REDUCE: return "axes keepdims";
     case GPUIR__CLASS_TRANSPOSE: return "perm";
     case GPUIR__CLASS_CONSTANT: return "value";
@@ -1494,6 +1511,7 @@ static bool gpuir__word_in(const char *list, const char *word) {
 static bool gpuir__attr_kind_ok(const char *name, gpuir__attr_kind kind, const char **want) {
     static const struct { const char *name; gpuir__attr_kind kind; const char *want; } kinds[] = {
         {"transpose_a", GPUIR__ATTR_BOOL, "a bool"}, {"transpose_b", GPUIR__ATTR_BOOL, "a bool"},
+        {"tf32", GPUIR__ATTR_BOOL, "a bool"},
         {"keepdims", GPUIR__ATTR_BOOL, "a bool"},
         {"axes", GPUIR__ATTR_INTS, "an integer list"}, {"perm", GPUIR__ATTR_INTS, "an integer list"},
         {"grid", GPUIR__ATTR_INTS, "an integer list"}, {"block", GPUIR__ATTR_INTS, "an integer list"},
@@ -1605,6 +1623,8 @@ static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
                            gpuir__tstr(&ba, a), gpuir__tstr(&bb, b));
     gpuir_result r = gpuir__same_dtype(ctx, GPUIR_OP_MATMUL, a, b);
     if (r) return r;
+    if (gpuir__attr_flag(as, "tf32") && a->dtype != GPUIR_F32)
+        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "matmul: tf32 rounds f32 operands, got %s", gpuir__tstr(&ba, a));
     bool ta = gpuir__attr_flag(as, "transpose_a"), tb = gpuir__attr_flag(as, "transpose_b");
     int64_t m_ = a->dims[a->rank - (ta ? 1 : 2)], ka = a->dims[a->rank - (ta ? 2 : 1)];
     int64_t kb = b->dims[b->rank - (tb ? 1 : 2)], n_ = b->dims[b->rank - (tb ? 2 : 1)];
@@ -2326,6 +2346,7 @@ GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = 0;
     if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); n++; }
+    if (flags & GPUIR_TF32) { gpuir__attr_push_int(m, "tf32", GPUIR__ATTR_BOOL, 1); n++; }
     uint32_t ids[2] = {a.id, b.id};
     return gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n, NULL);
 }
@@ -4019,7 +4040,7 @@ static void gpuir__ref_transpose(const gpuir_array *x, gpuir_array *out, const i
 
 /* out[..., m, n] = sum_k a[..., m, k] * b[..., k, n], batch dims broadcast. */
 static void gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_array *out,
-                              bool ta, bool tb) {
+                              bool ta, bool tb, bool tf32) {
     int r = out->rank;
     int64_t M = out->dims[r - 2], N = out->dims[r - 1];
     int64_t K = a->dims[a->rank - (ta ? 2 : 1)];
@@ -4039,7 +4060,10 @@ static void gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_
                 uint64_t iacc = 0;
                 for (int64_t k = 0; k < K; k++) {
                     size_t ia = a0 + (size_t)(i * sam + k * sak), ib = b0 + (size_t)(k * sbk + j * sbn);
-                    if (is_float) acc += gpuir_array_get(a, ia) * gpuir_array_get(b, ib);
+                    if (tf32)
+                        acc += (double)gpuir__tf32_round((float)gpuir_array_get(a, ia)) *
+                               gpuir__tf32_round((float)gpuir_array_get(b, ib));
+                    else if (is_float) acc += gpuir_array_get(a, ia) * gpuir_array_get(b, ib);
                     else iacc += (uint64_t)gpuir__load_int(a, ia) * (uint64_t)gpuir__load_int(b, ib);
                 }
                 if (is_float) gpuir_array_set(out, o0 + (size_t)(i * N + j), acc);
@@ -4202,7 +4226,7 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     case GPUIR__CLASS_BINARY: gpuir__ref_binary(x[0], x[1], out, op->kind); break;
     case GPUIR__CLASS_MATMUL:
         gpuir__ref_matmul(x[0], x[1], out, gpuir__op_flag(R->m, op, "transpose_a"),
-                          gpuir__op_flag(R->m, op, "transpose_b"));
+                          gpuir__op_flag(R->m, op, "transpose_b"), gpuir__op_flag(R->m, op, "tf32"));
         break;
     case GPUIR__CLASS_REDUCE: {
         bool reduced[GPUIR_MAX_RANK] = {false};
@@ -6549,9 +6573,11 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
 
 /* The kernel a matmul gets. Codegen and configure agree through
    gpuir__matmul_form; every form handles edges that are not tile multiples.
-   - TENSOR_CORES: f16 or bf16 operands, f32 accumulators, mma.sync
-     m16n8k16 on 128x128 block tiles (A not transposed, K and, unless B is
-     transposed, N multiples of 8: tiles travel as 16-byte rows).
+   - TENSOR_CORES: f16 or bf16 operands (mma.sync m16n8k16), or f32 with
+     `tf32` (m16n8k8), f32 accumulators, 128x128 block tiles (A not
+     transposed; K and, unless B is transposed, N multiples of 8 halves or
+     4 floats: tiles travel as 16-byte rows). A `tf32` matmul that cannot
+     takes the plain kernel, which rounds its operands the same way.
    - REGISTER_TILED: f32, 128x128 block tiles, 8-deep stages, 256 threads
      each computing 8x8 outputs (A and B not transposed, M and N >= 128).
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
@@ -6570,9 +6596,11 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
         const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
         bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
         int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
-        if ((o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16) && !ta && K % 8 == 0 && (tb || N % 8 == 0))
+        int64_t vec = 16 / (int64_t)gpuir_dtype_size(o->dtype);       /* elements in 16 bytes */
+        bool tf32 = gpuir__op_flag(m, op, "tf32");
+        if ((o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16 || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0))
             return GPUIR__MATMUL_TENSOR_CORES;
-        if (o->dtype == GPUIR_F32 && !ta && !tb && M >= 128 && N >= 128) return GPUIR__MATMUL_REGISTER_TILED;
+        if (o->dtype == GPUIR_F32 && !tf32 && !ta && !tb && M >= 128 && N >= 128) return GPUIR__MATMUL_REGISTER_TILED;
         return GPUIR__MATMUL_PLAIN;
     }
     return GPUIR__MATMUL_PLAIN;
@@ -7273,6 +7301,11 @@ static const char gpuir__cg_helpers[] =
     "}\n"
     "GPUIR_DEVICE float gpuir_round_f16(float x) { return gpuir_f16_to_f32(gpuir_f32_to_f16(x)); }\n"
     "GPUIR_DEVICE float gpuir_round_bf16(float x) { return gpuir_bf16_to_f32(gpuir_f32_to_bf16(x)); }\n"
+    "GPUIR_DEVICE float gpuir_tf32_round(float x) {\n"
+    "    unsigned u = gpuir_as_uint(x);\n"
+    "    u = (u & 0x7fffffffu) > 0x7f800000u ? u | 0x00400000u : u + 0x1000u;\n"
+    "    return gpuir_as_float(u & 0xffffe000u);\n"
+    "}\n"
     "GPUIR_DEVICE float gpuir_fmax(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
     "GPUIR_DEVICE float gpuir_fmin(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
     "GPUIR_DEVICE float gpuir_relu(float x) { return x > 0.0f || x != x ? x : 0.0f; }\n"
@@ -7369,25 +7402,33 @@ static const char gpuir__cg_emu_prelude[] =
    and 16x8 D (4 floats a lane), in the PTX ISA's fragment layouts (lane l:
    g = l / 4, q = l % 4; a[0] holds A[g][2q..2q+1], a[1] A[g+8][..],
    a[2] and a[3] the same at k + 8; b[0] holds B[2q..2q+1][g], b[1] at
-   k + 8; d[0..1] are D[g][2q..2q+1], d[2..3] D[g+8][..]). Below sm_80 and
-   on the emulator it is gpuir_mma_portable: the same sums from shuffles.
-   gpuir_cp_async16 copies 16 bytes from global to shared memory (zeros
-   when !valid), asynchronously on sm_80+; gpuir_cp_async_wait1 waits for
-   all but the newest committed group. The text shared by both targets: */
+   k + 8; d[0..1] are D[g][2q..2q+1], d[2..3] D[g+8][..]). GPUIR_MMA_TF32 is
+   m16n8k8 with one TF32 a register, at k = q and q + 4 instead
+   (gpuir_tf32_bits rounds a float to it). Below sm_80 (but f16 on sm_75)
+   and on the emulator it is gpuir_mma_portable: the same sums from
+   shuffles. gpuir_cp_async16 copies 16 bytes from global to shared memory
+   (zeros when !valid), asynchronously on sm_80+; gpuir_cp_async_wait1
+   waits for all but the newest committed group. The text shared by both
+   targets (kind: 0 f16, 1 bf16, 2 tf32): */
 static const char gpuir__cg_tc_helpers[] =
-    "GPUIR_DEVICE void gpuir_mma_portable(GPUIR_LANE float *d, const unsigned *a, const unsigned *b, int bf16) {\n"
+    "GPUIR_DEVICE float gpuir_mma_elem(unsigned reg, int h, int kind) {\n"
+    "    if (kind == 2) return gpuir_as_float(reg);\n"
+    "    unsigned short x = (unsigned short)(h ? reg >> 16 : reg & 0xffffu);\n"
+    "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_mma_portable(GPUIR_LANE float *d, const unsigned *a, const unsigned *b, int kind) {\n"
     "    int lane = GPUIR_LANE_ID, g = lane >> 2, q = lane & 3;\n"
     "    GPUIR_ROLLED\n"
-    "    for (int kp = 0; kp < 8; kp++) {         /* k = 2 kp and 2 kp + 1 */\n"
+    "    for (int kp = 0; kp < 8; kp++) {        /* a register column: k = kp (tf32) or 2 kp, 2 kp + 1 */\n"
     "        int src = kp & 3;\n"
     "        unsigned ag = GPUIR_SHFL_IDX_U32(kp < 4 ? a[0] : a[2], g * 4 + src);   /* A[g][k] */\n"
     "        unsigned ag8 = GPUIR_SHFL_IDX_U32(kp < 4 ? a[1] : a[3], g * 4 + src);  /* A[g + 8][k] */\n"
     "        unsigned bk = kp < 4 ? b[0] : b[1];\n"
     "        unsigned b0 = GPUIR_SHFL_IDX_U32(bk, q * 8 + src);                       /* B[k][2q] */\n"
     "        unsigned b1 = GPUIR_SHFL_IDX_U32(bk, q * 8 + 4 + src);                   /* B[k][2q + 1] */\n"
-    "        for (int h = 0; h < 32; h += 16) {\n"
-    "            float x = gpuir_half_bits(ag >> h, bf16), y = gpuir_half_bits(ag8 >> h, bf16);\n"
-    "            float u = gpuir_half_bits(b0 >> h, bf16), v = gpuir_half_bits(b1 >> h, bf16);\n"
+    "        for (int h = 0; h < (kind == 2 ? 1 : 2); h++) {\n"
+    "            float x = gpuir_mma_elem(ag, h, kind), y = gpuir_mma_elem(ag8, h, kind);\n"
+    "            float u = gpuir_mma_elem(b0, h, kind), v = gpuir_mma_elem(b1, h, kind);\n"
     "            d[0] += x * u; d[1] += x * v; d[2] += y * u; d[3] += y * v;\n"
     "        }\n"
     "    }\n"
@@ -7399,26 +7440,24 @@ static const char gpuir__cg_tc_cuda[] =
     "#define GPUIR_SHFL_IDX_U32(v, src) __shfl_sync(0xffffffffu, (v), (src))\n"
     "#define GPUIR_LDS_U32(p) (*(const unsigned *)(p))\n"
     "#define GPUIR_ROLLED _Pragma(\"unroll 1\")\n"
-    "GPUIR_DEVICE float gpuir_half_bits(unsigned h, int bf16) {\n"
-    "    float f;\n"
-    "    if (bf16) return __uint_as_float(h << 16);\n"
-    "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"((unsigned short)h));\n"
-    "    return f;\n"
-    "}\n"
     "#define GPUIR_MMA_ASM(shape, type, regs) asm(\"mma.sync.aligned.\" shape \".row.col.f32.\" type \".\" type \".f32 \" regs\n"
+    "#define GPUIR_MMA_OUT : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
     "#if __CUDA_ARCH__ >= 800\n"
+    "#define GPUIR_MMA_K16(type) GPUIR_MMA_ASM(\"m16n8k16\", type, \"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\")\n"
     "GPUIR_DEVICE void gpuir_mma_f16(float *d, const unsigned *a, const unsigned *b) {\n"
-    "    GPUIR_MMA_ASM(\"m16n8k16\", \"f16\", \"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\")\n"
-    "        : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
-    "        : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+    "    GPUIR_MMA_K16(\"f16\") GPUIR_MMA_OUT : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
     "}\n"
     "GPUIR_DEVICE void gpuir_mma_bf16(float *d, const unsigned *a, const unsigned *b) {\n"
-    "    GPUIR_MMA_ASM(\"m16n8k16\", \"bf16\", \"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\")\n"
-    "        : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
-    "        : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+    "    GPUIR_MMA_K16(\"bf16\") GPUIR_MMA_OUT : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
     "}\n"
+    "GPUIR_DEVICE void gpuir_mma_tf32(float *d, const unsigned *a, const unsigned *b) {\n"
+    "    GPUIR_MMA_ASM(\"m16n8k8\", \"tf32\", \"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\")\n"
+    "        GPUIR_MMA_OUT : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+    "}\n"
+    "GPUIR_DEVICE unsigned gpuir_tf32_bits(float x) { unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return r; }\n"
     "#define GPUIR_MMA_F16(d, a, b) gpuir_mma_f16(d, a, b)\n"
     "#define GPUIR_MMA_BF16(d, a, b) gpuir_mma_bf16(d, a, b)\n"
+    "#define GPUIR_MMA_TF32(d, a, b) gpuir_mma_tf32(d, a, b)\n"
     "GPUIR_DEVICE void gpuir_cp_async16(void *dst, const void *src, int valid) {\n"
     "    asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)__cvta_generic_to_shared(dst)),\n"
     "                 \"l\"(src), \"r\"(valid ? 16 : 0) : \"memory\");\n"
@@ -7426,15 +7465,17 @@ static const char gpuir__cg_tc_cuda[] =
     "GPUIR_DEVICE void gpuir_cp_async_commit(void) { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_cp_async_wait1(void) { asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\"); }\n"
     "#else\n"
-    "/* sm_75: two m16n8k8 for f16 (a k half each), shuffles for bf16 */\n"
+    "/* sm_75: two m16n8k8 for f16 (a k half each), shuffles for bf16 and tf32 */\n"
     "GPUIR_DEVICE void gpuir_mma_f16(float *d, const unsigned *a, const unsigned *b) {\n"
     "    GPUIR_UNROLL\n"
     "    for (int h = 0; h < 2; h++)\n"
     "        GPUIR_MMA_ASM(\"m16n8k8\", \"f16\", \"{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\")\n"
-    "            : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3]) : \"r\"(a[2 * h]), \"r\"(a[2 * h + 1]), \"r\"(b[h]));\n"
+    "            GPUIR_MMA_OUT : \"r\"(a[2 * h]), \"r\"(a[2 * h + 1]), \"r\"(b[h]));\n"
     "}\n"
+    "GPUIR_DEVICE unsigned gpuir_tf32_bits(float x) { return gpuir_as_uint(gpuir_tf32_round(x)); }\n"
     "#define GPUIR_MMA_F16(d, a, b) gpuir_mma_f16(d, a, b)\n"
     "#define GPUIR_MMA_BF16(d, a, b) gpuir_mma_portable(d, a, b, 1)\n"
+    "#define GPUIR_MMA_TF32(d, a, b) gpuir_mma_portable(d, a, b, 2)\n"
     "GPUIR_DEVICE void gpuir_cp_async16(void *dst, const void *src, int valid) {\n"
     "    *(int4 *)dst = valid ? *(const int4 *)src : make_int4(0, 0, 0, 0);\n"
     "}\n"
@@ -7449,11 +7490,10 @@ static const char gpuir__cg_tc_emu[] =
     "#define GPUIR_SHFL_IDX_U32(v, src) gpuir_emu_shfl_idx(gpuir__lane, (v), (src))\n"
     "#define GPUIR_MMA_F16(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 0)\n"
     "#define GPUIR_MMA_BF16(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 1)\n"
+    "#define GPUIR_MMA_TF32(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 2)\n"
     "#define GPUIR_LDS_U32(p) gpuir_emu_load_u32(p)\n"
     "#define GPUIR_ROLLED\n"
-    "static float gpuir_half_bits(unsigned h, int bf16) {\n"
-    "    return bf16 ? gpuir_bf16_to_f32((unsigned short)h) : gpuir_f16_to_f32((unsigned short)h);\n"
-    "}\n"
+    "#define gpuir_tf32_bits(x) gpuir_as_uint(gpuir_tf32_round(x))\n"
     "static unsigned gpuir_emu_shfl_idx(gpuir_emu_lane *l, unsigned v, int src) {\n"
     "    l->warp_slots[l->lane_id] = v;\n"
     "    l->sync_warp(l);\n"
@@ -8242,8 +8282,11 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
                        K, GPUIR__MM_BK, GPUIR__MM_BM * GPUIR__MM_BK, (long long)C->threads, GPUIR__MM_BM,
                        GPUIR__MM_BK, GPUIR__MM_BK, M, K);
     char idx[720];
+    bool tf32 = gpuir__op_flag(m, op, "tf32");
     snprintf(idx, sizeof idx, "a0 + gm * %s + gk * %s", ta ? "1LL" : K, ta ? M : "1LL");
+    gpuir__str_appendf(s, tf32 ? "gpuir_tf32_round(" : "");
     gpuir__cg_load_expr(s, a->dtype, pa, idx);
+    gpuir__str_appendf(s, tf32 ? ")" : "");
     gpuir__str_appendf(s, " : (%s)0;\n            }\n"
                        "            for (int e = t; e < %d; e += %lld) {\n"
                        "                long long gk = k0 + e / %d, gn = tn * %d + e %% %d;\n"
@@ -8251,7 +8294,9 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
                        ct, GPUIR__MM_BK * GPUIR__MM_BN, (long long)C->threads, GPUIR__MM_BN, GPUIR__MM_BN,
                        GPUIR__MM_BN, K, N);
     snprintf(idx, sizeof idx, "b0 + gk * %s + gn * %s", tb ? "1LL" : N, tb ? K : "1LL");
+    gpuir__str_appendf(s, tf32 ? "gpuir_tf32_round(" : "");
     gpuir__cg_load_expr(s, b->dtype, pb, idx);
+    gpuir__str_appendf(s, tf32 ? ")" : "");
     bool fl = gpuir_dtype_is_float(o->dtype);
     gpuir__str_appendf(s, " : (%s)0;\n            }\n            GPUIR_SYNC();\n"
                        "            for (int r = 0; r < %lld; r++) {\n"
@@ -8365,24 +8410,44 @@ static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb)
     return gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
 }
 
-/* Tensor-core tiles (see gpuir__matmul_form_of): 128x128x32 block tiles
-   in two shared-memory stages filled by cp.async while the other is used;
-   8 warps in 2 x 4, each computing 64x32 outputs as 4 x 4 mma tiles of
-   16x8 (64 f32 accumulators a thread). Rows in shared memory are padded by
-   8 halves so the fragment loads hit distinct banks. */
-#define GPUIR__TC_TILE 128
-#define GPUIR__TC_BK 32
-#define GPUIR__TC_ROW (GPUIR__TC_BK + 8)          /* A (and B^T) rows: k, padded */
-#define GPUIR__TC_BROW (GPUIR__TC_TILE + 8)       /* B rows: n, padded */
+/* Tensor-core tiles (see gpuir__matmul_form_of): 128x128 block tiles, 64
+   bytes of k a stage (32 halves or 16 floats), two shared-memory stages
+   filled by cp.async while the other is used; 8 warps in 2 x 4, each
+   computing 64x32 outputs as 4 x 4 mma tiles of 16x8 (64 f32 accumulators
+   a thread). Rows in shared memory are padded (A and B^T rows to 80 bytes,
+   B rows to 136 elements) so the fragment loads hit distinct banks. */
+typedef struct gpuir__tc {
+    bool tf32;              /* f32 operands as TF32: m16n8k8, one element a register */
+    bool tb;                /* B transposed: B^T's rows travel like A's */
+    int es;                 /* element bytes: 2 or 4 */
+    int bk;                 /* k a stage: 64 bytes of it */
+    int a_row;              /* elements a row of A (and B^T) in shared memory */
+    const char *elem;       /* the element's C type in shared memory */
+    const char *mma;        /* GPUIR_MMA_F16, _BF16 or _TF32 */
+} gpuir__tc;
 
-/* Halves of one stage: A's 128 rows, then B's 32 rows (or B^T's 128). */
-static int gpuir__tc_stage_halves(bool tb) {
-    return GPUIR__TC_TILE * GPUIR__TC_ROW + (tb ? GPUIR__TC_TILE * GPUIR__TC_ROW : GPUIR__TC_BK * GPUIR__TC_BROW);
+#define GPUIR__TC_BROW 136                  /* elements a row of B in shared memory */
+
+static gpuir__tc gpuir__tc_of(gpuir_dtype d, bool tf32, bool tb) {
+    gpuir__tc t;
+    t.tf32 = tf32;
+    t.tb = tb;
+    t.es = (int)gpuir_dtype_size(d);
+    t.bk = 64 / t.es;
+    t.a_row = t.bk + 16 / t.es;
+    t.elem = tf32 ? "float" : "unsigned short";
+    t.mma = tf32 ? "TF32" : d == GPUIR_BF16 ? "BF16" : "F16";
+    return t;
 }
 
-/* The cp.async of one 16-byte row piece: `what` names the tile, the
-   element offset in shared memory is `dst` and in global memory `src`
-   (read only when `ok`). */
+/* Elements of one stage: A's 128 rows, then B's bk rows (or B^T's 128). */
+static int gpuir__tc_stage(const gpuir__tc *t) {
+    return 128 * t->a_row + (t->tb ? 128 * t->a_row : t->bk * GPUIR__TC_BROW);
+}
+
+/* cp.async of 512 16-byte pieces (two a thread): `coords` sets r, c and
+   the global indices, `ok` says whether a piece is in range, `src` and
+   `dst` are its element offsets in global and shared memory. */
 static void gpuir__cg_tc_copy(gpuir__str *s, const char *coords, const char *ok, int p, const char *src,
                               const char *dst) {
     gpuir__str_appendf(s, "                for (int e = t; e < 512; e += 256) {\n"
@@ -8392,60 +8457,81 @@ static void gpuir__cg_tc_copy(gpuir__str *s, const char *coords, const char *ok,
                        "                }\n", coords, ok, dst, p, src, p);
 }
 
-/* Fills stage `st` with the A and B tiles at k0 (both 512 16-byte pieces:
-   two per thread). */
-static void gpuir__cg_tc_loads(gpuir__cg *C, int pa, int pb, bool tb, long long M, long long N, long long K) {
-    char ok[160], src[160], dst[160];
-    int stage = gpuir__tc_stage_halves(tb), b_at = GPUIR__TC_TILE * GPUIR__TC_ROW;
+/* Fills stage `st` with the A and B tiles at k0. */
+static void gpuir__cg_tc_loads(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N, long long K) {
+    char coords[160], ok[160], src[160], dst[160];
+    int vec = 16 / t->es, pieces = t->bk / vec;         /* a row of A: pieces of vec elements */
+    snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
+             "                    long long gm = tm * 128 + r, gk = k0 + c;", pieces, pieces, vec);
     snprintf(ok, sizeof ok, "gm < %lldLL && gk < %lldLL", M, K);
     snprintf(src, sizeof src, "a0 + gm * %lldLL + gk", K);
-    snprintf(dst, sizeof dst, "st * %d + r * %d + c", stage, GPUIR__TC_ROW);
-    gpuir__cg_tc_copy(C->s, "int r = e / 4, c = e % 4 * 8;\n                    long long gm = tm * 128 + r, gk = k0 + c;",
-                      ok, pa, src, dst);
-    if (tb) {
+    snprintf(dst, sizeof dst, "st * %d + r * %d + c", gpuir__tc_stage(t), t->a_row);
+    gpuir__cg_tc_copy(C->s, coords, ok, pa, src, dst);
+    if (t->tb) {
+        snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
+                 "                    long long gn = tn * 128 + r, gk = k0 + c;", pieces, pieces, vec);
         snprintf(ok, sizeof ok, "gn < %lldLL && gk < %lldLL", N, K);
         snprintf(src, sizeof src, "b0 + gn * %lldLL + gk", K);
-        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", stage, b_at, GPUIR__TC_ROW);
-        gpuir__cg_tc_copy(C->s, "int r = e / 4, c = e % 4 * 8;\n                    long long gn = tn * 128 + r, gk = k0 + c;",
-                          ok, pb, src, dst);
+        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", gpuir__tc_stage(t), 128 * t->a_row, t->a_row);
     } else {
+        snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
+                 "                    long long gk = k0 + r, gn = tn * 128 + c;", 128 / vec, 128 / vec, vec);
         snprintf(ok, sizeof ok, "gk < %lldLL && gn < %lldLL", K, N);
         snprintf(src, sizeof src, "b0 + gk * %lldLL + gn", N);
-        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", stage, b_at, GPUIR__TC_BROW);
-        gpuir__cg_tc_copy(C->s, "int r = e / 16, c = e % 16 * 8;\n                    long long gk = k0 + r, gn = tn * 128 + c;",
-                          ok, pb, src, dst);
+        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", gpuir__tc_stage(t), 128 * t->a_row, GPUIR__TC_BROW);
     }
+    gpuir__cg_tc_copy(C->s, coords, ok, pb, src, dst);
 }
 
-/* One stage's mma work: two k steps of 16, each loading the warp's A
-   fragments (4 m tiles) and B fragments (4 n tiles) from shared memory. */
-static void gpuir__cg_tc_compute(gpuir__cg *C, bool tb, bool bf16) {
+/* One register of a fragment from base[off]: a float rounded to TF32, or
+   two halves, the second `next` elements on (1 along a row; a row further
+   down a column of B). */
+static void gpuir__cg_tc_reg(gpuir__str *s, const gpuir__tc *t, const char *reg, char base, int off, int next) {
+    if (t->tf32) gpuir__str_appendf(s, "%s = gpuir_tf32_bits(%c[%d]);", reg, base, off);
+    else if (next == 1 && off) gpuir__str_appendf(s, "%s = GPUIR_LDS_U32(%c + %d);", reg, base, off);
+    else if (next == 1) gpuir__str_appendf(s, "%s = GPUIR_LDS_U32(%c);", reg, base);
+    else gpuir__str_appendf(s, "%s = (unsigned)%c[%d] | (unsigned)%c[%d] << 16;", reg, base, off, base, off + next);
+}
+
+/* One stage's mma work: k steps of 16 (8 for TF32), each loading the
+   warp's A fragments (4 m tiles) and B fragments (4 n tiles) from shared
+   memory. The fragment layouts are the PTX ISA's: lane l has g = l / 4,
+   q = l % 4; A's registers hold rows g and g + 8 at k = q (TF32) or
+   2q, 2q + 1, then the same at k + 4 (k + 8); B's hold column g at those k. */
+static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
     gpuir__str *s = C->s;
-    gpuir__str_appendf(s, "            const unsigned short *sa = sm + (kt & 1) * %d, *sb = sa + %d;\n"
-                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += 16) {\n"
+    int kstep = t->tf32 ? 8 : 16, kq = t->tf32 ? 1 : 2, half = kstep / 2;
+    gpuir__str_appendf(s, "            const %s *sa = sm + (kt & 1) * %d, *sb = sa + %d;\n"
+                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += %d) {\n"
                        "                unsigned af[4][4], bf[4][2];\n"
                        "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++) {\n"
-                       "                    const unsigned short *x = sa + (wm + i * 16 + g) * %d + kk + q * 2;\n"
-                       "                    af[i][0] = GPUIR_LDS_U32(x); af[i][1] = GPUIR_LDS_U32(x + %d);\n"
-                       "                    af[i][2] = GPUIR_LDS_U32(x + 8); af[i][3] = GPUIR_LDS_U32(x + %d);\n"
-                       "                }\n"
-                       "                GPUIR_UNROLL\n                for (int j = 0; j < 4; j++) {\n",
-                       gpuir__tc_stage_halves(tb), GPUIR__TC_TILE * GPUIR__TC_ROW, GPUIR__TC_BK, GPUIR__TC_ROW,
-                       8 * GPUIR__TC_ROW, 8 * GPUIR__TC_ROW + 8);
-    if (tb)
-        gpuir__str_appendf(s, "                    const unsigned short *y = sb + (wn + j * 8 + g) * %d + kk + q * 2;\n"
-                           "                    bf[j][0] = GPUIR_LDS_U32(y); bf[j][1] = GPUIR_LDS_U32(y + 8);\n",
-                           GPUIR__TC_ROW);
+                       "                    const %s *x = sa + (wm + i * 16 + g) * %d + kk + q * %d;\n                    ",
+                       t->elem, gpuir__tc_stage(t), 128 * t->a_row, t->bk, kstep, t->elem, t->a_row, kq);
+    for (int r = 0; r < 4; r++) {
+        char reg[16];
+        snprintf(reg, sizeof reg, "af[i][%d]", r);
+        gpuir__cg_tc_reg(s, t, reg, 'x', (r & 1) * 8 * t->a_row + (r >> 1) * half, 1);
+        gpuir__str_appendf(s, r == 3 ? "\n" : r == 1 ? "\n                    " : " ");
+    }
+    gpuir__str_appendf(s, "                }\n                GPUIR_UNROLL\n                for (int j = 0; j < 4; j++) {\n");
+    int row = t->tb ? t->a_row : GPUIR__TC_BROW;       /* elements from one k to the next */
+    if (t->tb)
+        gpuir__str_appendf(s, "                    const %s *y = sb + (wn + j * 8 + g) * %d + kk + q * %d;\n",
+                           t->elem, t->a_row, kq);
     else
-        gpuir__str_appendf(s, "                    const unsigned short *y = sb + (kk + q * 2) * %d + wn + j * 8 + g;\n"
-                           "                    bf[j][0] = (unsigned)y[0] | (unsigned)y[%d] << 16;\n"
-                           "                    bf[j][1] = (unsigned)y[%d] | (unsigned)y[%d] << 16;\n",
-                           GPUIR__TC_BROW, GPUIR__TC_BROW, 8 * GPUIR__TC_BROW, 9 * GPUIR__TC_BROW);
-    gpuir__str_appendf(s, "                }\n"
+        gpuir__str_appendf(s, "                    const %s *y = sb + (kk + q * %d) * %d + wn + j * 8 + g;\n",
+                           t->elem, kq, GPUIR__TC_BROW);
+    for (int r = 0; r < 2; r++) {
+        char reg[16];
+        snprintf(reg, sizeof reg, "bf[j][%d]", r);
+        gpuir__str_appendf(s, r ? " " : "                    ");
+        gpuir__cg_tc_reg(s, t, reg, 'y', r * half * (t->tb ? 1 : row), t->tb ? 1 : row);
+    }
+    gpuir__str_appendf(s, "\n                }\n"
                        "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++)\n"
                        "                    GPUIR_UNROLL\n"
                        "                    for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], bf[j]);\n"
-                       "            }\n", bf16 ? "BF16" : "F16");
+                       "            }\n", t->mma);
 }
 
 /* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): a 2-stage pipeline
@@ -8457,19 +8543,20 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
-    bool tb = gpuir__op_flag(m, op, "transpose_b");
+    gpuir__tc t = gpuir__tc_of(o->dtype, gpuir__op_flag(m, op, "tf32"), gpuir__op_flag(m, op, "transpose_b"));
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
-    int stage = gpuir__tc_stage_halves(tb);
-    C->shared_bytes = (uint32_t)(2 * stage * 2);
+    long long k_tiles = (K + t.bk - 1) / t.bk;
+    int stage_bytes = gpuir__tc_stage(&t) * t.es;
+    C->shared_bytes = (uint32_t)(2 * stage_bytes);
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(int4, smem, %d, 0);\n    unsigned short *sm = (unsigned short *)smem;\n"
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED(int4, smem, %d, 0);\n    %s *sm = (%s *)smem;\n"
                        "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;\n"
                        "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n"
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
                        "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
-                       "        long long a0 = ", stage * 2 * 2 / 16, tiles_n * tiles_m * batches, tiles_n, tiles_n,
-                       tiles_m, tiles_n * tiles_m);
+                       "        long long a0 = ", 2 * stage_bytes / 16, t.elem, t.elem, tiles_n * tiles_m * batches,
+                       tiles_n, tiles_n, tiles_m, tiles_n * tiles_m);
     gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
     gpuir__cg_batch_index(C, C->s, o, b);
@@ -8479,11 +8566,11 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
                        "            if (kt + 1 < %lldLL) {\n"
                        "                int st = (int)((kt + 1) & 1);\n"
                        "                long long k0 = (kt + 1) * %d;\n",
-                       K * N, (K + GPUIR__TC_BK - 1) / GPUIR__TC_BK, (K + GPUIR__TC_BK - 1) / GPUIR__TC_BK, GPUIR__TC_BK);
-    gpuir__cg_tc_loads(C, pa, pb, tb, M, N, K);
+                       K * N, k_tiles, k_tiles, t.bk);
+    gpuir__cg_tc_loads(C, &t, pa, pb, M, N, K);
     gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
                        "            gpuir_cp_async_wait1();\n            GPUIR_SYNC();\n");
-    gpuir__cg_tc_compute(C, tb, o->dtype == GPUIR_BF16);
+    gpuir__cg_tc_compute(C, &t);
     gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n"
                        "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
                        "            long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;\n"
@@ -8491,8 +8578,9 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
                        "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
                        "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
                        M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
-    return gpuir__cg_matmul_epilogue(C, at, "float", o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])"
-                                                                           : "gpuir_round_f16(acc[f])");
+    const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : o->dtype == GPUIR_F16 ? "gpuir_round_f16(acc[f])"
+                                                                                                   : "acc[f]";
+    return gpuir__cg_matmul_epilogue(C, at, "float", value);
 }
 
 /* A matmul and its elementwise epilogue (bias, activation, residual). */

@@ -2,7 +2,7 @@
 # On a machine with an NVIDIA GPU: builds the backend tests and gpuir-bench,
 # runs every test program on CUDA, then under compute-sanitizer's memcheck
 # (with leak check), racecheck, initcheck and synccheck, then the seed
-# example and the compile, matmul (f32, f16, bf16) and bandwidth benchmarks. Logs go to $OUT (default build/gpu-check); a summary is printed.
+# example and the compile, matmul (f32, tf32, f16, bf16) and bandwidth benchmarks. Logs go to $OUT (default build/gpu-check); a summary is printed.
 #   tools/gpu-check.sh [STB_INCLUDE_DIR]
 # Without libstb on the machine, pass a directory holding stb_ds.h: gpuir
 # then compiles stb_ds itself.
@@ -35,7 +35,7 @@ echo "examples/seed_matmul: exit $?"; grep -E '^(backend|run)' "$OUT/seed-matmul
 for f in tests/bench/seed_matmul.gir tests/bench/elementwise.gir; do
     "$OUT/gpuir-bench" compile $f 2>&1 | grep -v '^bench '
 done
-for b in matmul "matmul --dtype=f16" "matmul --dtype=bf16" bandwidth; do
+for b in matmul "matmul --dtype=tf32" "matmul --dtype=f16" "matmul --dtype=bf16" bandwidth; do
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
     "$OUT/gpuir-bench" $b > "$log" 2>&1
     echo "gpuir-bench $b: exit $?"

@@ -1,17 +1,20 @@
 /* gpuir-bench: gpuir against what a user would pick instead, in one run.
 
-   gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|f16|bf16] [--repeat=R]
+   gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16] [--repeat=R]
        matmul C = A·B (row-major) with gpuir's generated kernel and with
        cuBLAS (libcublas opened with dlopen; f32: cublasSgemm with FP32 math;
-       f16 and bf16: cublasGemmEx with f32 accumulation and an output of the
-       inputs' type, like gpuir's tensor-core kernel), on the
+       tf32: f32 data, gpuir's `tf32` matmul against cublasGemmEx with
+       CUBLAS_COMPUTE_32F_FAST_TF32; f16 and bf16: cublasGemmEx with f32
+       accumulation and an output of the inputs' type, like gpuir's
+       tensor-core kernel), on the
        same device buffers: CUDA-event timing of each launch after a warm-up,
        the median of R (default 30) launches, inputs rotated among copies so
        the L2 does not hold them, fresh random data; the two results are
        compared. Prints TFLOP/s of both and the ratio gpuir / cuBLAS time.
        Default shapes: the seed 5376x2048 · 2048x5376, then square 1024,
        2048, 4096, 8192. Without a GPU it runs a small shape on the emulator
-       (64x64x64 for f32; 200x136x72 for f16 and bf16, not tile multiples)
+       (64x64x64 for f32; 200x136x72 for the tensor-core kernels: not tile
+       multiples)
        against the interpreter, for correctness only, and says so.
    gpuir-bench bandwidth [--elements=N] [--repeat=R]
        Memory-bound kernels against a device-to-device copy of the bytes
@@ -65,7 +68,10 @@ typedef struct cublas {
 } cublas;
 
 /* cuBLAS's names for what gpuir-bench passes to cublasGemmEx. */
-enum { CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_COMPUTE_32F = 68, CUBLAS_GEMM_DEFAULT = -1 };
+enum {
+    CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14,
+    CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_32F_FAST_TF32 = 77, CUBLAS_GEMM_DEFAULT = -1
+};
 
 /* libcublas through dlopen; false (and why) when it is not there. */
 static bool cublas_open(cublas *b, char *why, size_t size) {
@@ -117,7 +123,13 @@ static bool find_launch(gpuir_module *m, unsigned grid[3], unsigned block[3]) {
     return false;
 }
 
-typedef struct mm_case { int m, n, k; gpuir_dtype dtype; } mm_case;
+typedef struct mm_case {
+    int m, n, k;
+    gpuir_dtype dtype;
+    bool tf32;              /* f32 data, TF32 tensor cores */
+} mm_case;
+
+static const char *mm_precision(const mm_case *c) { return c->tf32 ? "tf32" : gpuir_dtype_name(c->dtype); }
 
 /* cublasGemmEx's type of a dtype. */
 static int cuda_type(gpuir_dtype d) { return d == GPUIR_F16 ? CUDA_R_16F : d == GPUIR_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
@@ -138,13 +150,14 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
         void *params[3] = {&a[s], &b[s], &out};
         C->cu.cuEventRecord(e0, NULL);
         if (which == 0) rc = p->drv.launch(p->drv.self, p->functions[0], grid, block, 0, params, 3, 0);
-        else if (c->dtype == GPUIR_F32)
+        else if (c->dtype == GPUIR_F32 && !c->tf32)
             rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
                            (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
         else   /* row-major C = A B is column-major C^T = B^T A^T */
             rc = cb->gemm_ex(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const void *)(uintptr_t)b[s], cuda_type(c->dtype),
                              c->n, (const void *)(uintptr_t)a[s], cuda_type(c->dtype), c->k, &zero, (void *)(uintptr_t)out,
-                             cuda_type(c->dtype), c->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                             cuda_type(c->dtype), c->n, c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT);
         C->cu.cuEventRecord(e1, NULL);
         C->cu.cuEventSynchronize(e1);
         if (i >= 0) C->cu.cuEventElapsedTime(&ms[i], e0, e1);
@@ -155,7 +168,7 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
     float med = rc ? (float)NAN : ms[repeat / 2];
     if (rc)
         fprintf(stderr, "gpuir-bench: %s failed with status %d\n",
-                !which ? "the gpuir launch" : c->dtype == GPUIR_F32 ? "cublasSgemm" : "cublasGemmEx", rc);
+                !which ? "the gpuir launch" : c->dtype == GPUIR_F32 && !c->tf32 ? "cublasSgemm" : "cublasGemmEx", rc);
     free(ms);
     return med;
 }
@@ -167,15 +180,15 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
     snprintf(b, sizeof b, "tensor<%dx%dx%s>", c->k, c->n, dt);
     snprintf(o, sizeof o, "tensor<%dx%dx%s>", c->m, c->n, dt);
     snprintf(text, sizeof text,
-             "func.func @mm(%%a: %s, %%b: %s) -> %s {\n  %%c = matmul %%a, %%b : (%s, %s) -> %s\n  return %%c : %s\n}\n",
-             a, b, o, a, b, o, o);
+             "func.func @mm(%%a: %s, %%b: %s) -> %s {\n  %%c = matmul %%a, %%b%s : (%s, %s) -> %s\n  return %%c : %s\n}\n",
+             a, b, o, c->tf32 ? " {tf32 = true}" : "", a, b, o, o);
     return gpuir_module_parse(ctx, text, strlen(text), "matmul");
 }
 
 /* A small CUDA program, to reach the driver through (NULL without a GPU);
    *d is left asking for CUDA. */
 static gpuir_program *cuda_probe(gpuir_ctx *ctx, gpuir_program_desc *d) {
-    mm_case probe = {64, 64, 64, GPUIR_F32};
+    mm_case probe = {64, 64, 64, GPUIR_F32, false};
     memset(d, 0, sizeof *d);
     d->backend = GPUIR_BACKEND_CUDA;
     return gpuir_program_make(mm_module(ctx, &probe), d);
@@ -193,8 +206,11 @@ static double rel_error(const gpuir_array *x, const gpuir_array *y) {
 }
 
 /* The relative error two implementations may differ by: both accumulate in
-   f32 (in different orders); f16 and bf16 outputs are rounded once more. */
-static double rel_error_bound(gpuir_dtype d) { return d == GPUIR_F16 ? 2e-3 : d == GPUIR_BF16 ? 1.6e-2 : 1e-4; }
+   f32 (in different orders); f16 and bf16 outputs are rounded once more,
+   and cuBLAS may round TF32 operands otherwise than gpuir (to nearest). */
+static double rel_error_bound(const mm_case *c) {
+    return c->dtype == GPUIR_F16 ? 2e-3 : c->dtype == GPUIR_BF16 ? 1.6e-2 : c->tf32 ? 5e-3 : 1e-4;
+}
 
 /* One shape on the GPU: both kernels, timed and compared. */
 static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int repeat) {
@@ -240,21 +256,21 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     gpuir__CUcontext popped;
     C->cu.cuCtxPopCurrent(&popped);
     double flops = 2.0 * c->m * c->n * c->k;
-    const char *dt = gpuir_dtype_name(c->dtype);
+    const char *dt = mm_precision(c);
     printf("%-4s %5d x %5d x %5d  gpuir %8.3f ms %7.2f TFLOP/s", dt, c->m, c->n, c->k, tg, flops / tg / 1e9);
     if (cb) printf("  cuBLAS %8.3f ms %7.2f TFLOP/s  ratio %6.2f  rel.err %.1e", tc, flops / tc / 1e9, tg / tc, err);
     printf("\n");
     printf("bench matmul %s m=%d n=%d k=%d gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e\n", dt, c->m, c->n,
            c->k, tg, tc, cb && tc > 0 ? tg / tc : 0.0, err);
     free(host.data); free(r0.data); free(r1.data);
-    return cb && !(err < rel_error_bound(c->dtype)) ? 1 : 0;
+    return cb && !(err < rel_error_bound(c)) ? 1 : 0;
 }
 
 /* Without a GPU: the emulator at a small size, against the interpreter. */
-static int bench_mm_emu(gpuir_dtype dtype) {
+static int bench_mm_emu(gpuir_dtype dtype, bool tf32) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    mm_case c = {64, 64, 64, dtype};
-    if (dtype != GPUIR_F32) c.m = 200, c.n = 136, c.k = 72;     /* tensor cores; not tile multiples */
+    mm_case c = {64, 64, 64, dtype, tf32};
+    if (dtype != GPUIR_F32 || tf32) c.m = 200, c.n = 136, c.k = 72;     /* tensor cores; not tile multiples */
     gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -274,7 +290,7 @@ static int bench_mm_emu(gpuir_dtype dtype) {
     if (!r && p) r = gpuir_program_run(p, "mm", 2, in, 1, &got);
     if (!r && p) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
     printf("emu %s %d x %d x %d: %s (correctness only: the emulator's timings are not GPU timings)\n",
-           gpuir_dtype_name(dtype), c.m, c.n, c.k,
+           mm_precision(&c), c.m, c.n, c.k,
            !p ? gpuir_ctx_error(ctx) : r ? gpuir_ctx_error(ctx) : "matches the interpreter");
     int rc = !p || r;
     gpuir_array_release(&in[0]);
@@ -286,17 +302,21 @@ static int bench_mm_emu(gpuir_dtype dtype) {
 }
 
 static int bench_matmul(int argc, char **argv) {
-    mm_case cases[8] = {{5376, 5376, 2048, GPUIR_F32}, {1024, 1024, 1024, GPUIR_F32}, {2048, 2048, 2048, GPUIR_F32},
-                        {4096, 4096, 4096, GPUIR_F32}, {8192, 8192, 8192, GPUIR_F32}};
+    mm_case cases[8] = {{5376, 5376, 2048, GPUIR_F32, false}, {1024, 1024, 1024, GPUIR_F32, false},
+                        {2048, 2048, 2048, GPUIR_F32, false}, {4096, 4096, 4096, GPUIR_F32, false},
+                        {8192, 8192, 8192, GPUIR_F32, false}};
     int n_cases = 5, repeat = 30, m = 0, n = 0, k = 0;
     gpuir_dtype dtype = GPUIR_F32;
+    bool tf32 = false;
     for (int i = 0; i < argc; i++) {
         if (sscanf(argv[i], "--m=%d", &m) == 1 || sscanf(argv[i], "--n=%d", &n) == 1 || sscanf(argv[i], "--k=%d", &k) == 1) continue;
         if (strncmp(argv[i], "--dtype=", 8) == 0) {
             const char *v = argv[i] + 8;
-            dtype = !strcmp(v, "f32") ? GPUIR_F32 : !strcmp(v, "f16") ? GPUIR_F16 : !strcmp(v, "bf16") ? GPUIR_BF16 : GPUIR_DTYPE_INVALID;
+            tf32 = !strcmp(v, "tf32");
+            dtype = !strcmp(v, "f32") || tf32 ? GPUIR_F32 : !strcmp(v, "f16") ? GPUIR_F16 : !strcmp(v, "bf16") ? GPUIR_BF16
+                                                                                                   : GPUIR_DTYPE_INVALID;
             if (dtype != GPUIR_DTYPE_INVALID) continue;
-            fprintf(stderr, "gpuir-bench matmul: --dtype takes f32, f16 or bf16 (tf32 is not built yet), not %s\n", v);
+            fprintf(stderr, "gpuir-bench matmul: --dtype takes f32, tf32, f16 or bf16, not %s\n", v);
             return 2;
         }
         if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
@@ -308,14 +328,14 @@ static int bench_matmul(int argc, char **argv) {
         cases[0].m = m; cases[0].n = n; cases[0].k = k;
         n_cases = 1;
     }
-    for (int i = 0; i < n_cases; i++) cases[i].dtype = dtype;
+    for (int i = 0; i < n_cases; i++) cases[i].dtype = dtype, cases[i].tf32 = tf32;
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_program_desc d;
     gpuir_program *pp = cuda_probe(ctx, &d);
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
-        return bench_mm_emu(dtype);
+        return bench_mm_emu(dtype, tf32);
     }
     gpuir__cudart *C = (gpuir__cudart *)pp->drv.self;
     printf("device %s (sm_%d, %d SMs), driver %d, gpuir %s\n", C->dev.name, C->dev.sm, C->dev.sm_count,
@@ -862,7 +882,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "copy") == 0) return bench_copy(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "compile") == 0) return bench_compile(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "passes") == 0) return bench_passes(argc - 2, argv + 2);
-    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|f16|bf16] [--repeat=R]\n"
+    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16] [--repeat=R]\n"
                     "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
                     "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                     "       gpuir-bench compile FILE\n"

@@ -167,6 +167,7 @@ TEST(infer_matmul) {
     CHECK_TYPE(m, gpuir_matmul(m, a523, qb, 0), "tensor<5x2x4xf32>");  /* batch ? vs 5 */
     CHECK_TYPE(m, gpuir_matmul(m, a23, qb, 0), "tensor<?x2x4xf32>");
     CHECK_TYPE(m, gpuir_matmul(m, i23, i34, 0), "tensor<2x4xi32>");
+    CHECK_TYPE(m, gpuir_matmul(m, a23, b43, GPUIR_TRANSPOSE_B | GPUIR_TF32), "tensor<2x4xf32>");
 
     CHECK_BUILD_FAILS(m, gpuir_matmul(m, a23, b43, 0), GPUIR_ERR_SHAPE);           /* K 3 vs 4 */
     CHECK_BUILD_FAILS(m, gpuir_matmul(m, a23, b34, GPUIR_TRANSPOSE_A), GPUIR_ERR_SHAPE);

@@ -465,6 +465,11 @@ TEST(shape_builder_matmul_reshape_broadcast_cast) {
     gpuir_ctx_clear_error(ctx);
     CHECK(gpuir_matmul(m, a, a, GPUIR_TRANSPOSE_B).id != 0); /* 4x8 @ (4x8)^T */
     CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    gpuir_value h = gpuir_cast(m, a, GPUIR_F16);
+    CHECK(gpuir_matmul(m, h, h, GPUIR_TRANSPOSE_B | GPUIR_TF32).id == 0); /* tf32 needs f32 */
+    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_DTYPE);
+    CHECK_MSG(ctx, "matmul: tf32 rounds f32 operands, got tensor<4x8xf16>");
+    gpuir_ctx_clear_error(ctx);
 
     int64_t neg[2] = {4, -2};
     CHECK(gpuir_param(m, "n", gpuir_tensor_type(GPUIR_F32, 2, neg)).id == 0);

@@ -323,8 +323,9 @@ TEST(nvrtc_compiles_dynamic_kernels) {
 }
 
 /* The tensor-core matmuls compile for sm_80 and sm_90 to mma.sync
-   m16n8k16 fed by cp.async, and for sm_75 to m16n8k8 (f16) and shuffles
-   (bf16); no spills, no local memory. */
+   m16n8k16 (f16, bf16) and m16n8k8 (tf32, operands through cvt.rna) fed by
+   cp.async, and for sm_75 to m16n8k8 (f16) and shuffles (bf16, tf32); no
+   spills, no local memory. */
 TEST(nvrtc_compiles_tensor_core_kernels) {
     static const char text[] =
         "func.func @h(%x: tensor<200x64xf16>, %w: tensor<64x72xf16>, %b: tensor<72xf16>) -> tensor<200x72xf16> {\n"
@@ -334,7 +335,10 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
         "  return %r : tensor<200x72xf16>\n}\n"
         "func.func @bt(%x: tensor<70x48xbf16>, %w: tensor<65x48xbf16>) -> tensor<70x65xbf16> {\n"
         "  %m = matmul %x, %w {transpose_b = true} : (tensor<70x48xbf16>, tensor<65x48xbf16>) -> tensor<70x65xbf16>\n"
-        "  return %m : tensor<70x65xbf16>\n}\n";
+        "  return %m : tensor<70x65xbf16>\n}\n"
+        "func.func @t(%x: tensor<130x44xf32>, %w: tensor<44x136xf32>) -> tensor<130x136xf32> {\n"
+        "  %m = matmul %x, %w {tf32 = true} : (tensor<130x44xf32>, tensor<44x136xf32>) -> tensor<130x136xf32>\n"
+        "  return %m : tensor<130x136xf32>\n}\n";
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = parse(ctx, text);
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
@@ -351,10 +355,12 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
         if (archs[i] >= 80) {
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+            CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") && strstr(ptx, "cvt.rna.tf32.f32"));
             CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "cp.async.wait_group 1"));
         } else {
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32"));
-            CHECK(ptx && !strstr(ptx, "bf16.bf16") && !strstr(ptx, "cp.async") && strstr(ptx, "shfl.sync.idx"));
+            CHECK(ptx && !strstr(ptx, "bf16.bf16") && !strstr(ptx, "tf32.tf32") && !strstr(ptx, "cp.async"));
+            CHECK(ptx && strstr(ptx, "shfl.sync.idx"));
         }
         gpuir_free(ptx);
     }
