@@ -989,8 +989,22 @@ typedef enum gpuir__attr_kind {
     GPUIR__ATTR_SYMBOL, GPUIR__ATTR_INTS, GPUIR__ATTR_DENSE
 } gpuir__attr_kind;
 
+/* The attribute names gpuir knows, as small numbers: an attribute carries
+   its key (GPUIR__KEY_OTHER for any other name), so the checks and lookups
+   compare numbers, not strings. The order is the order names are listed in
+   messages. */
+typedef enum gpuir__attr_key {
+    GPUIR__KEY_OTHER,
+    GPUIR__KEY_TRANSPOSE_A, GPUIR__KEY_TRANSPOSE_B, GPUIR__KEY_TF32, GPUIR__KEY_AXES, GPUIR__KEY_KEEPDIMS,
+    GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
+    GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
+    GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION,
+    GPUIR__KEY_COUNT
+} gpuir__attr_key;
+
 typedef struct gpuir__attr {
     uint32_t name;          /* offset in module->strings */
+    uint8_t key;            /* gpuir__attr_key of the name */
     gpuir__attr_kind kind;
     int64_t i;              /* INT, BOOL; the dtype of DENSE */
     double f;               /* FLOAT */
@@ -1244,18 +1258,18 @@ static bool gpuir__name_is(const char *s, const char *name) {
     return s[0] == name[0] && strcmp(s, name) == 0;
 }
 
-static const gpuir__attr *gpuir__attr_find(const gpuir_module *m, const gpuir__op *op,
-                                           const char *name) {
-    for (uint32_t i = 0; i < op->n_attrs; i++) {
-        const gpuir__attr *a = &m->attrs[op->attrs + i];
-        if (gpuir__name_is(gpuir__string(m, a->name), name)) return a;
-    }
+static gpuir__attr_key gpuir__attr_key_of(const char *name);
+
+/* The attribute of an op with a known name (key), or NULL. */
+static const gpuir__attr *gpuir__attr_get(const gpuir_module *m, const gpuir__op *op, gpuir__attr_key key) {
+    for (uint32_t i = 0; i < op->n_attrs; i++)
+        if (m->attrs[op->attrs + i].key == key) return &m->attrs[op->attrs + i];
     return NULL;
 }
 
 /* A bool attribute of an op; false when absent (kinds are verified). */
-static bool gpuir__op_flag(const gpuir_module *m, const gpuir__op *op, const char *name) {
-    const gpuir__attr *a = gpuir__attr_find(m, op, name);
+static bool gpuir__op_flag(const gpuir_module *m, const gpuir__op *op, gpuir__attr_key key) {
+    const gpuir__attr *a = gpuir__attr_get(m, op, key);
     return a && a->kind == GPUIR__ATTR_BOOL && a->i;
 }
 
@@ -1400,10 +1414,36 @@ GPUIRDEF bool gpuir_module_global_bound(const gpuir_module *m, size_t index) {
 
 /* ---- attribute pool ---- */
 
+/* Each key's name and the kind its value must have (VALUE: any; the
+   constant's inference checks it), with the words for messages. */
+static const struct gpuir__attr_key_info {
+    const char *name;
+    int kind;               /* a gpuir__attr_kind, or -1: any */
+    const char *want;
+} gpuir__attr_keys[GPUIR__KEY_COUNT] = {
+    {"", -1, ""},
+    {"transpose_a", GPUIR__ATTR_BOOL, "a bool"}, {"transpose_b", GPUIR__ATTR_BOOL, "a bool"},
+    {"tf32", GPUIR__ATTR_BOOL, "a bool"}, {"axes", GPUIR__ATTR_INTS, "an integer list"},
+    {"keepdims", GPUIR__ATTR_BOOL, "a bool"}, {"perm", GPUIR__ATTR_INTS, "an integer list"},
+    {"value", -1, ""}, {"name", GPUIR__ATTR_SYMBOL, "a @symbol"}, {"axis", GPUIR__ATTR_INT, "an integer"},
+    {"dims_of", GPUIR__ATTR_INTS, "an integer list"}, {"kernel", GPUIR__ATTR_SYMBOL, "a @symbol"},
+    {"grid", GPUIR__ATTR_INTS, "an integer list"}, {"block", GPUIR__ATTR_INTS, "an integer list"},
+    {"smem", GPUIR__ATTR_INT, "an integer"}, {"stream", GPUIR__ATTR_INT, "an integer"},
+    {"wait", GPUIR__ATTR_INTS, "an integer list"}, {"event", GPUIR__ATTR_INT, "an integer"},
+    {"events", GPUIR__ATTR_INTS, "an integer list"}, {"fusion", GPUIR__ATTR_INT, "an integer"},
+};
+
+static gpuir__attr_key gpuir__attr_key_of(const char *name) {
+    for (int k = 1; k < GPUIR__KEY_COUNT; k++)
+        if (gpuir__name_is(name, gpuir__attr_keys[k].name)) return (gpuir__attr_key)k;
+    return GPUIR__KEY_OTHER;
+}
+
 static uint32_t gpuir__attr_push(gpuir_module *m, const char *name, gpuir__attr_kind kind) {
     gpuir__attr a;
     memset(&a, 0, sizeof a);
     a.name = gpuir__intern(m, name, strlen(name));
+    a.key = (uint8_t)gpuir__attr_key_of(name);
     a.kind = kind;
     stbds_arrput(m->attrs, a);
     return (uint32_t)stbds_arrlenu(m->attrs) - 1;
@@ -1454,24 +1494,24 @@ static gpuir_result gpuir__attr_push_dense(gpuir_module *m, const char *name, gp
 /* The attributes of one op under construction: a range of the pool. */
 typedef struct gpuir__attrs { gpuir_module *m; uint32_t first, n; } gpuir__attrs;
 
-static gpuir__attr *gpuir__attrs_get(const gpuir__attrs *as, const char *name) {
-    for (uint32_t i = 0; i < as->n; i++) {
-        gpuir__attr *a = &as->m->attrs[as->first + i];
-        if (gpuir__name_is(gpuir__string(as->m, a->name), name)) return a;
-    }
+static gpuir__attr *gpuir__attrs_key(const gpuir__attrs *as, gpuir__attr_key key) {
+    for (uint32_t i = 0; i < as->n; i++)
+        if (as->m->attrs[as->first + i].key == key) return &as->m->attrs[as->first + i];
     return NULL;
 }
 
-/* Allowed attribute names per class, space separated ("" for none). */
-static const char *gpuir__class_attrs(gpuir__op_class c) {
+#define GPUIR__KEYS(k) (1u << GPUIR__KEY_##k)
+
+/* Allowed attributes per class, as a set of keys. */
+static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     switch (c) {
-    case GPUIR__CLASS_MATMUL: return "transpose_a transpose_b tf32";
-    case GPUIR__CLASS_REDUCE: return "axes keepdims";
-    case GPUIR__CLASS_TRANSPOSE: return "perm";
-    case GPUIR__CLASS_CONSTANT: return "value";
-    case GPUIR__CLASS_GLOBAL: return "name";
-    case GPUIR__CLASS_SOFTMAX: return "axis";
-    default: return "";
+    case GPUIR__CLASS_MATMUL: return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32);
+    case GPUIR__CLASS_REDUCE: return GPUIR__KEYS(AXES) | GPUIR__KEYS(KEEPDIMS);
+    case GPUIR__CLASS_TRANSPOSE: return GPUIR__KEYS(PERM);
+    case GPUIR__CLASS_CONSTANT: return GPUIR__KEYS(VALUE);
+    case GPUIR__CLASS_GLOBAL: return GPUIR__KEYS(NAME);
+    case GPUIR__CLASS_SOFTMAX: return GPUIR__KEYS(AXIS);
+    default: return 0;
     }
 }
 
@@ -1482,86 +1522,66 @@ static bool gpuir__op_is_stream_op(gpuir_op_kind k) {
            k == GPUIR_OP_GPU_LAUNCH_FUNC;
 }
 
-/* Allowed attribute names per op, space separated ("" for none). */
-static const char *gpuir__op_attrs(gpuir_op_kind k) {
+/* Allowed attributes per op, as a set of keys (fusion marks on computing
+   ops are allowed by gpuir__check_attr_names). */
+static uint32_t gpuir__op_attrs(gpuir_op_kind k) {
+    const uint32_t on_stream = GPUIR__KEYS(STREAM) | GPUIR__KEYS(WAIT) | GPUIR__KEYS(EVENT);
     switch (k) {
-    case GPUIR_OP_GPU_ALLOC: return "dims_of stream wait event";
-    case GPUIR_OP_MEMREF_ALLOC: return "dims_of";
-    case GPUIR_OP_GPU_DEALLOC: case GPUIR_OP_GPU_MEMCPY: return "stream wait event";
-    case GPUIR_OP_GPU_LAUNCH_FUNC: return "kernel grid block smem stream wait event";
-    case GPUIR_OP_GPU_WAIT: return "events";
+    case GPUIR_OP_GPU_ALLOC: return GPUIR__KEYS(DIMS_OF) | on_stream;
+    case GPUIR_OP_MEMREF_ALLOC: return GPUIR__KEYS(DIMS_OF);
+    case GPUIR_OP_GPU_DEALLOC: case GPUIR_OP_GPU_MEMCPY: return on_stream;
+    case GPUIR_OP_GPU_LAUNCH_FUNC:
+        return GPUIR__KEYS(KERNEL) | GPUIR__KEYS(GRID) | GPUIR__KEYS(BLOCK) | GPUIR__KEYS(SMEM) | on_stream;
+    case GPUIR_OP_GPU_WAIT: return GPUIR__KEYS(EVENTS);
     default: break;
     }
     return gpuir__class_attrs(gpuir__info(k)->cls);
 }
 
-static bool gpuir__word_in(const char *list, const char *word) {
-    size_t n = strlen(word);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ' ');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && memcmp(p, word, n) == 0) return true;
-        p += len + (end ? 1 : 0);
-    }
-    return false;
-}
-
-/* The kind an attribute must have; value (number or dense) is checked by
-   the constant's inference. */
-static bool gpuir__attr_kind_ok(const char *name, gpuir__attr_kind kind, const char **want) {
-    static const struct { const char *name; gpuir__attr_kind kind; const char *want; } kinds[] = {
-        {"transpose_a", GPUIR__ATTR_BOOL, "a bool"}, {"transpose_b", GPUIR__ATTR_BOOL, "a bool"},
-        {"tf32", GPUIR__ATTR_BOOL, "a bool"},
-        {"keepdims", GPUIR__ATTR_BOOL, "a bool"},
-        {"axes", GPUIR__ATTR_INTS, "an integer list"}, {"perm", GPUIR__ATTR_INTS, "an integer list"},
-        {"grid", GPUIR__ATTR_INTS, "an integer list"}, {"block", GPUIR__ATTR_INTS, "an integer list"},
-        {"wait", GPUIR__ATTR_INTS, "an integer list"}, {"events", GPUIR__ATTR_INTS, "an integer list"},
-        {"dims_of", GPUIR__ATTR_INTS, "an integer list"},
-        {"axis", GPUIR__ATTR_INT, "an integer"}, {"smem", GPUIR__ATTR_INT, "an integer"},
-        {"fusion", GPUIR__ATTR_INT, "an integer"}, {"stream", GPUIR__ATTR_INT, "an integer"},
-        {"event", GPUIR__ATTR_INT, "an integer"},
-        {"kernel", GPUIR__ATTR_SYMBOL, "a @symbol"}, {"name", GPUIR__ATTR_SYMBOL, "a @symbol"},
-    };
-    *want = "";
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (gpuir__name_is(name, kinds[i].name)) {
-            *want = kinds[i].want;
-            return kind == kinds[i].kind;
-        }
-    return true;
+/* " (expected one of: a b c)" for a set of keys, or "" when it is empty. */
+static void gpuir__attr_names_text(uint32_t keys, char *out, size_t size) {
+    size_t n = 0;
+    out[0] = 0;
+    for (int k = 1; k < GPUIR__KEY_COUNT && keys; k++)
+        if (keys & (1u << k)) n += (size_t)snprintf(out + n, n < size ? size - n : 0, "%s%s", n ? " " : " (expected one of: ",
+                                                   gpuir__attr_keys[k].name);
+    if (n) snprintf(out + n, n < size ? size - n : 0, ")");
 }
 
 /* Every attribute is known to the op, appears once and has the right kind. */
 static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
                                             const gpuir__attrs *as) {
-    const char *allowed = gpuir__op_attrs(kind);
+    uint32_t allowed = gpuir__op_attrs(kind), seen = 0;
+    if (gpuir__class_computes(gpuir__info(kind)->cls)) allowed |= GPUIR__KEYS(FUSION);
     for (uint32_t i = 0; i < as->n; i++) {
         const gpuir__attr *a = &as->m->attrs[as->first + i];
-        const char *name = gpuir__string(as->m, a->name);
-        bool fusion = gpuir__name_is(name, "fusion") && gpuir__class_computes(gpuir__info(kind)->cls);
-        if (!fusion && !gpuir__word_in(allowed, name))
-            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: unknown attribute '%s'%s%s%s",
-                               gpuir_op_name(kind), name, *allowed ? " (expected one of: " : "",
-                               allowed, *allowed ? ")" : "");
-        for (uint32_t j = 0; j < i; j++)
-            if (gpuir__name_is(gpuir__string(as->m, as->m->attrs[as->first + j].name), name))
-                return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' given twice",
-                                   gpuir_op_name(kind), name);
-        const char *want;
-        if (!gpuir__attr_kind_ok(name, a->kind, &want))
+        uint32_t bit = 1u << a->key;
+        if (!a->key || !(allowed & bit)) {
+            char expected[256];
+            gpuir__attr_names_text(allowed & ~GPUIR__KEYS(FUSION), expected, sizeof expected);
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: unknown attribute '%s'%s", gpuir_op_name(kind),
+                               gpuir__string(as->m, a->name), expected);
+        }
+        if (seen & bit)
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' given twice",
+                               gpuir_op_name(kind), gpuir__attr_keys[a->key].name);
+        seen |= bit;
+        const struct gpuir__attr_key_info *info = &gpuir__attr_keys[a->key];
+        if (info->kind >= 0 && (int)a->kind != info->kind)
             return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' must be %s",
-                               gpuir_op_name(kind), name, want);
+                               gpuir_op_name(kind), info->name, info->want);
     }
     return GPUIR_OK;
 }
 
-/* Fetches attribute `name` of kind `want`; missing is an error if `required`. */
+/* Fetches attribute `key` of kind `want`; missing is an error if `required`. */
 static gpuir_result gpuir__need_attr(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir__attrs *as,
-                                     const char *name, gpuir__attr_kind want, bool required,
+                                     gpuir__attr_key key, gpuir__attr_kind want, bool required,
                                      gpuir__attr **out) {
     static const char *const kind_names[] = {"an integer", "a float", "a bool", "a string",
                                              "a @symbol", "an integer list", "dense data"};
-    *out = gpuir__attrs_get(as, name);
+    const char *name = gpuir__attr_keys[key].name;
+    *out = gpuir__attrs_key(as, key);
     if (!*out && required)
         return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: missing attribute '%s' (%s)",
                            gpuir_op_name(kind), name, kind_names[want]);
@@ -1571,8 +1591,8 @@ static gpuir_result gpuir__need_attr(gpuir_ctx *ctx, gpuir_op_kind kind, const g
     return GPUIR_OK;
 }
 
-static bool gpuir__attr_flag(const gpuir__attrs *as, const char *name) {
-    const gpuir__attr *a = gpuir__attrs_get(as, name);
+static bool gpuir__attr_flag(const gpuir__attrs *as, gpuir__attr_key key) {
+    const gpuir__attr *a = gpuir__attrs_key(as, key);
     return a && a->kind == GPUIR__ATTR_BOOL && a->i;
 }
 
@@ -1623,9 +1643,9 @@ static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
                            gpuir__tstr(&ba, a), gpuir__tstr(&bb, b));
     gpuir_result r = gpuir__same_dtype(ctx, GPUIR_OP_MATMUL, a, b);
     if (r) return r;
-    if (gpuir__attr_flag(as, "tf32") && a->dtype != GPUIR_F32)
+    if (gpuir__attr_flag(as, GPUIR__KEY_TF32) && a->dtype != GPUIR_F32)
         return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "matmul: tf32 rounds f32 operands, got %s", gpuir__tstr(&ba, a));
-    bool ta = gpuir__attr_flag(as, "transpose_a"), tb = gpuir__attr_flag(as, "transpose_b");
+    bool ta = gpuir__attr_flag(as, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__attr_flag(as, GPUIR__KEY_TRANSPOSE_B);
     int64_t m_ = a->dims[a->rank - (ta ? 1 : 2)], ka = a->dims[a->rank - (ta ? 2 : 1)];
     int64_t kb = b->dims[b->rank - (tb ? 1 : 2)], n_ = b->dims[b->rank - (tb ? 2 : 1)];
     int64_t k;
@@ -1651,7 +1671,7 @@ static bool gpuir__norm_axis(int64_t *axis, int rank) {
 static gpuir_result gpuir__infer_reduce(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *x,
                                         const gpuir__attrs *as, gpuir_type *out) {
     gpuir__attr *axes;
-    gpuir_result r = gpuir__need_attr(ctx, kind, as, "axes", GPUIR__ATTR_INTS, true, &axes);
+    gpuir_result r = gpuir__need_attr(ctx, kind, as, GPUIR__KEY_AXES, GPUIR__ATTR_INTS, true, &axes);
     if (r) return r;
     int64_t *ax = gpuir__ints_at(as->m, axes->off);
     if (axes->n == 0 || axes->n > (uint32_t)x->rank)
@@ -1669,7 +1689,7 @@ static gpuir_result gpuir__infer_reduce(gpuir_ctx *ctx, gpuir_op_kind kind, cons
     for (uint32_t i = 0; i < axes->n; i++)      /* canonical order: ascending */
         for (uint32_t j = i + 1; j < axes->n; j++)
             if (ax[j] < ax[i]) { int64_t t = ax[i]; ax[i] = ax[j]; ax[j] = t; }
-    bool keep = gpuir__attr_flag(as, "keepdims");
+    bool keep = gpuir__attr_flag(as, GPUIR__KEY_KEEPDIMS);
     *out = *x;
     out->rank = 0;
     for (int i = 0; i < x->rank; i++) {
@@ -1683,7 +1703,7 @@ static gpuir_result gpuir__infer_reduce(gpuir_ctx *ctx, gpuir_op_kind kind, cons
 static gpuir_result gpuir__infer_transpose(gpuir_ctx *ctx, const gpuir_type *x,
                                            const gpuir__attrs *as, gpuir_type *out) {
     gpuir__attr *perm;
-    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_TRANSPOSE, as, "perm", GPUIR__ATTR_INTS,
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_TRANSPOSE, as, GPUIR__KEY_PERM, GPUIR__ATTR_INTS,
                                       true, &perm);
     if (r) return r;
     const int64_t *p = gpuir__ints_at(as->m, perm->off);
@@ -1781,7 +1801,7 @@ static gpuir_result gpuir__normalize_splat(gpuir_ctx *ctx, gpuir__attr *v, gpuir
 static gpuir_result gpuir__infer_constant(gpuir_ctx *ctx, const gpuir__attrs *as,
                                           const gpuir_type *to) {
     gpuir__tbuf bt;
-    gpuir__attr *v = gpuir__attrs_get(as, "value");
+    gpuir__attr *v = gpuir__attrs_key(as, GPUIR__KEY_VALUE);
     if (!v)
         return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: missing attribute 'value'");
     int64_t count = gpuir__type_count(to);
@@ -1802,7 +1822,7 @@ static gpuir_result gpuir__infer_constant(gpuir_ctx *ctx, const gpuir__attrs *as
 static gpuir_result gpuir__infer_global(gpuir_ctx *ctx, const gpuir__attrs *as,
                                         const gpuir_type *to) {
     gpuir__attr *sym;
-    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GET_GLOBAL, as, "name", GPUIR__ATTR_SYMBOL,
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GET_GLOBAL, as, GPUIR__KEY_NAME, GPUIR__ATTR_SYMBOL,
                                       true, &sym);
     if (r) return r;
     const char *name = gpuir__string(as->m, sym->off);
@@ -1820,7 +1840,7 @@ static gpuir_result gpuir__infer_global(gpuir_ctx *ctx, const gpuir__attrs *as,
 static gpuir_result gpuir__infer_softmax(gpuir_ctx *ctx, const gpuir_type *x,
                                          const gpuir__attrs *as, gpuir_type *out) {
     gpuir__attr *axis;
-    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_SOFTMAX, as, "axis", GPUIR__ATTR_INT, true,
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_SOFTMAX, as, GPUIR__KEY_AXIS, GPUIR__ATTR_INT, true,
                                       &axis);
     if (r) return r;
     int64_t given = axis->i;
@@ -1948,7 +1968,7 @@ static gpuir_result gpuir__check_dims_of(gpuir_ctx *ctx, gpuir_op_kind kind, con
     gpuir__tbuf b;
     int dynamic = 0;
     for (int i = 0; i < t->rank; i++) dynamic += t->dims[i] == GPUIR_DYN;
-    const gpuir__attr *dims_of = gpuir__attrs_get(as, "dims_of");
+    const gpuir__attr *dims_of = gpuir__attrs_key(as, GPUIR__KEY_DIMS_OF);
     if (!dynamic && (n || dims_of))
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result %s is static: it takes no sizes "
                            "(operands, dims_of)", gpuir_op_name(kind), gpuir__tstr(&b, t));
@@ -2028,9 +2048,9 @@ static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const 
 
 /* grid and block: three sizes >= 1 (block at most 1024 threads); smem >= 0. */
 static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs *as) {
-    const char *names[2] = {"grid", "block"};
+    const gpuir__attr_key keys[2] = {GPUIR__KEY_GRID, GPUIR__KEY_BLOCK};
     for (int k = 0; k < 2; k++) {
-        const gpuir__attr *a = gpuir__attrs_get(as, names[k]);
+        const gpuir__attr *a = gpuir__attrs_key(as, keys[k]);
         if (!a) continue;
         const int64_t *v = gpuir__ints_at(as->m, a->off);
         bool ok = a->n == 3 && v[0] >= 1 && v[1] >= 1 && v[2] >= 1 && v[0] <= INT32_MAX &&
@@ -2038,9 +2058,9 @@ static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs 
         if (ok && k == 1) ok = v[0] * v[1] * v[2] <= 1024;
         if (!ok)
             return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: %s must be [x, y, z] "
-                               "with sizes >= 1%s", names[k], k ? " and at most 1024 threads" : "");
+                               "with sizes >= 1%s", gpuir__attr_keys[keys[k]].name, k ? " and at most 1024 threads" : "");
     }
-    const gpuir__attr *smem = gpuir__attrs_get(as, "smem");
+    const gpuir__attr *smem = gpuir__attrs_key(as, GPUIR__KEY_SMEM);
     if (smem && smem->i < 0)
         return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: smem is negative");
     return GPUIR_OK;
@@ -2050,7 +2070,7 @@ static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs 
 static gpuir_result gpuir__infer_launch(gpuir_ctx *ctx, const gpuir_type *in, uint32_t n,
                                         const gpuir__attrs *as) {
     gpuir__attr *sym;
-    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GPU_LAUNCH_FUNC, as, "kernel",
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GPU_LAUNCH_FUNC, as, GPUIR__KEY_KERNEL,
                                       GPUIR__ATTR_SYMBOL, true, &sym);
     if (r || (r = gpuir__check_launch_dims(ctx, as)) != GPUIR_OK) return r;
     const gpuir_module *m = as->m;
@@ -3609,8 +3629,8 @@ static gpuir_result gpuir__verify_streams(gpuir_module *m, uint32_t fid) {
     for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         gpuir__verify_locate(m, f, i, op);
-        const gpuir__attr *stream = gpuir__attr_find(m, op, "stream"), *event = gpuir__attr_find(m, op, "event");
-        const gpuir__attr *wait = gpuir__attr_find(m, op, op->kind == GPUIR_OP_GPU_WAIT ? "events" : "wait");
+        const gpuir__attr *stream = gpuir__attr_get(m, op, GPUIR__KEY_STREAM), *event = gpuir__attr_get(m, op, GPUIR__KEY_EVENT);
+        const gpuir__attr *wait = gpuir__attr_get(m, op, op->kind == GPUIR_OP_GPU_WAIT ? GPUIR__KEY_EVENTS : GPUIR__KEY_WAIT);
         if (stream && (stream->i < 0 || stream->i >= GPUIR_MAX_STREAMS))
             r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: stream %lld is out of range (0..%d)",
                             gpuir_op_name(op->kind), (long long)stream->i, GPUIR_MAX_STREAMS - 1);
@@ -3635,7 +3655,7 @@ static gpuir_result gpuir__verify_streams(gpuir_module *m, uint32_t fid) {
         }
         if (!r && op->kind == GPUIR_OP_GPU_DEALLOC) {
             const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
-            if (def && def->kind == GPUIR_OP_GPU_ALLOC && !gpuir__attr_find(m, def, "stream") != !stream)
+            if (def && def->kind == GPUIR_OP_GPU_ALLOC && !gpuir__attr_get(m, def, GPUIR__KEY_STREAM) != !stream)
                 r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s is on a stream but its %s is not",
                                 stream ? "gpu.dealloc" : "gpu.alloc", stream ? "gpu.alloc" : "gpu.dealloc");
         }
@@ -4205,7 +4225,7 @@ static gpuir_result gpuir__ref_result_type(gpuir__ref *R, const gpuir__op *op,
 }
 
 static gpuir_result gpuir__ref_global(gpuir__ref *R, const gpuir__op *op, gpuir_array *out) {
-    const gpuir__attr *sym = gpuir__attr_find(R->m, op, "name");
+    const gpuir__attr *sym = gpuir__attr_get(R->m, op, GPUIR__KEY_NAME);
     const char *name = gpuir__string(R->m, sym->off);
     const gpuir__global *g = &R->m->globals[gpuir__find_global(R->m, name) - 1];
     if (!g->data)
@@ -4225,18 +4245,18 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     case GPUIR__CLASS_UNARY: gpuir__ref_unary(x[0], out, op->kind); break;
     case GPUIR__CLASS_BINARY: gpuir__ref_binary(x[0], x[1], out, op->kind); break;
     case GPUIR__CLASS_MATMUL:
-        gpuir__ref_matmul(x[0], x[1], out, gpuir__op_flag(R->m, op, "transpose_a"),
-                          gpuir__op_flag(R->m, op, "transpose_b"), gpuir__op_flag(R->m, op, "tf32"));
+        gpuir__ref_matmul(x[0], x[1], out, gpuir__op_flag(R->m, op, GPUIR__KEY_TRANSPOSE_A),
+                          gpuir__op_flag(R->m, op, GPUIR__KEY_TRANSPOSE_B), gpuir__op_flag(R->m, op, GPUIR__KEY_TF32));
         break;
     case GPUIR__CLASS_REDUCE: {
         bool reduced[GPUIR_MAX_RANK] = {false};
-        a = gpuir__attr_find(R->m, op, "axes");
+        a = gpuir__attr_get(R->m, op, GPUIR__KEY_AXES);
         for (uint32_t i = 0; i < a->n; i++) reduced[R->m->ints[a->off + i]] = true;
         r = gpuir__ref_reduce(R->ctx, x[0], out, op->kind, reduced);
         break;
     }
     case GPUIR__CLASS_TRANSPOSE:
-        gpuir__ref_transpose(x[0], out, gpuir__ints_at(R->m, gpuir__attr_find(R->m, op, "perm")->off));
+        gpuir__ref_transpose(x[0], out, gpuir__ints_at(R->m, gpuir__attr_get(R->m, op, GPUIR__KEY_PERM)->off));
         break;
     case GPUIR__CLASS_RESHAPE:
         if (gpuir_array_count(out))
@@ -4244,8 +4264,8 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
         break;
     case GPUIR__CLASS_BROADCAST: gpuir__ref_broadcast(x[0], out); break;
     case GPUIR__CLASS_CAST: gpuir__ref_cast(x[0], out); break;
-    case GPUIR__CLASS_CONSTANT: gpuir__ref_constant(R->m, gpuir__attr_find(R->m, op, "value"), out); break;
-    case GPUIR__CLASS_SOFTMAX: gpuir__ref_softmax(x[0], out, gpuir__attr_find(R->m, op, "axis")->i); break;
+    case GPUIR__CLASS_CONSTANT: gpuir__ref_constant(R->m, gpuir__attr_get(R->m, op, GPUIR__KEY_VALUE), out); break;
+    case GPUIR__CLASS_SOFTMAX: gpuir__ref_softmax(x[0], out, gpuir__attr_get(R->m, op, GPUIR__KEY_AXIS)->i); break;
     default: break;
     }
     return r;
@@ -4327,7 +4347,7 @@ static void gpuir__ref_poison(gpuir_array *a) {
    dims_of names in the operands' buffers. */
 static gpuir_type gpuir__ref_alloc_type(gpuir__ref *R, const gpuir__op *op) {
     gpuir_type t = gpuir__value_at(R->m, op->result)->type;
-    const gpuir__attr *dims_of = gpuir__attr_find(R->m, op, "dims_of");
+    const gpuir__attr *dims_of = gpuir__attr_get(R->m, op, GPUIR__KEY_DIMS_OF);
     const int64_t *pairs = dims_of ? gpuir__ints_at(R->m, dims_of->off) : NULL;
     for (int i = 0, k = 0; pairs && i < t.rank; i++)
         if (t.dims[i] == GPUIR_DYN) {
@@ -4377,7 +4397,7 @@ static gpuir_result gpuir__ref_copy(gpuir__ref *R, const gpuir__op *op) {
 }
 
 static gpuir_result gpuir__ref_memref_global(gpuir__ref *R, const gpuir__op *op) {
-    const gpuir__attr *sym = gpuir__attr_find(R->m, op, "name");
+    const gpuir__attr *sym = gpuir__attr_get(R->m, op, GPUIR__KEY_NAME);
     const char *name = gpuir__string(R->m, sym->off);
     const gpuir__global *g = &R->m->globals[gpuir__find_global(R->m, name) - 1];
     if (!g->data)
@@ -4424,7 +4444,7 @@ static gpuir_result gpuir__ref_exec_any(gpuir__ref *R, const gpuir__op *op, uint
 
 /* Runs a kernel's body on the launch's buffers; its temporaries die with it. */
 static gpuir_result gpuir__ref_launch(gpuir__ref *R, const gpuir__op *op) {
-    const gpuir__attr *sym = gpuir__attr_find(R->m, op, "kernel");
+    const gpuir__attr *sym = gpuir__attr_get(R->m, op, GPUIR__KEY_KERNEL);
     const gpuir__func *k = gpuir__func_at(R->m, gpuir__launch_target(R->m, gpuir__string(R->m, sym->off)));
     gpuir__ref_buffer *b;
     gpuir_result r = GPUIR_OK;
@@ -5191,7 +5211,7 @@ static uint32_t gpuir__cse_lookup(gpuir__canon *C, uint32_t op_id) {
 /* The `value` attribute of the op defining v, if it is a constant. */
 static const gpuir__attr *gpuir__constant_value(const gpuir_module *m, uint32_t v) {
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
-    return def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_find(m, def, "value") : NULL;
+    return def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
 }
 
 /* Appends `constant {value = ...}` of type t, taking the value from the
@@ -5342,14 +5362,14 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
-    int64_t axis = gpuir__attr_find(m, op, "axis")->i;
+    int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
     int rank = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.rank;
     return gpuir__norm_axis(&axis, rank) && axis == rank - 1;
 }
 
 static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
     uint32_t x = gpuir__op_operand(m, op, 0);
-    int64_t axis = gpuir__attr_find(m, op, "axis")->i;
+    int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_ints(m, "axes", 1, &axis);
     gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
@@ -5413,9 +5433,10 @@ static bool gpuir__is_elementwise(gpuir__op_class c) {
 static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, const char *name) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     uint32_t old = op->attrs, n = op->n_attrs;
+    gpuir__attr_key key = gpuir__attr_key_of(name);
     for (uint32_t i = 0; i < n; i++) {
         gpuir__attr a = m->attrs[old + i];
-        if (strcmp(gpuir__string(m, a.name), name) != 0) stbds_arrput(m->attrs, a);
+        if (key ? a.key != key : strcmp(gpuir__string(m, a.name), name) != 0) stbds_arrput(m->attrs, a);
     }
 }
 
@@ -5441,9 +5462,9 @@ static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, const char *na
     gpuir__attrs_adopt(m, op_id, first);
 }
 
-static int64_t gpuir__op_int_attr(const gpuir_module *m, const gpuir__op *op, const char *name,
+static int64_t gpuir__op_int_attr(const gpuir_module *m, const gpuir__op *op, gpuir__attr_key key,
                                   int64_t dflt) {
-    const gpuir__attr *a = gpuir__attr_find(m, op, name);
+    const gpuir__attr *a = gpuir__attr_get(m, op, key);
     return a && a->kind == GPUIR__ATTR_INT ? a->i : dflt;
 }
 
@@ -5453,7 +5474,7 @@ static int64_t gpuir__fuse_candidate(const gpuir_module *m, const gpuir__op *use
     const gpuir__value *val = gpuir__value_at(m, v);
     const gpuir__op *def = gpuir__op_at(m, val->def_op);
     if (!def || uses[v - 1] != 1) return 0;
-    int64_t g = gpuir__op_int_attr(m, def, "fusion", 0);
+    int64_t g = gpuir__op_int_attr(m, def, GPUIR__KEY_FUSION, 0);
     if (!g) return 0;
     const gpuir_type *out = &gpuir__value_at(m, user->result)->type;
     gpuir__op_class cls = gpuir__info(user->kind)->cls;
@@ -5478,9 +5499,9 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
     uint32_t extra = 0;
     for (uint32_t k = 0; k < op->n_operands; k++) {
         const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, k))->def_op);
-        const gpuir__attr *v = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_find(m, def, "value") : NULL;
+        const gpuir__attr *v = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
         if (v && v->kind != GPUIR__ATTR_DENSE) continue;
-        if (!def || gpuir__op_int_attr(m, def, "fusion", 0) != g) extra++;
+        if (!def || gpuir__op_int_attr(m, def, GPUIR__KEY_FUSION, 0) != g) extra++;
     }
     return extra;
 }
@@ -5604,8 +5625,8 @@ static bool gpuir__dim_source(const gpuir_module *m, const gpuir__op *op, int d,
     *operand = 0;
     if (cls == GPUIR__CLASS_RESHAPE || !op->n_operands) return false;
     if (cls == GPUIR__CLASS_REDUCE) {
-        const gpuir__attr *axes = gpuir__attr_find(m, op, "axes");
-        bool keep = gpuir__op_flag(m, op, "keepdims");
+        const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+        bool keep = gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS);
         for (int i = 0, j = 0; i < in[0]->rank; i++) {
             bool reduced = false;
             for (uint32_t k = 0; axes && k < axes->n; k++) reduced |= gpuir__ints_at(m, axes->off)[k] == i;
@@ -5615,12 +5636,12 @@ static bool gpuir__dim_source(const gpuir_module *m, const gpuir__op *op, int d,
         return false;
     }
     if (cls == GPUIR__CLASS_TRANSPOSE) {
-        *axis = (int)gpuir__ints_at(m, gpuir__attr_find(m, op, "perm")->off)[d];
+        *axis = (int)gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_PERM)->off)[d];
         return in[0]->dims[*axis] == GPUIR_DYN;
     }
     int batch = 0;                              /* trailing dims not aligned */
     if (cls == GPUIR__CLASS_MATMUL) {
-        bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
+        bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
         if (d >= out->rank - 2) {
             *operand = d == out->rank - 2 ? 0 : 1;
             *axis = d == out->rank - 2 ? in[0]->rank - (ta ? 1 : 2) : in[1]->rank - (tb ? 2 : 1);
@@ -5702,17 +5723,17 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
     uint32_t *group_end = (uint32_t *)gpuir__calloc(n + 2, sizeof *group_end);
     if (!group_end) return gpuir__oom(m->ctx, "bufferize");
     for (size_t i = 0; i < n; i++) {
-        int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), "fusion", 0);
+        int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), GPUIR__KEY_FUSION, 0);
         if (g > 0 && (size_t)g <= n) group_end[g] = (uint32_t)i + 1;
     }
     for (size_t i = 0; i < n; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        int64_t g = gpuir__op_int_attr(m, op, "fusion", 0);
+        int64_t g = gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0);
         B->runs_at[i] = (uint32_t)i + 1;
         if (g > 0 && (size_t)g <= n) B->runs_at[i] = group_end[g];
         else if (g)                        /* an unusual key: find the group's end */
             for (size_t j = i + 1; j < n; j++)
-                if (gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[j]), "fusion", 0) == g)
+                if (gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[j]), GPUIR__KEY_FUSION, 0) == g)
                     B->runs_at[i] = (uint32_t)j + 1;
         for (uint32_t k = 0; k < op->n_operands; k++) {
             uint32_t v = B->root[gpuir__op_operand(m, op, k) - 1] - 1;
@@ -5733,7 +5754,7 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
    every run. 0 when the constant is not dense. */
 static uint32_t gpuir__bufferize_dense_constant(gpuir__bufferizer *B, const gpuir__op *op) {
     gpuir_module *m = B->m;
-    const gpuir__attr *v = gpuir__attr_find(m, op, "value");
+    const gpuir__attr *v = gpuir__attr_get(m, op, GPUIR__KEY_VALUE);
     gpuir_type t = gpuir__value_at(m, op->result)->type;
     if (!v || v->kind != GPUIR__ATTR_DENSE || (int64_t)v->n != gpuir__type_count(&t) || (gpuir_dtype)v->i != t.dtype)
         return 0;
@@ -5927,7 +5948,7 @@ static bool gpuir__ids_have(const uint32_t *ids, uint32_t v) {
 }
 
 static bool gpuir__is_splat_fill(const gpuir_module *m, const gpuir__op *op) {
-    const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT && !op->result ? gpuir__attr_find(m, op, "value") : NULL;
+    const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT && !op->result ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
     return v && v->kind != GPUIR__ATTR_DENSE;
 }
 
@@ -5942,7 +5963,7 @@ static void gpuir__outline_collect(gpuir__outliner *O) {
             if (gpuir__is_splat_fill(m, op)) O->splat_of[gpuir__op_operand(m, op, 0) - 1] = f->ops[i];
             continue;
         }
-        int64_t key = gpuir__op_int_attr(m, op, "fusion", -1 - (int64_t)i);
+        int64_t key = gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, -1 - (int64_t)i);
         size_t g = 0, n_ops = stbds_arrlenu(f->ops);
         if (key >= 1 && (size_t)key <= n_ops && O->group_by_key[key])
             g = O->group_by_key[key] - 1;
@@ -6237,7 +6258,7 @@ static const char *gpuir__buffer_label(const gpuir_module *m, uint32_t b, char *
     const gpuir__op *def = gpuir__op_at(m, v->def_op);
     if (!def) snprintf(buf, size, "%%%s", gpuir__string(m, v->name));
     else if (def->kind == GPUIR_OP_MEMREF_GET_GLOBAL)
-        snprintf(buf, size, "@%s", gpuir__string(m, gpuir__attr_find(m, def, "name")->off));
+        snprintf(buf, size, "@%s", gpuir__string(m, gpuir__attr_get(m, def, GPUIR__KEY_NAME)->off));
     else snprintf(buf, size, "buffer of op %u (%s)", v->def_op, gpuir_op_name(def->kind));
     return buf;
 }
@@ -6288,7 +6309,7 @@ static void gpuir__place_find_written(gpuir__placer *P) {
                   op->kind == GPUIR_OP_GPU_MEMCPY ? 0 : -1;
         if (dst >= 0) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, (uint32_t)dst)) - 1] = true;
         if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
-        const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+        const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
         const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
         for (uint32_t a = 0; a < op->n_operands; a++) {
             bool reads, writes;
@@ -6385,7 +6406,7 @@ static void gpuir__place_copy(gpuir__placer *P, uint32_t dst, uint32_t src) {
 /* A launch: twins for its host buffers, H2D where the kernel reads stale data. */
 static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
     gpuir_module *m = P->m;
-    const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+    const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
     uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
     snprintf(P->kernel_name, sizeof P->kernel_name, "%s", gpuir__string(m, gpuir__func_at(m, kid)->name));
     const char *kname = P->kernel_name;
@@ -6594,10 +6615,10 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
         if (op->kind != GPUIR_OP_MATMUL || op->result) continue;
         const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
         const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
-        bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
+        bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
         int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
         int64_t vec = 16 / (int64_t)gpuir_dtype_size(o->dtype);       /* elements in 16 bytes */
-        bool tf32 = gpuir__op_flag(m, op, "tf32");
+        bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32);
         if ((o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16 || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0))
             return GPUIR__MATMUL_TENSOR_CORES;
         if (o->dtype == GPUIR_F32 && !tf32 && !ta && !tb && M >= 128 && N >= 128) return GPUIR__MATMUL_REGISTER_TILED;
@@ -6627,7 +6648,7 @@ static const gpuir__op *gpuir__kernel_tiled_transpose(const gpuir_module *m, con
         found = op;
     }
     if (!found) return NULL;
-    const gpuir__attr *perm = gpuir__attr_find(m, found, "perm");
+    const gpuir__attr *perm = gpuir__attr_get(m, found, GPUIR__KEY_PERM);
     const int64_t *pv = gpuir__ints_at(m, perm->off);
     int r = (int)perm->n;
     if (r < 2 || pv[r - 1] != r - 2 || pv[r - 2] != r - 1) return NULL;
@@ -6647,7 +6668,7 @@ static int gpuir__kernel_vector_width(const gpuir_module *m, const gpuir__func *
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (op->result || !gpuir__class_computes(cls)) continue;
         if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return 1;
-        const gpuir__attr *v = cls == GPUIR__CLASS_CONSTANT ? gpuir__attr_find(m, op, "value") : NULL;
+        const gpuir__attr *v = cls == GPUIR__CLASS_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
         if (v && v->kind == GPUIR__ATTR_DENSE) return 1;
         const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
         if (cls != GPUIR__CLASS_CONSTANT && (!S || gpuir__type_count(d) > gpuir__type_count(S))) S = d;
@@ -6684,7 +6705,7 @@ static const gpuir_type *gpuir__kernel_output(const gpuir_module *m, const gpuir
         if (cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_REDUCE) {
             *kind_out = op->kind;
             best = dst;
-            const gpuir__attr *axes = cls == GPUIR__CLASS_REDUCE ? gpuir__attr_find(m, op, "axes") : NULL;
+            const gpuir__attr *axes = cls == GPUIR__CLASS_REDUCE ? gpuir__attr_get(m, op, GPUIR__KEY_AXES) : NULL;
             const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
             for (uint32_t a = 0; axes && a < axes->n && *reduced >= 0; a++) {
                 int64_t extent = src->dims[gpuir__ints_at(m, axes->off)[a]];
@@ -6751,10 +6772,10 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
         for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
             uint32_t op_id = m->funcs[f].ops[i];
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || gpuir__attr_find(m, op, "grid") ||
-                gpuir__attr_find(m, op, "block"))
+            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || gpuir__attr_get(m, op, GPUIR__KEY_GRID) ||
+                gpuir__attr_get(m, op, GPUIR__KEY_BLOCK))
                 continue;
-            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+            const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
             if (gpuir__kernel_is_dynamic(m, k)) {     /* the runtime gives the grid */
                 gpuir_op_kind kind;
@@ -6805,7 +6826,7 @@ static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m) {
             uint32_t op_id = m->funcs[f].ops[i];
             const gpuir__op *op = gpuir__op_at(m, op_id);
             if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
-            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+            const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             int64_t bytes;
             gpuir_result r = gpuir__kernel_shared_bytes(
                 m, gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off))), &bytes);
@@ -6895,7 +6916,7 @@ static void gpuir__async_accesses(gpuir__async *A, const gpuir__op *op) {
         gpuir__async_touch(A, gpuir__op_operand(m, op, gpu ? 1 : 0), false);
         gpuir__async_touch(A, gpuir__op_operand(m, op, gpu ? 0 : 1), true);
     } else if (cls == GPUIR__CLASS_LAUNCH) {
-        const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+        const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
         const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
         for (uint32_t i = 0; i < op->n_operands; i++) {
             bool reads, writes;
@@ -7035,7 +7056,7 @@ static const char *gpuir__async_op_label(const gpuir_module *m, const gpuir__op 
     char b[GPUIR_MAX_NAME + 32];
     if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC)
         snprintf(buf, size, "@%s", gpuir__string(m, gpuir__func_at(m, gpuir__launch_target(
-                                    m, gpuir__string(m, gpuir__attr_find(m, op, "kernel")->off)))->name));
+                                    m, gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_KERNEL)->off)))->name));
     else if (op->kind == GPUIR_OP_GPU_MEMCPY)
         snprintf(buf, size, "the copy into %s", gpuir__buffer_label(m, gpuir__op_operand(m, op, 0), b, sizeof b));
     else if (op->kind == GPUIR_OP_GPU_DEALLOC)
@@ -7111,7 +7132,7 @@ static bool gpuir__async_wanted(const gpuir_module *m, const gpuir__func *f) {
     bool any = false;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (gpuir__attr_find(m, op, "stream") || gpuir__attr_find(m, op, "events")) return false;
+        if (gpuir__attr_get(m, op, GPUIR__KEY_STREAM) || gpuir__attr_get(m, op, GPUIR__KEY_EVENTS)) return false;
         any = any || gpuir__op_is_stream_op(op->kind);
     }
     return any;
@@ -7184,7 +7205,7 @@ static void gpuir__dot_buffer(gpuir__str *s, const gpuir_module *m, uint32_t v) 
     const char *name = !def ? gpuir__string(m, val->name) : "";
     char global[GPUIR_MAX_NAME + 1];
     if (def && def->kind == GPUIR_OP_MEMREF_GET_GLOBAL) {
-        snprintf(global, sizeof global, "@%s", gpuir__string(m, gpuir__attr_find(m, def, "name")->off));
+        snprintf(global, sizeof global, "@%s", gpuir__string(m, gpuir__attr_get(m, def, GPUIR__KEY_NAME)->off));
         name = global;
     }
     gpuir__str_appendf(s, "  v%u [shape=box, style=filled, fillcolor=%s, label=\"%s%s%s\"];\n", v,
@@ -7210,7 +7231,7 @@ static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
             gpuir__str_appendf(s, "  v%u -> v%u [label=\"%s\", color=%s];\n", src, dst,
                                h2d ? "H2D" : "D2H", h2d ? "blue" : "red");
         } else if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
-            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+            const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
             gpuir__str_appendf(s, "  op%u [shape=ellipse, label=\"@%s\"];\n", f->ops[i],
                                gpuir__string(m, gpuir__func_at(m, kid)->name));
@@ -7865,7 +7886,7 @@ static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const g
     if (r) return r;
     uint32_t v = gpuir__cg_new_var(C, d);
     gpuir__str_appendf(C->s, "%s%s v%u = %s", C->ind, gpuir__cg_ctype(d), v, gpuir__cg_round_open(d));
-    if (cls == GPUIR__CLASS_CONSTANT) gpuir__cg_literal(C->s, d, gpuir__attr_find(m, op, "value"));
+    if (cls == GPUIR__CLASS_CONSTANT) gpuir__cg_literal(C->s, d, gpuir__attr_get(m, op, GPUIR__KEY_VALUE));
     else if (cls == GPUIR__CLASS_UNARY) gpuir__cg_unary_expr(C->s, op->kind, d, x);
     else if (cls == GPUIR__CLASS_BINARY) gpuir__cg_binary_expr(C->s, op->kind, d, x, y);
     else gpuir__cg_cast_expr(C->s, C->vars[x].dtype, d, x);
@@ -7886,7 +7907,7 @@ static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gp
     if (op->kind == GPUIR_OP_RESHAPE) gpuir__str_appendf(&idx, "%s", ivar);
     else if (op->kind == GPUIR_OP_BROADCAST) gpuir__cg_type_index(C, &idx, S, st, ivar);
     else {                                   /* out dim i is source dim perm[i] */
-        const gpuir__attr *perm = gpuir__attr_find(m, op, "perm");
+        const gpuir__attr *perm = gpuir__attr_get(m, op, GPUIR__KEY_PERM);
         const int64_t *pv = gpuir__ints_at(m, perm->off);
         gpuir__cg_dims sd = gpuir__cg_dims_of(C, st), od = gpuir__cg_dims_of(C, S);
         gpuir__cg_prod in_stride[GPUIR_MAX_RANK], after = {1, ""}, sv = {1, ""};
@@ -7946,7 +7967,7 @@ static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const 
         if (cls == GPUIR__CLASS_TRANSPOSE || cls == GPUIR__CLASS_RESHAPE || cls == GPUIR__CLASS_BROADCAST)
             r = gpuir__cg_gather(C, op, S, ivar);
         else if (gpuir__is_elementwise(cls) || cls == GPUIR__CLASS_CONSTANT) {
-            const gpuir__attr *v = gpuir__attr_find(m, op, "value");
+            const gpuir__attr *v = gpuir__attr_get(m, op, GPUIR__KEY_VALUE);
             if (cls == GPUIR__CLASS_CONSTANT && (!v || v->kind == GPUIR__ATTR_DENSE))
                 return gpuir__cg_fail(C, op, "dense constants inside kernels are not supported");
             r = gpuir__cg_compute(C, op, S, ivar);
@@ -8012,7 +8033,7 @@ static gpuir_result gpuir__cg_block_threads(gpuir__cg *C, uint32_t kid, int64_t 
         for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
             const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
             if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
-            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel"), *block = gpuir__attr_find(m, op, "block");
+            const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL), *block = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
             if (gpuir__launch_target(m, gpuir__string(m, sym->off)) != kid) continue;
             if (!block) return gpuir__cg_fail(C, NULL, "a launch has no block size (run configure)");
             const int64_t *b = gpuir__ints_at(m, block->off);
@@ -8164,7 +8185,7 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     bool reduced[GPUIR_MAX_RANK] = {false};
-    const gpuir__attr *axes = gpuir__attr_find(m, op, "axes");
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
     for (uint32_t a = 0; axes && a < axes->n; a++) {
         int64_t ax = gpuir__ints_at(m, axes->off)[a];
         if (gpuir__norm_axis(&ax, x->rank)) reduced[ax] = true;
@@ -8254,7 +8275,7 @@ static gpuir__cg_mm_sizes gpuir__cg_mm_sizes_of(const gpuir__cg *C, const gpuir_
     gpuir__cg_mm_sizes z;
     z.M = gpuir__cg_size_dim(&od, o->rank - 2);
     z.N = gpuir__cg_size_dim(&od, o->rank - 1);
-    z.K = gpuir__cg_size_dim(&ad, a->rank - (gpuir__op_flag(m, op, "transpose_a") ? 2 : 1));
+    z.K = gpuir__cg_size_dim(&ad, a->rank - (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) ? 2 : 1));
     return z;
 }
 
@@ -8265,7 +8286,7 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
-    bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
+    bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
     gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
     const char *M = z.M.text, *N = z.N.text, *K = z.K.text;
     gpuir__cg_size MK = gpuir__cg_size_mul(&z.M, &z.K), KN = gpuir__cg_size_mul(&z.K, &z.N);
@@ -8282,7 +8303,7 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
                        K, GPUIR__MM_BK, GPUIR__MM_BM * GPUIR__MM_BK, (long long)C->threads, GPUIR__MM_BM,
                        GPUIR__MM_BK, GPUIR__MM_BK, M, K);
     char idx[720];
-    bool tf32 = gpuir__op_flag(m, op, "tf32");
+    bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32);
     snprintf(idx, sizeof idx, "a0 + gm * %s + gk * %s", ta ? "1LL" : K, ta ? M : "1LL");
     gpuir__str_appendf(s, tf32 ? "gpuir_tf32_round(" : "");
     gpuir__cg_load_expr(s, a->dtype, pa, idx);
@@ -8543,7 +8564,7 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
-    gpuir__tc t = gpuir__tc_of(o->dtype, gpuir__op_flag(m, op, "tf32"), gpuir__op_flag(m, op, "transpose_b"));
+    gpuir__tc t = gpuir__tc_of(o->dtype, gpuir__op_flag(m, op, GPUIR__KEY_TF32), gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B));
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
     long long k_tiles = (K + t.bk - 1) / t.bk;
@@ -11213,7 +11234,7 @@ static gpuir_result gpuir__run_shape(gpuir__run *R, uint32_t v, const int64_t *d
 static void gpuir__run_alloc_dims(gpuir__run *R, const gpuir__op *op, int64_t dims[GPUIR_MAX_RANK]) {
     gpuir_module *m = R->p->m;
     const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
-    const gpuir__attr *dims_of = gpuir__attr_find(m, op, "dims_of");
+    const gpuir__attr *dims_of = gpuir__attr_get(m, op, GPUIR__KEY_DIMS_OF);
     const int64_t *pairs = dims_of ? gpuir__ints_at(m, dims_of->off) : NULL;
     for (int i = 0, k = 0; i < t->rank; i++) {
         dims[i] = t->dims[i];
@@ -11225,7 +11246,7 @@ static void gpuir__run_alloc_dims(gpuir__run *R, const gpuir__op *op, int64_t di
 
 /* The table's stream for an op: the IR's stream + 1, or 0 (synchronous). */
 static unsigned gpuir__run_stream(const gpuir_module *m, const gpuir__op *op) {
-    return (unsigned)(gpuir__op_int_attr(m, op, "stream", -1) + 1);
+    return (unsigned)(gpuir__op_int_attr(m, op, GPUIR__KEY_STREAM, -1) + 1);
 }
 
 /* Counts, once when the program is made, the streams and events its host
@@ -11235,7 +11256,7 @@ static void gpuir__program_count_streams(gpuir_program *p) {
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
         for (size_t i = 0; !m->funcs[f].kernel && i < stbds_arrlenu(m->funcs[f].ops); i++) {
             const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
-            int64_t s = gpuir__op_int_attr(m, op, "stream", -1) + 1, e = gpuir__op_int_attr(m, op, "event", -1) + 1;
+            int64_t s = gpuir__op_int_attr(m, op, GPUIR__KEY_STREAM, -1) + 1, e = gpuir__op_int_attr(m, op, GPUIR__KEY_EVENT, -1) + 1;
             if (s > (int64_t)p->n_streams) p->n_streams = (unsigned)s;
             if (e > (int64_t)p->n_events) p->n_events = (unsigned)e;
         }
@@ -11339,7 +11360,7 @@ static gpuir_result gpuir__run_check_matmul(gpuir__run *R, const gpuir__op *laun
     uint32_t a = gpuir__op_operand(m, op, 0), b = gpuir__op_operand(m, op, 1), o = gpuir__op_operand(m, op, 2);
     int ra = gpuir__value_at(m, a)->type.rank, rb = gpuir__value_at(m, b)->type.rank;
     int ro = gpuir__value_at(m, o)->type.rank;
-    bool ta = gpuir__op_flag(m, op, "transpose_a"), tb = gpuir__op_flag(m, op, "transpose_b");
+    bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
     gpuir_result r = gpuir__run_dims_agree(R, launch, k, op, a, ra - (ta ? 2 : 1), b, rb - (tb ? 1 : 2), what);
     if (!r) r = gpuir__run_dims_agree(R, launch, k, op, a, ra - (ta ? 1 : 2), o, ro - 2, what);
     if (!r) r = gpuir__run_dims_agree(R, launch, k, op, b, rb - (tb ? 2 : 1), o, ro - 1, what);
@@ -11374,8 +11395,8 @@ static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launc
             const gpuir_type *st = &gpuir__value_at(m, src)->type;
             gpuir_result r = GPUIR_OK;
             if (cls == GPUIR__CLASS_REDUCE) {
-                const gpuir__attr *axes = gpuir__attr_find(m, op, "axes");
-                bool keep = gpuir__op_flag(m, op, "keepdims");
+                const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+                bool keep = gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS);
                 for (int a = 0, j = 0; a < st->rank && !r; a++) {
                     bool reduced = false;
                     for (uint32_t q = 0; axes && q < axes->n; q++) reduced |= gpuir__ints_at(m, axes->off)[q] == a;
@@ -11383,7 +11404,7 @@ static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launc
                     if (!reduced || keep) j++;
                 }
             } else if (cls == GPUIR__CLASS_TRANSPOSE) {    /* out dim i is source dim perm[i] */
-                const int64_t *perm = gpuir__ints_at(m, gpuir__attr_find(m, op, "perm")->off);
+                const int64_t *perm = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_PERM)->off);
                 for (int a = 0; a < dt->rank && !r; a++)
                     r = gpuir__run_dims_agree(R, launch, k, op, src, (int)perm[a], dst, a, what);
             } else if (cls == GPUIR__CLASS_SOFTMAX || gpuir__is_elementwise(cls) || cls == GPUIR__CLASS_BROADCAST) {
@@ -11451,7 +11472,7 @@ static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpu
 static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     gpuir_module *m = p->m;
-    const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+    const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
     uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
     const gpuir__func *kf = gpuir__func_at(m, kid);
     size_t k = 0;
@@ -11467,7 +11488,7 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
         if (r) return r;
         params[i] = &args[i];
     }
-    const gpuir__attr *g = gpuir__attr_find(m, op, "grid"), *b = gpuir__attr_find(m, op, "block");
+    const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
     bool dynamic = gpuir__kernel_is_dynamic(m, kf);
     if ((!g && !dynamic) || !b || k == stbds_arrlenu(p->kernels))
         return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: no grid, block or kernel (run configure)", what);
@@ -11479,7 +11500,7 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
         block[i] = (unsigned)gpuir__ints_at(m, b->off)[i];
     }
     if (!g) gpuir__run_launch_grid(R, op, kf, block, grid);
-    int64_t smem = gpuir__op_int_attr(m, op, "smem", 0);
+    int64_t smem = gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
     size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long);
     gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, what);
     if (!r && param_bytes > GPUIR__MAX_PARAM_BYTES)
@@ -11507,7 +11528,7 @@ static gpuir_result gpuir__run_fill(gpuir__run *R, const gpuir__op *op) {
     view.rank = t.rank;
     memcpy(view.dims, R->slots[b - 1].dims, sizeof view.dims);
     gpuir_result r = gpuir__run_host(R, b, &view.data, "filling a constant");
-    if (!r) gpuir__ref_constant(m, gpuir__attr_find(m, op, "value"), &view);
+    if (!r) gpuir__ref_constant(m, gpuir__attr_get(m, op, GPUIR__KEY_VALUE), &view);
     return r;
 }
 
@@ -11581,7 +11602,7 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
 /* memref.get_global: the global's host data, or its resident device copy. */
 static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
     gpuir_module *m = R->p->m;
-    const char *name = gpuir__string(m, gpuir__attr_find(m, op, "name")->off);
+    const char *name = gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_NAME)->off);
     uint32_t g = gpuir__find_global(m, name);
     if (!g || !m->globals[g - 1].data)
         return gpuir__fail(R->p->ctx, GPUIR_ERR_NOT_FOUND, "global @%s has no data (gpuir_module_bind_global)", name);
@@ -11604,7 +11625,7 @@ static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
 /* gpu.wait: the host waits for the events it names, or for everything. */
 static gpuir_result gpuir__run_wait(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
-    const gpuir__attr *events = gpuir__attr_find(p->m, op, "events");
+    const gpuir__attr *events = gpuir__attr_get(p->m, op, GPUIR__KEY_EVENTS);
     if (!events) return gpuir__drv_check(p->ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize", "gpu.wait");
     for (uint32_t i = 0; i < events->n; i++) {
         unsigned e = (unsigned)gpuir__ints_at(p->m, events->off)[i] + 1;
@@ -11619,7 +11640,7 @@ static gpuir_result gpuir__run_wait(gpuir__run *R, const gpuir__op *op) {
 static gpuir_result gpuir__run_stream_op(gpuir__run *R, const gpuir__op *op, gpuir_result (*run)(gpuir__run *, const gpuir__op *)) {
     gpuir_program *p = R->p;
     unsigned st = gpuir__run_stream(p->m, op);
-    const gpuir__attr *wait = gpuir__attr_find(p->m, op, "wait");
+    const gpuir__attr *wait = gpuir__attr_get(p->m, op, GPUIR__KEY_WAIT);
     for (uint32_t i = 0; st && wait && i < wait->n; i++) {
         unsigned e = (unsigned)gpuir__ints_at(p->m, wait->off)[i] + 1;
         if (gpuir__drv_check(p->ctx, &p->drv, p->drv.stream_wait(p->drv.self, st, e), "cuStreamWaitEvent",
@@ -11627,7 +11648,7 @@ static gpuir_result gpuir__run_stream_op(gpuir__run *R, const gpuir__op *op, gpu
             return p->ctx->result;
     }
     gpuir_result r = run(R, op);
-    int64_t event = gpuir__op_int_attr(p->m, op, "event", -1);
+    int64_t event = gpuir__op_int_attr(p->m, op, GPUIR__KEY_EVENT, -1);
     if (!r && st && event >= 0)
         r = gpuir__drv_check(p->ctx, &p->drv, p->drv.event_record(p->drv.self, (unsigned)event + 1, st), "cuEventRecord",
                              gpuir_op_name(op->kind));

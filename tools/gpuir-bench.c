@@ -111,7 +111,7 @@ static bool find_launch(gpuir_module *m, unsigned grid[3], unsigned block[3]) {
         if (m->funcs[f].kernel) continue;
         for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
             const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
-            const gpuir__attr *g = gpuir__attr_find(m, op, "grid"), *b = gpuir__attr_find(m, op, "block");
+            const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
             if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || !g || !b) continue;
             for (int d = 0; d < 3; d++) {
                 grid[d] = (unsigned)gpuir__ints_at(m, g->off)[d];
@@ -404,14 +404,14 @@ static bool replay_prepare(gpuir_program *p, const char *func, replay *rp) {
         } else if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
             replay_launch L;
             memset(&L, 0, sizeof L);
-            const gpuir__attr *sym = gpuir__attr_find(m, op, "kernel");
+            const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
             for (size_t k = 0; k < stbds_arrlenu(p->kernels); k++)
                 if (p->kernels[k].func == kid) L.fn = p->functions[k];
-            const int64_t *g = gpuir__ints_at(m, gpuir__attr_find(m, op, "grid")->off);
-            const int64_t *b = gpuir__ints_at(m, gpuir__attr_find(m, op, "block")->off);
+            const int64_t *g = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_GRID)->off);
+            const int64_t *b = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_BLOCK)->off);
             for (int d = 0; d < 3; d++) { L.grid[d] = (unsigned)g[d]; L.block[d] = (unsigned)b[d]; }
-            L.smem = (unsigned)gpuir__op_int_attr(m, op, "smem", 0);
+            L.smem = (unsigned)gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
             for (uint32_t a = 0; a < op->n_operands; a++) L.args[a] = dev[gpuir__op_operand(m, op, a) - 1];
             L.n_args = op->n_operands;
             stbds_arrput(rp->launches, L);
