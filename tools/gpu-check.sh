@@ -32,7 +32,7 @@ else
 fi
 "$OUT/seed_matmul" > "$OUT/seed-matmul.txt" 2>&1
 echo "examples/seed_matmul: exit $?"; grep -E '^(backend|run)' "$OUT/seed-matmul.txt"
-for f in tests/bench/seed_matmul.gir tests/bench/elementwise.gir; do
+for f in tests/bench/seed_matmul.gir tests/bench/seed_matmul_bf16.gir tests/bench/elementwise.gir; do
     "$OUT/gpuir-bench" compile $f 2>&1 | grep -v '^bench '
 done
 for b in matmul "matmul --dtype=tf32" "matmul --dtype=f16" "matmul --dtype=bf16" bandwidth; do
