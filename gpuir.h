@@ -1258,8 +1258,6 @@ static bool gpuir__name_is(const char *s, const char *name) {
     return s[0] == name[0] && strcmp(s, name) == 0;
 }
 
-static gpuir__attr_key gpuir__attr_key_of(const char *name);
-
 /* The attribute of an op with a known name (key), or NULL. */
 static const gpuir__attr *gpuir__attr_get(const gpuir_module *m, const gpuir__op *op, gpuir__attr_key key) {
     for (uint32_t i = 0; i < op->n_attrs; i++)
@@ -1542,10 +1540,12 @@ static uint32_t gpuir__op_attrs(gpuir_op_kind k) {
 static void gpuir__attr_names_text(uint32_t keys, char *out, size_t size) {
     size_t n = 0;
     out[0] = 0;
-    for (int k = 1; k < GPUIR__KEY_COUNT && keys; k++)
-        if (keys & (1u << k)) n += (size_t)snprintf(out + n, n < size ? size - n : 0, "%s%s", n ? " " : " (expected one of: ",
-                                                   gpuir__attr_keys[k].name);
-    if (n) snprintf(out + n, n < size ? size - n : 0, ")");
+    for (int k = 1; k < GPUIR__KEY_COUNT && n < size; k++) {
+        if (!(keys & (1u << k))) continue;
+        const char *lead = n ? " " : " (expected one of: ";
+        n += (size_t)snprintf(out + n, size - n, "%s%s", lead, gpuir__attr_keys[k].name);
+    }
+    if (n && n < size) snprintf(out + n, size - n, ")");
 }
 
 /* Every attribute is known to the op, appears once and has the right kind. */
