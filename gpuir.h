@@ -734,6 +734,25 @@ static void gpuir__str_appendf(gpuir__str *s, const char *fmt, ...) {
 }
 
 static const char *gpuir__str_cstr(const gpuir__str *s) { return s->buf ? s->buf : ""; }
+
+/* out = a, then b (at most max_a bytes of a), then n in decimal when
+   n >= 0; truncated to size. The passes name things with it instead of
+   snprintf, which costs about as much as the rest of naming a kernel. */
+static void gpuir__join_name(char *out, size_t size, const char *a, size_t max_a, const char *b, int64_t n) {
+    char digits[24];
+    size_t nd = 0, at = 0;
+    if (n >= 0)
+        do digits[sizeof digits - 1 - nd++] = (char)('0' + n % 10); while ((n /= 10) > 0);
+    const char *parts[3] = {a, b, digits + sizeof digits - nd};
+    size_t lens[3] = {strlen(a), strlen(b), nd};
+    if (lens[0] > max_a) lens[0] = max_a;
+    for (int i = 0; i < 3 && size; i++) {
+        size_t take = lens[i] < size - 1 - at ? lens[i] : size - 1 - at;
+        memcpy(out + at, parts[i], take);
+        at += take;
+    }
+    if (size) out[at] = 0;
+}
 static void gpuir__str_free(gpuir__str *s) { stbds_arrfree(s->buf); s->buf = NULL; }
 
 /* Hands the text to the caller as a plain malloc'd string. */
@@ -6059,14 +6078,14 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     gpuir_module *m = O->m;
     gpuir__group *grp = &O->groups[g];
     char name[GPUIR_MAX_NAME];
-    snprintf(name, sizeof name, "%.100s_k%zu", gpuir__string(m, gpuir__func_at(m, O->fid)->name), g);
+    gpuir__join_name(name, sizeof name, gpuir__string(m, gpuir__func_at(m, O->fid)->name), 100, "_k", (int64_t)g);
     uint32_t kid = gpuir__func_begin(m, name), *from = NULL, *to = NULL;
     if (!kid) return m->ctx->result;
     m->funcs[kid - 1].kernel = true;
     grp->kernel = kid;
     for (size_t i = 0; i < stbds_arrlenu(grp->params); i++) {
         char pname[32];
-        snprintf(pname, sizeof pname, "arg%zu", i);
+        gpuir__join_name(pname, sizeof pname, "arg", 3, "", (int64_t)i);
         gpuir_value p = gpuir_param(m, pname, gpuir__as_memref(gpuir__value_at(m, grp->params[i])->type,
                                                                GPUIR_SPACE_DEVICE));
         stbds_arrput(from, grp->params[i]);
@@ -6141,7 +6160,8 @@ static gpuir_result gpuir__outline_host(gpuir__outliner *O) {
         const gpuir__group *grp = &O->groups[g - 1];
         if (grp->last != i) continue;
         char sym[GPUIR_MAX_NAME + 16];
-        snprintf(sym, sizeof sym, "%s::%s", GPUIR__KERNEL_MODULE, gpuir__string(m, m->funcs[grp->kernel - 1].name));
+        gpuir__join_name(sym, sizeof sym, GPUIR__KERNEL_MODULE "::", sizeof GPUIR__KERNEL_MODULE + 1,
+                         gpuir__string(m, m->funcs[grp->kernel - 1].name), -1);
         uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
         gpuir__attr_push_symbol(m, "kernel", sym);
         gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, grp->params, (uint32_t)stbds_arrlenu(grp->params),
