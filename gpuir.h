@@ -8549,7 +8549,7 @@ static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
                        "                    const %s *x = sa + (wm + i * 16 + g) * %d + kk + q * %d;\n                    ",
                        t->elem, gpuir__tc_stage(t), 128 * t->a_row, t->bk, kstep, t->elem, t->a_row, kq);
     for (int r = 0; r < 4; r++) {
-        char reg[16];
+        char reg[32];
         snprintf(reg, sizeof reg, "af[i][%d]", r);
         gpuir__cg_tc_reg(s, t, reg, 'x', (r & 1) * 8 * t->a_row + (r >> 1) * half, 1);
         gpuir__str_appendf(s, r == 3 ? "\n" : r == 1 ? "\n                    " : " ");
@@ -8563,7 +8563,7 @@ static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
         gpuir__str_appendf(s, "                    const %s *y = sb + (kk + q * %d) * %d + wn + j * 8 + g;\n",
                            t->elem, kq, GPUIR__TC_BROW);
     for (int r = 0; r < 2; r++) {
-        char reg[16];
+        char reg[32];
         snprintf(reg, sizeof reg, "bf[j][%d]", r);
         gpuir__str_appendf(s, r ? " " : "                    ");
         gpuir__cg_tc_reg(s, t, reg, 'y', r * half * (t->tb ? 1 : row), t->tb ? 1 : row);
