@@ -820,9 +820,13 @@ static gpuir_result gpuir__oom(gpuir_ctx *ctx, const char *what) {
 /* Checked arithmetic on sizes: false on overflow or negative operands. */
 static bool gpuir__mul_i64(int64_t a, int64_t b, int64_t *out) {
     if (a < 0 || b < 0) return false;
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_mul_overflow(a, b, out);      /* no division: the verifier calls this per dim */
+#else
     if (a != 0 && b > INT64_MAX / a) return false;
     *out = a * b;
     return true;
+#endif
 }
 
 static bool gpuir__is_ident_start(int c) {
