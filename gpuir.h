@@ -8468,7 +8468,7 @@ typedef struct gpuir__tc {
     int bk;                 /* k a stage: 64 bytes of it */
     int a_row;              /* elements a row of A (and B^T) in shared memory */
     const char *elem;       /* the element's C type in shared memory */
-    const char *mma;        /* GPUIR_MMA_F16, _BF16 or _TF32 */
+    const char *mma;        /* which GPUIR_MMA_*: F16, BF16 or TF32 */
 } gpuir__tc;
 
 #define GPUIR__TC_BROW 136                  /* elements a row of B in shared memory */
