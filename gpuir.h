@@ -5453,13 +5453,12 @@ static bool gpuir__is_elementwise(gpuir__op_class c) {
    its attributes are copied to a new range of the pool with the new one. */
 /* Copies op_id's attributes but `name` to the end of the pool; the caller
    pushes the new `name` and gpuir__attrs_adopt points the op at them. */
-static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, const char *name) {
+static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     uint32_t old = op->attrs, n = op->n_attrs;
-    gpuir__attr_key key = gpuir__attr_key_of(name);
     for (uint32_t i = 0; i < n; i++) {
         gpuir__attr a = m->attrs[old + i];
-        if (key ? a.key != key : strcmp(gpuir__string(m, a.name), name) != 0) stbds_arrput(m->attrs, a);
+        if (a.key != key) stbds_arrput(m->attrs, a);
     }
 }
 
@@ -5470,18 +5469,18 @@ static void gpuir__attrs_adopt(gpuir_module *m, uint32_t op_id, uint32_t first) 
 }
 
 /* Sets (adds or replaces) an integer attribute of an op. */
-static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, const char *name, int64_t v) {
+static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, int64_t v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
-    gpuir__attrs_copy_without(m, op_id, name);
-    gpuir__attr_push_int(m, name, GPUIR__ATTR_INT, v);
+    gpuir__attrs_copy_without(m, op_id, key);
+    gpuir__attr_push_int(m, gpuir__attr_keys[key].name, GPUIR__ATTR_INT, v);
     gpuir__attrs_adopt(m, op_id, first);
 }
 
 /* Sets (adds or replaces) an integer-list attribute of an op. */
-static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, const char *name, size_t n, const int64_t *v) {
+static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, size_t n, const int64_t *v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
-    gpuir__attrs_copy_without(m, op_id, name);
-    gpuir__attr_push_ints(m, name, n, v);
+    gpuir__attrs_copy_without(m, op_id, key);
+    gpuir__attr_push_ints(m, gpuir__attr_keys[key].name, n, v);
     gpuir__attrs_adopt(m, op_id, first);
 }
 
@@ -5572,7 +5571,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         } else if (cls == GPUIR__CLASS_REDUCE) {
             kinds[g] = GPUIR__GROUP_REDUCE;
         }
-        gpuir__set_int_attr(m, op_id, "fusion", g);
+        gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
     }
     GPUIR_FREE(uses);
     GPUIR_FREE(kinds);
@@ -6806,13 +6805,13 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
                 int64_t reduced, block[3] = {256, 1, 1};
                 gpuir__kernel_output(m, k, &kind, &reduced);
                 block[0] = gpuir__row_block(kind, reduced);
-                gpuir__set_ints_attr(m, op_id, "block", 3, block);
+                gpuir__set_ints_attr(m, op_id, GPUIR__KEY_BLOCK, 3, block);
                 continue;
             }
             int64_t grid[3], block[3];
             gpuir__choose_launch(m, k, grid, block);
-            gpuir__set_ints_attr(m, op_id, "grid", 3, grid);
-            gpuir__set_ints_attr(m, op_id, "block", 3, block);
+            gpuir__set_ints_attr(m, op_id, GPUIR__KEY_GRID, 3, grid);
+            gpuir__set_ints_attr(m, op_id, GPUIR__KEY_BLOCK, 3, block);
         }
     }
     return GPUIR_OK;
@@ -6855,7 +6854,7 @@ static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m) {
             gpuir_result r = gpuir__kernel_shared_bytes(
                 m, gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off))), &bytes);
             if (r) return r;
-            if (bytes) gpuir__set_int_attr(m, op_id, "smem", bytes);
+            if (bytes) gpuir__set_int_attr(m, op_id, GPUIR__KEY_SMEM, bytes);
         }
     }
     return GPUIR_OK;
@@ -7140,10 +7139,10 @@ static void gpuir__async_rewrite(gpuir__async *A) {
             gpuir__build_op(m, GPUIR_OP_GPU_WAIT, NULL, 0, first, 1, NULL);
         }
         if (A->stream[i] >= 0) {
-            gpuir__set_int_attr(m, ops[i], "stream", A->stream[i]);
+            gpuir__set_int_attr(m, ops[i], GPUIR__KEY_STREAM, A->stream[i]);
             if (stbds_arrlenu(A->waits[i]))
-                gpuir__set_ints_attr(m, ops[i], "wait", stbds_arrlenu(A->waits[i]), A->waits[i]);
-            if (A->event[i] >= 0) gpuir__set_int_attr(m, ops[i], "event", A->event[i]);
+                gpuir__set_ints_attr(m, ops[i], GPUIR__KEY_WAIT, stbds_arrlenu(A->waits[i]), A->waits[i]);
+            if (A->event[i] >= 0) gpuir__set_int_attr(m, ops[i], GPUIR__KEY_EVENT, A->event[i]);
         }
         gpuir__rewrite_keep(m, ops[i]);
     }
