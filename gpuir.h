@@ -519,7 +519,17 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
      emu_seed       0: a fixed seed. The emulator holds work on streams
                     until the host waits for it and then runs the streams
                     in a pseudo-random interleaving from this seed (stream
-                    order and event waits kept), so a missing wait shows */
+                    order and event waits kept), so a missing wait shows
+     graphs         false: each run issues its copies and launches one by
+                    one; true: a host function's first run records them
+                    as one graph (a CUDA graph; the emulator replays the
+                    recorded calls) and later runs with the same parameter
+                    sizes launch that graph (other sizes record again).
+                    The graph keeps its device buffers, all of them at
+                    once, and pinned staging for each copy with a host side
+                    until the program is destroyed. A function whose host
+                    ops touch a buffer after a device-to-host copy wrote it
+                    runs op by op (rt.exec, "graphs"). */
 typedef enum gpuir_backend {
     GPUIR_BACKEND_AUTO = 0,
     GPUIR_BACKEND_CUDA,     /* a GPU through libcuda and NVRTC */
@@ -534,6 +544,7 @@ typedef struct gpuir_program_desc {
     bool emu_sanitize;
     bool synchronous;
     uint64_t emu_seed;
+    bool graphs;
 } gpuir_program_desc;
 
 typedef struct gpuir_program gpuir_program;
@@ -575,6 +586,7 @@ typedef struct gpuir_program_stats {
     uint64_t h2d_copies, h2d_bytes, d2h_copies, d2h_bytes;
     uint64_t uploads, upload_bytes;
     uint64_t peak_device_bytes;     /* planned: the most any function holds at once */
+    uint64_t graph_records, graph_replays;  /* desc.graphs: runs that recorded, that replayed */
 } gpuir_program_stats;
 GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p);
 
@@ -8978,6 +8990,8 @@ typedef struct gpuir__CUmod_st *gpuir__CUmodule;
 typedef struct gpuir__CUfunc_st *gpuir__CUfunction;
 typedef struct gpuir__CUstream_st *gpuir__CUstream;
 typedef struct gpuir__CUevent_st *gpuir__CUevent;
+typedef struct gpuir__CUgraph_st *gpuir__CUgraph;
+typedef struct gpuir__CUgraphExec_st *gpuir__CUgraphExec;
 
 /* CUresult values this file tests for. */
 enum {
@@ -9025,7 +9039,8 @@ enum {
     GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1,
     GPUIR__CU_GET_PROC_ADDRESS_SUCCESS = 0,
     GPUIR__CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
-    GPUIR__CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+    GPUIR__CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
+    GPUIR__CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
 };
 
 /* The API version every entry point is resolved at (see the top). */
@@ -9087,7 +9102,15 @@ enum {
     X(cuEventElapsedTime,                                                            \
       (float *ms, gpuir__CUevent start, gpuir__CUevent end))          /* 2000  */    \
     X(cuStreamWaitEvent,                                                             \
-      (gpuir__CUstream s, gpuir__CUevent e, unsigned int flags))      /* 3020  */
+      (gpuir__CUstream s, gpuir__CUevent e, unsigned int flags))      /* 3020  */    \
+    X(cuStreamBeginCapture, (gpuir__CUstream s, int mode))            /* 10010 */    \
+    X(cuStreamEndCapture, (gpuir__CUstream s, gpuir__CUgraph *graph)) /* 10000 */    \
+    X(cuGraphInstantiateWithFlags,                                                   \
+      (gpuir__CUgraphExec *exec, gpuir__CUgraph graph,                               \
+       unsigned long long flags))                                     /* 11040 */    \
+    X(cuGraphLaunch, (gpuir__CUgraphExec exec, gpuir__CUstream s))    /* 10000 */    \
+    X(cuGraphExecDestroy, (gpuir__CUgraphExec exec))                  /* 10000 */    \
+    X(cuGraphDestroy, (gpuir__CUgraph graph))                         /* 10000 */
 
 /* A loaded CUDA driver. All zero when not loaded. */
 typedef struct gpuir__cuda {
@@ -9155,6 +9178,7 @@ static const struct { int code; const char *name, *text; } gpuir__cuda_error_tab
     {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
      "system has unsupported display driver / cuda driver combination"},
+    {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
     {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -9881,6 +9905,20 @@ typedef struct gpuir__drv {
        to it: illegal address, launch failure, ...), "" while it is not;
        owned by self, shared by every program on that context. */
     char *lost;
+    /* Graphs (desc.graphs). Pinned host memory, for the copies a graph
+       makes. Between capture_begin and capture_end the table records the
+       stream work it is given (copies, launches, event records and waits;
+       stream 0 too) instead of doing it; allocations, frees and host waits
+       are not allowed then. capture_begin gets the number of streams the
+       work may use; capture_end always ends the capture and makes the
+       recorded work one graph, launched whole after the work queued before
+       it, and destroyed with graph_destroy. */
+    int (*host_alloc)(void *self, void **p, size_t bytes);
+    int (*host_free)(void *self, void *p);
+    int (*capture_begin)(void *self, unsigned streams);
+    int (*capture_end)(void *self, void **graph);
+    int (*graph_launch)(void *self, void *graph);
+    int (*graph_destroy)(void *self, void *graph);
 } gpuir__drv;
 
 /* Errors after which CUDA's context is unusable (later calls fail too). */
@@ -9921,6 +9959,7 @@ struct gpuir_program {
     void **functions;               /* stb_ds: their handles, in that order */
     void *module;                   /* the loaded module */
     struct gpuir__resident *resident;  /* stb_ds: device copies of globals, kept across runs */
+    struct gpuir__graph *graphs;    /* stb_ds: desc.graphs: one per host function run so far */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
     gpuir_program_stats stats;
     unsigned n_streams, n_events;   /* what its host functions name (the async pass) */
@@ -9947,6 +9986,9 @@ typedef struct gpuir__cudart {
     gpuir__CUstream *streams;       /* stb_ds: table stream s is streams[s - 1] */
     gpuir__CUevent *events;         /* stb_ds: table event e is events[e - 1] */
     char lost[GPUIR__LOST_SIZE];    /* why the context is lost, or "" */
+    gpuir__CUstream origin;         /* graphs: captured on, and launched on (made on first use) */
+    gpuir__CUevent fork;            /* graphs: ties the other streams to a capture */
+    unsigned capturing;             /* while capturing: 1 + the streams the capture spans */
 } gpuir__cudart;
 
 static int gpuir__cudart_enter(void *self) {
@@ -9976,9 +10018,13 @@ static int gpuir__cudart_streams_reserve(void *self, unsigned streams, unsigned 
     }
     return 0;
 }
+/* Table stream s; stream 0 is the legacy stream, or the origin of a
+   capture while one is made (the legacy stream cannot be captured). */
 static gpuir__CUstream gpuir__cudart_stream(const gpuir__cudart *C, unsigned s) {
-    return s ? C->streams[s - 1] : NULL;
+    return s ? C->streams[s - 1] : C->capturing ? C->origin : NULL;
 }
+/* Whether a copy on table stream s must be the stream-ordered call. */
+static bool gpuir__cudart_async(const gpuir__cudart *C, unsigned s) { return s || C->capturing; }
 /* On a stream: stream-ordered (cuMemAllocAsync) where the device has
    memory pools; else cuMemAlloc, which may wait for the device. */
 static int gpuir__cudart_alloc(void *self, gpuir__dptr *p, size_t bytes, unsigned s) {
@@ -9995,15 +10041,18 @@ static int gpuir__cudart_free(void *self, gpuir__dptr p, unsigned s) {
 }
 static int gpuir__cudart_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    return s ? C->cu.cuMemcpyHtoDAsync(dst, src, n, gpuir__cudart_stream(C, s)) : C->cu.cuMemcpyHtoD(dst, src, n);
+    return gpuir__cudart_async(C, s) ? C->cu.cuMemcpyHtoDAsync(dst, src, n, gpuir__cudart_stream(C, s))
+                                     : C->cu.cuMemcpyHtoD(dst, src, n);
 }
 static int gpuir__cudart_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    return s ? C->cu.cuMemcpyDtoHAsync(dst, src, n, gpuir__cudart_stream(C, s)) : C->cu.cuMemcpyDtoH(dst, src, n);
+    return gpuir__cudart_async(C, s) ? C->cu.cuMemcpyDtoHAsync(dst, src, n, gpuir__cudart_stream(C, s))
+                                     : C->cu.cuMemcpyDtoH(dst, src, n);
 }
 static int gpuir__cudart_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    return s ? C->cu.cuMemcpyDtoDAsync(dst, src, n, gpuir__cudart_stream(C, s)) : C->cu.cuMemcpyDtoD(dst, src, n);
+    return gpuir__cudart_async(C, s) ? C->cu.cuMemcpyDtoDAsync(dst, src, n, gpuir__cudart_stream(C, s))
+                                     : C->cu.cuMemcpyDtoD(dst, src, n);
 }
 static int gpuir__cudart_record(void *self, unsigned e, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
@@ -10044,6 +10093,59 @@ static int gpuir__cudart_launch(void *self, void *fn, const unsigned grid[3], co
 }
 static int gpuir__cudart_sync(void *self) { return ((gpuir__cudart *)self)->cu.cuCtxSynchronize(); }
 
+/* ---- graphs: stream capture of a run's device work ---- */
+
+static int gpuir__cudart_host_alloc(void *self, void **p, size_t bytes) {
+    return ((gpuir__cudart *)self)->cu.cuMemAllocHost(p, bytes ? bytes : 1);
+}
+static int gpuir__cudart_host_free(void *self, void *p) { return ((gpuir__cudart *)self)->cu.cuMemFreeHost(p); }
+
+/* Starts capturing on the origin stream (thread-local mode: another
+   thread's CUDA calls are not disturbed) and forks the first `streams`
+   streams from it, so their work joins the capture. */
+static int gpuir__cudart_capture_begin(void *self, unsigned streams) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    int rc = C->origin ? 0 : C->cu.cuStreamCreate(&C->origin, GPUIR__CU_STREAM_NON_BLOCKING);
+    if (!rc && !C->fork) rc = C->cu.cuEventCreate(&C->fork, GPUIR__CU_EVENT_DISABLE_TIMING);
+    if (!rc && streams > stbds_arrlenu(C->streams)) rc = 1;            /* CUDA_ERROR_INVALID_VALUE */
+    if (!rc) rc = C->cu.cuStreamBeginCapture(C->origin, GPUIR__CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (rc) return rc;
+    C->capturing = 1 + streams;
+    rc = C->cu.cuEventRecord(C->fork, C->origin);
+    for (unsigned i = 0; i < streams && !rc; i++) rc = C->cu.cuStreamWaitEvent(C->streams[i], C->fork, 0);
+    return rc;
+}
+
+/* Joins the forked streams back into the origin, ends the capture (even
+   after a failure: the streams must leave capture mode) and instantiates
+   the graph. */
+static int gpuir__cudart_capture_end(void *self, void **graph) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    *graph = NULL;
+    if (!C->capturing) return 1;                                           /* CUDA_ERROR_INVALID_VALUE */
+    int rc = 0;
+    for (unsigned i = 0; i + 1 < C->capturing && !rc; i++) {
+        rc = C->cu.cuEventRecord(C->fork, C->streams[i]);
+        if (!rc) rc = C->cu.cuStreamWaitEvent(C->origin, C->fork, 0);
+    }
+    gpuir__CUgraph g = NULL;
+    int end = C->cu.cuStreamEndCapture(C->origin, &g);
+    C->capturing = 0;
+    gpuir__CUgraphExec exec = NULL;
+    if (!rc) rc = end;
+    if (!rc) rc = C->cu.cuGraphInstantiateWithFlags(&exec, g, 0);
+    if (g) C->cu.cuGraphDestroy(g);
+    *graph = rc ? NULL : (void *)exec;
+    return rc;
+}
+static int gpuir__cudart_graph_launch(void *self, void *graph) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    return C->cu.cuGraphLaunch((gpuir__CUgraphExec)graph, C->origin);
+}
+static int gpuir__cudart_graph_destroy(void *self, void *graph) {
+    return ((gpuir__cudart *)self)->cu.cuGraphExecDestroy((gpuir__CUgraphExec)graph);
+}
+
 /* Fills in the name and text of a CUresult the caller could not name from
    gpuir's table (both backends use it). */
 static void gpuir__cuda_error_lookup(int code, const char **name, const char **text) {
@@ -10068,10 +10170,13 @@ static void gpuir__cudart_describe(void *self, int code, const char **name, cons
 /* Releases what gpuir__cudart_open made. */
 static void gpuir__cudart_close(gpuir__cudart *C) {
     if (!C) return;
-    if ((stbds_arrlenu(C->streams) || stbds_arrlenu(C->events)) && C->cu.cuCtxPushCurrent(C->context) == 0) {
+    bool made = stbds_arrlenu(C->streams) || stbds_arrlenu(C->events) || C->origin || C->fork;
+    if (made && C->cu.cuCtxPushCurrent(C->context) == 0) {
         gpuir__CUcontext popped;
         for (size_t i = 0; i < stbds_arrlenu(C->streams); i++) C->cu.cuStreamDestroy(C->streams[i]);
         for (size_t i = 0; i < stbds_arrlenu(C->events); i++) C->cu.cuEventDestroy(C->events[i]);
+        if (C->origin) C->cu.cuStreamDestroy(C->origin);
+        if (C->fork) C->cu.cuEventDestroy(C->fork);
         C->cu.cuCtxPopCurrent(&popped);
     }
     stbds_arrfree(C->streams);
@@ -10119,7 +10224,9 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
                     gpuir__cudart_alloc, gpuir__cudart_free, gpuir__cudart_htod, gpuir__cudart_dtoh,
                     gpuir__cudart_dtod, gpuir__cudart_load, gpuir__cudart_unload, gpuir__cudart_function,
                     gpuir__cudart_launch, gpuir__cudart_record, gpuir__cudart_wait, gpuir__cudart_event_sync,
-                    gpuir__cudart_sync, gpuir__cudart_describe, C->lost};
+                    gpuir__cudart_sync, gpuir__cudart_describe, C->lost,
+                    gpuir__cudart_host_alloc, gpuir__cudart_host_free, gpuir__cudart_capture_begin,
+                    gpuir__cudart_capture_end, gpuir__cudart_graph_launch, gpuir__cudart_graph_destroy};
     p->drv = d;
     gpuir__limits lim = {(unsigned)C->dev.max_threads_per_block,
                          {(unsigned)C->dev.max_block_dim[0], (unsigned)C->dev.max_block_dim[1], (unsigned)C->dev.max_block_dim[2]},
@@ -11804,6 +11911,277 @@ static gpuir_result gpuir__run_release(gpuir__run *R, gpuir_result r) {
     return r;
 }
 
+/* ---- graphs: a function's device work recorded once, replayed ----
+   With desc.graphs, a host function's first run records its device work
+   (copies, launches, the streams' event waits) as one graph through the
+   table, and later runs with the same parameter sizes replay it: the host
+   ops still run (host allocations, constant fills, resident uploads), each
+   gpu.alloc gets the device buffer it had when recorded, copies with a host
+   side go through pinned staging buffers the graph owns (inputs are copied
+   in where the program copies them, results out after the graph ends), and
+   the launches, copies and waits are one table call. Sizes that differ
+   record again. A function whose host ops read or write a buffer after a
+   device-to-host copy wrote it cannot be replayed this way (its results
+   reach the host only at the end) and runs op by op. */
+
+/* A pinned staging buffer of a copy with a host side. */
+typedef struct gpuir__graph_stage {
+    void *host;
+    size_t bytes;
+    uint32_t result;        /* device to host: the host buffer it fills after the graph; else 0 */
+} gpuir__graph_stage;
+
+typedef struct gpuir__graph_buffer {
+    gpuir__dptr dev;
+    size_t bytes;
+} gpuir__graph_buffer;
+
+typedef struct gpuir__graph {
+    uint32_t func;
+    bool eligible;                  /* see gpuir__graph_eligible; decided once */
+    int64_t *key;                   /* stb_ds: every parameter's dims when it was recorded */
+    void *exec;                     /* the table's graph; NULL until recorded */
+    gpuir__graph_buffer *buffers;   /* stb_ds: each gpu.alloc's, in op order */
+    gpuir__graph_stage *stages;     /* stb_ds: each host-side gpu.memcpy's, in op order */
+    gpuir_program_stats once;       /* the launches and copies of one replay */
+} gpuir__graph;
+
+/* Whether no host op but a return, a free or a view touches a host buffer
+   after a device-to-host copy wrote it (the rule above). */
+static bool gpuir__graph_eligible(const gpuir_module *m, const gpuir__func *f) {
+    bool *written = (bool *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *written);
+    bool ok = written != NULL;      /* without the memory to decide: op by op */
+    for (size_t i = 0; ok && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        bool to_host = op->kind == GPUIR_OP_GPU_MEMCPY &&
+                       gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.space == GPUIR_SPACE_HOST &&
+                       gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.space == GPUIR_SPACE_DEVICE;
+        if (to_host) written[gpuir__view_base(m, gpuir__op_operand(m, op, 0))] = true;
+        bool touches = !to_host && op->kind != GPUIR_OP_RETURN && op->kind != GPUIR_OP_MEMREF_DEALLOC &&
+                       op->kind != GPUIR_OP_MEMREF_RESHAPE;
+        for (uint32_t o = 0; touches && ok && o < op->n_operands; o++) {
+            uint32_t v = gpuir__op_operand(m, op, o);
+            ok = !written[gpuir__view_base(m, v)];
+        }
+    }
+    GPUIR_FREE(written);
+    return ok;
+}
+
+/* Frees what a graph holds and forgets its recording (the device is idle). */
+static void gpuir__graph_drop(gpuir_program *p, gpuir__graph *G) {
+    const gpuir__drv *d = &p->drv;
+    if (G->exec) d->graph_destroy(d->self, G->exec);
+    for (size_t i = 0; i < stbds_arrlenu(G->buffers); i++)
+        if (G->buffers[i].dev) d->mem_free(d->self, G->buffers[i].dev, 0);
+    for (size_t i = 0; i < stbds_arrlenu(G->stages); i++) d->host_free(d->self, G->stages[i].host);
+    stbds_arrfree(G->buffers);
+    stbds_arrfree(G->stages);
+    stbds_arrfree(G->key);
+    G->exec = NULL;
+}
+
+/* The graph of host function fid, made (not yet recorded) on first use. */
+static gpuir__graph *gpuir__graph_of(gpuir_program *p, uint32_t fid) {
+    for (size_t i = 0; i < stbds_arrlenu(p->graphs); i++)
+        if (p->graphs[i].func == fid) return &p->graphs[i];
+    gpuir__graph G;
+    memset(&G, 0, sizeof G);
+    G.func = fid;
+    G.eligible = gpuir__graph_eligible(p->m, gpuir__func_at(p->m, fid));
+    stbds_arrput(p->graphs, G);
+    return &stbds_arrlast(p->graphs);
+}
+
+/* Whether the graph was recorded with the sizes this run's parameters have. */
+static bool gpuir__graph_fits(const gpuir__run *R, const gpuir__graph *G, const gpuir__func *f) {
+    size_t k = 0;
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
+        const gpuir__slot *s = &R->slots[f->params[i] - 1];
+        for (int a = 0; a < gpuir__value_at(R->p->m, f->params[i])->type.rank; a++, k++)
+            if (k >= stbds_arrlenu(G->key) || G->key[k] != s->dims[a]) return false;
+    }
+    return k == stbds_arrlenu(G->key);
+}
+
+static void gpuir__graph_set_key(const gpuir__run *R, gpuir__graph *G, const gpuir__func *f) {
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
+        for (int a = 0; a < gpuir__value_at(R->p->m, f->params[i])->type.rank; a++)
+            stbds_arrput(G->key, R->slots[f->params[i] - 1].dims[a]);
+}
+
+/* gpu.alloc while preparing: a new buffer the graph keeps when recording,
+   else the one it kept. */
+static gpuir_result gpuir__graph_alloc(gpuir__run *R, gpuir__graph *G, const gpuir__op *op, bool record, size_t *next) {
+    gpuir_program *p = R->p;
+    int64_t dims[GPUIR_MAX_RANK];
+    gpuir__run_alloc_dims(R, op, dims);
+    if (gpuir__run_shape(R, op->result, dims)) return p->ctx->result;
+    gpuir__slot *s = &R->slots[op->result - 1];
+    if (!record) {
+        if (*next >= stbds_arrlenu(G->buffers) || G->buffers[*next].bytes != s->bytes)
+            return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "a recorded graph does not match its function (op %u)",
+                               (unsigned)(op - p->m->ops) + 1);
+        s->dev = G->buffers[(*next)++].dev;
+        return GPUIR_OK;
+    }
+    gpuir__graph_buffer b = {0, s->bytes};
+    if (b.bytes && gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &b.dev, b.bytes, 0), "cuMemAlloc",
+                                    "allocating a device buffer for a graph"))
+        return p->ctx->result;
+    stbds_arrput(G->buffers, b);
+    s->dev = b.dev;
+    return GPUIR_OK;
+}
+
+/* The host side of a gpu.memcpy (0: device to device) and whether the
+   copy goes to the host. */
+static uint32_t gpuir__graph_host_side(const gpuir_module *m, const gpuir__op *op, bool *to_host) {
+    uint32_t dst = gpuir__op_operand(m, op, 0), src = gpuir__op_operand(m, op, 1);
+    *to_host = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_HOST;
+    if (*to_host) return dst;
+    return gpuir__value_at(m, src)->type.space == GPUIR_SPACE_HOST ? src : 0;
+}
+
+/* gpu.memcpy while preparing: its staging buffer (new when recording);
+   a copy to the device takes its data now, where the program copies it. */
+static gpuir_result gpuir__graph_stage_copy(gpuir__run *R, gpuir__graph *G, const gpuir__op *op, bool record,
+                                            size_t *next) {
+    gpuir_program *p = R->p;
+    bool to_host;
+    uint32_t hv = gpuir__graph_host_side(p->m, op, &to_host);
+    if (!hv) return GPUIR_OK;
+    uint32_t dev = gpuir__op_operand(p->m, op, to_host ? 1 : 0);
+    size_t bytes = R->slots[hv - 1].bytes;
+    if (R->slots[dev - 1].bytes != bytes)
+        return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "copying %zu bytes (op %u): the other side has %zu bytes (their "
+                           "dynamic sizes differ)", bytes, (unsigned)(op - p->m->ops) + 1, R->slots[dev - 1].bytes);
+    gpuir__graph_stage st = {NULL, bytes, to_host ? hv : 0};
+    if (record) {
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.host_alloc(p->drv.self, &st.host, bytes), "cuMemAllocHost",
+                             "allocating pinned staging memory for a graph"))
+            return p->ctx->result;
+        stbds_arrput(G->stages, st);
+    } else if (*next >= stbds_arrlenu(G->stages) || G->stages[*next].bytes != bytes)
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "a recorded graph does not match its function (op %u)",
+                           (unsigned)(op - p->m->ops) + 1);
+    void *staging = G->stages[(*next)++].host, *host = NULL;
+    if (to_host || !bytes) return GPUIR_OK;
+    if (gpuir__run_host(R, hv, &host, "staging a copy to the device")) return p->ctx->result;
+    memcpy(staging, host, bytes);
+    return GPUIR_OK;
+}
+
+/* Runs the function's host ops and readies its device buffers and
+   staging; the device work waits for the graph. */
+static gpuir_result gpuir__graph_prepare(gpuir__run *R, gpuir__graph *G, const gpuir__func *f, bool record) {
+    size_t next_buffer = 0, next_stage = 0;
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(R->p->m, f->ops[i]);
+        switch (op->kind) {
+        case GPUIR_OP_GPU_ALLOC: r = gpuir__graph_alloc(R, G, op, record, &next_buffer); break;
+        case GPUIR_OP_GPU_MEMCPY: r = gpuir__graph_stage_copy(R, G, op, record, &next_stage); break;
+        case GPUIR_OP_GPU_DEALLOC: case GPUIR_OP_GPU_LAUNCH_FUNC: case GPUIR_OP_GPU_WAIT: break;
+        default: r = gpuir__run_op(R, op);
+        }
+    }
+    return r;
+}
+
+/* For the allocations and frees a graph leaves out: their streams still
+   wait and record as the async pass said. */
+static gpuir_result gpuir__run_nothing(gpuir__run *R, const gpuir__op *op) {
+    (void)R;
+    (void)op;
+    return GPUIR_OK;
+}
+
+/* A captured gpu.memcpy: its host side is its staging buffer. */
+static gpuir_result gpuir__graph_capture_copy(gpuir__run *R, const gpuir__op *op, void *staging) {
+    bool to_host;
+    uint32_t hv = gpuir__graph_host_side(R->p->m, op, &to_host);
+    void *host = hv ? R->slots[hv - 1].host : NULL;
+    if (hv) R->slots[hv - 1].host = staging;
+    gpuir_result r = gpuir__run_stream_op(R, op, gpuir__run_copy);
+    if (hv) R->slots[hv - 1].host = host;
+    return r;
+}
+
+/* Records the function's device work as the graph (prepared first). */
+static gpuir_result gpuir__graph_record(gpuir__run *R, gpuir__graph *G, const gpuir__func *f) {
+    gpuir_program *p = R->p;
+    const gpuir__drv *d = &p->drv;
+    gpuir_program_stats before = p->stats;
+    if (gpuir__drv_check(p->ctx, d, d->capture_begin(d->self, p->n_streams), "cuStreamBeginCapture",
+                         "recording a graph"))
+        return p->ctx->result;
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0, stage = 0; !r && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(p->m, f->ops[i]);
+        bool to_host;
+        switch (op->kind) {
+        case GPUIR_OP_GPU_MEMCPY:
+            r = gpuir__graph_capture_copy(R, op, gpuir__graph_host_side(p->m, op, &to_host) ? G->stages[stage++].host : NULL);
+            break;
+        case GPUIR_OP_GPU_LAUNCH_FUNC: r = gpuir__run_stream_op(R, op, gpuir__run_launch); break;
+        case GPUIR_OP_GPU_ALLOC: case GPUIR_OP_GPU_DEALLOC: r = gpuir__run_stream_op(R, op, gpuir__run_nothing); break;
+        default: break;
+        }
+    }
+    int rc = d->capture_end(d->self, &G->exec);
+    if (!r) r = gpuir__drv_check(p->ctx, d, rc, "cuStreamEndCapture", "recording a graph");
+    if (r && G->exec) d->graph_destroy(d->self, G->exec);      /* a part of the work: never replayed */
+    if (r) G->exec = NULL;
+    G->once = p->stats;
+    G->once.launches -= before.launches;
+    G->once.h2d_copies -= before.h2d_copies;
+    G->once.h2d_bytes -= before.h2d_bytes;
+    G->once.d2h_copies -= before.d2h_copies;
+    G->once.d2h_bytes -= before.d2h_bytes;
+    return r;
+}
+
+/* Runs a function through its graph: recorded first when there is none
+   for these sizes, then launched. The results reach the host in
+   gpuir__graph_finish, after the device is done. */
+static gpuir_result gpuir__graph_run(gpuir__run *R, gpuir__graph *G, const gpuir__func *f) {
+    gpuir_program *p = R->p;
+    bool record = !G->exec || !gpuir__graph_fits(R, G, f);
+    if (record) {
+        gpuir__graph_drop(p, G);
+        gpuir__graph_set_key(R, G, f);
+    }
+    gpuir_result r = gpuir__graph_prepare(R, G, f, record);
+    if (!r && record) r = gpuir__graph_record(R, G, f);
+    if (r) return r;
+    if (record) p->stats.graph_records++;
+    else {
+        p->stats.graph_replays++;
+        p->stats.launches += G->once.launches;
+        p->stats.h2d_copies += G->once.h2d_copies;
+        p->stats.h2d_bytes += G->once.h2d_bytes;
+        p->stats.d2h_copies += G->once.d2h_copies;
+        p->stats.d2h_bytes += G->once.d2h_bytes;
+    }
+    return gpuir__drv_check(p->ctx, &p->drv, p->drv.graph_launch(p->drv.self, G->exec), "cuGraphLaunch",
+                            "launching a recorded graph");
+}
+
+/* After the device is done: results from staging into their host buffers
+   (those the function has not freed); a recording that failed is dropped. */
+static void gpuir__graph_finish(gpuir__run *R, gpuir__graph *G, gpuir_result r) {
+    if (r) {
+        if (!G->exec) gpuir__graph_drop(R->p, G);
+        return;
+    }
+    for (size_t i = 0; i < stbds_arrlenu(G->stages); i++) {
+        const gpuir__graph_stage *st = &G->stages[i];
+        void *host = st->result ? R->slots[st->result - 1].host : NULL;
+        if (host && st->bytes) memcpy(host, st->host, st->bytes);
+    }
+}
+
 /* The function a run names, or the module's only host function. */
 static uint32_t gpuir__program_func(gpuir_program *p, const char *name) {
     gpuir_module *m = p->m;
@@ -11841,16 +12219,17 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     bool entered = r == GPUIR_OK;
     if (!r) r = gpuir__run_bind(&R, f, n_inputs, inputs);
     if (!r) r = gpuir__run_reserve(&R);
-    const gpuir__op *ret = NULL;
-    for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(p->m, f->ops[i]);
-        if (op->kind == GPUIR_OP_RETURN) ret = op;
-        r = gpuir__run_op(&R, op);
-    }
+    gpuir__graph *G = !r && p->desc.graphs ? gpuir__graph_of(p, fid) : NULL;
+    if (G && !G->eligible) G = NULL;
+    if (G) r = gpuir__graph_run(&R, G, f);
+    for (size_t i = 0; !r && !G && i < stbds_arrlenu(f->ops); i++) r = gpuir__run_op(&R, gpuir__op_at(p->m, f->ops[i]));
     if (entered) {      /* queued work and frees finish even after a failure */
         int rc = p->drv.synchronize(p->drv.self);
         if (!r) r = gpuir__drv_check(ctx, &p->drv, rc, "cuCtxSynchronize", "finishing a run");
     }
+    if (G) gpuir__graph_finish(&R, G, r);
+    const gpuir__op *ret = stbds_arrlenu(f->ops) ? gpuir__op_at(p->m, stbds_arrlast(f->ops)) : NULL;
+    if (ret && ret->kind != GPUIR_OP_RETURN) ret = NULL;
     if (!r && ret) r = gpuir__run_outputs(&R, ret, n_outputs, outputs);
     r = gpuir__run_release(&R, r);
     if (entered) {
@@ -11989,14 +12368,16 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     for (size_t i = 0; i < stbds_arrlenu(ctx->programs); i++)
         if (ctx->programs[i] == p) { stbds_arrdel(ctx->programs, i); break; }
     gpuir__fault_unwrap(p);                      /* teardown is not under test */
-    if ((p->module || stbds_arrlenu(p->resident)) && p->drv.enter) {
+    if ((p->module || stbds_arrlenu(p->resident) || stbds_arrlenu(p->graphs)) && p->drv.enter) {
         p->drv.enter(p->drv.self);
         for (size_t i = 0; i < stbds_arrlenu(p->resident); i++)
             if (p->resident[i].dev) p->drv.mem_free(p->drv.self, p->resident[i].dev, 0);
+        for (size_t i = 0; i < stbds_arrlenu(p->graphs); i++) gpuir__graph_drop(p, &p->graphs[i]);
         if (p->module) p->drv.module_unload(p->drv.self, p->module);
         p->drv.leave(p->drv.self);
     }
     stbds_arrfree(p->resident);
+    stbds_arrfree(p->graphs);
     if (p->backend == GPUIR_BACKEND_CUDA) gpuir__cuda_backend_close(p);
     if (p->backend == GPUIR_BACKEND_EMU) gpuir__emu_close(p);
     GPUIR_FREE(p->source);
@@ -12120,6 +12501,42 @@ static int gpuir__fault_sync(void *self) {
     int hit = gpuir__fault_hit(F, 1);
     return hit ? hit : rc;
 }
+static int gpuir__fault_host_alloc(void *self, void **ptr, size_t bytes) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);
+    return rc ? rc : F->inner.host_alloc(F->inner.self, ptr, bytes);
+}
+static int gpuir__fault_host_free(void *self, void *ptr) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.host_free(F->inner.self, ptr);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_capture_begin(void *self, unsigned streams) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 900);                  /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+    return rc ? rc : F->inner.capture_begin(F->inner.self, streams);
+}
+/* A failed end still ends the capture and keeps no graph. */
+static int gpuir__fault_capture_end(void *self, void **graph) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.capture_end(F->inner.self, graph);
+    int hit = gpuir__fault_hit(F, 1);
+    if (hit && *graph) F->inner.graph_destroy(F->inner.self, *graph);
+    if (hit) *graph = NULL;
+    return hit ? hit : rc;
+}
+static int gpuir__fault_graph_launch(void *self, void *graph) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.graph_launch(F->inner.self, graph);
+}
+static int gpuir__fault_graph_destroy(void *self, void *graph) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.graph_destroy(F->inner.self, graph);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
 static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
     GPUIR__FAULT_SELF;
     F->inner.describe(F->inner.self, code, name, text, detail);
@@ -12136,7 +12553,8 @@ static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
                     gpuir__fault_free, gpuir__fault_htod, gpuir__fault_dtoh, gpuir__fault_dtod, gpuir__fault_load,
                     gpuir__fault_unload, gpuir__fault_function, gpuir__fault_launch, gpuir__fault_record,
                     gpuir__fault_wait, gpuir__fault_event_sync, gpuir__fault_sync, gpuir__fault_describe,
-                    p->drv.lost};
+                    p->drv.lost, gpuir__fault_host_alloc, gpuir__fault_host_free, gpuir__fault_capture_begin,
+                    gpuir__fault_capture_end, gpuir__fault_graph_launch, gpuir__fault_graph_destroy};
     p->drv = d;
     p->fault = F;
     return GPUIR_OK;
@@ -12998,7 +13416,8 @@ static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
 
 enum {                       /* the CUresult values the emulator returns */
     GPUIR__CU_INVALID_VALUE = 1, GPUIR__CU_OUT_OF_MEMORY = 2, GPUIR__CU_INVALID_IMAGE = 200,
-    GPUIR__CU_NOT_FOUND = 500, GPUIR__CU_ILLEGAL_ADDRESS = 700, GPUIR__CU_LAUNCH_FAILED = 719
+    GPUIR__CU_NOT_FOUND = 500, GPUIR__CU_ILLEGAL_ADDRESS = 700, GPUIR__CU_LAUNCH_FAILED = 719,
+    GPUIR__CU_CAPTURE_UNSUPPORTED = 900
 };
 
 /* Work queued on an emulated stream. */
@@ -13023,6 +13442,16 @@ typedef struct gpuir__emu_stream {
     gpuir__emu_cmd *cmds;               /* stb_ds: the queue, from head */
     size_t head;
 } gpuir__emu_stream;
+
+/* A table call recorded while capturing: replayed as the same call. */
+typedef struct gpuir__emu_call {
+    unsigned stream;
+    gpuir__emu_cmd cmd;                 /* RECORD and WAIT: only the event counts */
+} gpuir__emu_call;
+
+typedef struct gpuir__emu_graph {
+    gpuir__emu_call *calls;             /* stb_ds, in the order they were made */
+} gpuir__emu_graph;
 
 /* An emulated device allocation. A freed one stays (unused) until every
    stream is idle, so queued work that still touches it is caught. */
@@ -13051,6 +13480,9 @@ typedef struct gpuir__emu {
     uint64_t tickets;             /* records made so far */
     uint64_t rng;                 /* xorshift state: which ready stream runs next */
     int failed;                   /* the first queued command that failed (a CUresult), kept until a sync */
+    bool capturing;               /* calls go to `captured` instead of running */
+    gpuir__emu_call *captured;    /* stb_ds: the capture being made */
+    size_t live_graphs, live_host;  /* graphs and pinned host buffers not yet released */
     char detail[1024];      /* what went wrong in the last failed call */
     char lost[GPUIR__LOST_SIZE];  /* why the emulated context is lost, or "" */
 } gpuir__emu;
@@ -13062,9 +13494,18 @@ typedef struct gpuir__emu_module {
 
 static int gpuir__emu_nop(void *self) { (void)self; return 0; }
 
+/* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for a call a capture cannot hold. */
+static int gpuir__emu_not_while_capturing(gpuir__emu *E, const char *call) {
+    if (!E->capturing) return 0;
+    snprintf(E->detail, sizeof E->detail, "%s while a graph is being captured", call);
+    return GPUIR__CU_CAPTURE_UNSUPPORTED;
+}
+
 static int gpuir__emu_mem_alloc(void *self, gpuir__dptr *p, size_t bytes, unsigned stream) {
     gpuir__emu *E = (gpuir__emu *)self;
     (void)stream;                        /* usable in stream order at once */
+    int busy = gpuir__emu_not_while_capturing(E, "an allocation");
+    if (busy) return busy;
     void *mem = GPUIR_MALLOC(bytes ? bytes : 1);
     if (!mem) return GPUIR__CU_OUT_OF_MEMORY;
     memset(mem, 0xff, bytes);            /* poison: reads of unwritten data show (NaN) */
@@ -13211,8 +13652,17 @@ static int gpuir__emu_enqueue(gpuir__emu *E, unsigned stream, gpuir__emu_cmd *c)
     return 0;
 }
 
+/* While capturing: keeps the call (a launch's arguments go with it). */
+static int gpuir__emu_capture(gpuir__emu *E, unsigned stream, const gpuir__emu_cmd *c) {
+    if (stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_call call = {stream, *c};
+    stbds_arrput(E->captured, call);
+    return 0;
+}
+
 /* Stream 0 work runs now, after everything queued (the legacy stream). */
 static int gpuir__emu_submit(gpuir__emu *E, unsigned stream, gpuir__emu_cmd *c) {
+    if (E->capturing) return gpuir__emu_capture(E, stream, c);
     if (stream) return gpuir__emu_enqueue(E, stream, c);
     int rc = gpuir__emu_drain(E, 0);
     int rc2 = gpuir__emu_exec(E, c);
@@ -13231,6 +13681,8 @@ static int gpuir__emu_streams_reserve(void *self, unsigned streams, unsigned eve
 }
 
 static int gpuir__emu_mem_free(void *self, gpuir__dptr p, unsigned stream) {
+    int busy = gpuir__emu_not_while_capturing((gpuir__emu *)self, "a free");
+    if (busy) return busy;
     if (!p) return GPUIR__CU_INVALID_VALUE;
     gpuir__emu_cmd c;
     memset(&c, 0, sizeof c);
@@ -13268,6 +13720,7 @@ static int gpuir__emu_event_record(void *self, unsigned e, unsigned stream) {
     memset(&c, 0, sizeof c);
     c.kind = GPUIR__EMU_RECORD;
     c.event = e;
+    if (E->capturing) return gpuir__emu_capture(E, stream, &c);       /* its ticket comes at each replay */
     c.ticket = ++E->tickets;
     E->events[e - 1].recorded = c.ticket;
     return gpuir__emu_submit(E, stream, &c);
@@ -13276,11 +13729,12 @@ static int gpuir__emu_event_record(void *self, unsigned e, unsigned stream) {
 static int gpuir__emu_stream_wait(void *self, unsigned stream, unsigned e) {
     gpuir__emu *E = (gpuir__emu *)self;
     if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
-    if (!stream) return gpuir__emu_drain(E, e);
     gpuir__emu_cmd c;
     memset(&c, 0, sizeof c);
     c.kind = GPUIR__EMU_WAIT;
     c.event = e;
+    if (E->capturing) return gpuir__emu_capture(E, stream, &c);
+    if (!stream) return gpuir__emu_drain(E, e);
     c.ticket = E->events[e - 1].recorded;      /* never recorded: 0, done at once (as CUDA) */
     return gpuir__emu_enqueue(E, stream, &c);
 }
@@ -13288,10 +13742,98 @@ static int gpuir__emu_stream_wait(void *self, unsigned stream, unsigned e) {
 static int gpuir__emu_event_sync(void *self, unsigned e) {
     gpuir__emu *E = (gpuir__emu *)self;
     if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
-    return gpuir__emu_drain(E, e);
+    int busy = gpuir__emu_not_while_capturing(E, "a host wait for an event");
+    return busy ? busy : gpuir__emu_drain(E, e);
 }
 
-static int gpuir__emu_sync(void *self) { return gpuir__emu_drain((gpuir__emu *)self, 0); }
+static int gpuir__emu_sync(void *self) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    int busy = gpuir__emu_not_while_capturing(E, "a synchronize");
+    return busy ? busy : gpuir__emu_drain(E, 0);
+}
+
+/* ---- graphs: captured calls, replayed in order ---- */
+
+static int gpuir__emu_host_alloc(void *self, void **p, size_t bytes) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    *p = GPUIR_MALLOC(bytes ? bytes : 1);
+    if (!*p) return GPUIR__CU_OUT_OF_MEMORY;
+    E->live_host++;
+    return 0;
+}
+static int gpuir__emu_host_free(void *self, void *p) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!p) return GPUIR__CU_INVALID_VALUE;
+    GPUIR_FREE(p);
+    E->live_host--;
+    return 0;
+}
+
+static int gpuir__emu_capture_begin(void *self, unsigned streams) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (E->capturing || streams > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
+    E->capturing = true;
+    return 0;
+}
+
+/* Frees what a list of captured calls holds (launch arguments). */
+static void gpuir__emu_calls_free(gpuir__emu_call *calls) {
+    for (size_t i = 0; i < stbds_arrlenu(calls); i++)
+        if (calls[i].cmd.kind == GPUIR__EMU_LAUNCH) GPUIR_FREE(calls[i].cmd.args);
+    stbds_arrfree(calls);
+}
+
+static int gpuir__emu_capture_end(void *self, void **graph) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    *graph = NULL;
+    if (!E->capturing) return GPUIR__CU_INVALID_VALUE;
+    E->capturing = false;
+    gpuir__emu_graph *g = (gpuir__emu_graph *)gpuir__calloc(1, sizeof *g);
+    if (!g) {
+        gpuir__emu_calls_free(E->captured);
+        E->captured = NULL;
+        return GPUIR__CU_OUT_OF_MEMORY;
+    }
+    g->calls = E->captured;
+    E->captured = NULL;
+    E->live_graphs++;
+    *graph = g;
+    return 0;
+}
+
+/* Makes each captured call again, in order (a launch with a copy of its
+   arguments: running it frees them). */
+static int gpuir__emu_graph_launch(void *self, void *graph) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    const gpuir__emu_graph *g = (const gpuir__emu_graph *)graph;
+    if (!g || E->capturing) return GPUIR__CU_INVALID_VALUE;
+    int rc = 0;
+    for (size_t i = 0; i < stbds_arrlenu(g->calls) && !rc; i++) {
+        const gpuir__emu_call *call = &g->calls[i];
+        gpuir__emu_cmd c = call->cmd;
+        if (c.kind == GPUIR__EMU_RECORD) rc = gpuir__emu_event_record(E, c.event, call->stream);
+        else if (c.kind == GPUIR__EMU_WAIT) rc = gpuir__emu_stream_wait(E, call->stream, c.event);
+        else {
+            if (c.kind == GPUIR__EMU_LAUNCH) {
+                c.args = (gpuir__dptr *)GPUIR_MALLOC((c.n_args ? c.n_args : 1) * sizeof *c.args);
+                if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
+                memcpy(c.args, call->cmd.args, c.n_args * sizeof *c.args);
+            }
+            rc = gpuir__emu_submit(E, call->stream, &c);
+        }
+    }
+    return rc;
+}
+
+static int gpuir__emu_graph_destroy(void *self, void *graph) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    gpuir__emu_graph *g = (gpuir__emu_graph *)graph;
+    if (!g) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_calls_free(g->calls);
+    GPUIR_FREE(g);
+    E->live_graphs--;
+    return 0;
+}
 
 /* A new file in the temporary directory, created 0600 and exclusively. */
 static int gpuir__emu_temp_file(char *path, size_t size, const char *stem) {
@@ -13461,7 +14003,8 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
                     gpuir__emu_mem_free, gpuir__emu_htod, gpuir__emu_dtoh, gpuir__emu_dtod, gpuir__emu_module_load,
                     gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_event_record,
                     gpuir__emu_stream_wait, gpuir__emu_event_sync, gpuir__emu_sync, gpuir__emu_describe,
-                    E->lost};
+                    E->lost, gpuir__emu_host_alloc, gpuir__emu_host_free, gpuir__emu_capture_begin,
+                    gpuir__emu_capture_end, gpuir__emu_graph_launch, gpuir__emu_graph_destroy};
     p->drv = d;
     gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20};
     p->limits = lim;
@@ -13474,7 +14017,8 @@ static void gpuir__emu_close(gpuir_program *p) {
     /* Runs free what they allocate and destroy frees resident copies and the
        module first: anything still live here is a gpuir bug. */
     gpuir__emu_drain(E, 0);
-    GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0);
+    GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0 && E->live_graphs == 0 && E->live_host == 0);
+    gpuir__emu_calls_free(E->captured);
     for (size_t s = 0; s < stbds_arrlenu(E->streams); s++) stbds_arrfree(E->streams[s].cmds);
     stbds_arrfree(E->streams);
     stbds_arrfree(E->allocs);

@@ -2,7 +2,8 @@
 # On a machine with an NVIDIA GPU: builds the backend tests and gpuir-bench,
 # runs every test program on CUDA, then under compute-sanitizer's memcheck
 # (with leak check), racecheck, initcheck and synccheck, then the seed
-# example and the compile, matmul (f32, tf32, f16, bf16) and bandwidth benchmarks. Logs go to $OUT (default build/gpu-check); a summary is printed.
+# example and the compile, matmul (f32, tf32, f16, bf16), bandwidth and launch benchmarks;
+# the backend tests run once more recording and replaying graphs. Logs go to $OUT (default build/gpu-check); a summary is printed.
 #   tools/gpu-check.sh [STB_INCLUDE_DIR]
 # Without libstb on the machine, pass a directory holding stb_ds.h: gpuir
 # then compiles stb_ds itself.
@@ -20,6 +21,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 GPUIR_TEST_BACKENDS=cuda "$OUT/test_backends" > "$OUT/cuda.txt" 2>&1
 echo "cuda: $(grep -c '^PASS' "$OUT/cuda.txt") passed, $(grep -c '^FAIL' "$OUT/cuda.txt") failed, $(grep -c '^SKIP' "$OUT/cuda.txt") skipped"
 grep '^FAIL' "$OUT/cuda.txt" | head -20
+GPUIR_TEST_BACKENDS=cuda GPUIR_TEST_GRAPHS=1 "$OUT/test_backends" > "$OUT/cuda-graphs.txt" 2>&1
+echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '^FAIL' "$OUT/cuda-graphs.txt") failed"
+grep '^FAIL' "$OUT/cuda-graphs.txt" | head -20
 if command -v compute-sanitizer >/dev/null 2>&1; then
     for tool in memcheck racecheck initcheck synccheck; do
         extra=""; [ $tool = memcheck ] && extra="--leak-check full"
@@ -35,7 +39,7 @@ echo "examples/seed_matmul: exit $?"; grep -E '^(backend|run)' "$OUT/seed-matmul
 for f in tests/bench/seed_matmul.gir tests/bench/seed_matmul_bf16.gir tests/bench/elementwise.gir; do
     "$OUT/gpuir-bench" compile $f 2>&1 | grep -v '^bench '
 done
-for b in matmul "matmul --dtype=tf32" "matmul --dtype=f16" "matmul --dtype=bf16" bandwidth; do
+for b in matmul "matmul --dtype=tf32" "matmul --dtype=f16" "matmul --dtype=bf16" bandwidth launch; do
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
     "$OUT/gpuir-bench" $b > "$log" 2>&1
     echo "gpuir-bench $b: exit $?"

@@ -4,6 +4,10 @@
    random inputs from a fixed seed, compared within the backend's tolerance
    (gpuir_backend_tolerance). A function with dynamic dims (`?`) runs at
    several sizes from the same compiled program.
+   With GPUIR_TEST_GRAPHS=1 the programs record graphs (desc.graphs) and
+   each function runs twice per size, with new inputs: recorded, then
+   replayed (tools/gpu-check.sh does this on CUDA; tests/api/test_graphs.c
+   covers the emulator).
    One PASS/FAIL/SKIP line per file, backend, function (and size). */
 #define _POSIX_C_SOURCE 200809L
 #define GPUIR_IMPLEMENTATION
@@ -15,6 +19,7 @@
 static const char *const dirs[] = {"tests/ir/ref", "tests/ir/codegen", "tests/ir/run"};
 
 static int failures;
+static bool graphs;     /* GPUIR_TEST_GRAPHS */
 
 static void report(const char *status, const char *backend, const char *file, const char *func, const char *why) {
     printf("%s %s: %s @%s%s%s%s\n", status, backend, file, func, why ? " (" : "", why ? why : "", why ? ")" : "");
@@ -22,13 +27,14 @@ static void report(const char *status, const char *backend, const char *file, co
 }
 
 /* Runs function f on the program and the interpreter from the same random
-   inputs, each dynamic dim `dyn` long (-1: none), and compares. */
+   inputs (run `again` > 0: other ones), each dynamic dim `dyn` long (-1:
+   none), and compares. */
 static void check_func(gpuir_ctx *ctx, gpuir_program *p, gpuir_module *ref, gpuir_func f, const char *file,
-                       const char *bname, gpuir_backend backend, int64_t dyn) {
-    char name[GPUIR_MAX_NAME + 32];
+                       const char *bname, gpuir_backend backend, int64_t dyn, int again) {
+    char name[GPUIR_MAX_NAME + 64];
     const char *fname = gpuir_func_name(ref, f);
-    if (dyn >= 0) snprintf(name, sizeof name, "%s [? = %lld]", fname, (long long)dyn);
-    else snprintf(name, sizeof name, "%s", fname);
+    if (dyn >= 0) snprintf(name, sizeof name, "%s [? = %lld]%s", fname, (long long)dyn, again ? " again" : "");
+    else snprintf(name, sizeof name, "%s%s", fname, again ? " again" : "");
     size_t n_in = gpuir_func_param_count(ref, f), n_out = gpuir_func_result_count(ref, f);
     gpuir_array in[GPUIR_MAX_OPERANDS], want[GPUIR_MAX_OPERANDS], got[GPUIR_MAX_OPERANDS];
     memset(in, 0, sizeof in); memset(want, 0, sizeof want); memset(got, 0, sizeof got);
@@ -38,7 +44,7 @@ static void check_func(gpuir_ctx *ctx, gpuir_program *p, gpuir_module *ref, gpui
         for (int d = 0; d < t.rank; d++)
             if (t.dims[d] == GPUIR_DYN) t.dims[d] = dyn;
         r = gpuir_array_alloc(ctx, &in[k], t.dtype, t.rank, t.dims);
-        if (!r) gpuir_array_fill_random(&in[k], 1 + k);
+        if (!r) gpuir_array_fill_random(&in[k], 1 + k + 1000 * (uint64_t)again);
     }
     if (!r) r = gpuir_ref_run(ref, fname, n_in, in, n_out, want);
     if (!r) r = gpuir_program_run(p, fname, n_in, in, n_out, got);
@@ -56,7 +62,8 @@ static void check_func(gpuir_ctx *ctx, gpuir_program *p, gpuir_module *ref, gpui
 
 /* Runs every host function of one chunk on `backend` and the interpreter. */
 static void check_chunk(const char *file, const char *text, size_t len, gpuir_backend backend) {
-    const char *bname = backend == GPUIR_BACKEND_CUDA ? "cuda" : "emu";
+    const char *bname = backend == GPUIR_BACKEND_CUDA ? (graphs ? "cuda+graphs" : "cuda")
+                                                      : (graphs ? "emu+graphs" : "emu");
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *ref = gpuir_module_parse(ctx, text, len, file);
     gpuir_module *low = ref ? gpuir_module_parse(ctx, text, len, file) : NULL;
@@ -74,6 +81,7 @@ static void check_chunk(const char *file, const char *text, size_t len, gpuir_ba
     gpuir_program_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.backend = backend;
+    desc.graphs = graphs;
     gpuir_program *p = gpuir_program_make(low, &desc);
     if (!p) {
         report("FAIL", bname, file, "*", gpuir_ctx_error(ctx));
@@ -89,8 +97,9 @@ static void check_chunk(const char *file, const char *text, size_t len, gpuir_ba
             gpuir_type t = gpuir_func_param_type(ref, f, k);
             for (int d = 0; d < t.rank; d++) dynamic |= t.dims[d] == GPUIR_DYN;
         }
-        for (size_t s = 0; s < (dynamic ? 4u : 1u); s++) check_func(ctx, p, ref, f, file, bname, backend,
-                                                                   dynamic ? sizes[s] : -1);
+        for (size_t s = 0; s < (dynamic ? 4u : 1u); s++)
+            for (int again = 0; again < (graphs ? 2 : 1); again++)
+                check_func(ctx, p, ref, f, file, bname, backend, dynamic ? sizes[s] : -1, again);
     }
     gpuir_program_destroy(p);
     gpuir_ctx_destroy(ctx);
@@ -141,6 +150,7 @@ static void check_dir(const char *dir, gpuir_backend backend) {
 int main(void) {
     const char *which = getenv("GPUIR_TEST_BACKENDS");
     if (!which) which = "emu,cuda";
+    graphs = getenv("GPUIR_TEST_GRAPHS") && strcmp(getenv("GPUIR_TEST_GRAPHS"), "1") == 0;
     if (strstr(which, "emu"))
         for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) check_dir(dirs[i], GPUIR_BACKEND_EMU);
     if (!strstr(which, "cuda")) return failures ? 1 : 0;
