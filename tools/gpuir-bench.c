@@ -32,6 +32,14 @@
        warm (a fresh context finding the compiled module on disk, running no
        compiler), on CUDA when there is a GPU, else on the emulator; and the
        NVRTC compile alone for sm_90 (no GPU needed).
+   gpuir-bench launch [--kernels=N] [--repeat=R]
+       Host cost per kernel of a program of N (default 100) chained 16x16
+       matmuls, one kernel each: whole runs of gpuir_program_run divided by
+       N, plain and with desc.graphs (a recorded graph replayed), against a
+       host loop making the same number of raw launches of the same kernel
+       and one synchronize (cuLaunchKernel on a GPU); and gpuir's own host
+       work, with the device table swapped for one that does nothing.
+       Wall-clock medians of R (default 30) runs.
    gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]
        The default pipeline on generated programs of N ops (default 1000,
        10000, 100000): blocks of matmul, bias, activation, row reduction and
@@ -876,16 +884,233 @@ static int bench_passes(int argc, char **argv) {
     return 0;
 }
 
+/* ---- launch: host overhead per kernel ---- */
+
+/* N chained 16x16 matmuls: N kernels (matmuls never share one), one input
+   upload per operand and one download. */
+static char *launch_program(int n) {
+    gpuir__str s = {NULL};
+    const char *t = "tensor<16x16xf32>";
+    gpuir__str_appendf(&s, "func.func @chain(%%x: %s, %%w: %s) -> %s {\n", t, t, t);
+    gpuir__str_appendf(&s, "  %%h0 = matmul %%x, %%w : (%s, %s) -> %s\n", t, t, t);
+    for (int i = 1; i < n; i++)
+        gpuir__str_appendf(&s, "  %%h%d = matmul %%h%d, %%w : (%s, %s) -> %s\n", i, i - 1, t, t, t);
+    gpuir__str_appendf(&s, "  return %%h%d : %s\n}\n", n - 1, t);
+    return gpuir__str_detach(&s);
+}
+
+/* A device table that does nothing (allocations get distinct fake
+   addresses): what is left of a run is gpuir's own host work. */
+static unsigned long long null_next = 0x1000;
+static int null_self(void *self) { (void)self; return 0; }
+static int null_reserve(void *self, unsigned s, unsigned e) { (void)self; (void)s; (void)e; return 0; }
+static int null_alloc(void *self, gpuir__dptr *p, size_t n, unsigned s) {
+    (void)self; (void)s;
+    *p = null_next += (n + 255) & ~(size_t)255;
+    return 0;
+}
+static int null_free(void *self, gpuir__dptr p, unsigned s) { (void)self; (void)p; (void)s; return 0; }
+static int null_htod(void *self, gpuir__dptr d, const void *h, size_t n, unsigned s) {
+    (void)self; (void)d; (void)h; (void)n; (void)s; return 0;
+}
+static int null_dtoh(void *self, void *h, gpuir__dptr d, size_t n, unsigned s) {
+    (void)self; (void)d; (void)s;
+    memset(h, 0, n);            /* the outputs the caller gets are defined */
+    return 0;
+}
+static int null_dtod(void *self, gpuir__dptr d, gpuir__dptr e, size_t n, unsigned s) {
+    (void)self; (void)d; (void)e; (void)n; (void)s; return 0;
+}
+static int null_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                       void **params, unsigned n_params, unsigned s) {
+    (void)self; (void)fn; (void)grid; (void)block; (void)smem; (void)params; (void)n_params; (void)s; return 0;
+}
+static int null_event(void *self, unsigned a, unsigned b) { (void)self; (void)a; (void)b; return 0; }
+static int null_event_sync(void *self, unsigned e) { (void)self; (void)e; return 0; }
+static int null_host_alloc(void *self, void **p, size_t n) {
+    (void)self;
+    *p = malloc(n ? n : 1);
+    return *p ? 0 : 2;
+}
+static int null_host_free(void *self, void *p) { (void)self; free(p); return 0; }
+static int null_capture_begin(void *self, unsigned streams) { (void)self; (void)streams; return 0; }
+static int null_capture_end(void *self, void **graph) { (void)self; *graph = &null_next; return 0; }
+static int null_graph(void *self, void *graph) { (void)self; (void)graph; return 0; }
+
+static gpuir__drv null_table(const gpuir__drv *real) {
+    gpuir__drv d = *real;
+    d.enter = d.leave = d.synchronize = null_self;
+    d.streams_reserve = null_reserve;
+    d.mem_alloc = null_alloc;
+    d.mem_free = null_free;
+    d.copy_htod = null_htod;
+    d.copy_dtoh = null_dtoh;
+    d.copy_dtod = null_dtod;
+    d.launch = null_launch;
+    d.event_record = d.stream_wait = null_event;
+    d.event_synchronize = null_event_sync;
+    d.host_alloc = null_host_alloc;
+    d.host_free = null_host_free;
+    d.capture_begin = null_capture_begin;
+    d.capture_end = null_capture_end;
+    d.graph_launch = d.graph_destroy = null_graph;
+    return d;
+}
+
+/* Median wall-clock ms of `repeat` runs of @chain (each ends synchronized). */
+static double launch_time_runs(gpuir_program *p, const gpuir_array *in, int repeat) {
+    double *t = (double *)calloc((size_t)repeat, sizeof *t);
+    for (int r = -2; r < repeat; r++) {
+        gpuir_array out;
+        double t0 = now_ms();
+        if (gpuir_program_run(p, NULL, 2, in, 1, &out) != GPUIR_OK) { free(t); return -1; }
+        if (r >= 0) t[r] = now_ms() - t0;
+        gpuir_array_release(&out);
+    }
+    qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+    double med = t[repeat / 2];
+    free(t);
+    return med;
+}
+
+/* The same with the program's table swapped for one that does nothing;
+   a graph program records again on it first (the old recording belongs to
+   the real table) and is left with none. */
+static double launch_time_host_only(gpuir_program *p, const gpuir_array *in, int repeat) {
+    gpuir__drv real = p->drv;
+    p->drv.enter(p->drv.self);
+    for (size_t i = 0; i < stbds_arrlenu(p->graphs); i++) gpuir__graph_drop(p, &p->graphs[i]);
+    p->drv.leave(p->drv.self);
+    p->drv = null_table(&real);
+    double ms = launch_time_runs(p, in, repeat);
+    for (size_t i = 0; i < stbds_arrlenu(p->graphs); i++) gpuir__graph_drop(p, &p->graphs[i]);
+    p->drv = real;
+    return ms;
+}
+
+/* One launch as a hand-written host loop makes it: the program's first
+   kernel, its launch configuration, three fresh device buffers. */
+typedef struct raw_launch {
+    void *fn;
+    unsigned grid[3], block[3], smem;
+    gpuir__dptr args[3];
+    void *params[3];
+} raw_launch;
+
+/* Median wall-clock ms of `repeat` loops of n raw table launches of one
+   kernel, then a synchronize: what a hand-written host loop costs. */
+static double launch_time_raw(gpuir_program *p, int n, int repeat, char *why, size_t size) {
+    raw_launch L;
+    memset(&L, 0, sizeof L);
+    gpuir_module *m = p->m;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !L.fn; f++)
+        for (size_t i = 0; !m->funcs[f].kernel && i < stbds_arrlenu(m->funcs[f].ops) && !L.fn; i++) {
+            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
+            const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
+            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || !g || !b || op->n_operands != 3) continue;
+            for (int d = 0; d < 3; d++) {
+                L.grid[d] = (unsigned)gpuir__ints_at(m, g->off)[d];
+                L.block[d] = (unsigned)gpuir__ints_at(m, b->off)[d];
+            }
+            L.smem = (unsigned)gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
+            L.fn = p->functions[0];
+        }
+    const gpuir__drv *d = &p->drv;
+    int rc = L.fn ? d->enter(d->self) : -1;
+    if (rc) { snprintf(why, size, "no launch to repeat"); return -1; }
+    for (int i = 0; i < 3 && !rc; i++) {
+        rc = d->mem_alloc(d->self, &L.args[i], 16 * 16 * sizeof(float), 0);
+        L.params[i] = &L.args[i];
+    }
+    double *t = (double *)calloc((size_t)repeat, sizeof *t);
+    for (int r = -2; r < repeat && !rc; r++) {
+        double t0 = now_ms();
+        for (int k = 0; k < n && !rc; k++) rc = d->launch(d->self, L.fn, L.grid, L.block, L.smem, L.params, 3, 0);
+        if (!rc) rc = d->synchronize(d->self);
+        if (r >= 0) t[r] = now_ms() - t0;
+    }
+    for (int i = 0; i < 3; i++) if (L.args[i]) d->mem_free(d->self, L.args[i], 0);
+    d->leave(d->self);
+    qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+    double med = rc ? -1 : t[repeat / 2];
+    if (rc) snprintf(why, size, "a raw launch failed with status %d", rc);
+    free(t);
+    return med;
+}
+
+static int bench_launch(int argc, char **argv) {
+    int n = 100, repeat = 30;
+    for (int i = 0; i < argc; i++) {
+        if (sscanf(argv[i], "--kernels=%d", &n) == 1 && n >= 1 && n <= 100000) continue;
+        if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
+        fprintf(stderr, "gpuir-bench launch: unknown option %s\n", argv[i]);
+        return 2;
+    }
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char *text = launch_program(n);
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "launch");
+    gpuir_module *mg = gpuir_module_parse(ctx, text, strlen(text), "launch");
+    free(text);
+    gpuir_program_desc gd;
+    memset(&gd, 0, sizeof gd);
+    gd.graphs = true;
+    gpuir_program *p = m ? gpuir_program_make(m, NULL) : NULL;
+    gpuir_program *pg = p && mg ? gpuir_program_make(mg, &gd) : NULL;
+    gpuir_array in[2];
+    memset(in, 0, sizeof in);
+    int64_t dims[2] = {16, 16};
+    for (int i = 0; p && i < 2; i++)
+        if (gpuir_array_alloc(ctx, &in[i], GPUIR_F32, 2, dims) == GPUIR_OK) gpuir_array_fill_random(&in[i], 7 + i);
+    if (!p || !pg || gpuir_ctx_result(ctx) != GPUIR_OK) {
+        fprintf(stderr, "gpuir-bench launch: %s\n", gpuir_ctx_error(ctx));
+        gpuir_ctx_destroy(ctx);
+        return 1;
+    }
+    const char *backend = gpuir_backend_name(gpuir_program_backend(p));
+    bool gpu = gpuir_program_backend(p) == GPUIR_BACKEND_CUDA;
+    size_t kernels = stbds_arrlenu(p->kernels);
+    printf("launch: %d chained 16x16 matmuls (%zu kernels), %s backend, median of %d runs%s\n", n, kernels, backend,
+           repeat, gpu ? "" : "\n  (no GPU: the emulator runs the kernels on the CPU; its times are not GPU times)");
+    double plain = launch_time_runs(p, in, repeat), graph = launch_time_runs(pg, in, repeat);
+    double host = launch_time_host_only(p, in, repeat), graph_host = launch_time_host_only(pg, in, repeat);
+    char why[128] = "";
+    double raw = launch_time_raw(p, n, repeat, why, sizeof why);
+    int rc = plain < 0 || graph < 0 || host < 0 || graph_host < 0 || raw < 0;
+    if (rc) fprintf(stderr, "gpuir-bench launch: %s\n", raw >= 0 ? gpuir_ctx_error(ctx) : why);
+    else {
+        double us[5] = {plain, graph, raw, host, graph_host};
+        static const char *const rows[5] = {
+            "gpuir_program_run (whole run / kernels)", "the same with desc.graphs (replays)",
+            "raw table launches of the same kernel", "gpuir's own host work (a table doing nothing)",
+            "the same for a graph replay"};
+        for (int i = 0; i < 5; i++) {
+            us[i] *= 1e3 / n;
+            printf("  %-46s %10.3f us/kernel\n", rows[i], us[i]);
+        }
+        printf("  ratio gpuir / raw launch: %.2f plain, %.2f graph replay\n", us[0] / us[2], us[1] / us[2]);
+        printf("bench launch backend=%s kernels=%d gpuir_us=%.3f graph_us=%.3f raw_us=%.3f host_only_us=%.3f "
+               "graph_host_only_us=%.3f ratio=%.3f graph_ratio=%.3f\n", backend, n, us[0], us[1], us[2], us[3], us[4],
+               us[0] / us[2], us[1] / us[2]);
+    }
+    for (int i = 0; i < 2; i++) gpuir_array_release(&in[i]);
+    gpuir_program_destroy(pg);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "matmul") == 0) return bench_matmul(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "bandwidth") == 0) return bench_bandwidth(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "copy") == 0) return bench_copy(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "compile") == 0) return bench_compile(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "passes") == 0) return bench_passes(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "launch") == 0) return bench_launch(argc - 2, argv + 2);
     fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16] [--repeat=R]\n"
                     "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
                     "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                     "       gpuir-bench compile FILE\n"
-                    "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n");
+                    "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
+                    "       gpuir-bench launch [--kernels=N] [--repeat=R]\n");
     return 2;
 }
