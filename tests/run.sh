@@ -2,7 +2,8 @@
 # The test runner. From the repository root, after `make all asan`:
 #   tests/run.sh [BINDIR...]     (default: tools build/asan)
 # Runs, for each BINDIR (a normal and a sanitized build):
-#   - the C tests (build/tests/test_* or BINDIR/tests/test_*): PASS/FAIL/SKIP lines;
+#   - the C tests (build/tests/test_* or BINDIR/tests/test_*): PASS/FAIL/SKIP lines,
+#     and test_backends once more with GPUIR_TEST_GRAPHS=1;
 #   - the text tests: each tests/**/*.gir `// RUN:` line through sh, with
 #     FileCheck and `not` on PATH and %s the file;
 #   - the round trip: gpuir-opt --verify-roundtrip over every .gir that parses;
@@ -62,6 +63,9 @@ for bindir in "$@"; do
     for t in "$testdir"/test_*; do
         [ -x "$t" ] && run_cases "$bindir: " "$t"
     done
+    # every backend program again, recorded as a graph and replayed
+    [ -x "$testdir/test_backends" ] && GPUIR_TEST_GRAPHS=1 GPUIR_TEST_BACKENDS=emu \
+        run_cases "$bindir: " "$testdir/test_backends"
     for f in $gir_files; do
         grep -q '^// RUN: ' "$f" && run_lit "$bindir" "$f"
         if ! grep -q 'RUN: not ' "$f"; then

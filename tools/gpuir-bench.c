@@ -47,7 +47,9 @@
        verifier after each included, unless --no-verify), the total and the time per op; the
        ratio of the time per op to that of the smallest program shows
        whether the pipeline stays linear (1.0: linear). Best of R (default 3).
-   Each figure is also printed as one machine-readable line starting "bench ". */
+   Each figure is also printed as one machine-readable line starting "bench ".
+   --plot=FILE.png with any subcommand draws the ratios it printed as bars
+   (gnuplot, when installed; else an error saying so). */
 #define _POSIX_C_SOURCE 200809L
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
@@ -106,6 +108,48 @@ static bool cublas_open(cublas *b, char *why, size_t size) {
 static void cublas_close(cublas *b) {
     if (b->handle) b->destroy(b->handle);
     if (b->lib) dlclose(b->lib);
+}
+
+/* ---- --plot=FILE.png: the ratios a run printed, as bars (gnuplot) ---- */
+
+typedef struct plot_bar {
+    char label[64];
+    double ratio;           /* gpuir / the reference, in time (or as the subcommand says) */
+} plot_bar;
+
+typedef struct plot_data {
+    plot_bar bars[64];
+    int n;
+    const char *what;       /* the y axis */
+} plot_data;
+
+static plot_data plot;      /* this tool's one run: filled by the subcommand, drawn by main */
+
+static void plot_add(const char *what, const char *label, double ratio) {
+    if (plot.n == 64) return;
+    plot.what = what;
+    snprintf(plot.bars[plot.n].label, sizeof plot.bars[0].label, "%s", label);
+    plot.bars[plot.n++].ratio = ratio;
+}
+
+/* Draws the bars into png with gnuplot; 0, or 1 with a message. */
+static int plot_draw(const char *png, const char *title) {
+    if (!plot.n) { fprintf(stderr, "gpuir-bench: --plot: this run measured no ratio to draw\n"); return 1; }
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "gpuir-bench: --plot needs gnuplot (Debian: apt-get install gnuplot-nox)\n");
+        return 1;
+    }
+    FILE *g = popen("gnuplot", "w");
+    if (!g) { fprintf(stderr, "gpuir-bench: --plot: cannot start gnuplot\n"); return 1; }
+    fprintf(g, "set terminal pngcairo size 900,500\nset output '%s'\nset title '%s'\nset ylabel '%s'\n"
+               "set style fill solid 0.6\nset boxwidth 0.7\nset yrange [0:*]\nset xtics rotate by -30\n"
+               "set grid ytics\nplot '-' using 0:2:xtic(1) with boxes notitle, 1 with lines lt 2 notitle\n",
+            png, title, plot.what);
+    for (int i = 0; i < plot.n; i++) fprintf(g, "\"%s\" %g\n", plot.bars[i].label, plot.bars[i].ratio);
+    fprintf(g, "e\n");
+    int rc = pclose(g);
+    if (rc != 0) fprintf(stderr, "gpuir-bench: --plot: gnuplot failed (exit %d)\n", rc);
+    return rc != 0;
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -270,6 +314,9 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     printf("\n");
     printf("bench matmul %s m=%d n=%d k=%d gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e\n", dt, c->m, c->n,
            c->k, tg, tc, cb && tc > 0 ? tg / tc : 0.0, err);
+    char label[64];
+    snprintf(label, sizeof label, "%s %dx%dx%d", dt, c->m, c->n, c->k);
+    if (cb && tc > 0) plot_add("gpuir time / cuBLAS time", label, tg / tc);
     free(host.data); free(r0.data); free(r1.data);
     return cb && !(err < rel_error_bound(c)) ? 1 : 0;
 }
@@ -496,6 +543,7 @@ static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, si
     printf("%-34s %2zu kernels %8.3f ms %7.0f GB/s   copy %8.3f ms %7.0f GB/s   gpuir at %5.1f %% of copy\n", label,
            kernels, tk, gbk, tc, gbc, 100.0 * tc / tk);
     printf("bench bandwidth %s kernels=%zu gpuir_ms=%.4f copy_ms=%.4f ratio=%.3f\n", label, kernels, tk, tc, tc / tk);
+    plot_add("gpuir bandwidth / device copy bandwidth", label, tc / tk);
     gpuir_program_destroy(p);
     return ok ? 0 : 1;
 }
@@ -694,6 +742,7 @@ static int bench_copy(int argc, char **argv) {
                    bytes / (ms[v] * 1e6), 100.0 * ref / ms[v]);
             printf("bench copy variant=%d mb=%lld chunk_mb=%lld ms=%.4f gbps=%.2f\n", v, mb, chunk_mb, ms[v],
                    bytes / (ms[v] * 1e6));
+            plot_add("bandwidth / pinned cuMemcpy bandwidth", names[v], ref / ms[v]);
         }
     } else fprintf(stderr, "gpuir-bench copy: allocation failed\n");
     if (dev) C->cu.cuMemFree(dev);
@@ -880,6 +929,9 @@ static int bench_passes(int argc, char **argv) {
         printf(" %9.2f %9.3f %7.2f\n", total, per_op, per_op / first_per_op);
         printf("bench passes ops=%ld verify=%d parse_ms=%.3f passes_ms=%.3f us_per_op=%.4f vs_smallest=%.3f\n", ops,
                verify, best[0], total, per_op, per_op / first_per_op);
+        char label[64];
+        snprintf(label, sizeof label, "%ld ops", ops);
+        plot_add("time per op / that of the smallest program", label, per_op / first_per_op);
     }
     return 0;
 }
@@ -1091,6 +1143,8 @@ static int bench_launch(int argc, char **argv) {
         printf("bench launch backend=%s kernels=%d gpuir_us=%.3f graph_us=%.3f raw_us=%.3f host_only_us=%.3f "
                "graph_host_only_us=%.3f ratio=%.3f graph_ratio=%.3f\n", backend, n, us[0], us[1], us[2], us[3], us[4],
                us[0] / us[2], us[1] / us[2]);
+        plot_add("gpuir time per kernel / raw launch", "plain", us[0] / us[2]);
+        plot_add("gpuir time per kernel / raw launch", "graph replay", us[1] / us[2]);
     }
     for (int i = 0; i < 2; i++) gpuir_array_release(&in[i]);
     gpuir_program_destroy(pg);
@@ -1099,7 +1153,7 @@ static int bench_launch(int argc, char **argv) {
     return rc;
 }
 
-int main(int argc, char **argv) {
+static int run_subcommand(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "matmul") == 0) return bench_matmul(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "bandwidth") == 0) return bench_bandwidth(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "copy") == 0) return bench_copy(argc - 2, argv + 2);
@@ -1111,6 +1165,19 @@ int main(int argc, char **argv) {
                     "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                     "       gpuir-bench compile FILE\n"
                     "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
-                    "       gpuir-bench launch [--kernels=N] [--repeat=R]\n");
+                    "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
+                    "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n");
     return 2;
+}
+
+int main(int argc, char **argv) {
+    const char *png = NULL;
+    int n = 0;
+    for (int i = 0; i < argc; i++) {        /* --plot= is taken out before the subcommand sees its options */
+        if (i >= 2 && strncmp(argv[i], "--plot=", 7) == 0) png = argv[i] + 7;
+        else argv[n++] = argv[i];
+    }
+    int rc = run_subcommand(n, argv);
+    if (png && rc == 0) rc = plot_draw(png, argc >= 2 ? argv[1] : "gpuir-bench");
+    return rc;
 }

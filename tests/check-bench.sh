@@ -1,0 +1,22 @@
+#!/bin/sh
+# gpuir-bench's CPU-side subcommands run and print their machine-readable
+# lines: launch (on the emulator without a GPU), passes, and --plot, which
+# draws a PNG when gnuplot is installed and otherwise says that it needs it.
+cd "$(dirname "$0")/.." || exit 1
+bench=tools/gpuir-bench
+mkdir -p build
+out=build/check-bench.out
+if $bench launch --kernels=6 --repeat=3 > $out 2>&1 &&
+   grep -q '^bench launch backend=[a-z]* kernels=6 gpuir_us=[0-9.]* graph_us=[0-9.]* raw_us=' $out
+then echo "PASS bench: launch prints plain and graph-replay figures"
+else echo "FAIL bench: launch"; cat $out >&2; fi
+rm -f build/check-bench.png
+$bench passes --ops=200,400 --repeat=1 --plot=build/check-bench.png > $out 2>&1
+rc=$?
+if ! grep -q '^bench passes ops=400 verify=1 ' $out; then echo "FAIL bench: passes"; cat $out >&2
+elif command -v gnuplot >/dev/null 2>&1; then
+    if [ $rc -eq 0 ] && head -c 4 build/check-bench.png | grep -q PNG
+    then echo "PASS bench: --plot draws a PNG"
+    else echo "FAIL bench: --plot (exit $rc)"; cat $out >&2; fi
+elif [ $rc -eq 1 ] && grep -q 'plot needs gnuplot' $out; then echo "PASS bench: --plot says it needs gnuplot"
+else echo "FAIL bench: --plot without gnuplot (exit $rc)"; cat $out >&2; fi
