@@ -12108,6 +12108,16 @@ static gpuir_result gpuir__graph_capture_copy(gpuir__run *R, const gpuir__op *op
     return r;
 }
 
+/* Adds to `to` the launches and copies counted in `add` but not in `sub`. */
+static void gpuir__stats_add_moves(gpuir_program_stats *to, const gpuir_program_stats *add,
+                                   const gpuir_program_stats *sub) {
+    to->launches += add->launches - sub->launches;
+    to->h2d_copies += add->h2d_copies - sub->h2d_copies;
+    to->h2d_bytes += add->h2d_bytes - sub->h2d_bytes;
+    to->d2h_copies += add->d2h_copies - sub->d2h_copies;
+    to->d2h_bytes += add->d2h_bytes - sub->d2h_bytes;
+}
+
 /* Records the function's device work as the graph (prepared first). */
 static gpuir_result gpuir__graph_record(gpuir__run *R, gpuir__graph *G, const gpuir__func *f) {
     gpuir_program *p = R->p;
@@ -12133,12 +12143,8 @@ static gpuir_result gpuir__graph_record(gpuir__run *R, gpuir__graph *G, const gp
     if (!r) r = gpuir__drv_check(p->ctx, d, rc, "cuStreamEndCapture", "recording a graph");
     if (r && G->exec) d->graph_destroy(d->self, G->exec);      /* a part of the work: never replayed */
     if (r) G->exec = NULL;
-    G->once = p->stats;
-    G->once.launches -= before.launches;
-    G->once.h2d_copies -= before.h2d_copies;
-    G->once.h2d_bytes -= before.h2d_bytes;
-    G->once.d2h_copies -= before.d2h_copies;
-    G->once.d2h_bytes -= before.d2h_bytes;
+    memset(&G->once, 0, sizeof G->once);
+    gpuir__stats_add_moves(&G->once, &p->stats, &before);
     return r;
 }
 
@@ -12157,12 +12163,10 @@ static gpuir_result gpuir__graph_run(gpuir__run *R, gpuir__graph *G, const gpuir
     if (r) return r;
     if (record) p->stats.graph_records++;
     else {
+        gpuir_program_stats none;
+        memset(&none, 0, sizeof none);
         p->stats.graph_replays++;
-        p->stats.launches += G->once.launches;
-        p->stats.h2d_copies += G->once.h2d_copies;
-        p->stats.h2d_bytes += G->once.h2d_bytes;
-        p->stats.d2h_copies += G->once.d2h_copies;
-        p->stats.d2h_bytes += G->once.d2h_bytes;
+        gpuir__stats_add_moves(&p->stats, &G->once, &none);
     }
     return gpuir__drv_check(p->ctx, &p->drv, p->drv.graph_launch(p->drv.self, G->exec), "cuGraphLaunch",
                             "launching a recorded graph");
