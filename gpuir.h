@@ -464,8 +464,9 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
 /* ---- passes --------------------------------------------------------------
    A pipeline is a comma-separated list of pass names ("canonicalize,
    decompose"); gpuir_pass_count/_name/_summary list them. The module is
-   verified before the first pass and after every pass (its host functions
-   only, after a pass that cannot change kernels); the first failure stops
+   verified before the first pass (unless unchanged since it last passed
+   the verifier) and after every pass (its host functions only, after a
+   pass that cannot change kernels); the first failure stops
    the pipeline with the pass name in the error.
    The default configuration is:
      print_ir_before, print_ir_after   NULL: no dumps ("*": every pass)
@@ -1072,6 +1073,8 @@ typedef struct gpuir__global {
 
 typedef struct gpuir__func_entry { char *key; uint32_t value; } gpuir__func_entry;
 
+#define GPUIR__POOLS 9        /* the stb_ds arrays of a module that hold its IR */
+
 struct gpuir_module {
     gpuir_ctx *ctx;
     gpuir__func *funcs;       /* stb_ds arrays; an id is index + 1 */
@@ -1090,6 +1093,8 @@ struct gpuir_module {
     uint32_t *rewrite_ops;    /*   this stb_ds list, which replaces its op list */
     const char *source_name;  /* for diagnostics of parsed modules */
     char *source_name_owned;
+    bool verified;            /* passed the verifier, and unchanged since: */
+    size_t verified_sizes[GPUIR__POOLS];  /*   its pools then (gpuir__module_still_verified) */
 };
 
 static const gpuir__op_info *gpuir__info(gpuir_op_kind k) {
@@ -3713,6 +3718,36 @@ static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *
     return f->kernel ? GPUIR_OK : gpuir__verify_streams(m, fid);
 }
 
+/* The sizes of the pools that hold a module's IR. */
+static void gpuir__module_sizes(const gpuir_module *m, size_t n[GPUIR__POOLS]) {
+    n[0] = stbds_arrlenu(m->funcs);
+    n[1] = stbds_arrlenu(m->ops);
+    n[2] = stbds_arrlenu(m->values);
+    n[3] = stbds_arrlenu(m->globals);
+    n[4] = stbds_arrlenu(m->attrs);
+    n[5] = stbds_arrlenu(m->uses);
+    n[6] = stbds_arrlenu(m->ints);
+    n[7] = stbds_arrlenu(m->strings);
+    n[8] = stbds_arrlenu(m->bytes);
+}
+
+/* Remembers that the whole module, as it is now, passed the verifier. */
+static void gpuir__module_mark_verified(gpuir_module *m) {
+    m->verified = true;
+    gpuir__module_sizes(m, m->verified_sizes);
+}
+
+/* Whether the module is the one that last passed the verifier. The API
+   only adds to a module (functions, params, ops, values, attributes,
+   globals: every call grows a pool) and never changes what is there;
+   passes change IR in place, and the pass runner drops the mark before
+   running one. So same sizes and no pass since: the same module. */
+static bool gpuir__module_still_verified(const gpuir_module *m) {
+    size_t n[GPUIR__POOLS];
+    gpuir__module_sizes(m, n);
+    return m->verified && !m->building && memcmp(n, m->verified_sizes, sizeof n) == 0;
+}
+
 /* Verifies every function, or (kernels false) the host functions only: the
    pass runner's check after a pass that leaves the kernels as they were
    (they were verified before the pipeline and after each pass that could
@@ -3733,7 +3768,11 @@ static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
     return r;
 }
 
-GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) { return gpuir__module_verify_funcs(m, true); }
+GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
+    gpuir_result r = gpuir__module_verify_funcs(m, true);
+    if (!r) gpuir__module_mark_verified(m);
+    return r;
+}
 
 /* ====================================================================== */
 // >>array
@@ -4878,8 +4917,9 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 
 /* ====================================================================== */
 // >>pass
-// The pass registry, the pipeline runner (verify after each pass: the host
-// functions only after a pass marked host_only; IR dumps, timing) and the
+// The pass registry, the pipeline runner (verify before the first pass
+// unless the module is unchanged since it last passed, and after each pass:
+// the host functions only after a pass marked host_only; IR dumps, timing) and the
 // helpers passes share to rebuild a function's op list.
 // Reads: ir, build, print, verify. Writes: ir. Passes keep no state.
 
@@ -5038,6 +5078,7 @@ static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info 
     if (gpuir__pass_selected(d->print_ir_before, p->name)) gpuir__pass_dump(m, d, "Before", p->name);
     clock_t start = clock();
     snprintf(m->ctx->loc_note, sizeof m->ctx->loc_note, "pass '%s'", p->name);
+    m->verified = false;
     gpuir_result r = p->run(m);
     m->ctx->loc_note[0] = '\0';
     double ms = 1000.0 * (double)(clock() - start) / CLOCKS_PER_SEC;
@@ -5048,6 +5089,8 @@ static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info 
         stbds_arrfree(ctx->message);
         ctx->message = s.buf;
         r = ctx->result;
+    } else if (!r && !d->disable_verify) {
+        gpuir__module_mark_verified(m);     /* the kernels: before the pass, or just now */
     }
     if (!r && d->timing) {
         char line[160];
@@ -5065,7 +5108,7 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (ctx->result != GPUIR_OK) return ctx->result;
-    gpuir_result r = gpuir_module_verify(m);
+    gpuir_result r = gpuir__module_still_verified(m) ? GPUIR_OK : gpuir_module_verify(m);
     const char *p = pipeline ? pipeline : "";
     while (!r && *p) {          /* check every name before running anything */
         size_t len = strcspn(p, ",");
