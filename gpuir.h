@@ -714,16 +714,23 @@ static void *gpuir__calloc(size_t count, size_t size) {
 /* A growable string: stb_ds char array, always terminated when non-empty. */
 typedef struct gpuir__str { char *buf; } gpuir__str;
 
+/* Formats straight into the spare room (grown geometrically), again only
+   when the text does not fit: one vsnprintf for most appends. */
 static void gpuir__str_vappend(gpuir__str *s, const char *fmt, va_list ap) {
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) return;
     size_t len = stbds_arrlenu(s->buf);
     if (len > 0) len--;                         /* overwrite the terminator */
+    if (stbds_arrcap(s->buf) < len + 64) stbds_arrsetcap(s->buf, len + 64);
+    va_list ap2;
+    va_copy(ap2, ap);
+    size_t room = stbds_arrcap(s->buf) - len;
+    int n = vsnprintf(s->buf + len, room, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) { s->buf[len] = '\0'; return; }  /* as it was (or an empty string) */
+    if ((size_t)n >= room) {
+        stbds_arrsetcap(s->buf, len + (size_t)n + 1);
+        vsnprintf(s->buf + len, (size_t)n + 1, fmt, ap);
+    }
     stbds_arrsetlen(s->buf, len + (size_t)n + 1);
-    vsnprintf(s->buf + len, (size_t)n + 1, fmt, ap);
 }
 
 static void gpuir__str_appendf(gpuir__str *s, const char *fmt, ...) GPUIR__PRINTF(2, 3);
@@ -735,6 +742,17 @@ static void gpuir__str_appendf(gpuir__str *s, const char *fmt, ...) {
 }
 
 static const char *gpuir__str_cstr(const gpuir__str *s) { return s->buf ? s->buf : ""; }
+
+/* Appends n bytes of text (no formatting). */
+static void gpuir__str_append(gpuir__str *s, const char *text, size_t n) {
+    size_t len = stbds_arrlenu(s->buf);
+    if (len > 0) len--;                         /* overwrite the terminator */
+    stbds_arrsetlen(s->buf, len + n + 1);
+    memcpy(s->buf + len, text, n);
+    s->buf[len + n] = '\0';
+}
+
+static void gpuir__str_puts(gpuir__str *s, const char *text) { gpuir__str_append(s, text, strlen(text)); }
 
 /* out = a, then b (at most max_a bytes of a), then n in decimal when
    n >= 0; truncated to size. The passes name things with it instead of
@@ -6325,18 +6343,33 @@ static const char *gpuir__buffer_label(const gpuir_module *m, uint32_t b, char *
     if (!def) snprintf(buf, size, "%%%s", gpuir__string(m, v->name));
     else if (def->kind == GPUIR_OP_MEMREF_GET_GLOBAL)
         snprintf(buf, size, "@%s", gpuir__string(m, gpuir__attr_get(m, def, GPUIR__KEY_NAME)->off));
-    else snprintf(buf, size, "buffer of op %u (%s)", v->def_op, gpuir_op_name(def->kind));
+    else {                      /* "buffer of op N (kind)", without snprintf: most buffers */
+        char num[32];
+        gpuir__join_name(num, sizeof num, "buffer of op ", SIZE_MAX, "", v->def_op);
+        gpuir__join_name(buf, size, num, SIZE_MAX, " (", -1);
+        size_t n = strlen(buf);
+        gpuir__join_name(buf + n, size - n, gpuir_op_name(def->kind), SIZE_MAX, ")", -1);
+    }
     return buf;
 }
 
-/* A report line about buffer b: fmt names one string, arg (a kernel, a
-   reason, a buffer). */
+/* A report line about buffer b: fmt is text with one %s (no other
+   conversion), which becomes arg (a kernel, a reason, a buffer). Built
+   from plain appends: place writes a line for most buffers. */
 static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, const char *arg) {
     char name[GPUIR_MAX_NAME + 32];
-    gpuir__str_appendf(&P->report, "@%s: %s: ", gpuir__string(P->m, gpuir__func_at(P->m, P->fid)->name),
-                       gpuir__buffer_label(P->m, b, name, sizeof name));
-    gpuir__str_appendf(&P->report, fmt, arg);
-    gpuir__str_appendf(&P->report, "\n");
+    gpuir__str *r = &P->report;
+    const char *at = strstr(fmt, "%s");
+    GPUIR_ASSERT(at && !strchr(at + 2, '%') && !memchr(fmt, '%', (size_t)(at - fmt)));
+    gpuir__str_puts(r, "@");
+    gpuir__str_puts(r, gpuir__string(P->m, gpuir__func_at(P->m, P->fid)->name));
+    gpuir__str_puts(r, ": ");
+    gpuir__str_puts(r, gpuir__buffer_label(P->m, b, name, sizeof name));
+    gpuir__str_puts(r, ": ");
+    gpuir__str_append(r, fmt, (size_t)(at - fmt));
+    gpuir__str_puts(r, arg);
+    gpuir__str_puts(r, at + 2);
+    gpuir__str_puts(r, "\n");
 }
 
 /* Marks memref.allocs that only launches and frees touch: device-only. */
@@ -6474,7 +6507,8 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
     gpuir_module *m = P->m;
     const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
     uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
-    snprintf(P->kernel_name, sizeof P->kernel_name, "%s", gpuir__string(m, gpuir__func_at(m, kid)->name));
+    gpuir__join_name(P->kernel_name, sizeof P->kernel_name, gpuir__string(m, gpuir__func_at(m, kid)->name),
+                     SIZE_MAX, "", -1);
     const char *kname = P->kernel_name;
     uint32_t host[GPUIR_MAX_OPERANDS] = {0}, dev[GPUIR_MAX_OPERANDS] = {0}, n = op->n_operands;
     uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
