@@ -1278,8 +1278,9 @@ static unsigned char *gpuir__bytes_at(const gpuir_module *m, uint32_t off) {
 /* Appends a string to the pool; returns its offset. */
 static uint32_t gpuir__intern(gpuir_module *m, const char *s, size_t n) {
     uint32_t off = (uint32_t)stbds_arrlenu(m->strings);
-    for (size_t i = 0; i < n; i++) stbds_arrput(m->strings, s[i]);
-    stbds_arrput(m->strings, '\0');
+    stbds_arrsetlen(m->strings, off + n + 1);
+    if (n) memcpy(m->strings + off, s, n);
+    m->strings[off + n] = '\0';
     return off;
 }
 
