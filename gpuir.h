@@ -1111,6 +1111,8 @@ struct gpuir_module {
     uint32_t *rewrite_ops;    /*   this stb_ds list, which replaces its op list */
     const char *source_name;  /* for diagnostics of parsed modules */
     char *source_name_owned;
+    uint32_t *kernel_refs;    /* stb_ds array: launch symbols' kernels (gpuir__launch_kernel) */
+    size_t n_kernel_refs;
     bool verified;            /* passed the verifier, and unchanged since: */
     size_t verified_sizes[GPUIR__POOLS];  /*   its pools then (gpuir__module_still_verified) */
 };
@@ -1355,6 +1357,7 @@ static void gpuir__module_free(gpuir_module *m) {
     stbds_arrfree(m->rewrite_ops);
     stbds_arrfree(m->placement_report);
     stbds_shfree(m->func_index);
+    stbds_arrfree(m->kernel_refs);
     GPUIR_FREE(m->source_name_owned);
     GPUIR_FREE(m);
 }
@@ -1991,6 +1994,57 @@ static uint32_t gpuir__launch_target(const gpuir_module *m, const char *symbol) 
     return f && m->funcs[f - 1].kernel ? f : 0;
 }
 
+/* The slot of symbol offset `sym` in the module's table of launch targets:
+   (offset + 1, kernel) pairs, open addressing, a power of two long, at
+   most half full; an empty slot (key 0) if it is not there. */
+static uint32_t *gpuir__kernel_ref_slot(gpuir_module *m, uint32_t sym) {
+    size_t slots = stbds_arrlenu(m->kernel_refs) / 2, mask = slots - 1;
+    size_t h = ((uint32_t)(sym + 1) * 2654435761u) & mask;
+    while (m->kernel_refs[2 * h] && m->kernel_refs[2 * h] != sym + 1) h = (h + 1) & mask;
+    return &m->kernel_refs[2 * h];
+}
+
+/* Remembers that symbol offset `sym` names kernel f (the table doubles
+   when half full). */
+static void gpuir__kernel_ref_put(gpuir_module *m, uint32_t sym, uint32_t f) {
+    size_t slots = stbds_arrlenu(m->kernel_refs) / 2;
+    if (2 * (m->n_kernel_refs + 1) > slots) {
+        uint32_t *old = m->kernel_refs;
+        size_t n = slots ? 2 * slots : 64;
+        m->kernel_refs = NULL;
+        stbds_arrsetlen(m->kernel_refs, 2 * n);
+        memset(m->kernel_refs, 0, 2 * n * sizeof *m->kernel_refs);
+        for (size_t i = 0; i < slots; i++)
+            if (old[2 * i]) memcpy(gpuir__kernel_ref_slot(m, old[2 * i] - 1), &old[2 * i], 2 * sizeof *old);
+        stbds_arrfree(old);
+    }
+    uint32_t *slot = gpuir__kernel_ref_slot(m, sym);
+    m->n_kernel_refs += !slot[0];
+    slot[0] = sym + 1;
+    slot[1] = f;
+}
+
+/* gpuir__launch_target of the symbol at string offset `sym`, remembered by
+   that offset: the verifier and the passes resolve each launch several
+   times, and a lookup by name costs a hash of the string. A remembered
+   kernel is checked against the symbol before it is used (a stale entry
+   is a miss), so the table needs no upkeep. Not for the runtime: it
+   writes to the module. */
+static uint32_t gpuir__launch_kernel(gpuir_module *m, uint32_t sym) {
+    const char *symbol = gpuir__string(m, sym);
+    size_t n = strlen(GPUIR__KERNEL_MODULE "::");
+    if (m->kernel_refs) {
+        const uint32_t *slot = gpuir__kernel_ref_slot(m, sym);
+        const gpuir__func *k = slot[0] ? gpuir__func_at(m, slot[1]) : NULL;
+        if (k && k->kernel && strncmp(symbol, GPUIR__KERNEL_MODULE "::", n) == 0 &&
+            strcmp(gpuir__string(m, k->name), symbol + n) == 0)
+            return slot[1];
+    }
+    uint32_t f = gpuir__launch_target(m, symbol);
+    if (f) gpuir__kernel_ref_put(m, sym, f);
+    return f;
+}
+
 /* Same dtype and dims, whatever the kinds and memory spaces. */
 static bool gpuir__same_shape(const gpuir_type *a, const gpuir_type *b) {
     if (a->dtype != b->dtype || a->rank != b->rank) return false;
@@ -2120,9 +2174,9 @@ static gpuir_result gpuir__infer_launch(gpuir_ctx *ctx, const gpuir_type *in, ui
     gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GPU_LAUNCH_FUNC, as, GPUIR__KEY_KERNEL,
                                       GPUIR__ATTR_SYMBOL, true, &sym);
     if (r || (r = gpuir__check_launch_dims(ctx, as)) != GPUIR_OK) return r;
-    const gpuir_module *m = as->m;
+    gpuir_module *m = as->m;
     const char *name = gpuir__string(m, sym->off);
-    uint32_t fid = gpuir__launch_target(m, name);
+    uint32_t fid = gpuir__launch_kernel(m, sym->off);
     if (!fid)
         return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "gpu.launch_func: no kernel @%s::@%s",
                            GPUIR__KERNEL_MODULE, strstr(name, "::") ? strstr(name, "::") + 2 : name);
@@ -6410,7 +6464,7 @@ static void gpuir__place_find_written(gpuir__placer *P) {
         if (dst >= 0) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, (uint32_t)dst)) - 1] = true;
         if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
         const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
+        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
         for (uint32_t a = 0; a < op->n_operands; a++) {
             bool reads, writes;
             gpuir__param_access(m, k, a, &reads, &writes);
@@ -6507,7 +6561,7 @@ static void gpuir__place_copy(gpuir__placer *P, uint32_t dst, uint32_t src) {
 static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
     gpuir_module *m = P->m;
     const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-    uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
+    uint32_t kid = gpuir__launch_kernel(m, sym->off);
     gpuir__join_name(P->kernel_name, sizeof P->kernel_name, gpuir__string(m, gpuir__func_at(m, kid)->name),
                      SIZE_MAX, "", -1);
     const char *kname = P->kernel_name;
@@ -6877,7 +6931,7 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
                 gpuir__attr_get(m, op, GPUIR__KEY_BLOCK))
                 continue;
             const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-            const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
+            const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
             if (gpuir__kernel_is_dynamic(m, k)) {     /* the runtime gives the grid */
                 gpuir_op_kind kind;
                 int64_t reduced, block[3] = {256, 1, 1};
@@ -6930,7 +6984,7 @@ static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m) {
             const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             int64_t bytes;
             gpuir_result r = gpuir__kernel_shared_bytes(
-                m, gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off))), &bytes);
+                m, gpuir__func_at(m, gpuir__launch_kernel(m, sym->off)), &bytes);
             if (r) return r;
             if (bytes) gpuir__set_int_attr(m, op_id, GPUIR__KEY_SMEM, bytes);
         }
@@ -7018,7 +7072,7 @@ static void gpuir__async_accesses(gpuir__async *A, const gpuir__op *op) {
         gpuir__async_touch(A, gpuir__op_operand(m, op, gpu ? 0 : 1), true);
     } else if (cls == GPUIR__CLASS_LAUNCH) {
         const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
+        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
         for (uint32_t i = 0; i < op->n_operands; i++) {
             bool reads, writes;
             gpuir__param_access(m, k, i, &reads, &writes);
