@@ -1164,6 +1164,15 @@ GPUIRDEF bool gpuir_type_equal(gpuir_type a, gpuir_type b) {
     return true;
 }
 
+/* gpuir_type_equal through pointers (no copies of the types). */
+static bool gpuir__type_same(const gpuir_type *a, const gpuir_type *b) {
+    if (a->kind != b->kind || a->dtype != b->dtype || a->rank != b->rank || a->space != b->space)
+        return false;
+    for (int i = 0; i < a->rank && i < GPUIR_MAX_RANK; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
 static bool gpuir__type_is_static(const gpuir_type *t) {
     for (int i = 0; i < t->rank; i++)
         if (t->dims[i] == GPUIR_DYN) return false;
@@ -1216,16 +1225,15 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
     if (t->rank < 0 || t->rank > GPUIR_MAX_RANK)
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: rank %d is outside 0..%d", what,
                            (int)t->rank, GPUIR_MAX_RANK);
-    for (int i = 0; i < t->rank; i++)
+    int64_t count = 1, bytes;
+    bool overflow = false;          /* reported after the dims are all checked */
+    for (int i = 0; i < t->rank; i++) {
         if (t->dims[i] < 0 && t->dims[i] != GPUIR_DYN)
             return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: dimension %d is %lld; dims are >= 0 or ?",
                                what, i, (long long)t->dims[i]);
-    int64_t count = 1, bytes;
-    for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] == GPUIR_DYN) continue;
-        if (!gpuir__mul_i64(count, t->dims[i], &count))
-            return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count overflows 2^63", what);
+        if (t->dims[i] != GPUIR_DYN && !overflow) overflow = !gpuir__mul_i64(count, t->dims[i], &count);
     }
+    if (overflow) return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count overflows 2^63", what);
     if (!gpuir__mul_i64(count, (int64_t)gpuir_dtype_size(t->dtype), &bytes) ||
         (uint64_t)bytes > ctx->desc.max_tensor_bytes) {
         gpuir__tbuf b;
@@ -1972,7 +1980,7 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
     case GPUIR__CLASS_SOFTMAX: r = gpuir__infer_softmax(ctx, &in[0], as, out); break;
     default: break;                 /* return; buffer ops go to gpuir__infer_buffer_op */
     }
-    if (!r && given && !needs_given && !gpuir_type_equal(*given, *out)) {
+    if (!r && given && !needs_given && !gpuir__type_same(given, out)) {
         gpuir__tbuf bg, bo;
         gpuir_type same_dtype = *given;
         same_dtype.dtype = out->dtype;
@@ -2251,7 +2259,8 @@ static gpuir_result gpuir__infer_op(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
                                     uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
                                     bool has_result, gpuir_type *out) {
     gpuir__op_class cls = gpuir__info(kind)->cls;
-    memset(out, 0, sizeof *out);
+    if ((gpuir__class_computes(cls) && !has_result) || has_result != gpuir__class_has_result(cls))
+        memset(out, 0, sizeof *out);    /* the others clear it themselves */
     if (gpuir__class_computes(cls) && !has_result) return gpuir__infer_dps(ctx, kind, in, n, as);
     if (has_result != gpuir__class_has_result(cls))
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s %s a result", gpuir_op_name(kind),
