@@ -6400,6 +6400,31 @@ static void gpuir__param_access(const gpuir_module *m, const gpuir__func *k, siz
     }
 }
 
+/* gpuir__param_access of parameters 0..n-1 of kernel k at once, in one
+   walk over its ops (n <= GPUIR_MAX_OPERANDS, at most its parameters):
+   place and async ask about every operand of every launch. */
+static void gpuir__params_access(const gpuir_module *m, const gpuir__func *k, uint32_t n,
+                                 bool *reads_first, bool *writes) {
+    GPUIR_ASSERT(n <= GPUIR_MAX_OPERANDS && n <= stbds_arrlenu(k->params));
+    bool written[GPUIR_MAX_OPERANDS] = {false};
+    for (uint32_t i = 0; i < n; i++) reads_first[i] = writes[i] = false;
+    for (size_t j = 0; j < stbds_arrlenu(k->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[j]);
+        bool dps = !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls);
+        int dst_param = -1;
+        for (uint32_t a = 0; a < op->n_operands; a++) {
+            uint32_t v = gpuir__op_operand(m, op, a);
+            for (uint32_t i = 0; i < n; i++) {
+                if (k->params[i] != v) continue;
+                bool is_dst = dps && a + 1 == op->n_operands;
+                if (!is_dst && !written[i]) reads_first[i] = true;
+                if (is_dst) { writes[i] = true; dst_param = (int)i; }
+            }
+        }
+        if (dst_param >= 0) written[dst_param] = true;
+    }
+}
+
 /* How reports name a buffer: %param, @global, or "buffer of op N (kind)". */
 static const char *gpuir__buffer_label(const gpuir_module *m, uint32_t b, char *buf, size_t size) {
     const gpuir__value *v = gpuir__value_at(m, b);
@@ -6474,11 +6499,10 @@ static void gpuir__place_find_written(gpuir__placer *P) {
         if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
         const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
         const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
-        for (uint32_t a = 0; a < op->n_operands; a++) {
-            bool reads, writes;
-            gpuir__param_access(m, k, a, &reads, &writes);
-            if (writes) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, a)) - 1] = true;
-        }
+        bool reads[GPUIR_MAX_OPERANDS], writes[GPUIR_MAX_OPERANDS];
+        gpuir__params_access(m, k, op->n_operands, reads, writes);
+        for (uint32_t a = 0; a < op->n_operands; a++)
+            if (writes[a]) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, a)) - 1] = true;
     }
 }
 
@@ -6576,12 +6600,12 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
     const char *kname = P->kernel_name;
     uint32_t host[GPUIR_MAX_OPERANDS] = {0}, dev[GPUIR_MAX_OPERANDS] = {0}, n = op->n_operands;
     uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
-    bool writes[GPUIR_MAX_OPERANDS] = {false};
+    bool writes[GPUIR_MAX_OPERANDS] = {false}, reads[GPUIR_MAX_OPERANDS];
     for (uint32_t i = 0; i < n; i++) host[i] = dev[i] = gpuir__op_operand(m, op, i);
+    gpuir__params_access(m, gpuir__func_at(m, kid), n, reads, writes);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t b = gpuir__view_base(m, host[i]);
-        bool reads_first;
-        gpuir__param_access(m, gpuir__func_at(m, kid), i, &reads_first, &writes[i]);
+        bool reads_first = reads[i];
         if (gpuir__value_at(m, b)->type.space == GPUIR_SPACE_DEVICE) continue;   /* already there */
         bool fresh = !P->twin[b - 1];
         uint32_t twin = gpuir__place_twin(P, b);
@@ -7082,11 +7106,10 @@ static void gpuir__async_accesses(gpuir__async *A, const gpuir__op *op) {
     } else if (cls == GPUIR__CLASS_LAUNCH) {
         const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
         const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
-        for (uint32_t i = 0; i < op->n_operands; i++) {
-            bool reads, writes;
-            gpuir__param_access(m, k, i, &reads, &writes);
-            gpuir__async_touch(A, gpuir__op_operand(m, op, i), writes);
-        }
+        bool reads[GPUIR_MAX_OPERANDS], writes[GPUIR_MAX_OPERANDS];
+        gpuir__params_access(m, k, op->n_operands, reads, writes);
+        for (uint32_t i = 0; i < op->n_operands; i++)
+            gpuir__async_touch(A, gpuir__op_operand(m, op, i), writes[i]);
     } else if (cls == GPUIR__CLASS_RETURN) {
         for (size_t v = 1; v <= stbds_arrlenu(m->values); v++) {
             const gpuir__value *val = gpuir__value_at(m, (uint32_t)v);
