@@ -1113,6 +1113,7 @@ struct gpuir_module {
     char *source_name_owned;
     uint32_t *kernel_refs;    /* stb_ds array: launch symbols' kernels (gpuir__launch_kernel) */
     size_t n_kernel_refs;
+    uint32_t key_names[GPUIR__KEY_COUNT];  /* known attribute names in strings, 0 until used */
     bool verified;            /* passed the verifier, and unchanged since: */
     size_t verified_sizes[GPUIR__POOLS];  /*   its pools then (gpuir__module_still_verified) */
 };
@@ -1495,11 +1496,27 @@ static gpuir__attr_key gpuir__attr_key_of(const char *name) {
     return GPUIR__KEY_OTHER;
 }
 
+/* Appends an attribute of a known key (its name interned once per module:
+   strings never change, so the attributes of a key share it). */
+static uint32_t gpuir__attr_push_key(gpuir_module *m, gpuir__attr_key key, gpuir__attr_kind kind) {
+    if (!m->key_names[key])
+        m->key_names[key] = gpuir__intern(m, gpuir__attr_keys[key].name, strlen(gpuir__attr_keys[key].name));
+    gpuir__attr a;
+    memset(&a, 0, sizeof a);
+    a.name = m->key_names[key];
+    a.key = (uint8_t)key;
+    a.kind = kind;
+    stbds_arrput(m->attrs, a);
+    return (uint32_t)stbds_arrlenu(m->attrs) - 1;
+}
+
 static uint32_t gpuir__attr_push(gpuir_module *m, const char *name, gpuir__attr_kind kind) {
+    gpuir__attr_key key = gpuir__attr_key_of(name);
+    if (key != GPUIR__KEY_OTHER) return gpuir__attr_push_key(m, key, kind);
     gpuir__attr a;
     memset(&a, 0, sizeof a);
     a.name = gpuir__intern(m, name, strlen(name));
-    a.key = (uint8_t)gpuir__attr_key_of(name);
+    a.key = (uint8_t)key;
     a.kind = kind;
     stbds_arrput(m->attrs, a);
     return (uint32_t)stbds_arrlenu(m->attrs) - 1;
@@ -1516,12 +1533,16 @@ static void gpuir__attr_push_float(gpuir_module *m, const char *name, double v) 
     m->attrs[i].f = v;
 }
 
-static void gpuir__attr_push_ints(gpuir_module *m, const char *name, size_t n,
-                                  const int64_t *v) {
-    uint32_t i = gpuir__attr_push(m, name, GPUIR__ATTR_INTS);
+/* Gives attribute i the integer list v[0..n) (appended to the pool). */
+static void gpuir__attr_set_ints(gpuir_module *m, uint32_t i, size_t n, const int64_t *v) {
     m->attrs[i].off = (uint32_t)stbds_arrlenu(m->ints);
     m->attrs[i].n = (uint32_t)n;
     for (size_t k = 0; k < n; k++) stbds_arrput(m->ints, v[k]);
+}
+
+static void gpuir__attr_push_ints(gpuir_module *m, const char *name, size_t n,
+                                  const int64_t *v) {
+    gpuir__attr_set_ints(m, gpuir__attr_push(m, name, GPUIR__ATTR_INTS), n, v);
 }
 
 static void gpuir__attr_push_symbol(gpuir_module *m, const char *name, const char *sym) {
@@ -5597,7 +5618,8 @@ static void gpuir__attrs_adopt(gpuir_module *m, uint32_t op_id, uint32_t first) 
 static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, int64_t v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attrs_copy_without(m, op_id, key);
-    gpuir__attr_push_int(m, gpuir__attr_keys[key].name, GPUIR__ATTR_INT, v);
+    uint32_t a = gpuir__attr_push_key(m, key, GPUIR__ATTR_INT);   /* may move m->attrs */
+    m->attrs[a].i = v;
     gpuir__attrs_adopt(m, op_id, first);
 }
 
@@ -5605,7 +5627,7 @@ static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key
 static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, size_t n, const int64_t *v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attrs_copy_without(m, op_id, key);
-    gpuir__attr_push_ints(m, gpuir__attr_keys[key].name, n, v);
+    gpuir__attr_set_ints(m, gpuir__attr_push_key(m, key, GPUIR__ATTR_INTS), n, v);
     gpuir__attrs_adopt(m, op_id, first);
 }
 
