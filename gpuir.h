@@ -3759,9 +3759,16 @@ static gpuir_result gpuir__verify_streams(gpuir_module *m, uint32_t fid) {
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (!op->n_attrs && op->kind != GPUIR_OP_GPU_DEALLOC) continue;  /* nothing to check */
         gpuir__verify_locate(m, f, i, op);
-        const gpuir__attr *stream = gpuir__attr_get(m, op, GPUIR__KEY_STREAM), *event = gpuir__attr_get(m, op, GPUIR__KEY_EVENT);
-        const gpuir__attr *wait = gpuir__attr_get(m, op, op->kind == GPUIR_OP_GPU_WAIT ? GPUIR__KEY_EVENTS : GPUIR__KEY_WAIT);
+        const gpuir__attr *stream = NULL, *event = NULL, *wait = NULL;   /* one walk: the first of each */
+        gpuir__attr_key wait_key = op->kind == GPUIR_OP_GPU_WAIT ? GPUIR__KEY_EVENTS : GPUIR__KEY_WAIT;
+        for (uint32_t a = op->n_attrs; a-- > 0;) {
+            const gpuir__attr *at = &m->attrs[op->attrs + a];
+            if (at->key == GPUIR__KEY_STREAM) stream = at;
+            else if (at->key == GPUIR__KEY_EVENT) event = at;
+            else if (at->key == wait_key) wait = at;
+        }
         if (stream && (stream->i < 0 || stream->i >= GPUIR_MAX_STREAMS))
             r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: stream %lld is out of range (0..%d)",
                             gpuir_op_name(op->kind), (long long)stream->i, GPUIR_MAX_STREAMS - 1);
