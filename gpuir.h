@@ -5312,9 +5312,16 @@ static bool gpuir__cse_reserve(gpuir__cse_map *t) {
     return true;
 }
 
+/* FNV-style, eight bytes a step (an op's type alone is 80 bytes): for a
+   fixed length, inputs that differ in one word hash apart. */
 static uint64_t gpuir__hash(uint64_t h, const void *data, size_t n) {
     const unsigned char *p = (const unsigned char *)data;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    for (; n >= 8; n -= 8, p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; n; n--, p++) h = (h ^ *p) * 0x100000001b3ull;
     return h;
 }
 
@@ -5344,7 +5351,9 @@ static uint64_t gpuir__op_hash(const gpuir_module *m, const gpuir__op *op) {
         h = gpuir__hash(h, &a->f, sizeof a->f);
         if (n) h = gpuir__hash(h, payload, n);
     }
-    return h;
+    h ^= h >> 33;                   /* bring the high bits down: the table */
+    h *= 0xff51afd7ed558ccdull;     /* indexes by the low ones */
+    return h ^ (h >> 33);
 }
 
 static bool gpuir__attr_same(const gpuir_module *m, const gpuir__attr *a, const gpuir__attr *b) {
