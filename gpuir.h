@@ -1958,9 +1958,9 @@ static gpuir_result gpuir__check_operands(gpuir_ctx *ctx, gpuir_op_kind kind,
    attributes `as`. `given` is the written result type (required for the
    classes that take one; checked against the inference for the others).
    Used by the builder, the verifier and the interpreter (on concrete types). */
-static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
-                                 uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
-                                 gpuir_type *out) {
+static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+                                    uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
+                                    bool given_checked, gpuir_type *out) {
     gpuir_result r = gpuir__check_operands(ctx, kind, in, n);
     if (!r) r = gpuir__check_attr_names(ctx, kind, as);
     if (r) return r;
@@ -1971,7 +1971,8 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
     if (needs_given && !given)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result type must be given",
                            gpuir_op_name(kind));
-    if (given && (r = gpuir__type_check(ctx, given, gpuir_op_name(kind))) != GPUIR_OK) return r;
+    if (given && !given_checked && (r = gpuir__type_check(ctx, given, gpuir_op_name(kind))) != GPUIR_OK)
+        return r;
     if (given && given->kind != GPUIR_TYPE_TENSOR)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result must be a tensor",
                            gpuir_op_name(kind));
@@ -2010,6 +2011,12 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
                            "%s", gpuir_op_name(kind), gpuir__tstr(&bg, given), gpuir__tstr(&bo, out));
     }
     return r;
+}
+
+static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+                                 uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
+                                 gpuir_type *out) {
+    return gpuir__infer_ex(ctx, kind, in, n, as, given, false, out);
 }
 
 /* The name of the kernel module in symbols such as @kernels::@k0. */
@@ -2256,9 +2263,9 @@ static gpuir_result gpuir__infer_buffer_op(gpuir_ctx *ctx, gpuir_op_kind kind, c
 
 /* The buffer form of a computing op: memref inputs and a destination,
    checked as the tensor op from the inputs to the destination's type. */
-static gpuir_result gpuir__infer_dps(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
-                                     uint32_t n, const gpuir__attrs *as) {
-    gpuir_type ins[GPUIR_MAX_OPERANDS], out;
+static gpuir_result gpuir__infer_dps(gpuir_ctx *ctx, gpuir_op_kind kind, gpuir_type *in,
+                                     uint32_t n, const gpuir__attrs *as, bool operands_checked) {
+    gpuir_type out;
     if (n == 0)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: without a result it needs an output "
                            "buffer as its last operand", gpuir_op_name(kind));
@@ -2267,22 +2274,27 @@ static gpuir_result gpuir__infer_dps(gpuir_ctx *ctx, gpuir_op_kind kind, const g
         if (in[i].kind != GPUIR_TYPE_MEMREF)
             return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: operand #%u is %s; the buffer form "
                                "takes memrefs", gpuir_op_name(kind), i, gpuir__tstr(&b, &in[i]));
-        ins[i] = in[i];
-        ins[i].kind = GPUIR_TYPE_TENSOR;
-        ins[i].space = 0;
     }
-    return gpuir__infer(ctx, kind, ins, n - 1, as, &ins[n - 1], &out);
+    for (uint32_t i = 0; i < n; i++) {      /* as the tensor op: in place (a scratch copy) */
+        in[i].kind = GPUIR_TYPE_TENSOR;
+        in[i].space = 0;
+    }
+    return gpuir__infer_ex(ctx, kind, in, n - 1, as, &in[n - 1], operands_checked, &out);
 }
 
 /* Checks an op in any of its forms. `has_result` says whether it defines a
-   value; out receives its type (kind INVALID when it has none). */
-static gpuir_result gpuir__infer_op(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+   value; out receives its type (kind INVALID when it has none). `in` is a
+   scratch copy of the operand types (the buffer form rewrites it);
+   `operands_checked`: each passed gpuir__type_check already (the verifier
+   checks every value's type where it is defined, before its uses). */
+static gpuir_result gpuir__infer_op(gpuir_ctx *ctx, gpuir_op_kind kind, gpuir_type *in,
                                     uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
-                                    bool has_result, gpuir_type *out) {
+                                    bool has_result, bool operands_checked, gpuir_type *out) {
     gpuir__op_class cls = gpuir__info(kind)->cls;
     if ((gpuir__class_computes(cls) && !has_result) || has_result != gpuir__class_has_result(cls))
         memset(out, 0, sizeof *out);    /* the others clear it themselves */
-    if (gpuir__class_computes(cls) && !has_result) return gpuir__infer_dps(ctx, kind, in, n, as);
+    if (gpuir__class_computes(cls) && !has_result)
+        return gpuir__infer_dps(ctx, kind, in, n, as, operands_checked);
     if (has_result != gpuir__class_has_result(cls))
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s %s a result", gpuir_op_name(kind),
                            has_result ? "does not have" : "must have");
@@ -2335,7 +2347,7 @@ static uint32_t gpuir__build_op_ex(gpuir_module *m, gpuir_op_kind kind, const ui
     gpuir_type in[GPUIR_MAX_OPERANDS], out;
     gpuir__attrs as = {m, attrs, n_attrs};
     if (gpuir__operand_types(m, kind, operands, n, in) ||
-        gpuir__infer_op(m->ctx, kind, in, n, &as, given, has_result, &out))
+        gpuir__infer_op(m->ctx, kind, in, n, &as, given, has_result, false, &out))
         return 0;
     gpuir__op op;
     memset(&op, 0, sizeof op);
@@ -3740,7 +3752,7 @@ static gpuir_result gpuir__verify_op(gpuir_module *m, uint32_t fid, uint32_t op_
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "the result is defined twice");
     gpuir__attrs as = {m, op->attrs, op->n_attrs};
     r = gpuir__infer_op(ctx, op->kind, in, op->n_operands, &as, res ? &res->type : NULL,
-                        res != NULL, &out);
+                        res != NULL, true, &out);
     if (!r && gpuir__info(op->kind)->cls == GPUIR__CLASS_DEALLOC &&
         gpuir__view_base(m, gpuir__op_operand(m, op, 0)) != gpuir__op_operand(m, op, 0))
         r = gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s of a view (memref.reshape): free the buffer it views",
