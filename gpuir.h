@@ -6134,7 +6134,13 @@ typedef struct gpuir__outliner {
     bool *host_use;         /*                    -> used by a host op (frees, fills aside) */
     size_t *group_by_key;   /* fusion key (1..ops) -> group index + 1 */
     uint8_t *role;          /* buffer value id - 1 -> GPUIR__INTERNAL | GPUIR__PARAM */
-} gpuir__outliner;
+    uint32_t *written, *outs, *from, *to;  /* stb_ds scratch of one group, reused: not a */
+} gpuir__outliner;                         /* malloc per list per kernel */
+
+/* Empties a scratch list, keeping its memory. */
+static void gpuir__ids_clear(uint32_t *ids) {
+    if (ids) stbds_header(ids)->length = 0;
+}
 
 enum { GPUIR__INTERNAL = 1, GPUIR__PARAM = 2 };   /* what a buffer is to some kernel */
 
@@ -6213,7 +6219,9 @@ static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) 
 static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
     gpuir_module *m = O->m;
     gpuir__group *grp = &O->groups[g];
-    uint32_t *written = NULL, *outs = NULL;
+    uint32_t *written = O->written, *outs = O->outs;
+    gpuir__ids_clear(written);
+    gpuir__ids_clear(outs);
     for (size_t i = 0; i < stbds_arrlenu(grp->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, grp->ops[i]);
         for (uint32_t k = 0; k + 1 < op->n_operands; k++) {
@@ -6240,8 +6248,8 @@ static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
         }
     }
     for (size_t i = 0; i < stbds_arrlenu(outs); i++) stbds_arrput(grp->params, outs[i]);
-    stbds_arrfree(written);
-    stbds_arrfree(outs);
+    O->written = written;               /* kept (they may have moved) for the next group */
+    O->outs = outs;
 }
 
 /* Looks a host buffer up in a small map (host id -> kernel id). */
@@ -6257,7 +6265,9 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     gpuir__group *grp = &O->groups[g];
     char name[GPUIR_MAX_NAME];
     gpuir__join_name(name, sizeof name, gpuir__string(m, gpuir__func_at(m, O->fid)->name), 100, "_k", (int64_t)g);
-    uint32_t kid = gpuir__func_begin(m, name), *from = NULL, *to = NULL;
+    uint32_t kid = gpuir__func_begin(m, name), *from = O->from, *to = O->to;
+    gpuir__ids_clear(from);
+    gpuir__ids_clear(to);
     if (!kid) return m->ctx->result;
     m->funcs[kid - 1].kernel = true;
     grp->kernel = kid;
@@ -6287,8 +6297,8 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
         for (uint32_t k = 0; k < op->n_operands; k++) ids[k] = gpuir__map_get(from, to, gpuir__op_operand(m, op, k));
         gpuir__build_op_ex(m, op->kind, ids, op->n_operands, op->attrs, op->n_attrs, NULL, false);
     }
-    stbds_arrfree(from);
-    stbds_arrfree(to);
+    O->from = from;                     /* kept (they may have moved) for the next kernel */
+    O->to = to;
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     return gpuir_func_return(m, 0, NULL);
 }
@@ -6387,6 +6397,10 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
         stbds_arrfree(O.groups[g].splats);
     }
     stbds_arrfree(O.groups);
+    stbds_arrfree(O.written);
+    stbds_arrfree(O.outs);
+    stbds_arrfree(O.from);
+    stbds_arrfree(O.to);
     GPUIR_FREE(O.splat_of);
     GPUIR_FREE(O.group_of);
     GPUIR_FREE(O.user_group);
