@@ -6790,7 +6790,9 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     if (!r) r = gpuir__remove_dead_ops(m, fid);    /* host views of resident globals */
     if (!r) r = gpuir__free_allocs(m, fid, GPUIR_OP_GPU_ALLOC, GPUIR_OP_GPU_DEALLOC);
     const char *text = gpuir__str_cstr(&P.report);
-    for (size_t i = 0; text[i]; i++) stbds_arrput(m->placement_report, text[i]);
+    size_t at = stbds_arrlenu(m->placement_report), len = strlen(text);
+    stbds_arrsetlen(m->placement_report, at + len);     /* appended in one copy */
+    if (len) memcpy(m->placement_report + at, text, len);
     gpuir__str_free(&P.report);
     GPUIR_FREE(P.twin);
     GPUIR_FREE(P.valid);
