@@ -1114,6 +1114,7 @@ struct gpuir_module {
     uint32_t *kernel_refs;    /* stb_ds array: launch symbols' kernels (gpuir__launch_kernel) */
     size_t n_kernel_refs;
     uint32_t key_names[GPUIR__KEY_COUNT];  /* known attribute names in strings, 0 until used */
+    struct gpuir__scratch *scratch;  /* stb_ds: blocks the verifier and passes reuse */
     bool verified;            /* passed the verifier, and unchanged since: */
     size_t verified_sizes[GPUIR__POOLS];  /*   its pools then (gpuir__module_still_verified) */
 };
@@ -1249,6 +1250,55 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
     return GPUIR_OK;
 }
 
+/* ---- scratch memory ----
+   Zeroed arrays that the verifier and the passes use for one run (value id
+   -> something, mostly) and give back. The blocks stay with the module for
+   the next run: a fresh calloc of a large array costs a page fault per
+   4 KiB touched (more than zeroing it) and passes make several per
+   function. Freed with the module. */
+typedef struct gpuir__scratch { void *p; size_t cap; bool used; } gpuir__scratch;
+
+/* gpuir__calloc from the module's free blocks: the smallest that fits, else
+   the largest grown (with room to spare: the value pool grows pass after
+   pass), else a new one. NULL on overflow or when out of memory. */
+static void *gpuir__scratch_calloc(gpuir_module *m, size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return NULL;
+    size_t bytes = count * size;
+    if (!bytes) bytes = 1;
+    gpuir__scratch *fit = NULL, *largest = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(m->scratch); i++) {
+        gpuir__scratch *s = &m->scratch[i];
+        if (s->used) continue;
+        if (s->cap >= bytes && (!fit || s->cap < fit->cap)) fit = s;
+        if (!largest || s->cap > largest->cap) largest = s;
+    }
+    if (!fit) {
+        size_t cap = bytes <= SIZE_MAX / 5 * 4 ? bytes / 4 * 5 + 64 : bytes;
+        void *p = GPUIR_MALLOC(cap);
+        if (!p) return NULL;
+        if (largest) GPUIR_FREE(largest->p);
+        else {
+            gpuir__scratch s = {NULL, 0, false};
+            stbds_arrput(m->scratch, s);
+            largest = &m->scratch[stbds_arrlenu(m->scratch) - 1];
+        }
+        largest->p = p;
+        largest->cap = cap;
+        fit = largest;
+    }
+    fit->used = true;
+    memset(fit->p, 0, bytes);
+    return fit->p;
+}
+
+/* Gives a block of gpuir__scratch_calloc back to the module (NULL: none). */
+static void gpuir__scratch_free(gpuir_module *m, void *p) {
+    if (!p) return;
+    for (size_t i = 0; i < stbds_arrlenu(m->scratch); i++)
+        if (m->scratch[i].p == p) { m->scratch[i].used = false; return; }
+    GPUIR_ASSERT(!"gpuir__scratch_free: not a scratch block");
+}
+
 /* ---- module storage ---- */
 
 static gpuir__func *gpuir__func_at(const gpuir_module *m, uint32_t id) {
@@ -1367,6 +1417,8 @@ static void gpuir__module_free(gpuir_module *m) {
     stbds_arrfree(m->placement_report);
     stbds_shfree(m->func_index);
     stbds_arrfree(m->kernel_refs);
+    for (size_t i = 0; i < stbds_arrlenu(m->scratch); i++) GPUIR_FREE(m->scratch[i].p);
+    stbds_arrfree(m->scratch);
     GPUIR_FREE(m->source_name_owned);
     GPUIR_FREE(m);
 }
@@ -3880,12 +3932,12 @@ static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
     if (m->building)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "verify: function @%s is still open",
                            gpuir__string(m, gpuir__func_at(m, m->building)->name));
-    uint32_t *defined = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *defined);
+    uint32_t *defined = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *defined);
     if (!defined) return gpuir__oom(ctx, "verify");
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)
         if (kernels || !m->funcs[i].kernel) r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
-    GPUIR_FREE(defined);
+    gpuir__scratch_free(m, defined);
     gpuir__loc_clear(ctx);
     return r;
 }
@@ -5089,8 +5141,8 @@ static bool gpuir__op_is_pure(const gpuir__op *op) {
 static gpuir_result gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops), kept = n;
-    uint32_t *uses = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
-    bool *dead = (bool *)gpuir__calloc(n + 1, sizeof *dead);
+    uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *uses);
+    bool *dead = (bool *)gpuir__scratch_calloc(m, n + 1, sizeof *dead);
     gpuir_result r = uses && dead ? GPUIR_OK : gpuir__oom(m->ctx, "dead code removal");
     if (!r) {
         for (size_t i = 0; i < n; i++) {
@@ -5109,8 +5161,8 @@ static gpuir_result gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
             if (!dead[i]) f->ops[j++] = f->ops[i];
         stbds_header(f->ops)->length = kept;
     }
-    GPUIR_FREE(uses);
-    GPUIR_FREE(dead);
+    gpuir__scratch_free(m, uses);
+    gpuir__scratch_free(m, dead);
     return r;
 }
 
@@ -5580,7 +5632,7 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 }
 
 static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
-    uint32_t *repl = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *repl);
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *repl);
     if (!repl) return gpuir__oom(m->ctx, "decompose");
     gpuir_result r = GPUIR_OK;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) {
@@ -5600,7 +5652,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
         }
         gpuir__rewrite_end(m, r == GPUIR_OK);
     }
-    GPUIR_FREE(repl);
+    gpuir__scratch_free(m, repl);
     return r;
 }
 
@@ -5706,13 +5758,13 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
-    uint32_t *uses = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
-    gpuir__group_kind *kinds = (gpuir__group_kind *)gpuir__calloc(n + 2, sizeof *kinds);
-    uint32_t *inputs = (uint32_t *)gpuir__calloc(n + 2, sizeof *inputs);
+    uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *uses);
+    gpuir__group_kind *kinds = (gpuir__group_kind *)gpuir__scratch_calloc(m, n + 2, sizeof *kinds);
+    uint32_t *inputs = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *inputs);
     if (!uses || !kinds || !inputs) {
-        GPUIR_FREE(uses);
-        GPUIR_FREE(kinds);
-        GPUIR_FREE(inputs);
+        gpuir__scratch_free(m, uses);
+        gpuir__scratch_free(m, kinds);
+        gpuir__scratch_free(m, inputs);
         return gpuir__oom(m->ctx, "fuse");
     }
     for (size_t i = 0; i < n; i++) {          /* users, not operand slots: add %a, %a is one */
@@ -5748,9 +5800,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         }
         gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
     }
-    GPUIR_FREE(uses);
-    GPUIR_FREE(kinds);
-    GPUIR_FREE(inputs);
+    gpuir__scratch_free(m, uses);
+    gpuir__scratch_free(m, kinds);
+    gpuir__scratch_free(m, inputs);
     return GPUIR_OK;
 }
 
@@ -5917,7 +5969,7 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
     gpuir_module *m = B->m;
     const gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
-    uint32_t *group_end = (uint32_t *)gpuir__calloc(n + 2, sizeof *group_end);
+    uint32_t *group_end = (uint32_t *)gpuir__scratch_calloc(B->m, n + 2, sizeof *group_end);
     if (!group_end) return gpuir__oom(m->ctx, "bufferize");
     for (size_t i = 0; i < n; i++) {
         int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), GPUIR__KEY_FUSION, 0);
@@ -5941,7 +5993,7 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
             B->root[op->result - 1] = op->kind == GPUIR_OP_RESHAPE ? B->root[gpuir__op_operand(m, op, 0) - 1]
                                                                   : op->result;
     }
-    GPUIR_FREE(group_end);
+    gpuir__scratch_free(B->m, group_end);
     return GPUIR_OK;
 }
 
@@ -6030,7 +6082,7 @@ static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const 
                                            gpuir_op_kind dealloc) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops), nv = stbds_arrlenu(m->values) + 1;
-    uint32_t *last = (uint32_t *)gpuir__calloc(nv, sizeof *last);
+    uint32_t *last = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *last);
     if (!last) return gpuir__oom(m->ctx, "placing deallocations");
     for (size_t i = 0; i < n; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -6055,7 +6107,7 @@ static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const 
         for (uint32_t j = 0; j < n_freed; j++) gpuir__build_op(m, dealloc, &freed[j], 1, 0, 0, NULL);
     }
     gpuir__rewrite_end(m, true);
-    GPUIR_FREE(last);
+    gpuir__scratch_free(m, last);
     return m->ctx->result;
 }
 
@@ -6067,12 +6119,12 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     gpuir__bufferizer B;
     memset(&B, 0, sizeof B);
     B.m = m;
-    B.buf = (uint32_t *)gpuir__calloc(cap, sizeof *B.buf);
-    B.root = (uint32_t *)gpuir__calloc(cap, sizeof *B.root);
-    B.last_use = (uint32_t *)gpuir__calloc(cap, sizeof *B.last_use);
-    B.last_run = (uint32_t *)gpuir__calloc(cap, sizeof *B.last_run);
-    B.runs_at = (uint32_t *)gpuir__calloc(n + 1, sizeof *B.runs_at);
-    B.owned = (bool *)gpuir__calloc(cap, sizeof *B.owned);
+    B.buf = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.buf);
+    B.root = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.root);
+    B.last_use = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.last_use);
+    B.last_run = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.last_run);
+    B.runs_at = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *B.runs_at);
+    B.owned = (bool *)gpuir__scratch_calloc(m, cap, sizeof *B.owned);
     if (!B.buf || !B.root || !B.last_use || !B.last_run || !B.runs_at || !B.owned) r = gpuir__oom(m->ctx, "bufferize");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) B.root[f->params[i] - 1] = f->params[i];
@@ -6087,12 +6139,12 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     for (size_t i = 0; !r && i < n; i++) r = gpuir__bufferize_op(&B, gpuir__func_at(m, fid)->ops[i], i);
     if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
     if (!r) r = gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
-    GPUIR_FREE(B.buf);
-    GPUIR_FREE(B.root);
-    GPUIR_FREE(B.last_use);
-    GPUIR_FREE(B.last_run);
-    GPUIR_FREE(B.runs_at);
-    GPUIR_FREE(B.owned);
+    gpuir__scratch_free(m, B.buf);
+    gpuir__scratch_free(m, B.root);
+    gpuir__scratch_free(m, B.last_use);
+    gpuir__scratch_free(m, B.last_run);
+    gpuir__scratch_free(m, B.runs_at);
+    gpuir__scratch_free(m, B.owned);
     return r;
 }
 
@@ -6321,7 +6373,7 @@ static bool gpuir__outline_drops(const gpuir__outliner *O, const gpuir__op *op) 
    (or never, when it is returned), with `dealloc`. */
 static gpuir_result gpuir__free_allocs(gpuir_module *m, uint32_t fid, gpuir_op_kind alloc,
                                        gpuir_op_kind dealloc) {
-    bool *owned = (bool *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *owned);
+    bool *owned = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *owned);
     if (!owned) return gpuir__oom(m->ctx, "placing deallocations");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
@@ -6329,7 +6381,7 @@ static gpuir_result gpuir__free_allocs(gpuir_module *m, uint32_t fid, gpuir_op_k
         if (op->kind == alloc) owned[op->result - 1] = true;
     }
     gpuir_result r = gpuir__insert_deallocs(m, fid, owned, dealloc);
-    GPUIR_FREE(owned);
+    gpuir__scratch_free(m, owned);
     return r;
 }
 
@@ -6372,13 +6424,13 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
     O.fid = fid;
     size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops);
     size_t nv = stbds_arrlenu(m->values) + 1;
-    O.splat_of = (uint32_t *)gpuir__calloc(nv, sizeof *O.splat_of);
-    O.group_of = (uint32_t *)gpuir__calloc(n + 1, sizeof *O.group_of);
-    O.user_group = (uint32_t *)gpuir__calloc(nv, sizeof *O.user_group);
-    O.many_groups = (bool *)gpuir__calloc(nv, sizeof *O.many_groups);
-    O.host_use = (bool *)gpuir__calloc(nv, sizeof *O.host_use);
-    O.group_by_key = (size_t *)gpuir__calloc(n + 2, sizeof *O.group_by_key);
-    O.role = (uint8_t *)gpuir__calloc(nv, sizeof *O.role);
+    O.splat_of = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *O.splat_of);
+    O.group_of = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *O.group_of);
+    O.user_group = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *O.user_group);
+    O.many_groups = (bool *)gpuir__scratch_calloc(m, nv, sizeof *O.many_groups);
+    O.host_use = (bool *)gpuir__scratch_calloc(m, nv, sizeof *O.host_use);
+    O.group_by_key = (size_t *)gpuir__scratch_calloc(m, n + 2, sizeof *O.group_by_key);
+    O.role = (uint8_t *)gpuir__scratch_calloc(m, nv, sizeof *O.role);
     gpuir_result r = O.splat_of && O.group_of && O.user_group && O.many_groups && O.host_use &&
                      O.group_by_key && O.role ? GPUIR_OK : gpuir__oom(m->ctx, "outline");
     if (!r) gpuir__outline_collect(&O);
@@ -6401,13 +6453,13 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
     stbds_arrfree(O.outs);
     stbds_arrfree(O.from);
     stbds_arrfree(O.to);
-    GPUIR_FREE(O.splat_of);
-    GPUIR_FREE(O.group_of);
-    GPUIR_FREE(O.user_group);
-    GPUIR_FREE(O.many_groups);
-    GPUIR_FREE(O.host_use);
-    GPUIR_FREE(O.group_by_key);
-    GPUIR_FREE(O.role);
+    gpuir__scratch_free(m, O.splat_of);
+    gpuir__scratch_free(m, O.group_of);
+    gpuir__scratch_free(m, O.user_group);
+    gpuir__scratch_free(m, O.many_groups);
+    gpuir__scratch_free(m, O.host_use);
+    gpuir__scratch_free(m, O.group_by_key);
+    gpuir__scratch_free(m, O.role);
     return r;
 }
 
@@ -6529,7 +6581,7 @@ static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, con
 static gpuir_result gpuir__place_find_device_only(gpuir__placer *P) {
     gpuir_module *m = P->m;
     const gpuir__func *f = gpuir__func_at(m, P->fid);
-    bool *host_use = (bool *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *host_use);
+    bool *host_use = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *host_use);
     if (!host_use) return gpuir__oom(m->ctx, "place");
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -6545,7 +6597,7 @@ static gpuir_result gpuir__place_find_device_only(gpuir__placer *P) {
         if (op->kind == GPUIR_OP_MEMREF_ALLOC && op->result && !host_use[op->result - 1])
             P->device_only[op->result - 1] = true;
     }
-    GPUIR_FREE(host_use);
+    gpuir__scratch_free(m, host_use);
     return GPUIR_OK;
 }
 
@@ -6754,11 +6806,11 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     memset(&P, 0, sizeof P);
     P.m = m;
     P.fid = fid;
-    P.twin = (uint32_t *)gpuir__calloc(nv, sizeof *P.twin);
-    P.valid = (uint8_t *)gpuir__calloc(nv, sizeof *P.valid);
-    P.device_only = (bool *)gpuir__calloc(nv, sizeof *P.device_only);
-    P.wrote_on_device = (bool *)gpuir__calloc(nv, sizeof *P.wrote_on_device);
-    P.written = (bool *)gpuir__calloc(nv, sizeof *P.written);
+    P.twin = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *P.twin);
+    P.valid = (uint8_t *)gpuir__scratch_calloc(m, nv, sizeof *P.valid);
+    P.device_only = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.device_only);
+    P.wrote_on_device = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.wrote_on_device);
+    P.written = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.written);
     gpuir_result r = P.twin && P.valid && P.device_only && P.wrote_on_device && P.written ? GPUIR_OK
                    : gpuir__oom(m->ctx, "place");
     const gpuir__func *f = gpuir__func_at(m, fid);
@@ -6794,11 +6846,11 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     stbds_arrsetlen(m->placement_report, at + len);     /* appended in one copy */
     if (len) memcpy(m->placement_report + at, text, len);
     gpuir__str_free(&P.report);
-    GPUIR_FREE(P.twin);
-    GPUIR_FREE(P.valid);
-    GPUIR_FREE(P.device_only);
-    GPUIR_FREE(P.wrote_on_device);
-    GPUIR_FREE(P.written);
+    gpuir__scratch_free(m, P.twin);
+    gpuir__scratch_free(m, P.valid);
+    gpuir__scratch_free(m, P.device_only);
+    gpuir__scratch_free(m, P.wrote_on_device);
+    gpuir__scratch_free(m, P.written);
     return r;
 }
 
@@ -7322,7 +7374,7 @@ static const char *gpuir__async_op_label(const gpuir_module *m, const gpuir__op 
    what on which stream. */
 static gpuir_result gpuir__async_report(gpuir__async *A, const uint32_t *ops, size_t n) {
     gpuir_module *m = A->m;
-    uint32_t *recorder = (uint32_t *)gpuir__calloc((size_t)A->n_events + 1, sizeof *recorder);
+    uint32_t *recorder = (uint32_t *)gpuir__scratch_calloc(A->m, (size_t)A->n_events + 1, sizeof *recorder);
     if (!recorder) return gpuir__oom(m->ctx, "async");
     for (size_t i = 0; i < n; i++)
         if (A->event[i] >= 0) recorder[A->event[i]] = (uint32_t)i;
@@ -7349,7 +7401,7 @@ static gpuir_result gpuir__async_report(gpuir__async *A, const uint32_t *ops, si
         }
     }
     m->placement_report = s.buf;
-    GPUIR_FREE(recorder);
+    gpuir__scratch_free(A->m, recorder);
     return GPUIR_OK;
 }
 
@@ -7395,12 +7447,12 @@ static void gpuir__async_free(gpuir__async *A, size_t n, size_t nv) {
     for (size_t i = 0; A->waits && i < n; i++) stbds_arrfree(A->waits[i]);
     for (size_t i = 0; A->host_waits && i < n; i++) stbds_arrfree(A->host_waits[i]);
     for (size_t i = 0; A->buffers && i < nv; i++) stbds_arrfree(A->buffers[i].readers);
-    GPUIR_FREE(A->stream);
-    GPUIR_FREE(A->event);
-    GPUIR_FREE(A->waits);
-    GPUIR_FREE(A->host_waits);
-    GPUIR_FREE(A->known);
-    GPUIR_FREE(A->buffers);
+    gpuir__scratch_free(A->m, A->stream);
+    gpuir__scratch_free(A->m, A->event);
+    gpuir__scratch_free(A->m, A->waits);
+    gpuir__scratch_free(A->m, A->host_waits);
+    gpuir__scratch_free(A->m, A->known);
+    gpuir__scratch_free(A->m, A->buffers);
     stbds_arrfree(A->accesses);
     stbds_arrfree(A->deps);
 }
@@ -7412,12 +7464,12 @@ static gpuir_result gpuir__async_func(gpuir_module *m, uint32_t fid) {
     memset(&A, 0, sizeof A);
     A.m = m;
     A.fid = fid;
-    A.stream = (int *)gpuir__calloc(n + 1, sizeof *A.stream);
-    A.event = (int64_t *)GPUIR_MALLOC((n + 1) * sizeof *A.event);
-    A.waits = (int64_t **)gpuir__calloc(n + 1, sizeof *A.waits);
-    A.host_waits = (int64_t **)gpuir__calloc(n + 1, sizeof *A.host_waits);
-    A.known = (uint32_t(*)[GPUIR__ASYNC_STREAMS])gpuir__calloc(n + 1, sizeof *A.known);
-    A.buffers = (gpuir__async_buffer *)gpuir__calloc(nv + 1, sizeof *A.buffers);
+    A.stream = (int *)gpuir__scratch_calloc(m, n + 1, sizeof *A.stream);
+    A.event = (int64_t *)gpuir__scratch_calloc(m, n + 1, sizeof *A.event);
+    A.waits = (int64_t **)gpuir__scratch_calloc(m, n + 1, sizeof *A.waits);
+    A.host_waits = (int64_t **)gpuir__scratch_calloc(m, n + 1, sizeof *A.host_waits);
+    A.known = (uint32_t(*)[GPUIR__ASYNC_STREAMS])gpuir__scratch_calloc(m, n + 1, sizeof *A.known);
+    A.buffers = (gpuir__async_buffer *)gpuir__scratch_calloc(m, nv + 1, sizeof *A.buffers);
     if (!A.stream || !A.event || !A.waits || !A.host_waits || !A.known || !A.buffers) {
         gpuir__async_free(&A, n, nv);
         return gpuir__oom(m->ctx, "async");
