@@ -464,8 +464,9 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
 /* ---- passes --------------------------------------------------------------
    A pipeline is a comma-separated list of pass names ("canonicalize,
    decompose"); gpuir_pass_count/_name/_summary list them. The module is
-   verified before the first pass and after every pass (its host functions
-   only, after a pass that cannot change kernels); the first failure stops
+   verified before the first pass (unless unchanged since it last passed
+   the verifier) and after every pass (its host functions only, after a
+   pass that cannot change kernels); the first failure stops
    the pipeline with the pass name in the error.
    The default configuration is:
      print_ir_before, print_ir_after   NULL: no dumps ("*": every pass)
@@ -725,16 +726,23 @@ static void *gpuir__calloc(size_t count, size_t size) {
 /* A growable string: stb_ds char array, always terminated when non-empty. */
 typedef struct gpuir__str { char *buf; } gpuir__str;
 
+/* Formats straight into the spare room (grown geometrically), again only
+   when the text does not fit: one vsnprintf for most appends. */
 static void gpuir__str_vappend(gpuir__str *s, const char *fmt, va_list ap) {
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) return;
     size_t len = stbds_arrlenu(s->buf);
     if (len > 0) len--;                         /* overwrite the terminator */
+    if (stbds_arrcap(s->buf) < len + 64) stbds_arrsetcap(s->buf, len + 64);
+    va_list ap2;
+    va_copy(ap2, ap);
+    size_t room = stbds_arrcap(s->buf) - len;
+    int n = vsnprintf(s->buf + len, room, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) { s->buf[len] = '\0'; return; }  /* as it was (or an empty string) */
+    if ((size_t)n >= room) {
+        stbds_arrsetcap(s->buf, len + (size_t)n + 1);
+        vsnprintf(s->buf + len, (size_t)n + 1, fmt, ap);
+    }
     stbds_arrsetlen(s->buf, len + (size_t)n + 1);
-    vsnprintf(s->buf + len, (size_t)n + 1, fmt, ap);
 }
 
 static void gpuir__str_appendf(gpuir__str *s, const char *fmt, ...) GPUIR__PRINTF(2, 3);
@@ -746,6 +754,17 @@ static void gpuir__str_appendf(gpuir__str *s, const char *fmt, ...) {
 }
 
 static const char *gpuir__str_cstr(const gpuir__str *s) { return s->buf ? s->buf : ""; }
+
+/* Appends n bytes of text (no formatting). */
+static void gpuir__str_append(gpuir__str *s, const char *text, size_t n) {
+    size_t len = stbds_arrlenu(s->buf);
+    if (len > 0) len--;                         /* overwrite the terminator */
+    stbds_arrsetlen(s->buf, len + n + 1);
+    memcpy(s->buf + len, text, n);
+    s->buf[len + n] = '\0';
+}
+
+static void gpuir__str_puts(gpuir__str *s, const char *text) { gpuir__str_append(s, text, strlen(text)); }
 
 /* out = a, then b (at most max_a bytes of a), then n in decimal when
    n >= 0; truncated to size. The passes name things with it instead of
@@ -1084,6 +1103,8 @@ typedef struct gpuir__global {
 
 typedef struct gpuir__func_entry { char *key; uint32_t value; } gpuir__func_entry;
 
+#define GPUIR__POOLS 9        /* the stb_ds arrays of a module that hold its IR */
+
 struct gpuir_module {
     gpuir_ctx *ctx;
     gpuir__func *funcs;       /* stb_ds arrays; an id is index + 1 */
@@ -1102,6 +1123,12 @@ struct gpuir_module {
     uint32_t *rewrite_ops;    /*   this stb_ds list, which replaces its op list */
     const char *source_name;  /* for diagnostics of parsed modules */
     char *source_name_owned;
+    uint32_t *kernel_refs;    /* stb_ds array: launch symbols' kernels (gpuir__launch_kernel) */
+    size_t n_kernel_refs;
+    uint32_t key_names[GPUIR__KEY_COUNT];  /* known attribute names in strings, 0 until used */
+    struct gpuir__scratch *scratch;  /* stb_ds: blocks the verifier and passes reuse */
+    bool verified;            /* passed the verifier, and unchanged since: */
+    size_t verified_sizes[GPUIR__POOLS];  /*   its pools then (gpuir__module_still_verified) */
 };
 
 static const gpuir__op_info *gpuir__info(gpuir_op_kind k) {
@@ -1148,6 +1175,15 @@ GPUIRDEF bool gpuir_type_equal(gpuir_type a, gpuir_type b) {
         return false;
     for (int i = 0; i < a.rank && i < GPUIR_MAX_RANK; i++)
         if (a.dims[i] != b.dims[i]) return false;
+    return true;
+}
+
+/* gpuir_type_equal through pointers (no copies of the types). */
+static bool gpuir__type_same(const gpuir_type *a, const gpuir_type *b) {
+    if (a->kind != b->kind || a->dtype != b->dtype || a->rank != b->rank || a->space != b->space)
+        return false;
+    for (int i = 0; i < a->rank && i < GPUIR_MAX_RANK; i++)
+        if (a->dims[i] != b->dims[i]) return false;
     return true;
 }
 
@@ -1203,16 +1239,15 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
     if (t->rank < 0 || t->rank > GPUIR_MAX_RANK)
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: rank %d is outside 0..%d", what,
                            (int)t->rank, GPUIR_MAX_RANK);
-    for (int i = 0; i < t->rank; i++)
+    int64_t count = 1, bytes;
+    bool overflow = false;          /* reported after the dims are all checked */
+    for (int i = 0; i < t->rank; i++) {
         if (t->dims[i] < 0 && t->dims[i] != GPUIR_DYN)
             return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: dimension %d is %lld; dims are >= 0 or ?",
                                what, i, (long long)t->dims[i]);
-    int64_t count = 1, bytes;
-    for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] == GPUIR_DYN) continue;
-        if (!gpuir__mul_i64(count, t->dims[i], &count))
-            return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count overflows 2^63", what);
+        if (t->dims[i] != GPUIR_DYN && !overflow) overflow = !gpuir__mul_i64(count, t->dims[i], &count);
     }
+    if (overflow) return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count overflows 2^63", what);
     if (!gpuir__mul_i64(count, (int64_t)gpuir_dtype_size(t->dtype), &bytes) ||
         (uint64_t)bytes > ctx->desc.max_tensor_bytes) {
         gpuir__tbuf b;
@@ -1225,6 +1260,55 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: memory space %d is outside 0..15",
                            what, (int)t->space);
     return GPUIR_OK;
+}
+
+/* ---- scratch memory ----
+   Zeroed arrays that the verifier and the passes use for one run (value id
+   -> something, mostly) and give back. The blocks stay with the module for
+   the next run: a fresh calloc of a large array costs a page fault per
+   4 KiB touched (more than zeroing it) and passes make several per
+   function. Freed with the module. */
+typedef struct gpuir__scratch { void *p; size_t cap; bool used; } gpuir__scratch;
+
+/* gpuir__calloc from the module's free blocks: the smallest that fits, else
+   the largest grown (with room to spare: the value pool grows pass after
+   pass), else a new one. NULL on overflow or when out of memory. */
+static void *gpuir__scratch_calloc(gpuir_module *m, size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return NULL;
+    size_t bytes = count * size;
+    if (!bytes) bytes = 1;
+    gpuir__scratch *fit = NULL, *largest = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(m->scratch); i++) {
+        gpuir__scratch *s = &m->scratch[i];
+        if (s->used) continue;
+        if (s->cap >= bytes && (!fit || s->cap < fit->cap)) fit = s;
+        if (!largest || s->cap > largest->cap) largest = s;
+    }
+    if (!fit) {
+        size_t cap = bytes <= SIZE_MAX / 5 * 4 ? bytes / 4 * 5 + 64 : bytes;
+        void *p = GPUIR_MALLOC(cap);
+        if (!p) return NULL;
+        if (largest) GPUIR_FREE(largest->p);
+        else {
+            gpuir__scratch s = {NULL, 0, false};
+            stbds_arrput(m->scratch, s);
+            largest = &m->scratch[stbds_arrlenu(m->scratch) - 1];
+        }
+        largest->p = p;
+        largest->cap = cap;
+        fit = largest;
+    }
+    fit->used = true;
+    memset(fit->p, 0, bytes);
+    return fit->p;
+}
+
+/* Gives a block of gpuir__scratch_calloc back to the module (NULL: none). */
+static void gpuir__scratch_free(gpuir_module *m, void *p) {
+    if (!p) return;
+    for (size_t i = 0; i < stbds_arrlenu(m->scratch); i++)
+        if (m->scratch[i].p == p) { m->scratch[i].used = false; return; }
+    GPUIR_ASSERT(!"gpuir__scratch_free: not a scratch block");
 }
 
 /* ---- module storage ---- */
@@ -1267,8 +1351,9 @@ static unsigned char *gpuir__bytes_at(const gpuir_module *m, uint32_t off) {
 /* Appends a string to the pool; returns its offset. */
 static uint32_t gpuir__intern(gpuir_module *m, const char *s, size_t n) {
     uint32_t off = (uint32_t)stbds_arrlenu(m->strings);
-    for (size_t i = 0; i < n; i++) stbds_arrput(m->strings, s[i]);
-    stbds_arrput(m->strings, '\0');
+    stbds_arrsetlen(m->strings, off + n + 1);
+    if (n) memcpy(m->strings + off, s, n);
+    m->strings[off + n] = '\0';
     return off;
 }
 
@@ -1343,6 +1428,9 @@ static void gpuir__module_free(gpuir_module *m) {
     stbds_arrfree(m->rewrite_ops);
     stbds_arrfree(m->placement_report);
     stbds_shfree(m->func_index);
+    stbds_arrfree(m->kernel_refs);
+    for (size_t i = 0; i < stbds_arrlenu(m->scratch); i++) GPUIR_FREE(m->scratch[i].p);
+    stbds_arrfree(m->scratch);
     GPUIR_FREE(m->source_name_owned);
     GPUIR_FREE(m);
 }
@@ -1472,11 +1560,27 @@ static gpuir__attr_key gpuir__attr_key_of(const char *name) {
     return GPUIR__KEY_OTHER;
 }
 
+/* Appends an attribute of a known key (its name interned once per module:
+   strings never change, so the attributes of a key share it). */
+static uint32_t gpuir__attr_push_key(gpuir_module *m, gpuir__attr_key key, gpuir__attr_kind kind) {
+    if (!m->key_names[key])
+        m->key_names[key] = gpuir__intern(m, gpuir__attr_keys[key].name, strlen(gpuir__attr_keys[key].name));
+    gpuir__attr a;
+    memset(&a, 0, sizeof a);
+    a.name = m->key_names[key];
+    a.key = (uint8_t)key;
+    a.kind = kind;
+    stbds_arrput(m->attrs, a);
+    return (uint32_t)stbds_arrlenu(m->attrs) - 1;
+}
+
 static uint32_t gpuir__attr_push(gpuir_module *m, const char *name, gpuir__attr_kind kind) {
+    gpuir__attr_key key = gpuir__attr_key_of(name);
+    if (key != GPUIR__KEY_OTHER) return gpuir__attr_push_key(m, key, kind);
     gpuir__attr a;
     memset(&a, 0, sizeof a);
     a.name = gpuir__intern(m, name, strlen(name));
-    a.key = (uint8_t)gpuir__attr_key_of(name);
+    a.key = (uint8_t)key;
     a.kind = kind;
     stbds_arrput(m->attrs, a);
     return (uint32_t)stbds_arrlenu(m->attrs) - 1;
@@ -1493,12 +1597,16 @@ static void gpuir__attr_push_float(gpuir_module *m, const char *name, double v) 
     m->attrs[i].f = v;
 }
 
-static void gpuir__attr_push_ints(gpuir_module *m, const char *name, size_t n,
-                                  const int64_t *v) {
-    uint32_t i = gpuir__attr_push(m, name, GPUIR__ATTR_INTS);
+/* Gives attribute i the integer list v[0..n) (appended to the pool). */
+static void gpuir__attr_set_ints(gpuir_module *m, uint32_t i, size_t n, const int64_t *v) {
     m->attrs[i].off = (uint32_t)stbds_arrlenu(m->ints);
     m->attrs[i].n = (uint32_t)n;
     for (size_t k = 0; k < n; k++) stbds_arrput(m->ints, v[k]);
+}
+
+static void gpuir__attr_push_ints(gpuir_module *m, const char *name, size_t n,
+                                  const int64_t *v) {
+    gpuir__attr_set_ints(m, gpuir__attr_push(m, name, GPUIR__ATTR_INTS), n, v);
 }
 
 static void gpuir__attr_push_symbol(gpuir_module *m, const char *name, const char *sym) {
@@ -1914,9 +2022,9 @@ static gpuir_result gpuir__check_operands(gpuir_ctx *ctx, gpuir_op_kind kind,
    attributes `as`. `given` is the written result type (required for the
    classes that take one; checked against the inference for the others).
    Used by the builder, the verifier and the interpreter (on concrete types). */
-static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
-                                 uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
-                                 gpuir_type *out) {
+static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+                                    uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
+                                    bool given_checked, gpuir_type *out) {
     gpuir_result r = gpuir__check_operands(ctx, kind, in, n);
     if (!r) r = gpuir__check_attr_names(ctx, kind, as);
     if (r) return r;
@@ -1927,7 +2035,8 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
     if (needs_given && !given)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result type must be given",
                            gpuir_op_name(kind));
-    if (given && (r = gpuir__type_check(ctx, given, gpuir_op_name(kind))) != GPUIR_OK) return r;
+    if (given && !given_checked && (r = gpuir__type_check(ctx, given, gpuir_op_name(kind))) != GPUIR_OK)
+        return r;
     if (given && given->kind != GPUIR_TYPE_TENSOR)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result must be a tensor",
                            gpuir_op_name(kind));
@@ -1957,7 +2066,7 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
     case GPUIR__CLASS_SOFTMAX: r = gpuir__infer_softmax(ctx, &in[0], as, out); break;
     default: break;                 /* return; buffer ops go to gpuir__infer_buffer_op */
     }
-    if (!r && given && !needs_given && !gpuir_type_equal(*given, *out)) {
+    if (!r && given && !needs_given && !gpuir__type_same(given, out)) {
         gpuir__tbuf bg, bo;
         gpuir_type same_dtype = *given;
         same_dtype.dtype = out->dtype;
@@ -1966,6 +2075,12 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
                            "%s", gpuir_op_name(kind), gpuir__tstr(&bg, given), gpuir__tstr(&bo, out));
     }
     return r;
+}
+
+static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+                                 uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
+                                 gpuir_type *out) {
+    return gpuir__infer_ex(ctx, kind, in, n, as, given, false, out);
 }
 
 /* The name of the kernel module in symbols such as @kernels::@k0. */
@@ -1977,6 +2092,57 @@ static uint32_t gpuir__launch_target(const gpuir_module *m, const char *symbol) 
     if (strncmp(symbol, GPUIR__KERNEL_MODULE "::", n + 2) != 0) return 0;
     uint32_t f = gpuir__find_func(m, symbol + n + 2);
     return f && m->funcs[f - 1].kernel ? f : 0;
+}
+
+/* The slot of symbol offset `sym` in the module's table of launch targets:
+   (offset + 1, kernel) pairs, open addressing, a power of two long, at
+   most half full; an empty slot (key 0) if it is not there. */
+static uint32_t *gpuir__kernel_ref_slot(gpuir_module *m, uint32_t sym) {
+    size_t slots = stbds_arrlenu(m->kernel_refs) / 2, mask = slots - 1;
+    size_t h = ((uint32_t)(sym + 1) * 2654435761u) & mask;
+    while (m->kernel_refs[2 * h] && m->kernel_refs[2 * h] != sym + 1) h = (h + 1) & mask;
+    return &m->kernel_refs[2 * h];
+}
+
+/* Remembers that symbol offset `sym` names kernel f (the table doubles
+   when half full). */
+static void gpuir__kernel_ref_put(gpuir_module *m, uint32_t sym, uint32_t f) {
+    size_t slots = stbds_arrlenu(m->kernel_refs) / 2;
+    if (2 * (m->n_kernel_refs + 1) > slots) {
+        uint32_t *old = m->kernel_refs;
+        size_t n = slots ? 2 * slots : 64;
+        m->kernel_refs = NULL;
+        stbds_arrsetlen(m->kernel_refs, 2 * n);
+        memset(m->kernel_refs, 0, 2 * n * sizeof *m->kernel_refs);
+        for (size_t i = 0; i < slots; i++)
+            if (old[2 * i]) memcpy(gpuir__kernel_ref_slot(m, old[2 * i] - 1), &old[2 * i], 2 * sizeof *old);
+        stbds_arrfree(old);
+    }
+    uint32_t *slot = gpuir__kernel_ref_slot(m, sym);
+    m->n_kernel_refs += !slot[0];
+    slot[0] = sym + 1;
+    slot[1] = f;
+}
+
+/* gpuir__launch_target of the symbol at string offset `sym`, remembered by
+   that offset: the verifier and the passes resolve each launch several
+   times, and a lookup by name costs a hash of the string. A remembered
+   kernel is checked against the symbol before it is used (a stale entry
+   is a miss), so the table needs no upkeep. Not for the runtime: it
+   writes to the module. */
+static uint32_t gpuir__launch_kernel(gpuir_module *m, uint32_t sym) {
+    const char *symbol = gpuir__string(m, sym);
+    size_t n = strlen(GPUIR__KERNEL_MODULE "::");
+    if (m->kernel_refs) {
+        const uint32_t *slot = gpuir__kernel_ref_slot(m, sym);
+        const gpuir__func *k = slot[0] ? gpuir__func_at(m, slot[1]) : NULL;
+        if (k && k->kernel && strncmp(symbol, GPUIR__KERNEL_MODULE "::", n) == 0 &&
+            strcmp(gpuir__string(m, k->name), symbol + n) == 0)
+            return slot[1];
+    }
+    uint32_t f = gpuir__launch_target(m, symbol);
+    if (f) gpuir__kernel_ref_put(m, sym, f);
+    return f;
 }
 
 /* Same dtype and dims, whatever the kinds and memory spaces. */
@@ -2108,9 +2274,9 @@ static gpuir_result gpuir__infer_launch(gpuir_ctx *ctx, const gpuir_type *in, ui
     gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GPU_LAUNCH_FUNC, as, GPUIR__KEY_KERNEL,
                                       GPUIR__ATTR_SYMBOL, true, &sym);
     if (r || (r = gpuir__check_launch_dims(ctx, as)) != GPUIR_OK) return r;
-    const gpuir_module *m = as->m;
+    gpuir_module *m = as->m;
     const char *name = gpuir__string(m, sym->off);
-    uint32_t fid = gpuir__launch_target(m, name);
+    uint32_t fid = gpuir__launch_kernel(m, sym->off);
     if (!fid)
         return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "gpu.launch_func: no kernel @%s::@%s",
                            GPUIR__KERNEL_MODULE, strstr(name, "::") ? strstr(name, "::") + 2 : name);
@@ -2161,9 +2327,9 @@ static gpuir_result gpuir__infer_buffer_op(gpuir_ctx *ctx, gpuir_op_kind kind, c
 
 /* The buffer form of a computing op: memref inputs and a destination,
    checked as the tensor op from the inputs to the destination's type. */
-static gpuir_result gpuir__infer_dps(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
-                                     uint32_t n, const gpuir__attrs *as) {
-    gpuir_type ins[GPUIR_MAX_OPERANDS], out;
+static gpuir_result gpuir__infer_dps(gpuir_ctx *ctx, gpuir_op_kind kind, gpuir_type *in,
+                                     uint32_t n, const gpuir__attrs *as, bool operands_checked) {
+    gpuir_type out;
     if (n == 0)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: without a result it needs an output "
                            "buffer as its last operand", gpuir_op_name(kind));
@@ -2172,21 +2338,27 @@ static gpuir_result gpuir__infer_dps(gpuir_ctx *ctx, gpuir_op_kind kind, const g
         if (in[i].kind != GPUIR_TYPE_MEMREF)
             return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: operand #%u is %s; the buffer form "
                                "takes memrefs", gpuir_op_name(kind), i, gpuir__tstr(&b, &in[i]));
-        ins[i] = in[i];
-        ins[i].kind = GPUIR_TYPE_TENSOR;
-        ins[i].space = 0;
     }
-    return gpuir__infer(ctx, kind, ins, n - 1, as, &ins[n - 1], &out);
+    for (uint32_t i = 0; i < n; i++) {      /* as the tensor op: in place (a scratch copy) */
+        in[i].kind = GPUIR_TYPE_TENSOR;
+        in[i].space = 0;
+    }
+    return gpuir__infer_ex(ctx, kind, in, n - 1, as, &in[n - 1], operands_checked, &out);
 }
 
 /* Checks an op in any of its forms. `has_result` says whether it defines a
-   value; out receives its type (kind INVALID when it has none). */
-static gpuir_result gpuir__infer_op(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
+   value; out receives its type (kind INVALID when it has none). `in` is a
+   scratch copy of the operand types (the buffer form rewrites it);
+   `operands_checked`: each passed gpuir__type_check already (the verifier
+   checks every value's type where it is defined, before its uses). */
+static gpuir_result gpuir__infer_op(gpuir_ctx *ctx, gpuir_op_kind kind, gpuir_type *in,
                                     uint32_t n, const gpuir__attrs *as, const gpuir_type *given,
-                                    bool has_result, gpuir_type *out) {
+                                    bool has_result, bool operands_checked, gpuir_type *out) {
     gpuir__op_class cls = gpuir__info(kind)->cls;
-    memset(out, 0, sizeof *out);
-    if (gpuir__class_computes(cls) && !has_result) return gpuir__infer_dps(ctx, kind, in, n, as);
+    if ((gpuir__class_computes(cls) && !has_result) || has_result != gpuir__class_has_result(cls))
+        memset(out, 0, sizeof *out);    /* the others clear it themselves */
+    if (gpuir__class_computes(cls) && !has_result)
+        return gpuir__infer_dps(ctx, kind, in, n, as, operands_checked);
     if (has_result != gpuir__class_has_result(cls))
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s %s a result", gpuir_op_name(kind),
                            has_result ? "does not have" : "must have");
@@ -2239,7 +2411,7 @@ static uint32_t gpuir__build_op_ex(gpuir_module *m, gpuir_op_kind kind, const ui
     gpuir_type in[GPUIR_MAX_OPERANDS], out;
     gpuir__attrs as = {m, attrs, n_attrs};
     if (gpuir__operand_types(m, kind, operands, n, in) ||
-        gpuir__infer_op(m->ctx, kind, in, n, &as, given, has_result, &out))
+        gpuir__infer_op(m->ctx, kind, in, n, &as, given, has_result, false, &out))
         return 0;
     gpuir__op op;
     memset(&op, 0, sizeof op);
@@ -3644,7 +3816,7 @@ static gpuir_result gpuir__verify_op(gpuir_module *m, uint32_t fid, uint32_t op_
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "the result is defined twice");
     gpuir__attrs as = {m, op->attrs, op->n_attrs};
     r = gpuir__infer_op(ctx, op->kind, in, op->n_operands, &as, res ? &res->type : NULL,
-                        res != NULL, &out);
+                        res != NULL, true, &out);
     if (!r && gpuir__info(op->kind)->cls == GPUIR__CLASS_DEALLOC &&
         gpuir__view_base(m, gpuir__op_operand(m, op, 0)) != gpuir__op_operand(m, op, 0))
         r = gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s of a view (memref.reshape): free the buffer it views",
@@ -3663,9 +3835,16 @@ static gpuir_result gpuir__verify_streams(gpuir_module *m, uint32_t fid) {
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (!op->n_attrs && op->kind != GPUIR_OP_GPU_DEALLOC) continue;  /* nothing to check */
         gpuir__verify_locate(m, f, i, op);
-        const gpuir__attr *stream = gpuir__attr_get(m, op, GPUIR__KEY_STREAM), *event = gpuir__attr_get(m, op, GPUIR__KEY_EVENT);
-        const gpuir__attr *wait = gpuir__attr_get(m, op, op->kind == GPUIR_OP_GPU_WAIT ? GPUIR__KEY_EVENTS : GPUIR__KEY_WAIT);
+        const gpuir__attr *stream = NULL, *event = NULL, *wait = NULL;   /* one walk: the first of each */
+        gpuir__attr_key wait_key = op->kind == GPUIR_OP_GPU_WAIT ? GPUIR__KEY_EVENTS : GPUIR__KEY_WAIT;
+        for (uint32_t a = op->n_attrs; a-- > 0;) {
+            const gpuir__attr *at = &m->attrs[op->attrs + a];
+            if (at->key == GPUIR__KEY_STREAM) stream = at;
+            else if (at->key == GPUIR__KEY_EVENT) event = at;
+            else if (at->key == wait_key) wait = at;
+        }
         if (stream && (stream->i < 0 || stream->i >= GPUIR_MAX_STREAMS))
             r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: stream %lld is out of range (0..%d)",
                             gpuir_op_name(op->kind), (long long)stream->i, GPUIR_MAX_STREAMS - 1);
@@ -3725,6 +3904,36 @@ static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *
     return f->kernel ? GPUIR_OK : gpuir__verify_streams(m, fid);
 }
 
+/* The sizes of the pools that hold a module's IR. */
+static void gpuir__module_sizes(const gpuir_module *m, size_t n[GPUIR__POOLS]) {
+    n[0] = stbds_arrlenu(m->funcs);
+    n[1] = stbds_arrlenu(m->ops);
+    n[2] = stbds_arrlenu(m->values);
+    n[3] = stbds_arrlenu(m->globals);
+    n[4] = stbds_arrlenu(m->attrs);
+    n[5] = stbds_arrlenu(m->uses);
+    n[6] = stbds_arrlenu(m->ints);
+    n[7] = stbds_arrlenu(m->strings);
+    n[8] = stbds_arrlenu(m->bytes);
+}
+
+/* Remembers that the whole module, as it is now, passed the verifier. */
+static void gpuir__module_mark_verified(gpuir_module *m) {
+    m->verified = true;
+    gpuir__module_sizes(m, m->verified_sizes);
+}
+
+/* Whether the module is the one that last passed the verifier. The API
+   only adds to a module (functions, params, ops, values, attributes,
+   globals: every call grows a pool) and never changes what is there;
+   passes change IR in place, and the pass runner drops the mark before
+   running one. So same sizes and no pass since: the same module. */
+static bool gpuir__module_still_verified(const gpuir_module *m) {
+    size_t n[GPUIR__POOLS];
+    gpuir__module_sizes(m, n);
+    return m->verified && !m->building && memcmp(n, m->verified_sizes, sizeof n) == 0;
+}
+
 /* Verifies every function, or (kernels false) the host functions only: the
    pass runner's check after a pass that leaves the kernels as they were
    (they were verified before the pipeline and after each pass that could
@@ -3735,17 +3944,21 @@ static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
     if (m->building)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "verify: function @%s is still open",
                            gpuir__string(m, gpuir__func_at(m, m->building)->name));
-    uint32_t *defined = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *defined);
+    uint32_t *defined = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *defined);
     if (!defined) return gpuir__oom(ctx, "verify");
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)
         if (kernels || !m->funcs[i].kernel) r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
-    GPUIR_FREE(defined);
+    gpuir__scratch_free(m, defined);
     gpuir__loc_clear(ctx);
     return r;
 }
 
-GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) { return gpuir__module_verify_funcs(m, true); }
+GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
+    gpuir_result r = gpuir__module_verify_funcs(m, true);
+    if (!r) gpuir__module_mark_verified(m);
+    return r;
+}
 
 /* ====================================================================== */
 // >>array
@@ -4890,8 +5103,9 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 
 /* ====================================================================== */
 // >>pass
-// The pass registry, the pipeline runner (verify after each pass: the host
-// functions only after a pass marked host_only; IR dumps, timing) and the
+// The pass registry, the pipeline runner (verify before the first pass
+// unless the module is unchanged since it last passed, and after each pass:
+// the host functions only after a pass marked host_only; IR dumps, timing) and the
 // helpers passes share to rebuild a function's op list.
 // Reads: ir, build, print, verify. Writes: ir. Passes keep no state.
 
@@ -4939,8 +5153,8 @@ static bool gpuir__op_is_pure(const gpuir__op *op) {
 static gpuir_result gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops), kept = n;
-    uint32_t *uses = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
-    bool *dead = (bool *)gpuir__calloc(n + 1, sizeof *dead);
+    uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *uses);
+    bool *dead = (bool *)gpuir__scratch_calloc(m, n + 1, sizeof *dead);
     gpuir_result r = uses && dead ? GPUIR_OK : gpuir__oom(m->ctx, "dead code removal");
     if (!r) {
         for (size_t i = 0; i < n; i++) {
@@ -4959,8 +5173,8 @@ static gpuir_result gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
             if (!dead[i]) f->ops[j++] = f->ops[i];
         stbds_header(f->ops)->length = kept;
     }
-    GPUIR_FREE(uses);
-    GPUIR_FREE(dead);
+    gpuir__scratch_free(m, uses);
+    gpuir__scratch_free(m, dead);
     return r;
 }
 
@@ -5050,6 +5264,7 @@ static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info 
     if (gpuir__pass_selected(d->print_ir_before, p->name)) gpuir__pass_dump(m, d, "Before", p->name);
     clock_t start = clock();
     snprintf(m->ctx->loc_note, sizeof m->ctx->loc_note, "pass '%s'", p->name);
+    m->verified = false;
     gpuir_result r = p->run(m);
     m->ctx->loc_note[0] = '\0';
     double ms = 1000.0 * (double)(clock() - start) / CLOCKS_PER_SEC;
@@ -5060,6 +5275,8 @@ static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info 
         stbds_arrfree(ctx->message);
         ctx->message = s.buf;
         r = ctx->result;
+    } else if (!r && !d->disable_verify) {
+        gpuir__module_mark_verified(m);     /* the kernels: before the pass, or just now */
     }
     if (!r && d->timing) {
         char line[160];
@@ -5077,7 +5294,7 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (ctx->result != GPUIR_OK) return ctx->result;
-    gpuir_result r = gpuir_module_verify(m);
+    gpuir_result r = gpuir__module_still_verified(m) ? GPUIR_OK : gpuir_module_verify(m);
     const char *p = pipeline ? pipeline : "";
     while (!r && *p) {          /* check every name before running anything */
         size_t len = strcspn(p, ",");
@@ -5171,9 +5388,16 @@ static bool gpuir__cse_reserve(gpuir__cse_map *t) {
     return true;
 }
 
+/* FNV-style, eight bytes a step (an op's type alone is 80 bytes): for a
+   fixed length, inputs that differ in one word hash apart. */
 static uint64_t gpuir__hash(uint64_t h, const void *data, size_t n) {
     const unsigned char *p = (const unsigned char *)data;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    for (; n >= 8; n -= 8, p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; n; n--, p++) h = (h ^ *p) * 0x100000001b3ull;
     return h;
 }
 
@@ -5203,7 +5427,9 @@ static uint64_t gpuir__op_hash(const gpuir_module *m, const gpuir__op *op) {
         h = gpuir__hash(h, &a->f, sizeof a->f);
         if (n) h = gpuir__hash(h, payload, n);
     }
-    return h;
+    h ^= h >> 33;                   /* bring the high bits down: the table */
+    h *= 0xff51afd7ed558ccdull;     /* indexes by the low ones */
+    return h ^ (h >> 33);
 }
 
 static bool gpuir__attr_same(const gpuir_module *m, const gpuir__attr *a, const gpuir__attr *b) {
@@ -5418,7 +5644,7 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 }
 
 static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
-    uint32_t *repl = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *repl);
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *repl);
     if (!repl) return gpuir__oom(m->ctx, "decompose");
     gpuir_result r = GPUIR_OK;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) {
@@ -5438,7 +5664,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
         }
         gpuir__rewrite_end(m, r == GPUIR_OK);
     }
-    GPUIR_FREE(repl);
+    gpuir__scratch_free(m, repl);
     return r;
 }
 
@@ -5484,7 +5710,8 @@ static void gpuir__attrs_adopt(gpuir_module *m, uint32_t op_id, uint32_t first) 
 static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, int64_t v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attrs_copy_without(m, op_id, key);
-    gpuir__attr_push_int(m, gpuir__attr_keys[key].name, GPUIR__ATTR_INT, v);
+    uint32_t a = gpuir__attr_push_key(m, key, GPUIR__ATTR_INT);   /* may move m->attrs */
+    m->attrs[a].i = v;
     gpuir__attrs_adopt(m, op_id, first);
 }
 
@@ -5492,7 +5719,7 @@ static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key
 static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, size_t n, const int64_t *v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attrs_copy_without(m, op_id, key);
-    gpuir__attr_push_ints(m, gpuir__attr_keys[key].name, n, v);
+    gpuir__attr_set_ints(m, gpuir__attr_push_key(m, key, GPUIR__ATTR_INTS), n, v);
     gpuir__attrs_adopt(m, op_id, first);
 }
 
@@ -5543,13 +5770,13 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
-    uint32_t *uses = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
-    gpuir__group_kind *kinds = (gpuir__group_kind *)gpuir__calloc(n + 2, sizeof *kinds);
-    uint32_t *inputs = (uint32_t *)gpuir__calloc(n + 2, sizeof *inputs);
+    uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *uses);
+    gpuir__group_kind *kinds = (gpuir__group_kind *)gpuir__scratch_calloc(m, n + 2, sizeof *kinds);
+    uint32_t *inputs = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *inputs);
     if (!uses || !kinds || !inputs) {
-        GPUIR_FREE(uses);
-        GPUIR_FREE(kinds);
-        GPUIR_FREE(inputs);
+        gpuir__scratch_free(m, uses);
+        gpuir__scratch_free(m, kinds);
+        gpuir__scratch_free(m, inputs);
         return gpuir__oom(m->ctx, "fuse");
     }
     for (size_t i = 0; i < n; i++) {          /* users, not operand slots: add %a, %a is one */
@@ -5585,9 +5812,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         }
         gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
     }
-    GPUIR_FREE(uses);
-    GPUIR_FREE(kinds);
-    GPUIR_FREE(inputs);
+    gpuir__scratch_free(m, uses);
+    gpuir__scratch_free(m, kinds);
+    gpuir__scratch_free(m, inputs);
     return GPUIR_OK;
 }
 
@@ -5754,7 +5981,7 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
     gpuir_module *m = B->m;
     const gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
-    uint32_t *group_end = (uint32_t *)gpuir__calloc(n + 2, sizeof *group_end);
+    uint32_t *group_end = (uint32_t *)gpuir__scratch_calloc(B->m, n + 2, sizeof *group_end);
     if (!group_end) return gpuir__oom(m->ctx, "bufferize");
     for (size_t i = 0; i < n; i++) {
         int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), GPUIR__KEY_FUSION, 0);
@@ -5778,7 +6005,7 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
             B->root[op->result - 1] = op->kind == GPUIR_OP_RESHAPE ? B->root[gpuir__op_operand(m, op, 0) - 1]
                                                                   : op->result;
     }
-    GPUIR_FREE(group_end);
+    gpuir__scratch_free(B->m, group_end);
     return GPUIR_OK;
 }
 
@@ -5867,7 +6094,7 @@ static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const 
                                            gpuir_op_kind dealloc) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops), nv = stbds_arrlenu(m->values) + 1;
-    uint32_t *last = (uint32_t *)gpuir__calloc(nv, sizeof *last);
+    uint32_t *last = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *last);
     if (!last) return gpuir__oom(m->ctx, "placing deallocations");
     for (size_t i = 0; i < n; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -5892,7 +6119,7 @@ static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const 
         for (uint32_t j = 0; j < n_freed; j++) gpuir__build_op(m, dealloc, &freed[j], 1, 0, 0, NULL);
     }
     gpuir__rewrite_end(m, true);
-    GPUIR_FREE(last);
+    gpuir__scratch_free(m, last);
     return m->ctx->result;
 }
 
@@ -5904,12 +6131,12 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     gpuir__bufferizer B;
     memset(&B, 0, sizeof B);
     B.m = m;
-    B.buf = (uint32_t *)gpuir__calloc(cap, sizeof *B.buf);
-    B.root = (uint32_t *)gpuir__calloc(cap, sizeof *B.root);
-    B.last_use = (uint32_t *)gpuir__calloc(cap, sizeof *B.last_use);
-    B.last_run = (uint32_t *)gpuir__calloc(cap, sizeof *B.last_run);
-    B.runs_at = (uint32_t *)gpuir__calloc(n + 1, sizeof *B.runs_at);
-    B.owned = (bool *)gpuir__calloc(cap, sizeof *B.owned);
+    B.buf = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.buf);
+    B.root = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.root);
+    B.last_use = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.last_use);
+    B.last_run = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.last_run);
+    B.runs_at = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *B.runs_at);
+    B.owned = (bool *)gpuir__scratch_calloc(m, cap, sizeof *B.owned);
     if (!B.buf || !B.root || !B.last_use || !B.last_run || !B.runs_at || !B.owned) r = gpuir__oom(m->ctx, "bufferize");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) B.root[f->params[i] - 1] = f->params[i];
@@ -5924,12 +6151,12 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     for (size_t i = 0; !r && i < n; i++) r = gpuir__bufferize_op(&B, gpuir__func_at(m, fid)->ops[i], i);
     if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
     if (!r) r = gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
-    GPUIR_FREE(B.buf);
-    GPUIR_FREE(B.root);
-    GPUIR_FREE(B.last_use);
-    GPUIR_FREE(B.last_run);
-    GPUIR_FREE(B.runs_at);
-    GPUIR_FREE(B.owned);
+    gpuir__scratch_free(m, B.buf);
+    gpuir__scratch_free(m, B.root);
+    gpuir__scratch_free(m, B.last_use);
+    gpuir__scratch_free(m, B.last_run);
+    gpuir__scratch_free(m, B.runs_at);
+    gpuir__scratch_free(m, B.owned);
     return r;
 }
 
@@ -5971,7 +6198,13 @@ typedef struct gpuir__outliner {
     bool *host_use;         /*                    -> used by a host op (frees, fills aside) */
     size_t *group_by_key;   /* fusion key (1..ops) -> group index + 1 */
     uint8_t *role;          /* buffer value id - 1 -> GPUIR__INTERNAL | GPUIR__PARAM */
-} gpuir__outliner;
+    uint32_t *written, *outs, *from, *to;  /* stb_ds scratch of one group, reused: not a */
+} gpuir__outliner;                         /* malloc per list per kernel */
+
+/* Empties a scratch list, keeping its memory. */
+static void gpuir__ids_clear(uint32_t *ids) {
+    if (ids) stbds_header(ids)->length = 0;
+}
 
 enum { GPUIR__INTERNAL = 1, GPUIR__PARAM = 2 };   /* what a buffer is to some kernel */
 
@@ -6050,7 +6283,9 @@ static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) 
 static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
     gpuir_module *m = O->m;
     gpuir__group *grp = &O->groups[g];
-    uint32_t *written = NULL, *outs = NULL;
+    uint32_t *written = O->written, *outs = O->outs;
+    gpuir__ids_clear(written);
+    gpuir__ids_clear(outs);
     for (size_t i = 0; i < stbds_arrlenu(grp->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, grp->ops[i]);
         for (uint32_t k = 0; k + 1 < op->n_operands; k++) {
@@ -6077,8 +6312,8 @@ static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
         }
     }
     for (size_t i = 0; i < stbds_arrlenu(outs); i++) stbds_arrput(grp->params, outs[i]);
-    stbds_arrfree(written);
-    stbds_arrfree(outs);
+    O->written = written;               /* kept (they may have moved) for the next group */
+    O->outs = outs;
 }
 
 /* Looks a host buffer up in a small map (host id -> kernel id). */
@@ -6094,7 +6329,9 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     gpuir__group *grp = &O->groups[g];
     char name[GPUIR_MAX_NAME];
     gpuir__join_name(name, sizeof name, gpuir__string(m, gpuir__func_at(m, O->fid)->name), 100, "_k", (int64_t)g);
-    uint32_t kid = gpuir__func_begin(m, name), *from = NULL, *to = NULL;
+    uint32_t kid = gpuir__func_begin(m, name), *from = O->from, *to = O->to;
+    gpuir__ids_clear(from);
+    gpuir__ids_clear(to);
     if (!kid) return m->ctx->result;
     m->funcs[kid - 1].kernel = true;
     grp->kernel = kid;
@@ -6124,8 +6361,8 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
         for (uint32_t k = 0; k < op->n_operands; k++) ids[k] = gpuir__map_get(from, to, gpuir__op_operand(m, op, k));
         gpuir__build_op_ex(m, op->kind, ids, op->n_operands, op->attrs, op->n_attrs, NULL, false);
     }
-    stbds_arrfree(from);
-    stbds_arrfree(to);
+    O->from = from;                     /* kept (they may have moved) for the next kernel */
+    O->to = to;
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     return gpuir_func_return(m, 0, NULL);
 }
@@ -6148,7 +6385,7 @@ static bool gpuir__outline_drops(const gpuir__outliner *O, const gpuir__op *op) 
    (or never, when it is returned), with `dealloc`. */
 static gpuir_result gpuir__free_allocs(gpuir_module *m, uint32_t fid, gpuir_op_kind alloc,
                                        gpuir_op_kind dealloc) {
-    bool *owned = (bool *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *owned);
+    bool *owned = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *owned);
     if (!owned) return gpuir__oom(m->ctx, "placing deallocations");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
@@ -6156,7 +6393,7 @@ static gpuir_result gpuir__free_allocs(gpuir_module *m, uint32_t fid, gpuir_op_k
         if (op->kind == alloc) owned[op->result - 1] = true;
     }
     gpuir_result r = gpuir__insert_deallocs(m, fid, owned, dealloc);
-    GPUIR_FREE(owned);
+    gpuir__scratch_free(m, owned);
     return r;
 }
 
@@ -6199,13 +6436,13 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
     O.fid = fid;
     size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops);
     size_t nv = stbds_arrlenu(m->values) + 1;
-    O.splat_of = (uint32_t *)gpuir__calloc(nv, sizeof *O.splat_of);
-    O.group_of = (uint32_t *)gpuir__calloc(n + 1, sizeof *O.group_of);
-    O.user_group = (uint32_t *)gpuir__calloc(nv, sizeof *O.user_group);
-    O.many_groups = (bool *)gpuir__calloc(nv, sizeof *O.many_groups);
-    O.host_use = (bool *)gpuir__calloc(nv, sizeof *O.host_use);
-    O.group_by_key = (size_t *)gpuir__calloc(n + 2, sizeof *O.group_by_key);
-    O.role = (uint8_t *)gpuir__calloc(nv, sizeof *O.role);
+    O.splat_of = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *O.splat_of);
+    O.group_of = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *O.group_of);
+    O.user_group = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *O.user_group);
+    O.many_groups = (bool *)gpuir__scratch_calloc(m, nv, sizeof *O.many_groups);
+    O.host_use = (bool *)gpuir__scratch_calloc(m, nv, sizeof *O.host_use);
+    O.group_by_key = (size_t *)gpuir__scratch_calloc(m, n + 2, sizeof *O.group_by_key);
+    O.role = (uint8_t *)gpuir__scratch_calloc(m, nv, sizeof *O.role);
     gpuir_result r = O.splat_of && O.group_of && O.user_group && O.many_groups && O.host_use &&
                      O.group_by_key && O.role ? GPUIR_OK : gpuir__oom(m->ctx, "outline");
     if (!r) gpuir__outline_collect(&O);
@@ -6224,13 +6461,17 @@ static gpuir_result gpuir__outline_func(gpuir_module *m, uint32_t fid) {
         stbds_arrfree(O.groups[g].splats);
     }
     stbds_arrfree(O.groups);
-    GPUIR_FREE(O.splat_of);
-    GPUIR_FREE(O.group_of);
-    GPUIR_FREE(O.user_group);
-    GPUIR_FREE(O.many_groups);
-    GPUIR_FREE(O.host_use);
-    GPUIR_FREE(O.group_by_key);
-    GPUIR_FREE(O.role);
+    stbds_arrfree(O.written);
+    stbds_arrfree(O.outs);
+    stbds_arrfree(O.from);
+    stbds_arrfree(O.to);
+    gpuir__scratch_free(m, O.splat_of);
+    gpuir__scratch_free(m, O.group_of);
+    gpuir__scratch_free(m, O.user_group);
+    gpuir__scratch_free(m, O.many_groups);
+    gpuir__scratch_free(m, O.host_use);
+    gpuir__scratch_free(m, O.group_by_key);
+    gpuir__scratch_free(m, O.role);
     return r;
 }
 
@@ -6287,6 +6528,31 @@ static void gpuir__param_access(const gpuir_module *m, const gpuir__func *k, siz
     }
 }
 
+/* gpuir__param_access of parameters 0..n-1 of kernel k at once, in one
+   walk over its ops (n <= GPUIR_MAX_OPERANDS, at most its parameters):
+   place and async ask about every operand of every launch. */
+static void gpuir__params_access(const gpuir_module *m, const gpuir__func *k, uint32_t n,
+                                 bool *reads_first, bool *writes) {
+    GPUIR_ASSERT(n <= GPUIR_MAX_OPERANDS && n <= stbds_arrlenu(k->params));
+    bool written[GPUIR_MAX_OPERANDS] = {false};
+    for (uint32_t i = 0; i < n; i++) reads_first[i] = writes[i] = false;
+    for (size_t j = 0; j < stbds_arrlenu(k->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[j]);
+        bool dps = !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls);
+        int dst_param = -1;
+        for (uint32_t a = 0; a < op->n_operands; a++) {
+            uint32_t v = gpuir__op_operand(m, op, a);
+            for (uint32_t i = 0; i < n; i++) {
+                if (k->params[i] != v) continue;
+                bool is_dst = dps && a + 1 == op->n_operands;
+                if (!is_dst && !written[i]) reads_first[i] = true;
+                if (is_dst) { writes[i] = true; dst_param = (int)i; }
+            }
+        }
+        if (dst_param >= 0) written[dst_param] = true;
+    }
+}
+
 /* How reports name a buffer: %param, @global, or "buffer of op N (kind)". */
 static const char *gpuir__buffer_label(const gpuir_module *m, uint32_t b, char *buf, size_t size) {
     const gpuir__value *v = gpuir__value_at(m, b);
@@ -6294,25 +6560,40 @@ static const char *gpuir__buffer_label(const gpuir_module *m, uint32_t b, char *
     if (!def) snprintf(buf, size, "%%%s", gpuir__string(m, v->name));
     else if (def->kind == GPUIR_OP_MEMREF_GET_GLOBAL)
         snprintf(buf, size, "@%s", gpuir__string(m, gpuir__attr_get(m, def, GPUIR__KEY_NAME)->off));
-    else snprintf(buf, size, "buffer of op %u (%s)", v->def_op, gpuir_op_name(def->kind));
+    else {                      /* "buffer of op N (kind)", without snprintf: most buffers */
+        char num[32];
+        gpuir__join_name(num, sizeof num, "buffer of op ", SIZE_MAX, "", v->def_op);
+        gpuir__join_name(buf, size, num, SIZE_MAX, " (", -1);
+        size_t n = strlen(buf);
+        gpuir__join_name(buf + n, size - n, gpuir_op_name(def->kind), SIZE_MAX, ")", -1);
+    }
     return buf;
 }
 
-/* A report line about buffer b: fmt names one string, arg (a kernel, a
-   reason, a buffer). */
+/* A report line about buffer b: fmt is text with one %s (no other
+   conversion), which becomes arg (a kernel, a reason, a buffer). Built
+   from plain appends: place writes a line for most buffers. */
 static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, const char *arg) {
     char name[GPUIR_MAX_NAME + 32];
-    gpuir__str_appendf(&P->report, "@%s: %s: ", gpuir__string(P->m, gpuir__func_at(P->m, P->fid)->name),
-                       gpuir__buffer_label(P->m, b, name, sizeof name));
-    gpuir__str_appendf(&P->report, fmt, arg);
-    gpuir__str_appendf(&P->report, "\n");
+    gpuir__str *r = &P->report;
+    const char *at = strstr(fmt, "%s");
+    GPUIR_ASSERT(at && !strchr(at + 2, '%') && !memchr(fmt, '%', (size_t)(at - fmt)));
+    gpuir__str_puts(r, "@");
+    gpuir__str_puts(r, gpuir__string(P->m, gpuir__func_at(P->m, P->fid)->name));
+    gpuir__str_puts(r, ": ");
+    gpuir__str_puts(r, gpuir__buffer_label(P->m, b, name, sizeof name));
+    gpuir__str_puts(r, ": ");
+    gpuir__str_append(r, fmt, (size_t)(at - fmt));
+    gpuir__str_puts(r, arg);
+    gpuir__str_puts(r, at + 2);
+    gpuir__str_puts(r, "\n");
 }
 
 /* Marks memref.allocs that only launches and frees touch: device-only. */
 static gpuir_result gpuir__place_find_device_only(gpuir__placer *P) {
     gpuir_module *m = P->m;
     const gpuir__func *f = gpuir__func_at(m, P->fid);
-    bool *host_use = (bool *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *host_use);
+    bool *host_use = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *host_use);
     if (!host_use) return gpuir__oom(m->ctx, "place");
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -6328,7 +6609,7 @@ static gpuir_result gpuir__place_find_device_only(gpuir__placer *P) {
         if (op->kind == GPUIR_OP_MEMREF_ALLOC && op->result && !host_use[op->result - 1])
             P->device_only[op->result - 1] = true;
     }
-    GPUIR_FREE(host_use);
+    gpuir__scratch_free(m, host_use);
     return GPUIR_OK;
 }
 
@@ -6345,12 +6626,11 @@ static void gpuir__place_find_written(gpuir__placer *P) {
         if (dst >= 0) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, (uint32_t)dst)) - 1] = true;
         if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
         const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
-        for (uint32_t a = 0; a < op->n_operands; a++) {
-            bool reads, writes;
-            gpuir__param_access(m, k, a, &reads, &writes);
-            if (writes) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, a)) - 1] = true;
-        }
+        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
+        bool reads[GPUIR_MAX_OPERANDS], writes[GPUIR_MAX_OPERANDS];
+        gpuir__params_access(m, k, op->n_operands, reads, writes);
+        for (uint32_t a = 0; a < op->n_operands; a++)
+            if (writes[a]) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, a)) - 1] = true;
     }
 }
 
@@ -6442,17 +6722,18 @@ static void gpuir__place_copy(gpuir__placer *P, uint32_t dst, uint32_t src) {
 static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
     gpuir_module *m = P->m;
     const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-    uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
-    snprintf(P->kernel_name, sizeof P->kernel_name, "%s", gpuir__string(m, gpuir__func_at(m, kid)->name));
+    uint32_t kid = gpuir__launch_kernel(m, sym->off);
+    gpuir__join_name(P->kernel_name, sizeof P->kernel_name, gpuir__string(m, gpuir__func_at(m, kid)->name),
+                     SIZE_MAX, "", -1);
     const char *kname = P->kernel_name;
     uint32_t host[GPUIR_MAX_OPERANDS] = {0}, dev[GPUIR_MAX_OPERANDS] = {0}, n = op->n_operands;
     uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
-    bool writes[GPUIR_MAX_OPERANDS] = {false};
+    bool writes[GPUIR_MAX_OPERANDS] = {false}, reads[GPUIR_MAX_OPERANDS];
     for (uint32_t i = 0; i < n; i++) host[i] = dev[i] = gpuir__op_operand(m, op, i);
+    gpuir__params_access(m, gpuir__func_at(m, kid), n, reads, writes);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t b = gpuir__view_base(m, host[i]);
-        bool reads_first;
-        gpuir__param_access(m, gpuir__func_at(m, kid), i, &reads_first, &writes[i]);
+        bool reads_first = reads[i];
         if (gpuir__value_at(m, b)->type.space == GPUIR_SPACE_DEVICE) continue;   /* already there */
         bool fresh = !P->twin[b - 1];
         uint32_t twin = gpuir__place_twin(P, b);
@@ -6537,11 +6818,11 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     memset(&P, 0, sizeof P);
     P.m = m;
     P.fid = fid;
-    P.twin = (uint32_t *)gpuir__calloc(nv, sizeof *P.twin);
-    P.valid = (uint8_t *)gpuir__calloc(nv, sizeof *P.valid);
-    P.device_only = (bool *)gpuir__calloc(nv, sizeof *P.device_only);
-    P.wrote_on_device = (bool *)gpuir__calloc(nv, sizeof *P.wrote_on_device);
-    P.written = (bool *)gpuir__calloc(nv, sizeof *P.written);
+    P.twin = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *P.twin);
+    P.valid = (uint8_t *)gpuir__scratch_calloc(m, nv, sizeof *P.valid);
+    P.device_only = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.device_only);
+    P.wrote_on_device = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.wrote_on_device);
+    P.written = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.written);
     gpuir_result r = P.twin && P.valid && P.device_only && P.wrote_on_device && P.written ? GPUIR_OK
                    : gpuir__oom(m->ctx, "place");
     const gpuir__func *f = gpuir__func_at(m, fid);
@@ -6573,13 +6854,15 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     if (!r) r = gpuir__remove_dead_ops(m, fid);    /* host views of resident globals */
     if (!r) r = gpuir__free_allocs(m, fid, GPUIR_OP_GPU_ALLOC, GPUIR_OP_GPU_DEALLOC);
     const char *text = gpuir__str_cstr(&P.report);
-    for (size_t i = 0; text[i]; i++) stbds_arrput(m->placement_report, text[i]);
+    size_t at = stbds_arrlenu(m->placement_report), len = strlen(text);
+    stbds_arrsetlen(m->placement_report, at + len);     /* appended in one copy */
+    if (len) memcpy(m->placement_report + at, text, len);
     gpuir__str_free(&P.report);
-    GPUIR_FREE(P.twin);
-    GPUIR_FREE(P.valid);
-    GPUIR_FREE(P.device_only);
-    GPUIR_FREE(P.wrote_on_device);
-    GPUIR_FREE(P.written);
+    gpuir__scratch_free(m, P.twin);
+    gpuir__scratch_free(m, P.valid);
+    gpuir__scratch_free(m, P.device_only);
+    gpuir__scratch_free(m, P.wrote_on_device);
+    gpuir__scratch_free(m, P.written);
     return r;
 }
 
@@ -6811,7 +7094,7 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
                 gpuir__attr_get(m, op, GPUIR__KEY_BLOCK))
                 continue;
             const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-            const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
+            const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
             if (gpuir__kernel_is_dynamic(m, k)) {     /* the runtime gives the grid */
                 gpuir_op_kind kind;
                 int64_t reduced, block[3] = {256, 1, 1};
@@ -6864,7 +7147,7 @@ static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m) {
             const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             int64_t bytes;
             gpuir_result r = gpuir__kernel_shared_bytes(
-                m, gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off))), &bytes);
+                m, gpuir__func_at(m, gpuir__launch_kernel(m, sym->off)), &bytes);
             if (r) return r;
             if (bytes) gpuir__set_int_attr(m, op_id, GPUIR__KEY_SMEM, bytes);
         }
@@ -6952,12 +7235,11 @@ static void gpuir__async_accesses(gpuir__async *A, const gpuir__op *op) {
         gpuir__async_touch(A, gpuir__op_operand(m, op, gpu ? 0 : 1), true);
     } else if (cls == GPUIR__CLASS_LAUNCH) {
         const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
-        for (uint32_t i = 0; i < op->n_operands; i++) {
-            bool reads, writes;
-            gpuir__param_access(m, k, i, &reads, &writes);
-            gpuir__async_touch(A, gpuir__op_operand(m, op, i), writes);
-        }
+        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
+        bool reads[GPUIR_MAX_OPERANDS], writes[GPUIR_MAX_OPERANDS];
+        gpuir__params_access(m, k, op->n_operands, reads, writes);
+        for (uint32_t i = 0; i < op->n_operands; i++)
+            gpuir__async_touch(A, gpuir__op_operand(m, op, i), writes[i]);
     } else if (cls == GPUIR__CLASS_RETURN) {
         for (size_t v = 1; v <= stbds_arrlenu(m->values); v++) {
             const gpuir__value *val = gpuir__value_at(m, (uint32_t)v);
@@ -7104,7 +7386,7 @@ static const char *gpuir__async_op_label(const gpuir_module *m, const gpuir__op 
    what on which stream. */
 static gpuir_result gpuir__async_report(gpuir__async *A, const uint32_t *ops, size_t n) {
     gpuir_module *m = A->m;
-    uint32_t *recorder = (uint32_t *)gpuir__calloc((size_t)A->n_events + 1, sizeof *recorder);
+    uint32_t *recorder = (uint32_t *)gpuir__scratch_calloc(A->m, (size_t)A->n_events + 1, sizeof *recorder);
     if (!recorder) return gpuir__oom(m->ctx, "async");
     for (size_t i = 0; i < n; i++)
         if (A->event[i] >= 0) recorder[A->event[i]] = (uint32_t)i;
@@ -7131,7 +7413,7 @@ static gpuir_result gpuir__async_report(gpuir__async *A, const uint32_t *ops, si
         }
     }
     m->placement_report = s.buf;
-    GPUIR_FREE(recorder);
+    gpuir__scratch_free(A->m, recorder);
     return GPUIR_OK;
 }
 
@@ -7177,12 +7459,12 @@ static void gpuir__async_free(gpuir__async *A, size_t n, size_t nv) {
     for (size_t i = 0; A->waits && i < n; i++) stbds_arrfree(A->waits[i]);
     for (size_t i = 0; A->host_waits && i < n; i++) stbds_arrfree(A->host_waits[i]);
     for (size_t i = 0; A->buffers && i < nv; i++) stbds_arrfree(A->buffers[i].readers);
-    GPUIR_FREE(A->stream);
-    GPUIR_FREE(A->event);
-    GPUIR_FREE(A->waits);
-    GPUIR_FREE(A->host_waits);
-    GPUIR_FREE(A->known);
-    GPUIR_FREE(A->buffers);
+    gpuir__scratch_free(A->m, A->stream);
+    gpuir__scratch_free(A->m, A->event);
+    gpuir__scratch_free(A->m, A->waits);
+    gpuir__scratch_free(A->m, A->host_waits);
+    gpuir__scratch_free(A->m, A->known);
+    gpuir__scratch_free(A->m, A->buffers);
     stbds_arrfree(A->accesses);
     stbds_arrfree(A->deps);
 }
@@ -7194,12 +7476,12 @@ static gpuir_result gpuir__async_func(gpuir_module *m, uint32_t fid) {
     memset(&A, 0, sizeof A);
     A.m = m;
     A.fid = fid;
-    A.stream = (int *)gpuir__calloc(n + 1, sizeof *A.stream);
-    A.event = (int64_t *)GPUIR_MALLOC((n + 1) * sizeof *A.event);
-    A.waits = (int64_t **)gpuir__calloc(n + 1, sizeof *A.waits);
-    A.host_waits = (int64_t **)gpuir__calloc(n + 1, sizeof *A.host_waits);
-    A.known = (uint32_t(*)[GPUIR__ASYNC_STREAMS])gpuir__calloc(n + 1, sizeof *A.known);
-    A.buffers = (gpuir__async_buffer *)gpuir__calloc(nv + 1, sizeof *A.buffers);
+    A.stream = (int *)gpuir__scratch_calloc(m, n + 1, sizeof *A.stream);
+    A.event = (int64_t *)gpuir__scratch_calloc(m, n + 1, sizeof *A.event);
+    A.waits = (int64_t **)gpuir__scratch_calloc(m, n + 1, sizeof *A.waits);
+    A.host_waits = (int64_t **)gpuir__scratch_calloc(m, n + 1, sizeof *A.host_waits);
+    A.known = (uint32_t(*)[GPUIR__ASYNC_STREAMS])gpuir__scratch_calloc(m, n + 1, sizeof *A.known);
+    A.buffers = (gpuir__async_buffer *)gpuir__scratch_calloc(m, nv + 1, sizeof *A.buffers);
     if (!A.stream || !A.event || !A.waits || !A.host_waits || !A.known || !A.buffers) {
         gpuir__async_free(&A, n, nv);
         return gpuir__oom(m->ctx, "async");

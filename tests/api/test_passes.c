@@ -104,6 +104,32 @@ TEST(passes_are_idempotent) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The runner skips its first verification only for a module that passed
+   the verifier and has not changed since: a pass run without the verifier,
+   or a function still open, and the module is checked again. */
+TEST(runner_verifies_a_changed_module) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = parse(ctx, softmax_text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, "canonicalize", NULL), GPUIR_OK);
+    gpuir_pass_desc d;
+    memset(&d, 0, sizeof d);
+    d.disable_verify = true;
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, "configure", &d), GPUIR_OK);
+    const gpuir__func *f = &m->funcs[0];          /* as if configure had broken it */
+    gpuir__value *res = gpuir__value_at(m, gpuir__op_at(m, f->ops[0])->result);
+    res->type.dims[0] += 1;
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, "canonicalize", NULL), GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "after pass") == NULL);   /* caught before it */
+    gpuir_ctx_clear_error(ctx);
+    res->type.dims[0] -= 1;
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, "canonicalize", NULL), GPUIR_OK);
+    gpuir_func_begin(m, "g");                     /* left open */
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, "canonicalize", NULL), GPUIR_ERR_VERIFY);
+    CHECK(strstr(gpuir_ctx_error(ctx), "still open") != NULL);
+    CHECK(strstr(gpuir_ctx_error(ctx), "after pass") == NULL);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* ---- the passes keep meaning, over the test corpus ---- */
 
 /* The size every dynamic dim (`?`) of a parameter gets in these runs. */
@@ -271,6 +297,7 @@ int main(void) {
     RUN(dumps_and_timing_go_to_the_callback);
     RUN(empty_pipeline_is_a_no_op);
     RUN(passes_are_idempotent);
+    RUN(runner_verifies_a_changed_module);
     RUN(passes_keep_results_on_the_corpus);
     return CHECK_EXIT();
 }
