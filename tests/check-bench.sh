@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpuir-bench's CPU-side subcommands run and print their machine-readable
-# lines: launch (on the emulator without a GPU), passes, and --plot, which
+# lines: launch (on the emulator without a GPU), passes, matmul --epilogue, and --plot, which
 # draws a PNG when gnuplot is installed and otherwise says that it needs it.
 cd "$(dirname "$0")/.." || exit 1
 bench=tools/gpuir-bench
@@ -20,3 +20,17 @@ elif command -v gnuplot >/dev/null 2>&1; then
     else echo "FAIL bench: --plot (exit $rc)"; cat $out >&2; fi
 elif [ $rc -eq 1 ] && grep -q 'plot needs gnuplot' $out; then echo "PASS bench: --plot says it needs gnuplot"
 else echo "FAIL bench: --plot without gnuplot (exit $rc)"; cat $out >&2; fi
+# matmul --epilogue: without a GPU the fused kernel runs on the emulator,
+# through the program and launched alone with the arguments placed as the
+# GPU path places them, against the interpreter (with one, a small shape).
+for dt in f32 bf16; do
+    $bench matmul --dtype=$dt --m=200 --n=136 --k=72 --epilogue=bias,gelu,residual > $out 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q -e "^emu $dt .*epilogue bias,gelu,residual: matches the interpreter (run, and kernel launched alone)" \
+                           -e "^bench matmul $dt m=200 n=136 k=72 epilogue=bias,gelu,residual " $out
+    then echo "PASS bench: matmul $dt with a fused bias, gelu and residual"
+    else echo "FAIL bench: matmul $dt --epilogue (exit $rc)"; cat $out >&2; fi
+done
+if ! $bench matmul --epilogue=bias,relu,gelu > $out 2>&1 && grep -q 'epilogue takes a list' $out
+then echo "PASS bench: matmul --epilogue refuses two activations"
+else echo "FAIL bench: matmul --epilogue=bias,relu,gelu was accepted"; cat $out >&2; fi

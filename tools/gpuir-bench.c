@@ -1,6 +1,7 @@
 /* gpuir-bench: gpuir against what a user would pick instead, in one run.
 
-   gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16] [--repeat=R]
+   gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]
+                      [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R]
        matmul C = A·B (row-major) with gpuir's generated kernel and with
        cuBLAS (libcublas opened with dlopen; f32: cublasSgemm with FP32 math;
        tf32: f32 data, gpuir's `tf32` matmul against cublasGemmEx with
@@ -16,6 +17,11 @@
        (64x64x64 for f32; 200x136x72 for the tensor-core kernels: not tile
        multiples)
        against the interpreter, for correctness only, and says so.
+       --epilogue fuses C = act(A·B + bias) + residual into gpuir's kernel
+       (any of bias, one activation, residual); cuBLAS still runs the
+       matmul alone, so the ratio is what the fused epilogue costs on top of
+       a plain GEMM, and the check applies the epilogue to cuBLAS's result
+       on the host.
    gpuir-bench bandwidth [--elements=N] [--repeat=R]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
@@ -175,22 +181,107 @@ static bool find_launch(gpuir_module *m, unsigned grid[3], unsigned block[3]) {
     return false;
 }
 
+/* What --epilogue fuses after the matmul: C = act(A·B + bias) + residual. */
+typedef struct mm_epilogue {
+    bool bias;              /* + a row vector of N */
+    const char *act;        /* "relu", "gelu", "silu" or NULL */
+    bool residual;          /* + an M x N matrix */
+} mm_epilogue;
+
 typedef struct mm_case {
     int m, n, k;
     gpuir_dtype dtype;
     bool tf32;              /* f32 data, TF32 tensor cores */
+    mm_epilogue epi;
 } mm_case;
 
 static const char *mm_precision(const mm_case *c) { return c->tf32 ? "tf32" : gpuir_dtype_name(c->dtype); }
 
+/* The epilogue as --epilogue spells it ("none" without one). */
+static const char *mm_epilogue_name(const mm_epilogue *e, char *buf, size_t size) {
+    snprintf(buf, size, "%s%s%s%s%s", e->bias ? "bias" : "", e->bias && e->act ? "," : "", e->act ? e->act : "",
+             (e->bias || e->act) && e->residual ? "," : "", e->residual ? "residual" : "");
+    if (!buf[0]) snprintf(buf, size, "none");
+    return buf;
+}
+
+/* Parses --epilogue's list; false on a word it does not know or two activations. */
+static bool mm_epilogue_parse(const char *list, mm_epilogue *e) {
+    static const char *const acts[] = {"relu", "gelu", "silu"};
+    memset(e, 0, sizeof *e);
+    if (!strcmp(list, "none")) return true;
+    while (*list) {
+        size_t len = strcspn(list, ",");
+        bool known = false;
+        if (len == 4 && !strncmp(list, "bias", 4)) e->bias = known = true;
+        else if (len == 8 && !strncmp(list, "residual", 8)) e->residual = known = true;
+        for (int i = 0; i < 3 && !known; i++)
+            if (len == 4 && !strncmp(list, acts[i], 4) && !e->act) e->act = acts[i], known = true;
+        if (!known) return false;
+        list += len + (list[len] == ',');
+    }
+    return true;
+}
+
+/* The epilogue on the host, over cuBLAS's result y (bias and res as the
+   kernel got them): what gpuir's fused kernel should have computed. */
+static void mm_epilogue_apply(const mm_case *c, gpuir_array *y, const gpuir_array *bias, const gpuir_array *res) {
+    for (size_t i = 0; i < gpuir_array_count(y); i++) {
+        double v = gpuir_array_get(y, i);
+        if (c->epi.bias) v += gpuir_array_get(bias, i % (size_t)c->n);
+        if (c->epi.act && !strcmp(c->epi.act, "relu")) v = v > 0 ? v : 0;
+        else if (c->epi.act && !strcmp(c->epi.act, "gelu")) v = 0.5 * v * (1.0 + erf(v * 0.70710678118654752));
+        else if (c->epi.act) v = v / (1.0 + exp(-v));
+        if (c->epi.residual) v += gpuir_array_get(res, i);
+        gpuir_array_set(y, i, v);
+    }
+}
+
 /* cublasGemmEx's type of a dtype. */
 static int cuda_type(gpuir_dtype d) { return d == GPUIR_F16 ? CUDA_R_16F : d == GPUIR_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
+/* The gpuir kernel's launch: grid, block, and for each argument the
+   parameter of @mm it is the device copy of (-1: the output). */
+typedef struct mm_launch {
+    unsigned grid[3], block[3], smem;
+    int n_args;
+    int role[GPUIR_MAX_OPERANDS];
+} mm_launch;
+
+/* The parameter of host function f that the gpu.memcpy filling device
+   buffer v copies from, or -1. */
+static int copied_from_param(gpuir_module *m, const gpuir__func *f, uint32_t v) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind != GPUIR_OP_GPU_MEMCPY || gpuir__op_operand(m, op, 0) != v) continue;
+        for (size_t p = 0; p < stbds_arrlenu(f->params); p++)
+            if (f->params[p] == gpuir__op_operand(m, op, 1)) return (int)p;
+    }
+    return -1;
+}
+
+static bool find_mm_launch(gpuir_module *m, mm_launch *L) {
+    if (!find_launch(m, L->grid, L->block)) return false;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
+            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
+            L->n_args = (int)op->n_operands;
+            L->smem = (unsigned)gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
+            for (int j = 0; j < L->n_args; j++) L->role[j] = copied_from_param(m, &m->funcs[f], gpuir__op_operand(m, op, j));
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Median milliseconds of `repeat` launches of `which` (0 gpuir, 1 cuBLAS),
-   rotating among `sets` input copies. */
+   rotating among `sets` input copies of A and B; the epilogue's inputs
+   (bias, residual: parameters 2 and on) are extra[0], extra[1]. */
 static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int which, const mm_case *c,
-                           gpuir__dptr *a, gpuir__dptr *b, gpuir__dptr out, int sets, int repeat,
-                           const unsigned grid[3], const unsigned block[3]) {
+                           gpuir__dptr *a, gpuir__dptr *b, const gpuir__dptr *extra, gpuir__dptr out, int sets,
+                           int repeat, const mm_launch *L) {
     float *ms = (float *)calloc((size_t)repeat, sizeof *ms);
     gpuir__CUevent e0, e1;
     C->cu.cuEventCreate(&e0, 0);
@@ -199,9 +290,16 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
     int rc = 0;
     for (int i = -3; i < repeat && rc == 0; i++) {   /* three warm-up launches */
         int s = (i + 3) % sets;
-        void *params[3] = {&a[s], &b[s], &out};
+        gpuir__dptr args[GPUIR_MAX_OPERANDS];
+        void *params[GPUIR_MAX_OPERANDS];
+        for (int j = 0; j < L->n_args; j++) {
+            int r = L->role[j];
+            args[j] = r < 0 ? out : r == 0 ? a[s] : r == 1 ? b[s] : extra[r - 2];
+            params[j] = &args[j];
+        }
         C->cu.cuEventRecord(e0, NULL);
-        if (which == 0) rc = p->drv.launch(p->drv.self, p->functions[0], grid, block, 0, params, 3, 0);
+        if (which == 0)
+            rc = p->drv.launch(p->drv.self, p->functions[0], L->grid, L->block, L->smem, params, (unsigned)L->n_args, 0);
         else if (c->dtype == GPUIR_F32 && !c->tf32)
             rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
                            (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
@@ -225,22 +323,33 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
     return med;
 }
 
+/* @mm(a, b[, bias][, res]): the matmul and its epilogue, as text. */
 static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
-    char text[640], a[64], b[64], o[64];
+    char text[2048], a[64], b[64], o[64], v[64];
     const char *dt = gpuir_dtype_name(c->dtype);
     snprintf(a, sizeof a, "tensor<%dx%dx%s>", c->m, c->k, dt);
     snprintf(b, sizeof b, "tensor<%dx%dx%s>", c->k, c->n, dt);
     snprintf(o, sizeof o, "tensor<%dx%dx%s>", c->m, c->n, dt);
-    snprintf(text, sizeof text,
-             "func.func @mm(%%a: %s, %%b: %s) -> %s {\n  %%c = matmul %%a, %%b%s : (%s, %s) -> %s\n  return %%c : %s\n}\n",
-             a, b, o, c->tf32 ? " {tf32 = true}" : "", a, b, o, o);
+    snprintf(v, sizeof v, "tensor<%dx%s>", c->n, dt);
+    int n = snprintf(text, sizeof text, "func.func @mm(%%a: %s, %%b: %s%s%s%s%s) -> %s {\n"
+                     "  %%c = matmul %%a, %%b%s : (%s, %s) -> %s\n", a, b, c->epi.bias ? ", %bias: " : "",
+                     c->epi.bias ? v : "", c->epi.residual ? ", %res: " : "", c->epi.residual ? o : "", o,
+                     c->tf32 ? " {tf32 = true}" : "", a, b, o);
+    const char *last = "c";
+    if (c->epi.bias)
+        n += snprintf(text + n, sizeof text - (size_t)n, "  %%s = add %%%s, %%bias : (%s, %s) -> %s\n", last, o, v, o), last = "s";
+    if (c->epi.act)
+        n += snprintf(text + n, sizeof text - (size_t)n, "  %%g = %s %%%s : (%s) -> %s\n", c->epi.act, last, o, o), last = "g";
+    if (c->epi.residual)
+        n += snprintf(text + n, sizeof text - (size_t)n, "  %%r = add %%%s, %%res : (%s, %s) -> %s\n", last, o, o, o), last = "r";
+    snprintf(text + n, sizeof text - (size_t)n, "  return %%%s : %s\n}\n", last, o);
     return gpuir_module_parse(ctx, text, strlen(text), "matmul");
 }
 
 /* A small CUDA program, to reach the driver through (NULL without a GPU);
    *d is left asking for CUDA. */
 static gpuir_program *cuda_probe(gpuir_ctx *ctx, gpuir_program_desc *d) {
-    mm_case probe = {64, 64, 64, GPUIR_F32, false};
+    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}};
     memset(d, 0, sizeof *d);
     d->backend = GPUIR_BACKEND_CUDA;
     return gpuir_program_make(mm_module(ctx, &probe), d);
@@ -267,8 +376,8 @@ static double rel_error_bound(const mm_case *c) {
 /* One shape on the GPU: both kernels, timed and compared. */
 static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int repeat) {
     gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
-    unsigned grid[3], block[3];
-    if (!find_launch(p->m, grid, block)) { fprintf(stderr, "gpuir-bench: no launch\n"); return 1; }
+    mm_launch L;
+    if (!find_mm_launch(p->m, &L)) { fprintf(stderr, "gpuir-bench: no launch\n"); return 1; }
     size_t es = gpuir_dtype_size(c->dtype), na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n;
     int64_t nc = (int64_t)c->m * c->n;
     size_t per_set = (na + nb) * es;
@@ -290,66 +399,128 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
         gpuir_array_fill_random(&host, seed++);
         C->cu.cuMemcpyHtoD(b[s], host.data, nb * es);
     }
+    /* the epilogue's inputs, once: bias (N), then the residual (M x N) */
+    gpuir_array bias = {c->dtype, 1, {c->n}, malloc((size_t)c->n * es)}, res = {c->dtype, 1, {nc}, malloc((size_t)nc * es)};
+    gpuir__dptr extra[2] = {0, 0};
+    int n_extra = 0;
+    if (c->epi.bias) {
+        gpuir_array_fill_random(&bias, seed++);
+        C->cu.cuMemAlloc(&extra[n_extra], (size_t)c->n * es);
+        C->cu.cuMemcpyHtoD(extra[n_extra++], bias.data, (size_t)c->n * es);
+    }
+    if (c->epi.residual) {
+        gpuir_array_fill_random(&res, seed++);
+        C->cu.cuMemAlloc(&extra[n_extra], (size_t)nc * es);
+        C->cu.cuMemcpyHtoD(extra[n_extra++], res.data, (size_t)nc * es);
+    }
     C->cu.cuMemAlloc(&out, (size_t)nc * es);
-    float tg = time_launches(p, C, cb, 0, c, a, b, out, sets, repeat, grid, block);
+    float tg = time_launches(p, C, cb, 0, c, a, b, extra, out, sets, repeat, &L);
     C->cu.cuMemsetD8(out, 0xff, (size_t)nc * es);
-    time_launches(p, C, cb, 0, c, a, b, out, 1, 1, grid, block);
+    time_launches(p, C, cb, 0, c, a, b, extra, out, 1, 1, &L);
     C->cu.cuMemcpyDtoH(r0.data, out, (size_t)nc * es);
-    float tc = cb ? time_launches(p, C, cb, 1, c, a, b, out, sets, repeat, grid, block) : 0;
+    float tc = cb ? time_launches(p, C, cb, 1, c, a, b, extra, out, sets, repeat, &L) : 0;
     double err = 0;
     if (cb) {
         C->cu.cuMemsetD8(out, 0xff, (size_t)nc * es);
-        time_launches(p, C, cb, 1, c, a, b, out, 1, 1, grid, block);
+        time_launches(p, C, cb, 1, c, a, b, extra, out, 1, 1, &L);
         C->cu.cuMemcpyDtoH(r1.data, out, (size_t)nc * es);
+        mm_epilogue_apply(c, &r1, &bias, &res);
         err = rel_error(&r0, &r1);
     }
     for (int s = 0; s < sets; s++) { C->cu.cuMemFree(a[s]); C->cu.cuMemFree(b[s]); }
+    for (int i = 0; i < n_extra; i++) C->cu.cuMemFree(extra[i]);
     C->cu.cuMemFree(out);
     gpuir__CUcontext popped;
     C->cu.cuCtxPopCurrent(&popped);
     double flops = 2.0 * c->m * c->n * c->k;
     const char *dt = mm_precision(c);
+    char epi[64];
+    mm_epilogue_name(&c->epi, epi, sizeof epi);
     printf("%-4s %5d x %5d x %5d  gpuir %8.3f ms %7.2f TFLOP/s", dt, c->m, c->n, c->k, tg, flops / tg / 1e9);
     if (cb) printf("  cuBLAS %8.3f ms %7.2f TFLOP/s  ratio %6.2f  rel.err %.1e", tc, flops / tc / 1e9, tg / tc, err);
-    printf("\n");
-    printf("bench matmul %s m=%d n=%d k=%d gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e\n", dt, c->m, c->n,
-           c->k, tg, tc, cb && tc > 0 ? tg / tc : 0.0, err);
+    printf("%s%s\n", strcmp(epi, "none") ? "  epilogue " : "", strcmp(epi, "none") ? epi : "");
+    printf("bench matmul %s m=%d n=%d k=%d epilogue=%s gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e\n", dt,
+           c->m, c->n, c->k, epi, tg, tc, cb && tc > 0 ? tg / tc : 0.0, err);
     char label[64];
     snprintf(label, sizeof label, "%s %dx%dx%d", dt, c->m, c->n, c->k);
     if (cb && tc > 0) plot_add("gpuir time / cuBLAS time", label, tg / tc);
-    free(host.data); free(r0.data); free(r1.data);
+    free(host.data); free(r0.data); free(r1.data); free(bias.data); free(res.data);
     return cb && !(err < rel_error_bound(c)) ? 1 : 0;
 }
 
-/* Without a GPU: the emulator at a small size, against the interpreter. */
-static int bench_mm_emu(gpuir_dtype dtype, bool tf32) {
+/* The kernel alone through p's device table, its arguments placed as
+   find_mm_launch says, as the GPU path launches it; the result in *got
+   (allocated like in[0]'s dtype, M x N). Nonzero: a table call failed. */
+static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array *in, int n_in, gpuir_array *got) {
+    mm_launch L;
+    if (!find_mm_launch(p->m, &L)) return -1;
+    gpuir__drv *d = &p->drv;
+    gpuir__dptr dev[4] = {0, 0, 0, 0}, out = 0, args[GPUIR_MAX_OPERANDS];
+    void *params[GPUIR_MAX_OPERANDS];
+    size_t out_bytes = gpuir_array_count(got) * gpuir_dtype_size(c->dtype);
+    int rc = d->enter(d->self);
+    for (int i = 0; i < n_in && !rc; i++) {
+        size_t bytes = gpuir_array_count(&in[i]) * gpuir_dtype_size(c->dtype);
+        rc = d->mem_alloc(d->self, &dev[i], bytes, 0);
+        if (!rc) rc = d->copy_htod(d->self, dev[i], in[i].data, bytes, 0);
+    }
+    if (!rc) rc = d->mem_alloc(d->self, &out, out_bytes, 0);
+    for (int j = 0; j < L.n_args && !rc; j++) {
+        args[j] = L.role[j] < 0 ? out : dev[L.role[j]];
+        params[j] = &args[j];
+    }
+    if (!rc) rc = d->launch(d->self, p->functions[0], L.grid, L.block, L.smem, params, (unsigned)L.n_args, 0);
+    if (!rc) rc = d->copy_dtoh(d->self, got->data, out, out_bytes, 0);
+    if (!rc) rc = d->synchronize(d->self);
+    for (int i = 0; i < n_in; i++)
+        if (dev[i]) d->mem_free(d->self, dev[i], 0);
+    if (out) d->mem_free(d->self, out, 0);
+    d->synchronize(d->self);
+    d->leave(d->self);
+    return rc;
+}
+
+/* Without a GPU: the emulator at a small size, against the interpreter:
+   the program run, then its kernel launched alone as the GPU path does. */
+static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    mm_case c = {64, 64, 64, dtype, tf32};
+    mm_case c = {64, 64, 64, dtype, tf32, *epi};
     if (dtype != GPUIR_F32 || tf32) c.m = 200, c.n = 136, c.k = 72;     /* tensor cores; not tile multiples */
     gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
     d.backend = GPUIR_BACKEND_EMU;
     gpuir_program *p = gpuir_program_make(m, &d);
-    gpuir_array in[2], want, got;
+    gpuir_array in[4], want, got;
+    memset(in, 0, sizeof in);
     memset(&want, 0, sizeof want);
     memset(&got, 0, sizeof got);
-    int64_t ad[2] = {c.m, c.k}, bd[2] = {c.k, c.n};
-    gpuir_array_alloc(ctx, &in[0], dtype, 2, ad);
-    gpuir_array_alloc(ctx, &in[1], dtype, 2, bd);
-    gpuir_array_fill_random(&in[0], 1);
-    gpuir_array_fill_random(&in[1], 2);
+    int64_t dims[4][2] = {{c.m, c.k}, {c.k, c.n}, {c.n, 0}, {c.m, c.n}};
+    int n_in = 0;
+    for (int i = 0; i < 4; i++) {       /* a, b, then the bias and residual the epilogue takes */
+        if ((i == 2 && !c.epi.bias) || (i == 3 && !c.epi.residual)) continue;
+        gpuir_array_alloc(ctx, &in[n_in], dtype, i == 2 ? 1 : 2, dims[i]);
+        gpuir_array_fill_random(&in[n_in], (uint64_t)i + 1);
+        n_in++;
+    }
     double rtol, atol;
     gpuir_backend_tolerance(GPUIR_BACKEND_EMU, dtype, &rtol, &atol);
-    gpuir_result r = gpuir_ref_run(ref, "mm", 2, in, 1, &want);
-    if (!r && p) r = gpuir_program_run(p, "mm", 2, in, 1, &got);
+    gpuir_result r = gpuir_ref_run(ref, "mm", n_in, in, 1, &want);
+    if (!r && p) r = gpuir_program_run(p, "mm", n_in, in, 1, &got);
     if (!r && p) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
-    printf("emu %s %d x %d x %d: %s (correctness only: the emulator's timings are not GPU timings)\n",
-           mm_precision(&c), c.m, c.n, c.k,
-           !p ? gpuir_ctx_error(ctx) : r ? gpuir_ctx_error(ctx) : "matches the interpreter");
-    int rc = !p || r;
-    gpuir_array_release(&in[0]);
-    gpuir_array_release(&in[1]);
+    int launch_rc = 0;
+    if (!r && p) {
+        memset(got.data, 0xff, gpuir_array_count(&got) * gpuir_dtype_size(dtype));
+        launch_rc = mm_launch_alone(p, &c, in, n_in, &got);
+        if (!launch_rc) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
+    }
+    char epi_name[64];
+    printf("emu %s %d x %d x %d, epilogue %s: %s (correctness only: the emulator's timings are not GPU timings)\n",
+           mm_precision(&c), c.m, c.n, c.k, mm_epilogue_name(&c.epi, epi_name, sizeof epi_name),
+           !p || r ? gpuir_ctx_error(ctx) : launch_rc ? "the kernel launched alone failed"
+                                                  : "matches the interpreter (run, and kernel launched alone)");
+    int rc = !p || r || launch_rc;
+    for (int i = 0; i < n_in; i++) gpuir_array_release(&in[i]);
     gpuir_array_release(&want);
     gpuir_array_release(&got);
     gpuir_ctx_destroy(ctx);
@@ -357,13 +528,19 @@ static int bench_mm_emu(gpuir_dtype dtype, bool tf32) {
 }
 
 static int bench_matmul(int argc, char **argv) {
-    mm_case cases[8] = {{5376, 5376, 2048, GPUIR_F32, false}, {1024, 1024, 1024, GPUIR_F32, false},
-                        {2048, 2048, 2048, GPUIR_F32, false}, {4096, 4096, 4096, GPUIR_F32, false},
-                        {8192, 8192, 8192, GPUIR_F32, false}};
+    static const int shapes[5][3] = {{5376, 5376, 2048}, {1024, 1024, 1024}, {2048, 2048, 2048},
+                                     {4096, 4096, 4096}, {8192, 8192, 8192}};
     int n_cases = 5, repeat = 30, m = 0, n = 0, k = 0;
     gpuir_dtype dtype = GPUIR_F32;
     bool tf32 = false;
+    mm_epilogue epi = {false, NULL, false};
     for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], "--epilogue=", 11) == 0) {
+            if (mm_epilogue_parse(argv[i] + 11, &epi)) continue;
+            fprintf(stderr, "gpuir-bench matmul: --epilogue takes a list of bias, one of relu, gelu or silu, "
+                            "and residual, not %s\n", argv[i] + 11);
+            return 2;
+        }
         if (sscanf(argv[i], "--m=%d", &m) == 1 || sscanf(argv[i], "--n=%d", &n) == 1 || sscanf(argv[i], "--k=%d", &k) == 1) continue;
         if (strncmp(argv[i], "--dtype=", 8) == 0) {
             const char *v = argv[i] + 8;
@@ -378,19 +555,23 @@ static int bench_matmul(int argc, char **argv) {
         fprintf(stderr, "gpuir-bench matmul: unknown option %s\n", argv[i]);
         return 2;
     }
-    if (m || n || k) {
-        if (m <= 0 || n <= 0 || k <= 0) { fprintf(stderr, "gpuir-bench matmul: give --m, --n and --k > 0\n"); return 2; }
-        cases[0].m = m; cases[0].n = n; cases[0].k = k;
-        n_cases = 1;
+    if ((m || n || k) && (m <= 0 || n <= 0 || k <= 0)) {
+        fprintf(stderr, "gpuir-bench matmul: give --m, --n and --k > 0\n");
+        return 2;
     }
-    for (int i = 0; i < n_cases; i++) cases[i].dtype = dtype, cases[i].tf32 = tf32;
+    if (m) n_cases = 1;
+    mm_case cases[5];
+    for (int i = 0; i < n_cases; i++) {
+        mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi};
+        cases[i] = c;
+    }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_program_desc d;
     gpuir_program *pp = cuda_probe(ctx, &d);
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
-        return bench_mm_emu(dtype, tf32);
+        return bench_mm_emu(dtype, tf32, &epi);
     }
     gpuir__cudart *C = (gpuir__cudart *)pp->drv.self;
     printf("device %s (sm_%d, %d SMs), driver %d, gpuir %s\n", C->dev.name, C->dev.sm, C->dev.sm_count,
@@ -1160,7 +1341,8 @@ static int run_subcommand(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "compile") == 0) return bench_compile(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "passes") == 0) return bench_passes(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "launch") == 0) return bench_launch(argc - 2, argv + 2);
-    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16] [--repeat=R]\n"
+    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
+                    "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R]\n"
                     "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
                     "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                     "       gpuir-bench compile FILE\n"
