@@ -10242,6 +10242,11 @@ struct gpuir_program {
     void *module;                   /* the loaded module */
     struct gpuir__resident *resident;  /* stb_ds: device copies of globals, kept across runs */
     struct gpuir__graph *graphs;    /* stb_ds: desc.graphs: one per host function run so far */
+    struct gpuir__slot *run_slots;  /* a run's buffers, one per module value (made on the first run);
+                                       all zero between runs: a run clears the ones it set */
+    size_t n_run_slots;
+    uint32_t *launch_kernel;        /* op id - 1 -> index + 1 in kernels of the launch's kernel,
+                                       0 until the op first runs (made with run_slots) */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
     gpuir_program_stats stats;
     unsigned n_streams, n_events;   /* what its host functions name (the async pass) */
@@ -11559,12 +11564,6 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 // the same for both. Reads: ir, codegen.cuda, rt.cache. Writes: the arrays
 // the caller gets back.
 
-
-
-
-static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3], const unsigned block[3],
-                                        uint64_t shared_bytes, const char *what);
-
 /* The two backends (rt.driver, rt.emu) behind the table. */
 static gpuir_result gpuir__cuda_backend_open(gpuir_program *p);
 static void gpuir__cuda_backend_close(gpuir_program *p);
@@ -11608,9 +11607,59 @@ typedef struct gpuir__slot {
 
 typedef struct gpuir__run {
     gpuir_program *p;
-    gpuir__slot *slots;     /* value id - 1 -> slot */
-    size_t n_slots;
+    const gpuir__func *f;   /* the host function running */
+    gpuir__slot *slots;     /* value id - 1 -> slot: the program's run_slots */
 } gpuir__run;
+
+/* What a run was doing, for an error message: a fixed text, or one made
+   from the op (a launch, a copy) only when a message needs it; most runs
+   never fail, and formatting it for every op was a fifth of a run's host
+   work. */
+typedef struct gpuir__doing {
+    const char *fixed;      /* the text, or NULL: made from op */
+    const gpuir__run *R;
+    const gpuir__op *op;
+    char text[GPUIR_MAX_NAME + 64];
+} gpuir__doing;
+
+static void gpuir__doing_op(gpuir__doing *w, const gpuir__run *R, const gpuir__op *op) {
+    w->fixed = NULL;
+    w->R = R;
+    w->op = op;
+    w->text[0] = 0;
+}
+
+static void gpuir__doing_fixed(gpuir__doing *w, const char *text) {
+    gpuir__doing_op(w, NULL, NULL);
+    w->fixed = text;
+}
+
+static uint32_t gpuir__launch_target(const gpuir_module *m, const char *symbol);
+
+/* "launching @k", "copying 64 bytes (op 7, host to device)". */
+static const char *gpuir__doing_text(gpuir__doing *w) {
+    if (w->fixed) return w->fixed;
+    if (w->text[0]) return w->text;
+    const gpuir_module *m = w->R->p->m;
+    const gpuir__op *op = w->op;
+    if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
+        const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
+        const gpuir__func *kf = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
+        snprintf(w->text, sizeof w->text, "launching @%s", gpuir__string(m, kf->name));
+        return w->text;
+    }
+    bool gpu = op->kind == GPUIR_OP_GPU_MEMCPY;
+    uint32_t dst = gpuir__op_operand(m, op, gpu ? 0 : 1), src = gpuir__op_operand(m, op, gpu ? 1 : 0);
+    bool dst_dev = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
+    bool src_dev = gpuir__value_at(m, src)->type.space == GPUIR_SPACE_DEVICE;
+    snprintf(w->text, sizeof w->text, "copying %zu bytes (op %u, %s)", w->R->slots[dst - 1].bytes,
+             (unsigned)(op - m->ops) + 1,
+             dst_dev ? (src_dev ? "device to device" : "host to device") : (src_dev ? "device to host" : "host to host"));
+    return w->text;
+}
+
+static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3], const unsigned block[3],
+                                        uint64_t shared_bytes, gpuir__doing *w);
 
 /* A static buffer's bytes (0 when it has a dynamic dim: see the slot). */
 static size_t gpuir__value_bytes(const gpuir_module *m, uint32_t v) {
@@ -11683,16 +11732,18 @@ static gpuir_result gpuir__run_reserve(gpuir__run *R) {
 }
 
 /* The device address of a launch operand or copy side. */
-static gpuir_result gpuir__run_dev(gpuir__run *R, uint32_t v, gpuir__dptr *out, const char *what) {
+static gpuir_result gpuir__run_dev(gpuir__run *R, uint32_t v, gpuir__dptr *out, gpuir__doing *w) {
     gpuir__slot *s = &R->slots[v - 1];
-    if (!s->dev && s->bytes) return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a device buffer is not allocated", what);
+    if (!s->dev && s->bytes)
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a device buffer is not allocated", gpuir__doing_text(w));
     *out = s->dev;
     return GPUIR_OK;
 }
 
-static gpuir_result gpuir__run_host(gpuir__run *R, uint32_t v, void **out, const char *what) {
+static gpuir_result gpuir__run_host(gpuir__run *R, uint32_t v, void **out, gpuir__doing *w) {
     gpuir__slot *s = &R->slots[v - 1];
-    if (!s->host && s->bytes) return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a host buffer has no memory", what);
+    if (!s->host && s->bytes)
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a host buffer has no memory", gpuir__doing_text(w));
     *out = s->host;
     return GPUIR_OK;
 }
@@ -11707,17 +11758,16 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
     bool dst_dev = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
     bool src_dev = gpuir__value_at(m, src)->type.space == GPUIR_SPACE_DEVICE;
     size_t bytes = R->slots[dst - 1].bytes;
-    char what[96];
-    snprintf(what, sizeof what, "copying %zu bytes (op %u, %s)", bytes, (unsigned)(op - m->ops) + 1,
-             dst_dev ? (src_dev ? "device to device" : "host to device") : (src_dev ? "device to host" : "host to host"));
+    gpuir__doing w;
+    gpuir__doing_op(&w, R, op);
     if (R->slots[src - 1].bytes != bytes)
-        return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the source has %zu bytes (their dynamic sizes differ)", what,
-                           R->slots[src - 1].bytes);
+        return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the source has %zu bytes (their dynamic sizes differ)",
+                           gpuir__doing_text(&w), R->slots[src - 1].bytes);
     if (!bytes) return GPUIR_OK;
     gpuir__dptr dd = 0, sd = 0;
     void *dh = NULL, *sh = NULL;
-    gpuir_result r = dst_dev ? gpuir__run_dev(R, dst, &dd, what) : gpuir__run_host(R, dst, &dh, what);
-    if (!r) r = src_dev ? gpuir__run_dev(R, src, &sd, what) : gpuir__run_host(R, src, &sh, what);
+    gpuir_result r = dst_dev ? gpuir__run_dev(R, dst, &dd, &w) : gpuir__run_host(R, dst, &dh, &w);
+    if (!r) r = src_dev ? gpuir__run_dev(R, src, &sd, &w) : gpuir__run_host(R, src, &sh, &w);
     if (r) return r;
     const gpuir__drv *d = &p->drv;
     unsigned st = gpuir__run_stream(m, op);
@@ -11727,17 +11777,18 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
         p->stats.d2h_copies += src_dev;
         p->stats.d2h_bytes += src_dev ? bytes : 0;
     }
-    if (dst_dev && src_dev)
-        return gpuir__drv_check(p->ctx, d, d->copy_dtod(d->self, dd, sd, bytes, st),
-                                st ? "cuMemcpyDtoDAsync" : "cuMemcpyDtoD", what);
-    if (dst_dev)
-        return gpuir__drv_check(p->ctx, d, d->copy_htod(d->self, dd, sh, bytes, st),
-                                st ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD", what);
-    if (src_dev)
-        return gpuir__drv_check(p->ctx, d, d->copy_dtoh(d->self, dh, sd, bytes, st),
-                                st ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH", what);
-    memmove(dh, sh, bytes);
-    return GPUIR_OK;
+    if (!dst_dev && !src_dev) {
+        memmove(dh, sh, bytes);
+        return GPUIR_OK;
+    }
+    int code = dst_dev && src_dev ? d->copy_dtod(d->self, dd, sd, bytes, st)
+             : dst_dev            ? d->copy_htod(d->self, dd, sh, bytes, st)
+                                  : d->copy_dtoh(d->self, dh, sd, bytes, st);
+    if (!code) return GPUIR_OK;
+    const char *call = dst_dev && src_dev ? (st ? "cuMemcpyDtoDAsync" : "cuMemcpyDtoD")
+                     : dst_dev            ? (st ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD")
+                                          : (st ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH");
+    return gpuir__drv_check(p->ctx, d, code, call, gpuir__doing_text(&w));
 }
 
 /* Dim `axis` of kernel value v in this launch: a parameter's is its
@@ -11879,32 +11930,43 @@ static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpu
     grid[1] = grid[2] = 1;
 }
 
+/* The index in p->kernels of the kernel a launch runs (their count when
+   it has none), looked up by symbol on the op's first run only. */
+static size_t gpuir__run_launch_kernel(gpuir_program *p, const gpuir__op *op) {
+    uint32_t *known = &p->launch_kernel[op - p->m->ops];
+    if (*known) return *known - 1;
+    const gpuir__attr *sym = gpuir__attr_get(p->m, op, GPUIR__KEY_KERNEL);
+    uint32_t kid = gpuir__launch_target(p->m, gpuir__string(p->m, sym->off));
+    size_t k = 0;
+    while (k < stbds_arrlenu(p->kernels) && p->kernels[k].func != kid) k++;
+    *known = (uint32_t)k + 1;
+    return k;
+}
+
 /* gpu.launch_func: the kernel's function, its buffers' device addresses,
    then the sizes of their dynamic dims. */
 static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     gpuir_module *m = p->m;
-    const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-    uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
-    const gpuir__func *kf = gpuir__func_at(m, kid);
-    size_t k = 0;
-    while (k < stbds_arrlenu(p->kernels) && p->kernels[k].func != kid) k++;
+    size_t k = gpuir__run_launch_kernel(p, op);
+    const gpuir__func *kf = gpuir__func_at(m, k < stbds_arrlenu(p->kernels) ? p->kernels[k].func
+                                                   : gpuir__launch_target(m, gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_KERNEL)->off)));
     gpuir__dptr args[GPUIR_MAX_OPERANDS];
     long long sizes[GPUIR_MAX_OPERANDS * GPUIR_MAX_RANK];
     void *params[GPUIR__MAX_KERNEL_PARAMS];
     size_t n_sizes = 0;
-    char what[GPUIR_MAX_NAME + 48];
-    snprintf(what, sizeof what, "launching @%s", gpuir__string(m, kf->name));
+    gpuir__doing w;
+    gpuir__doing_op(&w, R, op);
     for (uint32_t i = 0; i < op->n_operands; i++) {
-        gpuir_result r = gpuir__run_dev(R, gpuir__op_operand(m, op, i), &args[i], what);
+        gpuir_result r = gpuir__run_dev(R, gpuir__op_operand(m, op, i), &args[i], &w);
         if (r) return r;
         params[i] = &args[i];
     }
     const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
     bool dynamic = gpuir__kernel_is_dynamic(m, kf);
     if ((!g && !dynamic) || !b || k == stbds_arrlenu(p->kernels))
-        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: no grid, block or kernel (run configure)", what);
-    if (dynamic && gpuir__run_launch_sizes(R, op, kf, sizes, &n_sizes, what)) return p->ctx->result;
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: no grid, block or kernel (run configure)", gpuir__doing_text(&w));
+    if (dynamic && gpuir__run_launch_sizes(R, op, kf, sizes, &n_sizes, gpuir__doing_text(&w))) return p->ctx->result;
     for (size_t i = 0; i < n_sizes; i++) params[op->n_operands + i] = &sizes[i];
     unsigned grid[3], block[3];
     for (int i = 0; i < 3; i++) {
@@ -11914,16 +11976,15 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     if (!g) gpuir__run_launch_grid(R, op, kf, block, grid);
     int64_t smem = gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
     size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long);
-    gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, what);
+    gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, &w);
     if (!r && param_bytes > GPUIR__MAX_PARAM_BYTES)
-        r = gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %zu bytes of kernel parameters; CUDA allows %d", what,
-                        param_bytes, GPUIR__MAX_PARAM_BYTES);
+        r = gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %zu bytes of kernel parameters; CUDA allows %d",
+                        gpuir__doing_text(&w), param_bytes, GPUIR__MAX_PARAM_BYTES);
     if (r) return r;
     p->stats.launches++;
-    return gpuir__drv_check(p->ctx, &p->drv,
-                            p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
-                                          op->n_operands + (uint32_t)n_sizes, gpuir__run_stream(m, op)),
-                            "cuLaunchKernel", what);
+    int code = p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
+                             op->n_operands + (uint32_t)n_sizes, gpuir__run_stream(m, op));
+    return code ? gpuir__drv_check(p->ctx, &p->drv, code, "cuLaunchKernel", gpuir__doing_text(&w)) : GPUIR_OK;
 }
 
 /* Host fills: a splat or dense constant written into a host buffer. */
@@ -11939,7 +12000,9 @@ static gpuir_result gpuir__run_fill(gpuir__run *R, const gpuir__op *op) {
     view.dtype = t.dtype;
     view.rank = t.rank;
     memcpy(view.dims, R->slots[b - 1].dims, sizeof view.dims);
-    gpuir_result r = gpuir__run_host(R, b, &view.data, "filling a constant");
+    gpuir__doing w;
+    gpuir__doing_fixed(&w, "filling a constant");
+    gpuir_result r = gpuir__run_host(R, b, &view.data, &w);
     if (!r) gpuir__ref_constant(m, gpuir__attr_get(m, op, GPUIR__KEY_VALUE), &view);
     return r;
 }
@@ -11956,13 +12019,13 @@ static gpuir_result gpuir__run_alloc(gpuir__run *R, const gpuir__op *op) {
         return s->host ? GPUIR_OK : gpuir__oom(p->ctx, "a host buffer");
     }
     if (!s->bytes) return GPUIR_OK;
+    unsigned st = gpuir__run_stream(p->m, op);
+    int code = p->drv.mem_alloc(p->drv.self, &s->dev, s->bytes, st);
+    s->live = code == 0;
+    if (!code) return GPUIR_OK;
     char what[64];
     snprintf(what, sizeof what, "allocating %zu bytes of device memory", s->bytes);
-    unsigned st = gpuir__run_stream(p->m, op);
-    gpuir_result r = gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &s->dev, s->bytes, st),
-                                      st ? "cuMemAllocAsync" : "cuMemAlloc", what);
-    s->live = r == GPUIR_OK;
-    return r;
+    return gpuir__drv_check(p->ctx, &p->drv, code, st ? "cuMemAllocAsync" : "cuMemAlloc", what);
 }
 
 static gpuir_result gpuir__run_dealloc(gpuir__run *R, const gpuir__op *op) {
@@ -12091,23 +12154,23 @@ static gpuir_result gpuir__run_op(gpuir__run *R, const gpuir__op *op) {
 
 /* Every resource limit of a launch, checked before it is made. */
 static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3], const unsigned block[3],
-                                        uint64_t shared_bytes, const char *what) {
+                                        uint64_t shared_bytes, gpuir__doing *w) {
     static const char *const axis = "xyz";
     uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
     for (int i = 0; i < 3; i++) {
         if (block[i] == 0 || block[i] > p->limits.max_block[i])
-            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: block.%c is %u; the device allows 1..%u", what,
-                               axis[i], block[i], p->limits.max_block[i]);
+            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: block.%c is %u; the device allows 1..%u",
+                               gpuir__doing_text(w), axis[i], block[i], p->limits.max_block[i]);
         if (grid[i] == 0 || grid[i] > p->limits.max_grid[i])
-            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: grid.%c is %u; the device allows 1..%u", what,
-                               axis[i], grid[i], p->limits.max_grid[i]);
+            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: grid.%c is %u; the device allows 1..%u",
+                               gpuir__doing_text(w), axis[i], grid[i], p->limits.max_grid[i]);
     }
     if (threads > p->limits.max_threads)
-        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu threads per block; the device allows %u", what,
-                           (unsigned long long)threads, p->limits.max_threads);
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu threads per block; the device allows %u",
+                           gpuir__doing_text(w), (unsigned long long)threads, p->limits.max_threads);
     if ((uint64_t)shared_bytes > p->limits.max_shared)
-        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu bytes of shared memory; the device allows %u", what,
-                           (unsigned long long)shared_bytes, p->limits.max_shared);
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu bytes of shared memory; the device allows %u",
+                           gpuir__doing_text(w), (unsigned long long)shared_bytes, p->limits.max_shared);
     return GPUIR_OK;
 }
 
@@ -12176,20 +12239,31 @@ static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size
 
 /* Frees what a run still holds; device buffers left live on success are a
    placement error. */
+/* Frees what value v's slot still holds and zeroes it; counts a device
+   buffer still live (the plan should have freed it). */
+static void gpuir__run_release_slot(gpuir__run *R, uint32_t v, size_t *leaked) {
+    gpuir__slot *s = &R->slots[v - 1];
+    if (s->owned) GPUIR_FREE(s->host);
+    if (s->live) {
+        (*leaked)++;
+        R->p->drv.mem_free(R->p->drv.self, s->dev, 0);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* Ends a run: only the function's parameters and results have slots in
+   use, so only those are released and cleared for the next run. */
 static gpuir_result gpuir__run_release(gpuir__run *R, gpuir_result r) {
     gpuir_program *p = R->p;
+    const gpuir__func *f = R->f;
     size_t leaked = 0;
-    for (size_t i = 0; i < R->n_slots; i++) {
-        gpuir__slot *s = &R->slots[i];
-        if (s->owned) GPUIR_FREE(s->host);
-        if (s->live) {
-            leaked++;
-            p->drv.mem_free(p->drv.self, s->dev, 0);
-        }
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++) gpuir__run_release_slot(R, f->params[i], &leaked);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        uint32_t v = gpuir__op_at(p->m, f->ops[i])->result;
+        if (v) gpuir__run_release_slot(R, v, &leaked);
     }
     if (!r && leaked)
         r = gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%zu device buffers were never freed (a placement error)", leaked);
-    GPUIR_FREE(R->slots);
     return r;
 }
 
@@ -12349,7 +12423,9 @@ static gpuir_result gpuir__graph_stage_copy(gpuir__run *R, gpuir__graph *G, cons
                            (unsigned)(op - p->m->ops) + 1);
     void *staging = G->stages[(*next)++].host, *host = NULL;
     if (to_host || !bytes) return GPUIR_OK;
-    if (gpuir__run_host(R, hv, &host, "staging a copy to the device")) return p->ctx->result;
+    gpuir__doing w;
+    gpuir__doing_fixed(&w, "staging a copy to the device");
+    if (gpuir__run_host(R, hv, &host, &w)) return p->ctx->result;
     memcpy(staging, host, bytes);
     return GPUIR_OK;
 }
@@ -12494,13 +12570,20 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     uint32_t fid = gpuir__program_func(p, func);
     if (!fid) return ctx->result;
     const gpuir__func *f = gpuir__func_at(p->m, fid);
+    size_t n_values = stbds_arrlenu(p->m->values);
+    if (p->n_run_slots != n_values) {     /* the first run */
+        GPUIR_FREE(p->run_slots);
+        GPUIR_FREE(p->launch_kernel);
+        p->run_slots = (gpuir__slot *)gpuir__calloc(n_values + 1, sizeof *p->run_slots);
+        p->launch_kernel = (uint32_t *)gpuir__calloc(stbds_arrlenu(p->m->ops) + 1, sizeof *p->launch_kernel);
+        p->n_run_slots = p->run_slots && p->launch_kernel ? n_values : 0;
+        if (!p->n_run_slots) return gpuir__oom(ctx, "a run");
+    }
     gpuir__run R;
-    memset(&R, 0, sizeof R);
     R.p = p;
+    R.f = f;
+    R.slots = p->run_slots;
     p->stats.runs++;
-    R.n_slots = stbds_arrlenu(p->m->values);
-    R.slots = (gpuir__slot *)gpuir__calloc(R.n_slots + 1, sizeof *R.slots);
-    if (!R.slots) return gpuir__oom(ctx, "a run");
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
     bool entered = r == GPUIR_OK;
     if (!r) r = gpuir__run_bind(&R, f, n_inputs, inputs);
@@ -12664,6 +12747,8 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     }
     stbds_arrfree(p->resident);
     stbds_arrfree(p->graphs);
+    GPUIR_FREE(p->run_slots);
+    GPUIR_FREE(p->launch_kernel);
     if (p->backend == GPUIR_BACKEND_CUDA) gpuir__cuda_backend_close(p);
     if (p->backend == GPUIR_BACKEND_EMU) gpuir__emu_close(p);
     GPUIR_FREE(p->source);
