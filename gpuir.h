@@ -6919,7 +6919,8 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      takes the plain kernel, which rounds its operands the same way.
    - REGISTER_TILED: f32, 128x128 block tiles, 16-deep stages, 256 threads
      each computing 8x8 outputs as 2x2 sub-tiles of 4x4 (warp tiles of
-     32x64, bank-conflict-free 16-byte shared reads; gpuir__cg_matmul_rt),
+     32x64, bank-conflict-free 16-byte shared reads, two shared-memory
+     stages filled from registers; gpuir__cg_matmul_rt),
      A and B not transposed, M and N >= 128.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
 typedef enum gpuir__matmul_form {
@@ -8677,7 +8678,10 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
    block tile, each thread holding ts x ts sub-tiles of 4x4 outputs at
    strides of 16 rows and 32 columns (ts = bm / 64), so a quarter warp's
    16-byte shared reads touch distinct banks or broadcast. A is stored
-   transposed (as[k][m], rows padded to bm + 4 floats), B as is. */
+   transposed (as[k][m], rows padded to bm + 4 floats), B as is. Two
+   shared-memory stages: while the block computes on one, each thread holds
+   the next k-tile's global loads in registers and stores them into the
+   other, one barrier a k-step. */
 #define GPUIR__RT_BK 16
 typedef struct gpuir__rt {
     int bm, ts, sa;         /* block tile, sub-tiles per dim, A row stride */
@@ -8772,7 +8776,8 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
                    a->dims[a->rank - 1]};
     long long M = R.M, N = R.N, K = R.K, n = 4 * R.ts;
     long long tiles_n = (N + bm - 1) / bm, tiles_m = (M + bm - 1) / bm, batches = gpuir__type_count(o) / (M * N);
-    unsigned a_floats = GPUIR__RT_BK * (unsigned)R.sa, b_floats = GPUIR__RT_BK * (unsigned)bm;
+    long long k_tiles = (K + GPUIR__RT_BK - 1) / GPUIR__RT_BK;
+    unsigned a_floats = 2 * GPUIR__RT_BK * (unsigned)R.sa, b_floats = 2 * GPUIR__RT_BK * (unsigned)bm;
     C->shared_bytes = (a_floats + b_floats) * 4;
     C->barriers = true;
     gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, as, %u, 0);\n    GPUIR_SHARED(float, bs, %u, %u);\n"
@@ -8790,14 +8795,22 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
                        "        GPUIR_UNROLL\n        for (int i = 0; i < %lld; i++)\n"
                        "            GPUIR_UNROLL\n            for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;\n"
                        "        %s ra[%d];\n        %s rb[%d];\n"
-                       "        for (long long k0 = 0; k0 < %lldLL; k0 += %d) {\n",
+                       "        long long k0 = 0;\n        {\n",
                        K * N, n, n, n, n, K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf,
-                       N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf, K, GPUIR__RT_BK);
+                       N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf);
     gpuir__cg_rt_loads(C, &R, pa, pb);
     gpuir__cg_rt_stores(C, &R, "0");
-    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n");
-    gpuir__cg_rt_compute(C, &R, "0");
-    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n"
+    gpuir__str_appendf(C->s, "        }\n        GPUIR_SYNC();\n"
+                       "        for (long long kt = 0; kt < %lldLL; kt++) {\n"
+                       "            int st = (int)(kt & 1);\n"
+                       "            if (kt + 1 < %lldLL) {\n            k0 = (kt + 1) * %d;\n",
+                       k_tiles, k_tiles, GPUIR__RT_BK);
+    gpuir__cg_rt_loads(C, &R, pa, pb);
+    gpuir__str_appendf(C->s, "            }\n");
+    gpuir__cg_rt_compute(C, &R, "st");
+    gpuir__str_appendf(C->s, "            if (kt + 1 < %lldLL) {\n", k_tiles);
+    gpuir__cg_rt_stores(C, &R, "st ^ 1");
+    gpuir__str_appendf(C->s, "            }\n            GPUIR_SYNC();\n        }\n"
                        "        GPUIR_UNROLL\n        for (int ii = 0; ii < %lld; ii++)\n"
                        "            GPUIR_UNROLL\n            for (int jj = 0; jj < %lld; jj++) {\n"
                        "            long long gm = tm * %d + rm + ii / 4 * 16 + ii %% 4, gn = tn * %d + rn + jj / 4 * 32 + jj %% 4;\n"
