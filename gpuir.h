@@ -6920,7 +6920,8 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
    - REGISTER_TILED: f32, 128x128 block tiles, 16-deep stages, 256 threads
      each computing 8x8 outputs as 2x2 sub-tiles of 4x4 (warp tiles of
      32x64, bank-conflict-free 16-byte shared reads, two shared-memory
-     stages filled from registers; gpuir__cg_matmul_rt),
+     stages filled from registers, tiles in bands of 8 tile rows for L2
+     reuse; gpuir__cg_matmul_rt),
      A and B not transposed, M and N >= 128.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
 typedef enum gpuir__matmul_form {
@@ -8681,8 +8682,12 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
    transposed (as[k][m], rows padded to bm + 4 floats), B as is. Two
    shared-memory stages: while the block computes on one, each thread holds
    the next k-tile's global loads in registers and stores them into the
-   other, one barrier a k-step. */
+   other, one barrier a k-step. Blocks take the tiles of a matrix in bands
+   of GPUIR__RT_BAND tile rows, down each column of the band before the
+   next (the last band may be shorter), so blocks running together share
+   A's rows and B's columns in L2; any grid works (tiles are grid-strided). */
 #define GPUIR__RT_BK 16
+#define GPUIR__RT_BAND 8
 typedef struct gpuir__rt {
     int bm, ts, sa;         /* block tile, sub-tiles per dim, A row stride */
     int nf;                 /* floats of each operand tile a thread loads: bm * 16 / 256 */
@@ -8784,10 +8789,14 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
                        "    int t = GPUIR_THREAD_RANK, w = t / 32, l = t %% 32;\n"
                        "    int rm = w / 2 * %d + l / 8 * 4, rn = w %% 2 * %d + l %% 8 * 4;\n"
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
+                       "        long long batch = tile / %lldLL, u = tile %% %lldLL, band = u / %lldLL;\n"
+                       "        long long h = %lldLL - band * %d < %d ? %lldLL - band * %d : %d;\n"
+                       "        long long tm = band * %d + u %% %lldLL %% h, tn = u %% %lldLL / h;\n"
                        "        long long a0 = ",
-                       a_floats, b_floats, a_floats * 4, 16 * R.ts, 32 * R.ts, tiles_n * tiles_m * batches, tiles_n,
-                       tiles_n, tiles_m, tiles_n * tiles_m);
+                       a_floats, b_floats, a_floats * 4, 16 * R.ts, 32 * R.ts, tiles_n * tiles_m * batches,
+                       tiles_n * tiles_m, tiles_n * tiles_m, GPUIR__RT_BAND * tiles_n, tiles_m, GPUIR__RT_BAND,
+                       GPUIR__RT_BAND, tiles_m, GPUIR__RT_BAND, GPUIR__RT_BAND, GPUIR__RT_BAND,
+                       GPUIR__RT_BAND * tiles_n, GPUIR__RT_BAND * tiles_n);
     gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
     gpuir__cg_batch_index(C, C->s, o, b);
