@@ -6893,8 +6893,9 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // from its kernel's shape: a thread per output element in blocks of 256 for
 // elementwise kernels; a block per output element for reductions (block
 // size from the reduced extent, 32..256); 64x64 output tiles on 16x16
-// threads for matmuls (128x128 for the register-tiled and tensor-core
-// kernels, gpuir__matmul_form_of), batches on z. A launch that has them keeps them (the
+// threads for matmuls (128x128 for the tensor-core kernels and for f32
+// register-tiled ones with at least GPUIR__MM_FULL_TILES = 132 such tiles,
+// 64x64 below that: gpuir__matmul_form_of), batches on z. A launch that has them keeps them (the
 // text and the API override). A kernel with dynamic sizes gets a block (256
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
@@ -6917,16 +6918,26 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      transposed; K and, unless B is transposed, N multiples of 8 halves or
      4 floats: tiles travel as 16-byte rows). A `tf32` matmul that cannot
      takes the plain kernel, which rounds its operands the same way.
-   - REGISTER_TILED: f32, 128x128 block tiles, 16-deep stages, 256 threads
-     each computing 8x8 outputs as 2x2 sub-tiles of 4x4 (warp tiles of
-     32x64, bank-conflict-free 16-byte shared reads, two shared-memory
-     stages filled from registers, tiles in bands of 8 tile rows for L2
-     reuse; gpuir__cg_matmul_rt),
-     A and B not transposed, M and N >= 128.
+   - REGISTER_TILED: f32, A and B not transposed, M and N >= 128, at least
+     GPUIR__MM_FULL_TILES 128x128 tiles (batches count): 128x128 block
+     tiles, 16-deep stages, 256 threads each computing 8x8 outputs as 2x2
+     sub-tiles of 4x4 (warp tiles of 32x64, bank-conflict-free 16-byte
+     shared reads, two shared-memory stages filled from registers, tiles in
+     bands of 8 tile rows for L2 reuse; gpuir__cg_matmul_rt).
+   - REGISTER_TILED_64: the same kernel with 64x64 block tiles, each thread
+     computing 4x4 outputs, for f32 matmuls with M and N >= 64 that would
+     get fewer 128x128 tiles: four times the blocks to fill the device.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
+/* The fewest 128x128 tiles an f32 matmul takes them with: an H100 SXM's
+   SM count (132; the passes do not know the device). With fewer, SMs would
+   idle, and the 64x64 tiles' four times as many blocks fill them (1024^2:
+   64 tiles of 128, 256 of 64). */
+#define GPUIR__MM_FULL_TILES 132
+
 typedef enum gpuir__matmul_form {
     GPUIR__MATMUL_PLAIN,
     GPUIR__MATMUL_REGISTER_TILED,
+    GPUIR__MATMUL_REGISTER_TILED_64,
     GPUIR__MATMUL_TENSOR_CORES,
 } gpuir__matmul_form;
 
@@ -6943,8 +6954,10 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
         bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32);
         if ((o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16 || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0))
             return GPUIR__MATMUL_TENSOR_CORES;
-        if (o->dtype == GPUIR_F32 && !tf32 && !ta && !tb && M >= 128 && N >= 128) return GPUIR__MATMUL_REGISTER_TILED;
-        return GPUIR__MATMUL_PLAIN;
+        if (o->dtype != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
+        int64_t tiles = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * (gpuir__type_count(o) / (M * N));
+        return M >= 128 && N >= 128 && tiles >= GPUIR__MM_FULL_TILES ? GPUIR__MATMUL_REGISTER_TILED
+                                                                      : GPUIR__MATMUL_REGISTER_TILED_64;
     }
     return GPUIR__MATMUL_PLAIN;
 }
@@ -7062,7 +7075,8 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     if (count <= 0) return;
     if (kind == GPUIR_OP_MATMUL) {
         int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
-        int64_t tile = gpuir__matmul_form_of(m, k) == GPUIR__MATMUL_PLAIN ? 64 : 128;
+        gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
+        int64_t tile = form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
         grid[0] = gpuir__ceil_div(N, tile);
         grid[1] = gpuir__ceil_div(M, tile);
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
@@ -9017,6 +9031,7 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     }
     gpuir__matmul_form form = C->threads == 256 ? gpuir__matmul_form_of(m, C->k) : GPUIR__MATMUL_PLAIN;
     if (form == GPUIR__MATMUL_REGISTER_TILED) return gpuir__cg_matmul_rt(C, at, pa, pb, 128);
+    if (form == GPUIR__MATMUL_REGISTER_TILED_64) return gpuir__cg_matmul_rt(C, at, pa, pb, 64);
     if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
     gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
     gpuir__cg_dims od = gpuir__cg_dims_of(C, o);
