@@ -6893,8 +6893,9 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // from its kernel's shape: a thread per output element in blocks of 256 for
 // elementwise kernels; a block per output element for reductions (block
 // size from the reduced extent, 32..256); 64x64 output tiles on 16x16
-// threads for matmuls (128x128 for the register-tiled and tensor-core
-// kernels, gpuir__matmul_form_of), batches on z. A launch that has them keeps them (the
+// threads for matmuls (128x128 for the tensor-core kernels and for f32
+// register-tiled ones with at least GPUIR__MM_FULL_TILES = 132 such tiles,
+// 64x64 below that: gpuir__matmul_form_of), batches on z. A launch that has them keeps them (the
 // text and the API override). A kernel with dynamic sizes gets a block (256
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
@@ -6917,12 +6918,26 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      transposed; K and, unless B is transposed, N multiples of 8 halves or
      4 floats: tiles travel as 16-byte rows). A `tf32` matmul that cannot
      takes the plain kernel, which rounds its operands the same way.
-   - REGISTER_TILED: f32, 128x128 block tiles, 8-deep stages, 256 threads
-     each computing 8x8 outputs (A and B not transposed, M and N >= 128).
+   - REGISTER_TILED: f32, A and B not transposed, M and N >= 128, at least
+     GPUIR__MM_FULL_TILES 128x128 tiles (batches count): 128x128 block
+     tiles, 16-deep stages, 256 threads each computing 8x8 outputs as 2x2
+     sub-tiles of 4x4 (warp tiles of 32x64, bank-conflict-free 16-byte
+     shared reads, two shared-memory stages filled from registers, tiles in
+     bands of 8 tile rows for L2 reuse; gpuir__cg_matmul_rt).
+   - REGISTER_TILED_64: the same kernel with 64x64 block tiles, each thread
+     computing 4x4 outputs, for f32 matmuls with M and N >= 64 that would
+     get fewer 128x128 tiles: four times the blocks to fill the device.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
+/* The fewest 128x128 tiles an f32 matmul takes them with: an H100 SXM's
+   SM count (132; the passes do not know the device). With fewer, SMs would
+   idle, and the 64x64 tiles' four times as many blocks fill them (1024^2:
+   64 tiles of 128, 256 of 64). */
+#define GPUIR__MM_FULL_TILES 132
+
 typedef enum gpuir__matmul_form {
     GPUIR__MATMUL_PLAIN,
     GPUIR__MATMUL_REGISTER_TILED,
+    GPUIR__MATMUL_REGISTER_TILED_64,
     GPUIR__MATMUL_TENSOR_CORES,
 } gpuir__matmul_form;
 
@@ -6939,8 +6954,10 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
         bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32);
         if ((o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16 || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0))
             return GPUIR__MATMUL_TENSOR_CORES;
-        if (o->dtype == GPUIR_F32 && !tf32 && !ta && !tb && M >= 128 && N >= 128) return GPUIR__MATMUL_REGISTER_TILED;
-        return GPUIR__MATMUL_PLAIN;
+        if (o->dtype != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
+        int64_t tiles = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * (gpuir__type_count(o) / (M * N));
+        return M >= 128 && N >= 128 && tiles >= GPUIR__MM_FULL_TILES ? GPUIR__MATMUL_REGISTER_TILED
+                                                                      : GPUIR__MATMUL_REGISTER_TILED_64;
     }
     return GPUIR__MATMUL_PLAIN;
 }
@@ -7058,7 +7075,8 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     if (count <= 0) return;
     if (kind == GPUIR_OP_MATMUL) {
         int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
-        int64_t tile = gpuir__matmul_form_of(m, k) == GPUIR__MATMUL_PLAIN ? 64 : 128;
+        gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
+        int64_t tile = form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
         grid[0] = gpuir__ceil_div(N, tile);
         grid[1] = gpuir__ceil_div(M, tile);
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
@@ -8648,39 +8666,6 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
 }
 
 
-/* Loads of the register-tiled matmul's 128x8 A tile (stored transposed,
-   as[k][m]) and 8x128 B tile (bs[k][n]): one 16-byte load per thread each
-   when rows are multiples of 4 floats, else four scalar loads. */
-static void gpuir__cg_mm128_loads(gpuir__cg *C, int pa, int pb, long long M, long long N, long long K) {
-    gpuir__str *s = C->s;
-    if (K % 4 == 0)
-        gpuir__str_appendf(s, "            {\n                int m = t / 2, kq = (t %% 2) * 4;\n"
-                           "                long long gm = tm * 128 + m, gk = k0 + kq;\n"
-                           "                float4 v = gm < %lldLL && gk < %lldLL ? *(const float4 *)(p%d + a0 + gm * %lldLL + gk)"
-                           " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n"
-                           "                as[kq * 128 + m] = v.x; as[(kq + 1) * 128 + m] = v.y;\n"
-                           "                as[(kq + 2) * 128 + m] = v.z; as[(kq + 3) * 128 + m] = v.w;\n            }\n",
-                           M, K, pa, K);
-    else
-        gpuir__str_appendf(s, "            for (int e = t; e < 1024; e += 256) {\n"
-                           "                int m = e / 8, kk = e %% 8;\n"
-                           "                long long gm = tm * 128 + m, gk = k0 + kk;\n"
-                           "                as[kk * 128 + m] = gm < %lldLL && gk < %lldLL ? p%d[a0 + gm * %lldLL + gk] : 0.0f;\n"
-                           "            }\n", M, K, pa, K);
-    if (N % 4 == 0)
-        gpuir__str_appendf(s, "            {\n                int kk = t / 32, nq = (t %% 32) * 4;\n"
-                           "                long long gk = k0 + kk, gn = tn * 128 + nq;\n"
-                           "                *(float4 *)(bs + kk * 128 + nq) = gk < %lldLL && gn < %lldLL ? "
-                           "*(const float4 *)(p%d + b0 + gk * %lldLL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n"
-                           "            }\n", K, N, pb, N);
-    else
-        gpuir__str_appendf(s, "            for (int e = t; e < 1024; e += 256) {\n"
-                           "                int kk = e / 128, n = e %% 128;\n"
-                           "                long long gk = k0 + kk, gn = tn * 128 + n;\n"
-                           "                bs[e] = gk < %lldLL && gn < %lldLL ? p%d[b0 + gk * %lldLL + gn] : 0.0f;\n"
-                           "            }\n", K, N, pb, N);
-}
-
 /* The end of a matmul kernel's output loop: `value` (of C type ctype) is
    the matmul's result for output index i, the epilogue ops run on it,
    every output is stored, and the tile and output loops close. */
@@ -8702,49 +8687,159 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
     return GPUIR_OK;
 }
 
-/* The register-tiled f32 matmul (GPUIR__MATMUL_REGISTER_TILED): each
-   thread keeps an 8x8 block of C in registers and reads A and B from
-   shared memory as 16-byte vectors, 16 FMAs per shared load. */
-static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb) {
+/* The register-tiled f32 matmuls (GPUIR__MATMUL_REGISTER_TILED: bm = 128;
+   GPUIR__MATMUL_REGISTER_TILED_64: bm = 64): bm x bm block tiles, 16-deep
+   k stages; 256 threads in 8 warps of 4 x 8 lanes, the warps 4 x 2 over the
+   block tile, each thread holding ts x ts sub-tiles of 4x4 outputs at
+   strides of 16 rows and 32 columns (ts = bm / 64), so a quarter warp's
+   16-byte shared reads touch distinct banks or broadcast. A is stored
+   transposed (as[k][m], rows padded to bm + 4 floats), B as is. Two
+   shared-memory stages: while the block computes on one, each thread holds
+   the next k-tile's global loads in registers and stores them into the
+   other, one barrier a k-step. Blocks take the tiles of a matrix in bands
+   of GPUIR__RT_BAND tile rows, down each column of the band before the
+   next (the last band may be shorter), so blocks running together share
+   A's rows and B's columns in L2; any grid works (tiles are grid-strided). */
+#define GPUIR__RT_BK 16
+#define GPUIR__RT_BAND 8
+typedef struct gpuir__rt {
+    int bm, ts, sa;         /* block tile, sub-tiles per dim, A row stride */
+    int nf;                 /* floats of each operand tile a thread loads: bm * 16 / 256 */
+    long long M, N, K;
+} gpuir__rt;
+
+/* Global loads of the k-tile at k0 into registers (ra for A, rb for B):
+   16-byte loads when rows are multiples of 4 floats, else scalars; zeros
+   past the edges. */
+static void gpuir__cg_rt_loads(gpuir__cg *C, const gpuir__rt *R, int pa, int pb) {
+    gpuir__str *s = C->s;
+    int bm = R->bm;
+    if (R->K % 4 == 0)
+        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
+                           "                int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;\n"
+                           "                long long gm = tm * %d + m, gk = k0 + kq;\n"
+                           "                ra[r] = gm < %lldLL && gk < %lldLL ? *(const float4 *)(p%d + a0 + gm * %lldLL + gk)"
+                           " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n            }\n",
+                           R->nf / 4, bm, R->M, R->K, pa, R->K);
+    else
+        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
+                           "                int e = t + r * 256, m = e / 16, kk = e %% 16;\n"
+                           "                long long gm = tm * %d + m, gk = k0 + kk;\n"
+                           "                ra[r] = gm < %lldLL && gk < %lldLL ? p%d[a0 + gm * %lldLL + gk] : 0.0f;\n"
+                           "            }\n", R->nf, bm, R->M, R->K, pa, R->K);
+    if (R->N % 4 == 0)
+        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
+                           "                int e = t + r * 256, kk = e / %d, nq = e %% %d * 4;\n"
+                           "                long long gk = k0 + kk, gn = tn * %d + nq;\n"
+                           "                rb[r] = gk < %lldLL && gn < %lldLL ? *(const float4 *)(p%d + b0 + gk * %lldLL + gn)"
+                           " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n            }\n",
+                           R->nf / 4, bm / 4, bm / 4, bm, R->K, R->N, pb, R->N);
+    else
+        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
+                           "                int e = t + r * 256, kk = e / %d, n = e %% %d;\n"
+                           "                long long gk = k0 + kk, gn = tn * %d + n;\n"
+                           "                rb[r] = gk < %lldLL && gn < %lldLL ? p%d[b0 + gk * %lldLL + gn] : 0.0f;\n"
+                           "            }\n", R->nf, bm, bm, bm, R->K, R->N, pb, R->N);
+}
+
+/* Stores ra and rb into shared-memory stage `st` (an expression). */
+static void gpuir__cg_rt_stores(gpuir__cg *C, const gpuir__rt *R, const char *st) {
+    gpuir__str *s = C->s;
+    int bm = R->bm, sa = R->sa;
+    if (R->K % 4 == 0)
+        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
+                           "                int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;\n"
+                           "                float *d = as + (%s) * %d + kq * %d + m;\n"
+                           "                d[0] = ra[r].x; d[%d] = ra[r].y; d[%d] = ra[r].z; d[%d] = ra[r].w;\n            }\n",
+                           R->nf / 4, st, GPUIR__RT_BK * sa, sa, sa, 2 * sa, 3 * sa);
+    else
+        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
+                           "                int e = t + r * 256;\n"
+                           "                as[(%s) * %d + e %% 16 * %d + e / 16] = ra[r];\n            }\n",
+                           R->nf, st, GPUIR__RT_BK * sa, sa);
+    if (R->N % 4 == 0)
+        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++)\n"
+                           "                *(float4 *)(bs + (%s) * %d + (t + r * 256) * 4) = rb[r];\n",
+                           R->nf / 4, st, GPUIR__RT_BK * bm);
+    else
+        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) bs[(%s) * %d + t + r * 256] = rb[r];\n",
+                           R->nf, st, GPUIR__RT_BK * bm);
+}
+
+/* The FMAs of shared-memory stage `st`: per k, ts 16-byte reads of A and of
+   B, 16 * ts * ts FMAs. */
+static void gpuir__cg_rt_compute(gpuir__cg *C, const gpuir__rt *R, const char *st) {
+    int n = 4 * R->ts;
+    gpuir__str_appendf(C->s, "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk++) {\n"
+                       "                const float *x = as + ((%s) * %d + kk) * %d + rm, *y = bs + ((%s) * %d + kk) * %d + rn;\n"
+                       "                float ar[%d], br[%d];\n"
+                       "                GPUIR_UNROLL\n                for (int q = 0; q < %d; q++) {\n"
+                       "                    float4 u = *(const float4 *)(x + q * 16), v = *(const float4 *)(y + q * 32);\n"
+                       "                    ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;\n"
+                       "                    br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;\n"
+                       "                }\n"
+                       "                GPUIR_UNROLL\n                for (int i = 0; i < %d; i++)\n"
+                       "                    GPUIR_UNROLL\n                    for (int j = 0; j < %d; j++) acc[i][j] += ar[i] * br[j];\n"
+                       "            }\n",
+                       GPUIR__RT_BK, st, GPUIR__RT_BK, R->sa, st, GPUIR__RT_BK, R->bm, n, n, R->ts, n, n);
+}
+
+static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb, int bm) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     uint32_t dst = gpuir__op_operand(m, op, 2);
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, dst)->type;
-    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
-    long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = gpuir__type_count(o) / (M * N);
-    C->shared_bytes = 2 * 8 * 128 * 4;
+    gpuir__rt R = {bm, bm / 64, bm + 4, bm * GPUIR__RT_BK / 256, o->dims[o->rank - 2], o->dims[o->rank - 1],
+                   a->dims[a->rank - 1]};
+    long long M = R.M, N = R.N, K = R.K, n = 4 * R.ts;
+    long long tiles_n = (N + bm - 1) / bm, tiles_m = (M + bm - 1) / bm, batches = gpuir__type_count(o) / (M * N);
+    long long k_tiles = (K + GPUIR__RT_BK - 1) / GPUIR__RT_BK;
+    unsigned a_floats = 2 * GPUIR__RT_BK * (unsigned)R.sa, b_floats = 2 * GPUIR__RT_BK * (unsigned)bm;
+    C->shared_bytes = (a_floats + b_floats) * 4;
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, as, 1024, 0);\n    GPUIR_SHARED(float, bs, 1024, 4096);\n"
-                       "    int t = GPUIR_THREAD_RANK, tx = t %% 16, ty = t / 16;\n"
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, as, %u, 0);\n    GPUIR_SHARED(float, bs, %u, %u);\n"
+                       "    int t = GPUIR_THREAD_RANK, w = t / 32, l = t %% 32;\n"
+                       "    int rm = w / 2 * %d + l / 8 * 4, rn = w %% 2 * %d + l %% 8 * 4;\n"
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
-                       "        long long a0 = ", tiles_n * tiles_m * batches, tiles_n, tiles_n, tiles_m, tiles_n * tiles_m);
+                       "        long long batch = tile / %lldLL, u = tile %% %lldLL, band = u / %lldLL;\n"
+                       "        long long h = %lldLL - band * %d < %d ? %lldLL - band * %d : %d;\n"
+                       "        long long tm = band * %d + u %% %lldLL %% h, tn = u %% %lldLL / h;\n"
+                       "        long long a0 = ",
+                       a_floats, b_floats, a_floats * 4, 16 * R.ts, 32 * R.ts, tiles_n * tiles_m * batches,
+                       tiles_n * tiles_m, tiles_n * tiles_m, GPUIR__RT_BAND * tiles_n, tiles_m, GPUIR__RT_BAND,
+                       GPUIR__RT_BAND, tiles_m, GPUIR__RT_BAND, GPUIR__RT_BAND, GPUIR__RT_BAND,
+                       GPUIR__RT_BAND * tiles_n, GPUIR__RT_BAND * tiles_n);
     gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
     gpuir__cg_batch_index(C, C->s, o, b);
-    gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[8][8];\n"
-                       "        for (int i = 0; i < 8; i++)\n            for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;\n"
-                       "        for (long long k0 = 0; k0 < %lldLL; k0 += 8) {\n", K * N, K);
-    gpuir__cg_mm128_loads(C, pa, pb, M, N, K);
-    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n"
-                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < 8; kk++) {\n"
-                       "                float4 a0v = *(const float4 *)(as + kk * 128 + ty * 8);\n"
-                       "                float4 a1v = *(const float4 *)(as + kk * 128 + ty * 8 + 4);\n"
-                       "                float4 b0v = *(const float4 *)(bs + kk * 128 + tx * 8);\n"
-                       "                float4 b1v = *(const float4 *)(bs + kk * 128 + tx * 8 + 4);\n"
-                       "                float ar[8] = {a0v.x, a0v.y, a0v.z, a0v.w, a1v.x, a1v.y, a1v.z, a1v.w};\n"
-                       "                float br[8] = {b0v.x, b0v.y, b0v.z, b0v.w, b1v.x, b1v.y, b1v.z, b1v.w};\n"
-                       "                GPUIR_UNROLL\n                for (int i = 0; i < 8; i++)\n"
-                       "                    GPUIR_UNROLL\n                    for (int j = 0; j < 8; j++) acc[i][j] += ar[i] * br[j];\n"
-                       "            }\n            GPUIR_SYNC();\n        }\n"
-                       "        GPUIR_UNROLL\n        for (int ii = 0; ii < 8; ii++)\n"
-                       "            GPUIR_UNROLL\n            for (int jj = 0; jj < 8; jj++) {\n"
-                       "            long long gm = tm * 128 + ty * 8 + ii, gn = tn * 128 + tx * 8 + jj;\n"
+    gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[%lld][%lld];\n"
+                       "        GPUIR_UNROLL\n        for (int i = 0; i < %lld; i++)\n"
+                       "            GPUIR_UNROLL\n            for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;\n"
+                       "        %s ra[%d];\n        %s rb[%d];\n"
+                       "        long long k0 = 0;\n        {\n",
+                       K * N, n, n, n, n, K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf,
+                       N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf);
+    gpuir__cg_rt_loads(C, &R, pa, pb);
+    gpuir__cg_rt_stores(C, &R, "0");
+    gpuir__str_appendf(C->s, "        }\n        GPUIR_SYNC();\n"
+                       "        for (long long kt = 0; kt < %lldLL; kt++) {\n"
+                       "            int st = (int)(kt & 1);\n"
+                       "            if (kt + 1 < %lldLL) {\n            k0 = (kt + 1) * %d;\n",
+                       k_tiles, k_tiles, GPUIR__RT_BK);
+    gpuir__cg_rt_loads(C, &R, pa, pb);
+    gpuir__str_appendf(C->s, "            }\n");
+    gpuir__cg_rt_compute(C, &R, "st");
+    gpuir__str_appendf(C->s, "            if (kt + 1 < %lldLL) {\n", k_tiles);
+    gpuir__cg_rt_stores(C, &R, "st ^ 1");
+    gpuir__str_appendf(C->s, "            }\n            GPUIR_SYNC();\n        }\n"
+                       "        GPUIR_UNROLL\n        for (int ii = 0; ii < %lld; ii++)\n"
+                       "            GPUIR_UNROLL\n            for (int jj = 0; jj < %lld; jj++) {\n"
+                       "            long long gm = tm * %d + rm + ii / 4 * 16 + ii %% 4, gn = tn * %d + rn + jj / 4 * 32 + jj %% 4;\n"
                        "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
                        "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
-                       M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+                       n, n, bm, bm, M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     return gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
 }
 
@@ -8935,7 +9030,8 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
             return gpuir__cg_fail(C, op, "only constants may come before a matmul in its kernel");
     }
     gpuir__matmul_form form = C->threads == 256 ? gpuir__matmul_form_of(m, C->k) : GPUIR__MATMUL_PLAIN;
-    if (form == GPUIR__MATMUL_REGISTER_TILED) return gpuir__cg_matmul128(C, at, pa, pb);
+    if (form == GPUIR__MATMUL_REGISTER_TILED) return gpuir__cg_matmul_rt(C, at, pa, pb, 128);
+    if (form == GPUIR__MATMUL_REGISTER_TILED_64) return gpuir__cg_matmul_rt(C, at, pa, pb, 64);
     if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
     gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
     gpuir__cg_dims od = gpuir__cg_dims_of(C, o);

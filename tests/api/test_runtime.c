@@ -298,6 +298,38 @@ TEST(nvrtc_compiles_every_kernel_without_spills) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The f32 register-tiled matmuls (tests/ir/run/matmul-f32.gir: 128x128
+   tiles, 8x8 outputs a thread; 64x64 tiles, 4x4) compile for sm_80 and
+   sm_90 without spills or local memory, reading shared memory and global
+   memory 16 bytes at a time. */
+TEST(nvrtc_compiles_register_tiled_matmuls) {
+    size_t n;
+    char *text = gpuir__slurp("tests/ir/run/matmul-f32.gir", &n);
+    CHECK(text != NULL);
+    if (!text) return;
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_parse(ctx, text, n, "tests/ir/run/matmul-f32.gir");
+    free(text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    char *src = gpuir_module_emit_cuda(m);
+    CHECK(src && strstr(src, "float acc[8][8];") && strstr(src, "float acc[4][4];"));
+    gpuir_free(src);
+    static const int archs[] = {80, 90};
+    for (size_t i = 0; i < 2; i++) {
+        long spilled = -2;
+        char *ptx = NULL;
+        gpuir_result r = gpuir_module_compile_cuda(m, archs[i], &spilled, &ptx);
+        if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK_RESULT(ctx, r, GPUIR_OK);
+        CHECK(spilled == 0);
+        CHECK(ptx && !strstr(ptx, ".local"));
+        CHECK(ptx && strstr(ptx, "ld.shared.v4.f32") && strstr(ptx, "st.shared.v4.f32"));
+        CHECK(ptx && (strstr(ptx, "ld.global.v4.f32") || strstr(ptx, "ld.global.nc.v4.f32")));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 /* Kernels with dynamic dims compile too: their sizes are long long
    parameters after the buffers. */
 TEST(nvrtc_compiles_dynamic_kernels) {
@@ -760,6 +792,7 @@ int main(void) {
     RUN(wrong_inputs_are_rejected);
     RUN(launch_limits_are_checked_before_launching);
     RUN(nvrtc_compiles_every_kernel_without_spills);
+    RUN(nvrtc_compiles_register_tiled_matmuls);
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(dynamic_dims_run_at_any_size_and_must_agree);
