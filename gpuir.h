@@ -7776,8 +7776,13 @@ static const char gpuir__cg_tc_helpers[] =
 static const char gpuir__cg_tc_cuda[] =
     "#define GPUIR_LANE_ID ((int)(GPUIR_THREAD_RANK & 31))\n"
     "#define GPUIR_SHFL_IDX_U32(v, src) __shfl_sync(0xffffffffu, (v), (src))\n"
-    "#define GPUIR_LDS_U32(p) (*(const unsigned *)(p))\n"
     "#define GPUIR_ROLLED _Pragma(\"unroll 1\")\n"
+    "#define GPUIR_LDMATRIX_ASM(trans) asm volatile(\"ldmatrix.sync.aligned.m8n8.x4\" trans \".shared.b16 {%0, %1, %2, %3}, [%4];\" \\\n"
+    "    : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"((unsigned)__cvta_generic_to_shared(p)))\n"
+    "GPUIR_DEVICE void gpuir_ldmatrix_x4(unsigned *r, const void *p) { GPUIR_LDMATRIX_ASM(\"\"); }\n"
+    "GPUIR_DEVICE void gpuir_ldmatrix_x4_trans(unsigned *r, const void *p) { GPUIR_LDMATRIX_ASM(\".trans\"); }\n"
+    "#define GPUIR_LDMATRIX_X4(r, p) gpuir_ldmatrix_x4(r, p)\n"
+    "#define GPUIR_LDMATRIX_X4_TRANS(r, p) gpuir_ldmatrix_x4_trans(r, p)\n"
     "#define GPUIR_MMA_ASM(shape, type, regs) asm(\"mma.sync.aligned.\" shape \".row.col.f32.\" type \".\" type \".f32 \" regs\n"
     "#define GPUIR_MMA_OUT : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
     "#if __CUDA_ARCH__ >= 800\n"
@@ -7829,7 +7834,8 @@ static const char gpuir__cg_tc_emu[] =
     "#define GPUIR_MMA_F16(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 0)\n"
     "#define GPUIR_MMA_BF16(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 1)\n"
     "#define GPUIR_MMA_TF32(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 2)\n"
-    "#define GPUIR_LDS_U32(p) gpuir_emu_load_u32(p)\n"
+    "#define GPUIR_LDMATRIX_X4(r, p) gpuir_emu_ldmatrix(gpuir__lane, r, p, 0)\n"
+    "#define GPUIR_LDMATRIX_X4_TRANS(r, p) gpuir_emu_ldmatrix(gpuir__lane, r, p, 1)\n"
     "#define GPUIR_ROLLED\n"
     "#define gpuir_tf32_bits(x) gpuir_as_uint(gpuir_tf32_round(x))\n"
     "static unsigned gpuir_emu_shfl_idx(gpuir_emu_lane *l, unsigned v, int src) {\n"
@@ -7839,7 +7845,19 @@ static const char gpuir__cg_tc_emu[] =
     "    l->sync_warp(l);\n"
     "    return v;\n"
     "}\n"
-    "static unsigned gpuir_emu_load_u32(const void *p) { unsigned v; memcpy(&v, p, 4); return v; }\n"
+    "static void gpuir_emu_ldmatrix(gpuir_emu_lane *l, unsigned *r, const void *p, int trans) {\n"
+    "    int lane = (int)l->lane_id, g = lane >> 2, t = lane & 3;\n"
+    "    int lo_row = trans ? 2 * t : g, hi_row = trans ? 2 * t + 1 : g, off = trans ? 2 * g : 4 * t, hi = trans ? 0 : 2;\n"
+    "    l->warp_slots[lane] = (unsigned long long)(size_t)p;\n"
+    "    l->sync_warp(l);\n"
+    "    for (int m = 0; m < 4; m++) {      /* matrix m: its row addresses come from lanes 8 m .. 8 m + 7 */\n"
+    "        unsigned short x, y;\n"
+    "        memcpy(&x, (const unsigned char *)(size_t)l->warp_slots[8 * m + lo_row] + off, 2);\n"
+    "        memcpy(&y, (const unsigned char *)(size_t)l->warp_slots[8 * m + hi_row] + off + hi, 2);\n"
+    "        r[m] = (unsigned)x | (unsigned)y << 16;\n"
+    "    }\n"
+    "    l->sync_warp(l);\n"
+    "}\n"
     "static void gpuir_cp_async16(void *dst, const void *src, int valid) {\n"
     "    if (valid) memcpy(dst, src, 16); else memset(dst, 0, 16);\n"
     "}\n"
@@ -8821,55 +8839,71 @@ static void gpuir__cg_tc_loads(gpuir__cg *C, const gpuir__tc *t, int pa, int pb,
     gpuir__cg_tc_copy(C->s, coords, ok, pb, src, dst);
 }
 
-/* One register of a fragment from base[off]: a float rounded to TF32, or
-   two halves, the second `next` elements on (1 along a row; a row further
-   down a column of B). */
-static void gpuir__cg_tc_reg(gpuir__str *s, const gpuir__tc *t, const char *reg, char base, int off, int next) {
-    if (t->tf32) gpuir__str_appendf(s, "%s = gpuir_tf32_bits(%c[%d]);", reg, base, off);
-    else if (next == 1 && off) gpuir__str_appendf(s, "%s = GPUIR_LDS_U32(%c + %d);", reg, base, off);
-    else if (next == 1) gpuir__str_appendf(s, "%s = GPUIR_LDS_U32(%c);", reg, base);
-    else gpuir__str_appendf(s, "%s = (unsigned)%c[%d] | (unsigned)%c[%d] << 16;", reg, base, off, base, off + next);
+/* One TF32 register of a fragment: base[off] rounded to TF32. */
+static void gpuir__cg_tc_reg(gpuir__str *s, const char *reg, char base, int off) {
+    gpuir__str_appendf(s, "%s = gpuir_tf32_bits(%c[%d]);", reg, base, off);
 }
 
-/* One stage's mma work: k steps of 16 (8 for TF32), each loading the
-   warp's A fragments (4 m tiles) and B fragments (4 n tiles) from shared
-   memory. The fragment layouts are the PTX ISA's: lane l has g = l / 4,
-   q = l % 4; A's registers hold rows g and g + 8 at k = q (TF32) or
-   2q, 2q + 1, then the same at k + 4 (k + 8); B's hold column g at those k. */
-static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
-    gpuir__str *s = C->s;
-    int kstep = t->tf32 ? 8 : 16, kq = t->tf32 ? 1 : 2, half = kstep / 2;
-    gpuir__str_appendf(s, "            const %s *sa = sm + (kt & 1) * %d, *sb = sa + %d;\n"
-                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += %d) {\n"
-                       "                unsigned af[4][4], bf[4][2];\n"
+/* The TF32 fragments of k step kk, one float a register from shared
+   memory (lane l: g = l / 4, q = l % 4; A's registers hold rows g and
+   g + 8 at k = q, then the same at k + 4; B's hold column g at those k). */
+static void gpuir__cg_tc_frags_tf32(gpuir__str *s, const gpuir__tc *t) {
+    gpuir__str_appendf(s, "                unsigned af[4][4], bf[4][2];\n"
                        "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++) {\n"
-                       "                    const %s *x = sa + (wm + i * 16 + g) * %d + kk + q * %d;\n                    ",
-                       t->elem, gpuir__tc_stage(t), 128 * t->a_row, t->bk, kstep, t->elem, t->a_row, kq);
+                       "                    const float *x = sa + (wm + i * 16 + g) * %d + kk + q;\n                    ",
+                       t->a_row);
     for (int r = 0; r < 4; r++) {
         char reg[32];
         snprintf(reg, sizeof reg, "af[i][%d]", r);
-        gpuir__cg_tc_reg(s, t, reg, 'x', (r & 1) * 8 * t->a_row + (r >> 1) * half, 1);
+        gpuir__cg_tc_reg(s, reg, 'x', (r & 1) * 8 * t->a_row + (r >> 1) * 4);
         gpuir__str_appendf(s, r == 3 ? "\n" : r == 1 ? "\n                    " : " ");
     }
     gpuir__str_appendf(s, "                }\n                GPUIR_UNROLL\n                for (int j = 0; j < 4; j++) {\n");
     int row = t->tb ? t->a_row : GPUIR__TC_BROW;       /* elements from one k to the next */
-    if (t->tb)
-        gpuir__str_appendf(s, "                    const %s *y = sb + (wn + j * 8 + g) * %d + kk + q * %d;\n",
-                           t->elem, t->a_row, kq);
-    else
-        gpuir__str_appendf(s, "                    const %s *y = sb + (kk + q * %d) * %d + wn + j * 8 + g;\n",
-                           t->elem, kq, GPUIR__TC_BROW);
+    if (t->tb) gpuir__str_appendf(s, "                    const float *y = sb + (wn + j * 8 + g) * %d + kk + q;\n", t->a_row);
+    else gpuir__str_appendf(s, "                    const float *y = sb + (kk + q) * %d + wn + j * 8 + g;\n", row);
     for (int r = 0; r < 2; r++) {
         char reg[32];
         snprintf(reg, sizeof reg, "bf[j][%d]", r);
         gpuir__str_appendf(s, r ? " " : "                    ");
-        gpuir__cg_tc_reg(s, t, reg, 'y', r * half * (t->tb ? 1 : row), t->tb ? 1 : row);
+        gpuir__cg_tc_reg(s, reg, 'y', r * 4 * (t->tb ? 1 : row));
     }
-    gpuir__str_appendf(s, "\n                }\n"
-                       "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++)\n"
+    gpuir__str_appendf(s, "\n                }\n");
+}
+
+/* The f16/bf16 fragments of k step kk through ldmatrix.x4, each lane
+   giving the address of one 16-byte row (lane l: row l % 8 of matrix
+   l / 8): A's four 8x8 matrices of an m tile are rows 0-7 and 8-15 at k
+   and k + 8 (la: row l % 16, k + l / 16 * 8), so a register each is
+   a[0..3]; B's come two n tiles at a time (b[0], b[1] of the first, then
+   of the second): B^T's rows as A's (lb: n row l % 8 + l / 16 * 8, k +
+   l / 8 % 2 * 8), or B's k rows transposed (lb: k row l % 16, n + l / 16
+   * 8). */
+static void gpuir__cg_tc_frags_ldmatrix(gpuir__str *s, const gpuir__tc *t) {
+    gpuir__str_appendf(s, "                unsigned af[4][4], bf[2][4];\n"
+                       "                GPUIR_UNROLL\n"
+                       "                for (int i = 0; i < 4; i++) GPUIR_LDMATRIX_X4(af[i], sa + la + i * %d + kk);\n"
+                       "                GPUIR_UNROLL\n"
+                       "                for (int j = 0; j < 2; j++) GPUIR_LDMATRIX_X4%s(bf[j], sb + lb + j * %d%s);\n",
+                       16 * t->a_row, t->tb ? "" : "_TRANS", t->tb ? 16 * t->a_row : 16,
+                       t->tb ? " + kk" : " + kk * " GPUIR__XSTR(GPUIR__TC_BROW));
+}
+
+/* One stage's mma work: k steps of 16 (8 for TF32), each loading the
+   warp's A fragments (4 m tiles) and B fragments (4 n tiles) from shared
+   memory, then 16 mma. The fragment layouts are the PTX ISA's. */
+static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
+    gpuir__str *s = C->s;
+    int kstep = t->tf32 ? 8 : 16;
+    gpuir__str_appendf(s, "            const %s *sa = sm + (kt & 1) * %d, *sb = sa + %d;\n"
+                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += %d) {\n",
+                       t->elem, gpuir__tc_stage(t), 128 * t->a_row, t->bk, kstep);
+    if (t->tf32) gpuir__cg_tc_frags_tf32(s, t);
+    else gpuir__cg_tc_frags_ldmatrix(s, t);
+    gpuir__str_appendf(s, "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++)\n"
                        "                    GPUIR_UNROLL\n"
-                       "                    for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], bf[j]);\n"
-                       "            }\n", t->mma);
+                       "                    for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], %s);\n"
+                       "            }\n", t->mma, t->tf32 ? "bf[j]" : "bf[j / 2] + j % 2 * 2");
 }
 
 /* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): a 2-stage pipeline
@@ -8887,13 +8921,20 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     long long k_tiles = (K + t.bk - 1) / t.bk;
     int stage_bytes = gpuir__tc_stage(&t) * t.es;
     C->shared_bytes = (uint32_t)(2 * stage_bytes);
+    char lanes[200] = "";                   /* where the lane's ldmatrix rows start */
+    if (!t.tf32 && t.tb)
+        snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
+                 "lb = (wn + lane %% 8 + lane / 16 * 8) * %d + lane / 8 %% 2 * 8;\n", t.a_row, t.a_row);
+    else if (!t.tf32)
+        snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
+                 "lb = lane %% 16 * %d + wn + lane / 16 * 8;\n", t.a_row, GPUIR__TC_BROW);
     C->barriers = true;
     gpuir__str_appendf(C->s, "    GPUIR_SHARED(int4, smem, %d, 0);\n    %s *sm = (%s *)smem;\n"
                        "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;\n"
-                       "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n"
+                       "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n%s"
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
                        "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
-                       "        long long a0 = ", 2 * stage_bytes / 16, t.elem, t.elem, tiles_n * tiles_m * batches,
+                       "        long long a0 = ", 2 * stage_bytes / 16, t.elem, t.elem, lanes, tiles_n * tiles_m * batches,
                        tiles_n, tiles_n, tiles_m, tiles_n * tiles_m);
     gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);

@@ -323,7 +323,8 @@ TEST(nvrtc_compiles_dynamic_kernels) {
 }
 
 /* The tensor-core matmuls compile for sm_80 and sm_90 to mma.sync
-   m16n8k16 (f16, bf16) and m16n8k8 (tf32, operands through cvt.rna) fed by
+   m16n8k16 (f16, bf16; fragments through ldmatrix, .trans for a B that is
+   not transposed) and m16n8k8 (tf32, operands through cvt.rna) fed by
    cp.async, and for sm_75 to m16n8k8 (f16) and shuffles (bf16, tf32); no
    spills, no local memory. */
 TEST(nvrtc_compiles_tensor_core_kernels) {
@@ -351,11 +352,13 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
         CHECK_RESULT(ctx, r, GPUIR_OK);
         CHECK(spilled == 0);
         CHECK(ptx && !strstr(ptx, ".local"));
-        CHECK(ptx && strstr(ptx, "ld.shared.u32"));
+        CHECK(ptx && strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+        CHECK(ptx && strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
         if (archs[i] >= 80) {
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") && strstr(ptx, "cvt.rna.tf32.f32"));
+            CHECK(ptx && strstr(ptx, "ld.shared.f32"));    /* tf32 fragments: a float a register */
             CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "cp.async.wait_group 1"));
         } else {
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32"));
