@@ -7670,6 +7670,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define GPUIR_LANE\n"
     "#define GPUIR_LANE_ONLY\n"
     "#define GPUIR_SHARED(type, name, count, offset) __shared__ type name[count]\n"
+    "#define GPUIR_SHARED_DYNAMIC(type, name) extern __shared__ type name[]\n"
     "#define GPUIR_SYNC() __syncthreads()\n"
     "#define GPUIR_SHFL_DOWN_F32(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_I64(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
@@ -7701,6 +7702,7 @@ static const char gpuir__cg_emu_prelude[] =
     "#define GPUIR_LANE gpuir_emu_lane *gpuir__lane,\n"
     "#define GPUIR_LANE_ONLY gpuir_emu_lane *gpuir__lane\n"
     "#define GPUIR_SHARED(type, name, count, offset) type *name = (type *)(gpuir__lane->shared + (offset))\n"
+    "#define GPUIR_SHARED_DYNAMIC(type, name) type *name = (type *)gpuir__lane->shared\n"
     "#define GPUIR_SYNC() gpuir__lane->sync_block(gpuir__lane)\n"
     "#define GPUIR_SHFL_DOWN_F32(v, d) gpuir_emu_shfl_f32(gpuir__lane, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_I64(v, d) gpuir_emu_shfl_i64(gpuir__lane, (v), (d))\n"
@@ -7745,8 +7747,8 @@ static const char gpuir__cg_emu_prelude[] =
    (gpuir_tf32_bits rounds a float to it). Below sm_80 (but f16 on sm_75)
    and on the emulator it is gpuir_mma_portable: the same sums from
    shuffles. gpuir_cp_async16 copies 16 bytes from global to shared memory
-   (zeros when !valid), asynchronously on sm_80+; gpuir_cp_async_wait1
-   waits for all but the newest committed group. The text shared by both
+   (zeros when !valid), asynchronously on sm_80+; gpuir_cp_async_wait(n)
+   waits for all but the n newest committed groups (n a literal). The text shared by both
    targets (kind: 0 f16, 1 bf16, 2 tf32): */
 static const char gpuir__cg_tc_helpers[] =
     "GPUIR_DEVICE float gpuir_mma_elem(unsigned reg, int h, int kind) {\n"
@@ -7806,7 +7808,7 @@ static const char gpuir__cg_tc_cuda[] =
     "                 \"l\"(src), \"r\"(valid ? 16 : 0) : \"memory\");\n"
     "}\n"
     "GPUIR_DEVICE void gpuir_cp_async_commit(void) { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"
-    "GPUIR_DEVICE void gpuir_cp_async_wait1(void) { asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\"); }\n"
+    "#define gpuir_cp_async_wait(n) asm volatile(\"cp.async.wait_group \" #n \";\" ::: \"memory\")\n"
     "#else\n"
     "/* sm_75: two m16n8k8 for f16 (a k half each), shuffles for bf16 and tf32 */\n"
     "GPUIR_DEVICE void gpuir_mma_f16(float *d, const unsigned *a, const unsigned *b) {\n"
@@ -7823,7 +7825,7 @@ static const char gpuir__cg_tc_cuda[] =
     "    *(int4 *)dst = valid ? *(const int4 *)src : make_int4(0, 0, 0, 0);\n"
     "}\n"
     "GPUIR_DEVICE void gpuir_cp_async_commit(void) {}\n"
-    "GPUIR_DEVICE void gpuir_cp_async_wait1(void) {}\n"
+    "#define gpuir_cp_async_wait(n)\n"
     "#endif\n";
 
 /* The tensor-core helpers for the emulator: shuffles through the warp's
@@ -7862,7 +7864,7 @@ static const char gpuir__cg_tc_emu[] =
     "    if (valid) memcpy(dst, src, 16); else memset(dst, 0, 16);\n"
     "}\n"
     "#define gpuir_cp_async_commit()\n"
-    "#define gpuir_cp_async_wait1()\n";
+    "#define gpuir_cp_async_wait(n)\n";
 
 /* What codegen writes for a target: its prelude and tensor-core helpers. */
 typedef struct gpuir__cg_target {
@@ -7887,6 +7889,7 @@ typedef struct gpuir__cg {
     bool wide;              /* 64-bit indices */
     bool dynamic;           /* some parameter has dynamic dims */
     uint32_t shared_bytes;  /* static shared memory the kernel declares */
+    uint32_t dynamic_bytes; /* dynamic shared memory it needs (GPUIR_SHARED_DYNAMIC) */
     bool barriers;          /* uses GPUIR_SYNC or shuffles */
     const char *ind;        /* indentation of per-element statements */
     int lane;               /* vectorized kernels: the element of the quad (0..3), else -1 */
@@ -8344,6 +8347,7 @@ typedef struct gpuir__cg_kernel_info {
     char cname[GPUIR_MAX_NAME + 16];  /* its name in the C source */
     bool barriers;          /* needs its threads to run as fibers in the emulator */
     uint32_t shared_bytes;  /* static shared memory it declares */
+    uint32_t dynamic_bytes; /* dynamic shared memory its launches add to their smem */
 } gpuir__cg_kernel_info;
 
 /* The kernel's name in C: gpuir_k_<name> when the IR name is a plain
@@ -8783,6 +8787,7 @@ typedef struct gpuir__tc {
 } gpuir__tc;
 
 #define GPUIR__TC_BROW 136                  /* elements a row of B in shared memory */
+#define GPUIR__TC_STAGES 3                  /* shared-memory stages in flight (at least 2) */
 
 static gpuir__tc gpuir__tc_of(gpuir_dtype d, bool tf32, bool tb) {
     gpuir__tc t;
@@ -8895,7 +8900,7 @@ static void gpuir__cg_tc_frags_ldmatrix(gpuir__str *s, const gpuir__tc *t) {
 static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
     gpuir__str *s = C->s;
     int kstep = t->tf32 ? 8 : 16;
-    gpuir__str_appendf(s, "            const %s *sa = sm + (kt & 1) * %d, *sb = sa + %d;\n"
+    gpuir__str_appendf(s, "            const %s *sa = sm + rd * %d, *sb = sa + %d;\n"
                        "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += %d) {\n",
                        t->elem, gpuir__tc_stage(t), 128 * t->a_row, t->bk, kstep);
     if (t->tf32) gpuir__cg_tc_frags_tf32(s, t);
@@ -8906,9 +8911,36 @@ static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
                        "            }\n", t->mma, t->tf32 ? "bf[j]" : "bf[j / 2] + j % 2 * 2");
 }
 
-/* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): a 2-stage pipeline
-   over k (stage kt+1 is copied while kt is multiplied), then each thread's
-   64 accumulators through the epilogue. */
+/* The k loop of a tile: GPUIR__TC_STAGES stages in a ring. Step kt first
+   copies k tile kt + STAGES - 1 into the stage k tile kt - 1 used (every
+   warp is past it: the barrier that ends each step), then, from kt = 0,
+   waits for k tile kt's copies (all but the STAGES - 2 newest groups) and
+   multiplies it. Every step commits a group, empty or not, so the count of
+   pending groups is the same at each wait. (The copies at the top of the
+   step, apart from the multiply, keep ptxas at 128 registers or fewer:
+   two blocks an SM.) */
+static void gpuir__cg_tc_pipeline(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N,
+                                  long long K) {
+    long long k_tiles = (K + t->bk - 1) / t->bk;
+    int ahead = GPUIR__TC_STAGES - 1;
+    gpuir__str_appendf(C->s, "        for (long long kt = -%d; kt < %lldLL; kt++) {\n"
+                       "            if (kt + %d < %lldLL) {\n"
+                       "                int st = (int)((kt + %d) %% %d);\n"
+                       "                long long k0 = (kt + %d) * %d;\n",
+                       ahead, k_tiles, ahead, k_tiles, ahead, GPUIR__TC_STAGES, ahead, t->bk);
+    gpuir__cg_tc_loads(C, t, pa, pb, M, N, K);
+    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
+                       "            gpuir_cp_async_wait(%d);\n            GPUIR_SYNC();\n"
+                       "            int rd = (int)(kt %% %d);\n", GPUIR__TC_STAGES - 2, GPUIR__TC_STAGES);
+    gpuir__cg_tc_compute(C, t);
+    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n");
+}
+
+/* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): the pipeline over
+   k, then each thread's 64 accumulators through the epilogue. Its stages
+   take more than the 48 KiB a kernel may declare statically: they are
+   dynamic shared memory, which its launches add (the runtime raises the
+   function's limit). */
 static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -8918,9 +8950,7 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     gpuir__tc t = gpuir__tc_of(o->dtype, gpuir__op_flag(m, op, GPUIR__KEY_TF32), gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B));
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
-    long long k_tiles = (K + t.bk - 1) / t.bk;
-    int stage_bytes = gpuir__tc_stage(&t) * t.es;
-    C->shared_bytes = (uint32_t)(2 * stage_bytes);
+    C->dynamic_bytes = (uint32_t)(GPUIR__TC_STAGES * gpuir__tc_stage(&t) * t.es);
     char lanes[200] = "";                   /* where the lane's ldmatrix rows start */
     if (!t.tf32 && t.tb)
         snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
@@ -8929,29 +8959,20 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
         snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
                  "lb = lane %% 16 * %d + wn + lane / 16 * 8;\n", t.a_row, GPUIR__TC_BROW);
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(int4, smem, %d, 0);\n    %s *sm = (%s *)smem;\n"
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n    %s *sm = (%s *)smem;\n"
                        "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;\n"
                        "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n%s"
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
                        "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
-                       "        long long a0 = ", 2 * stage_bytes / 16, t.elem, t.elem, lanes, tiles_n * tiles_m * batches,
+                       "        long long a0 = ", C->dynamic_bytes, t.elem, t.elem, lanes, tiles_n * tiles_m * batches,
                        tiles_n, tiles_n, tiles_m, tiles_n * tiles_m);
     gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
     gpuir__cg_batch_index(C, C->s, o, b);
     gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[64];\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n"
-                       "        for (long long kt = -1; kt < %lldLL; kt++) {\n"
-                       "            if (kt + 1 < %lldLL) {\n"
-                       "                int st = (int)((kt + 1) & 1);\n"
-                       "                long long k0 = (kt + 1) * %d;\n",
-                       K * N, k_tiles, k_tiles, t.bk);
-    gpuir__cg_tc_loads(C, &t, pa, pb, M, N, K);
-    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
-                       "            gpuir_cp_async_wait1();\n            GPUIR_SYNC();\n");
-    gpuir__cg_tc_compute(C, &t);
-    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
+                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n", K * N);
+    gpuir__cg_tc_pipeline(C, &t, pa, pb, M, N, K);
+    gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
                        "            long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;\n"
                        "            long long gn = tn * 128 + wn + f / 4 %% 4 * 8 + q * 2 + f %% 2;\n"
                        "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
@@ -9190,7 +9211,7 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     gpuir_module *m = C->m;
     C->k = gpuir__func_at(m, kid);
     if (C->vars) stbds_header(C->vars)->length = 0;
-    C->shared_bytes = 0;
+    C->shared_bytes = C->dynamic_bytes = 0;
     C->barriers = false;
     C->dynamic = gpuir__kernel_is_dynamic(m, C->k);
     C->wide = C->dynamic || gpuir__cg_needs_wide(m, C->k);
@@ -9205,6 +9226,7 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     gpuir__str_appendf(C->s, "}\n");
     info->barriers = C->barriers;
     info->shared_bytes = C->shared_bytes;
+    info->dynamic_bytes = C->dynamic_bytes;
     return r;
 }
 
@@ -11953,7 +11975,7 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
         block[i] = (unsigned)gpuir__ints_at(m, b->off)[i];
     }
     if (!g) gpuir__run_launch_grid(R, op, kf, block, grid);
-    int64_t smem = gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
+    int64_t smem = gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0) + p->kernels[k].dynamic_bytes;
     size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long);
     gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, what);
     if (!r && param_bytes > GPUIR__MAX_PARAM_BYTES)
