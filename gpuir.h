@@ -8788,6 +8788,7 @@ typedef struct gpuir__tc {
 
 #define GPUIR__TC_BROW 136                  /* elements a row of B in shared memory */
 #define GPUIR__TC_STAGES 3                  /* shared-memory stages in flight (at least 2) */
+#define GPUIR__TC_BAND 8                    /* tile rows a band of the block order covers */
 
 static gpuir__tc gpuir__tc_of(gpuir_dtype d, bool tf32, bool tb) {
     gpuir__tc t;
@@ -8936,6 +8937,21 @@ static void gpuir__cg_tc_pipeline(gpuir__cg *C, const gpuir__tc *t, int pa, int 
     gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n");
 }
 
+/* Which tile a block computes: tiles in order of block rank go down a
+   band of GPUIR__TC_BAND tile rows before the next column (the last band
+   has the rows left), band after band, batch after batch. Blocks that run
+   together then share A's rows of one band and a few columns of B in L2,
+   rather than one row of A and all of B. A bijection for any grid: blocks
+   stride over the tiles. */
+static void gpuir__cg_tc_order(gpuir__cg *C, long long tiles_m, long long tiles_n) {
+    long long band = GPUIR__TC_BAND * tiles_n, mn = tiles_m * tiles_n;
+    if (mn == 0) band = mn = 1;                 /* no tiles: the loop never runs; no division by 0 */
+    gpuir__str_appendf(C->s, "        long long r = tile %% %lldLL, first = r / %lldLL * %d, rows = %lldLL - first;\n"
+                       "        if (rows > %d) rows = %d;\n"
+                       "        long long tm = first + r %% %lldLL %% rows, tn = r %% %lldLL / rows, batch = tile / %lldLL;\n",
+                       mn, band, GPUIR__TC_BAND, tiles_m, GPUIR__TC_BAND, GPUIR__TC_BAND, band, band, mn);
+}
+
 /* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): the pipeline over
    k, then each thread's 64 accumulators through the epilogue. Its stages
    take more than the 48 KiB a kernel may declare statically: they are
@@ -8962,10 +8978,10 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n    %s *sm = (%s *)smem;\n"
                        "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;\n"
                        "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n%s"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
-                       "        long long a0 = ", C->dynamic_bytes, t.elem, t.elem, lanes, tiles_n * tiles_m * batches,
-                       tiles_n, tiles_n, tiles_m, tiles_n * tiles_m);
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
+                       C->dynamic_bytes, t.elem, t.elem, lanes, tiles_n * tiles_m * batches);
+    gpuir__cg_tc_order(C, tiles_m, tiles_n);
+    gpuir__str_appendf(C->s, "        long long a0 = ");
     gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
     gpuir__cg_batch_index(C, C->s, o, b);
