@@ -6912,11 +6912,13 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
 
 /* The kernel a matmul gets. Codegen and configure agree through
    gpuir__matmul_form; every form handles edges that are not tile multiples.
-   - TENSOR_CORES: f16 or bf16 operands (mma.sync m16n8k16), or f32 with
-     `tf32` (m16n8k8), f32 accumulators, 128x128 block tiles (A not
-     transposed; K and, unless B is transposed, N multiples of 8 halves or
-     4 floats: tiles travel as 16-byte rows). A `tf32` matmul that cannot
-     takes the plain kernel, which rounds its operands the same way.
+   - TENSOR_CORES: f16 or bf16 operands (mma.sync m16n8k16, fragments
+     through ldmatrix), or f32 with `tf32` (m16n8k8), f32 accumulators,
+     128x128 block tiles, three cp.async stages in dynamic shared memory,
+     tiles in bands of 8 tile rows (A not transposed; K and, unless B is
+     transposed, N multiples of 8 halves or 4 floats: tiles travel as
+     16-byte rows). A `tf32` matmul that cannot takes the plain kernel,
+     which rounds its operands the same way.
    - REGISTER_TILED: f32, 128x128 block tiles, 8-deep stages, 256 threads
      each computing 8x8 outputs (A and B not transposed, M and N >= 128).
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
@@ -7584,8 +7586,8 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // Kernels: elementwise chains (a thread per element, grid-stride), a
 // reduction fed by an elementwise chain (a block per output element), and a
 // tiled matmul with its elementwise epilogue (plain, register-tiled f32, or
-// on tensor cores for f16 and bf16: mma.sync and cp.async behind helpers
-// the emulator implements too). A kernel takes its buffers
+// on tensor cores for f16 and bf16: mma.sync, ldmatrix and cp.async behind
+// helpers the emulator implements too). A kernel takes its buffers
 // (p0, p1, ...), then each dynamic dim of each buffer as a long long
 // (p<buffer>_d<axis>, in order): a dynamic kernel takes the general form
 // (no register-tiled matmul, tiled transpose or 16-byte elementwise
@@ -7746,10 +7748,15 @@ static const char gpuir__cg_emu_prelude[] =
    m16n8k8 with one TF32 a register, at k = q and q + 4 instead
    (gpuir_tf32_bits rounds a float to it). Below sm_80 (but f16 on sm_75)
    and on the emulator it is gpuir_mma_portable: the same sums from
-   shuffles. gpuir_cp_async16 copies 16 bytes from global to shared memory
+   shuffles. GPUIR_LDMATRIX_X4(r, p) and _TRANS are ldmatrix.sync.aligned
+   .m8n8.x4(.trans).shared.b16: lane l gives p, the 16-byte row l % 8 of
+   8x8 matrix l / 8, and gets in r[m] the halves (g, 2q) and (g, 2q + 1)
+   of matrix m ((2q, g) and (2q + 1, g) transposed); the emulator's
+   gpuir_emu_ldmatrix gathers the rows through the warp's slots.
+   gpuir_cp_async16 copies 16 bytes from global to shared memory
    (zeros when !valid), asynchronously on sm_80+; gpuir_cp_async_wait(n)
-   waits for all but the n newest committed groups (n a literal). The text shared by both
-   targets (kind: 0 f16, 1 bf16, 2 tf32): */
+   waits for all but the n newest committed groups (n a literal). The text
+   shared by both targets (kind: 0 f16, 1 bf16, 2 tf32): */
 static const char gpuir__cg_tc_helpers[] =
     "GPUIR_DEVICE float gpuir_mma_elem(unsigned reg, int h, int kind) {\n"
     "    if (kind == 2) return gpuir_as_float(reg);\n"
@@ -7774,7 +7781,8 @@ static const char gpuir__cg_tc_helpers[] =
     "    }\n"
     "}\n";
 
-/* The tensor-core helpers for NVRTC: mma.sync and cp.async from sm_80. */
+/* The tensor-core helpers for NVRTC: ldmatrix from sm_75, mma.sync and
+   cp.async from sm_80. */
 static const char gpuir__cg_tc_cuda[] =
     "#define GPUIR_LANE_ID ((int)(GPUIR_THREAD_RANK & 31))\n"
     "#define GPUIR_SHFL_IDX_U32(v, src) __shfl_sync(0xffffffffu, (v), (src))\n"
@@ -8771,11 +8779,16 @@ static gpuir_result gpuir__cg_matmul128(gpuir__cg *C, size_t at, int pa, int pb)
 }
 
 /* Tensor-core tiles (see gpuir__matmul_form_of): 128x128 block tiles, 64
-   bytes of k a stage (32 halves or 16 floats), two shared-memory stages
-   filled by cp.async while the other is used; 8 warps in 2 x 4, each
-   computing 64x32 outputs as 4 x 4 mma tiles of 16x8 (64 f32 accumulators
-   a thread). Rows in shared memory are padded (A and B^T rows to 80 bytes,
-   B rows to 136 elements) so the fragment loads hit distinct banks. */
+   bytes of k a stage (32 halves or 16 floats), GPUIR__TC_STAGES (3)
+   shared-memory stages in dynamic shared memory (55.5 KiB, 60 KiB with B
+   transposed), filled by cp.async two k tiles ahead of the multiply; 8
+   warps in 2 x 4, each computing 64x32 outputs as 4 x 4 mma tiles of 16x8
+   (64 f32 accumulators a thread; 124-128 registers on sm_80/sm_90, two
+   blocks an SM). f16 and bf16 fragments come through ldmatrix.x4 (.trans
+   for B's k-major rows), TF32 ones a float at a time. Rows in shared
+   memory are padded (A and B^T rows to 80 bytes, B rows to 272) so the 8
+   rows of each ldmatrix phase, and the TF32 loads, hit distinct banks.
+   Blocks take the tiles in bands of GPUIR__TC_BAND tile rows (L2 reuse). */
 typedef struct gpuir__tc {
     bool tf32;              /* f32 operands as TF32: m16n8k8, one element a register */
     bool tb;                /* B transposed: B^T's rows travel like A's */
