@@ -6913,11 +6913,13 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
 
 /* The kernel a matmul gets. Codegen and configure agree through
    gpuir__matmul_form; every form handles edges that are not tile multiples.
-   - TENSOR_CORES: f16 or bf16 operands (mma.sync m16n8k16), or f32 with
-     `tf32` (m16n8k8), f32 accumulators, 128x128 block tiles (A not
-     transposed; K and, unless B is transposed, N multiples of 8 halves or
-     4 floats: tiles travel as 16-byte rows). A `tf32` matmul that cannot
-     takes the plain kernel, which rounds its operands the same way.
+   - TENSOR_CORES: f16 or bf16 operands (mma.sync m16n8k16, fragments
+     through ldmatrix), or f32 with `tf32` (m16n8k8), f32 accumulators,
+     128x128 block tiles, three cp.async stages in dynamic shared memory,
+     tiles in bands of 8 tile rows (A not transposed; K and, unless B is
+     transposed, N multiples of 8 halves or 4 floats: tiles travel as
+     16-byte rows). A `tf32` matmul that cannot takes the plain kernel,
+     which rounds its operands the same way.
    - REGISTER_TILED: f32, A and B not transposed, M and N >= 128, at least
      GPUIR__MM_FULL_TILES 128x128 tiles (batches count): 128x128 block
      tiles, 16-deep stages, 256 threads each computing 8x8 outputs as 2x2
@@ -7602,8 +7604,8 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // Kernels: elementwise chains (a thread per element, grid-stride), a
 // reduction fed by an elementwise chain (a block per output element), and a
 // tiled matmul with its elementwise epilogue (plain, register-tiled f32, or
-// on tensor cores for f16 and bf16: mma.sync and cp.async behind helpers
-// the emulator implements too). A kernel takes its buffers
+// on tensor cores for f16 and bf16: mma.sync, ldmatrix and cp.async behind
+// helpers the emulator implements too). A kernel takes its buffers
 // (p0, p1, ...), then each dynamic dim of each buffer as a long long
 // (p<buffer>_d<axis>, in order): a dynamic kernel takes the general form
 // (no register-tiled matmul, tiled transpose or 16-byte elementwise
@@ -7628,6 +7630,7 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
         const char *name;                                                       \
         void (*entry)(gpuir_emu_lane *lane, void **params);                     \
         unsigned shared_bytes;                                                  \
+        unsigned dynamic_bytes; /* GPUIR_SHARED_DYNAMIC: what a launch must give */ \
         int uses_barriers;                                                      \
         unsigned n_buffers;     /* parameters that are device addresses */      \
     } gpuir_emu_kernel;
@@ -7688,6 +7691,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define GPUIR_LANE\n"
     "#define GPUIR_LANE_ONLY\n"
     "#define GPUIR_SHARED(type, name, count, offset) __shared__ type name[count]\n"
+    "#define GPUIR_SHARED_DYNAMIC(type, name) extern __shared__ type name[]\n"
     "#define GPUIR_SYNC() __syncthreads()\n"
     "#define GPUIR_SHFL_DOWN_F32(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_I64(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
@@ -7719,6 +7723,7 @@ static const char gpuir__cg_emu_prelude[] =
     "#define GPUIR_LANE gpuir_emu_lane *gpuir__lane,\n"
     "#define GPUIR_LANE_ONLY gpuir_emu_lane *gpuir__lane\n"
     "#define GPUIR_SHARED(type, name, count, offset) type *name = (type *)(gpuir__lane->shared + (offset))\n"
+    "#define GPUIR_SHARED_DYNAMIC(type, name) type *name = (type *)gpuir__lane->shared\n"
     "#define GPUIR_SYNC() gpuir__lane->sync_block(gpuir__lane)\n"
     "#define GPUIR_SHFL_DOWN_F32(v, d) gpuir_emu_shfl_f32(gpuir__lane, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_I64(v, d) gpuir_emu_shfl_i64(gpuir__lane, (v), (d))\n"
@@ -7762,10 +7767,15 @@ static const char gpuir__cg_emu_prelude[] =
    m16n8k8 with one TF32 a register, at k = q and q + 4 instead
    (gpuir_tf32_bits rounds a float to it). Below sm_80 (but f16 on sm_75)
    and on the emulator it is gpuir_mma_portable: the same sums from
-   shuffles. gpuir_cp_async16 copies 16 bytes from global to shared memory
-   (zeros when !valid), asynchronously on sm_80+; gpuir_cp_async_wait1
-   waits for all but the newest committed group. The text shared by both
-   targets (kind: 0 f16, 1 bf16, 2 tf32): */
+   shuffles. GPUIR_LDMATRIX_X4(r, p) and _TRANS are ldmatrix.sync.aligned
+   .m8n8.x4(.trans).shared.b16: lane l gives p, the 16-byte row l % 8 of
+   8x8 matrix l / 8, and gets in r[m] the halves (g, 2q) and (g, 2q + 1)
+   of matrix m ((2q, g) and (2q + 1, g) transposed); the emulator's
+   gpuir_emu_ldmatrix gathers the rows through the warp's slots.
+   gpuir_cp_async16 copies 16 bytes from global to shared memory
+   (zeros when !valid), asynchronously on sm_80+; gpuir_cp_async_wait(n)
+   waits for all but the n newest committed groups (n a literal). The text
+   shared by both targets (kind: 0 f16, 1 bf16, 2 tf32): */
 static const char gpuir__cg_tc_helpers[] =
     "GPUIR_DEVICE float gpuir_mma_elem(unsigned reg, int h, int kind) {\n"
     "    if (kind == 2) return gpuir_as_float(reg);\n"
@@ -7790,12 +7800,18 @@ static const char gpuir__cg_tc_helpers[] =
     "    }\n"
     "}\n";
 
-/* The tensor-core helpers for NVRTC: mma.sync and cp.async from sm_80. */
+/* The tensor-core helpers for NVRTC: ldmatrix from sm_75, mma.sync and
+   cp.async from sm_80. */
 static const char gpuir__cg_tc_cuda[] =
     "#define GPUIR_LANE_ID ((int)(GPUIR_THREAD_RANK & 31))\n"
     "#define GPUIR_SHFL_IDX_U32(v, src) __shfl_sync(0xffffffffu, (v), (src))\n"
-    "#define GPUIR_LDS_U32(p) (*(const unsigned *)(p))\n"
     "#define GPUIR_ROLLED _Pragma(\"unroll 1\")\n"
+    "#define GPUIR_LDMATRIX_ASM(trans) asm volatile(\"ldmatrix.sync.aligned.m8n8.x4\" trans \".shared.b16 {%0, %1, %2, %3}, [%4];\" \\\n"
+    "    : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"((unsigned)__cvta_generic_to_shared(p)))\n"
+    "GPUIR_DEVICE void gpuir_ldmatrix_x4(unsigned *r, const void *p) { GPUIR_LDMATRIX_ASM(\"\"); }\n"
+    "GPUIR_DEVICE void gpuir_ldmatrix_x4_trans(unsigned *r, const void *p) { GPUIR_LDMATRIX_ASM(\".trans\"); }\n"
+    "#define GPUIR_LDMATRIX_X4(r, p) gpuir_ldmatrix_x4(r, p)\n"
+    "#define GPUIR_LDMATRIX_X4_TRANS(r, p) gpuir_ldmatrix_x4_trans(r, p)\n"
     "#define GPUIR_MMA_ASM(shape, type, regs) asm(\"mma.sync.aligned.\" shape \".row.col.f32.\" type \".\" type \".f32 \" regs\n"
     "#define GPUIR_MMA_OUT : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
     "#if __CUDA_ARCH__ >= 800\n"
@@ -7819,7 +7835,7 @@ static const char gpuir__cg_tc_cuda[] =
     "                 \"l\"(src), \"r\"(valid ? 16 : 0) : \"memory\");\n"
     "}\n"
     "GPUIR_DEVICE void gpuir_cp_async_commit(void) { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"
-    "GPUIR_DEVICE void gpuir_cp_async_wait1(void) { asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\"); }\n"
+    "#define gpuir_cp_async_wait(n) asm volatile(\"cp.async.wait_group \" #n \";\" ::: \"memory\")\n"
     "#else\n"
     "/* sm_75: two m16n8k8 for f16 (a k half each), shuffles for bf16 and tf32 */\n"
     "GPUIR_DEVICE void gpuir_mma_f16(float *d, const unsigned *a, const unsigned *b) {\n"
@@ -7836,7 +7852,7 @@ static const char gpuir__cg_tc_cuda[] =
     "    *(int4 *)dst = valid ? *(const int4 *)src : make_int4(0, 0, 0, 0);\n"
     "}\n"
     "GPUIR_DEVICE void gpuir_cp_async_commit(void) {}\n"
-    "GPUIR_DEVICE void gpuir_cp_async_wait1(void) {}\n"
+    "#define gpuir_cp_async_wait(n)\n"
     "#endif\n";
 
 /* The tensor-core helpers for the emulator: shuffles through the warp's
@@ -7847,7 +7863,8 @@ static const char gpuir__cg_tc_emu[] =
     "#define GPUIR_MMA_F16(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 0)\n"
     "#define GPUIR_MMA_BF16(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 1)\n"
     "#define GPUIR_MMA_TF32(d, a, b) gpuir_mma_portable(gpuir__lane, d, a, b, 2)\n"
-    "#define GPUIR_LDS_U32(p) gpuir_emu_load_u32(p)\n"
+    "#define GPUIR_LDMATRIX_X4(r, p) gpuir_emu_ldmatrix(gpuir__lane, r, p, 0)\n"
+    "#define GPUIR_LDMATRIX_X4_TRANS(r, p) gpuir_emu_ldmatrix(gpuir__lane, r, p, 1)\n"
     "#define GPUIR_ROLLED\n"
     "#define gpuir_tf32_bits(x) gpuir_as_uint(gpuir_tf32_round(x))\n"
     "static unsigned gpuir_emu_shfl_idx(gpuir_emu_lane *l, unsigned v, int src) {\n"
@@ -7857,12 +7874,24 @@ static const char gpuir__cg_tc_emu[] =
     "    l->sync_warp(l);\n"
     "    return v;\n"
     "}\n"
-    "static unsigned gpuir_emu_load_u32(const void *p) { unsigned v; memcpy(&v, p, 4); return v; }\n"
+    "static void gpuir_emu_ldmatrix(gpuir_emu_lane *l, unsigned *r, const void *p, int trans) {\n"
+    "    int lane = (int)l->lane_id, g = lane >> 2, t = lane & 3;\n"
+    "    int lo_row = trans ? 2 * t : g, hi_row = trans ? 2 * t + 1 : g, off = trans ? 2 * g : 4 * t, hi = trans ? 0 : 2;\n"
+    "    l->warp_slots[lane] = (unsigned long long)(size_t)p;\n"
+    "    l->sync_warp(l);\n"
+    "    for (int m = 0; m < 4; m++) {      /* matrix m: its row addresses come from lanes 8 m .. 8 m + 7 */\n"
+    "        unsigned short x, y;\n"
+    "        memcpy(&x, (const unsigned char *)(size_t)l->warp_slots[8 * m + lo_row] + off, 2);\n"
+    "        memcpy(&y, (const unsigned char *)(size_t)l->warp_slots[8 * m + hi_row] + off + hi, 2);\n"
+    "        r[m] = (unsigned)x | (unsigned)y << 16;\n"
+    "    }\n"
+    "    l->sync_warp(l);\n"
+    "}\n"
     "static void gpuir_cp_async16(void *dst, const void *src, int valid) {\n"
     "    if (valid) memcpy(dst, src, 16); else memset(dst, 0, 16);\n"
     "}\n"
     "#define gpuir_cp_async_commit()\n"
-    "#define gpuir_cp_async_wait1()\n";
+    "#define gpuir_cp_async_wait(n)\n";
 
 /* What codegen writes for a target: its prelude and tensor-core helpers. */
 typedef struct gpuir__cg_target {
@@ -7887,6 +7916,7 @@ typedef struct gpuir__cg {
     bool wide;              /* 64-bit indices */
     bool dynamic;           /* some parameter has dynamic dims */
     uint32_t shared_bytes;  /* static shared memory the kernel declares */
+    uint32_t dynamic_bytes; /* dynamic shared memory it needs (GPUIR_SHARED_DYNAMIC) */
     bool barriers;          /* uses GPUIR_SYNC or shuffles */
     const char *ind;        /* indentation of per-element statements */
     int lane;               /* vectorized kernels: the element of the quad (0..3), else -1 */
@@ -8344,6 +8374,7 @@ typedef struct gpuir__cg_kernel_info {
     char cname[GPUIR_MAX_NAME + 16];  /* its name in the C source */
     bool barriers;          /* needs its threads to run as fibers in the emulator */
     uint32_t shared_bytes;  /* static shared memory it declares */
+    uint32_t dynamic_bytes; /* dynamic shared memory its launches add to their smem */
 } gpuir__cg_kernel_info;
 
 /* The kernel's name in C: gpuir_k_<name> when the IR name is a plain
@@ -8844,11 +8875,16 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
 }
 
 /* Tensor-core tiles (see gpuir__matmul_form_of): 128x128 block tiles, 64
-   bytes of k a stage (32 halves or 16 floats), two shared-memory stages
-   filled by cp.async while the other is used; 8 warps in 2 x 4, each
-   computing 64x32 outputs as 4 x 4 mma tiles of 16x8 (64 f32 accumulators
-   a thread). Rows in shared memory are padded (A and B^T rows to 80 bytes,
-   B rows to 136 elements) so the fragment loads hit distinct banks. */
+   bytes of k a stage (32 halves or 16 floats), GPUIR__TC_STAGES (3)
+   shared-memory stages in dynamic shared memory (55.5 KiB, 60 KiB with B
+   transposed), filled by cp.async two k tiles ahead of the multiply; 8
+   warps in 2 x 4, each computing 64x32 outputs as 4 x 4 mma tiles of 16x8
+   (64 f32 accumulators a thread; 124-128 registers on sm_80/sm_90, two
+   blocks an SM). f16 and bf16 fragments come through ldmatrix.x4 (.trans
+   for B's k-major rows), TF32 ones a float at a time. Rows in shared
+   memory are padded (A and B^T rows to 80 bytes, B rows to 272) so the 8
+   rows of each ldmatrix phase, and the TF32 loads, hit distinct banks.
+   Blocks take the tiles in bands of GPUIR__TC_BAND tile rows (L2 reuse). */
 typedef struct gpuir__tc {
     bool tf32;              /* f32 operands as TF32: m16n8k8, one element a register */
     bool tb;                /* B transposed: B^T's rows travel like A's */
@@ -8860,6 +8896,8 @@ typedef struct gpuir__tc {
 } gpuir__tc;
 
 #define GPUIR__TC_BROW 136                  /* elements a row of B in shared memory */
+#define GPUIR__TC_STAGES 3                  /* shared-memory stages in flight (at least 2) */
+#define GPUIR__TC_BAND 8                    /* tile rows a band of the block order covers */
 
 static gpuir__tc gpuir__tc_of(gpuir_dtype d, bool tf32, bool tb) {
     gpuir__tc t;
@@ -8916,60 +8954,118 @@ static void gpuir__cg_tc_loads(gpuir__cg *C, const gpuir__tc *t, int pa, int pb,
     gpuir__cg_tc_copy(C->s, coords, ok, pb, src, dst);
 }
 
-/* One register of a fragment from base[off]: a float rounded to TF32, or
-   two halves, the second `next` elements on (1 along a row; a row further
-   down a column of B). */
-static void gpuir__cg_tc_reg(gpuir__str *s, const gpuir__tc *t, const char *reg, char base, int off, int next) {
-    if (t->tf32) gpuir__str_appendf(s, "%s = gpuir_tf32_bits(%c[%d]);", reg, base, off);
-    else if (next == 1 && off) gpuir__str_appendf(s, "%s = GPUIR_LDS_U32(%c + %d);", reg, base, off);
-    else if (next == 1) gpuir__str_appendf(s, "%s = GPUIR_LDS_U32(%c);", reg, base);
-    else gpuir__str_appendf(s, "%s = (unsigned)%c[%d] | (unsigned)%c[%d] << 16;", reg, base, off, base, off + next);
+/* One TF32 register of a fragment: base[off] rounded to TF32. */
+static void gpuir__cg_tc_reg(gpuir__str *s, const char *reg, char base, int off) {
+    gpuir__str_appendf(s, "%s = gpuir_tf32_bits(%c[%d]);", reg, base, off);
 }
 
-/* One stage's mma work: k steps of 16 (8 for TF32), each loading the
-   warp's A fragments (4 m tiles) and B fragments (4 n tiles) from shared
-   memory. The fragment layouts are the PTX ISA's: lane l has g = l / 4,
-   q = l % 4; A's registers hold rows g and g + 8 at k = q (TF32) or
-   2q, 2q + 1, then the same at k + 4 (k + 8); B's hold column g at those k. */
-static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
-    gpuir__str *s = C->s;
-    int kstep = t->tf32 ? 8 : 16, kq = t->tf32 ? 1 : 2, half = kstep / 2;
-    gpuir__str_appendf(s, "            const %s *sa = sm + (kt & 1) * %d, *sb = sa + %d;\n"
-                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += %d) {\n"
-                       "                unsigned af[4][4], bf[4][2];\n"
+/* The TF32 fragments of k step kk, one float a register from shared
+   memory (lane l: g = l / 4, q = l % 4; A's registers hold rows g and
+   g + 8 at k = q, then the same at k + 4; B's hold column g at those k). */
+static void gpuir__cg_tc_frags_tf32(gpuir__str *s, const gpuir__tc *t) {
+    gpuir__str_appendf(s, "                unsigned af[4][4], bf[4][2];\n"
                        "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++) {\n"
-                       "                    const %s *x = sa + (wm + i * 16 + g) * %d + kk + q * %d;\n                    ",
-                       t->elem, gpuir__tc_stage(t), 128 * t->a_row, t->bk, kstep, t->elem, t->a_row, kq);
+                       "                    const float *x = sa + (wm + i * 16 + g) * %d + kk + q;\n                    ",
+                       t->a_row);
     for (int r = 0; r < 4; r++) {
         char reg[32];
         snprintf(reg, sizeof reg, "af[i][%d]", r);
-        gpuir__cg_tc_reg(s, t, reg, 'x', (r & 1) * 8 * t->a_row + (r >> 1) * half, 1);
+        gpuir__cg_tc_reg(s, reg, 'x', (r & 1) * 8 * t->a_row + (r >> 1) * 4);
         gpuir__str_appendf(s, r == 3 ? "\n" : r == 1 ? "\n                    " : " ");
     }
     gpuir__str_appendf(s, "                }\n                GPUIR_UNROLL\n                for (int j = 0; j < 4; j++) {\n");
     int row = t->tb ? t->a_row : GPUIR__TC_BROW;       /* elements from one k to the next */
-    if (t->tb)
-        gpuir__str_appendf(s, "                    const %s *y = sb + (wn + j * 8 + g) * %d + kk + q * %d;\n",
-                           t->elem, t->a_row, kq);
-    else
-        gpuir__str_appendf(s, "                    const %s *y = sb + (kk + q * %d) * %d + wn + j * 8 + g;\n",
-                           t->elem, kq, GPUIR__TC_BROW);
+    if (t->tb) gpuir__str_appendf(s, "                    const float *y = sb + (wn + j * 8 + g) * %d + kk + q;\n", t->a_row);
+    else gpuir__str_appendf(s, "                    const float *y = sb + (kk + q) * %d + wn + j * 8 + g;\n", row);
     for (int r = 0; r < 2; r++) {
         char reg[32];
         snprintf(reg, sizeof reg, "bf[j][%d]", r);
         gpuir__str_appendf(s, r ? " " : "                    ");
-        gpuir__cg_tc_reg(s, t, reg, 'y', r * half * (t->tb ? 1 : row), t->tb ? 1 : row);
+        gpuir__cg_tc_reg(s, reg, 'y', r * 4 * (t->tb ? 1 : row));
     }
-    gpuir__str_appendf(s, "\n                }\n"
-                       "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++)\n"
-                       "                    GPUIR_UNROLL\n"
-                       "                    for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], bf[j]);\n"
-                       "            }\n", t->mma);
+    gpuir__str_appendf(s, "\n                }\n");
 }
 
-/* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): a 2-stage pipeline
-   over k (stage kt+1 is copied while kt is multiplied), then each thread's
-   64 accumulators through the epilogue. */
+/* The f16/bf16 fragments of k step kk through ldmatrix.x4, each lane
+   giving the address of one 16-byte row (lane l: row l % 8 of matrix
+   l / 8): A's four 8x8 matrices of an m tile are rows 0-7 and 8-15 at k
+   and k + 8 (la: row l % 16, k + l / 16 * 8), so a register each is
+   a[0..3]; B's come two n tiles at a time (b[0], b[1] of the first, then
+   of the second): B^T's rows as A's (lb: n row l % 8 + l / 16 * 8, k +
+   l / 8 % 2 * 8), or B's k rows transposed (lb: k row l % 16, n + l / 16
+   * 8). */
+static void gpuir__cg_tc_frags_ldmatrix(gpuir__str *s, const gpuir__tc *t) {
+    gpuir__str_appendf(s, "                unsigned af[4][4], bf[2][4];\n"
+                       "                GPUIR_UNROLL\n"
+                       "                for (int i = 0; i < 4; i++) GPUIR_LDMATRIX_X4(af[i], sa + la + i * %d + kk);\n"
+                       "                GPUIR_UNROLL\n"
+                       "                for (int j = 0; j < 2; j++) GPUIR_LDMATRIX_X4%s(bf[j], sb + lb + j * %d%s);\n",
+                       16 * t->a_row, t->tb ? "" : "_TRANS", t->tb ? 16 * t->a_row : 16,
+                       t->tb ? " + kk" : " + kk * " GPUIR__XSTR(GPUIR__TC_BROW));
+}
+
+/* One stage's mma work: k steps of 16 (8 for TF32), each loading the
+   warp's A fragments (4 m tiles) and B fragments (4 n tiles) from shared
+   memory, then 16 mma. The fragment layouts are the PTX ISA's. */
+static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
+    gpuir__str *s = C->s;
+    int kstep = t->tf32 ? 8 : 16;
+    gpuir__str_appendf(s, "            const %s *sa = sm + rd * %d, *sb = sa + %d;\n"
+                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += %d) {\n",
+                       t->elem, gpuir__tc_stage(t), 128 * t->a_row, t->bk, kstep);
+    if (t->tf32) gpuir__cg_tc_frags_tf32(s, t);
+    else gpuir__cg_tc_frags_ldmatrix(s, t);
+    gpuir__str_appendf(s, "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++)\n"
+                       "                    GPUIR_UNROLL\n"
+                       "                    for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], %s);\n"
+                       "            }\n", t->mma, t->tf32 ? "bf[j]" : "bf[j / 2] + j % 2 * 2");
+}
+
+/* The k loop of a tile: GPUIR__TC_STAGES stages in a ring. Step kt first
+   copies k tile kt + STAGES - 1 into the stage k tile kt - 1 used (every
+   warp is past it: the barrier that ends each step), then, from kt = 0,
+   waits for k tile kt's copies (all but the STAGES - 2 newest groups) and
+   multiplies it. Every step commits a group, empty or not, so the count of
+   pending groups is the same at each wait. (The copies at the top of the
+   step, apart from the multiply, keep ptxas at 128 registers or fewer:
+   two blocks an SM.) */
+static void gpuir__cg_tc_pipeline(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N,
+                                  long long K) {
+    long long k_tiles = (K + t->bk - 1) / t->bk;
+    int ahead = GPUIR__TC_STAGES - 1;
+    gpuir__str_appendf(C->s, "        for (long long kt = -%d; kt < %lldLL; kt++) {\n"
+                       "            if (kt + %d < %lldLL) {\n"
+                       "                int st = (int)((kt + %d) %% %d);\n"
+                       "                long long k0 = (kt + %d) * %d;\n",
+                       ahead, k_tiles, ahead, k_tiles, ahead, GPUIR__TC_STAGES, ahead, t->bk);
+    gpuir__cg_tc_loads(C, t, pa, pb, M, N, K);
+    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
+                       "            gpuir_cp_async_wait(%d);\n            GPUIR_SYNC();\n"
+                       "            int rd = (int)(kt %% %d);\n", GPUIR__TC_STAGES - 2, GPUIR__TC_STAGES);
+    gpuir__cg_tc_compute(C, t);
+    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n");
+}
+
+/* Which tile a block computes: tiles in order of block rank go down a
+   band of GPUIR__TC_BAND tile rows before the next column (the last band
+   has the rows left), band after band, batch after batch. Blocks that run
+   together then share A's rows of one band and a few columns of B in L2,
+   rather than one row of A and all of B. A bijection for any grid: blocks
+   stride over the tiles. */
+static void gpuir__cg_tc_order(gpuir__cg *C, long long tiles_m, long long tiles_n) {
+    long long band = GPUIR__TC_BAND * tiles_n, mn = tiles_m * tiles_n;
+    if (mn == 0) band = mn = 1;                 /* no tiles: the loop never runs; no division by 0 */
+    gpuir__str_appendf(C->s, "        long long r = tile %% %lldLL, first = r / %lldLL * %d, rows = %lldLL - first;\n"
+                       "        if (rows > %d) rows = %d;\n"
+                       "        long long tm = first + r %% %lldLL %% rows, tn = r %% %lldLL / rows, batch = tile / %lldLL;\n",
+                       mn, band, GPUIR__TC_BAND, tiles_m, GPUIR__TC_BAND, GPUIR__TC_BAND, band, band, mn);
+}
+
+/* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): the pipeline over
+   k, then each thread's 64 accumulators through the epilogue. Its stages
+   take more than the 48 KiB a kernel may declare statically: they are
+   dynamic shared memory, which its launches add (the runtime raises the
+   function's limit). */
 static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -8979,33 +9075,29 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     gpuir__tc t = gpuir__tc_of(o->dtype, gpuir__op_flag(m, op, GPUIR__KEY_TF32), gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B));
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
-    long long k_tiles = (K + t.bk - 1) / t.bk;
-    int stage_bytes = gpuir__tc_stage(&t) * t.es;
-    C->shared_bytes = (uint32_t)(2 * stage_bytes);
+    C->dynamic_bytes = (uint32_t)(GPUIR__TC_STAGES * gpuir__tc_stage(&t) * t.es);
+    char lanes[200] = "";                   /* where the lane's ldmatrix rows start */
+    if (!t.tf32 && t.tb)
+        snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
+                 "lb = (wn + lane %% 8 + lane / 16 * 8) * %d + lane / 8 %% 2 * 8;\n", t.a_row, t.a_row);
+    else if (!t.tf32)
+        snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
+                 "lb = lane %% 16 * %d + wn + lane / 16 * 8;\n", t.a_row, GPUIR__TC_BROW);
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(int4, smem, %d, 0);\n    %s *sm = (%s *)smem;\n"
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n    %s *sm = (%s *)smem;\n"
                        "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;\n"
-                       "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long tn = tile %% %lldLL, tm = tile / %lldLL %% %lldLL, batch = tile / %lldLL;\n"
-                       "        long long a0 = ", 2 * stage_bytes / 16, t.elem, t.elem, tiles_n * tiles_m * batches,
-                       tiles_n, tiles_n, tiles_m, tiles_n * tiles_m);
+                       "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n%s"
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
+                       C->dynamic_bytes, t.elem, t.elem, lanes, tiles_n * tiles_m * batches);
+    gpuir__cg_tc_order(C, tiles_m, tiles_n);
+    gpuir__str_appendf(C->s, "        long long a0 = ");
     gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
     gpuir__cg_batch_index(C, C->s, o, b);
     gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[64];\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n"
-                       "        for (long long kt = -1; kt < %lldLL; kt++) {\n"
-                       "            if (kt + 1 < %lldLL) {\n"
-                       "                int st = (int)((kt + 1) & 1);\n"
-                       "                long long k0 = (kt + 1) * %d;\n",
-                       K * N, k_tiles, k_tiles, t.bk);
-    gpuir__cg_tc_loads(C, &t, pa, pb, M, N, K);
-    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
-                       "            gpuir_cp_async_wait1();\n            GPUIR_SYNC();\n");
-    gpuir__cg_tc_compute(C, &t);
-    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
+                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n", K * N);
+    gpuir__cg_tc_pipeline(C, &t, pa, pb, M, N, K);
+    gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
                        "            long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;\n"
                        "            long long gn = tn * 128 + wn + f / 4 %% 4 * 8 + q * 2 + f %% 2;\n"
                        "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
@@ -9245,7 +9337,7 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     gpuir_module *m = C->m;
     C->k = gpuir__func_at(m, kid);
     if (C->vars) stbds_header(C->vars)->length = 0;
-    C->shared_bytes = 0;
+    C->shared_bytes = C->dynamic_bytes = 0;
     C->barriers = false;
     C->dynamic = gpuir__kernel_is_dynamic(m, C->k);
     C->wide = C->dynamic || gpuir__cg_needs_wide(m, C->k);
@@ -9260,6 +9352,7 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     gpuir__str_appendf(C->s, "}\n");
     info->barriers = C->barriers;
     info->shared_bytes = C->shared_bytes;
+    info->dynamic_bytes = C->dynamic_bytes;
     return r;
 }
 
@@ -9283,10 +9376,10 @@ static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos
     }
     gpuir__str_appendf(C->s, "const gpuir_emu_kernel gpuir_emu_kernels[] = {\n");
     for (size_t i = 0; i < stbds_arrlenu(infos); i++)
-        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %d, %zuu},\n", infos[i].cname, infos[i].cname,
-                           infos[i].shared_bytes, infos[i].barriers ? 1 : 0,
+        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %uu, %d, %zuu},\n", infos[i].cname, infos[i].cname,
+                           infos[i].shared_bytes, infos[i].dynamic_bytes, infos[i].barriers ? 1 : 0,
                            stbds_arrlenu(gpuir__func_at(m, infos[i].func)->params));
-    gpuir__str_appendf(C->s, "    {0, 0, 0, 0, 0}\n};\n#endif\n");
+    gpuir__str_appendf(C->s, "    {0, 0, 0, 0, 0, 0}\n};\n#endif\n");
 }
 
 /* The module body shared by both targets (helpers, kernels, the emulator's
@@ -12028,15 +12121,23 @@ static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpu
 
 /* The index in p->kernels of the kernel a launch runs (their count when
    it has none), looked up by symbol on the op's first run only. */
-static size_t gpuir__run_launch_kernel(gpuir_program *p, const gpuir__op *op) {
-    uint32_t *known = &p->launch_kernel[op - p->m->ops];
-    if (*known) return *known - 1;
+static size_t gpuir__run_launch_kernel(const gpuir_program *p, const gpuir__op *op) {
+    uint32_t *known = p->launch_kernel ? &p->launch_kernel[op - p->m->ops] : NULL;
+    if (known && *known) return *known - 1;
     const gpuir__attr *sym = gpuir__attr_get(p->m, op, GPUIR__KEY_KERNEL);
     uint32_t kid = gpuir__launch_target(p->m, gpuir__string(p->m, sym->off));
     size_t k = 0;
     while (k < stbds_arrlenu(p->kernels) && p->kernels[k].func != kid) k++;
-    *known = (uint32_t)k + 1;
+    if (known) *known = (uint32_t)k + 1;
     return k;
+}
+
+/* The dynamic shared memory a launch gets: its smem attribute and what its
+   kernel's code declares (GPUIR_SHARED_DYNAMIC: the tensor-core stages). */
+static int64_t gpuir__launch_smem(const gpuir_program *p, const gpuir__op *op) {
+    size_t k = gpuir__run_launch_kernel(p, op);
+    return gpuir__op_int_attr(p->m, op, GPUIR__KEY_SMEM, 0) +
+           (k < stbds_arrlenu(p->kernels) ? p->kernels[k].dynamic_bytes : 0);
 }
 
 /* gpu.launch_func: the kernel's function, its buffers' device addresses,
@@ -12070,7 +12171,7 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
         block[i] = (unsigned)gpuir__ints_at(m, b->off)[i];
     }
     if (!g) gpuir__run_launch_grid(R, op, kf, block, grid);
-    int64_t smem = gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
+    int64_t smem = gpuir__launch_smem(p, op);
     size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long);
     gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, &w);
     if (!r && param_bytes > GPUIR__MAX_PARAM_BYTES)
@@ -14016,6 +14117,11 @@ static void gpuir__emu_release_freed(gpuir__emu *E) {
 static int gpuir__emu_launch_now(gpuir__emu *E, const gpuir_emu_kernel *k, const unsigned grid[3],
                                  const unsigned block[3], unsigned smem, void **params) {
     E->detail[0] = '\0';
+    if (smem < k->dynamic_bytes) {      /* on a GPU: shared accesses out of bounds */
+        snprintf(E->detail, sizeof E->detail, "@%s declares %u bytes of dynamic shared memory, the launch gave %u",
+                 k->name, k->dynamic_bytes, smem);
+        return GPUIR__CU_LAUNCH_FAILED;
+    }
     int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block, (size_t)k->shared_bytes + smem,
                                       k->uses_barriers, E->detail, sizeof E->detail);
     if (!rc) return 0;

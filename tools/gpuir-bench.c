@@ -260,7 +260,8 @@ static int copied_from_param(gpuir_module *m, const gpuir__func *f, uint32_t v) 
     return -1;
 }
 
-static bool find_mm_launch(gpuir_module *m, mm_launch *L) {
+static bool find_mm_launch(gpuir_program *p, mm_launch *L) {
+    gpuir_module *m = p->m;
     if (!find_launch(m, L->grid, L->block)) return false;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
         if (m->funcs[f].kernel) continue;
@@ -268,7 +269,7 @@ static bool find_mm_launch(gpuir_module *m, mm_launch *L) {
             const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
             if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
             L->n_args = (int)op->n_operands;
-            L->smem = (unsigned)gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
+            L->smem = (unsigned)gpuir__launch_smem(p, op);
             for (int j = 0; j < L->n_args; j++) L->role[j] = copied_from_param(m, &m->funcs[f], gpuir__op_operand(m, op, j));
             return true;
         }
@@ -377,7 +378,7 @@ static double rel_error_bound(const mm_case *c) {
 static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int repeat) {
     gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
     mm_launch L;
-    if (!find_mm_launch(p->m, &L)) { fprintf(stderr, "gpuir-bench: no launch\n"); return 1; }
+    if (!find_mm_launch(p, &L)) { fprintf(stderr, "gpuir-bench: no launch\n"); return 1; }
     size_t es = gpuir_dtype_size(c->dtype), na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n;
     int64_t nc = (int64_t)c->m * c->n;
     size_t per_set = (na + nb) * es;
@@ -453,7 +454,7 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
    (allocated like in[0]'s dtype, M x N). Nonzero: a table call failed. */
 static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array *in, int n_in, gpuir_array *got) {
     mm_launch L;
-    if (!find_mm_launch(p->m, &L)) return -1;
+    if (!find_mm_launch(p, &L)) return -1;
     gpuir__drv *d = &p->drv;
     gpuir__dptr dev[4] = {0, 0, 0, 0}, out = 0, args[GPUIR_MAX_OPERANDS];
     void *params[GPUIR_MAX_OPERANDS];
@@ -647,7 +648,7 @@ static bool replay_prepare(gpuir_program *p, const char *func, replay *rp) {
             const int64_t *g = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_GRID)->off);
             const int64_t *b = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_BLOCK)->off);
             for (int d = 0; d < 3; d++) { L.grid[d] = (unsigned)g[d]; L.block[d] = (unsigned)b[d]; }
-            L.smem = (unsigned)gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
+            L.smem = (unsigned)gpuir__launch_smem(p, op);
             for (uint32_t a = 0; a < op->n_operands; a++) L.args[a] = dev[gpuir__op_operand(m, op, a) - 1];
             L.n_args = op->n_operands;
             stbds_arrput(rp->launches, L);
@@ -1265,7 +1266,7 @@ static double launch_time_raw(gpuir_program *p, int n, int repeat, char *why, si
                 L.grid[d] = (unsigned)gpuir__ints_at(m, g->off)[d];
                 L.block[d] = (unsigned)gpuir__ints_at(m, b->off)[d];
             }
-            L.smem = (unsigned)gpuir__op_int_attr(m, op, GPUIR__KEY_SMEM, 0);
+            L.smem = (unsigned)gpuir__launch_smem(p, op);
             L.fn = p->functions[0];
         }
     const gpuir__drv *d = &p->drv;

@@ -355,8 +355,9 @@ TEST(nvrtc_compiles_dynamic_kernels) {
 }
 
 /* The tensor-core matmuls compile for sm_80 and sm_90 to mma.sync
-   m16n8k16 (f16, bf16) and m16n8k8 (tf32, operands through cvt.rna) fed by
-   cp.async, and for sm_75 to m16n8k8 (f16) and shuffles (bf16, tf32); no
+   m16n8k16 (f16, bf16; fragments through ldmatrix, .trans for a B that is
+   not transposed) and m16n8k8 (tf32, operands through cvt.rna) fed by
+   cp.async into three stages of dynamic shared memory, and for sm_75 to m16n8k8 (f16) and shuffles (bf16, tf32); no
    spills, no local memory. */
 TEST(nvrtc_compiles_tensor_core_kernels) {
     static const char text[] =
@@ -383,12 +384,16 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
         CHECK_RESULT(ctx, r, GPUIR_OK);
         CHECK(spilled == 0);
         CHECK(ptx && !strstr(ptx, ".local"));
-        CHECK(ptx && strstr(ptx, "ld.shared.u32"));
+        CHECK(ptx && strstr(ptx, ".extern .shared .align 16 .b8 smem[];"));   /* the stages: 55.5 or 60 KiB */
+        CHECK(ptx && strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+        CHECK(ptx && strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
         if (archs[i] >= 80) {
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") && strstr(ptx, "cvt.rna.tf32.f32"));
-            CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "cp.async.wait_group 1"));
+            CHECK(ptx && strstr(ptx, "ld.shared.f32"));    /* tf32 fragments: a float a register */
+            /* three stages: wait for all but the newest copy */
+            CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "cp.async.wait_group 1;"));
         } else {
             CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32"));
             CHECK(ptx && !strstr(ptx, "bf16.bf16") && !strstr(ptx, "tf32.tf32") && !strstr(ptx, "cp.async"));
@@ -396,6 +401,47 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
         }
         gpuir_free(ptx);
     }
+    gpuir_ctx_destroy(ctx);
+}
+
+/* A tensor-core kernel strides over its tiles: with fewer blocks than
+   tiles (a grid the text sets), each block computes several, refilling
+   its shared-memory stages, and the result is still the interpreter's. */
+TEST(tensor_core_tiles_stride_over_any_grid) {
+    static const char text[] =
+        "func.func @g(%x: tensor<2x200x104xbf16>, %w: tensor<2x104x264xbf16>) -> tensor<2x200x264xbf16> {\n"
+        "  %m = matmul %x, %w : (tensor<2x200x104xbf16>, tensor<2x104x264xbf16>) -> tensor<2x200x264xbf16>\n"
+        "  return %m : tensor<2x200x264xbf16>\n}\n";
+    static const char *const grids[] = {"grid = [1, 1, 1]", "grid = [5, 1, 1]", "grid = [2, 2, 1]", "grid = [3, 2, 2]"};
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = parse(ctx, text), *ref = parse(ctx, text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    char *lowered = gpuir_module_print(m);
+    char *at = lowered ? strstr(lowered, "grid = [3, 2, 2]") : NULL;    /* 12 tiles: 3 x 2, 2 batches */
+    CHECK(at != NULL);
+    gpuir_array in[2], want, got;
+    int64_t xd[] = {2, 200, 104}, wd[] = {2, 104, 264};
+    CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &in[0], GPUIR_BF16, 3, xd), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &in[1], GPUIR_BF16, 3, wd), GPUIR_OK);
+    gpuir_array_fill_random(&in[0], 11);
+    gpuir_array_fill_random(&in[1], 12);
+    CHECK_RESULT(ctx, gpuir_ref_run(ref, "g", 2, in, 1, &want), GPUIR_OK);
+    double rtol, atol;
+    gpuir_backend_tolerance(GPUIR_BACKEND_EMU, GPUIR_BF16, &rtol, &atol);
+    for (size_t i = 0; at && i < sizeof grids / sizeof grids[0]; i++) {
+        size_t n = strlen(lowered) + 1;
+        char *edited = (char *)malloc(n);
+        snprintf(edited, n, "%.*s%s%s", (int)(at - lowered), lowered, grids[i], at + strlen(grids[i]));
+        gpuir_program *p = make(parse(ctx, edited), GPUIR_BACKEND_EMU, NULL);
+        CHECK_RESULT(ctx, p ? gpuir_program_run(p, "g", 2, in, 1, &got) : gpuir_ctx_result(ctx), GPUIR_OK);
+        if (p) CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got, &want, rtol, atol), GPUIR_OK);
+        if (p) gpuir_array_release(&got);
+        free(edited);
+    }
+    gpuir_array_release(&in[0]);
+    gpuir_array_release(&in[1]);
+    gpuir_array_release(&want);
+    gpuir_free(lowered);
     gpuir_ctx_destroy(ctx);
 }
 
@@ -795,6 +841,7 @@ int main(void) {
     RUN(nvrtc_compiles_register_tiled_matmuls);
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_tensor_core_kernels);
+    RUN(tensor_core_tiles_stride_over_any_grid);
     RUN(dynamic_dims_run_at_any_size_and_must_agree);
     RUN(cuda_source_is_deterministic);
     RUN(cuda_available_says_why_not);
