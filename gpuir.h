@@ -8718,6 +8718,22 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
     return GPUIR_OK;
 }
 
+/* Which tile a block of a fast matmul computes: tiles in order of block
+   rank go down a band of GPUIR__MM_BAND tile rows before the next column
+   (the last band has the rows left), band after band, batch after batch.
+   Blocks that run together then share A's rows of one band and a few
+   columns of B in L2, rather than one row of A and all of B. A bijection
+   for any grid: blocks stride over the tiles. Sets tm, tn and batch. */
+#define GPUIR__MM_BAND 8
+static void gpuir__cg_mm_tile_order(gpuir__cg *C, long long tiles_m, long long tiles_n) {
+    long long band = GPUIR__MM_BAND * tiles_n, mn = tiles_m * tiles_n;
+    if (mn == 0) band = mn = 1;                 /* no tiles: the loop never runs; no division by 0 */
+    gpuir__str_appendf(C->s, "        long long u = tile %% %lldLL, first = u / %lldLL * %d, rows = %lldLL - first;\n"
+                       "        if (rows > %d) rows = %d;\n"
+                       "        long long tm = first + u %% %lldLL %% rows, tn = u %% %lldLL / rows, batch = tile / %lldLL;\n",
+                       mn, band, GPUIR__MM_BAND, tiles_m, GPUIR__MM_BAND, GPUIR__MM_BAND, band, band, mn);
+}
+
 /* The register-tiled f32 matmuls (GPUIR__MATMUL_REGISTER_TILED: bm = 128;
    GPUIR__MATMUL_REGISTER_TILED_64: bm = 64): bm x bm block tiles, 16-deep
    k stages; 256 threads in 8 warps of 4 x 8 lanes, the warps 4 x 2 over the
@@ -8728,11 +8744,8 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
    shared-memory stages: while the block computes on one, each thread holds
    the next k-tile's global loads in registers and stores them into the
    other, one barrier a k-step. Blocks take the tiles of a matrix in bands
-   of GPUIR__RT_BAND tile rows, down each column of the band before the
-   next (the last band may be shorter), so blocks running together share
-   A's rows and B's columns in L2; any grid works (tiles are grid-strided). */
+   (gpuir__cg_mm_tile_order). */
 #define GPUIR__RT_BK 16
-#define GPUIR__RT_BAND 8
 typedef struct gpuir__rt {
     int bm, ts, sa;         /* block tile, sub-tiles per dim, A row stride */
     int nf;                 /* floats of each operand tile a thread loads: bm * 16 / 256 */
@@ -8833,15 +8846,10 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
     gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, as, %u, 0);\n    GPUIR_SHARED(float, bs, %u, %u);\n"
                        "    int t = GPUIR_THREAD_RANK, w = t / 32, l = t %% 32;\n"
                        "    int rm = w / 2 * %d + l / 8 * 4, rn = w %% 2 * %d + l %% 8 * 4;\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long batch = tile / %lldLL, u = tile %% %lldLL, band = u / %lldLL;\n"
-                       "        long long h = %lldLL - band * %d < %d ? %lldLL - band * %d : %d;\n"
-                       "        long long tm = band * %d + u %% %lldLL %% h, tn = u %% %lldLL / h;\n"
-                       "        long long a0 = ",
-                       a_floats, b_floats, a_floats * 4, 16 * R.ts, 32 * R.ts, tiles_n * tiles_m * batches,
-                       tiles_n * tiles_m, tiles_n * tiles_m, GPUIR__RT_BAND * tiles_n, tiles_m, GPUIR__RT_BAND,
-                       GPUIR__RT_BAND, tiles_m, GPUIR__RT_BAND, GPUIR__RT_BAND, GPUIR__RT_BAND,
-                       GPUIR__RT_BAND * tiles_n, GPUIR__RT_BAND * tiles_n);
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
+                       a_floats, b_floats, a_floats * 4, 16 * R.ts, 32 * R.ts, tiles_n * tiles_m * batches);
+    gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);
+    gpuir__str_appendf(C->s, "        long long a0 = ");
     gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
     gpuir__cg_batch_index(C, C->s, o, b);
@@ -8884,7 +8892,7 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
    for B's k-major rows), TF32 ones a float at a time. Rows in shared
    memory are padded (A and B^T rows to 80 bytes, B rows to 272) so the 8
    rows of each ldmatrix phase, and the TF32 loads, hit distinct banks.
-   Blocks take the tiles in bands of GPUIR__TC_BAND tile rows (L2 reuse). */
+   Blocks take the tiles in bands of tile rows (gpuir__cg_mm_tile_order). */
 typedef struct gpuir__tc {
     bool tf32;              /* f32 operands as TF32: m16n8k8, one element a register */
     bool tb;                /* B transposed: B^T's rows travel like A's */
@@ -8897,7 +8905,6 @@ typedef struct gpuir__tc {
 
 #define GPUIR__TC_BROW 136                  /* elements a row of B in shared memory */
 #define GPUIR__TC_STAGES 3                  /* shared-memory stages in flight (at least 2) */
-#define GPUIR__TC_BAND 8                    /* tile rows a band of the block order covers */
 
 static gpuir__tc gpuir__tc_of(gpuir_dtype d, bool tf32, bool tb) {
     gpuir__tc t;
@@ -9046,21 +9053,6 @@ static void gpuir__cg_tc_pipeline(gpuir__cg *C, const gpuir__tc *t, int pa, int 
     gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n");
 }
 
-/* Which tile a block computes: tiles in order of block rank go down a
-   band of GPUIR__TC_BAND tile rows before the next column (the last band
-   has the rows left), band after band, batch after batch. Blocks that run
-   together then share A's rows of one band and a few columns of B in L2,
-   rather than one row of A and all of B. A bijection for any grid: blocks
-   stride over the tiles. */
-static void gpuir__cg_tc_order(gpuir__cg *C, long long tiles_m, long long tiles_n) {
-    long long band = GPUIR__TC_BAND * tiles_n, mn = tiles_m * tiles_n;
-    if (mn == 0) band = mn = 1;                 /* no tiles: the loop never runs; no division by 0 */
-    gpuir__str_appendf(C->s, "        long long r = tile %% %lldLL, first = r / %lldLL * %d, rows = %lldLL - first;\n"
-                       "        if (rows > %d) rows = %d;\n"
-                       "        long long tm = first + r %% %lldLL %% rows, tn = r %% %lldLL / rows, batch = tile / %lldLL;\n",
-                       mn, band, GPUIR__TC_BAND, tiles_m, GPUIR__TC_BAND, GPUIR__TC_BAND, band, band, mn);
-}
-
 /* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): the pipeline over
    k, then each thread's 64 accumulators through the epilogue. Its stages
    take more than the 48 KiB a kernel may declare statically: they are
@@ -9089,7 +9081,7 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
                        "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n%s"
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
                        C->dynamic_bytes, t.elem, t.elem, lanes, tiles_n * tiles_m * batches);
-    gpuir__cg_tc_order(C, tiles_m, tiles_n);
+    gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);
     gpuir__str_appendf(C->s, "        long long a0 = ");
     gpuir__cg_batch_index(C, C->s, o, a);
     gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);

@@ -19,6 +19,19 @@ static gpuir_module *parse(gpuir_ctx *ctx, const char *text) {
     return gpuir_module_parse(ctx, text, strlen(text), "test");
 }
 
+/* The programs of a test file, parsed and lowered by the default
+   pipeline; NULL (a failed check) when the file cannot be read. */
+static gpuir_module *lowered_file(gpuir_ctx *ctx, const char *path) {
+    size_t n;
+    char *text = gpuir__slurp(path, &n);
+    CHECK(text != NULL);
+    if (!text) return NULL;
+    gpuir_module *m = gpuir_module_parse(ctx, text, n, path);
+    free(text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    return m;
+}
+
 static gpuir_program *make(gpuir_module *m, gpuir_backend backend, const char *cc) {
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -269,15 +282,9 @@ TEST(launch_limits_are_checked_before_launching) {
 /* Lowers a file's programs and compiles them with NVRTC for each arch: no
    spills, and the PTX holds what the kernels should use. */
 TEST(nvrtc_compiles_every_kernel_without_spills) {
-    FILE *f = fopen("tests/ir/run/ops.gir", "rb");
-    CHECK(f != NULL);
-    if (!f) return;
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = gpuir_module_parse(ctx, text, n, "tests/ir/run/ops.gir");
-    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/run/ops.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
     static const int archs[] = {75, 80, 90};
     for (size_t i = 0; i < 3; i++) {
         long spilled = -2;
@@ -303,14 +310,9 @@ TEST(nvrtc_compiles_every_kernel_without_spills) {
    sm_90 without spills or local memory, reading shared memory and global
    memory 16 bytes at a time. */
 TEST(nvrtc_compiles_register_tiled_matmuls) {
-    size_t n;
-    char *text = gpuir__slurp("tests/ir/run/matmul-f32.gir", &n);
-    CHECK(text != NULL);
-    if (!text) return;
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = gpuir_module_parse(ctx, text, n, "tests/ir/run/matmul-f32.gir");
-    free(text);
-    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/run/matmul-f32.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
     char *src = gpuir_module_emit_cuda(m);
     CHECK(src && strstr(src, "float acc[8][8];") && strstr(src, "float acc[4][4];"));
     gpuir_free(src);
@@ -333,14 +335,9 @@ TEST(nvrtc_compiles_register_tiled_matmuls) {
 /* Kernels with dynamic dims compile too: their sizes are long long
    parameters after the buffers. */
 TEST(nvrtc_compiles_dynamic_kernels) {
-    size_t n;
-    char *text = gpuir__slurp("tests/ir/run/dynamic.gir", &n);
-    CHECK(text != NULL);
-    if (!text) return;
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = gpuir_module_parse(ctx, text, n, "tests/ir/run/dynamic.gir");
-    free(text);
-    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/run/dynamic.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
     long spilled = -2;
     char *ptx = NULL;
     gpuir_result r = gpuir_module_compile_cuda(m, 80, &spilled, &ptx);
