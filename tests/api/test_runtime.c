@@ -401,6 +401,45 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The tensor-core stages are dynamic shared memory: a launch must give
+   them (gpuir__launch_smem). On the emulator a launch that gives less
+   fails, naming both sizes, where a GPU would fault; with them it runs. */
+TEST(emulator_refuses_a_launch_short_of_dynamic_shared_memory) {
+    static const char text[] =
+        "func.func @h(%x: tensor<64x32xbf16>, %w: tensor<32x64xbf16>) -> tensor<64x64xbf16> {\n"
+        "  %m = matmul %x, %w : (tensor<64x32xbf16>, tensor<32x64xbf16>) -> tensor<64x64xbf16>\n"
+        "  return %m : tensor<64x64xbf16>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = parse(ctx, text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    gpuir_program *p = make(m, GPUIR_BACKEND_EMU, NULL);
+    CHECK(p != NULL && stbds_arrlenu(p->kernels) == 1 && p->kernels[0].dynamic_bytes > 48 * 1024);
+    if (!p || stbds_arrlenu(p->kernels) != 1) { gpuir_ctx_destroy(ctx); return; }
+    const gpuir__op *launch = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(m->ops) && !launch; i++)
+        if (m->ops[i].kind == GPUIR_OP_GPU_LAUNCH_FUNC) launch = &m->ops[i];
+    CHECK(launch && gpuir__launch_smem(p, launch) == (int64_t)p->kernels[0].dynamic_bytes);
+    gpuir__drv *d = &p->drv;
+    gpuir__dptr args[3] = {0, 0, 0};
+    void *params[3] = {&args[0], &args[1], &args[2]};
+    const size_t bytes[3] = {64 * 32 * 2, 32 * 64 * 2, 64 * 64 * 2};
+    const unsigned grid[3] = {1, 1, 1}, block[3] = {256, 1, 1};
+    CHECK(d->enter(d->self) == 0);
+    for (int i = 0; i < 3; i++) CHECK(d->mem_alloc(d->self, &args[i], bytes[i], 0) == 0);
+    int rc = d->launch(d->self, p->functions[0], grid, block, 0, params, 3, 0);
+    if (!rc) rc = d->synchronize(d->self);
+    const char *name = "", *what = "", *detail = "";
+    d->describe(d->self, rc, &name, &what, &detail);
+    CHECK(rc == 719 && strstr(detail, "declares") && strstr(detail, "the launch gave 0"));
+    rc = d->launch(d->self, p->functions[0], grid, block, p->kernels[0].dynamic_bytes, params, 3, 0);
+    CHECK(rc == 0 && d->synchronize(d->self) == 0);
+    for (int i = 0; i < 3; i++) d->mem_free(d->self, args[i], 0);
+    d->synchronize(d->self);
+    d->leave(d->self);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A tensor-core kernel strides over its tiles: with fewer blocks than
    tiles (a grid the text sets), each block computes several, refilling
    its shared-memory stages, and the result is still the interpreter's. */
@@ -839,6 +878,7 @@ int main(void) {
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(tensor_core_tiles_stride_over_any_grid);
+    RUN(emulator_refuses_a_launch_short_of_dynamic_shared_memory);
     RUN(dynamic_dims_run_at_any_size_and_must_agree);
     RUN(cuda_source_is_deterministic);
     RUN(cuda_available_says_why_not);
