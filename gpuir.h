@@ -10428,6 +10428,7 @@ struct gpuir_program {
     size_t n_run_slots;
     uint32_t *launch_kernel;        /* op id - 1 -> index + 1 in kernels of the launch's kernel,
                                        0 until the op first runs (made with run_slots) */
+    size_t n_launch_kernel;         /* the module's ops when it was made */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
     gpuir_program_stats stats;
     unsigned n_streams, n_events;   /* what its host functions name (the async pass) */
@@ -12114,7 +12115,8 @@ static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpu
 /* The index in p->kernels of the kernel a launch runs (their count when
    it has none), looked up by symbol on the op's first run only. */
 static size_t gpuir__run_launch_kernel(const gpuir_program *p, const gpuir__op *op) {
-    uint32_t *known = p->launch_kernel ? &p->launch_kernel[op - p->m->ops] : NULL;
+    size_t at = (size_t)(op - p->m->ops);
+    uint32_t *known = at < p->n_launch_kernel ? &p->launch_kernel[at] : NULL;
     if (known && *known) return *known - 1;
     const gpuir__attr *sym = gpuir__attr_get(p->m, op, GPUIR__KEY_KERNEL);
     uint32_t kid = gpuir__launch_target(p->m, gpuir__string(p->m, sym->off));
@@ -12766,6 +12768,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
         p->run_slots = (gpuir__slot *)gpuir__calloc(n_values + 1, sizeof *p->run_slots);
         p->launch_kernel = (uint32_t *)gpuir__calloc(stbds_arrlenu(p->m->ops) + 1, sizeof *p->launch_kernel);
         p->n_run_slots = p->run_slots && p->launch_kernel ? n_values : 0;
+        p->n_launch_kernel = p->n_run_slots ? stbds_arrlenu(p->m->ops) : 0;
         if (!p->n_run_slots) return gpuir__oom(ctx, "a run");
     }
     gpuir__run R;
