@@ -600,7 +600,8 @@ GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p);
 /* Whether a CUDA device is usable here; `why` gets the reason if not. */
 GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
 
-/* Compiles the kernels of a lowered module with NVRTC for sm_<sm> (e.g. 90)
+/* Compiles the kernels of a lowered module with NVRTC for sm_<sm> (e.g. 90;
+   sm_90a when a matmul takes the experimental wgmma kernel)
    without running anything (no GPU needed): *spilled_bytes gets the largest
    register spill of any kernel (-1 if ptxas did not say), *ptx (if not
    NULL) the PTX, freed with gpuir_free. GPUIR_ERR_UNAVAILABLE without
@@ -10647,6 +10648,7 @@ struct gpuir_program {
     struct gpuir__drv drv;
     gpuir__limits limits;
     char *source;                   /* the module as the backend compiles it */
+    bool wgmma;                     /* a kernel uses wgmma: sm_90a on an sm_90 device */
     gpuir__cg_kernel_info *kernels; /* stb_ds: one per kernel */
     void **functions;               /* stb_ds: their handles, in that order */
     void *module;                   /* the loaded module */
@@ -10938,8 +10940,14 @@ static void gpuir__cuda_backend_close(gpuir_program *p) {
     p->drv.self = NULL;
 }
 
+/* Whether a module compiled for sm_<sm> (not PTX) takes the arch-specific
+   target: sm_90a when a kernel uses wgmma (gpuir__module_uses_wgmma). */
+static bool gpuir__nvrtc_arch_specific(bool wgmma, int sm, bool as_ptx) {
+    return wgmma && sm == 90 && !as_ptx;
+}
+
 /* NVRTC for the device's exact architecture (PTX when the device is newer
-   than NVRTC knows); cubin bytes, or PTX text with its NUL. */
+   than NVRTC knows; sm_90a for wgmma); cubin bytes, or PTX text with its NUL. */
 static gpuir_result gpuir__cuda_compile(gpuir_program *p, void **image, size_t *size) {
     gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
     bool as_ptx = false;
@@ -10948,7 +10956,8 @@ static gpuir_result gpuir__cuda_compile(gpuir_program *p, void **image, size_t *
         return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "NVRTC %d.%d cannot compile for sm_%d (%s)", C->nv.major,
                            C->nv.minor, C->dev.sm, C->dev.name);
     char *img = NULL;
-    gpuir_result r = gpuir__nvrtc_compile(p->ctx, &C->nv, p->source, "gpuir_kernels.cu", sm, false, as_ptx, NULL, 0,
+    gpuir_result r = gpuir__nvrtc_compile(p->ctx, &C->nv, p->source, "gpuir_kernels.cu", sm,
+                                          gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx), as_ptx, NULL, 0,
                                           &img, size, NULL);
     *image = img;
     return r;
@@ -10964,7 +10973,8 @@ static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *si
     char arch[32], nvrtc[32];
     bool as_ptx = false;
     int sm = gpuir__nvrtc_pick_arch(&C->nv, C->dev.sm, &as_ptx);
-    snprintf(arch, sizeof arch, "%s_%d", as_ptx ? "compute" : "sm", sm);
+    snprintf(arch, sizeof arch, "%s_%d%s", as_ptx ? "compute" : "sm", sm,
+             gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx) ? "a" : "");
     snprintf(nvrtc, sizeof nvrtc, "nvrtc %d.%d", C->nv.major, C->nv.minor);
     const char *parts[5] = {"cuda", p->source, arch, nvrtc, GPUIR_VERSION_STRING};
     return gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, image, size);
@@ -11008,13 +11018,15 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
     char *image = NULL, *log = NULL;
     size_t size = 0;
     const char *verbose = GPUIR__NVRTC_OPT_PTXAS_VERBOSE;
-    if (!r) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, false, false, &verbose, 1, &image,
+    bool specific = gpuir__nvrtc_arch_specific(gpuir__module_uses_wgmma(m), sm, false);
+    if (!r) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, false, &verbose, 1, &image,
                                      &size, &log);
     if (!r && spilled_bytes) *spilled_bytes = log ? gpuir__nvrtc_spilled_bytes(log) : -1;
     GPUIR_FREE(image);
     GPUIR_FREE(log);
     image = NULL;
-    if (!r && ptx) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, false, true, NULL, 0, ptx, &size, NULL);
+    if (!r && ptx)
+        r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, true, NULL, 0, ptx, &size, NULL);
     if (nv.lib) gpuir__nvrtc_unload(&nv);
     GPUIR_FREE(source);
     return r;
@@ -13141,6 +13153,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!r) {
         p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? &gpuir__cg_cuda : &gpuir__cg_emu,
                                      &p->kernels);
+        p->wgmma = gpuir__module_uses_wgmma(m);
         r = p->source ? GPUIR_OK : ctx->result;
     }
     if (!r) r = gpuir__program_load(p);
