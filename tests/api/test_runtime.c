@@ -436,6 +436,9 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
     CHECK(ptx && strstr(ptx, "wgmma.fence.sync.aligned") && strstr(ptx, "wgmma.commit_group.sync.aligned") &&
           strstr(ptx, "wgmma.wait_group.sync.aligned 0"));
     CHECK(ptx && strstr(ptx, "fence.proxy.async.shared::cta"));
+    /* the descriptors' constant bits, per the PTX ISA's layout: LBO 128 >> 4
+       at bit 16, SBO 1024 >> 4 at bit 32, swizzle 0 (0x4000080000) */
+    CHECK(ptx && strstr(ptx, ", 274878431232;"));
     CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "cp.async.wait_group 1;"));
     gpuir_free(ptx);
     ptx = NULL;
