@@ -170,7 +170,7 @@ typedef enum gpuir_dtype {
    attributes the op takes and how its result type is inferred:
      UNARY      1 operand, same type out
      BINARY     2 operands, NumPy broadcasting, same dtype out
-     MATMUL     [..,M,K] x [..,K,N] -> [..,M,N]; attrs transpose_a/_b, tf32 (bool)
+     MATMUL     [..,M,K] x [..,K,N] -> [..,M,N]; attrs transpose_a/_b, tf32, wgmma (bool)
      REDUCE     1 operand; attrs axes = [..] (required), keepdims (bool)
      TRANSPOSE  1 operand; attr perm = [..] (required)
      RESHAPE    1 operand; the result type is given, same element count
@@ -391,12 +391,18 @@ GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
 #define GPUIR_TRANSPOSE_A 1u
 #define GPUIR_TRANSPOSE_B 2u
 #define GPUIR_TF32 4u
+#define GPUIR_WGMMA 8u
 /* a: [..., M, K] (or [..., K, M] with GPUIR_TRANSPOSE_A), b: [..., K, N]
    (or [..., N, K]); batch dims broadcast. The result has the input dtype;
    the reference interpreter accumulates in double (ints in 64 bits).
    GPUIR_TF32 (f32 only; opt in, it changes results; attribute `tf32`):
    each operand element is first rounded to TF32 (10 mantissa bits, to
-   nearest, ties away from zero), then multiplied on tensor cores. */
+   nearest, ties away from zero), then multiplied on tensor cores.
+   GPUIR_WGMMA (attribute `wgmma`; EXPERIMENTAL, off by default, not yet
+   validated on hardware): asks for the Hopper kernel (wgmma.mma_async,
+   sm_90a) where it applies: f16 or bf16 with GPUIR_TRANSPOSE_B, static
+   sizes, K a multiple of 8. Elsewhere the flag is ignored. On a device
+   other than sm_90 the same kernel runs a slow portable path. */
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
                                   unsigned flags);
 /* kind: GPUIR_OP_REDUCE_SUM, _MAX or _MEAN; axes may be negative. */
@@ -594,7 +600,8 @@ GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p);
 /* Whether a CUDA device is usable here; `why` gets the reason if not. */
 GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
 
-/* Compiles the kernels of a lowered module with NVRTC for sm_<sm> (e.g. 90)
+/* Compiles the kernels of a lowered module with NVRTC for sm_<sm> (e.g. 90;
+   sm_90a when a matmul takes the experimental wgmma kernel)
    without running anything (no GPU needed): *spilled_bytes gets the largest
    register spill of any kernel (-1 if ptxas did not say), *ptx (if not
    NULL) the PTX, freed with gpuir_free. GPUIR_ERR_UNAVAILABLE without
@@ -1049,7 +1056,7 @@ typedef enum gpuir__attr_kind {
    messages. */
 typedef enum gpuir__attr_key {
     GPUIR__KEY_OTHER,
-    GPUIR__KEY_TRANSPOSE_A, GPUIR__KEY_TRANSPOSE_B, GPUIR__KEY_TF32, GPUIR__KEY_AXES, GPUIR__KEY_KEEPDIMS,
+    GPUIR__KEY_TRANSPOSE_A, GPUIR__KEY_TRANSPOSE_B, GPUIR__KEY_TF32, GPUIR__KEY_WGMMA, GPUIR__KEY_AXES, GPUIR__KEY_KEEPDIMS,
     GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
     GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
     GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION,
@@ -1544,7 +1551,7 @@ static const struct gpuir__attr_key_info {
 } gpuir__attr_keys[GPUIR__KEY_COUNT] = {
     {"", -1, ""},
     {"transpose_a", GPUIR__ATTR_BOOL, "a bool"}, {"transpose_b", GPUIR__ATTR_BOOL, "a bool"},
-    {"tf32", GPUIR__ATTR_BOOL, "a bool"}, {"axes", GPUIR__ATTR_INTS, "an integer list"},
+    {"tf32", GPUIR__ATTR_BOOL, "a bool"}, {"wgmma", GPUIR__ATTR_BOOL, "a bool"}, {"axes", GPUIR__ATTR_INTS, "an integer list"},
     {"keepdims", GPUIR__ATTR_BOOL, "a bool"}, {"perm", GPUIR__ATTR_INTS, "an integer list"},
     {"value", -1, ""}, {"name", GPUIR__ATTR_SYMBOL, "a @symbol"}, {"axis", GPUIR__ATTR_INT, "an integer"},
     {"dims_of", GPUIR__ATTR_INTS, "an integer list"}, {"kernel", GPUIR__ATTR_SYMBOL, "a @symbol"},
@@ -1646,7 +1653,7 @@ static gpuir__attr *gpuir__attrs_key(const gpuir__attrs *as, gpuir__attr_key key
 /* Allowed attributes per class, as a set of keys. */
 static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     switch (c) {
-    case GPUIR__CLASS_MATMUL: return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32);
+    case GPUIR__CLASS_MATMUL: return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32) | GPUIR__KEYS(WGMMA);
     case GPUIR__CLASS_REDUCE: return GPUIR__KEYS(AXES) | GPUIR__KEYS(KEEPDIMS);
     case GPUIR__CLASS_TRANSPOSE: return GPUIR__KEYS(PERM);
     case GPUIR__CLASS_CONSTANT: return GPUIR__KEYS(VALUE);
@@ -2574,6 +2581,7 @@ GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
     if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_TF32) { gpuir__attr_push_int(m, "tf32", GPUIR__ATTR_BOOL, 1); n++; }
+    if (flags & GPUIR_WGMMA) { gpuir__attr_push_int(m, "wgmma", GPUIR__ATTR_BOOL, 1); n++; }
     uint32_t ids[2] = {a.id, b.id};
     return gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n, NULL);
 }
@@ -6929,6 +6937,12 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
    - REGISTER_TILED_64: the same kernel with 64x64 block tiles, each thread
      computing 4x4 outputs, for f32 matmuls with M and N >= 64 that would
      get fewer 128x128 tiles: four times the blocks to fill the device.
+   - WGMMA (EXPERIMENTAL, opt in with the matmul's `wgmma` attribute; not
+     yet validated on hardware): f16 or bf16 with B transposed and K a
+     multiple of 8: the TENSOR_CORES tiles and threads (128x128, 256), but
+     each warpgroup multiplies 64 rows with wgmma.mma_async m64n128k16
+     straight from shared memory (sm_90a; gpuir__cg_matmul_wgmma). Without
+     the attribute such a matmul takes TENSOR_CORES.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
 /* The fewest 128x128 tiles an f32 matmul takes them with: an H100 SXM's
    SM count (132; the passes do not know the device). With fewer, SMs would
@@ -6941,6 +6955,7 @@ typedef enum gpuir__matmul_form {
     GPUIR__MATMUL_REGISTER_TILED,
     GPUIR__MATMUL_REGISTER_TILED_64,
     GPUIR__MATMUL_TENSOR_CORES,
+    GPUIR__MATMUL_WGMMA,
 } gpuir__matmul_form;
 
 static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpuir__func *k) {
@@ -6953,7 +6968,8 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
         bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
         int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
         int64_t vec = 16 / (int64_t)gpuir_dtype_size(o->dtype);       /* elements in 16 bytes */
-        bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32);
+        bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), half = o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16;
+        if (half && gpuir__op_flag(m, op, GPUIR__KEY_WGMMA) && !ta && tb && K % vec == 0) return GPUIR__MATMUL_WGMMA;
         if ((o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16 || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0))
             return GPUIR__MATMUL_TENSOR_CORES;
         if (o->dtype != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
@@ -6967,8 +6983,18 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
 /* Whether any kernel of the module runs on tensor cores (its source then
    carries the mma and cp.async helpers). */
 static bool gpuir__module_uses_tensor_cores(const gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        gpuir__matmul_form form = m->funcs[f].kernel ? gpuir__matmul_form_of(m, &m->funcs[f]) : GPUIR__MATMUL_PLAIN;
+        if (form == GPUIR__MATMUL_TENSOR_CORES || form == GPUIR__MATMUL_WGMMA) return true;
+    }
+    return false;
+}
+
+/* Whether any kernel of the module uses wgmma (its source then carries the
+   wgmma helpers, and NVRTC compiles it for sm_90a on an sm_90 device). */
+static bool gpuir__module_uses_wgmma(const gpuir_module *m) {
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
-        if (m->funcs[f].kernel && gpuir__matmul_form_of(m, &m->funcs[f]) == GPUIR__MATMUL_TENSOR_CORES) return true;
+        if (m->funcs[f].kernel && gpuir__matmul_form_of(m, &m->funcs[f]) == GPUIR__MATMUL_WGMMA) return true;
     return false;
 }
 
@@ -7893,13 +7919,111 @@ static const char gpuir__cg_tc_emu[] =
     "#define gpuir_cp_async_commit()\n"
     "#define gpuir_cp_async_wait(n)\n";
 
-/* What codegen writes for a target: its prelude and tensor-core helpers. */
+/* wgmma helpers (EXPERIMENTAL, unvalidated on hardware), in a module's
+   source only when one of its kernels uses them (gpuir__module_uses_wgmma).
+   A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
+   bits 0-13 the start address >> 4, 16-29 the leading byte offset >> 4,
+   32-45 the stride byte offset >> 4, 49-51 the base offset (0), 62-63 the
+   swizzle mode (0: none). For a K-major operand without swizzle the
+   matrix is made of core matrices of 8 rows x 16 bytes (8 halves), each
+   stored contiguously (row r at 16 r); LBO is the distance between core
+   matrices next to each other along K, SBO between those next to each
+   other along M (or N). GPUIR_WGMMA_F16/BF16(d, da, db, base, addr) is
+   wgmma.mma_async m64n128k16 with f32 accumulators, A (64 x 16) and B
+   (128 x 16, B^T's rows: "K-major", imm-trans-b 0) from descriptors: D +=
+   A B^T. Thread t of the warpgroup (w = t / 32, l = t % 32, g = l / 4,
+   q = l % 4) holds d[f] = D[16 w + g + 8 (f / 2 % 2)][8 (f / 4) + 2 q +
+   f % 2] (the m64nNk16 D fragment). gpuir_wgmma_portable computes the
+   same from shared memory, each thread its own 64 elements (no thread
+   talks to another: wgmma reads shared memory, not registers); `base` is
+   the generic pointer to shared memory whose shared address is `addr`. It
+   is the emulator's wgmma, and the CUDA one below sm_90a (slow, but
+   correct). The text shared by both targets (kind: 0 f16, 1 bf16): */
+static const char gpuir__cg_wgmma_helpers[] =
+    "GPUIR_DEVICE unsigned long long gpuir_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo) {\n"
+    "    return (unsigned long long)((addr >> 4) & 0x3fffu) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
+    "           (unsigned long long)((sbo >> 4) & 0x3fffu) << 32;\n"
+    "}\n"
+    "GPUIR_DEVICE float gpuir_wgmma_elem(const unsigned char *base, unsigned addr, unsigned long long desc, int r, int k,\n"
+    "                                    int kind) {\n"
+    "    unsigned start = (unsigned)(desc & 0x3fffu) << 4, lbo = (unsigned)(desc >> 16 & 0x3fffu) << 4;\n"
+    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4;\n"
+    "    unsigned at = start + (unsigned)(r / 8) * sbo + (unsigned)(k / 8) * lbo + (unsigned)(r % 8) * 16u + (unsigned)(k % 8) * 2u;\n"
+    "    unsigned short x = *(const unsigned short *)(base + (at - addr));\n"
+    "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_portable(GPUIR_LANE float *d, unsigned long long da, unsigned long long db,\n"
+    "                                      const void *base, unsigned addr, int kind) {\n"
+    "    int t = GPUIR_THREAD_RANK % 128, g = t % 32 / 4, q = t % 4, row0 = t / 32 * 16 + g;\n"
+    "    const unsigned char *b8 = (const unsigned char *)base;\n"
+    "    GPUIR_ROLLED\n"
+    "    for (int f = 0; f < 64; f++) {\n"
+    "        int row = row0 + f / 2 % 2 * 8, col = f / 4 * 8 + q * 2 + f % 2;\n"
+    "        float sum = 0.0f;\n"
+    "        for (int k = 0; k < 16; k++)\n"
+    "            sum += gpuir_wgmma_elem(b8, addr, da, row, k, kind) * gpuir_wgmma_elem(b8, addr, db, col, k, kind);\n"
+    "        d[f] += sum;\n"
+    "    }\n"
+    "}\n";
+
+/* The wgmma helpers for NVRTC: the instructions on sm_90a (where NVRTC
+   defines __CUDA_ARCH_FEAT_SM90_ALL), gpuir_wgmma_portable elsewhere.
+   gpuir_wgmma_fence, _commit and _wait0 are wgmma.fence, commit_group and
+   wait_group 0; gpuir_fence_proxy_async is fence.proxy.async.shared::cta
+   (what cp.async wrote, which the generic proxy wrote, made visible to
+   wgmma's async proxy); GPUIR_WGMMA_KEEP(d) keeps the compiler from moving
+   accesses of the accumulators across a wait. */
+static const char gpuir__cg_wgmma_cuda[] =
+    "#define GPUIR_SMEM_ADDR(p) ((unsigned)__cvta_generic_to_shared(p))\n"
+    "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+    "#define GPUIR_WGMMA_D8(i) \"+f\"(d[i]), \"+f\"(d[i + 1]), \"+f\"(d[i + 2]), \"+f\"(d[i + 3]), \\\n"
+    "    \"+f\"(d[i + 4]), \"+f\"(d[i + 5]), \"+f\"(d[i + 6]), \"+f\"(d[i + 7])\n"
+    "#define GPUIR_WGMMA_ASM(type) asm volatile(\"wgmma.mma_async.sync.aligned.m64n128k16.f32.\" type \".\" type \" {\" \\\n"
+    "    \"%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, \" \\\n"
+    "    \"%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, \" \\\n"
+    "    \"%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, \" \\\n"
+    "    \"%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63\" \\\n"
+    "    \"}, %64, %65, 1, 1, 1, 0, 0;\" : GPUIR_WGMMA_D8(0), GPUIR_WGMMA_D8(8), GPUIR_WGMMA_D8(16), GPUIR_WGMMA_D8(24), \\\n"
+    "    GPUIR_WGMMA_D8(32), GPUIR_WGMMA_D8(40), GPUIR_WGMMA_D8(48), GPUIR_WGMMA_D8(56) : \"l\"(da), \"l\"(db) : \"memory\")\n"
+    "GPUIR_DEVICE void gpuir_wgmma_f16(float *d, unsigned long long da, unsigned long long db) { GPUIR_WGMMA_ASM(\"f16\"); }\n"
+    "GPUIR_DEVICE void gpuir_wgmma_bf16(float *d, unsigned long long da, unsigned long long db) { GPUIR_WGMMA_ASM(\"bf16\"); }\n"
+    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_f16(d, da, db)\n"
+    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_bf16(d, da, db)\n"
+    "GPUIR_DEVICE void gpuir_wgmma_fence(void) { asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); }\n"
+    "GPUIR_DEVICE void gpuir_wgmma_commit(void) { asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); }\n"
+    "GPUIR_DEVICE void gpuir_wgmma_wait0(void) { asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); }\n"
+    "GPUIR_DEVICE void gpuir_fence_proxy_async(void) { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
+    "#define GPUIR_WGMMA_KEEP(d) do { GPUIR_UNROLL for (int f_ = 0; f_ < 64; f_++) asm volatile(\"\" : \"+f\"(d[f_]) :: \"memory\"); } while (0)\n"
+    "#else\n"
+    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0)\n"
+    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1)\n"
+    "GPUIR_DEVICE void gpuir_wgmma_fence(void) {}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_commit(void) {}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_wait0(void) {}\n"
+    "GPUIR_DEVICE void gpuir_fence_proxy_async(void) {}\n"
+    "#define GPUIR_WGMMA_KEEP(d)\n"
+    "#endif\n";
+
+/* The wgmma helpers for the emulator: shared addresses are offsets from
+   the block's shared memory; fences, commits and waits have nothing to do
+   (the block's barriers stay real). */
+static const char gpuir__cg_wgmma_emu[] =
+    "#define GPUIR_SMEM_ADDR(p) ((unsigned)((const unsigned char *)(p) - gpuir__lane->shared))\n"
+    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0)\n"
+    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1)\n"
+    "#define gpuir_wgmma_fence()\n"
+    "#define gpuir_wgmma_commit()\n"
+    "#define gpuir_wgmma_wait0()\n"
+    "#define gpuir_fence_proxy_async()\n"
+    "#define GPUIR_WGMMA_KEEP(d)\n";
+
+/* What codegen writes for a target: its prelude, tensor-core and wgmma helpers. */
 typedef struct gpuir__cg_target {
-    const char *prelude, *tensor_cores;
+    const char *prelude, *tensor_cores, *wgmma;
 } gpuir__cg_target;
 
-static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda};
-static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu};
+static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda, gpuir__cg_wgmma_cuda};
+static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, gpuir__cg_wgmma_emu};
 
 /* ---- the generator's state ---- */
 
@@ -9100,6 +9224,102 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     return gpuir__cg_matmul_epilogue(C, at, "float", value);
 }
 
+/* The wgmma matmul (GPUIR__MATMUL_WGMMA; EXPERIMENTAL, not yet validated
+   on hardware): f16 or bf16, B transposed, 128x128 block tiles of 256
+   threads as two warpgroups, warpgroup w (threads 128 w ..) computing
+   rows 64 w .. 64 w + 63 of the tile with wgmma.mma_async m64n128k16, A
+   and B^T from shared memory through descriptors (gpuir__cg_wgmma_helpers).
+   64 halves of k a stage, GPUIR__TC_STAGES (3) stages of 32 KiB in
+   dynamic shared memory (96 KiB), filled by cp.async two k tiles ahead.
+   A stage is A's 128 rows, then B^T's 128 rows (16 KiB each), in the
+   K-major canonical layout without swizzle: core matrices of 8 rows x 16
+   bytes (8 halves of k), each 128 contiguous bytes; the 8 core matrices of
+   a group of 8 rows follow each other along k (LBO: 128 bytes), groups of
+   rows follow each other (SBO: 1024 bytes). Element (r, k) of a stage
+   half lies at byte 1024 (r / 8) + 128 (k / 8) + 16 (r % 8) + 2 (k % 8);
+   k step kk (16 halves: two core matrices along k) starts 256 kk bytes
+   in, warpgroup w's A rows 8192 w bytes in. A warp's copies write 4
+   whole core matrices (16 rows x 2 k chunks: no bank conflicts) and read
+   32 contiguous bytes of each of 16 rows. Step kt: copies (as the
+   TENSOR_CORES pipeline), wait for k tile kt, fence.proxy.async (cp.async
+   wrote through the generic proxy; wgmma reads through the async proxy),
+   barrier, wgmma.fence, four wgmma (k steps of 16), commit, wait for all
+   of them (the stage is refilled next step), barrier. */
+#define GPUIR__WG_STAGE 16384               /* halves of a stage: A's 128 x 64, B^T's 128 x 64 */
+
+/* cp.async of one operand's 1024 16-byte pieces of a stage (four a
+   thread): piece e is row r = e % 256 / 2 of the tile (of `dim` rows:
+   M or N; `g` its global row), k chunk c = 2 (e / 256) + e % 2. */
+static void gpuir__cg_wgmma_copy(gpuir__str *s, const char *g, int p, const char *base, long long rows, long long K,
+                                 int at) {
+    gpuir__str_appendf(s, "                for (int e = t; e < 1024; e += 256) {\n"
+                       "                    int r = e %% 256 / 2, c = e / 256 * 2 + e %% 2;\n"
+                       "                    long long %s = t%c * 128 + r, gk = k0 + c * 8;\n"
+                       "                    int ok = %s < %lldLL && gk < %lldLL;\n"
+                       "                    gpuir_cp_async16(sm + st * %d + %d + r / 8 * 512 + c * 64 + r %% 8 * 8,\n"
+                       "                                     ok ? (const void *)(p%d + %s + %s * %lldLL + gk) : (const void *)p%d, ok);\n"
+                       "                }\n",
+                       g, g[1], g, rows, K, GPUIR__WG_STAGE, at, p, base, g, K, p);
+}
+
+/* The k loop of a wgmma tile: GPUIR__TC_STAGES stages in a ring. */
+static void gpuir__cg_wgmma_pipeline(gpuir__cg *C, const char *mma, int pa, int pb, long long M, long long N,
+                                     long long K) {
+    long long k_tiles = (K + 63) / 64;
+    int ahead = GPUIR__TC_STAGES - 1;
+    gpuir__str_appendf(C->s, "        for (long long kt = -%d; kt < %lldLL; kt++) {\n"
+                       "            if (kt + %d < %lldLL) {\n"
+                       "                int st = (int)((kt + %d) %% %d);\n"
+                       "                long long k0 = (kt + %d) * 64;\n",
+                       ahead, k_tiles, ahead, k_tiles, ahead, GPUIR__TC_STAGES, ahead);
+    gpuir__cg_wgmma_copy(C->s, "gm", pa, "a0", M, K, 0);
+    gpuir__cg_wgmma_copy(C->s, "gn", pb, "b0", N, K, GPUIR__WG_STAGE / 2);
+    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
+                       "            gpuir_cp_async_wait(%d);\n            gpuir_fence_proxy_async();\n            GPUIR_SYNC();\n"
+                       "            unsigned sa = sbase + (unsigned)(kt %% %d) * %uu, sb = sa + %uu;\n"
+                       "            sa += (unsigned)wg * %uu;\n"
+                       "            gpuir_wgmma_fence();\n"
+                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < 4; kk++)\n"
+                       "                GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc(sa + kk * 256u, 128u, 1024u),\n"
+                       "                               gpuir_wgmma_desc(sb + kk * 256u, 128u, 1024u), smem, sbase);\n"
+                       "            gpuir_wgmma_commit();\n            gpuir_wgmma_wait0();\n            GPUIR_WGMMA_KEEP(acc);\n"
+                       "            GPUIR_SYNC();\n        }\n",
+                       GPUIR__TC_STAGES - 2, GPUIR__TC_STAGES, GPUIR__WG_STAGE * 2u, GPUIR__WG_STAGE, 64u * 128u, mma);
+}
+
+static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int pb) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
+    long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
+    C->dynamic_bytes = (uint32_t)(GPUIR__TC_STAGES * GPUIR__WG_STAGE * 2);
+    C->barriers = true;
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n    unsigned short *sm = (unsigned short *)smem;\n"
+                       "    unsigned sbase = GPUIR_SMEM_ADDR(smem);\n"
+                       "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;\n"
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
+                       C->dynamic_bytes, tiles_n * tiles_m * batches);
+    gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);
+    gpuir__str_appendf(C->s, "        long long a0 = ");
+    gpuir__cg_batch_index(C, C->s, o, a);
+    gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
+    gpuir__cg_batch_index(C, C->s, o, b);
+    gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[64];\n"
+                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n", K * N);
+    gpuir__cg_wgmma_pipeline(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", pa, pb, M, N, K);
+    gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
+                       "            long long gm = tm * 128 + warp * 16 + g + f / 2 %% 2 * 8;\n"
+                       "            long long gn = tn * 128 + f / 4 * 8 + q * 2 + f %% 2;\n"
+                       "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
+                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
+                       M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : "gpuir_round_f16(acc[f])";
+    return gpuir__cg_matmul_epilogue(C, at, "float", value);
+}
+
 /* A matmul and its elementwise epilogue (bias, activation, residual). */
 static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
@@ -9117,6 +9337,7 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     if (form == GPUIR__MATMUL_REGISTER_TILED) return gpuir__cg_matmul_rt(C, at, pa, pb, 128);
     if (form == GPUIR__MATMUL_REGISTER_TILED_64) return gpuir__cg_matmul_rt(C, at, pa, pb, 64);
     if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
+    if (form == GPUIR__MATMUL_WGMMA) return gpuir__cg_matmul_wgmma(C, at, pa, pb);
     gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
     gpuir__cg_dims od = gpuir__cg_dims_of(C, o);
     gpuir__cg_prod batch_dims = {1, ""};
@@ -9391,6 +9612,7 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target, g
                                gpuir__cg_ranks, gpuir__cg_helpers);
     if (!r && gpuir__module_uses_tensor_cores(m))
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
+    if (!r && gpuir__module_uses_wgmma(m)) gpuir__str_appendf(&s, "%s%s", target->wgmma, gpuir__cg_wgmma_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;
         gpuir__cg_kernel_info info;
@@ -10418,6 +10640,7 @@ struct gpuir_program {
     struct gpuir__drv drv;
     gpuir__limits limits;
     char *source;                   /* the module as the backend compiles it */
+    bool wgmma;                     /* a kernel uses wgmma: sm_90a on an sm_90 device */
     gpuir__cg_kernel_info *kernels; /* stb_ds: one per kernel */
     void **functions;               /* stb_ds: their handles, in that order */
     void *module;                   /* the loaded module */
@@ -10710,8 +10933,14 @@ static void gpuir__cuda_backend_close(gpuir_program *p) {
     p->drv.self = NULL;
 }
 
+/* Whether a module compiled for sm_<sm> (not PTX) takes the arch-specific
+   target: sm_90a when a kernel uses wgmma (gpuir__module_uses_wgmma). */
+static bool gpuir__nvrtc_arch_specific(bool wgmma, int sm, bool as_ptx) {
+    return wgmma && sm == 90 && !as_ptx;
+}
+
 /* NVRTC for the device's exact architecture (PTX when the device is newer
-   than NVRTC knows); cubin bytes, or PTX text with its NUL. */
+   than NVRTC knows; sm_90a for wgmma); cubin bytes, or PTX text with its NUL. */
 static gpuir_result gpuir__cuda_compile(gpuir_program *p, void **image, size_t *size) {
     gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
     bool as_ptx = false;
@@ -10720,7 +10949,8 @@ static gpuir_result gpuir__cuda_compile(gpuir_program *p, void **image, size_t *
         return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "NVRTC %d.%d cannot compile for sm_%d (%s)", C->nv.major,
                            C->nv.minor, C->dev.sm, C->dev.name);
     char *img = NULL;
-    gpuir_result r = gpuir__nvrtc_compile(p->ctx, &C->nv, p->source, "gpuir_kernels.cu", sm, false, as_ptx, NULL, 0,
+    gpuir_result r = gpuir__nvrtc_compile(p->ctx, &C->nv, p->source, "gpuir_kernels.cu", sm,
+                                          gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx), as_ptx, NULL, 0,
                                           &img, size, NULL);
     *image = img;
     return r;
@@ -10736,7 +10966,8 @@ static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *si
     char arch[32], nvrtc[32];
     bool as_ptx = false;
     int sm = gpuir__nvrtc_pick_arch(&C->nv, C->dev.sm, &as_ptx);
-    snprintf(arch, sizeof arch, "%s_%d", as_ptx ? "compute" : "sm", sm);
+    snprintf(arch, sizeof arch, "%s_%d%s", as_ptx ? "compute" : "sm", sm,
+             gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx) ? "a" : "");
     snprintf(nvrtc, sizeof nvrtc, "nvrtc %d.%d", C->nv.major, C->nv.minor);
     const char *parts[5] = {"cuda", p->source, arch, nvrtc, GPUIR_VERSION_STRING};
     return gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, image, size);
@@ -10780,13 +11011,15 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
     char *image = NULL, *log = NULL;
     size_t size = 0;
     const char *verbose = GPUIR__NVRTC_OPT_PTXAS_VERBOSE;
-    if (!r) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, false, false, &verbose, 1, &image,
+    bool specific = gpuir__nvrtc_arch_specific(gpuir__module_uses_wgmma(m), sm, false);
+    if (!r) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, false, &verbose, 1, &image,
                                      &size, &log);
     if (!r && spilled_bytes) *spilled_bytes = log ? gpuir__nvrtc_spilled_bytes(log) : -1;
     GPUIR_FREE(image);
     GPUIR_FREE(log);
     image = NULL;
-    if (!r && ptx) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, false, true, NULL, 0, ptx, &size, NULL);
+    if (!r && ptx)
+        r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, true, NULL, 0, ptx, &size, NULL);
     if (nv.lib) gpuir__nvrtc_unload(&nv);
     GPUIR_FREE(source);
     return r;
@@ -12915,6 +13148,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!r) {
         p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? &gpuir__cg_cuda : &gpuir__cg_emu,
                                      &p->kernels);
+        p->wgmma = gpuir__module_uses_wgmma(m);
         r = p->source ? GPUIR_OK : ctx->result;
     }
     if (!r) r = gpuir__program_load(p);

@@ -31,6 +31,14 @@ for dt in f32 bf16; do
     then echo "PASS bench: matmul $dt with a fused bias, gelu and residual"
     else echo "FAIL bench: matmul $dt --epilogue (exit $rc)"; cat $out >&2; fi
 done
+# --wgmma (experimental): B stored N x K, the opt-in wgmma kernel (the
+# emulator's portable wgmma without a GPU).
+$bench matmul --dtype=bf16 --wgmma --m=200 --n=136 --k=72 --epilogue=bias,gelu,residual > $out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q -e "^emu bf16-wgmma .*epilogue bias,gelu,residual: matches the interpreter (run, and kernel launched alone)" \
+                       -e "^bench matmul bf16-wgmma m=200 n=136 k=72 epilogue=bias,gelu,residual " $out
+then echo "PASS bench: matmul --wgmma bf16 with a fused bias, gelu and residual"
+else echo "FAIL bench: matmul --wgmma (exit $rc)"; cat $out >&2; fi
 if ! $bench matmul --epilogue=bias,relu,gelu > $out 2>&1 && grep -q 'epilogue takes a list' $out
 then echo "PASS bench: matmul --epilogue refuses two activations"
 else echo "FAIL bench: matmul --epilogue=bias,relu,gelu was accepted"; cat $out >&2; fi

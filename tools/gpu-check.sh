@@ -3,7 +3,8 @@
 # runs every test program on CUDA, then under compute-sanitizer's memcheck
 # (with leak check), racecheck, initcheck and synccheck, then the seed
 # example and the compile, matmul (f32, tf32, f16, bf16; f32 and bf16 also
-# with a fused bias, gelu and residual), bandwidth and launch benchmarks;
+# with a fused bias, gelu and residual; the experimental wgmma kernel, f16
+# and bf16, B transposed, against cuBLAS), bandwidth and launch benchmarks;
 # the backend tests run once more recording and replaying graphs. Logs go to $OUT (default build/gpu-check); a summary is printed.
 #   tools/gpu-check.sh [STB_INCLUDE_DIR]
 # Without libstb on the machine, pass a directory holding stb_ds.h: gpuir
@@ -41,7 +42,9 @@ for f in tests/bench/seed_matmul.gir tests/bench/seed_matmul_bf16.gir tests/benc
     "$OUT/gpuir-bench" compile $f 2>&1 | grep -v '^bench '
 done
 for b in matmul "matmul --dtype=tf32" "matmul --dtype=f16" "matmul --dtype=bf16" \
-         "matmul --epilogue=bias,gelu,residual" "matmul --dtype=bf16 --epilogue=bias,gelu,residual" bandwidth launch; do
+         "matmul --epilogue=bias,gelu,residual" "matmul --dtype=bf16 --epilogue=bias,gelu,residual" \
+         "matmul --dtype=bf16 --wgmma" "matmul --dtype=f16 --wgmma" \
+         "matmul --dtype=bf16 --wgmma --epilogue=bias,gelu,residual" bandwidth launch; do
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
     "$OUT/gpuir-bench" $b > "$log" 2>&1
     echo "gpuir-bench $b: exit $?"

@@ -2,6 +2,7 @@
 
    gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]
                       [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R]
+                      [--wgmma]
        matmul C = A·B (row-major) with gpuir's generated kernel and with
        cuBLAS (libcublas opened with dlopen; f32: cublasSgemm with FP32 math;
        tf32: f32 data, gpuir's `tf32` matmul against cublasGemmEx with
@@ -22,6 +23,9 @@
        matmul alone, so the ratio is what the fused epilogue costs on top of
        a plain GEMM, and the check applies the epilogue to cuBLAS's result
        on the host.
+       --wgmma (f16, bf16; EXPERIMENTAL): B stored N x K, gpuir's matmul
+       with transpose_b and the opt-in `wgmma` kernel (sm_90a) against
+       cublasGemmEx on the same B (transposed).
    gpuir-bench bandwidth [--elements=N] [--repeat=R]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
@@ -193,9 +197,13 @@ typedef struct mm_case {
     gpuir_dtype dtype;
     bool tf32;              /* f32 data, TF32 tensor cores */
     mm_epilogue epi;
+    bool wgmma;             /* B stored N x K, the `wgmma` kernel (f16, bf16) */
 } mm_case;
 
-static const char *mm_precision(const mm_case *c) { return c->tf32 ? "tf32" : gpuir_dtype_name(c->dtype); }
+static const char *mm_precision(const mm_case *c) {
+    if (c->wgmma) return c->dtype == GPUIR_BF16 ? "bf16-wgmma" : "f16-wgmma";
+    return c->tf32 ? "tf32" : gpuir_dtype_name(c->dtype);
+}
 
 /* The epilogue as --epilogue spells it ("none" without one). */
 static const char *mm_epilogue_name(const mm_epilogue *e, char *buf, size_t size) {
@@ -304,9 +312,9 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
         else if (c->dtype == GPUIR_F32 && !c->tf32)
             rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
                            (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
-        else   /* row-major C = A B is column-major C^T = B^T A^T */
-            rc = cb->gemm_ex(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const void *)(uintptr_t)b[s], cuda_type(c->dtype),
-                             c->n, (const void *)(uintptr_t)a[s], cuda_type(c->dtype), c->k, &zero, (void *)(uintptr_t)out,
+        else   /* row-major C = A B is column-major C^T = B^T A^T (B N x K: B's storage transposed) */
+            rc = cb->gemm_ex(cb->handle, c->wgmma ? 1 : 0, 0, c->n, c->m, c->k, &one, (const void *)(uintptr_t)b[s],
+                             cuda_type(c->dtype), c->wgmma ? c->k : c->n, (const void *)(uintptr_t)a[s], cuda_type(c->dtype), c->k, &zero, (void *)(uintptr_t)out,
                              cuda_type(c->dtype), c->n, c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                              CUBLAS_GEMM_DEFAULT);
         C->cu.cuEventRecord(e1, NULL);
@@ -329,13 +337,13 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
     char text[2048], a[64], b[64], o[64], v[64];
     const char *dt = gpuir_dtype_name(c->dtype);
     snprintf(a, sizeof a, "tensor<%dx%dx%s>", c->m, c->k, dt);
-    snprintf(b, sizeof b, "tensor<%dx%dx%s>", c->k, c->n, dt);
+    snprintf(b, sizeof b, "tensor<%dx%dx%s>", c->wgmma ? c->n : c->k, c->wgmma ? c->k : c->n, dt);
     snprintf(o, sizeof o, "tensor<%dx%dx%s>", c->m, c->n, dt);
     snprintf(v, sizeof v, "tensor<%dx%s>", c->n, dt);
     int n = snprintf(text, sizeof text, "func.func @mm(%%a: %s, %%b: %s%s%s%s%s) -> %s {\n"
                      "  %%c = matmul %%a, %%b%s : (%s, %s) -> %s\n", a, b, c->epi.bias ? ", %bias: " : "",
                      c->epi.bias ? v : "", c->epi.residual ? ", %res: " : "", c->epi.residual ? o : "", o,
-                     c->tf32 ? " {tf32 = true}" : "", a, b, o);
+                     c->tf32 ? " {tf32 = true}" : c->wgmma ? " {transpose_b = true, wgmma = true}" : "", a, b, o);
     const char *last = "c";
     if (c->epi.bias)
         n += snprintf(text + n, sizeof text - (size_t)n, "  %%s = add %%%s, %%bias : (%s, %s) -> %s\n", last, o, v, o), last = "s";
@@ -350,7 +358,7 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
 /* A small CUDA program, to reach the driver through (NULL without a GPU);
    *d is left asking for CUDA. */
 static gpuir_program *cuda_probe(gpuir_ctx *ctx, gpuir_program_desc *d) {
-    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}};
+    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}, false};
     memset(d, 0, sizeof *d);
     d->backend = GPUIR_BACKEND_CUDA;
     return gpuir_program_make(mm_module(ctx, &probe), d);
@@ -483,9 +491,9 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
 
 /* Without a GPU: the emulator at a small size, against the interpreter:
    the program run, then its kernel launched alone as the GPU path does. */
-static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi) {
+static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bool wgmma) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    mm_case c = {64, 64, 64, dtype, tf32, *epi};
+    mm_case c = {64, 64, 64, dtype, tf32, *epi, wgmma};
     if (dtype != GPUIR_F32 || tf32) c.m = 200, c.n = 136, c.k = 72;     /* tensor cores; not tile multiples */
     gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
     gpuir_program_desc d;
@@ -496,7 +504,7 @@ static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi) {
     memset(in, 0, sizeof in);
     memset(&want, 0, sizeof want);
     memset(&got, 0, sizeof got);
-    int64_t dims[4][2] = {{c.m, c.k}, {c.k, c.n}, {c.n, 0}, {c.m, c.n}};
+    int64_t dims[4][2] = {{c.m, c.k}, {wgmma ? c.n : c.k, wgmma ? c.k : c.n}, {c.n, 0}, {c.m, c.n}};
     int n_in = 0;
     for (int i = 0; i < 4; i++) {       /* a, b, then the bias and residual the epilogue takes */
         if ((i == 2 && !c.epi.bias) || (i == 3 && !c.epi.residual)) continue;
@@ -533,9 +541,10 @@ static int bench_matmul(int argc, char **argv) {
                                      {4096, 4096, 4096}, {8192, 8192, 8192}};
     int n_cases = 5, repeat = 30, m = 0, n = 0, k = 0;
     gpuir_dtype dtype = GPUIR_F32;
-    bool tf32 = false;
+    bool tf32 = false, wgmma = false;
     mm_epilogue epi = {false, NULL, false};
     for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--wgmma")) { wgmma = true; continue; }
         if (strncmp(argv[i], "--epilogue=", 11) == 0) {
             if (mm_epilogue_parse(argv[i] + 11, &epi)) continue;
             fprintf(stderr, "gpuir-bench matmul: --epilogue takes a list of bias, one of relu, gelu or silu, "
@@ -560,10 +569,14 @@ static int bench_matmul(int argc, char **argv) {
         fprintf(stderr, "gpuir-bench matmul: give --m, --n and --k > 0\n");
         return 2;
     }
+    if (wgmma && dtype != GPUIR_F16 && dtype != GPUIR_BF16) {
+        fprintf(stderr, "gpuir-bench matmul: --wgmma takes --dtype=f16 or bf16\n");
+        return 2;
+    }
     if (m) n_cases = 1;
     mm_case cases[5];
     for (int i = 0; i < n_cases; i++) {
-        mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi};
+        mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma};
         cases[i] = c;
     }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
@@ -572,7 +585,7 @@ static int bench_matmul(int argc, char **argv) {
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
-        return bench_mm_emu(dtype, tf32, &epi);
+        return bench_mm_emu(dtype, tf32, &epi, wgmma);
     }
     gpuir__cudart *C = (gpuir__cudart *)pp->drv.self;
     printf("device %s (sm_%d, %d SMs), driver %d, gpuir %s\n", C->dev.name, C->dev.sm, C->dev.sm_count,

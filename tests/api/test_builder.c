@@ -168,6 +168,7 @@ TEST(infer_matmul) {
     CHECK_TYPE(m, gpuir_matmul(m, a23, qb, 0), "tensor<?x2x4xf32>");
     CHECK_TYPE(m, gpuir_matmul(m, i23, i34, 0), "tensor<2x4xi32>");
     CHECK_TYPE(m, gpuir_matmul(m, a23, b43, GPUIR_TRANSPOSE_B | GPUIR_TF32), "tensor<2x4xf32>");
+    CHECK_TYPE(m, gpuir_matmul(m, a23, b43, GPUIR_TRANSPOSE_B | GPUIR_WGMMA), "tensor<2x4xf32>");   /* a request: f32 ignores it */
 
     CHECK_BUILD_FAILS(m, gpuir_matmul(m, a23, b43, 0), GPUIR_ERR_SHAPE);           /* K 3 vs 4 */
     CHECK_BUILD_FAILS(m, gpuir_matmul(m, a23, b34, GPUIR_TRANSPOSE_A), GPUIR_ERR_SHAPE);

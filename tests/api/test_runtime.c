@@ -440,6 +440,54 @@ TEST(emulator_refuses_a_launch_short_of_dynamic_shared_memory) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* EXPERIMENTAL: a matmul with `wgmma = true` (bf16 and f16, B transposed)
+   compiles for sm_90 as sm_90a to wgmma.mma_async m64n128k16 with both
+   operands from shared-memory descriptors, fenced, committed and waited
+   for, after fence.proxy.async; no spills, no local memory. For sm_80 and sm_75 the
+   same text compiles to the portable path (no wgmma). Whether it runs
+   right on an H100 is for tools/gpu-check.sh to say. */
+TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
+    static const char text[] =
+        "func.func @w(%x: tensor<200x64xbf16>, %w: tensor<72x64xbf16>, %b: tensor<72xbf16>) -> tensor<200x72xbf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true, wgmma = true} : (tensor<200x64xbf16>, tensor<72x64xbf16>) -> tensor<200x72xbf16>\n"
+        "  %s = add %m, %b : (tensor<200x72xbf16>, tensor<72xbf16>) -> tensor<200x72xbf16>\n"
+        "  %r = gelu %s : (tensor<200x72xbf16>) -> tensor<200x72xbf16>\n"
+        "  return %r : tensor<200x72xbf16>\n}\n"
+        "func.func @h(%x: tensor<4096x4096xf16>, %w: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true, wgmma = true} : (tensor<4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<4096x4096xf16>\n"
+        "  return %m : tensor<4096x4096xf16>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = parse(ctx, text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    long spilled = -2;
+    char *ptx = NULL;
+    gpuir_result r = gpuir_module_compile_cuda(m, 90, &spilled, &ptx);
+    if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+    CHECK_RESULT(ctx, r, GPUIR_OK);
+    CHECK(spilled == 0);
+    CHECK(ptx && strstr(ptx, ".target sm_90a"));
+    CHECK(ptx && !strstr(ptx, ".local"));
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"));
+    CHECK(ptx && strstr(ptx, "wgmma.fence.sync.aligned") && strstr(ptx, "wgmma.commit_group.sync.aligned") &&
+          strstr(ptx, "wgmma.wait_group.sync.aligned 0"));
+    CHECK(ptx && strstr(ptx, "fence.proxy.async.shared::cta"));
+    /* the descriptors' constant bits, per the PTX ISA's layout: LBO 128 >> 4
+       at bit 16, SBO 1024 >> 4 at bit 32, swizzle 0 (0x4000080000) */
+    CHECK(ptx && strstr(ptx, ", 274878431232;"));
+    CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "cp.async.wait_group 1;"));
+    gpuir_free(ptx);
+    static const int others[] = {80, 75};     /* the portable path: accumulators in local memory, no spills */
+    for (size_t i = 0; i < 2; i++) {
+        ptx = NULL;
+        CHECK_RESULT(ctx, gpuir_module_compile_cuda(m, others[i], &spilled, &ptx), GPUIR_OK);
+        CHECK(spilled == 0);
+        CHECK(ptx && !strstr(ptx, "wgmma") && !strstr(ptx, "fence.proxy.async"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A tensor-core kernel strides over its tiles: with fewer blocks than
    tiles (a grid the text sets), each block computes several, refilling
    its shared-memory stages, and the result is still the interpreter's. */
@@ -877,6 +925,7 @@ int main(void) {
     RUN(nvrtc_compiles_register_tiled_matmuls);
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_tensor_core_kernels);
+    RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
     RUN(tensor_core_tiles_stride_over_any_grid);
     RUN(emulator_refuses_a_launch_short_of_dynamic_shared_memory);
     RUN(dynamic_dims_run_at_any_size_and_must_agree);
