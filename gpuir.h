@@ -12058,9 +12058,9 @@ static const char *gpuir__doing_text(gpuir__doing *w) {
     const gpuir_module *m = w->R->p->m;
     const gpuir__op *op = w->op;
     if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
-        const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-        const gpuir__func *kf = gpuir__func_at(m, gpuir__launch_target(m, gpuir__string(m, sym->off)));
-        snprintf(w->text, sizeof w->text, "launching @%s", gpuir__string(m, kf->name));
+        const char *symbol = gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_KERNEL)->off);
+        const gpuir__func *kf = gpuir__func_at(m, gpuir__launch_target(m, symbol));
+        snprintf(w->text, sizeof w->text, "launching @%s", kf ? gpuir__string(m, kf->name) : symbol);
         return w->text;
     }
     bool gpu = op->kind == GPUIR_OP_GPU_MEMCPY;
@@ -12372,15 +12372,16 @@ static int64_t gpuir__launch_smem(const gpuir_program *p, const gpuir__op *op) {
 static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     gpuir_module *m = p->m;
+    gpuir__doing w;
+    gpuir__doing_op(&w, R, op);
     size_t k = gpuir__run_launch_kernel(p, op);
-    const gpuir__func *kf = gpuir__func_at(m, k < stbds_arrlenu(p->kernels) ? p->kernels[k].func
-                                                   : gpuir__launch_target(m, gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_KERNEL)->off)));
+    if (k == stbds_arrlenu(p->kernels))
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: its kernel was not compiled", gpuir__doing_text(&w));
+    const gpuir__func *kf = gpuir__func_at(m, p->kernels[k].func);
     gpuir__dptr args[GPUIR_MAX_OPERANDS];
     long long sizes[GPUIR_MAX_OPERANDS * GPUIR_MAX_RANK];
     void *params[GPUIR__MAX_KERNEL_PARAMS];
     size_t n_sizes = 0;
-    gpuir__doing w;
-    gpuir__doing_op(&w, R, op);
     for (uint32_t i = 0; i < op->n_operands; i++) {
         gpuir_result r = gpuir__run_dev(R, gpuir__op_operand(m, op, i), &args[i], &w);
         if (r) return r;
@@ -12388,8 +12389,8 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     }
     const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
     bool dynamic = gpuir__kernel_is_dynamic(m, kf);
-    if ((!g && !dynamic) || !b || k == stbds_arrlenu(p->kernels))
-        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: no grid, block or kernel (run configure)", gpuir__doing_text(&w));
+    if ((!g && !dynamic) || !b)
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: no grid or block (run configure)", gpuir__doing_text(&w));
     if (dynamic && gpuir__run_launch_sizes(R, op, kf, sizes, &n_sizes, gpuir__doing_text(&w))) return p->ctx->result;
     for (size_t i = 0; i < n_sizes; i++) params[op->n_operands + i] = &sizes[i];
     unsigned grid[3], block[3];
