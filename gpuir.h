@@ -8858,6 +8858,19 @@ static void gpuir__cg_mm_tile_order(gpuir__cg *C, long long tiles_m, long long t
                        mn, band, GPUIR__MM_BAND, tiles_m, GPUIR__MM_BAND, GPUIR__MM_BAND, band, band, mn);
 }
 
+/* The start of a fast matmul's tile: which one (gpuir__cg_mm_tile_order)
+   and where its batch's A and B begin (a0, b0; static sizes). */
+static void gpuir__cg_mm_tile_start(gpuir__cg *C, const gpuir_type *o, const gpuir_type *a, const gpuir_type *b,
+                                    long long tiles_m, long long tiles_n, long long K) {
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
+    gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);
+    gpuir__str_appendf(C->s, "        long long a0 = ");
+    gpuir__cg_batch_index(C, C->s, o, a);
+    gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
+    gpuir__cg_batch_index(C, C->s, o, b);
+    gpuir__str_appendf(C->s, " * %lldLL;\n", K * N);
+}
+
 /* The register-tiled f32 matmuls (GPUIR__MATMUL_REGISTER_TILED: bm = 128;
    GPUIR__MATMUL_REGISTER_TILED_64: bm = 64): bm x bm block tiles, 16-deep
    k stages; 256 threads in 8 warps of 4 x 8 lanes, the warps 4 x 2 over the
@@ -8972,17 +8985,13 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
                        "    int rm = w / 2 * %d + l / 8 * 4, rn = w %% 2 * %d + l %% 8 * 4;\n"
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
                        a_floats, b_floats, a_floats * 4, 16 * R.ts, 32 * R.ts, tiles_n * tiles_m * batches);
-    gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);
-    gpuir__str_appendf(C->s, "        long long a0 = ");
-    gpuir__cg_batch_index(C, C->s, o, a);
-    gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
-    gpuir__cg_batch_index(C, C->s, o, b);
-    gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[%lld][%lld];\n"
+    gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
+    gpuir__str_appendf(C->s, "        float acc[%lld][%lld];\n"
                        "        GPUIR_UNROLL\n        for (int i = 0; i < %lld; i++)\n"
                        "            GPUIR_UNROLL\n            for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;\n"
                        "        %s ra[%d];\n        %s rb[%d];\n"
                        "        long long k0 = 0;\n        {\n",
-                       K * N, n, n, n, n, K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf,
+                       n, n, n, n, K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf,
                        N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf);
     gpuir__cg_rt_loads(C, &R, pa, pb);
     gpuir__cg_rt_stores(C, &R, "0");
@@ -9205,13 +9214,9 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
                        "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n%s"
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
                        C->dynamic_bytes, t.elem, t.elem, lanes, tiles_n * tiles_m * batches);
-    gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);
-    gpuir__str_appendf(C->s, "        long long a0 = ");
-    gpuir__cg_batch_index(C, C->s, o, a);
-    gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
-    gpuir__cg_batch_index(C, C->s, o, b);
-    gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[64];\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n", K * N);
+    gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
+    gpuir__str_appendf(C->s, "        float acc[64];\n"
+                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n");
     gpuir__cg_tc_pipeline(C, &t, pa, pb, M, N, K);
     gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
                        "            long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;\n"
@@ -9302,13 +9307,9 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
                        "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;\n"
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
                        C->dynamic_bytes, tiles_n * tiles_m * batches);
-    gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);
-    gpuir__str_appendf(C->s, "        long long a0 = ");
-    gpuir__cg_batch_index(C, C->s, o, a);
-    gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
-    gpuir__cg_batch_index(C, C->s, o, b);
-    gpuir__str_appendf(C->s, " * %lldLL;\n        float acc[64];\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n", K * N);
+    gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
+    gpuir__str_appendf(C->s, "        float acc[64];\n"
+                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n");
     gpuir__cg_wgmma_pipeline(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", pa, pb, M, N, K);
     gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
                        "            long long gm = tm * 128 + warp * 16 + g + f / 2 %% 2 * 8;\n"
