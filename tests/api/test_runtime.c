@@ -32,6 +32,18 @@ static gpuir_module *lowered_file(gpuir_ctx *ctx, const char *path) {
     return m;
 }
 
+/* Compiles m with NVRTC for sm_<arch> (its PTX in *ptx unless ptx is
+   NULL) and checks that it compiled without spills; false when there is no
+   NVRTC (the caller skips). */
+static bool nvrtc_compiles(gpuir_ctx *ctx, gpuir_module *m, int arch, char **ptx) {
+    long spilled = -2;
+    gpuir_result r = gpuir_module_compile_cuda(m, arch, &spilled, ptx);
+    if (r == GPUIR_ERR_UNAVAILABLE) return false;
+    CHECK_RESULT(ctx, r, GPUIR_OK);
+    CHECK(spilled == 0);
+    return true;
+}
+
 static gpuir_program *make(gpuir_module *m, gpuir_backend backend, const char *cc) {
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -287,12 +299,8 @@ TEST(nvrtc_compiles_every_kernel_without_spills) {
     if (!m) { gpuir_ctx_destroy(ctx); return; }
     static const int archs[] = {75, 80, 90};
     for (size_t i = 0; i < 3; i++) {
-        long spilled = -2;
         char *ptx = NULL;                      /* the PTX once: each compile takes seconds */
-        gpuir_result r = gpuir_module_compile_cuda(m, archs[i], &spilled, i == 2 ? &ptx : NULL);
-        if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-        CHECK_RESULT(ctx, r, GPUIR_OK);
-        CHECK(spilled == 0);
+        if (!nvrtc_compiles(ctx, m, archs[i], i == 2 ? &ptx : NULL)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
         if (i == 2) {
             CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_mlp_k0("));
             CHECK(ptx && strstr(ptx, "bar.sync") && strstr(ptx, "shfl.sync.down"));
@@ -318,12 +326,8 @@ TEST(nvrtc_compiles_register_tiled_matmuls) {
     gpuir_free(src);
     static const int archs[] = {80, 90};
     for (size_t i = 0; i < 2; i++) {
-        long spilled = -2;
         char *ptx = NULL;
-        gpuir_result r = gpuir_module_compile_cuda(m, archs[i], &spilled, &ptx);
-        if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-        CHECK_RESULT(ctx, r, GPUIR_OK);
-        CHECK(spilled == 0);
+        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
         CHECK(ptx && !strstr(ptx, ".local"));
         CHECK(ptx && strstr(ptx, "ld.shared.v4.f32") && strstr(ptx, "st.shared.v4.f32"));
         CHECK(ptx && (strstr(ptx, "ld.global.v4.f32") || strstr(ptx, "ld.global.nc.v4.f32")));
@@ -338,12 +342,8 @@ TEST(nvrtc_compiles_dynamic_kernels) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = lowered_file(ctx, "tests/ir/run/dynamic.gir");
     if (!m) { gpuir_ctx_destroy(ctx); return; }
-    long spilled = -2;
     char *ptx = NULL;
-    gpuir_result r = gpuir_module_compile_cuda(m, 80, &spilled, &ptx);
-    if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-    CHECK_RESULT(ctx, r, GPUIR_OK);
-    CHECK(spilled == 0);
+    if (!nvrtc_compiles(ctx, m, 80, &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
     /* @chain_k0: four buffers, then three sizes (p0_d0, p2_d0, p3_d0) */
     CHECK(ptx && strstr(ptx, ".param .u64 gpuir_k_chain_k0_param_6") &&
           !strstr(ptx, "gpuir_k_chain_k0_param_7"));
@@ -374,12 +374,8 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
     static const int archs[] = {80, 90, 75};
     for (size_t i = 0; i < 3; i++) {
-        long spilled = -2;
         char *ptx = NULL;
-        gpuir_result r = gpuir_module_compile_cuda(m, archs[i], &spilled, &ptx);
-        if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-        CHECK_RESULT(ctx, r, GPUIR_OK);
-        CHECK(spilled == 0);
+        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
         CHECK(ptx && !strstr(ptx, ".local"));
         CHECK(ptx && strstr(ptx, ".extern .shared .align 16 .b8 smem[];"));   /* the stages: 55.5 or 60 KiB */
         CHECK(ptx && strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
@@ -459,12 +455,8 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = parse(ctx, text);
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
-    long spilled = -2;
     char *ptx = NULL;
-    gpuir_result r = gpuir_module_compile_cuda(m, 90, &spilled, &ptx);
-    if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-    CHECK_RESULT(ctx, r, GPUIR_OK);
-    CHECK(spilled == 0);
+    if (!nvrtc_compiles(ctx, m, 90, &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
     CHECK(ptx && strstr(ptx, ".target sm_90a"));
     CHECK(ptx && !strstr(ptx, ".local"));
     CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
@@ -480,8 +472,7 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
     static const int others[] = {80, 75};     /* the portable path: accumulators in local memory, no spills */
     for (size_t i = 0; i < 2; i++) {
         ptx = NULL;
-        CHECK_RESULT(ctx, gpuir_module_compile_cuda(m, others[i], &spilled, &ptx), GPUIR_OK);
-        CHECK(spilled == 0);
+        CHECK(nvrtc_compiles(ctx, m, others[i], &ptx));
         CHECK(ptx && !strstr(ptx, "wgmma") && !strstr(ptx, "fence.proxy.async"));
         gpuir_free(ptx);
     }
