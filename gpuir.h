@@ -12360,10 +12360,10 @@ static size_t gpuir__run_launch_kernel(const gpuir_program *p, const gpuir__op *
     return k;
 }
 
-/* The dynamic shared memory a launch gets: its smem attribute and what its
-   kernel's code declares (GPUIR_SHARED_DYNAMIC: the tensor-core stages). */
-static int64_t gpuir__launch_smem(const gpuir_program *p, const gpuir__op *op) {
-    size_t k = gpuir__run_launch_kernel(p, op);
+/* The dynamic shared memory a launch of kernel k (an index in p->kernels:
+   gpuir__run_launch_kernel) gets: its smem attribute and what the kernel's code declares
+   (GPUIR_SHARED_DYNAMIC: the tensor-core stages). */
+static int64_t gpuir__launch_kernel_smem(const gpuir_program *p, const gpuir__op *op, size_t k) {
     return gpuir__op_int_attr(p->m, op, GPUIR__KEY_SMEM, 0) +
            (k < stbds_arrlenu(p->kernels) ? p->kernels[k].dynamic_bytes : 0);
 }
@@ -12400,7 +12400,7 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
         block[i] = (unsigned)gpuir__ints_at(m, b->off)[i];
     }
     if (!g) gpuir__run_launch_grid(R, op, kf, block, grid);
-    int64_t smem = gpuir__launch_smem(p, op);
+    int64_t smem = gpuir__launch_kernel_smem(p, op, k);
     size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long);
     gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, &w);
     if (!r && param_bytes > GPUIR__MAX_PARAM_BYTES)

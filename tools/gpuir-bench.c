@@ -277,7 +277,7 @@ static bool find_mm_launch(gpuir_program *p, mm_launch *L) {
             const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
             if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
             L->n_args = (int)op->n_operands;
-            L->smem = (unsigned)gpuir__launch_smem(p, op);
+            L->smem = (unsigned)gpuir__launch_kernel_smem(p, op, gpuir__run_launch_kernel(p, op));
             for (int j = 0; j < L->n_args; j++) L->role[j] = copied_from_param(m, &m->funcs[f], gpuir__op_operand(m, op, j));
             return true;
         }
@@ -661,7 +661,7 @@ static bool replay_prepare(gpuir_program *p, const char *func, replay *rp) {
             const int64_t *g = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_GRID)->off);
             const int64_t *b = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_BLOCK)->off);
             for (int d = 0; d < 3; d++) { L.grid[d] = (unsigned)g[d]; L.block[d] = (unsigned)b[d]; }
-            L.smem = (unsigned)gpuir__launch_smem(p, op);
+            L.smem = (unsigned)gpuir__launch_kernel_smem(p, op, gpuir__run_launch_kernel(p, op));
             for (uint32_t a = 0; a < op->n_operands; a++) L.args[a] = dev[gpuir__op_operand(m, op, a) - 1];
             L.n_args = op->n_operands;
             stbds_arrput(rp->launches, L);
@@ -1279,7 +1279,7 @@ static double launch_time_raw(gpuir_program *p, int n, int repeat, char *why, si
                 L.grid[d] = (unsigned)gpuir__ints_at(m, g->off)[d];
                 L.block[d] = (unsigned)gpuir__ints_at(m, b->off)[d];
             }
-            L.smem = (unsigned)gpuir__launch_smem(p, op);
+            L.smem = (unsigned)gpuir__launch_kernel_smem(p, op, gpuir__run_launch_kernel(p, op));
             L.fn = p->functions[0];
         }
     const gpuir__drv *d = &p->drv;

@@ -398,7 +398,7 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
 }
 
 /* The tensor-core stages are dynamic shared memory: a launch must give
-   them (gpuir__launch_smem). On the emulator a launch that gives less
+   them (gpuir__launch_kernel_smem). On the emulator a launch that gives less
    fails, naming both sizes, where a GPU would fault; with them it runs. */
 TEST(emulator_refuses_a_launch_short_of_dynamic_shared_memory) {
     static const char text[] =
@@ -414,7 +414,7 @@ TEST(emulator_refuses_a_launch_short_of_dynamic_shared_memory) {
     const gpuir__op *launch = NULL;
     for (size_t i = 0; i < stbds_arrlenu(m->ops) && !launch; i++)
         if (m->ops[i].kind == GPUIR_OP_GPU_LAUNCH_FUNC) launch = &m->ops[i];
-    CHECK(launch && gpuir__launch_smem(p, launch) == (int64_t)p->kernels[0].dynamic_bytes);
+    CHECK(launch && gpuir__launch_kernel_smem(p, launch, gpuir__run_launch_kernel(p, launch)) == (int64_t)p->kernels[0].dynamic_bytes);
     gpuir__drv *d = &p->drv;
     gpuir__dptr args[3] = {0, 0, 0};
     void *params[3] = {&args[0], &args[1], &args[2]};
