@@ -490,6 +490,12 @@ typedef struct gpuir_pass_desc {
 
 GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipeline,
                                               const gpuir_pass_desc *desc);
+/* The device the launch heuristics plan for: its multiprocessor count
+   (a matmul's tile size depends on it). Default 0: an H100's 132.
+   gpuir_program_make sets it from the CUDA device before it lowers a
+   tensor-level module; set it before running the passes by hand. */
+GPUIRDEF void gpuir_module_set_sm_count(gpuir_module *m, int sm_count);
+GPUIRDEF int gpuir_module_sm_count(const gpuir_module *m);
 GPUIRDEF size_t gpuir_pass_count(void);
 GPUIRDEF const char *gpuir_pass_name(size_t index);     /* NULL past the end */
 GPUIRDEF const char *gpuir_pass_summary(size_t index);
@@ -1136,7 +1142,8 @@ struct gpuir_module {
     struct gpuir__scratch *scratch;  /* stb_ds: blocks the verifier and passes reuse */
     bool verified;            /* passed the verifier, and unchanged since: */
     size_t verified_sizes[GPUIR__POOLS];  /*   its pools then (gpuir__module_still_verified) */
-};
+    int sm_count;             /* the device's multiprocessors the launch heuristics plan for; */
+};                            /*   0: GPUIR__DEFAULT_SM_COUNT (gpuir__module_sm_count) */
 
 static const gpuir__op_info *gpuir__info(gpuir_op_kind k) {
     return &gpuir__op_infos[(int)k > 0 && k < GPUIR_OP_COUNT ? k : 0];
@@ -6902,7 +6909,7 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // elementwise kernels; a block per output element for reductions (block
 // size from the reduced extent, 32..256); 64x64 output tiles on 16x16
 // threads for matmuls (128x128 for the tensor-core kernels and for f32
-// register-tiled ones with at least GPUIR__MM_FULL_TILES = 132 such tiles,
+// register-tiled ones with at least one such tile per multiprocessor,
 // 64x64 below that: gpuir__matmul_form_of), batches on z. A launch that has them keeps them (the
 // text and the API override). A kernel with dynamic sizes gets a block (256
 // threads, or from a static reduced extent) and no grid: the runtime sizes
@@ -6929,7 +6936,9 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      16-byte rows). A `tf32` matmul that cannot takes the plain kernel,
      which rounds its operands the same way.
    - REGISTER_TILED: f32, A and B not transposed, M and N >= 128, at least
-     GPUIR__MM_FULL_TILES 128x128 tiles (batches count): 128x128 block
+     as many 128x128 tiles (batches count) as the device has
+     multiprocessors (gpuir__module_sm_count; with fewer, SMs would idle,
+     and REGISTER_TILED_64's four times as many blocks fill them): 128x128 block
      tiles, 16-deep stages, 256 threads each computing 8x8 outputs as 2x2
      sub-tiles of 4x4 (warp tiles of 32x64, bank-conflict-free 16-byte
      shared reads, two shared-memory stages filled from registers, tiles in
@@ -6944,11 +6953,18 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      straight from shared memory (sm_90a; gpuir__cg_matmul_wgmma). Without
      the attribute such a matmul takes TENSOR_CORES.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
-/* The fewest 128x128 tiles an f32 matmul takes them with: an H100 SXM's
-   SM count (132; the passes do not know the device). With fewer, SMs would
-   idle, and the 64x64 tiles' four times as many blocks fill them (1024^2:
-   64 tiles of 128, 256 of 64). */
-#define GPUIR__MM_FULL_TILES 132
+/* The multiprocessors the launch heuristics plan for when the module was
+   not told its device's (gpuir_module_set_sm_count): an H100 SXM's 132. */
+#define GPUIR__DEFAULT_SM_COUNT 132
+
+static int64_t gpuir__module_sm_count(const gpuir_module *m) {
+    return m->sm_count > 0 ? m->sm_count : GPUIR__DEFAULT_SM_COUNT;
+}
+
+GPUIRDEF void gpuir_module_set_sm_count(gpuir_module *m, int sm_count) {
+    if (m) m->sm_count = sm_count > 0 ? sm_count : 0;
+}
+GPUIRDEF int gpuir_module_sm_count(const gpuir_module *m) { return m ? (int)gpuir__module_sm_count(m) : 0; }
 
 typedef enum gpuir__matmul_form {
     GPUIR__MATMUL_PLAIN,
@@ -6974,7 +6990,7 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
             return GPUIR__MATMUL_TENSOR_CORES;
         if (o->dtype != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
         int64_t tiles = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * (gpuir__type_count(o) / (M * N));
-        return M >= 128 && N >= 128 && tiles >= GPUIR__MM_FULL_TILES ? GPUIR__MATMUL_REGISTER_TILED
+        return M >= 128 && N >= 128 && tiles >= gpuir__module_sm_count(m) ? GPUIR__MATMUL_REGISTER_TILED
                                                                       : GPUIR__MATMUL_REGISTER_TILED_64;
     }
     return GPUIR__MATMUL_PLAIN;
