@@ -51,6 +51,7 @@
      >>pass     the pass registry and the pipeline runner; rewriting helpers
      >>pass.canonicalize   constant folding, CSE, dead code removal
      >>pass.decompose      composites (softmax) into primitive ops
+     >>pass.split-k        matmuls too small for the device: K in slices, then their sum
      >>pass.fuse           fusion groups: which ops share a kernel
      >>pass.bufferize      tensors to buffers in host functions
      >>pass.outline        fusion groups to kernels and launches
@@ -170,7 +171,10 @@ typedef enum gpuir_dtype {
    attributes the op takes and how its result type is inferred:
      UNARY      1 operand, same type out
      BINARY     2 operands, NumPy broadcasting, same dtype out
-     MATMUL     [..,M,K] x [..,K,N] -> [..,M,N]; attrs transpose_a/_b, tf32, wgmma (bool)
+     MATMUL     [..,M,K] x [..,K,N] -> [..,M,N]; attrs transpose_a/_b, tf32, wgmma (bool);
+                k_slices = S (int >= 2, float operands): S partial products
+                over consecutive K ranges of gpuir_matmul_k_slice_len(K, S)
+                each (the last one shorter), out f32 [S,..,M,N] (split-K)
      REDUCE     1 operand; attrs axes = [..] (required), keepdims (bool)
      TRANSPOSE  1 operand; attr perm = [..] (required)
      RESHAPE    1 operand; the result type is given, same element count
@@ -405,6 +409,17 @@ GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
    other than sm_90 the same kernel runs a slow portable path. */
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
                                   unsigned flags);
+/* Split-K (attribute `k_slices`; the split-k pass makes these): S >= 2
+   partial products of a matmul of float operands over consecutive K
+   ranges: slice s sums k in [s * KS, min(K, (s + 1) * KS)) with KS =
+   gpuir_matmul_k_slice_len(K, S), and no slice may be empty. The result
+   is f32 [S, batch..., M, N] whatever the operands' dtype (TF32 products
+   with GPUIR_TF32); reduce_sum over axis 0 gives the matmul. */
+GPUIRDEF gpuir_value gpuir_matmul_k_slices(gpuir_module *m, gpuir_value a, gpuir_value b,
+                                           unsigned flags, int64_t k_slices);
+/* K a slice covers: ceil(K / S) rounded up to a multiple of 32 elements
+   (every kernel's k-tile depth divides it); 0 when S < 1. */
+GPUIRDEF int64_t gpuir_matmul_k_slice_len(int64_t K, int64_t S);
 /* kind: GPUIR_OP_REDUCE_SUM, _MAX or _MEAN; axes may be negative. */
 GPUIRDEF gpuir_value gpuir_reduce(gpuir_module *m, gpuir_op_kind kind, gpuir_value x,
                                   size_t n_axes, const int64_t *axes, bool keepdims);
@@ -566,7 +581,7 @@ typedef struct gpuir_program gpuir_program;
    same without the async pass (desc.synchronous, `--lower=sync`): one
    stream, everything in program order, copies done when they return. */
 #define GPUIR_SYNC_PIPELINE \
-    "decompose,canonicalize,fuse,bufferize,outline,place,configure,plan-shared-memory"
+    "decompose,canonicalize,split-k,fuse,bufferize,outline,place,configure,plan-shared-memory"
 #define GPUIR_DEFAULT_PIPELINE GPUIR_SYNC_PIPELINE ",async"
 
 GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc);
@@ -1062,7 +1077,7 @@ typedef enum gpuir__attr_kind {
    messages. */
 typedef enum gpuir__attr_key {
     GPUIR__KEY_OTHER,
-    GPUIR__KEY_TRANSPOSE_A, GPUIR__KEY_TRANSPOSE_B, GPUIR__KEY_TF32, GPUIR__KEY_WGMMA, GPUIR__KEY_AXES, GPUIR__KEY_KEEPDIMS,
+    GPUIR__KEY_TRANSPOSE_A, GPUIR__KEY_TRANSPOSE_B, GPUIR__KEY_TF32, GPUIR__KEY_WGMMA, GPUIR__KEY_K_SLICES, GPUIR__KEY_AXES, GPUIR__KEY_KEEPDIMS,
     GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
     GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
     GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION,
@@ -1558,7 +1573,8 @@ static const struct gpuir__attr_key_info {
 } gpuir__attr_keys[GPUIR__KEY_COUNT] = {
     {"", -1, ""},
     {"transpose_a", GPUIR__ATTR_BOOL, "a bool"}, {"transpose_b", GPUIR__ATTR_BOOL, "a bool"},
-    {"tf32", GPUIR__ATTR_BOOL, "a bool"}, {"wgmma", GPUIR__ATTR_BOOL, "a bool"}, {"axes", GPUIR__ATTR_INTS, "an integer list"},
+    {"tf32", GPUIR__ATTR_BOOL, "a bool"}, {"wgmma", GPUIR__ATTR_BOOL, "a bool"},
+    {"k_slices", GPUIR__ATTR_INT, "an integer"}, {"axes", GPUIR__ATTR_INTS, "an integer list"},
     {"keepdims", GPUIR__ATTR_BOOL, "a bool"}, {"perm", GPUIR__ATTR_INTS, "an integer list"},
     {"value", -1, ""}, {"name", GPUIR__ATTR_SYMBOL, "a @symbol"}, {"axis", GPUIR__ATTR_INT, "an integer"},
     {"dims_of", GPUIR__ATTR_INTS, "an integer list"}, {"kernel", GPUIR__ATTR_SYMBOL, "a @symbol"},
@@ -1660,7 +1676,8 @@ static gpuir__attr *gpuir__attrs_key(const gpuir__attrs *as, gpuir__attr_key key
 /* Allowed attributes per class, as a set of keys. */
 static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     switch (c) {
-    case GPUIR__CLASS_MATMUL: return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32) | GPUIR__KEYS(WGMMA);
+    case GPUIR__CLASS_MATMUL:
+        return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32) | GPUIR__KEYS(WGMMA) | GPUIR__KEYS(K_SLICES);
     case GPUIR__CLASS_REDUCE: return GPUIR__KEYS(AXES) | GPUIR__KEYS(KEEPDIMS);
     case GPUIR__CLASS_TRANSPOSE: return GPUIR__KEYS(PERM);
     case GPUIR__CLASS_CONSTANT: return GPUIR__KEYS(VALUE);
@@ -1791,6 +1808,36 @@ static gpuir_result gpuir__same_dtype(gpuir_ctx *ctx, gpuir_op_kind kind, const 
                        "element type", gpuir_op_name(kind), gpuir__tstr(&ba, a), gpuir__tstr(&bb, b));
 }
 
+GPUIRDEF int64_t gpuir_matmul_k_slice_len(int64_t K, int64_t S) {
+    if (S < 1 || K < 0) return 0;
+    int64_t per = K / S + (K % S != 0);
+    return (per + 31) / 32 * 32;
+}
+
+/* A split-K matmul's result (the attribute k_slices = S on a matmul whose
+   unsplit result is *out): f32 [S, batch..., M, N]; S >= 2, float
+   operands, a static K that leaves no slice empty. */
+static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, gpuir_type *out) {
+    gpuir__tbuf bo;
+    if (S < 2)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: k_slices must be at least 2, got %lld", (long long)S);
+    if (!gpuir_dtype_is_float(out->dtype))
+        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "matmul: k_slices needs float operands, got %s", gpuir__tstr(&bo, out));
+    if (K == GPUIR_DYN)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "matmul: k_slices needs a static K");
+    if ((S - 1) * gpuir_matmul_k_slice_len(K, S) >= K)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: k_slices = %lld leaves a slice empty: K = %lld in "
+                           "slices of %lld", (long long)S, (long long)K, (long long)gpuir_matmul_k_slice_len(K, S));
+    if (out->rank + 1 > GPUIR_MAX_RANK)
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "matmul: k_slices adds a dim to %s: rank beyond %d",
+                           gpuir__tstr(&bo, out), GPUIR_MAX_RANK);
+    memmove(out->dims + 1, out->dims, (size_t)out->rank * sizeof out->dims[0]);
+    out->dims[0] = S;
+    out->rank++;
+    out->dtype = GPUIR_F32;
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
                                         const gpuir__attrs *as, gpuir_type *out) {
     const gpuir_type *a = &in[0], *b = &in[1];
@@ -1816,7 +1863,8 @@ static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
     out->dims[out->rank] = m_;
     out->dims[out->rank + 1] = n_;
     out->rank += 2;
-    return GPUIR_OK;
+    const gpuir__attr *ks = gpuir__attrs_key(as, GPUIR__KEY_K_SLICES);
+    return ks ? gpuir__infer_k_slices(ctx, ks->i, k, out) : GPUIR_OK;
 }
 
 /* Normalizes an axis in place: negative counts from the back. */
@@ -2591,6 +2639,18 @@ GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
     if (flags & GPUIR_WGMMA) { gpuir__attr_push_int(m, "wgmma", GPUIR__ATTR_BOOL, 1); n++; }
     uint32_t ids[2] = {a.id, b.id};
     return gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n, NULL);
+}
+
+GPUIRDEF gpuir_value gpuir_matmul_k_slices(gpuir_module *m, gpuir_value a, gpuir_value b, unsigned flags,
+                                           int64_t k_slices) {
+    if (gpuir__check_open(m, "matmul")) return gpuir__value_handle(0);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = 0;
+    if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); n++; }
+    if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); n++; }
+    if (flags & GPUIR_TF32) { gpuir__attr_push_int(m, "tf32", GPUIR__ATTR_BOOL, 1); n++; }
+    gpuir__attr_push_int(m, "k_slices", GPUIR__ATTR_INT, k_slices);
+    uint32_t ids[2] = {a.id, b.id};
+    return gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n + 1, NULL);
 }
 
 GPUIRDEF gpuir_value gpuir_reduce(gpuir_module *m, gpuir_op_kind kind, gpuir_value x,
@@ -4321,9 +4381,10 @@ static void gpuir__ref_transpose(const gpuir_array *x, gpuir_array *out, const i
     }
 }
 
-/* out[..., m, n] = sum_k a[..., m, k] * b[..., k, n], batch dims broadcast. */
+/* out[..., m, n] = sum_k a[..., m, k] * b[..., k, n] over k in [k0, k1),
+   batch dims broadcast. */
 static void gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_array *out,
-                              bool ta, bool tb, bool tf32) {
+                              bool ta, bool tb, bool tf32, int64_t k0, int64_t k1) {
     int r = out->rank;
     int64_t M = out->dims[r - 2], N = out->dims[r - 1];
     int64_t K = a->dims[a->rank - (ta ? 2 : 1)];
@@ -4341,7 +4402,7 @@ static void gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_
             for (int64_t j = 0; j < N; j++) {
                 double acc = 0;
                 uint64_t iacc = 0;
-                for (int64_t k = 0; k < K; k++) {
+                for (int64_t k = k0; k < k1; k++) {
                     size_t ia = a0 + (size_t)(i * sam + k * sak), ib = b0 + (size_t)(k * sbk + j * sbn);
                     if (tf32)
                         acc += (double)gpuir__tf32_round((float)gpuir_array_get(a, ia)) *
@@ -4353,6 +4414,29 @@ static void gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_
                 else gpuir__store_int(out, o0 + (size_t)(i * N + j), (int64_t)iacc);
             }
         gpuir__odometer_next(ob.rank, ob.dims, idx, 2, strides, off);
+    }
+}
+
+/* A matmul op: whole, or with k_slices = S each slice's partial product
+   (in double, stored as f32) into out[s] (gpuir_matmul_k_slice_len). */
+static void gpuir__ref_matmul_op(gpuir__ref *R, const gpuir__op *op, const gpuir_array *const *x, gpuir_array *out) {
+    bool ta = gpuir__op_flag(R->m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(R->m, op, GPUIR__KEY_TRANSPOSE_B);
+    bool tf32 = gpuir__op_flag(R->m, op, GPUIR__KEY_TF32);
+    int64_t K = x[0]->dims[x[0]->rank - (ta ? 2 : 1)];
+    const gpuir__attr *ks = gpuir__attr_get(R->m, op, GPUIR__KEY_K_SLICES);
+    if (!ks) {
+        gpuir__ref_matmul(x[0], x[1], out, ta, tb, tf32, 0, K);
+        return;
+    }
+    int64_t S = ks->i, len = gpuir_matmul_k_slice_len(K, S);
+    gpuir_array slice = *out;                   /* out[s]: the dims after the first */
+    slice.rank--;
+    memmove(slice.dims, out->dims + 1, (size_t)slice.rank * sizeof slice.dims[0]);
+    size_t per = gpuir_array_count(&slice) * gpuir_dtype_size(out->dtype);
+    for (int64_t s = 0; s < S; s++) {
+        slice.data = (char *)out->data + (size_t)s * per;
+        int64_t k1 = (s + 1) * len < K ? (s + 1) * len : K;
+        gpuir__ref_matmul(x[0], x[1], &slice, ta, tb, tf32, s * len, k1);
     }
 }
 
@@ -4507,10 +4591,7 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     switch (gpuir__info(op->kind)->cls) {
     case GPUIR__CLASS_UNARY: gpuir__ref_unary(x[0], out, op->kind); break;
     case GPUIR__CLASS_BINARY: gpuir__ref_binary(x[0], x[1], out, op->kind); break;
-    case GPUIR__CLASS_MATMUL:
-        gpuir__ref_matmul(x[0], x[1], out, gpuir__op_flag(R->m, op, GPUIR__KEY_TRANSPOSE_A),
-                          gpuir__op_flag(R->m, op, GPUIR__KEY_TRANSPOSE_B), gpuir__op_flag(R->m, op, GPUIR__KEY_TF32));
-        break;
+    case GPUIR__CLASS_MATMUL: gpuir__ref_matmul_op(R, op, x, out); break;
     case GPUIR__CLASS_REDUCE: {
         bool reduced[GPUIR_MAX_RANK] = {false};
         a = gpuir__attr_get(R->m, op, GPUIR__KEY_AXES);
@@ -5207,6 +5288,7 @@ static gpuir_result gpuir__each_host_func(gpuir_module *m,
 
 static gpuir_result gpuir__pass_canonicalize(gpuir_module *m);
 static gpuir_result gpuir__pass_decompose(gpuir_module *m);
+static gpuir_result gpuir__pass_split_k(gpuir_module *m);
 static gpuir_result gpuir__pass_fuse(gpuir_module *m);
 static gpuir_result gpuir__pass_bufferize(gpuir_module *m);
 static gpuir_result gpuir__pass_outline(gpuir_module *m);
@@ -5226,6 +5308,8 @@ static const gpuir__pass_info gpuir__passes[] = {
     {"canonicalize", "fold constants, merge identical ops (CSE), remove dead ops",
      gpuir__pass_canonicalize, false},
     {"decompose", "rewrite composite ops (softmax) into primitive ops", gpuir__pass_decompose, false},
+    {"split-k", "split the K of matmuls too small to fill the device: partial products, then their sum",
+     gpuir__pass_split_k, true},
     {"fuse", "group ops into kernels: elementwise chains, into reductions, matmul epilogues",
      gpuir__pass_fuse, true},
     {"bufferize", "turn host functions' tensors into buffers, ops into their buffer form",
@@ -5684,19 +5768,146 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 }
 
 /* ====================================================================== */
+// >>pass.split-k
+// Split-K for matmuls whose output tiles cannot fill the device: a static
+// matmul `%c = matmul %a, %b` with too few tiles and a long K becomes
+// `%p = matmul %a, %b {k_slices = S}` (S partial products over consecutive
+// K ranges, f32 [S, ..., M, N]), `reduce_sum %p {axes = [0]}` and, unless
+// %c is f32, a `cast` to %c's dtype. fuse then puts %c's elementwise users
+// (bias, activation, residual) into the reducing kernel, which codegen
+// runs a thread per output (gpuir__reduce_is_columns). Planned for
+// gpuir__module_sm_count's multiprocessors. Reads: ir, build, configure's
+// tile choice. Writes: ir.
+
+/* Elements of K each slice keeps at least: 8 k tiles of the tensor-core
+   kernels (32 halves), 16 of the f32 ones (16 floats), so the k loop's
+   prologue and the partials' extra traffic stay small next to the work. */
+#define GPUIR__SPLIT_K_MIN 256
+/* The most slices: the reduction reads S partials per output; past 16 the
+   second kernel's traffic (S * M * N floats) outgrows what splitting saves. */
+#define GPUIR__SPLIT_K_MAX 16
+
+static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
+                                      const gpuir_type *o);
+static int64_t gpuir__module_sm_count(const gpuir_module *m);
+static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key);
+
+/* How many K slices a matmul gets, 0 for none. The heuristic: split when
+   its output tiles (at the tile edge its kernel form takes; batches count)
+   are fewer than half the multiprocessors, so that more than half the
+   device would idle, and K holds at least two slices of
+   GPUIR__SPLIT_K_MIN. S is about SMs / tiles (one wave of blocks),
+   at most GPUIR__SPLIT_K_MAX and K / GPUIR__SPLIT_K_MIN, lowered until no
+   slice is empty (slices are rounded up to 32 elements). Only static,
+   float matmuls not already split and not asking for wgmma. */
+static int64_t gpuir__split_k_slices(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
+    const gpuir_type *o = &gpuir__value_at(m, op->result)->type;
+    if (!gpuir__type_is_static(a) || !gpuir__type_is_static(b) || !gpuir_dtype_is_float(o->dtype) ||
+        gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) || gpuir__op_flag(m, op, GPUIR__KEY_WGMMA))
+        return 0;
+    int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
+    int64_t K = a->dims[a->rank - (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) ? 2 : 1)];
+    if (M <= 0 || N <= 0 || K < 2 * GPUIR__SPLIT_K_MIN) return 0;
+    int64_t tile = gpuir__matmul_tile_for(m, op, a, o), sms = gpuir__module_sm_count(m);
+    int64_t tiles = ((M + tile - 1) / tile) * ((N + tile - 1) / tile) * (gpuir__type_count(o) / (M * N));
+    if (tiles * 2 >= sms) return 0;
+    int64_t S = sms / tiles;
+    if (S > GPUIR__SPLIT_K_MAX) S = GPUIR__SPLIT_K_MAX;
+    if (S > K / GPUIR__SPLIT_K_MIN) S = K / GPUIR__SPLIT_K_MIN;
+    while (S >= 2 && (S - 1) * gpuir_matmul_k_slice_len(K, S) >= K) S--;
+    return S >= 2 ? S : 0;
+}
+
+/* Builds the split form of matmul `op` with S slices; returns the value
+   that replaces its result (0 on failure, the error in the context). */
+static uint32_t gpuir__split_k_matmul(gpuir_module *m, uint32_t op_id, int64_t S) {
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    uint32_t ab[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)};
+    gpuir_type c = gpuir__value_at(m, op->result)->type;
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attrs_copy_without(m, op_id, GPUIR__KEY_K_SLICES);
+    gpuir__attr_push_int(m, "k_slices", GPUIR__ATTR_INT, S);
+    uint32_t n_attrs = (uint32_t)stbds_arrlenu(m->attrs) - first;
+    gpuir_value p = gpuir__build_value(m, GPUIR_OP_MATMUL, ab, 2, first, n_attrs, NULL);
+    if (!p.id) return 0;
+    int64_t axis = 0;
+    first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_ints(m, "axes", 1, &axis);
+    gpuir_value sum = gpuir__build_value(m, GPUIR_OP_REDUCE_SUM, &p.id, 1, first, 1, NULL);
+    if (!sum.id || c.dtype == GPUIR_F32) return sum.id;
+    return gpuir__build_value(m, GPUIR_OP_CAST, &sum.id, 1, 0, 0, &c).id;
+}
+
+static gpuir_result gpuir__split_k_func(gpuir_module *m, uint32_t fid) {
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *repl);
+    if (!repl) return gpuir__oom(m->ctx, "split-k");
+    gpuir_result r = GPUIR_OK;
+    gpuir__rewrite_begin(m, fid);
+    for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !r; i++) {
+        uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+        gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
+        const gpuir__op *op = gpuir__op_at(m, op_id);
+        int64_t S = op->kind == GPUIR_OP_MATMUL && op->result ? gpuir__split_k_slices(m, op) : 0;
+        if (!S) {
+            gpuir__rewrite_keep(m, op_id);
+            continue;
+        }
+        uint32_t result = op->result, y = gpuir__split_k_matmul(m, op_id, S);
+        if (!y) r = m->ctx->result;
+        else repl[result - 1] = y;
+    }
+    gpuir__rewrite_end(m, r == GPUIR_OK);
+    gpuir__scratch_free(m, repl);
+    return r;
+}
+
+static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_host_func(m, gpuir__split_k_func); }
+
+/* ====================================================================== */
 // >>pass.fuse
 // Marks each computing op of a host function with `fusion = N`: ops with the
 // same N become one kernel. An elementwise op joins the group of a producer
 // that is elementwise or a matmul (its epilogue: bias, activation, residual)
 // when it is that value's only user and the shapes agree; a reduction joins
-// an elementwise producer's group the same way. A value used twice, or by the
-// host, ends its group. Splat constants, globals and reshapes join no group
+// an elementwise producer's group the same way, and elementwise users join
+// a column reduction (over a short leading axis: split-K's sum) as they
+// join a matmul. A value used twice, or by the host, ends its group. Splat constants, globals and reshapes join no group
 // (bufferize makes a reshape a view: no kernel). Reads: ir. Writes: the
 // `fusion` attribute.
 
 typedef enum gpuir__group_kind {
-    GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER
+    GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER,
+    GPUIR__GROUP_COLUMNS        /* a column reduction (gpuir__reduce_is_columns): takes users too */
 } gpuir__group_kind;
+
+/* The most elements a column reduction sums per output. */
+#define GPUIR__COLUMNS_MAX 16
+
+/* Whether a reduction (tensor or buffer form) sums columns: over the
+   leading axis only, of a static extent from 2 to GPUIR__COLUMNS_MAX, of a
+   static float tensor with at least one more axis (split-K's partials, S x
+   M x N). Codegen gives it a thread per output that reads the S values of
+   its column (coalesced across the threads: consecutive outputs are
+   consecutive in every row), rather than a block per output; fuse lets
+   its elementwise users join it, which then run on the sum in registers. */
+static bool gpuir__reduce_is_columns(const gpuir_module *m, const gpuir__op *op) {
+    if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) return false;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    if (!axes || axes->n != 1 || x->rank < 2 || !gpuir__type_is_static(x) || !gpuir_dtype_is_float(x->dtype))
+        return false;
+    int64_t axis = gpuir__ints_at(m, axes->off)[0];
+    return gpuir__norm_axis(&axis, x->rank) && axis == 0 && x->dims[0] >= 2 && x->dims[0] <= GPUIR__COLUMNS_MAX;
+}
+
+/* Whether every operand of op has a static type. */
+static bool gpuir__operands_static(const gpuir_module *m, const gpuir__op *op) {
+    for (uint32_t k = 0; k < op->n_operands; k++)
+        if (!gpuir__type_is_static(&gpuir__value_at(m, gpuir__op_operand(m, op, k))->type)) return false;
+    return true;
+}
 
 static bool gpuir__is_elementwise(gpuir__op_class c) {
     return c == GPUIR__CLASS_UNARY || c == GPUIR__CLASS_BINARY || c == GPUIR__CLASS_CAST;
@@ -5757,7 +5968,8 @@ static int64_t gpuir__fuse_candidate(const gpuir_module *m, const gpuir__op *use
     if (gpuir__is_elementwise(cls)) {      /* same iteration space, not after a reduction */
         bool same_dims = val->type.rank == out->rank &&
                          memcmp(val->type.dims, out->dims, (size_t)out->rank * sizeof out->dims[0]) == 0;
-        bool joinable = kinds[g] == GPUIR__GROUP_ELEMENTWISE || kinds[g] == GPUIR__GROUP_MATMUL;
+        bool joinable = kinds[g] == GPUIR__GROUP_ELEMENTWISE || kinds[g] == GPUIR__GROUP_MATMUL ||
+                        (kinds[g] == GPUIR__GROUP_COLUMNS && gpuir__operands_static(m, user));
         return same_dims && joinable ? g : 0;
     }
     if (cls == GPUIR__CLASS_REDUCE && kinds[g] == GPUIR__GROUP_ELEMENTWISE) return g;
@@ -5822,9 +6034,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
             kinds[g] = gpuir__is_elementwise(cls) ? GPUIR__GROUP_ELEMENTWISE :
                        cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
                        cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
-        } else if (cls == GPUIR__CLASS_REDUCE) {
-            kinds[g] = GPUIR__GROUP_REDUCE;
         }
+        if (cls == GPUIR__CLASS_REDUCE)
+            kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
         gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
     }
     gpuir__scratch_free(m, uses);
@@ -6974,6 +7186,33 @@ typedef enum gpuir__matmul_form {
     GPUIR__MATMUL_WGMMA,
 } gpuir__matmul_form;
 
+/* The form of a static matmul op with operand A of type *a and result
+   (or destination) *o: the operand dtype decides (a split-K matmul's
+   result is f32 whatever its operands); the result's leading dims, k
+   slices included, count as batches. */
+static gpuir__matmul_form gpuir__matmul_form_for(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
+                                                 const gpuir_type *o) {
+    bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
+    int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
+    gpuir_dtype d = a->dtype;
+    int64_t vec = 16 / (int64_t)gpuir_dtype_size(d);       /* elements in 16 bytes */
+    bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), half = d == GPUIR_F16 || d == GPUIR_BF16;
+    bool split = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) != NULL;
+    if (half && !split && gpuir__op_flag(m, op, GPUIR__KEY_WGMMA) && !ta && tb && K % vec == 0) return GPUIR__MATMUL_WGMMA;
+    if ((half || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0)) return GPUIR__MATMUL_TENSOR_CORES;
+    if (d != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
+    int64_t tiles = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * (gpuir__type_count(o) / (M * N));
+    return M >= 128 && N >= 128 && tiles >= gpuir__module_sm_count(m) ? GPUIR__MATMUL_REGISTER_TILED
+                                                                  : GPUIR__MATMUL_REGISTER_TILED_64;
+}
+
+/* The tile edge of the form gpuir__matmul_form_for gives (64 or 128). */
+static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
+                                      const gpuir_type *o) {
+    gpuir__matmul_form form = gpuir__matmul_form_for(m, op, a, o);
+    return form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
+}
+
 static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpuir__func *k) {
     if (gpuir__kernel_is_dynamic(m, k)) return GPUIR__MATMUL_PLAIN;   /* the fast forms are specialized to the sizes */
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
@@ -6981,17 +7220,7 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
         if (op->kind != GPUIR_OP_MATMUL || op->result) continue;
         const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
         const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
-        bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
-        int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
-        int64_t vec = 16 / (int64_t)gpuir_dtype_size(o->dtype);       /* elements in 16 bytes */
-        bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), half = o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16;
-        if (half && gpuir__op_flag(m, op, GPUIR__KEY_WGMMA) && !ta && tb && K % vec == 0) return GPUIR__MATMUL_WGMMA;
-        if ((o->dtype == GPUIR_F16 || o->dtype == GPUIR_BF16 || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0))
-            return GPUIR__MATMUL_TENSOR_CORES;
-        if (o->dtype != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
-        int64_t tiles = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * (gpuir__type_count(o) / (M * N));
-        return M >= 128 && N >= 128 && tiles >= gpuir__module_sm_count(m) ? GPUIR__MATMUL_REGISTER_TILED
-                                                                      : GPUIR__MATMUL_REGISTER_TILED_64;
+        return gpuir__matmul_form_for(m, op, a, o);
     }
     return GPUIR__MATMUL_PLAIN;
 }
@@ -7109,6 +7338,16 @@ static int64_t gpuir__row_block(gpuir_op_kind kind, int64_t reduced) {
     return block;
 }
 
+/* Whether a (static) kernel's reduction is a column reduction: a thread
+   per output (gpuir__cg_reduce_columns). */
+static bool gpuir__kernel_reduces_columns(const gpuir_module *m, const gpuir__func *k) {
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE) return gpuir__reduce_is_columns(m, op);
+    }
+    return false;
+}
+
 static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, int64_t grid[3],
                                  int64_t block[3]) {
     gpuir_op_kind kind;
@@ -7125,6 +7364,9 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         grid[1] = gpuir__ceil_div(M, tile);
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
         block[0] = block[1] = 16;
+    } else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE && gpuir__kernel_reduces_columns(m, k)) {
+        block[0] = 256;
+        grid[0] = gpuir__ceil_div(count, 256);
     } else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
         block[0] = gpuir__row_block(kind, reduced);
         grid[0] = count;
@@ -8683,11 +8925,54 @@ static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float,
     gpuir__str_appendf(s, " }\n            GPUIR_SYNC();\n        }\n        acc = red[0];\n");
 }
 
+/* A column reduction (gpuir__reduce_is_columns): a thread per output o,
+   grid-stride, summing x[j * count + o] for j < the leading extent (the
+   fused producers computed at each), then the fused users on the result
+   in registers, and every output stored. */
+static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
+    const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
+    long long rows = x->dims[0], count = gpuir__type_count(x) / rows;
+    const char *init = op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f";
+    gpuir__str_appendf(C->s, "    for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < %lldLL;"
+                       " o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n        float acc = %s;\n"
+                       "        GPUIR_UNROLL\n        for (int j = 0; j < %lld; j++) {\n"
+                       "            %s i = (%s)(j * %lldLL + o);\n",
+                       count, init, rows, gpuir__cg_idx(C), gpuir__cg_idx(C), count);
+    gpuir__cg_reset_values(C);
+    C->ind = "            ";
+    gpuir_result r = gpuir__cg_chain(C, 0, at, x, "i");
+    uint32_t v = 0;
+    if (!r) r = gpuir__cg_operand(C, op, src, x, "i", &v);
+    if (r) return r;
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    gpuir__str_appendf(C->s, "            ");
+    char val[24];
+    snprintf(val, sizeof val, "v%u", v);
+    gpuir__cg_combine(C->s, op->kind, true, "acc", val);
+    gpuir__str_appendf(C->s, "\n        }\n");
+    gpuir__cg_reset_values(C);
+    C->ind = "        ";
+    uint32_t sum = gpuir__cg_new_var(C, y->dtype);
+    const char *round = y->dtype == GPUIR_F16 ? "gpuir_round_f16" : y->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+    if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "        float v%u = %s(acc / %lld.0f);\n", sum, round, rows);
+    else gpuir__str_appendf(C->s, "        float v%u = %s(acc);\n", sum, round);
+    C->cur[dst - 1] = sum + 1;
+    r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
+    if (r) return r;
+    gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
+    gpuir__str_appendf(C->s, "    }\n");
+    return GPUIR_OK;
+}
+
 /* A block per output element: its threads stride over the reduced elements,
    computing the fused elementwise producers on the way. */
 static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    if (gpuir__reduce_is_columns(m, op) && !gpuir__kernel_is_dynamic(m, C->k)) return gpuir__cg_reduce_columns(C, at);
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     bool reduced[GPUIR_MAX_RANK] = {false};
@@ -8700,7 +8985,8 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     if (p < 0) return gpuir__cg_fail(C, op, "writes a kernel-private buffer");
     for (size_t i = at + 1; i < stbds_arrlenu(C->k->ops); i++)
         if (gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
-            return gpuir__cg_fail(C, op, "ops after a reduction in one kernel are not supported");
+            return gpuir__cg_fail(C, op, "ops after a reduction in one kernel are not supported "
+                                  "(but after a column reduction of static sizes)");
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
     gpuir__cg_prod n_red = {1, ""};                   /* elements per output */
     for (int d = 0; d < x->rank; d++)
@@ -8785,9 +9071,47 @@ static gpuir__cg_mm_sizes gpuir__cg_mm_sizes_of(const gpuir__cg *C, const gpuir_
     return z;
 }
 
+/* The K range a matmul tile sums, as C text for the kernel: `start` is
+   where k tile 0 begins ("" or "kb + "), `bound` the end of the range (K,
+   or ke) and `count` its k tiles of `depth`. For a split-K matmul
+   (k_slices = S) the slice is the tile's batch / inner (inner: the
+   matmul's own batches, an expression) and the kernel gets kb, ke and
+   kn; A and B keep their rows of K elements, so the addresses stay
+   `gk`-based and only the range moves. */
+typedef struct gpuir__cg_krange { char start[16], bound[32], count[32]; } gpuir__cg_krange;
+
+static gpuir__cg_krange gpuir__cg_mm_krange(gpuir__cg *C, const gpuir__op *op, long long K, int depth,
+                                           const char *inner) {
+    gpuir__cg_krange kr;
+    const gpuir__attr *ks = gpuir__attr_get(C->m, op, GPUIR__KEY_K_SLICES);
+    if (!ks) {
+        snprintf(kr.start, sizeof kr.start, "%s", "");
+        snprintf(kr.bound, sizeof kr.bound, "%lldLL", K);
+        snprintf(kr.count, sizeof kr.count, "%lldLL", (K + depth - 1) / depth);
+        return kr;
+    }
+    long long len = (long long)gpuir_matmul_k_slice_len(K, ks->i);
+    gpuir__str_appendf(C->s, "        long long kb = batch / (%s) * %lldLL, ke = kb + %lldLL < %lldLL ? kb + %lldLL : %lldLL;"
+                       "  /* k slice */\n        long long kn = (ke - kb + %d) / %d;\n",
+                       inner, len, len, K, len, K, depth - 1, depth);
+    snprintf(kr.start, sizeof kr.start, "kb + ");
+    snprintf(kr.bound, sizeof kr.bound, "ke");
+    snprintf(kr.count, sizeof kr.count, "kn");
+    return kr;
+}
+
+/* The matmul's own batches in a result of `count` elements: with
+   k_slices = S, the result's leading S slices do not count. */
+static long long gpuir__mm_inner_batches(const gpuir_module *m, const gpuir__op *op, const gpuir_type *o) {
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
+    const gpuir__attr *ks = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES);
+    return M && N ? gpuir__type_count(o) / (M * N) / (ks ? ks->i : 1) : 0;
+}
+
 /* The matmul's tiles: A and B staged through shared memory, one output
    tile per block (grid-stride over tiles), elements spread over threads. */
-static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, int pb, const char *ct) {
+static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, int pb, const char *ct,
+                                   const char *inner) {
     gpuir_module *m = C->m;
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
@@ -8802,12 +9126,18 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
     gpuir__str_appendf(s, " * %s, b0 = ", MK.text);
     gpuir__cg_batch_index(C, s, o, b);
     gpuir__str_appendf(s, " * %s;\n", KN.text);
-    gpuir__str_appendf(s, "        for (long long k0 = 0; k0 < %s; k0 += %d) {\n"
+    const char *kb = "0", *ke = K;              /* the K range: all of it, or the k slice's */
+    if (gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES)) {
+        gpuir__cg_mm_krange(C, op, z.K.n, GPUIR__MM_BK, inner);
+        kb = "kb";
+        ke = "ke";
+    }
+    gpuir__str_appendf(s, "        for (long long k0 = %s; k0 < %s; k0 += %d) {\n"
                        "            for (int e = t; e < %d; e += %lld) {\n"
                        "                long long gm = tm * %d + e / %d, gk = k0 + e %% %d;\n"
                        "                as[e] = gm < %s && gk < %s ? ",
-                       K, GPUIR__MM_BK, GPUIR__MM_BM * GPUIR__MM_BK, (long long)C->threads, GPUIR__MM_BM,
-                       GPUIR__MM_BK, GPUIR__MM_BK, M, K);
+                       kb, ke, GPUIR__MM_BK, GPUIR__MM_BM * GPUIR__MM_BK, (long long)C->threads, GPUIR__MM_BM,
+                       GPUIR__MM_BK, GPUIR__MM_BK, M, ke);
     char idx[720];
     bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32);
     snprintf(idx, sizeof idx, "a0 + gm * %s + gk * %s", ta ? "1LL" : K, ta ? M : "1LL");
@@ -8819,7 +9149,7 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
                        "                long long gk = k0 + e / %d, gn = tn * %d + e %% %d;\n"
                        "                bs[e] = gk < %s && gn < %s ? ",
                        ct, GPUIR__MM_BK * GPUIR__MM_BN, (long long)C->threads, GPUIR__MM_BN, GPUIR__MM_BN,
-                       GPUIR__MM_BN, K, N);
+                       GPUIR__MM_BN, ke, N);
     snprintf(idx, sizeof idx, "b0 + gk * %s + gn * %s", tb ? "1LL" : N, tb ? K : "1LL");
     gpuir__str_appendf(s, tf32 ? "gpuir_tf32_round(" : "");
     gpuir__cg_load_expr(s, b->dtype, pb, idx);
@@ -8902,7 +9232,8 @@ static void gpuir__cg_mm_tile_start(gpuir__cg *C, const gpuir_type *o, const gpu
 typedef struct gpuir__rt {
     int bm, ts, sa;         /* block tile, sub-tiles per dim, A row stride */
     int nf;                 /* floats of each operand tile a thread loads: bm * 16 / 256 */
-    long long M, N, K;
+    long long M, N, K;      /* K: the rows' length (and the range's end unless split) */
+    const char *kend;       /* where the tile's K range ends: "<K>LL" or "ke" */
 } gpuir__rt;
 
 /* Global loads of the k-tile at k0 into registers (ra for A, rb for B):
@@ -8915,28 +9246,28 @@ static void gpuir__cg_rt_loads(gpuir__cg *C, const gpuir__rt *R, int pa, int pb)
         gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
                            "                int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;\n"
                            "                long long gm = tm * %d + m, gk = k0 + kq;\n"
-                           "                ra[r] = gm < %lldLL && gk < %lldLL ? *(const float4 *)(p%d + a0 + gm * %lldLL + gk)"
+                           "                ra[r] = gm < %lldLL && gk < %s ? *(const float4 *)(p%d + a0 + gm * %lldLL + gk)"
                            " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n            }\n",
-                           R->nf / 4, bm, R->M, R->K, pa, R->K);
+                           R->nf / 4, bm, R->M, R->kend, pa, R->K);
     else
         gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
                            "                int e = t + r * 256, m = e / 16, kk = e %% 16;\n"
                            "                long long gm = tm * %d + m, gk = k0 + kk;\n"
-                           "                ra[r] = gm < %lldLL && gk < %lldLL ? p%d[a0 + gm * %lldLL + gk] : 0.0f;\n"
-                           "            }\n", R->nf, bm, R->M, R->K, pa, R->K);
+                           "                ra[r] = gm < %lldLL && gk < %s ? p%d[a0 + gm * %lldLL + gk] : 0.0f;\n"
+                           "            }\n", R->nf, bm, R->M, R->kend, pa, R->K);
     if (R->N % 4 == 0)
         gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
                            "                int e = t + r * 256, kk = e / %d, nq = e %% %d * 4;\n"
                            "                long long gk = k0 + kk, gn = tn * %d + nq;\n"
-                           "                rb[r] = gk < %lldLL && gn < %lldLL ? *(const float4 *)(p%d + b0 + gk * %lldLL + gn)"
+                           "                rb[r] = gk < %s && gn < %lldLL ? *(const float4 *)(p%d + b0 + gk * %lldLL + gn)"
                            " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n            }\n",
-                           R->nf / 4, bm / 4, bm / 4, bm, R->K, R->N, pb, R->N);
+                           R->nf / 4, bm / 4, bm / 4, bm, R->kend, R->N, pb, R->N);
     else
         gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
                            "                int e = t + r * 256, kk = e / %d, n = e %% %d;\n"
                            "                long long gk = k0 + kk, gn = tn * %d + n;\n"
-                           "                rb[r] = gk < %lldLL && gn < %lldLL ? p%d[b0 + gk * %lldLL + gn] : 0.0f;\n"
-                           "            }\n", R->nf, bm, bm, bm, R->K, R->N, pb, R->N);
+                           "                rb[r] = gk < %s && gn < %lldLL ? p%d[b0 + gk * %lldLL + gn] : 0.0f;\n"
+                           "            }\n", R->nf, bm, bm, bm, R->kend, R->N, pb, R->N);
 }
 
 /* Stores ra and rb into shared-memory stage `st` (an expression). */
@@ -8989,10 +9320,9 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, dst)->type;
     gpuir__rt R = {bm, bm / 64, bm + 4, bm * GPUIR__RT_BK / 256, o->dims[o->rank - 2], o->dims[o->rank - 1],
-                   a->dims[a->rank - 1]};
+                   a->dims[a->rank - 1], NULL};
     long long M = R.M, N = R.N, K = R.K, n = 4 * R.ts;
     long long tiles_n = (N + bm - 1) / bm, tiles_m = (M + bm - 1) / bm, batches = gpuir__type_count(o) / (M * N);
-    long long k_tiles = (K + GPUIR__RT_BK - 1) / GPUIR__RT_BK;
     unsigned a_floats = 2 * GPUIR__RT_BK * (unsigned)R.sa, b_floats = 2 * GPUIR__RT_BK * (unsigned)bm;
     C->shared_bytes = (a_floats + b_floats) * 4;
     C->barriers = true;
@@ -9002,24 +9332,28 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
                        a_floats, b_floats, a_floats * 4, 16 * R.ts, 32 * R.ts, tiles_n * tiles_m * batches);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
+    char inner[32];
+    snprintf(inner, sizeof inner, "%lldLL", gpuir__mm_inner_batches(m, op, o));
+    gpuir__cg_krange kr = gpuir__cg_mm_krange(C, op, K, GPUIR__RT_BK, inner);
+    R.kend = kr.bound;
     gpuir__str_appendf(C->s, "        float acc[%lld][%lld];\n"
                        "        GPUIR_UNROLL\n        for (int i = 0; i < %lld; i++)\n"
                        "            GPUIR_UNROLL\n            for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;\n"
                        "        %s ra[%d];\n        %s rb[%d];\n"
-                       "        long long k0 = 0;\n        {\n",
+                       "        long long k0 = %s;\n        {\n",
                        n, n, n, n, K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf,
-                       N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf);
+                       N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf, kr.start[0] ? "kb" : "0");
     gpuir__cg_rt_loads(C, &R, pa, pb);
     gpuir__cg_rt_stores(C, &R, "0");
     gpuir__str_appendf(C->s, "        }\n        GPUIR_SYNC();\n"
-                       "        for (long long kt = 0; kt < %lldLL; kt++) {\n"
+                       "        for (long long kt = 0; kt < %s; kt++) {\n"
                        "            int st = (int)(kt & 1);\n"
-                       "            if (kt + 1 < %lldLL) {\n            k0 = (kt + 1) * %d;\n",
-                       k_tiles, k_tiles, GPUIR__RT_BK);
+                       "            if (kt + 1 < %s) {\n            k0 = %s(kt + 1) * %d;\n",
+                       kr.count, kr.count, kr.start, GPUIR__RT_BK);
     gpuir__cg_rt_loads(C, &R, pa, pb);
     gpuir__str_appendf(C->s, "            }\n");
     gpuir__cg_rt_compute(C, &R, "st");
-    gpuir__str_appendf(C->s, "            if (kt + 1 < %lldLL) {\n", k_tiles);
+    gpuir__str_appendf(C->s, "            if (kt + 1 < %s) {\n", kr.count);
     gpuir__cg_rt_stores(C, &R, "st ^ 1");
     gpuir__str_appendf(C->s, "            }\n            GPUIR_SYNC();\n        }\n"
                        "        GPUIR_UNROLL\n        for (int ii = 0; ii < %lld; ii++)\n"
@@ -9085,25 +9419,26 @@ static void gpuir__cg_tc_copy(gpuir__str *s, const char *coords, const char *ok,
 }
 
 /* Fills stage `st` with the A and B tiles at k0. */
-static void gpuir__cg_tc_loads(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N, long long K) {
+static void gpuir__cg_tc_loads(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N, long long K,
+                               const char *kend) {
     char coords[160], ok[160], src[160], dst[160];
     int vec = 16 / t->es, pieces = t->bk / vec;         /* a row of A: pieces of vec elements */
     snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
              "                    long long gm = tm * 128 + r, gk = k0 + c;", pieces, pieces, vec);
-    snprintf(ok, sizeof ok, "gm < %lldLL && gk < %lldLL", M, K);
+    snprintf(ok, sizeof ok, "gm < %lldLL && gk < %s", M, kend);
     snprintf(src, sizeof src, "a0 + gm * %lldLL + gk", K);
     snprintf(dst, sizeof dst, "st * %d + r * %d + c", gpuir__tc_stage(t), t->a_row);
     gpuir__cg_tc_copy(C->s, coords, ok, pa, src, dst);
     if (t->tb) {
         snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
                  "                    long long gn = tn * 128 + r, gk = k0 + c;", pieces, pieces, vec);
-        snprintf(ok, sizeof ok, "gn < %lldLL && gk < %lldLL", N, K);
+        snprintf(ok, sizeof ok, "gn < %lldLL && gk < %s", N, kend);
         snprintf(src, sizeof src, "b0 + gn * %lldLL + gk", K);
         snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", gpuir__tc_stage(t), 128 * t->a_row, t->a_row);
     } else {
         snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
                  "                    long long gk = k0 + r, gn = tn * 128 + c;", 128 / vec, 128 / vec, vec);
-        snprintf(ok, sizeof ok, "gk < %lldLL && gn < %lldLL", K, N);
+        snprintf(ok, sizeof ok, "gk < %s && gn < %lldLL", kend, N);
         snprintf(src, sizeof src, "b0 + gk * %lldLL + gn", N);
         snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", gpuir__tc_stage(t), 128 * t->a_row, GPUIR__TC_BROW);
     }
@@ -9186,15 +9521,14 @@ static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
    step, apart from the multiply, keep ptxas at 128 registers or fewer:
    two blocks an SM.) */
 static void gpuir__cg_tc_pipeline(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N,
-                                  long long K) {
-    long long k_tiles = (K + t->bk - 1) / t->bk;
+                                  long long K, const gpuir__cg_krange *kr) {
     int ahead = GPUIR__TC_STAGES - 1;
-    gpuir__str_appendf(C->s, "        for (long long kt = -%d; kt < %lldLL; kt++) {\n"
-                       "            if (kt + %d < %lldLL) {\n"
+    gpuir__str_appendf(C->s, "        for (long long kt = -%d; kt < %s; kt++) {\n"
+                       "            if (kt + %d < %s) {\n"
                        "                int st = (int)((kt + %d) %% %d);\n"
-                       "                long long k0 = (kt + %d) * %d;\n",
-                       ahead, k_tiles, ahead, k_tiles, ahead, GPUIR__TC_STAGES, ahead, t->bk);
-    gpuir__cg_tc_loads(C, t, pa, pb, M, N, K);
+                       "                long long k0 = %s(kt + %d) * %d;\n",
+                       ahead, kr->count, ahead, kr->count, ahead, GPUIR__TC_STAGES, kr->start, ahead, t->bk);
+    gpuir__cg_tc_loads(C, t, pa, pb, M, N, K, kr->bound);
     gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
                        "            gpuir_cp_async_wait(%d);\n            GPUIR_SYNC();\n"
                        "            int rd = (int)(kt %% %d);\n", GPUIR__TC_STAGES - 2, GPUIR__TC_STAGES);
@@ -9213,7 +9547,7 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
-    gpuir__tc t = gpuir__tc_of(o->dtype, gpuir__op_flag(m, op, GPUIR__KEY_TF32), gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B));
+    gpuir__tc t = gpuir__tc_of(a->dtype, gpuir__op_flag(m, op, GPUIR__KEY_TF32), gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B));
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
     C->dynamic_bytes = (uint32_t)(GPUIR__TC_STAGES * gpuir__tc_stage(&t) * t.es);
@@ -9231,9 +9565,12 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
                        "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
                        C->dynamic_bytes, t.elem, t.elem, lanes, tiles_n * tiles_m * batches);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
+    char inner[32];
+    snprintf(inner, sizeof inner, "%lldLL", gpuir__mm_inner_batches(m, op, o));
+    gpuir__cg_krange kr = gpuir__cg_mm_krange(C, op, K, t.bk, inner);
     gpuir__str_appendf(C->s, "        float acc[64];\n"
                        "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n");
-    gpuir__cg_tc_pipeline(C, &t, pa, pb, M, N, K);
+    gpuir__cg_tc_pipeline(C, &t, pa, pb, M, N, K, &kr);
     gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
                        "            long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;\n"
                        "            long long gn = tn * 128 + wn + f / 4 %% 4 * 8 + q * 2 + f %% 2;\n"
@@ -9376,7 +9713,10 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
                        ct, GPUIR__MM_BM * GPUIR__MM_BK, ct, GPUIR__MM_BK * GPUIR__MM_BN,
                        GPUIR__MM_BM * GPUIR__MM_BK * (fl ? 4 : 8), tiles.text, tiles_n.text, tiles_n.text,
                        tiles_m.text, tiles_mn.text, acc_t, per_thread, per_thread);
-    gpuir__cg_matmul_tiles(C, op, pa, pb, ct);
+    const gpuir__attr *ks = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES);
+    char inner[360];                    /* the matmul's own batches: all but the k slices */
+    snprintf(inner, sizeof inner, "%s / %lldLL", batches.text, (long long)(ks ? ks->i : 1));
+    gpuir__cg_matmul_tiles(C, op, pa, pb, ct, inner);
     gpuir__str_appendf(C->s, "        for (int r = 0; r < %lld; r++) {\n            int e = t + r * %lld;\n"
                        "            long long gm = tm * %d + e / %d, gn = tn * %d + e %% %d;\n"
                        "            if (e >= %d || gm >= %s || gn >= %s) continue;\n"

@@ -3,7 +3,7 @@
    gpuir-opt [options] FILE       (FILE may be - for standard input)
      --passes=A,B,...     run these passes (verifying after each) before printing
      --lower              the default pipeline, tensor level to placed program:
-                          decompose,canonicalize,fuse,bufferize,outline,place,
+                          decompose,canonicalize,split-k,fuse,bufferize,outline,place,
                           configure,plan-shared-memory,async
      --lower=sync         the same without async: one stream, program order
      --emit=ir|placement|dot|cuda  print the IR (default), the placement
@@ -14,6 +14,8 @@
      --print-ir-after-all the same as --print-ir-after='*'
      --timing             print each pass's CPU time to stderr
      --list-passes        list the passes and exit
+     --sm-count=N         plan launches for N multiprocessors (matmul tiles,
+                          split-K; gpuir_module_set_sm_count; default 132)
      --split-input-file   treat each `// -----` separated chunk as a module
      --verify-roundtrip   also check that print(parse(print(m))) == print(m)
      -o FILE              write the output to FILE instead of standard output
@@ -29,13 +31,14 @@
 typedef struct opt_args {
     const char *input, *output, *passes, *emit;
     bool split, roundtrip;
+    int sm_count;           /* 0: the default */
     gpuir_pass_desc pass_desc;
 } opt_args;
 
 static int usage(void) {
     fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower[=sync]] [--emit=ir|placement|dot|cuda]\n"
                     "                 [--print-ir-before=P] [--print-ir-after=P]\n"
-                    "                 [--print-ir-after-all] [--timing] [--list-passes]\n"
+                    "                 [--print-ir-after-all] [--timing] [--list-passes] [--sm-count=N]\n"
                     "                 [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
     return 2;
 }
@@ -73,6 +76,7 @@ static char *read_all(FILE *f, size_t *n) {
 static bool run_chunk(const char *text, size_t len, const char *name, const opt_args *a, FILE *out) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = ctx ? gpuir_module_parse(ctx, text, len, name) : NULL;
+    if (m) gpuir_module_set_sm_count(m, a->sm_count);
     if (m && a->passes && gpuir_module_run_passes(m, a->passes, &a->pass_desc) != GPUIR_OK) m = NULL;
     char *printed = m ? gpuir_module_print(m) : NULL;
     bool ok = printed != NULL;
@@ -144,6 +148,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--print-ir-after-all") == 0) a.pass_desc.print_ir_after = "*";
         else if (strcmp(argv[i], "--timing") == 0) a.pass_desc.timing = true;
         else if (strcmp(argv[i], "--list-passes") == 0) return list_passes();
+        else if ((v = opt(argv[i], "--sm-count"))) a.sm_count = atoi(v);
         else if (strcmp(argv[i], "--split-input-file") == 0) a.split = true;
         else if (strcmp(argv[i], "--verify-roundtrip") == 0) a.roundtrip = true;
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) a.output = argv[++i];

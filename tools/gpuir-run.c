@@ -4,13 +4,14 @@
              [--repeat=N] [--dump-cuda=FILE] [--input=@in.npy ...]
              [--global=NAME=@w.npy ...] [--output=@out.npy ...]
              [--expected_output=@want.npy ...] [--rtol=R] [--atol=A] [--seed=N]
-             [--dynamic=N] [--import-cache=BUNDLE] [--export-cache=BUNDLE]
+             [--dynamic=N] [--sm-count=N] [--import-cache=BUNDLE] [--export-cache=BUNDLE]
 
    --backend  ref: the reference interpreter (default); emu: the generated
               CUDA C on the CPU; cuda: a GPU; auto: cuda if usable, else emu
    --check    also run ref and compare within the dtype's tolerance
    --repeat   run the compiled program N times (the last results count)
    --dynamic  random inputs get N for every dynamic dim (`?`) of their type
+   --sm-count plan launches for N multiprocessors (matmul tiles, split-K)
    --dump-cuda  write the CUDA C the backend compiled to FILE
    --import-cache  add a bundle's compiled modules to the cache first
    --export-cache  write the modules compiled or loaded to a bundle after
@@ -41,6 +42,7 @@ typedef struct run_args {
     bool have_rtol, have_atol;
     unsigned long long seed;
     long long dynamic;      /* the size random inputs give a `?`, or -1 */
+    int sm_count;           /* gpuir_module_set_sm_count; 0: the default */
 } run_args;
 
 static int usage(const char *why) {
@@ -49,7 +51,7 @@ static int usage(const char *why) {
                     "       [--repeat=N] [--dump-cuda=FILE] [--input=@a.npy ...]\n"
                     "       [--global=NAME=@w.npy ...] [--output=@out.npy ...]\n"
                     "       [--expected_output=@e.npy ...] [--rtol=R] [--atol=A] [--seed=N]\n"
-                    "       [--dynamic=N] [--import-cache=BUNDLE] [--export-cache=BUNDLE]\n");
+                    "       [--dynamic=N] [--sm-count=N] [--import-cache=BUNDLE] [--export-cache=BUNDLE]\n");
     return 2;
 }
 
@@ -91,6 +93,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
         else if ((v = opt(s, "--atol"))) { a->atol = atof(v); a->have_atol = true; }
         else if ((v = opt(s, "--seed"))) a->seed = strtoull(v, NULL, 10);
         else if ((v = opt(s, "--dynamic"))) a->dynamic = strtoll(v, NULL, 10);
+        else if ((v = opt(s, "--sm-count"))) a->sm_count = atoi(v);
         else if (s[0] == '-' && s[1] != '\0') return usage("unknown option");
         else if (!a->file) a->file = s;
         else return usage("more than one FILE");
@@ -326,6 +329,7 @@ int main(int argc, char **argv) {
     memset(out, 0, sizeof out);
     gpuir_result r = GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_module *m = read_module(ctx, a.file);
+    if (m) gpuir_module_set_sm_count(m, a.sm_count);
     const char *fname = m ? pick_function(m, &a) : NULL;
     gpuir_func f = {0};
     if (fname) f = gpuir_module_find_func(m, fname);

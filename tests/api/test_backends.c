@@ -8,7 +8,8 @@
    each function runs twice per size, with new inputs: recorded, then
    replayed (tools/gpu-check.sh does this on CUDA; tests/api/test_graphs.c
    covers the emulator).
-   One PASS/FAIL/SKIP line per file, backend, function (and size). */
+   One PASS/FAIL/SKIP line per file, backend, function (and size).
+   `test_backends FILE...` checks only those files (on the emulator). */
 #define _POSIX_C_SOURCE 200809L
 #define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
@@ -147,7 +148,10 @@ static void check_dir(const char *dir, gpuir_backend backend) {
 }
 
 /* GPUIR_TEST_BACKENDS (default "emu,cuda") chooses the backends. */
-int main(void) {
+int main(int argc, char **argv) {
+    graphs = getenv("GPUIR_TEST_GRAPHS") && strcmp(getenv("GPUIR_TEST_GRAPHS"), "1") == 0;
+    for (int i = 1; i < argc; i++) check_file(argv[i], GPUIR_BACKEND_EMU);
+    if (argc > 1) return failures ? 1 : 0;
     const char *which = getenv("GPUIR_TEST_BACKENDS");
     if (!which) which = "emu,cuda";
     graphs = getenv("GPUIR_TEST_GRAPHS") && strcmp(getenv("GPUIR_TEST_GRAPHS"), "1") == 0;
