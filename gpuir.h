@@ -9073,7 +9073,7 @@ static gpuir__cg_mm_sizes gpuir__cg_mm_sizes_of(const gpuir__cg *C, const gpuir_
 
 /* The K range a matmul tile sums, as C text for the kernel: `start` is
    where k tile 0 begins ("" or "kb + "), `bound` the end of the range (K,
-   or ke) and `count` its k tiles of `depth`. For a split-K matmul
+   or ke) and `count` its k tiles of `depth` (none when depth is 0). For a split-K matmul
    (k_slices = S) the slice is the tile's batch / inner (inner: the
    matmul's own batches, an expression) and the kernel gets kb, ke and
    kn; A and B keep their rows of K elements, so the addresses stay
@@ -9092,8 +9092,8 @@ static gpuir__cg_krange gpuir__cg_mm_krange(gpuir__cg *C, const gpuir__op *op, l
     }
     long long len = (long long)gpuir_matmul_k_slice_len(K, ks->i);
     gpuir__str_appendf(C->s, "        long long kb = batch / (%s) * %lldLL, ke = kb + %lldLL < %lldLL ? kb + %lldLL : %lldLL;"
-                       "  /* k slice */\n        long long kn = (ke - kb + %d) / %d;\n",
-                       inner, len, len, K, len, K, depth - 1, depth);
+                       "  /* k slice */\n", inner, len, len, K, len, K);
+    if (depth) gpuir__str_appendf(C->s, "        long long kn = (ke - kb + %d) / %d;\n", depth - 1, depth);
     snprintf(kr.start, sizeof kr.start, "kb + ");
     snprintf(kr.bound, sizeof kr.bound, "ke");
     snprintf(kr.count, sizeof kr.count, "kn");
@@ -9128,7 +9128,7 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
     gpuir__str_appendf(s, " * %s;\n", KN.text);
     const char *kb = "0", *ke = K;              /* the K range: all of it, or the k slice's */
     if (gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES)) {
-        gpuir__cg_mm_krange(C, op, z.K.n, GPUIR__MM_BK, inner);
+        gpuir__cg_mm_krange(C, op, z.K.n, 0, inner);   /* no kn: the loop runs to ke */
         kb = "kb";
         ke = "ke";
     }

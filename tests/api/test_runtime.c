@@ -336,6 +336,30 @@ TEST(nvrtc_compiles_register_tiled_matmuls) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The split-K kernels (tests/ir/run/split-k.gir: k slices of the plain,
+   register-tiled and tensor-core matmuls, and the thread-per-output sums
+   with their epilogues) compile for sm_80 and sm_90 without spills (as
+   many registers as unsplit: 124-129 for the tensor-core partials, 64 for
+   the register-tiled ones, 26-32 for the sums), the partials' loops
+   bounded by the slice (kn, ke). */
+TEST(nvrtc_compiles_split_k_kernels) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/run/split-k.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
+    char *src = gpuir_module_emit_cuda(m);
+    CHECK(src && strstr(src, "/* k slice */") && strstr(src, "for (long long kt = -2; kt < kn; kt++)") &&
+          strstr(src, "for (long long kt = 0; kt < kn; kt++)") && strstr(src, "for (int j = 0; j < 8; j++)"));
+    gpuir_free(src);
+    static const int archs[] = {80, 90};
+    for (size_t i = 0; i < 2; i++) {
+        char *ptx = NULL;
+        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16") && strstr(ptx, "mma.sync.aligned.m16n8k8"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 /* Kernels with dynamic dims compile too: their sizes are long long
    parameters after the buffers. */
 TEST(nvrtc_compiles_dynamic_kernels) {
@@ -914,6 +938,7 @@ int main(void) {
     RUN(launch_limits_are_checked_before_launching);
     RUN(nvrtc_compiles_every_kernel_without_spills);
     RUN(nvrtc_compiles_register_tiled_matmuls);
+    RUN(nvrtc_compiles_split_k_kernels);
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
