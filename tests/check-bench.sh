@@ -39,6 +39,18 @@ if [ $rc -eq 0 ] && grep -q -e "^emu bf16-wgmma .*epilogue bias,gelu,residual: m
                        -e "^bench matmul bf16-wgmma m=200 n=136 k=72 epilogue=bias,gelu,residual " $out
 then echo "PASS bench: matmul --wgmma bf16 with a fused bias, gelu and residual"
 else echo "FAIL bench: matmul --wgmma (exit $rc)"; cat $out >&2; fi
+# A skinny matmul (M = 32: 2 tiles for 132 SMs) is split along K: both
+# kernels (the partial products, then their sum with the epilogue) run
+# and are launched alone, and the output says split-K is in use.
+for args in "bf16 1024 bias,gelu,residual" "f32 512 bias,relu"; do
+    set -- $args
+    $bench matmul --dtype=$1 --m=32 --n=256 --k=$2 --epilogue=$3 > $out 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q -e "^emu $1 32 x 256 x $2, epilogue $3: matches the interpreter (run, and kernel launched alone) (split-K: [0-9]* slices, 2 kernels)" \
+                           -e "^bench matmul $1 m=32 n=256 k=$2 epilogue=$3 .* k_slices=[1-9]" $out
+    then echo "PASS bench: matmul $1 32 x 256 x $2 split along K"
+    else echo "FAIL bench: matmul $1 split-K (exit $rc)"; cat $out >&2; fi
+done
 if ! $bench matmul --epilogue=bias,relu,gelu > $out 2>&1 && grep -q 'epilogue takes a list' $out
 then echo "PASS bench: matmul --epilogue refuses two activations"
 else echo "FAIL bench: matmul --epilogue=bias,relu,gelu was accepted"; cat $out >&2; fi

@@ -16,8 +16,13 @@
        Default shapes: the seed 5376x2048 · 2048x5376, then square 1024,
        2048, 4096, 8192. Without a GPU it runs a small shape on the emulator
        (64x64x64 for f32; 200x136x72 for the tensor-core kernels: not tile
-       multiples)
+       multiples; --m, --n, --k choose another, keep it small)
        against the interpreter, for correctness only, and says so.
+       A matmul too small to fill the device (gpuir's split-k pass, e.g.
+       --m=32 --n=4096 --k=4096) runs as two kernels, the K-sliced partial
+       products and their sum with the epilogue: both are timed (and run
+       alone on the emulator), and the output says split-K with its S
+       (k_slices=S in the machine-readable line; 0 unsplit).
        --epilogue fuses C = act(A·B + bias) + residual into gpuir's kernel
        (any of bias, one activation, residual); cuBLAS still runs the
        matmul alone, so the ratio is what the fused epilogue costs on top of
@@ -167,24 +172,6 @@ static int cmp_float(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* The launch of the only kernel in the lowered @mm: grid and block. */
-static bool find_launch(gpuir_module *m, unsigned grid[3], unsigned block[3]) {
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
-        if (m->funcs[f].kernel) continue;
-        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
-            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
-            const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
-            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || !g || !b) continue;
-            for (int d = 0; d < 3; d++) {
-                grid[d] = (unsigned)gpuir__ints_at(m, g->off)[d];
-                block[d] = (unsigned)gpuir__ints_at(m, b->off)[d];
-            }
-            return true;
-        }
-    }
-    return false;
-}
-
 /* What --epilogue fuses after the matmul: C = act(A·B + bias) + residual. */
 typedef struct mm_epilogue {
     bool bias;              /* + a row vector of N */
@@ -248,12 +235,24 @@ static void mm_epilogue_apply(const mm_case *c, gpuir_array *y, const gpuir_arra
 /* cublasGemmEx's type of a dtype. */
 static int cuda_type(gpuir_dtype d) { return d == GPUIR_F16 ? CUDA_R_16F : d == GPUIR_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
-/* The gpuir kernel's launch: grid, block, and for each argument the
-   parameter of @mm it is the device copy of (-1: the output). */
-typedef struct mm_launch {
+/* The gpuir kernels' launches, in program order: one for a matmul, two
+   when it is split (split-K: the partial products into a scratch buffer,
+   then their sum with the epilogue). Each has its kernel (an index in
+   p->kernels), grid, block, and for each argument the parameter of @mm it
+   is the device copy of (-1: the output, -2: the scratch buffer). */
+#define MM_MAX_STEPS 4
+typedef struct mm_step {
     unsigned grid[3], block[3], smem;
+    size_t kernel;
     int n_args;
     int role[GPUIR_MAX_OPERANDS];
+} mm_step;
+
+typedef struct mm_launch {
+    int n;
+    mm_step step[MM_MAX_STEPS];
+    size_t scratch_bytes;   /* the partials of a split matmul, else 0 */
+    long long k_slices;     /* S of a split matmul, else 0 */
 } mm_launch;
 
 /* The parameter of host function f that the gpu.memcpy filling device
@@ -268,29 +267,90 @@ static int copied_from_param(gpuir_module *m, const gpuir__func *f, uint32_t v) 
     return -1;
 }
 
-static bool find_mm_launch(gpuir_program *p, mm_launch *L) {
-    gpuir_module *m = p->m;
-    if (!find_launch(m, L->grid, L->block)) return false;
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
-        if (m->funcs[f].kernel) continue;
-        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
-            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
-            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
-            L->n_args = (int)op->n_operands;
-            L->smem = (unsigned)gpuir__launch_kernel_smem(p, op, gpuir__run_launch_kernel(p, op));
-            for (int j = 0; j < L->n_args; j++) L->role[j] = copied_from_param(m, &m->funcs[f], gpuir__op_operand(m, op, j));
-            return true;
-        }
+/* Whether device buffer v is copied back to the host in f (an output). */
+static bool copied_to_host(gpuir_module *m, const gpuir__func *f, uint32_t v) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind == GPUIR_OP_GPU_MEMCPY && gpuir__op_operand(m, op, 1) == v) return true;
     }
     return false;
+}
+
+/* The k_slices of the split matmul among the kernels, or 0. */
+static long long mm_k_slices(gpuir_module *m) {
+    for (size_t i = 0; i < stbds_arrlenu(m->ops); i++) {
+        const gpuir__attr *a = m->ops[i].kind == GPUIR_OP_MATMUL ? gpuir__attr_get(m, &m->ops[i], GPUIR__KEY_K_SLICES) : NULL;
+        if (a) return a->i;
+    }
+    return 0;
+}
+
+static bool find_mm_launch(gpuir_program *p, mm_launch *L) {
+    gpuir_module *m = p->m;
+    memset(L, 0, sizeof *L);
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops) && L->n < MM_MAX_STEPS; i++) {
+            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
+            const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
+            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || !g || !b) continue;
+            mm_step *S = &L->step[L->n++];
+            for (int d = 0; d < 3; d++) {
+                S->grid[d] = (unsigned)gpuir__ints_at(m, g->off)[d];
+                S->block[d] = (unsigned)gpuir__ints_at(m, b->off)[d];
+            }
+            S->kernel = gpuir__run_launch_kernel(p, op);
+            S->n_args = (int)op->n_operands;
+            S->smem = (unsigned)gpuir__launch_kernel_smem(p, op, S->kernel);
+            for (int j = 0; j < S->n_args; j++) {
+                uint32_t v = gpuir__op_operand(m, op, j);
+                S->role[j] = copied_from_param(m, &m->funcs[f], v);
+                if (S->role[j] < 0 && !copied_to_host(m, &m->funcs[f], v)) {
+                    S->role[j] = -2;
+                    L->scratch_bytes = (size_t)gpuir__type_count(&gpuir__value_at(m, v)->type) *
+                                       gpuir_dtype_size(gpuir__value_at(m, v)->type.dtype);
+                }
+            }
+        }
+        if (L->n) break;
+    }
+    L->k_slices = mm_k_slices(m);
+    return L->n > 0;
+}
+
+/* Launches the steps of L through p's table: `in` are @mm's parameters'
+   device copies, out the output, scratch the partials. */
+static int mm_run_steps(gpuir_program *p, const mm_launch *L, const gpuir__dptr *in, gpuir__dptr out,
+                        gpuir__dptr scratch) {
+    int rc = 0;
+    for (int s = 0; s < L->n && !rc; s++) {
+        const mm_step *S = &L->step[s];
+        gpuir__dptr args[GPUIR_MAX_OPERANDS];
+        void *params[GPUIR_MAX_OPERANDS];
+        for (int j = 0; j < S->n_args; j++) {
+            int r = S->role[j];
+            args[j] = r == -1 ? out : r == -2 ? scratch : in[r];
+            params[j] = &args[j];
+        }
+        rc = p->drv.launch(p->drv.self, p->functions[S->kernel], S->grid, S->block, S->smem, params,
+                           (unsigned)S->n_args, 0);
+    }
+    return rc;
+}
+
+/* " (split-K: S slices, 2 kernels)" for a split matmul, else "". */
+static const char *mm_split_text(const mm_launch *L, char *buf, size_t size) {
+    if (!L->k_slices) return "";
+    snprintf(buf, size, " (split-K: %lld slices, %d kernels)", L->k_slices, L->n);
+    return buf;
 }
 
 /* Median milliseconds of `repeat` launches of `which` (0 gpuir, 1 cuBLAS),
    rotating among `sets` input copies of A and B; the epilogue's inputs
    (bias, residual: parameters 2 and on) are extra[0], extra[1]. */
 static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int which, const mm_case *c,
-                           gpuir__dptr *a, gpuir__dptr *b, const gpuir__dptr *extra, gpuir__dptr out, int sets,
-                           int repeat, const mm_launch *L) {
+                           gpuir__dptr *a, gpuir__dptr *b, const gpuir__dptr *extra, gpuir__dptr out,
+                           gpuir__dptr scratch, int sets, int repeat, const mm_launch *L) {
     float *ms = (float *)calloc((size_t)repeat, sizeof *ms);
     gpuir__CUevent e0, e1;
     C->cu.cuEventCreate(&e0, 0);
@@ -299,16 +359,9 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
     int rc = 0;
     for (int i = -3; i < repeat && rc == 0; i++) {   /* three warm-up launches */
         int s = (i + 3) % sets;
-        gpuir__dptr args[GPUIR_MAX_OPERANDS];
-        void *params[GPUIR_MAX_OPERANDS];
-        for (int j = 0; j < L->n_args; j++) {
-            int r = L->role[j];
-            args[j] = r < 0 ? out : r == 0 ? a[s] : r == 1 ? b[s] : extra[r - 2];
-            params[j] = &args[j];
-        }
+        gpuir__dptr in[4] = {a[s], b[s], extra[0], extra[1]};
         C->cu.cuEventRecord(e0, NULL);
-        if (which == 0)
-            rc = p->drv.launch(p->drv.self, p->functions[0], L->grid, L->block, L->smem, params, (unsigned)L->n_args, 0);
+        if (which == 0) rc = mm_run_steps(p, L, in, out, scratch);     /* both kernels when split */
         else if (c->dtype == GPUIR_F32 && !c->tf32)
             rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
                            (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
@@ -423,15 +476,17 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
         C->cu.cuMemcpyHtoD(extra[n_extra++], res.data, (size_t)nc * es);
     }
     C->cu.cuMemAlloc(&out, (size_t)nc * es);
-    float tg = time_launches(p, C, cb, 0, c, a, b, extra, out, sets, repeat, &L);
+    gpuir__dptr scratch = 0;
+    if (L.scratch_bytes) C->cu.cuMemAlloc(&scratch, L.scratch_bytes);
+    float tg = time_launches(p, C, cb, 0, c, a, b, extra, out, scratch, sets, repeat, &L);
     C->cu.cuMemsetD8(out, 0xff, (size_t)nc * es);
-    time_launches(p, C, cb, 0, c, a, b, extra, out, 1, 1, &L);
+    time_launches(p, C, cb, 0, c, a, b, extra, out, scratch, 1, 1, &L);
     C->cu.cuMemcpyDtoH(r0.data, out, (size_t)nc * es);
-    float tc = cb ? time_launches(p, C, cb, 1, c, a, b, extra, out, sets, repeat, &L) : 0;
+    float tc = cb ? time_launches(p, C, cb, 1, c, a, b, extra, out, scratch, sets, repeat, &L) : 0;
     double err = 0;
     if (cb) {
         C->cu.cuMemsetD8(out, 0xff, (size_t)nc * es);
-        time_launches(p, C, cb, 1, c, a, b, extra, out, 1, 1, &L);
+        time_launches(p, C, cb, 1, c, a, b, extra, out, scratch, 1, 1, &L);
         C->cu.cuMemcpyDtoH(r1.data, out, (size_t)nc * es);
         mm_epilogue_apply(c, &r1, &bias, &res);
         err = rel_error(&r0, &r1);
@@ -439,6 +494,7 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     for (int s = 0; s < sets; s++) { C->cu.cuMemFree(a[s]); C->cu.cuMemFree(b[s]); }
     for (int i = 0; i < n_extra; i++) C->cu.cuMemFree(extra[i]);
     C->cu.cuMemFree(out);
+    if (scratch) C->cu.cuMemFree(scratch);
     gpuir__CUcontext popped;
     C->cu.cuCtxPopCurrent(&popped);
     double flops = 2.0 * c->m * c->n * c->k;
@@ -447,9 +503,11 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     mm_epilogue_name(&c->epi, epi, sizeof epi);
     printf("%-4s %5d x %5d x %5d  gpuir %8.3f ms %7.2f TFLOP/s", dt, c->m, c->n, c->k, tg, flops / tg / 1e9);
     if (cb) printf("  cuBLAS %8.3f ms %7.2f TFLOP/s  ratio %6.2f  rel.err %.1e", tc, flops / tc / 1e9, tg / tc, err);
-    printf("%s%s\n", strcmp(epi, "none") ? "  epilogue " : "", strcmp(epi, "none") ? epi : "");
-    printf("bench matmul %s m=%d n=%d k=%d epilogue=%s gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e\n", dt,
-           c->m, c->n, c->k, epi, tg, tc, cb && tc > 0 ? tg / tc : 0.0, err);
+    char split[64];
+    printf("%s%s%s\n", strcmp(epi, "none") ? "  epilogue " : "", strcmp(epi, "none") ? epi : "",
+           mm_split_text(&L, split, sizeof split));
+    printf("bench matmul %s m=%d n=%d k=%d epilogue=%s gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e k_slices=%lld\n",
+           dt, c->m, c->n, c->k, epi, tg, tc, cb && tc > 0 ? tg / tc : 0.0, err, L.k_slices);
     char label[64];
     snprintf(label, sizeof label, "%s %dx%dx%d", dt, c->m, c->n, c->k);
     if (cb && tc > 0) plot_add("gpuir time / cuBLAS time", label, tg / tc);
@@ -464,8 +522,7 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
     mm_launch L;
     if (!find_mm_launch(p, &L)) return -1;
     gpuir__drv *d = &p->drv;
-    gpuir__dptr dev[4] = {0, 0, 0, 0}, out = 0, args[GPUIR_MAX_OPERANDS];
-    void *params[GPUIR_MAX_OPERANDS];
+    gpuir__dptr dev[4] = {0, 0, 0, 0}, out = 0, scratch = 0;
     size_t out_bytes = gpuir_array_count(got) * gpuir_dtype_size(c->dtype);
     int rc = d->enter(d->self);
     for (int i = 0; i < n_in && !rc; i++) {
@@ -474,16 +531,14 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
         if (!rc) rc = d->copy_htod(d->self, dev[i], in[i].data, bytes, 0);
     }
     if (!rc) rc = d->mem_alloc(d->self, &out, out_bytes, 0);
-    for (int j = 0; j < L.n_args && !rc; j++) {
-        args[j] = L.role[j] < 0 ? out : dev[L.role[j]];
-        params[j] = &args[j];
-    }
-    if (!rc) rc = d->launch(d->self, p->functions[0], L.grid, L.block, L.smem, params, (unsigned)L.n_args, 0);
+    if (!rc && L.scratch_bytes) rc = d->mem_alloc(d->self, &scratch, L.scratch_bytes, 0);
+    if (!rc) rc = mm_run_steps(p, &L, dev, out, scratch);
     if (!rc) rc = d->copy_dtoh(d->self, got->data, out, out_bytes, 0);
     if (!rc) rc = d->synchronize(d->self);
     for (int i = 0; i < n_in; i++)
         if (dev[i]) d->mem_free(d->self, dev[i], 0);
     if (out) d->mem_free(d->self, out, 0);
+    if (scratch) d->mem_free(d->self, scratch, 0);
     d->synchronize(d->self);
     d->leave(d->self);
     return rc;
@@ -491,10 +546,11 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
 
 /* Without a GPU: the emulator at a small size, against the interpreter:
    the program run, then its kernel launched alone as the GPU path does. */
-static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bool wgmma) {
+static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bool wgmma, int mm, int nn, int kk) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     mm_case c = {64, 64, 64, dtype, tf32, *epi, wgmma};
     if (dtype != GPUIR_F32 || tf32) c.m = 200, c.n = 136, c.k = 72;     /* tensor cores; not tile multiples */
+    if (mm) c.m = mm, c.n = nn, c.k = kk;         /* --m, --n, --k: keep them small, the emulator is slow */
     gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -523,11 +579,14 @@ static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bo
         launch_rc = mm_launch_alone(p, &c, in, n_in, &got);
         if (!launch_rc) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
     }
-    char epi_name[64];
-    printf("emu %s %d x %d x %d, epilogue %s: %s (correctness only: the emulator's timings are not GPU timings)\n",
+    char epi_name[64], split[64];
+    mm_launch L;
+    if (!p || !find_mm_launch(p, &L)) memset(&L, 0, sizeof L);
+    printf("emu %s %d x %d x %d, epilogue %s: %s%s (correctness only: the emulator's timings are not GPU timings)\n",
            mm_precision(&c), c.m, c.n, c.k, mm_epilogue_name(&c.epi, epi_name, sizeof epi_name),
            !p || r ? gpuir_ctx_error(ctx) : launch_rc ? "the kernel launched alone failed"
-                                                  : "matches the interpreter (run, and kernel launched alone)");
+                                                  : "matches the interpreter (run, and kernel launched alone)",
+           mm_split_text(&L, split, sizeof split));
     int rc = !p || r || launch_rc;
     for (int i = 0; i < n_in; i++) gpuir_array_release(&in[i]);
     gpuir_array_release(&want);
@@ -585,7 +644,7 @@ static int bench_matmul(int argc, char **argv) {
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
-        return bench_mm_emu(dtype, tf32, &epi, wgmma);
+        return bench_mm_emu(dtype, tf32, &epi, wgmma, m, n, k);
     }
     gpuir__cudart *C = (gpuir__cudart *)pp->drv.self;
     printf("device %s (sm_%d, %d SMs), driver %d, gpuir %s\n", C->dev.name, C->dev.sm, C->dev.sm_count,
