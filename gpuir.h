@@ -7122,7 +7122,9 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // size from the reduced extent, 32..256); 64x64 output tiles on 16x16
 // threads for matmuls (128x128 for the tensor-core kernels and for f32
 // register-tiled ones with at least one such tile per multiprocessor,
-// 64x64 below that: gpuir__matmul_form_of), batches on z. A launch that has them keeps them (the
+// 64x64 below that: gpuir__matmul_form_of), batches (and split-K's k
+// slices) on z; a thread per output for a column reduction (split-K's
+// sum: gpuir__reduce_is_columns). A launch that has them keeps them (the
 // text and the API override). A kernel with dynamic sizes gets a block (256
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
@@ -7164,7 +7166,13 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      each warpgroup multiplies 64 rows with wgmma.mma_async m64n128k16
      straight from shared memory (sm_90a; gpuir__cg_matmul_wgmma). Without
      the attribute such a matmul takes TENSOR_CORES.
-   - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
+   - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes.
+   Split-K (a matmul with k_slices = S, from the split-k pass, which asks
+   gpuir__matmul_tile_for what tile an unsplit matmul would get): the form
+   comes from the operands' dtype (the result is f32 partials), the S
+   slices count as batches (the grid's z, and the tiles that decide
+   REGISTER_TILED), and each form's k loop runs over the tile's slice
+   (gpuir__cg_mm_krange); WGMMA is not split. */
 /* The multiprocessors the launch heuristics plan for when the module was
    not told its device's (gpuir_module_set_sm_count): an H100 SXM's 132. */
 #define GPUIR__DEFAULT_SM_COUNT 132
