@@ -179,6 +179,31 @@ TEST(infer_matmul) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* Split-K: k_slices = S partials, f32 [S, batch..., M, N] whatever the
+   operands' dtype; slices of ceil(K / S) rounded up to 32, none empty. */
+TEST(infer_matmul_k_slices) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_make(ctx);
+    gpuir_func_begin(m, "f");
+    gpuir_value a = gpuir_param(m, "a", T3(GPUIR_BF16, 2, 8, 300));
+    gpuir_value b = gpuir_param(m, "b", T2(GPUIR_BF16, 300, 6));
+    gpuir_value bt = gpuir_param(m, "bt", T2(GPUIR_BF16, 6, 300));
+    gpuir_value f = gpuir_param(m, "f", T2(GPUIR_F32, 8, 64));
+    gpuir_value g = gpuir_param(m, "g", T2(GPUIR_F32, 64, 4));
+    gpuir_value i = gpuir_param(m, "i", T2(GPUIR_I32, 8, 64));
+    gpuir_value j = gpuir_param(m, "j", T2(GPUIR_I32, 64, 4));
+    CHECK(gpuir_matmul_k_slice_len(300, 3) == 128 && gpuir_matmul_k_slice_len(64, 2) == 32 &&
+          gpuir_matmul_k_slice_len(1000, 3) == 352 && gpuir_matmul_k_slice_len(10, 0) == 0);
+    CHECK_TYPE(m, gpuir_matmul_k_slices(m, a, b, 0, 3), "tensor<3x2x8x6xf32>");
+    CHECK_TYPE(m, gpuir_matmul_k_slices(m, a, bt, GPUIR_TRANSPOSE_B, 2), "tensor<2x2x8x6xf32>");
+    CHECK_TYPE(m, gpuir_matmul_k_slices(m, f, g, GPUIR_TF32, 2), "tensor<2x8x4xf32>");
+    CHECK_BUILD_FAILS(m, gpuir_matmul_k_slices(m, f, g, 0, 1), GPUIR_ERR_ATTRIBUTE);
+    CHECK_BUILD_FAILS(m, gpuir_matmul_k_slices(m, f, g, 0, 0), GPUIR_ERR_ATTRIBUTE);
+    CHECK_BUILD_FAILS(m, gpuir_matmul_k_slices(m, f, g, 0, 3), GPUIR_ERR_ATTRIBUTE);  /* 32, 32, then none */
+    CHECK_BUILD_FAILS(m, gpuir_matmul_k_slices(m, i, j, 0, 2), GPUIR_ERR_DTYPE);
+    gpuir_ctx_destroy(ctx);
+}
+
 TEST(infer_reduce_transpose_reshape_broadcast_cast_softmax) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = gpuir_module_make(ctx);
@@ -926,6 +951,7 @@ TEST(parse_errors_have_codes) {
 int main(void) {
     RUN(infer_unary_binary);
     RUN(infer_matmul);
+    RUN(infer_matmul_k_slices);
     RUN(infer_reduce_transpose_reshape_broadcast_cast_softmax);
     RUN(infer_constants_and_globals);
     RUN(builder_structure_errors);
