@@ -509,8 +509,9 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 
 /* ---- running programs: CUDA, the CPU emulator, or the interpreter --------
    gpuir_program_make lowers the module (the default pipeline, when it is
-   still at the tensor level: the module is changed in place; not for the
-   interpreter, which runs the module as it is), renders its
+   still at the tensor level: the module is changed in place, planned for
+   the CUDA device's multiprocessors, see gpuir_module_set_sm_count; not
+   for the interpreter, which runs the module as it is), renders its
    kernels as CUDA C, compiles them once (NVRTC for the GPU's exact
    architecture, or the host C compiler for the emulator; cached in memory
    and on disk) and loads them. gpuir_program_run then runs a function as
@@ -13147,9 +13148,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         return p;
     }
     gpuir_result r = GPUIR_OK;
-    if (gpuir__module_is_tensor_level(m))
-        r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
-    if (!r && (p->backend == GPUIR_BACKEND_AUTO || p->backend == GPUIR_BACKEND_CUDA)) {
+    if (p->backend == GPUIR_BACKEND_AUTO || p->backend == GPUIR_BACKEND_CUDA) {
         r = gpuir__cuda_backend_open(p);
         if (!r) p->backend = GPUIR_BACKEND_CUDA;
         else if (p->backend == GPUIR_BACKEND_AUTO) {        /* remember why, then emulate */
@@ -13158,6 +13157,10 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
             r = GPUIR_OK;
             p->backend = GPUIR_BACKEND_EMU;
         }
+    }
+    if (!r && gpuir__module_is_tensor_level(m)) {    /* lowered for the device it will run on */
+        if (p->backend == GPUIR_BACKEND_CUDA) m->sm_count = ((gpuir__cudart *)p->drv.self)->dev.sm_count;
+        r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
     }
     if (!r && p->backend == GPUIR_BACKEND_EMU) r = gpuir__emu_open(p);
     if (!r) r = gpuir__program_check_memory(p);

@@ -16,6 +16,8 @@
      --list-passes        list the passes and exit
      --split-input-file   treat each `// -----` separated chunk as a module
      --verify-roundtrip   also check that print(parse(print(m))) == print(m)
+     --sm-count=N         plan launches for a device of N multiprocessors
+                          (default: an H100's 132; a matmul's tiles depend on it)
      -o FILE              write the output to FILE instead of standard output
    Exit status 0 on success; 1 with the diagnostic on standard error. */
 #define GPUIR_IMPLEMENTATION
@@ -28,6 +30,7 @@
 
 typedef struct opt_args {
     const char *input, *output, *passes, *emit;
+    int sm_count;           /* --sm-count: the device the heuristics plan for */
     bool split, roundtrip;
     gpuir_pass_desc pass_desc;
 } opt_args;
@@ -36,7 +39,8 @@ static int usage(void) {
     fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower[=sync]] [--emit=ir|placement|dot|cuda]\n"
                     "                 [--print-ir-before=P] [--print-ir-after=P]\n"
                     "                 [--print-ir-after-all] [--timing] [--list-passes]\n"
-                    "                 [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
+                    "                 [--split-input-file] [--verify-roundtrip] [--sm-count=N]\n"
+                    "                 [-o OUT] FILE\n");
     return 2;
 }
 
@@ -73,6 +77,7 @@ static char *read_all(FILE *f, size_t *n) {
 static bool run_chunk(const char *text, size_t len, const char *name, const opt_args *a, FILE *out) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = ctx ? gpuir_module_parse(ctx, text, len, name) : NULL;
+    if (m) gpuir_module_set_sm_count(m, a->sm_count);
     if (m && a->passes && gpuir_module_run_passes(m, a->passes, &a->pass_desc) != GPUIR_OK) m = NULL;
     char *printed = m ? gpuir_module_print(m) : NULL;
     bool ok = printed != NULL;
@@ -139,6 +144,15 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--lower") == 0) a.passes = GPUIR_DEFAULT_PIPELINE;
         else if (strcmp(argv[i], "--lower=sync") == 0) a.passes = GPUIR_SYNC_PIPELINE;
         else if ((v = opt(argv[i], "--emit"))) a.emit = v;
+        else if ((v = opt(argv[i], "--sm-count"))) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || n < 1 || n > 100000) {
+                fprintf(stderr, "gpuir-opt: --sm-count wants a count of multiprocessors (1..100000), not '%s'\n", v);
+                return 2;
+            }
+            a.sm_count = (int)n;
+        }
         else if ((v = opt(argv[i], "--print-ir-before"))) a.pass_desc.print_ir_before = v;
         else if ((v = opt(argv[i], "--print-ir-after"))) a.pass_desc.print_ir_after = v;
         else if (strcmp(argv[i], "--print-ir-after-all") == 0) a.pass_desc.print_ir_after = "*";
