@@ -114,8 +114,10 @@ static char *lowered_matmul(gpuir_ctx *ctx, int sm_count) {
         "  return %c : tensor<1024x1024xf32>\n"
         "}\n";
     gpuir_module *m = parse(ctx, text);
-    if (sm_count >= 0) gpuir_module_set_sm_count(m, sm_count);
-    CHECK(gpuir_module_sm_count(m) == (sm_count > 0 ? sm_count : 132));
+    gpuir_target target = {0, sm_count};
+    if (sm_count >= 0) gpuir_module_set_target(m, target);
+    CHECK(gpuir_module_target(m).sm_count == (sm_count > 0 ? sm_count : 132));
+    CHECK(gpuir_module_target(m).sm == 90);
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_SYNC_PIPELINE, NULL), GPUIR_OK);
     char *printed = gpuir_module_print(m);
     gpuir_module_destroy(m);
@@ -128,7 +130,7 @@ TEST(the_matmul_heuristic_plans_for_the_module_sm_count) {
     CHECK(h100 && strstr(h100, "grid = [16, 16, 1]") != NULL);
     CHECK(unset && strcmp(unset, h100) == 0);
     CHECK(small && strstr(small, "grid = [8, 8, 1]") != NULL);
-    CHECK(gpuir_module_sm_count(NULL) == 0);
+    CHECK(gpuir_module_target(NULL).sm_count == 0 && gpuir_module_target(NULL).sm == 0);
     gpuir_free(h100);
     gpuir_free(unset);
     gpuir_free(small);
