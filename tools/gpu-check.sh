@@ -9,7 +9,8 @@
 #   [GPU_CHECK_PARTS="tests sanitizer bench"] tools/gpu-check.sh [STB_INCLUDE_DIR]
 # GPU_CHECK_PARTS picks the parts to run (default all three), so that a
 # machine lent with a time limit per command can run one part a call:
-# tests (CUDA, then with graphs, and the seed example), sanitizer, bench
+# tests (CUDA, then with graphs, the tensor-core layout probes and the seed
+# example), sanitizer, bench
 # (GPU_CHECK_BENCH, below, picks the benchmarks).
 # Without libstb on the machine, pass a directory holding stb_ds.h: gpuir
 # then compiles stb_ds itself.
@@ -21,6 +22,7 @@ if [ -n "${1:-}" ]; then STB="-I$1 -DGPUIR_STB_DS_IMPLEMENTATION"; LIBSTB=""
 else STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb); LIBSTB=$(pkg-config --libs stb 2>/dev/null || echo -lstb); fi
 cc="${CC:-cc} -std=c99 -O2 -g $STB"
 $cc tests/api/test_backends.c -o "$OUT/test_backends" $LIBSTB -lm -ldl || exit 1
+$cc tests/api/test_mma_layouts.c -o "$OUT/test_mma_layouts" $LIBSTB -lm -ldl || exit 1
 $cc tools/gpuir-bench.c -o "$OUT/gpuir-bench" $LIBSTB -lm -ldl || exit 1
 $cc examples/seed_matmul.c -o "$OUT/seed_matmul" $LIBSTB -lm -ldl || exit 1
 PARTS=${GPU_CHECK_PARTS:-tests sanitizer bench}
@@ -31,6 +33,9 @@ if part tests; then
 GPUIR_TEST_BACKENDS=cuda "$OUT/test_backends" > "$OUT/cuda.txt" 2>&1
 echo "cuda: $(grep -c '^PASS' "$OUT/cuda.txt") passed, $(grep -c '^FAIL' "$OUT/cuda.txt") failed, $(grep -c '^SKIP' "$OUT/cuda.txt") skipped"
 grep '^FAIL' "$OUT/cuda.txt" | head -20
+"$OUT/test_mma_layouts" > "$OUT/mma-layouts.txt" 2>&1
+echo "mma layouts: $(grep -c '^PASS' "$OUT/mma-layouts.txt") passed, $(grep -c '^FAIL' "$OUT/mma-layouts.txt") failed"
+grep -A8 '^FAIL\|probe' "$OUT/mma-layouts.txt" | head -40
 GPUIR_TEST_BACKENDS=cuda GPUIR_TEST_GRAPHS=1 "$OUT/test_backends" > "$OUT/cuda-graphs.txt" 2>&1
 echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '^FAIL' "$OUT/cuda-graphs.txt") failed"
 grep '^FAIL' "$OUT/cuda-graphs.txt" | head -20
