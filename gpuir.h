@@ -505,12 +505,19 @@ typedef struct gpuir_pass_desc {
 
 GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipeline,
                                               const gpuir_pass_desc *desc);
-/* The device the launch heuristics plan for: its multiprocessor count
-   (a matmul's tile size depends on it). Default 0: an H100's 132.
-   gpuir_program_make sets it from the CUDA device before it lowers a
-   tensor-level module; set it before running the passes by hand. */
-GPUIRDEF void gpuir_module_set_sm_count(gpuir_module *m, int sm_count);
-GPUIRDEF int gpuir_module_sm_count(const gpuir_module *m);
+/* The device the passes plan a module's kernels for: which matmul kernel
+   it can run (tensor cores from sm_75, wgmma only on sm_90) and how many
+   tiles fill it. A field left 0 means an H100's value (sm 90, 132
+   multiprocessors), also for modules never told. gpuir_program_make sets
+   the CUDA device's before it lowers a tensor-level module; set it before
+   running the passes by hand. gpuir_module_target returns the values the
+   passes use (defaults filled in; zeros for a NULL module). */
+typedef struct gpuir_target {
+    int sm;                 /* compute capability, major * 10 + minor: 90 */
+    int sm_count;           /* multiprocessors: 132 */
+} gpuir_target;
+GPUIRDEF void gpuir_module_set_target(gpuir_module *m, gpuir_target target);
+GPUIRDEF gpuir_target gpuir_module_target(const gpuir_module *m);
 GPUIRDEF size_t gpuir_pass_count(void);
 GPUIRDEF const char *gpuir_pass_name(size_t index);     /* NULL past the end */
 GPUIRDEF const char *gpuir_pass_summary(size_t index);
@@ -524,8 +531,9 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 
 /* ---- running programs: CUDA, the CPU emulator, or the interpreter --------
    gpuir_program_make lowers the module (the default pipeline, when it is
-   still at the tensor level: the module is changed in place; not for the
-   interpreter, which runs the module as it is), renders its
+   still at the tensor level: the module is changed in place, planned for
+   the CUDA device, see gpuir_module_set_target; not
+   for the interpreter, which runs the module as it is), renders its
    kernels as CUDA C, compiles them once (NVRTC for the GPU's exact
    architecture, or the host C compiler for the emulator; cached in memory
    and on disk) and loads them. gpuir_program_run then runs a function as
@@ -1157,8 +1165,8 @@ struct gpuir_module {
     struct gpuir__scratch *scratch;  /* stb_ds: blocks the verifier and passes reuse */
     bool verified;            /* passed the verifier, and unchanged since: */
     size_t verified_sizes[GPUIR__POOLS];  /*   its pools then (gpuir__module_still_verified) */
-    int sm_count;             /* the device's multiprocessors the launch heuristics plan for; */
-};                            /*   0: GPUIR__DEFAULT_SM_COUNT (gpuir__module_sm_count) */
+    gpuir_target target;      /* the device the passes plan for (gpuir__module_sm_count, _sm) */
+};
 
 static const gpuir__op_info *gpuir__info(gpuir_op_kind k) {
     return &gpuir__op_infos[(int)k > 0 && k < GPUIR_OP_COUNT ? k : 0];
@@ -7142,7 +7150,9 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
 
 /* The kernel a matmul gets. Codegen and configure agree through
    gpuir__matmul_form; every form handles edges that are not tile multiples.
-   - TENSOR_CORES: f16 or bf16 operands (mma.sync m16n8k16, fragments
+   The module's target (gpuir_module_set_target) decides what the device
+   can run and how many tiles fill it.
+   - TENSOR_CORES (sm_75 and later): f16 or bf16 operands (mma.sync m16n8k16, fragments
      through ldmatrix), or f32 with `tf32` (m16n8k8), f32 accumulators,
      128x128 block tiles, three cp.async stages in dynamic shared memory,
      tiles in bands of 8 tile rows (A not transposed; K and, unless B is
@@ -7165,7 +7175,8 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      multiple of 8: the TENSOR_CORES tiles and threads (128x128, 256), but
      each warpgroup multiplies 64 rows with wgmma.mma_async m64n128k16
      straight from shared memory (sm_90a; gpuir__cg_matmul_wgmma). Without
-     the attribute such a matmul takes TENSOR_CORES.
+     the attribute, or for a target other than sm_90 (wgmma is Hopper's
+     alone), such a matmul takes TENSOR_CORES.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes.
    Split-K (a matmul with k_slices = S, from the split-k pass, which asks
    gpuir__matmul_tile_for what tile an unsplit matmul would get): the form
@@ -7173,18 +7184,27 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
    slices count as batches (the grid's z, and the tiles that decide
    REGISTER_TILED), and each form's k loop runs over the tile's slice
    (gpuir__cg_mm_krange); WGMMA is not split. */
-/* The multiprocessors the launch heuristics plan for when the module was
-   not told its device's (gpuir_module_set_sm_count): an H100 SXM's 132. */
+/* The device the heuristics plan for when the module was not told its
+   own (gpuir_module_set_target): an H100 SXM, sm_90 with 132
+   multiprocessors. */
+#define GPUIR__DEFAULT_SM 90
 #define GPUIR__DEFAULT_SM_COUNT 132
 
 static int64_t gpuir__module_sm_count(const gpuir_module *m) {
-    return m->sm_count > 0 ? m->sm_count : GPUIR__DEFAULT_SM_COUNT;
+    return m->target.sm_count > 0 ? m->target.sm_count : GPUIR__DEFAULT_SM_COUNT;
 }
+static int gpuir__module_sm(const gpuir_module *m) { return m->target.sm > 0 ? m->target.sm : GPUIR__DEFAULT_SM; }
 
-GPUIRDEF void gpuir_module_set_sm_count(gpuir_module *m, int sm_count) {
-    if (m) m->sm_count = sm_count > 0 ? sm_count : 0;
+GPUIRDEF void gpuir_module_set_target(gpuir_module *m, gpuir_target target) {
+    if (!m) return;
+    m->target.sm = target.sm > 0 ? target.sm : 0;
+    m->target.sm_count = target.sm_count > 0 ? target.sm_count : 0;
 }
-GPUIRDEF int gpuir_module_sm_count(const gpuir_module *m) { return m ? (int)gpuir__module_sm_count(m) : 0; }
+GPUIRDEF gpuir_target gpuir_module_target(const gpuir_module *m) {
+    gpuir_target t = {0, 0};
+    if (m) { t.sm = gpuir__module_sm(m); t.sm_count = (int)gpuir__module_sm_count(m); }
+    return t;
+}
 
 typedef enum gpuir__matmul_form {
     GPUIR__MATMUL_PLAIN,
@@ -7206,8 +7226,10 @@ static gpuir__matmul_form gpuir__matmul_form_for(const gpuir_module *m, const gp
     int64_t vec = 16 / (int64_t)gpuir_dtype_size(d);       /* elements in 16 bytes */
     bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), half = d == GPUIR_F16 || d == GPUIR_BF16;
     bool split = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) != NULL;
-    if (half && !split && gpuir__op_flag(m, op, GPUIR__KEY_WGMMA) && !ta && tb && K % vec == 0) return GPUIR__MATMUL_WGMMA;
-    if ((half || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0)) return GPUIR__MATMUL_TENSOR_CORES;
+    int sm = gpuir__module_sm(m);
+    if (half && !split && gpuir__op_flag(m, op, GPUIR__KEY_WGMMA) && sm == 90 && !ta && tb && K % vec == 0)
+        return GPUIR__MATMUL_WGMMA;
+    if ((half || tf32) && sm >= 75 && !ta && K % vec == 0 && (tb || N % vec == 0)) return GPUIR__MATMUL_TENSOR_CORES;
     if (d != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
     int64_t tiles = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * (gpuir__type_count(o) / (M * N));
     return M >= 128 && N >= 128 && tiles >= gpuir__module_sm_count(m) ? GPUIR__MATMUL_REGISTER_TILED
@@ -13495,9 +13517,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         return p;
     }
     gpuir_result r = GPUIR_OK;
-    if (gpuir__module_is_tensor_level(m))
-        r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
-    if (!r && (p->backend == GPUIR_BACKEND_AUTO || p->backend == GPUIR_BACKEND_CUDA)) {
+    if (p->backend == GPUIR_BACKEND_AUTO || p->backend == GPUIR_BACKEND_CUDA) {
         r = gpuir__cuda_backend_open(p);
         if (!r) p->backend = GPUIR_BACKEND_CUDA;
         else if (p->backend == GPUIR_BACKEND_AUTO) {        /* remember why, then emulate */
@@ -13506,6 +13526,14 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
             r = GPUIR_OK;
             p->backend = GPUIR_BACKEND_EMU;
         }
+    }
+    if (!r && gpuir__module_is_tensor_level(m)) {    /* lowered for the device it will run on */
+        if (p->backend == GPUIR_BACKEND_CUDA) {
+            const gpuir__cuda_device *dev = &((gpuir__cudart *)p->drv.self)->dev;
+            m->target.sm = dev->sm;
+            m->target.sm_count = dev->sm_count;
+        }
+        r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
     }
     if (!r && p->backend == GPUIR_BACKEND_EMU) r = gpuir__emu_open(p);
     if (!r) r = gpuir__program_check_memory(p);

@@ -6,7 +6,12 @@
 # with a fused bias, gelu and residual; the experimental wgmma kernel, f16
 # and bf16, B transposed, against cuBLAS), bandwidth and launch benchmarks;
 # the backend tests run once more recording and replaying graphs. Logs go to $OUT (default build/gpu-check); a summary is printed.
-#   tools/gpu-check.sh [STB_INCLUDE_DIR]
+#   [GPU_CHECK_PARTS="tests sanitizer bench"] tools/gpu-check.sh [STB_INCLUDE_DIR]
+# GPU_CHECK_PARTS picks the parts to run (default all three), so that a
+# machine lent with a time limit per command can run one part a call:
+# tests (CUDA, then with graphs, the tensor-core layout probes and the seed
+# example), sanitizer, bench
+# (GPU_CHECK_BENCH, below, picks the benchmarks).
 # Without libstb on the machine, pass a directory holding stb_ds.h: gpuir
 # then compiles stb_ds itself.
 cd "$(dirname "$0")/.." || exit 1
@@ -17,16 +22,28 @@ if [ -n "${1:-}" ]; then STB="-I$1 -DGPUIR_STB_DS_IMPLEMENTATION"; LIBSTB=""
 else STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb); LIBSTB=$(pkg-config --libs stb 2>/dev/null || echo -lstb); fi
 cc="${CC:-cc} -std=c99 -O2 -g $STB"
 $cc tests/api/test_backends.c -o "$OUT/test_backends" $LIBSTB -lm -ldl || exit 1
+$cc tests/api/test_mma_layouts.c -o "$OUT/test_mma_layouts" $LIBSTB -lm -ldl || exit 1
 $cc tools/gpuir-bench.c -o "$OUT/gpuir-bench" $LIBSTB -lm -ldl || exit 1
 $cc examples/seed_matmul.c -o "$OUT/seed_matmul" $LIBSTB -lm -ldl || exit 1
+PARTS=${GPU_CHECK_PARTS:-tests sanitizer bench}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+git log -1 --format='commit %h %cd' 2>/dev/null
+if part tests; then
 GPUIR_TEST_BACKENDS=cuda "$OUT/test_backends" > "$OUT/cuda.txt" 2>&1
 echo "cuda: $(grep -c '^PASS' "$OUT/cuda.txt") passed, $(grep -c '^FAIL' "$OUT/cuda.txt") failed, $(grep -c '^SKIP' "$OUT/cuda.txt") skipped"
 grep '^FAIL' "$OUT/cuda.txt" | head -20
+"$OUT/test_mma_layouts" > "$OUT/mma-layouts.txt" 2>&1
+echo "mma layouts: $(grep -c '^PASS' "$OUT/mma-layouts.txt") passed, $(grep -c '^FAIL' "$OUT/mma-layouts.txt") failed"
+grep -A8 '^FAIL\|probe' "$OUT/mma-layouts.txt" | head -40
 GPUIR_TEST_BACKENDS=cuda GPUIR_TEST_GRAPHS=1 "$OUT/test_backends" > "$OUT/cuda-graphs.txt" 2>&1
 echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '^FAIL' "$OUT/cuda-graphs.txt") failed"
 grep '^FAIL' "$OUT/cuda-graphs.txt" | head -20
-if command -v compute-sanitizer >/dev/null 2>&1; then
+"$OUT/seed_matmul" > "$OUT/seed-matmul.txt" 2>&1
+echo "examples/seed_matmul: exit $?"; grep -E '^(backend|run)' "$OUT/seed-matmul.txt"
+fi
+if ! part sanitizer; then :
+elif command -v compute-sanitizer >/dev/null 2>&1; then
     for tool in memcheck racecheck initcheck synccheck; do
         extra=""; [ $tool = memcheck ] && extra="--leak-check full"
         GPUIR_TEST_BACKENDS=cuda compute-sanitizer --tool $tool $extra --error-exitcode 9 \
@@ -36,15 +53,25 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
 else
     echo "compute-sanitizer: not found"
 fi
-"$OUT/seed_matmul" > "$OUT/seed-matmul.txt" 2>&1
-echo "examples/seed_matmul: exit $?"; grep -E '^(backend|run)' "$OUT/seed-matmul.txt"
+part bench || exit 0
 for f in tests/bench/seed_matmul.gir tests/bench/seed_matmul_bf16.gir tests/bench/elementwise.gir; do
     "$OUT/gpuir-bench" compile $f 2>&1 | grep -v '^bench '
 done
-for b in matmul "matmul --dtype=tf32" "matmul --dtype=f16" "matmul --dtype=bf16" \
-         "matmul --epilogue=bias,gelu,residual" "matmul --dtype=bf16 --epilogue=bias,gelu,residual" \
-         "matmul --dtype=bf16 --wgmma" "matmul --dtype=f16 --wgmma" \
-         "matmul --dtype=bf16 --wgmma --epilogue=bias,gelu,residual" bandwidth launch; do
+# GPU_CHECK_BENCH: the gpuir-bench command lines to run, one a line
+# (default: all of them below).
+BENCHES=${GPU_CHECK_BENCH:-"matmul
+matmul --dtype=tf32
+matmul --dtype=f16
+matmul --dtype=bf16
+matmul --epilogue=bias,gelu,residual
+matmul --dtype=bf16 --epilogue=bias,gelu,residual
+matmul --dtype=bf16 --wgmma
+matmul --dtype=f16 --wgmma
+matmul --dtype=bf16 --wgmma --epilogue=bias,gelu,residual
+bandwidth
+launch"}
+echo "$BENCHES" | while IFS= read -r b; do
+    [ -n "$b" ] || continue
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
     "$OUT/gpuir-bench" $b > "$log" 2>&1
     echo "gpuir-bench $b: exit $?"

@@ -14,10 +14,12 @@
      --print-ir-after-all the same as --print-ir-after='*'
      --timing             print each pass's CPU time to stderr
      --list-passes        list the passes and exit
-     --sm-count=N         plan launches for N multiprocessors (matmul tiles,
-                          split-K; gpuir_module_set_sm_count; default 132)
      --split-input-file   treat each `// -----` separated chunk as a module
      --verify-roundtrip   also check that print(parse(print(m))) == print(m)
+     --target=sm_XX       plan kernels for that architecture (default sm_90:
+                          tensor cores from sm_75, wgmma only on sm_90)
+     --sm-count=N         plan launches for a device of N multiprocessors
+                          (default: an H100's 132; a matmul's tiles depend on it)
      -o FILE              write the output to FILE instead of standard output
    Exit status 0 on success; 1 with the diagnostic on standard error. */
 #define GPUIR_IMPLEMENTATION
@@ -30,16 +32,18 @@
 
 typedef struct opt_args {
     const char *input, *output, *passes, *emit;
+    gpuir_target target;    /* --target, --sm-count: the device the passes plan for */
     bool split, roundtrip;
-    int sm_count;           /* 0: the default */
     gpuir_pass_desc pass_desc;
 } opt_args;
 
 static int usage(void) {
     fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower[=sync]] [--emit=ir|placement|dot|cuda]\n"
                     "                 [--print-ir-before=P] [--print-ir-after=P]\n"
-                    "                 [--print-ir-after-all] [--timing] [--list-passes] [--sm-count=N]\n"
-                    "                 [--split-input-file] [--verify-roundtrip] [-o OUT] FILE\n");
+                    "                 [--print-ir-after-all] [--timing] [--list-passes]\n"
+                    "                 [--split-input-file] [--verify-roundtrip]\n"
+                    "                 [--target=sm_XX] [--sm-count=N]\n"
+                    "                 [-o OUT] FILE\n");
     return 2;
 }
 
@@ -53,6 +57,18 @@ static int list_passes(void) {
 static const char *opt(const char *arg, const char *name) {
     size_t n = strlen(name);
     return strncmp(arg, name, n) == 0 && arg[n] == '=' ? arg + n + 1 : NULL;
+}
+
+/* A positive count from option `name`'s text, else a message and false. */
+static bool count_option(const char *name, const char *text, const char *wants, int *out) {
+    char *end;
+    long n = strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || n < 1 || n > 100000) {
+        fprintf(stderr, "gpuir-opt: %s wants %s, not '%s'\n", name, wants, text);
+        return false;
+    }
+    *out = (int)n;
+    return true;
 }
 
 static char *read_all(FILE *f, size_t *n) {
@@ -76,7 +92,7 @@ static char *read_all(FILE *f, size_t *n) {
 static bool run_chunk(const char *text, size_t len, const char *name, const opt_args *a, FILE *out) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = ctx ? gpuir_module_parse(ctx, text, len, name) : NULL;
-    if (m) gpuir_module_set_sm_count(m, a->sm_count);
+    if (m) gpuir_module_set_target(m, a->target);
     if (m && a->passes && gpuir_module_run_passes(m, a->passes, &a->pass_desc) != GPUIR_OK) m = NULL;
     char *printed = m ? gpuir_module_print(m) : NULL;
     bool ok = printed != NULL;
@@ -143,12 +159,20 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--lower") == 0) a.passes = GPUIR_DEFAULT_PIPELINE;
         else if (strcmp(argv[i], "--lower=sync") == 0) a.passes = GPUIR_SYNC_PIPELINE;
         else if ((v = opt(argv[i], "--emit"))) a.emit = v;
+        else if ((v = opt(argv[i], "--sm-count"))) {
+            if (!count_option("--sm-count", v, "a count of multiprocessors", &a.target.sm_count)) return 2;
+        } else if ((v = opt(argv[i], "--target"))) {
+            if (strncmp(v, "sm_", 3) != 0) {
+                fprintf(stderr, "gpuir-opt: --target wants sm_XX (e.g. sm_90), not '%s'\n", v);
+                return 2;
+            }
+            if (!count_option("--target", v + 3, "sm_XX (e.g. sm_90)", &a.target.sm)) return 2;
+        }
         else if ((v = opt(argv[i], "--print-ir-before"))) a.pass_desc.print_ir_before = v;
         else if ((v = opt(argv[i], "--print-ir-after"))) a.pass_desc.print_ir_after = v;
         else if (strcmp(argv[i], "--print-ir-after-all") == 0) a.pass_desc.print_ir_after = "*";
         else if (strcmp(argv[i], "--timing") == 0) a.pass_desc.timing = true;
         else if (strcmp(argv[i], "--list-passes") == 0) return list_passes();
-        else if ((v = opt(argv[i], "--sm-count"))) a.sm_count = atoi(v);
         else if (strcmp(argv[i], "--split-input-file") == 0) a.split = true;
         else if (strcmp(argv[i], "--verify-roundtrip") == 0) a.roundtrip = true;
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) a.output = argv[++i];

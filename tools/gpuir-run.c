@@ -42,7 +42,7 @@ typedef struct run_args {
     bool have_rtol, have_atol;
     unsigned long long seed;
     long long dynamic;      /* the size random inputs give a `?`, or -1 */
-    int sm_count;           /* gpuir_module_set_sm_count; 0: the default */
+    int sm_count;           /* the target's SM count (gpuir_module_set_target); 0: the default */
 } run_args;
 
 static int usage(const char *why) {
@@ -329,7 +329,11 @@ int main(int argc, char **argv) {
     memset(out, 0, sizeof out);
     gpuir_result r = GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_module *m = read_module(ctx, a.file);
-    if (m) gpuir_module_set_sm_count(m, a.sm_count);
+    if (m) {
+        gpuir_target t = gpuir_module_target(m);
+        if (a.sm_count > 0) t.sm_count = a.sm_count;
+        gpuir_module_set_target(m, t);
+    }
     const char *fname = m ? pick_function(m, &a) : NULL;
     gpuir_func f = {0};
     if (fname) f = gpuir_module_find_func(m, fname);

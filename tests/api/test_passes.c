@@ -104,6 +104,39 @@ TEST(passes_are_idempotent) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The launch heuristics plan for the module's device: an f32 1024^2
+   matmul has 64 tiles of 128x128, too few for the default 132
+   multiprocessors (it takes 64x64 tiles: a 16x16 grid), enough for 64. */
+static char *lowered_matmul(gpuir_ctx *ctx, int sm_count) {
+    static const char *text =
+        "func.func @f(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {\n"
+        "  %c = matmul %a, %b : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>\n"
+        "  return %c : tensor<1024x1024xf32>\n"
+        "}\n";
+    gpuir_module *m = parse(ctx, text);
+    gpuir_target target = {0, sm_count};
+    if (sm_count >= 0) gpuir_module_set_target(m, target);
+    CHECK(gpuir_module_target(m).sm_count == (sm_count > 0 ? sm_count : 132));
+    CHECK(gpuir_module_target(m).sm == 90);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_SYNC_PIPELINE, NULL), GPUIR_OK);
+    char *printed = gpuir_module_print(m);
+    gpuir_module_destroy(m);
+    return printed;
+}
+
+TEST(the_matmul_heuristic_plans_for_the_module_sm_count) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char *h100 = lowered_matmul(ctx, -1), *unset = lowered_matmul(ctx, 0), *small = lowered_matmul(ctx, 64);
+    CHECK(h100 && strstr(h100, "grid = [16, 16, 1]") != NULL);
+    CHECK(unset && strcmp(unset, h100) == 0);
+    CHECK(small && strstr(small, "grid = [8, 8, 1]") != NULL);
+    CHECK(gpuir_module_target(NULL).sm_count == 0 && gpuir_module_target(NULL).sm == 0);
+    gpuir_free(h100);
+    gpuir_free(unset);
+    gpuir_free(small);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* The runner skips its first verification only for a module that passed
    the verifier and has not changed since: a pass run without the verifier,
    or a function still open, and the module is checked again. */
@@ -297,6 +330,7 @@ int main(void) {
     RUN(dumps_and_timing_go_to_the_callback);
     RUN(empty_pipeline_is_a_no_op);
     RUN(passes_are_idempotent);
+    RUN(the_matmul_heuristic_plans_for_the_module_sm_count);
     RUN(runner_verifies_a_changed_module);
     RUN(passes_keep_results_on_the_corpus);
     return CHECK_EXIT();
