@@ -9851,6 +9851,13 @@ typedef struct gpuir__cuda {
 #define GPUIR__X(name, params) gpuir__CUresult (*name) params;
     GPUIR__CUDA_PROCS(GPUIR__X)
 #undef GPUIR__X
+    /* Optional (CUDA 12.0 drivers on): NULL when the driver lacks it, and
+       only a kernel that takes a tensor map needs it. */
+    gpuir__CUresult (*cuTensorMapEncodeTiled)(void *map, unsigned dtype, unsigned rank, void *base,
+                                              const gpuir__cuuint64 *dims, const gpuir__cuuint64 *strides,
+                                              const unsigned *box, const unsigned *element_strides,
+                                              unsigned interleave, unsigned swizzle, unsigned l2_promotion,
+                                              unsigned oob_fill);
 } gpuir__cuda;
 
 /* What gpuir__cuda_device_info reports about one device. */
@@ -10030,6 +10037,19 @@ static gpuir_result gpuir__cuda_proc(gpuir_ctx *ctx, gpuir__cuda *cu, const char
     return GPUIR_OK;
 }
 
+/* Resolves an entry point the driver may lack (newer than the oldest
+   driver gpuir runs on): the pointer stays NULL if it does. */
+static void gpuir__cuda_proc_optional(gpuir__cuda *cu, const char *name, void *fn, size_t fn_size) {
+    void *p = NULL;
+    int status = 0;
+    gpuir__CUresult r = cu->cuGetProcAddress_v2
+                            ? cu->cuGetProcAddress_v2(name, &p, cu->api_version, GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+                                                      &status)
+                            : cu->cuGetProcAddress(name, &p, cu->api_version, GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+    if (r != GPUIR__CUDA_SUCCESS) p = NULL;
+    memcpy(fn, &p, fn_size);
+}
+
 /* Reads the driver version (through cuGetProcAddress at the lowest version
    the lookup function exists at) and chooses cu->api_version. */
 static gpuir_result gpuir__cuda_pick_api_version(gpuir_ctx *ctx, gpuir__cuda *cu) {
@@ -10068,6 +10088,8 @@ static gpuir_result gpuir__cuda_resolve(gpuir_ctx *ctx, gpuir__cuda *cu) {
     if (res == GPUIR_OK) res = gpuir__cuda_proc(ctx, cu, #name, &cu->name, sizeof cu->name);
     GPUIR__CUDA_PROCS(GPUIR__X)
 #undef GPUIR__X
+    if (res == GPUIR_OK) gpuir__cuda_proc_optional(cu, "cuTensorMapEncodeTiled", &cu->cuTensorMapEncodeTiled,
+                                                   sizeof cu->cuTensorMapEncodeTiled);
     return res;
 }
 
@@ -10592,6 +10614,72 @@ static long gpuir__nvrtc_spilled_bytes(const char *log) {
 
 typedef unsigned long long gpuir__dptr;   /* a device address */
 
+/* A tiled tensor map's arguments (cuTensorMapEncodeTiled's, CUDA 12.0):
+   a tensor of `rank` dims (innermost first) at `base`, each copy moving a
+   `box` of it into shared memory, with element strides 1, no interleave,
+   L2 promotion to 128 bytes, and out-of-bounds elements read as zeros. */
+#define GPUIR__TMAP_MAX_RANK 5
+#define GPUIR__TMAP_BYTES 128           /* sizeof(CUtensorMap); 64-byte aligned */
+#define GPUIR__TMAP_F16 6               /* CU_TENSOR_MAP_DATA_TYPE_FLOAT16 */
+#define GPUIR__TMAP_BF16 9              /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 */
+#define GPUIR__TMAP_SWIZZLE_128B 3      /* CU_TENSOR_MAP_SWIZZLE_128B */
+typedef struct gpuir__tmap_desc {
+    unsigned dtype;                     /* CUtensorMapDataType: GPUIR__TMAP_F16 or _BF16 */
+    unsigned rank;                      /* 1 .. GPUIR__TMAP_MAX_RANK */
+    gpuir__dptr base;                   /* 16-byte aligned */
+    unsigned long long dims[GPUIR__TMAP_MAX_RANK];        /* elements, innermost first */
+    unsigned long long strides[GPUIR__TMAP_MAX_RANK - 1]; /* bytes from one index of dim i + 1 to the next */
+    unsigned box[GPUIR__TMAP_MAX_RANK];                   /* elements a copy moves, each <= 256 */
+    unsigned swizzle;                   /* CUtensorMapSwizzle: 0 none .. GPUIR__TMAP_SWIZZLE_128B */
+} gpuir__tmap_desc;
+
+/* A 128-byte tensor map, aligned as CUtensorMap is (the driver wants 64;
+   an array of them, or one inside a struct, keeps that). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define GPUIR__ALIGN64 __attribute__((aligned(64)))
+#else
+#  define GPUIR__ALIGN64
+#endif
+typedef struct GPUIR__ALIGN64 gpuir__tmap {
+    unsigned long long words[GPUIR__TMAP_BYTES / 8];
+} gpuir__tmap;
+
+/* The portable encoding of a tensor map: what the emulator's table writes
+   and the portable bulk tensor copy (gpuir_tma_load in
+   gpuir__cg_tma_portable) reads, as 64-bit words: 0 the magic
+   GPUIR__TMAP_MAGIC | rank << 32 | swizzle << 40 | element bytes << 48,
+   1 the base address, 2-6 the dims, 7-10 the strides, 11-13 the box (two
+   32-bit dims a word, the lower first). The rest is zero. */
+#define GPUIR__TMAP_MAGIC 0x70616d74u   /* "tmap" */
+
+/* Checks desc as cuTensorMapEncodeTiled does and writes the portable
+   encoding: NULL, or what is wrong (map then untouched). */
+static const char *gpuir__tmap_encode(gpuir__tmap *map, const gpuir__tmap_desc *d) {
+    unsigned es = d->dtype == GPUIR__TMAP_F16 || d->dtype == GPUIR__TMAP_BF16 ? 2 : 0;
+    if (!es) return "the data type is not f16 or bf16";
+    if (d->rank < 1 || d->rank > GPUIR__TMAP_MAX_RANK) return "the rank is not 1 to 5";
+    if (!d->base || d->base % 16) return "the global address is not 16-byte aligned";
+    if (d->swizzle > GPUIR__TMAP_SWIZZLE_128B) return "unknown swizzle";
+    for (unsigned i = 0; i < d->rank; i++) {
+        if (d->dims[i] < 1 || d->dims[i] > (1ull << 32)) return "a dim is not 1 to 2^32";
+        if (d->box[i] < 1 || d->box[i] > 256) return "a box dim is not 1 to 256";
+        if (i && (d->strides[i - 1] % 16 || d->strides[i - 1] >= (1ull << 40)))
+            return "a global stride is not a multiple of 16 below 2^40";
+    }
+    if (d->box[0] * es % 16) return "the box's inner dim is not a multiple of 16 bytes";
+    if (d->swizzle && d->box[0] * es > (16u << d->swizzle)) return "the box's inner dim exceeds the swizzle span";
+    memset(map, 0, sizeof *map);
+    map->words[0] = GPUIR__TMAP_MAGIC | (unsigned long long)d->rank << 32 | (unsigned long long)d->swizzle << 40 |
+                    (unsigned long long)es << 48;
+    map->words[1] = d->base;
+    for (unsigned i = 0; i < d->rank; i++) {
+        map->words[2 + i] = d->dims[i];
+        if (i) map->words[6 + i] = d->strides[i - 1];
+        map->words[11 + i / 2] |= (unsigned long long)d->box[i] << (i % 2 * 32);
+    }
+    return NULL;
+}
+
 /* The device table: CUDA driver calls with an explicit `self`; each returns
    a CUresult (0: success). The emulator implements the same table.
    Streams and events are small numbers: stream 0 is synchronous (the
@@ -10643,6 +10731,10 @@ typedef struct gpuir__drv {
     int (*capture_end)(void *self, void **graph);
     int (*graph_launch)(void *self, void *graph);
     int (*graph_destroy)(void *self, void *graph);
+    /* Encodes a tiled tensor map into *map (cuTensorMapEncodeTiled on
+       CUDA; the emulator's own encoding, which its portable bulk tensor
+       copy reads). Kernels take it by value (`__grid_constant__`). */
+    int (*tensor_map_encode)(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc);
 } gpuir__drv;
 
 /* Errors after which CUDA's context is unusable (later calls fail too). */
@@ -10824,6 +10916,17 @@ static int gpuir__cudart_launch(void *self, void *fn, const unsigned grid[3], co
 }
 static int gpuir__cudart_sync(void *self) { return ((gpuir__cudart *)self)->cu.cuCtxSynchronize(); }
 
+/* cuTensorMapEncodeTiled: element strides 1, no interleave, L2 promotion
+   to 128 bytes (2), zeros out of bounds (0). A driver without it (before
+   CUDA 12.0) answers CUDA_ERROR_NOT_SUPPORTED (801). */
+static int gpuir__cudart_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *d) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    if (!C->cu.cuTensorMapEncodeTiled) return 801;
+    const unsigned ones[GPUIR__TMAP_MAX_RANK] = {1, 1, 1, 1, 1};
+    return C->cu.cuTensorMapEncodeTiled(map, d->dtype, d->rank, (void *)(uintptr_t)d->base, d->dims, d->strides,
+                                        d->box, ones, 0, d->swizzle, 2, 0);
+}
+
 /* ---- graphs: stream capture of a run's device work ---- */
 
 static int gpuir__cudart_host_alloc(void *self, void **p, size_t bytes) {
@@ -10957,7 +11060,8 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
                     gpuir__cudart_launch, gpuir__cudart_record, gpuir__cudart_wait, gpuir__cudart_event_sync,
                     gpuir__cudart_sync, gpuir__cudart_describe, C->lost,
                     gpuir__cudart_host_alloc, gpuir__cudart_host_free, gpuir__cudart_capture_begin,
-                    gpuir__cudart_capture_end, gpuir__cudart_graph_launch, gpuir__cudart_graph_destroy};
+                    gpuir__cudart_capture_end, gpuir__cudart_graph_launch, gpuir__cudart_graph_destroy,
+                    gpuir__cudart_tensor_map};
     p->drv = d;
     gpuir__limits lim = {(unsigned)C->dev.max_threads_per_block,
                          {(unsigned)C->dev.max_block_dim[0], (unsigned)C->dev.max_block_dim[1], (unsigned)C->dev.max_block_dim[2]},
@@ -13380,6 +13484,11 @@ static int gpuir__fault_graph_destroy(void *self, void *graph) {
     int hit = gpuir__fault_hit(F, 1);
     return hit ? hit : rc;
 }
+static int gpuir__fault_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);                    /* CUDA_ERROR_INVALID_VALUE */
+    return rc ? rc : F->inner.tensor_map_encode(F->inner.self, map, desc);
+}
 static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
     GPUIR__FAULT_SELF;
     F->inner.describe(F->inner.self, code, name, text, detail);
@@ -13397,7 +13506,8 @@ static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
                     gpuir__fault_unload, gpuir__fault_function, gpuir__fault_launch, gpuir__fault_record,
                     gpuir__fault_wait, gpuir__fault_event_sync, gpuir__fault_sync, gpuir__fault_describe,
                     p->drv.lost, gpuir__fault_host_alloc, gpuir__fault_host_free, gpuir__fault_capture_begin,
-                    gpuir__fault_capture_end, gpuir__fault_graph_launch, gpuir__fault_graph_destroy};
+                    gpuir__fault_capture_end, gpuir__fault_graph_launch, gpuir__fault_graph_destroy,
+                    gpuir__fault_tensor_map};
     p->drv = d;
     p->fault = F;
     return GPUIR_OK;
@@ -14757,6 +14867,15 @@ static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const
     return gpuir__emu_submit(E, stream, &c);    /* running it frees args */
 }
 
+/* The emulator's tensor map: gpuir__tmap_encode's portable encoding, which
+   the emulator prelude's bulk tensor copy (gpuir_tma_load) reads. */
+static int gpuir__emu_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    const char *why = gpuir__tmap_encode(map, desc);
+    if (why) snprintf(E->detail, sizeof E->detail, "tensor map: %s", why);
+    return why ? GPUIR__CU_INVALID_VALUE : 0;
+}
+
 static void gpuir__emu_describe(void *self, int code, const char **name, const char **text, const char **detail) {
     *name = *text = NULL;
     gpuir__cuda_error_lookup(code, name, text);
@@ -14852,7 +14971,8 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
                     gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_event_record,
                     gpuir__emu_stream_wait, gpuir__emu_event_sync, gpuir__emu_sync, gpuir__emu_describe,
                     E->lost, gpuir__emu_host_alloc, gpuir__emu_host_free, gpuir__emu_capture_begin,
-                    gpuir__emu_capture_end, gpuir__emu_graph_launch, gpuir__emu_graph_destroy};
+                    gpuir__emu_capture_end, gpuir__emu_graph_launch, gpuir__emu_graph_destroy,
+                    gpuir__emu_tensor_map};
     p->drv = d;
     gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20};
     p->limits = lim;

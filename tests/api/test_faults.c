@@ -372,6 +372,43 @@ TEST(a_fatal_error_loses_the_device_context) {
     fixture_free(&fx);
 }
 
+/* The table's tensor-map encoding: the emulator's checks what
+   cuTensorMapEncodeTiled checks and says which argument is wrong; the
+   fault wrapper forwards a good one and fails an injected one. */
+TEST(tensor_map_encoding_through_the_table) {
+    fixture fx;
+    fixture_make(&fx, programs[0]);
+    gpuir_module *m = parse(fx.ctx, programs[0]);
+    gpuir_program *p = make_emu(m);
+    CHECK(p != NULL);
+    if (p) {
+        gpuir__tmap map;
+        gpuir__tmap_desc d = {GPUIR__TMAP_F16, 2, 4096, {96, 200}, {192}, {64, 128}, GPUIR__TMAP_SWIZZLE_128B};
+        CHECK(p->drv.tensor_map_encode(p->drv.self, &map, &d) == 0);
+        CHECK(map.words[1] == 4096 && map.words[2] == 96 && map.words[3] == 200 && map.words[7] == 192);
+        CHECK(map.words[11] == (64ull | 128ull << 32));
+        const char *name, *text, *detail;
+        gpuir__tmap_desc bad = d;
+        bad.strides[0] = 200;                             /* not a multiple of 16 */
+        int rc = p->drv.tensor_map_encode(p->drv.self, &map, &bad);
+        CHECK(rc == 1);
+        p->drv.describe(p->drv.self, rc, &name, &text, &detail);
+        CHECK(strstr(detail, "global stride") != NULL);
+        bad = d;
+        bad.box[0] = 128;                                 /* 256 bytes: wider than the 128-byte swizzle */
+        CHECK(p->drv.tensor_map_encode(p->drv.self, &map, &bad) == 1);
+        gpuir__fault_wrap(p);
+        fx.ctx->fault.calls = 0;
+        fx.ctx->fault.fail_at = 2;
+        CHECK(p->drv.tensor_map_encode(p->drv.self, &map, &d) == 0);
+        CHECK(p->drv.tensor_map_encode(p->drv.self, &map, &d) == 1);
+        p->drv.describe(p->drv.self, 1, &name, &text, &detail);
+        CHECK(strstr(detail, "injected") != NULL);
+        fx.ctx->fault.fail_at = 0;
+    }
+    fixture_free(&fx);
+}
+
 /* Every test above ran with TMPDIR set to a private directory: after the
    emulator's compiles and module loads (and their failures, a compiler that
    fails and one that cannot start included) the directory is empty. */
@@ -414,6 +451,7 @@ int main(void) {
     RUN(every_table_call_fails_cleanly_once);
     RUN(every_table_call_fails_cleanly_for_good);
     RUN(a_fatal_error_loses_the_device_context);
+    RUN(tensor_map_encoding_through_the_table);
     RUN(every_host_allocation_fails_cleanly_once);
     RUN(every_host_allocation_fails_cleanly_for_good);
     RUN(every_host_allocation_of_a_cold_make_fails_cleanly);
