@@ -6986,6 +6986,9 @@ GPUIRDEF gpuir_target gpuir_module_target(const gpuir_module *m) {
     return t;
 }
 
+/* The WGMMA kernel's block: a producer warpgroup and two consumers. */
+#define GPUIR__WG_THREADS 384
+
 typedef enum gpuir__matmul_form {
     GPUIR__MATMUL_PLAIN,
     GPUIR__MATMUL_REGISTER_TILED,
@@ -7147,6 +7150,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         grid[1] = gpuir__ceil_div(M, tile);
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
         block[0] = block[1] = 16;
+        if (form == GPUIR__MATMUL_WGMMA) block[0] = GPUIR__WG_THREADS, block[1] = 1;
     } else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
         block[0] = gpuir__row_block(kind, reduced);
         grid[0] = count;
@@ -7688,6 +7692,8 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
         unsigned long long *warp_slots;                                         \
         void (*sync_block)(struct gpuir_emu_lane *lane);                        \
         void (*sync_warp)(struct gpuir_emu_lane *lane);                         \
+        void (*yield)(struct gpuir_emu_lane *lane); /* a spin saw no change */  \
+        unsigned long long *progress; /* bumped by what can end a spin */       \
         void *engine;                                                           \
     } gpuir_emu_lane;                                                           \
     typedef struct gpuir_emu_kernel {                                           \
@@ -7697,6 +7703,7 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
         unsigned dynamic_bytes; /* GPUIR_SHARED_DYNAMIC: what a launch must give */ \
         int uses_barriers;                                                      \
         unsigned n_buffers;     /* parameters that are device addresses */      \
+        unsigned n_tensor_maps; /* then 128-byte tensor maps, by value */       \
     } gpuir_emu_kernel;
 
 /* The helpers every kernel may use, in C that both CUDA C++ and C99 accept.
@@ -7962,7 +7969,14 @@ static const char gpuir__cg_tc_emu[] =
    A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
    bits 0-13 the start address >> 4, 16-29 the leading byte offset >> 4,
    32-45 the stride byte offset >> 4, 49-51 the base offset (0), 62-63 the
-   swizzle mode (0: none). For a K-major operand without swizzle the
+   layout type (0: no swizzle, 1: 128-byte swizzle). For a K-major operand
+   with the 128-byte swizzle (gpuir_wgmma_desc_sw128: what the kernel's
+   bulk tensor copies write) row r of a group of 8 is 128 bytes at 128 r,
+   the groups SBO (1024) apart, and byte b of a row lies at b ^ 16 (r % 8):
+   the 16-byte chunks of a row XORed with its row in the 1024-byte atom
+   (the address bits 4-6 ^= bits 7-9; atoms 1024-byte aligned); a k step of
+   16 starts 32 bytes further in (the XOR applies to the final address, so
+   the start may sit inside a row; LBO is unused). For a K-major operand without swizzle the
    matrix is made of core matrices of 8 rows x 16 bytes (8 halves), each
    stored contiguously (row r at 16 r); LBO is the distance between core
    matrices next to each other along K, SBO between those next to each
@@ -7982,11 +7996,19 @@ static const char gpuir__cg_wgmma_helpers[] =
     "    return (unsigned long long)((addr >> 4) & 0x3fffu) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
     "           (unsigned long long)((sbo >> 4) & 0x3fffu) << 32;\n"
     "}\n"
+    "GPUIR_DEVICE unsigned long long gpuir_wgmma_desc_sw128(unsigned addr) {\n"
+    "    return gpuir_wgmma_desc(addr, 16u, 1024u) | 1ull << 62;\n"
+    "}\n"
     "GPUIR_DEVICE float gpuir_wgmma_elem(const unsigned char *base, unsigned addr, unsigned long long desc, int r, int k,\n"
     "                                    int kind) {\n"
     "    unsigned start = (unsigned)(desc & 0x3fffu) << 4, lbo = (unsigned)(desc >> 16 & 0x3fffu) << 4;\n"
-    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4;\n"
-    "    unsigned at = start + (unsigned)(r / 8) * sbo + (unsigned)(k / 8) * lbo + (unsigned)(r % 8) * 16u + (unsigned)(k % 8) * 2u;\n"
+    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4, at;\n"
+    "    if ((unsigned)(desc >> 62) == 1u) {\n"
+    "        at = start + (unsigned)(r / 8) * sbo + (unsigned)(r % 8) * 128u + (unsigned)k * 2u;\n"
+    "        at ^= (at >> 7 & 7u) << 4;\n"
+    "    } else {\n"
+    "        at = start + (unsigned)(r / 8) * sbo + (unsigned)(k / 8) * lbo + (unsigned)(r % 8) * 16u + (unsigned)(k % 8) * 2u;\n"
+    "    }\n"
     "    unsigned short x = *(const unsigned short *)(base + (at - addr));\n"
     "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
     "}\n"
@@ -8002,6 +8024,42 @@ static const char gpuir__cg_wgmma_helpers[] =
     "            sum += gpuir_wgmma_elem(b8, addr, da, row, k, kind) * gpuir_wgmma_elem(b8, addr, db, col, k, kind);\n"
     "        d[f] += sum;\n"
     "    }\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_pmbar_init(GPUIR_LANE unsigned bar, unsigned count) {\n"
+    "    volatile unsigned *w = (volatile unsigned *)GPUIR_SMEM_PTR(bar);\n"
+    "    w[0] = count << 12;\n"
+    "    w[1] = count;\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_pmbar_add(GPUIR_LANE unsigned bar, unsigned delta) {\n"
+    "    unsigned *w = (unsigned *)GPUIR_SMEM_PTR(bar), now = GPUIR_ATOMIC_ADD_U32(w, delta) + delta;\n"
+    "    if ((now & 0x7fffffffu) == 0) GPUIR_ATOMIC_ADD_U32(w, ((volatile unsigned *)w)[1] << 12 | 0x80000000u);\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_pmbar_wait(GPUIR_LANE unsigned bar, unsigned parity) {\n"
+    "    while ((*(volatile unsigned *)GPUIR_SMEM_PTR(bar) >> 31) == parity) GPUIR_YIELD();\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_ptma_load(GPUIR_LANE unsigned dst, const gpuir_tensor_map *map, int c0, int c1, int c2,\n"
+    "                                 unsigned bar) {\n"
+    "    const unsigned long long *w = map->words;\n"
+    "    unsigned rank = (unsigned)(w[0] >> 32 & 0xffu), sw = (unsigned)(w[0] >> 40 & 0xffu), o = 0, i0, i1, i2;\n"
+    "    const unsigned char *g = (const unsigned char *)(size_t)w[1];\n"
+    "    long long c[3], dim[3], stride[3];\n"
+    "    unsigned box[3];\n"
+    "    for (unsigned i = 0; i < 3; i++) {\n"
+    "        c[i] = i < rank ? (i == 0 ? c0 : i == 1 ? c1 : c2) : 0;\n"
+    "        dim[i] = i < rank ? (long long)w[2 + i] : 1;\n"
+    "        stride[i] = i == 0 ? 2 : i < rank ? (long long)w[6 + i] : 0;\n"
+    "        box[i] = i < rank ? (unsigned)(w[11 + i / 2] >> (i % 2 * 32) & 0xffffffffu) : 1u;\n"
+    "    }\n"
+    "    for (i2 = 0; i2 < box[2]; i2++)\n"
+    "        for (i1 = 0; i1 < box[1]; i1++)\n"
+    "            for (i0 = 0; i0 < box[0]; i0++, o += 2) {\n"
+    "                long long x = c[0] + i0, y = c[1] + i1, z = c[2] + i2;\n"
+    "                unsigned a = dst + o;\n"
+    "                if (sw) a ^= (a >> 7 & ((1u << sw) - 1u)) << 4;\n"
+    "                *(unsigned short *)GPUIR_SMEM_PTR(a) = x >= 0 && x < dim[0] && y >= 0 && y < dim[1] && z >= 0 && z < dim[2]\n"
+    "                    ? *(const unsigned short *)(g + x * stride[0] + y * stride[1] + z * stride[2]) : (unsigned short)0;\n"
+    "            }\n"
+    "    gpuir_pmbar_add(GPUIR_LANE_PASS bar, 0u - (o >> 4));\n"
     "}\n";
 
 /* The wgmma helpers for NVRTC: the instructions on sm_90a (where NVRTC
@@ -8013,6 +8071,59 @@ static const char gpuir__cg_wgmma_helpers[] =
    accesses of the accumulators across a wait. */
 static const char gpuir__cg_wgmma_cuda[] =
     "#define GPUIR_SMEM_ADDR(p) ((unsigned)__cvta_generic_to_shared(p))\n"
+    "#define GPUIR_SMEM_PTR(a) ((unsigned char *)__cvta_shared_to_generic(a))\n"
+    "#define GPUIR_ATOMIC_ADD_U32(p, v) atomicAdd((unsigned *)(p), (v))\n"
+    "#define GPUIR_YIELD()\n"
+    "#define GPUIR_LANE_PASS\n"
+    "#define GPUIR_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)\n"
+    "struct __align__(64) gpuir_tensor_map { unsigned long long words[16]; };\n"
+    "#define GPUIR_TMAP_PARAM(name) const __grid_constant__ gpuir_tensor_map name\n"
+    "#define GPUIR_TMAP(name) (&name)\n";
+
+/* The bulk tensor copy and mbarrier helpers for NVRTC: the instructions
+   from sm_90 (gpuir_mbar_*: mbarrier.init, arrive(.expect_tx),
+   try_wait.parity; gpuir_tma_load_2d/3d: cp.async.bulk.tensor completing
+   on an mbarrier), the portable ones below (gpuir_pmbar_*, gpuir_ptma_load
+   in gpuir__cg_wgmma_helpers; the runtime then hands the kernel gpuir's
+   own tensor-map encoding, which they read). */
+static const char gpuir__cg_tma_cuda[] =
+    "#if __CUDA_ARCH__ >= 900\n"
+    "GPUIR_DEVICE void gpuir_mbar_init(unsigned bar, unsigned count) {\n"
+    "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"(bar), \"r\"(count) : \"memory\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_mbar_init_fence(void) { asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\"); }\n"
+    "GPUIR_DEVICE void gpuir_mbar_expect_tx(unsigned bar, unsigned bytes) {\n"
+    "    asm volatile(\"{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }\" :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_mbar_arrive(unsigned bar) {\n"
+    "    asm volatile(\"{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }\" :: \"r\"(bar) : \"memory\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_mbar_wait(unsigned bar, unsigned parity) {\n"
+    "    unsigned done;\n"
+    "    do asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\"\n"
+    "                    : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
+    "    while (!done);\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_tma_load_2d(unsigned dst, const gpuir_tensor_map *map, int c0, int c1, int c2, unsigned bar) {\n"
+    "    asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\"\n"
+    "                 :: \"r\"(dst), \"l\"(map), \"r\"(c0), \"r\"(c1), \"r\"(bar) : \"memory\");\n"
+    "    (void)c2;\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_tma_load_3d(unsigned dst, const gpuir_tensor_map *map, int c0, int c1, int c2, unsigned bar) {\n"
+    "    asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\"\n"
+    "                 :: \"r\"(dst), \"l\"(map), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar) : \"memory\");\n"
+    "}\n"
+    "#else\n"
+    "#define gpuir_mbar_init(bar, count) gpuir_pmbar_init(bar, count)\n"
+    "#define gpuir_mbar_init_fence()\n"
+    "#define gpuir_mbar_expect_tx(bar, bytes) gpuir_pmbar_add(bar, ((bytes) >> 4) - (1u << 12))\n"
+    "#define gpuir_mbar_arrive(bar) gpuir_pmbar_add(bar, 0u - (1u << 12))\n"
+    "#define gpuir_mbar_wait(bar, parity) gpuir_pmbar_wait(bar, parity)\n"
+    "#define gpuir_tma_load_2d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(dst, map, c0, c1, c2, bar)\n"
+    "#define gpuir_tma_load_3d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(dst, map, c0, c1, c2, bar)\n"
+    "#endif\n";
+
+static const char gpuir__cg_wgmma_cuda_mma[] =
     "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
     "#define GPUIR_WGMMA_D8(i) \"+f\"(d[i]), \"+f\"(d[i + 1]), \"+f\"(d[i + 2]), \"+f\"(d[i + 3]), \\\n"
     "    \"+f\"(d[i + 4]), \"+f\"(d[i + 5]), \"+f\"(d[i + 6]), \"+f\"(d[i + 7])\n"
@@ -8030,6 +8141,7 @@ static const char gpuir__cg_wgmma_cuda[] =
     "GPUIR_DEVICE void gpuir_wgmma_fence(void) { asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) { asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) { asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); }\n"
+    "GPUIR_DEVICE void gpuir_wgmma_wait1(void) { asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_fence_proxy_async(void) { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
     "#define GPUIR_WGMMA_KEEP(d) do { GPUIR_UNROLL for (int f_ = 0; f_ < 64; f_++) asm volatile(\"\" : \"+f\"(d[f_]) :: \"memory\"); } while (0)\n"
     "#else\n"
@@ -8038,6 +8150,7 @@ static const char gpuir__cg_wgmma_cuda[] =
     "GPUIR_DEVICE void gpuir_wgmma_fence(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) {}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_wait1(void) {}\n"
     "GPUIR_DEVICE void gpuir_fence_proxy_async(void) {}\n"
     "#define GPUIR_WGMMA_KEEP(d)\n"
     "#endif\n";
@@ -8047,6 +8160,28 @@ static const char gpuir__cg_wgmma_cuda[] =
    (the block's barriers stay real). */
 static const char gpuir__cg_wgmma_emu[] =
     "#define GPUIR_SMEM_ADDR(p) ((unsigned)((const unsigned char *)(p) - gpuir__lane->shared))\n"
+    "#define GPUIR_SMEM_PTR(a) (gpuir__lane->shared + (a))\n"
+    "#define GPUIR_ATOMIC_ADD_U32(p, v) gpuir_emu_add_u32(gpuir__lane, (unsigned *)(p), (v))\n"
+    "#define GPUIR_YIELD() gpuir__lane->yield(gpuir__lane)\n"
+    "#define GPUIR_LANE_PASS gpuir__lane,\n"
+    "#define GPUIR_LAUNCH_BOUNDS(threads, blocks)\n"
+    "typedef struct gpuir_tensor_map { unsigned long long words[16]; } gpuir_tensor_map;\n"
+    "#define GPUIR_TMAP_PARAM(name) const gpuir_tensor_map *name\n"
+    "#define GPUIR_TMAP(name) (name)\n"
+    "static unsigned gpuir_emu_add_u32(gpuir_emu_lane *l, unsigned *p, unsigned v) {\n"
+    "    unsigned old = *p;\n"
+    "    *p = old + v;\n"
+    "    ++*l->progress;\n"
+    "    return old;\n"
+    "}\n"
+    "#define gpuir_mbar_init(bar, count) gpuir_pmbar_init(gpuir__lane, bar, count)\n"
+    "#define gpuir_mbar_init_fence()\n"
+    "#define gpuir_mbar_expect_tx(bar, bytes) gpuir_pmbar_add(gpuir__lane, bar, ((bytes) >> 4) - (1u << 12))\n"
+    "#define gpuir_mbar_arrive(bar) gpuir_pmbar_add(gpuir__lane, bar, 0u - (1u << 12))\n"
+    "#define gpuir_mbar_wait(bar, parity) gpuir_pmbar_wait(gpuir__lane, bar, parity)\n"
+    "#define gpuir_tma_load_2d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(gpuir__lane, dst, map, c0, c1, c2, bar)\n"
+    "#define gpuir_tma_load_3d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(gpuir__lane, dst, map, c0, c1, c2, bar)\n"
+    "#define gpuir_wgmma_wait1()\n"
     "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0)\n"
     "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1)\n"
     "#define gpuir_wgmma_fence()\n"
@@ -8057,11 +8192,12 @@ static const char gpuir__cg_wgmma_emu[] =
 
 /* What codegen writes for a target: its prelude, tensor-core and wgmma helpers. */
 typedef struct gpuir__cg_target {
-    const char *prelude, *tensor_cores, *wgmma;
+    const char *prelude, *tensor_cores, *wgmma[3];
 } gpuir__cg_target;
 
-static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda, gpuir__cg_wgmma_cuda};
-static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, gpuir__cg_wgmma_emu};
+static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda,
+                                                {gpuir__cg_wgmma_cuda, gpuir__cg_tma_cuda, gpuir__cg_wgmma_cuda_mma}};
+static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, {gpuir__cg_wgmma_emu, "", ""}};
 
 /* ---- the generator's state ---- */
 
@@ -8083,6 +8219,8 @@ typedef struct gpuir__cg {
     const char *ind;        /* indentation of per-element statements */
     int lane;               /* vectorized kernels: the element of the quad (0..3), else -1 */
     bool *loaded4;          /* parameter index -> its quad is in register l<index> */
+    bool tma;               /* the WGMMA kernel: takes tensor maps after its other parameters */
+    struct gpuir__cg_kernel_info *info;   /* the kernel's, being filled */
 } gpuir__cg;
 
 static const char *gpuir__cg_storage(gpuir_dtype d) {
@@ -8531,8 +8669,22 @@ static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const 
 /* ---- kernels ---- */
 
 /* What the executor needs to know of each rendered kernel. */
+/* A tensor map a kernel takes (the WGMMA kernel's A and B^T): the tiled
+   view of buffer parameter `param` that the runtime encodes at launch, once
+   it knows the buffer's address: rank dims innermost first, the byte
+   strides of dims 1.., a box of box[] elements, the 128-byte swizzle. */
+typedef struct gpuir__cg_tmap {
+    int param;
+    unsigned dtype;         /* CUtensorMapDataType */
+    unsigned rank;          /* 2, or 3 with a batch dim */
+    unsigned long long dims[3], strides[2];
+    unsigned box[3];
+} gpuir__cg_tmap;
+
 typedef struct gpuir__cg_kernel_info {
     uint32_t func;          /* the kernel's function id */
+    unsigned n_tmaps;       /* tensor maps it takes after its other parameters */
+    gpuir__cg_tmap tmaps[2];
     char cname[GPUIR_MAX_NAME + 16];  /* its name in the C source */
     bool barriers;          /* needs its threads to run as fibers in the emulator */
     uint32_t shared_bytes;  /* static shared memory it declares */
@@ -8581,7 +8733,8 @@ static gpuir_result gpuir__cg_block_threads(gpuir__cg *C, uint32_t kid, int64_t 
 static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
     gpuir_module *m = C->m;
     size_t n = stbds_arrlenu(C->k->params);
-    gpuir__str_appendf(C->s, "GPUIR_KERNEL %s(%s", cname, n ? "GPUIR_LANE " : "GPUIR_LANE_ONLY");
+    gpuir__str_appendf(C->s, "GPUIR_KERNEL %s%s(%s", C->tma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
+                       n ? "GPUIR_LANE " : "GPUIR_LANE_ONLY");
     for (size_t i = 0; i < n; i++) {
         bool reads, writes;
         gpuir__param_access(m, C->k, i, &reads, &writes);
@@ -8593,6 +8746,7 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
         for (int a = 0; a < t->rank; a++)
             if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(C->s, ", long long p%zu_d%d", i, a);
     }
+    if (C->tma) gpuir__str_appendf(C->s, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
     gpuir__str_appendf(C->s, ") {\n");
 }
 
@@ -9268,66 +9422,86 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
 }
 
 /* The wgmma matmul (GPUIR__MATMUL_WGMMA; EXPERIMENTAL, not yet validated
-   on hardware): f16 or bf16, B transposed, 128x128 block tiles of 256
-   threads as two warpgroups, warpgroup w (threads 128 w ..) computing
-   rows 64 w .. 64 w + 63 of the tile with wgmma.mma_async m64n128k16, A
-   and B^T from shared memory through descriptors (gpuir__cg_wgmma_helpers).
-   64 halves of k a stage, GPUIR__TC_STAGES (3) stages of 32 KiB in
-   dynamic shared memory (96 KiB), filled by cp.async two k tiles ahead.
-   A stage is A's 128 rows, then B^T's 128 rows (16 KiB each), in the
-   K-major canonical layout without swizzle: core matrices of 8 rows x 16
-   bytes (8 halves of k), each 128 contiguous bytes; the 8 core matrices of
-   a group of 8 rows follow each other along k (LBO: 128 bytes), groups of
-   rows follow each other (SBO: 1024 bytes). Element (r, k) of a stage
-   half lies at byte 1024 (r / 8) + 128 (k / 8) + 16 (r % 8) + 2 (k % 8);
-   k step kk (16 halves: two core matrices along k) starts 256 kk bytes
-   in, warpgroup w's A rows 8192 w bytes in. A warp's copies write 4
-   whole core matrices (16 rows x 2 k chunks: no bank conflicts) and read
-   32 contiguous bytes of each of 16 rows. Step kt: copies (as the
-   TENSOR_CORES pipeline), wait for k tile kt, fence.proxy.async (cp.async
-   wrote through the generic proxy; wgmma reads through the async proxy),
-   barrier, wgmma.fence, four wgmma (k steps of 16), commit, wait for all
-   of them (the stage is refilled next step), barrier. */
-#define GPUIR__WG_STAGE 16384               /* halves of a stage: A's 128 x 64, B^T's 128 x 64 */
+   on hardware): f16 or bf16, B transposed, 128x128 block tiles of 384
+   threads as three warpgroups, warp-specialized. Warpgroup 0 is the
+   producer: one thread of it copies each k tile (64 halves) of A's 128
+   rows and of B^T's 128 rows into a stage of shared memory with two bulk
+   tensor copies (cp.async.bulk.tensor 2d, 3d for a batched operand, from
+   the tensor maps tma_a and tma_b the runtime encodes at launch:
+   gpuir__cg_tmap); the copies write each 128-byte row with the 128-byte
+   swizzle and zeros past the tensor's edges (ragged M, N and K), and
+   complete the stage's `full` mbarrier with their bytes. Warpgroups 1
+   and 2 are the consumers: warpgroup 1 + w computes rows 64 w .. 64 w + 63
+   of the tile with four wgmma.mma_async m64n128k16 a stage (k steps of 16:
+   32 bytes further into the swizzled rows, gpuir_wgmma_desc_sw128), keeps
+   one wgmma group in flight (wait_group 1), and then releases the stage
+   before it: each consumer thread arrives on that stage's `empty` mbarrier
+   (256 arrivals), and the producer refills a stage only after its `empty`
+   phase completed. GPUIR__WG_STAGES stages of 32 KiB (A's 128 x 64, then
+   B^T's 128 x 64), 1024-byte aligned (the swizzle's atom), then the full
+   and empty mbarriers, 8 bytes each: dynamic shared memory. Producer and
+   consumers walk the same tiles (a persistent grid) and number their k
+   tiles `it` across them: stage it % STAGES, phase parity it / STAGES % 2. */
+#define GPUIR__WG_STAGES 6
+#define GPUIR__WG_STAGE_BYTES 32768u
 
-/* cp.async of one operand's 1024 16-byte pieces of a stage (four a
-   thread): piece e is row r = e % 256 / 2 of the tile (of `dim` rows:
-   M or N; `g` its global row), k chunk c = 2 (e / 256) + e % 2. */
-static void gpuir__cg_wgmma_copy(gpuir__str *s, const char *g, int p, const char *base, long long rows, long long K,
-                                 int at) {
-    gpuir__str_appendf(s, "                for (int e = t; e < 1024; e += 256) {\n"
-                       "                    int r = e %% 256 / 2, c = e / 256 * 2 + e %% 2;\n"
-                       "                    long long %s = t%c * 128 + r, gk = k0 + c * 8;\n"
-                       "                    int ok = %s < %lldLL && gk < %lldLL;\n"
-                       "                    gpuir_cp_async16(sm + st * %d + %d + r / 8 * 512 + c * 64 + r %% 8 * 8,\n"
-                       "                                     ok ? (const void *)(p%d + %s + %s * %lldLL + gk) : (const void *)p%d, ok);\n"
-                       "                }\n",
-                       g, g[1], g, rows, K, GPUIR__WG_STAGE, at, p, base, g, K, p);
+/* The tensor map of a [..., rows, K] operand (A, or B^T) of a WGMMA
+   kernel: a box of 64 k x 128 rows (x 1 batch); a batch dim only when the
+   operand has more than one matrix. */
+static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param) {
+    long long rows = t->dims[t->rank - 2], K = t->dims[t->rank - 1], mats = rows > 0 && K > 0 ? gpuir__type_count(t) / (rows * K) : 1;
+    gpuir__cg_tmap x;
+    memset(&x, 0, sizeof x);
+    x.param = param;
+    x.dtype = t->dtype == GPUIR_BF16 ? 9u : 6u;        /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16 */
+    x.rank = mats > 1 ? 3 : 2;
+    x.dims[0] = (unsigned long long)K, x.dims[1] = (unsigned long long)rows, x.dims[2] = (unsigned long long)mats;
+    x.strides[0] = (unsigned long long)K * 2, x.strides[1] = (unsigned long long)(rows * K) * 2;
+    x.box[0] = 64, x.box[1] = 128, x.box[2] = 1;
+    return x;
 }
 
-/* The k loop of a wgmma tile: GPUIR__TC_STAGES stages in a ring. */
-static void gpuir__cg_wgmma_pipeline(gpuir__cg *C, const char *mma, int pa, int pb, long long M, long long N,
-                                     long long K) {
+/* The producer: thread 0 of warpgroup 0 fills the stages, each once the
+   consumers released it (from the second round of the ring on). */
+static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gpuir_type *a, const gpuir_type *b,
+                                     long long tiles, long long tiles_m, long long tiles_n, long long K) {
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + 63) / 64;
+    gpuir__str_appendf(C->s, "    if (wg == 0) {\n        if (t == 0)\n"
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n", tiles);
+    gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
+    gpuir__str_appendf(C->s, "        int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);\n"
+                       "        for (long long kt = 0; kt < %lldLL; kt++, it++) {\n"
+                       "            unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;\n"
+                       "            if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));\n"
+                       "            gpuir_mbar_expect_tx(full + 8u * st, %uu);\n"
+                       "            gpuir_tma_load_%dd(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, full + 8u * st);\n"
+                       "            gpuir_tma_load_%dd(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * 128), cb, full + 8u * st);\n"
+                       "        }\n    }\n    } else\n",
+                       M > 0 && K > 0 ? M * K : 1, N > 0 && K > 0 ? N * K : 1, k_tiles, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES,
+                       GPUIR__WG_STAGES, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES, C->info->tmaps[0].rank,
+                       C->info->tmaps[1].rank, GPUIR__WG_STAGE_BYTES / 2);
+}
+
+/* A consumer's k loop: wait for the stage, four wgmma on it, then (with
+   this group in flight) release the stage before; the last one after
+   all groups are done. */
+static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const char *mma, long long K) {
     long long k_tiles = (K + 63) / 64;
-    int ahead = GPUIR__TC_STAGES - 1;
-    gpuir__str_appendf(C->s, "        for (long long kt = -%d; kt < %lldLL; kt++) {\n"
-                       "            if (kt + %d < %lldLL) {\n"
-                       "                int st = (int)((kt + %d) %% %d);\n"
-                       "                long long k0 = (kt + %d) * 64;\n",
-                       ahead, k_tiles, ahead, k_tiles, ahead, GPUIR__TC_STAGES, ahead);
-    gpuir__cg_wgmma_copy(C->s, "gm", pa, "a0", M, K, 0);
-    gpuir__cg_wgmma_copy(C->s, "gn", pb, "b0", N, K, GPUIR__WG_STAGE / 2);
-    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
-                       "            gpuir_cp_async_wait(%d);\n            gpuir_fence_proxy_async();\n            GPUIR_SYNC();\n"
-                       "            unsigned sa = sbase + (unsigned)(kt %% %d) * %uu, sb = sa + %uu;\n"
-                       "            sa += (unsigned)wg * %uu;\n"
+    gpuir__str_appendf(C->s, "        unsigned prev = 0;\n"
+                       "        for (long long kt = 0; kt < %lldLL; kt++, it++) {\n"
+                       "            unsigned st = (unsigned)(it %% %d), sb = sbase + st * %uu + %uu, sa = sbase + st * %uu + (unsigned)(wg - 1) * 8192u;\n"
+                       "            gpuir_mbar_wait(full + 8u * st, (unsigned)(it / %d & 1));\n"
                        "            gpuir_wgmma_fence();\n"
                        "            GPUIR_UNROLL\n            for (int kk = 0; kk < 4; kk++)\n"
-                       "                GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc(sa + kk * 256u, 128u, 1024u),\n"
-                       "                               gpuir_wgmma_desc(sb + kk * 256u, 128u, 1024u), smem, sbase);\n"
-                       "            gpuir_wgmma_commit();\n            gpuir_wgmma_wait0();\n            GPUIR_WGMMA_KEEP(acc);\n"
-                       "            GPUIR_SYNC();\n        }\n",
-                       GPUIR__TC_STAGES - 2, GPUIR__TC_STAGES, GPUIR__WG_STAGE * 2u, GPUIR__WG_STAGE, 64u * 128u, mma);
+                       "                GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u),\n"
+                       "                               smem, s0);\n"
+                       "            gpuir_wgmma_commit();\n            gpuir_wgmma_wait1();\n"
+                       "            if (kt > 0) gpuir_mbar_arrive(empty + 8u * prev);\n"
+                       "            prev = st;\n        }\n"
+                       "        gpuir_wgmma_wait0();\n        GPUIR_WGMMA_KEEP(acc);\n"
+                       "        if (%lldLL > 0) gpuir_mbar_arrive(empty + 8u * prev);\n",
+                       k_tiles, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES, GPUIR__WG_STAGE_BYTES / 2, GPUIR__WG_STAGE_BYTES,
+                       GPUIR__WG_STAGES, mma, k_tiles);
 }
 
 static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int pb) {
@@ -9338,19 +9512,30 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
-    C->dynamic_bytes = (uint32_t)(GPUIR__TC_STAGES * GPUIR__WG_STAGE * 2);
+    long long tiles = tiles_n * tiles_m * batches;
+    C->info->n_tmaps = 2;
+    C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa);
+    C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb);
+    C->dynamic_bytes = 1024u + GPUIR__WG_STAGES * (GPUIR__WG_STAGE_BYTES + 16u);
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n    unsigned short *sm = (unsigned short *)smem;\n"
-                       "    unsigned sbase = GPUIR_SMEM_ADDR(smem);\n"
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n"
+                       "    unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;\n"
+                       "    unsigned full = sbase + %uu, empty = full + %uu;\n"
                        "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
-                       C->dynamic_bytes, tiles_n * tiles_m * batches);
+                       "    long long it = 0;                    /* k tiles so far, across tiles */\n"
+                       "    if (t == 0) {\n"
+                       "        for (unsigned st = 0; st < %du; st++) {\n"
+                       "            gpuir_mbar_init(full + 8u * st, 1u);\n            gpuir_mbar_init(empty + 8u * st, 256u);\n"
+                       "        }\n        gpuir_mbar_init_fence();\n    }\n    GPUIR_SYNC();\n",
+                       C->dynamic_bytes, GPUIR__WG_STAGES * GPUIR__WG_STAGE_BYTES, 8u * GPUIR__WG_STAGES, GPUIR__WG_STAGES);
+    gpuir__cg_wgmma_producer(C, o, a, b, tiles, tiles_m, tiles_n, K);
+    gpuir__str_appendf(C->s, "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n", tiles);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
-    gpuir__str_appendf(C->s, "        float acc[64];\n"
+    gpuir__str_appendf(C->s, "        (void)a0; (void)b0;\n        float acc[64];\n"
                        "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n");
-    gpuir__cg_wgmma_pipeline(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", pa, pb, M, N, K);
+    gpuir__cg_wgmma_consumer(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
     gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
-                       "            long long gm = tm * 128 + warp * 16 + g + f / 2 %% 2 * 8;\n"
+                       "            long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 %% 2 * 8;\n"
                        "            long long gn = tn * 128 + f / 4 * 8 + q * 2 + f %% 2;\n"
                        "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
                        "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
@@ -9372,7 +9557,8 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
         if (gpuir__class_computes(gpuir__info(pre->kind)->cls) && pre->kind != GPUIR_OP_CONSTANT)
             return gpuir__cg_fail(C, op, "only constants may come before a matmul in its kernel");
     }
-    gpuir__matmul_form form = C->threads == 256 ? gpuir__matmul_form_of(m, C->k) : GPUIR__MATMUL_PLAIN;
+    gpuir__matmul_form form = gpuir__matmul_form_of(m, C->k);
+    if (form == GPUIR__MATMUL_WGMMA ? !C->tma : C->threads != 256) form = GPUIR__MATMUL_PLAIN;
     if (form == GPUIR__MATMUL_REGISTER_TILED) return gpuir__cg_matmul_rt(C, at, pa, pb, 128);
     if (form == GPUIR__MATMUL_REGISTER_TILED_64) return gpuir__cg_matmul_rt(C, at, pa, pb, 64);
     if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
@@ -9595,6 +9781,8 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     C->wide = C->dynamic || gpuir__cg_needs_wide(m, C->k);
     gpuir_result r = gpuir__cg_block_threads(C, kid, &C->threads);
     if (r) return r;
+    C->tma = C->threads == GPUIR__WG_THREADS && gpuir__matmul_form_of(m, C->k) == GPUIR__MATMUL_WGMMA;
+    C->info = info;
     memset(info, 0, sizeof *info);
     info->func = kid;
     gpuir__cg_cname(m, kid, info->cname, sizeof info->cname);
@@ -9624,14 +9812,16 @@ static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos
             for (int d = 0; d < t->rank; d++)
                 if (t->dims[d] == GPUIR_DYN) gpuir__str_appendf(C->s, ", *(long long *)p[%zu]", slot++);
         }
+        for (unsigned t = 0; t < infos[i].n_tmaps; t++)
+            gpuir__str_appendf(C->s, ", (const gpuir_tensor_map *)p[%zu]", slot++);
         gpuir__str_appendf(C->s, ");\n}\n");
     }
     gpuir__str_appendf(C->s, "const gpuir_emu_kernel gpuir_emu_kernels[] = {\n");
     for (size_t i = 0; i < stbds_arrlenu(infos); i++)
-        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %uu, %d, %zuu},\n", infos[i].cname, infos[i].cname,
+        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %uu, %d, %zuu, %uu},\n", infos[i].cname, infos[i].cname,
                            infos[i].shared_bytes, infos[i].dynamic_bytes, infos[i].barriers ? 1 : 0,
-                           stbds_arrlenu(gpuir__func_at(m, infos[i].func)->params));
-    gpuir__str_appendf(C->s, "    {0, 0, 0, 0, 0, 0}\n};\n#endif\n");
+                           stbds_arrlenu(gpuir__func_at(m, infos[i].func)->params), infos[i].n_tmaps);
+    gpuir__str_appendf(C->s, "    {0, 0, 0, 0, 0, 0, 0}\n};\n#endif\n");
 }
 
 /* The module body shared by both targets (helpers, kernels, the emulator's
@@ -9651,7 +9841,8 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target, g
                                gpuir__cg_ranks, gpuir__cg_helpers);
     if (!r && gpuir__module_uses_tensor_cores(m))
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
-    if (!r && gpuir__module_uses_wgmma(m)) gpuir__str_appendf(&s, "%s%s", target->wgmma, gpuir__cg_wgmma_helpers);
+    if (!r && gpuir__module_uses_wgmma(m))
+        gpuir__str_appendf(&s, "%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2], gpuir__cg_wgmma_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;
         gpuir__cg_kernel_info info;
@@ -10785,6 +10976,8 @@ struct gpuir_program {
     size_t n_launch_kernel;         /* the module's ops when it was made */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
     gpuir_program_stats stats;
+    struct gpuir__tmap_entry *tmaps; /* stb_ds: tensor maps encoded so far (gpuir__launch_tensor_maps) */
+    uint64_t tmaps_encoded;         /* tests: encodings made through the table */
     unsigned n_streams, n_events;   /* what its host functions name (the async pass) */
     struct gpuir__fault *fault;     /* tests: the table wrapped to fail a call (ctx->fault) */
     bool owns_cuda;                 /* drv.self is this program's, not the context's */
@@ -10918,9 +11111,12 @@ static int gpuir__cudart_sync(void *self) { return ((gpuir__cudart *)self)->cu.c
 
 /* cuTensorMapEncodeTiled: element strides 1, no interleave, L2 promotion
    to 128 bytes (2), zeros out of bounds (0). A driver without it (before
-   CUDA 12.0) answers CUDA_ERROR_NOT_SUPPORTED (801). */
+   CUDA 12.0) answers CUDA_ERROR_NOT_SUPPORTED (801). Below sm_90 kernels
+   copy tiles with the portable gpuir_ptma_load, which reads gpuir's own
+   encoding (gpuir__tmap_encode). */
 static int gpuir__cudart_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *d) {
     gpuir__cudart *C = (gpuir__cudart *)self;
+    if (C->dev.sm < 90) return gpuir__tmap_encode(map, d) ? 1 : 0;   /* the kernel's portable copy reads it */
     if (!C->cu.cuTensorMapEncodeTiled) return 801;
     const unsigned ones[GPUIR__TMAP_MAX_RANK] = {1, 1, 1, 1, 1};
     return C->cu.cuTensorMapEncodeTiled(map, d->dtype, d->rank, (void *)(uintptr_t)d->base, d->dims, d->strides,
@@ -12510,8 +12706,56 @@ static int64_t gpuir__launch_kernel_smem(const gpuir_program *p, const gpuir__op
            (k < stbds_arrlenu(p->kernels) ? p->kernels[k].dynamic_bytes : 0);
 }
 
+/* A tensor map encoded for a launch: which op and map, for what address. */
+typedef struct gpuir__tmap_entry {
+    size_t op;                      /* index in the module's ops */
+    unsigned which;                 /* index in the kernel's tmaps */
+    gpuir__dptr base;
+    unsigned long long words[GPUIR__TMAP_BYTES / 8];
+} gpuir__tmap_entry;
+
+/* The tensor maps kernel k (an index in p->kernels) takes, for the launch
+   op at index `op` whose buffer parameters have the device addresses
+   args[]: encoded through the table on first use for an op and address
+   (a repeated run finds them; a stale entry is re-encoded in place). */
+static gpuir_result gpuir__launch_tensor_maps(gpuir_program *p, size_t op, size_t k, const gpuir__dptr *args,
+                                              gpuir__tmap *maps, const char *doing) {
+    const gpuir__cg_kernel_info *info = &p->kernels[k];
+    for (unsigned i = 0; i < info->n_tmaps; i++) {
+        const gpuir__cg_tmap *t = &info->tmaps[i];
+        gpuir__dptr base = args[t->param];
+        gpuir__tmap_entry *e = NULL;
+        for (size_t j = 0; j < stbds_arrlenu(p->tmaps) && !e; j++)
+            if (p->tmaps[j].op == op && p->tmaps[j].which == i) e = &p->tmaps[j];
+        if (e && e->base == base) {
+            memcpy(maps[i].words, e->words, sizeof e->words);
+            continue;
+        }
+        gpuir__tmap_desc d;
+        memset(&d, 0, sizeof d);
+        d.dtype = t->dtype, d.rank = t->rank, d.base = base, d.swizzle = GPUIR__TMAP_SWIZZLE_128B;
+        for (unsigned a = 0; a < t->rank; a++) {
+            d.dims[a] = t->dims[a], d.box[a] = t->box[a];
+            if (a) d.strides[a - 1] = t->strides[a - 1];
+        }
+        int code = p->drv.tensor_map_encode(p->drv.self, &maps[i], &d);
+        if (code) return gpuir__drv_check(p->ctx, &p->drv, code, "cuTensorMapEncodeTiled", doing);
+        p->tmaps_encoded++;
+        if (!e) {
+            gpuir__tmap_entry fresh;
+            memset(&fresh, 0, sizeof fresh);
+            fresh.op = op, fresh.which = i;
+            stbds_arrput(p->tmaps, fresh);
+            e = &p->tmaps[stbds_arrlenu(p->tmaps) - 1];
+        }
+        e->base = base;
+        memcpy(e->words, maps[i].words, sizeof e->words);
+    }
+    return GPUIR_OK;
+}
+
 /* gpu.launch_func: the kernel's function, its buffers' device addresses,
-   then the sizes of their dynamic dims. */
+   then the sizes of their dynamic dims, then the tensor maps it takes. */
 static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     gpuir_module *m = p->m;
@@ -12543,7 +12787,12 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     }
     if (!g) gpuir__run_launch_grid(R, op, kf, block, grid);
     int64_t smem = gpuir__launch_kernel_smem(p, op, k);
-    size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long);
+    gpuir__tmap maps[2];
+    unsigned n_maps = p->kernels[k].n_tmaps;
+    if (n_maps && gpuir__launch_tensor_maps(p, (size_t)(op - m->ops), k, args, maps, gpuir__doing_text(&w)))
+        return p->ctx->result;
+    for (unsigned i = 0; i < n_maps; i++) params[op->n_operands + n_sizes + i] = &maps[i];
+    size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long) + n_maps * GPUIR__TMAP_BYTES;
     gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, &w);
     if (!r && param_bytes > GPUIR__MAX_PARAM_BYTES)
         r = gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %zu bytes of kernel parameters; CUDA allows %d",
@@ -12551,7 +12800,7 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     if (r) return r;
     p->stats.launches++;
     int code = p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
-                             op->n_operands + (uint32_t)n_sizes, gpuir__run_stream(m, op));
+                             op->n_operands + (uint32_t)n_sizes + n_maps, gpuir__run_stream(m, op));
     return code ? gpuir__drv_check(p->ctx, &p->drv, code, "cuLaunchKernel", gpuir__doing_text(&w)) : GPUIR_OK;
 }
 
@@ -13330,6 +13579,7 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     GPUIR_FREE(p->source);
     stbds_arrfree(p->kernels);
     stbds_arrfree(p->functions);
+    stbds_arrfree(p->tmaps);
     GPUIR_FREE(p);
 }
 
@@ -13852,6 +14102,9 @@ typedef struct gpuir__emu_engine {
     unsigned long long slots[32 * 32];
     gpuir__emu_warp warps[32];
     unsigned nthreads, live, block_waiting, block_gen;
+    unsigned long long progress;  /* events that can end a spin: barrier arrivals, exits, mbarrier updates */
+    unsigned long long progress_seen;
+    unsigned idle_yields;         /* yields in a row with no progress */
     gpuir_emu_dim3 block_dim, grid_dim, block_idx;
     gpuir__emu_ctx sched;         /* the launching context */
     gpuir_emu_lane plain;         /* the lane of launches without barriers */
@@ -13999,6 +14252,7 @@ static void gpuir__emu_sync_block(gpuir_emu_lane *lane)
 {
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
     gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    e->progress++;
     if (++e->block_waiting == e->live) {
         gpuir__emu_open_block(e);
         return;
@@ -14013,11 +14267,40 @@ static void gpuir__emu_sync_warp(gpuir_emu_lane *lane)
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
     gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
     gpuir__emu_warp *w = &e->warps[lane->warp_id];
+    e->progress++;
     if (++w->waiting == w->live) {
         gpuir__emu_open_warp(e, lane->warp_id);
         return;
     }
     f->state = GPUIR__EMU_WAIT_WARP;
+    gpuir__emu_hand_over(e, f, 0);
+}
+
+/* A thread whose spin (an mbarrier wait) found nothing changed: it goes to
+   the back of the run queue and the next fiber runs, so the thread it
+   waits for gets its turn. Spins end only through `progress` (mbarrier
+   updates, barrier arrivals, exits): when the queue has gone round twice
+   with yields and no progress, every runnable thread spins on something no
+   thread will change, and the block is deadlocked (reported, not hung). */
+static void gpuir__emu_yield(gpuir_emu_lane *lane)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
+    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    if (e->progress != e->progress_seen) {
+        e->progress_seen = e->progress;
+        e->idle_yields = 0;
+    }
+    if (++e->idle_yields > 2 * (e->q_count + 1)) {
+        gpuir__emu_fail(e,
+                        "gpuir emulator: deadlock in block (%u,%u,%u): linear thread %u and %u other runnable "
+                        "thread(s) spin on mbarrier waits that no thread can complete, %u exited",
+                        e->block_idx.x, e->block_idx.y, e->block_idx.z,
+                        (unsigned)(f - e->fibers), e->q_count, e->nthreads - e->live);
+        e->q_count = 0;                   /* abandon the block: back to the launching context */
+        gpuir__emu_switch(e, &f->ctx, &e->sched, 0);
+        return;
+    }
+    gpuir__emu_queue_push(e, f);
     gpuir__emu_hand_over(e, f, 0);
 }
 
@@ -14027,6 +14310,7 @@ static void gpuir__emu_fiber_exit(gpuir__emu_engine *e, gpuir__emu_fiber *f)
 {
     gpuir__emu_warp *w = &e->warps[f->lane.warp_id];
     f->state = GPUIR__EMU_DONE;
+    e->progress++;
     e->live--;
     w->live--;
     if (e->block_waiting && e->block_waiting == e->live) gpuir__emu_open_block(e);
@@ -14062,6 +14346,8 @@ static void gpuir__emu_forbidden_warp(gpuir_emu_lane *l)
 {
     gpuir__emu_forbidden(l, "__syncwarp (or a warp shuffle)");
 }
+/* yield of such a launch: a spin there could never end. */
+static void gpuir__emu_forbidden_yield(gpuir_emu_lane *l) { gpuir__emu_forbidden(l, "an mbarrier wait"); }
 
 /* ---------------------------------------------------------------------- */
 /* Memory: stacks and shared memory.                                       */
@@ -14239,6 +14525,8 @@ static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsign
     l->warp_slots = e->slots + (i / 32) * 32;
     l->sync_block = barriers ? gpuir__emu_sync_block : gpuir__emu_forbidden_block;
     l->sync_warp = barriers ? gpuir__emu_sync_warp : gpuir__emu_forbidden_warp;
+    l->yield = barriers ? gpuir__emu_yield : gpuir__emu_forbidden_yield;
+    l->progress = &e->progress;
     l->engine = e;
 }
 
@@ -14250,6 +14538,8 @@ static void gpuir__emu_block_begin(gpuir__emu_engine *e)
     e->live = e->nthreads;
     e->block_waiting = 0;
     e->block_gen = 0;
+    e->progress = e->progress_seen = 0;
+    e->idle_yields = 0;
     e->q_head = e->q_count = 0;
     for (w = 0; w < nwarps; w++) {
         e->warps[w].live = (w + 1) * 32 <= e->nthreads ? 32 : e->nthreads - w * 32;
@@ -14390,6 +14680,12 @@ typedef struct gpuir__emu_cmd {
     unsigned event;                     /* RECORD, WAIT */
     uint64_t ticket;                    /* RECORD: this record; WAIT: the record waited for */
 } gpuir__emu_cmd;
+
+/* The 8-byte slots a launch's copied parameters take: one each, but 16
+   for each 128-byte tensor map (the kernel's last parameters). */
+static size_t gpuir__emu_arg_slots(const gpuir__emu_cmd *c) {
+    return c->n_args + 15 * (size_t)c->kernel->n_tensor_maps;
+}
 
 typedef struct gpuir__emu_stream {
     gpuir__emu_cmd *cmds;               /* stb_ds: the queue, from head */
@@ -14542,10 +14838,13 @@ static int gpuir__emu_exec(gpuir__emu *E, gpuir__emu_cmd *c) {
         break;
     case GPUIR__EMU_LAUNCH: {
         void *params[GPUIR__MAX_KERNEL_PARAMS];
+        unsigned plain = c->n_args - c->kernel->n_tensor_maps;
         for (unsigned i = 0; i < c->n_args && i < GPUIR__MAX_KERNEL_PARAMS; i++) {
-            params[i] = &c->args[i];
-            if (!skip && !rc && i < c->kernel->n_buffers)       /* the rest are sizes */
+            params[i] = &c->args[i < plain ? i : plain + 16 * (i - plain)];
+            if (!skip && !rc && i < c->kernel->n_buffers)       /* then sizes, then tensor maps */
                 rc = gpuir__emu_check_live(E, c->args[i], "a kernel's parameter points at");
+            if (!skip && !rc && i >= plain)                      /* word 1: the map's base */
+                rc = gpuir__emu_check_live(E, c->args[plain + 16 * (i - plain) + 1], "a tensor map points at");
         }
         if (!skip && !rc) rc = gpuir__emu_launch_now(E, c->kernel, c->grid, c->block, c->smem, params);
         GPUIR_FREE(c->args);
@@ -14773,9 +15072,9 @@ static int gpuir__emu_graph_launch(void *self, void *graph) {
         else if (c.kind == GPUIR__EMU_WAIT) rc = gpuir__emu_stream_wait(E, call->stream, c.event);
         else {
             if (c.kind == GPUIR__EMU_LAUNCH) {
-                c.args = (gpuir__dptr *)GPUIR_MALLOC((c.n_args ? c.n_args : 1) * sizeof *c.args);
+                c.args = (gpuir__dptr *)GPUIR_MALLOC((c.n_args ? gpuir__emu_arg_slots(&c) : 1) * sizeof *c.args);
                 if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
-                memcpy(c.args, call->cmd.args, c.n_args * sizeof *c.args);
+                memcpy(c.args, call->cmd.args, gpuir__emu_arg_slots(&c) * sizeof *c.args);
             }
             rc = gpuir__emu_submit(E, call->stream, &c);
         }
@@ -14861,9 +15160,12 @@ static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const
     memcpy(c.block, block, sizeof c.block);
     c.smem = smem;
     c.n_args = n_params;
-    c.args = (gpuir__dptr *)GPUIR_MALLOC((n_params ? n_params : 1) * sizeof *c.args);
+    unsigned maps = c.kernel->n_tensor_maps, plain = n_params - maps;
+    if (maps > n_params) return GPUIR__CU_INVALID_VALUE;
+    c.args = (gpuir__dptr *)GPUIR_MALLOC((n_params ? gpuir__emu_arg_slots(&c) : 1) * sizeof *c.args);
     if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
-    for (unsigned i = 0; i < n_params; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
+    for (unsigned i = 0; i < plain; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
+    for (unsigned i = 0; i < maps; i++) memcpy(&c.args[plain + 16 * i], params[plain + i], GPUIR__TMAP_BYTES);
     return gpuir__emu_submit(E, stream, &c);    /* running it frees args */
 }
 

@@ -249,12 +249,25 @@ static void mm_epilogue_apply(const mm_case *c, gpuir_array *y, const gpuir_arra
 static int cuda_type(gpuir_dtype d) { return d == GPUIR_F16 ? CUDA_R_16F : d == GPUIR_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
 /* The gpuir kernel's launch: grid, block, and for each argument the
-   parameter of @mm it is the device copy of (-1: the output). */
+   parameter of @mm it is the device copy of (-1: the output); the launch
+   op and kernel, for the tensor maps the wgmma kernel takes after its
+   buffers (gpuir__launch_tensor_maps). */
 typedef struct mm_launch {
     unsigned grid[3], block[3], smem;
     int n_args;
     int role[GPUIR_MAX_OPERANDS];
+    size_t op, kernel;
 } mm_launch;
+
+/* Appends the kernel's tensor maps, for these buffer addresses, to
+   params (after n_args); the parameters in all, or -1 on failure. */
+static int mm_tensor_maps(gpuir_program *p, const mm_launch *L, const gpuir__dptr *args, gpuir__tmap *maps,
+                          void **params) {
+    if (gpuir__launch_tensor_maps(p, L->op, L->kernel, args, maps, "gpuir-bench: encoding a tensor map")) return -1;
+    unsigned n = p->kernels[L->kernel].n_tmaps;
+    for (unsigned i = 0; i < n; i++) params[L->n_args + (int)i] = &maps[i];
+    return L->n_args + (int)n;
+}
 
 /* The parameter of host function f that the gpu.memcpy filling device
    buffer v copies from, or -1. */
@@ -277,7 +290,9 @@ static bool find_mm_launch(gpuir_program *p, mm_launch *L) {
             const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
             if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
             L->n_args = (int)op->n_operands;
-            L->smem = (unsigned)gpuir__launch_kernel_smem(p, op, gpuir__run_launch_kernel(p, op));
+            L->kernel = gpuir__run_launch_kernel(p, op);
+            L->op = (size_t)(op - m->ops);
+            L->smem = (unsigned)gpuir__launch_kernel_smem(p, op, L->kernel);
             for (int j = 0; j < L->n_args; j++) L->role[j] = copied_from_param(m, &m->funcs[f], gpuir__op_operand(m, op, j));
             return true;
         }
@@ -300,15 +315,18 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
     for (int i = -3; i < repeat && rc == 0; i++) {   /* three warm-up launches */
         int s = (i + 3) % sets;
         gpuir__dptr args[GPUIR_MAX_OPERANDS];
-        void *params[GPUIR_MAX_OPERANDS];
+        void *params[GPUIR_MAX_OPERANDS + 2];
+        gpuir__tmap maps[2];
         for (int j = 0; j < L->n_args; j++) {
             int r = L->role[j];
             args[j] = r < 0 ? out : r == 0 ? a[s] : r == 1 ? b[s] : extra[r - 2];
             params[j] = &args[j];
         }
+        int n_params = which == 0 ? mm_tensor_maps(p, L, args, maps, params) : 0;
+        if (n_params < 0) { rc = 1; break; }
         C->cu.cuEventRecord(e0, NULL);
         if (which == 0)
-            rc = p->drv.launch(p->drv.self, p->functions[0], L->grid, L->block, L->smem, params, (unsigned)L->n_args, 0);
+            rc = p->drv.launch(p->drv.self, p->functions[0], L->grid, L->block, L->smem, params, (unsigned)n_params, 0);
         else if (c->dtype == GPUIR_F32 && !c->tf32)
             rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
                            (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
@@ -465,7 +483,9 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
     if (!find_mm_launch(p, &L)) return -1;
     gpuir__drv *d = &p->drv;
     gpuir__dptr dev[4] = {0, 0, 0, 0}, out = 0, args[GPUIR_MAX_OPERANDS];
-    void *params[GPUIR_MAX_OPERANDS];
+    void *params[GPUIR_MAX_OPERANDS + 2];
+    gpuir__tmap maps[2];
+    int n_params = 0;
     size_t out_bytes = gpuir_array_count(got) * gpuir_dtype_size(c->dtype);
     int rc = d->enter(d->self);
     for (int i = 0; i < n_in && !rc; i++) {
@@ -478,7 +498,8 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
         args[j] = L.role[j] < 0 ? out : dev[L.role[j]];
         params[j] = &args[j];
     }
-    if (!rc) rc = d->launch(d->self, p->functions[0], L.grid, L.block, L.smem, params, (unsigned)L.n_args, 0);
+    if (!rc && (n_params = mm_tensor_maps(p, &L, args, maps, params)) < 0) rc = 1;
+    if (!rc) rc = d->launch(d->self, p->functions[0], L.grid, L.block, L.smem, params, (unsigned)n_params, 0);
     if (!rc) rc = d->copy_dtoh(d->self, got->data, out, out_bytes, 0);
     if (!rc) rc = d->synchronize(d->self);
     for (int i = 0; i < n_in; i++)
