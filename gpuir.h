@@ -399,8 +399,9 @@ GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
    each operand element is first rounded to TF32 (10 mantissa bits, to
    nearest, ties away from zero), then multiplied on tensor cores.
    GPUIR_WGMMA (attribute `wgmma`; EXPERIMENTAL, off by default, not yet
-   validated on hardware): asks for the Hopper kernel (wgmma.mma_async,
-   sm_90a) where it applies: f16 or bf16 with GPUIR_TRANSPOSE_B, static
+   validated on hardware): asks for the Hopper kernel (TMA bulk tensor
+   copies on mbarriers, warp-specialized, wgmma.mma_async, sm_90a) where
+   it applies: f16 or bf16 with GPUIR_TRANSPOSE_B, static
    sizes, K a multiple of 8. Elsewhere the flag is ignored. On a device
    other than sm_90 the same kernel runs a slow portable path. */
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
@@ -6958,11 +6959,16 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      get fewer 128x128 tiles: four times the blocks to fill the device.
    - WGMMA (EXPERIMENTAL, opt in with the matmul's `wgmma` attribute; not
      yet validated on hardware): f16 or bf16 with B transposed and K a
-     multiple of 8: the TENSOR_CORES tiles and threads (128x128, 256), but
-     each warpgroup multiplies 64 rows with wgmma.mma_async m64n128k16
-     straight from shared memory (sm_90a; gpuir__cg_matmul_wgmma). Without
-     the attribute, or for a target other than sm_90 (wgmma is Hopper's
-     alone), such a matmul takes TENSOR_CORES.
+     multiple of 8 (rows of a multiple of 16 bytes: what a tensor map's
+     global strides need): 128x128 tiles, GPUIR__WG_THREADS (384) threads,
+     warp-specialized: a producer warpgroup copies the tiles with TMA bulk
+     tensor copies into 128-byte-swizzled stages on mbarriers, two consumer
+     warpgroups multiply 64 rows each with wgmma.mma_async m64n128k16 (sm_90a;
+     gpuir__cg_matmul_wgmma). The kernel takes two tensor maps after its
+     buffers, which the runtime encodes at launch (gpuir__launch_tensor_maps).
+     Launched with another block size it takes PLAIN. Without the
+     attribute, or for a target other than sm_90 (wgmma is Hopper's alone),
+     such a matmul takes TENSOR_CORES.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes. */
 /* The device the heuristics plan for when the module was not told its
    own (gpuir_module_set_target): an H100 SXM, sm_90 with 132
@@ -7990,7 +7996,19 @@ static const char gpuir__cg_tc_emu[] =
    talks to another: wgmma reads shared memory, not registers); `base` is
    the generic pointer to shared memory whose shared address is `addr`. It
    is the emulator's wgmma, and the CUDA one below sm_90a (slow, but
-   correct). The text shared by both targets (kind: 0 f16, 1 bf16): */
+   correct). The portable mbarrier (gpuir_pmbar_*, the emulator's and the
+   CUDA one below sm_90) is one 32-bit shared word: the transaction count
+   in 16-byte units (bits 0-11), pending arrivals (12-22), the phase (31),
+   then the expected arrivals in the next word; the arrival or copy that
+   brings both counts to 0 flips the phase and re-arms the arrivals, with
+   one atomic add; a wait spins on the phase bit (GPUIR_YIELD: the
+   emulator's fibers yield). The portable bulk tensor copy gpuir_ptma_load
+   reads gpuir's own tensor-map encoding (gpuir__tmap_encode), writes the
+   box densely, innermost dim first, each address with the map's swizzle
+   (bits 4.. ^= bits 7..: 16-byte chunks XORed with the row within a
+   1024-byte atom for the 128-byte swizzle), zeros outside the tensor, and
+   completes the mbarrier's transaction with the box's bytes, as TMA does.
+   The text shared by both targets (kind: 0 f16, 1 bf16): */
 static const char gpuir__cg_wgmma_helpers[] =
     "GPUIR_DEVICE unsigned long long gpuir_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo) {\n"
     "    return (unsigned long long)((addr >> 4) & 0x3fffu) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
@@ -8157,7 +8175,9 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
 
 /* The wgmma helpers for the emulator: shared addresses are offsets from
    the block's shared memory; fences, commits and waits have nothing to do
-   (the block's barriers stay real). */
+   (the block's barriers stay real); the bulk copies and mbarriers are the
+   portable ones, their updates counted as progress for the scheduler, a
+   kernel's tensor maps a pointer to the launch's copy of them. */
 static const char gpuir__cg_wgmma_emu[] =
     "#define GPUIR_SMEM_ADDR(p) ((unsigned)((const unsigned char *)(p) - gpuir__lane->shared))\n"
     "#define GPUIR_SMEM_PTR(a) (gpuir__lane->shared + (a))\n"
@@ -10895,7 +10915,8 @@ typedef struct gpuir__drv {
     int (*module_unload)(void *self, void *module);
     int (*function_get)(void *self, void **fn, void *module, const char *name);
     /* params[i] points at a device address or, after the kernel's buffers,
-       at a long long size; n_params of them (at most GPUIR__MAX_KERNEL_PARAMS) */
+       at a long long size, then (the wgmma kernel) at 128-byte tensor maps;
+       n_params of them (at most GPUIR__MAX_KERNEL_PARAMS) */
     int (*launch)(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
                   void **params, unsigned n_params, unsigned stream);
     int (*event_record)(void *self, unsigned event, unsigned stream);
@@ -13846,8 +13867,12 @@ emu_fibers.h — gpuir CPU emulator: the fiber engine.
 
    LIMITS
      - Scheduling is cooperative: a thread that spins on memory written by
-       another thread, with no barrier inside the loop, never yields and hangs
-       the launch (as a livelock; it is not detected).
+       another thread, with no barrier and no yield inside the loop, never
+       yields and hangs the launch (as a livelock; it is not detected). The
+       prelude's mbarrier waits call lane->yield: the thread goes to the back
+       of the run queue; `progress` (barrier arrivals, exits, mbarrier
+       updates) tells a spin that can end from one that cannot: two rounds
+       of the queue of yields without progress are a deadlock, reported.
      - A kernel overflowing its fiber stack hits the guard page (SIGSEGV);
        raise stack_bytes for kernels with big local arrays. ASan builds use
        bigger frames, so they need more stack than plain builds.
