@@ -8160,6 +8160,8 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) { asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) { asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait1(void) { asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); }\n"
+    "#define gpuir_setmaxnreg_dec(n) asm volatile(\"setmaxnreg.dec.sync.aligned.u32 \" #n \";\")\n"
+    "#define gpuir_setmaxnreg_inc(n) asm volatile(\"setmaxnreg.inc.sync.aligned.u32 \" #n \";\")\n"
     "GPUIR_DEVICE void gpuir_fence_proxy_async(void) { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
     "#define GPUIR_WGMMA_KEEP(d) do { GPUIR_UNROLL for (int f_ = 0; f_ < 64; f_++) asm volatile(\"\" : \"+f\"(d[f_]) :: \"memory\"); } while (0)\n"
     "#else\n"
@@ -8169,6 +8171,8 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait1(void) {}\n"
+    "#define gpuir_setmaxnreg_dec(n)\n"
+    "#define gpuir_setmaxnreg_inc(n)\n"
     "GPUIR_DEVICE void gpuir_fence_proxy_async(void) {}\n"
     "#define GPUIR_WGMMA_KEEP(d)\n"
     "#endif\n";
@@ -8202,6 +8206,8 @@ static const char gpuir__cg_wgmma_emu[] =
     "#define gpuir_tma_load_2d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(gpuir__lane, dst, map, c0, c1, c2, bar)\n"
     "#define gpuir_tma_load_3d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(gpuir__lane, dst, map, c0, c1, c2, bar)\n"
     "#define gpuir_wgmma_wait1()\n"
+    "#define gpuir_setmaxnreg_dec(n)\n"
+    "#define gpuir_setmaxnreg_inc(n)\n"
     "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0)\n"
     "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1)\n"
     "#define gpuir_wgmma_fence()\n"
@@ -9461,9 +9467,15 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
    B^T's 128 x 64), 1024-byte aligned (the swizzle's atom), then the full
    and empty mbarriers, 8 bytes each: dynamic shared memory. Producer and
    consumers walk the same tiles (a persistent grid) and number their k
-   tiles `it` across them: stage it % STAGES, phase parity it / STAGES % 2. */
+   tiles `it` across them: stage it % STAGES, phase parity it / STAGES % 2.
+   Each role is one branch of an if/else that starts with its setmaxnreg. */
 #define GPUIR__WG_STAGES 6
 #define GPUIR__WG_STAGE_BYTES 32768u
+/* setmaxnreg (sm_90a; the kernel's __launch_bounds__(384, 1) caps it at
+   168 at entry): the producer gives registers up, the consumers (64
+   accumulators a thread) take them: 128 x 40 + 256 x 232 <= 65536. */
+#define GPUIR__WG_PRODUCER_REGS 40
+#define GPUIR__WG_CONSUMER_REGS 232
 
 /* The tensor map of a [..., rows, K] operand (A, or B^T) of a WGMMA
    kernel: a box of 64 k x 128 rows (x 1 batch); a batch dim only when the
@@ -9486,8 +9498,9 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param) {
 static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gpuir_type *a, const gpuir_type *b,
                                      long long tiles, long long tiles_m, long long tiles_n, long long K) {
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + 63) / 64;
-    gpuir__str_appendf(C->s, "    if (wg == 0) {\n        if (t == 0)\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n", tiles);
+    gpuir__str_appendf(C->s, "    if (wg == 0) {\n        gpuir_setmaxnreg_dec(%d);\n        if (t == 0)\n"
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
+                       GPUIR__WG_PRODUCER_REGS, tiles);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
     gpuir__str_appendf(C->s, "        int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);\n"
                        "        for (long long kt = 0; kt < %lldLL; kt++, it++) {\n"
@@ -9496,10 +9509,10 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gp
                        "            gpuir_mbar_expect_tx(full + 8u * st, %uu);\n"
                        "            gpuir_tma_load_%dd(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, full + 8u * st);\n"
                        "            gpuir_tma_load_%dd(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * 128), cb, full + 8u * st);\n"
-                       "        }\n    }\n    } else\n",
+                       "        }\n    }\n    } else {\n    gpuir_setmaxnreg_inc(%d);\n",
                        M > 0 && K > 0 ? M * K : 1, N > 0 && K > 0 ? N * K : 1, k_tiles, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES,
                        GPUIR__WG_STAGES, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES, C->info->tmaps[0].rank,
-                       C->info->tmaps[1].rank, GPUIR__WG_STAGE_BYTES / 2);
+                       C->info->tmaps[1].rank, GPUIR__WG_STAGE_BYTES / 2, GPUIR__WG_CONSUMER_REGS);
 }
 
 /* A consumer's k loop: wait for the stage, four wgmma on it, then (with
@@ -9561,7 +9574,9 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
                        "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
                        M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : "gpuir_round_f16(acc[f])";
-    return gpuir__cg_matmul_epilogue(C, at, "float", value);
+    gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
+    gpuir__str_appendf(C->s, "    }\n");               /* the consumers' branch */
+    return r;
 }
 
 /* A matmul and its elementwise epilogue (bias, activation, residual). */

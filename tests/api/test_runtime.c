@@ -442,7 +442,8 @@ TEST(emulator_refuses_a_launch_short_of_dynamic_shared_memory) {
    value, completing on mbarriers (init, arrive.expect_tx, try_wait.parity,
    and the consumers' arrive), wgmma.mma_async m64n128k16 with both
    operands from 128-byte-swizzle descriptors, fenced, committed, one group
-   left in flight (wait_group 1), then all (0); no spills, no local memory.
+   left in flight (wait_group 1), then all (0); setmaxnreg moves registers
+   from the producer to the consumers; no spills, no local memory.
    For sm_80 and sm_75 the same text compiles to the portable path (no
    wgmma, no bulk copies). Whether it runs right on an H100 is for
    tools/gpu-check.sh to say. */
@@ -479,6 +480,8 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
        at bit 62: 0x4000004000010000 */
     CHECK(ptx && strstr(ptx, "4611686293305360384"));
     CHECK(ptx && !strstr(ptx, "cp.async.cg.shared.global"));
+    /* the producer gives registers to the consumers */
+    CHECK(ptx && strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 40;") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"));
     gpuir_free(ptx);
     static const int others[] = {80, 75};     /* the portable path: accumulators in local memory, no spills */
     for (size_t i = 0; i < 2; i++) {
