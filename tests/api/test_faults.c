@@ -454,10 +454,11 @@ TEST(a_failing_tensor_map_encode_fails_the_run_cleanly) {
         ctx->fault.calls = ctx->fault.injected = 0;
         ctx->fault.fail_at = k;
         p = make_emu(m);
+        memset(&got, 0, sizeof got);
         gpuir_result r = p ? gpuir_program_run(p, "f", 2, in, 1, &got) : gpuir_ctx_result(ctx);
         uint64_t injected = ctx->fault.injected;
         ctx->fault.fail_at = 0;
-        if (!r) gpuir_array_release(&got);
+        gpuir_array_release(&got);              /* a failed run may leave its output (as run_and_compare) */
         gpuir_program_destroy(p);
         if (!injected) { CHECK_RESULT(ctx, r, GPUIR_OK); break; }   /* past the last call */
         CHECK_RESULT(ctx, r, GPUIR_ERR_CUDA);
