@@ -403,8 +403,9 @@ GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
    each operand element is first rounded to TF32 (10 mantissa bits, to
    nearest, ties away from zero), then multiplied on tensor cores.
    GPUIR_WGMMA (attribute `wgmma`; EXPERIMENTAL, off by default, not yet
-   validated on hardware): asks for the Hopper kernel (wgmma.mma_async,
-   sm_90a) where it applies: f16 or bf16 with GPUIR_TRANSPOSE_B, static
+   validated on hardware): asks for the Hopper kernel (TMA bulk tensor
+   copies on mbarriers, warp-specialized, wgmma.mma_async, sm_90a) where
+   it applies: f16 or bf16 with GPUIR_TRANSPOSE_B, static
    sizes, K a multiple of 8. Elsewhere the flag is ignored. On a device
    other than sm_90 the same kernel runs a slow portable path. */
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
@@ -7172,11 +7173,16 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      get fewer 128x128 tiles: four times the blocks to fill the device.
    - WGMMA (EXPERIMENTAL, opt in with the matmul's `wgmma` attribute; not
      yet validated on hardware): f16 or bf16 with B transposed and K a
-     multiple of 8: the TENSOR_CORES tiles and threads (128x128, 256), but
-     each warpgroup multiplies 64 rows with wgmma.mma_async m64n128k16
-     straight from shared memory (sm_90a; gpuir__cg_matmul_wgmma). Without
-     the attribute, or for a target other than sm_90 (wgmma is Hopper's
-     alone), such a matmul takes TENSOR_CORES.
+     multiple of 8 (rows of a multiple of 16 bytes: what a tensor map's
+     global strides need): 128x128 tiles, GPUIR__WG_THREADS (384) threads,
+     warp-specialized: a producer warpgroup copies the tiles with TMA bulk
+     tensor copies into 128-byte-swizzled stages on mbarriers, two consumer
+     warpgroups multiply 64 rows each with wgmma.mma_async m64n128k16 (sm_90a;
+     gpuir__cg_matmul_wgmma). The kernel takes two tensor maps after its
+     buffers, which the runtime encodes at launch (gpuir__launch_tensor_maps).
+     Launched with another block size it takes PLAIN. Without the
+     attribute, or for a target other than sm_90 (wgmma is Hopper's alone),
+     such a matmul takes TENSOR_CORES.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes.
    Split-K (a matmul with k_slices = S, from the split-k pass, which asks
    gpuir__matmul_tile_for what tile an unsplit matmul would get): the form
@@ -7205,6 +7211,9 @@ GPUIRDEF gpuir_target gpuir_module_target(const gpuir_module *m) {
     if (m) { t.sm = gpuir__module_sm(m); t.sm_count = (int)gpuir__module_sm_count(m); }
     return t;
 }
+
+/* The WGMMA kernel's block: a producer warpgroup and two consumers. */
+#define GPUIR__WG_THREADS 384
 
 typedef enum gpuir__matmul_form {
     GPUIR__MATMUL_PLAIN,
@@ -7394,6 +7403,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         grid[1] = gpuir__ceil_div(M, tile);
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
         block[0] = block[1] = 16;
+        if (form == GPUIR__MATMUL_WGMMA) block[0] = GPUIR__WG_THREADS, block[1] = 1;
     } else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE && gpuir__kernel_reduces_columns(m, k)) {
         block[0] = 256;
         grid[0] = gpuir__ceil_div(count, 256);
@@ -7938,6 +7948,8 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
         unsigned long long *warp_slots;                                         \
         void (*sync_block)(struct gpuir_emu_lane *lane);                        \
         void (*sync_warp)(struct gpuir_emu_lane *lane);                         \
+        void (*yield)(struct gpuir_emu_lane *lane); /* a spin saw no change */  \
+        unsigned long long *progress; /* bumped by what can end a spin */       \
         void *engine;                                                           \
     } gpuir_emu_lane;                                                           \
     typedef struct gpuir_emu_kernel {                                           \
@@ -7947,6 +7959,7 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
         unsigned dynamic_bytes; /* GPUIR_SHARED_DYNAMIC: what a launch must give */ \
         int uses_barriers;                                                      \
         unsigned n_buffers;     /* parameters that are device addresses */      \
+        unsigned n_tensor_maps; /* then 128-byte tensor maps, by value */       \
     } gpuir_emu_kernel;
 
 /* The helpers every kernel may use, in C that both CUDA C++ and C99 accept.
@@ -8212,7 +8225,14 @@ static const char gpuir__cg_tc_emu[] =
    A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
    bits 0-13 the start address >> 4, 16-29 the leading byte offset >> 4,
    32-45 the stride byte offset >> 4, 49-51 the base offset (0), 62-63 the
-   swizzle mode (0: none). For a K-major operand without swizzle the
+   layout type (0: no swizzle, 1: 128-byte swizzle). For a K-major operand
+   with the 128-byte swizzle (gpuir_wgmma_desc_sw128: what the kernel's
+   bulk tensor copies write) row r of a group of 8 is 128 bytes at 128 r,
+   the groups SBO (1024) apart, and byte b of a row lies at b ^ 16 (r % 8):
+   the 16-byte chunks of a row XORed with its row in the 1024-byte atom
+   (the address bits 4-6 ^= bits 7-9; atoms 1024-byte aligned); a k step of
+   16 starts 32 bytes further in (the XOR applies to the final address, so
+   the start may sit inside a row; LBO is unused). For a K-major operand without swizzle the
    matrix is made of core matrices of 8 rows x 16 bytes (8 halves), each
    stored contiguously (row r at 16 r); LBO is the distance between core
    matrices next to each other along K, SBO between those next to each
@@ -8226,17 +8246,37 @@ static const char gpuir__cg_tc_emu[] =
    talks to another: wgmma reads shared memory, not registers); `base` is
    the generic pointer to shared memory whose shared address is `addr`. It
    is the emulator's wgmma, and the CUDA one below sm_90a (slow, but
-   correct). The text shared by both targets (kind: 0 f16, 1 bf16): */
+   correct). The portable mbarrier (gpuir_pmbar_*, the emulator's and the
+   CUDA one below sm_90) is one 32-bit shared word: the transaction count
+   in 16-byte units (bits 0-11), pending arrivals (12-22), the phase (31),
+   then the expected arrivals in the next word; the arrival or copy that
+   brings both counts to 0 flips the phase and re-arms the arrivals, with
+   one atomic add; a wait spins on the phase bit (GPUIR_YIELD: the
+   emulator's fibers yield). The portable bulk tensor copy gpuir_ptma_load
+   reads gpuir's own tensor-map encoding (gpuir__tmap_encode), writes the
+   box densely, innermost dim first, each address with the map's swizzle
+   (bits 4.. ^= bits 7..: 16-byte chunks XORed with the row within a
+   1024-byte atom for the 128-byte swizzle), zeros outside the tensor, and
+   completes the mbarrier's transaction with the box's bytes, as TMA does.
+   The text shared by both targets (kind: 0 f16, 1 bf16): */
 static const char gpuir__cg_wgmma_helpers[] =
     "GPUIR_DEVICE unsigned long long gpuir_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo) {\n"
     "    return (unsigned long long)((addr >> 4) & 0x3fffu) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
     "           (unsigned long long)((sbo >> 4) & 0x3fffu) << 32;\n"
     "}\n"
+    "GPUIR_DEVICE unsigned long long gpuir_wgmma_desc_sw128(unsigned addr) {\n"
+    "    return gpuir_wgmma_desc(addr, 16u, 1024u) | 1ull << 62;\n"
+    "}\n"
     "GPUIR_DEVICE float gpuir_wgmma_elem(const unsigned char *base, unsigned addr, unsigned long long desc, int r, int k,\n"
     "                                    int kind) {\n"
     "    unsigned start = (unsigned)(desc & 0x3fffu) << 4, lbo = (unsigned)(desc >> 16 & 0x3fffu) << 4;\n"
-    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4;\n"
-    "    unsigned at = start + (unsigned)(r / 8) * sbo + (unsigned)(k / 8) * lbo + (unsigned)(r % 8) * 16u + (unsigned)(k % 8) * 2u;\n"
+    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4, at;\n"
+    "    if ((unsigned)(desc >> 62) == 1u) {\n"
+    "        at = start + (unsigned)(r / 8) * sbo + (unsigned)(r % 8) * 128u + (unsigned)k * 2u;\n"
+    "        at ^= (at >> 7 & 7u) << 4;\n"
+    "    } else {\n"
+    "        at = start + (unsigned)(r / 8) * sbo + (unsigned)(k / 8) * lbo + (unsigned)(r % 8) * 16u + (unsigned)(k % 8) * 2u;\n"
+    "    }\n"
     "    unsigned short x = *(const unsigned short *)(base + (at - addr));\n"
     "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
     "}\n"
@@ -8252,6 +8292,42 @@ static const char gpuir__cg_wgmma_helpers[] =
     "            sum += gpuir_wgmma_elem(b8, addr, da, row, k, kind) * gpuir_wgmma_elem(b8, addr, db, col, k, kind);\n"
     "        d[f] += sum;\n"
     "    }\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_pmbar_init(GPUIR_LANE unsigned bar, unsigned count) {\n"
+    "    volatile unsigned *w = (volatile unsigned *)GPUIR_SMEM_PTR(bar);\n"
+    "    w[0] = count << 12;\n"
+    "    w[1] = count;\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_pmbar_add(GPUIR_LANE unsigned bar, unsigned delta) {\n"
+    "    unsigned *w = (unsigned *)GPUIR_SMEM_PTR(bar), now = GPUIR_ATOMIC_ADD_U32(w, delta) + delta;\n"
+    "    if ((now & 0x7fffffffu) == 0) GPUIR_ATOMIC_ADD_U32(w, ((volatile unsigned *)w)[1] << 12 | 0x80000000u);\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_pmbar_wait(GPUIR_LANE unsigned bar, unsigned parity) {\n"
+    "    while ((*(volatile unsigned *)GPUIR_SMEM_PTR(bar) >> 31) == parity) GPUIR_YIELD();\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_ptma_load(GPUIR_LANE unsigned dst, const gpuir_tensor_map *map, int c0, int c1, int c2,\n"
+    "                                 unsigned bar) {\n"
+    "    const unsigned long long *w = map->words;\n"
+    "    unsigned rank = (unsigned)(w[0] >> 32 & 0xffu), sw = (unsigned)(w[0] >> 40 & 0xffu), o = 0, i0, i1, i2;\n"
+    "    const unsigned char *g = (const unsigned char *)(size_t)w[1];\n"
+    "    long long c[3], dim[3], stride[3];\n"
+    "    unsigned box[3];\n"
+    "    for (unsigned i = 0; i < 3; i++) {\n"
+    "        c[i] = i < rank ? (i == 0 ? c0 : i == 1 ? c1 : c2) : 0;\n"
+    "        dim[i] = i < rank ? (long long)w[2 + i] : 1;\n"
+    "        stride[i] = i == 0 ? 2 : i < rank ? (long long)w[6 + i] : 0;\n"
+    "        box[i] = i < rank ? (unsigned)(w[11 + i / 2] >> (i % 2 * 32) & 0xffffffffu) : 1u;\n"
+    "    }\n"
+    "    for (i2 = 0; i2 < box[2]; i2++)\n"
+    "        for (i1 = 0; i1 < box[1]; i1++)\n"
+    "            for (i0 = 0; i0 < box[0]; i0++, o += 2) {\n"
+    "                long long x = c[0] + i0, y = c[1] + i1, z = c[2] + i2;\n"
+    "                unsigned a = dst + o;\n"
+    "                if (sw) a ^= (a >> 7 & ((1u << sw) - 1u)) << 4;\n"
+    "                *(unsigned short *)GPUIR_SMEM_PTR(a) = x >= 0 && x < dim[0] && y >= 0 && y < dim[1] && z >= 0 && z < dim[2]\n"
+    "                    ? *(const unsigned short *)(g + x * stride[0] + y * stride[1] + z * stride[2]) : (unsigned short)0;\n"
+    "            }\n"
+    "    gpuir_pmbar_add(GPUIR_LANE_PASS bar, 0u - (o >> 4));\n"
     "}\n";
 
 /* The wgmma helpers for NVRTC: the instructions on sm_90a (where NVRTC
@@ -8263,6 +8339,59 @@ static const char gpuir__cg_wgmma_helpers[] =
    accesses of the accumulators across a wait. */
 static const char gpuir__cg_wgmma_cuda[] =
     "#define GPUIR_SMEM_ADDR(p) ((unsigned)__cvta_generic_to_shared(p))\n"
+    "#define GPUIR_SMEM_PTR(a) ((unsigned char *)__cvta_shared_to_generic(a))\n"
+    "#define GPUIR_ATOMIC_ADD_U32(p, v) atomicAdd((unsigned *)(p), (v))\n"
+    "#define GPUIR_YIELD()\n"
+    "#define GPUIR_LANE_PASS\n"
+    "#define GPUIR_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)\n"
+    "struct __align__(64) gpuir_tensor_map { unsigned long long words[16]; };\n"
+    "#define GPUIR_TMAP_PARAM(name) const __grid_constant__ gpuir_tensor_map name\n"
+    "#define GPUIR_TMAP(name) (&name)\n";
+
+/* The bulk tensor copy and mbarrier helpers for NVRTC: the instructions
+   from sm_90 (gpuir_mbar_*: mbarrier.init, arrive(.expect_tx),
+   try_wait.parity; gpuir_tma_load_2d/3d: cp.async.bulk.tensor completing
+   on an mbarrier), the portable ones below (gpuir_pmbar_*, gpuir_ptma_load
+   in gpuir__cg_wgmma_helpers; the runtime then hands the kernel gpuir's
+   own tensor-map encoding, which they read). */
+static const char gpuir__cg_tma_cuda[] =
+    "#if __CUDA_ARCH__ >= 900\n"
+    "GPUIR_DEVICE void gpuir_mbar_init(unsigned bar, unsigned count) {\n"
+    "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"(bar), \"r\"(count) : \"memory\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_mbar_init_fence(void) { asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\"); }\n"
+    "GPUIR_DEVICE void gpuir_mbar_expect_tx(unsigned bar, unsigned bytes) {\n"
+    "    asm volatile(\"{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }\" :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_mbar_arrive(unsigned bar) {\n"
+    "    asm volatile(\"{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }\" :: \"r\"(bar) : \"memory\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_mbar_wait(unsigned bar, unsigned parity) {\n"
+    "    unsigned done;\n"
+    "    do asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\"\n"
+    "                    : \"=r\"(done) : \"r\"(bar), \"r\"(parity) : \"memory\");\n"
+    "    while (!done);\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_tma_load_2d(unsigned dst, const gpuir_tensor_map *map, int c0, int c1, int c2, unsigned bar) {\n"
+    "    asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\"\n"
+    "                 :: \"r\"(dst), \"l\"(map), \"r\"(c0), \"r\"(c1), \"r\"(bar) : \"memory\");\n"
+    "    (void)c2;\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_tma_load_3d(unsigned dst, const gpuir_tensor_map *map, int c0, int c1, int c2, unsigned bar) {\n"
+    "    asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\"\n"
+    "                 :: \"r\"(dst), \"l\"(map), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(bar) : \"memory\");\n"
+    "}\n"
+    "#else\n"
+    "#define gpuir_mbar_init(bar, count) gpuir_pmbar_init(bar, count)\n"
+    "#define gpuir_mbar_init_fence()\n"
+    "#define gpuir_mbar_expect_tx(bar, bytes) gpuir_pmbar_add(bar, ((bytes) >> 4) - (1u << 12))\n"
+    "#define gpuir_mbar_arrive(bar) gpuir_pmbar_add(bar, 0u - (1u << 12))\n"
+    "#define gpuir_mbar_wait(bar, parity) gpuir_pmbar_wait(bar, parity)\n"
+    "#define gpuir_tma_load_2d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(dst, map, c0, c1, c2, bar)\n"
+    "#define gpuir_tma_load_3d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(dst, map, c0, c1, c2, bar)\n"
+    "#endif\n";
+
+static const char gpuir__cg_wgmma_cuda_mma[] =
     "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
     "#define GPUIR_WGMMA_D8(i) \"+f\"(d[i]), \"+f\"(d[i + 1]), \"+f\"(d[i + 2]), \"+f\"(d[i + 3]), \\\n"
     "    \"+f\"(d[i + 4]), \"+f\"(d[i + 5]), \"+f\"(d[i + 6]), \"+f\"(d[i + 7])\n"
@@ -8280,6 +8409,9 @@ static const char gpuir__cg_wgmma_cuda[] =
     "GPUIR_DEVICE void gpuir_wgmma_fence(void) { asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) { asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) { asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); }\n"
+    "GPUIR_DEVICE void gpuir_wgmma_wait1(void) { asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); }\n"
+    "#define gpuir_setmaxnreg_dec(n) asm volatile(\"setmaxnreg.dec.sync.aligned.u32 \" #n \";\")\n"
+    "#define gpuir_setmaxnreg_inc(n) asm volatile(\"setmaxnreg.inc.sync.aligned.u32 \" #n \";\")\n"
     "GPUIR_DEVICE void gpuir_fence_proxy_async(void) { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
     "#define GPUIR_WGMMA_KEEP(d) do { GPUIR_UNROLL for (int f_ = 0; f_ < 64; f_++) asm volatile(\"\" : \"+f\"(d[f_]) :: \"memory\"); } while (0)\n"
     "#else\n"
@@ -8288,15 +8420,44 @@ static const char gpuir__cg_wgmma_cuda[] =
     "GPUIR_DEVICE void gpuir_wgmma_fence(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) {}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_wait1(void) {}\n"
+    "#define gpuir_setmaxnreg_dec(n)\n"
+    "#define gpuir_setmaxnreg_inc(n)\n"
     "GPUIR_DEVICE void gpuir_fence_proxy_async(void) {}\n"
     "#define GPUIR_WGMMA_KEEP(d)\n"
     "#endif\n";
 
 /* The wgmma helpers for the emulator: shared addresses are offsets from
    the block's shared memory; fences, commits and waits have nothing to do
-   (the block's barriers stay real). */
+   (the block's barriers stay real); the bulk copies and mbarriers are the
+   portable ones, their updates counted as progress for the scheduler, a
+   kernel's tensor maps a pointer to the launch's copy of them. */
 static const char gpuir__cg_wgmma_emu[] =
     "#define GPUIR_SMEM_ADDR(p) ((unsigned)((const unsigned char *)(p) - gpuir__lane->shared))\n"
+    "#define GPUIR_SMEM_PTR(a) (gpuir__lane->shared + (a))\n"
+    "#define GPUIR_ATOMIC_ADD_U32(p, v) gpuir_emu_add_u32(gpuir__lane, (unsigned *)(p), (v))\n"
+    "#define GPUIR_YIELD() gpuir__lane->yield(gpuir__lane)\n"
+    "#define GPUIR_LANE_PASS gpuir__lane,\n"
+    "#define GPUIR_LAUNCH_BOUNDS(threads, blocks)\n"
+    "typedef struct gpuir_tensor_map { unsigned long long words[16]; } gpuir_tensor_map;\n"
+    "#define GPUIR_TMAP_PARAM(name) const gpuir_tensor_map *name\n"
+    "#define GPUIR_TMAP(name) (name)\n"
+    "static unsigned gpuir_emu_add_u32(gpuir_emu_lane *l, unsigned *p, unsigned v) {\n"
+    "    unsigned old = *p;\n"
+    "    *p = old + v;\n"
+    "    ++*l->progress;\n"
+    "    return old;\n"
+    "}\n"
+    "#define gpuir_mbar_init(bar, count) gpuir_pmbar_init(gpuir__lane, bar, count)\n"
+    "#define gpuir_mbar_init_fence()\n"
+    "#define gpuir_mbar_expect_tx(bar, bytes) gpuir_pmbar_add(gpuir__lane, bar, ((bytes) >> 4) - (1u << 12))\n"
+    "#define gpuir_mbar_arrive(bar) gpuir_pmbar_add(gpuir__lane, bar, 0u - (1u << 12))\n"
+    "#define gpuir_mbar_wait(bar, parity) gpuir_pmbar_wait(gpuir__lane, bar, parity)\n"
+    "#define gpuir_tma_load_2d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(gpuir__lane, dst, map, c0, c1, c2, bar)\n"
+    "#define gpuir_tma_load_3d(dst, map, c0, c1, c2, bar) gpuir_ptma_load(gpuir__lane, dst, map, c0, c1, c2, bar)\n"
+    "#define gpuir_wgmma_wait1()\n"
+    "#define gpuir_setmaxnreg_dec(n)\n"
+    "#define gpuir_setmaxnreg_inc(n)\n"
     "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0)\n"
     "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1)\n"
     "#define gpuir_wgmma_fence()\n"
@@ -8307,11 +8468,12 @@ static const char gpuir__cg_wgmma_emu[] =
 
 /* What codegen writes for a target: its prelude, tensor-core and wgmma helpers. */
 typedef struct gpuir__cg_target {
-    const char *prelude, *tensor_cores, *wgmma;
+    const char *prelude, *tensor_cores, *wgmma[3];
 } gpuir__cg_target;
 
-static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda, gpuir__cg_wgmma_cuda};
-static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, gpuir__cg_wgmma_emu};
+static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda,
+                                                {gpuir__cg_wgmma_cuda, gpuir__cg_tma_cuda, gpuir__cg_wgmma_cuda_mma}};
+static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, {gpuir__cg_wgmma_emu, "", ""}};
 
 /* ---- the generator's state ---- */
 
@@ -8333,6 +8495,8 @@ typedef struct gpuir__cg {
     const char *ind;        /* indentation of per-element statements */
     int lane;               /* vectorized kernels: the element of the quad (0..3), else -1 */
     bool *loaded4;          /* parameter index -> its quad is in register l<index> */
+    bool tma;               /* the WGMMA kernel: takes tensor maps after its other parameters */
+    struct gpuir__cg_kernel_info *info;   /* the kernel's, being filled */
 } gpuir__cg;
 
 static const char *gpuir__cg_storage(gpuir_dtype d) {
@@ -8781,8 +8945,22 @@ static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const 
 /* ---- kernels ---- */
 
 /* What the executor needs to know of each rendered kernel. */
+/* A tensor map a kernel takes (the WGMMA kernel's A and B^T): the tiled
+   view of buffer parameter `param` that the runtime encodes at launch, once
+   it knows the buffer's address: rank dims innermost first, the byte
+   strides of dims 1.., a box of box[] elements, the 128-byte swizzle. */
+typedef struct gpuir__cg_tmap {
+    int param;
+    unsigned dtype;         /* CUtensorMapDataType */
+    unsigned rank;          /* 2, or 3 with a batch dim */
+    unsigned long long dims[3], strides[2];
+    unsigned box[3];
+} gpuir__cg_tmap;
+
 typedef struct gpuir__cg_kernel_info {
     uint32_t func;          /* the kernel's function id */
+    unsigned n_tmaps;       /* tensor maps it takes after its other parameters */
+    gpuir__cg_tmap tmaps[2];
     char cname[GPUIR_MAX_NAME + 16];  /* its name in the C source */
     bool barriers;          /* needs its threads to run as fibers in the emulator */
     uint32_t shared_bytes;  /* static shared memory it declares */
@@ -8831,7 +9009,8 @@ static gpuir_result gpuir__cg_block_threads(gpuir__cg *C, uint32_t kid, int64_t 
 static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
     gpuir_module *m = C->m;
     size_t n = stbds_arrlenu(C->k->params);
-    gpuir__str_appendf(C->s, "GPUIR_KERNEL %s(%s", cname, n ? "GPUIR_LANE " : "GPUIR_LANE_ONLY");
+    gpuir__str_appendf(C->s, "GPUIR_KERNEL %s%s(%s", C->tma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
+                       n ? "GPUIR_LANE " : "GPUIR_LANE_ONLY");
     for (size_t i = 0; i < n; i++) {
         bool reads, writes;
         gpuir__param_access(m, C->k, i, &reads, &writes);
@@ -8843,6 +9022,7 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
         for (int a = 0; a < t->rank; a++)
             if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(C->s, ", long long p%zu_d%d", i, a);
     }
+    if (C->tma) gpuir__str_appendf(C->s, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
     gpuir__str_appendf(C->s, ") {\n");
 }
 
@@ -9613,66 +9793,93 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
 }
 
 /* The wgmma matmul (GPUIR__MATMUL_WGMMA; EXPERIMENTAL, not yet validated
-   on hardware): f16 or bf16, B transposed, 128x128 block tiles of 256
-   threads as two warpgroups, warpgroup w (threads 128 w ..) computing
-   rows 64 w .. 64 w + 63 of the tile with wgmma.mma_async m64n128k16, A
-   and B^T from shared memory through descriptors (gpuir__cg_wgmma_helpers).
-   64 halves of k a stage, GPUIR__TC_STAGES (3) stages of 32 KiB in
-   dynamic shared memory (96 KiB), filled by cp.async two k tiles ahead.
-   A stage is A's 128 rows, then B^T's 128 rows (16 KiB each), in the
-   K-major canonical layout without swizzle: core matrices of 8 rows x 16
-   bytes (8 halves of k), each 128 contiguous bytes; the 8 core matrices of
-   a group of 8 rows follow each other along k (LBO: 128 bytes), groups of
-   rows follow each other (SBO: 1024 bytes). Element (r, k) of a stage
-   half lies at byte 1024 (r / 8) + 128 (k / 8) + 16 (r % 8) + 2 (k % 8);
-   k step kk (16 halves: two core matrices along k) starts 256 kk bytes
-   in, warpgroup w's A rows 8192 w bytes in. A warp's copies write 4
-   whole core matrices (16 rows x 2 k chunks: no bank conflicts) and read
-   32 contiguous bytes of each of 16 rows. Step kt: copies (as the
-   TENSOR_CORES pipeline), wait for k tile kt, fence.proxy.async (cp.async
-   wrote through the generic proxy; wgmma reads through the async proxy),
-   barrier, wgmma.fence, four wgmma (k steps of 16), commit, wait for all
-   of them (the stage is refilled next step), barrier. */
-#define GPUIR__WG_STAGE 16384               /* halves of a stage: A's 128 x 64, B^T's 128 x 64 */
+   on hardware): f16 or bf16, B transposed, 128x128 block tiles of 384
+   threads as three warpgroups, warp-specialized. Warpgroup 0 is the
+   producer: one thread of it copies each k tile (64 halves) of A's 128
+   rows and of B^T's 128 rows into a stage of shared memory with two bulk
+   tensor copies (cp.async.bulk.tensor 2d, 3d for a batched operand, from
+   the tensor maps tma_a and tma_b the runtime encodes at launch:
+   gpuir__cg_tmap); the copies write each 128-byte row with the 128-byte
+   swizzle and zeros past the tensor's edges (ragged M, N and K), and
+   complete the stage's `full` mbarrier with their bytes. Warpgroups 1
+   and 2 are the consumers: warpgroup 1 + w computes rows 64 w .. 64 w + 63
+   of the tile with four wgmma.mma_async m64n128k16 a stage (k steps of 16:
+   32 bytes further into the swizzled rows, gpuir_wgmma_desc_sw128), keeps
+   one wgmma group in flight (wait_group 1), and then releases the stage
+   before it: each consumer thread arrives on that stage's `empty` mbarrier
+   (256 arrivals), and the producer refills a stage only after its `empty`
+   phase completed. GPUIR__WG_STAGES stages of 32 KiB (A's 128 x 64, then
+   B^T's 128 x 64), 1024-byte aligned (the swizzle's atom), then the full
+   and empty mbarriers, 8 bytes each: dynamic shared memory. Producer and
+   consumers walk the same tiles (a persistent grid) and number their k
+   tiles `it` across them: stage it % STAGES, phase parity it / STAGES % 2.
+   Each role is one branch of an if/else that starts with its setmaxnreg. */
+#define GPUIR__WG_STAGES 6
+#define GPUIR__WG_STAGE_BYTES 32768u
+/* setmaxnreg (sm_90a; the kernel's __launch_bounds__(384, 1) caps it at
+   168 at entry): the producer gives registers up, the consumers (64
+   accumulators a thread) take them: 128 x 40 + 256 x 232 <= 65536. */
+#define GPUIR__WG_PRODUCER_REGS 40
+#define GPUIR__WG_CONSUMER_REGS 232
 
-/* cp.async of one operand's 1024 16-byte pieces of a stage (four a
-   thread): piece e is row r = e % 256 / 2 of the tile (of `dim` rows:
-   M or N; `g` its global row), k chunk c = 2 (e / 256) + e % 2. */
-static void gpuir__cg_wgmma_copy(gpuir__str *s, const char *g, int p, const char *base, long long rows, long long K,
-                                 int at) {
-    gpuir__str_appendf(s, "                for (int e = t; e < 1024; e += 256) {\n"
-                       "                    int r = e %% 256 / 2, c = e / 256 * 2 + e %% 2;\n"
-                       "                    long long %s = t%c * 128 + r, gk = k0 + c * 8;\n"
-                       "                    int ok = %s < %lldLL && gk < %lldLL;\n"
-                       "                    gpuir_cp_async16(sm + st * %d + %d + r / 8 * 512 + c * 64 + r %% 8 * 8,\n"
-                       "                                     ok ? (const void *)(p%d + %s + %s * %lldLL + gk) : (const void *)p%d, ok);\n"
-                       "                }\n",
-                       g, g[1], g, rows, K, GPUIR__WG_STAGE, at, p, base, g, K, p);
+/* The tensor map of a [..., rows, K] operand (A, or B^T) of a WGMMA
+   kernel: a box of 64 k x 128 rows (x 1 batch); a batch dim only when the
+   operand has more than one matrix. */
+static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param) {
+    long long rows = t->dims[t->rank - 2], K = t->dims[t->rank - 1], mats = rows > 0 && K > 0 ? gpuir__type_count(t) / (rows * K) : 1;
+    gpuir__cg_tmap x;
+    memset(&x, 0, sizeof x);
+    x.param = param;
+    x.dtype = t->dtype == GPUIR_BF16 ? 9u : 6u;        /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16 */
+    x.rank = mats > 1 ? 3 : 2;
+    x.dims[0] = (unsigned long long)K, x.dims[1] = (unsigned long long)rows, x.dims[2] = (unsigned long long)mats;
+    x.strides[0] = (unsigned long long)K * 2, x.strides[1] = (unsigned long long)(rows * K) * 2;
+    x.box[0] = 64, x.box[1] = 128, x.box[2] = 1;
+    return x;
 }
 
-/* The k loop of a wgmma tile: GPUIR__TC_STAGES stages in a ring. */
-static void gpuir__cg_wgmma_pipeline(gpuir__cg *C, const char *mma, int pa, int pb, long long M, long long N,
-                                     long long K) {
+/* The producer: thread 0 of warpgroup 0 fills the stages, each once the
+   consumers released it (from the second round of the ring on). */
+static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gpuir_type *a, const gpuir_type *b,
+                                     long long tiles, long long tiles_m, long long tiles_n, long long K) {
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + 63) / 64;
+    gpuir__str_appendf(C->s, "    if (wg == 0) {\n        gpuir_setmaxnreg_dec(%d);\n        if (t == 0)\n"
+                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
+                       GPUIR__WG_PRODUCER_REGS, tiles);
+    gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
+    gpuir__str_appendf(C->s, "        int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);\n"
+                       "        for (long long kt = 0; kt < %lldLL; kt++, it++) {\n"
+                       "            unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;\n"
+                       "            if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));\n"
+                       "            gpuir_mbar_expect_tx(full + 8u * st, %uu);\n"
+                       "            gpuir_tma_load_%dd(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, full + 8u * st);\n"
+                       "            gpuir_tma_load_%dd(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * 128), cb, full + 8u * st);\n"
+                       "        }\n    }\n    } else {\n    gpuir_setmaxnreg_inc(%d);\n",
+                       M > 0 && K > 0 ? M * K : 1, N > 0 && K > 0 ? N * K : 1, k_tiles, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES,
+                       GPUIR__WG_STAGES, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES, C->info->tmaps[0].rank,
+                       C->info->tmaps[1].rank, GPUIR__WG_STAGE_BYTES / 2, GPUIR__WG_CONSUMER_REGS);
+}
+
+/* A consumer's k loop: wait for the stage, four wgmma on it, then (with
+   this group in flight) release the stage before; the last one after
+   all groups are done. */
+static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const char *mma, long long K) {
     long long k_tiles = (K + 63) / 64;
-    int ahead = GPUIR__TC_STAGES - 1;
-    gpuir__str_appendf(C->s, "        for (long long kt = -%d; kt < %lldLL; kt++) {\n"
-                       "            if (kt + %d < %lldLL) {\n"
-                       "                int st = (int)((kt + %d) %% %d);\n"
-                       "                long long k0 = (kt + %d) * 64;\n",
-                       ahead, k_tiles, ahead, k_tiles, ahead, GPUIR__TC_STAGES, ahead);
-    gpuir__cg_wgmma_copy(C->s, "gm", pa, "a0", M, K, 0);
-    gpuir__cg_wgmma_copy(C->s, "gn", pb, "b0", N, K, GPUIR__WG_STAGE / 2);
-    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
-                       "            gpuir_cp_async_wait(%d);\n            gpuir_fence_proxy_async();\n            GPUIR_SYNC();\n"
-                       "            unsigned sa = sbase + (unsigned)(kt %% %d) * %uu, sb = sa + %uu;\n"
-                       "            sa += (unsigned)wg * %uu;\n"
+    gpuir__str_appendf(C->s, "        unsigned prev = 0;\n"
+                       "        for (long long kt = 0; kt < %lldLL; kt++, it++) {\n"
+                       "            unsigned st = (unsigned)(it %% %d), sb = sbase + st * %uu + %uu, sa = sbase + st * %uu + (unsigned)(wg - 1) * 8192u;\n"
+                       "            gpuir_mbar_wait(full + 8u * st, (unsigned)(it / %d & 1));\n"
                        "            gpuir_wgmma_fence();\n"
                        "            GPUIR_UNROLL\n            for (int kk = 0; kk < 4; kk++)\n"
-                       "                GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc(sa + kk * 256u, 128u, 1024u),\n"
-                       "                               gpuir_wgmma_desc(sb + kk * 256u, 128u, 1024u), smem, sbase);\n"
-                       "            gpuir_wgmma_commit();\n            gpuir_wgmma_wait0();\n            GPUIR_WGMMA_KEEP(acc);\n"
-                       "            GPUIR_SYNC();\n        }\n",
-                       GPUIR__TC_STAGES - 2, GPUIR__TC_STAGES, GPUIR__WG_STAGE * 2u, GPUIR__WG_STAGE, 64u * 128u, mma);
+                       "                GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u),\n"
+                       "                               smem, s0);\n"
+                       "            gpuir_wgmma_commit();\n            gpuir_wgmma_wait1();\n"
+                       "            if (kt > 0) gpuir_mbar_arrive(empty + 8u * prev);\n"
+                       "            prev = st;\n        }\n"
+                       "        gpuir_wgmma_wait0();\n        GPUIR_WGMMA_KEEP(acc);\n"
+                       "        if (%lldLL > 0) gpuir_mbar_arrive(empty + 8u * prev);\n",
+                       k_tiles, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES, GPUIR__WG_STAGE_BYTES / 2, GPUIR__WG_STAGE_BYTES,
+                       GPUIR__WG_STAGES, mma, k_tiles);
 }
 
 static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int pb) {
@@ -9683,25 +9890,38 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
-    C->dynamic_bytes = (uint32_t)(GPUIR__TC_STAGES * GPUIR__WG_STAGE * 2);
+    long long tiles = tiles_n * tiles_m * batches;
+    C->info->n_tmaps = 2;
+    C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa);
+    C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb);
+    C->dynamic_bytes = 1024u + GPUIR__WG_STAGES * (GPUIR__WG_STAGE_BYTES + 16u);
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n    unsigned short *sm = (unsigned short *)smem;\n"
-                       "    unsigned sbase = GPUIR_SMEM_ADDR(smem);\n"
+    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n"
+                       "    unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;\n"
+                       "    unsigned full = sbase + %uu, empty = full + %uu;\n"
                        "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
-                       C->dynamic_bytes, tiles_n * tiles_m * batches);
+                       "    long long it = 0;                    /* k tiles so far, across tiles */\n"
+                       "    if (t == 0) {\n"
+                       "        for (unsigned st = 0; st < %du; st++) {\n"
+                       "            gpuir_mbar_init(full + 8u * st, 1u);\n            gpuir_mbar_init(empty + 8u * st, 256u);\n"
+                       "        }\n        gpuir_mbar_init_fence();\n    }\n    GPUIR_SYNC();\n",
+                       C->dynamic_bytes, GPUIR__WG_STAGES * GPUIR__WG_STAGE_BYTES, 8u * GPUIR__WG_STAGES, GPUIR__WG_STAGES);
+    gpuir__cg_wgmma_producer(C, o, a, b, tiles, tiles_m, tiles_n, K);
+    gpuir__str_appendf(C->s, "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n", tiles);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
-    gpuir__str_appendf(C->s, "        float acc[64];\n"
+    gpuir__str_appendf(C->s, "        (void)a0; (void)b0;\n        float acc[64];\n"
                        "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n");
-    gpuir__cg_wgmma_pipeline(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", pa, pb, M, N, K);
+    gpuir__cg_wgmma_consumer(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
     gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
-                       "            long long gm = tm * 128 + warp * 16 + g + f / 2 %% 2 * 8;\n"
+                       "            long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 %% 2 * 8;\n"
                        "            long long gn = tn * 128 + f / 4 * 8 + q * 2 + f %% 2;\n"
                        "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
                        "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
                        M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : "gpuir_round_f16(acc[f])";
-    return gpuir__cg_matmul_epilogue(C, at, "float", value);
+    gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
+    gpuir__str_appendf(C->s, "    }\n");               /* the consumers' branch */
+    return r;
 }
 
 /* A matmul and its elementwise epilogue (bias, activation, residual). */
@@ -9717,7 +9937,8 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
         if (gpuir__class_computes(gpuir__info(pre->kind)->cls) && pre->kind != GPUIR_OP_CONSTANT)
             return gpuir__cg_fail(C, op, "only constants may come before a matmul in its kernel");
     }
-    gpuir__matmul_form form = C->threads == 256 ? gpuir__matmul_form_of(m, C->k) : GPUIR__MATMUL_PLAIN;
+    gpuir__matmul_form form = gpuir__matmul_form_of(m, C->k);
+    if (form == GPUIR__MATMUL_WGMMA ? !C->tma : C->threads != 256) form = GPUIR__MATMUL_PLAIN;
     if (form == GPUIR__MATMUL_REGISTER_TILED) return gpuir__cg_matmul_rt(C, at, pa, pb, 128);
     if (form == GPUIR__MATMUL_REGISTER_TILED_64) return gpuir__cg_matmul_rt(C, at, pa, pb, 64);
     if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
@@ -9943,6 +10164,8 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     C->wide = C->dynamic || gpuir__cg_needs_wide(m, C->k);
     gpuir_result r = gpuir__cg_block_threads(C, kid, &C->threads);
     if (r) return r;
+    C->tma = C->threads == GPUIR__WG_THREADS && gpuir__matmul_form_of(m, C->k) == GPUIR__MATMUL_WGMMA;
+    C->info = info;
     memset(info, 0, sizeof *info);
     info->func = kid;
     gpuir__cg_cname(m, kid, info->cname, sizeof info->cname);
@@ -9972,14 +10195,16 @@ static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos
             for (int d = 0; d < t->rank; d++)
                 if (t->dims[d] == GPUIR_DYN) gpuir__str_appendf(C->s, ", *(long long *)p[%zu]", slot++);
         }
+        for (unsigned t = 0; t < infos[i].n_tmaps; t++)
+            gpuir__str_appendf(C->s, ", (const gpuir_tensor_map *)p[%zu]", slot++);
         gpuir__str_appendf(C->s, ");\n}\n");
     }
     gpuir__str_appendf(C->s, "const gpuir_emu_kernel gpuir_emu_kernels[] = {\n");
     for (size_t i = 0; i < stbds_arrlenu(infos); i++)
-        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %uu, %d, %zuu},\n", infos[i].cname, infos[i].cname,
+        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %uu, %d, %zuu, %uu},\n", infos[i].cname, infos[i].cname,
                            infos[i].shared_bytes, infos[i].dynamic_bytes, infos[i].barriers ? 1 : 0,
-                           stbds_arrlenu(gpuir__func_at(m, infos[i].func)->params));
-    gpuir__str_appendf(C->s, "    {0, 0, 0, 0, 0, 0}\n};\n#endif\n");
+                           stbds_arrlenu(gpuir__func_at(m, infos[i].func)->params), infos[i].n_tmaps);
+    gpuir__str_appendf(C->s, "    {0, 0, 0, 0, 0, 0, 0}\n};\n#endif\n");
 }
 
 /* The module body shared by both targets (helpers, kernels, the emulator's
@@ -9999,7 +10224,8 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target, g
                                gpuir__cg_ranks, gpuir__cg_helpers);
     if (!r && gpuir__module_uses_tensor_cores(m))
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
-    if (!r && gpuir__module_uses_wgmma(m)) gpuir__str_appendf(&s, "%s%s", target->wgmma, gpuir__cg_wgmma_helpers);
+    if (!r && gpuir__module_uses_wgmma(m))
+        gpuir__str_appendf(&s, "%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2], gpuir__cg_wgmma_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;
         gpuir__cg_kernel_info info;
@@ -10199,6 +10425,13 @@ typedef struct gpuir__cuda {
 #define GPUIR__X(name, params) gpuir__CUresult (*name) params;
     GPUIR__CUDA_PROCS(GPUIR__X)
 #undef GPUIR__X
+    /* Optional (CUDA 12.0 drivers on): NULL when the driver lacks it, and
+       only a kernel that takes a tensor map needs it. */
+    gpuir__CUresult (*cuTensorMapEncodeTiled)(void *map, unsigned dtype, unsigned rank, void *base,
+                                              const gpuir__cuuint64 *dims, const gpuir__cuuint64 *strides,
+                                              const unsigned *box, const unsigned *element_strides,
+                                              unsigned interleave, unsigned swizzle, unsigned l2_promotion,
+                                              unsigned oob_fill);
 } gpuir__cuda;
 
 /* What gpuir__cuda_device_info reports about one device. */
@@ -10378,6 +10611,19 @@ static gpuir_result gpuir__cuda_proc(gpuir_ctx *ctx, gpuir__cuda *cu, const char
     return GPUIR_OK;
 }
 
+/* Resolves an entry point the driver may lack (newer than the oldest
+   driver gpuir runs on): the pointer stays NULL if it does. */
+static void gpuir__cuda_proc_optional(gpuir__cuda *cu, const char *name, void *fn, size_t fn_size) {
+    void *p = NULL;
+    int status = 0;
+    gpuir__CUresult r = cu->cuGetProcAddress_v2
+                            ? cu->cuGetProcAddress_v2(name, &p, cu->api_version, GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+                                                      &status)
+                            : cu->cuGetProcAddress(name, &p, cu->api_version, GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+    if (r != GPUIR__CUDA_SUCCESS) p = NULL;
+    memcpy(fn, &p, fn_size);
+}
+
 /* Reads the driver version (through cuGetProcAddress at the lowest version
    the lookup function exists at) and chooses cu->api_version. */
 static gpuir_result gpuir__cuda_pick_api_version(gpuir_ctx *ctx, gpuir__cuda *cu) {
@@ -10416,6 +10662,8 @@ static gpuir_result gpuir__cuda_resolve(gpuir_ctx *ctx, gpuir__cuda *cu) {
     if (res == GPUIR_OK) res = gpuir__cuda_proc(ctx, cu, #name, &cu->name, sizeof cu->name);
     GPUIR__CUDA_PROCS(GPUIR__X)
 #undef GPUIR__X
+    if (res == GPUIR_OK) gpuir__cuda_proc_optional(cu, "cuTensorMapEncodeTiled", &cu->cuTensorMapEncodeTiled,
+                                                   sizeof cu->cuTensorMapEncodeTiled);
     return res;
 }
 
@@ -10940,6 +11188,72 @@ static long gpuir__nvrtc_spilled_bytes(const char *log) {
 
 typedef unsigned long long gpuir__dptr;   /* a device address */
 
+/* A tiled tensor map's arguments (cuTensorMapEncodeTiled's, CUDA 12.0):
+   a tensor of `rank` dims (innermost first) at `base`, each copy moving a
+   `box` of it into shared memory, with element strides 1, no interleave,
+   L2 promotion to 128 bytes, and out-of-bounds elements read as zeros. */
+#define GPUIR__TMAP_MAX_RANK 5
+#define GPUIR__TMAP_BYTES 128           /* sizeof(CUtensorMap); 64-byte aligned */
+#define GPUIR__TMAP_F16 6               /* CU_TENSOR_MAP_DATA_TYPE_FLOAT16 */
+#define GPUIR__TMAP_BF16 9              /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 */
+#define GPUIR__TMAP_SWIZZLE_128B 3      /* CU_TENSOR_MAP_SWIZZLE_128B */
+typedef struct gpuir__tmap_desc {
+    unsigned dtype;                     /* CUtensorMapDataType: GPUIR__TMAP_F16 or _BF16 */
+    unsigned rank;                      /* 1 .. GPUIR__TMAP_MAX_RANK */
+    gpuir__dptr base;                   /* 16-byte aligned */
+    unsigned long long dims[GPUIR__TMAP_MAX_RANK];        /* elements, innermost first */
+    unsigned long long strides[GPUIR__TMAP_MAX_RANK - 1]; /* bytes from one index of dim i + 1 to the next */
+    unsigned box[GPUIR__TMAP_MAX_RANK];                   /* elements a copy moves, each <= 256 */
+    unsigned swizzle;                   /* CUtensorMapSwizzle: 0 none .. GPUIR__TMAP_SWIZZLE_128B */
+} gpuir__tmap_desc;
+
+/* A 128-byte tensor map, aligned as CUtensorMap is (the driver wants 64;
+   an array of them, or one inside a struct, keeps that). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define GPUIR__ALIGN64 __attribute__((aligned(64)))
+#else
+#  define GPUIR__ALIGN64
+#endif
+typedef struct GPUIR__ALIGN64 gpuir__tmap {
+    unsigned long long words[GPUIR__TMAP_BYTES / 8];
+} gpuir__tmap;
+
+/* The portable encoding of a tensor map: what the emulator's table writes
+   and the portable bulk tensor copy (gpuir_tma_load in
+   gpuir__cg_tma_portable) reads, as 64-bit words: 0 the magic
+   GPUIR__TMAP_MAGIC | rank << 32 | swizzle << 40 | element bytes << 48,
+   1 the base address, 2-6 the dims, 7-10 the strides, 11-13 the box (two
+   32-bit dims a word, the lower first). The rest is zero. */
+#define GPUIR__TMAP_MAGIC 0x70616d74u   /* "tmap" */
+
+/* Checks desc as cuTensorMapEncodeTiled does and writes the portable
+   encoding: NULL, or what is wrong (map then untouched). */
+static const char *gpuir__tmap_encode(gpuir__tmap *map, const gpuir__tmap_desc *d) {
+    unsigned es = d->dtype == GPUIR__TMAP_F16 || d->dtype == GPUIR__TMAP_BF16 ? 2 : 0;
+    if (!es) return "the data type is not f16 or bf16";
+    if (d->rank < 1 || d->rank > GPUIR__TMAP_MAX_RANK) return "the rank is not 1 to 5";
+    if (!d->base || d->base % 16) return "the global address is not 16-byte aligned";
+    if (d->swizzle > GPUIR__TMAP_SWIZZLE_128B) return "unknown swizzle";
+    for (unsigned i = 0; i < d->rank; i++) {
+        if (d->dims[i] < 1 || d->dims[i] > (1ull << 32)) return "a dim is not 1 to 2^32";
+        if (d->box[i] < 1 || d->box[i] > 256) return "a box dim is not 1 to 256";
+        if (i && (d->strides[i - 1] % 16 || d->strides[i - 1] >= (1ull << 40)))
+            return "a global stride is not a multiple of 16 below 2^40";
+    }
+    if (d->box[0] * es % 16) return "the box's inner dim is not a multiple of 16 bytes";
+    if (d->swizzle && d->box[0] * es > (16u << d->swizzle)) return "the box's inner dim exceeds the swizzle span";
+    memset(map, 0, sizeof *map);
+    map->words[0] = GPUIR__TMAP_MAGIC | (unsigned long long)d->rank << 32 | (unsigned long long)d->swizzle << 40 |
+                    (unsigned long long)es << 48;
+    map->words[1] = d->base;
+    for (unsigned i = 0; i < d->rank; i++) {
+        map->words[2 + i] = d->dims[i];
+        if (i) map->words[6 + i] = d->strides[i - 1];
+        map->words[11 + i / 2] |= (unsigned long long)d->box[i] << (i % 2 * 32);
+    }
+    return NULL;
+}
+
 /* The device table: CUDA driver calls with an explicit `self`; each returns
    a CUresult (0: success). The emulator implements the same table.
    Streams and events are small numbers: stream 0 is synchronous (the
@@ -10964,7 +11278,8 @@ typedef struct gpuir__drv {
     int (*module_unload)(void *self, void *module);
     int (*function_get)(void *self, void **fn, void *module, const char *name);
     /* params[i] points at a device address or, after the kernel's buffers,
-       at a long long size; n_params of them (at most GPUIR__MAX_KERNEL_PARAMS) */
+       at a long long size, then (the wgmma kernel) at 128-byte tensor maps;
+       n_params of them (at most GPUIR__MAX_KERNEL_PARAMS) */
     int (*launch)(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
                   void **params, unsigned n_params, unsigned stream);
     int (*event_record)(void *self, unsigned event, unsigned stream);
@@ -10991,6 +11306,10 @@ typedef struct gpuir__drv {
     int (*capture_end)(void *self, void **graph);
     int (*graph_launch)(void *self, void *graph);
     int (*graph_destroy)(void *self, void *graph);
+    /* Encodes a tiled tensor map into *map (cuTensorMapEncodeTiled on
+       CUDA; the emulator's own encoding, which its portable bulk tensor
+       copy reads). Kernels take it by value (`__grid_constant__`). */
+    int (*tensor_map_encode)(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc);
 } gpuir__drv;
 
 /* Errors after which CUDA's context is unusable (later calls fail too). */
@@ -11041,6 +11360,8 @@ struct gpuir_program {
     size_t n_launch_kernel;         /* the module's ops when it was made */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
     gpuir_program_stats stats;
+    struct gpuir__tmap_entry *tmaps; /* stb_ds: tensor maps encoded so far (gpuir__launch_tensor_maps) */
+    uint64_t tmaps_encoded;         /* tests: encodings made through the table */
     unsigned n_streams, n_events;   /* what its host functions name (the async pass) */
     struct gpuir__fault *fault;     /* tests: the table wrapped to fail a call (ctx->fault) */
     bool owns_cuda;                 /* drv.self is this program's, not the context's */
@@ -11171,6 +11492,20 @@ static int gpuir__cudart_launch(void *self, void *fn, const unsigned grid[3], co
                                 gpuir__cudart_stream(C, s), params, NULL);
 }
 static int gpuir__cudart_sync(void *self) { return ((gpuir__cudart *)self)->cu.cuCtxSynchronize(); }
+
+/* cuTensorMapEncodeTiled: element strides 1, no interleave, L2 promotion
+   to 128 bytes (2), zeros out of bounds (0). A driver without it (before
+   CUDA 12.0) answers CUDA_ERROR_NOT_SUPPORTED (801). Below sm_90 kernels
+   copy tiles with the portable gpuir_ptma_load, which reads gpuir's own
+   encoding (gpuir__tmap_encode). */
+static int gpuir__cudart_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *d) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    if (C->dev.sm < 90) return gpuir__tmap_encode(map, d) ? 1 : 0;   /* the kernel's portable copy reads it */
+    if (!C->cu.cuTensorMapEncodeTiled) return 801;
+    const unsigned ones[GPUIR__TMAP_MAX_RANK] = {1, 1, 1, 1, 1};
+    return C->cu.cuTensorMapEncodeTiled(map, d->dtype, d->rank, (void *)(uintptr_t)d->base, d->dims, d->strides,
+                                        d->box, ones, 0, d->swizzle, 2, 0);
+}
 
 /* ---- graphs: stream capture of a run's device work ---- */
 
@@ -11305,7 +11640,8 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
                     gpuir__cudart_launch, gpuir__cudart_record, gpuir__cudart_wait, gpuir__cudart_event_sync,
                     gpuir__cudart_sync, gpuir__cudart_describe, C->lost,
                     gpuir__cudart_host_alloc, gpuir__cudart_host_free, gpuir__cudart_capture_begin,
-                    gpuir__cudart_capture_end, gpuir__cudart_graph_launch, gpuir__cudart_graph_destroy};
+                    gpuir__cudart_capture_end, gpuir__cudart_graph_launch, gpuir__cudart_graph_destroy,
+                    gpuir__cudart_tensor_map};
     p->drv = d;
     gpuir__limits lim = {(unsigned)C->dev.max_threads_per_block,
                          {(unsigned)C->dev.max_block_dim[0], (unsigned)C->dev.max_block_dim[1], (unsigned)C->dev.max_block_dim[2]},
@@ -12754,8 +13090,56 @@ static int64_t gpuir__launch_kernel_smem(const gpuir_program *p, const gpuir__op
            (k < stbds_arrlenu(p->kernels) ? p->kernels[k].dynamic_bytes : 0);
 }
 
+/* A tensor map encoded for a launch: which op and map, for what address. */
+typedef struct gpuir__tmap_entry {
+    size_t op;                      /* index in the module's ops */
+    unsigned which;                 /* index in the kernel's tmaps */
+    gpuir__dptr base;
+    unsigned long long words[GPUIR__TMAP_BYTES / 8];
+} gpuir__tmap_entry;
+
+/* The tensor maps kernel k (an index in p->kernels) takes, for the launch
+   op at index `op` whose buffer parameters have the device addresses
+   args[]: encoded through the table on first use for an op and address
+   (a repeated run finds them; a stale entry is re-encoded in place). */
+static gpuir_result gpuir__launch_tensor_maps(gpuir_program *p, size_t op, size_t k, const gpuir__dptr *args,
+                                              gpuir__tmap *maps, const char *doing) {
+    const gpuir__cg_kernel_info *info = &p->kernels[k];
+    for (unsigned i = 0; i < info->n_tmaps; i++) {
+        const gpuir__cg_tmap *t = &info->tmaps[i];
+        gpuir__dptr base = args[t->param];
+        gpuir__tmap_entry *e = NULL;
+        for (size_t j = 0; j < stbds_arrlenu(p->tmaps) && !e; j++)
+            if (p->tmaps[j].op == op && p->tmaps[j].which == i) e = &p->tmaps[j];
+        if (e && e->base == base) {
+            memcpy(maps[i].words, e->words, sizeof e->words);
+            continue;
+        }
+        gpuir__tmap_desc d;
+        memset(&d, 0, sizeof d);
+        d.dtype = t->dtype, d.rank = t->rank, d.base = base, d.swizzle = GPUIR__TMAP_SWIZZLE_128B;
+        for (unsigned a = 0; a < t->rank; a++) {
+            d.dims[a] = t->dims[a], d.box[a] = t->box[a];
+            if (a) d.strides[a - 1] = t->strides[a - 1];
+        }
+        int code = p->drv.tensor_map_encode(p->drv.self, &maps[i], &d);
+        if (code) return gpuir__drv_check(p->ctx, &p->drv, code, "cuTensorMapEncodeTiled", doing);
+        p->tmaps_encoded++;
+        if (!e) {
+            gpuir__tmap_entry fresh;
+            memset(&fresh, 0, sizeof fresh);
+            fresh.op = op, fresh.which = i;
+            stbds_arrput(p->tmaps, fresh);
+            e = &p->tmaps[stbds_arrlenu(p->tmaps) - 1];
+        }
+        e->base = base;
+        memcpy(e->words, maps[i].words, sizeof e->words);
+    }
+    return GPUIR_OK;
+}
+
 /* gpu.launch_func: the kernel's function, its buffers' device addresses,
-   then the sizes of their dynamic dims. */
+   then the sizes of their dynamic dims, then the tensor maps it takes. */
 static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     gpuir_module *m = p->m;
@@ -12787,7 +13171,12 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     }
     if (!g) gpuir__run_launch_grid(R, op, kf, block, grid);
     int64_t smem = gpuir__launch_kernel_smem(p, op, k);
-    size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long);
+    gpuir__tmap maps[2];
+    unsigned n_maps = p->kernels[k].n_tmaps;
+    if (n_maps && gpuir__launch_tensor_maps(p, (size_t)(op - m->ops), k, args, maps, gpuir__doing_text(&w)))
+        return p->ctx->result;
+    for (unsigned i = 0; i < n_maps; i++) params[op->n_operands + n_sizes + i] = &maps[i];
+    size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long) + n_maps * GPUIR__TMAP_BYTES;
     gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, &w);
     if (!r && param_bytes > GPUIR__MAX_PARAM_BYTES)
         r = gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %zu bytes of kernel parameters; CUDA allows %d",
@@ -12795,7 +13184,7 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     if (r) return r;
     p->stats.launches++;
     int code = p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
-                             op->n_operands + (uint32_t)n_sizes, gpuir__run_stream(m, op));
+                             op->n_operands + (uint32_t)n_sizes + n_maps, gpuir__run_stream(m, op));
     return code ? gpuir__drv_check(p->ctx, &p->drv, code, "cuLaunchKernel", gpuir__doing_text(&w)) : GPUIR_OK;
 }
 
@@ -13574,6 +13963,7 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     GPUIR_FREE(p->source);
     stbds_arrfree(p->kernels);
     stbds_arrfree(p->functions);
+    stbds_arrfree(p->tmaps);
     GPUIR_FREE(p);
 }
 
@@ -13728,6 +14118,11 @@ static int gpuir__fault_graph_destroy(void *self, void *graph) {
     int hit = gpuir__fault_hit(F, 1);
     return hit ? hit : rc;
 }
+static int gpuir__fault_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);                    /* CUDA_ERROR_INVALID_VALUE */
+    return rc ? rc : F->inner.tensor_map_encode(F->inner.self, map, desc);
+}
 static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
     GPUIR__FAULT_SELF;
     F->inner.describe(F->inner.self, code, name, text, detail);
@@ -13745,7 +14140,8 @@ static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
                     gpuir__fault_unload, gpuir__fault_function, gpuir__fault_launch, gpuir__fault_record,
                     gpuir__fault_wait, gpuir__fault_event_sync, gpuir__fault_sync, gpuir__fault_describe,
                     p->drv.lost, gpuir__fault_host_alloc, gpuir__fault_host_free, gpuir__fault_capture_begin,
-                    gpuir__fault_capture_end, gpuir__fault_graph_launch, gpuir__fault_graph_destroy};
+                    gpuir__fault_capture_end, gpuir__fault_graph_launch, gpuir__fault_graph_destroy,
+                    gpuir__fault_tensor_map};
     p->drv = d;
     p->fault = F;
     return GPUIR_OK;
@@ -13834,8 +14230,12 @@ emu_fibers.h — gpuir CPU emulator: the fiber engine.
 
    LIMITS
      - Scheduling is cooperative: a thread that spins on memory written by
-       another thread, with no barrier inside the loop, never yields and hangs
-       the launch (as a livelock; it is not detected).
+       another thread, with no barrier and no yield inside the loop, never
+       yields and hangs the launch (as a livelock; it is not detected). The
+       prelude's mbarrier waits call lane->yield: the thread goes to the back
+       of the run queue; `progress` (barrier arrivals, exits, mbarrier
+       updates) tells a spin that can end from one that cannot: two rounds
+       of the queue of yields without progress are a deadlock, reported.
      - A kernel overflowing its fiber stack hits the guard page (SIGSEGV);
        raise stack_bytes for kernels with big local arrays. ASan builds use
        bigger frames, so they need more stack than plain builds.
@@ -14090,6 +14490,9 @@ typedef struct gpuir__emu_engine {
     unsigned long long slots[32 * 32];
     gpuir__emu_warp warps[32];
     unsigned nthreads, live, block_waiting, block_gen;
+    unsigned long long progress;  /* events that can end a spin: barrier arrivals, exits, mbarrier updates */
+    unsigned long long progress_seen;
+    unsigned idle_yields;         /* yields in a row with no progress */
     gpuir_emu_dim3 block_dim, grid_dim, block_idx;
     gpuir__emu_ctx sched;         /* the launching context */
     gpuir_emu_lane plain;         /* the lane of launches without barriers */
@@ -14237,6 +14640,7 @@ static void gpuir__emu_sync_block(gpuir_emu_lane *lane)
 {
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
     gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    e->progress++;
     if (++e->block_waiting == e->live) {
         gpuir__emu_open_block(e);
         return;
@@ -14251,11 +14655,40 @@ static void gpuir__emu_sync_warp(gpuir_emu_lane *lane)
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
     gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
     gpuir__emu_warp *w = &e->warps[lane->warp_id];
+    e->progress++;
     if (++w->waiting == w->live) {
         gpuir__emu_open_warp(e, lane->warp_id);
         return;
     }
     f->state = GPUIR__EMU_WAIT_WARP;
+    gpuir__emu_hand_over(e, f, 0);
+}
+
+/* A thread whose spin (an mbarrier wait) found nothing changed: it goes to
+   the back of the run queue and the next fiber runs, so the thread it
+   waits for gets its turn. Spins end only through `progress` (mbarrier
+   updates, barrier arrivals, exits): when the queue has gone round twice
+   with yields and no progress, every runnable thread spins on something no
+   thread will change, and the block is deadlocked (reported, not hung). */
+static void gpuir__emu_yield(gpuir_emu_lane *lane)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
+    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    if (e->progress != e->progress_seen) {
+        e->progress_seen = e->progress;
+        e->idle_yields = 0;
+    }
+    if (++e->idle_yields > 2 * (e->q_count + 1)) {
+        gpuir__emu_fail(e,
+                        "gpuir emulator: deadlock in block (%u,%u,%u): linear thread %u and %u other runnable "
+                        "thread(s) spin on mbarrier waits that no thread can complete, %u exited",
+                        e->block_idx.x, e->block_idx.y, e->block_idx.z,
+                        (unsigned)(f - e->fibers), e->q_count, e->nthreads - e->live);
+        e->q_count = 0;                   /* abandon the block: back to the launching context */
+        gpuir__emu_switch(e, &f->ctx, &e->sched, 0);
+        return;
+    }
+    gpuir__emu_queue_push(e, f);
     gpuir__emu_hand_over(e, f, 0);
 }
 
@@ -14265,6 +14698,7 @@ static void gpuir__emu_fiber_exit(gpuir__emu_engine *e, gpuir__emu_fiber *f)
 {
     gpuir__emu_warp *w = &e->warps[f->lane.warp_id];
     f->state = GPUIR__EMU_DONE;
+    e->progress++;
     e->live--;
     w->live--;
     if (e->block_waiting && e->block_waiting == e->live) gpuir__emu_open_block(e);
@@ -14300,6 +14734,8 @@ static void gpuir__emu_forbidden_warp(gpuir_emu_lane *l)
 {
     gpuir__emu_forbidden(l, "__syncwarp (or a warp shuffle)");
 }
+/* yield of such a launch: a spin there could never end. */
+static void gpuir__emu_forbidden_yield(gpuir_emu_lane *l) { gpuir__emu_forbidden(l, "an mbarrier wait"); }
 
 /* ---------------------------------------------------------------------- */
 /* Memory: stacks and shared memory.                                       */
@@ -14477,6 +14913,8 @@ static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsign
     l->warp_slots = e->slots + (i / 32) * 32;
     l->sync_block = barriers ? gpuir__emu_sync_block : gpuir__emu_forbidden_block;
     l->sync_warp = barriers ? gpuir__emu_sync_warp : gpuir__emu_forbidden_warp;
+    l->yield = barriers ? gpuir__emu_yield : gpuir__emu_forbidden_yield;
+    l->progress = &e->progress;
     l->engine = e;
 }
 
@@ -14488,6 +14926,8 @@ static void gpuir__emu_block_begin(gpuir__emu_engine *e)
     e->live = e->nthreads;
     e->block_waiting = 0;
     e->block_gen = 0;
+    e->progress = e->progress_seen = 0;
+    e->idle_yields = 0;
     e->q_head = e->q_count = 0;
     for (w = 0; w < nwarps; w++) {
         e->warps[w].live = (w + 1) * 32 <= e->nthreads ? 32 : e->nthreads - w * 32;
@@ -14628,6 +15068,12 @@ typedef struct gpuir__emu_cmd {
     unsigned event;                     /* RECORD, WAIT */
     uint64_t ticket;                    /* RECORD: this record; WAIT: the record waited for */
 } gpuir__emu_cmd;
+
+/* The 8-byte slots a launch's copied parameters take: one each, but 16
+   for each 128-byte tensor map (the kernel's last parameters). */
+static size_t gpuir__emu_arg_slots(const gpuir__emu_cmd *c) {
+    return c->n_args + 15 * (size_t)c->kernel->n_tensor_maps;
+}
 
 typedef struct gpuir__emu_stream {
     gpuir__emu_cmd *cmds;               /* stb_ds: the queue, from head */
@@ -14780,10 +15226,13 @@ static int gpuir__emu_exec(gpuir__emu *E, gpuir__emu_cmd *c) {
         break;
     case GPUIR__EMU_LAUNCH: {
         void *params[GPUIR__MAX_KERNEL_PARAMS];
+        unsigned plain = c->n_args - c->kernel->n_tensor_maps;
         for (unsigned i = 0; i < c->n_args && i < GPUIR__MAX_KERNEL_PARAMS; i++) {
-            params[i] = &c->args[i];
-            if (!skip && !rc && i < c->kernel->n_buffers)       /* the rest are sizes */
+            params[i] = &c->args[i < plain ? i : plain + 16 * (i - plain)];
+            if (!skip && !rc && i < c->kernel->n_buffers)       /* then sizes, then tensor maps */
                 rc = gpuir__emu_check_live(E, c->args[i], "a kernel's parameter points at");
+            if (!skip && !rc && i >= plain)                      /* word 1: the map's base */
+                rc = gpuir__emu_check_live(E, c->args[plain + 16 * (i - plain) + 1], "a tensor map points at");
         }
         if (!skip && !rc) rc = gpuir__emu_launch_now(E, c->kernel, c->grid, c->block, c->smem, params);
         GPUIR_FREE(c->args);
@@ -15011,9 +15460,9 @@ static int gpuir__emu_graph_launch(void *self, void *graph) {
         else if (c.kind == GPUIR__EMU_WAIT) rc = gpuir__emu_stream_wait(E, call->stream, c.event);
         else {
             if (c.kind == GPUIR__EMU_LAUNCH) {
-                c.args = (gpuir__dptr *)GPUIR_MALLOC((c.n_args ? c.n_args : 1) * sizeof *c.args);
+                c.args = (gpuir__dptr *)GPUIR_MALLOC((c.n_args ? gpuir__emu_arg_slots(&c) : 1) * sizeof *c.args);
                 if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
-                memcpy(c.args, call->cmd.args, c.n_args * sizeof *c.args);
+                memcpy(c.args, call->cmd.args, gpuir__emu_arg_slots(&c) * sizeof *c.args);
             }
             rc = gpuir__emu_submit(E, call->stream, &c);
         }
@@ -15099,10 +15548,22 @@ static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const
     memcpy(c.block, block, sizeof c.block);
     c.smem = smem;
     c.n_args = n_params;
-    c.args = (gpuir__dptr *)GPUIR_MALLOC((n_params ? n_params : 1) * sizeof *c.args);
+    unsigned maps = c.kernel->n_tensor_maps, plain = n_params - maps;
+    if (maps > n_params) return GPUIR__CU_INVALID_VALUE;
+    c.args = (gpuir__dptr *)GPUIR_MALLOC((n_params ? gpuir__emu_arg_slots(&c) : 1) * sizeof *c.args);
     if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
-    for (unsigned i = 0; i < n_params; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
+    for (unsigned i = 0; i < plain; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
+    for (unsigned i = 0; i < maps; i++) memcpy(&c.args[plain + 16 * i], params[plain + i], GPUIR__TMAP_BYTES);
     return gpuir__emu_submit(E, stream, &c);    /* running it frees args */
+}
+
+/* The emulator's tensor map: gpuir__tmap_encode's portable encoding, which
+   the emulator prelude's bulk tensor copy (gpuir_tma_load) reads. */
+static int gpuir__emu_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    const char *why = gpuir__tmap_encode(map, desc);
+    if (why) snprintf(E->detail, sizeof E->detail, "tensor map: %s", why);
+    return why ? GPUIR__CU_INVALID_VALUE : 0;
 }
 
 static void gpuir__emu_describe(void *self, int code, const char **name, const char **text, const char **detail) {
@@ -15200,7 +15661,8 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
                     gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_event_record,
                     gpuir__emu_stream_wait, gpuir__emu_event_sync, gpuir__emu_sync, gpuir__emu_describe,
                     E->lost, gpuir__emu_host_alloc, gpuir__emu_host_free, gpuir__emu_capture_begin,
-                    gpuir__emu_capture_end, gpuir__emu_graph_launch, gpuir__emu_graph_destroy};
+                    gpuir__emu_capture_end, gpuir__emu_graph_launch, gpuir__emu_graph_destroy,
+                    gpuir__emu_tensor_map};
     p->drv = d;
     gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20};
     p->limits = lim;

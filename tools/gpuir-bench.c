@@ -238,12 +238,14 @@ static int cuda_type(gpuir_dtype d) { return d == GPUIR_F16 ? CUDA_R_16F : d == 
 /* The gpuir kernels' launches, in program order: one for a matmul, two
    when it is split (split-K: the partial products into a scratch buffer,
    then their sum with the epilogue). Each has its kernel (an index in
-   p->kernels), grid, block, and for each argument the parameter of @mm it
-   is the device copy of (-1: the output, -2: the scratch buffer). */
+   p->kernels) and launch op (for the tensor maps the wgmma kernel takes
+   after its buffers: gpuir__launch_tensor_maps), grid, block, and for
+   each argument the parameter of @mm it is the device copy of (-1: the
+   output, -2: the scratch buffer). */
 #define MM_MAX_STEPS 4
 typedef struct mm_step {
     unsigned grid[3], block[3], smem;
-    size_t kernel;
+    size_t kernel, op;
     int n_args;
     int role[GPUIR_MAX_OPERANDS];
 } mm_step;
@@ -254,6 +256,16 @@ typedef struct mm_launch {
     size_t scratch_bytes;   /* the partials of a split matmul, else 0 */
     long long k_slices;     /* S of a split matmul, else 0 */
 } mm_launch;
+
+/* Appends step S's tensor maps, for these buffer addresses, to params
+   (after its buffers); the parameters in all, or -1 on failure. */
+static int mm_tensor_maps(gpuir_program *p, const mm_step *S, const gpuir__dptr *args, gpuir__tmap *maps,
+                          void **params) {
+    if (gpuir__launch_tensor_maps(p, S->op, S->kernel, args, maps, "gpuir-bench: encoding a tensor map")) return -1;
+    unsigned n = p->kernels[S->kernel].n_tmaps;
+    for (unsigned i = 0; i < n; i++) params[S->n_args + (int)i] = &maps[i];
+    return S->n_args + (int)n;
+}
 
 /* The parameter of host function f that the gpu.memcpy filling device
    buffer v copies from, or -1. */
@@ -300,6 +312,7 @@ static bool find_mm_launch(gpuir_program *p, mm_launch *L) {
                 S->block[d] = (unsigned)gpuir__ints_at(m, b->off)[d];
             }
             S->kernel = gpuir__run_launch_kernel(p, op);
+            S->op = (size_t)(op - m->ops);
             S->n_args = (int)op->n_operands;
             S->smem = (unsigned)gpuir__launch_kernel_smem(p, op, S->kernel);
             for (int j = 0; j < S->n_args; j++) {
@@ -326,14 +339,17 @@ static int mm_run_steps(gpuir_program *p, const mm_launch *L, const gpuir__dptr 
     for (int s = 0; s < L->n && !rc; s++) {
         const mm_step *S = &L->step[s];
         gpuir__dptr args[GPUIR_MAX_OPERANDS];
-        void *params[GPUIR_MAX_OPERANDS];
+        void *params[GPUIR_MAX_OPERANDS + 2];
+        gpuir__tmap maps[2];
         for (int j = 0; j < S->n_args; j++) {
             int r = S->role[j];
             args[j] = r == -1 ? out : r == -2 ? scratch : in[r];
             params[j] = &args[j];
         }
+        int n_params = mm_tensor_maps(p, S, args, maps, params);
+        if (n_params < 0) return 1;
         rc = p->drv.launch(p->drv.self, p->functions[S->kernel], S->grid, S->block, S->smem, params,
-                           (unsigned)S->n_args, 0);
+                           (unsigned)n_params, 0);
     }
     return rc;
 }

@@ -372,6 +372,140 @@ TEST(a_fatal_error_loses_the_device_context) {
     fixture_free(&fx);
 }
 
+/* The table's tensor-map encoding: the emulator's checks what
+   cuTensorMapEncodeTiled checks and says which argument is wrong; the
+   fault wrapper forwards a good one and fails an injected one. */
+TEST(tensor_map_encoding_through_the_table) {
+    fixture fx;
+    fixture_make(&fx, programs[0]);
+    gpuir_module *m = parse(fx.ctx, programs[0]);
+    gpuir_program *p = make_emu(m);
+    CHECK(p != NULL);
+    if (p) {
+        gpuir__tmap map;
+        gpuir__tmap_desc d = {GPUIR__TMAP_F16, 2, 4096, {96, 200}, {192}, {64, 128}, GPUIR__TMAP_SWIZZLE_128B};
+        CHECK(p->drv.tensor_map_encode(p->drv.self, &map, &d) == 0);
+        CHECK(map.words[1] == 4096 && map.words[2] == 96 && map.words[3] == 200 && map.words[7] == 192);
+        CHECK(map.words[11] == (64ull | 128ull << 32));
+        const char *name, *text, *detail;
+        gpuir__tmap_desc bad = d;
+        bad.strides[0] = 200;                             /* not a multiple of 16 */
+        int rc = p->drv.tensor_map_encode(p->drv.self, &map, &bad);
+        CHECK(rc == 1);
+        p->drv.describe(p->drv.self, rc, &name, &text, &detail);
+        CHECK(strstr(detail, "global stride") != NULL);
+        bad = d;
+        bad.box[0] = 128;                                 /* 256 bytes: wider than the 128-byte swizzle */
+        CHECK(p->drv.tensor_map_encode(p->drv.self, &map, &bad) == 1);
+        gpuir__fault_wrap(p);
+        fx.ctx->fault.calls = 0;
+        fx.ctx->fault.fail_at = 2;
+        CHECK(p->drv.tensor_map_encode(p->drv.self, &map, &d) == 0);
+        CHECK(p->drv.tensor_map_encode(p->drv.self, &map, &d) == 1);
+        p->drv.describe(p->drv.self, 1, &name, &text, &detail);
+        CHECK(strstr(detail, "injected") != NULL);
+        fx.ctx->fault.fail_at = 0;
+    }
+    fixture_free(&fx);
+}
+
+/* The wgmma kernel takes tensor maps the runtime encodes at its launch
+   through the table, once per launch and address: a second run encodes
+   none. With each table call of a make and a run failing in turn, every
+   failure is the injected one, one of them names cuTensorMapEncodeTiled,
+   and nothing leaks (the emulator asserts it when the context goes). */
+TEST(a_failing_tensor_map_encode_fails_the_run_cleanly) {
+    static const char text[] =
+        "func.func @f(%x: tensor<40x72xf16>, %w: tensor<24x72xf16>) -> tensor<40x24xf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true, wgmma = true} : (tensor<40x72xf16>, tensor<24x72xf16>) -> tensor<40x24xf16>\n"
+        "  return %m : tensor<40x24xf16>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *ref = parse(ctx, text);
+    gpuir_array in[2], want, got;
+    int64_t dims[2][2] = {{40, 72}, {24, 72}};
+    for (int i = 0; i < 2; i++) {
+        gpuir_array_alloc(ctx, &in[i], GPUIR_F16, 2, dims[i]);
+        gpuir_array_fill_random(&in[i], 3 + (uint64_t)i);
+    }
+    CHECK_RESULT(ctx, gpuir_ref_run(ref, "f", 2, in, 1, &want), GPUIR_OK);
+    gpuir_module *m = parse(ctx, text);
+    gpuir_program *p = make_emu(m);
+    CHECK(p != NULL);
+    if (p) {
+        CHECK_RESULT(ctx, gpuir_program_run(p, "f", 2, in, 1, &got), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got, &want, 1e-2, 1e-2), GPUIR_OK);
+        gpuir_array_release(&got);
+        CHECK(p->tmaps_encoded == 2);            /* A's and B^T's */
+        size_t op = 0;                           /* the launch, again: the same addresses encode nothing */
+        while (op < stbds_arrlenu(m->ops) && m->ops[op].kind != GPUIR_OP_GPU_LAUNCH_FUNC) op++;
+        gpuir__dptr args[3] = {4096, 8192, 12288};
+        gpuir__tmap maps[2];
+        CHECK_RESULT(ctx, gpuir__launch_tensor_maps(p, op, 0, args, maps, "test"), GPUIR_OK);
+        CHECK(p->tmaps_encoded == 4);
+        CHECK_RESULT(ctx, gpuir__launch_tensor_maps(p, op, 0, args, maps, "test"), GPUIR_OK);
+        CHECK(p->tmaps_encoded == 4 && maps[0].words[1] == 4096 && maps[1].words[1] == 8192);
+        args[1] = 16384;                         /* B moved: only its map again */
+        CHECK_RESULT(ctx, gpuir__launch_tensor_maps(p, op, 0, args, maps, "test"), GPUIR_OK);
+        CHECK(p->tmaps_encoded == 5 && maps[1].words[1] == 16384);
+    }
+    gpuir_program_destroy(p);
+    int named = 0;
+    for (uint64_t k = 1; k < 64; k++) {
+        ctx->fault.calls = ctx->fault.injected = 0;
+        ctx->fault.fail_at = k;
+        p = make_emu(m);
+        memset(&got, 0, sizeof got);
+        gpuir_result r = p ? gpuir_program_run(p, "f", 2, in, 1, &got) : gpuir_ctx_result(ctx);
+        uint64_t injected = ctx->fault.injected;
+        ctx->fault.fail_at = 0;
+        gpuir_array_release(&got);              /* a failed run may leave its output (as run_and_compare) */
+        gpuir_program_destroy(p);
+        if (!injected) { CHECK_RESULT(ctx, r, GPUIR_OK); break; }   /* past the last call */
+        CHECK_RESULT(ctx, r, GPUIR_ERR_CUDA);
+        CHECK(strstr(gpuir_ctx_error(ctx), "injected by the fault test") != NULL);
+        named += strstr(gpuir_ctx_error(ctx), "cuTensorMapEncodeTiled") != NULL;
+        gpuir_ctx_clear_error(ctx);
+    }
+    CHECK(named == 2);
+    for (int i = 0; i < 2; i++) gpuir_array_release(&in[i]);
+    gpuir_array_release(&want);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* The emulator's spins (mbarrier waits): a thread that yields lets the
+   others run, so a spin on what a later thread writes ends; a spin that
+   nothing can end is reported as a deadlock, not hung, and the engine
+   runs the next launch. */
+static void spin_until_the_last_thread(gpuir_emu_lane *l, void **p) {
+    volatile int *flag = (volatile int *)p[0];
+    if (l->thread_idx.x == l->block_dim.x - 1) {
+        *flag = 1;
+        ++*l->progress;
+        return;
+    }
+    while (!*flag) l->yield(l);
+}
+static void spin_forever(gpuir_emu_lane *l, void **p) {
+    (void)p;
+    if (l->thread_idx.x == 0) return;           /* one thread exits: the rest spin on nothing */
+    for (;;) l->yield(l);
+}
+
+TEST(emulator_spins_yield_and_a_hopeless_spin_is_a_deadlock) {
+    gpuir__emu_engine *e = gpuir__emu_engine_make(0);
+    char err[512] = "";
+    const unsigned grid[3] = {2, 1, 1}, block[3] = {96, 1, 1};
+    int flag = 0;
+    void *params[1] = {&flag};
+    CHECK(gpuir__emu_engine_launch(e, spin_until_the_last_thread, params, grid, block, 0, 1, err, sizeof err) == 0);
+    CHECK(flag == 1);
+    CHECK(gpuir__emu_engine_launch(e, spin_forever, params, grid, block, 0, 1, err, sizeof err) != 0);
+    CHECK(strstr(err, "deadlock in block (0,0,0)") && strstr(err, "spin on mbarrier waits") && strstr(err, "1 exited"));
+    flag = 0;
+    CHECK(gpuir__emu_engine_launch(e, spin_until_the_last_thread, params, grid, block, 0, 1, err, sizeof err) == 0);
+    gpuir__emu_engine_destroy(e);
+}
+
 /* Every test above ran with TMPDIR set to a private directory: after the
    emulator's compiles and module loads (and their failures, a compiler that
    fails and one that cannot start included) the directory is empty. */
@@ -414,6 +548,9 @@ int main(void) {
     RUN(every_table_call_fails_cleanly_once);
     RUN(every_table_call_fails_cleanly_for_good);
     RUN(a_fatal_error_loses_the_device_context);
+    RUN(tensor_map_encoding_through_the_table);
+    RUN(a_failing_tensor_map_encode_fails_the_run_cleanly);
+    RUN(emulator_spins_yield_and_a_hopeless_spin_is_a_deadlock);
     RUN(every_host_allocation_fails_cleanly_once);
     RUN(every_host_allocation_fails_cleanly_for_good);
     RUN(every_host_allocation_of_a_cold_make_fails_cleanly);

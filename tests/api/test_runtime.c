@@ -461,11 +461,16 @@ TEST(emulator_refuses_a_launch_short_of_dynamic_shared_memory) {
 }
 
 /* EXPERIMENTAL: a matmul with `wgmma = true` (bf16 and f16, B transposed)
-   compiles for sm_90 as sm_90a to wgmma.mma_async m64n128k16 with both
-   operands from shared-memory descriptors, fenced, committed and waited
-   for, after fence.proxy.async; no spills, no local memory. For sm_80 and sm_75 the
-   same text compiles to the portable path (no wgmma). Whether it runs
-   right on an H100 is for tools/gpu-check.sh to say. */
+   compiles for sm_90 as sm_90a to the warp-specialized kernel: bulk
+   tensor copies (2d; 3d for a batched operand) from tensor maps passed by
+   value, completing on mbarriers (init, arrive.expect_tx, try_wait.parity,
+   and the consumers' arrive), wgmma.mma_async m64n128k16 with both
+   operands from 128-byte-swizzle descriptors, fenced, committed, one group
+   left in flight (wait_group 1), then all (0); setmaxnreg moves registers
+   from the producer to the consumers; no spills, no local memory.
+   For sm_80 and sm_75 the same text compiles to the portable path (no
+   wgmma, no bulk copies). Whether it runs right on an H100 is for
+   tools/gpu-check.sh to say. */
 TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
     static const char text[] =
         "func.func @w(%x: tensor<200x64xbf16>, %w: tensor<72x64xbf16>, %b: tensor<72xbf16>) -> tensor<200x72xbf16> {\n"
@@ -473,9 +478,9 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
         "  %s = add %m, %b : (tensor<200x72xbf16>, tensor<72xbf16>) -> tensor<200x72xbf16>\n"
         "  %r = gelu %s : (tensor<200x72xbf16>) -> tensor<200x72xbf16>\n"
         "  return %r : tensor<200x72xbf16>\n}\n"
-        "func.func @h(%x: tensor<4096x4096xf16>, %w: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {\n"
-        "  %m = matmul %x, %w {transpose_b = true, wgmma = true} : (tensor<4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<4096x4096xf16>\n"
-        "  return %m : tensor<4096x4096xf16>\n}\n";
+        "func.func @h(%x: tensor<2x4096x4096xf16>, %w: tensor<4096x4096xf16>) -> tensor<2x4096x4096xf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true, wgmma = true} : (tensor<2x4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<2x4096x4096xf16>\n"
+        "  return %m : tensor<2x4096x4096xf16>\n}\n";
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = parse(ctx, text);
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
@@ -483,21 +488,30 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
     if (!nvrtc_compiles(ctx, m, 90, &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
     CHECK(ptx && strstr(ptx, ".target sm_90a"));
     CHECK(ptx && !strstr(ptx, ".local"));
+    CHECK(ptx && strstr(ptx, ".maxntid 384, 1, 1") && strstr(ptx, ".minnctapersm 1"));
+    CHECK(ptx && strstr(ptx, ".param .align 64 .b8 gpuir_k_w_k0_param_4[128]") &&   /* tma_a, tma_b: by value */
+          strstr(ptx, ".param .align 64 .b8 gpuir_k_w_k0_param_5[128]"));
     CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
     CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"));
     CHECK(ptx && strstr(ptx, "wgmma.fence.sync.aligned") && strstr(ptx, "wgmma.commit_group.sync.aligned") &&
-          strstr(ptx, "wgmma.wait_group.sync.aligned 0"));
-    CHECK(ptx && strstr(ptx, "fence.proxy.async.shared::cta"));
-    /* the descriptors' constant bits, per the PTX ISA's layout: LBO 128 >> 4
-       at bit 16, SBO 1024 >> 4 at bit 32, swizzle 0 (0x4000080000) */
-    CHECK(ptx && strstr(ptx, ", 274878431232;"));
-    CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "cp.async.wait_group 1;"));
+          strstr(ptx, "wgmma.wait_group.sync.aligned 1") && strstr(ptx, "wgmma.wait_group.sync.aligned 0"));
+    CHECK(ptx && strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+    CHECK(ptx && strstr(ptx, "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+    CHECK(ptx && strstr(ptx, "mbarrier.init.shared::cta.b64") && strstr(ptx, "mbarrier.arrive.expect_tx.shared::cta.b64") &&
+          strstr(ptx, "mbarrier.try_wait.parity.shared::cta.b64") && strstr(ptx, "mbarrier.arrive.shared::cta.b64"));
+    /* the descriptors' constant bits, per the PTX ISA's layout: LBO 16 >> 4
+       at bit 16, SBO 1024 >> 4 at bit 32, layout type 1 (128-byte swizzle)
+       at bit 62: 0x4000004000010000 */
+    CHECK(ptx && strstr(ptx, "4611686293305360384"));
+    CHECK(ptx && !strstr(ptx, "cp.async.cg.shared.global"));
+    /* the producer gives registers to the consumers */
+    CHECK(ptx && strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 40;") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"));
     gpuir_free(ptx);
     static const int others[] = {80, 75};     /* the portable path: accumulators in local memory, no spills */
     for (size_t i = 0; i < 2; i++) {
         ptx = NULL;
         CHECK(nvrtc_compiles(ctx, m, others[i], &ptx));
-        CHECK(ptx && !strstr(ptx, "wgmma") && !strstr(ptx, "fence.proxy.async"));
+        CHECK(ptx && !strstr(ptx, "wgmma") && !strstr(ptx, "cp.async.bulk") && !strstr(ptx, "mbarrier"));
         gpuir_free(ptx);
     }
     gpuir_ctx_destroy(ctx);
