@@ -4,7 +4,8 @@
 # (with leak check), racecheck, initcheck and synccheck, then the seed
 # example and the compile, matmul (f32, tf32, f16, bf16; f32 and bf16 also
 # with a fused bias, gelu and residual; the experimental wgmma kernel, f16
-# and bf16, B transposed, against cuBLAS), bandwidth and launch benchmarks;
+# and bf16, B transposed; two skinny shapes that split K; against cuBLAS),
+# bandwidth and launch benchmarks;
 # the backend tests run once more recording and replaying graphs. Logs go to $OUT (default build/gpu-check); a summary is printed.
 #   [GPU_CHECK_PARTS="tests sanitizer bench"] tools/gpu-check.sh [STB_INCLUDE_DIR]
 # GPU_CHECK_PARTS picks the parts to run (default all three), so that a
@@ -68,6 +69,8 @@ matmul --dtype=bf16 --epilogue=bias,gelu,residual
 matmul --dtype=bf16 --wgmma
 matmul --dtype=f16 --wgmma
 matmul --dtype=bf16 --wgmma --epilogue=bias,gelu,residual
+matmul --dtype=bf16 --m=32 --n=4096 --k=4096
+matmul --m=256 --n=256 --k=16384
 bandwidth
 launch"}
 echo "$BENCHES" | while IFS= read -r b; do
