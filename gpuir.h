@@ -8333,9 +8333,8 @@ static const char gpuir__cg_wgmma_helpers[] =
 /* The wgmma helpers for NVRTC: the instructions on sm_90a (where NVRTC
    defines __CUDA_ARCH_FEAT_SM90_ALL), gpuir_wgmma_portable elsewhere.
    gpuir_wgmma_fence, _commit and _wait0 are wgmma.fence, commit_group and
-   wait_group 0; gpuir_fence_proxy_async is fence.proxy.async.shared::cta
-   (what cp.async wrote, which the generic proxy wrote, made visible to
-   wgmma's async proxy); GPUIR_WGMMA_KEEP(d) keeps the compiler from moving
+   wait_group 0 (the TMA copies write through the async proxy that wgmma
+   reads through: no proxy fence); GPUIR_WGMMA_KEEP(d) keeps the compiler from moving
    accesses of the accumulators across a wait. */
 static const char gpuir__cg_wgmma_cuda[] =
     "#define GPUIR_SMEM_ADDR(p) ((unsigned)__cvta_generic_to_shared(p))\n"
@@ -8412,7 +8411,6 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "GPUIR_DEVICE void gpuir_wgmma_wait1(void) { asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); }\n"
     "#define gpuir_setmaxnreg_dec(n) asm volatile(\"setmaxnreg.dec.sync.aligned.u32 \" #n \";\")\n"
     "#define gpuir_setmaxnreg_inc(n) asm volatile(\"setmaxnreg.inc.sync.aligned.u32 \" #n \";\")\n"
-    "GPUIR_DEVICE void gpuir_fence_proxy_async(void) { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
     "#define GPUIR_WGMMA_KEEP(d) do { GPUIR_UNROLL for (int f_ = 0; f_ < 64; f_++) asm volatile(\"\" : \"+f\"(d[f_]) :: \"memory\"); } while (0)\n"
     "#else\n"
     "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0)\n"
@@ -8423,7 +8421,6 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "GPUIR_DEVICE void gpuir_wgmma_wait1(void) {}\n"
     "#define gpuir_setmaxnreg_dec(n)\n"
     "#define gpuir_setmaxnreg_inc(n)\n"
-    "GPUIR_DEVICE void gpuir_fence_proxy_async(void) {}\n"
     "#define GPUIR_WGMMA_KEEP(d)\n"
     "#endif\n";
 
@@ -8463,7 +8460,6 @@ static const char gpuir__cg_wgmma_emu[] =
     "#define gpuir_wgmma_fence()\n"
     "#define gpuir_wgmma_commit()\n"
     "#define gpuir_wgmma_wait0()\n"
-    "#define gpuir_fence_proxy_async()\n"
     "#define GPUIR_WGMMA_KEEP(d)\n";
 
 /* What codegen writes for a target: its prelude, tensor-core and wgmma helpers. */
