@@ -9131,6 +9131,27 @@ static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float,
     gpuir__str_appendf(s, " }\n            GPUIR_SYNC();\n        }\n        acc = red[0];\n");
 }
 
+/* The body of a reduction's loop over its elements (at index `i`, in the
+   loop's indentation): the fused producers, the reduced value, `acc`
+   combined with it (converted by `cast`, e.g. "(float)"); closes the loop. */
+static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__op *op, const gpuir_type *x,
+                                          const char *cast) {
+    gpuir__cg_reset_values(C);
+    C->ind = "            ";
+    gpuir_result r = gpuir__cg_chain(C, 0, at, x, "i");
+    uint32_t v = 0;
+    if (!r) r = gpuir__cg_operand(C, op, gpuir__op_operand(C->m, op, 0), x, "i", &v);
+    if (r) return r;
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    gpuir__str_appendf(C->s, "            ");
+    char val[40];
+    snprintf(val, sizeof val, "%sv%u", cast, v);
+    gpuir__cg_combine(C->s, op->kind, gpuir_dtype_is_float(gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type.dtype),
+                      "acc", val);
+    gpuir__str_appendf(C->s, "\n        }\n");
+    return GPUIR_OK;
+}
+
 /* A column reduction (gpuir__reduce_is_columns): a thread per output o,
    grid-stride, summing x[j * count + o] for j < the leading extent (the
    fused producers computed at each), then the fused users on the result
@@ -9147,18 +9168,8 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
                        "        GPUIR_UNROLL\n        for (int j = 0; j < %lld; j++) {\n"
                        "            %s i = (%s)(j * %lldLL + o);\n",
                        count, init, rows, gpuir__cg_idx(C), gpuir__cg_idx(C), count);
-    gpuir__cg_reset_values(C);
-    C->ind = "            ";
-    gpuir_result r = gpuir__cg_chain(C, 0, at, x, "i");
-    uint32_t v = 0;
-    if (!r) r = gpuir__cg_operand(C, op, src, x, "i", &v);
+    gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, "");
     if (r) return r;
-    gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__str_appendf(C->s, "            ");
-    char val[24];
-    snprintf(val, sizeof val, "v%u", v);
-    gpuir__cg_combine(C->s, op->kind, true, "acc", val);
-    gpuir__str_appendf(C->s, "\n        }\n");
     gpuir__cg_reset_values(C);
     C->ind = "        ";
     uint32_t sum = gpuir__cg_new_var(C, y->dtype);
@@ -9216,18 +9227,10 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
                        gpuir__cg_idx(C));
     gpuir__cg_reduce_index(C->s, &xd, reduced);
     gpuir__str_appendf(C->s, ";\n");
-    gpuir__cg_reset_values(C);
-    C->ind = "            ";
-    gpuir_result r = gpuir__cg_chain(C, 0, at, x, "i");
-    uint32_t v = 0;
-    if (!r) r = gpuir__cg_operand(C, op, src, x, "i", &v);
+    char cast[16];
+    snprintf(cast, sizeof cast, "(%s)", acc_t);
+    gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, cast);
     if (r) return r;
-    gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__str_appendf(C->s, "            ");
-    char val[24];
-    snprintf(val, sizeof val, "(%s)v%u", acc_t, v);
-    gpuir__cg_combine(C->s, op->kind, is_float, "acc", val);
-    gpuir__str_appendf(C->s, "\n        }\n");
     gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
     const char *wrap = y->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : y->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" :
                        y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : "";
