@@ -406,8 +406,9 @@ GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
    validated on hardware): asks for the Hopper kernel (TMA bulk tensor
    copies on mbarriers, warp-specialized, wgmma.mma_async, sm_90a) where
    it applies: f16 or bf16 with GPUIR_TRANSPOSE_B, static
-   sizes, K a multiple of 8. Elsewhere the flag is ignored. On a device
-   other than sm_90 the same kernel runs a slow portable path. */
+   sizes, K a multiple of 8, a target of sm_90 (gpuir_module_set_target;
+   a program plans for its device). Elsewhere the flag is ignored: other
+   targets get the mma.sync tensor-core kernel. */
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
                                   unsigned flags);
 /* Split-K (attribute `k_slices`; the split-k pass makes these): S >= 2
