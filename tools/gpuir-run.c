@@ -93,7 +93,10 @@ static int parse_args(int argc, char **argv, run_args *a) {
         else if ((v = opt(s, "--atol"))) { a->atol = atof(v); a->have_atol = true; }
         else if ((v = opt(s, "--seed"))) a->seed = strtoull(v, NULL, 10);
         else if ((v = opt(s, "--dynamic"))) a->dynamic = strtoll(v, NULL, 10);
-        else if ((v = opt(s, "--sm-count"))) a->sm_count = atoi(v);
+        else if ((v = opt(s, "--sm-count"))) {
+            a->sm_count = atoi(v);
+            if (a->sm_count < 1) return usage("--sm-count wants a count of multiprocessors (1 or more)");
+        }
         else if (s[0] == '-' && s[1] != '\0') return usage("unknown option");
         else if (!a->file) a->file = s;
         else return usage("more than one FILE");

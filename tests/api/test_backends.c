@@ -154,7 +154,6 @@ int main(int argc, char **argv) {
     if (argc > 1) return failures ? 1 : 0;
     const char *which = getenv("GPUIR_TEST_BACKENDS");
     if (!which) which = "emu,cuda";
-    graphs = getenv("GPUIR_TEST_GRAPHS") && strcmp(getenv("GPUIR_TEST_GRAPHS"), "1") == 0;
     if (strstr(which, "emu"))
         for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) check_dir(dirs[i], GPUIR_BACKEND_EMU);
     if (!strstr(which, "cuda")) return failures ? 1 : 0;
