@@ -13101,9 +13101,10 @@ typedef struct gpuir__tmap_entry {
 /* The tensor maps kernel k (an index in p->kernels) takes, for the launch
    op at index `op` whose buffer parameters have the device addresses
    args[]: encoded through the table on first use for an op and address
-   (a repeated run finds them; a stale entry is re-encoded in place). */
+   (a repeated run finds them; a stale entry is re-encoded in place). `w`
+   says what the caller was doing, formatted only for an error. */
 static gpuir_result gpuir__launch_tensor_maps(gpuir_program *p, size_t op, size_t k, const gpuir__dptr *args,
-                                              gpuir__tmap *maps, const char *doing) {
+                                              gpuir__tmap *maps, gpuir__doing *w) {
     const gpuir__cg_kernel_info *info = &p->kernels[k];
     for (unsigned i = 0; i < info->n_tmaps; i++) {
         const gpuir__cg_tmap *t = &info->tmaps[i];
@@ -13123,7 +13124,7 @@ static gpuir_result gpuir__launch_tensor_maps(gpuir_program *p, size_t op, size_
             if (a) d.strides[a - 1] = t->strides[a - 1];
         }
         int code = p->drv.tensor_map_encode(p->drv.self, &maps[i], &d);
-        if (code) return gpuir__drv_check(p->ctx, &p->drv, code, "cuTensorMapEncodeTiled", doing);
+        if (code) return gpuir__drv_check(p->ctx, &p->drv, code, "cuTensorMapEncodeTiled", gpuir__doing_text(w));
         p->tmaps_encoded++;
         if (!e) {
             gpuir__tmap_entry fresh;
@@ -13173,7 +13174,7 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     int64_t smem = gpuir__launch_kernel_smem(p, op, k);
     gpuir__tmap maps[2];
     unsigned n_maps = p->kernels[k].n_tmaps;
-    if (n_maps && gpuir__launch_tensor_maps(p, (size_t)(op - m->ops), k, args, maps, gpuir__doing_text(&w)))
+    if (n_maps && gpuir__launch_tensor_maps(p, (size_t)(op - m->ops), k, args, maps, &w))
         return p->ctx->result;
     for (unsigned i = 0; i < n_maps; i++) params[op->n_operands + n_sizes + i] = &maps[i];
     size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long) + n_maps * GPUIR__TMAP_BYTES;

@@ -261,7 +261,9 @@ typedef struct mm_launch {
    (after its buffers); the parameters in all, or -1 on failure. */
 static int mm_tensor_maps(gpuir_program *p, const mm_step *S, const gpuir__dptr *args, gpuir__tmap *maps,
                           void **params) {
-    if (gpuir__launch_tensor_maps(p, S->op, S->kernel, args, maps, "gpuir-bench: encoding a tensor map")) return -1;
+    gpuir__doing w;
+    gpuir__doing_fixed(&w, "gpuir-bench: encoding a tensor map");
+    if (gpuir__launch_tensor_maps(p, S->op, S->kernel, args, maps, &w)) return -1;
     unsigned n = p->kernels[S->kernel].n_tmaps;
     for (unsigned i = 0; i < n; i++) params[S->n_args + (int)i] = &maps[i];
     return S->n_args + (int)n;

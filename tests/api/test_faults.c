@@ -440,12 +440,14 @@ TEST(a_failing_tensor_map_encode_fails_the_run_cleanly) {
         while (op < stbds_arrlenu(m->ops) && m->ops[op].kind != GPUIR_OP_GPU_LAUNCH_FUNC) op++;
         gpuir__dptr args[3] = {4096, 8192, 12288};
         gpuir__tmap maps[2];
-        CHECK_RESULT(ctx, gpuir__launch_tensor_maps(p, op, 0, args, maps, "test"), GPUIR_OK);
+        gpuir__doing doing;
+        gpuir__doing_fixed(&doing, "test");
+        CHECK_RESULT(ctx, gpuir__launch_tensor_maps(p, op, 0, args, maps, &doing), GPUIR_OK);
         CHECK(p->tmaps_encoded == 4);
-        CHECK_RESULT(ctx, gpuir__launch_tensor_maps(p, op, 0, args, maps, "test"), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir__launch_tensor_maps(p, op, 0, args, maps, &doing), GPUIR_OK);
         CHECK(p->tmaps_encoded == 4 && maps[0].words[1] == 4096 && maps[1].words[1] == 8192);
         args[1] = 16384;                         /* B moved: only its map again */
-        CHECK_RESULT(ctx, gpuir__launch_tensor_maps(p, op, 0, args, maps, "test"), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir__launch_tensor_maps(p, op, 0, args, maps, &doing), GPUIR_OK);
         CHECK(p->tmaps_encoded == 5 && maps[1].words[1] == 16384);
     }
     gpuir_program_destroy(p);
