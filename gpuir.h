@@ -312,6 +312,12 @@ typedef struct gpuir_ctx_desc {
     uint64_t max_device_bytes;
 } gpuir_ctx_desc;
 
+/* Failed calls are safe to continue from: every call accepts the NULL a
+   failed make or parse returned (ctx, module, program) and does nothing
+   (builder calls return id 0, runs GPUIR_ERR_INVALID_ARGUMENT; the context
+   keeps its first error); a NULL ctx reports GPUIR_ERR_OUT_OF_MEMORY, the
+   only way gpuir_ctx_make fails. A run that fails, early or late, leaves
+   its outputs empty (zeroed: gpuir_array_release is safe on them). */
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc);  /* NULL desc: defaults */
 GPUIRDEF void gpuir_ctx_destroy(gpuir_ctx *ctx);   /* also destroys its modules */
 GPUIRDEF gpuir_result gpuir_ctx_result(const gpuir_ctx *ctx);  /* the first error */
@@ -321,6 +327,9 @@ GPUIRDEF void gpuir_ctx_clear_error(gpuir_ctx *ctx);
 /* ---- modules and functions --------------------------------------------- */
 typedef struct gpuir_module gpuir_module;
 typedef struct gpuir_func { uint32_t id; } gpuir_func;    /* 0: invalid */
+/* Value handles carry a tag of the module that made them in the id's
+   high bits: a handle used in another module is refused (ERR_INVALID_ARGUMENT),
+   not bound to that module's value of the same number. */
 typedef struct gpuir_value { uint32_t id; } gpuir_value;  /* 0: invalid */
 
 GPUIRDEF gpuir_module *gpuir_module_make(gpuir_ctx *ctx);
@@ -750,6 +759,7 @@ struct gpuir_ctx {
     struct gpuir__cudart *cuda;       /* the driver, device and context its programs share */
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
+    uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
 };
 
 /* calloc through GPUIR_MALLOC: zeroed, NULL on overflow or failure. */
@@ -1000,6 +1010,9 @@ GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     gpuir_ctx *ctx = (gpuir_ctx *)gpuir__calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
     if (desc) ctx->desc = *desc;
+    /* Module tags start apart in each context, so a handle rarely passes
+       for one of another context's modules either. */
+    ctx->module_tags = (uint32_t)(((uintptr_t)ctx >> 4) * 2654435761u) % 255u;
     if (ctx->desc.max_tensor_bytes == 0) ctx->desc.max_tensor_bytes = (uint64_t)1 << 34;
     if (ctx->desc.max_shared_bytes == 0) ctx->desc.max_shared_bytes = 232448;
     if (ctx->desc.cache_dir) {               /* keep our own copy */
@@ -1012,13 +1025,19 @@ GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     return ctx;
 }
 
-GPUIRDEF gpuir_result gpuir_ctx_result(const gpuir_ctx *ctx) { return ctx->result; }
+/* A NULL context is what a failed gpuir_ctx_make returned: it never has
+   a place to keep an error, so it reports the only way make fails. */
+GPUIRDEF gpuir_result gpuir_ctx_result(const gpuir_ctx *ctx) {
+    return ctx ? ctx->result : GPUIR_ERR_OUT_OF_MEMORY;
+}
 
 GPUIRDEF const char *gpuir_ctx_error(const gpuir_ctx *ctx) {
+    if (!ctx) return "ctx is NULL (gpuir_ctx_make failed: out of host memory)";
     return ctx->message ? ctx->message : "";
 }
 
 GPUIRDEF void gpuir_ctx_clear_error(gpuir_ctx *ctx) {
+    if (!ctx) return;
     ctx->result = GPUIR_OK;
     stbds_arrfree(ctx->message);
     ctx->message = NULL;
@@ -1155,6 +1174,7 @@ struct gpuir_module {
     char *strings;            /* offset 0 holds "" */
     unsigned char *bytes;
     uint32_t building;        /* the open function's id, 0 if none */
+    uint32_t tag;             /* 1..255: in its value handles' high bits (GPUIR__HANDLE_BITS) */
     gpuir__func_entry *func_index;  /* stb_ds string map: function name -> id */
     char *placement_report;   /* stb_ds string: what place did and why */
     bool rewriting;           /* a pass is rebuilding `building`: new ops go to */
@@ -1188,6 +1208,10 @@ GPUIRDEF bool gpuir_dtype_is_float(gpuir_dtype d) {
 
 /* ---- types ---- */
 
+/* The dims of a type made from a NULL dims pointer (a rank > 0): the
+   checks name it. */
+#define GPUIR__DIMS_NULL INT64_MIN
+
 static gpuir_type gpuir__type_make(gpuir_type_kind kind, gpuir_dtype dtype, int rank,
                                    const int64_t *dims, int space) {
     gpuir_type t;
@@ -1196,7 +1220,8 @@ static gpuir_type gpuir__type_make(gpuir_type_kind kind, gpuir_dtype dtype, int 
     t.dtype = dtype;
     t.rank = rank;
     t.space = space;
-    for (int i = 0; i < rank && i < GPUIR_MAX_RANK; i++) t.dims[i] = dims ? dims[i] : 0;
+    if (rank < 0 || rank > GPUIR_MAX_RANK) return t;     /* reads no dims; checks report it */
+    for (int i = 0; i < rank; i++) t.dims[i] = dims ? dims[i] : GPUIR__DIMS_NULL;
     return t;
 }
 
@@ -1281,6 +1306,9 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
     int64_t count = 1, bytes;
     bool overflow = false;          /* reported after the dims are all checked */
     for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] == GPUIR__DIMS_NULL)
+            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: dims is NULL for rank %d",
+                               what, (int)t->rank);
         if (t->dims[i] < 0 && t->dims[i] != GPUIR_DYN)
             return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: dimension %d is %lld; dims are >= 0 or ?",
                                what, i, (long long)t->dims[i]);
@@ -1397,6 +1425,11 @@ static uint32_t gpuir__intern(gpuir_module *m, const char *s, size_t n) {
 }
 
 static gpuir_value gpuir__value_handle(uint32_t id) { gpuir_value v; v.id = id; return v; }
+
+/* Public value handles: the value's id in the low GPUIR__HANDLE_BITS, the
+   module's tag above (internally, handles hold plain ids). Id 0 stays 0. */
+#define GPUIR__HANDLE_BITS 24
+#define GPUIR__HANDLE_MASK ((1u << GPUIR__HANDLE_BITS) - 1u)
 static gpuir_func gpuir__func_handle(uint32_t id) { gpuir_func f; f.id = id; return f; }
 
 static uint32_t gpuir__find_func(const gpuir_module *m, const char *name) {
@@ -1438,11 +1471,12 @@ static const gpuir__op *gpuir__func_return_op(const gpuir_module *m, const gpuir
 }
 
 GPUIRDEF gpuir_module *gpuir_module_make(gpuir_ctx *ctx) {
-    GPUIR_ASSERT(ctx);
-    if (ctx->result != GPUIR_OK) return NULL;
+    if (!ctx || ctx->result != GPUIR_OK) return NULL;
     gpuir_module *m = (gpuir_module *)gpuir__calloc(1, sizeof *m);
     if (!m) { gpuir__oom(ctx, "module"); return NULL; }
     m->ctx = ctx;
+    ctx->module_tags = ctx->module_tags % 255u + 1u;      /* 1..255, in turn */
+    m->tag = ctx->module_tags;
     stbds_arrput(m->strings, '\0');
     stbds_sh_new_strdup(m->func_index);
     stbds_arrput(ctx->modules, m);
@@ -1493,32 +1527,38 @@ GPUIRDEF void gpuir_ctx_destroy(gpuir_ctx *ctx) {
     GPUIR_FREE(ctx);
 }
 
-GPUIRDEF gpuir_ctx *gpuir_module_ctx(const gpuir_module *m) { return m->ctx; }
+GPUIRDEF gpuir_ctx *gpuir_module_ctx(const gpuir_module *m) { return m ? m->ctx : NULL; }
 
-/* ---- introspection ---- */
+/* ---- introspection ----
+   A NULL module (a failed make or parse) has no functions and no globals. */
 
-GPUIRDEF size_t gpuir_module_func_count(const gpuir_module *m) { return stbds_arrlenu(m->funcs); }
+/* The function of a handle; NULL for a NULL module or an invalid id. */
+static const gpuir__func *gpuir__func_of(const gpuir_module *m, gpuir_func f) {
+    return m ? gpuir__func_at(m, f.id) : NULL;
+}
+
+GPUIRDEF size_t gpuir_module_func_count(const gpuir_module *m) { return m ? stbds_arrlenu(m->funcs) : 0; }
 
 GPUIRDEF gpuir_func gpuir_module_func_at(const gpuir_module *m, size_t index) {
-    return gpuir__func_handle(index < stbds_arrlenu(m->funcs) ? (uint32_t)index + 1 : 0);
+    return gpuir__func_handle(index < gpuir_module_func_count(m) ? (uint32_t)index + 1 : 0);
 }
 
 GPUIRDEF gpuir_func gpuir_module_find_func(const gpuir_module *m, const char *name) {
-    return gpuir__func_handle(name ? gpuir__find_func(m, name) : 0);
+    return gpuir__func_handle(m && name ? gpuir__find_func(m, name) : 0);
 }
 
 GPUIRDEF const char *gpuir_func_name(const gpuir_module *m, gpuir_func f) {
-    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    const gpuir__func *fn = gpuir__func_of(m, f);
     return fn ? gpuir__string(m, fn->name) : "";
 }
 
 GPUIRDEF bool gpuir_func_is_kernel(const gpuir_module *m, gpuir_func f) {
-    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    const gpuir__func *fn = gpuir__func_of(m, f);
     return fn && fn->kernel;
 }
 
 GPUIRDEF size_t gpuir_func_param_count(const gpuir_module *m, gpuir_func f) {
-    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    const gpuir__func *fn = gpuir__func_of(m, f);
     return fn ? stbds_arrlenu(fn->params) : 0;
 }
 
@@ -1529,41 +1569,42 @@ static gpuir_type gpuir__invalid_type(void) {
 }
 
 GPUIRDEF gpuir_type gpuir_func_param_type(const gpuir_module *m, gpuir_func f, size_t i) {
-    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    const gpuir__func *fn = gpuir__func_of(m, f);
     if (!fn || i >= stbds_arrlenu(fn->params)) return gpuir__invalid_type();
     return gpuir__value_at(m, fn->params[i])->type;
 }
 
 GPUIRDEF size_t gpuir_func_result_count(const gpuir_module *m, gpuir_func f) {
-    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    const gpuir__func *fn = gpuir__func_of(m, f);
     const gpuir__op *ret = fn ? gpuir__func_return_op(m, fn) : NULL;
     return ret ? ret->n_operands : 0;
 }
 
 GPUIRDEF gpuir_type gpuir_func_result_type(const gpuir_module *m, gpuir_func f, size_t i) {
-    const gpuir__func *fn = gpuir__func_at(m, f.id);
+    const gpuir__func *fn = gpuir__func_of(m, f);
     const gpuir__op *ret = fn ? gpuir__func_return_op(m, fn) : NULL;
     if (!ret || i >= ret->n_operands) return gpuir__invalid_type();
     return gpuir__value_at(m, gpuir__op_operand(m, ret, (uint32_t)i))->type;
 }
 
 GPUIRDEF gpuir_type gpuir_value_type(const gpuir_module *m, gpuir_value v) {
-    const gpuir__value *val = gpuir__value_at(m, v.id);
+    if (!m || v.id >> GPUIR__HANDLE_BITS != m->tag) return gpuir__invalid_type();
+    const gpuir__value *val = gpuir__value_at(m, v.id & GPUIR__HANDLE_MASK);
     return val ? val->type : gpuir__invalid_type();
 }
 
-GPUIRDEF size_t gpuir_module_global_count(const gpuir_module *m) { return stbds_arrlenu(m->globals); }
+GPUIRDEF size_t gpuir_module_global_count(const gpuir_module *m) { return m ? stbds_arrlenu(m->globals) : 0; }
 
 GPUIRDEF const char *gpuir_module_global_name(const gpuir_module *m, size_t index) {
-    return index < stbds_arrlenu(m->globals) ? gpuir__string(m, m->globals[index].name) : "";
+    return index < gpuir_module_global_count(m) ? gpuir__string(m, m->globals[index].name) : "";
 }
 
 GPUIRDEF gpuir_type gpuir_module_global_type(const gpuir_module *m, size_t index) {
-    return index < stbds_arrlenu(m->globals) ? m->globals[index].type : gpuir__invalid_type();
+    return index < gpuir_module_global_count(m) ? m->globals[index].type : gpuir__invalid_type();
 }
 
 GPUIRDEF bool gpuir_module_global_bound(const gpuir_module *m, size_t index) {
-    return index < stbds_arrlenu(m->globals) && m->globals[index].data != NULL;
+    return index < gpuir_module_global_count(m) && m->globals[index].data != NULL;
 }
 
 /* ====================================================================== */
@@ -2442,11 +2483,40 @@ static gpuir_result gpuir__infer_op(gpuir_ctx *ctx, gpuir_op_kind kind, gpuir_ty
 /* ---- the builder's one entry ---- */
 
 static gpuir_result gpuir__check_open(gpuir_module *m, const char *what) {
+    if (!m) return GPUIR_ERR_INVALID_ARGUMENT;      /* a failed make: its context has the error */
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     if (!m->building)
         return gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no open function (call "
                            "gpuir_func_begin first)", what);
     return GPUIR_OK;
+}
+
+/* An open function, and handles this module made (or id 0, which the op's
+   checks refuse): a handle of another module is refused, not bound to
+   this module's value of the same id. */
+static gpuir_result gpuir__check_handles(gpuir_module *m, const char *what, const gpuir_value *v,
+                                         size_t n, uint32_t *ids) {
+    gpuir_result r = gpuir__check_open(m, what);
+    for (size_t i = 0; !r && i < n; i++) {
+        ids[i] = v[i].id & GPUIR__HANDLE_MASK;
+        if (v[i].id && v[i].id >> GPUIR__HANDLE_BITS != m->tag)
+            r = gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: operand #%zu is not a value of "
+                            "this module (handle %#x%s)", what, i, v[i].id,
+                            v[i].id >> GPUIR__HANDLE_BITS ? ": another module's" : "");
+    }
+    return r;
+}
+
+/* The public handle of a plain handle of m; 0 (with an error) if its id
+   does not fit below the tag. */
+static gpuir_value gpuir__value_pub(gpuir_module *m, gpuir_value v) {
+    if (v.id > GPUIR__HANDLE_MASK) {
+        gpuir__fail(m->ctx, GPUIR_ERR_LIMIT, "a module holds at most %u values that builder calls "
+                    "can return", GPUIR__HANDLE_MASK);
+        v.id = 0;
+    }
+    if (v.id) v.id |= m->tag << GPUIR__HANDLE_BITS;
+    return v;
 }
 
 /* Gathers operand types; each operand must be a value of the open function. */
@@ -2530,6 +2600,7 @@ static gpuir_value gpuir__build_value(gpuir_module *m, gpuir_op_kind kind,
 /* ---- functions ---- */
 
 static uint32_t gpuir__func_begin(gpuir_module *m, const char *name) {
+    if (!m) return 0;
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return 0;
     if (m->building) {
@@ -2561,7 +2632,8 @@ GPUIRDEF gpuir_func gpuir_func_begin(gpuir_module *m, const char *name) {
     return gpuir__func_handle(gpuir__func_begin(m, name));
 }
 
-GPUIRDEF gpuir_value gpuir_param(gpuir_module *m, const char *name, gpuir_type type) {
+/* gpuir_param with a plain handle (the parser's and the passes'). */
+static gpuir_value gpuir__param(gpuir_module *m, const char *name, gpuir_type type) {
     if (gpuir__check_open(m, "param")) return gpuir__value_handle(0);
     gpuir__func *f = gpuir__func_at(m, m->building);
     if (!gpuir__valid_name(name)) {
@@ -2587,14 +2659,21 @@ GPUIRDEF gpuir_value gpuir_param(gpuir_module *m, const char *name, gpuir_type t
     return gpuir__value_handle(id);
 }
 
+GPUIRDEF gpuir_value gpuir_param(gpuir_module *m, const char *name, gpuir_type type) {
+    gpuir_value v = gpuir__param(m, name, type);
+    return v.id ? gpuir__value_pub(m, v) : v;
+}
+
 GPUIRDEF gpuir_result gpuir_func_return(gpuir_module *m, size_t n, const gpuir_value *results) {
     gpuir_result r = gpuir__check_open(m, "return");
     if (r) return r;
+    if (!results && n)
+        return gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "return: results is NULL");
     if (n > GPUIR_MAX_OPERANDS)
         return gpuir__fail(m->ctx, GPUIR_ERR_LIMIT, "return: %zu results, more than %d", n,
                            GPUIR_MAX_OPERANDS);
     uint32_t ids[GPUIR_MAX_OPERANDS];
-    for (size_t i = 0; i < n; i++) ids[i] = results[i].id;
+    if ((r = gpuir__check_handles(m, "return", results, n, ids))) return r;
     if (!gpuir__build_op(m, GPUIR_OP_RETURN, ids, (uint32_t)n, 0, 0, NULL)) return m->ctx->result;
     gpuir__func_at(m, m->building)->closed = true;
     m->building = 0;
@@ -2604,21 +2683,25 @@ GPUIRDEF gpuir_result gpuir_func_return(gpuir_module *m, size_t n, const gpuir_v
 /* ---- op wrappers ---- */
 
 GPUIRDEF gpuir_value gpuir_unary(gpuir_module *m, gpuir_op_kind kind, gpuir_value x) {
+    uint32_t id;
+    if (gpuir__check_handles(m, gpuir_op_name(kind), &x, 1, &id)) return gpuir__value_handle(0);
     if (gpuir__info(kind)->cls != GPUIR__CLASS_UNARY || kind == GPUIR_OP_INVALID) {
         gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "unary: op %d is not unary", (int)kind);
         return gpuir__value_handle(0);
     }
-    return gpuir__build_value(m, kind, &x.id, 1, 0, 0, NULL);
+    return gpuir__value_pub(m, gpuir__build_value(m, kind, &id, 1, 0, 0, NULL));
 }
 
 GPUIRDEF gpuir_value gpuir_binary(gpuir_module *m, gpuir_op_kind kind, gpuir_value a,
                                   gpuir_value b) {
+    gpuir_value ab[2] = {a, b};
+    uint32_t ids[2];
+    if (gpuir__check_handles(m, gpuir_op_name(kind), ab, 2, ids)) return gpuir__value_handle(0);
     if (gpuir__info(kind)->cls != GPUIR__CLASS_BINARY || kind == GPUIR_OP_INVALID) {
         gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "binary: op %d is not binary", (int)kind);
         return gpuir__value_handle(0);
     }
-    uint32_t ids[2] = {a.id, b.id};
-    return gpuir__build_value(m, kind, ids, 2, 0, 0, NULL);
+    return gpuir__value_pub(m, gpuir__build_value(m, kind, ids, 2, 0, 0, NULL));
 }
 
 GPUIRDEF gpuir_value gpuir_neg(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_NEG, x); }
@@ -2641,31 +2724,38 @@ GPUIRDEF gpuir_value gpuir_min(gpuir_module *m, gpuir_value a, gpuir_value b) { 
 GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_POW, a, b); }
 
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b, unsigned flags) {
-    if (gpuir__check_open(m, "matmul")) return gpuir__value_handle(0);
+    gpuir_value ab[2] = {a, b};
+    uint32_t ids[2];
+    if (gpuir__check_handles(m, "matmul", ab, 2, ids)) return gpuir__value_handle(0);
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = 0;
     if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_TF32) { gpuir__attr_push_int(m, "tf32", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_WGMMA) { gpuir__attr_push_int(m, "wgmma", GPUIR__ATTR_BOOL, 1); n++; }
-    uint32_t ids[2] = {a.id, b.id};
-    return gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n, NULL);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n, NULL));
 }
 
 GPUIRDEF gpuir_value gpuir_matmul_k_slices(gpuir_module *m, gpuir_value a, gpuir_value b, unsigned flags,
                                            int64_t k_slices) {
-    if (gpuir__check_open(m, "matmul")) return gpuir__value_handle(0);
+    gpuir_value ab[2] = {a, b};
+    uint32_t ids[2];
+    if (gpuir__check_handles(m, "matmul", ab, 2, ids)) return gpuir__value_handle(0);
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = 0;
     if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_TF32) { gpuir__attr_push_int(m, "tf32", GPUIR__ATTR_BOOL, 1); n++; }
     gpuir__attr_push_int(m, "k_slices", GPUIR__ATTR_INT, k_slices);
-    uint32_t ids[2] = {a.id, b.id};
-    return gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n + 1, NULL);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n + 1, NULL));
 }
 
 GPUIRDEF gpuir_value gpuir_reduce(gpuir_module *m, gpuir_op_kind kind, gpuir_value x,
                                   size_t n_axes, const int64_t *axes, bool keepdims) {
-    if (gpuir__check_open(m, "reduce")) return gpuir__value_handle(0);
+    uint32_t id;
+    if (gpuir__check_handles(m, "reduce", &x, 1, &id)) return gpuir__value_handle(0);
+    if (!axes && n_axes) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "reduce: axes is NULL");
+        return gpuir__value_handle(0);
+    }
     if (gpuir__info(kind)->cls != GPUIR__CLASS_REDUCE || n_axes > GPUIR_MAX_RANK) {
         gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "reduce: op %d is not a reduction, or "
                     "%zu axes are too many", (int)kind, n_axes);
@@ -2674,12 +2764,17 @@ GPUIRDEF gpuir_value gpuir_reduce(gpuir_module *m, gpuir_op_kind kind, gpuir_val
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_ints(m, "axes", n_axes, axes);
     if (keepdims) gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
-    return gpuir__build_value(m, kind, &x.id, 1, first, keepdims ? 2 : 1, NULL);
+    return gpuir__value_pub(m, gpuir__build_value(m, kind, &id, 1, first, keepdims ? 2 : 1, NULL));
 }
 
 GPUIRDEF gpuir_value gpuir_transpose(gpuir_module *m, gpuir_value x, size_t n,
                                      const int64_t *perm) {
-    if (gpuir__check_open(m, "transpose")) return gpuir__value_handle(0);
+    uint32_t id;
+    if (gpuir__check_handles(m, "transpose", &x, 1, &id)) return gpuir__value_handle(0);
+    if (!perm && n) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "transpose: perm is NULL");
+        return gpuir__value_handle(0);
+    }
     if (n > GPUIR_MAX_RANK) {
         gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "transpose: perm has %zu entries, more than "
                     "rank %d", n, GPUIR_MAX_RANK);
@@ -2687,45 +2782,52 @@ GPUIRDEF gpuir_value gpuir_transpose(gpuir_module *m, gpuir_value x, size_t n,
     }
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_ints(m, "perm", n, perm);
-    return gpuir__build_value(m, GPUIR_OP_TRANSPOSE, &x.id, 1, first, 1, NULL);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_TRANSPOSE, &id, 1, first, 1, NULL));
 }
 
 /* The operand's dtype with a new shape; invalid kind if x is not a value. */
-static gpuir_type gpuir__reshaped(gpuir_module *m, gpuir_value x, int rank, const int64_t *dims) {
-    const gpuir__value *v = gpuir__value_at(m, x.id);
+static gpuir_type gpuir__reshaped(gpuir_module *m, uint32_t x, int rank, const int64_t *dims) {
+    const gpuir__value *v = gpuir__value_at(m, x);
     return gpuir_tensor_type(v ? v->type.dtype : GPUIR_DTYPE_INVALID, rank, dims);
 }
 
 GPUIRDEF gpuir_value gpuir_reshape(gpuir_module *m, gpuir_value x, int rank, const int64_t *dims) {
-    gpuir_type to = gpuir__reshaped(m, x, rank, dims);
-    return gpuir__build_value(m, GPUIR_OP_RESHAPE, &x.id, 1, 0, 0, &to);
+    uint32_t id;
+    if (gpuir__check_handles(m, "reshape", &x, 1, &id)) return gpuir__value_handle(0);
+    gpuir_type to = gpuir__reshaped(m, id, rank, dims);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_RESHAPE, &id, 1, 0, 0, &to));
 }
 
 GPUIRDEF gpuir_value gpuir_broadcast(gpuir_module *m, gpuir_value x, int rank,
                                      const int64_t *dims) {
-    gpuir_type to = gpuir__reshaped(m, x, rank, dims);
-    return gpuir__build_value(m, GPUIR_OP_BROADCAST, &x.id, 1, 0, 0, &to);
+    uint32_t id;
+    if (gpuir__check_handles(m, "broadcast", &x, 1, &id)) return gpuir__value_handle(0);
+    gpuir_type to = gpuir__reshaped(m, id, rank, dims);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_BROADCAST, &id, 1, 0, 0, &to));
 }
 
 GPUIRDEF gpuir_value gpuir_cast(gpuir_module *m, gpuir_value x, gpuir_dtype dtype) {
-    const gpuir__value *v = gpuir__value_at(m, x.id);
+    uint32_t id;
+    if (gpuir__check_handles(m, "cast", &x, 1, &id)) return gpuir__value_handle(0);
+    const gpuir__value *v = gpuir__value_at(m, id);
     gpuir_type to = v ? v->type : gpuir__invalid_type();
     to.dtype = dtype;
-    return gpuir__build_value(m, GPUIR_OP_CAST, &x.id, 1, 0, 0, &to);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_CAST, &id, 1, 0, 0, &to));
 }
 
 GPUIRDEF gpuir_value gpuir_softmax(gpuir_module *m, gpuir_value x, int64_t axis) {
-    if (gpuir__check_open(m, "softmax")) return gpuir__value_handle(0);
+    uint32_t id;
+    if (gpuir__check_handles(m, "softmax", &x, 1, &id)) return gpuir__value_handle(0);
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_int(m, "axis", GPUIR__ATTR_INT, axis);
-    return gpuir__build_value(m, GPUIR_OP_SOFTMAX, &x.id, 1, first, 1, NULL);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_SOFTMAX, &id, 1, first, 1, NULL));
 }
 
 GPUIRDEF gpuir_value gpuir_constant_splat(gpuir_module *m, gpuir_type type, double value) {
     if (gpuir__check_open(m, "constant")) return gpuir__value_handle(0);
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_float(m, "value", value);
-    return gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &type);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &type));
 }
 
 GPUIRDEF gpuir_value gpuir_constant_dense(gpuir_module *m, gpuir_type type, const void *data) {
@@ -2745,7 +2847,7 @@ GPUIRDEF gpuir_value gpuir_constant_dense(gpuir_module *m, gpuir_type type, cons
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     if (gpuir__attr_push_dense(m, "value", type.dtype, data, (size_t)count))
         return gpuir__value_handle(0);
-    return gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &type);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &type));
 }
 
 /* Copies `bytes` of data into global g (1-based); device copies of the old
@@ -2793,7 +2895,7 @@ GPUIRDEF gpuir_value gpuir_global(gpuir_module *m, const char *name, gpuir_type 
         return gpuir__value_handle(0);
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_symbol(m, "name", name);
-    return gpuir__build_value(m, GPUIR_OP_GET_GLOBAL, NULL, 0, first, 1, &type);
+    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_GET_GLOBAL, NULL, 0, first, 1, &type));
 }
 
 /* ====================================================================== */
@@ -2968,6 +3070,7 @@ static void gpuir__print_func(gpuir__printer *p, uint32_t fid) {
 }
 
 GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
+    if (!m) return NULL;                       /* a failed make or parse */
     gpuir__printer p;
     memset(&p, 0, sizeof p);
     p.m = m;
@@ -3537,7 +3640,7 @@ static gpuir_result gpuir__parse_param(gpuir__parser *P) {
     if (r) return r;
     P->ctx->loc_line = line;
     P->ctx->loc_col = col;
-    gpuir_value v = gpuir_param(P->m, name, t);
+    gpuir_value v = gpuir__param(P->m, name, t);
     if (!v.id) return P->ctx->result;
     stbds_shput(P->names, name, v.id);
     return GPUIR_OK;
@@ -3707,6 +3810,7 @@ static gpuir_result gpuir__parse_module(gpuir__parser *P) {
 
 GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size_t len,
                                           const char *filename) {
+    if (!ctx || ctx->result != GPUIR_OK) return NULL;
     if (!text && len) {
         gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "parse: text is NULL");
         return NULL;
@@ -3781,6 +3885,7 @@ static bool gpuir__write_all(int fd, const void *buf, size_t n) {
 /* Writes a whole file atomically: a private temporary file beside it,
    flushed, then renamed over `path`. */
 static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes, size_t size) {
+    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "write: path is NULL");
     size_t len = strlen(path);
     char *tmp = (char *)GPUIR_MALLOC(len + 16);
     if (!tmp) return gpuir__oom(ctx, "a file name");
@@ -3800,6 +3905,8 @@ static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, c
 
 /* Reads a whole file; the bytes are malloc'd. */
 static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
+    *data = NULL;
+    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "read: path is NULL");
     errno = 0;
     *data = gpuir__slurp(path, size);
     if (*data) return GPUIR_OK;
@@ -3810,7 +3917,9 @@ static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **da
 GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path) {
     char *text;
     size_t size;
-    if (ctx->result != GPUIR_OK || gpuir__read_file(ctx, path, &text, &size)) return NULL;
+    if (!ctx || ctx->result != GPUIR_OK) return NULL;
+    if (!path) { gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "parse_file: path is NULL"); return NULL; }
+    if (gpuir__read_file(ctx, path, &text, &size)) return NULL;
     gpuir_module *m = gpuir_module_parse(ctx, text, size, path);
     GPUIR_FREE(text);
     return m;
@@ -4040,6 +4149,7 @@ static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
 }
 
 GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
+    if (!m) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_result r = gpuir__module_verify_funcs(m, true);
     if (!r) gpuir__module_mark_verified(m);
     return r;
@@ -4078,6 +4188,7 @@ static void gpuir__store_int(gpuir_array *a, size_t i, int64_t v) {
 }
 
 GPUIRDEF double gpuir_array_get(const gpuir_array *a, size_t i) {
+    if (!a || !a->data) return 0.0;
     return gpuir__load_elem(a->data, a->dtype, i);
 }
 
@@ -4092,6 +4203,7 @@ static int64_t gpuir__f64_to_int(double v, gpuir_dtype dt) {
 }
 
 GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v) {
+    if (!a || !a->data) return;
     unsigned char *p = (unsigned char *)a->data;
     switch (a->dtype) {
     case GPUIR_F32: { float x = (float)v; memcpy(p + i * 4, &x, 4); break; }
@@ -4104,8 +4216,9 @@ GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v) {
 }
 
 GPUIRDEF size_t gpuir_array_count(const gpuir_array *a) {
+    if (!a || a->rank < 0 || a->rank > GPUIR_MAX_RANK) return 0;
     size_t n = 1;
-    for (int i = 0; i < a->rank && i < GPUIR_MAX_RANK; i++) n *= (size_t)a->dims[i];
+    for (int i = 0; i < a->rank; i++) n *= a->dims[i] > 0 ? (size_t)a->dims[i] : 0;
     return n;
 }
 
@@ -4132,11 +4245,17 @@ static gpuir_result gpuir__array_check(gpuir_ctx *ctx, const gpuir_array *a, con
 
 GPUIRDEF gpuir_result gpuir_array_alloc(gpuir_ctx *ctx, gpuir_array *a, gpuir_dtype dtype,
                                         int rank, const int64_t *dims) {
-    memset(a, 0, sizeof *a);
+    if (a) memset(a, 0, sizeof *a);
+    if (!ctx) return gpuir_ctx_result(ctx);
     if (ctx->result != GPUIR_OK) return ctx->result;
+    if (!a) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "array_alloc: a is NULL");
+    if (rank < 0 || rank > GPUIR_MAX_RANK)     /* before reading dims */
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "array: rank %d is outside 0..%d", rank, GPUIR_MAX_RANK);
+    if (!dims && rank > 0)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "array: dims is NULL for rank %d", rank);
     a->dtype = dtype;
     a->rank = rank;
-    for (int i = 0; i < rank && i < GPUIR_MAX_RANK; i++) a->dims[i] = dims[i];
+    for (int i = 0; i < rank; i++) a->dims[i] = dims[i];
     size_t bytes;
     gpuir_result r = gpuir__array_check(ctx, a, "array", &bytes);
     if (r) { memset(a, 0, sizeof *a); return r; }
@@ -4151,6 +4270,16 @@ GPUIRDEF void gpuir_array_release(gpuir_array *a) {
     memset(a, 0, sizeof *a);
 }
 
+/* The array pointers of a run call: NULL only with a count of 0. */
+static gpuir_result gpuir__run_args_check(gpuir_ctx *ctx, size_t n_inputs, const gpuir_array *inputs,
+                                          size_t n_outputs, const gpuir_array *outputs) {
+    if (!inputs && n_inputs)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "run: inputs is NULL, n_inputs %zu", n_inputs);
+    if (!outputs && n_outputs)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "run: outputs is NULL, n_outputs %zu", n_outputs);
+    return GPUIR_OK;
+}
+
 static uint64_t gpuir__splitmix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -4159,6 +4288,7 @@ static uint64_t gpuir__splitmix64(uint64_t x) {
 }
 
 GPUIRDEF void gpuir_array_fill_random(gpuir_array *a, uint64_t seed) {
+    if (!a || !a->data) return;
     size_t n = gpuir_array_count(a);
     uint64_t state = gpuir__splitmix64(seed);
     for (size_t i = 0; i < n; i++) {
@@ -4170,6 +4300,9 @@ GPUIRDEF void gpuir_array_fill_random(gpuir_array *a, uint64_t seed) {
 }
 
 GPUIRDEF void gpuir_dtype_tolerance(gpuir_dtype dtype, double *rtol, double *atol) {
+    double r_, a_;
+    if (!rtol) rtol = &r_;
+    if (!atol) atol = &a_;
     switch (dtype) {
     case GPUIR_F32: *rtol = 1e-5; *atol = 1e-6; break;
     case GPUIR_F16: *rtol = 1e-3; *atol = 1e-2; break;
@@ -4199,7 +4332,9 @@ static bool gpuir__close(double got, double want, double rtol, double atol) {
 
 GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got,
                                           const gpuir_array *want, double rtol, double atol) {
-    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
+    if (!got || !want)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "compare: %s is NULL", got ? "want" : "got");
     size_t bytes;
     gpuir_result r = gpuir__array_check(ctx, got, "compare: got", &bytes);
     if (!r) r = gpuir__array_check(ctx, want, "compare: expected", &bytes);
@@ -4211,6 +4346,9 @@ GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got
                            gpuir__tstr(&bw, &tw));
     }
     size_t n = gpuir_array_count(got);
+    if (n && (!got->data || !want->data))
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "compare: %s has no data",
+                           got->data ? "expected" : "got");
     bool is_float = gpuir_dtype_is_float(got->dtype);
     for (size_t i = 0; i < n; i++) {
         bool ok = is_float ? gpuir__close(gpuir_array_get(got, i), gpuir_array_get(want, i), rtol, atol)
@@ -4944,12 +5082,15 @@ static gpuir_result gpuir__ref_run_func(gpuir__ref *R, const gpuir__func *f, siz
 GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_inputs,
                                     const gpuir_array *inputs, size_t n_outputs,
                                     gpuir_array *outputs) {
+    if (outputs && n_outputs) memset(outputs, 0, n_outputs * sizeof *outputs);  /* releasable */
+    if (!m) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
-    if (n_outputs) memset(outputs, 0, n_outputs * sizeof *outputs);
+    gpuir_result r = gpuir__run_args_check(ctx, n_inputs, inputs, n_outputs, outputs);
+    if (r) return r;
     uint32_t fid = func ? gpuir__find_func(m, func) : 0;
     if (!fid) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no function named @%s", func ? func : "(null)");
-    gpuir_result r = gpuir_module_verify(m);
+    r = gpuir_module_verify(m);
     if (r) return r;
     size_t nv = stbds_arrlenu(m->values) + 1;
     gpuir__ref R;
@@ -4984,8 +5125,10 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
 
 GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name,
                                                const gpuir_array *value) {
+    if (!m) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
+    if (!value) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "bind_global: value is NULL");
     uint32_t g = name ? gpuir__find_global(m, name) : 0;
     if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no global named @%s", name ? name : "(null)");
     size_t bytes;
@@ -5124,8 +5267,9 @@ static uint32_t gpuir__le32(const unsigned char *p) {
 
 GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
                                      gpuir_array *out) {
-    memset(out, 0, sizeof *out);
-    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (out) memset(out, 0, sizeof *out);
+    if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
+    if (!out) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_load: out is NULL");
     const unsigned char *b = (const unsigned char *)bytes;
     if (!b || size < 10 || memcmp(b, "\x93NUMPY", 6) != 0)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: missing the \\x93NUMPY magic");
@@ -5164,8 +5308,9 @@ GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t s
 }
 
 GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out) {
-    memset(out, 0, sizeof *out);
-    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (out) memset(out, 0, sizeof *out);
+    if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
+    if (!out) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_read: out is NULL");
     char *data;
     size_t size;
     gpuir_result r = gpuir__read_file(ctx, path, &data, &size);
@@ -5176,7 +5321,9 @@ GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_arr
 }
 
 GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a) {
-    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
+    if (!a || !path)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_write: %s is NULL", a ? "path" : "a");
     size_t bytes;
     gpuir_result r = gpuir__array_check(ctx, a, "npy_write", &bytes);
     if (r) return r;
@@ -5398,6 +5545,7 @@ static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info 
 
 GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipeline,
                                               const gpuir_pass_desc *desc) {
+    if (!m) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_ctx *ctx = m->ctx;
     gpuir_pass_desc d;
     memset(&d, 0, sizeof d);
@@ -6575,7 +6723,7 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     for (size_t i = 0; i < stbds_arrlenu(grp->params); i++) {
         char pname[32];
         gpuir__join_name(pname, sizeof pname, "arg", 3, "", (int64_t)i);
-        gpuir_value p = gpuir_param(m, pname, gpuir__as_memref(gpuir__value_at(m, grp->params[i])->type,
+        gpuir_value p = gpuir__param(m, pname, gpuir__as_memref(gpuir__value_at(m, grp->params[i])->type,
                                                                GPUIR_SPACE_DEVICE));
         stbds_arrput(from, grp->params[i]);
         stbds_arrput(to, p.id);
@@ -7121,7 +7269,7 @@ static gpuir_result gpuir__pass_place(gpuir_module *m) {
 }
 
 GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
-    return m->placement_report ? m->placement_report : "";
+    return m && m->placement_report ? m->placement_report : "";
 }
 
 /* ====================================================================== */
@@ -7910,6 +8058,7 @@ static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
 }
 
 GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
+    if (!m || m->ctx->result != GPUIR_OK) return NULL;
     gpuir__str s = {NULL};
     gpuir__str_appendf(&s, "digraph gpuir {\nrankdir=LR;\nnode [fontname=\"monospace\"];\n");
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
@@ -10244,7 +10393,7 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target, g
 }
 
 GPUIRDEF char *gpuir_module_emit_cuda(gpuir_module *m) {
-    if (m->ctx->result != GPUIR_OK) return NULL;
+    if (!m || m->ctx->result != GPUIR_OK) return NULL;
     gpuir__cg_kernel_info *infos;
     char *text = gpuir__cg_module(m, &gpuir__cg_cuda, &infos);
     stbds_arrfree(infos);
@@ -11703,6 +11852,10 @@ static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *si
    error is left as it was. */
 GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size) {
     if (why && size) why[0] = '\0';
+    if (!ctx) {
+        if (why && size) snprintf(why, size, "%s", gpuir_ctx_error(ctx));
+        return false;
+    }
     if (ctx->result != GPUIR_OK) {
         if (why && size) snprintf(why, size, "the context holds an error: %s", gpuir_ctx_error(ctx));
         return false;
@@ -11720,10 +11873,11 @@ GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size) {
 /* The CUDA C of a lowered module through NVRTC for sm_<sm>, without a GPU:
    the largest spill of any kernel and, if asked, the PTX. */
 GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *spilled_bytes, char **ptx) {
-    gpuir_ctx *ctx = m->ctx;
-    if (ctx->result != GPUIR_OK) return ctx->result;
     if (spilled_bytes) *spilled_bytes = -1;
     if (ptx) *ptx = NULL;
+    if (!m) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
+    gpuir_ctx *ctx = m->ctx;
+    if (ctx->result != GPUIR_OK) return ctx->result;
     gpuir__cg_kernel_info *infos = NULL;
     char *source = gpuir__cg_module(m, &gpuir__cg_cuda, &infos);
     stbds_arrfree(infos);
@@ -12527,6 +12681,7 @@ static gpuir__cache_stats gpuir__cache_get_stats(const gpuir__cache *c) { return
 
 /* The context's kernel cache, made on first use from its desc.cache_dir. */
 static gpuir__cache *gpuir__ctx_cache(gpuir_ctx *ctx) {
+    if (!ctx) return NULL;                     /* a failed gpuir_ctx_make */
     if (!ctx->cache) ctx->cache = gpuir__cache_make(ctx, ctx->desc.cache_dir);
     return ctx->cache;
 }
@@ -12581,7 +12736,7 @@ static void gpuir__bytes_append(gpuir__str *out, const void *bytes, size_t n) {
 }
 
 GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, size_t *count) {
-    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
     gpuir__cache *c = gpuir__ctx_cache(ctx);
     if (!c) return gpuir__oom(ctx, "the kernel cache");
     gpuir__str out = {NULL};
@@ -12644,7 +12799,7 @@ static const char *gpuir__bundle_entry_read(const unsigned char *data, size_t si
 }
 
 GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, size_t *count) {
-    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
     gpuir__cache *c = gpuir__ctx_cache(ctx);
     if (!c) return gpuir__oom(ctx, "the kernel cache");
     char *text;
@@ -12684,7 +12839,7 @@ GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx) {
 
 GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
     gpuir__cache *c = gpuir__ctx_cache(ctx);
-    if (!c) return "no cache (out of memory)";
+    if (!c) return ctx ? "no cache (out of memory)" : gpuir_ctx_error(ctx);
     return *gpuir__cache_last_error(c) ? gpuir__cache_last_error(c) : gpuir__cache_disk_status(c);
 }
 
@@ -13765,9 +13920,12 @@ static uint32_t gpuir__program_func(gpuir_program *p, const char *name) {
 
 GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size_t n_inputs,
                                         const gpuir_array *inputs, size_t n_outputs, gpuir_array *outputs) {
+    if (outputs && n_outputs) memset(outputs, 0, n_outputs * sizeof *outputs);  /* releasable */
+    if (!p) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (p->backend == GPUIR_BACKEND_REF) return gpuir_ref_run(p->m, func, n_inputs, inputs, n_outputs, outputs);
+    if (gpuir__run_args_check(ctx, n_inputs, inputs, n_outputs, outputs)) return ctx->result;
     if (gpuir__drv_alive(ctx, &p->drv)) return ctx->result;
     uint32_t fid = gpuir__program_func(p, func);
     if (!fid) return ctx->result;
@@ -13808,6 +13966,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
         gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self), "cuCtxPopCurrent", "ending a run");
         if (!r) r = lr;
     }
+    for (size_t i = 0; r && i < n_outputs; i++) gpuir_array_release(&outputs[i]);   /* a failed run: empty */
     return r;
 }
 
@@ -13896,6 +14055,11 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!m) return NULL;                       /* a failed parse: the context has the error */
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return NULL;
+    if (desc && ((int)desc->backend < GPUIR_BACKEND_AUTO || desc->backend > GPUIR_BACKEND_REF)) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "program_make: desc.backend %d is not a "
+                    "gpuir_backend", (int)desc->backend);
+        return NULL;
+    }
     gpuir_program *p = (gpuir_program *)gpuir__calloc(1, sizeof *p);
     if (!p) { gpuir__oom(ctx, "a program"); return NULL; }
     if (desc) p->desc = *desc;
@@ -13968,11 +14132,18 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     GPUIR_FREE(p);
 }
 
-GPUIRDEF gpuir_backend gpuir_program_backend(const gpuir_program *p) { return p->backend; }
+/* A NULL program (a failed make) answers: AUTO, no stats, "" and "". */
+GPUIRDEF gpuir_backend gpuir_program_backend(const gpuir_program *p) { return p ? p->backend : GPUIR_BACKEND_AUTO; }
 
-GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p) { return p->stats; }
-GPUIRDEF const char *gpuir_program_source(const gpuir_program *p) { return p->source ? p->source : ""; }
-GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p) { return p->why_not_cuda; }
+GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p) {
+    gpuir_program_stats none;
+    memset(&none, 0, sizeof none);
+    return p ? p->stats : none;
+}
+GPUIRDEF const char *gpuir_program_source(const gpuir_program *p) { return p && p->source ? p->source : ""; }
+GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p) {
+    return p ? p->why_not_cuda : "";
+}
 
 
 /* ---- fault injection: the device table, failing its k-th call ----

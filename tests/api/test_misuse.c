@@ -1,0 +1,399 @@
+/* API misuse: every public call takes the NULL a failed make returned
+   (ctx, module, program) without a crash and keeps the first error; NULL
+   dims/axes/perm/arrays are refused by name; a rank out of range reads no
+   dims; a value handle of another module is refused; a bad backend is
+   refused; a failed run (early or late) leaves its outputs empty and
+   releasable. Each case runs in a child process, so a crash is a FAIL of
+   that case, not of the whole file. */
+#define _XOPEN_SOURCE 700
+#define GPUIR_IMPLEMENTATION
+#include "../../gpuir.h"
+#include "../check.h"
+
+#include <stdlib.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHECK_MSG(ctx, part)                                                           \
+    do {                                                                               \
+        if (!strstr(gpuir_ctx_error(ctx), (part))) {                                   \
+            fprintf(stderr, "%s:%d: message lacks \"%s\": \"%s\"\n", __FILE__, __LINE__, \
+                    (part), gpuir_ctx_error(ctx));                                     \
+            check__failed = 1;                                                         \
+        }                                                                              \
+    } while (0)
+
+/* Runs fn in a child: its exit code, or 128 + the signal that ended it. */
+static int in_child(void (*fn)(void)) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        check__failed = 0;
+        fn();
+        fflush(stderr);
+        exit(check__failed ? 1 : 0);        /* exit: LeakSanitizer checks the child */
+    }
+    int status;
+    if (waitpid(pid, &status, 0) < 0) return -1;
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+#define CHILD_TEST(name)                                                              \
+    static void name##_body(void);                                                    \
+    TEST(name) {                                                                      \
+        int rc = in_child(name##_body);                                               \
+        if (rc != 0) {                                                                \
+            fprintf(stderr, "%s: child ended with %d\n", #name, rc);                  \
+            check__failed = 1;                                                        \
+        }                                                                             \
+    }                                                                                 \
+    static void name##_body(void)
+
+static gpuir_array garbage_array(void) {   /* what an uninitialized output holds */
+    gpuir_array a;
+    memset(&a, 0xA5, sizeof a);
+    return a;
+}
+
+static bool array_empty(const gpuir_array *a) {
+    return a->data == NULL && a->rank == 0 && a->dtype == GPUIR_DTYPE_INVALID;
+}
+
+/* ---- a NULL context (a failed gpuir_ctx_make) -------------------------- */
+
+CHILD_TEST(null_ctx_is_accepted_by_every_call) {
+    gpuir_ctx *ctx = NULL;
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_OUT_OF_MEMORY);
+    CHECK(strstr(gpuir_ctx_error(ctx), "ctx is NULL") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_ctx_destroy(ctx);
+    CHECK(gpuir_module_make(ctx) == NULL);
+    CHECK(gpuir_module_parse(ctx, "func.func @f() {\n return\n}\n", 28, "x.gir") == NULL);
+    CHECK(gpuir_module_parse_file(ctx, "x.gir") == NULL);
+    gpuir_array a = garbage_array();
+    int64_t dims[1] = {4};
+    CHECK(gpuir_array_alloc(ctx, &a, GPUIR_F32, 1, dims) != GPUIR_OK);
+    CHECK(array_empty(&a));
+    CHECK(gpuir_array_compare(ctx, &a, &a, 0, 0) != GPUIR_OK);
+    a = garbage_array();
+    CHECK(gpuir_npy_load(ctx, "x", 1, &a) != GPUIR_OK);
+    CHECK(array_empty(&a));
+    a = garbage_array();
+    CHECK(gpuir_npy_read(ctx, "/nonexistent.npy", &a) != GPUIR_OK);
+    CHECK(array_empty(&a));
+    CHECK(gpuir_npy_write(ctx, "/tmp/never.npy", &a) != GPUIR_OK);
+    char why[128];
+    CHECK(!gpuir_cuda_available(ctx, why, sizeof why));
+    CHECK(why[0] != '\0');
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
+    CHECK(st.misses == 0 && st.writes == 0);
+    CHECK(strcmp(gpuir_ctx_cache_dir(ctx), "") == 0);
+    CHECK(gpuir_ctx_cache_status(ctx)[0] != '\0');
+    CHECK(gpuir_ctx_cache_export(ctx, "/tmp/never.bundle", NULL) != GPUIR_OK);
+    CHECK(gpuir_ctx_cache_import(ctx, "/tmp/never.bundle", NULL) != GPUIR_OK);
+}
+
+/* ---- a NULL module (a failed make or parse) ---------------------------- */
+
+CHILD_TEST(null_module_is_accepted_by_every_call) {
+    gpuir_module *m = NULL;
+    gpuir_value none = {0};
+    int64_t dims[1] = {4}, axes[1] = {0};
+    gpuir_type t = gpuir_tensor_type(GPUIR_F32, 1, dims);
+    gpuir_module_destroy(m);
+    CHECK(gpuir_module_ctx(m) == NULL);
+    CHECK(gpuir_module_print(m) == NULL);
+    CHECK(gpuir_module_verify(m) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(gpuir_module_placement_report(m), "") == 0);
+    CHECK(gpuir_module_print_dot(m) == NULL);
+    CHECK(gpuir_module_emit_cuda(m) == NULL);
+    CHECK(gpuir_module_func_count(m) == 0);
+    CHECK(gpuir_module_func_at(m, 0).id == 0);
+    CHECK(gpuir_module_find_func(m, "f").id == 0);
+    gpuir_func f = {1};
+    CHECK(strcmp(gpuir_func_name(m, f), "") == 0);
+    CHECK(!gpuir_func_is_kernel(m, f));
+    CHECK(gpuir_func_param_count(m, f) == 0);
+    CHECK(gpuir_func_param_type(m, f, 0).kind == GPUIR_TYPE_INVALID);
+    CHECK(gpuir_func_result_count(m, f) == 0);
+    CHECK(gpuir_func_result_type(m, f, 0).kind == GPUIR_TYPE_INVALID);
+    CHECK(gpuir_value_type(m, none).kind == GPUIR_TYPE_INVALID);
+    CHECK(gpuir_module_global_count(m) == 0);
+    CHECK(strcmp(gpuir_module_global_name(m, 0), "") == 0);
+    CHECK(gpuir_module_global_type(m, 0).kind == GPUIR_TYPE_INVALID);
+    CHECK(!gpuir_module_global_bound(m, 0));
+    CHECK(gpuir_func_begin(m, "f").id == 0);
+    CHECK(gpuir_param(m, "x", t).id == 0);
+    CHECK(gpuir_func_return(m, 0, NULL) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(gpuir_unary(m, GPUIR_OP_NEG, none).id == 0);
+    CHECK(gpuir_binary(m, GPUIR_OP_ADD, none, none).id == 0);
+    CHECK(gpuir_neg(m, none).id == 0);
+    CHECK(gpuir_add(m, none, none).id == 0);
+    CHECK(gpuir_matmul(m, none, none, 0).id == 0);
+    CHECK(gpuir_matmul_k_slices(m, none, none, 0, 2).id == 0);
+    CHECK(gpuir_reduce(m, GPUIR_OP_REDUCE_SUM, none, 1, axes, false).id == 0);
+    CHECK(gpuir_transpose(m, none, 1, axes).id == 0);
+    CHECK(gpuir_reshape(m, none, 1, dims).id == 0);
+    CHECK(gpuir_broadcast(m, none, 1, dims).id == 0);
+    CHECK(gpuir_cast(m, none, GPUIR_F16).id == 0);
+    CHECK(gpuir_softmax(m, none, 0).id == 0);
+    CHECK(gpuir_constant_splat(m, t, 1.0).id == 0);
+    float data[4] = {0};
+    CHECK(gpuir_constant_dense(m, t, data).id == 0);
+    CHECK(gpuir_global(m, "w", t).id == 0);
+    gpuir_array in = {GPUIR_F32, 1, {4}, data};
+    CHECK(gpuir_module_bind_global(m, "w", &in) == GPUIR_ERR_INVALID_ARGUMENT);
+    gpuir_array out = garbage_array();
+    CHECK(gpuir_ref_run(m, "f", 1, &in, 1, &out) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(array_empty(&out));
+    gpuir_array_release(&out);
+    CHECK(gpuir_module_run_passes(m, "canonicalize", NULL) == GPUIR_ERR_INVALID_ARGUMENT);
+    gpuir_target target = {80, 10};
+    gpuir_module_set_target(m, target);
+    CHECK(gpuir_module_target(m).sm == 0);
+    long spilled = 7;
+    char *ptx = (char *)&spilled;
+    CHECK(gpuir_module_compile_cuda(m, 90, &spilled, &ptx) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(spilled == -1 && ptx == NULL);
+    CHECK(gpuir_program_make(m, NULL) == NULL);
+}
+
+/* ---- a NULL program (a failed gpuir_program_make) ---------------------- */
+
+CHILD_TEST(null_program_is_accepted_by_every_call) {
+    gpuir_program *p = NULL;
+    float data[4] = {1, 2, 3, 4};
+    gpuir_array in = {GPUIR_F32, 1, {4}, data};
+    gpuir_array out[2] = {garbage_array(), garbage_array()};
+    CHECK(gpuir_program_run(p, NULL, 1, &in, 2, out) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(array_empty(&out[0]) && array_empty(&out[1]));
+    gpuir_array_release(&out[0]);          /* releasable */
+    CHECK(gpuir_program_backend(p) == GPUIR_BACKEND_AUTO);
+    CHECK(gpuir_program_get_stats(p).runs == 0);
+    CHECK(strcmp(gpuir_program_source(p), "") == 0);
+    CHECK(strcmp(gpuir_program_why_not_cuda(p), "") == 0);
+    gpuir_program_destroy(p);
+}
+
+/* The README's "check once at the end" path when parsing fails: every call
+   after it is safe and the first error is the one reported. */
+CHILD_TEST(a_failed_parse_flows_through_to_one_check_at_the_end) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %y = nope %x\n}\n";
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "bad.gir");
+    gpuir_program *p = gpuir_program_make(m, NULL);
+    float data[4] = {1, 2, 3, 4};
+    gpuir_array in = {GPUIR_F32, 1, {4}, data};
+    gpuir_array out = garbage_array();
+    gpuir_program_run(p, "f", 1, &in, 1, &out);
+    gpuir_array_release(&out);
+    gpuir_program_destroy(p);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_PARSE);
+    CHECK_MSG(ctx, "bad.gir:2:");
+    gpuir_ctx_destroy(ctx);
+}
+
+/* ---- NULL and out-of-range shape arguments ------------------------------ */
+
+CHILD_TEST(null_dims_axes_perm_and_ranks_out_of_range_are_refused) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_make(ctx);
+    gpuir_func_begin(m, "f");
+    int64_t d2[2] = {2, 3};
+    gpuir_value x = gpuir_param(m, "x", gpuir_tensor_type(GPUIR_F32, 2, d2));
+    CHECK(x.id != 0);
+    CHECK(gpuir_param(m, "y", gpuir_tensor_type(GPUIR_F32, 2, NULL)).id == 0);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "dims is NULL");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_reshape(m, x, 1, NULL).id == 0);
+    CHECK_MSG(ctx, "dims is NULL");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_broadcast(m, x, 3, NULL).id == 0);
+    CHECK_MSG(ctx, "dims is NULL");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_reduce(m, GPUIR_OP_REDUCE_SUM, x, 1, NULL, false).id == 0);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "reduce: axes is NULL");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_transpose(m, x, 2, NULL).id == 0);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "transpose: perm is NULL");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_func_return(m, 1, NULL) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "results is NULL");
+    gpuir_ctx_clear_error(ctx);
+    /* A rank out of range reads no dims (ASan sees an overread of d1). */
+    int64_t *d1 = (int64_t *)malloc(sizeof *d1);
+    d1[0] = 4;
+    gpuir_type big = gpuir_tensor_type(GPUIR_F32, 100, d1);
+    CHECK(big.rank == 100);
+    CHECK(gpuir_memref_type(GPUIR_F32, 9, d1, 1).rank == 9);
+    CHECK(gpuir_reshape(m, x, 100, d1).id == 0);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_LIMIT);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array a = garbage_array();
+    CHECK(gpuir_array_alloc(ctx, &a, GPUIR_F32, 100, d1) == GPUIR_ERR_LIMIT);
+    CHECK(array_empty(&a));
+    CHECK_MSG(ctx, "rank 100");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_array_alloc(ctx, &a, GPUIR_F32, 2, NULL) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "dims is NULL");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_array_alloc(ctx, NULL, GPUIR_F32, 1, d1) == GPUIR_ERR_INVALID_ARGUMENT);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array bad = {GPUIR_F32, 100, {4}, NULL};
+    CHECK(gpuir_array_count(&bad) == 0);
+    CHECK(gpuir_array_count(NULL) == 0);
+    CHECK(gpuir_array_get(NULL, 0) == 0.0);
+    gpuir_array_set(NULL, 0, 1.0);
+    gpuir_array_fill_random(NULL, 1);
+    gpuir_array_release(NULL);
+    free(d1);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* ---- value handles carry their module ----------------------------------- */
+
+CHILD_TEST(a_value_of_another_module_is_refused) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    int64_t d[1] = {4};
+    gpuir_type t = gpuir_tensor_type(GPUIR_F32, 1, d);
+    gpuir_module *a = gpuir_module_make(ctx), *b = gpuir_module_make(ctx);
+    gpuir_func_begin(a, "f");
+    gpuir_func_begin(b, "g");
+    gpuir_value xa = gpuir_param(a, "x", t);
+    gpuir_value xb = gpuir_param(b, "x", t);
+    CHECK(xa.id != 0 && xb.id != 0 && xa.id != xb.id);   /* same value number, other modules */
+    CHECK(gpuir_value_type(a, xa).kind == GPUIR_TYPE_TENSOR);
+    CHECK(gpuir_value_type(b, xa).kind == GPUIR_TYPE_INVALID);
+    CHECK(gpuir_neg(b, xa).id == 0);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "neg: operand #0 is not a value of this module");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_add(b, xb, xa).id == 0);
+    CHECK_MSG(ctx, "add: operand #1 is not a value of this module");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_matmul(b, xa, xb, 0).id == 0);
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_reshape(b, xa, 1, d).id == 0);
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_cast(b, xa, GPUIR_F16).id == 0);
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_func_return(b, 1, &xa) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "return: operand #0 is not a value of this module");
+    gpuir_ctx_clear_error(ctx);
+    /* The right handles still work, and ids the caller made up are refused. */
+    gpuir_value yb = gpuir_neg(b, xb);
+    CHECK(yb.id != 0);
+    gpuir_value made_up = {2};
+    CHECK(gpuir_neg(b, made_up).id == 0);
+    CHECK_MSG(ctx, "is not a value");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_func_return(b, 1, &yb) == GPUIR_OK);
+    char *text = gpuir_module_print(b);     /* the printed IR numbers values as before */
+    CHECK(text && strstr(text, "%0 = neg %x : (tensor<4xf32>) -> tensor<4xf32>"));
+    gpuir_free(text);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* ---- gpuir_program_make and run -------------------------------------------- */
+
+CHILD_TEST(an_unknown_backend_is_refused) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                       "  %y = neg %x : (tensor<4xf32>) -> tensor<4xf32>\n"
+                       "  return %y : tensor<4xf32>\n}\n";
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
+    gpuir_program_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = (gpuir_backend)42;
+    CHECK(gpuir_program_make(m, &desc) == NULL);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "desc.backend 42");
+    gpuir_ctx_clear_error(ctx);
+    desc.backend = (gpuir_backend)-1;
+    CHECK(gpuir_program_make(m, &desc) == NULL);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_INVALID_ARGUMENT);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* A context that already holds an error: runs hand out empty outputs. */
+CHILD_TEST(a_run_after_an_error_leaves_outputs_empty) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                       "  %y = neg %x : (tensor<4xf32>) -> tensor<4xf32>\n"
+                       "  return %y : tensor<4xf32>\n}\n";
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
+    gpuir_program_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = GPUIR_BACKEND_REF;
+    gpuir_program *p = gpuir_program_make(m, &desc);
+    CHECK(p != NULL);
+    CHECK(gpuir_module_find_func(m, "nope").id == 0);
+    gpuir_ref_run(m, "nope", 0, NULL, 0, NULL);             /* the first error */
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_NOT_FOUND);
+    float data[4] = {1, 2, 3, 4};
+    gpuir_array in = {GPUIR_F32, 1, {4}, data};
+    gpuir_array out = garbage_array();
+    CHECK(gpuir_ref_run(m, "f", 1, &in, 1, &out) == GPUIR_ERR_NOT_FOUND);
+    CHECK(array_empty(&out));
+    out = garbage_array();
+    CHECK(gpuir_program_run(p, "f", 1, &in, 1, &out) == GPUIR_ERR_NOT_FOUND);
+    CHECK(array_empty(&out));
+    gpuir_array_release(&out);
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_program_run(p, "f", 1, NULL, 1, &out) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "inputs is NULL");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_program_run(p, "f", 1, &in, 1, NULL) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "outputs is NULL");
+    gpuir_ctx_destroy(ctx);
+}
+
+/* A run on the emulator that fails after its outputs were handed out (a
+   device buffer the program never frees, found as the run ends): the
+   outputs are released and empty again. */
+CHILD_TEST(a_run_that_fails_late_leaves_outputs_empty) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *text = "func.func @f(%a: memref<4xf32>) -> memref<4xf32> {\n"
+                       "  %r = memref.alloc : () -> memref<4xf32>\n"
+                       "  memref.copy %a, %r : (memref<4xf32>, memref<4xf32>) -> ()\n"
+                       "  %d = gpu.alloc : () -> memref<4xf32, 1>\n"
+                       "  gpu.memcpy %d, %a : (memref<4xf32, 1>, memref<4xf32>) -> ()\n"
+                       "  return %r : memref<4xf32>\n}\n";
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "leak.gir");
+    gpuir_program_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = GPUIR_BACKEND_EMU;
+    gpuir_program *p = gpuir_program_make(m, &desc);
+    if (!p) {
+        fprintf(stderr, "skipped: %s\n", gpuir_ctx_error(ctx));
+        gpuir_ctx_destroy(ctx);
+        return;
+    }
+    float data[4] = {1, 2, 3, 4};
+    gpuir_array in = {GPUIR_F32, 1, {4}, data};
+    gpuir_array out = garbage_array();
+    CHECK(gpuir_program_run(p, "f", 1, &in, 1, &out) == GPUIR_ERR_VERIFY);
+    CHECK_MSG(ctx, "never freed");
+    CHECK(array_empty(&out));
+    gpuir_array_release(&out);
+    gpuir_ctx_destroy(ctx);
+}
+
+int main(void) {
+    RUN(null_ctx_is_accepted_by_every_call);
+    RUN(null_module_is_accepted_by_every_call);
+    RUN(null_program_is_accepted_by_every_call);
+    RUN(a_failed_parse_flows_through_to_one_check_at_the_end);
+    RUN(null_dims_axes_perm_and_ranks_out_of_range_are_refused);
+    RUN(a_value_of_another_module_is_refused);
+    RUN(an_unknown_backend_is_refused);
+    RUN(a_run_after_an_error_leaves_outputs_empty);
+    RUN(a_run_that_fails_late_leaves_outputs_empty);
+    return CHECK_EXIT();
+}
