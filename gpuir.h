@@ -2399,6 +2399,14 @@ static gpuir_result gpuir__infer_launch(gpuir_ctx *ctx, const gpuir_type *in, ui
                            "%u given", gpuir__string(m, k->name), stbds_arrlenu(k->params), n);
     for (uint32_t i = 0; i < n; i++) {
         const gpuir_type *p = &gpuir__value_at(m, k->params[i])->type;
+        if (in[i].space != GPUIR_SPACE_HOST && in[i].space != GPUIR_SPACE_DEVICE) {
+            gpuir__tbuf bi;
+            return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "gpu.launch_func: operand #%u is %s, in memory "
+                               "space %d%s: kernel @%s's parameters are device buffers (space 1; a host "
+                               "buffer, space 0, is placed)", i, gpuir__tstr(&bi, &in[i]), (int)in[i].space,
+                               in[i].space == GPUIR_SPACE_WORKGROUP ? " (workgroup memory, a kernel's own)" : "",
+                               gpuir__string(m, k->name));
+        }
         if (!gpuir__same_shape(p, &in[i])) {
             gpuir__tbuf bp, bi;
             return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "gpu.launch_func: operand #%u is %s, kernel "
@@ -4145,6 +4153,40 @@ static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
         if (kernels || !m->funcs[i].kernel) r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
     gpuir__scratch_free(m, defined);
     gpuir__loc_clear(ctx);
+    return r;
+}
+
+/* Whether host function fid can run as it is (placed): every launch takes
+   device buffers and every returned buffer is in host memory. Else an
+   error located at the op that is not: the launch a `place` pass must
+   still place (naming its kernel), or the return of a device buffer. */
+static gpuir_result gpuir__verify_placed(gpuir_module *m, uint32_t fid) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        bool launch = op->kind == GPUIR_OP_GPU_LAUNCH_FUNC;
+        if (!launch && op->kind != GPUIR_OP_RETURN) continue;
+        for (uint32_t k = 0; !r && k < op->n_operands; k++) {
+            const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, k))->type;
+            if (t->kind != GPUIR_TYPE_MEMREF || t->space == (launch ? GPUIR_SPACE_DEVICE : GPUIR_SPACE_HOST))
+                continue;
+            gpuir__tbuf b;
+            gpuir__verify_locate(m, f, i, op);
+            const gpuir__attr *sym = launch ? gpuir__attr_get(m, op, GPUIR__KEY_KERNEL) : NULL;
+            const char *name = sym ? gpuir__string(m, sym->off) : "?";
+            if (launch)
+                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "gpu.launch_func @%s::@%s is not placed: operand #%u is "
+                                "%s, not a device buffer (a function with gpu.alloc, gpu.dealloc or gpu.memcpy "
+                                "places its buffers itself; place every launch or none)", GPUIR__KERNEL_MODULE,
+                                strstr(name, "::") ? strstr(name, "::") + 2 : name, k, gpuir__tstr(&b, t));
+            else
+                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "return: result #%u is %s, in memory space %d: a "
+                                "host function returns host buffers (copy it back with gpu.memcpy and "
+                                "free it)", k, gpuir__tstr(&b, t), (int)t->space);
+        }
+    }
+    gpuir__loc_clear(m->ctx);
     return r;
 }
 
@@ -7197,7 +7239,8 @@ static void gpuir__place_host_op(gpuir__placer *P, uint32_t op_id) {
 static bool gpuir__is_placed(const gpuir_module *m, const gpuir__func *f);
 
 static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
-    if (gpuir__is_placed(m, gpuir__func_at(m, fid))) return GPUIR_OK;   /* it manages its own */
+    if (gpuir__is_placed(m, gpuir__func_at(m, fid)))       /* it manages its own: all of them */
+        return gpuir__verify_placed(m, fid);
     size_t nv = stbds_arrlenu(m->values) + 2 * stbds_arrlenu(gpuir__func_at(m, fid)->ops) + 2;
     gpuir__placer P;
     memset(&P, 0, sizeof P);
@@ -14090,6 +14133,8 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
     }
     if (!r && p->backend == GPUIR_BACKEND_EMU) r = gpuir__emu_open(p);
+    for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++)
+        if (!m->funcs[f].kernel) r = gpuir__verify_placed(m, (uint32_t)f + 1);
     if (!r) r = gpuir__program_check_memory(p);
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
