@@ -12939,6 +12939,7 @@ typedef struct gpuir__slot {
     int64_t dims[GPUIR_MAX_RANK];   /* its dims in this run (a dynamic one's size) */
     bool owned;             /* host memory this run allocated (memref.alloc) */
     bool live;              /* device memory this run allocated and not freed */
+    uint32_t freed_by;      /* the op that freed it (memref.dealloc, gpu.dealloc), or 0 */
 } gpuir__slot;
 
 typedef struct gpuir__run {
@@ -13067,9 +13068,23 @@ static gpuir_result gpuir__run_reserve(gpuir__run *R) {
                             "cuStreamCreate", "making the program's streams and events");
 }
 
+/* A buffer (or the base of a view) freed earlier in the run is an illegal
+   address: an error naming the op that freed it, before any memory is
+   touched (on the emulator, freed memory may be gone). */
+static gpuir_result gpuir__run_check_freed(gpuir__run *R, uint32_t v, bool device, gpuir__doing *w) {
+    gpuir_module *m = R->p->m;
+    uint32_t by = R->slots[v - 1].freed_by;
+    if (!by) by = R->slots[gpuir__view_base(m, v) - 1].freed_by;
+    if (!by) return GPUIR_OK;
+    return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: illegal address: %s memory that was already freed "
+                       "(by op %u, %s)", gpuir__doing_text(w), device ? "device" : "host", by,
+                       gpuir_op_name(gpuir__op_at(m, by)->kind));
+}
+
 /* The device address of a launch operand or copy side. */
 static gpuir_result gpuir__run_dev(gpuir__run *R, uint32_t v, gpuir__dptr *out, gpuir__doing *w) {
     gpuir__slot *s = &R->slots[v - 1];
+    if (gpuir__run_check_freed(R, v, true, w)) return R->p->ctx->result;
     if (!s->dev && s->bytes)
         return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a device buffer is not allocated", gpuir__doing_text(w));
     *out = s->dev;
@@ -13078,6 +13093,7 @@ static gpuir_result gpuir__run_dev(gpuir__run *R, uint32_t v, gpuir__dptr *out, 
 
 static gpuir_result gpuir__run_host(gpuir__run *R, uint32_t v, void **out, gpuir__doing *w) {
     gpuir__slot *s = &R->slots[v - 1];
+    if (gpuir__run_check_freed(R, v, false, w)) return R->p->ctx->result;
     if (!s->host && s->bytes)
         return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a host buffer has no memory", gpuir__doing_text(w));
     *out = s->host;
@@ -13430,8 +13446,13 @@ static gpuir_result gpuir__run_alloc(gpuir__run *R, const gpuir__op *op) {
 
 static gpuir_result gpuir__run_dealloc(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
-    gpuir__slot *s = &R->slots[gpuir__op_operand(p->m, op, 0) - 1];
-    if (op->kind == GPUIR_OP_MEMREF_DEALLOC) {
+    uint32_t v = gpuir__op_operand(p->m, op, 0);
+    gpuir__slot *s = &R->slots[v - 1];
+    gpuir__doing w;
+    gpuir__doing_fixed(&w, "freeing a buffer");
+    if (gpuir__run_check_freed(R, v, op->kind == GPUIR_OP_GPU_DEALLOC, &w)) return p->ctx->result;
+    s->freed_by = (uint32_t)(op - p->m->ops) + 1;      /* later uses: illegal addresses */
+    if (op->kind == GPUIR_OP_MEMREF_DEALLOC) {      /* a parameter's memory is the caller's */
         if (s->owned) GPUIR_FREE(s->host);
         s->host = NULL;
         s->owned = false;
@@ -13617,6 +13638,9 @@ static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size
         uint32_t v = gpuir__op_operand(m, ret, (uint32_t)i);
         gpuir__slot *s = &R->slots[v - 1];
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
+        gpuir__doing w;
+        gpuir__doing_fixed(&w, "returning a result");
+        if (gpuir__run_check_freed(R, v, t->space == GPUIR_SPACE_DEVICE, &w)) return R->p->ctx->result;
         gpuir_array a;
         memset(&a, 0, sizeof a);
         a.dtype = t->dtype;
@@ -15308,7 +15332,11 @@ typedef struct gpuir__emu_graph {
 } gpuir__emu_graph;
 
 /* An emulated device allocation. A freed one stays (unused) until every
-   stream is idle, so queued work that still touches it is caught. */
+   stream is idle, so queued work that still touches it is caught; then its
+   memory goes back and its range is remembered (the last GPUIR__EMU_GONE),
+   so later work on it is an illegal address too, not a write to freed host
+   memory (unless an allocation made since took the same address). */
+#define GPUIR__EMU_GONE 256
 typedef struct gpuir__emu_alloc {
     uintptr_t base;
     size_t bytes;
@@ -15339,6 +15367,8 @@ typedef struct gpuir__emu {
     size_t live_graphs, live_host;  /* graphs and pinned host buffers not yet released */
     char detail[1024];      /* what went wrong in the last failed call */
     char lost[GPUIR__LOST_SIZE];  /* why the emulated context is lost, or "" */
+    gpuir__emu_alloc gone[GPUIR__EMU_GONE];  /* the latest allocations given back (a ring) */
+    size_t n_gone;                /* allocations given back so far */
 } gpuir__emu;
 
 typedef struct gpuir__emu_module {
@@ -15383,6 +15413,16 @@ static gpuir__emu_alloc *gpuir__emu_find(gpuir__emu *E, gpuir__dptr p) {
    before it ran (a missing wait). */
 static int gpuir__emu_check_live(gpuir__emu *E, gpuir__dptr p, const char *what) {
     const gpuir__emu_alloc *a = gpuir__emu_find(E, p);
+    if (!a && p) {                      /* memory already given back? */
+        size_t n = E->n_gone < GPUIR__EMU_GONE ? E->n_gone : GPUIR__EMU_GONE;
+        for (size_t i = 0; i < n; i++) {
+            const gpuir__emu_alloc *g = &E->gone[i];
+            if (p < g->base || p >= g->base + (g->bytes ? g->bytes : 1)) continue;
+            snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (and given back; "
+                     "%zu bytes at %#llx)", what, g->bytes, (unsigned long long)g->base);
+            return GPUIR__CU_ILLEGAL_ADDRESS;
+        }
+    }
     if (!a || !a->freed) return 0;
     snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (freed on another stream "
              "without waiting for this work)", what);
@@ -15394,6 +15434,7 @@ static void gpuir__emu_release_freed(gpuir__emu *E) {
     size_t j = 0;
     for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) {
         if (!E->allocs[i].freed) { E->allocs[j++] = E->allocs[i]; continue; }
+        E->gone[E->n_gone++ % GPUIR__EMU_GONE] = E->allocs[i];
         GPUIR_FREE((void *)E->allocs[i].base);
         E->live_allocs--;
     }
