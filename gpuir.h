@@ -2360,7 +2360,13 @@ static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const 
     return GPUIR_OK;
 }
 
-/* grid and block: three sizes >= 1 (block at most 1024 threads); smem >= 0. */
+/* The most threads one launch may have: kernels index threads (block rank
+   times block size plus thread rank) and step by the grid's thread count in
+   64-bit integers, so an index plus a step must not overflow. */
+#define GPUIR__MAX_LAUNCH_THREADS ((uint64_t)1 << 62)
+
+/* grid and block: three sizes >= 1 (block at most 1024 threads); smem >= 0;
+   together at most GPUIR__MAX_LAUNCH_THREADS threads. */
 static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs *as) {
     const gpuir__attr_key keys[2] = {GPUIR__KEY_GRID, GPUIR__KEY_BLOCK};
     for (int k = 0; k < 2; k++) {
@@ -2373,6 +2379,16 @@ static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs 
         if (!ok)
             return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: %s must be [x, y, z] "
                                "with sizes >= 1%s", gpuir__attr_keys[keys[k]].name, k ? " and at most 1024 threads" : "");
+    }
+    const gpuir__attr *grid = gpuir__attrs_key(as, GPUIR__KEY_GRID), *block = gpuir__attrs_key(as, GPUIR__KEY_BLOCK);
+    if (grid && block) {
+        const int64_t *g = gpuir__ints_at(as->m, grid->off), *b = gpuir__ints_at(as->m, block->off);
+        uint64_t blocks = (uint64_t)g[0] * (uint64_t)g[1] * (uint64_t)g[2];    /* < 2^63 */
+        uint64_t threads = (uint64_t)(b[0] * b[1] * b[2]);
+        if (blocks > GPUIR__MAX_LAUNCH_THREADS / threads)
+            return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "gpu.launch_func: grid [%lld, %lld, %lld] of %llu-thread blocks "
+                               "is more than 2^62 threads (kernels index threads in 64 bits)", (long long)g[0],
+                               (long long)g[1], (long long)g[2], (unsigned long long)threads);
     }
     const gpuir__attr *smem = gpuir__attrs_key(as, GPUIR__KEY_SMEM);
     if (smem && smem->i < 0)
@@ -9016,7 +9032,12 @@ static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const g
     if (r) return r;
     uint32_t v = gpuir__cg_new_var(C, d);
     gpuir__str_appendf(C->s, "%s%s v%u = %s", C->ind, gpuir__cg_ctype(d), v, gpuir__cg_round_open(d));
-    if (cls == GPUIR__CLASS_CONSTANT) gpuir__cg_literal(C->s, d, gpuir__attr_get(m, op, GPUIR__KEY_VALUE));
+    const gpuir__attr *value = cls == GPUIR__CLASS_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
+    if (value && value->kind == GPUIR__ATTR_DENSE) {     /* its table (gpuir__cg_dense_tables) */
+        gpuir__str_appendf(C->s, "gpuir_dense_%u[", (unsigned)(op - m->ops) + 1);
+        gpuir__cg_type_index(C, C->s, S, &gpuir__value_at(m, dst)->type, ivar);
+        gpuir__str_appendf(C->s, "]");
+    } else if (value) gpuir__cg_literal(C->s, d, value);
     else if (cls == GPUIR__CLASS_UNARY) gpuir__cg_unary_expr(C->s, op->kind, d, x);
     else if (cls == GPUIR__CLASS_BINARY) gpuir__cg_binary_expr(C->s, op->kind, d, x, y);
     else gpuir__cg_cast_expr(C->s, C->vars[x].dtype, d, x);
@@ -9090,16 +9111,16 @@ static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const 
         if (op->result || !gpuir__class_computes(cls)) continue;      /* allocs, return */
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         const gpuir_type *dt = &gpuir__value_at(m, dst)->type;
-        if (cls != GPUIR__CLASS_CONSTANT && !gpuir__cg_same_space(dt, S))
+        bool fill_private = cls == GPUIR__CLASS_CONSTANT && gpuir__cg_param_index(C, dst) < 0;  /* broadcast later */
+        if (!fill_private && !gpuir__cg_same_space(dt, S))
             return gpuir__cg_fail(C, op, "writes a buffer whose shape differs from the kernel's iteration space");
         gpuir__cg_comment(C, C->k->ops[i], op);
         gpuir_result r;
         if (cls == GPUIR__CLASS_TRANSPOSE || cls == GPUIR__CLASS_RESHAPE || cls == GPUIR__CLASS_BROADCAST)
             r = gpuir__cg_gather(C, op, S, ivar);
         else if (gpuir__is_elementwise(cls) || cls == GPUIR__CLASS_CONSTANT) {
-            const gpuir__attr *v = gpuir__attr_get(m, op, GPUIR__KEY_VALUE);
-            if (cls == GPUIR__CLASS_CONSTANT && (!v || v->kind == GPUIR__ATTR_DENSE))
-                return gpuir__cg_fail(C, op, "dense constants inside kernels are not supported");
+            if (cls == GPUIR__CLASS_CONSTANT && !gpuir__attr_get(m, op, GPUIR__KEY_VALUE))
+                return gpuir__cg_fail(C, op, "has no value");
             r = gpuir__cg_compute(C, op, S, ivar);
         } else
             return gpuir__cg_fail(C, op, "cannot be fused into an elementwise chain");
@@ -10323,8 +10344,10 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
         if (cls == GPUIR__CLASS_MATMUL) return gpuir__cg_matmul(C, i);
         if (cls == GPUIR__CLASS_REDUCE) return gpuir__cg_reduce(C, i);
         if (cls == GPUIR__CLASS_SOFTMAX) return gpuir__cg_softmax(C, i);
-        if (op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT) continue;
-        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        if (op->result || !gpuir__class_computes(cls)) continue;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        if (cls == GPUIR__CLASS_CONSTANT && gpuir__cg_param_index(C, dst) < 0) continue;  /* a broadcast operand */
+        const gpuir_type *d = &gpuir__value_at(m, dst)->type;
         if (gpuir__cg_wider(d, widest)) widest = d;
     }
     if (!widest) return GPUIR_OK;                    /* nothing to compute */
@@ -10345,6 +10368,51 @@ static bool gpuir__cg_needs_wide(const gpuir_module *m, const gpuir__func *k) {
     return false;
 }
 
+/* The most elements of a dense constant in a kernel (its table is in the
+   source; a larger one belongs in a global). */
+#define GPUIR__CG_MAX_DENSE 65536
+
+/* One element of a dense constant as a C literal of the compute type. */
+static void gpuir__cg_dense_literal(gpuir__str *s, const gpuir_module *m, const gpuir__attr *v, gpuir_dtype d,
+                                    size_t i) {
+    gpuir__attr one;
+    memset(&one, 0, sizeof one);
+    const unsigned char *bytes = gpuir__bytes_at(m, v->off);
+    gpuir_dtype src = (gpuir_dtype)v->i;
+    one.kind = gpuir_dtype_is_float(src) ? GPUIR__ATTR_FLOAT : GPUIR__ATTR_INT;
+    if (src == GPUIR_I64) memcpy(&one.i, bytes + i * 8, 8);
+    else if (src == GPUIR_I32) { int32_t x; memcpy(&x, bytes + i * 4, 4); one.i = x; }
+    else one.f = gpuir__load_elem(bytes, src, i);
+    gpuir__cg_literal(s, d, &one);
+}
+
+/* Before a kernel: a table (file scope, const) for each dense constant in
+   it, gpuir_dense_<op>, read at the element a thread computes. */
+static gpuir_result gpuir__cg_dense_tables(gpuir__cg *C) {
+    gpuir_module *m = C->m;
+    bool first = true;
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
+        if (!v || v->kind != GPUIR__ATTR_DENSE) continue;
+        if (v->n > GPUIR__CG_MAX_DENSE)
+            return gpuir__cg_fail(C, op, "a dense constant of more than 65536 elements in a kernel (make it a global)");
+        gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type.dtype;
+        if (first)
+            gpuir__str_appendf(C->s, "\n#ifndef GPUIR_TABLE\n#ifdef GPUIR_EMU\n#define GPUIR_TABLE static const\n"
+                               "#else\n#define GPUIR_TABLE static __device__ const\n#endif\n#endif\n");
+        first = false;
+        gpuir__str_appendf(C->s, "GPUIR_TABLE %s gpuir_dense_%u[%u] = {", gpuir__cg_ctype(d), C->k->ops[i],
+                           v->n ? v->n : 1u);
+        for (uint32_t e = 0; e < v->n; e++) {
+            gpuir__str_appendf(C->s, "%s", e ? (e % 8 ? ", " : ",\n    ") : "");
+            gpuir__cg_dense_literal(C->s, m, v, d, e);
+        }
+        gpuir__str_appendf(C->s, "%s};\n", v->n ? "" : "0");
+    }
+    return GPUIR_OK;
+}
+
 /* Renders kernel kid; fills its info. */
 static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kernel_info *info) {
     gpuir_module *m = C->m;
@@ -10361,6 +10429,8 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     memset(info, 0, sizeof *info);
     info->func = kid;
     gpuir__cg_cname(m, kid, info->cname, sizeof info->cname);
+    r = gpuir__cg_dense_tables(C);
+    if (r) return r;
     gpuir__str_appendf(C->s, "\n/* @%s: %lld threads per block */\n", gpuir__string(m, C->k->name), (long long)C->threads);
     gpuir__cg_signature(C, info->cname);
     r = gpuir__cg_body(C);
@@ -11528,6 +11598,7 @@ typedef struct gpuir__resident {
 /* The limits a launch is checked against before it is made. */
 typedef struct gpuir__limits {
     unsigned max_threads, max_block[3], max_grid[3], max_shared;
+    uint64_t max_launch_threads;    /* threads in one launch (the emulator's work bound); 0: any */
 } gpuir__limits;
 
 struct gpuir_program {
@@ -11838,7 +11909,7 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
     gpuir__limits lim = {(unsigned)C->dev.max_threads_per_block,
                          {(unsigned)C->dev.max_block_dim[0], (unsigned)C->dev.max_block_dim[1], (unsigned)C->dev.max_block_dim[2]},
                          {(unsigned)C->dev.max_grid_dim[0], (unsigned)C->dev.max_grid_dim[1], (unsigned)C->dev.max_grid_dim[2]},
-                         (unsigned)C->dev.max_shared_per_block_optin};
+                         (unsigned)C->dev.max_shared_per_block_optin, 0};
     p->limits = lim;
     return GPUIR_OK;
 }
@@ -13589,6 +13660,16 @@ static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned g
     if (threads > p->limits.max_threads)
         return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu threads per block; the device allows %u",
                            gpuir__doing_text(w), (unsigned long long)threads, p->limits.max_threads);
+    uint64_t blocks = (uint64_t)grid[0] * grid[1] * grid[2];        /* < 2^64 */
+    if (blocks > GPUIR__MAX_LAUNCH_THREADS / threads)
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: grid [%u, %u, %u] of %llu-thread blocks is more than 2^62 "
+                           "threads (kernels index threads in 64 bits)", gpuir__doing_text(w), grid[0], grid[1],
+                           grid[2], (unsigned long long)threads);
+    if (p->limits.max_launch_threads && blocks * threads > p->limits.max_launch_threads)
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu threads (grid [%u, %u, %u]); the emulator runs at most "
+                           "%llu threads per launch (GPUIR_EMU_MAX_THREADS)", gpuir__doing_text(w),
+                           (unsigned long long)(blocks * threads), grid[0], grid[1], grid[2],
+                           (unsigned long long)p->limits.max_launch_threads);
     if ((uint64_t)shared_bytes > p->limits.max_shared)
         return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu bytes of shared memory; the device allows %u",
                            gpuir__doing_text(w), (unsigned long long)shared_bytes, p->limits.max_shared);
@@ -15908,6 +15989,17 @@ static gpuir_result gpuir__emu_build(gpuir_program *p, void **image, size_t *siz
     return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, image, size);
 }
 
+/* The emulator's work bound: the most threads one launch may run (it runs
+   them one after another on the calling thread), $GPUIR_EMU_MAX_THREADS if
+   it is a positive count, else GPUIR__EMU_WORK_BOUND. */
+#define GPUIR__EMU_WORK_BOUND ((uint64_t)1 << 30)
+static uint64_t gpuir__emu_max_threads(void) {
+    const char *env = getenv("GPUIR_EMU_MAX_THREADS");
+    char *end = NULL;
+    unsigned long long v = env && *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
+    return v && end && *end == '\0' ? (uint64_t)v : GPUIR__EMU_WORK_BOUND;
+}
+
 static gpuir_result gpuir__emu_open(gpuir_program *p) {
     gpuir__emu *E = (gpuir__emu *)gpuir__calloc(1, sizeof *E);
     if (!E) return gpuir__oom(p->ctx, "the emulator");
@@ -15922,7 +16014,8 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
                     gpuir__emu_capture_end, gpuir__emu_graph_launch, gpuir__emu_graph_destroy,
                     gpuir__emu_tensor_map};
     p->drv = d;
-    gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20};
+    gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20, 0};
+    lim.max_launch_threads = gpuir__emu_max_threads();
     p->limits = lim;
     return GPUIR_OK;
 }
