@@ -874,9 +874,10 @@ static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *f
     GPUIR_ASSERT(code != GPUIR_OK);
     if (ctx->result != GPUIR_OK) return code;
     gpuir__str s = {NULL};
-    if (ctx->loc_file && ctx->loc_line)
+    if (ctx->loc_file && ctx->loc_line) {
         gpuir__str_appendf(&s, "%s:%u:%u: error: ", ctx->loc_file, ctx->loc_line, ctx->loc_col);
-    else if (ctx->loc_module)
+        if (ctx->loc_note[0]) gpuir__str_appendf(&s, "%s: ", ctx->loc_note);    /* a pass at an op */
+    } else if (ctx->loc_module)
         gpuir__str_appendf(&s, "in @%s, op %zu (%s): ", gpuir__loc_func_name(ctx), ctx->loc_index,
                            ctx->loc_op_kind ? gpuir_op_name((gpuir_op_kind)ctx->loc_op_kind) : "?");
     else if (ctx->loc_note[0])
@@ -5422,6 +5423,33 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 
 typedef gpuir_result (*gpuir__pass_fn)(gpuir_module *m);
 
+/* A pass's error about op: at the op's source location when it has one
+   ("file:line:col: error: pass 'x': ..."). */
+static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code, const char *fmt, ...)
+    GPUIR__PRINTF(4, 5);
+static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code, const char *fmt, ...) {
+    gpuir_ctx *ctx = m->ctx;
+    if (ctx->result != GPUIR_OK) return code;
+    gpuir__str text = {NULL};
+    va_list ap;
+    va_start(ap, fmt);
+    gpuir__str_vappend(&text, fmt, ap);
+    va_end(ap);
+    const char *file = ctx->loc_file;
+    uint32_t line = ctx->loc_line, col = ctx->loc_col;
+    if (op && op->line && m->source_name && !file) {
+        ctx->loc_file = m->source_name;
+        ctx->loc_line = op->line;
+        ctx->loc_col = op->col;
+    }
+    gpuir__fail(ctx, code, "%s", gpuir__str_cstr(&text));
+    ctx->loc_file = file;
+    ctx->loc_line = line;
+    ctx->loc_col = col;
+    gpuir__str_free(&text);
+    return code;
+}
+
 /* Starts rebuilding function `fid`: ops built or kept go to a new list. */
 static void gpuir__rewrite_begin(gpuir_module *m, uint32_t fid) {
     m->building = fid;
@@ -6377,7 +6405,7 @@ static uint32_t gpuir__bufferize_alloc(gpuir__bufferizer *B, const gpuir__op *op
         int axis;
         if (!gpuir__dim_source(m, op, d, &k, &axis)) {
             gpuir__tbuf b;
-            gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: %s has the dynamic type %s and no operand "
+            gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "bufferize: @%s: %s has the dynamic type %s and no operand "
                         "dim to take the size of its dim %d from (a dynamic dim must be an operand's)",
                         gpuir__string(m, gpuir__func_at(m, op->func)->name), gpuir_op_name(op->kind),
                         gpuir__tstr(&b, want), d);
@@ -6511,7 +6539,7 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
         in_type.space = GPUIR_SPACE_HOST;
         if (!gpuir__type_is_static(&t) || !gpuir__type_is_static(in)) {
             gpuir__tbuf bi, bt;
-            return gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "bufferize: @%s: reshape %s -> %s: dynamic dims in a "
+            return gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "bufferize: @%s: reshape %s -> %s: dynamic dims in a "
                                "reshape are not supported (a reshape is a view of static shapes)",
                                gpuir__string(m, gpuir__func_at(m, op->func)->name), gpuir__tstr(&bi, in),
                                gpuir__tstr(&bt, &t));
@@ -6947,6 +6975,7 @@ typedef struct gpuir__placer {
     bool *device_only;      /*      -> a memref.alloc no host op touches (nor a view's user) */
     bool *wrote_on_device;  /*      -> a kernel has written it */
     bool *written;          /*      -> some op of the function writes it */
+    bool *launched;         /*      -> some launch of the function takes it (or a view of it) */
     char kernel_name[GPUIR_MAX_NAME];   /* the kernel of the launch being placed (a copy: the
                                            string pool grows as placement adds attributes) */
     gpuir__str report;
@@ -7072,8 +7101,11 @@ static void gpuir__place_find_written(gpuir__placer *P) {
         const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
         bool reads[GPUIR_MAX_OPERANDS], writes[GPUIR_MAX_OPERANDS];
         gpuir__params_access(m, k, op->n_operands, reads, writes);
-        for (uint32_t a = 0; a < op->n_operands; a++)
-            if (writes[a]) P->written[gpuir__view_base(m, gpuir__op_operand(m, op, a)) - 1] = true;
+        for (uint32_t a = 0; a < op->n_operands; a++) {
+            uint32_t b = gpuir__view_base(m, gpuir__op_operand(m, op, a));
+            if (writes[a]) P->written[b - 1] = true;
+            P->launched[b - 1] = true;
+        }
     }
 }
 
@@ -7188,7 +7220,8 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
             P->valid[b - 1] |= GPUIR__ON_DEVICE;
             gpuir__place_note(P, b, "H2D before @%s, which reads it", kname);
         } else if (fresh && !reads_first && !P->device_only[b - 1]) {
-            gpuir__place_note(P, b, "no H2D: @%s writes all of it before any read", kname);
+            gpuir__place_note(P, b, writes[i] ? "no H2D: @%s writes all of it before any read"
+                                              : "no H2D: @%s neither reads nor writes it", kname);
         }
     }
     gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, dev, n, attrs, n_attrs, NULL);
@@ -7220,6 +7253,13 @@ static bool gpuir__place_device_copy(gpuir__placer *P, const gpuir__op *op) {
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     uint32_t src_base = gpuir__view_base(m, src), dst_base = gpuir__view_base(m, dst);
     if (!P->twin[src_base - 1] || P->valid[src_base - 1] != GPUIR__ON_DEVICE) return false;
+    if (!P->twin[dst_base - 1] && !P->launched[dst_base - 1]) {     /* no kernel uses dst: no twin */
+        gpuir__place_copy(P, dst, gpuir__place_device_of(P, src));
+        P->valid[dst_base - 1] = GPUIR__ON_HOST;
+        gpuir__place_note(P, dst, "%s: its source is current on the device and no kernel uses this buffer, "
+                          "so the copy is device to host", "memref.copy");
+        return true;
+    }
     gpuir__place_copy(P, gpuir__place_device_of(P, dst), gpuir__place_device_of(P, src));
     P->valid[dst_base - 1] = GPUIR__ON_DEVICE;
     P->wrote_on_device[dst_base - 1] = true;
@@ -7267,7 +7307,8 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     P.device_only = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.device_only);
     P.wrote_on_device = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.wrote_on_device);
     P.written = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.written);
-    gpuir_result r = P.twin && P.valid && P.device_only && P.wrote_on_device && P.written ? GPUIR_OK
+    P.launched = (bool *)gpuir__scratch_calloc(m, nv, sizeof *P.launched);
+    gpuir_result r = P.twin && P.valid && P.device_only && P.wrote_on_device && P.written && P.launched ? GPUIR_OK
                    : gpuir__oom(m->ctx, "place");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) P.valid[f->params[i] - 1] = GPUIR__ON_HOST;
@@ -7307,6 +7348,7 @@ static gpuir_result gpuir__place_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, P.device_only);
     gpuir__scratch_free(m, P.wrote_on_device);
     gpuir__scratch_free(m, P.written);
+    gpuir__scratch_free(m, P.launched);
     return r;
 }
 
