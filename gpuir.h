@@ -608,7 +608,15 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p);
 /* Runs function `func` (NULL: the module's only host function); as
    gpuir_ref_run, outputs receive new arrays (gpuir_array_release). A
    parameter's dynamic dim (`?`) takes the input array's size: one program
-   runs every size; sizes its ops pair up must agree (GPUIR_ERR_SHAPE). */
+   runs every size; sizes its ops pair up must agree (GPUIR_ERR_SHAPE).
+   A run stops with GPUIR_ERR_VERIFY ("illegal address: ... already freed
+   (by op N, ...)") when a buffer is used after its memref.dealloc or
+   gpu.dealloc (a parameter's memory is the caller's: freeing it only ends
+   its use). A launch may have at most 2^62 threads (kernels index threads
+   in 64 bits; GPUIR_ERR_LIMIT); on the emulator at most 2^30, or
+   $GPUIR_EMU_MAX_THREADS (its work bound: it runs the threads in turn).
+   gpuir_program_make refuses (GPUIR_ERR_VERIFY, located) a host function
+   that returns a device buffer or launches a kernel on a host buffer. */
 GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size_t n_inputs,
                                         const gpuir_array *inputs, size_t n_outputs,
                                         gpuir_array *outputs);
@@ -6962,7 +6970,8 @@ static gpuir_result gpuir__pass_outline(gpuir_module *m) {
 // used as it is. Views (memref.reshape) are followed to their base buffer:
 // the analysis, the copies and the frees are the base's, and a kernel gets a
 // view of the base's twin. The pass writes a report of each decision and
-// its reason. Reads: ir, build. Writes: ir, the placement report.
+// its reason. Reads: ir, build, verify (gpuir__verify_placed: a function that
+// places its own buffers must place them all). Writes: ir, the placement report.
 
 enum { GPUIR__ON_HOST = 1, GPUIR__ON_DEVICE = 2 };   /* where a buffer's data is current */
 
@@ -13010,7 +13019,8 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 // dynamic dims after the buffers and, having no grid, gets one from its
 // largest buffer. The table is
 // the CUDA driver (rt.driver) or the emulator (rt.emu); everything here is
-// the same for both. Reads: ir, codegen.cuda, rt.cache. Writes: the arrays
+// the same for both. Reads: ir, verify (gpuir__verify_placed), codegen.cuda,
+// rt.cache. Writes: the arrays
 // the caller gets back.
 
 /* The two backends (rt.driver, rt.emu) behind the table. */
@@ -14532,7 +14542,7 @@ static void gpuir__runtime_free(gpuir_ctx *ctx) {
 
 GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol, double *atol) {
     gpuir_dtype_tolerance(dtype, rtol, atol);
-    if (b != GPUIR_BACKEND_REF && dtype == GPUIR_F32) *atol = 1e-5;
+    if (atol && b != GPUIR_BACKEND_REF && dtype == GPUIR_F32) *atol = 1e-5;
 }
 
 GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {

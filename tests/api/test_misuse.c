@@ -252,6 +252,11 @@ CHILD_TEST(null_dims_axes_perm_and_ranks_out_of_range_are_refused) {
     gpuir_array_set(NULL, 0, 1.0);
     gpuir_array_fill_random(NULL, 1);
     gpuir_array_release(NULL);
+    double tol;
+    gpuir_dtype_tolerance(GPUIR_F32, NULL, NULL);
+    gpuir_backend_tolerance(GPUIR_BACKEND_EMU, GPUIR_F32, &tol, NULL);
+    gpuir_backend_tolerance(GPUIR_BACKEND_EMU, GPUIR_F32, NULL, NULL);
+    CHECK(tol == 1e-5);
     free(d1);
     gpuir_ctx_destroy(ctx);
 }
