@@ -1,6 +1,7 @@
 /* Hostile IR on the emulator and runtime: memory used after the emulator
    gave it back is an illegal address, not a write to freed host memory;
-   (more cases below). */
+   kernels holding only fills or dense constants compile for the GPU too
+   (NVRTC, no GPU needed; SKIP without libnvrtc). */
 #define _XOPEN_SOURCE 700
 #define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
@@ -28,7 +29,43 @@ TEST(emulator_memory_given_back_is_an_illegal_address) {
     free(E);
 }
 
+/* A fill-only kernel and a dense constant (a const table before its
+   kernel) are CUDA C NVRTC compiles, with the table in the source. */
+TEST(kernel_constants_compile_for_the_gpu) {
+    static const char text[] =
+        "gpu.module @kernels {\n"
+        "  gpu.func @fill(%o: memref<16xf32, 1>) kernel {\n"
+        "    constant %o {value = 2.5} : (memref<16xf32, 1>) -> ()\n"
+        "    return\n  }\n"
+        "  gpu.func @add(%a: memref<2x4xf16, 1>, %o: memref<2x4xf16, 1>) kernel {\n"
+        "    %c = memref.alloc : () -> memref<4xf16, 5>\n"
+        "    constant %c {value = dense<[1.0, 2.0, -3.0, 0.5]>} : (memref<4xf16, 5>) -> ()\n"
+        "    add %a, %c, %o : (memref<2x4xf16, 1>, memref<4xf16, 5>, memref<2x4xf16, 1>) -> ()\n"
+        "    return\n  }\n"
+        "}\n"
+        "func.func @f(%a: memref<2x4xf16>, %o: memref<2x4xf16>, %p: memref<16xf32>) {\n"
+        "  gpu.launch_func %a, %o {kernel = @kernels::@add} : (memref<2x4xf16>, memref<2x4xf16>) -> ()\n"
+        "  gpu.launch_func %p {kernel = @kernels::@fill} : (memref<16xf32>) -> ()\n"
+        "  return\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "constants.gir");
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, "place,configure", NULL), GPUIR_OK);
+    char *cuda = gpuir_module_emit_cuda(m);
+    CHECK(cuda && strstr(cuda, "GPUIR_TABLE float gpuir_dense_"));
+    CHECK(cuda && strstr(cuda, "{1.0f, 2.0f, -3.0f, 0.5f}"));
+    gpuir_free(cuda);
+    long spilled = 0;
+    gpuir_result r = gpuir_module_compile_cuda(m, 90, &spilled, NULL);
+    if (r == GPUIR_ERR_UNAVAILABLE) {
+        gpuir_ctx_destroy(ctx);
+        SKIP("no libnvrtc");
+    }
+    CHECK_RESULT(ctx, r, GPUIR_OK);
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     RUN(emulator_memory_given_back_is_an_illegal_address);
+    RUN(kernel_constants_compile_for_the_gpu);
     return CHECK_EXIT();
 }
