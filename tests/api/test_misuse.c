@@ -196,6 +196,33 @@ CHILD_TEST(a_failed_parse_flows_through_to_one_check_at_the_end) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The README's example on a machine with no C compiler and no GPU: the
+   make fails, and the run, the release and the one check at the end are
+   safe; the error is the make's. */
+CHILD_TEST(the_readme_path_without_a_compiler) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = "";                          /* memory only: nothing cached helps */
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    const char *text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                       "  %y = neg %x : (tensor<4xf32>) -> tensor<4xf32>\n"
+                       "  return %y : tensor<4xf32>\n}\n";
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
+    gpuir_program_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = GPUIR_BACKEND_EMU;
+    desc.cc = "/nonexistent/cc";
+    gpuir_program *p = gpuir_program_make(m, &desc);
+    CHECK(p == NULL);
+    float data[4] = {1, 2, 3, 4};
+    gpuir_array in = {GPUIR_F32, 1, {4}, data};
+    gpuir_array out = garbage_array();
+    CHECK(gpuir_program_run(p, "f", 1, &in, 1, &out) != GPUIR_OK);
+    gpuir_array_release(&out);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_COMPILE);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* ---- NULL and out-of-range shape arguments ------------------------------ */
 
 CHILD_TEST(null_dims_axes_perm_and_ranks_out_of_range_are_refused) {
@@ -395,6 +422,7 @@ int main(void) {
     RUN(null_module_is_accepted_by_every_call);
     RUN(null_program_is_accepted_by_every_call);
     RUN(a_failed_parse_flows_through_to_one_check_at_the_end);
+    RUN(the_readme_path_without_a_compiler);
     RUN(null_dims_axes_perm_and_ranks_out_of_range_are_refused);
     RUN(a_value_of_another_module_is_refused);
     RUN(an_unknown_backend_is_refused);
