@@ -14563,7 +14563,8 @@ GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {
 // each block's threads as fibers. Work on streams is queued and run only
 // when the host waits, in a seeded interleaving of the streams, and freed
 // memory is kept until they are idle: missing waits show. Reads:
-// codegen.cuda. Writes: nothing.
+// codegen.cuda, the environment (GPUIR_CC, TMPDIR, GPUIR_EMU_MAX_THREADS: the
+// work bound, threads per launch). Writes: nothing.
 /*
 emu_fibers.h — gpuir CPU emulator: the fiber engine.
 
