@@ -613,7 +613,7 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p);
    (by op N, ...)") when a buffer is used after its memref.dealloc or
    gpu.dealloc (a parameter's memory is the caller's: freeing it only ends
    its use). A launch may have at most 2^62 threads (kernels index threads
-   in 64 bits; GPUIR_ERR_LIMIT); on the emulator at most 2^30, or
+   in 64 bits; GPUIR_ERR_LIMIT); on the emulator at most 2^28, or
    $GPUIR_EMU_MAX_THREADS (its work bound: it runs the threads in turn).
    gpuir_program_make refuses (GPUIR_ERR_VERIFY, located) a host function
    that returns a device buffer or launches a kernel on a host buffer. */
@@ -16045,7 +16045,7 @@ static gpuir_result gpuir__emu_build(gpuir_program *p, void **image, size_t *siz
 /* The emulator's work bound: the most threads one launch may run (it runs
    them one after another on the calling thread), $GPUIR_EMU_MAX_THREADS if
    it is a positive count, else GPUIR__EMU_WORK_BOUND. */
-#define GPUIR__EMU_WORK_BOUND ((uint64_t)1 << 30)
+#define GPUIR__EMU_WORK_BOUND ((uint64_t)1 << 28)
 static uint64_t gpuir__emu_max_threads(void) {
     const char *env = getenv("GPUIR_EMU_MAX_THREADS");
     char *end = NULL;
