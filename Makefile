@@ -26,7 +26,7 @@ all: $(TOOLS) $(EXAMPLES) $(TESTS)
 deps:
 	@tools/ensure-deps.sh
 
-tools/%: tools/%.c gpuir.h | deps
+tools/%: tools/%.c tools/cli.h gpuir.h | deps
 	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
 
 examples/%: examples/%.c gpuir.h | deps
@@ -36,7 +36,7 @@ build/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
 
-build/asan/%: tools/%.c gpuir.h | deps
+build/asan/%: tools/%.c tools/cli.h gpuir.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
 

@@ -526,6 +526,12 @@ GPUIRDEF const char *gpuir_pass_summary(size_t index);
 
 /* ---- .npy files (f32, f16, i32, i64; C order; little-endian) ----------- */
 GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out);
+/* The same, converted to `dtype` (0: the file's own): NumPy's default `<f8`
+   to a float dtype, `|b1` (bool) to any as 0 and 1; other dtypes must
+   match. Errors name the file; only a regular file is read, and its size
+   must be what its header says before its data is read. */
+GPUIRDEF gpuir_result gpuir_npy_read_as(gpuir_ctx *ctx, const char *path, gpuir_dtype dtype,
+                                        gpuir_array *out);
 GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
                                      gpuir_array *out);
 GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a);
@@ -740,6 +746,8 @@ struct gpuir_ctx {
     gpuir_module **modules;    /* stb_ds array: live modules, destroyed with ctx */
     const char *loc_file;      /* set while a source location is current */
     uint32_t loc_line, loc_col;
+    const char *loc_src;       /* the text being parsed (for the source line and caret), or NULL */
+    size_t loc_src_len;
     char loc_note[192];        /* else a prefix such as "pass 'fuse'" */
     const struct gpuir_module *loc_module;  /* else, set while verifying: "in @f, op 3 (add)" */
     uint32_t loc_func_name;    /* the function's name (loc_module's strings) */
@@ -856,6 +864,22 @@ static void gpuir__loc_clear(gpuir_ctx *ctx) {
     ctx->loc_module = NULL;
 }
 
+/* Appends the source line of the current location and a caret under its
+   column, as clang and mlir-opt show them (tabs kept so the caret lines up). */
+static void gpuir__loc_append_caret(const gpuir_ctx *ctx, gpuir__str *s) {
+    const char *p = ctx->loc_src, *end = p + ctx->loc_src_len;
+    for (uint32_t line = 1; line < ctx->loc_line && p < end; p++)
+        if (*p == '\n') line++;
+    const char *eol = p;
+    while (eol < end && *eol != '\n' && *eol != '\r') eol++;
+    size_t n = (size_t)(eol - p), col = ctx->loc_col ? ctx->loc_col - 1 : 0;
+    if (p >= end && ctx->loc_line > 1 && n == 0 && col == 0) return;   /* past the text */
+    if (n > 400 || col > n) return;                  /* a line too long to show, or a bad column */
+    gpuir__str_appendf(s, "\n%.*s\n", (int)n, p);
+    for (size_t i = 0; i < col; i++) gpuir__str_appendf(s, "%c", p[i] == '\t' ? '\t' : ' ');
+    gpuir__str_appendf(s, "^");
+}
+
 /* Records the first error of the context, prefixed with the current source
    location if there is one, and returns `code` (so callers can return it). */
 static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *fmt, ...)
@@ -875,6 +899,7 @@ static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *f
     va_start(ap, fmt);
     gpuir__str_vappend(&s, fmt, ap);
     va_end(ap);
+    if (ctx->loc_src && ctx->loc_file && ctx->loc_line) gpuir__loc_append_caret(ctx, &s);
     ctx->result = code;
     stbds_arrfree(ctx->message);
     ctx->message = s.buf;
@@ -3728,6 +3753,8 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     P.pending_dense = -1;
     stbds_sh_new_strdup(P.names);
     ctx->loc_file = m->source_name;
+    ctx->loc_src = P.p;
+    ctx->loc_src_len = len;
     gpuir_result r = gpuir__parse_module(&P);
     ctx->loc_file = NULL;
     ctx->loc_line = ctx->loc_col = 0;
@@ -3737,6 +3764,8 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     stbds_arrfree(P.is_float);
     stbds_arrfree(P.num_locs);
     if (r == GPUIR_OK) r = gpuir_module_verify(m);
+    ctx->loc_src = NULL;
+    ctx->loc_src_len = 0;
     if (r != GPUIR_OK) { gpuir_module_destroy(m); return NULL; }
     return m;
 }
@@ -5004,7 +5033,8 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
 /* ====================================================================== */
 // >>npy
 // NumPy .npy files, versions 1.0, 2.0 and 3.0: little-endian f32, f16, i32 and
-// i64 in C order. Everything else is refused with a message saying why.
+// i64 in C order; f64 and bool converted to a dtype asked for. Everything
+// else is refused with a message saying why.
 // Reads: util, array. Writes: arrays and files.
 
 typedef struct gpuir__npy_header {
@@ -5038,7 +5068,10 @@ static gpuir_result gpuir__npy_string(gpuir__npy_cursor *c, char *buf, size_t si
     if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return gpuir__npy_bad(c, "expected a quoted string");
     char q = *c->p++;
     const char *s = c->p;
-    while (c->p < c->end && *c->p != q) c->p++;
+    while (c->p < c->end && *c->p != q) {
+        unsigned char ch = (unsigned char)*c->p++;
+        if (ch < 32 || ch > 126) return gpuir__npy_bad(c, "a control or non-ASCII byte in a string");
+    }
     if (c->p >= c->end) return gpuir__npy_bad(c, "unterminated string");
     size_t n = (size_t)(c->p - s);
     c->p++;
@@ -5086,6 +5119,9 @@ static gpuir_result gpuir__npy_parse_header(gpuir_ctx *ctx, const char *text, si
         if ((r = gpuir__npy_string(&c, key, sizeof key)) != GPUIR_OK) return r;
         if (!gpuir__npy_accept(&c, ':')) return gpuir__npy_bad(&c, "expected ':'");
         gpuir__npy_skip(&c);
+        if ((strcmp(key, "descr") == 0 && h->have_descr) || (strcmp(key, "shape") == 0 && h->have_shape) ||
+            (strcmp(key, "fortran_order") == 0 && h->have_fortran))
+            return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy header: the key '%s' appears twice", key);
         if (strcmp(key, "descr") == 0) {
             if ((r = gpuir__npy_string(&c, h->descr, sizeof h->descr)) != GPUIR_OK) return r;
             h->have_descr = true;
@@ -5107,6 +5143,8 @@ static gpuir_result gpuir__npy_parse_header(gpuir_ctx *ctx, const char *text, si
     }
     if (!h->have_descr || !h->have_fortran || !h->have_shape)
         return gpuir__npy_bad(&c, "needs 'descr', 'fortran_order' and 'shape'");
+    gpuir__npy_skip(&c);                     /* the padding: spaces and the final newline */
+    if (c.p != c.end) return gpuir__npy_bad(&c, "text after the dict");
     return GPUIR_OK;
 }
 
@@ -5122,11 +5160,20 @@ static uint32_t gpuir__le32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
-                                     gpuir_array *out) {
-    memset(out, 0, sizeof *out);
-    if (ctx->result != GPUIR_OK) return ctx->result;
-    const unsigned char *b = (const unsigned char *)bytes;
+/* What the first bytes of a .npy file say: where the data starts, its
+   dtype (the file's: `<f8` and `|b1` as their own codes), its shape and
+   byte count. Needs only the magic and the header, not the data. */
+typedef struct gpuir__npy_layout {
+    size_t data_at, data_bytes;
+    char descr[16];
+    int rank;
+    int64_t dims[GPUIR_MAX_RANK];
+    size_t elem;                    /* bytes per element in the file */
+} gpuir__npy_layout;
+
+static gpuir_result gpuir__npy_layout_of(gpuir_ctx *ctx, const unsigned char *b, size_t size,
+                                         gpuir__npy_layout *L) {
+    memset(L, 0, sizeof *L);
     if (!b || size < 10 || memcmp(b, "\x93NUMPY", 6) != 0)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: missing the \\x93NUMPY magic");
     unsigned major = b[6];
@@ -5144,35 +5191,129 @@ GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t s
     if (h.fortran)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: Fortran order is not supported (C order only)");
     gpuir_dtype dt = gpuir__npy_dtype(h.descr);
-    if (!dt)
+    L->elem = dt ? gpuir_dtype_size(dt) : strcmp(h.descr, "<f8") == 0 ? 8 : strcmp(h.descr, "|b1") == 0 ? 1 : 0;
+    if (!L->elem)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: dtype '%s' is not supported (<f4, <f2, "
-                           "<i4, <i8)", h.descr);
-    gpuir_array tmp;
+                           "<i4, <i8; <f8 and |b1 converted to a dtype asked for)", h.descr);
+    gpuir_array tmp;                         /* the shape's checks (|b1: as if 2 bytes each) */
     memset(&tmp, 0, sizeof tmp);
-    tmp.dtype = dt;
+    tmp.dtype = L->elem == 8 ? GPUIR_I64 : L->elem == 4 ? GPUIR_F32 : GPUIR_F16;
     tmp.rank = h.rank;
     memcpy(tmp.dims, h.dims, sizeof h.dims);
-    size_t data_bytes;
-    if ((r = gpuir__array_check(ctx, &tmp, ".npy", &data_bytes)) != GPUIR_OK) return r;
-    size_t have = size - pre - hlen;
-    if (have != data_bytes)
-        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the shape needs %zu data bytes, the file "
-                           "has %zu", data_bytes, have);
-    if ((r = gpuir_array_alloc(ctx, out, dt, h.rank, h.dims)) != GPUIR_OK) return r;
-    if (data_bytes) memcpy(out->data, b + pre + hlen, data_bytes);
+    if ((r = gpuir__array_check(ctx, &tmp, ".npy", &L->data_bytes)) != GPUIR_OK) return r;
+    if (L->elem == 1) L->data_bytes /= 2;
+    L->data_at = pre + hlen;
+    snprintf(L->descr, sizeof L->descr, "%s", h.descr);
+    L->rank = h.rank;
+    memcpy(L->dims, h.dims, sizeof h.dims);
     return GPUIR_OK;
 }
 
-GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out) {
+/* The data of a laid-out file into out, as `want` (0: the file's own
+   dtype; `<f8` to a float dtype and `|b1` to any need one asked for). */
+static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *L, const unsigned char *data,
+                                       gpuir_dtype want, gpuir_array *out) {
+    gpuir_dtype own = gpuir__npy_dtype(L->descr);
+    bool f8 = strcmp(L->descr, "<f8") == 0, b1 = strcmp(L->descr, "|b1") == 0;
+    gpuir_dtype dt = want ? want : own;
+    if (!dt)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: dtype '%s' has no gpuir dtype: read it with "
+                           "gpuir_npy_read_as, naming the dtype to convert to", L->descr);
+    if (own ? own != dt : f8 && !gpuir_dtype_is_float(dt))
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the file holds '%s' (%s), %s is wanted", L->descr,
+                           own ? gpuir_dtype_name(own) : "f64", gpuir_dtype_name(dt));
+    gpuir_result r = gpuir_array_alloc(ctx, out, dt, L->rank, L->dims);
+    if (r) return r;
+    size_t n = gpuir_array_count(out);
+    if (own) { if (L->data_bytes) memcpy(out->data, data, L->data_bytes); }
+    else if (b1) for (size_t i = 0; i < n; i++) gpuir_array_set(out, i, data[i] != 0);
+    else for (size_t i = 0; i < n; i++) {
+        double v;
+        memcpy(&v, data + i * 8, 8);
+        gpuir_array_set(out, i, v);
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__npy_load_as(gpuir_ctx *ctx, const void *bytes, size_t size, gpuir_dtype want,
+                                       gpuir_array *out) {
     memset(out, 0, sizeof *out);
     if (ctx->result != GPUIR_OK) return ctx->result;
-    char *data;
-    size_t size;
-    gpuir_result r = gpuir__read_file(ctx, path, &data, &size);
+    const unsigned char *b = (const unsigned char *)bytes;
+    gpuir__npy_layout L;
+    gpuir_result r = gpuir__npy_layout_of(ctx, b, size, &L);
     if (r) return r;
-    r = gpuir_npy_load(ctx, data, size, out);
+    size_t have = size - L.data_at;
+    if (have != L.data_bytes)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the shape needs %zu data bytes, the file "
+                           "has %zu", L.data_bytes, have);
+    return gpuir__npy_convert(ctx, &L, b + L.data_at, want, out);
+}
+
+GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
+                                     gpuir_array *out) {
+    return gpuir__npy_load_as(ctx, bytes, size, GPUIR_DTYPE_INVALID, out);
+}
+
+/* Reads up to n bytes at the file offset; false with errno. */
+static bool gpuir__npy_pread(int fd, unsigned char *buf, size_t n, size_t at, size_t *got) {
+    *got = 0;
+    while (*got < n) {
+        ssize_t k = pread(fd, buf + *got, n - *got, (off_t)(at + *got));
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return false;
+        if (k == 0) break;
+        *got += (size_t)k;
+    }
+    return true;
+}
+
+/* A .npy file: a regular file only (not a device, FIFO or directory, which
+   could block or never end), its size checked against its header before
+   the data is read. */
+static gpuir_result gpuir__npy_read_file(gpuir_ctx *ctx, const char *path, gpuir_dtype want, gpuir_array *out) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read the file: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return gpuir__fail(ctx, GPUIR_ERR_IO, "not a regular file (a .npy input must be one: no device, "
+                           "FIFO or directory)");
+    }
+    size_t size = (size_t)st.st_size, head = size < 65536 + 12 ? size : 65536 + 12, got;
+    unsigned char *buf = (unsigned char *)GPUIR_MALLOC(head ? head : 1);
+    gpuir__npy_layout L;
+    gpuir_result r = buf ? GPUIR_OK : gpuir__oom(ctx, path);
+    if (!r && !gpuir__npy_pread(fd, buf, head, 0, &got))
+        r = gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read the file: %s", strerror(errno));
+    if (!r) r = gpuir__npy_layout_of(ctx, buf, got, &L);
+    if (!r && size - L.data_at != L.data_bytes)
+        r = gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the shape needs %zu data bytes, the file has %zu",
+                        L.data_bytes, size - L.data_at);
+    unsigned char *data = NULL;
+    if (!r && !(data = (unsigned char *)GPUIR_MALLOC(L.data_bytes ? L.data_bytes : 1))) r = gpuir__oom(ctx, path);
+    if (!r && (!gpuir__npy_pread(fd, data, L.data_bytes, L.data_at, &got) || got != L.data_bytes))
+        r = gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read the file: it changed while being read");
+    if (!r) r = gpuir__npy_convert(ctx, &L, data, want, out);
     GPUIR_FREE(data);
+    GPUIR_FREE(buf);
+    close(fd);
     return r;
+}
+
+GPUIRDEF gpuir_result gpuir_npy_read_as(gpuir_ctx *ctx, const char *path, gpuir_dtype dtype, gpuir_array *out) {
+    memset(out, 0, sizeof *out);
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    char note[sizeof ctx->loc_note];         /* errors name the file */
+    memcpy(note, ctx->loc_note, sizeof note);
+    snprintf(ctx->loc_note, sizeof ctx->loc_note, "%s", path);
+    gpuir_result r = gpuir__npy_read_file(ctx, path, dtype, out);
+    memcpy(ctx->loc_note, note, sizeof note);
+    return r;
+}
+
+GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out) {
+    return gpuir_npy_read_as(ctx, path, GPUIR_DTYPE_INVALID, out);
 }
 
 GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a) {
