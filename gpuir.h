@@ -16,7 +16,8 @@
      Also link -ldl (glibc before 2.34). The implementation needs POSIX.1-2008
      (dlopen, posix_spawn, mkstemp, the cache's file calls): it asks for it
      when gpuir.h is the file's first include; else define _POSIX_C_SOURCE
-     200809L first. libcuda and libnvrtc are opened at run time: nothing of
+     200809L first (a strict -std=c99 with <stdio.h> first is one #error
+     saying so). libcuda and libnvrtc are opened at run time: nothing of
      CUDA is needed to build.
 
    COMPILE-TIME OPTIONS
@@ -86,6 +87,13 @@
 #if defined(GPUIR_IMPLEMENTATION) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && \
     !defined(_XOPEN_SOURCE) && !defined(_DEFAULT_SOURCE)
 #  define _POSIX_C_SOURCE 200809L
+#endif
+/* Too late when a system header came first and glibc settled the feature
+   macros without POSIX.1-2008 (-std=c99 with <stdio.h> first): one error
+   saying so, and the implementation is left out (no errors deep inside). */
+#if defined(GPUIR_IMPLEMENTATION) && defined(_FEATURES_H) && !defined(__USE_XOPEN2K8)
+#  define GPUIR__NO_POSIX
+#  error "gpuir.h: the implementation needs POSIX.1-2008, but a system header included before gpuir.h settled the feature macros without it (e.g. -std=c99): #define _POSIX_C_SOURCE 200809L before the first #include, or include gpuir.h first"
 #endif
 /* ====================================================================== */
 // >>api
@@ -671,7 +679,7 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 /* ====================================================================== */
 /* Implementation                                                         */
 /* ====================================================================== */
-#ifdef GPUIR_IMPLEMENTATION
+#if defined(GPUIR_IMPLEMENTATION) && !defined(GPUIR__NO_POSIX)
 #ifndef GPUIR_IMPLEMENTATION_DONE
 #define GPUIR_IMPLEMENTATION_DONE
 
