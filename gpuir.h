@@ -106,7 +106,15 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#define GPUIR_VERSION_STRING "0.1.0"
+/* The version: MAJOR.MINOR.PATCH; gpuir_version() returns the string the
+   implementation was compiled with (the two agree when built together).
+   ABI: before 1.0 a minor version may change the API and the ABI (struct
+   fields, enum values, table order); a patch version changes neither. */
+#define GPUIR_VERSION_MAJOR 0
+#define GPUIR_VERSION_MINOR 2
+#define GPUIR_VERSION_PATCH 0
+#define GPUIR_VERSION_STRING "0.2.0"
+#define GPUIR_VERSION_NUMBER (GPUIR_VERSION_MAJOR * 10000 + GPUIR_VERSION_MINOR * 100 + GPUIR_VERSION_PATCH)
 
 #ifndef GPUIRDEF
 #  if defined(GPUIR_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -292,6 +300,7 @@ GPUIRDEF bool gpuir_dtype_is_float(gpuir_dtype dtype);
 GPUIRDEF const char *gpuir_op_name(gpuir_op_kind kind);     /* "add"; "invalid" */
 GPUIRDEF const char *gpuir_result_name(gpuir_result r);     /* "GPUIR_ERR_PARSE" */
 GPUIRDEF const char *gpuir_result_string(gpuir_result r);   /* "syntax error" */
+GPUIRDEF const char *gpuir_version(void);                  /* "0.2.0": GPUIR_VERSION_STRING */
 
 /* ---- context ----------------------------------------------------------- */
 typedef struct gpuir_ctx gpuir_ctx;
@@ -1028,6 +1037,8 @@ GPUIRDEF const char *gpuir_result_string(gpuir_result r) {
     if ((int)r < 0 || r >= GPUIR_RESULT_COUNT) return "unknown result";
     return gpuir__result_messages[r];
 }
+
+GPUIRDEF const char *gpuir_version(void) { return GPUIR_VERSION_STRING; }
 
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     gpuir_ctx *ctx = (gpuir_ctx *)gpuir__calloc(1, sizeof *ctx);
