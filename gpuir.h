@@ -308,7 +308,16 @@ typedef struct gpuir_ctx gpuir_ctx;
 /* The default configuration is:
      max_tensor_bytes   1 << 34 (16 GiB): the largest tensor, constant or
                         array the context will describe or allocate
-     log, log_user      NULL: gpuir prints nothing
+     log, log_user      NULL: gpuir prints nothing (errors are passed to
+                        it as they happen). With GPUIR_LOG=1 in the
+                        environment, also each compile (its time and cache
+                        outcome), kernel launch (grid, block, shared bytes)
+                        and copy (bytes, direction); GPUIR_LOG=2 adds each
+                        run's time. With GPUIR_LOG set and no callback,
+                        lines go to stderr prefixed "gpuir: ".
+                        GPUIR_DUMP_DIR=DIR writes each compiled module's
+                        CUDA C (DIR/<hash>.cu) and its lowered IR
+                        (DIR/<hash>.gir). Both are read once, here.
      max_shared_bytes   232448 (227 KiB, H100's opt-in limit): the most
                         dynamic shared memory one launch may ask for
      cache_dir          NULL: compiled kernels are cached in memory and in
@@ -775,6 +784,8 @@ struct gpuir_ctx {
     struct gpuir__cudart *cuda;       /* the driver, device and context its programs share */
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
+    int log_level;                    /* GPUIR_LOG at creation: 0, 1 or 2 */
+    char *dump_dir;                   /* GPUIR_DUMP_DIR at creation, or NULL */
 };
 
 /* calloc through GPUIR_MALLOC: zeroed, NULL on overflow or failure. */
@@ -1040,6 +1051,45 @@ GPUIRDEF const char *gpuir_result_string(gpuir_result r) {
 
 GPUIRDEF const char *gpuir_version(void) { return GPUIR_VERSION_STRING; }
 
+/* The default log callback when GPUIR_LOG asks for lines and the caller
+   gave none: standard error. */
+static void gpuir__log_stderr(void *user, const char *message) {
+    (void)user;
+    fprintf(stderr, "gpuir: %s\n", message);
+}
+
+/* GPUIR_LOG and GPUIR_DUMP_DIR, read once when the context is made; false
+   when out of memory. */
+static bool gpuir__ctx_read_env(gpuir_ctx *ctx) {
+    const char *level = getenv("GPUIR_LOG"), *dir = getenv("GPUIR_DUMP_DIR");
+    ctx->log_level = level && level[0] >= '1' && level[0] <= '9' && !level[1] ? (level[0] >= '2' ? 2 : 1) : 0;
+    if (ctx->log_level && !ctx->desc.log) ctx->desc.log = gpuir__log_stderr;
+    if (!dir || !*dir) return true;
+    ctx->dump_dir = (char *)GPUIR_MALLOC(strlen(dir) + 1);
+    if (ctx->dump_dir) memcpy(ctx->dump_dir, dir, strlen(dir) + 1);
+    return ctx->dump_dir != NULL;
+}
+
+/* One line to the log callback when GPUIR_LOG is at least `level`. */
+static void gpuir__logf(gpuir_ctx *ctx, int level, const char *fmt, ...) GPUIR__PRINTF(3, 4);
+static void gpuir__logf(gpuir_ctx *ctx, int level, const char *fmt, ...) {
+    if (ctx->log_level < level || !ctx->desc.log) return;
+    gpuir__str s = {NULL};
+    va_list ap;
+    va_start(ap, fmt);
+    gpuir__str_vappend(&s, fmt, ap);
+    va_end(ap);
+    ctx->desc.log(ctx->desc.log_user, gpuir__str_cstr(&s));
+    gpuir__str_free(&s);
+}
+
+/* Milliseconds on a monotonic clock (for the log's timings). */
+static double gpuir__now_ms(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     gpuir_ctx *ctx = (gpuir_ctx *)gpuir__calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
@@ -1053,6 +1103,7 @@ GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
         memcpy(ctx->cache_dir_copy, ctx->desc.cache_dir, n);
         ctx->desc.cache_dir = ctx->cache_dir_copy;
     }
+    if (!gpuir__ctx_read_env(ctx)) { GPUIR_FREE(ctx->cache_dir_copy); GPUIR_FREE(ctx); return NULL; }
     return ctx;
 }
 
@@ -1534,6 +1585,7 @@ GPUIRDEF void gpuir_ctx_destroy(gpuir_ctx *ctx) {
     for (size_t i = 0; i < stbds_arrlenu(ctx->modules); i++) gpuir__module_free(ctx->modules[i]);
     stbds_arrfree(ctx->modules);
     stbds_arrfree(ctx->message);
+    GPUIR_FREE(ctx->dump_dir);
     GPUIR_FREE(ctx);
 }
 
@@ -13075,6 +13127,9 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
         p->stats.d2h_copies += src_dev;
         p->stats.d2h_bytes += src_dev ? bytes : 0;
     }
+    if (p->ctx->log_level)
+        gpuir__logf(p->ctx, 1, "copy: %zu bytes %s, stream %u", bytes, dst_dev && src_dev ? "device to device"
+                    : dst_dev ? "host to device" : src_dev ? "device to host" : "host to host", st);
     if (!dst_dev && !src_dev) {
         memmove(dh, sh, bytes);
         return GPUIR_OK;
@@ -13344,6 +13399,10 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
                         gpuir__doing_text(&w), param_bytes, GPUIR__MAX_PARAM_BYTES);
     if (r) return r;
     p->stats.launches++;
+    if (p->ctx->log_level)
+        gpuir__logf(p->ctx, 1, "launch %s: grid %ux%ux%u, block %ux%ux%u, %lld bytes of dynamic shared memory "
+                    "(+%u static), stream %u", p->kernels[k].cname, grid[0], grid[1], grid[2], block[0], block[1],
+                    block[2], (long long)smem, (unsigned)p->kernels[k].shared_bytes, gpuir__run_stream(m, op));
     int code = p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
                              op->n_operands + (uint32_t)n_sizes + n_maps, gpuir__run_stream(m, op));
     return code ? gpuir__drv_check(p->ctx, &p->drv, code, "cuLaunchKernel", gpuir__doing_text(&w)) : GPUIR_OK;
@@ -13947,6 +14006,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     R.f = f;
     R.slots = p->run_slots;
     p->stats.runs++;
+    double t0 = ctx->log_level >= 2 ? gpuir__now_ms() : 0;
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
     bool entered = r == GPUIR_OK;
     if (!r) r = gpuir__run_bind(&R, f, n_inputs, inputs);
@@ -13968,6 +14028,9 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
         gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self), "cuCtxPopCurrent", "ending a run");
         if (!r) r = lr;
     }
+    if (ctx->log_level >= 2)
+        gpuir__logf(ctx, 2, "run @%s on %s: %.3f ms%s%s", func, gpuir_backend_name(p->backend), gpuir__now_ms() - t0,
+                    G ? " (graph replay)" : "", r ? " (failed)" : "");
     return r;
 }
 
@@ -14028,12 +14091,52 @@ static gpuir_result gpuir__program_check_memory(gpuir_program *p) {
 
 /* Compiles the source (or finds it in the cache), loads it and looks up
    each kernel. */
+/* GPUIR_DUMP_DIR: the module's CUDA C and lowered IR as DIR/<hash>.cu and
+   DIR/<hash>.gir (the hash: of the CUDA C; the directory made if missing). */
+static gpuir_result gpuir__program_dump(gpuir_program *p) {
+    gpuir_ctx *ctx = p->ctx;
+    const char *parts[1] = {p->source};
+    char key[65], *path = NULL, *ir = gpuir_module_print(p->m);
+    gpuir__cache_key(parts, 1, key);
+    size_t n = strlen(ctx->dump_dir) + 32;
+    gpuir_result r = ir && (path = (char *)GPUIR_MALLOC(n)) ? GPUIR_OK : gpuir__oom(ctx, "GPUIR_DUMP_DIR");
+    if (!r && mkdir(ctx->dump_dir, 0777) != 0 && errno != EEXIST)
+        r = gpuir__fail(ctx, GPUIR_ERR_IO, "GPUIR_DUMP_DIR: cannot make '%s': %s", ctx->dump_dir, strerror(errno));
+    if (!r) snprintf(path, n, "%s/%.16s.cu", ctx->dump_dir, key);
+    if (!r) r = gpuir__write_file_atomic(ctx, path, p->source, strlen(p->source));
+    if (!r) snprintf(path, n, "%s/%.16s.gir", ctx->dump_dir, key);
+    if (!r) r = gpuir__write_file_atomic(ctx, path, ir, strlen(ir));
+    if (!r) gpuir__logf(ctx, 1, "dump: %s/%.16s.cu and .gir", ctx->dump_dir, key);
+    GPUIR_FREE(path);
+    gpuir_free(ir);
+    return r;
+}
+
+/* GPUIR_LOG: a compile's time and what the cache did. */
+static void gpuir__program_log_compile(gpuir_program *p, double t0, gpuir__cache_stats before, size_t image) {
+    gpuir__cache_stats now = p->ctx->cache ? gpuir__cache_get_stats(p->ctx->cache) : before;
+    const char *how = now.mem_hits > before.mem_hits   ? "memory cache hit"
+                    : now.disk_hits > before.disk_hits ? "disk cache hit"
+                    : !p->ctx->cache || !*gpuir__cache_dir(p->ctx->cache) ? "compiled (no disk cache)"
+                                                                          : "compiled (cache miss)";
+    size_t n = stbds_arrlenu(p->kernels);
+    gpuir__logf(p->ctx, 1, "compile: %s module of %zu kernel%s (%zu bytes of CUDA C, %zu bytes built): %.1f ms, %s",
+                gpuir_backend_name(p->backend), n, n == 1 ? "" : "s", strlen(p->source), image,
+                gpuir__now_ms() - t0, how);
+}
+
 static gpuir_result gpuir__program_load(gpuir_program *p) {
     void *image = NULL;
     size_t size = 0;
-    gpuir_result r = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &image, &size) :
-                     gpuir__emu_build(p, &image, &size);
+    gpuir__cache_stats before;
+    memset(&before, 0, sizeof before);
+    if (p->ctx->cache) before = gpuir__cache_get_stats(p->ctx->cache);
+    double t0 = gpuir__now_ms();
+    gpuir_result r = p->ctx->dump_dir ? gpuir__program_dump(p) : GPUIR_OK;
+    if (!r) r = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &image, &size) :
+                gpuir__emu_build(p, &image, &size);
     if (r) return r;
+    if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, size);
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "loading the module");
     if (r) { GPUIR_FREE(image); return r; }
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.module_load(p->drv.self, &p->module, image, size),
