@@ -365,7 +365,9 @@ GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m);
    after what on which stream ("" if neither ran); owned by the module. */
 GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m);
 /* A Graphviz graph of the host functions' buffers (host blue, device
-   orange), copies (H2D, D2H) and launches; freed with gpuir_free. */
+   orange), copies (H2D, D2H, D2D, with their stream) and launches (each
+   kernel's fused ops, grid and block; the launches of a stream in a
+   dashed cluster), with a legend; freed with gpuir_free. */
 GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m);
 /* The kernel module of a lowered module (after `gpuir-opt --lower`) as one
    CUDA C source, as NVRTC compiles it; freed with gpuir_free. Identical IR
@@ -8087,6 +8089,50 @@ static void gpuir__dot_buffer(gpuir__str *s, const gpuir_module *m, uint32_t v) 
                        gpuir__tstr(&b, &val->type));
 }
 
+/* A launch's node: the kernel's name, the ops fused into it (up to 8) and
+   its grid and block; inside its stream's cluster when it has a stream. */
+static void gpuir__dot_launch(gpuir__str *s, gpuir_module *m, uint32_t fid, uint32_t op_id, uint32_t kid) {
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    const gpuir__func *k = gpuir__func_at(m, kid);
+    int64_t stream = gpuir__op_int_attr(m, op, GPUIR__KEY_STREAM, -1);
+    if (stream >= 0)
+        gpuir__str_appendf(s, "  subgraph cluster_%u_s%lld {\n  label=\"stream %lld\"; style=dashed;\n", fid,
+                           (long long)stream, (long long)stream);
+    gpuir__str_appendf(s, "  op%u [shape=ellipse, label=\"@%s", op_id, gpuir__string(m, k->name));
+    size_t shown = 0;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *o = gpuir__op_at(m, k->ops[i]);
+        if (o->kind == GPUIR_OP_RETURN) continue;
+        if (shown++ < 8) gpuir__str_appendf(s, "%s%s", shown == 1 ? "\\n" : ", ", gpuir_op_name(o->kind));
+    }
+    if (shown > 8) gpuir__str_appendf(s, ", ... (%zu ops)", shown);
+    const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
+    if (g && b) {
+        const int64_t *gi = gpuir__ints_at(m, g->off), *bi = gpuir__ints_at(m, b->off);
+        gpuir__str_appendf(s, "\\ngrid %lldx%lldx%lld, block %lldx%lldx%lld", (long long)gi[0], (long long)gi[1],
+                           (long long)gi[2], (long long)bi[0], (long long)bi[1], (long long)bi[2]);
+    }
+    gpuir__str_appendf(s, "\"];\n%s", stream >= 0 ? "  }\n" : "");
+}
+
+/* What the colours, shapes and edges mean. */
+static void gpuir__dot_legend(gpuir__str *s) {
+    gpuir__str_appendf(s, "subgraph cluster_legend {\n  label=\"legend\"; style=dotted;\n"
+        "  legend_host [shape=box, style=filled, fillcolor=lightblue, label=\"host buffer\"];\n"
+        "  legend_dev [shape=box, style=filled, fillcolor=orange, label=\"device buffer\"];\n"
+        "  legend_view [shape=box, style=filled, fillcolor=orange, label=\"a view of it\"];\n"
+        "  legend_launch [shape=ellipse, label=\"@kernel\\nits fused ops\\ngrid, block\"];\n"
+        "  subgraph cluster_legend_stream {\n  label=\"stream N (dashed: the launches on it)\"; style=dashed;\n"
+        "  legend_launch;\n  }\n"
+        "  legend_host -> legend_dev [label=\"H2D copy\", color=blue];\n"
+        "  legend_dev -> legend_launch [label=\"read\"];\n"
+        "  legend_launch -> legend_view [label=\"write\"];\n"
+        "  legend_dev -> legend_view [label=\"view\", style=dashed];\n"
+        "  legend_view -> legend_host [label=\"D2H copy\", color=red];\n"
+        "  legend_dev -> legend_dev [label=\"D2D copy\", color=purple];\n"
+        "}\n");
+}
+
 static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     gpuir__str_appendf(s, "subgraph cluster_%u {\n  label=\"@%s\";\n", fid, gpuir__string(m, f->name));
@@ -8101,14 +8147,18 @@ static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
                                op->result);
         } else if (op->kind == GPUIR_OP_GPU_MEMCPY) {
             uint32_t dst = gpuir__op_operand(m, op, 0), src = gpuir__op_operand(m, op, 1);
-            bool h2d = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
-            gpuir__str_appendf(s, "  v%u -> v%u [label=\"%s\", color=%s];\n", src, dst,
-                               h2d ? "H2D" : "D2H", h2d ? "blue" : "red");
+            bool to_dev = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
+            bool from_dev = gpuir__value_at(m, src)->type.space == GPUIR_SPACE_DEVICE;
+            int64_t stream = gpuir__op_int_attr(m, op, GPUIR__KEY_STREAM, -1);
+            char on[40] = "";
+            if (stream >= 0) snprintf(on, sizeof on, "\\nstream %lld", (long long)stream);
+            gpuir__str_appendf(s, "  v%u -> v%u [label=\"%s%s\", color=%s];\n", src, dst,
+                               to_dev && from_dev ? "D2D" : to_dev ? "H2D" : "D2H", on,
+                               to_dev && from_dev ? "purple" : to_dev ? "blue" : "red");
         } else if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
             const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
-            gpuir__str_appendf(s, "  op%u [shape=ellipse, label=\"@%s\"];\n", f->ops[i],
-                               gpuir__string(m, gpuir__func_at(m, kid)->name));
+            gpuir__dot_launch(s, m, fid, f->ops[i], kid);
             for (uint32_t k = 0; k < op->n_operands; k++) {
                 bool reads, writes;
                 gpuir__param_access(m, gpuir__func_at(m, kid), k, &reads, &writes);
@@ -8126,6 +8176,7 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
     gpuir__str_appendf(&s, "digraph gpuir {\nrankdir=LR;\nnode [fontname=\"monospace\"];\n");
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
         if (!m->funcs[f].kernel) gpuir__dot_func(&s, m, (uint32_t)f + 1);
+    gpuir__dot_legend(&s);
     gpuir__str_appendf(&s, "}\n");
     char *text = gpuir__str_detach(&s);
     if (!text) gpuir__oom(m->ctx, "printing a graph");

@@ -179,3 +179,14 @@ check "gpuir-run runs a function of 100 parameters given inline" \
     eval '[ $rc = 0 ] && has out "^  \[99, 99\]" && has out "^  \[100, 100\]"'
 go $run "$d/many.gir" --backend=emu --check
 check "gpuir-run runs it on the emulator with random inputs" eval '[ $rc = 0 ] && has out "^result\[1\]: emu matches ref"'
+
+# ---- gpuir-bench --plot: the title says where the times came from ----
+mkdir -p "$d/bin"
+printf '#!/bin/sh\ncat > "%s/gnuplot.in"\n' "$d" > "$d/bin/gnuplot"      # a gnuplot that keeps its script
+chmod +x "$d/bin/gnuplot"
+go env PATH="$d/bin:$PATH" $bench passes --ops=20,40 --repeat=1 --plot="$d/p.png"
+check "gpuir-bench passes --plot: titled with the host CPU" \
+    eval '[ $rc = 0 ] && grep -q "set title .gpuir-bench passes: times from the host CPU" $d/gnuplot.in'
+go env PATH="$d/bin:$PATH" $bench launch --kernels=2 --repeat=1 --plot="$d/p.png"
+check "gpuir-bench launch --plot: titled with the backend that ran" \
+    eval '[ $rc = 0 ] && grep -q "set title .gpuir-bench launch: times from \(emu (CPU emulator\|cuda\)" $d/gnuplot.in'

@@ -67,7 +67,8 @@
    prints a line per option; an unknown option or a number that is not one
    (--repeat=abc) is refused naming it, with status 2.
    --plot=FILE.png with any subcommand draws the ratios it printed as bars
-   (gnuplot, when installed; else an error saying so). */
+   (gnuplot, when installed; else an error saying so), titled with the
+   backend the times came from (GPU, emulator or host CPU). */
 #define _POSIX_C_SOURCE 200809L
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
@@ -165,6 +166,7 @@ typedef struct plot_data {
     plot_bar bars[64];
     int n;
     const char *what;       /* the y axis */
+    char from[96];          /* where the times came from (the title says) */
 } plot_data;
 
 static plot_data plot;      /* this tool's one run: filled by the subcommand, drawn by main */
@@ -176,6 +178,12 @@ static void plot_add(const char *what, const char *label, double ratio) {
     plot.bars[plot.n++].ratio = ratio;
 }
 
+/* Where this run's times came from: "cuda (GPU)", "emu (CPU emulator: not
+   GPU times)", the host CPU; --plot's title says it. */
+static void plot_from(const char *backend) {
+    snprintf(plot.from, sizeof plot.from, "%s", backend);
+}
+
 /* Draws the bars into png with gnuplot; 0, or 1 with a message. */
 static int plot_draw(const char *png, const char *title) {
     if (!plot.n) { fprintf(stderr, "gpuir-bench: --plot: this run measured no ratio to draw\n"); return 1; }
@@ -185,10 +193,11 @@ static int plot_draw(const char *png, const char *title) {
     }
     FILE *g = popen("gnuplot", "w");
     if (!g) { fprintf(stderr, "gpuir-bench: --plot: cannot start gnuplot\n"); return 1; }
-    fprintf(g, "set terminal pngcairo size 900,500\nset output '%s'\nset title '%s'\nset ylabel '%s'\n"
+    fprintf(g, "set terminal pngcairo size 900,500\nset output '%s'\nset title 'gpuir-bench %s: times from %s'\n"
+               "set ylabel '%s'\n"
                "set style fill solid 0.6\nset boxwidth 0.7\nset yrange [0:*]\nset xtics rotate by -30\n"
                "set grid ytics\nplot '-' using 0:2:xtic(1) with boxes notitle, 1 with lines lt 2 notitle\n",
-            png, title, plot.what);
+            png, title, plot.from[0] ? plot.from : "an unrecorded backend", plot.what);
     for (int i = 0; i < plot.n; i++) fprintf(g, "\"%s\" %g\n", plot.bars[i].label, plot.bars[i].ratio);
     fprintf(g, "e\n");
     int rc = pclose(g);
@@ -558,6 +567,7 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     char label[64];
     snprintf(label, sizeof label, "%s %dx%dx%d", dt, c->m, c->n, c->k);
     if (cb && tc > 0) plot_add("gpuir time / cuBLAS time", label, tg / tc);
+    plot_from("cuda (GPU, CUDA events)");
     free(host.data); free(r0.data); free(r1.data); free(bias.data); free(res.data);
     return cb && !(err < rel_error_bound(c)) ? 1 : 0;
 }
@@ -862,6 +872,7 @@ static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, si
            kernels, tk, gbk, tc, gbc, 100.0 * tc / tk);
     printf("bench bandwidth %s kernels=%zu gpuir_ms=%.4f copy_ms=%.4f ratio=%.3f\n", label, kernels, tk, tc, tc / tk);
     plot_add("gpuir bandwidth / device copy bandwidth", label, tc / tk);
+    plot_from("cuda (GPU, CUDA events)");
     gpuir_program_destroy(p);
     return ok ? 0 : 1;
 }
@@ -1101,6 +1112,7 @@ static int bench_copy(int argc, char **argv) {
             printf("bench copy variant=%d mb=%lld chunk_mb=%lld ms=%.4f gbps=%.2f\n", v, mb, chunk_mb, ms[v],
                    bytes / (ms[v] * 1e6));
             plot_add("bandwidth / pinned cuMemcpy bandwidth", names[v], ref / ms[v]);
+            plot_from("cuda (GPU, wall clock)");
         }
         rc = check_staged(C, dev, pageable, (char *)pinned, bytes, (char **)pin, chunk, done);
     } else fprintf(stderr, "gpuir-bench copy: allocation failed\n");
@@ -1329,6 +1341,7 @@ static int bench_passes(int argc, char **argv) {
         char label[64];
         snprintf(label, sizeof label, "%ld ops", ops);
         plot_add("time per op / that of the smallest program", label, per_op / first_per_op);
+        plot_from("the host CPU (the pass pipeline; no device)");
     }
     return 0;
 }
@@ -1552,6 +1565,7 @@ static int bench_launch(int argc, char **argv) {
                us[0] / us[2], us[1] / us[2]);
         plot_add("gpuir time per kernel / raw launch", "plain", us[0] / us[2]);
         plot_add("gpuir time per kernel / raw launch", "graph replay", us[1] / us[2]);
+        plot_from(gpu ? "cuda (GPU)" : "emu (CPU emulator: not GPU times)");
     }
     for (int i = 0; i < 2; i++) gpuir_array_release(&in[i]);
     gpuir_program_destroy(pg);
