@@ -520,7 +520,8 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
    pass that cannot change kernels); the first failure stops
    the pipeline with the pass name in the error.
    The default configuration is:
-     print_ir_before, print_ir_after   NULL: no dumps ("*": every pass)
+     print_ir_before, print_ir_after   NULL: no dumps ("*": every pass; a
+                        name that is no pass is GPUIR_ERR_INVALID_ARGUMENT)
      timing                            false: no per-pass CPU times
      disable_verify                    false: verify after every pass
      print, print_user                 NULL: dumps and times go to stderr */
@@ -5626,6 +5627,11 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
                                "'%s' (see gpuir_pass_name)", (int)len, p, pipeline);
         p += len + (p[len] == ',');
     }
+    const char *dumps[2] = {d.print_ir_before, d.print_ir_after};   /* names to dump at: registered passes */
+    for (int i = 0; !r && i < 2; i++)
+        if (dumps[i] && strcmp(dumps[i], "*") != 0 && !gpuir__find_pass(dumps[i], strlen(dumps[i])))
+            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: there is no pass '%s' (see gpuir_pass_name)",
+                               i ? "print_ir_after" : "print_ir_before", dumps[i]);
     for (p = pipeline ? pipeline : ""; !r && *p;) {
         size_t len = strcspn(p, ",");
         r = gpuir__pass_run_one(m, gpuir__find_pass(p, len), &d);

@@ -190,3 +190,11 @@ check "gpuir-bench passes --plot: titled with the host CPU" \
 go env PATH="$d/bin:$PATH" $bench launch --kernels=2 --repeat=1 --plot="$d/p.png"
 check "gpuir-bench launch --plot: titled with the backend that ran" \
     eval '[ $rc = 0 ] && grep -q "set title .gpuir-bench launch: times from \(emu (CPU emulator\|cuda\)" $d/gnuplot.in'
+
+# ---- module text: devices and directories refused, pipes read ----
+go timeout 20 $opt /dev/zero
+check "gpuir-opt /dev/zero is refused at once" eval '[ $rc = 1 ] && has err "cannot read ./dev/zero.: not a regular file or a pipe"'
+go timeout 20 $run "$d"
+check "gpuir-run DIRECTORY is refused" eval '[ $rc = 1 ] && has err "not a regular file or a pipe"'
+go eval "cat '$d/f.gir' | $run /dev/stdin --input=2x3xf32=1 --input=3xi32=1"
+check "gpuir-run reads a module from a pipe (/dev/stdin)" eval '[ $rc = 0 ] && has out "^  \[2, 2, 2, 2, 2, 2\]"'

@@ -8,7 +8,10 @@
 #define GPUIR_CLI_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +128,44 @@ static inline bool cli_nonneg(const char *tool, const char *flag, const char *te
     }
     *out = v;
     return true;
+}
+
+/* The most module text a tool reads: a bound, so that a device that never
+   ends (/dev/zero) is refused instead of filling memory. */
+#define CLI_MAX_TEXT ((size_t)256 << 20)
+
+/* Reads a module's text: "-" is standard input; a path must be a regular
+   file or a pipe (not a device or a directory), at most CLI_MAX_TEXT
+   bytes. NULL after a message naming the tool and the path. */
+static inline char *cli_read_text(const char *tool, const char *path, size_t *n) {
+    int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY);
+    struct stat st;
+    const char *why = fd < 0 ? strerror(errno) : NULL;
+    if (!why && fd != 0 && (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))))
+        why = "not a regular file or a pipe";
+    size_t cap = 1 << 16, len = 0;
+    char *buf = why ? NULL : (char *)malloc(cap + 1);
+    if (!why && !buf) why = "out of memory";
+    while (!why) {
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) { why = strerror(errno); break; }
+        if (got == 0) break;
+        if ((len += (size_t)got) < cap) continue;
+        if (cap >= CLI_MAX_TEXT) { why = "more than 256 MiB of text"; break; }
+        char *bigger = (char *)realloc(buf, (cap *= 2) + 1);
+        if (!bigger) { why = "out of memory"; break; }
+        buf = bigger;
+    }
+    if (fd > 0) close(fd);
+    if (why) {
+        fprintf(stderr, "%s: cannot read '%s': %s\n", tool, path, why);
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
+    *n = len;
+    return buf;
 }
 
 #endif

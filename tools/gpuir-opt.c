@@ -151,22 +151,6 @@ static int parse_args(int argc, char **argv, opt_args *a, bool *done) {
     return 0;
 }
 
-static char *read_all(FILE *f, size_t *n) {
-    size_t cap = 1 << 16, len = 0;
-    char *buf = (char *)malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            char *bigger = (char *)realloc(buf, cap *= 2);
-            if (!bigger) { free(buf); return NULL; }
-            buf = bigger;
-        }
-    }
-    *n = len;
-    return buf;
-}
-
 /* Parses one chunk, runs the passes and prints it to `out`; reports errors
    on stderr. */
 static bool run_chunk(const char *text, size_t len, const char *name, const opt_args *a, FILE *out) {
@@ -246,12 +230,9 @@ int main(int argc, char **argv) {
     bool done;
     int rc = parse_args(argc, argv, &a, &done);
     if (rc || done) return rc;
-    FILE *in = strcmp(a.input, "-") == 0 ? stdin : fopen(a.input, "rb");
-    if (!in) { fprintf(stderr, "gpuir-opt: cannot open '%s'\n", a.input); return 1; }
     size_t len;
-    char *text = read_all(in, &len);
-    if (in != stdin) fclose(in);
-    if (!text) { fprintf(stderr, "gpuir-opt: cannot read '%s'\n", a.input); return 1; }
+    char *text = cli_read_text("gpuir-opt", a.input, &len);
+    if (!text) return 1;
     FILE *out = a.output ? fopen(a.output, "w") : stdout;
     if (!out) { fprintf(stderr, "gpuir-opt: cannot create '%s'\n", a.output); free(text); return 1; }
     const char *name = strcmp(a.input, "-") == 0 ? "<stdin>" : a.input;

@@ -261,18 +261,12 @@ static void summarize(int i, const gpuir_array *a) {
     printf("%s]\n", n > shown ? ", ..." : "");
 }
 
-/* The module in FILE, or on standard input for "-". */
+/* The module in FILE, or on standard input for "-" (a bounded read of a
+   regular file or a pipe). */
 static gpuir_module *read_module(gpuir_ctx *ctx, const char *file) {
-    if (strcmp(file, "-") != 0) return gpuir_module_parse_file(ctx, file);
-    size_t cap = 1 << 16, len = 0, got;
-    char *text = (char *)malloc(cap);
-    while (text && (got = fread(text + len, 1, cap - len, stdin)) > 0)
-        if ((len += got) == cap) {
-            char *bigger = (char *)realloc(text, cap *= 2);
-            if (!bigger) { free(text); text = NULL; }
-            else text = bigger;
-        }
-    gpuir_module *m = text ? gpuir_module_parse(ctx, text, len, "<stdin>") : NULL;
+    size_t len;
+    char *text = cli_read_text("gpuir-run", file, &len);
+    gpuir_module *m = text ? gpuir_module_parse(ctx, text, len, strcmp(file, "-") == 0 ? "<stdin>" : file) : NULL;
     free(text);
     return m;
 }
