@@ -1,5 +1,6 @@
-# gpuir: `make` builds the tools, the example and the tests; `make test` runs
-# every test twice (plain and under ASan+UBSan); `make run` runs the example.
+# gpuir: `make` builds the tools, the examples and the tests; `make test` runs
+# every test twice (plain and under ASan+UBSan); `make run` runs
+# examples/hello_jit (JIT-compiled on the GPU, else on the CPU emulator).
 CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -O2 -g
@@ -13,7 +14,7 @@ SAN     = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omi
 TSAN    = -O1 -g -fsanitize=thread
 
 TOOLS     = tools/gpuir-opt tools/gpuir-run tools/gpuir-bench
-EXAMPLES  = examples/mlp examples/seed_matmul examples/dynamic_batch
+EXAMPLES  = examples/hello_jit examples/mlp examples/seed_matmul examples/dynamic_batch
 TEST_SRCS = $(wildcard tests/api/*.c)
 TESTS     = $(patsubst tests/api/%.c,build/tests/%,$(TEST_SRCS))
 ASAN      = $(patsubst tools/%,build/asan/%,$(TOOLS)) \
@@ -26,17 +27,25 @@ all: $(TOOLS) $(EXAMPLES) $(TESTS)
 deps:
 	@tools/ensure-deps.sh
 
-tools/%: tools/%.c gpuir.h | deps
+tools/%: tools/%.c tools/cli.h gpuir.h | deps
 	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
 
 examples/%: examples/%.c gpuir.h | deps
 	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
 
+# The implementation compiled once in its own translation unit (the slow
+# part); the example links against it and rebuilds in a moment.
+examples/gpuir_impl.o: examples/gpuir_impl.c gpuir.h | deps
+	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) -c $< -o $@
+
+examples/hello_jit: examples/hello_jit.c examples/gpuir_impl.o gpuir.h | deps
+	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< examples/gpuir_impl.o -o $@ $(LIBS)
+
 build/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
 
-build/asan/%: tools/%.c gpuir.h | deps
+build/asan/%: tools/%.c tools/cli.h gpuir.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
 
@@ -93,8 +102,8 @@ test: all asan tsan
 	@$(MAKE) --no-print-directory fuzzers
 	@tests/run.sh tools build/asan
 
-run: examples/mlp
-	./examples/mlp
+run: examples/hello_jit
+	./examples/hello_jit
 
 gpuir.pc: gpuir.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(sed -n 's/^#define GPUIR_VERSION_STRING "\(.*\)"/\1/p' gpuir.h)|" $< > $@
@@ -106,7 +115,7 @@ install: $(TOOLS) gpuir.pc
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 
 clean:
-	rm -rf build $(TOOLS) $(EXAMPLES) gpuir.pc
+	rm -rf build $(TOOLS) $(EXAMPLES) examples/gpuir_impl.o gpuir.pc
 
 .PHONY: all deps asan tsan fuzz fuzz-builder fuzzers test run install clean
 .DELETE_ON_ERROR:

@@ -16,7 +16,8 @@
      Also link -ldl (glibc before 2.34). The implementation needs POSIX.1-2008
      (dlopen, posix_spawn, mkstemp, the cache's file calls): it asks for it
      when gpuir.h is the file's first include; else define _POSIX_C_SOURCE
-     200809L first. libcuda and libnvrtc are opened at run time: nothing of
+     200809L first (a strict -std=c99 with <stdio.h> first is one #error
+     saying so). libcuda and libnvrtc are opened at run time: nothing of
      CUDA is needed to build.
 
    COMPILE-TIME OPTIONS
@@ -87,6 +88,13 @@
     !defined(_XOPEN_SOURCE) && !defined(_DEFAULT_SOURCE)
 #  define _POSIX_C_SOURCE 200809L
 #endif
+/* Too late when a system header came first and glibc settled the feature
+   macros without POSIX.1-2008 (-std=c99 with <stdio.h> first): one error
+   saying so, and the implementation is left out (no errors deep inside). */
+#if defined(GPUIR_IMPLEMENTATION) && defined(_FEATURES_H) && !defined(__USE_XOPEN2K8)
+#  define GPUIR__NO_POSIX
+#  error "gpuir.h: the implementation needs POSIX.1-2008, but a system header included before gpuir.h settled the feature macros without it (e.g. -std=c99): #define _POSIX_C_SOURCE 200809L before the first #include, or include gpuir.h first"
+#endif
 /* ====================================================================== */
 // >>api
 // The public interface. Needs only <stddef.h>, <stdint.h>, <stdbool.h>.
@@ -98,7 +106,15 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#define GPUIR_VERSION_STRING "0.1.0"
+/* The version: MAJOR.MINOR.PATCH; gpuir_version() returns the string the
+   implementation was compiled with (the two agree when built together).
+   ABI: before 1.0 a minor version may change the API and the ABI (struct
+   fields, enum values, table order); a patch version changes neither. */
+#define GPUIR_VERSION_MAJOR 0
+#define GPUIR_VERSION_MINOR 2
+#define GPUIR_VERSION_PATCH 0
+#define GPUIR_VERSION_STRING "0.2.0"
+#define GPUIR_VERSION_NUMBER (GPUIR_VERSION_MAJOR * 10000 + GPUIR_VERSION_MINOR * 100 + GPUIR_VERSION_PATCH)
 
 #ifndef GPUIRDEF
 #  if defined(GPUIR_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -284,6 +300,7 @@ GPUIRDEF bool gpuir_dtype_is_float(gpuir_dtype dtype);
 GPUIRDEF const char *gpuir_op_name(gpuir_op_kind kind);     /* "add"; "invalid" */
 GPUIRDEF const char *gpuir_result_name(gpuir_result r);     /* "GPUIR_ERR_PARSE" */
 GPUIRDEF const char *gpuir_result_string(gpuir_result r);   /* "syntax error" */
+GPUIRDEF const char *gpuir_version(void);                  /* "0.2.0": GPUIR_VERSION_STRING */
 
 /* ---- context ----------------------------------------------------------- */
 typedef struct gpuir_ctx gpuir_ctx;
@@ -291,7 +308,16 @@ typedef struct gpuir_ctx gpuir_ctx;
 /* The default configuration is:
      max_tensor_bytes   1 << 34 (16 GiB): the largest tensor, constant or
                         array the context will describe or allocate
-     log, log_user      NULL: gpuir prints nothing
+     log, log_user      NULL: gpuir prints nothing (errors are passed to
+                        it as they happen). With GPUIR_LOG=1 in the
+                        environment, also each compile (its time and cache
+                        outcome), kernel launch (grid, block, shared bytes)
+                        and copy (bytes, direction); GPUIR_LOG=2 adds each
+                        run's time. With GPUIR_LOG set and no callback,
+                        lines go to stderr prefixed "gpuir: ".
+                        GPUIR_DUMP_DIR=DIR writes each compiled module's
+                        CUDA C (DIR/<hash>.cu) and its lowered IR
+                        (DIR/<hash>.gir). Both are read once, here.
      max_shared_bytes   232448 (227 KiB, H100's opt-in limit): the most
                         dynamic shared memory one launch may ask for
      cache_dir          NULL: compiled kernels are cached in memory and in
@@ -348,7 +374,9 @@ GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m);
    after what on which stream ("" if neither ran); owned by the module. */
 GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m);
 /* A Graphviz graph of the host functions' buffers (host blue, device
-   orange), copies (H2D, D2H) and launches; freed with gpuir_free. */
+   orange), copies (H2D, D2H, D2D, with their stream) and launches (each
+   kernel's fused ops, grid and block; the launches of a stream in a
+   dashed cluster), with a legend; freed with gpuir_free. */
 GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m);
 /* The kernel module of a lowered module (after `gpuir-opt --lower`) as one
    CUDA C source, as NVRTC compiles it; freed with gpuir_free. Identical IR
@@ -501,7 +529,8 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
    pass that cannot change kernels); the first failure stops
    the pipeline with the pass name in the error.
    The default configuration is:
-     print_ir_before, print_ir_after   NULL: no dumps ("*": every pass)
+     print_ir_before, print_ir_after   NULL: no dumps ("*": every pass; a
+                        name that is no pass is GPUIR_ERR_INVALID_ARGUMENT)
      timing                            false: no per-pass CPU times
      disable_verify                    false: verify after every pass
      print, print_user                 NULL: dumps and times go to stderr */
@@ -535,6 +564,12 @@ GPUIRDEF const char *gpuir_pass_summary(size_t index);
 
 /* ---- .npy files (f32, f16, i32, i64; C order; little-endian) ----------- */
 GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out);
+/* The same, converted to `dtype` (0: the file's own): NumPy's default `<f8`
+   to a float dtype, `|b1` (bool) to any as 0 and 1; other dtypes must
+   match. Errors name the file; only a regular file is read, and its size
+   must be what its header says before its data is read. */
+GPUIRDEF gpuir_result gpuir_npy_read_as(gpuir_ctx *ctx, const char *path, gpuir_dtype dtype,
+                                        gpuir_array *out);
 GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
                                      gpuir_array *out);
 GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a);
@@ -682,7 +717,7 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 /* ====================================================================== */
 /* Implementation                                                         */
 /* ====================================================================== */
-#ifdef GPUIR_IMPLEMENTATION
+#if defined(GPUIR_IMPLEMENTATION) && !defined(GPUIR__NO_POSIX)
 #ifndef GPUIR_IMPLEMENTATION_DONE
 #define GPUIR_IMPLEMENTATION_DONE
 
@@ -757,6 +792,8 @@ struct gpuir_ctx {
     gpuir_module **modules;    /* stb_ds array: live modules, destroyed with ctx */
     const char *loc_file;      /* set while a source location is current */
     uint32_t loc_line, loc_col;
+    const char *loc_src;       /* the text being parsed (for the source line and caret), or NULL */
+    size_t loc_src_len;
     char loc_note[192];        /* else a prefix such as "pass 'fuse'" */
     const struct gpuir_module *loc_module;  /* else, set while verifying: "in @f, op 3 (add)" */
     uint32_t loc_func_name;    /* the function's name (loc_module's strings) */
@@ -768,6 +805,8 @@ struct gpuir_ctx {
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
     uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
+    int log_level;                    /* GPUIR_LOG at creation: 0, 1 or 2 */
+    char *dump_dir;                   /* GPUIR_DUMP_DIR at creation, or NULL */
 };
 
 /* calloc through GPUIR_MALLOC: zeroed, NULL on overflow or failure. */
@@ -874,6 +913,22 @@ static void gpuir__loc_clear(gpuir_ctx *ctx) {
     ctx->loc_module = NULL;
 }
 
+/* Appends the source line of the current location and a caret under its
+   column, as clang and mlir-opt show them (tabs kept so the caret lines up). */
+static void gpuir__loc_append_caret(const gpuir_ctx *ctx, gpuir__str *s) {
+    const char *p = ctx->loc_src, *end = p + ctx->loc_src_len;
+    for (uint32_t line = 1; line < ctx->loc_line && p < end; p++)
+        if (*p == '\n') line++;
+    const char *eol = p;
+    while (eol < end && *eol != '\n' && *eol != '\r') eol++;
+    size_t n = (size_t)(eol - p), col = ctx->loc_col ? ctx->loc_col - 1 : 0;
+    if (p >= end && ctx->loc_line > 1 && n == 0 && col == 0) return;   /* past the text */
+    if (n > 400 || col > n) return;                  /* a line too long to show, or a bad column */
+    gpuir__str_appendf(s, "\n%.*s\n", (int)n, p);
+    for (size_t i = 0; i < col; i++) gpuir__str_appendf(s, "%c", p[i] == '\t' ? '\t' : ' ');
+    gpuir__str_appendf(s, "^");
+}
+
 /* Records the first error of the context, prefixed with the current source
    location if there is one, and returns `code` (so callers can return it). */
 static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *fmt, ...)
@@ -894,6 +949,7 @@ static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *f
     va_start(ap, fmt);
     gpuir__str_vappend(&s, fmt, ap);
     va_end(ap);
+    if (ctx->loc_src && ctx->loc_file && ctx->loc_line) gpuir__loc_append_caret(ctx, &s);
     ctx->result = code;
     stbds_arrfree(ctx->message);
     ctx->message = s.buf;
@@ -1015,6 +1071,47 @@ GPUIRDEF const char *gpuir_result_string(gpuir_result r) {
     return gpuir__result_messages[r];
 }
 
+GPUIRDEF const char *gpuir_version(void) { return GPUIR_VERSION_STRING; }
+
+/* The default log callback when GPUIR_LOG asks for lines and the caller
+   gave none: standard error. */
+static void gpuir__log_stderr(void *user, const char *message) {
+    (void)user;
+    fprintf(stderr, "gpuir: %s\n", message);
+}
+
+/* GPUIR_LOG and GPUIR_DUMP_DIR, read once when the context is made; false
+   when out of memory. */
+static bool gpuir__ctx_read_env(gpuir_ctx *ctx) {
+    const char *level = getenv("GPUIR_LOG"), *dir = getenv("GPUIR_DUMP_DIR");
+    ctx->log_level = level && level[0] >= '1' && level[0] <= '9' && !level[1] ? (level[0] >= '2' ? 2 : 1) : 0;
+    if (ctx->log_level && !ctx->desc.log) ctx->desc.log = gpuir__log_stderr;
+    if (!dir || !*dir) return true;
+    ctx->dump_dir = (char *)GPUIR_MALLOC(strlen(dir) + 1);
+    if (ctx->dump_dir) memcpy(ctx->dump_dir, dir, strlen(dir) + 1);
+    return ctx->dump_dir != NULL;
+}
+
+/* One line to the log callback when GPUIR_LOG is at least `level`. */
+static void gpuir__logf(gpuir_ctx *ctx, int level, const char *fmt, ...) GPUIR__PRINTF(3, 4);
+static void gpuir__logf(gpuir_ctx *ctx, int level, const char *fmt, ...) {
+    if (ctx->log_level < level || !ctx->desc.log) return;
+    gpuir__str s = {NULL};
+    va_list ap;
+    va_start(ap, fmt);
+    gpuir__str_vappend(&s, fmt, ap);
+    va_end(ap);
+    ctx->desc.log(ctx->desc.log_user, gpuir__str_cstr(&s));
+    gpuir__str_free(&s);
+}
+
+/* Milliseconds on a monotonic clock (for the log's timings). */
+static double gpuir__now_ms(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     gpuir_ctx *ctx = (gpuir_ctx *)gpuir__calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
@@ -1031,6 +1128,7 @@ GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
         memcpy(ctx->cache_dir_copy, ctx->desc.cache_dir, n);
         ctx->desc.cache_dir = ctx->cache_dir_copy;
     }
+    if (!gpuir__ctx_read_env(ctx)) { GPUIR_FREE(ctx->cache_dir_copy); GPUIR_FREE(ctx); return NULL; }
     return ctx;
 }
 
@@ -1533,6 +1631,7 @@ GPUIRDEF void gpuir_ctx_destroy(gpuir_ctx *ctx) {
     for (size_t i = 0; i < stbds_arrlenu(ctx->modules); i++) gpuir__module_free(ctx->modules[i]);
     stbds_arrfree(ctx->modules);
     stbds_arrfree(ctx->message);
+    GPUIR_FREE(ctx->dump_dir);
     GPUIR_FREE(ctx);
 }
 
@@ -3865,6 +3964,8 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     P.pending_dense = -1;
     stbds_sh_new_strdup(P.names);
     ctx->loc_file = m->source_name;
+    ctx->loc_src = P.p;
+    ctx->loc_src_len = len;
     gpuir_result r = gpuir__parse_module(&P);
     ctx->loc_file = NULL;
     ctx->loc_line = ctx->loc_col = 0;
@@ -3874,6 +3975,8 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     stbds_arrfree(P.is_float);
     stbds_arrfree(P.num_locs);
     if (r == GPUIR_OK) r = gpuir_module_verify(m);
+    ctx->loc_src = NULL;
+    ctx->loc_src_len = 0;
     if (r != GPUIR_OK) { gpuir_module_destroy(m); return NULL; }
     return m;
 }
@@ -5214,7 +5317,8 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
 /* ====================================================================== */
 // >>npy
 // NumPy .npy files, versions 1.0, 2.0 and 3.0: little-endian f32, f16, i32 and
-// i64 in C order. Everything else is refused with a message saying why.
+// i64 in C order; f64 and bool converted to a dtype asked for. Everything
+// else is refused with a message saying why.
 // Reads: util, array. Writes: arrays and files.
 
 typedef struct gpuir__npy_header {
@@ -5248,7 +5352,10 @@ static gpuir_result gpuir__npy_string(gpuir__npy_cursor *c, char *buf, size_t si
     if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return gpuir__npy_bad(c, "expected a quoted string");
     char q = *c->p++;
     const char *s = c->p;
-    while (c->p < c->end && *c->p != q) c->p++;
+    while (c->p < c->end && *c->p != q) {
+        unsigned char ch = (unsigned char)*c->p++;
+        if (ch < 32 || ch > 126) return gpuir__npy_bad(c, "a control or non-ASCII byte in a string");
+    }
     if (c->p >= c->end) return gpuir__npy_bad(c, "unterminated string");
     size_t n = (size_t)(c->p - s);
     c->p++;
@@ -5296,6 +5403,9 @@ static gpuir_result gpuir__npy_parse_header(gpuir_ctx *ctx, const char *text, si
         if ((r = gpuir__npy_string(&c, key, sizeof key)) != GPUIR_OK) return r;
         if (!gpuir__npy_accept(&c, ':')) return gpuir__npy_bad(&c, "expected ':'");
         gpuir__npy_skip(&c);
+        if ((strcmp(key, "descr") == 0 && h->have_descr) || (strcmp(key, "shape") == 0 && h->have_shape) ||
+            (strcmp(key, "fortran_order") == 0 && h->have_fortran))
+            return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy header: the key '%s' appears twice", key);
         if (strcmp(key, "descr") == 0) {
             if ((r = gpuir__npy_string(&c, h->descr, sizeof h->descr)) != GPUIR_OK) return r;
             h->have_descr = true;
@@ -5317,6 +5427,8 @@ static gpuir_result gpuir__npy_parse_header(gpuir_ctx *ctx, const char *text, si
     }
     if (!h->have_descr || !h->have_fortran || !h->have_shape)
         return gpuir__npy_bad(&c, "needs 'descr', 'fortran_order' and 'shape'");
+    gpuir__npy_skip(&c);                     /* the padding: spaces and the final newline */
+    if (c.p != c.end) return gpuir__npy_bad(&c, "text after the dict");
     return GPUIR_OK;
 }
 
@@ -5332,12 +5444,20 @@ static uint32_t gpuir__le32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
-                                     gpuir_array *out) {
-    if (out) memset(out, 0, sizeof *out);
-    if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
-    if (!out) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_load: out is NULL");
-    const unsigned char *b = (const unsigned char *)bytes;
+/* What the first bytes of a .npy file say: where the data starts, its
+   dtype (the file's: `<f8` and `|b1` as their own codes), its shape and
+   byte count. Needs only the magic and the header, not the data. */
+typedef struct gpuir__npy_layout {
+    size_t data_at, data_bytes;
+    char descr[16];
+    int rank;
+    int64_t dims[GPUIR_MAX_RANK];
+    size_t elem;                    /* bytes per element in the file */
+} gpuir__npy_layout;
+
+static gpuir_result gpuir__npy_layout_of(gpuir_ctx *ctx, const unsigned char *b, size_t size,
+                                         gpuir__npy_layout *L) {
+    memset(L, 0, sizeof *L);
     if (!b || size < 10 || memcmp(b, "\x93NUMPY", 6) != 0)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: missing the \\x93NUMPY magic");
     unsigned major = b[6];
@@ -5355,36 +5475,132 @@ GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t s
     if (h.fortran)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: Fortran order is not supported (C order only)");
     gpuir_dtype dt = gpuir__npy_dtype(h.descr);
-    if (!dt)
+    L->elem = dt ? gpuir_dtype_size(dt) : strcmp(h.descr, "<f8") == 0 ? 8 : strcmp(h.descr, "|b1") == 0 ? 1 : 0;
+    if (!L->elem)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: dtype '%s' is not supported (<f4, <f2, "
-                           "<i4, <i8)", h.descr);
-    gpuir_array tmp;
+                           "<i4, <i8; <f8 and |b1 converted to a dtype asked for)", h.descr);
+    gpuir_array tmp;                         /* the shape's checks (|b1: as if 2 bytes each) */
     memset(&tmp, 0, sizeof tmp);
-    tmp.dtype = dt;
+    tmp.dtype = L->elem == 8 ? GPUIR_I64 : L->elem == 4 ? GPUIR_F32 : GPUIR_F16;
     tmp.rank = h.rank;
     memcpy(tmp.dims, h.dims, sizeof h.dims);
-    size_t data_bytes;
-    if ((r = gpuir__array_check(ctx, &tmp, ".npy", &data_bytes)) != GPUIR_OK) return r;
-    size_t have = size - pre - hlen;
-    if (have != data_bytes)
-        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the shape needs %zu data bytes, the file "
-                           "has %zu", data_bytes, have);
-    if ((r = gpuir_array_alloc(ctx, out, dt, h.rank, h.dims)) != GPUIR_OK) return r;
-    if (data_bytes) memcpy(out->data, b + pre + hlen, data_bytes);
+    if ((r = gpuir__array_check(ctx, &tmp, ".npy", &L->data_bytes)) != GPUIR_OK) return r;
+    if (L->elem == 1) L->data_bytes /= 2;
+    L->data_at = pre + hlen;
+    snprintf(L->descr, sizeof L->descr, "%s", h.descr);
+    L->rank = h.rank;
+    memcpy(L->dims, h.dims, sizeof h.dims);
     return GPUIR_OK;
 }
 
-GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out) {
+/* The data of a laid-out file into out, as `want` (0: the file's own
+   dtype; `<f8` to a float dtype and `|b1` to any need one asked for). */
+static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *L, const unsigned char *data,
+                                       gpuir_dtype want, gpuir_array *out) {
+    gpuir_dtype own = gpuir__npy_dtype(L->descr);
+    bool f8 = strcmp(L->descr, "<f8") == 0, b1 = strcmp(L->descr, "|b1") == 0;
+    gpuir_dtype dt = want ? want : own;
+    if (!dt)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: dtype '%s' has no gpuir dtype: read it with "
+                           "gpuir_npy_read_as, naming the dtype to convert to", L->descr);
+    if (own ? own != dt : f8 && !gpuir_dtype_is_float(dt))
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the file holds '%s' (%s), %s is wanted", L->descr,
+                           own ? gpuir_dtype_name(own) : "f64", gpuir_dtype_name(dt));
+    gpuir_result r = gpuir_array_alloc(ctx, out, dt, L->rank, L->dims);
+    if (r) return r;
+    size_t n = gpuir_array_count(out);
+    if (own) { if (L->data_bytes) memcpy(out->data, data, L->data_bytes); }
+    else if (b1) for (size_t i = 0; i < n; i++) gpuir_array_set(out, i, data[i] != 0);
+    else for (size_t i = 0; i < n; i++) {
+        double v;
+        memcpy(&v, data + i * 8, 8);
+        gpuir_array_set(out, i, v);
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__npy_load_as(gpuir_ctx *ctx, const void *bytes, size_t size, gpuir_dtype want,
+                                       gpuir_array *out) {
     if (out) memset(out, 0, sizeof *out);
     if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
-    if (!out) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_read: out is NULL");
-    char *data;
-    size_t size;
-    gpuir_result r = gpuir__read_file(ctx, path, &data, &size);
+    if (!out) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_load: out is NULL");
+    const unsigned char *b = (const unsigned char *)bytes;
+    gpuir__npy_layout L;
+    gpuir_result r = gpuir__npy_layout_of(ctx, b, size, &L);
     if (r) return r;
-    r = gpuir_npy_load(ctx, data, size, out);
+    size_t have = size - L.data_at;
+    if (have != L.data_bytes)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the shape needs %zu data bytes, the file "
+                           "has %zu", L.data_bytes, have);
+    return gpuir__npy_convert(ctx, &L, b + L.data_at, want, out);
+}
+
+GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
+                                     gpuir_array *out) {
+    return gpuir__npy_load_as(ctx, bytes, size, GPUIR_DTYPE_INVALID, out);
+}
+
+/* Reads up to n bytes at the file offset; false with errno. */
+static bool gpuir__npy_pread(int fd, unsigned char *buf, size_t n, size_t at, size_t *got) {
+    *got = 0;
+    while (*got < n) {
+        ssize_t k = pread(fd, buf + *got, n - *got, (off_t)(at + *got));
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return false;
+        if (k == 0) break;
+        *got += (size_t)k;
+    }
+    return true;
+}
+
+/* A .npy file: a regular file only (not a device, FIFO or directory, which
+   could block or never end), its size checked against its header before
+   the data is read. */
+static gpuir_result gpuir__npy_read_file(gpuir_ctx *ctx, const char *path, gpuir_dtype want, gpuir_array *out) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read the file: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return gpuir__fail(ctx, GPUIR_ERR_IO, "not a regular file (a .npy input must be one: no device, "
+                           "FIFO or directory)");
+    }
+    size_t size = (size_t)st.st_size, head = size < 65536 + 12 ? size : 65536 + 12, got;
+    unsigned char *buf = (unsigned char *)GPUIR_MALLOC(head ? head : 1);
+    gpuir__npy_layout L;
+    gpuir_result r = buf ? GPUIR_OK : gpuir__oom(ctx, path);
+    if (!r && !gpuir__npy_pread(fd, buf, head, 0, &got))
+        r = gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read the file: %s", strerror(errno));
+    if (!r) r = gpuir__npy_layout_of(ctx, buf, got, &L);
+    if (!r && size - L.data_at != L.data_bytes)
+        r = gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the shape needs %zu data bytes, the file has %zu",
+                        L.data_bytes, size - L.data_at);
+    unsigned char *data = NULL;
+    if (!r && !(data = (unsigned char *)GPUIR_MALLOC(L.data_bytes ? L.data_bytes : 1))) r = gpuir__oom(ctx, path);
+    if (!r && (!gpuir__npy_pread(fd, data, L.data_bytes, L.data_at, &got) || got != L.data_bytes))
+        r = gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read the file: it changed while being read");
+    if (!r) r = gpuir__npy_convert(ctx, &L, data, want, out);
     GPUIR_FREE(data);
+    GPUIR_FREE(buf);
+    close(fd);
     return r;
+}
+
+GPUIRDEF gpuir_result gpuir_npy_read_as(gpuir_ctx *ctx, const char *path, gpuir_dtype dtype, gpuir_array *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
+    if (!out || !path)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_read: %s is NULL", out ? "path" : "out");
+    char note[sizeof ctx->loc_note];         /* errors name the file */
+    memcpy(note, ctx->loc_note, sizeof note);
+    snprintf(ctx->loc_note, sizeof ctx->loc_note, "%s", path);
+    gpuir_result r = gpuir__npy_read_file(ctx, path, dtype, out);
+    memcpy(ctx->loc_note, note, sizeof note);
+    return r;
+}
+
+GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out) {
+    return gpuir_npy_read_as(ctx, path, GPUIR_DTYPE_INVALID, out);
 }
 
 GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a) {
@@ -5654,6 +5870,11 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
                                "'%s' (see gpuir_pass_name)", (int)len, p, pipeline);
         p += len + (p[len] == ',');
     }
+    const char *dumps[2] = {d.print_ir_before, d.print_ir_after};   /* names to dump at: registered passes */
+    for (int i = 0; !r && i < 2; i++)
+        if (dumps[i] && strcmp(dumps[i], "*") != 0 && !gpuir__find_pass(dumps[i], strlen(dumps[i])))
+            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: there is no pass '%s' (see gpuir_pass_name)",
+                               i ? "print_ir_after" : "print_ir_before", dumps[i]);
     for (p = pipeline ? pipeline : ""; !r && *p;) {
         size_t len = strcspn(p, ",");
         r = gpuir__pass_run_one(m, gpuir__find_pass(p, len), &d);
@@ -8133,6 +8354,50 @@ static void gpuir__dot_buffer(gpuir__str *s, const gpuir_module *m, uint32_t v) 
                        gpuir__tstr(&b, &val->type));
 }
 
+/* A launch's node: the kernel's name, the ops fused into it (up to 8) and
+   its grid and block; inside its stream's cluster when it has a stream. */
+static void gpuir__dot_launch(gpuir__str *s, gpuir_module *m, uint32_t fid, uint32_t op_id, uint32_t kid) {
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    const gpuir__func *k = gpuir__func_at(m, kid);
+    int64_t stream = gpuir__op_int_attr(m, op, GPUIR__KEY_STREAM, -1);
+    if (stream >= 0)
+        gpuir__str_appendf(s, "  subgraph cluster_%u_s%lld {\n  label=\"stream %lld\"; style=dashed;\n", fid,
+                           (long long)stream, (long long)stream);
+    gpuir__str_appendf(s, "  op%u [shape=ellipse, label=\"@%s", op_id, gpuir__string(m, k->name));
+    size_t shown = 0;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *o = gpuir__op_at(m, k->ops[i]);
+        if (o->kind == GPUIR_OP_RETURN) continue;
+        if (shown++ < 8) gpuir__str_appendf(s, "%s%s", shown == 1 ? "\\n" : ", ", gpuir_op_name(o->kind));
+    }
+    if (shown > 8) gpuir__str_appendf(s, ", ... (%zu ops)", shown);
+    const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
+    if (g && b) {
+        const int64_t *gi = gpuir__ints_at(m, g->off), *bi = gpuir__ints_at(m, b->off);
+        gpuir__str_appendf(s, "\\ngrid %lldx%lldx%lld, block %lldx%lldx%lld", (long long)gi[0], (long long)gi[1],
+                           (long long)gi[2], (long long)bi[0], (long long)bi[1], (long long)bi[2]);
+    }
+    gpuir__str_appendf(s, "\"];\n%s", stream >= 0 ? "  }\n" : "");
+}
+
+/* What the colours, shapes and edges mean. */
+static void gpuir__dot_legend(gpuir__str *s) {
+    gpuir__str_appendf(s, "subgraph cluster_legend {\n  label=\"legend\"; style=dotted;\n"
+        "  legend_host [shape=box, style=filled, fillcolor=lightblue, label=\"host buffer\"];\n"
+        "  legend_dev [shape=box, style=filled, fillcolor=orange, label=\"device buffer\"];\n"
+        "  legend_view [shape=box, style=filled, fillcolor=orange, label=\"a view of it\"];\n"
+        "  legend_launch [shape=ellipse, label=\"@kernel\\nits fused ops\\ngrid, block\"];\n"
+        "  subgraph cluster_legend_stream {\n  label=\"stream N (dashed: the launches on it)\"; style=dashed;\n"
+        "  legend_launch;\n  }\n"
+        "  legend_host -> legend_dev [label=\"H2D copy\", color=blue];\n"
+        "  legend_dev -> legend_launch [label=\"read\"];\n"
+        "  legend_launch -> legend_view [label=\"write\"];\n"
+        "  legend_dev -> legend_view [label=\"view\", style=dashed];\n"
+        "  legend_view -> legend_host [label=\"D2H copy\", color=red];\n"
+        "  legend_dev -> legend_dev [label=\"D2D copy\", color=purple];\n"
+        "}\n");
+}
+
 static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     gpuir__str_appendf(s, "subgraph cluster_%u {\n  label=\"@%s\";\n", fid, gpuir__string(m, f->name));
@@ -8147,14 +8412,18 @@ static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
                                op->result);
         } else if (op->kind == GPUIR_OP_GPU_MEMCPY) {
             uint32_t dst = gpuir__op_operand(m, op, 0), src = gpuir__op_operand(m, op, 1);
-            bool h2d = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
-            gpuir__str_appendf(s, "  v%u -> v%u [label=\"%s\", color=%s];\n", src, dst,
-                               h2d ? "H2D" : "D2H", h2d ? "blue" : "red");
+            bool to_dev = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
+            bool from_dev = gpuir__value_at(m, src)->type.space == GPUIR_SPACE_DEVICE;
+            int64_t stream = gpuir__op_int_attr(m, op, GPUIR__KEY_STREAM, -1);
+            char on[40] = "";
+            if (stream >= 0) snprintf(on, sizeof on, "\\nstream %lld", (long long)stream);
+            gpuir__str_appendf(s, "  v%u -> v%u [label=\"%s%s\", color=%s];\n", src, dst,
+                               to_dev && from_dev ? "D2D" : to_dev ? "H2D" : "D2H", on,
+                               to_dev && from_dev ? "purple" : to_dev ? "blue" : "red");
         } else if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
             const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
-            gpuir__str_appendf(s, "  op%u [shape=ellipse, label=\"@%s\"];\n", f->ops[i],
-                               gpuir__string(m, gpuir__func_at(m, kid)->name));
+            gpuir__dot_launch(s, m, fid, f->ops[i], kid);
             for (uint32_t k = 0; k < op->n_operands; k++) {
                 bool reads, writes;
                 gpuir__param_access(m, gpuir__func_at(m, kid), k, &reads, &writes);
@@ -8173,6 +8442,7 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
     gpuir__str_appendf(&s, "digraph gpuir {\nrankdir=LR;\nnode [fontname=\"monospace\"];\n");
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
         if (!m->funcs[f].kernel) gpuir__dot_func(&s, m, (uint32_t)f + 1);
+    gpuir__dot_legend(&s);
     gpuir__str_appendf(&s, "}\n");
     char *text = gpuir__str_detach(&s);
     if (!text) gpuir__oom(m->ctx, "printing a graph");
@@ -13252,6 +13522,9 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
         p->stats.d2h_copies += src_dev;
         p->stats.d2h_bytes += src_dev ? bytes : 0;
     }
+    if (p->ctx->log_level)
+        gpuir__logf(p->ctx, 1, "copy: %zu bytes %s, stream %u", bytes, dst_dev && src_dev ? "device to device"
+                    : dst_dev ? "host to device" : src_dev ? "device to host" : "host to host", st);
     if (!dst_dev && !src_dev) {
         memmove(dh, sh, bytes);
         return GPUIR_OK;
@@ -13521,6 +13794,10 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
                         gpuir__doing_text(&w), param_bytes, GPUIR__MAX_PARAM_BYTES);
     if (r) return r;
     p->stats.launches++;
+    if (p->ctx->log_level)
+        gpuir__logf(p->ctx, 1, "launch %s: grid %ux%ux%u, block %ux%ux%u, %lld bytes of dynamic shared memory "
+                    "(+%u static), stream %u", p->kernels[k].cname, grid[0], grid[1], grid[2], block[0], block[1],
+                    block[2], (long long)smem, (unsigned)p->kernels[k].shared_bytes, gpuir__run_stream(m, op));
     int code = p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
                              op->n_operands + (uint32_t)n_sizes + n_maps, gpuir__run_stream(m, op));
     return code ? gpuir__drv_check(p->ctx, &p->drv, code, "cuLaunchKernel", gpuir__doing_text(&w)) : GPUIR_OK;
@@ -14145,6 +14422,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     R.f = f;
     R.slots = p->run_slots;
     p->stats.runs++;
+    double t0 = ctx->log_level >= 2 ? gpuir__now_ms() : 0;
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
     bool entered = r == GPUIR_OK;
     if (!r) r = gpuir__run_bind(&R, f, n_inputs, inputs);
@@ -14167,6 +14445,9 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
         if (!r) r = lr;
     }
     for (size_t i = 0; r && i < n_outputs; i++) gpuir_array_release(&outputs[i]);   /* a failed run: empty */
+    if (ctx->log_level >= 2)
+        gpuir__logf(ctx, 2, "run @%s on %s: %.3f ms%s%s", func, gpuir_backend_name(p->backend), gpuir__now_ms() - t0,
+                    G ? " (graph replay)" : "", r ? " (failed)" : "");
     return r;
 }
 
@@ -14227,12 +14508,52 @@ static gpuir_result gpuir__program_check_memory(gpuir_program *p) {
 
 /* Compiles the source (or finds it in the cache), loads it and looks up
    each kernel. */
+/* GPUIR_DUMP_DIR: the module's CUDA C and lowered IR as DIR/<hash>.cu and
+   DIR/<hash>.gir (the hash: of the CUDA C; the directory made if missing). */
+static gpuir_result gpuir__program_dump(gpuir_program *p) {
+    gpuir_ctx *ctx = p->ctx;
+    const char *parts[1] = {p->source};
+    char key[65], *path = NULL, *ir = gpuir_module_print(p->m);
+    gpuir__cache_key(parts, 1, key);
+    size_t n = strlen(ctx->dump_dir) + 32;
+    gpuir_result r = ir && (path = (char *)GPUIR_MALLOC(n)) ? GPUIR_OK : gpuir__oom(ctx, "GPUIR_DUMP_DIR");
+    if (!r && mkdir(ctx->dump_dir, 0777) != 0 && errno != EEXIST)
+        r = gpuir__fail(ctx, GPUIR_ERR_IO, "GPUIR_DUMP_DIR: cannot make '%s': %s", ctx->dump_dir, strerror(errno));
+    if (!r) snprintf(path, n, "%s/%.16s.cu", ctx->dump_dir, key);
+    if (!r) r = gpuir__write_file_atomic(ctx, path, p->source, strlen(p->source));
+    if (!r) snprintf(path, n, "%s/%.16s.gir", ctx->dump_dir, key);
+    if (!r) r = gpuir__write_file_atomic(ctx, path, ir, strlen(ir));
+    if (!r) gpuir__logf(ctx, 1, "dump: %s/%.16s.cu and .gir", ctx->dump_dir, key);
+    GPUIR_FREE(path);
+    gpuir_free(ir);
+    return r;
+}
+
+/* GPUIR_LOG: a compile's time and what the cache did. */
+static void gpuir__program_log_compile(gpuir_program *p, double t0, gpuir__cache_stats before, size_t image) {
+    gpuir__cache_stats now = p->ctx->cache ? gpuir__cache_get_stats(p->ctx->cache) : before;
+    const char *how = now.mem_hits > before.mem_hits   ? "memory cache hit"
+                    : now.disk_hits > before.disk_hits ? "disk cache hit"
+                    : !p->ctx->cache || !*gpuir__cache_dir(p->ctx->cache) ? "compiled (no disk cache)"
+                                                                          : "compiled (cache miss)";
+    size_t n = stbds_arrlenu(p->kernels);
+    gpuir__logf(p->ctx, 1, "compile: %s module of %zu kernel%s (%zu bytes of CUDA C, %zu bytes built): %.1f ms, %s",
+                gpuir_backend_name(p->backend), n, n == 1 ? "" : "s", strlen(p->source), image,
+                gpuir__now_ms() - t0, how);
+}
+
 static gpuir_result gpuir__program_load(gpuir_program *p) {
     void *image = NULL;
     size_t size = 0;
-    gpuir_result r = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &image, &size) :
-                     gpuir__emu_build(p, &image, &size);
+    gpuir__cache_stats before;
+    memset(&before, 0, sizeof before);
+    if (p->ctx->cache) before = gpuir__cache_get_stats(p->ctx->cache);
+    double t0 = gpuir__now_ms();
+    gpuir_result r = p->ctx->dump_dir ? gpuir__program_dump(p) : GPUIR_OK;
+    if (!r) r = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &image, &size) :
+                gpuir__emu_build(p, &image, &size);
     if (r) return r;
+    if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, size);
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "loading the module");
     if (r) { GPUIR_FREE(image); return r; }
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.module_load(p->drv.self, &p->module, image, size),

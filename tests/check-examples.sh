@@ -1,13 +1,20 @@
 #!/bin/sh
-# The examples build (make all) and run: the MLP on the interpreter, the seed
+# The examples build (make all) and run: hello_jit (`make run`) JIT-compiled
+# on the GPU or the emulator, saying which, with the results the README
+# shows; the MLP on the interpreter, the seed
 # matmul on the GPU or, without one, on the emulator at a smaller shape, the
 # dynamic-batch layer at three batch sizes from one compiled program.
 cd "$(dirname "$0")/.." || exit 1
-for ex in mlp seed_matmul dynamic_batch; do
+for ex in hello_jit mlp seed_matmul dynamic_batch; do
     if [ ! -x examples/$ex ]; then echo "FAIL examples: $ex is not built"; continue; fi
     if examples/$ex > build/example-$ex.log 2>&1; then echo "PASS examples: $ex runs"
     else echo "FAIL examples: $ex"; sed -n '1,20p' build/example-$ex.log >&2; fi
 done
+grep -q "^ran on: \(cuda\|emu\)" build/example-hello_jit.log 2>/dev/null &&
+    grep -q "^kernel: gpuir_k_layer_k0, fusing: matmul add relu$" build/example-hello_jit.log &&
+    grep -q "^y\[0\] = \[4.5, 0\]$" build/example-hello_jit.log && grep -q "^y\[1\] = \[10.5, 1\]$" build/example-hello_jit.log &&
+    echo "PASS examples: hello_jit says where it ran, fuses the layer into one kernel, gets 4.5 0 10.5 1" ||
+    echo "FAIL examples: hello_jit did not print the backend, the fused kernel and the expected numbers"
 grep -q "^run 2: .*sampled error" build/example-seed_matmul.log 2>/dev/null &&
     echo "PASS examples: seed_matmul ran twice and checked its samples" ||
     echo "FAIL examples: seed_matmul did not report two checked runs"

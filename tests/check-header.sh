@@ -22,3 +22,12 @@ for cfg in "gcc c99" "gcc c11" "clang c99" "clang c11" "g++ c++17" "clang++ c++1
 done
 try "gcc-stb-ds-implementation" sh -c "gcc -std=c99 $W $STB -DGPUIR_STB_DS_IMPLEMENTATION -x c tests/header/tu_impl.c -x c tests/header/tu_use.c -o $out/own-stb -lm && $out/own-stb"
 try "public-part-needs-no-stb" gcc -std=c99 $W -fsyntax-only -x c gpuir.h
+# -std=c99 with <stdio.h> before gpuir.h: glibc settles the feature macros
+# without POSIX; one #error says what to define, and nothing deeper fails.
+printf '#include <stdio.h>\n#define GPUIR_IMPLEMENTATION\n#include "gpuir.h"\nint main(void) { return 0; }\n' \
+    > $out/stdio-first.c
+if gcc -std=c99 -I. $STB -c $out/stdio-first.c -o $out/stdio-first.o >$out/stdio-first.log 2>&1; then
+    echo "FAIL header: stdio-first-c99 compiled (it cannot have POSIX)"
+elif [ "$(grep -c ': error:' $out/stdio-first.log)" = 1 ] && grep -q '#define _POSIX_C_SOURCE 200809L' $out/stdio-first.log
+then echo "PASS header: stdio-first-c99 gives one #error naming _POSIX_C_SOURCE"
+else echo "FAIL header: stdio-first-c99 gives $(grep -c ': error:' $out/stdio-first.log) errors"; sed -n '1,10p' $out/stdio-first.log >&2; fi

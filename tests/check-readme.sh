@@ -1,12 +1,72 @@
-#!/bin/sh
-# The C example in README.md compiles without warnings and runs.
+#!/usr/bin/env bash
+# Every ```c block of README.md and docs/*.md compiles without warnings,
+# and runs (exit 0) when it is a whole program:
+#   - a block that defines GPUIR_IMPLEMENTATION is built and run alone;
+#   - a block with a main() is linked against the implementation compiled
+#     once (examples/gpuir_impl.c, as `make run` does) and run;
+#   - any other block is compiled as a translation unit (-c).
+# A fragment that is not a translation unit is skipped when the line right
+# before its fence is exactly `<!-- fragment -->` (docs/testing.md). Blocks
+# are compiled from the repository root: `#include "gpuir.h"` finds the
+# header with -I. One PASS/FAIL line per block.
 cd "$(dirname "$0")/.." || exit 1
-mkdir -p build/readme
-awk '/^```c$/{on=1; next} /^```$/{if (on) exit} on' README.md > build/readme/example.c
+out=build/readme
+mkdir -p $out
 STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb)
 LIBSTB=$(pkg-config --libs stb 2>/dev/null || echo -lstb)
-if [ -s build/readme/example.c ] &&
-   cc -std=c99 -Wall -Wextra -Werror -I. $STB build/readme/example.c \
-      -o build/readme/example $LIBSTB -lm -ldl 2>build/readme/log && build/readme/example >/dev/null
-then echo "PASS readme: the C example builds and runs"
-else echo "FAIL readme: the C example does not build or run"; cat build/readme/log >&2; fi
+CC="cc -std=c99 -Wall -Wextra -Werror -I. $STB"
+impl=$out/gpuir_impl.o
+
+# extract FILE: writes $out/<name>-<n>.c per block, one "n skip|keep" line each
+extract() {
+    awk -v base="$out/$2" '
+        /^```c$/ { n++; on = 1; skip = (prev == "<!-- fragment -->"); print n, (skip ? "skip" : "keep");
+                   f = base "-" n ".c"; printf "" > f; prev = $0; next }
+        /^```/ && on { on = 0; close(f); prev = $0; next }
+        on { print > f }
+        { prev = $0 }' "$1"
+}
+
+total=0
+for md in README.md docs/*.md; do
+    [ -f "$md" ] || continue
+    name=$(echo "$md" | tr '/.' '__')
+    while read -r n what; do
+        total=$((total + 1))
+        src=$out/$name-$n.c
+        label="readme: $md block $n"
+        if [ "$what" = skip ]; then echo "PASS $label (a marked fragment, not compiled)"; continue; fi
+        if grep -q 'GPUIR_IMPLEMENTATION' "$src"; then
+            how="built alone and ran"
+            $CC "$src" -o $out/$name-$n $LIBSTB -lm -ldl -pthread >$out/log 2>&1 &&
+                timeout 60 $out/$name-$n >$out/run.log 2>&1
+        elif grep -q '^int main' "$src"; then
+            how="linked with the implementation and ran"
+            { [ -f $impl ] && [ $impl -nt gpuir.h ] || $CC -c examples/gpuir_impl.c -o $impl; } >$out/log 2>&1 &&
+                $CC "$src" $impl -o $out/$name-$n $LIBSTB -lm -ldl -pthread >>$out/log 2>&1 &&
+                timeout 60 $out/$name-$n >$out/run.log 2>&1
+        else
+            how="compiled"
+            $CC -c "$src" -o $out/$name-$n.o >$out/log 2>&1
+        fi
+        if [ $? = 0 ]; then echo "PASS $label ($how)"
+        else echo "FAIL $label (not $how)"; cat $out/log $out/run.log 2>/dev/null | sed -n '1,20p' >&2; fi
+        rm -f $out/run.log
+    done < <(extract "$md" "$name")
+done
+grep -q '^```c$' README.md && echo "PASS readme: README.md has a C example" || echo "FAIL readme: README.md has no C example"
+grep -q 'make test' README.md && echo "PASS readme: README.md shows make test" || echo "FAIL readme: no make test in README.md"
+if grep -n '\.\./shared' README.md docs/*.md >$out/shared.log 2>/dev/null
+then echo "FAIL readme: links to ../shared (not in the repository)"; cat $out/shared.log >&2
+else echo "PASS readme: no links outside the repository"; fi
+# Relative links resolve (docs/device-buffers.md comes with the device-buffer work).
+bad=0
+for md in README.md docs/*.md; do
+    dir=$(dirname "$md")
+    for link in $(grep -o '](\([^)#]*\)' "$md" | sed 's/^](//' | grep -v '^[a-z]*:' | sort -u); do
+        [ -z "$link" ] && continue
+        [ "$(basename "$link")" = device-buffers.md ] && continue
+        [ -e "$dir/$link" ] || { echo "    $md: $link" >&2; bad=1; }
+    done
+done
+[ $bad = 0 ] && echo "PASS readme: relative links resolve" || echo "FAIL readme: broken relative links"

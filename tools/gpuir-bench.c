@@ -63,8 +63,12 @@
        ratio of the time per op to that of the smallest program shows
        whether the pipeline stays linear (1.0: linear). Best of R (default 3).
    Each figure is also printed as one machine-readable line starting "bench ".
+   Options are read with getopt_long (tools/cli.h): `gpuir-bench SUB --help`
+   prints a line per option; an unknown option or a number that is not one
+   (--repeat=abc) is refused naming it, with status 2.
    --plot=FILE.png with any subcommand draws the ratios it printed as bars
-   (gnuplot, when installed; else an error saying so). */
+   (gnuplot, when installed; else an error saying so), titled with the
+   backend the times came from (GPU, emulator or host CPU). */
 #define _POSIX_C_SOURCE 200809L
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
@@ -73,6 +77,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "cli.h"
+
+/* A subcommand's options: getopt_long over its own arguments (argv[0..argc)
+   follow the subcommand's name in main's argv, which getopt takes as the
+   program name). --help prints a line per flag of the subcommand. */
+enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
+       B_NO_VERIFY, B_KERNELS };
+
+static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
+    return cli_next(argc + 1, argv - 1, tool, "", flags, n);
+}
+
+/* --help of a subcommand, or an argument that is no option of it (2). */
+static int sub_end(int c, int argc, char **argv, const char *tool, const char *usage, const cli_flag *flags,
+                   size_t n) {
+    if (c == CLI_HELP) return cli_help(usage, flags, n, NULL), -1;
+    if (c == -1 && optind <= argc) {
+        fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", tool, argv[optind - 1]);
+        return 2;
+    }
+    return 2;
+}
+
+#define B_HELP {"help", no_argument, CLI_HELP, NULL, "print this help and exit"}
+#define B_REPEAT_FLAG(what) {"repeat", required_argument, B_REPEAT, "R", what}
 
 typedef int (*cublas_create_fn)(void **handle);
 typedef int (*cublas_destroy_fn)(void *handle);
@@ -136,6 +166,7 @@ typedef struct plot_data {
     plot_bar bars[64];
     int n;
     const char *what;       /* the y axis */
+    char from[96];          /* where the times came from (the title says) */
 } plot_data;
 
 static plot_data plot;      /* this tool's one run: filled by the subcommand, drawn by main */
@@ -147,6 +178,12 @@ static void plot_add(const char *what, const char *label, double ratio) {
     plot.bars[plot.n++].ratio = ratio;
 }
 
+/* Where this run's times came from: "cuda (GPU)", "emu (CPU emulator: not
+   GPU times)", the host CPU; --plot's title says it. */
+static void plot_from(const char *backend) {
+    snprintf(plot.from, sizeof plot.from, "%s", backend);
+}
+
 /* Draws the bars into png with gnuplot; 0, or 1 with a message. */
 static int plot_draw(const char *png, const char *title) {
     if (!plot.n) { fprintf(stderr, "gpuir-bench: --plot: this run measured no ratio to draw\n"); return 1; }
@@ -156,10 +193,11 @@ static int plot_draw(const char *png, const char *title) {
     }
     FILE *g = popen("gnuplot", "w");
     if (!g) { fprintf(stderr, "gpuir-bench: --plot: cannot start gnuplot\n"); return 1; }
-    fprintf(g, "set terminal pngcairo size 900,500\nset output '%s'\nset title '%s'\nset ylabel '%s'\n"
+    fprintf(g, "set terminal pngcairo size 900,500\nset output '%s'\nset title 'gpuir-bench %s: times from %s'\n"
+               "set ylabel '%s'\n"
                "set style fill solid 0.6\nset boxwidth 0.7\nset yrange [0:*]\nset xtics rotate by -30\n"
                "set grid ytics\nplot '-' using 0:2:xtic(1) with boxes notitle, 1 with lines lt 2 notitle\n",
-            png, title, plot.what);
+            png, title, plot.from[0] ? plot.from : "an unrecorded backend", plot.what);
     for (int i = 0; i < plot.n; i++) fprintf(g, "\"%s\" %g\n", plot.bars[i].label, plot.bars[i].ratio);
     fprintf(g, "e\n");
     int rc = pclose(g);
@@ -529,6 +567,7 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     char label[64];
     snprintf(label, sizeof label, "%s %dx%dx%d", dt, c->m, c->n, c->k);
     if (cb && tc > 0) plot_add("gpuir time / cuBLAS time", label, tg / tc);
+    plot_from("cuda (GPU, CUDA events)");
     free(host.data); free(r0.data); free(r1.data); free(bias.data); free(res.data);
     return cb && !(err < rel_error_bound(c)) ? 1 : 0;
 }
@@ -620,17 +659,33 @@ static int bench_matmul(int argc, char **argv) {
     gpuir_dtype dtype = GPUIR_F32;
     bool tf32 = false, wgmma = false;
     mm_epilogue epi = {false, NULL, false};
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--wgmma")) { wgmma = true; continue; }
-        if (strncmp(argv[i], "--epilogue=", 11) == 0) {
-            if (mm_epilogue_parse(argv[i] + 11, &epi)) continue;
+    static const cli_flag flags[] = {
+        {"m", required_argument, B_M, "M", "rows of A and C (with --n and --k: one shape)"},
+        {"n", required_argument, B_N, "N", "columns of B and C"},
+        {"k", required_argument, B_K, "K", "columns of A, rows of B"},
+        {"dtype", required_argument, B_DTYPE, "T", "f32 (default), tf32, f16 or bf16"},
+        {"epilogue", required_argument, B_EPILOGUE, "LIST", "fuse bias, one of relu|gelu|silu, residual"},
+        B_REPEAT_FLAG("timed launches per shape (default 30)"),
+        {"wgmma", no_argument, B_WGMMA, NULL, "f16/bf16: the opt-in wgmma kernel, B stored N x K (experimental)"},
+        B_HELP,
+    };
+    const size_t nf = sizeof flags / sizeof flags[0];
+    const char *T = "gpuir-bench matmul";
+    int c;
+    optind = 1;
+    while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
+        const char *v = optarg;
+        if (c == B_WGMMA) { wgmma = true; continue; }
+        if (c == B_EPILOGUE) {
+            if (mm_epilogue_parse(v, &epi)) continue;
             fprintf(stderr, "gpuir-bench matmul: --epilogue takes a list of bias, one of relu, gelu or silu, "
-                            "and residual, not %s\n", argv[i] + 11);
+                            "and residual, not %s\n", v);
             return 2;
         }
-        if (sscanf(argv[i], "--m=%d", &m) == 1 || sscanf(argv[i], "--n=%d", &n) == 1 || sscanf(argv[i], "--k=%d", &k) == 1) continue;
-        if (strncmp(argv[i], "--dtype=", 8) == 0) {
-            const char *v = argv[i] + 8;
+        if (c == B_M && cli_int32(T, "--m", v, 1, 1 << 20, &m)) continue;
+        if (c == B_N && cli_int32(T, "--n", v, 1, 1 << 20, &n)) continue;
+        if (c == B_K && cli_int32(T, "--k", v, 1, 1 << 20, &k)) continue;
+        if (c == B_DTYPE) {
             tf32 = !strcmp(v, "tf32");
             dtype = !strcmp(v, "f32") || tf32 ? GPUIR_F32 : !strcmp(v, "f16") ? GPUIR_F16 : !strcmp(v, "bf16") ? GPUIR_BF16
                                                                                                    : GPUIR_DTYPE_INVALID;
@@ -638,10 +693,11 @@ static int bench_matmul(int argc, char **argv) {
             fprintf(stderr, "gpuir-bench matmul: --dtype takes f32, tf32, f16 or bf16, not %s\n", v);
             return 2;
         }
-        if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
-        fprintf(stderr, "gpuir-bench matmul: unknown option %s\n", argv[i]);
-        return 2;
+        if (c == B_REPEAT && cli_int32(T, "--repeat", v, 1, 1000000, &repeat)) continue;
+        int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench matmul [options]", flags, nf);
+        return rc < 0 ? 0 : rc;
     }
+    if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
     if ((m || n || k) && (m <= 0 || n <= 0 || k <= 0)) {
         fprintf(stderr, "gpuir-bench matmul: give --m, --n and --k > 0\n");
         return 2;
@@ -816,6 +872,7 @@ static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, si
            kernels, tk, gbk, tc, gbc, 100.0 * tc / tk);
     printf("bench bandwidth %s kernels=%zu gpuir_ms=%.4f copy_ms=%.4f ratio=%.3f\n", label, kernels, tk, tc, tc / tk);
     plot_add("gpuir bandwidth / device copy bandwidth", label, tc / tk);
+    plot_from("cuda (GPU, CUDA events)");
     gpuir_program_destroy(p);
     return ok ? 0 : 1;
 }
@@ -845,12 +902,22 @@ static int check_on_emu(gpuir_ctx *ctx, const char *label, const char *text) {
 static int bench_bandwidth(int argc, char **argv) {
     int repeat = 30;
     long long n = 64ll << 20;                      /* 256 MB of f32 */
-    for (int i = 0; i < argc; i++) {
-        if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
-        if (sscanf(argv[i], "--elements=%lld", &n) == 1 && n >= 1024) continue;
-        fprintf(stderr, "gpuir-bench bandwidth: unknown option %s\n", argv[i]);
-        return 2;
+    static const cli_flag flags[] = {
+        {"elements", required_argument, B_ELEMENTS, "N", "f32 elements per kernel (default 64M; 1024 or more)"},
+        B_REPEAT_FLAG("timed replays (default 30)"),
+        B_HELP,
+    };
+    const size_t nf = sizeof flags / sizeof flags[0];
+    const char *T = "gpuir-bench bandwidth";
+    int c;
+    optind = 1;
+    while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
+        if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
+        if (c == B_ELEMENTS && cli_int(T, "--elements", optarg, 1024, 1LL << 40, &n)) continue;
+        int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench bandwidth [options]", flags, nf);
+        return rc < 0 ? 0 : rc;
     }
+    if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     char why[512];
     bool gpu = gpuir_cuda_available(ctx, why, sizeof why);
@@ -992,13 +1059,24 @@ static int check_staged(gpuir__cudart *C, gpuir__dptr dev, char *pageable, char 
 static int bench_copy(int argc, char **argv) {
     long long mb = 256, chunk_mb = 8;
     int repeat = 10;
-    for (int i = 0; i < argc; i++) {
-        if (sscanf(argv[i], "--mb=%lld", &mb) == 1 && mb >= 1) continue;
-        if (sscanf(argv[i], "--chunk-mb=%lld", &chunk_mb) == 1 && chunk_mb >= 1) continue;
-        if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
-        fprintf(stderr, "gpuir-bench copy: unknown option %s\n", argv[i]);
-        return 2;
+    static const cli_flag flags[] = {
+        {"mb", required_argument, B_MB, "N", "megabytes to copy (default 256)"},
+        {"chunk-mb", required_argument, B_CHUNK_MB, "C", "megabytes of each pinned staging chunk (default 8)"},
+        B_REPEAT_FLAG("timed copies (default 10)"),
+        B_HELP,
+    };
+    const size_t nf = sizeof flags / sizeof flags[0];
+    const char *T = "gpuir-bench copy";
+    int c;
+    optind = 1;
+    while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
+        if (c == B_MB && cli_int(T, "--mb", optarg, 1, 1 << 20, &mb)) continue;
+        if (c == B_CHUNK_MB && cli_int(T, "--chunk-mb", optarg, 1, 1 << 20, &chunk_mb)) continue;
+        if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
+        int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench copy [options]", flags, nf);
+        return rc < 0 ? 0 : rc;
     }
+    if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_program_desc d;
     gpuir_program *p = cuda_probe(ctx, &d);
@@ -1034,6 +1112,7 @@ static int bench_copy(int argc, char **argv) {
             printf("bench copy variant=%d mb=%lld chunk_mb=%lld ms=%.4f gbps=%.2f\n", v, mb, chunk_mb, ms[v],
                    bytes / (ms[v] * 1e6));
             plot_add("bandwidth / pinned cuMemcpy bandwidth", names[v], ref / ms[v]);
+            plot_from("cuda (GPU, wall clock)");
         }
         rc = check_staged(C, dev, pageable, (char *)pinned, bytes, (char **)pin, chunk, done);
     } else fprintf(stderr, "gpuir-bench copy: allocation failed\n");
@@ -1079,7 +1158,15 @@ static double time_program(const char *text, size_t len, const char *dir, gpuir_
    loaded program, on CUDA when there is a GPU, else on the emulator; and,
    anywhere NVRTC is, the NVRTC compile alone for sm_90. */
 static int bench_compile(int argc, char **argv) {
-    if (argc != 1) { fprintf(stderr, "usage: gpuir-bench compile FILE\n"); return 2; }
+    if (argc == 1 && strcmp(argv[0], "--help") == 0) {
+        printf("usage: gpuir-bench compile FILE\n\nTime to a loaded program from FILE's text: cold, warm, and "
+               "the NVRTC compile alone.\n");
+        return 0;
+    }
+    if (argc != 1 || argv[0][0] == '-') {
+        fprintf(stderr, "usage: gpuir-bench compile FILE (see gpuir-bench compile --help)\n");
+        return 2;
+    }
     size_t len;
     char *text = gpuir__slurp(argv[0], &len);
     if (!text) { fprintf(stderr, "gpuir-bench compile: cannot read %s\n", argv[0]); return 1; }
@@ -1179,18 +1266,48 @@ static bool passes_time(const char *text, double *out, int n_passes, char names[
     return ok;
 }
 
+/* --ops=N,N,...: 1 to 8 sizes, each a count of 1 or more. */
+static bool parse_sizes(const char *text, long sizes[8], int *n_sizes) {
+    int n = 0;
+    for (const char *p = text;; p++) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || *p < '0' || *p > '9' || errno || v < 1 || v > 100000000 || n == 8 || (*end && *end != ',')) {
+            fprintf(stderr, "gpuir-bench passes: --ops wants 1 to 8 counts of 1 or more, comma-separated, not '%s'\n",
+                    text);
+            return false;
+        }
+        sizes[n++] = v;
+        p = end;
+        if (!*p) break;
+    }
+    *n_sizes = n;
+    return true;
+}
+
 static int bench_passes(int argc, char **argv) {
     long sizes[8] = {1000, 10000, 100000};
     int n_sizes = 3, repeat = 3;
     bool verify = true;
-    for (int i = 0; i < argc; i++) {
-        if (strncmp(argv[i], "--ops=", 6) == 0) {
-            n_sizes = 0;
-            for (char *p = argv[i] + 6; *p && n_sizes < 8; p += *p == ',') sizes[n_sizes++] = strtol(p, &p, 10);
-        } else if (strncmp(argv[i], "--repeat=", 9) == 0) repeat = atoi(argv[i] + 9);
-        else if (strcmp(argv[i], "--no-verify") == 0) verify = false;
-        else { fprintf(stderr, "gpuir-bench passes: unknown option %s\n", argv[i]); return 2; }
+    static const cli_flag flags[] = {
+        {"ops", required_argument, B_OPS, "N,N,...", "program sizes in ops (default 1000,10000,100000; at most 8)"},
+        B_REPEAT_FLAG("runs per size, the best counts (default 3)"),
+        {"no-verify", no_argument, B_NO_VERIFY, NULL, "do not run the verifier after each pass"},
+        B_HELP,
+    };
+    const size_t nf = sizeof flags / sizeof flags[0];
+    const char *T = "gpuir-bench passes";
+    int c;
+    optind = 1;
+    while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
+        if (c == B_OPS && parse_sizes(optarg, sizes, &n_sizes)) continue;
+        if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
+        if (c == B_NO_VERIFY) { verify = false; continue; }
+        int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench passes [options]", flags, nf);
+        return rc < 0 ? 0 : rc;
     }
+    if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
     char names[16][32];
     int n_passes = 0;
     for (const char *p = GPUIR_DEFAULT_PIPELINE; *p && n_passes < 16;) {
@@ -1224,6 +1341,7 @@ static int bench_passes(int argc, char **argv) {
         char label[64];
         snprintf(label, sizeof label, "%ld ops", ops);
         plot_add("time per op / that of the smallest program", label, per_op / first_per_op);
+        plot_from("the host CPU (the pass pipeline; no device)");
     }
     return 0;
 }
@@ -1384,12 +1502,22 @@ static double launch_time_raw(gpuir_program *p, int n, int repeat, char *why, si
 
 static int bench_launch(int argc, char **argv) {
     int n = 100, repeat = 30;
-    for (int i = 0; i < argc; i++) {
-        if (sscanf(argv[i], "--kernels=%d", &n) == 1 && n >= 1 && n <= 100000) continue;
-        if (sscanf(argv[i], "--repeat=%d", &repeat) == 1 && repeat >= 1) continue;
-        fprintf(stderr, "gpuir-bench launch: unknown option %s\n", argv[i]);
-        return 2;
+    static const cli_flag flags[] = {
+        {"kernels", required_argument, B_KERNELS, "N", "kernels in the program (default 100; at most 100000)"},
+        B_REPEAT_FLAG("timed runs (default 30)"),
+        B_HELP,
+    };
+    const size_t nf = sizeof flags / sizeof flags[0];
+    const char *T = "gpuir-bench launch";
+    int c;
+    optind = 1;
+    while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
+        if (c == B_KERNELS && cli_int32(T, "--kernels", optarg, 1, 100000, &n)) continue;
+        if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
+        int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench launch [options]", flags, nf);
+        return rc < 0 ? 0 : rc;
     }
+    if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     char *text = launch_program(n);
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "launch");
@@ -1437,11 +1565,25 @@ static int bench_launch(int argc, char **argv) {
                us[0] / us[2], us[1] / us[2]);
         plot_add("gpuir time per kernel / raw launch", "plain", us[0] / us[2]);
         plot_add("gpuir time per kernel / raw launch", "graph replay", us[1] / us[2]);
+        plot_from(gpu ? "cuda (GPU)" : "emu (CPU emulator: not GPU times)");
     }
     for (int i = 0; i < 2; i++) gpuir_array_release(&in[i]);
     gpuir_program_destroy(pg);
     gpuir_program_destroy(p);
     gpuir_ctx_destroy(ctx);
+    return rc;
+}
+
+static int usage(FILE *to, int rc) {
+    fprintf(to, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
+                "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma]\n"
+                "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
+                "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
+                "       gpuir-bench compile FILE\n"
+                "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
+                "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
+                "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n"
+                "       gpuir-bench SUBCOMMAND --help: a line per option; gpuir-bench --version\n");
     return rc;
 }
 
@@ -1452,15 +1594,10 @@ static int run_subcommand(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "compile") == 0) return bench_compile(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "passes") == 0) return bench_passes(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "launch") == 0) return bench_launch(argc - 2, argv + 2);
-    fprintf(stderr, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
-                    "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R]\n"
-                    "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
-                    "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
-                    "       gpuir-bench compile FILE\n"
-                    "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
-                    "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
-                    "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n");
-    return 2;
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return usage(stdout, 0);
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) return cli_version("gpuir-bench");
+    if (argc >= 2) fprintf(stderr, "gpuir-bench: unknown subcommand '%s'\n", argv[1]);
+    return usage(stderr, 2);
 }
 
 int main(int argc, char **argv) {
@@ -1470,6 +1607,7 @@ int main(int argc, char **argv) {
         if (i >= 2 && strncmp(argv[i], "--plot=", 7) == 0) png = argv[i] + 7;
         else argv[n++] = argv[i];
     }
+    argv[n] = NULL;
     int rc = run_subcommand(n, argv);
     if (png && rc == 0) rc = plot_draw(png, argc >= 2 ? argv[1] : "gpuir-bench");
     return rc;

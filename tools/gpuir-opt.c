@@ -21,7 +21,11 @@
      --sm-count=N         plan launches for a device of N multiprocessors
                           (default: an H100's 132; a matmul's tiles depend on it)
      -o FILE              write the output to FILE instead of standard output
-   Exit status 0 on success; 1 with the diagnostic on standard error. */
+     --help, --version    a line per flag; the version (both to stdout, status 0)
+   Options are read with getopt_long (tools/cli.h): an unknown flag is named
+   in the error, numbers and pass names are checked. --emit=cuda lowers a
+   tensor-level module itself. Exit status 0 on success; 1 with the
+   diagnostic on standard error; 2 for a bad command line. */
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
 
@@ -37,13 +41,34 @@ typedef struct opt_args {
     gpuir_pass_desc pass_desc;
 } opt_args;
 
-static int usage(void) {
-    fprintf(stderr, "usage: gpuir-opt [--passes=A,B | --lower[=sync]] [--emit=ir|placement|dot|cuda]\n"
-                    "                 [--print-ir-before=P] [--print-ir-after=P]\n"
-                    "                 [--print-ir-after-all] [--timing] [--list-passes]\n"
-                    "                 [--split-input-file] [--verify-roundtrip]\n"
-                    "                 [--target=sm_XX] [--sm-count=N]\n"
-                    "                 [-o OUT] FILE\n");
+#include "cli.h"
+
+enum { O_PASSES = 256, O_LOWER, O_EMIT, O_PRINT_BEFORE, O_PRINT_AFTER, O_PRINT_AFTER_ALL, O_TIMING, O_LIST_PASSES,
+       O_SPLIT, O_ROUNDTRIP, O_TARGET, O_SM_COUNT };
+
+static const cli_flag flags[] = {
+    {"passes", required_argument, O_PASSES, "A,B,...", "run these passes (verifying after each) before printing"},
+    {"lower", optional_argument, O_LOWER, "sync", "the default pipeline to a placed program (=sync: one stream)"},
+    {"emit", required_argument, O_EMIT, "KIND", "ir (default), placement, dot, or cuda (lowers first if needed)"},
+    {"print-ir-before", required_argument, O_PRINT_BEFORE, "PASS", "dump the IR to stderr before PASS ('*': every pass)"},
+    {"print-ir-after", required_argument, O_PRINT_AFTER, "PASS", "dump the IR to stderr after PASS ('*': every pass)"},
+    {"print-ir-after-all", no_argument, O_PRINT_AFTER_ALL, NULL, "the same as --print-ir-after='*'"},
+    {"timing", no_argument, O_TIMING, NULL, "print each pass's CPU time to stderr"},
+    {"list-passes", no_argument, O_LIST_PASSES, NULL, "list the passes and exit"},
+    {"split-input-file", no_argument, O_SPLIT, NULL, "treat each `// -----` separated chunk as a module"},
+    {"verify-roundtrip", no_argument, O_ROUNDTRIP, NULL, "also check that print(parse(print(m))) == print(m)"},
+    {"target", required_argument, O_TARGET, "sm_XX", "plan kernels for that architecture (default sm_90)"},
+    {"sm-count", required_argument, O_SM_COUNT, "N", "plan launches for N multiprocessors (default 132)"},
+    {"output", required_argument, 'o', "FILE", "write the output to FILE (also -o FILE)"},
+    {"help", no_argument, CLI_HELP, NULL, "print this help and exit"},
+    {"version", no_argument, CLI_VERSION, NULL, "print the version and exit"},
+};
+#define N_FLAGS (sizeof flags / sizeof flags[0])
+static const char usage_line[] = "usage: gpuir-opt [options] FILE   (FILE may be - for standard input)";
+
+static int usage(const char *why) {
+    if (why) fprintf(stderr, "gpuir-opt: %s\n", why);
+    fprintf(stderr, "%s\n(gpuir-opt --help lists the options)\n", usage_line);
     return 2;
 }
 
@@ -53,38 +78,77 @@ static int list_passes(void) {
     return 0;
 }
 
-/* "--name=value" -> value, or NULL if arg is not that option. */
-static const char *opt(const char *arg, const char *name) {
-    size_t n = strlen(name);
-    return strncmp(arg, name, n) == 0 && arg[n] == '=' ? arg + n + 1 : NULL;
-}
-
 /* A positive count from option `name`'s text, else a message and false. */
 static bool count_option(const char *name, const char *text, const char *wants, int *out) {
     char *end;
+    errno = 0;
     long n = strtol(text, &end, 10);
-    if (*text == '\0' || *end != '\0' || n < 1 || n > 100000) {
-        fprintf(stderr, "gpuir-opt: %s wants %s, not '%s'\n", name, wants, text);
-        return false;
-    }
-    *out = (int)n;
-    return true;
+    if (*text && *end == '\0' && errno == 0 && n >= 1 && n <= 100000) { *out = (int)n; return true; }
+    fprintf(stderr, "gpuir-opt: %s wants %s, not '%s'\n", name, wants, text);
+    return false;
 }
 
-static char *read_all(FILE *f, size_t *n) {
-    size_t cap = 1 << 16, len = 0;
-    char *buf = (char *)malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            char *bigger = (char *)realloc(buf, cap *= 2);
-            if (!bigger) { free(buf); return NULL; }
-            buf = bigger;
+/* A pass name for --print-ir-before/after: '*' or a registered pass. */
+static bool known_pass(const char *flag, const char *name) {
+    if (strcmp(name, "*") == 0) return true;
+    for (size_t i = 0; i < gpuir_pass_count(); i++)
+        if (strcmp(gpuir_pass_name(i), name) == 0) return true;
+    fprintf(stderr, "gpuir-opt: %s: there is no pass '%s' (gpuir-opt --list-passes lists them)\n", flag, name);
+    return false;
+}
+
+/* Reads the command line into a; 0, or the exit status to leave with
+   (after --help, --version, --list-passes, or a message). */
+static int parse_args(int argc, char **argv, opt_args *a, bool *done) {
+    int c;
+    *done = false;
+    while ((c = cli_next(argc, argv, "gpuir-opt", "o:", flags, N_FLAGS)) != -1) {
+        switch (c) {
+        case O_PASSES: a->passes = optarg; break;
+        case O_LOWER:
+            if (optarg && strcmp(optarg, "sync") != 0) return usage("--lower takes no value or =sync");
+            a->passes = optarg ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE;
+            break;
+        case O_EMIT: a->emit = optarg; break;
+        case O_PRINT_BEFORE:
+            if (!known_pass("--print-ir-before", optarg)) return 2;
+            a->pass_desc.print_ir_before = optarg;
+            break;
+        case O_PRINT_AFTER:
+            if (!known_pass("--print-ir-after", optarg)) return 2;
+            a->pass_desc.print_ir_after = optarg;
+            break;
+        case O_PRINT_AFTER_ALL: a->pass_desc.print_ir_after = "*"; break;
+        case O_TIMING: a->pass_desc.timing = true; break;
+        case O_LIST_PASSES: *done = true; return list_passes();
+        case O_SPLIT: a->split = true; break;
+        case O_ROUNDTRIP: a->roundtrip = true; break;
+        case O_SM_COUNT:
+            if (!count_option("--sm-count", optarg, "a count of multiprocessors", &a->target.sm_count)) return 2;
+            break;
+        case O_TARGET:
+            if (strncmp(optarg, "sm_", 3) != 0 || !count_option("--target", optarg + 3, "sm_XX (e.g. sm_90)", &a->target.sm)) {
+                if (strncmp(optarg, "sm_", 3) != 0)
+                    fprintf(stderr, "gpuir-opt: --target wants sm_XX (e.g. sm_90), not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'o': a->output = optarg; break;
+        case CLI_HELP:
+            *done = true;
+            return cli_help(usage_line, flags, N_FLAGS, "Exit status 0 on success; 1 with the diagnostic on "
+                            "standard error; 2 for a bad command line.\n");
+        case CLI_VERSION: *done = true; return cli_version("gpuir-opt");
+        default: return 2;
         }
     }
-    *n = len;
-    return buf;
+    if (optind < argc) a->input = argv[optind++];
+    if (optind < argc) return usage("more than one FILE");
+    if (!a->input) return usage("no FILE");
+    if (a->emit && strcmp(a->emit, "ir") != 0 && strcmp(a->emit, "placement") != 0 &&
+        strcmp(a->emit, "dot") != 0 && strcmp(a->emit, "cuda") != 0)
+        return usage("--emit is ir, placement, dot or cuda");
+    return 0;
 }
 
 /* Parses one chunk, runs the passes and prints it to `out`; reports errors
@@ -94,6 +158,16 @@ static bool run_chunk(const char *text, size_t len, const char *name, const opt_
     gpuir_module *m = ctx ? gpuir_module_parse(ctx, text, len, name) : NULL;
     if (m) gpuir_module_set_target(m, a->target);
     if (m && a->passes && gpuir_module_run_passes(m, a->passes, &a->pass_desc) != GPUIR_OK) m = NULL;
+    bool cuda = a->emit && strcmp(a->emit, "cuda") == 0;
+    if (m && cuda && !a->passes && gpuir__module_is_tensor_level(m) &&      /* kernels exist once lowered */
+        gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, &a->pass_desc) != GPUIR_OK)
+        m = NULL;
+    if (m && cuda && gpuir__module_is_tensor_level(m)) {
+        fprintf(stderr, "%s: error: --emit=cuda needs a lowered module: these passes leave it at the tensor "
+                        "level (add --lower)\n", name);
+        gpuir_ctx_destroy(ctx);
+        return false;
+    }
     char *printed = m ? gpuir_module_print(m) : NULL;
     bool ok = printed != NULL;
     if (ok && a->roundtrip) {
@@ -153,43 +227,12 @@ static bool run_split(const char *text, size_t len, const char *name, const opt_
 int main(int argc, char **argv) {
     opt_args a;
     memset(&a, 0, sizeof a);
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if ((v = opt(argv[i], "--passes"))) a.passes = v;
-        else if (strcmp(argv[i], "--lower") == 0) a.passes = GPUIR_DEFAULT_PIPELINE;
-        else if (strcmp(argv[i], "--lower=sync") == 0) a.passes = GPUIR_SYNC_PIPELINE;
-        else if ((v = opt(argv[i], "--emit"))) a.emit = v;
-        else if ((v = opt(argv[i], "--sm-count"))) {
-            if (!count_option("--sm-count", v, "a count of multiprocessors", &a.target.sm_count)) return 2;
-        } else if ((v = opt(argv[i], "--target"))) {
-            if (strncmp(v, "sm_", 3) != 0) {
-                fprintf(stderr, "gpuir-opt: --target wants sm_XX (e.g. sm_90), not '%s'\n", v);
-                return 2;
-            }
-            if (!count_option("--target", v + 3, "sm_XX (e.g. sm_90)", &a.target.sm)) return 2;
-        }
-        else if ((v = opt(argv[i], "--print-ir-before"))) a.pass_desc.print_ir_before = v;
-        else if ((v = opt(argv[i], "--print-ir-after"))) a.pass_desc.print_ir_after = v;
-        else if (strcmp(argv[i], "--print-ir-after-all") == 0) a.pass_desc.print_ir_after = "*";
-        else if (strcmp(argv[i], "--timing") == 0) a.pass_desc.timing = true;
-        else if (strcmp(argv[i], "--list-passes") == 0) return list_passes();
-        else if (strcmp(argv[i], "--split-input-file") == 0) a.split = true;
-        else if (strcmp(argv[i], "--verify-roundtrip") == 0) a.roundtrip = true;
-        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) a.output = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') return usage();
-        else if (!a.input) a.input = argv[i];
-        else return usage();
-    }
-    if (!a.input) return usage();
-    if (a.emit && strcmp(a.emit, "ir") != 0 && strcmp(a.emit, "placement") != 0 &&
-        strcmp(a.emit, "dot") != 0 && strcmp(a.emit, "cuda") != 0)
-        return usage();
-    FILE *in = strcmp(a.input, "-") == 0 ? stdin : fopen(a.input, "rb");
-    if (!in) { fprintf(stderr, "gpuir-opt: cannot open '%s'\n", a.input); return 1; }
+    bool done;
+    int rc = parse_args(argc, argv, &a, &done);
+    if (rc || done) return rc;
     size_t len;
-    char *text = read_all(in, &len);
-    if (in != stdin) fclose(in);
-    if (!text) { fprintf(stderr, "gpuir-opt: cannot read '%s'\n", a.input); return 1; }
+    char *text = cli_read_text("gpuir-opt", a.input, &len);
+    if (!text) return 1;
     FILE *out = a.output ? fopen(a.output, "w") : stdout;
     if (!out) { fprintf(stderr, "gpuir-opt: cannot create '%s'\n", a.output); free(text); return 1; }
     const char *name = strcmp(a.input, "-") == 0 ? "<stdin>" : a.input;

@@ -1,15 +1,18 @@
 /* gpuir-run: run a function of a gpuir module, in the manner of iree-run-module.
 
-   gpuir-run FILE [--function=NAME] [--backend=ref|emu|cuda|auto] [--check]
-             [--repeat=N] [--dump-cuda=FILE] [--input=@in.npy ...]
-             [--global=NAME=@w.npy ...] [--output=@out.npy ...]
-             [--expected_output=@want.npy ...] [--rtol=R] [--atol=A] [--seed=N]
-             [--dynamic=N] [--sm-count=N] [--import-cache=BUNDLE] [--export-cache=BUNDLE]
+   gpuir-run [options] FILE       (FILE may be - for standard input)
+   gpuir-run --help lists the options, a line each.
 
    --backend  ref: the reference interpreter (default); emu: the generated
               CUDA C on the CPU; cuda: a GPU; auto: cuda if usable, else emu
    --check    also run ref and compare within the dtype's tolerance
-   --repeat   run the compiled program N times (the last results count)
+   --input    one per parameter, in order: @file.npy (f32, f16, i32, i64;
+              NumPy's default f64 and bool are converted to the parameter's
+              dtype), or inline as iree-run-module writes them:
+              --input=2x3xf32=1,2,3,4,5,6 (commas or spaces; one value fills
+              the whole shape; a scalar is f32=1.5)
+   --global   NAME=@w.npy binds a global; a global left unbound is an error
+              unless --random-globals gives it random data
    --dynamic  random inputs get N for every dynamic dim (`?`) of their type
    --sm-count plan launches for N multiprocessors (matmul tiles, split-K)
    --dump-cuda  write the CUDA C the backend compiled to FILE
@@ -17,12 +20,14 @@
    --export-cache  write the modules compiled or loaded to a bundle after
                    (deploy it with --import-cache, or gpuir_ctx_cache_import)
 
-   Parameters without --input, and globals without --global, get
-   deterministic random data from the seed (default 1). Each result is
-   printed with its type, min, max and mean, and its elements in row-major
-   order (all of them up to 64, else the first 8), with %.9g. With --expected_output the results
-   are compared within the dtype's tolerance (or --rtol/--atol); a mismatch
-   exits with status 1. */
+   Parameters without --input get deterministic random data from the seed
+   (default 1). Each result is printed with its type, min, max and mean,
+   and its elements in row-major order (all of them up to 64, else the
+   first 8), with %.9g. With --expected_output the results are compared
+   within the dtype's tolerance (or --rtol/--atol); a mismatch exits with
+   status 1. A bad command line (an unknown flag, a number that is not one)
+   exits with status 2, naming the flag. Nothing here has a fixed count:
+   a function may have as many parameters and results as the library takes. */
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
 
@@ -30,14 +35,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ARGS GPUIR_MAX_OPERANDS
+#include "cli.h"
+
+typedef struct arg_list { const char **v; int n; } arg_list;    /* grows as flags come */
 
 typedef struct run_args {
     const char *file, *function, *backend, *dump_cuda, *import_cache, *export_cache;
-    bool check;
+    bool check, random_globals;
     int repeat;
-    const char *inputs[MAX_ARGS], *outputs[MAX_ARGS], *expected[MAX_ARGS], *globals[MAX_ARGS];
-    int n_inputs, n_outputs, n_expected, n_globals;
+    arg_list inputs, outputs, expected, globals;
     double rtol, atol;
     bool have_rtol, have_atol;
     unsigned long long seed;
@@ -45,69 +51,109 @@ typedef struct run_args {
     int sm_count;           /* the target's SM count (gpuir_module_set_target); 0: the default */
 } run_args;
 
+enum { R_FUNCTION = 256, R_BACKEND, R_CHECK, R_REPEAT, R_DUMP_CUDA, R_INPUT, R_GLOBAL, R_RANDOM_GLOBALS, R_OUTPUT,
+       R_EXPECTED, R_RTOL, R_ATOL, R_SEED, R_DYNAMIC, R_SM_COUNT, R_IMPORT_CACHE, R_EXPORT_CACHE };
+
+static const cli_flag flags[] = {
+    {"function", required_argument, R_FUNCTION, "NAME", "the function to run (default: the only host function)"},
+    {"backend", required_argument, R_BACKEND, "B", "ref (default: the interpreter), emu, cuda, or auto"},
+    {"check", no_argument, R_CHECK, NULL, "also run ref and compare within the dtype's tolerance"},
+    {"repeat", required_argument, R_REPEAT, "N", "run the compiled program N times (1..1000000)"},
+    {"dump-cuda", required_argument, R_DUMP_CUDA, "FILE", "write the CUDA C the backend compiled to FILE"},
+    {"input", required_argument, R_INPUT, "IN", "a parameter, in order: @a.npy, or inline 2x3xf32=1,2,3,4,5,6"},
+    {"global", required_argument, R_GLOBAL, "NAME=@w.npy", "bind a global to a .npy file"},
+    {"random-globals", no_argument, R_RANDOM_GLOBALS, NULL, "give globals left unbound random data"},
+    {"output", required_argument, R_OUTPUT, "@out.npy", "write a result to a .npy file, in order"},
+    {"expected_output", required_argument, R_EXPECTED, "@e.npy", "compare a result with a .npy file, in order"},
+    {"rtol", required_argument, R_RTOL, "R", "relative tolerance of the comparisons (default: the dtype's)"},
+    {"atol", required_argument, R_ATOL, "A", "absolute tolerance of the comparisons (default: the dtype's)"},
+    {"seed", required_argument, R_SEED, "N", "seed of the random inputs (default 1)"},
+    {"dynamic", required_argument, R_DYNAMIC, "N", "random inputs get N for each dynamic dim (0..2^32)"},
+    {"sm-count", required_argument, R_SM_COUNT, "N", "plan launches for N multiprocessors"},
+    {"import-cache", required_argument, R_IMPORT_CACHE, "BUNDLE", "add a bundle's compiled modules to the cache first"},
+    {"export-cache", required_argument, R_EXPORT_CACHE, "BUNDLE", "write the modules compiled or loaded to a bundle"},
+    {"help", no_argument, CLI_HELP, NULL, "print this help and exit"},
+    {"version", no_argument, CLI_VERSION, NULL, "print the version and exit"},
+};
+#define N_FLAGS (sizeof flags / sizeof flags[0])
+static const char usage_line[] = "usage: gpuir-run [options] FILE   (FILE may be - for standard input)";
+
 static int usage(const char *why) {
     if (why) fprintf(stderr, "gpuir-run: %s\n", why);
-    fprintf(stderr, "usage: gpuir-run FILE [--function=NAME] [--backend=ref|emu|cuda|auto] [--check]\n"
-                    "       [--repeat=N] [--dump-cuda=FILE] [--input=@a.npy ...]\n"
-                    "       [--global=NAME=@w.npy ...] [--output=@out.npy ...]\n"
-                    "       [--expected_output=@e.npy ...] [--rtol=R] [--atol=A] [--seed=N]\n"
-                    "       [--dynamic=N] [--sm-count=N] [--import-cache=BUNDLE] [--export-cache=BUNDLE]\n");
+    fprintf(stderr, "%s\n(gpuir-run --help lists the options)\n", usage_line);
     return 2;
-}
-
-/* "--name=value" -> value, or NULL if arg is not that option. */
-static const char *opt(const char *arg, const char *name) {
-    size_t n = strlen(name);
-    return strncmp(arg, name, n) == 0 && arg[n] == '=' ? arg + n + 1 : NULL;
 }
 
 /* "@path" -> path */
 static const char *at_path(const char *v) { return v[0] == '@' ? v + 1 : v; }
 
-static bool push(const char **list, int *n, const char *v) {
-    if (*n >= MAX_ARGS) return false;
-    list[(*n)++] = v;
+static bool push(arg_list *l, const char *v) {
+    const char **bigger = (const char **)realloc(l->v, (size_t)(l->n + 1) * sizeof *bigger);
+    if (!bigger) return false;
+    l->v = bigger;
+    l->v[l->n++] = v;
     return true;
 }
 
-static int parse_args(int argc, char **argv, run_args *a) {
+static void free_args(run_args *a) {
+    free(a->inputs.v);
+    free(a->outputs.v);
+    free(a->expected.v);
+    free(a->globals.v);
+}
+
+/* One flag with its value; 0 or the exit status (2). */
+static int take_flag(int c, const char *v, run_args *a) {
+    const char *T = "gpuir-run";
+    long long n;
+    switch (c) {
+    case R_FUNCTION: a->function = v; return 0;
+    case R_BACKEND: a->backend = v; return 0;
+    case R_CHECK: a->check = true; return 0;
+    case R_RANDOM_GLOBALS: a->random_globals = true; return 0;
+    case R_REPEAT: return cli_int32(T, "--repeat", v, 1, 1000000, &a->repeat) ? 0 : 2;
+    case R_DUMP_CUDA: a->dump_cuda = v; return 0;
+    case R_IMPORT_CACHE: a->import_cache = v; return 0;
+    case R_EXPORT_CACHE: a->export_cache = v; return 0;
+    case R_INPUT: return push(&a->inputs, v) ? 0 : usage("out of memory");
+    case R_OUTPUT: return push(&a->outputs, at_path(v)) ? 0 : usage("out of memory");
+    case R_EXPECTED: return push(&a->expected, at_path(v)) ? 0 : usage("out of memory");
+    case R_GLOBAL: return push(&a->globals, v) ? 0 : usage("out of memory");
+    case R_RTOL: a->have_rtol = true; return cli_nonneg(T, "--rtol", v, &a->rtol) ? 0 : 2;
+    case R_ATOL: a->have_atol = true; return cli_nonneg(T, "--atol", v, &a->atol) ? 0 : 2;
+    case R_SEED: return cli_u64(T, "--seed", v, &a->seed) ? 0 : 2;
+    case R_DYNAMIC:
+        if (!cli_int(T, "--dynamic", v, 0, 1LL << 32, &n)) return 2;
+        a->dynamic = n;
+        return 0;
+    case R_SM_COUNT: return cli_int32(T, "--sm-count", v, 1, 100000, &a->sm_count) ? 0 : 2;
+    default: return 2;
+    }
+}
+
+/* Reads the command line; 0, or the exit status to leave with (done: after
+   --help or --version). */
+static int parse_args(int argc, char **argv, run_args *a, bool *done) {
     memset(a, 0, sizeof *a);
     a->backend = "ref";
     a->seed = 1;
     a->dynamic = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i], *v;
-        bool ok = true;
-        if ((v = opt(s, "--function"))) a->function = v;
-        else if ((v = opt(s, "--backend"))) a->backend = v;
-        else if (strcmp(s, "--check") == 0) a->check = true;
-        else if ((v = opt(s, "--repeat"))) a->repeat = atoi(v);
-        else if ((v = opt(s, "--dump-cuda"))) a->dump_cuda = v;
-        else if ((v = opt(s, "--import-cache"))) a->import_cache = v;
-        else if ((v = opt(s, "--export-cache"))) a->export_cache = v;
-        else if ((v = opt(s, "--input"))) ok = push(a->inputs, &a->n_inputs, at_path(v));
-        else if ((v = opt(s, "--output"))) ok = push(a->outputs, &a->n_outputs, at_path(v));
-        else if ((v = opt(s, "--expected_output"))) ok = push(a->expected, &a->n_expected, at_path(v));
-        else if ((v = opt(s, "--global"))) ok = push(a->globals, &a->n_globals, v);
-        else if ((v = opt(s, "--rtol"))) { a->rtol = atof(v); a->have_rtol = true; }
-        else if ((v = opt(s, "--atol"))) { a->atol = atof(v); a->have_atol = true; }
-        else if ((v = opt(s, "--seed"))) a->seed = strtoull(v, NULL, 10);
-        else if ((v = opt(s, "--dynamic"))) a->dynamic = strtoll(v, NULL, 10);
-        else if ((v = opt(s, "--sm-count"))) {
-            a->sm_count = atoi(v);
-            if (a->sm_count < 1) return usage("--sm-count wants a count of multiprocessors (1 or more)");
+    *done = false;
+    int c;
+    while ((c = cli_next(argc, argv, "gpuir-run", "", flags, N_FLAGS)) != -1) {
+        if (c == CLI_HELP || c == CLI_VERSION) {
+            *done = true;
+            return c == CLI_HELP ? cli_help(usage_line, flags, N_FLAGS, NULL) : cli_version("gpuir-run");
         }
-        else if (s[0] == '-' && s[1] != '\0') return usage("unknown option");
-        else if (!a->file) a->file = s;
-        else return usage("more than one FILE");
-        if (!ok) return usage("too many arguments of one kind");
+        int bad = c == '?' ? 2 : take_flag(c, optarg, a);
+        if (bad) return bad;
     }
+    if (optind < argc) a->file = argv[optind++];
+    if (optind < argc) return usage("more than one FILE");
     if (!a->file) return usage("no FILE");
     if (strcmp(a->backend, "ref") != 0 && strcmp(a->backend, "emu") != 0 && strcmp(a->backend, "cuda") != 0 &&
         strcmp(a->backend, "auto") != 0)
         return usage("--backend is ref, emu, cuda or auto");
-    if (a->repeat < 0 || a->repeat > 1000000) return usage("--repeat wants 1..1000000");
-    if (a->dynamic < -1 || a->dynamic > (1LL << 32)) return usage("--dynamic wants 0..2^32");
     return 0;
 }
 
@@ -134,35 +180,55 @@ static gpuir_result random_array(gpuir_ctx *ctx, gpuir_type t, long long dynamic
     return r;
 }
 
+/* The index of the global called name (with or without '@'), or -1. */
+static long find_global(gpuir_module *m, const char *name) {
+    if (name[0] == '@') name++;
+    for (size_t i = 0; i < gpuir_module_global_count(m); i++)
+        if (strcmp(gpuir_module_global_name(m, i), name) == 0) return (long)i;
+    return -1;
+}
+
 static gpuir_result bind_globals(gpuir_ctx *ctx, gpuir_module *m, const run_args *a) {
-    for (int i = 0; i < a->n_globals; i++) {
-        char name[GPUIR_MAX_NAME];
-        const char *eq = strchr(a->globals[i], '=');
-        size_t n = eq ? (size_t)(eq - a->globals[i]) : 0;
-        if (!eq || n == 0 || n >= sizeof name) {
-            fprintf(stderr, "gpuir-run: --global wants NAME=@file.npy, got '%s'\n", a->globals[i]);
+    for (int i = 0; i < a->globals.n; i++) {
+        const char *spec = a->globals.v[i], *eq = strchr(spec, '=');
+        size_t n = eq ? (size_t)(eq - spec) : 0;
+        if (!eq || n == 0 || n >= GPUIR_MAX_NAME) {
+            fprintf(stderr, "gpuir-run: --global wants NAME=@file.npy, got '%s'\n", spec);
             return GPUIR_ERR_INVALID_ARGUMENT;
         }
-        memcpy(name, a->globals[i], n);
+        char name[GPUIR_MAX_NAME];
+        memcpy(name, spec, n);
         name[n] = '\0';
+        long g = find_global(m, name);
+        if (g < 0) {
+            fprintf(stderr, "gpuir-run: --global: the module has no global @%s\n", name[0] == '@' ? name + 1 : name);
+            return GPUIR_ERR_INVALID_ARGUMENT;
+        }
         gpuir_array w;
-        gpuir_result r = gpuir_npy_read(ctx, at_path(eq + 1), &w);
-        if (r == GPUIR_OK) r = gpuir_module_bind_global(m, name[0] == '@' ? name + 1 : name, &w);
+        gpuir_result r = gpuir_npy_read_as(ctx, at_path(eq + 1), gpuir_module_global_type(m, (size_t)g).dtype, &w);
+        if (r == GPUIR_OK) r = gpuir_module_bind_global(m, gpuir_module_global_name(m, (size_t)g), &w);
         gpuir_array_release(&w);
         if (r) return r;
     }
     return GPUIR_OK;
 }
 
-/* Globals that no --global named get random data. */
-static gpuir_result bind_random_globals(gpuir_ctx *ctx, gpuir_module *m, unsigned long long seed) {
+/* Globals that no --global named: random data with --random-globals, else
+   an error naming the first. */
+static gpuir_result bind_random_globals(gpuir_ctx *ctx, gpuir_module *m, const run_args *a) {
     for (size_t i = 0; i < gpuir_module_global_count(m); i++) {
         if (gpuir_module_global_bound(m, i)) continue;
+        const char *name = gpuir_module_global_name(m, i);
+        if (!a->random_globals) {
+            fprintf(stderr, "gpuir-run: global @%s is not bound: give it with --global=%s=@file.npy, or "
+                            "--random-globals for random data\n", name, name);
+            return GPUIR_ERR_INVALID_ARGUMENT;
+        }
         char what[GPUIR_MAX_NAME + 16];
-        snprintf(what, sizeof what, "global @%s", gpuir_module_global_name(m, i));
+        snprintf(what, sizeof what, "global @%s", name);
         gpuir_array w;
-        gpuir_result r = random_array(ctx, gpuir_module_global_type(m, i), -1, seed + 1000 + i, what, &w);
-        if (r == GPUIR_OK) r = gpuir_module_bind_global(m, gpuir_module_global_name(m, i), &w);
+        gpuir_result r = random_array(ctx, gpuir_module_global_type(m, i), -1, a->seed + 1000 + i, what, &w);
+        if (r == GPUIR_OK) r = gpuir_module_bind_global(m, name, &w);
         gpuir_array_release(&w);
         if (r) return r;
     }
@@ -195,18 +261,12 @@ static void summarize(int i, const gpuir_array *a) {
     printf("%s]\n", n > shown ? ", ..." : "");
 }
 
-/* The module in FILE, or on standard input for "-". */
+/* The module in FILE, or on standard input for "-" (a bounded read of a
+   regular file or a pipe). */
 static gpuir_module *read_module(gpuir_ctx *ctx, const char *file) {
-    if (strcmp(file, "-") != 0) return gpuir_module_parse_file(ctx, file);
-    size_t cap = 1 << 16, len = 0, got;
-    char *text = (char *)malloc(cap);
-    while (text && (got = fread(text + len, 1, cap - len, stdin)) > 0)
-        if ((len += got) == cap) {
-            char *bigger = (char *)realloc(text, cap *= 2);
-            if (!bigger) { free(text); text = NULL; }
-            else text = bigger;
-        }
-    gpuir_module *m = text ? gpuir_module_parse(ctx, text, len, "<stdin>") : NULL;
+    size_t len;
+    char *text = cli_read_text("gpuir-run", file, &len);
+    gpuir_module *m = text ? gpuir_module_parse(ctx, text, len, strcmp(file, "-") == 0 ? "<stdin>" : file) : NULL;
     free(text);
     return m;
 }
@@ -228,20 +288,95 @@ static const char *pick_function(gpuir_module *m, const run_args *a) {
     return NULL;
 }
 
+/* The dtype named by text[0..n), or 0. */
+static gpuir_dtype dtype_named(const char *text, size_t n) {
+    static const gpuir_dtype all[] = {GPUIR_F32, GPUIR_F16, GPUIR_BF16, GPUIR_I32, GPUIR_I64};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        const char *name = gpuir_dtype_name(all[i]);
+        if (strlen(name) == n && memcmp(name, text, n) == 0) return all[i];
+    }
+    return GPUIR_DTYPE_INVALID;
+}
+
+/* Whether spec is inline, as iree-run-module writes it: [DxDx...]DTYPE=... */
+static bool is_inline(const char *spec) {
+    const char *eq = strchr(spec, '='), *last = spec;
+    if (!eq || spec[0] == '@') return false;
+    for (const char *p = spec; p < eq; p++)
+        if (*p == 'x') last = p + 1;
+    return dtype_named(last, (size_t)(eq - last)) != GPUIR_DTYPE_INVALID;
+}
+
+/* The shape and dtype before the '=': "2x3xf32"; false with a message. */
+static bool inline_type(const char *spec, const char *what, gpuir_dtype *dtype, int *rank, int64_t *dims) {
+    const char *eq = strchr(spec, '='), *p = spec;
+    *rank = 0;
+    while (p < eq) {
+        const char *x = p;
+        while (x < eq && *x != 'x') x++;
+        if (x == eq) { *dtype = dtype_named(p, (size_t)(eq - p)); return true; }
+        char *end;
+        errno = 0;
+        long long d = strtoll(p, &end, 10);
+        if (end != x || p == x || *p < '0' || *p > '9' || errno == ERANGE || *rank == GPUIR_MAX_RANK) {
+            fprintf(stderr, "gpuir-run: %s: '%.*s' is not a dimension of at most %d (in '%s')\n", what,
+                    (int)(x - p), p, GPUIR_MAX_RANK, spec);
+            return false;
+        }
+        dims[(*rank)++] = d;
+        p = x + 1;
+    }
+    return false;
+}
+
+/* An inline input "2x3xf32=1,2,3,4,5,6" (commas or spaces, brackets
+   ignored; one value fills the shape). */
+static gpuir_result inline_array(gpuir_ctx *ctx, const char *spec, const char *what, gpuir_array *out) {
+    gpuir_dtype dt;
+    int rank;
+    int64_t dims[GPUIR_MAX_RANK];
+    if (!inline_type(spec, what, &dt, &rank, dims)) return GPUIR_ERR_INVALID_ARGUMENT;
+    gpuir_result r = gpuir_array_alloc(ctx, out, dt, rank, dims);
+    if (r) return r;
+    size_t count = gpuir_array_count(out), got = 0;
+    const char *p = strchr(spec, '=') + 1;
+    for (;;) {
+        while (*p == ',' || *p == ' ' || *p == '[' || *p == ']' || *p == '\t') p++;
+        if (!*p) break;
+        char *end;
+        double v = gpuir_dtype_is_float(dt) ? strtod(p, &end) : (double)strtoll(p, &end, 10);
+        if (end == p || (*end && !strchr(", []\t", *end))) {
+            fprintf(stderr, "gpuir-run: %s: '%s' is not a list of %s numbers\n", what, spec, gpuir_dtype_name(dt));
+            return GPUIR_ERR_INVALID_ARGUMENT;
+        }
+        if (got < count) gpuir_array_set(out, got, v);
+        got++;
+        p = end;
+    }
+    if (got == 1)
+        for (size_t k = 1; k < count; k++) gpuir_array_set(out, k, gpuir_array_get(out, 0));
+    if (got != count && !(got == 1 && count > 0)) {
+        fprintf(stderr, "gpuir-run: %s: '%s' gives %zu values for %zu elements\n", what, spec, got, count);
+        return GPUIR_ERR_INVALID_ARGUMENT;
+    }
+    return GPUIR_OK;
+}
+
 static gpuir_result load_inputs(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, const run_args *a,
                                 gpuir_array *in) {
     size_t n = gpuir_func_param_count(m, f);
-    if (a->n_inputs && (size_t)a->n_inputs != n) {
-        fprintf(stderr, "gpuir-run: @%s takes %zu inputs, %d given\n", gpuir_func_name(m, f), n,
-                a->n_inputs);
+    if (a->inputs.n && (size_t)a->inputs.n != n) {
+        fprintf(stderr, "gpuir-run: @%s takes %zu inputs, %d given\n", gpuir_func_name(m, f), n, a->inputs.n);
         return GPUIR_ERR_INVALID_ARGUMENT;
     }
     for (size_t i = 0; i < n; i++) {
         char what[32];
         snprintf(what, sizeof what, "input #%zu", i);
-        gpuir_result r = a->n_inputs ? gpuir_npy_read(ctx, a->inputs[i], &in[i])
-                                     : random_array(ctx, gpuir_func_param_type(m, f, i), a->dynamic, a->seed + i,
-                                                    what, &in[i]);
+        gpuir_type t = gpuir_func_param_type(m, f, i);
+        const char *spec = a->inputs.n ? a->inputs.v[i] : NULL;
+        gpuir_result r = !spec ? random_array(ctx, t, a->dynamic, a->seed + i, what, &in[i])
+                         : is_inline(spec) ? inline_array(ctx, spec, what, &in[i])
+                                           : gpuir_npy_read_as(ctx, at_path(spec), t.dtype, &in[i]);
         if (r) return r;
     }
     return GPUIR_OK;
@@ -251,20 +386,20 @@ static gpuir_result load_inputs(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, c
 static gpuir_result finish_outputs(gpuir_ctx *ctx, const run_args *a, gpuir_array *out, size_t n) {
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < n; i++) summarize((int)i, &out[i]);
-    for (int i = 0; i < a->n_outputs && (size_t)i < n && !r; i++) r = gpuir_npy_write(ctx, a->outputs[i], &out[i]);
-    if ((size_t)a->n_expected > n) {
-        fprintf(stderr, "gpuir-run: %d expected outputs for %zu results\n", a->n_expected, n);
+    for (int i = 0; i < a->outputs.n && (size_t)i < n && !r; i++) r = gpuir_npy_write(ctx, a->outputs.v[i], &out[i]);
+    if ((size_t)a->expected.n > n) {
+        fprintf(stderr, "gpuir-run: %d expected outputs for %zu results\n", a->expected.n, n);
         return GPUIR_ERR_INVALID_ARGUMENT;
     }
-    for (int i = 0; i < a->n_expected && !r; i++) {
+    for (int i = 0; i < a->expected.n && !r; i++) {
         gpuir_array want;
         double rtol, atol;
         gpuir_dtype_tolerance(out[i].dtype, &rtol, &atol);
         if (a->have_rtol) rtol = a->rtol;
         if (a->have_atol) atol = a->atol;
-        r = gpuir_npy_read(ctx, a->expected[i], &want);
+        r = gpuir_npy_read_as(ctx, a->expected.v[i], out[i].dtype, &want);
         if (!r) r = gpuir_array_compare(ctx, &out[i], &want, rtol, atol);
-        if (!r) printf("result[%d]: matches %s (rtol %g, atol %g)\n", i, a->expected[i], rtol, atol);
+        if (!r) printf("result[%d]: matches %s (rtol %g, atol %g)\n", i, a->expected.v[i], rtol, atol);
         gpuir_array_release(&want);
     }
     return r;
@@ -283,9 +418,8 @@ static gpuir_result run(gpuir_ctx *ctx, gpuir_module *m, const char *func, const
     gpuir_backend b = backend_of(a->backend);
     char fname[GPUIR_MAX_NAME];            /* lowering moves the module's strings */
     snprintf(fname, sizeof fname, "%s", func);
-    gpuir_array want[GPUIR_MAX_OPERANDS];
-    memset(want, 0, sizeof want);
-    gpuir_result r = GPUIR_OK;
+    gpuir_array *want = (gpuir_array *)calloc(n_out ? n_out : 1, sizeof *want);
+    gpuir_result r = want ? GPUIR_OK : GPUIR_ERR_OUT_OF_MEMORY;
     if (a->check) r = gpuir_ref_run(m, fname, n_in, in, n_out, want);
     gpuir_program_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -315,21 +449,41 @@ static gpuir_result run(gpuir_ctx *ctx, gpuir_module *m, const char *func, const
         if (!r) printf("result[%zu]: %s matches ref (rtol %g, atol %g)\n", k,
                        gpuir_backend_name(gpuir_program_backend(p)), rtol, atol);
     }
-    for (size_t k = 0; k < GPUIR_MAX_OPERANDS; k++) gpuir_array_release(&want[k]);
+    for (size_t k = 0; want && k < n_out; k++) gpuir_array_release(&want[k]);
+    free(want);
     gpuir_program_destroy(p);
+    return r;
+}
+
+/* Runs the chosen function of m with its inputs and globals; the arrays
+   are as many as it has parameters and results. */
+static gpuir_result run_function(gpuir_ctx *ctx, gpuir_module *m, const char *fname, gpuir_func f,
+                                 const run_args *a) {
+    size_t n_in = gpuir_func_param_count(m, f), n_out = gpuir_func_result_count(m, f);
+    gpuir_array *in = (gpuir_array *)calloc(n_in ? n_in : 1, sizeof *in);
+    gpuir_array *out = (gpuir_array *)calloc(n_out ? n_out : 1, sizeof *out);
+    gpuir_result r = in && out ? GPUIR_OK : GPUIR_ERR_OUT_OF_MEMORY;
+    if (!r && a->import_cache) r = gpuir_ctx_cache_import(ctx, a->import_cache, NULL);
+    if (!r) r = bind_globals(ctx, m, a);
+    if (!r) r = bind_random_globals(ctx, m, a);
+    if (!r) r = load_inputs(ctx, m, f, a, in);
+    if (!r) r = run(ctx, m, fname, a, n_in, in, n_out, out);
+    if (!r) r = finish_outputs(ctx, a, out, n_out);
+    if (!r && a->export_cache) r = gpuir_ctx_cache_export(ctx, a->export_cache, NULL);
+    for (size_t i = 0; in && i < n_in; i++) gpuir_array_release(&in[i]);
+    for (size_t i = 0; out && i < n_out; i++) gpuir_array_release(&out[i]);
+    free(in);
+    free(out);
     return r;
 }
 
 int main(int argc, char **argv) {
     run_args a;
-    int bad = parse_args(argc, argv, &a);
-    if (bad) return bad;
+    bool done;
+    int bad = parse_args(argc, argv, &a, &done);
+    if (bad || done) { free_args(&a); return bad; }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    if (!ctx) return 1;
-    gpuir_array in[GPUIR_MAX_OPERANDS], out[GPUIR_MAX_OPERANDS];
-    size_t n_in = 0, n_out = 0;
-    memset(in, 0, sizeof in);
-    memset(out, 0, sizeof out);
+    if (!ctx) { free_args(&a); return 1; }
     gpuir_result r = GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_module *m = read_module(ctx, a.file);
     if (m) {
@@ -341,19 +495,9 @@ int main(int argc, char **argv) {
     gpuir_func f = {0};
     if (fname) f = gpuir_module_find_func(m, fname);
     if (fname && !f.id) fprintf(stderr, "gpuir-run: no function named @%s\n", fname);
-    if (fname && f.id) {
-        n_in = gpuir_func_param_count(m, f);
-        n_out = gpuir_func_result_count(m, f);
-        r = a.import_cache ? gpuir_ctx_cache_import(ctx, a.import_cache, NULL) : GPUIR_OK;
-        if (!r) r = bind_globals(ctx, m, &a);
-        if (!r) r = bind_random_globals(ctx, m, a.seed);
-        if (!r) r = load_inputs(ctx, m, f, &a, in);
-        if (!r) r = run(ctx, m, fname, &a, n_in, in, n_out, out);
-        if (!r) r = finish_outputs(ctx, &a, out, n_out);
-        if (!r && a.export_cache) r = gpuir_ctx_cache_export(ctx, a.export_cache, NULL);
-    }
+    if (fname && f.id) r = run_function(ctx, m, fname, f, &a);
     if (gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
-    for (size_t i = 0; i < GPUIR_MAX_OPERANDS; i++) { gpuir_array_release(&in[i]); gpuir_array_release(&out[i]); }
     gpuir_ctx_destroy(ctx);
+    free_args(&a);
     return r == GPUIR_OK ? 0 : 1;
 }

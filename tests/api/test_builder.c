@@ -751,6 +751,16 @@ TEST(op_dtype_result_names) {
     CHECK(strcmp(gpuir_result_string(GPUIR_RESULT_COUNT), "unknown result") == 0);
 }
 
+/* The version macros, the string and gpuir_version() say the same. */
+TEST(version_agrees) {
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", GPUIR_VERSION_MAJOR, GPUIR_VERSION_MINOR, GPUIR_VERSION_PATCH);
+    CHECK(strcmp(want, GPUIR_VERSION_STRING) == 0);
+    CHECK(strcmp(gpuir_version(), GPUIR_VERSION_STRING) == 0);
+    CHECK(GPUIR_VERSION_NUMBER == GPUIR_VERSION_MAJOR * 10000 + GPUIR_VERSION_MINOR * 100 + GPUIR_VERSION_PATCH);
+    CHECK(GPUIR_VERSION_NUMBER >= 200);                   /* 0.2.0: the first release with a changelog */
+}
+
 /* ---- arrays ---- */
 
 static void fill_f32(gpuir_array *a, const float *v) {
@@ -966,5 +976,6 @@ int main(void) {
     RUN(array_compare);
     RUN(array_fill_random);
     RUN(parse_errors_have_codes);
+    RUN(version_agrees);
     return CHECK_EXIT();
 }

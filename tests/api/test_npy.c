@@ -6,6 +6,7 @@
 #include "../check.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char tmpdir[64];
@@ -491,6 +492,114 @@ TEST(load_after_error_does_nothing) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* ---- strict headers: NUL in a string, duplicate keys, text after the dict ---- */
+TEST(load_is_strict) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    float f3[3] = {1, 2, 3};
+    static const char nul_descr[] = "{'descr': '<f4\0', 'fortran_order': False, 'shape': (3,), }";
+    size_t size;
+    unsigned char *b = npy_image(1, "{'descr': '<f4@', 'fortran_order': False, 'shape': (3,), }", f3, 12, &size);
+    b[10 + 14] = '\0';                                   /* the '@' */
+    CHECK(memcmp(b + 10, nul_descr, 16) == 0);
+    gpuir_array a;
+    CHECK_RESULT(ctx, gpuir_npy_load(ctx, b, size, &a), GPUIR_ERR_NPY);
+    CHECK(strstr(gpuir_ctx_error(ctx), "control or non-ASCII byte") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    free(b);
+    CHECK_REJECT(ctx, 1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", f3, 12,
+                 GPUIR_ERR_NPY);
+    CHECK_REJECT(ctx, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'shape': (3,), }", f3, 12,
+                 GPUIR_ERR_NPY);
+    CHECK_REJECT(ctx, 1, "{'descr': '<f4', 'fortran_order': False, 'fortran_order': False, 'shape': (3,)}", f3, 12,
+                 GPUIR_ERR_NPY);
+    CHECK_REJECT(ctx, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), } x", f3, 12, GPUIR_ERR_NPY);
+    CHECK_REJECT(ctx, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }}", f3, 12, GPUIR_ERR_NPY);
+    /* NumPy's own padding (spaces, then a newline) is fine */
+    CHECK_RESULT(ctx, load(ctx, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }     \n", f3, 12, &a),
+                 GPUIR_OK);
+    gpuir_array_release(&a);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Writes an image to a file in the temp directory. */
+static void write_image(const char *path, const char *header, const void *data, size_t n) {
+    size_t size;
+    unsigned char *b = npy_image(1, header, data, n, &size);
+    FILE *f = fopen(path, "wb");
+    if (f) { fwrite(b, 1, size, f); fclose(f); }
+    free(b);
+}
+
+/* NumPy's default float64 and bool, converted to the dtype asked for. */
+TEST(read_as_converts_f8_and_b1) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char f8[128], b1[128];
+    double d[3] = {1.0, 2.5, -0.1};
+    unsigned char bools[3] = {1, 0, 1};
+    tmp_path(f8, sizeof f8, "f8.npy");
+    tmp_path(b1, sizeof b1, "b1.npy");
+    write_image(f8, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }\n", d, sizeof d);
+    write_image(b1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3, 1), }\n", bools, 3);
+    gpuir_array a;
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, f8, GPUIR_F32, &a), GPUIR_OK);
+    CHECK(a.dtype == GPUIR_F32 && a.rank == 1 && a.dims[0] == 3);
+    CHECK(gpuir_array_get(&a, 0) == 1.0 && gpuir_array_get(&a, 1) == 2.5 && gpuir_array_get(&a, 2) == (double)-0.1f);
+    gpuir_array_release(&a);
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, f8, GPUIR_BF16, &a), GPUIR_OK);
+    CHECK(a.dtype == GPUIR_BF16 && gpuir_array_get(&a, 1) == 2.5);
+    gpuir_array_release(&a);
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, b1, GPUIR_I32, &a), GPUIR_OK);
+    CHECK(a.dtype == GPUIR_I32 && a.rank == 2 && a.dims[0] == 3 && a.dims[1] == 1);
+    CHECK(gpuir_array_get(&a, 0) == 1 && gpuir_array_get(&a, 1) == 0 && gpuir_array_get(&a, 2) == 1);
+    gpuir_array_release(&a);
+    /* f64 into an integer: refused, naming the file and both dtypes */
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, f8, GPUIR_I32, &a), GPUIR_ERR_NPY);
+    CHECK(strstr(gpuir_ctx_error(ctx), f8) && strstr(gpuir_ctx_error(ctx), "'<f8' (f64), i32 is wanted"));
+    CHECK(a.data == NULL);
+    gpuir_ctx_clear_error(ctx);
+    /* without a dtype to convert to, f64 is refused naming the call that converts */
+    CHECK_RESULT(ctx, gpuir_npy_read(ctx, f8, &a), GPUIR_ERR_NPY);
+    CHECK(strstr(gpuir_ctx_error(ctx), "gpuir_npy_read_as") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    /* a file of another dtype than asked: both named */
+    float f1 = 1;
+    write_image(f8, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n", &f1, 4);
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, f8, GPUIR_I64, &a), GPUIR_ERR_NPY);
+    CHECK(strstr(gpuir_ctx_error(ctx), "'<f4' (f32), i64 is wanted") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    remove(f8);
+    remove(b1);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Only regular files: a device never ends, a FIFO blocks, a directory is
+   none; the size must be the header's before the data is read. */
+TEST(read_refuses_devices_and_fifos) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_array a;
+    CHECK_RESULT(ctx, gpuir_npy_read(ctx, "/dev/zero", &a), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(ctx), "/dev/zero: not a regular file") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    char fifo[128];
+    tmp_path(fifo, sizeof fifo, "fifo");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK_RESULT(ctx, gpuir_npy_read(ctx, fifo, &a), GPUIR_ERR_IO);       /* at once, with no writer */
+    CHECK(strstr(gpuir_ctx_error(ctx), "not a regular file") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    remove(fifo);
+    CHECK_RESULT(ctx, gpuir_npy_read(ctx, tmpdir, &a), GPUIR_ERR_IO);
+    gpuir_ctx_clear_error(ctx);
+    char big[128];
+    float f4[4] = {0};
+    tmp_path(big, sizeof big, "long.npy");                 /* more data than the shape */
+    write_image(big, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", f4, sizeof f4);
+    CHECK_RESULT(ctx, gpuir_npy_read(ctx, big, &a), GPUIR_ERR_NPY);
+    CHECK(strstr(gpuir_ctx_error(ctx), "needs 8 data bytes, the file has 16") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    remove(big);
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     if (!make_tmpdir()) {
         printf("FAIL mkdtemp\n");
@@ -506,6 +615,9 @@ int main(void) {
     RUN(load_rejects_bad_headers);
     RUN(load_rejects_limits);
     RUN(load_after_error_does_nothing);
+    RUN(load_is_strict);
+    RUN(read_as_converts_f8_and_b1);
+    RUN(read_refuses_devices_and_fifos);
     if (rmdir(tmpdir) != 0) {
         fprintf(stderr, "temp dir %s not empty\n", tmpdir);
         return 1;

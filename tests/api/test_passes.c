@@ -82,6 +82,24 @@ TEST(dumps_and_timing_go_to_the_callback) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A dump asked for at a pass that does not exist is refused, naming it
+   (it used to be ignored silently). */
+TEST(dumps_at_an_unknown_pass_are_refused) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = parse(ctx, softmax_text);
+    gpuir_pass_desc d;
+    memset(&d, 0, sizeof d);
+    d.print_ir_after = "fusee";
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, "decompose", &d), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "print_ir_after: there is no pass 'fusee'") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    memset(&d, 0, sizeof d);
+    d.print_ir_before = "";
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, "decompose", &d), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "print_ir_before: there is no pass ''") != NULL);
+    gpuir_ctx_destroy(ctx);
+}
+
 TEST(empty_pipeline_is_a_no_op) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = parse(ctx, softmax_text);
@@ -328,6 +346,7 @@ int main(void) {
     RUN(registry_lists_passes);
     RUN(unknown_pass_runs_nothing);
     RUN(dumps_and_timing_go_to_the_callback);
+    RUN(dumps_at_an_unknown_pass_are_refused);
     RUN(empty_pipeline_is_a_no_op);
     RUN(passes_are_idempotent);
     RUN(the_matmul_heuristic_plans_for_the_module_sm_count);

@@ -937,6 +937,83 @@ TEST(a_device_parameter_refuses_a_host_array) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* GPUIR_LOG and GPUIR_DUMP_DIR: lines through the context's log callback,
+   read once when the context is made (changing the environment later does
+   nothing to it). */
+typedef struct log_lines { char text[8192]; int n; } log_lines;
+
+static void collect(void *user, const char *message) {
+    log_lines *l = (log_lines *)user;
+    size_t len = strlen(l->text);
+    snprintf(l->text + len, sizeof l->text - len, "%s\n", message);
+    l->n++;
+}
+
+static gpuir_ctx *logging_ctx(log_lines *l) {
+    gpuir_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    memset(l, 0, sizeof *l);
+    d.log = collect;
+    d.log_user = l;
+    return gpuir_ctx_make(&d);
+}
+
+TEST(gpuir_log_goes_through_the_log_callback) {
+    log_lines l;
+    setenv("GPUIR_LOG", "2", 1);
+    gpuir_ctx *ctx = logging_ctx(&l);
+    unsetenv("GPUIR_LOG");                              /* read once: already taken */
+    gpuir_program *p = make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL);
+    CHECK(p != NULL);
+    if (p) check_against_ref(ctx, p, 5);
+    CHECK(strstr(l.text, "compile: emu module of ") != NULL);
+    CHECK(strstr(l.text, "copy: 140 bytes host to device") != NULL);      /* %x: 5x7 f32 */
+    CHECK(strstr(l.text, "copy: 20 bytes device to host") != NULL);       /* %s: 5 f32 */
+    CHECK(strstr(l.text, "launch gpuir_k_f_k0: grid ") != NULL && strstr(l.text, ", block ") != NULL);
+    CHECK(strstr(l.text, "run @f on emu: ") != NULL);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+
+    setenv("GPUIR_LOG", "1", 1);                        /* level 1: no run times */
+    ctx = logging_ctx(&l);
+    p = make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL);
+    if (p) check_against_ref(ctx, p, 6);
+    CHECK(strstr(l.text, "compile: emu module of ") && strstr(l.text, "memory cache hit") == NULL);
+    CHECK(strstr(l.text, "launch gpuir_k_f_k0") != NULL && strstr(l.text, "run @f") == NULL);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+
+    unsetenv("GPUIR_LOG");                              /* off: the callback hears only errors */
+    ctx = logging_ctx(&l);
+    setenv("GPUIR_LOG", "2", 1);                        /* too late for this context */
+    p = make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL);
+    if (p) check_against_ref(ctx, p, 7);
+    CHECK(l.n == 0);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+    unsetenv("GPUIR_LOG");
+}
+
+TEST(gpuir_dump_dir_writes_cuda_and_ir) {
+    char dir[] = "/tmp/gpuir-test-dump-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char sub[64];
+    snprintf(sub, sizeof sub, "%s/d", dir);
+    setenv("GPUIR_DUMP_DIR", sub, 1);
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    unsetenv("GPUIR_DUMP_DIR");
+    gpuir_program *p = make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL);
+    CHECK(p != NULL);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "grep -q 'GPUIR_KERNEL gpuir_k_f_k0(' %s/*.cu && grep -q 'gpu.launch_func' %s/*.gir && "
+             "[ $(ls %s | wc -l) = 2 ]", sub, sub, sub);
+    CHECK(system(cmd) == 0);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void) {
     /* NVRTC's own C++ runtime keeps 72 KiB that LeakSanitizer would report
        once libnvrtc is unloaded; holding it loaded keeps that reachable. */
@@ -970,6 +1047,8 @@ int main(void) {
     RUN(no_libnvrtc_is_unavailable);
     RUN(a_device_allocation_failure_is_a_cuda_error);
     RUN(a_device_parameter_refuses_a_host_array);
+    RUN(gpuir_log_goes_through_the_log_callback);
+    RUN(gpuir_dump_dir_writes_cuda_and_ir);
     RUN(nvrtc_errors_point_back_to_the_ir_op);
 #if defined(__SANITIZE_ADDRESS__)
     RUN(emulated_kernels_build_with_asan);
