@@ -648,12 +648,16 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx);
 GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx);     /* "" without a disk cache */
 /* "ok", why there is no disk cache, or the latest disk problem. */
 GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx);
-/* A bundle of compiled modules, to deploy with a warm cache: export writes
-   every module this context compiled or loaded (its memory cache) into one
-   file, atomically; import checks a whole bundle (format, keys, each
-   module's SHA-256) and only then adds every module to this context's
-   cache, memory and disk. *count (may be NULL) gets the number of modules.
-   GPUIR_ERR_IO names the file and what is wrong with it. */
+/* A bundle of compiled CUDA modules, to deploy with a warm cache: export
+   writes every CUDA module (cubin, PTX) this context compiled or loaded
+   (its memory cache) into one file, atomically; import checks a whole
+   bundle (format, keys, each module's SHA-256, each module's kind) and only
+   then adds every module to this context's cache, memory and disk. *count
+   (may be NULL) gets the number of modules. A bundle never carries host
+   code: emulator modules (shared objects) are not exported, a bundle with
+   one is refused, and the emulator compiles them from source (see
+   docs/cache.md for what a bundle is trusted with). GPUIR_ERR_IO names the
+   file and what is wrong with it. */
 GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, size_t *count);
 GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, size_t *count);
 
@@ -11759,14 +11763,15 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 // options, arch, compiler version, gpuir version, backend. The caller builds
 // them with gpuir__cache_key; a key is 64 lowercase hex digits.
 //
-// ON DISK an entry is <dir>/<key>.<ext>: a 120-byte header, then the payload.
+// ON DISK an entry is <dir>/<key>.<ext>: a 152-byte header, then the payload.
 //     0  magic "GPUIRC1\0"           8 bytes
-//     8  format version (1)          u32 little-endian
-//    12  header size (120)           u32 little-endian
+//     8  format version (2)          u32 little-endian
+//    12  header size (152)           u32 little-endian
 //    16  payload size                u64 little-endian
 //    24  SHA-256 of the payload      32 bytes
 //    56  the key, echoed             64 hex digits
-//   120  payload
+//   120  HMAC-SHA256 tag             32 bytes (below)
+//   152  payload
 // Every header byte is checked on load, and the payload's digest too; an
 // entry that fails (truncated, corrupted, other version, foreign file) is a
 // miss, is counted in `corrupt`, and is deleted so the next put replaces it.
@@ -11778,8 +11783,21 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 // when it does not pass the disk cache is off, with the reason in
 // gpuir__cache_disk_status. Disk problems never fail a compile.
 //
+// AUTHENTICITY. An emulator entry is a shared object gpuir dlopens, so an
+// entry must have been written by gpuir, not merely be well formed: the tag
+// is an HMAC-SHA256 of (key, extension, payload) under a 32-byte secret
+// that the directory keeps in <dir>/cache.key (random, 0600, made once,
+// atomically, by the first cache to need it). An entry copied in from
+// another directory or machine, or planted with a recomputed digest by a
+// writer who cannot read the secret, fails the tag and is deleted like a
+// corrupt one. Trust model (docs/cache.md): the directory, its secret and
+// so its entries are exactly as trusted as this user account; a copy of a
+// whole directory (secret included) is trusted like its author. Bundles
+// (gpuir_ctx_cache_import) carry only CUDA modules, never host code.
+//
 // POSIX.1-2008: open/openat with O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC;
-// fstatat, unlinkat, renameat, mkdir, fsync, getpid, geteuid, clock_gettime.
+// fstatat, unlinkat, renameat, linkat, mkdir, fsync, getpid, geteuid,
+// clock_gettime; /dev/urandom for the secret.
 
 
 /* ---- SHA-256 (FIPS 180-4) --------------------------------------------- */
@@ -11882,6 +11900,26 @@ static void gpuir__cache_sha256_buf(const void *data, size_t n, unsigned char ou
     gpuir__cache_sha256_final(&s, out);
 }
 
+/* HMAC-SHA256 (RFC 2104) under a 32-byte secret of the n buffers parts[i]
+   of sizes[i], hashed one after the other. */
+static void gpuir__cache_hmac(const unsigned char secret[32], const void *const *parts, const size_t *sizes,
+                              size_t n, unsigned char out[32]) {
+    unsigned char pad[64], inner[32];
+    gpuir__cache_sha256 s;
+    memset(pad, 0x36, sizeof pad);
+    for (int i = 0; i < 32; i++) pad[i] ^= secret[i];
+    gpuir__cache_sha256_init(&s);
+    gpuir__cache_sha256_update(&s, pad, sizeof pad);
+    for (size_t i = 0; i < n; i++) gpuir__cache_sha256_update(&s, parts[i], sizes[i]);
+    gpuir__cache_sha256_final(&s, inner);
+    memset(pad, 0x5c, sizeof pad);
+    for (int i = 0; i < 32; i++) pad[i] ^= secret[i];
+    gpuir__cache_sha256_init(&s);
+    gpuir__cache_sha256_update(&s, pad, sizeof pad);
+    gpuir__cache_sha256_update(&s, inner, sizeof inner);
+    gpuir__cache_sha256_final(&s, out);
+}
+
 /* Writes 32 bytes as 64 lowercase hex digits and a terminator. */
 static void gpuir__cache_hex(const unsigned char d[32], char hex[65]) {
     static const char digits[] = "0123456789abcdef";
@@ -11939,8 +11977,9 @@ static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]) {
 /* ---- the cache object --------------------------------------------------- */
 
 #define GPUIR__CACHE_MAGIC "GPUIRC1"          /* 7 chars + NUL = 8 bytes */
-#define GPUIR__CACHE_VERSION 1u
-#define GPUIR__CACHE_HEADER 120u
+#define GPUIR__CACHE_VERSION 2u
+#define GPUIR__CACHE_HEADER 152u
+#define GPUIR__CACHE_SECRET "cache.key"       /* the directory's HMAC secret */
 #define GPUIR__CACHE_EXT_MAX 15               /* "cubin", "ptx", "so" */
 #define GPUIR__CACHE_MSG 1024                 /* status and error text */
 
@@ -11966,6 +12005,7 @@ typedef struct gpuir__cache {
     int dirfd;                      /* the open cache directory, or -1 */
     char *dir;                      /* its path; "" when there is none */
     uint64_t rng;                   /* temp-name randomness */
+    unsigned char secret[32];       /* the directory's HMAC key (disk on) */
     gpuir__cache_stats stats;
     char status[GPUIR__CACHE_MSG];      /* "ok" or why there is no disk cache */
     char last_error[GPUIR__CACHE_MSG];  /* the latest disk problem, or "" */
@@ -12209,9 +12249,12 @@ static bool gpuir__cache_disk_ok(gpuir__cache *c) {
     return true;
 }
 
-/* Sets up the disk side at make: picks, creates and checks the directory.
-   False only when out of memory; a directory that cannot be used leaves the
-   disk cache off with c->status saying why. */
+static bool gpuir__cache_secret_get(gpuir__cache *c);
+
+/* Sets up the disk side at make: picks, creates and checks the directory,
+   and loads (or makes) its secret. False only when out of memory; a
+   directory that cannot be used leaves the disk cache off with c->status
+   saying why. */
 static bool gpuir__cache_disk_init(gpuir__cache *c, const char *dir) {
     if (dir && !dir[0]) {
         gpuir__cache_msg(c->status, "disk cache off: disabled by the caller");
@@ -12227,6 +12270,7 @@ static bool gpuir__cache_disk_init(gpuir__cache *c, const char *dir) {
     GPUIR_FREE(c->dir);
     c->dir = path;
     if (gpuir__cache_mkdirs(c, path) == 0) c->dirfd = gpuir__cache_open_dir(c);
+    if (c->dirfd >= 0 && !gpuir__cache_secret_get(c)) gpuir__cache_disk_off(c);
     if (c->dirfd < 0) c->dir[0] = '\0';
     else gpuir__cache_msg(c->status, "ok");
     return true;
@@ -12257,15 +12301,33 @@ static int gpuir__cache_read_all(int fd, void *buf, size_t n) {
     return 0;
 }
 
-/* Fills the header of an entry for key holding bytes. */
-static void gpuir__cache_header(unsigned char h[GPUIR__CACHE_HEADER], const char *key,
-                                const void *bytes, size_t size) {
+/* An entry's tag: HMAC-SHA256 under the directory's secret of a domain
+   string, the key, the extension (with its NUL) and the payload. */
+static void gpuir__cache_tag(const gpuir__cache *c, const char *key, const char *ext, const void *bytes,
+                             size_t size, unsigned char out[32]) {
+    static const char domain[] = "gpuir.cache.entry.v2";
+    const void *parts[4] = {domain, key, ext, bytes ? bytes : ""};
+    size_t sizes[4] = {sizeof domain, 64, strlen(ext) + 1, size};
+    gpuir__cache_hmac(c->secret, parts, sizes, 4, out);
+}
+
+/* Compares two 32-byte tags in time that does not depend on where they differ. */
+static bool gpuir__cache_same_tag(const unsigned char *a, const unsigned char *b) {
+    unsigned char d = 0;
+    for (int i = 0; i < 32; i++) d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+/* Fills the header of an entry for (key, ext) holding bytes. */
+static void gpuir__cache_header(const gpuir__cache *c, unsigned char h[GPUIR__CACHE_HEADER], const char *key,
+                                const char *ext, const void *bytes, size_t size) {
     memcpy(h, GPUIR__CACHE_MAGIC, 8);
     gpuir__cache_put_u32(h + 8, GPUIR__CACHE_VERSION);
     gpuir__cache_put_u32(h + 12, GPUIR__CACHE_HEADER);
     gpuir__cache_put_u64(h + 16, (uint64_t)size);
     gpuir__cache_sha256_buf(bytes, size, h + 24);
     memcpy(h + 56, key, 64);
+    gpuir__cache_tag(c, key, ext, bytes, size, h + 120);
 }
 
 /* Checks a header against the key and the file size; NULL when it is
@@ -12301,9 +12363,11 @@ static int gpuir__cache_read_failed(gpuir__cache *c, int r, const char *name, co
     return GPUIR__CACHE_MISS;
 }
 
-/* Reads and verifies the open entry fd for key. HIT with a malloc'd payload
-   in *out; BAD with *why set; MISS on a read error or out of memory. */
-static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const char *key,
+/* Reads and verifies the open entry fd for (key, ext): well formed, and
+   written by gpuir with this directory's secret (its tag). HIT with a
+   malloc'd payload in *out; BAD with *why set; MISS on a read error or out
+   of memory. */
+static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const char *key, const char *ext,
                                 const struct stat *st, unsigned char **out, size_t *size, const char **why) {
     unsigned char h[GPUIR__CACHE_HEADER], digest[32];
     if ((*why = gpuir__cache_entry_stat_check(st)) != NULL) return GPUIR__CACHE_BAD;
@@ -12325,6 +12389,12 @@ static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const
     }
     gpuir__cache_sha256_buf(p, n, digest);
     if (memcmp(digest, h + 24, 32) != 0) { GPUIR_FREE(p); *why = "payload checksum mismatch"; return GPUIR__CACHE_BAD; }
+    gpuir__cache_tag(c, key, ext, p, n, digest);
+    if (!gpuir__cache_same_tag(digest, h + 120)) {
+        GPUIR_FREE(p);
+        *why = "not written by gpuir for this directory (its tag does not match the directory's secret)";
+        return GPUIR__CACHE_BAD;
+    }
     *out = p, *size = n;
     return GPUIR__CACHE_HIT;
 }
@@ -12332,8 +12402,8 @@ static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const
 /* Opens and verifies <dir>/<name> for key. HIT with a malloc'd payload; MISS
    when it is absent or cannot be read; BAD when it is not a valid entry,
    with *why set and *bad the file's identity (for a safe delete). */
-static int gpuir__cache_load(gpuir__cache *c, const char *name, const char *key, unsigned char **out,
-                             size_t *size, struct stat *bad, const char **why) {
+static int gpuir__cache_load(gpuir__cache *c, const char *name, const char *key, const char *ext,
+                             unsigned char **out, size_t *size, struct stat *bad, const char **why) {
     /* O_NONBLOCK: a FIFO planted under an entry's name must not hang us. */
     int fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
@@ -12350,7 +12420,7 @@ static int gpuir__cache_load(gpuir__cache *c, const char *name, const char *key,
     if (fstat(fd, bad) != 0) {
         gpuir__cache_msg(c->last_error, "cannot stat %s/%s: %s", c->dir, name, strerror(errno));
         r = GPUIR__CACHE_MISS;
-    } else r = gpuir__cache_load_fd(c, fd, name, key, bad, out, size, why);
+    } else r = gpuir__cache_load_fd(c, fd, name, key, ext, bad, out, size, why);
     close(fd);
     return r;
 }
@@ -12377,6 +12447,82 @@ static int gpuir__cache_temp(gpuir__cache *c, const char *key, char tmp[128]) {
     return -1;                                  /* errno is EEXIST */
 }
 
+/* ---- the directory's secret ---------------------------------------------- */
+
+/* Reads 32 random bytes from /dev/urandom; false with errno set. */
+static bool gpuir__cache_urandom(unsigned char out[32]) {
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    int r = gpuir__cache_read_all(fd, out, 32);
+    int err = r > 0 ? EIO : errno;
+    close(fd);
+    errno = err;
+    return r == 0;
+}
+
+/* Reads the secret from its open file into c->secret: NULL, or what is
+   wrong with the file. */
+static const char *gpuir__cache_secret_read(gpuir__cache *c, int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return strerror(errno);
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    if (st.st_uid != geteuid()) return "owned by another user";
+    if (st.st_mode & 077) return "open to other users (mode is not 0600)";
+    if (st.st_size != 32) return "not 32 bytes long";
+    int r = gpuir__cache_read_all(fd, c->secret, 32);
+    return r == 0 ? NULL : r > 0 ? "truncated" : strerror(errno);
+}
+
+/* Makes the directory's secret: random bytes into a private temp file
+   (0600, fsync), linked to its name only if there is none (linkat never
+   replaces: when another process wins the race, EEXIST and its secret
+   stands). 0, or an errno with c->status saying what failed. */
+static int gpuir__cache_secret_make(gpuir__cache *c) {
+    unsigned char secret[32];
+    char tmp[128];
+    if (!gpuir__cache_urandom(secret)) {
+        int err = errno;
+        gpuir__cache_msg(c->status, "disk cache off: cannot read /dev/urandom: %s", strerror(err));
+        return err;
+    }
+    int fd = gpuir__cache_temp(c, "secret", tmp), err = errno;
+    bool ok = fd >= 0 && gpuir__write_all(fd, secret, 32) && fsync(fd) == 0;
+    if (fd >= 0) err = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) ok = false, err = errno;
+    if (ok && linkat(c->dirfd, tmp, c->dirfd, GPUIR__CACHE_SECRET, 0) != 0) ok = false, err = errno;
+    if (fd >= 0) unlinkat(c->dirfd, tmp, 0);
+    if (!ok && err != EEXIST)
+        gpuir__cache_msg(c->status, "disk cache off: cannot make %s/%s: %s", c->dir, GPUIR__CACHE_SECRET,
+                         strerror(err));
+    return ok ? 0 : err;
+}
+
+/* Loads the directory's secret, making it when there is none and replacing
+   a bad one (entries tagged under a lost secret then fail their tag and are
+   rebuilt). False with c->status saying why. */
+static bool gpuir__cache_secret_get(gpuir__cache *c) {
+    for (int tries = 0; tries < 4; tries++) {
+        int fd = openat(c->dirfd, GPUIR__CACHE_SECRET, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int err = fd < 0 ? errno : 0;
+        const char *why = fd >= 0 ? gpuir__cache_secret_read(c, fd) : err == ELOOP ? "a symlink" : NULL;
+        if (fd >= 0) close(fd);
+        if (fd >= 0 && !why) return true;
+        if (why) {                              /* a bad one: replace it */
+            gpuir__cache_msg(c->status, "disk cache off: %s/%s is %s", c->dir, GPUIR__CACHE_SECRET, why);
+            if (unlinkat(c->dirfd, GPUIR__CACHE_SECRET, 0) != 0 && errno != ENOENT) return false;
+            continue;
+        }
+        if (err != ENOENT) {
+            gpuir__cache_msg(c->status, "disk cache off: cannot open %s/%s: %s", c->dir, GPUIR__CACHE_SECRET,
+                             strerror(err));
+            return false;
+        }
+        err = gpuir__cache_secret_make(c);
+        if (err && err != EEXIST) return false;
+    }
+    return false;                               /* c->status says what went wrong last */
+}
+
 /* Writes header and payload to the temp file fd, then fsyncs and closes it
    (always). NULL, or the step that failed with errno set. */
 static const char *gpuir__cache_fill(int fd, const unsigned char *h, const void *bytes, size_t size) {
@@ -12394,11 +12540,11 @@ static const char *gpuir__cache_fill(int fd, const unsigned char *h, const void 
 /* Writes <dir>/<name> atomically: temp file, header and payload, fsync,
    close, rename over the final name. False with c->last_error set (naming
    the step, the path and the errno text); the temp file is then gone. */
-static bool gpuir__cache_write(gpuir__cache *c, const char *name, const char *key,
+static bool gpuir__cache_write(gpuir__cache *c, const char *name, const char *key, const char *ext,
                                const void *bytes, size_t size) {
     unsigned char h[GPUIR__CACHE_HEADER];
     char tmp[128];
-    gpuir__cache_header(h, key, bytes, size);
+    gpuir__cache_header(c, h, key, ext, bytes, size);
     int fd = gpuir__cache_temp(c, key, tmp);
     if (fd < 0) {
         gpuir__cache_msg(c->last_error, "cannot create %s/%s: %s", c->dir, tmp, strerror(errno));
@@ -12471,7 +12617,7 @@ static bool gpuir__cache_get(gpuir__cache *c, const char *key, const char *ext,
     size_t n = 0;
     struct stat bad;
     const char *why = NULL;
-    int r = gpuir__cache_load(c, name, key, &p, &n, &bad, &why);
+    int r = gpuir__cache_load(c, name, key, ext, &p, &n, &bad, &why);
     if (r == GPUIR__CACHE_BAD) {
         c->stats.corrupt++;
         gpuir__cache_msg(c->last_error, "bad cache entry %s/%s: %s (deleted)", c->dir, name, why);
@@ -12505,7 +12651,7 @@ static gpuir_result gpuir__cache_put(gpuir__cache *c, const char *key, const cha
     if (!gpuir__cache_disk_ok(c)) return GPUIR_OK;
     char name[96];
     snprintf(name, sizeof name, "%s.%s", key, ext);
-    if (gpuir__cache_write(c, name, key, bytes, size)) c->stats.writes++;
+    if (gpuir__cache_write(c, name, key, ext, bytes, size)) c->stats.writes++;
     else c->stats.write_failures++;
     return GPUIR_OK;
 }
@@ -12567,12 +12713,22 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx) {
     return out;
 }
 
-/* ---- bundles: the memory cache in one file ----
+/* ---- bundles: the memory cache's CUDA modules in one file ----
    "GPUIRBDL" | u32 version | u32 count | count x (key[64] | u8 ext length |
-   ext | u64 size | sha256[32] | size bytes); integers little-endian. */
+   ext | u64 size | sha256[32] | size bytes); integers little-endian.
+   A bundle is data from elsewhere: its SHA-256s catch damage, not forgery.
+   So it carries only device code (cubin, PTX), which runs on the GPU and
+   cannot run on the host; an emulator module (a shared object gpuir would
+   dlopen) is never exported, and a bundle holding one, or any other kind,
+   is refused whole: emulator modules are rebuilt from source. */
 
 #define GPUIR__BUNDLE_MAGIC "GPUIRBDL"
 #define GPUIR__BUNDLE_VERSION 1u
+
+/* True for the kinds of module a bundle may carry: CUDA device code. */
+static bool gpuir__bundle_kind_ok(const char *ext) {
+    return strcmp(ext, "cubin") == 0 || strcmp(ext, "ptx") == 0;
+}
 
 static void gpuir__bytes_append(gpuir__str *out, const void *bytes, size_t n) {
     size_t at = stbds_arrlenu(out->buf);
@@ -12586,14 +12742,15 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, s
     if (!c) return gpuir__oom(ctx, "the kernel cache");
     gpuir__str out = {NULL};
     unsigned char word[32];
-    size_t n = c->count;
+    size_t n = 0;
+    for (size_t i = 0; i < c->cap; i++) n += c->slots[i].bytes && gpuir__bundle_kind_ok(c->slots[i].ext);
     gpuir__bytes_append(&out, GPUIR__BUNDLE_MAGIC, 8);
     gpuir__cache_put_u32(word, GPUIR__BUNDLE_VERSION);
     gpuir__cache_put_u32(word + 4, (uint32_t)n);
     gpuir__bytes_append(&out, word, 8);
     for (size_t i = 0; i < c->cap; i++) {
         const gpuir__cache_entry *e = &c->slots[i];
-        if (!e->bytes) continue;
+        if (!e->bytes || !gpuir__bundle_kind_ok(e->ext)) continue;     /* host code stays home */
         word[0] = (unsigned char)strlen(e->ext);
         gpuir__bytes_append(&out, e->key, 64);
         gpuir__bytes_append(&out, word, 1);
@@ -12631,6 +12788,10 @@ static const char *gpuir__bundle_entry_read(const unsigned char *data, size_t si
     e->ext[ext] = '\0';
     p += ext;
     if (!gpuir__cache_valid_key(e->key) || !gpuir__cache_valid_ext(e->ext)) return "an entry's key or extension is malformed";
+    if (!gpuir__bundle_kind_ok(e->ext))
+        return strcmp(e->ext, "so") == 0 ? "an emulator module (a shared object: host code, which a bundle never "
+                                           "carries; the emulator rebuilds it from source)"
+                                         : "a module of a kind a bundle does not carry (only cubin and ptx)";
     uint64_t n = gpuir__cache_get_u64(data + p);
     p += 8;
     if (size - p < 32 || n > size - p - 32) return "truncated (an entry's module)";
