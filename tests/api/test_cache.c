@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -328,9 +329,350 @@ TEST(a_planted_cache_entry_is_never_loaded) {
     rm_rf(dir);
 }
 
+/* Writes an executable shell script. */
+static void write_script(const char *path, const char *body) {
+    char text[2048];
+    snprintf(text, sizeof text, "#!/bin/sh\n%s", body);
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "%s.new", path);      /* replaced whole, as an install would */
+    write_text(tmp, text, 0755);
+    CHECK(rename(tmp, path) == 0);
+}
+
+/* A fake compiler: says `version` to --version, else runs `action` (the
+   arguments are cc's: "$out" is the -o file). */
+static void fake_cc(const char *path, const char *version, const char *action) {
+    char body[1536];
+    snprintf(body, sizeof body,
+             "if [ \"$1\" = --version ]; then echo '%s'; exit 0; fi\n"
+             "out=; prev=; for a in \"$@\"; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n%s\n", version, action);
+    write_script(path, body);
+}
+
+static const char *const good_action = "exec cc \"$@\"";
+static const char *const garbage_action = "printf 'this is no shared object' > \"$out\"; exit 0";
+
+static size_t count_entries(const char *dir, const char *ext) {
+    DIR *d = opendir(dir);
+    size_t n = 0, el = strlen(ext);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        n += e->d_name[0] != '.' && len > el && strcmp(e->d_name + len - el, ext) == 0;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* A compiler that exits 0 but writes garbage fails the make with an error
+   saying the module was not cached, and nothing is stored (memory or disk):
+   the same compiler fixed in place (same path, same context, so the same
+   key) then compiles and runs. Before, the garbage was stored first and
+   served until the cache was deleted by hand. */
+TEST(a_compiler_that_writes_garbage_poisons_nothing) {
+    char dir[] = "/tmp/gpuir-test-garbage-XXXXXX", cc[96], cache[96];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    fake_cc(cc, "fakecc 1.0", garbage_action);
+    gpuir_ctx *ctx = ctx_with_cache(cache);
+    CHECK(make(ctx, chain_text, cc) == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
+    CHECK(strstr(gpuir_ctx_error(ctx), "cuModuleLoadData failed (CUDA_ERROR_INVALID_IMAGE") &&
+          strstr(gpuir_ctx_error(ctx), "freshly compiled; not cached"));
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_ctx_cache_stats(ctx).writes == 0 && count_entries(cache, ".so") == 0);
+    fake_cc(cc, "fakecc 1.0", good_action);
+    check_runs(ctx, make(ctx, chain_text, cc));
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
+    CHECK(st.mem_hits == 0 && st.misses == 2 && st.writes == 1);
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_entries(cache, ".so") == 1);
+    rm_rf(dir);
+}
+
+/* A module in the cache that fails to load (here garbage that gpuir itself
+   stored, as a module built for another libc might be) is evicted from
+   memory and disk and compiled again, once: the make succeeds and the cache
+   status says what happened; a new context finds the good module on disk.
+   When the module compiled again fails to load too, the error says the
+   cached one was evicted. */
+TEST(a_cached_module_that_fails_to_load_is_evicted_and_rebuilt) {
+    char dir[] = "/tmp/gpuir-test-evict-XXXXXX", cc[96], cache[96];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    fake_cc(cc, "fakecc 2.0", good_action);
+    gpuir_ctx *ctx = ctx_with_cache(cache);
+    CHECK(make(ctx, chain_text, cc) != NULL);
+    char key[65];
+    only_key(ctx, "so", key);
+    static const char garbage[] = "not a shared object";
+    CHECK_RESULT(ctx, gpuir__cache_put(gpuir__ctx_cache(ctx), key, "so", garbage, sizeof garbage), GPUIR_OK);
+    check_runs(ctx, make(ctx, chain_text, cc));
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
+    CHECK(st.mem_hits == 1 && st.writes == 3);
+    const char *status = gpuir_ctx_cache_status(ctx);
+    CHECK(strstr(status, "the cached module") && strstr(status, key) && strstr(status, "failed to load") &&
+          strstr(status, "evicted from the cache and compiled again"));
+    gpuir_ctx_destroy(ctx);
+    ctx = ctx_with_cache(cache);
+    check_runs(ctx, make(ctx, chain_text, cc));
+    CHECK(gpuir_ctx_cache_stats(ctx).disk_hits == 1 && gpuir_ctx_cache_stats(ctx).misses == 0);
+    CHECK_RESULT(ctx, gpuir__cache_put(gpuir__ctx_cache(ctx), key, "so", garbage, sizeof garbage), GPUIR_OK);
+    fake_cc(cc, "fakecc 2.0", garbage_action);      /* same context: same identity, same key */
+    CHECK(make(ctx, chain_text, cc) == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
+    CHECK(strstr(gpuir_ctx_error(ctx), "compiled again after the cached module failed to load; it was evicted "
+                                       "from the cache") != NULL);
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_entries(cache, ".so") == 0);        /* the bad one is gone from disk too */
+    rm_rf(dir);
+}
+
+/* The key names the compiler by what it is, not by what it is called: the
+   same name with another version is another key (a miss, a second entry);
+   and the identity is found once per context (`--version` runs once for
+   three programs), not per compile. */
+TEST(the_key_names_the_compiler_found_once_per_context) {
+    char dir[] = "/tmp/gpuir-test-ident-XXXXXX", cc[96], cache[96], log[96], action[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(log, sizeof log, "%s/versions", dir);
+    char body[512];
+    snprintf(body, sizeof body, "if [ \"$1\" = --version ]; then echo asked >> %s; echo 'fakecc 3.0'; exit 0; fi\n%s\n",
+             log, good_action);
+    write_script(cc, body);
+    gpuir_ctx *ctx = ctx_with_cache(cache);
+    static const char *const more[] = {
+        "func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %e = tanh %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n",
+        "func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %e = neg %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n",
+    };
+    check_runs(ctx, make(ctx, chain_text, cc));
+    CHECK(make(ctx, more[0], cc) != NULL && make(ctx, more[1], cc) != NULL);
+    CHECK(gpuir_ctx_cache_stats(ctx).misses == 3);
+    gpuir_ctx_destroy(ctx);
+    size_t n = 0;
+    char *asked = gpuir__slurp(log, &n);
+    CHECK(asked && strcmp(asked, "asked\n") == 0);
+    free(asked);
+    snprintf(action, sizeof action, "%s", good_action);
+    fake_cc(cc, "fakecc 3.1", action);              /* upgraded in place */
+    ctx = ctx_with_cache(cache);
+    check_runs(ctx, make(ctx, chain_text, cc));
+    CHECK(gpuir_ctx_cache_stats(ctx).misses == 1 && gpuir_ctx_cache_stats(ctx).disk_hits == 0);
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_entries(cache, ".so") == 4);
+    rm_rf(dir);
+}
+
+static void nap_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Whether process pid is gone (or a zombie nobody reaped yet). */
+static bool process_gone(long pid) {
+    char path[64], state = 0;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return kill((pid_t)pid, 0) != 0;
+    bool read = fscanf(f, "%*d (%*[^)]) %c", &state) == 1;
+    fclose(f);
+    return read && state == 'Z';
+}
+
+/* A compiler that hangs (here it sleeps, with a child of its own) is killed
+   with its whole process group after GPUIR_CC_TIMEOUT seconds, and the make
+   fails with an error that says so and names the variable; a malformed
+   GPUIR_CC_TIMEOUT is refused by name. */
+TEST(a_hanging_compiler_is_killed_after_the_timeout) {
+    char dir[] = "/tmp/gpuir-test-hang-XXXXXX", cc[96], pidfile[96], action[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(pidfile, sizeof pidfile, "%s/pid", dir);
+    snprintf(action, sizeof action, "sleep 5 & echo $! > %s; wait", pidfile);
+    fake_cc(cc, "fakecc 4.0", action);
+    setenv("GPUIR_CC_TIMEOUT", "0.5", 1);
+    gpuir_ctx *ctx = ctx_with_cache("");
+    double t0 = now_seconds();
+    CHECK(make(ctx, chain_text, cc) == NULL);
+    double took = now_seconds() - t0;
+    CHECK(took >= 0.5 && took < 3);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_COMPILE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "did not finish compiling the kernels within 0.5 s") &&
+          strstr(gpuir_ctx_error(ctx), "GPUIR_CC_TIMEOUT") && strstr(gpuir_ctx_error(ctx), "process group was killed"));
+    size_t n = 0;
+    char *pid = gpuir__slurp(pidfile, &n);
+    CHECK(pid != NULL);
+    for (int i = 0; pid && i < 100 && !process_gone(atol(pid)); i++) nap_ms(10);
+    if (pid) CHECK(process_gone(atol(pid)));        /* the compiler's child too */
+    free(pid);
+    gpuir_ctx_destroy(ctx);
+    setenv("GPUIR_CC_TIMEOUT", "soon", 1);
+    ctx = ctx_with_cache("");
+    CHECK(make(ctx, chain_text, NULL) == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "GPUIR_CC_TIMEOUT='soon' is not a positive number of seconds") != NULL);
+    gpuir_ctx_destroy(ctx);
+    unsetenv("GPUIR_CC_TIMEOUT");
+    rm_rf(dir);
+}
+
+/* The entries of a directory other than . and .. */
+static int count_files(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return n;
+}
+
+/* A process killed (SIGINT, SIGKILL) in the middle of an emulator compile
+   leaves its private directory in $TMPDIR; the next process's first
+   compile removes it (its owner is dead and its lock free), and when that
+   context goes $TMPDIR is empty again. Before, gpuir-src-*, gpuir-so-* and
+   gpuir-log-* files piled up. */
+TEST(a_killed_process_leaves_nothing_behind) {
+    char dir[] = "/tmp/gpuir-test-killed-XXXXXX", tmp[96], cc[96], started[96], pidfile[96], action[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(started, sizeof started, "%s/started", dir);
+    snprintf(pidfile, sizeof pidfile, "%s/pid", dir);
+    CHECK(mkdir(tmp, 0700) == 0);
+    snprintf(action, sizeof action, "echo $$ > %s; touch %s; exec sleep 30", pidfile, started);
+    fake_cc(cc, "fakecc 5.0", action);
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    const int sigs[] = {SIGINT, SIGKILL};
+    for (int i = 0; i < 2; i++) {
+        unlink(started);
+        fflush(NULL);
+        pid_t child = fork();
+        if (child == 0) {
+            gpuir_ctx *ctx = ctx_with_cache("");
+            make(ctx, chain_text, cc);
+            _exit(3);
+        }
+        for (int k = 0; k < 1000 && !exists(started); k++) nap_ms(10);
+        CHECK(exists(started));
+        kill(child, sigs[i]);
+        int status = 0;
+        CHECK(waitpid(child, &status, 0) == child && WIFSIGNALED(status));
+        size_t n = 0;
+        char *pid = gpuir__slurp(pidfile, &n);
+        if (pid) kill(-(pid_t)atol(pid), SIGKILL);  /* the compiler, in its own group, outlives it */
+        free(pid);
+        CHECK(count_files(tmp) == 1);               /* its private directory */
+    }
+    gpuir_ctx *ctx = ctx_with_cache("");
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    CHECK(count_files(tmp) == 1);                   /* ours, with the lock in it */
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_files(tmp) == 0);
+    if (saved) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+    rm_rf(dir);
+}
+
+/* An emulator compile or module load that cannot use the temporary
+   directory fails with an error naming the path and the errno: TMPDIR
+   missing, not a directory, files it cannot grow (RLIMIT_FSIZE: the
+   source, then a cached module written out to be dlopen'ed), and (as root,
+   where tmpfs can be mounted) a full file system. */
+TEST(an_unusable_temporary_directory_names_the_path_and_errno) {
+    char dir[] = "/tmp/gpuir-test-tmpdir-XXXXXX", path[128];
+    CHECK(mkdtemp(dir) != NULL);
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    static const struct { const char *sub; const char *says; } cases[] = {
+        {"/missing", "No such file or directory"},
+        {"/file", "Not a directory"},
+    };
+    snprintf(path, sizeof path, "%s/file", dir);
+    write_text(path, "", 0600);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s%s", dir, cases[i].sub);
+        setenv("TMPDIR", path, 1);
+        gpuir_ctx *ctx = ctx_with_cache("");
+        CHECK(make(ctx, chain_text, NULL) == NULL);
+        CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_IO);
+        CHECK(strstr(gpuir_ctx_error(ctx), "cannot create a private temporary directory") &&
+              strstr(gpuir_ctx_error(ctx), path) && strstr(gpuir_ctx_error(ctx), cases[i].says));
+        gpuir_ctx_destroy(ctx);
+    }
+    snprintf(path, sizeof path, "%s/tmp", dir);
+    CHECK(mkdir(path, 0700) == 0);
+    setenv("TMPDIR", path, 1);
+    struct rlimit lim, small;
+    CHECK(getrlimit(RLIMIT_FSIZE, &lim) == 0);
+    small = lim;
+    small.rlim_cur = 4096;                          /* the source is larger */
+    signal(SIGXFSZ, SIG_IGN);
+    gpuir_ctx *ctx = ctx_with_cache("");
+    check_runs(ctx, make(ctx, chain_text, NULL));    /* warm: the module is in memory */
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    static const char other[] = "func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+                                "  %e = tanh %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n";
+    CHECK(make(ctx, other, NULL) == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(ctx), "cannot write the kernels' source to") &&
+          strstr(gpuir_ctx_error(ctx), path) && strstr(gpuir_ctx_error(ctx), "File too large"));
+    gpuir_ctx_clear_error(ctx);
+    CHECK(make(ctx, chain_text, NULL) == NULL);      /* from the cache, but not written out */
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
+    CHECK(strstr(gpuir_ctx_error(ctx), "CUDA_ERROR_OPERATING_SYSTEM") &&
+          strstr(gpuir_ctx_error(ctx), "cannot write the module to") && strstr(gpuir_ctx_error(ctx), path) &&
+          strstr(gpuir_ctx_error(ctx), "File too large") && strstr(gpuir_ctx_error(ctx), "a module from the cache"));
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    gpuir_ctx_clear_error(ctx);
+    check_runs(ctx, make(ctx, chain_text, NULL));    /* not evicted: not the module's fault */
+    CHECK(gpuir_ctx_cache_stats(ctx).mem_hits == 2);
+    gpuir_ctx_destroy(ctx);
+    signal(SIGXFSZ, SIG_DFL);
+
+    char cmd[512];
+    snprintf(path, sizeof path, "%s/full", dir);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs %s 2>/dev/null", path);
+    if (geteuid() == 0 && system(cmd) == 0) {
+        snprintf(cmd, sizeof cmd, "dd if=/dev/zero of=%s/fill bs=4k count=100 status=none 2>/dev/null; true", path);
+        CHECK(system(cmd) == 0);
+        setenv("TMPDIR", path, 1);
+        ctx = ctx_with_cache("");
+        CHECK(make(ctx, chain_text, NULL) == NULL);
+        CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_IO);
+        CHECK(strstr(gpuir_ctx_error(ctx), path) && strstr(gpuir_ctx_error(ctx), "No space left on device"));
+        gpuir_ctx_destroy(ctx);
+        snprintf(cmd, sizeof cmd, "umount %s", path);
+        CHECK(system(cmd) == 0);
+    }
+    if (saved) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+    rm_rf(dir);
+}
+
 int main(void) {
     RUN(a_forged_emulator_bundle_is_refused);
     RUN(a_cuda_bundle_still_imports_and_exports);
     RUN(a_planted_cache_entry_is_never_loaded);
+    RUN(a_compiler_that_writes_garbage_poisons_nothing);
+    RUN(a_cached_module_that_fails_to_load_is_evicted_and_rebuilt);
+    RUN(the_key_names_the_compiler_found_once_per_context);
+    RUN(a_hanging_compiler_is_killed_after_the_timeout);
+    RUN(a_killed_process_leaves_nothing_behind);
+    RUN(an_unusable_temporary_directory_names_the_path_and_errno);
     return CHECK_EXIT();
 }
