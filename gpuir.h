@@ -15815,10 +15815,41 @@ static void gpuir__emu_rmdir(int at, const char *name) {
     unlinkat(at, name, AT_REMOVEDIR);
 }
 
+/* Whether process pid is running: it exists (kill 0) and, where /proc
+   says, is not a zombie (a killed process whose parent is gone waits for
+   init to reap it; in a container, init may never). */
+static bool gpuir__emu_pid_alive(long pid) {
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return false;
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return true;
+    text[n] = '\0';
+    const char *state = strrchr(text, ')');     /* "pid (comm) S ..." */
+    return !(state && state[1] == ' ' && state[2] == 'Z');
+}
+
+/* Whether the compiler whose process group <name>/compiler records is
+   still running (it outlives a killed gpuir, being in a group of its own,
+   and may still write into the directory). */
+static bool gpuir__emu_tmp_compiler_alive(int at, const char *name) {
+    char path[NAME_MAX + 16], text[32];
+    snprintf(path, sizeof path, "%s/compiler", name);
+    int fd = openat(at, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    long pgid = n > 0 ? (text[n] = '\0', strtol(text, NULL, 10)) : 0;
+    return pgid > 0 && gpuir__emu_pid_alive(pgid);    /* its leader, the driver, waits for the rest */
+}
+
 /* Whether `name` in the directory fd `at` is a private directory
    (gpuir-<pid>-XXXXXX) of ours whose process is gone: not this process, no
-   process has its pid, and its lock is free (a live owner holds it, even
-   from another pid namespace sharing the directory). */
+   process has its pid, its lock is free (a live owner holds it, even from
+   another pid namespace sharing the directory), and no compiler it started
+   is still running. */
 static bool gpuir__emu_tmp_is_stale(int at, const char *name) {
     char *end;
     long pid = strtol(name + 6, &end, 10);
@@ -15826,18 +15857,18 @@ static bool gpuir__emu_tmp_is_stale(int at, const char *name) {
     struct stat st;
     if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
         return false;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) return false;
+    if (gpuir__emu_pid_alive(pid)) return false;
     char lock[NAME_MAX + 8];
     snprintf(lock, sizeof lock, "%s/lock", name);
     int fd = openat(at, lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return errno == ENOENT;         /* killed before it made its lock */
+    if (fd < 0) return errno == ENOENT && !gpuir__emu_tmp_compiler_alive(at, name);   /* killed early */
     struct flock fl;
     memset(&fl, 0, sizeof fl);
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     bool free_lock = fcntl(fd, F_SETLK, &fl) == 0;
     close(fd);
-    return free_lock;
+    return free_lock && !gpuir__emu_tmp_compiler_alive(at, name);
 }
 
 /* Removes the private directories that killed processes left in tmp. */
@@ -16152,7 +16183,17 @@ static int gpuir__emu_run(char *const *argv, const char *dir, double timeout, ch
     int fd = -1;
     *err_no = gpuir__emu_spawn(argv, dir, &pid, &fd);
     if (*err_no) return *err_no == ENOMEM ? -3 : -1;
-    return gpuir__emu_wait(pid, fd, timeout, *log);
+    char note[PATH_MAX], text[32];                /* for a sweeper, should this process be killed */
+    snprintf(note, sizeof note, "%s/compiler", dir);
+    int nf = open(note, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (nf >= 0) {
+        snprintf(text, sizeof text, "%ld\n", (long)pid);
+        if (!gpuir__write_all(nf, text, strlen(text))) {}     /* best effort */
+        close(nf);
+    }
+    int rc = gpuir__emu_wait(pid, fd, timeout, *log);
+    unlink(note);
+    return rc;
 }
 
 /* The emulator's compiler: desc.cc, else $GPUIR_CC, else cc. */
