@@ -14119,6 +14119,7 @@ static int gpuir__program_load_image(gpuir_program *p, const gpuir__built *b, co
     *call = "cuModuleLoadData";
     snprintf(what, GPUIR_MAX_NAME + 48, "loading the compiled kernels");
     int rc = p->drv.module_load(p->drv.self, &p->module, b->image, b->size);
+    bool loaded = rc == 0;
     for (size_t i = 0; !rc && i < stbds_arrlenu(p->kernels); i++) {
         void *fn = NULL;
         *call = "cuModuleGetFunction";
@@ -14126,7 +14127,7 @@ static int gpuir__program_load_image(gpuir_program *p, const gpuir__built *b, co
         rc = p->drv.function_get(p->drv.self, &fn, p->module, p->kernels[i].cname);
         stbds_arrput(p->functions, fn);
     }
-    if (rc && p->module) p->drv.module_unload(p->drv.self, p->module);
+    if (rc && loaded) p->drv.module_unload(p->drv.self, p->module);
     if (rc) {
         p->module = NULL;
         stbds_arrfree(p->functions);
