@@ -592,7 +592,15 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
      backend        GPUIR_BACKEND_AUTO: CUDA when a device is usable, else
                     the emulator (gpuir_program_why_not_cuda says why)
      device         0: the CUDA device ordinal
-     cc             NULL: the emulator's compiler is $GPUIR_CC, else "cc"
+     cc             NULL: the emulator's compiler is $GPUIR_CC, else "cc".
+                    It runs in a private directory of the context
+                    ($TMPDIR/gpuir-<pid>-XXXXXX, also its TMPDIR; removed
+                    with the context, or by the next process when this
+                    one was killed), in a process group of its own, for at
+                    most $GPUIR_CC_TIMEOUT seconds (default 300; then the
+                    group is killed: GPUIR_ERR_COMPILE). The cache key
+                    names the compiler's identity (the file it resolves
+                    to, its `--version` output), found once per context
      emu_sanitize   false: emulated kernels built with ASan+UBSan (only in
                     a process that is itself built with ASan)
      synchronous    false: lower with GPUIR_DEFAULT_PIPELINE (copies and
@@ -700,12 +708,16 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx);
 GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx);     /* "" without a disk cache */
 /* "ok", why there is no disk cache, or the latest disk problem. */
 GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx);
-/* A bundle of compiled modules, to deploy with a warm cache: export writes
-   every module this context compiled or loaded (its memory cache) into one
-   file, atomically; import checks a whole bundle (format, keys, each
-   module's SHA-256) and only then adds every module to this context's
-   cache, memory and disk. *count (may be NULL) gets the number of modules.
-   GPUIR_ERR_IO names the file and what is wrong with it. */
+/* A bundle of compiled CUDA modules, to deploy with a warm cache: export
+   writes every CUDA module (cubin, PTX) this context compiled or loaded
+   (its memory cache) into one file, atomically; import checks a whole
+   bundle (format, keys, each module's SHA-256, each module's kind) and only
+   then adds every module to this context's cache, memory and disk. *count
+   (may be NULL) gets the number of modules. A bundle never carries host
+   code: emulator modules (shared objects) are not exported, a bundle with
+   one is refused, and the emulator compiles them from source (see
+   docs/cache.md for what a bundle is trusted with). GPUIR_ERR_IO names the
+   file and what is wrong with it. */
 GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, size_t *count);
 GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, size_t *count);
 
@@ -732,8 +744,9 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 #include <time.h>
 
 /* The runtime (rt.*) needs POSIX: dlopen for libcuda, libnvrtc and the
-   emulator's modules, posix_spawn for the host compiler, mkstemp, and the
-   file calls of the disk cache. */
+   emulator's modules, posix_spawn, poll, waitpid and kill for the host
+   compiler, mkdtemp, mkstemp, opendir and fcntl locks for its private
+   temporary directory, and the file calls of the disk cache. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -742,6 +755,9 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
 
 #ifdef GPUIR_STB_DS_IMPLEMENTATION
 #  define STB_DS_IMPLEMENTATION
@@ -802,6 +818,7 @@ struct gpuir_ctx {
     struct gpuir__cache *cache;       /* compiled kernels (rt.cache), made on first use */
     char *cache_dir_copy;             /* desc.cache_dir points here */
     struct gpuir__cudart *cuda;       /* the driver, device and context its programs share */
+    struct gpuir__emu_toolchain *emu_toolchain; /* the emulator's temp directory and compilers (rt.emu) */
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
     uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
@@ -11058,6 +11075,7 @@ static const struct { int code; const char *name, *text; } gpuir__cuda_error_tab
     {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
      "the provided PTX was compiled with an unsupported toolchain"},
+    {304, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed"},
     {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
@@ -11952,8 +11970,19 @@ struct gpuir_program {
 };
 
 typedef gpuir_result (*gpuir__compile_fn)(gpuir_program *p, void **image, size_t *size);
+
+/* A program's compiled module, and where it came from (rt.cache): what
+   gpuir__program_load loads, then stores only if it loaded. */
+typedef struct gpuir__built {
+    void *image;                    /* malloc'd */
+    size_t size;
+    char key[65];
+    const char *ext;
+    gpuir__compile_fn compile;      /* to build it again */
+    bool cached;                    /* image came from the cache */
+} gpuir__built;
 static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
-                                        gpuir__compile_fn compile, void **image, size_t *size);
+                                        gpuir__compile_fn compile, gpuir__built *b);
 
 /* ---- the CUDA device table over the loaded driver ---- */
 
@@ -12263,7 +12292,7 @@ static gpuir_result gpuir__cuda_compile(gpuir_program *p, void **image, size_t *
     return r;
 }
 
-static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *size) {
+static gpuir_result gpuir__cuda_build(gpuir_program *p, gpuir__built *b) {
     gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
     if (!C->nv_loaded) {
         gpuir_result r = gpuir__nvrtc_load(p->ctx, &C->nv);
@@ -12277,7 +12306,7 @@ static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *si
              gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx) ? "a" : "");
     snprintf(nvrtc, sizeof nvrtc, "nvrtc %d.%d", C->nv.major, C->nv.minor);
     const char *parts[5] = {"cuda", p->source, arch, nvrtc, GPUIR_VERSION_STRING};
-    return gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, image, size);
+    return gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, b);
 }
 
 
@@ -12348,14 +12377,15 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 // options, arch, compiler version, gpuir version, backend. The caller builds
 // them with gpuir__cache_key; a key is 64 lowercase hex digits.
 //
-// ON DISK an entry is <dir>/<key>.<ext>: a 120-byte header, then the payload.
+// ON DISK an entry is <dir>/<key>.<ext>: a 152-byte header, then the payload.
 //     0  magic "GPUIRC1\0"           8 bytes
-//     8  format version (1)          u32 little-endian
-//    12  header size (120)           u32 little-endian
+//     8  format version (2)          u32 little-endian
+//    12  header size (152)           u32 little-endian
 //    16  payload size                u64 little-endian
 //    24  SHA-256 of the payload      32 bytes
 //    56  the key, echoed             64 hex digits
-//   120  payload
+//   120  HMAC-SHA256 tag             32 bytes (below)
+//   152  payload
 // Every header byte is checked on load, and the payload's digest too; an
 // entry that fails (truncated, corrupted, other version, foreign file) is a
 // miss, is counted in `corrupt`, and is deleted so the next put replaces it.
@@ -12367,8 +12397,21 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 // when it does not pass the disk cache is off, with the reason in
 // gpuir__cache_disk_status. Disk problems never fail a compile.
 //
+// AUTHENTICITY. An emulator entry is a shared object gpuir dlopens, so an
+// entry must have been written by gpuir, not merely be well formed: the tag
+// is an HMAC-SHA256 of (key, extension, payload) under a 32-byte secret
+// that the directory keeps in <dir>/cache.key (random, 0600, made once,
+// atomically, by the first cache to need it). An entry copied in from
+// another directory or machine, or planted with a recomputed digest by a
+// writer who cannot read the secret, fails the tag and is deleted like a
+// corrupt one. Trust model (docs/cache.md): the directory, its secret and
+// so its entries are exactly as trusted as this user account; a copy of a
+// whole directory (secret included) is trusted like its author. Bundles
+// (gpuir_ctx_cache_import) carry only CUDA modules, never host code.
+//
 // POSIX.1-2008: open/openat with O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC;
-// fstatat, unlinkat, renameat, mkdir, fsync, getpid, geteuid, clock_gettime.
+// fstatat, unlinkat, renameat, linkat, mkdir, fsync, getpid, geteuid,
+// clock_gettime; /dev/urandom for the secret.
 
 
 /* ---- SHA-256 (FIPS 180-4) --------------------------------------------- */
@@ -12471,6 +12514,26 @@ static void gpuir__cache_sha256_buf(const void *data, size_t n, unsigned char ou
     gpuir__cache_sha256_final(&s, out);
 }
 
+/* HMAC-SHA256 (RFC 2104) under a 32-byte secret of the n buffers parts[i]
+   of sizes[i], hashed one after the other. */
+static void gpuir__cache_hmac(const unsigned char secret[32], const void *const *parts, const size_t *sizes,
+                              size_t n, unsigned char out[32]) {
+    unsigned char pad[64], inner[32];
+    gpuir__cache_sha256 s;
+    memset(pad, 0x36, sizeof pad);
+    for (int i = 0; i < 32; i++) pad[i] ^= secret[i];
+    gpuir__cache_sha256_init(&s);
+    gpuir__cache_sha256_update(&s, pad, sizeof pad);
+    for (size_t i = 0; i < n; i++) gpuir__cache_sha256_update(&s, parts[i], sizes[i]);
+    gpuir__cache_sha256_final(&s, inner);
+    memset(pad, 0x5c, sizeof pad);
+    for (int i = 0; i < 32; i++) pad[i] ^= secret[i];
+    gpuir__cache_sha256_init(&s);
+    gpuir__cache_sha256_update(&s, pad, sizeof pad);
+    gpuir__cache_sha256_update(&s, inner, sizeof inner);
+    gpuir__cache_sha256_final(&s, out);
+}
+
 /* Writes 32 bytes as 64 lowercase hex digits and a terminator. */
 static void gpuir__cache_hex(const unsigned char d[32], char hex[65]) {
     static const char digits[] = "0123456789abcdef";
@@ -12528,8 +12591,9 @@ static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]) {
 /* ---- the cache object --------------------------------------------------- */
 
 #define GPUIR__CACHE_MAGIC "GPUIRC1"          /* 7 chars + NUL = 8 bytes */
-#define GPUIR__CACHE_VERSION 1u
-#define GPUIR__CACHE_HEADER 120u
+#define GPUIR__CACHE_VERSION 2u
+#define GPUIR__CACHE_HEADER 152u
+#define GPUIR__CACHE_SECRET "cache.key"       /* the directory's HMAC secret */
 #define GPUIR__CACHE_EXT_MAX 15               /* "cubin", "ptx", "so" */
 #define GPUIR__CACHE_MSG 1024                 /* status and error text */
 
@@ -12555,6 +12619,7 @@ typedef struct gpuir__cache {
     int dirfd;                      /* the open cache directory, or -1 */
     char *dir;                      /* its path; "" when there is none */
     uint64_t rng;                   /* temp-name randomness */
+    unsigned char secret[32];       /* the directory's HMAC key (disk on) */
     gpuir__cache_stats stats;
     char status[GPUIR__CACHE_MSG];      /* "ok" or why there is no disk cache */
     char last_error[GPUIR__CACHE_MSG];  /* the latest disk problem, or "" */
@@ -12798,9 +12863,12 @@ static bool gpuir__cache_disk_ok(gpuir__cache *c) {
     return true;
 }
 
-/* Sets up the disk side at make: picks, creates and checks the directory.
-   False only when out of memory; a directory that cannot be used leaves the
-   disk cache off with c->status saying why. */
+static bool gpuir__cache_secret_get(gpuir__cache *c);
+
+/* Sets up the disk side at make: picks, creates and checks the directory,
+   and loads (or makes) its secret. False only when out of memory; a
+   directory that cannot be used leaves the disk cache off with c->status
+   saying why. */
 static bool gpuir__cache_disk_init(gpuir__cache *c, const char *dir) {
     if (dir && !dir[0]) {
         gpuir__cache_msg(c->status, "disk cache off: disabled by the caller");
@@ -12816,6 +12884,7 @@ static bool gpuir__cache_disk_init(gpuir__cache *c, const char *dir) {
     GPUIR_FREE(c->dir);
     c->dir = path;
     if (gpuir__cache_mkdirs(c, path) == 0) c->dirfd = gpuir__cache_open_dir(c);
+    if (c->dirfd >= 0 && !gpuir__cache_secret_get(c)) gpuir__cache_disk_off(c);
     if (c->dirfd < 0) c->dir[0] = '\0';
     else gpuir__cache_msg(c->status, "ok");
     return true;
@@ -12846,15 +12915,33 @@ static int gpuir__cache_read_all(int fd, void *buf, size_t n) {
     return 0;
 }
 
-/* Fills the header of an entry for key holding bytes. */
-static void gpuir__cache_header(unsigned char h[GPUIR__CACHE_HEADER], const char *key,
-                                const void *bytes, size_t size) {
+/* An entry's tag: HMAC-SHA256 under the directory's secret of a domain
+   string, the key, the extension (with its NUL) and the payload. */
+static void gpuir__cache_tag(const gpuir__cache *c, const char *key, const char *ext, const void *bytes,
+                             size_t size, unsigned char out[32]) {
+    static const char domain[] = "gpuir.cache.entry.v2";
+    const void *parts[4] = {domain, key, ext, bytes ? bytes : ""};
+    size_t sizes[4] = {sizeof domain, 64, strlen(ext) + 1, size};
+    gpuir__cache_hmac(c->secret, parts, sizes, 4, out);
+}
+
+/* Compares two 32-byte tags in time that does not depend on where they differ. */
+static bool gpuir__cache_same_tag(const unsigned char *a, const unsigned char *b) {
+    unsigned char d = 0;
+    for (int i = 0; i < 32; i++) d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+/* Fills the header of an entry for (key, ext) holding bytes. */
+static void gpuir__cache_header(const gpuir__cache *c, unsigned char h[GPUIR__CACHE_HEADER], const char *key,
+                                const char *ext, const void *bytes, size_t size) {
     memcpy(h, GPUIR__CACHE_MAGIC, 8);
     gpuir__cache_put_u32(h + 8, GPUIR__CACHE_VERSION);
     gpuir__cache_put_u32(h + 12, GPUIR__CACHE_HEADER);
     gpuir__cache_put_u64(h + 16, (uint64_t)size);
     gpuir__cache_sha256_buf(bytes, size, h + 24);
     memcpy(h + 56, key, 64);
+    gpuir__cache_tag(c, key, ext, bytes, size, h + 120);
 }
 
 /* Checks a header against the key and the file size; NULL when it is
@@ -12890,9 +12977,11 @@ static int gpuir__cache_read_failed(gpuir__cache *c, int r, const char *name, co
     return GPUIR__CACHE_MISS;
 }
 
-/* Reads and verifies the open entry fd for key. HIT with a malloc'd payload
-   in *out; BAD with *why set; MISS on a read error or out of memory. */
-static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const char *key,
+/* Reads and verifies the open entry fd for (key, ext): well formed, and
+   written by gpuir with this directory's secret (its tag). HIT with a
+   malloc'd payload in *out; BAD with *why set; MISS on a read error or out
+   of memory. */
+static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const char *key, const char *ext,
                                 const struct stat *st, unsigned char **out, size_t *size, const char **why) {
     unsigned char h[GPUIR__CACHE_HEADER], digest[32];
     if ((*why = gpuir__cache_entry_stat_check(st)) != NULL) return GPUIR__CACHE_BAD;
@@ -12914,6 +13003,12 @@ static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const
     }
     gpuir__cache_sha256_buf(p, n, digest);
     if (memcmp(digest, h + 24, 32) != 0) { GPUIR_FREE(p); *why = "payload checksum mismatch"; return GPUIR__CACHE_BAD; }
+    gpuir__cache_tag(c, key, ext, p, n, digest);
+    if (!gpuir__cache_same_tag(digest, h + 120)) {
+        GPUIR_FREE(p);
+        *why = "not written by gpuir for this directory (its tag does not match the directory's secret)";
+        return GPUIR__CACHE_BAD;
+    }
     *out = p, *size = n;
     return GPUIR__CACHE_HIT;
 }
@@ -12921,8 +13016,8 @@ static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const
 /* Opens and verifies <dir>/<name> for key. HIT with a malloc'd payload; MISS
    when it is absent or cannot be read; BAD when it is not a valid entry,
    with *why set and *bad the file's identity (for a safe delete). */
-static int gpuir__cache_load(gpuir__cache *c, const char *name, const char *key, unsigned char **out,
-                             size_t *size, struct stat *bad, const char **why) {
+static int gpuir__cache_load(gpuir__cache *c, const char *name, const char *key, const char *ext,
+                             unsigned char **out, size_t *size, struct stat *bad, const char **why) {
     /* O_NONBLOCK: a FIFO planted under an entry's name must not hang us. */
     int fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
@@ -12939,7 +13034,7 @@ static int gpuir__cache_load(gpuir__cache *c, const char *name, const char *key,
     if (fstat(fd, bad) != 0) {
         gpuir__cache_msg(c->last_error, "cannot stat %s/%s: %s", c->dir, name, strerror(errno));
         r = GPUIR__CACHE_MISS;
-    } else r = gpuir__cache_load_fd(c, fd, name, key, bad, out, size, why);
+    } else r = gpuir__cache_load_fd(c, fd, name, key, ext, bad, out, size, why);
     close(fd);
     return r;
 }
@@ -12966,6 +13061,82 @@ static int gpuir__cache_temp(gpuir__cache *c, const char *key, char tmp[128]) {
     return -1;                                  /* errno is EEXIST */
 }
 
+/* ---- the directory's secret ---------------------------------------------- */
+
+/* Reads 32 random bytes from /dev/urandom; false with errno set. */
+static bool gpuir__cache_urandom(unsigned char out[32]) {
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    int r = gpuir__cache_read_all(fd, out, 32);
+    int err = r > 0 ? EIO : errno;
+    close(fd);
+    errno = err;
+    return r == 0;
+}
+
+/* Reads the secret from its open file into c->secret: NULL, or what is
+   wrong with the file. */
+static const char *gpuir__cache_secret_read(gpuir__cache *c, int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return strerror(errno);
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    if (st.st_uid != geteuid()) return "owned by another user";
+    if (st.st_mode & 077) return "open to other users (mode is not 0600)";
+    if (st.st_size != 32) return "not 32 bytes long";
+    int r = gpuir__cache_read_all(fd, c->secret, 32);
+    return r == 0 ? NULL : r > 0 ? "truncated" : strerror(errno);
+}
+
+/* Makes the directory's secret: random bytes into a private temp file
+   (0600, fsync), linked to its name only if there is none (linkat never
+   replaces: when another process wins the race, EEXIST and its secret
+   stands). 0, or an errno with c->status saying what failed. */
+static int gpuir__cache_secret_make(gpuir__cache *c) {
+    unsigned char secret[32];
+    char tmp[128];
+    if (!gpuir__cache_urandom(secret)) {
+        int err = errno;
+        gpuir__cache_msg(c->status, "disk cache off: cannot read /dev/urandom: %s", strerror(err));
+        return err;
+    }
+    int fd = gpuir__cache_temp(c, "secret", tmp), err = errno;
+    bool ok = fd >= 0 && gpuir__write_all(fd, secret, 32) && fsync(fd) == 0;
+    if (fd >= 0) err = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) ok = false, err = errno;
+    if (ok && linkat(c->dirfd, tmp, c->dirfd, GPUIR__CACHE_SECRET, 0) != 0) ok = false, err = errno;
+    if (fd >= 0) unlinkat(c->dirfd, tmp, 0);
+    if (!ok && err != EEXIST)
+        gpuir__cache_msg(c->status, "disk cache off: cannot make %s/%s: %s", c->dir, GPUIR__CACHE_SECRET,
+                         strerror(err));
+    return ok ? 0 : err;
+}
+
+/* Loads the directory's secret, making it when there is none and replacing
+   a bad one (entries tagged under a lost secret then fail their tag and are
+   rebuilt). False with c->status saying why. */
+static bool gpuir__cache_secret_get(gpuir__cache *c) {
+    for (int tries = 0; tries < 4; tries++) {
+        int fd = openat(c->dirfd, GPUIR__CACHE_SECRET, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int err = fd < 0 ? errno : 0;
+        const char *why = fd >= 0 ? gpuir__cache_secret_read(c, fd) : err == ELOOP ? "a symlink" : NULL;
+        if (fd >= 0) close(fd);
+        if (fd >= 0 && !why) return true;
+        if (why) {                              /* a bad one: replace it */
+            gpuir__cache_msg(c->status, "disk cache off: %s/%s is %s", c->dir, GPUIR__CACHE_SECRET, why);
+            if (unlinkat(c->dirfd, GPUIR__CACHE_SECRET, 0) != 0 && errno != ENOENT) return false;
+            continue;
+        }
+        if (err != ENOENT) {
+            gpuir__cache_msg(c->status, "disk cache off: cannot open %s/%s: %s", c->dir, GPUIR__CACHE_SECRET,
+                             strerror(err));
+            return false;
+        }
+        err = gpuir__cache_secret_make(c);
+        if (err && err != EEXIST) return false;
+    }
+    return false;                               /* c->status says what went wrong last */
+}
+
 /* Writes header and payload to the temp file fd, then fsyncs and closes it
    (always). NULL, or the step that failed with errno set. */
 static const char *gpuir__cache_fill(int fd, const unsigned char *h, const void *bytes, size_t size) {
@@ -12983,11 +13154,11 @@ static const char *gpuir__cache_fill(int fd, const unsigned char *h, const void 
 /* Writes <dir>/<name> atomically: temp file, header and payload, fsync,
    close, rename over the final name. False with c->last_error set (naming
    the step, the path and the errno text); the temp file is then gone. */
-static bool gpuir__cache_write(gpuir__cache *c, const char *name, const char *key,
+static bool gpuir__cache_write(gpuir__cache *c, const char *name, const char *key, const char *ext,
                                const void *bytes, size_t size) {
     unsigned char h[GPUIR__CACHE_HEADER];
     char tmp[128];
-    gpuir__cache_header(h, key, bytes, size);
+    gpuir__cache_header(c, h, key, ext, bytes, size);
     int fd = gpuir__cache_temp(c, key, tmp);
     if (fd < 0) {
         gpuir__cache_msg(c->last_error, "cannot create %s/%s: %s", c->dir, tmp, strerror(errno));
@@ -13000,6 +13171,42 @@ static bool gpuir__cache_write(gpuir__cache *c, const char *name, const char *ke
     unlinkat(c->dirfd, tmp, 0);
     gpuir__cache_msg(c->last_error, "cannot %s %s/%s: %s", step, c->dir, tmp, strerror(err));
     return false;
+}
+
+/* Removes (key, ext) from memory: its payload is retired (gets handed it
+   out), and the rest of its probe cluster is placed again so that linear
+   probing still finds it. False when out of memory (nothing removed). */
+static bool gpuir__cache_mem_remove(gpuir__cache *c, const char *key, const char *ext) {
+    gpuir__cache_entry *e = gpuir__cache_mem_find(c, key, ext);
+    if (!e) return true;
+    if (!gpuir__cache_retire(c, e->bytes)) return false;
+    e->bytes = NULL;
+    c->count--;
+    for (size_t i = ((size_t)(e - c->slots) + 1) & (c->cap - 1); c->slots[i].bytes; i = (i + 1) & (c->cap - 1)) {
+        gpuir__cache_entry moved = c->slots[i];
+        c->slots[i].bytes = NULL;
+        *gpuir__cache_probe(c, moved.key, moved.ext) = moved;
+    }
+    return true;
+}
+
+/* Evicts (key, ext), whose payload `bytes` turned out bad, from memory and
+   from disk; the disk entry only while it still holds those bytes (another
+   process may have replaced it with a good one). */
+static void gpuir__cache_evict(gpuir__cache *c, const char *key, const char *ext, const void *bytes, size_t size) {
+    if (!gpuir__cache_valid_key(key) || !gpuir__cache_valid_ext(ext)) return;
+    gpuir__cache_mem_remove(c, key, ext);
+    if (!gpuir__cache_disk_ok(c)) return;
+    char name[96];
+    snprintf(name, sizeof name, "%s.%s", key, ext);
+    unsigned char *p = NULL;
+    size_t n = 0;
+    struct stat st;
+    const char *why = NULL;
+    int r = gpuir__cache_load(c, name, key, ext, &p, &n, &st, &why);
+    if (r != GPUIR__CACHE_MISS && (r == GPUIR__CACHE_BAD || (n == size && memcmp(p, bytes, size) == 0)))
+        gpuir__cache_remove_bad(c, name, &st);
+    GPUIR_FREE(p);
 }
 
 /* ---- the API ------------------------------------------------------------ */
@@ -13060,7 +13267,7 @@ static bool gpuir__cache_get(gpuir__cache *c, const char *key, const char *ext,
     size_t n = 0;
     struct stat bad;
     const char *why = NULL;
-    int r = gpuir__cache_load(c, name, key, &p, &n, &bad, &why);
+    int r = gpuir__cache_load(c, name, key, ext, &p, &n, &bad, &why);
     if (r == GPUIR__CACHE_BAD) {
         c->stats.corrupt++;
         gpuir__cache_msg(c->last_error, "bad cache entry %s/%s: %s (deleted)", c->dir, name, why);
@@ -13094,7 +13301,7 @@ static gpuir_result gpuir__cache_put(gpuir__cache *c, const char *key, const cha
     if (!gpuir__cache_disk_ok(c)) return GPUIR_OK;
     char name[96];
     snprintf(name, sizeof name, "%s.%s", key, ext);
-    if (gpuir__cache_write(c, name, key, bytes, size)) c->stats.writes++;
+    if (gpuir__cache_write(c, name, key, ext, bytes, size)) c->stats.writes++;
     else c->stats.write_failures++;
     return GPUIR_OK;
 }
@@ -13121,24 +13328,45 @@ static gpuir__cache *gpuir__ctx_cache(gpuir_ctx *ctx) {
     return ctx->cache;
 }
 
-/* The compiled image for key `parts`: from the cache, else compiled and
-   stored (a failed store only costs the next run a compile). */
+/* The compiled image for key `parts`, into b: from the cache (b->cached),
+   else compiled. Nothing is stored yet: gpuir__program_load stores only a
+   module that loaded (gpuir__cached_store). */
 static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
-                                        gpuir__compile_fn compile, void **image, size_t *size) {
+                                        gpuir__compile_fn compile, gpuir__built *b) {
     gpuir__cache *c = gpuir__ctx_cache(p->ctx);
-    char key[65];
-    gpuir__cache_key(parts, n, key);
+    gpuir__cache_key(parts, n, b->key);
+    b->ext = ext;
+    b->compile = compile;
     const void *bytes;
-    if (c && gpuir__cache_get(c, key, ext, &bytes, size)) {
-        *image = GPUIR_MALLOC(*size ? *size : 1);
-        if (!*image) return gpuir__oom(p->ctx, "a compiled module");
-        memcpy(*image, bytes, *size);
+    if (c && gpuir__cache_get(c, b->key, ext, &bytes, &b->size)) {
+        b->image = GPUIR_MALLOC(b->size ? b->size : 1);
+        if (!b->image) return gpuir__oom(p->ctx, "a compiled module");
+        memcpy(b->image, bytes, b->size);
+        b->cached = true;
         return GPUIR_OK;
     }
-    gpuir_result r = compile(p, image, size);
-    if (!r && c) r = gpuir__cache_put(c, key, ext, *image, *size);
-    if (r) { GPUIR_FREE(*image); *image = NULL; }
+    b->cached = false;
+    gpuir_result r = compile(p, &b->image, &b->size);
+    if (r) { GPUIR_FREE(b->image); b->image = NULL; }
     return r;
+}
+
+/* Stores a module that was compiled and has loaded (a failed disk write
+   only costs the next process a compile). */
+static gpuir_result gpuir__cached_store(gpuir_program *p, const gpuir__built *b) {
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    if (b->cached || !c) return GPUIR_OK;
+    return gpuir__cache_put(c, b->key, b->ext, b->image, b->size);
+}
+
+/* Drops a cached module that failed to load (`why`) from memory and disk,
+   so that it is compiled again, and says so in gpuir_ctx_cache_status. */
+static void gpuir__cached_evict(gpuir_program *p, const gpuir__built *b, const char *why) {
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    if (!c) return;
+    gpuir__cache_evict(c, b->key, b->ext, b->image, b->size);
+    gpuir__cache_msg(c->last_error, "the cached module %s%s%.64s.%s failed to load (%s); evicted from the cache "
+                     "and compiled again", gpuir__cache_dir(c), *gpuir__cache_dir(c) ? "/" : "", b->key, b->ext, why);
 }
 
 
@@ -13157,12 +13385,22 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx) {
     return out;
 }
 
-/* ---- bundles: the memory cache in one file ----
+/* ---- bundles: the memory cache's CUDA modules in one file ----
    "GPUIRBDL" | u32 version | u32 count | count x (key[64] | u8 ext length |
-   ext | u64 size | sha256[32] | size bytes); integers little-endian. */
+   ext | u64 size | sha256[32] | size bytes); integers little-endian.
+   A bundle is data from elsewhere: its SHA-256s catch damage, not forgery.
+   So it carries only device code (cubin, PTX), which runs on the GPU and
+   cannot run on the host; an emulator module (a shared object gpuir would
+   dlopen) is never exported, and a bundle holding one, or any other kind,
+   is refused whole: emulator modules are rebuilt from source. */
 
 #define GPUIR__BUNDLE_MAGIC "GPUIRBDL"
 #define GPUIR__BUNDLE_VERSION 1u
+
+/* True for the kinds of module a bundle may carry: CUDA device code. */
+static bool gpuir__bundle_kind_ok(const char *ext) {
+    return strcmp(ext, "cubin") == 0 || strcmp(ext, "ptx") == 0;
+}
 
 static void gpuir__bytes_append(gpuir__str *out, const void *bytes, size_t n) {
     size_t at = stbds_arrlenu(out->buf);
@@ -13176,14 +13414,15 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, s
     if (!c) return gpuir__oom(ctx, "the kernel cache");
     gpuir__str out = {NULL};
     unsigned char word[32];
-    size_t n = c->count;
+    size_t n = 0;
+    for (size_t i = 0; i < c->cap; i++) n += c->slots[i].bytes && gpuir__bundle_kind_ok(c->slots[i].ext);
     gpuir__bytes_append(&out, GPUIR__BUNDLE_MAGIC, 8);
     gpuir__cache_put_u32(word, GPUIR__BUNDLE_VERSION);
     gpuir__cache_put_u32(word + 4, (uint32_t)n);
     gpuir__bytes_append(&out, word, 8);
     for (size_t i = 0; i < c->cap; i++) {
         const gpuir__cache_entry *e = &c->slots[i];
-        if (!e->bytes) continue;
+        if (!e->bytes || !gpuir__bundle_kind_ok(e->ext)) continue;     /* host code stays home */
         word[0] = (unsigned char)strlen(e->ext);
         gpuir__bytes_append(&out, e->key, 64);
         gpuir__bytes_append(&out, word, 1);
@@ -13221,6 +13460,10 @@ static const char *gpuir__bundle_entry_read(const unsigned char *data, size_t si
     e->ext[ext] = '\0';
     p += ext;
     if (!gpuir__cache_valid_key(e->key) || !gpuir__cache_valid_ext(e->ext)) return "an entry's key or extension is malformed";
+    if (!gpuir__bundle_kind_ok(e->ext))
+        return strcmp(e->ext, "so") == 0 ? "an emulator module (a shared object: host code, which a bundle never "
+                                           "carries; the emulator rebuilds it from source)"
+                                         : "a module of a kind a bundle does not carry (only cubin and ptx)";
     uint64_t n = gpuir__cache_get_u64(data + p);
     p += 8;
     if (size - p < 32 || n > size - p - 32) return "truncated (an entry's module)";
@@ -13296,10 +13539,12 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 /* The two backends (rt.driver, rt.emu) behind the table. */
 static gpuir_result gpuir__cuda_backend_open(gpuir_program *p);
 static void gpuir__cuda_backend_close(gpuir_program *p);
-static gpuir_result gpuir__cuda_build(gpuir_program *p, void **image, size_t *size);
+static gpuir_result gpuir__cuda_build(gpuir_program *p, gpuir__built *b);
 static gpuir_result gpuir__emu_open(gpuir_program *p);
 static void gpuir__emu_close(gpuir_program *p);
-static gpuir_result gpuir__emu_build(gpuir_program *p, void **image, size_t *size);
+static gpuir_result gpuir__emu_build(gpuir_program *p, gpuir__built *b);
+struct gpuir__emu_toolchain;
+static void gpuir__emu_toolchain_free(struct gpuir__emu_toolchain *t);
 static gpuir_result gpuir__fault_wrap(gpuir_program *p);
 static void gpuir__fault_unwrap(gpuir_program *p);
 
@@ -14506,8 +14751,6 @@ static gpuir_result gpuir__program_check_memory(gpuir_program *p) {
     return GPUIR_OK;
 }
 
-/* Compiles the source (or finds it in the cache), loads it and looks up
-   each kernel. */
 /* GPUIR_DUMP_DIR: the module's CUDA C and lowered IR as DIR/<hash>.cu and
    DIR/<hash>.gir (the hash: of the CUDA C; the directory made if missing). */
 static gpuir_result gpuir__program_dump(gpuir_program *p) {
@@ -14542,32 +14785,75 @@ static void gpuir__program_log_compile(gpuir_program *p, double t0, gpuir__cache
                 gpuir__now_ms() - t0, how);
 }
 
+/* Loads b's image and looks up each kernel, recording no error: 0, or the
+   failed call's code with *call and `what` naming it (a failed lookup
+   unloads the module again). */
+static int gpuir__program_load_image(gpuir_program *p, const gpuir__built *b, const char **call,
+                                     char what[GPUIR_MAX_NAME + 48]) {
+    *call = "cuModuleLoadData";
+    snprintf(what, GPUIR_MAX_NAME + 48, "loading the compiled kernels");
+    int rc = p->drv.module_load(p->drv.self, &p->module, b->image, b->size);
+    bool loaded = rc == 0;
+    for (size_t i = 0; !rc && i < stbds_arrlenu(p->kernels); i++) {
+        void *fn = NULL;
+        *call = "cuModuleGetFunction";
+        snprintf(what, GPUIR_MAX_NAME + 48, "looking up kernel %s", p->kernels[i].cname);
+        rc = p->drv.function_get(p->drv.self, &fn, p->module, p->kernels[i].cname);
+        stbds_arrput(p->functions, fn);
+    }
+    if (rc && loaded) p->drv.module_unload(p->drv.self, p->module);
+    if (rc) {
+        p->module = NULL;
+        stbds_arrfree(p->functions);
+        p->functions = NULL;
+    }
+    return rc;
+}
+
+/* Whether a failed load is the image's fault (not the device's, memory's
+   or the system's): a cached image that fails so is evicted and rebuilt. */
+static bool gpuir__load_failure_is_the_image(int code) {
+    return code == 200 || code == 209 || code == 218 || code == 222 || code == 500;
+}
+
+/* Compiles the source (or finds it in the cache), loads it and looks up
+   each kernel; stores in the cache only a module that loaded. A cached
+   module that fails to load is evicted and compiled again, once. */
 static gpuir_result gpuir__program_load(gpuir_program *p) {
-    void *image = NULL;
-    size_t size = 0;
+    gpuir__built b;
+    memset(&b, 0, sizeof b);
     gpuir__cache_stats before;
     memset(&before, 0, sizeof before);
     if (p->ctx->cache) before = gpuir__cache_get_stats(p->ctx->cache);
     double t0 = gpuir__now_ms();
     gpuir_result r = p->ctx->dump_dir ? gpuir__program_dump(p) : GPUIR_OK;
-    if (!r) r = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &image, &size) :
-                gpuir__emu_build(p, &image, &size);
+    if (!r) r = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &b) : gpuir__emu_build(p, &b);
     if (r) return r;
-    if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, size);
+    if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, b.size);
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "loading the module");
-    if (r) { GPUIR_FREE(image); return r; }
-    r = gpuir__drv_check(p->ctx, &p->drv, p->drv.module_load(p->drv.self, &p->module, image, size),
-                         "cuModuleLoadData", "loading the compiled kernels");
-    GPUIR_FREE(image);
-    for (size_t i = 0; !r && i < stbds_arrlenu(p->kernels); i++) {
-        void *fn = NULL;
-        char what[GPUIR_MAX_NAME + 48];
-        snprintf(what, sizeof what, "looking up kernel %s", p->kernels[i].cname);
-        r = gpuir__drv_check(p->ctx, &p->drv, p->drv.function_get(p->drv.self, &fn, p->module, p->kernels[i].cname),
-                             "cuModuleGetFunction", what);
-        stbds_arrput(p->functions, fn);
+    if (r) { GPUIR_FREE(b.image); return r; }
+    const char *call;
+    char what[GPUIR_MAX_NAME + 48], doing[GPUIR_MAX_NAME + 400];
+    int rc = gpuir__program_load_image(p, &b, &call, what);
+    bool rebuilt = rc && b.cached && gpuir__load_failure_is_the_image(rc);
+    if (rebuilt) {
+        const char *name = NULL, *text = NULL, *detail = "";
+        if (p->drv.describe) p->drv.describe(p->drv.self, rc, &name, &text, &detail);
+        snprintf(doing, sizeof doing, "%s failed (%.60s%s%.200s) while %s", call, name ? name : "error",
+                 *detail ? ": " : "", detail, what);
+        gpuir__cached_evict(p, &b, doing);
+        GPUIR_FREE(b.image);
+        b.image = NULL, b.size = 0, b.cached = false;
+        r = b.compile(p, &b.image, &b.size);
+        if (!r) rc = gpuir__program_load_image(p, &b, &call, what);
     }
-    int rc = p->drv.leave(p->drv.self);
+    snprintf(doing, sizeof doing, "%s (%s)", what, rebuilt ? "compiled again after the cached module failed to "
+             "load; it was evicted from the cache" : b.cached ? "a module from the cache" : "freshly compiled; "
+             "not cached");
+    if (!r && rc) r = gpuir__drv_check(p->ctx, &p->drv, rc, call, doing);
+    if (!r) r = gpuir__cached_store(p, &b);      /* only what loaded */
+    GPUIR_FREE(b.image);
+    rc = p->drv.leave(p->drv.self);
     if (!r) r = gpuir__drv_check(p->ctx, &p->drv, rc, "cuCtxPopCurrent", "loading the module");
     return r;
 }
@@ -14856,6 +15142,8 @@ static void gpuir__runtime_free(gpuir_ctx *ctx) {
     stbds_arrfree(ctx->programs);
     if (ctx->cache) gpuir__cache_destroy(ctx->cache);
     ctx->cache = NULL;
+    gpuir__emu_toolchain_free(ctx->emu_toolchain);
+    ctx->emu_toolchain = NULL;
     gpuir__cudart_close(ctx->cuda);
     ctx->cuda = NULL;
     GPUIR_FREE(ctx->cache_dir_copy);
@@ -14884,8 +15172,11 @@ GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {
 // each block's threads as fibers. Work on streams is queued and run only
 // when the host waits, in a seeded interleaving of the streams, and freed
 // memory is kept until they are idle: missing waits show. Reads:
-// codegen.cuda, the environment (GPUIR_CC, TMPDIR, GPUIR_EMU_MAX_THREADS: the
-// work bound, threads per launch). Writes: nothing.
+// codegen.cuda, the environment (GPUIR_CC, GPUIR_CC_TIMEOUT, TMPDIR,
+// GPUIR_EMU_MAX_THREADS: the work bound, threads per launch). Writes: files
+// in the context's private temporary directory ($TMPDIR/gpuir-<pid>-XXXXXX,
+// removed with the context; a dead process's is removed by the next one),
+// nothing else.
 /*
 emu_fibers.h — gpuir CPU emulator: the fiber engine.
 
@@ -15743,6 +16034,7 @@ static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
 
 enum {                       /* the CUresult values the emulator returns */
     GPUIR__CU_INVALID_VALUE = 1, GPUIR__CU_OUT_OF_MEMORY = 2, GPUIR__CU_INVALID_IMAGE = 200,
+    GPUIR__CU_OPERATING_SYSTEM = 304,
     GPUIR__CU_NOT_FOUND = 500, GPUIR__CU_ILLEGAL_ADDRESS = 700, GPUIR__CU_LAUNCH_FAILED = 719,
     GPUIR__CU_CAPTURE_UNSUPPORTED = 900
 };
@@ -15824,6 +16116,7 @@ typedef struct gpuir__emu {
     char lost[GPUIR__LOST_SIZE];  /* why the emulated context is lost, or "" */
     gpuir__emu_alloc gone[GPUIR__EMU_GONE];  /* the latest allocations given back (a ring) */
     size_t n_gone;                /* allocations given back so far */
+    struct gpuir__emu_toolchain *host; /* the context's: where modules are written to be dlopen'ed */
 } gpuir__emu;
 
 typedef struct gpuir__emu_module {
@@ -16193,27 +16486,209 @@ static int gpuir__emu_graph_destroy(void *self, void *graph) {
     return 0;
 }
 
-/* A new file in the temporary directory, created 0600 and exclusively. */
-static int gpuir__emu_temp_file(char *path, size_t size, const char *stem) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, size, "%s/gpuir-%s-XXXXXX", dir && *dir ? dir : "/tmp", stem);
-    return mkstemp(path);
+/* ---- the context's private temporary directory ---- */
+
+/* A compiler the context used, and its identity for the cache key. */
+typedef struct gpuir__emu_cc_id {
+    char *cc;                   /* as asked: desc.cc, $GPUIR_CC or "cc" */
+    char *id;                   /* its resolved path, size, mtime and --version output */
+} gpuir__emu_cc_id;
+
+/* The emulator's host side of one context: a private temporary directory
+   for sources, shared objects and the compiler's own temporary files,
+   locked (fcntl) while the context lives so that other processes know it
+   is in use, and the identities of the compilers it ran. */
+typedef struct gpuir__emu_toolchain {
+    char *dir;                  /* $TMPDIR/gpuir-<pid>-XXXXXX, or NULL before the first use */
+    int lock;                   /* <dir>/lock, locked; -1 */
+    gpuir__emu_cc_id *ccs;      /* stb_ds */
+} gpuir__emu_toolchain;
+
+/* The context's emulator host state, made on first use; NULL when out of
+   memory (recorded in the context). */
+static gpuir__emu_toolchain *gpuir__emu_toolchain_get(gpuir_ctx *ctx) {
+    if (!ctx->emu_toolchain) {
+        gpuir__emu_toolchain *h = (gpuir__emu_toolchain *)gpuir__calloc(1, sizeof *h);
+        if (!h) { gpuir__oom(ctx, "the emulator's host state"); return NULL; }
+        h->lock = -1;
+        ctx->emu_toolchain = h;
+    }
+    return ctx->emu_toolchain;
 }
 
-/* Loads a shared object from its bytes: written to a temporary file,
-   dlopen'ed, and the file removed at once. */
+/* Removes the directory `name` under the directory fd `at` with every file
+   in it (one level: gpuir and the compiler make no subdirectories). */
+static void gpuir__emu_rmdir(int at, const char *name) {
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (fd >= 0 && !d) close(fd);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && unlinkat(dirfd(d), e->d_name, 0) != 0)
+            unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+    if (d) closedir(d);
+    unlinkat(at, name, AT_REMOVEDIR);
+}
+
+/* Whether process pid is running: it exists (kill 0) and, where /proc
+   says, is not a zombie (a killed process whose parent is gone waits for
+   init to reap it; in a container, init may never). */
+static bool gpuir__emu_pid_alive(long pid) {
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return false;
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return true;
+    text[n] = '\0';
+    const char *state = strrchr(text, ')');     /* "pid (comm) S ..." */
+    return !(state && state[1] == ' ' && state[2] == 'Z');
+}
+
+/* Whether the compiler whose process group <name>/compiler records is
+   still running (it outlives a killed gpuir, being in a group of its own,
+   and may still write into the directory). */
+static bool gpuir__emu_tmp_compiler_alive(int at, const char *name) {
+    char path[NAME_MAX + 16], text[32];
+    snprintf(path, sizeof path, "%s/compiler", name);
+    int fd = openat(at, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    long pgid = n > 0 ? (text[n] = '\0', strtol(text, NULL, 10)) : 0;
+    return pgid > 0 && gpuir__emu_pid_alive(pgid);    /* its leader, the driver, waits for the rest */
+}
+
+/* Whether `name` in the directory fd `at` is a private directory
+   (gpuir-<pid>-XXXXXX) of ours whose process is gone: not this process, no
+   process has its pid, its lock is free (a live owner holds it, even from
+   another pid namespace sharing the directory), and no compiler it started
+   is still running. */
+static bool gpuir__emu_tmp_is_stale(int at, const char *name) {
+    char *end;
+    long pid = strtol(name + 6, &end, 10);
+    if (end == name + 6 || *end != '-' || strlen(end) != 7 || pid <= 0 || pid == (long)getpid()) return false;
+    struct stat st;
+    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+        return false;
+    if (gpuir__emu_pid_alive(pid)) return false;
+    char lock[NAME_MAX + 8];
+    snprintf(lock, sizeof lock, "%s/lock", name);
+    int fd = openat(at, lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT && !gpuir__emu_tmp_compiler_alive(at, name);   /* killed early */
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    bool free_lock = fcntl(fd, F_SETLK, &fl) == 0;
+    close(fd);
+    return free_lock && !gpuir__emu_tmp_compiler_alive(at, name);
+}
+
+/* Removes the private directories that killed processes left in tmp. */
+static void gpuir__emu_tmp_sweep(const char *tmp) {
+    int at = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = at >= 0 ? fdopendir(at) : NULL;
+    if (at >= 0 && !d) close(at);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, "gpuir-", 6) == 0 && gpuir__emu_tmp_is_stale(dirfd(d), e->d_name))
+            gpuir__emu_rmdir(dirfd(d), e->d_name);
+    if (d) closedir(d);
+}
+
+/* Creates and locks <dir>/lock; the fd, or -1 with errno. */
+static int gpuir__emu_tmp_lock(const char *dir) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fd >= 0 && fcntl(fd, F_SETLK, &fl) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+/* The context's private temporary directory: made on first use (0700, in
+   $TMPDIR, else /tmp), after removing those of dead processes. NULL with
+   *err_no and err (naming the path and the errno text) when it cannot be. */
+static const char *gpuir__emu_tmp_dir(gpuir__emu_toolchain *h, char *err, size_t size, int *err_no) {
+    if (h->dir) return h->dir;
+    const char *env = getenv("TMPDIR");
+    const char *tmp = env && *env ? env : "/tmp";
+    size_t n = strlen(tmp) + 48;
+    char *dir = (char *)GPUIR_MALLOC(n);
+    if (!dir) { *err_no = ENOMEM; snprintf(err, size, "out of memory"); return NULL; }
+    gpuir__emu_tmp_sweep(tmp);
+    snprintf(dir, n, "%s/gpuir-%ld-XXXXXX", tmp, (long)getpid());
+    int fd = -1;
+    const char *step = !mkdtemp(dir) ? "create" : (fd = gpuir__emu_tmp_lock(dir)) < 0 ? "lock" : NULL;
+    if (step) {
+        *err_no = errno;
+        snprintf(err, size, "cannot %s a private temporary directory %s%s: %s", step, dir,
+                 env && *env ? " (in $TMPDIR)" : "", strerror(*err_no));
+        if (fd < 0 && strcmp(step, "lock") == 0) gpuir__emu_rmdir(AT_FDCWD, dir);
+        GPUIR_FREE(dir);
+        return NULL;
+    }
+    h->dir = dir, h->lock = fd;
+    return dir;
+}
+
+/* A new file <private dir>/<stem>-XXXXXX (0600, exclusive); the fd, or -1
+   with *err_no and err naming the path and the errno text. */
+static int gpuir__emu_temp_file(gpuir__emu_toolchain *h, char path[PATH_MAX], const char *stem, char *err, size_t size,
+                                int *err_no) {
+    const char *dir = gpuir__emu_tmp_dir(h, err, size, err_no);
+    if (!dir) return -1;
+    snprintf(path, PATH_MAX, "%s/%s-XXXXXX", dir, stem);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        *err_no = errno;
+        snprintf(err, size, "cannot create a temporary file %s: %s", path, strerror(*err_no));
+    }
+    return fd;
+}
+
+/* Removes the private directory (with whatever a killed compiler left in
+   it) and frees the host state. */
+static void gpuir__emu_toolchain_free(gpuir__emu_toolchain *h) {
+    if (!h) return;
+    if (h->dir) gpuir__emu_rmdir(AT_FDCWD, h->dir);
+    if (h->lock >= 0) close(h->lock);
+    for (size_t i = 0; i < stbds_arrlenu(h->ccs); i++) {
+        GPUIR_FREE(h->ccs[i].cc);
+        GPUIR_FREE(h->ccs[i].id);
+    }
+    stbds_arrfree(h->ccs);
+    GPUIR_FREE(h->dir);
+    GPUIR_FREE(h);
+}
+
+/* Loads a shared object from its bytes: written to a file in the context's
+   private directory, dlopen'ed, and the file removed at once. A file that
+   cannot be written is an OS error naming the path and the errno. */
 static int gpuir__emu_module_load(void *self, void **module, const void *image, size_t size) {
     gpuir__emu *E = (gpuir__emu *)self;
-    char path[512];
-    int fd = gpuir__emu_temp_file(path, sizeof path, "module");
-    if (fd < 0) {
-        snprintf(E->detail, sizeof E->detail, "cannot create a temporary file: %s", strerror(errno));
-        return GPUIR__CU_INVALID_IMAGE;
-    }
+    char path[PATH_MAX];
+    int err = 0;
+    int fd = gpuir__emu_temp_file(E->host, path, "module", E->detail, sizeof E->detail, &err);
+    if (fd < 0) return err == ENOMEM ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_OPERATING_SYSTEM;
     bool written = gpuir__write_all(fd, image, size);
-    close(fd);
-    void *dl = written ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (!dl) snprintf(E->detail, sizeof E->detail, "%s", written ? dlerror() : "writing the module failed");
+    err = errno;
+    if (close(fd) != 0 && written) written = false, err = errno;
+    if (!written) {
+        snprintf(E->detail, sizeof E->detail, "cannot write the module to %.900s: %s", path, strerror(err));
+        unlink(path);
+        return GPUIR__CU_OPERATING_SYSTEM;
+    }
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) snprintf(E->detail, sizeof E->detail, "%s", dlerror());
     unlink(path);
     gpuir__emu_module *mod = dl ? (gpuir__emu_module *)gpuir__calloc(1, sizeof *mod) : NULL;
     const gpuir_emu_kernel *table = dl ? (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels") : NULL;
@@ -16287,29 +16762,152 @@ static void gpuir__emu_describe(void *self, int code, const char **name, const c
 
 /* ---- building emulated modules: the host C compiler, no shell ---- */
 
-/* Runs argv (no shell) with standard error into log_path; the exit
-   status, or -1 when it could not start. */
-static int gpuir__emu_spawn(char *const *argv, const char *log_path) {
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0) return -1;
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, log_path, O_WRONLY | O_TRUNC, 0600);
-    pid_t pid;
-    extern char **environ;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return -1;
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+#define GPUIR__EMU_LOG_MAX 65536        /* the compiler's messages kept */
+
+/* The compiler's time limit in seconds: $GPUIR_CC_TIMEOUT (a positive
+   number), else 300; 0 when the variable is malformed. */
+static double gpuir__emu_cc_timeout(void) {
+    const char *v = getenv("GPUIR_CC_TIMEOUT");
+    if (!v || !*v) return 300;
+    char *end;
+    double t = strtod(v, &end);
+    return *end == '\0' && t > 0 && t <= 1e9 ? t : 0;
 }
 
-static bool gpuir__write_path(const char *path, const void *bytes, size_t size) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return false;
-    bool ok = fwrite(bytes, 1, size, f) == size;
-    return fclose(f) == 0 && ok;
+/* The compiler's environment: this process's, with TMPDIR set to the
+   private directory (so its own temporary files land there too). A
+   malloc'd array whose new entry is *var (malloc'd); NULL when out of
+   memory. */
+static char **gpuir__emu_child_env(const char *dir, char **var) {
+    extern char **environ;
+    size_t n = 0, k = 0, len = strlen(dir) + 8;
+    while (environ[n]) n++;
+    char **envp = (char **)gpuir__calloc(n + 2, sizeof *envp);
+    *var = (char *)GPUIR_MALLOC(len);
+    if (!envp || !*var) {
+        GPUIR_FREE(envp);
+        GPUIR_FREE(*var);
+        *var = NULL;
+        return NULL;
+    }
+    snprintf(*var, len, "TMPDIR=%s", dir);
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0) envp[k++] = environ[i];
+    envp[k++] = *var;
+    envp[k] = NULL;
+    return envp;
+}
+
+/* Starts argv (no shell) in a process group of its own (so a timeout can
+   kill the compiler with everything it started), standard input and output
+   on /dev/null, standard error into a pipe whose read end is *out. 0, or an
+   errno. */
+static int gpuir__emu_spawn(char *const *argv, const char *dir, pid_t *pid, int *out) {
+    int fds[2];
+    if (pipe(fds) != 0) return errno;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    char *var = NULL, **envp = gpuir__emu_child_env(dir, &var);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    int rc = envp ? posix_spawn_file_actions_init(&fa) : ENOMEM;
+    if (!rc && (rc = posix_spawnattr_init(&at)) != 0) posix_spawn_file_actions_destroy(&fa);
+    if (!rc) {
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&at, 0);
+        rc = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&at);
+    }
+    GPUIR_FREE(envp);
+    GPUIR_FREE(var);
+    close(fds[1]);
+    if (rc) close(fds[0]);
+    else *out = fds[0];
+    return rc;
+}
+
+/* Seconds since t0 (CLOCK_MONOTONIC). */
+static double gpuir__emu_since(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/* Reads what is ready on the pipe fd into log (up to GPUIR__EMU_LOG_MAX
+   bytes kept, the rest read and dropped), waiting at most ms; false at its
+   end (or an error). */
+static bool gpuir__emu_log_read(int fd, char *log, size_t *n, int ms) {
+    struct pollfd pf;
+    pf.fd = fd, pf.events = POLLIN, pf.revents = 0;
+    int k = poll(&pf, 1, ms);
+    if (k <= 0) return k == 0 || errno == EINTR;
+    char buf[4096];
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0) return errno == EINTR || errno == EAGAIN;
+    size_t keep = (size_t)r < GPUIR__EMU_LOG_MAX - *n ? (size_t)r : GPUIR__EMU_LOG_MAX - *n;
+    memcpy(log + *n, buf, keep);
+    *n += keep;
+    return r > 0;
+}
+
+/* Waits for the compiler pid, collecting its standard error (the pipe fd,
+   closed here) into log, NUL-terminated; after `timeout` seconds kills its
+   process group. The exit status, 128 + the signal that killed it, or -2
+   when it ran out of time. */
+static int gpuir__emu_wait(pid_t pid, int fd, double timeout, char *log) {
+    struct timespec t0, nap = {0, 2000000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t n = 0;
+    int status = 0;
+    for (;;) {
+        double left = timeout - gpuir__emu_since(&t0);
+        if (left <= 0) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            status = -2;
+            break;
+        }
+        if (fd >= 0 && !gpuir__emu_log_read(fd, log, &n, left > 0.1 ? 100 : (int)(left * 1000) + 1))
+            close(fd), fd = -1;
+        if (fd < 0) nanosleep(&nap, NULL);
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR)) {
+            status = w < 0 ? 127 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            break;
+        }
+    }
+    while (fd >= 0 && gpuir__emu_log_read(fd, log, &n, 0) && n < GPUIR__EMU_LOG_MAX) {}
+    if (fd >= 0) close(fd);
+    log[n] = '\0';
+    return status;
+}
+
+/* Runs argv in the private directory dir with a time limit; its standard
+   error into *log (malloc'd). The exit status (see gpuir__emu_wait), or -1
+   when it could not start (*err_no), -3 when out of memory. */
+static int gpuir__emu_run(char *const *argv, const char *dir, double timeout, char **log, int *err_no) {
+    *log = (char *)GPUIR_MALLOC(GPUIR__EMU_LOG_MAX + 1);
+    if (!*log) return -3;
+    (*log)[0] = '\0';
+    pid_t pid;
+    int fd = -1;
+    *err_no = gpuir__emu_spawn(argv, dir, &pid, &fd);
+    if (*err_no) return *err_no == ENOMEM ? -3 : -1;
+    char note[PATH_MAX], text[32];                /* for a sweeper, should this process be killed */
+    snprintf(note, sizeof note, "%s/compiler", dir);
+    int nf = open(note, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (nf >= 0) {
+        snprintf(text, sizeof text, "%ld\n", (long)pid);
+        if (!gpuir__write_all(nf, text, strlen(text))) {}     /* best effort */
+        close(nf);
+    }
+    int rc = gpuir__emu_wait(pid, fd, timeout, *log);
+    unlink(note);
+    return rc;
 }
 
 /* The emulator's compiler: desc.cc, else $GPUIR_CC, else cc. */
@@ -16318,18 +16916,129 @@ static const char *gpuir__emu_cc(const gpuir_program *p) {
     return p->desc.cc ? p->desc.cc : env && *env ? env : "cc";
 }
 
-/* Compiles the emulator source to a shared object's bytes. */
+/* Where posix_spawnp finds cc: cc itself when it holds a '/', else the
+   first executable regular file named cc in $PATH; its path into buf and
+   the file it names (symlinks followed) into *st, or "" when there is none. */
+static void gpuir__emu_cc_path(const char *cc, char buf[PATH_MAX], struct stat *st) {
+    const char *path = getenv("PATH");
+    for (const char *p = strchr(cc, '/') ? "" : path ? path : "/usr/bin:/bin";;) {
+        const char *colon = strchr(p, ':');
+        int n = colon ? (int)(colon - p) : (int)strlen(p);
+        if (strchr(cc, '/')) snprintf(buf, PATH_MAX, "%s", cc);
+        else snprintf(buf, PATH_MAX, "%.*s/%s", n ? n : 1, n ? p : ".", cc);
+        if (stat(buf, st) == 0 && S_ISREG(st->st_mode) && access(buf, X_OK) == 0) return;
+        buf[0] = '\0';
+        memset(st, 0, sizeof *st);
+        if (!colon || strchr(cc, '/')) return;
+        p = colon + 1;
+    }
+}
+
+/* What the cache key says of compiler cc: the path it resolves to, the
+   file there (device, inode, size, modification time), and what
+   `cc --version` prints (its exit status too); malloc'd, NULL with the
+   context's error set. */
+static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const char *cc, double timeout) {
+    char path[PATH_MAX], *log = NULL;
+    struct stat st;
+    gpuir__emu_cc_path(cc, path, &st);
+    char *argv[3] = {(char *)cc, (char *)"--version", NULL};
+    int err = 0, rc = gpuir__emu_run(argv, dir, timeout, &log, &err);
+    size_t size = strlen(path) + (log ? strlen(log) : 0) + strlen(cc) + 200;
+    char *id = rc == -3 ? NULL : (char *)GPUIR_MALLOC(size);
+    if (id)
+        snprintf(id, size, "%s: %s, file %llu:%llu, %lld bytes, modified %lld.%09ld; --version: exit %d: %s", cc,
+                 *path ? path : "not found", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+                 (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, rc, log ? log : "");
+    GPUIR_FREE(log);
+    if (!id) gpuir__oom(p->ctx, "the compiler's identity");
+    return id;
+}
+
+/* The identity of compiler cc for the cache key, found once per context
+   (a compiler replaced in place, or upgraded, gets a new key). NULL with
+   the context's error set. */
+static const char *gpuir__emu_cc_identity(gpuir_program *p, gpuir__emu_toolchain *h, const char *cc) {
+    for (size_t i = 0; i < stbds_arrlenu(h->ccs); i++)
+        if (strcmp(h->ccs[i].cc, cc) == 0) return h->ccs[i].id;
+    char err[PATH_MAX + 128];
+    int err_no = 0;
+    const char *dir = gpuir__emu_tmp_dir(h, err, sizeof err, &err_no);
+    double timeout = gpuir__emu_cc_timeout();
+    if (!dir) {
+        if (err_no == ENOMEM) gpuir__oom(p->ctx, "a temporary directory's name");
+        else gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
+        return NULL;
+    }
+    if (!timeout) {
+        gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: GPUIR_CC_TIMEOUT='%s' is not a positive number of "
+                    "seconds", getenv("GPUIR_CC_TIMEOUT"));
+        return NULL;
+    }
+    gpuir__emu_cc_id e;
+    size_t len = strlen(cc) + 1;
+    e.cc = (char *)GPUIR_MALLOC(len);
+    if (e.cc) memcpy(e.cc, cc, len);
+    e.id = e.cc ? gpuir__emu_cc_describe(p, dir, cc, timeout) : NULL;
+    if (!e.id) {
+        if (!e.cc) gpuir__oom(p->ctx, "the compiler's name");
+        GPUIR_FREE(e.cc);
+        return NULL;
+    }
+    stbds_arrput(h->ccs, e);
+    return e.id;
+}
+
+/* Writes the source into a new file of the private directory (its path in
+   src). GPUIR_OK, or the error (recorded; no file is left). */
+static gpuir_result gpuir__emu_write_source(gpuir_program *p, gpuir__emu_toolchain *h, char src[PATH_MAX]) {
+    char err[PATH_MAX + 128];
+    int err_no = 0, fd = gpuir__emu_temp_file(h, src, "src", err, sizeof err, &err_no);
+    if (fd < 0) return err_no == ENOMEM ? gpuir__oom(p->ctx, "a temporary file's name")
+                                        : gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
+    bool ok = gpuir__write_all(fd, p->source, strlen(p->source));
+    err_no = errno;
+    if (close(fd) != 0 && ok) ok = false, err_no = errno;
+    if (ok) return GPUIR_OK;
+    unlink(src);
+    return gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: cannot write the kernels' source to %s: %s", src,
+                       strerror(err_no));
+}
+
+/* The error for a compiler run that did not succeed (rc from gpuir__emu_run). */
+static gpuir_result gpuir__emu_cc_failed(gpuir_program *p, const char *cc, int rc, int err_no, double timeout,
+                                         const char *log) {
+    const char *sep = *log ? ":\n" : "";
+    if (rc == -3) return gpuir__oom(p->ctx, "the compiler's log");
+    if (rc == -1)
+        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s could not be started: %s", cc, strerror(err_no));
+    if (rc == -2)
+        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s did not finish compiling the kernels within %g s "
+                           "(GPUIR_CC_TIMEOUT sets the limit); its process group was killed%s%.2000s", cc,
+                           timeout, sep, log);
+    char how[64];
+    if (rc > 128) snprintf(how, sizeof how, "killed by signal %d", rc - 128);
+    else snprintf(how, sizeof how, "exit %d", rc);
+    return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s failed to compile the kernels (%s%s)%s%.2000s", cc,
+                       how, *log ? "" : ", no output", sep, log);
+}
+
+/* Compiles the emulator source to a shared object's bytes, in the
+   context's private temporary directory, within the time limit. */
 static gpuir_result gpuir__emu_compile(gpuir_program *p, void **image, size_t *size) {
-    char src[512], so[512], log[512];
-    int fs = gpuir__emu_temp_file(src, sizeof src, "src"), fo = gpuir__emu_temp_file(so, sizeof so, "so");
-    int fl = gpuir__emu_temp_file(log, sizeof log, "log");
-    gpuir_result r = GPUIR_OK;
-    if (fs < 0 || fo < 0 || fl < 0) r = gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: cannot create a temporary file: %s", strerror(errno));
-    if (fs >= 0) close(fs);
+    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
+    if (!h) return p->ctx->result;
+    double timeout = gpuir__emu_cc_timeout();
+    char src[PATH_MAX], so[PATH_MAX], err[PATH_MAX + 128], *log = NULL;
+    int err_no = 0, fo = -1;
+    gpuir_result r = gpuir__emu_write_source(p, h, src);
+    bool have_src = r == GPUIR_OK;
+    if (!r && (fo = gpuir__emu_temp_file(h, so, "so", err, sizeof err, &err_no)) < 0)
+        r = err_no == ENOMEM ? gpuir__oom(p->ctx, "a temporary file's name")
+                             : gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
     if (fo >= 0) close(fo);
-    if (fl >= 0) close(fl);
-    if (!r && !gpuir__write_path(src, p->source, strlen(p->source)))
-        r = gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: cannot write %s", src);
+    if (!r && !timeout) r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: GPUIR_CC_TIMEOUT='%s' is not a "
+                                        "positive number of seconds", getenv("GPUIR_CC_TIMEOUT"));
     if (!r) {
         char *argv[16];
         int n = 0;
@@ -16339,28 +17048,24 @@ static gpuir_result gpuir__emu_compile(gpuir_program *p, void **image, size_t *s
         if (p->desc.emu_sanitize) argv[n++] = (char *)"-fsanitize=address,undefined";
         argv[n++] = (char *)"-o"; argv[n++] = so; argv[n++] = src; argv[n++] = (char *)"-lm";
         argv[n] = NULL;
-        int rc = gpuir__emu_spawn(argv, log);
-        if (rc != 0) {
-            char *text = gpuir__slurp(log, NULL);
-            r = gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s %s (exit %d)%s%.2000s", argv[0],
-                            rc < 0 ? "could not be started" : "failed to compile the kernels", rc,
-                            text && *text ? ":\n" : "", text ? text : "");
-            GPUIR_FREE(text);
-        }
+        int rc = gpuir__emu_run(argv, h->dir, timeout, &log, &err_no);
+        if (rc != 0) r = gpuir__emu_cc_failed(p, argv[0], rc, err_no, timeout, log ? log : "");
     }
+    GPUIR_FREE(log);
     char *bytes = NULL;
     if (!r) r = gpuir__read_file(p->ctx, so, &bytes, size);
     *image = bytes;
-    if (fs >= 0) unlink(src);
+    if (have_src) unlink(src);
     if (fo >= 0) unlink(so);
-    if (fl >= 0) unlink(log);
     return r;
 }
 
-static gpuir_result gpuir__emu_build(gpuir_program *p, void **image, size_t *size) {
-    const char *parts[5] = {"emu", p->source, gpuir__emu_cc(p), p->desc.emu_sanitize ? "asan" : "-",
-                            GPUIR_VERSION_STRING};
-    return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, image, size);
+static gpuir_result gpuir__emu_build(gpuir_program *p, gpuir__built *b) {
+    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
+    const char *id = h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
+    if (!id) return p->ctx->result;
+    const char *parts[5] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-", GPUIR_VERSION_STRING};
+    return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, b);
 }
 
 /* The emulator's work bound: the most threads one launch may run (it runs
@@ -16380,6 +17085,8 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
     E->engine = gpuir__emu_engine_make(0);
     if (!E->engine) { GPUIR_FREE(E); return gpuir__oom(p->ctx, "the emulator's fibers"); }
     E->rng = p->desc.emu_seed ? p->desc.emu_seed : 0x9e3779b97f4a7c15ull;
+    E->host = gpuir__emu_toolchain_get(p->ctx);
+    if (!E->host) { gpuir__emu_engine_destroy(E->engine); GPUIR_FREE(E); return p->ctx->result; }
     gpuir__drv d = {"emu", E, gpuir__emu_nop, gpuir__emu_nop, gpuir__emu_streams_reserve, gpuir__emu_mem_alloc,
                     gpuir__emu_mem_free, gpuir__emu_htod, gpuir__emu_dtoh, gpuir__emu_dtod, gpuir__emu_module_load,
                     gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_event_record,

@@ -17,8 +17,9 @@
    --sm-count plan launches for N multiprocessors (matmul tiles, split-K)
    --dump-cuda  write the CUDA C the backend compiled to FILE
    --import-cache  add a bundle's compiled modules to the cache first
-   --export-cache  write the modules compiled or loaded to a bundle after
-                   (deploy it with --import-cache, or gpuir_ctx_cache_import)
+   --export-cache  write the CUDA modules compiled or loaded to a bundle after
+                   (deploy it with --import-cache, or gpuir_ctx_cache_import;
+                   emulator modules are host code and never travel)
 
    Parameters without --input get deterministic random data from the seed
    (default 1). Each result is printed with its type, min, max and mean,

@@ -1,0 +1,686 @@
+/* The kernel cache as a trust boundary, and the emulator's compiles:
+   a bundle never brings host code (a forged emulator bundle is refused, a
+   CUDA bundle still travels); an entry planted in the cache directory with
+   a recomputed digest is never dlopen'ed (it lacks the directory's tag);
+   only a module that loaded is stored, one that fails to load is evicted
+   and rebuilt once; the key names the compiler's identity (found once per
+   context); the emulator's temporary files live in a private directory per
+   context, whose stale siblings go on the next start; a hanging compiler
+   is killed after a timeout; an unusable temporary directory is an error
+   that names the path and the errno. */
+#define _POSIX_C_SOURCE 200809L
+#define GPUIR_IMPLEMENTATION
+#include "../../gpuir.h"
+#include "../check.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <time.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const chain_text =
+    "func.func @f(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> (tensor<5x7xf32>, tensor<5xf32>) {\n"
+    "  %e = exp %x : (tensor<5x7xf32>) -> tensor<5x7xf32>\n"
+    "  %a = add %e, %b : (tensor<5x7xf32>, tensor<7xf32>) -> tensor<5x7xf32>\n"
+    "  %s = reduce_sum %x {axes = [1]} : (tensor<5x7xf32>) -> tensor<5xf32>\n"
+    "  return %a, %s : tensor<5x7xf32>, tensor<5xf32>\n}\n";
+
+static gpuir_program *make(gpuir_ctx *ctx, const char *text, const char *cc) {
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "test");
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    d.cc = cc;
+    return m ? gpuir_program_make(m, &d) : NULL;
+}
+
+/* Runs @f of chain_text on p and compares with the interpreter. */
+static void check_runs(gpuir_ctx *ctx, gpuir_program *p) {
+    CHECK(p != NULL);
+    if (!p) return;
+    gpuir_module *ref = gpuir_module_parse(ctx, chain_text, strlen(chain_text), "ref");
+    gpuir_array in[2], want[2], got[2];
+    int64_t xd[] = {5, 7}, bd[] = {7};
+    memset(want, 0, sizeof want);
+    memset(got, 0, sizeof got);
+    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, xd);
+    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 1, bd);
+    gpuir_array_fill_random(&in[0], 3);
+    gpuir_array_fill_random(&in[1], 4);
+    CHECK_RESULT(ctx, gpuir_ref_run(ref, "f", 2, in, 2, want), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_program_run(p, "f", 2, in, 2, got), GPUIR_OK);
+    for (int i = 0; i < 2; i++) CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got[i], &want[i], 1e-5, 1e-6), GPUIR_OK);
+    for (int i = 0; i < 2; i++) { gpuir_array_release(&in[i]); gpuir_array_release(&want[i]); gpuir_array_release(&got[i]); }
+    gpuir_module_destroy(ref);
+}
+
+static gpuir_ctx *ctx_with_cache(const char *dir) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = dir;
+    return gpuir_ctx_make(&cd);
+}
+
+static bool exists(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static void rm_rf(const char *path) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    CHECK(system(cmd) == 0);
+}
+
+static void write_text(const char *path, const char *text, mode_t mode) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+    chmod(path, mode);
+}
+
+/* Compiles a shared object whose constructor creates `marker`: what an
+   attacker would slip into a cache. Its bytes (malloc'd), or NULL. */
+static char *evil_object(const char *dir, const char *marker, size_t *size) {
+    char src[256], so[256], cmd[1024], text[512];
+    snprintf(src, sizeof src, "%s/evil.c", dir);
+    snprintf(so, sizeof so, "%s/evil.so", dir);
+    snprintf(text, sizeof text,
+             "#include <fcntl.h>\n#include <unistd.h>\n"
+             "__attribute__((constructor)) static void evil(void) { close(open(\"%s\", O_CREAT | O_WRONLY, 0600)); }\n"
+             "int gpuir_emu_kernels[4];\n", marker);
+    write_text(src, text, 0600);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -o %s %s", so, src);
+    CHECK(system(cmd) == 0);
+    char *bytes = gpuir__slurp(so, size);
+    CHECK(bytes != NULL);
+    return bytes;
+}
+
+/* The key of the only module of kind ext in ctx's memory cache ("" if none). */
+static void only_key(gpuir_ctx *ctx, const char *ext, char key[65]) {
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    key[0] = '\0';
+    int n = 0;
+    for (size_t i = 0; c && i < c->cap; i++)
+        if (c->slots[i].bytes && strcmp(c->slots[i].ext, ext) == 0) memcpy(key, c->slots[i].key, 65), n++;
+    CHECK(n == 1);
+}
+
+/* Writes a bundle of n modules, each with its true SHA-256. */
+static void write_bundle(const char *path, size_t n, char keys[][65], const char *const *exts,
+                         const char *const *bytes, const size_t *sizes) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    unsigned char word[32];
+    fwrite("GPUIRBDL", 1, 8, f);
+    gpuir__cache_put_u32(word, 1);
+    gpuir__cache_put_u32(word + 4, (uint32_t)n);
+    fwrite(word, 1, 8, f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char len = (unsigned char)strlen(exts[i]);
+        fwrite(keys[i], 1, 64, f);
+        fwrite(&len, 1, 1, f);
+        fwrite(exts[i], 1, len, f);
+        gpuir__cache_put_u64(word, sizes[i]);
+        fwrite(word, 1, 8, f);
+        gpuir__cache_sha256_buf(bytes[i], sizes[i], word);
+        fwrite(word, 1, 32, f);
+        fwrite(bytes[i], 1, sizes[i], f);
+    }
+    fclose(f);
+}
+
+/* A bundle whose emulator module was replaced by another shared object
+   (its SHA-256 recomputed, under the real program's key) is refused whole:
+   nothing is imported, the program compiles from source, and the forged
+   object's code never runs. An emulator context exports no module. */
+TEST(a_forged_emulator_bundle_is_refused) {
+    char dir[] = "/tmp/gpuir-test-forge-XXXXXX", marker[96], path[96], warm[96];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(marker, sizeof marker, "%s/pwned", dir);
+    snprintf(path, sizeof path, "%s/kernels.bundle", dir);
+    snprintf(warm, sizeof warm, "%s/cache", dir);
+    gpuir_ctx *a = ctx_with_cache("");
+    CHECK(make(a, chain_text, NULL) != NULL);
+    char keys[1][65];
+    only_key(a, "so", keys[0]);
+    size_t n = 99;
+    CHECK_RESULT(a, gpuir_ctx_cache_export(a, path, &n), GPUIR_OK);
+    CHECK(n == 0);                                  /* host code is never exported */
+    gpuir_ctx_destroy(a);
+
+    size_t size = 0;
+    char *evil = evil_object(dir, marker, &size);
+    const char *exts[] = {"so"};
+    const char *bytes[] = {evil};
+    write_bundle(path, 1, keys, exts, bytes, &size);
+    gpuir_ctx *b = ctx_with_cache(warm);
+    CHECK_RESULT(b, gpuir_ctx_cache_import(b, path, &n), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(b), "entry 1 of 1: an emulator module") &&
+          strstr(gpuir_ctx_error(b), "host code") && strstr(gpuir_ctx_error(b), "nothing imported"));
+    gpuir_ctx_clear_error(b);
+    check_runs(b, make(b, chain_text, NULL));
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(b);
+    CHECK(st.misses == 1 && st.mem_hits == 0 && st.writes == 1);
+    CHECK(!exists(marker));
+    gpuir_ctx_destroy(b);
+
+    exts[0] = "elf";                                /* nor any other kind than cubin and ptx */
+    write_bundle(path, 1, keys, exts, bytes, &size);
+    b = ctx_with_cache("");
+    CHECK_RESULT(b, gpuir_ctx_cache_import(b, path, &n), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(b), "a kind a bundle does not carry (only cubin and ptx)") != NULL);
+    gpuir_ctx_destroy(b);
+    free(evil);
+    CHECK(!exists(marker));
+    rm_rf(dir);
+}
+
+/* A bundle of CUDA modules (a cubin and a PTX text) imports into memory and
+   disk as before: another context finds them on disk, and an export gives
+   them back byte for byte. */
+TEST(a_cuda_bundle_still_imports_and_exports) {
+    char dir[] = "/tmp/gpuir-test-cubin-XXXXXX", path[96], back[96], warm[96];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/in.bundle", dir);
+    snprintf(back, sizeof back, "%s/out.bundle", dir);
+    snprintf(warm, sizeof warm, "%s/cache", dir);
+    char keys[2][65];
+    const char *parts[] = {"cuda", "source"};
+    gpuir__cache_key(parts, 2, keys[0]);
+    gpuir__cache_key(parts, 1, keys[1]);
+    const char *exts[] = {"cubin", "ptx"};
+    static const char cubin[] = "\177ELF a cubin's bytes", ptx[] = ".version 8.0\n.target sm_90\n";
+    const char *bytes[] = {cubin, ptx};
+    size_t sizes[] = {sizeof cubin, sizeof ptx};
+    write_bundle(path, 2, keys, exts, bytes, sizes);
+    gpuir_ctx *a = ctx_with_cache(warm);
+    size_t n = 0;
+    CHECK_RESULT(a, gpuir_ctx_cache_import(a, path, &n), GPUIR_OK);
+    CHECK(n == 2 && gpuir_ctx_cache_stats(a).writes == 2);
+    gpuir_ctx_destroy(a);
+    a = ctx_with_cache(warm);                       /* from disk, tag checked */
+    const void *got = NULL;
+    size_t got_size = 0;
+    CHECK(gpuir__cache_get(gpuir__ctx_cache(a), keys[0], "cubin", &got, &got_size));
+    CHECK(got_size == sizeof cubin && got && memcmp(got, cubin, sizeof cubin) == 0);
+    CHECK(gpuir__cache_get(gpuir__ctx_cache(a), keys[1], "ptx", &got, &got_size));
+    CHECK(gpuir_ctx_cache_stats(a).disk_hits == 2 && gpuir_ctx_cache_stats(a).corrupt == 0);
+    CHECK(make(a, chain_text, NULL) != NULL);       /* an emulator module too: not exported */
+    CHECK_RESULT(a, gpuir_ctx_cache_export(a, back, &n), GPUIR_OK);
+    CHECK(n == 2);
+    gpuir_ctx_destroy(a);
+    size_t s1 = 0, s2 = 0;
+    char *b1 = gpuir__slurp(path, &s1), *b2 = gpuir__slurp(back, &s2);
+    CHECK(b1 && b2 && s1 == s2);
+    gpuir_ctx *b = ctx_with_cache("");
+    CHECK_RESULT(b, gpuir_ctx_cache_import(b, back, &n), GPUIR_OK);
+    CHECK(n == 2);
+    gpuir_ctx_destroy(b);
+    free(b1);
+    free(b2);
+    rm_rf(dir);
+}
+
+/* The path of the only entry of kind ext in a cache directory. */
+static void only_entry(const char *dir, const char *ext, char *path, size_t size) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    path[0] = '\0';
+    size_t el = strlen(ext);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] != '.' && len > el + 1 && strcmp(e->d_name + len - el, ext) == 0 &&
+            e->d_name[len - el - 1] == '.') {
+            snprintf(path, size, "%s/%s", dir, e->d_name);
+            n++;
+        }
+    }
+    if (d) closedir(d);
+    CHECK(n == 1);
+}
+
+/* Replaces the payload of the cache entry at path with bytes, fixing the
+   header's size and SHA-256 as a forger would (the tag stays). */
+static void forge_entry(const char *path, const char *bytes, size_t size) {
+    size_t old = 0;
+    char *data = gpuir__slurp(path, &old);
+    CHECK(data != NULL && old > GPUIR__CACHE_HEADER);
+    if (!data) return;
+    unsigned char h[GPUIR__CACHE_HEADER];
+    memcpy(h, data, sizeof h);
+    gpuir__cache_put_u64(h + 16, size);
+    gpuir__cache_sha256_buf(bytes, size, h + 24);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(h, 1, sizeof h, f) == sizeof h && fwrite(bytes, 1, size, f) == size);
+    if (f) fclose(f);
+    free(data);
+}
+
+/* A shared object planted in the cache directory under a real entry's name,
+   with a well-formed header and a recomputed SHA-256, is not gpuir's: it
+   fails the directory's tag, is counted corrupt, deleted and rebuilt, and
+   its code never runs. So is a genuine entry copied in from another cache
+   directory (another secret), and (as root) one owned by another user. */
+TEST(a_planted_cache_entry_is_never_loaded) {
+    char dir[] = "/tmp/gpuir-test-plant-XXXXXX", marker[96], one[96], two[96], entry[256], other[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(marker, sizeof marker, "%s/pwned", dir);
+    snprintf(one, sizeof one, "%s/one", dir);
+    snprintf(two, sizeof two, "%s/two", dir);
+    gpuir_ctx *ctx = ctx_with_cache(one);
+    CHECK(make(ctx, chain_text, NULL) != NULL);
+    gpuir_ctx_destroy(ctx);
+    only_entry(one, "so", entry, sizeof entry);
+    struct stat st;
+    CHECK(stat(entry, &st) == 0 && (st.st_mode & 077) == 0);
+    char secret[128];
+    snprintf(secret, sizeof secret, "%s/cache.key", one);
+    CHECK(stat(secret, &st) == 0 && st.st_size == 32 && (st.st_mode & 0777) == 0600);
+
+    size_t size = 0;
+    char *evil = evil_object(dir, marker, &size);
+    forge_entry(entry, evil, size);
+    ctx = ctx_with_cache(one);
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    gpuir_cache_stats s = gpuir_ctx_cache_stats(ctx);
+    CHECK(s.corrupt == 1 && s.disk_hits == 0 && s.misses == 1 && s.writes == 1);
+    CHECK(strstr(gpuir_ctx_cache_status(ctx), "not written by gpuir for this directory") != NULL);
+    gpuir_ctx_destroy(ctx);
+    CHECK(!exists(marker));
+
+    ctx = ctx_with_cache(two);                      /* a genuine entry of another directory */
+    CHECK(strcmp(gpuir_ctx_cache_dir(ctx), two) == 0);
+    gpuir_ctx_destroy(ctx);
+    only_entry(one, "so", entry, sizeof entry);
+    snprintf(other, sizeof other, "%s/%s", two, strrchr(entry, '/') + 1);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cp -p '%s' '%s'", entry, other);
+    CHECK(system(cmd) == 0);
+    ctx = ctx_with_cache(two);
+    CHECK(make(ctx, chain_text, NULL) != NULL);
+    CHECK(gpuir_ctx_cache_stats(ctx).corrupt == 1 && gpuir_ctx_cache_stats(ctx).disk_hits == 0);
+    gpuir_ctx_destroy(ctx);
+
+    if (geteuid() == 0) {                           /* someone else's file, with our tag */
+        CHECK(chown(entry, 65534, 65534) == 0);
+        ctx = ctx_with_cache(one);
+        CHECK(make(ctx, chain_text, NULL) != NULL);
+        CHECK(gpuir_ctx_cache_stats(ctx).corrupt == 1 && gpuir_ctx_cache_stats(ctx).disk_hits == 0);
+        CHECK(strstr(gpuir_ctx_cache_status(ctx), "owned by another user") != NULL);
+        gpuir_ctx_destroy(ctx);
+    }
+    write_text(secret, "too short", 0600);          /* a damaged secret is replaced */
+    ctx = ctx_with_cache(one);
+    CHECK(strcmp(gpuir_ctx_cache_dir(ctx), one) == 0);
+    CHECK(make(ctx, chain_text, NULL) != NULL);
+    CHECK(gpuir_ctx_cache_stats(ctx).corrupt == 1);  /* its entries with it */
+    gpuir_ctx_destroy(ctx);
+    CHECK(stat(secret, &st) == 0 && st.st_size == 32);
+    free(evil);
+    rm_rf(dir);
+}
+
+/* Writes an executable shell script. */
+static void write_script(const char *path, const char *body) {
+    char text[2048];
+    snprintf(text, sizeof text, "#!/bin/sh\n%s", body);
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "%s.new", path);      /* replaced whole, as an install would */
+    write_text(tmp, text, 0755);
+    CHECK(rename(tmp, path) == 0);
+}
+
+/* A fake compiler: says `version` to --version, else runs `action` (the
+   arguments are cc's: "$out" is the -o file). */
+static void fake_cc(const char *path, const char *version, const char *action) {
+    char body[1536];
+    snprintf(body, sizeof body,
+             "if [ \"$1\" = --version ]; then echo '%s'; exit 0; fi\n"
+             "out=; prev=; for a in \"$@\"; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n%s\n", version, action);
+    write_script(path, body);
+}
+
+static const char *const good_action = "exec cc \"$@\"";
+static const char *const garbage_action = "printf 'this is no shared object' > \"$out\"; exit 0";
+
+static size_t count_entries(const char *dir, const char *ext) {
+    DIR *d = opendir(dir);
+    size_t n = 0, el = strlen(ext);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        n += e->d_name[0] != '.' && len > el && strcmp(e->d_name + len - el, ext) == 0;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* A compiler that exits 0 but writes garbage fails the make with an error
+   saying the module was not cached, and nothing is stored (memory or disk):
+   the same compiler fixed in place (same path, same context, so the same
+   key) then compiles and runs. Before, the garbage was stored first and
+   served until the cache was deleted by hand. */
+TEST(a_compiler_that_writes_garbage_poisons_nothing) {
+    char dir[] = "/tmp/gpuir-test-garbage-XXXXXX", cc[96], cache[96];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    fake_cc(cc, "fakecc 1.0", garbage_action);
+    gpuir_ctx *ctx = ctx_with_cache(cache);
+    CHECK(make(ctx, chain_text, cc) == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
+    CHECK(strstr(gpuir_ctx_error(ctx), "cuModuleLoadData failed (CUDA_ERROR_INVALID_IMAGE") &&
+          strstr(gpuir_ctx_error(ctx), "freshly compiled; not cached"));
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_ctx_cache_stats(ctx).writes == 0 && count_entries(cache, ".so") == 0);
+    fake_cc(cc, "fakecc 1.0", good_action);
+    check_runs(ctx, make(ctx, chain_text, cc));
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
+    CHECK(st.mem_hits == 0 && st.misses == 2 && st.writes == 1);
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_entries(cache, ".so") == 1);
+    rm_rf(dir);
+}
+
+/* A module in the cache that fails to load (here garbage that gpuir itself
+   stored, as a module built for another libc might be) is evicted from
+   memory and disk and compiled again, once: the make succeeds and the cache
+   status says what happened; a new context finds the good module on disk.
+   When the module compiled again fails to load too, the error says the
+   cached one was evicted. */
+TEST(a_cached_module_that_fails_to_load_is_evicted_and_rebuilt) {
+    char dir[] = "/tmp/gpuir-test-evict-XXXXXX", cc[96], cache[96];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    fake_cc(cc, "fakecc 2.0", good_action);
+    gpuir_ctx *ctx = ctx_with_cache(cache);
+    CHECK(make(ctx, chain_text, cc) != NULL);
+    char key[65];
+    only_key(ctx, "so", key);
+    static const char garbage[] = "not a shared object";
+    CHECK_RESULT(ctx, gpuir__cache_put(gpuir__ctx_cache(ctx), key, "so", garbage, sizeof garbage), GPUIR_OK);
+    check_runs(ctx, make(ctx, chain_text, cc));
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
+    CHECK(st.mem_hits == 1 && st.writes == 3);
+    const char *status = gpuir_ctx_cache_status(ctx);
+    CHECK(strstr(status, "the cached module") && strstr(status, key) && strstr(status, "failed to load") &&
+          strstr(status, "evicted from the cache and compiled again"));
+    gpuir_ctx_destroy(ctx);
+    ctx = ctx_with_cache(cache);
+    check_runs(ctx, make(ctx, chain_text, cc));
+    CHECK(gpuir_ctx_cache_stats(ctx).disk_hits == 1 && gpuir_ctx_cache_stats(ctx).misses == 0);
+    CHECK_RESULT(ctx, gpuir__cache_put(gpuir__ctx_cache(ctx), key, "so", garbage, sizeof garbage), GPUIR_OK);
+    fake_cc(cc, "fakecc 2.0", garbage_action);      /* same context: same identity, same key */
+    CHECK(make(ctx, chain_text, cc) == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
+    CHECK(strstr(gpuir_ctx_error(ctx), "compiled again after the cached module failed to load; it was evicted "
+                                       "from the cache") != NULL);
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_entries(cache, ".so") == 0);        /* the bad one is gone from disk too */
+    rm_rf(dir);
+}
+
+/* The key names the compiler by what it is, not by what it is called: the
+   same name with another version is another key (a miss, a second entry);
+   and the identity is found once per context (`--version` runs once for
+   three programs), not per compile. */
+TEST(the_key_names_the_compiler_found_once_per_context) {
+    char dir[] = "/tmp/gpuir-test-ident-XXXXXX", cc[96], cache[96], log[96], action[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(log, sizeof log, "%s/versions", dir);
+    char body[512];
+    snprintf(body, sizeof body, "if [ \"$1\" = --version ]; then echo asked >> %s; echo 'fakecc 3.0'; exit 0; fi\n%s\n",
+             log, good_action);
+    write_script(cc, body);
+    gpuir_ctx *ctx = ctx_with_cache(cache);
+    static const char *const more[] = {
+        "func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %e = tanh %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n",
+        "func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %e = neg %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n",
+    };
+    check_runs(ctx, make(ctx, chain_text, cc));
+    CHECK(make(ctx, more[0], cc) != NULL && make(ctx, more[1], cc) != NULL);
+    CHECK(gpuir_ctx_cache_stats(ctx).misses == 3);
+    gpuir_ctx_destroy(ctx);
+    size_t n = 0;
+    char *asked = gpuir__slurp(log, &n);
+    CHECK(asked && strcmp(asked, "asked\n") == 0);
+    free(asked);
+    snprintf(action, sizeof action, "%s", good_action);
+    fake_cc(cc, "fakecc 3.1", action);              /* upgraded in place */
+    ctx = ctx_with_cache(cache);
+    check_runs(ctx, make(ctx, chain_text, cc));
+    CHECK(gpuir_ctx_cache_stats(ctx).misses == 1 && gpuir_ctx_cache_stats(ctx).disk_hits == 0);
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_entries(cache, ".so") == 4);
+    rm_rf(dir);
+}
+
+static void nap_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Whether process pid is gone (or a zombie nobody reaped yet). */
+static bool process_gone(long pid) {
+    char path[64], state = 0;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return kill((pid_t)pid, 0) != 0;
+    bool read = fscanf(f, "%*d (%*[^)]) %c", &state) == 1;
+    fclose(f);
+    return read && state == 'Z';
+}
+
+/* A compiler that hangs (here it sleeps, with a child of its own) is killed
+   with its whole process group after GPUIR_CC_TIMEOUT seconds, and the make
+   fails with an error that says so and names the variable; a malformed
+   GPUIR_CC_TIMEOUT is refused by name. */
+TEST(a_hanging_compiler_is_killed_after_the_timeout) {
+    char dir[] = "/tmp/gpuir-test-hang-XXXXXX", cc[96], pidfile[96], action[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(pidfile, sizeof pidfile, "%s/pid", dir);
+    snprintf(action, sizeof action, "sleep 5 & echo $! > %s; wait", pidfile);
+    fake_cc(cc, "fakecc 4.0", action);
+    setenv("GPUIR_CC_TIMEOUT", "0.5", 1);
+    gpuir_ctx *ctx = ctx_with_cache("");
+    double t0 = now_seconds();
+    CHECK(make(ctx, chain_text, cc) == NULL);
+    double took = now_seconds() - t0;
+    CHECK(took >= 0.5 && took < 3);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_COMPILE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "did not finish compiling the kernels within 0.5 s") &&
+          strstr(gpuir_ctx_error(ctx), "GPUIR_CC_TIMEOUT") && strstr(gpuir_ctx_error(ctx), "process group was killed"));
+    size_t n = 0;
+    char *pid = gpuir__slurp(pidfile, &n);
+    CHECK(pid != NULL);
+    for (int i = 0; pid && i < 100 && !process_gone(atol(pid)); i++) nap_ms(10);
+    if (pid) CHECK(process_gone(atol(pid)));        /* the compiler's child too */
+    free(pid);
+    gpuir_ctx_destroy(ctx);
+    setenv("GPUIR_CC_TIMEOUT", "soon", 1);
+    ctx = ctx_with_cache("");
+    CHECK(make(ctx, chain_text, NULL) == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "GPUIR_CC_TIMEOUT='soon' is not a positive number of seconds") != NULL);
+    gpuir_ctx_destroy(ctx);
+    unsetenv("GPUIR_CC_TIMEOUT");
+    rm_rf(dir);
+}
+
+/* The entries of a directory other than . and .. */
+static int count_files(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return n;
+}
+
+/* A process killed (SIGINT, SIGKILL) in the middle of an emulator compile
+   leaves its private directory in $TMPDIR; the next process's first
+   compile removes it (its owner is dead, its lock free and the compiler it
+   started gone; while that compiler runs, the directory stays), and when
+   that context goes $TMPDIR is empty again. Before, gpuir-src-*,
+   gpuir-so-* and gpuir-log-* files piled up. */
+TEST(a_killed_process_leaves_nothing_behind) {
+    char dir[] = "/tmp/gpuir-test-killed-XXXXXX", tmp[96], cc[96], started[96], pidfile[96], action[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    snprintf(cc, sizeof cc, "%s/fakecc", dir);
+    snprintf(started, sizeof started, "%s/started", dir);
+    snprintf(pidfile, sizeof pidfile, "%s/pid", dir);
+    CHECK(mkdir(tmp, 0700) == 0);
+    snprintf(action, sizeof action, "echo $$ > %s; touch %s; exec sleep 30", pidfile, started);
+    fake_cc(cc, "fakecc 5.0", action);
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    const int sigs[] = {SIGINT, SIGKILL};
+    for (int i = 0; i < 2; i++) {
+        unlink(started);
+        fflush(NULL);
+        pid_t child = fork();
+        if (child == 0) {
+            gpuir_ctx *ctx = ctx_with_cache("");
+            make(ctx, chain_text, cc);
+            _exit(3);
+        }
+        for (int k = 0; k < 1000 && !exists(started); k++) nap_ms(10);
+        CHECK(exists(started));
+        kill(child, sigs[i]);
+        int status = 0;
+        CHECK(waitpid(child, &status, 0) == child && WIFSIGNALED(status));
+        size_t n = 0;
+        char *pid = gpuir__slurp(pidfile, &n);
+        if (i == 1) {                               /* its compiler still runs: the directory stays */
+            gpuir_ctx *ctx = ctx_with_cache("");
+            check_runs(ctx, make(ctx, chain_text, NULL));
+            CHECK(count_files(tmp) == 2);
+            gpuir_ctx_destroy(ctx);
+        }
+        if (pid) kill(-(pid_t)atol(pid), SIGKILL);  /* the compiler, in its own group, outlives it */
+        for (int k = 0; pid && k < 500 && !process_gone(atol(pid)); k++) nap_ms(10);
+        free(pid);
+        CHECK(count_files(tmp) == 1);               /* its private directory */
+    }
+    gpuir_ctx *ctx = ctx_with_cache("");
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    CHECK(count_files(tmp) == 1);                   /* ours, with the lock in it */
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_files(tmp) == 0);
+    if (saved) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+    rm_rf(dir);
+}
+
+/* An emulator compile or module load that cannot use the temporary
+   directory fails with an error naming the path and the errno: TMPDIR
+   missing, not a directory, files it cannot grow (RLIMIT_FSIZE: the
+   source, then a cached module written out to be dlopen'ed), and (as root,
+   where tmpfs can be mounted) a full file system. */
+TEST(an_unusable_temporary_directory_names_the_path_and_errno) {
+    char dir[] = "/tmp/gpuir-test-tmpdir-XXXXXX", path[128];
+    CHECK(mkdtemp(dir) != NULL);
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    static const struct { const char *sub; const char *says; } cases[] = {
+        {"/missing", "No such file or directory"},
+        {"/file", "Not a directory"},
+    };
+    snprintf(path, sizeof path, "%s/file", dir);
+    write_text(path, "", 0600);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s%s", dir, cases[i].sub);
+        setenv("TMPDIR", path, 1);
+        gpuir_ctx *ctx = ctx_with_cache("");
+        CHECK(make(ctx, chain_text, NULL) == NULL);
+        CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_IO);
+        CHECK(strstr(gpuir_ctx_error(ctx), "cannot create a private temporary directory") &&
+              strstr(gpuir_ctx_error(ctx), path) && strstr(gpuir_ctx_error(ctx), cases[i].says));
+        gpuir_ctx_destroy(ctx);
+    }
+    snprintf(path, sizeof path, "%s/tmp", dir);
+    CHECK(mkdir(path, 0700) == 0);
+    setenv("TMPDIR", path, 1);
+    struct rlimit lim, small;
+    CHECK(getrlimit(RLIMIT_FSIZE, &lim) == 0);
+    small = lim;
+    small.rlim_cur = 4096;                          /* the source is larger */
+    signal(SIGXFSZ, SIG_IGN);
+    gpuir_ctx *ctx = ctx_with_cache("");
+    check_runs(ctx, make(ctx, chain_text, NULL));    /* warm: the module is in memory */
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    static const char other[] = "func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+                                "  %e = tanh %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n";
+    CHECK(make(ctx, other, NULL) == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(ctx), "cannot write the kernels' source to") &&
+          strstr(gpuir_ctx_error(ctx), path) && strstr(gpuir_ctx_error(ctx), "File too large"));
+    gpuir_ctx_clear_error(ctx);
+    CHECK(make(ctx, chain_text, NULL) == NULL);      /* from the cache, but not written out */
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
+    CHECK(strstr(gpuir_ctx_error(ctx), "CUDA_ERROR_OPERATING_SYSTEM") &&
+          strstr(gpuir_ctx_error(ctx), "cannot write the module to") && strstr(gpuir_ctx_error(ctx), path) &&
+          strstr(gpuir_ctx_error(ctx), "File too large") && strstr(gpuir_ctx_error(ctx), "a module from the cache"));
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    gpuir_ctx_clear_error(ctx);
+    check_runs(ctx, make(ctx, chain_text, NULL));    /* not evicted: not the module's fault */
+    CHECK(gpuir_ctx_cache_stats(ctx).mem_hits == 2);
+    gpuir_ctx_destroy(ctx);
+    signal(SIGXFSZ, SIG_DFL);
+
+    char cmd[512];
+    snprintf(path, sizeof path, "%s/full", dir);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs %s 2>/dev/null", path);
+    if (geteuid() == 0 && system(cmd) == 0) {
+        snprintf(cmd, sizeof cmd, "dd if=/dev/zero of=%s/fill bs=4k count=100 status=none 2>/dev/null; true", path);
+        CHECK(system(cmd) == 0);
+        setenv("TMPDIR", path, 1);
+        ctx = ctx_with_cache("");
+        CHECK(make(ctx, chain_text, NULL) == NULL);
+        CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_IO);
+        CHECK(strstr(gpuir_ctx_error(ctx), path) && strstr(gpuir_ctx_error(ctx), "No space left on device"));
+        gpuir_ctx_destroy(ctx);
+        snprintf(cmd, sizeof cmd, "umount %s", path);
+        CHECK(system(cmd) == 0);
+    }
+    if (saved) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+    rm_rf(dir);
+}
+
+int main(void) {
+    RUN(a_forged_emulator_bundle_is_refused);
+    RUN(a_cuda_bundle_still_imports_and_exports);
+    RUN(a_planted_cache_entry_is_never_loaded);
+    RUN(a_compiler_that_writes_garbage_poisons_nothing);
+    RUN(a_cached_module_that_fails_to_load_is_evicted_and_rebuilt);
+    RUN(the_key_names_the_compiler_found_once_per_context);
+    RUN(a_hanging_compiler_is_killed_after_the_timeout);
+    RUN(a_killed_process_leaves_nothing_behind);
+    RUN(an_unusable_temporary_directory_names_the_path_and_errno);
+    return CHECK_EXIT();
+}
