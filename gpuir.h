@@ -13485,16 +13485,18 @@ static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
     gpuir_module *m = R->p->m;
     const char *name = gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_NAME)->off);
     uint32_t g = gpuir__find_global(m, name);
-    if (!g || !m->globals[g - 1].data)
+    bool external = false;
+    for (size_t i = 0; g && i < stbds_arrlenu(R->p->resident); i++)
+        external = external || (R->p->resident[i].global == g && R->p->resident[i].external);
+    if (!g || (!m->globals[g - 1].data && !external))
         return gpuir__fail(R->p->ctx, GPUIR_ERR_NOT_FOUND, "global @%s has no data (gpuir_module_bind_global)", name);
     gpuir__slot *s = &R->slots[op->result - 1];
     if (gpuir__run_shape(R, op->result, NULL)) return R->p->ctx->result;
     if (gpuir__value_at(m, op->result)->type.space == GPUIR_SPACE_DEVICE)
         return gpuir__run_resident(R, g, s->bytes, &s->dev);
-    for (size_t i = 0; i < stbds_arrlenu(R->p->resident); i++)
-        if (R->p->resident[i].global == g && R->p->resident[i].external)
-            return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "global @%s is bound to a device buffer, "
-                               "but the program reads or writes it on the host", name);
+    if (external)
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "global @%s is bound to a device buffer, "
+                           "but the program reads or writes it on the host", name);
     s->host = m->globals[g - 1].data;
     return GPUIR_OK;
 }
@@ -14427,14 +14429,19 @@ static gpuir_result gpuir__stream_check(gpuir_ctx *ctx, gpuir_backend backend, c
     return GPUIR_OK;
 }
 
-/* The host waits for an emulated stream's latest work (held by a program). */
-static gpuir_result gpuir__xstream_drain(gpuir_ctx *ctx, gpuir__xstream *x) {
+/* The host waits for an emulated stream's latest work (held by a program):
+   for the event after it (`all`: for all that program's work). */
+static gpuir_result gpuir__xstream_wait(gpuir_ctx *ctx, gpuir__xstream *x, bool all) {
     gpuir_program *t = x->tail;
     if (!t) return GPUIR_OK;
     x->tail = NULL;
-    return gpuir__drv_check(ctx, &t->drv, t->drv.stream_synchronize(t->drv.self, x), "cuStreamSynchronize",
+    int rc = t->drv.enter(t->drv.self);
+    if (!rc) rc = all ? t->drv.stream_synchronize(t->drv.self, x) : t->drv.event_synchronize(t->drv.self, x->tail_event);
+    int lrc = t->drv.leave(t->drv.self);
+    return gpuir__drv_check(ctx, &t->drv, rc ? rc : lrc, all ? "cuStreamSynchronize" : "cuEventSynchronize",
                             "waiting for the caller's stream");
 }
+static gpuir_result gpuir__xstream_drain(gpuir_ctx *ctx, gpuir__xstream *x) { return gpuir__xstream_wait(ctx, x, false); }
 
 /* Forgets program p as the holder of emulated streams' work (it is done). */
 static void gpuir__xstream_forget(gpuir_ctx *ctx, const gpuir_program *p) {
@@ -14495,7 +14502,7 @@ GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stre
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (!stream) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_synchronize: stream is NULL");
     const gpuir__stream_entry *e = gpuir__stream_find(ctx, stream);
-    if (e && e->backend == GPUIR_BACKEND_EMU) return gpuir__xstream_drain(ctx, (gpuir__xstream *)stream);
+    if (e && e->backend == GPUIR_BACKEND_EMU) return gpuir__xstream_wait(ctx, (gpuir__xstream *)stream, true);
     if (!e && !ctx->devices[0])
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_synchronize: %p is not a stream of "
                            "this context (gpuir_stream_make), and it has no CUDA device", stream);
