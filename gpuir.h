@@ -14245,23 +14245,33 @@ GPUIRDEF gpuir_buffer gpuir_buffer_make(gpuir_ctx *ctx, const gpuir_buffer_desc 
     return b;
 }
 
-/* Frees a slot's owned memory and retires its id. */
-static void gpuir__buffer_free(gpuir_ctx *ctx, gpuir__bufslot *B) {
+/* Frees a slot's owned memory and retires its id; the free's CUresult. */
+static int gpuir__buffer_free(gpuir_ctx *ctx, gpuir__bufslot *B) {
     gpuir__device *D = ctx->devices[B->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
-    if (B->owned && B->ptr && D && D->drv.enter(D->drv.self) == 0) {
-        D->drv.mem_free(D->drv.self, B->ptr, 0);
-        D->drv.leave(D->drv.self);
+    int rc = 0;
+    if (B->owned && B->ptr && D) {          /* freed even when entering fails, as a dead context would */
+        int erc = D->drv.enter(D->drv.self);
+        rc = D->drv.mem_free(D->drv.self, B->ptr, 0);
+        int lrc = erc ? 0 : D->drv.leave(D->drv.self);
+        rc = erc ? erc : rc ? rc : lrc;
     }
     B->live = false;
     B->gen++;
     B->ptr = 0;
+    return rc;
 }
 
+/* A destroyed buffer's id is stale at once; a failed free is reported (the
+   memory is gone either way). After an error it still frees, quietly. */
 GPUIRDEF void gpuir_buffer_destroy(gpuir_ctx *ctx, gpuir_buffer b) {
-    if (!ctx || !b.id) return;
-    gpuir_result saved = ctx->result;
-    gpuir__bufslot *B = saved == GPUIR_OK ? gpuir__buffer_get(ctx, b, "gpuir_buffer_destroy") : NULL;
-    if (B) gpuir__buffer_free(ctx, B);
+    if (!ctx || !b.id || !gpuir_buffer_valid(ctx, b)) {
+        if (ctx && b.id && ctx->result == GPUIR_OK) gpuir__buffer_get(ctx, b, "gpuir_buffer_destroy");
+        return;
+    }
+    gpuir__bufslot *B = &ctx->buffers[(b.id & 0xfffff) - 1];
+    gpuir__device *D = ctx->devices[B->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    int rc = gpuir__buffer_free(ctx, B);
+    if (rc && ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuMemFree", "destroying a device buffer");
 }
 
 GPUIRDEF bool gpuir_buffer_valid(gpuir_ctx *ctx, gpuir_buffer b) {
@@ -14329,11 +14339,10 @@ static int gpuir__pinned_drop(gpuir_ctx *ctx, size_t i) {
     stbds_arrdel(ctx->pinned, i);
     gpuir__device *D = ctx->devices[e.backend == GPUIR_BACKEND_CUDA ? 0 : 1];
     if (!D) return 0;
-    int rc = D->drv.enter(D->drv.self);
-    if (rc) return rc;
-    rc = e.registered ? D->drv.host_unregister(D->drv.self, e.p) : D->drv.host_free(D->drv.self, e.p);
-    int lrc = D->drv.leave(D->drv.self);
-    return rc ? rc : lrc;
+    int erc = D->drv.enter(D->drv.self);     /* released even when entering fails */
+    int rc = e.registered ? D->drv.host_unregister(D->drv.self, e.p) : D->drv.host_free(D->drv.self, e.p);
+    int lrc = erc ? 0 : D->drv.leave(D->drv.self);
+    return erc ? erc : rc ? rc : lrc;
 }
 
 GPUIRDEF void gpuir_host_free(gpuir_ctx *ctx, void *p) {
@@ -14345,7 +14354,9 @@ GPUIRDEF void gpuir_host_free(gpuir_ctx *ctx, void *p) {
                         "gave%s", p, i >= 0 ? " (it is registered: gpuir_host_unregister)" : "");
         return;
     }
-    gpuir__pinned_drop(ctx, (size_t)i);
+    gpuir__device *D = ctx->devices[ctx->pinned[i].backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    int rc = gpuir__pinned_drop(ctx, (size_t)i);
+    if (rc && D && ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuMemFreeHost", "freeing pinned memory");
 }
 
 GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend, void *p, size_t bytes) {
@@ -14476,11 +14487,10 @@ static int gpuir__stream_drop(gpuir_ctx *ctx, size_t i) {
     gpuir__device *D = ctx->devices[e.backend == GPUIR_BACKEND_CUDA ? 0 : 1];
     gpuir__xstream *x = e.backend == GPUIR_BACKEND_EMU ? (gpuir__xstream *)e.stream : NULL;
     if (x && x->tail) x->tail->drv.stream_synchronize(x->tail->drv.self, x);
-    int rc = D->drv.enter(D->drv.self);
-    if (rc) return rc;
-    rc = D->drv.stream_destroy(D->drv.self, e.stream);
-    int lrc = D->drv.leave(D->drv.self);
-    return rc ? rc : lrc;
+    int erc = D->drv.enter(D->drv.self);     /* destroyed even when entering fails */
+    int rc = D->drv.stream_destroy(D->drv.self, e.stream);
+    int lrc = erc ? 0 : D->drv.leave(D->drv.self);
+    return erc ? erc : rc ? rc : lrc;
 }
 
 GPUIRDEF void gpuir_stream_destroy(gpuir_ctx *ctx, gpuir_stream stream) {
@@ -15342,6 +15352,7 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     gpuir__xstream_forget(ctx, p);               /* its queued work finishes in gpuir__emu_close */
     if ((p->module || stbds_arrlenu(p->resident) || stbds_arrlenu(p->graphs)) && p->drv.enter) {
         p->drv.enter(p->drv.self);
+        p->drv.synchronize(p->drv.self);         /* an asynchronous run's work, before its kernels go */
         for (size_t i = 0; i < stbds_arrlenu(p->resident); i++)
             if (p->resident[i].dev && !p->resident[i].external) p->drv.mem_free(p->drv.self, p->resident[i].dev, 0);
         for (size_t i = 0; i < stbds_arrlenu(p->graphs); i++) gpuir__graph_drop(p, &p->graphs[i]);
