@@ -1,9 +1,11 @@
 #!/bin/sh
 # The examples build (make all) and run: the MLP on the interpreter, the seed
 # matmul on the GPU or, without one, on the emulator at a smaller shape, the
-# dynamic-batch layer at three batch sizes from one compiled program.
+# dynamic-batch layer at three batch sizes from one compiled program, the
+# device-buffer application (64 steps on the device, nothing copied, checked
+# against the interpreter).
 cd "$(dirname "$0")/.." || exit 1
-for ex in mlp seed_matmul dynamic_batch; do
+for ex in mlp seed_matmul dynamic_batch device_buffers; do
     if [ ! -x examples/$ex ]; then echo "FAIL examples: $ex is not built"; continue; fi
     if examples/$ex > build/example-$ex.log 2>&1; then echo "PASS examples: $ex runs"
     else echo "FAIL examples: $ex"; sed -n '1,20p' build/example-$ex.log >&2; fi
@@ -16,3 +18,7 @@ grep -q "^run 2: .*sampled error" build/example-seed_matmul.log 2>/dev/null &&
     grep -q "^refused: launching @layer_k0: dynamic sizes disagree: matmul" build/example-dynamic_batch.log &&
     echo "PASS examples: dynamic_batch ran three sizes on one module and refused a mismatch" ||
     echo "FAIL examples: dynamic_batch did not report three sizes, one module and a refusal"
+grep -q "^64 steps: 0 bytes to the device, 0 back during the runs" build/example-device_buffers.log 2>/dev/null &&
+    grep -q "^ok: matches the interpreter" build/example-device_buffers.log &&
+    echo "PASS examples: device_buffers kept its data on the device and matched the interpreter" ||
+    echo "FAIL examples: device_buffers did not report 64 steps with no copies, checked"
