@@ -14384,14 +14384,18 @@ GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend,
     return GPUIR_OK;
 }
 
+/* A release: it unpins even after an error (keeping that error), so the
+   caller can free the memory and never leaves a stale range behind. */
 GPUIRDEF gpuir_result gpuir_host_unregister(gpuir_ctx *ctx, void *p) {
     if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
-    if (ctx->result != GPUIR_OK) return ctx->result;
     ptrdiff_t i = gpuir__pinned_index(ctx, p);
     if (i < 0 || !ctx->pinned[i].registered)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_unregister: %p is not registered memory", p);
+        return ctx->result ? ctx->result
+                           : gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_unregister: %p is not "
+                                         "registered memory", p);
     gpuir__device *D = ctx->devices[ctx->pinned[i].backend == GPUIR_BACKEND_CUDA ? 0 : 1];
     int rc = gpuir__pinned_drop(ctx, (size_t)i);
+    if (ctx->result != GPUIR_OK) return ctx->result;
     return D ? gpuir__drv_check(ctx, &D->drv, rc, "cuMemHostUnregister", "unpinning host memory") : GPUIR_OK;
 }
 

@@ -22,3 +22,15 @@ grep -q "^64 steps: 0 bytes to the device, 0 back during the runs" build/example
     grep -q "^ok: matches the interpreter" build/example-device_buffers.log &&
     echo "PASS examples: device_buffers kept its data on the device and matched the interpreter" ||
     echo "FAIL examples: device_buffers did not report 64 steps with no copies, checked"
+# docs/device-buffers.md: its C program builds warning-free and runs.
+mkdir -p build/docs
+awk '/^```c$/{on=1; next} /^```$/{if (on) exit} on' docs/device-buffers.md > build/docs/device-buffers.c
+STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb)
+LIBSTB=$(pkg-config --libs stb 2>/dev/null || echo -lstb)
+if [ -s build/docs/device-buffers.c ] &&
+   ${CC:-cc} -std=c99 -Wall -Wextra -Wpedantic -Werror -I. $STB build/docs/device-buffers.c \
+      -o build/docs/device-buffers $LIBSTB -lm -ldl 2>build/docs/device-buffers.log &&
+   build/docs/device-buffers >> build/docs/device-buffers.log 2>&1 &&
+   grep -q ', 0 bytes copied by the runs' build/docs/device-buffers.log
+then echo "PASS examples: the program in docs/device-buffers.md builds, runs and copies nothing"
+else echo "FAIL examples: docs/device-buffers.md's program"; cat build/docs/device-buffers.log >&2; fi

@@ -366,6 +366,13 @@ TEST(pinned_host_memory) {
     CHECK(!gpuir_host_is_pinned(fx.ctx, fx.b.data, 4));
     CHECK_RESULT(fx.ctx, gpuir_host_unregister(fx.ctx, fx.b.data), GPUIR_ERR_INVALID_ARGUMENT);
     gpuir_ctx_clear_error(fx.ctx);
+    /* after an error, unregistering still unpins (a release), keeping the error */
+    CHECK_RESULT(fx.ctx, gpuir_host_register(fx.ctx, GPUIR_BACKEND_EMU, fx.b.data, 8), GPUIR_OK);
+    gpuir_stream_synchronize(fx.ctx, NULL);                 /* an error */
+    CHECK_RESULT(fx.ctx, gpuir_host_unregister(fx.ctx, fx.b.data), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(!gpuir_host_is_pinned(fx.ctx, fx.b.data, 4));
+    CHECK(strstr(gpuir_ctx_error(fx.ctx), "stream is NULL") != NULL);
+    gpuir_ctx_clear_error(fx.ctx);
     gpuir_array_release_pinned(fx.ctx, &px);
     CHECK(px.data == NULL);
     CHECK_RESULT(fx.ctx, gpuir_ctx_result(fx.ctx), GPUIR_OK);
