@@ -14517,7 +14517,7 @@ GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stre
     if (!stream) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_synchronize: stream is NULL");
     const gpuir__stream_entry *e = gpuir__stream_find(ctx, stream);
     if (e && e->backend == GPUIR_BACKEND_EMU) return gpuir__xstream_wait(ctx, (gpuir__xstream *)stream, true);
-    if (!e && !ctx->devices[0])
+    if (!e && !ctx->devices[0] && !ctx->cuda)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_synchronize: %p is not a stream of "
                            "this context (gpuir_stream_make), and it has no CUDA device", stream);
     gpuir__device *D = gpuir__ctx_device(ctx, GPUIR_BACKEND_CUDA, ctx->cuda ? ctx->cuda->dev.ordinal : 0);
@@ -15127,6 +15127,10 @@ static gpuir_result gpuir__args_stream_first(gpuir__run *R, void *stream, bool a
 }
 
 GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_desc *desc) {
+    for (size_t j = 0; desc && desc->outputs && j < desc->n_outputs; j++)   /* a failed run leaves them empty */
+        if (desc->outputs[j].kind == GPUIR_ARG_NONE ||
+            (desc->outputs[j].kind == GPUIR_ARG_HOST && !desc->outputs[j].host.data))
+            memset(&desc->outputs[j].host, 0, sizeof desc->outputs[j].host);
     if (!p) return GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;

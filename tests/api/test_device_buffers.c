@@ -459,6 +459,19 @@ TEST(bad_arguments_are_named) {
     d.func = "nope";
     expect_error(&fx, &d, GPUIR_ERR_NOT_FOUND, "no host function @nope");
     d.func = NULL;
+    out[0] = gpuir_arg_host(fx.want);   /* a failed run leaves a preallocated output the caller's */
+    in[0] = gpuir_arg_buffer(dead);
+    CHECK_RESULT(fx.ctx, gpuir_program_run_args(fx.p, &d), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(out[0].host.data == fx.want.data);
+    out[0].kind = GPUIR_ARG_NONE;       /* and a new-array output empty, releasable */
+    out[0].host.data = &not_a_stream;
+    out[0].host.rank = 77;
+    CHECK_RESULT(fx.ctx, gpuir_program_run_args(fx.p, &d), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(out[0].host.data == NULL && out[0].host.rank == 0);
+    gpuir_array_release(&out[0].host);
+    gpuir_ctx_clear_error(fx.ctx);
+    in[0] = gpuir_arg_buffer(bx);
+    out[0] = gpuir_arg_buffer(by);
     CHECK_RESULT(fx.ctx, gpuir_program_run_args(fx.p, NULL), GPUIR_ERR_INVALID_ARGUMENT);
     gpuir_ctx_clear_error(fx.ctx);
     CHECK_RESULT(fx.ctx, gpuir_program_run_args(NULL, &d), GPUIR_ERR_INVALID_ARGUMENT);
