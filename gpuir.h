@@ -14805,15 +14805,32 @@ static gpuir_result gpuir__args_input(gpuir__run *R, gpuir__args *A, size_t i) {
         A->sig |= (uint64_t)2 << (2 * (i % 32));
         return GPUIR_OK;
     }
-    A->all_device = false;                   /* staged: the host code reads it */
+    A->all_device = false;                   /* staged: the host code reads it (gpuir__args_stage) */
     A->sig |= (uint64_t)3 << (2 * (i % 32));
     s->host = GPUIR_MALLOC(s->bytes ? s->bytes : 1);
     if (!s->host) return gpuir__oom(p->ctx, "staging a device-resident input");
     s->owned = true;
-    p->stats.d2h_copies++;
-    p->stats.d2h_bytes += s->bytes;
-    return s->bytes ? gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_dtoh(p->drv.self, s->host, B->ptr, s->bytes, 0),
-                                       "cuMemcpyDtoH", what) : GPUIR_OK;
+    return GPUIR_OK;
+}
+
+/* Copies the staged inputs out of their buffers, once the caller's stream
+   has been waited for. */
+static gpuir_result gpuir__args_stage(gpuir__run *R, gpuir__args *A) {
+    gpuir_program *p = R->p;
+    for (size_t i = 0; i < A->desc->n_inputs; i++) {
+        uint32_t v = R->f->params[i];
+        gpuir__slot *s = &R->slots[v - 1];
+        if (A->desc->inputs[i].kind != GPUIR_ARG_BUFFER || A->plan->in_dev[i] || !s->owned || !s->bytes) continue;
+        p->stats.d2h_copies++;
+        p->stats.d2h_bytes += s->bytes;
+        gpuir__dptr src = p->ctx->buffers[(A->desc->inputs[i].buffer.id & 0xfffff) - 1].ptr;
+        char what[64];
+        snprintf(what, sizeof what, "staging input #%zu through the host", i);
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_dtoh(p->drv.self, s->host, src, s->bytes, 0),
+                             "cuMemcpyDtoH", what))
+            return p->ctx->result;
+    }
+    return GPUIR_OK;
 }
 
 /* Binds output j: preallocated host memory or a device buffer in place of
@@ -15110,7 +15127,7 @@ static uint32_t gpuir__args_check(gpuir_program *p, const gpuir_run_desc *desc) 
 
 /* Before the run's work: the caller's stream is checked (capturing?), and
    a run that will wait for the device waits for the stream first. */
-static gpuir_result gpuir__args_stream_first(gpuir__run *R, void *stream, bool async) {
+static gpuir_result gpuir__args_stream_first(gpuir__run *R, void *stream, bool async, bool *captured) {
     gpuir_program *p = R->p;
     const gpuir__drv *d = &p->drv;
     if (!stream) return GPUIR_OK;
@@ -15118,6 +15135,7 @@ static gpuir_result gpuir__args_stream_first(gpuir__run *R, void *stream, bool a
     if (gpuir__drv_check(p->ctx, d, d->stream_capturing(d->self, stream, &capturing), "cuStreamIsCapturing",
                          "checking desc.stream (a stream of this program's device?)"))
         return p->ctx->result;
+    *captured = capturing != 0;
     if (capturing) return gpuir__args_capture_check(R, async);
     gpuir__xstream *x = p->backend == GPUIR_BACKEND_EMU ? (gpuir__xstream *)stream : NULL;
     if (x && (!async || x->tail != p)) return gpuir__xstream_drain(p->ctx, x);
@@ -15150,10 +15168,11 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     if (!A.plan) return ctx->result;
     p->stats.runs++;
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
-    bool entered = r == GPUIR_OK, bound = false;
+    bool entered = r == GPUIR_OK, bound = false, captured = false;
     if (!r) r = gpuir__args_bind(&R, &A, &R.async);
     if (!r) gpuir__args_note(&R, &A);
-    if (!r) r = gpuir__args_stream_first(&R, desc->stream, R.async);
+    if (!r) r = gpuir__args_stream_first(&R, desc->stream, R.async, &captured);
+    if (!r) r = gpuir__args_stage(&R, &A);
     unsigned lanes = R.async ? 1 : 0;
     if (!r && (p->n_streams || p->n_events || lanes))
         r = gpuir__drv_check(ctx, &p->drv, p->drv.streams_reserve(p->drv.self, p->n_streams + lanes, p->n_events + 2 * lanes),
@@ -15161,7 +15180,8 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     if (!r && R.async) { r = gpuir__args_enter_stream(&R, desc->stream); bound = true; }
     for (size_t i = 0; !r && i < stbds_arrlenu(R.f->ops); i++) r = gpuir__run_op(&R, gpuir__op_at(p->m, R.f->ops[i]));
     if (bound) r = gpuir__args_leave_stream(&R, desc->stream, r);
-    if (entered && (!R.async || r)) {     /* queued work and frees finish even after a failure */
+    if (entered && (!R.async || r) && !captured) {     /* queued work and frees finish even after a failure
+                                                       (a capture holds them: no host wait may break it) */
         int rc = p->drv.synchronize(p->drv.self);
         if (!r) r = gpuir__drv_check(ctx, &p->drv, rc, "cuCtxSynchronize", "finishing a run");
         if (p->backend == GPUIR_BACKEND_EMU) gpuir__xstream_forget(ctx, p);

@@ -264,6 +264,41 @@ TEST(runs_on_the_callers_stream_are_async_and_ordered) {
     }
 }
 
+/* A staged input is copied out only after the caller's stream has done
+   the work that writes it (another program's asynchronous run). */
+TEST(a_staged_input_waits_for_the_callers_stream) {
+    static const char *const echo16 =
+        "func.func @f(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {\n"
+        "  %e = neg %x : (tensor<4x16xf32>) -> tensor<4x16xf32>\n"
+        "  return %e, %x : tensor<4x16xf32>, tensor<4x16xf32>\n}\n";
+    fixture fx;
+    fixture_make(&fx, 3, true);
+    gpuir_module *m2 = gpuir_module_parse(fx.ctx, echo16, strlen(echo16), "echo16");
+    gpuir_program *p2 = make_emu(m2, 5);
+    gpuir_stream s = gpuir_stream_make(fx.ctx, GPUIR_BACKEND_EMU);
+    gpuir_buffer bx = buffer_like(fx.ctx, &fx.x, 0), bb = buffer_like(fx.ctx, &fx.b, 0);
+    gpuir_buffer by = buffer_like(fx.ctx, &fx.want, 0);
+    CHECK_RESULT(fx.ctx, gpuir_buffer_upload(fx.ctx, bx, &fx.x, s), GPUIR_OK);
+    CHECK_RESULT(fx.ctx, gpuir_buffer_upload(fx.ctx, bb, &fx.b, s), GPUIR_OK);
+    float *y = (float *)(uintptr_t)gpuir_buffer_device_ptr(fx.ctx, by);
+    y[0] = -12345.0f;
+    gpuir_arg in[2] = {gpuir_arg_buffer(bx), gpuir_arg_buffer(bb)}, out[1] = {gpuir_arg_buffer(by)};
+    gpuir_run_desc d = run_desc(in, 2, out, 1, s);
+    CHECK_RESULT(fx.ctx, gpuir_program_run_args(fx.p, &d), GPUIR_OK);      /* queued */
+    gpuir_array same, neg;
+    gpuir_array_alloc(fx.ctx, &same, GPUIR_F32, 2, fx.want.dims);
+    gpuir_array_alloc(fx.ctx, &neg, GPUIR_F32, 2, fx.want.dims);
+    gpuir_arg in2[1] = {gpuir_arg_buffer(by)}, out2[2] = {gpuir_arg_host(neg), gpuir_arg_host(same)};
+    gpuir_run_desc d2 = run_desc(in2, 1, out2, 2, s);
+    CHECK_RESULT(fx.ctx, gpuir_program_run_args(p2, &d2), GPUIR_OK);
+    CHECK_RESULT(fx.ctx, gpuir_array_compare(fx.ctx, &same, &fx.want, 1e-5, 1e-5), GPUIR_OK);
+    for (size_t i = 0; i < gpuir_array_count(&neg); i++)
+        CHECK_NEAR(gpuir_array_get(&neg, i), -gpuir_array_get(&fx.want, i), 1e-5);
+    gpuir_array_release(&same);
+    gpuir_array_release(&neg);
+    fixture_free(&fx);
+}
+
 /* A run with a host argument on the caller's stream waits for the stream
    first and is done when it returns. */
 TEST(a_run_with_host_arguments_on_a_stream_is_synchronous) {
@@ -558,6 +593,7 @@ int main(void) {
     RUN(caller_memory_is_never_freed);
     RUN(runs_on_the_callers_stream_are_async_and_ordered);
     RUN(a_run_with_host_arguments_on_a_stream_is_synchronous);
+    RUN(a_staged_input_waits_for_the_callers_stream);
     RUN(arguments_the_host_code_needs_are_staged);
     RUN(a_global_reads_a_device_buffer);
     RUN(pinned_host_memory);
