@@ -351,6 +351,42 @@ TEST(arguments_the_host_code_needs_are_staged) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A placed program whose parameters are in device memory takes device
+   buffers as they are (the kernel writes the second in place), and refuses
+   a host array for them, naming it. */
+TEST(device_parameters_take_buffers_and_refuse_host_arrays) {
+    static const char *const placed =
+        "gpu.module @kernels {\n"
+        "  gpu.func @k(%arg0: memref<4xf32, 1>, %arg1: memref<4xf32, 1>) kernel {\n"
+        "    exp %arg0, %arg1 : (memref<4xf32, 1>, memref<4xf32, 1>) -> ()\n"
+        "    return\n  }\n}\n"
+        "func.func @f(%a: memref<4xf32, 1>, %out: memref<4xf32, 1>) {\n"
+        "  gpu.launch_func %a, %out {kernel = @kernels::@k, grid = [1, 1, 1], block = [4, 1, 1]} "
+        ": (memref<4xf32, 1>, memref<4xf32, 1>) -> ()\n"
+        "  return\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_parse(ctx, placed, strlen(placed), "placed");
+    gpuir_program *p = make_emu(m, 0);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    float av[4] = {0, 1, -1, 2}, ov[4];
+    gpuir_array a = {GPUIR_F32, 1, {4}, av}, o = {GPUIR_F32, 1, {4}, ov};
+    fixture fx;
+    memset(&fx, 0, sizeof fx);
+    fx.ctx = ctx;
+    gpuir_buffer ba = buffer_like(ctx, &a, 0), bo = buffer_like(ctx, &o, 0);
+    CHECK_RESULT(ctx, gpuir_buffer_upload(ctx, ba, &a, NULL), GPUIR_OK);
+    gpuir_arg in[2] = {gpuir_arg_buffer(ba), gpuir_arg_buffer(bo)};
+    gpuir_run_desc d = run_desc(in, 2, NULL, 0, NULL);
+    CHECK_RESULT(ctx, gpuir_program_run_args(p, &d), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_buffer_download(ctx, bo, &o, NULL), GPUIR_OK);
+    for (int i = 0; i < 4; i++) CHECK_NEAR(ov[i], exp(av[i]), 1e-5);
+    CHECK(gpuir_program_get_stats(p).h2d_bytes == 0 && gpuir_program_get_stats(p).d2h_bytes == 0);
+    in[0] = gpuir_arg_host(a);
+    CHECK_RESULT(ctx, gpuir_program_run_args(p, &d), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "input #0: parameter %a is in device memory") != NULL);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A global bound to a device buffer: never uploaded, no module data. */
 TEST(a_global_reads_a_device_buffer) {
     fixture fx;
@@ -595,6 +631,7 @@ int main(void) {
     RUN(a_run_with_host_arguments_on_a_stream_is_synchronous);
     RUN(a_staged_input_waits_for_the_callers_stream);
     RUN(arguments_the_host_code_needs_are_staged);
+    RUN(device_parameters_take_buffers_and_refuse_host_arrays);
     RUN(a_global_reads_a_device_buffer);
     RUN(pinned_host_memory);
     RUN(bad_arguments_are_named);
