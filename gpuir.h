@@ -14629,6 +14629,7 @@ typedef struct gpuir__argplan {
     uint32_t *in_dev, *in_copy, *in_back;   /* stb_ds, per parameter: D, the copy in, the copy back (op index + 1) */
     bool *in_written;                       /* stb_ds, per parameter: some op writes it */
     uint32_t *out_dev, *out_copy;           /* stb_ds, per result: D, the copy out (op index + 1) */
+    unsigned streams;                       /* the table streams 1..streams its ops use */
 } gpuir__argplan;
 
 static void gpuir__args_forget(gpuir_program *p) {
@@ -14717,13 +14718,14 @@ static const gpuir__argplan *gpuir__args_plan(gpuir_program *p, uint32_t fid) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     uint32_t *uses = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
     if (!uses) { gpuir__oom(p->ctx, "a run's argument plan"); return NULL; }
-    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        for (uint32_t k = 0; k < op->n_operands; k++) uses[gpuir__op_operand(m, op, k)]++;
-    }
     gpuir__argplan P;
     memset(&P, 0, sizeof P);
     P.func = fid;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        for (uint32_t k = 0; k < op->n_operands; k++) uses[gpuir__op_operand(m, op, k)]++;
+        if (gpuir__run_stream(m, op) > P.streams) P.streams = gpuir__run_stream(m, op);
+    }
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++) gpuir__args_plan_input(m, f, uses, f->params[i], &P);
     const gpuir__op *ret = stbds_arrlenu(f->ops) ? gpuir__op_at(m, stbds_arrlast(f->ops)) : NULL;
     for (uint32_t j = 0; ret && ret->kind == GPUIR_OP_RETURN && j < ret->n_operands; j++)
@@ -15009,15 +15011,15 @@ static bool gpuir__args_host_copies(const gpuir__run *R) {
 /* An asynchronous run's entry: stream 0's work goes to the caller's stream
    (the emulator queues it on lane n_streams + 1), and every stream of the
    program waits for what the caller's stream held (event n_events + 1). */
-static gpuir_result gpuir__args_enter_stream(gpuir__run *R, void *stream) {
+static gpuir_result gpuir__args_enter_stream(gpuir__run *R, void *stream, unsigned streams) {
     gpuir_program *p = R->p;
     const gpuir__drv *d = &p->drv;
     if (gpuir__drv_check(p->ctx, d, d->stream_bind(d->self, stream, p->n_streams + 1), "cuStreamWaitEvent",
                          "ordering the run after desc.stream"))
         return p->ctx->result;
     unsigned entry = p->n_events + 1;
-    int rc = d->event_record(d->self, entry, 0);
-    for (unsigned s = 1; !rc && s <= p->n_streams; s++) rc = d->stream_wait(d->self, s, entry);
+    int rc = streams ? d->event_record(d->self, entry, 0) : 0;    /* one stream: the caller's orders it */
+    for (unsigned s = 1; !rc && s <= streams; s++) rc = d->stream_wait(d->self, s, entry);
     return gpuir__drv_check(p->ctx, d, rc, "cuEventRecord/cuStreamWaitEvent", "ordering the run after desc.stream");
 }
 
@@ -15057,16 +15059,16 @@ static gpuir_result gpuir__args_capture_check(gpuir__run *R, bool async) {
 /* An asynchronous run's exit: the caller's stream waits for every stream
    of the program (event n_events + 2); on the emulator that event marks
    the stream's latest work. Unbinds the stream, also after a failure. */
-static gpuir_result gpuir__args_leave_stream(gpuir__run *R, void *stream, gpuir_result r) {
+static gpuir_result gpuir__args_leave_stream(gpuir__run *R, void *stream, unsigned streams, gpuir_result r) {
     gpuir_program *p = R->p;
     const gpuir__drv *d = &p->drv;
     unsigned exit_event = p->n_events + 2;
     int rc = 0;
-    for (unsigned s = 1; !r && !rc && s <= p->n_streams; s++) {
+    for (unsigned s = 1; !r && !rc && s <= streams; s++) {
         rc = d->event_record(d->self, exit_event, s);
         if (!rc) rc = d->stream_wait(d->self, 0, exit_event);
     }
-    if (!r && !rc) rc = d->event_record(d->self, exit_event, 0);
+    if (!r && !rc && p->backend == GPUIR_BACKEND_EMU) rc = d->event_record(d->self, exit_event, 0);  /* the tail */
     if (!r) r = gpuir__drv_check(p->ctx, d, rc, "cuEventRecord/cuStreamWaitEvent", "ordering desc.stream after the run");
     int urc = d->stream_bind(d->self, NULL, 0);
     if (!r) r = gpuir__drv_check(p->ctx, d, urc, "cuStreamWaitEvent", "unbinding desc.stream");
@@ -15177,9 +15179,9 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     if (!r && (p->n_streams || p->n_events || lanes))
         r = gpuir__drv_check(ctx, &p->drv, p->drv.streams_reserve(p->drv.self, p->n_streams + lanes, p->n_events + 2 * lanes),
                              "cuStreamCreate", "making the program's streams and events");
-    if (!r && R.async) { r = gpuir__args_enter_stream(&R, desc->stream); bound = true; }
+    if (!r && R.async) { r = gpuir__args_enter_stream(&R, desc->stream, A.plan->streams); bound = true; }
     for (size_t i = 0; !r && i < stbds_arrlenu(R.f->ops); i++) r = gpuir__run_op(&R, gpuir__op_at(p->m, R.f->ops[i]));
-    if (bound) r = gpuir__args_leave_stream(&R, desc->stream, r);
+    if (bound) r = gpuir__args_leave_stream(&R, desc->stream, A.plan->streams, r);
     if (entered && (!R.async || r) && !captured) {     /* queued work and frees finish even after a failure
                                                        (a capture holds them: no host wait may break it) */
         int rc = p->drv.synchronize(p->drv.self);
