@@ -592,6 +592,50 @@ TEST(bad_arguments_are_named) {
     fixture_free(&fx);
 }
 
+/* A table that says the caller's stream is being captured (the emulator's
+   streams never are; CUDA's are, between cuStreamBeginCapture and End). */
+static int says_capturing(void *self, void *stream, int *capturing) {
+    (void)self;
+    (void)stream;
+    *capturing = 1;
+    return 0;
+}
+
+/* A run issued while the caller's stream is captured: one that would wait
+   on the host (host arguments) or upload a global fails before issuing
+   anything, saying why; an all-device run goes ahead (into the graph, on
+   CUDA) and waits for nothing. */
+TEST(a_run_into_a_captured_stream_fails_clearly_or_goes_ahead) {
+    fixture fx;
+    fixture_make(&fx, 0, true);
+    gpuir_stream s = gpuir_stream_make(fx.ctx, GPUIR_BACKEND_EMU);
+    gpuir_buffer bx = buffer_like(fx.ctx, &fx.x, 0), bb = buffer_like(fx.ctx, &fx.b, 0);
+    gpuir_buffer by = buffer_like(fx.ctx, &fx.want, 0);
+    CHECK_RESULT(fx.ctx, gpuir_buffer_upload(fx.ctx, bx, &fx.x, s), GPUIR_OK);
+    CHECK_RESULT(fx.ctx, gpuir_buffer_upload(fx.ctx, bb, &fx.b, s), GPUIR_OK);
+    fx.p->drv.stream_capturing = says_capturing;
+    gpuir_arg in[2] = {gpuir_arg_buffer(bx), gpuir_arg_buffer(bb)}, out[1] = {gpuir_arg_buffer(by)};
+    gpuir_run_desc d = run_desc(in, 2, out, 1, s);
+    uint64_t launches = gpuir_program_get_stats(fx.p).launches;
+    CHECK_RESULT(fx.ctx, gpuir_program_run_args(fx.p, &d), GPUIR_ERR_INVALID_ARGUMENT);   /* @W not uploaded */
+    CHECK(strstr(gpuir_ctx_error(fx.ctx), "being captured into a graph, and global @W is not on the device yet"));
+    CHECK(gpuir_program_get_stats(fx.p).launches == launches);
+    gpuir_ctx_clear_error(fx.ctx);
+    in[1] = gpuir_arg_host(fx.b);
+    CHECK_RESULT(fx.ctx, gpuir_program_run_args(fx.p, &d), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(fx.ctx), "being captured into a graph, and this run has host arguments"));
+    gpuir_ctx_clear_error(fx.ctx);
+    in[1] = gpuir_arg_buffer(bb);
+    gpuir_buffer bw = buffer_like(fx.ctx, &fx.w, 0);
+    CHECK_RESULT(fx.ctx, gpuir_buffer_upload(fx.ctx, bw, &fx.w, NULL), GPUIR_OK);
+    CHECK_RESULT(fx.ctx, gpuir_program_bind_global_buffer(fx.p, "W", bw), GPUIR_OK);
+    CHECK_RESULT(fx.ctx, gpuir_program_run_args(fx.p, &d), GPUIR_OK);
+    CHECK(gpuir_program_get_stats(fx.p).launches == launches + 1);
+    CHECK_RESULT(fx.ctx, gpuir_stream_synchronize(fx.ctx, s), GPUIR_OK);
+    check_buffer(&fx, by, &fx.want, s);
+    fixture_free(&fx);
+}
+
 /* CUDA: the same buffers when a GPU is here (none in CI). */
 TEST(cuda_buffers_round_trip) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
@@ -635,6 +679,7 @@ int main(void) {
     RUN(a_global_reads_a_device_buffer);
     RUN(pinned_host_memory);
     RUN(bad_arguments_are_named);
+    RUN(a_run_into_a_captured_stream_fails_clearly_or_goes_ahead);
     RUN(cuda_buffers_round_trip);
     return CHECK_EXIT();
 }
