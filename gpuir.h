@@ -12937,6 +12937,7 @@ typedef struct gpuir__run {
     const gpuir__func *f;   /* the host function running */
     gpuir__slot *slots;     /* value id - 1 -> slot: the program's run_slots */
     bool async;             /* run arguments: all on the device, on the caller's stream: no host waits */
+    void *caller;           /* then the caller's stream, bound to the table's stream 0 */
 } gpuir__run;
 
 /* What a run was doing, for an error message: a fixed text, or one made
@@ -13457,8 +13458,17 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
         gpuir__resident fresh = {g, 0, 0, false};
         char what[GPUIR_MAX_NAME + 64];
         snprintf(what, sizeof what, "allocating the resident copy of @%s", gpuir__string(p->m, glob->name));
-        if (bytes && gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &fresh.dev, bytes, 0), "cuMemAlloc", what))
+        /* kept for the program's life: not stream-ordered on a caller's stream */
+        int rc = R->caller ? p->drv.stream_bind(p->drv.self, NULL, 0) : 0;
+        if (!rc && bytes) rc = p->drv.mem_alloc(p->drv.self, &fresh.dev, bytes, 0);
+        if (R->caller) {
+            int brc = p->drv.stream_bind(p->drv.self, R->caller, p->n_streams + 1);
+            if (!rc) rc = brc;
+        }
+        if (gpuir__drv_check(p->ctx, &p->drv, rc, "cuMemAlloc", what)) {
+            if (fresh.dev) p->drv.mem_free(p->drv.self, fresh.dev, 0);
             return p->ctx->result;
+        }
         stbds_arrput(p->resident, fresh);
     }
     gpuir__resident *res = &p->resident[i];
@@ -14021,6 +14031,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     R.f = f;
     R.slots = p->run_slots;
     R.async = false;
+    R.caller = NULL;
     p->stats.runs++;
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
     bool entered = r == GPUIR_OK;
@@ -15161,6 +15172,7 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     R.f = gpuir__func_at(p->m, fid);
     R.slots = p->run_slots;
     R.async = false;
+    R.caller = NULL;
     gpuir__args A;
     memset(&A, 0, sizeof A);
     A.desc = desc;
@@ -15179,7 +15191,11 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     if (!r && (p->n_streams || p->n_events || lanes))
         r = gpuir__drv_check(ctx, &p->drv, p->drv.streams_reserve(p->drv.self, p->n_streams + lanes, p->n_events + 2 * lanes),
                              "cuStreamCreate", "making the program's streams and events");
-    if (!r && R.async) { r = gpuir__args_enter_stream(&R, desc->stream, A.plan->streams); bound = true; }
+    if (!r && R.async) {
+        r = gpuir__args_enter_stream(&R, desc->stream, A.plan->streams);
+        bound = true;
+        R.caller = desc->stream;
+    }
     for (size_t i = 0; !r && i < stbds_arrlenu(R.f->ops); i++) r = gpuir__run_op(&R, gpuir__op_at(p->m, R.f->ops[i]));
     if (bound) r = gpuir__args_leave_stream(&R, desc->stream, A.plan->streams, r);
     if (entered && (!R.async || r) && !captured) {     /* queued work and frees finish even after a failure
