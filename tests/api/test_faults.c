@@ -547,10 +547,23 @@ TEST(no_temporary_file_is_left_behind) {
    released; the first failure's code. The context's device is wrapped
    like a program's when fail_at is set before it is made. */
 static const char *const device_program =
+    "global @G : tensor<8x8xf32>\n"
     "func.func @f(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
+    "  %g = get_global {name = @G} : () -> tensor<8x8xf32>\n"
     "  %m = matmul %x, %y : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>\n"
-    "  %r = relu %m : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+    "  %a = add %m, %g : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+    "  %r = relu %a : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
     "  return %r : tensor<8x8xf32>\n}\n";
+
+/* @G's data: y's pattern again (uploaded by the first asynchronous run). */
+static void bind_g(gpuir_module *m) {
+    gpuir_array g;
+    int64_t d[] = {8, 8};
+    if (!m || gpuir_array_alloc(gpuir_module_ctx(m), &g, GPUIR_F32, 2, d)) return;
+    gpuir_array_fill_random(&g, 6);
+    gpuir_module_bind_global(m, "G", &g);
+    gpuir_array_release(&g);
+}
 
 static gpuir_result first_error(gpuir_ctx *ctx, gpuir_result r) { return r ? r : gpuir_ctx_result(ctx); }
 
@@ -576,6 +589,7 @@ static gpuir_result device_flow(gpuir_ctx *ctx, const gpuir_array *want) {
     if (!r) r = gpuir_buffer_upload(ctx, bx, &x, s);
     if (!r) r = gpuir_buffer_upload(ctx, by, &y, s);
     gpuir_module *m = gpuir_module_parse(ctx, device_program, strlen(device_program), "device");
+    bind_g(m);
     gpuir_program *p = !r && m ? make_emu(m) : NULL;
     r = first_error(ctx, r);
     gpuir_arg in[2] = {gpuir_arg_buffer(bx), gpuir_arg_buffer(by)}, o[1] = {gpuir_arg_buffer(bo)};
@@ -620,6 +634,7 @@ static void device_want(gpuir_ctx *ctx, gpuir_array *want) {
     gpuir_array_fill_random(&in[0], 5);
     gpuir_array_fill_random(&in[1], 6);
     gpuir_module *m = gpuir_module_parse(ctx, device_program, strlen(device_program), "ref");
+    bind_g(m);
     CHECK_RESULT(ctx, gpuir_ref_run(m, "f", 2, in, 1, want), GPUIR_OK);
     gpuir_module_destroy(m);
     gpuir_array_release(&in[0]);
