@@ -14,7 +14,7 @@ SAN     = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omi
 TSAN    = -O1 -g -fsanitize=thread
 
 TOOLS     = tools/gpuir-opt tools/gpuir-run tools/gpuir-bench
-EXAMPLES  = examples/hello_jit examples/mlp examples/seed_matmul examples/dynamic_batch
+EXAMPLES  = examples/hello_jit examples/mlp examples/seed_matmul examples/dynamic_batch examples/device_buffers
 TEST_SRCS = $(wildcard tests/api/*.c)
 TESTS     = $(patsubst tests/api/%.c,build/tests/%,$(TEST_SRCS))
 ASAN      = $(patsubst tools/%,build/asan/%,$(TOOLS)) \

@@ -688,6 +688,122 @@ typedef struct gpuir_program_stats {
 } gpuir_program_stats;
 GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p);
 
+/* ---- device buffers, run arguments, caller streams, pinned memory ------
+   Arguments live where the caller keeps them (docs/device-buffers.md). A
+   device buffer is device memory of a dtype and shape: owned by gpuir
+   (allocated by gpuir_buffer_make, freed by gpuir_buffer_destroy) or
+   wrapping the caller's memory (desc.device_ptr: a CUdeviceptr as an
+   integer, on the emulator a host address; gpuir never frees it). A handle
+   is an id (sokol style): a destroyed buffer's or another context's id is
+   an error naming the argument, never a crash. The default configuration is:
+     backend     GPUIR_BACKEND_AUTO: CUDA when a device is usable, else the
+                 emulator (a buffer runs only with programs of its backend)
+     device      0: the CUDA device ordinal
+     dtype, rank, dims   required: the buffer's element type and shape
+     device_ptr  0: gpuir allocates (contents undefined until written);
+                 else the caller's memory, at least the shape's bytes */
+typedef struct gpuir_buffer { uint64_t id; } gpuir_buffer;   /* 0: invalid */
+typedef struct gpuir_buffer_desc {
+    gpuir_backend backend;
+    int device;
+    gpuir_dtype dtype;
+    int rank;
+    int64_t dims[GPUIR_MAX_RANK];
+    uint64_t device_ptr;
+} gpuir_buffer_desc;
+
+/* A caller's stream: a CUstream on CUDA (made by the caller or by
+   gpuir_stream_make), an emulator stream from gpuir_stream_make. NULL
+   everywhere means "none": gpuir's own streams, synchronous calls. */
+typedef void *gpuir_stream;
+
+GPUIRDEF gpuir_buffer gpuir_buffer_make(gpuir_ctx *ctx, const gpuir_buffer_desc *desc);
+GPUIRDEF void gpuir_buffer_destroy(gpuir_ctx *ctx, gpuir_buffer b);   /* frees owned memory */
+GPUIRDEF bool gpuir_buffer_valid(gpuir_ctx *ctx, gpuir_buffer b);
+GPUIRDEF uint64_t gpuir_buffer_device_ptr(gpuir_ctx *ctx, gpuir_buffer b);   /* 0 if invalid */
+/* The buffer's shape and dtype as a memref type in device memory. */
+GPUIRDEF gpuir_type gpuir_buffer_type(gpuir_ctx *ctx, gpuir_buffer b);
+/* Copies a host array of the buffer's dtype and shape in or out. With a
+   stream the copy is ordered on it, and is asynchronous when the array's
+   memory is pinned (gpuir_host_alloc, gpuir_host_register): keep the array
+   until the stream is synchronized; pageable memory is copied before the
+   call returns. Without one it is done when the call returns. */
+GPUIRDEF gpuir_result gpuir_buffer_upload(gpuir_ctx *ctx, gpuir_buffer b, const gpuir_array *src,
+                                          gpuir_stream stream);
+GPUIRDEF gpuir_result gpuir_buffer_download(gpuir_ctx *ctx, gpuir_buffer b, gpuir_array *dst,
+                                            gpuir_stream stream);
+
+/* Pinned (page-locked) host memory for the backend's device (AUTO: CUDA
+   when usable): gpuir_host_alloc is cuMemHostAlloc (portable),
+   gpuir_host_register pins the caller's memory in place
+   (cuMemHostRegister). Copies from and to pinned memory are asynchronous.
+   gpuir_array_alloc_pinned fills `a` with zeroed pinned memory; release it
+   with gpuir_array_release_pinned (not gpuir_array_release). */
+GPUIRDEF void *gpuir_host_alloc(gpuir_ctx *ctx, gpuir_backend backend, size_t bytes);
+GPUIRDEF void gpuir_host_free(gpuir_ctx *ctx, void *p);
+GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend, void *p, size_t bytes);
+GPUIRDEF gpuir_result gpuir_host_unregister(gpuir_ctx *ctx, void *p);
+GPUIRDEF bool gpuir_host_is_pinned(gpuir_ctx *ctx, const void *p, size_t bytes);
+GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend backend, gpuir_array *a,
+                                               gpuir_dtype dtype, int rank, const int64_t *dims);
+GPUIRDEF void gpuir_array_release_pinned(gpuir_ctx *ctx, gpuir_array *a);
+
+/* Streams for the backend's device: on CUDA a non-blocking CUstream in
+   gpuir's context (the caller may use its own CUstream instead), on the
+   emulator the only kind of stream it takes. synchronize waits for the
+   stream's work and reports a failure of it (GPUIR_ERR_CUDA). */
+GPUIRDEF gpuir_stream gpuir_stream_make(gpuir_ctx *ctx, gpuir_backend backend);
+GPUIRDEF void gpuir_stream_destroy(gpuir_ctx *ctx, gpuir_stream stream);
+GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stream);
+
+/* A run's argument: a host array or a device buffer. As an output,
+   GPUIR_ARG_NONE receives a new host array (in .host; gpuir_array_release),
+   GPUIR_ARG_HOST with data is written in place (dtype and shape must match),
+   GPUIR_ARG_BUFFER receives the result on the device. */
+typedef enum gpuir_arg_kind {
+    GPUIR_ARG_NONE = 0,
+    GPUIR_ARG_HOST,
+    GPUIR_ARG_BUFFER
+} gpuir_arg_kind;
+typedef struct gpuir_arg {
+    gpuir_arg_kind kind;
+    gpuir_array host;           /* GPUIR_ARG_HOST (and a NONE output's result) */
+    gpuir_buffer buffer;        /* GPUIR_ARG_BUFFER */
+} gpuir_arg;
+GPUIRDEF gpuir_arg gpuir_arg_host(gpuir_array a);
+GPUIRDEF gpuir_arg gpuir_arg_buffer(gpuir_buffer b);
+
+/* gpuir_program_run with arguments that are host arrays or device buffers.
+   A device-resident input gets no host-to-device copy, a device-resident
+   output receives the result with no copy back (the placement report says
+   "device-resident: no copy"); where the program's host code reads or
+   computes such an argument it is staged through the host instead (the
+   report says so, the stats count the copies). The default configuration:
+     func        NULL: the module's only host function
+     inputs, outputs   n_inputs / n_outputs of them (outputs may be written)
+     stream      NULL: gpuir's own streams; the run returns when done. Else
+                 the caller's stream: the run's work is ordered after what
+                 the stream holds and before what it gets later. When every
+                 argument is a device buffer the run is asynchronous: it
+                 returns once enqueued (gpuir_program_wait or a
+                 synchronize of the stream completes it); a run issued
+                 while the stream is captured into a CUDA graph goes into
+                 that graph, or fails naming what cannot be captured. */
+typedef struct gpuir_run_desc {
+    const char *func;
+    size_t n_inputs;
+    const gpuir_arg *inputs;
+    size_t n_outputs;
+    gpuir_arg *outputs;
+    gpuir_stream stream;
+} gpuir_run_desc;
+GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_desc *desc);
+/* Waits for the program's asynchronous runs; reports a failure of them. */
+GPUIRDEF gpuir_result gpuir_program_wait(gpuir_program *p);
+/* The program reads global `name` from a device buffer of its type (no
+   upload, never freed by the program); an invalid buffer unbinds it. */
+GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const char *name, gpuir_buffer b);
+
 /* Whether a CUDA device is usable here; `why` gets the reason if not. */
 GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
 
@@ -824,6 +940,11 @@ struct gpuir_ctx {
     uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
     int log_level;                    /* GPUIR_LOG at creation: 0, 1 or 2 */
     char *dump_dir;                   /* GPUIR_DUMP_DIR at creation, or NULL */
+    struct gpuir__device *devices[2]; /* buffers, pinned memory, streams: CUDA's, the emulator's */
+    int auto_backend;                 /* what AUTO means for them, once decided (0: not yet) */
+    struct gpuir__bufslot *buffers;   /* stb_ds: device buffers; a gpuir_buffer id indexes it */
+    struct gpuir__pinned *pinned;     /* stb_ds: pinned host ranges */
+    struct gpuir__stream_entry *streams;  /* stb_ds: streams gpuir_stream_make made */
 };
 
 /* calloc through GPUIR_MALLOC: zeroed, NULL on overflow or failure. */
@@ -10978,6 +11099,8 @@ enum {
     X(cuMemFreeHost, (void *p))                                       /* 2000  */    \
     X(cuMemHostRegister, (void *p, size_t bytes, unsigned int flags)) /* _v2   */    \
     X(cuMemHostUnregister, (void *p))                                 /* 4000  */    \
+    X(cuMemHostAlloc, (void **p, size_t bytes, unsigned int flags))   /* 2020  */    \
+    X(cuStreamIsCapturing, (gpuir__CUstream s, int *status))          /* 10000 */    \
     X(cuMemsetD8, (gpuir__CUdeviceptr dst, unsigned char value, size_t n))           \
     X(cuModuleLoadData, (gpuir__CUmodule *mod, const void *image))    /* 2000  */    \
     X(cuModuleUnload, (gpuir__CUmodule mod))                          /* 2000  */    \
@@ -11911,6 +12034,20 @@ typedef struct gpuir__drv {
        CUDA; the emulator's own encoding, which its portable bulk tensor
        copy reads). Kernels take it by value (`__grid_constant__`). */
     int (*tensor_map_encode)(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc);
+    /* Run arguments (gpuir_program_run_args). Pins the caller's host memory
+       in place and unpins it (host_alloc pins new memory). A caller's
+       stream: made and destroyed (CUDA: a non-blocking stream; emulator: a
+       gpuir__xstream), the host waits for it; stream_bind sends the work
+       of stream 0 to it (NULL: back to the table's own stream 0; `lane` is
+       the table stream the emulator queues it on, reserved by the caller);
+       stream_capturing says whether it is being captured into a graph. */
+    int (*host_register)(void *self, void *p, size_t bytes);
+    int (*host_unregister)(void *self, void *p);
+    int (*stream_create)(void *self, void **stream);
+    int (*stream_destroy)(void *self, void *stream);
+    int (*stream_synchronize)(void *self, void *stream);
+    int (*stream_bind)(void *self, void *stream, unsigned lane);
+    int (*stream_capturing)(void *self, void *stream, int *capturing);
 } gpuir__drv;
 
 /* Errors after which CUDA's context is unusable (later calls fail too). */
@@ -11932,6 +12069,7 @@ typedef struct gpuir__resident {
     uint32_t global;        /* index + 1 in the module's globals */
     unsigned long long dev; /* its device memory */
     uint64_t uploaded;      /* the global's generation it holds */
+    bool external;          /* the caller's device buffer (gpuir_program_bind_global_buffer) */
 } gpuir__resident;
 
 /* The limits a launch is checked against before it is made. */
@@ -11967,6 +12105,10 @@ struct gpuir_program {
     unsigned n_streams, n_events;   /* what its host functions name (the async pass) */
     struct gpuir__fault *fault;     /* tests: the table wrapped to fail a call (ctx->fault) */
     bool owns_cuda;                 /* drv.self is this program's, not the context's */
+    uint8_t *run_skip;              /* run arguments: op id - 1 -> this run skips it (a copy of
+                                       a device-resident argument); cleared after each run */
+    struct gpuir__argplan *argplans;  /* stb_ds: per host function, where arguments can stay */
+    uint64_t args_sig;              /* the latest run's argument kinds, as reported */
 };
 
 typedef gpuir_result (*gpuir__compile_fn)(gpuir_program *p, void **image, size_t *size);
@@ -12002,6 +12144,7 @@ typedef struct gpuir__cudart {
     gpuir__CUstream origin;         /* graphs: captured on, and launched on (made on first use) */
     gpuir__CUevent fork;            /* graphs: ties the other streams to a capture */
     unsigned capturing;             /* while capturing: 1 + the streams the capture spans */
+    gpuir__CUstream caller;         /* stream_bind: the caller's stream takes stream 0's work */
 } gpuir__cudart;
 
 static int gpuir__cudart_enter(void *self) {
@@ -12031,25 +12174,27 @@ static int gpuir__cudart_streams_reserve(void *self, unsigned streams, unsigned 
     }
     return 0;
 }
-/* Table stream s; stream 0 is the legacy stream, or the origin of a
-   capture while one is made (the legacy stream cannot be captured). */
+/* Table stream s; stream 0 is the legacy stream, or the caller's stream
+   while one is bound, or the origin of a capture while one is made (the
+   legacy stream cannot be captured). */
 static gpuir__CUstream gpuir__cudart_stream(const gpuir__cudart *C, unsigned s) {
-    return s ? C->streams[s - 1] : C->capturing ? C->origin : NULL;
+    return s ? C->streams[s - 1] : C->caller ? C->caller : C->capturing ? C->origin : NULL;
 }
 /* Whether a copy on table stream s must be the stream-ordered call. */
-static bool gpuir__cudart_async(const gpuir__cudart *C, unsigned s) { return s || C->capturing; }
+static bool gpuir__cudart_async(const gpuir__cudart *C, unsigned s) { return s || C->capturing || C->caller; }
 /* On a stream: stream-ordered (cuMemAllocAsync) where the device has
    memory pools; else cuMemAlloc, which may wait for the device. */
 static int gpuir__cudart_alloc(void *self, gpuir__dptr *p, size_t bytes, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    if (s && C->dev.memory_pools) return C->cu.cuMemAllocAsync(p, bytes, gpuir__cudart_stream(C, s));
+    if ((s || C->caller) && C->dev.memory_pools) return C->cu.cuMemAllocAsync(p, bytes, gpuir__cudart_stream(C, s));
     return C->cu.cuMemAlloc(p, bytes);
 }
 /* The pair of gpuir__cudart_alloc: on a stream, after that stream's work. */
 static int gpuir__cudart_free(void *self, gpuir__dptr p, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    if (s && C->dev.memory_pools) return C->cu.cuMemFreeAsync(p, gpuir__cudart_stream(C, s));
-    int rc = s ? C->cu.cuStreamSynchronize(gpuir__cudart_stream(C, s)) : 0;
+    bool ordered = s || C->caller;
+    if (ordered && C->dev.memory_pools) return C->cu.cuMemFreeAsync(p, gpuir__cudart_stream(C, s));
+    int rc = ordered ? C->cu.cuStreamSynchronize(gpuir__cudart_stream(C, s)) : 0;
     return rc ? rc : C->cu.cuMemFree(p);
 }
 static int gpuir__cudart_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned s) {
@@ -12122,8 +12267,42 @@ static int gpuir__cudart_tensor_map(void *self, gpuir__tmap *map, const gpuir__t
 
 /* ---- graphs: stream capture of a run's device work ---- */
 
+/* Portable pinned memory (CU_MEMHOSTALLOC_PORTABLE): usable from every
+   context, as registered memory is (CU_MEMHOSTREGISTER_PORTABLE). */
 static int gpuir__cudart_host_alloc(void *self, void **p, size_t bytes) {
-    return ((gpuir__cudart *)self)->cu.cuMemAllocHost(p, bytes ? bytes : 1);
+    return ((gpuir__cudart *)self)->cu.cuMemHostAlloc(p, bytes ? bytes : 1, 1);
+}
+static int gpuir__cudart_host_register(void *self, void *p, size_t bytes) {
+    return ((gpuir__cudart *)self)->cu.cuMemHostRegister(p, bytes, 1);
+}
+static int gpuir__cudart_host_unregister(void *self, void *p) {
+    return ((gpuir__cudart *)self)->cu.cuMemHostUnregister(p);
+}
+
+/* ---- the caller's streams (gpuir_program_run_args) ---- */
+
+/* Non-blocking: it does not wait for the legacy stream, nor it for it. */
+static int gpuir__cudart_stream_create(void *self, void **stream) {
+    return ((gpuir__cudart *)self)->cu.cuStreamCreate((gpuir__CUstream *)stream, GPUIR__CU_STREAM_NON_BLOCKING);
+}
+static int gpuir__cudart_stream_destroy(void *self, void *stream) {
+    return ((gpuir__cudart *)self)->cu.cuStreamDestroy((gpuir__CUstream)stream);
+}
+static int gpuir__cudart_stream_sync(void *self, void *stream) {
+    return ((gpuir__cudart *)self)->cu.cuStreamSynchronize((gpuir__CUstream)stream);
+}
+static int gpuir__cudart_stream_bind(void *self, void *stream, unsigned lane) {
+    (void)lane;                          /* CUDA orders the caller's stream itself */
+    ((gpuir__cudart *)self)->caller = (gpuir__CUstream)stream;
+    return 0;
+}
+/* CU_STREAM_CAPTURE_STATUS_ACTIVE (1), or INVALIDATED (2): a capture whose
+   next call fails; both count as capturing. */
+static int gpuir__cudart_stream_capturing(void *self, void *stream, int *capturing) {
+    int status = 0;
+    int rc = ((gpuir__cudart *)self)->cu.cuStreamIsCapturing((gpuir__CUstream)stream, &status);
+    *capturing = !rc && status != 0;
+    return rc;
 }
 static int gpuir__cudart_host_free(void *self, void *p) { return ((gpuir__cudart *)self)->cu.cuMemFreeHost(p); }
 
@@ -12231,6 +12410,21 @@ static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
     return C;
 }
 
+/* The device table over a CUDA state. */
+static gpuir__drv gpuir__cudart_table(gpuir__cudart *C) {
+    gpuir__drv d = {"cuda", C, gpuir__cudart_enter, gpuir__cudart_leave, gpuir__cudart_streams_reserve,
+                    gpuir__cudart_alloc, gpuir__cudart_free, gpuir__cudart_htod, gpuir__cudart_dtoh,
+                    gpuir__cudart_dtod, gpuir__cudart_load, gpuir__cudart_unload, gpuir__cudart_function,
+                    gpuir__cudart_launch, gpuir__cudart_record, gpuir__cudart_wait, gpuir__cudart_event_sync,
+                    gpuir__cudart_sync, gpuir__cudart_describe, C->lost,
+                    gpuir__cudart_host_alloc, gpuir__cudart_host_free, gpuir__cudart_capture_begin,
+                    gpuir__cudart_capture_end, gpuir__cudart_graph_launch, gpuir__cudart_graph_destroy,
+                    gpuir__cudart_tensor_map, gpuir__cudart_host_register, gpuir__cudart_host_unregister,
+                    gpuir__cudart_stream_create, gpuir__cudart_stream_destroy, gpuir__cudart_stream_sync,
+                    gpuir__cudart_stream_bind, gpuir__cudart_stream_capturing};
+    return d;
+}
+
 /* The CUDA state of a program: the context's, made by its first CUDA
    program and kept until the context goes (the driver's start-up and the
    primary context cost about 100 ms, too much to pay per program), or its
@@ -12247,15 +12441,7 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
         if (!ctx->cuda) ctx->cuda = C;
         else p->owns_cuda = true;
     }
-    gpuir__drv d = {"cuda", C, gpuir__cudart_enter, gpuir__cudart_leave, gpuir__cudart_streams_reserve,
-                    gpuir__cudart_alloc, gpuir__cudart_free, gpuir__cudart_htod, gpuir__cudart_dtoh,
-                    gpuir__cudart_dtod, gpuir__cudart_load, gpuir__cudart_unload, gpuir__cudart_function,
-                    gpuir__cudart_launch, gpuir__cudart_record, gpuir__cudart_wait, gpuir__cudart_event_sync,
-                    gpuir__cudart_sync, gpuir__cudart_describe, C->lost,
-                    gpuir__cudart_host_alloc, gpuir__cudart_host_free, gpuir__cudart_capture_begin,
-                    gpuir__cudart_capture_end, gpuir__cudart_graph_launch, gpuir__cudart_graph_destroy,
-                    gpuir__cudart_tensor_map};
-    p->drv = d;
+    p->drv = gpuir__cudart_table(C);
     gpuir__limits lim = {(unsigned)C->dev.max_threads_per_block,
                          {(unsigned)C->dev.max_block_dim[0], (unsigned)C->dev.max_block_dim[1], (unsigned)C->dev.max_block_dim[2]},
                          {(unsigned)C->dev.max_grid_dim[0], (unsigned)C->dev.max_grid_dim[1], (unsigned)C->dev.max_grid_dim[2]},
@@ -13578,12 +13764,17 @@ typedef struct gpuir__slot {
     bool owned;             /* host memory this run allocated (memref.alloc) */
     bool live;              /* device memory this run allocated and not freed */
     uint32_t freed_by;      /* the op that freed it (memref.dealloc, gpu.dealloc), or 0 */
+    bool external;          /* run arguments: its memory is the caller's (no allocation, no free) */
+    int arg;                /* then: input #arg - 1, or output #-arg - 1 */
+    size_t ext_bytes;       /* then: the bytes the caller's memory has */
 } gpuir__slot;
 
 typedef struct gpuir__run {
     gpuir_program *p;
     const gpuir__func *f;   /* the host function running */
     gpuir__slot *slots;     /* value id - 1 -> slot: the program's run_slots */
+    bool async;             /* run arguments: all on the device, on the caller's stream: no host waits */
+    void *caller;           /* then the caller's stream, bound to the table's stream 0 */
 } gpuir__run;
 
 /* What a run was doing, for an error message: a fixed text, or one made
@@ -13748,6 +13939,7 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
     bool dst_dev = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
     bool src_dev = gpuir__value_at(m, src)->type.space == GPUIR_SPACE_DEVICE;
     size_t bytes = R->slots[dst - 1].bytes;
+    if (p->run_skip && p->run_skip[op - m->ops]) return GPUIR_OK;    /* a device-resident argument's copy */
     gpuir__doing w;
     gpuir__doing_op(&w, R, op);
     if (R->slots[src - 1].bytes != bytes)
@@ -14068,12 +14260,21 @@ static gpuir_result gpuir__run_fill(gpuir__run *R, const gpuir__op *op) {
     return r;
 }
 
+/* A buffer the caller's argument stands in for: its size in this run must
+   be the argument's. */
+static gpuir_result gpuir__run_external_fits(gpuir__run *R, const gpuir__slot *s) {
+    if (s->bytes == s->ext_bytes) return GPUIR_OK;
+    return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE, "%s #%d: the result has %zu bytes in this run, the argument %zu",
+                       s->arg > 0 ? "input" : "output", s->arg > 0 ? s->arg - 1 : -s->arg - 1, s->bytes, s->ext_bytes);
+}
+
 static gpuir_result gpuir__run_alloc(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     gpuir__slot *s = &R->slots[op->result - 1];
     int64_t dims[GPUIR_MAX_RANK];
     gpuir__run_alloc_dims(R, op, dims);
     if (gpuir__run_shape(R, op->result, dims)) return p->ctx->result;
+    if (s->external) return gpuir__run_external_fits(R, s);
     if (op->kind == GPUIR_OP_MEMREF_ALLOC) {
         s->host = GPUIR_MALLOC(s->bytes ? s->bytes : 1);
         s->owned = s->host != NULL;
@@ -14118,14 +14319,27 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
     size_t i = 0;
     while (i < stbds_arrlenu(p->resident) && p->resident[i].global != g) i++;
     if (i == stbds_arrlenu(p->resident)) {
-        gpuir__resident fresh = {g, 0, 0};
+        gpuir__resident fresh = {g, 0, 0, false};
         char what[GPUIR_MAX_NAME + 64];
         snprintf(what, sizeof what, "allocating the resident copy of @%s", gpuir__string(p->m, glob->name));
-        if (bytes && gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &fresh.dev, bytes, 0), "cuMemAlloc", what))
+        /* kept for the program's life: not stream-ordered on a caller's stream */
+        int rc = R->caller ? p->drv.stream_bind(p->drv.self, NULL, 0) : 0;
+        if (!rc && bytes) rc = p->drv.mem_alloc(p->drv.self, &fresh.dev, bytes, 0);
+        if (R->caller) {
+            int brc = p->drv.stream_bind(p->drv.self, R->caller, p->n_streams + 1);
+            if (!rc) rc = brc;
+        }
+        if (gpuir__drv_check(p->ctx, &p->drv, rc, "cuMemAlloc", what)) {
+            if (fresh.dev) p->drv.mem_free(p->drv.self, fresh.dev, 0);
             return p->ctx->result;
+        }
         stbds_arrput(p->resident, fresh);
     }
     gpuir__resident *res = &p->resident[i];
+    if (res->external) {
+        *out = res->dev;
+        return GPUIR_OK;
+    }
     if (res->uploaded != glob->generation && bytes) {
         char what[GPUIR_MAX_NAME + 64];
         snprintf(what, sizeof what, "uploading global @%s", gpuir__string(p->m, glob->name));
@@ -14145,12 +14359,18 @@ static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
     gpuir_module *m = R->p->m;
     const char *name = gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_NAME)->off);
     uint32_t g = gpuir__find_global(m, name);
-    if (!g || !m->globals[g - 1].data)
+    bool external = false;
+    for (size_t i = 0; g && i < stbds_arrlenu(R->p->resident); i++)
+        external = external || (R->p->resident[i].global == g && R->p->resident[i].external);
+    if (!g || (!m->globals[g - 1].data && !external))
         return gpuir__fail(R->p->ctx, GPUIR_ERR_NOT_FOUND, "global @%s has no data (gpuir_module_bind_global)", name);
     gpuir__slot *s = &R->slots[op->result - 1];
     if (gpuir__run_shape(R, op->result, NULL)) return R->p->ctx->result;
     if (gpuir__value_at(m, op->result)->type.space == GPUIR_SPACE_DEVICE)
         return gpuir__run_resident(R, g, s->bytes, &s->dev);
+    if (external)
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "global @%s is bound to a device buffer, "
+                           "but the program reads or writes it on the host", name);
     s->host = m->globals[g - 1].data;
     return GPUIR_OK;
 }
@@ -14167,6 +14387,7 @@ static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
 static gpuir_result gpuir__run_wait(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     const gpuir__attr *events = gpuir__attr_get(p->m, op, GPUIR__KEY_EVENTS);
+    if (R->async) return GPUIR_OK;      /* nothing comes back to the host: the caller's stream orders it */
     if (!events) return gpuir__drv_check(p->ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize", "gpu.wait");
     for (uint32_t i = 0; i < events->n; i++) {
         unsigned e = (unsigned)gpuir__ints_at(p->m, events->off)[i] + 1;
@@ -14252,13 +14473,22 @@ static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned g
 
 /* Checks each input against its parameter and lends it to the run: the
    program reads it and writes it when the function writes that parameter. */
+static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, size_t i, const gpuir_array *input);
 static gpuir_result gpuir__run_bind(gpuir__run *R, const gpuir__func *f, size_t n, const gpuir_array *inputs) {
     gpuir_module *m = R->p->m;
     if (n != stbds_arrlenu(f->params))
         return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s takes %zu inputs, %zu given",
                            gpuir__string(m, f->name), stbds_arrlenu(f->params), n);
-    for (size_t i = 0; i < n; i++) {
-        gpuir_type want = gpuir__value_at(m, f->params[i])->type, got = gpuir__array_type(&inputs[i]);
+    for (size_t i = 0; i < n; i++)
+        if (gpuir__run_bind_one(R, f, i, &inputs[i])) return R->p->ctx->result;
+    return GPUIR_OK;
+}
+
+/* Input i: checked against its parameter and lent to the run. */
+static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, size_t i, const gpuir_array *input) {
+    gpuir_module *m = R->p->m;
+    {
+        gpuir_type want = gpuir__value_at(m, f->params[i])->type, got = gpuir__array_type(input);
         if (want.space != GPUIR_SPACE_HOST)
             return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "input #%zu: parameter %%%s is in device "
                                "memory; host arrays can only be passed to host parameters", i,
@@ -14274,14 +14504,15 @@ static gpuir_result gpuir__run_bind(gpuir__run *R, const gpuir__func *f, size_t 
                                gpuir__tstr(&bg, &got));
         }
         gpuir__slot *s = &R->slots[f->params[i] - 1];
-        if (gpuir__run_shape(R, f->params[i], inputs[i].dims)) return R->p->ctx->result;
-        s->host = inputs[i].data;
+        if (gpuir__run_shape(R, f->params[i], input->dims)) return R->p->ctx->result;
+        s->host = input->data;
         if (!s->host && s->bytes)
             return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "input #%zu has no data", i);
     }
     return GPUIR_OK;
 }
 
+static gpuir_result gpuir__run_outputs_one(gpuir__run *R, uint32_t v, gpuir_array *out);
 /* Hands the returned buffers to the caller: moved when this run allocated
    them (once), else copied. */
 static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size_t n, gpuir_array *out) {
@@ -14289,8 +14520,15 @@ static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size
     if (n != ret->n_operands)
         return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "the function returns %u values, %zu outputs given",
                            ret->n_operands, n);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v = gpuir__op_operand(m, ret, (uint32_t)i);
+    for (size_t i = 0; i < n; i++)
+        if (gpuir__run_outputs_one(R, gpuir__op_operand(m, ret, (uint32_t)i), &out[i])) return R->p->ctx->result;
+    return GPUIR_OK;
+}
+
+/* Result v as a host array of the caller's (moved or copied). */
+static gpuir_result gpuir__run_outputs_one(gpuir__run *R, uint32_t v, gpuir_array *out) {
+    gpuir_module *m = R->p->m;
+    {
         gpuir__slot *s = &R->slots[v - 1];
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
         gpuir__doing w;
@@ -14311,7 +14549,7 @@ static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size
             if (!a.data) return gpuir__oom(R->p->ctx, "an output array");
             if (s->bytes) memcpy(a.data, s->host, s->bytes);
         }
-        out[i] = a;
+        *out = a;
     }
     return GPUIR_OK;
 }
@@ -14623,6 +14861,21 @@ static void gpuir__graph_finish(gpuir__run *R, gpuir__graph *G, gpuir_result r) 
     }
 }
 
+/* Makes a program's run slots on its first run (one per module value). */
+static gpuir_result gpuir__run_slots(gpuir_program *p) {
+    size_t n_values = stbds_arrlenu(p->m->values);
+    if (p->n_run_slots == n_values) return GPUIR_OK;
+    GPUIR_FREE(p->run_slots);
+    GPUIR_FREE(p->launch_kernel);
+    GPUIR_FREE(p->run_skip);
+    p->run_slots = (gpuir__slot *)gpuir__calloc(n_values + 1, sizeof *p->run_slots);
+    p->launch_kernel = (uint32_t *)gpuir__calloc(stbds_arrlenu(p->m->ops) + 1, sizeof *p->launch_kernel);
+    p->run_skip = (uint8_t *)gpuir__calloc(stbds_arrlenu(p->m->ops) + 1, 1);
+    p->n_run_slots = p->run_slots && p->launch_kernel && p->run_skip ? n_values : 0;
+    p->n_launch_kernel = p->n_run_slots ? stbds_arrlenu(p->m->ops) : 0;
+    return p->n_run_slots ? GPUIR_OK : gpuir__oom(p->ctx, "a run");
+}
+
 /* The function a run names, or the module's only host function. */
 static uint32_t gpuir__program_func(gpuir_program *p, const char *name) {
     gpuir_module *m = p->m;
@@ -14652,20 +14905,13 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     uint32_t fid = gpuir__program_func(p, func);
     if (!fid) return ctx->result;
     const gpuir__func *f = gpuir__func_at(p->m, fid);
-    size_t n_values = stbds_arrlenu(p->m->values);
-    if (p->n_run_slots != n_values) {     /* the first run */
-        GPUIR_FREE(p->run_slots);
-        GPUIR_FREE(p->launch_kernel);
-        p->run_slots = (gpuir__slot *)gpuir__calloc(n_values + 1, sizeof *p->run_slots);
-        p->launch_kernel = (uint32_t *)gpuir__calloc(stbds_arrlenu(p->m->ops) + 1, sizeof *p->launch_kernel);
-        p->n_run_slots = p->run_slots && p->launch_kernel ? n_values : 0;
-        p->n_launch_kernel = p->n_run_slots ? stbds_arrlenu(p->m->ops) : 0;
-        if (!p->n_run_slots) return gpuir__oom(ctx, "a run");
-    }
+    if (gpuir__run_slots(p)) return ctx->result;
     gpuir__run R;
     R.p = p;
     R.f = f;
     R.slots = p->run_slots;
+    R.async = false;
+    R.caller = NULL;
     p->stats.runs++;
     double t0 = ctx->log_level >= 2 ? gpuir__now_ms() : 0;
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
@@ -14695,6 +14941,1208 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
                     G ? " (graph replay)" : "", r ? " (failed)" : "");
     return r;
 }
+
+/* ---- the context's devices: device buffers, pinned memory, streams ----
+   Buffers, pinned host memory and caller's streams belong to the context,
+   not to a program: they go through a device table of the context's own
+   (CUDA: over the context's CUDA state, shared with its programs; the
+   emulator: one emulated device whose memory every emulated program can
+   use, since emulated device memory is host memory). Ids of buffers carry
+   the context's tag and a generation, so a stale or foreign id is caught. */
+
+#define GPUIR__XSTREAM_MAGIC 0x78737472u    /* "xstr" */
+
+/* An emulated caller's stream: which program holds its latest work (queued
+   until the host waits), and the event recorded after that work. */
+typedef struct gpuir__xstream {
+    uint32_t magic;
+    gpuir_program *tail;
+    unsigned tail_event;
+} gpuir__xstream;
+
+typedef struct gpuir__device {
+    gpuir_backend backend;
+    gpuir__drv drv;
+    struct gpuir__fault *fault;     /* tests: the table wrapped (ctx->fault) */
+    struct gpuir__emu *emu;         /* the emulator's device, or NULL */
+} gpuir__device;
+
+typedef struct gpuir__bufslot {
+    uint32_t gen;           /* bumped when destroyed: older ids are stale */
+    bool live, owned;
+    gpuir_backend backend;
+    gpuir_type type;        /* a device memref */
+    gpuir__dptr ptr;
+    size_t bytes;
+} gpuir__bufslot;
+
+typedef struct gpuir__pinned {
+    void *p;
+    size_t bytes;
+    gpuir_backend backend;
+    bool registered;        /* the caller's memory (else gpuir_host_alloc's) */
+} gpuir__pinned;
+
+typedef struct gpuir__stream_entry {
+    void *stream;
+    gpuir_backend backend;
+} gpuir__stream_entry;
+
+static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out);
+static void gpuir__emu_free(struct gpuir__emu *E);
+static gpuir__drv gpuir__cudart_table(gpuir__cudart *C);
+static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv, struct gpuir__fault **out);
+
+/* What AUTO means for the context's devices: CUDA when usable, decided once. */
+static gpuir_backend gpuir__ctx_auto(gpuir_ctx *ctx, int device) {
+    if (ctx->auto_backend) return (gpuir_backend)ctx->auto_backend;
+    gpuir_result saved = ctx->result;
+    if (!ctx->cuda && saved == GPUIR_OK) {
+        ctx->cuda = gpuir__cudart_open(ctx, device);
+        if (!ctx->cuda) gpuir_ctx_clear_error(ctx);
+    }
+    ctx->auto_backend = ctx->cuda ? GPUIR_BACKEND_CUDA : GPUIR_BACKEND_EMU;
+    return (gpuir_backend)ctx->auto_backend;
+}
+
+/* The context's device of a backend (AUTO resolved), made on first use;
+   NULL with the context's error when it cannot be. */
+static gpuir__device *gpuir__ctx_device(gpuir_ctx *ctx, gpuir_backend backend, int device) {
+    if (backend == GPUIR_BACKEND_AUTO) backend = gpuir__ctx_auto(ctx, device);
+    if (backend != GPUIR_BACKEND_CUDA && backend != GPUIR_BACKEND_EMU) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "backend %s has no device memory (cuda or emu)",
+                    gpuir_backend_name(backend));
+        return NULL;
+    }
+    int k = backend == GPUIR_BACKEND_CUDA ? 0 : 1;
+    if (ctx->devices[k]) {
+        if (k == 0 && ctx->cuda->dev.ordinal != device) {
+            gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "device %d: this context's buffers, pinned memory and "
+                        "streams are on CUDA device %d", device, ctx->cuda->dev.ordinal);
+            return NULL;
+        }
+        return ctx->devices[k];
+    }
+    gpuir__device *D = (gpuir__device *)gpuir__calloc(1, sizeof *D);
+    if (!D) { gpuir__oom(ctx, "a device"); return NULL; }
+    D->backend = backend;
+    if (k == 0) {
+        if (!ctx->cuda) ctx->cuda = gpuir__cudart_open(ctx, device);
+        if (ctx->cuda) D->drv = gpuir__cudart_table(ctx->cuda);
+    } else {
+        D->emu = gpuir__emu_make(0, &D->drv);
+        if (!D->emu) gpuir__oom(ctx, "the emulator");
+    }
+    if ((k == 0 && !ctx->cuda) || (k == 1 && !D->emu) ||
+        (ctx->fault.fail_at && gpuir__fault_wrap_drv(ctx, &D->drv, &D->fault))) {
+        if (D->emu) gpuir__emu_free(D->emu);
+        GPUIR_FREE(D);
+        return NULL;
+    }
+    ctx->devices[k] = D;
+    return gpuir__ctx_device(ctx, backend, device);
+}
+
+/* A 32-bit tag of the context in every id it gives (never 0). */
+static uint32_t gpuir__ctx_tag(const gpuir_ctx *ctx) {
+    uint64_t x = (uint64_t)(uintptr_t)ctx * 0x9e3779b97f4a7c15ull;
+    uint32_t tag = (uint32_t)(x >> 32);
+    return tag ? tag : 1;
+}
+
+/* The live buffer slot of b, or NULL with an error naming `what`. */
+static gpuir__bufslot *gpuir__buffer_get(gpuir_ctx *ctx, gpuir_buffer b, const char *what) {
+    uint32_t index = (uint32_t)(b.id & 0xfffff), gen = (uint32_t)(b.id >> 20) & 0xfff;
+    if (!b.id) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no buffer (id 0: a failed gpuir_buffer_make?)", what);
+        return NULL;
+    }
+    if ((uint32_t)(b.id >> 32) != gpuir__ctx_tag(ctx)) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the buffer belongs to another context", what);
+        return NULL;
+    }
+    gpuir__bufslot *B = index && index <= stbds_arrlenu(ctx->buffers) ? &ctx->buffers[index - 1] : NULL;
+    if (!B || !B->live || (B->gen & 0xfff) != gen) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the buffer was destroyed", what);
+        return NULL;
+    }
+    return B;
+}
+
+/* Checks a buffer or array of type got against type want (dims exact,
+   or any size for want's dynamic ones). */
+static gpuir_result gpuir__type_fits(gpuir_ctx *ctx, gpuir_type want, gpuir_type got, const char *what) {
+    bool fits = got.dtype == want.dtype && got.rank == want.rank;
+    for (int d = 0; fits && d < got.rank; d++)
+        fits = want.dims[d] == got.dims[d] || (want.dims[d] == GPUIR_DYN && got.dims[d] >= 0);
+    if (fits) return GPUIR_OK;
+    gpuir__tbuf bw, bg;
+    return gpuir__fail(ctx, got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE, "%s: %s is wanted, the "
+                       "argument is %s", what, gpuir__tstr(&bw, &want), gpuir__tstr(&bg, &got));
+}
+
+/* The bytes of a dense array of this dtype and static shape; fails (naming
+   `what`) on a bad dtype or rank, a negative dim or more than
+   max_tensor_bytes. */
+static gpuir_result gpuir__shape_bytes(gpuir_ctx *ctx, gpuir_dtype dtype, int rank, const int64_t *dims,
+                                       uint64_t *bytes, const char *what) {
+    if (rank < 0 || rank > GPUIR_MAX_RANK || !gpuir_dtype_size(dtype) || (rank && !dims))
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the dtype, rank or dims are invalid", what);
+    int64_t n = (int64_t)gpuir_dtype_size(dtype);
+    bool fits = true;
+    for (int i = 0; i < rank; i++) fits = fits && dims[i] >= 0 && gpuir__mul_i64(n, dims[i], &n);
+    if (!fits || (uint64_t)n > ctx->desc.max_tensor_bytes || (uint64_t)n > SIZE_MAX / 2)
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: a negative dim, or more than max_tensor_bytes (%llu)", what,
+                           (unsigned long long)ctx->desc.max_tensor_bytes);
+    *bytes = (uint64_t)n;
+    return GPUIR_OK;
+}
+
+GPUIRDEF gpuir_buffer gpuir_buffer_make(gpuir_ctx *ctx, const gpuir_buffer_desc *desc) {
+    gpuir_buffer none = {0};
+    if (!ctx || ctx->result != GPUIR_OK) return none;
+    if (!desc) { gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_buffer_make: desc is NULL"); return none; }
+    uint64_t bytes;
+    if (gpuir__shape_bytes(ctx, desc->dtype, desc->rank, desc->dims, &bytes, "gpuir_buffer_make")) return none;
+    gpuir_type t = gpuir_memref_type(desc->dtype, desc->rank, desc->dims, GPUIR_SPACE_DEVICE);
+    if (stbds_arrlenu(ctx->buffers) >= 0xfffff) {
+        gpuir__fail(ctx, GPUIR_ERR_LIMIT, "gpuir_buffer_make: more than %u buffers", 0xfffffu - 1);
+        return none;
+    }
+    gpuir__device *D = gpuir__ctx_device(ctx, desc->backend, desc->device);
+    if (!D) return none;
+    gpuir__bufslot B;
+    memset(&B, 0, sizeof B);
+    B.backend = D->backend;
+    B.type = t;
+    B.bytes = (size_t)bytes;
+    B.ptr = desc->device_ptr;
+    B.owned = !desc->device_ptr;
+    if (B.owned && bytes) {
+        int rc = D->drv.enter(D->drv.self);
+        if (!rc) {
+            rc = D->drv.mem_alloc(D->drv.self, &B.ptr, B.bytes, 0);
+            int lrc = D->drv.leave(D->drv.self);
+            if (!rc && lrc) { D->drv.enter(D->drv.self); D->drv.mem_free(D->drv.self, B.ptr, 0); D->drv.leave(D->drv.self); }
+            if (!rc) rc = lrc;
+        }
+        char what[96];
+        snprintf(what, sizeof what, "allocating a device buffer of %zu bytes", B.bytes);
+        if (gpuir__drv_check(ctx, &D->drv, rc, "cuMemAlloc", what)) return none;
+    }
+    B.live = true;
+    size_t index = 0;
+    while (index < stbds_arrlenu(ctx->buffers) && ctx->buffers[index].live) index++;
+    if (index < stbds_arrlenu(ctx->buffers)) B.gen = ctx->buffers[index].gen;
+    if (index == stbds_arrlenu(ctx->buffers)) stbds_arrput(ctx->buffers, B);
+    else ctx->buffers[index] = B;
+    gpuir_buffer b;
+    b.id = (uint64_t)gpuir__ctx_tag(ctx) << 32 | (uint64_t)(B.gen & 0xfff) << 20 | (uint64_t)(index + 1);
+    return b;
+}
+
+/* Frees a slot's owned memory and retires its id; the free's CUresult. */
+static int gpuir__buffer_free(gpuir_ctx *ctx, gpuir__bufslot *B) {
+    gpuir__device *D = ctx->devices[B->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    int rc = 0;
+    if (B->owned && B->ptr && D) {          /* freed even when entering fails, as a dead context would */
+        int erc = D->drv.enter(D->drv.self);
+        rc = D->drv.mem_free(D->drv.self, B->ptr, 0);
+        int lrc = erc ? 0 : D->drv.leave(D->drv.self);
+        rc = erc ? erc : rc ? rc : lrc;
+    }
+    B->live = false;
+    B->gen++;
+    B->ptr = 0;
+    return rc;
+}
+
+/* A destroyed buffer's id is stale at once; a failed free is reported (the
+   memory is gone either way). After an error it still frees, quietly. */
+GPUIRDEF void gpuir_buffer_destroy(gpuir_ctx *ctx, gpuir_buffer b) {
+    if (!ctx || !b.id || !gpuir_buffer_valid(ctx, b)) {
+        if (ctx && b.id && ctx->result == GPUIR_OK) gpuir__buffer_get(ctx, b, "gpuir_buffer_destroy");
+        return;
+    }
+    gpuir__bufslot *B = &ctx->buffers[(b.id & 0xfffff) - 1];
+    gpuir__device *D = ctx->devices[B->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    int rc = gpuir__buffer_free(ctx, B);
+    if (rc && ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuMemFree", "destroying a device buffer");
+}
+
+GPUIRDEF bool gpuir_buffer_valid(gpuir_ctx *ctx, gpuir_buffer b) {
+    if (!ctx || !b.id || (uint32_t)(b.id >> 32) != gpuir__ctx_tag(ctx)) return false;
+    uint32_t index = (uint32_t)(b.id & 0xfffff), gen = (uint32_t)(b.id >> 20) & 0xfff;
+    return index && index <= stbds_arrlenu(ctx->buffers) && ctx->buffers[index - 1].live &&
+           (ctx->buffers[index - 1].gen & 0xfff) == gen;
+}
+
+GPUIRDEF uint64_t gpuir_buffer_device_ptr(gpuir_ctx *ctx, gpuir_buffer b) {
+    return gpuir_buffer_valid(ctx, b) ? ctx->buffers[(b.id & 0xfffff) - 1].ptr : 0;
+}
+
+GPUIRDEF gpuir_type gpuir_buffer_type(gpuir_ctx *ctx, gpuir_buffer b) {
+    gpuir_type none;
+    memset(&none, 0, sizeof none);
+    return gpuir_buffer_valid(ctx, b) ? ctx->buffers[(b.id & 0xfffff) - 1].type : none;
+}
+
+/* The pinned range holding [p, p + bytes), or NULL. */
+static const gpuir__pinned *gpuir__pinned_find(const gpuir_ctx *ctx, const void *p, size_t bytes) {
+    uintptr_t a = (uintptr_t)p;
+    for (size_t i = 0; p && i < stbds_arrlenu(ctx->pinned); i++) {
+        uintptr_t lo = (uintptr_t)ctx->pinned[i].p;
+        if (a >= lo && a - lo <= ctx->pinned[i].bytes && bytes <= ctx->pinned[i].bytes - (a - lo))
+            return &ctx->pinned[i];
+    }
+    return NULL;
+}
+
+GPUIRDEF bool gpuir_host_is_pinned(gpuir_ctx *ctx, const void *p, size_t bytes) {
+    return ctx && gpuir__pinned_find(ctx, p, bytes) != NULL;
+}
+
+GPUIRDEF void *gpuir_host_alloc(gpuir_ctx *ctx, gpuir_backend backend, size_t bytes) {
+    if (!ctx || ctx->result != GPUIR_OK) return NULL;
+    gpuir__device *D = gpuir__ctx_device(ctx, backend, 0);
+    if (!D) return NULL;
+    void *p = NULL;
+    int rc = D->drv.enter(D->drv.self);
+    if (!rc) {
+        rc = D->drv.host_alloc(D->drv.self, &p, bytes ? bytes : 1);
+        int lrc = D->drv.leave(D->drv.self);
+        if (!rc && lrc) { D->drv.host_free(D->drv.self, p); p = NULL; }
+        if (!rc) rc = lrc;
+    }
+    char what[80];
+    snprintf(what, sizeof what, "allocating %zu bytes of pinned host memory", bytes);
+    if (gpuir__drv_check(ctx, &D->drv, rc, "cuMemHostAlloc", what)) return NULL;
+    gpuir__pinned e = {p, bytes, D->backend, false};
+    stbds_arrput(ctx->pinned, e);
+    return p;
+}
+
+/* Index of the pinned entry starting at p, or -1. */
+static ptrdiff_t gpuir__pinned_index(const gpuir_ctx *ctx, const void *p) {
+    for (size_t i = 0; p && i < stbds_arrlenu(ctx->pinned); i++)
+        if (ctx->pinned[i].p == p) return (ptrdiff_t)i;
+    return -1;
+}
+
+/* Unpins entry i (frees it when gpuir allocated it); drops it. */
+static int gpuir__pinned_drop(gpuir_ctx *ctx, size_t i) {
+    gpuir__pinned e = ctx->pinned[i];
+    stbds_arrdel(ctx->pinned, i);
+    gpuir__device *D = ctx->devices[e.backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    if (!D) return 0;
+    int erc = D->drv.enter(D->drv.self);     /* released even when entering fails */
+    int rc = e.registered ? D->drv.host_unregister(D->drv.self, e.p) : D->drv.host_free(D->drv.self, e.p);
+    int lrc = erc ? 0 : D->drv.leave(D->drv.self);
+    return erc ? erc : rc ? rc : lrc;
+}
+
+GPUIRDEF void gpuir_host_free(gpuir_ctx *ctx, void *p) {
+    if (!ctx || !p) return;
+    ptrdiff_t i = gpuir__pinned_index(ctx, p);
+    if (i < 0 || ctx->pinned[i].registered) {
+        if (ctx->result == GPUIR_OK)
+            gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_free: %p is not memory gpuir_host_alloc "
+                        "gave%s", p, i >= 0 ? " (it is registered: gpuir_host_unregister)" : "");
+        return;
+    }
+    gpuir__device *D = ctx->devices[ctx->pinned[i].backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    int rc = gpuir__pinned_drop(ctx, (size_t)i);
+    if (rc && D && ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuMemFreeHost", "freeing pinned memory");
+}
+
+GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend, void *p, size_t bytes) {
+    if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (!p || !bytes)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_register: %s", !p ? "p is NULL" : "bytes is 0");
+    if (gpuir__pinned_find(ctx, p, 1) || gpuir__pinned_find(ctx, (const char *)p + bytes - 1, 1))
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_register: %p (%zu bytes) overlaps memory "
+                           "that is already pinned", p, bytes);
+    gpuir__device *D = gpuir__ctx_device(ctx, backend, 0);
+    if (!D) return ctx->result;
+    int rc = D->drv.enter(D->drv.self);
+    if (!rc) {
+        rc = D->drv.host_register(D->drv.self, p, bytes);
+        int lrc = D->drv.leave(D->drv.self);
+        if (!rc && lrc) D->drv.host_unregister(D->drv.self, p);
+        if (!rc) rc = lrc;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "pinning %zu bytes of host memory at %p", bytes, p);
+    if (gpuir__drv_check(ctx, &D->drv, rc, "cuMemHostRegister", what)) return ctx->result;
+    gpuir__pinned e = {p, bytes, D->backend, true};
+    stbds_arrput(ctx->pinned, e);
+    return GPUIR_OK;
+}
+
+/* A release: it unpins even after an error (keeping that error), so the
+   caller can free the memory and never leaves a stale range behind. */
+GPUIRDEF gpuir_result gpuir_host_unregister(gpuir_ctx *ctx, void *p) {
+    if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
+    ptrdiff_t i = gpuir__pinned_index(ctx, p);
+    if (i < 0 || !ctx->pinned[i].registered)
+        return ctx->result ? ctx->result
+                           : gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_unregister: %p is not "
+                                         "registered memory", p);
+    gpuir__device *D = ctx->devices[ctx->pinned[i].backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    int rc = gpuir__pinned_drop(ctx, (size_t)i);
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    return D ? gpuir__drv_check(ctx, &D->drv, rc, "cuMemHostUnregister", "unpinning host memory") : GPUIR_OK;
+}
+
+GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend backend, gpuir_array *a,
+                                               gpuir_dtype dtype, int rank, const int64_t *dims) {
+    if (!ctx || !a) return ctx ? gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_array_alloc_pinned: a is NULL")
+                               : GPUIR_ERR_INVALID_ARGUMENT;
+    memset(a, 0, sizeof *a);
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    uint64_t bytes;
+    if (gpuir__shape_bytes(ctx, dtype, rank, dims, &bytes, "gpuir_array_alloc_pinned")) return ctx->result;
+    void *p = gpuir_host_alloc(ctx, backend, (size_t)bytes);
+    if (!p) return ctx->result;
+    memset(p, 0, (size_t)bytes);
+    a->dtype = dtype;
+    a->rank = rank;
+    for (int i = 0; i < rank; i++) a->dims[i] = dims[i];
+    a->data = p;
+    return GPUIR_OK;
+}
+
+GPUIRDEF void gpuir_array_release_pinned(gpuir_ctx *ctx, gpuir_array *a) {
+    if (!a) return;
+    if (a->data) gpuir_host_free(ctx, a->data);
+    a->data = NULL;
+}
+
+/* ---- the caller's streams ---- */
+
+static gpuir__stream_entry *gpuir__stream_find(gpuir_ctx *ctx, const void *stream) {
+    for (size_t i = 0; stream && i < stbds_arrlenu(ctx->streams); i++)
+        if (ctx->streams[i].stream == stream) return &ctx->streams[i];
+    return NULL;
+}
+
+/* Checks a caller's stream for a backend: the emulator takes only its own
+   streams; CUDA takes any CUstream but the emulator's (the driver checks it). */
+static gpuir_result gpuir__stream_check(gpuir_ctx *ctx, gpuir_backend backend, const void *stream, const char *what) {
+    if (!stream) return GPUIR_OK;
+    const gpuir__stream_entry *e = gpuir__stream_find(ctx, stream);
+    if (backend == GPUIR_BACKEND_EMU && (!e || e->backend != GPUIR_BACKEND_EMU))
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: %p is not an emulator stream of this context "
+                           "(gpuir_stream_make)", what, stream);
+    if (backend == GPUIR_BACKEND_CUDA && e && e->backend != GPUIR_BACKEND_CUDA)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: an emulator stream, given to CUDA", what);
+    return GPUIR_OK;
+}
+
+/* The host waits for an emulated stream's latest work (held by a program):
+   for the event after it (`all`: for all that program's work). */
+static gpuir_result gpuir__xstream_wait(gpuir_ctx *ctx, gpuir__xstream *x, bool all) {
+    gpuir_program *t = x->tail;
+    if (!t) return GPUIR_OK;
+    x->tail = NULL;
+    int rc = t->drv.enter(t->drv.self);
+    if (!rc) rc = all ? t->drv.stream_synchronize(t->drv.self, x) : t->drv.event_synchronize(t->drv.self, x->tail_event);
+    int lrc = t->drv.leave(t->drv.self);
+    return gpuir__drv_check(ctx, &t->drv, rc ? rc : lrc, all ? "cuStreamSynchronize" : "cuEventSynchronize",
+                            "waiting for the caller's stream");
+}
+static gpuir_result gpuir__xstream_drain(gpuir_ctx *ctx, gpuir__xstream *x) { return gpuir__xstream_wait(ctx, x, false); }
+
+/* Forgets program p as the holder of emulated streams' work (it is done). */
+static void gpuir__xstream_forget(gpuir_ctx *ctx, const gpuir_program *p) {
+    for (size_t i = 0; i < stbds_arrlenu(ctx->streams); i++) {
+        gpuir__xstream *x = ctx->streams[i].backend == GPUIR_BACKEND_EMU ? (gpuir__xstream *)ctx->streams[i].stream : NULL;
+        if (x && x->tail == p) x->tail = NULL;
+    }
+}
+
+GPUIRDEF gpuir_stream gpuir_stream_make(gpuir_ctx *ctx, gpuir_backend backend) {
+    if (!ctx || ctx->result != GPUIR_OK) return NULL;
+    gpuir__device *D = gpuir__ctx_device(ctx, backend, ctx->cuda ? ctx->cuda->dev.ordinal : 0);
+    if (!D) return NULL;
+    void *stream = NULL;
+    int rc = D->drv.enter(D->drv.self);
+    if (!rc) {
+        rc = D->drv.stream_create(D->drv.self, &stream);
+        int lrc = D->drv.leave(D->drv.self);
+        if (!rc && lrc) D->drv.stream_destroy(D->drv.self, stream);
+        if (!rc) rc = lrc;
+    }
+    if (gpuir__drv_check(ctx, &D->drv, rc, "cuStreamCreate", "making a stream")) return NULL;
+    gpuir__stream_entry e = {stream, D->backend};
+    stbds_arrput(ctx->streams, e);
+    return stream;
+}
+
+/* Destroys entry i's stream (its work finished first on the emulator). */
+static int gpuir__stream_drop(gpuir_ctx *ctx, size_t i) {
+    gpuir__stream_entry e = ctx->streams[i];
+    stbds_arrdel(ctx->streams, i);
+    gpuir__device *D = ctx->devices[e.backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    gpuir__xstream *x = e.backend == GPUIR_BACKEND_EMU ? (gpuir__xstream *)e.stream : NULL;
+    if (x && x->tail) x->tail->drv.stream_synchronize(x->tail->drv.self, x);
+    int erc = D->drv.enter(D->drv.self);     /* destroyed even when entering fails */
+    int rc = D->drv.stream_destroy(D->drv.self, e.stream);
+    int lrc = erc ? 0 : D->drv.leave(D->drv.self);
+    return erc ? erc : rc ? rc : lrc;
+}
+
+GPUIRDEF void gpuir_stream_destroy(gpuir_ctx *ctx, gpuir_stream stream) {
+    if (!ctx || !stream) return;
+    gpuir__stream_entry *e = gpuir__stream_find(ctx, stream);
+    if (!e) {
+        if (ctx->result == GPUIR_OK)
+            gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_destroy: %p is not a stream "
+                        "gpuir_stream_make made", stream);
+        return;
+    }
+    gpuir__device *D = ctx->devices[e->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    int rc = gpuir__stream_drop(ctx, (size_t)(e - ctx->streams));
+    if (ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuStreamDestroy", "destroying a stream");
+}
+
+GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stream) {
+    if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    if (!stream) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_synchronize: stream is NULL");
+    const gpuir__stream_entry *e = gpuir__stream_find(ctx, stream);
+    if (e && e->backend == GPUIR_BACKEND_EMU) return gpuir__xstream_wait(ctx, (gpuir__xstream *)stream, true);
+    if (!e && !ctx->devices[0] && !ctx->cuda)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_synchronize: %p is not a stream of "
+                           "this context (gpuir_stream_make), and it has no CUDA device", stream);
+    gpuir__device *D = gpuir__ctx_device(ctx, GPUIR_BACKEND_CUDA, ctx->cuda ? ctx->cuda->dev.ordinal : 0);
+    if (!D) return ctx->result;
+    int rc = D->drv.enter(D->drv.self);
+    if (!rc) {
+        rc = D->drv.stream_synchronize(D->drv.self, stream);
+        int lrc = D->drv.leave(D->drv.self);
+        if (!rc) rc = lrc;
+    }
+    return gpuir__drv_check(ctx, &D->drv, rc, "cuStreamSynchronize", "waiting for a stream");
+}
+
+/* ---- uploads and downloads ---- */
+
+/* A copy between buffer b and array a, on the caller's stream if given:
+   asynchronous from and to pinned memory, else done before it returns. */
+static gpuir_result gpuir__buffer_copy(gpuir_ctx *ctx, gpuir_buffer b, gpuir_array *a, gpuir_stream stream, bool up) {
+    const char *fn = up ? "gpuir_buffer_upload" : "gpuir_buffer_download";
+    if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    gpuir__bufslot *B = gpuir__buffer_get(ctx, b, fn);
+    if (!B) return ctx->result;
+    if (!a) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the array is NULL", fn);
+    char what[64];
+    snprintf(what, sizeof what, "%s: the array", fn);
+    if (a->rank < 0 || a->rank > GPUIR_MAX_RANK) return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s has rank %d", what, a->rank);
+    if (gpuir__type_fits(ctx, B->type, gpuir_memref_type(a->dtype, a->rank, a->dims, GPUIR_SPACE_DEVICE), what))
+        return ctx->result;
+    if (!B->bytes) return GPUIR_OK;
+    if (!a->data) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s has no data", what);
+    if (gpuir__stream_check(ctx, B->backend, stream, fn)) return ctx->result;
+    if (stream && B->backend == GPUIR_BACKEND_EMU && gpuir__xstream_drain(ctx, (gpuir__xstream *)stream))
+        return ctx->result;
+    gpuir__device *D = ctx->devices[B->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
+    bool ordered = stream && B->backend == GPUIR_BACKEND_CUDA, pinned = gpuir__pinned_find(ctx, a->data, B->bytes);
+    int rc = D->drv.enter(D->drv.self);
+    if (rc) return gpuir__drv_check(ctx, &D->drv, rc, "cuCtxPushCurrent", fn);
+    const char *call = ordered ? "cuStreamWaitEvent" : up ? "cuMemcpyHtoD" : "cuMemcpyDtoH";
+    if (ordered) rc = D->drv.stream_bind(D->drv.self, stream, 0);
+    if (!rc) {
+        call = ordered ? (up ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync") : call;
+        rc = up ? D->drv.copy_htod(D->drv.self, B->ptr, a->data, B->bytes, 0)
+                : D->drv.copy_dtoh(D->drv.self, a->data, B->ptr, B->bytes, 0);
+        int urc = ordered ? D->drv.stream_bind(D->drv.self, NULL, 0) : 0;
+        if (!rc && urc) { rc = urc; call = "cuStreamWaitEvent"; }
+    }
+    if (!rc && ordered && !pinned) { rc = D->drv.stream_synchronize(D->drv.self, stream); call = "cuStreamSynchronize"; }
+    int lrc = D->drv.leave(D->drv.self);
+    if (!rc && lrc) { rc = lrc; call = "cuCtxPopCurrent"; }
+    snprintf(what, sizeof what, "%s of %zu bytes", up ? "uploading a buffer" : "downloading a buffer", B->bytes);
+    return gpuir__drv_check(ctx, &D->drv, rc, call, what);
+}
+
+GPUIRDEF gpuir_result gpuir_buffer_upload(gpuir_ctx *ctx, gpuir_buffer b, const gpuir_array *src, gpuir_stream stream) {
+    return gpuir__buffer_copy(ctx, b, (gpuir_array *)(uintptr_t)src, stream, true);
+}
+GPUIRDEF gpuir_result gpuir_buffer_download(gpuir_ctx *ctx, gpuir_buffer b, gpuir_array *dst, gpuir_stream stream) {
+    return gpuir__buffer_copy(ctx, b, dst, stream, false);
+}
+
+/* Everything the context's devices hold, at teardown. */
+static void gpuir__devices_free(gpuir_ctx *ctx) {
+    for (size_t i = 0; i < stbds_arrlenu(ctx->buffers); i++)
+        if (ctx->buffers[i].live) gpuir__buffer_free(ctx, &ctx->buffers[i]);
+    while (stbds_arrlenu(ctx->pinned)) gpuir__pinned_drop(ctx, stbds_arrlenu(ctx->pinned) - 1);
+    while (stbds_arrlenu(ctx->streams)) gpuir__stream_drop(ctx, stbds_arrlenu(ctx->streams) - 1);
+    stbds_arrfree(ctx->buffers);
+    stbds_arrfree(ctx->pinned);
+    stbds_arrfree(ctx->streams);
+    for (int k = 0; k < 2; k++) {
+        gpuir__device *D = ctx->devices[k];
+        if (!D) continue;
+        if (D->emu) gpuir__emu_free(D->emu);
+        GPUIR_FREE(D->fault);
+        GPUIR_FREE(D);
+        ctx->devices[k] = NULL;
+    }
+}
+
+GPUIRDEF gpuir_arg gpuir_arg_host(gpuir_array a) {
+    gpuir_arg g;
+    memset(&g, 0, sizeof g);
+    g.kind = GPUIR_ARG_HOST;
+    g.host = a;
+    return g;
+}
+GPUIRDEF gpuir_arg gpuir_arg_buffer(gpuir_buffer b) {
+    gpuir_arg g;
+    memset(&g, 0, sizeof g);
+    g.kind = GPUIR_ARG_BUFFER;
+    g.buffer = b;
+    return g;
+}
+
+/* ---- run arguments: where each argument can stay ----
+   Per host function, once: a parameter whose only uses are one
+   host-to-device copy into a gpu.alloc buffer D (and maybe the copy of D
+   back, when the function writes the parameter) can be a device buffer
+   standing in for D: the copies go, and D is neither allocated nor freed.
+   Without the copy back, no op may write D (it would change the caller's
+   input). A result that is a memref.alloc filled by one device-to-host
+   copy from a gpu.alloc buffer D, and used by nothing else, can be a
+   device buffer standing in for D (or preallocated host memory standing
+   in for the result). Every other argument is staged through the host. */
+
+typedef struct gpuir__argplan {
+    uint32_t func;
+    uint32_t *in_dev, *in_copy, *in_back;   /* stb_ds, per parameter: D, the copy in, the copy back (op index + 1) */
+    bool *in_written;                       /* stb_ds, per parameter: some op writes it */
+    uint32_t *out_dev, *out_copy;           /* stb_ds, per result: D, the copy out (op index + 1) */
+    unsigned streams;                       /* the table streams 1..streams its ops use */
+} gpuir__argplan;
+
+static void gpuir__args_forget(gpuir_program *p) {
+    for (size_t i = 0; i < stbds_arrlenu(p->argplans); i++) {
+        gpuir__argplan *P = &p->argplans[i];
+        stbds_arrfree(P->in_dev);
+        stbds_arrfree(P->in_copy);
+        stbds_arrfree(P->in_back);
+        stbds_arrfree(P->in_written);
+        stbds_arrfree(P->out_dev);
+        stbds_arrfree(P->out_copy);
+    }
+    stbds_arrfree(p->argplans);
+}
+
+static bool gpuir__is_gpu_alloc(const gpuir_module *m, uint32_t v) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    return def && def->kind == GPUIR_OP_GPU_ALLOC;
+}
+
+/* Whether an op of f other than op index `except` writes device buffer D
+   (a copy into it or a view of it, a launch whose kernel writes it). */
+static bool gpuir__args_device_written(gpuir_module *m, const gpuir__func *f, uint32_t D, size_t except) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if ((size_t)(op - m->ops) == except) continue;
+        if (op->kind == GPUIR_OP_GPU_MEMCPY && gpuir__view_base(m, gpuir__op_operand(m, op, 0)) == D) return true;
+        if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
+        const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, gpuir__attr_get(m, op, GPUIR__KEY_KERNEL)->off));
+        bool reads[GPUIR_MAX_OPERANDS], writes[GPUIR_MAX_OPERANDS];
+        gpuir__params_access(m, k, op->n_operands, reads, writes);
+        for (uint32_t a = 0; a < op->n_operands; a++)
+            if (writes[a] && gpuir__view_base(m, gpuir__op_operand(m, op, a)) == D) return true;
+    }
+    return false;
+}
+
+/* Parameter v's plan: D, the copy in and the copy back, or D = 0. */
+static void gpuir__args_plan_input(gpuir_module *m, const gpuir__func *f, const uint32_t *uses, uint32_t v,
+                                   gpuir__argplan *P) {
+    uint32_t dev = 0, copy = 0, back = 0;
+    bool written = false;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        bool dps = !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls) && op->n_operands;
+        int dst = dps ? (int)op->n_operands - 1 : op->kind == GPUIR_OP_MEMREF_COPY ? 1 :
+                  op->kind == GPUIR_OP_GPU_MEMCPY ? 0 : -1;
+        if (dst >= 0 && gpuir__op_operand(m, op, (uint32_t)dst) == v) written = true;
+        if (op->kind != GPUIR_OP_GPU_MEMCPY) continue;
+        uint32_t d = gpuir__op_operand(m, op, 0), s = gpuir__op_operand(m, op, 1);
+        if (s == v && !copy && gpuir__is_gpu_alloc(m, d)) { dev = d; copy = (uint32_t)(op - m->ops) + 1; }
+        else if (d == v && dev && s == dev && !back) back = (uint32_t)(op - m->ops) + 1;
+    }
+    bool ok = dev && uses[v] == 1u + (back ? 1u : 0u) &&
+              (back || !gpuir__args_device_written(m, f, dev, copy - 1));
+    stbds_arrput(P->in_dev, ok ? dev : 0);
+    stbds_arrput(P->in_copy, ok ? copy : 0);
+    stbds_arrput(P->in_back, ok ? back : 0);
+    stbds_arrput(P->in_written, written);
+}
+
+/* Result r's plan (the ret's operand j): D and the copy out, or D = 0. */
+static void gpuir__args_plan_output(const gpuir_module *m, const gpuir__func *f, const uint32_t *uses,
+                                    const gpuir__op *ret, uint32_t j, gpuir__argplan *P) {
+    uint32_t r = gpuir__op_operand(m, ret, j), dev = 0, copy = 0, in_ret = 0;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, r)->def_op);
+    for (uint32_t k = 0; k < ret->n_operands; k++) in_ret += gpuir__op_operand(m, ret, k) == r;
+    for (size_t i = 0; def && def->kind == GPUIR_OP_MEMREF_ALLOC && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind != GPUIR_OP_GPU_MEMCPY || gpuir__op_operand(m, op, 0) != r) continue;
+        uint32_t s = gpuir__op_operand(m, op, 1);
+        if (gpuir__is_gpu_alloc(m, s)) { dev = s; copy = (uint32_t)(op - m->ops) + 1; }
+    }
+    bool ok = dev && in_ret == 1 && uses[r] == 2;
+    for (size_t i = 0; ok && i < stbds_arrlenu(P->in_dev); i++) ok = P->in_dev[i] != dev;
+    for (size_t i = 0; ok && i < stbds_arrlenu(P->out_dev); i++) ok = P->out_dev[i] != dev;
+    stbds_arrput(P->out_dev, ok ? dev : 0);
+    stbds_arrput(P->out_copy, ok ? copy : 0);
+}
+
+/* The plan of host function fid, made on its first run with arguments. */
+static const gpuir__argplan *gpuir__args_plan(gpuir_program *p, uint32_t fid) {
+    for (size_t i = 0; i < stbds_arrlenu(p->argplans); i++)
+        if (p->argplans[i].func == fid) return &p->argplans[i];
+    gpuir_module *m = p->m;
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    uint32_t *uses = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *uses);
+    if (!uses) { gpuir__oom(p->ctx, "a run's argument plan"); return NULL; }
+    gpuir__argplan P;
+    memset(&P, 0, sizeof P);
+    P.func = fid;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        for (uint32_t k = 0; k < op->n_operands; k++) uses[gpuir__op_operand(m, op, k)]++;
+        if (gpuir__run_stream(m, op) > P.streams) P.streams = gpuir__run_stream(m, op);
+    }
+    for (size_t i = 0; i < stbds_arrlenu(f->params); i++) gpuir__args_plan_input(m, f, uses, f->params[i], &P);
+    const gpuir__op *ret = stbds_arrlenu(f->ops) ? gpuir__op_at(m, stbds_arrlast(f->ops)) : NULL;
+    for (uint32_t j = 0; ret && ret->kind == GPUIR_OP_RETURN && j < ret->n_operands; j++)
+        gpuir__args_plan_output(m, f, uses, ret, j, &P);
+    GPUIR_FREE(uses);
+    stbds_arrput(p->argplans, P);
+    return &stbds_arrlast(p->argplans);
+}
+
+/* ---- run arguments: binding them to a run ---- */
+
+/* What a run with arguments keeps besides its slots. */
+typedef struct gpuir__args {
+    const gpuir_run_desc *desc;
+    const gpuir__argplan *plan;
+    const gpuir__op *ret;
+    bool all_device;        /* every argument is a buffer that needs no host copy */
+    uint64_t sig;           /* 2 bits per argument: host, buffer in place, buffer staged */
+} gpuir__args;
+
+static const char *gpuir__args_name(const gpuir_module *m, uint32_t v, char *buf, size_t size) {
+    return gpuir__buffer_label(m, v, buf, size);
+}
+
+/* Appends a line to the placement report, once. */
+static void gpuir__args_report(gpuir_program *p, const gpuir__func *f, const char *label, const char *text) {
+    char line[GPUIR_MAX_NAME * 2 + 200];
+    snprintf(line, sizeof line, "@%s: %s: %s\n", gpuir__string(p->m, f->name), label, text);
+    gpuir_module *m = p->m;
+    if (m->placement_report && strstr(m->placement_report, line)) return;
+    gpuir__str s = {m->placement_report};
+    if (!s.buf) stbds_arrput(s.buf, '\0');
+    gpuir__str_puts(&s, line);
+    m->placement_report = s.buf;
+}
+
+/* The buffer of an argument, checked: this context, live, the program's
+   backend, the wanted type. */
+static gpuir__bufslot *gpuir__args_buffer(gpuir__run *R, gpuir_buffer b, gpuir_type want, const char *what) {
+    gpuir_ctx *ctx = R->p->ctx;
+    gpuir__bufslot *B = gpuir__buffer_get(ctx, b, what);
+    if (!B) return NULL;
+    if (B->backend != R->p->backend) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the buffer is %s memory, the program runs on %s", what,
+                    gpuir_backend_name(B->backend), gpuir_backend_name(R->p->backend));
+        return NULL;
+    }
+    want.space = GPUIR_SPACE_DEVICE;
+    return gpuir__type_fits(ctx, want, B->type, what) ? NULL : B;
+}
+
+/* Binds input i (parameter v): a host array as gpuir_program_run does, a
+   device buffer in place of its device copy, or staged through the host. */
+static gpuir_result gpuir__args_input(gpuir__run *R, gpuir__args *A, size_t i) {
+    gpuir_program *p = R->p;
+    const gpuir_module *m = p->m;
+    const gpuir_arg *arg = &A->desc->inputs[i];
+    uint32_t v = R->f->params[i];
+    char what[GPUIR_MAX_NAME + 48], name[GPUIR_MAX_NAME + 32];
+    snprintf(what, sizeof what, "input #%zu (%s)", i, gpuir__args_name(m, v, name, sizeof name));
+    if (arg->kind == GPUIR_ARG_HOST) {
+        A->all_device = false;
+        return gpuir__run_bind_one(R, R->f, i, &arg->host);
+    }
+    if (arg->kind != GPUIR_ARG_BUFFER)
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no argument (kind %d)", what, (int)arg->kind);
+    gpuir__bufslot *B = gpuir__args_buffer(R, arg->buffer, gpuir__value_at(m, v)->type, what);
+    if (!B || gpuir__run_shape(R, v, B->type.dims)) return p->ctx->result;
+    gpuir__slot *s = &R->slots[v - 1];
+    uint32_t D = A->plan->in_dev[i];
+    if (gpuir__value_at(m, v)->type.space == GPUIR_SPACE_DEVICE || D) {
+        gpuir__slot *d = D ? &R->slots[D - 1] : s;
+        d->dev = B->ptr;
+        d->external = true;
+        d->arg = (int)i + 1;
+        d->ext_bytes = B->bytes;
+        if (D) p->run_skip[A->plan->in_copy[i] - 1] = 1;
+        if (D && A->plan->in_back[i]) p->run_skip[A->plan->in_back[i] - 1] = 1;
+        A->sig |= (uint64_t)2 << (2 * (i % 32));
+        return GPUIR_OK;
+    }
+    A->all_device = false;                   /* staged: the host code reads it (gpuir__args_stage) */
+    A->sig |= (uint64_t)3 << (2 * (i % 32));
+    s->host = GPUIR_MALLOC(s->bytes ? s->bytes : 1);
+    if (!s->host) return gpuir__oom(p->ctx, "staging a device-resident input");
+    s->owned = true;
+    return GPUIR_OK;
+}
+
+/* Copies the staged inputs out of their buffers, once the caller's stream
+   has been waited for. */
+static gpuir_result gpuir__args_stage(gpuir__run *R, gpuir__args *A) {
+    gpuir_program *p = R->p;
+    for (size_t i = 0; i < A->desc->n_inputs; i++) {
+        uint32_t v = R->f->params[i];
+        gpuir__slot *s = &R->slots[v - 1];
+        if (A->desc->inputs[i].kind != GPUIR_ARG_BUFFER || A->plan->in_dev[i] || !s->owned || !s->bytes) continue;
+        p->stats.d2h_copies++;
+        p->stats.d2h_bytes += s->bytes;
+        gpuir__dptr src = p->ctx->buffers[(A->desc->inputs[i].buffer.id & 0xfffff) - 1].ptr;
+        char what[64];
+        snprintf(what, sizeof what, "staging input #%zu through the host", i);
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_dtoh(p->drv.self, s->host, src, s->bytes, 0),
+                             "cuMemcpyDtoH", what))
+            return p->ctx->result;
+    }
+    return GPUIR_OK;
+}
+
+/* Binds output j: preallocated host memory or a device buffer in place of
+   the result's buffer where the plan allows; checked either way. */
+static gpuir_result gpuir__args_output(gpuir__run *R, gpuir__args *A, size_t j) {
+    gpuir_program *p = R->p;
+    const gpuir_module *m = p->m;
+    const gpuir_arg *arg = &A->desc->outputs[j];
+    uint32_t r = gpuir__op_operand(m, A->ret, (uint32_t)j), D = A->plan->out_dev[j];
+    char what[GPUIR_MAX_NAME + 48];
+    snprintf(what, sizeof what, "output #%zu", j);
+    gpuir_type want = gpuir__value_at(m, r)->type;
+    if (arg->kind == GPUIR_ARG_NONE || (arg->kind == GPUIR_ARG_HOST && !arg->host.data)) {
+        A->all_device = false;
+        return GPUIR_OK;
+    }
+    if (arg->kind == GPUIR_ARG_HOST) {
+        A->all_device = false;
+        if (arg->host.rank < 0 || arg->host.rank > GPUIR_MAX_RANK)
+            return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the array has rank %d", what, arg->host.rank);
+        if (gpuir__type_fits(p->ctx, want, gpuir_memref_type(arg->host.dtype, arg->host.rank, arg->host.dims, want.space),
+                             what))
+            return p->ctx->result;
+        gpuir__slot *s = &R->slots[r - 1];
+        if (!D) return GPUIR_OK;             /* copied in after the run */
+        s->host = arg->host.data;
+        s->external = true;
+        s->arg = -(int)j - 1;
+        s->ext_bytes = gpuir_array_count(&arg->host) * gpuir_dtype_size(arg->host.dtype);
+        return GPUIR_OK;
+    }
+    if (arg->kind != GPUIR_ARG_BUFFER)
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no argument (kind %d)", what, (int)arg->kind);
+    gpuir__bufslot *B = gpuir__args_buffer(R, arg->buffer, want, what);
+    if (!B) return p->ctx->result;
+    if (!D) {
+        A->all_device = false;
+        A->sig |= (uint64_t)3 << (2 * ((A->desc->n_inputs + j) % 32));
+        return GPUIR_OK;                     /* uploaded after the run */
+    }
+    A->sig |= (uint64_t)2 << (2 * ((A->desc->n_inputs + j) % 32));
+    gpuir__slot *d = &R->slots[D - 1], *s = &R->slots[r - 1];
+    d->dev = B->ptr;
+    d->external = true;
+    d->arg = -(int)j - 1;
+    d->ext_bytes = B->bytes;
+    s->external = true;                      /* the host result is never made */
+    s->arg = -(int)j - 1;
+    s->ext_bytes = B->bytes;
+    p->run_skip[A->plan->out_copy[j] - 1] = 1;
+    return GPUIR_OK;
+}
+
+/* Output j after the run: a new host array, the result copied into
+   preallocated memory (unless written in place), or into a device buffer
+   (unless the kernel wrote it there). */
+static gpuir_result gpuir__args_result(gpuir__run *R, gpuir__args *A, size_t j) {
+    gpuir_program *p = R->p;
+    gpuir_arg *arg = &A->desc->outputs[j];
+    uint32_t r = gpuir__op_operand(p->m, A->ret, (uint32_t)j);
+    gpuir__slot *s = &R->slots[r - 1];
+    if (arg->kind == GPUIR_ARG_NONE || (arg->kind == GPUIR_ARG_HOST && !arg->host.data))
+        return gpuir__run_outputs_one(R, r, &arg->host);
+    char what[48];
+    snprintf(what, sizeof what, "output #%zu", j);
+    bool same = true;
+    const int64_t *dims = arg->kind == GPUIR_ARG_HOST ? arg->host.dims
+                                                      : p->ctx->buffers[(arg->buffer.id & 0xfffff) - 1].type.dims;
+    for (int d = 0; d < gpuir__value_at(p->m, r)->type.rank; d++) same = same && dims[d] == s->dims[d];
+    if (!same) return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the result's dynamic sizes differ from the "
+                                  "argument's", what);
+    if (arg->kind == GPUIR_ARG_HOST) {
+        if (s->host != arg->host.data && s->bytes) memcpy(arg->host.data, s->host, s->bytes);
+        return GPUIR_OK;
+    }
+    if (A->plan->out_dev[j] || !s->bytes) return GPUIR_OK;
+    p->stats.h2d_copies++;
+    p->stats.h2d_bytes += s->bytes;
+    gpuir__dptr dst = p->ctx->buffers[(arg->buffer.id & 0xfffff) - 1].ptr;
+    return gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_htod(p->drv.self, dst, s->host, s->bytes, 0), "cuMemcpyHtoD",
+                            what);
+}
+
+/* After the run: staged inputs the function wrote go back to their
+   buffers, then every output is delivered. */
+static gpuir_result gpuir__args_finish(gpuir__run *R, gpuir__args *A) {
+    gpuir_program *p = R->p;
+    const gpuir_run_desc *desc = A->desc;
+    for (size_t i = 0; i < desc->n_inputs; i++) {
+        uint32_t v = R->f->params[i];
+        gpuir__slot *s = &R->slots[v - 1];
+        if (desc->inputs[i].kind != GPUIR_ARG_BUFFER || A->plan->in_dev[i] || !A->plan->in_written[i] || !s->owned ||
+            !s->bytes)
+            continue;
+        p->stats.h2d_copies++;
+        p->stats.h2d_bytes += s->bytes;
+        gpuir__dptr dst = p->ctx->buffers[(desc->inputs[i].buffer.id & 0xfffff) - 1].ptr;
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_htod(p->drv.self, dst, s->host, s->bytes, 0),
+                             "cuMemcpyHtoD", "writing a staged input back"))
+            return p->ctx->result;
+    }
+    if (!A->ret) return GPUIR_OK;
+    if (desc->n_outputs != A->ret->n_operands)
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "the function returns %u values, %zu outputs given",
+                           A->ret->n_operands, desc->n_outputs);
+    for (size_t j = 0; j < desc->n_outputs; j++)
+        if (gpuir__args_result(R, A, j)) return p->ctx->result;
+    return GPUIR_OK;
+}
+
+/* Two arguments that share memory: an output with an input, or two outputs. */
+static gpuir_result gpuir__args_check_alias(gpuir_ctx *ctx, const gpuir_run_desc *desc) {
+    size_t n = desc->n_inputs + desc->n_outputs;
+    for (size_t a = desc->n_inputs; a < n; a++) {
+        const gpuir_arg *x = &desc->outputs[a - desc->n_inputs];
+        for (size_t b = 0; b < a; b++) {
+            const gpuir_arg *y = b < desc->n_inputs ? &desc->inputs[b] : &desc->outputs[b - desc->n_inputs];
+            bool same = x->kind == y->kind &&
+                        ((x->kind == GPUIR_ARG_BUFFER && x->buffer.id == y->buffer.id) ||
+                         (x->kind == GPUIR_ARG_HOST && x->host.data && x->host.data == y->host.data));
+            if (x->kind == GPUIR_ARG_BUFFER && y->kind == GPUIR_ARG_BUFFER && !same) {
+                uint64_t p = gpuir_buffer_device_ptr(ctx, x->buffer), q = gpuir_buffer_device_ptr(ctx, y->buffer);
+                gpuir_type tp = gpuir_buffer_type(ctx, x->buffer), tq = gpuir_buffer_type(ctx, y->buffer);
+                uint64_t np = (uint64_t)gpuir__type_count(&tp) * gpuir_dtype_size(tp.dtype);
+                uint64_t nq = (uint64_t)gpuir__type_count(&tq) * gpuir_dtype_size(tq.dtype);
+                same = p && q && np && nq && p < q + nq && q < p + np;
+            }
+            if (same)
+                return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "output #%zu aliases %s #%zu: a run's outputs "
+                                   "must not share memory with its inputs or each other", a - desc->n_inputs,
+                                   b < desc->n_inputs ? "input" : "output",
+                                   b < desc->n_inputs ? b : b - desc->n_inputs);
+        }
+    }
+    return GPUIR_OK;
+}
+
+/* Report lines for the arguments that are device buffers, when the kinds
+   changed since the last run. */
+static void gpuir__args_note(gpuir__run *R, gpuir__args *A) {
+    gpuir_program *p = R->p;
+    if (A->sig == p->args_sig) return;
+    p->args_sig = A->sig;
+    char label[GPUIR_MAX_NAME + 32];
+    for (size_t i = 0; i < A->desc->n_inputs; i++) {
+        uint64_t k = A->sig >> (2 * (i % 32)) & 3;
+        gpuir__args_name(p->m, R->f->params[i], label, sizeof label);
+        if (k == 2) gpuir__args_report(p, R->f, label, "device-resident: no copy (input, a device buffer)");
+        if (k == 3) gpuir__args_report(p, R->f, label, "device-resident: staged through the host (input, a device "
+                                       "buffer the host code reads)");
+    }
+    for (size_t j = 0; A->ret && j < A->desc->n_outputs && j < A->ret->n_operands; j++) {
+        uint64_t k = A->sig >> (2 * ((A->desc->n_inputs + j) % 32)) & 3;
+        snprintf(label, sizeof label, "result #%zu", j);
+        if (k == 2) gpuir__args_report(p, R->f, label, "device-resident: no copy (written into the device buffer "
+                                       "argument)");
+        if (k == 3) gpuir__args_report(p, R->f, label, "device-resident: staged through the host (the host code "
+                                       "computes it), then copied into the device buffer argument");
+    }
+}
+
+/* Whether a host-side copy that is not skipped is left: the run then
+   waits for the device before it returns. */
+static bool gpuir__args_host_copies(const gpuir__run *R) {
+    const gpuir_module *m = R->p->m;
+    for (size_t i = 0; i < stbds_arrlenu(R->f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, R->f->ops[i]);
+        if (op->kind != GPUIR_OP_GPU_MEMCPY || R->p->run_skip[op - m->ops]) continue;
+        if (gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.space != GPUIR_SPACE_DEVICE ||
+            gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.space != GPUIR_SPACE_DEVICE)
+            return true;
+    }
+    return false;
+}
+
+/* An asynchronous run's entry: stream 0's work goes to the caller's stream
+   (the emulator queues it on lane n_streams + 1), and every stream of the
+   program waits for what the caller's stream held (event n_events + 1). */
+static gpuir_result gpuir__args_enter_stream(gpuir__run *R, void *stream, unsigned streams) {
+    gpuir_program *p = R->p;
+    const gpuir__drv *d = &p->drv;
+    if (gpuir__drv_check(p->ctx, d, d->stream_bind(d->self, stream, p->n_streams + 1), "cuStreamWaitEvent",
+                         "ordering the run after desc.stream"))
+        return p->ctx->result;
+    unsigned entry = p->n_events + 1;
+    int rc = streams ? d->event_record(d->self, entry, 0) : 0;    /* one stream: the caller's orders it */
+    for (unsigned s = 1; !rc && s <= streams; s++) rc = d->stream_wait(d->self, s, entry);
+    return gpuir__drv_check(p->ctx, d, rc, "cuEventRecord/cuStreamWaitEvent", "ordering the run after desc.stream");
+}
+
+/* A run into a graph being captured on the caller's stream: everything it
+   issues must be capturable. Fails before anything is issued, naming what
+   is not: a run that waits for the device (host arguments), a global not
+   yet uploaded, device allocations without memory pools. */
+static gpuir_result gpuir__args_capture_check(gpuir__run *R, bool async) {
+    gpuir_program *p = R->p;
+    const gpuir_module *m = p->m;
+    const char *pre = "desc.stream is being captured into a graph, and";
+    if (!async)
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s this run has host arguments or host copies, so "
+                           "it must wait for the device (a captured stream cannot): pass device buffers only", pre);
+    for (size_t i = 0; i < stbds_arrlenu(R->f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, R->f->ops[i]);
+        bool device = op->result && gpuir__value_at(m, op->result)->type.space == GPUIR_SPACE_DEVICE;
+        if (op->kind == GPUIR_OP_MEMREF_GET_GLOBAL && device) {
+            const char *name = gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_NAME)->off);
+            uint32_t g = gpuir__find_global(m, name);
+            bool ready = false;
+            for (size_t k = 0; k < stbds_arrlenu(p->resident); k++)
+                if (p->resident[k].global == g)
+                    ready = p->resident[k].external || (g && p->resident[k].uploaded == m->globals[g - 1].generation);
+            if (!ready)
+                return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s global @%s is not on the device yet "
+                                   "(run once before capturing, or bind it to a buffer)", pre, name);
+        }
+        if (op->kind == GPUIR_OP_GPU_ALLOC && !R->slots[op->result - 1].external && p->backend == GPUIR_BACKEND_CUDA &&
+            !((gpuir__cudart *)p->drv.self)->dev.memory_pools)
+            return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s the device has no memory pools for the run's "
+                               "temporary buffers (cuMemAllocAsync)", pre);
+    }
+    return GPUIR_OK;
+}
+
+/* An asynchronous run's exit: the caller's stream waits for every stream
+   of the program (event n_events + 2); on the emulator that event marks
+   the stream's latest work. Unbinds the stream, also after a failure. */
+static gpuir_result gpuir__args_leave_stream(gpuir__run *R, void *stream, unsigned streams, gpuir_result r) {
+    gpuir_program *p = R->p;
+    const gpuir__drv *d = &p->drv;
+    unsigned exit_event = p->n_events + 2;
+    int rc = 0;
+    for (unsigned s = 1; !r && !rc && s <= streams; s++) {
+        rc = d->event_record(d->self, exit_event, s);
+        if (!rc) rc = d->stream_wait(d->self, 0, exit_event);
+    }
+    if (!r && !rc && p->backend == GPUIR_BACKEND_EMU) rc = d->event_record(d->self, exit_event, 0);  /* the tail */
+    if (!r) r = gpuir__drv_check(p->ctx, d, rc, "cuEventRecord/cuStreamWaitEvent", "ordering desc.stream after the run");
+    int urc = d->stream_bind(d->self, NULL, 0);
+    if (!r) r = gpuir__drv_check(p->ctx, d, urc, "cuStreamWaitEvent", "unbinding desc.stream");
+    if (!r && p->backend == GPUIR_BACKEND_EMU) {
+        gpuir__xstream *x = (gpuir__xstream *)stream;
+        x->tail = p;
+        x->tail_event = exit_event;
+    }
+    return r;
+}
+
+/* Binds every argument of a run; *async when all are device buffers in
+   place, on the caller's stream, with no host copy left. */
+static gpuir_result gpuir__args_bind(gpuir__run *R, gpuir__args *A, bool *async) {
+    gpuir_program *p = R->p;
+    const gpuir_run_desc *desc = A->desc;
+    if (desc->n_inputs != stbds_arrlenu(R->f->params))
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s takes %zu inputs, %zu given",
+                           gpuir__string(p->m, R->f->name), stbds_arrlenu(R->f->params), desc->n_inputs);
+    if (A->ret && desc->n_outputs != A->ret->n_operands)
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "the function returns %u values, %zu outputs given",
+                           A->ret->n_operands, desc->n_outputs);
+    A->all_device = true;
+    for (size_t i = 0; i < desc->n_inputs; i++)
+        if (gpuir__args_input(R, A, i)) return p->ctx->result;
+    for (size_t j = 0; A->ret && j < desc->n_outputs; j++)
+        if (gpuir__args_output(R, A, j)) return p->ctx->result;
+    *async = desc->stream && A->all_device && !gpuir__args_host_copies(R);
+    return GPUIR_OK;
+}
+
+/* Clears what binding set for this run (skipped copies). */
+static void gpuir__args_unbind(gpuir__run *R) {
+    for (size_t i = 0; i < stbds_arrlenu(R->f->ops); i++)
+        R->p->run_skip[gpuir__op_at(R->p->m, R->f->ops[i]) - R->p->m->ops] = 0;
+}
+
+/* The checks before anything runs: the desc, the function, the stream,
+   aliasing. */
+static uint32_t gpuir__args_check(gpuir_program *p, const gpuir_run_desc *desc) {
+    gpuir_ctx *ctx = p->ctx;
+    if (!desc) { gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_program_run_args: desc is NULL"); return 0; }
+    if ((desc->n_inputs && !desc->inputs) || (desc->n_outputs && !desc->outputs)) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_program_run_args: desc.%s is NULL",
+                    desc->n_inputs && !desc->inputs ? "inputs" : "outputs");
+        return 0;
+    }
+    if (p->backend == GPUIR_BACKEND_REF) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_program_run_args: the interpreter takes host arrays "
+                    "only (gpuir_program_run)");
+        return 0;
+    }
+    if (gpuir__drv_alive(ctx, &p->drv) || gpuir__stream_check(ctx, p->backend, desc->stream, "desc.stream") ||
+        gpuir__args_check_alias(ctx, desc))
+        return 0;
+    return gpuir__program_func(p, desc->func);
+}
+
+/* Before the run's work: the caller's stream is checked (capturing?), and
+   a run that will wait for the device waits for the stream first. */
+static gpuir_result gpuir__args_stream_first(gpuir__run *R, void *stream, bool async, bool *captured) {
+    gpuir_program *p = R->p;
+    const gpuir__drv *d = &p->drv;
+    if (!stream) return GPUIR_OK;
+    int capturing = 0;
+    if (gpuir__drv_check(p->ctx, d, d->stream_capturing(d->self, stream, &capturing), "cuStreamIsCapturing",
+                         "checking desc.stream (a stream of this program's device?)"))
+        return p->ctx->result;
+    *captured = capturing != 0;
+    if (capturing) return gpuir__args_capture_check(R, async);
+    gpuir__xstream *x = p->backend == GPUIR_BACKEND_EMU ? (gpuir__xstream *)stream : NULL;
+    if (x && (!async || x->tail != p)) return gpuir__xstream_drain(p->ctx, x);
+    if (x || async) return GPUIR_OK;
+    return gpuir__drv_check(p->ctx, d, d->stream_synchronize(d->self, stream), "cuStreamSynchronize",
+                            "waiting for desc.stream before a run that waits for the device");
+}
+
+GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_desc *desc) {
+    for (size_t j = 0; desc && desc->outputs && j < desc->n_outputs; j++)   /* a failed run leaves them empty */
+        if (desc->outputs[j].kind == GPUIR_ARG_NONE ||
+            (desc->outputs[j].kind == GPUIR_ARG_HOST && !desc->outputs[j].host.data))
+            memset(&desc->outputs[j].host, 0, sizeof desc->outputs[j].host);
+    if (!p) return GPUIR_ERR_INVALID_ARGUMENT;
+    gpuir_ctx *ctx = p->ctx;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    uint32_t fid = gpuir__args_check(p, desc);
+    if (!fid || gpuir__run_slots(p)) return ctx->result;
+    gpuir__run R;
+    R.p = p;
+    R.f = gpuir__func_at(p->m, fid);
+    R.slots = p->run_slots;
+    R.async = false;
+    R.caller = NULL;
+    gpuir__args A;
+    memset(&A, 0, sizeof A);
+    A.desc = desc;
+    A.plan = gpuir__args_plan(p, fid);
+    A.ret = stbds_arrlenu(R.f->ops) ? gpuir__op_at(p->m, stbds_arrlast(R.f->ops)) : NULL;
+    if (A.ret && A.ret->kind != GPUIR_OP_RETURN) A.ret = NULL;
+    if (!A.plan) return ctx->result;
+    p->stats.runs++;
+    gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
+    bool entered = r == GPUIR_OK, bound = false, captured = false;
+    if (!r) r = gpuir__args_bind(&R, &A, &R.async);
+    if (!r) gpuir__args_note(&R, &A);
+    if (!r) r = gpuir__args_stream_first(&R, desc->stream, R.async, &captured);
+    if (!r) r = gpuir__args_stage(&R, &A);
+    unsigned lanes = R.async ? 1 : 0;
+    if (!r && (p->n_streams || p->n_events || lanes))
+        r = gpuir__drv_check(ctx, &p->drv, p->drv.streams_reserve(p->drv.self, p->n_streams + lanes, p->n_events + 2 * lanes),
+                             "cuStreamCreate", "making the program's streams and events");
+    if (!r && R.async) {
+        r = gpuir__args_enter_stream(&R, desc->stream, A.plan->streams);
+        bound = true;
+        R.caller = desc->stream;
+    }
+    for (size_t i = 0; !r && i < stbds_arrlenu(R.f->ops); i++) r = gpuir__run_op(&R, gpuir__op_at(p->m, R.f->ops[i]));
+    if (bound) r = gpuir__args_leave_stream(&R, desc->stream, A.plan->streams, r);
+    if (entered && (!R.async || r) && !captured) {     /* queued work and frees finish even after a failure
+                                                       (a capture holds them: no host wait may break it) */
+        int rc = p->drv.synchronize(p->drv.self);
+        if (!r) r = gpuir__drv_check(ctx, &p->drv, rc, "cuCtxSynchronize", "finishing a run");
+        if (p->backend == GPUIR_BACKEND_EMU) gpuir__xstream_forget(ctx, p);
+    }
+    if (!r) r = gpuir__args_finish(&R, &A);
+    gpuir__args_unbind(&R);
+    r = gpuir__run_release(&R, r);
+    if (entered) {
+        gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self), "cuCtxPopCurrent", "ending a run");
+        if (!r) r = lr;
+    }
+    return r;
+}
+
+GPUIRDEF gpuir_result gpuir_program_wait(gpuir_program *p) {
+    if (!p) return GPUIR_ERR_INVALID_ARGUMENT;
+    gpuir_ctx *ctx = p->ctx;
+    if (ctx->result != GPUIR_OK || p->backend == GPUIR_BACKEND_REF) return ctx->result;
+    gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "waiting");
+    if (r) return r;
+    r = gpuir__drv_check(ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize",
+                         "waiting for the program's asynchronous runs");
+    gpuir__xstream_forget(ctx, p);
+    gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self), "cuCtxPopCurrent", "waiting");
+    return r ? r : lr;
+}
+
+GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const char *name, gpuir_buffer b) {
+    if (!p) return GPUIR_ERR_INVALID_ARGUMENT;
+    gpuir_ctx *ctx = p->ctx;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    uint32_t g = name ? gpuir__find_global(p->m, name) : 0;
+    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "gpuir_program_bind_global_buffer: no global @%s",
+                               name ? name : "(NULL)");
+    size_t i = 0;
+    while (i < stbds_arrlenu(p->resident) && p->resident[i].global != g) i++;
+    if (!b.id) {                         /* unbind: the next run uploads the module's data */
+        if (i < stbds_arrlenu(p->resident) && p->resident[i].external) stbds_arrdel(p->resident, i);
+        return GPUIR_OK;
+    }
+    char what[GPUIR_MAX_NAME + 48];
+    snprintf(what, sizeof what, "global @%s", name);
+    gpuir__run R;
+    memset(&R, 0, sizeof R);
+    R.p = p;
+    gpuir__bufslot *B = gpuir__args_buffer(&R, b, p->m->globals[g - 1].type, what);
+    if (!B) return ctx->result;
+    if (i < stbds_arrlenu(p->resident) && !p->resident[i].external && p->resident[i].dev &&
+        p->drv.enter(p->drv.self) == 0) {
+        p->drv.mem_free(p->drv.self, p->resident[i].dev, 0);
+        p->drv.leave(p->drv.self);
+    }
+    gpuir__resident res = {g, B->ptr, 0, true};
+    if (i < stbds_arrlenu(p->resident)) p->resident[i] = res;
+    else stbds_arrput(p->resident, res);
+    return GPUIR_OK;
+}
+
 
 /* Whether a host function still has tensors: the program must be lowered. */
 static bool gpuir__module_is_tensor_level(const gpuir_module *m) {
@@ -14920,18 +16368,22 @@ GPUIRDEF void gpuir_program_destroy(gpuir_program *p) {
     for (size_t i = 0; i < stbds_arrlenu(ctx->programs); i++)
         if (ctx->programs[i] == p) { stbds_arrdel(ctx->programs, i); break; }
     gpuir__fault_unwrap(p);                      /* teardown is not under test */
+    gpuir__xstream_forget(ctx, p);               /* its queued work finishes in gpuir__emu_close */
     if ((p->module || stbds_arrlenu(p->resident) || stbds_arrlenu(p->graphs)) && p->drv.enter) {
         p->drv.enter(p->drv.self);
+        p->drv.synchronize(p->drv.self);         /* an asynchronous run's work, before its kernels go */
         for (size_t i = 0; i < stbds_arrlenu(p->resident); i++)
-            if (p->resident[i].dev) p->drv.mem_free(p->drv.self, p->resident[i].dev, 0);
+            if (p->resident[i].dev && !p->resident[i].external) p->drv.mem_free(p->drv.self, p->resident[i].dev, 0);
         for (size_t i = 0; i < stbds_arrlenu(p->graphs); i++) gpuir__graph_drop(p, &p->graphs[i]);
         if (p->module) p->drv.module_unload(p->drv.self, p->module);
         p->drv.leave(p->drv.self);
     }
     stbds_arrfree(p->resident);
     stbds_arrfree(p->graphs);
+    gpuir__args_forget(p);
     GPUIR_FREE(p->run_slots);
     GPUIR_FREE(p->launch_kernel);
+    GPUIR_FREE(p->run_skip);
     if (p->backend == GPUIR_BACKEND_CUDA) gpuir__cuda_backend_close(p);
     if (p->backend == GPUIR_BACKEND_EMU) gpuir__emu_close(p);
     GPUIR_FREE(p->source);
@@ -15104,6 +16556,52 @@ static int gpuir__fault_tensor_map(void *self, gpuir__tmap *map, const gpuir__tm
     int rc = gpuir__fault_hit(F, 1);                    /* CUDA_ERROR_INVALID_VALUE */
     return rc ? rc : F->inner.tensor_map_encode(F->inner.self, map, desc);
 }
+static int gpuir__fault_host_register(void *self, void *ptr, size_t bytes) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);                    /* CUDA_ERROR_OUT_OF_MEMORY: cannot pin */
+    return rc ? rc : F->inner.host_register(F->inner.self, ptr, bytes);
+}
+static int gpuir__fault_host_unregister(void *self, void *ptr) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.host_unregister(F->inner.self, ptr);
+    int hit = gpuir__fault_hit(F, 713);                 /* CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED */
+    return hit ? hit : rc;
+}
+static int gpuir__fault_stream_create(void *self, void **stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);
+    return rc ? rc : F->inner.stream_create(F->inner.self, stream);
+}
+static int gpuir__fault_stream_destroy(void *self, void *stream) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.stream_destroy(F->inner.self, stream);
+    int hit = gpuir__fault_hit(F, 400);                 /* CUDA_ERROR_INVALID_HANDLE */
+    return hit ? hit : rc;
+}
+/* A failed wait still lets the work finish, as event_synchronize. */
+static int gpuir__fault_stream_sync(void *self, void *stream) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.stream_synchronize(F->inner.self, stream);
+    int hit = gpuir__fault_hit(F, 400);
+    return hit ? hit : rc;
+}
+/* Unbinding (NULL) always unbinds, so a failed run leaves no stream bound. */
+static int gpuir__fault_stream_bind(void *self, void *stream, unsigned lane) {
+    GPUIR__FAULT_SELF;
+    if (!stream) {
+        int rc = F->inner.stream_bind(F->inner.self, stream, lane);
+        int hit = gpuir__fault_hit(F, 400);
+        return hit ? hit : rc;
+    }
+    int rc = gpuir__fault_hit(F, 400);
+    return rc ? rc : F->inner.stream_bind(F->inner.self, stream, lane);
+}
+static int gpuir__fault_stream_capturing(void *self, void *stream, int *capturing) {
+    GPUIR__FAULT_SELF;
+    *capturing = 0;
+    int rc = gpuir__fault_hit(F, 400);
+    return rc ? rc : F->inner.stream_capturing(F->inner.self, stream, capturing);
+}
 static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
     GPUIR__FAULT_SELF;
     F->inner.describe(F->inner.self, code, name, text, detail);
@@ -15111,21 +16609,29 @@ static void gpuir__fault_describe(void *self, int code, const char **name, const
 }
 #undef GPUIR__FAULT_SELF
 
-static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
+/* Wraps table *d (a program's, or the context's device's) in a fault
+   table; *out gets the wrapper to free (gpuir__fault_unwrap_drv). */
+static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv, struct gpuir__fault **out) {
     gpuir__fault *F = (gpuir__fault *)gpuir__calloc(1, sizeof *F);
-    if (!F) return gpuir__oom(p->ctx, "fault injection");
-    F->inner = p->drv;
-    F->plan = &p->ctx->fault;
-    gpuir__drv d = {p->drv.name, F, gpuir__fault_enter, gpuir__fault_leave, gpuir__fault_reserve, gpuir__fault_alloc,
+    if (!F) return gpuir__oom(ctx, "fault injection");
+    F->inner = *drv;
+    F->plan = &ctx->fault;
+    gpuir__drv d = {drv->name, F, gpuir__fault_enter, gpuir__fault_leave, gpuir__fault_reserve, gpuir__fault_alloc,
                     gpuir__fault_free, gpuir__fault_htod, gpuir__fault_dtoh, gpuir__fault_dtod, gpuir__fault_load,
                     gpuir__fault_unload, gpuir__fault_function, gpuir__fault_launch, gpuir__fault_record,
                     gpuir__fault_wait, gpuir__fault_event_sync, gpuir__fault_sync, gpuir__fault_describe,
-                    p->drv.lost, gpuir__fault_host_alloc, gpuir__fault_host_free, gpuir__fault_capture_begin,
+                    drv->lost, gpuir__fault_host_alloc, gpuir__fault_host_free, gpuir__fault_capture_begin,
                     gpuir__fault_capture_end, gpuir__fault_graph_launch, gpuir__fault_graph_destroy,
-                    gpuir__fault_tensor_map};
-    p->drv = d;
-    p->fault = F;
+                    gpuir__fault_tensor_map, gpuir__fault_host_register, gpuir__fault_host_unregister,
+                    gpuir__fault_stream_create, gpuir__fault_stream_destroy, gpuir__fault_stream_sync,
+                    gpuir__fault_stream_bind, gpuir__fault_stream_capturing};
+    *drv = d;
+    *out = F;
     return GPUIR_OK;
+}
+
+static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
+    return gpuir__fault_wrap_drv(p->ctx, &p->drv, &p->fault);
 }
 
 static void gpuir__fault_unwrap(gpuir_program *p) {
@@ -15144,6 +16650,7 @@ static void gpuir__runtime_free(gpuir_ctx *ctx) {
     ctx->cache = NULL;
     gpuir__emu_toolchain_free(ctx->emu_toolchain);
     ctx->emu_toolchain = NULL;
+    gpuir__devices_free(ctx);
     gpuir__cudart_close(ctx->cuda);
     ctx->cuda = NULL;
     GPUIR_FREE(ctx->cache_dir_copy);
@@ -16079,11 +17586,16 @@ typedef struct gpuir__emu_graph {
 } gpuir__emu_graph;
 
 /* An emulated device allocation. A freed one stays (unused) until every
-   stream is idle, so queued work that still touches it is caught; then its
-   memory goes back and its range is remembered (the last GPUIR__EMU_GONE),
-   so later work on it is an illegal address too, not a write to freed host
-   memory (unless an allocation made since took the same address). */
+   stream is idle, so queued work that still touches it is caught; then it
+   moves to a quarantine that still holds its memory (the last
+   GPUIR__EMU_GONE allocations, at most GPUIR__EMU_GONE_BYTES together), so
+   later work on it is an illegal address too, not a write to freed host
+   memory. Holding the memory is what makes the check sound: no other
+   allocation (this emulator's, another program's, a caller's buffer) can
+   take an address the quarantine remembers. Memory leaving the quarantine
+   goes back and is no longer checked. */
 #define GPUIR__EMU_GONE 256
+#define GPUIR__EMU_GONE_BYTES ((size_t)256 << 20)
 typedef struct gpuir__emu_alloc {
     uintptr_t base;
     size_t bytes;
@@ -16114,9 +17626,12 @@ typedef struct gpuir__emu {
     size_t live_graphs, live_host;  /* graphs and pinned host buffers not yet released */
     char detail[1024];      /* what went wrong in the last failed call */
     char lost[GPUIR__LOST_SIZE];  /* why the emulated context is lost, or "" */
-    gpuir__emu_alloc gone[GPUIR__EMU_GONE];  /* the latest allocations given back (a ring) */
-    size_t n_gone;                /* allocations given back so far */
+    gpuir__emu_alloc gone[GPUIR__EMU_GONE];  /* the quarantine: freed memory still held (a ring) */
+    size_t n_gone, gone_held;     /* allocations quarantined so far; how many the ring holds now */
+    size_t gone_bytes;            /* the bytes it holds */
     struct gpuir__emu_toolchain *host; /* the context's: where modules are written to be dlopen'ed */
+    unsigned lane;                /* stream_bind: stream 0's work is queued on this stream (0: none) */
+    size_t live_registered;       /* host ranges registered (pinned in place) */
 } gpuir__emu;
 
 typedef struct gpuir__emu_module {
@@ -16162,9 +17677,8 @@ static gpuir__emu_alloc *gpuir__emu_find(gpuir__emu *E, gpuir__dptr p) {
 static int gpuir__emu_check_live(gpuir__emu *E, gpuir__dptr p, const char *what) {
     const gpuir__emu_alloc *a = gpuir__emu_find(E, p);
     if (!a && p) {                      /* memory already given back? */
-        size_t n = E->n_gone < GPUIR__EMU_GONE ? E->n_gone : GPUIR__EMU_GONE;
-        for (size_t i = 0; i < n; i++) {
-            const gpuir__emu_alloc *g = &E->gone[i];
+        for (size_t i = 0; i < E->gone_held; i++) {
+            const gpuir__emu_alloc *g = &E->gone[(E->n_gone - 1 - i) % GPUIR__EMU_GONE];
             if (p < g->base || p >= g->base + (g->bytes ? g->bytes : 1)) continue;
             snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (and given back; "
                      "%zu bytes at %#llx)", what, g->bytes, (unsigned long long)g->base);
@@ -16177,13 +17691,31 @@ static int gpuir__emu_check_live(gpuir__emu *E, gpuir__dptr p, const char *what)
     return GPUIR__CU_ILLEGAL_ADDRESS;
 }
 
-/* Gives back what was freed, once no queued work can touch it. */
+/* Gives the oldest quarantined allocation back to the host. */
+static void gpuir__emu_gone_drop_oldest(gpuir__emu *E) {
+    gpuir__emu_alloc *g = &E->gone[(E->n_gone - E->gone_held) % GPUIR__EMU_GONE];
+    GPUIR_FREE((void *)g->base);
+    E->gone_bytes -= g->bytes;
+    E->gone_held--;
+}
+
+/* Moves a freed allocation into the quarantine (what does not fit goes
+   back at once, unremembered). */
+static void gpuir__emu_gone_add(gpuir__emu *E, gpuir__emu_alloc a) {
+    if (a.bytes > GPUIR__EMU_GONE_BYTES) { GPUIR_FREE((void *)a.base); return; }
+    while (E->gone_held && (E->gone_held == GPUIR__EMU_GONE || E->gone_bytes + a.bytes > GPUIR__EMU_GONE_BYTES))
+        gpuir__emu_gone_drop_oldest(E);
+    E->gone[E->n_gone++ % GPUIR__EMU_GONE] = a;
+    E->gone_held++;
+    E->gone_bytes += a.bytes;
+}
+
+/* Quarantines what was freed, once no queued work can touch it. */
 static void gpuir__emu_release_freed(gpuir__emu *E) {
     size_t j = 0;
     for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) {
         if (!E->allocs[i].freed) { E->allocs[j++] = E->allocs[i]; continue; }
-        E->gone[E->n_gone++ % GPUIR__EMU_GONE] = E->allocs[i];
-        GPUIR_FREE((void *)E->allocs[i].base);
+        gpuir__emu_gone_add(E, E->allocs[i]);
         E->live_allocs--;
     }
     if (E->allocs) stbds_header(E->allocs)->length = j;
@@ -16311,8 +17843,10 @@ static int gpuir__emu_capture(gpuir__emu *E, unsigned stream, const gpuir__emu_c
     return 0;
 }
 
-/* Stream 0 work runs now, after everything queued (the legacy stream). */
+/* Stream 0 work runs now, after everything queued (the legacy stream),
+   unless a caller's stream is bound: then it is queued on its lane. */
 static int gpuir__emu_submit(gpuir__emu *E, unsigned stream, gpuir__emu_cmd *c) {
+    if (!stream) stream = E->lane;
     if (E->capturing) return gpuir__emu_capture(E, stream, c);
     if (stream) return gpuir__emu_enqueue(E, stream, c);
     int rc = gpuir__emu_drain(E, 0);
@@ -16384,6 +17918,7 @@ static int gpuir__emu_stream_wait(void *self, unsigned stream, unsigned e) {
     memset(&c, 0, sizeof c);
     c.kind = GPUIR__EMU_WAIT;
     c.event = e;
+    if (!stream) stream = E->lane;
     if (E->capturing) return gpuir__emu_capture(E, stream, &c);
     if (!stream) return gpuir__emu_drain(E, e);
     c.ticket = E->events[e - 1].recorded;      /* never recorded: 0, done at once (as CUDA) */
@@ -16484,6 +18019,58 @@ static int gpuir__emu_graph_destroy(void *self, void *graph) {
     GPUIR_FREE(g);
     E->live_graphs--;
     return 0;
+}
+
+/* ---- run arguments: pinning in place, the caller's streams ---- */
+
+/* Emulated memory is host memory: registering only counts (and refuses
+   what CUDA refuses: no memory). */
+static int gpuir__emu_host_register(void *self, void *p, size_t bytes) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!p || !bytes) return GPUIR__CU_INVALID_VALUE;
+    E->live_registered++;
+    return 0;
+}
+static int gpuir__emu_host_unregister(void *self, void *p) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!p || !E->live_registered) return GPUIR__CU_INVALID_VALUE;
+    E->live_registered--;
+    return 0;
+}
+/* An emulated caller's stream is a gpuir__xstream (rt.exec): the program
+   that last queued work for it keeps that work until the host waits. */
+static int gpuir__emu_stream_create(void *self, void **stream) {
+    (void)self;
+    gpuir__xstream *x = (gpuir__xstream *)gpuir__calloc(1, sizeof *x);
+    if (!x) return GPUIR__CU_OUT_OF_MEMORY;
+    x->magic = GPUIR__XSTREAM_MAGIC;
+    *stream = x;
+    return 0;
+}
+static int gpuir__emu_stream_destroy(void *self, void *stream) {
+    (void)self;
+    if (!stream) return GPUIR__CU_INVALID_VALUE;
+    ((gpuir__xstream *)stream)->magic = 0;
+    GPUIR_FREE(stream);
+    return 0;
+}
+/* The host waits for everything this emulator holds (the caller's stream
+   is one of its lanes). */
+static int gpuir__emu_stream_sync(void *self, void *stream) {
+    (void)stream;
+    return gpuir__emu_sync(self);
+}
+static int gpuir__emu_stream_bind(void *self, void *stream, unsigned lane) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (stream && (!lane || lane > stbds_arrlenu(E->streams))) return GPUIR__CU_INVALID_VALUE;
+    E->lane = stream ? lane : 0;
+    return 0;
+}
+/* Emulated streams are never captured: graphs record the table's calls. */
+static int gpuir__emu_stream_capturing(void *self, void *stream, int *capturing) {
+    (void)self;
+    *capturing = 0;
+    return stream ? 0 : GPUIR__CU_INVALID_VALUE;
 }
 
 /* ---- the context's private temporary directory ---- */
@@ -17079,21 +18666,46 @@ static uint64_t gpuir__emu_max_threads(void) {
     return v && end && *end == '\0' ? (uint64_t)v : GPUIR__EMU_WORK_BOUND;
 }
 
-static gpuir_result gpuir__emu_open(gpuir_program *p) {
+/* A new emulated device with its table; NULL when out of memory. */
+static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out) {
     gpuir__emu *E = (gpuir__emu *)gpuir__calloc(1, sizeof *E);
-    if (!E) return gpuir__oom(p->ctx, "the emulator");
+    if (!E) return NULL;
     E->engine = gpuir__emu_engine_make(0);
-    if (!E->engine) { GPUIR_FREE(E); return gpuir__oom(p->ctx, "the emulator's fibers"); }
-    E->rng = p->desc.emu_seed ? p->desc.emu_seed : 0x9e3779b97f4a7c15ull;
-    E->host = gpuir__emu_toolchain_get(p->ctx);
-    if (!E->host) { gpuir__emu_engine_destroy(E->engine); GPUIR_FREE(E); return p->ctx->result; }
+    if (!E->engine) { GPUIR_FREE(E); return NULL; }
+    E->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
     gpuir__drv d = {"emu", E, gpuir__emu_nop, gpuir__emu_nop, gpuir__emu_streams_reserve, gpuir__emu_mem_alloc,
                     gpuir__emu_mem_free, gpuir__emu_htod, gpuir__emu_dtoh, gpuir__emu_dtod, gpuir__emu_module_load,
                     gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_event_record,
                     gpuir__emu_stream_wait, gpuir__emu_event_sync, gpuir__emu_sync, gpuir__emu_describe,
                     E->lost, gpuir__emu_host_alloc, gpuir__emu_host_free, gpuir__emu_capture_begin,
                     gpuir__emu_capture_end, gpuir__emu_graph_launch, gpuir__emu_graph_destroy,
-                    gpuir__emu_tensor_map};
+                    gpuir__emu_tensor_map, gpuir__emu_host_register, gpuir__emu_host_unregister,
+                    gpuir__emu_stream_create, gpuir__emu_stream_destroy, gpuir__emu_stream_sync,
+                    gpuir__emu_stream_bind, gpuir__emu_stream_capturing};
+    *out = d;
+    return E;
+}
+
+/* Releases an emulated device (its queued work done first). */
+static void gpuir__emu_free(struct gpuir__emu *E) {
+    gpuir__emu_drain(E, 0);
+    gpuir__emu_calls_free(E->captured);
+    for (size_t s = 0; s < stbds_arrlenu(E->streams); s++) stbds_arrfree(E->streams[s].cmds);
+    stbds_arrfree(E->streams);
+    for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) GPUIR_FREE((void *)E->allocs[i].base);
+    stbds_arrfree(E->allocs);
+    while (E->gone_held) gpuir__emu_gone_drop_oldest(E);
+    stbds_arrfree(E->events);
+    gpuir__emu_engine_destroy(E->engine);
+    GPUIR_FREE(E);
+}
+
+static gpuir_result gpuir__emu_open(gpuir_program *p) {
+    gpuir__drv d;
+    gpuir__emu *E = gpuir__emu_make(p->desc.emu_seed, &d);
+    if (!E) return gpuir__oom(p->ctx, "the emulator");
+    E->host = gpuir__emu_toolchain_get(p->ctx);        /* where its modules are written */
+    if (!E->host) { gpuir__emu_free(E); return p->ctx->result; }
     p->drv = d;
     gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20, 0};
     lim.max_launch_threads = gpuir__emu_max_threads();
@@ -17108,13 +18720,7 @@ static void gpuir__emu_close(gpuir_program *p) {
        module first: anything still live here is a gpuir bug. */
     gpuir__emu_drain(E, 0);
     GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0 && E->live_graphs == 0 && E->live_host == 0);
-    gpuir__emu_calls_free(E->captured);
-    for (size_t s = 0; s < stbds_arrlenu(E->streams); s++) stbds_arrfree(E->streams[s].cmds);
-    stbds_arrfree(E->streams);
-    stbds_arrfree(E->allocs);
-    stbds_arrfree(E->events);
-    gpuir__emu_engine_destroy(E->engine);
-    GPUIR_FREE(E);
+    gpuir__emu_free(E);
     p->drv.self = NULL;
 }
 

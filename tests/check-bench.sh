@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpuir-bench's CPU-side subcommands run and print their machine-readable
-# lines: launch (on the emulator without a GPU), passes, matmul --epilogue, and --plot, which
+# lines: launch (on the emulator without a GPU), passes, matmul --epilogue, e2e, and --plot, which
 # draws a PNG when gnuplot is installed and otherwise says that it needs it.
 cd "$(dirname "$0")/.." || exit 1
 bench=tools/gpuir-bench
@@ -54,3 +54,13 @@ done
 if ! $bench matmul --epilogue=bias,relu,gelu > $out 2>&1 && grep -q 'epilogue takes a list' $out
 then echo "PASS bench: matmul --epilogue refuses two activations"
 else echo "FAIL bench: matmul --epilogue=bias,relu,gelu was accepted"; cat $out >&2; fi
+# e2e: both programs, four modes each, results checked (against the
+# interpreter without a GPU); device mode moves no bytes either way.
+$bench e2e --small --repeat=2 > $out 2>&1
+rc=$?
+n=$(grep -c '^bench e2e program=[a-z]* mode=[a-z-]* ms=[0-9.na]* kernel_ms=[0-9.]* ratio=[0-9.na]* h2d_bytes=[0-9]* d2h_bytes=[0-9]*$' $out)
+if [ $rc -eq 0 ] && [ "$n" = 8 ] && ! grep -q WRONG $out &&
+   [ "$(grep -c '^bench e2e program=[a-z]* mode=device ms=.* h2d_bytes=0 d2h_bytes=0$' $out)" = 2 ] &&
+   [ "$(grep -c ' pageable .* B in, .* B out per run: \(matches\|the reference\)' $out)" = 2 ]
+then echo "PASS bench: e2e prints four modes of two programs, device mode copies nothing"
+else echo "FAIL bench: e2e (exit $rc, $n lines)"; cat $out >&2; fi

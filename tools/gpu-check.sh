@@ -5,7 +5,8 @@
 # example and the compile, matmul (f32, tf32, f16, bf16; f32 and bf16 also
 # with a fused bias, gelu and residual; the experimental wgmma kernel, f16
 # and bf16, B transposed; two skinny shapes that split K; against cuBLAS),
-# bandwidth and launch benchmarks;
+# bandwidth, launch and end-to-end (e2e: host pageable, pinned, device
+# buffers, a captured graph) benchmarks; the device-buffer test and example;
 # the backend tests run once more recording and replaying graphs. Logs go to $OUT (default build/gpu-check); a summary is printed.
 #   [GPU_CHECK_PARTS="tests sanitizer bench"] tools/gpu-check.sh [STB_INCLUDE_DIR]
 # GPU_CHECK_PARTS picks the parts to run (default all three), so that a
@@ -26,6 +27,8 @@ $cc tests/api/test_backends.c -o "$OUT/test_backends" $LIBSTB -lm -ldl || exit 1
 $cc tests/api/test_mma_layouts.c -o "$OUT/test_mma_layouts" $LIBSTB -lm -ldl || exit 1
 $cc tools/gpuir-bench.c -o "$OUT/gpuir-bench" $LIBSTB -lm -ldl || exit 1
 $cc examples/seed_matmul.c -o "$OUT/seed_matmul" $LIBSTB -lm -ldl || exit 1
+$cc examples/device_buffers.c -o "$OUT/device_buffers" $LIBSTB -lm -ldl || exit 1
+$cc tests/api/test_device_buffers.c -o "$OUT/test_device_buffers" $LIBSTB -lm -ldl || exit 1
 PARTS=${GPU_CHECK_PARTS:-tests sanitizer bench}
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -42,6 +45,11 @@ echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '
 grep '^FAIL' "$OUT/cuda-graphs.txt" | head -20
 "$OUT/seed_matmul" > "$OUT/seed-matmul.txt" 2>&1
 echo "examples/seed_matmul: exit $?"; grep -E '^(backend|run)' "$OUT/seed-matmul.txt"
+"$OUT/device_buffers" > "$OUT/device-buffers.txt" 2>&1
+echo "examples/device_buffers: exit $?"; cat "$OUT/device-buffers.txt"
+"$OUT/test_device_buffers" > "$OUT/test-device-buffers.txt" 2>&1
+echo "test_device_buffers: $(grep -c '^PASS' "$OUT/test-device-buffers.txt") passed, $(grep -c '^FAIL' "$OUT/test-device-buffers.txt") failed, $(grep -c '^SKIP' "$OUT/test-device-buffers.txt") skipped"
+grep -B3 '^FAIL' "$OUT/test-device-buffers.txt" | head -20
 fi
 if ! part sanitizer; then :
 elif command -v compute-sanitizer >/dev/null 2>&1; then
@@ -72,7 +80,8 @@ matmul --dtype=bf16 --wgmma --epilogue=bias,gelu,residual
 matmul --dtype=bf16 --m=32 --n=4096 --k=4096
 matmul --m=256 --n=256 --k=16384
 bandwidth
-launch"}
+launch
+e2e"}
 echo "$BENCHES" | while IFS= read -r b; do
     [ -n "$b" ] || continue
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"

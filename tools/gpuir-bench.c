@@ -62,6 +62,19 @@
        verifier after each included, unless --no-verify), the total and the time per op; the
        ratio of the time per op to that of the smallest program shows
        whether the pipeline stays linear (1.0: linear). Best of R (default 3).
+   gpuir-bench e2e [--small] [--repeat=R]
+       End to end, where the arguments live: the seed matmul and a
+       two-layer MLP (weights as parameters), each run four ways: host
+       pageable arrays, host pinned arrays (gpuir_array_alloc_pinned),
+       device buffers on a caller's stream, and that device run captured
+       into a CUDA graph and replayed; against the kernels alone (the
+       program's launches on device buffers, no copies) and the pinned-copy
+       bound (its bytes in and out from pinned memory, plus the kernels).
+       Wall-clock medians of R (default 20) complete runs; copy bytes per
+       run from the program's stats. One line per mode: "bench e2e
+       program= mode= ms= kernel_ms= ratio= h2d_bytes= d2h_bytes=". Without
+       a GPU (or with --small) small shapes on the emulator, each mode
+       checked against the interpreter; device-graph needs CUDA (ms=nan).
    Each figure is also printed as one machine-readable line starting "bench ".
    Options are read with getopt_long (tools/cli.h): `gpuir-bench SUB --help`
    prints a line per option; an unknown option or a number that is not one
@@ -84,7 +97,7 @@
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
 enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
-       B_NO_VERIFY, B_KERNELS };
+       B_NO_VERIFY, B_KERNELS, B_SMALL };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
     return cli_next(argc + 1, argv - 1, tool, "", flags, n);
@@ -1574,6 +1587,317 @@ static int bench_launch(int argc, char **argv) {
     return rc;
 }
 
+/* ---- end to end: where the arguments live ---- */
+
+/* One program of the e2e bench: its text, inputs and the bytes it moves. */
+typedef struct e2e_case {
+    const char *name;
+    char text[1024];
+    int n_in;
+    gpuir_array in[5];          /* pageable host inputs, random */
+    gpuir_array out;            /* the shape of the one result */
+} e2e_case;
+
+static void e2e_array(gpuir_ctx *ctx, gpuir_array *a, int rank, int64_t d0, int64_t d1, uint64_t seed) {
+    int64_t dims[2] = {d0, d1};
+    gpuir_array_alloc(ctx, a, GPUIR_F32, rank, dims);
+    if (seed) gpuir_array_fill_random(a, seed);
+    for (size_t i = 0; seed && i < gpuir_array_count(a); i++) gpuir_array_set(a, i, gpuir_array_get(a, i) * 0.25);
+}
+
+/* The seed matmul (M x K · K x N) and a two-layer MLP y = relu(x·W1 + b1)·W2 + b2. */
+static void e2e_cases(gpuir_ctx *ctx, bool small, e2e_case c[2]) {
+    long long M = small ? 64 : 5376, K = small ? 48 : 2048, N = small ? 80 : 5376;
+    long long B = small ? 16 : 4096, D = small ? 32 : 1024, H = small ? 64 : 4096, O = small ? 24 : 1024;
+    memset(c, 0, 2 * sizeof *c);
+    c[0].name = "seed";
+    snprintf(c[0].text, sizeof c[0].text,
+             "func.func @f(%%a: tensor<%lldx%lldxf32>, %%b: tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32> {\n"
+             "  %%c = matmul %%a, %%b : (tensor<%lldx%lldxf32>, tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+             "  return %%c : tensor<%lldx%lldxf32>\n}\n", M, K, K, N, M, N, M, K, K, N, M, N, M, N);
+    c[0].n_in = 2;
+    e2e_array(ctx, &c[0].in[0], 2, M, K, 1);
+    e2e_array(ctx, &c[0].in[1], 2, K, N, 2);
+    e2e_array(ctx, &c[0].out, 2, M, N, 0);
+    c[1].name = "mlp";
+    snprintf(c[1].text, sizeof c[1].text,
+             "func.func @f(%%x: tensor<%lldx%lldxf32>, %%w1: tensor<%lldx%lldxf32>, %%b1: tensor<%lldxf32>, "
+             "%%w2: tensor<%lldx%lldxf32>, %%b2: tensor<%lldxf32>) -> tensor<%lldx%lldxf32> {\n"
+             "  %%h = matmul %%x, %%w1 : (tensor<%lldx%lldxf32>, tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+             "  %%a = add %%h, %%b1 : (tensor<%lldx%lldxf32>, tensor<%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+             "  %%r = relu %%a : (tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+             "  %%y = matmul %%r, %%w2 : (tensor<%lldx%lldxf32>, tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+             "  %%z = add %%y, %%b2 : (tensor<%lldx%lldxf32>, tensor<%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+             "  return %%z : tensor<%lldx%lldxf32>\n}\n",
+             B, D, D, H, H, H, O, O, B, O, B, D, D, H, B, H, B, H, H, B, H, B, H, B, H, B, H, H, O, B, O, B, O, O, B,
+             O, B, O);
+    c[1].n_in = 5;
+    e2e_array(ctx, &c[1].in[0], 2, B, D, 3);
+    e2e_array(ctx, &c[1].in[1], 2, D, H, 4);
+    e2e_array(ctx, &c[1].in[2], 1, H, 0, 5);
+    e2e_array(ctx, &c[1].in[3], 2, H, O, 6);
+    e2e_array(ctx, &c[1].in[4], 1, O, 0, 7);
+    e2e_array(ctx, &c[1].out, 2, B, O, 0);
+}
+
+static size_t e2e_bytes(const gpuir_array *a) { return gpuir_array_count(a) * gpuir_dtype_size(a->dtype); }
+
+static gpuir_buffer e2e_buffer(gpuir_ctx *ctx, gpuir_backend be, const gpuir_array *a) {
+    gpuir_buffer_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = be;
+    d.dtype = a->dtype;
+    d.rank = a->rank;
+    memcpy(d.dims, a->dims, sizeof d.dims);
+    return gpuir_buffer_make(ctx, &d);
+}
+
+/* Median wall-clock ms of `repeat` complete runs (after one warm-up):
+   run_args on the stream, then a wait for it when there is one; or, with
+   a graph, its launch and a wait. */
+static double e2e_time(gpuir_program *p, gpuir_run_desc *rd, void *graph, int repeat) {
+    gpuir_ctx *ctx = p->ctx;
+    double t[64];
+    if (repeat > 64) repeat = 64;
+    for (int i = -1; i < repeat; i++) {
+        double t0 = now_ms();
+        gpuir_result r = GPUIR_OK;
+        if (graph) {
+            gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+            C->cu.cuCtxPushCurrent(C->context);
+            int rc = C->cu.cuGraphLaunch((gpuir__CUgraphExec)graph, (gpuir__CUstream)rd->stream);
+            if (!rc) rc = C->cu.cuStreamSynchronize((gpuir__CUstream)rd->stream);
+            gpuir__CUcontext popped;
+            C->cu.cuCtxPopCurrent(&popped);
+            if (rc) { fprintf(stderr, "gpuir-bench e2e: graph launch failed (%d)\n", rc); return NAN; }
+        } else {
+            r = gpuir_program_run_args(p, rd);
+            if (!r && rd->stream) r = gpuir_stream_synchronize(ctx, rd->stream);
+        }
+        if (r) { fprintf(stderr, "gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); return NAN; }
+        if (i >= 0) t[i] = now_ms() - t0;
+    }
+    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
+    return t[repeat / 2];
+}
+
+/* The kernels alone: the program's launches on device buffers of its own
+   (one allocation each, random data), no copies, through its device table;
+   median wall-clock ms of `repeat` replays each ended by a synchronize. */
+static double e2e_kernel_ms(gpuir_program *p, int repeat) {
+    gpuir_module *m = p->m;
+    const gpuir__func *f = gpuir__func_at(m, gpuir__find_func(m, "f"));
+    gpuir__dptr *dev = (gpuir__dptr *)calloc(stbds_arrlenu(m->values) + 1, sizeof *dev);
+    replay_launch *L = NULL;
+    p->drv.enter(p->drv.self);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind == GPUIR_OP_GPU_ALLOC) {
+            const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
+            size_t bytes = (size_t)gpuir__type_count(t) * gpuir_dtype_size(t->dtype);
+            rc = p->drv.mem_alloc(p->drv.self, &dev[op->result - 1], bytes ? bytes : 1, 0);
+            if (!rc) {
+                void *zero = calloc(1, bytes ? bytes : 1);
+                rc = p->drv.copy_htod(p->drv.self, dev[op->result - 1], zero, bytes, 0);
+                free(zero);
+            }
+        } else if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
+            replay_launch l;
+            memset(&l, 0, sizeof l);
+            uint32_t kid = gpuir__launch_target(m, gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_KERNEL)->off));
+            for (size_t k = 0; k < stbds_arrlenu(p->kernels); k++)
+                if (p->kernels[k].func == kid) l.fn = p->functions[k];
+            const int64_t *g = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_GRID)->off);
+            const int64_t *b = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_BLOCK)->off);
+            for (int d = 0; d < 3; d++) { l.grid[d] = (unsigned)g[d]; l.block[d] = (unsigned)b[d]; }
+            l.smem = (unsigned)gpuir__launch_kernel_smem(p, op, gpuir__run_launch_kernel(p, op));
+            for (uint32_t a = 0; a < op->n_operands; a++) l.args[a] = dev[gpuir__op_operand(m, op, a) - 1];
+            l.n_args = op->n_operands;
+            stbds_arrput(L, l);
+        }
+    }
+    for (size_t i = 0; i < stbds_arrlenu(L); i++)
+        for (int a = 0; a < GPUIR_MAX_OPERANDS; a++) L[i].params[a] = &L[i].args[a];
+    double t[64];
+    if (repeat > 64) repeat = 64;
+    for (int i = -1; i < repeat && !rc; i++) {
+        double t0 = now_ms();
+        for (size_t k = 0; k < stbds_arrlenu(L) && !rc; k++)
+            rc = p->drv.launch(p->drv.self, L[k].fn, L[k].grid, L[k].block, L[k].smem, L[k].params, L[k].n_args, 0);
+        if (!rc) rc = p->drv.synchronize(p->drv.self);
+        if (i >= 0) t[i] = now_ms() - t0;
+    }
+    for (size_t v = 0; v <= stbds_arrlenu(m->values); v++)
+        if (dev[v]) p->drv.mem_free(p->drv.self, dev[v], 0);
+    p->drv.synchronize(p->drv.self);
+    p->drv.leave(p->drv.self);
+    stbds_arrfree(L);
+    free(dev);
+    if (rc) { fprintf(stderr, "gpuir-bench e2e: a kernel-only launch failed (%d)\n", rc); return NAN; }
+    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
+    return t[repeat / 2];
+}
+
+/* The pinned-copy bound: the inputs' bytes in and the result's out from
+   and to pinned memory (gpuir_buffer_upload/download on a stream). */
+static double e2e_copy_ms(gpuir_ctx *ctx, gpuir_backend be, e2e_case *c, gpuir_array *pin, gpuir_buffer *buf,
+                          gpuir_stream s, int repeat) {
+    double t[64];
+    if (repeat > 64) repeat = 64;
+    gpuir_result r = GPUIR_OK;
+    for (int i = -1; i < repeat && !r; i++) {
+        double t0 = now_ms();
+        for (int k = 0; k < c->n_in && !r; k++) r = gpuir_buffer_upload(ctx, buf[k], &pin[k], s);
+        if (!r) r = gpuir_buffer_download(ctx, buf[c->n_in], &pin[c->n_in], s);
+        if (!r) r = gpuir_stream_synchronize(ctx, s);
+        if (i >= 0) t[i] = now_ms() - t0;
+    }
+    (void)be;
+    if (r) { fprintf(stderr, "gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); return NAN; }
+    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
+    return t[repeat / 2];
+}
+
+/* device-graph: the device-mode run captured on the caller's stream into
+   a CUDA graph (CUDA only: the emulator's streams are not captured). */
+static void *e2e_capture(gpuir_program *p, gpuir_run_desc *rd) {
+    if (gpuir_program_backend(p) != GPUIR_BACKEND_CUDA) return NULL;
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    gpuir__CUgraph g = NULL;
+    gpuir__CUgraphExec exec = NULL;
+    C->cu.cuCtxPushCurrent(C->context);
+    int rc = C->cu.cuStreamBeginCapture((gpuir__CUstream)rd->stream, GPUIR__CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    gpuir_result r = rc ? GPUIR_OK : gpuir_program_run_args(p, rd);
+    int end = rc ? 0 : C->cu.cuStreamEndCapture((gpuir__CUstream)rd->stream, &g);
+    if (!rc) rc = end;
+    if (!rc && !r) rc = C->cu.cuGraphInstantiateWithFlags(&exec, g, 0);
+    if (g) C->cu.cuGraphDestroy(g);
+    gpuir__CUcontext popped;
+    C->cu.cuCtxPopCurrent(&popped);
+    if (r || rc) fprintf(stderr, "gpuir-bench e2e: capture failed (%d): %s\n", rc, gpuir_ctx_error(p->ctx));
+    if (r) gpuir_ctx_clear_error(p->ctx);
+    return r || rc ? NULL : (void *)exec;
+}
+
+/* One program, four ways. Checks each mode's result (against the
+   interpreter on the emulator; against the pageable run on a GPU, the
+   same kernels) and prints a line per mode. */
+static int e2e_program(gpuir_ctx *ctx, e2e_case *c, int repeat, bool check_ref) {
+    gpuir_module *m = gpuir_module_parse(ctx, c->text, strlen(c->text), c->name);
+    gpuir_program *p = m ? gpuir_program_make(m, NULL) : NULL;
+    if (!p) { fprintf(stderr, "gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); return 1; }
+    gpuir_backend be = gpuir_program_backend(p);
+    int n = c->n_in, rc = 0;
+    gpuir_array pin[6], want, got;
+    gpuir_buffer buf[6];
+    gpuir_arg in[5], out[1];
+    size_t in_bytes = 0;
+    for (int k = 0; k <= n; k++) {
+        const gpuir_array *src = k < n ? &c->in[k] : &c->out;
+        gpuir_array_alloc_pinned(ctx, be, &pin[k], src->dtype, src->rank, src->dims);
+        if (k < n && pin[k].data) memcpy(pin[k].data, src->data, e2e_bytes(src));
+        buf[k] = e2e_buffer(ctx, be, src);
+        if (k < n) in_bytes += e2e_bytes(src);
+    }
+    gpuir_array_alloc(ctx, &got, GPUIR_F32, c->out.rank, c->out.dims);
+    memset(&want, 0, sizeof want);
+    if (check_ref) gpuir_ref_run(m, "f", (size_t)n, c->in, 1, &want);
+    gpuir_stream s = gpuir_stream_make(ctx, be);
+    for (int k = 0; k < n; k++) gpuir_buffer_upload(ctx, buf[k], &c->in[k], NULL);
+    if (gpuir_ctx_result(ctx)) { fprintf(stderr, "gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); rc = 1; }
+    double kernel = rc ? NAN : e2e_kernel_ms(p, repeat), copy = rc ? NAN : e2e_copy_ms(ctx, be, c, pin, buf, s, repeat);
+    static const char *const modes[4] = {"pageable", "pinned", "device", "device-graph"};
+    gpuir_run_desc rd;
+    for (int mode = 0; mode < 4 && !rc; mode++) {
+        memset(&rd, 0, sizeof rd);
+        for (int k = 0; k < n; k++)
+            in[k] = mode == 0 ? gpuir_arg_host(c->in[k]) : mode == 1 ? gpuir_arg_host(pin[k]) : gpuir_arg_buffer(buf[k]);
+        out[0] = mode == 0 ? gpuir_arg_host(got) : mode == 1 ? gpuir_arg_host(pin[n]) : gpuir_arg_buffer(buf[n]);
+        rd.inputs = in;
+        rd.n_inputs = (size_t)n;
+        rd.outputs = out;
+        rd.n_outputs = 1;
+        rd.stream = mode >= 1 ? s : NULL;
+        void *graph = mode == 3 ? e2e_capture(p, &rd) : NULL;
+        gpuir_program_stats s0 = gpuir_program_get_stats(p);
+        double ms = mode == 3 && !graph ? NAN : e2e_time(p, &rd, graph, repeat);
+        gpuir_program_stats s1 = gpuir_program_get_stats(p);
+        uint64_t runs = s1.runs - s0.runs ? s1.runs - s0.runs : 1;
+        if (graph) {
+            gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+            C->cu.cuGraphExecDestroy((gpuir__CUgraphExec)graph);
+        }
+        /* the result of this mode, on the host */
+        if (mode == 1) memcpy(got.data, pin[n].data, e2e_bytes(&got));
+        if (mode >= 2 && gpuir_buffer_download(ctx, buf[n], &got, NULL)) rc = 1;
+        if (mode == 0 && !check_ref) want = got, got.data = NULL, gpuir_array_alloc(ctx, &got, GPUIR_F32, c->out.rank, c->out.dims);
+        const char *verdict = mode == 3 && !graph ? "not run: capturing a caller's stream needs CUDA"
+                            : mode == 0 && !check_ref ? "the reference for the other modes"
+                            : gpuir_array_compare(ctx, &got, &want, 1e-4, 1e-4) == GPUIR_OK ? "matches"
+                            : "WRONG";
+        if (!strcmp(verdict, "WRONG")) { fprintf(stderr, "%s\n", gpuir_ctx_error(ctx)); gpuir_ctx_clear_error(ctx); rc = 1; }
+        uint64_t h2d = mode == 3 ? 0 : (s1.h2d_bytes - s0.h2d_bytes) / runs, d2h = mode == 3 ? 0 : (s1.d2h_bytes - s0.d2h_bytes) / runs;
+        printf("  %-8s %-12s %10.3f ms  kernels %9.3f ms  x%7.3f  pinned-copy bound %9.3f ms (%5.1f %%)  "
+               "%llu B in, %llu B out per run: %s\n", c->name, modes[mode], ms, kernel, ms / kernel, copy + kernel,
+               100.0 * (copy + kernel) / ms, (unsigned long long)h2d, (unsigned long long)d2h, verdict);
+        printf("bench e2e program=%s mode=%s ms=%.4f kernel_ms=%.4f ratio=%.3f h2d_bytes=%llu d2h_bytes=%llu\n", c->name,
+               modes[mode], ms, kernel, ms / kernel, (unsigned long long)h2d, (unsigned long long)d2h);
+        plot_add("end-to-end time / kernel-only time", modes[mode], ms / kernel);
+    }
+    printf("bench e2e program=%s copy_ms=%.4f in_bytes=%zu out_bytes=%zu\n", c->name, copy, in_bytes, e2e_bytes(&c->out));
+    gpuir_stream_destroy(ctx, s);
+    for (int k = 0; k <= n; k++) {
+        gpuir_array_release_pinned(ctx, &pin[k]);
+        gpuir_buffer_destroy(ctx, buf[k]);
+    }
+    gpuir_array_release(&got);
+    gpuir_array_release(&want);
+    gpuir_program_destroy(p);
+    gpuir_module_destroy(m);
+    return rc;
+}
+
+static int bench_e2e(int argc, char **argv) {
+    int repeat = 0;
+    bool small = false;
+    static const cli_flag flags[] = {
+        {"small", no_argument, B_SMALL, NULL, "small shapes (always without a GPU: the emulator)"},
+        B_REPEAT_FLAG("timed runs per mode, the median printed (default 20 on a GPU, 3 on the emulator; at most 64)"),
+        B_HELP,
+    };
+    const size_t nf = sizeof flags / sizeof flags[0];
+    const char *T = "gpuir-bench e2e";
+    int o;
+    optind = 1;
+    while ((o = sub_next(argc, argv, T, flags, nf)) != -1) {
+        if (o == B_SMALL) { small = true; continue; }
+        if (o == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 64, &repeat)) continue;
+        int rc = sub_end(o, argc, argv, T, "usage: gpuir-bench e2e [options]", flags, nf);
+        return rc < 0 ? 0 : rc;
+    }
+    if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char why[256] = "";
+    bool gpu = gpuir_cuda_available(ctx, why, sizeof why);
+    small = small || !gpu;
+    if (!repeat) repeat = gpu ? 20 : 3;
+    e2e_case c[2];
+    e2e_cases(ctx, small, c);
+    printf("e2e: the seed matmul and a two-layer MLP on %s, %s shapes, median of %d runs; modes: host pageable arrays, "
+           "host pinned arrays, device buffers on a stream, the device run captured as a CUDA graph%s\n",
+           gpu ? "CUDA" : "the emulator", small ? "small" : "full", repeat,
+           gpu ? "" : "\n  (no GPU: the times are the emulator's; the copy counts are real)");
+    int rc = 0;
+    for (int i = 0; i < 2; i++) rc |= e2e_program(ctx, &c[i], repeat, small);
+    for (int i = 0; i < 2; i++) {
+        for (int k = 0; k < c[i].n_in; k++) gpuir_array_release(&c[i].in[k]);
+        gpuir_array_release(&c[i].out);
+    }
+    gpuir_ctx_destroy(ctx);
+    return rc;
+}
+
 static int usage(FILE *to, int rc) {
     fprintf(to, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
                 "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma]\n"
@@ -1582,6 +1906,7 @@ static int usage(FILE *to, int rc) {
                 "       gpuir-bench compile FILE\n"
                 "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
                 "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
+                "       gpuir-bench e2e [--small] [--repeat=R]\n"
                 "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n"
                 "       gpuir-bench SUBCOMMAND --help: a line per option; gpuir-bench --version\n");
     return rc;
@@ -1594,6 +1919,7 @@ static int run_subcommand(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "compile") == 0) return bench_compile(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "passes") == 0) return bench_passes(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "launch") == 0) return bench_launch(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "e2e") == 0) return bench_e2e(argc - 2, argv + 2);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return usage(stdout, 0);
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) return cli_version("gpuir-bench");
     if (argc >= 2) fprintf(stderr, "gpuir-bench: unknown subcommand '%s'\n", argv[1]);

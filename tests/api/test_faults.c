@@ -552,6 +552,151 @@ TEST(no_temporary_file_is_left_behind) {
     CHECK(left == 0);
 }
 
+/* Run arguments through the table: pinned memory (alloc, register), a
+   caller's stream, device buffers, an asynchronous all-device run on the
+   stream, a run with host arguments on it, a download, and everything
+   released; the first failure's code. The context's device is wrapped
+   like a program's when fail_at is set before it is made. */
+static const char *const device_program =
+    "global @G : tensor<8x8xf32>\n"
+    "func.func @f(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
+    "  %g = get_global {name = @G} : () -> tensor<8x8xf32>\n"
+    "  %m = matmul %x, %y : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+    "  %a = add %m, %g : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+    "  %r = relu %a : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+    "  return %r : tensor<8x8xf32>\n}\n";
+
+/* @G's data: y's pattern again (uploaded by the first asynchronous run). */
+static void bind_g(gpuir_module *m) {
+    gpuir_array g;
+    int64_t d[] = {8, 8};
+    if (!m || gpuir_array_alloc(gpuir_module_ctx(m), &g, GPUIR_F32, 2, d)) return;
+    gpuir_array_fill_random(&g, 6);
+    gpuir_module_bind_global(m, "G", &g);
+    gpuir_array_release(&g);
+}
+
+static gpuir_result first_error(gpuir_ctx *ctx, gpuir_result r) { return r ? r : gpuir_ctx_result(ctx); }
+
+static gpuir_result device_flow(gpuir_ctx *ctx, const gpuir_array *want) {
+    const gpuir_backend E = GPUIR_BACKEND_EMU;
+    int64_t d[] = {8, 8};
+    gpuir_array x, y, out;
+    gpuir_result r = gpuir_array_alloc_pinned(ctx, E, &x, GPUIR_F32, 2, d);
+    gpuir_array_alloc(ctx, &y, GPUIR_F32, 2, d);
+    gpuir_array_alloc(ctx, &out, GPUIR_F32, 2, d);
+    if (x.data) gpuir_array_fill_random(&x, 5);
+    gpuir_array_fill_random(&y, 6);
+    if (!r) r = gpuir_host_register(ctx, E, y.data, 8 * 8 * sizeof(float));
+    gpuir_stream s = gpuir_stream_make(ctx, E);
+    gpuir_buffer_desc bd;
+    memset(&bd, 0, sizeof bd);
+    bd.backend = E;
+    bd.dtype = GPUIR_F32;
+    bd.rank = 2;
+    bd.dims[0] = bd.dims[1] = 8;
+    gpuir_buffer bx = gpuir_buffer_make(ctx, &bd), by = gpuir_buffer_make(ctx, &bd), bo = gpuir_buffer_make(ctx, &bd);
+    r = first_error(ctx, r);
+    if (!r) r = gpuir_buffer_upload(ctx, bx, &x, s);
+    if (!r) r = gpuir_buffer_upload(ctx, by, &y, s);
+    gpuir_module *m = gpuir_module_parse(ctx, device_program, strlen(device_program), "device");
+    bind_g(m);
+    gpuir_program *p = !r && m ? make_emu(m) : NULL;
+    r = first_error(ctx, r);
+    gpuir_arg in[2] = {gpuir_arg_buffer(bx), gpuir_arg_buffer(by)}, o[1] = {gpuir_arg_buffer(bo)};
+    gpuir_run_desc rd;
+    memset(&rd, 0, sizeof rd);
+    rd.inputs = in;
+    rd.n_inputs = 2;
+    rd.outputs = o;
+    rd.n_outputs = 1;
+    rd.stream = s;
+    if (!r) r = gpuir_program_run_args(p, &rd);
+    if (!r) r = gpuir_stream_synchronize(ctx, s);
+    if (!r) r = gpuir_buffer_download(ctx, bo, &out, s);
+    if (!r) r = gpuir_stream_synchronize(ctx, s);
+    if (!r) r = gpuir_array_compare(ctx, &out, want, 1e-5, 1e-5);
+    in[0] = gpuir_arg_host(x);                  /* host arguments on the stream: waits for it */
+    o[0] = gpuir_arg_host(out);
+    if (!r) r = gpuir_program_run_args(p, &rd);
+    if (!r) r = gpuir_array_compare(ctx, &out, want, 1e-5, 1e-5);
+    gpuir_program_destroy(p);
+    gpuir_module_destroy(m);
+    gpuir_buffer_destroy(ctx, bx);
+    gpuir_buffer_destroy(ctx, by);
+    gpuir_buffer_destroy(ctx, bo);
+    gpuir_stream_destroy(ctx, s);
+    if (gpuir_host_is_pinned(ctx, y.data, 4)) {
+        gpuir_result u = gpuir_host_unregister(ctx, y.data);
+        if (!r) r = u;
+    }
+    gpuir_array_release_pinned(ctx, &x);
+    gpuir_array_release(&y);
+    gpuir_array_release(&out);
+    return first_error(ctx, r);
+}
+
+/* The interpreter's result of device_program on device_flow's inputs. */
+static void device_want(gpuir_ctx *ctx, gpuir_array *want) {
+    int64_t d[] = {8, 8};
+    gpuir_array in[2];
+    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, d);
+    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, d);
+    gpuir_array_fill_random(&in[0], 5);
+    gpuir_array_fill_random(&in[1], 6);
+    gpuir_module *m = gpuir_module_parse(ctx, device_program, strlen(device_program), "ref");
+    bind_g(m);
+    CHECK_RESULT(ctx, gpuir_ref_run(m, "f", 2, in, 1, want), GPUIR_OK);
+    gpuir_module_destroy(m);
+    gpuir_array_release(&in[0]);
+    gpuir_array_release(&in[1]);
+}
+
+/* Every table call of the run-argument flow fails in turn (once, then for
+   good): a GPUIR_ERR_CUDA naming the injection, nothing leaks, the same
+   context works after; and each new call (pinning, unpinning, streams:
+   create, destroy, synchronize, bind, capture status) is among those failed. */
+TEST(every_table_call_of_run_arguments_fails_cleanly) {
+    static const char *const calls[] = {"cuMemHostAlloc", "cuMemHostRegister", "cuMemHostUnregister", "cuMemFreeHost",
+                                        "cuStreamCreate", "cuStreamDestroy", "cuStreamSynchronize",
+                                        "cuStreamIsCapturing", "cuStreamWaitEvent", "cuEventSynchronize"};
+    bool seen[sizeof calls / sizeof calls[0]] = {false};
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_array want;
+    device_want(ctx, &want);
+    ctx->fault.fail_at = UINT64_MAX;
+    CHECK_RESULT(ctx, device_flow(ctx, &want), GPUIR_OK);
+    uint64_t n = ctx->fault.calls;
+    CHECK(n > 20);
+    gpuir_ctx_destroy(ctx);
+    for (int persistent = 0; persistent < 2; persistent++)
+        for (uint64_t k = 1; k <= n; k++) {
+            ctx = gpuir_ctx_make(NULL);
+            ctx->fault.fail_at = k;
+            ctx->fault.persistent = persistent;
+            gpuir_result r = device_flow(ctx, &want);
+            if (ctx->fault.injected) {
+                CHECK_RESULT(ctx, r, GPUIR_ERR_CUDA);
+                CHECK(strstr(gpuir_ctx_error(ctx), "injected by the fault test") != NULL);
+                for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++)
+                    seen[c] = seen[c] || strstr(gpuir_ctx_error(ctx), calls[c]) != NULL;
+                if (r != GPUIR_ERR_CUDA) fprintf(stderr, "  k=%llu: %s\n", (unsigned long long)k, gpuir_ctx_error(ctx));
+            } else {
+                CHECK_RESULT(ctx, r, GPUIR_OK);
+            }
+            gpuir_ctx_clear_error(ctx);
+            ctx->fault.fail_at = 0;
+            CHECK_RESULT(ctx, device_flow(ctx, &want), GPUIR_OK);
+            gpuir_ctx_destroy(ctx);
+        }
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++)
+        if (!seen[c]) {
+            fprintf(stderr, "  no injected failure named %s\n", calls[c]);
+            CHECK(0);
+        }
+    gpuir_array_release(&want);
+}
+
 int main(void) {
     if (!mkdtemp(private_tmp)) {
         perror("mkdtemp");
@@ -560,6 +705,7 @@ int main(void) {
     setenv("TMPDIR", private_tmp, 1);
     RUN(every_table_call_fails_cleanly_once);
     RUN(every_table_call_fails_cleanly_for_good);
+    RUN(every_table_call_of_run_arguments_fails_cleanly);
     RUN(a_fatal_error_loses_the_device_context);
     RUN(tensor_map_encoding_through_the_table);
     RUN(a_failing_tensor_map_encode_fails_the_run_cleanly);
