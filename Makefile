@@ -1,6 +1,9 @@
 # gpuir: `make` builds the tools, the examples and the tests; `make test` runs
 # every test twice (plain and under ASan+UBSan); `make run` runs
 # examples/hello_jit (JIT-compiled on the GPU, else on the CPU emulator).
+# Build in parallel on every core (`make test` compiles the 16k-line header
+# some 40 times); `make -j1` overrides it.
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -O2 -g
