@@ -6516,6 +6516,15 @@ static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) 
     return O->many_groups[b - 1] || (O->user_group[b - 1] && O->user_group[b - 1] != g + 1);
 }
 
+/* Whether op may read a splat as a private copy in its kernel: codegen
+   loads a matmul's operands and a transpose/reshape/broadcast source from
+   kernel parameters, so a splat they read stays a host buffer (copied in). */
+static bool gpuir__outline_reads_private(const gpuir__op *op) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    return cls != GPUIR__CLASS_MATMUL && cls != GPUIR__CLASS_TRANSPOSE && cls != GPUIR__CLASS_RESHAPE &&
+           cls != GPUIR__CLASS_BROADCAST;
+}
+
 /* Sorts a group's buffers into parameters, temporaries and splats. */
 static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
     gpuir_module *m = O->m;
@@ -6530,7 +6539,8 @@ static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
             if (gpuir__ids_have(written, b) || gpuir__ids_have(grp->params, b) ||
                 gpuir__ids_have(grp->splats, b))
                 continue;
-            if (O->splat_of[b - 1] && gpuir__type_is_static(&gpuir__value_at(m, b)->type))
+            if (O->splat_of[b - 1] && gpuir__type_is_static(&gpuir__value_at(m, b)->type) &&
+                gpuir__outline_reads_private(op))
                 stbds_arrput(grp->splats, b);
             else stbds_arrput(grp->params, b);
         }
