@@ -106,7 +106,7 @@ typedef struct fd_val {
     int rank;
     int64_t dims[GPUIR_MAX_RANK];
     double mag;      /* a bound on |element| (floats; ints are exact anyway) */
-    double err;      /* the error bound, in units of the dtype's atol */
+    double err;      /* a bound on |emu - ref| (absolute) */
     bool param;
     char *line;      /* the op (NULL for a parameter) */
     char *global;    /* the module-level declaration it reads, if any */
@@ -119,7 +119,10 @@ typedef struct fd_func {
     int n;
     int results[4], n_results;
     bool buffer;     /* a buffer-level function: printed verbatim from text */
-    char *text;      /* buffer level: the whole function and its kernels */
+    char *text;      /* buffer level: the host function */
+    char *kernels;   /* buffer level: its kernels (gpu.func), or NULL */
+    double err;      /* buffer level: the error bound of every result */
+    gpuir_dtype dt;  /* buffer level: the dtype of every buffer */
 } fd_func;
 
 typedef struct fd_config {
@@ -162,6 +165,11 @@ static void fd_type(const fd_val *v, char *buf, size_t size) {
 }
 
 static bool fd_float(const fd_val *v) { return gpuir_dtype_is_float(v->dt); }
+
+/* A dtype's unit in the last place at 1: what one rounding may change. */
+static double fd_u(gpuir_dtype dt) {
+    return dt == GPUIR_F32 ? 1.2e-7 : dt == GPUIR_F16 ? 9.8e-4 : dt == GPUIR_BF16 ? 7.9e-3 : 0;
+}
 
 /* The magnitude floats are kept under before an op that could grow them. */
 static double fd_mag_limit(gpuir_dtype dt) { return dt == GPUIR_F32 ? 64 : 8; }
@@ -261,7 +269,7 @@ static int fd_unary_named(fd_gen *g, int a, const char *op, double mag, double e
 static int fd_tame(fd_gen *g, int a, double limit) {
     const fd_val *v = &g->f->v[a];
     if (!fd_float(v) || v->mag <= limit) return a;
-    return fd_unary_named(g, a, "tanh", 1, v->err + 1);
+    return fd_unary_named(g, a, "tanh", 1, v->err + fd_u(v->dt));
 }
 
 static int fd_splat(fd_gen *g, const fd_val *shape, int rank, double value) {
@@ -285,7 +293,7 @@ static int fd_positive(fd_gen *g, int a, double limit) {
     fd_val r = g->f->v[b];
     char tb[128], tc[128];
     r.mag += 0.5;
-    r.err += r.mag;
+    r.err += r.mag * fd_u(r.dt);
     return fd_op(g, &r, b, c, "add %%v%d, %%v%d : (%s, %s) -> %s", b, c, fd_t(&g->f->v[b], tb),
                  fd_t(&g->f->v[c], tc), tb);
 }
@@ -301,19 +309,20 @@ static int fd_unary(fd_gen *g, int a) {
         a = fd_tame(g, a, 3);
         if (a < 0) return -1;
         v = &g->f->v[a];
-        return fd_unary_named(g, a, op, exp(v->mag), (v->err + 1) * exp(v->mag));
+        return fd_unary_named(g, a, op, exp(v->mag), (v->err + fd_u(v->dt)) * exp(v->mag));
     }
     if (!strcmp(op, "log") || !strcmp(op, "sqrt") || !strcmp(op, "rsqrt")) {
         a = fd_positive(g, a, fd_mag_limit(v->dt));
         if (a < 0) return -1;
         v = &g->f->v[a];
         double mag = !strcmp(op, "log") ? fmax(1, log(v->mag)) : !strcmp(op, "sqrt") ? sqrt(v->mag) : 1.5;
-        return fd_unary_named(g, a, op, mag, 3 * v->err + mag);
+        double slope = !strcmp(op, "log") ? 2 : !strcmp(op, "sqrt") ? 0.71 : 1.42;   /* at 0.5 */
+        return fd_unary_named(g, a, op, mag, slope * v->err + mag * fd_u(v->dt));
     }
     bool bounded = !strcmp(op, "tanh") || !strcmp(op, "sigmoid");
     double mag = bounded ? 1 : v->mag;
     bool exact = !strcmp(op, "neg") || !strcmp(op, "abs") || !strcmp(op, "relu");
-    return fd_unary_named(g, a, op, mag, v->err + (exact ? 0 : mag));
+    return fd_unary_named(g, a, op, mag, v->err + (exact ? 0 : mag * fd_u(v->dt)));
 }
 
 /* A value broadcast-compatible with v: a suffix of its dims, some set to 1.
@@ -386,11 +395,11 @@ static int fd_binary(fd_gen *g, int a) {
     switch (k) {
     case 0: case 1: r.mag = mx + my; r.err = x->err + y->err; break;
     case 2: r.mag = mx * my; r.err = x->err * my + y->err * mx; break;
-    case 3: r.mag = mx * 2; r.err = 2 * (x->err + y->err * r.mag) + r.mag; break;
-    case 6: r.mag = pow(mx, my); r.err = (x->err + y->err + 1) * r.mag * (1 + log(mx + 1)) * (my + 1); break;
+    case 3: r.mag = mx * 2; r.err = 2 * (x->err + y->err * r.mag); break;
+    case 6: r.mag = pow(mx, my); r.err = (x->err + y->err + fd_u(x->dt)) * r.mag * (2 + log(mx + 1)) * (my + 2); break;
     default: r.mag = fmax(mx, my); r.err = fmax(x->err, y->err); break;
     }
-    if (x->err > 0 || y->err > 0 || (k == 3 || k == 6)) r.err += r.mag;  /* one rounding */
+    if (x->err > 0 || y->err > 0 || (k == 3 || k == 6)) r.err += r.mag * fd_u(r.dt);  /* one rounding */
     char tx[128], ty[128], tr[128];
     return fd_op(g, &r, a, b, "%s %%v%d, %%v%d : (%s, %s) -> %s", op, a, b, fd_t(x, tx), fd_t(y, ty), fd_t(&r, tr));
 }
@@ -430,7 +439,8 @@ static int fd_matmul(fd_gen *g, int a) {
     r.dims[r.rank - 1] = n;
     double kk = (double)(k > 0 ? k : 1);
     r.mag = kk * x->mag * y->mag;
-    r.err = sqrt(kk) * x->mag * y->mag * (tf32 ? 300 : 1) + kk * (x->err * y->mag + y->err * x->mag);
+    r.err = 4 * sqrt(kk) * x->mag * y->mag * fd_u(GPUIR_F32) + kk * (x->err * y->mag + y->err * x->mag) +
+             r.mag * fd_u(slices ? GPUIR_F32 : x->dt);
     if (slices) {
         memmove(r.dims + 1, r.dims, sizeof(int64_t) * (size_t)r.rank);
         r.dims[0] = slices;
@@ -453,7 +463,7 @@ static int fd_matmul(fd_gen *g, int a) {
         fd_val s = g->f->v[c];
         memmove(s.dims, s.dims + 1, sizeof(int64_t) * (size_t)(s.rank - 1));
         s.rank--;
-        s.err += s.mag;
+        s.err += s.mag * fd_u(GPUIR_F32) * slices;
         char tc[128];
         c = fd_op(g, &s, c, -1, "reduce_sum %%v%d {axes = [0]} : (%s) -> %s", c, fd_t(&g->f->v[c], tc), fd_t(&s, tr));
     }
@@ -463,7 +473,7 @@ static int fd_matmul(fd_gen *g, int a) {
         if (bias < 0) return c;
         fd_val s = g->f->v[c];
         s.mag += 1;
-        s.err += s.mag;
+        s.err += s.mag * fd_u(s.dt);
         char tc[128], tbias[128];
         c = fd_op(g, &s, c, bias, "add %%v%d, %%v%d : (%s, %s) -> %s", c, bias, fd_t(&g->f->v[c], tc),
                   fd_t(&g->f->v[bias], tbias), tc);
@@ -471,7 +481,7 @@ static int fd_matmul(fd_gen *g, int a) {
     if (c >= 0 && fd_float(&g->f->v[c]) && fd_chance(&g->rng, 60)) {
         static const char *act[] = {"relu", "gelu", "silu", "sigmoid", "tanh"};
         int k2 = fd_below(&g->rng, 5);
-        c = fd_unary_named(g, c, act[k2], k2 >= 3 ? 1 : g->f->v[c].mag, g->f->v[c].err + g->f->v[c].mag);
+        c = fd_unary_named(g, c, act[k2], k2 >= 3 ? 1 : g->f->v[c].mag, g->f->v[c].err + g->f->v[c].mag * fd_u(g->f->v[c].dt));
     }
     return c;
 }
@@ -500,8 +510,8 @@ static int fd_reduce(fd_gen *g, int a) {
     for (int i = 0; i < x->rank; i++)
         if (!axis[i]) r.dims[r.rank++] = x->dims[i];
         else if (keep) r.dims[r.rank++] = 1;
-    if (k == 0) { r.mag = x->mag * fmax(reduced, 1); r.err = x->err * reduced + sqrt(reduced) * x->mag + r.mag; }
-    else if (k == 2) r.err = x->err + x->mag;
+    if (k == 0) { r.mag = x->mag * fmax(reduced, 1); r.err = x->err * reduced + 4 * sqrt(reduced) * x->mag * fd_u(GPUIR_F32) + r.mag * fd_u(r.dt); }
+    else if (k == 2) r.err = x->err + 4 * x->mag * fd_u(x->dt);
     char tx[128], tr[128];
     return fd_op(g, &r, a, -1, "%s %%v%d {axes = [%s]%s} : (%s) -> %s", ops[k], a, axes,
                  keep ? ", keepdims = true" : "", fd_t(x, tx), fd_t(&r, tr));
@@ -516,7 +526,7 @@ static int fd_softmax(fd_gen *g, int a) {
     int axis = fd_below(&g->rng, 2 * x->rank) - x->rank;
     fd_val r = *x;
     r.mag = 1;
-    r.err = 4 * x->err + 4;
+    r.err = 0.5 * x->err + 4 * fd_u(x->dt);   /* |d softmax| <= 1/2 per row */
     char tx[128];
     return fd_op(g, &r, a, -1, "softmax %%v%d {axis = %d} : (%s) -> %s", a, axis, fd_t(x, tx), tx);
 }
@@ -610,8 +620,8 @@ static int fd_cast(fd_gen *g, int a) {
     r.dt = to;
     if (gpuir_dtype_is_float(to)) {
         if (!fd_float(x)) r.mag = fmin(r.mag, 1e6);
-        r.err = x->err + r.mag;
-        if (!fd_float(x)) r.err = r.mag;    /* ints round once */
+        r.err = x->err + r.mag * fd_u(to);
+        if (!fd_float(x)) r.err = r.mag * fd_u(to);    /* ints round once */
     }
     if (!gpuir_dtype_is_float(to)) r.err = 0;
     char tx[128], tr[128];
@@ -667,11 +677,21 @@ static void fd_mark(const fd_func *f, int i, bool *need) {
     for (int k = 0; k < f->v[i].n_deps; k++) fd_mark(f, f->v[i].deps[k], need);
 }
 
-/* The tolerance scale of results `res` (the largest error bound). */
-static double fd_scale(const fd_func *f, const int *res, int n) {
-    double s = 1;
-    for (int i = 0; i < n; i++) s = fmax(s, f->v[res[i]].err);
-    return s;
+/* The tolerance scale of a result: its error bound over the backend's
+   atol, times 2 for safety; at least 1. */
+static double fd_scale(const fd_val *v) {
+    double rtol, atol;
+    gpuir_backend_tolerance(GPUIR_BACKEND_EMU, v->dt, &rtol, &atol);
+    return atol > 0 ? fmax(1, 2 * v->err / atol) : 1;
+}
+
+/* A buffer-level function's scale: its chain's error bound, of its dtype. */
+static double fd_buffer_scale(const fd_func *f) {
+    fd_val v;
+    memset(&v, 0, sizeof v);
+    v.dt = f->dt;
+    v.err = f->err;
+    return fd_scale(&v);
 }
 
 /* Prints function f returning results res[0..n) and what they need. */
@@ -723,7 +743,22 @@ static char *fd_print_module(const fd_module *m, const fd_sel *sel, const char *
         const fd_func *f = &m->f[fi];
         const int *res = sel->only_func == fi ? sel->only_res : f->results;
         int n = sel->only_func == fi ? sel->n_only_res : f->n_results;
-        if (!f->buffer) fd_printf(&out, "// fuzz-diff-tol @%s %.6g\n", f->name, fd_scale(f, res, n));
+        if (f->buffer) {
+            fd_printf(&out, "// fuzz-diff-tol @%s %.4g %.4g %.4g %.4g\n", f->name, fd_buffer_scale(f), fd_buffer_scale(f),
+                      fd_buffer_scale(f), fd_buffer_scale(f));
+            continue;
+        }
+        fd_printf(&out, "// fuzz-diff-tol @%s", f->name);
+        for (int i = 0; i < n; i++) fd_printf(&out, " %.4g", fd_scale(&f->v[res[i]]));
+        fd_printf(&out, "\n");
+    }
+    bool kernels = false;
+    for (int fi = 0; fi < m->n; fi++) kernels |= sel->funcs[fi] && m->f[fi].kernels;
+    if (kernels) {                                 /* one kernel module, first */
+        fd_printf(&out, "gpu.module @kernels {\n");
+        for (int fi = 0; fi < m->n; fi++)
+            if (sel->funcs[fi] && m->f[fi].kernels) fd_printf(&out, "%s", m->f[fi].kernels);
+        fd_printf(&out, "}\n");
     }
     for (int fi = 0; fi < m->n; fi++) {            /* globals first */
         if (!sel->funcs[fi] || m->f[fi].buffer) continue;
@@ -752,12 +787,229 @@ static void fd_free_module(fd_module *m) {
             free(m->f[fi].v[i].global);
         }
         free(m->f[fi].text);
+        free(m->f[fi].kernels);
     }
 }
 
 /* ---- buffer-level functions -------------------------------------------- */
 
-static void fd_gen_buffer_func(fd_gen *g) { fd_gen_tensor_func(g); }
+/* A chain of elementwise ops in buffer form over one static shape S,
+   rendered one of three ways: host buffer ops the pipeline outlines (form
+   0); hand-written kernels launched on host buffers, which `place` gives
+   device twins and copies (form 1); the same kernels with the copies,
+   device buffers and frees written out (form 2). The chain may be split
+   over two kernels that pass a buffer; the result is returned or written
+   into an out-parameter. */
+
+#define FD_UNARY (-100)
+
+typedef struct fd_bop {
+    const char *name;
+    int a, b;            /* operands: -1 - j is parameter j, i >= 0 op i; b FD_UNARY: none */
+} fd_bop;
+
+typedef struct fd_bchain {
+    gpuir_dtype dt;
+    int rank;
+    int64_t dims[3];
+    int n_params;
+    int prank[3];
+    int64_t pdims[3][3];
+    fd_bop ops[8];
+    int n_ops, split;    /* ops [0, split) in kernel 0, the rest in kernel 1 */
+    int form;
+    bool out_param;
+    double err;
+} fd_bchain;
+
+static void fd_mt(gpuir_dtype dt, int rank, const int64_t *dims, int space, char *buf) {   /* 128 bytes */
+    gpuir_type_str(gpuir_memref_type(dt, rank, dims, space), buf, 128);
+}
+
+static void fd_bchain_gen(fd_gen *g, fd_bchain *c) {
+    memset(c, 0, sizeof *c);
+    static const gpuir_dtype dts[] = {GPUIR_F32, GPUIR_F32, GPUIR_F16, GPUIR_BF16, GPUIR_I32, GPUIR_I64};
+    do c->dt = dts[fd_below(&g->rng, 6)];
+    while (fd_off[FD_INT] && !gpuir_dtype_is_float(c->dt));
+    c->rank = 1 + fd_below(&g->rng, 3);
+    fd_val s;
+    memset(&s, 0, sizeof s);
+    s.rank = c->rank;
+    for (int i = 0; i < c->rank; i++) s.dims[i] = fd_dim(g);
+    fd_cap(&s, 4096);
+    memcpy(c->dims, s.dims, sizeof c->dims);
+    c->n_params = 1 + fd_below(&g->rng, 3);
+    for (int j = 0; j < c->n_params; j++) {     /* parameter 0 has shape S; others broadcast to it */
+        c->prank[j] = j == 0 || fd_chance(&g->rng, 50) ? c->rank : fd_below(&g->rng, c->rank + 1);
+        for (int i = 0; i < c->prank[j]; i++) {
+            c->pdims[j][i] = c->dims[c->rank - c->prank[j] + i];
+            if (j > 0 && fd_chance(&g->rng, 25)) c->pdims[j][i] = 1;
+        }
+    }
+    static const char *un[] = {"neg", "abs", "relu", "tanh", "sigmoid", "silu", "gelu", "exp"};
+    static const char *bin[] = {"add", "sub", "mul", "max", "min"};
+    bool flt = gpuir_dtype_is_float(c->dt);
+    double mag = 1;
+    c->n_ops = 1 + fd_below(&g->rng, 6);
+    for (int i = 0; i < c->n_ops; i++) {
+        fd_bop *o = &c->ops[i];
+        o->a = i == 0 ? -1 : i - 1;
+        if (flt && mag > 4) { o->name = "tanh"; o->b = FD_UNARY; mag = 1; }
+        else if (fd_chance(&g->rng, 45)) {
+            o->name = un[fd_below(&g->rng, flt ? (mag <= 2 ? 8 : 7) : 3)];
+            o->b = FD_UNARY;
+            if (!strcmp(o->name, "exp")) mag = exp(mag);
+            else if (!strcmp(o->name, "tanh") || !strcmp(o->name, "sigmoid")) mag = 1;
+        } else {
+            o->name = bin[fd_below(&g->rng, 5)];
+            o->b = -1 - fd_below(&g->rng, c->n_params);
+            if (fd_chance(&g->rng, 30) && i > 1) o->b = fd_below(&g->rng, i - 1);   /* an earlier result */
+            mag = !strcmp(o->name, "mul") ? mag * mag : mag + mag;
+        }
+        c->err += 4 * mag * fd_u(c->dt);
+    }
+    c->split = c->n_ops >= 2 && fd_chance(&g->rng, 40) ? 1 + fd_below(&g->rng, c->n_ops - 1) : c->n_ops;
+    c->form = fd_below(&g->rng, 3);
+    if (c->form == 0) c->split = c->n_ops;      /* host ops: one segment */
+    c->out_param = fd_chance(&g->rng, 40);
+}
+
+/* Ops [first, last) as buffer ops: temporaries in `space`, operands named
+   by `pnames` (parameters, then %mid and %res as `mid`/`res`). */
+static void fd_bops(fd_str *o, const fd_bchain *c, int first, int last, int space, int pspace,
+                    const char *const *pnames, const char *mid, const char *res, const char *indent) {
+    char tS[128], ta[128], tb[128], na[64], nb[64], nd[64];
+    for (int i = first; i < last; i++) {
+        const fd_bop *op = &c->ops[i];
+        bool final = i == last - 1;
+        if (!final) {
+            fd_mt(c->dt, c->rank, c->dims, space, tS);
+            fd_printf(o, "%s%%t%d = memref.alloc : () -> %s\n", indent, i, tS);
+        }
+        int xs[2] = {op->a, op->b};
+        char *names[2] = {na, nb}, *types[2] = {ta, tb};
+        for (int k = 0; k < (op->b == FD_UNARY ? 1 : 2); k++) {
+            int x = xs[k];
+            if (x < 0) {
+                snprintf(names[k], 64, "%s", pnames[-1 - x]);
+                fd_mt(c->dt, c->prank[-1 - x], c->pdims[-1 - x], pspace, types[k]);
+            } else {
+                bool is_mid = x == c->split - 1, is_res = x == c->n_ops - 1;
+                bool here = x >= first && !(x == last - 1);
+                if (here) snprintf(names[k], 64, "%%t%d", x);
+                else snprintf(names[k], 64, "%s", is_res ? res : is_mid ? mid : "%BAD");
+                fd_mt(c->dt, c->rank, c->dims, here ? space : pspace, types[k]);
+            }
+        }
+        if (final) snprintf(nd, sizeof nd, "%s", last == c->split && c->split < c->n_ops ? mid : res);
+        else snprintf(nd, sizeof nd, "%%t%d", i);
+        fd_mt(c->dt, c->rank, c->dims, final ? pspace : space, tS);
+        if (op->b == FD_UNARY) fd_printf(o, "%s%s %s, %s : (%s, %s) -> ()\n", indent, op->name, na, nd, ta, tS);
+        else fd_printf(o, "%s%s %s, %s, %s : (%s, %s, %s) -> ()\n", indent, op->name, na, nb, nd, ta, tb, tS);
+    }
+}
+
+/* Whether segment [first, last) reads parameter j, or an op result of an earlier segment. */
+static bool fd_seg_reads(const fd_bchain *c, int first, int last, int x) {
+    for (int i = first; i < last; i++)
+        if (c->ops[i].a == x || c->ops[i].b == x) return true;
+    return false;
+}
+
+static void fd_gen_buffer_func(fd_gen *g) {
+    fd_func *f = g->f;
+    fd_bchain c;
+    fd_bchain_gen(g, &c);
+    f->buffer = true;
+    /* an op of segment 1 may read only the last result of segment 0 */
+    for (int i = c.split; i < c.n_ops; i++) {
+        if (c.ops[i].a >= 0 && c.ops[i].a < c.split) c.ops[i].a = c.split - 1;
+        if (c.ops[i].b >= 0 && c.ops[i].b < c.split) c.ops[i].b = c.split - 1;
+    }
+    fd_str k = {0}, h = {0};
+    const char *fn = f->name;
+    const char *pn[3] = {"%p0", "%p1", "%p2"};
+    char t[128], tS[128], tS1[128];
+    fd_mt(c.dt, c.rank, c.dims, 0, tS);
+    fd_mt(c.dt, c.rank, c.dims, 1, tS1);
+    fd_printf(&h, "func.func @%s(", fn);
+    for (int j = 0; j < c.n_params; j++) {
+        fd_mt(c.dt, c.prank[j], c.pdims[j], 0, t);
+        fd_printf(&h, "%s%s: %s", j ? ", " : "", pn[j], t);
+    }
+    if (c.out_param) fd_printf(&h, "%s%%res: %s) {\n", c.n_params ? ", " : "", tS);
+    else fd_printf(&h, ") -> %s {\n", tS);
+    if (!c.out_param) fd_printf(&h, "  %%res = memref.alloc : () -> %s\n", tS);
+    if (c.split < c.n_ops) fd_printf(&h, "  %%mid = memref.alloc : () -> %s\n", tS);
+    if (c.form == 0) fd_bops(&h, &c, 0, c.n_ops, 0, 0, pn, "%mid", "%res", "  ");
+    else {
+        int segs = c.split < c.n_ops ? 2 : 1;
+        const char *dn[3] = {"%d0", "%d1", "%d2"};
+        if (c.form == 2) {           /* device twins and copies in */
+            for (int j = 0; j < c.n_params; j++) {
+                fd_mt(c.dt, c.prank[j], c.pdims[j], 1, t);
+                fd_mt(c.dt, c.prank[j], c.pdims[j], 0, tS);
+                fd_printf(&h, "  %s = gpu.alloc : () -> %s\n  gpu.memcpy %s, %s : (%s, %s) -> ()\n", dn[j], t,
+                          dn[j], pn[j], t, tS);
+            }
+            fd_printf(&h, "  %%dres = gpu.alloc : () -> %s\n", tS1);
+            if (segs == 2) fd_printf(&h, "  %%dmid = gpu.alloc : () -> %s\n", tS1);
+        }
+        for (int sgi = 0; sgi < segs; sgi++) {
+            int first = sgi ? c.split : 0, last = sgi ? c.n_ops : c.split;
+            fd_str args = {0}, kargs = {0}, targs = {0};
+            for (int j = 0; j < c.n_params; j++) {
+                if (!fd_seg_reads(&c, first, last, -1 - j)) continue;
+                fd_mt(c.dt, c.prank[j], c.pdims[j], c.form == 2 ? 1 : 0, t);
+                fd_printf(&args, "%s%s", args.len ? ", " : "", c.form == 2 ? dn[j] : pn[j]);
+                fd_printf(&targs, "%s%s", targs.len ? ", " : "", t);
+                fd_mt(c.dt, c.prank[j], c.pdims[j], 1, t);
+                fd_printf(&kargs, "%s%s: %s", kargs.len ? ", " : "", pn[j], t);
+            }
+            const char *bufs[2] = {"mid", "res"};
+            for (int b = 0; b < 2; b++) {
+                bool is_out = b == (sgi == 0 && segs == 2 ? 0 : 1);
+                bool is_in = sgi == 1 && b == 0;
+                if (!is_out && !is_in) continue;
+                fd_printf(&args, "%s%%%s%s", args.len ? ", " : "", c.form == 2 ? "d" : "", bufs[b]);
+                fd_printf(&targs, "%s%s", targs.len ? ", " : "", c.form == 2 ? tS1 : tS);
+                fd_printf(&kargs, "%s%%%s: %s", kargs.len ? ", " : "", bufs[b], tS1);
+            }
+            fd_printf(&k, "  gpu.func @%s_h%d(%s) kernel {\n", fn, sgi, kargs.p);
+            fd_bops(&k, &c, first, last, fd_chance(&g->rng, 80) ? 5 : 3, 1, pn, "%mid", "%res", "    ");
+            fd_printf(&k, "    return\n  }\n");
+            char geo[96] = "";
+            if (c.form == 2 || fd_chance(&g->rng, 30))
+                snprintf(geo, sizeof geo, ", grid = [%d, 1, 1], block = [%d, 1, 1]", 1 + fd_below(&g->rng, 4),
+                         32 << fd_below(&g->rng, 4));
+            fd_printf(&h, "  gpu.launch_func %s {kernel = @kernels::@%s_h%d%s} : (%s) -> ()\n", args.p, fn, sgi, geo,
+                      targs.p);
+            free(args.p);
+            free(kargs.p);
+            free(targs.p);
+        }
+        if (c.form == 2) {           /* the result back, frees */
+            fd_mt(c.dt, c.rank, c.dims, 0, tS);
+            fd_printf(&h, "  gpu.memcpy %%res, %%dres : (%s, %s) -> ()\n", tS, tS1);
+            for (int j = 0; j < c.n_params; j++) {
+                fd_mt(c.dt, c.prank[j], c.pdims[j], 1, t);
+                fd_printf(&h, "  gpu.dealloc %s : (%s) -> ()\n", dn[j], t);
+            }
+            fd_printf(&h, "  gpu.dealloc %%dres : (%s) -> ()\n", tS1);
+            if (segs == 2) fd_printf(&h, "  gpu.dealloc %%dmid : (%s) -> ()\n", tS1);
+        }
+    }
+    fd_mt(c.dt, c.rank, c.dims, 0, tS);
+    if (c.split < c.n_ops) fd_printf(&h, "  memref.dealloc %%mid : (%s) -> ()\n", tS);
+    for (int i = 0; c.form == 0 && i < c.n_ops; i++)      /* host temporaries */
+        if (i != c.split - 1 && i != c.n_ops - 1) fd_printf(&h, "  memref.dealloc %%t%d : (%s) -> ()\n", i, tS);
+    if (c.out_param) fd_printf(&h, "  return\n}\n");
+    else fd_printf(&h, "  return %%res : %s\n}\n", tS);
+    f->text = h.p;
+    f->kernels = k.p;
+    f->err = c.err;
+    f->dt = c.dt;
+}
 
 static void fd_gen_module(fd_module *m, uint64_t seed, int n_funcs) {
     memset(m, 0, sizeof *m);
@@ -786,7 +1038,7 @@ static void fd_gen_module(fd_module *m, uint64_t seed, int n_funcs) {
 
 typedef struct fd_meta {
     fd_config cfg;
-    struct { char name[GPUIR_MAX_NAME]; double scale; } tol[64];
+    struct { char name[GPUIR_MAX_NAME]; double scale[4]; } tol[64];
     int n_tol;
 } fd_meta;
 
@@ -804,17 +1056,16 @@ static void fd_parse_meta(const char *text, fd_meta *meta) {
     }
     for (p = strstr(text, "// fuzz-diff-tol @"); p && meta->n_tol < 64; p = strstr(p + 1, "// fuzz-diff-tol @")) {
         char name[GPUIR_MAX_NAME];
-        double s;
-        if (sscanf(p, "// fuzz-diff-tol @%127s %lf", name, &s) == 2) {
-            snprintf(meta->tol[meta->n_tol].name, GPUIR_MAX_NAME, "%s", name);
-            meta->tol[meta->n_tol++].scale = s;
-        }
+        double *sc = meta->tol[meta->n_tol].scale;
+        sc[0] = sc[1] = sc[2] = sc[3] = 1;
+        if (sscanf(p, "// fuzz-diff-tol @%127s %lf %lf %lf %lf", name, &sc[0], &sc[1], &sc[2], &sc[3]) >= 2)
+            snprintf(meta->tol[meta->n_tol++].name, GPUIR_MAX_NAME, "%s", name);
     }
 }
 
-static double fd_meta_scale(const fd_meta *meta, const char *func) {
+static double fd_meta_scale(const fd_meta *meta, const char *func, size_t result) {
     for (int i = 0; i < meta->n_tol; i++)
-        if (!strcmp(meta->tol[i].name, func)) return meta->tol[i].scale;
+        if (!strcmp(meta->tol[i].name, func)) return result < 4 ? meta->tol[i].scale[result] : 1;
     return 1;
 }
 
@@ -869,10 +1120,10 @@ static gpuir_result fd_run_ref(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, fd
     return r;
 }
 
-static gpuir_result fd_compare(gpuir_ctx *ctx, const fd_case *c, const gpuir_array *got, size_t n, double scale,
-                               const char *what, fd_str *why) {
+static gpuir_result fd_compare(gpuir_ctx *ctx, const fd_case *c, const gpuir_array *got, size_t n,
+                               const fd_meta *meta, const char *what, fd_str *why) {
     for (size_t k = 0; k < n; k++) {
-        double rtol, atol;
+        double rtol, atol, scale = fd_meta_scale(meta, c->name, k);
         gpuir_backend_tolerance(GPUIR_BACKEND_EMU, got[k].dtype, &rtol, &atol);
         gpuir_result r = gpuir_array_compare(ctx, &got[k], &c->want[k], rtol, atol * scale);
         if (r) {
@@ -887,7 +1138,6 @@ static gpuir_result fd_compare(gpuir_ctx *ctx, const fd_case *c, const gpuir_arr
 /* Runs case c on program p (twice with graphs: record, then replay). */
 static gpuir_result fd_run_emu(gpuir_ctx *ctx, gpuir_program *p, const fd_case *c, const fd_meta *meta,
                                fd_str *why) {
-    double scale = fd_meta_scale(meta, c->name);
     for (int rep = 0; rep < (meta->cfg.graphs ? 2 : 1); rep++) {
         gpuir_array in[GPUIR_MAX_OPERANDS], got[2 * GPUIR_MAX_OPERANDS];
         memset(in, 0, sizeof in);
@@ -900,7 +1150,7 @@ static gpuir_result fd_run_emu(gpuir_ctx *ctx, gpuir_program *p, const fd_case *
         if (!r) r = gpuir_program_run(p, c->name, c->n_in, in, c->n_out, got);
         if (r) fd_printf(why, "emu @%s: %s", c->name, gpuir_ctx_error(ctx));
         for (size_t i = 0; c->writes_params && !r && i < c->n_in; i++) got[c->n_out + i] = in[i], in[i].data = NULL;
-        if (!r) r = fd_compare(ctx, c, got, c->n_out + (c->writes_params ? c->n_in : 0), scale,
+        if (!r) r = fd_compare(ctx, c, got, c->n_out + (c->writes_params ? c->n_in : 0), meta,
                                rep ? " (graph replay)" : "", why);
         for (size_t i = 0; i < 2 * GPUIR_MAX_OPERANDS; i++) gpuir_array_release(&got[i]);
         for (size_t i = 0; i < GPUIR_MAX_OPERANDS; i++) gpuir_array_release(&in[i]);
@@ -1141,6 +1391,9 @@ static bool fd_parse_off(const char *list) {
     return true;
 }
 
+static volatile sig_atomic_t fd_stop;
+static void fd_on_signal(int sig) { (void)sig; fd_stop = 1; }
+
 int main(int argc, char **argv) {
     unsigned long long seed = 1;
     long count = -1;
@@ -1164,10 +1417,17 @@ int main(int argc, char **argv) {
     }
     if (funcs < 1 || funcs > FD_MAX_FUNCS) funcs = 4;
     if (count < 0 && seconds < 0) count = 1;
+    signal(SIGINT, fd_on_signal);     /* finish the module at hand, then report */
+    signal(SIGTERM, fd_on_signal);
     double t0 = fd_now();
     long modules = 0, runs = 0, findings = 0;
     for (unsigned long long s = seed; count < 0 || (long)(s - seed) < count; s++) {
-        if (seconds >= 0 && fd_now() - t0 >= seconds) break;
+        if (fd_stop || (seconds >= 0 && fd_now() - t0 >= seconds)) break;
+        if (quiet && modules && modules % 100 == 0 && !print) {
+            printf("fuzz-diff: seed %llu, %ld modules, %ld function runs, %ld findings, %.0f s\n", s, modules, runs,
+                   findings, fd_now() - t0);
+            fflush(stdout);
+        }
         fd_module m;
         fd_gen_module(&m, s, funcs);
         fd_sel all;
