@@ -9188,7 +9188,9 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "        float v%u = %s(acc / %lld.0f);\n", sum, round, rows);
     else gpuir__str_appendf(C->s, "        float v%u = %s(acc);\n", sum, round);
     C->cur[dst - 1] = sum + 1;
-    r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
+    for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
+        if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
+    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
     if (r) return r;
     gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
     gpuir__str_appendf(C->s, "    }\n");
