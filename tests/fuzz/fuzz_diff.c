@@ -32,6 +32,7 @@
 #include "../../gpuir.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,8 @@
 #define FD_MAX_VALS 48
 #define FD_MAX_FUNCS 8
 #define FD_MAX_ELEMS 12000
-#define FD_TIMEOUT_S 120
+#define FD_TIMEOUT_S 900
+#define FD_CPU_LIMIT_S 60
 
 /* ---- small utilities --------------------------------------------------- */
 
@@ -189,9 +191,17 @@ static gpuir_dtype fd_dtype(fd_gen *g) {
     return t;
 }
 
-/* Shrinks the largest dims until the shape holds at most `limit` elements. */
+/* The element count with 0s counted as 1s: what the shape costs once an
+   op (a reduction over the empty axis, a broadcast) drops its zero. */
+static int64_t fd_span(const fd_val *v) {
+    int64_t n = 1;
+    for (int i = 0; i < v->rank; i++) n *= v->dims[i] > 1 ? v->dims[i] : 1;
+    return n;
+}
+
+/* Shrinks the largest dims until the shape spans at most `limit` elements. */
 static void fd_cap(fd_val *v, int64_t limit) {
-    while (fd_count(v) > limit) {
+    while (fd_span(v) > limit) {
         int big = 0;
         for (int i = 1; i < v->rank; i++)
             if (v->dims[i] > v->dims[big]) big = i;
@@ -412,9 +422,10 @@ static int fd_matmul(fd_gen *g, int a) {
     bool ta = fd_chance(&g->rng, 20), tb = fd_chance(&g->rng, 30);
     int64_t m = x->dims[x->rank - (ta ? 1 : 2)], k = x->dims[x->rank - (ta ? 2 : 1)], n = fd_dim(g);
     int64_t batch = 1;
-    for (int i = 0; i < x->rank - 2; i++) batch *= x->dims[i];
-    while (n > 1 && batch * m * n * (k + 1) > 150000) n /= 2;
-    if (batch * m * n * (k + 1) > 300000) return fd_unary(g, a);
+    for (int i = 0; i < x->rank - 2; i++) batch *= x->dims[i] > 1 ? x->dims[i] : 1;
+    int64_t cm = m > 1 ? m : 1, ck = k > 1 ? k : 1;   /* the cost, as if 0s were 1s */
+    while (n > 1 && batch * cm * n * (ck + 1) > 150000) n /= 2;
+    if (batch * cm * (n > 1 ? n : 1) * (ck + 1) > 300000) return fd_unary(g, a);
     bool flt = fd_float(x);
     bool wgmma = !fd_off[FD_WGMMA] && (x->dt == GPUIR_F16 || x->dt == GPUIR_BF16) && k % 8 == 0 && k > 0 &&
                  fd_chance(&g->rng, 25);
@@ -593,7 +604,7 @@ static int fd_broadcast(fd_gen *g, int a) {
         r.rank++;
     } else return fd_unary(g, a);
     int grown = ones >= 0 ? ones : 0;
-    while (r.dims[grown] > 1 && fd_count(&r) > FD_MAX_ELEMS) r.dims[grown] /= 2;
+    while (r.dims[grown] > 1 && fd_span(&r) > FD_MAX_ELEMS) r.dims[grown] /= 2;
     char tx[128], tr[128];
     return fd_op(g, &r, a, -1, "broadcast %%v%d : (%s) -> %s", a, fd_t(x, tx), fd_t(&r, tr));
 }
@@ -632,7 +643,7 @@ static int fd_cast(fd_gen *g, int a) {
 static int fd_step(fd_gen *g) {
     fd_func *f = g->f;
     int a = f->n - 1 - fd_below(&g->rng, f->n < 3 ? f->n : 3);
-    if (fd_count(&f->v[a]) > FD_MAX_ELEMS) a = f->n - 1;
+    if (fd_span(&f->v[a]) > FD_MAX_ELEMS) a = f->n - 1;
     switch (fd_below(&g->rng, 20)) {
     case 0: case 1: case 2: case 3: return fd_unary(g, a);
     case 4: case 5: case 6: case 7: case 8: return fd_binary(g, a);
@@ -1247,7 +1258,9 @@ static int fd_check_isolated(const char *text, fd_str *why, long *runs) {
     if (pid < 0) { close(pipefd[0]); close(pipefd[1]); return fd_check_text(text, "fuzz-diff", why, runs); }
     if (pid == 0) {
         close(pipefd[0]);
-        alarm(FD_TIMEOUT_S);
+        struct rlimit cpu = {FD_CPU_LIMIT_S, FD_CPU_LIMIT_S + 5};
+        setrlimit(RLIMIT_CPU, &cpu);     /* a hang: this much CPU time (SIGXCPU) */
+        alarm(FD_TIMEOUT_S);             /* or, on a starved machine, this much wall time */
         fd_str w = {0};
         long n = 0;
         int bad = fd_check_text(text, "fuzz-diff", &w, &n);
@@ -1270,7 +1283,8 @@ static int fd_check_isolated(const char *text, fd_str *why, long *runs) {
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         fd_printf(why, "%s (signal %d)%s%s", sig == SIGALRM ? "hang: no result in " GPUIR__XSTR(FD_TIMEOUT_S) " s"
-                                             : "crash", sig, msg && msg[1] ? ": " : "", msg ? msg + 1 : "");
+                                             : sig == SIGXCPU ? "hang: no result in " GPUIR__XSTR(FD_CPU_LIMIT_S)
+                                             " s of CPU" : "crash", sig, msg && msg[1] ? ": " : "", msg ? msg + 1 : "");
         bad = 1;
     } else {
         bad = WEXITSTATUS(status) != 0;
