@@ -1259,6 +1259,8 @@ static int fd_check_isolated(const char *text, fd_str *why, long *runs) {
     pid_t pid = fork();
     if (pid < 0) { close(pipefd[0]); close(pipefd[1]); return fd_check_text(text, "fuzz-diff", why, runs); }
     if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
         close(pipefd[0]);
         struct rlimit cpu = {FD_CPU_LIMIT_S, FD_CPU_LIMIT_S + 5};
         setrlimit(RLIMIT_CPU, &cpu);     /* a hang: this much CPU time (SIGXCPU) */
@@ -1275,10 +1277,11 @@ static int fd_check_isolated(const char *text, fd_str *why, long *runs) {
     fd_str got = {0};
     char buf[4096];
     ssize_t k;
-    while ((k = read(pipefd[0], buf, sizeof buf)) > 0) fd_printf(&got, "%.*s", (int)k, buf);
+    while ((k = read(pipefd[0], buf, sizeof buf)) > 0 || (k < 0 && errno == EINTR))   /* SIGINT: go on */
+        if (k > 0) fd_printf(&got, "%.*s", (int)k, buf);
     close(pipefd[0]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {}
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     const char *msg = got.p ? strchr(got.p, '\n') : NULL;
     if (got.p) *runs += atol(got.p);
     int bad;
@@ -1433,8 +1436,12 @@ int main(int argc, char **argv) {
     }
     if (funcs < 1 || funcs > FD_MAX_FUNCS) funcs = 4;
     if (count < 0 && seconds < 0) count = 1;
-    signal(SIGINT, fd_on_signal);     /* finish the module at hand, then report */
-    signal(SIGTERM, fd_on_signal);
+    struct sigaction sa;              /* finish the module at hand, then report */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fd_on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     double t0 = fd_now();
     long modules = 0, runs = 0, findings = 0;
     for (unsigned long long s = seed; count < 0 || (long)(s - seed) < count; s++) {
@@ -1459,7 +1466,7 @@ int main(int argc, char **argv) {
         }
         fd_str why = {0};
         modules++;
-        if (fd_check_isolated(text, &why, &runs)) {
+        if (fd_check_isolated(text, &why, &runs) && !fd_stop) {   /* (a stop may cut a child short) */
             findings++;
             printf("FINDING seed %llu: %s\n", s, why.p ? why.p : "?");
             fflush(stdout);
