@@ -6517,12 +6517,13 @@ static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) 
 }
 
 /* Whether op may read a splat as a private copy in its kernel: codegen
-   loads a matmul's operands and a transpose/reshape/broadcast source from
-   kernel parameters, so a splat they read stays a host buffer (copied in). */
+   loads the operands of a matmul and of a softmax, and the source of a
+   transpose/reshape/broadcast, from kernel parameters, so a splat they
+   read stays a host buffer (copied in). */
 static bool gpuir__outline_reads_private(const gpuir__op *op) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
-    return cls != GPUIR__CLASS_MATMUL && cls != GPUIR__CLASS_TRANSPOSE && cls != GPUIR__CLASS_RESHAPE &&
-           cls != GPUIR__CLASS_BROADCAST;
+    return cls != GPUIR__CLASS_MATMUL && cls != GPUIR__CLASS_SOFTMAX && cls != GPUIR__CLASS_TRANSPOSE &&
+           cls != GPUIR__CLASS_RESHAPE && cls != GPUIR__CLASS_BROADCAST;
 }
 
 /* Sorts a group's buffers into parameters, temporaries and splats. */
