@@ -223,7 +223,7 @@ static int fd_param(fd_gen *g, gpuir_dtype dt, int rank, const int64_t *dims) {
     v->dt = dt;
     v->rank = rank;
     memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
-    v->mag = 1;
+    v->mag = gpuir_dtype_is_float(dt) ? 1 : 16;     /* gpuir_array_fill_random's ranges */
     v->param = true;
     if (!fd_off[FD_GLOBAL] && fd_chance(&g->rng, 8)) {   /* a module global instead */
         char decl[256], ty[128];
@@ -357,7 +357,7 @@ static int fd_partner(fd_gen *g, int a) {
         fd_str d = {0};
         fd_val r = s;
         char tr[128];
-        r.mag = 2;
+        r.mag = fd_float(&s) ? 2 : 8;
         r.err = 0;
         fd_printf(&d, "constant {value = dense<[");
         for (int64_t i = 0; i < fd_count(&s); i++) {
