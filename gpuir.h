@@ -7117,6 +7117,16 @@ static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) 
     return O->many_groups[b - 1] || (O->user_group[b - 1] && O->user_group[b - 1] != g + 1);
 }
 
+/* Whether op may read a splat as a private copy in its kernel: codegen
+   loads the operands of a matmul and of a softmax, and the source of a
+   transpose/reshape/broadcast, from kernel parameters, so a splat they
+   read stays a host buffer (copied in). */
+static bool gpuir__outline_reads_private(const gpuir__op *op) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    return cls != GPUIR__CLASS_MATMUL && cls != GPUIR__CLASS_SOFTMAX && cls != GPUIR__CLASS_TRANSPOSE &&
+           cls != GPUIR__CLASS_RESHAPE && cls != GPUIR__CLASS_BROADCAST;
+}
+
 /* Sorts a group's buffers into parameters, temporaries and splats. */
 static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
     gpuir_module *m = O->m;
@@ -7131,7 +7141,8 @@ static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
             if (gpuir__ids_have(written, b) || gpuir__ids_have(grp->params, b) ||
                 gpuir__ids_have(grp->splats, b))
                 continue;
-            if (O->splat_of[b - 1] && gpuir__type_is_static(&gpuir__value_at(m, b)->type))
+            if (O->splat_of[b - 1] && gpuir__type_is_static(&gpuir__value_at(m, b)->type) &&
+                gpuir__outline_reads_private(op))
                 stbds_arrput(grp->splats, b);
             else stbds_arrput(grp->params, b);
         }
@@ -9850,7 +9861,9 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "        float v%u = %s(acc / %lld.0f);\n", sum, round, rows);
     else gpuir__str_appendf(C->s, "        float v%u = %s(acc);\n", sum, round);
     C->cur[dst - 1] = sum + 1;
-    r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
+    for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
+        if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
+    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
     if (r) return r;
     gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
     gpuir__str_appendf(C->s, "    }\n");
