@@ -13788,6 +13788,8 @@ typedef struct gpuir__run {
     gpuir__slot *slots;     /* value id - 1 -> slot: the program's run_slots */
     bool async;             /* run arguments: all on the device, on the caller's stream: no host waits */
     void *caller;           /* then the caller's stream, bound to the table's stream 0 */
+    bool host_staged;       /* recording a graph: a copy's host side is its staging buffer, and
+                               the function may free the buffer it stands for before this */
 } gpuir__run;
 
 /* What a run was doing, for an error message: a fixed text, or one made
@@ -13935,7 +13937,7 @@ static gpuir_result gpuir__run_dev(gpuir__run *R, uint32_t v, gpuir__dptr *out, 
 
 static gpuir_result gpuir__run_host(gpuir__run *R, uint32_t v, void **out, gpuir__doing *w) {
     gpuir__slot *s = &R->slots[v - 1];
-    if (gpuir__run_check_freed(R, v, false, w)) return R->p->ctx->result;
+    if (!R->host_staged && gpuir__run_check_freed(R, v, false, w)) return R->p->ctx->result;
     if (!s->host && s->bytes)
         return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a host buffer has no memory", gpuir__doing_text(w));
     *out = s->host;
@@ -14791,7 +14793,9 @@ static gpuir_result gpuir__graph_capture_copy(gpuir__run *R, const gpuir__op *op
     uint32_t hv = gpuir__graph_host_side(R->p->m, op, &to_host);
     void *host = hv ? R->slots[hv - 1].host : NULL;
     if (hv) R->slots[hv - 1].host = staging;
+    R->host_staged = true;
     gpuir_result r = gpuir__run_stream_op(R, op, gpuir__run_copy);
+    R->host_staged = false;
     if (hv) R->slots[hv - 1].host = host;
     return r;
 }
@@ -14925,6 +14929,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     R.slots = p->run_slots;
     R.async = false;
     R.caller = NULL;
+    R.host_staged = false;
     p->stats.runs++;
     double t0 = ctx->log_level >= 2 ? gpuir__now_ms() : 0;
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
@@ -16071,6 +16076,7 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     R.slots = p->run_slots;
     R.async = false;
     R.caller = NULL;
+    R.host_staged = false;
     gpuir__args A;
     memset(&A, 0, sizeof A);
     A.desc = desc;
