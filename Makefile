@@ -22,8 +22,9 @@ TEST_SRCS = $(wildcard tests/api/*.c)
 TESTS     = $(patsubst tests/api/%.c,build/tests/%,$(TEST_SRCS))
 ASAN      = $(patsubst tools/%,build/asan/%,$(TOOLS)) \
             $(patsubst tests/api/%.c,build/asan/tests/%,$(TEST_SRCS)) build/asan/fuzz_replay \
-            build/asan/fuzz_builder_replay
+            build/asan/fuzz_builder_replay build/asan/fuzz_diff
 FUZZ_SECONDS ?= 60
+FUZZ_SEED    ?= $(shell date +%s)
 
 all: $(TOOLS) $(EXAMPLES) $(TESTS)
 
@@ -64,6 +65,15 @@ build/asan/fuzz_builder_replay: tests/fuzz/fuzz_builder.c tests/fuzz/fuzz_common
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< -o $@ $(LIBS)
 
+# The differential fuzzer (interpreter vs emulator): a plain program, no libFuzzer.
+build/fuzz_diff: tests/fuzz/fuzz_diff.c gpuir.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -O1 -g $(STB_CFLAGS) $< -o $@ $(LIBS)
+
+build/asan/fuzz_diff: tests/fuzz/fuzz_diff.c gpuir.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
+
 build/fuzz_builder: tests/fuzz/fuzz_builder.c tests/fuzz/fuzz_common.h gpuir.h | deps
 	@mkdir -p $(@D)
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(STB_CFLAGS) $< -o $@ $(LIBS)
@@ -97,10 +107,17 @@ fuzz-builder: build/fuzz_builder
 	build/fuzz_builder -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=5 \
 	    -artifact_prefix=build/ build/fuzz-builder-corpus tests/fuzz/builder-corpus
 
+# The differential fuzzer for FUZZ_SECONDS from FUZZ_SEED (default: the
+# time): random valid programs on the interpreter and the emulator. Findings
+# (minimized) go to build/fuzz-diff-SEED.gir; add each to
+# tests/fuzz/diff-corpus once fixed (docs/fuzzing.md).
+fuzz-diff: build/fuzz_diff
+	nice -n 5 build/fuzz_diff --seconds=$(FUZZ_SECONDS) --seed=$(FUZZ_SEED) --out=build --quiet
+
 # The libFuzzer harnesses (clang); tests/check-fuzz-short.sh runs each briefly.
 fuzzers: build/fuzz_parse build/fuzz_builder
 
-test: all asan tsan
+test: all asan tsan build/fuzz_diff
 	@tools/ensure-deps.sh --tests
 	@$(MAKE) --no-print-directory fuzzers
 	@tests/run.sh tools build/asan
@@ -120,5 +137,5 @@ install: $(TOOLS) gpuir.pc
 clean:
 	rm -rf build $(TOOLS) $(EXAMPLES) examples/gpuir_impl.o gpuir.pc
 
-.PHONY: all deps asan tsan fuzz fuzz-builder fuzzers test run install clean
+.PHONY: all deps asan tsan fuzz fuzz-builder fuzz-diff fuzzers test run install clean
 .DELETE_ON_ERROR:

@@ -7117,6 +7117,16 @@ static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) 
     return O->many_groups[b - 1] || (O->user_group[b - 1] && O->user_group[b - 1] != g + 1);
 }
 
+/* Whether op may read a splat as a private copy in its kernel: codegen
+   loads the operands of a matmul and of a softmax, and the source of a
+   transpose/reshape/broadcast, from kernel parameters, so a splat they
+   read stays a host buffer (copied in). */
+static bool gpuir__outline_reads_private(const gpuir__op *op) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    return cls != GPUIR__CLASS_MATMUL && cls != GPUIR__CLASS_SOFTMAX && cls != GPUIR__CLASS_TRANSPOSE &&
+           cls != GPUIR__CLASS_RESHAPE && cls != GPUIR__CLASS_BROADCAST;
+}
+
 /* Sorts a group's buffers into parameters, temporaries and splats. */
 static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
     gpuir_module *m = O->m;
@@ -7131,7 +7141,8 @@ static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
             if (gpuir__ids_have(written, b) || gpuir__ids_have(grp->params, b) ||
                 gpuir__ids_have(grp->splats, b))
                 continue;
-            if (O->splat_of[b - 1] && gpuir__type_is_static(&gpuir__value_at(m, b)->type))
+            if (O->splat_of[b - 1] && gpuir__type_is_static(&gpuir__value_at(m, b)->type) &&
+                gpuir__outline_reads_private(op))
                 stbds_arrput(grp->splats, b);
             else stbds_arrput(grp->params, b);
         }
@@ -9850,7 +9861,9 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "        float v%u = %s(acc / %lld.0f);\n", sum, round, rows);
     else gpuir__str_appendf(C->s, "        float v%u = %s(acc);\n", sum, round);
     C->cur[dst - 1] = sum + 1;
-    r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
+    for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
+        if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
+    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
     if (r) return r;
     gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
     gpuir__str_appendf(C->s, "    }\n");
@@ -13775,6 +13788,8 @@ typedef struct gpuir__run {
     gpuir__slot *slots;     /* value id - 1 -> slot: the program's run_slots */
     bool async;             /* run arguments: all on the device, on the caller's stream: no host waits */
     void *caller;           /* then the caller's stream, bound to the table's stream 0 */
+    bool host_staged;       /* recording a graph: a copy's host side is its staging buffer, and
+                               the function may free the buffer it stands for before this */
 } gpuir__run;
 
 /* What a run was doing, for an error message: a fixed text, or one made
@@ -13922,7 +13937,7 @@ static gpuir_result gpuir__run_dev(gpuir__run *R, uint32_t v, gpuir__dptr *out, 
 
 static gpuir_result gpuir__run_host(gpuir__run *R, uint32_t v, void **out, gpuir__doing *w) {
     gpuir__slot *s = &R->slots[v - 1];
-    if (gpuir__run_check_freed(R, v, false, w)) return R->p->ctx->result;
+    if (!R->host_staged && gpuir__run_check_freed(R, v, false, w)) return R->p->ctx->result;
     if (!s->host && s->bytes)
         return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a host buffer has no memory", gpuir__doing_text(w));
     *out = s->host;
@@ -14778,7 +14793,9 @@ static gpuir_result gpuir__graph_capture_copy(gpuir__run *R, const gpuir__op *op
     uint32_t hv = gpuir__graph_host_side(R->p->m, op, &to_host);
     void *host = hv ? R->slots[hv - 1].host : NULL;
     if (hv) R->slots[hv - 1].host = staging;
+    R->host_staged = true;
     gpuir_result r = gpuir__run_stream_op(R, op, gpuir__run_copy);
+    R->host_staged = false;
     if (hv) R->slots[hv - 1].host = host;
     return r;
 }
@@ -14912,6 +14929,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     R.slots = p->run_slots;
     R.async = false;
     R.caller = NULL;
+    R.host_staged = false;
     p->stats.runs++;
     double t0 = ctx->log_level >= 2 ? gpuir__now_ms() : 0;
     gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
@@ -16058,6 +16076,7 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     R.slots = p->run_slots;
     R.async = false;
     R.caller = NULL;
+    R.host_staged = false;
     gpuir__args A;
     memset(&A, 0, sizeof A);
     A.desc = desc;

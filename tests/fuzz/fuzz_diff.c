@@ -1,0 +1,1493 @@
+/* fuzz_diff: the differential fuzzer. Generates random *valid* programs
+   from a seed (tensor level: elementwise chains with broadcasting, matmuls
+   with epilogues, split-K, reductions, softmax, transposes, reshapes,
+   broadcasts, casts, constants, globals; buffer level: hand-written kernels
+   and host functions with explicit or placed copies), runs each function on
+   the reference interpreter and through the whole lowering pipeline (the
+   verifier after every pass) on the CPU emulator, and compares the results
+   within the backend's tolerance (gpuir_backend_tolerance, its atol scaled
+   by the error bound the generator tracks for each result).
+
+   fuzz_diff [--seed=N] [--count=N] [--seconds=S] [--funcs=K] [--out=DIR]
+             [--no=FEATURE,...] [--print] [--quiet]
+   fuzz_diff --replay FILE...
+
+   Generation: modules from seeds N, N+1, ... (--count of them, or until
+   --seconds have passed), K functions per module (one host compile each).
+   --print writes the module of each seed to stdout instead of running it.
+   Each module runs in a child process (a crash or a hang is a finding too);
+   a failing module is minimized (its failing function alone, then only the
+   ops the failing result depends on) and written to DIR (default build/)
+   as fuzz-diff-SEED.gir. --no turns generator features off (dense, zero,
+   matmul, splitk, wgmma, tf32, global, cast, softmax, reduce, buffer,
+   graphs, int) to steer around a known open finding.
+   Replay: each file is a module as written above; prints one PASS or FAIL
+   line per file and exits 1 if any failed.
+   The header comment `// fuzz-diff: sm=.. sm_count=.. sync=.. graphs=..
+   emu_seed=..` gives the run's configuration, `// fuzz-diff-tol @f S` the
+   tolerance scale of @f's results (1 if absent). Inputs and globals get
+   gpuir_array_fill_random data seeded by a hash of their name, so a
+   reproducer keeps its data when parameters are dropped. */
+#define GPUIR_IMPLEMENTATION
+#include "../../gpuir.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FD_MAX_VALS 48
+#define FD_MAX_FUNCS 8
+#define FD_MAX_ELEMS 12000
+#define FD_TIMEOUT_S 900
+#define FD_CPU_LIMIT_S 60
+
+/* ---- small utilities --------------------------------------------------- */
+
+typedef struct fd_rng { uint64_t s; } fd_rng;
+
+static uint64_t fd_next(fd_rng *r) {
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static int fd_below(fd_rng *r, int n) { return n <= 1 ? 0 : (int)(fd_next(r) % (uint64_t)n); }
+static bool fd_chance(fd_rng *r, int percent) { return fd_below(r, 100) < percent; }
+
+static uint64_t fd_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+typedef struct fd_str { char *p; size_t len, cap; } fd_str;
+
+static void fd_printf(fd_str *s, const char *fmt, ...) GPUIR__PRINTF(2, 3);
+static void fd_printf(fd_str *s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (s->len + (size_t)n + 1 > s->cap) {
+        size_t cap = (s->cap ? s->cap * 2 : 1024) + (size_t)n;
+        char *p = (char *)realloc(s->p, cap);
+        if (!p) abort();
+        s->p = p;
+        s->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(s->p + s->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    s->len += (size_t)n;
+}
+
+static char *fd_strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = (char *)malloc(n);
+    if (!p) abort();
+    return memcpy(p, s, n);
+}
+
+static double fd_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- the generated program ---------------------------------------------
+   A function is a list of values: parameters, then ops (each an IR line)
+   that read earlier values. The printer emits the ops a chosen set of
+   results depends on, so a failing result can be printed alone. */
+
+typedef struct fd_val {
+    gpuir_dtype dt;
+    int rank;
+    int64_t dims[GPUIR_MAX_RANK];
+    double mag;      /* a bound on |element| (floats; ints are exact anyway) */
+    double err;      /* a bound on |emu - ref| (absolute) */
+    bool param;
+    char *line;      /* the op (NULL for a parameter) */
+    char *global;    /* the module-level declaration it reads, if any */
+    int deps[3], n_deps;
+} fd_val;
+
+typedef struct fd_func {
+    char name[16];
+    fd_val v[FD_MAX_VALS];
+    int n;
+    int results[4], n_results;
+    bool buffer;     /* a buffer-level function: printed verbatim from text */
+    char *text;      /* buffer level: the host function */
+    char *kernels;   /* buffer level: its kernels (gpu.func), or NULL */
+    double err;      /* buffer level: the error bound of every result */
+    gpuir_dtype dt;  /* buffer level: the dtype of every buffer */
+} fd_func;
+
+typedef struct fd_config {
+    int sm, sm_count;
+    bool sync, graphs;
+    uint64_t emu_seed;
+} fd_config;
+
+typedef struct fd_module {
+    uint64_t seed;
+    fd_config cfg;
+    fd_func f[FD_MAX_FUNCS];
+    int n;
+} fd_module;
+
+/* Generator features that --no turns off. */
+enum { FD_DENSE, FD_ZERO, FD_MATMUL, FD_SPLITK, FD_WGMMA, FD_TF32, FD_GLOBAL, FD_CAST, FD_SOFTMAX,
+       FD_REDUCE, FD_BUFFER, FD_GRAPHS, FD_INT, FD_FEATURES };
+static const char *fd_feature_names[FD_FEATURES] = {"dense", "zero", "matmul", "splitk", "wgmma", "tf32",
+                                                    "global", "cast", "softmax", "reduce", "buffer",
+                                                    "graphs", "int"};
+static bool fd_off[FD_FEATURES];
+
+typedef struct fd_gen {
+    fd_rng rng;
+    fd_func *f;
+    int fi;          /* the function's index: names its globals */
+    int n_globals;
+} fd_gen;
+
+static int64_t fd_count(const fd_val *v) {
+    int64_t n = 1;
+    for (int i = 0; i < v->rank; i++) n *= v->dims[i];
+    return n;
+}
+
+static void fd_type(const fd_val *v, char *buf, size_t size) {
+    gpuir_tensor_type(v->dt, v->rank, v->dims);
+    gpuir_type_str(gpuir_tensor_type(v->dt, v->rank, v->dims), buf, size);
+}
+
+static bool fd_float(const fd_val *v) { return gpuir_dtype_is_float(v->dt); }
+
+/* A dtype's unit in the last place at 1: what one rounding may change. */
+static double fd_u(gpuir_dtype dt) {
+    return dt == GPUIR_F32 ? 1.2e-7 : dt == GPUIR_F16 ? 9.8e-4 : dt == GPUIR_BF16 ? 7.9e-3 : 0;
+}
+
+/* The magnitude floats are kept under before an op that could grow them. */
+static double fd_mag_limit(gpuir_dtype dt) { return dt == GPUIR_F32 ? 64 : 8; }
+
+/* An edge-heavy dimension: 1, primes, tile sizes and their neighbours. */
+static int64_t fd_dim(fd_gen *g) {
+    static const int64_t d[] = {1, 1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129};
+    if (!fd_off[FD_ZERO] && fd_chance(&g->rng, 2)) return 0;
+    return d[fd_below(&g->rng, (int)(sizeof d / sizeof d[0]))];
+}
+
+static gpuir_dtype fd_dtype(fd_gen *g) {
+    static const gpuir_dtype d[] = {GPUIR_F32, GPUIR_F32, GPUIR_F32, GPUIR_F16, GPUIR_BF16, GPUIR_I32, GPUIR_I64};
+    gpuir_dtype t;
+    do t = d[fd_below(&g->rng, 7)];
+    while (fd_off[FD_INT] && !gpuir_dtype_is_float(t));
+    return t;
+}
+
+/* The element count with 0s counted as 1s: what the shape costs once an
+   op (a reduction over the empty axis, a broadcast) drops its zero. */
+static int64_t fd_span(const fd_val *v) {
+    int64_t n = 1;
+    for (int i = 0; i < v->rank; i++) n *= v->dims[i] > 1 ? v->dims[i] : 1;
+    return n;
+}
+
+/* Shrinks the largest dims until the shape spans at most `limit` elements. */
+static void fd_cap(fd_val *v, int64_t limit) {
+    while (fd_span(v) > limit) {
+        int big = 0;
+        for (int i = 1; i < v->rank; i++)
+            if (v->dims[i] > v->dims[big]) big = i;
+        v->dims[big] = (v->dims[big] + 1) / 2;
+    }
+}
+
+static fd_val *fd_push(fd_gen *g) {
+    fd_func *f = g->f;
+    if (f->n >= FD_MAX_VALS) return NULL;
+    fd_val *v = &f->v[f->n++];
+    memset(v, 0, sizeof *v);
+    return v;
+}
+
+static int fd_param(fd_gen *g, gpuir_dtype dt, int rank, const int64_t *dims) {
+    fd_val *v = fd_push(g);
+    if (!v) return -1;
+    v->dt = dt;
+    v->rank = rank;
+    memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
+    v->mag = gpuir_dtype_is_float(dt) ? 1 : 16;     /* gpuir_array_fill_random's ranges */
+    v->param = true;
+    if (!fd_off[FD_GLOBAL] && fd_chance(&g->rng, 8)) {   /* a module global instead */
+        char decl[256], ty[128];
+        fd_type(v, ty, sizeof ty);
+        snprintf(decl, sizeof decl, "global @g%d_%d : %s", g->fi, g->n_globals, ty);
+        v->global = fd_strdup(decl);
+        snprintf(decl, sizeof decl, "%%v%d = get_global {name = @g%d_%d} : () -> %s", g->f->n - 1, g->fi,
+                 g->n_globals++, ty);
+        v->line = fd_strdup(decl);
+        v->param = false;
+    }
+    return g->f->n - 1;
+}
+
+/* Appends op `fmt` (after "%vN = ") with result shape `r` reading deps. */
+static int fd_op(fd_gen *g, const fd_val *r, int a, int b, const char *fmt, ...) GPUIR__PRINTF(5, 6);
+static int fd_op(fd_gen *g, const fd_val *r, int a, int b, const char *fmt, ...) {
+    fd_val *v = fd_push(g);
+    if (!v) return -1;
+    *v = *r;
+    v->param = false;
+    v->global = NULL;
+    v->n_deps = 0;
+    if (a >= 0) v->deps[v->n_deps++] = a;
+    if (b >= 0) v->deps[v->n_deps++] = b;
+    char body[1024], line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    snprintf(line, sizeof line, "%%v%d = %s", g->f->n - 1, body);
+    v->line = fd_strdup(line);
+    if (v->mag > 1e300) v->mag = 1e300;
+    return g->f->n - 1;
+}
+
+static const char *fd_t(const fd_val *v, char *buf) {   /* buf: 128 bytes */
+    fd_type(v, buf, 128);
+    return buf;
+}
+
+/* ---- tensor-level ops --------------------------------------------------- */
+
+static int fd_unary_named(fd_gen *g, int a, const char *op, double mag, double err) {
+    fd_val r = g->f->v[a];
+    char ta[128];
+    r.mag = mag;
+    r.err = err;
+    return fd_op(g, &r, a, -1, "%s %%v%d : (%s) -> %s", op, a, fd_t(&g->f->v[a], ta), ta);
+}
+
+/* tanh when a float value has grown past the dtype's limit. */
+static int fd_tame(fd_gen *g, int a, double limit) {
+    const fd_val *v = &g->f->v[a];
+    if (!fd_float(v) || v->mag <= limit) return a;
+    return fd_unary_named(g, a, "tanh", 1, v->err + fd_u(v->dt));
+}
+
+static int fd_splat(fd_gen *g, const fd_val *shape, int rank, double value) {
+    fd_val r = *shape;
+    r.rank = rank;
+    if (rank < shape->rank) memmove(r.dims, shape->dims + (shape->rank - rank), sizeof(int64_t) * (size_t)rank);
+    r.mag = fabs(value);
+    r.err = 0;
+    char tr[128];
+    if (fd_float(&r)) return fd_op(g, &r, -1, -1, "constant {value = %.6f} : () -> %s", value, fd_t(&r, tr));
+    return fd_op(g, &r, -1, -1, "constant {value = %lld} : () -> %s", (long long)value, fd_t(&r, tr));
+}
+
+/* abs(x) + 0.5: a float operand away from 0 (log, sqrt, rsqrt, div, pow). */
+static int fd_positive(fd_gen *g, int a, double limit) {
+    a = fd_tame(g, a, limit);
+    if (a < 0) return -1;
+    int b = fd_unary_named(g, a, "abs", g->f->v[a].mag, g->f->v[a].err);
+    int c = b < 0 ? -1 : fd_splat(g, &g->f->v[b], fd_below(&g->rng, g->f->v[b].rank + 1), 0.5);
+    if (c < 0) return -1;
+    fd_val r = g->f->v[b];
+    char tb[128], tc[128];
+    r.mag += 0.5;
+    r.err += r.mag * fd_u(r.dt);
+    return fd_op(g, &r, b, c, "add %%v%d, %%v%d : (%s, %s) -> %s", b, c, fd_t(&g->f->v[b], tb),
+                 fd_t(&g->f->v[c], tc), tb);
+}
+
+static int fd_unary(fd_gen *g, int a) {
+    static const char *any[] = {"neg", "abs", "relu"};
+    static const char *flt[] = {"neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu",
+                                "silu"};
+    const fd_val *v = &g->f->v[a];
+    if (!fd_float(v)) return fd_unary_named(g, a, any[fd_below(&g->rng, 3)], v->mag, v->err);
+    const char *op = flt[fd_below(&g->rng, 11)];
+    if (!strcmp(op, "exp")) {
+        a = fd_tame(g, a, 3);
+        if (a < 0) return -1;
+        v = &g->f->v[a];
+        return fd_unary_named(g, a, op, exp(v->mag), (v->err + fd_u(v->dt)) * exp(v->mag));
+    }
+    if (!strcmp(op, "log") || !strcmp(op, "sqrt") || !strcmp(op, "rsqrt")) {
+        a = fd_positive(g, a, fd_mag_limit(v->dt));
+        if (a < 0) return -1;
+        v = &g->f->v[a];
+        double mag = !strcmp(op, "log") ? fmax(1, log(v->mag)) : !strcmp(op, "sqrt") ? sqrt(v->mag) : 1.5;
+        double slope = !strcmp(op, "log") ? 2 : !strcmp(op, "sqrt") ? 0.71 : 1.42;   /* at 0.5 */
+        return fd_unary_named(g, a, op, mag, slope * v->err + mag * fd_u(v->dt));
+    }
+    bool bounded = !strcmp(op, "tanh") || !strcmp(op, "sigmoid");
+    double mag = bounded ? 1 : v->mag;
+    bool exact = !strcmp(op, "neg") || !strcmp(op, "abs") || !strcmp(op, "relu");
+    return fd_unary_named(g, a, op, mag, v->err + (exact ? 0 : mag * fd_u(v->dt)));
+}
+
+/* A value broadcast-compatible with v: a suffix of its dims, some set to 1.
+   An existing value of that shape when there is one, else a new parameter
+   or a constant. */
+static int fd_partner(fd_gen *g, int a) {
+    fd_val s = g->f->v[a];
+    int rank = fd_chance(&g->rng, 60) ? s.rank : fd_below(&g->rng, s.rank + 1);
+    memmove(s.dims, s.dims + (s.rank - rank), sizeof(int64_t) * (size_t)rank);
+    s.rank = rank;
+    for (int i = 0; i < rank; i++)
+        if (fd_chance(&g->rng, 20)) s.dims[i] = 1;
+    if (fd_chance(&g->rng, 50))
+        for (int i = g->f->n - 1; i >= 0; i--) {
+            const fd_val *c = &g->f->v[i];
+            if (i != a && c->dt == s.dt && c->rank == s.rank && !memcmp(c->dims, s.dims, sizeof(int64_t) * (size_t)rank))
+                return i;
+        }
+    int k = fd_below(&g->rng, 10);
+    if (k == 0) return fd_splat(g, &s, s.rank, fd_float(&s) ? 0.75 : 3);
+    if (k == 1 && !fd_off[FD_DENSE] && fd_count(&s) <= 64) {
+        fd_str d = {0};
+        fd_val r = s;
+        char tr[128];
+        r.mag = fd_float(&s) ? 2 : 8;
+        r.err = 0;
+        fd_printf(&d, "constant {value = dense<[");
+        for (int64_t i = 0; i < fd_count(&s); i++) {
+            int x = fd_below(&g->rng, 17) - 8;
+            if (fd_float(&s)) fd_printf(&d, "%s%.2f", i ? ", " : "", x / 4.0);
+            else fd_printf(&d, "%s%d", i ? ", " : "", x);
+        }
+        fd_printf(&d, "]>} : () -> %s", fd_t(&r, tr));
+        int v = fd_op(g, &r, -1, -1, "%s", d.p);
+        free(d.p);
+        return v;
+    }
+    return fd_param(g, s.dt, s.rank, s.dims);
+}
+
+static void fd_broadcast_shape(const fd_val *a, const fd_val *b, fd_val *r) {
+    const fd_val *big = a->rank >= b->rank ? a : b, *small = a->rank >= b->rank ? b : a;
+    *r = *big;
+    int off = big->rank - small->rank;
+    for (int i = 0; i < small->rank; i++)
+        if (big->dims[off + i] == 1) r->dims[off + i] = small->dims[i];
+}
+
+static int fd_binary(fd_gen *g, int a) {
+    static const char *ops[] = {"add", "sub", "mul", "div", "max", "min", "pow"};
+    const fd_val *v = &g->f->v[a];
+    int k = fd_below(&g->rng, fd_float(v) ? 7 : 6);
+    const char *op = ops[k];
+    if (fd_float(v)) a = fd_tame(g, a, k == 6 ? 2 : k == 2 || k == 3 ? 8 : fd_mag_limit(v->dt));
+    int b = a < 0 ? -1 : fd_partner(g, a);
+    if (b < 0) return -1;
+    if (fd_float(&g->f->v[a]) && (k == 3 || k == 6)) b = fd_positive(g, b, 2);  /* divisor, base */
+    else if (fd_float(&g->f->v[a])) b = fd_tame(g, b, k == 2 ? 8 : fd_mag_limit(v->dt));
+    if (b < 0) return -1;
+    if (k == 6 || (k != 3 && fd_chance(&g->rng, 30))) {   /* pow's base first; div's divisor last */
+        int t = a;
+        a = b;
+        b = t;
+    }
+    const fd_val *x = &g->f->v[a], *y = &g->f->v[b];
+    fd_val r;
+    fd_broadcast_shape(x, y, &r);
+    r.dt = x->dt;
+    double mx = x->mag, my = y->mag;
+    switch (k) {
+    case 0: case 1: r.mag = mx + my; r.err = x->err + y->err; break;
+    case 2: r.mag = mx * my; r.err = x->err * my + y->err * mx; break;
+    case 3: r.mag = mx * 2; r.err = 2 * (x->err + y->err * r.mag); break;
+    case 6: r.mag = pow(mx, my); r.err = (x->err + y->err + fd_u(x->dt)) * r.mag * (2 + log(mx + 1)) * (my + 2); break;
+    default: r.mag = fmax(mx, my); r.err = fmax(x->err, y->err); break;
+    }
+    if (x->err > 0 || y->err > 0 || (k == 3 || k == 6)) r.err += r.mag * fd_u(r.dt);  /* one rounding */
+    char tx[128], ty[128], tr[128];
+    return fd_op(g, &r, a, b, "%s %%v%d, %%v%d : (%s, %s) -> %s", op, a, b, fd_t(x, tx), fd_t(y, ty), fd_t(&r, tr));
+}
+
+/* matmul of v (as [.., M, K], or [.., K, M] with transpose_a) by a new
+   parameter, then an epilogue: bias, an activation, a residual. */
+static int fd_matmul(fd_gen *g, int a) {
+    const fd_val *x = &g->f->v[a];
+    if (x->rank < 2 || fd_off[FD_MATMUL]) return fd_unary(g, a);
+    bool ta = fd_chance(&g->rng, 20), tb = fd_chance(&g->rng, 30);
+    int64_t m = x->dims[x->rank - (ta ? 1 : 2)], k = x->dims[x->rank - (ta ? 2 : 1)], n = fd_dim(g);
+    int64_t batch = 1;
+    for (int i = 0; i < x->rank - 2; i++) batch *= x->dims[i] > 1 ? x->dims[i] : 1;
+    int64_t cm = m > 1 ? m : 1, ck = k > 1 ? k : 1;   /* the cost, as if 0s were 1s */
+    while (n > 1 && batch * cm * n * (ck + 1) > 150000) n /= 2;
+    if (batch * cm * (n > 1 ? n : 1) * (ck + 1) > 300000) return fd_unary(g, a);
+    bool flt = fd_float(x);
+    bool wgmma = !fd_off[FD_WGMMA] && (x->dt == GPUIR_F16 || x->dt == GPUIR_BF16) && k % 8 == 0 && k > 0 &&
+                 fd_chance(&g->rng, 25);
+    if (wgmma) tb = true;
+    int slices = flt && !fd_off[FD_SPLITK] && !wgmma && k >= 4 && fd_chance(&g->rng, 12) ? 2 + fd_below(&g->rng, 3) : 0;
+    if (slices && k <= (slices - 1) * gpuir_matmul_k_slice_len(k, slices)) slices = 0;   /* no empty slice */
+    bool tf32 = x->dt == GPUIR_F32 && !fd_off[FD_TF32] && !slices && fd_chance(&g->rng, 10);
+    if (flt) a = fd_tame(g, a, x->dt == GPUIR_F32 ? 4 : 2);
+    if (a < 0) return -1;
+    x = &g->f->v[a];
+    int64_t bd[GPUIR_MAX_RANK];
+    int brank = fd_chance(&g->rng, 70) ? 2 : x->rank;
+    memcpy(bd, x->dims, sizeof bd);
+    bd[brank - 2] = tb ? n : k;
+    bd[brank - 1] = tb ? k : n;
+    int b = fd_param(g, x->dt, brank, bd);
+    if (b < 0) return -1;
+    x = &g->f->v[a];
+    const fd_val *y = &g->f->v[b];
+    fd_val r = *x;
+    r.dims[r.rank - 2] = m;
+    r.dims[r.rank - 1] = n;
+    double kk = (double)(k > 0 ? k : 1);
+    r.mag = kk * x->mag * y->mag;
+    r.err = 4 * sqrt(kk) * x->mag * y->mag * fd_u(GPUIR_F32) + kk * (x->err * y->mag + y->err * x->mag) +
+             r.mag * fd_u(slices ? GPUIR_F32 : x->dt);
+    if (tf32 && (x->err > 0 || y->err > 0))   /* a 1-ulp f32 difference can round to the other TF32 value */
+        r.err += kk * x->mag * y->mag * 4.9e-4;
+    if (slices) {
+        memmove(r.dims + 1, r.dims, sizeof(int64_t) * (size_t)r.rank);
+        r.dims[0] = slices;
+        r.rank++;
+        r.dt = GPUIR_F32;
+    }
+    char attrs[160] = "", tx[128], ty[128], tr[128];
+    size_t o = 0;
+    if (ta) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stranspose_a = true", o ? ", " : "");
+    if (tb) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stranspose_b = true", o ? ", " : "");
+    if (tf32) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stf32 = true", o ? ", " : "");
+    if (wgmma) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%swgmma = true", o ? ", " : "");
+    if (slices) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%sk_slices = %d", o ? ", " : "", slices);
+    char braces[200] = "";
+    if (o) snprintf(braces, sizeof braces, " {%s}", attrs);
+    int c = fd_op(g, &r, a, b, "matmul %%v%d, %%v%d%s : (%s, %s) -> %s", a, b, braces, fd_t(x, tx), fd_t(y, ty),
+                  fd_t(&r, tr));
+    if (c < 0) return -1;
+    if (slices) {    /* sum the partials back: reduce_sum over the slices */
+        fd_val s = g->f->v[c];
+        memmove(s.dims, s.dims + 1, sizeof(int64_t) * (size_t)(s.rank - 1));
+        s.rank--;
+        s.err += s.mag * fd_u(GPUIR_F32) * slices;
+        char tc[128];
+        c = fd_op(g, &s, c, -1, "reduce_sum %%v%d {axes = [0]} : (%s) -> %s", c, fd_t(&g->f->v[c], tc), fd_t(&s, tr));
+    }
+    if (c >= 0 && fd_chance(&g->rng, 60)) {      /* bias [N] */
+        int64_t nn[1] = {n};
+        int bias = fd_param(g, g->f->v[c].dt, 1, nn);
+        if (bias < 0) return c;
+        fd_val s = g->f->v[c];
+        s.mag += 1;
+        s.err += s.mag * fd_u(s.dt);
+        char tc[128], tbias[128];
+        c = fd_op(g, &s, c, bias, "add %%v%d, %%v%d : (%s, %s) -> %s", c, bias, fd_t(&g->f->v[c], tc),
+                  fd_t(&g->f->v[bias], tbias), tc);
+    }
+    if (c >= 0 && fd_float(&g->f->v[c]) && fd_chance(&g->rng, 60)) {
+        static const char *act[] = {"relu", "gelu", "silu", "sigmoid", "tanh"};
+        int k2 = fd_below(&g->rng, 5);
+        c = fd_unary_named(g, c, act[k2], k2 >= 3 ? 1 : g->f->v[c].mag, g->f->v[c].err + g->f->v[c].mag * fd_u(g->f->v[c].dt));
+    }
+    return c;
+}
+
+static int fd_reduce(fd_gen *g, int a) {
+    static const char *ops[] = {"reduce_sum", "reduce_max", "reduce_mean"};
+    const fd_val *x = &g->f->v[a];
+    if (x->rank == 0 || fd_off[FD_REDUCE]) return fd_unary(g, a);
+    int k = fd_below(&g->rng, 3);
+    if (fd_float(x) && k != 1) a = fd_tame(g, a, x->dt == GPUIR_F32 ? 8 : 2);
+    if (a < 0) return -1;
+    x = &g->f->v[a];
+    bool keep = fd_chance(&g->rng, 40), axis[GPUIR_MAX_RANK] = {false};
+    int n_axes = 0;
+    double reduced = 1;
+    char axes[64] = "";
+    size_t o = 0;
+    for (int i = 0; i < x->rank; i++)
+        if (fd_chance(&g->rng, 50) || (i == x->rank - 1 && n_axes == 0)) {
+            axis[i] = true;
+            reduced *= (double)x->dims[i];
+            o += (size_t)snprintf(axes + o, sizeof axes - o, "%s%d", n_axes++ ? ", " : "", i);
+        }
+    fd_val r = *x;
+    r.rank = 0;
+    for (int i = 0; i < x->rank; i++)
+        if (!axis[i]) r.dims[r.rank++] = x->dims[i];
+        else if (keep) r.dims[r.rank++] = 1;
+    if (k == 0) { r.mag = x->mag * fmax(reduced, 1); r.err = x->err * reduced + 4 * sqrt(reduced) * x->mag * fd_u(GPUIR_F32) + r.mag * fd_u(r.dt); }
+    else if (k == 2) r.err = x->err + 4 * x->mag * fd_u(x->dt);
+    char tx[128], tr[128];
+    return fd_op(g, &r, a, -1, "%s %%v%d {axes = [%s]%s} : (%s) -> %s", ops[k], a, axes,
+                 keep ? ", keepdims = true" : "", fd_t(x, tx), fd_t(&r, tr));
+}
+
+static int fd_softmax(fd_gen *g, int a) {
+    const fd_val *x = &g->f->v[a];
+    if (!fd_float(x) || x->rank == 0 || fd_off[FD_SOFTMAX]) return fd_unary(g, a);
+    a = fd_tame(g, a, 4);
+    if (a < 0) return -1;
+    x = &g->f->v[a];
+    int axis = fd_below(&g->rng, 2 * x->rank) - x->rank;
+    fd_val r = *x;
+    r.mag = 1;
+    r.err = 0.5 * x->err + 4 * fd_u(x->dt);   /* |d softmax| <= 1/2 per row */
+    char tx[128];
+    return fd_op(g, &r, a, -1, "softmax %%v%d {axis = %d} : (%s) -> %s", a, axis, fd_t(x, tx), tx);
+}
+
+static int fd_transpose(fd_gen *g, int a) {
+    const fd_val *x = &g->f->v[a];
+    if (x->rank < 2) return fd_unary(g, a);
+    int perm[GPUIR_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) perm[i] = i;
+    for (int i = x->rank - 1; i > 0; i--) {
+        int j = fd_below(&g->rng, i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    fd_val r = *x;
+    char p[64] = "", tx[128], tr[128];
+    size_t o = 0;
+    for (int i = 0; i < x->rank; i++) {
+        r.dims[i] = x->dims[perm[i]];
+        o += (size_t)snprintf(p + o, sizeof p - o, "%s%d", i ? ", " : "", perm[i]);
+    }
+    return fd_op(g, &r, a, -1, "transpose %%v%d {perm = [%s]} : (%s) -> %s", a, p, fd_t(x, tx), fd_t(&r, tr));
+}
+
+static int fd_reshape(fd_gen *g, int a) {
+    const fd_val *x = &g->f->v[a];
+    fd_val r = *x;
+    int64_t n = fd_count(x);
+    int k = fd_below(&g->rng, 3);
+    if (n == 0) return fd_unary(g, a);
+    if (k == 0 || x->rank < 2) {              /* split the element count in two */
+        int64_t f = 1;
+        for (int64_t d = 2; d <= 17 && d <= n; d++)
+            if (n % d == 0 && fd_chance(&g->rng, 40)) f = d;
+        r.rank = 2;
+        r.dims[0] = f;
+        r.dims[1] = n / f;
+    } else if (k == 1) {                      /* merge two adjacent dims */
+        int i = fd_below(&g->rng, x->rank - 1);
+        r.dims[i] = x->dims[i] * x->dims[i + 1];
+        memmove(r.dims + i + 1, x->dims + i + 2, sizeof(int64_t) * (size_t)(x->rank - i - 2));
+        r.rank = x->rank - 1;
+    } else {                                  /* insert a 1 */
+        if (x->rank >= 5) return fd_unary(g, a);
+        int i = fd_below(&g->rng, x->rank + 1);
+        memmove(r.dims + i + 1, x->dims + i, sizeof(int64_t) * (size_t)(x->rank - i));
+        r.dims[i] = 1;
+        r.rank = x->rank + 1;
+    }
+    char tx[128], tr[128];
+    return fd_op(g, &r, a, -1, "reshape %%v%d : (%s) -> %s", a, fd_t(x, tx), fd_t(&r, tr));
+}
+
+static int fd_broadcast(fd_gen *g, int a) {
+    const fd_val *x = &g->f->v[a];
+    fd_val r = *x;
+    int ones = -1;
+    for (int i = 0; i < x->rank; i++)
+        if (x->dims[i] == 1 && fd_chance(&g->rng, 60)) ones = i;
+    if (ones >= 0) r.dims[ones] = fd_dim(g);
+    else if (x->rank < 4) {
+        memmove(r.dims + 1, x->dims, sizeof(int64_t) * (size_t)x->rank);
+        r.dims[0] = fd_dim(g);
+        r.rank++;
+    } else return fd_unary(g, a);
+    int grown = ones >= 0 ? ones : 0;
+    while (r.dims[grown] > 1 && fd_span(&r) > FD_MAX_ELEMS) r.dims[grown] /= 2;
+    char tx[128], tr[128];
+    return fd_op(g, &r, a, -1, "broadcast %%v%d : (%s) -> %s", a, fd_t(x, tx), fd_t(&r, tr));
+}
+
+/* A cast; float to int only from exact values (the same bits on both
+   sides), scaled by 8 so the ints are not all 0. */
+static int fd_cast(fd_gen *g, int a) {
+    const fd_val *x = &g->f->v[a];
+    gpuir_dtype to = fd_dtype(g);
+    if (to == x->dt || fd_off[FD_CAST]) return fd_unary(g, a);
+    if (fd_float(x) && !gpuir_dtype_is_float(to)) {
+        if (x->err > 0) return fd_unary(g, a);
+        int c = fd_splat(g, x, 0, 8.0);
+        if (c < 0) return -1;
+        fd_val s = g->f->v[a];
+        s.mag *= 8;
+        char ts[128], tc[128];
+        a = fd_op(g, &s, a, c, "mul %%v%d, %%v%d : (%s, %s) -> %s", a, c, fd_t(&s, ts), fd_t(&g->f->v[c], tc), ts);
+        if (a < 0) return -1;
+    } else if (fd_float(x)) a = fd_tame(g, a, 8);
+    if (a < 0) return -1;
+    x = &g->f->v[a];
+    fd_val r = *x;
+    r.dt = to;
+    if (gpuir_dtype_is_float(to)) {
+        if (!fd_float(x)) r.mag = fmin(r.mag, 1e6);
+        r.err = x->err + r.mag * fd_u(to);
+        if (!fd_float(x)) r.err = r.mag * fd_u(to);    /* ints round once */
+    }
+    if (!gpuir_dtype_is_float(to)) r.err = 0;
+    char tx[128], tr[128];
+    return fd_op(g, &r, a, -1, "cast %%v%d : (%s) -> %s", a, fd_t(x, tx), fd_t(&r, tr));
+}
+
+/* One random op reading a recent value. */
+static int fd_step(fd_gen *g) {
+    fd_func *f = g->f;
+    int a = f->n - 1 - fd_below(&g->rng, f->n < 3 ? f->n : 3);
+    if (fd_span(&f->v[a]) > FD_MAX_ELEMS) a = f->n - 1;
+    switch (fd_below(&g->rng, 20)) {
+    case 0: case 1: case 2: case 3: return fd_unary(g, a);
+    case 4: case 5: case 6: case 7: case 8: return fd_binary(g, a);
+    case 9: case 10: return fd_matmul(g, a);
+    case 11: case 12: return fd_reduce(g, a);
+    case 13: return fd_softmax(g, a);
+    case 14: return fd_transpose(g, a);
+    case 15: return fd_reshape(g, a);
+    case 16: return fd_broadcast(g, a);
+    default: return fd_cast(g, a);
+    }
+}
+
+static void fd_gen_tensor_func(fd_gen *g) {
+    fd_func *f = g->f;
+    fd_val s;
+    memset(&s, 0, sizeof s);
+    s.dt = fd_dtype(g);
+    s.rank = fd_below(&g->rng, 5);
+    if (s.rank == 0 && fd_chance(&g->rng, 70)) s.rank = 2;
+    for (int i = 0; i < s.rank; i++) s.dims[i] = fd_dim(g);
+    fd_cap(&s, FD_MAX_ELEMS / 2);
+    fd_param(g, s.dt, s.rank, s.dims);
+    int ops = 2 + fd_below(&g->rng, 9);
+    for (int i = 0; i < ops && f->n < FD_MAX_VALS - 12; i++) fd_step(g);
+    /* The results: the values nothing reads (the last one first), so no op
+       is dead; now and then a parameter too (a function returning its
+       argument). */
+    bool used[FD_MAX_VALS] = {false};
+    for (int i = 0; i < f->n; i++)
+        for (int k = 0; k < f->v[i].n_deps; k++) used[f->v[i].deps[k]] = true;
+    for (int i = f->n - 1; i >= 0 && f->n_results < 3; i--)
+        if (!used[i] && !f->v[i].param) f->results[f->n_results++] = i;
+    if (f->n_results < 3 && f->v[0].param && fd_chance(&g->rng, 5)) f->results[f->n_results++] = 0;
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+static void fd_mark(const fd_func *f, int i, bool *need) {
+    if (need[i]) return;
+    need[i] = true;
+    for (int k = 0; k < f->v[i].n_deps; k++) fd_mark(f, f->v[i].deps[k], need);
+}
+
+/* The tolerance scale of a result: its error bound over the backend's
+   atol, times 2 for safety; at least 1. */
+static double fd_scale(const fd_val *v) {
+    double rtol, atol;
+    gpuir_backend_tolerance(GPUIR_BACKEND_EMU, v->dt, &rtol, &atol);
+    return atol > 0 ? fmax(1, 2 * v->err / atol) : 1;
+}
+
+/* A buffer-level function's scale: its chain's error bound, of its dtype. */
+static double fd_buffer_scale(const fd_func *f) {
+    fd_val v;
+    memset(&v, 0, sizeof v);
+    v.dt = f->dt;
+    v.err = f->err;
+    return fd_scale(&v);
+}
+
+/* Prints function f returning results res[0..n) and what they need. */
+static void fd_print_func(fd_str *out, const fd_func *f, const int *res, int n) {
+    if (f->buffer) { fd_printf(out, "%s", f->text); return; }
+    bool need[FD_MAX_VALS] = {false};
+    char t[128];
+    for (int i = 0; i < n; i++) fd_mark(f, res[i], need);
+    fd_printf(out, "func.func @%s(", f->name);
+    int np = 0;
+    for (int i = 0; i < f->n; i++)
+        if (need[i] && f->v[i].param) fd_printf(out, "%s%%v%d: %s", np++ ? ", " : "", i, fd_t(&f->v[i], t));
+    fd_printf(out, ") -> ");
+    if (n != 1) fd_printf(out, "(");
+    for (int i = 0; i < n; i++) fd_printf(out, "%s%s", i ? ", " : "", fd_t(&f->v[res[i]], t));
+    fd_printf(out, "%s {\n", n != 1 ? ")" : "");
+    for (int i = 0; i < f->n; i++)
+        if (need[i] && f->v[i].line) fd_printf(out, "  %s\n", f->v[i].line);
+    fd_printf(out, "  return ");
+    for (int i = 0; i < n; i++) fd_printf(out, "%s%%v%d", i ? ", " : "", res[i]);
+    fd_printf(out, " : ");
+    for (int i = 0; i < n; i++) fd_printf(out, "%s%s", i ? ", " : "", fd_t(&f->v[res[i]], t));
+    fd_printf(out, "\n}\n");
+}
+
+/* A selection of a module: which functions, and for one of them (sel_func)
+   a chosen result set (NULL: all results). */
+typedef struct fd_sel {
+    bool funcs[FD_MAX_FUNCS];
+    int only_func, only_res[3], n_only_res;    /* only_func -1: none */
+} fd_sel;
+
+static char *fd_print_module(const fd_module *m, const fd_sel *sel, const char *why) {
+    fd_str out = {0};
+    fd_printf(&out, "// fuzz-diff reproducer, seed %llu (tests/fuzz/fuzz_diff.c --seed=%llu --count=1)\n",
+              (unsigned long long)m->seed, (unsigned long long)m->seed);
+    if (why) {
+        fd_printf(&out, "// symptom: ");
+        for (const char *p = why; *p && p - why < 600; p++) {
+            if (*p == '\n') fd_printf(&out, "\n// ");
+            else fd_printf(&out, "%c", *p);
+        }
+        fd_printf(&out, "\n");
+    }
+    fd_printf(&out, "// fuzz-diff: sm=%d sm_count=%d sync=%d graphs=%d emu_seed=%llu\n", m->cfg.sm, m->cfg.sm_count,
+              m->cfg.sync, m->cfg.graphs, (unsigned long long)m->cfg.emu_seed);
+    for (int fi = 0; fi < m->n; fi++) {
+        if (!sel->funcs[fi]) continue;
+        const fd_func *f = &m->f[fi];
+        const int *res = sel->only_func == fi ? sel->only_res : f->results;
+        int n = sel->only_func == fi ? sel->n_only_res : f->n_results;
+        if (f->buffer) {
+            fd_printf(&out, "// fuzz-diff-tol @%s %.4g %.4g %.4g %.4g\n", f->name, fd_buffer_scale(f), fd_buffer_scale(f),
+                      fd_buffer_scale(f), fd_buffer_scale(f));
+            continue;
+        }
+        fd_printf(&out, "// fuzz-diff-tol @%s", f->name);
+        for (int i = 0; i < n; i++) fd_printf(&out, " %.4g", fd_scale(&f->v[res[i]]));
+        fd_printf(&out, "\n");
+    }
+    bool kernels = false;
+    for (int fi = 0; fi < m->n; fi++) kernels |= sel->funcs[fi] && m->f[fi].kernels;
+    if (kernels) {                                 /* one kernel module, first */
+        fd_printf(&out, "gpu.module @kernels {\n");
+        for (int fi = 0; fi < m->n; fi++)
+            if (sel->funcs[fi] && m->f[fi].kernels) fd_printf(&out, "%s", m->f[fi].kernels);
+        fd_printf(&out, "}\n");
+    }
+    for (int fi = 0; fi < m->n; fi++) {            /* globals first */
+        if (!sel->funcs[fi] || m->f[fi].buffer) continue;
+        const fd_func *f = &m->f[fi];
+        bool need[FD_MAX_VALS] = {false};
+        const int *res = sel->only_func == fi ? sel->only_res : f->results;
+        int n = sel->only_func == fi ? sel->n_only_res : f->n_results;
+        for (int i = 0; i < n; i++) fd_mark(f, res[i], need);
+        for (int i = 0; i < f->n; i++)
+            if (need[i] && f->v[i].global) fd_printf(&out, "%s\n", f->v[i].global);
+    }
+    for (int fi = 0; fi < m->n; fi++) {
+        if (!sel->funcs[fi]) continue;
+        const fd_func *f = &m->f[fi];
+        fd_printf(&out, "\n");
+        if (sel->only_func == fi) fd_print_func(&out, f, sel->only_res, sel->n_only_res);
+        else fd_print_func(&out, f, f->results, f->n_results);
+    }
+    return out.p;
+}
+
+static void fd_free_module(fd_module *m) {
+    for (int fi = 0; fi < m->n; fi++) {
+        for (int i = 0; i < m->f[fi].n; i++) {
+            free(m->f[fi].v[i].line);
+            free(m->f[fi].v[i].global);
+        }
+        free(m->f[fi].text);
+        free(m->f[fi].kernels);
+    }
+}
+
+/* ---- buffer-level functions -------------------------------------------- */
+
+/* A chain of elementwise ops in buffer form over one static shape S,
+   rendered one of three ways: host buffer ops the pipeline outlines (form
+   0); hand-written kernels launched on host buffers, which `place` gives
+   device twins and copies (form 1); the same kernels with the copies,
+   device buffers and frees written out (form 2). The chain may be split
+   over two kernels that pass a buffer; the result is returned or written
+   into an out-parameter. */
+
+#define FD_UNARY (-100)
+
+typedef struct fd_bop {
+    const char *name;
+    int a, b;            /* operands: -1 - j is parameter j, i >= 0 op i; b FD_UNARY: none */
+} fd_bop;
+
+typedef struct fd_bchain {
+    gpuir_dtype dt;
+    int rank;
+    int64_t dims[3];
+    int n_params;
+    int prank[3];
+    int64_t pdims[3][3];
+    fd_bop ops[8];
+    int n_ops, split;    /* ops [0, split) in kernel 0, the rest in kernel 1 */
+    int form;
+    bool out_param;
+    double err;
+} fd_bchain;
+
+static void fd_mt(gpuir_dtype dt, int rank, const int64_t *dims, int space, char *buf) {   /* 128 bytes */
+    gpuir_type_str(gpuir_memref_type(dt, rank, dims, space), buf, 128);
+}
+
+static void fd_bchain_gen(fd_gen *g, fd_bchain *c) {
+    memset(c, 0, sizeof *c);
+    static const gpuir_dtype dts[] = {GPUIR_F32, GPUIR_F32, GPUIR_F16, GPUIR_BF16, GPUIR_I32, GPUIR_I64};
+    do c->dt = dts[fd_below(&g->rng, 6)];
+    while (fd_off[FD_INT] && !gpuir_dtype_is_float(c->dt));
+    c->rank = 1 + fd_below(&g->rng, 3);
+    fd_val s;
+    memset(&s, 0, sizeof s);
+    s.rank = c->rank;
+    for (int i = 0; i < c->rank; i++) s.dims[i] = fd_dim(g);
+    fd_cap(&s, 4096);
+    memcpy(c->dims, s.dims, sizeof c->dims);
+    c->n_params = 1 + fd_below(&g->rng, 3);
+    for (int j = 0; j < c->n_params; j++) {     /* parameter 0 has shape S; others broadcast to it */
+        c->prank[j] = j == 0 || fd_chance(&g->rng, 50) ? c->rank : fd_below(&g->rng, c->rank + 1);
+        for (int i = 0; i < c->prank[j]; i++) {
+            c->pdims[j][i] = c->dims[c->rank - c->prank[j] + i];
+            if (j > 0 && fd_chance(&g->rng, 25)) c->pdims[j][i] = 1;
+        }
+    }
+    static const char *un[] = {"neg", "abs", "relu", "tanh", "sigmoid", "silu", "gelu", "exp"};
+    static const char *bin[] = {"add", "sub", "mul", "max", "min"};
+    bool flt = gpuir_dtype_is_float(c->dt);
+    double mag = 1;
+    c->n_ops = 1 + fd_below(&g->rng, 6);
+    for (int i = 0; i < c->n_ops; i++) {
+        fd_bop *o = &c->ops[i];
+        o->a = i == 0 ? -1 : i - 1;
+        if (flt && mag > 4) { o->name = "tanh"; o->b = FD_UNARY; mag = 1; }
+        else if (fd_chance(&g->rng, 45)) {
+            o->name = un[fd_below(&g->rng, flt ? (mag <= 2 ? 8 : 7) : 3)];
+            o->b = FD_UNARY;
+            if (!strcmp(o->name, "exp")) mag = exp(mag);
+            else if (!strcmp(o->name, "tanh") || !strcmp(o->name, "sigmoid")) mag = 1;
+        } else {
+            o->name = bin[fd_below(&g->rng, 5)];
+            o->b = -1 - fd_below(&g->rng, c->n_params);
+            if (fd_chance(&g->rng, 30) && i > 1) o->b = fd_below(&g->rng, i - 1);   /* an earlier result */
+            mag = !strcmp(o->name, "mul") ? mag * mag : mag + mag;
+        }
+        c->err += 4 * mag * fd_u(c->dt);
+    }
+    c->split = c->n_ops >= 2 && fd_chance(&g->rng, 40) ? 1 + fd_below(&g->rng, c->n_ops - 1) : c->n_ops;
+    c->form = fd_below(&g->rng, 3);
+    if (c->form == 0) c->split = c->n_ops;      /* host ops: one segment */
+    c->out_param = fd_chance(&g->rng, 40);
+}
+
+/* Ops [first, last) as buffer ops: temporaries in `space`, operands named
+   by `pnames` (parameters, then %mid and %res as `mid`/`res`). */
+static void fd_bops(fd_str *o, const fd_bchain *c, int first, int last, int space, int pspace,
+                    const char *const *pnames, const char *mid, const char *res, const char *indent) {
+    char tS[128], ta[128], tb[128], na[64], nb[64], nd[64];
+    for (int i = first; i < last; i++) {
+        const fd_bop *op = &c->ops[i];
+        bool final = i == last - 1;
+        if (!final) {
+            fd_mt(c->dt, c->rank, c->dims, space, tS);
+            fd_printf(o, "%s%%t%d = memref.alloc : () -> %s\n", indent, i, tS);
+        }
+        int xs[2] = {op->a, op->b};
+        char *names[2] = {na, nb}, *types[2] = {ta, tb};
+        for (int k = 0; k < (op->b == FD_UNARY ? 1 : 2); k++) {
+            int x = xs[k];
+            if (x < 0) {
+                snprintf(names[k], 64, "%s", pnames[-1 - x]);
+                fd_mt(c->dt, c->prank[-1 - x], c->pdims[-1 - x], pspace, types[k]);
+            } else {
+                bool is_mid = x == c->split - 1, is_res = x == c->n_ops - 1;
+                bool here = x >= first && !(x == last - 1);
+                if (here) snprintf(names[k], 64, "%%t%d", x);
+                else snprintf(names[k], 64, "%s", is_res ? res : is_mid ? mid : "%BAD");
+                fd_mt(c->dt, c->rank, c->dims, here ? space : pspace, types[k]);
+            }
+        }
+        if (final) snprintf(nd, sizeof nd, "%s", last == c->split && c->split < c->n_ops ? mid : res);
+        else snprintf(nd, sizeof nd, "%%t%d", i);
+        fd_mt(c->dt, c->rank, c->dims, final ? pspace : space, tS);
+        if (op->b == FD_UNARY) fd_printf(o, "%s%s %s, %s : (%s, %s) -> ()\n", indent, op->name, na, nd, ta, tS);
+        else fd_printf(o, "%s%s %s, %s, %s : (%s, %s, %s) -> ()\n", indent, op->name, na, nb, nd, ta, tb, tS);
+    }
+}
+
+/* Whether segment [first, last) reads parameter j, or an op result of an earlier segment. */
+static bool fd_seg_reads(const fd_bchain *c, int first, int last, int x) {
+    for (int i = first; i < last; i++)
+        if (c->ops[i].a == x || c->ops[i].b == x) return true;
+    return false;
+}
+
+static void fd_gen_buffer_func(fd_gen *g) {
+    fd_func *f = g->f;
+    fd_bchain c;
+    fd_bchain_gen(g, &c);
+    f->buffer = true;
+    /* an op of segment 1 may read only the last result of segment 0 */
+    for (int i = c.split; i < c.n_ops; i++) {
+        if (c.ops[i].a >= 0 && c.ops[i].a < c.split) c.ops[i].a = c.split - 1;
+        if (c.ops[i].b >= 0 && c.ops[i].b < c.split) c.ops[i].b = c.split - 1;
+    }
+    fd_str k = {0}, h = {0};
+    const char *fn = f->name;
+    const char *pn[3] = {"%p0", "%p1", "%p2"};
+    char t[128], tS[128], tS1[128];
+    fd_mt(c.dt, c.rank, c.dims, 0, tS);
+    fd_mt(c.dt, c.rank, c.dims, 1, tS1);
+    fd_printf(&h, "func.func @%s(", fn);
+    for (int j = 0; j < c.n_params; j++) {
+        fd_mt(c.dt, c.prank[j], c.pdims[j], 0, t);
+        fd_printf(&h, "%s%s: %s", j ? ", " : "", pn[j], t);
+    }
+    if (c.out_param) fd_printf(&h, "%s%%res: %s) {\n", c.n_params ? ", " : "", tS);
+    else fd_printf(&h, ") -> %s {\n", tS);
+    if (!c.out_param) fd_printf(&h, "  %%res = memref.alloc : () -> %s\n", tS);
+    if (c.split < c.n_ops) fd_printf(&h, "  %%mid = memref.alloc : () -> %s\n", tS);
+    if (c.form == 0) fd_bops(&h, &c, 0, c.n_ops, 0, 0, pn, "%mid", "%res", "  ");
+    else {
+        int segs = c.split < c.n_ops ? 2 : 1;
+        const char *dn[3] = {"%d0", "%d1", "%d2"};
+        if (c.form == 2) {           /* device twins and copies in */
+            for (int j = 0; j < c.n_params; j++) {
+                fd_mt(c.dt, c.prank[j], c.pdims[j], 1, t);
+                fd_mt(c.dt, c.prank[j], c.pdims[j], 0, tS);
+                fd_printf(&h, "  %s = gpu.alloc : () -> %s\n  gpu.memcpy %s, %s : (%s, %s) -> ()\n", dn[j], t,
+                          dn[j], pn[j], t, tS);
+            }
+            fd_printf(&h, "  %%dres = gpu.alloc : () -> %s\n", tS1);
+            if (segs == 2) fd_printf(&h, "  %%dmid = gpu.alloc : () -> %s\n", tS1);
+        }
+        for (int sgi = 0; sgi < segs; sgi++) {
+            int first = sgi ? c.split : 0, last = sgi ? c.n_ops : c.split;
+            fd_str args = {0}, kargs = {0}, targs = {0};
+            for (int j = 0; j < c.n_params; j++) {
+                if (!fd_seg_reads(&c, first, last, -1 - j)) continue;
+                fd_mt(c.dt, c.prank[j], c.pdims[j], c.form == 2 ? 1 : 0, t);
+                fd_printf(&args, "%s%s", args.len ? ", " : "", c.form == 2 ? dn[j] : pn[j]);
+                fd_printf(&targs, "%s%s", targs.len ? ", " : "", t);
+                fd_mt(c.dt, c.prank[j], c.pdims[j], 1, t);
+                fd_printf(&kargs, "%s%s: %s", kargs.len ? ", " : "", pn[j], t);
+            }
+            const char *bufs[2] = {"mid", "res"};
+            for (int b = 0; b < 2; b++) {
+                bool is_out = b == (sgi == 0 && segs == 2 ? 0 : 1);
+                bool is_in = sgi == 1 && b == 0;
+                if (!is_out && !is_in) continue;
+                fd_printf(&args, "%s%%%s%s", args.len ? ", " : "", c.form == 2 ? "d" : "", bufs[b]);
+                fd_printf(&targs, "%s%s", targs.len ? ", " : "", c.form == 2 ? tS1 : tS);
+                fd_printf(&kargs, "%s%%%s: %s", kargs.len ? ", " : "", bufs[b], tS1);
+            }
+            fd_printf(&k, "  gpu.func @%s_h%d(%s) kernel {\n", fn, sgi, kargs.p);
+            fd_bops(&k, &c, first, last, fd_chance(&g->rng, 80) ? 5 : 3, 1, pn, "%mid", "%res", "    ");
+            fd_printf(&k, "    return\n  }\n");
+            char geo[96] = "";
+            if (c.form == 2 || fd_chance(&g->rng, 30))
+                snprintf(geo, sizeof geo, ", grid = [%d, 1, 1], block = [%d, 1, 1]", 1 + fd_below(&g->rng, 4),
+                         32 << fd_below(&g->rng, 4));
+            fd_printf(&h, "  gpu.launch_func %s {kernel = @kernels::@%s_h%d%s} : (%s) -> ()\n", args.p, fn, sgi, geo,
+                      targs.p);
+            free(args.p);
+            free(kargs.p);
+            free(targs.p);
+        }
+        if (c.form == 2) {           /* the result back, frees */
+            fd_mt(c.dt, c.rank, c.dims, 0, tS);
+            fd_printf(&h, "  gpu.memcpy %%res, %%dres : (%s, %s) -> ()\n", tS, tS1);
+            for (int j = 0; j < c.n_params; j++) {
+                fd_mt(c.dt, c.prank[j], c.pdims[j], 1, t);
+                fd_printf(&h, "  gpu.dealloc %s : (%s) -> ()\n", dn[j], t);
+            }
+            fd_printf(&h, "  gpu.dealloc %%dres : (%s) -> ()\n", tS1);
+            if (segs == 2) fd_printf(&h, "  gpu.dealloc %%dmid : (%s) -> ()\n", tS1);
+        }
+    }
+    fd_mt(c.dt, c.rank, c.dims, 0, tS);
+    if (c.split < c.n_ops) fd_printf(&h, "  memref.dealloc %%mid : (%s) -> ()\n", tS);
+    for (int i = 0; c.form == 0 && i < c.n_ops; i++)      /* host temporaries */
+        if (i != c.split - 1 && i != c.n_ops - 1) fd_printf(&h, "  memref.dealloc %%t%d : (%s) -> ()\n", i, tS);
+    if (c.out_param) fd_printf(&h, "  return\n}\n");
+    else fd_printf(&h, "  return %%res : %s\n}\n", tS);
+    f->text = h.p;
+    f->kernels = k.p;
+    f->err = c.err;
+    f->dt = c.dt;
+}
+
+static void fd_gen_module(fd_module *m, uint64_t seed, int n_funcs) {
+    memset(m, 0, sizeof *m);
+    m->seed = seed;
+    fd_gen g;
+    memset(&g, 0, sizeof g);
+    g.rng.s = seed * 0x2545f4914f6cdd1dull + 17;
+    static const int sms[] = {90, 90, 80, 75};
+    m->cfg.sm = sms[fd_below(&g.rng, 4)];
+    m->cfg.sm_count = fd_chance(&g.rng, 50) ? 132 : 1 + fd_below(&g.rng, 16);
+    m->cfg.sync = fd_chance(&g.rng, 30);
+    m->cfg.graphs = !fd_off[FD_GRAPHS] && fd_chance(&g.rng, 25);
+    m->cfg.emu_seed = fd_next(&g.rng) % 1000;
+    m->n = n_funcs;
+    for (int fi = 0; fi < n_funcs; fi++) {
+        g.f = &m->f[fi];
+        g.fi = fi;
+        g.n_globals = 0;
+        snprintf(g.f->name, sizeof g.f->name, "f%d", fi);
+        if (!fd_off[FD_BUFFER] && fd_chance(&g.rng, 20)) fd_gen_buffer_func(&g);
+        else fd_gen_tensor_func(&g);
+    }
+}
+
+/* ---- checking one module ------------------------------------------------ */
+
+typedef struct fd_meta {
+    fd_config cfg;
+    struct { char name[GPUIR_MAX_NAME]; double scale[4]; } tol[64];
+    int n_tol;
+} fd_meta;
+
+static void fd_parse_meta(const char *text, fd_meta *meta) {
+    memset(meta, 0, sizeof *meta);
+    const char *p = strstr(text, "// fuzz-diff: ");
+    if (p) {
+        unsigned long long es = 0;
+        int sync = 0, graphs = 0;
+        sscanf(p, "// fuzz-diff: sm=%d sm_count=%d sync=%d graphs=%d emu_seed=%llu", &meta->cfg.sm,
+               &meta->cfg.sm_count, &sync, &graphs, &es);
+        meta->cfg.sync = sync;
+        meta->cfg.graphs = graphs;
+        meta->cfg.emu_seed = es;
+    }
+    for (p = strstr(text, "// fuzz-diff-tol @"); p && meta->n_tol < 64; p = strstr(p + 1, "// fuzz-diff-tol @")) {
+        char name[GPUIR_MAX_NAME];
+        double *sc = meta->tol[meta->n_tol].scale;
+        sc[0] = sc[1] = sc[2] = sc[3] = 1;
+        if (sscanf(p, "// fuzz-diff-tol @%127s %lf %lf %lf %lf", name, &sc[0], &sc[1], &sc[2], &sc[3]) >= 2)
+            snprintf(meta->tol[meta->n_tol++].name, GPUIR_MAX_NAME, "%s", name);
+    }
+}
+
+static double fd_meta_scale(const fd_meta *meta, const char *func, size_t result) {
+    for (int i = 0; i < meta->n_tol; i++)
+        if (!strcmp(meta->tol[i].name, func)) return result < 4 ? meta->tol[i].scale[result] : 1;
+    return 1;
+}
+
+static gpuir_result fd_random_array(gpuir_ctx *ctx, gpuir_type t, const char *name, gpuir_array *out) {
+    gpuir_result r = gpuir_array_alloc(ctx, out, t.dtype, t.rank, t.dims);
+    if (r == GPUIR_OK) gpuir_array_fill_random(out, fd_hash(name));
+    return r;
+}
+
+typedef struct fd_case {   /* one host function's inputs and expected outputs */
+    char name[GPUIR_MAX_NAME];
+    size_t n_in, n_out;
+    gpuir_array in[GPUIR_MAX_OPERANDS], want[GPUIR_MAX_OPERANDS];
+    bool writes_params;    /* buffer level: parameters are outputs too */
+} fd_case;
+
+static void fd_case_release(fd_case *c) {
+    for (size_t i = 0; i < GPUIR_MAX_OPERANDS; i++) {
+        gpuir_array_release(&c->in[i]);
+        gpuir_array_release(&c->want[i]);
+    }
+}
+
+/* The interpreter's results for host function f (which it runs on the
+   unlowered module); the inputs are kept for the emulator run. Buffer-level
+   functions may write their parameters: the interpreter's copies of the
+   inputs are compared as results too (fresh copies go to the emulator). */
+static gpuir_result fd_run_ref(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, fd_case *c, fd_str *why) {
+    snprintf(c->name, sizeof c->name, "%s", gpuir_func_name(m, f));
+    c->n_in = gpuir_func_param_count(m, f);
+    c->n_out = gpuir_func_result_count(m, f);
+    for (size_t i = 0; i < c->n_in; i++) {
+        gpuir_type t = gpuir_func_param_type(m, f, i);
+        char seedname[GPUIR_MAX_NAME + 64];
+        snprintf(seedname, sizeof seedname, "%s/%zu", c->name, i);
+        if (t.kind == GPUIR_TYPE_MEMREF) c->writes_params = true;
+        gpuir_result r = fd_random_array(ctx, t, seedname, &c->in[i]);
+        if (r) return r;
+    }
+    gpuir_array copies[GPUIR_MAX_OPERANDS];
+    memset(copies, 0, sizeof copies);
+    for (size_t i = 0; i < c->n_in; i++) {
+        gpuir_array_alloc(ctx, &copies[i], c->in[i].dtype, c->in[i].rank, c->in[i].dims);
+        if (copies[i].data) memcpy(copies[i].data, c->in[i].data, gpuir_array_count(&c->in[i]) * gpuir_dtype_size(c->in[i].dtype));
+    }
+    gpuir_result r = gpuir_ctx_result(ctx) ? gpuir_ctx_result(ctx) : gpuir_ref_run(m, c->name, c->n_in, copies, c->n_out, c->want);
+    if (r) fd_printf(why, "ref @%s: %s", c->name, gpuir_ctx_error(ctx));
+    for (size_t i = 0; i < c->n_in; i++) {
+        if (c->writes_params && !r) c->want[c->n_out + i] = copies[i];   /* written parameters */
+        else gpuir_array_release(&copies[i]);
+    }
+    return r;
+}
+
+static gpuir_result fd_compare(gpuir_ctx *ctx, const fd_case *c, const gpuir_array *got, size_t n,
+                               const fd_meta *meta, const char *what, fd_str *why) {
+    for (size_t k = 0; k < n; k++) {
+        double rtol, atol, scale = fd_meta_scale(meta, c->name, k);
+        gpuir_backend_tolerance(GPUIR_BACKEND_EMU, got[k].dtype, &rtol, &atol);
+        gpuir_result r = gpuir_array_compare(ctx, &got[k], &c->want[k], rtol, atol * scale);
+        if (r) {
+            fd_printf(why, "mismatch: @%s %s %zu%s: %s", c->name, k < c->n_out ? "result" : "parameter",
+                      k < c->n_out ? k : k - c->n_out, what, gpuir_ctx_error(ctx));
+            return r;
+        }
+    }
+    return GPUIR_OK;
+}
+
+/* Runs case c on program p (twice with graphs: record, then replay). */
+static gpuir_result fd_run_emu(gpuir_ctx *ctx, gpuir_program *p, const fd_case *c, const fd_meta *meta,
+                               fd_str *why) {
+    for (int rep = 0; rep < (meta->cfg.graphs ? 2 : 1); rep++) {
+        gpuir_array in[GPUIR_MAX_OPERANDS], got[2 * GPUIR_MAX_OPERANDS];
+        memset(in, 0, sizeof in);
+        memset(got, 0, sizeof got);
+        gpuir_result r = GPUIR_OK;
+        for (size_t i = 0; i < c->n_in && !r; i++) {
+            r = gpuir_array_alloc(ctx, &in[i], c->in[i].dtype, c->in[i].rank, c->in[i].dims);
+            if (!r) memcpy(in[i].data, c->in[i].data, gpuir_array_count(&c->in[i]) * gpuir_dtype_size(c->in[i].dtype));
+        }
+        if (!r) r = gpuir_program_run(p, c->name, c->n_in, in, c->n_out, got);
+        if (r) fd_printf(why, "emu @%s: %s", c->name, gpuir_ctx_error(ctx));
+        for (size_t i = 0; c->writes_params && !r && i < c->n_in; i++) got[c->n_out + i] = in[i], in[i].data = NULL;
+        if (!r) r = fd_compare(ctx, c, got, c->n_out + (c->writes_params ? c->n_in : 0), meta,
+                               rep ? " (graph replay)" : "", why);
+        for (size_t i = 0; i < 2 * GPUIR_MAX_OPERANDS; i++) gpuir_array_release(&got[i]);
+        for (size_t i = 0; i < GPUIR_MAX_OPERANDS; i++) gpuir_array_release(&in[i]);
+        if (r) return r;
+    }
+    return GPUIR_OK;
+}
+
+static gpuir_result fd_bind_globals(gpuir_ctx *ctx, gpuir_module *m) {
+    for (size_t i = 0; i < gpuir_module_global_count(m); i++) {
+        gpuir_array w;
+        gpuir_result r = fd_random_array(ctx, gpuir_module_global_type(m, i), gpuir_module_global_name(m, i), &w);
+        if (!r) r = gpuir_module_bind_global(m, gpuir_module_global_name(m, i), &w);
+        gpuir_array_release(&w);
+        if (r) return r;
+    }
+    return GPUIR_OK;
+}
+
+/* Lowers with the verifier after every pass, checks the lowered module
+   prints and parses back to the same text, and makes the program. */
+static gpuir_program *fd_lower(gpuir_ctx *ctx, gpuir_module *m, const fd_meta *meta, fd_str *why) {
+    gpuir_target t = {meta->cfg.sm, meta->cfg.sm_count};
+    gpuir_module_set_target(m, t);
+    gpuir_pass_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.disable_verify = false;
+    gpuir_result r = gpuir_module_run_passes(m, meta->cfg.sync ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, &pd);
+    if (r) { fd_printf(why, "lower: %s", gpuir_ctx_error(ctx)); return NULL; }
+    char *a = gpuir_module_print(m);
+    gpuir_module *again = a ? gpuir_module_parse(ctx, a, strlen(a), "lowered") : NULL;
+    char *b = again ? gpuir_module_print(again) : NULL;
+    if (!a || !b || strcmp(a, b) != 0) {
+        fd_printf(why, "lowered module: print -> parse -> print is not a fixed point: %s", gpuir_ctx_error(ctx));
+        r = GPUIR_ERR_VERIFY;
+    }
+    gpuir_free(a);
+    gpuir_free(b);
+    gpuir_module_destroy(again);
+    if (r) return NULL;
+    gpuir_program_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = GPUIR_BACKEND_EMU;
+    desc.synchronous = meta->cfg.sync;
+    desc.emu_seed = meta->cfg.emu_seed;
+    desc.graphs = meta->cfg.graphs;
+    gpuir_program *p = gpuir_program_make(m, &desc);
+    if (!p) fd_printf(why, "program_make: %s", gpuir_ctx_error(ctx));
+    return p;
+}
+
+/* Checks one module's text: every host function on ref and emu. Returns 0
+   if all agree; the reason goes to `why`. `runs` counts compared runs. */
+static int fd_check_text(const char *text, const char *filename, fd_str *why, long *runs) {
+    fd_meta meta;
+    fd_parse_meta(text, &meta);
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = "";                /* memory only: random modules are not worth a disk entry */
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    if (!ctx) { fd_printf(why, "gpuir_ctx_make failed"); return 1; }
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), filename);
+    static fd_case cases[FD_MAX_FUNCS * 4];
+    size_t n_cases = 0;
+    gpuir_result r = m ? GPUIR_OK : GPUIR_ERR_PARSE;
+    if (!m) fd_printf(why, "parse: %s", gpuir_ctx_error(ctx));
+    if (!r) r = fd_bind_globals(ctx, m);
+    for (size_t i = 0; !r && i < gpuir_module_func_count(m); i++) {
+        gpuir_func f = gpuir_module_func_at(m, i);
+        if (gpuir_func_is_kernel(m, f) || n_cases >= sizeof cases / sizeof cases[0]) continue;
+        memset(&cases[n_cases], 0, sizeof cases[n_cases]);
+        r = fd_run_ref(ctx, m, f, &cases[n_cases++], why);
+    }
+    gpuir_program *p = r ? NULL : fd_lower(ctx, m, &meta, why);
+    if (!r && !p) r = GPUIR_ERR_COMPILE;
+    for (size_t i = 0; !r && i < n_cases; i++) {
+        r = fd_run_emu(ctx, p, &cases[i], &meta, why);
+        if (!r) (*runs)++;
+    }
+    for (size_t i = 0; i < n_cases; i++) fd_case_release(&cases[i]);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+    return r ? 1 : 0;
+}
+
+/* Runs fd_check_text in a child: a crash or a hang is a finding too.
+   Returns 0 (agree), 1 (finding; `why` says what). */
+static int fd_check_isolated(const char *text, fd_str *why, long *runs) {
+    int pipefd[2];
+    if (pipe(pipefd) != 0) return fd_check_text(text, "fuzz-diff", why, runs);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) { close(pipefd[0]); close(pipefd[1]); return fd_check_text(text, "fuzz-diff", why, runs); }
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        close(pipefd[0]);
+        struct rlimit cpu = {FD_CPU_LIMIT_S, FD_CPU_LIMIT_S + 5};
+        setrlimit(RLIMIT_CPU, &cpu);     /* a hang: this much CPU time (SIGXCPU) */
+        alarm(FD_TIMEOUT_S);             /* or, on a starved machine, this much wall time */
+        fd_str w = {0};
+        long n = 0;
+        int bad = fd_check_text(text, "fuzz-diff", &w, &n);
+        char head[32];
+        snprintf(head, sizeof head, "%ld\n", n);
+        if (write(pipefd[1], head, strlen(head)) < 0 || (w.p && write(pipefd[1], w.p, w.len) < 0)) bad = 1;
+        _exit(bad);
+    }
+    close(pipefd[1]);
+    fd_str got = {0};
+    char buf[4096];
+    ssize_t k;
+    while ((k = read(pipefd[0], buf, sizeof buf)) > 0 || (k < 0 && errno == EINTR))   /* SIGINT: go on */
+        if (k > 0) fd_printf(&got, "%.*s", (int)k, buf);
+    close(pipefd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    const char *msg = got.p ? strchr(got.p, '\n') : NULL;
+    if (got.p) *runs += atol(got.p);
+    int bad;
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        fd_printf(why, "%s (signal %d)%s%s", sig == SIGALRM ? "hang: no result in " GPUIR__XSTR(FD_TIMEOUT_S) " s"
+                                             : sig == SIGXCPU ? "hang: no result in " GPUIR__XSTR(FD_CPU_LIMIT_S)
+                                             " s of CPU" : "crash", sig, msg && msg[1] ? ": " : "", msg ? msg + 1 : "");
+        bad = 1;
+    } else {
+        bad = WEXITSTATUS(status) != 0;
+        if (bad) fd_printf(why, "%s", msg && msg[1] ? msg + 1 : "failed (no message)");
+    }
+    free(got.p);
+    return bad;
+}
+
+/* ---- minimizing and saving a finding --------------------------------- */
+
+static int fd_check_sel(const fd_module *m, const fd_sel *sel, fd_str *why) {
+    char *text = fd_print_module(m, sel, NULL);
+    long runs = 0;
+    why->len = 0;
+    if (why->p) why->p[0] = '\0';
+    int bad = fd_check_isolated(text, why, &runs);
+    free(text);
+    return bad;
+}
+
+/* The failing function alone, then its smallest failing value: each
+   value's dependency cone, in order, until one fails. */
+static void fd_minimize(const fd_module *m, fd_sel *sel, fd_str *why) {
+    fd_sel one;
+    for (int fi = 0; fi < m->n; fi++) {
+        memset(&one, 0, sizeof one);
+        one.only_func = -1;
+        one.funcs[fi] = true;
+        if (fd_check_sel(m, &one, why)) { *sel = one; break; }
+    }
+    int fi = -1;
+    for (int i = 0; i < m->n; i++)
+        if (sel->funcs[i] && fi < 0) fi = i;
+    int n_funcs = 0;
+    for (int i = 0; i < m->n; i++) n_funcs += sel->funcs[i];
+    if (n_funcs != 1 || m->f[fi].buffer) return;
+    const fd_func *f = &m->f[fi];
+    for (int v = 0; v < f->n; v++) {
+        if (f->v[v].param) continue;
+        one = *sel;
+        one.only_func = fi;
+        one.only_res[0] = v;
+        one.n_only_res = 1;
+        if (fd_check_sel(m, &one, why)) { *sel = one; return; }
+    }
+    fd_check_sel(m, sel, why);   /* only the whole result set fails: its message */
+}
+
+/* Findings of one kind are saved a few times, not a thousand: the kind is
+   the message with its digits dropped, up to the first ':' after "@f". */
+static int fd_seen(const char *why) {
+    static char kinds[64][96];
+    static int counts[64], n;
+    char k[96];
+    size_t o = 0;
+    for (const char *p = why; *p && o + 1 < sizeof k; p++)
+        if ((*p < '0' || *p > '9') && *p != '\n') k[o++] = *p;
+    k[o] = '\0';
+    if (o > 60) k[60] = '\0';
+    for (int i = 0; i < n; i++)
+        if (!strcmp(kinds[i], k)) return ++counts[i];
+    if (n < 64) { snprintf(kinds[n], sizeof kinds[n], "%s", k); counts[n++] = 1; }
+    return 1;
+}
+
+static void fd_save(const char *dir, const fd_module *m, const fd_sel *sel, const char *why, const char *suffix) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fuzz-diff-%llu%s.gir", dir, (unsigned long long)m->seed, suffix);
+    char *text = fd_print_module(m, sel, why);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+        printf("fuzz-diff: wrote %s\n", path);
+    } else fprintf(stderr, "fuzz-diff: cannot write %s\n", path);
+    free(text);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static char *fd_read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fd_str s = {0};
+    char buf[65536];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, f)) > 0) fd_printf(&s, "%.*s", (int)k, buf);
+    fclose(f);
+    return s.p ? s.p : fd_strdup("");
+}
+
+static int fd_replay(int argc, char **argv) {
+    int failed = 0;
+    for (int i = 0; i < argc; i++) {
+        char *text = fd_read_file(argv[i]);
+        fd_str why = {0};
+        long runs = 0;
+        int bad = text ? fd_check_isolated(text, &why, &runs) : 1;
+        if (bad) printf("FAIL fuzz-diff: %s: %s\n", argv[i], text ? (why.p ? why.p : "?") : "cannot read");
+        else printf("PASS fuzz-diff: %s (%ld functions agree)\n", argv[i], runs);
+        failed += bad;
+        free(text);
+        free(why.p);
+    }
+    return failed ? 1 : 0;
+}
+
+static bool fd_parse_off(const char *list) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int k = 0;
+        while (k < FD_FEATURES && strcmp(fd_feature_names[k], tok) != 0) k++;
+        if (k == FD_FEATURES) { fprintf(stderr, "fuzz_diff: unknown feature '%s'\n", tok); return false; }
+        fd_off[k] = true;
+    }
+    return true;
+}
+
+static volatile sig_atomic_t fd_stop;
+static void fd_on_signal(int sig) { (void)sig; fd_stop = 1; }
+
+int main(int argc, char **argv) {
+    unsigned long long seed = 1;
+    long count = -1;
+    double seconds = -1;
+    int funcs = 4;
+    const char *out = "build";
+    bool print = false, quiet = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--replay")) return fd_replay(argc - i - 1, argv + i + 1);
+        else if (!strncmp(a, "--seed=", 7)) seed = strtoull(a + 7, NULL, 10);
+        else if (!strncmp(a, "--count=", 8)) count = atol(a + 8);
+        else if (!strncmp(a, "--seconds=", 10)) seconds = atof(a + 10);
+        else if (!strncmp(a, "--funcs=", 8)) funcs = atoi(a + 8);
+        else if (!strncmp(a, "--out=", 6)) out = a + 6;
+        else if (!strncmp(a, "--no=", 5)) { if (!fd_parse_off(a + 5)) return 2; }
+        else if (!strcmp(a, "--print")) print = true;
+        else if (!strcmp(a, "--quiet")) quiet = true;
+        else { fprintf(stderr, "usage: fuzz_diff [--seed=N] [--count=N] [--seconds=S] [--funcs=K] [--out=DIR] "
+                               "[--no=F,...] [--print] [--quiet] | --replay FILE...\n"); return 2; }
+    }
+    if (funcs < 1 || funcs > FD_MAX_FUNCS) funcs = 4;
+    if (count < 0 && seconds < 0) count = 1;
+    struct sigaction sa;              /* finish the module at hand, then report */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fd_on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    double t0 = fd_now();
+    long modules = 0, runs = 0, findings = 0;
+    for (unsigned long long s = seed; count < 0 || (long)(s - seed) < count; s++) {
+        if (fd_stop || (seconds >= 0 && fd_now() - t0 >= seconds)) break;
+        if (quiet && modules && modules % 100 == 0 && !print) {
+            printf("fuzz-diff: seed %llu, %ld modules, %ld function runs, %ld findings, %.0f s\n", s, modules, runs,
+                   findings, fd_now() - t0);
+            fflush(stdout);
+        }
+        fd_module m;
+        fd_gen_module(&m, s, funcs);
+        fd_sel all;
+        memset(&all, 0, sizeof all);
+        all.only_func = -1;
+        for (int i = 0; i < m.n; i++) all.funcs[i] = true;
+        char *text = fd_print_module(&m, &all, NULL);
+        if (print) {
+            fputs(text, stdout);
+            free(text);
+            fd_free_module(&m);
+            continue;
+        }
+        fd_str why = {0};
+        modules++;
+        if (fd_check_isolated(text, &why, &runs) && !fd_stop) {   /* (a stop may cut a child short) */
+            findings++;
+            printf("FINDING seed %llu: %s\n", s, why.p ? why.p : "?");
+            fflush(stdout);
+            if (fd_seen(why.p ? why.p : "") <= 3) {
+                fd_save(out, &m, &all, why.p, "-full");
+                fd_sel min = all;
+                fd_minimize(&m, &min, &why);
+                fd_save(out, &m, &min, why.p, "");
+            }
+        } else if (!quiet) {
+            printf("seed %llu: ok\n", s);
+            fflush(stdout);
+        }
+        free(why.p);
+        free(text);
+        fd_free_module(&m);
+    }
+    double dt = fd_now() - t0;
+    if (!print)
+        printf("fuzz-diff: %ld modules, %ld function runs compared, %ld findings, %.1f s wall, "
+               "%.2f modules/s, %.2f runs/s\n", modules, runs, findings, dt, modules / (dt > 0 ? dt : 1),
+               runs / (dt > 0 ? dt : 1));
+    return findings ? 1 : 0;
+}
