@@ -9172,7 +9172,44 @@ typedef struct gpuir__cg {
     bool *loaded4;          /* parameter index -> its quad is in register l<index> */
     bool tma;               /* the WGMMA kernel: takes tensor maps after its other parameters */
     struct gpuir__cg_kernel_info *info;   /* the kernel's, being filled */
+    int depth;              /* the writer's indentation, in levels of 4 spaces */
 } gpuir__cg;
+
+/* ---- the writer: kernel text a line at a time, at an indentation depth ----
+   gpuir__cg_line writes one line (no newline in fmt) indented to the depth;
+   gpuir__cg_open writes a line that opens a brace and goes one level in,
+   gpuir__cg_close comes out one level and writes the closing "}".
+   New emitters write through these, never with literal indentation. */
+static void gpuir__cg_vline(gpuir__cg *C, const char *fmt, va_list ap) {
+    for (int i = 0; i < C->depth; i++) gpuir__str_puts(C->s, "    ");
+    gpuir__str_vappend(C->s, fmt, ap);
+    gpuir__str_puts(C->s, "\n");
+}
+
+static void gpuir__cg_line(gpuir__cg *C, const char *fmt, ...) GPUIR__PRINTF(2, 3);
+static void gpuir__cg_line(gpuir__cg *C, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gpuir__cg_vline(C, fmt, ap);
+    va_end(ap);
+}
+
+/* `fmt {` and one level in. */
+static void gpuir__cg_open(gpuir__cg *C, const char *fmt, ...) GPUIR__PRINTF(2, 3);
+static void gpuir__cg_open(gpuir__cg *C, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    for (int i = 0; i < C->depth; i++) gpuir__str_puts(C->s, "    ");
+    gpuir__str_vappend(C->s, fmt, ap);
+    gpuir__str_puts(C->s, " {\n");
+    va_end(ap);
+    C->depth++;
+}
+
+static void gpuir__cg_close(gpuir__cg *C) {
+    C->depth--;
+    gpuir__cg_line(C, "}");
+}
 
 static const char *gpuir__cg_storage(gpuir_dtype d) {
     switch (d) {
@@ -10669,10 +10706,81 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
 
 /* Reduces acc over the block and hands the result to every thread (one
    more shared slot, red[32], carries it). */
+/* After a block-wide reduction into `acc` (at depth 2): every thread gets it. */
 static void gpuir__cg_block_allreduce(gpuir__cg *C, gpuir_op_kind k, const char *init) {
     gpuir__cg_block_reduce(C, k, true, "float", init);
-    gpuir__str_appendf(C->s, "        if (t == 0) red[%lld] = acc;\n        GPUIR_SYNC();\n        acc = red[%lld];\n",
-                       (long long)(C->threads % 32 == 0 ? 32 : C->threads), (long long)(C->threads % 32 == 0 ? 32 : C->threads));
+    long long slot = (long long)(C->threads % 32 == 0 ? 32 : C->threads);
+    gpuir__cg_line(C, "if (t == 0) red[%lld] = acc;", slot);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_line(C, "acc = red[%lld];", slot);
+}
+
+/* The three passes of a row held in registers as float4 quads, `per4` a thread. */
+static void gpuir__cg_softmax_quads(gpuir__cg *C, long long per4, long long quads, int ps, int pd) {
+    long long T = C->threads;
+    gpuir__cg_line(C, "float4 v[%lld];", per4);
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per4);
+    gpuir__cg_line(C, "int c = t + r * %lld;", T);
+    gpuir__cg_line(C, "v[r] = c < %lld ? ((const float4 *)(p%d + base))[c] : "
+                   "GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);", quads, ps);
+    gpuir__cg_line(C, "acc = gpuir_fmax(acc, gpuir_fmax(gpuir_fmax(v[r].x, v[r].y), gpuir_fmax(v[r].z, v[r].w)));");
+    gpuir__cg_close(C);
+    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
+    gpuir__cg_line(C, "float mx = acc;");
+    gpuir__cg_line(C, "acc = 0.0f;");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per4);
+    gpuir__cg_open(C, "if (t + r * %lld < %lld)", T, quads);
+    gpuir__cg_line(C, "v[r].x = expf(v[r].x - mx); v[r].y = expf(v[r].y - mx);");
+    gpuir__cg_line(C, "v[r].z = expf(v[r].z - mx); v[r].w = expf(v[r].w - mx);");
+    gpuir__cg_line(C, "acc += (v[r].x + v[r].y) + (v[r].z + v[r].w);");
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per4);
+    gpuir__cg_line(C, "int c = t + r * %lld;", T);
+    gpuir__cg_line(C, "if (c < %lld) ((float4 *)(p%d + base))[c] = "
+                   "GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);", quads, pd);
+    gpuir__cg_close(C);
+}
+
+/* The three passes of a row held in registers, `per` elements a thread;
+   `ld`/`st` convert storage to float and back. */
+static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long cols, int ps, int pd,
+                                        const char *ld, const char *st) {
+    long long T = C->threads;
+    gpuir__cg_line(C, "float v[%lld];", per);
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
+    gpuir__cg_line(C, "int c = t + r * %lld;", T);
+    gpuir__cg_line(C, "v[r] = c < %lld ? %s(p%d[base + c]) : -GPUIR_INF;", cols, ld, ps);
+    gpuir__cg_line(C, "acc = gpuir_fmax(acc, v[r]);");
+    gpuir__cg_close(C);
+    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
+    gpuir__cg_line(C, "float mx = acc;");
+    gpuir__cg_line(C, "acc = 0.0f;");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
+    gpuir__cg_line(C, "if (t + r * %lld < %lld) { v[r] = expf(v[r] - mx); acc += v[r]; }", T, cols);
+    gpuir__cg_close(C);
+    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
+    gpuir__cg_line(C, "int c = t + r * %lld;", T);
+    gpuir__cg_line(C, "if (c < %lld) p%d[base + c] = %s(v[r] / acc);", cols, pd, st);
+    gpuir__cg_close(C);
+}
+
+/* The three passes of a row too long for registers: it is read three times. */
+static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, int pd, const char *ld,
+                                       const char *st) {
+    long long T = C->threads;
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s(p%d[base + c]));",
+                   cols, T, ld, ps);
+    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
+    gpuir__cg_line(C, "float mx = acc;");
+    gpuir__cg_line(C, "acc = 0.0f;");
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s(p%d[base + c]) - mx);",
+                   cols, T, ld, ps);
+    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
+    gpuir__cg_line(C, "    p%d[base + c] = %s(expf(%s(p%d[base + c]) - mx) / acc);", pd, st, ld, ps);
 }
 
 /* Softmax over the innermost axis: a block per row. When the row fits in
@@ -10698,9 +10806,8 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     char rows_expr[200], cols_expr[200];
     gpuir__cg_prod_text(&rows, rows_expr, sizeof rows_expr);
     gpuir__cg_prod_text(&width, cols_expr, sizeof cols_expr);
-    bool in_registers = !width.sym[0];                 /* else the row is read three times */
     long long cols = width.num, T = C->threads, per = (cols + T - 1) / T;
-    in_registers = in_registers && per <= 32;
+    bool in_registers = !width.sym[0] && per <= 32;    /* else the row is read three times */
     const char *ld = x->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : x->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
     const char *st = x->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : x->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
     long long slots = (T % 32 == 0 ? 32 : T) + 1;
@@ -10708,59 +10815,20 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     C->barriers = true;
     C->ind = "    ";
     gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, red, %lld, 0);\n    int t = GPUIR_THREAD_RANK;\n"
-                       "    for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long base = row * %s;\n        float acc = -GPUIR_INF;\n", slots,
-                       rows_expr, cols_expr);
-    if (in_registers && x->dtype == GPUIR_F32 && cols % 4 == 0) {   /* 16-byte row accesses */
-        long long quads = cols / 4, per4 = (quads + T - 1) / T;
-        gpuir__str_appendf(C->s, "        float4 v[%lld];\n"
-                           "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
-                           "            v[r] = c < %lld ? ((const float4 *)(p%d + base))[c] : "
-                           "GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);\n"
-                           "            acc = gpuir_fmax(acc, gpuir_fmax(gpuir_fmax(v[r].x, v[r].y), gpuir_fmax(v[r].z, v[r].w)));\n"
-                           "        }\n", per4, per4, T, quads, ps);
-        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
-        gpuir__str_appendf(C->s, "        float mx = acc;\n        acc = 0.0f;\n"
-                           "        for (int r = 0; r < %lld; r++) {\n"
-                           "            if (t + r * %lld < %lld) {\n"
-                           "                v[r].x = expf(v[r].x - mx); v[r].y = expf(v[r].y - mx);\n"
-                           "                v[r].z = expf(v[r].z - mx); v[r].w = expf(v[r].w - mx);\n"
-                           "                acc += (v[r].x + v[r].y) + (v[r].z + v[r].w);\n            }\n        }\n",
-                           per4, T, quads);
-        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
-        gpuir__str_appendf(C->s, "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
-                           "            if (c < %lld) ((float4 *)(p%d + base))[c] = "
-                           "GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);\n        }\n    }\n",
-                           per4, T, quads, pd);
-        return GPUIR_OK;
-    }
-    if (in_registers) {
-        gpuir__str_appendf(C->s, "        float v[%lld];\n"
-                           "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
-                           "            v[r] = c < %lld ? %s(p%d[base + c]) : -GPUIR_INF;\n"
-                           "            acc = gpuir_fmax(acc, v[r]);\n        }\n", per, per, T, cols, ld, ps);
-        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
-        gpuir__str_appendf(C->s, "        float mx = acc;\n        acc = 0.0f;\n"
-                           "        for (int r = 0; r < %lld; r++) {\n"
-                           "            if (t + r * %lld < %lld) { v[r] = expf(v[r] - mx); acc += v[r]; }\n        }\n",
-                           per, T, cols);
-        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
-        gpuir__str_appendf(C->s, "        for (int r = 0; r < %lld; r++) {\n            int c = t + r * %lld;\n"
-                           "            if (c < %lld) p%d[base + c] = %s(v[r] / acc);\n        }\n    }\n",
-                           per, T, cols, pd, st);
-        return GPUIR_OK;
-    }
-    gpuir__str_appendf(C->s, "        for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s(p%d[base + c]));\n",
-                       cols_expr, T, ld, ps);
-    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
-    gpuir__str_appendf(C->s, "        float mx = acc;\n        acc = 0.0f;\n"
-                       "        for (long long c = t; c < %s; c += %lld) acc += expf(%s(p%d[base + c]) - mx);\n",
-                       cols_expr, T, ld, ps);
-    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
-    gpuir__str_appendf(C->s, "        for (long long c = t; c < %s; c += %lld)\n"
-                       "            p%d[base + c] = %s(expf(%s(p%d[base + c]) - mx) / acc);\n    }\n",
-                       cols_expr, T, pd, st, ld, ps);
+    C->depth = 1;
+    gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, 0);", slots);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir__cg_open(C, "for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS)", rows_expr);
+    gpuir__cg_line(C, "long long base = row * %s;", cols_expr);
+    gpuir__cg_line(C, "float acc = -GPUIR_INF;");
+    if (in_registers && x->dtype == GPUIR_F32 && cols % 4 == 0)     /* 16-byte row accesses */
+        gpuir__cg_softmax_quads(C, (cols / 4 + T - 1) / T, cols / 4, ps, pd);
+    else if (in_registers)
+        gpuir__cg_softmax_registers(C, per, cols, ps, pd, ld, st);
+    else
+        gpuir__cg_softmax_streamed(C, cols_expr, ps, pd, ld, st);
+    gpuir__cg_close(C);
+    C->depth = 0;
     return GPUIR_OK;
 }
 
