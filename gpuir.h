@@ -40,14 +40,14 @@
 
    TABLE OF CONTENTS (`grep -n '^// >>' gpuir.h` prints the same list)
      >>api      public types and functions: no stb_ds, no CUDA types
-     >>util     errors, strings, checked arithmetic, f16/bf16 conversion
+     >>util     the context, errors, strings, checked arithmetic, f16/bf16, files
      >>ir       types, values, ops, functions, modules; the op table
      >>build    the public builder calls: shape inference and checks
      >>print    IR to text
      >>parse    text to IR
      >>verify   structural and type checks of a whole module
      >>array    host arrays: allocation, element access, random fill, compare
-     >>ref      the reference interpreter of tensor-level IR (the oracle)
+     >>ref      the reference interpreter (the oracle): tensor ops and placed programs
      >>npy      .npy reading and writing
      >>pass     the pass registry and the pipeline runner; rewriting helpers
      >>pass.canonicalize   constant folding, CSE, dead code removal
@@ -906,8 +906,12 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 
 /* ====================================================================== */
 // >>util
-// Errors, growable strings, checked size arithmetic, f16/bf16 rounding.
-// Reads: nothing. Writes: the context's error slot. Every section uses it.
+// The context and its errors, growable strings, checked size arithmetic,
+// f16/bf16 rounding, whole files read and written atomically (parse, npy,
+// the cache, the emulator and the dumps use them). Every section uses it.
+// Reads: ir (gpuir_op_name), verify (gpuir__loc_func_name: an error's
+// function), rt.driver, rt.cache, rt.exec, rt.emu (gpuir_ctx holds their
+// state by pointer). Writes: the context's error slot, files asked for.
 
 /* Tests only (rt.exec, fault injection): fail the k-th device-table call. */
 struct gpuir__fault_plan {
@@ -1250,6 +1254,75 @@ static double gpuir__now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Reads a whole file into malloc'd bytes, NUL-terminated; NULL with errno
+   set when it cannot (no context: the emulator reads compiler logs with it). */
+static char *gpuir__slurp(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n + 65536 + 1 > cap) {
+            char *bigger = (char *)GPUIR_REALLOC(buf, cap = cap * 2 + 65536 + 1);
+            if (!bigger) { GPUIR_FREE(buf); fclose(f); errno = ENOMEM; return NULL; }
+            buf = bigger;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got > 0);
+    bool failed = ferror(f) != 0;
+    fclose(f);
+    if (failed) { GPUIR_FREE(buf); errno = errno ? errno : EIO; return NULL; }
+    buf[n] = '\0';
+    if (size) *size = n;
+    return buf;
+}
+
+/* Writes exactly n bytes to fd; false with errno on an error. */
+static bool gpuir__write_all(int fd, const void *buf, size_t n) {
+    const unsigned char *p = (const unsigned char *)buf;
+    while (n > 0) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return false;
+        if (r == 0) { errno = EIO; return false; }
+        p += r, n -= (size_t)r;
+    }
+    return true;
+}
+
+/* Writes a whole file atomically: a private temporary file beside it,
+   flushed, then renamed over `path`. */
+static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes, size_t size) {
+    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "write: path is NULL");
+    size_t len = strlen(path);
+    char *tmp = (char *)GPUIR_MALLOC(len + 16);
+    if (!tmp) return gpuir__oom(ctx, "a file name");
+    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    bool ok = fd >= 0 && gpuir__write_all(fd, bytes, size);
+    int err = ok ? 0 : errno;
+    if (fd >= 0 && ok && fsync(fd) != 0) { ok = false; err = errno; }
+    if (fd >= 0 && close(fd) != 0 && ok) { ok = false; err = errno; }
+    if (ok && rename(tmp, path) != 0) { ok = false; err = errno; }
+    if (!ok && fd >= 0) unlink(tmp);
+    gpuir_result r = ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "cannot write '%s': %s", path,
+                                                 strerror(err ? err : EIO));
+    GPUIR_FREE(tmp);
+    return r;
+}
+
+/* Reads a whole file; the bytes are malloc'd. */
+static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
+    *data = NULL;
+    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "read: path is NULL");
+    errno = 0;
+    *data = gpuir__slurp(path, size);
+    if (*data) return GPUIR_OK;
+    if (errno == ENOMEM) return gpuir__oom(ctx, path);
+    return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
+}
+
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     gpuir_ctx *ctx = (gpuir_ctx *)gpuir__calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
@@ -1293,7 +1366,8 @@ GPUIRDEF void gpuir_free(void *p) { GPUIR_FREE(p); }
 /* ====================================================================== */
 // >>ir
 // Types, values, ops, functions and modules, and the facts of the op table.
-// Reads: util. Writes: modules. Everything is an id (index + 1) into a
+// Reads: util, rt.exec (gpuir__runtime_free: a context's programs and
+// buffers go with it). Writes: modules. Everything is an id (index + 1) into a
 // module array; never keep a pointer into one across a call that may grow it.
 
 typedef enum gpuir__op_class {
@@ -1394,6 +1468,9 @@ typedef struct gpuir__func {
     bool kernel;              /* a gpu.func in the kernel module */
     uint32_t line, col;
 } gpuir__func;
+
+/* The name of the kernel module in symbols such as @kernels::@k0. */
+#define GPUIR__KERNEL_MODULE "kernels"
 
 typedef struct gpuir__global {
     uint32_t name;            /* module->strings */
@@ -1856,7 +1933,7 @@ GPUIRDEF bool gpuir_module_global_bound(const gpuir_module *m, size_t index) {
 /* ====================================================================== */
 // >>build
 // The builder: one checked entry (gpuir__build_op) that the public calls and
-// the parser share. Reads: ir. Writes: ir. Shape inference lives here and is
+// the parser share. Reads: util, ir. Writes: ir. Shape inference lives here and is
 // reused by verify and ref (gpuir__infer).
 
 /* ---- attribute pool ---- */
@@ -2441,9 +2518,6 @@ static gpuir_result gpuir__infer(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir
                                  gpuir_type *out) {
     return gpuir__infer_ex(ctx, kind, in, n, as, given, false, out);
 }
-
-/* The name of the kernel module in symbols such as @kernels::@k0. */
-#define GPUIR__KERNEL_MODULE "kernels"
 
 /* The kernel function a launch names (@kernels::@k), or 0. */
 static uint32_t gpuir__launch_target(const gpuir_module *m, const char *symbol) {
@@ -3171,7 +3245,8 @@ GPUIRDEF gpuir_value gpuir_global(gpuir_module *m, const char *name, gpuir_type 
 /* ====================================================================== */
 // >>print
 // The textual form of a module (README, "Text format"); parse reads it back,
-// and print(parse(print(m))) == print(m). Reads: ir. Writes: a string only.
+// and print(parse(print(m))) == print(m). Reads: util, ir, array
+// (gpuir__load_elem: dense constants). Writes: a string only.
 
 typedef struct gpuir__printer {
     const gpuir_module *m;
@@ -3384,7 +3459,8 @@ GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
 /* ====================================================================== */
 // >>parse
 // Text to IR, by recursive descent over characters (README, "Text format").
-// Reads: util. Writes: ir, through the same checked entry as the builder, so
+// Reads: util, ir, build, verify (the parsed module), array (dense
+// constants). Writes: ir, through the same checked entry as the builder, so
 // a parsed op gets exactly the checks of a built one, with file:line:col.
 
 typedef struct gpuir__name_entry { char *key; uint32_t value; } gpuir__name_entry;
@@ -4119,75 +4195,6 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     return m;
 }
 
-/* Reads a whole file into malloc'd bytes, NUL-terminated; NULL with errno
-   set when it cannot (no context: the emulator reads compiler logs with it). */
-static char *gpuir__slurp(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-    do {
-        if (n + 65536 + 1 > cap) {
-            char *bigger = (char *)GPUIR_REALLOC(buf, cap = cap * 2 + 65536 + 1);
-            if (!bigger) { GPUIR_FREE(buf); fclose(f); errno = ENOMEM; return NULL; }
-            buf = bigger;
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-    } while (got > 0);
-    bool failed = ferror(f) != 0;
-    fclose(f);
-    if (failed) { GPUIR_FREE(buf); errno = errno ? errno : EIO; return NULL; }
-    buf[n] = '\0';
-    if (size) *size = n;
-    return buf;
-}
-
-/* Writes exactly n bytes to fd; false with errno on an error. */
-static bool gpuir__write_all(int fd, const void *buf, size_t n) {
-    const unsigned char *p = (const unsigned char *)buf;
-    while (n > 0) {
-        ssize_t r = write(fd, p, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return false;
-        if (r == 0) { errno = EIO; return false; }
-        p += r, n -= (size_t)r;
-    }
-    return true;
-}
-
-/* Writes a whole file atomically: a private temporary file beside it,
-   flushed, then renamed over `path`. */
-static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes, size_t size) {
-    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "write: path is NULL");
-    size_t len = strlen(path);
-    char *tmp = (char *)GPUIR_MALLOC(len + 16);
-    if (!tmp) return gpuir__oom(ctx, "a file name");
-    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    bool ok = fd >= 0 && gpuir__write_all(fd, bytes, size);
-    int err = ok ? 0 : errno;
-    if (fd >= 0 && ok && fsync(fd) != 0) { ok = false; err = errno; }
-    if (fd >= 0 && close(fd) != 0 && ok) { ok = false; err = errno; }
-    if (ok && rename(tmp, path) != 0) { ok = false; err = errno; }
-    if (!ok && fd >= 0) unlink(tmp);
-    gpuir_result r = ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "cannot write '%s': %s", path,
-                                                 strerror(err ? err : EIO));
-    GPUIR_FREE(tmp);
-    return r;
-}
-
-/* Reads a whole file; the bytes are malloc'd. */
-static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
-    *data = NULL;
-    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "read: path is NULL");
-    errno = 0;
-    *data = gpuir__slurp(path, size);
-    if (*data) return GPUIR_OK;
-    if (errno == ENOMEM) return gpuir__oom(ctx, path);
-    return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
-}
-
 GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path) {
     char *text;
     size_t size;
@@ -4202,7 +4209,7 @@ GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path)
 /* ====================================================================== */
 // >>verify
 // Structural and type checks of a whole module: run after parsing and, later,
-// after every pass. Reads: ir, build (gpuir__infer). Writes: nothing but the
+// after every pass. Reads: util, ir, build (gpuir__infer_op). Writes: nothing but the
 // canonical form of attributes (sorted axes, normalized axis).
 
 /* Points errors at the op: its source location, or its function and index
@@ -4466,7 +4473,7 @@ GPUIRDEF gpuir_result gpuir_module_verify(gpuir_module *m) {
 /* ====================================================================== */
 // >>array
 // Host arrays: checks, allocation, element access in any dtype, random fill,
-// comparison within a tolerance. Reads: util. Writes: arrays.
+// comparison within a tolerance. Reads: util, ir. Writes: arrays.
 
 static double gpuir__load_elem(const void *base, gpuir_dtype dt, size_t i) {
     const unsigned char *p = (const unsigned char *)base;
@@ -4673,10 +4680,13 @@ GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got
 
 /* ====================================================================== */
 // >>ref
-// The reference interpreter: runs tensor-level functions on the CPU, one op at
-// a time, on concrete shapes. Floats compute in double and round once to the
-// dtype; matmul and reductions accumulate in double (ints in 64 bits). It is
-// the oracle every backend is compared with. Reads: ir, build, array.
+// The reference interpreter: runs a module's functions on the CPU, one op at
+// a time, on concrete shapes: tensor ops, their buffer form, and the buffer
+// ops of a placed program (allocations, copies, kernel launches run as the
+// kernel's body, frees; a use after free is an error). Floats compute in
+// double and round once to the dtype; matmul and reductions accumulate in
+// double (ints in 64 bits). It is the oracle every backend is compared with.
+// Reads: util, ir, build, verify (the module, error locations), array.
 
 /* A buffer behind memref values: allocated by the program (owned) or lent
    by the caller or a global. Freed buffers stay in the table, not live, so
@@ -5457,7 +5467,7 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
 // NumPy .npy files, versions 1.0, 2.0 and 3.0: little-endian f32, f16, i32 and
 // i64 in C order; f64 and bool converted to a dtype asked for. Everything
 // else is refused with a message saying why.
-// Reads: util, array. Writes: arrays and files.
+// Reads: util, ir, array. Writes: arrays and files.
 
 typedef struct gpuir__npy_header {
     char descr[16];
@@ -5781,7 +5791,8 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 // unless the module is unchanged since it last passed, and after each pass:
 // the host functions only after a pass marked host_only; IR dumps, timing) and the
 // helpers passes share to rebuild a function's op list.
-// Reads: ir, build, print, verify. Writes: ir. Passes keep no state.
+// Reads: util, ir, print, verify, pass.* (the registry names each pass).
+// Writes: ir. Passes keep no state.
 
 typedef gpuir_result (*gpuir__pass_fn)(gpuir_module *m);
 
@@ -6025,7 +6036,8 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // >>pass.canonicalize
 // Folds ops on constants (splats stay splats; small dense results up to
 // GPUIR__FOLD_MAX elements are computed by the reference interpreter), merges
-// identical ops (CSE) and removes dead ops. Reads: ir, build, ref. Writes: ir.
+// identical ops (CSE) and removes dead ops. Reads: util, ir, build, array,
+// ref, pass. Writes: ir.
 
 #define GPUIR__FOLD_MAX 4096
 
@@ -6329,7 +6341,7 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // Rewrites composite ops into primitive ones: softmax(x, axis) becomes
 // e = exp(x - reduce_max(x)), e / reduce_sum(e), both keeping the axis;
 // a softmax over the innermost axis stays, since codegen has a one-pass
-// kernel for it (rows in registers). Reads: ir, build. Writes: ir.
+// kernel for it (rows in registers). Reads: util, ir, build, pass. Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
@@ -6387,8 +6399,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // %c is f32, a `cast` to %c's dtype. fuse then puts %c's elementwise users
 // (bias, activation, residual) into the reducing kernel, which codegen
 // runs a thread per output (gpuir__reduce_is_columns). Planned for
-// gpuir__module_sm_count's multiprocessors. Reads: ir, build, configure's
-// tile choice. Writes: ir.
+// gpuir__module_sm_count's multiprocessors. Reads: util, ir, build, pass,
+// fuse (gpuir__attrs_copy_without), configure's tile choice. Writes: ir.
 
 /* Elements of K each slice keeps at least: 8 k tiles of the tensor-core
    kernels (32 halves), 16 of the f32 ones (16 floats), so the k loop's
@@ -6485,8 +6497,10 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 // an elementwise producer's group the same way, and elementwise users join
 // a column reduction (over a short leading axis: split-K's sum) as they
 // join a matmul. A value used twice, or by the host, ends its group. Splat constants, globals and reshapes join no group
-// (bufferize makes a reshape a view: no kernel). Reads: ir. Writes: the
-// `fusion` attribute.
+// (bufferize makes a reshape a view: no kernel). Reads: util, ir, build, pass.
+// Writes: the `fusion` attribute. The attribute helpers here
+// (gpuir__op_int_attr, gpuir__set_int_attr, gpuir__is_elementwise) serve
+// the later passes, codegen and rt.exec too.
 
 typedef enum gpuir__group_kind {
     GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER,
@@ -6667,8 +6681,9 @@ static gpuir_result gpuir__pass_fuse(gpuir_module *m) { return gpuir__each_host_
 // are dense constants (made initialized globals: uploaded once); a reshape
 // is a view of its operand's buffer (memref.reshape: no copy, no kernel);
 // every buffer allocated and not returned is freed after the last use of it
-// or of any view of it. Static shapes only for now. Reads: ir, build.
-// Writes: ir.
+// or of any view of it. A dynamic dim (?) of a result is sized like the
+// operand dim it comes from (dims_of). Reads: util, ir, build, pass, fuse
+// (gpuir__is_elementwise). Writes: ir.
 
 typedef struct gpuir__bufferizer {
     gpuir_module *m;
@@ -7013,7 +7028,8 @@ static gpuir_result gpuir__pass_bufferize(gpuir_module *m) {
 // compile-time constants. A buffer with dynamic dims is always a parameter:
 // its size is known only where it is allocated, on the host, and it travels
 // with the buffer (codegen passes a parameter's dynamic dims after the
-// buffers). Reads: ir, build. Writes: ir.
+// buffers). Reads: util, ir, build, pass, fuse, bufferize (gpuir__as_memref,
+// gpuir__insert_deallocs). Writes: ir.
 
 typedef struct gpuir__group {
     int64_t key;            /* the fusion attribute, or a unique key */
@@ -7340,8 +7356,10 @@ static gpuir_result gpuir__pass_outline(gpuir_module *m) {
 // used as it is. Views (memref.reshape) are followed to their base buffer:
 // the analysis, the copies and the frees are the base's, and a kernel gets a
 // view of the base's twin. The pass writes a report of each decision and
-// its reason. Reads: ir, build, verify (gpuir__verify_placed: a function that
-// places its own buffers must place them all). Writes: ir, the placement report.
+// its reason. Reads: util, ir, build, verify (gpuir__verify_placed: a function
+// that places its own buffers must place them all), pass, bufferize
+// (gpuir__as_memref), outline (gpuir__free_allocs). Writes: ir, the
+// placement report.
 
 enum { GPUIR__ON_HOST = 1, GPUIR__ON_DEVICE = 2 };   /* where a buffer's data is current */
 
@@ -7767,7 +7785,11 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
 // grid does not cover).
-// Reads: ir. Writes: grid and block attributes.
+// Reads: ir, build, fuse (gpuir__is_elementwise, gpuir__reduce_is_columns).
+// Writes: grid and block attributes. Codegen and rt.exec call its
+// decisions (gpuir__matmul_form_of, gpuir__kernel_vector_width, ...) again
+// rather than read them from the IR: issue 25 item 2 records them as
+// attributes.
 
 static int64_t gpuir__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -8091,7 +8113,7 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
 // dynamic shared memory size, 16-byte aligned, carried on its launches as
 // `smem`; above 48 KiB the runtime must raise the kernel's limit; above the
 // context's max_shared_bytes it is an error naming the kernel.
-// Reads: ir. Writes: smem attributes.
+// Reads: util, ir, build, fuse (gpuir__set_int_attr). Writes: smem attributes.
 
 static gpuir_result gpuir__kernel_shared_bytes(gpuir_module *m, const gpuir__func *k, int64_t *bytes) {
     *bytes = 0;
@@ -8143,8 +8165,9 @@ static gpuir_result gpuir__pass_plan_shared_memory(gpuir_module *m) {
 // touches memory a pending op reads or writes, and before the return (the
 // caller's arrays). Without this pass everything runs in program order on
 // one stream, and copies return when done.
-// Reads: ir, pass.place (gpuir__param_access). Writes: stream, wait and
-// event attributes; gpu.wait ops.
+// Reads: util, ir, build, pass, fuse (attribute helpers), place
+// (gpuir__param_access). Writes: stream, wait and event attributes; gpu.wait
+// ops.
 
 #define GPUIR__ASYNC_STREAMS 4        /* streams the pass opens per function, at most */
 
@@ -8612,7 +8635,13 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // (p0, p1, ...), then each dynamic dim of each buffer as a long long
 // (p<buffer>_d<axis>, in order): a dynamic kernel takes the general form
 // (no register-tiled matmul, tiled transpose or 16-byte elementwise
-// accesses). The output is deterministic. Reads: ir. Writes: nothing.
+// accesses). The output is deterministic.
+// Reads: util, ir, build, array (gpuir__load_elem: dense constants),
+// decompose (gpuir__softmax_is_rowwise), fuse (gpuir__is_elementwise,
+// gpuir__reduce_is_columns), place (gpuir__param_access), configure
+// (gpuir__matmul_form_of, gpuir__kernel_vector_width, ...): the passes'
+// decisions, computed again here rather than read from the IR.
+// Writes: nothing.
 
 /* The emulator's ABI, shared by rt.emu and the emulator prelude (which gets
    it as text, so the two cannot drift apart). */
@@ -11056,8 +11085,12 @@ GPUIRDEF char *gpuir_module_emit_cuda(gpuir_module *m) {
 /* ====================================================================== */
 // >>rt.driver
 // The CUDA Driver API and NVRTC, both opened with dlopen at run time, so the
-// header builds and runs on machines with no CUDA at all.
-// Reads: nothing. Writes: the context's error slot.
+// header builds and runs on machines with no CUDA at all; and the CUDA
+// implementation of the device table (gpuir__drv) on top of them.
+// Reads: util, codegen.cuda (the kernels' source and facts), configure
+// (gpuir__module_uses_wgmma: the architecture to compile for), rt.cache
+// (compiled modules), rt.exec (its graph and slot types). Writes: the
+// context's error slot.
 //
 // No CUDA header is included: the few types and constants used are declared
 // here with gpuir__ prefixes and were checked against CUDA 13.0's cuda.h,
@@ -12636,8 +12669,9 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 /* ====================================================================== */
 // >>rt.cache
 // The compiled-kernel cache: a map in memory, backed by a directory of files.
-// Reads: the environment (GPUIR_CACHE_DIR, GPUIR_CACHE_DISABLE, XDG_CACHE_HOME,
-// HOME) once, at make. Writes: files in the cache directory; the context's
+// Reads: util, rt.driver (gpuir__compile_fn: what a miss calls), the
+// environment (GPUIR_CACHE_DIR, GPUIR_CACHE_DISABLE, XDG_CACHE_HOME, HOME)
+// once, at make. Writes: files in the cache directory; the context's
 // error slot only when memory runs out or an argument is invalid.
 //
 // KEYS are SHA-256 (implemented here) over length-prefixed parts: source,
@@ -13799,9 +13833,10 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 // dynamic dims after the buffers and, having no grid, gets one from its
 // largest buffer. The table is
 // the CUDA driver (rt.driver) or the emulator (rt.emu); everything here is
-// the same for both. Reads: ir, verify (gpuir__verify_placed), codegen.cuda,
-// rt.cache. Writes: the arrays
-// the caller gets back.
+// the same for both. Reads: util, ir, build, print (dumps), verify
+// (gpuir__verify_placed), array, ref (constants; GPUIR_CHECK), pass (the
+// pipeline), fuse, place, configure (kernel facts), codegen.cuda, rt.driver,
+// rt.cache, rt.emu. Writes: the arrays the caller gets back.
 
 /* The two backends (rt.driver, rt.emu) behind the table. */
 static gpuir_result gpuir__cuda_backend_open(gpuir_program *p);
@@ -16765,16 +16800,15 @@ GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {
 // emulator prelude) into a shared object and dlopen'ed, and a launch runs
 // each block's threads as fibers. Work on streams is queued and run only
 // when the host waits, in a seeded interleaving of the streams, and freed
-// memory is kept until they are idle: missing waits show. Reads:
-// codegen.cuda, the environment (GPUIR_CC, GPUIR_CC_TIMEOUT, TMPDIR,
-// GPUIR_EMU_MAX_THREADS: the work bound, threads per launch). Writes: files
+// memory is kept until they are idle: missing waits show. Reads: util,
+// codegen.cuda (the ABI its kernels share), rt.driver (the table's types),
+// rt.cache, rt.exec (its stream type), the environment (GPUIR_CC,
+// GPUIR_CC_TIMEOUT, TMPDIR, GPUIR_EMU_MAX_THREADS: the work bound, threads
+// per launch). Writes: files
 // in the context's private temporary directory ($TMPDIR/gpuir-<pid>-XXXXXX,
 // removed with the context; a dead process's is removed by the next one),
 // nothing else.
-/*
-emu_fibers.h — gpuir CPU emulator: the fiber engine.
-
-   Runs one CUDA grid launch on the host CPU. Blocks run one after another in
+/* The fiber engine. Runs one CUDA grid launch on the host CPU. Blocks run one after another in
    (z, y, x) order; inside a block every CUDA thread is a fiber (a user-space
    coroutine on its own small stack) and fibers switch only at __syncthreads
    and at warp collectives (__syncwarp, which the prelude also uses for
@@ -16823,8 +16857,7 @@ emu_fibers.h — gpuir CPU emulator: the fiber engine.
      - Without <valgrind/valgrind.h>, valgrind cannot tell the fiber stacks
        from heap memory and reports false errors.
 
-   Needs POSIX (<unistd.h>, <sys/mman.h>) and builds with -std=c99 without
-   any feature-test macro (also as C11 and C++17). Windows is not supported. */
+   Needs POSIX (<unistd.h>, <sys/mman.h>). Windows is not supported. */
 
 #include <sys/mman.h>
 #include <unistd.h>
