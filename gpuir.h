@@ -4208,9 +4208,10 @@ GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path)
 
 /* ====================================================================== */
 // >>verify
-// Structural and type checks of a whole module: run after parsing and, later,
-// after every pass. Reads: util, ir, build (gpuir__infer_op). Writes: nothing but the
-// canonical form of attributes (sorted axes, normalized axis).
+// Structural and type checks of a whole module: run after parsing and, by
+// the pass runner, after every pass. Reads: util, ir, build (gpuir__infer_op).
+// Writes: nothing but the canonical form of attributes (sorted axes,
+// normalized axis).
 
 /* Points errors at the op: its source location, or its function and index
    (formatted only if an error comes: this runs for every op). */
