@@ -64,6 +64,7 @@
      >>rt.driver          libcuda and libnvrtc through dlopen; the CUDA device table
      >>rt.cache           compiled kernels in memory and on disk
      >>rt.exec            runs a placed program through a device table
+     >>rt.faults          tests: a device table that fails its k-th call
      >>rt.emu             the CPU emulator behind the same table: cc, dlopen, fibers
 
    CONVENTIONS
@@ -11090,8 +11091,8 @@ GPUIRDEF char *gpuir_module_emit_cuda(gpuir_module *m) {
 // implementation of the device table (gpuir__drv) on top of them.
 // Reads: util, codegen.cuda (the kernels' source and facts), configure
 // (gpuir__module_uses_wgmma: the architecture to compile for), rt.cache
-// (compiled modules), rt.exec (its graph and slot types). Writes: the
-// context's error slot.
+// (compiled modules), rt.exec (its graph and slot types), rt.faults
+// (gpuir_program's pointer to its wrapper). Writes: the context's error slot.
 //
 // No CUDA header is included: the few types and constants used are declared
 // here with gpuir__ prefixes and were checked against CUDA 13.0's cuda.h,
@@ -12102,9 +12103,19 @@ static const char *gpuir__tmap_encode(gpuir__tmap *map, const gpuir__tmap_desc *
    >= 1, allocation, free, copies and launches are ordered on that stream
    only, and the host must wait (event_synchronize, synchronize) before it
    touches memory a pending copy reads or writes. */
+struct gpuir__built;
 typedef struct gpuir__drv {
     const char *name;       /* "cuda", "emu" */
     void *self;
+    /* What the device is, for planning (gpuir__drv_facts' words). */
+    int sm, sm_count;       /* its architecture (90: sm_90) and multiprocessors; 0: the module's target */
+    uint64_t total_mem;     /* bytes of device memory; 0: no limit */
+    bool capture_alloc;     /* allocations may be captured into a graph (CUDA: memory pools) */
+    /* The CUDA C dialect its compiler takes (codegen.cuda), and the compiler:
+       p->source into an image module_load takes, from the kernel cache
+       (rt.cache) when it holds one; b->compile builds it again. */
+    const struct gpuir__cg_target *dialect;
+    gpuir_result (*build)(void *self, gpuir_program *p, struct gpuir__built *b);
     int (*enter)(void *self);            /* make the device current for this thread */
     int (*leave)(void *self);            /* and restore what was current */
     int (*streams_reserve)(void *self, unsigned streams, unsigned events);   /* at least these many */
@@ -12164,6 +12175,18 @@ typedef struct gpuir__drv {
     int (*stream_bind)(void *self, void *stream, unsigned lane);
     int (*stream_capturing)(void *self, void *stream, int *capturing);
 } gpuir__drv;
+
+/* Whether a table has every operation (tables are filled by name: an
+   operation left out is caught when the table is made, not when called). */
+static bool gpuir__drv_complete(const gpuir__drv *d) {
+    return d->name && d->dialect && d->build && d->enter && d->leave && d->streams_reserve && d->mem_alloc &&
+           d->mem_free && d->copy_htod && d->copy_dtoh && d->copy_dtod && d->module_load && d->module_unload &&
+           d->function_get && d->launch && d->event_record && d->stream_wait && d->event_synchronize &&
+           d->synchronize && d->describe && d->lost && d->host_alloc && d->host_free && d->capture_begin &&
+           d->capture_end && d->graph_launch && d->graph_destroy && d->tensor_map_encode && d->host_register &&
+           d->host_unregister && d->stream_create && d->stream_destroy && d->stream_synchronize &&
+           d->stream_bind && d->stream_capturing;
+}
 
 /* Errors after which CUDA's context is unusable (later calls fail too). */
 static bool gpuir__cuda_error_is_fatal(int code) {
@@ -12226,7 +12249,7 @@ struct gpuir_program {
     uint64_t args_sig;              /* the latest run's argument kinds, as reported */
 };
 
-typedef gpuir_result (*gpuir__compile_fn)(gpuir_program *p, void **image, size_t *size);
+typedef gpuir_result (*gpuir__compile_fn)(void *self, gpuir_program *p, void **image, size_t *size);
 
 /* A program's compiled module, and where it came from (rt.cache): what
    gpuir__program_load loads, then stores only if it loaded. */
@@ -12236,6 +12259,7 @@ typedef struct gpuir__built {
     char key[65];
     const char *ext;
     gpuir__compile_fn compile;      /* to build it again */
+    void *self;                     /* the table's self, which compile gets */
     bool cached;                    /* image came from the cache */
 } gpuir__built;
 static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
@@ -12525,20 +12549,10 @@ static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
     return C;
 }
 
-/* The device table over a CUDA state. */
-static gpuir__drv gpuir__cudart_table(gpuir__cudart *C) {
-    gpuir__drv d = {"cuda", C, gpuir__cudart_enter, gpuir__cudart_leave, gpuir__cudart_streams_reserve,
-                    gpuir__cudart_alloc, gpuir__cudart_free, gpuir__cudart_htod, gpuir__cudart_dtoh,
-                    gpuir__cudart_dtod, gpuir__cudart_load, gpuir__cudart_unload, gpuir__cudart_function,
-                    gpuir__cudart_launch, gpuir__cudart_record, gpuir__cudart_wait, gpuir__cudart_event_sync,
-                    gpuir__cudart_sync, gpuir__cudart_describe, C->lost,
-                    gpuir__cudart_host_alloc, gpuir__cudart_host_free, gpuir__cudart_capture_begin,
-                    gpuir__cudart_capture_end, gpuir__cudart_graph_launch, gpuir__cudart_graph_destroy,
-                    gpuir__cudart_tensor_map, gpuir__cudart_host_register, gpuir__cudart_host_unregister,
-                    gpuir__cudart_stream_create, gpuir__cudart_stream_destroy, gpuir__cudart_stream_sync,
-                    gpuir__cudart_stream_bind, gpuir__cudart_stream_capturing};
-    return d;
-}
+static gpuir__drv gpuir__cudart_table(gpuir__cudart *C);
+
+/* The device ordinal of a CUDA state (0 for none). */
+static int gpuir__cudart_ordinal(const gpuir__cudart *C) { return C ? C->dev.ordinal : 0; }
 
 /* The CUDA state of a program: the context's, made by its first CUDA
    program and kept until the context goes (the driver's start-up and the
@@ -12578,8 +12592,8 @@ static bool gpuir__nvrtc_arch_specific(bool wgmma, int sm, bool as_ptx) {
 
 /* NVRTC for the device's exact architecture (PTX when the device is newer
    than NVRTC knows; sm_90a for wgmma); cubin bytes, or PTX text with its NUL. */
-static gpuir_result gpuir__cuda_compile(gpuir_program *p, void **image, size_t *size) {
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+static gpuir_result gpuir__cuda_compile(void *self, gpuir_program *p, void **image, size_t *size) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
     bool as_ptx = false;
     int sm = gpuir__nvrtc_pick_arch(&C->nv, C->dev.sm, &as_ptx);
     if (!sm)
@@ -12593,8 +12607,8 @@ static gpuir_result gpuir__cuda_compile(gpuir_program *p, void **image, size_t *
     return r;
 }
 
-static gpuir_result gpuir__cuda_build(gpuir_program *p, gpuir__built *b) {
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+static gpuir_result gpuir__cuda_build(void *self, gpuir_program *p, gpuir__built *b) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
     if (!C->nv_loaded) {
         gpuir_result r = gpuir__nvrtc_load(p->ctx, &C->nv);
         if (r) return r;
@@ -12607,7 +12621,56 @@ static gpuir_result gpuir__cuda_build(gpuir_program *p, gpuir__built *b) {
              gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx) ? "a" : "");
     snprintf(nvrtc, sizeof nvrtc, "nvrtc %d.%d", C->nv.major, C->nv.minor);
     const char *parts[5] = {"cuda", p->source, arch, nvrtc, GPUIR_VERSION_STRING};
+    b->self = self;
     return gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, b);
+}
+
+/* The device table over a CUDA state. */
+static gpuir__drv gpuir__cudart_table(gpuir__cudart *C) {
+    gpuir__drv d;
+    memset(&d, 0, sizeof d);
+    d.name = "cuda";
+    d.self = C;
+    d.sm = C->dev.sm;
+    d.sm_count = C->dev.sm_count;
+    d.total_mem = C->dev.total_mem;
+    d.capture_alloc = C->dev.memory_pools;
+    d.dialect = &gpuir__cg_cuda;
+    d.build = gpuir__cuda_build;
+    d.enter = gpuir__cudart_enter;
+    d.leave = gpuir__cudart_leave;
+    d.streams_reserve = gpuir__cudart_streams_reserve;
+    d.mem_alloc = gpuir__cudart_alloc;
+    d.mem_free = gpuir__cudart_free;
+    d.copy_htod = gpuir__cudart_htod;
+    d.copy_dtoh = gpuir__cudart_dtoh;
+    d.copy_dtod = gpuir__cudart_dtod;
+    d.module_load = gpuir__cudart_load;
+    d.module_unload = gpuir__cudart_unload;
+    d.function_get = gpuir__cudart_function;
+    d.launch = gpuir__cudart_launch;
+    d.event_record = gpuir__cudart_record;
+    d.stream_wait = gpuir__cudart_wait;
+    d.event_synchronize = gpuir__cudart_event_sync;
+    d.synchronize = gpuir__cudart_sync;
+    d.describe = gpuir__cudart_describe;
+    d.lost = C->lost;
+    d.host_alloc = gpuir__cudart_host_alloc;
+    d.host_free = gpuir__cudart_host_free;
+    d.capture_begin = gpuir__cudart_capture_begin;
+    d.capture_end = gpuir__cudart_capture_end;
+    d.graph_launch = gpuir__cudart_graph_launch;
+    d.graph_destroy = gpuir__cudart_graph_destroy;
+    d.tensor_map_encode = gpuir__cudart_tensor_map;
+    d.host_register = gpuir__cudart_host_register;
+    d.host_unregister = gpuir__cudart_host_unregister;
+    d.stream_create = gpuir__cudart_stream_create;
+    d.stream_destroy = gpuir__cudart_stream_destroy;
+    d.stream_synchronize = gpuir__cudart_stream_sync;
+    d.stream_bind = gpuir__cudart_stream_bind;
+    d.stream_capturing = gpuir__cudart_stream_capturing;
+    GPUIR_ASSERT(gpuir__drv_complete(&d));
+    return d;
 }
 
 
@@ -13648,7 +13711,7 @@ static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *par
         return GPUIR_OK;
     }
     b->cached = false;
-    gpuir_result r = compile(p, &b->image, &b->size);
+    gpuir_result r = compile(b->self, p, &b->image, &b->size);
     if (r) { GPUIR_FREE(b->image); b->image = NULL; }
     return r;
 }
@@ -13832,20 +13895,20 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 // its dims in this run: a dynamic dim comes from the input array or, for an
 // allocation, from the operand dim its dims_of names; a launch passes the
 // dynamic dims after the buffers and, having no grid, gets one from its
-// largest buffer. The table is
-// the CUDA driver (rt.driver) or the emulator (rt.emu); everything here is
-// the same for both. Reads: util, ir, build, print (dumps), verify
+// largest buffer. The table is the CUDA driver's (rt.driver) or the
+// emulator's (rt.emu): it also names the CUDA C dialect its compiler takes,
+// compiles (build) and says what the device is (sm, memory); a device's
+// own state is never looked into here. Reads: util, ir, build, print (dumps), verify
 // (gpuir__verify_placed), array, ref (constants; GPUIR_CHECK), pass (the
 // pipeline), fuse, place, configure (kernel facts), codegen.cuda, rt.driver,
-// rt.cache, rt.emu. Writes: the arrays the caller gets back.
+// rt.cache, rt.emu (the two backends' constructors), rt.faults (tests).
+// Writes: the arrays the caller gets back.
 
 /* The two backends (rt.driver, rt.emu) behind the table. */
 static gpuir_result gpuir__cuda_backend_open(gpuir_program *p);
 static void gpuir__cuda_backend_close(gpuir_program *p);
-static gpuir_result gpuir__cuda_build(gpuir_program *p, gpuir__built *b);
 static gpuir_result gpuir__emu_open(gpuir_program *p);
 static void gpuir__emu_close(gpuir_program *p);
-static gpuir_result gpuir__emu_build(gpuir_program *p, gpuir__built *b);
 struct gpuir__emu_toolchain;
 static void gpuir__emu_toolchain_free(struct gpuir__emu_toolchain *t);
 static gpuir_result gpuir__fault_wrap(gpuir_program *p);
@@ -15138,9 +15201,9 @@ static gpuir__device *gpuir__ctx_device(gpuir_ctx *ctx, gpuir_backend backend, i
     }
     int k = backend == GPUIR_BACKEND_CUDA ? 0 : 1;
     if (ctx->devices[k]) {
-        if (k == 0 && ctx->cuda->dev.ordinal != device) {
+        if (k == 0 && gpuir__cudart_ordinal(ctx->cuda) != device) {
             gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "device %d: this context's buffers, pinned memory and "
-                        "streams are on CUDA device %d", device, ctx->cuda->dev.ordinal);
+                        "streams are on CUDA device %d", device, gpuir__cudart_ordinal(ctx->cuda));
             return NULL;
         }
         return ctx->devices[k];
@@ -15486,7 +15549,7 @@ static void gpuir__xstream_forget(gpuir_ctx *ctx, const gpuir_program *p) {
 
 GPUIRDEF gpuir_stream gpuir_stream_make(gpuir_ctx *ctx, gpuir_backend backend) {
     if (!ctx || ctx->result != GPUIR_OK) return NULL;
-    gpuir__device *D = gpuir__ctx_device(ctx, backend, ctx->cuda ? ctx->cuda->dev.ordinal : 0);
+    gpuir__device *D = gpuir__ctx_device(ctx, backend, gpuir__cudart_ordinal(ctx->cuda));
     if (!D) return NULL;
     void *stream = NULL;
     int rc = D->drv.enter(D->drv.self);
@@ -15538,7 +15601,7 @@ GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stre
     if (!e && !ctx->devices[0] && !ctx->cuda)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_synchronize: %p is not a stream of "
                            "this context (gpuir_stream_make), and it has no CUDA device", stream);
-    gpuir__device *D = gpuir__ctx_device(ctx, GPUIR_BACKEND_CUDA, ctx->cuda ? ctx->cuda->dev.ordinal : 0);
+    gpuir__device *D = gpuir__ctx_device(ctx, GPUIR_BACKEND_CUDA, gpuir__cudart_ordinal(ctx->cuda));
     if (!D) return ctx->result;
     int rc = D->drv.enter(D->drv.self);
     if (!rc) {
@@ -16066,8 +16129,7 @@ static gpuir_result gpuir__args_capture_check(gpuir__run *R, bool async) {
                 return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s global @%s is not on the device yet "
                                    "(run once before capturing, or bind it to a buffer)", pre, name);
         }
-        if (op->kind == GPUIR_OP_GPU_ALLOC && !R->slots[op->result - 1].external && p->backend == GPUIR_BACKEND_CUDA &&
-            !((gpuir__cudart *)p->drv.self)->dev.memory_pools)
+        if (op->kind == GPUIR_OP_GPU_ALLOC && !R->slots[op->result - 1].external && !p->drv.capture_alloc)
             return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s the device has no memory pools for the run's "
                                "temporary buffers (cuMemAllocAsync)", pre);
     }
@@ -16305,7 +16367,7 @@ static uint64_t gpuir__func_device_peak(const gpuir_module *m, const gpuir__func
 static gpuir_result gpuir__program_check_memory(gpuir_program *p) {
     gpuir_module *m = p->m;
     uint64_t cap = p->ctx->desc.max_device_bytes;
-    if (!cap && p->backend == GPUIR_BACKEND_CUDA) cap = ((gpuir__cudart *)p->drv.self)->dev.total_mem;
+    if (!cap) cap = p->drv.total_mem;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
         if (m->funcs[f].kernel) continue;
         size_t where;
@@ -16398,7 +16460,7 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
     if (p->ctx->cache) before = gpuir__cache_get_stats(p->ctx->cache);
     double t0 = gpuir__now_ms();
     gpuir_result r = p->ctx->dump_dir ? gpuir__program_dump(p) : GPUIR_OK;
-    if (!r) r = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &b) : gpuir__emu_build(p, &b);
+    if (!r) r = p->drv.build(p->drv.self, p, &b);
     if (r) return r;
     if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, b.size);
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "loading the module");
@@ -16415,7 +16477,7 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
         gpuir__cached_evict(p, &b, doing);
         GPUIR_FREE(b.image);
         b.image = NULL, b.size = 0, b.cached = false;
-        r = b.compile(p, &b.image, &b.size);
+        r = b.compile(b.self, p, &b.image, &b.size);
         if (!r) rc = gpuir__program_load_image(p, &b, &call, what);
     }
     snprintf(doing, sizeof doing, "%s (%s)", what, rebuilt ? "compiled again after the cached module failed to "
@@ -16460,10 +16522,9 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         }
     }
     if (!r && gpuir__module_is_tensor_level(m)) {    /* lowered for the device it will run on */
-        if (p->backend == GPUIR_BACKEND_CUDA) {
-            const gpuir__cuda_device *dev = &((gpuir__cudart *)p->drv.self)->dev;
-            m->target.sm = dev->sm;
-            m->target.sm_count = dev->sm_count;
+        if (p->drv.sm) {                             /* the device says what it is */
+            m->target.sm = p->drv.sm;
+            m->target.sm_count = p->drv.sm_count;
         }
         r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
     }
@@ -16474,8 +16535,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
     if (!r) {
-        p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? &gpuir__cg_cuda : &gpuir__cg_emu,
-                                     &p->kernels);
+        p->source = gpuir__cg_module(m, p->drv.dialect, &p->kernels);
         p->wgmma = gpuir__module_uses_wgmma(m);
         r = p->source ? GPUIR_OK : ctx->result;
     }
@@ -16530,13 +16590,48 @@ GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p) {
 }
 
 
-/* ---- fault injection: the device table, failing its k-th call ----
-   Tests set ctx->fault (they include the implementation); programs made
-   while fail_at is set count their table calls in ctx->fault.calls, and
-   call number fail_at (and every later one if persistent) fails with
-   fault.code, or with a code natural to the call. A failed free or unload
-   still releases (as a driver whose context died would), so the loop can
-   check that nothing leaks. */
+/* Destroys the programs the caller left, and the kernel cache (at context
+   teardown). */
+static void gpuir__runtime_free(gpuir_ctx *ctx) {
+    while (stbds_arrlenu(ctx->programs)) gpuir_program_destroy(ctx->programs[stbds_arrlenu(ctx->programs) - 1]);
+    stbds_arrfree(ctx->programs);
+    if (ctx->cache) gpuir__cache_destroy(ctx->cache);
+    ctx->cache = NULL;
+    gpuir__emu_toolchain_free(ctx->emu_toolchain);
+    ctx->emu_toolchain = NULL;
+    gpuir__devices_free(ctx);
+    gpuir__cudart_close(ctx->cuda);
+    ctx->cuda = NULL;
+    GPUIR_FREE(ctx->cache_dir_copy);
+}
+
+GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol, double *atol) {
+    gpuir_dtype_tolerance(dtype, rtol, atol);
+    if (atol && b != GPUIR_BACKEND_REF && dtype == GPUIR_F32) *atol = 1e-5;
+}
+
+GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {
+    switch (b) {
+    case GPUIR_BACKEND_AUTO: return "auto";
+    case GPUIR_BACKEND_CUDA: return "cuda";
+    case GPUIR_BACKEND_EMU: return "emu";
+    case GPUIR_BACKEND_REF: return "ref";
+    default: return "invalid";
+    }
+}
+
+/* ====================================================================== */
+// >>rt.faults
+// Fault injection for tests: a device table that wraps another and fails
+// its k-th call. Tests set ctx->fault (they include the implementation);
+// programs and devices made while fail_at is set count their table calls
+// in ctx->fault.calls, and call number fail_at (and every later one if
+// persistent) fails with fault.code, or with a code natural to the call.
+// A failed free or unload still releases (as a driver whose context died
+// would), so a test can check that nothing leaks. Compiling (build) is no
+// device call: passed through, not counted.
+// Reads: util, rt.driver (the table). Writes: the context's fault counts.
+
 typedef struct gpuir__fault {
     gpuir__drv inner;
     struct gpuir__fault_plan *plan;   /* the context's */
@@ -16725,6 +16820,11 @@ static int gpuir__fault_stream_capturing(void *self, void *stream, int *capturin
     int rc = gpuir__fault_hit(F, 400);
     return rc ? rc : F->inner.stream_capturing(F->inner.self, stream, capturing);
 }
+/* Compiling is no device call: not counted, never failed. */
+static gpuir_result gpuir__fault_build(void *self, gpuir_program *p, struct gpuir__built *b) {
+    GPUIR__FAULT_SELF;
+    return F->inner.build(F->inner.self, p, b);
+}
 static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
     GPUIR__FAULT_SELF;
     F->inner.describe(F->inner.self, code, name, text, detail);
@@ -16733,21 +16833,46 @@ static void gpuir__fault_describe(void *self, int code, const char **name, const
 #undef GPUIR__FAULT_SELF
 
 /* Wraps table *d (a program's, or the context's device's) in a fault
-   table; *out gets the wrapper to free (gpuir__fault_unwrap_drv). */
+   table; *out gets the wrapper (gpuir__fault_unwrap frees a program's). */
 static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv, struct gpuir__fault **out) {
     gpuir__fault *F = (gpuir__fault *)gpuir__calloc(1, sizeof *F);
     if (!F) return gpuir__oom(ctx, "fault injection");
     F->inner = *drv;
     F->plan = &ctx->fault;
-    gpuir__drv d = {drv->name, F, gpuir__fault_enter, gpuir__fault_leave, gpuir__fault_reserve, gpuir__fault_alloc,
-                    gpuir__fault_free, gpuir__fault_htod, gpuir__fault_dtoh, gpuir__fault_dtod, gpuir__fault_load,
-                    gpuir__fault_unload, gpuir__fault_function, gpuir__fault_launch, gpuir__fault_record,
-                    gpuir__fault_wait, gpuir__fault_event_sync, gpuir__fault_sync, gpuir__fault_describe,
-                    drv->lost, gpuir__fault_host_alloc, gpuir__fault_host_free, gpuir__fault_capture_begin,
-                    gpuir__fault_capture_end, gpuir__fault_graph_launch, gpuir__fault_graph_destroy,
-                    gpuir__fault_tensor_map, gpuir__fault_host_register, gpuir__fault_host_unregister,
-                    gpuir__fault_stream_create, gpuir__fault_stream_destroy, gpuir__fault_stream_sync,
-                    gpuir__fault_stream_bind, gpuir__fault_stream_capturing};
+    gpuir__drv d = *drv;                 /* name, facts, dialect and `lost` as they are */
+    d.self = F;
+    d.build = gpuir__fault_build;
+    d.enter = gpuir__fault_enter;
+    d.leave = gpuir__fault_leave;
+    d.streams_reserve = gpuir__fault_reserve;
+    d.mem_alloc = gpuir__fault_alloc;
+    d.mem_free = gpuir__fault_free;
+    d.copy_htod = gpuir__fault_htod;
+    d.copy_dtoh = gpuir__fault_dtoh;
+    d.copy_dtod = gpuir__fault_dtod;
+    d.module_load = gpuir__fault_load;
+    d.module_unload = gpuir__fault_unload;
+    d.function_get = gpuir__fault_function;
+    d.launch = gpuir__fault_launch;
+    d.event_record = gpuir__fault_record;
+    d.stream_wait = gpuir__fault_wait;
+    d.event_synchronize = gpuir__fault_event_sync;
+    d.synchronize = gpuir__fault_sync;
+    d.describe = gpuir__fault_describe;
+    d.host_alloc = gpuir__fault_host_alloc;
+    d.host_free = gpuir__fault_host_free;
+    d.capture_begin = gpuir__fault_capture_begin;
+    d.capture_end = gpuir__fault_capture_end;
+    d.graph_launch = gpuir__fault_graph_launch;
+    d.graph_destroy = gpuir__fault_graph_destroy;
+    d.tensor_map_encode = gpuir__fault_tensor_map;
+    d.host_register = gpuir__fault_host_register;
+    d.host_unregister = gpuir__fault_host_unregister;
+    d.stream_create = gpuir__fault_stream_create;
+    d.stream_destroy = gpuir__fault_stream_destroy;
+    d.stream_synchronize = gpuir__fault_stream_sync;
+    d.stream_bind = gpuir__fault_stream_bind;
+    d.stream_capturing = gpuir__fault_stream_capturing;
     *drv = d;
     *out = F;
     return GPUIR_OK;
@@ -16762,36 +16887,6 @@ static void gpuir__fault_unwrap(gpuir_program *p) {
     p->drv = p->fault->inner;
     GPUIR_FREE(p->fault);
     p->fault = NULL;
-}
-
-/* Destroys the programs the caller left, and the kernel cache (at context
-   teardown). */
-static void gpuir__runtime_free(gpuir_ctx *ctx) {
-    while (stbds_arrlenu(ctx->programs)) gpuir_program_destroy(ctx->programs[stbds_arrlenu(ctx->programs) - 1]);
-    stbds_arrfree(ctx->programs);
-    if (ctx->cache) gpuir__cache_destroy(ctx->cache);
-    ctx->cache = NULL;
-    gpuir__emu_toolchain_free(ctx->emu_toolchain);
-    ctx->emu_toolchain = NULL;
-    gpuir__devices_free(ctx);
-    gpuir__cudart_close(ctx->cuda);
-    ctx->cuda = NULL;
-    GPUIR_FREE(ctx->cache_dir_copy);
-}
-
-GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol, double *atol) {
-    gpuir_dtype_tolerance(dtype, rtol, atol);
-    if (atol && b != GPUIR_BACKEND_REF && dtype == GPUIR_F32) *atol = 1e-5;
-}
-
-GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {
-    switch (b) {
-    case GPUIR_BACKEND_AUTO: return "auto";
-    case GPUIR_BACKEND_CUDA: return "cuda";
-    case GPUIR_BACKEND_EMU: return "emu";
-    case GPUIR_BACKEND_REF: return "ref";
-    default: return "invalid";
-    }
 }
 
 /* ====================================================================== */
@@ -18733,7 +18828,8 @@ static gpuir_result gpuir__emu_cc_failed(gpuir_program *p, const char *cc, int r
 
 /* Compiles the emulator source to a shared object's bytes, in the
    context's private temporary directory, within the time limit. */
-static gpuir_result gpuir__emu_compile(gpuir_program *p, void **image, size_t *size) {
+static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **image, size_t *size) {
+    (void)self;
     gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
     if (!h) return p->ctx->result;
     double timeout = gpuir__emu_cc_timeout();
@@ -18768,7 +18864,8 @@ static gpuir_result gpuir__emu_compile(gpuir_program *p, void **image, size_t *s
     return r;
 }
 
-static gpuir_result gpuir__emu_build(gpuir_program *p, gpuir__built *b) {
+static gpuir_result gpuir__emu_build(void *self, gpuir_program *p, gpuir__built *b) {
+    (void)self;                          /* the context's toolchain compiles */
     gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
     const char *id = h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
     if (!id) return p->ctx->result;
@@ -18794,15 +18891,46 @@ static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out) {
     E->engine = gpuir__emu_engine_make(0);
     if (!E->engine) { GPUIR_FREE(E); return NULL; }
     E->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
-    gpuir__drv d = {"emu", E, gpuir__emu_nop, gpuir__emu_nop, gpuir__emu_streams_reserve, gpuir__emu_mem_alloc,
-                    gpuir__emu_mem_free, gpuir__emu_htod, gpuir__emu_dtoh, gpuir__emu_dtod, gpuir__emu_module_load,
-                    gpuir__emu_module_unload, gpuir__emu_function_get, gpuir__emu_launch, gpuir__emu_event_record,
-                    gpuir__emu_stream_wait, gpuir__emu_event_sync, gpuir__emu_sync, gpuir__emu_describe,
-                    E->lost, gpuir__emu_host_alloc, gpuir__emu_host_free, gpuir__emu_capture_begin,
-                    gpuir__emu_capture_end, gpuir__emu_graph_launch, gpuir__emu_graph_destroy,
-                    gpuir__emu_tensor_map, gpuir__emu_host_register, gpuir__emu_host_unregister,
-                    gpuir__emu_stream_create, gpuir__emu_stream_destroy, gpuir__emu_stream_sync,
-                    gpuir__emu_stream_bind, gpuir__emu_stream_capturing};
+    gpuir__drv d;
+    memset(&d, 0, sizeof d);
+    d.name = "emu";
+    d.self = E;
+    d.capture_alloc = true;
+    d.dialect = &gpuir__cg_emu;
+    d.build = gpuir__emu_build;
+    d.enter = gpuir__emu_nop;
+    d.leave = gpuir__emu_nop;
+    d.streams_reserve = gpuir__emu_streams_reserve;
+    d.mem_alloc = gpuir__emu_mem_alloc;
+    d.mem_free = gpuir__emu_mem_free;
+    d.copy_htod = gpuir__emu_htod;
+    d.copy_dtoh = gpuir__emu_dtoh;
+    d.copy_dtod = gpuir__emu_dtod;
+    d.module_load = gpuir__emu_module_load;
+    d.module_unload = gpuir__emu_module_unload;
+    d.function_get = gpuir__emu_function_get;
+    d.launch = gpuir__emu_launch;
+    d.event_record = gpuir__emu_event_record;
+    d.stream_wait = gpuir__emu_stream_wait;
+    d.event_synchronize = gpuir__emu_event_sync;
+    d.synchronize = gpuir__emu_sync;
+    d.describe = gpuir__emu_describe;
+    d.lost = E->lost;
+    d.host_alloc = gpuir__emu_host_alloc;
+    d.host_free = gpuir__emu_host_free;
+    d.capture_begin = gpuir__emu_capture_begin;
+    d.capture_end = gpuir__emu_capture_end;
+    d.graph_launch = gpuir__emu_graph_launch;
+    d.graph_destroy = gpuir__emu_graph_destroy;
+    d.tensor_map_encode = gpuir__emu_tensor_map;
+    d.host_register = gpuir__emu_host_register;
+    d.host_unregister = gpuir__emu_host_unregister;
+    d.stream_create = gpuir__emu_stream_create;
+    d.stream_destroy = gpuir__emu_stream_destroy;
+    d.stream_synchronize = gpuir__emu_stream_sync;
+    d.stream_bind = gpuir__emu_stream_bind;
+    d.stream_capturing = gpuir__emu_stream_capturing;
+    GPUIR_ASSERT(gpuir__drv_complete(&d));
     *out = d;
     return E;
 }

@@ -19,6 +19,8 @@
 # other items ("the environment") are free text.
 #
 # The api section declares every public function: its uses are not counted.
+# A device table's self is cast to its implementation's type (gpuir__cudart,
+# gpuir__emu, gpuir__fault) only in the section that defines that type.
 # Then it checks that the check fails on a copy with an unlisted use.
 # SECTIONS_FILE=path checks another file (and not the probe); SECTIONS_VERBOSE=1 also prints
 # every name each section uses of each other section.
@@ -171,6 +173,20 @@ function uses(    i, t, s, name, o) {
         }
     }
 }
+# ---- the self of a device table is cast to its type only where it is defined ----
+function self_casts(    i, t, name, n, k, types, bad) {
+    n = split("gpuir__cudart gpuir__emu gpuir__fault", types, " ")
+    for (k = 1; k <= n; k++) {
+        name = types[k]
+        if (!(name in owner)) { print "FAIL sections: the table implementation " name " is not defined"; continue }
+        bad = ""
+        for (i = 1; i <= NR; i++)
+            if (section[i] != owner[name] && index(code[i], "(" name " *)"))
+                bad = bad ", " section[i] " (line " i ")"
+        if (bad == "") print "PASS sections: a table\047s self is cast to " name " only in " owner[name]
+        else print "FAIL sections: a table\047s self is cast to " name " outside " owner[name] ": " substr(bad, 3)
+    }
+}
 # ---- pass 4: the sections each banner lists ----
 function list_sections(s, word,    k) {
     sub(/\047s$/, "", word)
@@ -213,6 +229,7 @@ END {
     if (nsec == 0) { print "FAIL sections: no // >>name markers in " FILENAME; exit }
     definitions()
     uses()
+    if (probe == "") self_casts()
     for (k = 1; k <= nsec; k++) {
         s = order[k]
         bad = ""
@@ -231,7 +248,7 @@ END {
         else print "FAIL sections: " s ": " substr(bad, 3)
     }
 }
-' verbose="${SECTIONS_VERBOSE:-0}" "$1"
+' verbose="${SECTIONS_VERBOSE:-0}" probe="$2" "$1"
 }
 check "$file"
 [ -n "$SECTIONS_FILE" ] && exit 0
@@ -241,6 +258,6 @@ probe=$(mktemp "${TMPDIR:-/tmp}/gpuir-sections-XXXXXX") || exit 1
 trap 'rm -f "$probe"' EXIT
 sed '/^\/\/ >>pass.bufferize$/i\
 static void gpuir__sections_probe(void) { (void)gpuir__cache_key; }' "$file" > "$probe"
-if check "$probe" | grep -q '^FAIL sections: pass.fuse: uses rt.cache (function gpuir__cache_key, '
+if check "$probe" probe | grep -q '^FAIL sections: pass.fuse: uses rt.cache (function gpuir__cache_key, '
 then echo "PASS sections: a use of rt.cache added to pass.fuse fails the check"
 else echo "FAIL sections: a use of rt.cache added to pass.fuse went unnoticed"; fi

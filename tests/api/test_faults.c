@@ -416,6 +416,51 @@ TEST(tensor_map_encoding_through_the_table) {
     fixture_free(&fx);
 }
 
+/* The device tables: every operation named (gpuir__drv_complete) for the
+   emulator, CUDA (over a CUDA state no driver made: making the table calls
+   nothing) and the fault wrapper; each says its dialect and what the device
+   is (facts rt.exec reads instead of the CUDA state); compiling is the
+   table's build, and the fault wrapper hands it the wrapped table's self,
+   not its own. */
+static void *built_self;
+static gpuir_result record_build(void *self, gpuir_program *p, struct gpuir__built *b) {
+    (void)p, (void)b;
+    built_self = self;
+    return GPUIR_OK;
+}
+TEST(device_tables_name_every_operation_and_build_inside) {
+    fixture fx;
+    fixture_make(&fx, programs[0]);
+    gpuir_program *p = make_emu(parse(fx.ctx, programs[0]));
+    CHECK(p != NULL);
+    if (!p) { fixture_free(&fx); return; }
+    CHECK(gpuir__drv_complete(&p->drv) && p->drv.dialect == &gpuir__cg_emu && p->drv.capture_alloc);
+    CHECK(p->drv.sm == 0 && p->drv.total_mem == 0 && strcmp(p->drv.name, "emu") == 0);
+    gpuir__drv missing = p->drv;
+    missing.stream_capturing = NULL;
+    CHECK(!gpuir__drv_complete(&missing));
+    gpuir__cudart C;
+    memset(&C, 0, sizeof C);
+    C.dev.sm = 90, C.dev.sm_count = 132, C.dev.total_mem = 80ull << 30, C.dev.memory_pools = false;
+    gpuir__drv cuda = gpuir__cudart_table(&C);
+    CHECK(gpuir__drv_complete(&cuda) && cuda.self == &C && cuda.dialect == &gpuir__cg_cuda && cuda.lost == C.lost);
+    CHECK(cuda.sm == 90 && cuda.sm_count == 132 && cuda.total_mem == 80ull << 30 && !cuda.capture_alloc);
+    gpuir__drv fake = p->drv;                         /* the emulator's, but its build records its self */
+    fake.build = record_build;
+    gpuir__fault *F = NULL;
+    gpuir__drv wrapped = fake;
+    CHECK(gpuir__fault_wrap_drv(fx.ctx, &wrapped, &F) == GPUIR_OK);
+    CHECK(gpuir__drv_complete(&wrapped) && wrapped.self == F && wrapped.dialect == fake.dialect);
+    CHECK(wrapped.capture_alloc == fake.capture_alloc && wrapped.lost == fake.lost);
+    fx.ctx->fault.calls = 0;
+    gpuir__built b;
+    memset(&b, 0, sizeof b);
+    CHECK(wrapped.build(wrapped.self, p, &b) == GPUIR_OK && built_self == fake.self);
+    CHECK(fx.ctx->fault.calls == 0);                  /* compiling is no device call */
+    GPUIR_FREE(F);
+    fixture_free(&fx);
+}
+
 /* The wgmma kernel takes tensor maps the runtime encodes at its launch
    through the table, once per launch and address: a second run encodes
    none. With each table call of a make and a run failing in turn, every
@@ -712,6 +757,7 @@ int main(void) {
     RUN(every_table_call_of_run_arguments_fails_cleanly);
     RUN(a_fatal_error_loses_the_device_context);
     RUN(tensor_map_encoding_through_the_table);
+    RUN(device_tables_name_every_operation_and_build_inside);
     RUN(a_failing_tensor_map_encode_fails_the_run_cleanly);
     RUN(emulator_spins_yield_and_a_hopeless_spin_is_a_deadlock);
     RUN(every_host_allocation_fails_cleanly_once);
