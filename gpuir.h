@@ -66,6 +66,7 @@
      >>rt.exec            runs a placed program through a device table
      >>rt.faults          tests: a device table that fails its k-th call
      >>rt.emu             the CPU emulator behind the same table: cc, dlopen, fibers
+     >>api.internal       for the repository's tools: launches, table, CUDA driver; no stability
 
    CONVENTIONS
      Public names are gpuir_<noun>_<verb>, internal ones gpuir__<section>_<verb>.
@@ -12579,6 +12580,12 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
     return GPUIR_OK;
 }
 
+/* The CUDA state of a CUDA program whose table is not wrapped (rt.faults);
+   else NULL. */
+static gpuir__cudart *gpuir__program_cudart(gpuir_program *p) {
+    return p && p->backend == GPUIR_BACKEND_CUDA && !p->fault ? (gpuir__cudart *)p->drv.self : NULL;
+}
+
 static void gpuir__cuda_backend_close(gpuir_program *p) {
     if (p->owns_cuda) gpuir__cudart_close((gpuir__cudart *)p->drv.self);
     p->drv.self = NULL;
@@ -18971,6 +18978,209 @@ static void gpuir__emu_close(gpuir_program *p) {
     GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0 && E->live_graphs == 0 && E->live_host == 0);
     gpuir__emu_free(E);
     p->drv.self = NULL;
+}
+
+/* ====================================================================== */
+// >>api.internal
+// The internal API of the repository's tools (tools/gpuir-bench.c), which
+// time gpuir's kernels against cuBLAS and raw copies on the same device
+// memory: a program's buffers and launches as the runtime makes them, its
+// device table, and on CUDA the driver's entry points and context.
+// STABILITY: none. This is not the public API: it changes with any version,
+// and only code that compiles the implementation (GPUIR_IMPLEMENTATION) can
+// call it. tests/check-sections.sh checks that gpuir-bench uses nothing of
+// gpuir's internals but what this section defines and the names below.
+// Exposes: gpuir__drv (the device table: rt.driver), gpuir__dptr (a device
+// address), gpuir__tmap (a tensor map's bytes), gpuir__cuda, gpuir__CU* and
+// GPUIR__CU_* (the CUDA driver's entry points, types and constants:
+// rt.driver), stb_ds.
+// Reads: ir, rt.driver, rt.exec, pass.fuse (gpuir__op_int_attr). Writes:
+// nothing but what the table's calls write.
+
+/* The entry points: static, and no warning where a file does not use them. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define GPUIR__INTERNAL_API __attribute__((unused)) static
+#else
+#  define GPUIR__INTERNAL_API static
+#endif
+
+/* A device buffer of a placed host function: a gpu.alloc's result, or a
+   global's device copy (memref.get_global in device memory). */
+typedef struct gpuir__internal_buffer {
+    gpuir_value value;
+    gpuir_dtype dtype;
+    size_t count, bytes;        /* elements and bytes (static shapes) */
+    int from_param;             /* the function's parameter a gpu.memcpy fills it from, or -1 */
+    bool to_host;               /* a gpu.memcpy copies it back to the host */
+    bool global;                /* a global's device copy */
+} gpuir__internal_buffer;
+
+/* One gpu.launch_func: the loaded kernel and how the runtime launches it. */
+typedef struct gpuir__internal_launch {
+    void *fn;                   /* the loaded kernel, for the table's launch */
+    size_t kernel, op;          /* its index in the program's kernels; the op's index in the module */
+    unsigned grid[3], block[3], smem;
+    unsigned n_args;            /* its buffers (then, the wgmma kernel, its tensor maps) */
+    int arg[GPUIR_MAX_OPERANDS];    /* each buffer's index in the plan's buffers, or -1 */
+    int64_t k_slices;           /* the kernel's split matmul's k_slices, or 0 */
+} gpuir__internal_launch;
+
+/* The buffers and launches of a placed host function, in program order. */
+typedef struct gpuir__internal_plan {
+    gpuir__internal_buffer *buffers;    /* stb_ds */
+    gpuir__internal_launch *launches;   /* stb_ds */
+} gpuir__internal_plan;
+
+/* The CUDA driver behind a program: its entry points, the device's primary
+   context (current while calling them: cuCtxPushCurrent) and the device. */
+typedef struct gpuir__internal_cuda {
+    const gpuir__cuda *cu;
+    gpuir__CUcontext context;
+    const char *name;           /* the device's */
+    int sm, sm_count, driver_version;
+} gpuir__internal_cuda;
+
+/* The parameter of f a gpu.memcpy into device buffer v copies from, or -1;
+   *to_host: a gpu.memcpy copies v to the host. */
+static int gpuir__internal_copies(const gpuir_module *m, const gpuir__func *f, uint32_t v,
+                                  bool *to_host) {
+    int from = -1;
+    *to_host = false;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind != GPUIR_OP_GPU_MEMCPY) continue;
+        if (gpuir__op_operand(m, op, 1) == v) *to_host = true;
+        if (gpuir__op_operand(m, op, 0) != v || from >= 0) continue;
+        for (size_t k = 0; k < stbds_arrlenu(f->params); k++)
+            if (f->params[k] == gpuir__op_operand(m, op, 1)) from = (int)k;
+    }
+    return from;
+}
+
+/* The k_slices of a split matmul in kernel function kid, or 0. */
+static int64_t gpuir__internal_k_slices(const gpuir_module *m, uint32_t kid) {
+    const gpuir__func *k = kid ? gpuir__func_at(m, kid) : NULL;
+    for (size_t i = 0; k && i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        int64_t s = op->kind == GPUIR_OP_MATMUL ? gpuir__op_int_attr(m, op, GPUIR__KEY_K_SLICES, 0) : 0;
+        if (s) return s;
+    }
+    return 0;
+}
+
+/* Adds buffer v (once); its index in plan->buffers. */
+static int gpuir__internal_buffer_of(gpuir_module *m, const gpuir__func *f, uint32_t v, bool global,
+                                     gpuir__internal_plan *plan) {
+    for (size_t i = 0; i < stbds_arrlenu(plan->buffers); i++)
+        if (plan->buffers[i].value.id == v) return (int)i;
+    const gpuir_type *t = &gpuir__value_at(m, v)->type;
+    gpuir__internal_buffer b;
+    memset(&b, 0, sizeof b);
+    b.value.id = v;
+    b.dtype = t->dtype;
+    b.count = (size_t)gpuir__type_count(t);
+    b.bytes = b.count * gpuir_dtype_size(t->dtype);
+    b.from_param = gpuir__internal_copies(m, f, v, &b.to_host);
+    b.global = global;
+    stbds_arrput(plan->buffers, b);
+    return (int)stbds_arrlenu(plan->buffers) - 1;
+}
+
+/* A launch op as the runtime launches it (its grid and block set). */
+static gpuir__internal_launch gpuir__internal_launch_of(gpuir_program *p, const gpuir__func *f,
+                                                        const gpuir__op *op,
+                                                        gpuir__internal_plan *plan) {
+    gpuir_module *m = p->m;
+    gpuir__internal_launch L;
+    memset(&L, 0, sizeof L);
+    const int64_t *g = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_GRID)->off);
+    const int64_t *b = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_BLOCK)->off);
+    for (int d = 0; d < 3; d++) L.grid[d] = (unsigned)g[d], L.block[d] = (unsigned)b[d];
+    L.kernel = gpuir__run_launch_kernel(p, op);
+    L.op = (size_t)(op - m->ops);
+    L.fn = L.kernel < stbds_arrlenu(p->functions) ? p->functions[L.kernel] : NULL;
+    L.smem = (unsigned)gpuir__launch_kernel_smem(p, op, L.kernel);
+    L.n_args = op->n_operands;
+    for (uint32_t a = 0; a < op->n_operands; a++) {
+        uint32_t v = gpuir__op_operand(m, op, a);
+        bool device = gpuir__value_at(m, v)->type.space == GPUIR_SPACE_DEVICE;
+        L.arg[a] = device ? gpuir__internal_buffer_of(m, f, v, false, plan) : -1;
+    }
+    if (L.kernel < stbds_arrlenu(p->kernels)) L.k_slices = gpuir__internal_k_slices(m, p->kernels[L.kernel].func);
+    return L;
+}
+
+/* The plan of host function `func` (NULL: the first host function that
+   launches a kernel) of a made program: its device buffers (every
+   gpu.alloc, every global's device copy, in program order; then device
+   operands of launches made otherwise) and its launches with a grid and
+   block. Its number of launches (0: no such function, or no launch).
+   Free it with gpuir__internal_plan_free. */
+GPUIR__INTERNAL_API size_t gpuir__internal_plan_make(gpuir_program *p, const char *func,
+                                                     gpuir__internal_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    gpuir_module *m = p->m;
+    for (size_t fi = 0; fi < stbds_arrlenu(m->funcs) && !stbds_arrlenu(plan->launches); fi++) {
+        const gpuir__func *f = &m->funcs[fi];
+        if (f->kernel || (func && strcmp(gpuir__string(m, f->name), func) != 0)) continue;
+        stbds_arrfree(plan->buffers);       /* those of a host function that launched nothing */
+        for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+            bool global = op->kind == GPUIR_OP_MEMREF_GET_GLOBAL &&
+                          gpuir__value_at(m, op->result)->type.space == GPUIR_SPACE_DEVICE;
+            if (op->kind == GPUIR_OP_GPU_ALLOC || global) gpuir__internal_buffer_of(m, f, op->result, global, plan);
+            if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC && gpuir__attr_get(m, op, GPUIR__KEY_GRID) &&
+                gpuir__attr_get(m, op, GPUIR__KEY_BLOCK))
+                stbds_arrput(plan->launches, gpuir__internal_launch_of(p, f, op, plan));
+        }
+    }
+    return stbds_arrlenu(plan->launches);
+}
+
+GPUIR__INTERNAL_API void gpuir__internal_plan_free(gpuir__internal_plan *plan) {
+    stbds_arrfree(plan->buffers);
+    stbds_arrfree(plan->launches);
+}
+
+/* The tensor maps launch L takes after its buffers (the wgmma kernel), for
+   its buffers' addresses args[], encoded through the table into maps[];
+   their number, or -1 (the context holds why). */
+GPUIR__INTERNAL_API int gpuir__internal_tensor_maps(gpuir_program *p, const gpuir__internal_launch *L,
+                                                    const gpuir__dptr *args, gpuir__tmap *maps) {
+    gpuir__doing w;
+    gpuir__doing_fixed(&w, "encoding a tensor map (internal API)");
+    if (gpuir__launch_tensor_maps(p, L->op, L->kernel, args, maps, &w)) return -1;
+    return (int)p->kernels[L->kernel].n_tmaps;
+}
+
+/* The number of kernels the program compiled and loaded. */
+GPUIR__INTERNAL_API size_t gpuir__internal_kernel_count(const gpuir_program *p) { return stbds_arrlenu(p->kernels); }
+
+/* The program's device table. A tool may call it (inside enter/leave) and
+   swap it (gpuir__internal_set_table) for one of its own; the program's
+   recorded graphs belong to the table that recorded them. */
+GPUIR__INTERNAL_API gpuir__drv *gpuir__internal_table(gpuir_program *p) { return &p->drv; }
+
+/* Swaps the table, dropping the graphs recorded so far (the device idle). */
+GPUIR__INTERNAL_API void gpuir__internal_set_table(gpuir_program *p, const gpuir__drv *d) {
+    p->drv.enter(p->drv.self);
+    for (size_t i = 0; i < stbds_arrlenu(p->graphs); i++) gpuir__graph_drop(p, &p->graphs[i]);
+    p->drv.leave(p->drv.self);
+    p->drv = *d;
+}
+
+/* The CUDA driver behind a CUDA program; false for another backend. */
+GPUIR__INTERNAL_API bool gpuir__internal_cuda_of(gpuir_program *p, gpuir__internal_cuda *out) {
+    gpuir__cudart *C = gpuir__program_cudart(p);
+    memset(out, 0, sizeof *out);
+    if (!C) return false;
+    out->cu = &C->cu;
+    out->context = C->context;
+    out->name = C->dev.name;
+    out->sm = C->dev.sm;
+    out->sm_count = C->dev.sm_count;
+    out->driver_version = C->dev.driver_version;
+    return true;
 }
 
 #endif /* GPUIR_IMPLEMENTATION_DONE */

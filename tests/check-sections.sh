@@ -21,6 +21,8 @@
 # The api section declares every public function: its uses are not counted.
 # A device table's self is cast to its implementation's type (gpuir__cudart,
 # gpuir__emu, gpuir__fault) only in the section that defines that type.
+# tools/gpuir-bench.c uses no gpuir__/GPUIR__ name but those the api.internal
+# section defines or lists after "Exposes:" (a trailing * is a prefix).
 # Then it checks that the check fails on a copy with an unlisted use.
 # SECTIONS_FILE=path checks another file (and not the probe); SECTIONS_VERBOSE=1 also prints
 # every name each section uses of each other section.
@@ -187,6 +189,49 @@ function self_casts(    i, t, name, n, k, types, bad) {
         else print "FAIL sections: a table\047s self is cast to " name " outside " owner[name] ": " substr(bad, 3)
     }
 }
+# ---- a tool uses only the internal API: what api.internal defines and exposes ----
+function banner_text(s,    i, line, text) {
+    text = ""
+    for (i = start[s] + 1; i <= NR && raw[i] ~ /^\/\//; i++) {
+        line = raw[i]
+        sub(/^\/\/[ \t]?/, "", line)
+        text = text " " line
+    }
+    return text
+}
+function tool_check(tool,    text, p, n, k, items, w, exposed, line, t, name, bad, seen_bad, allowed, j) {
+    if (!("api.internal" in start)) { print "FAIL sections: no api.internal section for " tool; return }
+    text = banner_text("api.internal")
+    p = index(text, "Exposes:")
+    text = p ? substr(text, p + 8) : ""
+    p = index(text, "Reads:")
+    if (p) text = substr(text, 1, p - 1)
+    gsub(/\([^)]*\)/, "", text)
+    gsub(/ and /, ",", text)
+    n = split(text, items, ",")
+    for (k = 1; k <= n; k++) {
+        w = items[k]
+        gsub(/^[ \t]+|[ \t.]+$/, "", w)
+        sub(/[ \t].*$/, "", w)
+        if (w ~ /^(gpuir__|GPUIR__)/) exposed[w] = 1
+    }
+    in_block = 0
+    bad = ""
+    while ((getline line < tool) > 0) {
+        t = strip(line)
+        while (match(t, /(gpuir__|GPUIR__)[A-Za-z0-9_]*/)) {
+            name = substr(t, RSTART, RLENGTH)
+            t = substr(t, RSTART + RLENGTH)
+            allowed = (name in owner && owner[name] == "api.internal") || (name in exposed)
+            for (w in exposed)
+                if (w ~ /\*$/ && index(name, substr(w, 1, length(w) - 1)) == 1) allowed = 1
+            if (!allowed && !(name in seen_bad)) { seen_bad[name] = 1; bad = bad ", " name }
+        }
+    }
+    close(tool)
+    if (bad == "") print "PASS sections: " tool " uses no internals but the internal API (api.internal)"
+    else print "FAIL sections: " tool " uses internals outside the internal API (api.internal): " substr(bad, 3)
+}
 # ---- pass 4: the sections each banner lists ----
 function list_sections(s, word,    k) {
     sub(/\047s$/, "", word)
@@ -230,6 +275,7 @@ END {
     definitions()
     uses()
     if (probe == "") self_casts()
+    if (probe == "" && tool != "") tool_check(tool)
     for (k = 1; k <= nsec; k++) {
         s = order[k]
         bad = ""
@@ -248,9 +294,9 @@ END {
         else print "FAIL sections: " s ": " substr(bad, 3)
     }
 }
-' verbose="${SECTIONS_VERBOSE:-0}" probe="$2" "$1"
+' verbose="${SECTIONS_VERBOSE:-0}" probe="$2" tool="$3" "$1"
 }
-check "$file"
+check "$file" "" "${SECTIONS_TOOL-tools/gpuir-bench.c}"
 [ -n "$SECTIONS_FILE" ] && exit 0
 # The check can fail: a copy of gpuir.h where pass.fuse (its last lines)
 # uses rt.cache's gpuir__cache_key must fail, naming both.

@@ -86,6 +86,7 @@
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,43 @@ static int sub_end(int c, int argc, char **argv, const char *tool, const char *u
         return 2;
     }
     return 2;
+}
+
+/* A growable string for the generated programs (malloc'd, terminated). */
+typedef struct strbuf { char *buf; size_t len, cap; } strbuf;
+
+static void strbuf_appendf(strbuf *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->len + (size_t)n + 1) * 2;
+        char *bigger = (char *)realloc(t->buf, cap);
+        if (!bigger) { fprintf(stderr, "gpuir-bench: out of memory\n"); exit(1); }
+        t->buf = bigger, t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* A whole file, malloc'd and terminated; NULL when it cannot be read. */
+static char *read_text(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    strbuf t = {NULL, 0, 0};
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) strbuf_appendf(&t, "%.*s", (int)got, chunk);
+    bool failed = ferror(f) != 0;
+    fclose(f);
+    if (failed) { free(t.buf); return NULL; }
+    if (!t.buf) strbuf_appendf(&t, "%s", "");
+    *len = t.len;
+    return t.buf;
 }
 
 #define B_HELP {"help", no_argument, CLI_HELP, NULL, "print this help and exit"}
@@ -286,123 +324,60 @@ static void mm_epilogue_apply(const mm_case *c, gpuir_array *y, const gpuir_arra
 /* cublasGemmEx's type of a dtype. */
 static int cuda_type(gpuir_dtype d) { return d == GPUIR_F16 ? CUDA_R_16F : d == GPUIR_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
-/* The gpuir kernels' launches, in program order: one for a matmul, two
-   when it is split (split-K: the partial products into a scratch buffer,
-   then their sum with the epilogue). Each has its kernel (an index in
-   p->kernels) and launch op (for the tensor maps the wgmma kernel takes
-   after its buffers: gpuir__launch_tensor_maps), grid, block, and for
-   each argument the parameter of @mm it is the device copy of (-1: the
-   output, -2: the scratch buffer). */
+/* The gpuir kernels' launches, in program order (the internal API's plan
+   of the program): one for a matmul, two when it is split (split-K: the
+   partial products into a scratch buffer, then their sum with the
+   epilogue). Each argument of step s is the device copy of a parameter of
+   @mm (role[s][j] >= 0), the output (-1) or the scratch buffer (-2). */
 #define MM_MAX_STEPS 4
-typedef struct mm_step {
-    unsigned grid[3], block[3], smem;
-    size_t kernel, op;
-    int n_args;
-    int role[GPUIR_MAX_OPERANDS];
-} mm_step;
-
 typedef struct mm_launch {
     int n;
-    mm_step step[MM_MAX_STEPS];
+    gpuir__internal_launch step[MM_MAX_STEPS];
+    int role[MM_MAX_STEPS][GPUIR_MAX_OPERANDS];
     size_t scratch_bytes;   /* the partials of a split matmul, else 0 */
     long long k_slices;     /* S of a split matmul, else 0 */
 } mm_launch;
 
-/* Appends step S's tensor maps, for these buffer addresses, to params
-   (after its buffers); the parameters in all, or -1 on failure. */
-static int mm_tensor_maps(gpuir_program *p, const mm_step *S, const gpuir__dptr *args, gpuir__tmap *maps,
-                          void **params) {
-    gpuir__doing w;
-    gpuir__doing_fixed(&w, "gpuir-bench: encoding a tensor map");
-    if (gpuir__launch_tensor_maps(p, S->op, S->kernel, args, maps, &w)) return -1;
-    unsigned n = p->kernels[S->kernel].n_tmaps;
-    for (unsigned i = 0; i < n; i++) params[S->n_args + (int)i] = &maps[i];
-    return S->n_args + (int)n;
-}
-
-/* The parameter of host function f that the gpu.memcpy filling device
-   buffer v copies from, or -1. */
-static int copied_from_param(gpuir_module *m, const gpuir__func *f, uint32_t v) {
-    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (op->kind != GPUIR_OP_GPU_MEMCPY || gpuir__op_operand(m, op, 0) != v) continue;
-        for (size_t p = 0; p < stbds_arrlenu(f->params); p++)
-            if (f->params[p] == gpuir__op_operand(m, op, 1)) return (int)p;
-    }
-    return -1;
-}
-
-/* Whether device buffer v is copied back to the host in f (an output). */
-static bool copied_to_host(gpuir_module *m, const gpuir__func *f, uint32_t v) {
-    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (op->kind == GPUIR_OP_GPU_MEMCPY && gpuir__op_operand(m, op, 1) == v) return true;
-    }
-    return false;
-}
-
-/* The k_slices of the split matmul among the kernels, or 0. */
-static long long mm_k_slices(gpuir_module *m) {
-    for (size_t i = 0; i < stbds_arrlenu(m->ops); i++) {
-        const gpuir__attr *a = m->ops[i].kind == GPUIR_OP_MATMUL ? gpuir__attr_get(m, &m->ops[i], GPUIR__KEY_K_SLICES) : NULL;
-        if (a) return a->i;
-    }
-    return 0;
-}
-
 static bool find_mm_launch(gpuir_program *p, mm_launch *L) {
-    gpuir_module *m = p->m;
     memset(L, 0, sizeof *L);
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
-        if (m->funcs[f].kernel) continue;
-        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops) && L->n < MM_MAX_STEPS; i++) {
-            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
-            const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
-            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || !g || !b) continue;
-            mm_step *S = &L->step[L->n++];
-            for (int d = 0; d < 3; d++) {
-                S->grid[d] = (unsigned)gpuir__ints_at(m, g->off)[d];
-                S->block[d] = (unsigned)gpuir__ints_at(m, b->off)[d];
-            }
-            S->kernel = gpuir__run_launch_kernel(p, op);
-            S->op = (size_t)(op - m->ops);
-            S->n_args = (int)op->n_operands;
-            S->smem = (unsigned)gpuir__launch_kernel_smem(p, op, S->kernel);
-            for (int j = 0; j < S->n_args; j++) {
-                uint32_t v = gpuir__op_operand(m, op, j);
-                S->role[j] = copied_from_param(m, &m->funcs[f], v);
-                if (S->role[j] < 0 && !copied_to_host(m, &m->funcs[f], v)) {
-                    S->role[j] = -2;
-                    L->scratch_bytes = (size_t)gpuir__type_count(&gpuir__value_at(m, v)->type) *
-                                       gpuir_dtype_size(gpuir__value_at(m, v)->type.dtype);
-                }
-            }
+    gpuir__internal_plan plan;
+    gpuir__internal_plan_make(p, NULL, &plan);
+    for (size_t i = 0; i < stbds_arrlenu(plan.launches) && L->n < MM_MAX_STEPS; i++, L->n++) {
+        const gpuir__internal_launch *S = &plan.launches[i];
+        L->step[L->n] = *S;
+        for (unsigned j = 0; j < S->n_args; j++) {
+            const gpuir__internal_buffer *b = S->arg[j] >= 0 ? &plan.buffers[S->arg[j]] : NULL;
+            int role = b ? b->from_param : -1;
+            if (b && role < 0 && !b->to_host) role = -2, L->scratch_bytes = b->bytes;
+            L->role[L->n][j] = role;
         }
-        if (L->n) break;
+        if (S->k_slices) L->k_slices = S->k_slices;
     }
-    L->k_slices = mm_k_slices(m);
+    gpuir__internal_plan_free(&plan);
     return L->n > 0;
 }
 
 /* Launches the steps of L through p's table: `in` are @mm's parameters'
-   device copies, out the output, scratch the partials. */
+   device copies, out the output, scratch the partials; the wgmma kernel
+   also takes its tensor maps after its buffers. */
 static int mm_run_steps(gpuir_program *p, const mm_launch *L, const gpuir__dptr *in, gpuir__dptr out,
                         gpuir__dptr scratch) {
+    const gpuir__drv *d = gpuir__internal_table(p);
     int rc = 0;
     for (int s = 0; s < L->n && !rc; s++) {
-        const mm_step *S = &L->step[s];
+        const gpuir__internal_launch *S = &L->step[s];
         gpuir__dptr args[GPUIR_MAX_OPERANDS];
         void *params[GPUIR_MAX_OPERANDS + 2];
         gpuir__tmap maps[2];
-        for (int j = 0; j < S->n_args; j++) {
-            int r = S->role[j];
+        for (unsigned j = 0; j < S->n_args; j++) {
+            int r = L->role[s][j];
             args[j] = r == -1 ? out : r == -2 ? scratch : in[r];
             params[j] = &args[j];
         }
-        int n_params = mm_tensor_maps(p, S, args, maps, params);
-        if (n_params < 0) return 1;
-        rc = p->drv.launch(p->drv.self, p->functions[S->kernel], S->grid, S->block, S->smem, params,
-                           (unsigned)n_params, 0);
+        int n_maps = gpuir__internal_tensor_maps(p, S, args, maps);
+        if (n_maps < 0) return 1;
+        for (int i = 0; i < n_maps; i++) params[S->n_args + (unsigned)i] = &maps[i];
+        rc = d->launch(d->self, S->fn, S->grid, S->block, S->smem, params, S->n_args + (unsigned)n_maps, 0);
     }
     return rc;
 }
@@ -417,19 +392,19 @@ static const char *mm_split_text(const mm_launch *L, char *buf, size_t size) {
 /* Median milliseconds of `repeat` launches of `which` (0 gpuir, 1 cuBLAS),
    rotating among `sets` input copies of A and B; the epilogue's inputs
    (bias, residual: parameters 2 and on) are extra[0], extra[1]. */
-static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int which, const mm_case *c,
+static float time_launches(gpuir_program *p, const gpuir__internal_cuda *C, cublas *cb, int which, const mm_case *c,
                            gpuir__dptr *a, gpuir__dptr *b, const gpuir__dptr *extra, gpuir__dptr out,
                            gpuir__dptr scratch, int sets, int repeat, const mm_launch *L) {
     float *ms = (float *)calloc((size_t)repeat, sizeof *ms);
     gpuir__CUevent e0, e1;
-    C->cu.cuEventCreate(&e0, 0);
-    C->cu.cuEventCreate(&e1, 0);
+    C->cu->cuEventCreate(&e0, 0);
+    C->cu->cuEventCreate(&e1, 0);
     const float one = 1.0f, zero = 0.0f;
     int rc = 0;
     for (int i = -3; i < repeat && rc == 0; i++) {   /* three warm-up launches */
         int s = (i + 3) % sets;
         gpuir__dptr in[4] = {a[s], b[s], extra[0], extra[1]};
-        C->cu.cuEventRecord(e0, NULL);
+        C->cu->cuEventRecord(e0, NULL);
         if (which == 0) rc = mm_run_steps(p, L, in, out, scratch);     /* both kernels when split */
         else if (c->dtype == GPUIR_F32 && !c->tf32)
             rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
@@ -439,12 +414,12 @@ static float time_launches(gpuir_program *p, gpuir__cudart *C, cublas *cb, int w
                              cuda_type(c->dtype), c->wgmma ? c->k : c->n, (const void *)(uintptr_t)a[s], cuda_type(c->dtype), c->k, &zero, (void *)(uintptr_t)out,
                              cuda_type(c->dtype), c->n, c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                              CUBLAS_GEMM_DEFAULT);
-        C->cu.cuEventRecord(e1, NULL);
-        C->cu.cuEventSynchronize(e1);
-        if (i >= 0) C->cu.cuEventElapsedTime(&ms[i], e0, e1);
+        C->cu->cuEventRecord(e1, NULL);
+        C->cu->cuEventSynchronize(e1);
+        if (i >= 0) C->cu->cuEventElapsedTime(&ms[i], e0, e1);
     }
-    C->cu.cuEventDestroy(e0);
-    C->cu.cuEventDestroy(e1);
+    C->cu->cuEventDestroy(e0);
+    C->cu->cuEventDestroy(e1);
     qsort(ms, (size_t)repeat, sizeof *ms, cmp_float);
     float med = rc ? (float)NAN : ms[repeat / 2];
     if (rc)
@@ -506,7 +481,8 @@ static double rel_error_bound(const mm_case *c) {
 
 /* One shape on the GPU: both kernels, timed and compared. */
 static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int repeat) {
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
     mm_launch L;
     if (!find_mm_launch(p, &L)) { fprintf(stderr, "gpuir-bench: no launch\n"); return 1; }
     size_t es = gpuir_dtype_size(c->dtype), na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n;
@@ -518,17 +494,17 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     gpuir__dptr a[8], b[8], out;
     gpuir_array host = {c->dtype, 1, {(int64_t)(na > nb ? na : nb)}, malloc((na > nb ? na : nb) * es)};
     gpuir_array r0 = {c->dtype, 1, {nc}, malloc((size_t)nc * es)}, r1 = {c->dtype, 1, {nc}, malloc((size_t)nc * es)};
-    C->cu.cuCtxPushCurrent(C->context);
+    C->cu->cuCtxPushCurrent(C->context);
     uint64_t seed = 12345;
     for (int s = 0; s < sets; s++) {
-        C->cu.cuMemAlloc(&a[s], na * es);
-        C->cu.cuMemAlloc(&b[s], nb * es);
+        C->cu->cuMemAlloc(&a[s], na * es);
+        C->cu->cuMemAlloc(&b[s], nb * es);
         host.dims[0] = (int64_t)na;
         gpuir_array_fill_random(&host, seed++);
-        C->cu.cuMemcpyHtoD(a[s], host.data, na * es);
+        C->cu->cuMemcpyHtoD(a[s], host.data, na * es);
         host.dims[0] = (int64_t)nb;
         gpuir_array_fill_random(&host, seed++);
-        C->cu.cuMemcpyHtoD(b[s], host.data, nb * es);
+        C->cu->cuMemcpyHtoD(b[s], host.data, nb * es);
     }
     /* the epilogue's inputs, once: bias (N), then the residual (M x N) */
     gpuir_array bias = {c->dtype, 1, {c->n}, malloc((size_t)c->n * es)}, res = {c->dtype, 1, {nc}, malloc((size_t)nc * es)};
@@ -536,36 +512,36 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     int n_extra = 0;
     if (c->epi.bias) {
         gpuir_array_fill_random(&bias, seed++);
-        C->cu.cuMemAlloc(&extra[n_extra], (size_t)c->n * es);
-        C->cu.cuMemcpyHtoD(extra[n_extra++], bias.data, (size_t)c->n * es);
+        C->cu->cuMemAlloc(&extra[n_extra], (size_t)c->n * es);
+        C->cu->cuMemcpyHtoD(extra[n_extra++], bias.data, (size_t)c->n * es);
     }
     if (c->epi.residual) {
         gpuir_array_fill_random(&res, seed++);
-        C->cu.cuMemAlloc(&extra[n_extra], (size_t)nc * es);
-        C->cu.cuMemcpyHtoD(extra[n_extra++], res.data, (size_t)nc * es);
+        C->cu->cuMemAlloc(&extra[n_extra], (size_t)nc * es);
+        C->cu->cuMemcpyHtoD(extra[n_extra++], res.data, (size_t)nc * es);
     }
-    C->cu.cuMemAlloc(&out, (size_t)nc * es);
+    C->cu->cuMemAlloc(&out, (size_t)nc * es);
     gpuir__dptr scratch = 0;
-    if (L.scratch_bytes) C->cu.cuMemAlloc(&scratch, L.scratch_bytes);
+    if (L.scratch_bytes) C->cu->cuMemAlloc(&scratch, L.scratch_bytes);
     float tg = time_launches(p, C, cb, 0, c, a, b, extra, out, scratch, sets, repeat, &L);
-    C->cu.cuMemsetD8(out, 0xff, (size_t)nc * es);
+    C->cu->cuMemsetD8(out, 0xff, (size_t)nc * es);
     time_launches(p, C, cb, 0, c, a, b, extra, out, scratch, 1, 1, &L);
-    C->cu.cuMemcpyDtoH(r0.data, out, (size_t)nc * es);
+    C->cu->cuMemcpyDtoH(r0.data, out, (size_t)nc * es);
     float tc = cb ? time_launches(p, C, cb, 1, c, a, b, extra, out, scratch, sets, repeat, &L) : 0;
     double err = 0;
     if (cb) {
-        C->cu.cuMemsetD8(out, 0xff, (size_t)nc * es);
+        C->cu->cuMemsetD8(out, 0xff, (size_t)nc * es);
         time_launches(p, C, cb, 1, c, a, b, extra, out, scratch, 1, 1, &L);
-        C->cu.cuMemcpyDtoH(r1.data, out, (size_t)nc * es);
+        C->cu->cuMemcpyDtoH(r1.data, out, (size_t)nc * es);
         mm_epilogue_apply(c, &r1, &bias, &res);
         err = rel_error(&r0, &r1);
     }
-    for (int s = 0; s < sets; s++) { C->cu.cuMemFree(a[s]); C->cu.cuMemFree(b[s]); }
-    for (int i = 0; i < n_extra; i++) C->cu.cuMemFree(extra[i]);
-    C->cu.cuMemFree(out);
-    if (scratch) C->cu.cuMemFree(scratch);
+    for (int s = 0; s < sets; s++) { C->cu->cuMemFree(a[s]); C->cu->cuMemFree(b[s]); }
+    for (int i = 0; i < n_extra; i++) C->cu->cuMemFree(extra[i]);
+    C->cu->cuMemFree(out);
+    if (scratch) C->cu->cuMemFree(scratch);
     gpuir__CUcontext popped;
-    C->cu.cuCtxPopCurrent(&popped);
+    C->cu->cuCtxPopCurrent(&popped);
     double flops = 2.0 * c->m * c->n * c->k;
     const char *dt = mm_precision(c);
     char epi[64];
@@ -733,15 +709,15 @@ static int bench_matmul(int argc, char **argv) {
         gpuir_ctx_destroy(ctx);
         return bench_mm_emu(dtype, tf32, &epi, wgmma, m, n, k);
     }
-    gpuir__cudart *C = (gpuir__cudart *)pp->drv.self;
-    printf("device %s (sm_%d, %d SMs), driver %d, gpuir %s\n", C->dev.name, C->dev.sm, C->dev.sm_count,
-           C->dev.driver_version, GPUIR_VERSION_STRING);
-    C->cu.cuCtxPushCurrent(C->context);
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(pp, C);
+    printf("device %s (sm_%d, %d SMs), driver %d, gpuir %s\n", C->name, C->sm, C->sm_count, C->driver_version, GPUIR_VERSION_STRING);
+    C->cu->cuCtxPushCurrent(C->context);
     cublas cb;
     char why[256];
     bool have_cublas = cublas_open(&cb, why, sizeof why);
     gpuir__CUcontext popped;
-    C->cu.cuCtxPopCurrent(&popped);
+    C->cu->cuCtxPopCurrent(&popped);
     if (!have_cublas) printf("cuBLAS: %s; gpuir only\n", why);
     int rc = 0;
     for (int i = 0; i < n_cases; i++) {
@@ -751,9 +727,9 @@ static int bench_matmul(int argc, char **argv) {
         gpuir_program_destroy(p);
     }
     if (have_cublas) {
-        C->cu.cuCtxPushCurrent(C->context);
+        C->cu->cuCtxPushCurrent(C->context);
         cublas_close(&cb);
-        C->cu.cuCtxPopCurrent(&popped);
+        C->cu->cuCtxPopCurrent(&popped);
     }
     gpuir_ctx_destroy(ctx);
     return rc;
@@ -774,54 +750,52 @@ typedef struct replay {
     replay_launch *launches;  /* stb_ds */
 } replay;
 
+/* The replay of launch S, its buffers at bufs[] (the plan's). */
+static replay_launch replay_launch_of(const gpuir__internal_launch *S, const gpuir__dptr *bufs) {
+    replay_launch L;
+    memset(&L, 0, sizeof L);
+    L.fn = S->fn;
+    memcpy(L.grid, S->grid, sizeof L.grid);
+    memcpy(L.block, S->block, sizeof L.block);
+    L.smem = S->smem;
+    L.n_args = S->n_args;
+    for (unsigned a = 0; a < S->n_args; a++) L.args[a] = S->arg[a] >= 0 ? bufs[S->arg[a]] : 0;
+    return L;
+}
+
 /* Allocates every device buffer of @func once (random data) and lists its
    launches in order; copies and frees are left out, so a replay times the
    kernels alone. */
-static bool replay_prepare(gpuir_program *p, const char *func, replay *rp) {
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
-    gpuir_module *m = p->m;
-    const gpuir__func *f = gpuir__func_at(m, gpuir__find_func(m, func));
-    gpuir__dptr *dev = (gpuir__dptr *)calloc(stbds_arrlenu(m->values) + 1, sizeof *dev);
+static bool replay_prepare(gpuir_ctx *ctx, gpuir_program *p, const char *func, replay *rp) {
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
+    gpuir__internal_plan plan;
     memset(rp, 0, sizeof *rp);
+    gpuir__internal_plan_make(p, func, &plan);
     uint64_t seed = 99;
-    for (size_t i = 0; f && i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (op->kind == GPUIR_OP_GPU_ALLOC || (op->kind == GPUIR_OP_MEMREF_GET_GLOBAL &&
-                                              gpuir__value_at(m, op->result)->type.space == GPUIR_SPACE_DEVICE)) {
-            const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
-            size_t n = (size_t)gpuir__type_count(t), bytes = n * gpuir_dtype_size(t->dtype);
-            gpuir_array host;
-            gpuir_array_alloc(p->ctx, &host, t->dtype, 1, (const int64_t[]){(int64_t)n});
-            gpuir_array_fill_random(&host, seed++);
-            C->cu.cuMemAlloc(&dev[op->result - 1], bytes ? bytes : 1);
-            if (bytes) C->cu.cuMemcpyHtoD(dev[op->result - 1], host.data, bytes);
-            gpuir_array_release(&host);
-            stbds_arrput(rp->bufs, dev[op->result - 1]);
-        } else if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
-            replay_launch L;
-            memset(&L, 0, sizeof L);
-            const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
-            uint32_t kid = gpuir__launch_target(m, gpuir__string(m, sym->off));
-            for (size_t k = 0; k < stbds_arrlenu(p->kernels); k++)
-                if (p->kernels[k].func == kid) L.fn = p->functions[k];
-            const int64_t *g = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_GRID)->off);
-            const int64_t *b = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_BLOCK)->off);
-            for (int d = 0; d < 3; d++) { L.grid[d] = (unsigned)g[d]; L.block[d] = (unsigned)b[d]; }
-            L.smem = (unsigned)gpuir__launch_kernel_smem(p, op, gpuir__run_launch_kernel(p, op));
-            for (uint32_t a = 0; a < op->n_operands; a++) L.args[a] = dev[gpuir__op_operand(m, op, a) - 1];
-            L.n_args = op->n_operands;
-            stbds_arrput(rp->launches, L);
-        }
+    for (size_t i = 0; i < stbds_arrlenu(plan.buffers); i++) {
+        const gpuir__internal_buffer *b = &plan.buffers[i];
+        gpuir_array host;
+        gpuir_array_alloc(ctx, &host, b->dtype, 1, (const int64_t[]){(int64_t)b->count});
+        gpuir_array_fill_random(&host, seed++);
+        gpuir__dptr dev = 0;
+        C->cu->cuMemAlloc(&dev, b->bytes ? b->bytes : 1);
+        if (b->bytes) C->cu->cuMemcpyHtoD(dev, host.data, b->bytes);
+        gpuir_array_release(&host);
+        stbds_arrput(rp->bufs, dev);
     }
+    for (size_t i = 0; i < stbds_arrlenu(plan.launches); i++)
+        stbds_arrput(rp->launches, replay_launch_of(&plan.launches[i], rp->bufs));
     for (size_t i = 0; i < stbds_arrlenu(rp->launches); i++)     /* the array no longer moves */
         for (int a = 0; a < GPUIR_MAX_OPERANDS; a++) rp->launches[i].params[a] = &rp->launches[i].args[a];
-    free(dev);
-    return f && stbds_arrlenu(rp->launches) > 0;
+    gpuir__internal_plan_free(&plan);
+    return stbds_arrlenu(rp->launches) > 0;
 }
 
 static void replay_free(gpuir_program *p, replay *rp) {
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
-    for (size_t i = 0; i < stbds_arrlenu(rp->bufs); i++) C->cu.cuMemFree(rp->bufs[i]);
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
+    for (size_t i = 0; i < stbds_arrlenu(rp->bufs); i++) C->cu->cuMemFree(rp->bufs[i]);
     stbds_arrfree(rp->bufs);
     stbds_arrfree(rp->launches);
 }
@@ -830,26 +804,28 @@ static void replay_free(gpuir_program *p, replay *rp) {
    replay (rp NULL), of a device-to-device copy of `bytes`. */
 static float time_replay(gpuir_program *p, const replay *rp, gpuir__dptr dst, gpuir__dptr src, size_t bytes,
                          int repeat) {
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
     float *ms = (float *)calloc((size_t)repeat, sizeof *ms);
     gpuir__CUevent e0, e1;
-    C->cu.cuEventCreate(&e0, 0);
-    C->cu.cuEventCreate(&e1, 0);
+    C->cu->cuEventCreate(&e0, 0);
+    C->cu->cuEventCreate(&e1, 0);
     int rc = 0;
     for (int i = -3; i < repeat && !rc; i++) {
-        C->cu.cuEventRecord(e0, NULL);
-        if (!rp) rc = C->cu.cuMemcpyDtoD(dst, src, bytes);
+        C->cu->cuEventRecord(e0, NULL);
+        if (!rp) rc = C->cu->cuMemcpyDtoD(dst, src, bytes);
         for (size_t k = 0; rp && k < stbds_arrlenu(rp->launches) && !rc; k++) {
             const replay_launch *L = &rp->launches[k];
-            rc = p->drv.launch(p->drv.self, L->fn, L->grid, L->block, L->smem, (void **)L->params, L->n_args, 0);
+            const gpuir__drv *d = gpuir__internal_table(p);
+            rc = d->launch(d->self, L->fn, L->grid, L->block, L->smem, (void **)L->params, L->n_args, 0);
         }
-        C->cu.cuEventRecord(e1, NULL);
-        C->cu.cuEventSynchronize(e1);
-        if (i >= 0) C->cu.cuEventElapsedTime(&ms[i], e0, e1);
+        C->cu->cuEventRecord(e1, NULL);
+        C->cu->cuEventSynchronize(e1);
+        if (i >= 0) C->cu->cuEventElapsedTime(&ms[i], e0, e1);
     }
     if (rc) fprintf(stderr, "gpuir-bench: a launch or copy failed with status %d\n", rc);
-    C->cu.cuEventDestroy(e0);
-    C->cu.cuEventDestroy(e1);
+    C->cu->cuEventDestroy(e0);
+    C->cu->cuEventDestroy(e1);
     qsort(ms, (size_t)repeat, sizeof *ms, cmp_float);
     float med = rc ? (float)NAN : ms[repeat / 2];
     free(ms);
@@ -864,22 +840,23 @@ static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, si
     d.backend = GPUIR_BACKEND_CUDA;
     gpuir_program *p = gpuir_program_make(gpuir_module_parse(ctx, text, strlen(text), label), &d);
     if (!p) { fprintf(stderr, "%s\n", gpuir_ctx_error(ctx)); return 1; }
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
-    C->cu.cuCtxPushCurrent(C->context);
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
+    C->cu->cuCtxPushCurrent(C->context);
     replay rp;
-    bool ok = replay_prepare(p, "f", &rp);
+    bool ok = replay_prepare(ctx, p, "f", &rp);
     gpuir__dptr a = 0, b = 0;
-    C->cu.cuMemAlloc(&a, io_bytes / 2);
-    C->cu.cuMemAlloc(&b, io_bytes / 2);
-    C->cu.cuMemsetD8(a, 0x3c, io_bytes / 2);
+    C->cu->cuMemAlloc(&a, io_bytes / 2);
+    C->cu->cuMemAlloc(&b, io_bytes / 2);
+    C->cu->cuMemsetD8(a, 0x3c, io_bytes / 2);
     float tk = ok ? time_replay(p, &rp, 0, 0, 0, repeat) : (float)NAN;
     float tc = time_replay(p, NULL, b, a, io_bytes / 2, repeat);
     size_t kernels = stbds_arrlenu(rp.launches);
-    C->cu.cuMemFree(a);
-    C->cu.cuMemFree(b);
+    C->cu->cuMemFree(a);
+    C->cu->cuMemFree(b);
     replay_free(p, &rp);
     gpuir__CUcontext popped;
-    C->cu.cuCtxPopCurrent(&popped);
+    C->cu->cuCtxPopCurrent(&popped);
     double gbk = io_bytes / (tk * 1e6), gbc = io_bytes / (tc * 1e6);
     printf("%-34s %2zu kernels %8.3f ms %7.0f GB/s   copy %8.3f ms %7.0f GB/s   gpuir at %5.1f %% of copy\n", label,
            kernels, tk, gbk, tc, gbc, 100.0 * tc / tk);
@@ -969,39 +946,39 @@ static int bench_bandwidth(int argc, char **argv) {
 
 /* Host-to-device through two pinned chunks: the host copies chunk i while
    the DMA engine moves chunk i-1. Returns the driver status. */
-static int staged_htod(gpuir__cudart *C, gpuir__dptr dst, const char *src, size_t bytes, char *pin[2], size_t chunk,
+static int staged_htod(const gpuir__internal_cuda *C, gpuir__dptr dst, const char *src, size_t bytes, char *pin[2], size_t chunk,
                        gpuir__CUevent done[2]) {
     int rc = 0;
     for (size_t off = 0, i = 0; off < bytes && !rc; off += chunk, i++) {
         size_t n = bytes - off < chunk ? bytes - off : chunk;
-        if (i >= 2) rc = C->cu.cuEventSynchronize(done[i % 2]);
+        if (i >= 2) rc = C->cu->cuEventSynchronize(done[i % 2]);
         memcpy(pin[i % 2], src + off, n);
-        if (!rc) rc = C->cu.cuMemcpyHtoDAsync(dst + off, pin[i % 2], n, NULL);
-        if (!rc) rc = C->cu.cuEventRecord(done[i % 2], NULL);
+        if (!rc) rc = C->cu->cuMemcpyHtoDAsync(dst + off, pin[i % 2], n, NULL);
+        if (!rc) rc = C->cu->cuEventRecord(done[i % 2], NULL);
     }
-    return rc ? rc : C->cu.cuCtxSynchronize();
+    return rc ? rc : C->cu->cuCtxSynchronize();
 }
 
 /* Device-to-host through two pinned chunks: chunk i+1 is in flight while
    the host copies chunk i out. */
-static int staged_dtoh(gpuir__cudart *C, char *dst, gpuir__dptr src, size_t bytes, char *pin[2], size_t chunk,
+static int staged_dtoh(const gpuir__internal_cuda *C, char *dst, gpuir__dptr src, size_t bytes, char *pin[2], size_t chunk,
                        gpuir__CUevent done[2]) {
     size_t n_chunks = (bytes + chunk - 1) / chunk;
     int rc = 0;
     for (size_t i = 0; i < n_chunks && i < 2 && !rc; i++) {
         size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
-        rc = C->cu.cuMemcpyDtoHAsync(pin[i % 2], src + off, n, NULL);
-        if (!rc) rc = C->cu.cuEventRecord(done[i % 2], NULL);
+        rc = C->cu->cuMemcpyDtoHAsync(pin[i % 2], src + off, n, NULL);
+        if (!rc) rc = C->cu->cuEventRecord(done[i % 2], NULL);
     }
     for (size_t i = 0; i < n_chunks && !rc; i++) {
         size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
-        rc = C->cu.cuEventSynchronize(done[i % 2]);
+        rc = C->cu->cuEventSynchronize(done[i % 2]);
         if (!rc) memcpy(dst + off, pin[i % 2], n);
         size_t next = i + 2;
         if (!rc && next < n_chunks) {
             size_t o2 = next * chunk, n2 = bytes - o2 < chunk ? bytes - o2 : chunk;
-            rc = C->cu.cuMemcpyDtoHAsync(pin[next % 2], src + o2, n2, NULL);
-            if (!rc) rc = C->cu.cuEventRecord(done[next % 2], NULL);
+            rc = C->cu->cuMemcpyDtoHAsync(pin[next % 2], src + o2, n2, NULL);
+            if (!rc) rc = C->cu->cuEventRecord(done[next % 2], NULL);
         }
     }
     return rc;
@@ -1020,7 +997,7 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Median wall-clock ms of `repeat` runs of one copy variant (the calls are
    synchronous, so the host clock is right). */
-static double time_copy(gpuir__cudart *C, int variant, gpuir__dptr dev, char *pageable, char *pinned, size_t bytes,
+static double time_copy(const gpuir__internal_cuda *C, int variant, gpuir__dptr dev, char *pageable, char *pinned, size_t bytes,
                         char *pin[2], size_t chunk, gpuir__CUevent done[2], int repeat) {
     double t[64];
     if (repeat > 64) repeat = 64;
@@ -1028,19 +1005,19 @@ static double time_copy(gpuir__cudart *C, int variant, gpuir__dptr dev, char *pa
     for (int i = -2; i < repeat && !rc; i++) {
         double t0 = now_ms();
         switch (variant) {
-        case 0: rc = C->cu.cuMemcpyHtoD(dev, pageable, bytes); break;
-        case 1: rc = C->cu.cuMemcpyHtoD(dev, pinned, bytes); break;
+        case 0: rc = C->cu->cuMemcpyHtoD(dev, pageable, bytes); break;
+        case 1: rc = C->cu->cuMemcpyHtoD(dev, pinned, bytes); break;
         case 2: rc = staged_htod(C, dev, pageable, bytes, pin, chunk, done); break;
-        case 6: rc = C->cu.cuMemHostRegister(pageable, bytes, 0);
-                if (!rc) rc = C->cu.cuMemcpyHtoD(dev, pageable, bytes);
-                if (!rc) rc = C->cu.cuMemHostUnregister(pageable);
+        case 6: rc = C->cu->cuMemHostRegister(pageable, bytes, 0);
+                if (!rc) rc = C->cu->cuMemcpyHtoD(dev, pageable, bytes);
+                if (!rc) rc = C->cu->cuMemHostUnregister(pageable);
                 break;
-        case 7: rc = C->cu.cuMemHostRegister(pageable, bytes, 0);
-                if (!rc) rc = C->cu.cuMemcpyDtoH(pageable, dev, bytes);
-                if (!rc) rc = C->cu.cuMemHostUnregister(pageable);
+        case 7: rc = C->cu->cuMemHostRegister(pageable, bytes, 0);
+                if (!rc) rc = C->cu->cuMemcpyDtoH(pageable, dev, bytes);
+                if (!rc) rc = C->cu->cuMemHostUnregister(pageable);
                 break;
-        case 3: rc = C->cu.cuMemcpyDtoH(pageable, dev, bytes); break;
-        case 4: rc = C->cu.cuMemcpyDtoH(pinned, dev, bytes); break;
+        case 3: rc = C->cu->cuMemcpyDtoH(pageable, dev, bytes); break;
+        case 4: rc = C->cu->cuMemcpyDtoH(pinned, dev, bytes); break;
         default: rc = staged_dtoh(C, pageable, dev, bytes, pin, chunk, done); break;
         }
         if (i >= 0) t[i] = now_ms() - t0;
@@ -1054,12 +1031,12 @@ static double time_copy(gpuir__cudart *C, int variant, gpuir__dptr dev, char *pa
    of the chunk (the last chunk short) through staged_htod, read back
    plainly, and through staged_dtoh into a cleared buffer. 0 when both
    arrive intact. */
-static int check_staged(gpuir__cudart *C, gpuir__dptr dev, char *pageable, char *pinned, size_t bytes, char *pin[2],
+static int check_staged(const gpuir__internal_cuda *C, gpuir__dptr dev, char *pageable, char *pinned, size_t bytes, char *pin[2],
                         size_t chunk, gpuir__CUevent done[2]) {
     size_t n = bytes > chunk + 12345 ? bytes - 12345 : bytes;
     for (size_t i = 0; i < n; i++) pageable[i] = (char)(i * 131 + 7);
     int rc = staged_htod(C, dev, pageable, n, pin, chunk, done);
-    if (!rc) rc = C->cu.cuMemcpyDtoH(pinned, dev, n);
+    if (!rc) rc = C->cu->cuMemcpyDtoH(pinned, dev, n);
     int bad = rc || memcmp(pinned, pageable, n) != 0;
     memset(pageable, 0, n);
     if (!rc) rc = staged_dtoh(C, pageable, dev, n, pin, chunk, done);
@@ -1098,16 +1075,17 @@ static int bench_copy(int argc, char **argv) {
         gpuir_ctx_destroy(ctx);
         return 0;
     }
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
     size_t bytes = (size_t)mb << 20, chunk = (size_t)chunk_mb << 20;
-    C->cu.cuCtxPushCurrent(C->context);
+    C->cu->cuCtxPushCurrent(C->context);
     gpuir__dptr dev = 0;
     void *pinned = NULL, *pin[2] = {NULL, NULL};
     char *pageable = (char *)malloc(bytes);
     gpuir__CUevent done[2];
-    int rc = C->cu.cuMemAlloc(&dev, bytes) || C->cu.cuMemAllocHost(&pinned, bytes) ||
-             C->cu.cuMemAllocHost(&pin[0], chunk) || C->cu.cuMemAllocHost(&pin[1], chunk) ||
-             C->cu.cuEventCreate(&done[0], 0) || C->cu.cuEventCreate(&done[1], 0) || !pageable;
+    int rc = C->cu->cuMemAlloc(&dev, bytes) || C->cu->cuMemAllocHost(&pinned, bytes) ||
+             C->cu->cuMemAllocHost(&pin[0], chunk) || C->cu->cuMemAllocHost(&pin[1], chunk) ||
+             C->cu->cuEventCreate(&done[0], 0) || C->cu->cuEventCreate(&done[1], 0) || !pageable;
     if (!rc) {
         memset(pageable, 0x5a, bytes);
         memset(pinned, 0x5a, bytes);
@@ -1129,12 +1107,12 @@ static int bench_copy(int argc, char **argv) {
         }
         rc = check_staged(C, dev, pageable, (char *)pinned, bytes, (char **)pin, chunk, done);
     } else fprintf(stderr, "gpuir-bench copy: allocation failed\n");
-    if (dev) C->cu.cuMemFree(dev);
-    if (pinned) C->cu.cuMemFreeHost(pinned);
-    for (int i = 0; i < 2; i++) if (pin[i]) C->cu.cuMemFreeHost(pin[i]);
+    if (dev) C->cu->cuMemFree(dev);
+    if (pinned) C->cu->cuMemFreeHost(pinned);
+    for (int i = 0; i < 2; i++) if (pin[i]) C->cu->cuMemFreeHost(pin[i]);
     free(pageable);
     gpuir__CUcontext popped;
-    C->cu.cuCtxPopCurrent(&popped);
+    C->cu->cuCtxPopCurrent(&popped);
     gpuir_ctx_destroy(ctx);
     return rc;
 }
@@ -1181,7 +1159,7 @@ static int bench_compile(int argc, char **argv) {
         return 2;
     }
     size_t len;
-    char *text = gpuir__slurp(argv[0], &len);
+    char *text = read_text(argv[0], &len);
     if (!text) { fprintf(stderr, "gpuir-bench compile: cannot read %s\n", argv[0]); return 1; }
     char dir[] = "/tmp/gpuir-bench-cache-XXXXXX";
     if (!mkdtemp(dir)) { free(text); return 1; }
@@ -1233,8 +1211,8 @@ static int bench_compile(int argc, char **argv) {
    bias, relu, exp, row sum, divide, tanh, mul) on 16x16 tensors, each block
    feeding the next. */
 static char *passes_program(long n, long *ops) {
-    gpuir__str s = {NULL};
-    gpuir__str_appendf(&s, "func.func @g(%%x: tensor<16x16xf32>, %%w: tensor<16x16xf32>, %%b: tensor<16xf32>)"
+    strbuf s = {NULL, 0, 0};
+    strbuf_appendf(&s, "func.func @g(%%x: tensor<16x16xf32>, %%w: tensor<16x16xf32>, %%b: tensor<16xf32>)"
                            " -> tensor<16x16xf32> {\n");
     const char *h = "%x";
     char prev[32];
@@ -1242,20 +1220,20 @@ static char *passes_program(long n, long *ops) {
     *ops = blocks * 8;
     for (long i = 0; i < blocks; i++) {
         const char *t = "tensor<16x16xf32>";
-        gpuir__str_appendf(&s, "  %%m%ld = matmul %s, %%w : (%s, %s) -> %s\n", i, h, t, t, t);
-        gpuir__str_appendf(&s, "  %%a%ld = add %%m%ld, %%b : (%s, tensor<16xf32>) -> %s\n", i, i, t, t);
-        gpuir__str_appendf(&s, "  %%r%ld = relu %%a%ld : (%s) -> %s\n", i, i, t, t);
-        gpuir__str_appendf(&s, "  %%e%ld = exp %%r%ld : (%s) -> %s\n", i, i, t, t);
-        gpuir__str_appendf(&s, "  %%s%ld = reduce_sum %%e%ld {axes = [1], keepdims = true} : (%s) -> tensor<16x1xf32>\n",
+        strbuf_appendf(&s, "  %%m%ld = matmul %s, %%w : (%s, %s) -> %s\n", i, h, t, t, t);
+        strbuf_appendf(&s, "  %%a%ld = add %%m%ld, %%b : (%s, tensor<16xf32>) -> %s\n", i, i, t, t);
+        strbuf_appendf(&s, "  %%r%ld = relu %%a%ld : (%s) -> %s\n", i, i, t, t);
+        strbuf_appendf(&s, "  %%e%ld = exp %%r%ld : (%s) -> %s\n", i, i, t, t);
+        strbuf_appendf(&s, "  %%s%ld = reduce_sum %%e%ld {axes = [1], keepdims = true} : (%s) -> tensor<16x1xf32>\n",
                            i, i, t);
-        gpuir__str_appendf(&s, "  %%d%ld = div %%e%ld, %%s%ld : (%s, tensor<16x1xf32>) -> %s\n", i, i, i, t, t);
-        gpuir__str_appendf(&s, "  %%t%ld = tanh %%d%ld : (%s) -> %s\n", i, i, t, t);
-        gpuir__str_appendf(&s, "  %%h%ld = mul %%t%ld, %%x : (%s, %s) -> %s\n", i, i, t, t, t);
+        strbuf_appendf(&s, "  %%d%ld = div %%e%ld, %%s%ld : (%s, tensor<16x1xf32>) -> %s\n", i, i, i, t, t);
+        strbuf_appendf(&s, "  %%t%ld = tanh %%d%ld : (%s) -> %s\n", i, i, t, t);
+        strbuf_appendf(&s, "  %%h%ld = mul %%t%ld, %%x : (%s, %s) -> %s\n", i, i, t, t, t);
         snprintf(prev, sizeof prev, "%%h%ld", i);
         h = prev;
     }
-    gpuir__str_appendf(&s, "  return %s : tensor<16x16xf32>\n}\n", h);
-    return gpuir__str_detach(&s);
+    strbuf_appendf(&s, "  return %s : tensor<16x16xf32>\n}\n", h);
+    return s.buf;
 }
 
 /* Milliseconds to parse, then each pass of the default pipeline (out[0]:
@@ -1364,14 +1342,14 @@ static int bench_passes(int argc, char **argv) {
 /* N chained 16x16 matmuls: N kernels (matmuls never share one), one input
    upload per operand and one download. */
 static char *launch_program(int n) {
-    gpuir__str s = {NULL};
+    strbuf s = {NULL, 0, 0};
     const char *t = "tensor<16x16xf32>";
-    gpuir__str_appendf(&s, "func.func @chain(%%x: %s, %%w: %s) -> %s {\n", t, t, t);
-    gpuir__str_appendf(&s, "  %%h0 = matmul %%x, %%w : (%s, %s) -> %s\n", t, t, t);
+    strbuf_appendf(&s, "func.func @chain(%%x: %s, %%w: %s) -> %s {\n", t, t, t);
+    strbuf_appendf(&s, "  %%h0 = matmul %%x, %%w : (%s, %s) -> %s\n", t, t, t);
     for (int i = 1; i < n; i++)
-        gpuir__str_appendf(&s, "  %%h%d = matmul %%h%d, %%w : (%s, %s) -> %s\n", i, i - 1, t, t, t);
-    gpuir__str_appendf(&s, "  return %%h%d : %s\n}\n", n - 1, t);
-    return gpuir__str_detach(&s);
+        strbuf_appendf(&s, "  %%h%d = matmul %%h%d, %%w : (%s, %s) -> %s\n", i, i - 1, t, t, t);
+    strbuf_appendf(&s, "  return %%h%d : %s\n}\n", n - 1, t);
+    return s.buf;
 }
 
 /* A device table that does nothing (allocations get distinct fake
@@ -1452,14 +1430,10 @@ static double launch_time_runs(gpuir_program *p, const gpuir_array *in, int repe
    a graph program records again on it first (the old recording belongs to
    the real table) and is left with none. */
 static double launch_time_host_only(gpuir_program *p, const gpuir_array *in, int repeat) {
-    gpuir__drv real = p->drv;
-    p->drv.enter(p->drv.self);
-    for (size_t i = 0; i < stbds_arrlenu(p->graphs); i++) gpuir__graph_drop(p, &p->graphs[i]);
-    p->drv.leave(p->drv.self);
-    p->drv = null_table(&real);
+    gpuir__drv real = *gpuir__internal_table(p), none = null_table(&real);
+    gpuir__internal_set_table(p, &none);
     double ms = launch_time_runs(p, in, repeat);
-    for (size_t i = 0; i < stbds_arrlenu(p->graphs); i++) gpuir__graph_drop(p, &p->graphs[i]);
-    p->drv = real;
+    gpuir__internal_set_table(p, &real);
     return ms;
 }
 
@@ -1477,20 +1451,18 @@ typedef struct raw_launch {
 static double launch_time_raw(gpuir_program *p, int n, int repeat, char *why, size_t size) {
     raw_launch L;
     memset(&L, 0, sizeof L);
-    gpuir_module *m = p->m;
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !L.fn; f++)
-        for (size_t i = 0; !m->funcs[f].kernel && i < stbds_arrlenu(m->funcs[f].ops) && !L.fn; i++) {
-            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
-            const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
-            if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC || !g || !b || op->n_operands != 3) continue;
-            for (int d = 0; d < 3; d++) {
-                L.grid[d] = (unsigned)gpuir__ints_at(m, g->off)[d];
-                L.block[d] = (unsigned)gpuir__ints_at(m, b->off)[d];
-            }
-            L.smem = (unsigned)gpuir__launch_kernel_smem(p, op, gpuir__run_launch_kernel(p, op));
-            L.fn = p->functions[0];
-        }
-    const gpuir__drv *d = &p->drv;
+    gpuir__internal_plan plan;
+    gpuir__internal_plan_make(p, NULL, &plan);
+    for (size_t i = 0; i < stbds_arrlenu(plan.launches) && !L.fn; i++) {
+        const gpuir__internal_launch *S = &plan.launches[i];
+        if (S->n_args != 3) continue;
+        memcpy(L.grid, S->grid, sizeof L.grid);
+        memcpy(L.block, S->block, sizeof L.block);
+        L.smem = S->smem;
+        L.fn = S->fn;
+    }
+    gpuir__internal_plan_free(&plan);
+    const gpuir__drv *d = gpuir__internal_table(p);
     int rc = L.fn ? d->enter(d->self) : -1;
     if (rc) { snprintf(why, size, "no launch to repeat"); return -1; }
     for (int i = 0; i < 3 && !rc; i++) {
@@ -1553,7 +1525,7 @@ static int bench_launch(int argc, char **argv) {
     }
     const char *backend = gpuir_backend_name(gpuir_program_backend(p));
     bool gpu = gpuir_program_backend(p) == GPUIR_BACKEND_CUDA;
-    size_t kernels = stbds_arrlenu(p->kernels);
+    size_t kernels = gpuir__internal_kernel_count(p);
     printf("launch: %d chained 16x16 matmuls (%zu kernels), %s backend, median of %d runs%s\n", n, kernels, backend,
            repeat, gpu ? "" : "\n  (no GPU: the emulator runs the kernels on the CPU; its times are not GPU times)");
     double plain = launch_time_runs(p, in, repeat), graph = launch_time_runs(pg, in, repeat);
@@ -1655,20 +1627,20 @@ static gpuir_buffer e2e_buffer(gpuir_ctx *ctx, gpuir_backend be, const gpuir_arr
 /* Median wall-clock ms of `repeat` complete runs (after one warm-up):
    run_args on the stream, then a wait for it when there is one; or, with
    a graph, its launch and a wait. */
-static double e2e_time(gpuir_program *p, gpuir_run_desc *rd, void *graph, int repeat) {
-    gpuir_ctx *ctx = p->ctx;
+static double e2e_time(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd, void *graph, int repeat) {
     double t[64];
     if (repeat > 64) repeat = 64;
     for (int i = -1; i < repeat; i++) {
         double t0 = now_ms();
         gpuir_result r = GPUIR_OK;
         if (graph) {
-            gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
-            C->cu.cuCtxPushCurrent(C->context);
-            int rc = C->cu.cuGraphLaunch((gpuir__CUgraphExec)graph, (gpuir__CUstream)rd->stream);
-            if (!rc) rc = C->cu.cuStreamSynchronize((gpuir__CUstream)rd->stream);
+            gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
+            C->cu->cuCtxPushCurrent(C->context);
+            int rc = C->cu->cuGraphLaunch((gpuir__CUgraphExec)graph, (gpuir__CUstream)rd->stream);
+            if (!rc) rc = C->cu->cuStreamSynchronize((gpuir__CUstream)rd->stream);
             gpuir__CUcontext popped;
-            C->cu.cuCtxPopCurrent(&popped);
+            C->cu->cuCtxPopCurrent(&popped);
             if (rc) { fprintf(stderr, "gpuir-bench e2e: graph launch failed (%d)\n", rc); return NAN; }
         } else {
             r = gpuir_program_run_args(p, rd);
@@ -1685,38 +1657,22 @@ static double e2e_time(gpuir_program *p, gpuir_run_desc *rd, void *graph, int re
    (one allocation each, random data), no copies, through its device table;
    median wall-clock ms of `repeat` replays each ended by a synchronize. */
 static double e2e_kernel_ms(gpuir_program *p, int repeat) {
-    gpuir_module *m = p->m;
-    const gpuir__func *f = gpuir__func_at(m, gpuir__find_func(m, "f"));
-    gpuir__dptr *dev = (gpuir__dptr *)calloc(stbds_arrlenu(m->values) + 1, sizeof *dev);
+    gpuir__internal_plan plan;
+    gpuir__internal_plan_make(p, "f", &plan);
+    const gpuir__drv *d = gpuir__internal_table(p);
+    gpuir__dptr *dev = (gpuir__dptr *)calloc(stbds_arrlenu(plan.buffers) + 1, sizeof *dev);
     replay_launch *L = NULL;
-    p->drv.enter(p->drv.self);
-    int rc = 0;
-    for (size_t i = 0; !rc && i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (op->kind == GPUIR_OP_GPU_ALLOC) {
-            const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
-            size_t bytes = (size_t)gpuir__type_count(t) * gpuir_dtype_size(t->dtype);
-            rc = p->drv.mem_alloc(p->drv.self, &dev[op->result - 1], bytes ? bytes : 1, 0);
-            if (!rc) {
-                void *zero = calloc(1, bytes ? bytes : 1);
-                rc = p->drv.copy_htod(p->drv.self, dev[op->result - 1], zero, bytes, 0);
-                free(zero);
-            }
-        } else if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
-            replay_launch l;
-            memset(&l, 0, sizeof l);
-            uint32_t kid = gpuir__launch_target(m, gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_KERNEL)->off));
-            for (size_t k = 0; k < stbds_arrlenu(p->kernels); k++)
-                if (p->kernels[k].func == kid) l.fn = p->functions[k];
-            const int64_t *g = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_GRID)->off);
-            const int64_t *b = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_BLOCK)->off);
-            for (int d = 0; d < 3; d++) { l.grid[d] = (unsigned)g[d]; l.block[d] = (unsigned)b[d]; }
-            l.smem = (unsigned)gpuir__launch_kernel_smem(p, op, gpuir__run_launch_kernel(p, op));
-            for (uint32_t a = 0; a < op->n_operands; a++) l.args[a] = dev[gpuir__op_operand(m, op, a) - 1];
-            l.n_args = op->n_operands;
-            stbds_arrput(L, l);
+    int rc = d->enter(d->self);
+    for (size_t i = 0; !rc && i < stbds_arrlenu(plan.buffers); i++) {
+        size_t bytes = plan.buffers[i].bytes;
+        rc = d->mem_alloc(d->self, &dev[i], bytes ? bytes : 1, 0);
+        if (!rc) {
+            void *zero = calloc(1, bytes ? bytes : 1);
+            rc = d->copy_htod(d->self, dev[i], zero, bytes, 0);
+            free(zero);
         }
     }
+    for (size_t i = 0; i < stbds_arrlenu(plan.launches); i++) stbds_arrput(L, replay_launch_of(&plan.launches[i], dev));
     for (size_t i = 0; i < stbds_arrlenu(L); i++)
         for (int a = 0; a < GPUIR_MAX_OPERANDS; a++) L[i].params[a] = &L[i].args[a];
     double t[64];
@@ -1724,16 +1680,17 @@ static double e2e_kernel_ms(gpuir_program *p, int repeat) {
     for (int i = -1; i < repeat && !rc; i++) {
         double t0 = now_ms();
         for (size_t k = 0; k < stbds_arrlenu(L) && !rc; k++)
-            rc = p->drv.launch(p->drv.self, L[k].fn, L[k].grid, L[k].block, L[k].smem, L[k].params, L[k].n_args, 0);
-        if (!rc) rc = p->drv.synchronize(p->drv.self);
+            rc = d->launch(d->self, L[k].fn, L[k].grid, L[k].block, L[k].smem, L[k].params, L[k].n_args, 0);
+        if (!rc) rc = d->synchronize(d->self);
         if (i >= 0) t[i] = now_ms() - t0;
     }
-    for (size_t v = 0; v <= stbds_arrlenu(m->values); v++)
-        if (dev[v]) p->drv.mem_free(p->drv.self, dev[v], 0);
-    p->drv.synchronize(p->drv.self);
-    p->drv.leave(p->drv.self);
+    for (size_t i = 0; i < stbds_arrlenu(plan.buffers); i++)
+        if (dev[i]) d->mem_free(d->self, dev[i], 0);
+    d->synchronize(d->self);
+    d->leave(d->self);
     stbds_arrfree(L);
     free(dev);
+    gpuir__internal_plan_free(&plan);
     if (rc) { fprintf(stderr, "gpuir-bench e2e: a kernel-only launch failed (%d)\n", rc); return NAN; }
     qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
     return t[repeat / 2];
@@ -1761,22 +1718,23 @@ static double e2e_copy_ms(gpuir_ctx *ctx, gpuir_backend be, e2e_case *c, gpuir_a
 
 /* device-graph: the device-mode run captured on the caller's stream into
    a CUDA graph (CUDA only: the emulator's streams are not captured). */
-static void *e2e_capture(gpuir_program *p, gpuir_run_desc *rd) {
+static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd) {
     if (gpuir_program_backend(p) != GPUIR_BACKEND_CUDA) return NULL;
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
     gpuir__CUgraph g = NULL;
     gpuir__CUgraphExec exec = NULL;
-    C->cu.cuCtxPushCurrent(C->context);
-    int rc = C->cu.cuStreamBeginCapture((gpuir__CUstream)rd->stream, GPUIR__CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    C->cu->cuCtxPushCurrent(C->context);
+    int rc = C->cu->cuStreamBeginCapture((gpuir__CUstream)rd->stream, GPUIR__CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     gpuir_result r = rc ? GPUIR_OK : gpuir_program_run_args(p, rd);
-    int end = rc ? 0 : C->cu.cuStreamEndCapture((gpuir__CUstream)rd->stream, &g);
+    int end = rc ? 0 : C->cu->cuStreamEndCapture((gpuir__CUstream)rd->stream, &g);
     if (!rc) rc = end;
-    if (!rc && !r) rc = C->cu.cuGraphInstantiateWithFlags(&exec, g, 0);
-    if (g) C->cu.cuGraphDestroy(g);
+    if (!rc && !r) rc = C->cu->cuGraphInstantiateWithFlags(&exec, g, 0);
+    if (g) C->cu->cuGraphDestroy(g);
     gpuir__CUcontext popped;
-    C->cu.cuCtxPopCurrent(&popped);
-    if (r || rc) fprintf(stderr, "gpuir-bench e2e: capture failed (%d): %s\n", rc, gpuir_ctx_error(p->ctx));
-    if (r) gpuir_ctx_clear_error(p->ctx);
+    C->cu->cuCtxPopCurrent(&popped);
+    if (r || rc) fprintf(stderr, "gpuir-bench e2e: capture failed (%d): %s\n", rc, gpuir_ctx_error(ctx));
+    if (r) gpuir_ctx_clear_error(ctx);
     return r || rc ? NULL : (void *)exec;
 }
 
@@ -1819,14 +1777,15 @@ static int e2e_program(gpuir_ctx *ctx, e2e_case *c, int repeat, bool check_ref) 
         rd.outputs = out;
         rd.n_outputs = 1;
         rd.stream = mode >= 1 ? s : NULL;
-        void *graph = mode == 3 ? e2e_capture(p, &rd) : NULL;
+        void *graph = mode == 3 ? e2e_capture(ctx, p, &rd) : NULL;
         gpuir_program_stats s0 = gpuir_program_get_stats(p);
-        double ms = mode == 3 && !graph ? NAN : e2e_time(p, &rd, graph, repeat);
+        double ms = mode == 3 && !graph ? NAN : e2e_time(ctx, p, &rd, graph, repeat);
         gpuir_program_stats s1 = gpuir_program_get_stats(p);
         uint64_t runs = s1.runs - s0.runs ? s1.runs - s0.runs : 1;
         if (graph) {
-            gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
-            C->cu.cuGraphExecDestroy((gpuir__CUgraphExec)graph);
+            gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
+            C->cu->cuGraphExecDestroy((gpuir__CUgraphExec)graph);
         }
         /* the result of this mode, on the host */
         if (mode == 1) memcpy(got.data, pin[n].data, e2e_bytes(&got));
