@@ -12177,6 +12177,16 @@ typedef struct gpuir__drv {
     int (*stream_capturing)(void *self, void *stream, int *capturing);
 } gpuir__drv;
 
+/* An emulated caller's stream (the table's stream_create on the emulator):
+   which program holds its latest work (queued until the host waits), and
+   the event recorded after that work. rt.emu makes it, rt.exec waits. */
+#define GPUIR__XSTREAM_MAGIC 0x78737472u    /* "xstr" */
+typedef struct gpuir__xstream {
+    uint32_t magic;
+    gpuir_program *tail;
+    unsigned tail_event;
+} gpuir__xstream;
+
 /* Whether a table has every operation (tables are filled by name: an
    operation left out is caught when the table is made, not when called). */
 static bool gpuir__drv_complete(const gpuir__drv *d) {
@@ -15142,16 +15152,6 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
    use, since emulated device memory is host memory). Ids of buffers carry
    the context's tag and a generation, so a stale or foreign id is caught. */
 
-#define GPUIR__XSTREAM_MAGIC 0x78737472u    /* "xstr" */
-
-/* An emulated caller's stream: which program holds its latest work (queued
-   until the host waits), and the event recorded after that work. */
-typedef struct gpuir__xstream {
-    uint32_t magic;
-    gpuir_program *tail;
-    unsigned tail_event;
-} gpuir__xstream;
-
 typedef struct gpuir__device {
     gpuir_backend backend;
     gpuir__drv drv;
@@ -16903,20 +16903,20 @@ static void gpuir__fault_unwrap(gpuir_program *p) {
 // emulator prelude) into a shared object and dlopen'ed, and a launch runs
 // each block's threads as fibers. Work on streams is queued and run only
 // when the host waits, in a seeded interleaving of the streams, and freed
-// memory is kept until they are idle: missing waits show. Reads: util,
-// codegen.cuda (the ABI its kernels share), rt.driver (the table's types),
-// rt.cache, rt.exec (its stream type), the environment (GPUIR_CC,
-// GPUIR_CC_TIMEOUT, TMPDIR, GPUIR_EMU_MAX_THREADS: the work bound, threads
-// per launch). Writes: files
-// in the context's private temporary directory ($TMPDIR/gpuir-<pid>-XXXXXX,
-// removed with the context; a dead process's is removed by the next one),
-// nothing else.
-/* The fiber engine. Runs one CUDA grid launch on the host CPU. Blocks run one after another in
-   (z, y, x) order; inside a block every CUDA thread is a fiber (a user-space
-   coroutine on its own small stack) and fibers switch only at __syncthreads
-   and at warp collectives (__syncwarp, which the prelude also uses for
-   shuffles). Kernels launched without barriers run as plain sequential calls
-   on the caller's stack, with no fibers at all.
+// memory is kept until they are idle: missing waits show.
+// Reads: util, codegen.cuda (the ABI its kernels share), rt.driver (the
+// table's types), rt.cache, the environment (GPUIR_CC, GPUIR_CC_TIMEOUT,
+// TMPDIR, GPUIR_EMU_MAX_THREADS: the work bound, threads per launch).
+// Writes: files in the context's private temporary directory
+// ($TMPDIR/gpuir-<pid>-XXXXXX, removed with the context; a dead process's
+// is removed by the next one), nothing else.
+
+/* The fiber engine. Runs one CUDA grid launch on the host CPU. Blocks run
+   one after another in (z, y, x) order; inside a block every CUDA thread is
+   a fiber (a user-space coroutine on its own small stack) and fibers switch
+   only at __syncthreads and at warp collectives (__syncwarp, which the
+   prelude also uses for shuffles). Kernels launched without barriers run as
+   plain sequential calls on the caller's stack, with no fibers at all.
 
    DESIGN
      - Context switch: inline assembly on x86-64 (System V) and aarch64 that
