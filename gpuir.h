@@ -1008,7 +1008,8 @@ static void gpuir__str_puts(gpuir__str *s, const char *text) { gpuir__str_append
 /* out = a, then b (at most max_a bytes of a), then n in decimal when
    n >= 0; truncated to size. The passes name things with it instead of
    snprintf, which costs about as much as the rest of naming a kernel. */
-static void gpuir__join_name(char *out, size_t size, const char *a, size_t max_a, const char *b, int64_t n) {
+static void gpuir__join_name(char *out, size_t size, const char *a, size_t max_a, const char *b,
+                             int64_t n) {
     char digits[24];
     size_t nd = 0, at = 0;
     if (n >= 0)
@@ -1152,7 +1153,10 @@ static uint16_t gpuir__round_small_float(double x, int ebits, int mbits) {
     if (unbiased > bias + 1) return (uint16_t)(sign | exp_all_ones << mbits);
     double q = rint(ldexp(x, mbits - unbiased));   /* exact scaling, then RNE */
     uint32_t mant = (uint32_t)q;
-    if (mant >= 1u << (mbits + 1)) { mant >>= 1; unbiased++; }
+    if (mant >= 1u << (mbits + 1)) {
+        mant >>= 1;
+        unbiased++;
+    }
     if (mant < 1u << mbits) return (uint16_t)(sign | mant);   /* subnormal */
     uint32_t field = (uint32_t)(unbiased + bias);
     if (field >= exp_all_ones) return (uint16_t)(sign | exp_all_ones << mbits);
@@ -1266,7 +1270,12 @@ static char *gpuir__slurp(const char *path, size_t *size) {
     do {
         if (n + 65536 + 1 > cap) {
             char *bigger = (char *)GPUIR_REALLOC(buf, cap = cap * 2 + 65536 + 1);
-            if (!bigger) { GPUIR_FREE(buf); fclose(f); errno = ENOMEM; return NULL; }
+            if (!bigger) {
+                GPUIR_FREE(buf);
+                fclose(f);
+                errno = ENOMEM;
+                return NULL;
+            }
             buf = bigger;
         }
         got = fread(buf + n, 1, cap - n - 1, f);
@@ -1274,7 +1283,11 @@ static char *gpuir__slurp(const char *path, size_t *size) {
     } while (got > 0);
     bool failed = ferror(f) != 0;
     fclose(f);
-    if (failed) { GPUIR_FREE(buf); errno = errno ? errno : EIO; return NULL; }
+    if (failed) {
+        GPUIR_FREE(buf);
+        errno = errno ? errno : EIO;
+        return NULL;
+    }
     buf[n] = '\0';
     if (size) *size = n;
     return buf;
@@ -1287,7 +1300,10 @@ static bool gpuir__write_all(int fd, const void *buf, size_t n) {
         ssize_t r = write(fd, p, n);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return false;
-        if (r == 0) { errno = EIO; return false; }
+        if (r == 0) {
+            errno = EIO;
+            return false;
+        }
         p += r, n -= (size_t)r;
     }
     return true;
@@ -1295,7 +1311,8 @@ static bool gpuir__write_all(int fd, const void *buf, size_t n) {
 
 /* Writes a whole file atomically: a private temporary file beside it,
    flushed, then renamed over `path`. */
-static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes, size_t size) {
+static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes,
+                                             size_t size) {
     if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "write: path is NULL");
     size_t len = strlen(path);
     char *tmp = (char *)GPUIR_MALLOC(len + 16);
@@ -1304,9 +1321,18 @@ static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, c
     int fd = mkstemp(tmp);
     bool ok = fd >= 0 && gpuir__write_all(fd, bytes, size);
     int err = ok ? 0 : errno;
-    if (fd >= 0 && ok && fsync(fd) != 0) { ok = false; err = errno; }
-    if (fd >= 0 && close(fd) != 0 && ok) { ok = false; err = errno; }
-    if (ok && rename(tmp, path) != 0) { ok = false; err = errno; }
+    if (fd >= 0 && ok && fsync(fd) != 0) {
+        ok = false;
+        err = errno;
+    }
+    if (fd >= 0 && close(fd) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = false;
+        err = errno;
+    }
     if (!ok && fd >= 0) unlink(tmp);
     gpuir_result r = ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "cannot write '%s': %s", path,
                                                  strerror(err ? err : EIO));
@@ -1322,7 +1348,8 @@ static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **da
     *data = gpuir__slurp(path, size);
     if (*data) return GPUIR_OK;
     if (errno == ENOMEM) return gpuir__oom(ctx, path);
-    return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
+    return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read '%s': %s", path,
+                       strerror(errno ? errno : EIO));
 }
 
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
@@ -1337,11 +1364,18 @@ GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     if (ctx->desc.cache_dir) {               /* keep our own copy */
         size_t n = strlen(ctx->desc.cache_dir) + 1;
         ctx->cache_dir_copy = (char *)GPUIR_MALLOC(n);
-        if (!ctx->cache_dir_copy) { GPUIR_FREE(ctx); return NULL; }
+        if (!ctx->cache_dir_copy) {
+            GPUIR_FREE(ctx);
+            return NULL;
+        }
         memcpy(ctx->cache_dir_copy, ctx->desc.cache_dir, n);
         ctx->desc.cache_dir = ctx->cache_dir_copy;
     }
-    if (!gpuir__ctx_read_env(ctx)) { GPUIR_FREE(ctx->cache_dir_copy); GPUIR_FREE(ctx); return NULL; }
+    if (!gpuir__ctx_read_env(ctx)) {
+        GPUIR_FREE(ctx->cache_dir_copy);
+        GPUIR_FREE(ctx);
+        return NULL;
+    }
     return ctx;
 }
 
@@ -1593,7 +1627,8 @@ GPUIRDEF char *gpuir_type_str(gpuir_type t, char *buf, size_t size) {
             else gpuir__str_appendf(&s, "%lldx", (long long)t.dims[i]);
         }
         gpuir__str_appendf(&s, "%s", gpuir_dtype_name(t.dtype));
-        if (t.kind == GPUIR_TYPE_MEMREF && t.space != 0) gpuir__str_appendf(&s, ", %d", (int)t.space);
+        if (t.kind == GPUIR_TYPE_MEMREF && t.space != 0)
+            gpuir__str_appendf(&s, ", %d", (int)t.space);
         gpuir__str_appendf(&s, ">");
     }
     snprintf(buf, size, "%s", gpuir__str_cstr(&s));
@@ -1621,7 +1656,8 @@ static int64_t gpuir__type_count(const gpuir_type *t) {
    0..GPUIR_MAX_RANK, dims >= 0 or `?`, and a static size that fits. */
 static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const char *what) {
     if (t->kind != GPUIR_TYPE_TENSOR && t->kind != GPUIR_TYPE_MEMREF)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: invalid type kind %d", what, (int)t->kind);
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: invalid type kind %d", what,
+                           (int)t->kind);
     if (!gpuir__dtype_valid(t->dtype))
         return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: invalid element type %d", what, (int)t->dtype);
     if (t->rank < 0 || t->rank > GPUIR_MAX_RANK)
@@ -1636,9 +1672,11 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
         if (t->dims[i] < 0 && t->dims[i] != GPUIR_DYN)
             return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: dimension %d is %lld; dims are >= 0 or ?",
                                what, i, (long long)t->dims[i]);
-        if (t->dims[i] != GPUIR_DYN && !overflow) overflow = !gpuir__mul_i64(count, t->dims[i], &count);
+        if (t->dims[i] != GPUIR_DYN && !overflow)
+            overflow = !gpuir__mul_i64(count, t->dims[i], &count);
     }
-    if (overflow) return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count overflows 2^63", what);
+    if (overflow)
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count overflows 2^63", what);
     if (!gpuir__mul_i64(count, (int64_t)gpuir_dtype_size(t->dtype), &bytes) ||
         (uint64_t)bytes > ctx->desc.max_tensor_bytes) {
         gpuir__tbuf b;
@@ -1775,7 +1813,8 @@ static bool gpuir__name_is(const char *s, const char *name) {
 }
 
 /* The attribute of an op with a known name (key), or NULL. */
-static const gpuir__attr *gpuir__attr_get(const gpuir_module *m, const gpuir__op *op, gpuir__attr_key key) {
+static const gpuir__attr *gpuir__attr_get(const gpuir_module *m, const gpuir__op *op,
+                                          gpuir__attr_key key) {
     for (uint32_t i = 0; i < op->n_attrs; i++)
         if (m->attrs[op->attrs + i].key == key) return &m->attrs[op->attrs + i];
     return NULL;
@@ -3293,7 +3332,8 @@ static void gpuir__print_value(gpuir__printer *p, uint32_t id) {
 /* One element of dense data, read from the pool in its dtype. */
 static double gpuir__load_elem(const void *base, gpuir_dtype dt, size_t i);
 
-static void gpuir__print_dense_data(gpuir__str *out, gpuir_dtype dt, const unsigned char *base, size_t n) {
+static void gpuir__print_dense_data(gpuir__str *out, gpuir_dtype dt, const unsigned char *base,
+                                    size_t n) {
     gpuir__str_appendf(out, "dense<[");
     for (size_t k = 0; k < n; k++) {
         if (k) gpuir__str_appendf(out, ", ");
@@ -3484,7 +3524,11 @@ typedef struct gpuir__parser {
 static void gpuir__parse_skip_ws(gpuir__parser *P) {
     while (P->p < P->end) {
         char c = *P->p;
-        if (c == '\n') { P->p++; P->line++; P->line_start = P->p; }
+        if (c == '\n') {
+            P->p++;
+            P->line++;
+            P->line_start = P->p;
+        }
         else if (c == ' ' || c == '\t' || c == '\r') P->p++;
         else if (c == '/' && P->p + 1 < P->end && P->p[1] == '/')
             while (P->p < P->end && *P->p != '\n') P->p++;
@@ -3649,7 +3693,8 @@ static gpuir_result gpuir__parse_type(gpuir__parser *P, gpuir_type *t) {
             return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "expected 'x' after a dimension, found a "
                                "space (types have none: tensor<4x8xf32>)");
         }
-        if (P->p >= P->end || *P->p != 'x') return gpuir__parse_expected(P, "'x' after a dimension");
+        if (P->p >= P->end || *P->p != 'x')
+            return gpuir__parse_expected(P, "'x' after a dimension");
         P->p++;
     }
     char name[GPUIR_MAX_NAME];
@@ -3745,7 +3790,8 @@ static gpuir_result gpuir__parse_symbol(gpuir__parser *P, char *sym) {
     if ((r = gpuir__parse_ident(P, inner, false, "a symbol name")) != GPUIR_OK) return r;
     if (strlen(sym) + 2 + strlen(inner) >= GPUIR_MAX_NAME) {
         gpuir__parse_mark(P);
-        return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "symbol longer than %d bytes", GPUIR_MAX_NAME - 1);
+        return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "symbol longer than %d bytes",
+                           GPUIR_MAX_NAME - 1);
     }
     strcat(sym, "::");
     strcat(sym, inner);
@@ -3924,7 +3970,8 @@ static gpuir_result gpuir__parse_op(gpuir__parser *P, bool *was_return) {
     if (!kind) return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "unknown op '%s'", mnemonic);
     *was_return = kind == GPUIR_OP_RETURN;
     bool has_result = result[0] != '\0';
-    if (*was_return && has_result) return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "return has no result");
+    if (*was_return && has_result)
+        return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "return has no result");
     uint32_t ids[GPUIR_MAX_OPERANDS], n = 0, first, n_attrs;
     gpuir__parse_skip_ws(P);
     while (P->p < P->end && *P->p == '%') {
@@ -4120,7 +4167,8 @@ static gpuir_result gpuir__parse_global(gpuir__parser *P) {
     if (gpuir__find_global(P->m, name))
         return gpuir__fail(P->ctx, GPUIR_ERR_VERIFY, "global @%s is declared twice", name);
     r = gpuir__declare_global(P->m, name, &t);
-    if (!r && gpuir__parse_accept(P, "=")) r = gpuir__parse_global_init(P, gpuir__find_global(P->m, name));
+    if (!r && gpuir__parse_accept(P, "="))
+        r = gpuir__parse_global_init(P, gpuir__find_global(P->m, name));
     return r;
 }
 
@@ -4136,7 +4184,8 @@ static gpuir_result gpuir__parse_kernel_module(gpuir__parser *P) {
                            GPUIR__KERNEL_MODULE, name);
     if ((r = gpuir__parse_expect(P, "{")) != GPUIR_OK) return r;
     while (!gpuir__parse_accept(P, "}")) {
-        if (!gpuir__parse_keyword(P, "gpu.func")) return gpuir__parse_expected(P, "'gpu.func' or '}'");
+        if (!gpuir__parse_keyword(P, "gpu.func"))
+            return gpuir__parse_expected(P, "'gpu.func' or '}'");
         if ((r = gpuir__parse_func(P, true)) != GPUIR_OK) return r;
     }
     return GPUIR_OK;
@@ -4167,7 +4216,11 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     if (!m) return NULL;
     const char *name = filename ? filename : "<input>";
     m->source_name_owned = (char *)GPUIR_MALLOC(strlen(name) + 1);
-    if (!m->source_name_owned) { gpuir__oom(ctx, "parse"); gpuir_module_destroy(m); return NULL; }
+    if (!m->source_name_owned) {
+        gpuir__oom(ctx, "parse");
+        gpuir_module_destroy(m);
+        return NULL;
+    }
     memcpy(m->source_name_owned, name, strlen(name) + 1);
     m->source_name = m->source_name_owned;
     gpuir__parser P;
@@ -4201,7 +4254,10 @@ GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path)
     char *text;
     size_t size;
     if (!ctx || ctx->result != GPUIR_OK) return NULL;
-    if (!path) { gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "parse_file: path is NULL"); return NULL; }
+    if (!path) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "parse_file: path is NULL");
+        return NULL;
+    }
     if (gpuir__read_file(ctx, path, &text, &size)) return NULL;
     gpuir_module *m = gpuir_module_parse(ctx, text, size, path);
     GPUIR_FREE(text);
@@ -4422,7 +4478,8 @@ static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
     if (m->building)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "verify: function @%s is still open",
                            gpuir__string(m, gpuir__func_at(m, m->building)->name));
-    uint32_t *defined = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *defined);
+    uint32_t *defined = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1,
+                                                          sizeof *defined);
     if (!defined) return gpuir__oom(ctx, "verify");
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)
@@ -4568,7 +4625,8 @@ GPUIRDEF gpuir_result gpuir_array_alloc(gpuir_ctx *ctx, gpuir_array *a, gpuir_dt
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (!a) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "array_alloc: a is NULL");
     if (rank < 0 || rank > GPUIR_MAX_RANK)     /* before reading dims */
-        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "array: rank %d is outside 0..%d", rank, GPUIR_MAX_RANK);
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "array: rank %d is outside 0..%d", rank,
+                           GPUIR_MAX_RANK);
     if (!dims && rank > 0)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "array: dims is NULL for rank %d", rank);
     a->dtype = dtype;
@@ -4576,9 +4634,15 @@ GPUIRDEF gpuir_result gpuir_array_alloc(gpuir_ctx *ctx, gpuir_array *a, gpuir_dt
     for (int i = 0; i < rank; i++) a->dims[i] = dims[i];
     size_t bytes;
     gpuir_result r = gpuir__array_check(ctx, a, "array", &bytes);
-    if (r) { memset(a, 0, sizeof *a); return r; }
+    if (r) {
+        memset(a, 0, sizeof *a);
+        return r;
+    }
     a->data = gpuir__calloc(bytes ? bytes : 1, 1);
-    if (!a->data) { memset(a, 0, sizeof *a); return gpuir__oom(ctx, "array data"); }
+    if (!a->data) {
+        memset(a, 0, sizeof *a);
+        return gpuir__oom(ctx, "array data");
+    }
     return GPUIR_OK;
 }
 
@@ -4592,9 +4656,11 @@ GPUIRDEF void gpuir_array_release(gpuir_array *a) {
 static gpuir_result gpuir__run_args_check(gpuir_ctx *ctx, size_t n_inputs, const gpuir_array *inputs,
                                           size_t n_outputs, const gpuir_array *outputs) {
     if (!inputs && n_inputs)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "run: inputs is NULL, n_inputs %zu", n_inputs);
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "run: inputs is NULL, n_inputs %zu",
+                           n_inputs);
     if (!outputs && n_outputs)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "run: outputs is NULL, n_outputs %zu", n_outputs);
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "run: outputs is NULL, n_outputs %zu",
+                           n_outputs);
     return GPUIR_OK;
 }
 
@@ -4652,7 +4718,8 @@ GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got
                                           const gpuir_array *want, double rtol, double atol) {
     if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
     if (!got || !want)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "compare: %s is NULL", got ? "want" : "got");
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "compare: %s is NULL",
+                           got ? "want" : "got");
     size_t bytes;
     gpuir_result r = gpuir__array_check(ctx, got, "compare: got", &bytes);
     if (!r) r = gpuir__array_check(ctx, want, "compare: expected", &bytes);
@@ -5489,7 +5556,10 @@ static void gpuir__npy_skip(gpuir__npy_cursor *c) {
 
 static bool gpuir__npy_accept(gpuir__npy_cursor *c, char ch) {
     gpuir__npy_skip(c);
-    if (c->p < c->end && *c->p == ch) { c->p++; return true; }
+    if (c->p < c->end && *c->p == ch) {
+        c->p++;
+        return true;
+    }
     return false;
 }
 
@@ -5500,12 +5570,14 @@ static gpuir_result gpuir__npy_bad(gpuir__npy_cursor *c, const char *what) {
 /* 'text' -> buf */
 static gpuir_result gpuir__npy_string(gpuir__npy_cursor *c, char *buf, size_t size) {
     gpuir__npy_skip(c);
-    if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return gpuir__npy_bad(c, "expected a quoted string");
+    if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
+        return gpuir__npy_bad(c, "expected a quoted string");
     char q = *c->p++;
     const char *s = c->p;
     while (c->p < c->end && *c->p != q) {
         unsigned char ch = (unsigned char)*c->p++;
-        if (ch < 32 || ch > 126) return gpuir__npy_bad(c, "a control or non-ASCII byte in a string");
+        if (ch < 32 || ch > 126)
+            return gpuir__npy_bad(c, "a control or non-ASCII byte in a string");
     }
     if (c->p >= c->end) return gpuir__npy_bad(c, "unterminated string");
     size_t n = (size_t)(c->p - s);
@@ -5562,7 +5634,10 @@ static gpuir_result gpuir__npy_parse_header(gpuir_ctx *ctx, const char *text, si
             h->have_descr = true;
         } else if (strcmp(key, "fortran_order") == 0) {
             size_t left = (size_t)(c.end - c.p);
-            if (left >= 4 && memcmp(c.p, "True", 4) == 0) { h->fortran = true; c.p += 4; }
+            if (left >= 4 && memcmp(c.p, "True", 4) == 0) {
+                h->fortran = true;
+                c.p += 4;
+            }
             else if (left >= 5 && memcmp(c.p, "False", 5) == 0) c.p += 5;
             else return gpuir__npy_bad(&c, "fortran_order must be True or False");
             h->have_fortran = true;
@@ -5707,7 +5782,8 @@ static bool gpuir__npy_pread(int fd, unsigned char *buf, size_t n, size_t at, si
 /* A .npy file: a regular file only (not a device, FIFO or directory, which
    could block or never end), its size checked against its header before
    the data is read. */
-static gpuir_result gpuir__npy_read_file(gpuir_ctx *ctx, const char *path, gpuir_dtype want, gpuir_array *out) {
+static gpuir_result gpuir__npy_read_file(gpuir_ctx *ctx, const char *path, gpuir_dtype want,
+                                         gpuir_array *out) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read the file: %s", strerror(errno));
     struct stat st;
@@ -5727,7 +5803,8 @@ static gpuir_result gpuir__npy_read_file(gpuir_ctx *ctx, const char *path, gpuir
         r = gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the shape needs %zu data bytes, the file has %zu",
                         L.data_bytes, size - L.data_at);
     unsigned char *data = NULL;
-    if (!r && !(data = (unsigned char *)GPUIR_MALLOC(L.data_bytes ? L.data_bytes : 1))) r = gpuir__oom(ctx, path);
+    if (!r && !(data = (unsigned char *)GPUIR_MALLOC(L.data_bytes ? L.data_bytes : 1)))
+        r = gpuir__oom(ctx, path);
     if (!r && (!gpuir__npy_pread(fd, data, L.data_bytes, L.data_at, &got) || got != L.data_bytes))
         r = gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read the file: it changed while being read");
     if (!r) r = gpuir__npy_convert(ctx, &L, data, want, out);
@@ -5737,11 +5814,13 @@ static gpuir_result gpuir__npy_read_file(gpuir_ctx *ctx, const char *path, gpuir
     return r;
 }
 
-GPUIRDEF gpuir_result gpuir_npy_read_as(gpuir_ctx *ctx, const char *path, gpuir_dtype dtype, gpuir_array *out) {
+GPUIRDEF gpuir_result gpuir_npy_read_as(gpuir_ctx *ctx, const char *path, gpuir_dtype dtype,
+                                        gpuir_array *out) {
     if (out) memset(out, 0, sizeof *out);
     if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
     if (!out || !path)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_read: %s is NULL", out ? "path" : "out");
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_read: %s is NULL",
+                           out ? "path" : "out");
     char note[sizeof ctx->loc_note];         /* errors name the file */
     memcpy(note, ctx->loc_note, sizeof note);
     snprintf(ctx->loc_note, sizeof ctx->loc_note, "%s", path);
@@ -5757,7 +5836,8 @@ GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_arr
 GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a) {
     if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
     if (!a || !path)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_write: %s is NULL", a ? "path" : "a");
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_write: %s is NULL",
+                           a ? "path" : "a");
     size_t bytes;
     gpuir_result r = gpuir__array_check(ctx, a, "npy_write", &bytes);
     if (r) return r;
@@ -5769,7 +5849,8 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
     gpuir__str h = {NULL};
     gpuir__str_appendf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int i = 0; i < a->rank; i++)
-        gpuir__str_appendf(&h, "%lld%s", (long long)a->dims[i], a->rank == 1 ? "," : i + 1 < a->rank ? ", " : "");
+        gpuir__str_appendf(&h, "%lld%s", (long long)a->dims[i],
+                           a->rank == 1 ? "," : i + 1 < a->rank ? ", " : "");
     gpuir__str_appendf(&h, "), }");
     size_t len = strlen(gpuir__str_cstr(&h)), padded = (10 + len + 1 + 63) / 64 * 64 - 10;
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
@@ -5803,7 +5884,8 @@ typedef gpuir_result (*gpuir__pass_fn)(gpuir_module *m);
    ("file:line:col: error: pass 'x': ..."). */
 static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code, const char *fmt, ...)
     GPUIR__PRINTF(4, 5);
-static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code, const char *fmt, ...) {
+static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code,
+                                     const char *fmt, ...) {
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return code;
     gpuir__str text = {NULL};
@@ -5979,7 +6061,8 @@ static void gpuir__pass_dump(gpuir_module *m, const gpuir_pass_desc *d, const ch
 /* Runs one pass with its dumps, timing and the verifier after it. */
 static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info *p,
                                         const gpuir_pass_desc *d) {
-    if (gpuir__pass_selected(d->print_ir_before, p->name)) gpuir__pass_dump(m, d, "Before", p->name);
+    if (gpuir__pass_selected(d->print_ir_before, p->name))
+        gpuir__pass_dump(m, d, "Before", p->name);
     clock_t start = clock();
     snprintf(m->ctx->loc_note, sizeof m->ctx->loc_note, "pass '%s'", p->name);
     m->verified = false;
@@ -6001,7 +6084,8 @@ static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info 
         snprintf(line, sizeof line, "// pass %-14s %9.3f ms (CPU)\n", p->name, ms);
         gpuir__pass_print(d, line);
     }
-    if (!r && gpuir__pass_selected(d->print_ir_after, p->name)) gpuir__pass_dump(m, d, "After", p->name);
+    if (!r && gpuir__pass_selected(d->print_ir_after, p->name))
+        gpuir__pass_dump(m, d, "After", p->name);
     return r;
 }
 
