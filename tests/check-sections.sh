@@ -24,7 +24,9 @@
 # tools/gpuir-bench.c uses no gpuir__/GPUIR__ name but those the api.internal
 # section defines or lists after "Exposes:" (a trailing * is a prefix).
 # Then it checks that the check fails on a copy with an unlisted use.
-# SECTIONS_FILE=path checks another file (and not the probe); SECTIONS_VERBOSE=1 also prints
+# SECTIONS_OFFERS=1 prints, instead, what each section offers the others
+# (the names other sections use of it: its interface, derived, not kept by
+# hand). SECTIONS_FILE=path checks another file (and not the probe); SECTIONS_VERBOSE=1 also prints
 # every name each section uses of each other section.
 cd "$(dirname "$0")/.." || exit 1
 file=${SECTIONS_FILE:-gpuir.h}
@@ -172,6 +174,7 @@ function uses(    i, t, s, name, o) {
             if (o == s || o == "api") continue
             if (!((s SUBSEP o) in used)) { used[s, o] = name; first_line[s, o] = i; kind[s, o] = what[name] }
             if (verbose && !((s SUBSEP name) in seen)) { seen[s, name] = 1; all[s, o] = all[s, o] " " name }
+            if (offers && !(name in offered)) { offered[name] = 1; offer[o] = offer[o] " " name }
         }
     }
 }
@@ -274,6 +277,10 @@ END {
     if (nsec == 0) { print "FAIL sections: no // >>name markers in " FILENAME; exit }
     definitions()
     uses()
+    if (offers) {           # what each section offers the others: its interface, derived
+        for (k = 1; k <= nsec; k++) if (order[k] in offer) print order[k] ":" offer[order[k]]
+        exit
+    }
     if (probe == "") self_casts()
     if (probe == "" && tool != "") tool_check(tool)
     for (k = 1; k <= nsec; k++) {
@@ -294,10 +301,10 @@ END {
         else print "FAIL sections: " s ": " substr(bad, 3)
     }
 }
-' verbose="${SECTIONS_VERBOSE:-0}" probe="$2" tool="$3" "$1"
+' verbose="${SECTIONS_VERBOSE:-0}" offers="${SECTIONS_OFFERS:-0}" probe="$2" tool="$3" "$1"
 }
 check "$file" "" "${SECTIONS_TOOL-tools/gpuir-bench.c}"
-[ -n "$SECTIONS_FILE" ] && exit 0
+[ -n "$SECTIONS_FILE" ] || [ "${SECTIONS_OFFERS:-0}" != 0 ] && exit 0
 # The check can fail: a copy of gpuir.h where pass.fuse (its last lines)
 # uses rt.cache's gpuir__cache_key must fail, naming both.
 probe=$(mktemp "${TMPDIR:-/tmp}/gpuir-sections-XXXXXX") || exit 1
