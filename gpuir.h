@@ -9167,12 +9167,12 @@ typedef struct gpuir__cg {
     uint32_t shared_bytes;  /* static shared memory the kernel declares */
     uint32_t dynamic_bytes; /* dynamic shared memory it needs (GPUIR_SHARED_DYNAMIC) */
     bool barriers;          /* uses GPUIR_SYNC or shuffles */
-    const char *ind;        /* indentation of per-element statements */
     int lane;               /* vectorized kernels: the element of the quad (0..3), else -1 */
     bool *loaded4;          /* parameter index -> its quad is in register l<index> */
     bool tma;               /* the WGMMA kernel: takes tensor maps after its other parameters */
     struct gpuir__cg_kernel_info *info;   /* the kernel's, being filled */
     int depth;              /* the writer's indentation, in levels of 4 spaces */
+    char param[GPUIR_MAX_OPERANDS][48];   /* each parameter's name in the C source */
 } gpuir__cg;
 
 /* ---- the writer: kernel text a line at a time, at an indentation depth ----
@@ -9239,6 +9239,15 @@ static gpuir_result gpuir__cg_fail(gpuir__cg *C, const gpuir__op *op, const char
                        op ? gpuir_op_name(op->kind) : "", op ? ": " : "", why);
 }
 
+/* Parameter p's name in the kernel's C source. */
+static const char *gpuir__cg_param(const gpuir__cg *C, int p) { return C->param[p]; }
+
+/* Names the kernel's parameters (gpuir__cg_param). */
+static void gpuir__cg_name_params(gpuir__cg *C) {
+    for (size_t i = 0; i < stbds_arrlenu(C->k->params) && i < GPUIR_MAX_OPERANDS; i++)
+        snprintf(C->param[i], sizeof C->param[i], "p%zu", i);
+}
+
 /* Index into the parameter list, or -1 for a kernel-private buffer. */
 static int gpuir__cg_param_index(const gpuir__cg *C, uint32_t b) {
     for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
@@ -9254,6 +9263,7 @@ typedef struct gpuir__cg_dims {
     const int64_t *dims;
     int rank;
     int param;              /* the parameter whose dims they are, or -1 */
+    const char *name;       /* that parameter's name in the C source */
 } gpuir__cg_dims;
 
 /* A product of dims: a number times named dynamic dims. */
@@ -9265,7 +9275,7 @@ typedef struct gpuir__cg_prod {
 static void gpuir__cg_prod_mul(gpuir__cg_prod *p, const gpuir__cg_dims *t, int a) {
     if (t->dims[a] != GPUIR_DYN) { p->num *= t->dims[a]; return; }
     size_t n = strlen(p->sym);
-    snprintf(p->sym + n, sizeof p->sym - n, "%sp%d_d%d", n ? " * " : "", t->param, a);
+    snprintf(p->sym + n, sizeof p->sym - n, "%s%s_d%d", n ? " * " : "", t->name, a);
 }
 
 static bool gpuir__cg_prod_is_one(const gpuir__cg_prod *p) { return p->num == 1 && !p->sym[0]; }
@@ -9392,9 +9402,10 @@ static gpuir__cg_size gpuir__cg_size_tiles(const gpuir__cg_size *a, int tile) {
 /* The dims of type t of the kernel: the parameter it belongs to names its
    dynamic dims. */
 static gpuir__cg_dims gpuir__cg_dims_of(const gpuir__cg *C, const gpuir_type *t) {
-    gpuir__cg_dims d = {t->dims, t->rank, -1};
+    gpuir__cg_dims d = {t->dims, t->rank, -1, "?"};
     for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
         if (&gpuir__value_at(C->m, C->k->params[i])->type == t) d.param = (int)i;
+    if (d.param >= 0) d.name = gpuir__cg_param(C, d.param);
     return d;
 }
 
@@ -9434,28 +9445,37 @@ static void gpuir__cg_literal(gpuir__str *s, gpuir_dtype dt, const gpuir__attr *
     }
 }
 
+/* The functions that convert a dtype's storage to the float it computes
+   in and back ("" for f32 and the integers). */
+static const char *gpuir__cg_to_float(gpuir_dtype d) {
+    return d == GPUIR_F16 ? "gpuir_f16_to_f32" : d == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
+}
+
+static const char *gpuir__cg_from_float(gpuir_dtype d) {
+    return d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+}
+
 /* Loads buffer b (a parameter) at the element of space S indexed by ivar. */
 static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, const char *ivar) {
     gpuir_module *m = C->m;
     const gpuir_type *t = &gpuir__value_at(m, b)->type;
     uint32_t v = gpuir__cg_new_var(C, t->dtype);
+    int p = gpuir__cg_param_index(C, b);
+    const char *ctype = gpuir__cg_ctype(t->dtype), *param = gpuir__cg_param(C, p);
+    C->cur[b - 1] = v + 1;
     if (C->lane >= 0) {                 /* one 16-byte load per quad, then its elements */
-        int p = gpuir__cg_param_index(C, b);
         const char *vt = t->dtype == GPUIR_F32 ? "float4" : "int4";
-        if (!C->loaded4[p])
-            gpuir__str_appendf(C->s, "%s%s l%d = ((const %s *)p%d)[q];\n", C->ind, vt, p, vt, p);
+        if (!C->loaded4[p]) gpuir__cg_line(C, "%s l%d = ((const %s *)%s)[q];", vt, p, vt, param);
         C->loaded4[p] = true;
-        gpuir__str_appendf(C->s, "%s%s v%u = l%d.%c;\n", C->ind, gpuir__cg_ctype(t->dtype), v, p, "xyzw"[C->lane]);
-        C->cur[b - 1] = v + 1;
+        gpuir__cg_line(C, "%s v%u = l%d.%c;", ctype, v, p, "xyzw"[C->lane]);
         return v;
     }
-    gpuir__str_appendf(C->s, "%s%s v%u = ", C->ind, gpuir__cg_ctype(t->dtype), v);
-    if (t->dtype == GPUIR_F16) gpuir__str_appendf(C->s, "gpuir_f16_to_f32(");
-    if (t->dtype == GPUIR_BF16) gpuir__str_appendf(C->s, "gpuir_bf16_to_f32(");
-    gpuir__str_appendf(C->s, "p%d[", gpuir__cg_param_index(C, b));
-    gpuir__cg_type_index(C, C->s, S, t, ivar);
-    gpuir__str_appendf(C->s, "]%s;\n", t->dtype == GPUIR_F16 || t->dtype == GPUIR_BF16 ? ")" : "");
-    C->cur[b - 1] = v + 1;
+    gpuir__str idx = {NULL};
+    gpuir__cg_type_index(C, &idx, S, t, ivar);
+    const char *to_float = gpuir__cg_to_float(t->dtype), *at = gpuir__str_cstr(&idx);
+    if (*to_float) gpuir__cg_line(C, "%s v%u = %s(%s[%s]);", ctype, v, to_float, param, at);
+    else gpuir__cg_line(C, "%s v%u = %s[%s];", ctype, v, param, at);
+    gpuir__str_free(&idx);
     return v;
 }
 
@@ -9538,19 +9558,47 @@ static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const g
     if (!r && op->n_operands > 2) r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 1), S, ivar, &y);
     if (r) return r;
     uint32_t v = gpuir__cg_new_var(C, d);
-    gpuir__str_appendf(C->s, "%s%s v%u = %s", C->ind, gpuir__cg_ctype(d), v, gpuir__cg_round_open(d));
+    gpuir__str e = {NULL};
     const gpuir__attr *value = cls == GPUIR__CLASS_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
     if (value && value->kind == GPUIR__ATTR_DENSE) {     /* its table (gpuir__cg_dense_tables) */
-        gpuir__str_appendf(C->s, "gpuir_dense_%u[", (unsigned)(op - m->ops) + 1);
-        gpuir__cg_type_index(C, C->s, S, &gpuir__value_at(m, dst)->type, ivar);
-        gpuir__str_appendf(C->s, "]");
-    } else if (value) gpuir__cg_literal(C->s, d, value);
-    else if (cls == GPUIR__CLASS_UNARY) gpuir__cg_unary_expr(C->s, op->kind, d, x);
-    else if (cls == GPUIR__CLASS_BINARY) gpuir__cg_binary_expr(C->s, op->kind, d, x, y);
-    else gpuir__cg_cast_expr(C->s, C->vars[x].dtype, d, x);
-    gpuir__str_appendf(C->s, ");\n");
+        gpuir__str_appendf(&e, "gpuir_dense_%u[", (unsigned)(op - m->ops) + 1);
+        gpuir__cg_type_index(C, &e, S, &gpuir__value_at(m, dst)->type, ivar);
+        gpuir__str_appendf(&e, "]");
+    } else if (value) gpuir__cg_literal(&e, d, value);
+    else if (cls == GPUIR__CLASS_UNARY) gpuir__cg_unary_expr(&e, op->kind, d, x);
+    else if (cls == GPUIR__CLASS_BINARY) gpuir__cg_binary_expr(&e, op->kind, d, x, y);
+    else gpuir__cg_cast_expr(&e, C->vars[x].dtype, d, x);
+    gpuir__cg_line(C, "%s v%u = %s%s);", gpuir__cg_ctype(d), v, gpuir__cg_round_open(d), gpuir__str_cstr(&e));
+    gpuir__str_free(&e);
     C->cur[dst - 1] = v + 1;
     return GPUIR_OK;
+}
+
+/* The index in the source st of a transpose's element ivar of space S (out
+   dim i is source dim perm[i]). */
+static void gpuir__cg_permuted_index(const gpuir__cg *C, gpuir__str *idx, const gpuir__op *op, const gpuir_type *S,
+                                     const gpuir_type *st, const char *ivar) {
+    const gpuir__attr *perm = gpuir__attr_get(C->m, op, GPUIR__KEY_PERM);
+    const int64_t *pv = gpuir__ints_at(C->m, perm->off);
+    gpuir__cg_dims sd = gpuir__cg_dims_of(C, st), od = gpuir__cg_dims_of(C, S);
+    gpuir__cg_prod in_stride[GPUIR_MAX_RANK], after = {1, ""}, sv = {1, ""};
+    for (int i = st->rank - 1; i >= 0; i--) {
+        in_stride[i] = sv;
+        gpuir__cg_prod_mul(&sv, &sd, i);
+    }
+    gpuir__str_appendf(idx, "(0");
+    for (int i = S->rank - 1; i >= 0; i--) {
+        if (S->dims[i] != 1) {
+            gpuir__str_appendf(idx, " + (%s / ", ivar);
+            gpuir__cg_prod_print(idx, &after);
+            gpuir__str_appendf(idx, " %% ");
+            gpuir__cg_dim(idx, &od, i);
+            gpuir__str_appendf(idx, ") * ");
+            gpuir__cg_prod_print(idx, &in_stride[pv[i]]);
+        }
+        gpuir__cg_prod_mul(&after, &od, i);
+    }
+    gpuir__str_appendf(idx, ")");
 }
 
 /* transpose, reshape and broadcast: the element of the destination at ivar
@@ -9564,41 +9612,18 @@ static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gp
     gpuir__str idx = {NULL};
     if (op->kind == GPUIR_OP_RESHAPE) gpuir__str_appendf(&idx, "%s", ivar);
     else if (op->kind == GPUIR_OP_BROADCAST) gpuir__cg_type_index(C, &idx, S, st, ivar);
-    else {                                   /* out dim i is source dim perm[i] */
-        const gpuir__attr *perm = gpuir__attr_get(m, op, GPUIR__KEY_PERM);
-        const int64_t *pv = gpuir__ints_at(m, perm->off);
-        gpuir__cg_dims sd = gpuir__cg_dims_of(C, st), od = gpuir__cg_dims_of(C, S);
-        gpuir__cg_prod in_stride[GPUIR_MAX_RANK], after = {1, ""}, sv = {1, ""};
-        for (int i = st->rank - 1; i >= 0; i--) {
-            in_stride[i] = sv;
-            gpuir__cg_prod_mul(&sv, &sd, i);
-        }
-        gpuir__str_appendf(&idx, "(0");
-        for (int i = S->rank - 1; i >= 0; i--) {
-            if (S->dims[i] != 1) {
-                gpuir__str_appendf(&idx, " + (%s / ", ivar);
-                gpuir__cg_prod_print(&idx, &after);
-                gpuir__str_appendf(&idx, " %% ");
-                gpuir__cg_dim(&idx, &od, i);
-                gpuir__str_appendf(&idx, ") * ");
-                gpuir__cg_prod_print(&idx, &in_stride[pv[i]]);
-            }
-            gpuir__cg_prod_mul(&after, &od, i);
-        }
-        gpuir__str_appendf(&idx, ")");
-    }
+    else gpuir__cg_permuted_index(C, &idx, op, S, st, ivar);
     uint32_t v = gpuir__cg_new_var(C, st->dtype);
-    const char *wrap = st->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : st->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
-    gpuir__str_appendf(C->s, "%s%s v%u = %s(p%d[%s]);\n", C->ind, gpuir__cg_ctype(st->dtype), v, wrap, p,
-                       gpuir__str_cstr(&idx));
+    gpuir__cg_line(C, "%s v%u = %s(%s[%s]);", gpuir__cg_ctype(st->dtype), v, gpuir__cg_to_float(st->dtype),
+                   gpuir__cg_param(C, p), gpuir__str_cstr(&idx));
     gpuir__str_free(&idx);
     C->cur[dst - 1] = v + 1;
     return GPUIR_OK;
 }
 
 static void gpuir__cg_comment(gpuir__cg *C, uint32_t op_id, const gpuir__op *op) {
-    if (op->line) gpuir__str_appendf(C->s, "%s/* op %u: %s (line %u) */\n", C->ind, op_id, gpuir_op_name(op->kind), op->line);
-    else gpuir__str_appendf(C->s, "%s/* op %u: %s */\n", C->ind, op_id, gpuir_op_name(op->kind));
+    if (op->line) gpuir__cg_line(C, "/* op %u: %s (line %u) */", op_id, gpuir_op_name(op->kind), op->line);
+    else gpuir__cg_line(C, "/* op %u: %s */", op_id, gpuir_op_name(op->kind));
 }
 
 /* Whether a destination covers space S: as many elements, or, with dynamic
@@ -9651,11 +9676,12 @@ static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const 
                    gpuir__op_operand(m, o2, o2->n_operands - 1) != dst;
         }
         if (p < 0 || !last) continue;
-        gpuir_dtype d = gpuir__value_at(m, dst)->type.dtype;
-        const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
-        gpuir__str_appendf(C->s, "%sp%d[", C->ind, p);
-        gpuir__cg_type_index(C, C->s, S, &gpuir__value_at(m, dst)->type, ivar);
-        gpuir__str_appendf(C->s, "] = %s(v%u);\n", wrap, C->cur[dst - 1] - 1);
+        const gpuir_type *d = &gpuir__value_at(m, dst)->type;
+        gpuir__str idx = {NULL};
+        gpuir__cg_type_index(C, &idx, S, d, ivar);
+        gpuir__cg_line(C, "%s[%s] = %s(v%u);", gpuir__cg_param(C, p), gpuir__str_cstr(&idx),
+                       gpuir__cg_from_float(d->dtype), C->cur[dst - 1] - 1);
+        gpuir__str_free(&idx);
     }
 }
 
@@ -9747,6 +9773,10 @@ static void gpuir__cg_reset_values(gpuir__cg *C) {
     memset(C->cur, 0, stbds_arrlenu(C->m->values) * sizeof *C->cur);
 }
 
+/* A thread's index in the grid, and the grid's threads (a grid-stride loop). */
+#define GPUIR__CG_THREAD_ID "GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK"
+#define GPUIR__CG_ALL_THREADS "GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS"
+
 /* Four elements per thread through 16-byte loads and stores (see
    gpuir__kernel_vector_width): the chain runs once per element of the quad,
    in registers. */
@@ -9756,16 +9786,13 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
     uint32_t out[GPUIR_MAX_OPERANDS][4];
     memset(out, 0, sizeof out);
     memset(C->loaded4, 0, np * sizeof *C->loaded4);
-    gpuir__str_appendf(C->s, "    for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; "
-                       "qq < %lldLL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
-                       "        %s q = (%s)qq;\n", (long long)(gpuir__type_count(S) / 4), gpuir__cg_idx(C),
-                       gpuir__cg_idx(C));
-    C->ind = "        ";
+    long long quads = (long long)(gpuir__type_count(S) / 4);
+    gpuir__cg_open(C, "for (long long qq = " GPUIR__CG_THREAD_ID "; qq < %lldLL; qq += " GPUIR__CG_ALL_THREADS ")", quads);
+    gpuir__cg_line(C, "%s q = (%s)qq;", gpuir__cg_idx(C), gpuir__cg_idx(C));
     for (int lane = 0; lane < 4; lane++) {     /* every access goes through q */
-        const char *ivar = "q";
         gpuir__cg_reset_values(C);
         C->lane = lane;
-        gpuir_result r = gpuir__cg_chain(C, 0, n, S, ivar);
+        gpuir_result r = gpuir__cg_chain(C, 0, n, S, "q");
         C->lane = -1;
         if (r) return r;
         for (size_t p = 0; p < np; p++) out[p][lane] = C->cur[C->k->params[p] - 1];   /* its last value */
@@ -9775,10 +9802,12 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
         gpuir__param_access(m, C->k, p, &reads, &writes);
         if (!writes || !out[p][0]) continue;
         bool fl = gpuir__value_at(m, C->k->params[p])->type.dtype == GPUIR_F32;
-        gpuir__str_appendf(C->s, "        ((%s *)p%zu)[q] = GPUIR_%s(v%u, v%u, v%u, v%u);\n", fl ? "float4" : "int4", p,
-                           fl ? "FLOAT4" : "INT4", out[p][0] - 1, out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+        char quad[64];
+        snprintf(quad, sizeof quad, "v%u, v%u, v%u, v%u", out[p][0] - 1, out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+        gpuir__cg_line(C, "((%s *)%s)[q] = GPUIR_%s(%s);", fl ? "float4" : "int4", gpuir__cg_param(C, (int)p),
+                       fl ? "FLOAT4" : "INT4", quad);
     }
-    gpuir__str_appendf(C->s, "    }\n");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -9786,15 +9815,16 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
 static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
     if (gpuir__kernel_vector_width(C->m, C->k) == 4) return gpuir__cg_elementwise4(C, S);
     size_t n = stbds_arrlenu(C->k->ops);
-    gpuir__str_appendf(C->s, "    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < ");
-    gpuir__cg_count(C, C->s, S);
-    gpuir__str_appendf(C->s, "; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
-                       "        %s i = (%s)ii;\n", gpuir__cg_idx(C), gpuir__cg_idx(C));
-    C->ind = "        ";
+    gpuir__str count = {NULL};
+    gpuir__cg_count(C, &count, S);
+    gpuir__cg_open(C, "for (long long ii = " GPUIR__CG_THREAD_ID "; ii < %s; ii += " GPUIR__CG_ALL_THREADS ")",
+                   gpuir__str_cstr(&count));
+    gpuir__str_free(&count);
+    gpuir__cg_line(C, "%s i = (%s)ii;", gpuir__cg_idx(C), gpuir__cg_idx(C));
     gpuir_result r = gpuir__cg_chain(C, 0, n, S, "i");
     if (r) return r;
     gpuir__cg_store_outputs(C, 0, n, S, "i");
-    gpuir__str_appendf(C->s, "    }\n");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -9830,46 +9860,52 @@ static void gpuir__cg_combine(gpuir__str *s, gpuir_op_kind k, bool is_float, con
    whole warps. */
 static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float, const char *acc_t,
                                    const char *init) {
-    gpuir__str *s = C->s;
     const char *shfl = is_float ? "GPUIR_SHFL_DOWN_F32" : "GPUIR_SHFL_DOWN_I64";
+    gpuir__str step = {NULL};
     if (C->threads % 32 == 0) {
-        gpuir__str_appendf(s, "        for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); ", acc_t, shfl);
-        gpuir__cg_combine(s, k, is_float, "acc", "other");
-        gpuir__str_appendf(s, " }\n        if ((t & 31) == 0) red[t >> 5] = acc;\n        GPUIR_SYNC();\n"
-                           "        if (t < 32) {\n            acc = t < %lld ? red[t] : %s;\n"
-                           "            for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); ",
-                           (long long)(C->threads / 32), init, acc_t, shfl);
-        gpuir__cg_combine(s, k, is_float, "acc", "other");
-        gpuir__str_appendf(s, " }\n        }\n");
+        gpuir__cg_combine(&step, k, is_float, "acc", "other");
+        const char *combine = gpuir__str_cstr(&step);
+        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); %s }", acc_t, shfl, combine);
+        gpuir__cg_line(C, "if ((t & 31) == 0) red[t >> 5] = acc;");
+        gpuir__cg_line(C, "GPUIR_SYNC();");
+        gpuir__cg_open(C, "if (t < 32)");
+        gpuir__cg_line(C, "acc = t < %lld ? red[t] : %s;", (long long)(C->threads / 32), init);
+        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); %s }", acc_t, shfl, combine);
+        gpuir__cg_close(C);
+        gpuir__str_free(&step);
         return;
     }
     int64_t p = 1;
     while (p < C->threads) p *= 2;
-    gpuir__str_appendf(s, "        red[t] = acc;\n        GPUIR_SYNC();\n"
-                       "        for (int d = %lld; d > 0; d >>= 1) {\n"
-                       "            if (t < d && t + d < %lld) { ", (long long)(p / 2), (long long)C->threads);
-    gpuir__cg_combine(s, k, is_float, "red[t]", "red[t + d]");
-    gpuir__str_appendf(s, " }\n            GPUIR_SYNC();\n        }\n        acc = red[0];\n");
+    gpuir__cg_combine(&step, k, is_float, "red[t]", "red[t + d]");
+    gpuir__cg_line(C, "red[t] = acc;");
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (int d = %lld; d > 0; d >>= 1)", (long long)(p / 2));
+    gpuir__cg_line(C, "if (t < d && t + d < %lld) { %s }", (long long)C->threads, gpuir__str_cstr(&step));
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "acc = red[0];");
+    gpuir__str_free(&step);
 }
 
-/* The body of a reduction's loop over its elements (at index `i`, in the
-   loop's indentation): the fused producers, the reduced value, `acc`
-   combined with it (converted by `cast`, e.g. "(float)"); closes the loop. */
+/* The body of a reduction's loop over its elements (at index `i`): the
+   fused producers, the reduced value, `acc` combined with it (converted by
+   `cast`, e.g. "(float)"). */
 static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__op *op, const gpuir_type *x,
                                           const char *cast) {
     gpuir__cg_reset_values(C);
-    C->ind = "            ";
     gpuir_result r = gpuir__cg_chain(C, 0, at, x, "i");
     uint32_t v = 0;
     if (!r) r = gpuir__cg_operand(C, op, gpuir__op_operand(C->m, op, 0), x, "i", &v);
     if (r) return r;
     gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__str_appendf(C->s, "            ");
     char val[40];
     snprintf(val, sizeof val, "%sv%u", cast, v);
-    gpuir__cg_combine(C->s, op->kind, gpuir_dtype_is_float(gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type.dtype),
+    gpuir__str step = {NULL};
+    gpuir__cg_combine(&step, op->kind, gpuir_dtype_is_float(gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type.dtype),
                       "acc", val);
-    gpuir__str_appendf(C->s, "\n        }\n");
+    gpuir__cg_line(C, "%s", gpuir__str_cstr(&step));
+    gpuir__str_free(&step);
     return GPUIR_OK;
 }
 
@@ -9884,26 +9920,26 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     long long rows = x->dims[0], count = gpuir__type_count(x) / rows;
     const char *init = op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f";
-    gpuir__str_appendf(C->s, "    for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < %lldLL;"
-                       " o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n        float acc = %s;\n"
-                       "        GPUIR_UNROLL\n        for (int j = 0; j < %lld; j++) {\n"
-                       "            %s i = (%s)(j * %lldLL + o);\n",
-                       count, init, rows, gpuir__cg_idx(C), gpuir__cg_idx(C), count);
+    gpuir__cg_open(C, "for (long long o = " GPUIR__CG_THREAD_ID "; o < %lldLL; o += " GPUIR__CG_ALL_THREADS ")", count);
+    gpuir__cg_line(C, "float acc = %s;", init);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int j = 0; j < %lld; j++)", rows);
+    gpuir__cg_line(C, "%s i = (%s)(j * %lldLL + o);", gpuir__cg_idx(C), gpuir__cg_idx(C), count);
     gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, "");
     if (r) return r;
+    gpuir__cg_close(C);
     gpuir__cg_reset_values(C);
-    C->ind = "        ";
     uint32_t sum = gpuir__cg_new_var(C, y->dtype);
     const char *round = y->dtype == GPUIR_F16 ? "gpuir_round_f16" : y->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
-    if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "        float v%u = %s(acc / %lld.0f);\n", sum, round, rows);
-    else gpuir__str_appendf(C->s, "        float v%u = %s(acc);\n", sum, round);
+    if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "float v%u = %s(acc / %lld.0f);", sum, round, rows);
+    else gpuir__cg_line(C, "float v%u = %s(acc);", sum, round);
     C->cur[dst - 1] = sum + 1;
     for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
         if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
     if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
     if (r) return r;
     gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
-    gpuir__str_appendf(C->s, "    }\n");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -9941,30 +9977,34 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     int64_t slots = C->threads % 32 == 0 ? 32 : C->threads;
     C->shared_bytes = (uint32_t)(slots * (is_float ? 4 : 8));
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, red, %lld, 0);\n    int t = GPUIR_THREAD_RANK;\n"
-                       "    for (long long o = GPUIR_BLOCK_RANK; o < ", acc_t, (long long)slots);
-    gpuir__cg_count(C, C->s, y);
-    gpuir__str_appendf(C->s, "; o += GPUIR_GRID_BLOCKS) {\n        %s acc = %s;\n"
-                       "        for (long long j = t; j < %s; j += %lld) {\n            %s i = (%s)",
-                       acc_t, init, count, (long long)C->threads, gpuir__cg_idx(C),
-                       gpuir__cg_idx(C));
-    gpuir__cg_reduce_index(C->s, &xd, reduced);
-    gpuir__str_appendf(C->s, ";\n");
+    gpuir__str outputs = {NULL}, in_x = {NULL};
+    gpuir__cg_count(C, &outputs, y);
+    gpuir__cg_reduce_index(&in_x, &xd, reduced);
+    gpuir__cg_line(C, "GPUIR_SHARED(%s, red, %lld, 0);", acc_t, (long long)slots);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir__cg_open(C, "for (long long o = GPUIR_BLOCK_RANK; o < %s; o += GPUIR_GRID_BLOCKS)", gpuir__str_cstr(&outputs));
+    gpuir__cg_line(C, "%s acc = %s;", acc_t, init);
+    gpuir__cg_open(C, "for (long long j = t; j < %s; j += %lld)", count, (long long)C->threads);
+    gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), gpuir__str_cstr(&in_x));
+    gpuir__str_free(&outputs);
+    gpuir__str_free(&in_x);
     char cast[16];
     snprintf(cast, sizeof cast, "(%s)", acc_t);
     gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, cast);
     if (r) return r;
+    gpuir__cg_close(C);
     gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
-    const char *wrap = y->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : y->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" :
-                       y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : "";
-    gpuir__str_appendf(C->s, "        if (t == 0) p%d[o] = %s(", p, wrap);
-    if (op->kind != GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "acc");
-    else if (is_float && !n_red.sym[0]) gpuir__str_appendf(C->s, "acc / %lld.0f", (long long)n_red.num);
-    else if (is_float) gpuir__str_appendf(C->s, "acc / (float)%s", count);
-    else if (n_red.sym[0]) gpuir__str_appendf(C->s, "(%s ? acc / %s : 0LL)", count, count);
-    else if (n_red.num) gpuir__str_appendf(C->s, "acc / %lldLL", (long long)n_red.num);
-    else gpuir__str_appendf(C->s, "0LL");
-    gpuir__str_appendf(C->s, ");\n        GPUIR_SYNC();\n    }\n");
+    const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
+    char result[480];
+    if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
+    else if (is_float && !n_red.sym[0]) snprintf(result, sizeof result, "acc / %lld.0f", (long long)n_red.num);
+    else if (is_float) snprintf(result, sizeof result, "acc / (float)%s", count);
+    else if (n_red.sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
+    else if (n_red.num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red.num);
+    else snprintf(result, sizeof result, "0LL");
+    gpuir__cg_line(C, "if (t == 0) %s[o] = %s(%s);", gpuir__cg_param(C, p), wrap, result);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -10107,16 +10147,16 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
     uint32_t dst = gpuir__op_operand(C->m, op, 2);
     const gpuir_type *o = &gpuir__value_at(C->m, dst)->type;
     gpuir__cg_reset_values(C);
-    C->ind = "            ";
     uint32_t v = gpuir__cg_new_var(C, o->dtype);
     gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__str_appendf(C->s, "            %s v%u = %s;\n", ctype, v, value);
+    gpuir__cg_line(C, "%s v%u = %s;", ctype, v, value);
     gpuir_result r = gpuir__cg_chain(C, 0, at, o, "i");
     C->cur[dst - 1] = v + 1;
     if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), o, "i");
     if (r) return r;
     gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), o, "i");
-    gpuir__str_appendf(C->s, "        }\n    }\n");
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -10294,6 +10334,7 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
                        "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
                        "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
                        n, n, bm, bm, M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    C->depth = 3;                           /* in the tile and output loops */
     return gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
 }
 
@@ -10511,6 +10552,7 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
                        M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : o->dtype == GPUIR_F16 ? "gpuir_round_f16(acc[f])"
                                                                                                    : "acc[f]";
+    C->depth = 3;                           /* in the tile and output loops */
     return gpuir__cg_matmul_epilogue(C, at, "float", value);
 }
 
@@ -10641,6 +10683,7 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
                        "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
                        M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : "gpuir_round_f16(acc[f])";
+    C->depth = 3;
     gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
     gpuir__str_appendf(C->s, "    }\n");               /* the consumers' branch */
     return r;
@@ -10700,6 +10743,7 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
     char acc[64];
     snprintf(acc, sizeof acc, "%s((%s)acc[r])", round, gpuir__cg_ctype(o->dtype));
+    C->depth = 3;                           /* in the tile and output loops */
     return gpuir__cg_matmul_epilogue(C, at, gpuir__cg_ctype(o->dtype), acc);
 }
 
@@ -10813,9 +10857,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     long long slots = (T % 32 == 0 ? 32 : T) + 1;
     C->shared_bytes = (uint32_t)(slots * 4);
     C->barriers = true;
-    C->ind = "    ";
     gpuir__cg_comment(C, C->k->ops[at], op);
-    C->depth = 1;
     gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, 0);", slots);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
     gpuir__cg_open(C, "for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS)", rows_expr);
@@ -10828,7 +10870,6 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     else
         gpuir__cg_softmax_streamed(C, cols_expr, ps, pd, ld, st);
     gpuir__cg_close(C);
-    C->depth = 0;
     return GPUIR_OK;
 }
 
@@ -10842,25 +10883,29 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C, const gpuir__op *op)
     const gpuir_type *x = &gpuir__value_at(m, src)->type;
     int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
     if (ps < 0 || pd < 0) return gpuir__cg_fail(C, op, "transposes a kernel-private buffer");
-    long long R = x->dims[x->rank - 2], Cc = x->dims[x->rank - 1], count = gpuir__type_count(x);
-    long long tr = (R + 31) / 32, tc = (Cc + 31) / 32, batches = R && Cc ? count / (R * Cc) : 0;
-    const char *st = gpuir__cg_storage(x->dtype);
+    long long rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1], count = gpuir__type_count(x);
+    long long tile_rows = (rows + 31) / 32, tile_cols = (cols + 31) / 32;
+    long long batches = rows && cols ? count / (rows * cols) : 0, tiles = tile_rows * tile_cols;
+    const char *in = gpuir__cg_param(C, ps), *out = gpuir__cg_param(C, pd);
     C->shared_bytes = (uint32_t)(32 * 33 * gpuir_dtype_size(x->dtype));
     C->barriers = true;
-    C->ind = "    ";
     gpuir__cg_comment(C, (uint32_t)(op - m->ops) + 1, op);
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, tile, %d, 0);\n    int t = GPUIR_THREAD_RANK, tx = t %% 32, ty = t / 32;\n"
-                       "    for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, base = blk / %lldLL * %lldLL;\n"
-                       "        for (int j = ty; j < 32; j += 8) {\n"
-                       "            long long r = tr * 32 + j, c = tc * 32 + tx;\n"
-                       "            if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = p%d[base + r * %lldLL + c];\n        }\n"
-                       "        GPUIR_SYNC();\n"
-                       "        for (int j = ty; j < 32; j += 8) {\n"
-                       "            long long c = tc * 32 + j, r = tr * 32 + tx;\n"
-                       "            if (r < %lldLL && c < %lldLL) p%d[base + c * %lldLL + r] = tile[tx * 33 + j];\n        }\n"
-                       "        GPUIR_SYNC();\n    }\n",
-                       st, 32 * 33, tr * tc * batches, tc, tc, tr, tc * tr, R * Cc, R, Cc, ps, Cc, R, Cc, pd, R);
+    gpuir__cg_line(C, "GPUIR_SHARED(%s, tile, %d, 0);", gpuir__cg_storage(x->dtype), 32 * 33);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, tx = t %% 32, ty = t / 32;");
+    gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS)", tiles * batches);
+    gpuir__cg_line(C, "long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, base = blk / %lldLL * %lldLL;",
+                   tile_cols, tile_cols, tile_rows, tiles, rows * cols);
+    gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
+    gpuir__cg_line(C, "long long r = tr * 32 + j, c = tc * 32 + tx;");
+    gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = %s[base + r * %lldLL + c];", rows, cols, in, cols);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
+    gpuir__cg_line(C, "long long c = tc * 32 + j, r = tr * 32 + tx;");
+    gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) %s[base + c * %lldLL + r] = tile[tx * 33 + j];", rows, cols, out, rows);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -10969,12 +11014,15 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     memset(info, 0, sizeof *info);
     info->func = kid;
     gpuir__cg_cname(m, kid, info->cname, sizeof info->cname);
+    gpuir__cg_name_params(C);
     r = gpuir__cg_dense_tables(C);
     if (r) return r;
     gpuir__str_appendf(C->s, "\n/* @%s: %lld threads per block */\n", gpuir__string(m, C->k->name), (long long)C->threads);
     gpuir__cg_signature(C, info->cname);
+    C->depth = 1;
     r = gpuir__cg_body(C);
-    gpuir__str_appendf(C->s, "}\n");
+    gpuir__cg_close(C);
+    C->depth = 0;
     info->barriers = C->barriers;
     info->shared_bytes = C->shared_bytes;
     info->dynamic_bytes = C->dynamic_bytes;
