@@ -10015,9 +10015,8 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
 #define GPUIR__MM_BK 16
 
 /* Loads element `idx` of parameter p as the compute type. */
-static void gpuir__cg_load_expr(gpuir__str *s, gpuir_dtype d, int p, const char *idx) {
-    const char *wrap = d == GPUIR_F16 ? "gpuir_f16_to_f32" : d == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
-    gpuir__str_appendf(s, "%s(p%d[%s])", wrap, p, idx);
+static void gpuir__cg_load_expr(const gpuir__cg *C, gpuir__str *s, gpuir_dtype d, int p, const char *idx) {
+    gpuir__str_appendf(s, "%s(%s[%s])", gpuir__cg_to_float(d), gpuir__cg_param(C, p), idx);
 }
 
 /* Batch offset (in matrices) of operand t for output batch `batch`. */
@@ -10063,9 +10062,11 @@ static gpuir__cg_krange gpuir__cg_mm_krange(gpuir__cg *C, const gpuir__op *op, l
         return kr;
     }
     long long len = (long long)gpuir_matmul_k_slice_len(K, ks->i);
-    gpuir__str_appendf(C->s, "        long long kb = batch / (%s) * %lldLL, ke = kb + %lldLL < %lldLL ? kb + %lldLL : %lldLL;"
-                       "  /* k slice */\n", inner, len, len, K, len, K);
-    if (depth) gpuir__str_appendf(C->s, "        long long kn = (ke - kb + %d) / %d;\n", depth - 1, depth);
+    char end[64];
+    snprintf(end, sizeof end, "kb + %lldLL", len);
+    gpuir__cg_line(C, "long long kb = batch / (%s) * %lldLL, ke = %s < %lldLL ? %s : %lldLL;  /* k slice */",
+                   inner, len, end, K, end, K);
+    if (depth) gpuir__cg_line(C, "long long kn = (ke - kb + %d) / %d;", depth - 1, depth);
     snprintf(kr.start, sizeof kr.start, "kb + ");
     snprintf(kr.bound, sizeof kr.bound, "ke");
     snprintf(kr.count, sizeof kr.count, "kn");
@@ -10089,53 +10090,57 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
+    bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), fl = gpuir_dtype_is_float(o->dtype);
     gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
     const char *M = z.M.text, *N = z.N.text, *K = z.K.text;
     gpuir__cg_size MK = gpuir__cg_size_mul(&z.M, &z.K), KN = gpuir__cg_size_mul(&z.K, &z.N);
-    gpuir__str *s = C->s;
-    gpuir__str_appendf(s, "        long long a0 = ");
-    gpuir__cg_batch_index(C, s, o, a);
-    gpuir__str_appendf(s, " * %s, b0 = ", MK.text);
-    gpuir__cg_batch_index(C, s, o, b);
-    gpuir__str_appendf(s, " * %s;\n", KN.text);
+    gpuir__str a_batch = {NULL}, b_batch = {NULL}, a_elem = {NULL}, b_elem = {NULL};
+    gpuir__cg_batch_index(C, &a_batch, o, a);
+    gpuir__cg_batch_index(C, &b_batch, o, b);
+    gpuir__cg_line(C, "long long a0 = %s * %s, b0 = %s * %s;", gpuir__str_cstr(&a_batch), MK.text,
+                   gpuir__str_cstr(&b_batch), KN.text);
     const char *kb = "0", *ke = K;              /* the K range: all of it, or the k slice's */
     if (gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES)) {
         gpuir__cg_mm_krange(C, op, z.K.n, 0, inner);   /* no kn: the loop runs to ke */
         kb = "kb";
         ke = "ke";
     }
-    gpuir__str_appendf(s, "        for (long long k0 = %s; k0 < %s; k0 += %d) {\n"
-                       "            for (int e = t; e < %d; e += %lld) {\n"
-                       "                long long gm = tm * %d + e / %d, gk = k0 + e %% %d;\n"
-                       "                as[e] = gm < %s && gk < %s ? ",
-                       kb, ke, GPUIR__MM_BK, GPUIR__MM_BM * GPUIR__MM_BK, (long long)C->threads, GPUIR__MM_BM,
-                       GPUIR__MM_BK, GPUIR__MM_BK, M, ke);
     char idx[720];
-    bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32);
     snprintf(idx, sizeof idx, "a0 + gm * %s + gk * %s", ta ? "1LL" : K, ta ? M : "1LL");
-    gpuir__str_appendf(s, tf32 ? "gpuir_tf32_round(" : "");
-    gpuir__cg_load_expr(s, a->dtype, pa, idx);
-    gpuir__str_appendf(s, tf32 ? ")" : "");
-    gpuir__str_appendf(s, " : (%s)0;\n            }\n"
-                       "            for (int e = t; e < %d; e += %lld) {\n"
-                       "                long long gk = k0 + e / %d, gn = tn * %d + e %% %d;\n"
-                       "                bs[e] = gk < %s && gn < %s ? ",
-                       ct, GPUIR__MM_BK * GPUIR__MM_BN, (long long)C->threads, GPUIR__MM_BN, GPUIR__MM_BN,
-                       GPUIR__MM_BN, ke, N);
+    gpuir__str_appendf(&a_elem, tf32 ? "gpuir_tf32_round(" : "");
+    gpuir__cg_load_expr(C, &a_elem, a->dtype, pa, idx);
+    gpuir__str_appendf(&a_elem, tf32 ? ")" : "");
     snprintf(idx, sizeof idx, "b0 + gk * %s + gn * %s", tb ? "1LL" : N, tb ? K : "1LL");
-    gpuir__str_appendf(s, tf32 ? "gpuir_tf32_round(" : "");
-    gpuir__cg_load_expr(s, b->dtype, pb, idx);
-    gpuir__str_appendf(s, tf32 ? ")" : "");
-    bool fl = gpuir_dtype_is_float(o->dtype);
-    gpuir__str_appendf(s, " : (%s)0;\n            }\n            GPUIR_SYNC();\n"
-                       "            for (int r = 0; r < %lld; r++) {\n"
-                       "                int e = t + r * %lld;\n"
-                       "                if (e < %d)\n"
-                       "                    for (int kk = 0; kk < %d; kk++) acc[r] += %s as[e / %d * %d + kk] * %sbs[kk * %d + e %% %d];\n"
-                       "            }\n            GPUIR_SYNC();\n        }\n",
-                       ct, (long long)((GPUIR__MM_BM * GPUIR__MM_BN + C->threads - 1) / C->threads), (long long)C->threads,
-                       GPUIR__MM_BM * GPUIR__MM_BN, GPUIR__MM_BK, fl ? "" : "(unsigned long long)", GPUIR__MM_BN,
-                       GPUIR__MM_BK, fl ? "" : "(unsigned long long)", GPUIR__MM_BN, GPUIR__MM_BN);
+    gpuir__str_appendf(&b_elem, tf32 ? "gpuir_tf32_round(" : "");
+    gpuir__cg_load_expr(C, &b_elem, b->dtype, pb, idx);
+    gpuir__str_appendf(&b_elem, tf32 ? ")" : "");
+    long long T = C->threads, per = (GPUIR__MM_BM * GPUIR__MM_BN + T - 1) / T;
+    int bm = GPUIR__MM_BM, bn = GPUIR__MM_BN, bk = GPUIR__MM_BK;
+    const char *wide = fl ? "" : "(unsigned long long)";
+    gpuir__cg_open(C, "for (long long k0 = %s; k0 < %s; k0 += %d)", kb, ke, bk);
+    gpuir__cg_open(C, "for (int e = t; e < %d; e += %lld)", bm * bk, T);
+    gpuir__cg_line(C, "long long gm = tm * %d + e / %d, gk = k0 + e %% %d;", bm, bk, bk);
+    gpuir__cg_line(C, "as[e] = gm < %s && gk < %s ? %s : (%s)0;", M, ke, gpuir__str_cstr(&a_elem), ct);
+    gpuir__cg_close(C);
+    gpuir__cg_open(C, "for (int e = t; e < %d; e += %lld)", bk * bn, T);
+    gpuir__cg_line(C, "long long gk = k0 + e / %d, gn = tn * %d + e %% %d;", bn, bn, bn);
+    gpuir__cg_line(C, "bs[e] = gk < %s && gn < %s ? %s : (%s)0;", ke, N, gpuir__str_cstr(&b_elem), ct);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
+    gpuir__cg_line(C, "int e = t + r * %lld;", T);
+    gpuir__cg_line(C, "if (e < %d)", bm * bn);
+    C->depth++;
+    gpuir__cg_line(C, "for (int kk = 0; kk < %d; kk++) acc[r] += %s as[e / %d * %d + kk] * %sbs[kk * %d + e %% %d];",
+                   bk, wide, bn, bk, wide, bn, bn);
+    C->depth--;
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+    gpuir__str_free(&a_batch);
+    gpuir__str_free(&b_batch);
+    gpuir__str_free(&a_elem);
+    gpuir__str_free(&b_elem);
 }
 
 
@@ -10170,10 +10175,11 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
 static void gpuir__cg_mm_tile_order(gpuir__cg *C, long long tiles_m, long long tiles_n) {
     long long band = GPUIR__MM_BAND * tiles_n, mn = tiles_m * tiles_n;
     if (mn == 0) band = mn = 1;                 /* no tiles: the loop never runs; no division by 0 */
-    gpuir__str_appendf(C->s, "        long long u = tile %% %lldLL, first = u / %lldLL * %d, rows = %lldLL - first;\n"
-                       "        if (rows > %d) rows = %d;\n"
-                       "        long long tm = first + u %% %lldLL %% rows, tn = u %% %lldLL / rows, batch = tile / %lldLL;\n",
-                       mn, band, GPUIR__MM_BAND, tiles_m, GPUIR__MM_BAND, GPUIR__MM_BAND, band, band, mn);
+    gpuir__cg_line(C, "long long u = tile %% %lldLL, first = u / %lldLL * %d, rows = %lldLL - first;",
+                   mn, band, GPUIR__MM_BAND, tiles_m);
+    gpuir__cg_line(C, "if (rows > %d) rows = %d;", GPUIR__MM_BAND, GPUIR__MM_BAND);
+    gpuir__cg_line(C, "long long tm = first + u %% %lldLL %% rows, tn = u %% %lldLL / rows, batch = tile / %lldLL;",
+                   band, band, mn);
 }
 
 /* The start of a fast matmul's tile: which one (gpuir__cg_mm_tile_order)
@@ -10182,11 +10188,13 @@ static void gpuir__cg_mm_tile_start(gpuir__cg *C, const gpuir_type *o, const gpu
                                     long long tiles_m, long long tiles_n, long long K) {
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
     gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);
-    gpuir__str_appendf(C->s, "        long long a0 = ");
-    gpuir__cg_batch_index(C, C->s, o, a);
-    gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
-    gpuir__cg_batch_index(C, C->s, o, b);
-    gpuir__str_appendf(C->s, " * %lldLL;\n", K * N);
+    gpuir__str a_batch = {NULL}, b_batch = {NULL};
+    gpuir__cg_batch_index(C, &a_batch, o, a);
+    gpuir__cg_batch_index(C, &b_batch, o, b);
+    gpuir__cg_line(C, "long long a0 = %s * %lldLL, b0 = %s * %lldLL;", gpuir__str_cstr(&a_batch), M * K,
+                   gpuir__str_cstr(&b_batch), K * N);
+    gpuir__str_free(&a_batch);
+    gpuir__str_free(&b_batch);
 }
 
 /* The register-tiled f32 matmuls (GPUIR__MATMUL_REGISTER_TILED: bm = 128;
@@ -10212,76 +10220,86 @@ typedef struct gpuir__rt {
    16-byte loads when rows are multiples of 4 floats, else scalars; zeros
    past the edges. */
 static void gpuir__cg_rt_loads(gpuir__cg *C, const gpuir__rt *R, int pa, int pb) {
-    gpuir__str *s = C->s;
     int bm = R->bm;
-    if (R->K % 4 == 0)
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;\n"
-                           "                long long gm = tm * %d + m, gk = k0 + kq;\n"
-                           "                ra[r] = gm < %lldLL && gk < %s ? *(const float4 *)(p%d + a0 + gm * %lldLL + gk)"
-                           " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n            }\n",
-                           R->nf / 4, bm, R->M, R->kend, pa, R->K);
-    else
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, m = e / 16, kk = e %% 16;\n"
-                           "                long long gm = tm * %d + m, gk = k0 + kk;\n"
-                           "                ra[r] = gm < %lldLL && gk < %s ? p%d[a0 + gm * %lldLL + gk] : 0.0f;\n"
-                           "            }\n", R->nf, bm, R->M, R->kend, pa, R->K);
-    if (R->N % 4 == 0)
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, kk = e / %d, nq = e %% %d * 4;\n"
-                           "                long long gk = k0 + kk, gn = tn * %d + nq;\n"
-                           "                rb[r] = gk < %s && gn < %lldLL ? *(const float4 *)(p%d + b0 + gk * %lldLL + gn)"
-                           " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n            }\n",
-                           R->nf / 4, bm / 4, bm / 4, bm, R->kend, R->N, pb, R->N);
-    else
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, kk = e / %d, n = e %% %d;\n"
-                           "                long long gk = k0 + kk, gn = tn * %d + n;\n"
-                           "                rb[r] = gk < %s && gn < %lldLL ? p%d[b0 + gk * %lldLL + gn] : 0.0f;\n"
-                           "            }\n", R->nf, bm, bm, bm, R->kend, R->N, pb, R->N);
+    const char *a = gpuir__cg_param(C, pa), *b = gpuir__cg_param(C, pb), *zero4 = "GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f)";
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (R->K % 4 == 0) {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
+        gpuir__cg_line(C, "int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;");
+        gpuir__cg_line(C, "long long gm = tm * %d + m, gk = k0 + kq;", bm);
+        gpuir__cg_line(C, "ra[r] = gm < %lldLL && gk < %s ? *(const float4 *)(%s + a0 + gm * %lldLL + gk) : %s;",
+                       R->M, R->kend, a, R->K, zero4);
+    } else {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
+        gpuir__cg_line(C, "int e = t + r * 256, m = e / 16, kk = e %% 16;");
+        gpuir__cg_line(C, "long long gm = tm * %d + m, gk = k0 + kk;", bm);
+        gpuir__cg_line(C, "ra[r] = gm < %lldLL && gk < %s ? %s[a0 + gm * %lldLL + gk] : 0.0f;", R->M, R->kend, a, R->K);
+    }
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (R->N % 4 == 0) {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
+        gpuir__cg_line(C, "int e = t + r * 256, kk = e / %d, nq = e %% %d * 4;", bm / 4, bm / 4);
+        gpuir__cg_line(C, "long long gk = k0 + kk, gn = tn * %d + nq;", bm);
+        gpuir__cg_line(C, "rb[r] = gk < %s && gn < %lldLL ? *(const float4 *)(%s + b0 + gk * %lldLL + gn) : %s;",
+                       R->kend, R->N, b, R->N, zero4);
+    } else {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
+        gpuir__cg_line(C, "int e = t + r * 256, kk = e / %d, n = e %% %d;", bm, bm);
+        gpuir__cg_line(C, "long long gk = k0 + kk, gn = tn * %d + n;", bm);
+        gpuir__cg_line(C, "rb[r] = gk < %s && gn < %lldLL ? %s[b0 + gk * %lldLL + gn] : 0.0f;", R->kend, R->N, b, R->N);
+    }
+    gpuir__cg_close(C);
 }
 
 /* Stores ra and rb into shared-memory stage `st` (an expression). */
 static void gpuir__cg_rt_stores(gpuir__cg *C, const gpuir__rt *R, const char *st) {
-    gpuir__str *s = C->s;
-    int bm = R->bm, sa = R->sa;
-    if (R->K % 4 == 0)
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;\n"
-                           "                float *d = as + (%s) * %d + kq * %d + m;\n"
-                           "                d[0] = ra[r].x; d[%d] = ra[r].y; d[%d] = ra[r].z; d[%d] = ra[r].w;\n            }\n",
-                           R->nf / 4, st, GPUIR__RT_BK * sa, sa, sa, 2 * sa, 3 * sa);
-    else
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256;\n"
-                           "                as[(%s) * %d + e %% 16 * %d + e / 16] = ra[r];\n            }\n",
-                           R->nf, st, GPUIR__RT_BK * sa, sa);
-    if (R->N % 4 == 0)
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++)\n"
-                           "                *(float4 *)(bs + (%s) * %d + (t + r * 256) * 4) = rb[r];\n",
-                           R->nf / 4, st, GPUIR__RT_BK * bm);
-    else
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) bs[(%s) * %d + t + r * 256] = rb[r];\n",
-                           R->nf, st, GPUIR__RT_BK * bm);
+    int sa = R->sa, a_stage = GPUIR__RT_BK * sa, b_stage = GPUIR__RT_BK * R->bm;
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (R->K % 4 == 0) {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
+        gpuir__cg_line(C, "int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;");
+        gpuir__cg_line(C, "float *d = as + (%s) * %d + kq * %d + m;", st, a_stage, sa);
+        gpuir__cg_line(C, "d[0] = ra[r].x; d[%d] = ra[r].y; d[%d] = ra[r].z; d[%d] = ra[r].w;", sa, 2 * sa, 3 * sa);
+    } else {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
+        gpuir__cg_line(C, "int e = t + r * 256;");
+        gpuir__cg_line(C, "as[(%s) * %d + e %% 16 * %d + e / 16] = ra[r];", st, a_stage, sa);
+    }
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (R->N % 4 == 0) {
+        gpuir__cg_line(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
+        C->depth++;
+        gpuir__cg_line(C, "*(float4 *)(bs + (%s) * %d + (t + r * 256) * 4) = rb[r];", st, b_stage);
+        C->depth--;
+    } else
+        gpuir__cg_line(C, "for (int r = 0; r < %d; r++) bs[(%s) * %d + t + r * 256] = rb[r];", R->nf, st, b_stage);
 }
 
 /* The FMAs of shared-memory stage `st`: per k, ts 16-byte reads of A and of
    B, 16 * ts * ts FMAs. */
 static void gpuir__cg_rt_compute(gpuir__cg *C, const gpuir__rt *R, const char *st) {
     int n = 4 * R->ts;
-    gpuir__str_appendf(C->s, "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk++) {\n"
-                       "                const float *x = as + ((%s) * %d + kk) * %d + rm, *y = bs + ((%s) * %d + kk) * %d + rn;\n"
-                       "                float ar[%d], br[%d];\n"
-                       "                GPUIR_UNROLL\n                for (int q = 0; q < %d; q++) {\n"
-                       "                    float4 u = *(const float4 *)(x + q * 16), v = *(const float4 *)(y + q * 32);\n"
-                       "                    ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;\n"
-                       "                    br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;\n"
-                       "                }\n"
-                       "                GPUIR_UNROLL\n                for (int i = 0; i < %d; i++)\n"
-                       "                    GPUIR_UNROLL\n                    for (int j = 0; j < %d; j++) acc[i][j] += ar[i] * br[j];\n"
-                       "            }\n",
-                       GPUIR__RT_BK, st, GPUIR__RT_BK, R->sa, st, GPUIR__RT_BK, R->bm, n, n, R->ts, n, n);
+    char k_row[48];                         /* the row of k step kk in stage st */
+    snprintf(k_row, sizeof k_row, "((%s) * %d + kk)", st, GPUIR__RT_BK);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int kk = 0; kk < %d; kk++)", GPUIR__RT_BK);
+    gpuir__cg_line(C, "const float *x = as + %s * %d + rm, *y = bs + %s * %d + rn;", k_row, R->sa, k_row, R->bm);
+    gpuir__cg_line(C, "float ar[%d], br[%d];", n, n);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int q = 0; q < %d; q++)", R->ts);
+    gpuir__cg_line(C, "float4 u = *(const float4 *)(x + q * 16), v = *(const float4 *)(y + q * 32);");
+    gpuir__cg_line(C, "ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;");
+    gpuir__cg_line(C, "br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < %d; i++)", n);
+    C->depth++;
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int j = 0; j < %d; j++) acc[i][j] += ar[i] * br[j];", n);
+    C->depth--;
+    gpuir__cg_close(C);
 }
 
 static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb, int bm) {
@@ -10298,43 +10316,53 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
     unsigned a_floats = 2 * GPUIR__RT_BK * (unsigned)R.sa, b_floats = 2 * GPUIR__RT_BK * (unsigned)bm;
     C->shared_bytes = (a_floats + b_floats) * 4;
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, as, %u, 0);\n    GPUIR_SHARED(float, bs, %u, %u);\n"
-                       "    int t = GPUIR_THREAD_RANK, w = t / 32, l = t %% 32;\n"
-                       "    int rm = w / 2 * %d + l / 8 * 4, rn = w %% 2 * %d + l %% 8 * 4;\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
-                       a_floats, b_floats, a_floats * 4, 16 * R.ts, 32 * R.ts, tiles_n * tiles_m * batches);
+    gpuir__cg_line(C, "GPUIR_SHARED(float, as, %u, 0);", a_floats);
+    gpuir__cg_line(C, "GPUIR_SHARED(float, bs, %u, %u);", b_floats, a_floats * 4);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, w = t / 32, l = t %% 32;");
+    gpuir__cg_line(C, "int rm = w / 2 * %d + l / 8 * 4, rn = w %% 2 * %d + l %% 8 * 4;", 16 * R.ts, 32 * R.ts);
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)",
+                   tiles_n * tiles_m * batches);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
     char inner[32];
     snprintf(inner, sizeof inner, "%lldLL", gpuir__mm_inner_batches(m, op, o));
     gpuir__cg_krange kr = gpuir__cg_mm_krange(C, op, K, GPUIR__RT_BK, inner);
     R.kend = kr.bound;
-    gpuir__str_appendf(C->s, "        float acc[%lld][%lld];\n"
-                       "        GPUIR_UNROLL\n        for (int i = 0; i < %lld; i++)\n"
-                       "            GPUIR_UNROLL\n            for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;\n"
-                       "        %s ra[%d];\n        %s rb[%d];\n"
-                       "        long long k0 = %s;\n        {\n",
-                       n, n, n, n, K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf,
-                       N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf, kr.start[0] ? "kb" : "0");
+    gpuir__cg_line(C, "float acc[%lld][%lld];", n, n);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < %lld; i++)", n);
+    C->depth++;
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;", n);
+    C->depth--;
+    gpuir__cg_line(C, "%s ra[%d];", K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf);
+    gpuir__cg_line(C, "%s rb[%d];", N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf);
+    gpuir__cg_line(C, "long long k0 = %s;", kr.start[0] ? "kb" : "0");
+    gpuir__cg_line(C, "{");
+    C->depth++;
     gpuir__cg_rt_loads(C, &R, pa, pb);
     gpuir__cg_rt_stores(C, &R, "0");
-    gpuir__str_appendf(C->s, "        }\n        GPUIR_SYNC();\n"
-                       "        for (long long kt = 0; kt < %s; kt++) {\n"
-                       "            int st = (int)(kt & 1);\n"
-                       "            if (kt + 1 < %s) {\n            k0 = %s(kt + 1) * %d;\n",
-                       kr.count, kr.count, kr.start, GPUIR__RT_BK);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (long long kt = 0; kt < %s; kt++)", kr.count);
+    gpuir__cg_line(C, "int st = (int)(kt & 1);");
+    gpuir__cg_line(C, "if (kt + 1 < %s) {", kr.count);
+    gpuir__cg_line(C, "k0 = %s(kt + 1) * %d;", kr.start, GPUIR__RT_BK);
     gpuir__cg_rt_loads(C, &R, pa, pb);
-    gpuir__str_appendf(C->s, "            }\n");
+    gpuir__cg_line(C, "}");
     gpuir__cg_rt_compute(C, &R, "st");
-    gpuir__str_appendf(C->s, "            if (kt + 1 < %s) {\n", kr.count);
+    gpuir__cg_line(C, "if (kt + 1 < %s) {", kr.count);
     gpuir__cg_rt_stores(C, &R, "st ^ 1");
-    gpuir__str_appendf(C->s, "            }\n            GPUIR_SYNC();\n        }\n"
-                       "        GPUIR_UNROLL\n        for (int ii = 0; ii < %lld; ii++)\n"
-                       "            GPUIR_UNROLL\n            for (int jj = 0; jj < %lld; jj++) {\n"
-                       "            long long gm = tm * %d + rm + ii / 4 * 16 + ii %% 4, gn = tn * %d + rn + jj / 4 * 32 + jj %% 4;\n"
-                       "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
-                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
-                       n, n, bm, bm, M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
-    C->depth = 3;                           /* in the tile and output loops */
+    gpuir__cg_line(C, "}");
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int ii = 0; ii < %lld; ii++)", n);
+    C->depth++;
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int jj = 0; jj < %lld; jj++) {", n);
+    gpuir__cg_line(C, "long long gm = tm * %d + rm + ii / 4 * 16 + ii %% 4, gn = tn * %d + rn + jj / 4 * 32 + jj %% 4;", bm, bm);
+    gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
+    gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     return gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
 }
 
@@ -10379,75 +10407,67 @@ static int gpuir__tc_stage(const gpuir__tc *t) {
     return 128 * t->a_row + (t->tb ? 128 * t->a_row : t->bk * GPUIR__TC_BROW);
 }
 
-/* cp.async of 512 16-byte pieces (two a thread): `coords` sets r, c and
-   the global indices, `ok` says whether a piece is in range, `src` and
-   `dst` are its element offsets in global and shared memory. */
-static void gpuir__cg_tc_copy(gpuir__str *s, const char *coords, const char *ok, int p, const char *src,
-                              const char *dst) {
-    gpuir__str_appendf(s, "                for (int e = t; e < 512; e += 256) {\n"
-                       "                    %s\n"
-                       "                    int ok = %s;\n"
-                       "                    gpuir_cp_async16(sm + %s, ok ? (const void *)(p%d + %s) : (const void *)p%d, ok);\n"
-                       "                }\n", coords, ok, dst, p, src, p);
+/* cp.async of 512 16-byte pieces (two a thread): `coords` sets r and c,
+   `global` the global indices, `ok` says whether a piece is in range, `src`
+   and `dst` are its element offsets in global and shared memory. */
+typedef struct gpuir__cg_tc_piece { char coords[64], global[64], ok[64], src[64], dst[64]; } gpuir__cg_tc_piece;
+
+static void gpuir__cg_tc_copy(gpuir__cg *C, const gpuir__cg_tc_piece *pc, int p) {
+    const char *param = gpuir__cg_param(C, p);
+    gpuir__cg_open(C, "for (int e = t; e < 512; e += 256)");
+    gpuir__cg_line(C, "%s", pc->coords);
+    gpuir__cg_line(C, "%s", pc->global);
+    gpuir__cg_line(C, "int ok = %s;", pc->ok);
+    gpuir__cg_line(C, "gpuir_cp_async16(sm + %s, ok ? (const void *)(%s + %s) : (const void *)%s, ok);", pc->dst, param,
+                   pc->src, param);
+    gpuir__cg_close(C);
 }
 
 /* Fills stage `st` with the A and B tiles at k0. */
 static void gpuir__cg_tc_loads(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N, long long K,
                                const char *kend) {
-    char coords[160], ok[160], src[160], dst[160];
+    gpuir__cg_tc_piece pc;
     int vec = 16 / t->es, pieces = t->bk / vec;         /* a row of A: pieces of vec elements */
-    snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
-             "                    long long gm = tm * 128 + r, gk = k0 + c;", pieces, pieces, vec);
-    snprintf(ok, sizeof ok, "gm < %lldLL && gk < %s", M, kend);
-    snprintf(src, sizeof src, "a0 + gm * %lldLL + gk", K);
-    snprintf(dst, sizeof dst, "st * %d + r * %d + c", gpuir__tc_stage(t), t->a_row);
-    gpuir__cg_tc_copy(C->s, coords, ok, pa, src, dst);
+    int stage = gpuir__tc_stage(t), b_at = 128 * t->a_row;
+    snprintf(pc.coords, sizeof pc.coords, "int r = e / %d, c = e %% %d * %d;", pieces, pieces, vec);
+    snprintf(pc.global, sizeof pc.global, "long long gm = tm * 128 + r, gk = k0 + c;");
+    snprintf(pc.ok, sizeof pc.ok, "gm < %lldLL && gk < %s", M, kend);
+    snprintf(pc.src, sizeof pc.src, "a0 + gm * %lldLL + gk", K);
+    snprintf(pc.dst, sizeof pc.dst, "st * %d + r * %d + c", stage, t->a_row);
+    gpuir__cg_tc_copy(C, &pc, pa);
     if (t->tb) {
-        snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
-                 "                    long long gn = tn * 128 + r, gk = k0 + c;", pieces, pieces, vec);
-        snprintf(ok, sizeof ok, "gn < %lldLL && gk < %s", N, kend);
-        snprintf(src, sizeof src, "b0 + gn * %lldLL + gk", K);
-        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", gpuir__tc_stage(t), 128 * t->a_row, t->a_row);
+        snprintf(pc.global, sizeof pc.global, "long long gn = tn * 128 + r, gk = k0 + c;");
+        snprintf(pc.ok, sizeof pc.ok, "gn < %lldLL && gk < %s", N, kend);
+        snprintf(pc.src, sizeof pc.src, "b0 + gn * %lldLL + gk", K);
+        snprintf(pc.dst, sizeof pc.dst, "st * %d + %d + r * %d + c", stage, b_at, t->a_row);
     } else {
-        snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
-                 "                    long long gk = k0 + r, gn = tn * 128 + c;", 128 / vec, 128 / vec, vec);
-        snprintf(ok, sizeof ok, "gk < %s && gn < %lldLL", kend, N);
-        snprintf(src, sizeof src, "b0 + gk * %lldLL + gn", N);
-        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", gpuir__tc_stage(t), 128 * t->a_row, GPUIR__TC_BROW);
+        snprintf(pc.coords, sizeof pc.coords, "int r = e / %d, c = e %% %d * %d;", 128 / vec, 128 / vec, vec);
+        snprintf(pc.global, sizeof pc.global, "long long gk = k0 + r, gn = tn * 128 + c;");
+        snprintf(pc.ok, sizeof pc.ok, "gk < %s && gn < %lldLL", kend, N);
+        snprintf(pc.src, sizeof pc.src, "b0 + gk * %lldLL + gn", N);
+        snprintf(pc.dst, sizeof pc.dst, "st * %d + %d + r * %d + c", stage, b_at, GPUIR__TC_BROW);
     }
-    gpuir__cg_tc_copy(C->s, coords, ok, pb, src, dst);
-}
-
-/* One TF32 register of a fragment: base[off] rounded to TF32. */
-static void gpuir__cg_tc_reg(gpuir__str *s, const char *reg, char base, int off) {
-    gpuir__str_appendf(s, "%s = gpuir_tf32_bits(%c[%d]);", reg, base, off);
+    gpuir__cg_tc_copy(C, &pc, pb);
 }
 
 /* The TF32 fragments of k step kk, one float a register from shared
    memory (lane l: g = l / 4, q = l % 4; A's registers hold rows g and
    g + 8 at k = q, then the same at k + 4; B's hold column g at those k). */
-static void gpuir__cg_tc_frags_tf32(gpuir__str *s, const gpuir__tc *t) {
-    gpuir__str_appendf(s, "                unsigned af[4][4], bf[4][2];\n"
-                       "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++) {\n"
-                       "                    const float *x = sa + (wm + i * 16 + g) * %d + kk + q;\n                    ",
-                       t->a_row);
-    for (int r = 0; r < 4; r++) {
-        char reg[32];
-        snprintf(reg, sizeof reg, "af[i][%d]", r);
-        gpuir__cg_tc_reg(s, reg, 'x', (r & 1) * 8 * t->a_row + (r >> 1) * 4);
-        gpuir__str_appendf(s, r == 3 ? "\n" : r == 1 ? "\n                    " : " ");
-    }
-    gpuir__str_appendf(s, "                }\n                GPUIR_UNROLL\n                for (int j = 0; j < 4; j++) {\n");
-    int row = t->tb ? t->a_row : GPUIR__TC_BROW;       /* elements from one k to the next */
-    if (t->tb) gpuir__str_appendf(s, "                    const float *y = sb + (wn + j * 8 + g) * %d + kk + q;\n", t->a_row);
-    else gpuir__str_appendf(s, "                    const float *y = sb + (kk + q) * %d + wn + j * 8 + g;\n", row);
-    for (int r = 0; r < 2; r++) {
-        char reg[32];
-        snprintf(reg, sizeof reg, "bf[j][%d]", r);
-        gpuir__str_appendf(s, r ? " " : "                    ");
-        gpuir__cg_tc_reg(s, reg, 'y', r * 4 * (t->tb ? 1 : row));
-    }
-    gpuir__str_appendf(s, "\n                }\n");
+static void gpuir__cg_tc_frags_tf32(gpuir__cg *C, const gpuir__tc *t) {
+    int a_far = 8 * t->a_row, row = t->tb ? t->a_row : GPUIR__TC_BROW;    /* elements from one k to the next */
+    gpuir__cg_line(C, "unsigned af[4][4], bf[4][2];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int i = 0; i < 4; i++)");
+    gpuir__cg_line(C, "const float *x = sa + (wm + i * 16 + g) * %d + kk + q;", t->a_row);
+    gpuir__cg_line(C, "af[i][0] = gpuir_tf32_bits(x[0]); af[i][1] = gpuir_tf32_bits(x[%d]);", a_far);
+    gpuir__cg_line(C, "af[i][2] = gpuir_tf32_bits(x[4]); af[i][3] = gpuir_tf32_bits(x[%d]);", a_far + 4);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int j = 0; j < 4; j++)");
+    if (t->tb) gpuir__cg_line(C, "const float *y = sb + (wn + j * 8 + g) * %d + kk + q;", t->a_row);
+    else gpuir__cg_line(C, "const float *y = sb + (kk + q) * %d + wn + j * 8 + g;", row);
+    gpuir__cg_line(C, "bf[j][0] = gpuir_tf32_bits(y[0]); bf[j][1] = gpuir_tf32_bits(y[%d]);", 4 * (t->tb ? 1 : row));
+    gpuir__cg_close(C);
 }
 
 /* The f16/bf16 fragments of k step kk through ldmatrix.x4, each lane
@@ -10458,31 +10478,35 @@ static void gpuir__cg_tc_frags_tf32(gpuir__str *s, const gpuir__tc *t) {
    of the second): B^T's rows as A's (lb: n row l % 8 + l / 16 * 8, k +
    l / 8 % 2 * 8), or B's k rows transposed (lb: k row l % 16, n + l / 16
    * 8). */
-static void gpuir__cg_tc_frags_ldmatrix(gpuir__str *s, const gpuir__tc *t) {
-    gpuir__str_appendf(s, "                unsigned af[4][4], bf[2][4];\n"
-                       "                GPUIR_UNROLL\n"
-                       "                for (int i = 0; i < 4; i++) GPUIR_LDMATRIX_X4(af[i], sa + la + i * %d + kk);\n"
-                       "                GPUIR_UNROLL\n"
-                       "                for (int j = 0; j < 2; j++) GPUIR_LDMATRIX_X4%s(bf[j], sb + lb + j * %d%s);\n",
-                       16 * t->a_row, t->tb ? "" : "_TRANS", t->tb ? 16 * t->a_row : 16,
-                       t->tb ? " + kk" : " + kk * " GPUIR__XSTR(GPUIR__TC_BROW));
+static void gpuir__cg_tc_frags_ldmatrix(gpuir__cg *C, const gpuir__tc *t) {
+    gpuir__cg_line(C, "unsigned af[4][4], bf[2][4];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < 4; i++) GPUIR_LDMATRIX_X4(af[i], sa + la + i * %d + kk);", 16 * t->a_row);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (t->tb)
+        gpuir__cg_line(C, "for (int j = 0; j < 2; j++) GPUIR_LDMATRIX_X4(bf[j], sb + lb + j * %d + kk);", 16 * t->a_row);
+    else
+        gpuir__cg_line(C, "for (int j = 0; j < 2; j++) GPUIR_LDMATRIX_X4_TRANS(bf[j], sb + lb + j * 16 + kk * %d);",
+                       GPUIR__TC_BROW);
 }
 
 /* One stage's mma work: k steps of 16 (8 for TF32), each loading the
    warp's A fragments (4 m tiles) and B fragments (4 n tiles) from shared
    memory, then 16 mma. The fragment layouts are the PTX ISA's. */
 static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
-    gpuir__str *s = C->s;
-    int kstep = t->tf32 ? 8 : 16;
-    gpuir__str_appendf(s, "            const %s *sa = sm + rd * %d, *sb = sa + %d;\n"
-                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += %d) {\n",
-                       t->elem, gpuir__tc_stage(t), 128 * t->a_row, t->bk, kstep);
-    if (t->tf32) gpuir__cg_tc_frags_tf32(s, t);
-    else gpuir__cg_tc_frags_ldmatrix(s, t);
-    gpuir__str_appendf(s, "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++)\n"
-                       "                    GPUIR_UNROLL\n"
-                       "                    for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], %s);\n"
-                       "            }\n", t->mma, t->tf32 ? "bf[j]" : "bf[j / 2] + j % 2 * 2");
+    gpuir__cg_line(C, "const %s *sa = sm + rd * %d, *sb = sa + %d;", t->elem, gpuir__tc_stage(t), 128 * t->a_row);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int kk = 0; kk < %d; kk += %d)", t->bk, t->tf32 ? 8 : 16);
+    if (t->tf32) gpuir__cg_tc_frags_tf32(C, t);
+    else gpuir__cg_tc_frags_ldmatrix(C, t);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < 4; i++)");
+    C->depth++;
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], %s);", t->mma,
+                   t->tf32 ? "bf[j]" : "bf[j / 2] + j % 2 * 2");
+    C->depth--;
+    gpuir__cg_close(C);
 }
 
 /* The k loop of a tile: GPUIR__TC_STAGES stages in a ring. Step kt first
@@ -10496,17 +10520,20 @@ static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
 static void gpuir__cg_tc_pipeline(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N,
                                   long long K, const gpuir__cg_krange *kr) {
     int ahead = GPUIR__TC_STAGES - 1;
-    gpuir__str_appendf(C->s, "        for (long long kt = -%d; kt < %s; kt++) {\n"
-                       "            if (kt + %d < %s) {\n"
-                       "                int st = (int)((kt + %d) %% %d);\n"
-                       "                long long k0 = %s(kt + %d) * %d;\n",
-                       ahead, kr->count, ahead, kr->count, ahead, GPUIR__TC_STAGES, kr->start, ahead, t->bk);
+    gpuir__cg_open(C, "for (long long kt = -%d; kt < %s; kt++)", ahead, kr->count);
+    gpuir__cg_open(C, "if (kt + %d < %s)", ahead, kr->count);
+    gpuir__cg_line(C, "int st = (int)((kt + %d) %% %d);", ahead, GPUIR__TC_STAGES);
+    gpuir__cg_line(C, "long long k0 = %s(kt + %d) * %d;", kr->start, ahead, t->bk);
     gpuir__cg_tc_loads(C, t, pa, pb, M, N, K, kr->bound);
-    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
-                       "            gpuir_cp_async_wait(%d);\n            GPUIR_SYNC();\n"
-                       "            int rd = (int)(kt %% %d);\n", GPUIR__TC_STAGES - 2, GPUIR__TC_STAGES);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "gpuir_cp_async_commit();");
+    gpuir__cg_line(C, "if (kt < 0) continue;");
+    gpuir__cg_line(C, "gpuir_cp_async_wait(%d);", GPUIR__TC_STAGES - 2);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_line(C, "int rd = (int)(kt %% %d);", GPUIR__TC_STAGES);
     gpuir__cg_tc_compute(C, t);
-    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n");
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
 }
 
 /* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): the pipeline over
@@ -10524,35 +10551,35 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
     C->dynamic_bytes = (uint32_t)(GPUIR__TC_STAGES * gpuir__tc_stage(&t) * t.es);
-    char lanes[200] = "";                   /* where the lane's ldmatrix rows start */
-    if (!t.tf32 && t.tb)
-        snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
-                 "lb = (wn + lane %% 8 + lane / 16 * 8) * %d + lane / 8 %% 2 * 8;\n", t.a_row, t.a_row);
-    else if (!t.tf32)
-        snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
-                 "lb = lane %% 16 * %d + wn + lane / 16 * 8;\n", t.a_row, GPUIR__TC_BROW);
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n    %s *sm = (%s *)smem;\n"
-                       "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;\n"
-                       "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n%s"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
-                       C->dynamic_bytes, t.elem, t.elem, lanes, tiles_n * tiles_m * batches);
+    gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */", C->dynamic_bytes);
+    gpuir__cg_line(C, "%s *sm = (%s *)smem;", t.elem, t.elem);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;");
+    gpuir__cg_line(C, "int wm = warp / 4 * 64, wn = warp %% 4 * 32;");
+    if (!t.tf32 && t.tb)                    /* where the lane's ldmatrix rows start */
+        gpuir__cg_line(C, "int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
+                       "lb = (wn + lane %% 8 + lane / 16 * 8) * %d + lane / 8 %% 2 * 8;", t.a_row, t.a_row);
+    else if (!t.tf32)
+        gpuir__cg_line(C, "int la = (wm + lane %% 16) * %d + lane / 16 * 8, lb = lane %% 16 * %d + wn + lane / 16 * 8;",
+                       t.a_row, GPUIR__TC_BROW);
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)",
+                   tiles_n * tiles_m * batches);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
     char inner[32];
     snprintf(inner, sizeof inner, "%lldLL", gpuir__mm_inner_batches(m, op, o));
     gpuir__cg_krange kr = gpuir__cg_mm_krange(C, op, K, t.bk, inner);
-    gpuir__str_appendf(C->s, "        float acc[64];\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n");
+    gpuir__cg_line(C, "float acc[64];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int f = 0; f < 64; f++) acc[f] = 0.0f;");
     gpuir__cg_tc_pipeline(C, &t, pa, pb, M, N, K, &kr);
-    gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
-                       "            long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;\n"
-                       "            long long gn = tn * 128 + wn + f / 4 %% 4 * 8 + q * 2 + f %% 2;\n"
-                       "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
-                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
-                       M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int f = 0; f < 64; f++)");
+    gpuir__cg_line(C, "long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;");
+    gpuir__cg_line(C, "long long gn = tn * 128 + wn + f / 4 %% 4 * 8 + q * 2 + f %% 2;");
+    gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
+    gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : o->dtype == GPUIR_F16 ? "gpuir_round_f16(acc[f])"
                                                                                                    : "acc[f]";
-    C->depth = 3;                           /* in the tile and output loops */
     return gpuir__cg_matmul_epilogue(C, at, "float", value);
 }
 
@@ -10607,21 +10634,29 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param) {
 static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gpuir_type *a, const gpuir_type *b,
                                      long long tiles, long long tiles_m, long long tiles_n, long long K) {
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + 63) / 64;
-    gpuir__str_appendf(C->s, "    if (wg == 0) {\n        gpuir_setmaxnreg_dec(%d);\n        if (t == 0)\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
-                       GPUIR__WG_PRODUCER_REGS, tiles);
+    unsigned stage = GPUIR__WG_STAGE_BYTES;
+    const char *full = "full + 8u * st";
+    gpuir__cg_open(C, "if (wg == 0)");
+    gpuir__cg_line(C, "gpuir_setmaxnreg_dec(%d);", GPUIR__WG_PRODUCER_REGS);
+    gpuir__cg_line(C, "if (t == 0)");
+    C->depth--;
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
-    gpuir__str_appendf(C->s, "        int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);\n"
-                       "        for (long long kt = 0; kt < %lldLL; kt++, it++) {\n"
-                       "            unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;\n"
-                       "            if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));\n"
-                       "            gpuir_mbar_expect_tx(full + 8u * st, %uu);\n"
-                       "            gpuir_tma_load_%dd(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, full + 8u * st);\n"
-                       "            gpuir_tma_load_%dd(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * 128), cb, full + 8u * st);\n"
-                       "        }\n    }\n    } else {\n    gpuir_setmaxnreg_inc(%d);\n",
-                       M > 0 && K > 0 ? M * K : 1, N > 0 && K > 0 ? N * K : 1, k_tiles, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES,
-                       GPUIR__WG_STAGES, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES, C->info->tmaps[0].rank,
-                       C->info->tmaps[1].rank, GPUIR__WG_STAGE_BYTES / 2, GPUIR__WG_CONSUMER_REGS);
+    gpuir__cg_line(C, "int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);", M > 0 && K > 0 ? M * K : 1,
+                   N > 0 && K > 0 ? N * K : 1);
+    gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
+    gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;", GPUIR__WG_STAGES, stage);
+    gpuir__cg_line(C, "if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));", GPUIR__WG_STAGES,
+                   GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "gpuir_mbar_expect_tx(%s, %uu);", full, stage);
+    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, %s);",
+                   C->info->tmaps[0].rank, full);
+    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * 128), cb, %s);",
+                   C->info->tmaps[1].rank, stage / 2, full);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "} else {");
+    gpuir__cg_line(C, "gpuir_setmaxnreg_inc(%d);", GPUIR__WG_CONSUMER_REGS);
 }
 
 /* A consumer's k loop: wait for the stage, four wgmma on it, then (with
@@ -10629,21 +10664,28 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gp
    all groups are done. */
 static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const char *mma, long long K) {
     long long k_tiles = (K + 63) / 64;
-    gpuir__str_appendf(C->s, "        unsigned prev = 0;\n"
-                       "        for (long long kt = 0; kt < %lldLL; kt++, it++) {\n"
-                       "            unsigned st = (unsigned)(it %% %d), sb = sbase + st * %uu + %uu, sa = sbase + st * %uu + (unsigned)(wg - 1) * 8192u;\n"
-                       "            gpuir_mbar_wait(full + 8u * st, (unsigned)(it / %d & 1));\n"
-                       "            gpuir_wgmma_fence();\n"
-                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < 4; kk++)\n"
-                       "                GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u),\n"
-                       "                               smem, s0);\n"
-                       "            gpuir_wgmma_commit();\n            gpuir_wgmma_wait1();\n"
-                       "            if (kt > 0) gpuir_mbar_arrive(empty + 8u * prev);\n"
-                       "            prev = st;\n        }\n"
-                       "        gpuir_wgmma_wait0();\n        GPUIR_WGMMA_KEEP(acc);\n"
-                       "        if (%lldLL > 0) gpuir_mbar_arrive(empty + 8u * prev);\n",
-                       k_tiles, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES, GPUIR__WG_STAGE_BYTES / 2, GPUIR__WG_STAGE_BYTES,
-                       GPUIR__WG_STAGES, mma, k_tiles);
+    unsigned stage = GPUIR__WG_STAGE_BYTES;
+    gpuir__cg_line(C, "unsigned prev = 0;");
+    gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
+    gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sb = sbase + st * %uu + %uu, "
+                   "sa = sbase + st * %uu + (unsigned)(wg - 1) * 8192u;", GPUIR__WG_STAGES, stage, stage / 2, stage);
+    gpuir__cg_line(C, "gpuir_mbar_wait(full + 8u * st, (unsigned)(it / %d & 1));", GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "gpuir_wgmma_fence();");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int kk = 0; kk < 4; kk++)");
+    C->depth++;
+    gpuir__cg_line(C, "GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u),",
+                   mma);
+    gpuir__cg_line(C, "               smem, s0);");
+    C->depth--;
+    gpuir__cg_line(C, "gpuir_wgmma_commit();");
+    gpuir__cg_line(C, "gpuir_wgmma_wait1();");
+    gpuir__cg_line(C, "if (kt > 0) gpuir_mbar_arrive(empty + 8u * prev);");
+    gpuir__cg_line(C, "prev = st;");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "gpuir_wgmma_wait0();");
+    gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(acc);");
+    gpuir__cg_line(C, "if (%lldLL > 0) gpuir_mbar_arrive(empty + 8u * prev);", k_tiles);
 }
 
 static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int pb) {
@@ -10660,41 +10702,89 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb);
     C->dynamic_bytes = 1024u + GPUIR__WG_STAGES * (GPUIR__WG_STAGE_BYTES + 16u);
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n"
-                       "    unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;\n"
-                       "    unsigned full = sbase + %uu, empty = full + %uu;\n"
-                       "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;\n"
-                       "    long long it = 0;                    /* k tiles so far, across tiles */\n"
-                       "    if (t == 0) {\n"
-                       "        for (unsigned st = 0; st < %du; st++) {\n"
-                       "            gpuir_mbar_init(full + 8u * st, 1u);\n            gpuir_mbar_init(empty + 8u * st, 256u);\n"
-                       "        }\n        gpuir_mbar_init_fence();\n    }\n    GPUIR_SYNC();\n",
-                       C->dynamic_bytes, GPUIR__WG_STAGES * GPUIR__WG_STAGE_BYTES, 8u * GPUIR__WG_STAGES, GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */", C->dynamic_bytes);
+    gpuir__cg_line(C, "unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;");
+    gpuir__cg_line(C, "unsigned full = sbase + %uu, empty = full + %uu;", GPUIR__WG_STAGES * GPUIR__WG_STAGE_BYTES,
+                   8u * GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;");
+    gpuir__cg_line(C, "long long it = 0;                    /* k tiles so far, across tiles */");
+    gpuir__cg_open(C, "if (t == 0)");
+    gpuir__cg_open(C, "for (unsigned st = 0; st < %du; st++)", GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "gpuir_mbar_init(full + 8u * st, 1u);");
+    gpuir__cg_line(C, "gpuir_mbar_init(empty + 8u * st, 256u);");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "gpuir_mbar_init_fence();");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_wgmma_producer(C, o, a, b, tiles, tiles_m, tiles_n, K);
-    gpuir__str_appendf(C->s, "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n", tiles);
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
-    gpuir__str_appendf(C->s, "        (void)a0; (void)b0;\n        float acc[64];\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n");
+    gpuir__cg_line(C, "(void)a0; (void)b0;");
+    gpuir__cg_line(C, "float acc[64];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int f = 0; f < 64; f++) acc[f] = 0.0f;");
     gpuir__cg_wgmma_consumer(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
-    gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
-                       "            long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 %% 2 * 8;\n"
-                       "            long long gn = tn * 128 + f / 4 * 8 + q * 2 + f %% 2;\n"
-                       "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
-                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
-                       M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int f = 0; f < 64; f++)");
+    gpuir__cg_line(C, "long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 %% 2 * 8;");
+    gpuir__cg_line(C, "long long gn = tn * 128 + f / 4 * 8 + q * 2 + f %% 2;");
+    gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
+    gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : "gpuir_round_f16(acc[f])";
-    C->depth = 3;
     gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
-    gpuir__str_appendf(C->s, "    }\n");               /* the consumers' branch */
+    gpuir__cg_line(C, "}");                     /* the consumers' branch */
     return r;
+}
+
+/* The plain matmul (GPUIR__MATMUL_PLAIN, any dtype, dynamic sizes): 64x64
+   output tiles, A and B staged through shared memory 16 deep, each thread
+   accumulating outputs spread over the tile. */
+static gpuir_result gpuir__cg_matmul_plain(gpuir__cg *C, size_t at, int pa, int pb) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
+    gpuir__cg_dims od = gpuir__cg_dims_of(C, o);
+    gpuir__cg_prod batch_dims = {1, ""};
+    for (int d = 0; d + 2 < o->rank; d++) gpuir__cg_prod_mul(&batch_dims, &od, d);
+    gpuir__cg_size batches = gpuir__cg_size_of(&batch_dims);
+    gpuir__cg_size tiles_n = gpuir__cg_size_tiles(&z.N, GPUIR__MM_BN), tiles_m = gpuir__cg_size_tiles(&z.M, GPUIR__MM_BM);
+    gpuir__cg_size tiles_mn = gpuir__cg_size_mul(&tiles_n, &tiles_m), tiles = gpuir__cg_size_mul(&tiles_mn, &batches);
+    gpuir__cg_size MN = gpuir__cg_size_mul(&z.M, &z.N);
+    bool fl = gpuir_dtype_is_float(o->dtype);
+    const char *ct = fl ? "float" : "long long", *acc_t = fl ? "float" : "unsigned long long";
+    long long T = C->threads, per_thread = (GPUIR__MM_BM * GPUIR__MM_BN + T - 1) / T;
+    int a_elems = GPUIR__MM_BM * GPUIR__MM_BK, b_elems = GPUIR__MM_BK * GPUIR__MM_BN;
+    C->shared_bytes = (uint32_t)((a_elems + b_elems) * (fl ? 4 : 8));
+    C->barriers = true;
+    gpuir__cg_line(C, "GPUIR_SHARED(%s, as, %d, 0);", ct, a_elems);
+    gpuir__cg_line(C, "GPUIR_SHARED(%s, bs, %d, %d);", ct, b_elems, a_elems * (fl ? 4 : 8));
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %s; tile += GPUIR_GRID_BLOCKS)", tiles.text);
+    gpuir__cg_line(C, "long long tn = tile %% %s, tm = tile / %s %% %s, batch = tile / %s;", tiles_n.text, tiles_n.text,
+                   tiles_m.text, tiles_mn.text);
+    gpuir__cg_line(C, "%s acc[%lld];", acc_t, per_thread);
+    gpuir__cg_line(C, "for (int r = 0; r < %lld; r++) acc[r] = 0;", per_thread);
+    const gpuir__attr *ks = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES);
+    char inner[360];                    /* the matmul's own batches: all but the k slices */
+    snprintf(inner, sizeof inner, "%s / %lldLL", batches.text, (long long)(ks ? ks->i : 1));
+    gpuir__cg_matmul_tiles(C, op, pa, pb, ct, inner);
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per_thread);
+    gpuir__cg_line(C, "int e = t + r * %lld;", T);
+    gpuir__cg_line(C, "long long gm = tm * %d + e / %d, gn = tn * %d + e %% %d;", GPUIR__MM_BM, GPUIR__MM_BN,
+                   GPUIR__MM_BN, GPUIR__MM_BN);
+    gpuir__cg_line(C, "if (e >= %d || gm >= %s || gn >= %s) continue;", GPUIR__MM_BM * GPUIR__MM_BN, z.M.text, z.N.text);
+    gpuir__cg_line(C, "%s i = (%s)(batch * %s + gm * %s + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), MN.text, z.N.text);
+    const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+    char acc[64];
+    snprintf(acc, sizeof acc, "%s((%s)acc[r])", round, gpuir__cg_ctype(o->dtype));
+    return gpuir__cg_matmul_epilogue(C, at, gpuir__cg_ctype(o->dtype), acc);
 }
 
 /* A matmul and its elementwise epilogue (bias, activation, residual). */
 static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
-    uint32_t dst = gpuir__op_operand(m, op, 2);
-    const gpuir_type *o = &gpuir__value_at(m, dst)->type;
     int pa = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 0)), pb = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
     if (pa < 0 || pb < 0) return gpuir__cg_fail(C, op, "reads a buffer this kernel computes");
     for (size_t i = 0; i < at; i++) {
@@ -10708,43 +10798,7 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     if (form == GPUIR__MATMUL_REGISTER_TILED_64) return gpuir__cg_matmul_rt(C, at, pa, pb, 64);
     if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
     if (form == GPUIR__MATMUL_WGMMA) return gpuir__cg_matmul_wgmma(C, at, pa, pb);
-    gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
-    gpuir__cg_dims od = gpuir__cg_dims_of(C, o);
-    gpuir__cg_prod batch_dims = {1, ""};
-    for (int d = 0; d + 2 < o->rank; d++) gpuir__cg_prod_mul(&batch_dims, &od, d);
-    gpuir__cg_size batches = gpuir__cg_size_of(&batch_dims);
-    gpuir__cg_size tiles_n = gpuir__cg_size_tiles(&z.N, GPUIR__MM_BN), tiles_m = gpuir__cg_size_tiles(&z.M, GPUIR__MM_BM);
-    gpuir__cg_size tiles_mn = gpuir__cg_size_mul(&tiles_n, &tiles_m), tiles = gpuir__cg_size_mul(&tiles_mn, &batches);
-    gpuir__cg_size MN = gpuir__cg_size_mul(&z.M, &z.N);
-    bool fl = gpuir_dtype_is_float(o->dtype);
-    const char *ct = fl ? "float" : "long long", *acc_t = fl ? "float" : "unsigned long long";
-    long long per_thread = (GPUIR__MM_BM * GPUIR__MM_BN + C->threads - 1) / C->threads;
-    C->shared_bytes = (uint32_t)((GPUIR__MM_BM + GPUIR__MM_BN) * GPUIR__MM_BK * (fl ? 4 : 8));
-    C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, as, %d, 0);\n    GPUIR_SHARED(%s, bs, %d, %d);\n"
-                       "    int t = GPUIR_THREAD_RANK;\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %s; tile += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long tn = tile %% %s, tm = tile / %s %% %s, batch = tile / %s;\n"
-                       "        %s acc[%lld];\n        for (int r = 0; r < %lld; r++) acc[r] = 0;\n",
-                       ct, GPUIR__MM_BM * GPUIR__MM_BK, ct, GPUIR__MM_BK * GPUIR__MM_BN,
-                       GPUIR__MM_BM * GPUIR__MM_BK * (fl ? 4 : 8), tiles.text, tiles_n.text, tiles_n.text,
-                       tiles_m.text, tiles_mn.text, acc_t, per_thread, per_thread);
-    const gpuir__attr *ks = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES);
-    char inner[360];                    /* the matmul's own batches: all but the k slices */
-    snprintf(inner, sizeof inner, "%s / %lldLL", batches.text, (long long)(ks ? ks->i : 1));
-    gpuir__cg_matmul_tiles(C, op, pa, pb, ct, inner);
-    gpuir__str_appendf(C->s, "        for (int r = 0; r < %lld; r++) {\n            int e = t + r * %lld;\n"
-                       "            long long gm = tm * %d + e / %d, gn = tn * %d + e %% %d;\n"
-                       "            if (e >= %d || gm >= %s || gn >= %s) continue;\n"
-                       "            %s i = (%s)(batch * %s + gm * %s + gn);\n",
-                       per_thread, (long long)C->threads, GPUIR__MM_BM, GPUIR__MM_BN, GPUIR__MM_BN, GPUIR__MM_BN,
-                       GPUIR__MM_BM * GPUIR__MM_BN, z.M.text, z.N.text, gpuir__cg_idx(C), gpuir__cg_idx(C), MN.text,
-                       z.N.text);
-    const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
-    char acc[64];
-    snprintf(acc, sizeof acc, "%s((%s)acc[r])", round, gpuir__cg_ctype(o->dtype));
-    C->depth = 3;                           /* in the tile and output loops */
-    return gpuir__cg_matmul_epilogue(C, at, gpuir__cg_ctype(o->dtype), acc);
+    return gpuir__cg_matmul_plain(C, at, pa, pb);
 }
 
 
