@@ -9211,6 +9211,9 @@ static void gpuir__cg_close(gpuir__cg *C) {
     gpuir__cg_line(C, "}");
 }
 
+/* An empty line (between kernels). */
+static void gpuir__cg_blank(gpuir__cg *C) { gpuir__str_puts(C->s, "\n"); }
+
 static const char *gpuir__cg_storage(gpuir_dtype d) {
     switch (d) {
     case GPUIR_F32: return "float";
@@ -9752,21 +9755,24 @@ static gpuir_result gpuir__cg_block_threads(gpuir__cg *C, uint32_t kid, int64_t 
 static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
     gpuir_module *m = C->m;
     size_t n = stbds_arrlenu(C->k->params);
-    gpuir__str_appendf(C->s, "GPUIR_KERNEL %s%s(%s", C->tma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
-                       n ? "GPUIR_LANE " : "GPUIR_LANE_ONLY");
+    gpuir__str params = {NULL};
+    gpuir__str_puts(&params, n ? "GPUIR_LANE " : "GPUIR_LANE_ONLY");
     for (size_t i = 0; i < n; i++) {
         bool reads, writes;
         gpuir__param_access(m, C->k, i, &reads, &writes);
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
-        gpuir__str_appendf(C->s, "%s%s%s *p%zu", i ? ", " : "", writes ? "" : "const ", gpuir__cg_storage(t->dtype), i);
+        gpuir__str_appendf(&params, "%s%s%s *%s", i ? ", " : "", writes ? "" : "const ", gpuir__cg_storage(t->dtype),
+                           gpuir__cg_param(C, (int)i));
     }
     for (size_t i = 0; i < n; i++) {            /* then the dynamic dims, in order */
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
         for (int a = 0; a < t->rank; a++)
-            if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(C->s, ", long long p%zu_d%d", i, a);
+            if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(&params, ", long long %s_d%d", gpuir__cg_param(C, (int)i), a);
     }
-    if (C->tma) gpuir__str_appendf(C->s, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
-    gpuir__str_appendf(C->s, ") {\n");
+    if (C->tma) gpuir__str_puts(&params, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
+    gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", C->tma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
+                   gpuir__str_cstr(&params));
+    gpuir__str_free(&params);
 }
 
 static void gpuir__cg_reset_values(gpuir__cg *C) {
@@ -11025,6 +11031,26 @@ static void gpuir__cg_dense_literal(gpuir__str *s, const gpuir_module *m, const 
     gpuir__cg_literal(s, d, &one);
 }
 
+/* One dense constant's table: eight values a line. */
+static void gpuir__cg_dense_table(gpuir__cg *C, const gpuir__attr *v, gpuir_dtype d, uint32_t op_id) {
+    gpuir__str row = {NULL};
+    gpuir__str_appendf(&row, "GPUIR_TABLE %s gpuir_dense_%u[%u] = {", gpuir__cg_ctype(d), op_id, v->n ? v->n : 1u);
+    if (!v->n) gpuir__str_puts(&row, "0");
+    for (uint32_t e = 0; e < v->n; e++) {
+        if (e && e % 8 == 0) {              /* the row is full: the next one, indented */
+            gpuir__str_puts(&row, ",");
+            gpuir__cg_line(C, "%s", gpuir__str_cstr(&row));
+            gpuir__str_free(&row);
+            C->depth = 1;
+        } else if (e) gpuir__str_puts(&row, ", ");
+        gpuir__cg_dense_literal(&row, C->m, v, d, e);
+    }
+    gpuir__str_puts(&row, "};");
+    gpuir__cg_line(C, "%s", gpuir__str_cstr(&row));
+    gpuir__str_free(&row);
+    C->depth = 0;
+}
+
 /* Before a kernel: a table (file scope, const) for each dense constant in
    it, gpuir_dense_<op>, read at the element a thread computes. */
 static gpuir_result gpuir__cg_dense_tables(gpuir__cg *C) {
@@ -11037,17 +11063,18 @@ static gpuir_result gpuir__cg_dense_tables(gpuir__cg *C) {
         if (v->n > GPUIR__CG_MAX_DENSE)
             return gpuir__cg_fail(C, op, "a dense constant of more than 65536 elements in a kernel (make it a global)");
         gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type.dtype;
-        if (first)
-            gpuir__str_appendf(C->s, "\n#ifndef GPUIR_TABLE\n#ifdef GPUIR_EMU\n#define GPUIR_TABLE static const\n"
-                               "#else\n#define GPUIR_TABLE static __device__ const\n#endif\n#endif\n");
-        first = false;
-        gpuir__str_appendf(C->s, "GPUIR_TABLE %s gpuir_dense_%u[%u] = {", gpuir__cg_ctype(d), C->k->ops[i],
-                           v->n ? v->n : 1u);
-        for (uint32_t e = 0; e < v->n; e++) {
-            gpuir__str_appendf(C->s, "%s", e ? (e % 8 ? ", " : ",\n    ") : "");
-            gpuir__cg_dense_literal(C->s, m, v, d, e);
+        if (first) {
+            gpuir__cg_blank(C);
+            gpuir__cg_line(C, "#ifndef GPUIR_TABLE");
+            gpuir__cg_line(C, "#ifdef GPUIR_EMU");
+            gpuir__cg_line(C, "#define GPUIR_TABLE static const");
+            gpuir__cg_line(C, "#else");
+            gpuir__cg_line(C, "#define GPUIR_TABLE static __device__ const");
+            gpuir__cg_line(C, "#endif");
+            gpuir__cg_line(C, "#endif");
         }
-        gpuir__str_appendf(C->s, "%s};\n", v->n ? "" : "0");
+        first = false;
+        gpuir__cg_dense_table(C, v, d, C->k->ops[i]);
     }
     return GPUIR_OK;
 }
@@ -11059,6 +11086,7 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     if (C->vars) stbds_header(C->vars)->length = 0;
     C->shared_bytes = C->dynamic_bytes = 0;
     C->barriers = false;
+    C->depth = 0;
     C->dynamic = gpuir__kernel_is_dynamic(m, C->k);
     C->wide = C->dynamic || gpuir__cg_needs_wide(m, C->k);
     gpuir_result r = gpuir__cg_block_threads(C, kid, &C->threads);
@@ -11071,12 +11099,11 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     gpuir__cg_name_params(C);
     r = gpuir__cg_dense_tables(C);
     if (r) return r;
-    gpuir__str_appendf(C->s, "\n/* @%s: %lld threads per block */\n", gpuir__string(m, C->k->name), (long long)C->threads);
+    gpuir__cg_blank(C);
+    gpuir__cg_line(C, "/* @%s: %lld threads per block */", gpuir__string(m, C->k->name), (long long)C->threads);
     gpuir__cg_signature(C, info->cname);
-    C->depth = 1;
     r = gpuir__cg_body(C);
     gpuir__cg_close(C);
-    C->depth = 0;
     info->barriers = C->barriers;
     info->shared_bytes = C->shared_bytes;
     info->dynamic_bytes = C->dynamic_bytes;
@@ -11087,28 +11114,38 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
    launch's parameter array, and a table lists them. */
 static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos) {
     gpuir_module *m = C->m;
-    gpuir__str_appendf(C->s, "\n#ifdef GPUIR_EMU\n");
+    gpuir__cg_blank(C);
+    gpuir__cg_line(C, "#ifdef GPUIR_EMU");
     for (size_t i = 0; i < stbds_arrlenu(infos); i++) {
         const gpuir__func *k = gpuir__func_at(m, infos[i].func);
-        gpuir__str_appendf(C->s, "static void %s_emu(gpuir_emu_lane *l, void **p) {\n    %s(l", infos[i].cname, infos[i].cname);
+        gpuir__str args = {NULL};
         size_t n = stbds_arrlenu(k->params), slot = n;
         for (size_t a = 0; a < n; a++)
-            gpuir__str_appendf(C->s, ", *(%s **)p[%zu]", gpuir__cg_storage(gpuir__value_at(m, k->params[a])->type.dtype), a);
+            gpuir__str_appendf(&args, ", *(%s **)p[%zu]", gpuir__cg_storage(gpuir__value_at(m, k->params[a])->type.dtype), a);
         for (size_t a = 0; a < n; a++) {
             const gpuir_type *t = &gpuir__value_at(m, k->params[a])->type;
             for (int d = 0; d < t->rank; d++)
-                if (t->dims[d] == GPUIR_DYN) gpuir__str_appendf(C->s, ", *(long long *)p[%zu]", slot++);
+                if (t->dims[d] == GPUIR_DYN) gpuir__str_appendf(&args, ", *(long long *)p[%zu]", slot++);
         }
         for (unsigned t = 0; t < infos[i].n_tmaps; t++)
-            gpuir__str_appendf(C->s, ", (const gpuir_tensor_map *)p[%zu]", slot++);
-        gpuir__str_appendf(C->s, ");\n}\n");
+            gpuir__str_appendf(&args, ", (const gpuir_tensor_map *)p[%zu]", slot++);
+        gpuir__cg_open(C, "static void %s_emu(gpuir_emu_lane *l, void **p)", infos[i].cname);
+        gpuir__cg_line(C, "%s(l%s);", infos[i].cname, gpuir__str_cstr(&args));
+        gpuir__cg_close(C);
+        gpuir__str_free(&args);
     }
-    gpuir__str_appendf(C->s, "const gpuir_emu_kernel gpuir_emu_kernels[] = {\n");
-    for (size_t i = 0; i < stbds_arrlenu(infos); i++)
-        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %uu, %d, %zuu, %uu},\n", infos[i].cname, infos[i].cname,
-                           infos[i].shared_bytes, infos[i].dynamic_bytes, infos[i].barriers ? 1 : 0,
-                           stbds_arrlenu(gpuir__func_at(m, infos[i].func)->params), infos[i].n_tmaps);
-    gpuir__str_appendf(C->s, "    {0, 0, 0, 0, 0, 0, 0}\n};\n#endif\n");
+    gpuir__cg_open(C, "const gpuir_emu_kernel gpuir_emu_kernels[] =");
+    for (size_t i = 0; i < stbds_arrlenu(infos); i++) {
+        const gpuir__cg_kernel_info *k = &infos[i];
+        char sizes[96];         /* shared bytes, dynamic shared bytes, barriers, parameters, tensor maps */
+        snprintf(sizes, sizeof sizes, "%uu, %uu, %d, %zuu, %uu", k->shared_bytes, k->dynamic_bytes, k->barriers ? 1 : 0,
+                 stbds_arrlenu(gpuir__func_at(m, k->func)->params), k->n_tmaps);
+        gpuir__cg_line(C, "{\"%s\", %s_emu, %s},", k->cname, k->cname, sizes);
+    }
+    gpuir__cg_line(C, "{0, 0, 0, 0, 0, 0, 0}");
+    C->depth--;
+    gpuir__cg_line(C, "};");
+    gpuir__cg_line(C, "#endif");
 }
 
 /* The module body shared by both targets (helpers, kernels, the emulator's

@@ -78,15 +78,39 @@ GPUIR_KERNEL gpuir_k_bcast(GPUIR_LANE const float *p0, float *p1) {
 #define GPUIR_TABLE static __device__ const
 #endif
 #endif
-GPUIR_TABLE int gpuir_dense_14[5] = {1LL, -2LL, 2147483647LL, 0LL, 7LL};
+GPUIR_TABLE float gpuir_dense_14[20] = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.5f,
+    9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f, 16.0f,
+    17.0f, 18.0f, 19.0f, 20.0f};
+
+/* @long: 256 threads per block */
+GPUIR_KERNEL gpuir_k_long(GPUIR_LANE const float *p0, float *p1) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 20LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+        int i = (int)ii;
+        /* op 14: constant (line 28) */
+        float v0 = (gpuir_dense_14[i]);
+        /* op 15: add (line 29) */
+        float v1 = p0[i];
+        float v2 = ((v1 + v0));
+        p1[i] = (v2);
+    }
+}
+
+#ifndef GPUIR_TABLE
+#ifdef GPUIR_EMU
+#define GPUIR_TABLE static const
+#else
+#define GPUIR_TABLE static __device__ const
+#endif
+#endif
+GPUIR_TABLE int gpuir_dense_18[5] = {1LL, -2LL, 2147483647LL, 0LL, 7LL};
 
 /* @ints: 256 threads per block */
 GPUIR_KERNEL gpuir_k_ints(GPUIR_LANE const int *p0, int *p1) {
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 5LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 14: constant (line 28) */
-        int v0 = (gpuir_dense_14[i]);
-        /* op 15: sub (line 29) */
+        /* op 18: constant (line 34) */
+        int v0 = (gpuir_dense_18[i]);
+        /* op 19: sub (line 35) */
         int v1 = p0[i];
         int v2 = ((int)((unsigned)v1 - (unsigned)v0));
         p1[i] = (v2);
@@ -106,6 +130,9 @@ static void gpuir_k_add_emu(gpuir_emu_lane *l, void **p) {
 static void gpuir_k_bcast_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_bcast(l, *(float **)p[0], *(float **)p[1]);
 }
+static void gpuir_k_long_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_long(l, *(float **)p[0], *(float **)p[1]);
+}
 static void gpuir_k_ints_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_ints(l, *(int **)p[0], *(int **)p[1]);
 }
@@ -114,6 +141,7 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_dense", gpuir_k_dense_emu, 0u, 0u, 0, 1u, 0u},
     {"gpuir_k_add", gpuir_k_add_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_bcast", gpuir_k_bcast_emu, 0u, 0u, 0, 2u, 0u},
+    {"gpuir_k_long", gpuir_k_long_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_ints", gpuir_k_ints_emu, 0u, 0u, 0, 2u, 0u},
     {0, 0, 0, 0, 0, 0, 0}
 };
