@@ -10825,8 +10825,8 @@ static void gpuir__cg_softmax_quads(gpuir__cg *C, long long per4, long long quad
     gpuir__cg_line(C, "float4 v[%lld];", per4);
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per4);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "v[r] = c < %lld ? ((const float4 *)(p%d + base))[c] : "
-                   "GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);", quads, ps);
+    gpuir__cg_line(C, "v[r] = c < %lld ? ((const float4 *)(%s + base))[c] : "
+                   "GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);", quads, gpuir__cg_param(C, ps));
     gpuir__cg_line(C, "acc = gpuir_fmax(acc, gpuir_fmax(gpuir_fmax(v[r].x, v[r].y), gpuir_fmax(v[r].z, v[r].w)));");
     gpuir__cg_close(C);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
@@ -10842,8 +10842,8 @@ static void gpuir__cg_softmax_quads(gpuir__cg *C, long long per4, long long quad
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per4);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "if (c < %lld) ((float4 *)(p%d + base))[c] = "
-                   "GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);", quads, pd);
+    gpuir__cg_line(C, "if (c < %lld) ((float4 *)(%s + base))[c] = "
+                   "GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);", quads, gpuir__cg_param(C, pd));
     gpuir__cg_close(C);
 }
 
@@ -10855,7 +10855,7 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
     gpuir__cg_line(C, "float v[%lld];", per);
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "v[r] = c < %lld ? %s(p%d[base + c]) : -GPUIR_INF;", cols, ld, ps);
+    gpuir__cg_line(C, "v[r] = c < %lld ? %s(%s[base + c]) : -GPUIR_INF;", cols, ld, gpuir__cg_param(C, ps));
     gpuir__cg_line(C, "acc = gpuir_fmax(acc, v[r]);");
     gpuir__cg_close(C);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
@@ -10867,7 +10867,7 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "if (c < %lld) p%d[base + c] = %s(v[r] / acc);", cols, pd, st);
+    gpuir__cg_line(C, "if (c < %lld) %s[base + c] = %s(v[r] / acc);", cols, gpuir__cg_param(C, pd), st);
     gpuir__cg_close(C);
 }
 
@@ -10875,16 +10875,19 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
 static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, int pd, const char *ld,
                                        const char *st) {
     long long T = C->threads;
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s(p%d[base + c]));",
-                   cols, T, ld, ps);
+    const char *in = gpuir__cg_param(C, ps), *out = gpuir__cg_param(C, pd);
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s(%s[base + c]));",
+                   cols, T, ld, in);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
     gpuir__cg_line(C, "float mx = acc;");
     gpuir__cg_line(C, "acc = 0.0f;");
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s(p%d[base + c]) - mx);",
-                   cols, T, ld, ps);
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s(%s[base + c]) - mx);",
+                   cols, T, ld, in);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
-    gpuir__cg_line(C, "    p%d[base + c] = %s(expf(%s(p%d[base + c]) - mx) / acc);", pd, st, ld, ps);
+    C->depth++;
+    gpuir__cg_line(C, "%s[base + c] = %s(expf(%s(%s[base + c]) - mx) / acc);", out, st, ld, in);
+    C->depth--;
 }
 
 /* Softmax over the innermost axis: a block per row. When the row fits in
