@@ -10135,11 +10135,10 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
     gpuir__cg_line(C, "int e = t + r * %lld;", T);
-    gpuir__cg_line(C, "if (e < %d)", bm * bn);
-    C->depth++;
-    gpuir__cg_line(C, "for (int kk = 0; kk < %d; kk++) acc[r] += %s as[e / %d * %d + kk] * %sbs[kk * %d + e %% %d];",
+    gpuir__cg_open(C, "if (e < %d)", bm * bn);
+    gpuir__cg_line(C, "for (int kk = 0; kk < %d; kk++) acc[r] += %sas[e / %d * %d + kk] * %sbs[kk * %d + e %% %d];",
                    bk, wide, bn, bk, wide, bn, bn);
-    C->depth--;
+    gpuir__cg_close(C);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_close(C);
@@ -10152,7 +10151,7 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
 
 /* The end of a matmul kernel's output loop: `value` (of C type ctype) is
    the matmul's result for output index i, the epilogue ops run on it,
-   every output is stored, and the tile and output loops close. */
+   every output is stored, and the output loop closes. */
 static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const char *ctype, const char *value) {
     const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
     uint32_t dst = gpuir__op_operand(C->m, op, 2);
@@ -10166,7 +10165,6 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
     if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), o, "i");
     if (r) return r;
     gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), o, "i");
-    gpuir__cg_close(C);
     gpuir__cg_close(C);
     return GPUIR_OK;
 }
@@ -10351,25 +10349,27 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_open(C, "for (long long kt = 0; kt < %s; kt++)", kr.count);
     gpuir__cg_line(C, "int st = (int)(kt & 1);");
-    gpuir__cg_line(C, "if (kt + 1 < %s) {", kr.count);
+    gpuir__cg_open(C, "if (kt + 1 < %s)", kr.count);
     gpuir__cg_line(C, "k0 = %s(kt + 1) * %d;", kr.start, GPUIR__RT_BK);
     gpuir__cg_rt_loads(C, &R, pa, pb);
-    gpuir__cg_line(C, "}");
+    gpuir__cg_close(C);
     gpuir__cg_rt_compute(C, &R, "st");
-    gpuir__cg_line(C, "if (kt + 1 < %s) {", kr.count);
+    gpuir__cg_open(C, "if (kt + 1 < %s)", kr.count);
     gpuir__cg_rt_stores(C, &R, "st ^ 1");
-    gpuir__cg_line(C, "}");
+    gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int ii = 0; ii < %lld; ii++)", n);
-    C->depth++;
+    gpuir__cg_open(C, "for (int ii = 0; ii < %lld; ii++)", n);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int jj = 0; jj < %lld; jj++) {", n);
+    gpuir__cg_open(C, "for (int jj = 0; jj < %lld; jj++)", n);
     gpuir__cg_line(C, "long long gm = tm * %d + rm + ii / 4 * 16 + ii %% 4, gn = tn * %d + rn + jj / 4 * 32 + jj %% 4;", bm, bm);
     gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
     gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
-    return gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
+    gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
+    gpuir__cg_close(C);                         /* the ii loop */
+    gpuir__cg_close(C);                         /* the tile loop */
+    return r;
 }
 
 /* Tensor-core tiles (see gpuir__matmul_form_of): 128x128 block tiles, 64
@@ -10586,7 +10586,9 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : o->dtype == GPUIR_F16 ? "gpuir_round_f16(acc[f])"
                                                                                                    : "acc[f]";
-    return gpuir__cg_matmul_epilogue(C, at, "float", value);
+    gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
+    gpuir__cg_close(C);                         /* the tile loop */
+    return r;
 }
 
 /* The wgmma matmul (GPUIR__MATMUL_WGMMA; EXPERIMENTAL, not yet validated
@@ -10644,8 +10646,7 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gp
     const char *full = "full + 8u * st";
     gpuir__cg_open(C, "if (wg == 0)");
     gpuir__cg_line(C, "gpuir_setmaxnreg_dec(%d);", GPUIR__WG_PRODUCER_REGS);
-    gpuir__cg_line(C, "if (t == 0)");
-    C->depth--;
+    gpuir__cg_open(C, "if (t == 0)");
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
     gpuir__cg_line(C, "int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);", M > 0 && K > 0 ? M * K : 1,
@@ -10661,7 +10662,10 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gp
                    C->info->tmaps[1].rank, stage / 2, full);
     gpuir__cg_close(C);
     gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    C->depth--;
     gpuir__cg_line(C, "} else {");
+    C->depth++;
     gpuir__cg_line(C, "gpuir_setmaxnreg_inc(%d);", GPUIR__WG_CONSUMER_REGS);
 }
 
@@ -10680,9 +10684,8 @@ static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const char *mma, long long K)
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int kk = 0; kk < 4; kk++)");
     C->depth++;
-    gpuir__cg_line(C, "GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u),",
-                   mma);
-    gpuir__cg_line(C, "               smem, s0);");
+    gpuir__cg_line(C, "GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u), "
+                   "smem, s0);", mma);
     C->depth--;
     gpuir__cg_line(C, "gpuir_wgmma_commit();");
     gpuir__cg_line(C, "gpuir_wgmma_wait1();");
@@ -10738,7 +10741,8 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : "gpuir_round_f16(acc[f])";
     gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
-    gpuir__cg_line(C, "}");                     /* the consumers' branch */
+    gpuir__cg_close(C);                         /* the tile loop */
+    gpuir__cg_close(C);                         /* the consumers' branch */
     return r;
 }
 
@@ -10784,7 +10788,9 @@ static gpuir_result gpuir__cg_matmul_plain(gpuir__cg *C, size_t at, int pa, int 
     const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
     char acc[64];
     snprintf(acc, sizeof acc, "%s((%s)acc[r])", round, gpuir__cg_ctype(o->dtype));
-    return gpuir__cg_matmul_epilogue(C, at, gpuir__cg_ctype(o->dtype), acc);
+    gpuir_result r = gpuir__cg_matmul_epilogue(C, at, gpuir__cg_ctype(o->dtype), acc);
+    gpuir__cg_close(C);                         /* the tile loop */
+    return r;
 }
 
 /* A matmul and its elementwise epilogue (bias, activation, residual). */

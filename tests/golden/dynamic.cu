@@ -344,8 +344,9 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *p0, const float *p1, const fl
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -388,8 +389,9 @@ GPUIR_KERNEL gpuir_k_bmm_k0(GPUIR_LANE const float *p0, const float *p1, float *
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -427,8 +429,9 @@ GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *p0, const float *p1, float *
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }

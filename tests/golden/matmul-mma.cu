@@ -439,8 +439,9 @@ GPUIR_KERNEL gpuir_k_odd_k_f16_k0(GPUIR_LANE const unsigned short *p0, const uns
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -478,8 +479,9 @@ GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *p0, const float *p1, flo
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }

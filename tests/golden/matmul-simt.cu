@@ -42,19 +42,19 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *p0, const float *p1, const fl
         for (long long kt = 0; kt < 3LL; kt++) {
             int st = (int)(kt & 1);
             if (kt + 1 < 3LL) {
-            k0 = (kt + 1) * 16;
-            GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) {
-                int e = t + r * 256, m = e / 16, kk = e % 16;
-                long long gm = tm * 64 + m, gk = k0 + kk;
-                ra[r] = gm < 70LL && gk < 33LL ? p0[a0 + gm * 33LL + gk] : 0.0f;
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) {
-                int e = t + r * 256, kk = e / 64, n = e % 64;
-                long long gk = k0 + kk, gn = tn * 64 + n;
-                rb[r] = gk < 33LL && gn < 65LL ? p1[b0 + gk * 65LL + gn] : 0.0f;
-            }
+                k0 = (kt + 1) * 16;
+                GPUIR_UNROLL
+                for (int r = 0; r < 4; r++) {
+                    int e = t + r * 256, m = e / 16, kk = e % 16;
+                    long long gm = tm * 64 + m, gk = k0 + kk;
+                    ra[r] = gm < 70LL && gk < 33LL ? p0[a0 + gm * 33LL + gk] : 0.0f;
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 4; r++) {
+                    int e = t + r * 256, kk = e / 64, n = e % 64;
+                    long long gk = k0 + kk, gn = tn * 64 + n;
+                    rb[r] = gk < 33LL && gn < 65LL ? p1[b0 + gk * 65LL + gn] : 0.0f;
+                }
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
@@ -72,29 +72,30 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *p0, const float *p1, const fl
                     for (int j = 0; j < 4; j++) acc[i][j] += ar[i] * br[j];
             }
             if (kt + 1 < 3LL) {
-            GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) {
-                int e = t + r * 256;
-                as[(st ^ 1) * 1088 + e % 16 * 68 + e / 16] = ra[r];
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) bs[(st ^ 1) * 1024 + t + r * 256] = rb[r];
+                GPUIR_UNROLL
+                for (int r = 0; r < 4; r++) {
+                    int e = t + r * 256;
+                    as[(st ^ 1) * 1088 + e % 16 * 68 + e / 16] = ra[r];
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 4; r++) bs[(st ^ 1) * 1024 + t + r * 256] = rb[r];
             }
             GPUIR_SYNC();
         }
         GPUIR_UNROLL
-        for (int ii = 0; ii < 4; ii++)
+        for (int ii = 0; ii < 4; ii++) {
             GPUIR_UNROLL
             for (int jj = 0; jj < 4; jj++) {
-            long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
-            if (gm >= 70LL || gn >= 65LL) continue;
-            int i = (int)(batch * 4550LL + gm * 65LL + gn);
-            /* op 67: matmul */
-            float v0 = acc[ii][jj];
-            /* op 68: add */
-            float v1 = p2[((i % 65))];
-            float v2 = ((v0 + v1));
-            p3[i] = (v2);
+                long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
+                if (gm >= 70LL || gn >= 65LL) continue;
+                int i = (int)(batch * 4550LL + gm * 65LL + gn);
+                /* op 67: matmul */
+                float v0 = acc[ii][jj];
+                /* op 68: add */
+                float v1 = p2[((i % 65))];
+                float v2 = ((v0 + v1));
+                p3[i] = (v2);
+            }
         }
     }
 }
@@ -121,8 +122,9 @@ GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *p0, const int *p1, const in
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] += (unsigned long long) as[e / 64 * 16 + kk] * (unsigned long long)bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += (unsigned long long)as[e / 64 * 16 + kk] * (unsigned long long)bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -163,8 +165,9 @@ GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *p0, const float *p1, f
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -202,8 +205,9 @@ GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *p0, const long lon
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] += (unsigned long long) as[e / 64 * 16 + kk] * (unsigned long long)bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += (unsigned long long)as[e / 64 * 16 + kk] * (unsigned long long)bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -241,8 +245,9 @@ GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *p0, const float *p1, fl
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -280,8 +285,9 @@ GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *p0, const float *p1, const
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -324,8 +330,9 @@ GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *p0, const float *p1, fl
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -385,19 +392,19 @@ GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *p0, const float *p1,
         for (long long kt = 0; kt < 1LL; kt++) {
             int st = (int)(kt & 1);
             if (kt + 1 < 1LL) {
-            k0 = (kt + 1) * 16;
-            GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) {
-                int e = t + r * 256, m = e / 16, kk = e % 16;
-                long long gm = tm * 64 + m, gk = k0 + kk;
-                ra[r] = gm < 131LL && gk < 13LL ? p0[a0 + gm * 13LL + gk] : 0.0f;
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) {
-                int e = t + r * 256, kk = e / 64, n = e % 64;
-                long long gk = k0 + kk, gn = tn * 64 + n;
-                rb[r] = gk < 13LL && gn < 133LL ? p1[b0 + gk * 133LL + gn] : 0.0f;
-            }
+                k0 = (kt + 1) * 16;
+                GPUIR_UNROLL
+                for (int r = 0; r < 4; r++) {
+                    int e = t + r * 256, m = e / 16, kk = e % 16;
+                    long long gm = tm * 64 + m, gk = k0 + kk;
+                    ra[r] = gm < 131LL && gk < 13LL ? p0[a0 + gm * 13LL + gk] : 0.0f;
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 4; r++) {
+                    int e = t + r * 256, kk = e / 64, n = e % 64;
+                    long long gk = k0 + kk, gn = tn * 64 + n;
+                    rb[r] = gk < 13LL && gn < 133LL ? p1[b0 + gk * 133LL + gn] : 0.0f;
+                }
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
@@ -415,31 +422,32 @@ GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *p0, const float *p1,
                     for (int j = 0; j < 4; j++) acc[i][j] += ar[i] * br[j];
             }
             if (kt + 1 < 1LL) {
-            GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) {
-                int e = t + r * 256;
-                as[(st ^ 1) * 1088 + e % 16 * 68 + e / 16] = ra[r];
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) bs[(st ^ 1) * 1024 + t + r * 256] = rb[r];
+                GPUIR_UNROLL
+                for (int r = 0; r < 4; r++) {
+                    int e = t + r * 256;
+                    as[(st ^ 1) * 1088 + e % 16 * 68 + e / 16] = ra[r];
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 4; r++) bs[(st ^ 1) * 1024 + t + r * 256] = rb[r];
             }
             GPUIR_SYNC();
         }
         GPUIR_UNROLL
-        for (int ii = 0; ii < 4; ii++)
+        for (int ii = 0; ii < 4; ii++) {
             GPUIR_UNROLL
             for (int jj = 0; jj < 4; jj++) {
-            long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
-            if (gm >= 131LL || gn >= 133LL) continue;
-            int i = (int)(batch * 17423LL + gm * 133LL + gn);
-            /* op 92: matmul */
-            float v0 = acc[ii][jj];
-            /* op 93: add */
-            float v1 = p2[((i % 133))];
-            float v2 = ((v0 + v1));
-            /* op 94: gelu */
-            float v3 = (gpuir_gelu(v2));
-            p3[i] = (v3);
+                long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
+                if (gm >= 131LL || gn >= 133LL) continue;
+                int i = (int)(batch * 17423LL + gm * 133LL + gn);
+                /* op 92: matmul */
+                float v0 = acc[ii][jj];
+                /* op 93: add */
+                float v1 = p2[((i % 133))];
+                float v2 = ((v0 + v1));
+                /* op 94: gelu */
+                float v3 = (gpuir_gelu(v2));
+                p3[i] = (v3);
+            }
         }
     }
 }
@@ -490,19 +498,19 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *p0, const fl
         for (long long kt = 0; kt < 3LL; kt++) {
             int st = (int)(kt & 1);
             if (kt + 1 < 3LL) {
-            k0 = (kt + 1) * 16;
-            GPUIR_UNROLL
-            for (int r = 0; r < 1; r++) {
-                int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                long long gm = tm * 64 + m, gk = k0 + kq;
-                ra[r] = gm < 97LL && gk < 40LL ? *(const float4 *)(p0 + a0 + gm * 40LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 1; r++) {
-                int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
-                long long gk = k0 + kk, gn = tn * 64 + nq;
-                rb[r] = gk < 40LL && gn < 72LL ? *(const float4 *)(p1 + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
+                k0 = (kt + 1) * 16;
+                GPUIR_UNROLL
+                for (int r = 0; r < 1; r++) {
+                    int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
+                    long long gm = tm * 64 + m, gk = k0 + kq;
+                    ra[r] = gm < 97LL && gk < 40LL ? *(const float4 *)(p0 + a0 + gm * 40LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 1; r++) {
+                    int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
+                    long long gk = k0 + kk, gn = tn * 64 + nq;
+                    rb[r] = gk < 40LL && gn < 72LL ? *(const float4 *)(p1 + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
@@ -520,33 +528,34 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *p0, const fl
                     for (int j = 0; j < 4; j++) acc[i][j] += ar[i] * br[j];
             }
             if (kt + 1 < 3LL) {
-            GPUIR_UNROLL
-            for (int r = 0; r < 1; r++) {
-                int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                float *d = as + (st ^ 1) * 1088 + kq * 68 + m;
-                d[0] = ra[r].x; d[68] = ra[r].y; d[136] = ra[r].z; d[204] = ra[r].w;
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 1; r++)
-                *(float4 *)(bs + (st ^ 1) * 1024 + (t + r * 256) * 4) = rb[r];
+                GPUIR_UNROLL
+                for (int r = 0; r < 1; r++) {
+                    int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
+                    float *d = as + (st ^ 1) * 1088 + kq * 68 + m;
+                    d[0] = ra[r].x; d[68] = ra[r].y; d[136] = ra[r].z; d[204] = ra[r].w;
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 1; r++)
+                    *(float4 *)(bs + (st ^ 1) * 1024 + (t + r * 256) * 4) = rb[r];
             }
             GPUIR_SYNC();
         }
         GPUIR_UNROLL
-        for (int ii = 0; ii < 4; ii++)
+        for (int ii = 0; ii < 4; ii++) {
             GPUIR_UNROLL
             for (int jj = 0; jj < 4; jj++) {
-            long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
-            if (gm >= 97LL || gn >= 72LL) continue;
-            int i = (int)(batch * 6984LL + gm * 72LL + gn);
-            /* op 97: matmul */
-            float v0 = acc[ii][jj];
-            /* op 98: silu */
-            float v1 = (gpuir_silu(v0));
-            /* op 99: add */
-            float v2 = p2[i];
-            float v3 = ((v1 + v2));
-            p3[i] = (v3);
+                long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
+                if (gm >= 97LL || gn >= 72LL) continue;
+                int i = (int)(batch * 6984LL + gm * 72LL + gn);
+                /* op 97: matmul */
+                float v0 = acc[ii][jj];
+                /* op 98: silu */
+                float v1 = (gpuir_silu(v0));
+                /* op 99: add */
+                float v2 = p2[i];
+                float v3 = ((v1 + v2));
+                p3[i] = (v3);
+            }
         }
     }
 }
@@ -597,19 +606,19 @@ GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *p0, const float *
         for (long long kt = 0; kt < 3LL; kt++) {
             int st = (int)(kt & 1);
             if (kt + 1 < 3LL) {
-            k0 = (kt + 1) * 16;
-            GPUIR_UNROLL
-            for (int r = 0; r < 2; r++) {
-                int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                long long gm = tm * 128 + m, gk = k0 + kq;
-                ra[r] = gm < 1153LL && gk < 36LL ? *(const float4 *)(p0 + a0 + gm * 36LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 2; r++) {
-                int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
-                long long gk = k0 + kk, gn = tn * 128 + nq;
-                rb[r] = gk < 36LL && gn < 132LL ? *(const float4 *)(p1 + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
+                k0 = (kt + 1) * 16;
+                GPUIR_UNROLL
+                for (int r = 0; r < 2; r++) {
+                    int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
+                    long long gm = tm * 128 + m, gk = k0 + kq;
+                    ra[r] = gm < 1153LL && gk < 36LL ? *(const float4 *)(p0 + a0 + gm * 36LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 2; r++) {
+                    int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
+                    long long gk = k0 + kk, gn = tn * 128 + nq;
+                    rb[r] = gk < 36LL && gn < 132LL ? *(const float4 *)(p1 + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
@@ -627,33 +636,34 @@ GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *p0, const float *
                     for (int j = 0; j < 8; j++) acc[i][j] += ar[i] * br[j];
             }
             if (kt + 1 < 3LL) {
-            GPUIR_UNROLL
-            for (int r = 0; r < 2; r++) {
-                int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                float *d = as + (st ^ 1) * 2112 + kq * 132 + m;
-                d[0] = ra[r].x; d[132] = ra[r].y; d[264] = ra[r].z; d[396] = ra[r].w;
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 2; r++)
-                *(float4 *)(bs + (st ^ 1) * 2048 + (t + r * 256) * 4) = rb[r];
+                GPUIR_UNROLL
+                for (int r = 0; r < 2; r++) {
+                    int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
+                    float *d = as + (st ^ 1) * 2112 + kq * 132 + m;
+                    d[0] = ra[r].x; d[132] = ra[r].y; d[264] = ra[r].z; d[396] = ra[r].w;
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 2; r++)
+                    *(float4 *)(bs + (st ^ 1) * 2048 + (t + r * 256) * 4) = rb[r];
             }
             GPUIR_SYNC();
         }
         GPUIR_UNROLL
-        for (int ii = 0; ii < 8; ii++)
+        for (int ii = 0; ii < 8; ii++) {
             GPUIR_UNROLL
             for (int jj = 0; jj < 8; jj++) {
-            long long gm = tm * 128 + rm + ii / 4 * 16 + ii % 4, gn = tn * 128 + rn + jj / 4 * 32 + jj % 4;
-            if (gm >= 1153LL || gn >= 132LL) continue;
-            int i = (int)(batch * 152196LL + gm * 132LL + gn);
-            /* op 102: matmul */
-            float v0 = acc[ii][jj];
-            /* op 103: add */
-            float v1 = p2[((i % 132))];
-            float v2 = ((v0 + v1));
-            /* op 104: gelu */
-            float v3 = (gpuir_gelu(v2));
-            p3[i] = (v3);
+                long long gm = tm * 128 + rm + ii / 4 * 16 + ii % 4, gn = tn * 128 + rn + jj / 4 * 32 + jj % 4;
+                if (gm >= 1153LL || gn >= 132LL) continue;
+                int i = (int)(batch * 152196LL + gm * 132LL + gn);
+                /* op 102: matmul */
+                float v0 = acc[ii][jj];
+                /* op 103: add */
+                float v1 = p2[((i % 132))];
+                float v2 = ((v0 + v1));
+                /* op 104: gelu */
+                float v3 = (gpuir_gelu(v2));
+                p3[i] = (v3);
+            }
         }
     }
 }
@@ -703,19 +713,19 @@ GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *p0, const float 
         for (long long kt = 0; kt < 1LL; kt++) {
             int st = (int)(kt & 1);
             if (kt + 1 < 1LL) {
-            k0 = (kt + 1) * 16;
-            GPUIR_UNROLL
-            for (int r = 0; r < 8; r++) {
-                int e = t + r * 256, m = e / 16, kk = e % 16;
-                long long gm = tm * 128 + m, gk = k0 + kk;
-                ra[r] = gm < 129LL && gk < 1LL ? p0[a0 + gm * 1LL + gk] : 0.0f;
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 2; r++) {
-                int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
-                long long gk = k0 + kk, gn = tn * 128 + nq;
-                rb[r] = gk < 1LL && gn < 132LL ? *(const float4 *)(p1 + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
+                k0 = (kt + 1) * 16;
+                GPUIR_UNROLL
+                for (int r = 0; r < 8; r++) {
+                    int e = t + r * 256, m = e / 16, kk = e % 16;
+                    long long gm = tm * 128 + m, gk = k0 + kk;
+                    ra[r] = gm < 129LL && gk < 1LL ? p0[a0 + gm * 1LL + gk] : 0.0f;
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 2; r++) {
+                    int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
+                    long long gk = k0 + kk, gn = tn * 128 + nq;
+                    rb[r] = gk < 1LL && gn < 132LL ? *(const float4 *)(p1 + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
@@ -733,30 +743,31 @@ GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *p0, const float 
                     for (int j = 0; j < 8; j++) acc[i][j] += ar[i] * br[j];
             }
             if (kt + 1 < 1LL) {
-            GPUIR_UNROLL
-            for (int r = 0; r < 8; r++) {
-                int e = t + r * 256;
-                as[(st ^ 1) * 2112 + e % 16 * 132 + e / 16] = ra[r];
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 2; r++)
-                *(float4 *)(bs + (st ^ 1) * 2048 + (t + r * 256) * 4) = rb[r];
+                GPUIR_UNROLL
+                for (int r = 0; r < 8; r++) {
+                    int e = t + r * 256;
+                    as[(st ^ 1) * 2112 + e % 16 * 132 + e / 16] = ra[r];
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 2; r++)
+                    *(float4 *)(bs + (st ^ 1) * 2048 + (t + r * 256) * 4) = rb[r];
             }
             GPUIR_SYNC();
         }
         GPUIR_UNROLL
-        for (int ii = 0; ii < 8; ii++)
+        for (int ii = 0; ii < 8; ii++) {
             GPUIR_UNROLL
             for (int jj = 0; jj < 8; jj++) {
-            long long gm = tm * 128 + rm + ii / 4 * 16 + ii % 4, gn = tn * 128 + rn + jj / 4 * 32 + jj % 4;
-            if (gm >= 129LL || gn >= 132LL) continue;
-            int i = (int)(batch * 17028LL + gm * 132LL + gn);
-            /* op 107: matmul */
-            float v0 = acc[ii][jj];
-            /* op 108: add */
-            float v1 = p2[i];
-            float v2 = ((v0 + v1));
-            p3[i] = (v2);
+                long long gm = tm * 128 + rm + ii / 4 * 16 + ii % 4, gn = tn * 128 + rn + jj / 4 * 32 + jj % 4;
+                if (gm >= 129LL || gn >= 132LL) continue;
+                int i = (int)(batch * 17028LL + gm * 132LL + gn);
+                /* op 107: matmul */
+                float v0 = acc[ii][jj];
+                /* op 108: add */
+                float v1 = p2[i];
+                float v2 = ((v0 + v1));
+                p3[i] = (v2);
+            }
         }
     }
 }

@@ -50,8 +50,9 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *p0, const float *p1, f
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -160,19 +161,19 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *p0, const flo
         for (long long kt = 0; kt < kn; kt++) {
             int st = (int)(kt & 1);
             if (kt + 1 < kn) {
-            k0 = kb + (kt + 1) * 16;
-            GPUIR_UNROLL
-            for (int r = 0; r < 1; r++) {
-                int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                long long gm = tm * 64 + m, gk = k0 + kq;
-                ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(p0 + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 1; r++) {
-                int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
-                long long gk = k0 + kk, gn = tn * 64 + nq;
-                rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(p1 + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
+                k0 = kb + (kt + 1) * 16;
+                GPUIR_UNROLL
+                for (int r = 0; r < 1; r++) {
+                    int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
+                    long long gm = tm * 64 + m, gk = k0 + kq;
+                    ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(p0 + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 1; r++) {
+                    int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
+                    long long gk = k0 + kk, gn = tn * 64 + nq;
+                    rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(p1 + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
@@ -190,28 +191,29 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *p0, const flo
                     for (int j = 0; j < 4; j++) acc[i][j] += ar[i] * br[j];
             }
             if (kt + 1 < kn) {
-            GPUIR_UNROLL
-            for (int r = 0; r < 1; r++) {
-                int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                float *d = as + (st ^ 1) * 1088 + kq * 68 + m;
-                d[0] = ra[r].x; d[68] = ra[r].y; d[136] = ra[r].z; d[204] = ra[r].w;
-            }
-            GPUIR_UNROLL
-            for (int r = 0; r < 1; r++)
-                *(float4 *)(bs + (st ^ 1) * 1024 + (t + r * 256) * 4) = rb[r];
+                GPUIR_UNROLL
+                for (int r = 0; r < 1; r++) {
+                    int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
+                    float *d = as + (st ^ 1) * 1088 + kq * 68 + m;
+                    d[0] = ra[r].x; d[68] = ra[r].y; d[136] = ra[r].z; d[204] = ra[r].w;
+                }
+                GPUIR_UNROLL
+                for (int r = 0; r < 1; r++)
+                    *(float4 *)(bs + (st ^ 1) * 1024 + (t + r * 256) * 4) = rb[r];
             }
             GPUIR_SYNC();
         }
         GPUIR_UNROLL
-        for (int ii = 0; ii < 4; ii++)
+        for (int ii = 0; ii < 4; ii++) {
             GPUIR_UNROLL
             for (int jj = 0; jj < 4; jj++) {
-            long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
-            if (gm >= 64LL || gn >= 72LL) continue;
-            int i = (int)(batch * 4608LL + gm * 72LL + gn);
-            /* op 116: matmul */
-            float v0 = acc[ii][jj];
-            p2[i] = (v0);
+                long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
+                if (gm >= 64LL || gn >= 72LL) continue;
+                int i = (int)(batch * 4608LL + gm * 72LL + gn);
+                /* op 116: matmul */
+                float v0 = acc[ii][jj];
+                p2[i] = (v0);
+            }
         }
     }
 }
@@ -558,8 +560,9 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *p0, const float *p1, float *
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }

@@ -20,8 +20,9 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *p0, const unsigned s
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
@@ -59,8 +60,9 @@ GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *p0, const unsign
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
-                if (e < 4096)
-                    for (int kk = 0; kk < 16; kk++) acc[r] +=  as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
             }
             GPUIR_SYNC();
         }
