@@ -10727,8 +10727,7 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_wgmma_producer(C, o, a, b, tiles, tiles_m, tiles_n, K);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
-    gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
-    gpuir__cg_line(C, "(void)a0; (void)b0;");
+    gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);     /* the consumers read A and B from shared memory */
     gpuir__cg_line(C, "float acc[64];");
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int f = 0; f < 64; f++) acc[f] = 0.0f;");

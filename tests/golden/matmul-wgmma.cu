@@ -37,8 +37,6 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const 
             long long u = tile % 4LL, first = u / 16LL * 8, rows = 2LL - first;
             if (rows > 8) rows = 8;
             long long tm = first + u % 16LL % rows, tn = u % 16LL / rows, batch = tile / 4LL;
-            long long a0 = batch * 9360LL, b0 = batch * 9792LL;
-            (void)a0; (void)b0;
             float acc[64];
             GPUIR_UNROLL
             for (int f = 0; f < 64; f++) acc[f] = 0.0f;
@@ -111,8 +109,6 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsi
             long long u = tile % 1LL, first = u / 8LL * 8, rows = 1LL - first;
             if (rows > 8) rows = 8;
             long long tm = first + u % 8LL % rows, tn = u % 8LL / rows, batch = tile / 1LL;
-            long long a0 = batch * 40LL, b0 = batch * 192LL;
-            (void)a0; (void)b0;
             float acc[64];
             GPUIR_UNROLL
             for (int f = 0; f < 64; f++) acc[f] = 0.0f;
@@ -185,8 +181,6 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE
             long long u = tile % 1LL, first = u / 8LL * 8, rows = 1LL - first;
             if (rows > 8) rows = 8;
             long long tm = first + u % 8LL % rows, tn = u % 8LL / rows, batch = tile / 1LL;
-            long long a0 = batch * 17688LL, b0 = 0 * 21120LL;
-            (void)a0; (void)b0;
             float acc[64];
             GPUIR_UNROLL
             for (int f = 0; f < 64; f++) acc[f] = 0.0f;
@@ -259,8 +253,6 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const u
             long long u = tile % 4LL, first = u / 16LL * 8, rows = 2LL - first;
             if (rows > 8) rows = 8;
             long long tm = first + u % 16LL % rows, tn = u % 16LL / rows, batch = tile / 4LL;
-            long long a0 = batch * 7200LL, b0 = batch * 9600LL;
-            (void)a0; (void)b0;
             float acc[64];
             GPUIR_UNROLL
             for (int f = 0; f < 64; f++) acc[f] = 0.0f;
