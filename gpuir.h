@@ -10694,7 +10694,7 @@ static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const char *mma, long long K)
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_wgmma_wait0();");
     gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(acc);");
-    gpuir__cg_line(C, "if (%lldLL > 0) gpuir_mbar_arrive(empty + 8u * prev);", k_tiles);
+    if (k_tiles > 0) gpuir__cg_line(C, "gpuir_mbar_arrive(empty + 8u * prev);");   /* the last stage */
 }
 
 static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int pb) {

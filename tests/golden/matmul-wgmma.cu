@@ -55,7 +55,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const 
             }
             gpuir_wgmma_wait0();
             GPUIR_WGMMA_KEEP(acc);
-            if (2LL > 0) gpuir_mbar_arrive(empty + 8u * prev);
+            gpuir_mbar_arrive(empty + 8u * prev);
             GPUIR_UNROLL
             for (int f = 0; f < 64; f++) {
                 long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 % 2 * 8;
@@ -127,7 +127,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsi
             }
             gpuir_wgmma_wait0();
             GPUIR_WGMMA_KEEP(acc);
-            if (1LL > 0) gpuir_mbar_arrive(empty + 8u * prev);
+            gpuir_mbar_arrive(empty + 8u * prev);
             GPUIR_UNROLL
             for (int f = 0; f < 64; f++) {
                 long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 % 2 * 8;
@@ -199,7 +199,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE
             }
             gpuir_wgmma_wait0();
             GPUIR_WGMMA_KEEP(acc);
-            if (5LL > 0) gpuir_mbar_arrive(empty + 8u * prev);
+            gpuir_mbar_arrive(empty + 8u * prev);
             GPUIR_UNROLL
             for (int f = 0; f < 64; f++) {
                 long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 % 2 * 8;
@@ -271,7 +271,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const u
             }
             gpuir_wgmma_wait0();
             GPUIR_WGMMA_KEEP(acc);
-            if (1LL > 0) gpuir_mbar_arrive(empty + 8u * prev);
+            gpuir_mbar_arrive(empty + 8u * prev);
             GPUIR_UNROLL
             for (int f = 0; f < 64; f++) {
                 long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 % 2 * 8;
