@@ -9285,6 +9285,7 @@ static bool gpuir__cg_prod_is_one(const gpuir__cg_prod *p) { return p->num == 1 
 
 static void gpuir__cg_prod_print(gpuir__str *s, const gpuir__cg_prod *p) {
     if (!p->sym[0]) gpuir__str_appendf(s, "%lld", (long long)p->num);
+    else if (p->num == 1 && !strchr(p->sym, ' ')) gpuir__str_appendf(s, "%s", p->sym);
     else if (p->num == 1) gpuir__str_appendf(s, "(%s)", p->sym);
     else gpuir__str_appendf(s, "(%lldLL * %s)", (long long)p->num, p->sym);
 }
@@ -9293,6 +9294,7 @@ static void gpuir__cg_prod_print(gpuir__str *s, const gpuir__cg_prod *p) {
    of at most GPUIR_MAX_RANK dims fits in 200 bytes). */
 static void gpuir__cg_prod_text(const gpuir__cg_prod *p, char *out, size_t size) {
     if (!p->sym[0]) snprintf(out, size, "%lldLL", (long long)p->num);
+    else if (p->num == 1 && !strchr(p->sym, ' ')) snprintf(out, size, "%s", p->sym);
     else if (p->num == 1) snprintf(out, size, "(%s)", p->sym);
     else snprintf(out, size, "(%lldLL * %s)", (long long)p->num, p->sym);
 }
@@ -9326,31 +9328,36 @@ static void gpuir__cg_bcast_index(gpuir__str *s, const gpuir__cg_dims *S, const 
     if (same || (tcount == scount && tcount >= 0 && tcount <= 1)) { gpuir__str_appendf(s, "%s", ivar); return; }
     if (tcount >= 0 && tcount <= 1) { gpuir__str_appendf(s, "0"); return; }
     gpuir__cg_prod after = {1, ""}, tstride = {1, ""};
-    bool first = true;
-    gpuir__str_appendf(s, "(");
+    gpuir__str sum = {NULL};
+    int terms = 0;
+    gpuir__str *t = &sum;
     for (int d = sr - 1; d >= 0; d--) {
         int j = tr - sr + d;
         if (j >= 0 && td[j] != 1 && sd[d] != 1) {
-            gpuir__str_appendf(s, "%s(%s", first ? "" : " + ", ivar);
+            gpuir__str_appendf(t, "%s(%s", terms ? " + " : "", ivar);
             if (!gpuir__cg_prod_is_one(&after)) {
-                gpuir__str_appendf(s, " / ");
-                gpuir__cg_prod_print(s, &after);
+                gpuir__str_appendf(t, " / ");
+                gpuir__cg_prod_print(t, &after);
             }
             if (gpuir__cg_prod_is_one(&after) || d > 0) {
-                gpuir__str_appendf(s, " %% ");
-                gpuir__cg_dim(s, S, d);
+                gpuir__str_appendf(t, " %% ");
+                gpuir__cg_dim(t, S, d);
             }
-            gpuir__str_appendf(s, ")");
+            gpuir__str_appendf(t, ")");
             if (!gpuir__cg_prod_is_one(&tstride)) {
-                gpuir__str_appendf(s, " * ");
-                gpuir__cg_prod_print(s, &tstride);
+                gpuir__str_appendf(t, " * ");
+                gpuir__cg_prod_print(t, &tstride);
             }
-            first = false;
+            terms++;
         }
         if (j >= 0) gpuir__cg_prod_mul(&tstride, T, j);
         gpuir__cg_prod_mul(&after, S, d);
     }
-    gpuir__str_appendf(s, "%s)", first ? "0" : "");
+    /* a term, "(i / 16 % 3) * 5", needs no more parentheses (products go left
+       to right); a sum of them does */
+    if (terms > 1) gpuir__str_appendf(s, "(%s)", sum.buf);
+    else gpuir__str_puts(s, terms ? sum.buf : "0");
+    gpuir__str_free(&sum);
 }
 
 /* A size in generated code: a known number, or an expression of the
@@ -9458,6 +9465,32 @@ static const char *gpuir__cg_from_float(gpuir_dtype d) {
     return d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
 }
 
+/* e without the parentheses around all of it: a statement's right-hand
+   side, a call's argument or an index needs none. Strips them in e. */
+static const char *gpuir__cg_unwrap(gpuir__str *e) {
+    char *s = e->buf;
+    size_t n = s ? strlen(s) : 0;
+    while (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
+        size_t i = 0;
+        for (int depth = 0; i < n; i++) {
+            depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+            if (depth == 0) break;
+        }
+        if (i != n - 1) break;                  /* "(a) + (b)": the first ")" closes early */
+        s[n - 1] = '\0';
+        s++;
+        n -= 2;
+    }
+    return s ? s : "";
+}
+
+/* fn(arg), or arg itself when fn is "" (arg is then an expression that
+   needs no parentheses where it goes: a variable, an element, a call). */
+static void gpuir__cg_call(char *out, size_t size, const char *fn, const char *arg) {
+    if (*fn) snprintf(out, size, "%s(%s)", fn, arg);
+    else snprintf(out, size, "%s", arg);
+}
+
 /* Loads buffer b (a parameter) at the element of space S indexed by ivar. */
 static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, const char *ivar) {
     gpuir_module *m = C->m;
@@ -9475,7 +9508,7 @@ static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, co
     }
     gpuir__str idx = {NULL};
     gpuir__cg_type_index(C, &idx, S, t, ivar);
-    const char *to_float = gpuir__cg_to_float(t->dtype), *at = gpuir__str_cstr(&idx);
+    const char *to_float = gpuir__cg_to_float(t->dtype), *at = gpuir__cg_unwrap(&idx);
     if (*to_float) gpuir__cg_line(C, "%s v%u = %s(%s[%s]);", ctype, v, to_float, param, at);
     else gpuir__cg_line(C, "%s v%u = %s[%s];", ctype, v, param, at);
     gpuir__str_free(&idx);
@@ -9493,9 +9526,9 @@ static gpuir_result gpuir__cg_operand(gpuir__cg *C, const gpuir__op *op, uint32_
     return GPUIR_OK;
 }
 
-/* Wraps a computed float expression so it is rounded to a narrow dtype. */
-static const char *gpuir__cg_round_open(gpuir_dtype d) {
-    return d == GPUIR_F16 ? "gpuir_round_f16(" : d == GPUIR_BF16 ? "gpuir_round_bf16(" : "(";
+/* The function that rounds a computed float to a narrow dtype ("" for the others). */
+static const char *gpuir__cg_round(gpuir_dtype d) {
+    return d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
 }
 
 static void gpuir__cg_unary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t x) {
@@ -9571,7 +9604,9 @@ static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const g
     else if (cls == GPUIR__CLASS_UNARY) gpuir__cg_unary_expr(&e, op->kind, d, x);
     else if (cls == GPUIR__CLASS_BINARY) gpuir__cg_binary_expr(&e, op->kind, d, x, y);
     else gpuir__cg_cast_expr(&e, C->vars[x].dtype, d, x);
-    gpuir__cg_line(C, "%s v%u = %s%s);", gpuir__cg_ctype(d), v, gpuir__cg_round_open(d), gpuir__str_cstr(&e));
+    const char *round = gpuir__cg_round(d), *rhs = gpuir__cg_unwrap(&e);
+    if (*round) gpuir__cg_line(C, "%s v%u = %s(%s);", gpuir__cg_ctype(d), v, round, rhs);
+    else gpuir__cg_line(C, "%s v%u = %s;", gpuir__cg_ctype(d), v, rhs);
     gpuir__str_free(&e);
     C->cur[dst - 1] = v + 1;
     return GPUIR_OK;
@@ -9589,19 +9624,28 @@ static void gpuir__cg_permuted_index(const gpuir__cg *C, gpuir__str *idx, const 
         in_stride[i] = sv;
         gpuir__cg_prod_mul(&sv, &sd, i);
     }
-    gpuir__str_appendf(idx, "(0");
+    gpuir__str sum = {NULL};
+    int terms = 0;
     for (int i = S->rank - 1; i >= 0; i--) {
         if (S->dims[i] != 1) {
-            gpuir__str_appendf(idx, " + (%s / ", ivar);
-            gpuir__cg_prod_print(idx, &after);
-            gpuir__str_appendf(idx, " %% ");
-            gpuir__cg_dim(idx, &od, i);
-            gpuir__str_appendf(idx, ") * ");
-            gpuir__cg_prod_print(idx, &in_stride[pv[i]]);
+            gpuir__str_appendf(&sum, "%s(%s", terms++ ? " + " : "", ivar);
+            if (!gpuir__cg_prod_is_one(&after)) {
+                gpuir__str_appendf(&sum, " / ");
+                gpuir__cg_prod_print(&sum, &after);
+            }
+            gpuir__str_appendf(&sum, " %% ");
+            gpuir__cg_dim(&sum, &od, i);
+            gpuir__str_appendf(&sum, ")");
+            if (!gpuir__cg_prod_is_one(&in_stride[pv[i]])) {
+                gpuir__str_appendf(&sum, " * ");
+                gpuir__cg_prod_print(&sum, &in_stride[pv[i]]);
+            }
         }
         gpuir__cg_prod_mul(&after, &od, i);
     }
-    gpuir__str_appendf(idx, ")");
+    if (terms > 1) gpuir__str_appendf(idx, "(%s)", sum.buf);
+    else gpuir__str_puts(idx, terms ? sum.buf : "0");
+    gpuir__str_free(&sum);
 }
 
 /* transpose, reshape and broadcast: the element of the destination at ivar
@@ -9617,9 +9661,13 @@ static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gp
     else if (op->kind == GPUIR_OP_BROADCAST) gpuir__cg_type_index(C, &idx, S, st, ivar);
     else gpuir__cg_permuted_index(C, &idx, op, S, st, ivar);
     uint32_t v = gpuir__cg_new_var(C, st->dtype);
-    gpuir__cg_line(C, "%s v%u = %s(%s[%s]);", gpuir__cg_ctype(st->dtype), v, gpuir__cg_to_float(st->dtype),
-                   gpuir__cg_param(C, p), gpuir__str_cstr(&idx));
+    gpuir__str elem = {NULL};
+    gpuir__str_appendf(&elem, "%s[%s]", gpuir__cg_param(C, p), gpuir__cg_unwrap(&idx));
+    const char *to_float = gpuir__cg_to_float(st->dtype), *at = gpuir__str_cstr(&elem);
+    if (*to_float) gpuir__cg_line(C, "%s v%u = %s(%s);", gpuir__cg_ctype(st->dtype), v, to_float, at);
+    else gpuir__cg_line(C, "%s v%u = %s;", gpuir__cg_ctype(st->dtype), v, at);
     gpuir__str_free(&idx);
+    gpuir__str_free(&elem);
     C->cur[dst - 1] = v + 1;
     return GPUIR_OK;
 }
@@ -9682,8 +9730,10 @@ static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const 
         const gpuir_type *d = &gpuir__value_at(m, dst)->type;
         gpuir__str idx = {NULL};
         gpuir__cg_type_index(C, &idx, S, d, ivar);
-        gpuir__cg_line(C, "%s[%s] = %s(v%u);", gpuir__cg_param(C, p), gpuir__str_cstr(&idx),
-                       gpuir__cg_from_float(d->dtype), C->cur[dst - 1] - 1);
+        char reg[16], value[48];
+        snprintf(reg, sizeof reg, "v%u", C->cur[dst - 1] - 1);
+        gpuir__cg_call(value, sizeof value, gpuir__cg_from_float(d->dtype), reg);
+        gpuir__cg_line(C, "%s[%s] = %s;", gpuir__cg_param(C, p), gpuir__cg_unwrap(&idx), value);
         gpuir__str_free(&idx);
     }
 }
@@ -9936,9 +9986,10 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     gpuir__cg_close(C);
     gpuir__cg_reset_values(C);
     uint32_t sum = gpuir__cg_new_var(C, y->dtype);
-    const char *round = y->dtype == GPUIR_F16 ? "gpuir_round_f16" : y->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
-    if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "float v%u = %s(acc / %lld.0f);", sum, round, rows);
-    else gpuir__cg_line(C, "float v%u = %s(acc);", sum, round);
+    char mean[48], value[80];
+    snprintf(mean, sizeof mean, "acc / %lld.0f", rows);
+    gpuir__cg_call(value, sizeof value, gpuir__cg_round(y->dtype), op->kind == GPUIR_OP_REDUCE_MEAN ? mean : "acc");
+    gpuir__cg_line(C, "float v%u = %s;", sum, value);
     C->cur[dst - 1] = sum + 1;
     for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
         if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
@@ -10008,7 +10059,9 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     else if (n_red.sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
     else if (n_red.num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red.num);
     else snprintf(result, sizeof result, "0LL");
-    gpuir__cg_line(C, "if (t == 0) %s[o] = %s(%s);", gpuir__cg_param(C, p), wrap, result);
+    char value[560];
+    gpuir__cg_call(value, sizeof value, wrap, result);
+    gpuir__cg_line(C, "if (t == 0) %s[o] = %s;", gpuir__cg_param(C, p), value);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_close(C);
     return GPUIR_OK;
@@ -10022,7 +10075,9 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
 
 /* Loads element `idx` of parameter p as the compute type. */
 static void gpuir__cg_load_expr(const gpuir__cg *C, gpuir__str *s, gpuir_dtype d, int p, const char *idx) {
-    gpuir__str_appendf(s, "%s(%s[%s])", gpuir__cg_to_float(d), gpuir__cg_param(C, p), idx);
+    const char *to_float = gpuir__cg_to_float(d);
+    if (*to_float) gpuir__str_appendf(s, "%s(%s[%s])", to_float, gpuir__cg_param(C, p), idx);
+    else gpuir__str_appendf(s, "%s[%s]", gpuir__cg_param(C, p), idx);
 }
 
 /* Batch offset (in matrices) of operand t for output batch `batch`. */
@@ -10256,29 +10311,30 @@ static void gpuir__cg_rt_loads(gpuir__cg *C, const gpuir__rt *R, int pa, int pb)
     gpuir__cg_close(C);
 }
 
-/* Stores ra and rb into shared-memory stage `st` (an expression). */
+/* Stores ra and rb into shared-memory stage `st` (an expression that needs
+   no parentheses before a "*"). */
 static void gpuir__cg_rt_stores(gpuir__cg *C, const gpuir__rt *R, const char *st) {
     int sa = R->sa, a_stage = GPUIR__RT_BK * sa, b_stage = GPUIR__RT_BK * R->bm;
     gpuir__cg_line(C, "GPUIR_UNROLL");
     if (R->K % 4 == 0) {
         gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
         gpuir__cg_line(C, "int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;");
-        gpuir__cg_line(C, "float *d = as + (%s) * %d + kq * %d + m;", st, a_stage, sa);
+        gpuir__cg_line(C, "float *d = as + %s * %d + kq * %d + m;", st, a_stage, sa);
         gpuir__cg_line(C, "d[0] = ra[r].x; d[%d] = ra[r].y; d[%d] = ra[r].z; d[%d] = ra[r].w;", sa, 2 * sa, 3 * sa);
     } else {
         gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
         gpuir__cg_line(C, "int e = t + r * 256;");
-        gpuir__cg_line(C, "as[(%s) * %d + e %% 16 * %d + e / 16] = ra[r];", st, a_stage, sa);
+        gpuir__cg_line(C, "as[%s * %d + e %% 16 * %d + e / 16] = ra[r];", st, a_stage, sa);
     }
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     if (R->N % 4 == 0) {
         gpuir__cg_line(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
         C->depth++;
-        gpuir__cg_line(C, "*(float4 *)(bs + (%s) * %d + (t + r * 256) * 4) = rb[r];", st, b_stage);
+        gpuir__cg_line(C, "*(float4 *)(bs + %s * %d + (t + r * 256) * 4) = rb[r];", st, b_stage);
         C->depth--;
     } else
-        gpuir__cg_line(C, "for (int r = 0; r < %d; r++) bs[(%s) * %d + t + r * 256] = rb[r];", R->nf, st, b_stage);
+        gpuir__cg_line(C, "for (int r = 0; r < %d; r++) bs[%s * %d + t + r * 256] = rb[r];", R->nf, st, b_stage);
 }
 
 /* The FMAs of shared-memory stage `st`: per k, ts 16-byte reads of A and of
@@ -10286,7 +10342,7 @@ static void gpuir__cg_rt_stores(gpuir__cg *C, const gpuir__rt *R, const char *st
 static void gpuir__cg_rt_compute(gpuir__cg *C, const gpuir__rt *R, const char *st) {
     int n = 4 * R->ts;
     char k_row[48];                         /* the row of k step kk in stage st */
-    snprintf(k_row, sizeof k_row, "((%s) * %d + kk)", st, GPUIR__RT_BK);
+    snprintf(k_row, sizeof k_row, "(%s * %d + kk)", st, GPUIR__RT_BK);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int kk = 0; kk < %d; kk++)", GPUIR__RT_BK);
     gpuir__cg_line(C, "const float *x = as + %s * %d + rm, *y = bs + %s * %d + rn;", k_row, R->sa, k_row, R->bm);
@@ -10355,7 +10411,7 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
     gpuir__cg_close(C);
     gpuir__cg_rt_compute(C, &R, "st");
     gpuir__cg_open(C, "if (kt + 1 < %s)", kr.count);
-    gpuir__cg_rt_stores(C, &R, "st ^ 1");
+    gpuir__cg_rt_stores(C, &R, "(st ^ 1)");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_close(C);
@@ -10786,7 +10842,9 @@ static gpuir_result gpuir__cg_matmul_plain(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "%s i = (%s)(batch * %s + gm * %s + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), MN.text, z.N.text);
     const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
     char acc[64];
-    snprintf(acc, sizeof acc, "%s((%s)acc[r])", round, gpuir__cg_ctype(o->dtype));
+    char cast[48];
+    snprintf(cast, sizeof cast, "(%s)acc[r]", gpuir__cg_ctype(o->dtype));
+    gpuir__cg_call(acc, sizeof acc, round, cast);
     gpuir_result r = gpuir__cg_matmul_epilogue(C, at, gpuir__cg_ctype(o->dtype), acc);
     gpuir__cg_close(C);                         /* the tile loop */
     return r;
@@ -10860,7 +10918,11 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
     gpuir__cg_line(C, "float v[%lld];", per);
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "v[r] = c < %lld ? %s(%s[base + c]) : -GPUIR_INF;", cols, ld, gpuir__cg_param(C, ps));
+    char elem[96], in[112], value[48];
+    snprintf(elem, sizeof elem, "%s[base + c]", gpuir__cg_param(C, ps));
+    gpuir__cg_call(in, sizeof in, ld, elem);
+    gpuir__cg_call(value, sizeof value, st, "v[r] / acc");
+    gpuir__cg_line(C, "v[r] = c < %lld ? %s : -GPUIR_INF;", cols, in);
     gpuir__cg_line(C, "acc = gpuir_fmax(acc, v[r]);");
     gpuir__cg_close(C);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
@@ -10872,7 +10934,7 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "if (c < %lld) %s[base + c] = %s(v[r] / acc);", cols, gpuir__cg_param(C, pd), st);
+    gpuir__cg_line(C, "if (c < %lld) %s[base + c] = %s;", cols, gpuir__cg_param(C, pd), value);
     gpuir__cg_close(C);
 }
 
@@ -10880,18 +10942,22 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
 static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, int pd, const char *ld,
                                        const char *st) {
     long long T = C->threads;
-    const char *in = gpuir__cg_param(C, ps), *out = gpuir__cg_param(C, pd);
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s(%s[base + c]));",
-                   cols, T, ld, in);
+    const char *out = gpuir__cg_param(C, pd);
+    char elem[96], in[112], value[256];
+    snprintf(elem, sizeof elem, "%s[base + c]", gpuir__cg_param(C, ps));
+    gpuir__cg_call(in, sizeof in, ld, elem);
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s);", cols, T, in);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
     gpuir__cg_line(C, "float mx = acc;");
     gpuir__cg_line(C, "acc = 0.0f;");
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s(%s[base + c]) - mx);",
-                   cols, T, ld, in);
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s - mx);", cols, T, in);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
     C->depth++;
-    gpuir__cg_line(C, "%s[base + c] = %s(expf(%s(%s[base + c]) - mx) / acc);", out, st, ld, in);
+    char quotient[160];
+    snprintf(quotient, sizeof quotient, "expf(%s - mx) / acc", in);
+    gpuir__cg_call(value, sizeof value, st, quotient);
+    gpuir__cg_line(C, "%s[base + c] = %s;", out, value);
     C->depth--;
 }
 

@@ -4,9 +4,9 @@ GPUIR_KERNEL gpuir_k_table_k0(GPUIR_LANE const float *p0, const float *p1, float
         int i = (int)ii;
         /* op 27: mul */
         float v0 = p0[i];
-        float v1 = p1[((i % 4))];
-        float v2 = ((v0 * v1));
-        p2[i] = (v2);
+        float v1 = p1[i % 4];
+        float v2 = v0 * v1;
+        p2[i] = v2;
     }
 }
 
@@ -17,8 +17,8 @@ GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const long long *p0, const long long *p1
         /* op 30: add */
         long long v0 = p0[i];
         long long v1 = p1[i];
-        long long v2 = ((long long)((unsigned long long)v0 + (unsigned long long)v1));
-        p2[i] = (v2);
+        long long v2 = (long long)((unsigned long long)v0 + (unsigned long long)v1);
+        p2[i] = v2;
     }
 }
 
@@ -32,7 +32,7 @@ GPUIR_KERNEL gpuir_k_fill_k0(GPUIR_LANE const unsigned short *p0, unsigned short
         float v1 = gpuir_round_bf16(-1.0f);
         /* op 37: mul */
         float v2 = gpuir_bf16_to_f32(p0[i]);
-        float v3 = gpuir_round_bf16((v2 * v0));
+        float v3 = gpuir_round_bf16(v2 * v0);
         /* op 38: max */
         float v4 = gpuir_round_bf16(gpuir_fmax(v3, v1));
         p1[i] = gpuir_f32_to_bf16(v4);

@@ -4,13 +4,13 @@ GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *p0, const float *p1, float
         int i = (int)ii;
         /* op 76: exp */
         float v0 = p0[i];
-        float v1 = (expf(v0));
+        float v1 = expf(v0);
         /* op 77: add */
-        float v2 = p1[((i % 16))];
-        float v3 = ((v1 + v2));
+        float v2 = p1[i % 16];
+        float v3 = v1 + v2;
         /* op 78: relu */
-        float v4 = (gpuir_relu(v3));
-        p2[i] = (v4);
+        float v4 = gpuir_relu(v3);
+        p2[i] = v4;
     }
 }
 
@@ -22,7 +22,7 @@ GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *p0, unsigned short
         float v0 = gpuir_round_f16(0.5f);
         /* op 83: mul */
         float v1 = gpuir_f16_to_f32(p0[i]);
-        float v2 = gpuir_round_f16((v1 * v0));
+        float v2 = gpuir_round_f16(v1 * v0);
         /* op 84: tanh */
         float v3 = gpuir_round_f16(tanhf(v2));
         p1[i] = gpuir_f32_to_f16(v3);
@@ -38,27 +38,27 @@ GPUIR_KERNEL gpuir_k_quad_k0(GPUIR_LANE const float *p0, const float *p1, float 
         float v0 = l0.x;
         float4 l1 = ((const float4 *)p1)[q];
         float v1 = l1.x;
-        float v2 = ((v0 * v1));
+        float v2 = v0 * v1;
         /* op 88: relu */
-        float v3 = (gpuir_relu(v2));
+        float v3 = gpuir_relu(v2);
         /* op 87: mul */
         float v4 = l0.y;
         float v5 = l1.y;
-        float v6 = ((v4 * v5));
+        float v6 = v4 * v5;
         /* op 88: relu */
-        float v7 = (gpuir_relu(v6));
+        float v7 = gpuir_relu(v6);
         /* op 87: mul */
         float v8 = l0.z;
         float v9 = l1.z;
-        float v10 = ((v8 * v9));
+        float v10 = v8 * v9;
         /* op 88: relu */
-        float v11 = (gpuir_relu(v10));
+        float v11 = gpuir_relu(v10);
         /* op 87: mul */
         float v12 = l0.w;
         float v13 = l1.w;
-        float v14 = ((v12 * v13));
+        float v14 = v12 * v13;
         /* op 88: relu */
-        float v15 = (gpuir_relu(v14));
+        float v15 = gpuir_relu(v14);
         ((float4 *)p2)[q] = GPUIR_FLOAT4(v3, v7, v11, v15);
     }
 }
@@ -69,11 +69,11 @@ GPUIR_KERNEL gpuir_k_add_bf16_k0(GPUIR_LANE const unsigned short *p0, const unsi
         int i = (int)ii;
         /* op 91: add */
         float v0 = gpuir_bf16_to_f32(p0[i]);
-        float v1 = gpuir_bf16_to_f32(p1[((i % 33))]);
-        float v2 = gpuir_round_bf16((v0 + v1));
+        float v1 = gpuir_bf16_to_f32(p1[i % 33]);
+        float v2 = gpuir_round_bf16(v0 + v1);
         /* op 92: add */
-        float v3 = gpuir_bf16_to_f32(p2[((i / 33))]);
-        float v4 = gpuir_round_bf16((v3 + v2));
+        float v3 = gpuir_bf16_to_f32(p2[i / 33]);
+        float v4 = gpuir_round_bf16(v3 + v2);
         p3[i] = gpuir_f32_to_bf16(v4);
     }
 }
@@ -87,7 +87,7 @@ GPUIR_KERNEL gpuir_k_gelu_f16_k0(GPUIR_LANE const unsigned short *p0, const unsi
         float v1 = gpuir_round_f16(gpuir_gelu(v0));
         /* op 96: add */
         float v2 = gpuir_f16_to_f32(p1[i]);
-        float v3 = gpuir_round_f16((v1 + v2));
+        float v3 = gpuir_round_f16(v1 + v2);
         p2[i] = gpuir_f32_to_f16(v3);
     }
 }
@@ -101,27 +101,27 @@ GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *p0, const int *p1, int *p
         int v0 = l0.x;
         int4 l1 = ((const int4 *)p1)[q];
         int v1 = l1.x;
-        int v2 = ((int)((unsigned)v0 * (unsigned)v1));
+        int v2 = (int)((unsigned)v0 * (unsigned)v1);
         /* op 100: div */
-        int v3 = (gpuir_div_i32(v2, v0));
+        int v3 = gpuir_div_i32(v2, v0);
         /* op 99: mul */
         int v4 = l0.y;
         int v5 = l1.y;
-        int v6 = ((int)((unsigned)v4 * (unsigned)v5));
+        int v6 = (int)((unsigned)v4 * (unsigned)v5);
         /* op 100: div */
-        int v7 = (gpuir_div_i32(v6, v4));
+        int v7 = gpuir_div_i32(v6, v4);
         /* op 99: mul */
         int v8 = l0.z;
         int v9 = l1.z;
-        int v10 = ((int)((unsigned)v8 * (unsigned)v9));
+        int v10 = (int)((unsigned)v8 * (unsigned)v9);
         /* op 100: div */
-        int v11 = (gpuir_div_i32(v10, v8));
+        int v11 = gpuir_div_i32(v10, v8);
         /* op 99: mul */
         int v12 = l0.w;
         int v13 = l1.w;
-        int v14 = ((int)((unsigned)v12 * (unsigned)v13));
+        int v14 = (int)((unsigned)v12 * (unsigned)v13);
         /* op 100: div */
-        int v15 = (gpuir_div_i32(v14, v12));
+        int v15 = gpuir_div_i32(v14, v12);
         ((int4 *)p2)[q] = GPUIR_INT4(v3, v7, v11, v15);
     }
 }
@@ -133,16 +133,16 @@ GPUIR_KERNEL gpuir_k_quad_i32_k1(GPUIR_LANE const int *p0, float *p1) {
         /* op 102: cast */
         int4 l0 = ((const int4 *)p0)[q];
         int v0 = l0.x;
-        float v1 = ((float)v0);
+        float v1 = (float)v0;
         /* op 102: cast */
         int v2 = l0.y;
-        float v3 = ((float)v2);
+        float v3 = (float)v2;
         /* op 102: cast */
         int v4 = l0.z;
-        float v5 = ((float)v4);
+        float v5 = (float)v4;
         /* op 102: cast */
         int v6 = l0.w;
-        float v7 = ((float)v6);
+        float v7 = (float)v6;
         ((float4 *)p1)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
     }
 }
@@ -174,8 +174,8 @@ GPUIR_KERNEL gpuir_k_broadcast_k0(GPUIR_LANE const int *p0, int *p1) {
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 126LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 112: broadcast */
-        int v0 = (p0[((i / 7 % 6))]);
-        p1[i] = (v0);
+        int v0 = p0[i / 7 % 6];
+        p1[i] = v0;
     }
 }
 
@@ -186,16 +186,16 @@ GPUIR_KERNEL gpuir_k_reshape_k0(GPUIR_LANE const float *p0, float *p1) {
         /* op 115: exp */
         float4 l0 = ((const float4 *)p0)[q];
         float v0 = l0.x;
-        float v1 = (expf(v0));
+        float v1 = expf(v0);
         /* op 115: exp */
         float v2 = l0.y;
-        float v3 = (expf(v2));
+        float v3 = expf(v2);
         /* op 115: exp */
         float v4 = l0.z;
-        float v5 = (expf(v4));
+        float v5 = expf(v4);
         /* op 115: exp */
         float v6 = l0.w;
-        float v7 = (expf(v6));
+        float v7 = expf(v6);
         ((float4 *)p1)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
     }
 }
@@ -206,11 +206,11 @@ GPUIR_KERNEL gpuir_k_neg_i64_k0(GPUIR_LANE const long long *p0, const long long 
         int i = (int)ii;
         /* op 118: neg */
         long long v0 = p0[i];
-        long long v1 = ((long long)(0u - (unsigned long long)v0));
+        long long v1 = (long long)(0u - (unsigned long long)v0);
         /* op 119: add */
         long long v2 = p1[i];
-        long long v3 = ((long long)((unsigned long long)v1 + (unsigned long long)v2));
-        p2[i] = (v3);
+        long long v3 = (long long)((unsigned long long)v1 + (unsigned long long)v2);
+        p2[i] = v3;
     }
 }
 
@@ -220,12 +220,12 @@ GPUIR_KERNEL gpuir_k_pow_f32_k0(GPUIR_LANE const float *p0, const float *p1, con
         int i = (int)ii;
         /* op 122: pow */
         float v0 = p0[i];
-        float v1 = p1[((i % 33))];
-        float v2 = (powf(v0, v1));
+        float v1 = p1[i % 33];
+        float v2 = powf(v0, v1);
         /* op 123: pow */
-        float v3 = p2[((i / 33))];
-        float v4 = (powf(v3, v2));
-        p3[i] = (v4);
+        float v3 = p2[i / 33];
+        float v4 = powf(v3, v2);
+        p3[i] = v4;
     }
 }
 

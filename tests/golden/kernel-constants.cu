@@ -3,8 +3,8 @@ GPUIR_KERNEL gpuir_k_splat(GPUIR_LANE float *p0) {
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 16LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 1: constant (line 7) */
-        float v0 = (2.5f);
-        p0[i] = (v0);
+        float v0 = 2.5f;
+        p0[i] = v0;
     }
 }
 
@@ -22,8 +22,8 @@ GPUIR_KERNEL gpuir_k_dense(GPUIR_LANE float *p0) {
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 6LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 3: constant (line 11) */
-        float v0 = (gpuir_dense_3[i]);
-        p0[i] = (v0);
+        float v0 = gpuir_dense_3[i];
+        p0[i] = v0;
     }
 }
 
@@ -41,11 +41,11 @@ GPUIR_KERNEL gpuir_k_add(GPUIR_LANE const float *p0, float *p1) {
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 8LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 6: constant (line 16) */
-        float v0 = (gpuir_dense_6[i]);
+        float v0 = gpuir_dense_6[i];
         /* op 7: add (line 17) */
         float v1 = p0[i];
-        float v2 = ((v1 + v0));
-        p1[i] = (v2);
+        float v2 = v1 + v0;
+        p1[i] = v2;
     }
 }
 
@@ -63,11 +63,11 @@ GPUIR_KERNEL gpuir_k_bcast(GPUIR_LANE const float *p0, float *p1) {
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 12LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 10: constant (line 22) */
-        float v0 = (gpuir_dense_10[((i % 4))]);
+        float v0 = gpuir_dense_10[(i % 4)];
         /* op 11: mul (line 23) */
         float v1 = p0[i];
-        float v2 = ((v1 * v0));
-        p1[i] = (v2);
+        float v2 = v1 * v0;
+        p1[i] = v2;
     }
 }
 
@@ -87,11 +87,11 @@ GPUIR_KERNEL gpuir_k_long(GPUIR_LANE const float *p0, float *p1) {
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 20LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 14: constant (line 28) */
-        float v0 = (gpuir_dense_14[i]);
+        float v0 = gpuir_dense_14[i];
         /* op 15: add (line 29) */
         float v1 = p0[i];
-        float v2 = ((v1 + v0));
-        p1[i] = (v2);
+        float v2 = v1 + v0;
+        p1[i] = v2;
     }
 }
 
@@ -109,11 +109,11 @@ GPUIR_KERNEL gpuir_k_ints(GPUIR_LANE const int *p0, int *p1) {
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 5LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 18: constant (line 34) */
-        int v0 = (gpuir_dense_18[i]);
+        int v0 = gpuir_dense_18[i];
         /* op 19: sub (line 35) */
         int v1 = p0[i];
-        int v2 = ((int)((unsigned)v1 - (unsigned)v0));
-        p1[i] = (v2);
+        int v2 = (int)((unsigned)v1 - (unsigned)v0);
+        p1[i] = v2;
     }
 }
 

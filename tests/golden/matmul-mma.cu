@@ -124,13 +124,13 @@ GPUIR_KERNEL gpuir_k_layer_bf16_k0(GPUIR_LANE const unsigned short *p0, const un
             /* op 52: matmul */
             float v0 = gpuir_round_bf16(acc[f]);
             /* op 53: add */
-            float v1 = gpuir_bf16_to_f32(p2[((i % 72))]);
-            float v2 = gpuir_round_bf16((v0 + v1));
+            float v1 = gpuir_bf16_to_f32(p2[i % 72]);
+            float v2 = gpuir_round_bf16(v0 + v1);
             /* op 54: gelu */
             float v3 = gpuir_round_bf16(gpuir_gelu(v2));
             /* op 55: add */
             float v4 = gpuir_bf16_to_f32(p3[i]);
-            float v5 = gpuir_round_bf16((v3 + v4));
+            float v5 = gpuir_round_bf16(v3 + v4);
             p4[i] = gpuir_f32_to_bf16(v5);
         }
     }
@@ -264,8 +264,8 @@ GPUIR_KERNEL gpuir_k_batch_bf16_k0(GPUIR_LANE const unsigned short *p0, const un
             /* op 63: relu */
             float v1 = gpuir_round_bf16(gpuir_relu(v0));
             /* op 64: cast */
-            float v2 = (v1);
-            p2[i] = (v2);
+            float v2 = v1;
+            p2[i] = v2;
         }
     }
 }
@@ -336,7 +336,7 @@ GPUIR_KERNEL gpuir_k_edges_tf32_k0(GPUIR_LANE const float *p0, const float *p1, 
             int i = (int)(batch * 17680LL + gm * 136LL + gn);
             /* op 67: matmul */
             float v0 = acc[f];
-            p2[i] = (v0);
+            p2[i] = v0;
         }
     }
 }
@@ -408,11 +408,11 @@ GPUIR_KERNEL gpuir_k_weights_t_tf32_k0(GPUIR_LANE const float *p0, const float *
             /* op 70: matmul */
             float v0 = acc[f];
             /* op 71: add */
-            float v1 = p2[((i % 65))];
-            float v2 = ((v0 + v1));
+            float v1 = p2[i % 65];
+            float v2 = v0 + v1;
             /* op 72: silu */
-            float v3 = (gpuir_silu(v2));
-            p3[i] = (v3);
+            float v3 = gpuir_silu(v2);
+            p3[i] = v3;
         }
     }
 }
@@ -470,11 +470,11 @@ GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *p0, const float *p1, flo
         for (long long k0 = 0; k0 < 32LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 140LL && gk < 32LL ? gpuir_tf32_round((p0[a0 + gm * 1LL + gk * 140LL])) : (float)0;
+                as[e] = gm < 140LL && gk < 32LL ? gpuir_tf32_round(p0[a0 + gm * 1LL + gk * 140LL]) : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 32LL && gn < 128LL ? gpuir_tf32_round((p1[b0 + gk * 128LL + gn * 1LL])) : (float)0;
+                bs[e] = gk < 32LL && gn < 128LL ? gpuir_tf32_round(p1[b0 + gk * 128LL + gn * 1LL]) : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -491,8 +491,8 @@ GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *p0, const float *p1, flo
             if (e >= 4096 || gm >= 140LL || gn >= 128LL) continue;
             int i = (int)(batch * 17920LL + gm * 128LL + gn);
             /* op 78: matmul */
-            float v0 = ((float)acc[r]);
-            p2[i] = (v0);
+            float v0 = (float)acc[r];
+            p2[i] = v0;
         }
     }
 }

@@ -33,10 +33,10 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *p0, const float *p1, const fl
             GPUIR_UNROLL
             for (int r = 0; r < 4; r++) {
                 int e = t + r * 256;
-                as[(0) * 1088 + e % 16 * 68 + e / 16] = ra[r];
+                as[0 * 1088 + e % 16 * 68 + e / 16] = ra[r];
             }
             GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) bs[(0) * 1024 + t + r * 256] = rb[r];
+            for (int r = 0; r < 4; r++) bs[0 * 1024 + t + r * 256] = rb[r];
         }
         GPUIR_SYNC();
         for (long long kt = 0; kt < 3LL; kt++) {
@@ -58,7 +58,7 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *p0, const float *p1, const fl
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
-                const float *x = as + ((st) * 16 + kk) * 68 + rm, *y = bs + ((st) * 16 + kk) * 64 + rn;
+                const float *x = as + (st * 16 + kk) * 68 + rm, *y = bs + (st * 16 + kk) * 64 + rn;
                 float ar[4], br[4];
                 GPUIR_UNROLL
                 for (int q = 0; q < 1; q++) {
@@ -92,9 +92,9 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *p0, const float *p1, const fl
                 /* op 67: matmul */
                 float v0 = acc[ii][jj];
                 /* op 68: add */
-                float v1 = p2[((i % 65))];
-                float v2 = ((v0 + v1));
-                p3[i] = (v2);
+                float v1 = p2[i % 65];
+                float v2 = v0 + v1;
+                p3[i] = v2;
             }
         }
     }
@@ -113,11 +113,11 @@ GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *p0, const int *p1, const in
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 70LL && gk < 33LL ? (p0[a0 + gm * 33LL + gk * 1LL]) : (long long)0;
+                as[e] = gm < 70LL && gk < 33LL ? p0[a0 + gm * 33LL + gk * 1LL] : (long long)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 33LL && gn < 65LL ? (p1[b0 + gk * 65LL + gn * 1LL]) : (long long)0;
+                bs[e] = gk < 33LL && gn < 65LL ? p1[b0 + gk * 65LL + gn * 1LL] : (long long)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -134,11 +134,11 @@ GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *p0, const int *p1, const in
             if (e >= 4096 || gm >= 70LL || gn >= 65LL) continue;
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
             /* op 71: matmul */
-            int v0 = ((int)acc[r]);
+            int v0 = (int)acc[r];
             /* op 72: add */
-            int v1 = p2[((i % 65))];
-            int v2 = ((int)((unsigned)v0 + (unsigned)v1));
-            p3[i] = (v2);
+            int v1 = p2[i % 65];
+            int v2 = (int)((unsigned)v0 + (unsigned)v1);
+            p3[i] = v2;
         }
     }
 }
@@ -156,11 +156,11 @@ GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *p0, const float *p1, f
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 70LL && gk < 33LL ? (p0[a0 + gm * 1LL + gk * 70LL]) : (float)0;
+                as[e] = gm < 70LL && gk < 33LL ? p0[a0 + gm * 1LL + gk * 70LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 33LL && gn < 65LL ? (p1[b0 + gk * 65LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < 33LL && gn < 65LL ? p1[b0 + gk * 65LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -177,8 +177,8 @@ GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *p0, const float *p1, f
             if (e >= 4096 || gm >= 70LL || gn >= 65LL) continue;
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
             /* op 75: matmul */
-            float v0 = ((float)acc[r]);
-            p2[i] = (v0);
+            float v0 = (float)acc[r];
+            p2[i] = v0;
         }
     }
 }
@@ -196,11 +196,11 @@ GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *p0, const long lon
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 70LL && gk < 33LL ? (p0[a0 + gm * 33LL + gk * 1LL]) : (long long)0;
+                as[e] = gm < 70LL && gk < 33LL ? p0[a0 + gm * 33LL + gk * 1LL] : (long long)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 33LL && gn < 65LL ? (p1[b0 + gk * 1LL + gn * 33LL]) : (long long)0;
+                bs[e] = gk < 33LL && gn < 65LL ? p1[b0 + gk * 1LL + gn * 33LL] : (long long)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -217,8 +217,8 @@ GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *p0, const long lon
             if (e >= 4096 || gm >= 70LL || gn >= 65LL) continue;
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
             /* op 78: matmul */
-            long long v0 = ((long long)acc[r]);
-            p2[i] = (v0);
+            long long v0 = (long long)acc[r];
+            p2[i] = v0;
         }
     }
 }
@@ -236,11 +236,11 @@ GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *p0, const float *p1, fl
         for (long long k0 = 0; k0 < 1LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 1LL && gk < 1LL ? (p0[a0 + gm * 1LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 1LL && gk < 1LL ? p0[a0 + gm * 1LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 1LL && gn < 1LL ? (p1[b0 + gk * 1LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < 1LL && gn < 1LL ? p1[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -257,8 +257,8 @@ GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *p0, const float *p1, fl
             if (e >= 4096 || gm >= 1LL || gn >= 1LL) continue;
             int i = (int)(batch * 1LL + gm * 1LL + gn);
             /* op 81: matmul */
-            float v0 = ((float)acc[r]);
-            p2[i] = (v0);
+            float v0 = (float)acc[r];
+            p2[i] = v0;
         }
     }
 }
@@ -276,11 +276,11 @@ GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *p0, const float *p1, const
         for (long long k0 = 0; k0 < 130LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 5LL && gk < 130LL ? (p0[a0 + gm * 130LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 5LL && gk < 130LL ? p0[a0 + gm * 130LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 130LL && gn < 1LL ? (p1[b0 + gk * 1LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < 130LL && gn < 1LL ? p1[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -297,13 +297,13 @@ GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *p0, const float *p1, const
             if (e >= 4096 || gm >= 5LL || gn >= 1LL) continue;
             int i = (int)(batch * 5LL + gm * 1LL + gn);
             /* op 84: matmul */
-            float v0 = ((float)acc[r]);
+            float v0 = (float)acc[r];
             /* op 85: add */
             float v1 = p2[i];
-            float v2 = ((v0 + v1));
+            float v2 = v0 + v1;
             /* op 86: relu */
-            float v3 = (gpuir_relu(v2));
-            p3[i] = (v3);
+            float v3 = gpuir_relu(v2);
+            p3[i] = v3;
         }
     }
 }
@@ -317,15 +317,15 @@ GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *p0, const float *p1, fl
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
         for (int r = 0; r < 16; r++) acc[r] = 0;
-        long long a0 = ((batch / 3)) * 340LL, b0 = ((batch % 3)) * 153LL;
+        long long a0 = (batch / 3) * 340LL, b0 = (batch % 3) * 153LL;
         for (long long k0 = 0; k0 < 17LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 20LL && gk < 17LL ? (p0[a0 + gm * 17LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 20LL && gk < 17LL ? p0[a0 + gm * 17LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 17LL && gn < 9LL ? (p1[b0 + gk * 9LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < 17LL && gn < 9LL ? p1[b0 + gk * 9LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -342,8 +342,8 @@ GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *p0, const float *p1, fl
             if (e >= 4096 || gm >= 20LL || gn >= 9LL) continue;
             int i = (int)(batch * 180LL + gm * 9LL + gn);
             /* op 89: matmul */
-            float v0 = ((float)acc[r]);
-            p2[i] = (v0);
+            float v0 = (float)acc[r];
+            p2[i] = v0;
         }
     }
 }
@@ -383,10 +383,10 @@ GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *p0, const float *p1,
             GPUIR_UNROLL
             for (int r = 0; r < 4; r++) {
                 int e = t + r * 256;
-                as[(0) * 1088 + e % 16 * 68 + e / 16] = ra[r];
+                as[0 * 1088 + e % 16 * 68 + e / 16] = ra[r];
             }
             GPUIR_UNROLL
-            for (int r = 0; r < 4; r++) bs[(0) * 1024 + t + r * 256] = rb[r];
+            for (int r = 0; r < 4; r++) bs[0 * 1024 + t + r * 256] = rb[r];
         }
         GPUIR_SYNC();
         for (long long kt = 0; kt < 1LL; kt++) {
@@ -408,7 +408,7 @@ GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *p0, const float *p1,
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
-                const float *x = as + ((st) * 16 + kk) * 68 + rm, *y = bs + ((st) * 16 + kk) * 64 + rn;
+                const float *x = as + (st * 16 + kk) * 68 + rm, *y = bs + (st * 16 + kk) * 64 + rn;
                 float ar[4], br[4];
                 GPUIR_UNROLL
                 for (int q = 0; q < 1; q++) {
@@ -442,11 +442,11 @@ GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *p0, const float *p1,
                 /* op 92: matmul */
                 float v0 = acc[ii][jj];
                 /* op 93: add */
-                float v1 = p2[((i % 133))];
-                float v2 = ((v0 + v1));
+                float v1 = p2[i % 133];
+                float v2 = v0 + v1;
                 /* op 94: gelu */
-                float v3 = (gpuir_gelu(v2));
-                p3[i] = (v3);
+                float v3 = gpuir_gelu(v2);
+                p3[i] = v3;
             }
         }
     }
@@ -487,12 +487,12 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *p0, const fl
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++) {
                 int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                float *d = as + (0) * 1088 + kq * 68 + m;
+                float *d = as + 0 * 1088 + kq * 68 + m;
                 d[0] = ra[r].x; d[68] = ra[r].y; d[136] = ra[r].z; d[204] = ra[r].w;
             }
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++)
-                *(float4 *)(bs + (0) * 1024 + (t + r * 256) * 4) = rb[r];
+                *(float4 *)(bs + 0 * 1024 + (t + r * 256) * 4) = rb[r];
         }
         GPUIR_SYNC();
         for (long long kt = 0; kt < 3LL; kt++) {
@@ -514,7 +514,7 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *p0, const fl
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
-                const float *x = as + ((st) * 16 + kk) * 68 + rm, *y = bs + ((st) * 16 + kk) * 64 + rn;
+                const float *x = as + (st * 16 + kk) * 68 + rm, *y = bs + (st * 16 + kk) * 64 + rn;
                 float ar[4], br[4];
                 GPUIR_UNROLL
                 for (int q = 0; q < 1; q++) {
@@ -550,11 +550,11 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *p0, const fl
                 /* op 97: matmul */
                 float v0 = acc[ii][jj];
                 /* op 98: silu */
-                float v1 = (gpuir_silu(v0));
+                float v1 = gpuir_silu(v0);
                 /* op 99: add */
                 float v2 = p2[i];
-                float v3 = ((v1 + v2));
-                p3[i] = (v3);
+                float v3 = v1 + v2;
+                p3[i] = v3;
             }
         }
     }
@@ -595,12 +595,12 @@ GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *p0, const float *
             GPUIR_UNROLL
             for (int r = 0; r < 2; r++) {
                 int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                float *d = as + (0) * 2112 + kq * 132 + m;
+                float *d = as + 0 * 2112 + kq * 132 + m;
                 d[0] = ra[r].x; d[132] = ra[r].y; d[264] = ra[r].z; d[396] = ra[r].w;
             }
             GPUIR_UNROLL
             for (int r = 0; r < 2; r++)
-                *(float4 *)(bs + (0) * 2048 + (t + r * 256) * 4) = rb[r];
+                *(float4 *)(bs + 0 * 2048 + (t + r * 256) * 4) = rb[r];
         }
         GPUIR_SYNC();
         for (long long kt = 0; kt < 3LL; kt++) {
@@ -622,7 +622,7 @@ GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *p0, const float *
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
-                const float *x = as + ((st) * 16 + kk) * 132 + rm, *y = bs + ((st) * 16 + kk) * 128 + rn;
+                const float *x = as + (st * 16 + kk) * 132 + rm, *y = bs + (st * 16 + kk) * 128 + rn;
                 float ar[8], br[8];
                 GPUIR_UNROLL
                 for (int q = 0; q < 2; q++) {
@@ -658,11 +658,11 @@ GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *p0, const float *
                 /* op 102: matmul */
                 float v0 = acc[ii][jj];
                 /* op 103: add */
-                float v1 = p2[((i % 132))];
-                float v2 = ((v0 + v1));
+                float v1 = p2[i % 132];
+                float v2 = v0 + v1;
                 /* op 104: gelu */
-                float v3 = (gpuir_gelu(v2));
-                p3[i] = (v3);
+                float v3 = gpuir_gelu(v2);
+                p3[i] = v3;
             }
         }
     }
@@ -703,11 +703,11 @@ GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *p0, const float 
             GPUIR_UNROLL
             for (int r = 0; r < 8; r++) {
                 int e = t + r * 256;
-                as[(0) * 2112 + e % 16 * 132 + e / 16] = ra[r];
+                as[0 * 2112 + e % 16 * 132 + e / 16] = ra[r];
             }
             GPUIR_UNROLL
             for (int r = 0; r < 2; r++)
-                *(float4 *)(bs + (0) * 2048 + (t + r * 256) * 4) = rb[r];
+                *(float4 *)(bs + 0 * 2048 + (t + r * 256) * 4) = rb[r];
         }
         GPUIR_SYNC();
         for (long long kt = 0; kt < 1LL; kt++) {
@@ -729,7 +729,7 @@ GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *p0, const float 
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
-                const float *x = as + ((st) * 16 + kk) * 132 + rm, *y = bs + ((st) * 16 + kk) * 128 + rn;
+                const float *x = as + (st * 16 + kk) * 132 + rm, *y = bs + (st * 16 + kk) * 128 + rn;
                 float ar[8], br[8];
                 GPUIR_UNROLL
                 for (int q = 0; q < 2; q++) {
@@ -765,8 +765,8 @@ GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *p0, const float 
                 float v0 = acc[ii][jj];
                 /* op 108: add */
                 float v1 = p2[i];
-                float v2 = ((v0 + v1));
-                p3[i] = (v2);
+                float v2 = v0 + v1;
+                p3[i] = v2;
             }
         }
     }

@@ -281,13 +281,13 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const u
                 /* op 32: matmul */
                 float v0 = gpuir_round_f16(acc[f]);
                 /* op 33: add */
-                float v1 = gpuir_f16_to_f32(p2[((i % 200))]);
-                float v2 = gpuir_round_f16((v0 + v1));
+                float v1 = gpuir_f16_to_f32(p2[i % 200]);
+                float v2 = gpuir_round_f16(v0 + v1);
                 /* op 34: gelu */
                 float v3 = gpuir_round_f16(gpuir_gelu(v2));
                 /* op 35: add */
                 float v4 = gpuir_f16_to_f32(p3[i]);
-                float v5 = gpuir_round_f16((v3 + v4));
+                float v5 = gpuir_round_f16(v3 + v4);
                 p4[i] = gpuir_f32_to_f16(v5);
             }
         }

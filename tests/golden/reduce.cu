@@ -8,7 +8,7 @@ GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *p0, float *p1) {
             int i = (int)(0 + (j / 1 % 100) * 1 + (o / 1 % 6) * 100);
             /* op 63: exp */
             float v0 = p0[i];
-            float v1 = (expf(v0));
+            float v1 = expf(v0);
             /* op 64: reduce_max */
             acc = gpuir_fmax(acc, (float)v1);
         }
@@ -19,7 +19,7 @@ GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *p0, float *p1) {
             acc = t < 4 ? red[t] : -GPUIR_INF;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         }
-        if (t == 0) p1[o] = (acc);
+        if (t == 0) p1[o] = acc;
         GPUIR_SYNC();
     }
 }
@@ -34,7 +34,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *p0, float *p1) 
             int i = (int)(0 + (o / 1 % 5) * 1 + (j / 1 % 37) * 5 + (o / 5 % 6) * 185);
             /* op 68: abs */
             float v0 = p0[i];
-            float v1 = (fabsf(v0));
+            float v1 = fabsf(v0);
             /* op 69: reduce_sum */
             acc = acc + (float)v1;
         }
@@ -45,7 +45,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *p0, float *p1) 
             acc = t < 2 ? red[t] : 0.0f;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         }
-        if (t == 0) p1[o] = (acc);
+        if (t == 0) p1[o] = acc;
         GPUIR_SYNC();
     }
 }
@@ -60,7 +60,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *p0, float *p1
             int i = (int)(0 + (j / 1 % 5) * 1 + (o / 1 % 37) * 5 + (j / 5 % 6) * 185);
             /* op 73: abs */
             float v0 = p0[i];
-            float v1 = (fabsf(v0));
+            float v1 = fabsf(v0);
             /* op 74: reduce_sum */
             acc = acc + (float)v1;
         }
@@ -71,7 +71,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *p0, float *p1
             acc = t < 1 ? red[t] : 0.0f;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         }
-        if (t == 0) p1[o] = (acc);
+        if (t == 0) p1[o] = acc;
         GPUIR_SYNC();
     }
 }
@@ -112,7 +112,7 @@ GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *p0, int *p1)
             int i = (int)(0 + (j / 1 % 5) * 1 + (j / 5 % 37) * 5 + (j / 185 % 6) * 185);
             /* op 83: abs */
             int v0 = p0[i];
-            int v1 = ((v0 < 0 ? (int)(0u - (unsigned)v0) : v0));
+            int v1 = v0 < 0 ? (int)(0u - (unsigned)v0) : v0;
             /* op 84: reduce_mean */
             acc = acc + (long long)v1;
         }
@@ -138,7 +138,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *p0, long lo
             int i = (int)(0 + (o / 1 % 5) * 1 + (j / 1 % 37) * 5 + (o / 5 % 6) * 185);
             /* op 88: abs */
             long long v0 = p0[i];
-            long long v1 = ((v0 < 0 ? (long long)(0u - (unsigned long long)v0) : v0));
+            long long v1 = v0 < 0 ? (long long)(0u - (unsigned long long)v0) : v0;
             /* op 89: reduce_sum */
             acc = acc + (long long)v1;
         }
@@ -149,7 +149,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *p0, long lo
             acc = t < 2 ? red[t] : 0LL;
             for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
         }
-        if (t == 0) p1[o] = (acc);
+        if (t == 0) p1[o] = acc;
         GPUIR_SYNC();
     }
 }
@@ -167,11 +167,11 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *p0, const float *p1, const f
         for (long long k0 = 0; k0 < 24LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 16LL && gk < 24LL ? (p0[a0 + gm * 24LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 16LL && gk < 24LL ? p0[a0 + gm * 24LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 24LL && gn < 40LL ? (p1[b0 + gk * 40LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < 24LL && gn < 40LL ? p1[b0 + gk * 40LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -188,13 +188,13 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *p0, const float *p1, const f
             if (e >= 4096 || gm >= 16LL || gn >= 40LL) continue;
             int i = (int)(batch * 640LL + gm * 40LL + gn);
             /* op 92: matmul */
-            float v0 = ((float)acc[r]);
+            float v0 = (float)acc[r];
             /* op 93: add */
-            float v1 = p2[((i % 40))];
-            float v2 = ((v0 + v1));
+            float v1 = p2[i % 40];
+            float v2 = v0 + v1;
             /* op 94: relu */
-            float v3 = (gpuir_relu(v2));
-            p3[i] = (v3);
+            float v3 = gpuir_relu(v2);
+            p3[i] = v3;
         }
     }
 }
@@ -218,7 +218,7 @@ GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE const float *p0, float *p1) {
             acc = t < 2 ? red[t] : 0.0f;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         }
-        if (t == 0) p1[o] = (acc);
+        if (t == 0) p1[o] = acc;
         GPUIR_SYNC();
     }
 }
@@ -230,16 +230,16 @@ GPUIR_KERNEL gpuir_k_mlp_k2(GPUIR_LANE float *p0) {
         /* op 98: tanh */
         float4 l0 = ((const float4 *)p0)[q];
         float v0 = l0.x;
-        float v1 = (tanhf(v0));
+        float v1 = tanhf(v0);
         /* op 98: tanh */
         float v2 = l0.y;
-        float v3 = (tanhf(v2));
+        float v3 = tanhf(v2);
         /* op 98: tanh */
         float v4 = l0.z;
-        float v5 = (tanhf(v4));
+        float v5 = tanhf(v4);
         /* op 98: tanh */
         float v6 = l0.w;
-        float v7 = (tanhf(v6));
+        float v7 = tanhf(v6);
         ((float4 *)p0)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
     }
 }

@@ -9,7 +9,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *p0, float *p1) {
         float v[2];
         for (int r = 0; r < 2; r++) {
             int c = t + r * 32;
-            v[r] = c < 37 ? (p0[base + c]) : -GPUIR_INF;
+            v[r] = c < 37 ? p0[base + c] : -GPUIR_INF;
             acc = gpuir_fmax(acc, v[r]);
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
@@ -39,7 +39,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *p0, float *p1) {
         acc = red[32];
         for (int r = 0; r < 2; r++) {
             int c = t + r * 32;
-            if (c < 37) p1[base + c] = (v[r] / acc);
+            if (c < 37) p1[base + c] = v[r] / acc;
         }
     }
 }
@@ -199,8 +199,8 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k1(GPUIR_LANE const unsigned short *p0, const
         int i = (int)ii;
         /* op 52: sub */
         float v0 = gpuir_bf16_to_f32(p0[i]);
-        float v1 = gpuir_bf16_to_f32(p1[((i % 5))]);
-        float v2 = gpuir_round_bf16((v0 - v1));
+        float v1 = gpuir_bf16_to_f32(p1[i % 5]);
+        float v2 = gpuir_round_bf16(v0 - v1);
         /* op 53: exp */
         float v3 = gpuir_round_bf16(expf(v2));
         p2[i] = gpuir_f32_to_bf16(v3);
@@ -229,8 +229,8 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *p0, const unsig
         int i = (int)ii;
         /* op 57: div */
         float v0 = gpuir_bf16_to_f32(p0[i]);
-        float v1 = gpuir_bf16_to_f32(p1[((i % 5))]);
-        float v2 = gpuir_round_bf16((v0 / v1));
+        float v1 = gpuir_bf16_to_f32(p1[i % 5]);
+        float v2 = gpuir_round_bf16(v0 / v1);
         p0[i] = gpuir_f32_to_bf16(v2);
     }
 }
@@ -243,7 +243,7 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *p0, float *p1) 
     for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 40000LL;
         float acc = -GPUIR_INF;
-        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, (p0[base + c]));
+        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, p0[base + c]);
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -256,7 +256,7 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *p0, float *p1) 
         acc = red[32];
         float mx = acc;
         acc = 0.0f;
-        for (long long c = t; c < 40000LL; c += 1024) acc += expf((p0[base + c]) - mx);
+        for (long long c = t; c < 40000LL; c += 1024) acc += expf(p0[base + c] - mx);
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -268,7 +268,7 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *p0, float *p1) 
         GPUIR_SYNC();
         acc = red[32];
         for (long long c = t; c < 40000LL; c += 1024)
-            p1[base + c] = (expf((p0[base + c]) - mx) / acc);
+            p1[base + c] = expf(p0[base + c] - mx) / acc;
     }
 }
 

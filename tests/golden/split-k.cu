@@ -3,26 +3,26 @@ GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *p0, float *p1) {
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 10000LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 100: constant */
-        float v0 = (0.125f);
+        float v0 = 0.125f;
         /* op 101: mul */
         float4 l0 = ((const float4 *)p0)[q];
         float v1 = l0.x;
-        float v2 = ((v1 * v0));
+        float v2 = v1 * v0;
         /* op 100: constant */
-        float v3 = (0.125f);
+        float v3 = 0.125f;
         /* op 101: mul */
         float v4 = l0.y;
-        float v5 = ((v4 * v3));
+        float v5 = v4 * v3;
         /* op 100: constant */
-        float v6 = (0.125f);
+        float v6 = 0.125f;
         /* op 101: mul */
         float v7 = l0.z;
-        float v8 = ((v7 * v6));
+        float v8 = v7 * v6;
         /* op 100: constant */
-        float v9 = (0.125f);
+        float v9 = 0.125f;
         /* op 101: mul */
         float v10 = l0.w;
-        float v11 = ((v10 * v9));
+        float v11 = v10 * v9;
         ((float4 *)p1)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
@@ -36,16 +36,16 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *p0, const float *p1, f
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
         for (int r = 0; r < 16; r++) acc[r] = 0;
-        long long a0 = ((batch % 2)) * 20000LL, b0 = 0 * 24000LL;
+        long long a0 = (batch % 2) * 20000LL, b0 = 0 * 24000LL;
         long long kb = batch / (6LL / 3LL) * 352LL, ke = kb + 352LL < 1000LL ? kb + 352LL : 1000LL;  /* k slice */
         for (long long k0 = kb; k0 < ke; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 20LL && gk < ke ? (p0[a0 + gm * 1000LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 20LL && gk < ke ? p0[a0 + gm * 1000LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < ke && gn < 24LL ? (p1[b0 + gk * 24LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < ke && gn < 24LL ? p1[b0 + gk * 24LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -62,8 +62,8 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *p0, const float *p1, f
             if (e >= 4096 || gm >= 20LL || gn >= 24LL) continue;
             int i = (int)(batch * 480LL + gm * 24LL + gn);
             /* op 103: matmul */
-            float v0 = ((float)acc[r]);
-            p2[i] = (v0);
+            float v0 = (float)acc[r];
+            p2[i] = v0;
         }
     }
 }
@@ -79,8 +79,8 @@ GPUIR_KERNEL gpuir_k_f32_plain_k2(GPUIR_LANE const float *p0, float *p1) {
             /* op 105: reduce_sum */
             acc = acc + v0;
         }
-        float v1 = (acc);
-        p1[o] = (v1);
+        float v1 = acc;
+        p1[o] = v1;
     }
 }
 
@@ -89,26 +89,26 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *p0, float *p1
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 16000LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 113: constant */
-        float v0 = (0.125f);
+        float v0 = 0.125f;
         /* op 114: mul */
         float4 l0 = ((const float4 *)p0)[q];
         float v1 = l0.x;
-        float v2 = ((v1 * v0));
+        float v2 = v1 * v0;
         /* op 113: constant */
-        float v3 = (0.125f);
+        float v3 = 0.125f;
         /* op 114: mul */
         float v4 = l0.y;
-        float v5 = ((v4 * v3));
+        float v5 = v4 * v3;
         /* op 113: constant */
-        float v6 = (0.125f);
+        float v6 = 0.125f;
         /* op 114: mul */
         float v7 = l0.z;
-        float v8 = ((v7 * v6));
+        float v8 = v7 * v6;
         /* op 113: constant */
-        float v9 = (0.125f);
+        float v9 = 0.125f;
         /* op 114: mul */
         float v10 = l0.w;
-        float v11 = ((v10 * v9));
+        float v11 = v10 * v9;
         ((float4 *)p1)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
@@ -150,12 +150,12 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *p0, const flo
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++) {
                 int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                float *d = as + (0) * 1088 + kq * 68 + m;
+                float *d = as + 0 * 1088 + kq * 68 + m;
                 d[0] = ra[r].x; d[68] = ra[r].y; d[136] = ra[r].z; d[204] = ra[r].w;
             }
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++)
-                *(float4 *)(bs + (0) * 1024 + (t + r * 256) * 4) = rb[r];
+                *(float4 *)(bs + 0 * 1024 + (t + r * 256) * 4) = rb[r];
         }
         GPUIR_SYNC();
         for (long long kt = 0; kt < kn; kt++) {
@@ -177,7 +177,7 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *p0, const flo
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
-                const float *x = as + ((st) * 16 + kk) * 68 + rm, *y = bs + ((st) * 16 + kk) * 64 + rn;
+                const float *x = as + (st * 16 + kk) * 68 + rm, *y = bs + (st * 16 + kk) * 64 + rn;
                 float ar[4], br[4];
                 GPUIR_UNROLL
                 for (int q = 0; q < 1; q++) {
@@ -212,7 +212,7 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *p0, const flo
                 int i = (int)(batch * 4608LL + gm * 72LL + gn);
                 /* op 116: matmul */
                 float v0 = acc[ii][jj];
-                p2[i] = (v0);
+                p2[i] = v0;
             }
         }
     }
@@ -229,13 +229,13 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k2(GPUIR_LANE const float *p0, const flo
             /* op 118: reduce_sum */
             acc = acc + v0;
         }
-        float v1 = (acc);
+        float v1 = acc;
         /* op 119: add */
-        float v2 = p1[((o % 72))];
-        float v3 = ((v1 + v2));
+        float v2 = p1[o % 72];
+        float v3 = v1 + v2;
         /* op 120: relu */
-        float v4 = (gpuir_relu(v3));
-        p2[o] = (v4);
+        float v4 = gpuir_relu(v3);
+        p2[o] = v4;
     }
 }
 
@@ -250,7 +250,7 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *p0, cons
         long long u = tile % 1LL, first = u / 8LL * 8, rows = 1LL - first;
         if (rows > 8) rows = 8;
         long long tm = first + u % 8LL % rows, tn = u % 8LL / rows, batch = tile / 1LL;
-        long long a0 = ((batch % 3)) * 10400LL, b0 = 0 * 12480LL;
+        long long a0 = (batch % 3) * 10400LL, b0 = 0 * 12480LL;
         long long kb = batch / (3LL) * 288LL, ke = kb + 288LL < 520LL ? kb + 288LL : 520LL;  /* k slice */
         long long kn = (ke - kb + 31) / 32;
         float acc[64];
@@ -301,7 +301,7 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *p0, cons
             int i = (int)(batch * 480LL + gm * 24LL + gn);
             /* op 127: matmul */
             float v0 = acc[f];
-            p2[i] = (v0);
+            p2[i] = v0;
         }
     }
 }
@@ -317,12 +317,12 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k1(GPUIR_LANE const float *p0, const unsigne
             /* op 130: reduce_sum */
             acc = acc + v0;
         }
-        float v1 = (acc);
+        float v1 = acc;
         /* op 131: cast */
         float v2 = gpuir_round_bf16(v1);
         /* op 132: add */
-        float v3 = gpuir_bf16_to_f32(p1[((o % 24))]);
-        float v4 = gpuir_round_bf16((v2 + v3));
+        float v3 = gpuir_bf16_to_f32(p1[o % 24]);
+        float v4 = gpuir_round_bf16(v2 + v3);
         /* op 133: gelu */
         float v5 = gpuir_round_bf16(gpuir_gelu(v4));
         p2[o] = gpuir_f32_to_bf16(v5);
@@ -391,7 +391,7 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *p
             int i = (int)(batch * 40LL + gm * 40LL + gn);
             /* op 138: matmul */
             float v0 = acc[f];
-            p2[i] = (v0);
+            p2[i] = v0;
         }
     }
 }
@@ -407,14 +407,14 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k1(GPUIR_LANE const float *p0, const 
             /* op 141: reduce_sum */
             acc = acc + v0;
         }
-        float v1 = (acc);
+        float v1 = acc;
         /* op 142: cast */
         float v2 = gpuir_round_f16(v1);
         /* op 143: silu */
         float v3 = gpuir_round_f16(gpuir_silu(v2));
         /* op 144: add */
         float v4 = gpuir_f16_to_f32(p1[o]);
-        float v5 = gpuir_round_f16((v3 + v4));
+        float v5 = gpuir_round_f16(v3 + v4);
         p2[o] = gpuir_f32_to_f16(v5);
     }
 }
@@ -487,7 +487,7 @@ GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *p0, const float *p1,
             int i = (int)(batch * 16LL + gm * 1LL + gn);
             /* op 149: matmul */
             float v0 = acc[f];
-            p2[i] = (v0);
+            p2[i] = v0;
         }
     }
 }
@@ -503,8 +503,8 @@ GPUIR_KERNEL gpuir_k_tf32_column_k1(GPUIR_LANE const float *p0, float *p1) {
             /* op 151: reduce_sum */
             acc = acc + v0;
         }
-        float v1 = (acc);
-        p1[o] = (v1);
+        float v1 = acc;
+        p1[o] = v1;
     }
 }
 
@@ -513,26 +513,26 @@ GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *p0, float *p1) {
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 512LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 157: constant */
-        float v0 = (0.125f);
+        float v0 = 0.125f;
         /* op 158: mul */
         float4 l0 = ((const float4 *)p0)[q];
         float v1 = l0.x;
-        float v2 = ((v1 * v0));
+        float v2 = v1 * v0;
         /* op 157: constant */
-        float v3 = (0.125f);
+        float v3 = 0.125f;
         /* op 158: mul */
         float v4 = l0.y;
-        float v5 = ((v4 * v3));
+        float v5 = v4 * v3;
         /* op 157: constant */
-        float v6 = (0.125f);
+        float v6 = 0.125f;
         /* op 158: mul */
         float v7 = l0.z;
-        float v8 = ((v7 * v6));
+        float v8 = v7 * v6;
         /* op 157: constant */
-        float v9 = (0.125f);
+        float v9 = 0.125f;
         /* op 158: mul */
         float v10 = l0.w;
-        float v11 = ((v10 * v9));
+        float v11 = v10 * v9;
         ((float4 *)p1)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
@@ -551,11 +551,11 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *p0, const float *p1, float *
         for (long long k0 = kb; k0 < ke; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 1LL && gk < ke ? (p0[a0 + gm * 2048LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 1LL && gk < ke ? p0[a0 + gm * 2048LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < ke && gn < 1LL ? (p1[b0 + gk * 1LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < ke && gn < 1LL ? p1[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -572,8 +572,8 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *p0, const float *p1, float *
             if (e >= 4096 || gm >= 1LL || gn >= 1LL) continue;
             int i = (int)(batch * 1LL + gm * 1LL + gn);
             /* op 160: matmul */
-            float v0 = ((float)acc[r]);
-            p2[i] = (v0);
+            float v0 = (float)acc[r];
+            p2[i] = v0;
         }
     }
 }
@@ -589,8 +589,8 @@ GPUIR_KERNEL gpuir_k_dot_k2(GPUIR_LANE const float *p0, float *p1) {
             /* op 162: reduce_sum */
             acc = acc + v0;
         }
-        float v1 = (acc);
-        p1[o] = (v1);
+        float v1 = acc;
+        p1[o] = v1;
     }
 }
 

@@ -23,7 +23,7 @@ GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE const unsigned short *p0, unsigned short *
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 5600LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 26: transpose */
-        float v0 = gpuir_f16_to_f32(p0[(0 + (i / 1 % 40) * 70 + (i / 40 % 2) * 2800 + (i / 80 % 70) * 1)]);
+        float v0 = gpuir_f16_to_f32(p0[(i % 40) * 70 + (i / 40 % 2) * 2800 + (i / 80 % 70)]);
         p1[i] = gpuir_f32_to_f16(v0);
     }
 }
@@ -33,8 +33,8 @@ GPUIR_KERNEL gpuir_k_transpose_3d_k0(GPUIR_LANE const float *p0, float *p1) {
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 120LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 30: transpose */
-        float v0 = (p0[(0 + (i / 1 % 6) * 5 + (i / 6 % 4) * 30 + (i / 24 % 5) * 1)]);
-        p1[i] = (v0);
+        float v0 = p0[(i % 6) * 5 + (i / 6 % 4) * 30 + (i / 24 % 5)];
+        p1[i] = v0;
     }
 }
 
