@@ -9245,10 +9245,139 @@ static gpuir_result gpuir__cg_fail(gpuir__cg *C, const gpuir__op *op, const char
 /* Parameter p's name in the kernel's C source. */
 static const char *gpuir__cg_param(const gpuir__cg *C, int p) { return C->param[p]; }
 
-/* Names the kernel's parameters (gpuir__cg_param). */
-static void gpuir__cg_name_params(gpuir__cg *C) {
-    for (size_t i = 0; i < stbds_arrlenu(C->k->params) && i < GPUIR_MAX_OPERANDS; i++)
-        snprintf(C->param[i], sizeof C->param[i], "p%zu", i);
+/* ---- parameter names: after the host values the kernel's launch passes ---- */
+
+/* Identifiers a parameter may not take: the emitters' locals, CUDA's and
+   C's own names, the math functions the kernels call. */
+static const char *const gpuir__cg_reserved[] = {
+    "a0", "acc", "af", "ar", "as", "b0", "base", "batch", "bf", "blk", "br", "bs", "c", "ca", "cb", "d", "e",
+    "empty", "f", "first", "full", "g", "gk", "gm", "gn", "i", "ii", "it", "j", "jj", "k0", "kb", "ke", "kk",
+    "kn", "kq", "kt", "l", "la", "lane", "lb", "m", "mx", "n", "nq", "o", "ok", "other", "p", "prev", "q", "qq",
+    "r", "ra", "rb", "rd", "red", "rm", "rn", "row", "rows", "s0", "sa", "sb", "sbase", "sm", "smem", "st", "t",
+    "tc", "tile", "tm", "tma_a", "tma_b", "tn", "tr", "tx", "ty", "u", "v", "warp", "wg", "wm", "wn", "ap", "bp",
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "half", "float4", "int4", "asm",
+    "auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete", "do", "double",
+    "else", "enum", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "new",
+    "namespace", "operator", "private", "protected", "public", "register", "restrict", "return", "short",
+    "signed", "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef", "typename",
+    "union", "unsigned", "using", "virtual", "void", "volatile", "while", "and", "or", "not", "xor", "main",
+    "abs", "exp", "expf", "log", "logf", "sqrt", "sqrtf", "rsqrtf", "tanh", "tanhf", "fabsf", "fabs", "powf",
+    "pow", "fmaxf", "fminf", "min", "max", "isnan", "isinf", "NULL",
+};
+
+static bool gpuir__cg_is_reserved(const char *s) {
+    for (size_t i = 0; i < sizeof gpuir__cg_reserved / sizeof gpuir__cg_reserved[0]; i++)
+        if (strcmp(s, gpuir__cg_reserved[i]) == 0) return true;
+    size_t n = strlen(s);
+    bool reg = n > 1 && (s[0] == 'v' || s[0] == 'l' || s[0] == 'p') && strspn(s + 1, "0123456789") == n - 1;
+    bool dim = n > 3 && strchr("0123456789", s[n - 1]) && strstr(s, "_d");      /* x_d1: a dynamic dim's */
+    return reg || dim;
+}
+
+/* Appends tail to the name s (of size bytes), truncating the name first. */
+static void gpuir__cg_name_append(char *s, size_t size, const char *tail) {
+    size_t n = strlen(s), t = strlen(tail);
+    if (n + t + 1 > size) n = size - t - 1;
+    memcpy(s + n, tail, t + 1);
+}
+
+/* Whether a parameter before i has the name s. */
+static bool gpuir__cg_name_taken(const gpuir__cg *C, size_t i, const char *s) {
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(C->param[j], s) == 0) return true;
+    return false;
+}
+
+/* A C identifier for IR name `name`: its letters, digits and underscores
+   (others become "_"; no "__", none last), at most 16 bytes; a reserved one
+   takes "_p" (acc_p), one that could clash with the prelude a "p" before. */
+static void gpuir__cg_sanitize(char *out, size_t size, const char *name) {
+    size_t n = 0;
+    bool prefix = (*name >= '0' && *name <= '9') || *name == '_' || strncmp(name, "gpuir", 5) == 0 ||
+                  strncmp(name, "GPUIR", 5) == 0;   /* the prelude's names and the implementation's */
+    if (prefix) out[n++] = 'p';
+    for (const char *c = name; *c && n < 16 && n + 3 < size; c++) {
+        char ch = (char)(((*c | 32) >= 'a' && (*c | 32) <= 'z') || (*c >= '0' && *c <= '9') ? *c : '_');
+        if (ch != '_' || (n && out[n - 1] != '_')) out[n++] = ch;    /* no "__" (C++ reserves it) */
+    }
+    while (n && out[n - 1] == '_') n--;        /* x_d0 of "x_" would hold a "__" */
+    out[n] = '\0';
+    if (!n) snprintf(out, size, "p");
+    if (gpuir__cg_is_reserved(out)) gpuir__cg_name_append(out, size, "_p");
+}
+
+/* The name in host function f of the value a launch passes (v): a named
+   parameter's or global's, that of the value a device buffer was copied
+   from, or out<k> when the buffer becomes result k; "" for none. */
+static const char *gpuir__cg_host_name(const gpuir_module *m, const gpuir__func *f, uint32_t v, char *buf,
+                                       size_t size, int depth) {
+    const gpuir__value *x = gpuir__value_at(m, v);
+    if (x->name) return gpuir__string(m, x->name);
+    const gpuir__op *def = x->def_op ? gpuir__op_at(m, x->def_op) : NULL;
+    const gpuir__attr *global = def && (def->kind == GPUIR_OP_GET_GLOBAL || def->kind == GPUIR_OP_MEMREF_GET_GLOBAL) ?
+                                gpuir__attr_get(m, def, GPUIR__KEY_NAME) : NULL;
+    if (global) return gpuir__string(m, global->off);
+    const gpuir__op *ret = gpuir__func_return_op(m, f);
+    for (uint32_t k = 0; ret && k < ret->n_operands; k++)
+        if (gpuir__op_operand(m, ret, k) == v) { snprintf(buf, size, "out%u", k); return buf; }
+    for (size_t i = 0; depth < 2 && i < stbds_arrlenu(f->ops); i++) {      /* device copies, in and out */
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind != GPUIR_OP_GPU_MEMCPY || op->n_operands < 2) continue;
+        uint32_t to = gpuir__op_operand(m, op, 0), from = gpuir__op_operand(m, op, 1);
+        const char *name = to == v ? gpuir__cg_host_name(m, f, from, buf, size, depth + 1) :
+                           from == v ? gpuir__cg_host_name(m, f, to, buf, size, depth + 1) : "";
+        if (*name) return name;
+    }
+    return "";
+}
+
+/* The first launch of kernel kid, and the host function it is in. */
+static const gpuir__op *gpuir__cg_first_launch(const gpuir_module *m, uint32_t kid, const gpuir__func **host) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
+            const gpuir__attr *sym = op->kind == GPUIR_OP_GPU_LAUNCH_FUNC ? gpuir__attr_get(m, op, GPUIR__KEY_KERNEL) : NULL;
+            if (!sym || gpuir__launch_target(m, gpuir__string(m, sym->off)) != kid) continue;
+            *host = &m->funcs[f];
+            return op;
+        }
+    }
+    return NULL;
+}
+
+/* Names the kernel's parameters (gpuir__cg_param) after the IR: the
+   kernel's own names, unless the outliner made them (argN); then the host
+   values its first launch passes; else in<k> / out<k> by access. Unique. */
+static void gpuir__cg_name_params(gpuir__cg *C, uint32_t kid) {
+    const gpuir_module *m = C->m;
+    const gpuir__func *host = NULL;
+    const gpuir__op *launch = gpuir__cg_first_launch(m, kid, &host);
+    size_t n = stbds_arrlenu(C->k->params);
+    int ins = 0, outs = 0;
+    for (size_t i = 0; i < n && i < GPUIR_MAX_OPERANDS; i++) {
+        char buf[48];
+        const char *name = gpuir__string(m, gpuir__value_at(m, C->k->params[i])->name);
+        bool made = strncmp(name, "arg", 3) == 0 && name[3] && strspn(name + 3, "0123456789") == strlen(name + 3);
+        if ((made || !*name) && launch && i < launch->n_operands)
+            name = gpuir__cg_host_name(m, host, gpuir__op_operand(m, launch, (uint32_t)i), buf, sizeof buf, 0);
+        else if (made) name = "";
+        if (!*name) {
+            bool reads, writes;
+            gpuir__param_access(m, C->k, i, &reads, &writes);
+            snprintf(buf, sizeof buf, "%s%d", writes ? "out" : "in", writes ? outs++ : ins++);
+            name = buf;
+        }
+        char base[48];
+        gpuir__cg_sanitize(base, sizeof base, name);
+        snprintf(C->param[i], sizeof C->param[i], "%s", base);
+        for (int k = 1; gpuir__cg_name_taken(C, i, C->param[i]); k++) {   /* unique: a second x is x_1 */
+            char tail[16];
+            snprintf(tail, sizeof tail, "_%d", k);
+            snprintf(C->param[i], sizeof C->param[i], "%s", base);
+            gpuir__cg_name_append(C->param[i], sizeof C->param[i], tail);
+        }
+    }
 }
 
 /* Index into the parameter list, or -1 for a kernel-private buffer. */
@@ -9272,7 +9401,7 @@ typedef struct gpuir__cg_dims {
 /* A product of dims: a number times named dynamic dims. */
 typedef struct gpuir__cg_prod {
     int64_t num;
-    char sym[160];          /* "p0_d0 * p1_d2", or "" */
+    char sym[256];          /* "x_d0 * x_d2", or "" (names of at most 24 bytes) */
 } gpuir__cg_prod;
 
 static void gpuir__cg_prod_mul(gpuir__cg_prod *p, const gpuir__cg_dims *t, int a) {
@@ -9291,7 +9420,7 @@ static void gpuir__cg_prod_print(gpuir__str *s, const gpuir__cg_prod *p) {
 }
 
 /* The same as an expression of type long long, into a buffer (a product
-   of at most GPUIR_MAX_RANK dims fits in 200 bytes). */
+   of at most GPUIR_MAX_RANK dims fits in 320 bytes). */
 static void gpuir__cg_prod_text(const gpuir__cg_prod *p, char *out, size_t size) {
     if (!p->sym[0]) snprintf(out, size, "%lldLL", (long long)p->num);
     else if (p->num == 1 && !strchr(p->sym, ' ')) snprintf(out, size, "%s", p->sym);
@@ -9430,7 +9559,7 @@ static void gpuir__cg_count(const gpuir__cg *C, gpuir__str *s, const gpuir_type 
     gpuir__cg_dims d = gpuir__cg_dims_of(C, S);
     gpuir__cg_prod p = {1, ""};
     for (int i = 0; i < d.rank; i++) gpuir__cg_prod_mul(&p, &d, i);
-    char text[200];
+    char text[320];
     gpuir__cg_prod_text(&p, text, sizeof text);
     gpuir__str_appendf(s, "%s", text);
 }
@@ -9487,8 +9616,8 @@ static const char *gpuir__cg_unwrap(gpuir__str *e) {
 /* fn(arg), or arg itself when fn is "" (arg is then an expression that
    needs no parentheses where it goes: a variable, an element, a call). */
 static void gpuir__cg_call(char *out, size_t size, const char *fn, const char *arg) {
-    if (*fn) snprintf(out, size, "%s(%s)", fn, arg);
-    else snprintf(out, size, "%s", arg);
+    int n = *fn ? snprintf(out, size, "%s(%s)", fn, arg) : snprintf(out, size, "%s", arg);
+    GPUIR_ASSERT(n > 0 && (size_t)n < size);    /* callers size out for their expressions */
 }
 
 /* Loads buffer b (a parameter) at the element of space S indexed by ivar. */
@@ -10024,7 +10153,7 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir__cg_prod n_red = {1, ""};                   /* elements per output */
     for (int d = 0; d < x->rank; d++)
         if (reduced[d]) gpuir__cg_prod_mul(&n_red, &xd, d);
-    char count[200];
+    char count[320];
     gpuir__cg_prod_text(&n_red, count, sizeof count);
     bool is_float = gpuir_dtype_is_float(y->dtype);
     const char *acc_t = is_float ? "float" : "long long";
@@ -10052,14 +10181,14 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir__cg_close(C);
     gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
     const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
-    char result[480];
+    char result[720];
     if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
     else if (is_float && !n_red.sym[0]) snprintf(result, sizeof result, "acc / %lld.0f", (long long)n_red.num);
     else if (is_float) snprintf(result, sizeof result, "acc / (float)%s", count);
     else if (n_red.sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
     else if (n_red.num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red.num);
     else snprintf(result, sizeof result, "0LL");
-    char value[560];
+    char value[800];
     gpuir__cg_call(value, sizeof value, wrap, result);
     gpuir__cg_line(C, "if (t == 0) %s[o] = %s;", gpuir__cg_param(C, p), value);
     gpuir__cg_line(C, "GPUIR_SYNC();");
@@ -10345,11 +10474,11 @@ static void gpuir__cg_rt_compute(gpuir__cg *C, const gpuir__rt *R, const char *s
     snprintf(k_row, sizeof k_row, "(%s * %d + kk)", st, GPUIR__RT_BK);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int kk = 0; kk < %d; kk++)", GPUIR__RT_BK);
-    gpuir__cg_line(C, "const float *x = as + %s * %d + rm, *y = bs + %s * %d + rn;", k_row, R->sa, k_row, R->bm);
+    gpuir__cg_line(C, "const float *ap = as + %s * %d + rm, *bp = bs + %s * %d + rn;", k_row, R->sa, k_row, R->bm);
     gpuir__cg_line(C, "float ar[%d], br[%d];", n, n);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int q = 0; q < %d; q++)", R->ts);
-    gpuir__cg_line(C, "float4 u = *(const float4 *)(x + q * 16), v = *(const float4 *)(y + q * 32);");
+    gpuir__cg_line(C, "float4 u = *(const float4 *)(ap + q * 16), v = *(const float4 *)(bp + q * 32);");
     gpuir__cg_line(C, "ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;");
     gpuir__cg_line(C, "br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;");
     gpuir__cg_close(C);
@@ -10378,8 +10507,8 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
     C->barriers = true;
     gpuir__cg_line(C, "GPUIR_SHARED(float, as, %u, 0);", a_floats);
     gpuir__cg_line(C, "GPUIR_SHARED(float, bs, %u, %u);", b_floats, a_floats * 4);
-    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, w = t / 32, l = t %% 32;");
-    gpuir__cg_line(C, "int rm = w / 2 * %d + l / 8 * 4, rn = w %% 2 * %d + l %% 8 * 4;", 16 * R.ts, 32 * R.ts);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t %% 32;");
+    gpuir__cg_line(C, "int rm = warp / 2 * %d + lane / 8 * 4, rn = warp %% 2 * %d + lane %% 8 * 4;", 16 * R.ts, 32 * R.ts);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)",
                    tiles_n * tiles_m * batches);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
@@ -10520,15 +10649,15 @@ static void gpuir__cg_tc_frags_tf32(gpuir__cg *C, const gpuir__tc *t) {
     gpuir__cg_line(C, "unsigned af[4][4], bf[4][2];");
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int i = 0; i < 4; i++)");
-    gpuir__cg_line(C, "const float *x = sa + (wm + i * 16 + g) * %d + kk + q;", t->a_row);
-    gpuir__cg_line(C, "af[i][0] = gpuir_tf32_bits(x[0]); af[i][1] = gpuir_tf32_bits(x[%d]);", a_far);
-    gpuir__cg_line(C, "af[i][2] = gpuir_tf32_bits(x[4]); af[i][3] = gpuir_tf32_bits(x[%d]);", a_far + 4);
+    gpuir__cg_line(C, "const float *ap = sa + (wm + i * 16 + g) * %d + kk + q;", t->a_row);
+    gpuir__cg_line(C, "af[i][0] = gpuir_tf32_bits(ap[0]); af[i][1] = gpuir_tf32_bits(ap[%d]);", a_far);
+    gpuir__cg_line(C, "af[i][2] = gpuir_tf32_bits(ap[4]); af[i][3] = gpuir_tf32_bits(ap[%d]);", a_far + 4);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int j = 0; j < 4; j++)");
-    if (t->tb) gpuir__cg_line(C, "const float *y = sb + (wn + j * 8 + g) * %d + kk + q;", t->a_row);
-    else gpuir__cg_line(C, "const float *y = sb + (kk + q) * %d + wn + j * 8 + g;", row);
-    gpuir__cg_line(C, "bf[j][0] = gpuir_tf32_bits(y[0]); bf[j][1] = gpuir_tf32_bits(y[%d]);", 4 * (t->tb ? 1 : row));
+    if (t->tb) gpuir__cg_line(C, "const float *bp = sb + (wn + j * 8 + g) * %d + kk + q;", t->a_row);
+    else gpuir__cg_line(C, "const float *bp = sb + (kk + q) * %d + wn + j * 8 + g;", row);
+    gpuir__cg_line(C, "bf[j][0] = gpuir_tf32_bits(bp[0]); bf[j][1] = gpuir_tf32_bits(bp[%d]);", 4 * (t->tb ? 1 : row));
     gpuir__cg_close(C);
 }
 
@@ -10981,7 +11110,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     for (int d = 0; d + 1 < x->rank; d++) gpuir__cg_prod_mul(&rows, &xd, d);
     if (x->rank) gpuir__cg_prod_mul(&width, &xd, x->rank - 1);
     if (!rows.sym[0] && !width.num) rows.num = 0;     /* no row has elements: none to run */
-    char rows_expr[200], cols_expr[200];
+    char rows_expr[320], cols_expr[320];
     gpuir__cg_prod_text(&rows, rows_expr, sizeof rows_expr);
     gpuir__cg_prod_text(&width, cols_expr, sizeof cols_expr);
     long long cols = width.num, T = C->threads, per = (cols + T - 1) / T;
@@ -11170,7 +11299,7 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     memset(info, 0, sizeof *info);
     info->func = kid;
     gpuir__cg_cname(m, kid, info->cname, sizeof info->cname);
-    gpuir__cg_name_params(C);
+    gpuir__cg_name_params(C, kid);
     r = gpuir__cg_dense_tables(C);
     if (r) return r;
     gpuir__cg_blank(C);

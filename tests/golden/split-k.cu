@@ -1,11 +1,11 @@
 /* @f32_plain_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *p0, float *p1) {
+GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *a, float *out0) {
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 10000LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 100: constant */
         float v0 = 0.125f;
         /* op 101: mul */
-        float4 l0 = ((const float4 *)p0)[q];
+        float4 l0 = ((const float4 *)a)[q];
         float v1 = l0.x;
         float v2 = v1 * v0;
         /* op 100: constant */
@@ -23,12 +23,12 @@ GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *p0, float *p1) {
         /* op 101: mul */
         float v10 = l0.w;
         float v11 = v10 * v9;
-        ((float4 *)p1)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
+        ((float4 *)out0)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
 
 /* @f32_plain_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *p0, const float *p1, float *p2) {
+GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0, const float *b, float *out0) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -41,11 +41,11 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *p0, const float *p1, f
         for (long long k0 = kb; k0 < ke; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 20LL && gk < ke ? p0[a0 + gm * 1000LL + gk * 1LL] : (float)0;
+                as[e] = gm < 20LL && gk < ke ? in0[a0 + gm * 1000LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < ke && gn < 24LL ? p1[b0 + gk * 24LL + gn * 1LL] : (float)0;
+                bs[e] = gk < ke && gn < 24LL ? b[b0 + gk * 24LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -63,35 +63,35 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *p0, const float *p1, f
             int i = (int)(batch * 480LL + gm * 24LL + gn);
             /* op 103: matmul */
             float v0 = (float)acc[r];
-            p2[i] = v0;
+            out0[i] = v0;
         }
     }
 }
 
 /* @f32_plain_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_plain_k2(GPUIR_LANE const float *p0, float *p1) {
+GPUIR_KERNEL gpuir_k_f32_plain_k2(GPUIR_LANE const float *in0, float *out0) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 960LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 960LL + o);
-            float v0 = p0[i];
+            float v0 = in0[i];
             /* op 105: reduce_sum */
             acc = acc + v0;
         }
         float v1 = acc;
-        p1[o] = v1;
+        out0[o] = v1;
     }
 }
 
 /* @f32_register_tiled_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *p0, float *p1) {
+GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *a, float *out0) {
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 16000LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 113: constant */
         float v0 = 0.125f;
         /* op 114: mul */
-        float4 l0 = ((const float4 *)p0)[q];
+        float4 l0 = ((const float4 *)a)[q];
         float v1 = l0.x;
         float v2 = v1 * v0;
         /* op 113: constant */
@@ -109,16 +109,16 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *p0, float *p1
         /* op 114: mul */
         float v10 = l0.w;
         float v11 = v10 * v9;
-        ((float4 *)p1)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
+        ((float4 *)out0)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
 
 /* @f32_register_tiled_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *p0, const float *p1, float *p2) {
+GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *in0, const float *b, float *out0) {
     GPUIR_SHARED(float, as, 2176, 0);
     GPUIR_SHARED(float, bs, 2048, 8704);
-    int t = GPUIR_THREAD_RANK, w = t / 32, l = t % 32;
-    int rm = w / 2 * 16 + l / 8 * 4, rn = w % 2 * 32 + l % 8 * 4;
+    int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t % 32;
+    int rm = warp / 2 * 16 + lane / 8 * 4, rn = warp % 2 * 32 + lane % 8 * 4;
     for (long long tile = GPUIR_BLOCK_RANK; tile < 6LL; tile += GPUIR_GRID_BLOCKS) {
         long long u = tile % 2LL, first = u / 16LL * 8, rows = 1LL - first;
         if (rows > 8) rows = 8;
@@ -139,13 +139,13 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *p0, const flo
             for (int r = 0; r < 1; r++) {
                 int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
                 long long gm = tm * 64 + m, gk = k0 + kq;
-                ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(p0 + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(in0 + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++) {
                 int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
                 long long gk = k0 + kk, gn = tn * 64 + nq;
-                rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(p1 + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(b + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++) {
@@ -166,22 +166,22 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *p0, const flo
                 for (int r = 0; r < 1; r++) {
                     int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
                     long long gm = tm * 64 + m, gk = k0 + kq;
-                    ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(p0 + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                    ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(in0 + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
                 GPUIR_UNROLL
                 for (int r = 0; r < 1; r++) {
                     int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
                     long long gk = k0 + kk, gn = tn * 64 + nq;
-                    rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(p1 + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                    rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(b + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
             }
             GPUIR_UNROLL
             for (int kk = 0; kk < 16; kk++) {
-                const float *x = as + (st * 16 + kk) * 68 + rm, *y = bs + (st * 16 + kk) * 64 + rn;
+                const float *ap = as + (st * 16 + kk) * 68 + rm, *bp = bs + (st * 16 + kk) * 64 + rn;
                 float ar[4], br[4];
                 GPUIR_UNROLL
                 for (int q = 0; q < 1; q++) {
-                    float4 u = *(const float4 *)(x + q * 16), v = *(const float4 *)(y + q * 32);
+                    float4 u = *(const float4 *)(ap + q * 16), v = *(const float4 *)(bp + q * 32);
                     ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;
                     br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;
                 }
@@ -212,35 +212,35 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *p0, const flo
                 int i = (int)(batch * 4608LL + gm * 72LL + gn);
                 /* op 116: matmul */
                 float v0 = acc[ii][jj];
-                p2[i] = v0;
+                out0[i] = v0;
             }
         }
     }
 }
 
 /* @f32_register_tiled_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_register_tiled_k2(GPUIR_LANE const float *p0, const float *p1, float *p2) {
+GPUIR_KERNEL gpuir_k_f32_register_tiled_k2(GPUIR_LANE const float *in0, const float *bias, float *out0) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 4608LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 4608LL + o);
-            float v0 = p0[i];
+            float v0 = in0[i];
             /* op 118: reduce_sum */
             acc = acc + v0;
         }
         float v1 = acc;
         /* op 119: add */
-        float v2 = p1[o % 72];
+        float v2 = bias[o % 72];
         float v3 = v1 + v2;
         /* op 120: relu */
         float v4 = gpuir_relu(v3);
-        p2[o] = v4;
+        out0[o] = v4;
     }
 }
 
 /* @bf16_bias_gelu_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *p0, const unsigned short *p1, float *p2) {
+GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, float *out0) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 56832 bytes */
     unsigned short *sm = (unsigned short *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -264,13 +264,13 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *p0, cons
                     int r = e / 4, c = e % 4 * 8;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 20LL && gk < ke;
-                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(p0 + a0 + gm * 520LL + gk) : (const void *)p0, ok);
+                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a + a0 + gm * 520LL + gk) : (const void *)a, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 16, c = e % 16 * 8;
                     long long gk = k0 + r, gn = tn * 128 + c;
                     int ok = gk < ke && gn < 24LL;
-                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(p1 + b0 + gk * 24LL + gn) : (const void *)p1, ok);
+                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b + b0 + gk * 24LL + gn) : (const void *)b, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -301,19 +301,19 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *p0, cons
             int i = (int)(batch * 480LL + gm * 24LL + gn);
             /* op 127: matmul */
             float v0 = acc[f];
-            p2[i] = v0;
+            out0[i] = v0;
         }
     }
 }
 
 /* @bf16_bias_gelu_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k1(GPUIR_LANE const float *p0, const unsigned short *p1, unsigned short *p2) {
+GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k1(GPUIR_LANE const float *in0, const unsigned short *bias, unsigned short *out0) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 1440LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 2; j++) {
             int i = (int)(j * 1440LL + o);
-            float v0 = p0[i];
+            float v0 = in0[i];
             /* op 130: reduce_sum */
             acc = acc + v0;
         }
@@ -321,16 +321,16 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k1(GPUIR_LANE const float *p0, const unsigne
         /* op 131: cast */
         float v2 = gpuir_round_bf16(v1);
         /* op 132: add */
-        float v3 = gpuir_bf16_to_f32(p1[o % 24]);
+        float v3 = gpuir_bf16_to_f32(bias[o % 24]);
         float v4 = gpuir_round_bf16(v2 + v3);
         /* op 133: gelu */
         float v5 = gpuir_round_bf16(gpuir_gelu(v4));
-        p2[o] = gpuir_f32_to_bf16(v5);
+        out0[o] = gpuir_f32_to_bf16(v5);
     }
 }
 
 /* @f16_row_silu_residual_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *p0, const unsigned short *p1, float *p2) {
+GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, float *out0) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 56832 bytes */
     unsigned short *sm = (unsigned short *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -354,13 +354,13 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *p
                     int r = e / 4, c = e % 4 * 8;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 1LL && gk < ke;
-                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(p0 + a0 + gm * 800LL + gk) : (const void *)p0, ok);
+                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a + a0 + gm * 800LL + gk) : (const void *)a, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 16, c = e % 16 * 8;
                     long long gk = k0 + r, gn = tn * 128 + c;
                     int ok = gk < ke && gn < 40LL;
-                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(p1 + b0 + gk * 40LL + gn) : (const void *)p1, ok);
+                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b + b0 + gk * 40LL + gn) : (const void *)b, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -391,19 +391,19 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *p
             int i = (int)(batch * 40LL + gm * 40LL + gn);
             /* op 138: matmul */
             float v0 = acc[f];
-            p2[i] = v0;
+            out0[i] = v0;
         }
     }
 }
 
 /* @f16_row_silu_residual_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k1(GPUIR_LANE const float *p0, const unsigned short *p1, unsigned short *p2) {
+GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k1(GPUIR_LANE const float *in0, const unsigned short *r_p, unsigned short *out0) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 40LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 40LL + o);
-            float v0 = p0[i];
+            float v0 = in0[i];
             /* op 141: reduce_sum */
             acc = acc + v0;
         }
@@ -413,14 +413,14 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k1(GPUIR_LANE const float *p0, const 
         /* op 143: silu */
         float v3 = gpuir_round_f16(gpuir_silu(v2));
         /* op 144: add */
-        float v4 = gpuir_f16_to_f32(p1[o]);
+        float v4 = gpuir_f16_to_f32(r_p[o]);
         float v5 = gpuir_round_f16(v3 + v4);
-        p2[o] = gpuir_f32_to_f16(v5);
+        out0[o] = gpuir_f32_to_f16(v5);
     }
 }
 
 /* @tf32_column_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *p0, const float *p1, float *p2) {
+GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *a, const float *b, float *out0) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 61440 bytes */
     float *sm = (float *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -443,13 +443,13 @@ GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *p0, const float *p1,
                     int r = e / 4, c = e % 4 * 4;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 16LL && gk < ke;
-                    gpuir_cp_async16(sm + st * 5120 + r * 20 + c, ok ? (const void *)(p0 + a0 + gm * 600LL + gk) : (const void *)p0, ok);
+                    gpuir_cp_async16(sm + st * 5120 + r * 20 + c, ok ? (const void *)(a + a0 + gm * 600LL + gk) : (const void *)a, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 4, c = e % 4 * 4;
                     long long gn = tn * 128 + r, gk = k0 + c;
                     int ok = gn < 1LL && gk < ke;
-                    gpuir_cp_async16(sm + st * 5120 + 2560 + r * 20 + c, ok ? (const void *)(p1 + b0 + gn * 600LL + gk) : (const void *)p1, ok);
+                    gpuir_cp_async16(sm + st * 5120 + 2560 + r * 20 + c, ok ? (const void *)(b + b0 + gn * 600LL + gk) : (const void *)b, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -463,14 +463,14 @@ GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *p0, const float *p1,
                 unsigned af[4][4], bf[4][2];
                 GPUIR_UNROLL
                 for (int i = 0; i < 4; i++) {
-                    const float *x = sa + (wm + i * 16 + g) * 20 + kk + q;
-                    af[i][0] = gpuir_tf32_bits(x[0]); af[i][1] = gpuir_tf32_bits(x[160]);
-                    af[i][2] = gpuir_tf32_bits(x[4]); af[i][3] = gpuir_tf32_bits(x[164]);
+                    const float *ap = sa + (wm + i * 16 + g) * 20 + kk + q;
+                    af[i][0] = gpuir_tf32_bits(ap[0]); af[i][1] = gpuir_tf32_bits(ap[160]);
+                    af[i][2] = gpuir_tf32_bits(ap[4]); af[i][3] = gpuir_tf32_bits(ap[164]);
                 }
                 GPUIR_UNROLL
                 for (int j = 0; j < 4; j++) {
-                    const float *y = sb + (wn + j * 8 + g) * 20 + kk + q;
-                    bf[j][0] = gpuir_tf32_bits(y[0]); bf[j][1] = gpuir_tf32_bits(y[4]);
+                    const float *bp = sb + (wn + j * 8 + g) * 20 + kk + q;
+                    bf[j][0] = gpuir_tf32_bits(bp[0]); bf[j][1] = gpuir_tf32_bits(bp[4]);
                 }
                 GPUIR_UNROLL
                 for (int i = 0; i < 4; i++)
@@ -487,35 +487,35 @@ GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *p0, const float *p1,
             int i = (int)(batch * 16LL + gm * 1LL + gn);
             /* op 149: matmul */
             float v0 = acc[f];
-            p2[i] = v0;
+            out0[i] = v0;
         }
     }
 }
 
 /* @tf32_column_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tf32_column_k1(GPUIR_LANE const float *p0, float *p1) {
+GPUIR_KERNEL gpuir_k_tf32_column_k1(GPUIR_LANE const float *in0, float *out0) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 16LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 2; j++) {
             int i = (int)(j * 16LL + o);
-            float v0 = p0[i];
+            float v0 = in0[i];
             /* op 151: reduce_sum */
             acc = acc + v0;
         }
         float v1 = acc;
-        p1[o] = v1;
+        out0[o] = v1;
     }
 }
 
 /* @dot_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *p0, float *p1) {
+GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *a, float *out0) {
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 512LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 157: constant */
         float v0 = 0.125f;
         /* op 158: mul */
-        float4 l0 = ((const float4 *)p0)[q];
+        float4 l0 = ((const float4 *)a)[q];
         float v1 = l0.x;
         float v2 = v1 * v0;
         /* op 157: constant */
@@ -533,12 +533,12 @@ GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *p0, float *p1) {
         /* op 158: mul */
         float v10 = l0.w;
         float v11 = v10 * v9;
-        ((float4 *)p1)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
+        ((float4 *)out0)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
 
 /* @dot_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *p0, const float *p1, float *p2) {
+GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0, const float *b, float *out0) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -551,11 +551,11 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *p0, const float *p1, float *
         for (long long k0 = kb; k0 < ke; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 1LL && gk < ke ? p0[a0 + gm * 2048LL + gk * 1LL] : (float)0;
+                as[e] = gm < 1LL && gk < ke ? in0[a0 + gm * 2048LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < ke && gn < 1LL ? p1[b0 + gk * 1LL + gn * 1LL] : (float)0;
+                bs[e] = gk < ke && gn < 1LL ? b[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -573,24 +573,24 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *p0, const float *p1, float *
             int i = (int)(batch * 1LL + gm * 1LL + gn);
             /* op 160: matmul */
             float v0 = (float)acc[r];
-            p2[i] = v0;
+            out0[i] = v0;
         }
     }
 }
 
 /* @dot_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_dot_k2(GPUIR_LANE const float *p0, float *p1) {
+GPUIR_KERNEL gpuir_k_dot_k2(GPUIR_LANE const float *in0, float *out0) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 1LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 8; j++) {
             int i = (int)(j * 1LL + o);
-            float v0 = p0[i];
+            float v0 = in0[i];
             /* op 162: reduce_sum */
             acc = acc + v0;
         }
         float v1 = acc;
-        p1[o] = v1;
+        out0[o] = v1;
     }
 }
 
