@@ -183,8 +183,12 @@ typedef enum gpuir_dtype {
 } gpuir_dtype;
 
 /* ---- ops: one row per op -----------------------------------------------
-   X(name, mnemonic, class, float_only). The class says which operands and
-   attributes the op takes and how its result type is inferred:
+   X(name, mnemonic, class, float_only, cuda). cuda is how codegen spells an
+   elementwise op on floats: an operator ("+", "-" for neg: infix, prefix)
+   or a function ("expf", "gpuir_fmax": called on the operands); 0 for the
+   others. Every UNARY and BINARY op has one (test_builder checks). The
+   class says which operands and attributes the op takes and how its
+   result type is inferred:
      UNARY      1 operand, same type out
      BINARY     2 operands, NumPy broadcasting, same dtype out
      MATMUL     [..,M,K] x [..,K,N] -> [..,M,N]; attrs transpose_a/_b, tf32, wgmma (bool);
@@ -218,50 +222,50 @@ typedef enum gpuir_dtype {
                 count and memory space). A host op: kernels take views as
                 parameters but do not make them. */
 #define GPUIR_OP_TABLE(X)                              \
-    X(NEG,        "neg",        UNARY,     0)          \
-    X(ABS,        "abs",        UNARY,     0)          \
-    X(EXP,        "exp",        UNARY,     1)          \
-    X(LOG,        "log",        UNARY,     1)          \
-    X(SQRT,       "sqrt",       UNARY,     1)          \
-    X(RSQRT,      "rsqrt",      UNARY,     1)          \
-    X(TANH,       "tanh",       UNARY,     1)          \
-    X(SIGMOID,    "sigmoid",    UNARY,     1)          \
-    X(RELU,       "relu",       UNARY,     0)          \
-    X(GELU,       "gelu",       UNARY,     1)          \
-    X(SILU,       "silu",       UNARY,     1)          \
-    X(ADD,        "add",        BINARY,    0)          \
-    X(SUB,        "sub",        BINARY,    0)          \
-    X(MUL,        "mul",        BINARY,    0)          \
-    X(DIV,        "div",        BINARY,    0)          \
-    X(MAX,        "max",        BINARY,    0)          \
-    X(MIN,        "min",        BINARY,    0)          \
-    X(POW,        "pow",        BINARY,    1)          \
-    X(MATMUL,     "matmul",     MATMUL,    0)          \
-    X(REDUCE_SUM, "reduce_sum", REDUCE,    0)          \
-    X(REDUCE_MAX, "reduce_max", REDUCE,    0)          \
-    X(REDUCE_MEAN,"reduce_mean",REDUCE,    0)          \
-    X(TRANSPOSE,  "transpose",  TRANSPOSE, 0)          \
-    X(RESHAPE,    "reshape",    RESHAPE,   0)          \
-    X(BROADCAST,  "broadcast",  BROADCAST, 0)          \
-    X(CAST,       "cast",       CAST,      0)          \
-    X(CONSTANT,   "constant",   CONSTANT,  0)          \
-    X(GET_GLOBAL, "get_global", GLOBAL,    0)          \
-    X(SOFTMAX,    "softmax",    SOFTMAX,   1)          \
-    X(RETURN,     "return",     RETURN,    0)          \
-    X(MEMREF_ALLOC,      "memref.alloc",      ALLOC,   0) \
-    X(MEMREF_DEALLOC,    "memref.dealloc",    DEALLOC, 0) \
-    X(MEMREF_COPY,       "memref.copy",       COPY,    0) \
-    X(MEMREF_GET_GLOBAL, "memref.get_global", GLOBAL,  0) \
-    X(GPU_ALLOC,         "gpu.alloc",         ALLOC,   0) \
-    X(GPU_DEALLOC,       "gpu.dealloc",       DEALLOC, 0) \
-    X(GPU_MEMCPY,        "gpu.memcpy",        COPY,    0) \
-    X(GPU_LAUNCH_FUNC,   "gpu.launch_func",   LAUNCH,  0) \
-    X(GPU_WAIT,          "gpu.wait",          WAIT,    0) \
-    X(MEMREF_RESHAPE,    "memref.reshape",    VIEW,    0)
+    X(NEG,        "neg",        UNARY,     0, "-")     \
+    X(ABS,        "abs",        UNARY,     0, "fabsf") \
+    X(EXP,        "exp",        UNARY,     1, "expf")  \
+    X(LOG,        "log",        UNARY,     1, "logf")  \
+    X(SQRT,       "sqrt",       UNARY,     1, "sqrtf") \
+    X(RSQRT,      "rsqrt",      UNARY,     1, "gpuir_rsqrt") \
+    X(TANH,       "tanh",       UNARY,     1, "tanhf") \
+    X(SIGMOID,    "sigmoid",    UNARY,     1, "gpuir_sigmoid") \
+    X(RELU,       "relu",       UNARY,     0, "gpuir_relu") \
+    X(GELU,       "gelu",       UNARY,     1, "gpuir_gelu") \
+    X(SILU,       "silu",       UNARY,     1, "gpuir_silu") \
+    X(ADD,        "add",        BINARY,    0, "+")     \
+    X(SUB,        "sub",        BINARY,    0, "-")     \
+    X(MUL,        "mul",        BINARY,    0, "*")     \
+    X(DIV,        "div",        BINARY,    0, "/")     \
+    X(MAX,        "max",        BINARY,    0, "gpuir_fmax") \
+    X(MIN,        "min",        BINARY,    0, "gpuir_fmin") \
+    X(POW,        "pow",        BINARY,    1, "powf")  \
+    X(MATMUL,     "matmul",     MATMUL,    0, 0)       \
+    X(REDUCE_SUM, "reduce_sum", REDUCE,    0, 0)       \
+    X(REDUCE_MAX, "reduce_max", REDUCE,    0, 0)       \
+    X(REDUCE_MEAN,"reduce_mean",REDUCE,    0, 0)       \
+    X(TRANSPOSE,  "transpose",  TRANSPOSE, 0, 0)       \
+    X(RESHAPE,    "reshape",    RESHAPE,   0, 0)       \
+    X(BROADCAST,  "broadcast",  BROADCAST, 0, 0)       \
+    X(CAST,       "cast",       CAST,      0, 0)       \
+    X(CONSTANT,   "constant",   CONSTANT,  0, 0)       \
+    X(GET_GLOBAL, "get_global", GLOBAL,    0, 0)       \
+    X(SOFTMAX,    "softmax",    SOFTMAX,   1, 0)       \
+    X(RETURN,     "return",     RETURN,    0, 0)       \
+    X(MEMREF_ALLOC,      "memref.alloc",      ALLOC,   0, 0) \
+    X(MEMREF_DEALLOC,    "memref.dealloc",    DEALLOC, 0, 0) \
+    X(MEMREF_COPY,       "memref.copy",       COPY,    0, 0) \
+    X(MEMREF_GET_GLOBAL, "memref.get_global", GLOBAL,  0, 0) \
+    X(GPU_ALLOC,         "gpu.alloc",         ALLOC,   0, 0) \
+    X(GPU_DEALLOC,       "gpu.dealloc",       DEALLOC, 0, 0) \
+    X(GPU_MEMCPY,        "gpu.memcpy",        COPY,    0, 0) \
+    X(GPU_LAUNCH_FUNC,   "gpu.launch_func",   LAUNCH,  0, 0) \
+    X(GPU_WAIT,          "gpu.wait",          WAIT,    0, 0) \
+    X(MEMREF_RESHAPE,    "memref.reshape",    VIEW,    0, 0)
 
 typedef enum gpuir_op_kind {
     GPUIR_OP_INVALID = 0,
-#define GPUIR__X(name, mnemonic, cls, float_only) GPUIR_OP_##name,
+#define GPUIR__X(name, mnemonic, cls, float_only, cuda) GPUIR_OP_##name,
     GPUIR_OP_TABLE(GPUIR__X)
 #undef GPUIR__X
     GPUIR_OP_COUNT
@@ -1319,11 +1323,12 @@ typedef struct gpuir__op_info {
     const char *mnemonic;
     gpuir__op_class cls;
     bool float_only;
+    const char *cuda;       /* the CUDA C of an elementwise op on floats (the table's) */
 } gpuir__op_info;
 
 static const gpuir__op_info gpuir__op_infos[] = {
-    {"invalid", GPUIR__CLASS_RETURN, false},
-#define GPUIR__X(name, mnemonic, cls, float_only) {mnemonic, GPUIR__CLASS_##cls, float_only != 0},
+    {"invalid", GPUIR__CLASS_RETURN, false, NULL},
+#define GPUIR__X(name, mnemonic, cls, float_only, cuda) {mnemonic, GPUIR__CLASS_##cls, float_only != 0, cuda},
     GPUIR_OP_TABLE(GPUIR__X)
 #undef GPUIR__X
 };
@@ -9655,51 +9660,53 @@ static gpuir_result gpuir__cg_operand(gpuir__cg *C, const gpuir__op *op, uint32_
     return GPUIR_OK;
 }
 
+/* Whether an op's CUDA spelling (the op table's) is a function's name
+   rather than an operator. */
+static bool gpuir__cg_is_function(const char *spelling) {
+    return (*spelling >= 'a' && *spelling <= 'z') || (*spelling >= 'A' && *spelling <= 'Z') || *spelling == '_';
+}
+
 /* The function that rounds a computed float to a narrow dtype ("" for the others). */
 static const char *gpuir__cg_round(gpuir_dtype d) {
     return d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
 }
 
-static void gpuir__cg_unary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t x) {
-    if (!gpuir_dtype_is_float(d)) {
+static bool gpuir__cg_unary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t x) {
+    if (!gpuir_dtype_is_float(d)) {     /* integers wrap around: no table spelling */
         const char *u = d == GPUIR_I32 ? "unsigned" : "unsigned long long", *t = gpuir__cg_ctype(d);
         switch (k) {
-        case GPUIR_OP_NEG: gpuir__str_appendf(s, "(%s)(0u - (%s)v%u)", t, u, x); return;
-        case GPUIR_OP_ABS: gpuir__str_appendf(s, "(v%u < 0 ? (%s)(0u - (%s)v%u) : v%u)", x, t, u, x, x); return;
-        default: gpuir__str_appendf(s, "(v%u > 0 ? v%u : 0)", x, x); return;     /* relu */
+        case GPUIR_OP_NEG: gpuir__str_appendf(s, "(%s)(0u - (%s)v%u)", t, u, x); return true;
+        case GPUIR_OP_ABS: gpuir__str_appendf(s, "(v%u < 0 ? (%s)(0u - (%s)v%u) : v%u)", x, t, u, x, x); return true;
+        case GPUIR_OP_RELU: gpuir__str_appendf(s, "(v%u > 0 ? v%u : 0)", x, x); return true;
+        default: return false;
         }
     }
-    const char *fn = "";
-    switch (k) {
-    case GPUIR_OP_NEG: gpuir__str_appendf(s, "(-v%u)", x); return;
-    case GPUIR_OP_ABS: fn = "fabsf"; break;
-    case GPUIR_OP_EXP: fn = "expf"; break;
-    case GPUIR_OP_LOG: fn = "logf"; break;
-    case GPUIR_OP_SQRT: fn = "sqrtf"; break;
-    case GPUIR_OP_RSQRT: fn = "gpuir_rsqrt"; break;
-    case GPUIR_OP_TANH: fn = "tanhf"; break;
-    case GPUIR_OP_SIGMOID: fn = "gpuir_sigmoid"; break;
-    case GPUIR_OP_RELU: fn = "gpuir_relu"; break;
-    case GPUIR_OP_GELU: fn = "gpuir_gelu"; break;
-    default: fn = "gpuir_silu"; break;
-    }
-    gpuir__str_appendf(s, "%s(v%u)", fn, x);
+    const char *fn = gpuir__info(k)->cuda;
+    if (!fn) return false;
+    if (gpuir__cg_is_function(fn)) gpuir__str_appendf(s, "%s(v%u)", fn, x);
+    else gpuir__str_appendf(s, "(%sv%u)", fn, x);     /* a prefix operator */
+    return true;
 }
 
-static void gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t a, uint32_t b) {
-    const char *sym = k == GPUIR_OP_ADD ? "+" : k == GPUIR_OP_SUB ? "-" : k == GPUIR_OP_MUL ? "*" : "/";
+static bool gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t a, uint32_t b) {
+    const char *sym = gpuir__info(k)->cuda;
+    if (!sym) return false;
     if (gpuir_dtype_is_float(d)) {
-        if (k == GPUIR_OP_MAX || k == GPUIR_OP_MIN || k == GPUIR_OP_POW)
-            gpuir__str_appendf(s, "%s(v%u, v%u)", k == GPUIR_OP_MAX ? "gpuir_fmax" : k == GPUIR_OP_MIN ?
-                               "gpuir_fmin" : "powf", a, b);
+        if (gpuir__cg_is_function(sym)) gpuir__str_appendf(s, "%s(v%u, v%u)", sym, a, b);
         else gpuir__str_appendf(s, "(v%u %s v%u)", a, sym, b);
-        return;
+        return true;
     }
     const char *u = d == GPUIR_I32 ? "unsigned" : "unsigned long long", *t = gpuir__cg_ctype(d);
-    if (k == GPUIR_OP_DIV) gpuir__str_appendf(s, "gpuir_div_%s(v%u, v%u)", d == GPUIR_I32 ? "i32" : "i64", a, b);
-    else if (k == GPUIR_OP_MAX || k == GPUIR_OP_MIN)
+    switch (k) {                        /* integers wrap around; division by 0 is defined */
+    case GPUIR_OP_DIV: gpuir__str_appendf(s, "gpuir_div_%s(v%u, v%u)", d == GPUIR_I32 ? "i32" : "i64", a, b); return true;
+    case GPUIR_OP_MAX: case GPUIR_OP_MIN:
         gpuir__str_appendf(s, "(v%u %s v%u ? v%u : v%u)", a, k == GPUIR_OP_MAX ? ">" : "<", b, a, b);
-    else gpuir__str_appendf(s, "(%s)((%s)v%u %s (%s)v%u)", t, u, a, sym, u, b);
+        return true;
+    case GPUIR_OP_ADD: case GPUIR_OP_SUB: case GPUIR_OP_MUL:
+        gpuir__str_appendf(s, "(%s)((%s)v%u %s (%s)v%u)", t, u, a, sym, u, b);
+        return true;
+    default: return false;
+    }
 }
 
 static void gpuir__cg_cast_expr(gpuir__str *s, gpuir_dtype from, gpuir_dtype to, uint32_t x) {
@@ -9730,9 +9737,12 @@ static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const g
         gpuir__cg_type_index(C, &e, S, &gpuir__value_at(m, dst)->type, ivar);
         gpuir__str_appendf(&e, "]");
     } else if (value) gpuir__cg_literal(&e, d, value);
-    else if (cls == GPUIR__CLASS_UNARY) gpuir__cg_unary_expr(&e, op->kind, d, x);
-    else if (cls == GPUIR__CLASS_BINARY) gpuir__cg_binary_expr(&e, op->kind, d, x, y);
-    else gpuir__cg_cast_expr(&e, C->vars[x].dtype, d, x);
+    else if ((cls == GPUIR__CLASS_UNARY && !gpuir__cg_unary_expr(&e, op->kind, d, x)) ||
+             (cls == GPUIR__CLASS_BINARY && !gpuir__cg_binary_expr(&e, op->kind, d, x, y))) {
+        gpuir__str_free(&e);
+        return gpuir__cg_fail(C, op, gpuir_dtype_is_float(d) ? "has no CUDA spelling (the op table's cuda column)"
+                                                              : "has no CUDA spelling for integers");
+    } else if (cls == GPUIR__CLASS_CAST) gpuir__cg_cast_expr(&e, C->vars[x].dtype, d, x);
     const char *round = gpuir__cg_round(d), *rhs = gpuir__cg_unwrap(&e);
     if (*round) gpuir__cg_line(C, "%s v%u = %s(%s);", gpuir__cg_ctype(d), v, round, rhs);
     else gpuir__cg_line(C, "%s v%u = %s;", gpuir__cg_ctype(d), v, rhs);
