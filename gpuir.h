@@ -1359,7 +1359,7 @@ typedef enum gpuir__attr_key {
     GPUIR__KEY_TRANSPOSE_A, GPUIR__KEY_TRANSPOSE_B, GPUIR__KEY_TF32, GPUIR__KEY_WGMMA, GPUIR__KEY_K_SLICES, GPUIR__KEY_AXES, GPUIR__KEY_KEEPDIMS,
     GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
     GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
-    GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION,
+    GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION, GPUIR__KEY_FORM,
     GPUIR__KEY_COUNT
 } gpuir__attr_key;
 
@@ -1884,6 +1884,7 @@ static const struct gpuir__attr_key_info {
     {"smem", GPUIR__ATTR_INT, "an integer"}, {"stream", GPUIR__ATTR_INT, "an integer"},
     {"wait", GPUIR__ATTR_INTS, "an integer list"}, {"event", GPUIR__ATTR_INT, "an integer"},
     {"events", GPUIR__ATTR_INTS, "an integer list"}, {"fusion", GPUIR__ATTR_INT, "an integer"},
+    {"form", GPUIR__ATTR_STRING, "a string"},
 };
 
 static gpuir__attr_key gpuir__attr_key_of(const char *name) {
@@ -1979,7 +1980,8 @@ static gpuir__attr *gpuir__attrs_key(const gpuir__attrs *as, gpuir__attr_key key
 static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     switch (c) {
     case GPUIR__CLASS_MATMUL:
-        return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32) | GPUIR__KEYS(WGMMA) | GPUIR__KEYS(K_SLICES);
+        return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32) | GPUIR__KEYS(WGMMA) | GPUIR__KEYS(K_SLICES) |
+               GPUIR__KEYS(FORM);
     case GPUIR__CLASS_REDUCE: return GPUIR__KEYS(AXES) | GPUIR__KEYS(KEEPDIMS);
     case GPUIR__CLASS_TRANSPOSE: return GPUIR__KEYS(PERM);
     case GPUIR__CLASS_CONSTANT: return GPUIR__KEYS(VALUE);
@@ -2140,8 +2142,33 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
     return GPUIR_OK;
 }
 
+/* The kernel forms of a matmul, as configure records them on a kernel's
+   matmul (`form`): the kernel, its output tile M x N x k depth and its
+   shared-memory stages. In gpuir__matmul_form's order; mma.sync's k depth
+   is 64 bytes of the operands (32 halves, 16 TF32 floats). */
+static const struct gpuir__matmul_form_name { const char *name; int form; bool tf32; } gpuir__matmul_form_names[] = {
+    {"plain.64x64x16", 0, false},
+    {"register_tiled.128x128x16.s2", 1, false},
+    {"register_tiled.64x64x16.s2", 2, false},
+    {"mma_sync.128x128x32.s3", 3, false},
+    {"mma_sync.128x128x16.s3", 3, true},
+    {"wgmma.128x128x64.s6", 4, false},
+};
+
+/* The entry of form name `name`, or NULL. */
+static const struct gpuir__matmul_form_name *gpuir__matmul_form_named(const char *name) {
+    for (size_t i = 0; i < sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0]; i++)
+        if (strcmp(name, gpuir__matmul_form_names[i].name) == 0) return &gpuir__matmul_form_names[i];
+    return NULL;
+}
+
 static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
                                         const gpuir__attrs *as, gpuir_type *out) {
+    const gpuir__attr *form = gpuir__attrs_key(as, GPUIR__KEY_FORM);
+    if (form && form->kind == GPUIR__ATTR_STRING && !gpuir__matmul_form_named(gpuir__string(as->m, form->off)))
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: form = \"%s\" is not a kernel form (plain.64x64x16, "
+                           "register_tiled.128x128x16.s2, register_tiled.64x64x16.s2, mma_sync.128x128x32.s3, "
+                           "mma_sync.128x128x16.s3 or wgmma.128x128x64.s6)", gpuir__string(as->m, form->off));
     const gpuir_type *a = &in[0], *b = &in[1];
     gpuir__tbuf ba, bb;
     if (a->rank < 2 || b->rank < 2)
@@ -6557,6 +6584,16 @@ static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key
     gpuir__attrs_adopt(m, op_id, first);
 }
 
+/* Sets (adds or replaces) a string attribute of an op. */
+static void gpuir__set_string_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, const char *v) {
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attrs_copy_without(m, op_id, key);
+    uint32_t text = gpuir__intern(m, v, strlen(v));
+    uint32_t a = gpuir__attr_push_key(m, key, GPUIR__ATTR_STRING);   /* may move m->attrs */
+    m->attrs[a].off = text;
+    gpuir__attrs_adopt(m, op_id, first);
+}
+
 /* Sets (adds or replaces) an integer-list attribute of an op. */
 static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, size_t n, const int64_t *v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
@@ -7886,16 +7923,87 @@ static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op
     return form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
 }
 
-static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpuir__func *k) {
-    if (gpuir__kernel_is_dynamic(m, k)) return GPUIR__MATMUL_PLAIN;   /* the fast forms are specialized to the sizes */
+/* The matmul of kernel k (buffer form), or NULL. */
+static const gpuir__op *gpuir__kernel_matmul(const gpuir_module *m, const gpuir__func *k) {
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (op->kind != GPUIR_OP_MATMUL || op->result) continue;
-        const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-        const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
-        return gpuir__matmul_form_for(m, op, a, o);
+        if (op->kind == GPUIR_OP_MATMUL && !op->result) return op;
     }
-    return GPUIR__MATMUL_PLAIN;
+    return NULL;
+}
+
+/* The form a kernel's matmul would take (the decision configure records). */
+static gpuir__matmul_form gpuir__matmul_form_decide(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *op = gpuir__kernel_matmul(m, k);
+    if (!op || gpuir__kernel_is_dynamic(m, k)) return GPUIR__MATMUL_PLAIN;   /* fast forms are specialized to sizes */
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    return gpuir__matmul_form_for(m, op, a, o);
+}
+
+/* The form of kernel k's matmul: its `form` attribute (configure's
+   decision, or the author's), else the one configure would decide. */
+static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *op = gpuir__kernel_matmul(m, k);
+    const gpuir__attr *form = op ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
+    const struct gpuir__matmul_form_name *named =
+        form && form->kind == GPUIR__ATTR_STRING ? gpuir__matmul_form_named(gpuir__string(m, form->off)) : NULL;
+    return named ? (gpuir__matmul_form)named->form : gpuir__matmul_form_decide(m, k);
+}
+
+/* The name configure records for form f of matmul op (mma.sync's k depth
+   follows the operands). */
+static const char *gpuir__matmul_form_name_of(const gpuir_module *m, const gpuir__op *op, gpuir__matmul_form f) {
+    bool tf32 = f == GPUIR__MATMUL_TENSOR_CORES && gpuir__op_flag(m, op, GPUIR__KEY_TF32);
+    for (size_t i = 0; i < sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0]; i++)
+        if (gpuir__matmul_form_names[i].form == (int)f && gpuir__matmul_form_names[i].tf32 == tf32)
+            return gpuir__matmul_form_names[i].name;
+    return gpuir__matmul_form_names[0].name;
+}
+
+/* Why matmul op of kernel k cannot run as form f on the module's target,
+   or NULL when it can (the conditions gpuir__matmul_form_for decides by). */
+static const char *gpuir__matmul_form_refusal(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
+                                              gpuir__matmul_form f) {
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
+    bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), half = a->dtype == GPUIR_F16 || a->dtype == GPUIR_BF16;
+    int64_t vec = 16 / (int64_t)gpuir_dtype_size(a->dtype), K = a->dims[a->rank - 1], N = o->dims[o->rank - 1];
+    int sm = gpuir__module_sm(m);
+    if (f == GPUIR__MATMUL_PLAIN) return NULL;
+    if (gpuir__kernel_is_dynamic(m, k)) return "a matmul of dynamic sizes takes the plain form";
+    if (f == GPUIR__MATMUL_REGISTER_TILED || f == GPUIR__MATMUL_REGISTER_TILED_64)
+        return a->dtype == GPUIR_F32 && !tf32 && !ta && !tb ? NULL : "the register-tiled kernel needs f32 operands, "
+               "neither transposed, without tf32";
+    if (f == GPUIR__MATMUL_TENSOR_CORES)
+        return sm < 75 ? "mma.sync needs sm_75 or later" : (half || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0) ?
+               NULL : "mma.sync needs f16, bf16 or tf32 operands, A not transposed, K (and N unless B is "
+               "transposed) a multiple of 16 bytes";
+    return sm != 90 ? "wgmma needs sm_90" : half && !gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) && !ta && tb &&
+           K % vec == 0 ? NULL : "wgmma needs f16 or bf16 operands, B transposed, A not, K a multiple of 8, no k slices";
+}
+
+/* Records each kernel's matmul form (`form`) where it has none, and checks
+   the ones it has: the target must run them, under their own name. */
+static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        const gpuir__func *k = &m->funcs[f];
+        const gpuir__op *op = k->kernel ? gpuir__kernel_matmul(m, k) : NULL;
+        if (!op) continue;
+        const gpuir__attr *given = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+        gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
+        const char *name = gpuir__matmul_form_name_of(m, op, form), *why = gpuir__matmul_form_refusal(m, k, op, form);
+        if (given && !why && strcmp(gpuir__string(m, given->off), name) != 0)
+            why = "its k depth is 64 bytes of the operands (mma_sync.128x128x32.s3 for f16 and bf16, "
+                  "mma_sync.128x128x16.s3 for tf32)";
+        if (given && why)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "configure: kernel @%s: matmul (line %u): form \"%s\" "
+                               "cannot run on sm_%d: %s", gpuir__string(m, k->name), op->line,
+                               gpuir__string(m, given->off), gpuir__module_sm(m), why);
+        if (!given) gpuir__set_string_attr(m, (uint32_t)(op - m->ops) + 1, GPUIR__KEY_FORM, name);
+    }
+    return GPUIR_OK;
 }
 
 /* Whether any kernel of the module runs on tensor cores (its source then
@@ -8063,6 +8171,8 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
 }
 
 static gpuir_result gpuir__pass_configure(gpuir_module *m) {
+    gpuir_result r = gpuir__configure_matmul_forms(m);
+    if (r) return r;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
         if (m->funcs[f].kernel) continue;
         for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
