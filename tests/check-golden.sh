@@ -5,7 +5,10 @@
 # its first dense table or kernel on (the preludes and helpers before it are
 # data, the same for every module). `--bless` rewrites the .cu files (`make
 # bless`): commit them with the codegen change whose point they show.
-# Prints a PASS/FAIL line per file. TOOLS=dir picks gpuir-opt (default tools).
+# Then a lint over the goldens: no (void) leftovers, no conditions of
+# constants, no doubled or redundant parentheses (`= ((a + b));`, `[((i))]`,
+# `= (v2);`). Prints a PASS/FAIL line per file and for the lint. TOOLS=dir
+# picks gpuir-opt (default tools).
 cd "$(dirname "$0")/.." || exit 1
 opt=${TOOLS:-tools}/gpuir-opt
 bless=0
@@ -29,3 +32,10 @@ for gir in tests/golden/*.gir; do
     else echo "FAIL golden: $cu differs (make bless rewrites it)"; diff -u "$cu" "$out" | sed -n '1,40p' >&2
     fi
 done
+
+lint='\(void\)|if \(-?[0-9]+(LL|u)? *(<|>|<=|>=|==|!=) *-?[0-9]+(LL|u)?\)|= \(\(.*\)\);|\[\(\(|= \([A-Za-z_][A-Za-z_0-9]*\);'
+if [ $bless = 0 ]; then
+    if grep -nE "$lint" tests/golden/*.cu > "$out"; then
+        echo "FAIL golden: lint (leftovers, constant conditions or doubled parentheses)"; sed -n '1,10p' "$out" >&2
+    else echo "PASS golden: lint"; fi
+fi
