@@ -122,6 +122,11 @@ test: all asan tsan build/fuzz_diff
 	@$(MAKE) --no-print-directory fuzzers
 	@tests/run.sh tools build/asan
 
+# Rewrites the golden CUDA C (tests/golden/*.cu) from what codegen emits now;
+# tests/check-golden.sh (part of make test) compares them.
+bless: tools/gpuir-opt
+	tests/check-golden.sh --bless
+
 run: examples/hello_jit
 	./examples/hello_jit
 
@@ -137,5 +142,5 @@ install: $(TOOLS) gpuir.pc
 clean:
 	rm -rf build $(TOOLS) $(EXAMPLES) examples/gpuir_impl.o gpuir.pc
 
-.PHONY: all deps asan tsan fuzz fuzz-builder fuzz-diff fuzzers test run install clean
+.PHONY: all deps asan tsan fuzz fuzz-builder fuzz-diff fuzzers test bless run install clean
 .DELETE_ON_ERROR:

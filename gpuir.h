@@ -185,8 +185,12 @@ typedef enum gpuir_dtype {
 } gpuir_dtype;
 
 /* ---- ops: one row per op -----------------------------------------------
-   X(name, mnemonic, class, float_only). The class says which operands and
-   attributes the op takes and how its result type is inferred:
+   X(name, mnemonic, class, float_only, cuda). cuda is how codegen spells an
+   elementwise op on floats: an operator ("+", "-" for neg: infix, prefix)
+   or a function ("expf", "gpuir_fmax": called on the operands); 0 for the
+   others. Every UNARY and BINARY op has one (test_builder checks). The
+   class says which operands and attributes the op takes and how its
+   result type is inferred:
      UNARY      1 operand, same type out
      BINARY     2 operands, NumPy broadcasting, same dtype out
      MATMUL     [..,M,K] x [..,K,N] -> [..,M,N]; attrs transpose_a/_b, tf32, wgmma (bool);
@@ -220,50 +224,50 @@ typedef enum gpuir_dtype {
                 count and memory space). A host op: kernels take views as
                 parameters but do not make them. */
 #define GPUIR_OP_TABLE(X)                              \
-    X(NEG,        "neg",        UNARY,     0)          \
-    X(ABS,        "abs",        UNARY,     0)          \
-    X(EXP,        "exp",        UNARY,     1)          \
-    X(LOG,        "log",        UNARY,     1)          \
-    X(SQRT,       "sqrt",       UNARY,     1)          \
-    X(RSQRT,      "rsqrt",      UNARY,     1)          \
-    X(TANH,       "tanh",       UNARY,     1)          \
-    X(SIGMOID,    "sigmoid",    UNARY,     1)          \
-    X(RELU,       "relu",       UNARY,     0)          \
-    X(GELU,       "gelu",       UNARY,     1)          \
-    X(SILU,       "silu",       UNARY,     1)          \
-    X(ADD,        "add",        BINARY,    0)          \
-    X(SUB,        "sub",        BINARY,    0)          \
-    X(MUL,        "mul",        BINARY,    0)          \
-    X(DIV,        "div",        BINARY,    0)          \
-    X(MAX,        "max",        BINARY,    0)          \
-    X(MIN,        "min",        BINARY,    0)          \
-    X(POW,        "pow",        BINARY,    1)          \
-    X(MATMUL,     "matmul",     MATMUL,    0)          \
-    X(REDUCE_SUM, "reduce_sum", REDUCE,    0)          \
-    X(REDUCE_MAX, "reduce_max", REDUCE,    0)          \
-    X(REDUCE_MEAN,"reduce_mean",REDUCE,    0)          \
-    X(TRANSPOSE,  "transpose",  TRANSPOSE, 0)          \
-    X(RESHAPE,    "reshape",    RESHAPE,   0)          \
-    X(BROADCAST,  "broadcast",  BROADCAST, 0)          \
-    X(CAST,       "cast",       CAST,      0)          \
-    X(CONSTANT,   "constant",   CONSTANT,  0)          \
-    X(GET_GLOBAL, "get_global", GLOBAL,    0)          \
-    X(SOFTMAX,    "softmax",    SOFTMAX,   1)          \
-    X(RETURN,     "return",     RETURN,    0)          \
-    X(MEMREF_ALLOC,      "memref.alloc",      ALLOC,   0) \
-    X(MEMREF_DEALLOC,    "memref.dealloc",    DEALLOC, 0) \
-    X(MEMREF_COPY,       "memref.copy",       COPY,    0) \
-    X(MEMREF_GET_GLOBAL, "memref.get_global", GLOBAL,  0) \
-    X(GPU_ALLOC,         "gpu.alloc",         ALLOC,   0) \
-    X(GPU_DEALLOC,       "gpu.dealloc",       DEALLOC, 0) \
-    X(GPU_MEMCPY,        "gpu.memcpy",        COPY,    0) \
-    X(GPU_LAUNCH_FUNC,   "gpu.launch_func",   LAUNCH,  0) \
-    X(GPU_WAIT,          "gpu.wait",          WAIT,    0) \
-    X(MEMREF_RESHAPE,    "memref.reshape",    VIEW,    0)
+    X(NEG,        "neg",        UNARY,     0, "-")     \
+    X(ABS,        "abs",        UNARY,     0, "fabsf") \
+    X(EXP,        "exp",        UNARY,     1, "expf")  \
+    X(LOG,        "log",        UNARY,     1, "logf")  \
+    X(SQRT,       "sqrt",       UNARY,     1, "sqrtf") \
+    X(RSQRT,      "rsqrt",      UNARY,     1, "gpuir_rsqrt") \
+    X(TANH,       "tanh",       UNARY,     1, "tanhf") \
+    X(SIGMOID,    "sigmoid",    UNARY,     1, "gpuir_sigmoid") \
+    X(RELU,       "relu",       UNARY,     0, "gpuir_relu") \
+    X(GELU,       "gelu",       UNARY,     1, "gpuir_gelu") \
+    X(SILU,       "silu",       UNARY,     1, "gpuir_silu") \
+    X(ADD,        "add",        BINARY,    0, "+")     \
+    X(SUB,        "sub",        BINARY,    0, "-")     \
+    X(MUL,        "mul",        BINARY,    0, "*")     \
+    X(DIV,        "div",        BINARY,    0, "/")     \
+    X(MAX,        "max",        BINARY,    0, "gpuir_fmax") \
+    X(MIN,        "min",        BINARY,    0, "gpuir_fmin") \
+    X(POW,        "pow",        BINARY,    1, "powf")  \
+    X(MATMUL,     "matmul",     MATMUL,    0, 0)       \
+    X(REDUCE_SUM, "reduce_sum", REDUCE,    0, 0)       \
+    X(REDUCE_MAX, "reduce_max", REDUCE,    0, 0)       \
+    X(REDUCE_MEAN,"reduce_mean",REDUCE,    0, 0)       \
+    X(TRANSPOSE,  "transpose",  TRANSPOSE, 0, 0)       \
+    X(RESHAPE,    "reshape",    RESHAPE,   0, 0)       \
+    X(BROADCAST,  "broadcast",  BROADCAST, 0, 0)       \
+    X(CAST,       "cast",       CAST,      0, 0)       \
+    X(CONSTANT,   "constant",   CONSTANT,  0, 0)       \
+    X(GET_GLOBAL, "get_global", GLOBAL,    0, 0)       \
+    X(SOFTMAX,    "softmax",    SOFTMAX,   1, 0)       \
+    X(RETURN,     "return",     RETURN,    0, 0)       \
+    X(MEMREF_ALLOC,      "memref.alloc",      ALLOC,   0, 0) \
+    X(MEMREF_DEALLOC,    "memref.dealloc",    DEALLOC, 0, 0) \
+    X(MEMREF_COPY,       "memref.copy",       COPY,    0, 0) \
+    X(MEMREF_GET_GLOBAL, "memref.get_global", GLOBAL,  0, 0) \
+    X(GPU_ALLOC,         "gpu.alloc",         ALLOC,   0, 0) \
+    X(GPU_DEALLOC,       "gpu.dealloc",       DEALLOC, 0, 0) \
+    X(GPU_MEMCPY,        "gpu.memcpy",        COPY,    0, 0) \
+    X(GPU_LAUNCH_FUNC,   "gpu.launch_func",   LAUNCH,  0, 0) \
+    X(GPU_WAIT,          "gpu.wait",          WAIT,    0, 0) \
+    X(MEMREF_RESHAPE,    "memref.reshape",    VIEW,    0, 0)
 
 typedef enum gpuir_op_kind {
     GPUIR_OP_INVALID = 0,
-#define GPUIR__X(name, mnemonic, cls, float_only) GPUIR_OP_##name,
+#define GPUIR__X(name, mnemonic, cls, float_only, cuda) GPUIR_OP_##name,
     GPUIR_OP_TABLE(GPUIR__X)
 #undef GPUIR__X
     GPUIR_OP_COUNT
@@ -1429,11 +1433,12 @@ typedef struct gpuir__op_info {
     const char *mnemonic;
     gpuir__op_class cls;
     bool float_only;
+    const char *cuda;       /* the CUDA C of an elementwise op on floats (the table's) */
 } gpuir__op_info;
 
 static const gpuir__op_info gpuir__op_infos[] = {
-    {"invalid", GPUIR__CLASS_RETURN, false},
-#define GPUIR__X(name, mnemonic, cls, float_only) {mnemonic, GPUIR__CLASS_##cls, float_only != 0},
+    {"invalid", GPUIR__CLASS_RETURN, false, NULL},
+#define GPUIR__X(name, mnemonic, cls, float_only, cuda) {mnemonic, GPUIR__CLASS_##cls, float_only != 0, cuda},
     GPUIR_OP_TABLE(GPUIR__X)
 #undef GPUIR__X
 };
@@ -1464,7 +1469,7 @@ typedef enum gpuir__attr_key {
     GPUIR__KEY_TRANSPOSE_A, GPUIR__KEY_TRANSPOSE_B, GPUIR__KEY_TF32, GPUIR__KEY_WGMMA, GPUIR__KEY_K_SLICES, GPUIR__KEY_AXES, GPUIR__KEY_KEEPDIMS,
     GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
     GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
-    GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION,
+    GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION, GPUIR__KEY_FORM,
     GPUIR__KEY_COUNT
 } gpuir__attr_key;
 
@@ -1997,6 +2002,7 @@ static const struct gpuir__attr_key_info {
     {"smem", GPUIR__ATTR_INT, "an integer"}, {"stream", GPUIR__ATTR_INT, "an integer"},
     {"wait", GPUIR__ATTR_INTS, "an integer list"}, {"event", GPUIR__ATTR_INT, "an integer"},
     {"events", GPUIR__ATTR_INTS, "an integer list"}, {"fusion", GPUIR__ATTR_INT, "an integer"},
+    {"form", GPUIR__ATTR_STRING, "a string"},
 };
 
 static gpuir__attr_key gpuir__attr_key_of(const char *name) {
@@ -2092,7 +2098,8 @@ static gpuir__attr *gpuir__attrs_key(const gpuir__attrs *as, gpuir__attr_key key
 static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     switch (c) {
     case GPUIR__CLASS_MATMUL:
-        return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32) | GPUIR__KEYS(WGMMA) | GPUIR__KEYS(K_SLICES);
+        return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32) | GPUIR__KEYS(WGMMA) | GPUIR__KEYS(K_SLICES) |
+               GPUIR__KEYS(FORM);
     case GPUIR__CLASS_REDUCE: return GPUIR__KEYS(AXES) | GPUIR__KEYS(KEEPDIMS);
     case GPUIR__CLASS_TRANSPOSE: return GPUIR__KEYS(PERM);
     case GPUIR__CLASS_CONSTANT: return GPUIR__KEYS(VALUE);
@@ -2253,8 +2260,33 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
     return GPUIR_OK;
 }
 
+/* The kernel forms of a matmul, as configure records them on a kernel's
+   matmul (`form`): the kernel, its output tile M x N x k depth and its
+   shared-memory stages. In gpuir__matmul_form's order; mma.sync's k depth
+   is 64 bytes of the operands (32 halves, 16 TF32 floats). */
+static const struct gpuir__matmul_form_name { const char *name; int form; bool tf32; } gpuir__matmul_form_names[] = {
+    {"plain.64x64x16", 0, false},
+    {"register_tiled.128x128x16.s2", 1, false},
+    {"register_tiled.64x64x16.s2", 2, false},
+    {"mma_sync.128x128x32.s3", 3, false},
+    {"mma_sync.128x128x16.s3", 3, true},
+    {"wgmma.128x128x64.s6", 4, false},
+};
+
+/* The entry of form name `name`, or NULL. */
+static const struct gpuir__matmul_form_name *gpuir__matmul_form_named(const char *name) {
+    for (size_t i = 0; i < sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0]; i++)
+        if (strcmp(name, gpuir__matmul_form_names[i].name) == 0) return &gpuir__matmul_form_names[i];
+    return NULL;
+}
+
 static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
                                         const gpuir__attrs *as, gpuir_type *out) {
+    const gpuir__attr *form = gpuir__attrs_key(as, GPUIR__KEY_FORM);
+    if (form && form->kind == GPUIR__ATTR_STRING && !gpuir__matmul_form_named(gpuir__string(as->m, form->off)))
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: form = \"%s\" is not a kernel form (plain.64x64x16, "
+                           "register_tiled.128x128x16.s2, register_tiled.64x64x16.s2, mma_sync.128x128x32.s3, "
+                           "mma_sync.128x128x16.s3 or wgmma.128x128x64.s6)", gpuir__string(as->m, form->off));
     const gpuir_type *a = &in[0], *b = &in[1];
     gpuir__tbuf ba, bb;
     if (a->rank < 2 || b->rank < 2)
@@ -6653,6 +6685,16 @@ static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key
     gpuir__attrs_adopt(m, op_id, first);
 }
 
+/* Sets (adds or replaces) a string attribute of an op. */
+static void gpuir__set_string_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, const char *v) {
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attrs_copy_without(m, op_id, key);
+    uint32_t text = gpuir__intern(m, v, strlen(v));
+    uint32_t a = gpuir__attr_push_key(m, key, GPUIR__ATTR_STRING);   /* may move m->attrs */
+    m->attrs[a].off = text;
+    gpuir__attrs_adopt(m, op_id, first);
+}
+
 /* Sets (adds or replaces) an integer-list attribute of an op. */
 static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, size_t n, const int64_t *v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
@@ -7990,16 +8032,87 @@ static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op
     return form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
 }
 
-static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpuir__func *k) {
-    if (gpuir__kernel_is_dynamic(m, k)) return GPUIR__MATMUL_PLAIN;   /* the fast forms are specialized to the sizes */
+/* The matmul of kernel k (buffer form), or NULL. */
+static const gpuir__op *gpuir__kernel_matmul(const gpuir_module *m, const gpuir__func *k) {
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (op->kind != GPUIR_OP_MATMUL || op->result) continue;
-        const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-        const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
-        return gpuir__matmul_form_for(m, op, a, o);
+        if (op->kind == GPUIR_OP_MATMUL && !op->result) return op;
     }
-    return GPUIR__MATMUL_PLAIN;
+    return NULL;
+}
+
+/* The form a kernel's matmul would take (the decision configure records). */
+static gpuir__matmul_form gpuir__matmul_form_decide(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *op = gpuir__kernel_matmul(m, k);
+    if (!op || gpuir__kernel_is_dynamic(m, k)) return GPUIR__MATMUL_PLAIN;   /* fast forms are specialized to sizes */
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    return gpuir__matmul_form_for(m, op, a, o);
+}
+
+/* The form of kernel k's matmul: its `form` attribute (configure's
+   decision, or the author's), else the one configure would decide. */
+static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *op = gpuir__kernel_matmul(m, k);
+    const gpuir__attr *form = op ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
+    const struct gpuir__matmul_form_name *named =
+        form && form->kind == GPUIR__ATTR_STRING ? gpuir__matmul_form_named(gpuir__string(m, form->off)) : NULL;
+    return named ? (gpuir__matmul_form)named->form : gpuir__matmul_form_decide(m, k);
+}
+
+/* The name configure records for form f of matmul op (mma.sync's k depth
+   follows the operands). */
+static const char *gpuir__matmul_form_name_of(const gpuir_module *m, const gpuir__op *op, gpuir__matmul_form f) {
+    bool tf32 = f == GPUIR__MATMUL_TENSOR_CORES && gpuir__op_flag(m, op, GPUIR__KEY_TF32);
+    for (size_t i = 0; i < sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0]; i++)
+        if (gpuir__matmul_form_names[i].form == (int)f && gpuir__matmul_form_names[i].tf32 == tf32)
+            return gpuir__matmul_form_names[i].name;
+    return gpuir__matmul_form_names[0].name;
+}
+
+/* Why matmul op of kernel k cannot run as form f on the module's target,
+   or NULL when it can (the conditions gpuir__matmul_form_for decides by). */
+static const char *gpuir__matmul_form_refusal(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
+                                              gpuir__matmul_form f) {
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
+    bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), half = a->dtype == GPUIR_F16 || a->dtype == GPUIR_BF16;
+    int64_t vec = 16 / (int64_t)gpuir_dtype_size(a->dtype), K = a->dims[a->rank - 1], N = o->dims[o->rank - 1];
+    int sm = gpuir__module_sm(m);
+    if (f == GPUIR__MATMUL_PLAIN) return NULL;
+    if (gpuir__kernel_is_dynamic(m, k)) return "a matmul of dynamic sizes takes the plain form";
+    if (f == GPUIR__MATMUL_REGISTER_TILED || f == GPUIR__MATMUL_REGISTER_TILED_64)
+        return a->dtype == GPUIR_F32 && !tf32 && !ta && !tb ? NULL : "the register-tiled kernel needs f32 operands, "
+               "neither transposed, without tf32";
+    if (f == GPUIR__MATMUL_TENSOR_CORES)
+        return sm < 75 ? "mma.sync needs sm_75 or later" : (half || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0) ?
+               NULL : "mma.sync needs f16, bf16 or tf32 operands, A not transposed, K (and N unless B is "
+               "transposed) a multiple of 16 bytes";
+    return sm != 90 ? "wgmma needs sm_90" : half && !gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) && !ta && tb &&
+           K % vec == 0 ? NULL : "wgmma needs f16 or bf16 operands, B transposed, A not, K a multiple of 8, no k slices";
+}
+
+/* Records each kernel's matmul form (`form`) where it has none, and checks
+   the ones it has: the target must run them, under their own name. */
+static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        const gpuir__func *k = &m->funcs[f];
+        const gpuir__op *op = k->kernel ? gpuir__kernel_matmul(m, k) : NULL;
+        if (!op) continue;
+        const gpuir__attr *given = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+        gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
+        const char *name = gpuir__matmul_form_name_of(m, op, form), *why = gpuir__matmul_form_refusal(m, k, op, form);
+        if (given && !why && strcmp(gpuir__string(m, given->off), name) != 0)
+            why = "its k depth is 64 bytes of the operands (mma_sync.128x128x32.s3 for f16 and bf16, "
+                  "mma_sync.128x128x16.s3 for tf32)";
+        if (given && why)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "configure: kernel @%s: matmul (line %u): form \"%s\" "
+                               "cannot run on sm_%d: %s", gpuir__string(m, k->name), op->line,
+                               gpuir__string(m, given->off), gpuir__module_sm(m), why);
+        if (!given) gpuir__set_string_attr(m, (uint32_t)(op - m->ops) + 1, GPUIR__KEY_FORM, name);
+    }
+    return GPUIR_OK;
 }
 
 /* Whether any kernel of the module runs on tensor cores (its source then
@@ -8167,6 +8280,8 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
 }
 
 static gpuir_result gpuir__pass_configure(gpuir_module *m) {
+    gpuir_result r = gpuir__configure_matmul_forms(m);
+    if (r) return r;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
         if (m->funcs[f].kernel) continue;
         for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
@@ -9283,12 +9398,12 @@ typedef struct gpuir__cg {
     uint32_t shared_bytes;  /* static shared memory the kernel declares */
     uint32_t dynamic_bytes; /* dynamic shared memory it needs (GPUIR_SHARED_DYNAMIC) */
     bool barriers;          /* uses GPUIR_SYNC or shuffles */
-    const char *ind;        /* indentation of per-element statements */
     int lane;               /* vectorized kernels: the element of the quad (0..3), else -1 */
     bool *loaded4;          /* parameter index -> its quad is in register l<index> */
     bool tma;               /* the WGMMA kernel: takes tensor maps after its other parameters */
     struct gpuir__cg_kernel_info *info;   /* the kernel's, being filled */
     int depth;              /* the writer's indentation, in levels of 4 spaces */
+    char param[GPUIR_MAX_OPERANDS][48];   /* each parameter's name in the C source */
 } gpuir__cg;
 
 /* ---- the writer: kernel text a line at a time, at an indentation depth ----
@@ -9327,6 +9442,9 @@ static void gpuir__cg_close(gpuir__cg *C) {
     gpuir__cg_line(C, "}");
 }
 
+/* An empty line (between kernels). */
+static void gpuir__cg_blank(gpuir__cg *C) { gpuir__str_puts(C->s, "\n"); }
+
 static const char *gpuir__cg_storage(gpuir_dtype d) {
     switch (d) {
     case GPUIR_F32: return "float";
@@ -9355,6 +9473,144 @@ static gpuir_result gpuir__cg_fail(gpuir__cg *C, const gpuir__op *op, const char
                        op ? gpuir_op_name(op->kind) : "", op ? ": " : "", why);
 }
 
+/* Parameter p's name in the kernel's C source. */
+static const char *gpuir__cg_param(const gpuir__cg *C, int p) { return C->param[p]; }
+
+/* ---- parameter names: after the host values the kernel's launch passes ---- */
+
+/* Identifiers a parameter may not take: the emitters' locals, CUDA's and
+   C's own names, the math functions the kernels call. */
+static const char *const gpuir__cg_reserved[] = {
+    "a0", "acc", "af", "ar", "as", "b0", "base", "batch", "bf", "blk", "br", "bs", "c", "ca", "cb", "d", "e",
+    "empty", "f", "first", "full", "g", "gk", "gm", "gn", "i", "ii", "it", "j", "jj", "k0", "kb", "ke", "kk",
+    "kn", "kq", "kt", "l", "la", "lane", "lb", "m", "mx", "n", "nq", "o", "ok", "other", "p", "prev", "q", "qq",
+    "r", "ra", "rb", "rd", "red", "rm", "rn", "row", "rows", "s0", "sa", "sb", "sbase", "sm", "smem", "st", "t",
+    "tc", "tile", "tm", "tma_a", "tma_b", "tn", "tr", "tx", "ty", "u", "v", "warp", "wg", "wm", "wn", "ap", "bp",
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "half", "float4", "int4", "asm",
+    "auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete", "do", "double",
+    "else", "enum", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "new",
+    "namespace", "operator", "private", "protected", "public", "register", "restrict", "return", "short",
+    "signed", "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef", "typename",
+    "union", "unsigned", "using", "virtual", "void", "volatile", "while", "and", "or", "not", "xor", "main",
+    "abs", "exp", "expf", "log", "logf", "sqrt", "sqrtf", "rsqrtf", "tanh", "tanhf", "fabsf", "fabs", "powf",
+    "pow", "fmaxf", "fminf", "min", "max", "isnan", "isinf", "NULL",
+};
+
+static bool gpuir__cg_is_reserved(const char *s) {
+    for (size_t i = 0; i < sizeof gpuir__cg_reserved / sizeof gpuir__cg_reserved[0]; i++)
+        if (strcmp(s, gpuir__cg_reserved[i]) == 0) return true;
+    size_t n = strlen(s);
+    bool reg = n > 1 && (s[0] == 'v' || s[0] == 'l' || s[0] == 'p') && strspn(s + 1, "0123456789") == n - 1;
+    bool dim = n > 3 && strchr("0123456789", s[n - 1]) && strstr(s, "_d");      /* x_d1: a dynamic dim's */
+    return reg || dim;
+}
+
+/* Appends tail to the name s (of size bytes), truncating the name first. */
+static void gpuir__cg_name_append(char *s, size_t size, const char *tail) {
+    size_t n = strlen(s), t = strlen(tail);
+    if (n + t + 1 > size) n = size - t - 1;
+    memcpy(s + n, tail, t + 1);
+}
+
+/* Whether a parameter before i has the name s. */
+static bool gpuir__cg_name_taken(const gpuir__cg *C, size_t i, const char *s) {
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(C->param[j], s) == 0) return true;
+    return false;
+}
+
+/* A C identifier for IR name `name`: its letters, digits and underscores
+   (others become "_"; no "__", none last), at most 16 bytes; a reserved one
+   takes "_p" (acc_p), one that could clash with the prelude a "p" before. */
+static void gpuir__cg_sanitize(char *out, size_t size, const char *name) {
+    size_t n = 0;
+    bool prefix = (*name >= '0' && *name <= '9') || *name == '_' || strncmp(name, "gpuir", 5) == 0 ||
+                  strncmp(name, "GPUIR", 5) == 0;   /* the prelude's names and the implementation's */
+    if (prefix) out[n++] = 'p';
+    for (const char *c = name; *c && n < 16 && n + 3 < size; c++) {
+        char ch = (char)(((*c | 32) >= 'a' && (*c | 32) <= 'z') || (*c >= '0' && *c <= '9') ? *c : '_');
+        if (ch != '_' || (n && out[n - 1] != '_')) out[n++] = ch;    /* no "__" (C++ reserves it) */
+    }
+    while (n && out[n - 1] == '_') n--;        /* x_d0 of "x_" would hold a "__" */
+    out[n] = '\0';
+    if (!n) snprintf(out, size, "p");
+    if (gpuir__cg_is_reserved(out)) gpuir__cg_name_append(out, size, "_p");
+}
+
+/* The name in host function f of the value a launch passes (v): a named
+   parameter's or global's, that of the value a device buffer was copied
+   from, or out<k> when the buffer becomes result k; "" for none. */
+static const char *gpuir__cg_host_name(const gpuir_module *m, const gpuir__func *f, uint32_t v, char *buf,
+                                       size_t size, int depth) {
+    const gpuir__value *x = gpuir__value_at(m, v);
+    if (x->name) return gpuir__string(m, x->name);
+    const gpuir__op *def = x->def_op ? gpuir__op_at(m, x->def_op) : NULL;
+    const gpuir__attr *global = def && (def->kind == GPUIR_OP_GET_GLOBAL || def->kind == GPUIR_OP_MEMREF_GET_GLOBAL) ?
+                                gpuir__attr_get(m, def, GPUIR__KEY_NAME) : NULL;
+    if (global) return gpuir__string(m, global->off);
+    const gpuir__op *ret = gpuir__func_return_op(m, f);
+    for (uint32_t k = 0; ret && k < ret->n_operands; k++)
+        if (gpuir__op_operand(m, ret, k) == v) { snprintf(buf, size, "out%u", k); return buf; }
+    for (size_t i = 0; depth < 2 && i < stbds_arrlenu(f->ops); i++) {      /* device copies, in and out */
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind != GPUIR_OP_GPU_MEMCPY || op->n_operands < 2) continue;
+        uint32_t to = gpuir__op_operand(m, op, 0), from = gpuir__op_operand(m, op, 1);
+        const char *name = to == v ? gpuir__cg_host_name(m, f, from, buf, size, depth + 1) :
+                           from == v ? gpuir__cg_host_name(m, f, to, buf, size, depth + 1) : "";
+        if (*name) return name;
+    }
+    return "";
+}
+
+/* The first launch of kernel kid, and the host function it is in. */
+static const gpuir__op *gpuir__cg_first_launch(const gpuir_module *m, uint32_t kid, const gpuir__func **host) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
+            const gpuir__attr *sym = op->kind == GPUIR_OP_GPU_LAUNCH_FUNC ? gpuir__attr_get(m, op, GPUIR__KEY_KERNEL) : NULL;
+            if (!sym || gpuir__launch_target(m, gpuir__string(m, sym->off)) != kid) continue;
+            *host = &m->funcs[f];
+            return op;
+        }
+    }
+    return NULL;
+}
+
+/* Names the kernel's parameters (gpuir__cg_param) after the IR: the
+   kernel's own names, unless the outliner made them (argN); then the host
+   values its first launch passes; else in<k> / out<k> by access. Unique. */
+static void gpuir__cg_name_params(gpuir__cg *C, uint32_t kid) {
+    const gpuir_module *m = C->m;
+    const gpuir__func *host = NULL;
+    const gpuir__op *launch = gpuir__cg_first_launch(m, kid, &host);
+    size_t n = stbds_arrlenu(C->k->params);
+    int ins = 0, outs = 0;
+    for (size_t i = 0; i < n && i < GPUIR_MAX_OPERANDS; i++) {
+        char buf[48];
+        const char *name = gpuir__string(m, gpuir__value_at(m, C->k->params[i])->name);
+        bool made = strncmp(name, "arg", 3) == 0 && name[3] && strspn(name + 3, "0123456789") == strlen(name + 3);
+        if ((made || !*name) && launch && i < launch->n_operands)
+            name = gpuir__cg_host_name(m, host, gpuir__op_operand(m, launch, (uint32_t)i), buf, sizeof buf, 0);
+        else if (made) name = "";
+        if (!*name) {
+            bool reads, writes;
+            gpuir__param_access(m, C->k, i, &reads, &writes);
+            snprintf(buf, sizeof buf, "%s%d", writes ? "out" : "in", writes ? outs++ : ins++);
+            name = buf;
+        }
+        char base[48];
+        gpuir__cg_sanitize(base, sizeof base, name);
+        snprintf(C->param[i], sizeof C->param[i], "%s", base);
+        for (int k = 1; gpuir__cg_name_taken(C, i, C->param[i]); k++) {   /* unique: a second x is x_1 */
+            char tail[16];
+            snprintf(tail, sizeof tail, "_%d", k);
+            snprintf(C->param[i], sizeof C->param[i], "%s", base);
+            gpuir__cg_name_append(C->param[i], sizeof C->param[i], tail);
+        }
+    }
+}
+
 /* Index into the parameter list, or -1 for a kernel-private buffer. */
 static int gpuir__cg_param_index(const gpuir__cg *C, uint32_t b) {
     for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
@@ -9370,32 +9626,35 @@ typedef struct gpuir__cg_dims {
     const int64_t *dims;
     int rank;
     int param;              /* the parameter whose dims they are, or -1 */
+    const char *name;       /* that parameter's name in the C source */
 } gpuir__cg_dims;
 
 /* A product of dims: a number times named dynamic dims. */
 typedef struct gpuir__cg_prod {
     int64_t num;
-    char sym[160];          /* "p0_d0 * p1_d2", or "" */
+    char sym[256];          /* "x_d0 * x_d2", or "" (names of at most 24 bytes) */
 } gpuir__cg_prod;
 
 static void gpuir__cg_prod_mul(gpuir__cg_prod *p, const gpuir__cg_dims *t, int a) {
     if (t->dims[a] != GPUIR_DYN) { p->num *= t->dims[a]; return; }
     size_t n = strlen(p->sym);
-    snprintf(p->sym + n, sizeof p->sym - n, "%sp%d_d%d", n ? " * " : "", t->param, a);
+    snprintf(p->sym + n, sizeof p->sym - n, "%s%s_d%d", n ? " * " : "", t->name, a);
 }
 
 static bool gpuir__cg_prod_is_one(const gpuir__cg_prod *p) { return p->num == 1 && !p->sym[0]; }
 
 static void gpuir__cg_prod_print(gpuir__str *s, const gpuir__cg_prod *p) {
     if (!p->sym[0]) gpuir__str_appendf(s, "%lld", (long long)p->num);
+    else if (p->num == 1 && !strchr(p->sym, ' ')) gpuir__str_appendf(s, "%s", p->sym);
     else if (p->num == 1) gpuir__str_appendf(s, "(%s)", p->sym);
     else gpuir__str_appendf(s, "(%lldLL * %s)", (long long)p->num, p->sym);
 }
 
 /* The same as an expression of type long long, into a buffer (a product
-   of at most GPUIR_MAX_RANK dims fits in 200 bytes). */
+   of at most GPUIR_MAX_RANK dims fits in 320 bytes). */
 static void gpuir__cg_prod_text(const gpuir__cg_prod *p, char *out, size_t size) {
     if (!p->sym[0]) snprintf(out, size, "%lldLL", (long long)p->num);
+    else if (p->num == 1 && !strchr(p->sym, ' ')) snprintf(out, size, "%s", p->sym);
     else if (p->num == 1) snprintf(out, size, "(%s)", p->sym);
     else snprintf(out, size, "(%lldLL * %s)", (long long)p->num, p->sym);
 }
@@ -9429,31 +9688,36 @@ static void gpuir__cg_bcast_index(gpuir__str *s, const gpuir__cg_dims *S, const 
     if (same || (tcount == scount && tcount >= 0 && tcount <= 1)) { gpuir__str_appendf(s, "%s", ivar); return; }
     if (tcount >= 0 && tcount <= 1) { gpuir__str_appendf(s, "0"); return; }
     gpuir__cg_prod after = {1, ""}, tstride = {1, ""};
-    bool first = true;
-    gpuir__str_appendf(s, "(");
+    gpuir__str sum = {NULL};
+    int terms = 0;
+    gpuir__str *t = &sum;
     for (int d = sr - 1; d >= 0; d--) {
         int j = tr - sr + d;
         if (j >= 0 && td[j] != 1 && sd[d] != 1) {
-            gpuir__str_appendf(s, "%s(%s", first ? "" : " + ", ivar);
+            gpuir__str_appendf(t, "%s(%s", terms ? " + " : "", ivar);
             if (!gpuir__cg_prod_is_one(&after)) {
-                gpuir__str_appendf(s, " / ");
-                gpuir__cg_prod_print(s, &after);
+                gpuir__str_appendf(t, " / ");
+                gpuir__cg_prod_print(t, &after);
             }
             if (gpuir__cg_prod_is_one(&after) || d > 0) {
-                gpuir__str_appendf(s, " %% ");
-                gpuir__cg_dim(s, S, d);
+                gpuir__str_appendf(t, " %% ");
+                gpuir__cg_dim(t, S, d);
             }
-            gpuir__str_appendf(s, ")");
+            gpuir__str_appendf(t, ")");
             if (!gpuir__cg_prod_is_one(&tstride)) {
-                gpuir__str_appendf(s, " * ");
-                gpuir__cg_prod_print(s, &tstride);
+                gpuir__str_appendf(t, " * ");
+                gpuir__cg_prod_print(t, &tstride);
             }
-            first = false;
+            terms++;
         }
         if (j >= 0) gpuir__cg_prod_mul(&tstride, T, j);
         gpuir__cg_prod_mul(&after, S, d);
     }
-    gpuir__str_appendf(s, "%s)", first ? "0" : "");
+    /* a term, "(i / 16 % 3) * 5", needs no more parentheses (products go left
+       to right); a sum of them does */
+    if (terms > 1) gpuir__str_appendf(s, "(%s)", sum.buf);
+    else gpuir__str_puts(s, terms ? sum.buf : "0");
+    gpuir__str_free(&sum);
 }
 
 /* A size in generated code: a known number, or an expression of the
@@ -9508,9 +9772,10 @@ static gpuir__cg_size gpuir__cg_size_tiles(const gpuir__cg_size *a, int tile) {
 /* The dims of type t of the kernel: the parameter it belongs to names its
    dynamic dims. */
 static gpuir__cg_dims gpuir__cg_dims_of(const gpuir__cg *C, const gpuir_type *t) {
-    gpuir__cg_dims d = {t->dims, t->rank, -1};
+    gpuir__cg_dims d = {t->dims, t->rank, -1, "?"};
     for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
         if (&gpuir__value_at(C->m, C->k->params[i])->type == t) d.param = (int)i;
+    if (d.param >= 0) d.name = gpuir__cg_param(C, d.param);
     return d;
 }
 
@@ -9525,7 +9790,7 @@ static void gpuir__cg_count(const gpuir__cg *C, gpuir__str *s, const gpuir_type 
     gpuir__cg_dims d = gpuir__cg_dims_of(C, S);
     gpuir__cg_prod p = {1, ""};
     for (int i = 0; i < d.rank; i++) gpuir__cg_prod_mul(&p, &d, i);
-    char text[200];
+    char text[320];
     gpuir__cg_prod_text(&p, text, sizeof text);
     gpuir__str_appendf(s, "%s", text);
 }
@@ -9550,28 +9815,63 @@ static void gpuir__cg_literal(gpuir__str *s, gpuir_dtype dt, const gpuir__attr *
     }
 }
 
+/* The functions that convert a dtype's storage to the float it computes
+   in and back ("" for f32 and the integers). */
+static const char *gpuir__cg_to_float(gpuir_dtype d) {
+    return d == GPUIR_F16 ? "gpuir_f16_to_f32" : d == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
+}
+
+static const char *gpuir__cg_from_float(gpuir_dtype d) {
+    return d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+}
+
+/* e without the parentheses around all of it: a statement's right-hand
+   side, a call's argument or an index needs none. Strips them in e. */
+static const char *gpuir__cg_unwrap(gpuir__str *e) {
+    char *s = e->buf;
+    size_t n = s ? strlen(s) : 0;
+    while (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
+        size_t i = 0;
+        for (int depth = 0; i < n; i++) {
+            depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+            if (depth == 0) break;
+        }
+        if (i != n - 1) break;                  /* "(a) + (b)": the first ")" closes early */
+        s[n - 1] = '\0';
+        s++;
+        n -= 2;
+    }
+    return s ? s : "";
+}
+
+/* fn(arg), or arg itself when fn is "" (arg is then an expression that
+   needs no parentheses where it goes: a variable, an element, a call). */
+static void gpuir__cg_call(char *out, size_t size, const char *fn, const char *arg) {
+    int n = *fn ? snprintf(out, size, "%s(%s)", fn, arg) : snprintf(out, size, "%s", arg);
+    GPUIR_ASSERT(n > 0 && (size_t)n < size);    /* callers size out for their expressions */
+}
+
 /* Loads buffer b (a parameter) at the element of space S indexed by ivar. */
 static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, const char *ivar) {
     gpuir_module *m = C->m;
     const gpuir_type *t = &gpuir__value_at(m, b)->type;
     uint32_t v = gpuir__cg_new_var(C, t->dtype);
+    int p = gpuir__cg_param_index(C, b);
+    const char *ctype = gpuir__cg_ctype(t->dtype), *param = gpuir__cg_param(C, p);
+    C->cur[b - 1] = v + 1;
     if (C->lane >= 0) {                 /* one 16-byte load per quad, then its elements */
-        int p = gpuir__cg_param_index(C, b);
         const char *vt = t->dtype == GPUIR_F32 ? "float4" : "int4";
-        if (!C->loaded4[p])
-            gpuir__str_appendf(C->s, "%s%s l%d = ((const %s *)p%d)[q];\n", C->ind, vt, p, vt, p);
+        if (!C->loaded4[p]) gpuir__cg_line(C, "%s l%d = ((const %s *)%s)[q];", vt, p, vt, param);
         C->loaded4[p] = true;
-        gpuir__str_appendf(C->s, "%s%s v%u = l%d.%c;\n", C->ind, gpuir__cg_ctype(t->dtype), v, p, "xyzw"[C->lane]);
-        C->cur[b - 1] = v + 1;
+        gpuir__cg_line(C, "%s v%u = l%d.%c;", ctype, v, p, "xyzw"[C->lane]);
         return v;
     }
-    gpuir__str_appendf(C->s, "%s%s v%u = ", C->ind, gpuir__cg_ctype(t->dtype), v);
-    if (t->dtype == GPUIR_F16) gpuir__str_appendf(C->s, "gpuir_f16_to_f32(");
-    if (t->dtype == GPUIR_BF16) gpuir__str_appendf(C->s, "gpuir_bf16_to_f32(");
-    gpuir__str_appendf(C->s, "p%d[", gpuir__cg_param_index(C, b));
-    gpuir__cg_type_index(C, C->s, S, t, ivar);
-    gpuir__str_appendf(C->s, "]%s;\n", t->dtype == GPUIR_F16 || t->dtype == GPUIR_BF16 ? ")" : "");
-    C->cur[b - 1] = v + 1;
+    gpuir__str idx = {NULL};
+    gpuir__cg_type_index(C, &idx, S, t, ivar);
+    const char *to_float = gpuir__cg_to_float(t->dtype), *at = gpuir__cg_unwrap(&idx);
+    if (*to_float) gpuir__cg_line(C, "%s v%u = %s(%s[%s]);", ctype, v, to_float, param, at);
+    else gpuir__cg_line(C, "%s v%u = %s[%s];", ctype, v, param, at);
+    gpuir__str_free(&idx);
     return v;
 }
 
@@ -9586,51 +9886,53 @@ static gpuir_result gpuir__cg_operand(gpuir__cg *C, const gpuir__op *op, uint32_
     return GPUIR_OK;
 }
 
-/* Wraps a computed float expression so it is rounded to a narrow dtype. */
-static const char *gpuir__cg_round_open(gpuir_dtype d) {
-    return d == GPUIR_F16 ? "gpuir_round_f16(" : d == GPUIR_BF16 ? "gpuir_round_bf16(" : "(";
+/* Whether an op's CUDA spelling (the op table's) is a function's name
+   rather than an operator. */
+static bool gpuir__cg_is_function(const char *spelling) {
+    return (*spelling >= 'a' && *spelling <= 'z') || (*spelling >= 'A' && *spelling <= 'Z') || *spelling == '_';
 }
 
-static void gpuir__cg_unary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t x) {
-    if (!gpuir_dtype_is_float(d)) {
+/* The function that rounds a computed float to a narrow dtype ("" for the others). */
+static const char *gpuir__cg_round(gpuir_dtype d) {
+    return d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+}
+
+static bool gpuir__cg_unary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t x) {
+    if (!gpuir_dtype_is_float(d)) {     /* integers wrap around: no table spelling */
         const char *u = d == GPUIR_I32 ? "unsigned" : "unsigned long long", *t = gpuir__cg_ctype(d);
         switch (k) {
-        case GPUIR_OP_NEG: gpuir__str_appendf(s, "(%s)(0u - (%s)v%u)", t, u, x); return;
-        case GPUIR_OP_ABS: gpuir__str_appendf(s, "(v%u < 0 ? (%s)(0u - (%s)v%u) : v%u)", x, t, u, x, x); return;
-        default: gpuir__str_appendf(s, "(v%u > 0 ? v%u : 0)", x, x); return;     /* relu */
+        case GPUIR_OP_NEG: gpuir__str_appendf(s, "(%s)(0u - (%s)v%u)", t, u, x); return true;
+        case GPUIR_OP_ABS: gpuir__str_appendf(s, "(v%u < 0 ? (%s)(0u - (%s)v%u) : v%u)", x, t, u, x, x); return true;
+        case GPUIR_OP_RELU: gpuir__str_appendf(s, "(v%u > 0 ? v%u : 0)", x, x); return true;
+        default: return false;
         }
     }
-    const char *fn = "";
-    switch (k) {
-    case GPUIR_OP_NEG: gpuir__str_appendf(s, "(-v%u)", x); return;
-    case GPUIR_OP_ABS: fn = "fabsf"; break;
-    case GPUIR_OP_EXP: fn = "expf"; break;
-    case GPUIR_OP_LOG: fn = "logf"; break;
-    case GPUIR_OP_SQRT: fn = "sqrtf"; break;
-    case GPUIR_OP_RSQRT: fn = "gpuir_rsqrt"; break;
-    case GPUIR_OP_TANH: fn = "tanhf"; break;
-    case GPUIR_OP_SIGMOID: fn = "gpuir_sigmoid"; break;
-    case GPUIR_OP_RELU: fn = "gpuir_relu"; break;
-    case GPUIR_OP_GELU: fn = "gpuir_gelu"; break;
-    default: fn = "gpuir_silu"; break;
-    }
-    gpuir__str_appendf(s, "%s(v%u)", fn, x);
+    const char *fn = gpuir__info(k)->cuda;
+    if (!fn) return false;
+    if (gpuir__cg_is_function(fn)) gpuir__str_appendf(s, "%s(v%u)", fn, x);
+    else gpuir__str_appendf(s, "(%sv%u)", fn, x);     /* a prefix operator */
+    return true;
 }
 
-static void gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t a, uint32_t b) {
-    const char *sym = k == GPUIR_OP_ADD ? "+" : k == GPUIR_OP_SUB ? "-" : k == GPUIR_OP_MUL ? "*" : "/";
+static bool gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t a, uint32_t b) {
+    const char *sym = gpuir__info(k)->cuda;
+    if (!sym) return false;
     if (gpuir_dtype_is_float(d)) {
-        if (k == GPUIR_OP_MAX || k == GPUIR_OP_MIN || k == GPUIR_OP_POW)
-            gpuir__str_appendf(s, "%s(v%u, v%u)", k == GPUIR_OP_MAX ? "gpuir_fmax" : k == GPUIR_OP_MIN ?
-                               "gpuir_fmin" : "powf", a, b);
+        if (gpuir__cg_is_function(sym)) gpuir__str_appendf(s, "%s(v%u, v%u)", sym, a, b);
         else gpuir__str_appendf(s, "(v%u %s v%u)", a, sym, b);
-        return;
+        return true;
     }
     const char *u = d == GPUIR_I32 ? "unsigned" : "unsigned long long", *t = gpuir__cg_ctype(d);
-    if (k == GPUIR_OP_DIV) gpuir__str_appendf(s, "gpuir_div_%s(v%u, v%u)", d == GPUIR_I32 ? "i32" : "i64", a, b);
-    else if (k == GPUIR_OP_MAX || k == GPUIR_OP_MIN)
+    switch (k) {                        /* integers wrap around; division by 0 is defined */
+    case GPUIR_OP_DIV: gpuir__str_appendf(s, "gpuir_div_%s(v%u, v%u)", d == GPUIR_I32 ? "i32" : "i64", a, b); return true;
+    case GPUIR_OP_MAX: case GPUIR_OP_MIN:
         gpuir__str_appendf(s, "(v%u %s v%u ? v%u : v%u)", a, k == GPUIR_OP_MAX ? ">" : "<", b, a, b);
-    else gpuir__str_appendf(s, "(%s)((%s)v%u %s (%s)v%u)", t, u, a, sym, u, b);
+        return true;
+    case GPUIR_OP_ADD: case GPUIR_OP_SUB: case GPUIR_OP_MUL:
+        gpuir__str_appendf(s, "(%s)((%s)v%u %s (%s)v%u)", t, u, a, sym, u, b);
+        return true;
+    default: return false;
+    }
 }
 
 static void gpuir__cg_cast_expr(gpuir__str *s, gpuir_dtype from, gpuir_dtype to, uint32_t x) {
@@ -9654,19 +9956,61 @@ static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const g
     if (!r && op->n_operands > 2) r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 1), S, ivar, &y);
     if (r) return r;
     uint32_t v = gpuir__cg_new_var(C, d);
-    gpuir__str_appendf(C->s, "%s%s v%u = %s", C->ind, gpuir__cg_ctype(d), v, gpuir__cg_round_open(d));
+    gpuir__str e = {NULL};
     const gpuir__attr *value = cls == GPUIR__CLASS_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
     if (value && value->kind == GPUIR__ATTR_DENSE) {     /* its table (gpuir__cg_dense_tables) */
-        gpuir__str_appendf(C->s, "gpuir_dense_%u[", (unsigned)(op - m->ops) + 1);
-        gpuir__cg_type_index(C, C->s, S, &gpuir__value_at(m, dst)->type, ivar);
-        gpuir__str_appendf(C->s, "]");
-    } else if (value) gpuir__cg_literal(C->s, d, value);
-    else if (cls == GPUIR__CLASS_UNARY) gpuir__cg_unary_expr(C->s, op->kind, d, x);
-    else if (cls == GPUIR__CLASS_BINARY) gpuir__cg_binary_expr(C->s, op->kind, d, x, y);
-    else gpuir__cg_cast_expr(C->s, C->vars[x].dtype, d, x);
-    gpuir__str_appendf(C->s, ");\n");
+        gpuir__str_appendf(&e, "gpuir_dense_%u[", (unsigned)(op - m->ops) + 1);
+        gpuir__cg_type_index(C, &e, S, &gpuir__value_at(m, dst)->type, ivar);
+        gpuir__str_appendf(&e, "]");
+    } else if (value) gpuir__cg_literal(&e, d, value);
+    else if ((cls == GPUIR__CLASS_UNARY && !gpuir__cg_unary_expr(&e, op->kind, d, x)) ||
+             (cls == GPUIR__CLASS_BINARY && !gpuir__cg_binary_expr(&e, op->kind, d, x, y))) {
+        gpuir__str_free(&e);
+        return gpuir__cg_fail(C, op, gpuir_dtype_is_float(d) ? "has no CUDA spelling (the op table's cuda column)"
+                                                              : "has no CUDA spelling for integers");
+    } else if (cls == GPUIR__CLASS_CAST) gpuir__cg_cast_expr(&e, C->vars[x].dtype, d, x);
+    const char *round = gpuir__cg_round(d), *rhs = gpuir__cg_unwrap(&e);
+    if (*round) gpuir__cg_line(C, "%s v%u = %s(%s);", gpuir__cg_ctype(d), v, round, rhs);
+    else gpuir__cg_line(C, "%s v%u = %s;", gpuir__cg_ctype(d), v, rhs);
+    gpuir__str_free(&e);
     C->cur[dst - 1] = v + 1;
     return GPUIR_OK;
+}
+
+/* The index in the source st of a transpose's element ivar of space S (out
+   dim i is source dim perm[i]). */
+static void gpuir__cg_permuted_index(const gpuir__cg *C, gpuir__str *idx, const gpuir__op *op, const gpuir_type *S,
+                                     const gpuir_type *st, const char *ivar) {
+    const gpuir__attr *perm = gpuir__attr_get(C->m, op, GPUIR__KEY_PERM);
+    const int64_t *pv = gpuir__ints_at(C->m, perm->off);
+    gpuir__cg_dims sd = gpuir__cg_dims_of(C, st), od = gpuir__cg_dims_of(C, S);
+    gpuir__cg_prod in_stride[GPUIR_MAX_RANK], after = {1, ""}, sv = {1, ""};
+    for (int i = st->rank - 1; i >= 0; i--) {
+        in_stride[i] = sv;
+        gpuir__cg_prod_mul(&sv, &sd, i);
+    }
+    gpuir__str sum = {NULL};
+    int terms = 0;
+    for (int i = S->rank - 1; i >= 0; i--) {
+        if (S->dims[i] != 1) {
+            gpuir__str_appendf(&sum, "%s(%s", terms++ ? " + " : "", ivar);
+            if (!gpuir__cg_prod_is_one(&after)) {
+                gpuir__str_appendf(&sum, " / ");
+                gpuir__cg_prod_print(&sum, &after);
+            }
+            gpuir__str_appendf(&sum, " %% ");
+            gpuir__cg_dim(&sum, &od, i);
+            gpuir__str_appendf(&sum, ")");
+            if (!gpuir__cg_prod_is_one(&in_stride[pv[i]])) {
+                gpuir__str_appendf(&sum, " * ");
+                gpuir__cg_prod_print(&sum, &in_stride[pv[i]]);
+            }
+        }
+        gpuir__cg_prod_mul(&after, &od, i);
+    }
+    if (terms > 1) gpuir__str_appendf(idx, "(%s)", sum.buf);
+    else gpuir__str_puts(idx, terms ? sum.buf : "0");
+    gpuir__str_free(&sum);
 }
 
 /* transpose, reshape and broadcast: the element of the destination at ivar
@@ -9680,41 +10024,22 @@ static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gp
     gpuir__str idx = {NULL};
     if (op->kind == GPUIR_OP_RESHAPE) gpuir__str_appendf(&idx, "%s", ivar);
     else if (op->kind == GPUIR_OP_BROADCAST) gpuir__cg_type_index(C, &idx, S, st, ivar);
-    else {                                   /* out dim i is source dim perm[i] */
-        const gpuir__attr *perm = gpuir__attr_get(m, op, GPUIR__KEY_PERM);
-        const int64_t *pv = gpuir__ints_at(m, perm->off);
-        gpuir__cg_dims sd = gpuir__cg_dims_of(C, st), od = gpuir__cg_dims_of(C, S);
-        gpuir__cg_prod in_stride[GPUIR_MAX_RANK], after = {1, ""}, sv = {1, ""};
-        for (int i = st->rank - 1; i >= 0; i--) {
-            in_stride[i] = sv;
-            gpuir__cg_prod_mul(&sv, &sd, i);
-        }
-        gpuir__str_appendf(&idx, "(0");
-        for (int i = S->rank - 1; i >= 0; i--) {
-            if (S->dims[i] != 1) {
-                gpuir__str_appendf(&idx, " + (%s / ", ivar);
-                gpuir__cg_prod_print(&idx, &after);
-                gpuir__str_appendf(&idx, " %% ");
-                gpuir__cg_dim(&idx, &od, i);
-                gpuir__str_appendf(&idx, ") * ");
-                gpuir__cg_prod_print(&idx, &in_stride[pv[i]]);
-            }
-            gpuir__cg_prod_mul(&after, &od, i);
-        }
-        gpuir__str_appendf(&idx, ")");
-    }
+    else gpuir__cg_permuted_index(C, &idx, op, S, st, ivar);
     uint32_t v = gpuir__cg_new_var(C, st->dtype);
-    const char *wrap = st->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : st->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
-    gpuir__str_appendf(C->s, "%s%s v%u = %s(p%d[%s]);\n", C->ind, gpuir__cg_ctype(st->dtype), v, wrap, p,
-                       gpuir__str_cstr(&idx));
+    gpuir__str elem = {NULL};
+    gpuir__str_appendf(&elem, "%s[%s]", gpuir__cg_param(C, p), gpuir__cg_unwrap(&idx));
+    const char *to_float = gpuir__cg_to_float(st->dtype), *at = gpuir__str_cstr(&elem);
+    if (*to_float) gpuir__cg_line(C, "%s v%u = %s(%s);", gpuir__cg_ctype(st->dtype), v, to_float, at);
+    else gpuir__cg_line(C, "%s v%u = %s;", gpuir__cg_ctype(st->dtype), v, at);
     gpuir__str_free(&idx);
+    gpuir__str_free(&elem);
     C->cur[dst - 1] = v + 1;
     return GPUIR_OK;
 }
 
 static void gpuir__cg_comment(gpuir__cg *C, uint32_t op_id, const gpuir__op *op) {
-    if (op->line) gpuir__str_appendf(C->s, "%s/* op %u: %s (line %u) */\n", C->ind, op_id, gpuir_op_name(op->kind), op->line);
-    else gpuir__str_appendf(C->s, "%s/* op %u: %s */\n", C->ind, op_id, gpuir_op_name(op->kind));
+    if (op->line) gpuir__cg_line(C, "/* op %u: %s (line %u) */", op_id, gpuir_op_name(op->kind), op->line);
+    else gpuir__cg_line(C, "/* op %u: %s */", op_id, gpuir_op_name(op->kind));
 }
 
 /* Whether a destination covers space S: as many elements, or, with dynamic
@@ -9767,11 +10092,14 @@ static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const 
                    gpuir__op_operand(m, o2, o2->n_operands - 1) != dst;
         }
         if (p < 0 || !last) continue;
-        gpuir_dtype d = gpuir__value_at(m, dst)->type.dtype;
-        const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
-        gpuir__str_appendf(C->s, "%sp%d[", C->ind, p);
-        gpuir__cg_type_index(C, C->s, S, &gpuir__value_at(m, dst)->type, ivar);
-        gpuir__str_appendf(C->s, "] = %s(v%u);\n", wrap, C->cur[dst - 1] - 1);
+        const gpuir_type *d = &gpuir__value_at(m, dst)->type;
+        gpuir__str idx = {NULL};
+        gpuir__cg_type_index(C, &idx, S, d, ivar);
+        char reg[16], value[48];
+        snprintf(reg, sizeof reg, "v%u", C->cur[dst - 1] - 1);
+        gpuir__cg_call(value, sizeof value, gpuir__cg_from_float(d->dtype), reg);
+        gpuir__cg_line(C, "%s[%s] = %s;", gpuir__cg_param(C, p), gpuir__cg_unwrap(&idx), value);
+        gpuir__str_free(&idx);
     }
 }
 
@@ -9842,26 +10170,33 @@ static gpuir_result gpuir__cg_block_threads(gpuir__cg *C, uint32_t kid, int64_t 
 static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
     gpuir_module *m = C->m;
     size_t n = stbds_arrlenu(C->k->params);
-    gpuir__str_appendf(C->s, "GPUIR_KERNEL %s%s(%s", C->tma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
-                       n ? "GPUIR_LANE " : "GPUIR_LANE_ONLY");
+    gpuir__str params = {NULL};
+    gpuir__str_puts(&params, n ? "GPUIR_LANE " : "GPUIR_LANE_ONLY");
     for (size_t i = 0; i < n; i++) {
         bool reads, writes;
         gpuir__param_access(m, C->k, i, &reads, &writes);
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
-        gpuir__str_appendf(C->s, "%s%s%s *p%zu", i ? ", " : "", writes ? "" : "const ", gpuir__cg_storage(t->dtype), i);
+        gpuir__str_appendf(&params, "%s%s%s *%s", i ? ", " : "", writes ? "" : "const ", gpuir__cg_storage(t->dtype),
+                           gpuir__cg_param(C, (int)i));
     }
     for (size_t i = 0; i < n; i++) {            /* then the dynamic dims, in order */
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
         for (int a = 0; a < t->rank; a++)
-            if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(C->s, ", long long p%zu_d%d", i, a);
+            if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(&params, ", long long %s_d%d", gpuir__cg_param(C, (int)i), a);
     }
-    if (C->tma) gpuir__str_appendf(C->s, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
-    gpuir__str_appendf(C->s, ") {\n");
+    if (C->tma) gpuir__str_puts(&params, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
+    gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", C->tma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
+                   gpuir__str_cstr(&params));
+    gpuir__str_free(&params);
 }
 
 static void gpuir__cg_reset_values(gpuir__cg *C) {
     memset(C->cur, 0, stbds_arrlenu(C->m->values) * sizeof *C->cur);
 }
+
+/* A thread's index in the grid, and the grid's threads (a grid-stride loop). */
+#define GPUIR__CG_THREAD_ID "GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK"
+#define GPUIR__CG_ALL_THREADS "GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS"
 
 /* Four elements per thread through 16-byte loads and stores (see
    gpuir__kernel_vector_width): the chain runs once per element of the quad,
@@ -9872,16 +10207,13 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
     uint32_t out[GPUIR_MAX_OPERANDS][4];
     memset(out, 0, sizeof out);
     memset(C->loaded4, 0, np * sizeof *C->loaded4);
-    gpuir__str_appendf(C->s, "    for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; "
-                       "qq < %lldLL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
-                       "        %s q = (%s)qq;\n", (long long)(gpuir__type_count(S) / 4), gpuir__cg_idx(C),
-                       gpuir__cg_idx(C));
-    C->ind = "        ";
+    long long quads = (long long)(gpuir__type_count(S) / 4);
+    gpuir__cg_open(C, "for (long long qq = " GPUIR__CG_THREAD_ID "; qq < %lldLL; qq += " GPUIR__CG_ALL_THREADS ")", quads);
+    gpuir__cg_line(C, "%s q = (%s)qq;", gpuir__cg_idx(C), gpuir__cg_idx(C));
     for (int lane = 0; lane < 4; lane++) {     /* every access goes through q */
-        const char *ivar = "q";
         gpuir__cg_reset_values(C);
         C->lane = lane;
-        gpuir_result r = gpuir__cg_chain(C, 0, n, S, ivar);
+        gpuir_result r = gpuir__cg_chain(C, 0, n, S, "q");
         C->lane = -1;
         if (r) return r;
         for (size_t p = 0; p < np; p++) out[p][lane] = C->cur[C->k->params[p] - 1];   /* its last value */
@@ -9891,10 +10223,12 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
         gpuir__param_access(m, C->k, p, &reads, &writes);
         if (!writes || !out[p][0]) continue;
         bool fl = gpuir__value_at(m, C->k->params[p])->type.dtype == GPUIR_F32;
-        gpuir__str_appendf(C->s, "        ((%s *)p%zu)[q] = GPUIR_%s(v%u, v%u, v%u, v%u);\n", fl ? "float4" : "int4", p,
-                           fl ? "FLOAT4" : "INT4", out[p][0] - 1, out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+        char quad[64];
+        snprintf(quad, sizeof quad, "v%u, v%u, v%u, v%u", out[p][0] - 1, out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+        gpuir__cg_line(C, "((%s *)%s)[q] = GPUIR_%s(%s);", fl ? "float4" : "int4", gpuir__cg_param(C, (int)p),
+                       fl ? "FLOAT4" : "INT4", quad);
     }
-    gpuir__str_appendf(C->s, "    }\n");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -9902,15 +10236,16 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
 static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
     if (gpuir__kernel_vector_width(C->m, C->k) == 4) return gpuir__cg_elementwise4(C, S);
     size_t n = stbds_arrlenu(C->k->ops);
-    gpuir__str_appendf(C->s, "    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < ");
-    gpuir__cg_count(C, C->s, S);
-    gpuir__str_appendf(C->s, "; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
-                       "        %s i = (%s)ii;\n", gpuir__cg_idx(C), gpuir__cg_idx(C));
-    C->ind = "        ";
+    gpuir__str count = {NULL};
+    gpuir__cg_count(C, &count, S);
+    gpuir__cg_open(C, "for (long long ii = " GPUIR__CG_THREAD_ID "; ii < %s; ii += " GPUIR__CG_ALL_THREADS ")",
+                   gpuir__str_cstr(&count));
+    gpuir__str_free(&count);
+    gpuir__cg_line(C, "%s i = (%s)ii;", gpuir__cg_idx(C), gpuir__cg_idx(C));
     gpuir_result r = gpuir__cg_chain(C, 0, n, S, "i");
     if (r) return r;
     gpuir__cg_store_outputs(C, 0, n, S, "i");
-    gpuir__str_appendf(C->s, "    }\n");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -9946,46 +10281,52 @@ static void gpuir__cg_combine(gpuir__str *s, gpuir_op_kind k, bool is_float, con
    whole warps. */
 static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float, const char *acc_t,
                                    const char *init) {
-    gpuir__str *s = C->s;
     const char *shfl = is_float ? "GPUIR_SHFL_DOWN_F32" : "GPUIR_SHFL_DOWN_I64";
+    gpuir__str step = {NULL};
     if (C->threads % 32 == 0) {
-        gpuir__str_appendf(s, "        for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); ", acc_t, shfl);
-        gpuir__cg_combine(s, k, is_float, "acc", "other");
-        gpuir__str_appendf(s, " }\n        if ((t & 31) == 0) red[t >> 5] = acc;\n        GPUIR_SYNC();\n"
-                           "        if (t < 32) {\n            acc = t < %lld ? red[t] : %s;\n"
-                           "            for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); ",
-                           (long long)(C->threads / 32), init, acc_t, shfl);
-        gpuir__cg_combine(s, k, is_float, "acc", "other");
-        gpuir__str_appendf(s, " }\n        }\n");
+        gpuir__cg_combine(&step, k, is_float, "acc", "other");
+        const char *combine = gpuir__str_cstr(&step);
+        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); %s }", acc_t, shfl, combine);
+        gpuir__cg_line(C, "if ((t & 31) == 0) red[t >> 5] = acc;");
+        gpuir__cg_line(C, "GPUIR_SYNC();");
+        gpuir__cg_open(C, "if (t < 32)");
+        gpuir__cg_line(C, "acc = t < %lld ? red[t] : %s;", (long long)(C->threads / 32), init);
+        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); %s }", acc_t, shfl, combine);
+        gpuir__cg_close(C);
+        gpuir__str_free(&step);
         return;
     }
     int64_t p = 1;
     while (p < C->threads) p *= 2;
-    gpuir__str_appendf(s, "        red[t] = acc;\n        GPUIR_SYNC();\n"
-                       "        for (int d = %lld; d > 0; d >>= 1) {\n"
-                       "            if (t < d && t + d < %lld) { ", (long long)(p / 2), (long long)C->threads);
-    gpuir__cg_combine(s, k, is_float, "red[t]", "red[t + d]");
-    gpuir__str_appendf(s, " }\n            GPUIR_SYNC();\n        }\n        acc = red[0];\n");
+    gpuir__cg_combine(&step, k, is_float, "red[t]", "red[t + d]");
+    gpuir__cg_line(C, "red[t] = acc;");
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (int d = %lld; d > 0; d >>= 1)", (long long)(p / 2));
+    gpuir__cg_line(C, "if (t < d && t + d < %lld) { %s }", (long long)C->threads, gpuir__str_cstr(&step));
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "acc = red[0];");
+    gpuir__str_free(&step);
 }
 
-/* The body of a reduction's loop over its elements (at index `i`, in the
-   loop's indentation): the fused producers, the reduced value, `acc`
-   combined with it (converted by `cast`, e.g. "(float)"); closes the loop. */
+/* The body of a reduction's loop over its elements (at index `i`): the
+   fused producers, the reduced value, `acc` combined with it (converted by
+   `cast`, e.g. "(float)"). */
 static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__op *op, const gpuir_type *x,
                                           const char *cast) {
     gpuir__cg_reset_values(C);
-    C->ind = "            ";
     gpuir_result r = gpuir__cg_chain(C, 0, at, x, "i");
     uint32_t v = 0;
     if (!r) r = gpuir__cg_operand(C, op, gpuir__op_operand(C->m, op, 0), x, "i", &v);
     if (r) return r;
     gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__str_appendf(C->s, "            ");
     char val[40];
     snprintf(val, sizeof val, "%sv%u", cast, v);
-    gpuir__cg_combine(C->s, op->kind, gpuir_dtype_is_float(gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type.dtype),
+    gpuir__str step = {NULL};
+    gpuir__cg_combine(&step, op->kind, gpuir_dtype_is_float(gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type.dtype),
                       "acc", val);
-    gpuir__str_appendf(C->s, "\n        }\n");
+    gpuir__cg_line(C, "%s", gpuir__str_cstr(&step));
+    gpuir__str_free(&step);
     return GPUIR_OK;
 }
 
@@ -10000,26 +10341,27 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     long long rows = x->dims[0], count = gpuir__type_count(x) / rows;
     const char *init = op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f";
-    gpuir__str_appendf(C->s, "    for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < %lldLL;"
-                       " o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n        float acc = %s;\n"
-                       "        GPUIR_UNROLL\n        for (int j = 0; j < %lld; j++) {\n"
-                       "            %s i = (%s)(j * %lldLL + o);\n",
-                       count, init, rows, gpuir__cg_idx(C), gpuir__cg_idx(C), count);
+    gpuir__cg_open(C, "for (long long o = " GPUIR__CG_THREAD_ID "; o < %lldLL; o += " GPUIR__CG_ALL_THREADS ")", count);
+    gpuir__cg_line(C, "float acc = %s;", init);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int j = 0; j < %lld; j++)", rows);
+    gpuir__cg_line(C, "%s i = (%s)(j * %lldLL + o);", gpuir__cg_idx(C), gpuir__cg_idx(C), count);
     gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, "");
     if (r) return r;
+    gpuir__cg_close(C);
     gpuir__cg_reset_values(C);
-    C->ind = "        ";
     uint32_t sum = gpuir__cg_new_var(C, y->dtype);
-    const char *round = y->dtype == GPUIR_F16 ? "gpuir_round_f16" : y->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
-    if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "        float v%u = %s(acc / %lld.0f);\n", sum, round, rows);
-    else gpuir__str_appendf(C->s, "        float v%u = %s(acc);\n", sum, round);
+    char mean[48], value[80];
+    snprintf(mean, sizeof mean, "acc / %lld.0f", rows);
+    gpuir__cg_call(value, sizeof value, gpuir__cg_round(y->dtype), op->kind == GPUIR_OP_REDUCE_MEAN ? mean : "acc");
+    gpuir__cg_line(C, "float v%u = %s;", sum, value);
     C->cur[dst - 1] = sum + 1;
     for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
         if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
     if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
     if (r) return r;
     gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
-    gpuir__str_appendf(C->s, "    }\n");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -10047,7 +10389,7 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir__cg_prod n_red = {1, ""};                   /* elements per output */
     for (int d = 0; d < x->rank; d++)
         if (reduced[d]) gpuir__cg_prod_mul(&n_red, &xd, d);
-    char count[200];
+    char count[320];
     gpuir__cg_prod_text(&n_red, count, sizeof count);
     bool is_float = gpuir_dtype_is_float(y->dtype);
     const char *acc_t = is_float ? "float" : "long long";
@@ -10057,30 +10399,36 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     int64_t slots = C->threads % 32 == 0 ? 32 : C->threads;
     C->shared_bytes = (uint32_t)(slots * (is_float ? 4 : 8));
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, red, %lld, 0);\n    int t = GPUIR_THREAD_RANK;\n"
-                       "    for (long long o = GPUIR_BLOCK_RANK; o < ", acc_t, (long long)slots);
-    gpuir__cg_count(C, C->s, y);
-    gpuir__str_appendf(C->s, "; o += GPUIR_GRID_BLOCKS) {\n        %s acc = %s;\n"
-                       "        for (long long j = t; j < %s; j += %lld) {\n            %s i = (%s)",
-                       acc_t, init, count, (long long)C->threads, gpuir__cg_idx(C),
-                       gpuir__cg_idx(C));
-    gpuir__cg_reduce_index(C->s, &xd, reduced);
-    gpuir__str_appendf(C->s, ";\n");
+    gpuir__str outputs = {NULL}, in_x = {NULL};
+    gpuir__cg_count(C, &outputs, y);
+    gpuir__cg_reduce_index(&in_x, &xd, reduced);
+    gpuir__cg_line(C, "GPUIR_SHARED(%s, red, %lld, 0);", acc_t, (long long)slots);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir__cg_open(C, "for (long long o = GPUIR_BLOCK_RANK; o < %s; o += GPUIR_GRID_BLOCKS)", gpuir__str_cstr(&outputs));
+    gpuir__cg_line(C, "%s acc = %s;", acc_t, init);
+    gpuir__cg_open(C, "for (long long j = t; j < %s; j += %lld)", count, (long long)C->threads);
+    gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), gpuir__str_cstr(&in_x));
+    gpuir__str_free(&outputs);
+    gpuir__str_free(&in_x);
     char cast[16];
     snprintf(cast, sizeof cast, "(%s)", acc_t);
     gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, cast);
     if (r) return r;
+    gpuir__cg_close(C);
     gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
-    const char *wrap = y->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : y->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" :
-                       y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : "";
-    gpuir__str_appendf(C->s, "        if (t == 0) p%d[o] = %s(", p, wrap);
-    if (op->kind != GPUIR_OP_REDUCE_MEAN) gpuir__str_appendf(C->s, "acc");
-    else if (is_float && !n_red.sym[0]) gpuir__str_appendf(C->s, "acc / %lld.0f", (long long)n_red.num);
-    else if (is_float) gpuir__str_appendf(C->s, "acc / (float)%s", count);
-    else if (n_red.sym[0]) gpuir__str_appendf(C->s, "(%s ? acc / %s : 0LL)", count, count);
-    else if (n_red.num) gpuir__str_appendf(C->s, "acc / %lldLL", (long long)n_red.num);
-    else gpuir__str_appendf(C->s, "0LL");
-    gpuir__str_appendf(C->s, ");\n        GPUIR_SYNC();\n    }\n");
+    const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
+    char result[720];
+    if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
+    else if (is_float && !n_red.sym[0]) snprintf(result, sizeof result, "acc / %lld.0f", (long long)n_red.num);
+    else if (is_float) snprintf(result, sizeof result, "acc / (float)%s", count);
+    else if (n_red.sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
+    else if (n_red.num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red.num);
+    else snprintf(result, sizeof result, "0LL");
+    char value[800];
+    gpuir__cg_call(value, sizeof value, wrap, result);
+    gpuir__cg_line(C, "if (t == 0) %s[o] = %s;", gpuir__cg_param(C, p), value);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -10091,9 +10439,10 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
 #define GPUIR__MM_BK 16
 
 /* Loads element `idx` of parameter p as the compute type. */
-static void gpuir__cg_load_expr(gpuir__str *s, gpuir_dtype d, int p, const char *idx) {
-    const char *wrap = d == GPUIR_F16 ? "gpuir_f16_to_f32" : d == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
-    gpuir__str_appendf(s, "%s(p%d[%s])", wrap, p, idx);
+static void gpuir__cg_load_expr(const gpuir__cg *C, gpuir__str *s, gpuir_dtype d, int p, const char *idx) {
+    const char *to_float = gpuir__cg_to_float(d);
+    if (*to_float) gpuir__str_appendf(s, "%s(%s[%s])", to_float, gpuir__cg_param(C, p), idx);
+    else gpuir__str_appendf(s, "%s[%s]", gpuir__cg_param(C, p), idx);
 }
 
 /* Batch offset (in matrices) of operand t for output batch `batch`. */
@@ -10139,9 +10488,11 @@ static gpuir__cg_krange gpuir__cg_mm_krange(gpuir__cg *C, const gpuir__op *op, l
         return kr;
     }
     long long len = (long long)gpuir_matmul_k_slice_len(K, ks->i);
-    gpuir__str_appendf(C->s, "        long long kb = batch / (%s) * %lldLL, ke = kb + %lldLL < %lldLL ? kb + %lldLL : %lldLL;"
-                       "  /* k slice */\n", inner, len, len, K, len, K);
-    if (depth) gpuir__str_appendf(C->s, "        long long kn = (ke - kb + %d) / %d;\n", depth - 1, depth);
+    char end[64];
+    snprintf(end, sizeof end, "kb + %lldLL", len);
+    gpuir__cg_line(C, "long long kb = batch / (%s) * %lldLL, ke = %s < %lldLL ? %s : %lldLL;  /* k slice */",
+                   inner, len, end, K, end, K);
+    if (depth) gpuir__cg_line(C, "long long kn = (ke - kb + %d) / %d;", depth - 1, depth);
     snprintf(kr.start, sizeof kr.start, "kb + ");
     snprintf(kr.bound, sizeof kr.bound, "ke");
     snprintf(kr.count, sizeof kr.count, "kn");
@@ -10165,74 +10516,76 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
+    bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), fl = gpuir_dtype_is_float(o->dtype);
     gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
     const char *M = z.M.text, *N = z.N.text, *K = z.K.text;
     gpuir__cg_size MK = gpuir__cg_size_mul(&z.M, &z.K), KN = gpuir__cg_size_mul(&z.K, &z.N);
-    gpuir__str *s = C->s;
-    gpuir__str_appendf(s, "        long long a0 = ");
-    gpuir__cg_batch_index(C, s, o, a);
-    gpuir__str_appendf(s, " * %s, b0 = ", MK.text);
-    gpuir__cg_batch_index(C, s, o, b);
-    gpuir__str_appendf(s, " * %s;\n", KN.text);
+    gpuir__str a_batch = {NULL}, b_batch = {NULL}, a_elem = {NULL}, b_elem = {NULL};
+    gpuir__cg_batch_index(C, &a_batch, o, a);
+    gpuir__cg_batch_index(C, &b_batch, o, b);
+    gpuir__cg_line(C, "long long a0 = %s * %s, b0 = %s * %s;", gpuir__str_cstr(&a_batch), MK.text,
+                   gpuir__str_cstr(&b_batch), KN.text);
     const char *kb = "0", *ke = K;              /* the K range: all of it, or the k slice's */
     if (gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES)) {
         gpuir__cg_mm_krange(C, op, z.K.n, 0, inner);   /* no kn: the loop runs to ke */
         kb = "kb";
         ke = "ke";
     }
-    gpuir__str_appendf(s, "        for (long long k0 = %s; k0 < %s; k0 += %d) {\n"
-                       "            for (int e = t; e < %d; e += %lld) {\n"
-                       "                long long gm = tm * %d + e / %d, gk = k0 + e %% %d;\n"
-                       "                as[e] = gm < %s && gk < %s ? ",
-                       kb, ke, GPUIR__MM_BK, GPUIR__MM_BM * GPUIR__MM_BK, (long long)C->threads, GPUIR__MM_BM,
-                       GPUIR__MM_BK, GPUIR__MM_BK, M, ke);
     char idx[720];
-    bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32);
     snprintf(idx, sizeof idx, "a0 + gm * %s + gk * %s", ta ? "1LL" : K, ta ? M : "1LL");
-    gpuir__str_appendf(s, tf32 ? "gpuir_tf32_round(" : "");
-    gpuir__cg_load_expr(s, a->dtype, pa, idx);
-    gpuir__str_appendf(s, tf32 ? ")" : "");
-    gpuir__str_appendf(s, " : (%s)0;\n            }\n"
-                       "            for (int e = t; e < %d; e += %lld) {\n"
-                       "                long long gk = k0 + e / %d, gn = tn * %d + e %% %d;\n"
-                       "                bs[e] = gk < %s && gn < %s ? ",
-                       ct, GPUIR__MM_BK * GPUIR__MM_BN, (long long)C->threads, GPUIR__MM_BN, GPUIR__MM_BN,
-                       GPUIR__MM_BN, ke, N);
+    gpuir__str_appendf(&a_elem, tf32 ? "gpuir_tf32_round(" : "");
+    gpuir__cg_load_expr(C, &a_elem, a->dtype, pa, idx);
+    gpuir__str_appendf(&a_elem, tf32 ? ")" : "");
     snprintf(idx, sizeof idx, "b0 + gk * %s + gn * %s", tb ? "1LL" : N, tb ? K : "1LL");
-    gpuir__str_appendf(s, tf32 ? "gpuir_tf32_round(" : "");
-    gpuir__cg_load_expr(s, b->dtype, pb, idx);
-    gpuir__str_appendf(s, tf32 ? ")" : "");
-    bool fl = gpuir_dtype_is_float(o->dtype);
-    gpuir__str_appendf(s, " : (%s)0;\n            }\n            GPUIR_SYNC();\n"
-                       "            for (int r = 0; r < %lld; r++) {\n"
-                       "                int e = t + r * %lld;\n"
-                       "                if (e < %d)\n"
-                       "                    for (int kk = 0; kk < %d; kk++) acc[r] += %s as[e / %d * %d + kk] * %sbs[kk * %d + e %% %d];\n"
-                       "            }\n            GPUIR_SYNC();\n        }\n",
-                       ct, (long long)((GPUIR__MM_BM * GPUIR__MM_BN + C->threads - 1) / C->threads), (long long)C->threads,
-                       GPUIR__MM_BM * GPUIR__MM_BN, GPUIR__MM_BK, fl ? "" : "(unsigned long long)", GPUIR__MM_BN,
-                       GPUIR__MM_BK, fl ? "" : "(unsigned long long)", GPUIR__MM_BN, GPUIR__MM_BN);
+    gpuir__str_appendf(&b_elem, tf32 ? "gpuir_tf32_round(" : "");
+    gpuir__cg_load_expr(C, &b_elem, b->dtype, pb, idx);
+    gpuir__str_appendf(&b_elem, tf32 ? ")" : "");
+    long long T = C->threads, per = (GPUIR__MM_BM * GPUIR__MM_BN + T - 1) / T;
+    int bm = GPUIR__MM_BM, bn = GPUIR__MM_BN, bk = GPUIR__MM_BK;
+    const char *wide = fl ? "" : "(unsigned long long)";
+    gpuir__cg_open(C, "for (long long k0 = %s; k0 < %s; k0 += %d)", kb, ke, bk);
+    gpuir__cg_open(C, "for (int e = t; e < %d; e += %lld)", bm * bk, T);
+    gpuir__cg_line(C, "long long gm = tm * %d + e / %d, gk = k0 + e %% %d;", bm, bk, bk);
+    gpuir__cg_line(C, "as[e] = gm < %s && gk < %s ? %s : (%s)0;", M, ke, gpuir__str_cstr(&a_elem), ct);
+    gpuir__cg_close(C);
+    gpuir__cg_open(C, "for (int e = t; e < %d; e += %lld)", bk * bn, T);
+    gpuir__cg_line(C, "long long gk = k0 + e / %d, gn = tn * %d + e %% %d;", bn, bn, bn);
+    gpuir__cg_line(C, "bs[e] = gk < %s && gn < %s ? %s : (%s)0;", ke, N, gpuir__str_cstr(&b_elem), ct);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
+    gpuir__cg_line(C, "int e = t + r * %lld;", T);
+    gpuir__cg_open(C, "if (e < %d)", bm * bn);
+    gpuir__cg_line(C, "for (int kk = 0; kk < %d; kk++) acc[r] += %sas[e / %d * %d + kk] * %sbs[kk * %d + e %% %d];",
+                   bk, wide, bn, bk, wide, bn, bn);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+    gpuir__str_free(&a_batch);
+    gpuir__str_free(&b_batch);
+    gpuir__str_free(&a_elem);
+    gpuir__str_free(&b_elem);
 }
 
 
 /* The end of a matmul kernel's output loop: `value` (of C type ctype) is
    the matmul's result for output index i, the epilogue ops run on it,
-   every output is stored, and the tile and output loops close. */
+   every output is stored, and the output loop closes. */
 static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const char *ctype, const char *value) {
     const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
     uint32_t dst = gpuir__op_operand(C->m, op, 2);
     const gpuir_type *o = &gpuir__value_at(C->m, dst)->type;
     gpuir__cg_reset_values(C);
-    C->ind = "            ";
     uint32_t v = gpuir__cg_new_var(C, o->dtype);
     gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__str_appendf(C->s, "            %s v%u = %s;\n", ctype, v, value);
+    gpuir__cg_line(C, "%s v%u = %s;", ctype, v, value);
     gpuir_result r = gpuir__cg_chain(C, 0, at, o, "i");
     C->cur[dst - 1] = v + 1;
     if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), o, "i");
     if (r) return r;
     gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), o, "i");
-    gpuir__str_appendf(C->s, "        }\n    }\n");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -10246,10 +10599,11 @@ static gpuir_result gpuir__cg_matmul_epilogue(gpuir__cg *C, size_t at, const cha
 static void gpuir__cg_mm_tile_order(gpuir__cg *C, long long tiles_m, long long tiles_n) {
     long long band = GPUIR__MM_BAND * tiles_n, mn = tiles_m * tiles_n;
     if (mn == 0) band = mn = 1;                 /* no tiles: the loop never runs; no division by 0 */
-    gpuir__str_appendf(C->s, "        long long u = tile %% %lldLL, first = u / %lldLL * %d, rows = %lldLL - first;\n"
-                       "        if (rows > %d) rows = %d;\n"
-                       "        long long tm = first + u %% %lldLL %% rows, tn = u %% %lldLL / rows, batch = tile / %lldLL;\n",
-                       mn, band, GPUIR__MM_BAND, tiles_m, GPUIR__MM_BAND, GPUIR__MM_BAND, band, band, mn);
+    gpuir__cg_line(C, "long long u = tile %% %lldLL, first = u / %lldLL * %d, rows = %lldLL - first;",
+                   mn, band, GPUIR__MM_BAND, tiles_m);
+    gpuir__cg_line(C, "if (rows > %d) rows = %d;", GPUIR__MM_BAND, GPUIR__MM_BAND);
+    gpuir__cg_line(C, "long long tm = first + u %% %lldLL %% rows, tn = u %% %lldLL / rows, batch = tile / %lldLL;",
+                   band, band, mn);
 }
 
 /* The start of a fast matmul's tile: which one (gpuir__cg_mm_tile_order)
@@ -10258,11 +10612,13 @@ static void gpuir__cg_mm_tile_start(gpuir__cg *C, const gpuir_type *o, const gpu
                                     long long tiles_m, long long tiles_n, long long K) {
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
     gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);
-    gpuir__str_appendf(C->s, "        long long a0 = ");
-    gpuir__cg_batch_index(C, C->s, o, a);
-    gpuir__str_appendf(C->s, " * %lldLL, b0 = ", M * K);
-    gpuir__cg_batch_index(C, C->s, o, b);
-    gpuir__str_appendf(C->s, " * %lldLL;\n", K * N);
+    gpuir__str a_batch = {NULL}, b_batch = {NULL};
+    gpuir__cg_batch_index(C, &a_batch, o, a);
+    gpuir__cg_batch_index(C, &b_batch, o, b);
+    gpuir__cg_line(C, "long long a0 = %s * %lldLL, b0 = %s * %lldLL;", gpuir__str_cstr(&a_batch), M * K,
+                   gpuir__str_cstr(&b_batch), K * N);
+    gpuir__str_free(&a_batch);
+    gpuir__str_free(&b_batch);
 }
 
 /* The register-tiled f32 matmuls (GPUIR__MATMUL_REGISTER_TILED: bm = 128;
@@ -10288,76 +10644,87 @@ typedef struct gpuir__rt {
    16-byte loads when rows are multiples of 4 floats, else scalars; zeros
    past the edges. */
 static void gpuir__cg_rt_loads(gpuir__cg *C, const gpuir__rt *R, int pa, int pb) {
-    gpuir__str *s = C->s;
     int bm = R->bm;
-    if (R->K % 4 == 0)
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;\n"
-                           "                long long gm = tm * %d + m, gk = k0 + kq;\n"
-                           "                ra[r] = gm < %lldLL && gk < %s ? *(const float4 *)(p%d + a0 + gm * %lldLL + gk)"
-                           " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n            }\n",
-                           R->nf / 4, bm, R->M, R->kend, pa, R->K);
-    else
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, m = e / 16, kk = e %% 16;\n"
-                           "                long long gm = tm * %d + m, gk = k0 + kk;\n"
-                           "                ra[r] = gm < %lldLL && gk < %s ? p%d[a0 + gm * %lldLL + gk] : 0.0f;\n"
-                           "            }\n", R->nf, bm, R->M, R->kend, pa, R->K);
-    if (R->N % 4 == 0)
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, kk = e / %d, nq = e %% %d * 4;\n"
-                           "                long long gk = k0 + kk, gn = tn * %d + nq;\n"
-                           "                rb[r] = gk < %s && gn < %lldLL ? *(const float4 *)(p%d + b0 + gk * %lldLL + gn)"
-                           " : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);\n            }\n",
-                           R->nf / 4, bm / 4, bm / 4, bm, R->kend, R->N, pb, R->N);
-    else
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, kk = e / %d, n = e %% %d;\n"
-                           "                long long gk = k0 + kk, gn = tn * %d + n;\n"
-                           "                rb[r] = gk < %s && gn < %lldLL ? p%d[b0 + gk * %lldLL + gn] : 0.0f;\n"
-                           "            }\n", R->nf, bm, bm, bm, R->kend, R->N, pb, R->N);
+    const char *a = gpuir__cg_param(C, pa), *b = gpuir__cg_param(C, pb), *zero4 = "GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f)";
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (R->K % 4 == 0) {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
+        gpuir__cg_line(C, "int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;");
+        gpuir__cg_line(C, "long long gm = tm * %d + m, gk = k0 + kq;", bm);
+        gpuir__cg_line(C, "ra[r] = gm < %lldLL && gk < %s ? *(const float4 *)(%s + a0 + gm * %lldLL + gk) : %s;",
+                       R->M, R->kend, a, R->K, zero4);
+    } else {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
+        gpuir__cg_line(C, "int e = t + r * 256, m = e / 16, kk = e %% 16;");
+        gpuir__cg_line(C, "long long gm = tm * %d + m, gk = k0 + kk;", bm);
+        gpuir__cg_line(C, "ra[r] = gm < %lldLL && gk < %s ? %s[a0 + gm * %lldLL + gk] : 0.0f;", R->M, R->kend, a, R->K);
+    }
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (R->N % 4 == 0) {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
+        gpuir__cg_line(C, "int e = t + r * 256, kk = e / %d, nq = e %% %d * 4;", bm / 4, bm / 4);
+        gpuir__cg_line(C, "long long gk = k0 + kk, gn = tn * %d + nq;", bm);
+        gpuir__cg_line(C, "rb[r] = gk < %s && gn < %lldLL ? *(const float4 *)(%s + b0 + gk * %lldLL + gn) : %s;",
+                       R->kend, R->N, b, R->N, zero4);
+    } else {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
+        gpuir__cg_line(C, "int e = t + r * 256, kk = e / %d, n = e %% %d;", bm, bm);
+        gpuir__cg_line(C, "long long gk = k0 + kk, gn = tn * %d + n;", bm);
+        gpuir__cg_line(C, "rb[r] = gk < %s && gn < %lldLL ? %s[b0 + gk * %lldLL + gn] : 0.0f;", R->kend, R->N, b, R->N);
+    }
+    gpuir__cg_close(C);
 }
 
-/* Stores ra and rb into shared-memory stage `st` (an expression). */
+/* Stores ra and rb into shared-memory stage `st` (an expression that needs
+   no parentheses before a "*"). */
 static void gpuir__cg_rt_stores(gpuir__cg *C, const gpuir__rt *R, const char *st) {
-    gpuir__str *s = C->s;
-    int bm = R->bm, sa = R->sa;
-    if (R->K % 4 == 0)
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;\n"
-                           "                float *d = as + (%s) * %d + kq * %d + m;\n"
-                           "                d[0] = ra[r].x; d[%d] = ra[r].y; d[%d] = ra[r].z; d[%d] = ra[r].w;\n            }\n",
-                           R->nf / 4, st, GPUIR__RT_BK * sa, sa, sa, 2 * sa, 3 * sa);
-    else
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) {\n"
-                           "                int e = t + r * 256;\n"
-                           "                as[(%s) * %d + e %% 16 * %d + e / 16] = ra[r];\n            }\n",
-                           R->nf, st, GPUIR__RT_BK * sa, sa);
-    if (R->N % 4 == 0)
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++)\n"
-                           "                *(float4 *)(bs + (%s) * %d + (t + r * 256) * 4) = rb[r];\n",
-                           R->nf / 4, st, GPUIR__RT_BK * bm);
-    else
-        gpuir__str_appendf(s, "            GPUIR_UNROLL\n            for (int r = 0; r < %d; r++) bs[(%s) * %d + t + r * 256] = rb[r];\n",
-                           R->nf, st, GPUIR__RT_BK * bm);
+    int sa = R->sa, a_stage = GPUIR__RT_BK * sa, b_stage = GPUIR__RT_BK * R->bm;
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (R->K % 4 == 0) {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
+        gpuir__cg_line(C, "int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;");
+        gpuir__cg_line(C, "float *d = as + %s * %d + kq * %d + m;", st, a_stage, sa);
+        gpuir__cg_line(C, "d[0] = ra[r].x; d[%d] = ra[r].y; d[%d] = ra[r].z; d[%d] = ra[r].w;", sa, 2 * sa, 3 * sa);
+    } else {
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
+        gpuir__cg_line(C, "int e = t + r * 256;");
+        gpuir__cg_line(C, "as[%s * %d + e %% 16 * %d + e / 16] = ra[r];", st, a_stage, sa);
+    }
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (R->N % 4 == 0) {
+        gpuir__cg_line(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
+        C->depth++;
+        gpuir__cg_line(C, "*(float4 *)(bs + %s * %d + (t + r * 256) * 4) = rb[r];", st, b_stage);
+        C->depth--;
+    } else
+        gpuir__cg_line(C, "for (int r = 0; r < %d; r++) bs[%s * %d + t + r * 256] = rb[r];", R->nf, st, b_stage);
 }
 
 /* The FMAs of shared-memory stage `st`: per k, ts 16-byte reads of A and of
    B, 16 * ts * ts FMAs. */
 static void gpuir__cg_rt_compute(gpuir__cg *C, const gpuir__rt *R, const char *st) {
     int n = 4 * R->ts;
-    gpuir__str_appendf(C->s, "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk++) {\n"
-                       "                const float *x = as + ((%s) * %d + kk) * %d + rm, *y = bs + ((%s) * %d + kk) * %d + rn;\n"
-                       "                float ar[%d], br[%d];\n"
-                       "                GPUIR_UNROLL\n                for (int q = 0; q < %d; q++) {\n"
-                       "                    float4 u = *(const float4 *)(x + q * 16), v = *(const float4 *)(y + q * 32);\n"
-                       "                    ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;\n"
-                       "                    br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;\n"
-                       "                }\n"
-                       "                GPUIR_UNROLL\n                for (int i = 0; i < %d; i++)\n"
-                       "                    GPUIR_UNROLL\n                    for (int j = 0; j < %d; j++) acc[i][j] += ar[i] * br[j];\n"
-                       "            }\n",
-                       GPUIR__RT_BK, st, GPUIR__RT_BK, R->sa, st, GPUIR__RT_BK, R->bm, n, n, R->ts, n, n);
+    char k_row[48];                         /* the row of k step kk in stage st */
+    snprintf(k_row, sizeof k_row, "(%s * %d + kk)", st, GPUIR__RT_BK);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int kk = 0; kk < %d; kk++)", GPUIR__RT_BK);
+    gpuir__cg_line(C, "const float *ap = as + %s * %d + rm, *bp = bs + %s * %d + rn;", k_row, R->sa, k_row, R->bm);
+    gpuir__cg_line(C, "float ar[%d], br[%d];", n, n);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int q = 0; q < %d; q++)", R->ts);
+    gpuir__cg_line(C, "float4 u = *(const float4 *)(ap + q * 16), v = *(const float4 *)(bp + q * 32);");
+    gpuir__cg_line(C, "ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;");
+    gpuir__cg_line(C, "br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < %d; i++)", n);
+    C->depth++;
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int j = 0; j < %d; j++) acc[i][j] += ar[i] * br[j];", n);
+    C->depth--;
+    gpuir__cg_close(C);
 }
 
 static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb, int bm) {
@@ -10374,43 +10741,56 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
     unsigned a_floats = 2 * GPUIR__RT_BK * (unsigned)R.sa, b_floats = 2 * GPUIR__RT_BK * (unsigned)bm;
     C->shared_bytes = (a_floats + b_floats) * 4;
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(float, as, %u, 0);\n    GPUIR_SHARED(float, bs, %u, %u);\n"
-                       "    int t = GPUIR_THREAD_RANK, w = t / 32, l = t %% 32;\n"
-                       "    int rm = w / 2 * %d + l / 8 * 4, rn = w %% 2 * %d + l %% 8 * 4;\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
-                       a_floats, b_floats, a_floats * 4, 16 * R.ts, 32 * R.ts, tiles_n * tiles_m * batches);
+    gpuir__cg_line(C, "GPUIR_SHARED(float, as, %u, 0);", a_floats);
+    gpuir__cg_line(C, "GPUIR_SHARED(float, bs, %u, %u);", b_floats, a_floats * 4);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t %% 32;");
+    gpuir__cg_line(C, "int rm = warp / 2 * %d + lane / 8 * 4, rn = warp %% 2 * %d + lane %% 8 * 4;", 16 * R.ts, 32 * R.ts);
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)",
+                   tiles_n * tiles_m * batches);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
     char inner[32];
     snprintf(inner, sizeof inner, "%lldLL", gpuir__mm_inner_batches(m, op, o));
     gpuir__cg_krange kr = gpuir__cg_mm_krange(C, op, K, GPUIR__RT_BK, inner);
     R.kend = kr.bound;
-    gpuir__str_appendf(C->s, "        float acc[%lld][%lld];\n"
-                       "        GPUIR_UNROLL\n        for (int i = 0; i < %lld; i++)\n"
-                       "            GPUIR_UNROLL\n            for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;\n"
-                       "        %s ra[%d];\n        %s rb[%d];\n"
-                       "        long long k0 = %s;\n        {\n",
-                       n, n, n, n, K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf,
-                       N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf, kr.start[0] ? "kb" : "0");
+    gpuir__cg_line(C, "float acc[%lld][%lld];", n, n);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < %lld; i++)", n);
+    C->depth++;
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;", n);
+    C->depth--;
+    gpuir__cg_line(C, "%s ra[%d];", K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf);
+    gpuir__cg_line(C, "%s rb[%d];", N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf);
+    gpuir__cg_line(C, "long long k0 = %s;", kr.start[0] ? "kb" : "0");
+    gpuir__cg_line(C, "{");
+    C->depth++;
     gpuir__cg_rt_loads(C, &R, pa, pb);
     gpuir__cg_rt_stores(C, &R, "0");
-    gpuir__str_appendf(C->s, "        }\n        GPUIR_SYNC();\n"
-                       "        for (long long kt = 0; kt < %s; kt++) {\n"
-                       "            int st = (int)(kt & 1);\n"
-                       "            if (kt + 1 < %s) {\n            k0 = %s(kt + 1) * %d;\n",
-                       kr.count, kr.count, kr.start, GPUIR__RT_BK);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (long long kt = 0; kt < %s; kt++)", kr.count);
+    gpuir__cg_line(C, "int st = (int)(kt & 1);");
+    gpuir__cg_open(C, "if (kt + 1 < %s)", kr.count);
+    gpuir__cg_line(C, "k0 = %s(kt + 1) * %d;", kr.start, GPUIR__RT_BK);
     gpuir__cg_rt_loads(C, &R, pa, pb);
-    gpuir__str_appendf(C->s, "            }\n");
+    gpuir__cg_close(C);
     gpuir__cg_rt_compute(C, &R, "st");
-    gpuir__str_appendf(C->s, "            if (kt + 1 < %s) {\n", kr.count);
-    gpuir__cg_rt_stores(C, &R, "st ^ 1");
-    gpuir__str_appendf(C->s, "            }\n            GPUIR_SYNC();\n        }\n"
-                       "        GPUIR_UNROLL\n        for (int ii = 0; ii < %lld; ii++)\n"
-                       "            GPUIR_UNROLL\n            for (int jj = 0; jj < %lld; jj++) {\n"
-                       "            long long gm = tm * %d + rm + ii / 4 * 16 + ii %% 4, gn = tn * %d + rn + jj / 4 * 32 + jj %% 4;\n"
-                       "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
-                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
-                       n, n, bm, bm, M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
-    return gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
+    gpuir__cg_open(C, "if (kt + 1 < %s)", kr.count);
+    gpuir__cg_rt_stores(C, &R, "(st ^ 1)");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int ii = 0; ii < %lld; ii++)", n);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int jj = 0; jj < %lld; jj++)", n);
+    gpuir__cg_line(C, "long long gm = tm * %d + rm + ii / 4 * 16 + ii %% 4, gn = tn * %d + rn + jj / 4 * 32 + jj %% 4;", bm, bm);
+    gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
+    gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
+    gpuir__cg_close(C);                         /* the ii loop */
+    gpuir__cg_close(C);                         /* the tile loop */
+    return r;
 }
 
 /* Tensor-core tiles (see gpuir__matmul_form_of): 128x128 block tiles, 64
@@ -10454,75 +10834,67 @@ static int gpuir__tc_stage(const gpuir__tc *t) {
     return 128 * t->a_row + (t->tb ? 128 * t->a_row : t->bk * GPUIR__TC_BROW);
 }
 
-/* cp.async of 512 16-byte pieces (two a thread): `coords` sets r, c and
-   the global indices, `ok` says whether a piece is in range, `src` and
-   `dst` are its element offsets in global and shared memory. */
-static void gpuir__cg_tc_copy(gpuir__str *s, const char *coords, const char *ok, int p, const char *src,
-                              const char *dst) {
-    gpuir__str_appendf(s, "                for (int e = t; e < 512; e += 256) {\n"
-                       "                    %s\n"
-                       "                    int ok = %s;\n"
-                       "                    gpuir_cp_async16(sm + %s, ok ? (const void *)(p%d + %s) : (const void *)p%d, ok);\n"
-                       "                }\n", coords, ok, dst, p, src, p);
+/* cp.async of 512 16-byte pieces (two a thread): `coords` sets r and c,
+   `global` the global indices, `ok` says whether a piece is in range, `src`
+   and `dst` are its element offsets in global and shared memory. */
+typedef struct gpuir__cg_tc_piece { char coords[64], global[64], ok[64], src[64], dst[64]; } gpuir__cg_tc_piece;
+
+static void gpuir__cg_tc_copy(gpuir__cg *C, const gpuir__cg_tc_piece *pc, int p) {
+    const char *param = gpuir__cg_param(C, p);
+    gpuir__cg_open(C, "for (int e = t; e < 512; e += 256)");
+    gpuir__cg_line(C, "%s", pc->coords);
+    gpuir__cg_line(C, "%s", pc->global);
+    gpuir__cg_line(C, "int ok = %s;", pc->ok);
+    gpuir__cg_line(C, "gpuir_cp_async16(sm + %s, ok ? (const void *)(%s + %s) : (const void *)%s, ok);", pc->dst, param,
+                   pc->src, param);
+    gpuir__cg_close(C);
 }
 
 /* Fills stage `st` with the A and B tiles at k0. */
 static void gpuir__cg_tc_loads(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N, long long K,
                                const char *kend) {
-    char coords[160], ok[160], src[160], dst[160];
+    gpuir__cg_tc_piece pc;
     int vec = 16 / t->es, pieces = t->bk / vec;         /* a row of A: pieces of vec elements */
-    snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
-             "                    long long gm = tm * 128 + r, gk = k0 + c;", pieces, pieces, vec);
-    snprintf(ok, sizeof ok, "gm < %lldLL && gk < %s", M, kend);
-    snprintf(src, sizeof src, "a0 + gm * %lldLL + gk", K);
-    snprintf(dst, sizeof dst, "st * %d + r * %d + c", gpuir__tc_stage(t), t->a_row);
-    gpuir__cg_tc_copy(C->s, coords, ok, pa, src, dst);
+    int stage = gpuir__tc_stage(t), b_at = 128 * t->a_row;
+    snprintf(pc.coords, sizeof pc.coords, "int r = e / %d, c = e %% %d * %d;", pieces, pieces, vec);
+    snprintf(pc.global, sizeof pc.global, "long long gm = tm * 128 + r, gk = k0 + c;");
+    snprintf(pc.ok, sizeof pc.ok, "gm < %lldLL && gk < %s", M, kend);
+    snprintf(pc.src, sizeof pc.src, "a0 + gm * %lldLL + gk", K);
+    snprintf(pc.dst, sizeof pc.dst, "st * %d + r * %d + c", stage, t->a_row);
+    gpuir__cg_tc_copy(C, &pc, pa);
     if (t->tb) {
-        snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
-                 "                    long long gn = tn * 128 + r, gk = k0 + c;", pieces, pieces, vec);
-        snprintf(ok, sizeof ok, "gn < %lldLL && gk < %s", N, kend);
-        snprintf(src, sizeof src, "b0 + gn * %lldLL + gk", K);
-        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", gpuir__tc_stage(t), 128 * t->a_row, t->a_row);
+        snprintf(pc.global, sizeof pc.global, "long long gn = tn * 128 + r, gk = k0 + c;");
+        snprintf(pc.ok, sizeof pc.ok, "gn < %lldLL && gk < %s", N, kend);
+        snprintf(pc.src, sizeof pc.src, "b0 + gn * %lldLL + gk", K);
+        snprintf(pc.dst, sizeof pc.dst, "st * %d + %d + r * %d + c", stage, b_at, t->a_row);
     } else {
-        snprintf(coords, sizeof coords, "int r = e / %d, c = e %% %d * %d;\n"
-                 "                    long long gk = k0 + r, gn = tn * 128 + c;", 128 / vec, 128 / vec, vec);
-        snprintf(ok, sizeof ok, "gk < %s && gn < %lldLL", kend, N);
-        snprintf(src, sizeof src, "b0 + gk * %lldLL + gn", N);
-        snprintf(dst, sizeof dst, "st * %d + %d + r * %d + c", gpuir__tc_stage(t), 128 * t->a_row, GPUIR__TC_BROW);
+        snprintf(pc.coords, sizeof pc.coords, "int r = e / %d, c = e %% %d * %d;", 128 / vec, 128 / vec, vec);
+        snprintf(pc.global, sizeof pc.global, "long long gk = k0 + r, gn = tn * 128 + c;");
+        snprintf(pc.ok, sizeof pc.ok, "gk < %s && gn < %lldLL", kend, N);
+        snprintf(pc.src, sizeof pc.src, "b0 + gk * %lldLL + gn", N);
+        snprintf(pc.dst, sizeof pc.dst, "st * %d + %d + r * %d + c", stage, b_at, GPUIR__TC_BROW);
     }
-    gpuir__cg_tc_copy(C->s, coords, ok, pb, src, dst);
-}
-
-/* One TF32 register of a fragment: base[off] rounded to TF32. */
-static void gpuir__cg_tc_reg(gpuir__str *s, const char *reg, char base, int off) {
-    gpuir__str_appendf(s, "%s = gpuir_tf32_bits(%c[%d]);", reg, base, off);
+    gpuir__cg_tc_copy(C, &pc, pb);
 }
 
 /* The TF32 fragments of k step kk, one float a register from shared
    memory (lane l: g = l / 4, q = l % 4; A's registers hold rows g and
    g + 8 at k = q, then the same at k + 4; B's hold column g at those k). */
-static void gpuir__cg_tc_frags_tf32(gpuir__str *s, const gpuir__tc *t) {
-    gpuir__str_appendf(s, "                unsigned af[4][4], bf[4][2];\n"
-                       "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++) {\n"
-                       "                    const float *x = sa + (wm + i * 16 + g) * %d + kk + q;\n                    ",
-                       t->a_row);
-    for (int r = 0; r < 4; r++) {
-        char reg[32];
-        snprintf(reg, sizeof reg, "af[i][%d]", r);
-        gpuir__cg_tc_reg(s, reg, 'x', (r & 1) * 8 * t->a_row + (r >> 1) * 4);
-        gpuir__str_appendf(s, r == 3 ? "\n" : r == 1 ? "\n                    " : " ");
-    }
-    gpuir__str_appendf(s, "                }\n                GPUIR_UNROLL\n                for (int j = 0; j < 4; j++) {\n");
-    int row = t->tb ? t->a_row : GPUIR__TC_BROW;       /* elements from one k to the next */
-    if (t->tb) gpuir__str_appendf(s, "                    const float *y = sb + (wn + j * 8 + g) * %d + kk + q;\n", t->a_row);
-    else gpuir__str_appendf(s, "                    const float *y = sb + (kk + q) * %d + wn + j * 8 + g;\n", row);
-    for (int r = 0; r < 2; r++) {
-        char reg[32];
-        snprintf(reg, sizeof reg, "bf[j][%d]", r);
-        gpuir__str_appendf(s, r ? " " : "                    ");
-        gpuir__cg_tc_reg(s, reg, 'y', r * 4 * (t->tb ? 1 : row));
-    }
-    gpuir__str_appendf(s, "\n                }\n");
+static void gpuir__cg_tc_frags_tf32(gpuir__cg *C, const gpuir__tc *t) {
+    int a_far = 8 * t->a_row, row = t->tb ? t->a_row : GPUIR__TC_BROW;    /* elements from one k to the next */
+    gpuir__cg_line(C, "unsigned af[4][4], bf[4][2];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int i = 0; i < 4; i++)");
+    gpuir__cg_line(C, "const float *ap = sa + (wm + i * 16 + g) * %d + kk + q;", t->a_row);
+    gpuir__cg_line(C, "af[i][0] = gpuir_tf32_bits(ap[0]); af[i][1] = gpuir_tf32_bits(ap[%d]);", a_far);
+    gpuir__cg_line(C, "af[i][2] = gpuir_tf32_bits(ap[4]); af[i][3] = gpuir_tf32_bits(ap[%d]);", a_far + 4);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int j = 0; j < 4; j++)");
+    if (t->tb) gpuir__cg_line(C, "const float *bp = sb + (wn + j * 8 + g) * %d + kk + q;", t->a_row);
+    else gpuir__cg_line(C, "const float *bp = sb + (kk + q) * %d + wn + j * 8 + g;", row);
+    gpuir__cg_line(C, "bf[j][0] = gpuir_tf32_bits(bp[0]); bf[j][1] = gpuir_tf32_bits(bp[%d]);", 4 * (t->tb ? 1 : row));
+    gpuir__cg_close(C);
 }
 
 /* The f16/bf16 fragments of k step kk through ldmatrix.x4, each lane
@@ -10533,31 +10905,35 @@ static void gpuir__cg_tc_frags_tf32(gpuir__str *s, const gpuir__tc *t) {
    of the second): B^T's rows as A's (lb: n row l % 8 + l / 16 * 8, k +
    l / 8 % 2 * 8), or B's k rows transposed (lb: k row l % 16, n + l / 16
    * 8). */
-static void gpuir__cg_tc_frags_ldmatrix(gpuir__str *s, const gpuir__tc *t) {
-    gpuir__str_appendf(s, "                unsigned af[4][4], bf[2][4];\n"
-                       "                GPUIR_UNROLL\n"
-                       "                for (int i = 0; i < 4; i++) GPUIR_LDMATRIX_X4(af[i], sa + la + i * %d + kk);\n"
-                       "                GPUIR_UNROLL\n"
-                       "                for (int j = 0; j < 2; j++) GPUIR_LDMATRIX_X4%s(bf[j], sb + lb + j * %d%s);\n",
-                       16 * t->a_row, t->tb ? "" : "_TRANS", t->tb ? 16 * t->a_row : 16,
-                       t->tb ? " + kk" : " + kk * " GPUIR__XSTR(GPUIR__TC_BROW));
+static void gpuir__cg_tc_frags_ldmatrix(gpuir__cg *C, const gpuir__tc *t) {
+    gpuir__cg_line(C, "unsigned af[4][4], bf[2][4];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < 4; i++) GPUIR_LDMATRIX_X4(af[i], sa + la + i * %d + kk);", 16 * t->a_row);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (t->tb)
+        gpuir__cg_line(C, "for (int j = 0; j < 2; j++) GPUIR_LDMATRIX_X4(bf[j], sb + lb + j * %d + kk);", 16 * t->a_row);
+    else
+        gpuir__cg_line(C, "for (int j = 0; j < 2; j++) GPUIR_LDMATRIX_X4_TRANS(bf[j], sb + lb + j * 16 + kk * %d);",
+                       GPUIR__TC_BROW);
 }
 
 /* One stage's mma work: k steps of 16 (8 for TF32), each loading the
    warp's A fragments (4 m tiles) and B fragments (4 n tiles) from shared
    memory, then 16 mma. The fragment layouts are the PTX ISA's. */
 static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
-    gpuir__str *s = C->s;
-    int kstep = t->tf32 ? 8 : 16;
-    gpuir__str_appendf(s, "            const %s *sa = sm + rd * %d, *sb = sa + %d;\n"
-                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < %d; kk += %d) {\n",
-                       t->elem, gpuir__tc_stage(t), 128 * t->a_row, t->bk, kstep);
-    if (t->tf32) gpuir__cg_tc_frags_tf32(s, t);
-    else gpuir__cg_tc_frags_ldmatrix(s, t);
-    gpuir__str_appendf(s, "                GPUIR_UNROLL\n                for (int i = 0; i < 4; i++)\n"
-                       "                    GPUIR_UNROLL\n"
-                       "                    for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], %s);\n"
-                       "            }\n", t->mma, t->tf32 ? "bf[j]" : "bf[j / 2] + j % 2 * 2");
+    gpuir__cg_line(C, "const %s *sa = sm + rd * %d, *sb = sa + %d;", t->elem, gpuir__tc_stage(t), 128 * t->a_row);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int kk = 0; kk < %d; kk += %d)", t->bk, t->tf32 ? 8 : 16);
+    if (t->tf32) gpuir__cg_tc_frags_tf32(C, t);
+    else gpuir__cg_tc_frags_ldmatrix(C, t);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < 4; i++)");
+    C->depth++;
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int j = 0; j < 4; j++) GPUIR_MMA_%s(acc + (i * 4 + j) * 4, af[i], %s);", t->mma,
+                   t->tf32 ? "bf[j]" : "bf[j / 2] + j % 2 * 2");
+    C->depth--;
+    gpuir__cg_close(C);
 }
 
 /* The k loop of a tile: GPUIR__TC_STAGES stages in a ring. Step kt first
@@ -10571,17 +10947,20 @@ static void gpuir__cg_tc_compute(gpuir__cg *C, const gpuir__tc *t) {
 static void gpuir__cg_tc_pipeline(gpuir__cg *C, const gpuir__tc *t, int pa, int pb, long long M, long long N,
                                   long long K, const gpuir__cg_krange *kr) {
     int ahead = GPUIR__TC_STAGES - 1;
-    gpuir__str_appendf(C->s, "        for (long long kt = -%d; kt < %s; kt++) {\n"
-                       "            if (kt + %d < %s) {\n"
-                       "                int st = (int)((kt + %d) %% %d);\n"
-                       "                long long k0 = %s(kt + %d) * %d;\n",
-                       ahead, kr->count, ahead, kr->count, ahead, GPUIR__TC_STAGES, kr->start, ahead, t->bk);
+    gpuir__cg_open(C, "for (long long kt = -%d; kt < %s; kt++)", ahead, kr->count);
+    gpuir__cg_open(C, "if (kt + %d < %s)", ahead, kr->count);
+    gpuir__cg_line(C, "int st = (int)((kt + %d) %% %d);", ahead, GPUIR__TC_STAGES);
+    gpuir__cg_line(C, "long long k0 = %s(kt + %d) * %d;", kr->start, ahead, t->bk);
     gpuir__cg_tc_loads(C, t, pa, pb, M, N, K, kr->bound);
-    gpuir__str_appendf(C->s, "            }\n            gpuir_cp_async_commit();\n            if (kt < 0) continue;\n"
-                       "            gpuir_cp_async_wait(%d);\n            GPUIR_SYNC();\n"
-                       "            int rd = (int)(kt %% %d);\n", GPUIR__TC_STAGES - 2, GPUIR__TC_STAGES);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "gpuir_cp_async_commit();");
+    gpuir__cg_line(C, "if (kt < 0) continue;");
+    gpuir__cg_line(C, "gpuir_cp_async_wait(%d);", GPUIR__TC_STAGES - 2);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_line(C, "int rd = (int)(kt %% %d);", GPUIR__TC_STAGES);
     gpuir__cg_tc_compute(C, t);
-    gpuir__str_appendf(C->s, "            GPUIR_SYNC();\n        }\n");
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
 }
 
 /* The tensor-core matmul (GPUIR__MATMUL_TENSOR_CORES): the pipeline over
@@ -10599,35 +10978,38 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
     C->dynamic_bytes = (uint32_t)(GPUIR__TC_STAGES * gpuir__tc_stage(&t) * t.es);
-    char lanes[200] = "";                   /* where the lane's ldmatrix rows start */
-    if (!t.tf32 && t.tb)
-        snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
-                 "lb = (wn + lane %% 8 + lane / 16 * 8) * %d + lane / 8 %% 2 * 8;\n", t.a_row, t.a_row);
-    else if (!t.tf32)
-        snprintf(lanes, sizeof lanes, "    int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
-                 "lb = lane %% 16 * %d + wn + lane / 16 * 8;\n", t.a_row, GPUIR__TC_BROW);
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n    %s *sm = (%s *)smem;\n"
-                       "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;\n"
-                       "    int wm = warp / 4 * 64, wn = warp %% 4 * 32;\n%s"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
-                       C->dynamic_bytes, t.elem, t.elem, lanes, tiles_n * tiles_m * batches);
+    gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */", C->dynamic_bytes);
+    gpuir__cg_line(C, "%s *sm = (%s *)smem;", t.elem, t.elem);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4;");
+    gpuir__cg_line(C, "int wm = warp / 4 * 64, wn = warp %% 4 * 32;");
+    if (!t.tf32 && t.tb)                    /* where the lane's ldmatrix rows start */
+        gpuir__cg_line(C, "int la = (wm + lane %% 16) * %d + lane / 16 * 8, "
+                       "lb = (wn + lane %% 8 + lane / 16 * 8) * %d + lane / 8 %% 2 * 8;", t.a_row, t.a_row);
+    else if (!t.tf32)
+        gpuir__cg_line(C, "int la = (wm + lane %% 16) * %d + lane / 16 * 8, lb = lane %% 16 * %d + wn + lane / 16 * 8;",
+                       t.a_row, GPUIR__TC_BROW);
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)",
+                   tiles_n * tiles_m * batches);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
     char inner[32];
     snprintf(inner, sizeof inner, "%lldLL", gpuir__mm_inner_batches(m, op, o));
     gpuir__cg_krange kr = gpuir__cg_mm_krange(C, op, K, t.bk, inner);
-    gpuir__str_appendf(C->s, "        float acc[64];\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n");
+    gpuir__cg_line(C, "float acc[64];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int f = 0; f < 64; f++) acc[f] = 0.0f;");
     gpuir__cg_tc_pipeline(C, &t, pa, pb, M, N, K, &kr);
-    gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
-                       "            long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;\n"
-                       "            long long gn = tn * 128 + wn + f / 4 %% 4 * 8 + q * 2 + f %% 2;\n"
-                       "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
-                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
-                       M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int f = 0; f < 64; f++)");
+    gpuir__cg_line(C, "long long gm = tm * 128 + wm + f / 16 * 16 + f %% 4 / 2 * 8 + g;");
+    gpuir__cg_line(C, "long long gn = tn * 128 + wn + f / 4 %% 4 * 8 + q * 2 + f %% 2;");
+    gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
+    gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : o->dtype == GPUIR_F16 ? "gpuir_round_f16(acc[f])"
                                                                                                    : "acc[f]";
-    return gpuir__cg_matmul_epilogue(C, at, "float", value);
+    gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
+    gpuir__cg_close(C);                         /* the tile loop */
+    return r;
 }
 
 /* The wgmma matmul (GPUIR__MATMUL_WGMMA; EXPERIMENTAL, not yet validated
@@ -10681,21 +11063,31 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param) {
 static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gpuir_type *a, const gpuir_type *b,
                                      long long tiles, long long tiles_m, long long tiles_n, long long K) {
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + 63) / 64;
-    gpuir__str_appendf(C->s, "    if (wg == 0) {\n        gpuir_setmaxnreg_dec(%d);\n        if (t == 0)\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n",
-                       GPUIR__WG_PRODUCER_REGS, tiles);
+    unsigned stage = GPUIR__WG_STAGE_BYTES;
+    const char *full = "full + 8u * st";
+    gpuir__cg_open(C, "if (wg == 0)");
+    gpuir__cg_line(C, "gpuir_setmaxnreg_dec(%d);", GPUIR__WG_PRODUCER_REGS);
+    gpuir__cg_open(C, "if (t == 0)");
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
-    gpuir__str_appendf(C->s, "        int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);\n"
-                       "        for (long long kt = 0; kt < %lldLL; kt++, it++) {\n"
-                       "            unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;\n"
-                       "            if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));\n"
-                       "            gpuir_mbar_expect_tx(full + 8u * st, %uu);\n"
-                       "            gpuir_tma_load_%dd(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, full + 8u * st);\n"
-                       "            gpuir_tma_load_%dd(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * 128), cb, full + 8u * st);\n"
-                       "        }\n    }\n    } else {\n    gpuir_setmaxnreg_inc(%d);\n",
-                       M > 0 && K > 0 ? M * K : 1, N > 0 && K > 0 ? N * K : 1, k_tiles, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES,
-                       GPUIR__WG_STAGES, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES, C->info->tmaps[0].rank,
-                       C->info->tmaps[1].rank, GPUIR__WG_STAGE_BYTES / 2, GPUIR__WG_CONSUMER_REGS);
+    gpuir__cg_line(C, "int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);", M > 0 && K > 0 ? M * K : 1,
+                   N > 0 && K > 0 ? N * K : 1);
+    gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
+    gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;", GPUIR__WG_STAGES, stage);
+    gpuir__cg_line(C, "if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));", GPUIR__WG_STAGES,
+                   GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "gpuir_mbar_expect_tx(%s, %uu);", full, stage);
+    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, %s);",
+                   C->info->tmaps[0].rank, full);
+    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * 128), cb, %s);",
+                   C->info->tmaps[1].rank, stage / 2, full);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    C->depth--;
+    gpuir__cg_line(C, "} else {");
+    C->depth++;
+    gpuir__cg_line(C, "gpuir_setmaxnreg_inc(%d);", GPUIR__WG_CONSUMER_REGS);
 }
 
 /* A consumer's k loop: wait for the stage, four wgmma on it, then (with
@@ -10703,21 +11095,27 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gp
    all groups are done. */
 static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const char *mma, long long K) {
     long long k_tiles = (K + 63) / 64;
-    gpuir__str_appendf(C->s, "        unsigned prev = 0;\n"
-                       "        for (long long kt = 0; kt < %lldLL; kt++, it++) {\n"
-                       "            unsigned st = (unsigned)(it %% %d), sb = sbase + st * %uu + %uu, sa = sbase + st * %uu + (unsigned)(wg - 1) * 8192u;\n"
-                       "            gpuir_mbar_wait(full + 8u * st, (unsigned)(it / %d & 1));\n"
-                       "            gpuir_wgmma_fence();\n"
-                       "            GPUIR_UNROLL\n            for (int kk = 0; kk < 4; kk++)\n"
-                       "                GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u),\n"
-                       "                               smem, s0);\n"
-                       "            gpuir_wgmma_commit();\n            gpuir_wgmma_wait1();\n"
-                       "            if (kt > 0) gpuir_mbar_arrive(empty + 8u * prev);\n"
-                       "            prev = st;\n        }\n"
-                       "        gpuir_wgmma_wait0();\n        GPUIR_WGMMA_KEEP(acc);\n"
-                       "        if (%lldLL > 0) gpuir_mbar_arrive(empty + 8u * prev);\n",
-                       k_tiles, GPUIR__WG_STAGES, GPUIR__WG_STAGE_BYTES, GPUIR__WG_STAGE_BYTES / 2, GPUIR__WG_STAGE_BYTES,
-                       GPUIR__WG_STAGES, mma, k_tiles);
+    unsigned stage = GPUIR__WG_STAGE_BYTES;
+    gpuir__cg_line(C, "unsigned prev = 0;");
+    gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
+    gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sb = sbase + st * %uu + %uu, "
+                   "sa = sbase + st * %uu + (unsigned)(wg - 1) * 8192u;", GPUIR__WG_STAGES, stage, stage / 2, stage);
+    gpuir__cg_line(C, "gpuir_mbar_wait(full + 8u * st, (unsigned)(it / %d & 1));", GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "gpuir_wgmma_fence();");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int kk = 0; kk < 4; kk++)");
+    C->depth++;
+    gpuir__cg_line(C, "GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u), "
+                   "smem, s0);", mma);
+    C->depth--;
+    gpuir__cg_line(C, "gpuir_wgmma_commit();");
+    gpuir__cg_line(C, "gpuir_wgmma_wait1();");
+    gpuir__cg_line(C, "if (kt > 0) gpuir_mbar_arrive(empty + 8u * prev);");
+    gpuir__cg_line(C, "prev = st;");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "gpuir_wgmma_wait0();");
+    gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(acc);");
+    if (k_tiles > 0) gpuir__cg_line(C, "gpuir_mbar_arrive(empty + 8u * prev);");   /* the last stage */
 }
 
 static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int pb) {
@@ -10734,31 +11132,86 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb);
     C->dynamic_bytes = 1024u + GPUIR__WG_STAGES * (GPUIR__WG_STAGE_BYTES + 16u);
     C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */\n"
-                       "    unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;\n"
-                       "    unsigned full = sbase + %uu, empty = full + %uu;\n"
-                       "    int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;\n"
-                       "    long long it = 0;                    /* k tiles so far, across tiles */\n"
-                       "    if (t == 0) {\n"
-                       "        for (unsigned st = 0; st < %du; st++) {\n"
-                       "            gpuir_mbar_init(full + 8u * st, 1u);\n            gpuir_mbar_init(empty + 8u * st, 256u);\n"
-                       "        }\n        gpuir_mbar_init_fence();\n    }\n    GPUIR_SYNC();\n",
-                       C->dynamic_bytes, GPUIR__WG_STAGES * GPUIR__WG_STAGE_BYTES, 8u * GPUIR__WG_STAGES, GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */", C->dynamic_bytes);
+    gpuir__cg_line(C, "unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;");
+    gpuir__cg_line(C, "unsigned full = sbase + %uu, empty = full + %uu;", GPUIR__WG_STAGES * GPUIR__WG_STAGE_BYTES,
+                   8u * GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;");
+    gpuir__cg_line(C, "long long it = 0;                    /* k tiles so far, across tiles */");
+    gpuir__cg_open(C, "if (t == 0)");
+    gpuir__cg_open(C, "for (unsigned st = 0; st < %du; st++)", GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "gpuir_mbar_init(full + 8u * st, 1u);");
+    gpuir__cg_line(C, "gpuir_mbar_init(empty + 8u * st, 256u);");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "gpuir_mbar_init_fence();");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_wgmma_producer(C, o, a, b, tiles, tiles_m, tiles_n, K);
-    gpuir__str_appendf(C->s, "    for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS) {\n", tiles);
-    gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
-    gpuir__str_appendf(C->s, "        (void)a0; (void)b0;\n        float acc[64];\n"
-                       "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) acc[f] = 0.0f;\n");
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
+    gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);     /* the consumers read A and B from shared memory */
+    gpuir__cg_line(C, "float acc[64];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int f = 0; f < 64; f++) acc[f] = 0.0f;");
     gpuir__cg_wgmma_consumer(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
-    gpuir__str_appendf(C->s, "        GPUIR_UNROLL\n        for (int f = 0; f < 64; f++) {\n"
-                       "            long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 %% 2 * 8;\n"
-                       "            long long gn = tn * 128 + f / 4 * 8 + q * 2 + f %% 2;\n"
-                       "            if (gm >= %lldLL || gn >= %lldLL) continue;\n"
-                       "            %s i = (%s)(batch * %lldLL + gm * %lldLL + gn);\n",
-                       M, N, gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int f = 0; f < 64; f++)");
+    gpuir__cg_line(C, "long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 %% 2 * 8;");
+    gpuir__cg_line(C, "long long gn = tn * 128 + f / 4 * 8 + q * 2 + f %% 2;");
+    gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
+    gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : "gpuir_round_f16(acc[f])";
     gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
-    gpuir__str_appendf(C->s, "    }\n");               /* the consumers' branch */
+    gpuir__cg_close(C);                         /* the tile loop */
+    gpuir__cg_close(C);                         /* the consumers' branch */
+    return r;
+}
+
+/* The plain matmul (GPUIR__MATMUL_PLAIN, any dtype, dynamic sizes): 64x64
+   output tiles, A and B staged through shared memory 16 deep, each thread
+   accumulating outputs spread over the tile. */
+static gpuir_result gpuir__cg_matmul_plain(gpuir__cg *C, size_t at, int pa, int pb) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
+    gpuir__cg_dims od = gpuir__cg_dims_of(C, o);
+    gpuir__cg_prod batch_dims = {1, ""};
+    for (int d = 0; d + 2 < o->rank; d++) gpuir__cg_prod_mul(&batch_dims, &od, d);
+    gpuir__cg_size batches = gpuir__cg_size_of(&batch_dims);
+    gpuir__cg_size tiles_n = gpuir__cg_size_tiles(&z.N, GPUIR__MM_BN), tiles_m = gpuir__cg_size_tiles(&z.M, GPUIR__MM_BM);
+    gpuir__cg_size tiles_mn = gpuir__cg_size_mul(&tiles_n, &tiles_m), tiles = gpuir__cg_size_mul(&tiles_mn, &batches);
+    gpuir__cg_size MN = gpuir__cg_size_mul(&z.M, &z.N);
+    bool fl = gpuir_dtype_is_float(o->dtype);
+    const char *ct = fl ? "float" : "long long", *acc_t = fl ? "float" : "unsigned long long";
+    long long T = C->threads, per_thread = (GPUIR__MM_BM * GPUIR__MM_BN + T - 1) / T;
+    int a_elems = GPUIR__MM_BM * GPUIR__MM_BK, b_elems = GPUIR__MM_BK * GPUIR__MM_BN;
+    C->shared_bytes = (uint32_t)((a_elems + b_elems) * (fl ? 4 : 8));
+    C->barriers = true;
+    gpuir__cg_line(C, "GPUIR_SHARED(%s, as, %d, 0);", ct, a_elems);
+    gpuir__cg_line(C, "GPUIR_SHARED(%s, bs, %d, %d);", ct, b_elems, a_elems * (fl ? 4 : 8));
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %s; tile += GPUIR_GRID_BLOCKS)", tiles.text);
+    gpuir__cg_line(C, "long long tn = tile %% %s, tm = tile / %s %% %s, batch = tile / %s;", tiles_n.text, tiles_n.text,
+                   tiles_m.text, tiles_mn.text);
+    gpuir__cg_line(C, "%s acc[%lld];", acc_t, per_thread);
+    gpuir__cg_line(C, "for (int r = 0; r < %lld; r++) acc[r] = 0;", per_thread);
+    const gpuir__attr *ks = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES);
+    char inner[360];                    /* the matmul's own batches: all but the k slices */
+    snprintf(inner, sizeof inner, "%s / %lldLL", batches.text, (long long)(ks ? ks->i : 1));
+    gpuir__cg_matmul_tiles(C, op, pa, pb, ct, inner);
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per_thread);
+    gpuir__cg_line(C, "int e = t + r * %lld;", T);
+    gpuir__cg_line(C, "long long gm = tm * %d + e / %d, gn = tn * %d + e %% %d;", GPUIR__MM_BM, GPUIR__MM_BN,
+                   GPUIR__MM_BN, GPUIR__MM_BN);
+    gpuir__cg_line(C, "if (e >= %d || gm >= %s || gn >= %s) continue;", GPUIR__MM_BM * GPUIR__MM_BN, z.M.text, z.N.text);
+    gpuir__cg_line(C, "%s i = (%s)(batch * %s + gm * %s + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), MN.text, z.N.text);
+    const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+    char acc[64];
+    char cast[48];
+    snprintf(cast, sizeof cast, "(%s)acc[r]", gpuir__cg_ctype(o->dtype));
+    gpuir__cg_call(acc, sizeof acc, round, cast);
+    gpuir_result r = gpuir__cg_matmul_epilogue(C, at, gpuir__cg_ctype(o->dtype), acc);
+    gpuir__cg_close(C);                         /* the tile loop */
     return r;
 }
 
@@ -10766,8 +11219,6 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
 static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
-    uint32_t dst = gpuir__op_operand(m, op, 2);
-    const gpuir_type *o = &gpuir__value_at(m, dst)->type;
     int pa = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 0)), pb = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
     if (pa < 0 || pb < 0) return gpuir__cg_fail(C, op, "reads a buffer this kernel computes");
     for (size_t i = 0; i < at; i++) {
@@ -10781,42 +11232,7 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     if (form == GPUIR__MATMUL_REGISTER_TILED_64) return gpuir__cg_matmul_rt(C, at, pa, pb, 64);
     if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
     if (form == GPUIR__MATMUL_WGMMA) return gpuir__cg_matmul_wgmma(C, at, pa, pb);
-    gpuir__cg_mm_sizes z = gpuir__cg_mm_sizes_of(C, op);
-    gpuir__cg_dims od = gpuir__cg_dims_of(C, o);
-    gpuir__cg_prod batch_dims = {1, ""};
-    for (int d = 0; d + 2 < o->rank; d++) gpuir__cg_prod_mul(&batch_dims, &od, d);
-    gpuir__cg_size batches = gpuir__cg_size_of(&batch_dims);
-    gpuir__cg_size tiles_n = gpuir__cg_size_tiles(&z.N, GPUIR__MM_BN), tiles_m = gpuir__cg_size_tiles(&z.M, GPUIR__MM_BM);
-    gpuir__cg_size tiles_mn = gpuir__cg_size_mul(&tiles_n, &tiles_m), tiles = gpuir__cg_size_mul(&tiles_mn, &batches);
-    gpuir__cg_size MN = gpuir__cg_size_mul(&z.M, &z.N);
-    bool fl = gpuir_dtype_is_float(o->dtype);
-    const char *ct = fl ? "float" : "long long", *acc_t = fl ? "float" : "unsigned long long";
-    long long per_thread = (GPUIR__MM_BM * GPUIR__MM_BN + C->threads - 1) / C->threads;
-    C->shared_bytes = (uint32_t)((GPUIR__MM_BM + GPUIR__MM_BN) * GPUIR__MM_BK * (fl ? 4 : 8));
-    C->barriers = true;
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, as, %d, 0);\n    GPUIR_SHARED(%s, bs, %d, %d);\n"
-                       "    int t = GPUIR_THREAD_RANK;\n"
-                       "    for (long long tile = GPUIR_BLOCK_RANK; tile < %s; tile += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long tn = tile %% %s, tm = tile / %s %% %s, batch = tile / %s;\n"
-                       "        %s acc[%lld];\n        for (int r = 0; r < %lld; r++) acc[r] = 0;\n",
-                       ct, GPUIR__MM_BM * GPUIR__MM_BK, ct, GPUIR__MM_BK * GPUIR__MM_BN,
-                       GPUIR__MM_BM * GPUIR__MM_BK * (fl ? 4 : 8), tiles.text, tiles_n.text, tiles_n.text,
-                       tiles_m.text, tiles_mn.text, acc_t, per_thread, per_thread);
-    const gpuir__attr *ks = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES);
-    char inner[360];                    /* the matmul's own batches: all but the k slices */
-    snprintf(inner, sizeof inner, "%s / %lldLL", batches.text, (long long)(ks ? ks->i : 1));
-    gpuir__cg_matmul_tiles(C, op, pa, pb, ct, inner);
-    gpuir__str_appendf(C->s, "        for (int r = 0; r < %lld; r++) {\n            int e = t + r * %lld;\n"
-                       "            long long gm = tm * %d + e / %d, gn = tn * %d + e %% %d;\n"
-                       "            if (e >= %d || gm >= %s || gn >= %s) continue;\n"
-                       "            %s i = (%s)(batch * %s + gm * %s + gn);\n",
-                       per_thread, (long long)C->threads, GPUIR__MM_BM, GPUIR__MM_BN, GPUIR__MM_BN, GPUIR__MM_BN,
-                       GPUIR__MM_BM * GPUIR__MM_BN, z.M.text, z.N.text, gpuir__cg_idx(C), gpuir__cg_idx(C), MN.text,
-                       z.N.text);
-    const char *round = o->dtype == GPUIR_F16 ? "gpuir_round_f16" : o->dtype == GPUIR_BF16 ? "gpuir_round_bf16" : "";
-    char acc[64];
-    snprintf(acc, sizeof acc, "%s((%s)acc[r])", round, gpuir__cg_ctype(o->dtype));
-    return gpuir__cg_matmul_epilogue(C, at, gpuir__cg_ctype(o->dtype), acc);
+    return gpuir__cg_matmul_plain(C, at, pa, pb);
 }
 
 
@@ -10837,8 +11253,8 @@ static void gpuir__cg_softmax_quads(gpuir__cg *C, long long per4, long long quad
     gpuir__cg_line(C, "float4 v[%lld];", per4);
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per4);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "v[r] = c < %lld ? ((const float4 *)(p%d + base))[c] : "
-                   "GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);", quads, ps);
+    gpuir__cg_line(C, "v[r] = c < %lld ? ((const float4 *)(%s + base))[c] : "
+                   "GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);", quads, gpuir__cg_param(C, ps));
     gpuir__cg_line(C, "acc = gpuir_fmax(acc, gpuir_fmax(gpuir_fmax(v[r].x, v[r].y), gpuir_fmax(v[r].z, v[r].w)));");
     gpuir__cg_close(C);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
@@ -10854,8 +11270,8 @@ static void gpuir__cg_softmax_quads(gpuir__cg *C, long long per4, long long quad
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per4);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "if (c < %lld) ((float4 *)(p%d + base))[c] = "
-                   "GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);", quads, pd);
+    gpuir__cg_line(C, "if (c < %lld) ((float4 *)(%s + base))[c] = "
+                   "GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);", quads, gpuir__cg_param(C, pd));
     gpuir__cg_close(C);
 }
 
@@ -10867,7 +11283,11 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
     gpuir__cg_line(C, "float v[%lld];", per);
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "v[r] = c < %lld ? %s(p%d[base + c]) : -GPUIR_INF;", cols, ld, ps);
+    char elem[96], in[112], value[48];
+    snprintf(elem, sizeof elem, "%s[base + c]", gpuir__cg_param(C, ps));
+    gpuir__cg_call(in, sizeof in, ld, elem);
+    gpuir__cg_call(value, sizeof value, st, "v[r] / acc");
+    gpuir__cg_line(C, "v[r] = c < %lld ? %s : -GPUIR_INF;", cols, in);
     gpuir__cg_line(C, "acc = gpuir_fmax(acc, v[r]);");
     gpuir__cg_close(C);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
@@ -10879,7 +11299,7 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
     gpuir__cg_line(C, "int c = t + r * %lld;", T);
-    gpuir__cg_line(C, "if (c < %lld) p%d[base + c] = %s(v[r] / acc);", cols, pd, st);
+    gpuir__cg_line(C, "if (c < %lld) %s[base + c] = %s;", cols, gpuir__cg_param(C, pd), value);
     gpuir__cg_close(C);
 }
 
@@ -10887,16 +11307,23 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
 static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, int pd, const char *ld,
                                        const char *st) {
     long long T = C->threads;
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s(p%d[base + c]));",
-                   cols, T, ld, ps);
+    const char *out = gpuir__cg_param(C, pd);
+    char elem[96], in[112], value[256];
+    snprintf(elem, sizeof elem, "%s[base + c]", gpuir__cg_param(C, ps));
+    gpuir__cg_call(in, sizeof in, ld, elem);
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s);", cols, T, in);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
     gpuir__cg_line(C, "float mx = acc;");
     gpuir__cg_line(C, "acc = 0.0f;");
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s(p%d[base + c]) - mx);",
-                   cols, T, ld, ps);
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s - mx);", cols, T, in);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
-    gpuir__cg_line(C, "    p%d[base + c] = %s(expf(%s(p%d[base + c]) - mx) / acc);", pd, st, ld, ps);
+    C->depth++;
+    char quotient[160];
+    snprintf(quotient, sizeof quotient, "expf(%s - mx) / acc", in);
+    gpuir__cg_call(value, sizeof value, st, quotient);
+    gpuir__cg_line(C, "%s[base + c] = %s;", out, value);
+    C->depth--;
 }
 
 /* Softmax over the innermost axis: a block per row. When the row fits in
@@ -10919,7 +11346,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     for (int d = 0; d + 1 < x->rank; d++) gpuir__cg_prod_mul(&rows, &xd, d);
     if (x->rank) gpuir__cg_prod_mul(&width, &xd, x->rank - 1);
     if (!rows.sym[0] && !width.num) rows.num = 0;     /* no row has elements: none to run */
-    char rows_expr[200], cols_expr[200];
+    char rows_expr[320], cols_expr[320];
     gpuir__cg_prod_text(&rows, rows_expr, sizeof rows_expr);
     gpuir__cg_prod_text(&width, cols_expr, sizeof cols_expr);
     long long cols = width.num, T = C->threads, per = (cols + T - 1) / T;
@@ -10929,9 +11356,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     long long slots = (T % 32 == 0 ? 32 : T) + 1;
     C->shared_bytes = (uint32_t)(slots * 4);
     C->barriers = true;
-    C->ind = "    ";
     gpuir__cg_comment(C, C->k->ops[at], op);
-    C->depth = 1;
     gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, 0);", slots);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
     gpuir__cg_open(C, "for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS)", rows_expr);
@@ -10944,7 +11369,6 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     else
         gpuir__cg_softmax_streamed(C, cols_expr, ps, pd, ld, st);
     gpuir__cg_close(C);
-    C->depth = 0;
     return GPUIR_OK;
 }
 
@@ -10958,25 +11382,29 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C, const gpuir__op *op)
     const gpuir_type *x = &gpuir__value_at(m, src)->type;
     int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
     if (ps < 0 || pd < 0) return gpuir__cg_fail(C, op, "transposes a kernel-private buffer");
-    long long R = x->dims[x->rank - 2], Cc = x->dims[x->rank - 1], count = gpuir__type_count(x);
-    long long tr = (R + 31) / 32, tc = (Cc + 31) / 32, batches = R && Cc ? count / (R * Cc) : 0;
-    const char *st = gpuir__cg_storage(x->dtype);
+    long long rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1], count = gpuir__type_count(x);
+    long long tile_rows = (rows + 31) / 32, tile_cols = (cols + 31) / 32;
+    long long batches = rows && cols ? count / (rows * cols) : 0, tiles = tile_rows * tile_cols;
+    const char *in = gpuir__cg_param(C, ps), *out = gpuir__cg_param(C, pd);
     C->shared_bytes = (uint32_t)(32 * 33 * gpuir_dtype_size(x->dtype));
     C->barriers = true;
-    C->ind = "    ";
     gpuir__cg_comment(C, (uint32_t)(op - m->ops) + 1, op);
-    gpuir__str_appendf(C->s, "    GPUIR_SHARED(%s, tile, %d, 0);\n    int t = GPUIR_THREAD_RANK, tx = t %% 32, ty = t / 32;\n"
-                       "    for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS) {\n"
-                       "        long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, base = blk / %lldLL * %lldLL;\n"
-                       "        for (int j = ty; j < 32; j += 8) {\n"
-                       "            long long r = tr * 32 + j, c = tc * 32 + tx;\n"
-                       "            if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = p%d[base + r * %lldLL + c];\n        }\n"
-                       "        GPUIR_SYNC();\n"
-                       "        for (int j = ty; j < 32; j += 8) {\n"
-                       "            long long c = tc * 32 + j, r = tr * 32 + tx;\n"
-                       "            if (r < %lldLL && c < %lldLL) p%d[base + c * %lldLL + r] = tile[tx * 33 + j];\n        }\n"
-                       "        GPUIR_SYNC();\n    }\n",
-                       st, 32 * 33, tr * tc * batches, tc, tc, tr, tc * tr, R * Cc, R, Cc, ps, Cc, R, Cc, pd, R);
+    gpuir__cg_line(C, "GPUIR_SHARED(%s, tile, %d, 0);", gpuir__cg_storage(x->dtype), 32 * 33);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, tx = t %% 32, ty = t / 32;");
+    gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS)", tiles * batches);
+    gpuir__cg_line(C, "long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, base = blk / %lldLL * %lldLL;",
+                   tile_cols, tile_cols, tile_rows, tiles, rows * cols);
+    gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
+    gpuir__cg_line(C, "long long r = tr * 32 + j, c = tc * 32 + tx;");
+    gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = %s[base + r * %lldLL + c];", rows, cols, in, cols);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
+    gpuir__cg_line(C, "long long c = tc * 32 + j, r = tr * 32 + tx;");
+    gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) %s[base + c * %lldLL + r] = tile[tx * 33 + j];", rows, cols, out, rows);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
     return GPUIR_OK;
 }
 
@@ -11042,6 +11470,26 @@ static void gpuir__cg_dense_literal(gpuir__str *s, const gpuir_module *m, const 
     gpuir__cg_literal(s, d, &one);
 }
 
+/* One dense constant's table: eight values a line. */
+static void gpuir__cg_dense_table(gpuir__cg *C, const gpuir__attr *v, gpuir_dtype d, uint32_t op_id) {
+    gpuir__str row = {NULL};
+    gpuir__str_appendf(&row, "GPUIR_TABLE %s gpuir_dense_%u[%u] = {", gpuir__cg_ctype(d), op_id, v->n ? v->n : 1u);
+    if (!v->n) gpuir__str_puts(&row, "0");
+    for (uint32_t e = 0; e < v->n; e++) {
+        if (e && e % 8 == 0) {              /* the row is full: the next one, indented */
+            gpuir__str_puts(&row, ",");
+            gpuir__cg_line(C, "%s", gpuir__str_cstr(&row));
+            gpuir__str_free(&row);
+            C->depth = 1;
+        } else if (e) gpuir__str_puts(&row, ", ");
+        gpuir__cg_dense_literal(&row, C->m, v, d, e);
+    }
+    gpuir__str_puts(&row, "};");
+    gpuir__cg_line(C, "%s", gpuir__str_cstr(&row));
+    gpuir__str_free(&row);
+    C->depth = 0;
+}
+
 /* Before a kernel: a table (file scope, const) for each dense constant in
    it, gpuir_dense_<op>, read at the element a thread computes. */
 static gpuir_result gpuir__cg_dense_tables(gpuir__cg *C) {
@@ -11054,17 +11502,18 @@ static gpuir_result gpuir__cg_dense_tables(gpuir__cg *C) {
         if (v->n > GPUIR__CG_MAX_DENSE)
             return gpuir__cg_fail(C, op, "a dense constant of more than 65536 elements in a kernel (make it a global)");
         gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type.dtype;
-        if (first)
-            gpuir__str_appendf(C->s, "\n#ifndef GPUIR_TABLE\n#ifdef GPUIR_EMU\n#define GPUIR_TABLE static const\n"
-                               "#else\n#define GPUIR_TABLE static __device__ const\n#endif\n#endif\n");
-        first = false;
-        gpuir__str_appendf(C->s, "GPUIR_TABLE %s gpuir_dense_%u[%u] = {", gpuir__cg_ctype(d), C->k->ops[i],
-                           v->n ? v->n : 1u);
-        for (uint32_t e = 0; e < v->n; e++) {
-            gpuir__str_appendf(C->s, "%s", e ? (e % 8 ? ", " : ",\n    ") : "");
-            gpuir__cg_dense_literal(C->s, m, v, d, e);
+        if (first) {
+            gpuir__cg_blank(C);
+            gpuir__cg_line(C, "#ifndef GPUIR_TABLE");
+            gpuir__cg_line(C, "#ifdef GPUIR_EMU");
+            gpuir__cg_line(C, "#define GPUIR_TABLE static const");
+            gpuir__cg_line(C, "#else");
+            gpuir__cg_line(C, "#define GPUIR_TABLE static __device__ const");
+            gpuir__cg_line(C, "#endif");
+            gpuir__cg_line(C, "#endif");
         }
-        gpuir__str_appendf(C->s, "%s};\n", v->n ? "" : "0");
+        first = false;
+        gpuir__cg_dense_table(C, v, d, C->k->ops[i]);
     }
     return GPUIR_OK;
 }
@@ -11076,6 +11525,7 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     if (C->vars) stbds_header(C->vars)->length = 0;
     C->shared_bytes = C->dynamic_bytes = 0;
     C->barriers = false;
+    C->depth = 0;
     C->dynamic = gpuir__kernel_is_dynamic(m, C->k);
     C->wide = C->dynamic || gpuir__cg_needs_wide(m, C->k);
     gpuir_result r = gpuir__cg_block_threads(C, kid, &C->threads);
@@ -11085,12 +11535,14 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     memset(info, 0, sizeof *info);
     info->func = kid;
     gpuir__cg_cname(m, kid, info->cname, sizeof info->cname);
+    gpuir__cg_name_params(C, kid);
     r = gpuir__cg_dense_tables(C);
     if (r) return r;
-    gpuir__str_appendf(C->s, "\n/* @%s: %lld threads per block */\n", gpuir__string(m, C->k->name), (long long)C->threads);
+    gpuir__cg_blank(C);
+    gpuir__cg_line(C, "/* @%s: %lld threads per block */", gpuir__string(m, C->k->name), (long long)C->threads);
     gpuir__cg_signature(C, info->cname);
     r = gpuir__cg_body(C);
-    gpuir__str_appendf(C->s, "}\n");
+    gpuir__cg_close(C);
     info->barriers = C->barriers;
     info->shared_bytes = C->shared_bytes;
     info->dynamic_bytes = C->dynamic_bytes;
@@ -11101,28 +11553,38 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
    launch's parameter array, and a table lists them. */
 static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos) {
     gpuir_module *m = C->m;
-    gpuir__str_appendf(C->s, "\n#ifdef GPUIR_EMU\n");
+    gpuir__cg_blank(C);
+    gpuir__cg_line(C, "#ifdef GPUIR_EMU");
     for (size_t i = 0; i < stbds_arrlenu(infos); i++) {
         const gpuir__func *k = gpuir__func_at(m, infos[i].func);
-        gpuir__str_appendf(C->s, "static void %s_emu(gpuir_emu_lane *l, void **p) {\n    %s(l", infos[i].cname, infos[i].cname);
+        gpuir__str args = {NULL};
         size_t n = stbds_arrlenu(k->params), slot = n;
         for (size_t a = 0; a < n; a++)
-            gpuir__str_appendf(C->s, ", *(%s **)p[%zu]", gpuir__cg_storage(gpuir__value_at(m, k->params[a])->type.dtype), a);
+            gpuir__str_appendf(&args, ", *(%s **)p[%zu]", gpuir__cg_storage(gpuir__value_at(m, k->params[a])->type.dtype), a);
         for (size_t a = 0; a < n; a++) {
             const gpuir_type *t = &gpuir__value_at(m, k->params[a])->type;
             for (int d = 0; d < t->rank; d++)
-                if (t->dims[d] == GPUIR_DYN) gpuir__str_appendf(C->s, ", *(long long *)p[%zu]", slot++);
+                if (t->dims[d] == GPUIR_DYN) gpuir__str_appendf(&args, ", *(long long *)p[%zu]", slot++);
         }
         for (unsigned t = 0; t < infos[i].n_tmaps; t++)
-            gpuir__str_appendf(C->s, ", (const gpuir_tensor_map *)p[%zu]", slot++);
-        gpuir__str_appendf(C->s, ");\n}\n");
+            gpuir__str_appendf(&args, ", (const gpuir_tensor_map *)p[%zu]", slot++);
+        gpuir__cg_open(C, "static void %s_emu(gpuir_emu_lane *l, void **p)", infos[i].cname);
+        gpuir__cg_line(C, "%s(l%s);", infos[i].cname, gpuir__str_cstr(&args));
+        gpuir__cg_close(C);
+        gpuir__str_free(&args);
     }
-    gpuir__str_appendf(C->s, "const gpuir_emu_kernel gpuir_emu_kernels[] = {\n");
-    for (size_t i = 0; i < stbds_arrlenu(infos); i++)
-        gpuir__str_appendf(C->s, "    {\"%s\", %s_emu, %uu, %uu, %d, %zuu, %uu},\n", infos[i].cname, infos[i].cname,
-                           infos[i].shared_bytes, infos[i].dynamic_bytes, infos[i].barriers ? 1 : 0,
-                           stbds_arrlenu(gpuir__func_at(m, infos[i].func)->params), infos[i].n_tmaps);
-    gpuir__str_appendf(C->s, "    {0, 0, 0, 0, 0, 0, 0}\n};\n#endif\n");
+    gpuir__cg_open(C, "const gpuir_emu_kernel gpuir_emu_kernels[] =");
+    for (size_t i = 0; i < stbds_arrlenu(infos); i++) {
+        const gpuir__cg_kernel_info *k = &infos[i];
+        char sizes[96];         /* shared bytes, dynamic shared bytes, barriers, parameters, tensor maps */
+        snprintf(sizes, sizeof sizes, "%uu, %uu, %d, %zuu, %uu", k->shared_bytes, k->dynamic_bytes, k->barriers ? 1 : 0,
+                 stbds_arrlenu(gpuir__func_at(m, k->func)->params), k->n_tmaps);
+        gpuir__cg_line(C, "{\"%s\", %s_emu, %s},", k->cname, k->cname, sizes);
+    }
+    gpuir__cg_line(C, "{0, 0, 0, 0, 0, 0, 0}");
+    C->depth--;
+    gpuir__cg_line(C, "};");
+    gpuir__cg_line(C, "#endif");
 }
 
 /* The module body shared by both targets (helpers, kernels, the emulator's

@@ -368,9 +368,22 @@ TEST(nvrtc_compiles_dynamic_kernels) {
     if (!m) { gpuir_ctx_destroy(ctx); return; }
     char *ptx = NULL;
     if (!nvrtc_compiles(ctx, m, 80, &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-    /* @chain_k0: four buffers, then three sizes (p0_d0, p2_d0, p3_d0) */
+    /* @chain_k0: four buffers, then three sizes (x_d0, y_d0, out0_d0) */
     CHECK(ptx && strstr(ptx, ".param .u64 gpuir_k_chain_k0_param_6") &&
           !strstr(ptx, "gpuir_k_chain_k0_param_7"));
+    gpuir_free(ptx);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Kernel parameters named after the IR (reserved names, "a.b", dynamic
+   dims of renamed ones) compile with NVRTC. */
+TEST(nvrtc_compiles_named_parameters) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/codegen/names.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
+    char *ptx = NULL;
+    if (!nvrtc_compiles(ctx, m, 80, &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+    CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_names_k0(") && strstr(ptx, ".visible .entry gpuir_k_scale("));
     gpuir_free(ptx);
     gpuir_ctx_destroy(ctx);
 }
@@ -1041,6 +1054,7 @@ int main(void) {
     RUN(nvrtc_compiles_register_tiled_matmuls);
     RUN(nvrtc_compiles_split_k_kernels);
     RUN(nvrtc_compiles_dynamic_kernels);
+    RUN(nvrtc_compiles_named_parameters);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
     RUN(tensor_core_tiles_stride_over_any_grid);

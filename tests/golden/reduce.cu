@@ -1,0 +1,287 @@
+/* @rowmax_k0: 128 threads per block */
+GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *x, float *out0) {
+    GPUIR_SHARED(float, red, 32, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long o = GPUIR_BLOCK_RANK; o < 6LL; o += GPUIR_GRID_BLOCKS) {
+        float acc = -GPUIR_INF;
+        for (long long j = t; j < 100LL; j += 128) {
+            int i = (int)(0 + (j / 1 % 100) * 1 + (o / 1 % 6) * 100);
+            /* op 63: exp */
+            float v0 = x[i];
+            float v1 = expf(v0);
+            /* op 64: reduce_max */
+            acc = gpuir_fmax(acc, (float)v1);
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 4 ? red[t] : -GPUIR_INF;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        }
+        if (t == 0) out0[o] = acc;
+        GPUIR_SYNC();
+    }
+}
+
+/* @reduce_sum_f32_1_k0: 64 threads per block */
+GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x, float *out0) {
+    GPUIR_SHARED(float, red, 32, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long o = GPUIR_BLOCK_RANK; o < 30LL; o += GPUIR_GRID_BLOCKS) {
+        float acc = 0.0f;
+        for (long long j = t; j < 37LL; j += 64) {
+            int i = (int)(0 + (o / 1 % 5) * 1 + (j / 1 % 37) * 5 + (o / 5 % 6) * 185);
+            /* op 68: abs */
+            float v0 = x[i];
+            float v1 = fabsf(v0);
+            /* op 69: reduce_sum */
+            acc = acc + (float)v1;
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 2 ? red[t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        }
+        if (t == 0) out0[o] = acc;
+        GPUIR_SYNC();
+    }
+}
+
+/* @reduce_sum_f32_0_2_k0: 32 threads per block */
+GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x, float *out0) {
+    GPUIR_SHARED(float, red, 32, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long o = GPUIR_BLOCK_RANK; o < 37LL; o += GPUIR_GRID_BLOCKS) {
+        float acc = 0.0f;
+        for (long long j = t; j < 30LL; j += 32) {
+            int i = (int)(0 + (j / 1 % 5) * 1 + (o / 1 % 37) * 5 + (j / 5 % 6) * 185);
+            /* op 73: abs */
+            float v0 = x[i];
+            float v1 = fabsf(v0);
+            /* op 74: reduce_sum */
+            acc = acc + (float)v1;
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 1 ? red[t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        }
+        if (t == 0) out0[o] = acc;
+        GPUIR_SYNC();
+    }
+}
+
+/* @reduce_max_f16_2_k_k0: 32 threads per block */
+GPUIR_KERNEL gpuir_k_reduce_max_f16_2_k_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+    GPUIR_SHARED(float, red, 32, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long o = GPUIR_BLOCK_RANK; o < 222LL; o += GPUIR_GRID_BLOCKS) {
+        float acc = -GPUIR_INF;
+        for (long long j = t; j < 5LL; j += 32) {
+            int i = (int)(0 + (j / 1 % 5) * 1 + (o / 1 % 37) * 5 + (o / 37 % 6) * 185);
+            /* op 78: abs */
+            float v0 = gpuir_f16_to_f32(x[i]);
+            float v1 = gpuir_round_f16(fabsf(v0));
+            /* op 79: reduce_max */
+            acc = gpuir_fmax(acc, (float)v1);
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 1 ? red[t] : -GPUIR_INF;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        }
+        if (t == 0) out0[o] = gpuir_f32_to_f16(acc);
+        GPUIR_SYNC();
+    }
+}
+
+/* @reduce_mean_i32_0_1_2_k0: 256 threads per block */
+GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x, int *out0) {
+    GPUIR_SHARED(long long, red, 32, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long o = GPUIR_BLOCK_RANK; o < 1LL; o += GPUIR_GRID_BLOCKS) {
+        long long acc = 0LL;
+        for (long long j = t; j < 1110LL; j += 256) {
+            int i = (int)(0 + (j / 1 % 5) * 1 + (j / 5 % 37) * 5 + (j / 185 % 6) * 185);
+            /* op 83: abs */
+            int v0 = x[i];
+            int v1 = v0 < 0 ? (int)(0u - (unsigned)v0) : v0;
+            /* op 84: reduce_mean */
+            acc = acc + (long long)v1;
+        }
+        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 8 ? red[t] : 0LL;
+            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+        }
+        if (t == 0) out0[o] = (int)(unsigned)(unsigned long long)(acc / 1110LL);
+        GPUIR_SYNC();
+    }
+}
+
+/* @reduce_sum_i64_1_k0: 64 threads per block */
+GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *x, long long *out0) {
+    GPUIR_SHARED(long long, red, 32, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long o = GPUIR_BLOCK_RANK; o < 30LL; o += GPUIR_GRID_BLOCKS) {
+        long long acc = 0LL;
+        for (long long j = t; j < 37LL; j += 64) {
+            int i = (int)(0 + (o / 1 % 5) * 1 + (j / 1 % 37) * 5 + (o / 5 % 6) * 185);
+            /* op 88: abs */
+            long long v0 = x[i];
+            long long v1 = v0 < 0 ? (long long)(0u - (unsigned long long)v0) : v0;
+            /* op 89: reduce_sum */
+            acc = acc + (long long)v1;
+        }
+        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 2 ? red[t] : 0LL;
+            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+        }
+        if (t == 0) out0[o] = acc;
+        GPUIR_SYNC();
+    }
+}
+
+/* @mlp_k0: 256 threads per block */
+GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x, const float *w, const float *b, float *out1) {
+    GPUIR_SHARED(float, as, 1024, 0);
+    GPUIR_SHARED(float, bs, 1024, 4096);
+    int t = GPUIR_THREAD_RANK;
+    for (long long tile = GPUIR_BLOCK_RANK; tile < 1LL; tile += GPUIR_GRID_BLOCKS) {
+        long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
+        float acc[16];
+        for (int r = 0; r < 16; r++) acc[r] = 0;
+        long long a0 = batch * 384LL, b0 = batch * 960LL;
+        for (long long k0 = 0; k0 < 24LL; k0 += 16) {
+            for (int e = t; e < 1024; e += 256) {
+                long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
+                as[e] = gm < 16LL && gk < 24LL ? x[a0 + gm * 24LL + gk * 1LL] : (float)0;
+            }
+            for (int e = t; e < 1024; e += 256) {
+                long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
+                bs[e] = gk < 24LL && gn < 40LL ? w[b0 + gk * 40LL + gn * 1LL] : (float)0;
+            }
+            GPUIR_SYNC();
+            for (int r = 0; r < 16; r++) {
+                int e = t + r * 256;
+                if (e < 4096) {
+                    for (int kk = 0; kk < 16; kk++) acc[r] += as[e / 64 * 16 + kk] * bs[kk * 64 + e % 64];
+                }
+            }
+            GPUIR_SYNC();
+        }
+        for (int r = 0; r < 16; r++) {
+            int e = t + r * 256;
+            long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
+            if (e >= 4096 || gm >= 16LL || gn >= 40LL) continue;
+            int i = (int)(batch * 640LL + gm * 40LL + gn);
+            /* op 92: matmul */
+            float v0 = (float)acc[r];
+            /* op 93: add */
+            float v1 = b[i % 40];
+            float v2 = v0 + v1;
+            /* op 94: relu */
+            float v3 = gpuir_relu(v2);
+            out1[i] = v3;
+        }
+    }
+}
+
+/* @mlp_k1: 64 threads per block */
+GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE const float *out1, float *out0) {
+    GPUIR_SHARED(float, red, 32, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long o = GPUIR_BLOCK_RANK; o < 16LL; o += GPUIR_GRID_BLOCKS) {
+        float acc = 0.0f;
+        for (long long j = t; j < 40LL; j += 64) {
+            int i = (int)(0 + (j / 1 % 40) * 1 + (o / 1 % 16) * 40);
+            float v0 = out1[i];
+            /* op 96: reduce_sum */
+            acc = acc + (float)v0;
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 2 ? red[t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        }
+        if (t == 0) out0[o] = acc;
+        GPUIR_SYNC();
+    }
+}
+
+/* @mlp_k2: 256 threads per block */
+GPUIR_KERNEL gpuir_k_mlp_k2(GPUIR_LANE float *out1) {
+    for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 160LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+        int q = (int)qq;
+        /* op 98: tanh */
+        float4 l0 = ((const float4 *)out1)[q];
+        float v0 = l0.x;
+        float v1 = tanhf(v0);
+        /* op 98: tanh */
+        float v2 = l0.y;
+        float v3 = tanhf(v2);
+        /* op 98: tanh */
+        float v4 = l0.z;
+        float v5 = tanhf(v4);
+        /* op 98: tanh */
+        float v6 = l0.w;
+        float v7 = tanhf(v6);
+        ((float4 *)out1)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
+    }
+}
+
+#ifdef GPUIR_EMU
+static void gpuir_k_rowmax_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_rowmax_k0(l, *(float **)p[0], *(float **)p[1]);
+}
+static void gpuir_k_reduce_sum_f32_1_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_reduce_sum_f32_1_k0(l, *(float **)p[0], *(float **)p[1]);
+}
+static void gpuir_k_reduce_sum_f32_0_2_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_reduce_sum_f32_0_2_k0(l, *(float **)p[0], *(float **)p[1]);
+}
+static void gpuir_k_reduce_max_f16_2_k_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_reduce_max_f16_2_k_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
+}
+static void gpuir_k_reduce_mean_i32_0_1_2_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_reduce_mean_i32_0_1_2_k0(l, *(int **)p[0], *(int **)p[1]);
+}
+static void gpuir_k_reduce_sum_i64_1_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_reduce_sum_i64_1_k0(l, *(long long **)p[0], *(long long **)p[1]);
+}
+static void gpuir_k_mlp_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_mlp_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(float **)p[3]);
+}
+static void gpuir_k_mlp_k1_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_mlp_k1(l, *(float **)p[0], *(float **)p[1]);
+}
+static void gpuir_k_mlp_k2_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_mlp_k2(l, *(float **)p[0]);
+}
+const gpuir_emu_kernel gpuir_emu_kernels[] = {
+    {"gpuir_k_rowmax_k0", gpuir_k_rowmax_k0_emu, 128u, 0u, 1, 2u, 0u},
+    {"gpuir_k_reduce_sum_f32_1_k0", gpuir_k_reduce_sum_f32_1_k0_emu, 128u, 0u, 1, 2u, 0u},
+    {"gpuir_k_reduce_sum_f32_0_2_k0", gpuir_k_reduce_sum_f32_0_2_k0_emu, 128u, 0u, 1, 2u, 0u},
+    {"gpuir_k_reduce_max_f16_2_k_k0", gpuir_k_reduce_max_f16_2_k_k0_emu, 128u, 0u, 1, 2u, 0u},
+    {"gpuir_k_reduce_mean_i32_0_1_2_k0", gpuir_k_reduce_mean_i32_0_1_2_k0_emu, 256u, 0u, 1, 2u, 0u},
+    {"gpuir_k_reduce_sum_i64_1_k0", gpuir_k_reduce_sum_i64_1_k0_emu, 256u, 0u, 1, 2u, 0u},
+    {"gpuir_k_mlp_k0", gpuir_k_mlp_k0_emu, 8192u, 0u, 1, 4u, 0u},
+    {"gpuir_k_mlp_k1", gpuir_k_mlp_k1_emu, 128u, 0u, 1, 2u, 0u},
+    {"gpuir_k_mlp_k2", gpuir_k_mlp_k2_emu, 0u, 0u, 0, 1u, 0u},
+    {0, 0, 0, 0, 0, 0, 0}
+};
+#endif

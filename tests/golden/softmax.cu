@@ -1,0 +1,315 @@
+/* @rows_k0: 32 threads per block */
+GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x, float *out0) {
+    /* op 38: softmax */
+    GPUIR_SHARED(float, red, 33, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
+        long long base = row * 37LL;
+        float acc = -GPUIR_INF;
+        float v[2];
+        for (int r = 0; r < 2; r++) {
+            int c = t + r * 32;
+            v[r] = c < 37 ? x[base + c] : -GPUIR_INF;
+            acc = gpuir_fmax(acc, v[r]);
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 1 ? red[t] : -GPUIR_INF;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        float mx = acc;
+        acc = 0.0f;
+        for (int r = 0; r < 2; r++) {
+            if (t + r * 32 < 37) { v[r] = expf(v[r] - mx); acc += v[r]; }
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 1 ? red[t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        for (int r = 0; r < 2; r++) {
+            int c = t + r * 32;
+            if (c < 37) out0[base + c] = v[r] / acc;
+        }
+    }
+}
+
+/* @wide_k0: 1024 threads per block */
+GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+    /* op 41: softmax */
+    GPUIR_SHARED(float, red, 33, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
+        long long base = row * 40000LL;
+        float acc = -GPUIR_INF;
+        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, gpuir_f16_to_f32(x[base + c]));
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 32 ? red[t] : -GPUIR_INF;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        float mx = acc;
+        acc = 0.0f;
+        for (long long c = t; c < 40000LL; c += 1024) acc += expf(gpuir_f16_to_f32(x[base + c]) - mx);
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 32 ? red[t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        for (long long c = t; c < 40000LL; c += 1024)
+            out0[base + c] = gpuir_f32_to_f16(expf(gpuir_f16_to_f32(x[base + c]) - mx) / acc);
+    }
+}
+
+/* @softmax_f16_k0: 32 threads per block */
+GPUIR_KERNEL gpuir_k_softmax_f16_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+    /* op 44: softmax */
+    GPUIR_SHARED(float, red, 33, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
+        long long base = row * 37LL;
+        float acc = -GPUIR_INF;
+        float v[2];
+        for (int r = 0; r < 2; r++) {
+            int c = t + r * 32;
+            v[r] = c < 37 ? gpuir_f16_to_f32(x[base + c]) : -GPUIR_INF;
+            acc = gpuir_fmax(acc, v[r]);
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 1 ? red[t] : -GPUIR_INF;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        float mx = acc;
+        acc = 0.0f;
+        for (int r = 0; r < 2; r++) {
+            if (t + r * 32 < 37) { v[r] = expf(v[r] - mx); acc += v[r]; }
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 1 ? red[t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        for (int r = 0; r < 2; r++) {
+            int c = t + r * 32;
+            if (c < 37) out0[base + c] = gpuir_f32_to_f16(v[r] / acc);
+        }
+    }
+}
+
+/* @softmax_rows_quads_k0: 32 threads per block */
+GPUIR_KERNEL gpuir_k_softmax_rows_quads_k0(GPUIR_LANE const float *x, float *out0) {
+    /* op 47: softmax */
+    GPUIR_SHARED(float, red, 33, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long row = GPUIR_BLOCK_RANK; row < 6LL; row += GPUIR_GRID_BLOCKS) {
+        long long base = row * 48LL;
+        float acc = -GPUIR_INF;
+        float4 v[1];
+        for (int r = 0; r < 1; r++) {
+            int c = t + r * 32;
+            v[r] = c < 12 ? ((const float4 *)(x + base))[c] : GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);
+            acc = gpuir_fmax(acc, gpuir_fmax(gpuir_fmax(v[r].x, v[r].y), gpuir_fmax(v[r].z, v[r].w)));
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 1 ? red[t] : -GPUIR_INF;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        float mx = acc;
+        acc = 0.0f;
+        for (int r = 0; r < 1; r++) {
+            if (t + r * 32 < 12) {
+                v[r].x = expf(v[r].x - mx); v[r].y = expf(v[r].y - mx);
+                v[r].z = expf(v[r].z - mx); v[r].w = expf(v[r].w - mx);
+                acc += (v[r].x + v[r].y) + (v[r].z + v[r].w);
+            }
+        }
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 1 ? red[t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        for (int r = 0; r < 1; r++) {
+            int c = t + r * 32;
+            if (c < 12) ((float4 *)(out0 + base))[c] = GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);
+        }
+    }
+}
+
+/* @softmax_axis0_k0: 256 threads per block */
+GPUIR_KERNEL gpuir_k_softmax_axis0_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+    for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+        float acc = -GPUIR_INF;
+        GPUIR_UNROLL
+        for (int j = 0; j < 6; j++) {
+            int i = (int)(j * 5LL + o);
+            float v0 = gpuir_bf16_to_f32(x[i]);
+            /* op 50: reduce_max */
+            acc = gpuir_fmax(acc, v0);
+        }
+        float v1 = gpuir_round_bf16(acc);
+        out0[o] = gpuir_f32_to_bf16(v1);
+    }
+}
+
+/* @softmax_axis0_k1: 256 threads per block */
+GPUIR_KERNEL gpuir_k_softmax_axis0_k1(GPUIR_LANE const unsigned short *x, const unsigned short *in0, unsigned short *out0) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+        int i = (int)ii;
+        /* op 52: sub */
+        float v0 = gpuir_bf16_to_f32(x[i]);
+        float v1 = gpuir_bf16_to_f32(in0[i % 5]);
+        float v2 = gpuir_round_bf16(v0 - v1);
+        /* op 53: exp */
+        float v3 = gpuir_round_bf16(expf(v2));
+        out0[i] = gpuir_f32_to_bf16(v3);
+    }
+}
+
+/* @softmax_axis0_k2: 256 threads per block */
+GPUIR_KERNEL gpuir_k_softmax_axis0_k2(GPUIR_LANE const unsigned short *out0, unsigned short *out0_1) {
+    for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+        float acc = 0.0f;
+        GPUIR_UNROLL
+        for (int j = 0; j < 6; j++) {
+            int i = (int)(j * 5LL + o);
+            float v0 = gpuir_bf16_to_f32(out0[i]);
+            /* op 55: reduce_sum */
+            acc = acc + v0;
+        }
+        float v1 = gpuir_round_bf16(acc);
+        out0_1[o] = gpuir_f32_to_bf16(v1);
+    }
+}
+
+/* @softmax_axis0_k3: 256 threads per block */
+GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *out0, const unsigned short *in0) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+        int i = (int)ii;
+        /* op 57: div */
+        float v0 = gpuir_bf16_to_f32(out0[i]);
+        float v1 = gpuir_bf16_to_f32(in0[i % 5]);
+        float v2 = gpuir_round_bf16(v0 / v1);
+        out0[i] = gpuir_f32_to_bf16(v2);
+    }
+}
+
+/* @softmax_wide_f32_k0: 1024 threads per block */
+GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x, float *out0) {
+    /* op 65: softmax */
+    GPUIR_SHARED(float, red, 33, 0);
+    int t = GPUIR_THREAD_RANK;
+    for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
+        long long base = row * 40000LL;
+        float acc = -GPUIR_INF;
+        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, x[base + c]);
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 32 ? red[t] : -GPUIR_INF;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        float mx = acc;
+        acc = 0.0f;
+        for (long long c = t; c < 40000LL; c += 1024) acc += expf(x[base + c] - mx);
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        if ((t & 31) == 0) red[t >> 5] = acc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            acc = t < 32 ? red[t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        }
+        if (t == 0) red[32] = acc;
+        GPUIR_SYNC();
+        acc = red[32];
+        for (long long c = t; c < 40000LL; c += 1024)
+            out0[base + c] = expf(x[base + c] - mx) / acc;
+    }
+}
+
+#ifdef GPUIR_EMU
+static void gpuir_k_rows_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_rows_k0(l, *(float **)p[0], *(float **)p[1]);
+}
+static void gpuir_k_wide_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_wide_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
+}
+static void gpuir_k_softmax_f16_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_softmax_f16_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
+}
+static void gpuir_k_softmax_rows_quads_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_softmax_rows_quads_k0(l, *(float **)p[0], *(float **)p[1]);
+}
+static void gpuir_k_softmax_axis0_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_softmax_axis0_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
+}
+static void gpuir_k_softmax_axis0_k1_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_softmax_axis0_k1(l, *(unsigned short **)p[0], *(unsigned short **)p[1], *(unsigned short **)p[2]);
+}
+static void gpuir_k_softmax_axis0_k2_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_softmax_axis0_k2(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
+}
+static void gpuir_k_softmax_axis0_k3_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_softmax_axis0_k3(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
+}
+static void gpuir_k_softmax_wide_f32_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_softmax_wide_f32_k0(l, *(float **)p[0], *(float **)p[1]);
+}
+const gpuir_emu_kernel gpuir_emu_kernels[] = {
+    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 2u, 0u},
+    {"gpuir_k_wide_k0", gpuir_k_wide_k0_emu, 132u, 0u, 1, 2u, 0u},
+    {"gpuir_k_softmax_f16_k0", gpuir_k_softmax_f16_k0_emu, 132u, 0u, 1, 2u, 0u},
+    {"gpuir_k_softmax_rows_quads_k0", gpuir_k_softmax_rows_quads_k0_emu, 132u, 0u, 1, 2u, 0u},
+    {"gpuir_k_softmax_axis0_k0", gpuir_k_softmax_axis0_k0_emu, 0u, 0u, 0, 2u, 0u},
+    {"gpuir_k_softmax_axis0_k1", gpuir_k_softmax_axis0_k1_emu, 0u, 0u, 0, 3u, 0u},
+    {"gpuir_k_softmax_axis0_k2", gpuir_k_softmax_axis0_k2_emu, 0u, 0u, 0, 2u, 0u},
+    {"gpuir_k_softmax_axis0_k3", gpuir_k_softmax_axis0_k3_emu, 0u, 0u, 0, 2u, 0u},
+    {"gpuir_k_softmax_wide_f32_k0", gpuir_k_softmax_wide_f32_k0_emu, 132u, 0u, 1, 2u, 0u},
+    {0, 0, 0, 0, 0, 0, 0}
+};
+#endif
