@@ -6329,13 +6329,34 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // Rewrites composite ops into primitive ones: softmax(x, axis) becomes
 // e = exp(x - reduce_max(x)), e / reduce_sum(e), both keeping the axis;
 // a softmax over the innermost axis stays, since codegen has a one-pass
-// kernel for it (rows in registers). Reads: ir, build. Writes: ir.
+// kernel for it (rows in registers), unless an elementwise op feeds it or
+// uses it: then its parts fuse with those into one row kernel. Reads: ir, build. Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
     int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
     int rank = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.rank;
     return gpuir__norm_axis(&axis, rank) && axis == rank - 1;
+}
+
+static bool gpuir__is_elementwise(gpuir__op_class c);
+
+/* Whether the row softmax at index i of function fid has an elementwise
+   neighbour: an elementwise op made its operand, or one of its users is
+   elementwise. Decomposed, it then fuses with them into one row kernel
+   (pass.fuse: row groups), e.g. a masked softmax or a log-softmax. */
+static bool gpuir__softmax_fuses(const gpuir_module *m, uint32_t fid, size_t i) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
+    if (def && gpuir__is_elementwise(gpuir__info(def->kind)->cls)) return true;
+    for (size_t j = i + 1; j < stbds_arrlenu(f->ops); j++) {
+        const gpuir__op *user = gpuir__op_at(m, f->ops[j]);
+        if (!gpuir__is_elementwise(gpuir__info(user->kind)->cls)) continue;
+        for (uint32_t k = 0; k < user->n_operands; k++)
+            if (gpuir__op_operand(m, user, k) == op->result) return true;
+    }
+    return false;
 }
 
 static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
@@ -6364,7 +6385,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            if (op->kind != GPUIR_OP_SOFTMAX || !op->result || gpuir__softmax_is_rowwise(m, op)) {
+            if (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
+                (gpuir__softmax_is_rowwise(m, op) && !gpuir__softmax_fuses(m, fid, i))) {
                 gpuir__rewrite_keep(m, op_id);
                 continue;
             }
@@ -6490,7 +6512,8 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 
 typedef enum gpuir__group_kind {
     GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER,
-    GPUIR__GROUP_COLUMNS        /* a column reduction (gpuir__reduce_is_columns): takes users too */
+    GPUIR__GROUP_COLUMNS,       /* a column reduction (gpuir__reduce_is_columns): takes users too */
+    GPUIR__GROUP_ROWS           /* row reductions and the elementwise ops over their rows */
 } gpuir__group_kind;
 
 /* The most elements a column reduction sums per output. */
@@ -6605,55 +6628,190 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
     return extra;
 }
 
+/* ---- row groups: a row reduction and the elementwise ops over its rows ----
+   A row reduction reduces the last axis of a float value F (keepdims or
+   not); its group becomes a row group, whose ops all work either over F's
+   shape ("full") or over its rows (F with the last dim 1 or dropped). An
+   elementwise op joins it when each operand the group computes lines up
+   with the op's rows: a full or keepdims row value for a full result, the
+   same row shape for a row result; other operands (from outside: weights,
+   masks, constants) broadcast as usual. A value may have several users in
+   the group. Siblings: a row reduction or a full elementwise op reading a
+   value that an open row group of the same shape reads whole joins that
+   group (the input is read once for all of them). A group closes as soon as an op outside it reads one of
+   its values (that op runs after the kernel). Codegen: gpuir__cg_rows. */
+
+/* Whether op reduces the last axis (only) of a float value. */
+static bool gpuir__reduce_is_row(const gpuir_module *m, const gpuir__op *op) {
+    if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) return false;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    if (!axes || axes->n != 1 || x->rank < 1 || !gpuir_dtype_is_float(x->dtype)) return false;
+    int64_t axis = gpuir__ints_at(m, axes->off)[0];
+    return gpuir__norm_axis(&axis, x->rank) && axis == x->rank - 1;
+}
+
+typedef enum gpuir__row_shape { GPUIR__ROW_NONE, GPUIR__ROW_ROWS, GPUIR__ROW_FULL } gpuir__row_shape;
+
+/* How type t lines up with the rows of F: F itself, one value per row
+   (F's dims with the last one 1, or without it), or neither. */
+static gpuir__row_shape gpuir__row_shape_of(const gpuir_type *F, const gpuir_type *t) {
+    size_t lead = (size_t)(F->rank - 1) * sizeof F->dims[0];
+    if (t->rank == F->rank && memcmp(t->dims, F->dims, lead + sizeof F->dims[0]) == 0) return GPUIR__ROW_FULL;
+    if (t->rank == F->rank && memcmp(t->dims, F->dims, lead) == 0 && t->dims[t->rank - 1] == 1) return GPUIR__ROW_ROWS;
+    if (t->rank == F->rank - 1 && memcmp(t->dims, F->dims, lead) == 0) return GPUIR__ROW_ROWS;
+    return GPUIR__ROW_NONE;
+}
+
+/* The state of the fuse pass over one function. */
+typedef struct gpuir__fuser {
+    gpuir_module *m;
+    uint32_t *uses;             /* value id - 1 -> its users */
+    gpuir__group_kind *kinds;   /* group -> its kind */
+    uint32_t *inputs;           /* group -> buffers it reads from outside */
+    uint32_t *rows;             /* group -> a value of its full shape F (row groups) */
+    bool *closed;               /* group -> an op outside it read one of its values */
+    uint32_t *reader;           /* value id - 1 -> the last row group that read it whole */
+} gpuir__fuser;
+
+static int64_t gpuir__value_group(const gpuir_module *m, uint32_t v) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    return def ? gpuir__op_int_attr(m, def, GPUIR__KEY_FUSION, 0) : 0;
+}
+
+/* Whether every operand of op that group g computes lines up with op's
+   result over the rows of F (see above). */
+static bool gpuir__rows_operands_fit(const gpuir_module *m, const gpuir__op *op, int64_t g, const gpuir_type *F) {
+    const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
+    gpuir__row_shape os = gpuir__row_shape_of(F, out);
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k);
+        if (gpuir__value_group(m, v) != g) continue;
+        const gpuir_type *t = &gpuir__value_at(m, v)->type;
+        gpuir__row_shape s = gpuir__row_shape_of(F, t);
+        bool fits = os == GPUIR__ROW_FULL ? s == GPUIR__ROW_FULL || (s == GPUIR__ROW_ROWS && t->rank == F->rank) :
+                    t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0;
+        if (!fits) return false;
+    }
+    return os != GPUIR__ROW_NONE;
+}
+
+/* The row group op may join through its operand v, or 0: an elementwise
+   op over the group's rows, or a row reduction of a full value of it (or
+   of an elementwise group of that shape, which becomes a row group). */
+static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
+    const gpuir_module *m = F->m;
+    int64_t g = gpuir__value_group(m, v);
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    const gpuir_type *t = &gpuir__value_at(m, v)->type;
+    int64_t sibling = F->reader[v - 1];        /* a row reduction of what a row group reads */
+    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) && sibling && sibling != g && !F->closed[sibling] &&
+        gpuir__row_shape_of(&gpuir__value_at(m, F->rows[sibling])->type, t) == GPUIR__ROW_FULL)
+        return sibling;
+    if (gpuir__is_elementwise(cls) && sibling && sibling != g && !F->closed[sibling] &&
+        gpuir__row_shape_of(&gpuir__value_at(m, F->rows[sibling])->type, &gpuir__value_at(m, op->result)->type) ==
+        GPUIR__ROW_FULL && gpuir__rows_operands_fit(m, op, sibling, &gpuir__value_at(m, F->rows[sibling])->type))
+        return sibling;
+    if (!g || F->closed[g]) return 0;
+    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) && gpuir__op_operand(m, op, 0) == v) {
+        if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) return g;   /* its ops all have v's shape */
+        return F->kinds[g] == GPUIR__GROUP_ROWS &&
+               gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, t) == GPUIR__ROW_FULL ? g : 0;
+    }
+    if (!gpuir__is_elementwise(cls) || F->kinds[g] != GPUIR__GROUP_ROWS) return 0;
+    return gpuir__rows_operands_fit(m, op, g, &gpuir__value_at(m, F->rows[g])->type) ? g : 0;
+}
+
+/* The group op joins (0: a new one). */
+static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
+    int64_t g = 0;
+    for (uint32_t k = 0; k < op->n_operands && !g; k++) {
+        g = gpuir__fuse_candidate(F->m, op, gpuir__op_operand(F->m, op, k), F->uses, F->kinds);
+        if (g && F->closed[g]) g = 0;
+    }
+    for (uint32_t k = 0; k < op->n_operands && !g; k++) g = gpuir__rows_candidate(F, op, gpuir__op_operand(F->m, op, k));
+    if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
+    return g;
+}
+
+/* Records that op (in group g, or none) reads its operands: the groups
+   that computed them, if other, close. */
+static void gpuir__fuse_close_read(gpuir__fuser *F, const gpuir__op *op, int64_t g) {
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        int64_t h = gpuir__value_group(F->m, gpuir__op_operand(F->m, op, k));
+        if (h && h != g) F->closed[h] = true;
+    }
+}
+
+/* Puts computing op op_id into a group (an existing one or a new one). */
+static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
+    gpuir_module *m = F->m;
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    int64_t g = gpuir__fuse_choose(F, op);
+    if (g) F->inputs[g] += gpuir__fuse_new_inputs(m, op, g);
+    if (!g) {
+        g = (*next)++;
+        F->inputs[g] = gpuir__fuse_new_inputs(m, op, g);
+        F->kinds[g] = gpuir__is_elementwise(cls) ? GPUIR__GROUP_ELEMENTWISE :
+                      cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
+                      cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
+    }
+    if (cls == GPUIR__CLASS_REDUCE && F->kinds[g] != GPUIR__GROUP_ROWS)
+        F->kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
+    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) && F->kinds[g] != GPUIR__GROUP_ROWS) {
+        F->kinds[g] = GPUIR__GROUP_ROWS;
+        F->rows[g] = gpuir__op_operand(m, op, 0);
+    }
+    gpuir__fuse_close_read(F, op, g);
+    for (uint32_t k = 0; k < op->n_operands && F->kinds[g] == GPUIR__GROUP_ROWS; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k);
+        if (gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL)
+            F->reader[v - 1] = (uint32_t)g;
+    }
+    gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
+}
+
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
-    uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *uses);
-    gpuir__group_kind *kinds = (gpuir__group_kind *)gpuir__scratch_calloc(m, n + 2, sizeof *kinds);
-    uint32_t *inputs = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *inputs);
-    if (!uses || !kinds || !inputs) {
-        gpuir__scratch_free(m, uses);
-        gpuir__scratch_free(m, kinds);
-        gpuir__scratch_free(m, inputs);
-        return gpuir__oom(m->ctx, "fuse");
-    }
-    for (size_t i = 0; i < n; i++) {          /* users, not operand slots: add %a, %a is one */
+    gpuir__fuser F;
+    F.m = m;
+    F.uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.uses);
+    F.kinds = (gpuir__group_kind *)gpuir__scratch_calloc(m, n + 2, sizeof *F.kinds);
+    F.inputs = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *F.inputs);
+    F.rows = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *F.rows);
+    F.closed = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.closed);
+    F.reader = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.reader);
+    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader ? GPUIR_OK :
+                     gpuir__oom(m->ctx, "fuse");
+    for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, op, k);
             bool seen = false;
             for (uint32_t j = 0; j < k; j++) seen |= gpuir__op_operand(m, op, j) == v;
-            if (!seen) uses[v - 1]++;
+            if (!seen) F.uses[v - 1]++;
         }
     }
     int64_t next = 1;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !r; i++) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
         const gpuir__op *op = gpuir__op_at(m, op_id);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT ||
             cls == GPUIR__CLASS_RESHAPE)
-            continue;
-        int64_t g = 0;
-        for (uint32_t k = 0; k < op->n_operands && !g; k++)
-            g = gpuir__fuse_candidate(m, op, gpuir__op_operand(m, op, k), uses, kinds);
-        if (g && inputs[g] + gpuir__fuse_new_inputs(m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
-        if (g) inputs[g] += gpuir__fuse_new_inputs(m, op, g);
-        if (!g) {
-            g = next++;
-            inputs[g] = gpuir__fuse_new_inputs(m, op, g);
-            kinds[g] = gpuir__is_elementwise(cls) ? GPUIR__GROUP_ELEMENTWISE :
-                       cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
-                       cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
-        }
-        if (cls == GPUIR__CLASS_REDUCE)
-            kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
-        gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
+            gpuir__fuse_close_read(&F, op, 0);
+        else
+            gpuir__fuse_place(&F, op_id, &next);
     }
-    gpuir__scratch_free(m, uses);
-    gpuir__scratch_free(m, kinds);
-    gpuir__scratch_free(m, inputs);
-    return GPUIR_OK;
+    gpuir__scratch_free(m, F.uses);
+    gpuir__scratch_free(m, F.kinds);
+    gpuir__scratch_free(m, F.inputs);
+    gpuir__scratch_free(m, F.rows);
+    gpuir__scratch_free(m, F.closed);
+    gpuir__scratch_free(m, F.reader);
+    return r;
 }
 
 static gpuir_result gpuir__pass_fuse(gpuir_module *m) { return gpuir__each_host_func(m, gpuir__fuse_func); }
@@ -10833,6 +10991,368 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
 }
 
 
+/* ---- row kernels: pass.fuse's row groups ----
+   A block per row of the full shape F (grid-stride over the rows). The
+   kernel's ops run in passes over the row: pass p replays the full-shape
+   ops that need only the row values of reductions of level <= p (a
+   reduction's level: 1 + that of its input) and feeds the reductions of
+   level p + 1, which the block then reduces (shuffles and shared memory);
+   the ops over the rows (one value per row) run between the passes, by
+   every thread; the last pass replays every op and stores the full
+   outputs. When the row fits (static, at most 32 values a thread) the
+   full-shape inputs are loaded into registers once and every pass replays
+   from them: the row is read once from memory; else each pass reads it
+   again (from L2 for rows of a few hundred KB). Independent reductions
+   share a pass (same level). Values are computed in f32 and rounded to
+   their dtype after each op, as everywhere else. */
+
+/* The ops of a row kernel: their shapes and levels, and the row values made. */
+/* The most values of a row a thread holds in registers. */
+#define GPUIR__CG_ROW_REGISTERS 32
+
+typedef struct gpuir__cg_rowplan {
+    const gpuir_type *F;        /* the full shape (a parameter's type when one has it) */
+    size_t n;                   /* the kernel's ops */
+    gpuir__row_shape *shape;    /* op -> the shape of what it writes (NONE: splats, allocs) */
+    int *level;                 /* op -> the reductions it depends on, in sequence */
+    uint32_t *rowvar;           /* op -> var + 1 of the row (or splat) value it made */
+    bool *done;                 /* op -> its row value exists */
+    int levels;                 /* the deepest reduction */
+    long long per;              /* values a thread holds in registers (0: streamed) */
+    long long ncols;            /* the row length (-1: dynamic) */
+    char rows[200], cols[200];  /* row count and row length, as C */
+} gpuir__cg_rowplan;
+
+static void gpuir__cg_rows_store_full(gpuir__cg *C, const gpuir__cg_rowplan *R);
+static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R);
+
+static bool gpuir__cg_is_splat(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
+    return v && v->kind != GPUIR__ATTR_DENSE;
+}
+
+/* The input type of the kernel's first row reduction when the kernel is a
+   row kernel: every computing op elementwise, a splat or a row reduction
+   of F, writing F or rows of F, and more than one reduction, ops after
+   the first one or a producer whose value the kernel also stores. NULL
+   otherwise (the single-reduction forms). */
+static const gpuir_type *gpuir__kernel_rows_shape(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir_type *F = NULL;
+    size_t reductions = 0, after = 0;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls) || gpuir__cg_is_splat(m, op)) continue;
+        if (cls == GPUIR__CLASS_REDUCE) {
+            if (!gpuir__reduce_is_row(m, op)) return NULL;
+            const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+            if (!F) F = x;
+            else if (gpuir__row_shape_of(F, x) != GPUIR__ROW_FULL) return NULL;
+            reductions++;
+        } else if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return NULL;
+        else if (F || gpuir__ids_have(k->params, gpuir__op_operand(m, op, op->n_operands - 1))) after++;
+    }
+    if (!F || (reductions < 2 && !after)) return NULL;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__cg_is_splat(m, op)) continue;
+        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        if (gpuir__row_shape_of(F, d) == GPUIR__ROW_NONE) return NULL;
+    }
+    for (size_t i = 0; i < stbds_arrlenu(k->params); i++) {     /* a parameter names F's dynamic dims */
+        const gpuir_type *t = &gpuir__value_at(m, k->params[i])->type;
+        if (gpuir__row_shape_of(F, t) == GPUIR__ROW_FULL) return t;
+    }
+    return F;
+}
+
+/* The index of the op before `before` that last wrote buffer b, or n. */
+static size_t gpuir__cg_rows_writer(const gpuir__cg *C, const gpuir__cg_rowplan *R, size_t before, uint32_t b) {
+    for (size_t j = before; j-- > 0;) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[j]);
+        if (!op->result && gpuir__class_computes(gpuir__info(op->kind)->cls) && op->n_operands &&
+            gpuir__op_operand(C->m, op, op->n_operands - 1) == b)
+            return j;
+    }
+    return R->n;
+}
+
+/* Before op i reads its operands: a row or splat value it reads is the
+   register its writer made (buffers are reused in place, so the writer
+   before i, not the last one); full values stay as the pass left them. */
+static void gpuir__cg_rows_bind(gpuir__cg *C, const gpuir__cg_rowplan *R, size_t i) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+    for (uint32_t k = 0; k + 1 < op->n_operands; k++) {
+        uint32_t b = gpuir__op_operand(C->m, op, k);
+        size_t w = gpuir__cg_rows_writer(C, R, i, b);
+        if (w < R->n && R->shape[w] != GPUIR__ROW_FULL) C->cur[b - 1] = R->rowvar[w];
+    }
+}
+
+/* Levels and shapes of the ops. */
+static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    gpuir_module *m = C->m;
+    int *buf_level = (int *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *buf_level);
+    if (!buf_level) return gpuir__oom(m->ctx, "codegen");
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls) || !op->n_operands || gpuir__cg_is_splat(m, op)) continue;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        int level = 0;
+        for (uint32_t k = 0; k + 1 < op->n_operands; k++) {
+            int l = buf_level[gpuir__op_operand(m, op, k)];
+            if (l > level) level = l;
+        }
+        if (cls == GPUIR__CLASS_REDUCE) level++;
+        R->level[i] = buf_level[dst] = level;
+        R->shape[i] = gpuir__row_shape_of(R->F, &gpuir__value_at(m, dst)->type);
+        if (level > R->levels) R->levels = level;
+    }
+    gpuir__scratch_free(m, buf_level);
+    return GPUIR_OK;
+}
+
+/* C->ind for the old per-op emitters, at the writer's depth. */
+static void gpuir__cg_rows_indent(gpuir__cg *C) {
+    static const char spaces[] = "                                        ";
+    int n = 4 * C->depth;
+    C->ind = spaces + (sizeof spaces - 1 - (size_t)(n < (int)sizeof spaces - 1 ? n : (int)sizeof spaces - 1));
+}
+
+/* The splat constants, once at the top: their registers serve every row. */
+static gpuir_result gpuir__cg_rows_splats(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+        if (op->result || !gpuir__cg_is_splat(C->m, op)) continue;
+        uint32_t dst = gpuir__op_operand(C->m, op, op->n_operands - 1);
+        gpuir_result r = gpuir__cg_chain(C, i, i + 1, &gpuir__value_at(C->m, dst)->type, "0");
+        if (r) return r;
+        R->rowvar[i] = C->cur[dst - 1];
+        R->done[i] = true;
+    }
+    return GPUIR_OK;
+}
+
+/* The ops over the rows whose inputs are ready after `level` passes. */
+static gpuir_result gpuir__cg_rows_scalars(gpuir__cg *C, gpuir__cg_rowplan *R, int level) {
+    gpuir_module *m = C->m;
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        if (R->done[i] || R->shape[i] != GPUIR__ROW_ROWS || R->level[i] > level ||
+            gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE)
+            continue;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        gpuir__cg_rows_bind(C, R, i);
+        gpuir_result r = gpuir__cg_chain(C, i, i + 1, &gpuir__value_at(m, dst)->type, "row");
+        if (r) return r;
+        R->rowvar[i] = C->cur[dst - 1];
+        R->done[i] = true;
+    }
+    return GPUIR_OK;
+}
+
+/* The body of pass `pass` at element i of the row: the full ops it needs,
+   each reduction of the next level combined into its acc<op>. */
+static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+    gpuir_module *m = C->m;
+    gpuir__cg_reset_values(C);
+    gpuir__cg_rows_indent(C);
+    if (R->per) {                              /* the row's inputs, from registers */
+        for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+            uint32_t b = C->k->params[p];
+            bool reads, writes;
+            gpuir__param_access(m, C->k, p, &reads, &writes);
+            if (!reads || gpuir__row_shape_of(R->F, &gpuir__value_at(m, b)->type) != GPUIR__ROW_FULL) continue;
+            uint32_t v = gpuir__cg_new_var(C, gpuir__value_at(m, b)->type.dtype);
+            gpuir__cg_line(C, "float v%u = x%zu[r];", v, p);
+            C->cur[b - 1] = v + 1;
+        }
+    }
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        bool reduce = gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE;
+        if (reduce ? R->level[i] != pass + 1 : R->shape[i] != GPUIR__ROW_FULL || R->level[i] > pass) continue;
+        gpuir__cg_rows_bind(C, R, i);
+        if (!reduce) {
+            gpuir_result r = gpuir__cg_chain(C, i, i + 1, R->F, "i");
+            if (r) return r;
+            continue;
+        }
+        uint32_t v = 0;
+        gpuir_result r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 0), R->F, "i", &v);
+        if (r) return r;
+        if (op->kind == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "acc%zu = gpuir_fmax(acc%zu, v%u);", i, i, v);
+        else gpuir__cg_line(C, "acc%zu += v%u;", i, v);
+    }
+    return GPUIR_OK;
+}
+
+/* A loop over the row's elements around pass `pass`: the thread's values
+   in registers (r < per) or streamed from memory. */
+static gpuir_result gpuir__cg_rows_pass(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+    long long T = C->threads;
+    if (R->per) {
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+        gpuir__cg_line(C, "long long c = t + r * %lldLL;", T);
+        if (R->per * T != R->ncols) gpuir__cg_line(C, "if (c >= %s) break;", R->cols);
+    } else
+        gpuir__cg_open(C, "for (long long c = t; c < %s; c += %lldLL)", R->cols, T);
+    gpuir__cg_line(C, "%s i = (%s)(base + c);", gpuir__cg_idx(C), gpuir__cg_idx(C));
+    gpuir_result r = gpuir__cg_rows_replay(C, R, pass);
+    if (!r && pass == R->levels) gpuir__cg_rows_store_full(C, R);
+    gpuir__cg_close(C);
+    return r;
+}
+
+/* Stores (at element i, at the end of the last pass) each full output
+   parameter whose last writer is a full op. */
+static void gpuir__cg_rows_store_full(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    gpuir_module *m = C->m;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        uint32_t b = C->k->params[p];
+        size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
+        if (w == R->n || R->shape[w] != GPUIR__ROW_FULL || !C->cur[b - 1]) continue;
+        gpuir_dtype d = gpuir__value_at(m, b)->type.dtype;
+        const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+        gpuir__cg_line(C, "p%zu[i] = %s(v%u);", p, wrap, C->cur[b - 1] - 1);
+    }
+}
+
+/* Thread 0 stores each row output parameter, after the block is done
+   reading the row's values. */
+static void gpuir__cg_rows_store_rows(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    gpuir_module *m = C->m;
+    bool first = true;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        uint32_t b = C->k->params[p];
+        size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
+        if (w == R->n || R->shape[w] != GPUIR__ROW_ROWS || !R->rowvar[w]) continue;
+        gpuir_dtype d = gpuir__value_at(m, b)->type.dtype;
+        const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+        if (first) gpuir__cg_line(C, "GPUIR_SYNC();");
+        first = false;
+        gpuir__cg_line(C, "if (t == 0) p%zu[row] = %s(v%u);", p, wrap, R->rowvar[w] - 1);
+    }
+}
+
+/* The full-shape inputs of the row into registers x<param>[r]. */
+static void gpuir__cg_rows_load(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    gpuir_module *m = C->m;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        const gpuir_type *t = &gpuir__value_at(m, C->k->params[p])->type;
+        bool reads, writes;
+        gpuir__param_access(m, C->k, p, &reads, &writes);
+        if (!reads || gpuir__row_shape_of(R->F, t) != GPUIR__ROW_FULL) continue;
+        const char *ld = t->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : t->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
+        gpuir__cg_line(C, "float x%zu[%lld];", p, R->per);
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+        gpuir__cg_line(C, "long long c = t + r * %lldLL;", (long long)C->threads);
+        gpuir__cg_line(C, "x%zu[r] = c < %s ? %s(p%zu[base + c]) : 0.0f;", p, R->cols, ld, p);
+        gpuir__cg_close(C);
+    }
+}
+
+/* After pass `pass`: each reduction of the next level reduced over the
+   block; its row value (a mean divided, rounded to its dtype). */
+static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+    gpuir_module *m = C->m;
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
+        bool max = op->kind == GPUIR_OP_REDUCE_MAX;
+        gpuir__cg_line(C, "acc = acc%zu;", i);
+        gpuir__cg_block_allreduce(C, max ? GPUIR_OP_REDUCE_MAX : GPUIR_OP_REDUCE_SUM, max ? "-GPUIR_INF" : "0.0f");
+        gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.dtype;
+        uint32_t v = gpuir__cg_new_var(C, d);
+        const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+        if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "float v%u = %s(acc / (float)%s);", v, round, R->cols);
+        else gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
+        R->rowvar[i] = v + 1;
+        R->done[i] = true;
+    }
+}
+
+/* The accumulators of the reductions of pass `pass`. */
+static void gpuir__cg_rows_accs(gpuir__cg *C, const gpuir__cg_rowplan *R, int pass) {
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+        if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
+        gpuir__cg_line(C, "float acc%zu = %s;", i, op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
+    }
+}
+
+/* Row count, row length and whether the row fits in registers. */
+static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    gpuir__cg_dims fd = gpuir__cg_dims_of(C, R->F);
+    gpuir__cg_prod rows = {1, ""}, width = {1, ""};
+    for (int d = 0; d + 1 < R->F->rank; d++) gpuir__cg_prod_mul(&rows, &fd, d);
+    gpuir__cg_prod_mul(&width, &fd, R->F->rank - 1);
+    gpuir__cg_prod_text(&rows, R->rows, sizeof R->rows);
+    gpuir__cg_prod_text(&width, R->cols, sizeof R->cols);
+    R->ncols = width.sym[0] ? -1 : (long long)width.num;
+    size_t inputs = 0;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        bool reads, writes;
+        gpuir__param_access(C->m, C->k, p, &reads, &writes);
+        inputs += reads && gpuir__row_shape_of(R->F, &gpuir__value_at(C->m, C->k->params[p])->type) == GPUIR__ROW_FULL;
+    }
+    long long per = R->ncols > 0 ? (R->ncols + C->threads - 1) / C->threads : 0;
+    R->per = per && per * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS ? per : 0;
+}
+
+/* A row kernel (see above). */
+static gpuir_result gpuir__cg_rows(gpuir__cg *C, const gpuir_type *F) {
+    gpuir_module *m = C->m;
+    gpuir__cg_rowplan R;
+    memset(&R, 0, sizeof R);
+    R.F = F;
+    R.n = stbds_arrlenu(C->k->ops);
+    R.shape = (gpuir__row_shape *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.shape);
+    R.level = (int *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.level);
+    R.rowvar = (uint32_t *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.rowvar);
+    R.done = (bool *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.done);
+    gpuir_result r = R.shape && R.level && R.rowvar && R.done ? gpuir__cg_rows_plan(C, &R) : gpuir__oom(m->ctx, "codegen");
+    if (!r) {
+        gpuir__cg_rows_sizes(C, &R);
+        r = gpuir__cg_rows_emit(C, &R);
+    }
+    gpuir__scratch_free(m, R.shape);
+    gpuir__scratch_free(m, R.level);
+    gpuir__scratch_free(m, R.rowvar);
+    gpuir__scratch_free(m, R.done);
+    return r;
+}
+
+static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    long long slots = (C->threads % 32 == 0 ? 32 : C->threads) + 1;
+    C->shared_bytes = (uint32_t)(slots * 4);
+    C->barriers = true;
+    C->depth = 1;
+    gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, 0);", slots);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir__cg_rows_indent(C);
+    gpuir_result r = gpuir__cg_rows_splats(C, R);
+    gpuir__cg_open(C, "for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS)", R->rows);
+    gpuir__cg_line(C, "long long base = row * %s;", R->cols);
+    gpuir__cg_line(C, "float acc = 0.0f;");
+    if (R->per) gpuir__cg_rows_load(C, R);
+    for (int pass = 0; pass <= R->levels && !r; pass++) {
+        gpuir__cg_rows_indent(C);
+        r = gpuir__cg_rows_scalars(C, R, pass);
+        if (r) break;
+        gpuir__cg_rows_accs(C, R, pass);
+        r = gpuir__cg_rows_pass(C, R, pass);
+        if (!r && pass < R->levels) gpuir__cg_rows_reduce(C, R, pass);
+    }
+    if (!r) gpuir__cg_rows_store_rows(C, R);
+    gpuir__cg_close(C);
+    C->depth = 0;
+    return r;
+}
+
 /* A batch of matrix transposes through 32x32 shared-memory tiles (a row of
    padding against bank conflicts): both the reads and the writes are
    coalesced. A copy: values keep their storage type. */
@@ -10873,11 +11393,13 @@ static bool gpuir__cg_wider(const gpuir_type *d, const gpuir_type *widest) {
     return gpuir__type_count(d) > gpuir__type_count(widest);
 }
 
-/* The kernel's form: a matmul, a reduction, a softmax, a tiled transpose
-   or an elementwise chain over its widest destination. */
+/* The kernel's form: a row kernel (gpuir__cg_rows), a matmul, a
+   reduction, a softmax, a tiled transpose or an elementwise chain over its
+   widest destination. */
 static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     gpuir_module *m = C->m;
-    const gpuir_type *widest = NULL;
+    const gpuir_type *widest = NULL, *rows = gpuir__kernel_rows_shape(m, C->k);
+    if (rows) return gpuir__cg_rows(C, rows);
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
