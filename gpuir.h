@@ -6641,12 +6641,14 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
    group (the input is read once for all of them). A group closes as soon as an op outside it reads one of
    its values (that op runs after the kernel). Codegen: gpuir__cg_rows. */
 
-/* Whether op reduces the last axis (only) of a float value. */
+/* Whether op reduces the last axis (only) of a float value, an axis not
+   statically 1 (its rows would have F's own shape). */
 static bool gpuir__reduce_is_row(const gpuir_module *m, const gpuir__op *op) {
     if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) return false;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
-    if (!axes || axes->n != 1 || x->rank < 1 || !gpuir_dtype_is_float(x->dtype)) return false;
+    if (!axes || axes->n != 1 || x->rank < 1 || !gpuir_dtype_is_float(x->dtype) || x->dims[x->rank - 1] == 1)
+        return false;
     int64_t axis = gpuir__ints_at(m, axes->off)[0];
     return gpuir__norm_axis(&axis, x->rank) && axis == x->rank - 1;
 }
