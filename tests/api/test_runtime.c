@@ -375,6 +375,25 @@ TEST(nvrtc_compiles_dynamic_kernels) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The row kernels (tests/ir/run/row-fusion.gir: LayerNorm, RMSNorm,
+   softmax variants, siblings; rows in registers and streamed, dynamic
+   dims) compile for sm_80 and sm_90 without spills or local memory: the
+   row's registers stay registers. */
+TEST(nvrtc_compiles_row_kernels) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/run/row-fusion.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
+    static const int archs[] = {80, 90};
+    for (size_t i = 0; i < 2; i++) {
+        char *ptx = NULL;
+        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_layernorm_k0(") && !strstr(ptx, ".local"));
+        CHECK(ptx && strstr(ptx, "bar.sync") && strstr(ptx, "shfl.sync.down"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 /* The tensor-core matmuls compile for sm_80 and sm_90 to mma.sync
    m16n8k16 (f16, bf16; fragments through ldmatrix, .trans for a B that is
    not transposed) and m16n8k8 (tf32, operands through cvt.rna) fed by
@@ -1041,6 +1060,7 @@ int main(void) {
     RUN(nvrtc_compiles_register_tiled_matmuls);
     RUN(nvrtc_compiles_split_k_kernels);
     RUN(nvrtc_compiles_dynamic_kernels);
+    RUN(nvrtc_compiles_row_kernels);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
     RUN(tensor_core_tiles_stride_over_any_grid);
