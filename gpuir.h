@@ -213,10 +213,11 @@ typedef enum gpuir_dtype {
      LAUNCH     memref operands: the kernel's parameters; attrs kernel =
                 @kernels::@name, grid = [x, y, z], block = [x, y, z], smem
      WAIT       no operand, no result
-     VIEW       1 memref operand; a memref result of the given static type
-                over the same memory (memref.reshape: same dtype, element
-                count and memory space). A host op: kernels take views as
-                parameters but do not make them. */
+     VIEW       1 memref operand; a memref result of the given type (at
+                most one ?, sized by the count) over the same memory
+                (memref.reshape: same dtype, element count and memory
+                space). A host op: kernels take views as parameters but do
+                not make them. */
 #define GPUIR_OP_TABLE(X)                              \
     X(NEG,        "neg",        UNARY,     0)          \
     X(ABS,        "abs",        UNARY,     0)          \
@@ -2587,18 +2588,48 @@ static gpuir_result gpuir__infer_memref_global(gpuir_ctx *ctx, const gpuir__attr
     return gpuir__infer_global(ctx, as, &as_tensor);
 }
 
-/* memref.reshape: the same memory seen with another static shape. */
+/* The dims of a view (memref.reshape to type t) of a buffer of run-time
+   dims `in` (rank in_rank): t's one `?`, if any, takes what the other
+   dims leave of the count; an error (GPUIR_ERR_SHAPE) when the count does
+   not fit. Used by verify (static operands), ref and rt.exec. */
+static gpuir_result gpuir__view_dims(gpuir_ctx *ctx, const char *where, const int64_t *in, int in_rank,
+                                     const gpuir_type *t, int64_t out[GPUIR_MAX_RANK]) {
+    int64_t total = 1, known = 1;
+    int dyn = -1;
+    for (int i = 0; i < in_rank; i++) total *= in[i];
+    for (int i = 0; i < t->rank; i++) {
+        out[i] = t->dims[i];
+        if (t->dims[i] == GPUIR_DYN) dyn = i;
+        else known *= t->dims[i];
+    }
+    if (dyn >= 0 && known > 0 && total % known == 0) out[dyn] = total / known;
+    else if (dyn >= 0 && known == 0 && total == 0) out[dyn] = 0;
+    if ((dyn < 0 && known == total) || (dyn >= 0 && (known > 0 ? total % known == 0 : total == 0))) return GPUIR_OK;
+    gpuir__tbuf bt;
+    return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: %lld elements do not fit %s", where, (long long)total,
+                       gpuir__tstr(&bt, t));
+}
+
+/* memref.reshape: the same memory seen with another shape; the result has
+   at most one `?` (its size what the count leaves), checked when the
+   sizes are known (at run time otherwise). */
 static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
                                       const gpuir_type *t) {
     gpuir__tbuf bi, bt;
-    if (t->kind != GPUIR_TYPE_MEMREF || !gpuir__type_is_static(t) || !gpuir__type_is_static(in))
-        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: %s -> %s: both must be static memrefs "
-                           "(dynamic sizes are not supported yet)", gpuir_op_name(kind),
-                           gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
+    int dyn = 0;
+    for (int i = 0; i < t->rank; i++) dyn += t->dims[i] == GPUIR_DYN;
+    if (t->kind != GPUIR_TYPE_MEMREF || dyn > 1)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: %s -> %s: a view is a memref with at most one ?",
+                           gpuir_op_name(kind), gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
     if (in->dtype != t->dtype || in->space != t->space)
         return gpuir__fail(ctx, in->dtype != t->dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_VERIFY,
                            "%s: %s -> %s: a view keeps the element type and the memory space",
                            gpuir_op_name(kind), gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
+    if (!gpuir__type_is_static(in) || !gpuir__type_is_static(t)) {
+        int64_t dims[GPUIR_MAX_RANK];
+        return gpuir__type_is_static(in) ? gpuir__view_dims(ctx, gpuir_op_name(kind), in->dims, in->rank, t, dims) :
+               GPUIR_OK;
+    }
     if (gpuir__type_count(in) != gpuir__type_count(t))
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: %s has %lld elements, %s has %lld",
                            gpuir_op_name(kind), gpuir__tstr(&bi, in), (long long)gpuir__type_count(in),
@@ -5235,9 +5266,12 @@ static gpuir_result gpuir__ref_view(gpuir__ref *R, const gpuir__op *op) {
     if (r) return r;
     gpuir__ref_alias(R, op->result, gpuir__op_operand(R->m, op, 0));
     const gpuir_type *t = &gpuir__value_at(R->m, op->result)->type;
+    const gpuir_array *in = &R->vals[gpuir__op_operand(R->m, op, 0) - 1];
+    int64_t dims[GPUIR_MAX_RANK];
+    r = gpuir__view_dims(R->ctx, "memref.reshape", in->dims, in->rank, t, dims);
     R->vals[op->result - 1].rank = t->rank;
-    memcpy(R->vals[op->result - 1].dims, t->dims, sizeof t->dims);
-    return GPUIR_OK;
+    memcpy(R->vals[op->result - 1].dims, dims, (size_t)t->rank * sizeof dims[0]);
+    return r;
 }
 
 static gpuir_result gpuir__ref_exec_any(gpuir__ref *R, const gpuir__op *op, uint32_t op_id);
@@ -7059,18 +7093,7 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
     if (op->kind == GPUIR_OP_CONSTANT && (B->buf[result - 1] = gpuir__bufferize_dense_constant(B, op)) != 0)
         return GPUIR_OK;
     if (op->kind == GPUIR_OP_RESHAPE) {
-        gpuir_type t = gpuir__value_at(m, result)->type;
-        gpuir_type in_type = gpuir__value_at(m, ids[0])->type;   /* as the tensor it was */
-        const gpuir_type *in = &in_type;
-        in_type.kind = GPUIR_TYPE_TENSOR;
-        in_type.space = GPUIR_SPACE_HOST;
-        if (!gpuir__type_is_static(&t) || !gpuir__type_is_static(in)) {
-            gpuir__tbuf bi, bt;
-            return gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "bufferize: @%s: reshape %s -> %s: dynamic dims in a "
-                               "reshape are not supported (a reshape is a view of static shapes)",
-                               gpuir__string(m, gpuir__func_at(m, op->func)->name), gpuir__tstr(&bi, in),
-                               gpuir__tstr(&bt, &t));
-        }
+        gpuir_type t = gpuir__value_at(m, result)->type;  /* a ? gets its size at run time (gpuir__view_dims) */
         t = gpuir__as_memref(t, gpuir__value_at(m, ids[0])->type.space);
         B->buf[result - 1] = gpuir__build_value(m, GPUIR_OP_MEMREF_RESHAPE, ids, 1, 0, 0, &t).id;
         return B->buf[result - 1] ? GPUIR_OK : m->ctx->result;
@@ -14985,9 +15008,18 @@ static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
 /* memref.reshape: the same host or device memory; the view owns nothing. */
 static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
     gpuir__slot *s = &R->slots[op->result - 1];
-    *s = R->slots[gpuir__op_operand(R->p->m, op, 0) - 1];
+    uint32_t src = gpuir__op_operand(R->p->m, op, 0);
+    *s = R->slots[src - 1];
     s->owned = s->live = false;
-    return gpuir__run_shape(R, op->result, NULL);       /* views are static */
+    int64_t dims[GPUIR_MAX_RANK];
+    const gpuir_type *t = &gpuir__value_at(R->p->m, op->result)->type;
+    char where[64];
+    unsigned at = (unsigned)(op - R->p->m->ops) + 1;
+    if (op->line) snprintf(where, sizeof where, "memref.reshape (op %u, line %u)", at, op->line);
+    else snprintf(where, sizeof where, "memref.reshape (op %u)", at);
+    if (gpuir__view_dims(R->p->ctx, where, R->slots[src - 1].dims, gpuir__value_at(R->p->m, src)->type.rank, t, dims))
+        return R->p->ctx->result;
+    return gpuir__run_shape(R, op->result, dims);
 }
 
 /* gpu.wait: the host waits for the events it names, or for everything. */
