@@ -6540,7 +6540,10 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 // when it is that value's only user and the shapes agree; a reduction joins
 // an elementwise producer's group the same way, and elementwise users join
 // a column reduction (over a short leading axis: split-K's sum) as they
-// join a matmul. A value used twice, or by the host, ends its group. Splat constants, globals and reshapes join no group
+// join a matmul. A value used twice, or by the host, ends its group. Row
+// groups (below) go further: a reduction over the last axis and the
+// elementwise ops over the same rows, values used several times inside,
+// row reductions of the same input (siblings). Splat constants, globals and reshapes join no group
 // (bufferize makes a reshape a view: no kernel). Reads: ir. Writes: the
 // `fusion` attribute.
 
@@ -8788,7 +8791,9 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // gpuir_* helpers) that two preludes define: one for NVRTC, one for the CPU
 // emulator (the host C compiler), so both compile the very same kernel text.
 // Kernels: elementwise chains (a thread per element, grid-stride), a
-// reduction fed by an elementwise chain (a block per output element), and a
+// reduction fed by an elementwise chain (a block per output element), row
+// kernels (reductions over the last axis with the elementwise ops over
+// their rows: a block per row, the row in registers), and a
 // tiled matmul with its elementwise epilogue (plain, register-tiled f32, or
 // on tensor cores for f16 and bf16: mma.sync, ldmatrix and cp.async behind
 // helpers the emulator implements too). A kernel takes its buffers
@@ -11045,6 +11050,7 @@ typedef struct gpuir__cg_rowplan {
     int levels;                 /* the deepest reduction */
     long long per;              /* values a thread holds in registers (0: streamed) */
     long long ncols;            /* the row length (-1: dynamic) */
+    int vec;                    /* 4: registers filled and stored a quad (16 or 8 bytes) at a time */
     char rows[200], cols[200];  /* row count and row length, as C */
 } gpuir__cg_rowplan;
 
@@ -11177,9 +11183,10 @@ static gpuir_result gpuir__cg_rows_scalars(gpuir__cg *C, gpuir__cg_rowplan *R, i
     return GPUIR_OK;
 }
 
-/* The body of pass `pass` at element i of the row: the full ops it needs,
-   each reduction of the next level combined into its acc<op>. */
-static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+/* The body of pass `pass` at element `ivar` of the row (element `lane` of
+   the quad, or -1): the full ops it needs, each reduction of the next
+   level combined into its acc<op>. */
+static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, int pass, int lane, const char *ivar) {
     gpuir_module *m = C->m;
     gpuir__cg_reset_values(C);
     gpuir__cg_rows_indent(C);
@@ -11190,7 +11197,8 @@ static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, in
             gpuir__param_access(m, C->k, p, &reads, &writes);
             if (!reads || gpuir__row_shape_of(R->F, &gpuir__value_at(m, b)->type) != GPUIR__ROW_FULL) continue;
             uint32_t v = gpuir__cg_new_var(C, gpuir__value_at(m, b)->type.dtype);
-            gpuir__cg_line(C, "float v%u = x%zu[r];", v, p);
+            if (lane >= 0) gpuir__cg_line(C, "float v%u = x%zu[r * 4 + %d];", v, p, lane);
+            else gpuir__cg_line(C, "float v%u = x%zu[r];", v, p);
             C->cur[b - 1] = v + 1;
         }
     }
@@ -11200,12 +11208,12 @@ static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, in
         if (reduce ? R->level[i] != pass + 1 : R->shape[i] != GPUIR__ROW_FULL || R->level[i] > pass) continue;
         gpuir__cg_rows_bind(C, R, i);
         if (!reduce) {
-            gpuir_result r = gpuir__cg_chain(C, i, i + 1, R->F, "i");
+            gpuir_result r = gpuir__cg_chain(C, i, i + 1, R->F, ivar);
             if (r) return r;
             continue;
         }
         uint32_t v = 0;
-        gpuir_result r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 0), R->F, "i", &v);
+        gpuir_result r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 0), R->F, ivar, &v);
         if (r) return r;
         if (op->kind == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "acc%zu = gpuir_fmax(acc%zu, v%u);", i, i, v);
         else gpuir__cg_line(C, "acc%zu += v%u;", i, v);
@@ -11213,10 +11221,91 @@ static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, in
     return GPUIR_OK;
 }
 
+/* Whether every full-shape parameter is a float (quads of f32: float4;
+   of f16 or bf16: 8 bytes). */
+static bool gpuir__cg_rows_floats(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
+        if (gpuir__row_shape_of(R->F, t) == GPUIR__ROW_FULL && !gpuir_dtype_is_float(t->dtype)) return false;
+    }
+    return true;
+}
+
+/* Parameter p's quads of the row into registers x<p>[4r..4r+3]: one
+   16-byte (f32) or 8-byte (f16, bf16) load a quad. */
+static void gpuir__cg_rows_load4(gpuir__cg *C, const gpuir__cg_rowplan *R, size_t p, gpuir_dtype d, const char *ld) {
+    gpuir__cg_line(C, "float x%zu[%lld] = {0.0f};", p, R->per * 4);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+    gpuir__cg_line(C, "long long q = t + r * %lldLL;", (long long)C->threads);
+    gpuir__cg_line(C, "if (q >= %lldLL) break;", R->ncols / 4);
+    if (d == GPUIR_F32) {
+        gpuir__cg_line(C, "float4 l = ((const float4 *)(p%zu + base))[q];", p);
+        gpuir__cg_line(C, "x%zu[r * 4] = l.x; x%zu[r * 4 + 1] = l.y; x%zu[r * 4 + 2] = l.z; x%zu[r * 4 + 3] = l.w;", p, p,
+                       p, p);
+    } else {
+        gpuir__cg_line(C, "unsigned long long l = ((const unsigned long long *)(p%zu + base))[q];", p);
+        for (int k = 0; k < 4; k++)
+            gpuir__cg_line(C, "x%zu[r * 4 + %d] = %s((unsigned short)(l >> %d));", p, k, ld, 16 * k);
+    }
+    gpuir__cg_close(C);
+}
+
+/* The quad stores of the last pass: out[p][lane] is the var + 1 of full
+   output parameter p's value at each element of the quad. */
+static void gpuir__cg_rows_store4(gpuir__cg *C, uint32_t (*out)[4]) {
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        if (!out[p][0]) continue;
+        gpuir_dtype d = gpuir__value_at(C->m, C->k->params[p])->type.dtype;
+        if (d == GPUIR_F32) {
+            gpuir__cg_line(C, "((float4 *)(p%zu + base))[q] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);", p, out[p][0] - 1,
+                           out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+            continue;
+        }
+        const char *st = d == GPUIR_F16 ? "gpuir_f32_to_f16" : "gpuir_f32_to_bf16";
+        gpuir__cg_line(C, "((unsigned long long *)(p%zu + base))[q] = (unsigned long long)%s(v%u) |", p, st,
+                       out[p][0] - 1);
+        gpuir__cg_line(C, "    (unsigned long long)%s(v%u) << 16 | (unsigned long long)%s(v%u) << 32 |", st,
+                       out[p][1] - 1, st, out[p][2] - 1);
+        gpuir__cg_line(C, "    (unsigned long long)%s(v%u) << 48;", st, out[p][3] - 1);
+    }
+}
+
+/* Pass `pass` over the thread's quads in registers: the four elements of
+   a quad replayed one after the other, the last pass storing a quad at a
+   time. */
+static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+    gpuir_module *m = C->m;
+    size_t np = stbds_arrlenu(C->k->params);
+    uint32_t out[GPUIR_MAX_OPERANDS][4];
+    memset(out, 0, sizeof out);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+    gpuir__cg_line(C, "long long q = t + r * %lldLL;", (long long)C->threads);
+    if (R->per * C->threads * 4 != R->ncols) gpuir__cg_line(C, "if (q >= %lldLL) break;", R->ncols / 4);
+    gpuir_result r = GPUIR_OK;
+    for (int lane = 0; lane < 4 && !r; lane++) {
+        char ivar[8];
+        snprintf(ivar, sizeof ivar, "i%d", lane);
+        gpuir__cg_line(C, "%s %s = (%s)(base + q * 4 + %d);", gpuir__cg_idx(C), ivar, gpuir__cg_idx(C), lane);
+        r = gpuir__cg_rows_replay(C, R, pass, lane, ivar);
+        for (size_t p = 0; p < np && !r && pass == R->levels; p++) {
+            uint32_t b = C->k->params[p];
+            size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
+            if (w < R->n && R->shape[w] == GPUIR__ROW_FULL) out[p][lane] = C->cur[b - 1];
+        }
+    }
+    if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out);
+    gpuir__cg_close(C);
+    (void)m;
+    return r;
+}
+
 /* A loop over the row's elements around pass `pass`: the thread's values
    in registers (r < per) or streamed from memory. */
 static gpuir_result gpuir__cg_rows_pass(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
     long long T = C->threads;
+    if (R->vec) return gpuir__cg_rows_pass4(C, R, pass);
     if (R->per) {
         gpuir__cg_line(C, "GPUIR_UNROLL");
         gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
@@ -11225,7 +11314,7 @@ static gpuir_result gpuir__cg_rows_pass(gpuir__cg *C, gpuir__cg_rowplan *R, int 
     } else
         gpuir__cg_open(C, "for (long long c = t; c < %s; c += %lldLL)", R->cols, T);
     gpuir__cg_line(C, "%s i = (%s)(base + c);", gpuir__cg_idx(C), gpuir__cg_idx(C));
-    gpuir_result r = gpuir__cg_rows_replay(C, R, pass);
+    gpuir_result r = gpuir__cg_rows_replay(C, R, pass, -1, "i");
     if (!r && pass == R->levels) gpuir__cg_rows_store_full(C, R);
     gpuir__cg_close(C);
     return r;
@@ -11271,6 +11360,7 @@ static void gpuir__cg_rows_load(gpuir__cg *C, const gpuir__cg_rowplan *R) {
         gpuir__param_access(m, C->k, p, &reads, &writes);
         if (!reads || gpuir__row_shape_of(R->F, t) != GPUIR__ROW_FULL) continue;
         const char *ld = t->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : t->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
+        if (R->vec) { gpuir__cg_rows_load4(C, R, p, t->dtype, ld); continue; }
         gpuir__cg_line(C, "float x%zu[%lld];", p, R->per);
         gpuir__cg_line(C, "GPUIR_UNROLL");
         gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
@@ -11326,6 +11416,11 @@ static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
     }
     long long per = R->ncols > 0 ? (R->ncols + C->threads - 1) / C->threads : 0;
     R->per = per && per * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS ? per : 0;
+    long long quads = R->ncols > 0 && R->ncols % 4 == 0 ? R->ncols / 4 : 0, per4 = (quads + C->threads - 1) / C->threads;
+    if (quads && gpuir__cg_rows_floats(C, R) && per4 * 4 * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS) {
+        R->vec = 4;
+        R->per = per4;
+    }
 }
 
 /* A row kernel (see above). */

@@ -378,7 +378,7 @@ TEST(nvrtc_compiles_dynamic_kernels) {
 /* The row kernels (tests/ir/run/row-fusion.gir: LayerNorm, RMSNorm,
    softmax variants, siblings; rows in registers and streamed, dynamic
    dims) compile for sm_80 and sm_90 without spills or local memory: the
-   row's registers stay registers. */
+   row's registers stay registers, filled and stored a quad at a time. */
 TEST(nvrtc_compiles_row_kernels) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = lowered_file(ctx, "tests/ir/run/row-fusion.gir");
@@ -389,6 +389,9 @@ TEST(nvrtc_compiles_row_kernels) {
         if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
         CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_layernorm_k0(") && !strstr(ptx, ".local"));
         CHECK(ptx && strstr(ptx, "bar.sync") && strstr(ptx, "shfl.sync.down"));
+        /* rows of a multiple of 4: quads, 16 bytes (f32) or 8 bytes (bf16, f16) an access */
+        CHECK(ptx && strstr(ptx, "ld.global.v4.f32") && strstr(ptx, "st.global.v4.f32"));
+        CHECK(ptx && strstr(ptx, "ld.global.u64") && strstr(ptx, "st.global.u64"));
         gpuir_free(ptx);
     }
     gpuir_ctx_destroy(ctx);
