@@ -11285,8 +11285,7 @@ static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int
     if (R->per * C->threads * 4 != R->ncols) gpuir__cg_line(C, "if (q >= %lldLL) break;", R->ncols / 4);
     gpuir_result r = GPUIR_OK;
     for (int lane = 0; lane < 4 && !r; lane++) {
-        char ivar[8];
-        snprintf(ivar, sizeof ivar, "i%d", lane);
+        char ivar[3] = {'i', (char)('0' + lane), 0};
         gpuir__cg_line(C, "%s %s = (%s)(base + q * 4 + %d);", gpuir__cg_idx(C), ivar, gpuir__cg_idx(C), lane);
         r = gpuir__cg_rows_replay(C, R, pass, lane, ivar);
         for (size_t p = 0; p < np && !r && pass == R->levels; p++) {
