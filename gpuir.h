@@ -6540,10 +6540,11 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 // when it is that value's only user and the shapes agree; a reduction joins
 // an elementwise producer's group the same way, and elementwise users join
 // a column reduction (over a short leading axis: split-K's sum) as they
-// join a matmul. A value used twice, or by the host, ends its group. Row
-// groups (below) go further: a reduction over the last axis and the
-// elementwise ops over the same rows, values used several times inside,
-// row reductions of the same input (siblings). Splat constants, globals and reshapes join no group
+// join a matmul. A value used twice, or by the host, ends its group, but
+// in an elementwise group (its users of the same shape join it) and in a
+// row group (below: a reduction over the last axis and the elementwise ops
+// over the same rows; row reductions of the same input, siblings). A group
+// an op outside it has read from takes no more ops (that op runs after it). Splat constants, globals and reshapes join no group
 // (bufferize makes a reshape a view: no kernel). Reads: ir. Writes: the
 // `fusion` attribute.
 
@@ -6756,6 +6757,10 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
         if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) return g;   /* its ops all have v's shape */
         return F->kinds[g] == GPUIR__GROUP_ROWS &&
                gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, t) == GPUIR__ROW_FULL ? g : 0;
+    }
+    if (gpuir__is_elementwise(cls) && F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) {  /* v used more than once */
+        const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
+        return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
     }
     if (!gpuir__is_elementwise(cls) || F->kinds[g] != GPUIR__GROUP_ROWS) return 0;
     return gpuir__rows_operands_fit(m, op, g, &gpuir__value_at(m, F->rows[g])->type) ? g : 0;
