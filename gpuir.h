@@ -6736,34 +6736,43 @@ static bool gpuir__rows_operands_fit(const gpuir_module *m, const gpuir__op *op,
     return os != GPUIR__ROW_NONE;
 }
 
-/* The row group op may join through its operand v, or 0: an elementwise
-   op over the group's rows, or a row reduction of a full value of it (or
-   of an elementwise group of that shape, which becomes a row group). */
+/* The open row group op may join as a sibling through v, or 0: a row
+   reduction or a full elementwise op of a value that group reads whole. */
+static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
+    const gpuir_module *m = F->m;
+    int64_t s = F->reader[v - 1];
+    if (!s || s == gpuir__value_group(m, v) || F->closed[s]) return 0;
+    const gpuir_type *rows = &gpuir__value_at(m, F->rows[s])->type;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (cls == GPUIR__CLASS_REDUCE)
+        return gpuir__reduce_is_row(m, op) && gpuir__row_shape_of(rows, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL ?
+               s : 0;
+    bool full = gpuir__row_shape_of(rows, &gpuir__value_at(m, op->result)->type) == GPUIR__ROW_FULL;
+    return gpuir__is_elementwise(cls) && full && gpuir__rows_operands_fit(m, op, s, rows) ? s : 0;
+}
+
+/* The group op may join through its operand v beyond the single-use rule
+   (gpuir__fuse_candidate), or 0: a sibling; an elementwise op of v's shape
+   into v's elementwise group; a row reduction of a full value of a row
+   group, or of an elementwise group's value (the group becomes a row
+   group); an elementwise op over a row group's rows. */
 static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
     const gpuir_module *m = F->m;
-    int64_t g = gpuir__value_group(m, v);
-    gpuir__op_class cls = gpuir__info(op->kind)->cls;
-    const gpuir_type *t = &gpuir__value_at(m, v)->type;
-    int64_t sibling = F->reader[v - 1];        /* a row reduction of what a row group reads */
-    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) && sibling && sibling != g && !F->closed[sibling] &&
-        gpuir__row_shape_of(&gpuir__value_at(m, F->rows[sibling])->type, t) == GPUIR__ROW_FULL)
-        return sibling;
-    if (gpuir__is_elementwise(cls) && sibling && sibling != g && !F->closed[sibling] &&
-        gpuir__row_shape_of(&gpuir__value_at(m, F->rows[sibling])->type, &gpuir__value_at(m, op->result)->type) ==
-        GPUIR__ROW_FULL && gpuir__rows_operands_fit(m, op, sibling, &gpuir__value_at(m, F->rows[sibling])->type))
-        return sibling;
+    int64_t g = gpuir__value_group(m, v), s = gpuir__rows_sibling(F, op, v);
+    if (s) return s;
     if (!g || F->closed[g]) return 0;
-    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) && gpuir__op_operand(m, op, 0) == v) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    const gpuir_type *t = &gpuir__value_at(m, v)->type, *out = &gpuir__value_at(m, op->result)->type;
+    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op)) {
         if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) return g;   /* its ops all have v's shape */
         return F->kinds[g] == GPUIR__GROUP_ROWS &&
                gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, t) == GPUIR__ROW_FULL ? g : 0;
     }
-    if (gpuir__is_elementwise(cls) && F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) {  /* v used more than once */
-        const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
+    if (!gpuir__is_elementwise(cls)) return 0;
+    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE)          /* v has other users */
         return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
-    }
-    if (!gpuir__is_elementwise(cls) || F->kinds[g] != GPUIR__GROUP_ROWS) return 0;
-    return gpuir__rows_operands_fit(m, op, g, &gpuir__value_at(m, F->rows[g])->type) ? g : 0;
+    return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(m, op, g, &gpuir__value_at(m, F->rows[g])->type) ?
+           g : 0;
 }
 
 /* The group op joins (0: a new one). */
@@ -11280,7 +11289,6 @@ static void gpuir__cg_rows_store4(gpuir__cg *C, uint32_t (*out)[4]) {
    a quad replayed one after the other, the last pass storing a quad at a
    time. */
 static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
-    gpuir_module *m = C->m;
     size_t np = stbds_arrlenu(C->k->params);
     uint32_t out[GPUIR_MAX_OPERANDS][4];
     memset(out, 0, sizeof out);
@@ -11301,7 +11309,6 @@ static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int
     }
     if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out);
     gpuir__cg_close(C);
-    (void)m;
     return r;
 }
 
