@@ -6378,19 +6378,23 @@ static bool gpuir__is_elementwise(gpuir__op_class c);
 /* Whether the row softmax at index i of function fid has an elementwise
    neighbour: an elementwise op made its operand, or one of its users is
    elementwise. Decomposed, it then fuses with them into one row kernel
-   (pass.fuse: row groups), e.g. a masked softmax or a log-softmax. */
+   (pass.fuse: row groups), e.g. a masked softmax or a log-softmax. A
+   softmax a matmul uses stays whole (attention: softmax(Q K^T) V). */
 static bool gpuir__softmax_fuses(const gpuir_module *m, uint32_t fid, size_t i) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
-    if (def && gpuir__is_elementwise(gpuir__info(def->kind)->cls)) return true;
+    bool fuses = def && gpuir__is_elementwise(gpuir__info(def->kind)->cls);
     for (size_t j = i + 1; j < stbds_arrlenu(f->ops); j++) {
         const gpuir__op *user = gpuir__op_at(m, f->ops[j]);
-        if (!gpuir__is_elementwise(gpuir__info(user->kind)->cls)) continue;
-        for (uint32_t k = 0; k < user->n_operands; k++)
-            if (gpuir__op_operand(m, user, k) == op->result) return true;
+        gpuir__op_class cls = gpuir__info(user->kind)->cls;
+        for (uint32_t k = 0; k < user->n_operands; k++) {
+            if (gpuir__op_operand(m, user, k) != op->result) continue;
+            if (cls == GPUIR__CLASS_MATMUL) return false;
+            fuses |= gpuir__is_elementwise(cls);
+        }
     }
-    return false;
+    return fuses;
 }
 
 static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
