@@ -11050,7 +11050,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
    outputs. When the row fits (static, at most 32 values a thread) the
    full-shape inputs are loaded into registers once and every pass replays
    from them: the row is read once from memory; else each pass reads it
-   again (from L2 for rows of a few hundred KB). Independent reductions
+   again (from L2 while the rows in flight fit there). Independent reductions
    share a pass (same level). Values are computed in f32 and rounded to
    their dtype after each op, as everywhere else. */
 
