@@ -219,10 +219,11 @@ typedef enum gpuir_dtype {
      LAUNCH     memref operands: the kernel's parameters; attrs kernel =
                 @kernels::@name, grid = [x, y, z], block = [x, y, z], smem
      WAIT       no operand, no result
-     VIEW       1 memref operand; a memref result of the given static type
-                over the same memory (memref.reshape: same dtype, element
-                count and memory space). A host op: kernels take views as
-                parameters but do not make them. */
+     VIEW       1 memref operand; a memref result of the given type (at
+                most one ?, sized by the count) over the same memory
+                (memref.reshape: same dtype, element count and memory
+                space). A host op: kernels take views as parameters but do
+                not make them. */
 #define GPUIR_OP_TABLE(X)                              \
     X(NEG,        "neg",        UNARY,     0, "-")     \
     X(ABS,        "abs",        UNARY,     0, "fabsf") \
@@ -2734,18 +2735,48 @@ static gpuir_result gpuir__infer_memref_global(gpuir_ctx *ctx, const gpuir__attr
     return gpuir__infer_global(ctx, as, &as_tensor);
 }
 
-/* memref.reshape: the same memory seen with another static shape. */
+/* The dims of a view (memref.reshape to type t) of a buffer of run-time
+   dims `in` (rank in_rank): t's one `?`, if any, takes what the other
+   dims leave of the count; an error (GPUIR_ERR_SHAPE) when the count does
+   not fit. Used by verify (static operands), ref and rt.exec. */
+static gpuir_result gpuir__view_dims(gpuir_ctx *ctx, const char *where, const int64_t *in, int in_rank,
+                                     const gpuir_type *t, int64_t out[GPUIR_MAX_RANK]) {
+    int64_t total = 1, known = 1;
+    int dyn = -1;
+    for (int i = 0; i < in_rank; i++) total *= in[i];
+    for (int i = 0; i < t->rank; i++) {
+        out[i] = t->dims[i];
+        if (t->dims[i] == GPUIR_DYN) dyn = i;
+        else known *= t->dims[i];
+    }
+    if (dyn >= 0 && known > 0 && total % known == 0) out[dyn] = total / known;
+    else if (dyn >= 0 && known == 0 && total == 0) out[dyn] = 0;
+    if ((dyn < 0 && known == total) || (dyn >= 0 && (known > 0 ? total % known == 0 : total == 0))) return GPUIR_OK;
+    gpuir__tbuf bt;
+    return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: %lld elements do not fit %s", where, (long long)total,
+                       gpuir__tstr(&bt, t));
+}
+
+/* memref.reshape: the same memory seen with another shape; the result has
+   at most one `?` (its size what the count leaves), checked when the
+   sizes are known (at run time otherwise). */
 static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
                                       const gpuir_type *t) {
     gpuir__tbuf bi, bt;
-    if (t->kind != GPUIR_TYPE_MEMREF || !gpuir__type_is_static(t) || !gpuir__type_is_static(in))
-        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: %s -> %s: both must be static memrefs "
-                           "(dynamic sizes are not supported yet)", gpuir_op_name(kind),
-                           gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
+    int dyn = 0;
+    for (int i = 0; i < t->rank; i++) dyn += t->dims[i] == GPUIR_DYN;
+    if (t->kind != GPUIR_TYPE_MEMREF || dyn > 1)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: %s -> %s: a view is a memref with at most one ?",
+                           gpuir_op_name(kind), gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
     if (in->dtype != t->dtype || in->space != t->space)
         return gpuir__fail(ctx, in->dtype != t->dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_VERIFY,
                            "%s: %s -> %s: a view keeps the element type and the memory space",
                            gpuir_op_name(kind), gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
+    if (!gpuir__type_is_static(in) || !gpuir__type_is_static(t)) {
+        int64_t dims[GPUIR_MAX_RANK];
+        return gpuir__type_is_static(in) ? gpuir__view_dims(ctx, gpuir_op_name(kind), in->dims, in->rank, t, dims) :
+               GPUIR_OK;
+    }
     if (gpuir__type_count(in) != gpuir__type_count(t))
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: %s has %lld elements, %s has %lld",
                            gpuir_op_name(kind), gpuir__tstr(&bi, in), (long long)gpuir__type_count(in),
@@ -5347,9 +5378,12 @@ static gpuir_result gpuir__ref_view(gpuir__ref *R, const gpuir__op *op) {
     if (r) return r;
     gpuir__ref_alias(R, op->result, gpuir__op_operand(R->m, op, 0));
     const gpuir_type *t = &gpuir__value_at(R->m, op->result)->type;
+    const gpuir_array *in = &R->vals[gpuir__op_operand(R->m, op, 0) - 1];
+    int64_t dims[GPUIR_MAX_RANK];
+    r = gpuir__view_dims(R->ctx, "memref.reshape", in->dims, in->rank, t, dims);
     R->vals[op->result - 1].rank = t->rank;
-    memcpy(R->vals[op->result - 1].dims, t->dims, sizeof t->dims);
-    return GPUIR_OK;
+    memcpy(R->vals[op->result - 1].dims, dims, (size_t)t->rank * sizeof dims[0]);
+    return r;
 }
 
 static gpuir_result gpuir__ref_exec_any(gpuir__ref *R, const gpuir__op *op, uint32_t op_id);
@@ -6460,13 +6494,39 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // Rewrites composite ops into primitive ones: softmax(x, axis) becomes
 // e = exp(x - reduce_max(x)), e / reduce_sum(e), both keeping the axis;
 // a softmax over the innermost axis stays, since codegen has a one-pass
-// kernel for it (rows in registers). Reads: util, ir, build, pass. Writes: ir.
+// kernel for it (rows in registers), unless an elementwise op feeds it or
+// uses it: then its parts fuse with those into one row kernel.
+// Reads: util, ir, build, pass. Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
     int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
     int rank = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.rank;
     return gpuir__norm_axis(&axis, rank) && axis == rank - 1;
+}
+
+static bool gpuir__is_elementwise(gpuir__op_class c);
+
+/* Whether the row softmax at index i of function fid has an elementwise
+   neighbour: an elementwise op made its operand, or one of its users is
+   elementwise. Decomposed, it then fuses with them into one row kernel
+   (pass.fuse: row groups), e.g. a masked softmax or a log-softmax. A
+   softmax a matmul uses stays whole (attention: softmax(Q K^T) V). */
+static bool gpuir__softmax_fuses(const gpuir_module *m, uint32_t fid, size_t i) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
+    bool fuses = def && gpuir__is_elementwise(gpuir__info(def->kind)->cls);
+    for (size_t j = i + 1; j < stbds_arrlenu(f->ops); j++) {
+        const gpuir__op *user = gpuir__op_at(m, f->ops[j]);
+        gpuir__op_class cls = gpuir__info(user->kind)->cls;
+        for (uint32_t k = 0; k < user->n_operands; k++) {
+            if (gpuir__op_operand(m, user, k) != op->result) continue;
+            if (cls == GPUIR__CLASS_MATMUL) return false;
+            fuses |= gpuir__is_elementwise(cls);
+        }
+    }
+    return fuses;
 }
 
 static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
@@ -6495,7 +6555,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            if (op->kind != GPUIR_OP_SOFTMAX || !op->result || gpuir__softmax_is_rowwise(m, op)) {
+            if (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
+                (gpuir__softmax_is_rowwise(m, op) && !gpuir__softmax_fuses(m, fid, i))) {
                 gpuir__rewrite_keep(m, op_id);
                 continue;
             }
@@ -6615,15 +6676,21 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 // when it is that value's only user and the shapes agree; a reduction joins
 // an elementwise producer's group the same way, and elementwise users join
 // a column reduction (over a short leading axis: split-K's sum) as they
-// join a matmul. A value used twice, or by the host, ends its group. Splat constants, globals and reshapes join no group
-// (bufferize makes a reshape a view: no kernel). Reads: util, ir, build, pass.
+// join a matmul. A value used twice, or by the host, ends its group, but
+// in an elementwise group (its users of the same shape join it) and in a
+// row group (below: a reduction over the last axis and the elementwise ops
+// over the same rows; row reductions of the same input, siblings). A group
+// an op outside it has read from takes no more ops (that op runs after it).
+// Splat constants, globals and reshapes join no group (bufferize makes a
+// reshape a view: no kernel). Reads: util, ir, build, pass.
 // Writes: the `fusion` attribute. The attribute helpers here
 // (gpuir__op_int_attr, gpuir__set_int_attr, gpuir__is_elementwise) serve
 // the later passes, codegen and rt.exec too.
 
 typedef enum gpuir__group_kind {
     GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER,
-    GPUIR__GROUP_COLUMNS        /* a column reduction (gpuir__reduce_is_columns): takes users too */
+    GPUIR__GROUP_COLUMNS,       /* a column reduction (gpuir__reduce_is_columns): takes users too */
+    GPUIR__GROUP_ROWS           /* row reductions and the elementwise ops over their rows */
 } gpuir__group_kind;
 
 /* The most elements a column reduction sums per output. */
@@ -6748,55 +6815,205 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
     return extra;
 }
 
+/* ---- row groups: a row reduction and the elementwise ops over its rows ----
+   A row reduction reduces the last axis of a float value F (keepdims or
+   not); its group becomes a row group, whose ops all work either over F's
+   shape ("full") or over its rows (F with the last dim 1 or dropped). An
+   elementwise op joins it when each operand the group computes lines up
+   with the op's rows: a full or keepdims row value for a full result, the
+   same row shape for a row result; other operands (from outside: weights,
+   masks, constants) broadcast as usual. A value may have several users in
+   the group. Siblings: a row reduction or a full elementwise op reading a
+   value that an open row group of the same shape reads whole joins that
+   group (the input is read once for all of them). A group closes as soon as an op outside it reads one of
+   its values (that op runs after the kernel). Codegen: gpuir__cg_rows. */
+
+/* Whether op reduces the last axis (only) of a float value, an axis not
+   statically 1 (its rows would have F's own shape). */
+static bool gpuir__reduce_is_row(const gpuir_module *m, const gpuir__op *op) {
+    if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) return false;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    if (!axes || axes->n != 1 || x->rank < 1 || !gpuir_dtype_is_float(x->dtype) || x->dims[x->rank - 1] == 1)
+        return false;
+    int64_t axis = gpuir__ints_at(m, axes->off)[0];
+    return gpuir__norm_axis(&axis, x->rank) && axis == x->rank - 1;
+}
+
+typedef enum gpuir__row_shape { GPUIR__ROW_NONE, GPUIR__ROW_ROWS, GPUIR__ROW_FULL } gpuir__row_shape;
+
+/* How type t lines up with the rows of F: F itself, one value per row
+   (F's dims with the last one 1, or without it), or neither. */
+static gpuir__row_shape gpuir__row_shape_of(const gpuir_type *F, const gpuir_type *t) {
+    size_t lead = (size_t)(F->rank - 1) * sizeof F->dims[0];
+    if (t->rank == F->rank && memcmp(t->dims, F->dims, lead + sizeof F->dims[0]) == 0) return GPUIR__ROW_FULL;
+    if (t->rank == F->rank && memcmp(t->dims, F->dims, lead) == 0 && t->dims[t->rank - 1] == 1) return GPUIR__ROW_ROWS;
+    if (t->rank == F->rank - 1 && memcmp(t->dims, F->dims, lead) == 0) return GPUIR__ROW_ROWS;
+    return GPUIR__ROW_NONE;
+}
+
+/* The state of the fuse pass over one function. */
+typedef struct gpuir__fuser {
+    gpuir_module *m;
+    uint32_t *uses;             /* value id - 1 -> its users */
+    gpuir__group_kind *kinds;   /* group -> its kind */
+    uint32_t *inputs;           /* group -> buffers it reads from outside */
+    uint32_t *rows;             /* group -> a value of its full shape F (row groups) */
+    bool *closed;               /* group -> an op outside it read one of its values */
+    uint32_t *reader;           /* value id - 1 -> the last row group that read it whole */
+} gpuir__fuser;
+
+static int64_t gpuir__value_group(const gpuir_module *m, uint32_t v) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    return def ? gpuir__op_int_attr(m, def, GPUIR__KEY_FUSION, 0) : 0;
+}
+
+/* Whether every operand of op that group g computes lines up with op's
+   result over the rows of F (see above). */
+static bool gpuir__rows_operands_fit(const gpuir_module *m, const gpuir__op *op, int64_t g, const gpuir_type *F) {
+    const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
+    gpuir__row_shape os = gpuir__row_shape_of(F, out);
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k);
+        if (gpuir__value_group(m, v) != g) continue;
+        const gpuir_type *t = &gpuir__value_at(m, v)->type;
+        gpuir__row_shape s = gpuir__row_shape_of(F, t);
+        bool fits = os == GPUIR__ROW_FULL ? s == GPUIR__ROW_FULL || (s == GPUIR__ROW_ROWS && t->rank == F->rank) :
+                    t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0;
+        if (!fits) return false;
+    }
+    return os != GPUIR__ROW_NONE;
+}
+
+/* The open row group op may join as a sibling through v, or 0: a row
+   reduction or a full elementwise op of a value that group reads whole. */
+static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
+    const gpuir_module *m = F->m;
+    int64_t s = F->reader[v - 1];
+    if (!s || s == gpuir__value_group(m, v) || F->closed[s]) return 0;
+    const gpuir_type *rows = &gpuir__value_at(m, F->rows[s])->type;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (cls == GPUIR__CLASS_REDUCE)
+        return gpuir__reduce_is_row(m, op) && gpuir__row_shape_of(rows, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL ?
+               s : 0;
+    bool full = gpuir__row_shape_of(rows, &gpuir__value_at(m, op->result)->type) == GPUIR__ROW_FULL;
+    return gpuir__is_elementwise(cls) && full && gpuir__rows_operands_fit(m, op, s, rows) ? s : 0;
+}
+
+/* The group op may join through its operand v beyond the single-use rule
+   (gpuir__fuse_candidate), or 0: a sibling; an elementwise op of v's shape
+   into v's elementwise group; a row reduction of a full value of a row
+   group, or of an elementwise group's value (the group becomes a row
+   group); an elementwise op over a row group's rows. */
+static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
+    const gpuir_module *m = F->m;
+    int64_t g = gpuir__value_group(m, v), s = gpuir__rows_sibling(F, op, v);
+    if (s) return s;
+    if (!g || F->closed[g]) return 0;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    const gpuir_type *t = &gpuir__value_at(m, v)->type, *out = &gpuir__value_at(m, op->result)->type;
+    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op)) {
+        if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) return g;   /* its ops all have v's shape */
+        return F->kinds[g] == GPUIR__GROUP_ROWS &&
+               gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, t) == GPUIR__ROW_FULL ? g : 0;
+    }
+    if (!gpuir__is_elementwise(cls)) return 0;
+    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE)          /* v has other users */
+        return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
+    return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(m, op, g, &gpuir__value_at(m, F->rows[g])->type) ?
+           g : 0;
+}
+
+/* The group op joins (0: a new one). */
+static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
+    int64_t g = 0;
+    for (uint32_t k = 0; k < op->n_operands && !g; k++) {
+        g = gpuir__fuse_candidate(F->m, op, gpuir__op_operand(F->m, op, k), F->uses, F->kinds);
+        if (g && F->closed[g]) g = 0;
+    }
+    for (uint32_t k = 0; k < op->n_operands && !g; k++) g = gpuir__rows_candidate(F, op, gpuir__op_operand(F->m, op, k));
+    if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
+    return g;
+}
+
+/* Records that op (in group g, or none) reads its operands: the groups
+   that computed them, if other, close. */
+static void gpuir__fuse_close_read(gpuir__fuser *F, const gpuir__op *op, int64_t g) {
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        int64_t h = gpuir__value_group(F->m, gpuir__op_operand(F->m, op, k));
+        if (h && h != g) F->closed[h] = true;
+    }
+}
+
+/* Puts computing op op_id into a group (an existing one or a new one). */
+static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
+    gpuir_module *m = F->m;
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    int64_t g = gpuir__fuse_choose(F, op);
+    if (g) F->inputs[g] += gpuir__fuse_new_inputs(m, op, g);
+    if (!g) {
+        g = (*next)++;
+        F->inputs[g] = gpuir__fuse_new_inputs(m, op, g);
+        F->kinds[g] = gpuir__is_elementwise(cls) ? GPUIR__GROUP_ELEMENTWISE :
+                      cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
+                      cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
+    }
+    if (cls == GPUIR__CLASS_REDUCE && F->kinds[g] != GPUIR__GROUP_ROWS)
+        F->kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
+    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) && F->kinds[g] != GPUIR__GROUP_ROWS) {
+        F->kinds[g] = GPUIR__GROUP_ROWS;
+        F->rows[g] = gpuir__op_operand(m, op, 0);
+    }
+    gpuir__fuse_close_read(F, op, g);
+    for (uint32_t k = 0; k < op->n_operands && F->kinds[g] == GPUIR__GROUP_ROWS; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k);
+        if (gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL)
+            F->reader[v - 1] = (uint32_t)g;
+    }
+    gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
+}
+
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
-    uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *uses);
-    gpuir__group_kind *kinds = (gpuir__group_kind *)gpuir__scratch_calloc(m, n + 2, sizeof *kinds);
-    uint32_t *inputs = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *inputs);
-    if (!uses || !kinds || !inputs) {
-        gpuir__scratch_free(m, uses);
-        gpuir__scratch_free(m, kinds);
-        gpuir__scratch_free(m, inputs);
-        return gpuir__oom(m->ctx, "fuse");
-    }
-    for (size_t i = 0; i < n; i++) {          /* users, not operand slots: add %a, %a is one */
+    gpuir__fuser F;
+    F.m = m;
+    F.uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.uses);
+    F.kinds = (gpuir__group_kind *)gpuir__scratch_calloc(m, n + 2, sizeof *F.kinds);
+    F.inputs = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *F.inputs);
+    F.rows = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *F.rows);
+    F.closed = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.closed);
+    F.reader = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.reader);
+    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader ? GPUIR_OK :
+                     gpuir__oom(m->ctx, "fuse");
+    for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, op, k);
             bool seen = false;
             for (uint32_t j = 0; j < k; j++) seen |= gpuir__op_operand(m, op, j) == v;
-            if (!seen) uses[v - 1]++;
+            if (!seen) F.uses[v - 1]++;
         }
     }
     int64_t next = 1;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !r; i++) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
         const gpuir__op *op = gpuir__op_at(m, op_id);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT ||
             cls == GPUIR__CLASS_RESHAPE)
-            continue;
-        int64_t g = 0;
-        for (uint32_t k = 0; k < op->n_operands && !g; k++)
-            g = gpuir__fuse_candidate(m, op, gpuir__op_operand(m, op, k), uses, kinds);
-        if (g && inputs[g] + gpuir__fuse_new_inputs(m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
-        if (g) inputs[g] += gpuir__fuse_new_inputs(m, op, g);
-        if (!g) {
-            g = next++;
-            inputs[g] = gpuir__fuse_new_inputs(m, op, g);
-            kinds[g] = gpuir__is_elementwise(cls) ? GPUIR__GROUP_ELEMENTWISE :
-                       cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
-                       cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
-        }
-        if (cls == GPUIR__CLASS_REDUCE)
-            kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
-        gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
+            gpuir__fuse_close_read(&F, op, 0);
+        else
+            gpuir__fuse_place(&F, op_id, &next);
     }
-    gpuir__scratch_free(m, uses);
-    gpuir__scratch_free(m, kinds);
-    gpuir__scratch_free(m, inputs);
-    return GPUIR_OK;
+    gpuir__scratch_free(m, F.uses);
+    gpuir__scratch_free(m, F.kinds);
+    gpuir__scratch_free(m, F.inputs);
+    gpuir__scratch_free(m, F.rows);
+    gpuir__scratch_free(m, F.closed);
+    gpuir__scratch_free(m, F.reader);
+    return r;
 }
 
 static gpuir_result gpuir__pass_fuse(gpuir_module *m) { return gpuir__each_host_func(m, gpuir__fuse_func); }
@@ -7043,18 +7260,7 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
     if (op->kind == GPUIR_OP_CONSTANT && (B->buf[result - 1] = gpuir__bufferize_dense_constant(B, op)) != 0)
         return GPUIR_OK;
     if (op->kind == GPUIR_OP_RESHAPE) {
-        gpuir_type t = gpuir__value_at(m, result)->type;
-        gpuir_type in_type = gpuir__value_at(m, ids[0])->type;   /* as the tensor it was */
-        const gpuir_type *in = &in_type;
-        in_type.kind = GPUIR_TYPE_TENSOR;
-        in_type.space = GPUIR_SPACE_HOST;
-        if (!gpuir__type_is_static(&t) || !gpuir__type_is_static(in)) {
-            gpuir__tbuf bi, bt;
-            return gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "bufferize: @%s: reshape %s -> %s: dynamic dims in a "
-                               "reshape are not supported (a reshape is a view of static shapes)",
-                               gpuir__string(m, gpuir__func_at(m, op->func)->name), gpuir__tstr(&bi, in),
-                               gpuir__tstr(&bt, &t));
-        }
+        gpuir_type t = gpuir__value_at(m, result)->type;  /* a ? gets its size at run time (gpuir__view_dims) */
         t = gpuir__as_memref(t, gpuir__value_at(m, ids[0])->type.space);
         B->buf[result - 1] = gpuir__build_value(m, GPUIR_OP_MEMREF_RESHAPE, ids, 1, 0, 0, &t).id;
         return B->buf[result - 1] ? GPUIR_OK : m->ctx->result;
@@ -8830,7 +9036,9 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // gpuir_* helpers) that two preludes define: one for NVRTC, one for the CPU
 // emulator (the host C compiler), so both compile the very same kernel text.
 // Kernels: elementwise chains (a thread per element, grid-stride), a
-// reduction fed by an elementwise chain (a block per output element), and a
+// reduction fed by an elementwise chain (a block per output element), row
+// kernels (reductions over the last axis with the elementwise ops over
+// their rows: a block per row, the row in registers), and a
 // tiled matmul with its elementwise epilogue (plain, register-tiled f32, or
 // on tensor cores for f16 and bf16: mma.sync, ldmatrix and cp.async behind
 // helpers the emulator implements too). A kernel takes its buffers
@@ -9500,7 +9708,8 @@ static bool gpuir__cg_is_reserved(const char *s) {
     for (size_t i = 0; i < sizeof gpuir__cg_reserved / sizeof gpuir__cg_reserved[0]; i++)
         if (strcmp(s, gpuir__cg_reserved[i]) == 0) return true;
     size_t n = strlen(s);
-    bool reg = n > 1 && (s[0] == 'v' || s[0] == 'l' || s[0] == 'p') && strspn(s + 1, "0123456789") == n - 1;
+    size_t letters = strchr("vlpx", s[0]) ? 1 : strncmp(s, "acc", 3) == 0 ? 3 : 0;  /* v3, x0, acc2: registers */
+    bool reg = letters && n > letters && strspn(s + letters, "0123456789") == n - letters;
     bool dim = n > 3 && strchr("0123456789", s[n - 1]) && strstr(s, "_d");      /* x_d1: a dynamic dim's */
     return reg || dim;
 }
@@ -11373,6 +11582,448 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
 }
 
 
+/* ---- row kernels: pass.fuse's row groups ----
+   A block per row of the full shape F (grid-stride over the rows). The
+   kernel's ops run in passes over the row: pass p replays the full-shape
+   ops that need only the row values of reductions of level <= p (a
+   reduction's level: 1 + that of its input) and feeds the reductions of
+   level p + 1, which the block then reduces (shuffles and shared memory);
+   the ops over the rows (one value per row) run between the passes, by
+   every thread; the last pass replays every op and stores the full
+   outputs. When the row fits (static, at most 32 values a thread) the
+   full-shape inputs are loaded into registers once and every pass replays
+   from them: the row is read once from memory; else each pass reads it
+   again (from L2 while the rows in flight fit there). Independent reductions
+   share a pass (same level). Values are computed in f32 and rounded to
+   their dtype after each op, as everywhere else. */
+
+/* The ops of a row kernel: their shapes and levels, and the row values made. */
+/* The most values of a row a thread holds in registers. */
+#define GPUIR__CG_ROW_REGISTERS 32
+
+typedef struct gpuir__cg_rowplan {
+    const gpuir_type *F;        /* the full shape (a parameter's type when one has it) */
+    size_t n;                   /* the kernel's ops */
+    gpuir__row_shape *shape;    /* op -> the shape of what it writes (NONE: splats, allocs) */
+    int *level;                 /* op -> the reductions it depends on, in sequence */
+    uint32_t *rowvar;           /* op -> var + 1 of the row (or splat) value it made */
+    bool *done;                 /* op -> its row value exists */
+    int levels;                 /* the deepest reduction */
+    long long per;              /* values a thread holds in registers (0: streamed) */
+    long long ncols;            /* the row length (-1: dynamic) */
+    int vec;                    /* 4: registers filled and stored a quad (16 or 8 bytes) at a time */
+    char rows[200], cols[200];  /* row count and row length, as C */
+} gpuir__cg_rowplan;
+
+static void gpuir__cg_rows_store_full(gpuir__cg *C, const gpuir__cg_rowplan *R);
+static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R);
+
+static bool gpuir__cg_is_splat(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
+    return v && v->kind != GPUIR__ATTR_DENSE;
+}
+
+/* The input type of the kernel's first row reduction when the kernel is a
+   row kernel: every computing op elementwise, a splat or a row reduction
+   of F, writing F or rows of F, and more than one reduction, ops after
+   the first one or a producer whose value the kernel also stores. NULL
+   otherwise (the single-reduction forms). */
+static const gpuir_type *gpuir__kernel_rows_shape(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir_type *F = NULL;
+    size_t reductions = 0, after = 0;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls) || gpuir__cg_is_splat(m, op)) continue;
+        if (cls == GPUIR__CLASS_REDUCE) {
+            if (!gpuir__reduce_is_row(m, op)) return NULL;
+            const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+            if (!F) F = x;
+            else if (gpuir__row_shape_of(F, x) != GPUIR__ROW_FULL) return NULL;
+            reductions++;
+        } else if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return NULL;
+        else if (F || gpuir__ids_have(k->params, gpuir__op_operand(m, op, op->n_operands - 1))) after++;
+    }
+    if (!F || (reductions < 2 && !after)) return NULL;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__cg_is_splat(m, op)) continue;
+        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        if (gpuir__row_shape_of(F, d) == GPUIR__ROW_NONE) return NULL;
+    }
+    for (size_t i = 0; i < stbds_arrlenu(k->params); i++) {     /* a parameter names F's dynamic dims */
+        const gpuir_type *t = &gpuir__value_at(m, k->params[i])->type;
+        if (gpuir__row_shape_of(F, t) == GPUIR__ROW_FULL) return t;
+    }
+    return F;
+}
+
+/* The index of the op before `before` that last wrote buffer b, or n. */
+static size_t gpuir__cg_rows_writer(const gpuir__cg *C, const gpuir__cg_rowplan *R, size_t before, uint32_t b) {
+    for (size_t j = before; j-- > 0;) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[j]);
+        if (!op->result && gpuir__class_computes(gpuir__info(op->kind)->cls) && op->n_operands &&
+            gpuir__op_operand(C->m, op, op->n_operands - 1) == b)
+            return j;
+    }
+    return R->n;
+}
+
+/* Before op i reads its operands: a row or splat value it reads is the
+   register its writer made (buffers are reused in place, so the writer
+   before i, not the last one); full values stay as the pass left them. */
+static void gpuir__cg_rows_bind(gpuir__cg *C, const gpuir__cg_rowplan *R, size_t i) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+    for (uint32_t k = 0; k + 1 < op->n_operands; k++) {
+        uint32_t b = gpuir__op_operand(C->m, op, k);
+        size_t w = gpuir__cg_rows_writer(C, R, i, b);
+        if (w < R->n && R->shape[w] != GPUIR__ROW_FULL) C->cur[b - 1] = R->rowvar[w];
+    }
+}
+
+/* Levels and shapes of the ops. */
+static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    gpuir_module *m = C->m;
+    int *buf_level = (int *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *buf_level);
+    if (!buf_level) return gpuir__oom(m->ctx, "codegen");
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls) || !op->n_operands || gpuir__cg_is_splat(m, op)) continue;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        int level = 0;
+        for (uint32_t k = 0; k + 1 < op->n_operands; k++) {
+            int l = buf_level[gpuir__op_operand(m, op, k)];
+            if (l > level) level = l;
+        }
+        if (cls == GPUIR__CLASS_REDUCE) level++;
+        R->level[i] = buf_level[dst] = level;
+        R->shape[i] = gpuir__row_shape_of(R->F, &gpuir__value_at(m, dst)->type);
+        if (level > R->levels) R->levels = level;
+    }
+    gpuir__scratch_free(m, buf_level);
+    return GPUIR_OK;
+}
+
+/* The splat constants, once at the top: their registers serve every row. */
+static gpuir_result gpuir__cg_rows_splats(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+        if (op->result || !gpuir__cg_is_splat(C->m, op)) continue;
+        uint32_t dst = gpuir__op_operand(C->m, op, op->n_operands - 1);
+        gpuir_result r = gpuir__cg_chain(C, i, i + 1, &gpuir__value_at(C->m, dst)->type, "0");
+        if (r) return r;
+        R->rowvar[i] = C->cur[dst - 1];
+        R->done[i] = true;
+    }
+    return GPUIR_OK;
+}
+
+/* The ops over the rows whose inputs are ready after `level` passes. */
+static gpuir_result gpuir__cg_rows_scalars(gpuir__cg *C, gpuir__cg_rowplan *R, int level) {
+    gpuir_module *m = C->m;
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        if (R->done[i] || R->shape[i] != GPUIR__ROW_ROWS || R->level[i] > level ||
+            gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE)
+            continue;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        gpuir__cg_rows_bind(C, R, i);
+        gpuir_result r = gpuir__cg_chain(C, i, i + 1, &gpuir__value_at(m, dst)->type, "row");
+        if (r) return r;
+        R->rowvar[i] = C->cur[dst - 1];
+        R->done[i] = true;
+    }
+    return GPUIR_OK;
+}
+
+/* The body of pass `pass` at element `ivar` of the row (element `lane` of
+   the quad, or -1): the full ops it needs, each reduction of the next
+   level combined into its acc<op>. */
+static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, int pass, int lane, const char *ivar) {
+    gpuir_module *m = C->m;
+    gpuir__cg_reset_values(C);
+    if (R->per) {                              /* the row's inputs, from registers */
+        for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+            uint32_t b = C->k->params[p];
+            bool reads, writes;
+            gpuir__param_access(m, C->k, p, &reads, &writes);
+            if (!reads || gpuir__row_shape_of(R->F, &gpuir__value_at(m, b)->type) != GPUIR__ROW_FULL) continue;
+            uint32_t v = gpuir__cg_new_var(C, gpuir__value_at(m, b)->type.dtype);
+            if (lane >= 0) gpuir__cg_line(C, "float v%u = x%zu[r * 4 + %d];", v, p, lane);
+            else gpuir__cg_line(C, "float v%u = x%zu[r];", v, p);
+            C->cur[b - 1] = v + 1;
+        }
+    }
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        bool reduce = gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE;
+        if (reduce ? R->level[i] != pass + 1 : R->shape[i] != GPUIR__ROW_FULL || R->level[i] > pass) continue;
+        gpuir__cg_rows_bind(C, R, i);
+        if (!reduce) {
+            gpuir_result r = gpuir__cg_chain(C, i, i + 1, R->F, ivar);
+            if (r) return r;
+            continue;
+        }
+        uint32_t v = 0;
+        gpuir_result r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 0), R->F, ivar, &v);
+        if (r) return r;
+        if (op->kind == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "acc%zu = gpuir_fmax(acc%zu, v%u);", i, i, v);
+        else gpuir__cg_line(C, "acc%zu += v%u;", i, v);
+    }
+    return GPUIR_OK;
+}
+
+/* Whether every full-shape parameter is a float (quads of f32: float4;
+   of f16 or bf16: 8 bytes). */
+static bool gpuir__cg_rows_floats(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
+        if (gpuir__row_shape_of(R->F, t) == GPUIR__ROW_FULL && !gpuir_dtype_is_float(t->dtype)) return false;
+    }
+    return true;
+}
+
+/* Parameter p's quads of the row into registers x<p>[4r..4r+3]: one
+   16-byte (f32) or 8-byte (f16, bf16) load a quad. */
+static void gpuir__cg_rows_load4(gpuir__cg *C, const gpuir__cg_rowplan *R, size_t p, gpuir_dtype d, const char *ld) {
+    gpuir__cg_line(C, "float x%zu[%lld] = {0.0f};", p, R->per * 4);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+    gpuir__cg_line(C, "long long q = t + r * %lldLL;", (long long)C->threads);
+    gpuir__cg_line(C, "if (q >= %lldLL) break;", R->ncols / 4);
+    if (d == GPUIR_F32) {
+        gpuir__cg_line(C, "float4 l = ((const float4 *)(%s + base))[q];", gpuir__cg_param(C, (int)p));
+        gpuir__cg_line(C, "x%zu[r * 4] = l.x; x%zu[r * 4 + 1] = l.y; x%zu[r * 4 + 2] = l.z; x%zu[r * 4 + 3] = l.w;", p, p,
+                       p, p);
+    } else {
+        gpuir__cg_line(C, "unsigned long long l = ((const unsigned long long *)(%s + base))[q];",
+                       gpuir__cg_param(C, (int)p));
+        for (int k = 0; k < 4; k++)
+            gpuir__cg_line(C, "x%zu[r * 4 + %d] = %s((unsigned short)(l >> %d));", p, k, ld, 16 * k);
+    }
+    gpuir__cg_close(C);
+}
+
+/* The quad stores of the last pass: out[p][lane] is the var + 1 of full
+   output parameter p's value at each element of the quad. */
+static void gpuir__cg_rows_store4(gpuir__cg *C, uint32_t (*out)[4]) {
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        if (!out[p][0]) continue;
+        gpuir_dtype d = gpuir__value_at(C->m, C->k->params[p])->type.dtype;
+        if (d == GPUIR_F32) {
+            gpuir__cg_line(C, "((float4 *)(%s + base))[q] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);", gpuir__cg_param(C, (int)p),
+                           out[p][0] - 1,
+                           out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+            continue;
+        }
+        const char *st = d == GPUIR_F16 ? "gpuir_f32_to_f16" : "gpuir_f32_to_bf16";
+        gpuir__cg_line(C, "((unsigned long long *)(%s + base))[q] = (unsigned long long)%s(v%u) |",
+                       gpuir__cg_param(C, (int)p), st,
+                       out[p][0] - 1);
+        gpuir__cg_line(C, "    (unsigned long long)%s(v%u) << 16 | (unsigned long long)%s(v%u) << 32 |", st,
+                       out[p][1] - 1, st, out[p][2] - 1);
+        gpuir__cg_line(C, "    (unsigned long long)%s(v%u) << 48;", st, out[p][3] - 1);
+    }
+}
+
+/* Pass `pass` over the thread's quads in registers: the four elements of
+   a quad replayed one after the other, the last pass storing a quad at a
+   time. */
+static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+    size_t np = stbds_arrlenu(C->k->params);
+    uint32_t out[GPUIR_MAX_OPERANDS][4];
+    memset(out, 0, sizeof out);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+    gpuir__cg_line(C, "long long q = t + r * %lldLL;", (long long)C->threads);
+    if (R->per * C->threads * 4 != R->ncols) gpuir__cg_line(C, "if (q >= %lldLL) break;", R->ncols / 4);
+    gpuir_result r = GPUIR_OK;
+    for (int lane = 0; lane < 4 && !r; lane++) {
+        char ivar[3] = {'i', (char)('0' + lane), 0};
+        gpuir__cg_line(C, "%s %s = (%s)(base + q * 4 + %d);", gpuir__cg_idx(C), ivar, gpuir__cg_idx(C), lane);
+        r = gpuir__cg_rows_replay(C, R, pass, lane, ivar);
+        for (size_t p = 0; p < np && !r && pass == R->levels; p++) {
+            uint32_t b = C->k->params[p];
+            size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
+            if (w < R->n && R->shape[w] == GPUIR__ROW_FULL) out[p][lane] = C->cur[b - 1];
+        }
+    }
+    if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out);
+    gpuir__cg_close(C);
+    return r;
+}
+
+/* A loop over the row's elements around pass `pass`: the thread's values
+   in registers (r < per) or streamed from memory. */
+static gpuir_result gpuir__cg_rows_pass(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+    long long T = C->threads;
+    if (R->vec) return gpuir__cg_rows_pass4(C, R, pass);
+    if (R->per) {
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+        gpuir__cg_line(C, "long long c = t + r * %lldLL;", T);
+        if (R->per * T != R->ncols) gpuir__cg_line(C, "if (c >= %s) break;", R->cols);
+    } else
+        gpuir__cg_open(C, "for (long long c = t; c < %s; c += %lldLL)", R->cols, T);
+    gpuir__cg_line(C, "%s i = (%s)(base + c);", gpuir__cg_idx(C), gpuir__cg_idx(C));
+    gpuir_result r = gpuir__cg_rows_replay(C, R, pass, -1, "i");
+    if (!r && pass == R->levels) gpuir__cg_rows_store_full(C, R);
+    gpuir__cg_close(C);
+    return r;
+}
+
+/* Stores (at element i, at the end of the last pass) each full output
+   parameter whose last writer is a full op. */
+static void gpuir__cg_rows_store_full(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    gpuir_module *m = C->m;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        uint32_t b = C->k->params[p];
+        size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
+        if (w == R->n || R->shape[w] != GPUIR__ROW_FULL || !C->cur[b - 1]) continue;
+        gpuir_dtype d = gpuir__value_at(m, b)->type.dtype;
+        const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+        gpuir__cg_line(C, "%s[i] = %s(v%u);", gpuir__cg_param(C, (int)p), wrap, C->cur[b - 1] - 1);
+    }
+}
+
+/* Thread 0 stores each row output parameter, after the block is done
+   reading the row's values. */
+static void gpuir__cg_rows_store_rows(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    gpuir_module *m = C->m;
+    bool first = true;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        uint32_t b = C->k->params[p];
+        size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
+        if (w == R->n || R->shape[w] != GPUIR__ROW_ROWS || !R->rowvar[w]) continue;
+        gpuir_dtype d = gpuir__value_at(m, b)->type.dtype;
+        const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+        if (first) gpuir__cg_line(C, "GPUIR_SYNC();");
+        first = false;
+        gpuir__cg_line(C, "if (t == 0) %s[row] = %s(v%u);", gpuir__cg_param(C, (int)p), wrap, R->rowvar[w] - 1);
+    }
+}
+
+/* The full-shape inputs of the row into registers x<param>[r]. */
+static void gpuir__cg_rows_load(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    gpuir_module *m = C->m;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        const gpuir_type *t = &gpuir__value_at(m, C->k->params[p])->type;
+        bool reads, writes;
+        gpuir__param_access(m, C->k, p, &reads, &writes);
+        if (!reads || gpuir__row_shape_of(R->F, t) != GPUIR__ROW_FULL) continue;
+        const char *ld = t->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : t->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
+        if (R->vec) { gpuir__cg_rows_load4(C, R, p, t->dtype, ld); continue; }
+        gpuir__cg_line(C, "float x%zu[%lld];", p, R->per);
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+        gpuir__cg_line(C, "long long c = t + r * %lldLL;", (long long)C->threads);
+        gpuir__cg_line(C, "x%zu[r] = c < %s ? %s(%s[base + c]) : 0.0f;", p, R->cols, ld, gpuir__cg_param(C, (int)p));
+        gpuir__cg_close(C);
+    }
+}
+
+/* After pass `pass`: each reduction of the next level reduced over the
+   block; its row value (a mean divided, rounded to its dtype). */
+static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+    gpuir_module *m = C->m;
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
+        bool max = op->kind == GPUIR_OP_REDUCE_MAX;
+        gpuir__cg_line(C, "acc = acc%zu;", i);
+        gpuir__cg_block_allreduce(C, max ? GPUIR_OP_REDUCE_MAX : GPUIR_OP_REDUCE_SUM, max ? "-GPUIR_INF" : "0.0f");
+        gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.dtype;
+        uint32_t v = gpuir__cg_new_var(C, d);
+        const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+        if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "float v%u = %s(acc / (float)%s);", v, round, R->cols);
+        else gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
+        R->rowvar[i] = v + 1;
+        R->done[i] = true;
+    }
+}
+
+/* The accumulators of the reductions of pass `pass`. */
+static void gpuir__cg_rows_accs(gpuir__cg *C, const gpuir__cg_rowplan *R, int pass) {
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+        if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
+        gpuir__cg_line(C, "float acc%zu = %s;", i, op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
+    }
+}
+
+/* Row count, row length and whether the row fits in registers. */
+static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    gpuir__cg_dims fd = gpuir__cg_dims_of(C, R->F);
+    gpuir__cg_prod rows = {1, ""}, width = {1, ""};
+    for (int d = 0; d + 1 < R->F->rank; d++) gpuir__cg_prod_mul(&rows, &fd, d);
+    gpuir__cg_prod_mul(&width, &fd, R->F->rank - 1);
+    gpuir__cg_prod_text(&rows, R->rows, sizeof R->rows);
+    gpuir__cg_prod_text(&width, R->cols, sizeof R->cols);
+    R->ncols = width.sym[0] ? -1 : (long long)width.num;
+    size_t inputs = 0;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        bool reads, writes;
+        gpuir__param_access(C->m, C->k, p, &reads, &writes);
+        inputs += reads && gpuir__row_shape_of(R->F, &gpuir__value_at(C->m, C->k->params[p])->type) == GPUIR__ROW_FULL;
+    }
+    long long per = R->ncols > 0 ? (R->ncols + C->threads - 1) / C->threads : 0;
+    R->per = per && per * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS ? per : 0;
+    long long quads = R->ncols > 0 && R->ncols % 4 == 0 ? R->ncols / 4 : 0, per4 = (quads + C->threads - 1) / C->threads;
+    if (quads && gpuir__cg_rows_floats(C, R) && per4 * 4 * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS) {
+        R->vec = 4;
+        R->per = per4;
+    }
+}
+
+/* A row kernel (see above). */
+static gpuir_result gpuir__cg_rows(gpuir__cg *C, const gpuir_type *F) {
+    gpuir_module *m = C->m;
+    gpuir__cg_rowplan R;
+    memset(&R, 0, sizeof R);
+    R.F = F;
+    R.n = stbds_arrlenu(C->k->ops);
+    R.shape = (gpuir__row_shape *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.shape);
+    R.level = (int *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.level);
+    R.rowvar = (uint32_t *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.rowvar);
+    R.done = (bool *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.done);
+    gpuir_result r = R.shape && R.level && R.rowvar && R.done ? gpuir__cg_rows_plan(C, &R) : gpuir__oom(m->ctx, "codegen");
+    if (!r) {
+        gpuir__cg_rows_sizes(C, &R);
+        r = gpuir__cg_rows_emit(C, &R);
+    }
+    gpuir__scratch_free(m, R.shape);
+    gpuir__scratch_free(m, R.level);
+    gpuir__scratch_free(m, R.rowvar);
+    gpuir__scratch_free(m, R.done);
+    return r;
+}
+
+static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    long long slots = (C->threads % 32 == 0 ? 32 : C->threads) + 1;
+    C->shared_bytes = (uint32_t)(slots * 4);
+    C->barriers = true;
+    C->depth = 1;
+    gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, 0);", slots);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir_result r = gpuir__cg_rows_splats(C, R);
+    gpuir__cg_open(C, "for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS)", R->rows);
+    gpuir__cg_line(C, "long long base = row * %s;", R->cols);
+    gpuir__cg_line(C, "float acc = 0.0f;");
+    if (R->per) gpuir__cg_rows_load(C, R);
+    for (int pass = 0; pass <= R->levels && !r; pass++) {
+            r = gpuir__cg_rows_scalars(C, R, pass);
+        if (r) break;
+        gpuir__cg_rows_accs(C, R, pass);
+        r = gpuir__cg_rows_pass(C, R, pass);
+        if (!r && pass < R->levels) gpuir__cg_rows_reduce(C, R, pass);
+    }
+    if (!r) gpuir__cg_rows_store_rows(C, R);
+    gpuir__cg_close(C);
+    C->depth = 0;
+    return r;
+}
+
 /* A batch of matrix transposes through 32x32 shared-memory tiles (a row of
    padding against bank conflicts): both the reads and the writes are
    coalesced. A copy: values keep their storage type. */
@@ -11417,11 +12068,13 @@ static bool gpuir__cg_wider(const gpuir_type *d, const gpuir_type *widest) {
     return gpuir__type_count(d) > gpuir__type_count(widest);
 }
 
-/* The kernel's form: a matmul, a reduction, a softmax, a tiled transpose
-   or an elementwise chain over its widest destination. */
+/* The kernel's form: a row kernel (gpuir__cg_rows), a matmul, a
+   reduction, a softmax, a tiled transpose or an elementwise chain over its
+   widest destination. */
 static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     gpuir_module *m = C->m;
-    const gpuir_type *widest = NULL;
+    const gpuir_type *widest = NULL, *rows = gpuir__kernel_rows_shape(m, C->k);
+    if (rows) return gpuir__cg_rows(C, rows);
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -15123,9 +15776,18 @@ static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
 /* memref.reshape: the same host or device memory; the view owns nothing. */
 static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
     gpuir__slot *s = &R->slots[op->result - 1];
-    *s = R->slots[gpuir__op_operand(R->p->m, op, 0) - 1];
+    uint32_t src = gpuir__op_operand(R->p->m, op, 0);
+    *s = R->slots[src - 1];
     s->owned = s->live = false;
-    return gpuir__run_shape(R, op->result, NULL);       /* views are static */
+    int64_t dims[GPUIR_MAX_RANK];
+    const gpuir_type *t = &gpuir__value_at(R->p->m, op->result)->type;
+    char where[64];
+    unsigned at = (unsigned)(op - R->p->m->ops) + 1;
+    if (op->line) snprintf(where, sizeof where, "memref.reshape (op %u, line %u)", at, op->line);
+    else snprintf(where, sizeof where, "memref.reshape (op %u)", at);
+    if (gpuir__view_dims(R->p->ctx, where, R->slots[src - 1].dims, gpuir__value_at(R->p->m, src)->type.rank, t, dims))
+        return R->p->ctx->result;
+    return gpuir__run_shape(R, op->result, dims);
 }
 
 /* gpu.wait: the host waits for the events it names, or for everything. */

@@ -64,3 +64,13 @@ if [ $rc -eq 0 ] && [ "$n" = 8 ] && ! grep -q WRONG $out &&
    [ "$(grep -c ' pageable .* B in, .* B out per run: \(matches\|the reference\)' $out)" = 2 ]
 then echo "PASS bench: e2e prints four modes of two programs, device mode copies nothing"
 else echo "FAIL bench: e2e (exit $rc, $n lines)"; cat $out >&2; fi
+# bandwidth: without a GPU the memory-bound programs run on the emulator
+# (small shapes) against the interpreter; LayerNorm and RMSNorm, f32 and
+# bf16, are one row kernel each.
+$bench bandwidth --repeat=1 > $out 2>&1
+rc=$?
+n=$(grep -c -e '^\(LayerNorm\|RMSNorm\) [0-9x]*, \(f32\|bf16\) *emu: matches the interpreter, 1 kernel$' \
+            -e '^bench bandwidth \(LayerNorm\|RMSNorm\) 16384x4096, \(f32\|bf16\) kernels=1 ' $out)
+if [ $rc -eq 0 ] && [ "$n" = 4 ]
+then echo "PASS bench: bandwidth runs LayerNorm and RMSNorm as one kernel each"
+else echo "FAIL bench: bandwidth (exit $rc, $n norm lines)"; cat $out >&2; fi

@@ -5,7 +5,8 @@
 # example and the compile, matmul (f32, tf32, f16, bf16; f32 and bf16 also
 # with a fused bias, gelu and residual; the experimental wgmma kernel, f16
 # and bf16, B transposed; two skinny shapes that split K; against cuBLAS),
-# bandwidth, launch and end-to-end (e2e: host pageable, pinned, device
+# bandwidth (an elementwise chain, a row softmax, LayerNorm and RMSNorm in
+# f32 and bf16, against a device copy), launch and end-to-end (e2e: host pageable, pinned, device
 # buffers, a captured graph) benchmarks; the device-buffer test and example;
 # the backend tests run once more recording and replaying graphs. Logs go to $OUT (default build/gpu-check); a summary is printed.
 #   [GPU_CHECK_PARTS="tests sanitizer bench"] tools/gpu-check.sh [STB_INCLUDE_DIR]

@@ -35,8 +35,10 @@
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
        of 8 elementwise ops and a row softmax over N f32 (default 64M, 256 MB),
-       kernels alone (device buffers allocated and filled once, copies left
-       out), CUDA-event median of R replays.
+       then a LayerNorm and an RMSNorm over 16384 x 4096 (f32 and bf16; one
+       row kernel each, scale and shift as constants), kernels alone (device
+       buffers allocated and filled once, copies left out), CUDA-event
+       median of R replays.
    gpuir-bench copy [--mb=N] [--chunk-mb=C] [--repeat=R]
        Host<->device copies of N MB (default 256): plain cuMemcpy from
        pageable memory, from pinned memory (the reference), and staged
@@ -881,12 +883,65 @@ static int check_on_emu(gpuir_ctx *ctx, const char *label, const char *text) {
     if (!r) gpuir_array_fill_random(&in, 7);
     if (!r) r = gpuir_ref_run(ref, "f", 1, &in, 1, &want);
     if (!r) r = gpuir_program_run(p, "f", 1, &in, 1, &got);
-    if (!r) r = gpuir_array_compare(ctx, &got, &want, 1e-5, 1e-6);
-    printf("%-34s emu: %s\n", label, r ? gpuir_ctx_error(ctx) : "matches the interpreter");
+    double rtol = 1e-5, atol = 1e-6;
+    if (t.dtype != GPUIR_F32) gpuir_backend_tolerance(GPUIR_BACKEND_EMU, t.dtype, &rtol, &atol);
+    if (!r) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
+    printf("%-34s emu: %s, %zu kernel%s\n", label, r ? gpuir_ctx_error(ctx) : "matches the interpreter",
+           p ? stbds_arrlenu(p->kernels) : 0, p && stbds_arrlenu(p->kernels) == 1 ? "" : "s");
     if (p) { gpuir_array_release(&in); gpuir_array_release(&want); gpuir_array_release(&got); }
     gpuir_program_destroy(p);
     gpuir_ctx_clear_error(ctx);
     return r != GPUIR_OK;
+}
+
+/* A LayerNorm (mean, centre, variance, eps, rsqrt, then a scale and a
+   shift: splat constants, no weight vectors) or an RMSNorm (mean of
+   squares, eps, rsqrt, scale) over the rows of a rows x cols tensor of
+   dtype dt, as the text of @f. */
+static void norm_text(char *text, size_t size, bool layer, long long rows, long long cols, const char *dt) {
+    char F[64], R[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldx%s>", rows, cols, dt);
+    snprintf(R, sizeof R, "tensor<%lldx1x%s>", rows, dt);
+    int n = snprintf(text, size, "func.func @f(%%x: %s) -> %s {\n", F, F);
+    if (layer)
+        n += snprintf(text + n, size - (size_t)n,
+                      "  %%m = reduce_mean %%x {axes = [1], keepdims = true} : (%s) -> %s\n"
+                      "  %%d = sub %%x, %%m : (%s, %s) -> %s\n", F, R, F, R, F);
+    const char *c = layer ? "%d" : "%x";       /* what is normalized: centred, or x itself */
+    n += snprintf(text + n, size - (size_t)n,
+                  "  %%q = mul %s, %s : (%s, %s) -> %s\n"
+                  "  %%v = reduce_mean %%q {axes = [1], keepdims = true} : (%s) -> %s\n"
+                  "  %%eps = constant {value = 1.0e-5} : () -> tensor<%s>\n"
+                  "  %%ve = add %%v, %%eps : (%s, tensor<%s>) -> %s\n"
+                  "  %%r = rsqrt %%ve : (%s) -> %s\n"
+                  "  %%n = mul %s, %%r : (%s, %s) -> %s\n"
+                  "  %%g = constant {value = 1.5} : () -> tensor<%lldx%s>\n"
+                  "  %%s = mul %%n, %%g : (%s, tensor<%lldx%s>) -> %s\n", c, c, F, F, F, F, R, dt, R, dt, R, R, R, c, F,
+                  R, F, cols, dt, F, cols, dt, F);
+    if (layer)
+        snprintf(text + n, size - (size_t)n,
+                 "  %%b = constant {value = 0.25} : () -> tensor<%lldx%s>\n"
+                 "  %%y = add %%s, %%b : (%s, tensor<%lldx%s>) -> %s\n  return %%y : %s\n}\n", cols, dt, F, cols, dt,
+                 F, F);
+    else snprintf(text + n, size - (size_t)n, "  return %%s : %s\n}\n", F);
+}
+
+/* LayerNorm and RMSNorm over 16384 x 4096 (f32, bf16): one row kernel
+   each, against a copy of the same bytes. */
+static int bench_norms(gpuir_ctx *ctx, bool gpu, int repeat) {
+    static char text[4096];
+    static const char *dts[2] = {"f32", "bf16"};
+    long long rows = gpu ? 16384 : 4, cols = 4096;
+    int rc = 0;
+    for (int layer = 1; layer >= 0; layer--)
+        for (int d = 0; d < 2; d++) {
+            char label[64];
+            norm_text(text, sizeof text, layer, rows, cols, dts[d]);
+            snprintf(label, sizeof label, "%s %lldx%lld, %s", layer ? "LayerNorm" : "RMSNorm", rows, cols, dts[d]);
+            size_t bytes = (size_t)(rows * cols) * (d ? 2 : 4) * 2;
+            rc |= gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
+        }
+    return rc;
 }
 
 static int bench_bandwidth(int argc, char **argv) {
@@ -937,6 +992,7 @@ static int bench_bandwidth(int argc, char **argv) {
     char label[64];
     snprintf(label, sizeof label, "row softmax %lldx%lld, f32", rows, cols);
     rc |= gpu ? bench_bw_case(ctx, label, text, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text);
+    rc |= bench_norms(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     return rc;
 }

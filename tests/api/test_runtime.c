@@ -388,6 +388,28 @@ TEST(nvrtc_compiles_named_parameters) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The row kernels (tests/ir/run/row-fusion.gir: LayerNorm, RMSNorm,
+   softmax variants, siblings; rows in registers and streamed, dynamic
+   dims) compile for sm_80 and sm_90 without spills or local memory: the
+   row's registers stay registers, filled and stored a quad at a time. */
+TEST(nvrtc_compiles_row_kernels) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/run/row-fusion.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
+    static const int archs[] = {80, 90};
+    for (size_t i = 0; i < 2; i++) {
+        char *ptx = NULL;
+        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_layernorm_k0(") && !strstr(ptx, ".local"));
+        CHECK(ptx && strstr(ptx, "bar.sync") && strstr(ptx, "shfl.sync.down"));
+        /* rows of a multiple of 4: quads, 16 bytes (f32) or 8 bytes (bf16, f16) an access */
+        CHECK(ptx && strstr(ptx, "ld.global.v4.f32") && strstr(ptx, "st.global.v4.f32"));
+        CHECK(ptx && strstr(ptx, "ld.global.u64") && strstr(ptx, "st.global.u64"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 /* The tensor-core matmuls compile for sm_80 and sm_90 to mma.sync
    m16n8k16 (f16, bf16; fragments through ldmatrix, .trans for a B that is
    not transposed) and m16n8k8 (tf32, operands through cvt.rna) fed by
@@ -1055,6 +1077,7 @@ int main(void) {
     RUN(nvrtc_compiles_split_k_kernels);
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_named_parameters);
+    RUN(nvrtc_compiles_row_kernels);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
     RUN(tensor_core_tiles_stride_over_any_grid);
