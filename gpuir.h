@@ -6417,7 +6417,10 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // Rewrites composite ops into primitive ones: softmax(x, axis) becomes
 // e = exp(x - reduce_max(x)), e / reduce_sum(e), both keeping the axis;
 // a softmax over the innermost axis stays, since codegen has a one-pass
-// kernel for it (rows in registers). Reads: ir, build. Writes: ir.
+// kernel for it (rows in registers). An attention op the fused kernel
+// cannot run (gpuir__attention_fits: f32, a head dim other than 64 and
+// 128, dynamic sizes) becomes matmul, mul, add, softmax, matmul (the
+// unfused kernels). Reads: ir, build, array. Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
@@ -6441,6 +6444,77 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
     return gpuir__build_value(m, GPUIR_OP_DIV, div_in, 2, 0, 0, NULL).id;
 }
 
+static int gpuir__module_sm(const gpuir_module *m);
+
+/* Whether the fused attention kernel runs q, k, v: f16 or bf16, static,
+   the same batch dims, head dims 64 or 128 (q's and v's), at least one
+   query and one key, a device with tensor cores (sm_75 on). */
+static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
+    const gpuir_type *q = &gpuir__value_at(m, qv)->type, *k = &gpuir__value_at(m, kv)->type;
+    const gpuir_type *v = &gpuir__value_at(m, vv)->type;
+    int r = q->rank;
+    if ((q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) || k->rank != r || v->rank != r || gpuir__module_sm(m) < 75)
+        return false;
+    if (!gpuir__type_is_static(q) || !gpuir__type_is_static(k) || !gpuir__type_is_static(v)) return false;
+    for (int d = 0; d < r - 2; d++)
+        if (q->dims[d] != k->dims[d] || q->dims[d] != v->dims[d]) return false;
+    int64_t D = q->dims[r - 1];
+    return (D == 64 || D == 128) && v->dims[r - 1] == D && k->dims[r - 1] == D && k->dims[r - 2] == v->dims[r - 2] &&
+           k->dims[r - 2] > 0 && q->dims[r - 2] > 0;
+}
+
+/* The causal mask of an attention that decomposes: a dense [Sq, Sk]
+   constant, -inf at j > i, 0 elsewhere (0: the error is in the context). */
+static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, gpuir_dtype dt, int64_t Sq, int64_t Sk) {
+    gpuir_type t = gpuir_tensor_type(dt, 2, (const int64_t[]){Sq, Sk});
+    if (!gpuir__type_is_static(&t)) {
+        gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "decompose: attention {causal} of dynamic sizes needs the fused "
+                    "kernel (static f16 or bf16, head dim 64 or 128)");
+        return 0;
+    }
+    gpuir_array a;
+    if (gpuir_array_alloc(m->ctx, &a, dt, 2, t.dims)) return 0;
+    for (int64_t i = 0; i < Sq; i++)
+        for (int64_t j = 0; j < Sk; j++) gpuir_array_set(&a, (size_t)(i * Sk + j), j > i ? -INFINITY : 0.0);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), id = 0;
+    if (!gpuir__attr_push_dense(m, "value", dt, a.data, (size_t)(Sq * Sk)))
+        id = gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t).id;
+    gpuir_array_release(&a);
+    return id;
+}
+
+/* An attention op the fused kernel cannot run (gpuir__attention_fits) as
+   the ops it stands for: matmul q k^T, mul by the scale, add the mask and
+   the causal mask, softmax over the last axis, matmul by v. */
+static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op) {
+    uint32_t in[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, v = gpuir__op_operand(m, op, 2);
+    uint32_t mask = op->n_operands > 3 ? gpuir__op_operand(m, op, 3) : 0;
+    const gpuir__attr *sc = gpuir__attr_get(m, op, GPUIR__KEY_SCALE);
+    double scale = sc ? sc->f : 1.0;
+    bool causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
+    gpuir_type q = gpuir__value_at(m, in[0])->type, k = gpuir__value_at(m, in[1])->type;
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
+    uint32_t s = gpuir__build_value(m, GPUIR_OP_MATMUL, in, 2, first, 1, NULL).id;
+    if (s && scale != 1.0) {
+        gpuir_type t = gpuir_tensor_type(q.dtype, 0, NULL);
+        first = (uint32_t)stbds_arrlenu(m->attrs);
+        gpuir__attr_push_float(m, "value", scale);
+        uint32_t c[2] = {s, gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t).id};
+        s = c[1] ? gpuir__build_value(m, GPUIR_OP_MUL, c, 2, 0, 0, NULL).id : 0;
+    }
+    uint32_t masks[2] = {mask, causal ? gpuir__decompose_causal_mask(m, q.dtype, q.dims[q.rank - 2], k.dims[k.rank - 2]) : 0};
+    for (int i = 0; i < 2 && s && !m->ctx->result; i++) {
+        uint32_t add[2] = {s, masks[i]};
+        if (masks[i]) s = gpuir__build_value(m, GPUIR_OP_ADD, add, 2, 0, 0, NULL).id;
+    }
+    if (!s || m->ctx->result) return 0;
+    first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_int(m, "axis", GPUIR__ATTR_INT, -1);
+    uint32_t pv[2] = {gpuir__build_value(m, GPUIR_OP_SOFTMAX, &s, 1, first, 1, NULL).id, v};
+    return pv[0] ? gpuir__build_value(m, GPUIR_OP_MATMUL, pv, 2, 0, 0, NULL).id : 0;
+}
+
 static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
     uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *repl);
     if (!repl) return gpuir__oom(m->ctx, "decompose");
@@ -6452,11 +6526,14 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            if (op->kind != GPUIR_OP_SOFTMAX || !op->result || gpuir__softmax_is_rowwise(m, op)) {
+            bool attention = op->kind == GPUIR_OP_ATTENTION && op->result &&
+                             !gpuir__attention_fits(m, gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1),
+                                                    gpuir__op_operand(m, op, 2));
+            if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result || gpuir__softmax_is_rowwise(m, op))) {
                 gpuir__rewrite_keep(m, op_id);
                 continue;
             }
-            uint32_t result = op->result, y = gpuir__decompose_softmax(m, op);
+            uint32_t result = op->result, y = attention ? gpuir__decompose_attention(m, op) : gpuir__decompose_softmax(m, op);
             if (!y) r = m->ctx->result;
             else repl[result - 1] = y;
         }
@@ -6481,8 +6558,6 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // other attention stays as written (three or more kernels). Runs after
 // decompose (which keeps a last-axis softmax) and before split-k and fuse.
 // Reads: ir, build. Writes: ir.
-
-static int gpuir__module_sm(const gpuir_module *m);
 
 /* What a match found: the attention op's operands and attributes. */
 typedef struct gpuir__attn_found {
@@ -6585,22 +6660,6 @@ static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const ui
     return false;
 }
 
-/* Whether the matched operands fit the kernel: f16 or bf16, static, the
-   same batch dims, head dims 64 or 128, at least one key. */
-static bool gpuir__attn_fits(const gpuir_module *m, const gpuir__attn_found *x) {
-    const gpuir_type *q = &gpuir__value_at(m, x->q)->type, *k = &gpuir__value_at(m, x->k)->type;
-    const gpuir_type *v = &gpuir__value_at(m, x->v)->type;
-    int r = q->rank;
-    if ((q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) || k->rank != r || v->rank != r || gpuir__module_sm(m) < 75)
-        return false;
-    if (!gpuir__type_is_static(q) || !gpuir__type_is_static(k) || !gpuir__type_is_static(v)) return false;
-    for (int d = 0; d < r - 2; d++)
-        if (q->dims[d] != k->dims[d] || q->dims[d] != v->dims[d]) return false;
-    int64_t D = q->dims[r - 1];
-    return (D == 64 || D == 128) && v->dims[r - 1] == D && k->dims[r - 1] == D && k->dims[r - 2] == v->dims[r - 2] &&
-           k->dims[r - 2] > 0 && q->dims[r - 2] > 0;
-}
-
 /* Matches the attention that ends in `matmul %p, %v` (op). */
 static bool gpuir__attn_match(const gpuir_module *m, const gpuir__op *op, const uint32_t *uses, gpuir__attn_found *x) {
     memset(x, 0, sizeof *x);
@@ -6609,7 +6668,7 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__op *op, const 
     const gpuir__op *sm = gpuir__attn_def(m, gpuir__op_operand(m, op, 0), GPUIR_OP_SOFTMAX, uses);
     if (!sm || !gpuir__softmax_is_rowwise(m, sm)) return false;
     x->v = gpuir__op_operand(m, op, 1);
-    return gpuir__attn_match_masked(m, gpuir__op_operand(m, sm, 0), uses, x) && gpuir__attn_fits(m, x);
+    return gpuir__attn_match_masked(m, gpuir__op_operand(m, sm, 0), uses, x) && gpuir__attention_fits(m, x->q, x->k, x->v);
 }
 
 /* Builds the attention op of a match; its result id (0: the error is in the context). */
@@ -8210,6 +8269,13 @@ static bool gpuir__module_uses_tensor_cores(const gpuir_module *m) {
         if (form == GPUIR__MATMUL_TENSOR_CORES || form == GPUIR__MATMUL_WGMMA) return true;
         if (m->funcs[f].kernel && gpuir__kernel_attention(m, &m->funcs[f])) return true;
     }
+    return false;
+}
+
+/* Whether any kernel of the module is a fused attention. */
+static bool gpuir__module_uses_attention(const gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
+        if (m->funcs[f].kernel && gpuir__kernel_attention(m, &m->funcs[f])) return true;
     return false;
 }
 
@@ -11164,13 +11230,38 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
    all masked, as the interpreter's softmax gives). Shared rows are D + 8
    halves (ldmatrix without bank conflicts). */
 
+/* Two floats rounded to f16 or bf16 (nearest even) and packed in a 32-bit
+   word, the first in the low half: one cvt on sm_80+, the portable
+   conversions on the emulator and below. In a module's source only when a
+   kernel is a fused attention (gpuir__module_uses_attention). */
+static const char gpuir__cg_attn_helpers[] =
+    "#if !defined(GPUIR_EMU) && __CUDA_ARCH__ >= 800\n"
+    "GPUIR_DEVICE unsigned gpuir_pack_bf16x2(float lo, float hi) {\n"
+    "    unsigned r;\n"
+    "    asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
+    "    return r;\n"
+    "}\n"
+    "GPUIR_DEVICE unsigned gpuir_pack_f16x2(float lo, float hi) {\n"
+    "    unsigned r;\n"
+    "    asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
+    "    return r;\n"
+    "}\n"
+    "#else\n"
+    "GPUIR_DEVICE unsigned gpuir_pack_bf16x2(float lo, float hi) {\n"
+    "    return (unsigned)gpuir_f32_to_bf16(lo) | (unsigned)gpuir_f32_to_bf16(hi) << 16;\n"
+    "}\n"
+    "GPUIR_DEVICE unsigned gpuir_pack_f16x2(float lo, float hi) {\n"
+    "    return (unsigned)gpuir_f32_to_f16(lo) | (unsigned)gpuir_f32_to_f16(hi) << 16;\n"
+    "}\n"
+    "#endif\n";
+
 typedef struct gpuir__cg_attn {
     long long Sq, Sk, D, batches, qtiles, ktiles, rs;   /* rs: halves per shared row */
     char batch_off[48];         /* "bh * Sq * Sk + ": the mask's batch */
     int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
     bool mask_batched, causal;
     double scale;
-    const char *mma, *load, *store;
+    const char *mma, *load, *pack;
 } gpuir__cg_attn;
 
 /* Whether the kernel computes anything but op (constants aside). */
@@ -11205,7 +11296,7 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     bool bf = q->dtype == GPUIR_BF16;
     A->mma = bf ? "BF16" : "F16";
     A->load = bf ? "gpuir_bf16_to_f32" : "gpuir_f16_to_f32";
-    A->store = bf ? "gpuir_f32_to_bf16" : "gpuir_f32_to_f16";
+    A->pack = bf ? "gpuir_pack_bf16x2" : "gpuir_pack_f16x2";
     if (A->pq < 0 || A->pk < 0 || A->pv < 0 || A->po < 0 || (n == 5 && A->pm < 0))
         return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
     if ((A->D != 64 && A->D != 128) || A->Sq <= 0 || A->Sk <= 0 || gpuir__ops_compute_besides(C, op))
@@ -11243,18 +11334,26 @@ static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
 }
 
 /* Scores to log2 units; the mask operand; -inf past Sk and, causal,
-   past the row's index (only in tiles that reach there: `edge`). */
+   past the row's index, only in the tiles that reach there (`edge`): the
+   others (without a mask operand) just scale. */
 static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "int k0 = j * %d;", GPUIR__ATTN_BC);
     if (A->causal)
         gpuir__cg_line(C, "int edge = k0 + %d > %lld || k0 + %d > r0 + warp * 16;", GPUIR__ATTN_BC, A->Sk, GPUIR__ATTN_BC - 1);
     else gpuir__cg_line(C, "int edge = k0 + %d > %lld;", GPUIR__ATTN_BC, A->Sk);
+    if (A->pm < 0) {
+        gpuir__cg_open(C, "if (!edge)");
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_line(C, "for (int n = 0; n < 8; n++) s[n][0] *= sl2, s[n][1] *= sl2, s[n][2] *= sl2, s[n][3] *= sl2;");
+        C->depth--;
+        gpuir__cg_open(C, "} else");
+    }
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int n = 0; n < 8; n++)");
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int f = 0; f < 4; f++)");
     gpuir__cg_line(C, "int row = r0 + warp * 16 + g + f / 2 * 8, col = k0 + n * 8 + q4 * 2 + f %% 2;");
-    gpuir__cg_line(C, "float x = s[n][f] * %.9gf;", A->scale * 1.4426950408889634);
+    gpuir__cg_line(C, "float x = s[n][f] * sl2;");
     if (A->pm >= 0) {
         gpuir__cg_line(C, "if (row < %lld && col < %lld)", A->Sq, A->Sk);
         gpuir__cg_line(C, "    x += 1.44269504f * %s(p%d[%s(long long)row * %lld + col]);", A->load, A->pm,
@@ -11264,6 +11363,7 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "s[n][f] = x;");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
+    if (A->pm < 0) gpuir__cg_close(C);
 }
 
 /* x = max(x, the value of lane ^ d): the quad that shares a row. */
@@ -11302,9 +11402,8 @@ static void gpuir__cg_attn_pv(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_open(C, "for (int kk = 0; kk < 4; kk++)");
     gpuir__cg_line(C, "unsigned a[4];");
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int r = 0; r < 4; r++)");
-    gpuir__cg_line(C, "    a[r] = (unsigned)%s(s[2 * kk + r / 2][r %% 2 * 2]) | (unsigned)%s(s[2 * kk + r / 2][r %% 2 * 2 + 1]) << 16;",
-                   A->store, A->store);
+    gpuir__cg_line(C, "for (int r = 0; r < 4; r++) a[r] = %s(s[2 * kk + r / 2][r %% 2 * 2], s[2 * kk + r / 2][r %% 2 * 2 + 1]);",
+                   A->pack);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int d = 0; d < %lld; d++)", A->D / 16);
     gpuir__cg_line(C, "unsigned b[4];");
@@ -11324,10 +11423,9 @@ static void gpuir__cg_attn_store(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "float inv = 1.0f / l;");
     gpuir__cg_line(C, "int row = r0 + warp * 16 + g + h * 8;");
     gpuir__cg_line(C, "if (row >= %lld) continue;", A->Sq);
-    gpuir__cg_line(C, "unsigned short *out = p%d + (bh * %lldLL + row) * %lld + q4 * 2;", A->po, A->Sq, A->D);
+    gpuir__cg_line(C, "unsigned *out = (unsigned *)(p%d + (bh * %lldLL + row) * %lld + q4 * 2);", A->po, A->Sq, A->D);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) out[d * 8] = %s(o[d][2 * h] * inv), out[d * 8 + 1] = %s(o[d][2 * h + 1] * inv);",
-                   A->D / 8, A->store, A->store);
+    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) out[d * 4] = %s(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);", A->D / 8, A->pack);
     gpuir__cg_close(C);
 }
 
@@ -11373,6 +11471,7 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     gpuir__cg_line(C, "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;",
                    GPUIR__ATTN_BR * A.rs, 2 * stage);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q4 = lane %% 4;");
+    gpuir__cg_line(C, "const float sl2 = %.9gf;     /* the scale times log2(e): scores in exp2's units */", A.scale * 1.4426950408889634);
     gpuir__cg_line(C, "int la = (warp * 16 + lane %% 16) * %lld + lane / 16 * 8, lk = (lane %% 8 + lane / 16 * 8) * %lld + "
                    "lane / 8 %% 2 * 8, lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs, A.rs, A.rs);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", A.batches * A.qtiles);
@@ -11593,6 +11692,7 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target, g
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
     if (!r && gpuir__module_uses_wgmma(m))
         gpuir__str_appendf(&s, "%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2], gpuir__cg_wgmma_helpers);
+    if (!r && gpuir__module_uses_attention(m)) gpuir__str_appendf(&s, "%s", gpuir__cg_attn_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;
         gpuir__cg_kernel_info info;

@@ -63,6 +63,15 @@ TEST(attention_pass_is_in_the_default_pipeline) {
     CHECK(strstr(GPUIR_DEFAULT_PIPELINE, "canonicalize,attention,split-k,fuse") != NULL);
 }
 
+/* Whether the PTX of entry `name` (up to the next entry) uses local memory. */
+static bool entry_uses_local(const char *ptx, const char *name) {
+    char head[128];
+    snprintf(head, sizeof head, ".visible .entry %s(", name);
+    const char *at = ptx ? strstr(ptx, head) : NULL, *next = at ? strstr(at + 1, ".visible .entry") : NULL;
+    const char *local = at ? strstr(at, ".local") : NULL;
+    return !at || (local && (!next || local < next));
+}
+
 /* Every fused kernel of the run test compiles for sm_80 and sm_90: no
    spills, no local memory, tensor cores. */
 TEST(attention_kernels_compile_without_spills) {
@@ -87,7 +96,15 @@ TEST(attention_kernels_compile_without_spills) {
         CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
         CHECK(ptx && strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
         CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "ex2.approx"));
-        CHECK(ptx && !strstr(ptx, ".local"));
+        static const char *const fused[] = {"gpuir_k_d64_bf16_k0", "gpuir_k_d128_f16_cross_k0", "gpuir_k_causal_f16_k0",
+                                            "gpuir_k_holes_f16_k0", "gpuir_k_seq1_bf16_k0", "gpuir_k_causal_d128_bf16_k0",
+                                            "gpuir_k_tiles_f16_k0"};
+        for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
+            if (entry_uses_local(ptx, fused[k])) {
+                fprintf(stderr, "sm_%d: %s uses local memory (or is missing)\n", archs[i], fused[k]);
+                check__failed = 1;
+            }
+        CHECK(ptx && strstr(ptx, "cvt.rn.bf16x2.f32") && strstr(ptx, "cvt.rn.f16x2.f32"));
         gpuir_free(ptx);
     }
     gpuir_ctx_destroy(ctx);
