@@ -8247,18 +8247,22 @@ static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpu
     return NULL;
 }
 
-/* The fused attention kernel's tiles (gpuir__cg_attention): a block of
-   GPUIR__ATTN_THREADS threads (4 warps of 16 query rows) per
-   GPUIR__ATTN_BR query rows of a batch, GPUIR__ATTN_BC keys a step. */
-#define GPUIR__ATTN_BR 64
+/* The fused attention kernel's tiles (gpuir__cg_attention): a block per
+   gpuir__attention_rows query rows of a batch (a warp per 16 rows),
+   GPUIR__ATTN_BC keys a step. */
 #define GPUIR__ATTN_BC 64
-#define GPUIR__ATTN_THREADS 128
+
+/* Query rows a block takes: 128 (8 warps) at head dim 128, where one
+   block's registers (about 170 a thread) fill an SM's register file anyway
+   and each K/V tile then serves twice the rows (half the L2 traffic of 64);
+   64 (4 warps) at head dim 64, where three such blocks fit an SM. */
+static int64_t gpuir__attention_rows(int64_t D) { return D == 128 ? 128 : 64; }
 
 /* Blocks of an attention launch: batches x query tiles. */
 static int64_t gpuir__attention_tiles(const gpuir_module *m, const gpuir__op *op) {
     const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     int64_t Sq = q->dims[q->rank - 2], D = q->dims[q->rank - 1];
-    return Sq && D ? gpuir__type_count(q) / (Sq * D) * gpuir__ceil_div(Sq, GPUIR__ATTN_BR) : 0;
+    return Sq && D ? gpuir__type_count(q) / (Sq * D) * gpuir__ceil_div(Sq, gpuir__attention_rows(D)) : 0;
 }
 
 /* Whether any kernel of the module runs on tensor cores (its source then
@@ -8402,7 +8406,8 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     if (count <= 0) return;
     const gpuir__op *att = gpuir__kernel_attention(m, k);
     if (att) {
-        block[0] = GPUIR__ATTN_THREADS;
+        const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, att, 0))->type;
+        block[0] = 2 * gpuir__attention_rows(q->dims[q->rank - 1]);
         grid[0] = gpuir__attention_tiles(m, att);
     } else if (kind == GPUIR_OP_MATMUL) {
         int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
@@ -11214,7 +11219,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
 
 
 /* ---- fused attention: FlashAttention-2's algorithm on mma.sync ----
-   A block of GPUIR__ATTN_THREADS threads per GPUIR__ATTN_BR query rows of
+   A block of 2 x gpuir__attention_rows threads per as many query rows of
    one batch (tiles visited last query tile first: under a causal mask the
    longest rows start first); each warp owns 16 query rows, held as mma A
    fragments (ldmatrix from shared memory, once). Keys and values stream
@@ -11257,6 +11262,7 @@ static const char gpuir__cg_attn_helpers[] =
 
 typedef struct gpuir__cg_attn {
     long long Sq, Sk, D, batches, qtiles, ktiles, rs;   /* rs: halves per shared row */
+    long long br, threads;      /* query rows and threads a block */
     char batch_off[48];         /* "bh * Sq * Sk + ": the mask's batch */
     int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
     bool mask_batched, causal;
@@ -11282,7 +11288,8 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     memset(A, 0, sizeof *A);
     A->Sq = q->dims[q->rank - 2], A->D = q->dims[q->rank - 1], A->Sk = k->dims[k->rank - 2];
     A->batches = A->Sq ? gpuir__type_count(q) / (A->Sq * A->D) : 0;
-    A->qtiles = gpuir__ceil_div(A->Sq, GPUIR__ATTN_BR), A->ktiles = gpuir__ceil_div(A->Sk, GPUIR__ATTN_BC);
+    A->br = gpuir__attention_rows(A->D), A->threads = 2 * A->br;
+    A->qtiles = gpuir__ceil_div(A->Sq, A->br), A->ktiles = gpuir__ceil_div(A->Sk, GPUIR__ATTN_BC);
     A->rs = A->D + 8;
     A->pq = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 0));
     A->pk = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
@@ -11304,12 +11311,12 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     return GPUIR_OK;
 }
 
-/* cp.async of GPUIR__ATTN_BR rows of D halves from `base` (rows row0..,
-   zeros from row `limit` on) into shared rows at `dst`. */
-static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, const char *dst, const char *base,
+/* cp.async of `rows` rows of D halves from `base` (rows row0.., zeros
+   from row `limit` on) into shared rows at `dst`. */
+static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows, const char *dst, const char *base,
                                 const char *row0, long long limit) {
     long long pieces = A->D / 8;
-    gpuir__cg_open(C, "for (int e = t; e < %lld; e += %d)", GPUIR__ATTN_BR * pieces, GPUIR__ATTN_THREADS);
+    gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
     gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld * 8, ok = %s + r < %lld;", pieces, pieces, row0, limit);
     gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %lld + c : %s;", base, row0, A->D, base);
     gpuir__cg_line(C, "gpuir_cp_async16(%s + r * %lld + c, src, ok);", dst, A->rs);
@@ -11435,8 +11442,8 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_open(C, "for (int j = 0; j < nkv; j++)");
     gpuir__cg_open(C, "if (j + 1 < nkv)");
     gpuir__cg_line(C, "int k1 = (j + 1) * %d, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC, stage);
-    gpuir__cg_attn_load(C, A, "sk + st", "kg", "k1", A->Sk);
-    gpuir__cg_attn_load(C, A, "sv + st", "vg", "k1", A->Sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, "sk + st", "kg", "k1", A->Sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, "sv + st", "vg", "k1", A->Sk);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
@@ -11460,30 +11467,32 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     gpuir__cg_attn A;
     gpuir_result r = gpuir__cg_attn_of(C, op, &A);
     if (r) return r;
-    if (C->threads != GPUIR__ATTN_THREADS) return gpuir__cg_fail(C, op, "the fused kernel runs 128 threads a block");
+    if (C->threads != A.threads) return gpuir__cg_fail(C, op, "the fused kernel runs 2 threads a query row of its block");
     long long stage = (long long)GPUIR__ATTN_BC * A.rs;
-    C->dynamic_bytes = (uint32_t)((GPUIR__ATTN_BR * A.rs + 4 * stage) * 2);
+    C->dynamic_bytes = (uint32_t)((A.br * A.rs + 4 * stage) * 2);
     C->barriers = true;
     C->ind = "    ";
     gpuir__cg_comment(C, C->k->ops[at], op);
     C->depth = 1;
     gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes: Q, then K and V in two stages */", C->dynamic_bytes);
     gpuir__cg_line(C, "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;",
-                   GPUIR__ATTN_BR * A.rs, 2 * stage);
+                   A.br * A.rs, 2 * stage);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q4 = lane %% 4;");
     gpuir__cg_line(C, "const float sl2 = %.9gf;     /* the scale times log2(e): scores in exp2's units */", A.scale * 1.4426950408889634);
     gpuir__cg_line(C, "int la = (warp * 16 + lane %% 16) * %lld + lane / 16 * 8, lk = (lane %% 8 + lane / 16 * 8) * %lld + "
                    "lane / 8 %% 2 * 8, lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs, A.rs, A.rs);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", A.batches * A.qtiles);
     gpuir__cg_line(C, "long long bh = tile / %lld;", A.qtiles);
-    gpuir__cg_line(C, "int r0 = (int)(%lld - tile %% %lld) * %d;", A.qtiles - 1, A.qtiles, GPUIR__ATTN_BR);
+    gpuir__cg_line(C, "int r0 = (int)(%lld - tile %% %lld) * %lld;", A.qtiles - 1, A.qtiles, A.br);
     gpuir__cg_line(C, "const unsigned short *qg = p%d + bh * %lldLL, *kg = p%d + bh * %lldLL, *vg = p%d + bh * %lldLL;",
                    A.pq, A.Sq * A.D, A.pk, A.Sk * A.D, A.pv, A.Sk * A.D);
-    if (A.causal) gpuir__cg_line(C, "int nkv = r0 / %d + 1 < %lld ? r0 / %d + 1 : %lld;", GPUIR__ATTN_BC, A.ktiles, GPUIR__ATTN_BC, A.ktiles);
+    if (A.causal)       /* the tiles up to the block's last row's key */
+        gpuir__cg_line(C, "int nkv = (r0 + %lld) / %d + 1 < %lld ? (r0 + %lld) / %d + 1 : %lld;", A.br - 1, GPUIR__ATTN_BC,
+                       A.ktiles, A.br - 1, GPUIR__ATTN_BC, A.ktiles);
     else gpuir__cg_line(C, "int nkv = %lld;", A.ktiles);
-    gpuir__cg_attn_load(C, &A, "sq", "qg", "r0", A.Sq);
-    gpuir__cg_attn_load(C, &A, "sk", "kg", "0", A.Sk);
-    gpuir__cg_attn_load(C, &A, "sv", "vg", "0", A.Sk);
+    gpuir__cg_attn_load(C, &A, A.br, "sq", "qg", "r0", A.Sq);
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sk", "kg", "0", A.Sk);
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sv", "vg", "0", A.Sk);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.D / 8);
     gpuir__cg_line(C, "unsigned qf[%lld][4];", A.D / 16);
