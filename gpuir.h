@@ -6466,7 +6466,8 @@ static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t k
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
    constant, -inf at j > i, 0 elsewhere (0: the error is in the context). */
 static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, gpuir_dtype dt, int64_t Sq, int64_t Sk) {
-    gpuir_type t = gpuir_tensor_type(dt, 2, (const int64_t[]){Sq, Sk});
+    const int64_t dims[2] = {Sq, Sk};
+    gpuir_type t = gpuir_tensor_type(dt, 2, dims);
     if (!gpuir__type_is_static(&t)) {
         gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "decompose: attention {causal} of dynamic sizes needs the fused "
                     "kernel (static f16 or bf16, head dim 64 or 128)");
