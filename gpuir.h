@@ -2379,7 +2379,9 @@ static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in,
         gpuir_result res = gpuir__same_dtype(ctx, GPUIR_OP_ATTENTION, &in[0], &in[i]);
         if (res) return res;
     }
-    bool ok = r >= 2 && in[1].rank == r && in[2].rank == r;
+    if (r < 2)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention: q %s needs rank >= 2 ([.., Sq, D])", gpuir__tstr(&b0, &in[0]));
+    bool ok = in[1].rank == r && in[2].rank == r;
     for (int d = 0; ok && d < r - 2; d++)
         ok = gpuir__dims_may_agree(in[0].dims[d], in[1].dims[d]) && gpuir__dims_may_agree(in[0].dims[d], in[2].dims[d]);
     int bad = !ok ? 1 : !gpuir__dims_may_agree(in[0].dims[r - 1], in[1].dims[r - 1]) ? 1 :
@@ -6465,12 +6467,13 @@ static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t k
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
    constant, -inf at j > i, 0 elsewhere (0: the error is in the context). */
-static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, gpuir_dtype dt, int64_t Sq, int64_t Sk) {
+static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *op, gpuir_dtype dt, int64_t Sq,
+                                             int64_t Sk) {
     const int64_t dims[2] = {Sq, Sk};
     gpuir_type t = gpuir_tensor_type(dt, 2, dims);
     if (!gpuir__type_is_static(&t)) {
-        gpuir__fail(m->ctx, GPUIR_ERR_SHAPE, "decompose: attention {causal} of dynamic sizes needs the fused "
-                    "kernel (static f16 or bf16, head dim 64 or 128)");
+        gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "attention {causal = true} with dynamic sequence lengths has no "
+                         "unfused form (a static [Sq, Sk] mask); the fused kernel takes static f16 or bf16, head dim 64 or 128");
         return 0;
     }
     gpuir_array a;
@@ -6494,6 +6497,8 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
     double scale = sc ? sc->f : 1.0;
     bool causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
     gpuir_type q = gpuir__value_at(m, in[0])->type, k = gpuir__value_at(m, in[1])->type;
+    uint32_t causal_mask = causal ? gpuir__decompose_causal_mask(m, op, q.dtype, q.dims[q.rank - 2], k.dims[k.rank - 2]) : 0;
+    if (causal && !causal_mask) return 0;       /* op is not used past here: building ops moves m->ops */
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
     uint32_t s = gpuir__build_value(m, GPUIR_OP_MATMUL, in, 2, first, 1, NULL).id;
@@ -6504,7 +6509,7 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
         uint32_t c[2] = {s, gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t).id};
         s = c[1] ? gpuir__build_value(m, GPUIR_OP_MUL, c, 2, 0, 0, NULL).id : 0;
     }
-    uint32_t masks[2] = {mask, causal ? gpuir__decompose_causal_mask(m, q.dtype, q.dims[q.rank - 2], k.dims[k.rank - 2]) : 0};
+    uint32_t masks[2] = {mask, causal_mask};
     for (int i = 0; i < 2 && s && !m->ctx->result; i++) {
         uint32_t add[2] = {s, masks[i]};
         if (masks[i]) s = gpuir__build_value(m, GPUIR_OP_ADD, add, 2, 0, 0, NULL).id;

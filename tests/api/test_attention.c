@@ -56,6 +56,27 @@ TEST(attention_op_checks_its_operands) {
     CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_ATTRIBUTE && strstr(e, "unknown attribute 'axis'"));
 }
 
+/* q of rank 1 is a shape error; causal attention of dynamic lengths (no
+   fused kernel, no static mask for the unfused form) fails in decompose,
+   at the op's location. */
+TEST(attention_errors_name_the_operand_and_place) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *rank1 = "func.func @a(%q: tensor<64xf16>) -> tensor<64xf16> {\n"
+                        "  %o = attention %q, %q, %q : (tensor<64xf16>, tensor<64xf16>, tensor<64xf16>) -> tensor<64xf16>\n"
+                        "  return %o : tensor<64xf16>\n}\n";
+    CHECK(parse(ctx, rank1) == NULL && gpuir_ctx_result(ctx) == GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "q tensor<64xf16> needs rank >= 2"));
+    gpuir_ctx_clear_error(ctx);
+    const char *dynamic = "func.func @b(%q: tensor<?x64xf16>) -> tensor<?x64xf16> {\n"
+                          "  %o = attention %q, %q, %q {causal = true} : (tensor<?x64xf16>, tensor<?x64xf16>, "
+                          "tensor<?x64xf16>) -> tensor<?x64xf16>\n  return %o : tensor<?x64xf16>\n}\n";
+    gpuir_module *m = parse(ctx, dynamic);
+    CHECK(m != NULL);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "dynamic sequence lengths"));
+    gpuir_ctx_destroy(ctx);
+}
+
 /* The default pipeline runs the attention pass before split-k and fuse. */
 TEST(attention_pass_is_in_the_default_pipeline) {
     bool listed = false;
@@ -118,6 +139,7 @@ int main(void) {
     void *nvrtc = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
     if (!nvrtc) nvrtc = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
     RUN(attention_op_checks_its_operands);
+    RUN(attention_errors_name_the_operand_and_place);
     RUN(attention_pass_is_in_the_default_pipeline);
     RUN(attention_kernels_compile_without_spills);
     (void)nvrtc;            /* not closed: the pool must stay reachable at exit */
