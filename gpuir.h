@@ -52,6 +52,7 @@
      >>pass     the pass registry and the pipeline runner; rewriting helpers
      >>pass.canonicalize   constant folding, CSE, dead code removal
      >>pass.decompose      composites (softmax) into primitive ops
+     >>pass.attention      matmul, softmax, matmul into one attention op
      >>pass.split-k        matmuls too small for the device: K in slices, then their sum
      >>pass.fuse           fusion groups: which ops share a kernel
      >>pass.bufferize      tensors to buffers in host functions
@@ -205,6 +206,13 @@ typedef enum gpuir_dtype {
      CONSTANT   no operand; attr value = number (splat) or dense<[...]>
      GLOBAL     no operand; attr name = @symbol of a module global
      SOFTMAX    1 operand; attr axis (int, required; negative counts back)
+     ATTENTION  q [..,Sq,D], k [..,Sk,D], v [..,Sk,Dv] (one dtype, the same
+                batch dims) and an optional additive mask [Sq,Sk] or
+                [..,Sq,Sk] -> [..,Sq,Dv]: softmax(scale * q k^T + mask) v
+                over the last axis; attrs scale (float, default 1), causal
+                (bool: keys after the query's index, j > i, are -inf).
+                The attention pass makes it from matmul/softmax/matmul;
+                it has a buffer form too (the output last)
      RETURN     any operands, no result; ends a function
    Every op from UNARY to SOFTMAX (but GLOBAL) also has a buffer form, in
    destination-passing style: memref operands, the last one the output,
@@ -264,7 +272,8 @@ typedef enum gpuir_dtype {
     X(GPU_MEMCPY,        "gpu.memcpy",        COPY,    0, 0) \
     X(GPU_LAUNCH_FUNC,   "gpu.launch_func",   LAUNCH,  0, 0) \
     X(GPU_WAIT,          "gpu.wait",          WAIT,    0, 0) \
-    X(MEMREF_RESHAPE,    "memref.reshape",    VIEW,    0, 0)
+    X(MEMREF_RESHAPE,    "memref.reshape",    VIEW,    0, 0) \
+    X(ATTENTION,  "attention",  ATTENTION, 1, 0)
 
 typedef enum gpuir_op_kind {
     GPUIR_OP_INVALID = 0,
@@ -650,7 +659,7 @@ typedef struct gpuir_program gpuir_program;
    same without the async pass (desc.synchronous, `--lower=sync`): one
    stream, everything in program order, copies done when they return. */
 #define GPUIR_SYNC_PIPELINE \
-    "decompose,canonicalize,split-k,fuse,bufferize,outline,place,configure,plan-shared-memory"
+    "decompose,canonicalize,attention,split-k,fuse,bufferize,outline,place,configure,plan-shared-memory"
 #define GPUIR_DEFAULT_PIPELINE GPUIR_SYNC_PIPELINE ",async"
 
 GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc);
@@ -1416,12 +1425,12 @@ typedef enum gpuir__op_class {
     GPUIR__CLASS_TRANSPOSE, GPUIR__CLASS_RESHAPE, GPUIR__CLASS_BROADCAST, GPUIR__CLASS_CAST,
     GPUIR__CLASS_CONSTANT, GPUIR__CLASS_GLOBAL, GPUIR__CLASS_SOFTMAX, GPUIR__CLASS_RETURN,
     GPUIR__CLASS_ALLOC, GPUIR__CLASS_DEALLOC, GPUIR__CLASS_COPY, GPUIR__CLASS_LAUNCH,
-    GPUIR__CLASS_WAIT, GPUIR__CLASS_VIEW
+    GPUIR__CLASS_WAIT, GPUIR__CLASS_VIEW, GPUIR__CLASS_ATTENTION
 } gpuir__op_class;
 
 /* Whether ops of a class compute values (and so have a buffer form). */
 static bool gpuir__class_computes(gpuir__op_class c) {
-    return c <= GPUIR__CLASS_SOFTMAX && c != GPUIR__CLASS_GLOBAL;
+    return (c <= GPUIR__CLASS_SOFTMAX && c != GPUIR__CLASS_GLOBAL) || c == GPUIR__CLASS_ATTENTION;
 }
 
 /* Whether an op of this class, as written, defines a value by default. */
@@ -1470,7 +1479,7 @@ typedef enum gpuir__attr_key {
     GPUIR__KEY_TRANSPOSE_A, GPUIR__KEY_TRANSPOSE_B, GPUIR__KEY_TF32, GPUIR__KEY_WGMMA, GPUIR__KEY_K_SLICES, GPUIR__KEY_AXES, GPUIR__KEY_KEEPDIMS,
     GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
     GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
-    GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION, GPUIR__KEY_FORM,
+    GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION, GPUIR__KEY_FORM, GPUIR__KEY_SCALE, GPUIR__KEY_CAUSAL,
     GPUIR__KEY_COUNT
 } gpuir__attr_key;
 
@@ -2004,6 +2013,7 @@ static const struct gpuir__attr_key_info {
     {"wait", GPUIR__ATTR_INTS, "an integer list"}, {"event", GPUIR__ATTR_INT, "an integer"},
     {"events", GPUIR__ATTR_INTS, "an integer list"}, {"fusion", GPUIR__ATTR_INT, "an integer"},
     {"form", GPUIR__ATTR_STRING, "a string"},
+    {"scale", GPUIR__ATTR_FLOAT, "a float"}, {"causal", GPUIR__ATTR_BOOL, "a bool"},
 };
 
 static gpuir__attr_key gpuir__attr_key_of(const char *name) {
@@ -2106,6 +2116,7 @@ static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     case GPUIR__CLASS_CONSTANT: return GPUIR__KEYS(VALUE);
     case GPUIR__CLASS_GLOBAL: return GPUIR__KEYS(NAME);
     case GPUIR__CLASS_SOFTMAX: return GPUIR__KEYS(AXIS);
+    case GPUIR__CLASS_ATTENTION: return GPUIR__KEYS(SCALE) | GPUIR__KEYS(CAUSAL);
     default: return 0;
     }
 }
@@ -2504,10 +2515,49 @@ static gpuir_result gpuir__infer_softmax(gpuir_ctx *ctx, const gpuir_type *x,
     return GPUIR_OK;
 }
 
+/* Whether two dims may be the same size: equal, or one of them dynamic. */
+static bool gpuir__dims_may_agree(int64_t a, int64_t b) { return a == b || a == GPUIR_DYN || b == GPUIR_DYN; }
+
+/* attention q, k, v[, mask]: q [..,Sq,D], k [..,Sk,D], v [..,Sk,Dv] with
+   the same batch dims; the mask [Sq,Sk] or [..,Sq,Sk]; out [..,Sq,Dv]. */
+static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in, uint32_t n, gpuir_type *out) {
+    static const char *const names[] = {"q", "k", "v", "mask"};
+    gpuir__tbuf b0, b1;
+    if (n != 3 && n != 4)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "attention: expected 3 or 4 operands (q, k, v[, mask]), got %u", n);
+    int r = in[0].rank;
+    for (uint32_t i = 1; i < n; i++) {
+        gpuir_result res = gpuir__same_dtype(ctx, GPUIR_OP_ATTENTION, &in[0], &in[i]);
+        if (res) return res;
+    }
+    if (r < 2)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention: q %s needs rank >= 2 ([.., Sq, D])", gpuir__tstr(&b0, &in[0]));
+    bool ok = in[1].rank == r && in[2].rank == r;
+    for (int d = 0; ok && d < r - 2; d++)
+        ok = gpuir__dims_may_agree(in[0].dims[d], in[1].dims[d]) && gpuir__dims_may_agree(in[0].dims[d], in[2].dims[d]);
+    int bad = !ok ? 1 : !gpuir__dims_may_agree(in[0].dims[r - 1], in[1].dims[r - 1]) ? 1 :
+              !gpuir__dims_may_agree(in[1].dims[r - 2], in[2].dims[r - 2]) ? 2 : 0;
+    if (bad)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention: %s %s does not fit q %s (q [..,Sq,D], k [..,Sk,D], "
+                           "v [..,Sk,Dv], the same batch dims)", names[bad], gpuir__tstr(&b0, &in[bad]), gpuir__tstr(&b1, &in[0]));
+    if (n == 4) {
+        const gpuir_type *mk = &in[3];
+        ok = (mk->rank == 2 || mk->rank == r) && gpuir__dims_may_agree(mk->dims[mk->rank - 2], in[0].dims[r - 2]) &&
+             gpuir__dims_may_agree(mk->dims[mk->rank - 1], in[1].dims[r - 2]);
+        for (int d = 0; ok && mk->rank == r && d < r - 2; d++) ok = gpuir__dims_may_agree(mk->dims[d], in[0].dims[d]);
+        if (!ok)
+            return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention: mask %s is neither [Sq, Sk] nor [.., Sq, Sk] of q %s",
+                               gpuir__tstr(&b0, mk), gpuir__tstr(&b1, &in[0]));
+    }
+    *out = in[0];
+    out->dims[r - 1] = in[2].dims[r - 1];
+    return GPUIR_OK;
+}
+
 /* Checks operand count, kinds and dtypes against the op's class. */
 static gpuir_result gpuir__check_operands(gpuir_ctx *ctx, gpuir_op_kind kind,
                                           const gpuir_type *in, uint32_t n) {
-    static const int arity[] = {1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1, -1, -1, 1, 2, -1, 0, 1};
+    static const int arity[] = {1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 1, -1, -1, 1, 2, -1, 0, 1, -1};
     const gpuir__op_info *info = gpuir__info(kind);
     int want = arity[info->cls];
     if (want >= 0 && (uint32_t)want != n)
@@ -2574,6 +2624,7 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
     case GPUIR__CLASS_CONSTANT: r = gpuir__infer_constant(ctx, as, given); *out = *given; break;
     case GPUIR__CLASS_GLOBAL: r = gpuir__infer_global(ctx, as, given); *out = *given; break;
     case GPUIR__CLASS_SOFTMAX: r = gpuir__infer_softmax(ctx, &in[0], as, out); break;
+    case GPUIR__CLASS_ATTENTION: r = gpuir__infer_attention(ctx, in, n, out); break;
     default: break;                 /* return; buffer ops go to gpuir__infer_buffer_op */
     }
     if (!r && given && !needs_given && !gpuir__type_same(given, out)) {
@@ -5105,6 +5156,36 @@ static void gpuir__ref_softmax(const gpuir_array *x, gpuir_array *out, int64_t a
         }
 }
 
+/* attention: per batch and query row i, s_j = scale * q_i . k_j + mask[i][j]
+   (-inf where causal and j > i), then softmax over j as gpuir__ref_softmax
+   and the weighted sum of v's rows, in double, rounded once. */
+static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_array *out, double scale, bool causal) {
+    const gpuir_array *q = x[0], *k = x[1], *v = x[2], *mask = n > 3 ? x[3] : NULL;
+    int r = q->rank;
+    size_t Sq = (size_t)q->dims[r - 2], D = (size_t)q->dims[r - 1], Sk = (size_t)k->dims[r - 2], Dv = (size_t)v->dims[r - 1];
+    size_t batches = Sq && D ? gpuir_array_count(q) / (Sq * D) : 0;
+    double *s = (double *)gpuir__calloc(Sk + 1, sizeof *s);
+    for (size_t b = 0; s && b < batches; b++)
+        for (size_t i = 0; i < Sq; i++) {
+            double mx = -INFINITY, sum = 0;
+            for (size_t j = 0; j < Sk; j++) {
+                double dot = 0;
+                for (size_t d = 0; d < D; d++) dot += gpuir_array_get(q, (b * Sq + i) * D + d) * gpuir_array_get(k, (b * Sk + j) * D + d);
+                s[j] = scale * dot + (mask ? gpuir_array_get(mask, ((mask->rank > 2 ? b * Sq : 0) + i) * Sk + j) : 0.0);
+                if (causal && j > i) s[j] = -INFINITY;
+                mx = isnan(s[j]) || s[j] > mx ? s[j] : mx;
+            }
+            for (size_t j = 0; j < Sk; j++) sum += exp(s[j] - mx);
+            for (size_t e = 0; e < Dv; e++) {
+                double acc = 0;
+                for (size_t j = 0; j < Sk; j++) acc += exp(s[j] - mx) / sum * gpuir_array_get(v, (b * Sk + j) * Dv + e);
+                gpuir_array_set(out, (b * Sq + i) * Dv + e, acc);
+            }
+        }
+    GPUIR_FREE(s);
+    return s != NULL;
+}
+
 static void gpuir__ref_constant(const gpuir_module *m, const gpuir__attr *v, gpuir_array *out) {
     size_t n = gpuir_array_count(out), size = gpuir_dtype_size(out->dtype);
     if (v->kind == GPUIR__ATTR_DENSE) {
@@ -5209,6 +5290,12 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     case GPUIR__CLASS_CAST: gpuir__ref_cast(x[0], out); break;
     case GPUIR__CLASS_CONSTANT: gpuir__ref_constant(R->m, gpuir__attr_get(R->m, op, GPUIR__KEY_VALUE), out); break;
     case GPUIR__CLASS_SOFTMAX: gpuir__ref_softmax(x[0], out, gpuir__attr_get(R->m, op, GPUIR__KEY_AXIS)->i); break;
+    case GPUIR__CLASS_ATTENTION:
+        a = gpuir__attr_get(R->m, op, GPUIR__KEY_SCALE);
+        if (!gpuir__ref_attention(x, op->result ? op->n_operands : op->n_operands - 1, out, a ? a->f : 1.0,
+                                  gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL)))
+            r = gpuir__oom(R->ctx, "attention");
+        break;
     default: break;
     }
     return r;
@@ -6055,6 +6142,7 @@ static gpuir_result gpuir__each_host_func(gpuir_module *m,
 
 static gpuir_result gpuir__pass_canonicalize(gpuir_module *m);
 static gpuir_result gpuir__pass_decompose(gpuir_module *m);
+static gpuir_result gpuir__pass_attention(gpuir_module *m);
 static gpuir_result gpuir__pass_split_k(gpuir_module *m);
 static gpuir_result gpuir__pass_fuse(gpuir_module *m);
 static gpuir_result gpuir__pass_bufferize(gpuir_module *m);
@@ -6075,6 +6163,8 @@ static const gpuir__pass_info gpuir__passes[] = {
     {"canonicalize", "fold constants, merge identical ops (CSE), remove dead ops",
      gpuir__pass_canonicalize, false},
     {"decompose", "rewrite composite ops (softmax) into primitive ops", gpuir__pass_decompose, false},
+    {"attention", "recognize matmul, scale, mask, softmax, matmul as one attention op (one kernel)",
+     gpuir__pass_attention, true},
     {"split-k", "split the K of matmuls too small to fill the device: partial products, then their sum",
      gpuir__pass_split_k, true},
     {"fuse", "group ops into kernels: elementwise chains, into reductions, matmul epilogues",
@@ -6495,8 +6585,11 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // e = exp(x - reduce_max(x)), e / reduce_sum(e), both keeping the axis;
 // a softmax over the innermost axis stays, since codegen has a one-pass
 // kernel for it (rows in registers), unless an elementwise op feeds it or
-// uses it: then its parts fuse with those into one row kernel.
-// Reads: util, ir, build, pass. Writes: ir.
+// uses it: then its parts fuse with those into one row kernel. An
+// attention op the fused kernel cannot run (gpuir__attention_fits: f32, a
+// head dim other than 64 and 128, dynamic sizes) becomes matmul, mul, add,
+// softmax, matmul (the unfused kernels). Reads: util, ir, build, pass, array.
+// Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
@@ -6544,6 +6637,81 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
     return gpuir__build_value(m, GPUIR_OP_DIV, div_in, 2, 0, 0, NULL).id;
 }
 
+static int gpuir__module_sm(const gpuir_module *m);
+
+/* Whether the fused attention kernel runs q, k, v: f16 or bf16, static,
+   the same batch dims, head dims 64 or 128 (q's and v's), at least one
+   query and one key, a device with tensor cores (sm_75 on). */
+static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
+    const gpuir_type *q = &gpuir__value_at(m, qv)->type, *k = &gpuir__value_at(m, kv)->type;
+    const gpuir_type *v = &gpuir__value_at(m, vv)->type;
+    int r = q->rank;
+    if ((q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) || k->rank != r || v->rank != r || gpuir__module_sm(m) < 75)
+        return false;
+    if (!gpuir__type_is_static(q) || !gpuir__type_is_static(k) || !gpuir__type_is_static(v)) return false;
+    for (int d = 0; d < r - 2; d++)
+        if (q->dims[d] != k->dims[d] || q->dims[d] != v->dims[d]) return false;
+    int64_t D = q->dims[r - 1];
+    return (D == 64 || D == 128) && v->dims[r - 1] == D && k->dims[r - 1] == D && k->dims[r - 2] == v->dims[r - 2] &&
+           k->dims[r - 2] > 0 && q->dims[r - 2] > 0;
+}
+
+/* The causal mask of an attention that decomposes: a dense [Sq, Sk]
+   constant, -inf at j > i, 0 elsewhere (0: the error is in the context). */
+static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *op, gpuir_dtype dt, int64_t Sq,
+                                             int64_t Sk) {
+    const int64_t dims[2] = {Sq, Sk};
+    gpuir_type t = gpuir_tensor_type(dt, 2, dims);
+    if (!gpuir__type_is_static(&t)) {
+        gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "attention {causal = true} with dynamic sequence lengths has no "
+                         "unfused form (a static [Sq, Sk] mask); the fused kernel takes static f16 or bf16, head dim 64 or 128");
+        return 0;
+    }
+    gpuir_array a;
+    if (gpuir_array_alloc(m->ctx, &a, dt, 2, t.dims)) return 0;
+    for (int64_t i = 0; i < Sq; i++)
+        for (int64_t j = 0; j < Sk; j++) gpuir_array_set(&a, (size_t)(i * Sk + j), j > i ? -INFINITY : 0.0);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), id = 0;
+    if (!gpuir__attr_push_dense(m, "value", dt, a.data, (size_t)(Sq * Sk)))
+        id = gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t).id;
+    gpuir_array_release(&a);
+    return id;
+}
+
+/* An attention op the fused kernel cannot run (gpuir__attention_fits) as
+   the ops it stands for: matmul q k^T, mul by the scale, add the mask and
+   the causal mask, softmax over the last axis, matmul by v. */
+static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op) {
+    uint32_t in[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, v = gpuir__op_operand(m, op, 2);
+    uint32_t mask = op->n_operands > 3 ? gpuir__op_operand(m, op, 3) : 0;
+    const gpuir__attr *sc = gpuir__attr_get(m, op, GPUIR__KEY_SCALE);
+    double scale = sc ? sc->f : 1.0;
+    bool causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
+    gpuir_type q = gpuir__value_at(m, in[0])->type, k = gpuir__value_at(m, in[1])->type;
+    uint32_t causal_mask = causal ? gpuir__decompose_causal_mask(m, op, q.dtype, q.dims[q.rank - 2], k.dims[k.rank - 2]) : 0;
+    if (causal && !causal_mask) return 0;       /* op is not used past here: building ops moves m->ops */
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
+    uint32_t s = gpuir__build_value(m, GPUIR_OP_MATMUL, in, 2, first, 1, NULL).id;
+    if (s && scale != 1.0) {
+        gpuir_type t = gpuir_tensor_type(q.dtype, 0, NULL);
+        first = (uint32_t)stbds_arrlenu(m->attrs);
+        gpuir__attr_push_float(m, "value", scale);
+        uint32_t c[2] = {s, gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t).id};
+        s = c[1] ? gpuir__build_value(m, GPUIR_OP_MUL, c, 2, 0, 0, NULL).id : 0;
+    }
+    uint32_t masks[2] = {mask, causal_mask};
+    for (int i = 0; i < 2 && s && !m->ctx->result; i++) {
+        uint32_t add[2] = {s, masks[i]};
+        if (masks[i]) s = gpuir__build_value(m, GPUIR_OP_ADD, add, 2, 0, 0, NULL).id;
+    }
+    if (!s || m->ctx->result) return 0;
+    first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_int(m, "axis", GPUIR__ATTR_INT, -1);
+    uint32_t pv[2] = {gpuir__build_value(m, GPUIR_OP_SOFTMAX, &s, 1, first, 1, NULL).id, v};
+    return pv[0] ? gpuir__build_value(m, GPUIR_OP_MATMUL, pv, 2, 0, 0, NULL).id : 0;
+}
+
 static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
     uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *repl);
     if (!repl) return gpuir__oom(m->ctx, "decompose");
@@ -6555,12 +6723,15 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            if (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
-                (gpuir__softmax_is_rowwise(m, op) && !gpuir__softmax_fuses(m, fid, i))) {
+            bool attention = op->kind == GPUIR_OP_ATTENTION && op->result &&
+                             !gpuir__attention_fits(m, gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1),
+                                                    gpuir__op_operand(m, op, 2));
+            if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
+                               (gpuir__softmax_is_rowwise(m, op) && !gpuir__softmax_fuses(m, fid, i)))) {
                 gpuir__rewrite_keep(m, op_id);
                 continue;
             }
-            uint32_t result = op->result, y = gpuir__decompose_softmax(m, op);
+            uint32_t result = op->result, y = attention ? gpuir__decompose_attention(m, op) : gpuir__decompose_softmax(m, op);
             if (!y) r = m->ctx->result;
             else repl[result - 1] = y;
         }
@@ -6569,6 +6740,185 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
     gpuir__scratch_free(m, repl);
     return r;
 }
+
+/* ====================================================================== */
+// >>pass.attention
+// Recognizes attention written as ops and makes it one `attention` op (one
+// kernel, gpuir__cg_attention): `%s = matmul %q, %k {transpose_b}` (or
+// matmul %q by `transpose %k` of the last two dims), then optionally a
+// scale (mul by a splat, or div by one), then optionally an additive mask
+// (add: a dense constant that is 0 on and below the diagonal and -inf, or
+// the dtype's lowest value, above it becomes causal = true; any other
+// [Sq, Sk] or [.., Sq, Sk] tensor the mask operand), then `softmax` over
+// the last axis and `matmul` by %v. Each intermediate must have no other
+// user. Only what the kernel runs: f16 or bf16, static shapes, the same
+// batch dims, head dim 64 or 128 (q's and v's), at least one key; every
+// other attention stays as written (three or more kernels). Runs after
+// decompose (which keeps a last-axis softmax) and before split-k and fuse.
+// Reads: ir, build. Writes: ir.
+
+/* What a match found: the attention op's operands and attributes. */
+typedef struct gpuir__attn_found {
+    uint32_t q, k, v, mask;     /* value ids; mask 0 for none */
+    double scale;
+    bool causal;
+} gpuir__attn_found;
+
+/* The defining op of value v when the op is of kind `kind` and v has no
+   other user (uses: users per value id - 1), else NULL. */
+static const gpuir__op *gpuir__attn_def(const gpuir_module *m, uint32_t v, gpuir_op_kind kind, const uint32_t *uses) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    return def && def->kind == kind && uses[v - 1] == 1 ? def : NULL;
+}
+
+/* The value of a splat constant (a number, not dense data) into *x. */
+static bool gpuir__attn_splat(const gpuir_module *m, uint32_t v, double *x) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    const gpuir__attr *a = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
+    if (!a || (a->kind != GPUIR__ATTR_FLOAT && a->kind != GPUIR__ATTR_INT)) return false;
+    *x = a->kind == GPUIR__ATTR_FLOAT ? a->f : (double)a->i;
+    return true;
+}
+
+/* Whether x masks a key out: -inf, or the lowest finite value of the dtype
+   (a torch.finfo(dtype).min mask). */
+static bool gpuir__attn_is_masked(double x, gpuir_dtype d) {
+    double lowest = d == GPUIR_F16 ? -65504.0 : d == GPUIR_BF16 ? -3.3895313892515355e38 : -3.4028234663852886e38;
+    return x == -INFINITY || x == lowest;
+}
+
+/* Whether value v is a dense constant [.., Sq, Sk] (leading dims 1) that
+   is 0 at j <= i and masked (gpuir__attn_is_masked) at j > i. */
+static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v) {
+    const gpuir_type *t = &gpuir__value_at(m, v)->type;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    const gpuir__attr *a = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
+    if (!a || a->kind != GPUIR__ATTR_DENSE || t->rank < 2) return false;
+    int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
+    if ((int64_t)a->n != rows * cols) return false;      /* leading dims of 1 only */
+    const unsigned char *bytes = gpuir__bytes_at(m, a->off);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            double x = gpuir__load_elem(bytes, (gpuir_dtype)a->i, (size_t)(i * cols + j));
+            if (j > i ? !gpuir__attn_is_masked(x, t->dtype) : x != 0.0) return false;
+        }
+    return true;
+}
+
+/* The scores matmul q k^T behind value s (after the scale and mask). */
+static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const uint32_t *uses, gpuir__attn_found *x) {
+    const gpuir__op *mm = gpuir__attn_def(m, s, GPUIR_OP_MATMUL, uses);
+    if (!mm || mm->n_attrs > (gpuir__op_flag(m, mm, GPUIR__KEY_TRANSPOSE_B) ? 1u : 0u)) return false;
+    x->q = gpuir__op_operand(m, mm, 0);
+    x->k = gpuir__op_operand(m, mm, 1);
+    if (gpuir__op_flag(m, mm, GPUIR__KEY_TRANSPOSE_B)) return true;
+    const gpuir__op *tr = gpuir__op_at(m, gpuir__value_at(m, x->k)->def_op);
+    const gpuir__attr *perm = tr && tr->kind == GPUIR_OP_TRANSPOSE ? gpuir__attr_get(m, tr, GPUIR__KEY_PERM) : NULL;
+    if (!perm || perm->n < 2) return false;
+    const int64_t *p = gpuir__ints_at(m, perm->off);
+    for (uint32_t i = 0; i + 2 < perm->n; i++)
+        if (p[i] != (int64_t)i) return false;
+    if (p[perm->n - 2] != (int64_t)perm->n - 1 || p[perm->n - 1] != (int64_t)perm->n - 2) return false;
+    x->k = gpuir__op_operand(m, tr, 0);
+    return true;
+}
+
+/* The scale (mul by a splat, div by one) and then the scores, behind s. */
+static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses, gpuir__attn_found *x) {
+    const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_MUL, uses);
+    if (!op) op = gpuir__attn_def(m, s, GPUIR_OP_DIV, uses);
+    if (!op) return gpuir__attn_match_scores(m, s, uses, x);
+    const gpuir_type *out = &gpuir__value_at(m, s)->type;
+    for (uint32_t side = 0; side < (op->kind == GPUIR_OP_MUL ? 2u : 1u); side++) {
+        uint32_t c = gpuir__op_operand(m, op, 1 - side), scores = gpuir__op_operand(m, op, side);
+        double v;
+        if (!gpuir__attn_splat(m, c, &v) || !gpuir__type_same(&gpuir__value_at(m, scores)->type, out)) continue;
+        x->scale = op->kind == GPUIR_OP_MUL ? v : 1.0 / v;
+        if (gpuir__attn_match_scores(m, scores, uses, x)) return true;
+    }
+    return false;
+}
+
+/* The mask (add) and then the scale and scores, behind the softmax's input. */
+static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const uint32_t *uses, gpuir__attn_found *x) {
+    const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_ADD, uses);
+    if (!op) return gpuir__attn_match_scaled(m, s, uses, x);
+    const gpuir_type *out = &gpuir__value_at(m, s)->type;
+    for (uint32_t side = 0; side < 2; side++) {
+        uint32_t mask = gpuir__op_operand(m, op, 1 - side), scores = gpuir__op_operand(m, op, side);
+        const gpuir_type *mt = &gpuir__value_at(m, mask)->type;
+        if (!gpuir__type_same(&gpuir__value_at(m, scores)->type, out)) continue;
+        x->causal = gpuir__attn_causal_constant(m, mask);
+        bool operand = mt->rank == out->rank ? gpuir__type_same(mt, out) : mt->rank == 2 &&
+                       mt->dims[0] == out->dims[out->rank - 2] && mt->dims[1] == out->dims[out->rank - 1];
+        if (!x->causal && !operand) continue;
+        x->mask = x->causal ? 0 : mask;
+        if (gpuir__attn_match_scaled(m, scores, uses, x)) return true;
+    }
+    return false;
+}
+
+/* Matches the attention that ends in `matmul %p, %v` (op). */
+static bool gpuir__attn_match(const gpuir_module *m, const gpuir__op *op, const uint32_t *uses, gpuir__attn_found *x) {
+    memset(x, 0, sizeof *x);
+    x->scale = 1.0;
+    if (op->kind != GPUIR_OP_MATMUL || !op->result || op->n_attrs) return false;
+    const gpuir__op *sm = gpuir__attn_def(m, gpuir__op_operand(m, op, 0), GPUIR_OP_SOFTMAX, uses);
+    if (!sm || !gpuir__softmax_is_rowwise(m, sm)) return false;
+    x->v = gpuir__op_operand(m, op, 1);
+    return gpuir__attn_match_masked(m, gpuir__op_operand(m, sm, 0), uses, x) && gpuir__attention_fits(m, x->q, x->k, x->v);
+}
+
+/* Builds the attention op of a match; its result id (0: the error is in the context). */
+static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
+    uint32_t in[4] = {x->q, x->k, x->v, x->mask}, first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_float(m, "scale", x->scale);
+    if (x->causal) gpuir__attr_push_int(m, "causal", GPUIR__ATTR_BOOL, 1);
+    return gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first, x->causal ? 2 : 1, NULL).id;
+}
+
+/* Counts each value's users (an op reading a value twice counts once). */
+static void gpuir__count_users(const gpuir_module *m, const gpuir__func *f, uint32_t *uses) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, op, k);
+            bool seen = false;
+            for (uint32_t j = 0; j < k; j++) seen |= gpuir__op_operand(m, op, j) == v;
+            if (!seen) uses[v - 1]++;
+        }
+    }
+}
+
+static gpuir_result gpuir__attention_func(gpuir_module *m, uint32_t fid) {
+    size_t nv = stbds_arrlenu(m->values) + 1;
+    uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *uses);
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *repl);
+    gpuir_result r = uses && repl ? GPUIR_OK : gpuir__oom(m->ctx, "attention");
+    bool found = false;
+    if (!r) {
+        gpuir__count_users(m, gpuir__func_at(m, fid), uses);
+        gpuir__rewrite_begin(m, fid);
+        for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !r; i++) {
+            uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+            gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
+            gpuir__attn_found x;
+            if (!gpuir__attn_match(m, gpuir__op_at(m, op_id), uses, &x)) {
+                gpuir__rewrite_keep(m, op_id);
+                continue;
+            }
+            uint32_t result = gpuir__op_at(m, op_id)->result, y = gpuir__attn_build(m, &x);
+            if (!y) r = m->ctx->result;
+            else repl[result - 1] = y, found = true;
+        }
+        gpuir__rewrite_end(m, r == GPUIR_OK);
+    }
+    gpuir__scratch_free(m, uses);
+    gpuir__scratch_free(m, repl);
+    return !r && found ? gpuir__remove_dead_ops(m, fid) : r;
+}
+
+static gpuir_result gpuir__pass_attention(gpuir_module *m) { return gpuir__each_host_func(m, gpuir__attention_func); }
 
 /* ====================================================================== */
 // >>pass.split-k
@@ -7475,7 +7825,7 @@ static bool gpuir__used_outside(const gpuir__outliner *O, size_t g, uint32_t b) 
 static bool gpuir__outline_reads_private(const gpuir__op *op) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     return cls != GPUIR__CLASS_MATMUL && cls != GPUIR__CLASS_SOFTMAX && cls != GPUIR__CLASS_TRANSPOSE &&
-           cls != GPUIR__CLASS_RESHAPE && cls != GPUIR__CLASS_BROADCAST;
+           cls != GPUIR__CLASS_RESHAPE && cls != GPUIR__CLASS_BROADCAST && cls != GPUIR__CLASS_ATTENTION;
 }
 
 /* Sorts a group's buffers into parameters, temporaries and splats. */
@@ -8321,13 +8671,49 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
     return GPUIR_OK;
 }
 
+/* The attention op (buffer form) of a static kernel, or NULL. */
+static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpuir__func *k) {
+    if (gpuir__kernel_is_dynamic(m, k)) return NULL;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->kind == GPUIR_OP_ATTENTION && !op->result) return op;
+    }
+    return NULL;
+}
+
+/* The fused attention kernel's tiles (gpuir__cg_attention): a block per
+   gpuir__attention_rows query rows of a batch (a warp per 16 rows),
+   GPUIR__ATTN_BC keys a step. */
+#define GPUIR__ATTN_BC 64
+
+/* Query rows a block takes: 128 (8 warps) at head dim 128, where one
+   block's registers (about 170 a thread) fill an SM's register file anyway
+   and each K/V tile then serves twice the rows (half the L2 traffic of 64);
+   64 (4 warps) at head dim 64, where three such blocks fit an SM. */
+static int64_t gpuir__attention_rows(int64_t D) { return D == 128 ? 128 : 64; }
+
+/* Blocks of an attention launch: batches x query tiles. */
+static int64_t gpuir__attention_tiles(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    int64_t Sq = q->dims[q->rank - 2], D = q->dims[q->rank - 1];
+    return Sq && D ? gpuir__type_count(q) / (Sq * D) * gpuir__ceil_div(Sq, gpuir__attention_rows(D)) : 0;
+}
+
 /* Whether any kernel of the module runs on tensor cores (its source then
    carries the mma and cp.async helpers). */
 static bool gpuir__module_uses_tensor_cores(const gpuir_module *m) {
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
         gpuir__matmul_form form = m->funcs[f].kernel ? gpuir__matmul_form_of(m, &m->funcs[f]) : GPUIR__MATMUL_PLAIN;
         if (form == GPUIR__MATMUL_TENSOR_CORES || form == GPUIR__MATMUL_WGMMA) return true;
+        if (m->funcs[f].kernel && gpuir__kernel_attention(m, &m->funcs[f])) return true;
     }
+    return false;
+}
+
+/* Whether any kernel of the module is a fused attention. */
+static bool gpuir__module_uses_attention(const gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
+        if (m->funcs[f].kernel && gpuir__kernel_attention(m, &m->funcs[f])) return true;
     return false;
 }
 
@@ -8452,7 +8838,12 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     int64_t count = out ? gpuir__type_count(out) : 1;
     grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
     if (count <= 0) return;
-    if (kind == GPUIR_OP_MATMUL) {
+    const gpuir__op *att = gpuir__kernel_attention(m, k);
+    if (att) {
+        const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, att, 0))->type;
+        block[0] = 2 * gpuir__attention_rows(q->dims[q->rank - 1]);
+        grid[0] = gpuir__attention_tiles(m, att);
+    } else if (kind == GPUIR_OP_MATMUL) {
         int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
         gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
         int64_t tile = form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
@@ -9702,13 +10093,16 @@ static const char *const gpuir__cg_reserved[] = {
     "union", "unsigned", "using", "virtual", "void", "volatile", "while", "and", "or", "not", "xor", "main",
     "abs", "exp", "expf", "log", "logf", "sqrt", "sqrtf", "rsqrtf", "tanh", "tanhf", "fabsf", "fabs", "powf",
     "pow", "fmaxf", "fminf", "min", "max", "isnan", "isinf", "NULL",
+    /* the fused attention kernel's, where a parameter is in scope */
+    "s", "sx", "dst", "sq", "sk", "sv", "q4", "sl2", "lk", "lv", "bh", "r0", "qg", "kg", "vg", "nkv", "mr", "lr",
+    "qf", "vt", "edge", "col", "inv", "h",
 };
 
 static bool gpuir__cg_is_reserved(const char *s) {
     for (size_t i = 0; i < sizeof gpuir__cg_reserved / sizeof gpuir__cg_reserved[0]; i++)
         if (strcmp(s, gpuir__cg_reserved[i]) == 0) return true;
     size_t n = strlen(s);
-    size_t letters = strchr("vlpx", s[0]) ? 1 : strncmp(s, "acc", 3) == 0 ? 3 : 0;  /* v3, x0, acc2: registers */
+    size_t letters = strchr("vlpxi", s[0]) ? 1 : strncmp(s, "acc", 3) == 0 ? 3 : 0;  /* v3, x0, acc2: registers */
     bool reg = letters && n > letters && strspn(s + letters, "0123456789") == n - letters;
     bool dim = n > 3 && strchr("0123456789", s[n - 1]) && strstr(s, "_d");      /* x_d1: a dynamic dim's */
     return reg || dim;
@@ -12024,6 +12418,294 @@ static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
     return r;
 }
 
+/* ---- fused attention: FlashAttention-2's algorithm on mma.sync ----
+   A block of 2 x gpuir__attention_rows threads per as many query rows of
+   one batch (tiles visited last query tile first: under a causal mask the
+   longest rows start first); each warp owns 16 query rows, held as mma A
+   fragments (ldmatrix from shared memory, once). Keys and values stream
+   through shared memory GPUIR__ATTN_BC rows at a time, two stages filled
+   by cp.async (step j copies tile j + 1 while it computes tile j). A step:
+   S = Q K^T on tensor cores (f32), scaled by scale * log2(e) and masked
+   (keys past Sk, causal keys j > i, the mask operand added) only where a
+   tile needs it; the online softmax per row (running max m and sum l,
+   exp2, the output rescaled by exp2(m_old - m_new); a row with no key yet
+   subtracts 0, not -inf); P rounded to the input dtype becomes the A
+   fragments of O += P V (V through ldmatrix.trans). The scores never
+   reach memory. At the end O / l (0 / 0 = NaN for a row whose keys are
+   all masked, as the interpreter's softmax gives). Shared rows are D + 8
+   halves (ldmatrix without bank conflicts). */
+
+/* Two floats rounded to f16 or bf16 (nearest even) and packed in a 32-bit
+   word, the first in the low half: one cvt on sm_80+, the portable
+   conversions on the emulator and below. In a module's source only when a
+   kernel is a fused attention (gpuir__module_uses_attention). */
+static const char gpuir__cg_attn_helpers[] =
+    "#if !defined(GPUIR_EMU) && __CUDA_ARCH__ >= 800\n"
+    "GPUIR_DEVICE unsigned gpuir_pack_bf16x2(float lo, float hi) {\n"
+    "    unsigned r;\n"
+    "    asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
+    "    return r;\n"
+    "}\n"
+    "GPUIR_DEVICE unsigned gpuir_pack_f16x2(float lo, float hi) {\n"
+    "    unsigned r;\n"
+    "    asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
+    "    return r;\n"
+    "}\n"
+    "#else\n"
+    "GPUIR_DEVICE unsigned gpuir_pack_bf16x2(float lo, float hi) {\n"
+    "    return (unsigned)gpuir_f32_to_bf16(lo) | (unsigned)gpuir_f32_to_bf16(hi) << 16;\n"
+    "}\n"
+    "GPUIR_DEVICE unsigned gpuir_pack_f16x2(float lo, float hi) {\n"
+    "    return (unsigned)gpuir_f32_to_f16(lo) | (unsigned)gpuir_f32_to_f16(hi) << 16;\n"
+    "}\n"
+    "#endif\n";
+
+typedef struct gpuir__cg_attn {
+    long long Sq, Sk, D, batches, qtiles, ktiles, rs;   /* rs: halves per shared row */
+    long long br, threads;      /* query rows and threads a block */
+    char batch_off[48];         /* "bh * Sq * Sk + ": the mask's batch */
+    int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
+    bool mask_batched, causal;
+    double scale;
+    const char *mma, *load, *pack;
+} gpuir__cg_attn;
+
+/* Whether the kernel computes anything but op (constants aside). */
+static bool gpuir__ops_compute_besides(const gpuir__cg *C, const gpuir__op *op) {
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
+        const gpuir__op *o = gpuir__op_at(C->m, C->k->ops[i]);
+        if (o != op && o->kind != GPUIR_OP_CONSTANT && gpuir__class_computes(gpuir__info(o->kind)->cls)) return true;
+    }
+    return false;
+}
+
+static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__cg_attn *A) {
+    gpuir_module *m = C->m;
+    uint32_t n = op->n_operands;
+    const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *k = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
+    const gpuir__attr *sc = gpuir__attr_get(m, op, GPUIR__KEY_SCALE);
+    memset(A, 0, sizeof *A);
+    A->Sq = q->dims[q->rank - 2], A->D = q->dims[q->rank - 1], A->Sk = k->dims[k->rank - 2];
+    A->batches = A->Sq ? gpuir__type_count(q) / (A->Sq * A->D) : 0;
+    A->br = gpuir__attention_rows(A->D), A->threads = 2 * A->br;
+    A->qtiles = gpuir__ceil_div(A->Sq, A->br), A->ktiles = gpuir__ceil_div(A->Sk, GPUIR__ATTN_BC);
+    A->rs = A->D + 8;
+    A->pq = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 0));
+    A->pk = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
+    A->pv = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 2));
+    A->pm = n == 5 ? gpuir__cg_param_index(C, gpuir__op_operand(m, op, 3)) : -1;
+    A->po = gpuir__cg_param_index(C, gpuir__op_operand(m, op, n - 1));
+    A->mask_batched = n == 5 && gpuir__value_at(m, gpuir__op_operand(m, op, 3))->type.rank > 2;
+    A->causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
+    snprintf(A->batch_off, sizeof A->batch_off, "bh * %lldLL + ", A->Sq * A->Sk);
+    A->scale = sc ? sc->f : 1.0;
+    bool bf = q->dtype == GPUIR_BF16;
+    A->mma = bf ? "BF16" : "F16";
+    A->load = bf ? "gpuir_bf16_to_f32" : "gpuir_f16_to_f32";
+    A->pack = bf ? "gpuir_pack_bf16x2" : "gpuir_pack_f16x2";
+    if (A->pq < 0 || A->pk < 0 || A->pv < 0 || A->po < 0 || (n == 5 && A->pm < 0))
+        return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
+    if ((A->D != 64 && A->D != 128) || A->Sq <= 0 || A->Sk <= 0 || gpuir__ops_compute_besides(C, op))
+        return gpuir__cg_fail(C, op, "the fused kernel takes head dims 64 and 128, at least one key, and nothing else in its kernel");
+    return GPUIR_OK;
+}
+
+/* cp.async of `rows` rows of D halves from `base` (rows row0.., zeros
+   from row `limit` on) into shared rows at `dst`. */
+static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows, const char *dst, const char *base,
+                                const char *row0, long long limit) {
+    long long pieces = A->D / 8;
+    gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
+    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld * 8, ok = %s + r < %lld;", pieces, pieces, row0, limit);
+    gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %lld + c : %s;", base, row0, A->D, base);
+    gpuir__cg_line(C, "gpuir_cp_async16(%s + r * %lld + c, src, ok);", dst, A->rs);
+    gpuir__cg_close(C);
+}
+
+/* S = Q K^T for the warp's 16 rows and the tile's 64 keys (8 n tiles). */
+static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
+    gpuir__cg_line(C, "float s[8][4];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int n = 0; n < 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int kk = 0; kk < %lld; kk++)", A->D / 16);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int n = 0; n < 4; n++)");
+    gpuir__cg_line(C, "unsigned b[4];");
+    gpuir__cg_line(C, "GPUIR_LDMATRIX_X4(b, kt + lk + n * %lld + kk * 16);", 16 * A->rs);
+    gpuir__cg_line(C, "GPUIR_MMA_%s(s[2 * n], qf[kk], b);", A->mma);
+    gpuir__cg_line(C, "GPUIR_MMA_%s(s[2 * n + 1], qf[kk], b + 2);", A->mma);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+}
+
+/* Scores to log2 units; the mask operand; -inf past Sk and, causal,
+   past the row's index, only in the tiles that reach there (`edge`): the
+   others (without a mask operand) just scale. */
+static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
+    gpuir__cg_line(C, "int k0 = j * %d;", GPUIR__ATTN_BC);
+    if (A->causal)
+        gpuir__cg_line(C, "int edge = k0 + %d > %lld || k0 + %d > r0 + warp * 16;", GPUIR__ATTN_BC, A->Sk, GPUIR__ATTN_BC - 1);
+    else gpuir__cg_line(C, "int edge = k0 + %d > %lld;", GPUIR__ATTN_BC, A->Sk);
+    if (A->pm < 0) {
+        gpuir__cg_open(C, "if (!edge)");
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_line(C, "for (int n = 0; n < 8; n++) s[n][0] *= sl2, s[n][1] *= sl2, s[n][2] *= sl2, s[n][3] *= sl2;");
+        C->depth--;
+        gpuir__cg_open(C, "} else");
+    }
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int n = 0; n < 8; n++)");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int f = 0; f < 4; f++)");
+    gpuir__cg_line(C, "int row = r0 + warp * 16 + g + f / 2 * 8, col = k0 + n * 8 + q4 * 2 + f %% 2;");
+    gpuir__cg_line(C, "float sx = s[n][f] * sl2;");
+    if (A->pm >= 0) {
+        gpuir__cg_line(C, "if (row < %lld && col < %lld)", A->Sq, A->Sk);
+        gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s(long long)row * %lld + col]);", A->load,
+                       gpuir__cg_param(C, A->pm), A->mask_batched ? A->batch_off : "", A->Sk);
+    }
+    gpuir__cg_line(C, "if (edge && (col >= %lld%s)) sx = -GPUIR_INF;", A->Sk, A->causal ? " || col > row" : "");
+    gpuir__cg_line(C, "s[n][f] = sx;");
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    if (A->pm < 0) gpuir__cg_close(C);
+}
+
+/* x = max(x, the value of lane ^ d): the quad that shares a row. */
+static void gpuir__cg_attn_quad(gpuir__cg *C, const char *x, const char *op) {
+    for (int d = 1; d <= 2; d *= 2) {
+        if (op[0] == '+') gpuir__cg_line(C, "%s += gpuir_as_float(GPUIR_SHFL_IDX_U32(gpuir_as_uint(%s), lane ^ %d));", x, x, d);
+        else gpuir__cg_line(C, "%s = gpuir_fmax(%s, gpuir_as_float(GPUIR_SHFL_IDX_U32(gpuir_as_uint(%s), lane ^ %d)));", x, x, x, d);
+    }
+}
+
+/* The online softmax of the tile for the thread's two rows (h: g, g + 8). */
+static void gpuir__cg_attn_softmax(gpuir__cg *C, const gpuir__cg_attn *A) {
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int h = 0; h < 2; h++)");
+    gpuir__cg_line(C, "float mx = mr[h], sum = 0.0f;");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int n = 0; n < 8; n++) mx = gpuir_fmax(mx, gpuir_fmax(s[n][2 * h], s[n][2 * h + 1]));");
+    gpuir__cg_attn_quad(C, "mx", "max");
+    gpuir__cg_line(C, "float base = mx == -GPUIR_INF ? 0.0f : mx, alpha = exp2f(mr[h] - base);");
+    gpuir__cg_line(C, "mr[h] = mx;");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int n = 0; n < 8; n++)");
+    gpuir__cg_line(C, "s[n][2 * h] = exp2f(s[n][2 * h] - base);");
+    gpuir__cg_line(C, "s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - base);");
+    gpuir__cg_line(C, "sum += s[n][2 * h] + s[n][2 * h + 1];");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "lr[h] = lr[h] * alpha + sum;");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][2 * h] *= alpha, o[d][2 * h + 1] *= alpha;", A->D / 8);
+    gpuir__cg_close(C);
+}
+
+/* O += P V: P's f32 fragments packed as the A fragments of 16 keys. */
+static void gpuir__cg_attn_pv(gpuir__cg *C, const gpuir__cg_attn *A) {
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int kk = 0; kk < 4; kk++)");
+    gpuir__cg_line(C, "unsigned a[4];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int r = 0; r < 4; r++) a[r] = %s(s[2 * kk + r / 2][r %% 2 * 2], s[2 * kk + r / 2][r %% 2 * 2 + 1]);",
+                   A->pack);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int d = 0; d < %lld; d++)", A->D / 16);
+    gpuir__cg_line(C, "unsigned b[4];");
+    gpuir__cg_line(C, "GPUIR_LDMATRIX_X4_TRANS(b, vt + lv + kk * %lld + d * 16);", 16 * A->rs);
+    gpuir__cg_line(C, "GPUIR_MMA_%s(o[2 * d], a, b);", A->mma);
+    gpuir__cg_line(C, "GPUIR_MMA_%s(o[2 * d + 1], a, b + 2);", A->mma);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+}
+
+/* O / l for the thread's two rows, stored in the output's dtype. */
+static void gpuir__cg_attn_store(gpuir__cg *C, const gpuir__cg_attn *A) {
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int h = 0; h < 2; h++)");
+    gpuir__cg_line(C, "float l = lr[h];");
+    gpuir__cg_attn_quad(C, "l", "+");
+    gpuir__cg_line(C, "float inv = 1.0f / l;");
+    gpuir__cg_line(C, "int row = r0 + warp * 16 + g + h * 8;");
+    gpuir__cg_line(C, "if (row >= %lld) continue;", A->Sq);
+    gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + (bh * %lldLL + row) * %lld + q4 * 2);", gpuir__cg_param(C, A->po),
+                   A->Sq, A->D);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) dst[d * 4] = %s(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);", A->D / 8, A->pack);
+    gpuir__cg_close(C);
+}
+
+/* One key/value step j: prefetch j + 1, wait for j, S, softmax, P V. */
+static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
+    long long stage = (long long)GPUIR__ATTN_BC * A->rs;
+    gpuir__cg_open(C, "for (int j = 0; j < nkv; j++)");
+    gpuir__cg_open(C, "if (j + 1 < nkv)");
+    gpuir__cg_line(C, "int k1 = (j + 1) * %d, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC, stage);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, "sk + st", "kg", "k1", A->Sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, "sv + st", "vg", "k1", A->Sk);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "gpuir_cp_async_commit();");
+    gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;", stage, stage);
+    gpuir__cg_open(C, "if (j == 0)");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++) GPUIR_LDMATRIX_X4(qf[kk], sq + la + kk * 16);", A->D / 16);
+    gpuir__cg_close(C);
+    gpuir__cg_attn_scores(C, A);
+    gpuir__cg_attn_mask(C, A);
+    gpuir__cg_attn_softmax(C, A);
+    gpuir__cg_attn_pv(C, A);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+}
+
+/* The fused attention kernel (see above). */
+static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
+    gpuir__cg_attn A;
+    gpuir_result r = gpuir__cg_attn_of(C, op, &A);
+    if (r) return r;
+    if (C->threads != A.threads) return gpuir__cg_fail(C, op, "the fused kernel runs 2 threads a query row of its block");
+    long long stage = (long long)GPUIR__ATTN_BC * A.rs;
+    C->dynamic_bytes = (uint32_t)((A.br * A.rs + 4 * stage) * 2);
+    C->barriers = true;
+    C->depth = 1;
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes: Q, then K and V in two stages */", C->dynamic_bytes);
+    gpuir__cg_line(C, "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;",
+                   A.br * A.rs, 2 * stage);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q4 = lane %% 4;");
+    gpuir__cg_line(C, "const float sl2 = %.9gf;     /* the scale times log2(e): scores in exp2's units */", A.scale * 1.4426950408889634);
+    gpuir__cg_line(C, "int la = (warp * 16 + lane %% 16) * %lld + lane / 16 * 8, lk = (lane %% 8 + lane / 16 * 8) * %lld + "
+                   "lane / 8 %% 2 * 8, lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs, A.rs, A.rs);
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", A.batches * A.qtiles);
+    gpuir__cg_line(C, "long long bh = tile / %lld;", A.qtiles);
+    gpuir__cg_line(C, "int r0 = (int)(%lld - tile %% %lld) * %lld;", A.qtiles - 1, A.qtiles, A.br);
+    gpuir__cg_line(C, "const unsigned short *qg = %s + bh * %lldLL, *kg = %s + bh * %lldLL, *vg = %s + bh * %lldLL;",
+                   gpuir__cg_param(C, A.pq), A.Sq * A.D, gpuir__cg_param(C, A.pk), A.Sk * A.D,
+                   gpuir__cg_param(C, A.pv), A.Sk * A.D);
+    if (A.causal)       /* the tiles up to the block's last row's key */
+        gpuir__cg_line(C, "int nkv = (r0 + %lld) / %d + 1 < %lld ? (r0 + %lld) / %d + 1 : %lld;", A.br - 1, GPUIR__ATTN_BC,
+                       A.ktiles, A.br - 1, GPUIR__ATTN_BC, A.ktiles);
+    else gpuir__cg_line(C, "int nkv = %lld;", A.ktiles);
+    gpuir__cg_attn_load(C, &A, A.br, "sq", "qg", "r0", A.Sq);
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sk", "kg", "0", A.Sk);
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sv", "vg", "0", A.Sk);
+    gpuir__cg_line(C, "gpuir_cp_async_commit();");
+    gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.D / 8);
+    gpuir__cg_line(C, "unsigned qf[%lld][4];", A.D / 16);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;", A.D / 8);
+    gpuir__cg_attn_step(C, &A);
+    gpuir__cg_attn_store(C, &A);
+    gpuir__cg_close(C);
+    C->depth = 0;
+    return GPUIR_OK;
+}
+
 /* A batch of matrix transposes through 32x32 shared-memory tiles (a row of
    padding against bank conflicts): both the reads and the writes are
    coalesced. A copy: values keep their storage type. */
@@ -12081,6 +12763,7 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
         if (cls == GPUIR__CLASS_MATMUL) return gpuir__cg_matmul(C, i);
         if (cls == GPUIR__CLASS_REDUCE) return gpuir__cg_reduce(C, i);
         if (cls == GPUIR__CLASS_SOFTMAX) return gpuir__cg_softmax(C, i);
+        if (cls == GPUIR__CLASS_ATTENTION) return gpuir__cg_attention(C, i);
         if (op->result || !gpuir__class_computes(cls)) continue;
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         if (cls == GPUIR__CLASS_CONSTANT && gpuir__cg_param_index(C, dst) < 0) continue;  /* a broadcast operand */
@@ -12259,6 +12942,7 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target, g
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
     if (!r && gpuir__module_uses_wgmma(m))
         gpuir__str_appendf(&s, "%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2], gpuir__cg_wgmma_helpers);
+    if (!r && gpuir__module_uses_attention(m)) gpuir__str_appendf(&s, "%s", gpuir__cg_attn_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;
         gpuir__cg_kernel_info info;

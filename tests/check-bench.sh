@@ -74,3 +74,11 @@ n=$(grep -c -e '^\(LayerNorm\|RMSNorm\) [0-9x]*, \(f32\|bf16\) *emu: matches the
 if [ $rc -eq 0 ] && [ "$n" = 4 ]
 then echo "PASS bench: bandwidth runs LayerNorm and RMSNorm as one kernel each"
 else echo "FAIL bench: bandwidth (exit $rc, $n norm lines)"; cat $out >&2; fi
+# attention: without a GPU a small fused attention (causal and not) runs on
+# the emulator against the interpreter; with one, the two rows at seq 64.
+$bench attention --seq=64 --repeat=2 > $out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && { [ "$(grep -c '^attention 1x2x130x128 bf16 .* emu: matches the interpreter$' $out)" = 2 ] ||
+                      [ "$(grep -c '^bench attention bf16 causal=[01] kernels=1 fused_ms=' $out)" = 2 ]; }
+then echo "PASS bench: attention (one fused kernel, causal and not)"
+else echo "FAIL bench: attention (exit $rc)"; cat $out >&2; fi

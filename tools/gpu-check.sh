@@ -6,8 +6,9 @@
 # with a fused bias, gelu and residual; the experimental wgmma kernel, f16
 # and bf16, B transposed; two skinny shapes that split K; against cuBLAS),
 # bandwidth (an elementwise chain, a row softmax, LayerNorm and RMSNorm in
-# f32 and bf16, against a device copy), launch and end-to-end (e2e: host pageable, pinned, device
-# buffers, a captured graph) benchmarks; the device-buffer test and example;
+# f32 and bf16, against a device copy), launch and end-to-end (e2e: host
+# pageable, pinned, device buffers, a captured graph) and fused attention
+# (against torch SDPA where installed) benchmarks; the device-buffer test and example;
 # the backend tests run once more recording and replaying graphs. Logs go to $OUT (default build/gpu-check); a summary is printed.
 #   [GPU_CHECK_PARTS="tests sanitizer bench"] tools/gpu-check.sh [STB_INCLUDE_DIR]
 # GPU_CHECK_PARTS picks the parts to run (default all three), so that a
@@ -82,7 +83,8 @@ matmul --dtype=bf16 --m=32 --n=4096 --k=4096
 matmul --m=256 --n=256 --k=16384
 bandwidth
 launch
-e2e"}
+e2e
+attention"}
 echo "$BENCHES" | while IFS= read -r b; do
     [ -n "$b" ] || continue
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
@@ -90,3 +92,33 @@ echo "$BENCHES" | while IFS= read -r b; do
     echo "gpuir-bench $b: exit $?"
     grep -v '^bench ' "$log"
 done
+# Fused attention against torch's scaled_dot_product_attention on the same
+# GPU (batch 8, heads 16, sequence 4096, head dim 128, bf16, causal and
+# not), when torch with CUDA is installed; gpuir's rows are in
+# bench-attention.txt (fused kernel against the unfused three kernels).
+case "$BENCHES" in *attention*)
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+    python3 - > "$OUT/sdpa.txt" 2>&1 <<'PY'
+import torch, torch.nn.functional as F
+q, k, v = (torch.randn(8, 16, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+for causal in (False, True):
+    for _ in range(3): F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    times = []
+    for _ in range(20):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); F.scaled_dot_product_attention(q, k, v, is_causal=causal); b.record(); b.synchronize()
+        times.append(a.elapsed_time(b))
+    ms = sorted(times)[len(times) // 2]
+    flops = 4 * 8 * 16 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
+    print("bench sdpa bf16 causal=%d torch=%s ms=%.4f tflops=%.1f" % (causal, torch.__version__, ms, flops / ms / 1e9))
+PY
+    cat "$OUT/sdpa.txt"
+    for c in 0 1; do
+        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention.txt")
+        t=$(sed -n "s/^bench sdpa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
+        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time (target <= 1.5)\n", c, g, t, g / t }'
+    done
+else
+    echo "attention: torch with CUDA is not installed: the SDPA comparison is skipped (gpuir's fused kernel is compared with its unfused program above)"
+fi ;;
+esac

@@ -100,7 +100,7 @@
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
 enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
-       B_NO_VERIFY, B_KERNELS, B_SMALL };
+       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
     return cli_next(argc + 1, argv - 1, tool, "", flags, n);
@@ -1913,6 +1913,149 @@ static int bench_e2e(int argc, char **argv) {
     return rc;
 }
 
+/* ---- fused attention ---- */
+
+/* The attention program as a user writes it (q k^T scaled, softmax over
+   the last axis, times v), or, causal, the attention op with its causal
+   attribute (the unfused program has no cheap causal form: a dense S x S
+   mask constant). */
+static void attention_text(char *text, size_t size, long long b, long long h, long long s, long long d,
+                           const char *dt, bool causal) {
+    char q[96], sc[96];
+    snprintf(q, sizeof q, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, d, dt);
+    snprintf(sc, sizeof sc, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, s, dt);
+    int n = snprintf(text, size, "func.func @f(%%q: %s, %%k: %s, %%v: %s) -> %s {\n", q, q, q, q);
+    if (causal)
+        n += snprintf(text + n, size - (size_t)n, "  %%o = attention %%q, %%k, %%v {scale = %.9g, causal = true} : "
+                      "(%s, %s, %s) -> %s\n", 1.0 / sqrt((double)d), q, q, q, q);
+    else
+        n += snprintf(text + n, size - (size_t)n,
+                      "  %%s = matmul %%q, %%k {transpose_b = true} : (%s, %s) -> %s\n"
+                      "  %%c = constant {value = %.9g} : () -> tensor<%s>\n"
+                      "  %%t = mul %%s, %%c : (%s, tensor<%s>) -> %s\n"
+                      "  %%p = softmax %%t {axis = -1} : (%s) -> %s\n"
+                      "  %%o = matmul %%p, %%v : (%s, %s) -> %s\n", q, q, sc, 1.0 / sqrt((double)d), dt, sc, dt, sc,
+                      sc, sc, sc, q, q);
+    snprintf(text + n, size - (size_t)n, "  return %%o : %s\n}\n", q);
+}
+
+/* A CUDA program of `text`: the default pipeline, or (unfused) the same
+   without the attention pass (matmul, softmax, matmul: three kernels). */
+static gpuir_program *attention_program(gpuir_ctx *ctx, const char *text, bool unfused) {
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_CUDA;
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "attention");
+    if (m && unfused)       /* planned for an H100 (the default target): tensor-core matmuls from sm_75 */
+        gpuir_module_run_passes(m, "decompose,canonicalize,split-k,fuse,bufferize,outline,place,configure,"
+                                   "plan-shared-memory", NULL);
+    gpuir_program *p = gpuir_ctx_result(ctx) ? NULL : gpuir_program_make(m, &d);
+    if (!p) fprintf(stderr, "gpuir-bench attention: %s\n", gpuir_ctx_error(ctx));
+    return p;
+}
+
+/* Median ms of a program's kernels (random inputs) and its kernel count. */
+static float attention_time(gpuir_program *p, int repeat, size_t *kernels) {
+    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+    C->cu.cuCtxPushCurrent(C->context);
+    replay rp;
+    bool ok = replay_prepare(p, "f", &rp);
+    float ms = ok ? time_replay(p, &rp, 0, 0, 0, repeat) : (float)NAN;
+    *kernels = stbds_arrlenu(rp.launches);
+    replay_free(p, &rp);
+    gpuir__CUcontext popped;
+    C->cu.cuCtxPopCurrent(&popped);
+    return ms;
+}
+
+/* One row: the fused kernel against the unfused program (the non-causal
+   one for both rows: the unfused program cannot skip masked tiles). */
+static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long s, long long d, const char *dt,
+                         bool causal, int repeat) {
+    static char text[4096];
+    attention_text(text, sizeof text, b, h, s, d, dt, causal);
+    gpuir_program *fused = attention_program(ctx, text, false);
+    attention_text(text, sizeof text, b, h, s, d, dt, false);
+    gpuir_program *unfused = fused ? attention_program(ctx, text, true) : NULL;
+    if (!fused || !unfused) { gpuir_program_destroy(fused); return 1; }
+    size_t kf = 0, ku = 0;
+    float tf = attention_time(fused, repeat, &kf), tu = attention_time(unfused, repeat, &ku);
+    double flops = 4.0 * (double)(b * h) * (double)s * (double)s * (double)d * (causal ? 0.5 : 1.0);
+    printf("attention %lldx%lldx%lldx%lld %s %-10s fused %zu kernel %8.3f ms %6.1f TFLOP/s   unfused %zu kernels "
+           "%8.3f ms   %.2fx faster\n", b, h, s, d, dt, causal ? "causal" : "non-causal", kf, tf, flops / (tf * 1e9),
+           ku, tu, tu / tf);
+    printf("bench attention %s causal=%d kernels=%zu fused_ms=%.4f unfused_kernels=%zu unfused_ms=%.4f tflops=%.1f\n", dt,
+           causal ? 1 : 0, kf, tf, ku, tu, flops / (tf * 1e9));
+    plot_add("unfused time / fused time", causal ? "causal" : "non-causal", tu / tf);
+    plot_from("cuda (GPU, CUDA events)");
+    gpuir_program_destroy(fused);
+    gpuir_program_destroy(unfused);
+    return kf == 1 ? 0 : 1;
+}
+
+/* Without a GPU: a small attention on the emulator against the interpreter. */
+static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal) {
+    static char text[4096];
+    attention_text(text, sizeof text, 1, 2, 130, 128, dt, causal);
+    gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), "attention");
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    gpuir_program *p = gpuir_program_make(gpuir_module_parse(ctx, text, strlen(text), "attention"), &d);
+    gpuir_array in[3], want, got;
+    gpuir_type t = gpuir_tensor_type(strcmp(dt, "f16") ? GPUIR_BF16 : GPUIR_F16, 4, (const int64_t[]){1, 2, 130, 128});
+    gpuir_result r = p ? GPUIR_OK : gpuir_ctx_result(ctx);
+    for (int i = 0; i < 3 && !r; i++) {
+        r = gpuir_array_alloc(ctx, &in[i], t.dtype, t.rank, t.dims);
+        if (!r) gpuir_array_fill_random(&in[i], 7 + (uint64_t)i);
+    }
+    double rtol, atol;
+    gpuir_dtype_tolerance(t.dtype, &rtol, &atol);
+    if (!r) r = gpuir_ref_run(ref, "f", 3, in, 1, &want);
+    if (!r) r = gpuir_program_run(p, "f", 3, in, 1, &got);
+    if (!r) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
+    printf("attention 1x2x130x128 %s %-10s emu: %s\n", dt, causal ? "causal" : "non-causal", r ? gpuir_ctx_error(ctx) : "matches the interpreter");
+    if (!r) { for (int i = 0; i < 3; i++) gpuir_array_release(&in[i]); gpuir_array_release(&want); gpuir_array_release(&got); }
+    gpuir_program_destroy(p);
+    gpuir_ctx_clear_error(ctx);
+    return r != GPUIR_OK;
+}
+
+static int bench_attention(int argc, char **argv) {
+    int repeat = 20;
+    long long seq = 4096;
+    const char *dt = "bf16";
+    static const cli_flag flags[] = {
+        {"seq", required_argument, B_SEQ, "S", "sequence length of queries and keys (default 4096)"},
+        {"dtype", required_argument, B_DTYPE, "T", "bf16 (default) or f16"},
+        B_REPEAT_FLAG("timed replays (default 20)"),
+        B_HELP,
+    };
+    const size_t nf = sizeof flags / sizeof flags[0];
+    const char *T = "gpuir-bench attention";
+    int c;
+    optind = 1;
+    while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
+        if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
+        if (c == B_SEQ && cli_int(T, "--seq", optarg, 1, 1LL << 20, &seq)) continue;
+        if (c == B_DTYPE && (strcmp(optarg, "bf16") == 0 || strcmp(optarg, "f16") == 0)) { dt = optarg; continue; }
+        int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench attention [options]", flags, nf);
+        return rc < 0 ? 0 : rc;
+    }
+    if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char why[512];
+    int rc = 0;
+    if (!gpuir_cuda_available(ctx, why, sizeof why)) {
+        printf("no GPU (%s): attention 1x2x130x128 runs on the emulator, for correctness only\n", why);
+        for (int causal = 0; causal < 2; causal++) rc |= attention_on_emu(ctx, dt, causal != 0);
+    } else {
+        for (int causal = 0; causal < 2; causal++) rc |= attention_row(ctx, 8, 16, seq, 128, dt, causal != 0, repeat);
+    }
+    gpuir_ctx_destroy(ctx);
+    return rc;
+}
+
 static int usage(FILE *to, int rc) {
     fprintf(to, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
                 "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma]\n"
@@ -1922,6 +2065,7 @@ static int usage(FILE *to, int rc) {
                 "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
                 "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
                 "       gpuir-bench e2e [--small] [--repeat=R]\n"
+                "       gpuir-bench attention [--seq=S] [--dtype=bf16|f16] [--repeat=R]\n"
                 "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n"
                 "       gpuir-bench SUBCOMMAND --help: a line per option; gpuir-bench --version\n");
     return rc;
@@ -1935,6 +2079,7 @@ static int run_subcommand(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "passes") == 0) return bench_passes(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "launch") == 0) return bench_launch(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "e2e") == 0) return bench_e2e(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "attention") == 0) return bench_attention(argc - 2, argv + 2);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return usage(stdout, 0);
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) return cli_version("gpuir-bench");
     if (argc >= 2) fprintf(stderr, "gpuir-bench: unknown subcommand '%s'\n", argv[1]);

@@ -715,8 +715,9 @@ TEST(op_dtype_result_names) {
         "add", "sub", "mul", "div", "max", "min", "pow", "matmul", "reduce_sum", "reduce_max",
         "reduce_mean", "transpose", "reshape", "broadcast", "cast", "constant", "get_global",
         "softmax", "return"};
-    CHECK(GPUIR_OP_COUNT == 41);
+    CHECK(GPUIR_OP_COUNT == 42);
     CHECK(strcmp(gpuir_op_name(GPUIR_OP_MEMREF_RESHAPE), "memref.reshape") == 0);
+    CHECK(strcmp(gpuir_op_name(GPUIR_OP_ATTENTION), "attention") == 0);
     for (int k = 1; k < GPUIR_OP_COUNT && k <= 30; k++)
         if (strcmp(gpuir_op_name((gpuir_op_kind)k), ops[k - 1]) != 0) {
             fprintf(stderr, "op %d: %s, want %s\n", k, gpuir_op_name((gpuir_op_kind)k), ops[k - 1]);

@@ -1,0 +1,147 @@
+/* Fused attention: the attention op's checks (errors naming the operand),
+   and NVRTC compiling every fused kernel of tests/ir/run/attention.gir
+   (f16 and bf16, head dims 64 and 128, causal, masks) for sm_80 and sm_90
+   with 0 spilled bytes, no local memory, on mma.sync, ldmatrix and
+   cp.async (no GPU needed; SKIP without libnvrtc). The kernels' results
+   are checked on the emulator by tests/ir/run/attention.gir. */
+#define _POSIX_C_SOURCE 200809L
+#define GPUIR_IMPLEMENTATION
+#include "../../gpuir.h"
+#include "../check.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+static gpuir_module *parse(gpuir_ctx *ctx, const char *text) {
+    return gpuir_module_parse(ctx, text, strlen(text), "test");
+}
+
+/* Parses `op` (the attention line) in a function of q, k, v and mask. */
+static gpuir_result parse_attention(const char *op, char *error, size_t size) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "func.func @f(%%q: tensor<2x17x64xf16>, %%k: tensor<2x20x64xf16>, %%v: tensor<2x20x64xf16>, "
+             "%%m: tensor<17x20xf16>, %%w: tensor<2x20x32xf16>, %%b: tensor<2x20x64xbf16>) -> tensor<2x17x64xf16> {\n"
+             "  %%o = attention %s -> tensor<2x17x64xf16>\n  return %%o : tensor<2x17x64xf16>\n}\n", op);
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = parse(ctx, text);
+    gpuir_result r = m ? GPUIR_OK : gpuir_ctx_result(ctx);
+    snprintf(error, size, "%s", gpuir_ctx_error(ctx));
+    gpuir_ctx_destroy(ctx);
+    return r;
+}
+
+/* The attention op's operands: 3 or 4, one dtype, shapes that fit. */
+TEST(attention_op_checks_its_operands) {
+    char e[512];
+    const char *qkv = "(tensor<2x17x64xf16>, tensor<2x20x64xf16>, tensor<2x20x64xf16>";
+    char op[512];
+    snprintf(op, sizeof op, "%%q, %%k, %%v {scale = 0.125, causal = true} : %s)", qkv);
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_OK);
+    snprintf(op, sizeof op, "%%q, %%k, %%v, %%m : %s, tensor<17x20xf16>)", qkv);
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_OK);
+    snprintf(op, sizeof op, "%%q, %%k : (tensor<2x17x64xf16>, tensor<2x20x64xf16>)");
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_VERIFY && strstr(e, "expected 3 or 4 operands"));
+    snprintf(op, sizeof op, "%%q, %%k, %%w : (tensor<2x17x64xf16>, tensor<2x20x64xf16>, tensor<2x20x32xf16>)");
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_SHAPE && strstr(e, "result type"));
+    snprintf(op, sizeof op, "%%q, %%v, %%k, %%q : %s, tensor<2x17x64xf16>)", qkv);
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_SHAPE && strstr(e, "mask tensor<2x17x64xf16>"));
+    snprintf(op, sizeof op, "%%q, %%q, %%v : (tensor<2x17x64xf16>, tensor<2x17x64xf16>, tensor<2x20x64xf16>)");
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_SHAPE && strstr(e, "attention: v tensor<2x20x64xf16>"));
+    snprintf(op, sizeof op, "%%q, %%b, %%v : (tensor<2x17x64xf16>, tensor<2x20x64xbf16>, tensor<2x20x64xf16>)");
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_DTYPE);
+    snprintf(op, sizeof op, "%%q, %%k, %%v {scale = 1} : %s)", qkv);
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_ATTRIBUTE && strstr(e, "'scale' must be a float"));
+    snprintf(op, sizeof op, "%%q, %%k, %%v {axis = 1} : %s)", qkv);
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_ATTRIBUTE && strstr(e, "unknown attribute 'axis'"));
+}
+
+/* q of rank 1 is a shape error; causal attention of dynamic lengths (no
+   fused kernel, no static mask for the unfused form) fails in decompose,
+   at the op's location. */
+TEST(attention_errors_name_the_operand_and_place) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *rank1 = "func.func @a(%q: tensor<64xf16>) -> tensor<64xf16> {\n"
+                        "  %o = attention %q, %q, %q : (tensor<64xf16>, tensor<64xf16>, tensor<64xf16>) -> tensor<64xf16>\n"
+                        "  return %o : tensor<64xf16>\n}\n";
+    CHECK(parse(ctx, rank1) == NULL && gpuir_ctx_result(ctx) == GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "q tensor<64xf16> needs rank >= 2"));
+    gpuir_ctx_clear_error(ctx);
+    const char *dynamic = "func.func @b(%q: tensor<?x64xf16>) -> tensor<?x64xf16> {\n"
+                          "  %o = attention %q, %q, %q {causal = true} : (tensor<?x64xf16>, tensor<?x64xf16>, "
+                          "tensor<?x64xf16>) -> tensor<?x64xf16>\n  return %o : tensor<?x64xf16>\n}\n";
+    gpuir_module *m = parse(ctx, dynamic);
+    CHECK(m != NULL);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "dynamic sequence lengths"));
+    gpuir_ctx_destroy(ctx);
+}
+
+/* The default pipeline runs the attention pass before split-k and fuse. */
+TEST(attention_pass_is_in_the_default_pipeline) {
+    bool listed = false;
+    for (size_t i = 0; i < gpuir_pass_count(); i++) listed |= strcmp(gpuir_pass_name(i), "attention") == 0;
+    CHECK(listed);
+    CHECK(strstr(GPUIR_DEFAULT_PIPELINE, "canonicalize,attention,split-k,fuse") != NULL);
+}
+
+/* Whether the PTX of entry `name` (up to the next entry) uses local memory. */
+static bool entry_uses_local(const char *ptx, const char *name) {
+    char head[128];
+    snprintf(head, sizeof head, ".visible .entry %s(", name);
+    const char *at = ptx ? strstr(ptx, head) : NULL, *next = at ? strstr(at + 1, ".visible .entry") : NULL;
+    const char *local = at ? strstr(at, ".local") : NULL;
+    return !at || (local && (!next || local < next));
+}
+
+/* Every fused kernel of the run test compiles for sm_80 and sm_90: no
+   spills, no local memory, tensor cores. */
+TEST(attention_kernels_compile_without_spills) {
+    size_t n;
+    char *text = gpuir__slurp("tests/ir/run/attention.gir", &n);
+    CHECK(text != NULL);
+    if (!text) return;
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_parse(ctx, text, n, "attention.gir");
+    GPUIR_FREE(text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    static const int archs[] = {80, 90};
+    for (size_t i = 0; i < 2 && m; i++) {
+        char *ptx = NULL;
+        long spilled = -2;
+        gpuir_result r = gpuir_module_compile_cuda(m, archs[i], &spilled, &ptx);
+        if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK_RESULT(ctx, r, GPUIR_OK);
+        CHECK(spilled == 0);
+        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_causal_d128_bf16_k0("));
+        CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+        CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+        CHECK(ptx && strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
+        CHECK(ptx && strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "ex2.approx"));
+        static const char *const fused[] = {"gpuir_k_d64_bf16_k0", "gpuir_k_d128_f16_cross_k0", "gpuir_k_causal_f16_k0",
+                                            "gpuir_k_holes_f16_k0", "gpuir_k_seq1_bf16_k0", "gpuir_k_causal_d128_bf16_k0",
+                                            "gpuir_k_tiles_f16_k0"};
+        for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
+            if (entry_uses_local(ptx, fused[k])) {
+                fprintf(stderr, "sm_%d: %s uses local memory (or is missing)\n", archs[i], fused[k]);
+                check__failed = 1;
+            }
+        CHECK(ptx && strstr(ptx, "cvt.rn.bf16x2.f32") && strstr(ptx, "cvt.rn.f16x2.f32"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
+int main(void) {
+    /* NVRTC's libstdc++ allocates its emergency exception pool when loaded;
+       gpuir unloads NVRTC after each compile, and LeakSanitizer then sees
+       the pool unreachable. Held open here, the library stays mapped. */
+    void *nvrtc = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (!nvrtc) nvrtc = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
+    RUN(attention_op_checks_its_operands);
+    RUN(attention_errors_name_the_operand_and_place);
+    RUN(attention_pass_is_in_the_default_pipeline);
+    RUN(attention_kernels_compile_without_spills);
+    (void)nvrtc;            /* not closed: the pool must stay reachable at exit */
+    return CHECK_EXIT();
+}
