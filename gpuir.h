@@ -12277,7 +12277,10 @@ static void gpuir__cg_rows_store_full(gpuir__cg *C, const gpuir__cg_rowplan *R) 
         if (w == R->n || R->shape[w] != GPUIR__ROW_FULL || !C->cur[b - 1]) continue;
         gpuir_dtype d = gpuir__value_at(m, b)->type.dtype;
         const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
-        gpuir__cg_line(C, "%s[i] = %s(v%u);", gpuir__cg_param(C, (int)p), wrap, C->cur[b - 1] - 1);
+        char var[16], value[48];
+        snprintf(var, sizeof var, "v%u", C->cur[b - 1] - 1);
+        gpuir__cg_call(value, sizeof value, wrap, var);
+        gpuir__cg_line(C, "%s[i] = %s;", gpuir__cg_param(C, (int)p), value);
     }
 }
 
@@ -12294,7 +12297,10 @@ static void gpuir__cg_rows_store_rows(gpuir__cg *C, const gpuir__cg_rowplan *R) 
         const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
         if (first) gpuir__cg_line(C, "GPUIR_SYNC();");
         first = false;
-        gpuir__cg_line(C, "if (t == 0) %s[row] = %s(v%u);", gpuir__cg_param(C, (int)p), wrap, R->rowvar[w] - 1);
+        char var[16], value[48];
+        snprintf(var, sizeof var, "v%u", R->rowvar[w] - 1);
+        gpuir__cg_call(value, sizeof value, wrap, var);
+        gpuir__cg_line(C, "if (t == 0) %s[row] = %s;", gpuir__cg_param(C, (int)p), value);
     }
 }
 
@@ -12312,7 +12318,10 @@ static void gpuir__cg_rows_load(gpuir__cg *C, const gpuir__cg_rowplan *R) {
         gpuir__cg_line(C, "GPUIR_UNROLL");
         gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
         gpuir__cg_line(C, "long long c = t + r * %lldLL;", (long long)C->threads);
-        gpuir__cg_line(C, "x%zu[r] = c < %s ? %s(%s[base + c]) : 0.0f;", p, R->cols, ld, gpuir__cg_param(C, (int)p));
+        char elem[80], value[112];
+        snprintf(elem, sizeof elem, "%s[base + c]", gpuir__cg_param(C, (int)p));
+        gpuir__cg_call(value, sizeof value, ld, elem);
+        gpuir__cg_line(C, "x%zu[r] = c < %s ? %s : 0.0f;", p, R->cols, value);
         gpuir__cg_close(C);
     }
 }
@@ -12331,7 +12340,8 @@ static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) 
         uint32_t v = gpuir__cg_new_var(C, d);
         const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
         if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "float v%u = %s(acc / (float)%s);", v, round, R->cols);
-        else gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
+        else if (*round) gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
+        else gpuir__cg_line(C, "float v%u = acc;", v);
         R->rowvar[i] = v + 1;
         R->done[i] = true;
     }

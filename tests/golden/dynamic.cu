@@ -91,18 +91,46 @@ GPUIR_KERNEL gpuir_k_mixed_k1(GPUIR_LANE const float *x, const float *out0, floa
 
 /* @rows_k0: 32 threads per block */
 GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x, float *out0, float *out0_1, long long x_d0, long long out0_d0, long long out0_1_d0) {
-    GPUIR_SHARED(float, red, 32, 0);
+    GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
-    for (long long o = GPUIR_BLOCK_RANK; o < out0_1_d0; o += GPUIR_GRID_BLOCKS) {
+    for (long long row = GPUIR_BLOCK_RANK; row < x_d0; row += GPUIR_GRID_BLOCKS) {
+        long long base = row * 8LL;
         float acc = 0.0f;
-        for (long long j = t; j < 8LL; j += 32) {
-            long long i = (long long)(0 + (j / 1 % 8) * 1 + (o / 1 % out0_d0) * 8);
-            /* op 121: exp */
-            float v0 = x[i];
-            float v1 = expf(v0);
-            /* op 122: reduce_sum */
-            acc = acc + (float)v1;
+        float x0[4] = {0.0f};
+        GPUIR_UNROLL
+        for (int r = 0; r < 1; r++) {
+            long long q = t + r * 32LL;
+            if (q >= 2LL) break;
+            float4 l = ((const float4 *)(x + base))[q];
+            x0[r * 4] = l.x; x0[r * 4 + 1] = l.y; x0[r * 4 + 2] = l.z; x0[r * 4 + 3] = l.w;
         }
+        float acc1 = 0.0f;
+        GPUIR_UNROLL
+        for (int r = 0; r < 1; r++) {
+            long long q = t + r * 32LL;
+            if (q >= 2LL) break;
+            long long i0 = (long long)(base + q * 4 + 0);
+            float v0 = x0[r * 4 + 0];
+            /* op 121: exp */
+            float v1 = expf(v0);
+            acc1 += v1;
+            long long i1 = (long long)(base + q * 4 + 1);
+            float v2 = x0[r * 4 + 1];
+            /* op 121: exp */
+            float v3 = expf(v2);
+            acc1 += v3;
+            long long i2 = (long long)(base + q * 4 + 2);
+            float v4 = x0[r * 4 + 2];
+            /* op 121: exp */
+            float v5 = expf(v4);
+            acc1 += v5;
+            long long i3 = (long long)(base + q * 4 + 3);
+            float v6 = x0[r * 4 + 3];
+            /* op 121: exp */
+            float v7 = expf(v6);
+            acc1 += v7;
+        }
+        acc = acc1;
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -110,8 +138,34 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x, float *out0, float *out0
             acc = t < 1 ? red[t] : 0.0f;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         }
-        if (t == 0) out0_1[o] = acc;
+        if (t == 0) red[32] = acc;
         GPUIR_SYNC();
+        acc = red[32];
+        float v8 = acc;
+        GPUIR_UNROLL
+        for (int r = 0; r < 1; r++) {
+            long long q = t + r * 32LL;
+            if (q >= 2LL) break;
+            long long i0 = (long long)(base + q * 4 + 0);
+            float v9 = x0[r * 4 + 0];
+            /* op 121: exp */
+            float v10 = expf(v9);
+            long long i1 = (long long)(base + q * 4 + 1);
+            float v11 = x0[r * 4 + 1];
+            /* op 121: exp */
+            float v12 = expf(v11);
+            long long i2 = (long long)(base + q * 4 + 2);
+            float v13 = x0[r * 4 + 2];
+            /* op 121: exp */
+            float v14 = expf(v13);
+            long long i3 = (long long)(base + q * 4 + 3);
+            float v15 = x0[r * 4 + 3];
+            /* op 121: exp */
+            float v16 = expf(v15);
+            ((float4 *)(out0 + base))[q] = GPUIR_FLOAT4(v10, v12, v14, v16);
+        }
+        GPUIR_SYNC();
+        if (t == 0) out0_1[row] = v8;
     }
 }
 
@@ -546,7 +600,7 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_ints_k0", gpuir_k_ints_k0_emu, 0u, 0u, 0, 3u, 0u},
     {"gpuir_k_mixed_k0", gpuir_k_mixed_k0_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_mixed_k1", gpuir_k_mixed_k1_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 128u, 0u, 1, 3u, 0u},
+    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 3u, 0u},
     {"gpuir_k_rows_k1", gpuir_k_rows_k1_emu, 128u, 0u, 1, 2u, 0u},
     {"gpuir_k_rows_k2", gpuir_k_rows_k2_emu, 128u, 0u, 1, 2u, 0u},
     {"gpuir_k_rows_k3", gpuir_k_rows_k3_emu, 128u, 0u, 1, 2u, 0u},

@@ -200,17 +200,47 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x, const float *w, const flo
 }
 
 /* @mlp_k1: 64 threads per block */
-GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE const float *out1, float *out0) {
-    GPUIR_SHARED(float, red, 32, 0);
+GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1, float *out0) {
+    GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
-    for (long long o = GPUIR_BLOCK_RANK; o < 16LL; o += GPUIR_GRID_BLOCKS) {
+    for (long long row = GPUIR_BLOCK_RANK; row < 16LL; row += GPUIR_GRID_BLOCKS) {
+        long long base = row * 40LL;
         float acc = 0.0f;
-        for (long long j = t; j < 40LL; j += 64) {
-            int i = (int)(0 + (j / 1 % 40) * 1 + (o / 1 % 16) * 40);
-            float v0 = out1[i];
-            /* op 96: reduce_sum */
-            acc = acc + (float)v0;
+        float x0[4] = {0.0f};
+        GPUIR_UNROLL
+        for (int r = 0; r < 1; r++) {
+            long long q = t + r * 64LL;
+            if (q >= 10LL) break;
+            float4 l = ((const float4 *)(out1 + base))[q];
+            x0[r * 4] = l.x; x0[r * 4 + 1] = l.y; x0[r * 4 + 2] = l.z; x0[r * 4 + 3] = l.w;
         }
+        float acc0 = 0.0f;
+        GPUIR_UNROLL
+        for (int r = 0; r < 1; r++) {
+            long long q = t + r * 64LL;
+            if (q >= 10LL) break;
+            int i0 = (int)(base + q * 4 + 0);
+            float v0 = x0[r * 4 + 0];
+            acc0 += v0;
+            /* op 97: tanh */
+            float v1 = tanhf(v0);
+            int i1 = (int)(base + q * 4 + 1);
+            float v2 = x0[r * 4 + 1];
+            acc0 += v2;
+            /* op 97: tanh */
+            float v3 = tanhf(v2);
+            int i2 = (int)(base + q * 4 + 2);
+            float v4 = x0[r * 4 + 2];
+            acc0 += v4;
+            /* op 97: tanh */
+            float v5 = tanhf(v4);
+            int i3 = (int)(base + q * 4 + 3);
+            float v6 = x0[r * 4 + 3];
+            acc0 += v6;
+            /* op 97: tanh */
+            float v7 = tanhf(v6);
+        }
+        acc = acc0;
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -218,70 +248,71 @@ GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE const float *out1, float *out0) {
             acc = t < 2 ? red[t] : 0.0f;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         }
-        if (t == 0) out0[o] = acc;
+        if (t == 0) red[32] = acc;
         GPUIR_SYNC();
-    }
-}
-
-/* @mlp_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mlp_k2(GPUIR_LANE float *out1) {
-    for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 160LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        int q = (int)qq;
-        /* op 98: tanh */
-        float4 l0 = ((const float4 *)out1)[q];
-        float v0 = l0.x;
-        float v1 = tanhf(v0);
-        /* op 98: tanh */
-        float v2 = l0.y;
-        float v3 = tanhf(v2);
-        /* op 98: tanh */
-        float v4 = l0.z;
-        float v5 = tanhf(v4);
-        /* op 98: tanh */
-        float v6 = l0.w;
-        float v7 = tanhf(v6);
-        ((float4 *)out1)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
+        acc = red[32];
+        float v8 = acc;
+        GPUIR_UNROLL
+        for (int r = 0; r < 1; r++) {
+            long long q = t + r * 64LL;
+            if (q >= 10LL) break;
+            int i0 = (int)(base + q * 4 + 0);
+            float v9 = x0[r * 4 + 0];
+            /* op 97: tanh */
+            float v10 = tanhf(v9);
+            int i1 = (int)(base + q * 4 + 1);
+            float v11 = x0[r * 4 + 1];
+            /* op 97: tanh */
+            float v12 = tanhf(v11);
+            int i2 = (int)(base + q * 4 + 2);
+            float v13 = x0[r * 4 + 2];
+            /* op 97: tanh */
+            float v14 = tanhf(v13);
+            int i3 = (int)(base + q * 4 + 3);
+            float v15 = x0[r * 4 + 3];
+            /* op 97: tanh */
+            float v16 = tanhf(v15);
+            ((float4 *)(out1 + base))[q] = GPUIR_FLOAT4(v10, v12, v14, v16);
+        }
+        GPUIR_SYNC();
+        if (t == 0) out0[row] = v8;
     }
 }
 
 #ifdef GPUIR_EMU
 static void gpuir_k_rowmax_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_rowmax_k0(l, *(float **)p[0], *(float **)p[1]);
+gpuir_k_rowmax_k0(l, *(float **)p[0], *(float **)p[1]);
 }
 static void gpuir_k_reduce_sum_f32_1_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_reduce_sum_f32_1_k0(l, *(float **)p[0], *(float **)p[1]);
+gpuir_k_reduce_sum_f32_1_k0(l, *(float **)p[0], *(float **)p[1]);
 }
 static void gpuir_k_reduce_sum_f32_0_2_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_reduce_sum_f32_0_2_k0(l, *(float **)p[0], *(float **)p[1]);
+gpuir_k_reduce_sum_f32_0_2_k0(l, *(float **)p[0], *(float **)p[1]);
 }
 static void gpuir_k_reduce_max_f16_2_k_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_reduce_max_f16_2_k_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
+gpuir_k_reduce_max_f16_2_k_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
 }
 static void gpuir_k_reduce_mean_i32_0_1_2_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_reduce_mean_i32_0_1_2_k0(l, *(int **)p[0], *(int **)p[1]);
+gpuir_k_reduce_mean_i32_0_1_2_k0(l, *(int **)p[0], *(int **)p[1]);
 }
 static void gpuir_k_reduce_sum_i64_1_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_reduce_sum_i64_1_k0(l, *(long long **)p[0], *(long long **)p[1]);
+gpuir_k_reduce_sum_i64_1_k0(l, *(long long **)p[0], *(long long **)p[1]);
 }
 static void gpuir_k_mlp_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_mlp_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(float **)p[3]);
+gpuir_k_mlp_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(float **)p[3]);
 }
 static void gpuir_k_mlp_k1_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_mlp_k1(l, *(float **)p[0], *(float **)p[1]);
-}
-static void gpuir_k_mlp_k2_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_mlp_k2(l, *(float **)p[0]);
+gpuir_k_mlp_k1(l, *(float **)p[0], *(float **)p[1]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_rowmax_k0", gpuir_k_rowmax_k0_emu, 128u, 0u, 1, 2u, 0u},
-    {"gpuir_k_reduce_sum_f32_1_k0", gpuir_k_reduce_sum_f32_1_k0_emu, 128u, 0u, 1, 2u, 0u},
-    {"gpuir_k_reduce_sum_f32_0_2_k0", gpuir_k_reduce_sum_f32_0_2_k0_emu, 128u, 0u, 1, 2u, 0u},
-    {"gpuir_k_reduce_max_f16_2_k_k0", gpuir_k_reduce_max_f16_2_k_k0_emu, 128u, 0u, 1, 2u, 0u},
-    {"gpuir_k_reduce_mean_i32_0_1_2_k0", gpuir_k_reduce_mean_i32_0_1_2_k0_emu, 256u, 0u, 1, 2u, 0u},
-    {"gpuir_k_reduce_sum_i64_1_k0", gpuir_k_reduce_sum_i64_1_k0_emu, 256u, 0u, 1, 2u, 0u},
-    {"gpuir_k_mlp_k0", gpuir_k_mlp_k0_emu, 8192u, 0u, 1, 4u, 0u},
-    {"gpuir_k_mlp_k1", gpuir_k_mlp_k1_emu, 128u, 0u, 1, 2u, 0u},
-    {"gpuir_k_mlp_k2", gpuir_k_mlp_k2_emu, 0u, 0u, 0, 1u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+{"gpuir_k_rowmax_k0", gpuir_k_rowmax_k0_emu, 128u, 0u, 1, 2u, 0u},
+{"gpuir_k_reduce_sum_f32_1_k0", gpuir_k_reduce_sum_f32_1_k0_emu, 128u, 0u, 1, 2u, 0u},
+{"gpuir_k_reduce_sum_f32_0_2_k0", gpuir_k_reduce_sum_f32_0_2_k0_emu, 128u, 0u, 1, 2u, 0u},
+{"gpuir_k_reduce_max_f16_2_k_k0", gpuir_k_reduce_max_f16_2_k_k0_emu, 128u, 0u, 1, 2u, 0u},
+{"gpuir_k_reduce_mean_i32_0_1_2_k0", gpuir_k_reduce_mean_i32_0_1_2_k0_emu, 256u, 0u, 1, 2u, 0u},
+{"gpuir_k_reduce_sum_i64_1_k0", gpuir_k_reduce_sum_i64_1_k0_emu, 256u, 0u, 1, 2u, 0u},
+{"gpuir_k_mlp_k0", gpuir_k_mlp_k0_emu, 8192u, 0u, 1, 4u, 0u},
+{"gpuir_k_mlp_k1", gpuir_k_mlp_k1_emu, 132u, 0u, 1, 2u, 0u},
+{0, 0, 0, 0, 0, 0, 0}
 };
 #endif
