@@ -7211,6 +7211,8 @@ typedef struct gpuir__fuser {
     uint32_t *rows;             /* group -> a value of its full shape F (row groups) */
     bool *closed;               /* group -> an op outside it read one of its values */
     uint32_t *reader;           /* value id - 1 -> the last row group that read it whole */
+    bool *shared;               /* group -> holds a value with several users (which the kernel
+                                   may have to store: not for a reduction kernel's producers) */
 } gpuir__fuser;
 
 static int64_t gpuir__value_group(const gpuir_module *m, uint32_t v) {
@@ -7283,6 +7285,8 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     }
     for (uint32_t k = 0; k < op->n_operands && !g; k++) g = gpuir__rows_candidate(F, op, gpuir__op_operand(F->m, op, k));
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
+    if (g && F->shared[g] && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE && !gpuir__reduce_is_row(F->m, op))
+        g = 0;                  /* the reduction kernel keeps its producers in registers */
     return g;
 }
 
@@ -7316,6 +7320,7 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         F->rows[g] = gpuir__op_operand(m, op, 0);
     }
     gpuir__fuse_close_read(F, op, g);
+    F->shared[g] |= F->uses[op->result - 1] > 1;
     for (uint32_t k = 0; k < op->n_operands && F->kinds[g] == GPUIR__GROUP_ROWS; k++) {
         uint32_t v = gpuir__op_operand(m, op, k);
         if (gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL)
@@ -7335,7 +7340,8 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.rows = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *F.rows);
     F.closed = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.closed);
     F.reader = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.reader);
-    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader ? GPUIR_OK :
+    F.shared = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.shared);
+    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.shared ? GPUIR_OK :
                      gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -7363,6 +7369,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.rows);
     gpuir__scratch_free(m, F.closed);
     gpuir__scratch_free(m, F.reader);
+    gpuir__scratch_free(m, F.shared);
     return r;
 }
 
