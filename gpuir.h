@@ -10862,21 +10862,30 @@ static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
 /* The linear input index, in x's dims, of reduced element j of output o. */
 static void gpuir__cg_reduce_index(gpuir__str *s, const gpuir__cg_dims *x, const bool *reduced) {
     gpuir__cg_prod after_o = {1, ""}, after_j = {1, ""}, stride = {1, ""};
-    gpuir__str_appendf(s, "(0");
+    gpuir__str sum = {NULL};
+    int terms = 0;
     for (int d = x->rank - 1; d >= 0; d--) {
         gpuir__cg_prod *after = reduced[d] ? &after_j : &after_o;
         if (x->dims[d] != 1) {
-            gpuir__str_appendf(s, " + (%s / ", reduced[d] ? "j" : "o");
-            gpuir__cg_prod_print(s, after);
-            gpuir__str_appendf(s, " %% ");
-            gpuir__cg_dim(s, x, d);
-            gpuir__str_appendf(s, ") * ");
-            gpuir__cg_prod_print(s, &stride);
+            gpuir__str_appendf(&sum, "%s(%s", terms++ ? " + " : "", reduced[d] ? "j" : "o");
+            if (!gpuir__cg_prod_is_one(after)) {
+                gpuir__str_appendf(&sum, " / ");
+                gpuir__cg_prod_print(&sum, after);
+            }
+            gpuir__str_appendf(&sum, " %% ");
+            gpuir__cg_dim(&sum, x, d);
+            gpuir__str_appendf(&sum, ")");
+            if (!gpuir__cg_prod_is_one(&stride)) {
+                gpuir__str_appendf(&sum, " * ");
+                gpuir__cg_prod_print(&sum, &stride);
+            }
         }
         gpuir__cg_prod_mul(after, x, d);
         gpuir__cg_prod_mul(&stride, x, d);
     }
-    gpuir__str_appendf(s, ")");
+    if (terms > 1) gpuir__str_appendf(s, "(%s)", sum.buf);
+    else gpuir__str_puts(s, terms ? sum.buf : "0");
+    gpuir__str_free(&sum);
 }
 
 /* How a reduction combines two partial values a and b into a. */

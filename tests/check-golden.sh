@@ -7,7 +7,7 @@
 # bless`): commit them with the codegen change whose point they show.
 # Then a lint over the goldens: no (void) leftovers, no conditions of
 # constants, no doubled or redundant parentheses (`= ((a + b));`, `[((i))]`,
-# `= (v2);`). Prints a PASS/FAIL line per file and for the lint. TOOLS=dir
+# `= (v2);`), no `0 +` or `/ 1` in indices. Prints a PASS/FAIL line per file and for the lint. TOOLS=dir
 # picks gpuir-opt (default tools).
 cd "$(dirname "$0")/.." || exit 1
 opt=${TOOLS:-tools}/gpuir-opt
@@ -33,7 +33,7 @@ for gir in tests/golden/*.gir; do
     fi
 done
 
-lint='\(void\)|if \(-?[0-9]+(LL|u)? *(<|>|<=|>=|==|!=) *-?[0-9]+(LL|u)?\)|= \(\(.*\)\);|\[\(\(|= \([A-Za-z_][A-Za-z_0-9]*\);'
+lint='\(void\)|if \(-?[0-9]+(LL|u)? *(<|>|<=|>=|==|!=) *-?[0-9]+(LL|u)?\)|= \(\(.*\)\);|\[\(\(|= \([A-Za-z_][A-Za-z_0-9]*\);|\(0 \+ | / 1 %'
 if [ $bless = 0 ]; then
     if grep -nE "$lint" tests/golden/*.cu > "$out"; then
         echo "FAIL golden: lint (leftovers, constant conditions or doubled parentheses)"; sed -n '1,10p' "$out" >&2

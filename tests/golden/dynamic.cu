@@ -176,7 +176,7 @@ GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *x, float *out1, long long x
     for (long long o = GPUIR_BLOCK_RANK; o < out1_d0; o += GPUIR_GRID_BLOCKS) {
         float acc = -GPUIR_INF;
         for (long long j = t; j < 8LL; j += 32) {
-            long long i = (long long)(0 + (j / 1 % 8) * 1 + (o / 1 % x_d0) * 8);
+            long long i = (long long)((j % 8) + (o % x_d0) * 8);
             float v0 = x[i];
             /* op 124: reduce_max */
             acc = gpuir_fmax(acc, (float)v0);
@@ -200,7 +200,7 @@ GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y, float *out2, long long y
     for (long long o = GPUIR_BLOCK_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS) {
         float acc = 0.0f;
         for (long long j = t; j < y_d1; j += 256) {
-            long long i = (long long)(0 + (j / 1 % y_d1) * 1 + (o / 1 % 5) * y_d1);
+            long long i = (long long)((j % y_d1) + (o % 5) * y_d1);
             float v0 = y[i];
             /* op 126: reduce_mean */
             acc = acc + (float)v0;
@@ -224,7 +224,7 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y, float *out3, long long y
     for (long long o = GPUIR_BLOCK_RANK; o < out3_d0; o += GPUIR_GRID_BLOCKS) {
         float acc = 0.0f;
         for (long long j = t; j < 5LL; j += 32) {
-            long long i = (long long)(0 + (o / 1 % y_d1) * 1 + (j / 1 % 5) * y_d1);
+            long long i = (long long)((o % y_d1) + (j % 5) * y_d1);
             float v0 = y[i];
             /* op 128: reduce_mean */
             acc = acc + (float)v0;
@@ -285,7 +285,7 @@ GPUIR_KERNEL gpuir_k_int_rows_k0(GPUIR_LANE const int *x, int *out0, long long x
     for (long long o = GPUIR_BLOCK_RANK; o < out0_d0; o += GPUIR_GRID_BLOCKS) {
         long long acc = 0LL;
         for (long long j = t; j < 6LL; j += 32) {
-            long long i = (long long)(0 + (j / 1 % 6) * 1 + (o / 1 % x_d0) * 6);
+            long long i = (long long)((j % 6) + (o % x_d0) * 6);
             int v0 = x[i];
             /* op 138: reduce_sum */
             acc = acc + (long long)v0;
@@ -309,7 +309,7 @@ GPUIR_KERNEL gpuir_k_int_rows_k1(GPUIR_LANE const int *x, int *out1, long long x
     for (long long o = GPUIR_BLOCK_RANK; o < out1_d0; o += GPUIR_GRID_BLOCKS) {
         long long acc = 0LL;
         for (long long j = t; j < 6LL; j += 32) {
-            long long i = (long long)(0 + (j / 1 % 6) * 1 + (o / 1 % x_d0) * 6);
+            long long i = (long long)((j % 6) + (o % x_d0) * 6);
             int v0 = x[i];
             /* op 140: reduce_mean */
             acc = acc + (long long)v0;

@@ -5,7 +5,7 @@ GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *x, float *out0) {
     for (long long o = GPUIR_BLOCK_RANK; o < 6LL; o += GPUIR_GRID_BLOCKS) {
         float acc = -GPUIR_INF;
         for (long long j = t; j < 100LL; j += 128) {
-            int i = (int)(0 + (j / 1 % 100) * 1 + (o / 1 % 6) * 100);
+            int i = (int)((j % 100) + (o % 6) * 100);
             /* op 63: exp */
             float v0 = x[i];
             float v1 = expf(v0);
@@ -31,7 +31,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x, float *out0)
     for (long long o = GPUIR_BLOCK_RANK; o < 30LL; o += GPUIR_GRID_BLOCKS) {
         float acc = 0.0f;
         for (long long j = t; j < 37LL; j += 64) {
-            int i = (int)(0 + (o / 1 % 5) * 1 + (j / 1 % 37) * 5 + (o / 5 % 6) * 185);
+            int i = (int)((o % 5) + (j % 37) * 5 + (o / 5 % 6) * 185);
             /* op 68: abs */
             float v0 = x[i];
             float v1 = fabsf(v0);
@@ -57,7 +57,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x, float *out
     for (long long o = GPUIR_BLOCK_RANK; o < 37LL; o += GPUIR_GRID_BLOCKS) {
         float acc = 0.0f;
         for (long long j = t; j < 30LL; j += 32) {
-            int i = (int)(0 + (j / 1 % 5) * 1 + (o / 1 % 37) * 5 + (j / 5 % 6) * 185);
+            int i = (int)((j % 5) + (o % 37) * 5 + (j / 5 % 6) * 185);
             /* op 73: abs */
             float v0 = x[i];
             float v1 = fabsf(v0);
@@ -83,7 +83,7 @@ GPUIR_KERNEL gpuir_k_reduce_max_f16_2_k_k0(GPUIR_LANE const unsigned short *x, u
     for (long long o = GPUIR_BLOCK_RANK; o < 222LL; o += GPUIR_GRID_BLOCKS) {
         float acc = -GPUIR_INF;
         for (long long j = t; j < 5LL; j += 32) {
-            int i = (int)(0 + (j / 1 % 5) * 1 + (o / 1 % 37) * 5 + (o / 37 % 6) * 185);
+            int i = (int)((j % 5) + (o % 37) * 5 + (o / 37 % 6) * 185);
             /* op 78: abs */
             float v0 = gpuir_f16_to_f32(x[i]);
             float v1 = gpuir_round_f16(fabsf(v0));
@@ -109,7 +109,7 @@ GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x, int *out0
     for (long long o = GPUIR_BLOCK_RANK; o < 1LL; o += GPUIR_GRID_BLOCKS) {
         long long acc = 0LL;
         for (long long j = t; j < 1110LL; j += 256) {
-            int i = (int)(0 + (j / 1 % 5) * 1 + (j / 5 % 37) * 5 + (j / 185 % 6) * 185);
+            int i = (int)((j % 5) + (j / 5 % 37) * 5 + (j / 185 % 6) * 185);
             /* op 83: abs */
             int v0 = x[i];
             int v1 = v0 < 0 ? (int)(0u - (unsigned)v0) : v0;
@@ -135,7 +135,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *x, long lon
     for (long long o = GPUIR_BLOCK_RANK; o < 30LL; o += GPUIR_GRID_BLOCKS) {
         long long acc = 0LL;
         for (long long j = t; j < 37LL; j += 64) {
-            int i = (int)(0 + (o / 1 % 5) * 1 + (j / 1 % 37) * 5 + (o / 5 % 6) * 185);
+            int i = (int)((o % 5) + (j % 37) * 5 + (o / 5 % 6) * 185);
             /* op 88: abs */
             long long v0 = x[i];
             long long v1 = v0 < 0 ? (long long)(0u - (unsigned long long)v0) : v0;
