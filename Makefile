@@ -1,8 +1,7 @@
 # gpuir: `make` builds the tools, the examples and the tests; `make test` runs
 # every test twice (plain and under ASan+UBSan); `make run` runs
 # examples/hello_jit (JIT-compiled on the GPU, else on the CPU emulator).
-# Build in parallel on every core (`make test` compiles the 16k-line header
-# some 40 times); `make -j1` overrides it.
+# Build in parallel on every core; `make -j1` overrides it.
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 CC      ?= cc
 CXX     ?= c++
@@ -23,6 +22,23 @@ TESTS     = $(patsubst tests/api/%.c,build/tests/%,$(TEST_SRCS))
 ASAN      = $(patsubst tools/%,build/asan/%,$(TOOLS)) \
             $(patsubst tests/api/%.c,build/asan/tests/%,$(TEST_SRCS)) build/asan/fuzz_replay \
             build/asan/fuzz_builder_replay build/asan/fuzz_diff
+# The implementation (19k lines, the slow part) is compiled once per
+# configuration into build/gpuir_impl.o (plain) and build/asan/gpuir_impl.o;
+# a test or tool links it unless its source defines GPUIR_IMPLEMENTATION
+# itself (it reaches into internal statics or replaces the allocator).
+OWN_IMPL  := $(shell grep -l '^.define GPUIR_IMPLEMENTATION$$' tests/api/*.c tools/*.c)
+LINKED    := $(filter-out $(OWN_IMPL),$(TEST_SRCS) $(TOOLS:%=%.c))
+IMPL_OBJ  = build/gpuir_impl.o
+ASAN_OBJ  = build/asan/gpuir_impl.o
+PLAIN_LINKED = $(patsubst tests/api/%.c,build/tests/%,$(filter tests/%,$(LINKED))) \
+               $(patsubst %.c,%,$(filter tools/%,$(LINKED))) examples/hello_jit build/fuzz_diff
+ASAN_LINKED  = $(patsubst tests/api/%.c,build/asan/tests/%,$(filter tests/%,$(LINKED))) \
+               $(patsubst tools/%.c,build/asan/%,$(filter tools/%,$(LINKED))) \
+               build/asan/fuzz_replay build/asan/fuzz_builder_replay build/asan/fuzz_diff
+$(PLAIN_LINKED): $(IMPL_OBJ)
+$(PLAIN_LINKED): IMPL = $(IMPL_OBJ)
+$(ASAN_LINKED): $(ASAN_OBJ)
+$(ASAN_LINKED): IMPL = $(ASAN_OBJ)
 FUZZ_SECONDS ?= 60
 FUZZ_SEED    ?= $(shell date +%s)
 
@@ -32,62 +48,78 @@ deps:
 	@tools/ensure-deps.sh
 
 tools/%: tools/%.c tools/cli.h gpuir.h | deps
-	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< $(IMPL) -o $@ $(LIBS)
 
 examples/%: examples/%.c gpuir.h | deps
 	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
 
 # The implementation compiled once in its own translation unit (the slow
-# part); the example links against it and rebuilds in a moment.
-examples/gpuir_impl.o: examples/gpuir_impl.c gpuir.h | deps
+# part), from examples/gpuir_impl.c; hello_jit, the tests and the tools link
+# against it and rebuild in a moment.
+$(IMPL_OBJ): examples/gpuir_impl.c gpuir.h | deps
+	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) -c $< -o $@
 
-examples/hello_jit: examples/hello_jit.c examples/gpuir_impl.o gpuir.h | deps
-	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< examples/gpuir_impl.o -o $@ $(LIBS)
+$(ASAN_OBJ): examples/gpuir_impl.c gpuir.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) -c $< -o $@
+
+examples/hello_jit: examples/hello_jit.c gpuir.h | deps
+	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< $(IMPL) -o $@ $(LIBS)
 
 build/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< -o $@ $(LIBS)
+	$(CC) $(WARN) $(CFLAGS) $(STB_CFLAGS) $< $(IMPL) -o $@ $(LIBS)
 
 build/asan/%: tools/%.c tools/cli.h gpuir.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
+	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< $(IMPL) -o $@ $(LIBS)
 
 build/asan/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
+	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< $(IMPL) -o $@ $(LIBS)
 
 build/asan/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/fuzz_common.h gpuir.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< -o $@ $(LIBS)
+	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< $(IMPL) -o $@ $(LIBS)
 
 build/asan/fuzz_builder_replay: tests/fuzz/fuzz_builder.c tests/fuzz/fuzz_common.h gpuir.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< -o $@ $(LIBS)
+	$(CC) $(WARN) $(SAN) -DGPUIR_FUZZ_REPLAY $(STB_CFLAGS) $< $(IMPL) -o $@ $(LIBS)
 
 # The differential fuzzer (interpreter vs emulator): a plain program, no libFuzzer.
 build/fuzz_diff: tests/fuzz/fuzz_diff.c gpuir.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) -O1 -g $(STB_CFLAGS) $< -o $@ $(LIBS)
+	$(CC) $(WARN) -O1 -g $(STB_CFLAGS) $< $(IMPL) -o $@ $(LIBS)
 
 build/asan/fuzz_diff: tests/fuzz/fuzz_diff.c gpuir.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
+	$(CC) $(WARN) $(SAN) $(STB_CFLAGS) $< $(IMPL) -o $@ $(LIBS)
 
-build/fuzz_builder: tests/fuzz/fuzz_builder.c tests/fuzz/fuzz_common.h gpuir.h | deps
+# The libFuzzer harnesses: the implementation instrumented for coverage once.
+FUZZ_SAN = -g -O1 -fno-sanitize-recover=all
+build/fuzz/gpuir_impl.o: examples/gpuir_impl.c gpuir.h | deps
 	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(STB_CFLAGS) $< -o $@ $(LIBS)
+	clang $(FUZZ_SAN) -fsanitize=fuzzer-no-link,address,undefined $(STB_CFLAGS) -c $< -o $@
 
-build/fuzz_parse: tests/fuzz/fuzz_parse.c tests/fuzz/fuzz_common.h gpuir.h | deps
+build/fuzz_builder: tests/fuzz/fuzz_builder.c tests/fuzz/fuzz_common.h build/fuzz/gpuir_impl.o | deps
 	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(STB_CFLAGS) $< -o $@ $(LIBS)
+	clang $(FUZZ_SAN) -fsanitize=fuzzer,address,undefined $(STB_CFLAGS) $< build/fuzz/gpuir_impl.o -o $@ $(LIBS)
+
+build/fuzz_parse: tests/fuzz/fuzz_parse.c tests/fuzz/fuzz_common.h build/fuzz/gpuir_impl.o | deps
+	@mkdir -p $(@D)
+	clang $(FUZZ_SAN) -fsanitize=fuzzer,address,undefined $(STB_CFLAGS) $< build/fuzz/gpuir_impl.o -o $@ $(LIBS)
 
 asan: $(ASAN)
 
 # The threaded test under ThreadSanitizer (tests/check-tsan.sh runs it).
-build/tsan/tests/%: tests/api/%.c gpuir.h tests/check.h | deps
+build/tsan/gpuir_impl.o: examples/gpuir_impl.c gpuir.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(TSAN) $(STB_CFLAGS) $< -o $@ $(LIBS)
+	$(CC) $(WARN) $(TSAN) $(STB_CFLAGS) -c $< -o $@
+
+build/tsan/tests/%: tests/api/%.c gpuir.h tests/check.h build/tsan/gpuir_impl.o | deps
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(TSAN) $(STB_CFLAGS) $< build/tsan/gpuir_impl.o -o $@ $(LIBS)
 
 tsan: build/tsan/tests/test_threads
 

@@ -3,7 +3,8 @@
 # and runs (exit 0) when it is a whole program:
 #   - a block that defines GPUIR_IMPLEMENTATION is built and run alone;
 #   - a block with a main() is linked against the implementation compiled
-#     once (examples/gpuir_impl.c, as `make run` does) and run;
+#     once (examples/gpuir_impl.c: make's build/gpuir_impl.o, as `make run`
+#     uses, else compiled here) and run;
 #   - any other block is compiled as a translation unit (-c).
 # A fragment that is not a translation unit is skipped when the line right
 # before its fence is exactly `<!-- fragment -->` (docs/testing.md). Blocks
@@ -16,6 +17,8 @@ STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb)
 LIBSTB=$(pkg-config --libs stb 2>/dev/null || echo -lstb)
 CC="cc -std=c99 -Wall -Wextra -Werror -I. $STB"
 impl=$out/gpuir_impl.o
+# make's object (examples/gpuir_impl.c, with stricter flags) when it is current
+[ build/gpuir_impl.o -nt gpuir.h ] && [ build/gpuir_impl.o -nt examples/gpuir_impl.c ] && impl=build/gpuir_impl.o
 
 # extract FILE: writes $out/<name>-<n>.c per block, one "n skip|keep" line each
 extract() {

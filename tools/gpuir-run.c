@@ -29,7 +29,6 @@
    status 1. A bad command line (an unknown flag, a number that is not one)
    exits with status 2, naming the flag. Nothing here has a fixed count:
    a function may have as many parameters and results as the library takes. */
-#define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
 
 #include <stdio.h>

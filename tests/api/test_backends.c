@@ -11,11 +11,12 @@
    One PASS/FAIL/SKIP line per file, backend, function (and size).
    `test_backends FILE...` checks only those files (on the emulator). */
 #define _POSIX_C_SOURCE 200809L
-#define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const dirs[] = {"tests/ir/ref", "tests/ir/codegen", "tests/ir/run"};
 
@@ -79,11 +80,7 @@ static void check_chunk(const char *file, const char *text, size_t len, gpuir_ba
         gpuir_module_bind_global(low, gpuir_module_global_name(low, g), &w);
         gpuir_array_release(&w);
     }
-    gpuir_program_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.backend = backend;
-    desc.graphs = graphs;
-    gpuir_program *p = gpuir_program_make(low, &desc);
+    gpuir_program *p = gpuir_program_make(low, &(gpuir_program_desc){.backend = backend, .graphs = graphs});
     if (!p) {
         report("FAIL", bname, file, "*", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
@@ -105,11 +102,24 @@ static void check_chunk(const char *file, const char *text, size_t len, gpuir_ba
     gpuir_program_destroy(p);
     gpuir_ctx_destroy(ctx);
 }
+/* The whole file, NUL-terminated (malloc'd), or NULL. */
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long n = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = (char *)malloc((size_t)n + 1)) != NULL) {
+        *len = fread(text, 1, (size_t)n, f);
+        text[*len] = '\0';
+    }
+    if (f) fclose(f);
+    return text;
+}
+
 /* Splits a file at `// -----` lines (keeping line numbers) and checks each
    chunk. */
 static void check_file(const char *path, gpuir_backend backend) {
     size_t len;
-    char *text = gpuir__slurp(path, &len);
+    char *text = read_file(path, &len);
     if (!text) { report("FAIL", "emu", path, "*", "cannot read"); return; }
     size_t start = 0;
     while (start <= len) {
@@ -162,9 +172,7 @@ int main(int argc, char **argv) {
                              "  %e = exp %x : (tensor<4xf32>) -> tensor<4xf32>\n"
                              "  return %e : tensor<4xf32>\n}\n";
     gpuir_module *m = gpuir_module_parse(ctx, probe_text, strlen(probe_text), "probe");
-    gpuir_program_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.backend = GPUIR_BACKEND_CUDA;
+    gpuir_program_desc desc = {.backend = GPUIR_BACKEND_CUDA};
     gpuir_program *probe = m ? gpuir_program_make(m, &desc) : NULL;
     if (probe) {
         gpuir_program_destroy(probe);

@@ -2,7 +2,6 @@
    built module (byte for byte), determinism, the print -> parse -> print
    fixed point, introspection, names and strings, array compare and random
    fill. */
-#define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 #include "../check.h"
 

@@ -22,20 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *const chain_text =
-    "func.func @f(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> (tensor<5x7xf32>, tensor<5xf32>) {\n"
-    "  %e = exp %x : (tensor<5x7xf32>) -> tensor<5x7xf32>\n"
-    "  %a = add %e, %b : (tensor<5x7xf32>, tensor<7xf32>) -> tensor<5x7xf32>\n"
-    "  %s = reduce_sum %x {axes = [1]} : (tensor<5x7xf32>) -> tensor<5xf32>\n"
-    "  return %a, %s : tensor<5x7xf32>, tensor<5xf32>\n}\n";
+static const char *const chain_text = CHAIN_TEXT;
 
 static gpuir_program *make(gpuir_ctx *ctx, const char *text, const char *cc) {
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "test");
-    gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_EMU;
-    d.cc = cc;
-    return m ? gpuir_program_make(m, &d) : NULL;
+    return m ? gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU, .cc = cc}) : NULL;
 }
 
 /* Runs @f of chain_text on p and compares with the interpreter. */
@@ -59,10 +50,7 @@ static void check_runs(gpuir_ctx *ctx, gpuir_program *p) {
 }
 
 static gpuir_ctx *ctx_with_cache(const char *dir) {
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = dir;
-    return gpuir_ctx_make(&cd);
+    return gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = dir});
 }
 
 static bool exists(const char *path) {

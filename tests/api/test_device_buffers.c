@@ -46,11 +46,7 @@ typedef struct fixture {
 } fixture;
 
 static gpuir_program *make_emu(gpuir_module *m, uint64_t seed) {
-    gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_EMU;
-    d.emu_seed = seed;
-    return gpuir_program_make(m, &d);
+    return gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU, .emu_seed = seed});
 }
 
 static void fixture_make(fixture *fx, uint64_t seed, bool bind_w) {
@@ -82,24 +78,14 @@ static void fixture_free(fixture *fx) {
 }
 
 static gpuir_buffer buffer_like(gpuir_ctx *ctx, const gpuir_array *a, uint64_t ptr) {
-    gpuir_buffer_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_EMU;
-    d.dtype = a->dtype;
-    d.rank = a->rank;
+    gpuir_buffer_desc d = {.backend = GPUIR_BACKEND_EMU, .dtype = a->dtype, .rank = a->rank};
     memcpy(d.dims, a->dims, sizeof d.dims);
     d.device_ptr = ptr;
     return gpuir_buffer_make(ctx, &d);
 }
 
 static gpuir_run_desc run_desc(gpuir_arg *in, size_t n_in, gpuir_arg *out, size_t n_out, gpuir_stream s) {
-    gpuir_run_desc d;
-    memset(&d, 0, sizeof d);
-    d.inputs = in;
-    d.n_inputs = n_in;
-    d.outputs = out;
-    d.n_outputs = n_out;
-    d.stream = s;
+    gpuir_run_desc d = {.inputs = in, .n_inputs = n_in, .outputs = out, .n_outputs = n_out, .stream = s};
     return d;
 }
 
@@ -559,9 +545,7 @@ TEST(bad_arguments_are_named) {
     gpuir_ctx_clear_error(fx.ctx);
     CHECK_RESULT(fx.ctx, gpuir_stream_synchronize(fx.ctx, &not_a_stream), GPUIR_ERR_INVALID_ARGUMENT);
     gpuir_ctx_clear_error(fx.ctx);
-    gpuir_buffer_desc bd;
-    memset(&bd, 0, sizeof bd);
-    bd.backend = GPUIR_BACKEND_EMU;
+    gpuir_buffer_desc bd = {.backend = GPUIR_BACKEND_EMU};
     CHECK(gpuir_buffer_make(fx.ctx, &bd).id == 0);          /* no dtype */
     CHECK_RESULT(fx.ctx, gpuir_ctx_result(fx.ctx), GPUIR_ERR_INVALID_ARGUMENT);
     gpuir_ctx_clear_error(fx.ctx);
@@ -649,11 +633,7 @@ TEST(cuda_buffers_round_trip) {
     gpuir_array_alloc(ctx, &a, GPUIR_F32, 2, dims);
     gpuir_array_alloc(ctx, &b, GPUIR_F32, 2, dims);
     gpuir_array_fill_random(&a, 4);
-    gpuir_buffer_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_CUDA;
-    d.dtype = GPUIR_F32;
-    d.rank = 2;
+    gpuir_buffer_desc d = {.backend = GPUIR_BACKEND_CUDA, .dtype = GPUIR_F32, .rank = 2};
     d.dims[0] = 3;
     d.dims[1] = 5;
     gpuir_buffer buf = gpuir_buffer_make(ctx, &d);

@@ -96,9 +96,10 @@ typedef struct fixture {
     gpuir_array in[2], want[2];
 } fixture;
 
-static gpuir_module *parse(gpuir_ctx *ctx, const char *text) {
-    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "test");
-    if (m && gpuir_module_global_count(m)) {            /* @W: a fixed pattern */
+/* Parses text and binds its global @W, if any, to a fixed pattern. */
+static gpuir_module *parse_bound(gpuir_ctx *ctx, const char *text) {
+    gpuir_module *m = parse_as(ctx, text, "test");    /* silent: faults make parses fail */
+    if (m && gpuir_module_global_count(m)) {
         gpuir_array w;
         int64_t d[] = {8, 8};
         gpuir_array_alloc(ctx, &w, GPUIR_F32, 2, d);
@@ -112,7 +113,7 @@ static gpuir_module *parse(gpuir_ctx *ctx, const char *text) {
 static void fixture_make(fixture *fx, const char *text) {
     memset(fx, 0, sizeof *fx);
     fx->ctx = gpuir_ctx_make(NULL);
-    fx->ref = parse(fx->ctx, text);
+    fx->ref = parse_bound(fx->ctx, text);
     const gpuir__func *f = gpuir__func_at(fx->ref, gpuir__find_func(fx->ref, "f"));
     for (int i = 0; i < 2; i++) {
         gpuir_type t = gpuir__value_at(fx->ref, f->params[i])->type;
@@ -143,16 +144,21 @@ static gpuir_result run_and_compare(fixture *fx, gpuir_program *p) {
 }
 
 static gpuir_program *make_emu(gpuir_module *m) {
-    gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_EMU;
-    return gpuir_program_make(m, &d);
+    return gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU});
+}
+
+/* A fixture for text, and an emulator program on a parse of its own. */
+static gpuir_program *fixture_with_program(fixture *fx, const char *text) {
+    fixture_make(fx, text);
+    gpuir_program *p = make_emu(parse_bound(fx->ctx, text));
+    CHECK(p != NULL);
+    return p;
 }
 
 /* A lowered copy of the program, a program on it, two runs, and the
    lowered module printed as text and as a graph; the first failure's code. */
 static gpuir_result make_and_run_twice(fixture *fx, const char *text) {
-    gpuir_module *m = parse(fx->ctx, text);
+    gpuir_module *m = parse_bound(fx->ctx, text);
     gpuir_program *p = m ? make_emu(m) : NULL;
     gpuir_result r = p ? GPUIR_OK : gpuir_ctx_result(fx->ctx);
     for (int i = 0; !r && i < 2; i++) r = run_and_compare(fx, p);
@@ -355,10 +361,7 @@ TEST(a_context_without_memory_is_null) {
    a new program (its own emulated device) works. */
 TEST(a_fatal_error_loses_the_device_context) {
     fixture fx;
-    fixture_make(&fx, programs[0]);
-    gpuir_module *m = parse(fx.ctx, programs[0]);
-    gpuir_program *p = make_emu(m);
-    CHECK(p != NULL);
+    gpuir_program *p = fixture_with_program(&fx, programs[0]);
     if (p) {
         CHECK_RESULT(fx.ctx, run_and_compare(&fx, p), GPUIR_OK);
         gpuir__fault_wrap(p);                /* from here: the next run's first call fails fatally */
@@ -384,10 +387,7 @@ TEST(a_fatal_error_loses_the_device_context) {
    fault wrapper forwards a good one and fails an injected one. */
 TEST(tensor_map_encoding_through_the_table) {
     fixture fx;
-    fixture_make(&fx, programs[0]);
-    gpuir_module *m = parse(fx.ctx, programs[0]);
-    gpuir_program *p = make_emu(m);
-    CHECK(p != NULL);
+    gpuir_program *p = fixture_with_program(&fx, programs[0]);
     if (p) {
         gpuir__tmap map;
         gpuir__tmap_desc d = {GPUIR__TMAP_F16, 2, 4096, {96, 200}, {192}, {64, 128}, GPUIR__TMAP_SWIZZLE_128B};
@@ -472,7 +472,7 @@ TEST(a_failing_tensor_map_encode_fails_the_run_cleanly) {
         "  %m = matmul %x, %w {transpose_b = true, wgmma = true} : (tensor<40x72xf16>, tensor<24x72xf16>) -> tensor<40x24xf16>\n"
         "  return %m : tensor<40x24xf16>\n}\n";
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *ref = parse(ctx, text);
+    gpuir_module *ref = parse_bound(ctx, text);
     gpuir_array in[2], want, got;
     int64_t dims[2][2] = {{40, 72}, {24, 72}};
     for (int i = 0; i < 2; i++) {
@@ -480,7 +480,7 @@ TEST(a_failing_tensor_map_encode_fails_the_run_cleanly) {
         gpuir_array_fill_random(&in[i], 3 + (uint64_t)i);
     }
     CHECK_RESULT(ctx, gpuir_ref_run(ref, "f", 2, in, 1, &want), GPUIR_OK);
-    gpuir_module *m = parse(ctx, text);
+    gpuir_module *m = parse_bound(ctx, text);
     gpuir_program *p = make_emu(m);
     CHECK(p != NULL);
     if (p) {
@@ -574,11 +574,8 @@ TEST(no_temporary_file_is_left_behind) {
     fixture_make(&fx, programs[0]);
     const char *compilers[] = {"false", "/nonexistent/cc"};
     for (int i = 0; i < 2; i++) {
-        gpuir_module *m = parse(fx.ctx, programs[0]);
-        gpuir_program_desc d;
-        memset(&d, 0, sizeof d);
-        d.backend = GPUIR_BACKEND_EMU;
-        d.cc = compilers[i];
+        gpuir_module *m = parse_bound(fx.ctx, programs[0]);
+        gpuir_program_desc d = {.backend = GPUIR_BACKEND_EMU, .cc = compilers[i]};
         CHECK(gpuir_program_make(m, &d) == NULL);
         CHECK_RESULT(fx.ctx, gpuir_ctx_result(fx.ctx), GPUIR_ERR_COMPILE);
         gpuir_ctx_clear_error(fx.ctx);
@@ -634,11 +631,7 @@ static gpuir_result device_flow(gpuir_ctx *ctx, const gpuir_array *want) {
     gpuir_array_fill_random(&y, 6);
     if (!r) r = gpuir_host_register(ctx, E, y.data, 8 * 8 * sizeof(float));
     gpuir_stream s = gpuir_stream_make(ctx, E);
-    gpuir_buffer_desc bd;
-    memset(&bd, 0, sizeof bd);
-    bd.backend = E;
-    bd.dtype = GPUIR_F32;
-    bd.rank = 2;
+    gpuir_buffer_desc bd = {.backend = E, .dtype = GPUIR_F32, .rank = 2};
     bd.dims[0] = bd.dims[1] = 8;
     gpuir_buffer bx = gpuir_buffer_make(ctx, &bd), by = gpuir_buffer_make(ctx, &bd), bo = gpuir_buffer_make(ctx, &bd);
     r = first_error(ctx, r);
@@ -649,13 +642,7 @@ static gpuir_result device_flow(gpuir_ctx *ctx, const gpuir_array *want) {
     gpuir_program *p = !r && m ? make_emu(m) : NULL;
     r = first_error(ctx, r);
     gpuir_arg in[2] = {gpuir_arg_buffer(bx), gpuir_arg_buffer(by)}, o[1] = {gpuir_arg_buffer(bo)};
-    gpuir_run_desc rd;
-    memset(&rd, 0, sizeof rd);
-    rd.inputs = in;
-    rd.n_inputs = 2;
-    rd.outputs = o;
-    rd.n_outputs = 1;
-    rd.stream = s;
+    gpuir_run_desc rd = {.inputs = in, .n_inputs = 2, .outputs = o, .n_outputs = 1, .stream = s};
     if (!r) r = gpuir_program_run_args(p, &rd);
     if (!r) r = gpuir_stream_synchronize(ctx, s);
     if (!r) r = gpuir_buffer_download(ctx, bo, &out, s);

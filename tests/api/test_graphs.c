@@ -10,31 +10,12 @@
 
 #include <stdlib.h>
 
-static gpuir_module *parse(gpuir_ctx *ctx, const char *text) {
-    return gpuir_module_parse(ctx, text, strlen(text), "test");
-}
-
 static gpuir_program *make_graphs(gpuir_module *m, uint64_t seed, bool synchronous) {
-    gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_EMU;
-    d.emu_seed = seed;
-    d.synchronous = synchronous;
-    d.graphs = true;
-    return gpuir_program_make(m, &d);
+    return gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU, .emu_seed = seed,
+                                                       .synchronous = synchronous, .graphs = true});
 }
 
-/* Two matmuls on their own streams, a reduction and two results built from
-   both: several streams with events between them. */
-static const char *const streams_text =
-    "func.func @g(%a: tensor<32x48xf32>, %b: tensor<48x40xf32>, %c: tensor<32x48xf32>, %d: tensor<48x40xf32>)"
-    " -> (tensor<32x40xf32>, tensor<32x40xf32>, tensor<32xf32>) {\n"
-    "  %x = matmul %a, %b : (tensor<32x48xf32>, tensor<48x40xf32>) -> tensor<32x40xf32>\n"
-    "  %y = matmul %c, %d : (tensor<32x48xf32>, tensor<48x40xf32>) -> tensor<32x40xf32>\n"
-    "  %s = reduce_sum %a {axes = [1]} : (tensor<32x48xf32>) -> tensor<32xf32>\n"
-    "  %t = add %x, %y : (tensor<32x40xf32>, tensor<32x40xf32>) -> tensor<32x40xf32>\n"
-    "  %r = relu %y : (tensor<32x40xf32>) -> tensor<32x40xf32>\n"
-    "  return %t, %r, %s : tensor<32x40xf32>, tensor<32x40xf32>, tensor<32xf32>\n}\n";
+static const char *const streams_text = STREAMS_TEXT;
 
 #define RUNS 4
 
@@ -125,12 +106,7 @@ TEST(a_new_size_records_again) {
    rebinding computes with the new data, and the upload happens once per
    binding. */
 TEST(a_replay_sees_a_rebound_global) {
-    static const char text[] =
-        "global @W : tensor<6x4xf32>\n"
-        "func.func @g(%x: tensor<3x6xf32>) -> tensor<3x4xf32> {\n"
-        "  %w = get_global {name = @W} : () -> tensor<6x4xf32>\n"
-        "  %m = matmul %x, %w : (tensor<3x6xf32>, tensor<6x4xf32>) -> tensor<3x4xf32>\n"
-        "  return %m : tensor<3x4xf32>\n}\n";
+    static const char text[] = GLOBAL_MATMUL_TEXT;
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *ref = parse(ctx, text), *m = parse(ctx, text);
     gpuir_array w, x;

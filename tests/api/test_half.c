@@ -1,7 +1,6 @@
 /* f16 / bf16 conversions: round to nearest even against hand-written bit
    patterns, exhaustive round trips and midpoint checks, and the rounding of
    gpuir_array_set (directly from double, never through float). */
-#define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 #include "../check.h"
 

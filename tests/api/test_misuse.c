@@ -6,7 +6,6 @@
    releasable. Each case runs in a child process, so a crash is a FAIL of
    that case, not of the whole file. */
 #define _XOPEN_SOURCE 700
-#define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 #include "../check.h"
 
@@ -14,15 +13,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define CHECK_MSG(ctx, part)                                                           \
-    do {                                                                               \
-        if (!strstr(gpuir_ctx_error(ctx), (part))) {                                   \
-            fprintf(stderr, "%s:%d: message lacks \"%s\": \"%s\"\n", __FILE__, __LINE__, \
-                    (part), gpuir_ctx_error(ctx));                                     \
-            check__failed = 1;                                                         \
-        }                                                                              \
-    } while (0)
 
 /* Runs fn in a child: its exit code, or 128 + the signal that ended it. */
 static int in_child(void (*fn)(void)) {
@@ -204,14 +194,9 @@ CHILD_TEST(the_readme_path_without_a_compiler) {
     memset(&cd, 0, sizeof cd);
     cd.cache_dir = "";                          /* memory only: nothing cached helps */
     gpuir_ctx *ctx = gpuir_ctx_make(&cd);
-    const char *text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-                       "  %y = neg %x : (tensor<4xf32>) -> tensor<4xf32>\n"
-                       "  return %y : tensor<4xf32>\n}\n";
+    const char *text = NEG_TEXT;
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
-    gpuir_program_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.backend = GPUIR_BACKEND_EMU;
-    desc.cc = "/nonexistent/cc";
+    gpuir_program_desc desc = {.backend = GPUIR_BACKEND_EMU, .cc = "/nonexistent/cc"};
     gpuir_program *p = gpuir_program_make(m, &desc);
     CHECK(p == NULL);
     float data[4] = {1, 2, 3, 4};
@@ -336,13 +321,9 @@ CHILD_TEST(a_value_of_another_module_is_refused) {
 
 CHILD_TEST(an_unknown_backend_is_refused) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    const char *text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-                       "  %y = neg %x : (tensor<4xf32>) -> tensor<4xf32>\n"
-                       "  return %y : tensor<4xf32>\n}\n";
+    const char *text = NEG_TEXT;
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
-    gpuir_program_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.backend = (gpuir_backend)42;
+    gpuir_program_desc desc = {.backend = (gpuir_backend)42};
     CHECK(gpuir_program_make(m, &desc) == NULL);
     CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_INVALID_ARGUMENT);
     CHECK_MSG(ctx, "desc.backend 42");
@@ -356,14 +337,9 @@ CHILD_TEST(an_unknown_backend_is_refused) {
 /* A context that already holds an error: runs hand out empty outputs. */
 CHILD_TEST(a_run_after_an_error_leaves_outputs_empty) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    const char *text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-                       "  %y = neg %x : (tensor<4xf32>) -> tensor<4xf32>\n"
-                       "  return %y : tensor<4xf32>\n}\n";
+    const char *text = NEG_TEXT;
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
-    gpuir_program_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.backend = GPUIR_BACKEND_REF;
-    gpuir_program *p = gpuir_program_make(m, &desc);
+    gpuir_program *p = gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_REF});
     CHECK(p != NULL);
     CHECK(gpuir_module_find_func(m, "nope").id == 0);
     gpuir_ref_run(m, "nope", 0, NULL, 0, NULL);             /* the first error */
@@ -398,10 +374,7 @@ CHILD_TEST(a_run_that_fails_late_leaves_outputs_empty) {
                        "  gpu.memcpy %d, %a : (memref<4xf32, 1>, memref<4xf32>) -> ()\n"
                        "  return %r : memref<4xf32>\n}\n";
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "leak.gir");
-    gpuir_program_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.backend = GPUIR_BACKEND_EMU;
-    gpuir_program *p = gpuir_program_make(m, &desc);
+    gpuir_program *p = gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU});
     if (!p) {
         fprintf(stderr, "skipped: %s\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);

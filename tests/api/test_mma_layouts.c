@@ -16,7 +16,6 @@
    lane map, mma fragment or wgmma descriptor shows its shape. Each test
    also checks that the program took the kernel it probes. */
 #define _POSIX_C_SOURCE 200809L
-#define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 #include "../check.h"
 

@@ -1,7 +1,6 @@
 /* .npy: write/read round trips, the exact layout of written files, and
    gpuir_npy_load on hand-built byte buffers (accepted and rejected). */
 #define _POSIX_C_SOURCE 200809L
-#define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 #include "../check.h"
 
@@ -451,10 +450,7 @@ TEST(load_rejects_limits) {
     gpuir_ctx_destroy(ctx);
 
     /* a context with a small max_tensor_bytes */
-    gpuir_ctx_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.max_tensor_bytes = 16;
-    ctx = gpuir_ctx_make(&desc);
+    ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.max_tensor_bytes = 16});
     gpuir_array a;
     CHECK_RESULT(ctx, load(ctx, 1, HDR("<f4", "False", "(4,)"), f6, 16, &a), GPUIR_OK);  /* at the limit */
     CHECK(a.data && a.dims[0] == 4);

@@ -18,10 +18,6 @@ static const char *softmax_text =
     "  return %s : tensor<2x3xf32>\n"
     "}\n";
 
-static gpuir_module *parse(gpuir_ctx *ctx, const char *text) {
-    return gpuir_module_parse(ctx, text, strlen(text), "test");
-}
-
 TEST(registry_lists_passes) {
     CHECK(gpuir_pass_count() >= 2);
     bool canon = false, decomp = false;
@@ -87,9 +83,7 @@ TEST(dumps_and_timing_go_to_the_callback) {
 TEST(dumps_at_an_unknown_pass_are_refused) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = parse(ctx, softmax_text);
-    gpuir_pass_desc d;
-    memset(&d, 0, sizeof d);
-    d.print_ir_after = "fusee";
+    gpuir_pass_desc d = {.print_ir_after = "fusee"};
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, "decompose", &d), GPUIR_ERR_INVALID_ARGUMENT);
     CHECK(strstr(gpuir_ctx_error(ctx), "print_ir_after: there is no pass 'fusee'") != NULL);
     gpuir_ctx_clear_error(ctx);
@@ -162,9 +156,7 @@ TEST(runner_verifies_a_changed_module) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = parse(ctx, softmax_text);
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, "canonicalize", NULL), GPUIR_OK);
-    gpuir_pass_desc d;
-    memset(&d, 0, sizeof d);
-    d.disable_verify = true;
+    gpuir_pass_desc d = {.disable_verify = true};
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, "configure", &d), GPUIR_OK);
     const gpuir__func *f = &m->funcs[0];          /* as if configure had broken it */
     gpuir__value *res = gpuir__value_at(m, gpuir__op_at(m, f->ops[0])->result);

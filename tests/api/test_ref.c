@@ -3,7 +3,6 @@
    of results, globals, input checking, exact integer extremes, f16/bf16 bit
    patterns, zero-size and rank-0 tensors. The op-by-op, dtype-by-dtype value
    tables live in the .gir files of tests/ir/ref. */
-#define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 #include "../check.h"
 
@@ -11,12 +10,6 @@
 #include <stdlib.h>
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static gpuir_module *parse(gpuir_ctx *ctx, const char *text) {
-    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "test_ref");
-    if (!m) fprintf(stderr, "parse failed: %s\n", gpuir_ctx_error(ctx));
-    return m;
-}
 
 static gpuir_array make_array(gpuir_dtype dt, int rank, const int64_t *dims, void *data) {
     gpuir_array a;

@@ -8,16 +8,7 @@
 
 #include <stdlib.h>
 
-static const char *const chain_text =
-    "func.func @f(%x: tensor<5x7xf32>, %b: tensor<7xf32>) -> (tensor<5x7xf32>, tensor<5xf32>) {\n"
-    "  %e = exp %x : (tensor<5x7xf32>) -> tensor<5x7xf32>\n"
-    "  %a = add %e, %b : (tensor<5x7xf32>, tensor<7xf32>) -> tensor<5x7xf32>\n"
-    "  %s = reduce_sum %x {axes = [1]} : (tensor<5x7xf32>) -> tensor<5xf32>\n"
-    "  return %a, %s : tensor<5x7xf32>, tensor<5xf32>\n}\n";
-
-static gpuir_module *parse(gpuir_ctx *ctx, const char *text) {
-    return gpuir_module_parse(ctx, text, strlen(text), "test");
-}
+static const char *const chain_text = CHAIN_TEXT;
 
 /* The programs of a test file, parsed and lowered by the default
    pipeline; NULL (a failed check) when the file cannot be read. */
@@ -45,11 +36,7 @@ static bool nvrtc_compiles(gpuir_ctx *ctx, gpuir_module *m, int arch, char **ptx
 }
 
 static gpuir_program *make(gpuir_module *m, gpuir_backend backend, const char *cc) {
-    gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = backend;
-    d.cc = cc;
-    return gpuir_program_make(m, &d);
+    return gpuir_program_make(m, &(gpuir_program_desc){.backend = backend, .cc = cc});
 }
 
 /* Fills inputs for @f with a seed, runs the program and the interpreter and
@@ -106,10 +93,7 @@ TEST(auto_falls_back_to_the_emulator_and_says_why) {
 }
 
 TEST(a_compiler_that_fails_is_a_compile_error) {
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = "";
-    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = ""});
     CHECK(make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, "false") == NULL);
     CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_COMPILE);
     CHECK(strstr(gpuir_ctx_error(ctx), "false failed to compile") != NULL);
@@ -120,10 +104,7 @@ TEST(a_compiler_that_fails_is_a_compile_error) {
 }
 
 TEST(a_module_that_does_not_load_is_a_cuda_error) {
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = "";
-    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = ""});
     CHECK(make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, "true") == NULL);   /* "compiles" nothing */
     CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
     CHECK(strstr(gpuir_ctx_error(ctx), "cuModuleLoadData failed (CUDA_ERROR_INVALID_IMAGE") != NULL);
@@ -144,9 +125,7 @@ TEST(the_cache_serves_later_programs_from_memory_and_disk) {
     CHECK(mkdtemp(dir) != NULL);
     char sub[64];
     snprintf(sub, sizeof sub, "%s/c", dir);
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = sub;
+    gpuir_ctx_desc cd = {.cache_dir = sub};
     gpuir_ctx *ctx = gpuir_ctx_make(&cd);
     gpuir_program_destroy(make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL));
     gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
@@ -644,14 +623,8 @@ TEST(nvrtc_errors_point_back_to_the_ir_op) {
 #if defined(__SANITIZE_ADDRESS__)
 /* In an ASan build the emulated kernels can be built with ASan too. */
 TEST(emulated_kernels_build_with_asan) {
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = "";
-    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
-    gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_EMU;
-    d.emu_sanitize = true;
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = ""});
+    gpuir_program_desc d = {.backend = GPUIR_BACKEND_EMU, .emu_sanitize = true};
     gpuir_program *p = gpuir_program_make(parse(ctx, chain_text), &d);
     CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
     if (p) check_against_ref(ctx, p, 3);
@@ -663,12 +636,7 @@ TEST(emulated_kernels_build_with_asan) {
 /* A global's device copy is uploaded once and again after a rebinding:
    each run sees the data bound at the time. */
 TEST(a_rebound_global_is_uploaded_again) {
-    static const char text[] =
-        "global @W : tensor<6x4xf32>\n"
-        "func.func @g(%x: tensor<3x6xf32>) -> tensor<3x4xf32> {\n"
-        "  %w = get_global {name = @W} : () -> tensor<6x4xf32>\n"
-        "  %m = matmul %x, %w : (tensor<3x6xf32>, tensor<6x4xf32>) -> tensor<3x4xf32>\n"
-        "  return %m : tensor<3x4xf32>\n}\n";
+    static const char text[] = GLOBAL_MATMUL_TEXT;
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *ref = parse(ctx, text), *low = parse(ctx, text);
     gpuir_program *p = make(low, GPUIR_BACKEND_EMU, NULL);
@@ -745,9 +713,7 @@ TEST(a_program_over_the_device_memory_cap_is_refused) {
         "func.func @f(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>) -> tensor<32x32xf32> {\n"
         "  %c = matmul %a, %b : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>\n"
         "  return %c : tensor<32x32xf32>\n}\n";
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.max_device_bytes = 3 * 4096;
+    gpuir_ctx_desc cd = {.max_device_bytes = 3 * 4096};
     gpuir_ctx *ctx = gpuir_ctx_make(&cd);
     gpuir_program *p = make(parse(ctx, text), GPUIR_BACKEND_EMU, NULL);
     CHECK(p != NULL);
@@ -876,9 +842,7 @@ TEST(a_cache_bundle_warms_another_context) {
 TEST(a_corrupt_cache_entry_is_rebuilt) {
     char dir[] = "/tmp/gpuir-test-cache-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = dir;
+    gpuir_ctx_desc cd = {.cache_dir = dir};
     gpuir_ctx *ctx = gpuir_ctx_make(&cd);
     gpuir_program_destroy(make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL));
     gpuir_ctx_destroy(ctx);
@@ -907,10 +871,7 @@ TEST(a_corrupt_cache_entry_is_rebuilt) {
 /* A cache directory that cannot be used leaves the memory cache, and says
    why; nothing fails. */
 TEST(an_unusable_cache_dir_is_a_reason_not_an_error) {
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = "/proc/gpuir-cache";
-    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = "/proc/gpuir-cache"});
     gpuir_program *p = make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, NULL);
     CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
     CHECK(strcmp(gpuir_ctx_cache_dir(ctx), "") == 0);
@@ -938,10 +899,7 @@ TEST(a_device_allocation_failure_is_a_cuda_error) {
 #if defined(__SANITIZE_ADDRESS__)
     SKIP("AddressSanitizer aborts on a 1 TiB allocation");
 #else
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.max_tensor_bytes = (uint64_t)1 << 44;
-    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.max_tensor_bytes = (uint64_t)1 << 44});
     static const char text[] =
         "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
         "  %b = broadcast %x : (tensor<4xf32>) -> tensor<68719476736x4xf32>\n"

@@ -4,23 +4,14 @@
    results; with the waits the pass writes, every interleaving matches the
    interpreter. */
 #define _POSIX_C_SOURCE 200809L
-#define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 #include "../check.h"
 
 #include <stdlib.h>
 
-static gpuir_module *parse(gpuir_ctx *ctx, const char *text) {
-    return gpuir_module_parse(ctx, text, strlen(text), "test");
-}
-
 static gpuir_program *make_emu(gpuir_module *m, uint64_t seed, bool synchronous) {
-    gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_EMU;
-    d.emu_seed = seed;
-    d.synchronous = synchronous;
-    return gpuir_program_make(m, &d);
+    return gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU, .emu_seed = seed,
+                                                       .synchronous = synchronous});
 }
 
 /* A placed program by hand: exp of %a on the device, copied back into
@@ -97,17 +88,7 @@ TEST(the_host_sees_a_copy_back_only_after_waiting_for_it) {
     gpuir_ctx_destroy(ctx);
 }
 
-/* Two independent matmuls, a reduction of a shared input and a value used
-   by both: several streams, events between them. */
-static const char *const graph_text =
-    "func.func @g(%a: tensor<32x48xf32>, %b: tensor<48x40xf32>, %c: tensor<32x48xf32>, %d: tensor<48x40xf32>)"
-    " -> (tensor<32x40xf32>, tensor<32x40xf32>, tensor<32xf32>) {\n"
-    "  %x = matmul %a, %b : (tensor<32x48xf32>, tensor<48x40xf32>) -> tensor<32x40xf32>\n"
-    "  %y = matmul %c, %d : (tensor<32x48xf32>, tensor<48x40xf32>) -> tensor<32x40xf32>\n"
-    "  %s = reduce_sum %a {axes = [1]} : (tensor<32x48xf32>) -> tensor<32xf32>\n"
-    "  %t = add %x, %y : (tensor<32x40xf32>, tensor<32x40xf32>) -> tensor<32x40xf32>\n"
-    "  %r = relu %y : (tensor<32x40xf32>) -> tensor<32x40xf32>\n"
-    "  return %t, %r, %s : tensor<32x40xf32>, tensor<32x40xf32>, tensor<32xf32>\n}\n";
+static const char *const graph_text = STREAMS_TEXT;
 
 /* Runs text's @g on the emulator with `seed` and compares each result with
    the interpreter's; the number of results that differ. */

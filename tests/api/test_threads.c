@@ -5,7 +5,6 @@
    the interpreter; then the same with processes. Built a second time with
    -fsanitize=thread (tests/check-tsan.sh), which must report nothing. */
 #define _POSIX_C_SOURCE 200809L
-#define GPUIR_IMPLEMENTATION
 #include "../../gpuir.h"
 #include "../check.h"
 
@@ -57,19 +56,16 @@ static void note(worker *w, gpuir_ctx *ctx, const char *what) {
 static void run_program(worker *w, gpuir_ctx *ctx, const char *text, uint64_t seed) {
     gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), "ref");
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "prog");
-    gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_EMU;
-    d.emu_seed = seed;
+    gpuir_program_desc d = {.backend = GPUIR_BACKEND_EMU, .emu_seed = seed};
     gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
     if (!ref || !p) { note(w, ctx, "make"); gpuir_ctx_clear_error(ctx); goto done; }
-    const gpuir__func *f = gpuir__func_at(ref, gpuir__find_func(ref, "f"));
+    gpuir_func f = gpuir_module_find_func(ref, "f");
     for (int run = 0; run < RUNS; run++) {
         gpuir_array in[2], want[2], got[2];
         memset(want, 0, sizeof want);
         memset(got, 0, sizeof got);
         for (int i = 0; i < 2; i++) {
-            gpuir_type t = gpuir__value_at(ref, f->params[i])->type;
+            gpuir_type t = gpuir_func_param_type(ref, f, (size_t)i);
             gpuir_array_alloc(ctx, &in[i], t.dtype, t.rank, t.dims);
             gpuir_array_fill_random(&in[i], seed * 100 + (uint64_t)(run * 2 + i));
         }
@@ -93,10 +89,7 @@ done:
 
 static void *worker_main(void *arg) {
     worker *w = (worker *)arg;
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = w->cache_dir;
-    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = w->cache_dir});
     for (size_t i = 0; i < N_PROGRAMS; i++)          /* every thread: every program, in its own order */
         run_program(w, ctx, programs[(i + (size_t)w->id) % N_PROGRAMS], (uint64_t)w->id + 1);
     gpuir_ctx_destroy(ctx);
@@ -106,10 +99,7 @@ static void *worker_main(void *arg) {
 /* A later context finds every program in the cache directory: disk hits
    only, nothing corrupt, and right results. */
 static void check_all_on_disk(const char *dir, uint64_t seed) {
-    gpuir_ctx_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.cache_dir = dir;
-    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = dir});
     worker late;
     memset(&late, 0, sizeof late);
     for (size_t i = 0; i < N_PROGRAMS; i++) run_program(&late, ctx, programs[i], seed);

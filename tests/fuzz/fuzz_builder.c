@@ -8,8 +8,8 @@
    constants only) before and after the default pipeline, and render as
    CUDA C. Built with clang's libFuzzer (`make fuzz-builder`), or with any
    compiler and -DGPUIR_FUZZ_REPLAY as a program that replays files
-   (`make test` replays tests/fuzz/builder-corpus). */
-#define GPUIR_IMPLEMENTATION
+   (`make test` replays tests/fuzz/builder-corpus); either way linked with
+   the implementation compiled once (examples/gpuir_impl.c). */
 #define FUZZ_NAME "fuzz-builder"
 #include "../../gpuir.h"
 #include "fuzz_common.h"

@@ -27,16 +27,22 @@
    emu_seed=..` gives the run's configuration, `// fuzz-diff-tol @f S` the
    tolerance scale of @f's results (1 if absent). Inputs and globals get
    gpuir_array_fill_random data seeded by a hash of their name, so a
-   reproducer keeps its data when parameters are dropped. */
-#define GPUIR_IMPLEMENTATION
+   reproducer keeps its data when parameters are dropped. Linked with the
+   implementation compiled once (examples/gpuir_impl.c). */
+#define _POSIX_C_SOURCE 200809L
 #include "../../gpuir.h"
 
+#include <errno.h>
+#include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define FD_MAX_VALS 48
 #define FD_MAX_FUNCS 8
@@ -65,7 +71,15 @@ static uint64_t fd_hash(const char *s) {
 
 typedef struct fd_str { char *p; size_t len, cap; } fd_str;
 
-static void fd_printf(fd_str *s, const char *fmt, ...) GPUIR__PRINTF(2, 3);
+#if defined(__GNUC__) || defined(__clang__)
+#  define FD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#  define FD_PRINTF(f, a)
+#endif
+#define FD_STR(x) #x
+#define FD_XSTR(x) FD_STR(x)
+
+static void fd_printf(fd_str *s, const char *fmt, ...) FD_PRINTF(2, 3);
 static void fd_printf(fd_str *s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -239,7 +253,7 @@ static int fd_param(fd_gen *g, gpuir_dtype dt, int rank, const int64_t *dims) {
 }
 
 /* Appends op `fmt` (after "%vN = ") with result shape `r` reading deps. */
-static int fd_op(fd_gen *g, const fd_val *r, int a, int b, const char *fmt, ...) GPUIR__PRINTF(5, 6);
+static int fd_op(fd_gen *g, const fd_val *r, int a, int b, const char *fmt, ...) FD_PRINTF(5, 6);
 static int fd_op(fd_gen *g, const fd_val *r, int a, int b, const char *fmt, ...) {
     fd_val *v = fd_push(g);
     if (!v) return -1;
@@ -1287,8 +1301,8 @@ static int fd_check_isolated(const char *text, fd_str *why, long *runs) {
     int bad;
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        fd_printf(why, "%s (signal %d)%s%s", sig == SIGALRM ? "hang: no result in " GPUIR__XSTR(FD_TIMEOUT_S) " s"
-                                             : sig == SIGXCPU ? "hang: no result in " GPUIR__XSTR(FD_CPU_LIMIT_S)
+        fd_printf(why, "%s (signal %d)%s%s", sig == SIGALRM ? "hang: no result in " FD_XSTR(FD_TIMEOUT_S) " s"
+                                             : sig == SIGXCPU ? "hang: no result in " FD_XSTR(FD_CPU_LIMIT_S)
                                              " s of CPU" : "crash", sig, msg && msg[1] ? ": " : "", msg ? msg + 1 : "");
         bad = 1;
     } else {

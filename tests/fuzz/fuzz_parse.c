@@ -4,8 +4,8 @@
    parameters after each; the lowered module must print to a fixed point
    too, and renders as CUDA C. Built with clang's libFuzzer by `make fuzz`,
    or with any compiler and -DGPUIR_FUZZ_REPLAY as a program that replays the
-   files named on its command line (`make test` replays the corpus). */
-#define GPUIR_IMPLEMENTATION
+   files named on its command line (`make test` replays the corpus); either
+   way linked with the implementation compiled once (examples/gpuir_impl.c). */
 #include "../../gpuir.h"
 #include "fuzz_common.h"
 
