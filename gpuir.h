@@ -678,13 +678,19 @@ GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p);
 /* What a program has moved and launched since it was made: host-to-device
    and device-to-host copies (gpu.memcpy), uploads of resident globals and
    constants (once per program, again after gpuir_module_bind_global), and
-   kernel launches. */
+   kernel launches; and where gpuir_program_make's time went, in ms, by
+   phase (docs/cache.md): open (CUDA: the driver, the device and its primary
+   context, once per gpuir context), lower (the pass pipeline, when the
+   module was not lowered yet), codegen (the CUDA C), cache (the key, and
+   reading and checking an entry), compile (NVRTC or the emulator's host
+   compiler; 0 on a cache hit) and load (the module and its kernels). */
 typedef struct gpuir_program_stats {
     uint64_t runs, launches;
     uint64_t h2d_copies, h2d_bytes, d2h_copies, d2h_bytes;
     uint64_t uploads, upload_bytes;
     uint64_t peak_device_bytes;     /* planned: the most any function holds at once */
     uint64_t graph_records, graph_replays;  /* desc.graphs: runs that recorded, that replayed */
+    double open_ms, lower_ms, codegen_ms, cache_ms, compile_ms, load_ms;   /* gpuir_program_make */
 } gpuir_program_stats;
 GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p);
 
@@ -816,9 +822,12 @@ GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
 GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *spilled_bytes,
                                                 char **ptx);
 
-/* The context's compiled-kernel cache (made on first use). */
+/* The context's compiled-kernel cache (made on first use). compiles counts
+   the modules this context compiled for its programs (NVRTC or the host
+   compiler runs): none when every program was found in the cache. */
 typedef struct gpuir_cache_stats {
     uint64_t mem_hits, disk_hits, misses, corrupt, writes, write_failures;
+    uint64_t compiles;
 } gpuir_cache_stats;
 GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx);
 GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx);     /* "" without a disk cache */
@@ -869,6 +878,7 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -8706,6 +8716,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define gpuir_rsqrt(x) rsqrtf(x)\n"
     "#define GPUIR_FLOAT4(a, b, c, d) make_float4(a, b, c, d)\n"
     "#define GPUIR_UNROLL _Pragma(\"unroll\")\n"
+    "#define GPUIR_NO_UNROLL _Pragma(\"unroll 1\")\n"
     "#define GPUIR_INT4(a, b, c, d) make_int4(a, b, c, d)\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { return __float_as_uint(x); }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned x) { return __uint_as_float(x); }\n";
@@ -8744,6 +8755,7 @@ static const char gpuir__cg_emu_prelude[] =
     "typedef struct __attribute__((aligned(16))) int4 { int x, y, z, w; } int4;\n"
     "#define GPUIR_FLOAT4(a, b, c, d) ((float4){a, b, c, d})\n"
     "#define GPUIR_UNROLL\n"
+    "#define GPUIR_NO_UNROLL\n"
     "#define GPUIR_INT4(a, b, c, d) ((int4){a, b, c, d})\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned u) { float x; memcpy(&x, &u, 4); return x; }\n"
@@ -9750,12 +9762,27 @@ static void gpuir__cg_reset_values(gpuir__cg *C) {
 /* Four elements per thread through 16-byte loads and stores (see
    gpuir__kernel_vector_width): the chain runs once per element of the quad,
    in registers. */
+/* Before an elementwise grid-stride loop: its grid covers the elements
+   (gpuir__pass_configure: a block per 256 threads' worth), so each thread
+   makes one pass, and an unrolled copy of the body that NVVM would build
+   (4x plus the remainder) never runs but costs a third of the compile:
+   the 3-op chain of tests/bench/elementwise.gir takes 50-55 ms of NVRTC
+   CPU time instead of 78-89, 120 SASS instructions instead of 432, the
+   same ones run (BENCHMARKS.md, compile latency). */
+static void gpuir__cg_one_pass(gpuir__cg *C) {
+    int depth = C->depth;
+    C->depth = 1;                               /* the loop is at the kernel's top level */
+    gpuir__cg_line(C, "GPUIR_NO_UNROLL");
+    C->depth = depth;
+}
+
 static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
     gpuir_module *m = C->m;
     size_t n = stbds_arrlenu(C->k->ops), np = stbds_arrlenu(C->k->params);
     uint32_t out[GPUIR_MAX_OPERANDS][4];
     memset(out, 0, sizeof out);
     memset(C->loaded4, 0, np * sizeof *C->loaded4);
+    gpuir__cg_one_pass(C);
     gpuir__str_appendf(C->s, "    for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; "
                        "qq < %lldLL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
                        "        %s q = (%s)qq;\n", (long long)(gpuir__type_count(S) / 4), gpuir__cg_idx(C),
@@ -9786,6 +9813,7 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
 static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
     if (gpuir__kernel_vector_width(C->m, C->k) == 4) return gpuir__cg_elementwise4(C, S);
     size_t n = stbds_arrlenu(C->k->ops);
+    gpuir__cg_one_pass(C);
     gpuir__str_appendf(C->s, "    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < ");
     gpuir__cg_count(C, C->s, S);
     gpuir__str_appendf(C->s, "; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {\n"
@@ -11592,8 +11620,8 @@ typedef struct gpuir__nvrtc {
    gpuir__nvrtc_spilled_bytes. NVRTC 13.0 accepts every spelling
    ("--ptxas-options=-v", "-Xptxas=-v", and "-Xptxas" "-v" as two options);
    this one is the documented long form. Only with an sm_ (cubin) target:
-   compute_ (PTX) targets do not run ptxas. gpuir__nvrtc_compile adds
-   --no-cache with it (see gpuir__nvrtc_has_cache). */
+   compute_ (PTX) targets do not run ptxas. gpuir__nvrtc_compile always adds
+   --no-cache (see gpuir__nvrtc_has_cache), so ptxas runs and reports. */
 #define GPUIR__NVRTC_OPT_PTXAS_VERBOSE "--ptxas-options=-v"
 
 /* ---- NVRTC errors ------------------------------------------------------ */
@@ -11866,39 +11894,21 @@ static gpuir_result gpuir__nvrtc_compile_error(gpuir_ctx *ctx, const gpuir__nvrt
     return res;
 }
 
-/* True when the options ask ptxas to be verbose: "--ptxas-options=-v",
-   "-Xptxas=-v", or "-Xptxas"/"--ptxas-options" followed by "-v" (also
-   "--verbose", and "-v" inside a comma list such as "-O3,-v"). */
-static bool gpuir__nvrtc_wants_ptxas_info(const char *const *opts, size_t count) {
-    for (size_t i = 0; i < count; i++) {
-        const char *o = opts[i];
-        size_t len = strncmp(o, "--ptxas-options", 15) == 0 ? 15
-                     : strncmp(o, "-Xptxas", 7) == 0        ? 7 : 0;
-        if (len == 0) continue;
-        const char *value = o[len] == '=' ? o + len + 1
-                            : o[len] == '\0' && i + 1 < count ? opts[i + 1]
-                                                               : NULL;
-        for (const char *v = value; v && *v; v += strcspn(v, ",")) {
-            v += strspn(v, ",");
-            size_t n = strcspn(v, ",");
-            if ((n == 2 && strncmp(v, "-v", 2) == 0) || (n == 9 && strncmp(v, "--verbose", 9) == 0))
-                return true;
-        }
-    }
-    return false;
-}
-
-/* True when NVRTC has its compile cache (12.9+) and so --no-cache. A cache
-   hit skips ptxas, and the log then lacks the "ptxas info" lines (seen with
-   NVRTC 13.0 on an H100 machine; the CPU-only machine never hit), so
-   --no-cache is added whenever ptxas is asked to be verbose. */
+/* True when NVRTC has its compile cache (12.9+) and so --no-cache. gpuir
+   always passes it: gpuir's own cache (rt.cache) is the one cache, keyed by
+   what gpuir knows and authenticated, so NVRTC's would only store every
+   module twice, and its hits are invisible to gpuir: a "cold" compile that
+   NVRTC answered from its cache took 13.4 ms for the seed matmul on an H100
+   machine (the seed example had compiled the same source before), next to
+   447 ms of real compiling; a hit also skips ptxas, so the log lacks the
+   "ptxas info" lines that gpuir__nvrtc_spilled_bytes reads. */
 static bool gpuir__nvrtc_has_cache(const gpuir__nvrtc *n) {
     return n->major > 12 || (n->major == 12 && n->minor >= 9);
 }
 
-/* Builds the option list: the arch, --std=c++17, --minimal where NVRTC has
-   it, --no-cache when ptxas -v output is wanted, then the caller's. The
-   array is malloc'd; NULL when out of memory. */
+/* Builds the option list: the arch, --std=c++17, --minimal and --no-cache
+   where NVRTC has them, then the caller's. The array is malloc'd; NULL when
+   out of memory. */
 static const char **gpuir__nvrtc_options(const gpuir__nvrtc *n, const char *arch_option,
                                          const char *const *extra, size_t n_extra, int *count) {
     const char **opts = (const char **)GPUIR_MALLOC((n_extra + 4) * sizeof *opts);
@@ -11907,8 +11917,7 @@ static const char **gpuir__nvrtc_options(const gpuir__nvrtc *n, const char *arch
     opts[k++] = arch_option;
     opts[k++] = "--std=c++17";
     if (gpuir__nvrtc_has_minimal(n)) opts[k++] = "--minimal";
-    if (gpuir__nvrtc_has_cache(n) && gpuir__nvrtc_wants_ptxas_info(extra, n_extra))
-        opts[k++] = "--no-cache";
+    if (gpuir__nvrtc_has_cache(n)) opts[k++] = "--no-cache";
     for (size_t i = 0; i < n_extra; i++) opts[k++] = extra[i];
     *count = k;
     return opts;
@@ -12711,25 +12720,25 @@ static uint32_t gpuir__cache_be32(const unsigned char *p) {
 
 /* Compresses one 64-byte block into the state h. */
 static void gpuir__cache_sha256_block(uint32_t h[8], const unsigned char *p) {
-    uint32_t w[64], s[8];
+    uint32_t w[64];
     for (int i = 0; i < 16; i++) w[i] = gpuir__cache_be32(p + 4 * i);
     for (int i = 16; i < 64; i++) {
         uint32_t s0 = gpuir__cache_rotr(w[i - 15], 7) ^ gpuir__cache_rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
         uint32_t s1 = gpuir__cache_rotr(w[i - 2], 17) ^ gpuir__cache_rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    memcpy(s, h, sizeof s);
+    /* The working variables a..h in locals, shifted by assignment (not a
+       memmove of an array): twice the speed, and a warm cache hit hashes
+       its whole entry (gpuir__cache_load_fd). */
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t e = s[4], a = s[0];
-        uint32_t t1 = s[7] + (gpuir__cache_rotr(e, 6) ^ gpuir__cache_rotr(e, 11) ^ gpuir__cache_rotr(e, 25))
-                    + ((e & s[5]) ^ (~e & s[6])) + gpuir__cache_sha256_k[i] + w[i];
+        uint32_t t1 = hh + (gpuir__cache_rotr(e, 6) ^ gpuir__cache_rotr(e, 11) ^ gpuir__cache_rotr(e, 25))
+                    + ((e & f) ^ (~e & g)) + gpuir__cache_sha256_k[i] + w[i];
         uint32_t t2 = (gpuir__cache_rotr(a, 2) ^ gpuir__cache_rotr(a, 13) ^ gpuir__cache_rotr(a, 22))
-                    + ((a & s[1]) ^ (a & s[2]) ^ (s[1] & s[2]));
-        memmove(s + 1, s, 7 * sizeof s[0]);     /* h=g, g=f, ..., b=a */
-        s[4] += t1;
-        s[0] = t1 + t2;
+                    + ((a & b) ^ (a & c) ^ (b & c));
+        hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
     }
-    for (int i = 0; i < 8; i++) h[i] += s[i];
+    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
 }
 
 /* Starts a hash. */
@@ -12858,7 +12867,7 @@ static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]) {
 /* ---- the cache object --------------------------------------------------- */
 
 #define GPUIR__CACHE_MAGIC "GPUIRC1"          /* 7 chars + NUL = 8 bytes */
-#define GPUIR__CACHE_VERSION 2u
+#define GPUIR__CACHE_VERSION 3u             /* 3: the tag covers the payload's digest */
 #define GPUIR__CACHE_HEADER 152u
 #define GPUIR__CACHE_SECRET "cache.key"       /* the directory's HMAC secret */
 #define GPUIR__CACHE_EXT_MAX 15               /* "cubin", "ptx", "so" */
@@ -12866,6 +12875,7 @@ static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]) {
 
 typedef struct gpuir__cache_stats {
     uint64_t mem_hits, disk_hits, misses, corrupt, writes, write_failures;
+    uint64_t compiles;              /* programs' modules compiled (gpuir__cached_compile) */
 } gpuir__cache_stats;
 
 /* One memory slot; bytes == NULL marks an empty slot. */
@@ -13182,13 +13192,34 @@ static int gpuir__cache_read_all(int fd, void *buf, size_t n) {
     return 0;
 }
 
+/* Reads an entry's header into h and its n payload bytes into p with one
+   readv (more only if the kernel returns less): 0, 1 when the file ends
+   first, -1 with errno on a read error. */
+static int gpuir__cache_read_entry(int fd, unsigned char h[GPUIR__CACHE_HEADER], unsigned char *p, size_t n) {
+    struct iovec v[2] = {{h, GPUIR__CACHE_HEADER}, {p, n}};
+    ssize_t r;
+    do r = readv(fd, v, n ? 2 : 1);
+    while (r < 0 && errno == EINTR);
+    if (r < 0) return -1;
+    if ((size_t)r < GPUIR__CACHE_HEADER) {
+        if (r == 0) return 1;
+        int more = gpuir__cache_read_all(fd, h + r, GPUIR__CACHE_HEADER - (size_t)r);
+        return more ? more : gpuir__cache_read_all(fd, p, n);
+    }
+    size_t got = (size_t)r - GPUIR__CACHE_HEADER;
+    return got < n ? gpuir__cache_read_all(fd, p + got, n - got) : 0;
+}
+
 /* An entry's tag: HMAC-SHA256 under the directory's secret of a domain
-   string, the key, the extension (with its NUL) and the payload. */
-static void gpuir__cache_tag(const gpuir__cache *c, const char *key, const char *ext, const void *bytes,
-                             size_t size, unsigned char out[32]) {
-    static const char domain[] = "gpuir.cache.entry.v2";
-    const void *parts[4] = {domain, key, ext, bytes ? bytes : ""};
-    size_t sizes[4] = {sizeof domain, 64, strlen(ext) + 1, size};
+   string, the key, the extension (with its NUL) and the payload's SHA-256
+   (the header's checksum, checked first): hash-then-MAC, so a hit hashes
+   its payload once, not twice (format version 3; version 2 MACed the
+   payload itself, and its entries are now refused and rebuilt). */
+static void gpuir__cache_tag(const gpuir__cache *c, const char *key, const char *ext,
+                             const unsigned char digest[32], unsigned char out[32]) {
+    static const char domain[] = "gpuir.cache.entry.v3";
+    const void *parts[4] = {domain, key, ext, digest};
+    size_t sizes[4] = {sizeof domain, 64, strlen(ext) + 1, 32};
     gpuir__cache_hmac(c->secret, parts, sizes, 4, out);
 }
 
@@ -13208,7 +13239,7 @@ static void gpuir__cache_header(const gpuir__cache *c, unsigned char h[GPUIR__CA
     gpuir__cache_put_u64(h + 16, (uint64_t)size);
     gpuir__cache_sha256_buf(bytes, size, h + 24);
     memcpy(h + 56, key, 64);
-    gpuir__cache_tag(c, key, ext, bytes, size, h + 120);
+    gpuir__cache_tag(c, key, ext, h + 24, h + 120);
 }
 
 /* Checks a header against the key and the file size; NULL when it is
@@ -13252,26 +13283,29 @@ static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const
                                 const struct stat *st, unsigned char **out, size_t *size, const char **why) {
     unsigned char h[GPUIR__CACHE_HEADER], digest[32];
     if ((*why = gpuir__cache_entry_stat_check(st)) != NULL) return GPUIR__CACHE_BAD;
-    int r = gpuir__cache_read_all(fd, h, sizeof h);
-    if (r != 0) return gpuir__cache_read_failed(c, r, name, why);
-    if ((*why = gpuir__cache_header_check(h, key, (uint64_t)st->st_size)) != NULL) return GPUIR__CACHE_BAD;
+    if ((uint64_t)st->st_size < GPUIR__CACHE_HEADER) { *why = "shorter than a header"; return GPUIR__CACHE_BAD; }
     size_t n = (size_t)((uint64_t)st->st_size - GPUIR__CACHE_HEADER);
     unsigned char *p = gpuir__cache_dup(NULL, n);
     if (!p) {
         gpuir__cache_msg(c->last_error, "cannot load %s/%s: out of memory", c->dir, name);
         return GPUIR__CACHE_MISS;
     }
-    r = gpuir__cache_read_all(fd, p, n);
+    int r = gpuir__cache_read_entry(fd, h, p, n);     /* header and payload: one read */
     if (r != 0) {
         int err = errno;
         GPUIR_FREE(p);
         errno = err;
         return gpuir__cache_read_failed(c, r, name, why);
     }
+    if ((*why = gpuir__cache_header_check(h, key, (uint64_t)st->st_size)) != NULL) {
+        GPUIR_FREE(p);
+        return GPUIR__CACHE_BAD;
+    }
     gpuir__cache_sha256_buf(p, n, digest);
     if (memcmp(digest, h + 24, 32) != 0) { GPUIR_FREE(p); *why = "payload checksum mismatch"; return GPUIR__CACHE_BAD; }
-    gpuir__cache_tag(c, key, ext, p, n, digest);
-    if (!gpuir__cache_same_tag(digest, h + 120)) {
+    unsigned char tag[32];
+    gpuir__cache_tag(c, key, ext, digest, tag);
+    if (!gpuir__cache_same_tag(tag, h + 120)) {
         GPUIR_FREE(p);
         *why = "not written by gpuir for this directory (its tag does not match the directory's secret)";
         return GPUIR__CACHE_BAD;
@@ -13595,17 +13629,32 @@ static gpuir__cache *gpuir__ctx_cache(gpuir_ctx *ctx) {
     return ctx->cache;
 }
 
+/* Runs b's compiler (counted in the cache's compiles, timed in the
+   program's compile_ms); b->image is NULL on failure. */
+static gpuir_result gpuir__cached_compile(gpuir_program *p, gpuir__built *b) {
+    double t0 = gpuir__now_ms();
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    if (c) c->stats.compiles++;
+    gpuir_result r = b->compile(p, &b->image, &b->size);
+    if (r) { GPUIR_FREE(b->image); b->image = NULL; }
+    p->stats.compile_ms += gpuir__now_ms() - t0;
+    return r;
+}
+
 /* The compiled image for key `parts`, into b: from the cache (b->cached),
    else compiled. Nothing is stored yet: gpuir__program_load stores only a
    module that loaded (gpuir__cached_store). */
 static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
                                         gpuir__compile_fn compile, gpuir__built *b) {
+    double t0 = gpuir__now_ms();
     gpuir__cache *c = gpuir__ctx_cache(p->ctx);
     gpuir__cache_key(parts, n, b->key);
     b->ext = ext;
     b->compile = compile;
     const void *bytes;
-    if (c && gpuir__cache_get(c, b->key, ext, &bytes, &b->size)) {
+    bool hit = c && gpuir__cache_get(c, b->key, ext, &bytes, &b->size);
+    p->stats.cache_ms += gpuir__now_ms() - t0;
+    if (hit) {
         b->image = GPUIR_MALLOC(b->size ? b->size : 1);
         if (!b->image) return gpuir__oom(p->ctx, "a compiled module");
         memcpy(b->image, bytes, b->size);
@@ -13613,9 +13662,7 @@ static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *par
         return GPUIR_OK;
     }
     b->cached = false;
-    gpuir_result r = compile(p, &b->image, &b->size);
-    if (r) { GPUIR_FREE(b->image); b->image = NULL; }
-    return r;
+    return gpuir__cached_compile(p, b);
 }
 
 /* Stores a module that was compiled and has loaded (a failed disk write
@@ -13649,6 +13696,7 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx) {
     out.corrupt = st.corrupt;
     out.writes = st.writes;
     out.write_failures = st.write_failures;
+    out.compiles = st.compiles;
     return out;
 }
 
@@ -16369,7 +16417,9 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
     if (r) { GPUIR_FREE(b.image); return r; }
     const char *call;
     char what[GPUIR_MAX_NAME + 48], doing[GPUIR_MAX_NAME + 400];
+    double t1 = gpuir__now_ms();
     int rc = gpuir__program_load_image(p, &b, &call, what);
+    p->stats.load_ms += gpuir__now_ms() - t1;
     bool rebuilt = rc && b.cached && gpuir__load_failure_is_the_image(rc);
     if (rebuilt) {
         const char *name = NULL, *text = NULL, *detail = "";
@@ -16379,7 +16429,7 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
         gpuir__cached_evict(p, &b, doing);
         GPUIR_FREE(b.image);
         b.image = NULL, b.size = 0, b.cached = false;
-        r = b.compile(p, &b.image, &b.size);
+        r = gpuir__cached_compile(p, &b);
         if (!r) rc = gpuir__program_load_image(p, &b, &call, what);
     }
     snprintf(doing, sizeof doing, "%s (%s)", what, rebuilt ? "compiled again after the cached module failed to "
@@ -16413,6 +16463,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         return p;
     }
     gpuir_result r = GPUIR_OK;
+    double t0 = gpuir__now_ms();
     if (p->backend == GPUIR_BACKEND_AUTO || p->backend == GPUIR_BACKEND_CUDA) {
         r = gpuir__cuda_backend_open(p);
         if (!r) p->backend = GPUIR_BACKEND_CUDA;
@@ -16423,25 +16474,34 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
             p->backend = GPUIR_BACKEND_EMU;
         }
     }
+    p->stats.open_ms = gpuir__now_ms() - t0;
     if (!r && gpuir__module_is_tensor_level(m)) {    /* lowered for the device it will run on */
         if (p->backend == GPUIR_BACKEND_CUDA) {
             const gpuir__cuda_device *dev = &((gpuir__cudart *)p->drv.self)->dev;
             m->target.sm = dev->sm;
             m->target.sm_count = dev->sm_count;
         }
+        double t1 = gpuir__now_ms();
         r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
+        p->stats.lower_ms = gpuir__now_ms() - t1;
     }
-    if (!r && p->backend == GPUIR_BACKEND_EMU) r = gpuir__emu_open(p);
+    if (!r && p->backend == GPUIR_BACKEND_EMU) {
+        double t1 = gpuir__now_ms();
+        r = gpuir__emu_open(p);
+        p->stats.open_ms += gpuir__now_ms() - t1;
+    }
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++)
         if (!m->funcs[f].kernel) r = gpuir__verify_placed(m, (uint32_t)f + 1);
     if (!r) r = gpuir__program_check_memory(p);
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
     if (!r) {
+        double t1 = gpuir__now_ms();
         p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? &gpuir__cg_cuda : &gpuir__cg_emu,
                                      &p->kernels);
         p->wgmma = gpuir__module_uses_wgmma(m);
         r = p->source ? GPUIR_OK : ctx->result;
+        p->stats.codegen_ms = gpuir__now_ms() - t1;
     }
     if (!r) r = gpuir__program_load(p);
     stbds_arrput(ctx->programs, p);

@@ -2,7 +2,8 @@
 # On a machine with an NVIDIA GPU: builds the backend tests and gpuir-bench,
 # runs every test program on CUDA, then under compute-sanitizer's memcheck
 # (with leak check), racecheck, initcheck and synccheck, then the seed
-# example and the compile, matmul (f32, tf32, f16, bf16; f32 and bf16 also
+# example and the compile (by phase, NVRTC's own phases; and a process
+# from start to its first seed-matmul result, cold and warm), matmul (f32, tf32, f16, bf16; f32 and bf16 also
 # with a fused bias, gelu and residual; the experimental wgmma kernel, f16
 # and bf16, B transposed; two skinny shapes that split K; against cuBLAS),
 # bandwidth, launch and end-to-end (e2e: host pageable, pinned, device
@@ -64,8 +65,21 @@ else
 fi
 part bench || exit 0
 for f in tests/bench/seed_matmul.gir tests/bench/seed_matmul_bf16.gir tests/bench/elementwise.gir; do
-    "$OUT/gpuir-bench" compile $f 2>&1 | grep -v '^bench '
+    "$OUT/gpuir-bench" compile $f > "$OUT/bench-compile-$(basename $f .gir).txt" 2>&1
+    grep -v '^bench ' "$OUT/bench-compile-$(basename $f .gir).txt"
 done
+# Process start to the first seed-matmul result (examples/seed_matmul: its
+# "program ready" and "run 1" lines, and the whole process's wall time):
+# cold (an empty cache directory, NVRTC runs) then warm (the same directory).
+jit_cache=$(mktemp -d)
+for mode in cold warm; do
+    t0=$(date +%s%N)
+    GPUIR_CACHE_DIR=$jit_cache "$OUT/seed_matmul" > "$OUT/seed-matmul-$mode.txt" 2>&1
+    rc=$?
+    t1=$(date +%s%N)
+    echo "seed matmul process, $mode cache: exit $rc, $(( (t1 - t0) / 1000000 )) ms in all; $(grep -E '^(backend|run 1)' "$OUT/seed-matmul-$mode.txt" | tr '\n' ' ')"
+done
+rm -rf "$jit_cache"
 # GPU_CHECK_BENCH: the gpuir-bench command lines to run, one a line
 # (default: all of them below).
 BENCHES=${GPU_CHECK_BENCH:-"matmul

@@ -1,0 +1,257 @@
+/* JIT latency: NVRTC's own cache is always off (gpuir's is the one cache,
+   and an NVRTC hit made a "cold" compile look like 13 ms); a program's
+   make reports its phases and the cache counts the compiler's runs; a
+   module, an option or a target that differs from a cached entry's is a
+   miss that compiles (never the wrong kernels); a fresh process given a
+   warm cache (a copied directory; for CUDA an imported bundle) never runs
+   the compiler. */
+#define _POSIX_C_SOURCE 200809L
+#define GPUIR_IMPLEMENTATION
+#include "../../gpuir.h"
+#include "../check.h"
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const add_text =
+    "func.func @f(%x: tensor<64x16xf32>, %b: tensor<16xf32>) -> tensor<64x16xf32> {\n"
+    "  %a = add %x, %b : (tensor<64x16xf32>, tensor<16xf32>) -> tensor<64x16xf32>\n"
+    "  return %a : tensor<64x16xf32>\n}\n";
+/* The same program but for its shape: other kernels. */
+static const char *const add_text_wider =
+    "func.func @f(%x: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<64x32xf32> {\n"
+    "  %a = add %x, %b : (tensor<64x32xf32>, tensor<32xf32>) -> tensor<64x32xf32>\n"
+    "  return %a : tensor<64x32xf32>\n}\n";
+
+static gpuir_ctx *ctx_with_cache(const char *dir) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = dir;
+    return gpuir_ctx_make(&cd);
+}
+
+static gpuir_program *make(gpuir_ctx *ctx, const char *text, gpuir_backend b) {
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "test");
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = b;
+    return m ? gpuir_program_make(m, &d) : NULL;
+}
+
+/* Runs @f (x: rows x cols, b: cols) on p and compares with the interpreter. */
+static void check_runs(gpuir_ctx *ctx, gpuir_program *p, const char *text, int64_t rows, int64_t cols) {
+    CHECK(p != NULL);
+    if (!p) return;
+    gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), "ref");
+    gpuir_array in[2], want, got;
+    int64_t xd[] = {rows, cols}, bd[] = {cols};
+    memset(&want, 0, sizeof want);
+    memset(&got, 0, sizeof got);
+    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, xd);
+    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 1, bd);
+    gpuir_array_fill_random(&in[0], 1);
+    gpuir_array_fill_random(&in[1], 2);
+    CHECK_RESULT(ctx, gpuir_ref_run(ref, "f", 2, in, 1, &want), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_program_run(p, "f", 2, in, 1, &got), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got, &want, 1e-6, 1e-6), GPUIR_OK);
+    for (int i = 0; i < 2; i++) gpuir_array_release(&in[i]);
+    gpuir_array_release(&want);
+    gpuir_array_release(&got);
+    gpuir_module_destroy(ref);
+}
+
+static void rm_rf(const char *path) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    CHECK(system(cmd) == 0);
+}
+
+static bool has_option(const char **opts, int n, const char *want) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(opts[i], want) == 0) return true;
+    return false;
+}
+
+/* NVRTC 12.9+ caches compiles itself, invisibly to gpuir: gpuir turns that
+   off in every compile, not only when ptxas is verbose. */
+TEST(nvrtc_cache_is_always_off) {
+    gpuir__nvrtc n;
+    memset(&n, 0, sizeof n);
+    const char *extra[1] = {"--fmad=false"};
+    int count = 0;
+    n.major = 13, n.minor = 0;
+    const char **opts = gpuir__nvrtc_options(&n, "--gpu-architecture=sm_90", extra, 1, &count);
+    CHECK(opts && has_option(opts, count, "--no-cache") && has_option(opts, count, "--fmad=false"));
+    GPUIR_FREE(opts);
+    opts = gpuir__nvrtc_options(&n, "--gpu-architecture=sm_90", NULL, 0, &count);
+    CHECK(opts && has_option(opts, count, "--no-cache") && has_option(opts, count, "--minimal"));
+    GPUIR_FREE(opts);
+    n.major = 12, n.minor = 8;                       /* no cache, no option to turn it off */
+    opts = gpuir__nvrtc_options(&n, "--gpu-architecture=sm_90", NULL, 0, &count);
+    CHECK(opts && !has_option(opts, count, "--no-cache"));
+    GPUIR_FREE(opts);
+}
+
+/* A cold make compiles once and says where its time went; a warm one (a
+   fresh context on the same directory) compiles nothing. */
+TEST(a_make_reports_its_phases_and_the_compiles) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *a = ctx_with_cache(dir);
+    gpuir_program *p = make(a, add_text, GPUIR_BACKEND_EMU);
+    check_runs(a, p, add_text, 64, 16);
+    gpuir_program_stats st = p ? gpuir_program_get_stats(p) : (gpuir_program_stats){0};
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(a);
+    CHECK(cs.compiles == 1 && cs.misses == 1 && cs.writes == 1);
+    CHECK(st.compile_ms > 0 && st.lower_ms > 0 && st.codegen_ms > 0 && st.load_ms > 0 && st.cache_ms > 0);
+    gpuir_ctx_destroy(a);
+    gpuir_ctx *b = ctx_with_cache(dir);
+    p = make(b, add_text, GPUIR_BACKEND_EMU);
+    check_runs(b, p, add_text, 64, 16);
+    st = p ? gpuir_program_get_stats(p) : (gpuir_program_stats){0};
+    cs = gpuir_ctx_cache_stats(b);
+    CHECK(cs.compiles == 0 && cs.disk_hits == 1 && cs.misses == 0);
+    CHECK(st.compile_ms == 0 && st.cache_ms > 0 && st.load_ms > 0);
+    p = make(b, add_text, GPUIR_BACKEND_EMU);        /* the same context again: from memory */
+    cs = gpuir_ctx_cache_stats(b);
+    CHECK(p && cs.compiles == 0 && cs.mem_hits == 1);
+    gpuir_ctx_destroy(b);
+    rm_rf(dir);
+}
+
+/* What is cached is found only by what produced it: another module, the
+   same module under another compiler option (an emulator built with
+   sanitizers is another key; checked on the key's parts), another target
+   or another gpuir version misses and compiles, and the program it makes
+   runs its own kernels. */
+TEST(an_entry_that_no_longer_matches_misses) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *a = ctx_with_cache(dir);
+    check_runs(a, make(a, add_text, GPUIR_BACKEND_EMU), add_text, 64, 16);
+    gpuir_ctx_destroy(a);
+    gpuir_ctx *b = ctx_with_cache(dir);               /* another module: a miss, its own kernels */
+    gpuir_program *p = make(b, add_text_wider, GPUIR_BACKEND_EMU);
+    check_runs(b, p, add_text_wider, 64, 32);
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(b);
+    CHECK(cs.compiles == 1 && cs.disk_hits == 0);
+    CHECK(p && strstr(gpuir_program_source(p), "32") != NULL);
+    gpuir_ctx_destroy(b);
+    /* The key's parts (gpuir__cuda_build, gpuir__emu_build): each one that
+       differs gives another key. */
+    const char *base[5] = {"cuda", "source", "sm_90", "nvrtc 13.0", GPUIR_VERSION_STRING};
+    char k0[65], k1[65];
+    gpuir__cache_key(base, 5, k0);
+    const char *changed[4][2] = {{"source", "source2"}, {"sm_90", "sm_80"}, {"nvrtc 13.0", "nvrtc 13.1"},
+                                 {GPUIR_VERSION_STRING, "0.0.0-other"}};
+    for (int c = 0; c < 4; c++) {
+        const char *parts[5];
+        memcpy(parts, base, sizeof parts);
+        for (int i = 0; i < 5; i++)
+            if (strcmp(parts[i], changed[c][0]) == 0) parts[i] = changed[c][1];
+        gpuir__cache_key(parts, 5, k1);
+        CHECK(strcmp(k0, k1) != 0);
+    }
+    const char *split[4] = {"cuda", "sourc", "esm_90", "nvrtc 13.0"};   /* parts are framed, not concatenated */
+    const char *whole[4] = {"cuda", "source", "sm_90", "nvrtc 13.0"};
+    gpuir__cache_key(split, 4, k0);
+    gpuir__cache_key(whole, 4, k1);
+    CHECK(strcmp(k0, k1) != 0);
+    rm_rf(dir);
+}
+
+/* Deployment: a fresh process given a warm cache compiles nothing. On the
+   emulator the warm cache is a copied directory (emulator modules never
+   travel in bundles); on CUDA, an imported bundle (no GPU here: SKIP). */
+TEST(a_fresh_process_with_a_warm_cache_never_compiles) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX", copy[64], cmd[256];
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *a = ctx_with_cache(dir);
+    check_runs(a, make(a, add_text, GPUIR_BACKEND_EMU), add_text, 64, 16);
+    gpuir_ctx_destroy(a);
+    snprintf(copy, sizeof copy, "%s-copy", dir);
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", dir, copy);
+    CHECK(system(cmd) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {                                  /* the deployed process */
+        gpuir_ctx *c = ctx_with_cache(copy);
+        gpuir_program *p = make(c, add_text, GPUIR_BACKEND_EMU);
+        check_runs(c, p, add_text, 64, 16);
+        gpuir_cache_stats cs = gpuir_ctx_cache_stats(c);
+        int bad = !p || cs.compiles != 0 || cs.disk_hits != 1 || check__failed;
+        gpuir_ctx_destroy(c);
+        _exit(bad);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    rm_rf(dir);
+    rm_rf(copy);
+    gpuir_ctx *g = gpuir_ctx_make(NULL);
+    char why[256];
+    bool cuda = gpuir_cuda_available(g, why, sizeof why);
+    if (!cuda) { gpuir_ctx_destroy(g); SKIP("no CUDA device: the bundle half needs one"); }
+    char bundle[] = "/tmp/gpuir-test-jit-bundle-XXXXXX";
+    int fd = mkstemp(bundle);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    check_runs(g, make(g, add_text, GPUIR_BACKEND_CUDA), add_text, 64, 16);
+    size_t count = 0;
+    CHECK_RESULT(g, gpuir_ctx_cache_export(g, bundle, &count), GPUIR_OK);
+    CHECK(count >= 1);
+    gpuir_ctx_destroy(g);
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {                                  /* a fresh process, an empty cache, the bundle */
+        char fresh[] = "/tmp/gpuir-test-jit-XXXXXX";
+        gpuir_ctx *c = mkdtemp(fresh) ? ctx_with_cache(fresh) : NULL;
+        int bad = !c || gpuir_ctx_cache_import(c, bundle, NULL) != GPUIR_OK;
+        gpuir_program *p = bad ? NULL : make(c, add_text, GPUIR_BACKEND_CUDA);
+        check_runs(c, p, add_text, 64, 16);
+        gpuir_cache_stats cs = gpuir_ctx_cache_stats(c);
+        bad |= !p || cs.compiles != 0 || check__failed;
+        gpuir_ctx_destroy(c);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", fresh);
+        bad |= system(cmd) != 0;
+        _exit(bad);
+    }
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    unlink(bundle);
+}
+
+/* SHA-256, which every warm hit runs over its entry (the key, the
+   checksum), against the FIPS 180-2 examples: one block, two blocks, and
+   a million bytes fed in pieces. */
+TEST(sha256_matches_the_standard_examples) {
+    static const char *const want[3] = {
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"};
+    unsigned char d[32];
+    char hex[65];
+    gpuir__cache_sha256_buf("abc", 3, d);
+    gpuir__cache_hex(d, hex);
+    CHECK(strcmp(hex, want[0]) == 0);
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    gpuir__cache_sha256_buf(two, strlen(two), d);
+    gpuir__cache_hex(d, hex);
+    CHECK(strcmp(hex, want[1]) == 0);
+    static char as[1001];                            /* fed 999 and 1001 bytes at a time */
+    memset(as, 'a', sizeof as);
+    gpuir__cache_sha256 s;
+    gpuir__cache_sha256_init(&s);
+    for (int i = 0; i < 1000; i++) gpuir__cache_sha256_update(&s, as, i % 2 ? 999 : 1001);
+    gpuir__cache_sha256_final(&s, d);
+    gpuir__cache_hex(d, hex);
+    CHECK(strcmp(hex, want[2]) == 0);
+}
+
+int main(void) {
+    RUN(sha256_matches_the_standard_examples);
+    RUN(nvrtc_cache_is_always_off);
+    RUN(a_make_reports_its_phases_and_the_compiles);
+    RUN(an_entry_that_no_longer_matches_misses);
+    RUN(a_fresh_process_with_a_warm_cache_never_compiles);
+    return CHECK_EXIT();
+}
