@@ -869,7 +869,8 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 #include <time.h>
 
 /* The runtime (rt.*) needs POSIX: dlopen for libcuda, libnvrtc and the
-   emulator's modules, posix_spawn, poll, waitpid and kill for the host
+   emulator's modules, a thread that creates the CUDA context while NVRTC
+   compiles (link with -pthread where libc lacks it), posix_spawn, poll, waitpid and kill for the host
    compiler, mkdtemp, mkstemp, opendir and fcntl locks for its private
    temporary directory, and the file calls of the disk cache. */
 #include <dlfcn.h>
@@ -883,6 +884,7 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 #include <unistd.h>
 #include <dirent.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 
 #ifdef GPUIR_STB_DS_IMPLEMENTATION
@@ -12235,10 +12237,19 @@ typedef struct gpuir__cudart {
     gpuir__CUevent fork;            /* graphs: ties the other streams to a capture */
     unsigned capturing;             /* while capturing: 1 + the streams the capture spans */
     gpuir__CUstream caller;         /* stream_bind: the caller's stream takes stream 0's work */
+    pthread_t retainer;             /* retaining the primary context (gpuir__cudart_retain_start) */
+    bool retaining;                 /*   its thread runs or has not been joined */
+    bool retained;                  /*   the context is retained (released by close) */
+    int retain_rc;                  /*   cuDevicePrimaryCtxRetain's result */
 } gpuir__cudart;
 
+static int gpuir__cudart_retain_wait(gpuir__cudart *C);
 static int gpuir__cudart_enter(void *self) {
     gpuir__cudart *C = (gpuir__cudart *)self;
+    if (C->retaining || C->retain_rc) {          /* the context is not there yet, or never came */
+        int rc = gpuir__cudart_retain_wait(C);
+        if (rc) return rc;
+    }
     return C->cu.cuCtxPushCurrent(C->context);
 }
 static int gpuir__cudart_leave(void *self) {
@@ -12466,6 +12477,7 @@ static void gpuir__cudart_describe(void *self, int code, const char **name, cons
 /* Releases what gpuir__cudart_open made. */
 static void gpuir__cudart_close(gpuir__cudart *C) {
     if (!C) return;
+    gpuir__cudart_retain_wait(C);                /* a failed make's context still being created */
     bool made = stbds_arrlenu(C->streams) || stbds_arrlenu(C->events) || C->origin || C->fork;
     if (made && C->cu.cuCtxPushCurrent(C->context) == 0) {
         gpuir__CUcontext popped;
@@ -12477,27 +12489,76 @@ static void gpuir__cudart_close(gpuir__cudart *C) {
     }
     stbds_arrfree(C->streams);
     stbds_arrfree(C->events);
-    C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
+    if (C->retained) C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
     if (C->nv_loaded) gpuir__nvrtc_unload(&C->nv);
     gpuir__cuda_unload(&C->cu);
     GPUIR_FREE(C);
 }
 
+/* ---- the primary context, created while the kernels compile ----
+   cuDevicePrimaryCtxRetain creates the device's context on its first use
+   in a process (the "device start-up": 213-528 ms on an H100 machine),
+   and nothing needs the context before the compiled module is loaded. So
+   gpuir__cudart_open_early starts it on a thread of its own and returns;
+   the passes, code generation and NVRTC (~100-450 ms) run meanwhile on the
+   caller's thread, and the first use of the context (gpuir__cudart_enter,
+   gpuir__cudart_ready) waits for it. No state outside the gpuir__cudart:
+   its close joins the thread, and releases the context only if it was
+   retained, so a make that fails on either side leaks nothing. */
+
+static void *gpuir__cudart_retain_main(void *self) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    C->retain_rc = C->cu.cuDevicePrimaryCtxRetain(&C->context, C->dev.device);
+    C->retained = C->retain_rc == 0;
+    return NULL;
+}
+
+/* Starts retaining the context: on a thread, or here when none starts. */
+static void gpuir__cudart_retain_start(gpuir__cudart *C) {
+    C->retaining = pthread_create(&C->retainer, NULL, gpuir__cudart_retain_main, C) == 0;
+    if (!C->retaining) gpuir__cudart_retain_main(C);
+}
+
+/* Waits for the retain (if still running): its result, 0 once retained. */
+static int gpuir__cudart_retain_wait(gpuir__cudart *C) {
+    if (C->retaining) {
+        pthread_join(C->retainer, NULL);
+        C->retaining = false;
+    }
+    return C->retain_rc;
+}
+
+/* The context is there: GPUIR_OK, or the retain's error, named. */
+static gpuir_result gpuir__cudart_ready(gpuir_ctx *ctx, gpuir__cudart *C) {
+    return gpuir__cuda_check(ctx, &C->cu, gpuir__cudart_retain_wait(C), "cuDevicePrimaryCtxRetain",
+                             "opening the device's context");
+}
+
 /* Loads the driver, describes device `ordinal` and retains its primary
-   context; NULL (the context holds why) when CUDA is unavailable. */
-static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
+   context, there and then (`early` false) or on a thread while the caller
+   goes on (gpuir__cudart_ready waits); NULL (the context holds why) when
+   CUDA is unavailable. */
+static gpuir__cudart *gpuir__cudart_open_early(gpuir_ctx *ctx, int ordinal, bool early) {
     gpuir__cudart *C = (gpuir__cudart *)gpuir__calloc(1, sizeof *C);
     if (!C) { gpuir__oom(ctx, "the CUDA runtime"); return NULL; }
     gpuir_result r = gpuir__cuda_load(ctx, &C->cu);
     if (!r) r = gpuir__cuda_device_info(ctx, &C->cu, ordinal, &C->dev);
-    if (!r) r = gpuir__cuda_check(ctx, &C->cu, C->cu.cuDevicePrimaryCtxRetain(&C->context, C->dev.device),
-                                  "cuDevicePrimaryCtxRetain", "opening the device's context");
+    if (!r) gpuir__cudart_retain_start(C);
+    if (!r && !early) r = gpuir__cudart_ready(ctx, C);
     if (r) {
+        gpuir__cudart_retain_wait(C);
+        if (C->retained) C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
         if (C->cu.lib) gpuir__cuda_unload(&C->cu);
         GPUIR_FREE(C);
         return NULL;
     }
     return C;
+}
+
+/* Loads the driver, describes device `ordinal` and retains its primary
+   context; NULL (the context holds why) when CUDA is unavailable. */
+static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
+    return gpuir__cudart_open_early(ctx, ordinal, false);
 }
 
 /* The device table over a CUDA state. */
@@ -12526,7 +12587,11 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
         return gpuir__fail(ctx, GPUIR_ERR_CUDA, "cuda: the device context is lost (make a new gpuir context; "
                            "for CUDA, a new process) after: %s", C->lost);
     if (!C) {
-        C = gpuir__cudart_open(ctx, p->desc.device);
+        /* Asked for CUDA: the context is created while the kernels compile
+           (gpuir__cuda_build waits for it). AUTO creates it now, so that a
+           device whose context cannot be made still falls back to the
+           emulator. */
+        C = gpuir__cudart_open_early(ctx, p->desc.device, p->desc.backend == GPUIR_BACKEND_CUDA);
         if (!C) return ctx->result;
         if (!ctx->cuda) ctx->cuda = C;
         else p->owns_cuda = true;
@@ -12582,7 +12647,12 @@ static gpuir_result gpuir__cuda_build(gpuir_program *p, gpuir__built *b) {
              gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx) ? "a" : "");
     snprintf(nvrtc, sizeof nvrtc, "nvrtc %d.%d", C->nv.major, C->nv.minor);
     const char *parts[5] = {"cuda", p->source, arch, nvrtc, GPUIR_VERSION_STRING};
-    return gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, b);
+    gpuir_result r = gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, b);
+    double t0 = gpuir__now_ms();
+    if (!r) r = gpuir__cudart_ready(p->ctx, C);     /* the context, created meanwhile (open_early) */
+    p->stats.open_ms += gpuir__now_ms() - t0;
+    if (r) { GPUIR_FREE(b->image); b->image = NULL; }
+    return r;
 }
 
 

@@ -28,6 +28,7 @@ $cc tests/api/test_backends.c -o "$OUT/test_backends" $LIBSTB -lm -ldl || exit 1
 $cc tests/api/test_mma_layouts.c -o "$OUT/test_mma_layouts" $LIBSTB -lm -ldl || exit 1
 $cc tools/gpuir-bench.c -o "$OUT/gpuir-bench" $LIBSTB -lm -ldl || exit 1
 $cc examples/seed_matmul.c -o "$OUT/seed_matmul" $LIBSTB -lm -ldl || exit 1
+$cc tools/gpuir-run.c -o "$OUT/gpuir-run" $LIBSTB -lm -ldl -pthread || exit 1
 $cc examples/device_buffers.c -o "$OUT/device_buffers" $LIBSTB -lm -ldl || exit 1
 $cc tests/api/test_device_buffers.c -o "$OUT/test_device_buffers" $LIBSTB -lm -ldl || exit 1
 PARTS=${GPU_CHECK_PARTS:-tests sanitizer bench}
@@ -68,18 +69,26 @@ for f in tests/bench/seed_matmul.gir tests/bench/seed_matmul_bf16.gir tests/benc
     "$OUT/gpuir-bench" compile $f > "$OUT/bench-compile-$(basename $f .gir).txt" 2>&1
     grep -v '^bench ' "$OUT/bench-compile-$(basename $f .gir).txt"
 done
-# Process start to the first seed-matmul result (examples/seed_matmul: its
-# "program ready" and "run 1" lines, and the whole process's wall time):
-# cold (an empty cache directory, NVRTC runs) then warm (the same directory).
-jit_cache=$(mktemp -d)
-for mode in cold warm; do
-    t0=$(date +%s%N)
-    GPUIR_CACHE_DIR=$jit_cache "$OUT/seed_matmul" > "$OUT/seed-matmul-$mode.txt" 2>&1
-    rc=$?
-    t1=$(date +%s%N)
-    echo "seed matmul process, $mode cache: exit $rc, $(( (t1 - t0) / 1000000 )) ms in all; $(grep -E '^(backend|run 1)' "$OUT/seed-matmul-$mode.txt" | tr '\n' ' ')"
+# Process start to the first seed-matmul result, cold (an empty cache
+# directory: NVRTC runs) then warm (the same directory): examples/seed_matmul
+# (backend AUTO: the CUDA context is made before compiling; its "program
+# ready" and "run 1" lines) and gpuir-run --backend=cuda (the context is made
+# on a thread while NVRTC compiles), each as a whole process, wall time.
+for tool in seed_matmul gpuir-run; do
+    jit_cache=$(mktemp -d)
+    for mode in cold warm; do
+        t0=$(date +%s%N)
+        if [ $tool = seed_matmul ]; then
+            GPUIR_CACHE_DIR=$jit_cache "$OUT/seed_matmul" > "$OUT/jit-$tool-$mode.txt" 2>&1
+        else
+            GPUIR_CACHE_DIR=$jit_cache "$OUT/gpuir-run" --backend=cuda tests/bench/seed_matmul.gir > "$OUT/jit-$tool-$mode.txt" 2>&1
+        fi
+        rc=$?
+        t1=$(date +%s%N)
+        echo "$tool process, $mode cache: exit $rc, $(( (t1 - t0) / 1000000 )) ms in all; $(grep -E '^(backend|run 1)' "$OUT/jit-$tool-$mode.txt" | tr '\n' ' ')"
+    done
+    rm -rf "$jit_cache"
 done
-rm -rf "$jit_cache"
 # GPU_CHECK_BENCH: the gpuir-bench command lines to run, one a line
 # (default: all of them below).
 BENCHES=${GPU_CHECK_BENCH:-"matmul

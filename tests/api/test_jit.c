@@ -10,8 +10,10 @@
 #include "../../gpuir.h"
 #include "../check.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const add_text =
@@ -161,6 +163,84 @@ TEST(an_entry_that_no_longer_matches_misses) {
     rm_rf(dir);
 }
 
+/* A fake driver for the primary context: cuDevicePrimaryCtxRetain takes
+   a while (as creating a context does), then succeeds or fails; what it
+   did is recorded. */
+static struct {
+    pthread_t main;
+    int retain_rc, retains, releases;
+    bool on_other_thread, finished;
+} fake;
+
+static void sleep_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {}
+}
+
+static gpuir__CUresult fake_retain(gpuir__CUcontext *c, gpuir__CUdevice d) {
+    (void)d;
+    fake.on_other_thread = !pthread_equal(pthread_self(), fake.main);
+    sleep_ms(30);
+    fake.retains++;
+    if (!fake.retain_rc) *c = (gpuir__CUcontext)&fake;
+    fake.finished = true;
+    return fake.retain_rc;
+}
+static gpuir__CUresult fake_release(gpuir__CUdevice d) { (void)d; fake.releases++; return 0; }
+static gpuir__CUresult fake_push(gpuir__CUcontext c) { return c == (gpuir__CUcontext)&fake ? 0 : 201; }
+
+static gpuir__cudart *fake_cudart(int retain_rc) {
+    memset(&fake, 0, sizeof fake);
+    fake.main = pthread_self();
+    fake.retain_rc = retain_rc;
+    gpuir__cudart *C = (gpuir__cudart *)gpuir__calloc(1, sizeof *C);
+    if (!C) return NULL;
+    C->cu.cuDevicePrimaryCtxRetain = fake_retain;
+    C->cu.cuDevicePrimaryCtxRelease = fake_release;
+    C->cu.cuCtxPushCurrent = fake_push;
+    return C;
+}
+
+/* The CUDA context is created on a thread of its own while the caller
+   compiles; the first use waits for it; its failure is an error naming the
+   call; a make that fails on the compile side while the context is still
+   being made leaks nothing (the thread joined, the context released once,
+   or not at all when it was never made). No GPU needed: a fake driver. */
+TEST(the_context_is_created_while_the_kernels_compile) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir__cudart *C = fake_cudart(0);               /* succeeds: ready waits for it */
+    CHECK(C != NULL);
+    if (!C) return;
+    gpuir__cudart_retain_start(C);                  /* the caller goes on meanwhile */
+    CHECK_RESULT(ctx, gpuir__cudart_ready(ctx, C), GPUIR_OK);
+    CHECK(fake.finished && fake.on_other_thread && fake.retains == 1 && C->context == (gpuir__CUcontext)&fake);
+    CHECK(gpuir__cudart_enter(C) == 0);
+    gpuir__cudart_close(C);
+    CHECK(fake.releases == 1);
+
+    C = fake_cudart(2);                              /* CUDA_ERROR_OUT_OF_MEMORY */
+    gpuir__cudart_retain_start(C);
+    CHECK_RESULT(ctx, gpuir__cudart_ready(ctx, C), GPUIR_ERR_CUDA);
+    CHECK(strstr(gpuir_ctx_error(ctx), "cuDevicePrimaryCtxRetain") &&
+          strstr(gpuir_ctx_error(ctx), "CUDA_ERROR_OUT_OF_MEMORY") &&
+          strstr(gpuir_ctx_error(ctx), "opening the device's context"));
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir__cudart_enter(C) == 2);              /* every later use fails the same way */
+    gpuir__cudart_close(C);
+    CHECK(fake.releases == 0);                       /* never made, never released */
+
+    C = fake_cudart(0);                              /* the compile failed: closed while retaining */
+    gpuir__cudart_retain_start(C);
+    gpuir__cudart_close(C);
+    CHECK(fake.finished && fake.retains == 1 && fake.releases == 1);
+
+    C = fake_cudart(2);                              /* both fail: nothing to release */
+    gpuir__cudart_retain_start(C);
+    gpuir__cudart_close(C);
+    CHECK(fake.finished && fake.releases == 0);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* Deployment: a fresh process given a warm cache compiles nothing. On the
    emulator the warm cache is a copied directory (emulator modules never
    travel in bundles); on CUDA, an imported bundle (no GPU here: SKIP). */
@@ -252,6 +332,7 @@ int main(void) {
     RUN(nvrtc_cache_is_always_off);
     RUN(a_make_reports_its_phases_and_the_compiles);
     RUN(an_entry_that_no_longer_matches_misses);
+    RUN(the_context_is_created_while_the_kernels_compile);
     RUN(a_fresh_process_with_a_warm_cache_never_compiles);
     return CHECK_EXIT();
 }
