@@ -23,12 +23,12 @@ mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 if [ -n "${1:-}" ]; then STB="-I$1 -DGPUIR_STB_DS_IMPLEMENTATION"; LIBSTB=""
 else STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb); LIBSTB=$(pkg-config --libs stb 2>/dev/null || echo -lstb); fi
-cc="${CC:-cc} -std=c99 -O2 -g $STB"
+cc="${CC:-cc} -std=c99 -O2 -g -pthread $STB"
 $cc tests/api/test_backends.c -o "$OUT/test_backends" $LIBSTB -lm -ldl || exit 1
 $cc tests/api/test_mma_layouts.c -o "$OUT/test_mma_layouts" $LIBSTB -lm -ldl || exit 1
 $cc tools/gpuir-bench.c -o "$OUT/gpuir-bench" $LIBSTB -lm -ldl || exit 1
 $cc examples/seed_matmul.c -o "$OUT/seed_matmul" $LIBSTB -lm -ldl || exit 1
-$cc tools/gpuir-run.c -o "$OUT/gpuir-run" $LIBSTB -lm -ldl -pthread || exit 1
+$cc tools/gpuir-run.c -o "$OUT/gpuir-run" $LIBSTB -lm -ldl || exit 1
 $cc examples/device_buffers.c -o "$OUT/device_buffers" $LIBSTB -lm -ldl || exit 1
 $cc tests/api/test_device_buffers.c -o "$OUT/test_device_buffers" $LIBSTB -lm -ldl || exit 1
 PARTS=${GPU_CHECK_PARTS:-tests sanitizer bench}
