@@ -828,6 +828,7 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 typedef struct gpuir_cache_stats {
     uint64_t mem_hits, disk_hits, misses, corrupt, writes, write_failures;
     uint64_t compiles;
+    uint64_t lowered_hits;      /* makes that took their lowered program from the cache (no passes, no codegen) */
 } gpuir_cache_stats;
 GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx);
 GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx);     /* "" without a disk cache */
@@ -953,6 +954,8 @@ struct gpuir_ctx {
     struct gpuir__emu_toolchain *emu_toolchain; /* the emulator's temp directory and compilers (rt.emu) */
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
+    const char *test_version;         /* tests only: the gpuir version lowered programs are keyed
+                                         by (NULL: GPUIR_VERSION_STRING; gpuir__lowered_key) */
     uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
     int log_level;                    /* GPUIR_LOG at creation: 0, 1 or 2 */
     char *dump_dir;                   /* GPUIR_DUMP_DIR at creation, or NULL */
@@ -13013,6 +13016,7 @@ static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]) {
 typedef struct gpuir__cache_stats {
     uint64_t mem_hits, disk_hits, misses, corrupt, writes, write_failures;
     uint64_t compiles;              /* programs' modules compiled (gpuir__cached_compile) */
+    uint64_t lowered_hits;          /* lowered programs taken from the cache (gpuir__lowered_find) */
 } gpuir__cache_stats;
 
 /* One memory slot; bytes == NULL marks an empty slot. */
@@ -13834,6 +13838,7 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx) {
     out.writes = st.writes;
     out.write_failures = st.write_failures;
     out.compiles = st.compiles;
+    out.lowered_hits = st.lowered_hits;
     return out;
 }
 
@@ -16501,7 +16506,7 @@ static void gpuir__program_log_compile(gpuir_program *p, double t0, gpuir__cache
                                                                           : "compiled (cache miss)";
     size_t n = stbds_arrlenu(p->kernels);
     gpuir__logf(p->ctx, 1, "compile: %s module of %zu kernel%s (%zu bytes of CUDA C, %zu bytes built): %.1f ms, %s",
-                gpuir_backend_name(p->backend), n, n == 1 ? "" : "s", strlen(p->source), image,
+                gpuir_backend_name(p->backend), n, n == 1 ? "" : "s", p->source ? strlen(p->source) : 0, image,
                 gpuir__now_ms() - t0, how);
 }
 
@@ -16536,10 +16541,351 @@ static bool gpuir__load_failure_is_the_image(int code) {
     return code == 200 || code == 209 || code == 218 || code == 222 || code == 500;
 }
 
-/* Compiles the source (or finds it in the cache), loads it and looks up
-   each kernel; stores in the cache only a module that loaded. A cached
-   module that fails to load is evicted and compiled again, once. */
-static gpuir_result gpuir__program_load(gpuir_program *p) {
+/* ---- lowered programs through the cache ----
+   A warm make skips the pass pipeline and codegen: the lowered module
+   (printed: print and parse are a fixed point), its kernels' infos and its
+   compiled module's key are one cache entry, <key>.lowered, keyed by
+   everything lowering and compiling read (gpuir__lowered_key). A hit parses
+   and verifies the stored module, checks its kernels against the infos and
+   finds the compiled module; an entry that fails any of this is refused
+   (counted corrupt, evicted, noted in gpuir_ctx_cache_status) and the
+   program is lowered again. The entry is text:
+       gpuir-lowered 1
+       object <ext> <key>                 the compiled module's cache entry
+       kernels <n>
+       <name> <cname> <barriers> <shared> <dynamic> <n_tmaps> [<tmap: 11 numbers>]...   n lines
+   (a kernel by its IR name: a parsed module numbers its functions anew).
+       report <bytes>                     the placement report, then its bytes
+       ir <bytes>                         the lowered module's text, then its bytes */
+
+#define GPUIR__LOWERED_EXT "lowered"
+#define GPUIR__LOWERED_FORMAT "gpuir-lowered 1"
+
+typedef struct gpuir__lowered {
+    char key[65];                   /* the input module's key */
+    bool hit;                       /* m is the stored lowered module, p->kernels its infos */
+    char object_key[65];            /* the compiled module: found on a hit, stored after a miss */
+    char object_ext[GPUIR__CACHE_EXT_MAX + 1];
+    const void *object;             /* a hit's compiled module (cache-owned) */
+    size_t object_size;
+} gpuir__lowered;
+
+static gpuir_result gpuir__emu_compile(gpuir_program *p, void **image, size_t *size);
+static struct gpuir__emu_toolchain *gpuir__emu_toolchain_get(gpuir_ctx *ctx);
+static const char *gpuir__emu_cc_identity(gpuir_program *p, struct gpuir__emu_toolchain *h, const char *cc);
+static const char *gpuir__emu_cc(const gpuir_program *p);
+
+/* Renders the (lowered) module as the backend compiles it, with its
+   kernels' infos; timed in codegen_ms. */
+static gpuir_result gpuir__program_codegen(gpuir_program *p) {
+    double t0 = gpuir__now_ms();
+    stbds_arrfree(p->kernels);
+    p->kernels = NULL;
+    GPUIR_FREE(p->source);
+    p->source = gpuir__cg_module(p->m, p->backend == GPUIR_BACKEND_CUDA ? &gpuir__cg_cuda : &gpuir__cg_emu,
+                                 &p->kernels);
+    p->wgmma = gpuir__module_uses_wgmma(p->m);
+    p->stats.codegen_ms += gpuir__now_ms() - t0;
+    return p->source ? GPUIR_OK : p->ctx->result;
+}
+
+/* What compiles the kernels, as the key names it: NVRTC's version (loaded
+   now if it is not yet) or the emulator's compiler identity. NULL with the
+   context's error when it cannot be found. */
+static const char *gpuir__lowered_compiler(gpuir_program *p, char buf[64]) {
+    if (p->backend == GPUIR_BACKEND_CUDA) {
+        gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
+        if (!C->nv_loaded && gpuir__nvrtc_load(p->ctx, &C->nv) != GPUIR_OK) return NULL;
+        C->nv_loaded = true;
+        snprintf(buf, 64, "nvrtc %d.%d", C->nv.major, C->nv.minor);
+        return buf;
+    }
+    struct gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
+    return h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
+}
+
+/* The lowered program's key: the input module's text, the backend, the
+   target (sm, SM count) and every option lowering or compiling reads
+   (desc.synchronous, desc.emu_sanitize, the context's max_shared_bytes),
+   the compiler's identity, the gpuir version and the entry's format. */
+static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
+    char compiler_buf[64], options[160];
+    const char *compiler = gpuir__lowered_compiler(p, compiler_buf);
+    if (!compiler) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the compiler's identity");
+    char *text = gpuir_module_print(p->m);
+    if (!text) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the lowered program's key");
+    const gpuir_module *m = p->m;
+    snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u", m->target.sm,
+             m->target.sm_count, (unsigned)p->ctx->desc.max_shared_bytes, p->desc.synchronous ? "sync" : "async",
+             p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION);
+    const char *version = p->ctx->test_version ? p->ctx->test_version : GPUIR_VERSION_STRING;
+    const char *parts[7] = {GPUIR__LOWERED_FORMAT, gpuir_backend_name(p->backend), text, options, compiler,
+                            version, "lowered program"};
+    gpuir__cache_key(parts, 7, L->key);
+    gpuir_free(text);
+    return GPUIR_OK;
+}
+
+/* The entry for p's lowered module (gpuir__program_make's, after a load
+   that succeeded): see the section's comment. NULL when out of memory. */
+static char *gpuir__lowered_encode(gpuir_program *p, const gpuir__lowered *L, size_t *size) {
+    char *ir = gpuir_module_print(p->m);
+    if (!ir) return NULL;
+    const char *report = gpuir_module_placement_report(p->m);
+    gpuir__str s = {NULL};
+    gpuir__str_appendf(&s, GPUIR__LOWERED_FORMAT "\nobject %s %s\nkernels %zu\n", L->object_ext, L->object_key,
+                       stbds_arrlenu(p->kernels));
+    for (size_t i = 0; i < stbds_arrlenu(p->kernels); i++) {
+        const gpuir__cg_kernel_info *k = &p->kernels[i];
+        gpuir__str_appendf(&s, "%s %s %d %u %u %u", gpuir__string(p->m, gpuir__func_at(p->m, k->func)->name),
+                           k->cname, k->barriers ? 1 : 0, k->shared_bytes, k->dynamic_bytes, k->n_tmaps);
+        for (unsigned t = 0; t < k->n_tmaps && t < 2; t++) {
+            const gpuir__cg_tmap *x = &k->tmaps[t];
+            gpuir__str_appendf(&s, " %d %u %u %llu %llu %llu %llu %llu %u %u %u", x->param, x->dtype, x->rank,
+                               x->dims[0], x->dims[1], x->dims[2], x->strides[0], x->strides[1], x->box[0],
+                               x->box[1], x->box[2]);
+        }
+        gpuir__str_appendf(&s, "\n");
+    }
+    gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s", strlen(report), report, strlen(ir), ir);
+    gpuir_free(ir);
+    *size = stbds_arrlenu(s.buf) - 1;
+    return s.buf ? gpuir__str_detach(&s) : NULL;
+}
+
+/* Whether every kernel's IR name can be stored as one word. */
+static bool gpuir__lowered_storable(const gpuir_program *p) {
+    for (size_t i = 0; i < stbds_arrlenu(p->kernels); i++) {
+        const char *name = gpuir__string(p->m, gpuir__func_at(p->m, p->kernels[i].func)->name);
+        if (!*name || strlen(name) >= GPUIR_MAX_NAME) return false;
+        for (; *name; name++)
+            if (*name <= ' ' || *name == 0x7f) return false;
+    }
+    return true;
+}
+
+/* Reads one kernel's line at *at into k (its function found by name in
+   m); false when malformed or when m has no such kernel. */
+static bool gpuir__lowered_kernel(const char **at, const gpuir_module *m, gpuir__cg_kernel_info *k) {
+    int n = 0, barriers = 0;
+    char name[GPUIR_MAX_NAME];
+    memset(k, 0, sizeof *k);
+    if (sscanf(*at, "%127s %143s %d %u %u %u%n", name, k->cname, &barriers, &k->shared_bytes,
+               &k->dynamic_bytes, &k->n_tmaps, &n) != 6 || k->n_tmaps > 2 || (barriers != 0 && barriers != 1))
+        return false;
+    k->func = gpuir_module_find_func(m, name).id;
+    if (k->func == 0 || !gpuir__func_at(m, k->func)->kernel) return false;
+    k->barriers = barriers == 1;
+    *at += n;
+    for (unsigned t = 0; t < k->n_tmaps; t++) {
+        gpuir__cg_tmap *x = &k->tmaps[t];
+        if (sscanf(*at, " %d %u %u %llu %llu %llu %llu %llu %u %u %u%n", &x->param, &x->dtype, &x->rank,
+                   &x->dims[0], &x->dims[1], &x->dims[2], &x->strides[0], &x->strides[1], &x->box[0], &x->box[1],
+                   &x->box[2], &n) != 11)
+            return false;
+        *at += n;
+    }
+    if (**at != '\n') return false;
+    (*at)++;
+    return true;
+}
+
+/* Reads "<word> <bytes>\n" and that many bytes at *at (in text of `end`);
+   NULL when malformed. */
+static const char *gpuir__lowered_blob(const char **at, const char *end, const char *word, size_t *len) {
+    char fmt[32];
+    int n = 0;
+    snprintf(fmt, sizeof fmt, "%s %%zu%%n", word);
+    if (sscanf(*at, fmt, len, &n) != 1 || (*at)[n] != '\n' || *len > (size_t)(end - *at - n - 1)) return NULL;
+    const char *blob = *at + n + 1;
+    *at = blob + *len;
+    return blob;
+}
+
+/* Whether infos name each kernel of m exactly once, under the C name
+   codegen gives it (gpuir_k<id> names, of kernels whose IR name is not an
+   identifier, number the functions as they were: only their form is
+   checked; loading finds each name in the compiled module or rebuilds). */
+static bool gpuir__lowered_kernels_match(const gpuir_module *m, const gpuir__cg_kernel_info *infos) {
+    size_t n = stbds_arrlenu(infos), kernels = 0, funcs = stbds_arrlenu(m->funcs);
+    for (size_t f = 0; f < funcs; f++) kernels += m->funcs[f].kernel;
+    if (n != kernels) return false;
+    for (size_t i = 0; i < n; i++) {
+        char cname[GPUIR_MAX_NAME + 16];
+        for (size_t j = 0; j < i; j++)
+            if (infos[j].func == infos[i].func || strcmp(infos[j].cname, infos[i].cname) == 0) return false;
+        gpuir__cg_cname(m, infos[i].func, cname, sizeof cname);
+        bool numbered = strncmp(cname, "gpuir_k_", 8) != 0 && strncmp(infos[i].cname, "gpuir_k_", 8) != 0 &&
+                        strncmp(infos[i].cname, "gpuir_k", 7) == 0 &&
+                        strspn(infos[i].cname + 7, "0123456789") == strlen(infos[i].cname + 7);
+        if (strcmp(cname, infos[i].cname) != 0 && !numbered) return false;
+    }
+    return true;
+}
+
+/* Decodes a stored entry (text, NUL-terminated) into L's object, *out (the
+   parsed and verified lowered module), *infos and *report; NULL, or why it
+   is refused (the context's error left as it was). */
+static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, size_t size, gpuir__lowered *L,
+                                         gpuir_module **out, gpuir__cg_kernel_info **infos, const char **report,
+                                         size_t *report_len) {
+    const char *at = text, *end = text + size, *ir;
+    size_t count = 0, ir_len = 0;
+    int n = 0;
+    char ext[GPUIR__CACHE_EXT_MAX + 1], key[65];
+    if (sscanf(at, GPUIR__LOWERED_FORMAT "\nobject %15[a-z0-9] %64[0-9a-f]\nkernels %zu%n", ext, key, &count,
+               &n) != 3 || at[n] != '\n' || !gpuir__cache_valid_key(key) || count > size)
+        return "its header is malformed";
+    bool cuda = p->backend == GPUIR_BACKEND_CUDA;
+    if (cuda ? !gpuir__bundle_kind_ok(ext) : strcmp(ext, "so") != 0)
+        return "its compiled module is of another backend's kind";
+    const char *lines = at + n + 1;
+    at = lines;
+    for (size_t i = 0; i < count && at; i++) at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
+    if (!at || !(*report = gpuir__lowered_blob(&at, end, "report", report_len)) || *at++ != '\n' ||
+        !(ir = gpuir__lowered_blob(&at, end, "ir", &ir_len)) || at != end)
+        return "its layout is malformed";
+    *out = gpuir_module_parse(p->ctx, ir, ir_len, "<lowered program from the cache>");
+    if (!*out) {
+        gpuir_ctx_clear_error(p->ctx);          /* the make was error-free when it started */
+        return "its lowered module does not parse or verify";
+    }
+    for (size_t i = 0; i < count; i++) {
+        gpuir__cg_kernel_info k;
+        if (!gpuir__lowered_kernel(&lines, *out, &k)) return "a kernel's line is malformed or names no kernel";
+        stbds_arrput(*infos, k);
+    }
+    if (!gpuir__lowered_kernels_match(*out, *infos)) return "its kernels do not match its lowered module";
+    memcpy(L->object_key, key, sizeof key);
+    memcpy(L->object_ext, ext, strlen(ext) + 1);
+    return NULL;
+}
+
+/* m takes `from`'s contents (the stored lowered module) but keeps its own
+   identity (tag, name, target); from, holding m's old contents, is freed. */
+static void gpuir__module_adopt(gpuir_module *m, gpuir_module *from) {
+    gpuir_module old = *m;
+    *m = *from;
+    m->tag = old.tag, m->target = old.target, m->source_name = old.source_name;
+    char *name = m->source_name_owned;
+    m->source_name_owned = old.source_name_owned;
+    old.source_name_owned = name;
+    *from = old;
+    gpuir_module_destroy(from);
+}
+
+/* Refuses a stored lowered program: counted corrupt, evicted, noted. */
+static void gpuir__lowered_refuse(gpuir__cache *c, const gpuir__lowered *L, const void *bytes, size_t size,
+                                  const char *why) {
+    c->stats.corrupt++;
+    gpuir__cache_evict(c, L->key, GPUIR__LOWERED_EXT, bytes, size);
+    gpuir__cache_msg(c->last_error, "the stored lowered program %s%s%.64s." GPUIR__LOWERED_EXT " was refused (%s); "
+                     "evicted from the cache and lowered again", gpuir__cache_dir(c), *gpuir__cache_dir(c) ? "/" : "",
+                     L->key, why);
+}
+
+/* Whether the compiled module a stored lowered program names is in the
+   cache (a miss here is not counted: the make looks it up again). */
+static bool gpuir__lowered_object_find(gpuir__cache *c, gpuir__lowered *L) {
+    uint64_t misses = c->stats.misses;
+    bool hit = gpuir__cache_get(c, L->object_key, L->object_ext, &L->object, &L->object_size);
+    if (!hit) c->stats.misses = misses;
+    return hit;
+}
+
+/* Takes the stored entry (bytes, size) for p if it is sound and its
+   compiled module is cached: m becomes the lowered module, p->kernels its
+   infos, L->hit true. */
+static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowered *L, const void *bytes,
+                                size_t size) {
+    char *text = (char *)GPUIR_MALLOC(size + 1);
+    if (!text) return;                           /* lowered again */
+    memcpy(text, bytes, size);
+    text[size] = '\0';
+    gpuir_module *lowered = NULL;
+    gpuir__cg_kernel_info *infos = NULL;
+    const char *report = NULL;
+    size_t report_len = 0;
+    const char *why = gpuir__lowered_decode(p, text, size, L, &lowered, &infos, &report, &report_len);
+    if (why) gpuir__lowered_refuse(c, L, bytes, size, why);
+    if (!why && gpuir__lowered_object_find(c, L)) {
+        gpuir__module_adopt(p->m, lowered);
+        lowered = NULL;
+        stbds_arrfree(p->m->placement_report);
+        p->m->placement_report = NULL;
+        stbds_arrsetlen(p->m->placement_report, report_len + 1);
+        memcpy(p->m->placement_report, report, report_len);
+        p->m->placement_report[report_len] = '\0';
+        stbds_arrfree(p->kernels);
+        p->kernels = infos;
+        infos = NULL;
+        p->wgmma = gpuir__module_uses_wgmma(p->m);
+        L->hit = true;
+        c->stats.lowered_hits++;
+    }
+    gpuir_module_destroy(lowered);
+    stbds_arrfree(infos);
+    GPUIR_FREE(text);
+}
+
+/* Keys p's module and looks its lowered program up (timed in cache_ms; the
+   lookup is not counted in the hits and misses, which count compiled
+   modules, but in lowered_hits). */
+static gpuir_result gpuir__lowered_find(gpuir_program *p, gpuir__lowered *L) {
+    double t0 = gpuir__now_ms();
+    gpuir_result r = gpuir__lowered_key(p, L);
+    gpuir__cache *c = r ? NULL : gpuir__ctx_cache(p->ctx);
+    if (!r && !c) r = p->ctx->result;
+    if (r) return r;
+    gpuir__cache_stats before = c->stats;
+    const void *bytes;
+    size_t size;
+    bool found = gpuir__cache_get(c, L->key, GPUIR__LOWERED_EXT, &bytes, &size);
+    c->stats.mem_hits = before.mem_hits, c->stats.disk_hits = before.disk_hits, c->stats.misses = before.misses;
+    if (found) gpuir__lowered_take(p, c, L, bytes, size);
+    p->stats.cache_ms += gpuir__now_ms() - t0;
+    return GPUIR_OK;
+}
+
+/* A hit's compiled module, into b, as gpuir__cuda_build or gpuir__emu_build
+   would give it from the cache (for CUDA, once the context is made). */
+static gpuir_result gpuir__lowered_object(gpuir_program *p, gpuir__lowered *L, gpuir__built *b) {
+    memcpy(b->key, L->object_key, sizeof b->key);
+    b->ext = L->object_ext;
+    b->compile = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_compile : gpuir__emu_compile;
+    b->size = L->object_size;
+    b->image = GPUIR_MALLOC(b->size ? b->size : 1);
+    if (!b->image) return gpuir__oom(p->ctx, "a compiled module");
+    memcpy(b->image, L->object, b->size);
+    b->cached = true;
+    if (p->backend != GPUIR_BACKEND_CUDA) return GPUIR_OK;
+    double t0 = gpuir__now_ms();
+    gpuir_result r = gpuir__cudart_ready(p->ctx, (gpuir__cudart *)p->drv.self);
+    p->stats.open_ms += gpuir__now_ms() - t0;
+    if (r) { GPUIR_FREE(b->image); b->image = NULL; }
+    return r;
+}
+
+/* Stores p's lowered program after a make that lowered it and loaded its
+   module (not counted in the writes, which count compiled modules). */
+static gpuir_result gpuir__lowered_store(gpuir_program *p, const gpuir__lowered *L) {
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    if (!c || !*L->object_key || !gpuir__lowered_storable(p)) return GPUIR_OK;
+    size_t size = 0;
+    char *entry = gpuir__lowered_encode(p, L, &size);
+    if (!entry) return gpuir__oom(p->ctx, "the lowered program's cache entry");
+    gpuir__cache_stats before = c->stats;
+    gpuir_result r = gpuir__cache_put(c, L->key, GPUIR__LOWERED_EXT, entry, size);
+    c->stats.writes = before.writes, c->stats.write_failures = before.write_failures;
+    GPUIR_FREE(entry);
+    return r;
+}
+
+/* Compiles the source (or finds it in the cache; on a lowered-program hit,
+   the module L names), loads it and looks up each kernel; stores in the
+   cache only a module that loaded (and its key in L). A cached module that
+   fails to load is evicted and compiled again, once. */
+static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
     gpuir__built b;
     memset(&b, 0, sizeof b);
     gpuir__cache_stats before;
@@ -16547,7 +16893,8 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
     if (p->ctx->cache) before = gpuir__cache_get_stats(p->ctx->cache);
     double t0 = gpuir__now_ms();
     gpuir_result r = p->ctx->dump_dir ? gpuir__program_dump(p) : GPUIR_OK;
-    if (!r) r = p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &b) : gpuir__emu_build(p, &b);
+    if (!r) r = L->hit ? gpuir__lowered_object(p, L, &b)
+                : p->backend == GPUIR_BACKEND_CUDA ? gpuir__cuda_build(p, &b) : gpuir__emu_build(p, &b);
     if (r) return r;
     if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, b.size);
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "loading the module");
@@ -16566,7 +16913,8 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
         gpuir__cached_evict(p, &b, doing);
         GPUIR_FREE(b.image);
         b.image = NULL, b.size = 0, b.cached = false;
-        r = gpuir__cached_compile(p, &b);
+        r = p->source ? GPUIR_OK : gpuir__program_codegen(p);     /* a lowered-program hit has none yet */
+        if (!r) r = gpuir__cached_compile(p, &b);
         if (!r) rc = gpuir__program_load_image(p, &b, &call, what);
     }
     snprintf(doing, sizeof doing, "%s (%s)", what, rebuilt ? "compiled again after the cached module failed to "
@@ -16574,6 +16922,10 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
              "not cached");
     if (!r && rc) r = gpuir__drv_check(p->ctx, &p->drv, rc, call, doing);
     if (!r) r = gpuir__cached_store(p, &b);      /* only what loaded */
+    if (!r) {
+        memcpy(L->object_key, b.key, sizeof b.key);
+        snprintf(L->object_ext, sizeof L->object_ext, "%s", b.ext);
+    }
     GPUIR_FREE(b.image);
     rc = p->drv.leave(p->drv.self);
     if (!r) r = gpuir__drv_check(p->ctx, &p->drv, rc, "cuCtxPopCurrent", "loading the module");
@@ -16612,12 +16964,16 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         }
     }
     p->stats.open_ms = gpuir__now_ms() - t0;
-    if (!r && gpuir__module_is_tensor_level(m)) {    /* lowered for the device it will run on */
-        if (p->backend == GPUIR_BACKEND_CUDA) {
-            const gpuir__cuda_device *dev = &((gpuir__cudart *)p->drv.self)->dev;
-            m->target.sm = dev->sm;
-            m->target.sm_count = dev->sm_count;
-        }
+    bool tensor_level = !r && gpuir__module_is_tensor_level(m);
+    if (tensor_level && p->backend == GPUIR_BACKEND_CUDA) {    /* lowered for the device it will run on */
+        const gpuir__cuda_device *dev = &((gpuir__cudart *)p->drv.self)->dev;
+        m->target.sm = dev->sm;
+        m->target.sm_count = dev->sm_count;
+    }
+    gpuir__lowered L;
+    memset(&L, 0, sizeof L);
+    if (!r) r = gpuir__lowered_find(p, &L);          /* a hit: m is lowered, no passes or codegen */
+    if (!r && tensor_level && !L.hit) {
         double t1 = gpuir__now_ms();
         r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
         p->stats.lower_ms = gpuir__now_ms() - t1;
@@ -16632,15 +16988,9 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!r) r = gpuir__program_check_memory(p);
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
-    if (!r) {
-        double t1 = gpuir__now_ms();
-        p->source = gpuir__cg_module(m, p->backend == GPUIR_BACKEND_CUDA ? &gpuir__cg_cuda : &gpuir__cg_emu,
-                                     &p->kernels);
-        p->wgmma = gpuir__module_uses_wgmma(m);
-        r = p->source ? GPUIR_OK : ctx->result;
-        p->stats.codegen_ms = gpuir__now_ms() - t1;
-    }
-    if (!r) r = gpuir__program_load(p);
+    if (!r && (!L.hit || ctx->dump_dir)) r = gpuir__program_codegen(p);
+    if (!r) r = gpuir__program_load(p, &L);
+    if (!r && !L.hit) r = gpuir__lowered_store(p, &L);
     stbds_arrput(ctx->programs, p);
     if (r) { gpuir_program_destroy(p); return NULL; }
     return p;
@@ -16685,7 +17035,12 @@ GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p) {
     memset(&none, 0, sizeof none);
     return p ? p->stats : none;
 }
-GPUIRDEF const char *gpuir_program_source(const gpuir_program *p) { return p && p->source ? p->source : ""; }
+/* A program whose lowered program came from the cache renders its source
+   only when asked (it did not need it). */
+GPUIRDEF const char *gpuir_program_source(const gpuir_program *p) {
+    if (p && !p->source && p->module) gpuir__program_codegen((gpuir_program *)(uintptr_t)p);
+    return p && p->source ? p->source : "";
+}
 GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p) {
     return p ? p->why_not_cuda : "";
 }

@@ -349,11 +349,223 @@ TEST(sha256_matches_the_standard_examples) {
     CHECK(differ == 0);
 }
 
+/* The path of dir's only entry ending in `suffix` (false when not exactly one). */
+static bool entry_path(const char *dir, const char *suffix, char *out, size_t size) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '%s$' | grep -qx 1 && ls -d '%s'/*%s", dir, suffix, dir, suffix);
+    FILE *f = popen(cmd, "r");
+    if (!f) return false;
+    bool ok = fgets(out, (int)size, f) != NULL;
+    pclose(f);
+    if (ok) out[strcspn(out, "\n")] = '\0';
+    return ok && *out;
+}
+
+/* text without its C comments (malloc'd). */
+static char *without_comments(const char *text) {
+    char *out = (char *)calloc(1, strlen(text) + 1), *o = out;
+    for (const char *c = text; out && *c;) {
+        const char *end = strncmp(c, "/*", 2) == 0 ? strstr(c + 2, "*/") : NULL;
+        if (end) c = end + 2;
+        else *o++ = *c++;
+    }
+    return out;
+}
+
+/* A warm make in a fresh context takes the lowered program from the cache:
+   no passes, no codegen, no compile, the same results (and the source
+   rendered when asked: the same but for its comments, which number the
+   ops and lines of the module they came from); the same make again in that context comes from
+   memory. */
+TEST(a_warm_make_skips_the_passes_and_codegen) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *a = ctx_with_cache(dir);
+    gpuir_program *p = make(a, add_text, GPUIR_BACKEND_EMU);
+    check_runs(a, p, add_text, 64, 16);
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(a);
+    CHECK(cs.lowered_hits == 0 && cs.compiles == 1);
+    char *cold_source = p ? without_comments(gpuir_program_source(p)) : NULL;
+    gpuir_ctx_destroy(a);
+    char path[600];
+    CHECK(entry_path(dir, ".lowered", path, sizeof path));
+    gpuir_ctx *b = ctx_with_cache(dir);
+    gpuir_module *m = gpuir_module_parse(b, add_text, strlen(add_text), "test");
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    p = m ? gpuir_program_make(m, &d) : NULL;
+    gpuir_program_stats st = p ? gpuir_program_get_stats(p) : (gpuir_program_stats){0};
+    cs = gpuir_ctx_cache_stats(b);
+    CHECK(cs.lowered_hits == 1 && cs.compiles == 0 && cs.disk_hits == 1 && cs.misses == 0 && cs.corrupt == 0);
+    CHECK(st.lower_ms == 0 && st.codegen_ms == 0 && st.compile_ms == 0 && st.cache_ms > 0 && st.load_ms > 0);
+    CHECK(m && gpuir_module_func_count(m) > 1);          /* the module is the lowered one: kernels outlined */
+    CHECK(m && *gpuir_module_placement_report(m));        /* kept with it */
+    check_runs(b, p, add_text, 64, 16);
+    char *warm_source = p ? without_comments(gpuir_program_source(p)) : NULL;
+    CHECK(cold_source && warm_source && strlen(warm_source) > 1000 && strcmp(warm_source, cold_source) == 0);
+    free(warm_source);
+    p = make(b, add_text, GPUIR_BACKEND_EMU);
+    cs = gpuir_ctx_cache_stats(b);
+    CHECK(p && cs.lowered_hits == 2 && cs.compiles == 0 && cs.mem_hits == 1);
+    check_runs(b, p, add_text, 64, 16);
+    CHECK(strcmp(gpuir_ctx_cache_status(b), "ok") == 0);
+    free(cold_source);
+    gpuir_ctx_destroy(b);
+    rm_rf(dir);
+}
+
+/* Makes add_text in a fresh context on dir with the given changes; returns
+   the context's lowered-program hits (and checks the program runs right). */
+static uint64_t lowered_hits_with(const char *dir, const char *text, gpuir_target target, bool synchronous,
+                                  uint32_t max_shared, const char *version) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = dir;
+    cd.max_shared_bytes = max_shared;
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    ctx->test_version = version;
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "test");
+    if (m && target.sm) gpuir_module_set_target(m, target);
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    d.synchronous = synchronous;
+    gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
+    check_runs(ctx, p, text, 64, text == add_text ? 16 : 32);
+    uint64_t hits = gpuir_ctx_cache_stats(ctx).lowered_hits;
+    gpuir_ctx_destroy(ctx);
+    return hits;
+}
+
+/* A stored lowered program is found only by everything that produced it:
+   the module's text, an option (synchronous, the shared-memory limit), the
+   target (sm, SM count) or the gpuir version that differs misses (and the
+   program lowered again runs right); the same again hits. */
+TEST(a_lowered_program_that_no_longer_matches_misses) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_target none = {0, 0}, sm80 = {80, 132}, sm80_few = {80, 16};
+    CHECK(lowered_hits_with(dir, add_text, none, false, 0, NULL) == 0);
+    CHECK(lowered_hits_with(dir, add_text, none, false, 0, NULL) == 1);
+    CHECK(lowered_hits_with(dir, add_text_wider, none, false, 0, NULL) == 0);    /* module text */
+    CHECK(lowered_hits_with(dir, add_text, none, true, 0, NULL) == 0);           /* options */
+    CHECK(lowered_hits_with(dir, add_text, none, false, 40000, NULL) == 0);
+    CHECK(lowered_hits_with(dir, add_text, sm80, false, 0, NULL) == 0);          /* target */
+    CHECK(lowered_hits_with(dir, add_text, sm80_few, false, 0, NULL) == 0);      /* SM count */
+    CHECK(lowered_hits_with(dir, add_text, none, false, 0, "0.0.0-other") == 0); /* gpuir version */
+    CHECK(lowered_hits_with(dir, add_text, sm80_few, false, 0, NULL) == 1);
+    CHECK(lowered_hits_with(dir, add_text, none, false, 0, "0.0.0-other") == 1);
+    rm_rf(dir);
+}
+
+/* Rewrites the lowered entry at path: payload byte `at` (from the end when
+   negative) becomes `byte`, the header left as it was (its digest and tag
+   then fail). */
+static void flip_byte(const char *path, long at, int byte) {
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(fseek(f, at, at < 0 ? SEEK_END : SEEK_SET) == 0);
+    fputc(byte, f);
+    fclose(f);
+}
+
+/* Makes add_text in a fresh context on dir: true when the program runs
+   right, with *hits its lowered-program hits, *corrupt the refusals. */
+static void make_fresh(const char *dir, uint64_t *hits, uint64_t *corrupt, char *status, size_t size) {
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir_program *p = make(ctx, add_text, GPUIR_BACKEND_EMU);
+    check_runs(ctx, p, add_text, 64, 16);
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(ctx);
+    *hits = cs.lowered_hits, *corrupt = cs.corrupt;
+    snprintf(status, size, "%s", gpuir_ctx_cache_status(ctx));
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Stores `payload` as the lowered entry for add_text (a real key, a real
+   tag: what gpuir itself would have written, were it wrong). */
+static void store_lowered(const char *dir, const char *key, const char *payload) {
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    CHECK(c && gpuir__cache_put(c, key, GPUIR__LOWERED_EXT, payload, strlen(payload)) == GPUIR_OK);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* The stored lowered program for add_text, read back (malloc'd). */
+static char *load_lowered(const char *dir, char key[65]) {
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir_module *m = gpuir_module_parse(ctx, add_text, strlen(add_text), "test");
+    gpuir_program dummy;
+    memset(&dummy, 0, sizeof dummy);
+    dummy.ctx = ctx, dummy.m = m, dummy.backend = GPUIR_BACKEND_EMU;
+    gpuir__lowered L;
+    memset(&L, 0, sizeof L);
+    char *out = NULL;
+    const void *bytes;
+    size_t size;
+    if (m && gpuir__lowered_key(&dummy, &L) == GPUIR_OK &&
+        gpuir__cache_get(gpuir__ctx_cache(ctx), L.key, GPUIR__LOWERED_EXT, &bytes, &size)) {
+        out = (char *)calloc(1, size + 1);
+        memcpy(out, bytes, size);
+        memcpy(key, L.key, 65);
+    }
+    gpuir_ctx_destroy(ctx);
+    return out;
+}
+
+/* A stored lowered program that is damaged or forged (digest and tag fail),
+   whose module does not parse, whose kernels do not match its module, or
+   that names another backend's module is refused: never loaded, counted,
+   evicted, said in gpuir_ctx_cache_status, and the program is lowered again
+   and runs right; the next make hits again. */
+TEST(a_bad_lowered_program_is_refused_and_rebuilt) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    uint64_t hits, corrupt;
+    char status[1024], path[600], key[65];
+    make_fresh(dir, &hits, &corrupt, status, sizeof status);
+    CHECK(entry_path(dir, ".lowered", path, sizeof path));
+    flip_byte(path, -3, 'X');                          /* damaged or forged: the tag fails */
+    make_fresh(dir, &hits, &corrupt, status, sizeof status);
+    CHECK(hits == 0 && corrupt == 1 && strstr(status, ".lowered") && strstr(status, "deleted"));
+    make_fresh(dir, &hits, &corrupt, status, sizeof status);
+    CHECK(hits == 1 && corrupt == 0);
+    char *good = load_lowered(dir, key);
+    CHECK(good != NULL);
+    if (!good) { rm_rf(dir); return; }
+    /* Authentic (tagged here) but wrong: each is refused and rebuilt. */
+    static const char *const edits[4][2] = {
+        {"func.func", "func.fXnc"},               /* its module does not parse */
+        {" gpuir_k", " gpuirXk"},                 /* a kernel's C name is not its module's */
+        {"object so ", "object ab "},             /* another backend's module */
+        {"\nkernels 1\n", "\nkernels 2\n"},       /* a kernel line missing: malformed */
+    };
+    for (int k = 0; k < 4; k++) {
+        char *bad = strdup(good), *at = strstr(bad, edits[k][0]);
+        CHECK(at != NULL);
+        if (!at) { free(bad); continue; }
+        memcpy(at, edits[k][1], strlen(edits[k][1]));
+        store_lowered(dir, key, bad);
+        make_fresh(dir, &hits, &corrupt, status, sizeof status);
+        CHECK(hits == 0 && corrupt == 1);
+        CHECK(strstr(status, "lowered program") && strstr(status, "refused") && strstr(status, "lowered again"));
+        make_fresh(dir, &hits, &corrupt, status, sizeof status);     /* rebuilt and stored again */
+        CHECK(hits == 1 && corrupt == 0);
+        free(bad);
+    }
+    free(good);
+    rm_rf(dir);
+}
+
 int main(void) {
     RUN(sha256_matches_the_standard_examples);
     RUN(nvrtc_cache_is_always_off);
     RUN(a_make_reports_its_phases_and_the_compiles);
     RUN(an_entry_that_no_longer_matches_misses);
+    RUN(a_warm_make_skips_the_passes_and_codegen);
+    RUN(a_lowered_program_that_no_longer_matches_misses);
+    RUN(a_bad_lowered_program_is_refused_and_rebuilt);
     RUN(the_context_is_created_while_the_kernels_compile);
     RUN(a_fresh_process_with_a_warm_cache_never_compiles);
     return CHECK_EXIT();
