@@ -582,7 +582,11 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
    for the interpreter, which runs the module as it is), renders its
    kernels as CUDA C, compiles them once (NVRTC for the GPU's exact
    architecture, or the host C compiler for the emulator; cached in memory
-   and on disk) and loads them. gpuir_program_run then runs a function as
+   and on disk) and loads them. The lowered module, keyed by the module's
+   text, backend, target, options, compiler and gpuir version, is cached
+   too: a later make of the same text takes it from there, running neither
+   the passes nor codegen (gpuir_program_source then renders the CUDA C
+   when asked, the same but for its comments). gpuir_program_run then runs a function as
    often as wanted. Inputs are lent: a parameter the function writes is
    written back into the caller's array. Destroy a program before its
    module (gpuir_ctx_destroy destroys what is left).
@@ -824,11 +828,14 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 
 /* The context's compiled-kernel cache (made on first use). compiles counts
    the modules this context compiled for its programs (NVRTC or the host
-   compiler runs): none when every program was found in the cache. */
+   compiler runs): none when every program was found in the cache. The
+   hits, misses and writes count compiled modules; lowered_hits counts the
+   makes that took their lowered program from the cache, and corrupt also
+   counts the stored lowered programs refused (docs/cache.md). */
 typedef struct gpuir_cache_stats {
     uint64_t mem_hits, disk_hits, misses, corrupt, writes, write_failures;
     uint64_t compiles;
-    uint64_t lowered_hits;      /* makes that took their lowered program from the cache (no passes, no codegen) */
+    uint64_t lowered_hits;
 } gpuir_cache_stats;
 GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx);
 GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx);     /* "" without a disk cache */
@@ -16924,7 +16931,7 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
     if (!r) r = gpuir__cached_store(p, &b);      /* only what loaded */
     if (!r) {
         memcpy(L->object_key, b.key, sizeof b.key);
-        snprintf(L->object_ext, sizeof L->object_ext, "%s", b.ext);
+        if (b.ext != L->object_ext) snprintf(L->object_ext, sizeof L->object_ext, "%s", b.ext);  /* a miss's */
     }
     GPUIR_FREE(b.image);
     rc = p->drv.leave(p->drv.self);
