@@ -598,7 +598,11 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
    for the interpreter, which runs the module as it is), renders its
    kernels as CUDA C, compiles them once (NVRTC for the GPU's exact
    architecture, or the host C compiler for the emulator; cached in memory
-   and on disk) and loads them. gpuir_program_run then runs a function as
+   and on disk) and loads them. The lowered module, keyed by the module's
+   text, backend, target, options, compiler and gpuir version, is cached
+   too: a later make of the same text takes it from there, running neither
+   the passes nor codegen (gpuir_program_source then renders the CUDA C
+   when asked, the same but for its comments). gpuir_program_run then runs a function as
    often as wanted. Inputs are lent: a parameter the function writes is
    written back into the caller's array. Destroy a program before its
    module (gpuir_ctx_destroy destroys what is left).
@@ -694,13 +698,19 @@ GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p);
 /* What a program has moved and launched since it was made: host-to-device
    and device-to-host copies (gpu.memcpy), uploads of resident globals and
    constants (once per program, again after gpuir_module_bind_global), and
-   kernel launches. */
+   kernel launches; and where gpuir_program_make's time went, in ms, by
+   phase (docs/cache.md): open (CUDA: the driver, the device and its primary
+   context, once per gpuir context), lower (the pass pipeline, when the
+   module was not lowered yet), codegen (the CUDA C), cache (the key, and
+   reading and checking an entry), compile (NVRTC or the emulator's host
+   compiler; 0 on a cache hit) and load (the module and its kernels). */
 typedef struct gpuir_program_stats {
     uint64_t runs, launches;
     uint64_t h2d_copies, h2d_bytes, d2h_copies, d2h_bytes;
     uint64_t uploads, upload_bytes;
     uint64_t peak_device_bytes;     /* planned: the most any function holds at once */
     uint64_t graph_records, graph_replays;  /* desc.graphs: runs that recorded, that replayed */
+    double open_ms, lower_ms, codegen_ms, cache_ms, compile_ms, load_ms;   /* gpuir_program_make */
 } gpuir_program_stats;
 GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p);
 
@@ -832,9 +842,16 @@ GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
 GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *spilled_bytes,
                                                 char **ptx);
 
-/* The context's compiled-kernel cache (made on first use). */
+/* The context's compiled-kernel cache (made on first use). compiles counts
+   the modules this context compiled for its programs (NVRTC or the host
+   compiler runs): none when every program was found in the cache. The
+   hits, misses and writes count compiled modules; lowered_hits counts the
+   makes that took their lowered program from the cache, and corrupt also
+   counts the stored lowered programs refused (docs/cache.md). */
 typedef struct gpuir_cache_stats {
     uint64_t mem_hits, disk_hits, misses, corrupt, writes, write_failures;
+    uint64_t compiles;
+    uint64_t lowered_hits;
 } gpuir_cache_stats;
 GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx);
 GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx);     /* "" without a disk cache */
@@ -876,7 +893,8 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 #include <time.h>
 
 /* The runtime (rt.*) needs POSIX: dlopen for libcuda, libnvrtc and the
-   emulator's modules, posix_spawn, poll, waitpid and kill for the host
+   emulator's modules, a thread that creates the CUDA context while NVRTC
+   compiles (link with -pthread where libc lacks it), posix_spawn, poll, waitpid and kill for the host
    compiler, mkdtemp, mkstemp, opendir and fcntl locks for its private
    temporary directory, and the file calls of the disk cache. */
 #include <dlfcn.h>
@@ -885,10 +903,16 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(GPUIR_NO_SHA_NI)
+#include <cpuid.h>                /* the SHA extensions of the cache's hashes (rt.cache) */
+#include <immintrin.h>
+#endif
 #include <unistd.h>
 #include <dirent.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 
 #ifdef GPUIR_STB_DS_IMPLEMENTATION
@@ -957,6 +981,8 @@ struct gpuir_ctx {
     struct gpuir__emu_toolchain *emu_toolchain; /* the emulator's temp directory and compilers (rt.emu) */
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
+    const char *test_version;         /* tests only: the gpuir version lowered programs are keyed
+                                         by (NULL: GPUIR_VERSION_STRING; gpuir__lowered_key) */
     uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
     int log_level;                    /* GPUIR_LOG at creation: 0, 1 or 2 */
     char *dump_dir;                   /* GPUIR_DUMP_DIR at creation, or NULL */
@@ -9543,6 +9569,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define gpuir_rsqrt(x) rsqrtf(x)\n"
     "#define GPUIR_FLOAT4(a, b, c, d) make_float4(a, b, c, d)\n"
     "#define GPUIR_UNROLL _Pragma(\"unroll\")\n"
+    "#define GPUIR_NO_UNROLL _Pragma(\"unroll 1\")\n"
     "#define GPUIR_INT4(a, b, c, d) make_int4(a, b, c, d)\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { return __float_as_uint(x); }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned x) { return __uint_as_float(x); }\n";
@@ -9581,6 +9608,7 @@ static const char gpuir__cg_emu_prelude[] =
     "typedef struct __attribute__((aligned(16))) int4 { int x, y, z, w; } int4;\n"
     "#define GPUIR_FLOAT4(a, b, c, d) ((float4){a, b, c, d})\n"
     "#define GPUIR_UNROLL\n"
+    "#define GPUIR_NO_UNROLL\n"
     "#define GPUIR_INT4(a, b, c, d) ((int4){a, b, c, d})\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned u) { float x; memcpy(&x, &u, 4); return x; }\n"
@@ -10811,12 +10839,27 @@ static void gpuir__cg_reset_values(gpuir__cg *C) {
 /* Four elements per thread through 16-byte loads and stores (see
    gpuir__kernel_vector_width): the chain runs once per element of the quad,
    in registers. */
+/* Before an elementwise grid-stride loop: its grid covers the elements
+   (gpuir__pass_configure: a block per 256 threads' worth), so each thread
+   makes one pass, and an unrolled copy of the body that NVVM would build
+   (4x plus the remainder) never runs but costs a third of the compile:
+   the 3-op chain of tests/bench/elementwise.gir takes 50-55 ms of NVRTC
+   CPU time instead of 78-89, 120 SASS instructions instead of 432, the
+   same ones run (BENCHMARKS.md, compile latency). */
+static void gpuir__cg_one_pass(gpuir__cg *C) {
+    int depth = C->depth;
+    C->depth = 1;                               /* the loop is at the kernel's top level */
+    gpuir__cg_line(C, "GPUIR_NO_UNROLL");
+    C->depth = depth;
+}
+
 static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
     gpuir_module *m = C->m;
     size_t n = stbds_arrlenu(C->k->ops), np = stbds_arrlenu(C->k->params);
     uint32_t out[GPUIR_MAX_OPERANDS][4];
     memset(out, 0, sizeof out);
     memset(C->loaded4, 0, np * sizeof *C->loaded4);
+    gpuir__cg_one_pass(C);
     long long quads = (long long)(gpuir__type_count(S) / 4);
     gpuir__cg_open(C, "for (long long qq = " GPUIR__CG_THREAD_ID "; qq < %lldLL; qq += " GPUIR__CG_ALL_THREADS ")", quads);
     gpuir__cg_line(C, "%s q = (%s)qq;", gpuir__cg_idx(C), gpuir__cg_idx(C));
@@ -10846,6 +10889,7 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
 static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
     if (gpuir__kernel_vector_width(C->m, C->k) == 4) return gpuir__cg_elementwise4(C, S);
     size_t n = stbds_arrlenu(C->k->ops);
+    gpuir__cg_one_pass(C);
     gpuir__str count = {NULL};
     gpuir__cg_count(C, &count, S);
     gpuir__cg_open(C, "for (long long ii = " GPUIR__CG_THREAD_ID "; ii < %s; ii += " GPUIR__CG_ALL_THREADS ")",
@@ -13537,8 +13581,8 @@ typedef struct gpuir__nvrtc {
    gpuir__nvrtc_spilled_bytes. NVRTC 13.0 accepts every spelling
    ("--ptxas-options=-v", "-Xptxas=-v", and "-Xptxas" "-v" as two options);
    this one is the documented long form. Only with an sm_ (cubin) target:
-   compute_ (PTX) targets do not run ptxas. gpuir__nvrtc_compile adds
-   --no-cache with it (see gpuir__nvrtc_has_cache). */
+   compute_ (PTX) targets do not run ptxas. gpuir__nvrtc_compile always adds
+   --no-cache (see gpuir__nvrtc_has_cache), so ptxas runs and reports. */
 #define GPUIR__NVRTC_OPT_PTXAS_VERBOSE "--ptxas-options=-v"
 
 /* ---- NVRTC errors ------------------------------------------------------ */
@@ -13811,39 +13855,21 @@ static gpuir_result gpuir__nvrtc_compile_error(gpuir_ctx *ctx, const gpuir__nvrt
     return res;
 }
 
-/* True when the options ask ptxas to be verbose: "--ptxas-options=-v",
-   "-Xptxas=-v", or "-Xptxas"/"--ptxas-options" followed by "-v" (also
-   "--verbose", and "-v" inside a comma list such as "-O3,-v"). */
-static bool gpuir__nvrtc_wants_ptxas_info(const char *const *opts, size_t count) {
-    for (size_t i = 0; i < count; i++) {
-        const char *o = opts[i];
-        size_t len = strncmp(o, "--ptxas-options", 15) == 0 ? 15
-                     : strncmp(o, "-Xptxas", 7) == 0        ? 7 : 0;
-        if (len == 0) continue;
-        const char *value = o[len] == '=' ? o + len + 1
-                            : o[len] == '\0' && i + 1 < count ? opts[i + 1]
-                                                               : NULL;
-        for (const char *v = value; v && *v; v += strcspn(v, ",")) {
-            v += strspn(v, ",");
-            size_t n = strcspn(v, ",");
-            if ((n == 2 && strncmp(v, "-v", 2) == 0) || (n == 9 && strncmp(v, "--verbose", 9) == 0))
-                return true;
-        }
-    }
-    return false;
-}
-
-/* True when NVRTC has its compile cache (12.9+) and so --no-cache. A cache
-   hit skips ptxas, and the log then lacks the "ptxas info" lines (seen with
-   NVRTC 13.0 on an H100 machine; the CPU-only machine never hit), so
-   --no-cache is added whenever ptxas is asked to be verbose. */
+/* True when NVRTC has its compile cache (12.9+) and so --no-cache. gpuir
+   always passes it: gpuir's own cache (rt.cache) is the one cache, keyed by
+   what gpuir knows and authenticated, so NVRTC's would only store every
+   module twice, and its hits are invisible to gpuir: a "cold" compile that
+   NVRTC answered from its cache took 13.4 ms for the seed matmul on an H100
+   machine (the seed example had compiled the same source before), next to
+   447 ms of real compiling; a hit also skips ptxas, so the log lacks the
+   "ptxas info" lines that gpuir__nvrtc_spilled_bytes reads. */
 static bool gpuir__nvrtc_has_cache(const gpuir__nvrtc *n) {
     return n->major > 12 || (n->major == 12 && n->minor >= 9);
 }
 
-/* Builds the option list: the arch, --std=c++17, --minimal where NVRTC has
-   it, --no-cache when ptxas -v output is wanted, then the caller's. The
-   array is malloc'd; NULL when out of memory. */
+/* Builds the option list: the arch, --std=c++17, --minimal and --no-cache
+   where NVRTC has them, then the caller's. The array is malloc'd; NULL when
+   out of memory. */
 static const char **gpuir__nvrtc_options(const gpuir__nvrtc *n, const char *arch_option,
                                          const char *const *extra, size_t n_extra, int *count) {
     const char **opts = (const char **)GPUIR_MALLOC((n_extra + 4) * sizeof *opts);
@@ -13852,8 +13878,7 @@ static const char **gpuir__nvrtc_options(const gpuir__nvrtc *n, const char *arch
     opts[k++] = arch_option;
     opts[k++] = "--std=c++17";
     if (gpuir__nvrtc_has_minimal(n)) opts[k++] = "--minimal";
-    if (gpuir__nvrtc_has_cache(n) && gpuir__nvrtc_wants_ptxas_info(extra, n_extra))
-        opts[k++] = "--no-cache";
+    if (gpuir__nvrtc_has_cache(n)) opts[k++] = "--no-cache";
     for (size_t i = 0; i < n_extra; i++) opts[k++] = extra[i];
     *count = k;
     return opts;
@@ -14026,6 +14051,10 @@ typedef struct gpuir__drv {
        (rt.cache) when it holds one; b->compile builds it again. */
     const struct gpuir__cg_target *dialect;
     gpuir_result (*build)(void *self, gpuir_program *p, struct gpuir__built *b);
+    /* The compiler's identity, for cache keys ("nvrtc 13.0", the host cc's
+       version line), in buf or owned by the state; NULL with the context's
+       error when it cannot be found. */
+    const char *(*compiler_id)(void *self, gpuir_program *p, char buf[64]);
     int (*enter)(void *self);            /* make the device current for this thread */
     int (*leave)(void *self);            /* and restore what was current */
     int (*streams_reserve)(void *self, unsigned streams, unsigned events);   /* at least these many */
@@ -14204,10 +14233,19 @@ typedef struct gpuir__cudart {
     gpuir__CUevent fork;            /* graphs: ties the other streams to a capture */
     unsigned capturing;             /* while capturing: 1 + the streams the capture spans */
     gpuir__CUstream caller;         /* stream_bind: the caller's stream takes stream 0's work */
+    pthread_t retainer;             /* retaining the primary context (gpuir__cudart_retain_start) */
+    bool retaining;                 /*   its thread runs or has not been joined */
+    bool retained;                  /*   the context is retained (released by close) */
+    int retain_rc;                  /*   cuDevicePrimaryCtxRetain's result */
 } gpuir__cudart;
 
+static int gpuir__cudart_retain_wait(gpuir__cudart *C);
 static int gpuir__cudart_enter(void *self) {
     gpuir__cudart *C = (gpuir__cudart *)self;
+    if (C->retaining || C->retain_rc) {          /* the context is not there yet, or never came */
+        int rc = gpuir__cudart_retain_wait(C);
+        if (rc) return rc;
+    }
     return C->cu.cuCtxPushCurrent(C->context);
 }
 static int gpuir__cudart_leave(void *self) {
@@ -14435,6 +14473,7 @@ static void gpuir__cudart_describe(void *self, int code, const char **name, cons
 /* Releases what gpuir__cudart_open made. */
 static void gpuir__cudart_close(gpuir__cudart *C) {
     if (!C) return;
+    gpuir__cudart_retain_wait(C);                /* a failed make's context still being created */
     bool made = stbds_arrlenu(C->streams) || stbds_arrlenu(C->events) || C->origin || C->fork;
     if (made && C->cu.cuCtxPushCurrent(C->context) == 0) {
         gpuir__CUcontext popped;
@@ -14446,22 +14485,65 @@ static void gpuir__cudart_close(gpuir__cudart *C) {
     }
     stbds_arrfree(C->streams);
     stbds_arrfree(C->events);
-    C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
+    if (C->retained) C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
     if (C->nv_loaded) gpuir__nvrtc_unload(&C->nv);
     gpuir__cuda_unload(&C->cu);
     GPUIR_FREE(C);
 }
 
+/* ---- the primary context, created while the kernels compile ----
+   cuDevicePrimaryCtxRetain creates the device's context on its first use
+   in a process (the "device start-up": 213-528 ms on an H100 machine),
+   and nothing needs the context before the compiled module is loaded. So
+   gpuir__cudart_open_early starts it on a thread of its own and returns;
+   the passes, code generation and NVRTC (~100-450 ms) run meanwhile on the
+   caller's thread, and the first use of the context (gpuir__cudart_enter,
+   gpuir__cudart_ready) waits for it. No state outside the gpuir__cudart:
+   its close joins the thread, and releases the context only if it was
+   retained, so a make that fails on either side leaks nothing. */
+
+static void *gpuir__cudart_retain_main(void *self) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    C->retain_rc = C->cu.cuDevicePrimaryCtxRetain(&C->context, C->dev.device);
+    C->retained = C->retain_rc == 0;
+    return NULL;
+}
+
+/* Starts retaining the context: on a thread, or here when none starts. */
+static void gpuir__cudart_retain_start(gpuir__cudart *C) {
+    C->retaining = pthread_create(&C->retainer, NULL, gpuir__cudart_retain_main, C) == 0;
+    if (!C->retaining) gpuir__cudart_retain_main(C);
+}
+
+/* Waits for the retain (if still running): its result, 0 once retained. */
+static int gpuir__cudart_retain_wait(gpuir__cudart *C) {
+    if (C->retaining) {
+        pthread_join(C->retainer, NULL);
+        C->retaining = false;
+    }
+    return C->retain_rc;
+}
+
+/* The context is there: GPUIR_OK, or the retain's error, named. */
+static gpuir_result gpuir__cudart_ready(gpuir_ctx *ctx, gpuir__cudart *C) {
+    return gpuir__cuda_check(ctx, &C->cu, gpuir__cudart_retain_wait(C), "cuDevicePrimaryCtxRetain",
+                             "opening the device's context");
+}
+
 /* Loads the driver, describes device `ordinal` and retains its primary
-   context; NULL (the context holds why) when CUDA is unavailable. */
-static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
+   context, there and then (`early` false) or on a thread while the caller
+   goes on (gpuir__cudart_ready waits); NULL (the context holds why) when
+   CUDA is unavailable. */
+static gpuir__cudart *gpuir__cudart_open_early(gpuir_ctx *ctx, int ordinal, bool early) {
     gpuir__cudart *C = (gpuir__cudart *)gpuir__calloc(1, sizeof *C);
     if (!C) { gpuir__oom(ctx, "the CUDA runtime"); return NULL; }
     gpuir_result r = gpuir__cuda_load(ctx, &C->cu);
     if (!r) r = gpuir__cuda_device_info(ctx, &C->cu, ordinal, &C->dev);
-    if (!r) r = gpuir__cuda_check(ctx, &C->cu, C->cu.cuDevicePrimaryCtxRetain(&C->context, C->dev.device),
-                                  "cuDevicePrimaryCtxRetain", "opening the device's context");
+    if (!r) gpuir__cudart_retain_start(C);
+    if (!r && !early) r = gpuir__cudart_ready(ctx, C);
     if (r) {
+        gpuir__cudart_retain_wait(C);
+        if (C->retained) C->cu.cuDevicePrimaryCtxRelease(C->dev.device);
         if (C->cu.lib) gpuir__cuda_unload(&C->cu);
         GPUIR_FREE(C);
         return NULL;
@@ -14474,6 +14556,12 @@ static gpuir__drv gpuir__cudart_table(gpuir__cudart *C);
 /* The device ordinal of a CUDA state (0 for none). */
 static int gpuir__cudart_ordinal(const gpuir__cudart *C) { return C ? C->dev.ordinal : 0; }
 
+/* Loads the driver, describes device `ordinal` and retains its primary
+   context; NULL (the context holds why) when CUDA is unavailable. */
+static gpuir__cudart *gpuir__cudart_open(gpuir_ctx *ctx, int ordinal) {
+    return gpuir__cudart_open_early(ctx, ordinal, false);
+}
+
 /* The CUDA state of a program: the context's, made by its first CUDA
    program and kept until the context goes (the driver's start-up and the
    primary context cost about 100 ms, too much to pay per program), or its
@@ -14485,7 +14573,11 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
         return gpuir__fail(ctx, GPUIR_ERR_CUDA, "cuda: the device context is lost (make a new gpuir context; "
                            "for CUDA, a new process) after: %s", C->lost);
     if (!C) {
-        C = gpuir__cudart_open(ctx, p->desc.device);
+        /* Asked for CUDA: the context is created while the kernels compile
+           (gpuir__cuda_build waits for it). AUTO creates it now, so that a
+           device whose context cannot be made still falls back to the
+           emulator. */
+        C = gpuir__cudart_open_early(ctx, p->desc.device, p->desc.backend == GPUIR_BACKEND_CUDA);
         if (!C) return ctx->result;
         if (!ctx->cuda) ctx->cuda = C;
         else p->owns_cuda = true;
@@ -14516,30 +14608,59 @@ static bool gpuir__nvrtc_arch_specific(bool wgmma, int sm, bool as_ptx) {
     return wgmma && sm == 90 && !as_ptx;
 }
 
+/* NVRTC, loaded on the first compile of the state (a warm start needs none). */
+static gpuir_result gpuir__cuda_nvrtc(gpuir_ctx *ctx, gpuir__cudart *C) {
+    if (C->nv_loaded) return GPUIR_OK;
+    gpuir_result r = gpuir__nvrtc_load(ctx, &C->nv);
+    C->nv_loaded = r == GPUIR_OK;
+    return r;
+}
+
+/* The context, created while the kernels compiled (gpuir__cudart_open_early);
+   on failure the image in b goes. */
+static gpuir_result gpuir__cuda_build_ready(gpuir_program *p, gpuir__cudart *C, gpuir__built *b) {
+    double t0 = gpuir__now_ms();
+    gpuir_result r = gpuir__cudart_ready(p->ctx, C);
+    p->stats.open_ms += gpuir__now_ms() - t0;
+    if (r) { GPUIR_FREE(b->image); b->image = NULL; }
+    return r;
+}
+
 /* NVRTC for the device's exact architecture (PTX when the device is newer
    than NVRTC knows; sm_90a for wgmma); cubin bytes, or PTX text with its NUL. */
 static gpuir_result gpuir__cuda_compile(void *self, gpuir_program *p, void **image, size_t *size) {
     gpuir__cudart *C = (gpuir__cudart *)self;
+    gpuir_result r = gpuir__cuda_nvrtc(p->ctx, C);
+    if (r) return r;
     bool as_ptx = false;
     int sm = gpuir__nvrtc_pick_arch(&C->nv, C->dev.sm, &as_ptx);
     if (!sm)
         return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "NVRTC %d.%d cannot compile for sm_%d (%s)", C->nv.major,
                            C->nv.minor, C->dev.sm, C->dev.name);
     char *img = NULL;
-    gpuir_result r = gpuir__nvrtc_compile(p->ctx, &C->nv, p->source, "gpuir_kernels.cu", sm,
+    r = gpuir__nvrtc_compile(p->ctx, &C->nv, p->source, "gpuir_kernels.cu", sm,
                                           gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx), as_ptx, NULL, 0,
                                           &img, size, NULL);
     *image = img;
     return r;
 }
 
+static const char *gpuir__cuda_compiler_id(void *self, gpuir_program *p, char buf[64]) {
+    gpuir__cudart *C = (gpuir__cudart *)self;
+    if (gpuir__cuda_nvrtc(p->ctx, C)) return NULL;
+    snprintf(buf, 64, "nvrtc %d.%d", C->nv.major, C->nv.minor);
+    return buf;
+}
+
+/* b's image: the object of a lowered program from the cache when b holds
+   one already (gpuir__lowered_object), else from the kernel cache or NVRTC. */
 static gpuir_result gpuir__cuda_build(void *self, gpuir_program *p, gpuir__built *b) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    if (!C->nv_loaded) {
-        gpuir_result r = gpuir__nvrtc_load(p->ctx, &C->nv);
-        if (r) return r;
-        C->nv_loaded = true;
-    }
+    b->self = self;
+    b->compile = gpuir__cuda_compile;
+    if (b->image) return gpuir__cuda_build_ready(p, C, b);
+    gpuir_result r = gpuir__cuda_nvrtc(p->ctx, C);
+    if (r) return r;
     char arch[32], nvrtc[32];
     bool as_ptx = false;
     int sm = gpuir__nvrtc_pick_arch(&C->nv, C->dev.sm, &as_ptx);
@@ -14547,8 +14668,8 @@ static gpuir_result gpuir__cuda_build(void *self, gpuir_program *p, gpuir__built
              gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx) ? "a" : "");
     snprintf(nvrtc, sizeof nvrtc, "nvrtc %d.%d", C->nv.major, C->nv.minor);
     const char *parts[5] = {"cuda", p->source, arch, nvrtc, GPUIR_VERSION_STRING};
-    b->self = self;
-    return gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, b);
+    r = gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, b);
+    return r ? r : gpuir__cuda_build_ready(p, C, b);
 }
 
 /* The device table over a CUDA state. */
@@ -14563,6 +14684,7 @@ static gpuir__drv gpuir__cudart_table(gpuir__cudart *C) {
     d.capture_alloc = C->dev.memory_pools;
     d.dialect = &gpuir__cg_cuda;
     d.build = gpuir__cuda_build;
+    d.compiler_id = gpuir__cuda_compiler_id;
     d.enter = gpuir__cudart_enter;
     d.leave = gpuir__cudart_leave;
     d.streams_reserve = gpuir__cudart_streams_reserve;
@@ -14712,6 +14834,7 @@ typedef struct gpuir__cache_sha256 {
     uint64_t bytes;            /* total bytes hashed so far */
     unsigned char buf[64];     /* a partial block */
     size_t n;                  /* bytes in buf */
+    bool ni;                   /* whole blocks through the CPU's SHA instructions */
 } gpuir__cache_sha256;
 
 static const uint32_t gpuir__cache_sha256_k[64] = {
@@ -14735,25 +14858,82 @@ static uint32_t gpuir__cache_be32(const unsigned char *p) {
 
 /* Compresses one 64-byte block into the state h. */
 static void gpuir__cache_sha256_block(uint32_t h[8], const unsigned char *p) {
-    uint32_t w[64], s[8];
+    uint32_t w[64];
     for (int i = 0; i < 16; i++) w[i] = gpuir__cache_be32(p + 4 * i);
     for (int i = 16; i < 64; i++) {
         uint32_t s0 = gpuir__cache_rotr(w[i - 15], 7) ^ gpuir__cache_rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
         uint32_t s1 = gpuir__cache_rotr(w[i - 2], 17) ^ gpuir__cache_rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    memcpy(s, h, sizeof s);
+    /* The working variables a..h in locals, shifted by assignment (not a
+       memmove of an array): twice the speed, and a warm cache hit hashes
+       its whole entry (gpuir__cache_load_fd). */
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t e = s[4], a = s[0];
-        uint32_t t1 = s[7] + (gpuir__cache_rotr(e, 6) ^ gpuir__cache_rotr(e, 11) ^ gpuir__cache_rotr(e, 25))
-                    + ((e & s[5]) ^ (~e & s[6])) + gpuir__cache_sha256_k[i] + w[i];
+        uint32_t t1 = hh + (gpuir__cache_rotr(e, 6) ^ gpuir__cache_rotr(e, 11) ^ gpuir__cache_rotr(e, 25))
+                    + ((e & f) ^ (~e & g)) + gpuir__cache_sha256_k[i] + w[i];
         uint32_t t2 = (gpuir__cache_rotr(a, 2) ^ gpuir__cache_rotr(a, 13) ^ gpuir__cache_rotr(a, 22))
-                    + ((a & s[1]) ^ (a & s[2]) ^ (s[1] & s[2]));
-        memmove(s + 1, s, 7 * sizeof s[0]);     /* h=g, g=f, ..., b=a */
-        s[4] += t1;
-        s[0] = t1 + t2;
+                    + ((a & b) ^ (a & c) ^ (b & c));
+        hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
     }
-    for (int i = 0; i < 8; i++) h[i] += s[i];
+    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+}
+
+/* x86-64 SHA extensions (Intel since Goldmont and Ice Lake, AMD since Zen):
+   about 8x the portable rounds, for the hashes of a warm cache hit (the
+   key over the source, the entry's checksum). Asked of the CPU (cpuid) at
+   each hash's start, so no state outside it; GPUIR_NO_SHA_NI builds
+   without. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(GPUIR_NO_SHA_NI)
+#define GPUIR__SHA_NI 1
+static bool gpuir__cache_cpu_has_sha(void) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    bool sha = (b >> 29) & 1u;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    return sha && (c >> 19) & 1u && (c >> 9) & 1u;        /* and SSE4.1, SSSE3 */
+}
+
+/* `count` whole blocks into h, with the SHA-NI round instructions (the
+   state kept as ABEF/CDGH, 4 rounds of the schedule per step). */
+__attribute__((target("sha,sse4.1,ssse3")))
+static void gpuir__cache_sha256_blocks_ni(uint32_t h[8], const unsigned char *p, size_t count) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)&h[0]), 0xB1);   /* CDAB */
+    __m128i s1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)&h[4]), 0x1B);  /* EFGH */
+    __m128i s0 = _mm_alignr_epi8(t, s1, 8);                                         /* ABEF */
+    s1 = _mm_blend_epi16(s1, t, 0xF0);                                               /* CDGH */
+    for (; count > 0; count--, p += 64) {
+        __m128i abef = s0, cdgh = s1, w[4];
+        for (int i = 0; i < 16; i++) {          /* w[i & 3]: words 4i..4i+3 of the schedule */
+            __m128i x;
+            if (i < 4) x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i)), swap);
+            else {
+                x = _mm_sha256msg1_epu32(w[i & 3], w[(i + 1) & 3]);
+                x = _mm_add_epi32(x, _mm_alignr_epi8(w[(i + 3) & 3], w[(i + 2) & 3], 4));
+                x = _mm_sha256msg2_epu32(x, w[(i + 3) & 3]);
+            }
+            w[i & 3] = x;
+            __m128i m = _mm_add_epi32(x, _mm_loadu_si128((const __m128i *)(const void *)&gpuir__cache_sha256_k[4 * i]));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, m);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(m, 0x0E));
+        }
+        s0 = _mm_add_epi32(s0, abef);
+        s1 = _mm_add_epi32(s1, cdgh);
+    }
+    t = _mm_shuffle_epi32(s0, 0x1B);                                                 /* FEBA */
+    s1 = _mm_shuffle_epi32(s1, 0xB1);                                                /* DCHG */
+    _mm_storeu_si128((__m128i *)(void *)&h[0], _mm_blend_epi16(t, s1, 0xF0));       /* DCBA */
+    _mm_storeu_si128((__m128i *)(void *)&h[4], _mm_alignr_epi8(s1, t, 8));          /* HGFE */
+}
+#endif
+
+/* `count` whole blocks into s's state. */
+static void gpuir__cache_sha256_blocks(gpuir__cache_sha256 *s, const unsigned char *p, size_t count) {
+#ifdef GPUIR__SHA_NI
+    if (s->ni) { gpuir__cache_sha256_blocks_ni(s->h, p, count); return; }
+#endif
+    for (; count > 0; count--, p += 64) gpuir__cache_sha256_block(s->h, p);
 }
 
 /* Starts a hash. */
@@ -14763,6 +14943,11 @@ static void gpuir__cache_sha256_init(gpuir__cache_sha256 *s) {
     memcpy(s->h, iv, sizeof iv);
     s->bytes = 0;
     s->n = 0;
+#ifdef GPUIR__SHA_NI
+    s->ni = gpuir__cache_cpu_has_sha();
+#else
+    s->ni = false;
+#endif
 }
 
 /* Hashes n more bytes. */
@@ -14771,14 +14956,14 @@ static void gpuir__cache_sha256_update(gpuir__cache_sha256 *s, const void *data,
     s->bytes += n;
     while (n > 0) {
         if (s->n == 0 && n >= 64) {             /* whole blocks straight from the input */
-            gpuir__cache_sha256_block(s->h, p);
-            p += 64, n -= 64;
+            gpuir__cache_sha256_blocks(s, p, n / 64);
+            p += n / 64 * 64, n %= 64;
             continue;
         }
         size_t take = 64 - s->n < n ? 64 - s->n : n;
         memcpy(s->buf + s->n, p, take);
         s->n += take, p += take, n -= take;
-        if (s->n == 64) { gpuir__cache_sha256_block(s->h, s->buf); s->n = 0; }
+        if (s->n == 64) { gpuir__cache_sha256_blocks(s, s->buf, 1); s->n = 0; }
     }
 }
 
@@ -14882,7 +15067,7 @@ static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]) {
 /* ---- the cache object --------------------------------------------------- */
 
 #define GPUIR__CACHE_MAGIC "GPUIRC1"          /* 7 chars + NUL = 8 bytes */
-#define GPUIR__CACHE_VERSION 2u
+#define GPUIR__CACHE_VERSION 3u             /* 3: the tag covers the payload's digest */
 #define GPUIR__CACHE_HEADER 152u
 #define GPUIR__CACHE_SECRET "cache.key"       /* the directory's HMAC secret */
 #define GPUIR__CACHE_EXT_MAX 15               /* "cubin", "ptx", "so" */
@@ -14890,6 +15075,8 @@ static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]) {
 
 typedef struct gpuir__cache_stats {
     uint64_t mem_hits, disk_hits, misses, corrupt, writes, write_failures;
+    uint64_t compiles;              /* programs' modules compiled (gpuir__cached_compile) */
+    uint64_t lowered_hits;          /* lowered programs taken from the cache (gpuir__lowered_find) */
 } gpuir__cache_stats;
 
 /* One memory slot; bytes == NULL marks an empty slot. */
@@ -15206,13 +15393,34 @@ static int gpuir__cache_read_all(int fd, void *buf, size_t n) {
     return 0;
 }
 
+/* Reads an entry's header into h and its n payload bytes into p with one
+   readv (more only if the kernel returns less): 0, 1 when the file ends
+   first, -1 with errno on a read error. */
+static int gpuir__cache_read_entry(int fd, unsigned char h[GPUIR__CACHE_HEADER], unsigned char *p, size_t n) {
+    struct iovec v[2] = {{h, GPUIR__CACHE_HEADER}, {p, n}};
+    ssize_t r;
+    do r = readv(fd, v, n ? 2 : 1);
+    while (r < 0 && errno == EINTR);
+    if (r < 0) return -1;
+    if ((size_t)r < GPUIR__CACHE_HEADER) {
+        if (r == 0) return 1;
+        int more = gpuir__cache_read_all(fd, h + r, GPUIR__CACHE_HEADER - (size_t)r);
+        return more ? more : gpuir__cache_read_all(fd, p, n);
+    }
+    size_t got = (size_t)r - GPUIR__CACHE_HEADER;
+    return got < n ? gpuir__cache_read_all(fd, p + got, n - got) : 0;
+}
+
 /* An entry's tag: HMAC-SHA256 under the directory's secret of a domain
-   string, the key, the extension (with its NUL) and the payload. */
-static void gpuir__cache_tag(const gpuir__cache *c, const char *key, const char *ext, const void *bytes,
-                             size_t size, unsigned char out[32]) {
-    static const char domain[] = "gpuir.cache.entry.v2";
-    const void *parts[4] = {domain, key, ext, bytes ? bytes : ""};
-    size_t sizes[4] = {sizeof domain, 64, strlen(ext) + 1, size};
+   string, the key, the extension (with its NUL) and the payload's SHA-256
+   (the header's checksum, checked first): hash-then-MAC, so a hit hashes
+   its payload once, not twice (format version 3; version 2 MACed the
+   payload itself, and its entries are now refused and rebuilt). */
+static void gpuir__cache_tag(const gpuir__cache *c, const char *key, const char *ext,
+                             const unsigned char digest[32], unsigned char out[32]) {
+    static const char domain[] = "gpuir.cache.entry.v3";
+    const void *parts[4] = {domain, key, ext, digest};
+    size_t sizes[4] = {sizeof domain, 64, strlen(ext) + 1, 32};
     gpuir__cache_hmac(c->secret, parts, sizes, 4, out);
 }
 
@@ -15232,7 +15440,7 @@ static void gpuir__cache_header(const gpuir__cache *c, unsigned char h[GPUIR__CA
     gpuir__cache_put_u64(h + 16, (uint64_t)size);
     gpuir__cache_sha256_buf(bytes, size, h + 24);
     memcpy(h + 56, key, 64);
-    gpuir__cache_tag(c, key, ext, bytes, size, h + 120);
+    gpuir__cache_tag(c, key, ext, h + 24, h + 120);
 }
 
 /* Checks a header against the key and the file size; NULL when it is
@@ -15276,26 +15484,29 @@ static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const
                                 const struct stat *st, unsigned char **out, size_t *size, const char **why) {
     unsigned char h[GPUIR__CACHE_HEADER], digest[32];
     if ((*why = gpuir__cache_entry_stat_check(st)) != NULL) return GPUIR__CACHE_BAD;
-    int r = gpuir__cache_read_all(fd, h, sizeof h);
-    if (r != 0) return gpuir__cache_read_failed(c, r, name, why);
-    if ((*why = gpuir__cache_header_check(h, key, (uint64_t)st->st_size)) != NULL) return GPUIR__CACHE_BAD;
+    if ((uint64_t)st->st_size < GPUIR__CACHE_HEADER) { *why = "shorter than a header"; return GPUIR__CACHE_BAD; }
     size_t n = (size_t)((uint64_t)st->st_size - GPUIR__CACHE_HEADER);
     unsigned char *p = gpuir__cache_dup(NULL, n);
     if (!p) {
         gpuir__cache_msg(c->last_error, "cannot load %s/%s: out of memory", c->dir, name);
         return GPUIR__CACHE_MISS;
     }
-    r = gpuir__cache_read_all(fd, p, n);
+    int r = gpuir__cache_read_entry(fd, h, p, n);     /* header and payload: one read */
     if (r != 0) {
         int err = errno;
         GPUIR_FREE(p);
         errno = err;
         return gpuir__cache_read_failed(c, r, name, why);
     }
+    if ((*why = gpuir__cache_header_check(h, key, (uint64_t)st->st_size)) != NULL) {
+        GPUIR_FREE(p);
+        return GPUIR__CACHE_BAD;
+    }
     gpuir__cache_sha256_buf(p, n, digest);
     if (memcmp(digest, h + 24, 32) != 0) { GPUIR_FREE(p); *why = "payload checksum mismatch"; return GPUIR__CACHE_BAD; }
-    gpuir__cache_tag(c, key, ext, p, n, digest);
-    if (!gpuir__cache_same_tag(digest, h + 120)) {
+    unsigned char tag[32];
+    gpuir__cache_tag(c, key, ext, digest, tag);
+    if (!gpuir__cache_same_tag(tag, h + 120)) {
         GPUIR_FREE(p);
         *why = "not written by gpuir for this directory (its tag does not match the directory's secret)";
         return GPUIR__CACHE_BAD;
@@ -15619,17 +15830,32 @@ static gpuir__cache *gpuir__ctx_cache(gpuir_ctx *ctx) {
     return ctx->cache;
 }
 
+/* Runs b's compiler (counted in the cache's compiles, timed in the
+   program's compile_ms); b->image is NULL on failure. */
+static gpuir_result gpuir__cached_compile(gpuir_program *p, gpuir__built *b) {
+    double t0 = gpuir__now_ms();
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    if (c) c->stats.compiles++;
+    gpuir_result r = b->compile(b->self, p, &b->image, &b->size);
+    if (r) { GPUIR_FREE(b->image); b->image = NULL; }
+    p->stats.compile_ms += gpuir__now_ms() - t0;
+    return r;
+}
+
 /* The compiled image for key `parts`, into b: from the cache (b->cached),
    else compiled. Nothing is stored yet: gpuir__program_load stores only a
    module that loaded (gpuir__cached_store). */
 static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
                                         gpuir__compile_fn compile, gpuir__built *b) {
+    double t0 = gpuir__now_ms();
     gpuir__cache *c = gpuir__ctx_cache(p->ctx);
     gpuir__cache_key(parts, n, b->key);
     b->ext = ext;
     b->compile = compile;
     const void *bytes;
-    if (c && gpuir__cache_get(c, b->key, ext, &bytes, &b->size)) {
+    bool hit = c && gpuir__cache_get(c, b->key, ext, &bytes, &b->size);
+    p->stats.cache_ms += gpuir__now_ms() - t0;
+    if (hit) {
         b->image = GPUIR_MALLOC(b->size ? b->size : 1);
         if (!b->image) return gpuir__oom(p->ctx, "a compiled module");
         memcpy(b->image, bytes, b->size);
@@ -15637,9 +15863,7 @@ static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *par
         return GPUIR_OK;
     }
     b->cached = false;
-    gpuir_result r = compile(b->self, p, &b->image, &b->size);
-    if (r) { GPUIR_FREE(b->image); b->image = NULL; }
-    return r;
+    return gpuir__cached_compile(p, b);
 }
 
 /* Stores a module that was compiled and has loaded (a failed disk write
@@ -15673,6 +15897,8 @@ GPUIRDEF gpuir_cache_stats gpuir_ctx_cache_stats(gpuir_ctx *ctx) {
     out.corrupt = st.corrupt;
     out.writes = st.writes;
     out.write_failures = st.write_failures;
+    out.compiles = st.compiles;
+    out.lowered_hits = st.lowered_hits;
     return out;
 }
 
@@ -18339,7 +18565,7 @@ static void gpuir__program_log_compile(gpuir_program *p, double t0, gpuir__cache
                                                                           : "compiled (cache miss)";
     size_t n = stbds_arrlenu(p->kernels);
     gpuir__logf(p->ctx, 1, "compile: %s module of %zu kernel%s (%zu bytes of CUDA C, %zu bytes built): %.1f ms, %s",
-                gpuir_backend_name(p->backend), n, n == 1 ? "" : "s", strlen(p->source), image,
+                gpuir_backend_name(p->backend), n, n == 1 ? "" : "s", p->source ? strlen(p->source) : 0, image,
                 gpuir__now_ms() - t0, how);
 }
 
@@ -18374,10 +18600,335 @@ static bool gpuir__load_failure_is_the_image(int code) {
     return code == 200 || code == 209 || code == 218 || code == 222 || code == 500;
 }
 
-/* Compiles the source (or finds it in the cache), loads it and looks up
-   each kernel; stores in the cache only a module that loaded. A cached
-   module that fails to load is evicted and compiled again, once. */
-static gpuir_result gpuir__program_load(gpuir_program *p) {
+/* ---- lowered programs through the cache ----
+   A warm make skips the pass pipeline and codegen: the lowered module
+   (printed: print and parse are a fixed point), its kernels' infos and its
+   compiled module's key are one cache entry, <key>.lowered, keyed by
+   everything lowering and compiling read (gpuir__lowered_key). A hit parses
+   and verifies the stored module, checks its kernels against the infos and
+   finds the compiled module; an entry that fails any of this is refused
+   (counted corrupt, evicted, noted in gpuir_ctx_cache_status) and the
+   program is lowered again. The entry is text:
+       gpuir-lowered 1
+       object <ext> <key>                 the compiled module's cache entry
+       kernels <n>
+       <name> <cname> <barriers> <shared> <dynamic> <n_tmaps> [<tmap: 11 numbers>]...   n lines
+   (a kernel by its IR name: a parsed module numbers its functions anew).
+       report <bytes>                     the placement report, then its bytes
+       ir <bytes>                         the lowered module's text, then its bytes */
+
+#define GPUIR__LOWERED_EXT "lowered"
+#define GPUIR__LOWERED_FORMAT "gpuir-lowered 1"
+
+typedef struct gpuir__lowered {
+    char key[65];                   /* the input module's key */
+    bool hit;                       /* m is the stored lowered module, p->kernels its infos */
+    char object_key[65];            /* the compiled module: found on a hit, stored after a miss */
+    char object_ext[GPUIR__CACHE_EXT_MAX + 1];
+    const void *object;             /* a hit's compiled module (cache-owned) */
+    size_t object_size;
+} gpuir__lowered;
+
+static struct gpuir__emu_toolchain *gpuir__emu_toolchain_get(gpuir_ctx *ctx);
+static const char *gpuir__emu_cc_identity(gpuir_program *p, struct gpuir__emu_toolchain *h, const char *cc);
+static const char *gpuir__emu_cc(const gpuir_program *p);
+
+/* Renders the (lowered) module as the backend compiles it, with its
+   kernels' infos; timed in codegen_ms. */
+static gpuir_result gpuir__program_codegen(gpuir_program *p) {
+    double t0 = gpuir__now_ms();
+    stbds_arrfree(p->kernels);
+    p->kernels = NULL;
+    GPUIR_FREE(p->source);
+    p->source = gpuir__cg_module(p->m, p->drv.dialect, &p->kernels);
+    p->wgmma = gpuir__module_uses_wgmma(p->m);
+    p->stats.codegen_ms += gpuir__now_ms() - t0;
+    return p->source ? GPUIR_OK : p->ctx->result;
+}
+
+/* What compiles the kernels, as the key names it: NVRTC's version (loaded
+   now if it is not yet) or the emulator's compiler identity. NULL with the
+   context's error when it cannot be found. */
+static const char *gpuir__lowered_compiler(gpuir_program *p, char buf[64]) {
+    return p->drv.compiler_id(p->drv.self, p, buf);
+}
+
+/* The lowered program's key: the input module's text, the backend, the
+   target (sm, SM count) and every option lowering or compiling reads
+   (desc.synchronous, desc.emu_sanitize, the context's max_shared_bytes),
+   the compiler's identity, the gpuir version and the entry's format. */
+static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
+    char compiler_buf[64], options[160];
+    const char *compiler = gpuir__lowered_compiler(p, compiler_buf);
+    if (!compiler) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the compiler's identity");
+    char *text = gpuir_module_print(p->m);
+    if (!text) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the lowered program's key");
+    const gpuir_module *m = p->m;
+    snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u", m->target.sm,
+             m->target.sm_count, (unsigned)p->ctx->desc.max_shared_bytes, p->desc.synchronous ? "sync" : "async",
+             p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION);
+    const char *version = p->ctx->test_version ? p->ctx->test_version : GPUIR_VERSION_STRING;
+    const char *parts[7] = {GPUIR__LOWERED_FORMAT, gpuir_backend_name(p->backend), text, options, compiler,
+                            version, "lowered program"};
+    gpuir__cache_key(parts, 7, L->key);
+    gpuir_free(text);
+    return GPUIR_OK;
+}
+
+/* The entry for p's lowered module (gpuir__program_make's, after a load
+   that succeeded): see the section's comment. NULL when out of memory. */
+static char *gpuir__lowered_encode(gpuir_program *p, const gpuir__lowered *L, size_t *size) {
+    char *ir = gpuir_module_print(p->m);
+    if (!ir) return NULL;
+    const char *report = gpuir_module_placement_report(p->m);
+    gpuir__str s = {NULL};
+    gpuir__str_appendf(&s, GPUIR__LOWERED_FORMAT "\nobject %s %s\nkernels %zu\n", L->object_ext, L->object_key,
+                       stbds_arrlenu(p->kernels));
+    for (size_t i = 0; i < stbds_arrlenu(p->kernels); i++) {
+        const gpuir__cg_kernel_info *k = &p->kernels[i];
+        gpuir__str_appendf(&s, "%s %s %d %u %u %u", gpuir__string(p->m, gpuir__func_at(p->m, k->func)->name),
+                           k->cname, k->barriers ? 1 : 0, k->shared_bytes, k->dynamic_bytes, k->n_tmaps);
+        for (unsigned t = 0; t < k->n_tmaps && t < 2; t++) {
+            const gpuir__cg_tmap *x = &k->tmaps[t];
+            gpuir__str_appendf(&s, " %d %u %u %llu %llu %llu %llu %llu %u %u %u", x->param, x->dtype, x->rank,
+                               x->dims[0], x->dims[1], x->dims[2], x->strides[0], x->strides[1], x->box[0],
+                               x->box[1], x->box[2]);
+        }
+        gpuir__str_appendf(&s, "\n");
+    }
+    gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s", strlen(report), report, strlen(ir), ir);
+    gpuir_free(ir);
+    *size = stbds_arrlenu(s.buf) - 1;
+    return s.buf ? gpuir__str_detach(&s) : NULL;
+}
+
+/* Whether every kernel's IR name can be stored as one word. */
+static bool gpuir__lowered_storable(const gpuir_program *p) {
+    for (size_t i = 0; i < stbds_arrlenu(p->kernels); i++) {
+        const char *name = gpuir__string(p->m, gpuir__func_at(p->m, p->kernels[i].func)->name);
+        if (!*name || strlen(name) >= GPUIR_MAX_NAME) return false;
+        for (; *name; name++)
+            if (*name <= ' ' || *name == 0x7f) return false;
+    }
+    return true;
+}
+
+/* Reads one kernel's line at *at into k (its function found by name in
+   m); false when malformed or when m has no such kernel. */
+static bool gpuir__lowered_kernel(const char **at, const gpuir_module *m, gpuir__cg_kernel_info *k) {
+    int n = 0, barriers = 0;
+    char name[GPUIR_MAX_NAME];
+    memset(k, 0, sizeof *k);
+    if (sscanf(*at, "%127s %143s %d %u %u %u%n", name, k->cname, &barriers, &k->shared_bytes,
+               &k->dynamic_bytes, &k->n_tmaps, &n) != 6 || k->n_tmaps > 2 || (barriers != 0 && barriers != 1))
+        return false;
+    k->func = gpuir_module_find_func(m, name).id;
+    if (k->func == 0 || !gpuir__func_at(m, k->func)->kernel) return false;
+    k->barriers = barriers == 1;
+    *at += n;
+    for (unsigned t = 0; t < k->n_tmaps; t++) {
+        gpuir__cg_tmap *x = &k->tmaps[t];
+        if (sscanf(*at, " %d %u %u %llu %llu %llu %llu %llu %u %u %u%n", &x->param, &x->dtype, &x->rank,
+                   &x->dims[0], &x->dims[1], &x->dims[2], &x->strides[0], &x->strides[1], &x->box[0], &x->box[1],
+                   &x->box[2], &n) != 11)
+            return false;
+        *at += n;
+    }
+    if (**at != '\n') return false;
+    (*at)++;
+    return true;
+}
+
+/* Reads "<word> <bytes>\n" and that many bytes at *at (in text of `end`);
+   NULL when malformed. */
+static const char *gpuir__lowered_blob(const char **at, const char *end, const char *word, size_t *len) {
+    char fmt[32];
+    int n = 0;
+    snprintf(fmt, sizeof fmt, "%s %%zu%%n", word);
+    if (sscanf(*at, fmt, len, &n) != 1 || (*at)[n] != '\n' || *len > (size_t)(end - *at - n - 1)) return NULL;
+    const char *blob = *at + n + 1;
+    *at = blob + *len;
+    return blob;
+}
+
+/* Whether infos name each kernel of m exactly once, under the C name
+   codegen gives it (gpuir_k<id> names, of kernels whose IR name is not an
+   identifier, number the functions as they were: only their form is
+   checked; loading finds each name in the compiled module or rebuilds). */
+static bool gpuir__lowered_kernels_match(const gpuir_module *m, const gpuir__cg_kernel_info *infos) {
+    size_t n = stbds_arrlenu(infos), kernels = 0, funcs = stbds_arrlenu(m->funcs);
+    for (size_t f = 0; f < funcs; f++) kernels += m->funcs[f].kernel;
+    if (n != kernels) return false;
+    for (size_t i = 0; i < n; i++) {
+        char cname[GPUIR_MAX_NAME + 16];
+        for (size_t j = 0; j < i; j++)
+            if (infos[j].func == infos[i].func || strcmp(infos[j].cname, infos[i].cname) == 0) return false;
+        gpuir__cg_cname(m, infos[i].func, cname, sizeof cname);
+        bool numbered = strncmp(cname, "gpuir_k_", 8) != 0 && strncmp(infos[i].cname, "gpuir_k_", 8) != 0 &&
+                        strncmp(infos[i].cname, "gpuir_k", 7) == 0 &&
+                        strspn(infos[i].cname + 7, "0123456789") == strlen(infos[i].cname + 7);
+        if (strcmp(cname, infos[i].cname) != 0 && !numbered) return false;
+    }
+    return true;
+}
+
+/* Decodes a stored entry (text, NUL-terminated) into L's object, *out (the
+   parsed and verified lowered module), *infos and *report; NULL, or why it
+   is refused (the context's error left as it was). */
+static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, size_t size, gpuir__lowered *L,
+                                         gpuir_module **out, gpuir__cg_kernel_info **infos, const char **report,
+                                         size_t *report_len) {
+    const char *at = text, *end = text + size, *ir;
+    size_t count = 0, ir_len = 0;
+    int n = 0;
+    char ext[GPUIR__CACHE_EXT_MAX + 1], key[65];
+    if (sscanf(at, GPUIR__LOWERED_FORMAT "\nobject %15[a-z0-9] %64[0-9a-f]\nkernels %zu%n", ext, key, &count,
+               &n) != 3 || at[n] != '\n' || !gpuir__cache_valid_key(key) || count > size)
+        return "its header is malformed";
+    bool cuda = p->backend == GPUIR_BACKEND_CUDA;
+    if (cuda ? !gpuir__bundle_kind_ok(ext) : strcmp(ext, "so") != 0)
+        return "its compiled module is of another backend's kind";
+    const char *lines = at + n + 1;
+    at = lines;
+    for (size_t i = 0; i < count && at; i++) at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
+    if (!at || !(*report = gpuir__lowered_blob(&at, end, "report", report_len)) || *at++ != '\n' ||
+        !(ir = gpuir__lowered_blob(&at, end, "ir", &ir_len)) || at != end)
+        return "its layout is malformed";
+    *out = gpuir_module_parse(p->ctx, ir, ir_len, "<lowered program from the cache>");
+    if (!*out) {
+        gpuir_ctx_clear_error(p->ctx);          /* the make was error-free when it started */
+        return "its lowered module does not parse or verify";
+    }
+    for (size_t i = 0; i < count; i++) {
+        gpuir__cg_kernel_info k;
+        if (!gpuir__lowered_kernel(&lines, *out, &k)) return "a kernel's line is malformed or names no kernel";
+        stbds_arrput(*infos, k);
+    }
+    if (!gpuir__lowered_kernels_match(*out, *infos)) return "its kernels do not match its lowered module";
+    memcpy(L->object_key, key, sizeof key);
+    memcpy(L->object_ext, ext, strlen(ext) + 1);
+    return NULL;
+}
+
+/* m takes `from`'s contents (the stored lowered module) but keeps its own
+   identity (tag, name, target); from, holding m's old contents, is freed. */
+static void gpuir__module_adopt(gpuir_module *m, gpuir_module *from) {
+    gpuir_module old = *m;
+    *m = *from;
+    m->tag = old.tag, m->target = old.target, m->source_name = old.source_name;
+    char *name = m->source_name_owned;
+    m->source_name_owned = old.source_name_owned;
+    old.source_name_owned = name;
+    *from = old;
+    gpuir_module_destroy(from);
+}
+
+/* Refuses a stored lowered program: counted corrupt, evicted, noted. */
+static void gpuir__lowered_refuse(gpuir__cache *c, const gpuir__lowered *L, const void *bytes, size_t size,
+                                  const char *why) {
+    c->stats.corrupt++;
+    gpuir__cache_evict(c, L->key, GPUIR__LOWERED_EXT, bytes, size);
+    gpuir__cache_msg(c->last_error, "the stored lowered program %s%s%.64s." GPUIR__LOWERED_EXT " was refused (%s); "
+                     "evicted from the cache and lowered again", gpuir__cache_dir(c), *gpuir__cache_dir(c) ? "/" : "",
+                     L->key, why);
+}
+
+/* Whether the compiled module a stored lowered program names is in the
+   cache (a miss here is not counted: the make looks it up again). */
+static bool gpuir__lowered_object_find(gpuir__cache *c, gpuir__lowered *L) {
+    uint64_t misses = c->stats.misses;
+    bool hit = gpuir__cache_get(c, L->object_key, L->object_ext, &L->object, &L->object_size);
+    if (!hit) c->stats.misses = misses;
+    return hit;
+}
+
+/* Takes the stored entry (bytes, size) for p if it is sound and its
+   compiled module is cached: m becomes the lowered module, p->kernels its
+   infos, L->hit true. */
+static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowered *L, const void *bytes,
+                                size_t size) {
+    char *text = (char *)GPUIR_MALLOC(size + 1);
+    if (!text) return;                           /* lowered again */
+    memcpy(text, bytes, size);
+    text[size] = '\0';
+    gpuir_module *lowered = NULL;
+    gpuir__cg_kernel_info *infos = NULL;
+    const char *report = NULL;
+    size_t report_len = 0;
+    const char *why = gpuir__lowered_decode(p, text, size, L, &lowered, &infos, &report, &report_len);
+    if (why) gpuir__lowered_refuse(c, L, bytes, size, why);
+    if (!why && gpuir__lowered_object_find(c, L)) {
+        gpuir__module_adopt(p->m, lowered);
+        lowered = NULL;
+        stbds_arrfree(p->m->placement_report);
+        p->m->placement_report = NULL;
+        stbds_arrsetlen(p->m->placement_report, report_len + 1);
+        memcpy(p->m->placement_report, report, report_len);
+        p->m->placement_report[report_len] = '\0';
+        stbds_arrfree(p->kernels);
+        p->kernels = infos;
+        infos = NULL;
+        p->wgmma = gpuir__module_uses_wgmma(p->m);
+        L->hit = true;
+        c->stats.lowered_hits++;
+    }
+    gpuir_module_destroy(lowered);
+    stbds_arrfree(infos);
+    GPUIR_FREE(text);
+}
+
+/* Keys p's module and looks its lowered program up (timed in cache_ms; the
+   lookup is not counted in the hits and misses, which count compiled
+   modules, but in lowered_hits). */
+static gpuir_result gpuir__lowered_find(gpuir_program *p, gpuir__lowered *L) {
+    double t0 = gpuir__now_ms();
+    gpuir_result r = gpuir__lowered_key(p, L);
+    gpuir__cache *c = r ? NULL : gpuir__ctx_cache(p->ctx);
+    if (!r && !c) r = p->ctx->result;
+    if (r) return r;
+    gpuir__cache_stats before = c->stats;
+    const void *bytes;
+    size_t size;
+    bool found = gpuir__cache_get(c, L->key, GPUIR__LOWERED_EXT, &bytes, &size);
+    c->stats.mem_hits = before.mem_hits, c->stats.disk_hits = before.disk_hits, c->stats.misses = before.misses;
+    if (found) gpuir__lowered_take(p, c, L, bytes, size);
+    p->stats.cache_ms += gpuir__now_ms() - t0;
+    return GPUIR_OK;
+}
+
+/* A hit's compiled module, into b, as gpuir__cuda_build or gpuir__emu_build
+   would give it from the cache (for CUDA, once the context is made). */
+static gpuir_result gpuir__lowered_object(gpuir_program *p, gpuir__lowered *L, gpuir__built *b) {
+    memcpy(b->key, L->object_key, sizeof b->key);
+    b->ext = L->object_ext;
+    b->size = L->object_size;
+    b->image = GPUIR_MALLOC(b->size ? b->size : 1);
+    if (!b->image) return gpuir__oom(p->ctx, "a compiled module");
+    memcpy(b->image, L->object, b->size);
+    b->cached = true;
+    return p->drv.build(p->drv.self, p, b);     /* the backend takes it as built */
+}
+
+/* Stores p's lowered program after a make that lowered it and loaded its
+   module (not counted in the writes, which count compiled modules). */
+static gpuir_result gpuir__lowered_store(gpuir_program *p, const gpuir__lowered *L) {
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    if (!c || !*L->object_key || !gpuir__lowered_storable(p)) return GPUIR_OK;
+    size_t size = 0;
+    char *entry = gpuir__lowered_encode(p, L, &size);
+    if (!entry) return gpuir__oom(p->ctx, "the lowered program's cache entry");
+    gpuir__cache_stats before = c->stats;
+    gpuir_result r = gpuir__cache_put(c, L->key, GPUIR__LOWERED_EXT, entry, size);
+    c->stats.writes = before.writes, c->stats.write_failures = before.write_failures;
+    GPUIR_FREE(entry);
+    return r;
+}
+
+/* Compiles the source (or finds it in the cache; on a lowered-program hit,
+   the module L names), loads it and looks up each kernel; stores in the
+   cache only a module that loaded (and its key in L). A cached module that
+   fails to load is evicted and compiled again, once. */
+static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
     gpuir__built b;
     memset(&b, 0, sizeof b);
     gpuir__cache_stats before;
@@ -18385,14 +18936,16 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
     if (p->ctx->cache) before = gpuir__cache_get_stats(p->ctx->cache);
     double t0 = gpuir__now_ms();
     gpuir_result r = p->ctx->dump_dir ? gpuir__program_dump(p) : GPUIR_OK;
-    if (!r) r = p->drv.build(p->drv.self, p, &b);
+    if (!r) r = L->hit ? gpuir__lowered_object(p, L, &b) : p->drv.build(p->drv.self, p, &b);
     if (r) return r;
     if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, b.size);
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "loading the module");
     if (r) { GPUIR_FREE(b.image); return r; }
     const char *call;
     char what[GPUIR_MAX_NAME + 48], doing[GPUIR_MAX_NAME + 400];
+    double t1 = gpuir__now_ms();
     int rc = gpuir__program_load_image(p, &b, &call, what);
+    p->stats.load_ms += gpuir__now_ms() - t1;
     bool rebuilt = rc && b.cached && gpuir__load_failure_is_the_image(rc);
     if (rebuilt) {
         const char *name = NULL, *text = NULL, *detail = "";
@@ -18402,7 +18955,8 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
         gpuir__cached_evict(p, &b, doing);
         GPUIR_FREE(b.image);
         b.image = NULL, b.size = 0, b.cached = false;
-        r = b.compile(b.self, p, &b.image, &b.size);
+        r = p->source ? GPUIR_OK : gpuir__program_codegen(p);     /* a lowered-program hit has none yet */
+        if (!r) r = gpuir__cached_compile(p, &b);
         if (!r) rc = gpuir__program_load_image(p, &b, &call, what);
     }
     snprintf(doing, sizeof doing, "%s (%s)", what, rebuilt ? "compiled again after the cached module failed to "
@@ -18410,6 +18964,10 @@ static gpuir_result gpuir__program_load(gpuir_program *p) {
              "not cached");
     if (!r && rc) r = gpuir__drv_check(p->ctx, &p->drv, rc, call, doing);
     if (!r) r = gpuir__cached_store(p, &b);      /* only what loaded */
+    if (!r) {
+        memcpy(L->object_key, b.key, sizeof b.key);
+        if (b.ext != L->object_ext) snprintf(L->object_ext, sizeof L->object_ext, "%s", b.ext);  /* a miss's */
+    }
     GPUIR_FREE(b.image);
     rc = p->drv.leave(p->drv.self);
     if (!r) r = gpuir__drv_check(p->ctx, &p->drv, rc, "cuCtxPopCurrent", "loading the module");
@@ -18436,6 +18994,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         return p;
     }
     gpuir_result r = GPUIR_OK;
+    double t0 = gpuir__now_ms();
     if (p->backend == GPUIR_BACKEND_AUTO || p->backend == GPUIR_BACKEND_CUDA) {
         r = gpuir__cuda_backend_open(p);
         if (!r) p->backend = GPUIR_BACKEND_CUDA;
@@ -18446,25 +19005,33 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
             p->backend = GPUIR_BACKEND_EMU;
         }
     }
-    if (!r && gpuir__module_is_tensor_level(m)) {    /* lowered for the device it will run on */
-        if (p->drv.sm) {                             /* the device says what it is */
-            m->target.sm = p->drv.sm;
-            m->target.sm_count = p->drv.sm_count;
-        }
-        r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
+    p->stats.open_ms = gpuir__now_ms() - t0;
+    if (!r && p->backend == GPUIR_BACKEND_EMU) {
+        double t1 = gpuir__now_ms();
+        r = gpuir__emu_open(p);
+        p->stats.open_ms += gpuir__now_ms() - t1;
     }
-    if (!r && p->backend == GPUIR_BACKEND_EMU) r = gpuir__emu_open(p);
+    bool tensor_level = !r && gpuir__module_is_tensor_level(m);
+    if (tensor_level && p->drv.sm) {                 /* lowered for the device it will run on */
+        m->target.sm = p->drv.sm;
+        m->target.sm_count = p->drv.sm_count;
+    }
+    gpuir__lowered L;
+    memset(&L, 0, sizeof L);
+    if (!r) r = gpuir__lowered_find(p, &L);          /* a hit: m is lowered, no passes or codegen */
+    if (!r && tensor_level && !L.hit) {
+        double t1 = gpuir__now_ms();
+        r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
+        p->stats.lower_ms = gpuir__now_ms() - t1;
+    }
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++)
         if (!m->funcs[f].kernel) r = gpuir__verify_placed(m, (uint32_t)f + 1);
     if (!r) r = gpuir__program_check_memory(p);
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
-    if (!r) {
-        p->source = gpuir__cg_module(m, p->drv.dialect, &p->kernels);
-        p->wgmma = gpuir__module_uses_wgmma(m);
-        r = p->source ? GPUIR_OK : ctx->result;
-    }
-    if (!r) r = gpuir__program_load(p);
+    if (!r && (!L.hit || ctx->dump_dir)) r = gpuir__program_codegen(p);
+    if (!r) r = gpuir__program_load(p, &L);
+    if (!r && !L.hit) r = gpuir__lowered_store(p, &L);
     stbds_arrput(ctx->programs, p);
     if (r) { gpuir_program_destroy(p); return NULL; }
     return p;
@@ -18509,7 +19076,12 @@ GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p) {
     memset(&none, 0, sizeof none);
     return p ? p->stats : none;
 }
-GPUIRDEF const char *gpuir_program_source(const gpuir_program *p) { return p && p->source ? p->source : ""; }
+/* A program whose lowered program came from the cache renders its source
+   only when asked (it did not need it). */
+GPUIRDEF const char *gpuir_program_source(const gpuir_program *p) {
+    if (p && !p->source && p->module) gpuir__program_codegen((gpuir_program *)(uintptr_t)p);
+    return p && p->source ? p->source : "";
+}
 GPUIRDEF const char *gpuir_program_why_not_cuda(const gpuir_program *p) {
     return p ? p->why_not_cuda : "";
 }
@@ -18750,6 +19322,10 @@ static gpuir_result gpuir__fault_build(void *self, gpuir_program *p, struct gpui
     GPUIR__FAULT_SELF;
     return F->inner.build(F->inner.self, p, b);
 }
+static const char *gpuir__fault_compiler_id(void *self, gpuir_program *p, char buf[64]) {
+    GPUIR__FAULT_SELF;
+    return F->inner.compiler_id(F->inner.self, p, buf);
+}
 static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
     GPUIR__FAULT_SELF;
     F->inner.describe(F->inner.self, code, name, text, detail);
@@ -18767,6 +19343,7 @@ static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv, struc
     gpuir__drv d = *drv;                 /* name, facts, dialect and `lost` as they are */
     d.self = F;
     d.build = gpuir__fault_build;
+    d.compiler_id = gpuir__fault_compiler_id;
     d.enter = gpuir__fault_enter;
     d.leave = gpuir__fault_leave;
     d.streams_reserve = gpuir__fault_reserve;
@@ -20789,8 +21366,16 @@ static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **imag
     return r;
 }
 
+static const char *gpuir__emu_compiler_id(void *self, gpuir_program *p, char buf[64]) {
+    (void)self, (void)buf;               /* the context's toolchain holds it */
+    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
+    return h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
+}
+
 static gpuir_result gpuir__emu_build(void *self, gpuir_program *p, gpuir__built *b) {
-    (void)self;                          /* the context's toolchain compiles */
+    b->self = self;                      /* unused: the context's toolchain compiles */
+    b->compile = gpuir__emu_compile;
+    if (b->image) return GPUIR_OK;       /* a lowered program's object (gpuir__lowered_object) */
     gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
     const char *id = h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
     if (!id) return p->ctx->result;
@@ -20823,6 +21408,7 @@ static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out) {
     d.capture_alloc = true;
     d.dialect = &gpuir__cg_emu;
     d.build = gpuir__emu_build;
+    d.compiler_id = gpuir__emu_compiler_id;
     d.enter = gpuir__emu_nop;
     d.leave = gpuir__emu_nop;
     d.streams_reserve = gpuir__emu_streams_reserve;

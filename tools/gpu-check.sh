@@ -2,7 +2,8 @@
 # On a machine with an NVIDIA GPU: builds the backend tests and gpuir-bench,
 # runs every test program on CUDA, then under compute-sanitizer's memcheck
 # (with leak check), racecheck, initcheck and synccheck, then the seed
-# example and the compile, matmul (f32, tf32, f16, bf16; f32 and bf16 also
+# example and the compile (by phase, NVRTC's own phases; and a process
+# from start to its first seed-matmul result, cold and warm), matmul (f32, tf32, f16, bf16; f32 and bf16 also
 # with a fused bias, gelu and residual; the experimental wgmma kernel, f16
 # and bf16, B transposed; two skinny shapes that split K; against cuBLAS),
 # bandwidth (an elementwise chain, a row softmax, LayerNorm and RMSNorm in
@@ -24,11 +25,12 @@ mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 if [ -n "${1:-}" ]; then STB="-I$1 -DGPUIR_STB_DS_IMPLEMENTATION"; LIBSTB=""
 else STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb); LIBSTB=$(pkg-config --libs stb 2>/dev/null || echo -lstb); fi
-cc="${CC:-cc} -std=c99 -O2 -g $STB"
+cc="${CC:-cc} -std=c99 -O2 -g -pthread $STB"
 $cc tests/api/test_backends.c -o "$OUT/test_backends" $LIBSTB -lm -ldl || exit 1
 $cc tests/api/test_mma_layouts.c -o "$OUT/test_mma_layouts" $LIBSTB -lm -ldl || exit 1
 $cc tools/gpuir-bench.c -o "$OUT/gpuir-bench" $LIBSTB -lm -ldl || exit 1
 $cc examples/seed_matmul.c -o "$OUT/seed_matmul" $LIBSTB -lm -ldl || exit 1
+$cc tools/gpuir-run.c -o "$OUT/gpuir-run" $LIBSTB -lm -ldl || exit 1
 $cc examples/device_buffers.c -o "$OUT/device_buffers" $LIBSTB -lm -ldl || exit 1
 $cc tests/api/test_device_buffers.c -o "$OUT/test_device_buffers" $LIBSTB -lm -ldl || exit 1
 PARTS=${GPU_CHECK_PARTS:-tests sanitizer bench}
@@ -66,7 +68,28 @@ else
 fi
 part bench || exit 0
 for f in tests/bench/seed_matmul.gir tests/bench/seed_matmul_bf16.gir tests/bench/elementwise.gir; do
-    "$OUT/gpuir-bench" compile $f 2>&1 | grep -v '^bench '
+    "$OUT/gpuir-bench" compile $f > "$OUT/bench-compile-$(basename $f .gir).txt" 2>&1
+    grep -v '^bench ' "$OUT/bench-compile-$(basename $f .gir).txt"
+done
+# Process start to the first seed-matmul result, cold (an empty cache
+# directory: NVRTC runs) then warm (the same directory): examples/seed_matmul
+# (backend AUTO: the CUDA context is made before compiling; its "program
+# ready" and "run 1" lines) and gpuir-run --backend=cuda (the context is made
+# on a thread while NVRTC compiles), each as a whole process, wall time.
+for tool in seed_matmul gpuir-run; do
+    jit_cache=$(mktemp -d)
+    for mode in cold warm; do
+        t0=$(date +%s%N)
+        if [ $tool = seed_matmul ]; then
+            GPUIR_CACHE_DIR=$jit_cache "$OUT/seed_matmul" > "$OUT/jit-$tool-$mode.txt" 2>&1
+        else
+            GPUIR_CACHE_DIR=$jit_cache "$OUT/gpuir-run" --backend=cuda tests/bench/seed_matmul.gir > "$OUT/jit-$tool-$mode.txt" 2>&1
+        fi
+        rc=$?
+        t1=$(date +%s%N)
+        echo "$tool process, $mode cache: exit $rc, $(( (t1 - t0) / 1000000 )) ms in all; $(grep -E '^(backend|run 1)' "$OUT/jit-$tool-$mode.txt" | tr '\n' ' ')"
+    done
+    rm -rf "$jit_cache"
 done
 # GPU_CHECK_BENCH: the gpuir-bench command lines to run, one a line
 # (default: all of them below).

@@ -1,0 +1,572 @@
+/* JIT latency: NVRTC's own cache is always off (gpuir's is the one cache,
+   and an NVRTC hit made a "cold" compile look like 13 ms); a program's
+   make reports its phases and the cache counts the compiler's runs; a
+   module, an option or a target that differs from a cached entry's is a
+   miss that compiles (never the wrong kernels); a fresh process given a
+   warm cache (a copied directory; for CUDA an imported bundle) never runs
+   the compiler. */
+#define _POSIX_C_SOURCE 200809L
+#define GPUIR_IMPLEMENTATION
+#include "../../gpuir.h"
+#include "../check.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const add_text =
+    "func.func @f(%x: tensor<64x16xf32>, %b: tensor<16xf32>) -> tensor<64x16xf32> {\n"
+    "  %a = add %x, %b : (tensor<64x16xf32>, tensor<16xf32>) -> tensor<64x16xf32>\n"
+    "  return %a : tensor<64x16xf32>\n}\n";
+/* The same program but for its shape: other kernels. */
+static const char *const add_text_wider =
+    "func.func @f(%x: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<64x32xf32> {\n"
+    "  %a = add %x, %b : (tensor<64x32xf32>, tensor<32xf32>) -> tensor<64x32xf32>\n"
+    "  return %a : tensor<64x32xf32>\n}\n";
+
+static gpuir_ctx *ctx_with_cache(const char *dir) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = dir;
+    return gpuir_ctx_make(&cd);
+}
+
+static gpuir_program *make(gpuir_ctx *ctx, const char *text, gpuir_backend b) {
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "test");
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = b;
+    return m ? gpuir_program_make(m, &d) : NULL;
+}
+
+/* Runs @f (x: rows x cols, b: cols) on p and compares with the interpreter. */
+static void check_runs(gpuir_ctx *ctx, gpuir_program *p, const char *text, int64_t rows, int64_t cols) {
+    CHECK(p != NULL);
+    if (!p) return;
+    gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), "ref");
+    gpuir_array in[2], want, got;
+    int64_t xd[] = {rows, cols}, bd[] = {cols};
+    memset(&want, 0, sizeof want);
+    memset(&got, 0, sizeof got);
+    gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, xd);
+    gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 1, bd);
+    gpuir_array_fill_random(&in[0], 1);
+    gpuir_array_fill_random(&in[1], 2);
+    CHECK_RESULT(ctx, gpuir_ref_run(ref, "f", 2, in, 1, &want), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_program_run(p, "f", 2, in, 1, &got), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got, &want, 1e-6, 1e-6), GPUIR_OK);
+    for (int i = 0; i < 2; i++) gpuir_array_release(&in[i]);
+    gpuir_array_release(&want);
+    gpuir_array_release(&got);
+    gpuir_module_destroy(ref);
+}
+
+static void rm_rf(const char *path) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    CHECK(system(cmd) == 0);
+}
+
+static bool has_option(const char **opts, int n, const char *want) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(opts[i], want) == 0) return true;
+    return false;
+}
+
+/* NVRTC 12.9+ caches compiles itself, invisibly to gpuir: gpuir turns that
+   off in every compile, not only when ptxas is verbose. */
+TEST(nvrtc_cache_is_always_off) {
+    gpuir__nvrtc n;
+    memset(&n, 0, sizeof n);
+    const char *extra[1] = {"--fmad=false"};
+    int count = 0;
+    n.major = 13, n.minor = 0;
+    const char **opts = gpuir__nvrtc_options(&n, "--gpu-architecture=sm_90", extra, 1, &count);
+    CHECK(opts && has_option(opts, count, "--no-cache") && has_option(opts, count, "--fmad=false"));
+    GPUIR_FREE(opts);
+    opts = gpuir__nvrtc_options(&n, "--gpu-architecture=sm_90", NULL, 0, &count);
+    CHECK(opts && has_option(opts, count, "--no-cache") && has_option(opts, count, "--minimal"));
+    GPUIR_FREE(opts);
+    n.major = 12, n.minor = 8;                       /* no cache, no option to turn it off */
+    opts = gpuir__nvrtc_options(&n, "--gpu-architecture=sm_90", NULL, 0, &count);
+    CHECK(opts && !has_option(opts, count, "--no-cache"));
+    GPUIR_FREE(opts);
+}
+
+/* A cold make compiles once and says where its time went; a warm one (a
+   fresh context on the same directory) compiles nothing. */
+TEST(a_make_reports_its_phases_and_the_compiles) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *a = ctx_with_cache(dir);
+    gpuir_program *p = make(a, add_text, GPUIR_BACKEND_EMU);
+    check_runs(a, p, add_text, 64, 16);
+    gpuir_program_stats st = p ? gpuir_program_get_stats(p) : (gpuir_program_stats){0};
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(a);
+    CHECK(cs.compiles == 1 && cs.misses == 1 && cs.writes == 1);
+    CHECK(st.compile_ms > 0 && st.lower_ms > 0 && st.codegen_ms > 0 && st.load_ms > 0 && st.cache_ms > 0);
+    gpuir_ctx_destroy(a);
+    gpuir_ctx *b = ctx_with_cache(dir);
+    p = make(b, add_text, GPUIR_BACKEND_EMU);
+    check_runs(b, p, add_text, 64, 16);
+    st = p ? gpuir_program_get_stats(p) : (gpuir_program_stats){0};
+    cs = gpuir_ctx_cache_stats(b);
+    CHECK(cs.compiles == 0 && cs.disk_hits == 1 && cs.misses == 0);
+    CHECK(st.compile_ms == 0 && st.cache_ms > 0 && st.load_ms > 0);
+    p = make(b, add_text, GPUIR_BACKEND_EMU);        /* the same context again: from memory */
+    cs = gpuir_ctx_cache_stats(b);
+    CHECK(p && cs.compiles == 0 && cs.mem_hits == 1);
+    gpuir_ctx_destroy(b);
+    rm_rf(dir);
+}
+
+/* What is cached is found only by what produced it: another module, the
+   same module under another compiler option (an emulator built with
+   sanitizers is another key; checked on the key's parts), another target
+   or another gpuir version misses and compiles, and the program it makes
+   runs its own kernels. */
+TEST(an_entry_that_no_longer_matches_misses) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *a = ctx_with_cache(dir);
+    check_runs(a, make(a, add_text, GPUIR_BACKEND_EMU), add_text, 64, 16);
+    gpuir_ctx_destroy(a);
+    gpuir_ctx *b = ctx_with_cache(dir);               /* another module: a miss, its own kernels */
+    gpuir_program *p = make(b, add_text_wider, GPUIR_BACKEND_EMU);
+    check_runs(b, p, add_text_wider, 64, 32);
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(b);
+    CHECK(cs.compiles == 1 && cs.disk_hits == 0);
+    CHECK(p && strstr(gpuir_program_source(p), "32") != NULL);
+    gpuir_ctx_destroy(b);
+    /* The key's parts (gpuir__cuda_build, gpuir__emu_build): each one that
+       differs gives another key. */
+    const char *base[5] = {"cuda", "source", "sm_90", "nvrtc 13.0", GPUIR_VERSION_STRING};
+    char k0[65], k1[65];
+    gpuir__cache_key(base, 5, k0);
+    const char *changed[4][2] = {{"source", "source2"}, {"sm_90", "sm_80"}, {"nvrtc 13.0", "nvrtc 13.1"},
+                                 {GPUIR_VERSION_STRING, "0.0.0-other"}};
+    for (int c = 0; c < 4; c++) {
+        const char *parts[5];
+        memcpy(parts, base, sizeof parts);
+        for (int i = 0; i < 5; i++)
+            if (strcmp(parts[i], changed[c][0]) == 0) parts[i] = changed[c][1];
+        gpuir__cache_key(parts, 5, k1);
+        CHECK(strcmp(k0, k1) != 0);
+    }
+    const char *split[4] = {"cuda", "sourc", "esm_90", "nvrtc 13.0"};   /* parts are framed, not concatenated */
+    const char *whole[4] = {"cuda", "source", "sm_90", "nvrtc 13.0"};
+    gpuir__cache_key(split, 4, k0);
+    gpuir__cache_key(whole, 4, k1);
+    CHECK(strcmp(k0, k1) != 0);
+    rm_rf(dir);
+}
+
+/* A fake driver for the primary context: cuDevicePrimaryCtxRetain takes
+   a while (as creating a context does), then succeeds or fails; what it
+   did is recorded. */
+static struct {
+    pthread_t main;
+    int retain_rc, retains, releases;
+    bool on_other_thread, finished;
+} fake;
+
+static void sleep_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {}
+}
+
+static gpuir__CUresult fake_retain(gpuir__CUcontext *c, gpuir__CUdevice d) {
+    (void)d;
+    fake.on_other_thread = !pthread_equal(pthread_self(), fake.main);
+    sleep_ms(30);
+    fake.retains++;
+    if (!fake.retain_rc) *c = (gpuir__CUcontext)&fake;
+    fake.finished = true;
+    return fake.retain_rc;
+}
+static gpuir__CUresult fake_release(gpuir__CUdevice d) { (void)d; fake.releases++; return 0; }
+static gpuir__CUresult fake_push(gpuir__CUcontext c) { return c == (gpuir__CUcontext)&fake ? 0 : 201; }
+
+static gpuir__cudart *fake_cudart(int retain_rc) {
+    memset(&fake, 0, sizeof fake);
+    fake.main = pthread_self();
+    fake.retain_rc = retain_rc;
+    gpuir__cudart *C = (gpuir__cudart *)gpuir__calloc(1, sizeof *C);
+    if (!C) return NULL;
+    C->cu.cuDevicePrimaryCtxRetain = fake_retain;
+    C->cu.cuDevicePrimaryCtxRelease = fake_release;
+    C->cu.cuCtxPushCurrent = fake_push;
+    return C;
+}
+
+/* The CUDA context is created on a thread of its own while the caller
+   compiles; the first use waits for it; its failure is an error naming the
+   call; a make that fails on the compile side while the context is still
+   being made leaks nothing (the thread joined, the context released once,
+   or not at all when it was never made). No GPU needed: a fake driver. */
+TEST(the_context_is_created_while_the_kernels_compile) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir__cudart *C = fake_cudart(0);               /* succeeds: ready waits for it */
+    CHECK(C != NULL);
+    if (!C) return;
+    gpuir__cudart_retain_start(C);                  /* the caller goes on meanwhile */
+    CHECK_RESULT(ctx, gpuir__cudart_ready(ctx, C), GPUIR_OK);
+    CHECK(fake.finished && fake.on_other_thread && fake.retains == 1 && C->context == (gpuir__CUcontext)&fake);
+    CHECK(gpuir__cudart_enter(C) == 0);
+    gpuir__cudart_close(C);
+    CHECK(fake.releases == 1);
+
+    C = fake_cudart(2);                              /* CUDA_ERROR_OUT_OF_MEMORY */
+    gpuir__cudart_retain_start(C);
+    CHECK_RESULT(ctx, gpuir__cudart_ready(ctx, C), GPUIR_ERR_CUDA);
+    CHECK(strstr(gpuir_ctx_error(ctx), "cuDevicePrimaryCtxRetain") &&
+          strstr(gpuir_ctx_error(ctx), "CUDA_ERROR_OUT_OF_MEMORY") &&
+          strstr(gpuir_ctx_error(ctx), "opening the device's context"));
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir__cudart_enter(C) == 2);              /* every later use fails the same way */
+    gpuir__cudart_close(C);
+    CHECK(fake.releases == 0);                       /* never made, never released */
+
+    C = fake_cudart(0);                              /* the compile failed: closed while retaining */
+    gpuir__cudart_retain_start(C);
+    gpuir__cudart_close(C);
+    CHECK(fake.finished && fake.retains == 1 && fake.releases == 1);
+
+    C = fake_cudart(2);                              /* both fail: nothing to release */
+    gpuir__cudart_retain_start(C);
+    gpuir__cudart_close(C);
+    CHECK(fake.finished && fake.releases == 0);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Deployment: a fresh process given a warm cache compiles nothing. On the
+   emulator the warm cache is a copied directory (emulator modules never
+   travel in bundles); on CUDA, an imported bundle (no GPU here: SKIP). */
+TEST(a_fresh_process_with_a_warm_cache_never_compiles) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX", copy[64], cmd[256];
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *a = ctx_with_cache(dir);
+    check_runs(a, make(a, add_text, GPUIR_BACKEND_EMU), add_text, 64, 16);
+    gpuir_ctx_destroy(a);
+    snprintf(copy, sizeof copy, "%s-copy", dir);
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", dir, copy);
+    CHECK(system(cmd) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {                                  /* the deployed process */
+        gpuir_ctx *c = ctx_with_cache(copy);
+        gpuir_program *p = make(c, add_text, GPUIR_BACKEND_EMU);
+        check_runs(c, p, add_text, 64, 16);
+        gpuir_cache_stats cs = gpuir_ctx_cache_stats(c);
+        int bad = !p || cs.compiles != 0 || cs.disk_hits != 1 || check__failed;
+        gpuir_ctx_destroy(c);
+        _exit(bad);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    rm_rf(dir);
+    rm_rf(copy);
+    gpuir_ctx *g = gpuir_ctx_make(NULL);
+    char why[256];
+    bool cuda = gpuir_cuda_available(g, why, sizeof why);
+    if (!cuda) { gpuir_ctx_destroy(g); SKIP("no CUDA device: the bundle half needs one"); }
+    char bundle[] = "/tmp/gpuir-test-jit-bundle-XXXXXX";
+    int fd = mkstemp(bundle);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    check_runs(g, make(g, add_text, GPUIR_BACKEND_CUDA), add_text, 64, 16);
+    size_t count = 0;
+    CHECK_RESULT(g, gpuir_ctx_cache_export(g, bundle, &count), GPUIR_OK);
+    CHECK(count >= 1);
+    gpuir_ctx_destroy(g);
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {                                  /* a fresh process, an empty cache, the bundle */
+        char fresh[] = "/tmp/gpuir-test-jit-XXXXXX";
+        gpuir_ctx *c = mkdtemp(fresh) ? ctx_with_cache(fresh) : NULL;
+        int bad = !c || gpuir_ctx_cache_import(c, bundle, NULL) != GPUIR_OK;
+        gpuir_program *p = bad ? NULL : make(c, add_text, GPUIR_BACKEND_CUDA);
+        check_runs(c, p, add_text, 64, 16);
+        gpuir_cache_stats cs = gpuir_ctx_cache_stats(c);
+        bad |= !p || cs.compiles != 0 || check__failed;
+        gpuir_ctx_destroy(c);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", fresh);
+        bad |= system(cmd) != 0;
+        _exit(bad);
+    }
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    unlink(bundle);
+}
+
+/* SHA-256, which every warm hit runs over its entry (the key, the
+   checksum), against the FIPS 180-2 examples: one block, two blocks, and
+   a million bytes fed in pieces. */
+TEST(sha256_matches_the_standard_examples) {
+    static const char *const want[3] = {
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"};
+    unsigned char d[32];
+    char hex[65];
+    gpuir__cache_sha256_buf("abc", 3, d);
+    gpuir__cache_hex(d, hex);
+    CHECK(strcmp(hex, want[0]) == 0);
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    gpuir__cache_sha256_buf(two, strlen(two), d);
+    gpuir__cache_hex(d, hex);
+    CHECK(strcmp(hex, want[1]) == 0);
+    static char as[1001];                            /* fed 999 and 1001 bytes at a time */
+    memset(as, 'a', sizeof as);
+    gpuir__cache_sha256 s;
+    gpuir__cache_sha256_init(&s);
+    for (int i = 0; i < 1000; i++) gpuir__cache_sha256_update(&s, as, i % 2 ? 999 : 1001);
+    gpuir__cache_sha256_final(&s, d);
+    gpuir__cache_hex(d, hex);
+    CHECK(strcmp(hex, want[2]) == 0);
+    /* With the CPU's SHA instructions (when it has them) and without: the
+       same digests, for every length around the block boundaries. */
+    static unsigned char bytes[300];
+    for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = (unsigned char)(i * 131u + 7u);
+    gpuir__cache_sha256 probe;
+    gpuir__cache_sha256_init(&probe);
+    if (!probe.ni) printf("# this CPU has no SHA extensions: the portable rounds only\n");
+    int differ = 0;
+    for (size_t n = 0; n <= sizeof bytes; n++) {
+        unsigned char a[32], b[32];
+        gpuir__cache_sha256 x, y;
+        gpuir__cache_sha256_init(&x);
+        gpuir__cache_sha256_init(&y);
+        y.ni = false;
+        gpuir__cache_sha256_update(&x, bytes, n / 3);
+        gpuir__cache_sha256_update(&x, bytes + n / 3, n - n / 3);
+        gpuir__cache_sha256_update(&y, bytes, n);
+        gpuir__cache_sha256_final(&x, a);
+        gpuir__cache_sha256_final(&y, b);
+        differ += memcmp(a, b, 32) != 0;
+    }
+    CHECK(differ == 0);
+}
+
+/* The path of dir's only entry ending in `suffix` (false when not exactly one). */
+static bool entry_path(const char *dir, const char *suffix, char *out, size_t size) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '%s$' | grep -qx 1 && ls -d '%s'/*%s", dir, suffix, dir, suffix);
+    FILE *f = popen(cmd, "r");
+    if (!f) return false;
+    bool ok = fgets(out, (int)size, f) != NULL;
+    pclose(f);
+    if (ok) out[strcspn(out, "\n")] = '\0';
+    return ok && *out;
+}
+
+/* text without its C comments (malloc'd). */
+static char *without_comments(const char *text) {
+    char *out = (char *)calloc(1, strlen(text) + 1), *o = out;
+    for (const char *c = text; out && *c;) {
+        const char *end = strncmp(c, "/*", 2) == 0 ? strstr(c + 2, "*/") : NULL;
+        if (end) c = end + 2;
+        else *o++ = *c++;
+    }
+    return out;
+}
+
+/* A warm make in a fresh context takes the lowered program from the cache:
+   no passes, no codegen, no compile, the same results (and the source
+   rendered when asked: the same but for its comments, which number the
+   ops and lines of the module they came from); the same make again in that context comes from
+   memory. */
+TEST(a_warm_make_skips_the_passes_and_codegen) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *a = ctx_with_cache(dir);
+    gpuir_program *p = make(a, add_text, GPUIR_BACKEND_EMU);
+    check_runs(a, p, add_text, 64, 16);
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(a);
+    CHECK(cs.lowered_hits == 0 && cs.compiles == 1);
+    char *cold_source = p ? without_comments(gpuir_program_source(p)) : NULL;
+    gpuir_ctx_destroy(a);
+    char path[600];
+    CHECK(entry_path(dir, ".lowered", path, sizeof path));
+    gpuir_ctx *b = ctx_with_cache(dir);
+    gpuir_module *m = gpuir_module_parse(b, add_text, strlen(add_text), "test");
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    p = m ? gpuir_program_make(m, &d) : NULL;
+    gpuir_program_stats st = p ? gpuir_program_get_stats(p) : (gpuir_program_stats){0};
+    cs = gpuir_ctx_cache_stats(b);
+    CHECK(cs.lowered_hits == 1 && cs.compiles == 0 && cs.disk_hits == 1 && cs.misses == 0 && cs.corrupt == 0);
+    CHECK(st.lower_ms == 0 && st.codegen_ms == 0 && st.compile_ms == 0 && st.cache_ms > 0 && st.load_ms > 0);
+    CHECK(m && gpuir_module_func_count(m) > 1);          /* the module is the lowered one: kernels outlined */
+    CHECK(m && *gpuir_module_placement_report(m));        /* kept with it */
+    check_runs(b, p, add_text, 64, 16);
+    char *warm_source = p ? without_comments(gpuir_program_source(p)) : NULL;
+    CHECK(cold_source && warm_source && strlen(warm_source) > 1000 && strcmp(warm_source, cold_source) == 0);
+    free(warm_source);
+    p = make(b, add_text, GPUIR_BACKEND_EMU);
+    cs = gpuir_ctx_cache_stats(b);
+    CHECK(p && cs.lowered_hits == 2 && cs.compiles == 0 && cs.mem_hits == 1);
+    check_runs(b, p, add_text, 64, 16);
+    CHECK(strcmp(gpuir_ctx_cache_status(b), "ok") == 0);
+    free(cold_source);
+    gpuir_ctx_destroy(b);
+    rm_rf(dir);
+}
+
+/* Makes add_text in a fresh context on dir with the given changes; returns
+   the context's lowered-program hits (and checks the program runs right). */
+static uint64_t lowered_hits_with(const char *dir, const char *text, gpuir_target target, bool synchronous,
+                                  uint32_t max_shared, const char *version) {
+    gpuir_ctx_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.cache_dir = dir;
+    cd.max_shared_bytes = max_shared;
+    gpuir_ctx *ctx = gpuir_ctx_make(&cd);
+    ctx->test_version = version;
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "test");
+    if (m && target.sm) gpuir_module_set_target(m, target);
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    d.synchronous = synchronous;
+    gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
+    check_runs(ctx, p, text, 64, text == add_text ? 16 : 32);
+    uint64_t hits = gpuir_ctx_cache_stats(ctx).lowered_hits;
+    gpuir_ctx_destroy(ctx);
+    return hits;
+}
+
+/* A stored lowered program is found only by everything that produced it:
+   the module's text, an option (synchronous, the shared-memory limit), the
+   target (sm, SM count) or the gpuir version that differs misses (and the
+   program lowered again runs right); the same again hits. */
+TEST(a_lowered_program_that_no_longer_matches_misses) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_target none = {0, 0}, sm80 = {80, 132}, sm80_few = {80, 16};
+    CHECK(lowered_hits_with(dir, add_text, none, false, 0, NULL) == 0);
+    CHECK(lowered_hits_with(dir, add_text, none, false, 0, NULL) == 1);
+    CHECK(lowered_hits_with(dir, add_text_wider, none, false, 0, NULL) == 0);    /* module text */
+    CHECK(lowered_hits_with(dir, add_text, none, true, 0, NULL) == 0);           /* options */
+    CHECK(lowered_hits_with(dir, add_text, none, false, 40000, NULL) == 0);
+    CHECK(lowered_hits_with(dir, add_text, sm80, false, 0, NULL) == 0);          /* target */
+    CHECK(lowered_hits_with(dir, add_text, sm80_few, false, 0, NULL) == 0);      /* SM count */
+    CHECK(lowered_hits_with(dir, add_text, none, false, 0, "0.0.0-other") == 0); /* gpuir version */
+    CHECK(lowered_hits_with(dir, add_text, sm80_few, false, 0, NULL) == 1);
+    CHECK(lowered_hits_with(dir, add_text, none, false, 0, "0.0.0-other") == 1);
+    rm_rf(dir);
+}
+
+/* Rewrites the lowered entry at path: payload byte `at` (from the end when
+   negative) becomes `byte`, the header left as it was (its digest and tag
+   then fail). */
+static void flip_byte(const char *path, long at, int byte) {
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(fseek(f, at, at < 0 ? SEEK_END : SEEK_SET) == 0);
+    fputc(byte, f);
+    fclose(f);
+}
+
+/* Makes add_text in a fresh context on dir: true when the program runs
+   right, with *hits its lowered-program hits, *corrupt the refusals. */
+static void make_fresh(const char *dir, uint64_t *hits, uint64_t *corrupt, char *status, size_t size) {
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir_program *p = make(ctx, add_text, GPUIR_BACKEND_EMU);
+    check_runs(ctx, p, add_text, 64, 16);
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(ctx);
+    *hits = cs.lowered_hits, *corrupt = cs.corrupt;
+    snprintf(status, size, "%s", gpuir_ctx_cache_status(ctx));
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Stores `payload` as the lowered entry for add_text (a real key, a real
+   tag: what gpuir itself would have written, were it wrong). */
+static void store_lowered(const char *dir, const char *key, const char *payload) {
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    CHECK(c && gpuir__cache_put(c, key, GPUIR__LOWERED_EXT, payload, strlen(payload)) == GPUIR_OK);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* The stored lowered program for add_text, read back (malloc'd). */
+static char *load_lowered(const char *dir, char key[65]) {
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir_module *m = gpuir_module_parse(ctx, add_text, strlen(add_text), "test");
+    gpuir_program dummy;
+    memset(&dummy, 0, sizeof dummy);
+    dummy.ctx = ctx, dummy.m = m, dummy.backend = GPUIR_BACKEND_EMU;
+    gpuir__lowered L;
+    memset(&L, 0, sizeof L);
+    char *out = NULL;
+    const void *bytes;
+    size_t size;
+    if (m && gpuir__lowered_key(&dummy, &L) == GPUIR_OK &&
+        gpuir__cache_get(gpuir__ctx_cache(ctx), L.key, GPUIR__LOWERED_EXT, &bytes, &size)) {
+        out = (char *)calloc(1, size + 1);
+        memcpy(out, bytes, size);
+        memcpy(key, L.key, 65);
+    }
+    gpuir_ctx_destroy(ctx);
+    return out;
+}
+
+/* A stored lowered program that is damaged or forged (digest and tag fail),
+   whose module does not parse, whose kernels do not match its module, or
+   that names another backend's module is refused: never loaded, counted,
+   evicted, said in gpuir_ctx_cache_status, and the program is lowered again
+   and runs right; the next make hits again. */
+TEST(a_bad_lowered_program_is_refused_and_rebuilt) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    uint64_t hits, corrupt;
+    char status[1024], path[600], key[65];
+    make_fresh(dir, &hits, &corrupt, status, sizeof status);
+    CHECK(entry_path(dir, ".lowered", path, sizeof path));
+    flip_byte(path, -3, 'X');                          /* damaged or forged: the tag fails */
+    make_fresh(dir, &hits, &corrupt, status, sizeof status);
+    CHECK(hits == 0 && corrupt == 1 && strstr(status, ".lowered") && strstr(status, "deleted"));
+    make_fresh(dir, &hits, &corrupt, status, sizeof status);
+    CHECK(hits == 1 && corrupt == 0);
+    char *good = load_lowered(dir, key);
+    CHECK(good != NULL);
+    if (!good) { rm_rf(dir); return; }
+    /* Authentic (tagged here) but wrong: each is refused and rebuilt. */
+    static const char *const edits[4][2] = {
+        {"func.func", "func.fXnc"},               /* its module does not parse */
+        {" gpuir_k", " gpuirXk"},                 /* a kernel's C name is not its module's */
+        {"object so ", "object ab "},             /* another backend's module */
+        {"\nkernels 1\n", "\nkernels 2\n"},       /* a kernel line missing: malformed */
+    };
+    for (int k = 0; k < 4; k++) {
+        char *bad = strdup(good), *at = strstr(bad, edits[k][0]);
+        CHECK(at != NULL);
+        if (!at) { free(bad); continue; }
+        memcpy(at, edits[k][1], strlen(edits[k][1]));
+        store_lowered(dir, key, bad);
+        make_fresh(dir, &hits, &corrupt, status, sizeof status);
+        CHECK(hits == 0 && corrupt == 1);
+        CHECK(strstr(status, "lowered program") && strstr(status, "refused") && strstr(status, "lowered again"));
+        make_fresh(dir, &hits, &corrupt, status, sizeof status);     /* rebuilt and stored again */
+        CHECK(hits == 1 && corrupt == 0);
+        free(bad);
+    }
+    free(good);
+    rm_rf(dir);
+}
+
+int main(void) {
+    RUN(sha256_matches_the_standard_examples);
+    RUN(nvrtc_cache_is_always_off);
+    RUN(a_make_reports_its_phases_and_the_compiles);
+    RUN(an_entry_that_no_longer_matches_misses);
+    RUN(a_warm_make_skips_the_passes_and_codegen);
+    RUN(a_lowered_program_that_no_longer_matches_misses);
+    RUN(a_bad_lowered_program_is_refused_and_rebuilt);
+    RUN(the_context_is_created_while_the_kernels_compile);
+    RUN(a_fresh_process_with_a_warm_cache_never_compiles);
+    return CHECK_EXIT();
+}
