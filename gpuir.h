@@ -18775,6 +18775,10 @@ static bool gpuir__lowered_kernels_match(const gpuir_module *m, const gpuir__cg_
 /* Decodes a stored entry (text, NUL-terminated) into L's object, *out (the
    parsed and verified lowered module), *infos and *report; NULL, or why it
    is refused (the context's error left as it was). */
+/* Why a sound stored lowered program was not read: no memory for it (it
+   stays in the cache; the make lowers again). */
+static const char gpuir__lowered_oom[] = "out of memory";
+
 static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, size_t size, gpuir__lowered *L,
                                          gpuir_module **out, gpuir__cg_kernel_info **infos, const char **report,
                                          size_t *report_len) {
@@ -18796,8 +18800,9 @@ static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, siz
         return "its layout is malformed";
     *out = gpuir_module_parse(p->ctx, ir, ir_len, "<lowered program from the cache>");
     if (!*out) {
+        bool oom = gpuir_ctx_result(p->ctx) == GPUIR_ERR_OUT_OF_MEMORY;
         gpuir_ctx_clear_error(p->ctx);          /* the make was error-free when it started */
-        return "its lowered module does not parse or verify";
+        return oom ? gpuir__lowered_oom : "its lowered module does not parse or verify";
     }
     for (size_t i = 0; i < count; i++) {
         gpuir__cg_kernel_info k;
@@ -18810,8 +18815,23 @@ static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, siz
     return NULL;
 }
 
+/* Host data bound to old's globals (gpuir_module_bind_global: not part of
+   the module's text, so not of a stored lowered program) moves to m's
+   globals of the same name. */
+static void gpuir__module_keep_bound_globals(gpuir_module *m, gpuir_module *old) {
+    for (size_t i = 0; i < stbds_arrlenu(old->globals); i++) {
+        gpuir__global *o = &old->globals[i];
+        uint32_t g = o->data ? gpuir__find_global(m, gpuir__string(old, o->name)) : 0;
+        if (!g || m->globals[g - 1].data) continue;
+        m->globals[g - 1].data = o->data;
+        m->globals[g - 1].generation = o->generation;
+        o->data = NULL;
+    }
+}
+
 /* m takes `from`'s contents (the stored lowered module) but keeps its own
-   identity (tag, name, target); from, holding m's old contents, is freed. */
+   identity (tag, name, target) and bound data; from, holding m's old
+   contents, is freed. */
 static void gpuir__module_adopt(gpuir_module *m, gpuir_module *from) {
     gpuir_module old = *m;
     *m = *from;
@@ -18820,6 +18840,7 @@ static void gpuir__module_adopt(gpuir_module *m, gpuir_module *from) {
     m->source_name_owned = old.source_name_owned;
     old.source_name_owned = name;
     *from = old;
+    gpuir__module_keep_bound_globals(m, from);
     gpuir_module_destroy(from);
 }
 
@@ -18831,6 +18852,14 @@ static void gpuir__lowered_refuse(gpuir__cache *c, const gpuir__lowered *L, cons
     gpuir__cache_msg(c->last_error, "the stored lowered program %s%s%.64s." GPUIR__LOWERED_EXT " was refused (%s); "
                      "evicted from the cache and lowered again", gpuir__cache_dir(c), *gpuir__cache_dir(c) ? "/" : "",
                      L->key, why);
+}
+
+/* A stored lowered program that could not be read for want of memory:
+   noted, kept, and the make lowers again (a miss, as the header says of
+   cache entries). */
+static void gpuir__lowered_not_read(gpuir__cache *c, const gpuir__lowered *L) {
+    gpuir__cache_msg(c->last_error, "the stored lowered program %.64s." GPUIR__LOWERED_EXT " could not be read "
+                     "(out of memory); lowered again", L->key);
 }
 
 /* Whether the compiled module a stored lowered program names is in the
@@ -18848,7 +18877,7 @@ static bool gpuir__lowered_object_find(gpuir__cache *c, gpuir__lowered *L) {
 static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowered *L, const void *bytes,
                                 size_t size) {
     char *text = (char *)GPUIR_MALLOC(size + 1);
-    if (!text) return;                           /* lowered again */
+    if (!text) { gpuir__lowered_not_read(c, L); return; }
     memcpy(text, bytes, size);
     text[size] = '\0';
     gpuir_module *lowered = NULL;
@@ -18856,7 +18885,8 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
     const char *report = NULL;
     size_t report_len = 0;
     const char *why = gpuir__lowered_decode(p, text, size, L, &lowered, &infos, &report, &report_len);
-    if (why) gpuir__lowered_refuse(c, L, bytes, size, why);
+    if (why == gpuir__lowered_oom) gpuir__lowered_not_read(c, L);
+    else if (why) gpuir__lowered_refuse(c, L, bytes, size, why);
     if (!why && gpuir__lowered_object_find(c, L)) {
         gpuir__module_adopt(p->m, lowered);
         lowered = NULL;
