@@ -6614,8 +6614,8 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // uses it: then its parts fuse with those into one row kernel. An
 // attention op the fused kernel cannot run (gpuir__attention_fits: f32, a
 // head dim other than 64 and 128, dynamic sizes) becomes matmul, mul, add,
-// softmax, matmul (the unfused kernels). Reads: util, ir, build, pass, array.
-// Writes: ir.
+// softmax, matmul (the unfused kernels). Reads: util, ir, build, pass, array,
+// fuse (gpuir__is_elementwise), configure (gpuir__module_sm). Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
@@ -6781,7 +6781,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // batch dims, head dim 64 or 128 (q's and v's), at least one key; every
 // other attention stays as written (three or more kernels). Runs after
 // decompose (which keeps a last-axis softmax) and before split-k and fuse.
-// Reads: ir, build. Writes: ir.
+// Reads: util, ir, build, array (a mask constant's values), pass (the rewriter),
+// decompose (gpuir__softmax_is_rowwise). Writes: ir.
 
 /* What a match found: the attention op's operands and attributes. */
 typedef struct gpuir__attn_found {
@@ -8503,7 +8504,7 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
 // grid does not cover).
-// Reads: ir, build, fuse (gpuir__is_elementwise, gpuir__reduce_is_columns).
+// Reads: util, ir, build, fuse (gpuir__is_elementwise, gpuir__reduce_is_columns).
 // Writes: grid and block attributes. Codegen and rt.exec call its
 // decisions (gpuir__matmul_form_of, gpuir__kernel_vector_width, ...) again
 // rather than read them from the IR: issue 25 item 2 records them as
@@ -9472,9 +9473,10 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // accesses). The output is deterministic.
 // Reads: util, ir, build, array (gpuir__load_elem: dense constants),
 // decompose (gpuir__softmax_is_rowwise), fuse (gpuir__is_elementwise,
-// gpuir__reduce_is_columns), place (gpuir__param_access), configure
-// (gpuir__matmul_form_of, gpuir__kernel_vector_width, ...): the passes'
-// decisions, computed again here rather than read from the IR.
+// gpuir__reduce_is_columns), outline (gpuir__ids_have), place
+// (gpuir__param_access), configure (gpuir__matmul_form_of reads the form
+// configure recorded; gpuir__kernel_vector_width, ...: the other kernels'
+// forms are still computed again here rather than read from the IR).
 // Writes: nothing.
 
 /* The emulator's ABI, shared by rt.emu and the emulator prelude (which gets
@@ -16050,7 +16052,8 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 // largest buffer. The table is the CUDA driver's (rt.driver) or the
 // emulator's (rt.emu): it also names the CUDA C dialect its compiler takes,
 // compiles (build) and says what the device is (sm, memory); a device's
-// own state is never looked into here. Reads: util, ir, build, print (dumps), verify
+// own state is never looked into here. Reads: util, ir, build, print (dumps and the
+// lowered program's key), parse (a stored lowered program), verify
 // (gpuir__verify_placed), array, ref (constants; GPUIR_CHECK), pass (the
 // pipeline), fuse, place, configure (kernel facts), codegen.cuda, rt.driver,
 // rt.cache, rt.emu (the two backends' constructors), rt.faults (tests).
@@ -21527,9 +21530,10 @@ static void gpuir__emu_close(gpuir_program *p) {
 // Exposes: gpuir__drv (the device table: rt.driver), gpuir__dptr (a device
 // address), gpuir__tmap (a tensor map's bytes), gpuir__cuda, gpuir__CU* and
 // GPUIR__CU_* (the CUDA driver's entry points, types and constants:
-// rt.driver), stb_ds.
-// Reads: ir, rt.driver, rt.exec, pass.fuse (gpuir__op_int_attr). Writes:
-// nothing but what the table's calls write.
+// rt.driver), gpuir__nvrtc (the loaded NVRTC library: rt.driver), stb_ds.
+// Reads: ir, rt.driver, rt.exec, pass.fuse (gpuir__op_int_attr),
+// pass.configure (gpuir__module_uses_wgmma), codegen.cuda (the CUDA C).
+// Writes: nothing but what the table's calls write.
 
 /* The entry points: static, and no warning where a file does not use them. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -21715,6 +21719,45 @@ GPUIR__INTERNAL_API bool gpuir__internal_cuda_of(gpuir_program *p, gpuir__intern
     out->sm_count = C->dev.sm_count;
     out->driver_version = C->dev.driver_version;
     return true;
+}
+
+/* ---- NVRTC, for compile-time figures (gpuir-bench compile) ---- */
+
+/* The CUDA C the CUDA backend compiles for lowered module m (malloc'd; NULL
+   with the context's error), and whether sm_90 takes the arch-specific
+   target for it (wgmma). */
+GPUIR__INTERNAL_API char *gpuir__internal_cuda_source(gpuir_module *m, bool *wgmma) {
+    gpuir__cg_kernel_info *infos = NULL;
+    char *source = gpuir__cg_module(m, &gpuir__cg_cuda, &infos);
+    stbds_arrfree(infos);
+    *wgmma = gpuir__module_uses_wgmma(m);
+    return source;
+}
+
+/* Loads NVRTC into *nv (gpuir__internal_nvrtc_unload frees it). */
+GPUIR__INTERNAL_API gpuir_result gpuir__internal_nvrtc_load(gpuir_ctx *ctx, gpuir__nvrtc *nv) {
+    return gpuir__nvrtc_load(ctx, nv);
+}
+
+GPUIR__INTERNAL_API void gpuir__internal_nvrtc_unload(gpuir__nvrtc *nv) { gpuir__nvrtc_unload(nv); }
+
+/* One compile of source for sm_<sm> as the CUDA backend does it (cubin;
+   sm_90a for wgmma), ptxas verbose, with one extra option (or NULL);
+   *log gets NVRTC's log (malloc'd) and *spill the largest spill in bytes
+   it reports (-1 when the compile failed). */
+GPUIR__INTERNAL_API gpuir_result gpuir__internal_nvrtc_compile(gpuir_ctx *ctx, const gpuir__nvrtc *nv,
+                                                              const char *source, int sm, bool wgmma,
+                                                              const char *option, long *spill) {
+    const char *opts[2] = {GPUIR__NVRTC_OPT_PTXAS_VERBOSE, option};
+    char *image = NULL, *log = NULL;
+    size_t size = 0;
+    gpuir_result r = gpuir__nvrtc_compile(ctx, nv, source, "gpuir_kernels.cu", sm,
+                                          gpuir__nvrtc_arch_specific(wgmma, sm, false), false, opts,
+                                          option ? 2 : 1, &image, &size, &log);
+    *spill = !r && log ? gpuir__nvrtc_spilled_bytes(log) : -1;
+    GPUIR_FREE(image);
+    GPUIR_FREE(log);
+    return r;
 }
 
 #endif /* GPUIR_IMPLEMENTATION_DONE */

@@ -1267,7 +1267,7 @@ static void nvrtc_read_phases(const char *log, nvrtc_phases *ph) {
 
 /* NVRTC on `source` for sm_<sm> (cubin), `reps` times, the run of least
    total time kept; its cache is off (gpuir always passes --no-cache). */
-static bool nvrtc_time(gpuir_ctx *ctx, gpuir__nvrtc *nv, const char *source, int sm, bool specific, int reps,
+static bool nvrtc_time(gpuir_ctx *ctx, gpuir__nvrtc *nv, const char *source, int sm, bool wgmma, int reps,
                        nvrtc_phases *best) {
     /* NVRTC 13.0 leaves the table out of the log when ptxas is verbose
        (--time=-), so it goes to a file of its own. */
@@ -1276,23 +1276,18 @@ static bool nvrtc_time(gpuir_ctx *ctx, gpuir__nvrtc *nv, const char *source, int
     if (fd < 0) return false;
     close(fd);
     snprintf(opt, sizeof opt, "--time=%s", csv);
-    const char *opts[2] = {opt, GPUIR__NVRTC_OPT_PTXAS_VERBOSE};
     memset(best, 0, sizeof *best);
     for (int i = 0; i < reps; i++) {
-        char *image = NULL, *log = NULL, *table = NULL;
-        size_t size = 0, table_size = 0;
         unlink(csv);
-        double t0 = now_ms();
-        gpuir_result r = gpuir__nvrtc_compile(ctx, nv, source, "gpuir_kernels.cu", sm, specific, false, opts, 2,
-                                              &image, &size, &log);
         nvrtc_phases ph;
         memset(&ph, 0, sizeof ph);
+        double t0 = now_ms();
+        gpuir_result r = gpuir__internal_nvrtc_compile(ctx, nv, source, sm, wgmma, opt, &ph.spill);
         ph.total = now_ms() - t0;
-        if (!r && (table = gpuir__slurp(csv, &table_size)) != NULL) nvrtc_read_phases(table, &ph);
-        ph.spill = !r && log ? gpuir__nvrtc_spilled_bytes(log) : -1;
+        size_t table_len = 0;
+        char *table = r ? NULL : read_text(csv, &table_len);
+        if (table) nvrtc_read_phases(table, &ph);
         free(table);
-        GPUIR_FREE(image);
-        GPUIR_FREE(log);
         if (r) { unlink(csv); return false; }
         if (i == 0 || ph.total < best->total) *best = ph;
     }
@@ -1305,33 +1300,31 @@ static void bench_nvrtc_phases(const char *file, const char *text, size_t len) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = gpuir_module_parse(ctx, text, len, file);
     if (m) gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL);
-    gpuir__cg_kernel_info *infos = NULL;
-    char *source = m ? gpuir__cg_module(m, &gpuir__cg_cuda, &infos) : NULL;
-    stbds_arrfree(infos);
+    bool wgmma = false;
+    char *source = m && !gpuir_ctx_result(ctx) ? gpuir__internal_cuda_source(m, &wgmma) : NULL;
     gpuir__nvrtc nv;
     double t0 = now_ms();
-    gpuir_result r = source ? gpuir__nvrtc_load(ctx, &nv) : gpuir_ctx_result(ctx);
+    gpuir_result r = source ? gpuir__internal_nvrtc_load(ctx, &nv) : gpuir_ctx_result(ctx);
     double t1 = now_ms();
     if (r) printf("  NVRTC: %s\n", gpuir_ctx_error(ctx));
     else printf("  NVRTC %d.%d library load %.1f ms; phases (NVRTC's --time, its cache off, best of 3):\n", nv.major,
                 nv.minor, t1 - t0);
     static const int sms[2] = {90, 80};
     for (int i = 0; !r && i < 2; i++) {
-        bool specific = gpuir__nvrtc_arch_specific(gpuir__module_uses_wgmma(m), sms[i], false);
         nvrtc_phases ph;
-        if (!nvrtc_time(ctx, &nv, source, sms[i], specific, 3, &ph)) {
+        if (!nvrtc_time(ctx, &nv, source, sms[i], wgmma, 3, &ph)) {
             printf("  NVRTC sm_%d: %s\n", sms[i], gpuir_ctx_error(ctx));
             break;
         }
         double other = ph.total - ph.frontend - ph.optimizer - ph.ptxas;
         printf("    sm_%d%s cubin %7.1f ms: front end %.0f, NVVM optimizer %.0f, ptxas %.0f, other %.0f; largest "
-               "spill %ld bytes\n", sms[i], specific ? "a" : "", ph.total, ph.frontend, ph.optimizer, ph.ptxas, other,
-               ph.spill);
+               "spill %ld bytes\n", sms[i], wgmma && sms[i] == 90 ? "a" : "", ph.total, ph.frontend, ph.optimizer,
+               ph.ptxas, other, ph.spill);
         printf("bench compile %s nvrtc sm=%d total_ms=%.1f frontend_ms=%.0f nvvm_ms=%.0f ptxas_ms=%.0f other_ms=%.1f "
                "spill=%ld\n", file, sms[i], ph.total, ph.frontend, ph.optimizer, ph.ptxas, other, ph.spill);
     }
-    if (!r) gpuir__nvrtc_unload(&nv);
-    GPUIR_FREE(source);
+    if (!r) gpuir__internal_nvrtc_unload(&nv);
+    free(source);
     gpuir_ctx_destroy(ctx);
 }
 
@@ -2088,16 +2081,17 @@ static gpuir_program *attention_program(gpuir_ctx *ctx, const char *text, bool u
 }
 
 /* Median ms of a program's kernels (random inputs) and its kernel count. */
-static float attention_time(gpuir_program *p, int repeat, size_t *kernels) {
-    gpuir__cudart *C = (gpuir__cudart *)p->drv.self;
-    C->cu.cuCtxPushCurrent(C->context);
+static float attention_time(gpuir_ctx *ctx, gpuir_program *p, int repeat, size_t *kernels) {
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
+    C->cu->cuCtxPushCurrent(C->context);
     replay rp;
-    bool ok = replay_prepare(p, "f", &rp);
+    bool ok = replay_prepare(ctx, p, "f", &rp);
     float ms = ok ? time_replay(p, &rp, 0, 0, 0, repeat) : (float)NAN;
     *kernels = stbds_arrlenu(rp.launches);
     replay_free(p, &rp);
     gpuir__CUcontext popped;
-    C->cu.cuCtxPopCurrent(&popped);
+    C->cu->cuCtxPopCurrent(&popped);
     return ms;
 }
 
@@ -2112,7 +2106,7 @@ static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long s, 
     gpuir_program *unfused = fused ? attention_program(ctx, text, true) : NULL;
     if (!fused || !unfused) { gpuir_program_destroy(fused); return 1; }
     size_t kf = 0, ku = 0;
-    float tf = attention_time(fused, repeat, &kf), tu = attention_time(unfused, repeat, &ku);
+    float tf = attention_time(ctx, fused, repeat, &kf), tu = attention_time(ctx, unfused, repeat, &ku);
     double flops = 4.0 * (double)(b * h) * (double)s * (double)s * (double)d * (causal ? 0.5 : 1.0);
     printf("attention %lldx%lldx%lldx%lld %s %-10s fused %zu kernel %8.3f ms %6.1f TFLOP/s   unfused %zu kernels "
            "%8.3f ms   %.2fx faster\n", b, h, s, d, dt, causal ? "causal" : "non-causal", kf, tf, flops / (tf * 1e9),
