@@ -18891,6 +18891,8 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
     if (why == gpuir__lowered_oom) gpuir__lowered_not_read(c, L);
     else if (why) gpuir__lowered_refuse(c, L, bytes, size, why);
     if (!why && gpuir__lowered_object_find(c, L)) {
+        for (size_t i = 0; i < stbds_arrlenu(lowered->ops); i++)     /* lines of the stored text, not the user's */
+            lowered->ops[i].line = lowered->ops[i].col = 0;
         gpuir__module_adopt(p->m, lowered);
         lowered = NULL;
         stbds_arrfree(p->m->placement_report);
