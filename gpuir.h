@@ -16855,7 +16855,7 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
 static gpuir_result gpuir__lowered_find(gpuir_program *p, gpuir__lowered *L) {
     if (stbds_arrlenu(p->m->globals)) return GPUIR_OK;   /* their data is the module's, not its text's */
     if (p->ctx->fault.fail_at) return GPUIR_OK;  /* KNOWN GAP: a hit whose module then fails to load
-                                                    can fail to render (reductions); see BENCHMARKS */
+                                                    can fail to render (reductions); docs/cache.md */
     double t0 = gpuir__now_ms();
     gpuir_result r = gpuir__lowered_key(p, L);
     gpuir__cache *c = r ? NULL : gpuir__ctx_cache(p->ctx);
