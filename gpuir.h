@@ -64,9 +64,9 @@
      >>codegen.cuda       kernels as CUDA C, one module per program
      >>rt.driver          libcuda and libnvrtc through dlopen; the CUDA device table
      >>rt.cache           compiled kernels in memory and on disk
-     >>rt.exec            runs a placed program through a device table
-     >>rt.faults          tests: a device table that fails its k-th call
      >>rt.emu             the CPU emulator behind the same table: cc, dlopen, fibers
+     >>rt.faults          tests: a device table that fails its k-th call
+     >>rt.exec            runs a placed program through a device table
      >>api.internal       for the repository's tools: launches, table, CUDA driver; no stability
 
    CONVENTIONS
@@ -16041,6 +16041,2373 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 }
 
 /* ====================================================================== */
+// >>rt.emu
+// The CPU implementation of the device table: device memory is host memory,
+// a module is the same CUDA C compiled by the host C compiler (with the
+// emulator prelude) into a shared object and dlopen'ed, and a launch runs
+// each block's threads as fibers. Work on streams is queued and run only
+// when the host waits, in a seeded interleaving of the streams, and freed
+// memory is kept until they are idle: missing waits show.
+// Reads: util, codegen.cuda (the ABI its kernels share), rt.driver (the
+// table's types), rt.cache, the environment (GPUIR_CC, GPUIR_CC_TIMEOUT,
+// TMPDIR, GPUIR_EMU_MAX_THREADS: the work bound, threads per launch).
+// Writes: files in the context's private temporary directory
+// ($TMPDIR/gpuir-<pid>-XXXXXX, removed with the context; a dead process's
+// is removed by the next one), nothing else.
+
+/* The fiber engine. Runs one CUDA grid launch on the host CPU. Blocks run
+   one after another in (z, y, x) order; inside a block every CUDA thread is
+   a fiber (a user-space coroutine on its own small stack) and fibers switch
+   only at __syncthreads and at warp collectives (__syncwarp, which the
+   prelude also uses for shuffles). Kernels launched without barriers run as
+   plain sequential calls on the caller's stack, with no fibers at all.
+
+   DESIGN
+     - Context switch: inline assembly on x86-64 (System V) and aarch64 that
+       saves only what the ABI says a callee must preserve; the asm clobbers
+       every general register, so the compiler saves the callee-saved ones
+       (rbx r12-r15 / x19-x30 d8-d15) in the switch function's prologue, and
+       the asm itself saves rsp, rbp, the resume address, the x87 control word
+       and MXCSR (x86-64) or sp, x29 and the resume address (aarch64). Other
+       targets, or -DGPUIR_EMU_UCONTEXT, use makecontext/swapcontext.
+     - Stacks: one malloc for all the fibers' stacks, each stack page aligned
+       with a PROT_NONE guard page below it (an overflow faults at once
+       instead of corrupting the heap), default 64 KiB, kept and reused
+       across blocks and launches; the engine only grows it.
+     - Scheduling: a FIFO run queue, round robin. A fiber that blocks switches
+       straight to the next runnable fiber (one switch per hand-over); the
+       last thread to arrive at a barrier opens it and carries on. When the
+       queue runs dry control returns to the launching context: either every
+       thread has exited, or the block is deadlocked (reported, not hung).
+     - Barriers: __syncthreads waits for the threads of the block that have
+       not exited, __syncwarp for the live lanes of one warp (warps of 32 by
+       linear thread index; the last may be partial). A thread that exits
+       re-checks both barriers. Barriers count generations and are reusable.
+     - No global or static mutable state: several engines may run in
+       parallel on different OS threads (one engine is one thread's at a time).
+     - ASan: fiber switches are announced with __sanitizer_start_switch_fiber
+       / __sanitizer_finish_switch_fiber and reused stacks are unpoisoned.
+       Valgrind: each stack is registered with VALGRIND_STACK_REGISTER when
+       <valgrind/valgrind.h> exists (define GPUIR_EMU_NO_VALGRIND to skip).
+
+   LIMITS
+     - Scheduling is cooperative: a thread that spins on memory written by
+       another thread, with no barrier and no yield inside the loop, never
+       yields and hangs the launch (as a livelock; it is not detected). The
+       prelude's mbarrier waits call lane->yield: the thread goes to the back
+       of the run queue; `progress` (barrier arrivals, exits, mbarrier
+       updates) tells a spin that can end from one that cannot: two rounds
+       of the queue of yields without progress are a deadlock, reported.
+     - A kernel overflowing its fiber stack hits the guard page (SIGSEGV);
+       raise stack_bytes for kernels with big local arrays. ASan builds use
+       bigger frames, so they need more stack than plain builds.
+     - Without <valgrind/valgrind.h>, valgrind cannot tell the fiber stacks
+       from heap memory and reports false errors.
+
+   Needs POSIX (<unistd.h>, <sys/mman.h>). Windows is not supported. */
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* The ABI shared with the kernel prelude (codegen.cuda renders the same
+   text into the emulator prelude). */
+GPUIR__EMU_ABI
+typedef void (*gpuir_emu_entry)(gpuir_emu_lane *lane, void **params);
+
+/* ---------------------------------------------------------------------- */
+/* Compile-time choices: switch backend, ASan, Valgrind.                   */
+
+#if !defined(GPUIR_EMU_UCONTEXT) && defined(__x86_64__) && !defined(__ILP32__) && !defined(_WIN32)
+#define GPUIR__EMU_X64 1
+#elif !defined(GPUIR_EMU_UCONTEXT) && defined(__aarch64__) && !defined(__ILP32__) && !defined(_WIN32)
+#define GPUIR__EMU_A64 1
+#else
+#define GPUIR__EMU_UCTX 1
+#include <ucontext.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUIR__EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUIR__EMU_ASAN 1
+#endif
+#endif
+#ifdef GPUIR__EMU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define GPUIR__EMU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GPUIR__EMU_TSAN 1
+#endif
+#endif
+#ifdef GPUIR__EMU_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
+#if !defined(GPUIR_EMU_NO_VALGRIND) && defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define GPUIR__EMU_VALGRIND 1
+#endif
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define GPUIR__EMU_NOIPA __attribute__((noinline, noipa))
+#else
+#define GPUIR__EMU_NOIPA __attribute__((noinline))
+#endif
+
+#define GPUIR__EMU_DEFAULT_STACK ((size_t)64 << 10)
+#define GPUIR__EMU_MIN_STACK ((size_t)16 << 10)
+#define GPUIR__EMU_MAX_THREADS 1024u
+#define GPUIR__EMU_MAX_SHARED ((size_t)1 << 20)
+
+/* ---------------------------------------------------------------------- */
+/* Contexts and the raw switch.                                            */
+
+struct gpuir__emu_ctx;
+typedef void (*gpuir__emu_fn)(struct gpuir__emu_ctx *self);
+
+/* A suspended execution context. The asm backends rely on the offsets of
+   the first fields (checked below). */
+typedef struct gpuir__emu_ctx {
+#ifdef GPUIR__EMU_UCTX
+    ucontext_t uc;
+    gpuir__emu_fn fn;             /* what a fresh context runs */
+#else
+    void *sp;                     /* 0: stack pointer */
+    void *fp;                     /* 8: frame pointer (rbp / x29) */
+    gpuir__emu_fn pc;             /* 16: resume address, or the entry of a fresh context */
+    unsigned short fpcw, pad;     /* 24: x87 control word (x86-64) */
+    unsigned mxcsr;               /* 28: MXCSR (x86-64) */
+#endif
+    const void *stack_lo;         /* bounds of its stack, for ASan (learned for the launcher) */
+    size_t stack_size;
+    void *fake_stack;             /* ASan's fake stack while suspended */
+    void *tsan_fiber;             /* TSan's fiber for it (the launcher's: the thread's current) */
+} gpuir__emu_ctx;
+
+#ifndef GPUIR__EMU_UCTX
+typedef char gpuir__emu_ctx_layout_check[(offsetof(gpuir__emu_ctx, fp) == 8 && offsetof(gpuir__emu_ctx, pc) == 16
+                                          && offsetof(gpuir__emu_ctx, fpcw) == 24
+                                          && offsetof(gpuir__emu_ctx, mxcsr) == 28) ? 1 : -1];
+#endif
+
+#if defined(GPUIR__EMU_X64)
+/* Saves the running context in *from and resumes *to. rbx, r12-r15 are
+   saved by the compiler (they are clobbered); rsp, rbp, the resume address,
+   the x87 control word and MXCSR by the asm. A fresh context receives `to`
+   as its first argument (rdi). */
+static GPUIR__EMU_NOIPA void gpuir__emu_switch_raw(gpuir__emu_ctx *from, gpuir__emu_ctx *to)
+{
+    __asm__ __volatile__(
+        "leaq 1f(%%rip), %%rax\n\t"
+        "movq %%rax, 16(%0)\n\t"
+        "movq %%rsp, 0(%0)\n\t"
+        "movq %%rbp, 8(%0)\n\t"
+        "fnstcw 24(%0)\n\t"
+        "stmxcsr 28(%0)\n\t"
+        "fldcw 24(%1)\n\t"
+        "ldmxcsr 28(%1)\n\t"
+        "movq 0(%1), %%rsp\n\t"
+        "movq 8(%1), %%rbp\n\t"
+        "movq %1, %%rdi\n\t"
+        "jmpq *16(%1)\n"
+        "1:\n\t"
+#if defined(__CET__) && (__CET__ & 1)
+        "endbr64\n\t"
+#endif
+        : "+D"(from), "+S"(to)
+        :
+        : "rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+          "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+}
+
+/* Records the current x87 control word and MXCSR in c (fresh contexts start with them). */
+static void gpuir__emu_fpu_capture(gpuir__emu_ctx *c)
+{
+    __asm__ __volatile__("fnstcw %0\n\tstmxcsr %1" : "=m"(c->fpcw), "=m"(c->mxcsr));
+}
+#elif defined(GPUIR__EMU_A64)
+/* Saves the running context in *from and resumes *to. x19-x28, x30 and
+   d8-d15 are saved by the compiler (they are clobbered); sp, x29 and the
+   resume address by the asm. A fresh context receives `to` in x0. The
+   landing pad is a BTI "jc" hint, a no-op on cores without BTI. */
+static GPUIR__EMU_NOIPA void gpuir__emu_switch_raw(gpuir__emu_ctx *from, gpuir__emu_ctx *to)
+{
+    register gpuir__emu_ctx *x0 __asm__("x0") = from;
+    register gpuir__emu_ctx *x1 __asm__("x1") = to;
+    __asm__ __volatile__(
+        "adr x16, 1f\n\t"
+        "mov x17, sp\n\t"
+        "stp x17, x29, [x0, #0]\n\t"
+        "str x16, [x0, #16]\n\t"
+        "ldp x17, x29, [x1, #0]\n\t"
+        "ldr x16, [x1, #16]\n\t"
+        "mov sp, x17\n\t"
+        "mov x0, x1\n\t"
+        "br x16\n"
+        "1:\n\t"
+        "hint #38\n\t"
+        : "+r"(x0), "+r"(x1)
+        :
+        : "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
+          "x16", "x17", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x30",
+          "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",
+          "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27",
+          "v28", "v29", "v30", "v31", "memory", "cc");
+}
+
+/* Nothing to record on aarch64 (FPCR is left as it is). */
+static void gpuir__emu_fpu_capture(gpuir__emu_ctx *c) { (void)c; }
+#else
+/* Saves the running context in *from and resumes *to with swapcontext. */
+static void gpuir__emu_switch_raw(gpuir__emu_ctx *from, gpuir__emu_ctx *to)
+{
+    swapcontext(&from->uc, &to->uc);
+}
+
+/* Runs a fresh ucontext's function; the context's address comes in two halves. */
+static void gpuir__emu_uctx_trampoline(unsigned lo, unsigned hi)
+{
+    uintptr_t p = (uintptr_t)lo | (((uintptr_t)hi << 16) << 16);
+    gpuir__emu_ctx *c = (gpuir__emu_ctx *)p;
+    c->fn(c);
+}
+
+/* Nothing to record: swapcontext saves the floating-point environment. */
+static void gpuir__emu_fpu_capture(gpuir__emu_ctx *c) { (void)c; }
+#endif
+
+/* Makes c a fresh context that runs fn(c) on the stack [lo, lo+size), with
+   the floating-point control state of env. Returns 0, or nonzero if the
+   platform refused (ucontext only). */
+static int gpuir__emu_ctx_init(gpuir__emu_ctx *c, unsigned char *lo, size_t size, gpuir__emu_fn fn,
+                               const gpuir__emu_ctx *env)
+{
+#if defined(GPUIR__EMU_X64)
+    void **top = (void **)(void *)(lo + size);
+    top[-1] = NULL;               /* a null return address ends backtraces */
+    c->sp = top - 1;              /* as just after a call: rsp + 8 is 16-aligned */
+    c->fp = NULL;
+    c->pc = fn;
+    c->fpcw = env->fpcw;
+    c->mxcsr = env->mxcsr;
+#elif defined(GPUIR__EMU_A64)
+    (void)env;
+    c->sp = lo + size;
+    c->fp = NULL;
+    c->pc = fn;
+#else
+    uintptr_t p = (uintptr_t)c;
+    (void)env;
+    c->fn = fn;
+    if (getcontext(&c->uc) != 0) return 1;
+    c->uc.uc_stack.ss_sp = lo;
+    c->uc.uc_stack.ss_size = size;
+    c->uc.uc_link = NULL;
+    makecontext(&c->uc, (void (*)(void))gpuir__emu_uctx_trampoline, 2, (unsigned)(p & 0xffffffffu),
+                (unsigned)((p >> 16) >> 16));
+#endif
+    c->stack_lo = lo;
+    c->stack_size = size;
+    c->fake_stack = NULL;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The engine.                                                             */
+
+enum { GPUIR__EMU_RUNNABLE, GPUIR__EMU_WAIT_BLOCK, GPUIR__EMU_WAIT_WARP, GPUIR__EMU_DONE };
+
+/* One CUDA thread: its context (first member), its lane and its stack. */
+typedef struct gpuir__emu_fiber {
+    gpuir__emu_ctx ctx;
+    gpuir_emu_lane lane;
+    unsigned char *stack_lo;      /* usable stack, above its guard page */
+    int state;
+    unsigned vg_id;               /* Valgrind stack id */
+} gpuir__emu_fiber;
+
+/* The barrier of one warp: live lanes, lanes waiting, openings so far. */
+typedef struct gpuir__emu_warp { unsigned live, waiting, gen; } gpuir__emu_warp;
+
+typedef struct gpuir__emu_engine {
+    size_t stack_bytes;           /* usable bytes per stack, a page multiple */
+    size_t page;
+    unsigned cap;                 /* fibers, queue slots and stacks allocated */
+    gpuir__emu_fiber *fibers;
+    gpuir__emu_fiber **queue;     /* run queue, a ring of cap slots */
+    unsigned q_head, q_count;
+    unsigned char *stack_raw;     /* one allocation holding every guard page and stack */
+    unsigned char *shared_raw, *shared;
+    size_t shared_cap;            /* bytes in shared_raw */
+    size_t shared_bytes;          /* this launch's dynamic shared memory */
+    unsigned long long slots[32 * 32];
+    gpuir__emu_warp warps[32];
+    unsigned nthreads, live, block_waiting, block_gen;
+    unsigned long long progress;  /* events that can end a spin: barrier arrivals, exits, mbarrier updates */
+    unsigned long long progress_seen;
+    unsigned idle_yields;         /* yields in a row with no progress */
+    gpuir_emu_dim3 block_dim, grid_dim, block_idx;
+    gpuir__emu_ctx sched;         /* the launching context */
+    gpuir_emu_lane plain;         /* the lane of launches without barriers */
+    gpuir_emu_entry entry;
+    void **params;
+    int running, failed;
+    int out_of_memory;            /* the failure was the host's memory (stacks, shared) */
+    char *err;
+    size_t err_size;
+#ifdef GPUIR__EMU_ASAN
+    gpuir__emu_ctx *asan_from;    /* the context being switched away from */
+#endif
+} gpuir__emu_engine;
+
+/* Writes a formatted message into buf (when there is one). */
+static void gpuir__emu_vmsg(char *buf, size_t size, const char *fmt, va_list ap)
+{
+    if (buf && size) vsnprintf(buf, size, fmt, ap);
+}
+
+/* Formats a message into a caller buffer directly (used before e is set up). */
+static void __attribute__((format(printf, 3, 4))) gpuir__emu_msg(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gpuir__emu_vmsg(buf, size, fmt, ap);
+    va_end(ap);
+}
+
+/* Records the launch's first error: later ones are dropped. */
+static void __attribute__((format(printf, 2, 3))) gpuir__emu_fail(gpuir__emu_engine *e, const char *fmt, ...)
+{
+    va_list ap;
+    if (e->failed) return;
+    e->failed = 1;
+    va_start(ap, fmt);
+    gpuir__emu_vmsg(e->err, e->err_size, fmt, ap);
+    va_end(ap);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sanitizer-aware switching.                                              */
+
+#ifdef GPUIR__EMU_ASAN
+/* Tells ASan a switch into self finished; learns the bounds of the stack
+   we came from (that is how the launcher's stack becomes known). */
+static void gpuir__emu_asan_landed(gpuir__emu_engine *e, gpuir__emu_ctx *self)
+{
+    const void *lo = NULL;
+    size_t size = 0;
+    __sanitizer_finish_switch_fiber(self->fake_stack, &lo, &size);
+    self->fake_stack = NULL;
+    e->asan_from->stack_lo = lo;
+    e->asan_from->stack_size = size;
+}
+#endif
+
+/* Switches from the running context to `to`; from_done says `from` will
+   never run again (ASan then frees its fake stack). Returns when something
+   switches back to `from`. */
+static void gpuir__emu_switch(gpuir__emu_engine *e, gpuir__emu_ctx *from, gpuir__emu_ctx *to, int from_done)
+{
+#ifdef GPUIR__EMU_TSAN
+    __tsan_switch_to_fiber(to->tsan_fiber, 0);
+#endif
+#ifdef GPUIR__EMU_ASAN
+    e->asan_from = from;
+    __sanitizer_start_switch_fiber(from_done ? NULL : &from->fake_stack, to->stack_lo, to->stack_size);
+    gpuir__emu_switch_raw(from, to);
+    gpuir__emu_asan_landed(e, from);
+#else
+    (void)e;
+    (void)from_done;
+    gpuir__emu_switch_raw(from, to);
+#endif
+}
+
+/* ---------------------------------------------------------------------- */
+/* Run queue and barriers.                                                 */
+
+/* Appends a runnable fiber to the run queue. */
+static void gpuir__emu_queue_push(gpuir__emu_engine *e, gpuir__emu_fiber *f)
+{
+    unsigned i = e->q_head + e->q_count++;
+    if (i >= e->cap) i -= e->cap;
+    e->queue[i] = f;
+}
+
+/* Takes the next runnable fiber, or NULL when none is left. */
+static gpuir__emu_fiber *gpuir__emu_queue_pop(gpuir__emu_engine *e)
+{
+    gpuir__emu_fiber *f;
+    if (!e->q_count) return NULL;
+    f = e->queue[e->q_head];
+    if (++e->q_head == e->cap) e->q_head = 0;
+    e->q_count--;
+    return f;
+}
+
+/* The fiber whose lane this is (the lane is embedded in the fiber). */
+static gpuir__emu_fiber *gpuir__emu_fiber_of(gpuir_emu_lane *lane)
+{
+    return (gpuir__emu_fiber *)(void *)((char *)lane - offsetof(gpuir__emu_fiber, lane));
+}
+
+/* Suspends f (already marked waiting or done) and runs the next runnable
+   fiber, or returns to the launcher when there is none. */
+static void gpuir__emu_hand_over(gpuir__emu_engine *e, gpuir__emu_fiber *f, int done)
+{
+    gpuir__emu_fiber *next = gpuir__emu_queue_pop(e);
+    gpuir__emu_switch(e, &f->ctx, next ? &next->ctx : &e->sched, done);
+}
+
+/* Opens the block barrier: every waiting thread becomes runnable, in thread order. */
+static void gpuir__emu_open_block(gpuir__emu_engine *e)
+{
+    unsigned i;
+    for (i = 0; i < e->nthreads; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+        if (f->state != GPUIR__EMU_WAIT_BLOCK) continue;
+        f->state = GPUIR__EMU_RUNNABLE;
+        gpuir__emu_queue_push(e, f);
+    }
+    e->block_waiting = 0;
+    e->block_gen++;
+}
+
+/* Opens warp w's barrier: its waiting lanes become runnable, in lane order. */
+static void gpuir__emu_open_warp(gpuir__emu_engine *e, unsigned w)
+{
+    unsigned i, end = (w + 1) * 32 < e->nthreads ? (w + 1) * 32 : e->nthreads;
+    for (i = w * 32; i < end; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+        if (f->state != GPUIR__EMU_WAIT_WARP) continue;
+        f->state = GPUIR__EMU_RUNNABLE;
+        gpuir__emu_queue_push(e, f);
+    }
+    e->warps[w].waiting = 0;
+    e->warps[w].gen++;
+}
+
+/* __syncthreads: waits until every thread of the block that has not exited
+   arrives. The last to arrive opens the barrier and goes on. */
+static void gpuir__emu_sync_block(gpuir_emu_lane *lane)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
+    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    e->progress++;
+    if (++e->block_waiting == e->live) {
+        gpuir__emu_open_block(e);
+        return;
+    }
+    f->state = GPUIR__EMU_WAIT_BLOCK;
+    gpuir__emu_hand_over(e, f, 0);
+}
+
+/* __syncwarp: waits until every live lane of this lane's warp arrives. */
+static void gpuir__emu_sync_warp(gpuir_emu_lane *lane)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
+    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    gpuir__emu_warp *w = &e->warps[lane->warp_id];
+    e->progress++;
+    if (++w->waiting == w->live) {
+        gpuir__emu_open_warp(e, lane->warp_id);
+        return;
+    }
+    f->state = GPUIR__EMU_WAIT_WARP;
+    gpuir__emu_hand_over(e, f, 0);
+}
+
+/* A thread whose spin (an mbarrier wait) found nothing changed: it goes to
+   the back of the run queue and the next fiber runs, so the thread it
+   waits for gets its turn. Spins end only through `progress` (mbarrier
+   updates, barrier arrivals, exits): when the queue has gone round twice
+   with yields and no progress, every runnable thread spins on something no
+   thread will change, and the block is deadlocked (reported, not hung). */
+static void gpuir__emu_yield(gpuir_emu_lane *lane)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
+    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    if (e->progress != e->progress_seen) {
+        e->progress_seen = e->progress;
+        e->idle_yields = 0;
+    }
+    if (++e->idle_yields > 2 * (e->q_count + 1)) {
+        gpuir__emu_fail(e,
+                        "gpuir emulator: deadlock in block (%u,%u,%u): linear thread %u and %u other runnable "
+                        "thread(s) spin on mbarrier waits that no thread can complete, %u exited",
+                        e->block_idx.x, e->block_idx.y, e->block_idx.z,
+                        (unsigned)(f - e->fibers), e->q_count, e->nthreads - e->live);
+        e->q_count = 0;                   /* abandon the block: back to the launching context */
+        gpuir__emu_switch(e, &f->ctx, &e->sched, 0);
+        return;
+    }
+    gpuir__emu_queue_push(e, f);
+    gpuir__emu_hand_over(e, f, 0);
+}
+
+/* A thread returned from the kernel: it stops counting for both barriers,
+   which may open them, and the next fiber runs. Never returns. */
+static void gpuir__emu_fiber_exit(gpuir__emu_engine *e, gpuir__emu_fiber *f)
+{
+    gpuir__emu_warp *w = &e->warps[f->lane.warp_id];
+    f->state = GPUIR__EMU_DONE;
+    e->progress++;
+    e->live--;
+    w->live--;
+    if (e->block_waiting && e->block_waiting == e->live) gpuir__emu_open_block(e);
+    if (w->waiting && w->waiting == w->live) gpuir__emu_open_warp(e, f->lane.warp_id);
+    gpuir__emu_hand_over(e, f, 1);
+}
+
+/* The body of every fiber: run the kernel for this thread, then exit. */
+static void gpuir__emu_fiber_main(gpuir__emu_ctx *self)
+{
+    gpuir__emu_fiber *f = (gpuir__emu_fiber *)(void *)self;
+    gpuir__emu_engine *e = (gpuir__emu_engine *)f->lane.engine;
+#ifdef GPUIR__EMU_ASAN
+    gpuir__emu_asan_landed(e, self);
+#endif
+    e->entry(&f->lane, e->params);
+    gpuir__emu_fiber_exit(e, f);
+}
+
+/* A barrier called by a kernel launched without barriers: records which. */
+static void gpuir__emu_forbidden(gpuir_emu_lane *l, const char *what)
+{
+    gpuir__emu_fail((gpuir__emu_engine *)l->engine,
+                    "gpuir emulator: block (%u,%u,%u) thread (%u,%u,%u): kernel called %s but was "
+                    "launched without barriers",
+                    l->block_idx.x, l->block_idx.y, l->block_idx.z, l->thread_idx.x, l->thread_idx.y,
+                    l->thread_idx.z, what);
+}
+
+/* sync_block and sync_warp of launches without barriers. */
+static void gpuir__emu_forbidden_block(gpuir_emu_lane *l) { gpuir__emu_forbidden(l, "__syncthreads"); }
+static void gpuir__emu_forbidden_warp(gpuir_emu_lane *l)
+{
+    gpuir__emu_forbidden(l, "__syncwarp (or a warp shuffle)");
+}
+/* yield of such a launch: a spin there could never end. */
+static void gpuir__emu_forbidden_yield(gpuir_emu_lane *l) { gpuir__emu_forbidden(l, "an mbarrier wait"); }
+
+/* ---------------------------------------------------------------------- */
+/* Memory: stacks and shared memory.                                       */
+
+/* Gives back every stack, fiber and queue slot (guards re-opened first). */
+static void gpuir__emu_release_fibers(gpuir__emu_engine *e)
+{
+    unsigned i;
+    for (i = 0; i < e->cap && e->fibers; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+#ifdef GPUIR__EMU_VALGRIND
+        VALGRIND_STACK_DEREGISTER(f->vg_id);
+#endif
+#ifdef GPUIR__EMU_TSAN
+        if (f->ctx.tsan_fiber) __tsan_destroy_fiber(f->ctx.tsan_fiber);
+#endif
+        mprotect(f->stack_lo - e->page, e->page, PROT_READ | PROT_WRITE); /* harmless if never guarded */
+    }
+    GPUIR_FREE(e->stack_raw);
+    GPUIR_FREE(e->fibers);
+    GPUIR_FREE(e->queue);
+    e->stack_raw = NULL;
+    e->fibers = NULL;
+    e->queue = NULL;
+    e->cap = 0;
+}
+
+/* Carves cap stacks out of stack_raw, each above a PROT_NONE guard page.
+   If the system refuses a guard (mprotect on heap memory is not POSIX), the
+   stacks are still usable, just unguarded. */
+static void gpuir__emu_carve_stacks(gpuir__emu_engine *e, unsigned cap)
+{
+    size_t stride = e->page + e->stack_bytes;
+    uintptr_t raw = (uintptr_t)e->stack_raw;
+    unsigned char *base = e->stack_raw + ((e->page - raw % e->page) % e->page);
+    unsigned i;
+    int guard = 1;
+    for (i = 0; i < cap; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+        f->stack_lo = base + (size_t)i * stride + e->page;
+        if (guard && mprotect(f->stack_lo - e->page, e->page, PROT_NONE) != 0) guard = 0;
+#ifdef GPUIR__EMU_VALGRIND
+        f->vg_id = VALGRIND_STACK_REGISTER(f->stack_lo, f->stack_lo + e->stack_bytes);
+#endif
+    }
+}
+
+/* Makes room for n fibers: if the engine holds fewer, everything is given
+   back and reallocated at the new size (a warp multiple, at least double).
+   Returns 0, or nonzero on out of memory (the engine then holds nothing). */
+static int gpuir__emu_reserve(gpuir__emu_engine *e, unsigned n)
+{
+    unsigned cap = (n + 31) / 32 * 32;
+    size_t stride = e->page + e->stack_bytes, total;
+    if (n <= e->cap) return 0;
+    if (cap < 2 * e->cap) cap = 2 * e->cap;
+    if (cap > GPUIR__EMU_MAX_THREADS) cap = GPUIR__EMU_MAX_THREADS;
+    gpuir__emu_release_fibers(e);
+    if (stride < e->stack_bytes || stride > (SIZE_MAX - e->page) / cap) goto oom;
+    total = (size_t)cap * stride + e->page;
+    e->fibers = (gpuir__emu_fiber *)gpuir__calloc(cap, sizeof *e->fibers);
+    e->queue = (gpuir__emu_fiber **)GPUIR_MALLOC(cap * sizeof *e->queue);
+    e->stack_raw = (unsigned char *)GPUIR_MALLOC(total);
+    if (!e->fibers || !e->queue || !e->stack_raw) goto oom;
+    gpuir__emu_carve_stacks(e, cap);
+    e->cap = cap;
+    return 0;
+oom:
+    gpuir__emu_release_fibers(e);
+    gpuir__emu_fail(e, "gpuir emulator: out of memory for %u fiber stacks of %zu bytes", cap, e->stack_bytes);
+    e->out_of_memory = 1;
+    return 1;
+}
+
+/* Makes room for this launch's dynamic shared memory (16-byte aligned,
+   never NULL). Under ASan the bytes past shared_bytes are poisoned. */
+static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes)
+{
+    size_t need = shared_bytes + 32;
+    if (need > e->shared_cap) {
+#ifdef GPUIR__EMU_ASAN
+        if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
+#endif
+        GPUIR_FREE(e->shared_raw);
+        e->shared_cap = 0;
+        e->shared_raw = (unsigned char *)GPUIR_MALLOC(need);
+        if (!e->shared_raw) {
+            gpuir__emu_fail(e, "gpuir emulator: out of memory for %zu bytes of shared memory", shared_bytes);
+            e->out_of_memory = 1;
+            return 1;
+        }
+        e->shared_cap = need;
+    }
+    e->shared = e->shared_raw + (16 - (uintptr_t)e->shared_raw % 16) % 16;
+    e->shared_bytes = shared_bytes;
+#ifdef GPUIR__EMU_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
+    ASAN_POISON_MEMORY_REGION(e->shared + shared_bytes, e->shared_raw + e->shared_cap - (e->shared + shared_bytes));
+#endif
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Engine lifetime.                                                        */
+
+/* Makes an engine whose fibers get stack_bytes each (0: 64 KiB; rounded up
+   to a page, at least 16 KiB). Returns NULL when out of memory. */
+static gpuir__emu_engine *gpuir__emu_engine_make(size_t stack_bytes)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)gpuir__calloc(1, sizeof *e);
+    long page = sysconf(_SC_PAGESIZE);
+    if (!e) return NULL;
+    e->page = page > 0 ? (size_t)page : 4096;
+    if (stack_bytes == 0) stack_bytes = GPUIR__EMU_DEFAULT_STACK;
+    if (stack_bytes < GPUIR__EMU_MIN_STACK) stack_bytes = GPUIR__EMU_MIN_STACK;
+    if (stack_bytes > SIZE_MAX - e->page) stack_bytes = SIZE_MAX - e->page; /* fails at launch */
+    e->stack_bytes = (stack_bytes + e->page - 1) / e->page * e->page;
+    return e;
+}
+
+/* Frees an engine and everything it holds (NULL is fine). */
+static void gpuir__emu_engine_destroy(gpuir__emu_engine *e)
+{
+    if (!e) return;
+    gpuir__emu_release_fibers(e);
+#ifdef GPUIR__EMU_ASAN
+    if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
+#endif
+    GPUIR_FREE(e->shared_raw);
+    GPUIR_FREE(e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Launch.                                                                 */
+
+/* Checks a launch configuration against CUDA's limits. Returns 0 or nonzero
+   with the error recorded. */
+static int gpuir__emu_check_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, const unsigned grid[3],
+                                   const unsigned block[3], size_t shared_bytes)
+{
+    if (!entry || !grid || !block)
+        gpuir__emu_fail(e, "gpuir emulator: launch needs a kernel entry, a grid and a block");
+    else if (!block[0] || !block[1] || !block[2])
+        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has a zero dimension", block[0], block[1], block[2]);
+    else if (!grid[0] || !grid[1] || !grid[2])
+        gpuir__emu_fail(e, "gpuir emulator: grid (%u,%u,%u) has a zero dimension", grid[0], grid[1], grid[2]);
+    else if (block[0] > 1024 || block[1] > 1024 || block[2] > 64)
+        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) exceeds the per-dimension limits (1024,1024,64)",
+                        block[0], block[1], block[2]);
+    else if ((unsigned long long)block[0] * block[1] * block[2] > GPUIR__EMU_MAX_THREADS)
+        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has %llu threads, more than %u", block[0], block[1],
+                        block[2], (unsigned long long)block[0] * block[1] * block[2], GPUIR__EMU_MAX_THREADS);
+    else if (grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535)
+        gpuir__emu_fail(e, "gpuir emulator: grid (%u,%u,%u) exceeds the limits (2147483647,65535,65535)", grid[0],
+                        grid[1], grid[2]);
+    else if (shared_bytes > GPUIR__EMU_MAX_SHARED)
+        gpuir__emu_fail(e, "gpuir emulator: %zu bytes of shared memory requested, the limit is %zu", shared_bytes,
+                        GPUIR__EMU_MAX_SHARED);
+    return e->failed;
+}
+
+/* Fills in the lane of linear thread i of the current block. */
+static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsigned i, int barriers)
+{
+    unsigned bx = e->block_dim.x, by = e->block_dim.y;
+    l->thread_idx.x = i % bx;
+    l->thread_idx.y = i / bx % by;
+    l->thread_idx.z = i / (bx * by);
+    l->block_idx = e->block_idx;
+    l->block_dim = e->block_dim;
+    l->grid_dim = e->grid_dim;
+    l->lane_id = i % 32;
+    l->warp_id = i / 32;
+    l->shared = e->shared;
+    l->warp_slots = e->slots + (i / 32) * 32;
+    l->sync_block = barriers ? gpuir__emu_sync_block : gpuir__emu_forbidden_block;
+    l->sync_warp = barriers ? gpuir__emu_sync_warp : gpuir__emu_forbidden_warp;
+    l->yield = barriers ? gpuir__emu_yield : gpuir__emu_forbidden_yield;
+    l->progress = &e->progress;
+    l->engine = e;
+}
+
+/* Resets block-wide state: shared memory poison, live counts, barriers. */
+static void gpuir__emu_block_begin(gpuir__emu_engine *e)
+{
+    unsigned w, nwarps = (e->nthreads + 31) / 32;
+    memset(e->shared, 0xFF, e->shared_bytes);
+    e->live = e->nthreads;
+    e->block_waiting = 0;
+    e->block_gen = 0;
+    e->progress = e->progress_seen = 0;
+    e->idle_yields = 0;
+    e->q_head = e->q_count = 0;
+    for (w = 0; w < nwarps; w++) {
+        e->warps[w].live = (w + 1) * 32 <= e->nthreads ? 32 : e->nthreads - w * 32;
+        e->warps[w].waiting = 0;
+        e->warps[w].gen = 0;
+    }
+}
+
+/* Reports a block whose live threads all wait on barriers that cannot open. */
+static void gpuir__emu_report_deadlock(gpuir__emu_engine *e)
+{
+    unsigned i, nblock = 0, nwarp = 0, first_block = 0, first_warp = 0;
+    for (i = e->nthreads; i-- > 0;) {
+        int s = e->fibers[i].state;
+        if (s == GPUIR__EMU_WAIT_BLOCK) nblock++, first_block = i;
+        if (s == GPUIR__EMU_WAIT_WARP) nwarp++, first_warp = i;
+    }
+    gpuir__emu_fail(e,
+                    "gpuir emulator: deadlock in block (%u,%u,%u) after %u completed __syncthreads: "
+                    "%u thread(s) wait at __syncthreads (first: linear thread %u), %u at __syncwarp "
+                    "(first: linear thread %u), %u exited",
+                    e->block_idx.x, e->block_idx.y, e->block_idx.z, e->block_gen, nblock, nblock ? first_block : 0,
+                    nwarp, nwarp ? first_warp : 0, e->nthreads - e->live);
+}
+
+/* Runs the current block with one fiber per thread. */
+static void gpuir__emu_run_block_fibers(gpuir__emu_engine *e)
+{
+    unsigned i;
+    gpuir__emu_block_begin(e);
+    for (i = 0; i < e->nthreads; i++) {
+        gpuir__emu_fiber *f = &e->fibers[i];
+#ifdef GPUIR__EMU_ASAN
+        ASAN_UNPOISON_MEMORY_REGION(f->stack_lo, e->stack_bytes);
+#endif
+        gpuir__emu_lane_init(e, &f->lane, i, 1);
+#ifdef GPUIR__EMU_TSAN
+        if (!f->ctx.tsan_fiber) f->ctx.tsan_fiber = __tsan_create_fiber(0);
+#endif
+        if (gpuir__emu_ctx_init(&f->ctx, f->stack_lo, e->stack_bytes, gpuir__emu_fiber_main, &e->sched)) {
+            gpuir__emu_fail(e, "gpuir emulator: could not make a fiber context");
+            return;
+        }
+        f->state = GPUIR__EMU_RUNNABLE;
+        gpuir__emu_queue_push(e, f);
+    }
+    gpuir__emu_switch(e, &e->sched, &gpuir__emu_queue_pop(e)->ctx, 0);
+    if (e->live) gpuir__emu_report_deadlock(e);
+}
+
+/* Runs the current block's threads one after another as plain calls. */
+static void gpuir__emu_run_block_plain(gpuir__emu_engine *e)
+{
+    unsigned i;
+    gpuir__emu_block_begin(e);
+    for (i = 0; i < e->nthreads && !e->failed; i++) {
+        gpuir__emu_lane_init(e, &e->plain, i, 0);
+        e->entry(&e->plain, e->params);
+    }
+}
+
+/* Runs every block of the grid in (z, y, x) order until one fails. */
+static void gpuir__emu_run_grid(gpuir__emu_engine *e, const unsigned grid[3], int barriers)
+{
+    unsigned x, y, z;
+    for (z = 0; z < grid[2] && !e->failed; z++)
+        for (y = 0; y < grid[1] && !e->failed; y++)
+            for (x = 0; x < grid[0] && !e->failed; x++) {
+                e->block_idx.x = x;
+                e->block_idx.y = y;
+                e->block_idx.z = z;
+                if (barriers) gpuir__emu_run_block_fibers(e);
+                else gpuir__emu_run_block_plain(e);
+            }
+}
+
+/* Runs a whole grid. uses_barriers: threads run as fibers and may call
+   sync_block/sync_warp; otherwise they run as plain calls and a call to
+   either is an error. Returns 0, or nonzero with a message in err. */
+static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, void **params, const unsigned grid[3],
+                                    const unsigned block[3], size_t shared_bytes, int uses_barriers, char *err,
+                                    size_t err_size)
+{
+    if (err && err_size) err[0] = 0;
+    if (!e) {
+        gpuir__emu_msg(err, err_size, "gpuir emulator: launch without an engine");
+        return 1;
+    }
+    if (e->running) {
+        gpuir__emu_msg(err, err_size, "gpuir emulator: launch from inside a running launch of the same engine");
+        return 1;
+    }
+    e->err = err;
+    e->err_size = err_size;
+    e->failed = 0;
+    e->out_of_memory = 0;
+    if (gpuir__emu_check_launch(e, entry, grid, block, shared_bytes)) return 1;
+    e->nthreads = block[0] * block[1] * block[2];
+    if (gpuir__emu_reserve_shared(e, shared_bytes)) return 1;
+    if (uses_barriers && gpuir__emu_reserve(e, e->nthreads)) return 1;
+    e->entry = entry;
+    e->params = params;
+    e->block_dim.x = block[0], e->block_dim.y = block[1], e->block_dim.z = block[2];
+    e->grid_dim.x = grid[0], e->grid_dim.y = grid[1], e->grid_dim.z = grid[2];
+    gpuir__emu_fpu_capture(&e->sched);
+#ifdef GPUIR__EMU_TSAN
+    e->sched.tsan_fiber = __tsan_get_current_fiber();
+#endif
+    e->running = 1;
+    gpuir__emu_run_grid(e, grid, uses_barriers);
+    e->running = 0;
+    e->err = NULL;
+    return e->failed;
+}
+
+/* ---- the emulator's device table ---- */
+
+enum {                       /* the CUresult values the emulator returns */
+    GPUIR__CU_INVALID_VALUE = 1, GPUIR__CU_OUT_OF_MEMORY = 2, GPUIR__CU_INVALID_IMAGE = 200,
+    GPUIR__CU_OPERATING_SYSTEM = 304,
+    GPUIR__CU_NOT_FOUND = 500, GPUIR__CU_ILLEGAL_ADDRESS = 700, GPUIR__CU_LAUNCH_FAILED = 719,
+    GPUIR__CU_CAPTURE_UNSUPPORTED = 900
+};
+
+/* Work queued on an emulated stream. */
+typedef enum gpuir__emu_cmd_kind {
+    GPUIR__EMU_FREE, GPUIR__EMU_HTOD, GPUIR__EMU_DTOH, GPUIR__EMU_DTOD, GPUIR__EMU_LAUNCH,
+    GPUIR__EMU_RECORD, GPUIR__EMU_WAIT
+} gpuir__emu_cmd_kind;
+
+typedef struct gpuir__emu_cmd {
+    gpuir__emu_cmd_kind kind;
+    gpuir__dptr dev, dev2;              /* FREE: dev; copies: dev is the destination if on the device */
+    void *host;                         /* HTOD: source; DTOH: destination */
+    size_t bytes;
+    const gpuir_emu_kernel *kernel;     /* LAUNCH */
+    unsigned grid[3], block[3], smem, n_args;
+    gpuir__dptr *args;                  /* LAUNCH: the parameters' values, copied at the launch */
+    unsigned event;                     /* RECORD, WAIT */
+    uint64_t ticket;                    /* RECORD: this record; WAIT: the record waited for */
+} gpuir__emu_cmd;
+
+/* The 8-byte slots a launch's copied parameters take: one each, but 16
+   for each 128-byte tensor map (the kernel's last parameters). */
+static size_t gpuir__emu_arg_slots(const gpuir__emu_cmd *c) {
+    return c->n_args + 15 * (size_t)c->kernel->n_tensor_maps;
+}
+
+typedef struct gpuir__emu_stream {
+    gpuir__emu_cmd *cmds;               /* stb_ds: the queue, from head */
+    size_t head;
+} gpuir__emu_stream;
+
+/* A table call recorded while capturing: replayed as the same call. */
+typedef struct gpuir__emu_call {
+    unsigned stream;
+    gpuir__emu_cmd cmd;                 /* RECORD and WAIT: only the event counts */
+} gpuir__emu_call;
+
+typedef struct gpuir__emu_graph {
+    gpuir__emu_call *calls;             /* stb_ds, in the order they were made */
+} gpuir__emu_graph;
+
+/* An emulated device allocation. A freed one stays (unused) until every
+   stream is idle, so queued work that still touches it is caught; then it
+   moves to a quarantine that still holds its memory (the last
+   GPUIR__EMU_GONE allocations, at most GPUIR__EMU_GONE_BYTES together), so
+   later work on it is an illegal address too, not a write to freed host
+   memory. Holding the memory is what makes the check sound: no other
+   allocation (this emulator's, another program's, a caller's buffer) can
+   take an address the quarantine remembers. Memory leaving the quarantine
+   goes back and is no longer checked. */
+#define GPUIR__EMU_GONE 256
+#define GPUIR__EMU_GONE_BYTES ((size_t)256 << 20)
+typedef struct gpuir__emu_alloc {
+    uintptr_t base;
+    size_t bytes;
+    bool freed;
+} gpuir__emu_alloc;
+
+typedef struct gpuir__emu_event {
+    uint64_t recorded;                  /* the ticket of its latest record (0: never) */
+    uint64_t done;                      /* the ticket of its latest record that ran */
+} gpuir__emu_event;
+
+/* The emulator's device. Work on a stream >= 1 is queued and runs only when
+   the host must see it (an event or full synchronize, or work on stream 0),
+   streams in a seeded pseudo-random interleaving that respects stream order
+   and event waits: a missing wait shows as stale data, not luck. */
+typedef struct gpuir__emu {
+    gpuir__emu_engine *engine;
+    size_t live_allocs;     /* device buffers not yet freed */
+    size_t live_modules;
+    gpuir__emu_alloc *allocs;     /* stb_ds: live ones, and freed ones until the streams are idle */
+    gpuir__emu_stream *streams;   /* stb_ds: stream s is streams[s - 1] */
+    gpuir__emu_event *events;     /* stb_ds: event e is events[e - 1] */
+    uint64_t tickets;             /* records made so far */
+    uint64_t rng;                 /* xorshift state: which ready stream runs next */
+    int failed;                   /* the first queued command that failed (a CUresult), kept until a sync */
+    bool capturing;               /* calls go to `captured` instead of running */
+    gpuir__emu_call *captured;    /* stb_ds: the capture being made */
+    size_t live_graphs, live_host;  /* graphs and pinned host buffers not yet released */
+    char detail[1024];      /* what went wrong in the last failed call */
+    char lost[GPUIR__LOST_SIZE];  /* why the emulated context is lost, or "" */
+    gpuir__emu_alloc gone[GPUIR__EMU_GONE];  /* the quarantine: freed memory still held (a ring) */
+    size_t n_gone, gone_held;     /* allocations quarantined so far; how many the ring holds now */
+    size_t gone_bytes;            /* the bytes it holds */
+    struct gpuir__emu_toolchain *host; /* the context's: where modules are written to be dlopen'ed */
+    unsigned lane;                /* stream_bind: stream 0's work is queued on this stream (0: none) */
+    size_t live_registered;       /* host ranges registered (pinned in place) */
+} gpuir__emu;
+
+typedef struct gpuir__emu_module {
+    void *dl;
+    const gpuir_emu_kernel *table;
+} gpuir__emu_module;
+
+static int gpuir__emu_nop(void *self) { (void)self; return 0; }
+
+/* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for a call a capture cannot hold. */
+static int gpuir__emu_not_while_capturing(gpuir__emu *E, const char *call) {
+    if (!E->capturing) return 0;
+    snprintf(E->detail, sizeof E->detail, "%s while a graph is being captured", call);
+    return GPUIR__CU_CAPTURE_UNSUPPORTED;
+}
+
+static int gpuir__emu_mem_alloc(void *self, gpuir__dptr *p, size_t bytes, unsigned stream) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    (void)stream;                        /* usable in stream order at once */
+    int busy = gpuir__emu_not_while_capturing(E, "an allocation");
+    if (busy) return busy;
+    void *mem = GPUIR_MALLOC(bytes ? bytes : 1);
+    if (!mem) return GPUIR__CU_OUT_OF_MEMORY;
+    memset(mem, 0xff, bytes);            /* poison: reads of unwritten data show (NaN) */
+    *p = (gpuir__dptr)(uintptr_t)mem;
+    gpuir__emu_alloc a = {(uintptr_t)mem, bytes, false};
+    stbds_arrput(E->allocs, a);
+    E->live_allocs++;
+    return 0;
+}
+
+/* The allocation holding device address p, or NULL. */
+static gpuir__emu_alloc *gpuir__emu_find(gpuir__emu *E, gpuir__dptr p) {
+    for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) {
+        gpuir__emu_alloc *a = &E->allocs[i];
+        if (p >= a->base && p < a->base + (a->bytes ? a->bytes : 1)) return a;
+    }
+    return NULL;
+}
+
+/* 0, or CUDA_ERROR_ILLEGAL_ADDRESS when queued work touches memory freed
+   before it ran (a missing wait). */
+static int gpuir__emu_check_live(gpuir__emu *E, gpuir__dptr p, const char *what) {
+    const gpuir__emu_alloc *a = gpuir__emu_find(E, p);
+    if (!a && p) {                      /* memory already given back? */
+        for (size_t i = 0; i < E->gone_held; i++) {
+            const gpuir__emu_alloc *g = &E->gone[(E->n_gone - 1 - i) % GPUIR__EMU_GONE];
+            if (p < g->base || p >= g->base + (g->bytes ? g->bytes : 1)) continue;
+            snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (and given back; "
+                     "%zu bytes at %#llx)", what, g->bytes, (unsigned long long)g->base);
+            return GPUIR__CU_ILLEGAL_ADDRESS;
+        }
+    }
+    if (!a || !a->freed) return 0;
+    snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (freed on another stream "
+             "without waiting for this work)", what);
+    return GPUIR__CU_ILLEGAL_ADDRESS;
+}
+
+/* Gives the oldest quarantined allocation back to the host. */
+static void gpuir__emu_gone_drop_oldest(gpuir__emu *E) {
+    gpuir__emu_alloc *g = &E->gone[(E->n_gone - E->gone_held) % GPUIR__EMU_GONE];
+    GPUIR_FREE((void *)g->base);
+    E->gone_bytes -= g->bytes;
+    E->gone_held--;
+}
+
+/* Moves a freed allocation into the quarantine (what does not fit goes
+   back at once, unremembered). */
+static void gpuir__emu_gone_add(gpuir__emu *E, gpuir__emu_alloc a) {
+    if (a.bytes > GPUIR__EMU_GONE_BYTES) { GPUIR_FREE((void *)a.base); return; }
+    while (E->gone_held && (E->gone_held == GPUIR__EMU_GONE || E->gone_bytes + a.bytes > GPUIR__EMU_GONE_BYTES))
+        gpuir__emu_gone_drop_oldest(E);
+    E->gone[E->n_gone++ % GPUIR__EMU_GONE] = a;
+    E->gone_held++;
+    E->gone_bytes += a.bytes;
+}
+
+/* Quarantines what was freed, once no queued work can touch it. */
+static void gpuir__emu_release_freed(gpuir__emu *E) {
+    size_t j = 0;
+    for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) {
+        if (!E->allocs[i].freed) { E->allocs[j++] = E->allocs[i]; continue; }
+        gpuir__emu_gone_add(E, E->allocs[i]);
+        E->live_allocs--;
+    }
+    if (E->allocs) stbds_header(E->allocs)->length = j;
+}
+
+static int gpuir__emu_launch_now(gpuir__emu *E, const gpuir_emu_kernel *k, const unsigned grid[3],
+                                 const unsigned block[3], unsigned smem, void **params) {
+    E->detail[0] = '\0';
+    if (smem < k->dynamic_bytes) {      /* on a GPU: shared accesses out of bounds */
+        snprintf(E->detail, sizeof E->detail, "@%s declares %u bytes of dynamic shared memory, the launch gave %u",
+                 k->name, k->dynamic_bytes, smem);
+        return GPUIR__CU_LAUNCH_FAILED;
+    }
+    int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block, (size_t)k->shared_bytes + smem,
+                                      k->uses_barriers, E->detail, sizeof E->detail);
+    if (!rc) return 0;
+    return E->engine->out_of_memory ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_LAUNCH_FAILED;
+}
+
+/* Runs one queued command. After a failure only frees and records run, so
+   memory goes back and waits end; the failure is reported at the next sync. */
+static int gpuir__emu_exec(gpuir__emu *E, gpuir__emu_cmd *c) {
+    int rc = 0;
+    bool skip = E->failed != 0;
+    switch (c->kind) {
+    case GPUIR__EMU_FREE: {
+        gpuir__emu_alloc *a = gpuir__emu_find(E, c->dev);
+        if (!a || a->base != c->dev || a->freed) {
+            snprintf(E->detail, sizeof E->detail, "freeing device memory that is not a live allocation");
+            rc = GPUIR__CU_INVALID_VALUE;
+        } else a->freed = true;
+        break;
+    }
+    case GPUIR__EMU_HTOD:
+        if (!skip && !(rc = gpuir__emu_check_live(E, c->dev, "a host-to-device copy writes")))
+            memcpy((void *)(uintptr_t)c->dev, c->host, c->bytes);
+        break;
+    case GPUIR__EMU_DTOH:
+        if (!skip && !(rc = gpuir__emu_check_live(E, c->dev, "a device-to-host copy reads")))
+            memcpy(c->host, (const void *)(uintptr_t)c->dev, c->bytes);
+        break;
+    case GPUIR__EMU_DTOD:
+        if (!skip && !(rc = gpuir__emu_check_live(E, c->dev, "a device-to-device copy writes")) &&
+            !(rc = gpuir__emu_check_live(E, c->dev2, "a device-to-device copy reads")))
+            memmove((void *)(uintptr_t)c->dev, (const void *)(uintptr_t)c->dev2, c->bytes);
+        break;
+    case GPUIR__EMU_LAUNCH: {
+        void *params[GPUIR__MAX_KERNEL_PARAMS];
+        unsigned plain = c->n_args - c->kernel->n_tensor_maps;
+        for (unsigned i = 0; i < c->n_args && i < GPUIR__MAX_KERNEL_PARAMS; i++) {
+            params[i] = &c->args[i < plain ? i : plain + 16 * (i - plain)];
+            if (!skip && !rc && i < c->kernel->n_buffers)       /* then sizes, then tensor maps */
+                rc = gpuir__emu_check_live(E, c->args[i], "a kernel's parameter points at");
+            if (!skip && !rc && i >= plain)                      /* word 1: the map's base */
+                rc = gpuir__emu_check_live(E, c->args[plain + 16 * (i - plain) + 1], "a tensor map points at");
+        }
+        if (!skip && !rc) rc = gpuir__emu_launch_now(E, c->kernel, c->grid, c->block, c->smem, params);
+        GPUIR_FREE(c->args);
+        break;
+    }
+    case GPUIR__EMU_RECORD:
+        if (E->events[c->event - 1].done < c->ticket) E->events[c->event - 1].done = c->ticket;
+        break;
+    case GPUIR__EMU_WAIT: break;
+    }
+    if (rc && !E->failed) E->failed = rc;
+    return rc;
+}
+
+static bool gpuir__emu_ready(const gpuir__emu *E, const gpuir__emu_stream *st) {
+    if (st->head == stbds_arrlenu(st->cmds)) return false;
+    const gpuir__emu_cmd *c = &st->cmds[st->head];
+    return c->kind != GPUIR__EMU_WAIT || E->events[c->event - 1].done >= c->ticket;
+}
+
+/* Runs the head of one ready stream, chosen at random; 1 when none is ready. */
+static int gpuir__emu_step(gpuir__emu *E) {
+    unsigned ready[GPUIR_MAX_STREAMS + 1], n = 0;
+    for (unsigned s = 0; s < stbds_arrlenu(E->streams) && n < GPUIR_MAX_STREAMS + 1; s++)
+        if (gpuir__emu_ready(E, &E->streams[s])) ready[n++] = s;
+    if (!n) return 1;
+    E->rng ^= E->rng << 13;
+    E->rng ^= E->rng >> 7;
+    E->rng ^= E->rng << 17;
+    gpuir__emu_stream *st = &E->streams[ready[E->rng % n]];
+    gpuir__emu_exec(E, &st->cmds[st->head++]);
+    if (st->head == stbds_arrlenu(st->cmds)) {
+        stbds_header(st->cmds)->length = 0;
+        st->head = 0;
+    }
+    return 0;
+}
+
+static bool gpuir__emu_idle(const gpuir__emu *E) {
+    for (size_t s = 0; s < stbds_arrlenu(E->streams); s++)
+        if (E->streams[s].head < stbds_arrlenu(E->streams[s].cmds)) return false;
+    return true;
+}
+
+/* Runs queued work until event e (0: everything) is done; then reports the
+   first failure since the last report. */
+static int gpuir__emu_drain(gpuir__emu *E, unsigned e) {
+    while (e ? E->events[e - 1].done < E->events[e - 1].recorded : !gpuir__emu_idle(E))
+        if (gpuir__emu_step(E)) {
+            snprintf(E->detail, sizeof E->detail, "the streams wait for each other: nothing can run");
+            return GPUIR__CU_LAUNCH_FAILED;      /* unreachable: waits name earlier records */
+        }
+    if (!e) gpuir__emu_release_freed(E);
+    int rc = E->failed;
+    E->failed = 0;
+    return rc;
+}
+
+static int gpuir__emu_enqueue(gpuir__emu *E, unsigned stream, gpuir__emu_cmd *c) {
+    if (stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
+    stbds_arrput(E->streams[stream - 1].cmds, *c);
+    return 0;
+}
+
+/* While capturing: keeps the call (a launch's arguments go with it). */
+static int gpuir__emu_capture(gpuir__emu *E, unsigned stream, const gpuir__emu_cmd *c) {
+    if (stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_call call = {stream, *c};
+    stbds_arrput(E->captured, call);
+    return 0;
+}
+
+/* Stream 0 work runs now, after everything queued (the legacy stream),
+   unless a caller's stream is bound: then it is queued on its lane. */
+static int gpuir__emu_submit(gpuir__emu *E, unsigned stream, gpuir__emu_cmd *c) {
+    if (!stream) stream = E->lane;
+    if (E->capturing) return gpuir__emu_capture(E, stream, c);
+    if (stream) return gpuir__emu_enqueue(E, stream, c);
+    int rc = gpuir__emu_drain(E, 0);
+    int rc2 = gpuir__emu_exec(E, c);
+    E->failed = 0;
+    gpuir__emu_release_freed(E);
+    return rc ? rc : rc2;
+}
+
+static int gpuir__emu_streams_reserve(void *self, unsigned streams, unsigned events) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    gpuir__emu_stream st = {NULL, 0};
+    gpuir__emu_event ev = {0, 0};
+    while (stbds_arrlenu(E->streams) < streams) stbds_arrput(E->streams, st);
+    while (stbds_arrlenu(E->events) < events) stbds_arrput(E->events, ev);
+    return 0;
+}
+
+static int gpuir__emu_mem_free(void *self, gpuir__dptr p, unsigned stream) {
+    int busy = gpuir__emu_not_while_capturing((gpuir__emu *)self, "a free");
+    if (busy) return busy;
+    if (!p) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_FREE;
+    c.dev = p;
+    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
+}
+
+/* Queues (or, on stream 0, runs) a copy; host is read or written when it runs. */
+static int gpuir__emu_copy(void *self, gpuir__emu_cmd_kind kind, gpuir__dptr dev, gpuir__dptr dev2, void *host,
+                           size_t n, unsigned stream) {
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.dev = dev;
+    c.dev2 = dev2;
+    c.host = host;
+    c.bytes = n;
+    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
+}
+static int gpuir__emu_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
+    return gpuir__emu_copy(self, GPUIR__EMU_HTOD, dst, 0, (void *)(uintptr_t)src, n, stream);  /* as from pinned memory */
+}
+static int gpuir__emu_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned stream) {
+    return gpuir__emu_copy(self, GPUIR__EMU_DTOH, src, 0, dst, n, stream);
+}
+static int gpuir__emu_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned stream) {
+    return gpuir__emu_copy(self, GPUIR__EMU_DTOD, dst, src, NULL, n, stream);
+}
+
+static int gpuir__emu_event_record(void *self, unsigned e, unsigned stream) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_RECORD;
+    c.event = e;
+    if (E->capturing) return gpuir__emu_capture(E, stream, &c);       /* its ticket comes at each replay */
+    c.ticket = ++E->tickets;
+    E->events[e - 1].recorded = c.ticket;
+    return gpuir__emu_submit(E, stream, &c);
+}
+
+static int gpuir__emu_stream_wait(void *self, unsigned stream, unsigned e) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_WAIT;
+    c.event = e;
+    if (!stream) stream = E->lane;
+    if (E->capturing) return gpuir__emu_capture(E, stream, &c);
+    if (!stream) return gpuir__emu_drain(E, e);
+    c.ticket = E->events[e - 1].recorded;      /* never recorded: 0, done at once (as CUDA) */
+    return gpuir__emu_enqueue(E, stream, &c);
+}
+
+static int gpuir__emu_event_sync(void *self, unsigned e) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
+    int busy = gpuir__emu_not_while_capturing(E, "a host wait for an event");
+    return busy ? busy : gpuir__emu_drain(E, e);
+}
+
+static int gpuir__emu_sync(void *self) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    int busy = gpuir__emu_not_while_capturing(E, "a synchronize");
+    return busy ? busy : gpuir__emu_drain(E, 0);
+}
+
+/* ---- graphs: captured calls, replayed in order ---- */
+
+static int gpuir__emu_host_alloc(void *self, void **p, size_t bytes) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    *p = GPUIR_MALLOC(bytes ? bytes : 1);
+    if (!*p) return GPUIR__CU_OUT_OF_MEMORY;
+    E->live_host++;
+    return 0;
+}
+static int gpuir__emu_host_free(void *self, void *p) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!p) return GPUIR__CU_INVALID_VALUE;
+    GPUIR_FREE(p);
+    E->live_host--;
+    return 0;
+}
+
+static int gpuir__emu_capture_begin(void *self, unsigned streams) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (E->capturing || streams > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
+    E->capturing = true;
+    return 0;
+}
+
+/* Frees what a list of captured calls holds (launch arguments). */
+static void gpuir__emu_calls_free(gpuir__emu_call *calls) {
+    for (size_t i = 0; i < stbds_arrlenu(calls); i++)
+        if (calls[i].cmd.kind == GPUIR__EMU_LAUNCH) GPUIR_FREE(calls[i].cmd.args);
+    stbds_arrfree(calls);
+}
+
+static int gpuir__emu_capture_end(void *self, void **graph) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    *graph = NULL;
+    if (!E->capturing) return GPUIR__CU_INVALID_VALUE;
+    E->capturing = false;
+    gpuir__emu_graph *g = (gpuir__emu_graph *)gpuir__calloc(1, sizeof *g);
+    if (!g) {
+        gpuir__emu_calls_free(E->captured);
+        E->captured = NULL;
+        return GPUIR__CU_OUT_OF_MEMORY;
+    }
+    g->calls = E->captured;
+    E->captured = NULL;
+    E->live_graphs++;
+    *graph = g;
+    return 0;
+}
+
+/* Makes each captured call again, in order (a launch with a copy of its
+   arguments: running it frees them). */
+static int gpuir__emu_graph_launch(void *self, void *graph) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    const gpuir__emu_graph *g = (const gpuir__emu_graph *)graph;
+    if (!g || E->capturing) return GPUIR__CU_INVALID_VALUE;
+    int rc = 0;
+    for (size_t i = 0; i < stbds_arrlenu(g->calls) && !rc; i++) {
+        const gpuir__emu_call *call = &g->calls[i];
+        gpuir__emu_cmd c = call->cmd;
+        if (c.kind == GPUIR__EMU_RECORD) rc = gpuir__emu_event_record(E, c.event, call->stream);
+        else if (c.kind == GPUIR__EMU_WAIT) rc = gpuir__emu_stream_wait(E, call->stream, c.event);
+        else {
+            if (c.kind == GPUIR__EMU_LAUNCH) {
+                c.args = (gpuir__dptr *)GPUIR_MALLOC((c.n_args ? gpuir__emu_arg_slots(&c) : 1) * sizeof *c.args);
+                if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
+                memcpy(c.args, call->cmd.args, gpuir__emu_arg_slots(&c) * sizeof *c.args);
+            }
+            rc = gpuir__emu_submit(E, call->stream, &c);
+        }
+    }
+    return rc;
+}
+
+static int gpuir__emu_graph_destroy(void *self, void *graph) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    gpuir__emu_graph *g = (gpuir__emu_graph *)graph;
+    if (!g) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_calls_free(g->calls);
+    GPUIR_FREE(g);
+    E->live_graphs--;
+    return 0;
+}
+
+/* ---- run arguments: pinning in place, the caller's streams ---- */
+
+/* Emulated memory is host memory: registering only counts (and refuses
+   what CUDA refuses: no memory). */
+static int gpuir__emu_host_register(void *self, void *p, size_t bytes) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!p || !bytes) return GPUIR__CU_INVALID_VALUE;
+    E->live_registered++;
+    return 0;
+}
+static int gpuir__emu_host_unregister(void *self, void *p) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (!p || !E->live_registered) return GPUIR__CU_INVALID_VALUE;
+    E->live_registered--;
+    return 0;
+}
+/* An emulated caller's stream is a gpuir__xstream (rt.exec): the program
+   that last queued work for it keeps that work until the host waits. */
+static int gpuir__emu_stream_create(void *self, void **stream) {
+    (void)self;
+    gpuir__xstream *x = (gpuir__xstream *)gpuir__calloc(1, sizeof *x);
+    if (!x) return GPUIR__CU_OUT_OF_MEMORY;
+    x->magic = GPUIR__XSTREAM_MAGIC;
+    *stream = x;
+    return 0;
+}
+static int gpuir__emu_stream_destroy(void *self, void *stream) {
+    (void)self;
+    if (!stream) return GPUIR__CU_INVALID_VALUE;
+    ((gpuir__xstream *)stream)->magic = 0;
+    GPUIR_FREE(stream);
+    return 0;
+}
+/* The host waits for everything this emulator holds (the caller's stream
+   is one of its lanes). */
+static int gpuir__emu_stream_sync(void *self, void *stream) {
+    (void)stream;
+    return gpuir__emu_sync(self);
+}
+static int gpuir__emu_stream_bind(void *self, void *stream, unsigned lane) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (stream && (!lane || lane > stbds_arrlenu(E->streams))) return GPUIR__CU_INVALID_VALUE;
+    E->lane = stream ? lane : 0;
+    return 0;
+}
+/* Emulated streams are never captured: graphs record the table's calls. */
+static int gpuir__emu_stream_capturing(void *self, void *stream, int *capturing) {
+    (void)self;
+    *capturing = 0;
+    return stream ? 0 : GPUIR__CU_INVALID_VALUE;
+}
+
+/* ---- the context's private temporary directory ---- */
+
+/* A compiler the context used, and its identity for the cache key. */
+typedef struct gpuir__emu_cc_id {
+    char *cc;                   /* as asked: desc.cc, $GPUIR_CC or "cc" */
+    char *id;                   /* its resolved path, size, mtime and --version output */
+} gpuir__emu_cc_id;
+
+/* The emulator's host side of one context: a private temporary directory
+   for sources, shared objects and the compiler's own temporary files,
+   locked (fcntl) while the context lives so that other processes know it
+   is in use, and the identities of the compilers it ran. */
+typedef struct gpuir__emu_toolchain {
+    char *dir;                  /* $TMPDIR/gpuir-<pid>-XXXXXX, or NULL before the first use */
+    int lock;                   /* <dir>/lock, locked; -1 */
+    gpuir__emu_cc_id *ccs;      /* stb_ds */
+} gpuir__emu_toolchain;
+
+/* The context's emulator host state, made on first use; NULL when out of
+   memory (recorded in the context). */
+static gpuir__emu_toolchain *gpuir__emu_toolchain_get(gpuir_ctx *ctx) {
+    if (!ctx->emu_toolchain) {
+        gpuir__emu_toolchain *h = (gpuir__emu_toolchain *)gpuir__calloc(1, sizeof *h);
+        if (!h) { gpuir__oom(ctx, "the emulator's host state"); return NULL; }
+        h->lock = -1;
+        ctx->emu_toolchain = h;
+    }
+    return ctx->emu_toolchain;
+}
+
+/* Removes the directory `name` under the directory fd `at` with every file
+   in it (one level: gpuir and the compiler make no subdirectories). */
+static void gpuir__emu_rmdir(int at, const char *name) {
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (fd >= 0 && !d) close(fd);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && unlinkat(dirfd(d), e->d_name, 0) != 0)
+            unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+    if (d) closedir(d);
+    unlinkat(at, name, AT_REMOVEDIR);
+}
+
+/* Whether process pid is running: it exists (kill 0) and, where /proc
+   says, is not a zombie (a killed process whose parent is gone waits for
+   init to reap it; in a container, init may never). */
+static bool gpuir__emu_pid_alive(long pid) {
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return false;
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return true;
+    text[n] = '\0';
+    const char *state = strrchr(text, ')');     /* "pid (comm) S ..." */
+    return !(state && state[1] == ' ' && state[2] == 'Z');
+}
+
+/* Whether the compiler whose process group <name>/compiler records is
+   still running (it outlives a killed gpuir, being in a group of its own,
+   and may still write into the directory). */
+static bool gpuir__emu_tmp_compiler_alive(int at, const char *name) {
+    char path[NAME_MAX + 16], text[32];
+    snprintf(path, sizeof path, "%s/compiler", name);
+    int fd = openat(at, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    long pgid = n > 0 ? (text[n] = '\0', strtol(text, NULL, 10)) : 0;
+    return pgid > 0 && gpuir__emu_pid_alive(pgid);    /* its leader, the driver, waits for the rest */
+}
+
+/* Whether `name` in the directory fd `at` is a private directory
+   (gpuir-<pid>-XXXXXX) of ours whose process is gone: not this process, no
+   process has its pid, its lock is free (a live owner holds it, even from
+   another pid namespace sharing the directory), and no compiler it started
+   is still running. */
+static bool gpuir__emu_tmp_is_stale(int at, const char *name) {
+    char *end;
+    long pid = strtol(name + 6, &end, 10);
+    if (end == name + 6 || *end != '-' || strlen(end) != 7 || pid <= 0 || pid == (long)getpid()) return false;
+    struct stat st;
+    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+        return false;
+    if (gpuir__emu_pid_alive(pid)) return false;
+    char lock[NAME_MAX + 8];
+    snprintf(lock, sizeof lock, "%s/lock", name);
+    int fd = openat(at, lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT && !gpuir__emu_tmp_compiler_alive(at, name);   /* killed early */
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    bool free_lock = fcntl(fd, F_SETLK, &fl) == 0;
+    close(fd);
+    return free_lock && !gpuir__emu_tmp_compiler_alive(at, name);
+}
+
+/* Removes the private directories that killed processes left in tmp. */
+static void gpuir__emu_tmp_sweep(const char *tmp) {
+    int at = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = at >= 0 ? fdopendir(at) : NULL;
+    if (at >= 0 && !d) close(at);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, "gpuir-", 6) == 0 && gpuir__emu_tmp_is_stale(dirfd(d), e->d_name))
+            gpuir__emu_rmdir(dirfd(d), e->d_name);
+    if (d) closedir(d);
+}
+
+/* Creates and locks <dir>/lock; the fd, or -1 with errno. */
+static int gpuir__emu_tmp_lock(const char *dir) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fd >= 0 && fcntl(fd, F_SETLK, &fl) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+/* The context's private temporary directory: made on first use (0700, in
+   $TMPDIR, else /tmp), after removing those of dead processes. NULL with
+   *err_no and err (naming the path and the errno text) when it cannot be. */
+static const char *gpuir__emu_tmp_dir(gpuir__emu_toolchain *h, char *err, size_t size, int *err_no) {
+    if (h->dir) return h->dir;
+    const char *env = getenv("TMPDIR");
+    const char *tmp = env && *env ? env : "/tmp";
+    size_t n = strlen(tmp) + 48;
+    char *dir = (char *)GPUIR_MALLOC(n);
+    if (!dir) { *err_no = ENOMEM; snprintf(err, size, "out of memory"); return NULL; }
+    gpuir__emu_tmp_sweep(tmp);
+    snprintf(dir, n, "%s/gpuir-%ld-XXXXXX", tmp, (long)getpid());
+    int fd = -1;
+    const char *step = !mkdtemp(dir) ? "create" : (fd = gpuir__emu_tmp_lock(dir)) < 0 ? "lock" : NULL;
+    if (step) {
+        *err_no = errno;
+        snprintf(err, size, "cannot %s a private temporary directory %s%s: %s", step, dir,
+                 env && *env ? " (in $TMPDIR)" : "", strerror(*err_no));
+        if (fd < 0 && strcmp(step, "lock") == 0) gpuir__emu_rmdir(AT_FDCWD, dir);
+        GPUIR_FREE(dir);
+        return NULL;
+    }
+    h->dir = dir, h->lock = fd;
+    return dir;
+}
+
+/* A new file <private dir>/<stem>-XXXXXX (0600, exclusive); the fd, or -1
+   with *err_no and err naming the path and the errno text. */
+static int gpuir__emu_temp_file(gpuir__emu_toolchain *h, char path[PATH_MAX], const char *stem, char *err, size_t size,
+                                int *err_no) {
+    const char *dir = gpuir__emu_tmp_dir(h, err, size, err_no);
+    if (!dir) return -1;
+    snprintf(path, PATH_MAX, "%s/%s-XXXXXX", dir, stem);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        *err_no = errno;
+        snprintf(err, size, "cannot create a temporary file %s: %s", path, strerror(*err_no));
+    }
+    return fd;
+}
+
+/* Removes the private directory (with whatever a killed compiler left in
+   it) and frees the host state. */
+static void gpuir__emu_toolchain_free(gpuir__emu_toolchain *h) {
+    if (!h) return;
+    if (h->dir) gpuir__emu_rmdir(AT_FDCWD, h->dir);
+    if (h->lock >= 0) close(h->lock);
+    for (size_t i = 0; i < stbds_arrlenu(h->ccs); i++) {
+        GPUIR_FREE(h->ccs[i].cc);
+        GPUIR_FREE(h->ccs[i].id);
+    }
+    stbds_arrfree(h->ccs);
+    GPUIR_FREE(h->dir);
+    GPUIR_FREE(h);
+}
+
+/* Loads a shared object from its bytes: written to a file in the context's
+   private directory, dlopen'ed, and the file removed at once. A file that
+   cannot be written is an OS error naming the path and the errno. */
+static int gpuir__emu_module_load(void *self, void **module, const void *image, size_t size) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    char path[PATH_MAX];
+    int err = 0;
+    int fd = gpuir__emu_temp_file(E->host, path, "module", E->detail, sizeof E->detail, &err);
+    if (fd < 0) return err == ENOMEM ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_OPERATING_SYSTEM;
+    bool written = gpuir__write_all(fd, image, size);
+    err = errno;
+    if (close(fd) != 0 && written) written = false, err = errno;
+    if (!written) {
+        snprintf(E->detail, sizeof E->detail, "cannot write the module to %.900s: %s", path, strerror(err));
+        unlink(path);
+        return GPUIR__CU_OPERATING_SYSTEM;
+    }
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) snprintf(E->detail, sizeof E->detail, "%s", dlerror());
+    unlink(path);
+    gpuir__emu_module *mod = dl ? (gpuir__emu_module *)gpuir__calloc(1, sizeof *mod) : NULL;
+    const gpuir_emu_kernel *table = dl ? (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels") : NULL;
+    if (!mod || !table) {
+        if (dl && !table) snprintf(E->detail, sizeof E->detail, "the module has no gpuir_emu_kernels table");
+        GPUIR_FREE(mod);
+        if (dl) dlclose(dl);
+        return dl && table ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_INVALID_IMAGE;
+    }
+    mod->dl = dl;
+    mod->table = table;
+    *module = mod;
+    E->live_modules++;
+    return 0;
+}
+
+static int gpuir__emu_module_unload(void *self, void *module) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    gpuir__emu_module *mod = (gpuir__emu_module *)module;
+    if (!mod) return GPUIR__CU_INVALID_VALUE;
+    dlclose(mod->dl);
+    GPUIR_FREE(mod);
+    E->live_modules--;
+    return 0;
+}
+
+static int gpuir__emu_function_get(void *self, void **fn, void *module, const char *name) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    const gpuir__emu_module *mod = (const gpuir__emu_module *)module;
+    for (const gpuir_emu_kernel *k = mod->table; k->name; k++)
+        if (strcmp(k->name, name) == 0) { *fn = (void *)k; return 0; }
+    snprintf(E->detail, sizeof E->detail, "no kernel named %s", name);
+    return GPUIR__CU_NOT_FOUND;
+}
+
+static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                             void **params, unsigned n_params, unsigned stream) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    if (n_params > GPUIR__MAX_KERNEL_PARAMS || stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
+    gpuir__emu_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = GPUIR__EMU_LAUNCH;
+    c.kernel = (const gpuir_emu_kernel *)fn;
+    memcpy(c.grid, grid, sizeof c.grid);
+    memcpy(c.block, block, sizeof c.block);
+    c.smem = smem;
+    c.n_args = n_params;
+    unsigned maps = c.kernel->n_tensor_maps, plain = n_params - maps;
+    if (maps > n_params) return GPUIR__CU_INVALID_VALUE;
+    c.args = (gpuir__dptr *)GPUIR_MALLOC((n_params ? gpuir__emu_arg_slots(&c) : 1) * sizeof *c.args);
+    if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
+    for (unsigned i = 0; i < plain; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
+    for (unsigned i = 0; i < maps; i++) memcpy(&c.args[plain + 16 * i], params[plain + i], GPUIR__TMAP_BYTES);
+    return gpuir__emu_submit(E, stream, &c);    /* running it frees args */
+}
+
+/* The emulator's tensor map: gpuir__tmap_encode's portable encoding, which
+   the emulator prelude's bulk tensor copy (gpuir_tma_load) reads. */
+static int gpuir__emu_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    const char *why = gpuir__tmap_encode(map, desc);
+    if (why) snprintf(E->detail, sizeof E->detail, "tensor map: %s", why);
+    return why ? GPUIR__CU_INVALID_VALUE : 0;
+}
+
+static void gpuir__emu_describe(void *self, int code, const char **name, const char **text, const char **detail) {
+    *name = *text = NULL;
+    gpuir__cuda_error_lookup(code, name, text);
+    *detail = ((gpuir__emu *)self)->detail;
+}
+
+/* ---- building emulated modules: the host C compiler, no shell ---- */
+
+#define GPUIR__EMU_LOG_MAX 65536        /* the compiler's messages kept */
+
+/* The compiler's time limit in seconds: $GPUIR_CC_TIMEOUT (a positive
+   number), else 300; 0 when the variable is malformed. */
+static double gpuir__emu_cc_timeout(void) {
+    const char *v = getenv("GPUIR_CC_TIMEOUT");
+    if (!v || !*v) return 300;
+    char *end;
+    double t = strtod(v, &end);
+    return *end == '\0' && t > 0 && t <= 1e9 ? t : 0;
+}
+
+/* The compiler's environment: this process's, with TMPDIR set to the
+   private directory (so its own temporary files land there too). A
+   malloc'd array whose new entry is *var (malloc'd); NULL when out of
+   memory. */
+static char **gpuir__emu_child_env(const char *dir, char **var) {
+    extern char **environ;
+    size_t n = 0, k = 0, len = strlen(dir) + 8;
+    while (environ[n]) n++;
+    char **envp = (char **)gpuir__calloc(n + 2, sizeof *envp);
+    *var = (char *)GPUIR_MALLOC(len);
+    if (!envp || !*var) {
+        GPUIR_FREE(envp);
+        GPUIR_FREE(*var);
+        *var = NULL;
+        return NULL;
+    }
+    snprintf(*var, len, "TMPDIR=%s", dir);
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0) envp[k++] = environ[i];
+    envp[k++] = *var;
+    envp[k] = NULL;
+    return envp;
+}
+
+/* Starts argv (no shell) in a process group of its own (so a timeout can
+   kill the compiler with everything it started), standard input and output
+   on /dev/null, standard error into a pipe whose read end is *out. 0, or an
+   errno. */
+static int gpuir__emu_spawn(char *const *argv, const char *dir, pid_t *pid, int *out) {
+    int fds[2];
+    if (pipe(fds) != 0) return errno;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    char *var = NULL, **envp = gpuir__emu_child_env(dir, &var);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    int rc = envp ? posix_spawn_file_actions_init(&fa) : ENOMEM;
+    if (!rc && (rc = posix_spawnattr_init(&at)) != 0) posix_spawn_file_actions_destroy(&fa);
+    if (!rc) {
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&at, 0);
+        rc = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&at);
+    }
+    GPUIR_FREE(envp);
+    GPUIR_FREE(var);
+    close(fds[1]);
+    if (rc) close(fds[0]);
+    else *out = fds[0];
+    return rc;
+}
+
+/* Seconds since t0 (CLOCK_MONOTONIC). */
+static double gpuir__emu_since(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/* Reads what is ready on the pipe fd into log (up to GPUIR__EMU_LOG_MAX
+   bytes kept, the rest read and dropped), waiting at most ms; false at its
+   end (or an error). */
+static bool gpuir__emu_log_read(int fd, char *log, size_t *n, int ms) {
+    struct pollfd pf;
+    pf.fd = fd, pf.events = POLLIN, pf.revents = 0;
+    int k = poll(&pf, 1, ms);
+    if (k <= 0) return k == 0 || errno == EINTR;
+    char buf[4096];
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0) return errno == EINTR || errno == EAGAIN;
+    size_t keep = (size_t)r < GPUIR__EMU_LOG_MAX - *n ? (size_t)r : GPUIR__EMU_LOG_MAX - *n;
+    memcpy(log + *n, buf, keep);
+    *n += keep;
+    return r > 0;
+}
+
+/* Waits for the compiler pid, collecting its standard error (the pipe fd,
+   closed here) into log, NUL-terminated; after `timeout` seconds kills its
+   process group. The exit status, 128 + the signal that killed it, or -2
+   when it ran out of time. */
+static int gpuir__emu_wait(pid_t pid, int fd, double timeout, char *log) {
+    struct timespec t0, nap = {0, 2000000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t n = 0;
+    int status = 0;
+    for (;;) {
+        double left = timeout - gpuir__emu_since(&t0);
+        if (left <= 0) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            status = -2;
+            break;
+        }
+        if (fd >= 0 && !gpuir__emu_log_read(fd, log, &n, left > 0.1 ? 100 : (int)(left * 1000) + 1))
+            close(fd), fd = -1;
+        if (fd < 0) nanosleep(&nap, NULL);
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR)) {
+            status = w < 0 ? 127 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            break;
+        }
+    }
+    while (fd >= 0 && gpuir__emu_log_read(fd, log, &n, 0) && n < GPUIR__EMU_LOG_MAX) {}
+    if (fd >= 0) close(fd);
+    log[n] = '\0';
+    return status;
+}
+
+/* Runs argv in the private directory dir with a time limit; its standard
+   error into *log (malloc'd). The exit status (see gpuir__emu_wait), or -1
+   when it could not start (*err_no), -3 when out of memory. */
+static int gpuir__emu_run(char *const *argv, const char *dir, double timeout, char **log, int *err_no) {
+    *log = (char *)GPUIR_MALLOC(GPUIR__EMU_LOG_MAX + 1);
+    if (!*log) return -3;
+    (*log)[0] = '\0';
+    pid_t pid;
+    int fd = -1;
+    *err_no = gpuir__emu_spawn(argv, dir, &pid, &fd);
+    if (*err_no) return *err_no == ENOMEM ? -3 : -1;
+    char note[PATH_MAX], text[32];                /* for a sweeper, should this process be killed */
+    snprintf(note, sizeof note, "%s/compiler", dir);
+    int nf = open(note, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (nf >= 0) {
+        snprintf(text, sizeof text, "%ld\n", (long)pid);
+        if (!gpuir__write_all(nf, text, strlen(text))) {}     /* best effort */
+        close(nf);
+    }
+    int rc = gpuir__emu_wait(pid, fd, timeout, *log);
+    unlink(note);
+    return rc;
+}
+
+/* The emulator's compiler: desc.cc, else $GPUIR_CC, else cc. */
+static const char *gpuir__emu_cc(const gpuir_program *p) {
+    const char *env = getenv("GPUIR_CC");
+    return p->desc.cc ? p->desc.cc : env && *env ? env : "cc";
+}
+
+/* Where posix_spawnp finds cc: cc itself when it holds a '/', else the
+   first executable regular file named cc in $PATH; its path into buf and
+   the file it names (symlinks followed) into *st, or "" when there is none. */
+static void gpuir__emu_cc_path(const char *cc, char buf[PATH_MAX], struct stat *st) {
+    const char *path = getenv("PATH");
+    for (const char *p = strchr(cc, '/') ? "" : path ? path : "/usr/bin:/bin";;) {
+        const char *colon = strchr(p, ':');
+        int n = colon ? (int)(colon - p) : (int)strlen(p);
+        if (strchr(cc, '/')) snprintf(buf, PATH_MAX, "%s", cc);
+        else snprintf(buf, PATH_MAX, "%.*s/%s", n ? n : 1, n ? p : ".", cc);
+        if (stat(buf, st) == 0 && S_ISREG(st->st_mode) && access(buf, X_OK) == 0) return;
+        buf[0] = '\0';
+        memset(st, 0, sizeof *st);
+        if (!colon || strchr(cc, '/')) return;
+        p = colon + 1;
+    }
+}
+
+/* What the cache key says of compiler cc: the path it resolves to, the
+   file there (device, inode, size, modification time), and what
+   `cc --version` prints (its exit status too); malloc'd, NULL with the
+   context's error set. */
+static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const char *cc, double timeout) {
+    char path[PATH_MAX], *log = NULL;
+    struct stat st;
+    gpuir__emu_cc_path(cc, path, &st);
+    char *argv[3] = {(char *)cc, (char *)"--version", NULL};
+    int err = 0, rc = gpuir__emu_run(argv, dir, timeout, &log, &err);
+    size_t size = strlen(path) + (log ? strlen(log) : 0) + strlen(cc) + 200;
+    char *id = rc == -3 ? NULL : (char *)GPUIR_MALLOC(size);
+    if (id)
+        snprintf(id, size, "%s: %s, file %llu:%llu, %lld bytes, modified %lld.%09ld; --version: exit %d: %s", cc,
+                 *path ? path : "not found", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+                 (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, rc, log ? log : "");
+    GPUIR_FREE(log);
+    if (!id) gpuir__oom(p->ctx, "the compiler's identity");
+    return id;
+}
+
+/* The identity of compiler cc for the cache key, found once per context
+   (a compiler replaced in place, or upgraded, gets a new key). NULL with
+   the context's error set. */
+static const char *gpuir__emu_cc_identity(gpuir_program *p, gpuir__emu_toolchain *h, const char *cc) {
+    for (size_t i = 0; i < stbds_arrlenu(h->ccs); i++)
+        if (strcmp(h->ccs[i].cc, cc) == 0) return h->ccs[i].id;
+    char err[PATH_MAX + 128];
+    int err_no = 0;
+    const char *dir = gpuir__emu_tmp_dir(h, err, sizeof err, &err_no);
+    double timeout = gpuir__emu_cc_timeout();
+    if (!dir) {
+        if (err_no == ENOMEM) gpuir__oom(p->ctx, "a temporary directory's name");
+        else gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
+        return NULL;
+    }
+    if (!timeout) {
+        gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: GPUIR_CC_TIMEOUT='%s' is not a positive number of "
+                    "seconds", getenv("GPUIR_CC_TIMEOUT"));
+        return NULL;
+    }
+    gpuir__emu_cc_id e;
+    size_t len = strlen(cc) + 1;
+    e.cc = (char *)GPUIR_MALLOC(len);
+    if (e.cc) memcpy(e.cc, cc, len);
+    e.id = e.cc ? gpuir__emu_cc_describe(p, dir, cc, timeout) : NULL;
+    if (!e.id) {
+        if (!e.cc) gpuir__oom(p->ctx, "the compiler's name");
+        GPUIR_FREE(e.cc);
+        return NULL;
+    }
+    stbds_arrput(h->ccs, e);
+    return e.id;
+}
+
+/* Writes the source into a new file of the private directory (its path in
+   src). GPUIR_OK, or the error (recorded; no file is left). */
+static gpuir_result gpuir__emu_write_source(gpuir_program *p, gpuir__emu_toolchain *h, char src[PATH_MAX]) {
+    char err[PATH_MAX + 128];
+    int err_no = 0, fd = gpuir__emu_temp_file(h, src, "src", err, sizeof err, &err_no);
+    if (fd < 0) return err_no == ENOMEM ? gpuir__oom(p->ctx, "a temporary file's name")
+                                        : gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
+    bool ok = gpuir__write_all(fd, p->source, strlen(p->source));
+    err_no = errno;
+    if (close(fd) != 0 && ok) ok = false, err_no = errno;
+    if (ok) return GPUIR_OK;
+    unlink(src);
+    return gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: cannot write the kernels' source to %s: %s", src,
+                       strerror(err_no));
+}
+
+/* The error for a compiler run that did not succeed (rc from gpuir__emu_run). */
+static gpuir_result gpuir__emu_cc_failed(gpuir_program *p, const char *cc, int rc, int err_no, double timeout,
+                                         const char *log) {
+    const char *sep = *log ? ":\n" : "";
+    if (rc == -3) return gpuir__oom(p->ctx, "the compiler's log");
+    if (rc == -1)
+        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s could not be started: %s", cc, strerror(err_no));
+    if (rc == -2)
+        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s did not finish compiling the kernels within %g s "
+                           "(GPUIR_CC_TIMEOUT sets the limit); its process group was killed%s%.2000s", cc,
+                           timeout, sep, log);
+    char how[64];
+    if (rc > 128) snprintf(how, sizeof how, "killed by signal %d", rc - 128);
+    else snprintf(how, sizeof how, "exit %d", rc);
+    return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s failed to compile the kernels (%s%s)%s%.2000s", cc,
+                       how, *log ? "" : ", no output", sep, log);
+}
+
+/* Compiles the emulator source to a shared object's bytes, in the
+   context's private temporary directory, within the time limit. */
+static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **image, size_t *size) {
+    (void)self;
+    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
+    if (!h) return p->ctx->result;
+    double timeout = gpuir__emu_cc_timeout();
+    char src[PATH_MAX], so[PATH_MAX], err[PATH_MAX + 128], *log = NULL;
+    int err_no = 0, fo = -1;
+    gpuir_result r = gpuir__emu_write_source(p, h, src);
+    bool have_src = r == GPUIR_OK;
+    if (!r && (fo = gpuir__emu_temp_file(h, so, "so", err, sizeof err, &err_no)) < 0)
+        r = err_no == ENOMEM ? gpuir__oom(p->ctx, "a temporary file's name")
+                             : gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
+    if (fo >= 0) close(fo);
+    if (!r && !timeout) r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: GPUIR_CC_TIMEOUT='%s' is not a "
+                                        "positive number of seconds", getenv("GPUIR_CC_TIMEOUT"));
+    if (!r) {
+        char *argv[16];
+        int n = 0;
+        argv[n++] = (char *)gpuir__emu_cc(p);
+        argv[n++] = (char *)"-x"; argv[n++] = (char *)"c"; argv[n++] = (char *)"-std=gnu11";
+        argv[n++] = (char *)"-O2"; argv[n++] = (char *)"-fPIC"; argv[n++] = (char *)"-shared";
+        if (p->desc.emu_sanitize) argv[n++] = (char *)"-fsanitize=address,undefined";
+        argv[n++] = (char *)"-o"; argv[n++] = so; argv[n++] = src; argv[n++] = (char *)"-lm";
+        argv[n] = NULL;
+        int rc = gpuir__emu_run(argv, h->dir, timeout, &log, &err_no);
+        if (rc != 0) r = gpuir__emu_cc_failed(p, argv[0], rc, err_no, timeout, log ? log : "");
+    }
+    GPUIR_FREE(log);
+    char *bytes = NULL;
+    if (!r) r = gpuir__read_file(p->ctx, so, &bytes, size);
+    *image = bytes;
+    if (have_src) unlink(src);
+    if (fo >= 0) unlink(so);
+    return r;
+}
+
+static const char *gpuir__emu_compiler_id(void *self, gpuir_program *p, char buf[64]) {
+    (void)self, (void)buf;               /* the context's toolchain holds it */
+    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
+    return h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
+}
+
+static gpuir_result gpuir__emu_build(void *self, gpuir_program *p, gpuir__built *b) {
+    b->self = self;                      /* unused: the context's toolchain compiles */
+    b->compile = gpuir__emu_compile;
+    if (b->image) return GPUIR_OK;       /* a lowered program's object (gpuir__lowered_object) */
+    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
+    const char *id = h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
+    if (!id) return p->ctx->result;
+    const char *parts[5] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-", GPUIR_VERSION_STRING};
+    return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, b);
+}
+
+/* The emulator's work bound: the most threads one launch may run (it runs
+   them one after another on the calling thread), $GPUIR_EMU_MAX_THREADS if
+   it is a positive count, else GPUIR__EMU_WORK_BOUND. */
+#define GPUIR__EMU_WORK_BOUND ((uint64_t)1 << 28)
+static uint64_t gpuir__emu_max_threads(void) {
+    const char *env = getenv("GPUIR_EMU_MAX_THREADS");
+    char *end = NULL;
+    unsigned long long v = env && *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
+    return v && end && *end == '\0' ? (uint64_t)v : GPUIR__EMU_WORK_BOUND;
+}
+
+/* A new emulated device with its table; NULL when out of memory. */
+static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out) {
+    gpuir__emu *E = (gpuir__emu *)gpuir__calloc(1, sizeof *E);
+    if (!E) return NULL;
+    E->engine = gpuir__emu_engine_make(0);
+    if (!E->engine) { GPUIR_FREE(E); return NULL; }
+    E->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+    gpuir__drv d;
+    memset(&d, 0, sizeof d);
+    d.name = "emu";
+    d.self = E;
+    d.capture_alloc = true;
+    d.dialect = &gpuir__cg_emu;
+    d.build = gpuir__emu_build;
+    d.compiler_id = gpuir__emu_compiler_id;
+    d.enter = gpuir__emu_nop;
+    d.leave = gpuir__emu_nop;
+    d.streams_reserve = gpuir__emu_streams_reserve;
+    d.mem_alloc = gpuir__emu_mem_alloc;
+    d.mem_free = gpuir__emu_mem_free;
+    d.copy_htod = gpuir__emu_htod;
+    d.copy_dtoh = gpuir__emu_dtoh;
+    d.copy_dtod = gpuir__emu_dtod;
+    d.module_load = gpuir__emu_module_load;
+    d.module_unload = gpuir__emu_module_unload;
+    d.function_get = gpuir__emu_function_get;
+    d.launch = gpuir__emu_launch;
+    d.event_record = gpuir__emu_event_record;
+    d.stream_wait = gpuir__emu_stream_wait;
+    d.event_synchronize = gpuir__emu_event_sync;
+    d.synchronize = gpuir__emu_sync;
+    d.describe = gpuir__emu_describe;
+    d.lost = E->lost;
+    d.host_alloc = gpuir__emu_host_alloc;
+    d.host_free = gpuir__emu_host_free;
+    d.capture_begin = gpuir__emu_capture_begin;
+    d.capture_end = gpuir__emu_capture_end;
+    d.graph_launch = gpuir__emu_graph_launch;
+    d.graph_destroy = gpuir__emu_graph_destroy;
+    d.tensor_map_encode = gpuir__emu_tensor_map;
+    d.host_register = gpuir__emu_host_register;
+    d.host_unregister = gpuir__emu_host_unregister;
+    d.stream_create = gpuir__emu_stream_create;
+    d.stream_destroy = gpuir__emu_stream_destroy;
+    d.stream_synchronize = gpuir__emu_stream_sync;
+    d.stream_bind = gpuir__emu_stream_bind;
+    d.stream_capturing = gpuir__emu_stream_capturing;
+    GPUIR_ASSERT(gpuir__drv_complete(&d));
+    *out = d;
+    return E;
+}
+
+/* Releases an emulated device (its queued work done first). */
+static void gpuir__emu_free(struct gpuir__emu *E) {
+    gpuir__emu_drain(E, 0);
+    gpuir__emu_calls_free(E->captured);
+    for (size_t s = 0; s < stbds_arrlenu(E->streams); s++) stbds_arrfree(E->streams[s].cmds);
+    stbds_arrfree(E->streams);
+    for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) GPUIR_FREE((void *)E->allocs[i].base);
+    stbds_arrfree(E->allocs);
+    while (E->gone_held) gpuir__emu_gone_drop_oldest(E);
+    stbds_arrfree(E->events);
+    gpuir__emu_engine_destroy(E->engine);
+    GPUIR_FREE(E);
+}
+
+static gpuir_result gpuir__emu_open(gpuir_program *p) {
+    gpuir__drv d;
+    gpuir__emu *E = gpuir__emu_make(p->desc.emu_seed, &d);
+    if (!E) return gpuir__oom(p->ctx, "the emulator");
+    E->host = gpuir__emu_toolchain_get(p->ctx);        /* where its modules are written */
+    if (!E->host) { gpuir__emu_free(E); return p->ctx->result; }
+    p->drv = d;
+    gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20, 0};
+    lim.max_launch_threads = gpuir__emu_max_threads();
+    p->limits = lim;
+    return GPUIR_OK;
+}
+
+static void gpuir__emu_close(gpuir_program *p) {
+    gpuir__emu *E = (gpuir__emu *)p->drv.self;
+    if (!E) return;
+    /* Runs free what they allocate and destroy frees resident copies and the
+       module first: anything still live here is a gpuir bug. */
+    gpuir__emu_drain(E, 0);
+    GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0 && E->live_graphs == 0 && E->live_host == 0);
+    gpuir__emu_free(E);
+    p->drv.self = NULL;
+}
+
+/* ====================================================================== */
+// >>rt.faults
+// Fault injection for tests: a device table that wraps another and fails
+// its k-th call. Tests set ctx->fault (they include the implementation);
+// programs and devices made while fail_at is set count their table calls
+// in ctx->fault.calls, and call number fail_at (and every later one if
+// persistent) fails with fault.code, or with a code natural to the call.
+// A failed free or unload still releases (as a driver whose context died
+// would), so a test can check that nothing leaks. Compiling (build) is no
+// device call: passed through, not counted.
+// Reads: util, rt.driver (the table). Writes: the context's fault counts.
+
+typedef struct gpuir__fault {
+    gpuir__drv inner;
+    struct gpuir__fault_plan *plan;   /* the context's */
+} gpuir__fault;
+
+static int gpuir__fault_hit(gpuir__fault *F, int natural) {
+    struct gpuir__fault_plan *P = F->plan;
+    P->calls++;
+    bool hit = P->fail_at && (P->calls == P->fail_at || (P->persistent && P->calls > P->fail_at));
+    P->injected += hit;
+    return hit ? (P->code ? P->code : natural) : 0;
+}
+
+#define GPUIR__FAULT_SELF gpuir__fault *F = (gpuir__fault *)self
+static int gpuir__fault_enter(void *self) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 201);                  /* CUDA_ERROR_INVALID_CONTEXT */
+    return rc ? rc : F->inner.enter(F->inner.self);
+}
+static int gpuir__fault_leave(void *self) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.leave(F->inner.self);
+    int hit = gpuir__fault_hit(F, 201);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_reserve(void *self, unsigned streams, unsigned events) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);
+    return rc ? rc : F->inner.streams_reserve(F->inner.self, streams, events);
+}
+static int gpuir__fault_alloc(void *self, gpuir__dptr *ptr, size_t bytes, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);                    /* CUDA_ERROR_OUT_OF_MEMORY */
+    return rc ? rc : F->inner.mem_alloc(F->inner.self, ptr, bytes, stream);
+}
+static int gpuir__fault_free(void *self, gpuir__dptr ptr, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.mem_free(F->inner.self, ptr, stream);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.copy_htod(F->inner.self, dst, src, n, stream);
+}
+static int gpuir__fault_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.copy_dtoh(F->inner.self, dst, src, n, stream);
+}
+static int gpuir__fault_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.copy_dtod(F->inner.self, dst, src, n, stream);
+}
+static int gpuir__fault_load(void *self, void **module, const void *image, size_t size) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 200);                  /* CUDA_ERROR_INVALID_IMAGE */
+    return rc ? rc : F->inner.module_load(F->inner.self, module, image, size);
+}
+static int gpuir__fault_unload(void *self, void *module) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.module_unload(F->inner.self, module);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_function(void *self, void **fn, void *module, const char *name) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 500);                  /* CUDA_ERROR_NOT_FOUND */
+    return rc ? rc : F->inner.function_get(F->inner.self, fn, module, name);
+}
+static int gpuir__fault_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                               void **params, unsigned n_params, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.launch(F->inner.self, fn, grid, block, smem, params, n_params, stream);
+}
+static int gpuir__fault_record(void *self, unsigned event, unsigned stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.event_record(F->inner.self, event, stream);
+}
+static int gpuir__fault_wait(void *self, unsigned stream, unsigned event) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.stream_wait(F->inner.self, stream, event);
+}
+/* A failed synchronize still lets the work finish (the run frees after it). */
+static int gpuir__fault_event_sync(void *self, unsigned event) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.event_synchronize(F->inner.self, event);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_sync(void *self) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.synchronize(F->inner.self);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_host_alloc(void *self, void **ptr, size_t bytes) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);
+    return rc ? rc : F->inner.host_alloc(F->inner.self, ptr, bytes);
+}
+static int gpuir__fault_host_free(void *self, void *ptr) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.host_free(F->inner.self, ptr);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_capture_begin(void *self, unsigned streams) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 900);                  /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+    return rc ? rc : F->inner.capture_begin(F->inner.self, streams);
+}
+/* A failed end still ends the capture and keeps no graph. */
+static int gpuir__fault_capture_end(void *self, void **graph) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.capture_end(F->inner.self, graph);
+    int hit = gpuir__fault_hit(F, 1);
+    if (hit && *graph) F->inner.graph_destroy(F->inner.self, *graph);
+    if (hit) *graph = NULL;
+    return hit ? hit : rc;
+}
+static int gpuir__fault_graph_launch(void *self, void *graph) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);
+    return rc ? rc : F->inner.graph_launch(F->inner.self, graph);
+}
+static int gpuir__fault_graph_destroy(void *self, void *graph) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.graph_destroy(F->inner.self, graph);
+    int hit = gpuir__fault_hit(F, 1);
+    return hit ? hit : rc;
+}
+static int gpuir__fault_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 1);                    /* CUDA_ERROR_INVALID_VALUE */
+    return rc ? rc : F->inner.tensor_map_encode(F->inner.self, map, desc);
+}
+static int gpuir__fault_host_register(void *self, void *ptr, size_t bytes) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);                    /* CUDA_ERROR_OUT_OF_MEMORY: cannot pin */
+    return rc ? rc : F->inner.host_register(F->inner.self, ptr, bytes);
+}
+static int gpuir__fault_host_unregister(void *self, void *ptr) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.host_unregister(F->inner.self, ptr);
+    int hit = gpuir__fault_hit(F, 713);                 /* CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED */
+    return hit ? hit : rc;
+}
+static int gpuir__fault_stream_create(void *self, void **stream) {
+    GPUIR__FAULT_SELF;
+    int rc = gpuir__fault_hit(F, 2);
+    return rc ? rc : F->inner.stream_create(F->inner.self, stream);
+}
+static int gpuir__fault_stream_destroy(void *self, void *stream) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.stream_destroy(F->inner.self, stream);
+    int hit = gpuir__fault_hit(F, 400);                 /* CUDA_ERROR_INVALID_HANDLE */
+    return hit ? hit : rc;
+}
+/* A failed wait still lets the work finish, as event_synchronize. */
+static int gpuir__fault_stream_sync(void *self, void *stream) {
+    GPUIR__FAULT_SELF;
+    int rc = F->inner.stream_synchronize(F->inner.self, stream);
+    int hit = gpuir__fault_hit(F, 400);
+    return hit ? hit : rc;
+}
+/* Unbinding (NULL) always unbinds, so a failed run leaves no stream bound. */
+static int gpuir__fault_stream_bind(void *self, void *stream, unsigned lane) {
+    GPUIR__FAULT_SELF;
+    if (!stream) {
+        int rc = F->inner.stream_bind(F->inner.self, stream, lane);
+        int hit = gpuir__fault_hit(F, 400);
+        return hit ? hit : rc;
+    }
+    int rc = gpuir__fault_hit(F, 400);
+    return rc ? rc : F->inner.stream_bind(F->inner.self, stream, lane);
+}
+static int gpuir__fault_stream_capturing(void *self, void *stream, int *capturing) {
+    GPUIR__FAULT_SELF;
+    *capturing = 0;
+    int rc = gpuir__fault_hit(F, 400);
+    return rc ? rc : F->inner.stream_capturing(F->inner.self, stream, capturing);
+}
+/* Compiling is no device call: not counted, never failed. */
+static gpuir_result gpuir__fault_build(void *self, gpuir_program *p, struct gpuir__built *b) {
+    GPUIR__FAULT_SELF;
+    return F->inner.build(F->inner.self, p, b);
+}
+static const char *gpuir__fault_compiler_id(void *self, gpuir_program *p, char buf[64]) {
+    GPUIR__FAULT_SELF;
+    return F->inner.compiler_id(F->inner.self, p, buf);
+}
+static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
+    GPUIR__FAULT_SELF;
+    F->inner.describe(F->inner.self, code, name, text, detail);
+    *detail = "injected by the fault test";
+}
+#undef GPUIR__FAULT_SELF
+
+/* Wraps table *d (a program's, or the context's device's) in a fault
+   table; *out gets the wrapper (gpuir__fault_unwrap frees a program's). */
+static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv, struct gpuir__fault **out) {
+    gpuir__fault *F = (gpuir__fault *)gpuir__calloc(1, sizeof *F);
+    if (!F) return gpuir__oom(ctx, "fault injection");
+    F->inner = *drv;
+    F->plan = &ctx->fault;
+    gpuir__drv d = *drv;                 /* name, facts, dialect and `lost` as they are */
+    d.self = F;
+    d.build = gpuir__fault_build;
+    d.compiler_id = gpuir__fault_compiler_id;
+    d.enter = gpuir__fault_enter;
+    d.leave = gpuir__fault_leave;
+    d.streams_reserve = gpuir__fault_reserve;
+    d.mem_alloc = gpuir__fault_alloc;
+    d.mem_free = gpuir__fault_free;
+    d.copy_htod = gpuir__fault_htod;
+    d.copy_dtoh = gpuir__fault_dtoh;
+    d.copy_dtod = gpuir__fault_dtod;
+    d.module_load = gpuir__fault_load;
+    d.module_unload = gpuir__fault_unload;
+    d.function_get = gpuir__fault_function;
+    d.launch = gpuir__fault_launch;
+    d.event_record = gpuir__fault_record;
+    d.stream_wait = gpuir__fault_wait;
+    d.event_synchronize = gpuir__fault_event_sync;
+    d.synchronize = gpuir__fault_sync;
+    d.describe = gpuir__fault_describe;
+    d.host_alloc = gpuir__fault_host_alloc;
+    d.host_free = gpuir__fault_host_free;
+    d.capture_begin = gpuir__fault_capture_begin;
+    d.capture_end = gpuir__fault_capture_end;
+    d.graph_launch = gpuir__fault_graph_launch;
+    d.graph_destroy = gpuir__fault_graph_destroy;
+    d.tensor_map_encode = gpuir__fault_tensor_map;
+    d.host_register = gpuir__fault_host_register;
+    d.host_unregister = gpuir__fault_host_unregister;
+    d.stream_create = gpuir__fault_stream_create;
+    d.stream_destroy = gpuir__fault_stream_destroy;
+    d.stream_synchronize = gpuir__fault_stream_sync;
+    d.stream_bind = gpuir__fault_stream_bind;
+    d.stream_capturing = gpuir__fault_stream_capturing;
+    *drv = d;
+    *out = F;
+    return GPUIR_OK;
+}
+
+static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
+    return gpuir__fault_wrap_drv(p->ctx, &p->drv, &p->fault);
+}
+
+static void gpuir__fault_unwrap(gpuir_program *p) {
+    if (!p->fault) return;
+    p->drv = p->fault->inner;
+    GPUIR_FREE(p->fault);
+    p->fault = NULL;
+}
+
+/* ====================================================================== */
 // >>rt.exec
 // Runs a placed program through a device table (gpuir__drv): host buffers,
 // device buffers, copies, launches and frees, issued in program order on the
@@ -18901,8 +21268,6 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
    modules, but in lowered_hits). */
 static gpuir_result gpuir__lowered_find(gpuir_program *p, gpuir__lowered *L) {
     if (stbds_arrlenu(p->m->globals)) return GPUIR_OK;   /* their data is the module's, not its text's */
-    if (p->ctx->fault.fail_at) return GPUIR_OK;  /* KNOWN GAP: a hit whose module then fails to load
-                                                    can fail to render (reductions); docs/cache.md */
     double t0 = gpuir__now_ms();
     gpuir_result r = gpuir__lowered_key(p, L);
     gpuir__cache *c = r ? NULL : gpuir__ctx_cache(p->ctx);
@@ -19169,2373 +21534,6 @@ GPUIRDEF const char *gpuir_backend_name(gpuir_backend b) {
     case GPUIR_BACKEND_REF: return "ref";
     default: return "invalid";
     }
-}
-
-/* ====================================================================== */
-// >>rt.faults
-// Fault injection for tests: a device table that wraps another and fails
-// its k-th call. Tests set ctx->fault (they include the implementation);
-// programs and devices made while fail_at is set count their table calls
-// in ctx->fault.calls, and call number fail_at (and every later one if
-// persistent) fails with fault.code, or with a code natural to the call.
-// A failed free or unload still releases (as a driver whose context died
-// would), so a test can check that nothing leaks. Compiling (build) is no
-// device call: passed through, not counted.
-// Reads: util, rt.driver (the table). Writes: the context's fault counts.
-
-typedef struct gpuir__fault {
-    gpuir__drv inner;
-    struct gpuir__fault_plan *plan;   /* the context's */
-} gpuir__fault;
-
-static int gpuir__fault_hit(gpuir__fault *F, int natural) {
-    struct gpuir__fault_plan *P = F->plan;
-    P->calls++;
-    bool hit = P->fail_at && (P->calls == P->fail_at || (P->persistent && P->calls > P->fail_at));
-    P->injected += hit;
-    return hit ? (P->code ? P->code : natural) : 0;
-}
-
-#define GPUIR__FAULT_SELF gpuir__fault *F = (gpuir__fault *)self
-static int gpuir__fault_enter(void *self) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 201);                  /* CUDA_ERROR_INVALID_CONTEXT */
-    return rc ? rc : F->inner.enter(F->inner.self);
-}
-static int gpuir__fault_leave(void *self) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.leave(F->inner.self);
-    int hit = gpuir__fault_hit(F, 201);
-    return hit ? hit : rc;
-}
-static int gpuir__fault_reserve(void *self, unsigned streams, unsigned events) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 2);
-    return rc ? rc : F->inner.streams_reserve(F->inner.self, streams, events);
-}
-static int gpuir__fault_alloc(void *self, gpuir__dptr *ptr, size_t bytes, unsigned stream) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 2);                    /* CUDA_ERROR_OUT_OF_MEMORY */
-    return rc ? rc : F->inner.mem_alloc(F->inner.self, ptr, bytes, stream);
-}
-static int gpuir__fault_free(void *self, gpuir__dptr ptr, unsigned stream) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.mem_free(F->inner.self, ptr, stream);
-    int hit = gpuir__fault_hit(F, 1);
-    return hit ? hit : rc;
-}
-static int gpuir__fault_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 1);
-    return rc ? rc : F->inner.copy_htod(F->inner.self, dst, src, n, stream);
-}
-static int gpuir__fault_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned stream) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 1);
-    return rc ? rc : F->inner.copy_dtoh(F->inner.self, dst, src, n, stream);
-}
-static int gpuir__fault_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned stream) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 1);
-    return rc ? rc : F->inner.copy_dtod(F->inner.self, dst, src, n, stream);
-}
-static int gpuir__fault_load(void *self, void **module, const void *image, size_t size) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 200);                  /* CUDA_ERROR_INVALID_IMAGE */
-    return rc ? rc : F->inner.module_load(F->inner.self, module, image, size);
-}
-static int gpuir__fault_unload(void *self, void *module) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.module_unload(F->inner.self, module);
-    int hit = gpuir__fault_hit(F, 1);
-    return hit ? hit : rc;
-}
-static int gpuir__fault_function(void *self, void **fn, void *module, const char *name) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 500);                  /* CUDA_ERROR_NOT_FOUND */
-    return rc ? rc : F->inner.function_get(F->inner.self, fn, module, name);
-}
-static int gpuir__fault_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                               void **params, unsigned n_params, unsigned stream) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 1);
-    return rc ? rc : F->inner.launch(F->inner.self, fn, grid, block, smem, params, n_params, stream);
-}
-static int gpuir__fault_record(void *self, unsigned event, unsigned stream) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 1);
-    return rc ? rc : F->inner.event_record(F->inner.self, event, stream);
-}
-static int gpuir__fault_wait(void *self, unsigned stream, unsigned event) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 1);
-    return rc ? rc : F->inner.stream_wait(F->inner.self, stream, event);
-}
-/* A failed synchronize still lets the work finish (the run frees after it). */
-static int gpuir__fault_event_sync(void *self, unsigned event) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.event_synchronize(F->inner.self, event);
-    int hit = gpuir__fault_hit(F, 1);
-    return hit ? hit : rc;
-}
-static int gpuir__fault_sync(void *self) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.synchronize(F->inner.self);
-    int hit = gpuir__fault_hit(F, 1);
-    return hit ? hit : rc;
-}
-static int gpuir__fault_host_alloc(void *self, void **ptr, size_t bytes) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 2);
-    return rc ? rc : F->inner.host_alloc(F->inner.self, ptr, bytes);
-}
-static int gpuir__fault_host_free(void *self, void *ptr) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.host_free(F->inner.self, ptr);
-    int hit = gpuir__fault_hit(F, 1);
-    return hit ? hit : rc;
-}
-static int gpuir__fault_capture_begin(void *self, unsigned streams) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 900);                  /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
-    return rc ? rc : F->inner.capture_begin(F->inner.self, streams);
-}
-/* A failed end still ends the capture and keeps no graph. */
-static int gpuir__fault_capture_end(void *self, void **graph) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.capture_end(F->inner.self, graph);
-    int hit = gpuir__fault_hit(F, 1);
-    if (hit && *graph) F->inner.graph_destroy(F->inner.self, *graph);
-    if (hit) *graph = NULL;
-    return hit ? hit : rc;
-}
-static int gpuir__fault_graph_launch(void *self, void *graph) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 1);
-    return rc ? rc : F->inner.graph_launch(F->inner.self, graph);
-}
-static int gpuir__fault_graph_destroy(void *self, void *graph) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.graph_destroy(F->inner.self, graph);
-    int hit = gpuir__fault_hit(F, 1);
-    return hit ? hit : rc;
-}
-static int gpuir__fault_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 1);                    /* CUDA_ERROR_INVALID_VALUE */
-    return rc ? rc : F->inner.tensor_map_encode(F->inner.self, map, desc);
-}
-static int gpuir__fault_host_register(void *self, void *ptr, size_t bytes) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 2);                    /* CUDA_ERROR_OUT_OF_MEMORY: cannot pin */
-    return rc ? rc : F->inner.host_register(F->inner.self, ptr, bytes);
-}
-static int gpuir__fault_host_unregister(void *self, void *ptr) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.host_unregister(F->inner.self, ptr);
-    int hit = gpuir__fault_hit(F, 713);                 /* CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED */
-    return hit ? hit : rc;
-}
-static int gpuir__fault_stream_create(void *self, void **stream) {
-    GPUIR__FAULT_SELF;
-    int rc = gpuir__fault_hit(F, 2);
-    return rc ? rc : F->inner.stream_create(F->inner.self, stream);
-}
-static int gpuir__fault_stream_destroy(void *self, void *stream) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.stream_destroy(F->inner.self, stream);
-    int hit = gpuir__fault_hit(F, 400);                 /* CUDA_ERROR_INVALID_HANDLE */
-    return hit ? hit : rc;
-}
-/* A failed wait still lets the work finish, as event_synchronize. */
-static int gpuir__fault_stream_sync(void *self, void *stream) {
-    GPUIR__FAULT_SELF;
-    int rc = F->inner.stream_synchronize(F->inner.self, stream);
-    int hit = gpuir__fault_hit(F, 400);
-    return hit ? hit : rc;
-}
-/* Unbinding (NULL) always unbinds, so a failed run leaves no stream bound. */
-static int gpuir__fault_stream_bind(void *self, void *stream, unsigned lane) {
-    GPUIR__FAULT_SELF;
-    if (!stream) {
-        int rc = F->inner.stream_bind(F->inner.self, stream, lane);
-        int hit = gpuir__fault_hit(F, 400);
-        return hit ? hit : rc;
-    }
-    int rc = gpuir__fault_hit(F, 400);
-    return rc ? rc : F->inner.stream_bind(F->inner.self, stream, lane);
-}
-static int gpuir__fault_stream_capturing(void *self, void *stream, int *capturing) {
-    GPUIR__FAULT_SELF;
-    *capturing = 0;
-    int rc = gpuir__fault_hit(F, 400);
-    return rc ? rc : F->inner.stream_capturing(F->inner.self, stream, capturing);
-}
-/* Compiling is no device call: not counted, never failed. */
-static gpuir_result gpuir__fault_build(void *self, gpuir_program *p, struct gpuir__built *b) {
-    GPUIR__FAULT_SELF;
-    return F->inner.build(F->inner.self, p, b);
-}
-static const char *gpuir__fault_compiler_id(void *self, gpuir_program *p, char buf[64]) {
-    GPUIR__FAULT_SELF;
-    return F->inner.compiler_id(F->inner.self, p, buf);
-}
-static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
-    GPUIR__FAULT_SELF;
-    F->inner.describe(F->inner.self, code, name, text, detail);
-    *detail = "injected by the fault test";
-}
-#undef GPUIR__FAULT_SELF
-
-/* Wraps table *d (a program's, or the context's device's) in a fault
-   table; *out gets the wrapper (gpuir__fault_unwrap frees a program's). */
-static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv, struct gpuir__fault **out) {
-    gpuir__fault *F = (gpuir__fault *)gpuir__calloc(1, sizeof *F);
-    if (!F) return gpuir__oom(ctx, "fault injection");
-    F->inner = *drv;
-    F->plan = &ctx->fault;
-    gpuir__drv d = *drv;                 /* name, facts, dialect and `lost` as they are */
-    d.self = F;
-    d.build = gpuir__fault_build;
-    d.compiler_id = gpuir__fault_compiler_id;
-    d.enter = gpuir__fault_enter;
-    d.leave = gpuir__fault_leave;
-    d.streams_reserve = gpuir__fault_reserve;
-    d.mem_alloc = gpuir__fault_alloc;
-    d.mem_free = gpuir__fault_free;
-    d.copy_htod = gpuir__fault_htod;
-    d.copy_dtoh = gpuir__fault_dtoh;
-    d.copy_dtod = gpuir__fault_dtod;
-    d.module_load = gpuir__fault_load;
-    d.module_unload = gpuir__fault_unload;
-    d.function_get = gpuir__fault_function;
-    d.launch = gpuir__fault_launch;
-    d.event_record = gpuir__fault_record;
-    d.stream_wait = gpuir__fault_wait;
-    d.event_synchronize = gpuir__fault_event_sync;
-    d.synchronize = gpuir__fault_sync;
-    d.describe = gpuir__fault_describe;
-    d.host_alloc = gpuir__fault_host_alloc;
-    d.host_free = gpuir__fault_host_free;
-    d.capture_begin = gpuir__fault_capture_begin;
-    d.capture_end = gpuir__fault_capture_end;
-    d.graph_launch = gpuir__fault_graph_launch;
-    d.graph_destroy = gpuir__fault_graph_destroy;
-    d.tensor_map_encode = gpuir__fault_tensor_map;
-    d.host_register = gpuir__fault_host_register;
-    d.host_unregister = gpuir__fault_host_unregister;
-    d.stream_create = gpuir__fault_stream_create;
-    d.stream_destroy = gpuir__fault_stream_destroy;
-    d.stream_synchronize = gpuir__fault_stream_sync;
-    d.stream_bind = gpuir__fault_stream_bind;
-    d.stream_capturing = gpuir__fault_stream_capturing;
-    *drv = d;
-    *out = F;
-    return GPUIR_OK;
-}
-
-static gpuir_result gpuir__fault_wrap(gpuir_program *p) {
-    return gpuir__fault_wrap_drv(p->ctx, &p->drv, &p->fault);
-}
-
-static void gpuir__fault_unwrap(gpuir_program *p) {
-    if (!p->fault) return;
-    p->drv = p->fault->inner;
-    GPUIR_FREE(p->fault);
-    p->fault = NULL;
-}
-
-/* ====================================================================== */
-// >>rt.emu
-// The CPU implementation of the device table: device memory is host memory,
-// a module is the same CUDA C compiled by the host C compiler (with the
-// emulator prelude) into a shared object and dlopen'ed, and a launch runs
-// each block's threads as fibers. Work on streams is queued and run only
-// when the host waits, in a seeded interleaving of the streams, and freed
-// memory is kept until they are idle: missing waits show.
-// Reads: util, codegen.cuda (the ABI its kernels share), rt.driver (the
-// table's types), rt.cache, the environment (GPUIR_CC, GPUIR_CC_TIMEOUT,
-// TMPDIR, GPUIR_EMU_MAX_THREADS: the work bound, threads per launch).
-// Writes: files in the context's private temporary directory
-// ($TMPDIR/gpuir-<pid>-XXXXXX, removed with the context; a dead process's
-// is removed by the next one), nothing else.
-
-/* The fiber engine. Runs one CUDA grid launch on the host CPU. Blocks run
-   one after another in (z, y, x) order; inside a block every CUDA thread is
-   a fiber (a user-space coroutine on its own small stack) and fibers switch
-   only at __syncthreads and at warp collectives (__syncwarp, which the
-   prelude also uses for shuffles). Kernels launched without barriers run as
-   plain sequential calls on the caller's stack, with no fibers at all.
-
-   DESIGN
-     - Context switch: inline assembly on x86-64 (System V) and aarch64 that
-       saves only what the ABI says a callee must preserve; the asm clobbers
-       every general register, so the compiler saves the callee-saved ones
-       (rbx r12-r15 / x19-x30 d8-d15) in the switch function's prologue, and
-       the asm itself saves rsp, rbp, the resume address, the x87 control word
-       and MXCSR (x86-64) or sp, x29 and the resume address (aarch64). Other
-       targets, or -DGPUIR_EMU_UCONTEXT, use makecontext/swapcontext.
-     - Stacks: one malloc for all the fibers' stacks, each stack page aligned
-       with a PROT_NONE guard page below it (an overflow faults at once
-       instead of corrupting the heap), default 64 KiB, kept and reused
-       across blocks and launches; the engine only grows it.
-     - Scheduling: a FIFO run queue, round robin. A fiber that blocks switches
-       straight to the next runnable fiber (one switch per hand-over); the
-       last thread to arrive at a barrier opens it and carries on. When the
-       queue runs dry control returns to the launching context: either every
-       thread has exited, or the block is deadlocked (reported, not hung).
-     - Barriers: __syncthreads waits for the threads of the block that have
-       not exited, __syncwarp for the live lanes of one warp (warps of 32 by
-       linear thread index; the last may be partial). A thread that exits
-       re-checks both barriers. Barriers count generations and are reusable.
-     - No global or static mutable state: several engines may run in
-       parallel on different OS threads (one engine is one thread's at a time).
-     - ASan: fiber switches are announced with __sanitizer_start_switch_fiber
-       / __sanitizer_finish_switch_fiber and reused stacks are unpoisoned.
-       Valgrind: each stack is registered with VALGRIND_STACK_REGISTER when
-       <valgrind/valgrind.h> exists (define GPUIR_EMU_NO_VALGRIND to skip).
-
-   LIMITS
-     - Scheduling is cooperative: a thread that spins on memory written by
-       another thread, with no barrier and no yield inside the loop, never
-       yields and hangs the launch (as a livelock; it is not detected). The
-       prelude's mbarrier waits call lane->yield: the thread goes to the back
-       of the run queue; `progress` (barrier arrivals, exits, mbarrier
-       updates) tells a spin that can end from one that cannot: two rounds
-       of the queue of yields without progress are a deadlock, reported.
-     - A kernel overflowing its fiber stack hits the guard page (SIGSEGV);
-       raise stack_bytes for kernels with big local arrays. ASan builds use
-       bigger frames, so they need more stack than plain builds.
-     - Without <valgrind/valgrind.h>, valgrind cannot tell the fiber stacks
-       from heap memory and reports false errors.
-
-   Needs POSIX (<unistd.h>, <sys/mman.h>). Windows is not supported. */
-
-#include <sys/mman.h>
-#include <unistd.h>
-
-/* The ABI shared with the kernel prelude (codegen.cuda renders the same
-   text into the emulator prelude). */
-GPUIR__EMU_ABI
-typedef void (*gpuir_emu_entry)(gpuir_emu_lane *lane, void **params);
-
-/* ---------------------------------------------------------------------- */
-/* Compile-time choices: switch backend, ASan, Valgrind.                   */
-
-#if !defined(GPUIR_EMU_UCONTEXT) && defined(__x86_64__) && !defined(__ILP32__) && !defined(_WIN32)
-#define GPUIR__EMU_X64 1
-#elif !defined(GPUIR_EMU_UCONTEXT) && defined(__aarch64__) && !defined(__ILP32__) && !defined(_WIN32)
-#define GPUIR__EMU_A64 1
-#else
-#define GPUIR__EMU_UCTX 1
-#include <ucontext.h>
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define GPUIR__EMU_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GPUIR__EMU_ASAN 1
-#endif
-#endif
-#ifdef GPUIR__EMU_ASAN
-#include <sanitizer/asan_interface.h>
-#include <sanitizer/common_interface_defs.h>
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define GPUIR__EMU_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define GPUIR__EMU_TSAN 1
-#endif
-#endif
-#ifdef GPUIR__EMU_TSAN
-#include <sanitizer/tsan_interface.h>
-#endif
-
-#if !defined(GPUIR_EMU_NO_VALGRIND) && defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define GPUIR__EMU_VALGRIND 1
-#endif
-#endif
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define GPUIR__EMU_NOIPA __attribute__((noinline, noipa))
-#else
-#define GPUIR__EMU_NOIPA __attribute__((noinline))
-#endif
-
-#define GPUIR__EMU_DEFAULT_STACK ((size_t)64 << 10)
-#define GPUIR__EMU_MIN_STACK ((size_t)16 << 10)
-#define GPUIR__EMU_MAX_THREADS 1024u
-#define GPUIR__EMU_MAX_SHARED ((size_t)1 << 20)
-
-/* ---------------------------------------------------------------------- */
-/* Contexts and the raw switch.                                            */
-
-struct gpuir__emu_ctx;
-typedef void (*gpuir__emu_fn)(struct gpuir__emu_ctx *self);
-
-/* A suspended execution context. The asm backends rely on the offsets of
-   the first fields (checked below). */
-typedef struct gpuir__emu_ctx {
-#ifdef GPUIR__EMU_UCTX
-    ucontext_t uc;
-    gpuir__emu_fn fn;             /* what a fresh context runs */
-#else
-    void *sp;                     /* 0: stack pointer */
-    void *fp;                     /* 8: frame pointer (rbp / x29) */
-    gpuir__emu_fn pc;             /* 16: resume address, or the entry of a fresh context */
-    unsigned short fpcw, pad;     /* 24: x87 control word (x86-64) */
-    unsigned mxcsr;               /* 28: MXCSR (x86-64) */
-#endif
-    const void *stack_lo;         /* bounds of its stack, for ASan (learned for the launcher) */
-    size_t stack_size;
-    void *fake_stack;             /* ASan's fake stack while suspended */
-    void *tsan_fiber;             /* TSan's fiber for it (the launcher's: the thread's current) */
-} gpuir__emu_ctx;
-
-#ifndef GPUIR__EMU_UCTX
-typedef char gpuir__emu_ctx_layout_check[(offsetof(gpuir__emu_ctx, fp) == 8 && offsetof(gpuir__emu_ctx, pc) == 16
-                                          && offsetof(gpuir__emu_ctx, fpcw) == 24
-                                          && offsetof(gpuir__emu_ctx, mxcsr) == 28) ? 1 : -1];
-#endif
-
-#if defined(GPUIR__EMU_X64)
-/* Saves the running context in *from and resumes *to. rbx, r12-r15 are
-   saved by the compiler (they are clobbered); rsp, rbp, the resume address,
-   the x87 control word and MXCSR by the asm. A fresh context receives `to`
-   as its first argument (rdi). */
-static GPUIR__EMU_NOIPA void gpuir__emu_switch_raw(gpuir__emu_ctx *from, gpuir__emu_ctx *to)
-{
-    __asm__ __volatile__(
-        "leaq 1f(%%rip), %%rax\n\t"
-        "movq %%rax, 16(%0)\n\t"
-        "movq %%rsp, 0(%0)\n\t"
-        "movq %%rbp, 8(%0)\n\t"
-        "fnstcw 24(%0)\n\t"
-        "stmxcsr 28(%0)\n\t"
-        "fldcw 24(%1)\n\t"
-        "ldmxcsr 28(%1)\n\t"
-        "movq 0(%1), %%rsp\n\t"
-        "movq 8(%1), %%rbp\n\t"
-        "movq %1, %%rdi\n\t"
-        "jmpq *16(%1)\n"
-        "1:\n\t"
-#if defined(__CET__) && (__CET__ & 1)
-        "endbr64\n\t"
-#endif
-        : "+D"(from), "+S"(to)
-        :
-        : "rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
-          "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
-}
-
-/* Records the current x87 control word and MXCSR in c (fresh contexts start with them). */
-static void gpuir__emu_fpu_capture(gpuir__emu_ctx *c)
-{
-    __asm__ __volatile__("fnstcw %0\n\tstmxcsr %1" : "=m"(c->fpcw), "=m"(c->mxcsr));
-}
-#elif defined(GPUIR__EMU_A64)
-/* Saves the running context in *from and resumes *to. x19-x28, x30 and
-   d8-d15 are saved by the compiler (they are clobbered); sp, x29 and the
-   resume address by the asm. A fresh context receives `to` in x0. The
-   landing pad is a BTI "jc" hint, a no-op on cores without BTI. */
-static GPUIR__EMU_NOIPA void gpuir__emu_switch_raw(gpuir__emu_ctx *from, gpuir__emu_ctx *to)
-{
-    register gpuir__emu_ctx *x0 __asm__("x0") = from;
-    register gpuir__emu_ctx *x1 __asm__("x1") = to;
-    __asm__ __volatile__(
-        "adr x16, 1f\n\t"
-        "mov x17, sp\n\t"
-        "stp x17, x29, [x0, #0]\n\t"
-        "str x16, [x0, #16]\n\t"
-        "ldp x17, x29, [x1, #0]\n\t"
-        "ldr x16, [x1, #16]\n\t"
-        "mov sp, x17\n\t"
-        "mov x0, x1\n\t"
-        "br x16\n"
-        "1:\n\t"
-        "hint #38\n\t"
-        : "+r"(x0), "+r"(x1)
-        :
-        : "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
-          "x16", "x17", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x30",
-          "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",
-          "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27",
-          "v28", "v29", "v30", "v31", "memory", "cc");
-}
-
-/* Nothing to record on aarch64 (FPCR is left as it is). */
-static void gpuir__emu_fpu_capture(gpuir__emu_ctx *c) { (void)c; }
-#else
-/* Saves the running context in *from and resumes *to with swapcontext. */
-static void gpuir__emu_switch_raw(gpuir__emu_ctx *from, gpuir__emu_ctx *to)
-{
-    swapcontext(&from->uc, &to->uc);
-}
-
-/* Runs a fresh ucontext's function; the context's address comes in two halves. */
-static void gpuir__emu_uctx_trampoline(unsigned lo, unsigned hi)
-{
-    uintptr_t p = (uintptr_t)lo | (((uintptr_t)hi << 16) << 16);
-    gpuir__emu_ctx *c = (gpuir__emu_ctx *)p;
-    c->fn(c);
-}
-
-/* Nothing to record: swapcontext saves the floating-point environment. */
-static void gpuir__emu_fpu_capture(gpuir__emu_ctx *c) { (void)c; }
-#endif
-
-/* Makes c a fresh context that runs fn(c) on the stack [lo, lo+size), with
-   the floating-point control state of env. Returns 0, or nonzero if the
-   platform refused (ucontext only). */
-static int gpuir__emu_ctx_init(gpuir__emu_ctx *c, unsigned char *lo, size_t size, gpuir__emu_fn fn,
-                               const gpuir__emu_ctx *env)
-{
-#if defined(GPUIR__EMU_X64)
-    void **top = (void **)(void *)(lo + size);
-    top[-1] = NULL;               /* a null return address ends backtraces */
-    c->sp = top - 1;              /* as just after a call: rsp + 8 is 16-aligned */
-    c->fp = NULL;
-    c->pc = fn;
-    c->fpcw = env->fpcw;
-    c->mxcsr = env->mxcsr;
-#elif defined(GPUIR__EMU_A64)
-    (void)env;
-    c->sp = lo + size;
-    c->fp = NULL;
-    c->pc = fn;
-#else
-    uintptr_t p = (uintptr_t)c;
-    (void)env;
-    c->fn = fn;
-    if (getcontext(&c->uc) != 0) return 1;
-    c->uc.uc_stack.ss_sp = lo;
-    c->uc.uc_stack.ss_size = size;
-    c->uc.uc_link = NULL;
-    makecontext(&c->uc, (void (*)(void))gpuir__emu_uctx_trampoline, 2, (unsigned)(p & 0xffffffffu),
-                (unsigned)((p >> 16) >> 16));
-#endif
-    c->stack_lo = lo;
-    c->stack_size = size;
-    c->fake_stack = NULL;
-    return 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* The engine.                                                             */
-
-enum { GPUIR__EMU_RUNNABLE, GPUIR__EMU_WAIT_BLOCK, GPUIR__EMU_WAIT_WARP, GPUIR__EMU_DONE };
-
-/* One CUDA thread: its context (first member), its lane and its stack. */
-typedef struct gpuir__emu_fiber {
-    gpuir__emu_ctx ctx;
-    gpuir_emu_lane lane;
-    unsigned char *stack_lo;      /* usable stack, above its guard page */
-    int state;
-    unsigned vg_id;               /* Valgrind stack id */
-} gpuir__emu_fiber;
-
-/* The barrier of one warp: live lanes, lanes waiting, openings so far. */
-typedef struct gpuir__emu_warp { unsigned live, waiting, gen; } gpuir__emu_warp;
-
-typedef struct gpuir__emu_engine {
-    size_t stack_bytes;           /* usable bytes per stack, a page multiple */
-    size_t page;
-    unsigned cap;                 /* fibers, queue slots and stacks allocated */
-    gpuir__emu_fiber *fibers;
-    gpuir__emu_fiber **queue;     /* run queue, a ring of cap slots */
-    unsigned q_head, q_count;
-    unsigned char *stack_raw;     /* one allocation holding every guard page and stack */
-    unsigned char *shared_raw, *shared;
-    size_t shared_cap;            /* bytes in shared_raw */
-    size_t shared_bytes;          /* this launch's dynamic shared memory */
-    unsigned long long slots[32 * 32];
-    gpuir__emu_warp warps[32];
-    unsigned nthreads, live, block_waiting, block_gen;
-    unsigned long long progress;  /* events that can end a spin: barrier arrivals, exits, mbarrier updates */
-    unsigned long long progress_seen;
-    unsigned idle_yields;         /* yields in a row with no progress */
-    gpuir_emu_dim3 block_dim, grid_dim, block_idx;
-    gpuir__emu_ctx sched;         /* the launching context */
-    gpuir_emu_lane plain;         /* the lane of launches without barriers */
-    gpuir_emu_entry entry;
-    void **params;
-    int running, failed;
-    int out_of_memory;            /* the failure was the host's memory (stacks, shared) */
-    char *err;
-    size_t err_size;
-#ifdef GPUIR__EMU_ASAN
-    gpuir__emu_ctx *asan_from;    /* the context being switched away from */
-#endif
-} gpuir__emu_engine;
-
-/* Writes a formatted message into buf (when there is one). */
-static void gpuir__emu_vmsg(char *buf, size_t size, const char *fmt, va_list ap)
-{
-    if (buf && size) vsnprintf(buf, size, fmt, ap);
-}
-
-/* Formats a message into a caller buffer directly (used before e is set up). */
-static void __attribute__((format(printf, 3, 4))) gpuir__emu_msg(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    gpuir__emu_vmsg(buf, size, fmt, ap);
-    va_end(ap);
-}
-
-/* Records the launch's first error: later ones are dropped. */
-static void __attribute__((format(printf, 2, 3))) gpuir__emu_fail(gpuir__emu_engine *e, const char *fmt, ...)
-{
-    va_list ap;
-    if (e->failed) return;
-    e->failed = 1;
-    va_start(ap, fmt);
-    gpuir__emu_vmsg(e->err, e->err_size, fmt, ap);
-    va_end(ap);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Sanitizer-aware switching.                                              */
-
-#ifdef GPUIR__EMU_ASAN
-/* Tells ASan a switch into self finished; learns the bounds of the stack
-   we came from (that is how the launcher's stack becomes known). */
-static void gpuir__emu_asan_landed(gpuir__emu_engine *e, gpuir__emu_ctx *self)
-{
-    const void *lo = NULL;
-    size_t size = 0;
-    __sanitizer_finish_switch_fiber(self->fake_stack, &lo, &size);
-    self->fake_stack = NULL;
-    e->asan_from->stack_lo = lo;
-    e->asan_from->stack_size = size;
-}
-#endif
-
-/* Switches from the running context to `to`; from_done says `from` will
-   never run again (ASan then frees its fake stack). Returns when something
-   switches back to `from`. */
-static void gpuir__emu_switch(gpuir__emu_engine *e, gpuir__emu_ctx *from, gpuir__emu_ctx *to, int from_done)
-{
-#ifdef GPUIR__EMU_TSAN
-    __tsan_switch_to_fiber(to->tsan_fiber, 0);
-#endif
-#ifdef GPUIR__EMU_ASAN
-    e->asan_from = from;
-    __sanitizer_start_switch_fiber(from_done ? NULL : &from->fake_stack, to->stack_lo, to->stack_size);
-    gpuir__emu_switch_raw(from, to);
-    gpuir__emu_asan_landed(e, from);
-#else
-    (void)e;
-    (void)from_done;
-    gpuir__emu_switch_raw(from, to);
-#endif
-}
-
-/* ---------------------------------------------------------------------- */
-/* Run queue and barriers.                                                 */
-
-/* Appends a runnable fiber to the run queue. */
-static void gpuir__emu_queue_push(gpuir__emu_engine *e, gpuir__emu_fiber *f)
-{
-    unsigned i = e->q_head + e->q_count++;
-    if (i >= e->cap) i -= e->cap;
-    e->queue[i] = f;
-}
-
-/* Takes the next runnable fiber, or NULL when none is left. */
-static gpuir__emu_fiber *gpuir__emu_queue_pop(gpuir__emu_engine *e)
-{
-    gpuir__emu_fiber *f;
-    if (!e->q_count) return NULL;
-    f = e->queue[e->q_head];
-    if (++e->q_head == e->cap) e->q_head = 0;
-    e->q_count--;
-    return f;
-}
-
-/* The fiber whose lane this is (the lane is embedded in the fiber). */
-static gpuir__emu_fiber *gpuir__emu_fiber_of(gpuir_emu_lane *lane)
-{
-    return (gpuir__emu_fiber *)(void *)((char *)lane - offsetof(gpuir__emu_fiber, lane));
-}
-
-/* Suspends f (already marked waiting or done) and runs the next runnable
-   fiber, or returns to the launcher when there is none. */
-static void gpuir__emu_hand_over(gpuir__emu_engine *e, gpuir__emu_fiber *f, int done)
-{
-    gpuir__emu_fiber *next = gpuir__emu_queue_pop(e);
-    gpuir__emu_switch(e, &f->ctx, next ? &next->ctx : &e->sched, done);
-}
-
-/* Opens the block barrier: every waiting thread becomes runnable, in thread order. */
-static void gpuir__emu_open_block(gpuir__emu_engine *e)
-{
-    unsigned i;
-    for (i = 0; i < e->nthreads; i++) {
-        gpuir__emu_fiber *f = &e->fibers[i];
-        if (f->state != GPUIR__EMU_WAIT_BLOCK) continue;
-        f->state = GPUIR__EMU_RUNNABLE;
-        gpuir__emu_queue_push(e, f);
-    }
-    e->block_waiting = 0;
-    e->block_gen++;
-}
-
-/* Opens warp w's barrier: its waiting lanes become runnable, in lane order. */
-static void gpuir__emu_open_warp(gpuir__emu_engine *e, unsigned w)
-{
-    unsigned i, end = (w + 1) * 32 < e->nthreads ? (w + 1) * 32 : e->nthreads;
-    for (i = w * 32; i < end; i++) {
-        gpuir__emu_fiber *f = &e->fibers[i];
-        if (f->state != GPUIR__EMU_WAIT_WARP) continue;
-        f->state = GPUIR__EMU_RUNNABLE;
-        gpuir__emu_queue_push(e, f);
-    }
-    e->warps[w].waiting = 0;
-    e->warps[w].gen++;
-}
-
-/* __syncthreads: waits until every thread of the block that has not exited
-   arrives. The last to arrive opens the barrier and goes on. */
-static void gpuir__emu_sync_block(gpuir_emu_lane *lane)
-{
-    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
-    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
-    e->progress++;
-    if (++e->block_waiting == e->live) {
-        gpuir__emu_open_block(e);
-        return;
-    }
-    f->state = GPUIR__EMU_WAIT_BLOCK;
-    gpuir__emu_hand_over(e, f, 0);
-}
-
-/* __syncwarp: waits until every live lane of this lane's warp arrives. */
-static void gpuir__emu_sync_warp(gpuir_emu_lane *lane)
-{
-    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
-    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
-    gpuir__emu_warp *w = &e->warps[lane->warp_id];
-    e->progress++;
-    if (++w->waiting == w->live) {
-        gpuir__emu_open_warp(e, lane->warp_id);
-        return;
-    }
-    f->state = GPUIR__EMU_WAIT_WARP;
-    gpuir__emu_hand_over(e, f, 0);
-}
-
-/* A thread whose spin (an mbarrier wait) found nothing changed: it goes to
-   the back of the run queue and the next fiber runs, so the thread it
-   waits for gets its turn. Spins end only through `progress` (mbarrier
-   updates, barrier arrivals, exits): when the queue has gone round twice
-   with yields and no progress, every runnable thread spins on something no
-   thread will change, and the block is deadlocked (reported, not hung). */
-static void gpuir__emu_yield(gpuir_emu_lane *lane)
-{
-    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
-    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
-    if (e->progress != e->progress_seen) {
-        e->progress_seen = e->progress;
-        e->idle_yields = 0;
-    }
-    if (++e->idle_yields > 2 * (e->q_count + 1)) {
-        gpuir__emu_fail(e,
-                        "gpuir emulator: deadlock in block (%u,%u,%u): linear thread %u and %u other runnable "
-                        "thread(s) spin on mbarrier waits that no thread can complete, %u exited",
-                        e->block_idx.x, e->block_idx.y, e->block_idx.z,
-                        (unsigned)(f - e->fibers), e->q_count, e->nthreads - e->live);
-        e->q_count = 0;                   /* abandon the block: back to the launching context */
-        gpuir__emu_switch(e, &f->ctx, &e->sched, 0);
-        return;
-    }
-    gpuir__emu_queue_push(e, f);
-    gpuir__emu_hand_over(e, f, 0);
-}
-
-/* A thread returned from the kernel: it stops counting for both barriers,
-   which may open them, and the next fiber runs. Never returns. */
-static void gpuir__emu_fiber_exit(gpuir__emu_engine *e, gpuir__emu_fiber *f)
-{
-    gpuir__emu_warp *w = &e->warps[f->lane.warp_id];
-    f->state = GPUIR__EMU_DONE;
-    e->progress++;
-    e->live--;
-    w->live--;
-    if (e->block_waiting && e->block_waiting == e->live) gpuir__emu_open_block(e);
-    if (w->waiting && w->waiting == w->live) gpuir__emu_open_warp(e, f->lane.warp_id);
-    gpuir__emu_hand_over(e, f, 1);
-}
-
-/* The body of every fiber: run the kernel for this thread, then exit. */
-static void gpuir__emu_fiber_main(gpuir__emu_ctx *self)
-{
-    gpuir__emu_fiber *f = (gpuir__emu_fiber *)(void *)self;
-    gpuir__emu_engine *e = (gpuir__emu_engine *)f->lane.engine;
-#ifdef GPUIR__EMU_ASAN
-    gpuir__emu_asan_landed(e, self);
-#endif
-    e->entry(&f->lane, e->params);
-    gpuir__emu_fiber_exit(e, f);
-}
-
-/* A barrier called by a kernel launched without barriers: records which. */
-static void gpuir__emu_forbidden(gpuir_emu_lane *l, const char *what)
-{
-    gpuir__emu_fail((gpuir__emu_engine *)l->engine,
-                    "gpuir emulator: block (%u,%u,%u) thread (%u,%u,%u): kernel called %s but was "
-                    "launched without barriers",
-                    l->block_idx.x, l->block_idx.y, l->block_idx.z, l->thread_idx.x, l->thread_idx.y,
-                    l->thread_idx.z, what);
-}
-
-/* sync_block and sync_warp of launches without barriers. */
-static void gpuir__emu_forbidden_block(gpuir_emu_lane *l) { gpuir__emu_forbidden(l, "__syncthreads"); }
-static void gpuir__emu_forbidden_warp(gpuir_emu_lane *l)
-{
-    gpuir__emu_forbidden(l, "__syncwarp (or a warp shuffle)");
-}
-/* yield of such a launch: a spin there could never end. */
-static void gpuir__emu_forbidden_yield(gpuir_emu_lane *l) { gpuir__emu_forbidden(l, "an mbarrier wait"); }
-
-/* ---------------------------------------------------------------------- */
-/* Memory: stacks and shared memory.                                       */
-
-/* Gives back every stack, fiber and queue slot (guards re-opened first). */
-static void gpuir__emu_release_fibers(gpuir__emu_engine *e)
-{
-    unsigned i;
-    for (i = 0; i < e->cap && e->fibers; i++) {
-        gpuir__emu_fiber *f = &e->fibers[i];
-#ifdef GPUIR__EMU_VALGRIND
-        VALGRIND_STACK_DEREGISTER(f->vg_id);
-#endif
-#ifdef GPUIR__EMU_TSAN
-        if (f->ctx.tsan_fiber) __tsan_destroy_fiber(f->ctx.tsan_fiber);
-#endif
-        mprotect(f->stack_lo - e->page, e->page, PROT_READ | PROT_WRITE); /* harmless if never guarded */
-    }
-    GPUIR_FREE(e->stack_raw);
-    GPUIR_FREE(e->fibers);
-    GPUIR_FREE(e->queue);
-    e->stack_raw = NULL;
-    e->fibers = NULL;
-    e->queue = NULL;
-    e->cap = 0;
-}
-
-/* Carves cap stacks out of stack_raw, each above a PROT_NONE guard page.
-   If the system refuses a guard (mprotect on heap memory is not POSIX), the
-   stacks are still usable, just unguarded. */
-static void gpuir__emu_carve_stacks(gpuir__emu_engine *e, unsigned cap)
-{
-    size_t stride = e->page + e->stack_bytes;
-    uintptr_t raw = (uintptr_t)e->stack_raw;
-    unsigned char *base = e->stack_raw + ((e->page - raw % e->page) % e->page);
-    unsigned i;
-    int guard = 1;
-    for (i = 0; i < cap; i++) {
-        gpuir__emu_fiber *f = &e->fibers[i];
-        f->stack_lo = base + (size_t)i * stride + e->page;
-        if (guard && mprotect(f->stack_lo - e->page, e->page, PROT_NONE) != 0) guard = 0;
-#ifdef GPUIR__EMU_VALGRIND
-        f->vg_id = VALGRIND_STACK_REGISTER(f->stack_lo, f->stack_lo + e->stack_bytes);
-#endif
-    }
-}
-
-/* Makes room for n fibers: if the engine holds fewer, everything is given
-   back and reallocated at the new size (a warp multiple, at least double).
-   Returns 0, or nonzero on out of memory (the engine then holds nothing). */
-static int gpuir__emu_reserve(gpuir__emu_engine *e, unsigned n)
-{
-    unsigned cap = (n + 31) / 32 * 32;
-    size_t stride = e->page + e->stack_bytes, total;
-    if (n <= e->cap) return 0;
-    if (cap < 2 * e->cap) cap = 2 * e->cap;
-    if (cap > GPUIR__EMU_MAX_THREADS) cap = GPUIR__EMU_MAX_THREADS;
-    gpuir__emu_release_fibers(e);
-    if (stride < e->stack_bytes || stride > (SIZE_MAX - e->page) / cap) goto oom;
-    total = (size_t)cap * stride + e->page;
-    e->fibers = (gpuir__emu_fiber *)gpuir__calloc(cap, sizeof *e->fibers);
-    e->queue = (gpuir__emu_fiber **)GPUIR_MALLOC(cap * sizeof *e->queue);
-    e->stack_raw = (unsigned char *)GPUIR_MALLOC(total);
-    if (!e->fibers || !e->queue || !e->stack_raw) goto oom;
-    gpuir__emu_carve_stacks(e, cap);
-    e->cap = cap;
-    return 0;
-oom:
-    gpuir__emu_release_fibers(e);
-    gpuir__emu_fail(e, "gpuir emulator: out of memory for %u fiber stacks of %zu bytes", cap, e->stack_bytes);
-    e->out_of_memory = 1;
-    return 1;
-}
-
-/* Makes room for this launch's dynamic shared memory (16-byte aligned,
-   never NULL). Under ASan the bytes past shared_bytes are poisoned. */
-static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes)
-{
-    size_t need = shared_bytes + 32;
-    if (need > e->shared_cap) {
-#ifdef GPUIR__EMU_ASAN
-        if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
-#endif
-        GPUIR_FREE(e->shared_raw);
-        e->shared_cap = 0;
-        e->shared_raw = (unsigned char *)GPUIR_MALLOC(need);
-        if (!e->shared_raw) {
-            gpuir__emu_fail(e, "gpuir emulator: out of memory for %zu bytes of shared memory", shared_bytes);
-            e->out_of_memory = 1;
-            return 1;
-        }
-        e->shared_cap = need;
-    }
-    e->shared = e->shared_raw + (16 - (uintptr_t)e->shared_raw % 16) % 16;
-    e->shared_bytes = shared_bytes;
-#ifdef GPUIR__EMU_ASAN
-    ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
-    ASAN_POISON_MEMORY_REGION(e->shared + shared_bytes, e->shared_raw + e->shared_cap - (e->shared + shared_bytes));
-#endif
-    return 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Engine lifetime.                                                        */
-
-/* Makes an engine whose fibers get stack_bytes each (0: 64 KiB; rounded up
-   to a page, at least 16 KiB). Returns NULL when out of memory. */
-static gpuir__emu_engine *gpuir__emu_engine_make(size_t stack_bytes)
-{
-    gpuir__emu_engine *e = (gpuir__emu_engine *)gpuir__calloc(1, sizeof *e);
-    long page = sysconf(_SC_PAGESIZE);
-    if (!e) return NULL;
-    e->page = page > 0 ? (size_t)page : 4096;
-    if (stack_bytes == 0) stack_bytes = GPUIR__EMU_DEFAULT_STACK;
-    if (stack_bytes < GPUIR__EMU_MIN_STACK) stack_bytes = GPUIR__EMU_MIN_STACK;
-    if (stack_bytes > SIZE_MAX - e->page) stack_bytes = SIZE_MAX - e->page; /* fails at launch */
-    e->stack_bytes = (stack_bytes + e->page - 1) / e->page * e->page;
-    return e;
-}
-
-/* Frees an engine and everything it holds (NULL is fine). */
-static void gpuir__emu_engine_destroy(gpuir__emu_engine *e)
-{
-    if (!e) return;
-    gpuir__emu_release_fibers(e);
-#ifdef GPUIR__EMU_ASAN
-    if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
-#endif
-    GPUIR_FREE(e->shared_raw);
-    GPUIR_FREE(e);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Launch.                                                                 */
-
-/* Checks a launch configuration against CUDA's limits. Returns 0 or nonzero
-   with the error recorded. */
-static int gpuir__emu_check_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, const unsigned grid[3],
-                                   const unsigned block[3], size_t shared_bytes)
-{
-    if (!entry || !grid || !block)
-        gpuir__emu_fail(e, "gpuir emulator: launch needs a kernel entry, a grid and a block");
-    else if (!block[0] || !block[1] || !block[2])
-        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has a zero dimension", block[0], block[1], block[2]);
-    else if (!grid[0] || !grid[1] || !grid[2])
-        gpuir__emu_fail(e, "gpuir emulator: grid (%u,%u,%u) has a zero dimension", grid[0], grid[1], grid[2]);
-    else if (block[0] > 1024 || block[1] > 1024 || block[2] > 64)
-        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) exceeds the per-dimension limits (1024,1024,64)",
-                        block[0], block[1], block[2]);
-    else if ((unsigned long long)block[0] * block[1] * block[2] > GPUIR__EMU_MAX_THREADS)
-        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has %llu threads, more than %u", block[0], block[1],
-                        block[2], (unsigned long long)block[0] * block[1] * block[2], GPUIR__EMU_MAX_THREADS);
-    else if (grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535)
-        gpuir__emu_fail(e, "gpuir emulator: grid (%u,%u,%u) exceeds the limits (2147483647,65535,65535)", grid[0],
-                        grid[1], grid[2]);
-    else if (shared_bytes > GPUIR__EMU_MAX_SHARED)
-        gpuir__emu_fail(e, "gpuir emulator: %zu bytes of shared memory requested, the limit is %zu", shared_bytes,
-                        GPUIR__EMU_MAX_SHARED);
-    return e->failed;
-}
-
-/* Fills in the lane of linear thread i of the current block. */
-static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsigned i, int barriers)
-{
-    unsigned bx = e->block_dim.x, by = e->block_dim.y;
-    l->thread_idx.x = i % bx;
-    l->thread_idx.y = i / bx % by;
-    l->thread_idx.z = i / (bx * by);
-    l->block_idx = e->block_idx;
-    l->block_dim = e->block_dim;
-    l->grid_dim = e->grid_dim;
-    l->lane_id = i % 32;
-    l->warp_id = i / 32;
-    l->shared = e->shared;
-    l->warp_slots = e->slots + (i / 32) * 32;
-    l->sync_block = barriers ? gpuir__emu_sync_block : gpuir__emu_forbidden_block;
-    l->sync_warp = barriers ? gpuir__emu_sync_warp : gpuir__emu_forbidden_warp;
-    l->yield = barriers ? gpuir__emu_yield : gpuir__emu_forbidden_yield;
-    l->progress = &e->progress;
-    l->engine = e;
-}
-
-/* Resets block-wide state: shared memory poison, live counts, barriers. */
-static void gpuir__emu_block_begin(gpuir__emu_engine *e)
-{
-    unsigned w, nwarps = (e->nthreads + 31) / 32;
-    memset(e->shared, 0xFF, e->shared_bytes);
-    e->live = e->nthreads;
-    e->block_waiting = 0;
-    e->block_gen = 0;
-    e->progress = e->progress_seen = 0;
-    e->idle_yields = 0;
-    e->q_head = e->q_count = 0;
-    for (w = 0; w < nwarps; w++) {
-        e->warps[w].live = (w + 1) * 32 <= e->nthreads ? 32 : e->nthreads - w * 32;
-        e->warps[w].waiting = 0;
-        e->warps[w].gen = 0;
-    }
-}
-
-/* Reports a block whose live threads all wait on barriers that cannot open. */
-static void gpuir__emu_report_deadlock(gpuir__emu_engine *e)
-{
-    unsigned i, nblock = 0, nwarp = 0, first_block = 0, first_warp = 0;
-    for (i = e->nthreads; i-- > 0;) {
-        int s = e->fibers[i].state;
-        if (s == GPUIR__EMU_WAIT_BLOCK) nblock++, first_block = i;
-        if (s == GPUIR__EMU_WAIT_WARP) nwarp++, first_warp = i;
-    }
-    gpuir__emu_fail(e,
-                    "gpuir emulator: deadlock in block (%u,%u,%u) after %u completed __syncthreads: "
-                    "%u thread(s) wait at __syncthreads (first: linear thread %u), %u at __syncwarp "
-                    "(first: linear thread %u), %u exited",
-                    e->block_idx.x, e->block_idx.y, e->block_idx.z, e->block_gen, nblock, nblock ? first_block : 0,
-                    nwarp, nwarp ? first_warp : 0, e->nthreads - e->live);
-}
-
-/* Runs the current block with one fiber per thread. */
-static void gpuir__emu_run_block_fibers(gpuir__emu_engine *e)
-{
-    unsigned i;
-    gpuir__emu_block_begin(e);
-    for (i = 0; i < e->nthreads; i++) {
-        gpuir__emu_fiber *f = &e->fibers[i];
-#ifdef GPUIR__EMU_ASAN
-        ASAN_UNPOISON_MEMORY_REGION(f->stack_lo, e->stack_bytes);
-#endif
-        gpuir__emu_lane_init(e, &f->lane, i, 1);
-#ifdef GPUIR__EMU_TSAN
-        if (!f->ctx.tsan_fiber) f->ctx.tsan_fiber = __tsan_create_fiber(0);
-#endif
-        if (gpuir__emu_ctx_init(&f->ctx, f->stack_lo, e->stack_bytes, gpuir__emu_fiber_main, &e->sched)) {
-            gpuir__emu_fail(e, "gpuir emulator: could not make a fiber context");
-            return;
-        }
-        f->state = GPUIR__EMU_RUNNABLE;
-        gpuir__emu_queue_push(e, f);
-    }
-    gpuir__emu_switch(e, &e->sched, &gpuir__emu_queue_pop(e)->ctx, 0);
-    if (e->live) gpuir__emu_report_deadlock(e);
-}
-
-/* Runs the current block's threads one after another as plain calls. */
-static void gpuir__emu_run_block_plain(gpuir__emu_engine *e)
-{
-    unsigned i;
-    gpuir__emu_block_begin(e);
-    for (i = 0; i < e->nthreads && !e->failed; i++) {
-        gpuir__emu_lane_init(e, &e->plain, i, 0);
-        e->entry(&e->plain, e->params);
-    }
-}
-
-/* Runs every block of the grid in (z, y, x) order until one fails. */
-static void gpuir__emu_run_grid(gpuir__emu_engine *e, const unsigned grid[3], int barriers)
-{
-    unsigned x, y, z;
-    for (z = 0; z < grid[2] && !e->failed; z++)
-        for (y = 0; y < grid[1] && !e->failed; y++)
-            for (x = 0; x < grid[0] && !e->failed; x++) {
-                e->block_idx.x = x;
-                e->block_idx.y = y;
-                e->block_idx.z = z;
-                if (barriers) gpuir__emu_run_block_fibers(e);
-                else gpuir__emu_run_block_plain(e);
-            }
-}
-
-/* Runs a whole grid. uses_barriers: threads run as fibers and may call
-   sync_block/sync_warp; otherwise they run as plain calls and a call to
-   either is an error. Returns 0, or nonzero with a message in err. */
-static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, void **params, const unsigned grid[3],
-                                    const unsigned block[3], size_t shared_bytes, int uses_barriers, char *err,
-                                    size_t err_size)
-{
-    if (err && err_size) err[0] = 0;
-    if (!e) {
-        gpuir__emu_msg(err, err_size, "gpuir emulator: launch without an engine");
-        return 1;
-    }
-    if (e->running) {
-        gpuir__emu_msg(err, err_size, "gpuir emulator: launch from inside a running launch of the same engine");
-        return 1;
-    }
-    e->err = err;
-    e->err_size = err_size;
-    e->failed = 0;
-    e->out_of_memory = 0;
-    if (gpuir__emu_check_launch(e, entry, grid, block, shared_bytes)) return 1;
-    e->nthreads = block[0] * block[1] * block[2];
-    if (gpuir__emu_reserve_shared(e, shared_bytes)) return 1;
-    if (uses_barriers && gpuir__emu_reserve(e, e->nthreads)) return 1;
-    e->entry = entry;
-    e->params = params;
-    e->block_dim.x = block[0], e->block_dim.y = block[1], e->block_dim.z = block[2];
-    e->grid_dim.x = grid[0], e->grid_dim.y = grid[1], e->grid_dim.z = grid[2];
-    gpuir__emu_fpu_capture(&e->sched);
-#ifdef GPUIR__EMU_TSAN
-    e->sched.tsan_fiber = __tsan_get_current_fiber();
-#endif
-    e->running = 1;
-    gpuir__emu_run_grid(e, grid, uses_barriers);
-    e->running = 0;
-    e->err = NULL;
-    return e->failed;
-}
-
-/* ---- the emulator's device table ---- */
-
-enum {                       /* the CUresult values the emulator returns */
-    GPUIR__CU_INVALID_VALUE = 1, GPUIR__CU_OUT_OF_MEMORY = 2, GPUIR__CU_INVALID_IMAGE = 200,
-    GPUIR__CU_OPERATING_SYSTEM = 304,
-    GPUIR__CU_NOT_FOUND = 500, GPUIR__CU_ILLEGAL_ADDRESS = 700, GPUIR__CU_LAUNCH_FAILED = 719,
-    GPUIR__CU_CAPTURE_UNSUPPORTED = 900
-};
-
-/* Work queued on an emulated stream. */
-typedef enum gpuir__emu_cmd_kind {
-    GPUIR__EMU_FREE, GPUIR__EMU_HTOD, GPUIR__EMU_DTOH, GPUIR__EMU_DTOD, GPUIR__EMU_LAUNCH,
-    GPUIR__EMU_RECORD, GPUIR__EMU_WAIT
-} gpuir__emu_cmd_kind;
-
-typedef struct gpuir__emu_cmd {
-    gpuir__emu_cmd_kind kind;
-    gpuir__dptr dev, dev2;              /* FREE: dev; copies: dev is the destination if on the device */
-    void *host;                         /* HTOD: source; DTOH: destination */
-    size_t bytes;
-    const gpuir_emu_kernel *kernel;     /* LAUNCH */
-    unsigned grid[3], block[3], smem, n_args;
-    gpuir__dptr *args;                  /* LAUNCH: the parameters' values, copied at the launch */
-    unsigned event;                     /* RECORD, WAIT */
-    uint64_t ticket;                    /* RECORD: this record; WAIT: the record waited for */
-} gpuir__emu_cmd;
-
-/* The 8-byte slots a launch's copied parameters take: one each, but 16
-   for each 128-byte tensor map (the kernel's last parameters). */
-static size_t gpuir__emu_arg_slots(const gpuir__emu_cmd *c) {
-    return c->n_args + 15 * (size_t)c->kernel->n_tensor_maps;
-}
-
-typedef struct gpuir__emu_stream {
-    gpuir__emu_cmd *cmds;               /* stb_ds: the queue, from head */
-    size_t head;
-} gpuir__emu_stream;
-
-/* A table call recorded while capturing: replayed as the same call. */
-typedef struct gpuir__emu_call {
-    unsigned stream;
-    gpuir__emu_cmd cmd;                 /* RECORD and WAIT: only the event counts */
-} gpuir__emu_call;
-
-typedef struct gpuir__emu_graph {
-    gpuir__emu_call *calls;             /* stb_ds, in the order they were made */
-} gpuir__emu_graph;
-
-/* An emulated device allocation. A freed one stays (unused) until every
-   stream is idle, so queued work that still touches it is caught; then it
-   moves to a quarantine that still holds its memory (the last
-   GPUIR__EMU_GONE allocations, at most GPUIR__EMU_GONE_BYTES together), so
-   later work on it is an illegal address too, not a write to freed host
-   memory. Holding the memory is what makes the check sound: no other
-   allocation (this emulator's, another program's, a caller's buffer) can
-   take an address the quarantine remembers. Memory leaving the quarantine
-   goes back and is no longer checked. */
-#define GPUIR__EMU_GONE 256
-#define GPUIR__EMU_GONE_BYTES ((size_t)256 << 20)
-typedef struct gpuir__emu_alloc {
-    uintptr_t base;
-    size_t bytes;
-    bool freed;
-} gpuir__emu_alloc;
-
-typedef struct gpuir__emu_event {
-    uint64_t recorded;                  /* the ticket of its latest record (0: never) */
-    uint64_t done;                      /* the ticket of its latest record that ran */
-} gpuir__emu_event;
-
-/* The emulator's device. Work on a stream >= 1 is queued and runs only when
-   the host must see it (an event or full synchronize, or work on stream 0),
-   streams in a seeded pseudo-random interleaving that respects stream order
-   and event waits: a missing wait shows as stale data, not luck. */
-typedef struct gpuir__emu {
-    gpuir__emu_engine *engine;
-    size_t live_allocs;     /* device buffers not yet freed */
-    size_t live_modules;
-    gpuir__emu_alloc *allocs;     /* stb_ds: live ones, and freed ones until the streams are idle */
-    gpuir__emu_stream *streams;   /* stb_ds: stream s is streams[s - 1] */
-    gpuir__emu_event *events;     /* stb_ds: event e is events[e - 1] */
-    uint64_t tickets;             /* records made so far */
-    uint64_t rng;                 /* xorshift state: which ready stream runs next */
-    int failed;                   /* the first queued command that failed (a CUresult), kept until a sync */
-    bool capturing;               /* calls go to `captured` instead of running */
-    gpuir__emu_call *captured;    /* stb_ds: the capture being made */
-    size_t live_graphs, live_host;  /* graphs and pinned host buffers not yet released */
-    char detail[1024];      /* what went wrong in the last failed call */
-    char lost[GPUIR__LOST_SIZE];  /* why the emulated context is lost, or "" */
-    gpuir__emu_alloc gone[GPUIR__EMU_GONE];  /* the quarantine: freed memory still held (a ring) */
-    size_t n_gone, gone_held;     /* allocations quarantined so far; how many the ring holds now */
-    size_t gone_bytes;            /* the bytes it holds */
-    struct gpuir__emu_toolchain *host; /* the context's: where modules are written to be dlopen'ed */
-    unsigned lane;                /* stream_bind: stream 0's work is queued on this stream (0: none) */
-    size_t live_registered;       /* host ranges registered (pinned in place) */
-} gpuir__emu;
-
-typedef struct gpuir__emu_module {
-    void *dl;
-    const gpuir_emu_kernel *table;
-} gpuir__emu_module;
-
-static int gpuir__emu_nop(void *self) { (void)self; return 0; }
-
-/* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for a call a capture cannot hold. */
-static int gpuir__emu_not_while_capturing(gpuir__emu *E, const char *call) {
-    if (!E->capturing) return 0;
-    snprintf(E->detail, sizeof E->detail, "%s while a graph is being captured", call);
-    return GPUIR__CU_CAPTURE_UNSUPPORTED;
-}
-
-static int gpuir__emu_mem_alloc(void *self, gpuir__dptr *p, size_t bytes, unsigned stream) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    (void)stream;                        /* usable in stream order at once */
-    int busy = gpuir__emu_not_while_capturing(E, "an allocation");
-    if (busy) return busy;
-    void *mem = GPUIR_MALLOC(bytes ? bytes : 1);
-    if (!mem) return GPUIR__CU_OUT_OF_MEMORY;
-    memset(mem, 0xff, bytes);            /* poison: reads of unwritten data show (NaN) */
-    *p = (gpuir__dptr)(uintptr_t)mem;
-    gpuir__emu_alloc a = {(uintptr_t)mem, bytes, false};
-    stbds_arrput(E->allocs, a);
-    E->live_allocs++;
-    return 0;
-}
-
-/* The allocation holding device address p, or NULL. */
-static gpuir__emu_alloc *gpuir__emu_find(gpuir__emu *E, gpuir__dptr p) {
-    for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) {
-        gpuir__emu_alloc *a = &E->allocs[i];
-        if (p >= a->base && p < a->base + (a->bytes ? a->bytes : 1)) return a;
-    }
-    return NULL;
-}
-
-/* 0, or CUDA_ERROR_ILLEGAL_ADDRESS when queued work touches memory freed
-   before it ran (a missing wait). */
-static int gpuir__emu_check_live(gpuir__emu *E, gpuir__dptr p, const char *what) {
-    const gpuir__emu_alloc *a = gpuir__emu_find(E, p);
-    if (!a && p) {                      /* memory already given back? */
-        for (size_t i = 0; i < E->gone_held; i++) {
-            const gpuir__emu_alloc *g = &E->gone[(E->n_gone - 1 - i) % GPUIR__EMU_GONE];
-            if (p < g->base || p >= g->base + (g->bytes ? g->bytes : 1)) continue;
-            snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (and given back; "
-                     "%zu bytes at %#llx)", what, g->bytes, (unsigned long long)g->base);
-            return GPUIR__CU_ILLEGAL_ADDRESS;
-        }
-    }
-    if (!a || !a->freed) return 0;
-    snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (freed on another stream "
-             "without waiting for this work)", what);
-    return GPUIR__CU_ILLEGAL_ADDRESS;
-}
-
-/* Gives the oldest quarantined allocation back to the host. */
-static void gpuir__emu_gone_drop_oldest(gpuir__emu *E) {
-    gpuir__emu_alloc *g = &E->gone[(E->n_gone - E->gone_held) % GPUIR__EMU_GONE];
-    GPUIR_FREE((void *)g->base);
-    E->gone_bytes -= g->bytes;
-    E->gone_held--;
-}
-
-/* Moves a freed allocation into the quarantine (what does not fit goes
-   back at once, unremembered). */
-static void gpuir__emu_gone_add(gpuir__emu *E, gpuir__emu_alloc a) {
-    if (a.bytes > GPUIR__EMU_GONE_BYTES) { GPUIR_FREE((void *)a.base); return; }
-    while (E->gone_held && (E->gone_held == GPUIR__EMU_GONE || E->gone_bytes + a.bytes > GPUIR__EMU_GONE_BYTES))
-        gpuir__emu_gone_drop_oldest(E);
-    E->gone[E->n_gone++ % GPUIR__EMU_GONE] = a;
-    E->gone_held++;
-    E->gone_bytes += a.bytes;
-}
-
-/* Quarantines what was freed, once no queued work can touch it. */
-static void gpuir__emu_release_freed(gpuir__emu *E) {
-    size_t j = 0;
-    for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) {
-        if (!E->allocs[i].freed) { E->allocs[j++] = E->allocs[i]; continue; }
-        gpuir__emu_gone_add(E, E->allocs[i]);
-        E->live_allocs--;
-    }
-    if (E->allocs) stbds_header(E->allocs)->length = j;
-}
-
-static int gpuir__emu_launch_now(gpuir__emu *E, const gpuir_emu_kernel *k, const unsigned grid[3],
-                                 const unsigned block[3], unsigned smem, void **params) {
-    E->detail[0] = '\0';
-    if (smem < k->dynamic_bytes) {      /* on a GPU: shared accesses out of bounds */
-        snprintf(E->detail, sizeof E->detail, "@%s declares %u bytes of dynamic shared memory, the launch gave %u",
-                 k->name, k->dynamic_bytes, smem);
-        return GPUIR__CU_LAUNCH_FAILED;
-    }
-    int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block, (size_t)k->shared_bytes + smem,
-                                      k->uses_barriers, E->detail, sizeof E->detail);
-    if (!rc) return 0;
-    return E->engine->out_of_memory ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_LAUNCH_FAILED;
-}
-
-/* Runs one queued command. After a failure only frees and records run, so
-   memory goes back and waits end; the failure is reported at the next sync. */
-static int gpuir__emu_exec(gpuir__emu *E, gpuir__emu_cmd *c) {
-    int rc = 0;
-    bool skip = E->failed != 0;
-    switch (c->kind) {
-    case GPUIR__EMU_FREE: {
-        gpuir__emu_alloc *a = gpuir__emu_find(E, c->dev);
-        if (!a || a->base != c->dev || a->freed) {
-            snprintf(E->detail, sizeof E->detail, "freeing device memory that is not a live allocation");
-            rc = GPUIR__CU_INVALID_VALUE;
-        } else a->freed = true;
-        break;
-    }
-    case GPUIR__EMU_HTOD:
-        if (!skip && !(rc = gpuir__emu_check_live(E, c->dev, "a host-to-device copy writes")))
-            memcpy((void *)(uintptr_t)c->dev, c->host, c->bytes);
-        break;
-    case GPUIR__EMU_DTOH:
-        if (!skip && !(rc = gpuir__emu_check_live(E, c->dev, "a device-to-host copy reads")))
-            memcpy(c->host, (const void *)(uintptr_t)c->dev, c->bytes);
-        break;
-    case GPUIR__EMU_DTOD:
-        if (!skip && !(rc = gpuir__emu_check_live(E, c->dev, "a device-to-device copy writes")) &&
-            !(rc = gpuir__emu_check_live(E, c->dev2, "a device-to-device copy reads")))
-            memmove((void *)(uintptr_t)c->dev, (const void *)(uintptr_t)c->dev2, c->bytes);
-        break;
-    case GPUIR__EMU_LAUNCH: {
-        void *params[GPUIR__MAX_KERNEL_PARAMS];
-        unsigned plain = c->n_args - c->kernel->n_tensor_maps;
-        for (unsigned i = 0; i < c->n_args && i < GPUIR__MAX_KERNEL_PARAMS; i++) {
-            params[i] = &c->args[i < plain ? i : plain + 16 * (i - plain)];
-            if (!skip && !rc && i < c->kernel->n_buffers)       /* then sizes, then tensor maps */
-                rc = gpuir__emu_check_live(E, c->args[i], "a kernel's parameter points at");
-            if (!skip && !rc && i >= plain)                      /* word 1: the map's base */
-                rc = gpuir__emu_check_live(E, c->args[plain + 16 * (i - plain) + 1], "a tensor map points at");
-        }
-        if (!skip && !rc) rc = gpuir__emu_launch_now(E, c->kernel, c->grid, c->block, c->smem, params);
-        GPUIR_FREE(c->args);
-        break;
-    }
-    case GPUIR__EMU_RECORD:
-        if (E->events[c->event - 1].done < c->ticket) E->events[c->event - 1].done = c->ticket;
-        break;
-    case GPUIR__EMU_WAIT: break;
-    }
-    if (rc && !E->failed) E->failed = rc;
-    return rc;
-}
-
-static bool gpuir__emu_ready(const gpuir__emu *E, const gpuir__emu_stream *st) {
-    if (st->head == stbds_arrlenu(st->cmds)) return false;
-    const gpuir__emu_cmd *c = &st->cmds[st->head];
-    return c->kind != GPUIR__EMU_WAIT || E->events[c->event - 1].done >= c->ticket;
-}
-
-/* Runs the head of one ready stream, chosen at random; 1 when none is ready. */
-static int gpuir__emu_step(gpuir__emu *E) {
-    unsigned ready[GPUIR_MAX_STREAMS + 1], n = 0;
-    for (unsigned s = 0; s < stbds_arrlenu(E->streams) && n < GPUIR_MAX_STREAMS + 1; s++)
-        if (gpuir__emu_ready(E, &E->streams[s])) ready[n++] = s;
-    if (!n) return 1;
-    E->rng ^= E->rng << 13;
-    E->rng ^= E->rng >> 7;
-    E->rng ^= E->rng << 17;
-    gpuir__emu_stream *st = &E->streams[ready[E->rng % n]];
-    gpuir__emu_exec(E, &st->cmds[st->head++]);
-    if (st->head == stbds_arrlenu(st->cmds)) {
-        stbds_header(st->cmds)->length = 0;
-        st->head = 0;
-    }
-    return 0;
-}
-
-static bool gpuir__emu_idle(const gpuir__emu *E) {
-    for (size_t s = 0; s < stbds_arrlenu(E->streams); s++)
-        if (E->streams[s].head < stbds_arrlenu(E->streams[s].cmds)) return false;
-    return true;
-}
-
-/* Runs queued work until event e (0: everything) is done; then reports the
-   first failure since the last report. */
-static int gpuir__emu_drain(gpuir__emu *E, unsigned e) {
-    while (e ? E->events[e - 1].done < E->events[e - 1].recorded : !gpuir__emu_idle(E))
-        if (gpuir__emu_step(E)) {
-            snprintf(E->detail, sizeof E->detail, "the streams wait for each other: nothing can run");
-            return GPUIR__CU_LAUNCH_FAILED;      /* unreachable: waits name earlier records */
-        }
-    if (!e) gpuir__emu_release_freed(E);
-    int rc = E->failed;
-    E->failed = 0;
-    return rc;
-}
-
-static int gpuir__emu_enqueue(gpuir__emu *E, unsigned stream, gpuir__emu_cmd *c) {
-    if (stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
-    stbds_arrput(E->streams[stream - 1].cmds, *c);
-    return 0;
-}
-
-/* While capturing: keeps the call (a launch's arguments go with it). */
-static int gpuir__emu_capture(gpuir__emu *E, unsigned stream, const gpuir__emu_cmd *c) {
-    if (stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
-    gpuir__emu_call call = {stream, *c};
-    stbds_arrput(E->captured, call);
-    return 0;
-}
-
-/* Stream 0 work runs now, after everything queued (the legacy stream),
-   unless a caller's stream is bound: then it is queued on its lane. */
-static int gpuir__emu_submit(gpuir__emu *E, unsigned stream, gpuir__emu_cmd *c) {
-    if (!stream) stream = E->lane;
-    if (E->capturing) return gpuir__emu_capture(E, stream, c);
-    if (stream) return gpuir__emu_enqueue(E, stream, c);
-    int rc = gpuir__emu_drain(E, 0);
-    int rc2 = gpuir__emu_exec(E, c);
-    E->failed = 0;
-    gpuir__emu_release_freed(E);
-    return rc ? rc : rc2;
-}
-
-static int gpuir__emu_streams_reserve(void *self, unsigned streams, unsigned events) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    gpuir__emu_stream st = {NULL, 0};
-    gpuir__emu_event ev = {0, 0};
-    while (stbds_arrlenu(E->streams) < streams) stbds_arrput(E->streams, st);
-    while (stbds_arrlenu(E->events) < events) stbds_arrput(E->events, ev);
-    return 0;
-}
-
-static int gpuir__emu_mem_free(void *self, gpuir__dptr p, unsigned stream) {
-    int busy = gpuir__emu_not_while_capturing((gpuir__emu *)self, "a free");
-    if (busy) return busy;
-    if (!p) return GPUIR__CU_INVALID_VALUE;
-    gpuir__emu_cmd c;
-    memset(&c, 0, sizeof c);
-    c.kind = GPUIR__EMU_FREE;
-    c.dev = p;
-    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
-}
-
-/* Queues (or, on stream 0, runs) a copy; host is read or written when it runs. */
-static int gpuir__emu_copy(void *self, gpuir__emu_cmd_kind kind, gpuir__dptr dev, gpuir__dptr dev2, void *host,
-                           size_t n, unsigned stream) {
-    gpuir__emu_cmd c;
-    memset(&c, 0, sizeof c);
-    c.kind = kind;
-    c.dev = dev;
-    c.dev2 = dev2;
-    c.host = host;
-    c.bytes = n;
-    return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
-}
-static int gpuir__emu_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
-    return gpuir__emu_copy(self, GPUIR__EMU_HTOD, dst, 0, (void *)(uintptr_t)src, n, stream);  /* as from pinned memory */
-}
-static int gpuir__emu_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned stream) {
-    return gpuir__emu_copy(self, GPUIR__EMU_DTOH, src, 0, dst, n, stream);
-}
-static int gpuir__emu_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned stream) {
-    return gpuir__emu_copy(self, GPUIR__EMU_DTOD, dst, src, NULL, n, stream);
-}
-
-static int gpuir__emu_event_record(void *self, unsigned e, unsigned stream) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
-    gpuir__emu_cmd c;
-    memset(&c, 0, sizeof c);
-    c.kind = GPUIR__EMU_RECORD;
-    c.event = e;
-    if (E->capturing) return gpuir__emu_capture(E, stream, &c);       /* its ticket comes at each replay */
-    c.ticket = ++E->tickets;
-    E->events[e - 1].recorded = c.ticket;
-    return gpuir__emu_submit(E, stream, &c);
-}
-
-static int gpuir__emu_stream_wait(void *self, unsigned stream, unsigned e) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
-    gpuir__emu_cmd c;
-    memset(&c, 0, sizeof c);
-    c.kind = GPUIR__EMU_WAIT;
-    c.event = e;
-    if (!stream) stream = E->lane;
-    if (E->capturing) return gpuir__emu_capture(E, stream, &c);
-    if (!stream) return gpuir__emu_drain(E, e);
-    c.ticket = E->events[e - 1].recorded;      /* never recorded: 0, done at once (as CUDA) */
-    return gpuir__emu_enqueue(E, stream, &c);
-}
-
-static int gpuir__emu_event_sync(void *self, unsigned e) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (!e || e > stbds_arrlenu(E->events)) return GPUIR__CU_INVALID_VALUE;
-    int busy = gpuir__emu_not_while_capturing(E, "a host wait for an event");
-    return busy ? busy : gpuir__emu_drain(E, e);
-}
-
-static int gpuir__emu_sync(void *self) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    int busy = gpuir__emu_not_while_capturing(E, "a synchronize");
-    return busy ? busy : gpuir__emu_drain(E, 0);
-}
-
-/* ---- graphs: captured calls, replayed in order ---- */
-
-static int gpuir__emu_host_alloc(void *self, void **p, size_t bytes) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    *p = GPUIR_MALLOC(bytes ? bytes : 1);
-    if (!*p) return GPUIR__CU_OUT_OF_MEMORY;
-    E->live_host++;
-    return 0;
-}
-static int gpuir__emu_host_free(void *self, void *p) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (!p) return GPUIR__CU_INVALID_VALUE;
-    GPUIR_FREE(p);
-    E->live_host--;
-    return 0;
-}
-
-static int gpuir__emu_capture_begin(void *self, unsigned streams) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (E->capturing || streams > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
-    E->capturing = true;
-    return 0;
-}
-
-/* Frees what a list of captured calls holds (launch arguments). */
-static void gpuir__emu_calls_free(gpuir__emu_call *calls) {
-    for (size_t i = 0; i < stbds_arrlenu(calls); i++)
-        if (calls[i].cmd.kind == GPUIR__EMU_LAUNCH) GPUIR_FREE(calls[i].cmd.args);
-    stbds_arrfree(calls);
-}
-
-static int gpuir__emu_capture_end(void *self, void **graph) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    *graph = NULL;
-    if (!E->capturing) return GPUIR__CU_INVALID_VALUE;
-    E->capturing = false;
-    gpuir__emu_graph *g = (gpuir__emu_graph *)gpuir__calloc(1, sizeof *g);
-    if (!g) {
-        gpuir__emu_calls_free(E->captured);
-        E->captured = NULL;
-        return GPUIR__CU_OUT_OF_MEMORY;
-    }
-    g->calls = E->captured;
-    E->captured = NULL;
-    E->live_graphs++;
-    *graph = g;
-    return 0;
-}
-
-/* Makes each captured call again, in order (a launch with a copy of its
-   arguments: running it frees them). */
-static int gpuir__emu_graph_launch(void *self, void *graph) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    const gpuir__emu_graph *g = (const gpuir__emu_graph *)graph;
-    if (!g || E->capturing) return GPUIR__CU_INVALID_VALUE;
-    int rc = 0;
-    for (size_t i = 0; i < stbds_arrlenu(g->calls) && !rc; i++) {
-        const gpuir__emu_call *call = &g->calls[i];
-        gpuir__emu_cmd c = call->cmd;
-        if (c.kind == GPUIR__EMU_RECORD) rc = gpuir__emu_event_record(E, c.event, call->stream);
-        else if (c.kind == GPUIR__EMU_WAIT) rc = gpuir__emu_stream_wait(E, call->stream, c.event);
-        else {
-            if (c.kind == GPUIR__EMU_LAUNCH) {
-                c.args = (gpuir__dptr *)GPUIR_MALLOC((c.n_args ? gpuir__emu_arg_slots(&c) : 1) * sizeof *c.args);
-                if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
-                memcpy(c.args, call->cmd.args, gpuir__emu_arg_slots(&c) * sizeof *c.args);
-            }
-            rc = gpuir__emu_submit(E, call->stream, &c);
-        }
-    }
-    return rc;
-}
-
-static int gpuir__emu_graph_destroy(void *self, void *graph) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    gpuir__emu_graph *g = (gpuir__emu_graph *)graph;
-    if (!g) return GPUIR__CU_INVALID_VALUE;
-    gpuir__emu_calls_free(g->calls);
-    GPUIR_FREE(g);
-    E->live_graphs--;
-    return 0;
-}
-
-/* ---- run arguments: pinning in place, the caller's streams ---- */
-
-/* Emulated memory is host memory: registering only counts (and refuses
-   what CUDA refuses: no memory). */
-static int gpuir__emu_host_register(void *self, void *p, size_t bytes) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (!p || !bytes) return GPUIR__CU_INVALID_VALUE;
-    E->live_registered++;
-    return 0;
-}
-static int gpuir__emu_host_unregister(void *self, void *p) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (!p || !E->live_registered) return GPUIR__CU_INVALID_VALUE;
-    E->live_registered--;
-    return 0;
-}
-/* An emulated caller's stream is a gpuir__xstream (rt.exec): the program
-   that last queued work for it keeps that work until the host waits. */
-static int gpuir__emu_stream_create(void *self, void **stream) {
-    (void)self;
-    gpuir__xstream *x = (gpuir__xstream *)gpuir__calloc(1, sizeof *x);
-    if (!x) return GPUIR__CU_OUT_OF_MEMORY;
-    x->magic = GPUIR__XSTREAM_MAGIC;
-    *stream = x;
-    return 0;
-}
-static int gpuir__emu_stream_destroy(void *self, void *stream) {
-    (void)self;
-    if (!stream) return GPUIR__CU_INVALID_VALUE;
-    ((gpuir__xstream *)stream)->magic = 0;
-    GPUIR_FREE(stream);
-    return 0;
-}
-/* The host waits for everything this emulator holds (the caller's stream
-   is one of its lanes). */
-static int gpuir__emu_stream_sync(void *self, void *stream) {
-    (void)stream;
-    return gpuir__emu_sync(self);
-}
-static int gpuir__emu_stream_bind(void *self, void *stream, unsigned lane) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (stream && (!lane || lane > stbds_arrlenu(E->streams))) return GPUIR__CU_INVALID_VALUE;
-    E->lane = stream ? lane : 0;
-    return 0;
-}
-/* Emulated streams are never captured: graphs record the table's calls. */
-static int gpuir__emu_stream_capturing(void *self, void *stream, int *capturing) {
-    (void)self;
-    *capturing = 0;
-    return stream ? 0 : GPUIR__CU_INVALID_VALUE;
-}
-
-/* ---- the context's private temporary directory ---- */
-
-/* A compiler the context used, and its identity for the cache key. */
-typedef struct gpuir__emu_cc_id {
-    char *cc;                   /* as asked: desc.cc, $GPUIR_CC or "cc" */
-    char *id;                   /* its resolved path, size, mtime and --version output */
-} gpuir__emu_cc_id;
-
-/* The emulator's host side of one context: a private temporary directory
-   for sources, shared objects and the compiler's own temporary files,
-   locked (fcntl) while the context lives so that other processes know it
-   is in use, and the identities of the compilers it ran. */
-typedef struct gpuir__emu_toolchain {
-    char *dir;                  /* $TMPDIR/gpuir-<pid>-XXXXXX, or NULL before the first use */
-    int lock;                   /* <dir>/lock, locked; -1 */
-    gpuir__emu_cc_id *ccs;      /* stb_ds */
-} gpuir__emu_toolchain;
-
-/* The context's emulator host state, made on first use; NULL when out of
-   memory (recorded in the context). */
-static gpuir__emu_toolchain *gpuir__emu_toolchain_get(gpuir_ctx *ctx) {
-    if (!ctx->emu_toolchain) {
-        gpuir__emu_toolchain *h = (gpuir__emu_toolchain *)gpuir__calloc(1, sizeof *h);
-        if (!h) { gpuir__oom(ctx, "the emulator's host state"); return NULL; }
-        h->lock = -1;
-        ctx->emu_toolchain = h;
-    }
-    return ctx->emu_toolchain;
-}
-
-/* Removes the directory `name` under the directory fd `at` with every file
-   in it (one level: gpuir and the compiler make no subdirectories). */
-static void gpuir__emu_rmdir(int at, const char *name) {
-    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (fd >= 0 && !d) close(fd);
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && unlinkat(dirfd(d), e->d_name, 0) != 0)
-            unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-    if (d) closedir(d);
-    unlinkat(at, name, AT_REMOVEDIR);
-}
-
-/* Whether process pid is running: it exists (kill 0) and, where /proc
-   says, is not a zombie (a killed process whose parent is gone waits for
-   init to reap it; in a container, init may never). */
-static bool gpuir__emu_pid_alive(long pid) {
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return false;
-    char path[64], text[256];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-    if (fd >= 0) close(fd);
-    if (n <= 0) return true;
-    text[n] = '\0';
-    const char *state = strrchr(text, ')');     /* "pid (comm) S ..." */
-    return !(state && state[1] == ' ' && state[2] == 'Z');
-}
-
-/* Whether the compiler whose process group <name>/compiler records is
-   still running (it outlives a killed gpuir, being in a group of its own,
-   and may still write into the directory). */
-static bool gpuir__emu_tmp_compiler_alive(int at, const char *name) {
-    char path[NAME_MAX + 16], text[32];
-    snprintf(path, sizeof path, "%s/compiler", name);
-    int fd = openat(at, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    long pgid = n > 0 ? (text[n] = '\0', strtol(text, NULL, 10)) : 0;
-    return pgid > 0 && gpuir__emu_pid_alive(pgid);    /* its leader, the driver, waits for the rest */
-}
-
-/* Whether `name` in the directory fd `at` is a private directory
-   (gpuir-<pid>-XXXXXX) of ours whose process is gone: not this process, no
-   process has its pid, its lock is free (a live owner holds it, even from
-   another pid namespace sharing the directory), and no compiler it started
-   is still running. */
-static bool gpuir__emu_tmp_is_stale(int at, const char *name) {
-    char *end;
-    long pid = strtol(name + 6, &end, 10);
-    if (end == name + 6 || *end != '-' || strlen(end) != 7 || pid <= 0 || pid == (long)getpid()) return false;
-    struct stat st;
-    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-        return false;
-    if (gpuir__emu_pid_alive(pid)) return false;
-    char lock[NAME_MAX + 8];
-    snprintf(lock, sizeof lock, "%s/lock", name);
-    int fd = openat(at, lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return errno == ENOENT && !gpuir__emu_tmp_compiler_alive(at, name);   /* killed early */
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    bool free_lock = fcntl(fd, F_SETLK, &fl) == 0;
-    close(fd);
-    return free_lock && !gpuir__emu_tmp_compiler_alive(at, name);
-}
-
-/* Removes the private directories that killed processes left in tmp. */
-static void gpuir__emu_tmp_sweep(const char *tmp) {
-    int at = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = at >= 0 ? fdopendir(at) : NULL;
-    if (at >= 0 && !d) close(at);
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-        if (strncmp(e->d_name, "gpuir-", 6) == 0 && gpuir__emu_tmp_is_stale(dirfd(d), e->d_name))
-            gpuir__emu_rmdir(dirfd(d), e->d_name);
-    if (d) closedir(d);
-}
-
-/* Creates and locks <dir>/lock; the fd, or -1 with errno. */
-static int gpuir__emu_tmp_lock(const char *dir) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    if (fd >= 0 && fcntl(fd, F_SETLK, &fl) != 0) {
-        int err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
-    return fd;
-}
-
-/* The context's private temporary directory: made on first use (0700, in
-   $TMPDIR, else /tmp), after removing those of dead processes. NULL with
-   *err_no and err (naming the path and the errno text) when it cannot be. */
-static const char *gpuir__emu_tmp_dir(gpuir__emu_toolchain *h, char *err, size_t size, int *err_no) {
-    if (h->dir) return h->dir;
-    const char *env = getenv("TMPDIR");
-    const char *tmp = env && *env ? env : "/tmp";
-    size_t n = strlen(tmp) + 48;
-    char *dir = (char *)GPUIR_MALLOC(n);
-    if (!dir) { *err_no = ENOMEM; snprintf(err, size, "out of memory"); return NULL; }
-    gpuir__emu_tmp_sweep(tmp);
-    snprintf(dir, n, "%s/gpuir-%ld-XXXXXX", tmp, (long)getpid());
-    int fd = -1;
-    const char *step = !mkdtemp(dir) ? "create" : (fd = gpuir__emu_tmp_lock(dir)) < 0 ? "lock" : NULL;
-    if (step) {
-        *err_no = errno;
-        snprintf(err, size, "cannot %s a private temporary directory %s%s: %s", step, dir,
-                 env && *env ? " (in $TMPDIR)" : "", strerror(*err_no));
-        if (fd < 0 && strcmp(step, "lock") == 0) gpuir__emu_rmdir(AT_FDCWD, dir);
-        GPUIR_FREE(dir);
-        return NULL;
-    }
-    h->dir = dir, h->lock = fd;
-    return dir;
-}
-
-/* A new file <private dir>/<stem>-XXXXXX (0600, exclusive); the fd, or -1
-   with *err_no and err naming the path and the errno text. */
-static int gpuir__emu_temp_file(gpuir__emu_toolchain *h, char path[PATH_MAX], const char *stem, char *err, size_t size,
-                                int *err_no) {
-    const char *dir = gpuir__emu_tmp_dir(h, err, size, err_no);
-    if (!dir) return -1;
-    snprintf(path, PATH_MAX, "%s/%s-XXXXXX", dir, stem);
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        *err_no = errno;
-        snprintf(err, size, "cannot create a temporary file %s: %s", path, strerror(*err_no));
-    }
-    return fd;
-}
-
-/* Removes the private directory (with whatever a killed compiler left in
-   it) and frees the host state. */
-static void gpuir__emu_toolchain_free(gpuir__emu_toolchain *h) {
-    if (!h) return;
-    if (h->dir) gpuir__emu_rmdir(AT_FDCWD, h->dir);
-    if (h->lock >= 0) close(h->lock);
-    for (size_t i = 0; i < stbds_arrlenu(h->ccs); i++) {
-        GPUIR_FREE(h->ccs[i].cc);
-        GPUIR_FREE(h->ccs[i].id);
-    }
-    stbds_arrfree(h->ccs);
-    GPUIR_FREE(h->dir);
-    GPUIR_FREE(h);
-}
-
-/* Loads a shared object from its bytes: written to a file in the context's
-   private directory, dlopen'ed, and the file removed at once. A file that
-   cannot be written is an OS error naming the path and the errno. */
-static int gpuir__emu_module_load(void *self, void **module, const void *image, size_t size) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    char path[PATH_MAX];
-    int err = 0;
-    int fd = gpuir__emu_temp_file(E->host, path, "module", E->detail, sizeof E->detail, &err);
-    if (fd < 0) return err == ENOMEM ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_OPERATING_SYSTEM;
-    bool written = gpuir__write_all(fd, image, size);
-    err = errno;
-    if (close(fd) != 0 && written) written = false, err = errno;
-    if (!written) {
-        snprintf(E->detail, sizeof E->detail, "cannot write the module to %.900s: %s", path, strerror(err));
-        unlink(path);
-        return GPUIR__CU_OPERATING_SYSTEM;
-    }
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) snprintf(E->detail, sizeof E->detail, "%s", dlerror());
-    unlink(path);
-    gpuir__emu_module *mod = dl ? (gpuir__emu_module *)gpuir__calloc(1, sizeof *mod) : NULL;
-    const gpuir_emu_kernel *table = dl ? (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels") : NULL;
-    if (!mod || !table) {
-        if (dl && !table) snprintf(E->detail, sizeof E->detail, "the module has no gpuir_emu_kernels table");
-        GPUIR_FREE(mod);
-        if (dl) dlclose(dl);
-        return dl && table ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_INVALID_IMAGE;
-    }
-    mod->dl = dl;
-    mod->table = table;
-    *module = mod;
-    E->live_modules++;
-    return 0;
-}
-
-static int gpuir__emu_module_unload(void *self, void *module) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    gpuir__emu_module *mod = (gpuir__emu_module *)module;
-    if (!mod) return GPUIR__CU_INVALID_VALUE;
-    dlclose(mod->dl);
-    GPUIR_FREE(mod);
-    E->live_modules--;
-    return 0;
-}
-
-static int gpuir__emu_function_get(void *self, void **fn, void *module, const char *name) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    const gpuir__emu_module *mod = (const gpuir__emu_module *)module;
-    for (const gpuir_emu_kernel *k = mod->table; k->name; k++)
-        if (strcmp(k->name, name) == 0) { *fn = (void *)k; return 0; }
-    snprintf(E->detail, sizeof E->detail, "no kernel named %s", name);
-    return GPUIR__CU_NOT_FOUND;
-}
-
-static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                             void **params, unsigned n_params, unsigned stream) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    if (n_params > GPUIR__MAX_KERNEL_PARAMS || stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
-    gpuir__emu_cmd c;
-    memset(&c, 0, sizeof c);
-    c.kind = GPUIR__EMU_LAUNCH;
-    c.kernel = (const gpuir_emu_kernel *)fn;
-    memcpy(c.grid, grid, sizeof c.grid);
-    memcpy(c.block, block, sizeof c.block);
-    c.smem = smem;
-    c.n_args = n_params;
-    unsigned maps = c.kernel->n_tensor_maps, plain = n_params - maps;
-    if (maps > n_params) return GPUIR__CU_INVALID_VALUE;
-    c.args = (gpuir__dptr *)GPUIR_MALLOC((n_params ? gpuir__emu_arg_slots(&c) : 1) * sizeof *c.args);
-    if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
-    for (unsigned i = 0; i < plain; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
-    for (unsigned i = 0; i < maps; i++) memcpy(&c.args[plain + 16 * i], params[plain + i], GPUIR__TMAP_BYTES);
-    return gpuir__emu_submit(E, stream, &c);    /* running it frees args */
-}
-
-/* The emulator's tensor map: gpuir__tmap_encode's portable encoding, which
-   the emulator prelude's bulk tensor copy (gpuir_tma_load) reads. */
-static int gpuir__emu_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap_desc *desc) {
-    gpuir__emu *E = (gpuir__emu *)self;
-    const char *why = gpuir__tmap_encode(map, desc);
-    if (why) snprintf(E->detail, sizeof E->detail, "tensor map: %s", why);
-    return why ? GPUIR__CU_INVALID_VALUE : 0;
-}
-
-static void gpuir__emu_describe(void *self, int code, const char **name, const char **text, const char **detail) {
-    *name = *text = NULL;
-    gpuir__cuda_error_lookup(code, name, text);
-    *detail = ((gpuir__emu *)self)->detail;
-}
-
-/* ---- building emulated modules: the host C compiler, no shell ---- */
-
-#define GPUIR__EMU_LOG_MAX 65536        /* the compiler's messages kept */
-
-/* The compiler's time limit in seconds: $GPUIR_CC_TIMEOUT (a positive
-   number), else 300; 0 when the variable is malformed. */
-static double gpuir__emu_cc_timeout(void) {
-    const char *v = getenv("GPUIR_CC_TIMEOUT");
-    if (!v || !*v) return 300;
-    char *end;
-    double t = strtod(v, &end);
-    return *end == '\0' && t > 0 && t <= 1e9 ? t : 0;
-}
-
-/* The compiler's environment: this process's, with TMPDIR set to the
-   private directory (so its own temporary files land there too). A
-   malloc'd array whose new entry is *var (malloc'd); NULL when out of
-   memory. */
-static char **gpuir__emu_child_env(const char *dir, char **var) {
-    extern char **environ;
-    size_t n = 0, k = 0, len = strlen(dir) + 8;
-    while (environ[n]) n++;
-    char **envp = (char **)gpuir__calloc(n + 2, sizeof *envp);
-    *var = (char *)GPUIR_MALLOC(len);
-    if (!envp || !*var) {
-        GPUIR_FREE(envp);
-        GPUIR_FREE(*var);
-        *var = NULL;
-        return NULL;
-    }
-    snprintf(*var, len, "TMPDIR=%s", dir);
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "TMPDIR=", 7) != 0) envp[k++] = environ[i];
-    envp[k++] = *var;
-    envp[k] = NULL;
-    return envp;
-}
-
-/* Starts argv (no shell) in a process group of its own (so a timeout can
-   kill the compiler with everything it started), standard input and output
-   on /dev/null, standard error into a pipe whose read end is *out. 0, or an
-   errno. */
-static int gpuir__emu_spawn(char *const *argv, const char *dir, pid_t *pid, int *out) {
-    int fds[2];
-    if (pipe(fds) != 0) return errno;
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    char *var = NULL, **envp = gpuir__emu_child_env(dir, &var);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    int rc = envp ? posix_spawn_file_actions_init(&fa) : ENOMEM;
-    if (!rc && (rc = posix_spawnattr_init(&at)) != 0) posix_spawn_file_actions_destroy(&fa);
-    if (!rc) {
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-        posix_spawnattr_setpgroup(&at, 0);
-        rc = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&at);
-    }
-    GPUIR_FREE(envp);
-    GPUIR_FREE(var);
-    close(fds[1]);
-    if (rc) close(fds[0]);
-    else *out = fds[0];
-    return rc;
-}
-
-/* Seconds since t0 (CLOCK_MONOTONIC). */
-static double gpuir__emu_since(const struct timespec *t0) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
-}
-
-/* Reads what is ready on the pipe fd into log (up to GPUIR__EMU_LOG_MAX
-   bytes kept, the rest read and dropped), waiting at most ms; false at its
-   end (or an error). */
-static bool gpuir__emu_log_read(int fd, char *log, size_t *n, int ms) {
-    struct pollfd pf;
-    pf.fd = fd, pf.events = POLLIN, pf.revents = 0;
-    int k = poll(&pf, 1, ms);
-    if (k <= 0) return k == 0 || errno == EINTR;
-    char buf[4096];
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0) return errno == EINTR || errno == EAGAIN;
-    size_t keep = (size_t)r < GPUIR__EMU_LOG_MAX - *n ? (size_t)r : GPUIR__EMU_LOG_MAX - *n;
-    memcpy(log + *n, buf, keep);
-    *n += keep;
-    return r > 0;
-}
-
-/* Waits for the compiler pid, collecting its standard error (the pipe fd,
-   closed here) into log, NUL-terminated; after `timeout` seconds kills its
-   process group. The exit status, 128 + the signal that killed it, or -2
-   when it ran out of time. */
-static int gpuir__emu_wait(pid_t pid, int fd, double timeout, char *log) {
-    struct timespec t0, nap = {0, 2000000};
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    size_t n = 0;
-    int status = 0;
-    for (;;) {
-        double left = timeout - gpuir__emu_since(&t0);
-        if (left <= 0) {
-            kill(-pid, SIGKILL);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-            status = -2;
-            break;
-        }
-        if (fd >= 0 && !gpuir__emu_log_read(fd, log, &n, left > 0.1 ? 100 : (int)(left * 1000) + 1))
-            close(fd), fd = -1;
-        if (fd < 0) nanosleep(&nap, NULL);
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid || (w < 0 && errno != EINTR)) {
-            status = w < 0 ? 127 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            break;
-        }
-    }
-    while (fd >= 0 && gpuir__emu_log_read(fd, log, &n, 0) && n < GPUIR__EMU_LOG_MAX) {}
-    if (fd >= 0) close(fd);
-    log[n] = '\0';
-    return status;
-}
-
-/* Runs argv in the private directory dir with a time limit; its standard
-   error into *log (malloc'd). The exit status (see gpuir__emu_wait), or -1
-   when it could not start (*err_no), -3 when out of memory. */
-static int gpuir__emu_run(char *const *argv, const char *dir, double timeout, char **log, int *err_no) {
-    *log = (char *)GPUIR_MALLOC(GPUIR__EMU_LOG_MAX + 1);
-    if (!*log) return -3;
-    (*log)[0] = '\0';
-    pid_t pid;
-    int fd = -1;
-    *err_no = gpuir__emu_spawn(argv, dir, &pid, &fd);
-    if (*err_no) return *err_no == ENOMEM ? -3 : -1;
-    char note[PATH_MAX], text[32];                /* for a sweeper, should this process be killed */
-    snprintf(note, sizeof note, "%s/compiler", dir);
-    int nf = open(note, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (nf >= 0) {
-        snprintf(text, sizeof text, "%ld\n", (long)pid);
-        if (!gpuir__write_all(nf, text, strlen(text))) {}     /* best effort */
-        close(nf);
-    }
-    int rc = gpuir__emu_wait(pid, fd, timeout, *log);
-    unlink(note);
-    return rc;
-}
-
-/* The emulator's compiler: desc.cc, else $GPUIR_CC, else cc. */
-static const char *gpuir__emu_cc(const gpuir_program *p) {
-    const char *env = getenv("GPUIR_CC");
-    return p->desc.cc ? p->desc.cc : env && *env ? env : "cc";
-}
-
-/* Where posix_spawnp finds cc: cc itself when it holds a '/', else the
-   first executable regular file named cc in $PATH; its path into buf and
-   the file it names (symlinks followed) into *st, or "" when there is none. */
-static void gpuir__emu_cc_path(const char *cc, char buf[PATH_MAX], struct stat *st) {
-    const char *path = getenv("PATH");
-    for (const char *p = strchr(cc, '/') ? "" : path ? path : "/usr/bin:/bin";;) {
-        const char *colon = strchr(p, ':');
-        int n = colon ? (int)(colon - p) : (int)strlen(p);
-        if (strchr(cc, '/')) snprintf(buf, PATH_MAX, "%s", cc);
-        else snprintf(buf, PATH_MAX, "%.*s/%s", n ? n : 1, n ? p : ".", cc);
-        if (stat(buf, st) == 0 && S_ISREG(st->st_mode) && access(buf, X_OK) == 0) return;
-        buf[0] = '\0';
-        memset(st, 0, sizeof *st);
-        if (!colon || strchr(cc, '/')) return;
-        p = colon + 1;
-    }
-}
-
-/* What the cache key says of compiler cc: the path it resolves to, the
-   file there (device, inode, size, modification time), and what
-   `cc --version` prints (its exit status too); malloc'd, NULL with the
-   context's error set. */
-static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const char *cc, double timeout) {
-    char path[PATH_MAX], *log = NULL;
-    struct stat st;
-    gpuir__emu_cc_path(cc, path, &st);
-    char *argv[3] = {(char *)cc, (char *)"--version", NULL};
-    int err = 0, rc = gpuir__emu_run(argv, dir, timeout, &log, &err);
-    size_t size = strlen(path) + (log ? strlen(log) : 0) + strlen(cc) + 200;
-    char *id = rc == -3 ? NULL : (char *)GPUIR_MALLOC(size);
-    if (id)
-        snprintf(id, size, "%s: %s, file %llu:%llu, %lld bytes, modified %lld.%09ld; --version: exit %d: %s", cc,
-                 *path ? path : "not found", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-                 (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, rc, log ? log : "");
-    GPUIR_FREE(log);
-    if (!id) gpuir__oom(p->ctx, "the compiler's identity");
-    return id;
-}
-
-/* The identity of compiler cc for the cache key, found once per context
-   (a compiler replaced in place, or upgraded, gets a new key). NULL with
-   the context's error set. */
-static const char *gpuir__emu_cc_identity(gpuir_program *p, gpuir__emu_toolchain *h, const char *cc) {
-    for (size_t i = 0; i < stbds_arrlenu(h->ccs); i++)
-        if (strcmp(h->ccs[i].cc, cc) == 0) return h->ccs[i].id;
-    char err[PATH_MAX + 128];
-    int err_no = 0;
-    const char *dir = gpuir__emu_tmp_dir(h, err, sizeof err, &err_no);
-    double timeout = gpuir__emu_cc_timeout();
-    if (!dir) {
-        if (err_no == ENOMEM) gpuir__oom(p->ctx, "a temporary directory's name");
-        else gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
-        return NULL;
-    }
-    if (!timeout) {
-        gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: GPUIR_CC_TIMEOUT='%s' is not a positive number of "
-                    "seconds", getenv("GPUIR_CC_TIMEOUT"));
-        return NULL;
-    }
-    gpuir__emu_cc_id e;
-    size_t len = strlen(cc) + 1;
-    e.cc = (char *)GPUIR_MALLOC(len);
-    if (e.cc) memcpy(e.cc, cc, len);
-    e.id = e.cc ? gpuir__emu_cc_describe(p, dir, cc, timeout) : NULL;
-    if (!e.id) {
-        if (!e.cc) gpuir__oom(p->ctx, "the compiler's name");
-        GPUIR_FREE(e.cc);
-        return NULL;
-    }
-    stbds_arrput(h->ccs, e);
-    return e.id;
-}
-
-/* Writes the source into a new file of the private directory (its path in
-   src). GPUIR_OK, or the error (recorded; no file is left). */
-static gpuir_result gpuir__emu_write_source(gpuir_program *p, gpuir__emu_toolchain *h, char src[PATH_MAX]) {
-    char err[PATH_MAX + 128];
-    int err_no = 0, fd = gpuir__emu_temp_file(h, src, "src", err, sizeof err, &err_no);
-    if (fd < 0) return err_no == ENOMEM ? gpuir__oom(p->ctx, "a temporary file's name")
-                                        : gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
-    bool ok = gpuir__write_all(fd, p->source, strlen(p->source));
-    err_no = errno;
-    if (close(fd) != 0 && ok) ok = false, err_no = errno;
-    if (ok) return GPUIR_OK;
-    unlink(src);
-    return gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: cannot write the kernels' source to %s: %s", src,
-                       strerror(err_no));
-}
-
-/* The error for a compiler run that did not succeed (rc from gpuir__emu_run). */
-static gpuir_result gpuir__emu_cc_failed(gpuir_program *p, const char *cc, int rc, int err_no, double timeout,
-                                         const char *log) {
-    const char *sep = *log ? ":\n" : "";
-    if (rc == -3) return gpuir__oom(p->ctx, "the compiler's log");
-    if (rc == -1)
-        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s could not be started: %s", cc, strerror(err_no));
-    if (rc == -2)
-        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s did not finish compiling the kernels within %g s "
-                           "(GPUIR_CC_TIMEOUT sets the limit); its process group was killed%s%.2000s", cc,
-                           timeout, sep, log);
-    char how[64];
-    if (rc > 128) snprintf(how, sizeof how, "killed by signal %d", rc - 128);
-    else snprintf(how, sizeof how, "exit %d", rc);
-    return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s failed to compile the kernels (%s%s)%s%.2000s", cc,
-                       how, *log ? "" : ", no output", sep, log);
-}
-
-/* Compiles the emulator source to a shared object's bytes, in the
-   context's private temporary directory, within the time limit. */
-static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **image, size_t *size) {
-    (void)self;
-    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
-    if (!h) return p->ctx->result;
-    double timeout = gpuir__emu_cc_timeout();
-    char src[PATH_MAX], so[PATH_MAX], err[PATH_MAX + 128], *log = NULL;
-    int err_no = 0, fo = -1;
-    gpuir_result r = gpuir__emu_write_source(p, h, src);
-    bool have_src = r == GPUIR_OK;
-    if (!r && (fo = gpuir__emu_temp_file(h, so, "so", err, sizeof err, &err_no)) < 0)
-        r = err_no == ENOMEM ? gpuir__oom(p->ctx, "a temporary file's name")
-                             : gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
-    if (fo >= 0) close(fo);
-    if (!r && !timeout) r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: GPUIR_CC_TIMEOUT='%s' is not a "
-                                        "positive number of seconds", getenv("GPUIR_CC_TIMEOUT"));
-    if (!r) {
-        char *argv[16];
-        int n = 0;
-        argv[n++] = (char *)gpuir__emu_cc(p);
-        argv[n++] = (char *)"-x"; argv[n++] = (char *)"c"; argv[n++] = (char *)"-std=gnu11";
-        argv[n++] = (char *)"-O2"; argv[n++] = (char *)"-fPIC"; argv[n++] = (char *)"-shared";
-        if (p->desc.emu_sanitize) argv[n++] = (char *)"-fsanitize=address,undefined";
-        argv[n++] = (char *)"-o"; argv[n++] = so; argv[n++] = src; argv[n++] = (char *)"-lm";
-        argv[n] = NULL;
-        int rc = gpuir__emu_run(argv, h->dir, timeout, &log, &err_no);
-        if (rc != 0) r = gpuir__emu_cc_failed(p, argv[0], rc, err_no, timeout, log ? log : "");
-    }
-    GPUIR_FREE(log);
-    char *bytes = NULL;
-    if (!r) r = gpuir__read_file(p->ctx, so, &bytes, size);
-    *image = bytes;
-    if (have_src) unlink(src);
-    if (fo >= 0) unlink(so);
-    return r;
-}
-
-static const char *gpuir__emu_compiler_id(void *self, gpuir_program *p, char buf[64]) {
-    (void)self, (void)buf;               /* the context's toolchain holds it */
-    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
-    return h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
-}
-
-static gpuir_result gpuir__emu_build(void *self, gpuir_program *p, gpuir__built *b) {
-    b->self = self;                      /* unused: the context's toolchain compiles */
-    b->compile = gpuir__emu_compile;
-    if (b->image) return GPUIR_OK;       /* a lowered program's object (gpuir__lowered_object) */
-    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
-    const char *id = h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
-    if (!id) return p->ctx->result;
-    const char *parts[5] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-", GPUIR_VERSION_STRING};
-    return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, b);
-}
-
-/* The emulator's work bound: the most threads one launch may run (it runs
-   them one after another on the calling thread), $GPUIR_EMU_MAX_THREADS if
-   it is a positive count, else GPUIR__EMU_WORK_BOUND. */
-#define GPUIR__EMU_WORK_BOUND ((uint64_t)1 << 28)
-static uint64_t gpuir__emu_max_threads(void) {
-    const char *env = getenv("GPUIR_EMU_MAX_THREADS");
-    char *end = NULL;
-    unsigned long long v = env && *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
-    return v && end && *end == '\0' ? (uint64_t)v : GPUIR__EMU_WORK_BOUND;
-}
-
-/* A new emulated device with its table; NULL when out of memory. */
-static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out) {
-    gpuir__emu *E = (gpuir__emu *)gpuir__calloc(1, sizeof *E);
-    if (!E) return NULL;
-    E->engine = gpuir__emu_engine_make(0);
-    if (!E->engine) { GPUIR_FREE(E); return NULL; }
-    E->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
-    gpuir__drv d;
-    memset(&d, 0, sizeof d);
-    d.name = "emu";
-    d.self = E;
-    d.capture_alloc = true;
-    d.dialect = &gpuir__cg_emu;
-    d.build = gpuir__emu_build;
-    d.compiler_id = gpuir__emu_compiler_id;
-    d.enter = gpuir__emu_nop;
-    d.leave = gpuir__emu_nop;
-    d.streams_reserve = gpuir__emu_streams_reserve;
-    d.mem_alloc = gpuir__emu_mem_alloc;
-    d.mem_free = gpuir__emu_mem_free;
-    d.copy_htod = gpuir__emu_htod;
-    d.copy_dtoh = gpuir__emu_dtoh;
-    d.copy_dtod = gpuir__emu_dtod;
-    d.module_load = gpuir__emu_module_load;
-    d.module_unload = gpuir__emu_module_unload;
-    d.function_get = gpuir__emu_function_get;
-    d.launch = gpuir__emu_launch;
-    d.event_record = gpuir__emu_event_record;
-    d.stream_wait = gpuir__emu_stream_wait;
-    d.event_synchronize = gpuir__emu_event_sync;
-    d.synchronize = gpuir__emu_sync;
-    d.describe = gpuir__emu_describe;
-    d.lost = E->lost;
-    d.host_alloc = gpuir__emu_host_alloc;
-    d.host_free = gpuir__emu_host_free;
-    d.capture_begin = gpuir__emu_capture_begin;
-    d.capture_end = gpuir__emu_capture_end;
-    d.graph_launch = gpuir__emu_graph_launch;
-    d.graph_destroy = gpuir__emu_graph_destroy;
-    d.tensor_map_encode = gpuir__emu_tensor_map;
-    d.host_register = gpuir__emu_host_register;
-    d.host_unregister = gpuir__emu_host_unregister;
-    d.stream_create = gpuir__emu_stream_create;
-    d.stream_destroy = gpuir__emu_stream_destroy;
-    d.stream_synchronize = gpuir__emu_stream_sync;
-    d.stream_bind = gpuir__emu_stream_bind;
-    d.stream_capturing = gpuir__emu_stream_capturing;
-    GPUIR_ASSERT(gpuir__drv_complete(&d));
-    *out = d;
-    return E;
-}
-
-/* Releases an emulated device (its queued work done first). */
-static void gpuir__emu_free(struct gpuir__emu *E) {
-    gpuir__emu_drain(E, 0);
-    gpuir__emu_calls_free(E->captured);
-    for (size_t s = 0; s < stbds_arrlenu(E->streams); s++) stbds_arrfree(E->streams[s].cmds);
-    stbds_arrfree(E->streams);
-    for (size_t i = 0; i < stbds_arrlenu(E->allocs); i++) GPUIR_FREE((void *)E->allocs[i].base);
-    stbds_arrfree(E->allocs);
-    while (E->gone_held) gpuir__emu_gone_drop_oldest(E);
-    stbds_arrfree(E->events);
-    gpuir__emu_engine_destroy(E->engine);
-    GPUIR_FREE(E);
-}
-
-static gpuir_result gpuir__emu_open(gpuir_program *p) {
-    gpuir__drv d;
-    gpuir__emu *E = gpuir__emu_make(p->desc.emu_seed, &d);
-    if (!E) return gpuir__oom(p->ctx, "the emulator");
-    E->host = gpuir__emu_toolchain_get(p->ctx);        /* where its modules are written */
-    if (!E->host) { gpuir__emu_free(E); return p->ctx->result; }
-    p->drv = d;
-    gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20, 0};
-    lim.max_launch_threads = gpuir__emu_max_threads();
-    p->limits = lim;
-    return GPUIR_OK;
-}
-
-static void gpuir__emu_close(gpuir_program *p) {
-    gpuir__emu *E = (gpuir__emu *)p->drv.self;
-    if (!E) return;
-    /* Runs free what they allocate and destroy frees resident copies and the
-       module first: anything still live here is a gpuir bug. */
-    gpuir__emu_drain(E, 0);
-    GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0 && E->live_graphs == 0 && E->live_host == 0);
-    gpuir__emu_free(E);
-    p->drv.self = NULL;
 }
 
 /* ====================================================================== */

@@ -1,5 +1,6 @@
 /* @table_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_table_k0(GPUIR_LANE const float *x, const float *p_const_0, float *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 8LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 27: mul */
@@ -12,6 +13,7 @@ GPUIR_KERNEL gpuir_k_table_k0(GPUIR_LANE const float *x, const float *p_const_0,
 
 /* @ints_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const long long *x, const long long *p_const_1, long long *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 3LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 30: add */
@@ -24,6 +26,7 @@ GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const long long *x, const long long *p_c
 
 /* @fill_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_fill_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 128LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 34: constant */

@@ -1,5 +1,6 @@
 /* @chain_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x, const float *b, const float *y, float *out0, long long x_d0, long long y_d0, long long out0_d0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d0); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 95: exp */
@@ -17,6 +18,7 @@ GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x, const float *b, const f
 
 /* @square_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_square_k0(GPUIR_LANE const float *x, const float *c_p, float *out0, long long x_d0, long long x_d1, long long c_p_d0, long long out0_d0, long long out0_d1) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (out0_d0 * out0_d1); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 101: constant */
@@ -35,6 +37,7 @@ GPUIR_KERNEL gpuir_k_square_k0(GPUIR_LANE const float *x, const float *c_p, floa
 
 /* @half_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x, const unsigned short *y, unsigned short *out0, long long x_d0, long long out0_d0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (5LL * out0_d0); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 107: add */
@@ -49,6 +52,7 @@ GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x, const unsigned 
 
 /* @ints_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const int *x, const int *y, int *out0, long long x_d0, long long y_d0, long long out0_d0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < out0_d0; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 111: max */
@@ -79,6 +83,7 @@ GPUIR_KERNEL gpuir_k_mixed_k0(GPUIR_LANE const float *w, float *out0) {
 
 /* @mixed_k1: 256 threads per block */
 GPUIR_KERNEL gpuir_k_mixed_k1(GPUIR_LANE const float *x, const float *out0, float *out1, long long x_d0, long long out1_d0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (4LL * out1_d0); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 117: add */
@@ -503,6 +508,7 @@ GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x, const float *w, float *ou
 
 /* @tr_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const float *x, float *out0, long long x_d0, long long out0_d1) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 158: transpose */
@@ -513,6 +519,7 @@ GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const float *x, float *out0, long long x_d
 
 /* @tr_k1: 256 threads per block */
 GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE float *out0, long long out0_d1) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 160: exp */
@@ -524,6 +531,7 @@ GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE float *out0, long long out0_d1) {
 
 /* @tr_k2: 256 threads per block */
 GPUIR_KERNEL gpuir_k_tr_k2(GPUIR_LANE const float *y, float *out1, long long y_d1, long long out1_d0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (6LL * out1_d0); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 162: transpose */

@@ -1,5 +1,6 @@
 /* @chain_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x, const float *b, float *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 512LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 76: exp */
@@ -16,6 +17,7 @@ GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x, const float *b, float *
 
 /* @half_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 8LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 82: constant */
@@ -31,6 +33,7 @@ GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x, unsigned short 
 
 /* @quad_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_quad_k0(GPUIR_LANE const float *x, const float *y, float *out0) {
+    GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 128LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 87: mul */
@@ -65,6 +68,7 @@ GPUIR_KERNEL gpuir_k_quad_k0(GPUIR_LANE const float *x, const float *y, float *o
 
 /* @add_bf16_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_add_bf16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, const unsigned short *c_p, unsigned short *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 91: add */
@@ -80,6 +84,7 @@ GPUIR_KERNEL gpuir_k_add_bf16_k0(GPUIR_LANE const unsigned short *a, const unsig
 
 /* @gelu_f16_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_gelu_f16_k0(GPUIR_LANE const unsigned short *x, const unsigned short *y, unsigned short *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 95: gelu */
@@ -94,6 +99,7 @@ GPUIR_KERNEL gpuir_k_gelu_f16_k0(GPUIR_LANE const unsigned short *x, const unsig
 
 /* @quad_i32_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *x, const int *y, int *out0) {
+    GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 12LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 99: mul */
@@ -128,6 +134,7 @@ GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *x, const int *y, int *out
 
 /* @quad_i32_k1: 256 threads per block */
 GPUIR_KERNEL gpuir_k_quad_i32_k1(GPUIR_LANE const int *x, float *out1) {
+    GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 12LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 102: cast */
@@ -149,6 +156,7 @@ GPUIR_KERNEL gpuir_k_quad_i32_k1(GPUIR_LANE const int *x, float *out1) {
 
 /* @cast_f32_bf16_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_cast_f32_bf16_k0(GPUIR_LANE const float *x, unsigned short *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 45LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 106: cast */
@@ -160,6 +168,7 @@ GPUIR_KERNEL gpuir_k_cast_f32_bf16_k0(GPUIR_LANE const float *x, unsigned short 
 
 /* @cast_i64_f16_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_cast_i64_f16_k0(GPUIR_LANE const long long *x, unsigned short *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 45LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 109: cast */
@@ -171,6 +180,7 @@ GPUIR_KERNEL gpuir_k_cast_i64_f16_k0(GPUIR_LANE const long long *x, unsigned sho
 
 /* @broadcast_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_broadcast_k0(GPUIR_LANE const int *x, int *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 126LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 112: broadcast */
@@ -181,6 +191,7 @@ GPUIR_KERNEL gpuir_k_broadcast_k0(GPUIR_LANE const int *x, int *out0) {
 
 /* @reshape_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_reshape_k0(GPUIR_LANE const float *in0, float *out0) {
+    GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 30LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 115: exp */
@@ -202,6 +213,7 @@ GPUIR_KERNEL gpuir_k_reshape_k0(GPUIR_LANE const float *in0, float *out0) {
 
 /* @neg_i64_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_neg_i64_k0(GPUIR_LANE const long long *x, const long long *y, long long *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 118: neg */
@@ -216,6 +228,7 @@ GPUIR_KERNEL gpuir_k_neg_i64_k0(GPUIR_LANE const long long *x, const long long *
 
 /* @pow_f32_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_pow_f32_k0(GPUIR_LANE const float *a, const float *b, const float *c_p, float *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 122: pow */

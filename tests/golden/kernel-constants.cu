@@ -1,5 +1,6 @@
 /* @splat: 256 threads per block */
 GPUIR_KERNEL gpuir_k_splat(GPUIR_LANE float *o_p) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 16LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 1: constant (line 7) */
@@ -19,6 +20,7 @@ GPUIR_TABLE float gpuir_dense_3[6] = {1.0f, -2.0f, 3.0f, 4.5f, 0.0f, -0.25f};
 
 /* @dense: 256 threads per block */
 GPUIR_KERNEL gpuir_k_dense(GPUIR_LANE float *o_p) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 6LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 3: constant (line 11) */
@@ -38,6 +40,7 @@ GPUIR_TABLE float gpuir_dense_6[8] = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 
 
 /* @add: 256 threads per block */
 GPUIR_KERNEL gpuir_k_add(GPUIR_LANE const float *a, float *o_p) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 8LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 6: constant (line 16) */
@@ -60,6 +63,7 @@ GPUIR_TABLE float gpuir_dense_10[4] = {10.0f, 20.0f, 30.0f, 40.0f};
 
 /* @bcast: 256 threads per block */
 GPUIR_KERNEL gpuir_k_bcast(GPUIR_LANE const float *a, float *o_p) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 12LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 10: constant (line 22) */
@@ -84,6 +88,7 @@ GPUIR_TABLE float gpuir_dense_14[20] = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f
 
 /* @long: 256 threads per block */
 GPUIR_KERNEL gpuir_k_long(GPUIR_LANE const float *a, float *o_p) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 20LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 14: constant (line 28) */
@@ -106,6 +111,7 @@ GPUIR_TABLE int gpuir_dense_18[5] = {1LL, -2LL, 2147483647LL, 0LL, 7LL};
 
 /* @ints: 256 threads per block */
 GPUIR_KERNEL gpuir_k_ints(GPUIR_LANE const int *a, int *o_p) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 5LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 18: constant (line 34) */

@@ -195,6 +195,7 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k0(GPUIR_LANE const unsigned short *x, unsign
 
 /* @softmax_axis0_k1: 256 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_axis0_k1(GPUIR_LANE const unsigned short *x, const unsigned short *in0, unsigned short *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 52: sub */
@@ -225,6 +226,7 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k2(GPUIR_LANE const unsigned short *out0, uns
 
 /* @softmax_axis0_k3: 256 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *out0, const unsigned short *in0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 57: div */

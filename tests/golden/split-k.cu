@@ -1,5 +1,6 @@
 /* @f32_plain_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *a, float *out0) {
+    GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 10000LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 100: constant */
@@ -86,6 +87,7 @@ GPUIR_KERNEL gpuir_k_f32_plain_k2(GPUIR_LANE const float *in0, float *out0) {
 
 /* @f32_register_tiled_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *a, float *out0) {
+    GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 16000LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 113: constant */
@@ -510,6 +512,7 @@ GPUIR_KERNEL gpuir_k_tf32_column_k1(GPUIR_LANE const float *in0, float *out0) {
 
 /* @dot_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *a, float *out0) {
+    GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 512LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 157: constant */

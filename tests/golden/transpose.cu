@@ -20,6 +20,7 @@ GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const unsigned short *x, unsigned short *o
 
 /* @tr_k1: 256 threads per block */
 GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE const unsigned short *x, unsigned short *out1) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 5600LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 26: transpose */
@@ -30,6 +31,7 @@ GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE const unsigned short *x, unsigned short *o
 
 /* @transpose_3d_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_transpose_3d_k0(GPUIR_LANE const float *x, float *out0) {
+    GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 120LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 30: transpose */
