@@ -334,6 +334,19 @@ TEST(passes_keep_results_on_the_corpus) {
     CHECK(checked_files >= 2);
 }
 
+/* Every elementwise op (UNARY, BINARY) has its CUDA spelling in the op
+   table, so adding an op is one row and a missing spelling fails here,
+   not in a kernel that renders as another op. */
+TEST(op_table_cuda_spellings) {
+    for (int k = 1; k < GPUIR_OP_COUNT; k++) {
+        const gpuir__op_info *info = gpuir__info((gpuir_op_kind)k);
+        bool elementwise = info->cls == GPUIR__CLASS_UNARY || info->cls == GPUIR__CLASS_BINARY;
+        if (elementwise && (!info->cuda || !*info->cuda)) fprintf(stderr, "%s has no cuda spelling\n", info->mnemonic);
+        CHECK(!elementwise || (info->cuda && *info->cuda));
+        CHECK(elementwise || !info->cuda);
+    }
+}
+
 int main(void) {
     RUN(registry_lists_passes);
     RUN(unknown_pass_runs_nothing);
@@ -344,5 +357,6 @@ int main(void) {
     RUN(the_matmul_heuristic_plans_for_the_module_sm_count);
     RUN(runner_verifies_a_changed_module);
     RUN(passes_keep_results_on_the_corpus);
+    RUN(op_table_cuda_spellings);
     return CHECK_EXIT();
 }
