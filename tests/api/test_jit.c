@@ -499,6 +499,7 @@ static char *load_lowered(const char *dir, char key[65]) {
     gpuir_program dummy;
     memset(&dummy, 0, sizeof dummy);
     dummy.ctx = ctx, dummy.m = m, dummy.backend = GPUIR_BACKEND_EMU;
+    dummy.drv.compiler_id = gpuir__emu_compiler_id;     /* the emulator's table names its compiler */
     gpuir__lowered L;
     memset(&L, 0, sizeof L);
     char *out = NULL;
