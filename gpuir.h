@@ -2182,17 +2182,77 @@ static void gpuir__attr_names_text(uint32_t keys, char *out, size_t size) {
     if (n && n < size) snprintf(out + n, size - n, ")");
 }
 
+/* The kernel forms of the families other than matmul (whose forms are
+   gpuir__matmul_form_names), as configure records them on a kernel's lead
+   op (`form`, gpuir__kernel_lead): "family.variant", the variant naming
+   how threads cover the work; the block size is the launch's `block`. */
+typedef enum gpuir__kernel_form {
+    GPUIR__FORM_NONE,               /* none recorded (or a matmul kernel) */
+    GPUIR__FORM_ELEMENTWISE,        /* a thread per element, grid-stride */
+    GPUIR__FORM_ELEMENTWISE_V4,     /* four elements a thread: 16-byte accesses */
+    GPUIR__FORM_TRANSPOSE_TILED,    /* 32x32 tiles through shared memory, 256 threads */
+    GPUIR__FORM_REDUCE_BLOCK,       /* a block per output element */
+    GPUIR__FORM_REDUCE_COLUMNS,     /* a thread per output of a column reduction */
+    GPUIR__FORM_REDUCE_ROWS,        /* the row kernel: a block per row, the row in registers */
+    GPUIR__FORM_SOFTMAX_ROWS,       /* a block per row */
+    GPUIR__FORM_ATTENTION_M64,      /* FlashAttention-2, 64 query rows a block */
+    GPUIR__FORM_ATTENTION_M128,     /* 128 query rows a block */
+} gpuir__kernel_form;
+
+static const struct gpuir__kernel_form_name {
+    const char *name;
+    gpuir__kernel_form form;
+} gpuir__kernel_form_names[] = {
+    {"elementwise.v1", GPUIR__FORM_ELEMENTWISE},
+    {"elementwise.v4", GPUIR__FORM_ELEMENTWISE_V4},
+    {"transpose.tiled.32x32", GPUIR__FORM_TRANSPOSE_TILED},
+    {"reduce.block", GPUIR__FORM_REDUCE_BLOCK},
+    {"reduce.columns", GPUIR__FORM_REDUCE_COLUMNS},
+    {"reduce.rows", GPUIR__FORM_REDUCE_ROWS},
+    {"softmax.rows", GPUIR__FORM_SOFTMAX_ROWS},
+    {"attention.fa2.m64", GPUIR__FORM_ATTENTION_M64},
+    {"attention.fa2.m128", GPUIR__FORM_ATTENTION_M128},
+};
+#define GPUIR__KERNEL_FORM_COUNT (sizeof gpuir__kernel_form_names / sizeof gpuir__kernel_form_names[0])
+
+/* The form named `name`, or GPUIR__FORM_NONE. */
+static gpuir__kernel_form gpuir__kernel_form_named(const char *name) {
+    for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT; i++)
+        if (strcmp(name, gpuir__kernel_form_names[i].name) == 0) return gpuir__kernel_form_names[i].form;
+    return GPUIR__FORM_NONE;
+}
+
+/* The name of form f ("" for none). */
+static const char *gpuir__kernel_form_name(gpuir__kernel_form f) {
+    for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT; i++)
+        if (gpuir__kernel_form_names[i].form == f) return gpuir__kernel_form_names[i].name;
+    return "";
+}
+
+/* A computing op's `form` (other than a matmul's) names a kernel form. */
+static gpuir_result gpuir__check_kernel_form_name(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir__attrs *as) {
+    const gpuir__attr *form = gpuir__attrs_key(as, GPUIR__KEY_FORM);
+    if (!form || kind == GPUIR_OP_MATMUL || gpuir__kernel_form_named(gpuir__string(as->m, form->off)))
+        return GPUIR_OK;
+    char names[256];
+    size_t n = 0;
+    for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", gpuir__kernel_form_names[i].name);
+    return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: form = \"%s\" is not a kernel form (%s)", gpuir_op_name(kind),
+                       gpuir__string(as->m, form->off), names);
+}
+
 /* Every attribute is known to the op, appears once and has the right kind. */
 static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
                                             const gpuir__attrs *as) {
     uint32_t allowed = gpuir__op_attrs(kind), seen = 0;
-    if (gpuir__class_computes(gpuir__info(kind)->cls)) allowed |= GPUIR__KEYS(FUSION);
+    if (gpuir__class_computes(gpuir__info(kind)->cls)) allowed |= GPUIR__KEYS(FUSION) | GPUIR__KEYS(FORM);
     for (uint32_t i = 0; i < as->n; i++) {
         const gpuir__attr *a = &as->m->attrs[as->first + i];
         uint32_t bit = 1u << a->key;
         if (!a->key || !(allowed & bit)) {
             char expected[256];
-            gpuir__attr_names_text(allowed & ~GPUIR__KEYS(FUSION), expected, sizeof expected);
+            gpuir__attr_names_text(gpuir__op_attrs(kind), expected, sizeof expected);
             return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: unknown attribute '%s'%s", gpuir_op_name(kind),
                                gpuir__string(as->m, a->name), expected);
         }
@@ -2205,7 +2265,7 @@ static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
             return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' must be %s",
                                gpuir_op_name(kind), info->name, info->want);
     }
-    return GPUIR_OK;
+    return gpuir__check_kernel_form_name(ctx, kind, as);
 }
 
 /* Fetches attribute `key` of kind `want`; missing is an error if `required`. */
@@ -2316,6 +2376,37 @@ static const struct gpuir__matmul_form_name *gpuir__matmul_form_named(const char
     for (size_t i = 0; i < sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0]; i++)
         if (strcmp(name, gpuir__matmul_form_names[i].name) == 0) return &gpuir__matmul_form_names[i];
     return NULL;
+}
+
+/* Whether op is a constant of one value (a splat; not a dense table). */
+static bool gpuir__op_is_splat(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
+    return v && v->kind != GPUIR__ATTR_DENSE;
+}
+
+/* The op of kernel k that carries its form: the first matmul, reduction,
+   softmax or attention in buffer form, else the first computing op (an
+   elementwise kernel's); NULL when the kernel computes nothing. */
+static const gpuir__op *gpuir__kernel_lead(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *first = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls)) continue;
+        if (cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_REDUCE || cls == GPUIR__CLASS_SOFTMAX ||
+            cls == GPUIR__CLASS_ATTENTION)
+            return op;
+        if (!first) first = op;
+    }
+    return first;
+}
+
+/* The form recorded on kernel k's lead op (NONE when there is none, and
+   for a matmul kernel, whose matmul records a matmul form). */
+static gpuir__kernel_form gpuir__kernel_form_recorded(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *lead = gpuir__kernel_lead(m, k);
+    const gpuir__attr *form = lead && lead->kind != GPUIR_OP_MATMUL ? gpuir__attr_get(m, lead, GPUIR__KEY_FORM) : NULL;
+    return form ? gpuir__kernel_form_named(gpuir__string(m, form->off)) : GPUIR__FORM_NONE;
 }
 
 static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
@@ -8504,11 +8595,18 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
 // grid does not cover).
-// Reads: util, ir, build, fuse (gpuir__is_elementwise, gpuir__reduce_is_columns).
-// Writes: grid and block attributes. Codegen and rt.exec call its
-// decisions (gpuir__matmul_form_of, gpuir__kernel_vector_width, ...) again
-// rather than read them from the IR: issue 25 item 2 records them as
-// attributes.
+// Each kernel's form is decided here once and recorded in the IR, as
+// `form` on the kernel's matmul (gpuir__configure_matmul_forms) or on its
+// lead op for the other families (gpuir__configure_kernel_forms: elementwise
+// width, tiled transpose, block, column or row reductions, softmax,
+// attention's query tile); the launch follows the form, and codegen reads
+// it (gpuir__matmul_form_of, gpuir__kernel_form_of: the recorded form, else
+// the decision, for a placed module that did not run configure).
+// Reads: util, ir, build, decompose (gpuir__softmax_is_rowwise), fuse
+// (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of),
+// outline (gpuir__ids_have).
+// Writes: form, grid and block attributes. rt.exec sizes the grids of
+// dynamic kernels from gpuir__kernel_output.
 
 static int64_t gpuir__ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -8726,11 +8824,12 @@ static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpu
    64 (4 warps) at head dim 64, where three such blocks fit an SM. */
 static int64_t gpuir__attention_rows(int64_t D) { return D == 128 ? 128 : 64; }
 
-/* Blocks of an attention launch: batches x query tiles. */
-static int64_t gpuir__attention_tiles(const gpuir_module *m, const gpuir__op *op) {
+/* Blocks of an attention launch of `rows` query rows a block: batches x
+   query tiles. */
+static int64_t gpuir__attention_tiles(const gpuir_module *m, const gpuir__op *op, int64_t rows) {
     const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     int64_t Sq = q->dims[q->rank - 2], D = q->dims[q->rank - 1];
-    return Sq && D ? gpuir__type_count(q) / (Sq * D) * gpuir__ceil_div(Sq, gpuir__attention_rows(D)) : 0;
+    return Sq && D ? gpuir__type_count(q) / (Sq * D) * gpuir__ceil_div(Sq, rows) : 0;
 }
 
 /* Whether any kernel of the module runs on tensor cores (its source then
@@ -8854,14 +8953,133 @@ static int64_t gpuir__row_block(gpuir_op_kind kind, int64_t reduced) {
     return block;
 }
 
-/* Whether a (static) kernel's reduction is a column reduction: a thread
-   per output (gpuir__cg_reduce_columns). */
-static bool gpuir__kernel_reduces_columns(const gpuir_module *m, const gpuir__func *k) {
+/* Whether kernel k is a row kernel (the reduce.rows form): every computing
+   op elementwise, a splat or a row reduction of F (the first reduction's
+   input), writing F or rows of F, and more than one reduction, ops after
+   the first one or a producer whose value the kernel also stores (else a
+   single-reduction form serves). */
+static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir_type *F = NULL;
+    size_t reductions = 0, after = 0;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE) return gpuir__reduce_is_columns(m, op);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls) || gpuir__op_is_splat(m, op)) continue;
+        if (cls == GPUIR__CLASS_REDUCE) {
+            if (!gpuir__reduce_is_row(m, op)) return false;
+            const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+            if (!F) F = x;
+            else if (gpuir__row_shape_of(F, x) != GPUIR__ROW_FULL) return false;
+            reductions++;
+        } else if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return false;
+        else if (F || gpuir__ids_have(k->params, gpuir__op_operand(m, op, op->n_operands - 1))) after++;
     }
+    if (!F || (reductions < 2 && !after)) return false;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__op_is_splat(m, op)) continue;
+        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        if (gpuir__row_shape_of(F, d) == GPUIR__ROW_NONE) return false;
+    }
+    return true;
+}
+
+/* The form configure decides for kernel k (NONE for a matmul kernel and
+   one that computes nothing): what its lead op is, then what its sizes
+   and dtypes allow. */
+static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *lead = gpuir__kernel_lead(m, k);
+    gpuir__op_class cls = lead ? gpuir__info(lead->kind)->cls : GPUIR__CLASS_MATMUL;
+    if (cls == GPUIR__CLASS_MATMUL) return GPUIR__FORM_NONE;
+    if (cls == GPUIR__CLASS_ATTENTION) {
+        const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
+        return gpuir__attention_rows(q->dims[q->rank - 1]) == 128 ? GPUIR__FORM_ATTENTION_M128
+                                                                   : GPUIR__FORM_ATTENTION_M64;
+    }
+    if (cls == GPUIR__CLASS_SOFTMAX)    /* another softmax is no kernel: decompose rewrites it */
+        return gpuir__softmax_is_rowwise(m, lead) ? GPUIR__FORM_SOFTMAX_ROWS : GPUIR__FORM_NONE;
+    if (cls == GPUIR__CLASS_REDUCE) {
+        if (gpuir__kernel_is_row_kernel(m, k)) return GPUIR__FORM_REDUCE_ROWS;
+        bool columns = gpuir__reduce_is_columns(m, lead) && !gpuir__kernel_is_dynamic(m, k);
+        return columns ? GPUIR__FORM_REDUCE_COLUMNS : GPUIR__FORM_REDUCE_BLOCK;
+    }
+    if (gpuir__kernel_tiled_transpose(m, k)) return GPUIR__FORM_TRANSPOSE_TILED;
+    return gpuir__kernel_vector_width(m, k) == 4 ? GPUIR__FORM_ELEMENTWISE_V4 : GPUIR__FORM_ELEMENTWISE;
+}
+
+/* The forms a kernel may take instead of the one configure decides (an
+   author's `form`): the general form of its family, or the other tile. */
+static const struct gpuir__kernel_form_alternative {
+    gpuir__kernel_form decided, also;
+} gpuir__kernel_form_alternatives[] = {
+    {GPUIR__FORM_ELEMENTWISE_V4, GPUIR__FORM_ELEMENTWISE},
+    {GPUIR__FORM_TRANSPOSE_TILED, GPUIR__FORM_ELEMENTWISE},
+    {GPUIR__FORM_REDUCE_COLUMNS, GPUIR__FORM_REDUCE_BLOCK},
+    {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_M128},
+    {GPUIR__FORM_ATTENTION_M128, GPUIR__FORM_ATTENTION_M64},
+};
+
+/* Whether a kernel for which configure decides `decided` can take form f. */
+static bool gpuir__kernel_form_allowed(gpuir__kernel_form decided, gpuir__kernel_form f) {
+    size_t n = sizeof gpuir__kernel_form_alternatives / sizeof gpuir__kernel_form_alternatives[0];
+    if (f == decided) return true;
+    for (size_t i = 0; i < n; i++)
+        if (gpuir__kernel_form_alternatives[i].decided == decided && gpuir__kernel_form_alternatives[i].also == f)
+            return true;
     return false;
+}
+
+/* "a, b or c": the forms a kernel that configure gives `decided` can take. */
+static void gpuir__kernel_forms_allowed_text(gpuir__kernel_form decided, char *out, size_t size) {
+    size_t n = 0, count = 0, listed = 0;
+    for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT; i++) count += gpuir__kernel_form_allowed(decided, gpuir__kernel_form_names[i].form);
+    out[0] = 0;
+    for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT && n < size; i++) {
+        if (!gpuir__kernel_form_allowed(decided, gpuir__kernel_form_names[i].form)) continue;
+        const char *sep = !listed ? "" : listed + 1 == count ? " or " : ", ";
+        n += (size_t)snprintf(out + n, size - n, "%s%s", sep, gpuir__kernel_form_names[i].name);
+        listed++;
+    }
+}
+
+/* Kernel k's form: the one recorded on its lead op when the kernel can
+   take it (else an error naming the kernel, the op and the forms it can
+   take), or the one configure decides. A `form` on another op than the
+   lead is an error too. */
+static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__func *k, gpuir__kernel_form *form) {
+    const gpuir__op *lead = gpuir__kernel_lead(m, k);
+    gpuir__kernel_form decided = gpuir__kernel_form_decide(m, k), given = gpuir__kernel_form_recorded(m, k);
+    *form = given ? given : decided;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op == lead || op->kind == GPUIR_OP_MATMUL || !gpuir__attr_get(m, op, GPUIR__KEY_FORM)) continue;
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): a kernel's form is "
+                           "recorded on its lead op (%s, line %u)", gpuir__string(m, k->name),
+                           gpuir_op_name(op->kind), op->line, lead ? gpuir_op_name(lead->kind) : "none",
+                           lead ? lead->line : 0);
+    }
+    if (!given || gpuir__kernel_form_allowed(decided, given)) return GPUIR_OK;
+    char allowed[256];
+    gpuir__kernel_forms_allowed_text(decided, allowed, sizeof allowed);
+    return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit "
+                       "this kernel: it takes %s", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
+                       gpuir__kernel_form_name(given), allowed[0] ? allowed : lead->kind == GPUIR_OP_MATMUL ?
+                       "a matmul form on its matmul" : "none (a softmax over another axis than the last: run decompose)");
+}
+
+/* Records each kernel's form (`form` on its lead op) where it has none,
+   and checks the ones it has. Matmul kernels: gpuir__configure_matmul_forms. */
+static gpuir_result gpuir__configure_kernel_forms(gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        const gpuir__func *k = &m->funcs[f];
+        gpuir__kernel_form form;
+        gpuir_result r = k->kernel ? gpuir__kernel_form_of(m, k, &form) : GPUIR_OK;
+        if (r) return r;
+        const gpuir__op *lead = k->kernel ? gpuir__kernel_lead(m, k) : NULL;
+        if (!k->kernel || !form || gpuir__attr_get(m, lead, GPUIR__KEY_FORM)) continue;
+        gpuir__set_string_attr(m, (uint32_t)(lead - m->ops) + 1, GPUIR__KEY_FORM, gpuir__kernel_form_name(form));
+    }
+    return GPUIR_OK;
 }
 
 static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, int64_t grid[3],
@@ -8870,13 +9088,13 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     int64_t reduced;
     const gpuir_type *out = gpuir__kernel_output(m, k, &kind, &reduced);
     int64_t count = out ? gpuir__type_count(out) : 1;
+    gpuir__kernel_form form = gpuir__kernel_form_recorded(m, k);     /* gpuir__configure_kernel_forms' */
     grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
     if (count <= 0) return;
-    const gpuir__op *att = gpuir__kernel_attention(m, k);
-    if (att) {
-        const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, att, 0))->type;
-        block[0] = 2 * gpuir__attention_rows(q->dims[q->rank - 1]);
-        grid[0] = gpuir__attention_tiles(m, att);
+    if (form == GPUIR__FORM_ATTENTION_M64 || form == GPUIR__FORM_ATTENTION_M128) {
+        int64_t rows = form == GPUIR__FORM_ATTENTION_M128 ? 128 : 64;
+        block[0] = 2 * rows;
+        grid[0] = gpuir__attention_tiles(m, gpuir__kernel_lead(m, k), rows);
     } else if (kind == GPUIR_OP_MATMUL) {
         int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
         gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
@@ -8886,24 +9104,24 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
         block[0] = block[1] = 16;
         if (form == GPUIR__MATMUL_WGMMA) block[0] = GPUIR__WG_THREADS, block[1] = 1;
-    } else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE && gpuir__kernel_reduces_columns(m, k)) {
+    } else if (form == GPUIR__FORM_REDUCE_COLUMNS) {
         block[0] = 256;
         grid[0] = gpuir__ceil_div(count, 256);
-    } else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
+    } else if (form == GPUIR__FORM_REDUCE_BLOCK || form == GPUIR__FORM_REDUCE_ROWS) {
         block[0] = gpuir__row_block(kind, reduced);
         grid[0] = count;
-    } else if (gpuir__kernel_tiled_transpose(m, k)) {   /* a 32x32 tile per block */
-        const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, gpuir__kernel_tiled_transpose(m, k), 0))->type;
+    } else if (form == GPUIR__FORM_TRANSPOSE_TILED) {   /* a 32x32 tile per block */
+        const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, gpuir__kernel_lead(m, k), 0))->type;
         int64_t R = src->dims[src->rank - 2], Cc = src->dims[src->rank - 1];
         block[0] = 256;
         grid[0] = R && Cc ? gpuir__ceil_div(R, 32) * gpuir__ceil_div(Cc, 32) * (count / (R * Cc)) : 1;
-    } else if (kind == GPUIR_OP_SOFTMAX) {
+    } else if (form == GPUIR__FORM_SOFTMAX_ROWS) {
         block[0] = gpuir__row_block(kind, reduced);
         grid[0] = reduced ? count / reduced : 1;
         if (grid[0] < 1) grid[0] = 1;
     } else {
         block[0] = 256;
-        grid[0] = gpuir__ceil_div(count / gpuir__kernel_vector_width(m, k), 256);
+        grid[0] = gpuir__ceil_div(count / (form == GPUIR__FORM_ELEMENTWISE_V4 ? 4 : 1), 256);
     }
     if (grid[0] > INT32_MAX) grid[0] = INT32_MAX;     /* the kernel loops over the rest */
     if (grid[1] > 65535) grid[1] = 65535;
@@ -8912,6 +9130,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
 
 static gpuir_result gpuir__pass_configure(gpuir_module *m) {
     gpuir_result r = gpuir__configure_matmul_forms(m);
+    if (!r) r = gpuir__configure_kernel_forms(m);
     if (r) return r;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
         if (m->funcs[f].kernel) continue;
@@ -9471,12 +9690,12 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // (p<buffer>_d<axis>, in order): a dynamic kernel takes the general form
 // (no register-tiled matmul, tiled transpose or 16-byte elementwise
 // accesses). The output is deterministic.
-// Reads: util, ir, build, array (gpuir__load_elem: dense constants),
-// decompose (gpuir__softmax_is_rowwise), fuse (gpuir__is_elementwise,
-// gpuir__reduce_is_columns), outline (gpuir__ids_have), place
-// (gpuir__param_access), configure (gpuir__matmul_form_of reads the form
-// configure recorded; gpuir__kernel_vector_width, ...: the other kernels'
-// forms are still computed again here rather than read from the IR).
+// Reads: util, ir, build (gpuir__kernel_lead: where a kernel's form is),
+// array (gpuir__load_elem: dense constants), fuse (gpuir__is_elementwise,
+// gpuir__row_shape_of: a row kernel's values), place (gpuir__param_access),
+// configure (gpuir__matmul_form_of and gpuir__kernel_form_of give the form
+// configure recorded on the kernel, checked; the matmul forms' enum and
+// geometry).
 // Writes: nothing.
 
 /* The emulator's ABI, shared by rt.emu and the emulator prelude (which gets
@@ -10037,6 +10256,7 @@ typedef struct gpuir__cg {
     int lane;               /* vectorized kernels: the element of the quad (0..3), else -1 */
     bool *loaded4;          /* parameter index -> its quad is in register l<index> */
     bool tma;               /* the WGMMA kernel: takes tensor maps after its other parameters */
+    gpuir__kernel_form form;  /* the kernel's form (configure's, on its lead op); NONE: a matmul's */
     struct gpuir__cg_kernel_info *info;   /* the kernel's, being filled */
     int depth;              /* the writer's indentation, in levels of 4 spaces */
     char param[GPUIR_MAX_OPERANDS][48];   /* each parameter's name in the C source */
@@ -10889,7 +11109,7 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
 
 /* A thread per element of the widest destination, grid-stride. */
 static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
-    if (gpuir__kernel_vector_width(C->m, C->k) == 4) return gpuir__cg_elementwise4(C, S);
+    if (C->form == GPUIR__FORM_ELEMENTWISE_V4) return gpuir__cg_elementwise4(C, S);
     size_t n = stbds_arrlenu(C->k->ops);
     gpuir__cg_one_pass(C);
     gpuir__str count = {NULL};
@@ -11035,7 +11255,7 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
 static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
-    if (gpuir__reduce_is_columns(m, op) && !gpuir__kernel_is_dynamic(m, C->k)) return gpuir__cg_reduce_columns(C, at);
+    if (C->form == GPUIR__FORM_REDUCE_COLUMNS) return gpuir__cg_reduce_columns(C, at);
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     bool reduced[GPUIR_MAX_RANK] = {false};
@@ -12001,7 +12221,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, src)->type;
     int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
-    if (ps < 0 || pd < 0 || !gpuir__softmax_is_rowwise(m, op))
+    if (ps < 0 || pd < 0 || C->form != GPUIR__FORM_SOFTMAX_ROWS)
         return gpuir__cg_fail(C, op, "only a softmax over the last axis of a parameter is a kernel (run decompose)");
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++)
         if (i != at && gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
@@ -12074,40 +12294,13 @@ typedef struct gpuir__cg_rowplan {
 static void gpuir__cg_rows_store_full(gpuir__cg *C, const gpuir__cg_rowplan *R);
 static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R);
 
-static bool gpuir__cg_is_splat(const gpuir_module *m, const gpuir__op *op) {
-    const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
-    return v && v->kind != GPUIR__ATTR_DENSE;
-}
-
-/* The input type of the kernel's first row reduction when the kernel is a
-   row kernel: every computing op elementwise, a splat or a row reduction
-   of F, writing F or rows of F, and more than one reduction, ops after
-   the first one or a producer whose value the kernel also stores. NULL
-   otherwise (the single-reduction forms). */
+/* The row kernel's full row shape F (the reduce.rows form): the input of
+   its first reduction, or the parameter of that shape, which names F's
+   dynamic dims. */
 static const gpuir_type *gpuir__kernel_rows_shape(const gpuir_module *m, const gpuir__func *k) {
-    const gpuir_type *F = NULL;
-    size_t reductions = 0, after = 0;
-    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        gpuir__op_class cls = gpuir__info(op->kind)->cls;
-        if (op->result || !gpuir__class_computes(cls) || gpuir__cg_is_splat(m, op)) continue;
-        if (cls == GPUIR__CLASS_REDUCE) {
-            if (!gpuir__reduce_is_row(m, op)) return NULL;
-            const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-            if (!F) F = x;
-            else if (gpuir__row_shape_of(F, x) != GPUIR__ROW_FULL) return NULL;
-            reductions++;
-        } else if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return NULL;
-        else if (F || gpuir__ids_have(k->params, gpuir__op_operand(m, op, op->n_operands - 1))) after++;
-    }
-    if (!F || (reductions < 2 && !after)) return NULL;
-    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__cg_is_splat(m, op)) continue;
-        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
-        if (gpuir__row_shape_of(F, d) == GPUIR__ROW_NONE) return NULL;
-    }
-    for (size_t i = 0; i < stbds_arrlenu(k->params); i++) {     /* a parameter names F's dynamic dims */
+    const gpuir__op *lead = gpuir__kernel_lead(m, k);
+    const gpuir_type *F = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
+    for (size_t i = 0; i < stbds_arrlenu(k->params); i++) {
         const gpuir_type *t = &gpuir__value_at(m, k->params[i])->type;
         if (gpuir__row_shape_of(F, t) == GPUIR__ROW_FULL) return t;
     }
@@ -12145,7 +12338,7 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
-        if (op->result || !gpuir__class_computes(cls) || !op->n_operands || gpuir__cg_is_splat(m, op)) continue;
+        if (op->result || !gpuir__class_computes(cls) || !op->n_operands || gpuir__op_is_splat(m, op)) continue;
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         int level = 0;
         for (uint32_t k = 0; k + 1 < op->n_operands; k++) {
@@ -12165,7 +12358,7 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
 static gpuir_result gpuir__cg_rows_splats(gpuir__cg *C, gpuir__cg_rowplan *R) {
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
-        if (op->result || !gpuir__cg_is_splat(C->m, op)) continue;
+        if (op->result || !gpuir__op_is_splat(C->m, op)) continue;
         uint32_t dst = gpuir__op_operand(C->m, op, op->n_operands - 1);
         gpuir_result r = gpuir__cg_chain(C, i, i + 1, &gpuir__value_at(C->m, dst)->type, "0");
         if (r) return r;
@@ -12560,7 +12753,7 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     memset(A, 0, sizeof *A);
     A->Sq = q->dims[q->rank - 2], A->D = q->dims[q->rank - 1], A->Sk = k->dims[k->rank - 2];
     A->batches = A->Sq ? gpuir__type_count(q) / (A->Sq * A->D) : 0;
-    A->br = gpuir__attention_rows(A->D), A->threads = 2 * A->br;
+    A->br = C->form == GPUIR__FORM_ATTENTION_M128 ? 128 : 64, A->threads = 2 * A->br;
     A->qtiles = gpuir__ceil_div(A->Sq, A->br), A->ktiles = gpuir__ceil_div(A->Sk, GPUIR__ATTN_BC);
     A->rs = A->D + 8;
     A->pq = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 0));
@@ -12827,8 +13020,8 @@ static bool gpuir__cg_wider(const gpuir_type *d, const gpuir_type *widest) {
    widest destination. */
 static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     gpuir_module *m = C->m;
-    const gpuir_type *widest = NULL, *rows = gpuir__kernel_rows_shape(m, C->k);
-    if (rows) return gpuir__cg_rows(C, rows);
+    const gpuir_type *widest = NULL;
+    if (C->form == GPUIR__FORM_REDUCE_ROWS) return gpuir__cg_rows(C, gpuir__kernel_rows_shape(m, C->k));
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -12843,8 +13036,8 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
         if (gpuir__cg_wider(d, widest)) widest = d;
     }
     if (!widest) return GPUIR_OK;                    /* nothing to compute */
-    const gpuir__op *tr = gpuir__kernel_tiled_transpose(m, C->k);
-    if (tr && C->threads == 256) return gpuir__cg_transpose_tiled(C, tr);
+    if (C->form == GPUIR__FORM_TRANSPOSE_TILED && C->threads == 256)
+        return gpuir__cg_transpose_tiled(C, gpuir__kernel_lead(m, C->k));
     gpuir__cg_reset_values(C);
     return gpuir__cg_elementwise(C, widest);
 }
@@ -12937,6 +13130,7 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     C->dynamic = gpuir__kernel_is_dynamic(m, C->k);
     C->wide = C->dynamic || gpuir__cg_needs_wide(m, C->k);
     gpuir_result r = gpuir__cg_block_threads(C, kid, &C->threads);
+    if (!r) r = gpuir__kernel_form_of(m, C->k, &C->form);
     if (r) return r;
     C->tma = C->threads == GPUIR__WG_THREADS && gpuir__matmul_form_of(m, C->k) == GPUIR__MATMUL_WGMMA;
     C->info = info;
