@@ -11058,32 +11058,32 @@ static void gpuir__cg_reset_values(gpuir__cg *C) {
 #define GPUIR__CG_THREAD_ID "GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK"
 #define GPUIR__CG_ALL_THREADS "GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS"
 
-/* Four elements per thread through 16-byte loads and stores (see
-   gpuir__kernel_vector_width): the chain runs once per element of the quad,
-   in registers. */
-/* Before an elementwise grid-stride loop: its grid covers the elements
-   (gpuir__pass_configure: a block per 256 threads' worth), so each thread
-   makes one pass, and an unrolled copy of the body that NVVM would build
-   (4x plus the remainder) never runs but costs a third of the compile:
-   the 3-op chain of tests/bench/elementwise.gir takes 50-55 ms of NVRTC
-   CPU time instead of 78-89, 120 SASS instructions instead of 432, the
-   same ones run (BENCHMARKS.md, compile latency). */
-static void gpuir__cg_one_pass(gpuir__cg *C) {
-    int depth = C->depth;
-    C->depth = 1;                               /* the loop is at the kernel's top level */
-    gpuir__cg_line(C, "GPUIR_NO_UNROLL");
-    C->depth = depth;
+/* Opens a grid-stride loop of `var` (long long) over `count` elements. An
+   elementwise kernel's (one_pass) gets GPUIR_NO_UNROLL before it: its grid
+   covers the elements (gpuir__pass_configure: a block per 256 threads'
+   worth), so each thread makes one pass, and an unrolled copy of the body
+   that NVVM would build (4x plus the remainder) never runs but costs a
+   third of the compile: the 3-op chain of tests/bench/elementwise.gir takes
+   50-55 ms of NVRTC CPU time instead of 78-89, 120 SASS instructions
+   instead of 432, the same ones run (BENCHMARKS.md, compile latency). */
+static void gpuir__cg_grid_loop(gpuir__cg *C, const char *var, const char *count, bool one_pass) {
+    if (one_pass) gpuir__cg_line(C, "GPUIR_NO_UNROLL");
+    gpuir__cg_open(C, "for (long long %s = " GPUIR__CG_THREAD_ID "; %s < %s; %s += " GPUIR__CG_ALL_THREADS ")",
+                   var, var, count, var);
 }
 
+/* Four elements per thread through 16-byte loads and stores (the
+   elementwise.v4 form): the chain runs once per element of the quad, in
+   registers. */
 static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
     gpuir_module *m = C->m;
     size_t n = stbds_arrlenu(C->k->ops), np = stbds_arrlenu(C->k->params);
     uint32_t out[GPUIR_MAX_OPERANDS][4];
     memset(out, 0, sizeof out);
     memset(C->loaded4, 0, np * sizeof *C->loaded4);
-    gpuir__cg_one_pass(C);
-    long long quads = (long long)(gpuir__type_count(S) / 4);
-    gpuir__cg_open(C, "for (long long qq = " GPUIR__CG_THREAD_ID "; qq < %lldLL; qq += " GPUIR__CG_ALL_THREADS ")", quads);
+    char quads[32];
+    snprintf(quads, sizeof quads, "%lldLL", (long long)(gpuir__type_count(S) / 4));
+    gpuir__cg_grid_loop(C, "qq", quads, true);
     gpuir__cg_line(C, "%s q = (%s)qq;", gpuir__cg_idx(C), gpuir__cg_idx(C));
     for (int lane = 0; lane < 4; lane++) {     /* every access goes through q */
         gpuir__cg_reset_values(C);
@@ -11111,11 +11111,9 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
 static gpuir_result gpuir__cg_elementwise(gpuir__cg *C, const gpuir_type *S) {
     if (C->form == GPUIR__FORM_ELEMENTWISE_V4) return gpuir__cg_elementwise4(C, S);
     size_t n = stbds_arrlenu(C->k->ops);
-    gpuir__cg_one_pass(C);
     gpuir__str count = {NULL};
     gpuir__cg_count(C, &count, S);
-    gpuir__cg_open(C, "for (long long ii = " GPUIR__CG_THREAD_ID "; ii < %s; ii += " GPUIR__CG_ALL_THREADS ")",
-                   gpuir__str_cstr(&count));
+    gpuir__cg_grid_loop(C, "ii", gpuir__str_cstr(&count), true);
     gpuir__str_free(&count);
     gpuir__cg_line(C, "%s i = (%s)ii;", gpuir__cg_idx(C), gpuir__cg_idx(C));
     gpuir_result r = gpuir__cg_chain(C, 0, n, S, "i");
@@ -11226,7 +11224,9 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     long long rows = x->dims[0], count = gpuir__type_count(x) / rows;
     const char *init = op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f";
-    gpuir__cg_open(C, "for (long long o = " GPUIR__CG_THREAD_ID "; o < %lldLL; o += " GPUIR__CG_ALL_THREADS ")", count);
+    char outputs[32];
+    snprintf(outputs, sizeof outputs, "%lldLL", count);
+    gpuir__cg_grid_loop(C, "o", outputs, false);
     gpuir__cg_line(C, "float acc = %s;", init);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int j = 0; j < %lld; j++)", rows);
