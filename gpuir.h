@@ -9685,9 +9685,10 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // their rows: a block per row, the row in registers), and a
 // tiled matmul with its elementwise epilogue (plain, register-tiled f32, or
 // on tensor cores for f16 and bf16: mma.sync, ldmatrix and cp.async behind
-// helpers the emulator implements too). A kernel takes its buffers
-// (p0, p1, ...), then each dynamic dim of each buffer as a long long
-// (p<buffer>_d<axis>, in order): a dynamic kernel takes the general form
+// helpers the emulator implements too). A kernel takes its buffers, named
+// after the IR values with an "_" after (x_, out0_: a namespace no local
+// shares, gpuir__cg_name_params), then each dynamic dim of each buffer as
+// a long long (x_d0_, in order): a dynamic kernel takes the general form
 // (no register-tiled matmul, tiled transpose or 16-byte elementwise
 // accesses). The output is deterministic.
 // Reads: util, ir, build (gpuir__kernel_lead: where a kernel's form is),
@@ -10334,36 +10335,10 @@ static const char *gpuir__cg_param(const gpuir__cg *C, int p) { return C->param[
 
 /* ---- parameter names: after the host values the kernel's launch passes ---- */
 
-/* Identifiers a parameter may not take: the emitters' locals, CUDA's and
-   C's own names, the math functions the kernels call. */
-static const char *const gpuir__cg_reserved[] = {
-    "a0", "acc", "af", "ar", "as", "b0", "base", "batch", "bf", "blk", "br", "bs", "c", "ca", "cb", "d", "e",
-    "empty", "f", "first", "full", "g", "gk", "gm", "gn", "i", "ii", "it", "j", "jj", "k0", "kb", "ke", "kk",
-    "kn", "kq", "kt", "l", "la", "lane", "lb", "m", "mx", "n", "nq", "o", "ok", "other", "p", "prev", "q", "qq",
-    "r", "ra", "rb", "rd", "red", "rm", "rn", "row", "rows", "s0", "sa", "sb", "sbase", "sm", "smem", "st", "t",
-    "tc", "tile", "tm", "tma_a", "tma_b", "tn", "tr", "tx", "ty", "u", "v", "warp", "wg", "wm", "wn", "ap", "bp",
-    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "half", "float4", "int4", "asm",
-    "auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete", "do", "double",
-    "else", "enum", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "new",
-    "namespace", "operator", "private", "protected", "public", "register", "restrict", "return", "short",
-    "signed", "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef", "typename",
-    "union", "unsigned", "using", "virtual", "void", "volatile", "while", "and", "or", "not", "xor", "main",
-    "abs", "exp", "expf", "log", "logf", "sqrt", "sqrtf", "rsqrtf", "tanh", "tanhf", "fabsf", "fabs", "powf",
-    "pow", "fmaxf", "fminf", "min", "max", "isnan", "isinf", "NULL",
-    /* the fused attention kernel's, where a parameter is in scope */
-    "s", "sx", "dst", "sq", "sk", "sv", "q4", "sl2", "lk", "lv", "bh", "r0", "qg", "kg", "vg", "nkv", "mr", "lr",
-    "qf", "vt", "edge", "col", "inv", "h",
-};
-
-static bool gpuir__cg_is_reserved(const char *s) {
-    for (size_t i = 0; i < sizeof gpuir__cg_reserved / sizeof gpuir__cg_reserved[0]; i++)
-        if (strcmp(s, gpuir__cg_reserved[i]) == 0) return true;
-    size_t n = strlen(s);
-    size_t letters = strchr("vlpxi", s[0]) ? 1 : strncmp(s, "acc", 3) == 0 ? 3 : 0;  /* v3, x0, acc2: registers */
-    bool reg = letters && n > letters && strspn(s + letters, "0123456789") == n - letters;
-    bool dim = n > 3 && strchr("0123456789", s[n - 1]) && strstr(s, "_d");      /* x_d1: a dynamic dim's */
-    return reg || dim;
-}
+/* Parameter names have a namespace of their own: each ends in "_" (x_,
+   w_, out0_; a dynamic dim x_d0_), and no emitter local, C or CUDA keyword
+   or prelude name does (tests/check-golden.sh lints for it), so an IR
+   value may have any name without a list of the names it may not take. */
 
 /* Appends tail to the name s (of size bytes), truncating the name first. */
 static void gpuir__cg_name_append(char *s, size_t size, const char *tail) {
@@ -10379,9 +10354,10 @@ static bool gpuir__cg_name_taken(const gpuir__cg *C, size_t i, const char *s) {
     return false;
 }
 
-/* A C identifier for IR name `name`: its letters, digits and underscores
-   (others become "_"; no "__", none last), at most 16 bytes; a reserved one
-   takes "_p" (acc_p), one that could clash with the prelude a "p" before. */
+/* The base of a C identifier for IR name `name`: its letters, digits and
+   underscores (others become "_"; no "__", none last), at most 16 bytes;
+   one that could clash with the prelude or is no identifier takes a "p"
+   before, one that ends like a dynamic dim's name (x_d0) "_p" after. */
 static void gpuir__cg_sanitize(char *out, size_t size, const char *name) {
     size_t n = 0;
     bool prefix = (*name >= '0' && *name <= '9') || *name == '_' || strncmp(name, "gpuir", 5) == 0 ||
@@ -10394,7 +10370,9 @@ static void gpuir__cg_sanitize(char *out, size_t size, const char *name) {
     while (n && out[n - 1] == '_') n--;        /* x_d0 of "x_" would hold a "__" */
     out[n] = '\0';
     if (!n) snprintf(out, size, "p");
-    if (gpuir__cg_is_reserved(out)) gpuir__cg_name_append(out, size, "_p");
+    const char *d = strstr(out, "_d");
+    while (d && strstr(d + 1, "_d")) d = strstr(d + 1, "_d");
+    if (d && d[2] && strspn(d + 2, "0123456789") == strlen(d + 2)) gpuir__cg_name_append(out, size, "_p");
 }
 
 /* The name in host function f of the value a launch passes (v): a named
@@ -10459,12 +10437,12 @@ static void gpuir__cg_name_params(gpuir__cg *C, uint32_t kid) {
             snprintf(buf, sizeof buf, "%s%d", writes ? "out" : "in", writes ? outs++ : ins++);
             name = buf;
         }
-        char base[48];
+        char base[32];                   /* at most 16 bytes and a "p" before, "_p" after */
         gpuir__cg_sanitize(base, sizeof base, name);
-        snprintf(C->param[i], sizeof C->param[i], "%s", base);
-        for (int k = 1; gpuir__cg_name_taken(C, i, C->param[i]); k++) {   /* unique: a second x is x_1 */
+        snprintf(C->param[i], sizeof C->param[i], "%s_", base);
+        for (int k = 1; gpuir__cg_name_taken(C, i, C->param[i]); k++) {   /* unique: a second x_ is x_1_ */
             char tail[16];
-            snprintf(tail, sizeof tail, "_%d", k);
+            snprintf(tail, sizeof tail, "_%d_", k);
             snprintf(C->param[i], sizeof C->param[i], "%s", base);
             gpuir__cg_name_append(C->param[i], sizeof C->param[i], tail);
         }
@@ -10492,13 +10470,13 @@ typedef struct gpuir__cg_dims {
 /* A product of dims: a number times named dynamic dims. */
 typedef struct gpuir__cg_prod {
     int64_t num;
-    char sym[256];          /* "x_d0 * x_d2", or "" (names of at most 24 bytes) */
+    char sym[256];          /* "x_d0_ * x_d2_", or "" (names of at most 24 bytes) */
 } gpuir__cg_prod;
 
 static void gpuir__cg_prod_mul(gpuir__cg_prod *p, const gpuir__cg_dims *t, int a) {
     if (t->dims[a] != GPUIR_DYN) { p->num *= t->dims[a]; return; }
     size_t n = strlen(p->sym);
-    snprintf(p->sym + n, sizeof p->sym - n, "%s%s_d%d", n ? " * " : "", t->name, a);
+    snprintf(p->sym + n, sizeof p->sym - n, "%s%sd%d_", n ? " * " : "", t->name, a);
 }
 
 static bool gpuir__cg_prod_is_one(const gpuir__cg_prod *p) { return p->num == 1 && !p->sym[0]; }
@@ -11042,7 +11020,7 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
     for (size_t i = 0; i < n; i++) {            /* then the dynamic dims, in order */
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
         for (int a = 0; a < t->rank; a++)
-            if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(&params, ", long long %s_d%d", gpuir__cg_param(C, (int)i), a);
+            if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(&params, ", long long %sd%d_", gpuir__cg_param(C, (int)i), a);
     }
     if (C->tma) gpuir__str_puts(&params, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
     gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", C->tma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,

@@ -14,7 +14,7 @@ opt=${TOOLS:-tools}/gpuir-opt
 bless=0
 [ "${1:-}" = --bless ] && bless=1
 out=$(mktemp "${TMPDIR:-/tmp}/gpuir-golden-XXXXXX") || exit 1
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out" "$out.names"' EXIT
 
 emit() {  # emit FILE.gir: the kernels' CUDA C, after the preludes
     local flags
@@ -32,6 +32,37 @@ for gir in tests/golden/*.gir; do
     else echo "FAIL golden: $cu differs (make bless rewrites it)"; diff -u "$cu" "$out" | sed -n '1,40p' >&2
     fi
 done
+
+# Kernel parameters have a namespace of their own: their names end in "_"
+# (x_, out0_, x_d0_) and nothing else in a kernel does (no emitter local,
+# keyword or prelude name), so no IR name can clash with a local. Checked
+# over the goldens and tests/ir/codegen/param-names.gir (values named like
+# every family's locals): inside each kernel, every name ending in "_" is
+# one its signature declares.
+names_lint() {  # names_lint FILE...: "file:line: name" for each stray name
+    awk '
+    /^GPUIR_KERNEL / {
+        inside = 1; split("", declared)
+        n = split($0, w, /[^A-Za-z0-9_]+/)
+        for (i = 1; i <= n; i++) if (w[i] ~ /_$/) declared[w[i]] = 1
+        next
+    }
+    /^}/ { inside = 0 }
+    inside {
+        line = $0; gsub(/\/\*.*\*\//, "", line); gsub(/"[^"]*"/, "", line)
+        n = split(line, w, /[^A-Za-z0-9_]+/)
+        for (i = 1; i <= n; i++) if (w[i] ~ /_$/ && !(w[i] in declared)) print FILENAME ":" FNR ": " w[i]
+    }' "$@"
+}
+if [ $bless = 0 ]; then
+    "$opt" --lower --emit=cuda tests/ir/codegen/param-names.gir > "$out.names" 2>&1
+    if names_lint tests/golden/*.cu "$out.names" > "$out"; [ -s "$out" ]; then
+        echo "FAIL golden: names ending in _ that are not the kernel's parameters"; sed -n '1,10p' "$out" >&2
+    elif ! grep -q '^GPUIR_KERNEL' "$out.names"; then
+        echo "FAIL golden: tests/ir/codegen/param-names.gir does not emit"; sed -n '1,10p' "$out.names" >&2
+    else echo "PASS golden: parameter names"; fi
+    rm -f "$out.names"
+fi
 
 lint='\(void\)|if \(-?[0-9]+(LL|u)? *(<|>|<=|>=|==|!=) *-?[0-9]+(LL|u)?\)|= \(\(.*\)\);|\[\(\(|= \([A-Za-z_][A-Za-z_0-9]*\);|\(0 \+ | / 1 %'
 if [ $bless = 0 ]; then

@@ -347,7 +347,7 @@ TEST(nvrtc_compiles_dynamic_kernels) {
     if (!m) { gpuir_ctx_destroy(ctx); return; }
     char *ptx = NULL;
     if (!nvrtc_compiles(ctx, m, 80, &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-    /* @chain_k0: four buffers, then three sizes (x_d0, y_d0, out0_d0) */
+    /* @chain_k0: four buffers, then three sizes (x_d0_, y_d0_, out0_d0_) */
     CHECK(ptx && strstr(ptx, ".param .u64 gpuir_k_chain_k0_param_6") &&
           !strstr(ptx, "gpuir_k_chain_k0_param_7"));
     gpuir_free(ptx);

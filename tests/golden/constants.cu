@@ -1,31 +1,31 @@
 /* @table_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_table_k0(GPUIR_LANE const float *x, const float *p_const_0, float *out0) {
+GPUIR_KERNEL gpuir_k_table_k0(GPUIR_LANE const float *x_, const float *p_const_0_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 8LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 27: mul */
-        float v0 = x[i];
-        float v1 = p_const_0[i % 4];
+        float v0 = x_[i];
+        float v1 = p_const_0_[i % 4];
         float v2 = v0 * v1;
-        out0[i] = v2;
+        out0_[i] = v2;
     }
 }
 
 /* @ints_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const long long *x, const long long *p_const_1, long long *out0) {
+GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const long long *x_, const long long *p_const_1_, long long *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 3LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 30: add */
-        long long v0 = x[i];
-        long long v1 = p_const_1[i];
+        long long v0 = x_[i];
+        long long v1 = p_const_1_[i];
         long long v2 = (long long)((unsigned long long)v0 + (unsigned long long)v1);
-        out0[i] = v2;
+        out0_[i] = v2;
     }
 }
 
 /* @fill_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_fill_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_fill_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 128LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
@@ -34,11 +34,11 @@ GPUIR_KERNEL gpuir_k_fill_k0(GPUIR_LANE const unsigned short *x, unsigned short 
         /* op 36: constant */
         float v1 = gpuir_round_bf16(-1.0f);
         /* op 37: mul */
-        float v2 = gpuir_bf16_to_f32(x[i]);
+        float v2 = gpuir_bf16_to_f32(x_[i]);
         float v3 = gpuir_round_bf16(v2 * v0);
         /* op 38: max */
         float v4 = gpuir_round_bf16(gpuir_fmax(v3, v1));
-        out0[i] = gpuir_f32_to_bf16(v4);
+        out0_[i] = gpuir_f32_to_bf16(v4);
     }
 }
 

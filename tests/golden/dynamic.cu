@@ -1,104 +1,104 @@
 /* @chain_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x, const float *b, const float *y, float *out0, long long x_d0, long long y_d0, long long out0_d0) {
+GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x_, const float *b_, const float *y_, float *out0_, long long x_d0_, long long y_d0_, long long out0_d0_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d0); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d0_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 95: exp */
-        float v0 = x[i];
+        float v0 = x_[i];
         float v1 = expf(v0);
         /* op 96: add */
-        float v2 = b[i % 8];
+        float v2 = b_[i % 8];
         float v3 = v1 + v2;
         /* op 97: mul */
-        float v4 = y[i];
+        float v4 = y_[i];
         float v5 = v3 * v4;
-        out0[i] = v5;
+        out0_[i] = v5;
     }
 }
 
 /* @square_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_square_k0(GPUIR_LANE const float *x, const float *c_p, float *out0, long long x_d0, long long x_d1, long long c_p_d0, long long out0_d0, long long out0_d1) {
+GPUIR_KERNEL gpuir_k_square_k0(GPUIR_LANE const float *x_, const float *c_, float *out0_, long long x_d0_, long long x_d1_, long long c_d0_, long long out0_d0_, long long out0_d1_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (out0_d0 * out0_d1); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (out0_d0_ * out0_d1_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 101: constant */
         float v0 = 2.0f;
         /* op 102: sub */
-        float v1 = x[i];
-        float v2 = c_p[i / out0_d1];
+        float v1 = x_[i];
+        float v2 = c_[i / out0_d1_];
         float v3 = v1 - v2;
         /* op 103: mul */
         float v4 = v3 * v0;
         /* op 104: relu */
         float v5 = gpuir_relu(v4);
-        out0[i] = v5;
+        out0_[i] = v5;
     }
 }
 
 /* @half_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x, const unsigned short *y, unsigned short *out0, long long x_d0, long long out0_d0) {
+GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x_, const unsigned short *y_, unsigned short *out0_, long long x_d0_, long long out0_d0_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (5LL * out0_d0); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (5LL * out0_d0_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 107: add */
-        float v0 = gpuir_f16_to_f32(x[i]);
-        float v1 = gpuir_f16_to_f32(y[i % 5]);
+        float v0 = gpuir_f16_to_f32(x_[i]);
+        float v1 = gpuir_f16_to_f32(y_[i % 5]);
         float v2 = gpuir_round_f16(v0 + v1);
         /* op 108: tanh */
         float v3 = gpuir_round_f16(tanhf(v2));
-        out0[i] = gpuir_f32_to_f16(v3);
+        out0_[i] = gpuir_f32_to_f16(v3);
     }
 }
 
 /* @ints_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const int *x, const int *y, int *out0, long long x_d0, long long y_d0, long long out0_d0) {
+GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const int *x_, const int *y_, int *out0_, long long x_d0_, long long y_d0_, long long out0_d0_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < out0_d0; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < out0_d0_; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 111: max */
-        int v0 = x[i];
-        int v1 = y[i];
+        int v0 = x_[i];
+        int v1 = y_[i];
         int v2 = v0 > v1 ? v0 : v1;
         /* op 112: neg */
         int v3 = (int)(0u - (unsigned)v2);
-        out0[i] = v3;
+        out0_[i] = v3;
     }
 }
 
 /* @mixed_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mixed_k0(GPUIR_LANE const float *w, float *out0) {
+GPUIR_KERNEL gpuir_k_mixed_k0(GPUIR_LANE const float *w_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 4LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 4; j++) {
             int i = (int)(j * 4LL + o);
-            float v0 = w[i];
+            float v0 = w_[i];
             /* op 115: reduce_sum */
             acc = acc + v0;
         }
         float v1 = acc;
-        out0[o] = v1;
+        out0_[o] = v1;
     }
 }
 
 /* @mixed_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mixed_k1(GPUIR_LANE const float *x, const float *out0, float *out1, long long x_d0, long long out1_d0) {
+GPUIR_KERNEL gpuir_k_mixed_k1(GPUIR_LANE const float *x_, const float *out0_, float *out1_, long long x_d0_, long long out1_d0_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (4LL * out1_d0); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (4LL * out1_d0_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 117: add */
-        float v0 = x[i];
-        float v1 = out0[i % 4];
+        float v0 = x_[i];
+        float v1 = out0_[i % 4];
         float v2 = v0 + v1;
-        out1[i] = v2;
+        out1_[i] = v2;
     }
 }
 
 /* @rows_k0: 32 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x, float *out0, float *out0_1, long long x_d0, long long out0_d0, long long out0_1_d0) {
+GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *out0_1_, long long x_d0_, long long out0_d0_, long long out0_1_d0_) {
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
-    for (long long row = GPUIR_BLOCK_RANK; row < x_d0; row += GPUIR_GRID_BLOCKS) {
+    for (long long row = GPUIR_BLOCK_RANK; row < x_d0_; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 8LL;
         float acc = 0.0f;
         float x0[4] = {0.0f};
@@ -106,7 +106,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x, float *out0, float *out0
         for (int r = 0; r < 1; r++) {
             long long q = t + r * 32LL;
             if (q >= 2LL) break;
-            float4 l = ((const float4 *)(x + base))[q];
+            float4 l = ((const float4 *)(x_ + base))[q];
             x0[r * 4] = l.x; x0[r * 4 + 1] = l.y; x0[r * 4 + 2] = l.z; x0[r * 4 + 3] = l.w;
         }
         float acc1 = 0.0f;
@@ -167,22 +167,22 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x, float *out0, float *out0
             float v15 = x0[r * 4 + 3];
             /* op 121: exp */
             float v16 = expf(v15);
-            ((float4 *)(out0 + base))[q] = GPUIR_FLOAT4(v10, v12, v14, v16);
+            ((float4 *)(out0_ + base))[q] = GPUIR_FLOAT4(v10, v12, v14, v16);
         }
         GPUIR_SYNC();
-        if (t == 0) out0_1[row] = v8;
+        if (t == 0) out0_1_[row] = v8;
     }
 }
 
 /* @rows_k1: 32 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *x, float *out1, long long x_d0, long long out1_d0) {
+GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *x_, float *out1_, long long x_d0_, long long out1_d0_) {
     GPUIR_SHARED(float, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
-    for (long long o = GPUIR_BLOCK_RANK; o < out1_d0; o += GPUIR_GRID_BLOCKS) {
+    for (long long o = GPUIR_BLOCK_RANK; o < out1_d0_; o += GPUIR_GRID_BLOCKS) {
         float acc = -GPUIR_INF;
         for (long long j = t; j < 8LL; j += 32) {
-            long long i = (long long)((j % 8) + (o % x_d0) * 8);
-            float v0 = x[i];
+            long long i = (long long)((j % 8) + (o % x_d0_) * 8);
+            float v0 = x_[i];
             /* op 124: reduce_max */
             acc = gpuir_fmax(acc, (float)v0);
         }
@@ -193,20 +193,20 @@ GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *x, float *out1, long long x
             acc = t < 1 ? red[t] : -GPUIR_INF;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         }
-        if (t == 0) out1[o] = acc;
+        if (t == 0) out1_[o] = acc;
         GPUIR_SYNC();
     }
 }
 
 /* @rows_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y, float *out2, long long y_d1) {
+GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y_, float *out2_, long long y_d1_) {
     GPUIR_SHARED(float, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS) {
         float acc = 0.0f;
-        for (long long j = t; j < y_d1; j += 256) {
-            long long i = (long long)((j % y_d1) + (o % 5) * y_d1);
-            float v0 = y[i];
+        for (long long j = t; j < y_d1_; j += 256) {
+            long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
+            float v0 = y_[i];
             /* op 126: reduce_mean */
             acc = acc + (float)v0;
         }
@@ -217,20 +217,20 @@ GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y, float *out2, long long y
             acc = t < 8 ? red[t] : 0.0f;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         }
-        if (t == 0) out2[o] = acc / (float)y_d1;
+        if (t == 0) out2_[o] = acc / (float)y_d1_;
         GPUIR_SYNC();
     }
 }
 
 /* @rows_k3: 32 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y, float *out3, long long y_d1, long long out3_d0) {
+GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out3_, long long y_d1_, long long out3_d0_) {
     GPUIR_SHARED(float, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
-    for (long long o = GPUIR_BLOCK_RANK; o < out3_d0; o += GPUIR_GRID_BLOCKS) {
+    for (long long o = GPUIR_BLOCK_RANK; o < out3_d0_; o += GPUIR_GRID_BLOCKS) {
         float acc = 0.0f;
         for (long long j = t; j < 5LL; j += 32) {
-            long long i = (long long)((o % y_d1) + (j % 5) * y_d1);
-            float v0 = y[i];
+            long long i = (long long)((o % y_d1_) + (j % 5) * y_d1_);
+            float v0 = y_[i];
             /* op 128: reduce_mean */
             acc = acc + (float)v0;
         }
@@ -241,20 +241,20 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y, float *out3, long long y
             acc = t < 1 ? red[t] : 0.0f;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         }
-        if (t == 0) out3[o] = acc / 5.0f;
+        if (t == 0) out3_[o] = acc / 5.0f;
         GPUIR_SYNC();
     }
 }
 
 /* @rows_k4: 256 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k4(GPUIR_LANE const float *y, float *out4, long long y_d1, long long out4_d1) {
+GPUIR_KERNEL gpuir_k_rows_k4(GPUIR_LANE const float *y_, float *out4_, long long y_d1_, long long out4_d1_) {
     /* op 130: softmax */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
-        long long base = row * y_d1;
+        long long base = row * y_d1_;
         float acc = -GPUIR_INF;
-        for (long long c = t; c < y_d1; c += 256) acc = gpuir_fmax(acc, y[base + c]);
+        for (long long c = t; c < y_d1_; c += 256) acc = gpuir_fmax(acc, y_[base + c]);
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -267,7 +267,7 @@ GPUIR_KERNEL gpuir_k_rows_k4(GPUIR_LANE const float *y, float *out4, long long y
         acc = red[32];
         float mx = acc;
         acc = 0.0f;
-        for (long long c = t; c < y_d1; c += 256) acc += expf(y[base + c] - mx);
+        for (long long c = t; c < y_d1_; c += 256) acc += expf(y_[base + c] - mx);
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -278,20 +278,20 @@ GPUIR_KERNEL gpuir_k_rows_k4(GPUIR_LANE const float *y, float *out4, long long y
         if (t == 0) red[32] = acc;
         GPUIR_SYNC();
         acc = red[32];
-        for (long long c = t; c < y_d1; c += 256)
-            out4[base + c] = expf(y[base + c] - mx) / acc;
+        for (long long c = t; c < y_d1_; c += 256)
+            out4_[base + c] = expf(y_[base + c] - mx) / acc;
     }
 }
 
 /* @int_rows_k0: 32 threads per block */
-GPUIR_KERNEL gpuir_k_int_rows_k0(GPUIR_LANE const int *x, int *out0, long long x_d0, long long out0_d0) {
+GPUIR_KERNEL gpuir_k_int_rows_k0(GPUIR_LANE const int *x_, int *out0_, long long x_d0_, long long out0_d0_) {
     GPUIR_SHARED(long long, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
-    for (long long o = GPUIR_BLOCK_RANK; o < out0_d0; o += GPUIR_GRID_BLOCKS) {
+    for (long long o = GPUIR_BLOCK_RANK; o < out0_d0_; o += GPUIR_GRID_BLOCKS) {
         long long acc = 0LL;
         for (long long j = t; j < 6LL; j += 32) {
-            long long i = (long long)((j % 6) + (o % x_d0) * 6);
-            int v0 = x[i];
+            long long i = (long long)((j % 6) + (o % x_d0_) * 6);
+            int v0 = x_[i];
             /* op 138: reduce_sum */
             acc = acc + (long long)v0;
         }
@@ -302,20 +302,20 @@ GPUIR_KERNEL gpuir_k_int_rows_k0(GPUIR_LANE const int *x, int *out0, long long x
             acc = t < 1 ? red[t] : 0LL;
             for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
         }
-        if (t == 0) out0[o] = (int)(unsigned)(unsigned long long)(acc);
+        if (t == 0) out0_[o] = (int)(unsigned)(unsigned long long)(acc);
         GPUIR_SYNC();
     }
 }
 
 /* @int_rows_k1: 32 threads per block */
-GPUIR_KERNEL gpuir_k_int_rows_k1(GPUIR_LANE const int *x, int *out1, long long x_d0, long long out1_d0) {
+GPUIR_KERNEL gpuir_k_int_rows_k1(GPUIR_LANE const int *x_, int *out1_, long long x_d0_, long long out1_d0_) {
     GPUIR_SHARED(long long, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
-    for (long long o = GPUIR_BLOCK_RANK; o < out1_d0; o += GPUIR_GRID_BLOCKS) {
+    for (long long o = GPUIR_BLOCK_RANK; o < out1_d0_; o += GPUIR_GRID_BLOCKS) {
         long long acc = 0LL;
         for (long long j = t; j < 6LL; j += 32) {
-            long long i = (long long)((j % 6) + (o % x_d0) * 6);
-            int v0 = x[i];
+            long long i = (long long)((j % 6) + (o % x_d0_) * 6);
+            int v0 = x_[i];
             /* op 140: reduce_mean */
             acc = acc + (long long)v0;
         }
@@ -326,23 +326,23 @@ GPUIR_KERNEL gpuir_k_int_rows_k1(GPUIR_LANE const int *x, int *out1, long long x
             acc = t < 1 ? red[t] : 0LL;
             for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
         }
-        if (t == 0) out1[o] = (int)(unsigned)(unsigned long long)(acc / 6LL);
+        if (t == 0) out1_[o] = (int)(unsigned)(unsigned long long)(acc / 6LL);
         GPUIR_SYNC();
     }
 }
 
 /* @int_rows_k2: 32 threads per block */
-GPUIR_KERNEL gpuir_k_int_rows_k2(GPUIR_LANE const float *z, float *out2, long long z_d0, long long out2_d0) {
+GPUIR_KERNEL gpuir_k_int_rows_k2(GPUIR_LANE const float *z_, float *out2_, long long z_d0_, long long out2_d0_) {
     /* op 142: softmax */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
-    for (long long row = GPUIR_BLOCK_RANK; row < z_d0; row += GPUIR_GRID_BLOCKS) {
+    for (long long row = GPUIR_BLOCK_RANK; row < z_d0_; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 64LL;
         float acc = -GPUIR_INF;
         float4 v[1];
         for (int r = 0; r < 1; r++) {
             int c = t + r * 32;
-            v[r] = c < 16 ? ((const float4 *)(z + base))[c] : GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);
+            v[r] = c < 16 ? ((const float4 *)(z_ + base))[c] : GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);
             acc = gpuir_fmax(acc, gpuir_fmax(gpuir_fmax(v[r].x, v[r].y), gpuir_fmax(v[r].z, v[r].w)));
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
@@ -376,29 +376,29 @@ GPUIR_KERNEL gpuir_k_int_rows_k2(GPUIR_LANE const float *z, float *out2, long lo
         acc = red[32];
         for (int r = 0; r < 1; r++) {
             int c = t + r * 32;
-            if (c < 16) ((float4 *)(out2 + base))[c] = GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);
+            if (c < 16) ((float4 *)(out2_ + base))[c] = GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);
         }
     }
 }
 
 /* @mm_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *x, const float *w, const float *b, float *out0, long long x_d0, long long w_d1, long long b_d0, long long out0_d0, long long out0_d1) {
+GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *x_, const float *w_, const float *b_, float *out0_, long long x_d0_, long long w_d1_, long long b_d0_, long long out0_d0_, long long out0_d1_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
-    for (long long tile = GPUIR_BLOCK_RANK; tile < (((out0_d1 + 63) / 64) * ((out0_d0 + 63) / 64)); tile += GPUIR_GRID_BLOCKS) {
-        long long tn = tile % ((out0_d1 + 63) / 64), tm = tile / ((out0_d1 + 63) / 64) % ((out0_d0 + 63) / 64), batch = tile / (((out0_d1 + 63) / 64) * ((out0_d0 + 63) / 64));
+    for (long long tile = GPUIR_BLOCK_RANK; tile < (((out0_d1_ + 63) / 64) * ((out0_d0_ + 63) / 64)); tile += GPUIR_GRID_BLOCKS) {
+        long long tn = tile % ((out0_d1_ + 63) / 64), tm = tile / ((out0_d1_ + 63) / 64) % ((out0_d0_ + 63) / 64), batch = tile / (((out0_d1_ + 63) / 64) * ((out0_d0_ + 63) / 64));
         float acc[16];
         for (int r = 0; r < 16; r++) acc[r] = 0;
-        long long a0 = batch * (out0_d0 * 8LL), b0 = batch * (8LL * out0_d1);
+        long long a0 = batch * (out0_d0_ * 8LL), b0 = batch * (8LL * out0_d1_);
         for (long long k0 = 0; k0 < 8LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < out0_d0 && gk < 8LL ? x[a0 + gm * 8LL + gk * 1LL] : (float)0;
+                as[e] = gm < out0_d0_ && gk < 8LL ? x_[a0 + gm * 8LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 8LL && gn < out0_d1 ? w[b0 + gk * out0_d1 + gn * 1LL] : (float)0;
+                bs[e] = gk < 8LL && gn < out0_d1_ ? w_[b0 + gk * out0_d1_ + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -412,38 +412,38 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *x, const float *w, const floa
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
-            if (e >= 4096 || gm >= out0_d0 || gn >= out0_d1) continue;
-            long long i = (long long)(batch * (out0_d0 * out0_d1) + gm * out0_d1 + gn);
+            if (e >= 4096 || gm >= out0_d0_ || gn >= out0_d1_) continue;
+            long long i = (long long)(batch * (out0_d0_ * out0_d1_) + gm * out0_d1_ + gn);
             /* op 147: matmul */
             float v0 = (float)acc[r];
             /* op 148: add */
-            float v1 = b[i % out0_d1];
+            float v1 = b_[i % out0_d1_];
             float v2 = v0 + v1;
             /* op 149: gelu */
             float v3 = gpuir_gelu(v2);
-            out0[i] = v3;
+            out0_[i] = v3;
         }
     }
 }
 
 /* @bmm_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_bmm_k0(GPUIR_LANE const float *x, const float *w, float *out0, long long x_d0, long long x_d2, long long w_d0, long long w_d1, long long out0_d0) {
+GPUIR_KERNEL gpuir_k_bmm_k0(GPUIR_LANE const float *x_, const float *w_, float *out0_, long long x_d0_, long long x_d2_, long long w_d0_, long long w_d1_, long long out0_d0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
-    for (long long tile = GPUIR_BLOCK_RANK; tile < out0_d0; tile += GPUIR_GRID_BLOCKS) {
+    for (long long tile = GPUIR_BLOCK_RANK; tile < out0_d0_; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
         for (int r = 0; r < 16; r++) acc[r] = 0;
-        long long a0 = batch * (3LL * x_d2), b0 = batch * (x_d2 * 5LL);
-        for (long long k0 = 0; k0 < x_d2; k0 += 16) {
+        long long a0 = batch * (3LL * x_d2_), b0 = batch * (x_d2_ * 5LL);
+        for (long long k0 = 0; k0 < x_d2_; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 3LL && gk < x_d2 ? x[a0 + gm * x_d2 + gk * 1LL] : (float)0;
+                as[e] = gm < 3LL && gk < x_d2_ ? x_[a0 + gm * x_d2_ + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < x_d2 && gn < 5LL ? w[b0 + gk * 5LL + gn * 1LL] : (float)0;
+                bs[e] = gk < x_d2_ && gn < 5LL ? w_[b0 + gk * 5LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -461,13 +461,13 @@ GPUIR_KERNEL gpuir_k_bmm_k0(GPUIR_LANE const float *x, const float *w, float *ou
             long long i = (long long)(batch * 15LL + gm * 5LL + gn);
             /* op 152: matmul */
             float v0 = (float)acc[r];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @tmm_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x, const float *w, float *out0, long long x_d0, long long w_d0) {
+GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x_, const float *w_, float *out0_, long long x_d0_, long long w_d0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -475,15 +475,15 @@ GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x, const float *w, float *ou
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
         for (int r = 0; r < 16; r++) acc[r] = 0;
-        long long a0 = batch * (8LL * x_d0), b0 = batch * (x_d0 * 8LL);
-        for (long long k0 = 0; k0 < x_d0; k0 += 16) {
+        long long a0 = batch * (8LL * x_d0_), b0 = batch * (x_d0_ * 8LL);
+        for (long long k0 = 0; k0 < x_d0_; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 8LL && gk < x_d0 ? x[a0 + gm * 1LL + gk * 8LL] : (float)0;
+                as[e] = gm < 8LL && gk < x_d0_ ? x_[a0 + gm * 1LL + gk * 8LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < x_d0 && gn < 8LL ? w[b0 + gk * 8LL + gn * 1LL] : (float)0;
+                bs[e] = gk < x_d0_ && gn < 8LL ? w_[b0 + gk * 8LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -501,42 +501,42 @@ GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x, const float *w, float *ou
             long long i = (long long)(batch * 64LL + gm * 8LL + gn);
             /* op 155: matmul */
             float v0 = (float)acc[r];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @tr_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const float *x, float *out0, long long x_d0, long long out0_d1) {
+GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const float *x_, float *out0_, long long x_d0_, long long out0_d1_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 158: transpose */
-        float v0 = x[(i % out0_d1) * 8 + (i / out0_d1 % 8)];
-        out0[i] = v0;
+        float v0 = x_[(i % out0_d1_) * 8 + (i / out0_d1_ % 8)];
+        out0_[i] = v0;
     }
 }
 
 /* @tr_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE float *out0, long long out0_d1) {
+GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE float *out0_, long long out0_d1_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 160: exp */
-        float v0 = out0[i];
+        float v0 = out0_[i];
         float v1 = expf(v0);
-        out0[i] = v1;
+        out0_[i] = v1;
     }
 }
 
 /* @tr_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tr_k2(GPUIR_LANE const float *y, float *out1, long long y_d1, long long out1_d0) {
+GPUIR_KERNEL gpuir_k_tr_k2(GPUIR_LANE const float *y_, float *out1_, long long y_d1_, long long out1_d0_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (6LL * out1_d0); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (6LL * out1_d0_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
         /* op 162: transpose */
-        float v0 = y[(i % 2) * (3LL * y_d1) + (i / 2 % 3) + (i / 6 % out1_d0) * 3];
-        out1[i] = v0;
+        float v0 = y_[(i % 2) * (3LL * y_d1_) + (i / 2 % 3) + (i / 6 % out1_d0_) * 3];
+        out1_[i] = v0;
     }
 }
 

@@ -1,45 +1,45 @@
 /* @chain_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x_, const float *b_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 512LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 76: exp */
-        float v0 = x[i];
+        float v0 = x_[i];
         float v1 = expf(v0);
         /* op 77: add */
-        float v2 = b[i % 16];
+        float v2 = b_[i % 16];
         float v3 = v1 + v2;
         /* op 78: relu */
         float v4 = gpuir_relu(v3);
-        out0[i] = v4;
+        out0_[i] = v4;
     }
 }
 
 /* @half_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 8LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 82: constant */
         float v0 = gpuir_round_f16(0.5f);
         /* op 83: mul */
-        float v1 = gpuir_f16_to_f32(x[i]);
+        float v1 = gpuir_f16_to_f32(x_[i]);
         float v2 = gpuir_round_f16(v1 * v0);
         /* op 84: tanh */
         float v3 = gpuir_round_f16(tanhf(v2));
-        out0[i] = gpuir_f32_to_f16(v3);
+        out0_[i] = gpuir_f32_to_f16(v3);
     }
 }
 
 /* @quad_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_quad_k0(GPUIR_LANE const float *x, const float *y, float *out0) {
+GPUIR_KERNEL gpuir_k_quad_k0(GPUIR_LANE const float *x_, const float *y_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 128LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 87: mul */
-        float4 l0 = ((const float4 *)x)[q];
+        float4 l0 = ((const float4 *)x_)[q];
         float v0 = l0.x;
-        float4 l1 = ((const float4 *)y)[q];
+        float4 l1 = ((const float4 *)y_)[q];
         float v1 = l1.x;
         float v2 = v0 * v1;
         /* op 88: relu */
@@ -62,50 +62,50 @@ GPUIR_KERNEL gpuir_k_quad_k0(GPUIR_LANE const float *x, const float *y, float *o
         float v14 = v12 * v13;
         /* op 88: relu */
         float v15 = gpuir_relu(v14);
-        ((float4 *)out0)[q] = GPUIR_FLOAT4(v3, v7, v11, v15);
+        ((float4 *)out0_)[q] = GPUIR_FLOAT4(v3, v7, v11, v15);
     }
 }
 
 /* @add_bf16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_add_bf16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, const unsigned short *c_p, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_add_bf16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, const unsigned short *c_, unsigned short *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 91: add */
-        float v0 = gpuir_bf16_to_f32(a[i]);
-        float v1 = gpuir_bf16_to_f32(b[i % 33]);
+        float v0 = gpuir_bf16_to_f32(a_[i]);
+        float v1 = gpuir_bf16_to_f32(b_[i % 33]);
         float v2 = gpuir_round_bf16(v0 + v1);
         /* op 92: add */
-        float v3 = gpuir_bf16_to_f32(c_p[i / 33]);
+        float v3 = gpuir_bf16_to_f32(c_[i / 33]);
         float v4 = gpuir_round_bf16(v3 + v2);
-        out0[i] = gpuir_f32_to_bf16(v4);
+        out0_[i] = gpuir_f32_to_bf16(v4);
     }
 }
 
 /* @gelu_f16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_gelu_f16_k0(GPUIR_LANE const unsigned short *x, const unsigned short *y, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_gelu_f16_k0(GPUIR_LANE const unsigned short *x_, const unsigned short *y_, unsigned short *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 95: gelu */
-        float v0 = gpuir_f16_to_f32(x[i]);
+        float v0 = gpuir_f16_to_f32(x_[i]);
         float v1 = gpuir_round_f16(gpuir_gelu(v0));
         /* op 96: add */
-        float v2 = gpuir_f16_to_f32(y[i]);
+        float v2 = gpuir_f16_to_f32(y_[i]);
         float v3 = gpuir_round_f16(v1 + v2);
-        out0[i] = gpuir_f32_to_f16(v3);
+        out0_[i] = gpuir_f32_to_f16(v3);
     }
 }
 
 /* @quad_i32_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *x, const int *y, int *out0) {
+GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *x_, const int *y_, int *out0_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 12LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 99: mul */
-        int4 l0 = ((const int4 *)x)[q];
+        int4 l0 = ((const int4 *)x_)[q];
         int v0 = l0.x;
-        int4 l1 = ((const int4 *)y)[q];
+        int4 l1 = ((const int4 *)y_)[q];
         int v1 = l1.x;
         int v2 = (int)((unsigned)v0 * (unsigned)v1);
         /* op 100: div */
@@ -128,17 +128,17 @@ GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *x, const int *y, int *out
         int v14 = (int)((unsigned)v12 * (unsigned)v13);
         /* op 100: div */
         int v15 = gpuir_div_i32(v14, v12);
-        ((int4 *)out0)[q] = GPUIR_INT4(v3, v7, v11, v15);
+        ((int4 *)out0_)[q] = GPUIR_INT4(v3, v7, v11, v15);
     }
 }
 
 /* @quad_i32_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_quad_i32_k1(GPUIR_LANE const int *x, float *out1) {
+GPUIR_KERNEL gpuir_k_quad_i32_k1(GPUIR_LANE const int *x_, float *out1_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 12LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 102: cast */
-        int4 l0 = ((const int4 *)x)[q];
+        int4 l0 = ((const int4 *)x_)[q];
         int v0 = l0.x;
         float v1 = (float)v0;
         /* op 102: cast */
@@ -150,52 +150,52 @@ GPUIR_KERNEL gpuir_k_quad_i32_k1(GPUIR_LANE const int *x, float *out1) {
         /* op 102: cast */
         int v6 = l0.w;
         float v7 = (float)v6;
-        ((float4 *)out1)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
+        ((float4 *)out1_)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
     }
 }
 
 /* @cast_f32_bf16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_cast_f32_bf16_k0(GPUIR_LANE const float *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_cast_f32_bf16_k0(GPUIR_LANE const float *x_, unsigned short *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 45LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 106: cast */
-        float v0 = x[i];
+        float v0 = x_[i];
         float v1 = gpuir_round_bf16(v0);
-        out0[i] = gpuir_f32_to_bf16(v1);
+        out0_[i] = gpuir_f32_to_bf16(v1);
     }
 }
 
 /* @cast_i64_f16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_cast_i64_f16_k0(GPUIR_LANE const long long *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_cast_i64_f16_k0(GPUIR_LANE const long long *x_, unsigned short *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 45LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 109: cast */
-        long long v0 = x[i];
+        long long v0 = x_[i];
         float v1 = gpuir_round_f16((float)v0);
-        out0[i] = gpuir_f32_to_f16(v1);
+        out0_[i] = gpuir_f32_to_f16(v1);
     }
 }
 
 /* @broadcast_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_broadcast_k0(GPUIR_LANE const int *x, int *out0) {
+GPUIR_KERNEL gpuir_k_broadcast_k0(GPUIR_LANE const int *x_, int *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 126LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 112: broadcast */
-        int v0 = x[i / 7 % 6];
-        out0[i] = v0;
+        int v0 = x_[i / 7 % 6];
+        out0_[i] = v0;
     }
 }
 
 /* @reshape_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_reshape_k0(GPUIR_LANE const float *in0, float *out0) {
+GPUIR_KERNEL gpuir_k_reshape_k0(GPUIR_LANE const float *in0_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 30LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 115: exp */
-        float4 l0 = ((const float4 *)in0)[q];
+        float4 l0 = ((const float4 *)in0_)[q];
         float v0 = l0.x;
         float v1 = expf(v0);
         /* op 115: exp */
@@ -207,38 +207,38 @@ GPUIR_KERNEL gpuir_k_reshape_k0(GPUIR_LANE const float *in0, float *out0) {
         /* op 115: exp */
         float v6 = l0.w;
         float v7 = expf(v6);
-        ((float4 *)out0)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
+        ((float4 *)out0_)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
     }
 }
 
 /* @neg_i64_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_neg_i64_k0(GPUIR_LANE const long long *x, const long long *y, long long *out0) {
+GPUIR_KERNEL gpuir_k_neg_i64_k0(GPUIR_LANE const long long *x_, const long long *y_, long long *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 118: neg */
-        long long v0 = x[i];
+        long long v0 = x_[i];
         long long v1 = (long long)(0u - (unsigned long long)v0);
         /* op 119: add */
-        long long v2 = y[i];
+        long long v2 = y_[i];
         long long v3 = (long long)((unsigned long long)v1 + (unsigned long long)v2);
-        out0[i] = v3;
+        out0_[i] = v3;
     }
 }
 
 /* @pow_f32_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_pow_f32_k0(GPUIR_LANE const float *a, const float *b, const float *c_p, float *out0) {
+GPUIR_KERNEL gpuir_k_pow_f32_k0(GPUIR_LANE const float *a_, const float *b_, const float *c_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 122: pow */
-        float v0 = a[i];
-        float v1 = b[i % 33];
+        float v0 = a_[i];
+        float v1 = b_[i % 33];
         float v2 = powf(v0, v1);
         /* op 123: pow */
-        float v3 = c_p[i / 33];
+        float v3 = c_[i / 33];
         float v4 = powf(v3, v2);
-        out0[i] = v4;
+        out0_[i] = v4;
     }
 }
 

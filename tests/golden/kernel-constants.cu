@@ -1,11 +1,11 @@
 /* @splat: 256 threads per block */
-GPUIR_KERNEL gpuir_k_splat(GPUIR_LANE float *o_p) {
+GPUIR_KERNEL gpuir_k_splat(GPUIR_LANE float *o_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 16LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 1: constant (line 7) */
         float v0 = 2.5f;
-        o_p[i] = v0;
+        o_[i] = v0;
     }
 }
 
@@ -19,13 +19,13 @@ GPUIR_KERNEL gpuir_k_splat(GPUIR_LANE float *o_p) {
 GPUIR_TABLE float gpuir_dense_3[6] = {1.0f, -2.0f, 3.0f, 4.5f, 0.0f, -0.25f};
 
 /* @dense: 256 threads per block */
-GPUIR_KERNEL gpuir_k_dense(GPUIR_LANE float *o_p) {
+GPUIR_KERNEL gpuir_k_dense(GPUIR_LANE float *o_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 6LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 3: constant (line 11) */
         float v0 = gpuir_dense_3[i];
-        o_p[i] = v0;
+        o_[i] = v0;
     }
 }
 
@@ -39,16 +39,16 @@ GPUIR_KERNEL gpuir_k_dense(GPUIR_LANE float *o_p) {
 GPUIR_TABLE float gpuir_dense_6[8] = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.5f};
 
 /* @add: 256 threads per block */
-GPUIR_KERNEL gpuir_k_add(GPUIR_LANE const float *a, float *o_p) {
+GPUIR_KERNEL gpuir_k_add(GPUIR_LANE const float *a_, float *o_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 8LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 6: constant (line 16) */
         float v0 = gpuir_dense_6[i];
         /* op 7: add (line 17) */
-        float v1 = a[i];
+        float v1 = a_[i];
         float v2 = v1 + v0;
-        o_p[i] = v2;
+        o_[i] = v2;
     }
 }
 
@@ -62,16 +62,16 @@ GPUIR_KERNEL gpuir_k_add(GPUIR_LANE const float *a, float *o_p) {
 GPUIR_TABLE float gpuir_dense_10[4] = {10.0f, 20.0f, 30.0f, 40.0f};
 
 /* @bcast: 256 threads per block */
-GPUIR_KERNEL gpuir_k_bcast(GPUIR_LANE const float *a, float *o_p) {
+GPUIR_KERNEL gpuir_k_bcast(GPUIR_LANE const float *a_, float *o_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 12LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 10: constant (line 22) */
         float v0 = gpuir_dense_10[(i % 4)];
         /* op 11: mul (line 23) */
-        float v1 = a[i];
+        float v1 = a_[i];
         float v2 = v1 * v0;
-        o_p[i] = v2;
+        o_[i] = v2;
     }
 }
 
@@ -87,16 +87,16 @@ GPUIR_TABLE float gpuir_dense_14[20] = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f
     17.0f, 18.0f, 19.0f, 20.0f};
 
 /* @long: 256 threads per block */
-GPUIR_KERNEL gpuir_k_long(GPUIR_LANE const float *a, float *o_p) {
+GPUIR_KERNEL gpuir_k_long(GPUIR_LANE const float *a_, float *o_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 20LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 14: constant (line 28) */
         float v0 = gpuir_dense_14[i];
         /* op 15: add (line 29) */
-        float v1 = a[i];
+        float v1 = a_[i];
         float v2 = v1 + v0;
-        o_p[i] = v2;
+        o_[i] = v2;
     }
 }
 
@@ -110,16 +110,16 @@ GPUIR_KERNEL gpuir_k_long(GPUIR_LANE const float *a, float *o_p) {
 GPUIR_TABLE int gpuir_dense_18[5] = {1LL, -2LL, 2147483647LL, 0LL, 7LL};
 
 /* @ints: 256 threads per block */
-GPUIR_KERNEL gpuir_k_ints(GPUIR_LANE const int *a, int *o_p) {
+GPUIR_KERNEL gpuir_k_ints(GPUIR_LANE const int *a_, int *o_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 5LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 18: constant (line 34) */
         int v0 = gpuir_dense_18[i];
         /* op 19: sub (line 35) */
-        int v1 = a[i];
+        int v1 = a_[i];
         int v2 = (int)((unsigned)v1 - (unsigned)v0);
-        o_p[i] = v2;
+        o_[i] = v2;
     }
 }
 

@@ -1,5 +1,5 @@
 /* @edges_f16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_edges_f16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_edges_f16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 56832 bytes */
     unsigned short *sm = (unsigned short *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -21,13 +21,13 @@ GPUIR_KERNEL gpuir_k_edges_f16_k0(GPUIR_LANE const unsigned short *a, const unsi
                     int r = e / 4, c = e % 4 * 8;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 130LL && gk < 40LL;
-                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a + a0 + gm * 40LL + gk) : (const void *)a, ok);
+                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a_ + a0 + gm * 40LL + gk) : (const void *)a_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 16, c = e % 16 * 8;
                     long long gk = k0 + r, gn = tn * 128 + c;
                     int ok = gk < 40LL && gn < 136LL;
-                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b + b0 + gk * 136LL + gn) : (const void *)b, ok);
+                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b_ + b0 + gk * 136LL + gn) : (const void *)b_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -58,13 +58,13 @@ GPUIR_KERNEL gpuir_k_edges_f16_k0(GPUIR_LANE const unsigned short *a, const unsi
             int i = (int)(batch * 17680LL + gm * 136LL + gn);
             /* op 49: matmul */
             float v0 = gpuir_round_f16(acc[f]);
-            out0[i] = gpuir_f32_to_f16(v0);
+            out0_[i] = gpuir_f32_to_f16(v0);
         }
     }
 }
 
 /* @layer_bf16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_layer_bf16_k0(GPUIR_LANE const unsigned short *x, const unsigned short *w, const unsigned short *bias, const unsigned short *res, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_layer_bf16_k0(GPUIR_LANE const unsigned short *x_, const unsigned short *w_, const unsigned short *bias_, const unsigned short *res_, unsigned short *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 56832 bytes */
     unsigned short *sm = (unsigned short *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -86,13 +86,13 @@ GPUIR_KERNEL gpuir_k_layer_bf16_k0(GPUIR_LANE const unsigned short *x, const uns
                     int r = e / 4, c = e % 4 * 8;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 200LL && gk < 64LL;
-                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(x + a0 + gm * 64LL + gk) : (const void *)x, ok);
+                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(x_ + a0 + gm * 64LL + gk) : (const void *)x_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 16, c = e % 16 * 8;
                     long long gk = k0 + r, gn = tn * 128 + c;
                     int ok = gk < 64LL && gn < 72LL;
-                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(w + b0 + gk * 72LL + gn) : (const void *)w, ok);
+                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(w_ + b0 + gk * 72LL + gn) : (const void *)w_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -124,20 +124,20 @@ GPUIR_KERNEL gpuir_k_layer_bf16_k0(GPUIR_LANE const unsigned short *x, const uns
             /* op 52: matmul */
             float v0 = gpuir_round_bf16(acc[f]);
             /* op 53: add */
-            float v1 = gpuir_bf16_to_f32(bias[i % 72]);
+            float v1 = gpuir_bf16_to_f32(bias_[i % 72]);
             float v2 = gpuir_round_bf16(v0 + v1);
             /* op 54: gelu */
             float v3 = gpuir_round_bf16(gpuir_gelu(v2));
             /* op 55: add */
-            float v4 = gpuir_bf16_to_f32(res[i]);
+            float v4 = gpuir_bf16_to_f32(res_[i]);
             float v5 = gpuir_round_bf16(v3 + v4);
-            out0[i] = gpuir_f32_to_bf16(v5);
+            out0_[i] = gpuir_f32_to_bf16(v5);
         }
     }
 }
 
 /* @weights_t_f16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_weights_t_f16_k0(GPUIR_LANE const unsigned short *x, const unsigned short *w, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_weights_t_f16_k0(GPUIR_LANE const unsigned short *x_, const unsigned short *w_, unsigned short *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 61440 bytes */
     unsigned short *sm = (unsigned short *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -159,13 +159,13 @@ GPUIR_KERNEL gpuir_k_weights_t_f16_k0(GPUIR_LANE const unsigned short *x, const 
                     int r = e / 4, c = e % 4 * 8;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 70LL && gk < 48LL;
-                    gpuir_cp_async16(sm + st * 10240 + r * 40 + c, ok ? (const void *)(x + a0 + gm * 48LL + gk) : (const void *)x, ok);
+                    gpuir_cp_async16(sm + st * 10240 + r * 40 + c, ok ? (const void *)(x_ + a0 + gm * 48LL + gk) : (const void *)x_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 4, c = e % 4 * 8;
                     long long gn = tn * 128 + r, gk = k0 + c;
                     int ok = gn < 65LL && gk < 48LL;
-                    gpuir_cp_async16(sm + st * 10240 + 5120 + r * 40 + c, ok ? (const void *)(w + b0 + gn * 48LL + gk) : (const void *)w, ok);
+                    gpuir_cp_async16(sm + st * 10240 + 5120 + r * 40 + c, ok ? (const void *)(w_ + b0 + gn * 48LL + gk) : (const void *)w_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -196,13 +196,13 @@ GPUIR_KERNEL gpuir_k_weights_t_f16_k0(GPUIR_LANE const unsigned short *x, const 
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
             /* op 58: matmul */
             float v0 = gpuir_round_f16(acc[f]);
-            out0[i] = gpuir_f32_to_f16(v0);
+            out0_[i] = gpuir_f32_to_f16(v0);
         }
     }
 }
 
 /* @batch_bf16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_batch_bf16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, float *out0) {
+GPUIR_KERNEL gpuir_k_batch_bf16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, float *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 56832 bytes */
     unsigned short *sm = (unsigned short *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -224,13 +224,13 @@ GPUIR_KERNEL gpuir_k_batch_bf16_k0(GPUIR_LANE const unsigned short *a, const uns
                     int r = e / 4, c = e % 4 * 8;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 33LL && gk < 16LL;
-                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a + a0 + gm * 16LL + gk) : (const void *)a, ok);
+                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a_ + a0 + gm * 16LL + gk) : (const void *)a_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 16, c = e % 16 * 8;
                     long long gk = k0 + r, gn = tn * 128 + c;
                     int ok = gk < 16LL && gn < 24LL;
-                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b + b0 + gk * 24LL + gn) : (const void *)b, ok);
+                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b_ + b0 + gk * 24LL + gn) : (const void *)b_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -265,13 +265,13 @@ GPUIR_KERNEL gpuir_k_batch_bf16_k0(GPUIR_LANE const unsigned short *a, const uns
             float v1 = gpuir_round_bf16(gpuir_relu(v0));
             /* op 64: cast */
             float v2 = v1;
-            out0[i] = v2;
+            out0_[i] = v2;
         }
     }
 }
 
 /* @edges_tf32_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_edges_tf32_k0(GPUIR_LANE const float *a, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_edges_tf32_k0(GPUIR_LANE const float *a_, const float *b_, float *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 56832 bytes */
     float *sm = (float *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -292,13 +292,13 @@ GPUIR_KERNEL gpuir_k_edges_tf32_k0(GPUIR_LANE const float *a, const float *b, fl
                     int r = e / 4, c = e % 4 * 4;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 130LL && gk < 44LL;
-                    gpuir_cp_async16(sm + st * 4736 + r * 20 + c, ok ? (const void *)(a + a0 + gm * 44LL + gk) : (const void *)a, ok);
+                    gpuir_cp_async16(sm + st * 4736 + r * 20 + c, ok ? (const void *)(a_ + a0 + gm * 44LL + gk) : (const void *)a_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 32, c = e % 32 * 4;
                     long long gk = k0 + r, gn = tn * 128 + c;
                     int ok = gk < 44LL && gn < 136LL;
-                    gpuir_cp_async16(sm + st * 4736 + 2560 + r * 136 + c, ok ? (const void *)(b + b0 + gk * 136LL + gn) : (const void *)b, ok);
+                    gpuir_cp_async16(sm + st * 4736 + 2560 + r * 136 + c, ok ? (const void *)(b_ + b0 + gk * 136LL + gn) : (const void *)b_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -336,13 +336,13 @@ GPUIR_KERNEL gpuir_k_edges_tf32_k0(GPUIR_LANE const float *a, const float *b, fl
             int i = (int)(batch * 17680LL + gm * 136LL + gn);
             /* op 67: matmul */
             float v0 = acc[f];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @weights_t_tf32_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_weights_t_tf32_k0(GPUIR_LANE const float *x, const float *w, const float *bias, float *out0) {
+GPUIR_KERNEL gpuir_k_weights_t_tf32_k0(GPUIR_LANE const float *x_, const float *w_, const float *bias_, float *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 61440 bytes */
     float *sm = (float *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -363,13 +363,13 @@ GPUIR_KERNEL gpuir_k_weights_t_tf32_k0(GPUIR_LANE const float *x, const float *w
                     int r = e / 4, c = e % 4 * 4;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 70LL && gk < 16LL;
-                    gpuir_cp_async16(sm + st * 5120 + r * 20 + c, ok ? (const void *)(x + a0 + gm * 16LL + gk) : (const void *)x, ok);
+                    gpuir_cp_async16(sm + st * 5120 + r * 20 + c, ok ? (const void *)(x_ + a0 + gm * 16LL + gk) : (const void *)x_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 4, c = e % 4 * 4;
                     long long gn = tn * 128 + r, gk = k0 + c;
                     int ok = gn < 65LL && gk < 16LL;
-                    gpuir_cp_async16(sm + st * 5120 + 2560 + r * 20 + c, ok ? (const void *)(w + b0 + gn * 16LL + gk) : (const void *)w, ok);
+                    gpuir_cp_async16(sm + st * 5120 + 2560 + r * 20 + c, ok ? (const void *)(w_ + b0 + gn * 16LL + gk) : (const void *)w_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -408,17 +408,17 @@ GPUIR_KERNEL gpuir_k_weights_t_tf32_k0(GPUIR_LANE const float *x, const float *w
             /* op 70: matmul */
             float v0 = acc[f];
             /* op 71: add */
-            float v1 = bias[i % 65];
+            float v1 = bias_[i % 65];
             float v2 = v0 + v1;
             /* op 72: silu */
             float v3 = gpuir_silu(v2);
-            out0[i] = v3;
+            out0_[i] = v3;
         }
     }
 }
 
 /* @odd_k_f16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_odd_k_f16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_odd_k_f16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -430,11 +430,11 @@ GPUIR_KERNEL gpuir_k_odd_k_f16_k0(GPUIR_LANE const unsigned short *a, const unsi
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 70LL && gk < 33LL ? gpuir_f16_to_f32(a[a0 + gm * 33LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 70LL && gk < 33LL ? gpuir_f16_to_f32(a_[a0 + gm * 33LL + gk * 1LL]) : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 33LL && gn < 64LL ? gpuir_f16_to_f32(b[b0 + gk * 64LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < 33LL && gn < 64LL ? gpuir_f16_to_f32(b_[b0 + gk * 64LL + gn * 1LL]) : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -452,13 +452,13 @@ GPUIR_KERNEL gpuir_k_odd_k_f16_k0(GPUIR_LANE const unsigned short *a, const unsi
             int i = (int)(batch * 4480LL + gm * 64LL + gn);
             /* op 75: matmul */
             float v0 = gpuir_round_f16((float)acc[r]);
-            out0[i] = gpuir_f32_to_f16(v0);
+            out0_[i] = gpuir_f32_to_f16(v0);
         }
     }
 }
 
 /* @ta_tf32_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *a, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *a_, const float *b_, float *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -470,11 +470,11 @@ GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *a, const float *b, float
         for (long long k0 = 0; k0 < 32LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 140LL && gk < 32LL ? gpuir_tf32_round(a[a0 + gm * 1LL + gk * 140LL]) : (float)0;
+                as[e] = gm < 140LL && gk < 32LL ? gpuir_tf32_round(a_[a0 + gm * 1LL + gk * 140LL]) : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 32LL && gn < 128LL ? gpuir_tf32_round(b[b0 + gk * 128LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < 32LL && gn < 128LL ? gpuir_tf32_round(b_[b0 + gk * 128LL + gn * 1LL]) : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -492,7 +492,7 @@ GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *a, const float *b, float
             int i = (int)(batch * 17920LL + gm * 128LL + gn);
             /* op 78: matmul */
             float v0 = (float)acc[r];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }

@@ -1,5 +1,5 @@
 /* @mm_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *a, const float *b, const float *bias, float *out0) {
+GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *a_, const float *b_, const float *bias_, float *out0_) {
     GPUIR_SHARED(float, as, 2176, 0);
     GPUIR_SHARED(float, bs, 2048, 8704);
     int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t % 32;
@@ -22,13 +22,13 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *a, const float *b, const floa
             for (int r = 0; r < 4; r++) {
                 int e = t + r * 256, m = e / 16, kk = e % 16;
                 long long gm = tm * 64 + m, gk = k0 + kk;
-                ra[r] = gm < 70LL && gk < 33LL ? a[a0 + gm * 33LL + gk] : 0.0f;
+                ra[r] = gm < 70LL && gk < 33LL ? a_[a0 + gm * 33LL + gk] : 0.0f;
             }
             GPUIR_UNROLL
             for (int r = 0; r < 4; r++) {
                 int e = t + r * 256, kk = e / 64, n = e % 64;
                 long long gk = k0 + kk, gn = tn * 64 + n;
-                rb[r] = gk < 33LL && gn < 65LL ? b[b0 + gk * 65LL + gn] : 0.0f;
+                rb[r] = gk < 33LL && gn < 65LL ? b_[b0 + gk * 65LL + gn] : 0.0f;
             }
             GPUIR_UNROLL
             for (int r = 0; r < 4; r++) {
@@ -47,13 +47,13 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *a, const float *b, const floa
                 for (int r = 0; r < 4; r++) {
                     int e = t + r * 256, m = e / 16, kk = e % 16;
                     long long gm = tm * 64 + m, gk = k0 + kk;
-                    ra[r] = gm < 70LL && gk < 33LL ? a[a0 + gm * 33LL + gk] : 0.0f;
+                    ra[r] = gm < 70LL && gk < 33LL ? a_[a0 + gm * 33LL + gk] : 0.0f;
                 }
                 GPUIR_UNROLL
                 for (int r = 0; r < 4; r++) {
                     int e = t + r * 256, kk = e / 64, n = e % 64;
                     long long gk = k0 + kk, gn = tn * 64 + n;
-                    rb[r] = gk < 33LL && gn < 65LL ? b[b0 + gk * 65LL + gn] : 0.0f;
+                    rb[r] = gk < 33LL && gn < 65LL ? b_[b0 + gk * 65LL + gn] : 0.0f;
                 }
             }
             GPUIR_UNROLL
@@ -92,16 +92,16 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *a, const float *b, const floa
                 /* op 67: matmul */
                 float v0 = acc[ii][jj];
                 /* op 68: add */
-                float v1 = bias[i % 65];
+                float v1 = bias_[i % 65];
                 float v2 = v0 + v1;
-                out0[i] = v2;
+                out0_[i] = v2;
             }
         }
     }
 }
 
 /* @mm_i32_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *a, const int *b, const int *bias, int *out0) {
+GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *a_, const int *b_, const int *bias_, int *out0_) {
     GPUIR_SHARED(long long, as, 1024, 0);
     GPUIR_SHARED(long long, bs, 1024, 8192);
     int t = GPUIR_THREAD_RANK;
@@ -113,11 +113,11 @@ GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *a, const int *b, const int 
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 70LL && gk < 33LL ? a[a0 + gm * 33LL + gk * 1LL] : (long long)0;
+                as[e] = gm < 70LL && gk < 33LL ? a_[a0 + gm * 33LL + gk * 1LL] : (long long)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 33LL && gn < 65LL ? b[b0 + gk * 65LL + gn * 1LL] : (long long)0;
+                bs[e] = gk < 33LL && gn < 65LL ? b_[b0 + gk * 65LL + gn * 1LL] : (long long)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -136,15 +136,15 @@ GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *a, const int *b, const int 
             /* op 71: matmul */
             int v0 = (int)acc[r];
             /* op 72: add */
-            int v1 = bias[i % 65];
+            int v1 = bias_[i % 65];
             int v2 = (int)((unsigned)v0 + (unsigned)v1);
-            out0[i] = v2;
+            out0_[i] = v2;
         }
     }
 }
 
 /* @mm_ta_f32_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *a, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *a_, const float *b_, float *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -156,11 +156,11 @@ GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *a, const float *b, flo
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 70LL && gk < 33LL ? a[a0 + gm * 1LL + gk * 70LL] : (float)0;
+                as[e] = gm < 70LL && gk < 33LL ? a_[a0 + gm * 1LL + gk * 70LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 33LL && gn < 65LL ? b[b0 + gk * 65LL + gn * 1LL] : (float)0;
+                bs[e] = gk < 33LL && gn < 65LL ? b_[b0 + gk * 65LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -178,13 +178,13 @@ GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *a, const float *b, flo
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
             /* op 75: matmul */
             float v0 = (float)acc[r];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @mm_tb_i64_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *a, const long long *b, long long *out0) {
+GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *a_, const long long *b_, long long *out0_) {
     GPUIR_SHARED(long long, as, 1024, 0);
     GPUIR_SHARED(long long, bs, 1024, 8192);
     int t = GPUIR_THREAD_RANK;
@@ -196,11 +196,11 @@ GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *a, const long long
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 70LL && gk < 33LL ? a[a0 + gm * 33LL + gk * 1LL] : (long long)0;
+                as[e] = gm < 70LL && gk < 33LL ? a_[a0 + gm * 33LL + gk * 1LL] : (long long)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 33LL && gn < 65LL ? b[b0 + gk * 1LL + gn * 33LL] : (long long)0;
+                bs[e] = gk < 33LL && gn < 65LL ? b_[b0 + gk * 1LL + gn * 33LL] : (long long)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -218,13 +218,13 @@ GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *a, const long long
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
             /* op 78: matmul */
             long long v0 = (long long)acc[r];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @mm_1x1x1_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *a, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *a_, const float *b_, float *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -236,11 +236,11 @@ GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *a, const float *b, floa
         for (long long k0 = 0; k0 < 1LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 1LL && gk < 1LL ? a[a0 + gm * 1LL + gk * 1LL] : (float)0;
+                as[e] = gm < 1LL && gk < 1LL ? a_[a0 + gm * 1LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 1LL && gn < 1LL ? b[b0 + gk * 1LL + gn * 1LL] : (float)0;
+                bs[e] = gk < 1LL && gn < 1LL ? b_[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -258,13 +258,13 @@ GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *a, const float *b, floa
             int i = (int)(batch * 1LL + gm * 1LL + gn);
             /* op 81: matmul */
             float v0 = (float)acc[r];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @mm_n1_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *a, const float *b, const float *bias, float *out0) {
+GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *a_, const float *b_, const float *bias_, float *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -276,11 +276,11 @@ GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *a, const float *b, const f
         for (long long k0 = 0; k0 < 130LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 5LL && gk < 130LL ? a[a0 + gm * 130LL + gk * 1LL] : (float)0;
+                as[e] = gm < 5LL && gk < 130LL ? a_[a0 + gm * 130LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 130LL && gn < 1LL ? b[b0 + gk * 1LL + gn * 1LL] : (float)0;
+                bs[e] = gk < 130LL && gn < 1LL ? b_[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -299,17 +299,17 @@ GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *a, const float *b, const f
             /* op 84: matmul */
             float v0 = (float)acc[r];
             /* op 85: add */
-            float v1 = bias[i];
+            float v1 = bias_[i];
             float v2 = v0 + v1;
             /* op 86: relu */
             float v3 = gpuir_relu(v2);
-            out0[i] = v3;
+            out0_[i] = v3;
         }
     }
 }
 
 /* @mm_bcast_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *a, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *a_, const float *b_, float *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -321,11 +321,11 @@ GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *a, const float *b, floa
         for (long long k0 = 0; k0 < 17LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 20LL && gk < 17LL ? a[a0 + gm * 17LL + gk * 1LL] : (float)0;
+                as[e] = gm < 20LL && gk < 17LL ? a_[a0 + gm * 17LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 17LL && gn < 9LL ? b[b0 + gk * 9LL + gn * 1LL] : (float)0;
+                bs[e] = gk < 17LL && gn < 9LL ? b_[b0 + gk * 9LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -343,13 +343,13 @@ GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *a, const float *b, floa
             int i = (int)(batch * 180LL + gm * 9LL + gn);
             /* op 89: matmul */
             float v0 = (float)acc[r];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @mm128_edges_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *a, const float *b, const float *bias, float *out0) {
+GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *a_, const float *b_, const float *bias_, float *out0_) {
     GPUIR_SHARED(float, as, 2176, 0);
     GPUIR_SHARED(float, bs, 2048, 8704);
     int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t % 32;
@@ -372,13 +372,13 @@ GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *a, const float *b, c
             for (int r = 0; r < 4; r++) {
                 int e = t + r * 256, m = e / 16, kk = e % 16;
                 long long gm = tm * 64 + m, gk = k0 + kk;
-                ra[r] = gm < 131LL && gk < 13LL ? a[a0 + gm * 13LL + gk] : 0.0f;
+                ra[r] = gm < 131LL && gk < 13LL ? a_[a0 + gm * 13LL + gk] : 0.0f;
             }
             GPUIR_UNROLL
             for (int r = 0; r < 4; r++) {
                 int e = t + r * 256, kk = e / 64, n = e % 64;
                 long long gk = k0 + kk, gn = tn * 64 + n;
-                rb[r] = gk < 13LL && gn < 133LL ? b[b0 + gk * 133LL + gn] : 0.0f;
+                rb[r] = gk < 13LL && gn < 133LL ? b_[b0 + gk * 133LL + gn] : 0.0f;
             }
             GPUIR_UNROLL
             for (int r = 0; r < 4; r++) {
@@ -397,13 +397,13 @@ GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *a, const float *b, c
                 for (int r = 0; r < 4; r++) {
                     int e = t + r * 256, m = e / 16, kk = e % 16;
                     long long gm = tm * 64 + m, gk = k0 + kk;
-                    ra[r] = gm < 131LL && gk < 13LL ? a[a0 + gm * 13LL + gk] : 0.0f;
+                    ra[r] = gm < 131LL && gk < 13LL ? a_[a0 + gm * 13LL + gk] : 0.0f;
                 }
                 GPUIR_UNROLL
                 for (int r = 0; r < 4; r++) {
                     int e = t + r * 256, kk = e / 64, n = e % 64;
                     long long gk = k0 + kk, gn = tn * 64 + n;
-                    rb[r] = gk < 13LL && gn < 133LL ? b[b0 + gk * 133LL + gn] : 0.0f;
+                    rb[r] = gk < 13LL && gn < 133LL ? b_[b0 + gk * 133LL + gn] : 0.0f;
                 }
             }
             GPUIR_UNROLL
@@ -442,18 +442,18 @@ GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *a, const float *b, c
                 /* op 92: matmul */
                 float v0 = acc[ii][jj];
                 /* op 93: add */
-                float v1 = bias[i % 133];
+                float v1 = bias_[i % 133];
                 float v2 = v0 + v1;
                 /* op 94: gelu */
                 float v3 = gpuir_gelu(v2);
-                out0[i] = v3;
+                out0_[i] = v3;
             }
         }
     }
 }
 
 /* @small_silu_residual_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *a, const float *b, const float *x, float *out0) {
+GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *a_, const float *b_, const float *x_, float *out0_) {
     GPUIR_SHARED(float, as, 2176, 0);
     GPUIR_SHARED(float, bs, 2048, 8704);
     int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t % 32;
@@ -476,13 +476,13 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *a, const flo
             for (int r = 0; r < 1; r++) {
                 int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
                 long long gm = tm * 64 + m, gk = k0 + kq;
-                ra[r] = gm < 97LL && gk < 40LL ? *(const float4 *)(a + a0 + gm * 40LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                ra[r] = gm < 97LL && gk < 40LL ? *(const float4 *)(a_ + a0 + gm * 40LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++) {
                 int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
                 long long gk = k0 + kk, gn = tn * 64 + nq;
-                rb[r] = gk < 40LL && gn < 72LL ? *(const float4 *)(b + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                rb[r] = gk < 40LL && gn < 72LL ? *(const float4 *)(b_ + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++) {
@@ -503,13 +503,13 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *a, const flo
                 for (int r = 0; r < 1; r++) {
                     int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
                     long long gm = tm * 64 + m, gk = k0 + kq;
-                    ra[r] = gm < 97LL && gk < 40LL ? *(const float4 *)(a + a0 + gm * 40LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                    ra[r] = gm < 97LL && gk < 40LL ? *(const float4 *)(a_ + a0 + gm * 40LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
                 GPUIR_UNROLL
                 for (int r = 0; r < 1; r++) {
                     int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
                     long long gk = k0 + kk, gn = tn * 64 + nq;
-                    rb[r] = gk < 40LL && gn < 72LL ? *(const float4 *)(b + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                    rb[r] = gk < 40LL && gn < 72LL ? *(const float4 *)(b_ + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
             }
             GPUIR_UNROLL
@@ -552,16 +552,16 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *a, const flo
                 /* op 98: silu */
                 float v1 = gpuir_silu(v0);
                 /* op 99: add */
-                float v2 = x[i];
+                float v2 = x_[i];
                 float v3 = v1 + v2;
-                out0[i] = v3;
+                out0_[i] = v3;
             }
         }
     }
 }
 
 /* @big_bands_gelu_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *a, const float *b, const float *c_p, float *out0) {
+GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *a_, const float *b_, const float *c_, float *out0_) {
     GPUIR_SHARED(float, as, 4224, 0);
     GPUIR_SHARED(float, bs, 4096, 16896);
     int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t % 32;
@@ -584,13 +584,13 @@ GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *a, const float *b
             for (int r = 0; r < 2; r++) {
                 int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
                 long long gm = tm * 128 + m, gk = k0 + kq;
-                ra[r] = gm < 1153LL && gk < 36LL ? *(const float4 *)(a + a0 + gm * 36LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                ra[r] = gm < 1153LL && gk < 36LL ? *(const float4 *)(a_ + a0 + gm * 36LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 2; r++) {
                 int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
                 long long gk = k0 + kk, gn = tn * 128 + nq;
-                rb[r] = gk < 36LL && gn < 132LL ? *(const float4 *)(b + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                rb[r] = gk < 36LL && gn < 132LL ? *(const float4 *)(b_ + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 2; r++) {
@@ -611,13 +611,13 @@ GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *a, const float *b
                 for (int r = 0; r < 2; r++) {
                     int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
                     long long gm = tm * 128 + m, gk = k0 + kq;
-                    ra[r] = gm < 1153LL && gk < 36LL ? *(const float4 *)(a + a0 + gm * 36LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                    ra[r] = gm < 1153LL && gk < 36LL ? *(const float4 *)(a_ + a0 + gm * 36LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
                 GPUIR_UNROLL
                 for (int r = 0; r < 2; r++) {
                     int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
                     long long gk = k0 + kk, gn = tn * 128 + nq;
-                    rb[r] = gk < 36LL && gn < 132LL ? *(const float4 *)(b + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                    rb[r] = gk < 36LL && gn < 132LL ? *(const float4 *)(b_ + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
             }
             GPUIR_UNROLL
@@ -658,18 +658,18 @@ GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *a, const float *b
                 /* op 102: matmul */
                 float v0 = acc[ii][jj];
                 /* op 103: add */
-                float v1 = c_p[i % 132];
+                float v1 = c_[i % 132];
                 float v2 = v0 + v1;
                 /* op 104: gelu */
                 float v3 = gpuir_gelu(v2);
-                out0[i] = v3;
+                out0_[i] = v3;
             }
         }
     }
 }
 
 /* @big_k1_residual_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *a, const float *b, const float *x, float *out0) {
+GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *a_, const float *b_, const float *x_, float *out0_) {
     GPUIR_SHARED(float, as, 4224, 0);
     GPUIR_SHARED(float, bs, 4096, 16896);
     int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t % 32;
@@ -692,13 +692,13 @@ GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *a, const float *
             for (int r = 0; r < 8; r++) {
                 int e = t + r * 256, m = e / 16, kk = e % 16;
                 long long gm = tm * 128 + m, gk = k0 + kk;
-                ra[r] = gm < 129LL && gk < 1LL ? a[a0 + gm * 1LL + gk] : 0.0f;
+                ra[r] = gm < 129LL && gk < 1LL ? a_[a0 + gm * 1LL + gk] : 0.0f;
             }
             GPUIR_UNROLL
             for (int r = 0; r < 2; r++) {
                 int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
                 long long gk = k0 + kk, gn = tn * 128 + nq;
-                rb[r] = gk < 1LL && gn < 132LL ? *(const float4 *)(b + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                rb[r] = gk < 1LL && gn < 132LL ? *(const float4 *)(b_ + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 8; r++) {
@@ -718,13 +718,13 @@ GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *a, const float *
                 for (int r = 0; r < 8; r++) {
                     int e = t + r * 256, m = e / 16, kk = e % 16;
                     long long gm = tm * 128 + m, gk = k0 + kk;
-                    ra[r] = gm < 129LL && gk < 1LL ? a[a0 + gm * 1LL + gk] : 0.0f;
+                    ra[r] = gm < 129LL && gk < 1LL ? a_[a0 + gm * 1LL + gk] : 0.0f;
                 }
                 GPUIR_UNROLL
                 for (int r = 0; r < 2; r++) {
                     int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
                     long long gk = k0 + kk, gn = tn * 128 + nq;
-                    rb[r] = gk < 1LL && gn < 132LL ? *(const float4 *)(b + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                    rb[r] = gk < 1LL && gn < 132LL ? *(const float4 *)(b_ + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
             }
             GPUIR_UNROLL
@@ -764,9 +764,9 @@ GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *a, const float *
                 /* op 107: matmul */
                 float v0 = acc[ii][jj];
                 /* op 108: add */
-                float v1 = x[i];
+                float v1 = x_[i];
                 float v2 = v0 + v1;
-                out0[i] = v2;
+                out0_[i] = v2;
             }
         }
     }

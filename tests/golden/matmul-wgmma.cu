@@ -1,5 +1,5 @@
 /* @edges_bf16_k0: 384 threads per block */
-GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, unsigned short *out0, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
+GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
@@ -64,14 +64,14 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const 
                 int i = (int)(batch * 17680LL + gm * 136LL + gn);
                 /* op 23: matmul */
                 float v0 = gpuir_round_bf16(acc[f]);
-                out0[i] = gpuir_f32_to_bf16(v0);
+                out0_[i] = gpuir_f32_to_bf16(v0);
             }
         }
     }
 }
 
 /* @k8_f16_k0: 384 threads per block */
-GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, unsigned short *out0, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
+GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
@@ -136,14 +136,14 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsi
                 int i = (int)(batch * 120LL + gm * 24LL + gn);
                 /* op 26: matmul */
                 float v0 = gpuir_round_f16(acc[f]);
-                out0[i] = gpuir_f32_to_f16(v0);
+                out0_[i] = gpuir_f32_to_f16(v0);
             }
         }
     }
 }
 
 /* @long_k_batch_bf16_k0: 384 threads per block */
-GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, unsigned short *out0, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
+GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
@@ -208,14 +208,14 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE
                 int i = (int)(batch * 5360LL + gm * 80LL + gn);
                 /* op 29: matmul */
                 float v0 = gpuir_round_bf16(acc[f]);
-                out0[i] = gpuir_f32_to_bf16(v0);
+                out0_[i] = gpuir_f32_to_bf16(v0);
             }
         }
     }
 }
 
 /* @layer_f16_k0: 384 threads per block */
-GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const unsigned short *x, const unsigned short *w, const unsigned short *bias, const unsigned short *res, unsigned short *out0, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
+GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const unsigned short *x_, const unsigned short *w_, const unsigned short *bias_, const unsigned short *res_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
@@ -281,14 +281,14 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const u
                 /* op 32: matmul */
                 float v0 = gpuir_round_f16(acc[f]);
                 /* op 33: add */
-                float v1 = gpuir_f16_to_f32(bias[i % 200]);
+                float v1 = gpuir_f16_to_f32(bias_[i % 200]);
                 float v2 = gpuir_round_f16(v0 + v1);
                 /* op 34: gelu */
                 float v3 = gpuir_round_f16(gpuir_gelu(v2));
                 /* op 35: add */
-                float v4 = gpuir_f16_to_f32(res[i]);
+                float v4 = gpuir_f16_to_f32(res_[i]);
                 float v5 = gpuir_round_f16(v3 + v4);
-                out0[i] = gpuir_f32_to_f16(v5);
+                out0_[i] = gpuir_f32_to_f16(v5);
             }
         }
     }

@@ -1,5 +1,5 @@
 /* @rowmax_k0: 128 threads per block */
-GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *x, float *out0) {
+GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *x_, float *out0_) {
     GPUIR_SHARED(float, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 6LL; o += GPUIR_GRID_BLOCKS) {
@@ -7,7 +7,7 @@ GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *x, float *out0) {
         for (long long j = t; j < 100LL; j += 128) {
             int i = (int)((j % 100) + (o % 6) * 100);
             /* op 63: exp */
-            float v0 = x[i];
+            float v0 = x_[i];
             float v1 = expf(v0);
             /* op 64: reduce_max */
             acc = gpuir_fmax(acc, (float)v1);
@@ -19,13 +19,13 @@ GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *x, float *out0) {
             acc = t < 4 ? red[t] : -GPUIR_INF;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         }
-        if (t == 0) out0[o] = acc;
+        if (t == 0) out0_[o] = acc;
         GPUIR_SYNC();
     }
 }
 
 /* @reduce_sum_f32_1_k0: 64 threads per block */
-GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x, float *out0) {
+GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x_, float *out0_) {
     GPUIR_SHARED(float, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 30LL; o += GPUIR_GRID_BLOCKS) {
@@ -33,7 +33,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x, float *out0)
         for (long long j = t; j < 37LL; j += 64) {
             int i = (int)((o % 5) + (j % 37) * 5 + (o / 5 % 6) * 185);
             /* op 68: abs */
-            float v0 = x[i];
+            float v0 = x_[i];
             float v1 = fabsf(v0);
             /* op 69: reduce_sum */
             acc = acc + (float)v1;
@@ -45,13 +45,13 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x, float *out0)
             acc = t < 2 ? red[t] : 0.0f;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         }
-        if (t == 0) out0[o] = acc;
+        if (t == 0) out0_[o] = acc;
         GPUIR_SYNC();
     }
 }
 
 /* @reduce_sum_f32_0_2_k0: 32 threads per block */
-GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x, float *out0) {
+GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x_, float *out0_) {
     GPUIR_SHARED(float, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 37LL; o += GPUIR_GRID_BLOCKS) {
@@ -59,7 +59,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x, float *out
         for (long long j = t; j < 30LL; j += 32) {
             int i = (int)((j % 5) + (o % 37) * 5 + (j / 5 % 6) * 185);
             /* op 73: abs */
-            float v0 = x[i];
+            float v0 = x_[i];
             float v1 = fabsf(v0);
             /* op 74: reduce_sum */
             acc = acc + (float)v1;
@@ -71,13 +71,13 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x, float *out
             acc = t < 1 ? red[t] : 0.0f;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         }
-        if (t == 0) out0[o] = acc;
+        if (t == 0) out0_[o] = acc;
         GPUIR_SYNC();
     }
 }
 
 /* @reduce_max_f16_2_k_k0: 32 threads per block */
-GPUIR_KERNEL gpuir_k_reduce_max_f16_2_k_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_reduce_max_f16_2_k_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     GPUIR_SHARED(float, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 222LL; o += GPUIR_GRID_BLOCKS) {
@@ -85,7 +85,7 @@ GPUIR_KERNEL gpuir_k_reduce_max_f16_2_k_k0(GPUIR_LANE const unsigned short *x, u
         for (long long j = t; j < 5LL; j += 32) {
             int i = (int)((j % 5) + (o % 37) * 5 + (o / 37 % 6) * 185);
             /* op 78: abs */
-            float v0 = gpuir_f16_to_f32(x[i]);
+            float v0 = gpuir_f16_to_f32(x_[i]);
             float v1 = gpuir_round_f16(fabsf(v0));
             /* op 79: reduce_max */
             acc = gpuir_fmax(acc, (float)v1);
@@ -97,13 +97,13 @@ GPUIR_KERNEL gpuir_k_reduce_max_f16_2_k_k0(GPUIR_LANE const unsigned short *x, u
             acc = t < 1 ? red[t] : -GPUIR_INF;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         }
-        if (t == 0) out0[o] = gpuir_f32_to_f16(acc);
+        if (t == 0) out0_[o] = gpuir_f32_to_f16(acc);
         GPUIR_SYNC();
     }
 }
 
 /* @reduce_mean_i32_0_1_2_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x, int *out0) {
+GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x_, int *out0_) {
     GPUIR_SHARED(long long, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 1LL; o += GPUIR_GRID_BLOCKS) {
@@ -111,7 +111,7 @@ GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x, int *out0
         for (long long j = t; j < 1110LL; j += 256) {
             int i = (int)((j % 5) + (j / 5 % 37) * 5 + (j / 185 % 6) * 185);
             /* op 83: abs */
-            int v0 = x[i];
+            int v0 = x_[i];
             int v1 = v0 < 0 ? (int)(0u - (unsigned)v0) : v0;
             /* op 84: reduce_mean */
             acc = acc + (long long)v1;
@@ -123,13 +123,13 @@ GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x, int *out0
             acc = t < 8 ? red[t] : 0LL;
             for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
         }
-        if (t == 0) out0[o] = (int)(unsigned)(unsigned long long)(acc / 1110LL);
+        if (t == 0) out0_[o] = (int)(unsigned)(unsigned long long)(acc / 1110LL);
         GPUIR_SYNC();
     }
 }
 
 /* @reduce_sum_i64_1_k0: 64 threads per block */
-GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *x, long long *out0) {
+GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *x_, long long *out0_) {
     GPUIR_SHARED(long long, red, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 30LL; o += GPUIR_GRID_BLOCKS) {
@@ -137,7 +137,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *x, long lon
         for (long long j = t; j < 37LL; j += 64) {
             int i = (int)((o % 5) + (j % 37) * 5 + (o / 5 % 6) * 185);
             /* op 88: abs */
-            long long v0 = x[i];
+            long long v0 = x_[i];
             long long v1 = v0 < 0 ? (long long)(0u - (unsigned long long)v0) : v0;
             /* op 89: reduce_sum */
             acc = acc + (long long)v1;
@@ -149,13 +149,13 @@ GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *x, long lon
             acc = t < 2 ? red[t] : 0LL;
             for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
         }
-        if (t == 0) out0[o] = acc;
+        if (t == 0) out0_[o] = acc;
         GPUIR_SYNC();
     }
 }
 
 /* @mlp_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x, const float *w, const float *b, float *out1) {
+GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x_, const float *w_, const float *b_, float *out1_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -167,11 +167,11 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x, const float *w, const flo
         for (long long k0 = 0; k0 < 24LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 16LL && gk < 24LL ? x[a0 + gm * 24LL + gk * 1LL] : (float)0;
+                as[e] = gm < 16LL && gk < 24LL ? x_[a0 + gm * 24LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 24LL && gn < 40LL ? w[b0 + gk * 40LL + gn * 1LL] : (float)0;
+                bs[e] = gk < 24LL && gn < 40LL ? w_[b0 + gk * 40LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -190,17 +190,17 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x, const float *w, const flo
             /* op 92: matmul */
             float v0 = (float)acc[r];
             /* op 93: add */
-            float v1 = b[i % 40];
+            float v1 = b_[i % 40];
             float v2 = v0 + v1;
             /* op 94: relu */
             float v3 = gpuir_relu(v2);
-            out1[i] = v3;
+            out1_[i] = v3;
         }
     }
 }
 
 /* @mlp_k1: 64 threads per block */
-GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1, float *out0) {
+GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1_, float *out0_) {
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 16LL; row += GPUIR_GRID_BLOCKS) {
@@ -211,7 +211,7 @@ GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1, float *out0) {
         for (int r = 0; r < 1; r++) {
             long long q = t + r * 64LL;
             if (q >= 10LL) break;
-            float4 l = ((const float4 *)(out1 + base))[q];
+            float4 l = ((const float4 *)(out1_ + base))[q];
             x0[r * 4] = l.x; x0[r * 4 + 1] = l.y; x0[r * 4 + 2] = l.z; x0[r * 4 + 3] = l.w;
         }
         float acc0 = 0.0f;
@@ -272,10 +272,10 @@ GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1, float *out0) {
             float v15 = x0[r * 4 + 3];
             /* op 97: tanh */
             float v16 = tanhf(v15);
-            ((float4 *)(out1 + base))[q] = GPUIR_FLOAT4(v10, v12, v14, v16);
+            ((float4 *)(out1_ + base))[q] = GPUIR_FLOAT4(v10, v12, v14, v16);
         }
         GPUIR_SYNC();
-        if (t == 0) out0[row] = v8;
+        if (t == 0) out0_[row] = v8;
     }
 }
 

@@ -1,5 +1,5 @@
 /* @rows_k0: 32 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x, float *out0) {
+GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_) {
     /* op 38: softmax */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
@@ -9,7 +9,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x, float *out0) {
         float v[2];
         for (int r = 0; r < 2; r++) {
             int c = t + r * 32;
-            v[r] = c < 37 ? x[base + c] : -GPUIR_INF;
+            v[r] = c < 37 ? x_[base + c] : -GPUIR_INF;
             acc = gpuir_fmax(acc, v[r]);
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
@@ -39,20 +39,20 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x, float *out0) {
         acc = red[32];
         for (int r = 0; r < 2; r++) {
             int c = t + r * 32;
-            if (c < 37) out0[base + c] = v[r] / acc;
+            if (c < 37) out0_[base + c] = v[r] / acc;
         }
     }
 }
 
 /* @wide_k0: 1024 threads per block */
-GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     /* op 41: softmax */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 40000LL;
         float acc = -GPUIR_INF;
-        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, gpuir_f16_to_f32(x[base + c]));
+        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, gpuir_f16_to_f32(x_[base + c]));
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -65,7 +65,7 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x, unsigned short 
         acc = red[32];
         float mx = acc;
         acc = 0.0f;
-        for (long long c = t; c < 40000LL; c += 1024) acc += expf(gpuir_f16_to_f32(x[base + c]) - mx);
+        for (long long c = t; c < 40000LL; c += 1024) acc += expf(gpuir_f16_to_f32(x_[base + c]) - mx);
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -77,12 +77,12 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x, unsigned short 
         GPUIR_SYNC();
         acc = red[32];
         for (long long c = t; c < 40000LL; c += 1024)
-            out0[base + c] = gpuir_f32_to_f16(expf(gpuir_f16_to_f32(x[base + c]) - mx) / acc);
+            out0_[base + c] = gpuir_f32_to_f16(expf(gpuir_f16_to_f32(x_[base + c]) - mx) / acc);
     }
 }
 
 /* @softmax_f16_k0: 32 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_f16_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_softmax_f16_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     /* op 44: softmax */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
@@ -92,7 +92,7 @@ GPUIR_KERNEL gpuir_k_softmax_f16_k0(GPUIR_LANE const unsigned short *x, unsigned
         float v[2];
         for (int r = 0; r < 2; r++) {
             int c = t + r * 32;
-            v[r] = c < 37 ? gpuir_f16_to_f32(x[base + c]) : -GPUIR_INF;
+            v[r] = c < 37 ? gpuir_f16_to_f32(x_[base + c]) : -GPUIR_INF;
             acc = gpuir_fmax(acc, v[r]);
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
@@ -122,13 +122,13 @@ GPUIR_KERNEL gpuir_k_softmax_f16_k0(GPUIR_LANE const unsigned short *x, unsigned
         acc = red[32];
         for (int r = 0; r < 2; r++) {
             int c = t + r * 32;
-            if (c < 37) out0[base + c] = gpuir_f32_to_f16(v[r] / acc);
+            if (c < 37) out0_[base + c] = gpuir_f32_to_f16(v[r] / acc);
         }
     }
 }
 
 /* @softmax_rows_quads_k0: 32 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_rows_quads_k0(GPUIR_LANE const float *x, float *out0) {
+GPUIR_KERNEL gpuir_k_softmax_rows_quads_k0(GPUIR_LANE const float *x_, float *out0_) {
     /* op 47: softmax */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
@@ -138,7 +138,7 @@ GPUIR_KERNEL gpuir_k_softmax_rows_quads_k0(GPUIR_LANE const float *x, float *out
         float4 v[1];
         for (int r = 0; r < 1; r++) {
             int c = t + r * 32;
-            v[r] = c < 12 ? ((const float4 *)(x + base))[c] : GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);
+            v[r] = c < 12 ? ((const float4 *)(x_ + base))[c] : GPUIR_FLOAT4(-GPUIR_INF, -GPUIR_INF, -GPUIR_INF, -GPUIR_INF);
             acc = gpuir_fmax(acc, gpuir_fmax(gpuir_fmax(v[r].x, v[r].y), gpuir_fmax(v[r].z, v[r].w)));
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
@@ -172,80 +172,80 @@ GPUIR_KERNEL gpuir_k_softmax_rows_quads_k0(GPUIR_LANE const float *x, float *out
         acc = red[32];
         for (int r = 0; r < 1; r++) {
             int c = t + r * 32;
-            if (c < 12) ((float4 *)(out0 + base))[c] = GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);
+            if (c < 12) ((float4 *)(out0_ + base))[c] = GPUIR_FLOAT4(v[r].x / acc, v[r].y / acc, v[r].z / acc, v[r].w / acc);
         }
     }
 }
 
 /* @softmax_axis0_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_axis0_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_softmax_axis0_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = -GPUIR_INF;
         GPUIR_UNROLL
         for (int j = 0; j < 6; j++) {
             int i = (int)(j * 5LL + o);
-            float v0 = gpuir_bf16_to_f32(x[i]);
+            float v0 = gpuir_bf16_to_f32(x_[i]);
             /* op 50: reduce_max */
             acc = gpuir_fmax(acc, v0);
         }
         float v1 = gpuir_round_bf16(acc);
-        out0[o] = gpuir_f32_to_bf16(v1);
+        out0_[o] = gpuir_f32_to_bf16(v1);
     }
 }
 
 /* @softmax_axis0_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_axis0_k1(GPUIR_LANE const unsigned short *x, const unsigned short *in0, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_softmax_axis0_k1(GPUIR_LANE const unsigned short *x_, const unsigned short *in0_, unsigned short *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 52: sub */
-        float v0 = gpuir_bf16_to_f32(x[i]);
-        float v1 = gpuir_bf16_to_f32(in0[i % 5]);
+        float v0 = gpuir_bf16_to_f32(x_[i]);
+        float v1 = gpuir_bf16_to_f32(in0_[i % 5]);
         float v2 = gpuir_round_bf16(v0 - v1);
         /* op 53: exp */
         float v3 = gpuir_round_bf16(expf(v2));
-        out0[i] = gpuir_f32_to_bf16(v3);
+        out0_[i] = gpuir_f32_to_bf16(v3);
     }
 }
 
 /* @softmax_axis0_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_axis0_k2(GPUIR_LANE const unsigned short *out0, unsigned short *out0_1) {
+GPUIR_KERNEL gpuir_k_softmax_axis0_k2(GPUIR_LANE const unsigned short *out0_, unsigned short *out0_1_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 6; j++) {
             int i = (int)(j * 5LL + o);
-            float v0 = gpuir_bf16_to_f32(out0[i]);
+            float v0 = gpuir_bf16_to_f32(out0_[i]);
             /* op 55: reduce_sum */
             acc = acc + v0;
         }
         float v1 = gpuir_round_bf16(acc);
-        out0_1[o] = gpuir_f32_to_bf16(v1);
+        out0_1_[o] = gpuir_f32_to_bf16(v1);
     }
 }
 
 /* @softmax_axis0_k3: 256 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *out0, const unsigned short *in0) {
+GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *out0_, const unsigned short *in0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 57: div */
-        float v0 = gpuir_bf16_to_f32(out0[i]);
-        float v1 = gpuir_bf16_to_f32(in0[i % 5]);
+        float v0 = gpuir_bf16_to_f32(out0_[i]);
+        float v1 = gpuir_bf16_to_f32(in0_[i % 5]);
         float v2 = gpuir_round_bf16(v0 / v1);
-        out0[i] = gpuir_f32_to_bf16(v2);
+        out0_[i] = gpuir_f32_to_bf16(v2);
     }
 }
 
 /* @softmax_wide_f32_k0: 1024 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x, float *out0) {
+GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0_) {
     /* op 65: softmax */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 40000LL;
         float acc = -GPUIR_INF;
-        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, x[base + c]);
+        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, x_[base + c]);
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -258,7 +258,7 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x, float *out0)
         acc = red[32];
         float mx = acc;
         acc = 0.0f;
-        for (long long c = t; c < 40000LL; c += 1024) acc += expf(x[base + c] - mx);
+        for (long long c = t; c < 40000LL; c += 1024) acc += expf(x_[base + c] - mx);
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -270,7 +270,7 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x, float *out0)
         GPUIR_SYNC();
         acc = red[32];
         for (long long c = t; c < 40000LL; c += 1024)
-            out0[base + c] = expf(x[base + c] - mx) / acc;
+            out0_[base + c] = expf(x_[base + c] - mx) / acc;
     }
 }
 

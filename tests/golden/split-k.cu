@@ -1,12 +1,12 @@
 /* @f32_plain_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *a, float *out0) {
+GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *a_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 10000LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 100: constant */
         float v0 = 0.125f;
         /* op 101: mul */
-        float4 l0 = ((const float4 *)a)[q];
+        float4 l0 = ((const float4 *)a_)[q];
         float v1 = l0.x;
         float v2 = v1 * v0;
         /* op 100: constant */
@@ -24,12 +24,12 @@ GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *a, float *out0) {
         /* op 101: mul */
         float v10 = l0.w;
         float v11 = v10 * v9;
-        ((float4 *)out0)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
+        ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
 
 /* @f32_plain_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0_, const float *b_, float *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -42,11 +42,11 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0, const float *b, f
         for (long long k0 = kb; k0 < ke; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 20LL && gk < ke ? in0[a0 + gm * 1000LL + gk * 1LL] : (float)0;
+                as[e] = gm < 20LL && gk < ke ? in0_[a0 + gm * 1000LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < ke && gn < 24LL ? b[b0 + gk * 24LL + gn * 1LL] : (float)0;
+                bs[e] = gk < ke && gn < 24LL ? b_[b0 + gk * 24LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -64,36 +64,36 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0, const float *b, f
             int i = (int)(batch * 480LL + gm * 24LL + gn);
             /* op 103: matmul */
             float v0 = (float)acc[r];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @f32_plain_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_plain_k2(GPUIR_LANE const float *in0, float *out0) {
+GPUIR_KERNEL gpuir_k_f32_plain_k2(GPUIR_LANE const float *in0_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 960LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 960LL + o);
-            float v0 = in0[i];
+            float v0 = in0_[i];
             /* op 105: reduce_sum */
             acc = acc + v0;
         }
         float v1 = acc;
-        out0[o] = v1;
+        out0_[o] = v1;
     }
 }
 
 /* @f32_register_tiled_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *a, float *out0) {
+GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *a_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 16000LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 113: constant */
         float v0 = 0.125f;
         /* op 114: mul */
-        float4 l0 = ((const float4 *)a)[q];
+        float4 l0 = ((const float4 *)a_)[q];
         float v1 = l0.x;
         float v2 = v1 * v0;
         /* op 113: constant */
@@ -111,12 +111,12 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *a, float *out
         /* op 114: mul */
         float v10 = l0.w;
         float v11 = v10 * v9;
-        ((float4 *)out0)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
+        ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
 
 /* @f32_register_tiled_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *in0, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *in0_, const float *b_, float *out0_) {
     GPUIR_SHARED(float, as, 2176, 0);
     GPUIR_SHARED(float, bs, 2048, 8704);
     int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t % 32;
@@ -141,13 +141,13 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *in0, const fl
             for (int r = 0; r < 1; r++) {
                 int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
                 long long gm = tm * 64 + m, gk = k0 + kq;
-                ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(in0 + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(in0_ + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++) {
                 int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
                 long long gk = k0 + kk, gn = tn * 64 + nq;
-                rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(b + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(b_ + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 1; r++) {
@@ -168,13 +168,13 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *in0, const fl
                 for (int r = 0; r < 1; r++) {
                     int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
                     long long gm = tm * 64 + m, gk = k0 + kq;
-                    ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(in0 + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                    ra[r] = gm < 64LL && gk < ke ? *(const float4 *)(in0_ + a0 + gm * 1000LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
                 GPUIR_UNROLL
                 for (int r = 0; r < 1; r++) {
                     int e = t + r * 256, kk = e / 16, nq = e % 16 * 4;
                     long long gk = k0 + kk, gn = tn * 64 + nq;
-                    rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(b + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
+                    rb[r] = gk < ke && gn < 72LL ? *(const float4 *)(b_ + b0 + gk * 72LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
             }
             GPUIR_UNROLL
@@ -214,35 +214,35 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *in0, const fl
                 int i = (int)(batch * 4608LL + gm * 72LL + gn);
                 /* op 116: matmul */
                 float v0 = acc[ii][jj];
-                out0[i] = v0;
+                out0_[i] = v0;
             }
         }
     }
 }
 
 /* @f32_register_tiled_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f32_register_tiled_k2(GPUIR_LANE const float *in0, const float *bias, float *out0) {
+GPUIR_KERNEL gpuir_k_f32_register_tiled_k2(GPUIR_LANE const float *in0_, const float *bias_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 4608LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 4608LL + o);
-            float v0 = in0[i];
+            float v0 = in0_[i];
             /* op 118: reduce_sum */
             acc = acc + v0;
         }
         float v1 = acc;
         /* op 119: add */
-        float v2 = bias[o % 72];
+        float v2 = bias_[o % 72];
         float v3 = v1 + v2;
         /* op 120: relu */
         float v4 = gpuir_relu(v3);
-        out0[o] = v4;
+        out0_[o] = v4;
     }
 }
 
 /* @bf16_bias_gelu_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, float *out0) {
+GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, float *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 56832 bytes */
     unsigned short *sm = (unsigned short *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -266,13 +266,13 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *a, const
                     int r = e / 4, c = e % 4 * 8;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 20LL && gk < ke;
-                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a + a0 + gm * 520LL + gk) : (const void *)a, ok);
+                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a_ + a0 + gm * 520LL + gk) : (const void *)a_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 16, c = e % 16 * 8;
                     long long gk = k0 + r, gn = tn * 128 + c;
                     int ok = gk < ke && gn < 24LL;
-                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b + b0 + gk * 24LL + gn) : (const void *)b, ok);
+                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b_ + b0 + gk * 24LL + gn) : (const void *)b_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -303,19 +303,19 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *a, const
             int i = (int)(batch * 480LL + gm * 24LL + gn);
             /* op 127: matmul */
             float v0 = acc[f];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @bf16_bias_gelu_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k1(GPUIR_LANE const float *in0, const unsigned short *bias, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k1(GPUIR_LANE const float *in0_, const unsigned short *bias_, unsigned short *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 1440LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 2; j++) {
             int i = (int)(j * 1440LL + o);
-            float v0 = in0[i];
+            float v0 = in0_[i];
             /* op 130: reduce_sum */
             acc = acc + v0;
         }
@@ -323,16 +323,16 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k1(GPUIR_LANE const float *in0, const unsign
         /* op 131: cast */
         float v2 = gpuir_round_bf16(v1);
         /* op 132: add */
-        float v3 = gpuir_bf16_to_f32(bias[o % 24]);
+        float v3 = gpuir_bf16_to_f32(bias_[o % 24]);
         float v4 = gpuir_round_bf16(v2 + v3);
         /* op 133: gelu */
         float v5 = gpuir_round_bf16(gpuir_gelu(v4));
-        out0[o] = gpuir_f32_to_bf16(v5);
+        out0_[o] = gpuir_f32_to_bf16(v5);
     }
 }
 
 /* @f16_row_silu_residual_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, float *out0) {
+GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, float *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 56832 bytes */
     unsigned short *sm = (unsigned short *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -356,13 +356,13 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *a
                     int r = e / 4, c = e % 4 * 8;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 1LL && gk < ke;
-                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a + a0 + gm * 800LL + gk) : (const void *)a, ok);
+                    gpuir_cp_async16(sm + st * 9472 + r * 40 + c, ok ? (const void *)(a_ + a0 + gm * 800LL + gk) : (const void *)a_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 16, c = e % 16 * 8;
                     long long gk = k0 + r, gn = tn * 128 + c;
                     int ok = gk < ke && gn < 40LL;
-                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b + b0 + gk * 40LL + gn) : (const void *)b, ok);
+                    gpuir_cp_async16(sm + st * 9472 + 5120 + r * 136 + c, ok ? (const void *)(b_ + b0 + gk * 40LL + gn) : (const void *)b_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -393,19 +393,19 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *a
             int i = (int)(batch * 40LL + gm * 40LL + gn);
             /* op 138: matmul */
             float v0 = acc[f];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @f16_row_silu_residual_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k1(GPUIR_LANE const float *in0, const unsigned short *r_p, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k1(GPUIR_LANE const float *in0_, const unsigned short *r_, unsigned short *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 40LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 40LL + o);
-            float v0 = in0[i];
+            float v0 = in0_[i];
             /* op 141: reduce_sum */
             acc = acc + v0;
         }
@@ -415,14 +415,14 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k1(GPUIR_LANE const float *in0, const
         /* op 143: silu */
         float v3 = gpuir_round_f16(gpuir_silu(v2));
         /* op 144: add */
-        float v4 = gpuir_f16_to_f32(r_p[o]);
+        float v4 = gpuir_f16_to_f32(r_[o]);
         float v5 = gpuir_round_f16(v3 + v4);
-        out0[o] = gpuir_f32_to_f16(v5);
+        out0_[o] = gpuir_f32_to_f16(v5);
     }
 }
 
 /* @tf32_column_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *a, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *a_, const float *b_, float *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 61440 bytes */
     float *sm = (float *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -445,13 +445,13 @@ GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *a, const float *b, f
                     int r = e / 4, c = e % 4 * 4;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 16LL && gk < ke;
-                    gpuir_cp_async16(sm + st * 5120 + r * 20 + c, ok ? (const void *)(a + a0 + gm * 600LL + gk) : (const void *)a, ok);
+                    gpuir_cp_async16(sm + st * 5120 + r * 20 + c, ok ? (const void *)(a_ + a0 + gm * 600LL + gk) : (const void *)a_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 4, c = e % 4 * 4;
                     long long gn = tn * 128 + r, gk = k0 + c;
                     int ok = gn < 1LL && gk < ke;
-                    gpuir_cp_async16(sm + st * 5120 + 2560 + r * 20 + c, ok ? (const void *)(b + b0 + gn * 600LL + gk) : (const void *)b, ok);
+                    gpuir_cp_async16(sm + st * 5120 + 2560 + r * 20 + c, ok ? (const void *)(b_ + b0 + gn * 600LL + gk) : (const void *)b_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -489,36 +489,36 @@ GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *a, const float *b, f
             int i = (int)(batch * 16LL + gm * 1LL + gn);
             /* op 149: matmul */
             float v0 = acc[f];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @tf32_column_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tf32_column_k1(GPUIR_LANE const float *in0, float *out0) {
+GPUIR_KERNEL gpuir_k_tf32_column_k1(GPUIR_LANE const float *in0_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 16LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 2; j++) {
             int i = (int)(j * 16LL + o);
-            float v0 = in0[i];
+            float v0 = in0_[i];
             /* op 151: reduce_sum */
             acc = acc + v0;
         }
         float v1 = acc;
-        out0[o] = v1;
+        out0_[o] = v1;
     }
 }
 
 /* @dot_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *a, float *out0) {
+GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *a_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 512LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
         /* op 157: constant */
         float v0 = 0.125f;
         /* op 158: mul */
-        float4 l0 = ((const float4 *)a)[q];
+        float4 l0 = ((const float4 *)a_)[q];
         float v1 = l0.x;
         float v2 = v1 * v0;
         /* op 157: constant */
@@ -536,12 +536,12 @@ GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *a, float *out0) {
         /* op 158: mul */
         float v10 = l0.w;
         float v11 = v10 * v9;
-        ((float4 *)out0)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
+        ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
 
 /* @dot_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0, const float *b, float *out0) {
+GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0_, const float *b_, float *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -554,11 +554,11 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0, const float *b, float *
         for (long long k0 = kb; k0 < ke; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 1LL && gk < ke ? in0[a0 + gm * 2048LL + gk * 1LL] : (float)0;
+                as[e] = gm < 1LL && gk < ke ? in0_[a0 + gm * 2048LL + gk * 1LL] : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < ke && gn < 1LL ? b[b0 + gk * 1LL + gn * 1LL] : (float)0;
+                bs[e] = gk < ke && gn < 1LL ? b_[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -576,24 +576,24 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0, const float *b, float *
             int i = (int)(batch * 1LL + gm * 1LL + gn);
             /* op 160: matmul */
             float v0 = (float)acc[r];
-            out0[i] = v0;
+            out0_[i] = v0;
         }
     }
 }
 
 /* @dot_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_dot_k2(GPUIR_LANE const float *in0, float *out0) {
+GPUIR_KERNEL gpuir_k_dot_k2(GPUIR_LANE const float *in0_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 1LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         float acc = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 8; j++) {
             int i = (int)(j * 1LL + o);
-            float v0 = in0[i];
+            float v0 = in0_[i];
             /* op 162: reduce_sum */
             acc = acc + v0;
         }
         float v1 = acc;
-        out0[o] = v1;
+        out0_[o] = v1;
     }
 }
 

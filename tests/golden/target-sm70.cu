@@ -1,5 +1,5 @@
 /* @mm_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -11,11 +11,11 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *a, const unsigned sh
         for (long long k0 = 0; k0 < 128LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 256LL && gk < 128LL ? gpuir_bf16_to_f32(a[a0 + gm * 128LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 256LL && gk < 128LL ? gpuir_bf16_to_f32(a_[a0 + gm * 128LL + gk * 1LL]) : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 128LL && gn < 256LL ? gpuir_bf16_to_f32(b[b0 + gk * 1LL + gn * 128LL]) : (float)0;
+                bs[e] = gk < 128LL && gn < 256LL ? gpuir_bf16_to_f32(b_[b0 + gk * 1LL + gn * 128LL]) : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -33,13 +33,13 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *a, const unsigned sh
             int i = (int)(batch * 65536LL + gm * 256LL + gn);
             /* op 9: matmul */
             float v0 = gpuir_round_bf16((float)acc[r]);
-            out0[i] = gpuir_f32_to_bf16(v0);
+            out0_[i] = gpuir_f32_to_bf16(v0);
         }
     }
 }
 
 /* @mm_f16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -51,11 +51,11 @@ GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a, const unsigne
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 70LL && gk < 33LL ? gpuir_f16_to_f32(a[a0 + gm * 33LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 70LL && gk < 33LL ? gpuir_f16_to_f32(a_[a0 + gm * 33LL + gk * 1LL]) : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 33LL && gn < 65LL ? gpuir_f16_to_f32(b[b0 + gk * 65LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < 33LL && gn < 65LL ? gpuir_f16_to_f32(b_[b0 + gk * 65LL + gn * 1LL]) : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -73,7 +73,7 @@ GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a, const unsigne
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
             /* op 12: matmul */
             float v0 = gpuir_round_f16((float)acc[r]);
-            out0[i] = gpuir_f32_to_f16(v0);
+            out0_[i] = gpuir_f32_to_f16(v0);
         }
     }
 }

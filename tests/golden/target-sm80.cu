@@ -1,5 +1,5 @@
 /* @mm_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 61440 bytes */
     unsigned short *sm = (unsigned short *)smem;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4;
@@ -21,13 +21,13 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *a, const unsigned sh
                     int r = e / 4, c = e % 4 * 8;
                     long long gm = tm * 128 + r, gk = k0 + c;
                     int ok = gm < 256LL && gk < 128LL;
-                    gpuir_cp_async16(sm + st * 10240 + r * 40 + c, ok ? (const void *)(a + a0 + gm * 128LL + gk) : (const void *)a, ok);
+                    gpuir_cp_async16(sm + st * 10240 + r * 40 + c, ok ? (const void *)(a_ + a0 + gm * 128LL + gk) : (const void *)a_, ok);
                 }
                 for (int e = t; e < 512; e += 256) {
                     int r = e / 4, c = e % 4 * 8;
                     long long gn = tn * 128 + r, gk = k0 + c;
                     int ok = gn < 256LL && gk < 128LL;
-                    gpuir_cp_async16(sm + st * 10240 + 5120 + r * 40 + c, ok ? (const void *)(b + b0 + gn * 128LL + gk) : (const void *)b, ok);
+                    gpuir_cp_async16(sm + st * 10240 + 5120 + r * 40 + c, ok ? (const void *)(b_ + b0 + gn * 128LL + gk) : (const void *)b_, ok);
                 }
             }
             gpuir_cp_async_commit();
@@ -58,13 +58,13 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *a, const unsigned sh
             int i = (int)(batch * 65536LL + gm * 256LL + gn);
             /* op 9: matmul */
             float v0 = gpuir_round_bf16(acc[f]);
-            out0[i] = gpuir_f32_to_bf16(v0);
+            out0_[i] = gpuir_f32_to_bf16(v0);
         }
     }
 }
 
 /* @mm_f16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a, const unsigned short *b, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_) {
     GPUIR_SHARED(float, as, 1024, 0);
     GPUIR_SHARED(float, bs, 1024, 4096);
     int t = GPUIR_THREAD_RANK;
@@ -76,11 +76,11 @@ GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a, const unsigne
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
             for (int e = t; e < 1024; e += 256) {
                 long long gm = tm * 64 + e / 16, gk = k0 + e % 16;
-                as[e] = gm < 70LL && gk < 33LL ? gpuir_f16_to_f32(a[a0 + gm * 33LL + gk * 1LL]) : (float)0;
+                as[e] = gm < 70LL && gk < 33LL ? gpuir_f16_to_f32(a_[a0 + gm * 33LL + gk * 1LL]) : (float)0;
             }
             for (int e = t; e < 1024; e += 256) {
                 long long gk = k0 + e / 64, gn = tn * 64 + e % 64;
-                bs[e] = gk < 33LL && gn < 65LL ? gpuir_f16_to_f32(b[b0 + gk * 65LL + gn * 1LL]) : (float)0;
+                bs[e] = gk < 33LL && gn < 65LL ? gpuir_f16_to_f32(b_[b0 + gk * 65LL + gn * 1LL]) : (float)0;
             }
             GPUIR_SYNC();
             for (int r = 0; r < 16; r++) {
@@ -98,7 +98,7 @@ GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a, const unsigne
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
             /* op 12: matmul */
             float v0 = gpuir_round_f16((float)acc[r]);
-            out0[i] = gpuir_f32_to_f16(v0);
+            out0_[i] = gpuir_f32_to_f16(v0);
         }
     }
 }

@@ -1,5 +1,5 @@
 /* @tr_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     /* op 24: transpose */
     GPUIR_SHARED(unsigned short, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
@@ -7,41 +7,41 @@ GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const unsigned short *x, unsigned short *o
         long long tc = blk % 3LL, tr = blk / 3LL % 2LL, base = blk / 6LL * 2800LL;
         for (int j = ty; j < 32; j += 8) {
             long long r = tr * 32 + j, c = tc * 32 + tx;
-            if (r < 40LL && c < 70LL) tile[j * 33 + tx] = x[base + r * 70LL + c];
+            if (r < 40LL && c < 70LL) tile[j * 33 + tx] = x_[base + r * 70LL + c];
         }
         GPUIR_SYNC();
         for (int j = ty; j < 32; j += 8) {
             long long c = tc * 32 + j, r = tr * 32 + tx;
-            if (r < 40LL && c < 70LL) out0[base + c * 40LL + r] = tile[tx * 33 + j];
+            if (r < 40LL && c < 70LL) out0_[base + c * 40LL + r] = tile[tx * 33 + j];
         }
         GPUIR_SYNC();
     }
 }
 
 /* @tr_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE const unsigned short *x, unsigned short *out1) {
+GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE const unsigned short *x_, unsigned short *out1_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 5600LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 26: transpose */
-        float v0 = gpuir_f16_to_f32(x[(i % 40) * 70 + (i / 40 % 2) * 2800 + (i / 80 % 70)]);
-        out1[i] = gpuir_f32_to_f16(v0);
+        float v0 = gpuir_f16_to_f32(x_[(i % 40) * 70 + (i / 40 % 2) * 2800 + (i / 80 % 70)]);
+        out1_[i] = gpuir_f32_to_f16(v0);
     }
 }
 
 /* @transpose_3d_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_transpose_3d_k0(GPUIR_LANE const float *x, float *out0) {
+GPUIR_KERNEL gpuir_k_transpose_3d_k0(GPUIR_LANE const float *x_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 120LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 30: transpose */
-        float v0 = x[(i % 6) * 5 + (i / 6 % 4) * 30 + (i / 24 % 5)];
-        out0[i] = v0;
+        float v0 = x_[(i % 6) * 5 + (i / 6 % 4) * 30 + (i / 24 % 5)];
+        out0_[i] = v0;
     }
 }
 
 /* @transpose_f16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_transpose_f16_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_transpose_f16_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     /* op 33: transpose */
     GPUIR_SHARED(unsigned short, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
@@ -49,19 +49,19 @@ GPUIR_KERNEL gpuir_k_transpose_f16_k0(GPUIR_LANE const unsigned short *x, unsign
         long long tc = blk % 3LL, tr = blk / 3LL % 2LL, base = blk / 6LL * 2145LL;
         for (int j = ty; j < 32; j += 8) {
             long long r = tr * 32 + j, c = tc * 32 + tx;
-            if (r < 33LL && c < 65LL) tile[j * 33 + tx] = x[base + r * 65LL + c];
+            if (r < 33LL && c < 65LL) tile[j * 33 + tx] = x_[base + r * 65LL + c];
         }
         GPUIR_SYNC();
         for (int j = ty; j < 32; j += 8) {
             long long c = tc * 32 + j, r = tr * 32 + tx;
-            if (r < 33LL && c < 65LL) out0[base + c * 33LL + r] = tile[tx * 33 + j];
+            if (r < 33LL && c < 65LL) out0_[base + c * 33LL + r] = tile[tx * 33 + j];
         }
         GPUIR_SYNC();
     }
 }
 
 /* @transpose_batched_i64_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_transpose_batched_i64_k0(GPUIR_LANE const long long *x, long long *out0) {
+GPUIR_KERNEL gpuir_k_transpose_batched_i64_k0(GPUIR_LANE const long long *x_, long long *out0_) {
     /* op 36: transpose */
     GPUIR_SHARED(long long, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
@@ -69,19 +69,19 @@ GPUIR_KERNEL gpuir_k_transpose_batched_i64_k0(GPUIR_LANE const long long *x, lon
         long long tc = blk % 3LL, tr = blk / 3LL % 2LL, base = blk / 6LL * 2800LL;
         for (int j = ty; j < 32; j += 8) {
             long long r = tr * 32 + j, c = tc * 32 + tx;
-            if (r < 40LL && c < 70LL) tile[j * 33 + tx] = x[base + r * 70LL + c];
+            if (r < 40LL && c < 70LL) tile[j * 33 + tx] = x_[base + r * 70LL + c];
         }
         GPUIR_SYNC();
         for (int j = ty; j < 32; j += 8) {
             long long c = tc * 32 + j, r = tr * 32 + tx;
-            if (r < 40LL && c < 70LL) out0[base + c * 40LL + r] = tile[tx * 33 + j];
+            if (r < 40LL && c < 70LL) out0_[base + c * 40LL + r] = tile[tx * 33 + j];
         }
         GPUIR_SYNC();
     }
 }
 
 /* @transpose_bf16_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_transpose_bf16_k0(GPUIR_LANE const unsigned short *x, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_transpose_bf16_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     /* op 39: transpose */
     GPUIR_SHARED(unsigned short, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
@@ -89,12 +89,12 @@ GPUIR_KERNEL gpuir_k_transpose_bf16_k0(GPUIR_LANE const unsigned short *x, unsig
         long long tc = blk % 1LL, tr = blk / 1LL % 1LL, base = blk / 1LL * 31LL;
         for (int j = ty; j < 32; j += 8) {
             long long r = tr * 32 + j, c = tc * 32 + tx;
-            if (r < 1LL && c < 31LL) tile[j * 33 + tx] = x[base + r * 31LL + c];
+            if (r < 1LL && c < 31LL) tile[j * 33 + tx] = x_[base + r * 31LL + c];
         }
         GPUIR_SYNC();
         for (int j = ty; j < 32; j += 8) {
             long long c = tc * 32 + j, r = tr * 32 + tx;
-            if (r < 1LL && c < 31LL) out0[base + c * 1LL + r] = tile[tx * 33 + j];
+            if (r < 1LL && c < 31LL) out0_[base + c * 1LL + r] = tile[tx * 33 + j];
         }
         GPUIR_SYNC();
     }
