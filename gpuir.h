@@ -10401,7 +10401,8 @@ static const char *gpuir__cg_host_name(const gpuir_module *m, const gpuir__func 
 }
 
 /* The first launch of kernel kid, and the host function it is in. */
-static const gpuir__op *gpuir__cg_first_launch(const gpuir_module *m, uint32_t kid, const gpuir__func **host) {
+static const gpuir__op *gpuir__cg_first_launch(const gpuir_module *m, uint32_t kid,
+                                               const gpuir__func **host) {
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
         if (m->funcs[f].kernel) continue;
         for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
@@ -10429,7 +10430,8 @@ static void gpuir__cg_name_params(gpuir__cg *C, uint32_t kid) {
         const char *name = gpuir__string(m, gpuir__value_at(m, C->k->params[i])->name);
         bool made = strncmp(name, "arg", 3) == 0 && name[3] && strspn(name + 3, "0123456789") == strlen(name + 3);
         if ((made || !*name) && launch && i < launch->n_operands)
-            name = gpuir__cg_host_name(m, host, gpuir__op_operand(m, launch, (uint32_t)i), buf, sizeof buf, 0);
+            name = gpuir__cg_host_name(m, host, gpuir__op_operand(m, launch, (uint32_t)i), buf,
+                                       sizeof buf, 0);
         else if (made) name = "";
         if (!*name) {
             bool reads, writes;
@@ -10517,7 +10519,8 @@ static int64_t gpuir__cg_static_count(const gpuir__cg_dims *t) {
    index `ivar` of the space S, under NumPy broadcasting (right-aligned;
    size-1 dims repeat). A dynamic dim is never broadcast: it is as large
    as the dim it lines up with (the runtime checks that before a launch). */
-static void gpuir__cg_bcast_index(gpuir__str *s, const gpuir__cg_dims *S, const gpuir__cg_dims *T, const char *ivar) {
+static void gpuir__cg_bcast_index(gpuir__str *s, const gpuir__cg_dims *S, const gpuir__cg_dims *T,
+                                  const char *ivar) {
     int sr = S->rank, tr = T->rank;
     const int64_t *sd = S->dims, *td = T->dims;
     int64_t tcount = gpuir__cg_static_count(T), scount = gpuir__cg_static_count(S);
@@ -10752,7 +10755,8 @@ static bool gpuir__cg_unary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, 
     return true;
 }
 
-static bool gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t a, uint32_t b) {
+static bool gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t a,
+                                  uint32_t b) {
     const char *sym = gpuir__info(k)->cuda;
     if (!sym) return false;
     if (gpuir_dtype_is_float(d)) {
@@ -10764,7 +10768,8 @@ static bool gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d,
     switch (k) {                        /* integers wrap around; division by 0 is defined */
     case GPUIR_OP_DIV: gpuir__str_appendf(s, "gpuir_div_%s(v%u, v%u)", d == GPUIR_I32 ? "i32" : "i64", a, b); return true;
     case GPUIR_OP_MAX: case GPUIR_OP_MIN:
-        gpuir__str_appendf(s, "(v%u %s v%u ? v%u : v%u)", a, k == GPUIR_OP_MAX ? ">" : "<", b, a, b);
+        gpuir__str_appendf(s, "(v%u %s v%u ? v%u : v%u)", a,
+                           k == GPUIR_OP_MAX ? ">" : "<", b, a, b);
         return true;
     case GPUIR_OP_ADD: case GPUIR_OP_SUB: case GPUIR_OP_MUL:
         gpuir__str_appendf(s, "(%s)((%s)v%u %s (%s)v%u)", t, u, a, sym, u, b);
@@ -10791,7 +10796,8 @@ static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const g
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     gpuir_result r = GPUIR_OK;
     if (op->n_operands > 1) r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 0), S, ivar, &x);
-    if (!r && op->n_operands > 2) r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 1), S, ivar, &y);
+    if (!r && op->n_operands > 2) r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 1),
+                                                        S, ivar, &y);
     if (r) return r;
     uint32_t v = gpuir__cg_new_var(C, d);
     gpuir__str e = {NULL};
@@ -10853,7 +10859,8 @@ static void gpuir__cg_permuted_index(const gpuir__cg *C, gpuir__str *idx, const 
 
 /* transpose, reshape and broadcast: the element of the destination at ivar
    is loaded from the source parameter at a computed index. */
-static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gpuir_type *S, const char *ivar) {
+static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gpuir_type *S,
+                                     const char *ivar) {
     gpuir_module *m = C->m;
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *st = &gpuir__value_at(m, src)->type;
@@ -10867,7 +10874,8 @@ static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gp
     gpuir__str elem = {NULL};
     gpuir__str_appendf(&elem, "%s[%s]", gpuir__cg_param(C, p), gpuir__cg_unwrap(&idx));
     const char *to_float = gpuir__cg_to_float(st->dtype), *at = gpuir__str_cstr(&elem);
-    if (*to_float) gpuir__cg_line(C, "%s v%u = %s(%s);", gpuir__cg_ctype(st->dtype), v, to_float, at);
+    if (*to_float) gpuir__cg_line(C, "%s v%u = %s(%s);", gpuir__cg_ctype(st->dtype), v,
+                                  to_float, at);
     else gpuir__cg_line(C, "%s v%u = %s;", gpuir__cg_ctype(st->dtype), v, at);
     gpuir__str_free(&idx);
     gpuir__str_free(&elem);
@@ -10876,7 +10884,8 @@ static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gp
 }
 
 static void gpuir__cg_comment(gpuir__cg *C, uint32_t op_id, const gpuir__op *op) {
-    if (op->line) gpuir__cg_line(C, "/* op %u: %s (line %u) */", op_id, gpuir_op_name(op->kind), op->line);
+    if (op->line) gpuir__cg_line(C, "/* op %u: %s (line %u) */", op_id,
+                                 gpuir_op_name(op->kind), op->line);
     else gpuir__cg_line(C, "/* op %u: %s */", op_id, gpuir_op_name(op->kind));
 }
 
@@ -10889,7 +10898,8 @@ static bool gpuir__cg_same_space(const gpuir_type *d, const gpuir_type *S) {
 
 /* Emits kernel ops [from, to) for one element of space S at index ivar;
    values stay in registers (C->cur). */
-static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S, const char *ivar) {
+static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S,
+                                    const char *ivar) {
     gpuir_module *m = C->m;
     for (size_t i = from; i < to; i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
@@ -10916,7 +10926,8 @@ static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const 
 }
 
 /* Stores the registers of the parameters ops [from, to) wrote. */
-static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S, const char *ivar) {
+static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S,
+                                    const char *ivar) {
     gpuir_module *m = C->m;
     for (size_t i = from; i < to; i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
@@ -10990,7 +11001,8 @@ static gpuir_result gpuir__cg_block_threads(gpuir__cg *C, uint32_t kid, int64_t 
             if (op->kind != GPUIR_OP_GPU_LAUNCH_FUNC) continue;
             const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL), *block = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
             if (gpuir__launch_target(m, gpuir__string(m, sym->off)) != kid) continue;
-            if (!block) return gpuir__cg_fail(C, NULL, "a launch has no block size (run configure)");
+            if (!block) return gpuir__cg_fail(C, NULL,
+                                              "a launch has no block size (run configure)");
             const int64_t *b = gpuir__ints_at(m, block->off);
             int64_t t = b[0] * b[1] * b[2];
             if (*threads && t != *threads)
@@ -11020,7 +11032,8 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
     for (size_t i = 0; i < n; i++) {            /* then the dynamic dims, in order */
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
         for (int a = 0; a < t->rank; a++)
-            if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(&params, ", long long %sd%d_", gpuir__cg_param(C, (int)i), a);
+            if (t->dims[a] == GPUIR_DYN) gpuir__str_appendf(&params, ", long long %sd%d_",
+                                                            gpuir__cg_param(C, (int)i), a);
     }
     if (C->tma) gpuir__str_puts(&params, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
     gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", C->tma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
@@ -11077,7 +11090,8 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
         if (!writes || !out[p][0]) continue;
         bool fl = gpuir__value_at(m, C->k->params[p])->type.dtype == GPUIR_F32;
         char quad[64];
-        snprintf(quad, sizeof quad, "v%u, v%u, v%u, v%u", out[p][0] - 1, out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+        snprintf(quad, sizeof quad, "v%u, v%u, v%u, v%u", out[p][0] - 1, out[p][1] - 1,
+                 out[p][2] - 1, out[p][3] - 1);
         gpuir__cg_line(C, "((%s *)%s)[q] = GPUIR_%s(%s);", fl ? "float4" : "int4", gpuir__cg_param(C, (int)p),
                        fl ? "FLOAT4" : "INT4", quad);
     }
@@ -11131,7 +11145,8 @@ static void gpuir__cg_reduce_index(gpuir__str *s, const gpuir__cg_dims *x, const
 }
 
 /* How a reduction combines two partial values a and b into a. */
-static void gpuir__cg_combine(gpuir__str *s, gpuir_op_kind k, bool is_float, const char *a, const char *b) {
+static void gpuir__cg_combine(gpuir__str *s, gpuir_op_kind k, bool is_float, const char *a,
+                              const char *b) {
     if (k != GPUIR_OP_REDUCE_MAX) gpuir__str_appendf(s, "%s = %s + %s;", a, a, b);
     else if (is_float) gpuir__str_appendf(s, "%s = gpuir_fmax(%s, %s);", a, a, b);
     else gpuir__str_appendf(s, "%s = %s > %s ? %s : %s;", a, a, b, a, b);
@@ -11147,12 +11162,14 @@ static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float,
     if (C->threads % 32 == 0) {
         gpuir__cg_combine(&step, k, is_float, "acc", "other");
         const char *combine = gpuir__str_cstr(&step);
-        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); %s }", acc_t, shfl, combine);
+        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); %s }", acc_t,
+                       shfl, combine);
         gpuir__cg_line(C, "if ((t & 31) == 0) red[t >> 5] = acc;");
         gpuir__cg_line(C, "GPUIR_SYNC();");
         gpuir__cg_open(C, "if (t < 32)");
         gpuir__cg_line(C, "acc = t < %lld ? red[t] : %s;", (long long)(C->threads / 32), init);
-        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); %s }", acc_t, shfl, combine);
+        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s other = %s(acc, d); %s }", acc_t,
+                       shfl, combine);
         gpuir__cg_close(C);
         gpuir__str_free(&step);
         return;
@@ -11163,7 +11180,8 @@ static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float,
     gpuir__cg_line(C, "red[t] = acc;");
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_open(C, "for (int d = %lld; d > 0; d >>= 1)", (long long)(p / 2));
-    gpuir__cg_line(C, "if (t < d && t + d < %lld) { %s }", (long long)C->threads, gpuir__str_cstr(&step));
+    gpuir__cg_line(C, "if (t < d && t + d < %lld) { %s }", (long long)C->threads,
+                   gpuir__str_cstr(&step));
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "acc = red[0];");
@@ -11216,7 +11234,8 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     uint32_t sum = gpuir__cg_new_var(C, y->dtype);
     char mean[48], value[80];
     snprintf(mean, sizeof mean, "acc / %lld.0f", rows);
-    gpuir__cg_call(value, sizeof value, gpuir__cg_round(y->dtype), op->kind == GPUIR_OP_REDUCE_MEAN ? mean : "acc");
+    gpuir__cg_call(value, sizeof value, gpuir__cg_round(y->dtype),
+                   op->kind == GPUIR_OP_REDUCE_MEAN ? mean : "acc");
     gpuir__cg_line(C, "float v%u = %s;", sum, value);
     C->cur[dst - 1] = sum + 1;
     for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
@@ -11267,7 +11286,8 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir__cg_reduce_index(&in_x, &xd, reduced);
     gpuir__cg_line(C, "GPUIR_SHARED(%s, red, %lld, 0);", acc_t, (long long)slots);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
-    gpuir__cg_open(C, "for (long long o = GPUIR_BLOCK_RANK; o < %s; o += GPUIR_GRID_BLOCKS)", gpuir__str_cstr(&outputs));
+    gpuir__cg_open(C, "for (long long o = GPUIR_BLOCK_RANK; o < %s; o += GPUIR_GRID_BLOCKS)",
+                   gpuir__str_cstr(&outputs));
     gpuir__cg_line(C, "%s acc = %s;", acc_t, init);
     gpuir__cg_open(C, "for (long long j = t; j < %s; j += %lld)", count, (long long)C->threads);
     gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), gpuir__str_cstr(&in_x));
@@ -11282,7 +11302,8 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
     char result[720];
     if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
-    else if (is_float && !n_red.sym[0]) snprintf(result, sizeof result, "acc / %lld.0f", (long long)n_red.num);
+    else if (is_float && !n_red.sym[0]) snprintf(result, sizeof result, "acc / %lld.0f",
+                                                 (long long)n_red.num);
     else if (is_float) snprintf(result, sizeof result, "acc / (float)%s", count);
     else if (n_red.sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
     else if (n_red.num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red.num);
@@ -11302,14 +11323,16 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
 #define GPUIR__MM_BK 16
 
 /* Loads element `idx` of parameter p as the compute type. */
-static void gpuir__cg_load_expr(const gpuir__cg *C, gpuir__str *s, gpuir_dtype d, int p, const char *idx) {
+static void gpuir__cg_load_expr(const gpuir__cg *C, gpuir__str *s, gpuir_dtype d, int p,
+                                const char *idx) {
     const char *to_float = gpuir__cg_to_float(d);
     if (*to_float) gpuir__str_appendf(s, "%s(%s[%s])", to_float, gpuir__cg_param(C, p), idx);
     else gpuir__str_appendf(s, "%s[%s]", gpuir__cg_param(C, p), idx);
 }
 
 /* Batch offset (in matrices) of operand t for output batch `batch`. */
-static void gpuir__cg_batch_index(const gpuir__cg *C, gpuir__str *s, const gpuir_type *out, const gpuir_type *t) {
+static void gpuir__cg_batch_index(const gpuir__cg *C, gpuir__str *s, const gpuir_type *out,
+                                  const gpuir_type *t) {
     gpuir__cg_dims od = gpuir__cg_dims_of(C, out), td = gpuir__cg_dims_of(C, t);
     od.rank -= 2;
     td.rank -= 2;
@@ -12174,11 +12197,13 @@ static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, i
     char elem[96], in[112], value[256];
     snprintf(elem, sizeof elem, "%s[base + c]", gpuir__cg_param(C, ps));
     gpuir__cg_call(in, sizeof in, ld, elem);
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s);", cols, T, in);
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s);",
+                   cols, T, in);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
     gpuir__cg_line(C, "float mx = acc;");
     gpuir__cg_line(C, "acc = 0.0f;");
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s - mx);", cols, T, in);
+    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s - mx);",
+                   cols, T, in);
     gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
     C->depth++;
@@ -12286,7 +12311,8 @@ static const gpuir_type *gpuir__kernel_rows_shape(const gpuir_module *m, const g
 }
 
 /* The index of the op before `before` that last wrote buffer b, or n. */
-static size_t gpuir__cg_rows_writer(const gpuir__cg *C, const gpuir__cg_rowplan *R, size_t before, uint32_t b) {
+static size_t gpuir__cg_rows_writer(const gpuir__cg *C, const gpuir__cg_rowplan *R, size_t before,
+                                    uint32_t b) {
     for (size_t j = before; j-- > 0;) {
         const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[j]);
         if (!op->result && gpuir__class_computes(gpuir__info(op->kind)->cls) && op->n_operands &&
@@ -12311,7 +12337,8 @@ static void gpuir__cg_rows_bind(gpuir__cg *C, const gpuir__cg_rowplan *R, size_t
 /* Levels and shapes of the ops. */
 static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
     gpuir_module *m = C->m;
-    int *buf_level = (int *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *buf_level);
+    int *buf_level = (int *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1,
+                                                  sizeof *buf_level);
     if (!buf_level) return gpuir__oom(m->ctx, "codegen");
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
@@ -12367,7 +12394,8 @@ static gpuir_result gpuir__cg_rows_scalars(gpuir__cg *C, gpuir__cg_rowplan *R, i
 /* The body of pass `pass` at element `ivar` of the row (element `lane` of
    the quad, or -1): the full ops it needs, each reduction of the next
    level combined into its acc<op>. */
-static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, int pass, int lane, const char *ivar) {
+static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, int pass, int lane,
+                                          const char *ivar) {
     gpuir_module *m = C->m;
     gpuir__cg_reset_values(C);
     if (R->per) {                              /* the row's inputs, from registers */
@@ -12413,21 +12441,24 @@ static bool gpuir__cg_rows_floats(const gpuir__cg *C, const gpuir__cg_rowplan *R
 
 /* Parameter p's quads of the row into registers x<p>[4r..4r+3]: one
    16-byte (f32) or 8-byte (f16, bf16) load a quad. */
-static void gpuir__cg_rows_load4(gpuir__cg *C, const gpuir__cg_rowplan *R, size_t p, gpuir_dtype d, const char *ld) {
+static void gpuir__cg_rows_load4(gpuir__cg *C, const gpuir__cg_rowplan *R, size_t p, gpuir_dtype d,
+                                 const char *ld) {
     gpuir__cg_line(C, "float x%zu[%lld] = {0.0f};", p, R->per * 4);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
     gpuir__cg_line(C, "long long q = t + r * %lldLL;", (long long)C->threads);
     gpuir__cg_line(C, "if (q >= %lldLL) break;", R->ncols / 4);
     if (d == GPUIR_F32) {
-        gpuir__cg_line(C, "float4 l = ((const float4 *)(%s + base))[q];", gpuir__cg_param(C, (int)p));
+        gpuir__cg_line(C, "float4 l = ((const float4 *)(%s + base))[q];",
+                       gpuir__cg_param(C, (int)p));
         gpuir__cg_line(C, "x%zu[r * 4] = l.x; x%zu[r * 4 + 1] = l.y; x%zu[r * 4 + 2] = l.z; x%zu[r * 4 + 3] = l.w;", p, p,
                        p, p);
     } else {
         gpuir__cg_line(C, "unsigned long long l = ((const unsigned long long *)(%s + base))[q];",
                        gpuir__cg_param(C, (int)p));
         for (int k = 0; k < 4; k++)
-            gpuir__cg_line(C, "x%zu[r * 4 + %d] = %s((unsigned short)(l >> %d));", p, k, ld, 16 * k);
+            gpuir__cg_line(C, "x%zu[r * 4 + %d] = %s((unsigned short)(l >> %d));", p, k,
+                           ld, 16 * k);
     }
     gpuir__cg_close(C);
 }
@@ -12464,11 +12495,13 @@ static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
     gpuir__cg_line(C, "long long q = t + r * %lldLL;", (long long)C->threads);
-    if (R->per * C->threads * 4 != R->ncols) gpuir__cg_line(C, "if (q >= %lldLL) break;", R->ncols / 4);
+    if (R->per * C->threads * 4 != R->ncols) gpuir__cg_line(C, "if (q >= %lldLL) break;",
+                                                            R->ncols / 4);
     gpuir_result r = GPUIR_OK;
     for (int lane = 0; lane < 4 && !r; lane++) {
         char ivar[3] = {'i', (char)('0' + lane), 0};
-        gpuir__cg_line(C, "%s %s = (%s)(base + q * 4 + %d);", gpuir__cg_idx(C), ivar, gpuir__cg_idx(C), lane);
+        gpuir__cg_line(C, "%s %s = (%s)(base + q * 4 + %d);", gpuir__cg_idx(C), ivar,
+                       gpuir__cg_idx(C), lane);
         r = gpuir__cg_rows_replay(C, R, pass, lane, ivar);
         for (size_t p = 0; p < np && !r && pass == R->levels; p++) {
             uint32_t b = C->k->params[p];
@@ -12568,11 +12601,13 @@ static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) 
         if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
         bool max = op->kind == GPUIR_OP_REDUCE_MAX;
         gpuir__cg_line(C, "acc = acc%zu;", i);
-        gpuir__cg_block_allreduce(C, max ? GPUIR_OP_REDUCE_MAX : GPUIR_OP_REDUCE_SUM, max ? "-GPUIR_INF" : "0.0f");
+        gpuir__cg_block_allreduce(C, max ? GPUIR_OP_REDUCE_MAX : GPUIR_OP_REDUCE_SUM,
+                                  max ? "-GPUIR_INF" : "0.0f");
         gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.dtype;
         uint32_t v = gpuir__cg_new_var(C, d);
         const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
-        if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "float v%u = %s(acc / (float)%s);", v, round, R->cols);
+        if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "float v%u = %s(acc / (float)%s);",
+                                                             v, round, R->cols);
         else if (*round) gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
         else gpuir__cg_line(C, "float v%u = acc;", v);
         R->rowvar[i] = v + 1;
@@ -12585,7 +12620,8 @@ static void gpuir__cg_rows_accs(gpuir__cg *C, const gpuir__cg_rowplan *R, int pa
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
         if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
-        gpuir__cg_line(C, "float acc%zu = %s;", i, op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
+        gpuir__cg_line(C, "float acc%zu = %s;", i,
+                       op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
     }
 }
 
@@ -12760,8 +12796,10 @@ static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long
                                 const char *row0, long long limit) {
     long long pieces = A->D / 8;
     gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
-    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld * 8, ok = %s + r < %lld;", pieces, pieces, row0, limit);
-    gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %lld + c : %s;", base, row0, A->D, base);
+    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld * 8, ok = %s + r < %lld;", pieces, pieces,
+                   row0, limit);
+    gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %lld + c : %s;",
+                   base, row0, A->D, base);
     gpuir__cg_line(C, "gpuir_cp_async16(%s + r * %lld + c, src, ok);", dst, A->rs);
     gpuir__cg_close(C);
 }
@@ -12789,7 +12827,8 @@ static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
 static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "int k0 = j * %d;", GPUIR__ATTN_BC);
     if (A->causal)
-        gpuir__cg_line(C, "int edge = k0 + %d > %lld || k0 + %d > r0 + warp * 16;", GPUIR__ATTN_BC, A->Sk, GPUIR__ATTN_BC - 1);
+        gpuir__cg_line(C, "int edge = k0 + %d > %lld || k0 + %d > r0 + warp * 16;", GPUIR__ATTN_BC,
+                       A->Sk, GPUIR__ATTN_BC - 1);
     else gpuir__cg_line(C, "int edge = k0 + %d > %lld;", GPUIR__ATTN_BC, A->Sk);
     if (A->pm < 0) {
         gpuir__cg_open(C, "if (!edge)");
@@ -12802,14 +12841,16 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_open(C, "for (int n = 0; n < 8; n++)");
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int f = 0; f < 4; f++)");
-    gpuir__cg_line(C, "int row = r0 + warp * 16 + g + f / 2 * 8, col = k0 + n * 8 + q4 * 2 + f %% 2;");
+    gpuir__cg_line(C,
+                   "int row = r0 + warp * 16 + g + f / 2 * 8, col = k0 + n * 8 + q4 * 2 + f %% 2;");
     gpuir__cg_line(C, "float sx = s[n][f] * sl2;");
     if (A->pm >= 0) {
         gpuir__cg_line(C, "if (row < %lld && col < %lld)", A->Sq, A->Sk);
         gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s(long long)row * %lld + col]);", A->load,
                        gpuir__cg_param(C, A->pm), A->mask_batched ? A->batch_off : "", A->Sk);
     }
-    gpuir__cg_line(C, "if (edge && (col >= %lld%s)) sx = -GPUIR_INF;", A->Sk, A->causal ? " || col > row" : "");
+    gpuir__cg_line(C, "if (edge && (col >= %lld%s)) sx = -GPUIR_INF;", A->Sk,
+                   A->causal ? " || col > row" : "");
     gpuir__cg_line(C, "s[n][f] = sx;");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
@@ -12892,7 +12933,8 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
     gpuir__cg_line(C, "GPUIR_SYNC();");
-    gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;", stage, stage);
+    gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;",
+                   stage, stage);
     gpuir__cg_open(C, "if (j == 0)");
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++) GPUIR_LDMATRIX_X4(qf[kk], sq + la + kk * 16);", A->D / 16);
@@ -12967,17 +13009,23 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C, const gpuir__op *op)
     gpuir__cg_comment(C, (uint32_t)(op - m->ops) + 1, op);
     gpuir__cg_line(C, "GPUIR_SHARED(%s, tile, %d, 0);", gpuir__cg_storage(x->dtype), 32 * 33);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, tx = t %% 32, ty = t / 32;");
-    gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS)", tiles * batches);
+    gpuir__cg_open(C,
+                   "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS)",
+                   tiles * batches);
     gpuir__cg_line(C, "long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, base = blk / %lldLL * %lldLL;",
                    tile_cols, tile_cols, tile_rows, tiles, rows * cols);
     gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
     gpuir__cg_line(C, "long long r = tr * 32 + j, c = tc * 32 + tx;");
-    gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = %s[base + r * %lldLL + c];", rows, cols, in, cols);
+    gpuir__cg_line(C,
+                   "if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = %s[base + r * %lldLL + c];",
+                   rows, cols, in, cols);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
     gpuir__cg_line(C, "long long c = tc * 32 + j, r = tr * 32 + tx;");
-    gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) %s[base + c * %lldLL + r] = tile[tx * 33 + j];", rows, cols, out, rows);
+    gpuir__cg_line(C,
+                   "if (r < %lldLL && c < %lldLL) %s[base + c * %lldLL + r] = tile[tx * 33 + j];",
+                   rows, cols, out, rows);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_close(C);
@@ -13050,9 +13098,11 @@ static void gpuir__cg_dense_literal(gpuir__str *s, const gpuir_module *m, const 
 }
 
 /* One dense constant's table: eight values a line. */
-static void gpuir__cg_dense_table(gpuir__cg *C, const gpuir__attr *v, gpuir_dtype d, uint32_t op_id) {
+static void gpuir__cg_dense_table(gpuir__cg *C, const gpuir__attr *v, gpuir_dtype d,
+                                  uint32_t op_id) {
     gpuir__str row = {NULL};
-    gpuir__str_appendf(&row, "GPUIR_TABLE %s gpuir_dense_%u[%u] = {", gpuir__cg_ctype(d), op_id, v->n ? v->n : 1u);
+    gpuir__str_appendf(&row, "GPUIR_TABLE %s gpuir_dense_%u[%u] = {", gpuir__cg_ctype(d), op_id,
+                       v->n ? v->n : 1u);
     if (!v->n) gpuir__str_puts(&row, "0");
     for (uint32_t e = 0; e < v->n; e++) {
         if (e && e % 8 == 0) {              /* the row is full: the next one, indented */
@@ -13119,7 +13169,8 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     r = gpuir__cg_dense_tables(C);
     if (r) return r;
     gpuir__cg_blank(C);
-    gpuir__cg_line(C, "/* @%s: %lld threads per block */", gpuir__string(m, C->k->name), (long long)C->threads);
+    gpuir__cg_line(C, "/* @%s: %lld threads per block */", gpuir__string(m, C->k->name),
+                   (long long)C->threads);
     gpuir__cg_signature(C, info->cname);
     r = gpuir__cg_body(C);
     gpuir__cg_close(C);
@@ -13140,11 +13191,13 @@ static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos
         gpuir__str args = {NULL};
         size_t n = stbds_arrlenu(k->params), slot = n;
         for (size_t a = 0; a < n; a++)
-            gpuir__str_appendf(&args, ", *(%s **)p[%zu]", gpuir__cg_storage(gpuir__value_at(m, k->params[a])->type.dtype), a);
+            gpuir__str_appendf(&args, ", *(%s **)p[%zu]",
+                               gpuir__cg_storage(gpuir__value_at(m, k->params[a])->type.dtype), a);
         for (size_t a = 0; a < n; a++) {
             const gpuir_type *t = &gpuir__value_at(m, k->params[a])->type;
             for (int d = 0; d < t->rank; d++)
-                if (t->dims[d] == GPUIR_DYN) gpuir__str_appendf(&args, ", *(long long *)p[%zu]", slot++);
+                if (t->dims[d] == GPUIR_DYN) gpuir__str_appendf(&args,
+                                                                ", *(long long *)p[%zu]", slot++);
         }
         for (unsigned t = 0; t < infos[i].n_tmaps; t++)
             gpuir__str_appendf(&args, ", (const gpuir_tensor_map *)p[%zu]", slot++);
@@ -13169,7 +13222,8 @@ static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos
 
 /* The module body shared by both targets (helpers, kernels, the emulator's
    table); *infos gets one entry per kernel (stb_ds, the caller frees). */
-static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target, gpuir__cg_kernel_info **infos) {
+static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
+                              gpuir__cg_kernel_info **infos) {
     gpuir__str s = {NULL};
     gpuir__cg C;
     memset(&C, 0, sizeof C);
@@ -13185,7 +13239,8 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target, g
     if (!r && gpuir__module_uses_tensor_cores(m))
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
     if (!r && gpuir__module_uses_wgmma(m))
-        gpuir__str_appendf(&s, "%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2], gpuir__cg_wgmma_helpers);
+        gpuir__str_appendf(&s, "%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
+                           gpuir__cg_wgmma_helpers);
     if (!r && gpuir__module_uses_attention(m)) gpuir__str_appendf(&s, "%s", gpuir__cg_attn_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;
