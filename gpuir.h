@@ -7527,7 +7527,8 @@ static gpuir_type gpuir__as_memref(gpuir_type t, int32_t space) {
 
 /* Whether the function is still at the tensor level, fit to bufferize
    (every parameter a tensor). */
-static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f, bool *tensor_level) {
+static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f,
+                                           bool *tensor_level) {
     *tensor_level = false;
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
         *tensor_level |= gpuir__value_at(m, f->params[i])->type.kind == GPUIR_TYPE_TENSOR;
@@ -7552,7 +7553,8 @@ static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f
    the right, a reduction's kept axes, a transpose's permuted axis, a
    matmul's M, N and batch dims). False when no operand dim is dynamic
    there (a reshape's `?`, say). */
-static bool gpuir__dim_source(const gpuir_module *m, const gpuir__op *op, int d, uint32_t *operand, int *axis) {
+static bool gpuir__dim_source(const gpuir_module *m, const gpuir__op *op, int d, uint32_t *operand,
+                              int *axis) {
     const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
     const gpuir_type *in[GPUIR_MAX_OPERANDS];
     for (uint32_t k = 0; k < op->n_operands; k++) in[k] = &gpuir__value_at(m, gpuir__op_operand(m, op, k))->type;
@@ -7597,7 +7599,8 @@ static bool gpuir__dim_source(const gpuir_module *m, const gpuir__op *op, int d,
 
 /* A fresh host buffer of type `want` for op's result: its dynamic dims
    sized like the operand dims gpuir__dim_source finds (dims_of). */
-static uint32_t gpuir__bufferize_alloc(gpuir__bufferizer *B, const gpuir__op *op, const gpuir_type *want) {
+static uint32_t gpuir__bufferize_alloc(gpuir__bufferizer *B, const gpuir__op *op,
+                                       const gpuir_type *want) {
     gpuir_module *m = B->m;
     uint32_t sources[GPUIR_MAX_OPERANDS], n_sources = 0;
     int64_t pairs[2 * GPUIR_MAX_RANK];
@@ -7727,7 +7730,8 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
     }
     if (op->kind == GPUIR_OP_GET_GLOBAL) {
         gpuir_type t = gpuir__as_memref(gpuir__value_at(m, result)->type, GPUIR_SPACE_HOST);
-        gpuir_value g = gpuir__build_value(m, GPUIR_OP_MEMREF_GET_GLOBAL, NULL, 0, op->attrs, op->n_attrs, &t);
+        gpuir_value g = gpuir__build_value(m, GPUIR_OP_MEMREF_GET_GLOBAL, NULL, 0, op->attrs,
+                                           op->n_attrs, &t);
         B->buf[result - 1] = g.id;
         return g.id ? GPUIR_OK : m->ctx->result;
     }
@@ -7779,7 +7783,8 @@ static gpuir_result gpuir__insert_deallocs(gpuir_module *m, uint32_t fid, const 
             if (owned[v - 1] && last[v - 1] == i + 1 && !dup) freed[n_freed++] = v;
         }
         gpuir__rewrite_keep(m, op_id);
-        for (uint32_t j = 0; j < n_freed; j++) gpuir__build_op(m, dealloc, &freed[j], 1, 0, 0, NULL);
+        for (uint32_t j = 0; j < n_freed; j++) gpuir__build_op(m, dealloc, &freed[j], 1,
+                                                               0, 0, NULL);
     }
     gpuir__rewrite_end(m, true);
     gpuir__scratch_free(m, last);
@@ -7811,7 +7816,8 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     }
     bool rewriting = r == GPUIR_OK;
     if (rewriting) gpuir__rewrite_begin(m, fid);
-    for (size_t i = 0; !r && i < n; i++) r = gpuir__bufferize_op(&B, gpuir__func_at(m, fid)->ops[i], i);
+    for (size_t i = 0; !r && i < n; i++) r = gpuir__bufferize_op(&B,
+                                                                 gpuir__func_at(m, fid)->ops[i], i);
     if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
     if (!r) r = gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
     gpuir__scratch_free(m, B.buf);
@@ -8003,7 +8009,8 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     gpuir_module *m = O->m;
     gpuir__group *grp = &O->groups[g];
     char name[GPUIR_MAX_NAME];
-    gpuir__join_name(name, sizeof name, gpuir__string(m, gpuir__func_at(m, O->fid)->name), 100, "_k", (int64_t)g);
+    gpuir__join_name(name, sizeof name, gpuir__string(m, gpuir__func_at(m, O->fid)->name), 100,
+                     "_k", (int64_t)g);
     uint32_t kid = gpuir__func_begin(m, name), *from = O->from, *to = O->to;
     gpuir__ids_clear(from);
     gpuir__ids_clear(to);
@@ -8027,7 +8034,8 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
             stbds_arrput(to, a.id);
             if (t == 1 && a.id) {
                 const gpuir__op *fill = gpuir__op_at(m, O->splat_of[temps[t][i] - 1]);
-                gpuir__build_op_ex(m, GPUIR_OP_CONSTANT, &a.id, 1, fill->attrs, fill->n_attrs, NULL, false);
+                gpuir__build_op_ex(m, GPUIR_OP_CONSTANT, &a.id, 1, fill->attrs, fill->n_attrs,
+                                   NULL, false);
             }
         }
     for (size_t i = 0; i < stbds_arrlenu(grp->ops) && m->ctx->result == GPUIR_OK; i++) {
@@ -8272,7 +8280,8 @@ static void gpuir__place_note(gpuir__placer *P, uint32_t b, const char *fmt, con
 static gpuir_result gpuir__place_find_device_only(gpuir__placer *P) {
     gpuir_module *m = P->m;
     const gpuir__func *f = gpuir__func_at(m, P->fid);
-    bool *host_use = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *host_use);
+    bool *host_use = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1,
+                                                   sizeof *host_use);
     if (!host_use) return gpuir__oom(m->ctx, "place");
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -8324,7 +8333,8 @@ static uint32_t gpuir__place_resident(gpuir__placer *P, uint32_t b) {
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, b)->def_op);
     if (!def || def->kind != GPUIR_OP_MEMREF_GET_GLOBAL || P->written[b - 1]) return 0;
     gpuir_type t = gpuir__as_memref(gpuir__value_at(m, b)->type, GPUIR_SPACE_DEVICE);
-    gpuir_value d = gpuir__build_value(m, GPUIR_OP_MEMREF_GET_GLOBAL, NULL, 0, def->attrs, def->n_attrs, &t);
+    gpuir_value d = gpuir__build_value(m, GPUIR_OP_MEMREF_GET_GLOBAL, NULL, 0, def->attrs,
+                                       def->n_attrs, &t);
     P->twin[b - 1] = d.id;
     P->valid[b - 1] |= GPUIR__ON_DEVICE;
     gpuir__place_note(P, b, "resident on the device: uploaded once, reused by later runs (read first by @%s)",
@@ -8421,7 +8431,8 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
         uint32_t twin = gpuir__place_twin(P, b);
         dev[i] = gpuir__place_device_of(P, host[i]);     /* the twin, or a view of it */
         if (fresh && P->device_only[b - 1])
-            gpuir__place_note(P, b, "device only: no host op touches it (first used by @%s)", kname);
+            gpuir__place_note(P, b,
+                              "device only: no host op touches it (first used by @%s)", kname);
         if (reads_first && !(P->valid[b - 1] & GPUIR__ON_DEVICE) && (P->valid[b - 1] & GPUIR__ON_HOST)) {
             gpuir__place_copy(P, twin, b);
             P->valid[b - 1] |= GPUIR__ON_DEVICE;
@@ -8488,7 +8499,8 @@ static void gpuir__place_host_op(gpuir__placer *P, uint32_t op_id) {
     bool reads = op->kind != GPUIR_OP_MEMREF_DEALLOC &&    /* freeing reads nothing, */
                  op->kind != GPUIR_OP_MEMREF_RESHAPE;      /* nor does making a view */
     for (uint32_t i = 0; i < n && reads; i++)
-        if ((int)i != written) gpuir__place_fetch(P, ids[i], ret ? "it is returned" : "the host reads it");
+        if ((int)i != written) gpuir__place_fetch(P, ids[i],
+                                                  ret ? "it is returned" : "the host reads it");
     if (ret) {                       /* parameters kernels wrote go back to the caller */
         const gpuir__func *f = gpuir__func_at(m, P->fid);
         for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
@@ -9046,7 +9058,8 @@ static void gpuir__kernel_forms_allowed_text(gpuir__kernel_form decided, char *o
    take it (else an error naming the kernel, the op and the forms it can
    take), or the one configure decides. A `form` on another op than the
    lead is an error too. */
-static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__func *k, gpuir__kernel_form *form) {
+static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__func *k,
+                                          gpuir__kernel_form *form) {
     const gpuir__op *lead = gpuir__kernel_lead(m, k);
     gpuir__kernel_form decided = gpuir__kernel_form_decide(m, k), given = gpuir__kernel_form_recorded(m, k);
     *form = given ? given : decided;
@@ -9077,7 +9090,8 @@ static gpuir_result gpuir__configure_kernel_forms(gpuir_module *m) {
         if (r) return r;
         const gpuir__op *lead = k->kernel ? gpuir__kernel_lead(m, k) : NULL;
         if (!k->kernel || !form || gpuir__attr_get(m, lead, GPUIR__KEY_FORM)) continue;
-        gpuir__set_string_attr(m, (uint32_t)(lead - m->ops) + 1, GPUIR__KEY_FORM, gpuir__kernel_form_name(form));
+        gpuir__set_string_attr(m, (uint32_t)(lead - m->ops) + 1, GPUIR__KEY_FORM,
+                               gpuir__kernel_form_name(form));
     }
     return GPUIR_OK;
 }
@@ -9360,7 +9374,8 @@ static void gpuir__async_wait_for(gpuir__async *A, uint32_t latest[GPUIR__ASYNC_
    launch it depends on (allocations and frees cost nothing to wait
    behind), the one with its latest dependency; else a new stream; else the
    stream whose last copy or launch is oldest. */
-static int gpuir__async_choose_stream(gpuir__async *A, const uint32_t latest[GPUIR__ASYNC_STREAMS]) {
+static int gpuir__async_choose_stream(gpuir__async *A,
+                                      const uint32_t latest[GPUIR__ASYNC_STREAMS]) {
     int s = -1;
     for (int t = 0; t < A->n_streams; t++)
         if (latest[t] && latest[t] >= A->busy_tail[t] && (s < 0 || latest[t] > latest[s])) s = t;
@@ -9417,15 +9432,18 @@ static gpuir_result gpuir__async_number_events(gpuir__async *A, size_t n) {
 }
 
 /* What a report calls a stream op: its kernel, or the op and its buffer. */
-static const char *gpuir__async_op_label(const gpuir_module *m, const gpuir__op *op, char *buf, size_t size) {
+static const char *gpuir__async_op_label(const gpuir_module *m, const gpuir__op *op, char *buf,
+                                         size_t size) {
     char b[GPUIR_MAX_NAME + 32];
     if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC)
         snprintf(buf, size, "@%s", gpuir__string(m, gpuir__func_at(m, gpuir__launch_target(
                                     m, gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_KERNEL)->off)))->name));
     else if (op->kind == GPUIR_OP_GPU_MEMCPY)
-        snprintf(buf, size, "the copy into %s", gpuir__buffer_label(m, gpuir__op_operand(m, op, 0), b, sizeof b));
+        snprintf(buf, size, "the copy into %s",
+                 gpuir__buffer_label(m, gpuir__op_operand(m, op, 0), b, sizeof b));
     else if (op->kind == GPUIR_OP_GPU_DEALLOC)
-        snprintf(buf, size, "the free of %s", gpuir__buffer_label(m, gpuir__op_operand(m, op, 0), b, sizeof b));
+        snprintf(buf, size, "the free of %s",
+                 gpuir__buffer_label(m, gpuir__op_operand(m, op, 0), b, sizeof b));
     else snprintf(buf, size, "%s", gpuir_op_name(op->kind));
     return buf;
 }
@@ -9434,7 +9452,8 @@ static const char *gpuir__async_op_label(const gpuir_module *m, const gpuir__op 
    what on which stream. */
 static gpuir_result gpuir__async_report(gpuir__async *A, const uint32_t *ops, size_t n) {
     gpuir_module *m = A->m;
-    uint32_t *recorder = (uint32_t *)gpuir__scratch_calloc(A->m, (size_t)A->n_events + 1, sizeof *recorder);
+    uint32_t *recorder = (uint32_t *)gpuir__scratch_calloc(A->m, (size_t)A->n_events + 1,
+                                                           sizeof *recorder);
     if (!recorder) return gpuir__oom(m->ctx, "async");
     for (size_t i = 0; i < n; i++)
         if (A->event[i] >= 0) recorder[A->event[i]] = (uint32_t)i;
@@ -9483,7 +9502,8 @@ static void gpuir__async_rewrite(gpuir__async *A) {
         if (A->stream[i] >= 0) {
             gpuir__set_int_attr(m, ops[i], GPUIR__KEY_STREAM, A->stream[i]);
             if (stbds_arrlenu(A->waits[i]))
-                gpuir__set_ints_attr(m, ops[i], GPUIR__KEY_WAIT, stbds_arrlenu(A->waits[i]), A->waits[i]);
+                gpuir__set_ints_attr(m, ops[i], GPUIR__KEY_WAIT, stbds_arrlenu(A->waits[i]),
+                                     A->waits[i]);
             if (A->event[i] >= 0) gpuir__set_int_attr(m, ops[i], GPUIR__KEY_EVENT, A->event[i]);
         }
         gpuir__rewrite_keep(m, ops[i]);
@@ -9570,7 +9590,8 @@ static void gpuir__dot_buffer(gpuir__str *s, const gpuir_module *m, uint32_t v) 
     const char *name = !def ? gpuir__string(m, val->name) : "";
     char global[GPUIR_MAX_NAME + 1];
     if (def && def->kind == GPUIR_OP_MEMREF_GET_GLOBAL) {
-        snprintf(global, sizeof global, "@%s", gpuir__string(m, gpuir__attr_get(m, def, GPUIR__KEY_NAME)->off));
+        snprintf(global, sizeof global, "@%s",
+                 gpuir__string(m, gpuir__attr_get(m, def, GPUIR__KEY_NAME)->off));
         name = global;
     }
     gpuir__str_appendf(s, "  v%u [shape=box, style=filled, fillcolor=%s, label=\"%s%s%s\"];\n", v,
@@ -9580,7 +9601,8 @@ static void gpuir__dot_buffer(gpuir__str *s, const gpuir_module *m, uint32_t v) 
 
 /* A launch's node: the kernel's name, the ops fused into it (up to 8) and
    its grid and block; inside its stream's cluster when it has a stream. */
-static void gpuir__dot_launch(gpuir__str *s, gpuir_module *m, uint32_t fid, uint32_t op_id, uint32_t kid) {
+static void gpuir__dot_launch(gpuir__str *s, gpuir_module *m, uint32_t fid, uint32_t op_id,
+                              uint32_t kid) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     const gpuir__func *k = gpuir__func_at(m, kid);
     int64_t stream = gpuir__op_int_attr(m, op, GPUIR__KEY_STREAM, -1);
@@ -9592,7 +9614,8 @@ static void gpuir__dot_launch(gpuir__str *s, gpuir_module *m, uint32_t fid, uint
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *o = gpuir__op_at(m, k->ops[i]);
         if (o->kind == GPUIR_OP_RETURN) continue;
-        if (shown++ < 8) gpuir__str_appendf(s, "%s%s", shown == 1 ? "\\n" : ", ", gpuir_op_name(o->kind));
+        if (shown++ < 8) gpuir__str_appendf(s, "%s%s", shown == 1 ? "\\n" : ", ",
+                                            gpuir_op_name(o->kind));
     }
     if (shown > 8) gpuir__str_appendf(s, ", ... (%zu ops)", shown);
     const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
@@ -9624,7 +9647,8 @@ static void gpuir__dot_legend(gpuir__str *s) {
 
 static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
     const gpuir__func *f = gpuir__func_at(m, fid);
-    gpuir__str_appendf(s, "subgraph cluster_%u {\n  label=\"@%s\";\n", fid, gpuir__string(m, f->name));
+    gpuir__str_appendf(s, "subgraph cluster_%u {\n  label=\"@%s\";\n", fid,
+                       gpuir__string(m, f->name));
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
         if (gpuir__value_at(m, f->params[i])->type.kind == GPUIR_TYPE_MEMREF) gpuir__dot_buffer(s, m, f->params[i]);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
