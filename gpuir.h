@@ -689,7 +689,8 @@ GPUIRDEF const char *gpuir_backend_name(gpuir_backend b);   /* "cuda", "emu", ..
    the dtype's (gpuir_dtype_tolerance) for the interpreter itself; for the
    compiled backends f32's atol is 1e-5, since they accumulate matmuls and
    reductions in f32 where the interpreter uses double. */
-GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol, double *atol);
+GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol,
+                                      double *atol);
 /* The CUDA C the backend compiled (its prelude first); owned by p. */
 GPUIRDEF const char *gpuir_program_source(const gpuir_program *p);
 /* With GPUIR_BACKEND_AUTO on the emulator: why CUDA was not used. */
@@ -767,7 +768,8 @@ GPUIRDEF gpuir_result gpuir_buffer_download(gpuir_ctx *ctx, gpuir_buffer b, gpui
    with gpuir_array_release_pinned (not gpuir_array_release). */
 GPUIRDEF void *gpuir_host_alloc(gpuir_ctx *ctx, gpuir_backend backend, size_t bytes);
 GPUIRDEF void gpuir_host_free(gpuir_ctx *ctx, void *p);
-GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend, void *p, size_t bytes);
+GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend, void *p,
+                                          size_t bytes);
 GPUIRDEF gpuir_result gpuir_host_unregister(gpuir_ctx *ctx, void *p);
 GPUIRDEF bool gpuir_host_is_pinned(gpuir_ctx *ctx, const void *p, size_t bytes);
 GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend backend, gpuir_array *a,
@@ -828,7 +830,8 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
 GPUIRDEF gpuir_result gpuir_program_wait(gpuir_program *p);
 /* The program reads global `name` from a device buffer of its type (no
    upload, never freed by the program); an invalid buffer unbinds it. */
-GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const char *name, gpuir_buffer b);
+GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const char *name,
+                                                       gpuir_buffer b);
 
 /* Whether a CUDA device is usable here; `why` gets the reason if not. */
 GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
@@ -1700,7 +1703,8 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: invalid type kind %d", what,
                            (int)t->kind);
     if (!gpuir__dtype_valid(t->dtype))
-        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: invalid element type %d", what, (int)t->dtype);
+        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: invalid element type %d", what,
+                           (int)t->dtype);
     if (t->rank < 0 || t->rank > GPUIR_MAX_RANK)
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: rank %d is outside 0..%d", what,
                            (int)t->rank, GPUIR_MAX_RANK);
@@ -1725,7 +1729,8 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
                            what, gpuir__tstr(&b, t), (unsigned long long)ctx->desc.max_tensor_bytes);
     }
     if (t->kind == GPUIR_TYPE_TENSOR && t->space != 0)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: a tensor has no memory space", what);
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "%s: a tensor has no memory space", what);
     if (t->space < 0 || t->space > 15)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: memory space %d is outside 0..15",
                            what, (int)t->space);
@@ -2052,7 +2057,8 @@ static gpuir__attr_key gpuir__attr_key_of(const char *name) {
    strings never change, so the attributes of a key share it). */
 static uint32_t gpuir__attr_push_key(gpuir_module *m, gpuir__attr_key key, gpuir__attr_kind kind) {
     if (!m->key_names[key])
-        m->key_names[key] = gpuir__intern(m, gpuir__attr_keys[key].name, strlen(gpuir__attr_keys[key].name));
+        m->key_names[key] = gpuir__intern(m, gpuir__attr_keys[key].name,
+                                          strlen(gpuir__attr_keys[key].name));
     gpuir__attr a;
     memset(&a, 0, sizeof a);
     a.name = m->key_names[key];
@@ -2230,14 +2236,16 @@ static const char *gpuir__kernel_form_name(gpuir__kernel_form f) {
 }
 
 /* A computing op's `form` (other than a matmul's) names a kernel form. */
-static gpuir_result gpuir__check_kernel_form_name(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir__attrs *as) {
+static gpuir_result gpuir__check_kernel_form_name(gpuir_ctx *ctx, gpuir_op_kind kind,
+                                                  const gpuir__attrs *as) {
     const gpuir__attr *form = gpuir__attrs_key(as, GPUIR__KEY_FORM);
     if (!form || kind == GPUIR_OP_MATMUL || gpuir__kernel_form_named(gpuir__string(as->m, form->off)))
         return GPUIR_OK;
     char names[256];
     size_t n = 0;
     for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT && n < sizeof names; i++)
-        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", gpuir__kernel_form_names[i].name);
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
+                              gpuir__kernel_form_names[i].name);
     return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: form = \"%s\" is not a kernel form (%s)", gpuir_op_name(kind),
                        gpuir__string(as->m, form->off), names);
 }
@@ -2340,9 +2348,11 @@ GPUIRDEF int64_t gpuir_matmul_k_slice_len(int64_t K, int64_t S) {
 static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, gpuir_type *out) {
     gpuir__tbuf bo;
     if (S < 2)
-        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: k_slices must be at least 2, got %lld", (long long)S);
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE,
+                           "matmul: k_slices must be at least 2, got %lld", (long long)S);
     if (!gpuir_dtype_is_float(out->dtype))
-        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "matmul: k_slices needs float operands, got %s", gpuir__tstr(&bo, out));
+        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "matmul: k_slices needs float operands, got %s",
+                           gpuir__tstr(&bo, out));
     if (K == GPUIR_DYN)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "matmul: k_slices needs a static K");
     if ((S - 1) * gpuir_matmul_k_slice_len(K, S) >= K)
@@ -2452,7 +2462,8 @@ static bool gpuir__norm_axis(int64_t *axis, int rank) {
 static gpuir_result gpuir__infer_reduce(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *x,
                                         const gpuir__attrs *as, gpuir_type *out) {
     gpuir__attr *axes;
-    gpuir_result r = gpuir__need_attr(ctx, kind, as, GPUIR__KEY_AXES, GPUIR__ATTR_INTS, true, &axes);
+    gpuir_result r = gpuir__need_attr(ctx, kind, as, GPUIR__KEY_AXES, GPUIR__ATTR_INTS,
+                                      true, &axes);
     if (r) return r;
     int64_t *ax = gpuir__ints_at(as->m, axes->off);
     if (axes->n == 0 || axes->n > (uint32_t)x->rank)
@@ -2637,18 +2648,21 @@ static bool gpuir__dims_may_agree(int64_t a, int64_t b) { return a == b || a == 
 
 /* attention q, k, v[, mask]: q [..,Sq,D], k [..,Sk,D], v [..,Sk,Dv] with
    the same batch dims; the mask [Sq,Sk] or [..,Sq,Sk]; out [..,Sq,Dv]. */
-static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in, uint32_t n, gpuir_type *out) {
+static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in, uint32_t n,
+                                           gpuir_type *out) {
     static const char *const names[] = {"q", "k", "v", "mask"};
     gpuir__tbuf b0, b1;
     if (n != 3 && n != 4)
-        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "attention: expected 3 or 4 operands (q, k, v[, mask]), got %u", n);
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY,
+                           "attention: expected 3 or 4 operands (q, k, v[, mask]), got %u", n);
     int r = in[0].rank;
     for (uint32_t i = 1; i < n; i++) {
         gpuir_result res = gpuir__same_dtype(ctx, GPUIR_OP_ATTENTION, &in[0], &in[i]);
         if (res) return res;
     }
     if (r < 2)
-        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention: q %s needs rank >= 2 ([.., Sq, D])", gpuir__tstr(&b0, &in[0]));
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention: q %s needs rank >= 2 ([.., Sq, D])",
+                           gpuir__tstr(&b0, &in[0]));
     bool ok = in[1].rank == r && in[2].rank == r;
     for (int d = 0; ok && d < r - 2; d++)
         ok = gpuir__dims_may_agree(in[0].dims[d], in[1].dims[d]) && gpuir__dims_may_agree(in[0].dims[d], in[2].dims[d]);
@@ -2790,7 +2804,8 @@ static void gpuir__kernel_ref_put(gpuir_module *m, uint32_t sym, uint32_t f) {
         stbds_arrsetlen(m->kernel_refs, 2 * n);
         memset(m->kernel_refs, 0, 2 * n * sizeof *m->kernel_refs);
         for (size_t i = 0; i < slots; i++)
-            if (old[2 * i]) memcpy(gpuir__kernel_ref_slot(m, old[2 * i] - 1), &old[2 * i], 2 * sizeof *old);
+            if (old[2 * i]) memcpy(gpuir__kernel_ref_slot(m, old[2 * i] - 1), &old[2 * i],
+                                   2 * sizeof *old);
         stbds_arrfree(old);
     }
     uint32_t *slot = gpuir__kernel_ref_slot(m, sym);
@@ -3036,7 +3051,8 @@ static gpuir_result gpuir__infer_buffer_op(gpuir_ctx *ctx, gpuir_op_kind kind, c
     if (r) return r;
     memset(out, 0, sizeof *out);
     if (gpuir__class_has_result(cls) && !given)
-        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result type must be given", gpuir_op_name(kind));
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result type must be given",
+                           gpuir_op_name(kind));
     switch (cls) {
     case GPUIR__CLASS_ALLOC: r = gpuir__infer_alloc(ctx, kind, in, n, as, given); break;
     case GPUIR__CLASS_DEALLOC:
@@ -3468,7 +3484,8 @@ GPUIRDEF gpuir_value gpuir_constant_dense(gpuir_module *m, gpuir_type type, cons
 
 /* Copies `bytes` of data into global g (1-based); device copies of the old
    data become stale. */
-static gpuir_result gpuir__global_set_data(gpuir_module *m, uint32_t g, const void *data, size_t bytes) {
+static gpuir_result gpuir__global_set_data(gpuir_module *m, uint32_t g, const void *data,
+                                           size_t bytes) {
     void *copy = GPUIR_MALLOC(bytes ? bytes : 1);
     if (!copy) return gpuir__oom(m->ctx, "global data");
     if (bytes) memcpy(copy, data, bytes);
@@ -3511,7 +3528,8 @@ GPUIRDEF gpuir_value gpuir_global(gpuir_module *m, const char *name, gpuir_type 
         return gpuir__value_handle(0);
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_symbol(m, "name", name);
-    return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_GET_GLOBAL, NULL, 0, first, 1, &type));
+    return gpuir__value_pub(m,
+                            gpuir__build_value(m, GPUIR_OP_GET_GLOBAL, NULL, 0, first, 1, &type));
 }
 
 /* ====================================================================== */
@@ -4208,7 +4226,8 @@ static gpuir_result gpuir__parse_op(gpuir__parser *P, bool *was_return) {
     while (P->p < P->end && *P->p == '%') {
         if (n == GPUIR_MAX_OPERANDS) {
             gpuir__parse_mark(P);
-            return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "more than %d operands", GPUIR_MAX_OPERANDS);
+            return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "more than %d operands",
+                               GPUIR_MAX_OPERANDS);
         }
         if ((r = gpuir__parse_use(P, &ids[n++])) != GPUIR_OK) return r;
         if (!gpuir__parse_accept(P, ",")) break;
@@ -4651,7 +4670,8 @@ static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
         const gpuir__value *v = gpuir__value_at(m, f->params[i]);
         gpuir_result r = v && v->func == fid && v->def_op == 0 ? gpuir__type_check(m->ctx, &v->type, "param")
-                       : gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "parameter %zu is not a parameter", i);
+                       : gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                                     "parameter %zu is not a parameter", i);
         if (!r && f->kernel && (v->type.kind != GPUIR_TYPE_MEMREF || v->type.space != GPUIR_SPACE_DEVICE)) {
             gpuir__tbuf b;
             r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel parameter %%%s is %s, not a device "
@@ -4859,7 +4879,8 @@ GPUIRDEF gpuir_result gpuir_array_alloc(gpuir_ctx *ctx, gpuir_array *a, gpuir_dt
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "array: rank %d is outside 0..%d", rank,
                            GPUIR_MAX_RANK);
     if (!dims && rank > 0)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "array: dims is NULL for rank %d", rank);
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "array: dims is NULL for rank %d", rank);
     a->dtype = dtype;
     a->rank = rank;
     for (int i = 0; i < rank; i++) a->dims[i] = dims[i];
@@ -4967,7 +4988,8 @@ GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got
                            got->data ? "expected" : "got");
     bool is_float = gpuir_dtype_is_float(got->dtype);
     for (size_t i = 0; i < n; i++) {
-        bool ok = is_float ? gpuir__close(gpuir_array_get(got, i), gpuir_array_get(want, i), rtol, atol)
+        bool ok = is_float ? gpuir__close(gpuir_array_get(got, i),
+                                          gpuir_array_get(want, i), rtol, atol)
                            : gpuir__load_int(got, i) == gpuir__load_int(want, i);
         if (ok) continue;
         char idx[200];
@@ -5269,14 +5291,16 @@ static void gpuir__ref_softmax(const gpuir_array *x, gpuir_array *out, int64_t a
             }
             for (size_t l = 0; l < len; l++) sum += exp(gpuir_array_get(x, base + l * inner) - mx);
             for (size_t l = 0; l < len; l++)
-                gpuir_array_set(out, base + l * inner, exp(gpuir_array_get(x, base + l * inner) - mx) / sum);
+                gpuir_array_set(out, base + l * inner,
+                                exp(gpuir_array_get(x, base + l * inner) - mx) / sum);
         }
 }
 
 /* attention: per batch and query row i, s_j = scale * q_i . k_j + mask[i][j]
    (-inf where causal and j > i), then softmax over j as gpuir__ref_softmax
    and the weighted sum of v's rows, in double, rounded once. */
-static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_array *out, double scale, bool causal) {
+static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_array *out,
+                                 double scale, bool causal) {
     const gpuir_array *q = x[0], *k = x[1], *v = x[2], *mask = n > 3 ? x[3] : NULL;
     int r = q->rank;
     size_t Sq = (size_t)q->dims[r - 2], D = (size_t)q->dims[r - 1], Sk = (size_t)k->dims[r - 2], Dv = (size_t)v->dims[r - 1];
@@ -5354,7 +5378,8 @@ static gpuir_result gpuir__ref_result_type(gpuir__ref *R, const gpuir__op *op,
     gpuir_type given;
     gpuir_result r = gpuir__ref_resolve(R, op, in, &given);
     gpuir__attrs as = {R->m, op->attrs, op->n_attrs};
-    if (!r) r = gpuir__infer(R->ctx, op->kind, in, op->n_operands, &as, takes_given ? &given : NULL, out);
+    if (!r) r = gpuir__infer(R->ctx, op->kind, in, op->n_operands, &as,
+                             takes_given ? &given : NULL, out);
     if (r) return r;
     const gpuir_type *declared = &gpuir__value_at(R->m, op->result)->type;
     bool fits = out->rank == declared->rank;
@@ -5397,7 +5422,8 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
         break;
     }
     case GPUIR__CLASS_TRANSPOSE:
-        gpuir__ref_transpose(x[0], out, gpuir__ints_at(R->m, gpuir__attr_get(R->m, op, GPUIR__KEY_PERM)->off));
+        gpuir__ref_transpose(x[0], out,
+                             gpuir__ints_at(R->m, gpuir__attr_get(R->m, op, GPUIR__KEY_PERM)->off));
         break;
     case GPUIR__CLASS_RESHAPE:
         if (gpuir_array_count(out))
@@ -5550,7 +5576,8 @@ static gpuir_result gpuir__ref_memref_global(gpuir__ref *R, const gpuir__op *op)
     if (!g->data)
         return gpuir__fail(R->ctx, GPUIR_ERR_NOT_FOUND, "global @%s is not bound (see "
                            "gpuir_module_bind_global)", name);
-    gpuir__ref_bind_buffer(R, op->result, &gpuir__value_at(R->m, op->result)->type, g->data, false, 0);
+    gpuir__ref_bind_buffer(R, op->result, &gpuir__value_at(R->m, op->result)->type,
+                           g->data, false, 0);
     return GPUIR_OK;
 }
 
@@ -5595,7 +5622,9 @@ static gpuir_result gpuir__ref_exec_any(gpuir__ref *R, const gpuir__op *op, uint
 /* Runs a kernel's body on the launch's buffers; its temporaries die with it. */
 static gpuir_result gpuir__ref_launch(gpuir__ref *R, const gpuir__op *op) {
     const gpuir__attr *sym = gpuir__attr_get(R->m, op, GPUIR__KEY_KERNEL);
-    const gpuir__func *k = gpuir__func_at(R->m, gpuir__launch_target(R->m, gpuir__string(R->m, sym->off)));
+    const gpuir__func *k = gpuir__func_at(R->m,
+                                          gpuir__launch_target(R->m,
+                                                               gpuir__string(R->m, sym->off)));
     gpuir__ref_buffer *b;
     gpuir_result r = GPUIR_OK;
     for (uint32_t i = 0; i < op->n_operands && !r; i++) {
@@ -5747,7 +5776,8 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
     gpuir_result r = gpuir__run_args_check(ctx, n_inputs, inputs, n_outputs, outputs);
     if (r) return r;
     uint32_t fid = func ? gpuir__find_func(m, func) : 0;
-    if (!fid) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no function named @%s", func ? func : "(null)");
+    if (!fid) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no function named @%s",
+                                 func ? func : "(null)");
     r = gpuir_module_verify(m);
     if (r) return r;
     size_t nv = stbds_arrlenu(m->values) + 1;
@@ -5788,7 +5818,8 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (!value) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "bind_global: value is NULL");
     uint32_t g = name ? gpuir__find_global(m, name) : 0;
-    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no global named @%s", name ? name : "(null)");
+    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no global named @%s",
+                               name ? name : "(null)");
     size_t bytes;
     gpuir_result r = gpuir__array_check(ctx, value, "bind_global", &bytes);
     if (r) return r;
@@ -5969,7 +6000,8 @@ static gpuir_result gpuir__npy_layout_of(gpuir_ctx *ctx, const unsigned char *b,
     gpuir_result r = gpuir__npy_parse_header(ctx, (const char *)b + pre, hlen, &h);
     if (r) return r;
     if (h.fortran)
-        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: Fortran order is not supported (C order only)");
+        return gpuir__fail(ctx, GPUIR_ERR_NPY,
+                           ".npy: Fortran order is not supported (C order only)");
     gpuir_dtype dt = gpuir__npy_dtype(h.descr);
     L->elem = dt ? gpuir_dtype_size(dt) : strcmp(h.descr, "<f8") == 0 ? 8 : strcmp(h.descr, "|b1") == 0 ? 1 : 0;
     if (!L->elem)
