@@ -772,7 +772,8 @@ GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend,
                                           size_t bytes);
 GPUIRDEF gpuir_result gpuir_host_unregister(gpuir_ctx *ctx, void *p);
 GPUIRDEF bool gpuir_host_is_pinned(gpuir_ctx *ctx, const void *p, size_t bytes);
-GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend backend, gpuir_array *a,
+GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend backend,
+                                               gpuir_array *a,
                                                gpuir_dtype dtype, int rank, const int64_t *dims);
 GPUIRDEF void gpuir_array_release_pinned(gpuir_ctx *ctx, gpuir_array *a);
 
@@ -2239,15 +2240,16 @@ static const char *gpuir__kernel_form_name(gpuir__kernel_form f) {
 static gpuir_result gpuir__check_kernel_form_name(gpuir_ctx *ctx, gpuir_op_kind kind,
                                                   const gpuir__attrs *as) {
     const gpuir__attr *form = gpuir__attrs_key(as, GPUIR__KEY_FORM);
-    if (!form || kind == GPUIR_OP_MATMUL || gpuir__kernel_form_named(gpuir__string(as->m, form->off)))
+    if (!form || kind == GPUIR_OP_MATMUL ||
+        gpuir__kernel_form_named(gpuir__string(as->m, form->off)))
         return GPUIR_OK;
     char names[256];
     size_t n = 0;
     for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT && n < sizeof names; i++)
         n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
                               gpuir__kernel_form_names[i].name);
-    return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: form = \"%s\" is not a kernel form (%s)", gpuir_op_name(kind),
-                       gpuir__string(as->m, form->off), names);
+    return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: form = \"%s\" is not a kernel form (%s)",
+                       gpuir_op_name(kind), gpuir__string(as->m, form->off), names);
 }
 
 /* Every attribute is known to the op, appears once and has the right kind. */
@@ -2261,8 +2263,8 @@ static gpuir_result gpuir__check_attr_names(gpuir_ctx *ctx, gpuir_op_kind kind,
         if (!a->key || !(allowed & bit)) {
             char expected[256];
             gpuir__attr_names_text(gpuir__op_attrs(kind), expected, sizeof expected);
-            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: unknown attribute '%s'%s", gpuir_op_name(kind),
-                               gpuir__string(as->m, a->name), expected);
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: unknown attribute '%s'%s",
+                               gpuir_op_name(kind), gpuir__string(as->m, a->name), expected);
         }
         if (seen & bit)
             return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: attribute '%s' given twice",
@@ -2356,10 +2358,12 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
     if (K == GPUIR_DYN)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "matmul: k_slices needs a static K");
     if ((S - 1) * gpuir_matmul_k_slice_len(K, S) >= K)
-        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: k_slices = %lld leaves a slice empty: K = %lld in "
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE,
+                           "matmul: k_slices = %lld leaves a slice empty: K = %lld in "
                            "slices of %lld", (long long)S, (long long)K, (long long)gpuir_matmul_k_slice_len(K, S));
     if (out->rank + 1 > GPUIR_MAX_RANK)
-        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "matmul: k_slices adds a dim to %s: rank beyond %d",
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT,
+                           "matmul: k_slices adds a dim to %s: rank beyond %d",
                            gpuir__tstr(&bo, out), GPUIR_MAX_RANK);
     memmove(out->dims + 1, out->dims, (size_t)out->rank * sizeof out->dims[0]);
     out->dims[0] = S;
@@ -2403,7 +2407,8 @@ static const gpuir__op *gpuir__kernel_lead(const gpuir_module *m, const gpuir__f
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (op->result || !gpuir__class_computes(cls)) continue;
-        if (cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_REDUCE || cls == GPUIR__CLASS_SOFTMAX ||
+        if (cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_REDUCE ||
+            cls == GPUIR__CLASS_SOFTMAX ||
             cls == GPUIR__CLASS_ATTENTION)
             return op;
         if (!first) first = op;
@@ -2495,8 +2500,8 @@ static gpuir_result gpuir__infer_reduce(gpuir_ctx *ctx, gpuir_op_kind kind, cons
 static gpuir_result gpuir__infer_transpose(gpuir_ctx *ctx, const gpuir_type *x,
                                            const gpuir__attrs *as, gpuir_type *out) {
     gpuir__attr *perm;
-    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_TRANSPOSE, as, GPUIR__KEY_PERM, GPUIR__ATTR_INTS,
-                                      true, &perm);
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_TRANSPOSE, as, GPUIR__KEY_PERM,
+                                      GPUIR__ATTR_INTS, true, &perm);
     if (r) return r;
     const int64_t *p = gpuir__ints_at(as->m, perm->off);
     bool seen[GPUIR_MAX_RANK] = {false};
@@ -2614,8 +2619,8 @@ static gpuir_result gpuir__infer_constant(gpuir_ctx *ctx, const gpuir__attrs *as
 static gpuir_result gpuir__infer_global(gpuir_ctx *ctx, const gpuir__attrs *as,
                                         const gpuir_type *to) {
     gpuir__attr *sym;
-    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GET_GLOBAL, as, GPUIR__KEY_NAME, GPUIR__ATTR_SYMBOL,
-                                      true, &sym);
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_GET_GLOBAL, as, GPUIR__KEY_NAME,
+                                      GPUIR__ATTR_SYMBOL, true, &sym);
     if (r) return r;
     const char *name = gpuir__string(as->m, sym->off);
     uint32_t g = gpuir__find_global(as->m, name);
@@ -2632,8 +2637,8 @@ static gpuir_result gpuir__infer_global(gpuir_ctx *ctx, const gpuir__attrs *as,
 static gpuir_result gpuir__infer_softmax(gpuir_ctx *ctx, const gpuir_type *x,
                                          const gpuir__attrs *as, gpuir_type *out) {
     gpuir__attr *axis;
-    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_SOFTMAX, as, GPUIR__KEY_AXIS, GPUIR__ATTR_INT, true,
-                                      &axis);
+    gpuir_result r = gpuir__need_attr(ctx, GPUIR_OP_SOFTMAX, as, GPUIR__KEY_AXIS,
+                                      GPUIR__ATTR_INT, true, &axis);
     if (r) return r;
     int64_t given = axis->i;
     if (!gpuir__norm_axis(&axis->i, x->rank))
@@ -2669,7 +2674,8 @@ static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in,
     int bad = !ok ? 1 : !gpuir__dims_may_agree(in[0].dims[r - 1], in[1].dims[r - 1]) ? 1 :
               !gpuir__dims_may_agree(in[1].dims[r - 2], in[2].dims[r - 2]) ? 2 : 0;
     if (bad)
-        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention: %s %s does not fit q %s (q [..,Sq,D], k [..,Sk,D], "
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
+                           "attention: %s %s does not fit q %s (q [..,Sq,D], k [..,Sk,D], "
                            "v [..,Sk,Dv], the same batch dims)", names[bad], gpuir__tstr(&b0, &in[bad]), gpuir__tstr(&b1, &in[0]));
     if (n == 4) {
         const gpuir_type *mk = &in[3];
@@ -2677,7 +2683,8 @@ static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in,
              gpuir__dims_may_agree(mk->dims[mk->rank - 1], in[1].dims[r - 2]);
         for (int d = 0; ok && mk->rank == r && d < r - 2; d++) ok = gpuir__dims_may_agree(mk->dims[d], in[0].dims[d]);
         if (!ok)
-            return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention: mask %s is neither [Sq, Sk] nor [.., Sq, Sk] of q %s",
+            return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
+                               "attention: mask %s is neither [Sq, Sk] nor [.., Sq, Sk] of q %s",
                                gpuir__tstr(&b0, mk), gpuir__tstr(&b1, &in[0]));
     }
     *out = in[0];
@@ -2726,7 +2733,8 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
     if (needs_given && !given)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result type must be given",
                            gpuir_op_name(kind));
-    if (given && !given_checked && (r = gpuir__type_check(ctx, given, gpuir_op_name(kind))) != GPUIR_OK)
+    if (given && !given_checked &&
+        (r = gpuir__type_check(ctx, given, gpuir_op_name(kind))) != GPUIR_OK)
         return r;
     if (given && given->kind != GPUIR_TYPE_TENSOR)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result must be a tensor",
@@ -2762,7 +2770,8 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
         gpuir__tbuf bg, bo;
         gpuir_type same_dtype = *given;
         same_dtype.dtype = out->dtype;
-        return gpuir__fail(ctx, gpuir_type_equal(same_dtype, *out) ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+        return gpuir__fail(ctx,
+                           gpuir_type_equal(same_dtype, *out) ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
                            "%s: result type %s does not match the inferred "
                            "%s", gpuir_op_name(kind), gpuir__tstr(&bg, given), gpuir__tstr(&bo, out));
     }
@@ -2854,7 +2863,8 @@ static gpuir_result gpuir__space_error(gpuir_ctx *ctx, gpuir_op_kind kind, const
    ...]`, one pair per `?` of the result, in order; the operands are
    buffers whose sizes they are (nothing of their data is read). A static
    result takes neither. */
-static gpuir_result gpuir__check_dims_of(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in, uint32_t n,
+static gpuir_result gpuir__check_dims_of(gpuir_ctx *ctx, gpuir_op_kind kind,
+                                         const gpuir_type *in, uint32_t n,
                                          const gpuir__attrs *as, const gpuir_type *t) {
     gpuir__tbuf b;
     int dynamic = 0;
@@ -2865,25 +2875,28 @@ static gpuir_result gpuir__check_dims_of(gpuir_ctx *ctx, gpuir_op_kind kind, con
                            "(operands, dims_of)", gpuir_op_name(kind), gpuir__tstr(&b, t));
     if (!dynamic) return GPUIR_OK;
     if (!dims_of || dims_of->n != 2u * (uint32_t)dynamic)
-        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: the result %s has %d dynamic dim%s: dims_of must "
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE,
+                           "%s: the result %s has %d dynamic dim%s: dims_of must "
                            "give an (operand, axis) pair for each", gpuir_op_name(kind), gpuir__tstr(&b, t),
                            dynamic, dynamic == 1 ? "" : "s");
     const int64_t *pairs = gpuir__ints_at(as->m, dims_of->off);
     for (int k = 0; k < dynamic; k++) {
         int64_t o = pairs[2 * k], a = pairs[2 * k + 1];
         if (o < 0 || o >= (int64_t)n || a < 0 || a >= in[o].rank)
-            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: dims_of pair %d (%lld, %lld) names no dim of an "
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE,
+                               "%s: dims_of pair %d (%lld, %lld) names no dim of an "
                                "operand (it has %u)", gpuir_op_name(kind), k, (long long)o, (long long)a, n);
     }
     return GPUIR_OK;
 }
 
-static gpuir_result gpuir__infer_alloc(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in, uint32_t n,
+static gpuir_result gpuir__infer_alloc(gpuir_ctx *ctx, gpuir_op_kind kind,
+                                       const gpuir_type *in, uint32_t n,
                                        const gpuir__attrs *as, const gpuir_type *t) {
     gpuir__tbuf b;
     if (t->kind != GPUIR_TYPE_MEMREF)
-        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result %s must be a memref", gpuir_op_name(kind),
-                           gpuir__tstr(&b, t));
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result %s must be a memref",
+                           gpuir_op_name(kind), gpuir__tstr(&b, t));
     gpuir_result r = gpuir__check_dims_of(ctx, kind, in, n, as, t);
     if (r) return r;
     bool device = t->space == GPUIR_SPACE_DEVICE;
@@ -2912,7 +2925,8 @@ static gpuir_result gpuir__infer_memref_global(gpuir_ctx *ctx, const gpuir__attr
     gpuir_type as_tensor = *t;
     as_tensor.kind = GPUIR_TYPE_TENSOR;
     as_tensor.space = 0;
-    if (t->kind != GPUIR_TYPE_MEMREF || (t->space != GPUIR_SPACE_HOST && t->space != GPUIR_SPACE_DEVICE))
+    if (t->kind != GPUIR_TYPE_MEMREF ||
+        (t->space != GPUIR_SPACE_HOST && t->space != GPUIR_SPACE_DEVICE))
         return gpuir__space_error(ctx, GPUIR_OP_MEMREF_GET_GLOBAL, "result", t,
                                   "must be a host memref (or a device one: the resident copy)");
     return gpuir__infer_global(ctx, as, &as_tensor);
@@ -2922,7 +2936,8 @@ static gpuir_result gpuir__infer_memref_global(gpuir_ctx *ctx, const gpuir__attr
    dims `in` (rank in_rank): t's one `?`, if any, takes what the other
    dims leave of the count; an error (GPUIR_ERR_SHAPE) when the count does
    not fit. Used by verify (static operands), ref and rt.exec. */
-static gpuir_result gpuir__view_dims(gpuir_ctx *ctx, const char *where, const int64_t *in, int in_rank,
+static gpuir_result gpuir__view_dims(gpuir_ctx *ctx, const char *where, const int64_t *in,
+                                     int in_rank,
                                      const gpuir_type *t, int64_t out[GPUIR_MAX_RANK]) {
     int64_t total = 1, known = 1;
     int dyn = -1;
@@ -2936,8 +2951,8 @@ static gpuir_result gpuir__view_dims(gpuir_ctx *ctx, const char *where, const in
     else if (dyn >= 0 && known == 0 && total == 0) out[dyn] = 0;
     if ((dyn < 0 && known == total) || (dyn >= 0 && (known > 0 ? total % known == 0 : total == 0))) return GPUIR_OK;
     gpuir__tbuf bt;
-    return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: %lld elements do not fit %s", where, (long long)total,
-                       gpuir__tstr(&bt, t));
+    return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: %lld elements do not fit %s", where,
+                       (long long)total, gpuir__tstr(&bt, t));
 }
 
 /* memref.reshape: the same memory seen with another shape; the result has
@@ -2949,7 +2964,8 @@ static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const 
     int dyn = 0;
     for (int i = 0; i < t->rank; i++) dyn += t->dims[i] == GPUIR_DYN;
     if (t->kind != GPUIR_TYPE_MEMREF || dyn > 1)
-        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: %s -> %s: a view is a memref with at most one ?",
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY,
+                           "%s: %s -> %s: a view is a memref with at most one ?",
                            gpuir_op_name(kind), gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
     if (in->dtype != t->dtype || in->space != t->space)
         return gpuir__fail(ctx, in->dtype != t->dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_VERIFY,
@@ -2993,7 +3009,8 @@ static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs 
         uint64_t blocks = (uint64_t)g[0] * (uint64_t)g[1] * (uint64_t)g[2];    /* < 2^63 */
         uint64_t threads = (uint64_t)(b[0] * b[1] * b[2]);
         if (blocks > GPUIR__MAX_LAUNCH_THREADS / threads)
-            return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "gpu.launch_func: grid [%lld, %lld, %lld] of %llu-thread blocks "
+            return gpuir__fail(ctx, GPUIR_ERR_LIMIT,
+                               "gpu.launch_func: grid [%lld, %lld, %lld] of %llu-thread blocks "
                                "is more than 2^62 threads (kernels index threads in 64 bits)", (long long)g[0],
                                (long long)g[1], (long long)g[2], (unsigned long long)threads);
     }
@@ -3024,7 +3041,8 @@ static gpuir_result gpuir__infer_launch(gpuir_ctx *ctx, const gpuir_type *in, ui
         const gpuir_type *p = &gpuir__value_at(m, k->params[i])->type;
         if (in[i].space != GPUIR_SPACE_HOST && in[i].space != GPUIR_SPACE_DEVICE) {
             gpuir__tbuf bi;
-            return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "gpu.launch_func: operand #%u is %s, in memory "
+            return gpuir__fail(ctx, GPUIR_ERR_VERIFY,
+                               "gpu.launch_func: operand #%u is %s, in memory "
                                "space %d%s: kernel @%s's parameters are device buffers (space 1; a host "
                                "buffer, space 0, is placed)", i, gpuir__tstr(&bi, &in[i]), (int)in[i].space,
                                in[i].space == GPUIR_SPACE_WORKGROUP ? " (workgroup memory, a kernel's own)" : "",
@@ -3132,7 +3150,8 @@ static gpuir_result gpuir__check_handles(gpuir_module *m, const char *what, cons
     for (size_t i = 0; !r && i < n; i++) {
         ids[i] = v[i].id & GPUIR__HANDLE_MASK;
         if (v[i].id && v[i].id >> GPUIR__HANDLE_BITS != m->tag)
-            r = gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: operand #%zu is not a value of "
+            r = gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                            "%s: operand #%zu is not a value of "
                             "this module (handle %#x%s)", what, i, v[i].id,
                             v[i].id >> GPUIR__HANDLE_BITS ? ": another module's" : "");
     }
@@ -4569,8 +4588,10 @@ static gpuir_result gpuir__verify_kernel_op(gpuir_module *m, const gpuir__op *op
                            gpuir_op_name(op->kind));
     if (op->kind == GPUIR_OP_RETURN && op->n_operands)
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "a kernel returns nothing");
-    if (op->kind == GPUIR_OP_MEMREF_ALLOC && !gpuir__type_is_static(&gpuir__value_at(m, op->result)->type))
-        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "memref.alloc in a kernel: its size is fixed when the "
+    if (op->kind == GPUIR_OP_MEMREF_ALLOC &&
+        !gpuir__type_is_static(&gpuir__value_at(m, op->result)->type))
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                           "memref.alloc in a kernel: its size is fixed when the "
                            "kernel is compiled (no dynamic dims)");
     if (op->result && gpuir__value_at(m, op->result)->type.kind == GPUIR_TYPE_TENSOR)
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernels compute on buffers: %s in buffer "
@@ -4603,7 +4624,8 @@ static gpuir_result gpuir__verify_op(gpuir_module *m, uint32_t fid, uint32_t op_
                         res != NULL, true, &out);
     if (!r && gpuir__info(op->kind)->cls == GPUIR__CLASS_DEALLOC &&
         gpuir__view_base(m, gpuir__op_operand(m, op, 0)) != gpuir__op_operand(m, op, 0))
-        r = gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s of a view (memref.reshape): free the buffer it views",
+        r = gpuir__fail(ctx, GPUIR_ERR_VERIFY,
+                        "%s of a view (memref.reshape): free the buffer it views",
                         gpuir_op_name(op->kind));
     if (!r && res) defined[op->result - 1] = 1;
     return r;
@@ -4633,17 +4655,19 @@ static gpuir_result gpuir__verify_streams(gpuir_module *m, uint32_t fid) {
             r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: stream %lld is out of range (0..%d)",
                             gpuir_op_name(op->kind), (long long)stream->i, GPUIR_MAX_STREAMS - 1);
         else if (!stream && op->kind != GPUIR_OP_GPU_WAIT && (wait || event))
-            r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: '%s' needs a 'stream'", gpuir_op_name(op->kind),
-                            wait ? "wait" : "event");
+            r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: '%s' needs a 'stream'",
+                            gpuir_op_name(op->kind), wait ? "wait" : "event");
         for (uint32_t k = 0; !r && wait && k < wait->n; k++) {
             int64_t e = gpuir__ints_at(m, wait->off)[k];
             if (e < 0 || (size_t)e >= stbds_arrlenu(recorded) || !recorded[e])
-                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s: waits for event %lld, which no earlier op records",
+                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                                "%s: waits for event %lld, which no earlier op records",
                                 gpuir_op_name(op->kind), (long long)e);
         }
         if (!r && event) {
             if (event->i < 0 || event->i >= GPUIR_MAX_EVENTS)
-                r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "%s: event %lld is out of range (0..%d)",
+                r = gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE,
+                                "%s: event %lld is out of range (0..%d)",
                                 gpuir_op_name(op->kind), (long long)event->i, GPUIR_MAX_EVENTS - 1);
             else if ((size_t)event->i < stbds_arrlenu(recorded) && recorded[event->i])
                 r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s: event %lld is recorded twice",
@@ -4653,7 +4677,8 @@ static gpuir_result gpuir__verify_streams(gpuir_module *m, uint32_t fid) {
         }
         if (!r && op->kind == GPUIR_OP_GPU_DEALLOC) {
             const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
-            if (def && def->kind == GPUIR_OP_GPU_ALLOC && !gpuir__attr_get(m, def, GPUIR__KEY_STREAM) != !stream)
+            if (def && def->kind == GPUIR_OP_GPU_ALLOC &&
+                !gpuir__attr_get(m, def, GPUIR__KEY_STREAM) != !stream)
                 r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s is on a stream but its %s is not",
                                 stream ? "gpu.dealloc" : "gpu.alloc", stream ? "gpu.alloc" : "gpu.dealloc");
         }
@@ -4672,7 +4697,8 @@ static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *
         gpuir_result r = v && v->func == fid && v->def_op == 0 ? gpuir__type_check(m->ctx, &v->type, "param")
                        : gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
                                      "parameter %zu is not a parameter", i);
-        if (!r && f->kernel && (v->type.kind != GPUIR_TYPE_MEMREF || v->type.space != GPUIR_SPACE_DEVICE)) {
+        if (!r && f->kernel &&
+            (v->type.kind != GPUIR_TYPE_MEMREF || v->type.space != GPUIR_SPACE_DEVICE)) {
             gpuir__tbuf b;
             r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel parameter %%%s is %s, not a device "
                             "buffer", gpuir__string(m, v->name), gpuir__tstr(&b, &v->type));
@@ -4753,19 +4779,22 @@ static gpuir_result gpuir__verify_placed(gpuir_module *m, uint32_t fid) {
         if (!launch && op->kind != GPUIR_OP_RETURN) continue;
         for (uint32_t k = 0; !r && k < op->n_operands; k++) {
             const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, k))->type;
-            if (t->kind != GPUIR_TYPE_MEMREF || t->space == (launch ? GPUIR_SPACE_DEVICE : GPUIR_SPACE_HOST))
+            if (t->kind != GPUIR_TYPE_MEMREF ||
+                t->space == (launch ? GPUIR_SPACE_DEVICE : GPUIR_SPACE_HOST))
                 continue;
             gpuir__tbuf b;
             gpuir__verify_locate(m, f, i, op);
             const gpuir__attr *sym = launch ? gpuir__attr_get(m, op, GPUIR__KEY_KERNEL) : NULL;
             const char *name = sym ? gpuir__string(m, sym->off) : "?";
             if (launch)
-                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "gpu.launch_func @%s::@%s is not placed: operand #%u is "
+                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                                "gpu.launch_func @%s::@%s is not placed: operand #%u is "
                                 "%s, not a device buffer (a function with gpu.alloc, gpu.dealloc or gpu.memcpy "
                                 "places its buffers itself; place every launch or none)", GPUIR__KERNEL_MODULE,
                                 strstr(name, "::") ? strstr(name, "::") + 2 : name, k, gpuir__tstr(&b, t));
             else
-                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "return: result #%u is %s, in memory space %d: a "
+                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                                "return: result #%u is %s, in memory space %d: a "
                                 "host function returns host buffers (copy it back with gpu.memcpy and "
                                 "free it)", k, gpuir__tstr(&b, t), (int)t->space);
         }
@@ -4905,7 +4934,8 @@ GPUIRDEF void gpuir_array_release(gpuir_array *a) {
 }
 
 /* The array pointers of a run call: NULL only with a count of 0. */
-static gpuir_result gpuir__run_args_check(gpuir_ctx *ctx, size_t n_inputs, const gpuir_array *inputs,
+static gpuir_result gpuir__run_args_check(gpuir_ctx *ctx, size_t n_inputs,
+                                          const gpuir_array *inputs,
                                           size_t n_outputs, const gpuir_array *outputs) {
     if (!inputs && n_inputs)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "run: inputs is NULL, n_inputs %zu",
@@ -5435,8 +5465,8 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     case GPUIR__CLASS_SOFTMAX: gpuir__ref_softmax(x[0], out, gpuir__attr_get(R->m, op, GPUIR__KEY_AXIS)->i); break;
     case GPUIR__CLASS_ATTENTION:
         a = gpuir__attr_get(R->m, op, GPUIR__KEY_SCALE);
-        if (!gpuir__ref_attention(x, op->result ? op->n_operands : op->n_operands - 1, out, a ? a->f : 1.0,
-                                  gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL)))
+        if (!gpuir__ref_attention(x, op->result ? op->n_operands : op->n_operands - 1, out,
+                                  a ? a->f : 1.0, gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL)))
             r = gpuir__oom(R->ctx, "attention");
         break;
     default: break;
@@ -5679,7 +5709,8 @@ static gpuir_result gpuir__ref_bind_inputs(gpuir__ref *R, const gpuir__func *f, 
             fits = want_t.dims[d] == GPUIR_DYN || want_t.dims[d] == got.dims[d];
         if (!fits) {
             gpuir__tbuf bw, bg;
-            return gpuir__fail(R->ctx, got.dtype != want_t.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+            return gpuir__fail(R->ctx,
+                               got.dtype != want_t.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
                                "%s: parameter %%%s is %s, the array is %s", what,
                                gpuir__string(R->m, gpuir__value_at(R->m, f->params[i])->name),
                                gpuir__tstr(&bw, &want_t), gpuir__tstr(&bg, &got));
@@ -5927,7 +5958,8 @@ static gpuir_result gpuir__npy_parse_header(gpuir_ctx *ctx, const char *text, si
         if ((r = gpuir__npy_string(&c, key, sizeof key)) != GPUIR_OK) return r;
         if (!gpuir__npy_accept(&c, ':')) return gpuir__npy_bad(&c, "expected ':'");
         gpuir__npy_skip(&c);
-        if ((strcmp(key, "descr") == 0 && h->have_descr) || (strcmp(key, "shape") == 0 && h->have_shape) ||
+        if ((strcmp(key, "descr") == 0 && h->have_descr) ||
+            (strcmp(key, "shape") == 0 && h->have_shape) ||
             (strcmp(key, "fortran_order") == 0 && h->have_fortran))
             return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy header: the key '%s' appears twice", key);
         if (strcmp(key, "descr") == 0) {
@@ -6023,7 +6055,8 @@ static gpuir_result gpuir__npy_layout_of(gpuir_ctx *ctx, const unsigned char *b,
 
 /* The data of a laid-out file into out, as `want` (0: the file's own
    dtype; `<f8` to a float dtype and `|b1` to any need one asked for). */
-static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *L, const unsigned char *data,
+static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *L,
+                                       const unsigned char *data,
                                        gpuir_dtype want, gpuir_array *out) {
     gpuir_dtype own = gpuir__npy_dtype(L->descr);
     bool f8 = strcmp(L->descr, "<f8") == 0, b1 = strcmp(L->descr, "|b1") == 0;
@@ -6032,7 +6065,8 @@ static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: dtype '%s' has no gpuir dtype: read it with "
                            "gpuir_npy_read_as, naming the dtype to convert to", L->descr);
     if (own ? own != dt : f8 && !gpuir_dtype_is_float(dt))
-        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the file holds '%s' (%s), %s is wanted", L->descr,
+        return gpuir__fail(ctx, GPUIR_ERR_NPY,
+                           ".npy: the file holds '%s' (%s), %s is wanted", L->descr,
                            own ? gpuir_dtype_name(own) : "f64", gpuir_dtype_name(dt));
     gpuir_result r = gpuir_array_alloc(ctx, out, dt, L->rank, L->dims);
     if (r) return r;
@@ -6047,8 +6081,8 @@ static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *
     return GPUIR_OK;
 }
 
-static gpuir_result gpuir__npy_load_as(gpuir_ctx *ctx, const void *bytes, size_t size, gpuir_dtype want,
-                                       gpuir_array *out) {
+static gpuir_result gpuir__npy_load_as(gpuir_ctx *ctx, const void *bytes, size_t size,
+                                       gpuir_dtype want, gpuir_array *out) {
     if (out) memset(out, 0, sizeof *out);
     if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
     if (!out) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_load: out is NULL");
@@ -6091,7 +6125,8 @@ static gpuir_result gpuir__npy_read_file(gpuir_ctx *ctx, const char *path, gpuir
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return gpuir__fail(ctx, GPUIR_ERR_IO, "not a regular file (a .npy input must be one: no device, "
+        return gpuir__fail(ctx, GPUIR_ERR_IO,
+                           "not a regular file (a .npy input must be one: no device, "
                            "FIFO or directory)");
     }
     size_t size = (size_t)st.st_size, head = size < 65536 + 12 ? size : 65536 + 12, got;
@@ -6102,7 +6137,8 @@ static gpuir_result gpuir__npy_read_file(gpuir_ctx *ctx, const char *path, gpuir
         r = gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read the file: %s", strerror(errno));
     if (!r) r = gpuir__npy_layout_of(ctx, buf, got, &L);
     if (!r && size - L.data_at != L.data_bytes)
-        r = gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: the shape needs %zu data bytes, the file has %zu",
+        r = gpuir__fail(ctx, GPUIR_ERR_NPY,
+                        ".npy: the shape needs %zu data bytes, the file has %zu",
                         L.data_bytes, size - L.data_at);
     unsigned char *data = NULL;
     if (!r && !(data = (unsigned char *)GPUIR_MALLOC(L.data_bytes ? L.data_bytes : 1)))
@@ -7573,7 +7609,8 @@ static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
         const gpuir__value *p = gpuir__value_at(m, f->params[i]);
         if (p->type.kind != GPUIR_TYPE_TENSOR)
-            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "bufferize: @%s: parameter %%%s is %s, the "
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                               "bufferize: @%s: parameter %%%s is %s, the "
                                "others tensors: a function is bufferized whole", gpuir__string(m, f->name),
                                gpuir__string(m, p->name), gpuir__tstr(&b, &p->type));
     }
@@ -7643,7 +7680,8 @@ static uint32_t gpuir__bufferize_alloc(gpuir__bufferizer *B, const gpuir__op *op
         int axis;
         if (!gpuir__dim_source(m, op, d, &k, &axis)) {
             gpuir__tbuf b;
-            gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "bufferize: @%s: %s has the dynamic type %s and no operand "
+            gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE,
+                             "bufferize: @%s: %s has the dynamic type %s and no operand "
                         "dim to take the size of its dim %d from (a dynamic dim must be an operand's)",
                         gpuir__string(m, gpuir__func_at(m, op->func)->name), gpuir_op_name(op->kind),
                         gpuir__tstr(&b, want), d);
@@ -7726,7 +7764,8 @@ static uint32_t gpuir__bufferize_dense_constant(gpuir__bufferizer *B, const gpui
     gpuir_module *m = B->m;
     const gpuir__attr *v = gpuir__attr_get(m, op, GPUIR__KEY_VALUE);
     gpuir_type t = gpuir__value_at(m, op->result)->type;
-    if (!v || v->kind != GPUIR__ATTR_DENSE || (int64_t)v->n != gpuir__type_count(&t) || (gpuir_dtype)v->i != t.dtype)
+    if (!v || v->kind != GPUIR__ATTR_DENSE || (int64_t)v->n != gpuir__type_count(&t) ||
+        (gpuir_dtype)v->i != t.dtype)
         return 0;
     uint32_t data = v->off;
     char name[32];
@@ -7768,7 +7807,8 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
         return g.id ? GPUIR_OK : m->ctx->result;
     }
     if (!result || !gpuir__class_computes(cls)) { gpuir__rewrite_keep(m, op_id); return GPUIR_OK; }
-    if (op->kind == GPUIR_OP_CONSTANT && (B->buf[result - 1] = gpuir__bufferize_dense_constant(B, op)) != 0)
+    if (op->kind == GPUIR_OP_CONSTANT &&
+        (B->buf[result - 1] = gpuir__bufferize_dense_constant(B, op)) != 0)
         return GPUIR_OK;
     if (op->kind == GPUIR_OP_RESHAPE) {
         gpuir_type t = gpuir__value_at(m, result)->type;  /* a ? gets its size at run time (gpuir__view_dims) */
@@ -8052,7 +8092,8 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     for (size_t i = 0; i < stbds_arrlenu(grp->params); i++) {
         char pname[32];
         gpuir__join_name(pname, sizeof pname, "arg", 3, "", (int64_t)i);
-        gpuir_value p = gpuir__param(m, pname, gpuir__as_memref(gpuir__value_at(m, grp->params[i])->type,
+        gpuir_value p = gpuir__param(m, pname,
+                                     gpuir__as_memref(gpuir__value_at(m, grp->params[i])->type,
                                                                GPUIR_SPACE_DEVICE));
         stbds_arrput(from, grp->params[i]);
         stbds_arrput(to, p.id);
@@ -8127,12 +8168,13 @@ static gpuir_result gpuir__outline_host(gpuir__outliner *O) {
         const gpuir__group *grp = &O->groups[g - 1];
         if (grp->last != i) continue;
         char sym[GPUIR_MAX_NAME + 16];
-        gpuir__join_name(sym, sizeof sym, GPUIR__KERNEL_MODULE "::", sizeof GPUIR__KERNEL_MODULE + 1,
+        gpuir__join_name(sym, sizeof sym, GPUIR__KERNEL_MODULE "::",
+                         sizeof GPUIR__KERNEL_MODULE + 1,
                          gpuir__string(m, m->funcs[grp->kernel - 1].name), -1);
         uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
         gpuir__attr_push_symbol(m, "kernel", sym);
-        gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, grp->params, (uint32_t)stbds_arrlenu(grp->params),
-                        first, 1, NULL);
+        gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, grp->params,
+                        (uint32_t)stbds_arrlenu(grp->params), first, 1, NULL);
     }
     gpuir_result r = m->ctx->result;
     gpuir__rewrite_end(m, r == GPUIR_OK);
@@ -8447,8 +8489,8 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
     gpuir_module *m = P->m;
     const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
     uint32_t kid = gpuir__launch_kernel(m, sym->off);
-    gpuir__join_name(P->kernel_name, sizeof P->kernel_name, gpuir__string(m, gpuir__func_at(m, kid)->name),
-                     SIZE_MAX, "", -1);
+    gpuir__join_name(P->kernel_name, sizeof P->kernel_name,
+                     gpuir__string(m, gpuir__func_at(m, kid)->name), SIZE_MAX, "", -1);
     const char *kname = P->kernel_name;
     uint32_t host[GPUIR_MAX_OPERANDS] = {0}, dev[GPUIR_MAX_OPERANDS] = {0}, n = op->n_operands;
     uint32_t attrs = op->attrs, n_attrs = op->n_attrs;
@@ -8465,7 +8507,8 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
         if (fresh && P->device_only[b - 1])
             gpuir__place_note(P, b,
                               "device only: no host op touches it (first used by @%s)", kname);
-        if (reads_first && !(P->valid[b - 1] & GPUIR__ON_DEVICE) && (P->valid[b - 1] & GPUIR__ON_HOST)) {
+        if (reads_first && !(P->valid[b - 1] & GPUIR__ON_DEVICE) &&
+            (P->valid[b - 1] & GPUIR__ON_HOST)) {
             gpuir__place_copy(P, twin, b);
             P->valid[b - 1] |= GPUIR__ON_DEVICE;
             gpuir__place_note(P, b, "H2D before @%s, which reads it", kname);
@@ -8488,7 +8531,8 @@ static void gpuir__place_launch(gpuir__placer *P, const gpuir__op *op) {
    copy is stale. */
 static void gpuir__place_fetch(gpuir__placer *P, uint32_t b, const char *why) {
     b = gpuir__view_base(P->m, b);
-    if (!P->twin[b - 1] || (P->valid[b - 1] & GPUIR__ON_HOST) || !(P->valid[b - 1] & GPUIR__ON_DEVICE))
+    if (!P->twin[b - 1] || (P->valid[b - 1] & GPUIR__ON_HOST) ||
+        !(P->valid[b - 1] & GPUIR__ON_DEVICE))
         return;
     gpuir__place_copy(P, b, P->twin[b - 1]);
     P->valid[b - 1] |= GPUIR__ON_HOST;
@@ -8506,7 +8550,8 @@ static bool gpuir__place_device_copy(gpuir__placer *P, const gpuir__op *op) {
     if (!P->twin[dst_base - 1] && !P->launched[dst_base - 1]) {     /* no kernel uses dst: no twin */
         gpuir__place_copy(P, dst, gpuir__place_device_of(P, src));
         P->valid[dst_base - 1] = GPUIR__ON_HOST;
-        gpuir__place_note(P, dst, "%s: its source is current on the device and no kernel uses this buffer, "
+        gpuir__place_note(P, dst,
+                          "%s: its source is current on the device and no kernel uses this buffer, "
                           "so the copy is device to host", "memref.copy");
         return true;
     }
@@ -9068,7 +9113,8 @@ static bool gpuir__kernel_form_allowed(gpuir__kernel_form decided, gpuir__kernel
     size_t n = sizeof gpuir__kernel_form_alternatives / sizeof gpuir__kernel_form_alternatives[0];
     if (f == decided) return true;
     for (size_t i = 0; i < n; i++)
-        if (gpuir__kernel_form_alternatives[i].decided == decided && gpuir__kernel_form_alternatives[i].also == f)
+        if (gpuir__kernel_form_alternatives[i].decided == decided &&
+            gpuir__kernel_form_alternatives[i].also == f)
             return true;
     return false;
 }
@@ -9106,7 +9152,8 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
     if (!given || gpuir__kernel_form_allowed(decided, given)) return GPUIR_OK;
     char allowed[256];
     gpuir__kernel_forms_allowed_text(decided, allowed, sizeof allowed);
-    return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit "
+    return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                       "kernel @%s: %s (line %u): form \"%s\" does not fit "
                        "this kernel: it takes %s", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
                        gpuir__kernel_form_name(given), allowed[0] ? allowed : lead->kind == GPUIR_OP_MATMUL ?
                        "a matmul form on its matmul" : "none (a softmax over another axis than the last: run decompose)");
@@ -9337,7 +9384,8 @@ static void gpuir__async_accesses(gpuir__async *A, const gpuir__op *op) {
     } else if (cls == GPUIR__CLASS_RETURN) {
         for (size_t v = 1; v <= stbds_arrlenu(m->values); v++) {
             const gpuir__value *val = gpuir__value_at(m, (uint32_t)v);
-            if (val->func == A->fid && val->type.kind == GPUIR_TYPE_MEMREF && val->type.space == GPUIR_SPACE_HOST)
+            if (val->func == A->fid && val->type.kind == GPUIR_TYPE_MEMREF &&
+                val->type.space == GPUIR_SPACE_HOST)
                 gpuir__async_touch(A, (uint32_t)v, true);
         }
     } else if (gpuir__class_computes(cls) && !op->result) {   /* a host op in buffer form */
@@ -9500,12 +9548,13 @@ static gpuir_result gpuir__async_report(gpuir__async *A, const uint32_t *ops, si
             if (host) snprintf(who, sizeof who, "before %s, the host", gpuir_op_name(op->kind));
             else {
                 char label[GPUIR_MAX_NAME + 48];
-                snprintf(who, sizeof who, "%s on stream %d", gpuir__async_op_label(m, op, label, sizeof label),
-                         A->stream[i]);
+                snprintf(who, sizeof who, "%s on stream %d",
+                         gpuir__async_op_label(m, op, label, sizeof label), A->stream[i]);
             }
             for (size_t k = 0; k < stbds_arrlenu(list); k++) {
                 uint32_t at = recorder[list[k]];
-                gpuir__str_appendf(&s, "@%s: %s waits for event %lld: %s on stream %d\n", fname, who,
+                gpuir__str_appendf(&s,
+                                   "@%s: %s waits for event %lld: %s on stream %d\n", fname, who,
                                    (long long)list[k], gpuir__async_op_label(m, gpuir__op_at(m, ops[at]), what,
                                                                              sizeof what), A->stream[at]);
             }
@@ -9653,7 +9702,8 @@ static void gpuir__dot_launch(gpuir__str *s, gpuir_module *m, uint32_t fid, uint
     const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
     if (g && b) {
         const int64_t *gi = gpuir__ints_at(m, g->off), *bi = gpuir__ints_at(m, b->off);
-        gpuir__str_appendf(s, "\\ngrid %lldx%lldx%lld, block %lldx%lldx%lld", (long long)gi[0], (long long)gi[1],
+        gpuir__str_appendf(s, "\\ngrid %lldx%lldx%lld, block %lldx%lldx%lld", (long long)gi[0],
+                           (long long)gi[1],
                            (long long)gi[2], (long long)bi[0], (long long)bi[1], (long long)bi[2]);
     }
     gpuir__str_appendf(s, "\"];\n%s", stream >= 0 ? "  }\n" : "");
@@ -9688,8 +9738,8 @@ static void gpuir__dot_func(gpuir__str *s, gpuir_module *m, uint32_t fid) {
         if (op->result && gpuir__value_at(m, op->result)->type.kind == GPUIR_TYPE_MEMREF)
             gpuir__dot_buffer(s, m, op->result);
         if (op->kind == GPUIR_OP_MEMREF_RESHAPE) {
-            gpuir__str_appendf(s, "  v%u -> v%u [label=\"view\", style=dashed];\n", gpuir__op_operand(m, op, 0),
-                               op->result);
+            gpuir__str_appendf(s, "  v%u -> v%u [label=\"view\", style=dashed];\n",
+                               gpuir__op_operand(m, op, 0), op->result);
         } else if (op->kind == GPUIR_OP_GPU_MEMCPY) {
             uint32_t dst = gpuir__op_operand(m, op, 0), src = gpuir__op_operand(m, op, 1);
             bool to_dev = gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_DEVICE;
@@ -10382,7 +10432,8 @@ static uint32_t gpuir__cg_new_var(gpuir__cg *C, gpuir_dtype d) {
 }
 
 static gpuir_result gpuir__cg_fail(gpuir__cg *C, const gpuir__op *op, const char *why) {
-    return gpuir__fail(C->m->ctx, GPUIR_ERR_VERIFY, "codegen: kernel @%s: %s%s%s", gpuir__string(C->m, C->k->name),
+    return gpuir__fail(C->m->ctx, GPUIR_ERR_VERIFY, "codegen: kernel @%s: %s%s%s",
+                       gpuir__string(C->m, C->k->name),
                        op ? gpuir_op_name(op->kind) : "", op ? ": " : "", why);
 }
 
@@ -10420,7 +10471,8 @@ static void gpuir__cg_sanitize(char *out, size_t size, const char *name) {
                   strncmp(name, "GPUIR", 5) == 0;   /* the prelude's names and the implementation's */
     if (prefix) out[n++] = 'p';
     for (const char *c = name; *c && n < 16 && n + 3 < size; c++) {
-        char ch = (char)(((*c | 32) >= 'a' && (*c | 32) <= 'z') || (*c >= '0' && *c <= '9') ? *c : '_');
+        char ch = (char)(((*c | 32) >= 'a' && (*c | 32) <= 'z') ||
+                         (*c >= '0' && *c <= '9') ? *c : '_');
         if (ch != '_' || (n && out[n - 1] != '_')) out[n++] = ch;    /* no "__" (C++ reserves it) */
     }
     while (n && out[n - 1] == '_') n--;        /* x_d0 of "x_" would hold a "__" */
@@ -10434,8 +10486,8 @@ static void gpuir__cg_sanitize(char *out, size_t size, const char *name) {
 /* The name in host function f of the value a launch passes (v): a named
    parameter's or global's, that of the value a device buffer was copied
    from, or out<k> when the buffer becomes result k; "" for none. */
-static const char *gpuir__cg_host_name(const gpuir_module *m, const gpuir__func *f, uint32_t v, char *buf,
-                                       size_t size, int depth) {
+static const char *gpuir__cg_host_name(const gpuir_module *m, const gpuir__func *f,
+                                       uint32_t v, char *buf, size_t size, int depth) {
     const gpuir__value *x = gpuir__value_at(m, v);
     if (x->name) return gpuir__string(m, x->name);
     const gpuir__op *def = x->def_op ? gpuir__op_at(m, x->def_op) : NULL;
@@ -10676,8 +10728,8 @@ static gpuir__cg_dims gpuir__cg_dims_of(const gpuir__cg *C, const gpuir_type *t)
     return d;
 }
 
-static void gpuir__cg_type_index(const gpuir__cg *C, gpuir__str *s, const gpuir_type *S, const gpuir_type *T,
-                                 const char *ivar) {
+static void gpuir__cg_type_index(const gpuir__cg *C, gpuir__str *s, const gpuir_type *S,
+                                 const gpuir_type *T, const char *ivar) {
     gpuir__cg_dims sd = gpuir__cg_dims_of(C, S), td = gpuir__cg_dims_of(C, T);
     gpuir__cg_bcast_index(s, &sd, &td, ivar);
 }
@@ -10774,8 +10826,8 @@ static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, co
 
 /* The register holding operand b at the current element, loading it first
    if needed. */
-static gpuir_result gpuir__cg_operand(gpuir__cg *C, const gpuir__op *op, uint32_t b, const gpuir_type *S,
-                                      const char *ivar, uint32_t *var) {
+static gpuir_result gpuir__cg_operand(gpuir__cg *C, const gpuir__op *op, uint32_t b,
+                                      const gpuir_type *S, const char *ivar, uint32_t *var) {
     if (C->cur[b - 1]) { *var = C->cur[b - 1] - 1; return GPUIR_OK; }
     if (gpuir__cg_param_index(C, b) < 0)
         return gpuir__cg_fail(C, op, "reads a kernel-private buffer before anything writes it");
@@ -10879,8 +10931,8 @@ static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const g
 
 /* The index in the source st of a transpose's element ivar of space S (out
    dim i is source dim perm[i]). */
-static void gpuir__cg_permuted_index(const gpuir__cg *C, gpuir__str *idx, const gpuir__op *op, const gpuir_type *S,
-                                     const gpuir_type *st, const char *ivar) {
+static void gpuir__cg_permuted_index(const gpuir__cg *C, gpuir__str *idx, const gpuir__op *op,
+                                     const gpuir_type *S, const gpuir_type *st, const char *ivar) {
     const gpuir__attr *perm = gpuir__attr_get(C->m, op, GPUIR__KEY_PERM);
     const int64_t *pv = gpuir__ints_at(C->m, perm->off);
     gpuir__cg_dims sd = gpuir__cg_dims_of(C, st), od = gpuir__cg_dims_of(C, S);
@@ -10968,7 +11020,8 @@ static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const 
             return gpuir__cg_fail(C, op, "writes a buffer whose shape differs from the kernel's iteration space");
         gpuir__cg_comment(C, C->k->ops[i], op);
         gpuir_result r;
-        if (cls == GPUIR__CLASS_TRANSPOSE || cls == GPUIR__CLASS_RESHAPE || cls == GPUIR__CLASS_BROADCAST)
+        if (cls == GPUIR__CLASS_TRANSPOSE || cls == GPUIR__CLASS_RESHAPE ||
+            cls == GPUIR__CLASS_BROADCAST)
             r = gpuir__cg_gather(C, op, S, ivar);
         else if (gpuir__is_elementwise(cls) || cls == GPUIR__CLASS_CONSTANT) {
             if (cls == GPUIR__CLASS_CONSTANT && !gpuir__attr_get(m, op, GPUIR__KEY_VALUE))
@@ -11082,8 +11135,8 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
         bool reads, writes;
         gpuir__param_access(m, C->k, i, &reads, &writes);
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
-        gpuir__str_appendf(&params, "%s%s%s *%s", i ? ", " : "", writes ? "" : "const ", gpuir__cg_storage(t->dtype),
-                           gpuir__cg_param(C, (int)i));
+        gpuir__str_appendf(&params, "%s%s%s *%s", i ? ", " : "", writes ? "" : "const ",
+                           gpuir__cg_storage(t->dtype), gpuir__cg_param(C, (int)i));
     }
     for (size_t i = 0; i < n; i++) {            /* then the dynamic dims, in order */
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[i])->type;
@@ -11148,8 +11201,8 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
         char quad[64];
         snprintf(quad, sizeof quad, "v%u, v%u, v%u, v%u", out[p][0] - 1, out[p][1] - 1,
                  out[p][2] - 1, out[p][3] - 1);
-        gpuir__cg_line(C, "((%s *)%s)[q] = GPUIR_%s(%s);", fl ? "float4" : "int4", gpuir__cg_param(C, (int)p),
-                       fl ? "FLOAT4" : "INT4", quad);
+        gpuir__cg_line(C, "((%s *)%s)[q] = GPUIR_%s(%s);", fl ? "float4" : "int4",
+                       gpuir__cg_param(C, (int)p), fl ? "FLOAT4" : "INT4", quad);
     }
     gpuir__cg_close(C);
     return GPUIR_OK;
@@ -11247,8 +11300,8 @@ static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float,
 /* The body of a reduction's loop over its elements (at index `i`): the
    fused producers, the reduced value, `acc` combined with it (converted by
    `cast`, e.g. "(float)"). */
-static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__op *op, const gpuir_type *x,
-                                          const char *cast) {
+static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__op *op,
+                                          const gpuir_type *x, const char *cast) {
     gpuir__cg_reset_values(C);
     gpuir_result r = gpuir__cg_chain(C, 0, at, x, "i");
     uint32_t v = 0;
@@ -12246,8 +12299,8 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
 }
 
 /* The three passes of a row too long for registers: it is read three times. */
-static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, int pd, const char *ld,
-                                       const char *st) {
+static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, int pd,
+                                       const char *ld, const char *st) {
     long long T = C->threads;
     const char *out = gpuir__cg_param(C, pd);
     char elem[96], in[112], value[256];
@@ -12526,8 +12579,8 @@ static void gpuir__cg_rows_store4(gpuir__cg *C, uint32_t (*out)[4]) {
         if (!out[p][0]) continue;
         gpuir_dtype d = gpuir__value_at(C->m, C->k->params[p])->type.dtype;
         if (d == GPUIR_F32) {
-            gpuir__cg_line(C, "((float4 *)(%s + base))[q] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);", gpuir__cg_param(C, (int)p),
-                           out[p][0] - 1,
+            gpuir__cg_line(C, "((float4 *)(%s + base))[q] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);",
+                           gpuir__cg_param(C, (int)p), out[p][0] - 1,
                            out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
             continue;
         }
@@ -12699,7 +12752,8 @@ static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
     long long per = R->ncols > 0 ? (R->ncols + C->threads - 1) / C->threads : 0;
     R->per = per && per * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS ? per : 0;
     long long quads = R->ncols > 0 && R->ncols % 4 == 0 ? R->ncols / 4 : 0, per4 = (quads + C->threads - 1) / C->threads;
-    if (quads && gpuir__cg_rows_floats(C, R) && per4 * 4 * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS) {
+    if (quads && gpuir__cg_rows_floats(C, R) &&
+        per4 * 4 * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS) {
         R->vec = 4;
         R->per = per4;
     }
@@ -12841,14 +12895,16 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->pack = bf ? "gpuir_pack_bf16x2" : "gpuir_pack_f16x2";
     if (A->pq < 0 || A->pk < 0 || A->pv < 0 || A->po < 0 || (n == 5 && A->pm < 0))
         return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
-    if ((A->D != 64 && A->D != 128) || A->Sq <= 0 || A->Sk <= 0 || gpuir__ops_compute_besides(C, op))
+    if ((A->D != 64 && A->D != 128) || A->Sq <= 0 || A->Sk <= 0 ||
+        gpuir__ops_compute_besides(C, op))
         return gpuir__cg_fail(C, op, "the fused kernel takes head dims 64 and 128, at least one key, and nothing else in its kernel");
     return GPUIR_OK;
 }
 
 /* cp.async of `rows` rows of D halves from `base` (rows row0.., zeros
    from row `limit` on) into shared rows at `dst`. */
-static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows, const char *dst, const char *base,
+static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows,
+                                const char *dst, const char *base,
                                 const char *row0, long long limit) {
     long long pieces = A->D / 8;
     gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
@@ -12970,8 +13026,8 @@ static void gpuir__cg_attn_store(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "float inv = 1.0f / l;");
     gpuir__cg_line(C, "int row = r0 + warp * 16 + g + h * 8;");
     gpuir__cg_line(C, "if (row >= %lld) continue;", A->Sq);
-    gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + (bh * %lldLL + row) * %lld + q4 * 2);", gpuir__cg_param(C, A->po),
-                   A->Sq, A->D);
+    gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + (bh * %lldLL + row) * %lld + q4 * 2);",
+                   gpuir__cg_param(C, A->po), A->Sq, A->D);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) dst[d * 4] = %s(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);", A->D / 8, A->pack);
     gpuir__cg_close(C);
@@ -13016,7 +13072,8 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     C->depth = 1;
     gpuir__cg_comment(C, C->k->ops[at], op);
     gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes: Q, then K and V in two stages */", C->dynamic_bytes);
-    gpuir__cg_line(C, "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;",
+    gpuir__cg_line(C,
+                   "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;",
                    A.br * A.rs, 2 * stage);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q4 = lane %% 4;");
     gpuir__cg_line(C, "const float sl2 = %.9gf;     /* the scale times log2(e): scores in exp2's units */", A.scale * 1.4426950408889634);
@@ -13029,8 +13086,8 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
                    gpuir__cg_param(C, A.pq), A.Sq * A.D, gpuir__cg_param(C, A.pk), A.Sk * A.D,
                    gpuir__cg_param(C, A.pv), A.Sk * A.D);
     if (A.causal)       /* the tiles up to the block's last row's key */
-        gpuir__cg_line(C, "int nkv = (r0 + %lld) / %d + 1 < %lld ? (r0 + %lld) / %d + 1 : %lld;", A.br - 1, GPUIR__ATTN_BC,
-                       A.ktiles, A.br - 1, GPUIR__ATTN_BC, A.ktiles);
+        gpuir__cg_line(C, "int nkv = (r0 + %lld) / %d + 1 < %lld ? (r0 + %lld) / %d + 1 : %lld;",
+                       A.br - 1, GPUIR__ATTN_BC, A.ktiles, A.br - 1, GPUIR__ATTN_BC, A.ktiles);
     else gpuir__cg_line(C, "int nkv = %lld;", A.ktiles);
     gpuir__cg_attn_load(C, &A, A.br, "sq", "qg", "r0", A.Sq);
     gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sk", "kg", "0", A.Sk);
@@ -13140,8 +13197,8 @@ static bool gpuir__cg_needs_wide(const gpuir_module *m, const gpuir__func *k) {
 #define GPUIR__CG_MAX_DENSE 65536
 
 /* One element of a dense constant as a C literal of the compute type. */
-static void gpuir__cg_dense_literal(gpuir__str *s, const gpuir_module *m, const gpuir__attr *v, gpuir_dtype d,
-                                    size_t i) {
+static void gpuir__cg_dense_literal(gpuir__str *s, const gpuir_module *m, const gpuir__attr *v,
+                                    gpuir_dtype d, size_t i) {
     gpuir__attr one;
     memset(&one, 0, sizeof one);
     const unsigned char *bytes = gpuir__bytes_at(m, v->off);
@@ -13266,7 +13323,8 @@ static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos
     for (size_t i = 0; i < stbds_arrlenu(infos); i++) {
         const gpuir__cg_kernel_info *k = &infos[i];
         char sizes[96];         /* shared bytes, dynamic shared bytes, barriers, parameters, tensor maps */
-        snprintf(sizes, sizeof sizes, "%uu, %uu, %d, %zuu, %uu", k->shared_bytes, k->dynamic_bytes, k->barriers ? 1 : 0,
+        snprintf(sizes, sizeof sizes, "%uu, %uu, %d, %zuu, %uu", k->shared_bytes, k->dynamic_bytes,
+                 k->barriers ? 1 : 0,
                  stbds_arrlenu(gpuir__func_at(m, k->func)->params), k->n_tmaps);
         gpuir__cg_line(C, "{\"%s\", %s_emu, %s},", k->cname, k->cname, sizes);
     }
@@ -13290,8 +13348,8 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
     C.loaded4 = (bool *)gpuir__calloc(GPUIR_MAX_OPERANDS + 1, sizeof *C.loaded4);
     C.lane = -1;
     gpuir_result r = C.cur && C.loaded4 ? GPUIR_OK : gpuir__oom(m->ctx, "codegen");
-    if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s", target->prelude,
-                               gpuir__cg_ranks, gpuir__cg_helpers);
+    if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s",
+                               target->prelude, gpuir__cg_ranks, gpuir__cg_helpers);
     if (!r && gpuir__module_uses_tensor_cores(m))
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
     if (!r && gpuir__module_uses_wgmma(m))
