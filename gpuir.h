@@ -18025,8 +18025,7 @@ static gpuir_result gpuir__emu_build(void *self, gpuir_program *p, gpuir__built 
     b->self = self;                      /* unused: the context's toolchain compiles */
     b->compile = gpuir__emu_compile;
     if (b->image) return GPUIR_OK;       /* a lowered program's object (gpuir__lowered_object) */
-    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
-    const char *id = h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
+    const char *id = gpuir__emu_compiler_id(self, p, NULL);
     if (!id) return p->ctx->result;
     const char *parts[5] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-", GPUIR_VERSION_STRING};
     return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, b);
