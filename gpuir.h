@@ -21015,20 +21015,13 @@ static gpuir_result gpuir__program_codegen(gpuir_program *p) {
     return p->source ? GPUIR_OK : p->ctx->result;
 }
 
-/* What compiles the kernels, as the key names it: NVRTC's version (loaded
-   now if it is not yet) or the emulator's compiler identity. NULL with the
-   context's error when it cannot be found. */
-static const char *gpuir__lowered_compiler(gpuir_program *p, char buf[64]) {
-    return p->drv.compiler_id(p->drv.self, p, buf);
-}
-
 /* The lowered program's key: the input module's text, the backend, the
    target (sm, SM count) and every option lowering or compiling reads
    (desc.synchronous, desc.emu_sanitize, the context's max_shared_bytes),
    the compiler's identity, the gpuir version and the entry's format. */
 static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
     char compiler_buf[64], options[160];
-    const char *compiler = gpuir__lowered_compiler(p, compiler_buf);
+    const char *compiler = p->drv.compiler_id(p->drv.self, p, compiler_buf);   /* NULL: the context's error */
     if (!compiler) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the compiler's identity");
     char *text = gpuir_module_print(p->m);
     if (!text) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the lowered program's key");
