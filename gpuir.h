@@ -17448,14 +17448,30 @@ typedef struct gpuir__emu_cc_id {
     char *id;                   /* its resolved path, size, mtime and --version output */
 } gpuir__emu_cc_id;
 
+/* A shared object the context has dlopen'ed, kept by its bytes' SHA-256:
+   a program that loads the same bytes again takes this handle (no dlopen).
+   Kept while programs use it, and idle while the context has at most
+   GPUIR__EMU_KEPT_OBJECTS of them; closed with the context. */
+typedef struct gpuir__emu_object {
+    unsigned char digest[32];
+    void *dl;
+    const gpuir_emu_kernel *table;
+    size_t users;               /* the programs' modules that hold it */
+} gpuir__emu_object;
+
+#define GPUIR__EMU_KEPT_OBJECTS 32
+
 /* The emulator's host side of one context: a private temporary directory
    for sources, shared objects and the compiler's own temporary files,
    locked (fcntl) while the context lives so that other processes know it
-   is in use, and the identities of the compilers it ran. */
+   is in use, the identities of the compilers it ran, and the shared
+   objects it loaded. */
 typedef struct gpuir__emu_toolchain {
     char *dir;                  /* $TMPDIR/gpuir-<pid>-XXXXXX, or NULL before the first use */
     int lock;                   /* <dir>/lock, locked; -1 */
     gpuir__emu_cc_id *ccs;      /* stb_ds */
+    gpuir__emu_object *objects; /* stb_ds: the loaded shared objects */
+    uint64_t dlopens;           /* shared objects dlopen'ed (tests read it) */
 } gpuir__emu_toolchain;
 
 /* The context's emulator host state, made on first use; NULL when out of
@@ -17620,15 +17636,23 @@ static void gpuir__emu_toolchain_free(gpuir__emu_toolchain *h) {
         GPUIR_FREE(h->ccs[i].id);
     }
     stbds_arrfree(h->ccs);
+    for (size_t i = 0; i < stbds_arrlenu(h->objects); i++) dlclose(h->objects[i].dl);
+    stbds_arrfree(h->objects);
     GPUIR_FREE(h->dir);
     GPUIR_FREE(h);
 }
 
-/* Loads a shared object from its bytes: written to a file in the context's
-   private directory, dlopen'ed, and the file removed at once. A file that
-   cannot be written is an OS error naming the path and the errno. */
-static int gpuir__emu_module_load(void *self, void **module, const void *image, size_t size) {
-    gpuir__emu *E = (gpuir__emu *)self;
+/* The context's loaded object with these bytes' digest, or NULL. */
+static gpuir__emu_object *gpuir__emu_object_find(gpuir__emu_toolchain *h, const unsigned char digest[32]) {
+    for (size_t i = 0; i < stbds_arrlenu(h->objects); i++)
+        if (memcmp(h->objects[i].digest, digest, 32) == 0) return &h->objects[i];
+    return NULL;
+}
+
+/* dlopens a shared object from its bytes: written to a file in the
+   context's private directory, dlopen'ed, and the file removed at once. A
+   file that cannot be written is an OS error naming the path and the errno. */
+static int gpuir__emu_object_open(gpuir__emu *E, const void *image, size_t size, gpuir__emu_object *o) {
     char path[PATH_MAX];
     int err = 0;
     int fd = gpuir__emu_temp_file(E->host, path, "module", E->detail, sizeof E->detail, &err);
@@ -17644,26 +17668,55 @@ static int gpuir__emu_module_load(void *self, void **module, const void *image, 
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) snprintf(E->detail, sizeof E->detail, "%s", dlerror());
     unlink(path);
-    gpuir__emu_module *mod = dl ? (gpuir__emu_module *)gpuir__calloc(1, sizeof *mod) : NULL;
-    const gpuir_emu_kernel *table = dl ? (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels") : NULL;
-    if (!mod || !table) {
-        if (dl && !table) snprintf(E->detail, sizeof E->detail, "the module has no gpuir_emu_kernels table");
-        GPUIR_FREE(mod);
-        if (dl) dlclose(dl);
-        return dl && table ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_INVALID_IMAGE;
+    if (!dl) return GPUIR__CU_INVALID_IMAGE;
+    E->host->dlopens++;
+    o->dl = dl;
+    o->table = (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels");
+    if (o->table) return 0;
+    snprintf(E->detail, sizeof E->detail, "the module has no gpuir_emu_kernels table");
+    dlclose(dl);
+    return GPUIR__CU_INVALID_IMAGE;
+}
+
+/* Loads a shared object from its bytes: the context's handle for the same
+   bytes when it has one, else dlopen'ed (gpuir__emu_object_open) and kept. */
+static int gpuir__emu_module_load(void *self, void **module, const void *image, size_t size) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    gpuir__emu_object fresh;
+    memset(&fresh, 0, sizeof fresh);
+    gpuir__cache_sha256_buf(image, size, fresh.digest);
+    gpuir__emu_object *o = gpuir__emu_object_find(E->host, fresh.digest);
+    gpuir__emu_module *mod = (gpuir__emu_module *)gpuir__calloc(1, sizeof *mod);
+    if (!mod) return GPUIR__CU_OUT_OF_MEMORY;
+    if (!o) {
+        int rc = gpuir__emu_object_open(E, image, size, &fresh);
+        if (rc) { GPUIR_FREE(mod); return rc; }
+        stbds_arrput(E->host->objects, fresh);
+        o = &E->host->objects[stbds_arrlenu(E->host->objects) - 1];
     }
-    mod->dl = dl;
-    mod->table = table;
+    o->users++;
+    mod->dl = o->dl;
+    mod->table = o->table;
     *module = mod;
     E->live_modules++;
     return 0;
 }
 
+/* Lets a module go: its object stays loaded for the context's next
+   programs while it keeps at most GPUIR__EMU_KEPT_OBJECTS. */
 static int gpuir__emu_module_unload(void *self, void *module) {
     gpuir__emu *E = (gpuir__emu *)self;
     gpuir__emu_module *mod = (gpuir__emu_module *)module;
     if (!mod) return GPUIR__CU_INVALID_VALUE;
-    dlclose(mod->dl);
+    gpuir__emu_toolchain *h = E->host;
+    for (size_t i = 0; i < stbds_arrlenu(h->objects); i++) {
+        if (h->objects[i].dl != mod->dl) continue;
+        if (--h->objects[i].users == 0 && stbds_arrlenu(h->objects) > GPUIR__EMU_KEPT_OBJECTS) {
+            dlclose(h->objects[i].dl);
+            stbds_arrdel(h->objects, i);
+        }
+        break;
+    }
     GPUIR_FREE(mod);
     E->live_modules--;
     return 0;

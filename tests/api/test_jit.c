@@ -300,6 +300,38 @@ TEST(a_fresh_process_with_a_warm_cache_never_compiles) {
     unlink(bundle);
 }
 
+/* The emulator keeps what it dlopen'ed per context: a second make of the
+   same program (alive or destroyed) takes the same handle, no dlopen; the
+   programs sharing it run, and run on after one of them is destroyed;
+   another program's object is opened; another context opens its own. */
+TEST(a_second_make_in_a_context_does_not_dlopen_again) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir_program *a = make(ctx, add_text, GPUIR_BACKEND_EMU);
+    check_runs(ctx, a, add_text, 64, 16);
+    gpuir__emu_toolchain *h = ctx->emu_toolchain;
+    CHECK(h && h->dlopens == 1);
+    if (!h) { gpuir_ctx_destroy(ctx); rm_rf(dir); return; }
+    gpuir_program *b = make(ctx, add_text, GPUIR_BACKEND_EMU);       /* while a lives */
+    CHECK(h->dlopens == 1);
+    gpuir_program_destroy(a);
+    check_runs(ctx, b, add_text, 64, 16);                            /* a's going closed nothing */
+    gpuir_program_destroy(b);
+    gpuir_program *c = make(ctx, add_text, GPUIR_BACKEND_EMU);       /* after both are gone */
+    CHECK(h->dlopens == 1);
+    check_runs(ctx, c, add_text, 64, 16);
+    gpuir_program *w = make(ctx, add_text_wider, GPUIR_BACKEND_EMU); /* other bytes: opened */
+    CHECK(h->dlopens == 2 && stbds_arrlenu(h->objects) == 2);
+    check_runs(ctx, w, add_text_wider, 64, 32);
+    gpuir_ctx_destroy(ctx);
+    gpuir_ctx *other = ctx_with_cache(dir);                          /* a context of its own */
+    check_runs(other, make(other, add_text, GPUIR_BACKEND_EMU), add_text, 64, 16);
+    CHECK(other->emu_toolchain && other->emu_toolchain->dlopens == 1);
+    gpuir_ctx_destroy(other);
+    rm_rf(dir);
+}
+
 /* SHA-256, which every warm hit runs over its entry (the key, the
    checksum), against the FIPS 180-2 examples: one block, two blocks, and
    a million bytes fed in pieces. */
@@ -569,5 +601,6 @@ int main(void) {
     RUN(a_bad_lowered_program_is_refused_and_rebuilt);
     RUN(the_context_is_created_while_the_kernels_compile);
     RUN(a_fresh_process_with_a_warm_cache_never_compiles);
+    RUN(a_second_make_in_a_context_does_not_dlopen_again);
     return CHECK_EXIT();
 }
