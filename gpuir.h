@@ -14215,6 +14215,9 @@ typedef struct gpuir__built {
 } gpuir__built;
 static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
                                         gpuir__compile_fn compile, gpuir__built *b);
+static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]);
+static bool gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext, char *out, size_t size);
+static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext, const char *value);
 
 /* ---- the CUDA device table over the loaded driver ---- */
 
@@ -14226,6 +14229,7 @@ typedef struct gpuir__cudart {
     gpuir__cuda cu;
     gpuir__nvrtc nv;
     bool nv_loaded;
+    char nv_version[32];            /* "nvrtc 13.0", once known (loaded or remembered) */
     gpuir__cuda_device dev;
     gpuir__CUcontext context;
     gpuir__CUstream *streams;       /* stb_ds: table stream s is streams[s - 1] */
@@ -14647,10 +14651,64 @@ static gpuir_result gpuir__cuda_compile(void *self, gpuir_program *p, void **ima
     return r;
 }
 
+/* Appends what identifies the file at path (device, inode, size,
+   modification time; "none" when it is not there) to s. */
+static void gpuir__file_identity(gpuir__str *s, const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) { gpuir__str_appendf(s, "%s: none\n", path); return; }
+    gpuir__str_appendf(s, "%s: %llu:%llu %lld %lld.%09ld\n", path, (unsigned long long)st.st_dev,
+                       (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                       (long)st.st_mtim.tv_nsec);
+}
+
+/* The key of what decides which libnvrtc gpuir__nvrtc_open would load:
+   $GPUIR_NVRTC_LIBRARY (and its file), $LD_LIBRARY_PATH (and each of its
+   directories: a library added, replaced or removed there changes the
+   directory), the dynamic linker's cache (ldconfig rewrites it when a
+   library is installed) and the executable (its run path). False when out
+   of memory (the caller loads NVRTC instead). */
+static bool gpuir__nvrtc_finder_key(char key[65]) {
+    gpuir__str s = {NULL};
+    const char *lib = getenv("GPUIR_NVRTC_LIBRARY"), *path = getenv("LD_LIBRARY_PATH");
+    gpuir__str_appendf(&s, "GPUIR_NVRTC_LIBRARY=%s\n", lib ? lib : "");
+    if (lib && strchr(lib, '/')) gpuir__file_identity(&s, lib);
+    gpuir__str_appendf(&s, "LD_LIBRARY_PATH=%s\n", path ? path : "");
+    for (const char *at = path; at && *at;) {
+        size_t n = strcspn(at, ":");
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", (int)(n < PATH_MAX - 1 ? n : PATH_MAX - 1), at);
+        if (n) gpuir__file_identity(&s, dir);
+        at += n + (at[n] == ':');
+    }
+    gpuir__file_identity(&s, "/etc/ld.so.cache");
+    gpuir__file_identity(&s, "/proc/self/exe");
+    if (!s.buf) return false;
+    const char *parts[3] = {"which libnvrtc loads", gpuir__str_cstr(&s), GPUIR_VERSION_STRING};
+    gpuir__cache_key(parts, 3, key);
+    gpuir__str_free(&s);
+    return true;
+}
+
+#define GPUIR__NVRTC_MEMO_EXT "nvrtc"
+
+/* NVRTC's version for cache keys, found once per state: remembered by the
+   context's cache under what decides which libnvrtc loads
+   (gpuir__nvrtc_finder_key), so that a warm make does not load NVRTC (a
+   dlopen of 20 ms or more); else loaded, asked and remembered. */
 static const char *gpuir__cuda_compiler_id(void *self, gpuir_program *p, char buf[64]) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    if (gpuir__cuda_nvrtc(p->ctx, C)) return NULL;
-    snprintf(buf, 64, "nvrtc %d.%d", C->nv.major, C->nv.minor);
+    char key[65];
+    bool keyed = !C->nv_version[0] && !C->nv_loaded && gpuir__nvrtc_finder_key(key);
+    if (keyed && gpuir__cache_memo_get(p->ctx, key, GPUIR__NVRTC_MEMO_EXT, C->nv_version, sizeof C->nv_version) &&
+        strncmp(C->nv_version, "nvrtc ", 6) != 0)
+        C->nv_version[0] = '\0';                   /* not what we store: ask NVRTC */
+    if (p->ctx->result) return NULL;                /* no cache: out of memory */
+    if (!C->nv_version[0]) {
+        if (gpuir__cuda_nvrtc(p->ctx, C)) return NULL;
+        snprintf(C->nv_version, sizeof C->nv_version, "nvrtc %d.%d", C->nv.major, C->nv.minor);
+        if (keyed && gpuir__cache_memo_put(p->ctx, key, GPUIR__NVRTC_MEMO_EXT, C->nv_version)) return NULL;
+    }
+    snprintf(buf, 64, "%s", C->nv_version);
     return buf;
 }
 
@@ -15874,6 +15932,33 @@ static gpuir_result gpuir__cached_store(gpuir_program *p, const gpuir__built *b)
     gpuir__cache *c = gpuir__ctx_cache(p->ctx);
     if (b->cached || !c) return GPUIR_OK;
     return gpuir__cache_put(c, b->key, b->ext, b->image, b->size);
+}
+
+/* A small fact the context's cache remembers for later processes (a
+   value of at most size - 1 bytes, no NUL) under key and ext: not counted
+   in the hits, misses or writes (which count compiled modules); a bad
+   entry is counted corrupt and deleted like any other. */
+static bool gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext, char *out, size_t size) {
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    if (!c) return false;                        /* out of memory: the context's error */
+    gpuir__cache_stats before = c->stats;
+    const void *bytes;
+    size_t n;
+    bool found = gpuir__cache_get(c, key, ext, &bytes, &n);
+    c->stats.mem_hits = before.mem_hits, c->stats.disk_hits = before.disk_hits, c->stats.misses = before.misses;
+    if (!found || n >= size || memchr(bytes, '\0', n)) return false;
+    memcpy(out, bytes, n);
+    out[n] = '\0';
+    return true;
+}
+
+static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext, const char *value) {
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    if (!c) return ctx->result;
+    gpuir__cache_stats before = c->stats;
+    gpuir_result r = gpuir__cache_put(c, key, ext, value, strlen(value));
+    c->stats.writes = before.writes, c->stats.write_failures = before.write_failures;
+    return r;
 }
 
 /* Drops a cached module that failed to load (`why`) from memory and disk,

@@ -332,6 +332,84 @@ TEST(a_second_make_in_a_context_does_not_dlopen_again) {
     rm_rf(dir);
 }
 
+/* A fake CUDA device (sm_90) for makes through the CUDA backend with no
+   GPU: modules "load" (the image's first bytes are kept, to see what was
+   loaded) and every kernel is found; nothing runs. Installed as the
+   context's CUDA state, as its first CUDA program would make it. */
+static struct { int loads; char first[8]; } fakedev;
+static gpuir__CUresult fd_push(gpuir__CUcontext c) { (void)c; return 0; }
+static gpuir__CUresult fd_pop(gpuir__CUcontext *c) { *c = NULL; return 0; }
+static gpuir__CUresult fd_sync(void) { return 0; }
+static gpuir__CUresult fd_load(gpuir__CUmodule *m, const void *image) {
+    fakedev.loads++;
+    memcpy(fakedev.first, image, sizeof fakedev.first);
+    *m = (gpuir__CUmodule)&fakedev;
+    return 0;
+}
+static gpuir__CUresult fd_unload(gpuir__CUmodule m) { return m == (gpuir__CUmodule)&fakedev ? 0 : 400; }
+static gpuir__CUresult fd_function(gpuir__CUfunction *f, gpuir__CUmodule m, const char *name) {
+    (void)name;
+    *f = (gpuir__CUfunction)m;
+    return 0;
+}
+
+static gpuir_ctx *ctx_with_fake_device(const char *dir) {
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir__cudart *C = (gpuir__cudart *)gpuir__calloc(1, sizeof *C);
+    if (!ctx || !C) { GPUIR_FREE(C); return ctx; }
+    gpuir__cuda_device d = {0, 0, "fake H100", 9, 0, 90, 132, 1024, {1024, 1024, 64}, {2147483647, 65535, 65535},
+                            49152, 232448, 32, 1, (size_t)80 << 30, 13000};
+    C->dev = d;
+    C->context = (gpuir__CUcontext)&fakedev;
+    C->cu.cuCtxPushCurrent = fd_push;
+    C->cu.cuCtxPopCurrent = fd_pop;
+    C->cu.cuCtxSynchronize = fd_sync;
+    C->cu.cuModuleLoadData = fd_load;
+    C->cu.cuModuleUnload = fd_unload;
+    C->cu.cuModuleGetFunction = fd_function;
+    ctx->cuda = C;
+    return ctx;
+}
+
+/* A CUDA make remembers NVRTC's version in the cache: a later process's
+   warm make (a lowered-program hit) loads the cubin without loading NVRTC,
+   even where NVRTC cannot be loaded at all; what decides which libnvrtc
+   loads ($GPUIR_NVRTC_LIBRARY here) changing makes it ask NVRTC again. */
+TEST(a_warm_cuda_make_does_not_load_nvrtc) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *cold = ctx_with_fake_device(dir);
+    gpuir_program *p = make(cold, add_text, GPUIR_BACKEND_CUDA);
+    gpuir__cudart *C = cold->cuda;
+    if (!p && strstr(gpuir_ctx_error(cold), "NVRTC is unavailable")) {
+        gpuir_ctx_destroy(cold);
+        rm_rf(dir);
+        SKIP("no NVRTC on this machine");
+    }
+    CHECK(p && C->nv_loaded && gpuir_ctx_cache_stats(cold).compiles == 1 && fakedev.loads == 1);
+    CHECK(memcmp(fakedev.first, "\177ELF", 4) == 0);                /* a cubin */
+    gpuir_ctx_destroy(cold);
+    char *was = getenv("GPUIR_NVRTC_LIBRARY");
+    char *saved = was ? strdup(was) : NULL;
+    char unloadable[64];
+    snprintf(unloadable, sizeof unloadable, "%s/no-libnvrtc.so", dir);
+    gpuir_ctx *warm = ctx_with_fake_device(dir);                     /* NVRTC as it was */
+    memset(&fakedev, 0, sizeof fakedev);
+    p = make(warm, add_text, GPUIR_BACKEND_CUDA);
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(warm);
+    CHECK(p && !warm->cuda->nv_loaded && cs.lowered_hits == 1 && cs.compiles == 0 && fakedev.loads == 1);
+    CHECK(memcmp(fakedev.first, "\177ELF", 4) == 0);
+    gpuir_ctx_destroy(warm);
+    setenv("GPUIR_NVRTC_LIBRARY", unloadable, 1);                    /* another NVRTC: asked, and absent */
+    warm = ctx_with_fake_device(dir);
+    CHECK(make(warm, add_text, GPUIR_BACKEND_CUDA) == NULL && strstr(gpuir_ctx_error(warm), "no-libnvrtc.so"));
+    gpuir_ctx_destroy(warm);
+    if (saved) setenv("GPUIR_NVRTC_LIBRARY", saved, 1);
+    else unsetenv("GPUIR_NVRTC_LIBRARY");
+    free(saved);
+    rm_rf(dir);
+}
+
 /* SHA-256, which every warm hit runs over its entry (the key, the
    checksum), against the FIPS 180-2 examples: one block, two blocks, and
    a million bytes fed in pieces. */
@@ -602,5 +680,6 @@ int main(void) {
     RUN(the_context_is_created_while_the_kernels_compile);
     RUN(a_fresh_process_with_a_warm_cache_never_compiles);
     RUN(a_second_make_in_a_context_does_not_dlopen_again);
+    RUN(a_warm_cuda_make_does_not_load_nvrtc);
     return CHECK_EXIT();
 }
