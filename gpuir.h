@@ -981,8 +981,8 @@ struct gpuir_ctx {
     struct gpuir__emu_toolchain *emu_toolchain; /* the emulator's temp directory and compilers (rt.emu) */
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
-    const char *test_version;         /* tests only: the gpuir version lowered programs are keyed
-                                         by (NULL: GPUIR_VERSION_STRING; gpuir__lowered_key) */
+    const char *test_version;         /* tests only: the gpuir version cache entries are keyed
+                                         by (NULL: GPUIR_VERSION_STRING; gpuir__cache_version) */
     uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
     int log_level;                    /* GPUIR_LOG at creation: 0, 1 or 2 */
     char *dump_dir;                   /* GPUIR_DUMP_DIR at creation, or NULL */
@@ -14216,6 +14216,7 @@ typedef struct gpuir__built {
 static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
                                         gpuir__compile_fn compile, gpuir__built *b);
 static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]);
+static const char *gpuir__cache_version(const gpuir_ctx *ctx);
 static bool gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext, char *out, size_t size);
 static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext, const char *value);
 
@@ -14727,7 +14728,7 @@ static gpuir_result gpuir__cuda_build(void *self, gpuir_program *p, gpuir__built
     snprintf(arch, sizeof arch, "%s_%d%s", as_ptx ? "compute" : "sm", sm,
              gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx) ? "a" : "");
     snprintf(nvrtc, sizeof nvrtc, "nvrtc %d.%d", C->nv.major, C->nv.minor);
-    const char *parts[5] = {"cuda", p->source, arch, nvrtc, GPUIR_VERSION_STRING};
+    const char *parts[5] = {"cuda", p->source, arch, nvrtc, gpuir__cache_version(p->ctx)};
     r = gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, b);
     return r ? r : gpuir__cuda_build_ready(p, C, b);
 }
@@ -15882,6 +15883,15 @@ static const char *gpuir__cache_last_error(const gpuir__cache *c) { return c->la
 static gpuir__cache_stats gpuir__cache_get_stats(const gpuir__cache *c) { return c->stats; }
 
 /* ---- programs' compiled modules through the cache ---- */
+
+/* The gpuir version that keys name: GPUIR_VERSION_STRING, or the one a
+   test pretends (ctx->test_version), so that it can check end to end that
+   another version's entries miss. */
+static const char *gpuir__cache_version(const gpuir_ctx *ctx) {
+    return ctx->test_version ? ctx->test_version : GPUIR_VERSION_STRING;
+}
+
+
 
 /* The context's kernel cache, made on first use from its desc.cache_dir. */
 static gpuir__cache *gpuir__ctx_cache(gpuir_ctx *ctx) {
@@ -18165,7 +18175,8 @@ static gpuir_result gpuir__emu_build(void *self, gpuir_program *p, gpuir__built 
     if (b->image) return GPUIR_OK;       /* a lowered program's object (gpuir__lowered_object) */
     const char *id = gpuir__emu_compiler_id(self, p, NULL);
     if (!id) return p->ctx->result;
-    const char *parts[5] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-", GPUIR_VERSION_STRING};
+    const char *parts[5] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-",
+                            gpuir__cache_version(p->ctx)};
     return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, b);
 }
 
@@ -21167,7 +21178,7 @@ static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
     snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u", m->target.sm,
              m->target.sm_count, (unsigned)p->ctx->desc.max_shared_bytes, p->desc.synchronous ? "sync" : "async",
              p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION);
-    const char *version = p->ctx->test_version ? p->ctx->test_version : GPUIR_VERSION_STRING;
+    const char *version = gpuir__cache_version(p->ctx);
     const char *parts[7] = {GPUIR__LOWERED_FORMAT, gpuir_backend_name(p->backend), text, options, compiler,
                             version, "lowered program"};
     gpuir__cache_key(parts, 7, L->key);

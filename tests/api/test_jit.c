@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -336,7 +337,7 @@ TEST(a_second_make_in_a_context_does_not_dlopen_again) {
    GPU: modules "load" (the image's first bytes are kept, to see what was
    loaded) and every kernel is found; nothing runs. Installed as the
    context's CUDA state, as its first CUDA program would make it. */
-static struct { int loads; char first[8]; } fakedev;
+static struct { int loads; char first[64]; } fakedev;
 static gpuir__CUresult fd_push(gpuir__CUcontext c) { (void)c; return 0; }
 static gpuir__CUresult fd_pop(gpuir__CUcontext *c) { *c = NULL; return 0; }
 static gpuir__CUresult fd_sync(void) { return 0; }
@@ -407,6 +408,80 @@ TEST(a_warm_cuda_make_does_not_load_nvrtc) {
     if (saved) setenv("GPUIR_NVRTC_LIBRARY", saved, 1);
     else unsetenv("GPUIR_NVRTC_LIBRARY");
     free(saved);
+    rm_rf(dir);
+}
+
+/* One make in a fresh context on dir, as a process would: the emulator
+   compiled by cc (NULL: the default), cache entries keyed by gpuir version
+   `version` (NULL: this one); checks that the program runs right and
+   returns the context's compiles (~0 when the make failed). */
+static uint64_t compiles_with(const char *dir, const char *cc, const char *version) {
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    ctx->test_version = version;
+    gpuir_module *m = gpuir_module_parse(ctx, add_text, strlen(add_text), "test");
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    d.cc = cc;
+    gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
+    check_runs(ctx, p, add_text, 64, 16);
+    uint64_t compiles = p ? gpuir_ctx_cache_stats(ctx).compiles : ~(uint64_t)0;
+    gpuir_ctx_destroy(ctx);
+    return compiles;
+}
+
+/* The same on the fake CUDA device of compute capability sm (NVRTC keyed
+   as version nvrtc_major.nvrtc_minor when nvrtc_major is not 0: the real
+   NVRTC, loaded first, says so); the compiles, and the loaded cubin's ELF
+   e_flags (its architecture) in *flags. */
+static uint64_t cuda_compiles_with(const char *dir, int sm, int nvrtc_major, int nvrtc_minor, uint32_t *flags) {
+    gpuir_ctx *ctx = ctx_with_fake_device(dir);
+    gpuir__cudart *C = ctx->cuda;
+    C->dev.sm = sm, C->dev.cc_major = sm / 10, C->dev.cc_minor = sm % 10;
+    if (nvrtc_major && gpuir__nvrtc_load(ctx, &C->nv) == GPUIR_OK) {
+        C->nv_loaded = true;
+        C->nv.major = nvrtc_major, C->nv.minor = nvrtc_minor;
+    }
+    memset(&fakedev, 0, sizeof fakedev);
+    gpuir_program *p = make(ctx, add_text, GPUIR_BACKEND_CUDA);
+    CHECK(p && fakedev.loads == 1 && memcmp(fakedev.first, "\177ELF", 4) == 0);
+    memcpy(flags, fakedev.first + 48, 4);
+    uint64_t compiles = p ? gpuir_ctx_cache_stats(ctx).compiles : ~(uint64_t)0;
+    gpuir_ctx_destroy(ctx);
+    return compiles;
+}
+
+/* End to end through the cache directory: what a make stored under one
+   gpuir version, compiler or target is never loaded under another (the
+   make misses, compiles once more, and runs its own kernels); the same
+   again hits. The emulator's compiler is another file (a wrapper script of
+   cc); CUDA's target is another device, its compiler another NVRTC
+   version (a fake device: no GPU needed; SKIP where NVRTC is absent). */
+TEST(an_entry_under_another_version_target_or_compiler_misses) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX", cc[96];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s-cc", dir);
+    FILE *f = fopen(cc, "w");
+    CHECK(f && fputs("#!/bin/sh\nexec cc \"$@\"\n", f) >= 0 && fclose(f) == 0 && chmod(cc, 0700) == 0);
+    CHECK(compiles_with(dir, NULL, NULL) == 1);
+    CHECK(compiles_with(dir, NULL, NULL) == 0);
+    CHECK(compiles_with(dir, NULL, "0.0.0-other") == 1);         /* gpuir version */
+    CHECK(compiles_with(dir, cc, NULL) == 1);                    /* the compiler */
+    CHECK(compiles_with(dir, cc, NULL) == 0);
+    CHECK(compiles_with(dir, NULL, "0.0.0-other") == 0);
+    unlink(cc);
+    gpuir__nvrtc nv;
+    gpuir_ctx *probe = gpuir_ctx_make(NULL);
+    bool have_nvrtc = gpuir__nvrtc_load(probe, &nv) == GPUIR_OK;
+    if (have_nvrtc) gpuir__nvrtc_unload(&nv);
+    gpuir_ctx_destroy(probe);
+    if (!have_nvrtc) { rm_rf(dir); SKIP("no NVRTC: the CUDA half needs it"); }
+    uint32_t f90 = 0, f80 = 0, again = 0, other = 0;
+    CHECK(cuda_compiles_with(dir, 90, 0, 0, &f90) == 1);
+    CHECK(cuda_compiles_with(dir, 90, 0, 0, &again) == 0 && again == f90);
+    CHECK(cuda_compiles_with(dir, 80, 0, 0, &f80) == 1 && f80 != f90);      /* target */
+    CHECK(cuda_compiles_with(dir, 90, 12, 8, &other) == 1 && other == f90);  /* NVRTC version */
+    CHECK(cuda_compiles_with(dir, 80, 0, 0, &again) == 0 && again == f80);
     rm_rf(dir);
 }
 
@@ -681,5 +756,6 @@ int main(void) {
     RUN(a_fresh_process_with_a_warm_cache_never_compiles);
     RUN(a_second_make_in_a_context_does_not_dlopen_again);
     RUN(a_warm_cuda_make_does_not_load_nvrtc);
+    RUN(an_entry_under_another_version_target_or_compiler_misses);
     return CHECK_EXIT();
 }
