@@ -14217,7 +14217,7 @@ static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *par
                                         gpuir__compile_fn compile, gpuir__built *b);
 static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]);
 static const char *gpuir__cache_version(const gpuir_ctx *ctx);
-static bool gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext, char *out, size_t size);
+static char *gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext);
 static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext, const char *value);
 
 /* ---- the CUDA device table over the loaded driver ---- */
@@ -14700,10 +14700,11 @@ static const char *gpuir__cuda_compiler_id(void *self, gpuir_program *p, char bu
     gpuir__cudart *C = (gpuir__cudart *)self;
     char key[65];
     bool keyed = !C->nv_version[0] && !C->nv_loaded && gpuir__nvrtc_finder_key(key);
-    if (keyed && gpuir__cache_memo_get(p->ctx, key, GPUIR__NVRTC_MEMO_EXT, C->nv_version, sizeof C->nv_version) &&
-        strncmp(C->nv_version, "nvrtc ", 6) != 0)
-        C->nv_version[0] = '\0';                   /* not what we store: ask NVRTC */
-    if (p->ctx->result) return NULL;                /* no cache: out of memory */
+    char *known = keyed ? gpuir__cache_memo_get(p->ctx, key, GPUIR__NVRTC_MEMO_EXT) : NULL;
+    if (known && strncmp(known, "nvrtc ", 6) == 0 && strlen(known) < sizeof C->nv_version)
+        memcpy(C->nv_version, known, strlen(known) + 1);         /* else not what we store: ask NVRTC */
+    GPUIR_FREE(known);
+    if (p->ctx->result) return NULL;                /* out of memory */
     if (!C->nv_version[0]) {
         if (gpuir__cuda_nvrtc(p->ctx, C)) return NULL;
         snprintf(C->nv_version, sizeof C->nv_version, "nvrtc %d.%d", C->nv.major, C->nv.minor);
@@ -15944,22 +15945,25 @@ static gpuir_result gpuir__cached_store(gpuir_program *p, const gpuir__built *b)
     return gpuir__cache_put(c, b->key, b->ext, b->image, b->size);
 }
 
-/* A small fact the context's cache remembers for later processes (a
-   value of at most size - 1 bytes, no NUL) under key and ext: not counted
-   in the hits, misses or writes (which count compiled modules); a bad
-   entry is counted corrupt and deleted like any other. */
-static bool gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext, char *out, size_t size) {
+/* A small fact the context's cache remembers for later processes (text,
+   no NUL), under key and ext: malloc'd, or NULL when it has none (or on
+   out of memory, the context's error then set). Not counted in the hits,
+   misses or writes (which count compiled modules); a bad entry is counted
+   corrupt and deleted like any other. */
+static char *gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext) {
     gpuir__cache *c = gpuir__ctx_cache(ctx);
-    if (!c) return false;                        /* out of memory: the context's error */
+    if (!c) return NULL;
     gpuir__cache_stats before = c->stats;
     const void *bytes;
     size_t n;
     bool found = gpuir__cache_get(c, key, ext, &bytes, &n);
     c->stats.mem_hits = before.mem_hits, c->stats.disk_hits = before.disk_hits, c->stats.misses = before.misses;
-    if (!found || n >= size || memchr(bytes, '\0', n)) return false;
-    memcpy(out, bytes, n);
-    out[n] = '\0';
-    return true;
+    if (!found || memchr(bytes, '\0', n)) return NULL;
+    char *text = (char *)GPUIR_MALLOC(n + 1);
+    if (!text) { gpuir__oom(ctx, "a remembered fact"); return NULL; }
+    memcpy(text, bytes, n);
+    text[n] = '\0';
+    return text;
 }
 
 static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext, const char *value) {
@@ -18036,14 +18040,45 @@ static void gpuir__emu_cc_path(const char *cc, char buf[PATH_MAX], struct stat *
     }
 }
 
+/* Whether the file at path is a script ("#!"): what it runs is not in its
+   own identity, so it is asked for its version in every context. */
+static bool gpuir__emu_cc_is_script(const char *path) {
+    char head[2] = {0, 0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool script = fd < 0 || read(fd, head, 2) != 2 || (head[0] == '#' && head[1] == '!');
+    if (fd >= 0) close(fd);
+    return script;
+}
+
+/* The key under which the cache remembers what compiler cc (resolved to
+   the file at path, st) says to --version: its name, path, device, inode,
+   size and modification time. False for a script, or one not found. */
+static bool gpuir__emu_cc_memo_key(const char *cc, const char *path, const struct stat *st, char key[65]) {
+    if (!*path || gpuir__emu_cc_is_script(path)) return false;
+    char file[160];
+    snprintf(file, sizeof file, "%llu:%llu %lld %lld.%09ld", (unsigned long long)st->st_dev,
+             (unsigned long long)st->st_ino, (long long)st->st_size, (long long)st->st_mtim.tv_sec,
+             (long)st->st_mtim.tv_nsec);
+    const char *parts[5] = {"the emulator's compiler", cc, path, file, GPUIR_VERSION_STRING};
+    gpuir__cache_key(parts, 5, key);
+    return true;
+}
+
+#define GPUIR__EMU_CC_MEMO_EXT "ccid"
+
 /* What the cache key says of compiler cc: the path it resolves to, the
    file there (device, inode, size, modification time), and what
    `cc --version` prints (its exit status too); malloc'd, NULL with the
-   context's error set. */
+   context's error set. A compiler binary (not a script) is asked once per
+   file: the cache remembers its answer (gpuir__emu_cc_memo_key), so a warm
+   make in a new process runs no compiler at all. */
 static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const char *cc, double timeout) {
-    char path[PATH_MAX], *log = NULL;
+    char path[PATH_MAX], key[65], *log = NULL;
     struct stat st;
     gpuir__emu_cc_path(cc, path, &st);
+    bool keyed = gpuir__emu_cc_memo_key(cc, path, &st, key);
+    char *known = keyed ? gpuir__cache_memo_get(p->ctx, key, GPUIR__EMU_CC_MEMO_EXT) : NULL;
+    if (known || p->ctx->result) return known;
     char *argv[3] = {(char *)cc, (char *)"--version", NULL};
     int err = 0, rc = gpuir__emu_run(argv, dir, timeout, &log, &err);
     size_t size = strlen(path) + (log ? strlen(log) : 0) + strlen(cc) + 200;
@@ -18054,6 +18089,10 @@ static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const cha
                  (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, rc, log ? log : "");
     GPUIR_FREE(log);
     if (!id) gpuir__oom(p->ctx, "the compiler's identity");
+    if (id && keyed && rc == 0 && gpuir__cache_memo_put(p->ctx, key, GPUIR__EMU_CC_MEMO_EXT, id)) {
+        GPUIR_FREE(id);
+        return NULL;
+    }
     return id;
 }
 

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -485,6 +486,51 @@ TEST(an_entry_under_another_version_target_or_compiler_misses) {
     rm_rf(dir);
 }
 
+/* Lines in the file at path (0 when it is not there). */
+static int count_lines(const char *path) {
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    for (int c; f && (c = fgetc(f)) != EOF;) n += c == '\n';
+    if (f) fclose(f);
+    return n;
+}
+
+/* A warm make in a new process runs no compiler: the emulator's compiler
+   (a binary) is asked for its version once per file, the cache remembers
+   the answer; the same file changed (here its modification time) is asked
+   again and keys anew (a miss, a compile). A script compiler, whose
+   identity does not cover what it runs, is asked in every context. */
+TEST(a_warm_make_does_not_ask_the_compiler_its_version) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX", cache[96], src[96], cc[96], log[96], cmd[512];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(src, sizeof src, "%s/cc.c", dir);
+    snprintf(cc, sizeof cc, "%s/logcc", dir);
+    snprintf(log, sizeof log, "%s/asked", dir);
+    FILE *f = fopen(src, "w");
+    CHECK(f && fprintf(f, "#include <stdio.h>\n#include <string.h>\n#include <unistd.h>\n"
+                          "int main(int c, char **v) {\n"
+                          "    FILE *f = c > 1 && !strcmp(v[1], \"--version\") ? fopen(\"%s\", \"a\") : NULL;\n"
+                          "    if (f) fputs(\"asked\\n\", f), fclose(f);\n"
+                          "    v[0] = \"cc\";\n    execvp(\"cc\", v);\n    return 127;\n}\n", log) > 0);
+    if (f) fclose(f);
+    snprintf(cmd, sizeof cmd, "cc -o '%s' '%s'", cc, src);
+    CHECK(system(cmd) == 0);
+    CHECK(compiles_with(cache, cc, NULL) == 1 && count_lines(log) == 1);
+    CHECK(compiles_with(cache, cc, NULL) == 0 && count_lines(log) == 1);     /* remembered */
+    CHECK(compiles_with(cache, cc, NULL) == 0 && count_lines(log) == 1);
+    struct timespec later[2] = {{0, UTIME_OMIT}, {12345, 0}};
+    CHECK(utimensat(AT_FDCWD, cc, later, 0) == 0);                           /* the file changed */
+    CHECK(compiles_with(cache, cc, NULL) == 1 && count_lines(log) == 2);
+    CHECK(compiles_with(cache, cc, NULL) == 0 && count_lines(log) == 2);
+    f = fopen(cc, "w");                                                      /* a script: every context */
+    CHECK(f && fprintf(f, "#!/bin/sh\n[ \"$1\" = --version ] && echo asked >> '%s'\nexec cc \"$@\"\n", log) > 0);
+    if (f) fclose(f);
+    CHECK(compiles_with(cache, cc, NULL) == 1 && count_lines(log) == 3);
+    CHECK(compiles_with(cache, cc, NULL) == 0 && count_lines(log) == 4);
+    rm_rf(dir);
+}
+
 /* SHA-256, which every warm hit runs over its entry (the key, the
    checksum), against the FIPS 180-2 examples: one block, two blocks, and
    a million bytes fed in pieces. */
@@ -757,5 +803,6 @@ int main(void) {
     RUN(a_second_make_in_a_context_does_not_dlopen_again);
     RUN(a_warm_cuda_make_does_not_load_nvrtc);
     RUN(an_entry_under_another_version_target_or_compiler_misses);
+    RUN(a_warm_make_does_not_ask_the_compiler_its_version);
     return CHECK_EXIT();
 }
