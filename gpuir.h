@@ -21160,30 +21160,35 @@ static bool gpuir__load_failure_is_the_image(int code) {
 /* ---- lowered programs through the cache ----
    A warm make skips the pass pipeline and codegen: the lowered module
    (printed: print and parse are a fixed point), its kernels' infos and its
-   compiled module's key are one cache entry, <key>.lowered, keyed by
-   everything lowering and compiling read (gpuir__lowered_key). A hit parses
-   and verifies the stored module, checks its kernels against the infos and
-   finds the compiled module; an entry that fails any of this is refused
-   (counted corrupt, evicted, noted in gpuir_ctx_cache_status) and the
-   program is lowered again. The entry is text:
+   compiled module (its key and its bytes: a hit reads one entry) are one
+   cache entry, <key>.lowered, keyed by everything lowering and compiling
+   read (gpuir__lowered_key). A hit parses and verifies the stored module
+   and checks its kernels against the infos; an entry that fails any of
+   this is refused (counted corrupt, evicted, noted in
+   gpuir_ctx_cache_status) and the program is lowered again. The entry is
+   text, but for the compiled module's bytes:
        gpuir-lowered 1
        object <ext> <key>                 the compiled module's cache entry
        kernels <n>
        <name> <cname> <barriers> <shared> <dynamic> <n_tmaps> [<tmap: 11 numbers>]...   n lines
    (a kernel by its IR name: a parsed module numbers its functions anew).
        report <bytes>                     the placement report, then its bytes
-       ir <bytes>                         the lowered module's text, then its bytes */
+       ir <bytes>                         the lowered module's text, then its bytes
+       image <bytes>                      the compiled module, then its bytes */
 
 #define GPUIR__LOWERED_EXT "lowered"
-#define GPUIR__LOWERED_FORMAT "gpuir-lowered 1"
+#define GPUIR__LOWERED_FORMAT "gpuir-lowered 2"
 
 typedef struct gpuir__lowered {
     char key[65];                   /* the input module's key */
     bool hit;                       /* m is the stored lowered module, p->kernels its infos */
     char object_key[65];            /* the compiled module: found on a hit, stored after a miss */
     char object_ext[GPUIR__CACHE_EXT_MAX + 1];
-    const void *object;             /* a hit's compiled module (cache-owned) */
+    const void *object;             /* the compiled module: a hit's (cache-owned), or what a miss loaded */
     size_t object_size;
+    void *loaded;                   /* a miss's compiled module, owned until stored (object points to it) */
+    const void *entry;              /* a hit's whole entry (cache-owned), to evict it should its module fail */
+    size_t entry_size;
 } gpuir__lowered;
 
 static struct gpuir__emu_toolchain *gpuir__emu_toolchain_get(gpuir_ctx *ctx);
@@ -21249,10 +21254,19 @@ static char *gpuir__lowered_encode(gpuir_program *p, const gpuir__lowered *L, si
         }
         gpuir__str_appendf(&s, "\n");
     }
-    gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s", strlen(report), report, strlen(ir), ir);
+    gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s\nimage %zu\n", strlen(report), report, strlen(ir), ir,
+                       L->object_size);
     gpuir_free(ir);
-    *size = stbds_arrlenu(s.buf) - 1;
-    return s.buf ? gpuir__str_detach(&s) : NULL;
+    size_t text = s.buf ? stbds_arrlenu(s.buf) - 1 : 0;
+    char *entry = s.buf ? (char *)GPUIR_MALLOC(text + L->object_size + 1) : NULL;
+    if (entry) {
+        memcpy(entry, s.buf, text);
+        memcpy(entry + text, L->object, L->object_size);    /* the compiled module's bytes, as they are */
+        entry[text + L->object_size] = '\0';
+        *size = text + L->object_size;
+    }
+    gpuir__str_free(&s);
+    return entry;
 }
 
 /* Whether every kernel's IR name can be stored as one word. (A module with
@@ -21330,12 +21344,13 @@ static bool gpuir__lowered_kernels_match(const gpuir_module *m, const gpuir__cg_
 /* Why a stored lowered program was not used that is not the entry's fault. */
 static const char gpuir__lowered_oom[] = "out of memory";
 
-/* Decodes a stored entry (text, NUL-terminated) into L's object, *out (the
-   parsed and verified lowered module), *infos and *report; NULL, or why it
-   is refused (the context's error left as it was). */
+/* Decodes a stored entry (text, NUL-terminated) into L's object (its key,
+   and *image: where its bytes start in text), *out (the parsed and
+   verified lowered module), *infos and *report; NULL, or why it is refused
+   (the context's error left as it was). */
 static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, size_t size, gpuir__lowered *L,
                                          gpuir_module **out, gpuir__cg_kernel_info **infos, const char **report,
-                                         size_t *report_len) {
+                                         size_t *report_len, const char **image) {
     const char *at = text, *end = text + size, *ir;
     size_t count = 0, ir_len = 0;
     int n = 0;
@@ -21350,7 +21365,8 @@ static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, siz
     at = lines;
     for (size_t i = 0; i < count && at; i++) at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
     if (!at || !(*report = gpuir__lowered_blob(&at, end, "report", report_len)) || *at++ != '\n' ||
-        !(ir = gpuir__lowered_blob(&at, end, "ir", &ir_len)) || at != end)
+        !(ir = gpuir__lowered_blob(&at, end, "ir", &ir_len)) || at == end || *at++ != '\n' ||
+        !(*image = gpuir__lowered_blob(&at, end, "image", &L->object_size)) || at != end)
         return "its layout is malformed";
     *out = gpuir_module_parse(p->ctx, ir, ir_len, "<lowered program from the cache>");
     if (!*out) {
@@ -21392,18 +21408,16 @@ static void gpuir__lowered_refuse(gpuir__cache *c, const gpuir__lowered *L, cons
                      L->key, why);
 }
 
-/* Whether the compiled module a stored lowered program names is in the
-   cache (a miss here is not counted: the make looks it up again). */
-static bool gpuir__lowered_object_find(gpuir__cache *c, gpuir__lowered *L) {
-    uint64_t misses = c->stats.misses;
-    bool hit = gpuir__cache_get(c, L->object_key, L->object_ext, &L->object, &L->object_size);
-    if (!hit) c->stats.misses = misses;
-    return hit;
+/* Evicts a hit's entry whose compiled module failed to load (the module's
+   own entry is evicted by gpuir__cached_evict, which says why). */
+static void gpuir__lowered_evict(gpuir_program *p, const gpuir__lowered *L) {
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    if (c) gpuir__cache_evict(c, L->key, GPUIR__LOWERED_EXT, L->entry, L->entry_size);
 }
 
-/* Takes the stored entry (bytes, size) for p if it is sound and its
-   compiled module is cached: m becomes the lowered module, p->kernels its
-   infos, L->hit true. */
+/* Takes the stored entry (bytes, size) for p if it is sound: m becomes the
+   lowered module, p->kernels its infos, L->object its compiled module (in
+   the entry), L->hit true. */
 static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowered *L, const void *bytes,
                                 size_t size) {
     char *text = (char *)GPUIR_MALLOC(size + 1);
@@ -21415,13 +21429,15 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
     text[size] = '\0';
     gpuir_module *lowered = NULL;
     gpuir__cg_kernel_info *infos = NULL;
-    const char *report = NULL;
+    const char *report = NULL, *image = NULL;
     size_t report_len = 0;
-    const char *why = gpuir__lowered_decode(p, text, size, L, &lowered, &infos, &report, &report_len);
+    const char *why = gpuir__lowered_decode(p, text, size, L, &lowered, &infos, &report, &report_len, &image);
     if (why == gpuir__lowered_oom)
         gpuir__cache_msg(c->last_error, "cannot read the stored lowered program %.64s: out of memory", L->key);
     else if (why) gpuir__lowered_refuse(c, L, bytes, size, why);
-    if (!why && gpuir__lowered_object_find(c, L)) {
+    if (!why) {
+        L->object = (const char *)bytes + (image - text);   /* the cache's copy, not text's */
+        L->entry = bytes, L->entry_size = size;
         for (size_t i = 0; i < stbds_arrlenu(lowered->ops); i++)     /* lines of the stored text, not the user's */
             lowered->ops[i].line = lowered->ops[i].col = 0;
         gpuir__module_adopt(p->m, lowered);
@@ -21443,9 +21459,9 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
     GPUIR_FREE(text);
 }
 
-/* Keys p's module and looks its lowered program up (timed in cache_ms; the
-   lookup is not counted in the hits and misses, which count compiled
-   modules, but in lowered_hits). */
+/* Keys p's module and looks its lowered program up (timed in cache_ms;
+   counted in lowered_hits, and a hit's compiled module, which its entry
+   holds, in the hits on disk or in memory, as if read on its own). */
 static gpuir_result gpuir__lowered_find(gpuir_program *p, gpuir__lowered *L) {
     if (stbds_arrlenu(p->m->globals)) return GPUIR_OK;   /* their data is the module's, not its text's */
     double t0 = gpuir__now_ms();
@@ -21457,8 +21473,10 @@ static gpuir_result gpuir__lowered_find(gpuir_program *p, gpuir__lowered *L) {
     const void *bytes;
     size_t size;
     bool found = gpuir__cache_get(c, L->key, GPUIR__LOWERED_EXT, &bytes, &size);
+    bool from_disk = c->stats.disk_hits > before.disk_hits;
     c->stats.mem_hits = before.mem_hits, c->stats.disk_hits = before.disk_hits, c->stats.misses = before.misses;
     if (found) gpuir__lowered_take(p, c, L, bytes, size);
+    if (L->hit) *(from_disk ? &c->stats.disk_hits : &c->stats.mem_hits) += 1;   /* its compiled module, found */
     p->stats.cache_ms += gpuir__now_ms() - t0;
     return GPUIR_OK;
 }
@@ -21552,6 +21570,7 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
         snprintf(doing, sizeof doing, "%s failed (%.60s%s%.200s) while %s", call, name ? name : "error",
                  *detail ? ": " : "", detail, what);
         gpuir__cached_evict(p, &b, doing);
+        if (L->hit) gpuir__lowered_evict(p, L);  /* the entry holding it: the next make lowers again */
         GPUIR_FREE(b.image);
         b.image = NULL, b.size = 0, b.cached = false;
         r = p->source ? GPUIR_OK : gpuir__program_codegen(p);     /* a lowered-program hit has none yet */
@@ -21566,6 +21585,10 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
     if (!r) {
         memcpy(L->object_key, b.key, sizeof b.key);
         if (b.ext != L->object_ext) snprintf(L->object_ext, sizeof L->object_ext, "%s", b.ext);  /* a miss's */
+    }
+    if (!r && !L->hit) {                         /* what loaded, for the lowered program's entry */
+        L->object = L->loaded = b.image, L->object_size = b.size;
+        b.image = NULL;
     }
     GPUIR_FREE(b.image);
     rc = p->drv.leave(p->drv.self);
@@ -21631,6 +21654,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!r && (!L.hit || ctx->dump_dir)) r = gpuir__program_codegen(p);
     if (!r) r = gpuir__program_load(p, &L);
     if (!r && !L.hit) r = gpuir__lowered_store(p, &L);
+    GPUIR_FREE(L.loaded);
     stbds_arrput(ctx->programs, p);
     if (r) { gpuir_program_destroy(p); return NULL; }
     return p;

@@ -236,6 +236,26 @@ static void only_entry(const char *dir, const char *ext, char *path, size_t size
     CHECK(n == 1);
 }
 
+/* Removes dir's stored lowered programs: a make then reads the compiled
+   module's own entry (a lowered program's entry holds a copy of it). */
+static void drop_lowered(const char *dir) {
+    char path[512];
+    only_entry(dir, "lowered", path, sizeof path);
+    CHECK(unlink(path) == 0);
+}
+
+/* The same, from ctx's memory too (and its disk cache, if any). */
+static void drop_lowered_in(gpuir_ctx *ctx) {
+    char key[65];
+    only_key(ctx, "lowered", key);
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    const void *bytes;
+    size_t size;
+    gpuir__cache_stats before = c->stats;          /* not a hit the test counts */
+    if (gpuir__cache_get(c, key, "lowered", &bytes, &size)) gpuir__cache_evict(c, key, "lowered", bytes, size);
+    c->stats = before;
+}
+
 /* Replaces the payload of the cache entry at path with bytes, fixing the
    header's size and SHA-256 as a forger would (the tag stays). */
 static void forge_entry(const char *path, const char *bytes, size_t size) {
@@ -277,10 +297,21 @@ TEST(a_planted_cache_entry_is_never_loaded) {
     size_t size = 0;
     char *evil = evil_object(dir, marker, &size);
     forge_entry(entry, evil, size);
+    drop_lowered(one);                              /* the make reads the module's entry */
     ctx = ctx_with_cache(one);
     check_runs(ctx, make(ctx, chain_text, NULL));
     gpuir_cache_stats s = gpuir_ctx_cache_stats(ctx);
     CHECK(s.corrupt == 1 && s.disk_hits == 0 && s.misses == 1 && s.writes == 1);
+    CHECK(strstr(gpuir_ctx_cache_status(ctx), "not written by gpuir for this directory") != NULL);
+    gpuir_ctx_destroy(ctx);
+    CHECK(!exists(marker));
+    char lowered[256];                              /* the same, planted as a lowered program */
+    only_entry(one, "lowered", lowered, sizeof lowered);
+    forge_entry(lowered, evil, size);
+    ctx = ctx_with_cache(one);
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    s = gpuir_ctx_cache_stats(ctx);
+    CHECK(s.corrupt == 1 && s.lowered_hits == 0 && s.compiles == 0);
     CHECK(strstr(gpuir_ctx_cache_status(ctx), "not written by gpuir for this directory") != NULL);
     gpuir_ctx_destroy(ctx);
     CHECK(!exists(marker));
@@ -300,6 +331,7 @@ TEST(a_planted_cache_entry_is_never_loaded) {
 
     if (geteuid() == 0) {                           /* someone else's file, with our tag */
         CHECK(chown(entry, 65534, 65534) == 0);
+        drop_lowered(one);
         ctx = ctx_with_cache(one);
         CHECK(make(ctx, chain_text, NULL) != NULL);
         CHECK(gpuir_ctx_cache_stats(ctx).corrupt == 1 && gpuir_ctx_cache_stats(ctx).disk_hits == 0);
@@ -397,6 +429,7 @@ TEST(a_cached_module_that_fails_to_load_is_evicted_and_rebuilt) {
     only_key(ctx, "so", key);
     static const char garbage[] = "not a shared object";
     CHECK_RESULT(ctx, gpuir__cache_put(gpuir__ctx_cache(ctx), key, "so", garbage, sizeof garbage), GPUIR_OK);
+    drop_lowered_in(ctx);                           /* the make reads the module's entry */
     check_runs(ctx, make(ctx, chain_text, cc));
     gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
     CHECK(st.mem_hits == 1 && st.writes == 3);
@@ -408,6 +441,7 @@ TEST(a_cached_module_that_fails_to_load_is_evicted_and_rebuilt) {
     check_runs(ctx, make(ctx, chain_text, cc));
     CHECK(gpuir_ctx_cache_stats(ctx).disk_hits == 1 && gpuir_ctx_cache_stats(ctx).misses == 0);
     CHECK_RESULT(ctx, gpuir__cache_put(gpuir__ctx_cache(ctx), key, "so", garbage, sizeof garbage), GPUIR_OK);
+    drop_lowered_in(ctx);
     fake_cc(cc, "fakecc 2.0", garbage_action);      /* same context: same identity, same key */
     CHECK(make(ctx, chain_text, cc) == NULL);
     CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);

@@ -716,15 +716,16 @@ static void make_fresh(const char *dir, uint64_t *hits, uint64_t *corrupt, char 
 
 /* Stores `payload` as the lowered entry for add_text (a real key, a real
    tag: what gpuir itself would have written, were it wrong). */
-static void store_lowered(const char *dir, const char *key, const char *payload) {
+static void store_lowered(const char *dir, const char *key, const char *payload, size_t size) {
     gpuir_ctx *ctx = ctx_with_cache(dir);
     gpuir__cache *c = gpuir__ctx_cache(ctx);
-    CHECK(c && gpuir__cache_put(c, key, GPUIR__LOWERED_EXT, payload, strlen(payload)) == GPUIR_OK);
+    CHECK(c && gpuir__cache_put(c, key, GPUIR__LOWERED_EXT, payload, size) == GPUIR_OK);
     gpuir_ctx_destroy(ctx);
 }
 
-/* The stored lowered program for add_text, read back (malloc'd). */
-static char *load_lowered(const char *dir, char key[65]) {
+/* The stored lowered program for add_text, read back (malloc'd; its size
+   in *size: it ends with the compiled module's bytes). */
+static char *load_lowered(const char *dir, char key[65], size_t *out_size) {
     gpuir_ctx *ctx = ctx_with_cache(dir);
     gpuir_module *m = gpuir_module_parse(ctx, add_text, strlen(add_text), "test");
     gpuir_program dummy;
@@ -741,6 +742,7 @@ static char *load_lowered(const char *dir, char key[65]) {
         out = (char *)calloc(1, size + 1);
         memcpy(out, bytes, size);
         memcpy(key, L.key, 65);
+        *out_size = size;
     }
     gpuir_ctx_destroy(ctx);
     return out;
@@ -750,7 +752,8 @@ static char *load_lowered(const char *dir, char key[65]) {
    whose module does not parse, whose kernels do not match its module, or
    that names another backend's module is refused: never loaded, counted,
    evicted, said in gpuir_ctx_cache_status, and the program is lowered again
-   and runs right; the next make hits again. */
+   and runs right; the next make hits again. One whose compiled module (its
+   copy in the entry) fails to load is evicted with it and compiled again. */
 TEST(a_bad_lowered_program_is_refused_and_rebuilt) {
     char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -763,29 +766,53 @@ TEST(a_bad_lowered_program_is_refused_and_rebuilt) {
     CHECK(hits == 0 && corrupt == 1 && strstr(status, ".lowered") && strstr(status, "deleted"));
     make_fresh(dir, &hits, &corrupt, status, sizeof status);
     CHECK(hits == 1 && corrupt == 0);
-    char *good = load_lowered(dir, key);
+    size_t good_size = 0;
+    char *good = load_lowered(dir, key, &good_size);
     CHECK(good != NULL);
     if (!good) { rm_rf(dir); return; }
     /* Authentic (tagged here) but wrong: each is refused and rebuilt. */
-    static const char *const edits[4][2] = {
-        {"func.func", "func.fXnc"},               /* its module does not parse */
-        {" gpuir_k", " gpuirXk"},                 /* a kernel's C name is not its module's */
-        {"object so ", "object ab "},             /* another backend's module */
-        {"\nkernels 1\n", "\nkernels 2\n"},       /* a kernel line missing: malformed */
+    static const char *const edits[5][3] = {
+        {"func.func", "func.fXnc", "does not parse"},               /* its module does not parse */
+        {" gpuir_k", " gpuirXk", "do not match"},                   /* a kernel's C name is not its module's */
+        {"object so ", "object ab ", "another backend's kind"},     /* another backend's module */
+        {"\nkernels 1\n", "\nkernels 2\n", "malformed"},           /* a kernel line missing: malformed */
+        {"\nimage ", "\nimagX ", "malformed"},                      /* its compiled module's bytes unnamed */
     };
-    for (int k = 0; k < 4; k++) {
-        char *bad = strdup(good), *at = strstr(bad, edits[k][0]);
+    for (int k = 0; k < 5; k++) {
+        char *bad = (char *)malloc(good_size + 1), *at;
+        CHECK(bad != NULL);
+        if (!bad) continue;
+        memcpy(bad, good, good_size + 1);
+        at = strstr(bad, edits[k][0]);                              /* in the text, before the bytes */
         CHECK(at != NULL);
         if (!at) { free(bad); continue; }
         memcpy(at, edits[k][1], strlen(edits[k][1]));
-        store_lowered(dir, key, bad);
+        store_lowered(dir, key, bad, good_size);
         make_fresh(dir, &hits, &corrupt, status, sizeof status);
         CHECK(hits == 0 && corrupt == 1);
-        CHECK(strstr(status, "lowered program") && strstr(status, "refused") && strstr(status, "lowered again"));
+        CHECK(strstr(status, "lowered program") && strstr(status, "refused") && strstr(status, "lowered again") &&
+              strstr(status, edits[k][2]));
         make_fresh(dir, &hits, &corrupt, status, sizeof status);     /* rebuilt and stored again */
         CHECK(hits == 1 && corrupt == 0);
         free(bad);
     }
+    /* Authentic and sound, but its compiled module (the entry's copy) does
+       not load: compiled again, and the entry evicted with the module. */
+    char *bad = (char *)malloc(good_size + 1), *image = NULL, *end = NULL;
+    if (bad) memcpy(bad, good, good_size + 1);
+    image = bad ? strstr(bad, "\nimage ") : NULL;
+    size_t n = image ? strtoul(image + 7, &end, 10) : 0;
+    CHECK(image && end && *end == '\n' && n > 0 && (size_t)(end + 1 - bad) + n == good_size);
+    if (image && end) memset(end + 1, 'X', n);
+    if (bad) store_lowered(dir, key, bad, good_size);
+    make_fresh(dir, &hits, &corrupt, status, sizeof status);
+    CHECK(hits == 1 && corrupt == 0 && strstr(status, "failed to load") && strstr(status, "compiled again"));
+    CHECK(!entry_path(dir, ".lowered", path, sizeof path));        /* evicted: lowered again next */
+    make_fresh(dir, &hits, &corrupt, status, sizeof status);
+    CHECK(hits == 0 && corrupt == 0);
+    make_fresh(dir, &hits, &corrupt, status, sizeof status);
+    CHECK(hits == 1 && corrupt == 0);
+    free(bad);
     free(good);
     rm_rf(dir);
 }
