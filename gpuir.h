@@ -985,8 +985,8 @@ struct gpuir_ctx {
     struct gpuir__emu_toolchain *emu_toolchain; /* the emulator's temp directory and compilers (rt.emu) */
     struct gpuir_program **programs;  /* stb_ds array: live programs, destroyed with ctx */
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
-    const char *test_version;         /* tests only: the gpuir version lowered programs are keyed
-                                         by (NULL: GPUIR_VERSION_STRING; gpuir__lowered_key) */
+    const char *test_version;         /* tests only: the gpuir version cache entries are keyed
+                                         by (NULL: GPUIR_VERSION_STRING; gpuir__cache_version) */
     uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
     int log_level;                    /* GPUIR_LOG at creation: 0, 1 or 2 */
     char *dump_dir;                   /* GPUIR_DUMP_DIR at creation, or NULL */
@@ -14556,6 +14556,10 @@ typedef struct gpuir__built {
 } gpuir__built;
 static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
                                         gpuir__compile_fn compile, gpuir__built *b);
+static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]);
+static const char *gpuir__cache_version(const gpuir_ctx *ctx);
+static char *gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext);
+static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext, const char *value);
 
 /* ---- the CUDA device table over the loaded driver ---- */
 
@@ -14567,6 +14571,7 @@ typedef struct gpuir__cudart {
     gpuir__cuda cu;
     gpuir__nvrtc nv;
     bool nv_loaded;
+    char nv_version[32];            /* "nvrtc 13.0", once known (loaded or remembered) */
     gpuir__cuda_device dev;
     gpuir__CUcontext context;
     gpuir__CUstream *streams;       /* stb_ds: table stream s is streams[s - 1] */
@@ -14988,10 +14993,65 @@ static gpuir_result gpuir__cuda_compile(void *self, gpuir_program *p, void **ima
     return r;
 }
 
+/* Appends what identifies the file at path (device, inode, size,
+   modification time; "none" when it is not there) to s. */
+static void gpuir__file_identity(gpuir__str *s, const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) { gpuir__str_appendf(s, "%s: none\n", path); return; }
+    gpuir__str_appendf(s, "%s: %llu:%llu %lld %lld.%09ld\n", path, (unsigned long long)st.st_dev,
+                       (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                       (long)st.st_mtim.tv_nsec);
+}
+
+/* The key of what decides which libnvrtc gpuir__nvrtc_open would load:
+   $GPUIR_NVRTC_LIBRARY (and its file), $LD_LIBRARY_PATH (and each of its
+   directories: a library added, replaced or removed there changes the
+   directory), the dynamic linker's cache (ldconfig rewrites it when a
+   library is installed) and the executable (its run path). False when out
+   of memory (the caller loads NVRTC instead). */
+static bool gpuir__nvrtc_finder_key(char key[65]) {
+    gpuir__str s = {NULL};
+    const char *lib = getenv("GPUIR_NVRTC_LIBRARY"), *path = getenv("LD_LIBRARY_PATH");
+    gpuir__str_appendf(&s, "GPUIR_NVRTC_LIBRARY=%s\n", lib ? lib : "");
+    if (lib && strchr(lib, '/')) gpuir__file_identity(&s, lib);
+    gpuir__str_appendf(&s, "LD_LIBRARY_PATH=%s\n", path ? path : "");
+    for (const char *at = path; at && *at;) {
+        size_t n = strcspn(at, ":");
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", (int)(n < PATH_MAX - 1 ? n : PATH_MAX - 1), at);
+        if (n) gpuir__file_identity(&s, dir);
+        at += n + (at[n] == ':');
+    }
+    gpuir__file_identity(&s, "/etc/ld.so.cache");
+    gpuir__file_identity(&s, "/proc/self/exe");
+    if (!s.buf) return false;
+    const char *parts[3] = {"which libnvrtc loads", gpuir__str_cstr(&s), GPUIR_VERSION_STRING};
+    gpuir__cache_key(parts, 3, key);
+    gpuir__str_free(&s);
+    return true;
+}
+
+#define GPUIR__NVRTC_MEMO_EXT "nvrtc"
+
+/* NVRTC's version for cache keys, found once per state: remembered by the
+   context's cache under what decides which libnvrtc loads
+   (gpuir__nvrtc_finder_key), so that a warm make does not load NVRTC (a
+   dlopen of 20 ms or more); else loaded, asked and remembered. */
 static const char *gpuir__cuda_compiler_id(void *self, gpuir_program *p, char buf[64]) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    if (gpuir__cuda_nvrtc(p->ctx, C)) return NULL;
-    snprintf(buf, 64, "nvrtc %d.%d", C->nv.major, C->nv.minor);
+    char key[65];
+    bool keyed = !C->nv_version[0] && !C->nv_loaded && gpuir__nvrtc_finder_key(key);
+    char *known = keyed ? gpuir__cache_memo_get(p->ctx, key, GPUIR__NVRTC_MEMO_EXT) : NULL;
+    if (known && strncmp(known, "nvrtc ", 6) == 0 && strlen(known) < sizeof C->nv_version)
+        memcpy(C->nv_version, known, strlen(known) + 1);         /* else not what we store: ask NVRTC */
+    GPUIR_FREE(known);
+    if (p->ctx->result) return NULL;                /* out of memory */
+    if (!C->nv_version[0]) {
+        if (gpuir__cuda_nvrtc(p->ctx, C)) return NULL;
+        snprintf(C->nv_version, sizeof C->nv_version, "nvrtc %d.%d", C->nv.major, C->nv.minor);
+        if (keyed && gpuir__cache_memo_put(p->ctx, key, GPUIR__NVRTC_MEMO_EXT, C->nv_version)) return NULL;
+    }
+    snprintf(buf, 64, "%s", C->nv_version);
     return buf;
 }
 
@@ -15010,7 +15070,7 @@ static gpuir_result gpuir__cuda_build(void *self, gpuir_program *p, gpuir__built
     snprintf(arch, sizeof arch, "%s_%d%s", as_ptx ? "compute" : "sm", sm,
              gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx) ? "a" : "");
     snprintf(nvrtc, sizeof nvrtc, "nvrtc %d.%d", C->nv.major, C->nv.minor);
-    const char *parts[5] = {"cuda", p->source, arch, nvrtc, GPUIR_VERSION_STRING};
+    const char *parts[5] = {"cuda", p->source, arch, nvrtc, gpuir__cache_version(p->ctx)};
     r = gpuir__cached_build(p, parts, 5, as_ptx ? "ptx" : "cubin", gpuir__cuda_compile, b);
     return r ? r : gpuir__cuda_build_ready(p, C, b);
 }
@@ -16166,6 +16226,15 @@ static gpuir__cache_stats gpuir__cache_get_stats(const gpuir__cache *c) { return
 
 /* ---- programs' compiled modules through the cache ---- */
 
+/* The gpuir version that keys name: GPUIR_VERSION_STRING, or the one a
+   test pretends (ctx->test_version), so that it can check end to end that
+   another version's entries miss. */
+static const char *gpuir__cache_version(const gpuir_ctx *ctx) {
+    return ctx->test_version ? ctx->test_version : GPUIR_VERSION_STRING;
+}
+
+
+
 /* The context's kernel cache, made on first use from its desc.cache_dir. */
 static gpuir__cache *gpuir__ctx_cache(gpuir_ctx *ctx) {
     if (!ctx) return NULL;                     /* a failed gpuir_ctx_make */
@@ -16215,6 +16284,36 @@ static gpuir_result gpuir__cached_store(gpuir_program *p, const gpuir__built *b)
     gpuir__cache *c = gpuir__ctx_cache(p->ctx);
     if (b->cached || !c) return GPUIR_OK;
     return gpuir__cache_put(c, b->key, b->ext, b->image, b->size);
+}
+
+/* A small fact the context's cache remembers for later processes (text,
+   no NUL), under key and ext: malloc'd, or NULL when it has none (or on
+   out of memory, the context's error then set). Not counted in the hits,
+   misses or writes (which count compiled modules); a bad entry is counted
+   corrupt and deleted like any other. */
+static char *gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext) {
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    if (!c) return NULL;
+    gpuir__cache_stats before = c->stats;
+    const void *bytes;
+    size_t n;
+    bool found = gpuir__cache_get(c, key, ext, &bytes, &n);
+    c->stats.mem_hits = before.mem_hits, c->stats.disk_hits = before.disk_hits, c->stats.misses = before.misses;
+    if (!found || memchr(bytes, '\0', n)) return NULL;
+    char *text = (char *)GPUIR_MALLOC(n + 1);
+    if (!text) { gpuir__oom(ctx, "a remembered fact"); return NULL; }
+    memcpy(text, bytes, n);
+    text[n] = '\0';
+    return text;
+}
+
+static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext, const char *value) {
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    if (!c) return ctx->result;
+    gpuir__cache_stats before = c->stats;
+    gpuir_result r = gpuir__cache_put(c, key, ext, value, strlen(value));
+    c->stats.writes = before.writes, c->stats.write_failures = before.write_failures;
+    return r;
 }
 
 /* Drops a cached module that failed to load (`why`) from memory and disk,
@@ -17789,14 +17888,30 @@ typedef struct gpuir__emu_cc_id {
     char *id;                   /* its resolved path, size, mtime and --version output */
 } gpuir__emu_cc_id;
 
+/* A shared object the context has dlopen'ed, kept by its bytes' SHA-256:
+   a program that loads the same bytes again takes this handle (no dlopen).
+   Kept while programs use it, and idle while the context has at most
+   GPUIR__EMU_KEPT_OBJECTS of them; closed with the context. */
+typedef struct gpuir__emu_object {
+    unsigned char digest[32];
+    void *dl;
+    const gpuir_emu_kernel *table;
+    size_t users;               /* the programs' modules that hold it */
+} gpuir__emu_object;
+
+#define GPUIR__EMU_KEPT_OBJECTS 32
+
 /* The emulator's host side of one context: a private temporary directory
    for sources, shared objects and the compiler's own temporary files,
    locked (fcntl) while the context lives so that other processes know it
-   is in use, and the identities of the compilers it ran. */
+   is in use, the identities of the compilers it ran, and the shared
+   objects it loaded. */
 typedef struct gpuir__emu_toolchain {
     char *dir;                  /* $TMPDIR/gpuir-<pid>-XXXXXX, or NULL before the first use */
     int lock;                   /* <dir>/lock, locked; -1 */
     gpuir__emu_cc_id *ccs;      /* stb_ds */
+    gpuir__emu_object *objects; /* stb_ds: the loaded shared objects */
+    uint64_t dlopens;           /* shared objects dlopen'ed (tests read it) */
 } gpuir__emu_toolchain;
 
 /* The context's emulator host state, made on first use; NULL when out of
@@ -17961,15 +18076,23 @@ static void gpuir__emu_toolchain_free(gpuir__emu_toolchain *h) {
         GPUIR_FREE(h->ccs[i].id);
     }
     stbds_arrfree(h->ccs);
+    for (size_t i = 0; i < stbds_arrlenu(h->objects); i++) dlclose(h->objects[i].dl);
+    stbds_arrfree(h->objects);
     GPUIR_FREE(h->dir);
     GPUIR_FREE(h);
 }
 
-/* Loads a shared object from its bytes: written to a file in the context's
-   private directory, dlopen'ed, and the file removed at once. A file that
-   cannot be written is an OS error naming the path and the errno. */
-static int gpuir__emu_module_load(void *self, void **module, const void *image, size_t size) {
-    gpuir__emu *E = (gpuir__emu *)self;
+/* The context's loaded object with these bytes' digest, or NULL. */
+static gpuir__emu_object *gpuir__emu_object_find(gpuir__emu_toolchain *h, const unsigned char digest[32]) {
+    for (size_t i = 0; i < stbds_arrlenu(h->objects); i++)
+        if (memcmp(h->objects[i].digest, digest, 32) == 0) return &h->objects[i];
+    return NULL;
+}
+
+/* dlopens a shared object from its bytes: written to a file in the
+   context's private directory, dlopen'ed, and the file removed at once. A
+   file that cannot be written is an OS error naming the path and the errno. */
+static int gpuir__emu_object_open(gpuir__emu *E, const void *image, size_t size, gpuir__emu_object *o) {
     char path[PATH_MAX];
     int err = 0;
     int fd = gpuir__emu_temp_file(E->host, path, "module", E->detail, sizeof E->detail, &err);
@@ -17985,26 +18108,55 @@ static int gpuir__emu_module_load(void *self, void **module, const void *image, 
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) snprintf(E->detail, sizeof E->detail, "%s", dlerror());
     unlink(path);
-    gpuir__emu_module *mod = dl ? (gpuir__emu_module *)gpuir__calloc(1, sizeof *mod) : NULL;
-    const gpuir_emu_kernel *table = dl ? (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels") : NULL;
-    if (!mod || !table) {
-        if (dl && !table) snprintf(E->detail, sizeof E->detail, "the module has no gpuir_emu_kernels table");
-        GPUIR_FREE(mod);
-        if (dl) dlclose(dl);
-        return dl && table ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_INVALID_IMAGE;
+    if (!dl) return GPUIR__CU_INVALID_IMAGE;
+    E->host->dlopens++;
+    o->dl = dl;
+    o->table = (const gpuir_emu_kernel *)dlsym(dl, "gpuir_emu_kernels");
+    if (o->table) return 0;
+    snprintf(E->detail, sizeof E->detail, "the module has no gpuir_emu_kernels table");
+    dlclose(dl);
+    return GPUIR__CU_INVALID_IMAGE;
+}
+
+/* Loads a shared object from its bytes: the context's handle for the same
+   bytes when it has one, else dlopen'ed (gpuir__emu_object_open) and kept. */
+static int gpuir__emu_module_load(void *self, void **module, const void *image, size_t size) {
+    gpuir__emu *E = (gpuir__emu *)self;
+    gpuir__emu_object fresh;
+    memset(&fresh, 0, sizeof fresh);
+    gpuir__cache_sha256_buf(image, size, fresh.digest);
+    gpuir__emu_object *o = gpuir__emu_object_find(E->host, fresh.digest);
+    gpuir__emu_module *mod = (gpuir__emu_module *)gpuir__calloc(1, sizeof *mod);
+    if (!mod) return GPUIR__CU_OUT_OF_MEMORY;
+    if (!o) {
+        int rc = gpuir__emu_object_open(E, image, size, &fresh);
+        if (rc) { GPUIR_FREE(mod); return rc; }
+        stbds_arrput(E->host->objects, fresh);
+        o = &E->host->objects[stbds_arrlenu(E->host->objects) - 1];
     }
-    mod->dl = dl;
-    mod->table = table;
+    o->users++;
+    mod->dl = o->dl;
+    mod->table = o->table;
     *module = mod;
     E->live_modules++;
     return 0;
 }
 
+/* Lets a module go: its object stays loaded for the context's next
+   programs while it keeps at most GPUIR__EMU_KEPT_OBJECTS. */
 static int gpuir__emu_module_unload(void *self, void *module) {
     gpuir__emu *E = (gpuir__emu *)self;
     gpuir__emu_module *mod = (gpuir__emu_module *)module;
     if (!mod) return GPUIR__CU_INVALID_VALUE;
-    dlclose(mod->dl);
+    gpuir__emu_toolchain *h = E->host;
+    for (size_t i = 0; i < stbds_arrlenu(h->objects); i++) {
+        if (h->objects[i].dl != mod->dl) continue;
+        if (--h->objects[i].users == 0 && stbds_arrlenu(h->objects) > GPUIR__EMU_KEPT_OBJECTS) {
+            dlclose(h->objects[i].dl);
+            stbds_arrdel(h->objects, i);
+        }
+        break;
+    }
     GPUIR_FREE(mod);
     E->live_modules--;
     return 0;
@@ -18229,14 +18381,45 @@ static void gpuir__emu_cc_path(const char *cc, char buf[PATH_MAX], struct stat *
     }
 }
 
+/* Whether the file at path is a script ("#!"): what it runs is not in its
+   own identity, so it is asked for its version in every context. */
+static bool gpuir__emu_cc_is_script(const char *path) {
+    char head[2] = {0, 0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool script = fd < 0 || read(fd, head, 2) != 2 || (head[0] == '#' && head[1] == '!');
+    if (fd >= 0) close(fd);
+    return script;
+}
+
+/* The key under which the cache remembers what compiler cc (resolved to
+   the file at path, st) says to --version: its name, path, device, inode,
+   size and modification time. False for a script, or one not found. */
+static bool gpuir__emu_cc_memo_key(const char *cc, const char *path, const struct stat *st, char key[65]) {
+    if (!*path || gpuir__emu_cc_is_script(path)) return false;
+    char file[160];
+    snprintf(file, sizeof file, "%llu:%llu %lld %lld.%09ld", (unsigned long long)st->st_dev,
+             (unsigned long long)st->st_ino, (long long)st->st_size, (long long)st->st_mtim.tv_sec,
+             (long)st->st_mtim.tv_nsec);
+    const char *parts[5] = {"the emulator's compiler", cc, path, file, GPUIR_VERSION_STRING};
+    gpuir__cache_key(parts, 5, key);
+    return true;
+}
+
+#define GPUIR__EMU_CC_MEMO_EXT "ccid"
+
 /* What the cache key says of compiler cc: the path it resolves to, the
    file there (device, inode, size, modification time), and what
    `cc --version` prints (its exit status too); malloc'd, NULL with the
-   context's error set. */
+   context's error set. A compiler binary (not a script) is asked once per
+   file: the cache remembers its answer (gpuir__emu_cc_memo_key), so a warm
+   make in a new process runs no compiler at all. */
 static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const char *cc, double timeout) {
-    char path[PATH_MAX], *log = NULL;
+    char path[PATH_MAX], key[65], *log = NULL;
     struct stat st;
     gpuir__emu_cc_path(cc, path, &st);
+    bool keyed = gpuir__emu_cc_memo_key(cc, path, &st, key);
+    char *known = keyed ? gpuir__cache_memo_get(p->ctx, key, GPUIR__EMU_CC_MEMO_EXT) : NULL;
+    if (known || p->ctx->result) return known;
     char *argv[3] = {(char *)cc, (char *)"--version", NULL};
     int err = 0, rc = gpuir__emu_run(argv, dir, timeout, &log, &err);
     size_t size = strlen(path) + (log ? strlen(log) : 0) + strlen(cc) + 200;
@@ -18247,6 +18430,10 @@ static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const cha
                  (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, rc, log ? log : "");
     GPUIR_FREE(log);
     if (!id) gpuir__oom(p->ctx, "the compiler's identity");
+    if (id && keyed && rc == 0 && gpuir__cache_memo_put(p->ctx, key, GPUIR__EMU_CC_MEMO_EXT, id)) {
+        GPUIR_FREE(id);
+        return NULL;
+    }
     return id;
 }
 
@@ -18366,10 +18553,10 @@ static gpuir_result gpuir__emu_build(void *self, gpuir_program *p, gpuir__built 
     b->self = self;                      /* unused: the context's toolchain compiles */
     b->compile = gpuir__emu_compile;
     if (b->image) return GPUIR_OK;       /* a lowered program's object (gpuir__lowered_object) */
-    gpuir__emu_toolchain *h = gpuir__emu_toolchain_get(p->ctx);
-    const char *id = h ? gpuir__emu_cc_identity(p, h, gpuir__emu_cc(p)) : NULL;
+    const char *id = gpuir__emu_compiler_id(self, p, NULL);
     if (!id) return p->ctx->result;
-    const char *parts[5] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-", GPUIR_VERSION_STRING};
+    const char *parts[5] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-",
+                            gpuir__cache_version(p->ctx)};
     return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, b);
 }
 
@@ -21314,30 +21501,35 @@ static bool gpuir__load_failure_is_the_image(int code) {
 /* ---- lowered programs through the cache ----
    A warm make skips the pass pipeline and codegen: the lowered module
    (printed: print and parse are a fixed point), its kernels' infos and its
-   compiled module's key are one cache entry, <key>.lowered, keyed by
-   everything lowering and compiling read (gpuir__lowered_key). A hit parses
-   and verifies the stored module, checks its kernels against the infos and
-   finds the compiled module; an entry that fails any of this is refused
-   (counted corrupt, evicted, noted in gpuir_ctx_cache_status) and the
-   program is lowered again. The entry is text:
+   compiled module (its key and its bytes: a hit reads one entry) are one
+   cache entry, <key>.lowered, keyed by everything lowering and compiling
+   read (gpuir__lowered_key). A hit parses and verifies the stored module
+   and checks its kernels against the infos; an entry that fails any of
+   this is refused (counted corrupt, evicted, noted in
+   gpuir_ctx_cache_status) and the program is lowered again. The entry is
+   text, but for the compiled module's bytes:
        gpuir-lowered 1
        object <ext> <key>                 the compiled module's cache entry
        kernels <n>
        <name> <cname> <barriers> <shared> <dynamic> <n_tmaps> [<tmap: 11 numbers>]...   n lines
    (a kernel by its IR name: a parsed module numbers its functions anew).
        report <bytes>                     the placement report, then its bytes
-       ir <bytes>                         the lowered module's text, then its bytes */
+       ir <bytes>                         the lowered module's text, then its bytes
+       image <bytes>                      the compiled module, then its bytes */
 
 #define GPUIR__LOWERED_EXT "lowered"
-#define GPUIR__LOWERED_FORMAT "gpuir-lowered 1"
+#define GPUIR__LOWERED_FORMAT "gpuir-lowered 2"
 
 typedef struct gpuir__lowered {
     char key[65];                   /* the input module's key */
     bool hit;                       /* m is the stored lowered module, p->kernels its infos */
     char object_key[65];            /* the compiled module: found on a hit, stored after a miss */
     char object_ext[GPUIR__CACHE_EXT_MAX + 1];
-    const void *object;             /* a hit's compiled module (cache-owned) */
+    const void *object;             /* the compiled module: a hit's (cache-owned), or what a miss loaded */
     size_t object_size;
+    void *loaded;                   /* a miss's compiled module, owned until stored (object points to it) */
+    const void *entry;              /* a hit's whole entry (cache-owned), to evict it should its module fail */
+    size_t entry_size;
 } gpuir__lowered;
 
 static struct gpuir__emu_toolchain *gpuir__emu_toolchain_get(gpuir_ctx *ctx);
@@ -21357,20 +21549,13 @@ static gpuir_result gpuir__program_codegen(gpuir_program *p) {
     return p->source ? GPUIR_OK : p->ctx->result;
 }
 
-/* What compiles the kernels, as the key names it: NVRTC's version (loaded
-   now if it is not yet) or the emulator's compiler identity. NULL with the
-   context's error when it cannot be found. */
-static const char *gpuir__lowered_compiler(gpuir_program *p, char buf[64]) {
-    return p->drv.compiler_id(p->drv.self, p, buf);
-}
-
 /* The lowered program's key: the input module's text, the backend, the
    target (sm, SM count) and every option lowering or compiling reads
    (desc.synchronous, desc.emu_sanitize, the context's max_shared_bytes),
    the compiler's identity, the gpuir version and the entry's format. */
 static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
     char compiler_buf[64], options[160];
-    const char *compiler = gpuir__lowered_compiler(p, compiler_buf);
+    const char *compiler = p->drv.compiler_id(p->drv.self, p, compiler_buf);   /* NULL: the context's error */
     if (!compiler) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the compiler's identity");
     char *text = gpuir_module_print(p->m);
     if (!text) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the lowered program's key");
@@ -21378,7 +21563,7 @@ static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
     snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u", m->target.sm,
              m->target.sm_count, (unsigned)p->ctx->desc.max_shared_bytes, p->desc.synchronous ? "sync" : "async",
              p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION);
-    const char *version = p->ctx->test_version ? p->ctx->test_version : GPUIR_VERSION_STRING;
+    const char *version = gpuir__cache_version(p->ctx);
     const char *parts[7] = {GPUIR__LOWERED_FORMAT, gpuir_backend_name(p->backend), text, options, compiler,
                             version, "lowered program"};
     gpuir__cache_key(parts, 7, L->key);
@@ -21410,10 +21595,19 @@ static char *gpuir__lowered_encode(gpuir_program *p, const gpuir__lowered *L, si
         }
         gpuir__str_appendf(&s, "\n");
     }
-    gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s", strlen(report), report, strlen(ir), ir);
+    gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s\nimage %zu\n", strlen(report), report, strlen(ir), ir,
+                       L->object_size);
     gpuir_free(ir);
-    *size = stbds_arrlenu(s.buf) - 1;
-    return s.buf ? gpuir__str_detach(&s) : NULL;
+    size_t text = s.buf ? stbds_arrlenu(s.buf) - 1 : 0;
+    char *entry = s.buf ? (char *)GPUIR_MALLOC(text + L->object_size + 1) : NULL;
+    if (entry) {
+        memcpy(entry, s.buf, text);
+        memcpy(entry + text, L->object, L->object_size);    /* the compiled module's bytes, as they are */
+        entry[text + L->object_size] = '\0';
+        *size = text + L->object_size;
+    }
+    gpuir__str_free(&s);
+    return entry;
 }
 
 /* Whether every kernel's IR name can be stored as one word. (A module with
@@ -21491,12 +21685,13 @@ static bool gpuir__lowered_kernels_match(const gpuir_module *m, const gpuir__cg_
 /* Why a stored lowered program was not used that is not the entry's fault. */
 static const char gpuir__lowered_oom[] = "out of memory";
 
-/* Decodes a stored entry (text, NUL-terminated) into L's object, *out (the
-   parsed and verified lowered module), *infos and *report; NULL, or why it
-   is refused (the context's error left as it was). */
+/* Decodes a stored entry (text, NUL-terminated) into L's object (its key,
+   and *image: where its bytes start in text), *out (the parsed and
+   verified lowered module), *infos and *report; NULL, or why it is refused
+   (the context's error left as it was). */
 static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, size_t size, gpuir__lowered *L,
                                          gpuir_module **out, gpuir__cg_kernel_info **infos, const char **report,
-                                         size_t *report_len) {
+                                         size_t *report_len, const char **image) {
     const char *at = text, *end = text + size, *ir;
     size_t count = 0, ir_len = 0;
     int n = 0;
@@ -21511,7 +21706,8 @@ static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, siz
     at = lines;
     for (size_t i = 0; i < count && at; i++) at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
     if (!at || !(*report = gpuir__lowered_blob(&at, end, "report", report_len)) || *at++ != '\n' ||
-        !(ir = gpuir__lowered_blob(&at, end, "ir", &ir_len)) || at != end)
+        !(ir = gpuir__lowered_blob(&at, end, "ir", &ir_len)) || at == end || *at++ != '\n' ||
+        !(*image = gpuir__lowered_blob(&at, end, "image", &L->object_size)) || at != end)
         return "its layout is malformed";
     *out = gpuir_module_parse(p->ctx, ir, ir_len, "<lowered program from the cache>");
     if (!*out) {
@@ -21553,18 +21749,16 @@ static void gpuir__lowered_refuse(gpuir__cache *c, const gpuir__lowered *L, cons
                      L->key, why);
 }
 
-/* Whether the compiled module a stored lowered program names is in the
-   cache (a miss here is not counted: the make looks it up again). */
-static bool gpuir__lowered_object_find(gpuir__cache *c, gpuir__lowered *L) {
-    uint64_t misses = c->stats.misses;
-    bool hit = gpuir__cache_get(c, L->object_key, L->object_ext, &L->object, &L->object_size);
-    if (!hit) c->stats.misses = misses;
-    return hit;
+/* Evicts a hit's entry whose compiled module failed to load (the module's
+   own entry is evicted by gpuir__cached_evict, which says why). */
+static void gpuir__lowered_evict(gpuir_program *p, const gpuir__lowered *L) {
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    if (c) gpuir__cache_evict(c, L->key, GPUIR__LOWERED_EXT, L->entry, L->entry_size);
 }
 
-/* Takes the stored entry (bytes, size) for p if it is sound and its
-   compiled module is cached: m becomes the lowered module, p->kernels its
-   infos, L->hit true. */
+/* Takes the stored entry (bytes, size) for p if it is sound: m becomes the
+   lowered module, p->kernels its infos, L->object its compiled module (in
+   the entry), L->hit true. */
 static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowered *L, const void *bytes,
                                 size_t size) {
     char *text = (char *)GPUIR_MALLOC(size + 1);
@@ -21576,13 +21770,15 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
     text[size] = '\0';
     gpuir_module *lowered = NULL;
     gpuir__cg_kernel_info *infos = NULL;
-    const char *report = NULL;
+    const char *report = NULL, *image = NULL;
     size_t report_len = 0;
-    const char *why = gpuir__lowered_decode(p, text, size, L, &lowered, &infos, &report, &report_len);
+    const char *why = gpuir__lowered_decode(p, text, size, L, &lowered, &infos, &report, &report_len, &image);
     if (why == gpuir__lowered_oom)
         gpuir__cache_msg(c->last_error, "cannot read the stored lowered program %.64s: out of memory", L->key);
     else if (why) gpuir__lowered_refuse(c, L, bytes, size, why);
-    if (!why && gpuir__lowered_object_find(c, L)) {
+    if (!why) {
+        L->object = (const char *)bytes + (image - text);   /* the cache's copy, not text's */
+        L->entry = bytes, L->entry_size = size;
         for (size_t i = 0; i < stbds_arrlenu(lowered->ops); i++)     /* lines of the stored text, not the user's */
             lowered->ops[i].line = lowered->ops[i].col = 0;
         gpuir__module_adopt(p->m, lowered);
@@ -21604,9 +21800,9 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
     GPUIR_FREE(text);
 }
 
-/* Keys p's module and looks its lowered program up (timed in cache_ms; the
-   lookup is not counted in the hits and misses, which count compiled
-   modules, but in lowered_hits). */
+/* Keys p's module and looks its lowered program up (timed in cache_ms;
+   counted in lowered_hits, and a hit's compiled module, which its entry
+   holds, in the hits on disk or in memory, as if read on its own). */
 static gpuir_result gpuir__lowered_find(gpuir_program *p, gpuir__lowered *L) {
     if (stbds_arrlenu(p->m->globals)) return GPUIR_OK;   /* their data is the module's, not its text's */
     double t0 = gpuir__now_ms();
@@ -21618,8 +21814,10 @@ static gpuir_result gpuir__lowered_find(gpuir_program *p, gpuir__lowered *L) {
     const void *bytes;
     size_t size;
     bool found = gpuir__cache_get(c, L->key, GPUIR__LOWERED_EXT, &bytes, &size);
+    bool from_disk = c->stats.disk_hits > before.disk_hits;
     c->stats.mem_hits = before.mem_hits, c->stats.disk_hits = before.disk_hits, c->stats.misses = before.misses;
     if (found) gpuir__lowered_take(p, c, L, bytes, size);
+    if (L->hit) *(from_disk ? &c->stats.disk_hits : &c->stats.mem_hits) += 1;   /* its compiled module, found */
     p->stats.cache_ms += gpuir__now_ms() - t0;
     return GPUIR_OK;
 }
@@ -21713,6 +21911,7 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
         snprintf(doing, sizeof doing, "%s failed (%.60s%s%.200s) while %s", call, name ? name : "error",
                  *detail ? ": " : "", detail, what);
         gpuir__cached_evict(p, &b, doing);
+        if (L->hit) gpuir__lowered_evict(p, L);  /* the entry holding it: the next make lowers again */
         GPUIR_FREE(b.image);
         b.image = NULL, b.size = 0, b.cached = false;
         r = p->source ? GPUIR_OK : gpuir__program_codegen(p);     /* a lowered-program hit has none yet */
@@ -21727,6 +21926,10 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
     if (!r) {
         memcpy(L->object_key, b.key, sizeof b.key);
         if (b.ext != L->object_ext) snprintf(L->object_ext, sizeof L->object_ext, "%s", b.ext);  /* a miss's */
+    }
+    if (!r && !L->hit) {                         /* what loaded, for the lowered program's entry */
+        L->object = L->loaded = b.image, L->object_size = b.size;
+        b.image = NULL;
     }
     GPUIR_FREE(b.image);
     rc = p->drv.leave(p->drv.self);
@@ -21792,6 +21995,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!r && (!L.hit || ctx->dump_dir)) r = gpuir__program_codegen(p);
     if (!r) r = gpuir__program_load(p, &L);
     if (!r && !L.hit) r = gpuir__lowered_store(p, &L);
+    GPUIR_FREE(L.loaded);
     stbds_arrput(ctx->programs, p);
     if (r) { gpuir_program_destroy(p); return NULL; }
     return p;

@@ -47,7 +47,8 @@
    gpuir-bench compile FILE
        Time to a loaded program from text: cold (empty cache directory) and
        warm (the compiled module found on disk, no compiler run; median of
-       9; in a fresh context, and in one that made another program first),
+       9; in a fresh context, in one that made another program first, and
+       in one that made the same program first: a second make in a process),
        on CUDA when there is a GPU, else on the
        emulator, each by phase (parse, passes, backend open, codegen, cache
        read and check, compile, module load); and NVRTC's own phases (front
@@ -1200,7 +1201,12 @@ static const char warmup_text[] =
     "  %y = exp %x : (tensor<8xf32>) -> tensor<8xf32>\n"
     "  return %y : tensor<8xf32>\n}\n";
 
-static bool time_program(const char *text, size_t len, const char *dir, gpuir_backend b, bool context_up,
+/* What a context does before the timed make: nothing (a fresh context),
+   makes another program (the context up), or makes this one (the same
+   program again: what a second make in a process pays). */
+enum { FRESH_CONTEXT, CONTEXT_UP, SAME_AGAIN };
+
+static bool time_program(const char *text, size_t len, const char *dir, gpuir_backend b, int before_make,
                          make_timing *t) {
     memset(t, 0, sizeof *t);
     gpuir_ctx_desc cd;
@@ -1210,7 +1216,10 @@ static bool time_program(const char *text, size_t len, const char *dir, gpuir_ba
     gpuir_program_desc wd;
     memset(&wd, 0, sizeof wd);
     wd.backend = b;
-    if (context_up && !gpuir_program_make(gpuir_module_parse(ctx, warmup_text, strlen(warmup_text), "warmup"), &wd))
+    const char *first = before_make == CONTEXT_UP ? warmup_text : text;
+    size_t first_len = before_make == CONTEXT_UP ? strlen(warmup_text) : len;
+    if (before_make != FRESH_CONTEXT &&
+        !gpuir_program_make(gpuir_module_parse(ctx, first, first_len, "warmup"), &wd))
         fprintf(stderr, "gpuir-bench compile: warm-up program: %s\n", gpuir_ctx_error(ctx));
     gpuir_cache_stats before = gpuir_ctx_cache_stats(ctx);
     double t0 = now_ms();
@@ -1359,24 +1368,29 @@ static int bench_compile(int argc, char **argv) {
     gpuir_program *kp = cuda_probe(keeper, &kd);
     double k1 = now_ms();
     gpuir_backend b = kp ? GPUIR_BACKEND_CUDA : GPUIR_BACKEND_EMU;
-    make_timing cold, warm[9], up[9];
-    bool ok = time_program(text, len, dir, b, false, &cold);
-    for (int i = 0; ok && i < 9; i++) ok = time_program(text, len, dir, b, false, &warm[i]);
-    for (int i = 0; ok && i < 9; i++) ok = time_program(text, len, dir, b, true, &up[i]);
+    make_timing cold, warm[9], up[9], again[9];
+    bool ok = time_program(text, len, dir, b, FRESH_CONTEXT, &cold);
+    for (int i = 0; ok && i < 9; i++) ok = time_program(text, len, dir, b, FRESH_CONTEXT, &warm[i]);
+    for (int i = 0; ok && i < 9; i++) ok = time_program(text, len, dir, b, CONTEXT_UP, &up[i]);
+    for (int i = 0; ok && i < 9; i++) ok = time_program(text, len, dir, b, SAME_AGAIN, &again[i]);
     qsort(warm, 9, sizeof warm[0], cmp_timing);
     qsort(up, 9, sizeof up[0], cmp_timing);
+    qsort(again, 9, sizeof again[0], cmp_timing);
     printf("%s on %s: CUDA C %zu bytes\n", argv[0], gpuir_backend_name(b), cold.source_bytes);
     if (kp) printf("  device start-up (first program of the process, a 64x64 matmul): %.1f ms\n", k1 - k0);
     if (ok) {
         print_make("cold:", &cold);
         print_make("warm, fresh context:", &warm[4]);
         print_make("warm, context up:", &up[4]);
+        print_make("warm, same program again:", &again[4]);
         printf("bench compile %s backend=%s cold_ms=%.2f warm_ms=%.3f warm_open_ms=%.3f warm_codegen_ms=%.3f "
                "warm_cache_ms=%.3f warm_load_ms=%.3f warm_compiles=%llu warm_up_ms=%.3f warm_up_cache_ms=%.3f "
-               "warm_up_load_ms=%.3f cold_compile_ms=%.2f source_bytes=%zu\n",
+               "warm_up_load_ms=%.3f warm_again_ms=%.3f warm_again_cache_ms=%.3f warm_again_load_ms=%.3f "
+               "cold_compile_ms=%.2f source_bytes=%zu\n",
                argv[0], gpuir_backend_name(b), cold.total, warm[4].total, warm[4].st.open_ms, warm[4].st.codegen_ms,
                warm[4].st.cache_ms, warm[4].st.load_ms, (unsigned long long)warm[4].cache.compiles, up[4].total,
-               up[4].st.cache_ms, up[4].st.load_ms, cold.st.compile_ms, cold.source_bytes);
+               up[4].st.cache_ms, up[4].st.load_ms, again[4].total, again[4].st.cache_ms, again[4].st.load_ms,
+               cold.st.compile_ms, cold.source_bytes);
     }
     bench_nvrtc_phases(argv[0], text, len);
     gpuir_ctx_destroy(keeper);

@@ -236,6 +236,26 @@ static void only_entry(const char *dir, const char *ext, char *path, size_t size
     CHECK(n == 1);
 }
 
+/* Removes dir's stored lowered programs: a make then reads the compiled
+   module's own entry (a lowered program's entry holds a copy of it). */
+static void drop_lowered(const char *dir) {
+    char path[512];
+    only_entry(dir, "lowered", path, sizeof path);
+    CHECK(unlink(path) == 0);
+}
+
+/* The same, from ctx's memory too (and its disk cache, if any). */
+static void drop_lowered_in(gpuir_ctx *ctx) {
+    char key[65];
+    only_key(ctx, "lowered", key);
+    gpuir__cache *c = gpuir__ctx_cache(ctx);
+    const void *bytes;
+    size_t size;
+    gpuir__cache_stats before = c->stats;          /* not a hit the test counts */
+    if (gpuir__cache_get(c, key, "lowered", &bytes, &size)) gpuir__cache_evict(c, key, "lowered", bytes, size);
+    c->stats = before;
+}
+
 /* Replaces the payload of the cache entry at path with bytes, fixing the
    header's size and SHA-256 as a forger would (the tag stays). */
 static void forge_entry(const char *path, const char *bytes, size_t size) {
@@ -277,10 +297,21 @@ TEST(a_planted_cache_entry_is_never_loaded) {
     size_t size = 0;
     char *evil = evil_object(dir, marker, &size);
     forge_entry(entry, evil, size);
+    drop_lowered(one);                              /* the make reads the module's entry */
     ctx = ctx_with_cache(one);
     check_runs(ctx, make(ctx, chain_text, NULL));
     gpuir_cache_stats s = gpuir_ctx_cache_stats(ctx);
     CHECK(s.corrupt == 1 && s.disk_hits == 0 && s.misses == 1 && s.writes == 1);
+    CHECK(strstr(gpuir_ctx_cache_status(ctx), "not written by gpuir for this directory") != NULL);
+    gpuir_ctx_destroy(ctx);
+    CHECK(!exists(marker));
+    char lowered[256];                              /* the same, planted as a lowered program */
+    only_entry(one, "lowered", lowered, sizeof lowered);
+    forge_entry(lowered, evil, size);
+    ctx = ctx_with_cache(one);
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    s = gpuir_ctx_cache_stats(ctx);
+    CHECK(s.corrupt == 1 && s.lowered_hits == 0 && s.compiles == 0);
     CHECK(strstr(gpuir_ctx_cache_status(ctx), "not written by gpuir for this directory") != NULL);
     gpuir_ctx_destroy(ctx);
     CHECK(!exists(marker));
@@ -300,6 +331,7 @@ TEST(a_planted_cache_entry_is_never_loaded) {
 
     if (geteuid() == 0) {                           /* someone else's file, with our tag */
         CHECK(chown(entry, 65534, 65534) == 0);
+        drop_lowered(one);
         ctx = ctx_with_cache(one);
         CHECK(make(ctx, chain_text, NULL) != NULL);
         CHECK(gpuir_ctx_cache_stats(ctx).corrupt == 1 && gpuir_ctx_cache_stats(ctx).disk_hits == 0);
@@ -310,7 +342,8 @@ TEST(a_planted_cache_entry_is_never_loaded) {
     ctx = ctx_with_cache(one);
     CHECK(strcmp(gpuir_ctx_cache_dir(ctx), one) == 0);
     CHECK(make(ctx, chain_text, NULL) != NULL);
-    CHECK(gpuir_ctx_cache_stats(ctx).corrupt == 2);  /* its entries with it: the module's, the lowered program's */
+    CHECK(gpuir_ctx_cache_stats(ctx).corrupt == 3);  /* its entries with it: the module's, the lowered program's, */
+                                                     /* the compiler's remembered identity */
     gpuir_ctx_destroy(ctx);
     CHECK(stat(secret, &st) == 0 && st.st_size == 32);
     free(evil);
@@ -396,6 +429,7 @@ TEST(a_cached_module_that_fails_to_load_is_evicted_and_rebuilt) {
     only_key(ctx, "so", key);
     static const char garbage[] = "not a shared object";
     CHECK_RESULT(ctx, gpuir__cache_put(gpuir__ctx_cache(ctx), key, "so", garbage, sizeof garbage), GPUIR_OK);
+    drop_lowered_in(ctx);                           /* the make reads the module's entry */
     check_runs(ctx, make(ctx, chain_text, cc));
     gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
     CHECK(st.mem_hits == 1 && st.writes == 3);
@@ -407,6 +441,7 @@ TEST(a_cached_module_that_fails_to_load_is_evicted_and_rebuilt) {
     check_runs(ctx, make(ctx, chain_text, cc));
     CHECK(gpuir_ctx_cache_stats(ctx).disk_hits == 1 && gpuir_ctx_cache_stats(ctx).misses == 0);
     CHECK_RESULT(ctx, gpuir__cache_put(gpuir__ctx_cache(ctx), key, "so", garbage, sizeof garbage), GPUIR_OK);
+    drop_lowered_in(ctx);
     fake_cc(cc, "fakecc 2.0", garbage_action);      /* same context: same identity, same key */
     CHECK(make(ctx, chain_text, cc) == NULL);
     CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
@@ -616,8 +651,12 @@ TEST(an_unusable_temporary_directory_names_the_path_and_errno) {
     small = lim;
     small.rlim_cur = 4096;                          /* the source is larger */
     signal(SIGXFSZ, SIG_IGN);
-    gpuir_ctx *ctx = ctx_with_cache("");
-    check_runs(ctx, make(ctx, chain_text, NULL));    /* warm: the module is in memory */
+    char cache[160];                                /* warm: the module on disk, not yet loaded here */
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    gpuir_ctx *ctx = ctx_with_cache(cache);
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    gpuir_ctx_destroy(ctx);
+    ctx = ctx_with_cache(cache);
     CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
     static const char other[] = "func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
                                 "  %e = tanh %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n";
@@ -634,7 +673,8 @@ TEST(an_unusable_temporary_directory_names_the_path_and_errno) {
     CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
     gpuir_ctx_clear_error(ctx);
     check_runs(ctx, make(ctx, chain_text, NULL));    /* not evicted: not the module's fault */
-    CHECK(gpuir_ctx_cache_stats(ctx).mem_hits == 2);
+    gpuir_cache_stats st = gpuir_ctx_cache_stats(ctx);
+    CHECK(st.disk_hits == 1 && st.mem_hits == 1 && st.misses == 1 && st.compiles == 1);   /* other's, only */
     gpuir_ctx_destroy(ctx);
     signal(SIGXFSZ, SIG_DFL);
 
