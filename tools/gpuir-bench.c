@@ -2072,8 +2072,8 @@ static gpuir_program *attention_program(gpuir_ctx *ctx, const char *text, bool u
     memset(&d, 0, sizeof d);
     d.backend = GPUIR_BACKEND_CUDA;
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "attention");
-    if (m && unfused)       /* planned for an H100 (the default target): tensor-core matmuls from sm_75 */
-        gpuir_module_run_passes(m, "decompose,canonicalize,split-k,fuse,bufferize,outline,place,configure,"
+    if (m && unfused)       /* planned for an H100 (the default target): the default's matmuls, no attention pass */
+        gpuir_module_run_passes(m, "decompose,canonicalize,split-k,stage-matmul,fuse,bufferize,outline,place,configure,"
                                    "plan-shared-memory", NULL);
     gpuir_program *p = gpuir_ctx_result(ctx) ? NULL : gpuir_program_make(m, &d);
     if (!p) fprintf(stderr, "gpuir-bench attention: %s\n", gpuir_ctx_error(ctx));
