@@ -21264,17 +21264,20 @@ static const char *gpuir__lowered_compiler(gpuir_program *p, char buf[64]) {
 /* The lowered program's key: the input module's text, the backend, the
    target (sm, SM count) and every option lowering or compiling reads
    (desc.synchronous, desc.emu_sanitize, the context's max_shared_bytes),
-   the compiler's identity, the gpuir version and the entry's format. */
+   the pass pipeline (a pass added to it lowers differently: entries
+   lowered without it are not served), the compiler's identity, the gpuir
+   version and the entry's format. */
 static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
-    char compiler_buf[64], options[160];
+    char compiler_buf[64], options[384];
     const char *compiler = gpuir__lowered_compiler(p, compiler_buf);
     if (!compiler) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the compiler's identity");
     char *text = gpuir_module_print(p->m);
     if (!text) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the lowered program's key");
     const gpuir_module *m = p->m;
-    snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u", m->target.sm,
+    snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u, passes %s", m->target.sm,
              m->target.sm_count, (unsigned)p->ctx->desc.max_shared_bytes, p->desc.synchronous ? "sync" : "async",
-             p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION);
+             p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION,
+             p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE);
     const char *version = p->ctx->test_version ? p->ctx->test_version : GPUIR_VERSION_STRING;
     const char *parts[7] = {GPUIR__LOWERED_FORMAT, gpuir_backend_name(p->backend), text, options, compiler,
                             version, "lowered program"};

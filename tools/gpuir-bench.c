@@ -2,7 +2,7 @@
 
    gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]
                       [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R]
-                      [--wgmma]
+                      [--wgmma | --no-wgmma]
        matmul C = A·B (row-major) with gpuir's generated kernel and with
        cuBLAS (libcublas opened with dlopen; f32: cublasSgemm with FP32 math;
        tf32: f32 data, gpuir's `tf32` matmul against cublasGemmEx with
@@ -28,9 +28,13 @@
        matmul alone, so the ratio is what the fused epilogue costs on top of
        a plain GEMM, and the check applies the epilogue to cuBLAS's result
        on the host.
-       --wgmma (f16, bf16; EXPERIMENTAL): B stored N x K, gpuir's matmul
-       with transpose_b and the opt-in `wgmma` kernel (sm_90a) against
-       cublasGemmEx on the same B (transposed).
+       f16 and bf16 take gpuir's default on the device: on an H100 B is
+       transposed by a kernel of its own, then the wgmma kernel runs (both
+       timed; the output says "2 kernels: an operand transposed first").
+       --wgmma (f16, bf16): B stored N x K, gpuir's matmul with transpose_b
+       and `wgmma = true` (no transpose kernel) against cublasGemmEx on the
+       same B (transposed). --no-wgmma (f16, bf16): `wgmma = false`, the
+       mma.sync kernel (the default before 2026-11-25), B stored K x N.
    gpuir-bench bandwidth [--elements=N] [--repeat=R]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
@@ -103,7 +107,7 @@
 /* A subcommand's options: getopt_long over its own arguments (argv[0..argc)
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
-enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
+enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_NO_WGMMA, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
        B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
@@ -280,10 +284,12 @@ typedef struct mm_case {
     bool tf32;              /* f32 data, TF32 tensor cores */
     mm_epilogue epi;
     bool wgmma;             /* B stored N x K, the `wgmma` kernel (f16, bf16) */
+    bool no_wgmma;          /* `wgmma = false`: the mma.sync kernel on sm_90 too (f16, bf16) */
 } mm_case;
 
 static const char *mm_precision(const mm_case *c) {
     if (c->wgmma) return c->dtype == GPUIR_BF16 ? "bf16-wgmma" : "f16-wgmma";
+    if (c->no_wgmma) return c->dtype == GPUIR_BF16 ? "bf16-mma" : "f16-mma";
     return c->tf32 ? "tf32" : gpuir_dtype_name(c->dtype);
 }
 
@@ -388,10 +394,12 @@ static int mm_run_steps(gpuir_program *p, const mm_launch *L, const gpuir__dptr 
     return rc;
 }
 
-/* " (split-K: S slices, 2 kernels)" for a split matmul, else "". */
+/* " (split-K: S slices, 2 kernels)" for a split matmul, " (2 kernels: an
+   operand transposed first)" for one stage-matmul staged, else "". */
 static const char *mm_split_text(const mm_launch *L, char *buf, size_t size) {
-    if (!L->k_slices) return "";
-    snprintf(buf, size, " (split-K: %lld slices, %d kernels)", L->k_slices, L->n);
+    if (!L->k_slices && L->n < 2) return "";
+    if (!L->k_slices) snprintf(buf, size, " (%d kernels: an operand transposed first)", L->n);
+    else snprintf(buf, size, " (split-K: %lld slices, %d kernels)", L->k_slices, L->n);
     return buf;
 }
 
@@ -446,7 +454,8 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
     int n = snprintf(text, sizeof text, "func.func @mm(%%a: %s, %%b: %s%s%s%s%s) -> %s {\n"
                      "  %%c = matmul %%a, %%b%s : (%s, %s) -> %s\n", a, b, c->epi.bias ? ", %bias: " : "",
                      c->epi.bias ? v : "", c->epi.residual ? ", %res: " : "", c->epi.residual ? o : "", o,
-                     c->tf32 ? " {tf32 = true}" : c->wgmma ? " {transpose_b = true, wgmma = true}" : "", a, b, o);
+                     c->tf32 ? " {tf32 = true}" : c->wgmma ? " {transpose_b = true, wgmma = true}" :
+                     c->no_wgmma ? " {wgmma = false}" : "", a, b, o);
     const char *last = "c";
     if (c->epi.bias)
         n += snprintf(text + n, sizeof text - (size_t)n, "  %%s = add %%%s, %%bias : (%s, %s) -> %s\n", last, o, v, o), last = "s";
@@ -461,7 +470,7 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
 /* A small CUDA program, to reach the driver through (NULL without a GPU);
    *d is left asking for CUDA. */
 static gpuir_program *cuda_probe(gpuir_ctx *ctx, gpuir_program_desc *d) {
-    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}, false};
+    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}, false, false};
     memset(d, 0, sizeof *d);
     d->backend = GPUIR_BACKEND_CUDA;
     return gpuir_program_make(mm_module(ctx, &probe), d);
@@ -598,9 +607,10 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
 
 /* Without a GPU: the emulator at a small size, against the interpreter:
    the program run, then its kernel launched alone as the GPU path does. */
-static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bool wgmma, int mm, int nn, int kk) {
+static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bool wgmma, bool no_wgmma, int mm, int nn,
+                        int kk) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    mm_case c = {64, 64, 64, dtype, tf32, *epi, wgmma};
+    mm_case c = {64, 64, 64, dtype, tf32, *epi, wgmma, no_wgmma};
     if (dtype != GPUIR_F32 || tf32) c.m = 200, c.n = 136, c.k = 72;     /* tensor cores; not tile multiples */
     if (mm) c.m = mm, c.n = nn, c.k = kk;         /* --m, --n, --k: keep them small, the emulator is slow */
     gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
@@ -652,7 +662,7 @@ static int bench_matmul(int argc, char **argv) {
                                      {4096, 4096, 4096}, {8192, 8192, 8192}};
     int n_cases = 5, repeat = 30, m = 0, n = 0, k = 0;
     gpuir_dtype dtype = GPUIR_F32;
-    bool tf32 = false, wgmma = false;
+    bool tf32 = false, wgmma = false, no_wgmma = false;
     mm_epilogue epi = {false, NULL, false};
     static const cli_flag flags[] = {
         {"m", required_argument, B_M, "M", "rows of A and C (with --n and --k: one shape)"},
@@ -661,7 +671,8 @@ static int bench_matmul(int argc, char **argv) {
         {"dtype", required_argument, B_DTYPE, "T", "f32 (default), tf32, f16 or bf16"},
         {"epilogue", required_argument, B_EPILOGUE, "LIST", "fuse bias, one of relu|gelu|silu, residual"},
         B_REPEAT_FLAG("timed launches per shape (default 30)"),
-        {"wgmma", no_argument, B_WGMMA, NULL, "f16/bf16: the opt-in wgmma kernel, B stored N x K (experimental)"},
+        {"wgmma", no_argument, B_WGMMA, NULL, "f16/bf16: B stored N x K, wgmma forced (`wgmma = true`)"},
+        {"no-wgmma", no_argument, B_NO_WGMMA, NULL, "f16/bf16: `wgmma = false`, the mma.sync kernel on sm_90 too"},
         B_HELP,
     };
     const size_t nf = sizeof flags / sizeof flags[0];
@@ -671,6 +682,7 @@ static int bench_matmul(int argc, char **argv) {
     while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
         const char *v = optarg;
         if (c == B_WGMMA) { wgmma = true; continue; }
+        if (c == B_NO_WGMMA) { no_wgmma = true; continue; }
         if (c == B_EPILOGUE) {
             if (mm_epilogue_parse(v, &epi)) continue;
             fprintf(stderr, "gpuir-bench matmul: --epilogue takes a list of bias, one of relu, gelu or silu, "
@@ -697,14 +709,19 @@ static int bench_matmul(int argc, char **argv) {
         fprintf(stderr, "gpuir-bench matmul: give --m, --n and --k > 0\n");
         return 2;
     }
-    if (wgmma && dtype != GPUIR_F16 && dtype != GPUIR_BF16) {
-        fprintf(stderr, "gpuir-bench matmul: --wgmma takes --dtype=f16 or bf16\n");
+    if ((wgmma || no_wgmma) && dtype != GPUIR_F16 && dtype != GPUIR_BF16) {
+        fprintf(stderr, "gpuir-bench matmul: --wgmma and --no-wgmma take --dtype=f16 or bf16\n");
+        return 2;
+    }
+    if (wgmma && no_wgmma) {
+        fprintf(stderr, "gpuir-bench matmul: --wgmma forces the wgmma kernel, --no-wgmma forbids it: give one\n");
         return 2;
     }
     if (m) n_cases = 1;
     mm_case cases[5];
     for (int i = 0; i < n_cases; i++) {
-        mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma};
+        mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma,
+                     no_wgmma};
         cases[i] = c;
     }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
@@ -713,7 +730,7 @@ static int bench_matmul(int argc, char **argv) {
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
-        return bench_mm_emu(dtype, tf32, &epi, wgmma, m, n, k);
+        return bench_mm_emu(dtype, tf32, &epi, wgmma, no_wgmma, m, n, k);
     }
     gpuir__internal_cuda cuda, *C = &cuda;
     gpuir__internal_cuda_of(pp, C);
@@ -2185,7 +2202,7 @@ static int bench_attention(int argc, char **argv) {
 
 static int usage(FILE *to, int rc) {
     fprintf(to, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
-                "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma]\n"
+                "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma | --no-wgmma]\n"
                 "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
                 "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                 "       gpuir-bench compile FILE\n"
