@@ -840,7 +840,7 @@ GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const c
 GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
 
 /* Compiles the kernels of a lowered module with NVRTC for sm_<sm> (e.g. 90;
-   sm_90a when a matmul takes the experimental wgmma kernel)
+   sm_90a when a matmul takes the wgmma kernel)
    without running anything (no GPU needed): *spilled_bytes gets the largest
    register spill of any kernel (-1 if ptxas did not say), *ptx (if not
    NULL) the PTX, freed with gpuir_free. GPUIR_ERR_UNAVAILABLE without
@@ -7152,10 +7152,14 @@ static uint32_t gpuir__stage_fold_constant(gpuir_module *m, uint32_t v, const gp
 }
 
 /* Operand v with its last two axes swapped: its source when it is such a
-   transpose, a folded constant, or a new transpose op. 0 on failure. */
-static uint32_t gpuir__stage_operand(gpuir_module *m, uint32_t v, uint32_t line, uint32_t col) {
+   transpose, the one made for an earlier matmul (staged[v - 1] for the
+   values the pass began with: a weight several matmuls read is transposed
+   once), a folded constant, or a new transpose op. 0 on failure. */
+static uint32_t gpuir__stage_operand(gpuir_module *m, uint32_t *staged, size_t n_staged, uint32_t v, uint32_t line,
+                                     uint32_t col) {
     uint32_t src = gpuir__stage_swapped_source(m, v);
     if (src) return src;
+    if (v <= n_staged && staged[v - 1]) return staged[v - 1];
     gpuir_type t = gpuir__value_at(m, v)->type;
     int64_t rows = t.dims[t.rank - 2];
     t.dims[t.rank - 2] = t.dims[t.rank - 1];
@@ -7171,17 +7175,18 @@ static uint32_t gpuir__stage_operand(gpuir_module *m, uint32_t v, uint32_t line,
     if (!op) return 0;
     m->ops[op - 1].line = line;
     m->ops[op - 1].col = col;
+    if (v <= n_staged) staged[v - 1] = m->ops[op - 1].result;
     return m->ops[op - 1].result;
 }
 
 /* Builds matmul op_id with B as [.., N, K] and A as [.., M, K]; returns the
    value that replaces its result (0 on failure, the error in the context). */
-static uint32_t gpuir__stage_matmul(gpuir_module *m, uint32_t op_id) {
+static uint32_t gpuir__stage_matmul(gpuir_module *m, uint32_t *staged, size_t n_staged, uint32_t op_id) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     uint32_t ab[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, line = op->line, col = op->col;
     bool stage[2] = {gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B)};
     for (int i = 0; i < 2; i++)
-        if (stage[i] && !(ab[i] = gpuir__stage_operand(m, ab[i], line, col))) return 0;
+        if (stage[i] && !(ab[i] = gpuir__stage_operand(m, staged, n_staged, ab[i], line, col))) return 0;
     op = gpuir__op_at(m, op_id);     /* building moved m->ops */
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     for (uint32_t i = 0; i < op->n_attrs; i++) {
@@ -7210,9 +7215,13 @@ static gpuir_result gpuir__stage_check_forced(gpuir_module *m, const gpuir__op *
                                   "on sm_%d: %s", gpuir__module_sm(m), why) : GPUIR_OK;
 }
 
-/* Whether op is a matmul the wgmma kernel takes once staged, in another layout. */
+/* Whether op is a matmul the wgmma kernel takes once staged, in another
+   layout (and no `form` written by hand names another kernel). */
 static bool gpuir__stage_wants(const gpuir_module *m, const gpuir__op *op) {
     if (op->kind != GPUIR_OP_MATMUL || !op->result) return false;
+    const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+    if (form && (form->kind != GPUIR__ATTR_STRING || strncmp(gpuir__string(m, form->off), "wgmma.", 6) != 0))
+        return false;
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     return (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) || !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B)) &&
@@ -7220,7 +7229,8 @@ static bool gpuir__stage_wants(const gpuir_module *m, const gpuir__op *op) {
 }
 
 static gpuir_result gpuir__stage_matmul_func(gpuir_module *m, uint32_t fid) {
-    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *repl);
+    size_t n_values = stbds_arrlenu(m->values) + 1;
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, 2 * n_values, sizeof *repl), *staged = repl + n_values;
     if (!repl) return gpuir__oom(m->ctx, "stage-matmul");
     gpuir_result r = GPUIR_OK;
     gpuir__rewrite_begin(m, fid);
@@ -7233,7 +7243,7 @@ static gpuir_result gpuir__stage_matmul_func(gpuir_module *m, uint32_t fid) {
             gpuir__rewrite_keep(m, op_id);
             continue;
         }
-        uint32_t result = op->result, y = gpuir__stage_matmul(m, op_id);
+        uint32_t result = op->result, y = gpuir__stage_matmul(m, staged, n_values - 1, op_id);
         if (!y) r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "stage-matmul");
         else repl[result - 1] = y;
     }
@@ -8742,17 +8752,19 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
    - REGISTER_TILED_64: the same kernel with 64x64 block tiles, each thread
      computing 4x4 outputs, for f32 matmuls with M and N >= 64 that would
      get fewer 128x128 tiles: four times the blocks to fill the device.
-   - WGMMA (EXPERIMENTAL, opt in with the matmul's `wgmma` attribute; not
-     yet validated on hardware): f16 or bf16 with B transposed and K a
-     multiple of 8 (rows of a multiple of 16 bytes: what a tensor map's
-     global strides need): 128x128 tiles, GPUIR__WG_THREADS (384) threads,
+   - WGMMA (validated on an H100; the default on sm_90, `wgmma = false`
+     forbids it, `wgmma = true` forces it: gpuir__matmul_wgmma_request,
+     gpuir__matmul_wgmma_unfit): f16 or bf16 with B transposed and A not
+     (pass.stage-matmul puts every layout so), static sizes, M, N, K >= 1,
+     K a multiple of 8 (rows of a multiple of 16 bytes: what a tensor
+     map's global strides need), not split: 128x128 tiles, GPUIR__WG_THREADS (384) threads,
      warp-specialized: a producer warpgroup copies the tiles with TMA bulk
      tensor copies into 128-byte-swizzled stages on mbarriers, two consumer
      warpgroups multiply 64 rows each with wgmma.mma_async m64n128k16 (sm_90a;
      gpuir__cg_matmul_wgmma). The kernel takes two tensor maps after its
      buffers, which the runtime encodes at launch (gpuir__launch_tensor_maps).
-     Launched with another block size it takes PLAIN. Without the
-     attribute, or for a target other than sm_90 (wgmma is Hopper's alone),
+     Launched with another block size it takes PLAIN. With `wgmma =
+     false`, or for a target other than sm_90 (wgmma is Hopper's alone),
      such a matmul takes TENSOR_CORES.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes.
    Split-K (a matmul with k_slices = S, from the split-k pass, which asks
