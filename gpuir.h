@@ -54,6 +54,7 @@
      >>pass.decompose      composites (softmax) into primitive ops
      >>pass.attention      matmul, softmax, matmul into one attention op
      >>pass.split-k        matmuls too small for the device: K in slices, then their sum
+     >>pass.stage-matmul   operands into the layout the wgmma kernel reads (sm_90)
      >>pass.fuse           fusion groups: which ops share a kernel
      >>pass.bufferize      tensors to buffers in host functions
      >>pass.outline        fusion groups to kernels and launches
@@ -449,19 +450,24 @@ GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
 #define GPUIR_TRANSPOSE_B 2u
 #define GPUIR_TF32 4u
 #define GPUIR_WGMMA 8u
+#define GPUIR_NO_WGMMA 16u
 /* a: [..., M, K] (or [..., K, M] with GPUIR_TRANSPOSE_A), b: [..., K, N]
    (or [..., N, K]); batch dims broadcast. The result has the input dtype;
    the reference interpreter accumulates in double (ints in 64 bits).
    GPUIR_TF32 (f32 only; opt in, it changes results; attribute `tf32`):
    each operand element is first rounded to TF32 (10 mantissa bits, to
    nearest, ties away from zero), then multiplied on tensor cores.
-   GPUIR_WGMMA (attribute `wgmma`; EXPERIMENTAL, off by default, not yet
-   validated on hardware): asks for the Hopper kernel (TMA bulk tensor
-   copies on mbarriers, warp-specialized, wgmma.mma_async, sm_90a) where
-   it applies: f16 or bf16 with GPUIR_TRANSPOSE_B, static
-   sizes, K a multiple of 8, a target of sm_90 (gpuir_module_set_target;
-   a program plans for its device). Elsewhere the flag is ignored: other
-   targets get the mma.sync tensor-core kernel. */
+   The Hopper kernel (TMA bulk tensor copies on mbarriers, warp-specialized,
+   wgmma.mma_async, sm_90a; validated on an H100) is the default for f16
+   and bf16 matmuls of static sizes with K a multiple of 8 on a target of
+   sm_90 (gpuir_module_set_target; a program plans for its device), in
+   every layout: the stage-matmul pass transposes an operand the kernel
+   cannot read as it is (B into [..., N, K], A into [..., M, K]; a constant
+   at compile time). Where it cannot run (other dtypes and targets, split-K)
+   the matmul takes the mma.sync or SIMT kernels. GPUIR_WGMMA (attribute
+   `wgmma = true`) forces it: the program then fails to lower (configure)
+   where it cannot run. GPUIR_NO_WGMMA (`wgmma = false`) forbids it: the
+   mma.sync kernel on sm_90 too. Both flags at once are an error. */
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
                                   unsigned flags);
 /* Split-K (attribute `k_slices`; the split-k pass makes these): S >= 2
@@ -663,7 +669,7 @@ typedef struct gpuir_program gpuir_program;
    same without the async pass (desc.synchronous, `--lower=sync`): one
    stream, everything in program order, copies done when they return. */
 #define GPUIR_SYNC_PIPELINE \
-    "decompose,canonicalize,attention,split-k,fuse,bufferize,outline,place,configure,plan-shared-memory"
+    "decompose,canonicalize,attention,split-k,stage-matmul,fuse,bufferize,outline,place,configure,plan-shared-memory"
 #define GPUIR_DEFAULT_PIPELINE GPUIR_SYNC_PIPELINE ",async"
 
 GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc);
@@ -838,7 +844,7 @@ GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const c
 GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size);
 
 /* Compiles the kernels of a lowered module with NVRTC for sm_<sm> (e.g. 90;
-   sm_90a when a matmul takes the experimental wgmma kernel)
+   sm_90a when a matmul takes the wgmma kernel)
    without running anything (no GPU needed): *spilled_bytes gets the largest
    register spill of any kernel (-1 if ptxas did not say), *ptx (if not
    NULL) the PTX, freed with gpuir_free. GPUIR_ERR_UNAVAILABLE without
@@ -3378,11 +3384,19 @@ GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
     gpuir_value ab[2] = {a, b};
     uint32_t ids[2];
     if (gpuir__check_handles(m, "matmul", ab, 2, ids)) return gpuir__value_handle(0);
+    if ((flags & GPUIR_WGMMA) && (flags & GPUIR_NO_WGMMA)) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "matmul: flags: GPUIR_WGMMA forces the wgmma kernel and "
+                    "GPUIR_NO_WGMMA forbids it; pass one");
+        return gpuir__value_handle(0);
+    }
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = 0;
     if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); n++; }
     if (flags & GPUIR_TF32) { gpuir__attr_push_int(m, "tf32", GPUIR__ATTR_BOOL, 1); n++; }
-    if (flags & GPUIR_WGMMA) { gpuir__attr_push_int(m, "wgmma", GPUIR__ATTR_BOOL, 1); n++; }
+    if (flags & (GPUIR_WGMMA | GPUIR_NO_WGMMA)) {
+        gpuir__attr_push_int(m, "wgmma", GPUIR__ATTR_BOOL, (flags & GPUIR_WGMMA) != 0);
+        n++;
+    }
     return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n, NULL));
 }
 
@@ -6329,6 +6343,7 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m);
 static gpuir_result gpuir__pass_decompose(gpuir_module *m);
 static gpuir_result gpuir__pass_attention(gpuir_module *m);
 static gpuir_result gpuir__pass_split_k(gpuir_module *m);
+static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m);
 static gpuir_result gpuir__pass_fuse(gpuir_module *m);
 static gpuir_result gpuir__pass_bufferize(gpuir_module *m);
 static gpuir_result gpuir__pass_outline(gpuir_module *m);
@@ -6352,6 +6367,8 @@ static const gpuir__pass_info gpuir__passes[] = {
      gpuir__pass_attention, true},
     {"split-k", "split the K of matmuls too small to fill the device: partial products, then their sum",
      gpuir__pass_split_k, true},
+    {"stage-matmul", "on sm_90, transpose f16/bf16 matmul operands into the layout the wgmma kernel reads "
+     "(constants folded)", gpuir__pass_stage_matmul, true},
     {"fuse", "group ops into kernels: elementwise chains, into reductions, matmul epilogues",
      gpuir__pass_fuse, true},
     {"bufferize", "turn host functions' tensors into buffers, ops into their buffer form",
@@ -7125,11 +7142,21 @@ static gpuir_result gpuir__pass_attention(gpuir_module *m) { return gpuir__each_
 /* The most slices: the reduction reads S partials per output; past 16 the
    second kernel's traffic (S * M * N floats) outgrows what splitting saves. */
 #define GPUIR__SPLIT_K_MAX 16
+/* A matmul splits when its tiles times this are fewer than the
+   multiprocessors: 2 (half the device idle) for the mma.sync and SIMT
+   kernels; 4 for one the wgmma kernel takes (split-K would give it
+   mma.sync): at 1024^3 (64 tiles on 132 SMs) the H100 measured wgmma
+   unsplit at 1.03 of cuBLAS and mma.sync in 2 slices at 2.36, while
+   32 x 4096 x 4096 (32 tiles) stays split (1.00). */
+#define GPUIR__SPLIT_K_IDLE 2
+#define GPUIR__SPLIT_K_IDLE_WGMMA 4
 
 static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
                                       const gpuir_type *o);
 static int64_t gpuir__module_sm_count(const gpuir_module *m);
 static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key);
+static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
+                                        const gpuir_type *o);
 
 /* How many K slices a matmul gets, 0 for none. The heuristic: split when
    its output tiles (at the tile edge its kernel form takes; batches count)
@@ -7138,7 +7165,9 @@ static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__at
    GPUIR__SPLIT_K_MIN. S is about SMs / tiles (one wave of blocks),
    at most GPUIR__SPLIT_K_MAX and K / GPUIR__SPLIT_K_MIN, lowered until no
    slice is empty (slices are rounded up to 32 elements). Only static,
-   float matmuls not already split and not asking for wgmma. */
+   float matmuls not already split and not forcing wgmma; one the wgmma
+   kernel would take splits below a quarter of the device
+   (GPUIR__SPLIT_K_IDLE_WGMMA). */
 static int64_t gpuir__split_k_slices(const gpuir_module *m, const gpuir__op *op) {
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
@@ -7151,7 +7180,8 @@ static int64_t gpuir__split_k_slices(const gpuir_module *m, const gpuir__op *op)
     if (M <= 0 || N <= 0 || K < 2 * GPUIR__SPLIT_K_MIN) return 0;
     int64_t tile = gpuir__matmul_tile_for(m, op, a, o), sms = gpuir__module_sm_count(m);
     int64_t tiles = ((M + tile - 1) / tile) * ((N + tile - 1) / tile) * (gpuir__type_count(o) / (M * N));
-    if (tiles * 2 >= sms) return 0;
+    if (tiles * (gpuir__matmul_wgmma_default(m, op, a, o) ? GPUIR__SPLIT_K_IDLE_WGMMA : GPUIR__SPLIT_K_IDLE) >= sms)
+        return 0;
     int64_t S = sms / tiles;
     if (S > GPUIR__SPLIT_K_MAX) S = GPUIR__SPLIT_K_MAX;
     if (S > K / GPUIR__SPLIT_K_MIN) S = K / GPUIR__SPLIT_K_MIN;
@@ -7203,6 +7233,187 @@ static gpuir_result gpuir__split_k_func(gpuir_module *m, uint32_t fid) {
 }
 
 static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_host_func(m, gpuir__split_k_func); }
+
+/* ====================================================================== */
+// >>pass.stage-matmul
+// Puts the operands of each matmul the wgmma kernel takes by default
+// (gpuir__matmul_wgmma_default: an sm_90 target, f16 or bf16, static, K a
+// multiple of 8, not split, not `wgmma = false`) in the one layout that
+// kernel reads, A [.., M, K] and B [.., N, K] (B's rows are the output's
+// columns: transpose_b): `%c = matmul %a, %b` becomes `%bt = transpose %b
+// {perm = [.., r-1, r-2]}` and `%c = matmul %a, %bt {transpose_b = true}`
+// (A under transpose_a the same way). The transpose is a kernel of its
+// own and its result a temporary like any other (place frees it after
+// the matmul). A constant operand is transposed here instead (a constant
+// of the new layout: uploaded once, no kernel), and an operand that is
+// itself a transpose of its last two axes is read from its source. Other
+// targets, dtypes and forms are left as they are; the matmul keeps its
+// source location. Reads: util, ir, build, pass, configure
+// (gpuir__matmul_wgmma_default, _unfit, _request). Writes: ir. A matmul
+// that forces wgmma (`wgmma = true`) where it cannot run fails here, at
+// its source location.
+
+static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
+                                        const gpuir_type *o);
+
+/* perm[0..rank) swapping the last two axes. */
+static void gpuir__stage_perm(int rank, int64_t *perm) {
+    for (int i = 0; i < rank; i++) perm[i] = i;
+    perm[rank - 2] = rank - 1;
+    perm[rank - 1] = rank - 2;
+}
+
+/* The source of v when v is a transpose of its last two axes, else 0. */
+static uint32_t gpuir__stage_swapped_source(const gpuir_module *m, uint32_t v) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    const gpuir__attr *perm = def && def->kind == GPUIR_OP_TRANSPOSE ? gpuir__attr_get(m, def, GPUIR__KEY_PERM) : NULL;
+    int64_t want[GPUIR_MAX_RANK];
+    if (!perm || perm->n < 2 || perm->n > GPUIR_MAX_RANK) return 0;
+    gpuir__stage_perm((int)perm->n, want);
+    return memcmp(gpuir__ints_at(m, perm->off), want, perm->n * sizeof want[0]) == 0 ? gpuir__op_operand(m, def, 0) : 0;
+}
+
+/* Each [rows, cols] matrix of `count` elements at src, transposed to dst. */
+static void gpuir__stage_transpose_bytes(unsigned char *dst, const unsigned char *src, size_t count, int64_t rows,
+                                         int64_t cols, size_t size) {
+    size_t matrix = (size_t)(rows * cols);
+    for (size_t base = 0; matrix && base < count; base += matrix)
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++)
+                memcpy(dst + (base + (size_t)(j * rows + i)) * size, src + (base + (size_t)(i * cols + j)) * size, size);
+}
+
+/* A constant of type *t holding constant v's value with its last two axes
+   swapped: a splat stays a splat, dense data is transposed. 0 when v is
+   no constant (or on failure, the error in the context). */
+static uint32_t gpuir__stage_fold_constant(gpuir_module *m, uint32_t v, const gpuir_type *t) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    const gpuir__attr *a = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
+    if (!a || (a->kind == GPUIR__ATTR_DENSE && (int64_t)a->n != gpuir__type_count(t))) return 0;
+    gpuir__attr value = *a;
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    if (value.kind != GPUIR__ATTR_DENSE) {
+        stbds_arrput(m->attrs, value);
+        return gpuir__build_op(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, t);
+    }
+    size_t size = gpuir_dtype_size((gpuir_dtype)value.i), count = value.n;
+    unsigned char *data = (unsigned char *)GPUIR_MALLOC(count * size + 1);
+    if (!data) {
+        gpuir__oom(m->ctx, "stage-matmul");
+        return 0;
+    }
+    gpuir__stage_transpose_bytes(data, gpuir__bytes_at(m, value.off), count, t->dims[t->rank - 1],
+                                 t->dims[t->rank - 2], size);
+    uint32_t op = gpuir__attr_push_dense(m, "value", (gpuir_dtype)value.i, data, count) ? 0 :
+                  gpuir__build_op(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, t);
+    GPUIR_FREE(data);
+    return op;
+}
+
+/* Operand v with its last two axes swapped: its source when it is such a
+   transpose, the one made for an earlier matmul (staged[v - 1] for the
+   values the pass began with: a weight several matmuls read is transposed
+   once), a folded constant, or a new transpose op. 0 on failure. */
+static uint32_t gpuir__stage_operand(gpuir_module *m, uint32_t *staged, size_t n_staged, uint32_t v, uint32_t line,
+                                     uint32_t col) {
+    uint32_t src = gpuir__stage_swapped_source(m, v);
+    if (src) return src;
+    if (v <= n_staged && staged[v - 1]) return staged[v - 1];
+    gpuir_type t = gpuir__value_at(m, v)->type;
+    int64_t rows = t.dims[t.rank - 2];
+    t.dims[t.rank - 2] = t.dims[t.rank - 1];
+    t.dims[t.rank - 1] = rows;
+    uint32_t op = gpuir__stage_fold_constant(m, v, &t);
+    if (!op && !m->ctx->result) {
+        int64_t perm[GPUIR_MAX_RANK];
+        gpuir__stage_perm(t.rank, perm);
+        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+        gpuir__attr_push_ints(m, "perm", (size_t)t.rank, perm);
+        op = gpuir__build_op(m, GPUIR_OP_TRANSPOSE, &v, 1, first, 1, NULL);
+    }
+    if (!op) return 0;
+    m->ops[op - 1].line = line;
+    m->ops[op - 1].col = col;
+    if (v <= n_staged) staged[v - 1] = m->ops[op - 1].result;
+    return m->ops[op - 1].result;
+}
+
+/* Builds matmul op_id with B as [.., N, K] and A as [.., M, K]; returns the
+   value that replaces its result (0 on failure, the error in the context). */
+static uint32_t gpuir__stage_matmul(gpuir_module *m, uint32_t *staged, size_t n_staged, uint32_t op_id) {
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    uint32_t ab[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, line = op->line, col = op->col;
+    bool stage[2] = {gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B)};
+    for (int i = 0; i < 2; i++)
+        if (stage[i] && !(ab[i] = gpuir__stage_operand(m, staged, n_staged, ab[i], line, col))) return 0;
+    op = gpuir__op_at(m, op_id);     /* building moved m->ops */
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    for (uint32_t i = 0; i < op->n_attrs; i++) {
+        gpuir__attr a = m->attrs[op->attrs + i];
+        if (a.key != GPUIR__KEY_TRANSPOSE_A && a.key != GPUIR__KEY_TRANSPOSE_B) stbds_arrput(m->attrs, a);
+    }
+    gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
+    uint32_t mm = gpuir__build_op(m, GPUIR_OP_MATMUL, ab, 2, first, (uint32_t)stbds_arrlenu(m->attrs) - first, NULL);
+    if (!mm) return 0;
+    m->ops[mm - 1].line = line;
+    m->ops[mm - 1].col = col;
+    return m->ops[mm - 1].result;
+}
+
+static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
+                                             const gpuir_type *o);
+static int gpuir__matmul_wgmma_request(const gpuir_module *m, const gpuir__op *op);
+
+/* A matmul that forces wgmma (`wgmma = true`) where it cannot run: the
+   error at its source location. */
+static gpuir_result gpuir__stage_check_forced(gpuir_module *m, const gpuir__op *op) {
+    if (op->kind != GPUIR_OP_MATMUL || !op->result || gpuir__matmul_wgmma_request(m, op) <= 0) return GPUIR_OK;
+    const char *why = gpuir__matmul_wgmma_unfit(m, op, &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type,
+                                                &gpuir__value_at(m, op->result)->type);
+    return why ? gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "matmul {wgmma = true} cannot take the wgmma kernel "
+                                  "on sm_%d: %s", gpuir__module_sm(m), why) : GPUIR_OK;
+}
+
+/* Whether op is a matmul the wgmma kernel takes once staged, in another
+   layout (and no `form` written by hand names another kernel). */
+static bool gpuir__stage_wants(const gpuir_module *m, const gpuir__op *op) {
+    if (op->kind != GPUIR_OP_MATMUL || !op->result) return false;
+    const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+    if (form && (form->kind != GPUIR__ATTR_STRING || strncmp(gpuir__string(m, form->off), "wgmma.", 6) != 0))
+        return false;
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
+    return (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) || !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B)) &&
+           gpuir__type_is_static(b) && gpuir__matmul_wgmma_default(m, op, a, &gpuir__value_at(m, op->result)->type);
+}
+
+static gpuir_result gpuir__stage_matmul_func(gpuir_module *m, uint32_t fid) {
+    size_t n_values = stbds_arrlenu(m->values) + 1;
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, 2 * n_values, sizeof *repl), *staged = repl + n_values;
+    if (!repl) return gpuir__oom(m->ctx, "stage-matmul");
+    gpuir_result r = GPUIR_OK;
+    gpuir__rewrite_begin(m, fid);
+    for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !r; i++) {
+        uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+        gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
+        const gpuir__op *op = gpuir__op_at(m, op_id);
+        if ((r = gpuir__stage_check_forced(m, op)) != GPUIR_OK) break;
+        if (!gpuir__stage_wants(m, op)) {
+            gpuir__rewrite_keep(m, op_id);
+            continue;
+        }
+        uint32_t result = op->result, y = gpuir__stage_matmul(m, staged, n_values - 1, op_id);
+        if (!y) r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "stage-matmul");
+        else repl[result - 1] = y;
+    }
+    gpuir__rewrite_end(m, r == GPUIR_OK);
+    gpuir__scratch_free(m, repl);
+    return r ? r : gpuir__remove_dead_ops(m, fid);
+}
+
+static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
+    return gpuir__each_host_func(m, gpuir__stage_matmul_func);
+}
 
 /* ====================================================================== */
 // >>pass.fuse
@@ -8728,17 +8939,19 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
    - REGISTER_TILED_64: the same kernel with 64x64 block tiles, each thread
      computing 4x4 outputs, for f32 matmuls with M and N >= 64 that would
      get fewer 128x128 tiles: four times the blocks to fill the device.
-   - WGMMA (EXPERIMENTAL, opt in with the matmul's `wgmma` attribute; not
-     yet validated on hardware): f16 or bf16 with B transposed and K a
-     multiple of 8 (rows of a multiple of 16 bytes: what a tensor map's
-     global strides need): 128x128 tiles, GPUIR__WG_THREADS (384) threads,
+   - WGMMA (validated on an H100; the default on sm_90, `wgmma = false`
+     forbids it, `wgmma = true` forces it: gpuir__matmul_wgmma_request,
+     gpuir__matmul_wgmma_unfit): f16 or bf16 with B transposed and A not
+     (pass.stage-matmul puts every layout so), static sizes, M, N, K >= 1,
+     K a multiple of 8 (rows of a multiple of 16 bytes: what a tensor
+     map's global strides need), not split: 128x128 tiles, GPUIR__WG_THREADS (384) threads,
      warp-specialized: a producer warpgroup copies the tiles with TMA bulk
      tensor copies into 128-byte-swizzled stages on mbarriers, two consumer
      warpgroups multiply 64 rows each with wgmma.mma_async m64n128k16 (sm_90a;
      gpuir__cg_matmul_wgmma). The kernel takes two tensor maps after its
      buffers, which the runtime encodes at launch (gpuir__launch_tensor_maps).
-     Launched with another block size it takes PLAIN. Without the
-     attribute, or for a target other than sm_90 (wgmma is Hopper's alone),
+     Launched with another block size it takes PLAIN. With `wgmma =
+     false`, or for a target other than sm_90 (wgmma is Hopper's alone),
      such a matmul takes TENSOR_CORES.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes.
    Split-K (a matmul with k_slices = S, from the split-k pass, which asks
@@ -8780,6 +8993,37 @@ typedef enum gpuir__matmul_form {
     GPUIR__MATMUL_WGMMA,
 } gpuir__matmul_form;
 
+/* What a matmul's `wgmma` attribute asks: 1 forces the wgmma kernel
+   (true), -1 forbids it (false), 0 leaves it to configure (absent). */
+static int gpuir__matmul_wgmma_request(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *w = gpuir__attr_get(m, op, GPUIR__KEY_WGMMA);
+    return !w || w->kind != GPUIR__ATTR_BOOL ? 0 : w->i ? 1 : -1;
+}
+
+/* Why the wgmma kernel cannot run matmul op (operand A of type *a, result
+   or destination *o) in any layout of its operands, or NULL: the target,
+   the dtype, static sizes, no empty dim, K rows of 16 bytes (what a tensor
+   map's strides need), no k slices. */
+static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
+                                             const gpuir_type *o) {
+    bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A);
+    int64_t K = a->dims[a->rank - (ta ? 2 : 1)], M = a->dims[a->rank - (ta ? 1 : 2)], N = o->dims[o->rank - 1];
+    if (gpuir__module_sm(m) != 90) return "wgmma needs sm_90";
+    if (a->dtype != GPUIR_F16 && a->dtype != GPUIR_BF16) return "wgmma needs f16 or bf16 operands";
+    if (!gpuir__type_is_static(a) || !gpuir__type_is_static(o)) return "wgmma needs static sizes";
+    if (gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES)) return "wgmma does not take k slices";
+    if (M <= 0 || N <= 0 || K <= 0) return "wgmma needs M, N and K of at least 1";
+    return K % 8 ? "wgmma needs K a multiple of 8 (rows of 16 bytes)" : NULL;
+}
+
+/* Whether matmul op takes the wgmma kernel once its operands are in the
+   layout that kernel reads (pass.stage-matmul): it runs, and the matmul
+   does not forbid it. */
+static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
+                                        const gpuir_type *o) {
+    return gpuir__matmul_wgmma_request(m, op) >= 0 && !gpuir__matmul_wgmma_unfit(m, op, a, o);
+}
+
 /* The form of a static matmul op with operand A of type *a and result
    (or destination) *o: the operand dtype decides (a split-K matmul's
    result is f32 whatever its operands); the result's leading dims, k
@@ -8791,10 +9035,8 @@ static gpuir__matmul_form gpuir__matmul_form_for(const gpuir_module *m, const gp
     gpuir_dtype d = a->dtype;
     int64_t vec = 16 / (int64_t)gpuir_dtype_size(d);       /* elements in 16 bytes */
     bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), half = d == GPUIR_F16 || d == GPUIR_BF16;
-    bool split = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) != NULL;
     int sm = gpuir__module_sm(m);
-    if (half && !split && gpuir__op_flag(m, op, GPUIR__KEY_WGMMA) && sm == 90 && !ta && tb && K % vec == 0)
-        return GPUIR__MATMUL_WGMMA;
+    if (!ta && tb && gpuir__matmul_wgmma_default(m, op, a, o)) return GPUIR__MATMUL_WGMMA;
     if ((half || tf32) && sm >= 75 && !ta && K % vec == 0 && (tb || N % vec == 0)) return GPUIR__MATMUL_TENSOR_CORES;
     if (d != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
     int64_t tiles = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * (gpuir__type_count(o) / (M * N));
@@ -8866,8 +9108,9 @@ static const char *gpuir__matmul_form_refusal(const gpuir_module *m, const gpuir
         return sm < 75 ? "mma.sync needs sm_75 or later" : (half || tf32) && !ta && K % vec == 0 && (tb || N % vec == 0) ?
                NULL : "mma.sync needs f16, bf16 or tf32 operands, A not transposed, K (and N unless B is "
                "transposed) a multiple of 16 bytes";
-    return sm != 90 ? "wgmma needs sm_90" : half && !gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) && !ta && tb &&
-           K % vec == 0 ? NULL : "wgmma needs f16 or bf16 operands, B transposed, A not, K a multiple of 8, no k slices";
+    const char *unfit = gpuir__matmul_wgmma_unfit(m, op, a, o);
+    return unfit ? unfit : !ta && tb ? NULL : "wgmma reads A as [..., M, K] and B as [..., N, K] (transpose_b, "
+           "not transpose_a): the stage-matmul pass puts them so";
 }
 
 /* Records each kernel's matmul form (`form`) where it has none, and checks
@@ -8887,6 +9130,13 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
             return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "configure: kernel @%s: matmul (line %u): form \"%s\" "
                                "cannot run on sm_%d: %s", gpuir__string(m, k->name), op->line,
                                gpuir__string(m, given->off), gpuir__module_sm(m), why);
+        why = form != GPUIR__MATMUL_WGMMA && gpuir__matmul_wgmma_request(m, op) > 0 ? gpuir__matmul_wgmma_unfit(m, op,
+              &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type, &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type)
+              : NULL;
+        if (why)        /* stage-matmul reports these at the source; a layout it did not stage takes mma.sync */
+            return gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "configure: kernel @%s: matmul (line %u) {wgmma = true} "
+                               "cannot take the wgmma kernel on sm_%d: %s", gpuir__string(m, k->name), op->line,
+                               gpuir__module_sm(m), why);
         if (!given) gpuir__set_string_attr(m, (uint32_t)(op - m->ops) + 1, GPUIR__KEY_FORM, name);
     }
     return GPUIR_OK;
@@ -21552,17 +21802,20 @@ static gpuir_result gpuir__program_codegen(gpuir_program *p) {
 /* The lowered program's key: the input module's text, the backend, the
    target (sm, SM count) and every option lowering or compiling reads
    (desc.synchronous, desc.emu_sanitize, the context's max_shared_bytes),
-   the compiler's identity, the gpuir version and the entry's format. */
+   the pass pipeline (a pass added to it lowers differently: entries
+   lowered without it are not served), the compiler's identity, the gpuir
+   version and the entry's format. */
 static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
-    char compiler_buf[64], options[160];
+    char compiler_buf[64], options[384];
     const char *compiler = p->drv.compiler_id(p->drv.self, p, compiler_buf);   /* NULL: the context's error */
     if (!compiler) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the compiler's identity");
     char *text = gpuir_module_print(p->m);
     if (!text) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the lowered program's key");
     const gpuir_module *m = p->m;
-    snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u", m->target.sm,
+    snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u, passes %s", m->target.sm,
              m->target.sm_count, (unsigned)p->ctx->desc.max_shared_bytes, p->desc.synchronous ? "sync" : "async",
-             p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION);
+             p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION,
+             p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE);
     const char *version = gpuir__cache_version(p->ctx);
     const char *parts[7] = {GPUIR__LOWERED_FORMAT, gpuir_backend_name(p->backend), text, options, compiler,
                             version, "lowered program"};

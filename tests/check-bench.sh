@@ -39,6 +39,24 @@ if [ $rc -eq 0 ] && grep -q -e "^emu bf16-wgmma .*epilogue bias,gelu,residual: m
                        -e "^bench matmul bf16-wgmma m=200 n=136 k=72 epilogue=bias,gelu,residual " $out
 then echo "PASS bench: matmul --wgmma bf16 with a fused bias, gelu and residual"
 else echo "FAIL bench: matmul --wgmma (exit $rc)"; cat $out >&2; fi
+# The bf16 default on sm_90 (B transposed by a kernel, then wgmma: both
+# run), --no-wgmma (mma.sync), and --form naming a kernel (one run per
+# candidate); a form the target cannot run fails, saying why.
+for args in "|2 kernels: an operand transposed first" "--no-wgmma|" "--form=mma_sync.128x128x32.s3|" \
+            "--form=plain.64x64x16|"; do
+    flags=${args%%|*} want=${args#*|}
+    # shellcheck disable=SC2086
+    $bench matmul --dtype=bf16 --m=200 --n=136 --k=72 $flags > $out 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q -e "^emu bf16.*matches the interpreter (run, and kernel launched alone).*$want" \
+                           -e "^bench matmul bf16.* m=200 n=136 k=72 " $out
+    then echo "PASS bench: matmul bf16 ${flags:-(default)}"
+    else echo "FAIL bench: matmul bf16 ${flags:-(default)} (exit $rc)"; cat $out >&2; fi
+done
+if ! $bench matmul --dtype=f32 --m=64 --n=64 --k=64 --form=wgmma.128x128x64.s6 > $out 2>&1 &&
+   grep -q 'cannot run on sm_90: wgmma needs f16 or bf16 operands' $out
+then echo "PASS bench: matmul --form the target cannot run fails, saying why"
+else echo "FAIL bench: matmul f32 --form=wgmma.128x128x64.s6"; cat $out >&2; fi
 # A skinny matmul (M = 32: 2 tiles for 132 SMs) is split along K: both
 # kernels (the partial products, then their sum with the epilogue) run
 # and are launched alone, and the output says split-K is in use.

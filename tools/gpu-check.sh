@@ -4,8 +4,10 @@
 # (with leak check), racecheck, initcheck and synccheck, then the seed
 # example and the compile (by phase, NVRTC's own phases; and a process
 # from start to its first seed-matmul result, cold and warm), matmul (f32, tf32, f16, bf16; f32 and bf16 also
-# with a fused bias, gelu and residual; the experimental wgmma kernel, f16
-# and bf16, B transposed; two skinny shapes that split K; against cuBLAS),
+# with a fused bias, gelu and residual; f16 and bf16 as the default takes
+# them (on sm_90: B transposed by a kernel, then wgmma), with --no-wgmma
+# (mma.sync) and with --wgmma (B stored transposed: wgmma alone); two
+# skinny shapes that split K; against cuBLAS),
 # bandwidth (an elementwise chain, a row softmax, LayerNorm and RMSNorm in
 # f32 and bf16, against a device copy), launch and end-to-end (e2e: host
 # pageable, pinned, device buffers, a captured graph) and fused attention
@@ -97,6 +99,8 @@ BENCHES=${GPU_CHECK_BENCH:-"matmul
 matmul --dtype=tf32
 matmul --dtype=f16
 matmul --dtype=bf16
+matmul --dtype=f16 --no-wgmma
+matmul --dtype=bf16 --no-wgmma
 matmul --epilogue=bias,gelu,residual
 matmul --dtype=bf16 --epilogue=bias,gelu,residual
 matmul --dtype=bf16 --wgmma

@@ -2,7 +2,7 @@
 
    gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]
                       [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R]
-                      [--wgmma]
+                      [--wgmma | --no-wgmma] [--form=NAME]
        matmul C = A·B (row-major) with gpuir's generated kernel and with
        cuBLAS (libcublas opened with dlopen; f32: cublasSgemm with FP32 math;
        tf32: f32 data, gpuir's `tf32` matmul against cublasGemmEx with
@@ -28,9 +28,17 @@
        matmul alone, so the ratio is what the fused epilogue costs on top of
        a plain GEMM, and the check applies the epilogue to cuBLAS's result
        on the host.
-       --wgmma (f16, bf16; EXPERIMENTAL): B stored N x K, gpuir's matmul
-       with transpose_b and the opt-in `wgmma` kernel (sm_90a) against
-       cublasGemmEx on the same B (transposed).
+       f16 and bf16 take gpuir's default on the device: on an H100 B is
+       transposed by a kernel of its own, then the wgmma kernel runs (both
+       timed; the output says "2 kernels: an operand transposed first").
+       --wgmma (f16, bf16): B stored N x K, gpuir's matmul with transpose_b
+       and `wgmma = true` (no transpose kernel) against cublasGemmEx on the
+       same B (transposed). --no-wgmma (f16, bf16): `wgmma = false`, the
+       mma.sync kernel (the default before 2026-11-25), B stored K x N.
+       --form=NAME gives the matmul a kernel form by name (`form`, e.g.
+       mma_sync.128x128x32.s3, wgmma.128x128x64.s6, plain.64x64x16), so
+       one run per candidate compares them on the same shapes (the target
+       must run it, else lowering says why); lines say `form NAME`.
    gpuir-bench bandwidth [--elements=N] [--repeat=R]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
@@ -104,7 +112,7 @@
 /* A subcommand's options: getopt_long over its own arguments (argv[0..argc)
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
-enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
+enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_NO_WGMMA, B_FORM, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
        B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
@@ -281,10 +289,13 @@ typedef struct mm_case {
     bool tf32;              /* f32 data, TF32 tensor cores */
     mm_epilogue epi;
     bool wgmma;             /* B stored N x K, the `wgmma` kernel (f16, bf16) */
+    bool no_wgmma;          /* `wgmma = false`: the mma.sync kernel on sm_90 too (f16, bf16) */
+    const char *form;       /* --form: the matmul's `form` (a kernel form by name), or NULL */
 } mm_case;
 
 static const char *mm_precision(const mm_case *c) {
     if (c->wgmma) return c->dtype == GPUIR_BF16 ? "bf16-wgmma" : "f16-wgmma";
+    if (c->no_wgmma) return c->dtype == GPUIR_BF16 ? "bf16-mma" : "f16-mma";
     return c->tf32 ? "tf32" : gpuir_dtype_name(c->dtype);
 }
 
@@ -389,10 +400,12 @@ static int mm_run_steps(gpuir_program *p, const mm_launch *L, const gpuir__dptr 
     return rc;
 }
 
-/* " (split-K: S slices, 2 kernels)" for a split matmul, else "". */
+/* " (split-K: S slices, 2 kernels)" for a split matmul, " (2 kernels: an
+   operand transposed first)" for one stage-matmul staged, else "". */
 static const char *mm_split_text(const mm_launch *L, char *buf, size_t size) {
-    if (!L->k_slices) return "";
-    snprintf(buf, size, " (split-K: %lld slices, %d kernels)", L->k_slices, L->n);
+    if (!L->k_slices && L->n < 2) return "";
+    if (!L->k_slices) snprintf(buf, size, " (%d kernels: an operand transposed first)", L->n);
+    else snprintf(buf, size, " (split-K: %lld slices, %d kernels)", L->k_slices, L->n);
     return buf;
 }
 
@@ -436,9 +449,20 @@ static float time_launches(gpuir_program *p, const gpuir__internal_cuda *C, cubl
     return med;
 }
 
+/* The matmul's attributes as text (" {...}", or "" without any). */
+static const char *mm_attrs(const mm_case *c, char *buf, size_t size) {
+    char form[96] = "";
+    if (c->form) snprintf(form, sizeof form, "form = \"%s\"", c->form);
+    const char *flag = c->tf32 ? "tf32 = true" : c->wgmma ? "transpose_b = true, wgmma = true" :
+                       c->no_wgmma ? "wgmma = false" : "";
+    if (!*flag && !*form) return "";
+    snprintf(buf, size, " {%s%s%s}", flag, *flag && *form ? ", " : "", form);
+    return buf;
+}
+
 /* @mm(a, b[, bias][, res]): the matmul and its epilogue, as text. */
 static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
-    char text[2048], a[64], b[64], o[64], v[64];
+    char text[2048], a[64], b[64], o[64], v[64], attrs[160];
     const char *dt = gpuir_dtype_name(c->dtype);
     snprintf(a, sizeof a, "tensor<%dx%dx%s>", c->m, c->k, dt);
     snprintf(b, sizeof b, "tensor<%dx%dx%s>", c->wgmma ? c->n : c->k, c->wgmma ? c->k : c->n, dt);
@@ -447,7 +471,7 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
     int n = snprintf(text, sizeof text, "func.func @mm(%%a: %s, %%b: %s%s%s%s%s) -> %s {\n"
                      "  %%c = matmul %%a, %%b%s : (%s, %s) -> %s\n", a, b, c->epi.bias ? ", %bias: " : "",
                      c->epi.bias ? v : "", c->epi.residual ? ", %res: " : "", c->epi.residual ? o : "", o,
-                     c->tf32 ? " {tf32 = true}" : c->wgmma ? " {transpose_b = true, wgmma = true}" : "", a, b, o);
+                     mm_attrs(c, attrs, sizeof attrs), a, b, o);
     const char *last = "c";
     if (c->epi.bias)
         n += snprintf(text + n, sizeof text - (size_t)n, "  %%s = add %%%s, %%bias : (%s, %s) -> %s\n", last, o, v, o), last = "s";
@@ -462,7 +486,7 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
 /* A small CUDA program, to reach the driver through (NULL without a GPU);
    *d is left asking for CUDA. */
 static gpuir_program *cuda_probe(gpuir_ctx *ctx, gpuir_program_desc *d) {
-    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}, false};
+    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}, false, false, NULL};
     memset(d, 0, sizeof *d);
     d->backend = GPUIR_BACKEND_CUDA;
     return gpuir_program_make(mm_module(ctx, &probe), d);
@@ -556,10 +580,11 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     printf("%-4s %5d x %5d x %5d  gpuir %8.3f ms %7.2f TFLOP/s", dt, c->m, c->n, c->k, tg, flops / tg / 1e9);
     if (cb) printf("  cuBLAS %8.3f ms %7.2f TFLOP/s  ratio %6.2f  rel.err %.1e", tc, flops / tc / 1e9, tg / tc, err);
     char split[64];
-    printf("%s%s%s\n", strcmp(epi, "none") ? "  epilogue " : "", strcmp(epi, "none") ? epi : "",
-           mm_split_text(&L, split, sizeof split));
-    printf("bench matmul %s m=%d n=%d k=%d epilogue=%s gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e k_slices=%lld\n",
-           dt, c->m, c->n, c->k, epi, tg, tc, cb && tc > 0 ? tg / tc : 0.0, err, L.k_slices);
+    printf("%s%s%s%s%s\n", strcmp(epi, "none") ? "  epilogue " : "", strcmp(epi, "none") ? epi : "",
+           mm_split_text(&L, split, sizeof split), c->form ? "  form " : "", c->form ? c->form : "");
+    printf("bench matmul %s m=%d n=%d k=%d epilogue=%s gpuir_ms=%.4f cublas_ms=%.4f ratio=%.3f rel_err=%.2e k_slices=%lld "
+           "form=%s kernels=%d\n", dt, c->m, c->n, c->k, epi, tg, tc, cb && tc > 0 ? tg / tc : 0.0, err, L.k_slices,
+           c->form ? c->form : "default", L.n);
     char label[64];
     snprintf(label, sizeof label, "%s %dx%dx%d", dt, c->m, c->n, c->k);
     if (cb && tc > 0) plot_add("gpuir time / cuBLAS time", label, tg / tc);
@@ -599,9 +624,10 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
 
 /* Without a GPU: the emulator at a small size, against the interpreter:
    the program run, then its kernel launched alone as the GPU path does. */
-static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bool wgmma, int mm, int nn, int kk) {
+static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bool wgmma, bool no_wgmma,
+                        const char *form, int mm, int nn, int kk) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    mm_case c = {64, 64, 64, dtype, tf32, *epi, wgmma};
+    mm_case c = {64, 64, 64, dtype, tf32, *epi, wgmma, no_wgmma, form};
     if (dtype != GPUIR_F32 || tf32) c.m = 200, c.n = 136, c.k = 72;     /* tensor cores; not tile multiples */
     if (mm) c.m = mm, c.n = nn, c.k = kk;         /* --m, --n, --k: keep them small, the emulator is slow */
     gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
@@ -635,8 +661,8 @@ static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bo
     char epi_name[64], split[64];
     mm_launch L;
     if (!p || !find_mm_launch(p, &L)) memset(&L, 0, sizeof L);
-    printf("emu %s %d x %d x %d, epilogue %s: %s%s (correctness only: the emulator's timings are not GPU timings)\n",
-           mm_precision(&c), c.m, c.n, c.k, mm_epilogue_name(&c.epi, epi_name, sizeof epi_name),
+    printf("emu %s%s%s %d x %d x %d, epilogue %s: %s%s (correctness only: the emulator's timings are not GPU timings)\n",
+           mm_precision(&c), form ? " form " : "", form ? form : "", c.m, c.n, c.k, mm_epilogue_name(&c.epi, epi_name, sizeof epi_name),
            !p || r ? gpuir_ctx_error(ctx) : launch_rc ? "the kernel launched alone failed"
                                                   : "matches the interpreter (run, and kernel launched alone)",
            mm_split_text(&L, split, sizeof split));
@@ -653,7 +679,8 @@ static int bench_matmul(int argc, char **argv) {
                                      {4096, 4096, 4096}, {8192, 8192, 8192}};
     int n_cases = 5, repeat = 30, m = 0, n = 0, k = 0;
     gpuir_dtype dtype = GPUIR_F32;
-    bool tf32 = false, wgmma = false;
+    bool tf32 = false, wgmma = false, no_wgmma = false;
+    const char *form = NULL;
     mm_epilogue epi = {false, NULL, false};
     static const cli_flag flags[] = {
         {"m", required_argument, B_M, "M", "rows of A and C (with --n and --k: one shape)"},
@@ -662,7 +689,9 @@ static int bench_matmul(int argc, char **argv) {
         {"dtype", required_argument, B_DTYPE, "T", "f32 (default), tf32, f16 or bf16"},
         {"epilogue", required_argument, B_EPILOGUE, "LIST", "fuse bias, one of relu|gelu|silu, residual"},
         B_REPEAT_FLAG("timed launches per shape (default 30)"),
-        {"wgmma", no_argument, B_WGMMA, NULL, "f16/bf16: the opt-in wgmma kernel, B stored N x K (experimental)"},
+        {"wgmma", no_argument, B_WGMMA, NULL, "f16/bf16: B stored N x K, wgmma forced (`wgmma = true`)"},
+        {"no-wgmma", no_argument, B_NO_WGMMA, NULL, "f16/bf16: `wgmma = false`, the mma.sync kernel on sm_90 too"},
+        {"form", required_argument, B_FORM, "NAME", "the matmul's kernel form by name (e.g. mma_sync.128x128x32.s3)"},
         B_HELP,
     };
     const size_t nf = sizeof flags / sizeof flags[0];
@@ -672,6 +701,8 @@ static int bench_matmul(int argc, char **argv) {
     while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
         const char *v = optarg;
         if (c == B_WGMMA) { wgmma = true; continue; }
+        if (c == B_NO_WGMMA) { no_wgmma = true; continue; }
+        if (c == B_FORM) { form = v; continue; }
         if (c == B_EPILOGUE) {
             if (mm_epilogue_parse(v, &epi)) continue;
             fprintf(stderr, "gpuir-bench matmul: --epilogue takes a list of bias, one of relu, gelu or silu, "
@@ -698,14 +729,19 @@ static int bench_matmul(int argc, char **argv) {
         fprintf(stderr, "gpuir-bench matmul: give --m, --n and --k > 0\n");
         return 2;
     }
-    if (wgmma && dtype != GPUIR_F16 && dtype != GPUIR_BF16) {
-        fprintf(stderr, "gpuir-bench matmul: --wgmma takes --dtype=f16 or bf16\n");
+    if ((wgmma || no_wgmma) && dtype != GPUIR_F16 && dtype != GPUIR_BF16) {
+        fprintf(stderr, "gpuir-bench matmul: --wgmma and --no-wgmma take --dtype=f16 or bf16\n");
+        return 2;
+    }
+    if (wgmma && no_wgmma) {
+        fprintf(stderr, "gpuir-bench matmul: --wgmma forces the wgmma kernel, --no-wgmma forbids it: give one\n");
         return 2;
     }
     if (m) n_cases = 1;
     mm_case cases[5];
     for (int i = 0; i < n_cases; i++) {
-        mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma};
+        mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma,
+                     no_wgmma, form};
         cases[i] = c;
     }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
@@ -714,7 +750,7 @@ static int bench_matmul(int argc, char **argv) {
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
-        return bench_mm_emu(dtype, tf32, &epi, wgmma, m, n, k);
+        return bench_mm_emu(dtype, tf32, &epi, wgmma, no_wgmma, form, m, n, k);
     }
     gpuir__internal_cuda cuda, *C = &cuda;
     gpuir__internal_cuda_of(pp, C);
@@ -2086,8 +2122,8 @@ static gpuir_program *attention_program(gpuir_ctx *ctx, const char *text, bool u
     memset(&d, 0, sizeof d);
     d.backend = GPUIR_BACKEND_CUDA;
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "attention");
-    if (m && unfused)       /* planned for an H100 (the default target): tensor-core matmuls from sm_75 */
-        gpuir_module_run_passes(m, "decompose,canonicalize,split-k,fuse,bufferize,outline,place,configure,"
+    if (m && unfused)       /* planned for an H100 (the default target): the default's matmuls, no attention pass */
+        gpuir_module_run_passes(m, "decompose,canonicalize,split-k,stage-matmul,fuse,bufferize,outline,place,configure,"
                                    "plan-shared-memory", NULL);
     gpuir_program *p = gpuir_ctx_result(ctx) ? NULL : gpuir_program_make(m, &d);
     if (!p) fprintf(stderr, "gpuir-bench attention: %s\n", gpuir_ctx_error(ctx));
@@ -2199,7 +2235,8 @@ static int bench_attention(int argc, char **argv) {
 
 static int usage(FILE *to, int rc) {
     fprintf(to, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
-                "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma]\n"
+                "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma | --no-wgmma]\n"
+                "                          [--form=NAME]\n"
                 "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
                 "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                 "       gpuir-bench compile FILE\n"

@@ -3,7 +3,7 @@
    gpuir-opt [options] FILE       (FILE may be - for standard input)
      --passes=A,B,...     run these passes (verifying after each) before printing
      --lower              the default pipeline, tensor level to placed program:
-                          decompose,canonicalize,attention,split-k,fuse,bufferize,outline,
+                          decompose,canonicalize,attention,split-k,stage-matmul,fuse,bufferize,outline,
                           place,configure,plan-shared-memory,async
      --lower=sync         the same without async: one stream, program order
      --emit=ir|placement|dot|cuda  print the IR (default), the placement

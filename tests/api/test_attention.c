@@ -81,7 +81,7 @@ TEST(attention_pass_is_in_the_default_pipeline) {
     bool listed = false;
     for (size_t i = 0; i < gpuir_pass_count(); i++) listed |= strcmp(gpuir_pass_name(i), "attention") == 0;
     CHECK(listed);
-    CHECK(strstr(GPUIR_DEFAULT_PIPELINE, "canonicalize,attention,split-k,fuse") != NULL);
+    CHECK(strstr(GPUIR_DEFAULT_PIPELINE, "canonicalize,attention,split-k,stage-matmul,fuse") != NULL);
 }
 
 /* Whether the PTX of entry `name` (up to the next entry) uses local memory. */

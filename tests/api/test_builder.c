@@ -167,7 +167,7 @@ TEST(infer_matmul) {
     CHECK_TYPE(m, gpuir_matmul(m, a23, qb, 0), "tensor<?x2x4xf32>");
     CHECK_TYPE(m, gpuir_matmul(m, i23, i34, 0), "tensor<2x4xi32>");
     CHECK_TYPE(m, gpuir_matmul(m, a23, b43, GPUIR_TRANSPOSE_B | GPUIR_TF32), "tensor<2x4xf32>");
-    CHECK_TYPE(m, gpuir_matmul(m, a23, b43, GPUIR_TRANSPOSE_B | GPUIR_WGMMA), "tensor<2x4xf32>");   /* a request: f32 ignores it */
+    CHECK_TYPE(m, gpuir_matmul(m, a23, b43, GPUIR_TRANSPOSE_B | GPUIR_WGMMA), "tensor<2x4xf32>");   /* lowering refuses it */
 
     CHECK_BUILD_FAILS(m, gpuir_matmul(m, a23, b43, 0), GPUIR_ERR_SHAPE);           /* K 3 vs 4 */
     CHECK_BUILD_FAILS(m, gpuir_matmul(m, a23, b34, GPUIR_TRANSPOSE_A), GPUIR_ERR_SHAPE);
@@ -175,6 +175,50 @@ TEST(infer_matmul) {
     CHECK_BUILD_FAILS(m, gpuir_matmul(m, a1, b34, 0), GPUIR_ERR_SHAPE);            /* rank 1 */
     CHECK_BUILD_FAILS(m, gpuir_matmul(m, a223, b334, 0), GPUIR_ERR_SHAPE);         /* batch 2 vs 3 */
     CHECK_BUILD_FAILS(m, gpuir_matmul(m, a23, h34, 0), GPUIR_ERR_DTYPE);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* The lowered text of a [256 x 64] x [64 x 256] matmul of dt built with
+   `flags` (planned for the default target, sm_90), or NULL when lowering
+   fails (the error in ctx). The caller frees it. */
+static char *lowered_matmul(gpuir_ctx *ctx, gpuir_dtype dt, unsigned flags) {
+    gpuir_module *m = gpuir_module_make(ctx);
+    gpuir_func_begin(m, "f");
+    gpuir_value a = gpuir_param(m, "a", T2(dt, 256, 64));
+    gpuir_value b = gpuir_param(m, "b", T2(dt, 64, 256));
+    gpuir_value c = gpuir_matmul(m, a, b, flags);
+    gpuir_func_return(m, 1, &c);
+    char *text = gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL) ? NULL : gpuir_module_print(m);
+    gpuir_module_destroy(m);
+    return text;
+}
+
+/* The `wgmma` attribute from the C API: no flag, configure decides (wgmma
+   on sm_90, B staged through a transpose); GPUIR_WGMMA forces it (an
+   error where it cannot run: f32), GPUIR_NO_WGMMA forbids it (mma.sync);
+   both at once are an error naming the flags. */
+TEST(matmul_wgmma_flags) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char *plain = lowered_matmul(ctx, GPUIR_BF16, 0), *forced = lowered_matmul(ctx, GPUIR_BF16, GPUIR_WGMMA);
+    char *forbidden = lowered_matmul(ctx, GPUIR_BF16, GPUIR_NO_WGMMA);
+    CHECK(plain && strstr(plain, "form = \"wgmma.128x128x64.s6\"") && strstr(plain, "transpose ") &&
+          !strstr(plain, "wgmma = "));
+    CHECK(forced && strstr(forced, "wgmma = true") && strstr(forced, "form = \"wgmma.128x128x64.s6\""));
+    CHECK(forbidden && strstr(forbidden, "wgmma = false") && strstr(forbidden, "form = \"mma_sync.128x128x32.s3\"") &&
+          !strstr(forbidden, "transpose "));
+    gpuir_free(plain);
+    gpuir_free(forced);
+    gpuir_free(forbidden);
+    CHECK(lowered_matmul(ctx, GPUIR_F32, GPUIR_WGMMA) == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_ATTRIBUTE);
+    CHECK_MSG(ctx, "matmul {wgmma = true} cannot take the wgmma kernel on sm_90: wgmma needs f16 or bf16 operands");
+    gpuir_ctx_clear_error(ctx);
+    gpuir_module *m = gpuir_module_make(ctx);
+    gpuir_func_begin(m, "f");
+    gpuir_value a = gpuir_param(m, "a", T2(GPUIR_BF16, 16, 16));
+    CHECK_BUILD_FAILS(m, gpuir_matmul(m, a, a, GPUIR_WGMMA | GPUIR_NO_WGMMA), GPUIR_ERR_INVALID_ARGUMENT);
+    gpuir_matmul(m, a, a, GPUIR_WGMMA | GPUIR_NO_WGMMA);
+    CHECK_MSG(ctx, "matmul: flags: GPUIR_WGMMA forces the wgmma kernel and GPUIR_NO_WGMMA forbids it");
     gpuir_ctx_destroy(ctx);
 }
 
@@ -962,6 +1006,7 @@ int main(void) {
     RUN(infer_unary_binary);
     RUN(infer_matmul);
     RUN(infer_matmul_k_slices);
+    RUN(matmul_wgmma_flags);
     RUN(infer_reduce_transpose_reshape_broadcast_cast_softmax);
     RUN(infer_constants_and_globals);
     RUN(builder_structure_errors);

@@ -10,8 +10,9 @@
      k:          A[m][k] = 1 at one k per row, k(m) = (37 m + 5) % 128, and
                  B[k][n] = k + 1 for all n: C[m][n] = k(m) + 1; a wrong value
                  is the k that was paired
-   for the tensor-core kernel (bf16; f16 with B transposed; TF32) and the
-   experimental wgmma kernel (bf16, f16), on the emulator, and on CUDA when
+   for the tensor-core kernel (bf16; f16 with B transposed; TF32; `wgmma =
+   false`) and the wgmma kernel (bf16, f16; and bf16 as the sm_90 default
+   takes it, B transposed by a kernel first), on the emulator, and on CUDA when
    a GPU is usable (else SKIP): on a GPU this is where a wrong ldmatrix
    lane map, mma fragment or wgmma descriptor shows its shape. Each test
    also checks that the program took the kernel it probes. */
@@ -141,22 +142,26 @@ static void probe_kind(const kernel_kind *kind, gpuir_backend backend) {
     gpuir_ctx_destroy(ctx);
 }
 
-static const kernel_kind tc_bf16 = {"bf16", "", false, "GPUIR_MMA_BF16("};
-static const kernel_kind tc_f16_tb = {"f16", "{transpose_b = true}", true, "GPUIR_MMA_F16("};
+static const kernel_kind tc_bf16 = {"bf16", "{wgmma = false}", false, "GPUIR_MMA_BF16("};
+static const kernel_kind tc_f16_tb = {"f16", "{transpose_b = true, wgmma = false}", true, "GPUIR_MMA_F16("};
 static const kernel_kind tc_tf32 = {"f32", "{tf32 = true}", false, "GPUIR_MMA_TF32("};
 static const kernel_kind wgmma_bf16 = {"bf16", "{transpose_b = true, wgmma = true}", true, "GPUIR_WGMMA_BF16("};
 static const kernel_kind wgmma_f16 = {"f16", "{transpose_b = true, wgmma = true}", true, "GPUIR_WGMMA_F16("};
+/* the default on sm_90: B stored K x N, transposed by a kernel, then wgmma */
+static const kernel_kind default_bf16 = {"bf16", "", false, "GPUIR_WGMMA_BF16("};
 
 TEST(tensor_cores_bf16_on_the_emulator) { probe_kind(&tc_bf16, GPUIR_BACKEND_EMU); }
 TEST(tensor_cores_f16_b_transposed_on_the_emulator) { probe_kind(&tc_f16_tb, GPUIR_BACKEND_EMU); }
 TEST(tensor_cores_tf32_on_the_emulator) { probe_kind(&tc_tf32, GPUIR_BACKEND_EMU); }
 TEST(wgmma_bf16_on_the_emulator) { probe_kind(&wgmma_bf16, GPUIR_BACKEND_EMU); }
 TEST(wgmma_f16_on_the_emulator) { probe_kind(&wgmma_f16, GPUIR_BACKEND_EMU); }
+TEST(default_bf16_on_the_emulator) { probe_kind(&default_bf16, GPUIR_BACKEND_EMU); }
 TEST(tensor_cores_bf16_on_cuda) { probe_kind(&tc_bf16, GPUIR_BACKEND_CUDA); }
 TEST(tensor_cores_f16_b_transposed_on_cuda) { probe_kind(&tc_f16_tb, GPUIR_BACKEND_CUDA); }
 TEST(tensor_cores_tf32_on_cuda) { probe_kind(&tc_tf32, GPUIR_BACKEND_CUDA); }
 TEST(wgmma_bf16_on_cuda) { probe_kind(&wgmma_bf16, GPUIR_BACKEND_CUDA); }
 TEST(wgmma_f16_on_cuda) { probe_kind(&wgmma_f16, GPUIR_BACKEND_CUDA); }
+TEST(default_bf16_on_cuda) { probe_kind(&default_bf16, GPUIR_BACKEND_CUDA); }
 
 int main(void) {
     RUN(tensor_cores_bf16_on_the_emulator);
@@ -164,10 +169,12 @@ int main(void) {
     RUN(tensor_cores_tf32_on_the_emulator);
     RUN(wgmma_bf16_on_the_emulator);
     RUN(wgmma_f16_on_the_emulator);
+    RUN(default_bf16_on_the_emulator);
     RUN(tensor_cores_bf16_on_cuda);
     RUN(tensor_cores_f16_b_transposed_on_cuda);
     RUN(tensor_cores_tf32_on_cuda);
     RUN(wgmma_bf16_on_cuda);
     RUN(wgmma_f16_on_cuda);
+    RUN(default_bf16_on_cuda);
     return CHECK_EXIT();
 }

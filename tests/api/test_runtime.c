@@ -393,16 +393,17 @@ TEST(nvrtc_compiles_row_kernels) {
    m16n8k16 (f16, bf16; fragments through ldmatrix, .trans for a B that is
    not transposed) and m16n8k8 (tf32, operands through cvt.rna) fed by
    cp.async into three stages of dynamic shared memory, and for sm_75 to m16n8k8 (f16) and shuffles (bf16, tf32); no
-   spills, no local memory. */
+   spills, no local memory. (`wgmma = false`: planned for sm_90, f16 and
+   bf16 would take wgmma.) */
 TEST(nvrtc_compiles_tensor_core_kernels) {
     static const char text[] =
         "func.func @h(%x: tensor<200x64xf16>, %w: tensor<64x72xf16>, %b: tensor<72xf16>) -> tensor<200x72xf16> {\n"
-        "  %m = matmul %x, %w : (tensor<200x64xf16>, tensor<64x72xf16>) -> tensor<200x72xf16>\n"
+        "  %m = matmul %x, %w {wgmma = false} : (tensor<200x64xf16>, tensor<64x72xf16>) -> tensor<200x72xf16>\n"
         "  %s = add %m, %b : (tensor<200x72xf16>, tensor<72xf16>) -> tensor<200x72xf16>\n"
         "  %r = relu %s : (tensor<200x72xf16>) -> tensor<200x72xf16>\n"
         "  return %r : tensor<200x72xf16>\n}\n"
         "func.func @bt(%x: tensor<70x48xbf16>, %w: tensor<65x48xbf16>) -> tensor<70x65xbf16> {\n"
-        "  %m = matmul %x, %w {transpose_b = true} : (tensor<70x48xbf16>, tensor<65x48xbf16>) -> tensor<70x65xbf16>\n"
+        "  %m = matmul %x, %w {transpose_b = true, wgmma = false} : (tensor<70x48xbf16>, tensor<65x48xbf16>) -> tensor<70x65xbf16>\n"
         "  return %m : tensor<70x65xbf16>\n}\n"
         "func.func @t(%x: tensor<130x44xf32>, %w: tensor<44x136xf32>) -> tensor<130x136xf32> {\n"
         "  %m = matmul %x, %w {tf32 = true} : (tensor<130x44xf32>, tensor<44x136xf32>) -> tensor<130x136xf32>\n"
@@ -437,11 +438,12 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
 
 /* The tensor-core stages are dynamic shared memory: a launch must give
    them (gpuir__launch_kernel_smem). On the emulator a launch that gives less
-   fails, naming both sizes, where a GPU would fault; with them it runs. */
+   fails, naming both sizes, where a GPU would fault; with them it runs
+   (the mma.sync kernel, launched by hand with its 256 threads). */
 TEST(emulator_refuses_a_launch_short_of_dynamic_shared_memory) {
     static const char text[] =
         "func.func @h(%x: tensor<64x32xbf16>, %w: tensor<32x64xbf16>) -> tensor<64x64xbf16> {\n"
-        "  %m = matmul %x, %w : (tensor<64x32xbf16>, tensor<32x64xbf16>) -> tensor<64x64xbf16>\n"
+        "  %m = matmul %x, %w {wgmma = false} : (tensor<64x32xbf16>, tensor<32x64xbf16>) -> tensor<64x64xbf16>\n"
         "  return %m : tensor<64x64xbf16>\n}\n";
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = parse(ctx, text);
@@ -526,6 +528,33 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
         ptx = NULL;
         CHECK(nvrtc_compiles(ctx, m, others[i], &ptx));
         CHECK(ptx && !strstr(ptx, "wgmma") && !strstr(ptx, "cp.async.bulk") && !strstr(ptx, "mbarrier"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
+/* A plain bf16 matmul (B as [K, N], no attribute) planned for sm_90 takes
+   the wgmma kernel by default: a transpose kernel stages B, and NVRTC
+   compiles the module for sm_90a with wgmma.mma_async in its PTX; the same
+   program planned for sm_80 takes mma.sync (no transpose, no wgmma). */
+TEST(nvrtc_compiles_the_default_bf16_matmul_to_wgmma_on_sm_90) {
+    static const char text[] =
+        "func.func @f(%x: tensor<256x64xbf16>, %w: tensor<64x256xbf16>) -> tensor<256x256xbf16> {\n"
+        "  %m = matmul %x, %w : (tensor<256x64xbf16>, tensor<64x256xbf16>) -> tensor<256x256xbf16>\n"
+        "  return %m : tensor<256x256xbf16>\n}\n";
+    static const int targets[] = {90, 80};
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    for (size_t i = 0; i < 2; i++) {
+        gpuir_module *m = parse(ctx, text);
+        gpuir_module_set_target(m, (gpuir_target){targets[i], 132});
+        CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+        char *ptx = NULL;
+        if (!nvrtc_compiles(ctx, m, targets[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        bool hopper = targets[i] == 90;
+        CHECK(ptx && (strstr(ptx, ".target sm_90a") != NULL) == hopper);
+        CHECK(ptx && (strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") != NULL) == hopper);
+        CHECK(ptx && (strstr(ptx, "gpuir_k_f_k1") != NULL) == hopper);       /* the transpose, then the matmul */
+        CHECK(ptx && (strstr(ptx, "mma.sync.aligned.m16n8k16") != NULL) == !hopper);
         gpuir_free(ptx);
     }
     gpuir_ctx_destroy(ctx);
@@ -1038,6 +1067,7 @@ int main(void) {
     RUN(nvrtc_compiles_row_kernels);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
+    RUN(nvrtc_compiles_the_default_bf16_matmul_to_wgmma_on_sm_90);
     RUN(tensor_core_tiles_stride_over_any_grid);
     RUN(emulator_refuses_a_launch_short_of_dynamic_shared_memory);
     RUN(dynamic_dims_run_at_any_size_and_must_agree);

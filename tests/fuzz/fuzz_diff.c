@@ -442,7 +442,7 @@ static int fd_matmul(fd_gen *g, int a) {
     if (batch * cm * (n > 1 ? n : 1) * (ck + 1) > 300000) return fd_unary(g, a);
     bool flt = fd_float(x);
     bool wgmma = !fd_off[FD_WGMMA] && (x->dt == GPUIR_F16 || x->dt == GPUIR_BF16) && k % 8 == 0 && k > 0 &&
-                 fd_chance(&g->rng, 25);
+                 m > 0 && n > 0 && fd_chance(&g->rng, 25);    /* `wgmma = true` forces it: only where it runs */
     if (wgmma) tb = true;
     int slices = flt && !fd_off[FD_SPLITK] && !wgmma && k >= 4 && fd_chance(&g->rng, 12) ? 2 + fd_below(&g->rng, 3) : 0;
     if (slices && k <= (slices - 1) * gpuir_matmul_k_slice_len(k, slices)) slices = 0;   /* no empty slice */
