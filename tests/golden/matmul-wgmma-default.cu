@@ -1,5 +1,5 @@
 /* @linear_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_linear_k0(GPUIR_LANE const unsigned short *w, unsigned short *out0) {
+GPUIR_KERNEL gpuir_k_linear_k0(GPUIR_LANE const unsigned short *w_, unsigned short *out0_) {
     /* op 12: transpose */
     GPUIR_SHARED(unsigned short, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
@@ -7,19 +7,19 @@ GPUIR_KERNEL gpuir_k_linear_k0(GPUIR_LANE const unsigned short *w, unsigned shor
         long long tc = blk % 3LL, tr = blk / 3LL % 2LL, base = blk / 6LL * 4608LL;
         for (int j = ty; j < 32; j += 8) {
             long long r = tr * 32 + j, c = tc * 32 + tx;
-            if (r < 64LL && c < 72LL) tile[j * 33 + tx] = w[base + r * 72LL + c];
+            if (r < 64LL && c < 72LL) tile[j * 33 + tx] = w_[base + r * 72LL + c];
         }
         GPUIR_SYNC();
         for (int j = ty; j < 32; j += 8) {
             long long c = tc * 32 + j, r = tr * 32 + tx;
-            if (r < 64LL && c < 72LL) out0[base + c * 64LL + r] = tile[tx * 33 + j];
+            if (r < 64LL && c < 72LL) out0_[base + c * 64LL + r] = tile[tx * 33 + j];
         }
         GPUIR_SYNC();
     }
 }
 
 /* @linear_k1: 384 threads per block */
-GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsigned short *x, const unsigned short *in0, const unsigned short *bias, unsigned short *out0, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
+GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsigned short *x_, const unsigned short *in0_, const unsigned short *bias_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
@@ -85,9 +85,9 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsi
                 /* op 14: matmul */
                 float v0 = gpuir_round_bf16(acc[f]);
                 /* op 15: add */
-                float v1 = gpuir_bf16_to_f32(bias[i % 72]);
+                float v1 = gpuir_bf16_to_f32(bias_[i % 72]);
                 float v2 = gpuir_round_bf16(v0 + v1);
-                out0[i] = gpuir_f32_to_bf16(v2);
+                out0_[i] = gpuir_f32_to_bf16(v2);
             }
         }
     }
