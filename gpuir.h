@@ -993,6 +993,8 @@ struct gpuir_ctx {
     struct gpuir__fault_plan fault;   /* tests only: fail the k-th device-table call */
     const char *test_version;         /* tests only: the gpuir version cache entries are keyed
                                          by (NULL: GPUIR_VERSION_STRING; gpuir__cache_version) */
+    const char *test_build;           /* tests only: the build lowered programs are keyed by
+                                         (NULL: GPUIR_BUILD_ID; gpuir__lowered_key) */
     uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
     int log_level;                    /* GPUIR_LOG at creation: 0, 1 or 2 */
     char *dump_dir;                   /* GPUIR_DUMP_DIR at creation, or NULL */
@@ -21768,6 +21770,15 @@ static bool gpuir__load_failure_is_the_image(int code) {
        image <bytes>                      the compiled module, then its bytes */
 
 #define GPUIR__LOWERED_EXT "lowered"
+/* Which build of the implementation lowered a program: a lowered entry
+   holds what codegen wrote, and between releases the header changes under
+   one version, so a rebuilt program must not be served the old codegen's
+   kernels. Only lowered entries name it (a rebuild misses them once, then
+   finds its compiled modules: those are keyed by their source). Define it
+   for reproducible builds, whose builds of one header may share entries. */
+#ifndef GPUIR_BUILD_ID
+#define GPUIR_BUILD_ID __DATE__ " " __TIME__
+#endif
 #define GPUIR__LOWERED_FORMAT "gpuir-lowered 2"
 
 typedef struct gpuir__lowered {
@@ -21804,18 +21815,19 @@ static gpuir_result gpuir__program_codegen(gpuir_program *p) {
    (desc.synchronous, desc.emu_sanitize, the context's max_shared_bytes),
    the pass pipeline (a pass added to it lowers differently: entries
    lowered without it are not served), the compiler's identity, the gpuir
-   version and the entry's format. */
+   version and build (GPUIR_BUILD_ID) and the entry's format. */
 static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
-    char compiler_buf[64], options[384];
+    char compiler_buf[64], options[512];
     const char *compiler = p->drv.compiler_id(p->drv.self, p, compiler_buf);   /* NULL: the context's error */
     if (!compiler) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the compiler's identity");
     char *text = gpuir_module_print(p->m);
     if (!text) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the lowered program's key");
     const gpuir_module *m = p->m;
-    snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u, passes %s", m->target.sm,
-             m->target.sm_count, (unsigned)p->ctx->desc.max_shared_bytes, p->desc.synchronous ? "sync" : "async",
-             p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION,
-             p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE);
+    snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u, passes %s, build %s",
+             m->target.sm, m->target.sm_count, (unsigned)p->ctx->desc.max_shared_bytes,
+             p->desc.synchronous ? "sync" : "async", p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION,
+             p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE,
+             p->ctx->test_build ? p->ctx->test_build : GPUIR_BUILD_ID);
     const char *version = gpuir__cache_version(p->ctx);
     const char *parts[7] = {GPUIR__LOWERED_FORMAT, gpuir_backend_name(p->backend), text, options, compiler,
                             version, "lowered program"};

@@ -486,6 +486,44 @@ TEST(an_entry_under_another_version_target_or_compiler_misses) {
     rm_rf(dir);
 }
 
+/* One emulator make of add_text in a fresh context on dir, as a process of
+   build `build` would (NULL: this one); its lowered hits and compiles. */
+static void make_under_build(const char *dir, const char *build, uint64_t *lowered_hits, uint64_t *compiles) {
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    ctx->test_build = build;
+    gpuir_module *m = gpuir_module_parse(ctx, add_text, strlen(add_text), "test");
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
+    check_runs(ctx, p, add_text, 64, 16);
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(ctx);
+    *lowered_hits = p ? cs.lowered_hits : ~(uint64_t)0;
+    *compiles = p ? cs.compiles : ~(uint64_t)0;
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Another build of the implementation (a developer's rebuild: the same
+   version, other codegen) is never served a lowered program this build
+   stored: it lowers again, and finds the compiled module by its source
+   (no compile, since the code is the same). */
+TEST(another_build_lowers_again_and_finds_the_compiled_module) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    uint64_t hits = 0, compiles = 0;
+    make_under_build(dir, "build-a", &hits, &compiles);
+    CHECK(hits == 0 && compiles == 1);
+    make_under_build(dir, "build-a", &hits, &compiles);
+    CHECK(hits == 1 && compiles == 0);
+    make_under_build(dir, "build-b", &hits, &compiles);
+    CHECK(hits == 0 && compiles == 0);
+    make_under_build(dir, NULL, &hits, &compiles);             /* GPUIR_BUILD_ID */
+    CHECK(hits == 0 && compiles == 0);
+    make_under_build(dir, NULL, &hits, &compiles);
+    CHECK(hits == 1 && compiles == 0);
+    rm_rf(dir);
+}
+
 /* Lines in the file at path (0 when it is not there). */
 static int count_lines(const char *path) {
     FILE *f = fopen(path, "r");
@@ -835,6 +873,7 @@ int main(void) {
     RUN(a_second_make_in_a_context_does_not_dlopen_again);
     RUN(a_warm_cuda_make_does_not_load_nvrtc);
     RUN(an_entry_under_another_version_target_or_compiler_misses);
+    RUN(another_build_lowers_again_and_finds_the_compiled_module);
     RUN(a_warm_make_does_not_ask_the_compiler_its_version);
     (void)nvrtc;            /* not closed: the pool must stay reachable at exit */
     return CHECK_EXIT();
