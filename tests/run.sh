@@ -98,7 +98,8 @@ expected_cost() {  # expected_cost command-string
     c=$(awk -v k="$1" '{ cmd = $0; sub(/^[^ ]* [^ ]* /, "", cmd) } cmd == k { print $1; exit }' "$times_file" 2>/dev/null)
     if [ -n "$c" ]; then echo "$c"; return; fi
     case $1 in
-        *check-fuzz-short.sh*|*check-header.sh*|*check-tsan.sh*) echo 60 ;;
+        *check-valgrind.sh*) echo 300 ;;      # the longest job: start it first
+        *test_runtime*|*check-header.sh*|*check-tsan.sh*|*test_faults*) echo 60 ;;
         run_cases*|graph_cases*) echo 20 ;;
         *) echo 1 ;;
     esac
