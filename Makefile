@@ -149,10 +149,13 @@ fuzz-diff: build/fuzz_diff
 # The libFuzzer harnesses (clang); tests/check-fuzz-short.sh runs each briefly.
 fuzzers: build/fuzz_parse build/fuzz_builder
 
-test: all asan tsan build/fuzz_diff
-	@tools/ensure-deps.sh --tests
-	@$(MAKE) --no-print-directory fuzzers
-	@tests/run.sh tools build/asan
+# One make builds everything (in parallel, clang's harnesses too), then the
+# runner runs it; the runner's second-to-last line gives the wall time since
+# `make test` started (GPUIR_TEST_STARTED), the build's part included.
+test:
+	@start=$$(date +%s); tools/ensure-deps.sh --tests && \
+	$(MAKE) --no-print-directory all asan tsan build/fuzz_diff fuzzers && \
+	GPUIR_TEST_STARTED=$$start tests/run.sh tools build/asan
 
 # Rewrites the golden CUDA C (tests/golden/*.cu) from what codegen emits now;
 # tests/check-golden.sh (part of make test) compares them.

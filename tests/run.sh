@@ -25,6 +25,11 @@ chmod +x "$shims/not"
 out=build/run
 rm -rf "$out"
 mkdir -p "$out"
+started=$(date +%s)
+# One disk cache for the run, empty at its start: what one test compiles
+# another may load (as on a user's machine), and no run depends on what an
+# earlier one left in ~/.cache.
+export GPUIR_CACHE_DIR=$PWD/$out/cache
 
 result() {  # result PASS|FAIL|SKIP name [detail-file]
     echo "$1 $2"
@@ -64,10 +69,17 @@ run_gir() {  # run_gir bindir file
     fi
 }
 
-# Jobs: job N writes its lines to $out/N; they are printed in order as soon
-# as every job before them has finished (it then writes $out/N.done).
+# Jobs: queued (queue command...) in the order their lines are printed: job
+# N writes them to $out/N, printed as soon as every job before it has
+# finished (it then writes $out/N.done). They start longest first (by the
+# CPU seconds of the last run, else by kind: expected_cost), GPUIR_TEST_JOBS
+# of them at once (default: the number of cores), so that no long job
+# starts last. Each records its CPU and wall seconds; build/test-times lists
+# them, the costliest first, for the next run's order.
 njobs=0 printed=0 pass=0 fail=0 skip=0
 max_jobs=${GPUIR_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+times_file=build/test-times
+declare -a job_cmd job_cost
 print_finished() {
     local f
     while [ $printed -lt $njobs ] && [ -e "$out/$printed.done" ]; do
@@ -78,12 +90,47 @@ print_finished() {
         printed=$((printed + 1))
     done
 }
-job() {  # job command...: runs it in the background, at most max_jobs at once
-    while [ "$(jobs -rp | wc -l)" -ge "$max_jobs" ]; do wait -n; print_finished; done
-    local n=$njobs
-    ( tmp=$out/$n.tmp; "$@" >"$out/$n" 2>&1; rm -f "$tmp".*; touch "$out/$n.done" ) &
+# What a job is expected to cost (CPU seconds): the last run's figure, else
+# one by kind (measured 2026-11-25): C tests and scripts cost tens of seconds,
+# a text test well under one.
+expected_cost() {  # expected_cost command-string
+    local c
+    c=$(awk -v k="$1" '{ cmd = $0; sub(/^[^ ]* [^ ]* /, "", cmd) } cmd == k { print $1; exit }' "$times_file" 2>/dev/null)
+    if [ -n "$c" ]; then echo "$c"; return; fi
+    case $1 in
+        *check-valgrind.sh*) echo 300 ;;      # the longest job: start it first
+        *test_runtime*|*check-header.sh*|*check-tsan.sh*|*test_faults*) echo 60 ;;
+        run_cases*|graph_cases*) echo 20 ;;
+        *) echo 1 ;;
+    esac
+}
+queue() {  # queue command...
+    job_cmd[njobs]=$(printf '%q ' "$@")
+    job_cost[njobs]=$(expected_cost "${job_cmd[njobs]}")
     njobs=$((njobs + 1))
+}
+start() {  # start N: runs job N in the background, at most max_jobs at once
+    local n=$1
+    while [ "$(jobs -rp | wc -l)" -ge "$max_jobs" ]; do wait -n; print_finished; done
+    ( tmp=$out/$n.tmp; t0=$(date +%s%N); eval "${job_cmd[n]}" >"$out/$n" 2>&1; rm -f "$tmp".*
+      t1=$(date +%s%N)
+      times > "$tmp.times"            # not in a pipe: that would be a child's times
+      awk -v w=$(((t1 - t0) / 1000000)) -v k="${job_cmd[n]}" '{  # user and system, the shell and its children
+          split($1 "" $2, t, /[ms]/); cpu += t[1] * 60 + t[2] + t[3] * 60 + t[4] }
+          END { printf "%.2f %.2f %s\n", cpu, w / 1000, k }' "$tmp.times" > "$out/$n.time"
+      rm -f "$tmp.times"
+      touch "$out/$n.done" ) &
     print_finished
+}
+# Starts every queued job, the costliest first, and waits for them all.
+start_all() {
+    local n
+    for n in $(for n in "${!job_cmd[@]}"; do echo "${job_cost[n]} $n"; done | sort -k1,1gr -k2,2n | cut -d' ' -f2); do
+        start "$n"
+    done
+    wait
+    print_finished
+    cat "$out"/*.time 2>/dev/null | sort -k1,1gr > "$times_file"
 }
 
 gir_files=$(find tests -name '*.gir' | sort)
@@ -91,19 +138,22 @@ gir_files=$(find tests -name '*.gir' | sort)
 for bindir in "$@"; do
     testdir=$bindir/tests
     [ "$bindir" = tools ] && testdir=build/tests
-    if [ ! -x "$bindir/gpuir-opt" ]; then job result FAIL "$bindir: not built (run make)"; continue; fi
+    if [ ! -x "$bindir/gpuir-opt" ]; then queue result FAIL "$bindir: not built (run make)"; continue; fi
     for t in "$testdir"/test_*; do
-        [ -x "$t" ] && job run_cases "$bindir: " "$t"
+        [ -x "$t" ] && queue run_cases "$bindir: " "$t"
     done
-    [ -x "$testdir/test_backends" ] && job graph_cases "$bindir: " "$testdir/test_backends"
+    [ -x "$testdir/test_backends" ] && queue graph_cases "$bindir: " "$testdir/test_backends"
     for f in $gir_files; do
-        job run_gir "$bindir" "$f"
+        queue run_gir "$bindir" "$f"
     done
 done
 for s in tests/check-*.sh; do
-    [ -x "$s" ] && job run_cases "" "$s"
+    [ -x "$s" ] && queue run_cases "" "$s"
 done
-wait
-print_finished
+start_all
+now=$(date +%s)
+if [ -n "${GPUIR_TEST_STARTED:-}" ]; then
+    echo "wall time: $((now - GPUIR_TEST_STARTED)) s (build $((started - GPUIR_TEST_STARTED)) s, tests $((now - started)) s)"
+else echo "wall time: $((now - started)) s"; fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

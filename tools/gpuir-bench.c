@@ -462,25 +462,28 @@ static const char *mm_attrs(const mm_case *c, char *buf, size_t size) {
 
 /* @mm(a, b[, bias][, res]): the matmul and its epilogue, as text. */
 static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
-    char text[2048], a[64], b[64], o[64], v[64], attrs[160];
+    char a[64], b[64], o[64], v[64], attrs[160];
+    strbuf text = {NULL, 0, 0};
     const char *dt = gpuir_dtype_name(c->dtype);
     snprintf(a, sizeof a, "tensor<%dx%dx%s>", c->m, c->k, dt);
     snprintf(b, sizeof b, "tensor<%dx%dx%s>", c->wgmma ? c->n : c->k, c->wgmma ? c->k : c->n, dt);
     snprintf(o, sizeof o, "tensor<%dx%dx%s>", c->m, c->n, dt);
     snprintf(v, sizeof v, "tensor<%dx%s>", c->n, dt);
-    int n = snprintf(text, sizeof text, "func.func @mm(%%a: %s, %%b: %s%s%s%s%s) -> %s {\n"
+    strbuf_appendf(&text, "func.func @mm(%%a: %s, %%b: %s%s%s%s%s) -> %s {\n"
                      "  %%c = matmul %%a, %%b%s : (%s, %s) -> %s\n", a, b, c->epi.bias ? ", %bias: " : "",
                      c->epi.bias ? v : "", c->epi.residual ? ", %res: " : "", c->epi.residual ? o : "", o,
                      mm_attrs(c, attrs, sizeof attrs), a, b, o);
     const char *last = "c";
     if (c->epi.bias)
-        n += snprintf(text + n, sizeof text - (size_t)n, "  %%s = add %%%s, %%bias : (%s, %s) -> %s\n", last, o, v, o), last = "s";
+        strbuf_appendf(&text, "  %%s = add %%%s, %%bias : (%s, %s) -> %s\n", last, o, v, o), last = "s";
     if (c->epi.act)
-        n += snprintf(text + n, sizeof text - (size_t)n, "  %%g = %s %%%s : (%s) -> %s\n", c->epi.act, last, o, o), last = "g";
+        strbuf_appendf(&text, "  %%g = %s %%%s : (%s) -> %s\n", c->epi.act, last, o, o), last = "g";
     if (c->epi.residual)
-        n += snprintf(text + n, sizeof text - (size_t)n, "  %%r = add %%%s, %%res : (%s, %s) -> %s\n", last, o, o, o), last = "r";
-    snprintf(text + n, sizeof text - (size_t)n, "  return %%%s : %s\n}\n", last, o);
-    return gpuir_module_parse(ctx, text, strlen(text), "matmul");
+        strbuf_appendf(&text, "  %%r = add %%%s, %%res : (%s, %s) -> %s\n", last, o, o, o), last = "r";
+    strbuf_appendf(&text, "  return %%%s : %s\n}\n", last, o);
+    gpuir_module *m = gpuir_module_parse(ctx, text.buf, text.len, "matmul");
+    free(text.buf);
+    return m;
 }
 
 /* A small CUDA program, to reach the driver through (NULL without a GPU);
@@ -939,17 +942,17 @@ static int check_on_emu(gpuir_ctx *ctx, const char *label, const char *text) {
    shift: splat constants, no weight vectors) or an RMSNorm (mean of
    squares, eps, rsqrt, scale) over the rows of a rows x cols tensor of
    dtype dt, as the text of @f. */
-static void norm_text(char *text, size_t size, bool layer, long long rows, long long cols, const char *dt) {
+static void norm_text(strbuf *text, bool layer, long long rows, long long cols, const char *dt) {
     char F[64], R[64];
     snprintf(F, sizeof F, "tensor<%lldx%lldx%s>", rows, cols, dt);
     snprintf(R, sizeof R, "tensor<%lldx1x%s>", rows, dt);
-    int n = snprintf(text, size, "func.func @f(%%x: %s) -> %s {\n", F, F);
+    strbuf_appendf(text, "func.func @f(%%x: %s) -> %s {\n", F, F);
     if (layer)
-        n += snprintf(text + n, size - (size_t)n,
+        strbuf_appendf(text,
                       "  %%m = reduce_mean %%x {axes = [1], keepdims = true} : (%s) -> %s\n"
                       "  %%d = sub %%x, %%m : (%s, %s) -> %s\n", F, R, F, R, F);
     const char *c = layer ? "%d" : "%x";       /* what is normalized: centred, or x itself */
-    n += snprintf(text + n, size - (size_t)n,
+    strbuf_appendf(text,
                   "  %%q = mul %s, %s : (%s, %s) -> %s\n"
                   "  %%v = reduce_mean %%q {axes = [1], keepdims = true} : (%s) -> %s\n"
                   "  %%eps = constant {value = 1.0e-5} : () -> tensor<%s>\n"
@@ -960,27 +963,28 @@ static void norm_text(char *text, size_t size, bool layer, long long rows, long 
                   "  %%s = mul %%n, %%g : (%s, tensor<%lldx%s>) -> %s\n", c, c, F, F, F, F, R, dt, R, dt, R, R, R, c, F,
                   R, F, cols, dt, F, cols, dt, F);
     if (layer)
-        snprintf(text + n, size - (size_t)n,
+        strbuf_appendf(text,
                  "  %%b = constant {value = 0.25} : () -> tensor<%lldx%s>\n"
                  "  %%y = add %%s, %%b : (%s, tensor<%lldx%s>) -> %s\n  return %%y : %s\n}\n", cols, dt, F, cols, dt,
                  F, F);
-    else snprintf(text + n, size - (size_t)n, "  return %%s : %s\n}\n", F);
+    else strbuf_appendf(text, "  return %%s : %s\n}\n", F);
 }
 
 /* LayerNorm and RMSNorm over 16384 x 4096 (f32, bf16): one row kernel
    each, against a copy of the same bytes. */
 static int bench_norms(gpuir_ctx *ctx, bool gpu, int repeat) {
-    static char text[4096];
     static const char *dts[2] = {"f32", "bf16"};
     long long rows = gpu ? 16384 : 4, cols = 4096;
     int rc = 0;
     for (int layer = 1; layer >= 0; layer--)
         for (int d = 0; d < 2; d++) {
             char label[64];
-            norm_text(text, sizeof text, layer, rows, cols, dts[d]);
+            strbuf text = {NULL, 0, 0};
+            norm_text(&text, layer, rows, cols, dts[d]);
             snprintf(label, sizeof label, "%s %lldx%lld, %s", layer ? "LayerNorm" : "RMSNorm", rows, cols, dts[d]);
             size_t bytes = (size_t)(rows * cols) * (d ? 2 : 4) * 2;
-            rc |= gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
+            rc |= gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+            free(text.buf);
         }
     return rc;
 }
@@ -1011,28 +1015,30 @@ static int bench_bandwidth(int argc, char **argv) {
         printf("no GPU (%s): the programs run on the emulator at 16K elements, for correctness only\n", why);
         n = 16 << 10;
     }
-    static char text[4096];
+    strbuf text = {NULL, 0, 0};
     const char *ops[8][2] = {{"mul", "1.5"}, {"add", "0.25"}, {"max", "0.0"}, {"mul", "0.5"},
                              {"sub", "1.0"}, {"min", "4.0"}, {"add", "2.0"}, {"mul", "3.0"}};
-    int len = snprintf(text, sizeof text, "func.func @f(%%x: tensor<%lldxf32>) -> tensor<%lldxf32> {\n", n, n);
+    strbuf_appendf(&text, "func.func @f(%%x: tensor<%lldxf32>) -> tensor<%lldxf32> {\n", n, n);
     for (int i = 0; i < 8; i++)
-        len += snprintf(text + len, sizeof text - (size_t)len,
+        strbuf_appendf(&text,
                         "  %%c%d = constant {value = %s} : () -> tensor<%lldxf32>\n"
                         "  %%v%d = %s %%%s%d, %%c%d : (tensor<%lldxf32>, tensor<%lldxf32>) -> tensor<%lldxf32>\n",
                         i, ops[i][1], n, i + 1, ops[i][0], i ? "v" : "x", i ? i : 0, i, n, n, n);
-    snprintf(text + len, sizeof text - (size_t)len, "  return %%v8 : tensor<%lldxf32>\n}\n", n);
-    char *fix = strstr(text, "%x0");                 /* the first op reads %x */
-    if (fix) memmove(fix + 2, fix + 3, strlen(fix + 3) + 1);
-    int rc = gpu ? bench_bw_case(ctx, "elementwise chain of 8 ops, f32", text, (size_t)n * 8, repeat)
-                 : check_on_emu(ctx, "elementwise chain of 8 ops, f32", text);
+    strbuf_appendf(&text, "  return %%v8 : tensor<%lldxf32>\n}\n", n);
+    char *fix = strstr(text.buf, "%x0");                 /* the first op reads %x */
+    if (fix) memmove(fix + 2, fix + 3, strlen(fix + 3) + 1), text.len--;
+    int rc = gpu ? bench_bw_case(ctx, "elementwise chain of 8 ops, f32", text.buf, (size_t)n * 8, repeat)
+                 : check_on_emu(ctx, "elementwise chain of 8 ops, f32", text.buf);
     long long cols = 4096, rows = n / cols;
-    snprintf(text, sizeof text,
+    text.len = 0;
+    strbuf_appendf(&text,
              "func.func @f(%%x: tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32> {\n"
              "  %%s = softmax %%x {axis = 1} : (tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
              "  return %%s : tensor<%lldx%lldxf32>\n}\n", rows, cols, rows, cols, rows, cols, rows, cols, rows, cols);
     char label[64];
     snprintf(label, sizeof label, "row softmax %lldx%lld, f32", rows, cols);
-    rc |= gpu ? bench_bw_case(ctx, label, text, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text);
+    rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
     rc |= bench_norms(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     return rc;
@@ -2095,24 +2101,25 @@ static int bench_e2e(int argc, char **argv) {
    the last axis, times v), or, causal, the attention op with its causal
    attribute (the unfused program has no cheap causal form: a dense S x S
    mask constant). */
-static void attention_text(char *text, size_t size, long long b, long long h, long long s, long long d,
-                           const char *dt, bool causal) {
+static void attention_text(strbuf *text, long long b, long long h, long long s, long long d, const char *dt,
+                           bool causal) {
     char q[96], sc[96];
     snprintf(q, sizeof q, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, d, dt);
     snprintf(sc, sizeof sc, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, s, dt);
-    int n = snprintf(text, size, "func.func @f(%%q: %s, %%k: %s, %%v: %s) -> %s {\n", q, q, q, q);
+    text->len = 0;
+    strbuf_appendf(text, "func.func @f(%%q: %s, %%k: %s, %%v: %s) -> %s {\n", q, q, q, q);
     if (causal)
-        n += snprintf(text + n, size - (size_t)n, "  %%o = attention %%q, %%k, %%v {scale = %.9g, causal = true} : "
+        strbuf_appendf(text, "  %%o = attention %%q, %%k, %%v {scale = %.9g, causal = true} : "
                       "(%s, %s, %s) -> %s\n", 1.0 / sqrt((double)d), q, q, q, q);
     else
-        n += snprintf(text + n, size - (size_t)n,
+        strbuf_appendf(text,
                       "  %%s = matmul %%q, %%k {transpose_b = true} : (%s, %s) -> %s\n"
                       "  %%c = constant {value = %.9g} : () -> tensor<%s>\n"
                       "  %%t = mul %%s, %%c : (%s, tensor<%s>) -> %s\n"
                       "  %%p = softmax %%t {axis = -1} : (%s) -> %s\n"
                       "  %%o = matmul %%p, %%v : (%s, %s) -> %s\n", q, q, sc, 1.0 / sqrt((double)d), dt, sc, dt, sc,
                       sc, sc, sc, q, q);
-    snprintf(text + n, size - (size_t)n, "  return %%o : %s\n}\n", q);
+    strbuf_appendf(text, "  return %%o : %s\n}\n", q);
 }
 
 /* A CUDA program of `text`: the default pipeline, or (unfused) the same
@@ -2149,11 +2156,12 @@ static float attention_time(gpuir_ctx *ctx, gpuir_program *p, int repeat, size_t
    one for both rows: the unfused program cannot skip masked tiles). */
 static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long s, long long d, const char *dt,
                          bool causal, int repeat) {
-    static char text[4096];
-    attention_text(text, sizeof text, b, h, s, d, dt, causal);
-    gpuir_program *fused = attention_program(ctx, text, false);
-    attention_text(text, sizeof text, b, h, s, d, dt, false);
-    gpuir_program *unfused = fused ? attention_program(ctx, text, true) : NULL;
+    strbuf text = {NULL, 0, 0};
+    attention_text(&text, b, h, s, d, dt, causal);
+    gpuir_program *fused = attention_program(ctx, text.buf, false);
+    attention_text(&text, b, h, s, d, dt, false);
+    gpuir_program *unfused = fused ? attention_program(ctx, text.buf, true) : NULL;
+    free(text.buf);
     if (!fused || !unfused) { gpuir_program_destroy(fused); return 1; }
     size_t kf = 0, ku = 0;
     float tf = attention_time(ctx, fused, repeat, &kf), tu = attention_time(ctx, unfused, repeat, &ku);
@@ -2172,13 +2180,14 @@ static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long s, 
 
 /* Without a GPU: a small attention on the emulator against the interpreter. */
 static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal) {
-    static char text[4096];
-    attention_text(text, sizeof text, 1, 2, 130, 128, dt, causal);
-    gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), "attention");
+    strbuf text = {NULL, 0, 0};
+    attention_text(&text, 1, 2, 130, 128, dt, causal);
+    gpuir_module *ref = gpuir_module_parse(ctx, text.buf, text.len, "attention");
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
     d.backend = GPUIR_BACKEND_EMU;
-    gpuir_program *p = gpuir_program_make(gpuir_module_parse(ctx, text, strlen(text), "attention"), &d);
+    gpuir_program *p = gpuir_program_make(gpuir_module_parse(ctx, text.buf, text.len, "attention"), &d);
+    free(text.buf);
     gpuir_array in[3], want, got;
     gpuir_type t = gpuir_tensor_type(strcmp(dt, "f16") ? GPUIR_BF16 : GPUIR_F16, 4, (const int64_t[]){1, 2, 130, 128});
     gpuir_result r = p ? GPUIR_OK : gpuir_ctx_result(ctx);

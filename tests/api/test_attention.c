@@ -105,7 +105,9 @@ TEST(attention_kernels_compile_without_spills) {
     GPUIR_FREE(text);
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
     static const int archs[] = {80, 90};
-    for (size_t i = 0; i < 2 && m; i++) {
+    /* sm_80 only under ASan: the CUDA C is the same text for both and NVRTC
+       is not instrumented (test_runtime's archs_compiled) */
+    for (size_t i = 0; i < (TEST_ASAN ? 1u : 2u) && m; i++) {
         char *ptx = NULL;
         long spilled = -2;
         gpuir_result r = gpuir_module_compile_cuda(m, archs[i], &spilled, &ptx);

@@ -24,6 +24,26 @@
         CHECK(gpuir_ctx_error(ctx)[0] != '\0');                                        \
     } while (0)
 
+/* A text that must not parse: the code it fails with and a part of the
+   message (file:line:col included). */
+typedef struct parse_failure {
+    const char *text, *path;
+    gpuir_result code;
+    const char *message;
+} parse_failure;
+
+/* Parses each text in one context, clearing the error between them. */
+static void check_parse_failures(const parse_failure *cases, size_t n) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(parse_as(ctx, cases[i].text, cases[i].path) == NULL);
+        CHECK_FAILED(ctx, gpuir_ctx_result(ctx), cases[i].code);
+        CHECK_MSG(ctx, cases[i].message);
+        gpuir_ctx_clear_error(ctx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 static gpuir_type tt(gpuir_dtype dt, int rank, int64_t d0, int64_t d1) {
     int64_t dims[2] = {d0, d1};
     return gpuir_tensor_type(dt, rank, dims);
@@ -374,22 +394,19 @@ TEST(parse_error_names_file_line_col) {
 }
 
 TEST(parse_error_unknown_op_and_undefined_value) {
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    const char *t1 = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-                     "  %0 = frob %a : (tensor<4xf32>) -> tensor<4xf32>\n"
-                     "  return %0 : tensor<4xf32>\n}\n";
-    CHECK(parse_as(ctx, t1, "u.gir") == NULL);
-    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_PARSE);
-    CHECK_MSG(ctx, "u.gir:2:3: error: unknown op 'frob'");
-    gpuir_ctx_clear_error(ctx);
-
-    const char *t2 = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-                     "  %0 = neg %b : (tensor<4xf32>) -> tensor<4xf32>\n"
-                     "  return %0 : tensor<4xf32>\n}\n";
-    CHECK(parse_as(ctx, t2, "u.gir") == NULL);
-    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_PARSE);
-    CHECK_MSG(ctx, "u.gir:2:12: error: use of undefined value %b");
-    gpuir_ctx_destroy(ctx);
+    static const parse_failure cases[] = {
+        {"func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+         "  %0 = frob %a : (tensor<4xf32>) -> tensor<4xf32>\n"
+         "  return %0 : tensor<4xf32>\n}\n",
+         "u.gir", GPUIR_ERR_PARSE,
+         "u.gir:2:3: error: unknown op 'frob'"},
+        {"func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+         "  %0 = neg %b : (tensor<4xf32>) -> tensor<4xf32>\n"
+         "  return %0 : tensor<4xf32>\n}\n",
+         "u.gir", GPUIR_ERR_PARSE,
+         "u.gir:2:12: error: use of undefined value %b"},
+    };
+    check_parse_failures(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* ---- GPUIR_ERR_SHAPE -------------------------------------------------------- */
@@ -519,22 +536,19 @@ TEST(dtype_ref_run_and_bind_global) {
    is an element type disagreement: GPUIR_ERR_DTYPE, as for operand types
    (gpuir__type_mismatch). */
 TEST(dtype_written_result_type_differs_only_in_dtype) {
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    const char *operand = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-                          "  %0 = neg %a : (tensor<4xf16>) -> tensor<4xf32>\n"
-                          "  return %0 : tensor<4xf32>\n}\n";
-    CHECK(parse_as(ctx, operand, "d.gir") == NULL);
-    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_DTYPE);
-    CHECK_MSG(ctx, "d.gir:2:18: error: the type of operand #0 is tensor<4xf16>");
-    gpuir_ctx_clear_error(ctx);
-
-    const char *result = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf16> {\n"
-                         "  %0 = neg %a : (tensor<4xf32>) -> tensor<4xf16>\n"
-                         "  return %0 : tensor<4xf16>\n}\n";
-    CHECK(parse_as(ctx, result, "d.gir") == NULL);
-    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_DTYPE);
-    CHECK_MSG(ctx, "d.gir:2:3: error: neg: result type tensor<4xf16>");
-    gpuir_ctx_destroy(ctx);
+    static const parse_failure cases[] = {
+        {"func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+         "  %0 = neg %a : (tensor<4xf16>) -> tensor<4xf32>\n"
+         "  return %0 : tensor<4xf32>\n}\n",
+         "d.gir", GPUIR_ERR_DTYPE,
+         "d.gir:2:18: error: the type of operand #0 is tensor<4xf16>"},
+        {"func.func @f(%a: tensor<4xf32>) -> tensor<4xf16> {\n"
+         "  %0 = neg %a : (tensor<4xf32>) -> tensor<4xf16>\n"
+         "  return %0 : tensor<4xf16>\n}\n",
+         "d.gir", GPUIR_ERR_DTYPE,
+         "d.gir:2:3: error: neg: result type tensor<4xf16>"},
+    };
+    check_parse_failures(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* ---- GPUIR_ERR_ATTRIBUTE ---------------------------------------------------- */
@@ -598,22 +612,19 @@ TEST(attribute_splat_out_of_range_names_the_value) {
 }
 
 TEST(attribute_text_missing_and_duplicate) {
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    const char *t1 = "func.func @f(%a: tensor<4x8xf32>) -> tensor<4xf32> {\n"
-                     "  %0 = reduce_sum %a : (tensor<4x8xf32>) -> tensor<4xf32>\n"
-                     "  return %0 : tensor<4xf32>\n}\n";
-    CHECK(parse_as(ctx, t1, "a.gir") == NULL);
-    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_ATTRIBUTE);
-    CHECK_MSG(ctx, "a.gir:2:3: error: reduce_sum: missing attribute 'axes'");
-    gpuir_ctx_clear_error(ctx);
-
-    const char *t2 = "func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {\n"
-                     "  %0 = softmax %a {axis = 1, axis = 1} : (tensor<4x8xf32>) -> tensor<4x8xf32>\n"
-                     "  return %0 : tensor<4x8xf32>\n}\n";
-    CHECK(parse_as(ctx, t2, "a.gir") == NULL);
-    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_ATTRIBUTE);
-    CHECK_MSG(ctx, "a.gir:2:3: error: softmax: attribute 'axis' given twice");
-    gpuir_ctx_destroy(ctx);
+    static const parse_failure cases[] = {
+        {"func.func @f(%a: tensor<4x8xf32>) -> tensor<4xf32> {\n"
+         "  %0 = reduce_sum %a : (tensor<4x8xf32>) -> tensor<4xf32>\n"
+         "  return %0 : tensor<4xf32>\n}\n",
+         "a.gir", GPUIR_ERR_ATTRIBUTE,
+         "a.gir:2:3: error: reduce_sum: missing attribute 'axes'"},
+        {"func.func @f(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {\n"
+         "  %0 = softmax %a {axis = 1, axis = 1} : (tensor<4x8xf32>) -> tensor<4x8xf32>\n"
+         "  return %0 : tensor<4x8xf32>\n}\n",
+         "a.gir", GPUIR_ERR_ATTRIBUTE,
+         "a.gir:2:3: error: softmax: attribute 'axis' given twice"},
+    };
+    check_parse_failures(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* A bool attribute written as an integer must be refused like any other
@@ -684,28 +695,22 @@ TEST(verify_builder_structure) {
 }
 
 TEST(verify_text_arity_and_return) {
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    const char *t1 = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-                     "  %0 = add %a : (tensor<4xf32>) -> tensor<4xf32>\n"
-                     "  return %0 : tensor<4xf32>\n}\n";
-    CHECK(parse_as(ctx, t1, "v.gir") == NULL);
-    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_VERIFY);
-    CHECK_MSG(ctx, "v.gir:2:3: error: add: expected 2 operands, got 1");
-    gpuir_ctx_clear_error(ctx);
-
-    const char *t2 = "func.func @f(%a: tensor<4xf32>) -> tensor<8xf32> {\n"
-                     "  return %a : tensor<4xf32>\n}\n";
-    CHECK(parse_as(ctx, t2, "v.gir") == NULL);
-    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_VERIFY);
-    CHECK_MSG(ctx, "result #0 is tensor<8xf32> in the signature but tensor<4xf32> in the return");
-    gpuir_ctx_clear_error(ctx);
-
-    const char *t3 = "func.func @f(%a: tensor<4xf32>) {\n"
-                     "  %0 = neg %a : (tensor<4xf32>) -> tensor<4xf32>\n}\n";
-    CHECK(parse_as(ctx, t3, "v.gir") == NULL);
-    CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_VERIFY);
-    CHECK_MSG(ctx, "v.gir:3:1: error: @f does not end with a return");
-    gpuir_ctx_destroy(ctx);
+    static const parse_failure cases[] = {
+        {"func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+         "  %0 = add %a : (tensor<4xf32>) -> tensor<4xf32>\n"
+         "  return %0 : tensor<4xf32>\n}\n",
+         "v.gir", GPUIR_ERR_VERIFY,
+         "v.gir:2:3: error: add: expected 2 operands, got 1"},
+        {"func.func @f(%a: tensor<4xf32>) -> tensor<8xf32> {\n"
+         "  return %a : tensor<4xf32>\n}\n",
+         "v.gir", GPUIR_ERR_VERIFY,
+         "result #0 is tensor<8xf32> in the signature but tensor<4xf32> in the return"},
+        {"func.func @f(%a: tensor<4xf32>) {\n"
+         "  %0 = neg %a : (tensor<4xf32>) -> tensor<4xf32>\n}\n",
+         "v.gir", GPUIR_ERR_VERIFY,
+         "v.gir:3:1: error: @f does not end with a return"},
+    };
+    check_parse_failures(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* ---- GPUIR_ERR_NOT_FOUND ---------------------------------------------------- */
