@@ -584,6 +584,7 @@ TEST(a_killed_process_leaves_nothing_behind) {
         fflush(NULL);
         pid_t child = fork();
         if (child == 0) {
+            signal(SIGINT, SIG_DFL);    /* a job started in the background inherits SIGINT ignored */
             gpuir_ctx *ctx = ctx_with_cache("");
             make(ctx, chain_text, cc);
             _exit(3);
