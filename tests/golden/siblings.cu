@@ -1,0 +1,106 @@
+#ifndef GPUIR_WORKSPACE
+#ifdef GPUIR_EMU
+#define GPUIR_WORKSPACE static __thread
+#define GPUIR_WS_FENCE()
+#define GPUIR_WS_TICKET(p) ((*(p))++)
+#else
+#define GPUIR_WORKSPACE static __device__
+#define GPUIR_WS_FENCE() __threadfence()
+#define GPUIR_WS_TICKET(p) atomicAdd((p), 1u)
+#endif
+#endif
+GPUIR_WORKSPACE float gpuir_ws_gpuir_k_siblings_k0[21070];
+GPUIR_WORKSPACE unsigned gpuir_ws_gpuir_k_siblings_k0_count[3];
+
+/* @siblings_k0: 256 threads per block */
+GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x, float *out0, float *out1, float *out2) {
+    GPUIR_SHARED(float, red, 32, 0);
+    GPUIR_SHARED(unsigned, ticket, 1, 128);
+    GPUIR_SHARED(float, srow, 8, 144);
+    int t = GPUIR_THREAD_RANK, lane = t & 31, warp = t >> 5;
+    long long blk = GPUIR_BLOCK_RANK, r0 = blk * 1LL;
+    long long rn = r0 + 1LL < 70LL ? r0 + 1LL : 70LL;
+    float cacc[1], tacc[1], e, acc;
+    for (int q = t; q < 8; q += 256) srow[q] = 0.0f;
+    tacc[0] = 0.0f;
+    GPUIR_SYNC();
+    for (long long jj = 0; jj < 2LL; jj++) {
+        long long j = (jj + blk) % 2LL, c = j * 256 + t;
+        cacc[0] = -GPUIR_INF;
+        for (long long r = r0; r < rn; r++) {
+            int i = (int)(r * 300LL + (c < 300LL ? c : 0));
+            float v0 = c < 300LL ? x[i] : 0.0f;
+            if (c < 300LL) {
+                cacc[0] = gpuir_fmax(cacc[0], v0);
+                tacc[0] = tacc[0] + v0;
+            }
+            e = c < 300LL ? v0 : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) {
+                float other = GPUIR_SHFL_DOWN_F32(e, d);
+                e = e + other;
+            }
+            if (lane == 0) {
+                srow[(r - r0) * 8 + warp] = srow[(r - r0) * 8 + warp] + e;
+            }
+        }
+        if (c < 300LL) gpuir_ws_gpuir_k_siblings_k0[blk * 300LL + c] = cacc[0];
+        GPUIR_WS_FENCE();
+        GPUIR_SYNC();
+        if (t == 0) ticket[0] = GPUIR_WS_TICKET(&gpuir_ws_gpuir_k_siblings_k0_count[j]);
+        GPUIR_SYNC();
+        if (ticket[0] == 69u) {
+            GPUIR_WS_FENCE();
+            if (c < 300LL) {
+                acc = -GPUIR_INF;
+                for (long long q = 0; q < 70LL; q++) {
+                    acc = gpuir_fmax(acc, ((volatile float *)gpuir_ws_gpuir_k_siblings_k0)[q * 300LL + c]);
+                }
+                out0[c] = acc;
+            }
+            if (t == 0) gpuir_ws_gpuir_k_siblings_k0_count[j] = 0u;
+        }
+    }
+    GPUIR_SYNC();
+    for (long long q = t; q < rn - r0; q += 256) {
+        acc = srow[q * 8];
+        for (int d = 1; d < 8; d++) {
+            acc = acc + srow[q * 8 + d];
+        }
+        out1[r0 + q] = acc;
+    }
+    acc = tacc[0];
+    for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+    if ((t & 31) == 0) red[t >> 5] = acc;
+    GPUIR_SYNC();
+    if (t < 32) {
+        acc = t < 8 ? red[t] : 0.0f;
+        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+    }
+    if (t == 0) gpuir_ws_gpuir_k_siblings_k0[21000LL + blk] = acc;
+    GPUIR_SYNC();
+    GPUIR_WS_FENCE();
+    GPUIR_SYNC();
+    if (t == 0) ticket[0] = GPUIR_WS_TICKET(&gpuir_ws_gpuir_k_siblings_k0_count[2]);
+    GPUIR_SYNC();
+    if (ticket[0] == 69u) {
+        GPUIR_WS_FENCE();
+        if (t == 0) {
+            acc = 0.0f;
+            for (long long q = 0; q < 70LL; q++) {
+                acc = acc + ((volatile float *)gpuir_ws_gpuir_k_siblings_k0)[21000LL + q];
+            }
+            out2[0] = acc;
+            gpuir_ws_gpuir_k_siblings_k0_count[2] = 0u;
+        }
+    }
+}
+
+#ifdef GPUIR_EMU
+static void gpuir_k_siblings_k0_emu(gpuir_emu_lane *l, void **p) {
+    gpuir_k_siblings_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(float **)p[3]);
+}
+const gpuir_emu_kernel gpuir_emu_kernels[] = {
+    {"gpuir_k_siblings_k0", gpuir_k_siblings_k0_emu, 176u, 0u, 1, 4u, 0u},
+    {0, 0, 0, 0, 0, 0, 0}
+};
+#endif
