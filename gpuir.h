@@ -8942,11 +8942,13 @@ static gpuir_result gpuir__configure_sibling_forms(gpuir_module *m) {
         if (!op) continue;
         const gpuir__attr *given = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
         bool siblings = gpuir__kernel_sibling_input(m, k) != 0;
-        if (given && (!siblings || strcmp(gpuir__string(m, given->off), "siblings") != 0))
-            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "configure: kernel @%s: %s (line %u): form \"%s\": a "
-                               "reduction's only form is \"siblings\", for reductions of one static float matrix over "
-                               "axis 0, axis 1 or both in one kernel", gpuir__string(m, k->name),
-                               gpuir_op_name(op->kind), op->line, gpuir__string(m, given->off));
+        const char *name = given ? gpuir__string(m, given->off) : "";
+        const char *why = !given ? NULL : strcmp(name, "siblings") != 0 ? "is not a reduction's form (its one form is "
+                          "\"siblings\")" : !siblings ? "needs two or more reductions (or elementwise ops) of one "
+                          "static float matrix in the kernel, over axis 0, axis 1 or both, one of them over axis 0" : NULL;
+        if (why)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "configure: kernel @%s: %s: form \"%s\" %s",
+                               gpuir__string(m, k->name), gpuir_op_name(op->kind), name, why);
         if (!given && siblings) gpuir__set_string_attr(m, (uint32_t)(op - m->ops) + 1, GPUIR__KEY_FORM, "siblings");
     }
     return GPUIR_OK;
