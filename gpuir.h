@@ -7419,10 +7419,10 @@ static gpuir__sib_role gpuir__sibling_role(const gpuir_module *m, const gpuir__o
 }
 
 /* The rows each block of a sibling kernel over R rows owns: the rows
-   spread over two blocks per multiprocessor, at most
-   GPUIR__SIBLINGS_BLOCK_ROWS (more blocks then). */
+   spread over four blocks per multiprocessor (1024 threads of an SM's
+   2048 reading), at most GPUIR__SIBLINGS_BLOCK_ROWS (more blocks then). */
 static int64_t gpuir__siblings_block_rows(const gpuir_module *m, int64_t R) {
-    int64_t blocks = 2 * gpuir__module_sm_count(m), rows = (R + blocks - 1) / blocks;
+    int64_t blocks = 4 * gpuir__module_sm_count(m), rows = (R + blocks - 1) / blocks;
     return rows < 1 ? 1 : rows > GPUIR__SIBLINGS_BLOCK_ROWS ? GPUIR__SIBLINGS_BLOCK_ROWS : rows;
 }
 
@@ -13183,10 +13183,12 @@ static void gpuir__cg_sib_workspace(gpuir__cg *C, const gpuir__cg_sib *S) {
     gpuir__cg_line(C, "#define GPUIR_WORKSPACE static __thread");
     gpuir__cg_line(C, "#define GPUIR_WS_FENCE()");
     gpuir__cg_line(C, "#define GPUIR_WS_TICKET(p) ((*(p))++)");
+    gpuir__cg_line(C, "#define GPUIR_WS_UNROLL4");
     gpuir__cg_line(C, "#else");
     gpuir__cg_line(C, "#define GPUIR_WORKSPACE static __device__");
     gpuir__cg_line(C, "#define GPUIR_WS_FENCE() __threadfence()");
     gpuir__cg_line(C, "#define GPUIR_WS_TICKET(p) atomicAdd((p), 1u)");
+    gpuir__cg_line(C, "#define GPUIR_WS_UNROLL4 _Pragma(\"unroll 4\")");
     gpuir__cg_line(C, "#endif");
     gpuir__cg_line(C, "#endif");
     gpuir__cg_line(C, "GPUIR_WORKSPACE float %s[%lld];", S->ws, partials > 0 ? partials : 1);
@@ -13207,39 +13209,42 @@ static void gpuir__cg_sib_ticket(gpuir__cg *C, const gpuir__cg_sib *S, const cha
    siblings, then every reduction's partial. */
 static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, uint32_t xv, uint32_t x) {
     gpuir_module *m = C->m;
-    gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
-    gpuir__cg_reset_values(C);
-    C->cur[x - 1] = xv + 1;
-    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {    /* splat fills and elementwise siblings */
-        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
-        gpuir__op_class cls = gpuir__info(op->kind)->cls;
-        if (op->result || !(gpuir__is_elementwise(cls) || gpuir__is_splat_fill(m, op))) continue;
-        gpuir_result r = gpuir__cg_chain(C, i, i + 1, S->x, "i");
-        if (r) return r;
-        if (gpuir__is_elementwise(cls)) gpuir__cg_store_outputs(C, i, i + 1, S->x, "i");
+    bool stores = false;
+    for (int s = 0; s < S->n; s++) stores |= S->role[s] == GPUIR__SIB_FULL;
+    if (stores) {
+        gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
+        gpuir__cg_reset_values(C);
+        C->cur[x - 1] = xv + 1;
+        for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {    /* splat fills and elementwise siblings */
+            const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+            gpuir__op_class cls = gpuir__info(op->kind)->cls;
+            if (op->result || !(gpuir__is_elementwise(cls) || gpuir__is_splat_fill(m, op))) continue;
+            gpuir_result r = gpuir__cg_chain(C, i, i + 1, S->x, "i");
+            if (r) return r;
+            if (gpuir__is_elementwise(cls)) gpuir__cg_store_outputs(C, i, i + 1, S->x, "i");
+        }
+        gpuir__cg_close(C);
     }
     char xs[24];
     snprintf(xs, sizeof xs, "v%u", xv);
-    for (int s = 0; s < S->n; s++) {
-        char acc[24];
-        if (S->role[s] != GPUIR__SIB_COLUMNS && S->role[s] != GPUIR__SIB_TOTAL) continue;
-        snprintf(acc, sizeof acc, "%s[%d]", S->role[s] == GPUIR__SIB_COLUMNS ? "cacc" : "tacc", S->slot[s]);
-        gpuir__cg_sib_combine(C, gpuir__cg_sib_op(C, S, s)->kind, acc, xs);
-    }
-    gpuir__cg_close(C);
-    for (int s = 0; s < S->n; s++) {                /* row partials: every lane takes part */
-        if (S->role[s] != GPUIR__SIB_ROWS) continue;
+    for (int s = 0; s < S->n; s++) {                /* every lane takes part: the columns past C add the identity */
+        if (S->role[s] == GPUIR__SIB_FULL) continue;
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
-        char slot[96], off[32];
+        char acc[96], off[32];
         gpuir__cg_line(C, "e = c < %lldLL ? %s : %s;", S->Cn, xs, gpuir__cg_sib_init(k));
+        if (S->role[s] == GPUIR__SIB_COLUMNS || S->role[s] == GPUIR__SIB_TOTAL) {
+            snprintf(acc, sizeof acc, "%s[%d]", S->role[s] == GPUIR__SIB_COLUMNS ? "cacc" : "tacc", S->slot[s]);
+            gpuir__cg_sib_combine(C, k, acc, "e");
+            continue;
+        }
         gpuir__cg_open(C, "for (int d = 16; d > 0; d >>= 1)");
         gpuir__cg_line(C, "float other = GPUIR_SHFL_DOWN_F32(e, d);");
         gpuir__cg_sib_combine(C, k, "e", "other");
         gpuir__cg_close(C);
-        snprintf(slot, sizeof slot, "srow[%s(r - r0) * 8 + warp]",
+        snprintf(acc, sizeof acc, "srow[%s(r - r0) * 8 + warp]",
                  gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->rows * 8));
         gpuir__cg_open(C, "if (lane == 0)");
-        gpuir__cg_sib_combine(C, k, slot, "e");
+        gpuir__cg_sib_combine(C, k, acc, "e");
         gpuir__cg_close(C);
     }
     return GPUIR_OK;
@@ -13356,13 +13361,14 @@ static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
     for (int s = 0; s < S->n; s++)
         if (S->role[s] == GPUIR__SIB_COLUMNS)
             gpuir__cg_line(C, "cacc[%d] = %s;", S->slot[s], gpuir__cg_sib_init(gpuir__cg_sib_op(C, S, s)->kind));
+    gpuir__cg_line(C, "GPUIR_WS_UNROLL4");        /* four rows' loads in flight a thread */
     gpuir__cg_open(C, "for (long long r = r0; r < rn; r++)");
     const char *idx = gpuir__cg_idx(C), *to_float = gpuir__cg_to_float(S->x->dtype);
     gpuir__cg_line(C, "%s i = (%s)(r * %lldLL + (c < %lldLL ? c : 0));", idx, idx, S->Cn, S->Cn);
     uint32_t xv = gpuir__cg_new_var(C, S->x->dtype);
     snprintf(at, sizeof at, "%s[i]", gpuir__cg_param(C, S->px));
     gpuir__cg_call(load, sizeof load, to_float, at);
-    gpuir__cg_line(C, "float v%u = c < %lldLL ? %s : 0.0f;", xv, S->Cn, load);
+    gpuir__cg_line(C, "float v%u = %s;", xv, load);    /* i is in bounds: no branch between the rows' loads */
     gpuir_result r = gpuir__cg_sib_element(C, S, xv, x);
     if (r) return r;
     gpuir__cg_close(C);

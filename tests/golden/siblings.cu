@@ -3,10 +3,12 @@
 #define GPUIR_WORKSPACE static __thread
 #define GPUIR_WS_FENCE()
 #define GPUIR_WS_TICKET(p) ((*(p))++)
+#define GPUIR_WS_UNROLL4
 #else
 #define GPUIR_WORKSPACE static __device__
 #define GPUIR_WS_FENCE() __threadfence()
 #define GPUIR_WS_TICKET(p) atomicAdd((p), 1u)
+#define GPUIR_WS_UNROLL4 _Pragma("unroll 4")
 #endif
 #endif
 GPUIR_WORKSPACE float gpuir_ws_gpuir_k_siblings_k0[21070];
@@ -27,13 +29,12 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x, float *out0, float *
     for (long long jj = 0; jj < 2LL; jj++) {
         long long j = (jj + blk) % 2LL, c = j * 256 + t;
         cacc[0] = -GPUIR_INF;
+        GPUIR_WS_UNROLL4
         for (long long r = r0; r < rn; r++) {
             int i = (int)(r * 300LL + (c < 300LL ? c : 0));
-            float v0 = c < 300LL ? x[i] : 0.0f;
-            if (c < 300LL) {
-                cacc[0] = gpuir_fmax(cacc[0], v0);
-                tacc[0] = tacc[0] + v0;
-            }
+            float v0 = x[i];
+            e = c < 300LL ? v0 : -GPUIR_INF;
+            cacc[0] = gpuir_fmax(cacc[0], e);
             e = c < 300LL ? v0 : 0.0f;
             for (int d = 16; d > 0; d >>= 1) {
                 float other = GPUIR_SHFL_DOWN_F32(e, d);
@@ -42,6 +43,8 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x, float *out0, float *
             if (lane == 0) {
                 srow[(r - r0) * 8 + warp] = srow[(r - r0) * 8 + warp] + e;
             }
+            e = c < 300LL ? v0 : 0.0f;
+            tacc[0] = tacc[0] + e;
         }
         if (c < 300LL) gpuir_ws_gpuir_k_siblings_k0[blk * 300LL + c] = cacc[0];
         GPUIR_WS_FENCE();
