@@ -7480,13 +7480,26 @@ static bool gpuir__sib_result_leaves(const gpuir_module *m, const gpuir__func *f
     return true;
 }
 
+/* Whether value v of function f has a user (an unused result would be a
+   kernel-private buffer, which a sibling kernel does not write). */
+static bool gpuir__sib_result_used(const gpuir_module *m, const gpuir__func *f, uint32_t v) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        for (uint32_t k = 0; k < op->n_operands; k++)
+            if (gpuir__op_operand(m, op, k) == v) return true;
+    }
+    return false;
+}
+
 /* Adds op (index i) to the open set over one of its operands, or opens one. */
 static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f, gpuir__sib_set **sets, size_t i) {
     const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t x = gpuir__op_operand(m, op, k);
         gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type);
-        if (!role || (role == GPUIR__SIB_FULL && !gpuir__sib_result_leaves(m, f, op->result))) continue;
+        if (!role || !gpuir__sib_result_used(m, f, op->result) ||
+            (role == GPUIR__SIB_FULL && !gpuir__sib_result_leaves(m, f, op->result)))
+            continue;
         gpuir__sib_set *s = NULL;
         for (size_t j = 0; j < stbds_arrlenu(*sets) && !s; j++)
             if ((*sets)[j].x == x && !(*sets)[j].closed) s = &(*sets)[j];
