@@ -410,8 +410,8 @@ TEST(nvrtc_compiles_sibling_kernels) {
 }
 
 /* A sibling kernel runs again with new inputs and the same answers as the
-   interpreter: each launch leaves its counters at 0 for the next one (a
-   launch that found them taken would write no column, row or total). */
+   interpreter: each launch gets counters zeroed anew (a launch that found
+   them taken would write no column, row or total). */
 TEST(sibling_kernels_run_again_with_new_inputs) {
     static const char text[] =
         "func.func @f(%x: tensor<300x21xf32>) -> (tensor<21xf32>, tensor<300xf32>, tensor<f32>) {\n"
