@@ -2152,7 +2152,7 @@ static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     case GPUIR__CLASS_MATMUL:
         return GPUIR__KEYS(TRANSPOSE_A) | GPUIR__KEYS(TRANSPOSE_B) | GPUIR__KEYS(TF32) | GPUIR__KEYS(WGMMA) | GPUIR__KEYS(K_SLICES) |
                GPUIR__KEYS(FORM);
-    case GPUIR__CLASS_REDUCE: return GPUIR__KEYS(AXES) | GPUIR__KEYS(KEEPDIMS);
+    case GPUIR__CLASS_REDUCE: return GPUIR__KEYS(AXES) | GPUIR__KEYS(KEEPDIMS) | GPUIR__KEYS(FORM);
     case GPUIR__CLASS_TRANSPOSE: return GPUIR__KEYS(PERM);
     case GPUIR__CLASS_CONSTANT: return GPUIR__KEYS(VALUE);
     case GPUIR__CLASS_GLOBAL: return GPUIR__KEYS(NAME);
@@ -2212,6 +2212,7 @@ typedef enum gpuir__kernel_form {
     GPUIR__FORM_SOFTMAX_ROWS,       /* a block per row */
     GPUIR__FORM_ATTENTION_M64,      /* FlashAttention-2, 64 query rows a block */
     GPUIR__FORM_ATTENTION_M128,     /* 128 query rows a block */
+    GPUIR__FORM_SIBLINGS,           /* reductions of one matrix over axis 0, 1 and both: one read */
 } gpuir__kernel_form;
 
 static const struct gpuir__kernel_form_name {
@@ -2227,6 +2228,7 @@ static const struct gpuir__kernel_form_name {
     {"softmax.rows", GPUIR__FORM_SOFTMAX_ROWS},
     {"attention.fa2.m64", GPUIR__FORM_ATTENTION_M64},
     {"attention.fa2.m128", GPUIR__FORM_ATTENTION_M128},
+    {"siblings", GPUIR__FORM_SIBLINGS},
 };
 #define GPUIR__KERNEL_FORM_COUNT (sizeof gpuir__kernel_form_names / sizeof gpuir__kernel_form_names[0])
 
@@ -7431,7 +7433,10 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // over the same rows; row reductions of the same input, siblings). A group
 // an op outside it has read from takes no more ops (that op runs after it).
 // Splat constants, globals and reshapes join no group (bufferize makes a
-// reshape a view: no kernel). Reads: util, ir, build, pass.
+// reshape a view: no kernel). Reductions of one matrix over different axes
+// (and elementwise ops of its shape that read it) form sibling groups
+// first (below). Reads: util, ir, build, pass, configure
+// (gpuir__module_sm_count: a sibling kernel's blocks).
 // Writes: the `fusion` attribute. The attribute helpers here
 // (gpuir__op_int_attr, gpuir__set_int_attr, gpuir__is_elementwise) serve
 // the later passes, codegen and rt.exec too.
@@ -7439,7 +7444,8 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 typedef enum gpuir__group_kind {
     GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER,
     GPUIR__GROUP_COLUMNS,       /* a column reduction (gpuir__reduce_is_columns): takes users too */
-    GPUIR__GROUP_ROWS           /* row reductions and the elementwise ops over their rows */
+    GPUIR__GROUP_ROWS,          /* row reductions and the elementwise ops over their rows */
+    GPUIR__GROUP_SIBLINGS       /* reductions over different axes of one input (takes no other op) */
 } gpuir__group_kind;
 
 /* The most elements a column reduction sums per output. */
@@ -7728,6 +7734,188 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
 }
 
+/* ---- sibling groups: reductions over different axes of one input ----
+   Reductions of one static float matrix X [R, C] over axis 0 (columns),
+   axis 1 (rows) and both (the total), with the elementwise ops of X's shape
+   that read X (and values from outside), go in one kernel that reads X
+   once (codegen: gpuir__cg_siblings; configure records its form,
+   `siblings`). Found before the other groups: a set of X's readers, in
+   order, that closes when any op reads one of its results (a dependency:
+   that op runs after the kernel) or when it is full; it becomes a group
+   when it has two ops or more, one of them a column or total reduction
+   (row siblings alone are a row group's), and its partials fit
+   (gpuir__siblings_fit). */
+
+/* The most ops of a sibling kernel, and of its row reductions (each keeps
+   a row partial per warp in shared memory). */
+#define GPUIR__SIBLINGS_MAX 8
+#define GPUIR__SIBLINGS_MAX_ROWS 4
+/* The most floats of a sibling kernel's partials (its workspace). */
+#define GPUIR__SIBLINGS_MAX_PARTIALS ((int64_t)1 << 22)
+/* The most rows a block of a sibling kernel owns. */
+#define GPUIR__SIBLINGS_BLOCK_ROWS 64
+#define GPUIR__SIBLINGS_THREADS 256
+
+typedef enum gpuir__sib_role {
+    GPUIR__SIB_NONE, GPUIR__SIB_COLUMNS, GPUIR__SIB_ROWS, GPUIR__SIB_TOTAL, GPUIR__SIB_FULL
+} gpuir__sib_role;
+
+/* Whether x can be a sibling kernel's input: a static float matrix. */
+static bool gpuir__siblings_input_ok(const gpuir_type *x) {
+    return x->rank == 2 && gpuir__type_is_static(x) && gpuir_dtype_is_float(x->dtype) && x->dims[0] > 0 &&
+           x->dims[1] > 0;
+}
+
+/* What op (tensor or buffer form, result type out) computes of input x as
+   a sibling: a reduction of x over axis 0, 1 or both (keepdims or not), or
+   an elementwise op of x's shape that reads x. */
+static gpuir__sib_role gpuir__sibling_role(const gpuir_module *m, const gpuir__op *op, uint32_t x,
+                                           const gpuir_type *out) {
+    const gpuir_type *xt = &gpuir__value_at(m, x)->type;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (!gpuir__siblings_input_ok(xt) || !gpuir_dtype_is_float(out->dtype)) return GPUIR__SIB_NONE;
+    if (gpuir__is_elementwise(cls)) {
+        bool reads = false;
+        for (uint32_t k = 0; k < op->n_operands; k++) reads |= gpuir__op_operand(m, op, k) == x;
+        bool same = out->rank == 2 && out->dims[0] == xt->dims[0] && out->dims[1] == xt->dims[1];
+        return reads && same ? GPUIR__SIB_FULL : GPUIR__SIB_NONE;
+    }
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    if (cls != GPUIR__CLASS_REDUCE || gpuir__op_operand(m, op, 0) != x || !axes || axes->n < 1 || axes->n > 2)
+        return GPUIR__SIB_NONE;
+    bool reduced[2] = {false, false};
+    for (uint32_t a = 0; a < axes->n; a++) {
+        int64_t ax = gpuir__ints_at(m, axes->off)[a];
+        if (!gpuir__norm_axis(&ax, 2)) return GPUIR__SIB_NONE;
+        reduced[ax] = true;
+    }
+    return reduced[0] && reduced[1] ? GPUIR__SIB_TOTAL : reduced[0] ? GPUIR__SIB_COLUMNS : GPUIR__SIB_ROWS;
+}
+
+/* The rows each block of a sibling kernel over R rows owns: the rows
+   spread over four blocks per multiprocessor (1024 threads of an SM's
+   2048 reading), at most GPUIR__SIBLINGS_BLOCK_ROWS (more blocks then). */
+static int64_t gpuir__siblings_block_rows(const gpuir_module *m, int64_t R) {
+    int64_t blocks = 4 * gpuir__module_sm_count(m), rows = (R + blocks - 1) / blocks;
+    return rows < 1 ? 1 : rows > GPUIR__SIBLINGS_BLOCK_ROWS ? GPUIR__SIBLINGS_BLOCK_ROWS : rows;
+}
+
+static int64_t gpuir__siblings_blocks(const gpuir_module *m, int64_t R) {
+    int64_t rows = gpuir__siblings_block_rows(m, R);
+    return (R + rows - 1) / rows;
+}
+
+/* Whether a sibling kernel over x with these reductions fits: its partials
+   (a row of C per block for each column reduction, a value per block for
+   each total) at most GPUIR__SIBLINGS_MAX_PARTIALS floats, few enough row
+   reductions for shared memory. */
+static bool gpuir__siblings_fit(const gpuir_module *m, const gpuir_type *x, int columns, int totals, int rows) {
+    int64_t B = gpuir__siblings_blocks(m, x->dims[0]);
+    return rows <= GPUIR__SIBLINGS_MAX_ROWS && B <= GPUIR__SIBLINGS_MAX_PARTIALS &&
+           columns * (B * x->dims[1]) + totals * B <= GPUIR__SIBLINGS_MAX_PARTIALS;
+}
+
+/* A set of sibling candidates over one input while fuse scans a function. */
+typedef struct gpuir__sib_set {
+    uint32_t x;                 /* the input */
+    uint32_t ops[GPUIR__SIBLINGS_MAX];   /* op indices in the function */
+    int n, count[GPUIR__SIB_FULL + 1];   /* ops, and ops per role */
+    bool closed;
+} gpuir__sib_set;
+
+/* Whether op reads a result of set s's ops. */
+static bool gpuir__sib_reads_set(const gpuir_module *m, const gpuir__func *f, const gpuir__sib_set *s,
+                                 const gpuir__op *op) {
+    for (int i = 0; i < s->n; i++) {
+        uint32_t res = gpuir__op_at(m, f->ops[s->ops[i]])->result;
+        for (uint32_t k = 0; k < op->n_operands; k++)
+            if (gpuir__op_operand(m, op, k) == res) return true;
+    }
+    return false;
+}
+
+/* Whether set s becomes a sibling group. */
+static bool gpuir__sib_set_fuses(const gpuir_module *m, const gpuir__sib_set *s) {
+    int cols = s->count[GPUIR__SIB_COLUMNS], tots = s->count[GPUIR__SIB_TOTAL];
+    return s->n >= 2 && cols + tots >= 1 &&
+           gpuir__siblings_fit(m, &gpuir__value_at(m, s->x)->type, cols, tots, s->count[GPUIR__SIB_ROWS]);
+}
+
+/* Whether value v of function f goes only to ops that compute nothing
+   (return): an elementwise sibling whose users would rather fuse with it
+   stays out of the sibling kernel. */
+static bool gpuir__sib_result_leaves(const gpuir_module *m, const gpuir__func *f, uint32_t v) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        bool reads = false;
+        for (uint32_t k = 0; k < op->n_operands; k++) reads |= gpuir__op_operand(m, op, k) == v;
+        if (reads && op->result) return false;
+    }
+    return true;
+}
+
+/* Whether value v of function f has a user (an unused result would be a
+   kernel-private buffer, which a sibling kernel does not write). */
+static bool gpuir__sib_result_used(const gpuir_module *m, const gpuir__func *f, uint32_t v) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        for (uint32_t k = 0; k < op->n_operands; k++)
+            if (gpuir__op_operand(m, op, k) == v) return true;
+    }
+    return false;
+}
+
+/* Adds op (index i) to the open set over one of its operands, or opens one. */
+static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f, gpuir__sib_set **sets, size_t i) {
+    const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t x = gpuir__op_operand(m, op, k);
+        gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type);
+        if (!role || !gpuir__sib_result_used(m, f, op->result) ||
+            (role == GPUIR__SIB_FULL && !gpuir__sib_result_leaves(m, f, op->result)))
+            continue;
+        gpuir__sib_set *s = NULL;
+        for (size_t j = 0; j < stbds_arrlenu(*sets) && !s; j++)
+            if ((*sets)[j].x == x && !(*sets)[j].closed) s = &(*sets)[j];
+        if (!s) {
+            gpuir__sib_set fresh;
+            memset(&fresh, 0, sizeof fresh);
+            fresh.x = x;
+            stbds_arrput(*sets, fresh);
+            s = &(*sets)[stbds_arrlenu(*sets) - 1];
+        }
+        s->ops[s->n++] = (uint32_t)i;
+        s->count[role]++;
+        s->closed = s->n == GPUIR__SIBLINGS_MAX;
+        return;
+    }
+}
+
+/* Marks in sib[i] (set index + 1) the ops of function f that go in sibling
+   groups. */
+static void gpuir__siblings_find(gpuir_module *m, const gpuir__func *f, uint32_t *sib) {
+    gpuir__sib_set *sets = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        for (size_t j = 0; j < stbds_arrlenu(sets); j++)
+            if (!sets[j].closed && gpuir__sib_reads_set(m, f, &sets[j], op)) sets[j].closed = true;
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result && (cls == GPUIR__CLASS_REDUCE || gpuir__is_elementwise(cls)))
+            gpuir__sib_consider(m, f, &sets, i);
+    }
+    for (size_t j = 0; j < stbds_arrlenu(sets); j++)
+        for (int i = 0; i < sets[j].n && gpuir__sib_set_fuses(m, &sets[j]); i++) sib[sets[j].ops[i]] = (uint32_t)j + 1;
+    stbds_arrfree(sets);
+}
+
+/* Puts op op_id into its sibling group *g (a new one when 0). */
+static void gpuir__fuse_sibling(gpuir__fuser *F, uint32_t op_id, int64_t *g, int64_t *next) {
+    if (!*g) *g = (*next)++;
+    F->kinds[*g] = GPUIR__GROUP_SIBLINGS;
+    gpuir__fuse_close_read(F, gpuir__op_at(F->m, op_id), *g);
+    gpuir__set_int_attr(F->m, op_id, GPUIR__KEY_FUSION, *g);
+}
+
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
@@ -7751,17 +7939,24 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
             if (!seen) F.uses[v - 1]++;
         }
     }
+    uint32_t *sib = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *sib);
+    int64_t *sib_group = (int64_t *)gpuir__scratch_calloc(m, n + 2, sizeof *sib_group);
+    if (!r && (!sib || !sib_group)) r = gpuir__oom(m->ctx, "fuse");
+    if (!r) gpuir__siblings_find(m, f, sib);
     int64_t next = 1;
     for (size_t i = 0; i < n && !r; i++) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
         const gpuir__op *op = gpuir__op_at(m, op_id);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
-        if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT ||
+        if (sib[i]) gpuir__fuse_sibling(&F, op_id, &sib_group[sib[i]], &next);
+        else if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT ||
             cls == GPUIR__CLASS_RESHAPE)
             gpuir__fuse_close_read(&F, op, 0);
         else
             gpuir__fuse_place(&F, op_id, &next);
     }
+    gpuir__scratch_free(m, sib);
+    gpuir__scratch_free(m, sib_group);
     gpuir__scratch_free(m, F.uses);
     gpuir__scratch_free(m, F.kinds);
     gpuir__scratch_free(m, F.inputs);
@@ -8129,7 +8324,11 @@ static gpuir_result gpuir__pass_bufferize(gpuir_module *m) {
 // compile-time constants. A buffer with dynamic dims is always a parameter:
 // its size is known only where it is allocated, on the host, and it travels
 // with the buffer (codegen passes a parameter's dynamic dims after the
-// buffers). Reads: util, ir, build, pass, fuse, bufferize (gpuir__as_memref,
+// buffers). A sibling kernel (pass.fuse's sibling groups) also takes its
+// workspace, two buffers each launch gets anew: allocated before the
+// launch, its counters zeroed by a kernel of their own (@<kernel>_zero),
+// freed after it (gpuir__siblings_workspace), so overlapping runs of one
+// program share nothing. Reads: util, ir, build, pass, fuse, bufferize (gpuir__as_memref,
 // gpuir__insert_deallocs). Writes: ir.
 
 typedef struct gpuir__group {
@@ -8140,6 +8339,8 @@ typedef struct gpuir__group {
     uint32_t *internal;     /*   written and read only inside the group */
     uint32_t *splats;       /*   splat constants it reads (copied in) */
     uint32_t kernel;        /* the kernel's func id */
+    uint32_t zero_kernel;   /* a sibling kernel's: the kernel zeroing its counters, else 0 */
+    gpuir_type workspace[2];    /*   and its workspace (gpuir__siblings_workspace) */
 } gpuir__group;
 
 typedef struct gpuir__outliner {
@@ -8172,6 +8373,83 @@ static bool gpuir__ids_have(const uint32_t *ids, uint32_t v) {
 static bool gpuir__is_splat_fill(const gpuir_module *m, const gpuir__op *op) {
     const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT && !op->result ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
     return v && v->kind != GPUIR__ATTR_DENSE;
+}
+
+/* The input x of kernel k when its computing ops (splat fills aside) are
+   all siblings over x, the first reduction's input (pass.fuse's sibling
+   groups): two or more, one of them a column or total reduction, their
+   partials within bounds; count[role] says how many of each. Else 0. */
+static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__func *k, int count[GPUIR__SIB_FULL + 1]) {
+    uint32_t x = 0;
+    int n = 0;
+    for (int r = 0; r <= GPUIR__SIB_FULL; r++) count[r] = 0;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops) && !x; i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE) x = gpuir__op_operand(m, op, 0);
+    }
+    if (!x || !gpuir__ids_have(k->params, x)) return 0;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, dst)->type);
+        if (!role || !gpuir__ids_have(k->params, dst) || n == GPUIR__SIBLINGS_MAX) return 0;
+        count[role]++, n++;
+    }
+    int cols = count[GPUIR__SIB_COLUMNS], tots = count[GPUIR__SIB_TOTAL];
+    bool fits = gpuir__siblings_fit(m, &gpuir__value_at(m, x)->type, cols, tots, count[GPUIR__SIB_ROWS]);
+    return n >= 2 && cols + tots >= 1 && fits ? x : 0;
+}
+
+/* A sibling kernel's workspace over x [R, C], two buffers each launch gets
+   anew (outline allocates them before the launch and frees them after):
+   the partials, f32 [ws[0]] (a row of C per block for each column
+   reduction, a value per block for each total; written before they are
+   read), and the counters, i32 [ws[1]] (one per chunk of columns, one for
+   the totals), zeroed by a kernel of their own before the launch. */
+static void gpuir__siblings_workspace(const gpuir_module *m, const gpuir_type *x, const int count[GPUIR__SIB_FULL + 1],
+                                      gpuir_type ws[2]) {
+    int64_t B = gpuir__siblings_blocks(m, x->dims[0]);
+    int64_t partials = count[GPUIR__SIB_COLUMNS] * B * x->dims[1] + count[GPUIR__SIB_TOTAL] * B;
+    for (int i = 0; i < 2; i++) {
+        memset(&ws[i], 0, sizeof ws[i]);
+        ws[i].kind = GPUIR_TYPE_MEMREF, ws[i].space = GPUIR_SPACE_DEVICE, ws[i].rank = 1;
+    }
+    ws[0].dtype = GPUIR_F32, ws[0].dims[0] = partials > 0 ? partials : 1;
+    ws[1].dtype = GPUIR_I32, ws[1].dims[0] = (x->dims[1] + GPUIR__SIBLINGS_THREADS - 1) / GPUIR__SIBLINGS_THREADS + 1;
+}
+
+static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, uint32_t x,
+                                                const int count[GPUIR__SIB_FULL + 1]);
+
+/* The index of kernel k's first workspace parameter when it is a sibling
+   kernel with one (its last two parameters), else SIZE_MAX. */
+static size_t gpuir__kernel_workspace_at(const gpuir_module *m, const gpuir__func *k) {
+    int count[GPUIR__SIB_FULL + 1];
+    uint32_t x = gpuir__kernel_siblings_of(m, k, count);
+    return x && gpuir__kernel_has_sibling_workspace(m, k, x, count) ? stbds_arrlenu(k->params) - 2 : SIZE_MAX;
+}
+
+/* Whether kernel k, sibling reductions of x (count from
+   gpuir__kernel_siblings_of), ends with its workspace's two parameters,
+   which none of its ops touches. */
+static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, uint32_t x,
+                                                const int count[GPUIR__SIB_FULL + 1]) {
+    size_t n = stbds_arrlenu(k->params);
+    gpuir_type ws[2];
+    gpuir__siblings_workspace(m, &gpuir__value_at(m, x)->type, count, ws);
+    for (size_t w = 0; w < 2; w++) {
+        if (n < 3) return false;
+        uint32_t p = k->params[n - 2 + w];
+        const gpuir_type *t = &gpuir__value_at(m, p)->type;
+        if (t->dtype != ws[w].dtype || t->rank != 1 || t->dims[0] != ws[w].dims[0]) return false;
+        for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+            for (uint32_t a = 0; a < op->n_operands; a++)
+                if (gpuir__op_operand(m, op, a) == p) return false;
+        }
+    }
+    return true;
 }
 
 /* Groups the function's buffer-form computing ops by their fusion key. */
@@ -8289,6 +8567,24 @@ static uint32_t gpuir__map_get(const uint32_t *from, const uint32_t *to, uint32_
     return v;
 }
 
+/* Kernel @<kernel>_zero: fills sibling kernel @<kernel>'s counters with
+   zeros before each of its launches (a launch of its own: the sibling
+   kernel cannot zero them itself without a grid-wide barrier). */
+static gpuir_result gpuir__outline_zero_kernel(gpuir__outliner *O, gpuir__group *grp, const char *kernel) {
+    gpuir_module *m = O->m;
+    char name[GPUIR_MAX_NAME];
+    gpuir__join_name(name, sizeof name, kernel, GPUIR_MAX_NAME - 8, "_zero", -1);
+    uint32_t kid = gpuir__func_begin(m, name);
+    if (!kid) return m->ctx->result;
+    m->funcs[kid - 1].kernel = true;
+    grp->zero_kernel = kid;
+    gpuir_value counters = gpuir__param(m, "counters", grp->workspace[1]);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_int(m, "value", GPUIR__ATTR_INT, 0);
+    gpuir__build_op_ex(m, GPUIR_OP_CONSTANT, &counters.id, 1, first, 1, NULL, false);
+    return m->ctx->result ? m->ctx->result : gpuir_func_return(m, 0, NULL);
+}
+
 /* Builds kernel @<func>_k<g> from group g. */
 static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     gpuir_module *m = O->m;
@@ -8332,8 +8628,14 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     }
     O->from = from;                     /* kept (they may have moved) for the next kernel */
     O->to = to;
+    int count[GPUIR__SIB_FULL + 1];
+    uint32_t x = m->ctx->result ? 0 : gpuir__kernel_siblings_of(m, &m->funcs[kid - 1], count);
+    if (x) gpuir__siblings_workspace(m, &gpuir__value_at(m, x)->type, count, grp->workspace);
+    for (int w = 0; x && w < 2; w++)        /* a sibling kernel's workspace: its last two parameters */
+        gpuir__param(m, w ? "counters" : "partials", grp->workspace[w]);
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
-    return gpuir_func_return(m, 0, NULL);
+    gpuir_result r = gpuir_func_return(m, 0, NULL);
+    return r || !x ? r : gpuir__outline_zero_kernel(O, grp, name);
 }
 
 /* Whether host op `op` goes: it serves only buffers that moved into kernels,
@@ -8366,6 +8668,32 @@ static gpuir_result gpuir__free_allocs(gpuir_module *m, uint32_t fid, gpuir_op_k
     return r;
 }
 
+/* gpu.launch_func of kernel kid on buffers ids[0..n-1]. */
+static void gpuir__outline_launch(gpuir_module *m, uint32_t kid, const uint32_t *ids, uint32_t n) {
+    char sym[GPUIR_MAX_NAME + 16];
+    gpuir__join_name(sym, sizeof sym, GPUIR__KERNEL_MODULE "::", sizeof GPUIR__KERNEL_MODULE + 1,
+                     gpuir__string(m, m->funcs[kid - 1].name), -1);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_symbol(m, "kernel", sym);
+    gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, ids, n, first, 1, NULL);
+}
+
+/* A sibling kernel's launch: its workspace's two buffers (host
+   allocations, freed after the launch; place puts them on the device
+   alone), the launch zeroing the counters, then the kernel's. */
+static void gpuir__outline_sibling_launch(gpuir__outliner *O, const gpuir__group *grp) {
+    gpuir_module *m = O->m;
+    uint32_t ids[GPUIR_MAX_OPERANDS + 2], n = (uint32_t)stbds_arrlenu(grp->params);
+    if (n > GPUIR_MAX_OPERANDS) n = GPUIR_MAX_OPERANDS;
+    memcpy(ids, grp->params, n * sizeof *ids);
+    for (int w = 0; w < 2; w++) {
+        gpuir_type t = gpuir__as_memref(grp->workspace[w], GPUIR_SPACE_HOST);
+        ids[n + w] = gpuir__build_value(m, GPUIR_OP_MEMREF_ALLOC, NULL, 0, 0, 0, &t).id;
+    }
+    gpuir__outline_launch(m, grp->zero_kernel, &ids[n + 1], 1);
+    gpuir__outline_launch(m, grp->kernel, ids, n + 2);
+}
+
 static gpuir_result gpuir__outline_host(gpuir__outliner *O) {
     gpuir_module *m = O->m;
     size_t n = stbds_arrlenu(gpuir__func_at(m, O->fid)->ops);
@@ -8380,14 +8708,8 @@ static gpuir_result gpuir__outline_host(gpuir__outliner *O) {
         }
         const gpuir__group *grp = &O->groups[g - 1];
         if (grp->last != i) continue;
-        char sym[GPUIR_MAX_NAME + 16];
-        gpuir__join_name(sym, sizeof sym, GPUIR__KERNEL_MODULE "::",
-                         sizeof GPUIR__KERNEL_MODULE + 1,
-                         gpuir__string(m, m->funcs[grp->kernel - 1].name), -1);
-        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
-        gpuir__attr_push_symbol(m, "kernel", sym);
-        gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, grp->params,
-                        (uint32_t)stbds_arrlenu(grp->params), first, 1, NULL);
+        if (grp->zero_kernel) gpuir__outline_sibling_launch(O, grp);
+        else gpuir__outline_launch(m, grp->kernel, grp->params, (uint32_t)stbds_arrlenu(grp->params));
     }
     gpuir_result r = m->ctx->result;
     gpuir__rewrite_end(m, r == GPUIR_OK);
@@ -8483,7 +8805,9 @@ typedef struct gpuir__placer {
     gpuir__str report;
 } gpuir__placer;
 
-/* How kernel `k` uses its parameter i: reads it before writing it, writes it. */
+/* How kernel `k` uses its parameter i: reads it before writing it, writes
+   it. A sibling kernel's workspace, which no op touches, counts as both
+   (gpuir__kernel_workspace_at). */
 static void gpuir__param_access(const gpuir_module *m, const gpuir__func *k, size_t i,
                                 bool *reads_first, bool *writes) {
     uint32_t p = k->params[i];
@@ -8500,6 +8824,7 @@ static void gpuir__param_access(const gpuir_module *m, const gpuir__func *k, siz
         }
         if (dps && gpuir__op_operand(m, op, op->n_operands - 1) == p) written = true;
     }
+    if (!*reads_first && !*writes && i >= gpuir__kernel_workspace_at(m, k)) *reads_first = *writes = true;
 }
 
 /* gpuir__param_access of parameters 0..n-1 of kernel k at once, in one
@@ -8525,6 +8850,9 @@ static void gpuir__params_access(const gpuir_module *m, const gpuir__func *k, ui
         }
         if (dst_param >= 0) written[dst_param] = true;
     }
+    size_t ws = gpuir__kernel_workspace_at(m, k);
+    for (uint32_t i = 0; i < n; i++)    /* a workspace: both */
+        if (!reads_first[i] && !writes[i] && i >= ws) reads_first[i] = writes[i] = true;
 }
 
 /* How reports name a buffer: %param, @global, or "buffer of op N (kind)". */
@@ -8892,7 +9220,9 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // register-tiled ones with at least one such tile per multiprocessor,
 // 64x64 below that: gpuir__matmul_form_of), batches (and split-K's k
 // slices) on z; a thread per output for a column reduction (split-K's
-// sum: gpuir__reduce_is_columns). A launch that has them keeps them (the
+// sum: gpuir__reduce_is_columns); 256 threads and a block per
+// gpuir__siblings_block_rows rows for a sibling kernel (form "siblings",
+// gpuir__kernel_sibling_input). A launch that has them keeps them (the
 // text and the API override). A kernel with dynamic sizes gets a block (256
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
@@ -8905,8 +9235,8 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // it (gpuir__matmul_form_of, gpuir__kernel_form_of: the recorded form, else
 // the decision, for a placed module that did not run configure).
 // Reads: util, ir, build, decompose (gpuir__softmax_is_rowwise), fuse
-// (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of),
-// outline (gpuir__ids_have).
+// (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of,
+// the sibling groups), outline (gpuir__ids_have, gpuir__is_splat_fill).
 // Writes: form, grid and block attributes. rt.exec sizes the grids of
 // dynamic kernels from gpuir__kernel_output.
 
@@ -9144,6 +9474,18 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
     return GPUIR_OK;
 }
 
+/* The input of a sibling kernel when kernel k is one, else 0: its ops
+   sibling reductions of one static matrix (gpuir__kernel_siblings_of), the
+   kernel static, and its last two parameters the workspace outline gave it
+   (gpuir__kernel_has_sibling_workspace: a kernel written without one runs
+   its reductions as other kernels do). */
+static uint32_t gpuir__kernel_sibling_input(const gpuir_module *m, const gpuir__func *k) {
+    int count[GPUIR__SIB_FULL + 1];
+    uint32_t x = gpuir__kernel_siblings_of(m, k, count);
+    if (!x || gpuir__kernel_is_dynamic(m, k)) return 0;
+    return gpuir__kernel_has_sibling_workspace(m, k, x, count) ? x : 0;
+}
+
 /* The attention op (buffer form) of a static kernel, or NULL. */
 static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpuir__func *k) {
     if (gpuir__kernel_is_dynamic(m, k)) return NULL;
@@ -9340,6 +9682,7 @@ static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const
     if (cls == GPUIR__CLASS_SOFTMAX)    /* another softmax is no kernel: decompose rewrites it */
         return gpuir__softmax_is_rowwise(m, lead) ? GPUIR__FORM_SOFTMAX_ROWS : GPUIR__FORM_NONE;
     if (cls == GPUIR__CLASS_REDUCE) {
+        if (gpuir__kernel_sibling_input(m, k)) return GPUIR__FORM_SIBLINGS;
         if (gpuir__kernel_is_row_kernel(m, k)) return GPUIR__FORM_REDUCE_ROWS;
         bool columns = gpuir__reduce_is_columns(m, lead) && !gpuir__kernel_is_dynamic(m, k);
         return columns ? GPUIR__FORM_REDUCE_COLUMNS : GPUIR__FORM_REDUCE_BLOCK;
@@ -9436,7 +9779,11 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     gpuir__kernel_form form = gpuir__kernel_form_recorded(m, k);     /* gpuir__configure_kernel_forms' */
     grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
     if (count <= 0) return;
-    if (form == GPUIR__FORM_ATTENTION_M64 || form == GPUIR__FORM_ATTENTION_M128) {
+    if (form == GPUIR__FORM_SIBLINGS) {     /* a block per gpuir__siblings_block_rows rows */
+        uint32_t x = gpuir__kernel_sibling_input(m, k);
+        block[0] = GPUIR__SIBLINGS_THREADS;
+        grid[0] = x ? gpuir__siblings_blocks(m, gpuir__value_at(m, x)->type.dims[0]) : 1;
+    } else if (form == GPUIR__FORM_ATTENTION_M64 || form == GPUIR__FORM_ATTENTION_M128) {
         int64_t rows = form == GPUIR__FORM_ATTENTION_M128 ? 128 : 64;
         block[0] = 2 * rows;
         grid[0] = gpuir__attention_tiles(m, gpuir__kernel_lead(m, k), rows);
@@ -10040,7 +10387,9 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // Kernels: elementwise chains (a thread per element, grid-stride), a
 // reduction fed by an elementwise chain (a block per output element), row
 // kernels (reductions over the last axis with the elementwise ops over
-// their rows: a block per row, the row in registers), and a
+// their rows: a block per row, the row in registers), sibling kernels
+// (reductions of one matrix over axis 0, 1 and both, one read of it:
+// gpuir__cg_siblings), and a
 // tiled matmul with its elementwise epilogue (plain, register-tiled f32, or
 // on tensor cores for f16 and bf16: mma.sync, ldmatrix and cp.async behind
 // helpers the emulator implements too). A kernel takes its buffers, named
@@ -10051,7 +10400,8 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // accesses). The output is deterministic.
 // Reads: util, ir, build (gpuir__kernel_lead: where a kernel's form is),
 // array (gpuir__load_elem: dense constants), fuse (gpuir__is_elementwise,
-// gpuir__row_shape_of: a row kernel's values), place (gpuir__param_access),
+// gpuir__row_shape_of: a row kernel's values; the sibling roles), outline
+// (gpuir__is_splat_fill: a sibling kernel's fills), place (gpuir__param_access),
 // configure (gpuir__matmul_form_of and gpuir__kernel_form_of give the form
 // configure recorded on the kernel, checked; the matmul forms' enum and
 // geometry).
@@ -10618,6 +10968,7 @@ typedef struct gpuir__cg {
     gpuir__kernel_form form;  /* the kernel's form (configure's, on its lead op); NONE: a matmul's */
     struct gpuir__cg_kernel_info *info;   /* the kernel's, being filled */
     int depth;              /* the writer's indentation, in levels of 4 spaces */
+    struct gpuir__cg_sib *sib;            /* a sibling kernel's plan (gpuir__cg_siblings), or NULL */
     char param[GPUIR_MAX_OPERANDS][48];   /* each parameter's name in the C source */
 } gpuir__cg;
 
@@ -13406,6 +13757,296 @@ static bool gpuir__cg_wider(const gpuir_type *d, const gpuir_type *widest) {
     return gpuir__type_count(d) > gpuir__type_count(widest);
 }
 
+/* ---- the sibling kernel: reductions over different axes of one input ----
+   A kernel of pass.fuse's sibling group (`form = "siblings"`) over x [R, C]
+   reads x once. Each block owns gpuir__siblings_block_rows consecutive
+   rows and walks them in chunks of GPUIR__SIBLINGS_THREADS columns (a
+   column a thread, the chunks in an order rotated by the block so that
+   blocks finish chunks at different times): per element it computes the
+   elementwise siblings and stores them, adds the value to its column
+   partial (column reductions) and its total partial (totals), and to the
+   row's partial through a warp shuffle (row reductions: a slot per row and
+   warp in shared memory, the block owns whole rows, so it writes their
+   results itself). A chunk's column partials go to the kernel's workspace
+   (a row of C floats per block); the block that takes the last ticket of
+   the chunk's counter combines the partials of all blocks in block order
+   into the outputs and resets the counter; the totals the same, through a
+   value per block and one more counter. Partials are combined in a fixed
+   order, never with float atomics: the results do not depend on the
+   schedule. The workspace is the module's (GPUIR_WORKSPACE: a __device__
+   array on CUDA, zero when the module loads; thread-local on the
+   emulator) and every counter is back at 0 when a launch ends, so launches
+   of one kernel must not overlap (one program's runs on one stream, as
+   gpuir runs them). */
+
+typedef struct gpuir__cg_sib {
+    const gpuir_type *x;
+    int px;                 /* x's parameter */
+    long long R, Cn, rows, blocks, chunks;
+    int n_cols, n_rows, n_tots;
+    uint32_t ops[GPUIR__SIBLINGS_MAX];  /* kernel op indices of each role, in order */
+    int role[GPUIR__SIBLINGS_MAX], slot[GPUIR__SIBLINGS_MAX], n;
+    const char *ws, *counters;          /* the workspace's parameters: partials, counters */
+} gpuir__cg_sib;
+
+/* "N + " for an offset N, "" for 0 (indices without `0 +`). */
+static const char *gpuir__cg_sib_off(char *buf, size_t size, long long n) {
+    if (!n) return "";
+    snprintf(buf, size, "%lldLL + ", n);
+    return buf;
+}
+
+static const char *gpuir__cg_sib_init(gpuir_op_kind k) { return k == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f"; }
+
+static const gpuir__op *gpuir__cg_sib_op(const gpuir__cg *C, const gpuir__cg_sib *S, int s) {
+    return gpuir__op_at(C->m, C->k->ops[S->ops[s]]);
+}
+
+/* Writes `a = a (+|max) b;`. */
+static void gpuir__cg_sib_combine(gpuir__cg *C, gpuir_op_kind k, const char *a, const char *b) {
+    gpuir__str step = {NULL};
+    gpuir__cg_combine(&step, k, true, a, b);
+    gpuir__cg_line(C, "%s", gpuir__str_cstr(&step));
+    gpuir__str_free(&step);
+}
+
+/* Writes `out[at] = acc` for sibling s (a mean divides by its count). */
+static void gpuir__cg_sib_store(gpuir__cg *C, const gpuir__cg_sib *S, int s, const char *at, long long count) {
+    const gpuir__op *op = gpuir__cg_sib_op(C, S, s);
+    uint32_t dst = gpuir__op_operand(C->m, op, 1);
+    char value[96];
+    if (op->kind == GPUIR_OP_REDUCE_MEAN) snprintf(value, sizeof value, "acc / %lld.0f", count);
+    else snprintf(value, sizeof value, "acc");
+    char stored[160];
+    gpuir__cg_call(stored, sizeof stored, gpuir__cg_from_float(gpuir__value_at(C->m, dst)->type.dtype), value);
+    gpuir__cg_line(C, "%s[%s] = %s;", gpuir__cg_param(C, gpuir__cg_param_index(C, dst)), at, stored);
+}
+
+static gpuir_result gpuir__cg_sib_plan(gpuir__cg *C, gpuir__cg_sib *S) {
+    gpuir_module *m = C->m;
+    uint32_t x = gpuir__kernel_sibling_input(m, C->k);
+    if (!x) return gpuir__cg_fail(C, gpuir__kernel_lead(m, C->k), "has form \"siblings\" in a kernel that is "
+                                  "not reductions of one static float matrix over its axes");
+    memset(S, 0, sizeof *S);
+    S->x = &gpuir__value_at(m, x)->type;
+    S->px = gpuir__cg_param_index(C, x);
+    S->R = S->x->dims[0], S->Cn = S->x->dims[1];
+    S->rows = gpuir__siblings_block_rows(m, S->R), S->blocks = gpuir__siblings_blocks(m, S->R);
+    S->chunks = (S->Cn + GPUIR__SIBLINGS_THREADS - 1) / GPUIR__SIBLINGS_THREADS;
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
+        const gpuir_type *out = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        int role = (int)gpuir__sibling_role(m, op, x, out);
+        S->slot[S->n] = role == GPUIR__SIB_COLUMNS ? S->n_cols++ : role == GPUIR__SIB_ROWS ? S->n_rows++ :
+                        role == GPUIR__SIB_TOTAL ? S->n_tots++ : 0;
+        S->role[S->n] = role;
+        S->ops[S->n++] = (uint32_t)i;
+    }
+    int params = (int)stbds_arrlenu(C->k->params);   /* the workspace: the last two (outline's) */
+    S->ws = gpuir__cg_param(C, params - 2), S->counters = gpuir__cg_param(C, params - 1);
+    return GPUIR_OK;
+}
+
+/* Before the first sibling kernel: the fence, ticket and unroll it uses
+   (its workspace is its last two parameters, zeroed counters each launch). */
+static void gpuir__cg_sib_macros(gpuir__cg *C) {
+    gpuir__cg_blank(C);
+    gpuir__cg_line(C, "#ifndef GPUIR_WS_TICKET");
+    gpuir__cg_line(C, "#ifdef GPUIR_EMU");
+    gpuir__cg_line(C, "#define GPUIR_WS_FENCE()");
+    gpuir__cg_line(C, "#define GPUIR_WS_TICKET(p) ((*(p))++)");
+    gpuir__cg_line(C, "#define GPUIR_WS_UNROLL4");
+    gpuir__cg_line(C, "#else");
+    gpuir__cg_line(C, "#define GPUIR_WS_FENCE() __threadfence()");
+    gpuir__cg_line(C, "#define GPUIR_WS_TICKET(p) atomicAdd((unsigned *)(p), 1u)");
+    gpuir__cg_line(C, "#define GPUIR_WS_UNROLL4 _Pragma(\"unroll 4\")");
+    gpuir__cg_line(C, "#endif");
+    gpuir__cg_line(C, "#endif");
+}
+
+/* The block's ticket on counter `counter`; `then` opens the last block's part. */
+static void gpuir__cg_sib_ticket(gpuir__cg *C, const gpuir__cg_sib *S, const char *counter) {
+    gpuir__cg_line(C, "GPUIR_WS_FENCE();");
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_line(C, "if (t == 0) ticket[0] = (unsigned)GPUIR_WS_TICKET(&%s[%s]);", S->counters, counter);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "if (ticket[0] == %lldu)", S->blocks - 1);
+    gpuir__cg_line(C, "GPUIR_WS_FENCE();");
+}
+
+/* One element x[r, c] (register v<xv>, index i): the elementwise
+   siblings, then every reduction's partial. */
+static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, uint32_t xv, uint32_t x) {
+    gpuir_module *m = C->m;
+    bool stores = false;
+    for (int s = 0; s < S->n; s++) stores |= S->role[s] == GPUIR__SIB_FULL;
+    if (stores) {
+        gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
+        gpuir__cg_reset_values(C);
+        C->cur[x - 1] = xv + 1;
+        for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {    /* splat fills and elementwise siblings */
+            const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+            gpuir__op_class cls = gpuir__info(op->kind)->cls;
+            if (op->result || !(gpuir__is_elementwise(cls) || gpuir__is_splat_fill(m, op))) continue;
+            gpuir_result r = gpuir__cg_chain(C, i, i + 1, S->x, "i");
+            if (r) return r;
+            if (gpuir__is_elementwise(cls)) gpuir__cg_store_outputs(C, i, i + 1, S->x, "i");
+        }
+        gpuir__cg_close(C);
+    }
+    char xs[24];
+    snprintf(xs, sizeof xs, "v%u", xv);
+    for (int s = 0; s < S->n; s++) {                /* every lane takes part: the columns past C add the identity */
+        if (S->role[s] == GPUIR__SIB_FULL) continue;
+        gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
+        char acc[96], off[32];
+        gpuir__cg_line(C, "e = c < %lldLL ? %s : %s;", S->Cn, xs, gpuir__cg_sib_init(k));
+        if (S->role[s] == GPUIR__SIB_COLUMNS || S->role[s] == GPUIR__SIB_TOTAL) {
+            snprintf(acc, sizeof acc, "%s[%d]", S->role[s] == GPUIR__SIB_COLUMNS ? "cacc" : "tacc", S->slot[s]);
+            gpuir__cg_sib_combine(C, k, acc, "e");
+            continue;
+        }
+        gpuir__cg_open(C, "for (int d = 16; d > 0; d >>= 1)");
+        gpuir__cg_line(C, "float other = GPUIR_SHFL_DOWN_F32(e, d);");
+        gpuir__cg_sib_combine(C, k, "e", "other");
+        gpuir__cg_close(C);
+        snprintf(acc, sizeof acc, "srow[%s(r - r0) * 8 + warp]",
+                 gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->rows * 8));
+        gpuir__cg_open(C, "if (lane == 0)");
+        gpuir__cg_sib_combine(C, k, acc, "e");
+        gpuir__cg_close(C);
+    }
+    return GPUIR_OK;
+}
+
+/* After a chunk's rows: its column partials out, and the last block's
+   combine of the chunk. */
+static void gpuir__cg_sib_columns(gpuir__cg *C, const gpuir__cg_sib *S) {
+    char off[32];
+    for (int s = 0; s < S->n; s++)
+        if (S->role[s] == GPUIR__SIB_COLUMNS)
+            gpuir__cg_line(C, "if (c < %lldLL) %s[%sblk * %lldLL + c] = cacc[%d];", S->Cn, S->ws,
+                           gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn,
+                           S->slot[s]);
+    gpuir__cg_sib_ticket(C, S, "j");
+    gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
+    for (int s = 0; s < S->n; s++) {
+        if (S->role[s] != GPUIR__SIB_COLUMNS) continue;
+        gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
+        char part[256];
+        snprintf(part, sizeof part, "((volatile float *)%s)[%sq * %lldLL + c]", S->ws,
+                 gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn);
+        gpuir__cg_line(C, "acc = %s;", gpuir__cg_sib_init(k));
+        gpuir__cg_open(C, "for (long long q = 0; q < %lldLL; q++)", S->blocks);
+        gpuir__cg_sib_combine(C, k, "acc", part);
+        gpuir__cg_close(C);
+        gpuir__cg_sib_store(C, S, s, "c", S->R);
+    }
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+}
+
+/* After the chunks: the rows' results from their warp slots. */
+static void gpuir__cg_sib_rows(gpuir__cg *C, const gpuir__cg_sib *S) {
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (long long q = t; q < rn - r0; q += %d)", GPUIR__SIBLINGS_THREADS);
+    for (int s = 0; s < S->n; s++) {
+        if (S->role[s] != GPUIR__SIB_ROWS) continue;
+        gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
+        char off[32], slot[80];
+        const char *base = gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->rows * 8);
+        gpuir__cg_line(C, "acc = srow[%sq * 8];", base);
+        gpuir__cg_open(C, "for (int d = 1; d < 8; d++)");
+        snprintf(slot, sizeof slot, "srow[%sq * 8 + d]", base);
+        gpuir__cg_sib_combine(C, k, "acc", slot);
+        gpuir__cg_close(C);
+        gpuir__cg_sib_store(C, S, s, "r0 + q", S->Cn);
+    }
+    gpuir__cg_close(C);
+}
+
+/* After the chunks: each total's block partial, and the last block's sum. */
+static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
+    long long base = (long long)S->n_cols * S->blocks * S->Cn;
+    char off[32];
+    for (int s = 0; s < S->n; s++) {
+        if (S->role[s] != GPUIR__SIB_TOTAL) continue;
+        gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
+        gpuir__cg_line(C, "acc = tacc[%d];", S->slot[s]);
+        gpuir__cg_block_reduce(C, k, true, "float", gpuir__cg_sib_init(k));
+        gpuir__cg_line(C, "if (t == 0) %s[%sblk] = acc;", S->ws, gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks));
+        gpuir__cg_line(C, "GPUIR_SYNC();");
+    }
+    char counter[24];
+    snprintf(counter, sizeof counter, "%lld", S->chunks);
+    gpuir__cg_sib_ticket(C, S, counter);
+    gpuir__cg_open(C, "if (t == 0)");
+    for (int s = 0; s < S->n; s++) {
+        if (S->role[s] != GPUIR__SIB_TOTAL) continue;
+        gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
+        char part[256];
+        snprintf(part, sizeof part, "((volatile float *)%s)[%sq]", S->ws,
+                 gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks));
+        gpuir__cg_line(C, "acc = %s;", gpuir__cg_sib_init(k));
+        gpuir__cg_open(C, "for (long long q = 0; q < %lldLL; q++)", S->blocks);
+        gpuir__cg_sib_combine(C, k, "acc", part);
+        gpuir__cg_close(C);
+        gpuir__cg_sib_store(C, S, s, "0", S->R * S->Cn);
+    }
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+}
+
+/* The shared memory: the block reduction's slots, the ticket, the row slots. */
+static void gpuir__cg_sib_shared(gpuir__cg *C, const gpuir__cg_sib *S) {
+    long long srow = S->n_rows * S->rows * 8;
+    gpuir__cg_line(C, "GPUIR_SHARED(float, red, 32, 0);");
+    gpuir__cg_line(C, "GPUIR_SHARED(unsigned, ticket, 1, 128);");
+    gpuir__cg_line(C, "GPUIR_SHARED(float, srow, %lld, 144);", srow > 0 ? srow : 1);
+    C->shared_bytes = (uint32_t)(144 + 4 * (srow > 0 ? srow : 1));
+    C->barriers = true;
+}
+
+static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
+    char off[32], load[160], at[96];
+    uint32_t x = C->k->params[S->px];
+    gpuir__cg_sib_shared(C, S);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t & 31, warp = t >> 5;");
+    gpuir__cg_line(C, "long long blk = GPUIR_BLOCK_RANK, r0 = blk * %lldLL;", S->rows);
+    gpuir__cg_line(C, "long long rn = r0 + %lldLL < %lldLL ? r0 + %lldLL : %lldLL;", S->rows, S->R, S->rows, S->R);
+    gpuir__cg_line(C, "float cacc[%d], tacc[%d], e, acc;", S->n_cols ? S->n_cols : 1, S->n_tots ? S->n_tots : 1);
+    for (int s = 0; s < S->n; s++) {
+        gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
+        if (S->role[s] == GPUIR__SIB_TOTAL) gpuir__cg_line(C, "tacc[%d] = %s;", S->slot[s], gpuir__cg_sib_init(k));
+        if (S->role[s] == GPUIR__SIB_ROWS)
+            gpuir__cg_line(C, "for (int q = t; q < %lld; q += %d) srow[%sq] = %s;", S->rows * 8, GPUIR__SIBLINGS_THREADS,
+                           gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->rows * 8), gpuir__cg_sib_init(k));
+    }
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (long long jj = 0; jj < %lldLL; jj++)", S->chunks);
+    gpuir__cg_line(C, "long long j = (jj + blk) %% %lldLL, c = j * %d + t;", S->chunks, GPUIR__SIBLINGS_THREADS);
+    for (int s = 0; s < S->n; s++)
+        if (S->role[s] == GPUIR__SIB_COLUMNS)
+            gpuir__cg_line(C, "cacc[%d] = %s;", S->slot[s], gpuir__cg_sib_init(gpuir__cg_sib_op(C, S, s)->kind));
+    gpuir__cg_line(C, "GPUIR_WS_UNROLL4");        /* four rows' loads in flight a thread */
+    gpuir__cg_open(C, "for (long long r = r0; r < rn; r++)");
+    const char *idx = gpuir__cg_idx(C), *to_float = gpuir__cg_to_float(S->x->dtype);
+    gpuir__cg_line(C, "%s i = (%s)(r * %lldLL + (c < %lldLL ? c : 0));", idx, idx, S->Cn, S->Cn);
+    uint32_t xv = gpuir__cg_new_var(C, S->x->dtype);
+    snprintf(at, sizeof at, "%s[i]", gpuir__cg_param(C, S->px));
+    gpuir__cg_call(load, sizeof load, to_float, at);
+    gpuir__cg_line(C, "float v%u = %s;", xv, load);    /* i is in bounds: no branch between the rows' loads */
+    gpuir_result r = gpuir__cg_sib_element(C, S, xv, x);
+    if (r) return r;
+    gpuir__cg_close(C);
+    if (S->n_cols) gpuir__cg_sib_columns(C, S);
+    gpuir__cg_close(C);
+    if (S->n_rows) gpuir__cg_sib_rows(C, S);
+    if (S->n_tots) gpuir__cg_sib_totals(C, S);
+    return GPUIR_OK;
+}
+
 /* The kernel's form: a row kernel (gpuir__cg_rows), a matmul, a
    reduction, a softmax, a tiled transpose or an elementwise chain over its
    widest destination. */
@@ -13413,6 +14054,7 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     gpuir_module *m = C->m;
     const gpuir_type *widest = NULL;
     if (C->form == GPUIR__FORM_REDUCE_ROWS) return gpuir__cg_rows(C, gpuir__kernel_rows_shape(m, C->k));
+    if (C->form == GPUIR__FORM_SIBLINGS) return gpuir__cg_siblings(C, C->sib);
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -13532,6 +14174,10 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     gpuir__cg_cname(m, kid, info->cname, sizeof info->cname);
     gpuir__cg_name_params(C, kid);
     r = gpuir__cg_dense_tables(C);
+    if (r) return r;
+    gpuir__cg_sib S;
+    C->sib = C->form == GPUIR__FORM_SIBLINGS ? &S : NULL;
+    if (C->sib && !(r = gpuir__cg_sib_plan(C, &S))) gpuir__cg_sib_macros(C);
     if (r) return r;
     gpuir__cg_blank(C);
     gpuir__cg_line(C, "/* @%s: %lld threads per block */", gpuir__string(m, C->k->name),

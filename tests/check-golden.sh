@@ -21,7 +21,7 @@ emit() {  # emit FILE.gir: the kernels' CUDA C, after the preludes
     flags=$(sed -n 's|^// GOLDEN: ||p' "$1")
     # shellcheck disable=SC2086
     "$opt" ${flags:---lower} --emit=cuda "$1" |
-        awk '/^#ifndef GPUIR_TABLE$/ || /^\/\* @/ { on = 1 } on'
+        awk '/^#ifndef GPUIR_(TABLE|WS_TICKET)$/ || /^\/\* @/ { on = 1 } on'
 }
 
 for gir in tests/golden/*.gir; do

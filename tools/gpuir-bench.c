@@ -44,7 +44,9 @@
        they must move (input read once, output written once): a fused chain
        of 8 elementwise ops and a row softmax over N f32 (default 64M, 256 MB),
        then a LayerNorm and an RMSNorm over 16384 x 4096 (f32 and bf16; one
-       row kernel each, scale and shift as constants), kernels alone (device
+       row kernel each, scale and shift as constants), the three sibling
+       reductions of a 16384 x 4096 f32 matrix (column maxima, row sums,
+       total: one kernel, one read), kernels alone (device
        buffers allocated and filled once, copies left out), CUDA-event
        median of R replays.
    gpuir-bench copy [--mb=N] [--chunk-mb=C] [--repeat=R]
@@ -913,29 +915,59 @@ static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, si
     return ok ? 0 : 1;
 }
 
-/* Without a GPU: the program on the emulator against the interpreter. */
-static int check_on_emu(gpuir_ctx *ctx, const char *label, const char *text) {
+/* Without a GPU: the program (one input, n_out results) on the emulator
+   against the interpreter. */
+static int check_on_emu_n(gpuir_ctx *ctx, const char *label, const char *text, size_t n_out) {
     gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), label);
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), label);
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
     d.backend = GPUIR_BACKEND_EMU;
     gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
-    gpuir_array in, want, got;
+    gpuir_array in, want[4], got[4];
+    memset(want, 0, sizeof want);
+    memset(got, 0, sizeof got);
     gpuir_type t = ref ? gpuir_func_param_type(ref, gpuir_module_find_func(ref, "f"), 0) : gpuir_tensor_type(GPUIR_F32, 0, NULL);
     gpuir_result r = p ? gpuir_array_alloc(ctx, &in, t.dtype, t.rank, t.dims) : gpuir_ctx_result(ctx);
     if (!r) gpuir_array_fill_random(&in, 7);
-    if (!r) r = gpuir_ref_run(ref, "f", 1, &in, 1, &want);
-    if (!r) r = gpuir_program_run(p, "f", 1, &in, 1, &got);
+    if (!r) r = gpuir_ref_run(ref, "f", 1, &in, n_out, want);
+    if (!r) r = gpuir_program_run(p, "f", 1, &in, n_out, got);
     double rtol = 1e-5, atol = 1e-6;
     if (t.dtype != GPUIR_F32) gpuir_backend_tolerance(GPUIR_BACKEND_EMU, t.dtype, &rtol, &atol);
-    if (!r) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
+    for (size_t i = 0; i < n_out && !r; i++) r = gpuir_array_compare(ctx, &got[i], &want[i], rtol, atol);
     printf("%-34s emu: %s, %zu kernel%s\n", label, r ? gpuir_ctx_error(ctx) : "matches the interpreter",
            p ? stbds_arrlenu(p->kernels) : 0, p && stbds_arrlenu(p->kernels) == 1 ? "" : "s");
-    if (p) { gpuir_array_release(&in); gpuir_array_release(&want); gpuir_array_release(&got); }
+    if (p) gpuir_array_release(&in);
+    for (size_t i = 0; i < n_out; i++) { gpuir_array_release(&want[i]); gpuir_array_release(&got[i]); }
     gpuir_program_destroy(p);
     gpuir_ctx_clear_error(ctx);
     return r != GPUIR_OK;
+}
+
+static int check_on_emu(gpuir_ctx *ctx, const char *label, const char *text) {
+    return check_on_emu_n(ctx, label, text, 1);
+}
+
+/* The issue's three sibling reductions of one rows x 4096 f32 matrix (the
+   column maxima, the row sums, the total: one kernel that reads it once)
+   against a copy of the same bytes, which reads and writes half of them:
+   reading once, the kernel moves what the copy moves. */
+static int bench_siblings(gpuir_ctx *ctx, bool gpu, int repeat) {
+    static char text[2048];
+    long long rows = gpu ? 16384 : 64, cols = 4096;
+    char F[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
+    snprintf(text, sizeof text,
+             "func.func @f(%%x: %s) -> (tensor<%lldxf32>, tensor<%lldxf32>, tensor<f32>) {\n"
+             "  %%a = reduce_max %%x {axes = [0]} : (%s) -> tensor<%lldxf32>\n"
+             "  %%b = reduce_sum %%x {axes = [1]} : (%s) -> tensor<%lldxf32>\n"
+             "  %%c = reduce_sum %%x {axes = [0, 1]} : (%s) -> tensor<f32>\n"
+             "  return %%a, %%b, %%c : tensor<%lldxf32>, tensor<%lldxf32>, tensor<f32>\n}\n",
+             F, cols, rows, F, cols, F, rows, F, cols, rows);
+    char label[64];
+    snprintf(label, sizeof label, "sibling reductions %lldx%lld, f32", rows, cols);
+    size_t bytes = (size_t)(rows * cols + cols + rows + 1) * 4;
+    return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu_n(ctx, label, text, 3);
 }
 
 /* A LayerNorm (mean, centre, variance, eps, rsqrt, then a scale and a
@@ -1040,6 +1072,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text.buf);
     free(text.buf);
     rc |= bench_norms(ctx, gpu, repeat);
+    rc |= bench_siblings(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     return rc;
 }

@@ -250,6 +250,64 @@ TEST(runs_on_the_callers_stream_are_async_and_ordered) {
     }
 }
 
+/* Two asynchronous runs of one sibling program (a column max, a row sum and
+   a total of one matrix: one kernel, tests/ir/run/sibling-fusion.gir) on
+   two streams, enqueued before either runs, under several interleavings:
+   each launch has a workspace of its own (allocated by its run, counters
+   zeroed by its own launch), so both match the interpreter. The emulator
+   runs a launch whole, so this cannot show sharing itself; the placed IR
+   (sibling-fusion.gir, LAUNCH) pins that the workspace is per launch. */
+TEST(two_async_runs_of_one_sibling_program_on_two_streams) {
+    static const char text[] =
+        "func.func @f(%x: tensor<300x21xf32>) -> (tensor<21xf32>, tensor<300xf32>, tensor<f32>) {\n"
+        "  %a = reduce_max %x {axes = [0]} : (tensor<300x21xf32>) -> tensor<21xf32>\n"
+        "  %b = reduce_sum %x {axes = [1]} : (tensor<300x21xf32>) -> tensor<300xf32>\n"
+        "  %c = reduce_sum %x {axes = [0, 1]} : (tensor<300x21xf32>) -> tensor<f32>\n"
+        "  return %a, %b, %c : tensor<21xf32>, tensor<300xf32>, tensor<f32>\n}\n";
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+        gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), "ref");
+        gpuir_program *p = make_emu(gpuir_module_parse(ctx, text, strlen(text), "sib"), seed);
+        CHECK(ref != NULL && p != NULL);
+        gpuir_stream s[2] = {gpuir_stream_make(ctx, GPUIR_BACKEND_EMU), gpuir_stream_make(ctx, GPUIR_BACKEND_EMU)};
+        int64_t xd[] = {300, 21};
+        gpuir_array x[2], want[2][3];
+        gpuir_buffer bx[2], bo[2][3];
+        memset(want, 0, sizeof want);
+        for (int r = 0; r < 2; r++) {       /* both enqueued before either runs */
+            gpuir_array_alloc(ctx, &x[r], GPUIR_F32, 2, xd);
+            gpuir_array_fill_random(&x[r], seed * 10 + (uint64_t)r);
+            CHECK_RESULT(ctx, gpuir_ref_run(ref, "f", 1, &x[r], 3, want[r]), GPUIR_OK);
+            bx[r] = buffer_like(ctx, &x[r], 0);
+            CHECK_RESULT(ctx, gpuir_buffer_upload(ctx, bx[r], &x[r], s[r]), GPUIR_OK);
+            gpuir_arg in[1] = {gpuir_arg_buffer(bx[r])}, out[3];
+            for (int o = 0; o < 3; o++) out[o] = gpuir_arg_buffer(bo[r][o] = buffer_like(ctx, &want[r][o], 0));
+            gpuir_run_desc d = run_desc(in, 1, out, 3, s[r]);
+            CHECK_RESULT(ctx, gpuir_program_run_args(p, &d), GPUIR_OK);
+        }
+        CHECK_RESULT(ctx, gpuir_program_wait(p), GPUIR_OK);
+        for (int r = 0; r < 2; r++)
+            for (int o = 0; o < 3; o++) {
+                gpuir_array got;
+                gpuir_array_alloc(ctx, &got, GPUIR_F32, want[r][o].rank, want[r][o].dims);
+                CHECK_RESULT(ctx, gpuir_buffer_download(ctx, bo[r][o], &got, s[r]), GPUIR_OK);
+                CHECK_RESULT(ctx, gpuir_stream_synchronize(ctx, s[r]), GPUIR_OK);
+                CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got, &want[r][o], 1e-5, 1e-5), GPUIR_OK);
+                gpuir_array_release(&got);
+                gpuir_array_release(&want[r][o]);
+                gpuir_buffer_destroy(ctx, bo[r][o]);
+            }
+        for (int r = 0; r < 2; r++) {
+            gpuir_buffer_destroy(ctx, bx[r]);
+            gpuir_array_release(&x[r]);
+            gpuir_stream_destroy(ctx, s[r]);
+        }
+        gpuir_program_destroy(p);
+        gpuir_module_destroy(ref);
+        gpuir_ctx_destroy(ctx);
+    }
+}
+
 /* A staged input is copied out only after the caller's stream has done
    the work that writes it (another program's asynchronous run). */
 TEST(a_staged_input_waits_for_the_callers_stream) {
@@ -652,6 +710,7 @@ int main(void) {
     RUN(preallocated_outputs_are_written_in_place);
     RUN(caller_memory_is_never_freed);
     RUN(runs_on_the_callers_stream_are_async_and_ordered);
+    RUN(two_async_runs_of_one_sibling_program_on_two_streams);
     RUN(a_run_with_host_arguments_on_a_stream_is_synchronous);
     RUN(a_staged_input_waits_for_the_callers_stream);
     RUN(arguments_the_host_code_needs_are_staged);

@@ -64,6 +64,43 @@ TEST(replays_with_new_inputs_match_the_interpreter) {
     for (uint64_t seed = 1; seed <= 6; seed++) check_replays(seed, false);
 }
 
+/* A sibling kernel (a column max, a row sum and a total of one matrix:
+   one kernel whose blocks meet through counters) replays with new inputs:
+   the graph holds the launch zeroing its counters, so every replay starts
+   from zero counters in the same workspace (without it the second run's
+   tickets would start where the first run's ended). */
+TEST(sibling_kernels_replay_with_zeroed_counters) {
+    static const char text[] =
+        "func.func @g(%x: tensor<300x21xf32>) -> (tensor<21xf32>, tensor<300xf32>, tensor<f32>) {\n"
+        "  %a = reduce_max %x {axes = [0]} : (tensor<300x21xf32>) -> tensor<21xf32>\n"
+        "  %b = reduce_sum %x {axes = [1]} : (tensor<300x21xf32>) -> tensor<300xf32>\n"
+        "  %c = reduce_sum %x {axes = [0, 1]} : (tensor<300x21xf32>) -> tensor<f32>\n"
+        "  return %a, %b, %c : tensor<21xf32>, tensor<300xf32>, tensor<f32>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *ref = parse(ctx, text), *m = parse(ctx, text);
+    gpuir_program *p = m ? make_graphs(m, 5, false) : NULL;
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    int64_t xd[] = {300, 21};
+    for (int run = 0; p && run < RUNS; run++) {
+        gpuir_array x, got[3], want[3];
+        memset(got, 0, sizeof got);
+        memset(want, 0, sizeof want);
+        gpuir_array_alloc(ctx, &x, GPUIR_F32, 2, xd);
+        gpuir_array_fill_random(&x, 900 + (uint64_t)run);
+        CHECK_RESULT(ctx, gpuir_program_run(p, "g", 1, &x, 3, got), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir_ref_run(ref, "g", 1, &x, 3, want), GPUIR_OK);
+        for (int i = 0; i < 3; i++) {
+            CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got[i], &want[i], 1e-5, 1e-5), GPUIR_OK);
+            gpuir_array_release(&got[i]);
+            gpuir_array_release(&want[i]);
+        }
+        gpuir_array_release(&x);
+    }
+    gpuir_program_stats st = p ? gpuir_program_get_stats(p) : (gpuir_program_stats){0};
+    CHECK(st.graph_records == 1 && st.graph_replays == RUNS - 1 && st.launches == RUNS * 2);
+    gpuir_ctx_destroy(ctx);
+}
+
 TEST(synchronous_replays_match_the_interpreter) { check_replays(3, true); }
 
 /* A dynamic batch: a new size records again; a size seen before but not
@@ -249,6 +286,7 @@ TEST(a_failing_table_call_in_a_graph_run_leaks_nothing) {
 
 int main(void) {
     RUN(replays_with_new_inputs_match_the_interpreter);
+    RUN(sibling_kernels_replay_with_zeroed_counters);
     RUN(synchronous_replays_match_the_interpreter);
     RUN(a_new_size_records_again);
     RUN(a_replay_sees_a_rebound_global);

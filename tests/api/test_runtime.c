@@ -405,6 +405,59 @@ TEST(nvrtc_compiles_row_kernels) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The sibling kernels (tests/ir/run/sibling-fusion.gir: reductions of one
+   matrix over axis 0, axis 1 and both in one kernel) compile for sm_80 and
+   sm_90 without spills or local memory: the tickets are global atomics
+   behind a fence, the partials' combine reads volatile (ld.volatile). */
+TEST(nvrtc_compiles_sibling_kernels) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/run/sibling-fusion.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
+    static const int archs[] = {80, 90};
+    for (size_t i = 0; i < 2; i++) {
+        char *ptx = NULL;
+        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_siblings_k0(") && !strstr(ptx, ".local"));
+        CHECK(ptx && strstr(ptx, "atom.global.add.u32") && strstr(ptx, "membar.gl"));
+        CHECK(ptx && strstr(ptx, "ld.volatile.global.f32") && strstr(ptx, "shfl.sync.down"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
+/* A sibling kernel runs again with new inputs and the same answers as the
+   interpreter: each launch gets counters zeroed anew (a launch that found
+   them taken would write no column, row or total). */
+TEST(sibling_kernels_run_again_with_new_inputs) {
+    static const char text[] =
+        "func.func @f(%x: tensor<300x21xf32>) -> (tensor<21xf32>, tensor<300xf32>, tensor<f32>) {\n"
+        "  %a = reduce_max %x {axes = [0]} : (tensor<300x21xf32>) -> tensor<21xf32>\n"
+        "  %b = reduce_sum %x {axes = [1]} : (tensor<300x21xf32>) -> tensor<300xf32>\n"
+        "  %c = reduce_sum %x {axes = [0, 1]} : (tensor<300x21xf32>) -> tensor<f32>\n"
+        "  return %a, %b, %c : tensor<21xf32>, tensor<300xf32>, tensor<f32>\n"
+        "}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *ref = parse(ctx, text);
+    gpuir_program *p = make(parse(ctx, text), GPUIR_BACKEND_EMU, NULL);
+    CHECK(p != NULL);
+    int64_t xd[] = {300, 21};
+    for (uint64_t seed = 1; p && seed <= 3; seed++) {
+        gpuir_array in, want[3], got[3];
+        memset(want, 0, sizeof want);
+        memset(got, 0, sizeof got);
+        CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &in, GPUIR_F32, 2, xd), GPUIR_OK);
+        gpuir_array_fill_random(&in, seed * 77);
+        CHECK_RESULT(ctx, gpuir_ref_run(ref, "f", 1, &in, 3, want), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir_program_run(p, "f", 1, &in, 3, got), GPUIR_OK);
+        for (int i = 0; i < 3; i++) CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got[i], &want[i], 1e-5, 1e-5), GPUIR_OK);
+        gpuir_array_release(&in);
+        for (int i = 0; i < 3; i++) { gpuir_array_release(&want[i]); gpuir_array_release(&got[i]); }
+    }
+    gpuir_program_destroy(p);
+    gpuir_module_destroy(ref);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* The tensor-core matmuls compile for sm_80 and sm_90 to mma.sync
    m16n8k16 (f16, bf16; fragments through ldmatrix, .trans for a B that is
    not transposed) and m16n8k8 (tf32, operands through cvt.rna) fed by
@@ -1080,6 +1133,8 @@ int main(void) {
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_named_parameters);
     RUN(nvrtc_compiles_row_kernels);
+    RUN(nvrtc_compiles_sibling_kernels);
+    RUN(sibling_kernels_run_again_with_new_inputs);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
     RUN(nvrtc_compiles_the_default_bf16_matmul_to_wgmma_on_sm_90);

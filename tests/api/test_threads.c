@@ -17,8 +17,10 @@
 #define RUNS 3
 
 /* An elementwise chain with a reduction (fibers: barriers), a matmul with
-   an epilogue (shared memory), a row softmax, and two independent chains
-   (streams). */
+   an epilogue (shared memory), a row softmax, two independent chains
+   (streams), and a sibling kernel (a column max with an elementwise op of
+   the same matrix: per-block partials combined by the last block, through
+   a workspace each launch gets anew). */
 static const char *const programs[] = {
     "func.func @f(%x: tensor<6x40xf32>, %b: tensor<40xf32>) -> (tensor<6x40xf32>, tensor<6xf32>) {\n"
     "  %e = exp %x : (tensor<6x40xf32>) -> tensor<6x40xf32>\n"
@@ -36,6 +38,11 @@ static const char *const programs[] = {
     "  %s = softmax %x {axis = -1} : (tensor<8x100xf32>) -> tensor<8x100xf32>\n"
     "  %z = sigmoid %y : (tensor<8x100xf32>) -> tensor<8x100xf32>\n"
     "  return %s, %z : tensor<8x100xf32>, tensor<8x100xf32>\n}\n",
+
+    "func.func @f(%x: tensor<70x300xf32>, %w: tensor<300xf32>) -> (tensor<70x300xf32>, tensor<300xf32>) {\n"
+    "  %e = mul %x, %w : (tensor<70x300xf32>, tensor<300xf32>) -> tensor<70x300xf32>\n"
+    "  %a = reduce_max %x {axes = [0]} : (tensor<70x300xf32>) -> tensor<300xf32>\n"
+    "  return %e, %a : tensor<70x300xf32>, tensor<300xf32>\n}\n",
 };
 #define N_PROGRAMS (sizeof programs / sizeof programs[0])
 
