@@ -134,11 +134,7 @@ TEST(attention_kernels_compile_without_spills) {
 }
 
 int main(void) {
-    /* NVRTC's libstdc++ allocates its emergency exception pool when loaded;
-       gpuir unloads NVRTC after each compile, and LeakSanitizer then sees
-       the pool unreachable. Held open here, the library stays mapped. */
-    void *nvrtc = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (!nvrtc) nvrtc = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
+    void *nvrtc = check_hold_nvrtc_open();
     RUN(attention_op_checks_its_operands);
     RUN(attention_errors_name_the_operand_and_place);
     RUN(attention_pass_is_in_the_default_pipeline);

@@ -856,11 +856,7 @@ TEST(a_bad_lowered_program_is_refused_and_rebuilt) {
 }
 
 int main(void) {
-    /* NVRTC's libstdc++ allocates its emergency exception pool when loaded;
-       the CUDA tests here load and unload NVRTC, and LeakSanitizer then sees
-       the pool unreachable. Held open here, the library stays mapped. */
-    void *nvrtc = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (!nvrtc) nvrtc = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
+    void *nvrtc = check_hold_nvrtc_open();
     RUN(sha256_matches_the_standard_examples);
     RUN(nvrtc_cache_is_always_off);
     RUN(a_make_reports_its_phases_and_the_compiles);

@@ -178,16 +178,26 @@ TEST(runner_verifies_a_changed_module) {
 /* The size every dynamic dim (`?`) of a parameter gets in these runs. */
 #define DYNAMIC_SIZE 3
 
+/* The most elements a compared function's parameter or result may have:
+   65536, or $GPUIR_TEST_CORPUS_ELEMENTS (check-valgrind.sh gives fewer:
+   the interpreter runs ~50x slower under valgrind, and what it checks
+   there is the passes' and the interpreter's memory, not large sums). */
+static double corpus_elements(void) {
+    const char *v = getenv("GPUIR_TEST_CORPUS_ELEMENTS");
+    return v && atof(v) > 0 ? atof(v) : 65536;
+}
+
 /* Small enough for the interpreter to run quickly (the seed matmul,
    5376x2048 by 2048x5376, is left to the text tests), `?` taken as
    DYNAMIC_SIZE. */
 static bool small(gpuir_module *m, gpuir_func f) {
+    double limit = corpus_elements();
     for (size_t i = 0; i < gpuir_func_param_count(m, f) + gpuir_func_result_count(m, f); i++) {
         size_t np = gpuir_func_param_count(m, f);
         gpuir_type t = i < np ? gpuir_func_param_type(m, f, i) : gpuir_func_result_type(m, f, i - np);
         double count = 1;
         for (int d = 0; d < t.rank; d++) count *= t.dims[d] == GPUIR_DYN ? DYNAMIC_SIZE : (double)t.dims[d];
-        if (count > 65536) return false;
+        if (count > limit) return false;
     }
     return true;
 }

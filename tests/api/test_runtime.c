@@ -1115,10 +1115,7 @@ TEST(gpuir_dump_dir_writes_cuda_and_ir) {
 }
 
 int main(void) {
-    /* NVRTC's own C++ runtime keeps 72 KiB that LeakSanitizer would report
-       once libnvrtc is unloaded; holding it loaded keeps that reachable. */
-    void *pin = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-    (void)pin;
+    (void)check_hold_nvrtc_open();
     RUN(cuda_unavailable_is_a_clear_error);
     RUN(auto_falls_back_to_the_emulator_and_says_why);
     RUN(a_compiler_that_fails_is_a_compile_error);
