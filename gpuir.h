@@ -6238,7 +6238,8 @@ typedef gpuir_result (*gpuir__pass_fn)(gpuir_module *m);
 
 /* A pass's error about op: at the op's source location when it has one
    ("file:line:col: error: pass 'x': ..."). */
-static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code, const char *fmt, ...)
+static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code,
+                                     const char *fmt, ...)
     GPUIR__PRINTF(4, 5);
 static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code,
                                      const char *fmt, ...) {
@@ -6306,7 +6307,8 @@ static bool gpuir__op_is_pure(const gpuir__op *op) {
 static gpuir_result gpuir__remove_dead_ops(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops), kept = n;
-    uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *uses);
+    uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1,
+                                                       sizeof *uses);
     bool *dead = (bool *)gpuir__scratch_calloc(m, n + 1, sizeof *dead);
     gpuir_result r = uses && dead ? GPUIR_OK : gpuir__oom(m->ctx, "dead code removal");
     if (!r) {
@@ -6471,7 +6473,8 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
     const char *dumps[2] = {d.print_ir_before, d.print_ir_after};   /* names to dump at: registered passes */
     for (int i = 0; !r && i < 2; i++)
         if (dumps[i] && strcmp(dumps[i], "*") != 0 && !gpuir__find_pass(dumps[i], strlen(dumps[i])))
-            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: there is no pass '%s' (see gpuir_pass_name)",
+            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                               "%s: there is no pass '%s' (see gpuir_pass_name)",
                                i ? "print_ir_after" : "print_ir_before", dumps[i]);
     for (p = pipeline ? pipeline : ""; !r && *p;) {
         size_t len = strcspn(p, ",");
@@ -6852,7 +6855,8 @@ static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t k
     const gpuir_type *q = &gpuir__value_at(m, qv)->type, *k = &gpuir__value_at(m, kv)->type;
     const gpuir_type *v = &gpuir__value_at(m, vv)->type;
     int r = q->rank;
-    if ((q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) || k->rank != r || v->rank != r || gpuir__module_sm(m) < 75)
+    if ((q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) || k->rank != r || v->rank != r ||
+        gpuir__module_sm(m) < 75)
         return false;
     if (!gpuir__type_is_static(q) || !gpuir__type_is_static(k) || !gpuir__type_is_static(v)) return false;
     for (int d = 0; d < r - 2; d++)
@@ -6864,19 +6868,21 @@ static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t k
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
    constant, -inf at j > i, 0 elsewhere (0: the error is in the context). */
-static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *op, gpuir_dtype dt, int64_t Sq,
-                                             int64_t Sk) {
+static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *op,
+                                             gpuir_dtype dt, int64_t Sq, int64_t Sk) {
     const int64_t dims[2] = {Sq, Sk};
     gpuir_type t = gpuir_tensor_type(dt, 2, dims);
     if (!gpuir__type_is_static(&t)) {
-        gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "attention {causal = true} with dynamic sequence lengths has no "
+        gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE,
+                         "attention {causal = true} with dynamic sequence lengths has no "
                          "unfused form (a static [Sq, Sk] mask); the fused kernel takes static f16 or bf16, head dim 64 or 128");
         return 0;
     }
     gpuir_array a;
     if (gpuir_array_alloc(m->ctx, &a, dt, 2, t.dims)) return 0;
     for (int64_t i = 0; i < Sq; i++)
-        for (int64_t j = 0; j < Sk; j++) gpuir_array_set(&a, (size_t)(i * Sk + j), j > i ? -INFINITY : 0.0);
+        for (int64_t j = 0; j < Sk; j++) gpuir_array_set(&a, (size_t)(i * Sk + j),
+                                                         j > i ? -INFINITY : 0.0);
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), id = 0;
     if (!gpuir__attr_push_dense(m, "value", dt, a.data, (size_t)(Sq * Sk)))
         id = gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t).id;
@@ -6919,7 +6925,8 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
 }
 
 static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
-    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *repl);
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1,
+                                                       sizeof *repl);
     if (!repl) return gpuir__oom(m->ctx, "decompose");
     gpuir_result r = GPUIR_OK;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) {
@@ -6930,10 +6937,12 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             const gpuir__op *op = gpuir__op_at(m, op_id);
             bool attention = op->kind == GPUIR_OP_ATTENTION && op->result &&
-                             !gpuir__attention_fits(m, gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1),
+                             !gpuir__attention_fits(m, gpuir__op_operand(m, op, 0),
+                                                    gpuir__op_operand(m, op, 1),
                                                     gpuir__op_operand(m, op, 2));
             if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
-                               (gpuir__softmax_is_rowwise(m, op) && !gpuir__softmax_fuses(m, fid, i)))) {
+                               (gpuir__softmax_is_rowwise(m, op) &&
+                                !gpuir__softmax_fuses(m, fid, i)))) {
                 gpuir__rewrite_keep(m, op_id);
                 continue;
             }
@@ -6973,7 +6982,8 @@ typedef struct gpuir__attn_found {
 
 /* The defining op of value v when the op is of kind `kind` and v has no
    other user (uses: users per value id - 1), else NULL. */
-static const gpuir__op *gpuir__attn_def(const gpuir_module *m, uint32_t v, gpuir_op_kind kind, const uint32_t *uses) {
+static const gpuir__op *gpuir__attn_def(const gpuir_module *m, uint32_t v, gpuir_op_kind kind,
+                                        const uint32_t *uses) {
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
     return def && def->kind == kind && uses[v - 1] == 1 ? def : NULL;
 }
@@ -7013,7 +7023,8 @@ static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v) {
 }
 
 /* The scores matmul q k^T behind value s (after the scale and mask). */
-static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const uint32_t *uses, gpuir__attn_found *x) {
+static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const uint32_t *uses,
+                                     gpuir__attn_found *x) {
     const gpuir__op *mm = gpuir__attn_def(m, s, GPUIR_OP_MATMUL, uses);
     if (!mm || mm->n_attrs > (gpuir__op_flag(m, mm, GPUIR__KEY_TRANSPOSE_B) ? 1u : 0u)) return false;
     x->q = gpuir__op_operand(m, mm, 0);
@@ -7031,7 +7042,8 @@ static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const ui
 }
 
 /* The scale (mul by a splat, div by one) and then the scores, behind s. */
-static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses, gpuir__attn_found *x) {
+static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses,
+                                     gpuir__attn_found *x) {
     const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_MUL, uses);
     if (!op) op = gpuir__attn_def(m, s, GPUIR_OP_DIV, uses);
     if (!op) return gpuir__attn_match_scores(m, s, uses, x);
@@ -7047,7 +7059,8 @@ static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const ui
 }
 
 /* The mask (add) and then the scale and scores, behind the softmax's input. */
-static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const uint32_t *uses, gpuir__attn_found *x) {
+static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const uint32_t *uses,
+                                     gpuir__attn_found *x) {
     const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_ADD, uses);
     if (!op) return gpuir__attn_match_scaled(m, s, uses, x);
     const gpuir_type *out = &gpuir__value_at(m, s)->type;
@@ -7066,7 +7079,8 @@ static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const ui
 }
 
 /* Matches the attention that ends in `matmul %p, %v` (op). */
-static bool gpuir__attn_match(const gpuir_module *m, const gpuir__op *op, const uint32_t *uses, gpuir__attn_found *x) {
+static bool gpuir__attn_match(const gpuir_module *m, const gpuir__op *op, const uint32_t *uses,
+                              gpuir__attn_found *x) {
     memset(x, 0, sizeof *x);
     x->scale = 1.0;
     if (op->kind != GPUIR_OP_MATMUL || !op->result || op->n_attrs) return false;
@@ -7155,12 +7169,12 @@ static gpuir_result gpuir__pass_attention(gpuir_module *m) { return gpuir__each_
 #define GPUIR__SPLIT_K_IDLE 2
 #define GPUIR__SPLIT_K_IDLE_WGMMA 4
 
-static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
-                                      const gpuir_type *o);
+static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op,
+                                      const gpuir_type *a, const gpuir_type *o);
 static int64_t gpuir__module_sm_count(const gpuir_module *m);
 static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key);
-static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
-                                        const gpuir_type *o);
+static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op,
+                                        const gpuir_type *a, const gpuir_type *o);
 
 /* How many K slices a matmul gets, 0 for none. The heuristic: split when
    its output tiles (at the tile edge its kernel form takes; batches count)
@@ -7214,7 +7228,8 @@ static uint32_t gpuir__split_k_matmul(gpuir_module *m, uint32_t op_id, int64_t S
 }
 
 static gpuir_result gpuir__split_k_func(gpuir_module *m, uint32_t fid) {
-    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *repl);
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1,
+                                                       sizeof *repl);
     if (!repl) return gpuir__oom(m->ctx, "split-k");
     gpuir_result r = GPUIR_OK;
     gpuir__rewrite_begin(m, fid);
@@ -7257,8 +7272,8 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 // that forces wgmma (`wgmma = true`) where it cannot run fails here, at
 // its source location.
 
-static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
-                                        const gpuir_type *o);
+static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op,
+                                        const gpuir_type *a, const gpuir_type *o);
 
 /* perm[0..rank) swapping the last two axes. */
 static void gpuir__stage_perm(int rank, int64_t *perm) {
@@ -7278,13 +7293,14 @@ static uint32_t gpuir__stage_swapped_source(const gpuir_module *m, uint32_t v) {
 }
 
 /* Each [rows, cols] matrix of `count` elements at src, transposed to dst. */
-static void gpuir__stage_transpose_bytes(unsigned char *dst, const unsigned char *src, size_t count, int64_t rows,
-                                         int64_t cols, size_t size) {
+static void gpuir__stage_transpose_bytes(unsigned char *dst, const unsigned char *src, size_t count,
+                                         int64_t rows, int64_t cols, size_t size) {
     size_t matrix = (size_t)(rows * cols);
     for (size_t base = 0; matrix && base < count; base += matrix)
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++)
-                memcpy(dst + (base + (size_t)(j * rows + i)) * size, src + (base + (size_t)(i * cols + j)) * size, size);
+                memcpy(dst + (base + (size_t)(j * rows + i)) * size,
+                       src + (base + (size_t)(i * cols + j)) * size, size);
 }
 
 /* A constant of type *t holding constant v's value with its last two axes
@@ -7318,8 +7334,8 @@ static uint32_t gpuir__stage_fold_constant(gpuir_module *m, uint32_t v, const gp
    transpose, the one made for an earlier matmul (staged[v - 1] for the
    values the pass began with: a weight several matmuls read is transposed
    once), a folded constant, or a new transpose op. 0 on failure. */
-static uint32_t gpuir__stage_operand(gpuir_module *m, uint32_t *staged, size_t n_staged, uint32_t v, uint32_t line,
-                                     uint32_t col) {
+static uint32_t gpuir__stage_operand(gpuir_module *m, uint32_t *staged, size_t n_staged, uint32_t v,
+                                     uint32_t line, uint32_t col) {
     uint32_t src = gpuir__stage_swapped_source(m, v);
     if (src) return src;
     if (v <= n_staged && staged[v - 1]) return staged[v - 1];
@@ -7344,7 +7360,8 @@ static uint32_t gpuir__stage_operand(gpuir_module *m, uint32_t *staged, size_t n
 
 /* Builds matmul op_id with B as [.., N, K] and A as [.., M, K]; returns the
    value that replaces its result (0 on failure, the error in the context). */
-static uint32_t gpuir__stage_matmul(gpuir_module *m, uint32_t *staged, size_t n_staged, uint32_t op_id) {
+static uint32_t gpuir__stage_matmul(gpuir_module *m, uint32_t *staged, size_t n_staged,
+                                    uint32_t op_id) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     uint32_t ab[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, line = op->line, col = op->col;
     bool stage[2] = {gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B)};
@@ -7357,15 +7374,16 @@ static uint32_t gpuir__stage_matmul(gpuir_module *m, uint32_t *staged, size_t n_
         if (a.key != GPUIR__KEY_TRANSPOSE_A && a.key != GPUIR__KEY_TRANSPOSE_B) stbds_arrput(m->attrs, a);
     }
     gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
-    uint32_t mm = gpuir__build_op(m, GPUIR_OP_MATMUL, ab, 2, first, (uint32_t)stbds_arrlenu(m->attrs) - first, NULL);
+    uint32_t mm = gpuir__build_op(m, GPUIR_OP_MATMUL, ab, 2, first,
+                                  (uint32_t)stbds_arrlenu(m->attrs) - first, NULL);
     if (!mm) return 0;
     m->ops[mm - 1].line = line;
     m->ops[mm - 1].col = col;
     return m->ops[mm - 1].result;
 }
 
-static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
-                                             const gpuir_type *o);
+static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir__op *op,
+                                             const gpuir_type *a, const gpuir_type *o);
 static int gpuir__matmul_wgmma_request(const gpuir_module *m, const gpuir__op *op);
 
 /* A matmul that forces wgmma (`wgmma = true`) where it cannot run: the
@@ -7374,7 +7392,8 @@ static gpuir_result gpuir__stage_check_forced(gpuir_module *m, const gpuir__op *
     if (op->kind != GPUIR_OP_MATMUL || !op->result || gpuir__matmul_wgmma_request(m, op) <= 0) return GPUIR_OK;
     const char *why = gpuir__matmul_wgmma_unfit(m, op, &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type,
                                                 &gpuir__value_at(m, op->result)->type);
-    return why ? gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "matmul {wgmma = true} cannot take the wgmma kernel "
+    return why ? gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE,
+                                  "matmul {wgmma = true} cannot take the wgmma kernel "
                                   "on sm_%d: %s", gpuir__module_sm(m), why) : GPUIR_OK;
 }
 
@@ -7383,7 +7402,9 @@ static gpuir_result gpuir__stage_check_forced(gpuir_module *m, const gpuir__op *
 static bool gpuir__stage_wants(const gpuir_module *m, const gpuir__op *op) {
     if (op->kind != GPUIR_OP_MATMUL || !op->result) return false;
     const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
-    if (form && (form->kind != GPUIR__ATTR_STRING || strncmp(gpuir__string(m, form->off), "wgmma.", 6) != 0))
+    if (form &&
+        (form->kind != GPUIR__ATTR_STRING ||
+         strncmp(gpuir__string(m, form->off), "wgmma.", 6) != 0))
         return false;
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
@@ -7462,7 +7483,8 @@ static bool gpuir__reduce_is_columns(const gpuir_module *m, const gpuir__op *op)
     if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) return false;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
-    if (!axes || axes->n != 1 || x->rank < 2 || !gpuir__type_is_static(x) || !gpuir_dtype_is_float(x->dtype))
+    if (!axes || axes->n != 1 || x->rank < 2 || !gpuir__type_is_static(x) ||
+        !gpuir_dtype_is_float(x->dtype))
         return false;
     int64_t axis = gpuir__ints_at(m, axes->off)[0];
     return gpuir__norm_axis(&axis, x->rank) && axis == 0 && x->dims[0] >= 2 && x->dims[0] <= GPUIR__COLUMNS_MAX;
@@ -7508,7 +7530,8 @@ static void gpuir__set_int_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key
 }
 
 /* Sets (adds or replaces) a string attribute of an op. */
-static void gpuir__set_string_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, const char *v) {
+static void gpuir__set_string_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key,
+                                   const char *v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attrs_copy_without(m, op_id, key);
     uint32_t text = gpuir__intern(m, v, strlen(v));
@@ -7518,7 +7541,8 @@ static void gpuir__set_string_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_
 }
 
 /* Sets (adds or replaces) an integer-list attribute of an op. */
-static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, size_t n, const int64_t *v) {
+static void gpuir__set_ints_attr(gpuir_module *m, uint32_t op_id, gpuir__attr_key key, size_t n,
+                                 const int64_t *v) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attrs_copy_without(m, op_id, key);
     gpuir__attr_set_ints(m, gpuir__attr_push_key(m, key, GPUIR__ATTR_INTS), n, v);
@@ -7589,7 +7613,8 @@ static bool gpuir__reduce_is_row(const gpuir_module *m, const gpuir__op *op) {
     if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) return false;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
-    if (!axes || axes->n != 1 || x->rank < 1 || !gpuir_dtype_is_float(x->dtype) || x->dims[x->rank - 1] == 1)
+    if (!axes || axes->n != 1 || x->rank < 1 || !gpuir_dtype_is_float(x->dtype) ||
+        x->dims[x->rank - 1] == 1)
         return false;
     int64_t axis = gpuir__ints_at(m, axes->off)[0];
     return gpuir__norm_axis(&axis, x->rank) && axis == x->rank - 1;
@@ -7627,7 +7652,8 @@ static int64_t gpuir__value_group(const gpuir_module *m, uint32_t v) {
 
 /* Whether every operand of op that group g computes lines up with op's
    result over the rows of F (see above). */
-static bool gpuir__rows_operands_fit(const gpuir_module *m, const gpuir__op *op, int64_t g, const gpuir_type *F) {
+static bool gpuir__rows_operands_fit(const gpuir_module *m, const gpuir__op *op, int64_t g,
+                                     const gpuir_type *F) {
     const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
     gpuir__row_shape os = gpuir__row_shape_of(F, out);
     for (uint32_t k = 0; k < op->n_operands; k++) {
@@ -7690,7 +7716,8 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     }
     for (uint32_t k = 0; k < op->n_operands && !g; k++) g = gpuir__rows_candidate(F, op, gpuir__op_operand(F->m, op, k));
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
-    if (g && F->shared[g] && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE && !gpuir__reduce_is_row(F->m, op))
+    if (g && F->shared[g] && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE &&
+        !gpuir__reduce_is_row(F->m, op))
         g = 0;                  /* the reduction kernel keeps its producers in registers */
     return g;
 }
@@ -7720,7 +7747,8 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     }
     if (cls == GPUIR__CLASS_REDUCE && F->kinds[g] != GPUIR__GROUP_ROWS)
         F->kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
-    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) && F->kinds[g] != GPUIR__GROUP_ROWS) {
+    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) &&
+        F->kinds[g] != GPUIR__GROUP_ROWS) {
         F->kinds[g] = GPUIR__GROUP_ROWS;
         F->rows[g] = gpuir__op_operand(m, op, 0);
     }
@@ -7781,7 +7809,8 @@ static gpuir__sib_role gpuir__sibling_role(const gpuir_module *m, const gpuir__o
         return reads && same ? GPUIR__SIB_FULL : GPUIR__SIB_NONE;
     }
     const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
-    if (cls != GPUIR__CLASS_REDUCE || gpuir__op_operand(m, op, 0) != x || !axes || axes->n < 1 || axes->n > 2)
+    if (cls != GPUIR__CLASS_REDUCE || gpuir__op_operand(m, op, 0) != x || !axes || axes->n < 1 ||
+        axes->n > 2)
         return GPUIR__SIB_NONE;
     bool reduced[2] = {false, false};
     for (uint32_t a = 0; a < axes->n; a++) {
@@ -7809,7 +7838,8 @@ static int64_t gpuir__siblings_blocks(const gpuir_module *m, int64_t R) {
    (a row of C per block for each column reduction, a value per block for
    each total) at most GPUIR__SIBLINGS_MAX_PARTIALS floats, few enough row
    reductions for shared memory. */
-static bool gpuir__siblings_fit(const gpuir_module *m, const gpuir_type *x, int columns, int totals, int rows) {
+static bool gpuir__siblings_fit(const gpuir_module *m, const gpuir_type *x, int columns,
+                                int totals, int rows) {
     int64_t B = gpuir__siblings_blocks(m, x->dims[0]);
     return rows <= GPUIR__SIBLINGS_MAX_ROWS && B <= GPUIR__SIBLINGS_MAX_PARTIALS &&
            columns * (B * x->dims[1]) + totals * B <= GPUIR__SIBLINGS_MAX_PARTIALS;
@@ -7824,8 +7854,8 @@ typedef struct gpuir__sib_set {
 } gpuir__sib_set;
 
 /* Whether op reads a result of set s's ops. */
-static bool gpuir__sib_reads_set(const gpuir_module *m, const gpuir__func *f, const gpuir__sib_set *s,
-                                 const gpuir__op *op) {
+static bool gpuir__sib_reads_set(const gpuir_module *m, const gpuir__func *f,
+                                 const gpuir__sib_set *s, const gpuir__op *op) {
     for (int i = 0; i < s->n; i++) {
         uint32_t res = gpuir__op_at(m, f->ops[s->ops[i]])->result;
         for (uint32_t k = 0; k < op->n_operands; k++)
@@ -7838,7 +7868,8 @@ static bool gpuir__sib_reads_set(const gpuir_module *m, const gpuir__func *f, co
 static bool gpuir__sib_set_fuses(const gpuir_module *m, const gpuir__sib_set *s) {
     int cols = s->count[GPUIR__SIB_COLUMNS], tots = s->count[GPUIR__SIB_TOTAL];
     return s->n >= 2 && cols + tots >= 1 &&
-           gpuir__siblings_fit(m, &gpuir__value_at(m, s->x)->type, cols, tots, s->count[GPUIR__SIB_ROWS]);
+           gpuir__siblings_fit(m, &gpuir__value_at(m, s->x)->type, cols, tots,
+                               s->count[GPUIR__SIB_ROWS]);
 }
 
 /* Whether value v of function f goes only to ops that compute nothing
@@ -7866,7 +7897,8 @@ static bool gpuir__sib_result_used(const gpuir_module *m, const gpuir__func *f, 
 }
 
 /* Adds op (index i) to the open set over one of its operands, or opens one. */
-static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f, gpuir__sib_set **sets, size_t i) {
+static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f,
+                                gpuir__sib_set **sets, size_t i) {
     const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t x = gpuir__op_operand(m, op, k);
@@ -9336,8 +9368,8 @@ static int gpuir__matmul_wgmma_request(const gpuir_module *m, const gpuir__op *o
    or destination *o) in any layout of its operands, or NULL: the target,
    the dtype, static sizes, no empty dim, K rows of 16 bytes (what a tensor
    map's strides need), no k slices. */
-static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
-                                             const gpuir_type *o) {
+static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir__op *op,
+                                             const gpuir_type *a, const gpuir_type *o) {
     bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A);
     int64_t K = a->dims[a->rank - (ta ? 2 : 1)], M = a->dims[a->rank - (ta ? 1 : 2)], N = o->dims[o->rank - 1];
     if (gpuir__module_sm(m) != 90) return "wgmma needs sm_90";
@@ -9351,8 +9383,8 @@ static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir_
 /* Whether matmul op takes the wgmma kernel once its operands are in the
    layout that kernel reads (pass.stage-matmul): it runs, and the matmul
    does not forbid it. */
-static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
-                                        const gpuir_type *o) {
+static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op,
+                                        const gpuir_type *a, const gpuir_type *o) {
     return gpuir__matmul_wgmma_request(m, op) >= 0 && !gpuir__matmul_wgmma_unfit(m, op, a, o);
 }
 
@@ -9360,8 +9392,8 @@ static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *
    (or destination) *o: the operand dtype decides (a split-K matmul's
    result is f32 whatever its operands); the result's leading dims, k
    slices included, count as batches. */
-static gpuir__matmul_form gpuir__matmul_form_for(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
-                                                 const gpuir_type *o) {
+static gpuir__matmul_form gpuir__matmul_form_for(const gpuir_module *m, const gpuir__op *op,
+                                                 const gpuir_type *a, const gpuir_type *o) {
     bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
     int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
     gpuir_dtype d = a->dtype;
@@ -9377,8 +9409,8 @@ static gpuir__matmul_form gpuir__matmul_form_for(const gpuir_module *m, const gp
 }
 
 /* The tile edge of the form gpuir__matmul_form_for gives (64 or 128). */
-static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op, const gpuir_type *a,
-                                      const gpuir_type *o) {
+static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op,
+                                      const gpuir_type *a, const gpuir_type *o) {
     gpuir__matmul_form form = gpuir__matmul_form_for(m, op, a, o);
     return form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
 }
@@ -9413,7 +9445,8 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
 
 /* The name configure records for form f of matmul op (mma.sync's k depth
    follows the operands). */
-static const char *gpuir__matmul_form_name_of(const gpuir_module *m, const gpuir__op *op, gpuir__matmul_form f) {
+static const char *gpuir__matmul_form_name_of(const gpuir_module *m, const gpuir__op *op,
+                                              gpuir__matmul_form f) {
     bool tf32 = f == GPUIR__MATMUL_TENSOR_CORES && gpuir__op_flag(m, op, GPUIR__KEY_TF32);
     for (size_t i = 0; i < sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0]; i++)
         if (gpuir__matmul_form_names[i].form == (int)f && gpuir__matmul_form_names[i].tf32 == tf32)
@@ -9423,8 +9456,8 @@ static const char *gpuir__matmul_form_name_of(const gpuir_module *m, const gpuir
 
 /* Why matmul op of kernel k cannot run as form f on the module's target,
    or NULL when it can (the conditions gpuir__matmul_form_for decides by). */
-static const char *gpuir__matmul_form_refusal(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
-                                              gpuir__matmul_form f) {
+static const char *gpuir__matmul_form_refusal(const gpuir_module *m, const gpuir__func *k,
+                                              const gpuir__op *op, gpuir__matmul_form f) {
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
@@ -9459,14 +9492,16 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
             why = "its k depth is 64 bytes of the operands (mma_sync.128x128x32.s3 for f16 and bf16, "
                   "mma_sync.128x128x16.s3 for tf32)";
         if (given && why)
-            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "configure: kernel @%s: matmul (line %u): form \"%s\" "
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                               "configure: kernel @%s: matmul (line %u): form \"%s\" "
                                "cannot run on sm_%d: %s", gpuir__string(m, k->name), op->line,
                                gpuir__string(m, given->off), gpuir__module_sm(m), why);
         why = form != GPUIR__MATMUL_WGMMA && gpuir__matmul_wgmma_request(m, op) > 0 ? gpuir__matmul_wgmma_unfit(m, op,
               &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type, &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type)
               : NULL;
         if (why)        /* stage-matmul reports these at the source; a layout it did not stage takes mma.sync */
-            return gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE, "configure: kernel @%s: matmul (line %u) {wgmma = true} "
+            return gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE,
+                               "configure: kernel @%s: matmul (line %u) {wgmma = true} "
                                "cannot take the wgmma kernel on sm_%d: %s", gpuir__string(m, k->name), op->line,
                                gpuir__module_sm(m), why);
         if (!given) gpuir__set_string_attr(m, (uint32_t)(op - m->ops) + 1, GPUIR__KEY_FORM, name);
@@ -9859,7 +9894,8 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
 // context's max_shared_bytes it is an error naming the kernel.
 // Reads: util, ir, build, fuse (gpuir__set_int_attr). Writes: smem attributes.
 
-static gpuir_result gpuir__kernel_shared_bytes(gpuir_module *m, const gpuir__func *k, int64_t *bytes) {
+static gpuir_result gpuir__kernel_shared_bytes(gpuir_module *m, const gpuir__func *k,
+                                               int64_t *bytes) {
     *bytes = 0;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
@@ -14652,9 +14688,11 @@ static void gpuir__cuda_proc_optional(gpuir__cuda *cu, const char *name, void *f
     void *p = NULL;
     int status = 0;
     gpuir__CUresult r = cu->cuGetProcAddress_v2
-                            ? cu->cuGetProcAddress_v2(name, &p, cu->api_version, GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+                            ? cu->cuGetProcAddress_v2(name, &p, cu->api_version,
+                                                      GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM,
                                                       &status)
-                            : cu->cuGetProcAddress(name, &p, cu->api_version, GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+                            : cu->cuGetProcAddress(name, &p, cu->api_version,
+                                                   GPUIR__CU_GET_PROC_ADDRESS_LEGACY_STREAM);
     if (r != GPUIR__CUDA_SUCCESS) p = NULL;
     memcpy(fn, &p, fn_size);
 }
@@ -14697,7 +14735,8 @@ static gpuir_result gpuir__cuda_resolve(gpuir_ctx *ctx, gpuir__cuda *cu) {
     if (res == GPUIR_OK) res = gpuir__cuda_proc(ctx, cu, #name, &cu->name, sizeof cu->name);
     GPUIR__CUDA_PROCS(GPUIR__X)
 #undef GPUIR__X
-    if (res == GPUIR_OK) gpuir__cuda_proc_optional(cu, "cuTensorMapEncodeTiled", &cu->cuTensorMapEncodeTiled,
+    if (res == GPUIR_OK) gpuir__cuda_proc_optional(cu, "cuTensorMapEncodeTiled",
+                                                   &cu->cuTensorMapEncodeTiled,
                                                    sizeof cu->cuTensorMapEncodeTiled);
     return res;
 }
@@ -15057,8 +15096,10 @@ static void gpuir__nvrtc_append_source_line(gpuir__str *msg, const char *source,
     }
     if (!line) return;
     size_t len = strcspn(line, "\r\n");
-    gpuir__str_appendf(msg, "\n%s(%ld) reads: %.*s", name, number, (int)(len > 400 ? 400 : len), line);
-    if (kernel) gpuir__str_appendf(msg, "\nin kernel %.*s", (int)strcspn(kernel + 3, ":*\n"), kernel + 3);
+    gpuir__str_appendf(msg, "\n%s(%ld) reads: %.*s", name, number,
+                       (int)(len > 400 ? 400 : len), line);
+    if (kernel) gpuir__str_appendf(msg, "\nin kernel %.*s", (int)strcspn(kernel + 3, ":*\n"),
+                                   kernel + 3);
     if (op) gpuir__str_appendf(msg, ", from IR %.*s", (int)strcspn(op + 3, "*\n") - 1, op + 3);
 }
 
@@ -15310,14 +15351,15 @@ typedef struct gpuir__drv {
     /* params[i] points at a device address or, after the kernel's buffers,
        at a long long size, then (the wgmma kernel) at 128-byte tensor maps;
        n_params of them (at most GPUIR__MAX_KERNEL_PARAMS) */
-    int (*launch)(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                  void **params, unsigned n_params, unsigned stream);
+    int (*launch)(void *self, void *fn, const unsigned grid[3], const unsigned block[3],
+                  unsigned smem, void **params, unsigned n_params, unsigned stream);
     int (*event_record)(void *self, unsigned event, unsigned stream);
     int (*stream_wait)(void *self, unsigned stream, unsigned event);   /* for the event's latest record */
     int (*event_synchronize)(void *self, unsigned event);              /* the host waits for it */
     int (*synchronize)(void *self);      /* the host waits for everything */
     /* The error's name and text; `detail` may add what the emulator knows. */
-    void (*describe)(void *self, int code, const char **name, const char **text, const char **detail);
+    void (*describe)(void *self, int code, const char **name, const char **text,
+                     const char **detail);
     /* Why the device context is lost (after an error CUDA reports as fatal
        to it: illegal address, launch failure, ...), "" while it is not;
        owned by self, shared by every program on that context. */
@@ -15452,12 +15494,14 @@ typedef struct gpuir__built {
     void *self;                     /* the table's self, which compile gets */
     bool cached;                    /* image came from the cache */
 } gpuir__built;
-static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
+static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n,
+                                        const char *ext,
                                         gpuir__compile_fn compile, gpuir__built *b);
 static void gpuir__cache_key(const char *const *parts, size_t n, char hex[65]);
 static const char *gpuir__cache_version(const gpuir_ctx *ctx);
 static char *gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *ext);
-static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext, const char *value);
+static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext,
+                                          const char *value);
 
 /* ---- the CUDA device table over the loaded driver ---- */
 
@@ -15542,17 +15586,20 @@ static int gpuir__cudart_free(void *self, gpuir__dptr p, unsigned s) {
 }
 static int gpuir__cudart_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    return gpuir__cudart_async(C, s) ? C->cu.cuMemcpyHtoDAsync(dst, src, n, gpuir__cudart_stream(C, s))
+    return gpuir__cudart_async(C, s) ? C->cu.cuMemcpyHtoDAsync(dst, src, n,
+                                                               gpuir__cudart_stream(C, s))
                                      : C->cu.cuMemcpyHtoD(dst, src, n);
 }
 static int gpuir__cudart_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    return gpuir__cudart_async(C, s) ? C->cu.cuMemcpyDtoHAsync(dst, src, n, gpuir__cudart_stream(C, s))
+    return gpuir__cudart_async(C, s) ? C->cu.cuMemcpyDtoHAsync(dst, src, n,
+                                                               gpuir__cudart_stream(C, s))
                                      : C->cu.cuMemcpyDtoH(dst, src, n);
 }
 static int gpuir__cudart_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
-    return gpuir__cudart_async(C, s) ? C->cu.cuMemcpyDtoDAsync(dst, src, n, gpuir__cudart_stream(C, s))
+    return gpuir__cudart_async(C, s) ? C->cu.cuMemcpyDtoDAsync(dst, src, n,
+                                                               gpuir__cudart_stream(C, s))
                                      : C->cu.cuMemcpyDtoD(dst, src, n);
 }
 static int gpuir__cudart_record(void *self, unsigned e, unsigned s) {
@@ -15575,22 +15622,25 @@ static int gpuir__cudart_unload(void *self, void *module) {
     return ((gpuir__cudart *)self)->cu.cuModuleUnload((gpuir__CUmodule)module);
 }
 static int gpuir__cudart_function(void *self, void **fn, void *module, const char *name) {
-    return ((gpuir__cudart *)self)->cu.cuModuleGetFunction((gpuir__CUfunction *)fn, (gpuir__CUmodule)module, name);
+    return ((gpuir__cudart *)self)->cu.cuModuleGetFunction((gpuir__CUfunction *)fn,
+                                                           (gpuir__CUmodule)module, name);
 }
 
 /* Launches on stream s (0: the default stream); dynamic shared memory past
    48 KiB raises the function's limit first. */
-static int gpuir__cudart_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+static int gpuir__cudart_launch(void *self, void *fn, const unsigned grid[3],
+                                const unsigned block[3], unsigned smem,
                                 void **params, unsigned n_params, unsigned s) {
     gpuir__cudart *C = (gpuir__cudart *)self;
     (void)n_params;
     if (smem > 48u * 1024u) {
-        int rc = C->cu.cuFuncSetAttribute((gpuir__CUfunction)fn, GPUIR__CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        int rc = C->cu.cuFuncSetAttribute((gpuir__CUfunction)fn,
+                                          GPUIR__CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           (int)smem);
         if (rc) return rc;
     }
-    return C->cu.cuLaunchKernel((gpuir__CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
-                                gpuir__cudart_stream(C, s), params, NULL);
+    return C->cu.cuLaunchKernel((gpuir__CUfunction)fn, grid[0], grid[1], grid[2], block[0],
+                                block[1], block[2], smem, gpuir__cudart_stream(C, s), params, NULL);
 }
 static int gpuir__cudart_sync(void *self) { return ((gpuir__cudart *)self)->cu.cuCtxSynchronize(); }
 
@@ -15604,8 +15654,8 @@ static int gpuir__cudart_tensor_map(void *self, gpuir__tmap *map, const gpuir__t
     if (C->dev.sm < 90) return gpuir__tmap_encode(map, d) ? 1 : 0;   /* the kernel's portable copy reads it */
     if (!C->cu.cuTensorMapEncodeTiled) return 801;
     const unsigned ones[GPUIR__TMAP_MAX_RANK] = {1, 1, 1, 1, 1};
-    return C->cu.cuTensorMapEncodeTiled(map, d->dtype, d->rank, (void *)(uintptr_t)d->base, d->dims, d->strides,
-                                        d->box, ones, 0, d->swizzle, 2, 0);
+    return C->cu.cuTensorMapEncodeTiled(map, d->dtype, d->rank, (void *)(uintptr_t)d->base,
+                                        d->dims, d->strides, d->box, ones, 0, d->swizzle, 2, 0);
 }
 
 /* ---- graphs: stream capture of a run's device work ---- */
@@ -15626,7 +15676,8 @@ static int gpuir__cudart_host_unregister(void *self, void *p) {
 
 /* Non-blocking: it does not wait for the legacy stream, nor it for it. */
 static int gpuir__cudart_stream_create(void *self, void **stream) {
-    return ((gpuir__cudart *)self)->cu.cuStreamCreate((gpuir__CUstream *)stream, GPUIR__CU_STREAM_NON_BLOCKING);
+    return ((gpuir__cudart *)self)->cu.cuStreamCreate((gpuir__CUstream *)stream,
+                                                      GPUIR__CU_STREAM_NON_BLOCKING);
 }
 static int gpuir__cudart_stream_destroy(void *self, void *stream) {
     return ((gpuir__cudart *)self)->cu.cuStreamDestroy((gpuir__CUstream)stream);
@@ -15707,7 +15758,8 @@ static void gpuir__cuda_error_lookup(int code, const char **name, const char **t
     if (!*text) *text = "unknown error";
 }
 
-static void gpuir__cudart_describe(void *self, int code, const char **name, const char **text, const char **detail) {
+static void gpuir__cudart_describe(void *self, int code, const char **name, const char **text,
+                                   const char **detail) {
     gpuir__cudart *C = (gpuir__cudart *)self;
     *name = *text = NULL;
     if (C->cu.cuGetErrorName && C->cu.cuGetErrorName(code, name) != 0) *name = NULL;
@@ -15816,7 +15868,8 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
     gpuir_ctx *ctx = p->ctx;
     gpuir__cudart *C = ctx->cuda && ctx->cuda->dev.ordinal == p->desc.device ? ctx->cuda : NULL;
     if (C && C->lost[0])
-        return gpuir__fail(ctx, GPUIR_ERR_CUDA, "cuda: the device context is lost (make a new gpuir context; "
+        return gpuir__fail(ctx, GPUIR_ERR_CUDA,
+                           "cuda: the device context is lost (make a new gpuir context; "
                            "for CUDA, a new process) after: %s", C->lost);
     if (!C) {
         /* Asked for CUDA: the context is created while the kernels compile
@@ -15881,8 +15934,8 @@ static gpuir_result gpuir__cuda_compile(void *self, gpuir_program *p, void **ima
     bool as_ptx = false;
     int sm = gpuir__nvrtc_pick_arch(&C->nv, C->dev.sm, &as_ptx);
     if (!sm)
-        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "NVRTC %d.%d cannot compile for sm_%d (%s)", C->nv.major,
-                           C->nv.minor, C->dev.sm, C->dev.name);
+        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "NVRTC %d.%d cannot compile for sm_%d (%s)",
+                           C->nv.major, C->nv.minor, C->dev.sm, C->dev.name);
     char *img = NULL;
     r = gpuir__nvrtc_compile(p->ctx, &C->nv, p->source, "gpuir_kernels.cu", sm,
                                           gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx), as_ptx, NULL, 0,
@@ -16034,7 +16087,8 @@ GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size) {
         return false;
     }
     if (ctx->result != GPUIR_OK) {
-        if (why && size) snprintf(why, size, "the context holds an error: %s", gpuir_ctx_error(ctx));
+        if (why && size) snprintf(why, size, "the context holds an error: %s",
+                                  gpuir_ctx_error(ctx));
         return false;
     }
     gpuir__cuda cu;
@@ -16049,7 +16103,8 @@ GPUIRDEF bool gpuir_cuda_available(gpuir_ctx *ctx, char *why, size_t size) {
 
 /* The CUDA C of a lowered module through NVRTC for sm_<sm>, without a GPU:
    the largest spill of any kernel and, if asked, the PTX. */
-GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *spilled_bytes, char **ptx) {
+GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *spilled_bytes,
+                                                char **ptx) {
     if (spilled_bytes) *spilled_bytes = -1;
     if (ptx) *ptx = NULL;
     if (!m) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
@@ -16066,14 +16121,15 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
     size_t size = 0;
     const char *verbose = GPUIR__NVRTC_OPT_PTXAS_VERBOSE;
     bool specific = gpuir__nvrtc_arch_specific(gpuir__module_uses_wgmma(m), sm, false);
-    if (!r) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, false, &verbose, 1, &image,
-                                     &size, &log);
+    if (!r) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, false,
+                                     &verbose, 1, &image, &size, &log);
     if (!r && spilled_bytes) *spilled_bytes = log ? gpuir__nvrtc_spilled_bytes(log) : -1;
     GPUIR_FREE(image);
     GPUIR_FREE(log);
     image = NULL;
     if (!r && ptx)
-        r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, true, NULL, 0, ptx, &size, NULL);
+        r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, true, NULL, 0,
+                                 ptx, &size, NULL);
     if (nv.lib) gpuir__nvrtc_unload(&nv);
     GPUIR_FREE(source);
     return r;
@@ -16230,7 +16286,8 @@ static void gpuir__cache_sha256_blocks_ni(uint32_t h[8], const unsigned char *p,
 #endif
 
 /* `count` whole blocks into s's state. */
-static void gpuir__cache_sha256_blocks(gpuir__cache_sha256 *s, const unsigned char *p, size_t count) {
+static void gpuir__cache_sha256_blocks(gpuir__cache_sha256 *s, const unsigned char *p,
+                                       size_t count) {
 #ifdef GPUIR__SHA_NI
     if (s->ni) { gpuir__cache_sha256_blocks_ni(s->h, p, count); return; }
 #endif
@@ -16293,8 +16350,8 @@ static void gpuir__cache_sha256_buf(const void *data, size_t n, unsigned char ou
 
 /* HMAC-SHA256 (RFC 2104) under a 32-byte secret of the n buffers parts[i]
    of sizes[i], hashed one after the other. */
-static void gpuir__cache_hmac(const unsigned char secret[32], const void *const *parts, const size_t *sizes,
-                              size_t n, unsigned char out[32]) {
+static void gpuir__cache_hmac(const unsigned char secret[32], const void *const *parts,
+                              const size_t *sizes, size_t n, unsigned char out[32]) {
     unsigned char pad[64], inner[32];
     gpuir__cache_sha256 s;
     memset(pad, 0x36, sizeof pad);
@@ -16426,7 +16483,8 @@ static bool gpuir__cache_valid_ext(const char *ext) {
     if (!ext) return false;
     size_t n = 0;
     for (; ext[n]; n++)
-        if (n >= GPUIR__CACHE_EXT_MAX || !((ext[n] >= 'a' && ext[n] <= 'z') || (ext[n] >= '0' && ext[n] <= '9')))
+        if (n >= GPUIR__CACHE_EXT_MAX ||
+            !((ext[n] >= 'a' && ext[n] <= 'z') || (ext[n] >= '0' && ext[n] <= '9')))
             return false;
     return n > 0;
 }
@@ -16442,7 +16500,8 @@ static size_t gpuir__cache_home(const char *key, size_t cap) {
 
 /* The slot holding (key, ext), or the empty slot where it would go (NULL if
    the table has no slots yet). Linear probing; the table is never full. */
-static gpuir__cache_entry *gpuir__cache_probe(const gpuir__cache *c, const char *key, const char *ext) {
+static gpuir__cache_entry *gpuir__cache_probe(const gpuir__cache *c, const char *key,
+                                              const char *ext) {
     if (c->cap == 0) return NULL;
     for (size_t i = gpuir__cache_home(key, c->cap);; i = (i + 1) & (c->cap - 1)) {
         gpuir__cache_entry *e = &c->slots[i];
@@ -16451,7 +16510,8 @@ static gpuir__cache_entry *gpuir__cache_probe(const gpuir__cache *c, const char 
 }
 
 /* The entry for (key, ext), or NULL. */
-static gpuir__cache_entry *gpuir__cache_mem_find(const gpuir__cache *c, const char *key, const char *ext) {
+static gpuir__cache_entry *gpuir__cache_mem_find(const gpuir__cache *c, const char *key,
+                                                 const char *ext) {
     gpuir__cache_entry *e = gpuir__cache_probe(c, key, ext);
     return e && e->bytes ? e : NULL;
 }
@@ -16566,7 +16626,8 @@ static int gpuir__cache_mkdirs(gpuir__cache *c, char *path) {
         if (stat(path, &st) == 0) err = S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
         else if (errno != ENOENT) err = errno;
         else if (mkdir(path, 0700) != 0 && errno != EEXIST) err = errno;
-        if (err) gpuir__cache_msg(c->status, "disk cache off: cannot create %s: %s", path, strerror(err));
+        if (err) gpuir__cache_msg(c->status, "disk cache off: cannot create %s: %s", path,
+                                  strerror(err));
         *p = saved;
         if (err) return err;
         if (saved == '\0') return 0;
@@ -16581,7 +16642,8 @@ static bool gpuir__cache_dir_safe(gpuir__cache *c, const struct stat *st) {
         return false;
     }
     if (st->st_uid != geteuid()) {
-        gpuir__cache_msg(c->status, "disk cache off: %s is owned by uid %lu, not by this user (uid %lu)",
+        gpuir__cache_msg(c->status,
+                         "disk cache off: %s is owned by uid %lu, not by this user (uid %lu)",
                          c->dir, (unsigned long)st->st_uid, (unsigned long)geteuid());
         return false;
     }
@@ -16612,7 +16674,8 @@ static int gpuir__cache_open_dir(gpuir__cache *c) {
         return -1;
     }
     bool ok = fstat(fd, &st) == 0;
-    if (!ok) gpuir__cache_msg(c->status, "disk cache off: cannot stat %s: %s", c->dir, strerror(errno));
+    if (!ok) gpuir__cache_msg(c->status, "disk cache off: cannot stat %s: %s", c->dir,
+                              strerror(errno));
     else if (st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
         gpuir__cache_msg(c->status, "disk cache off: %s was replaced while being opened", c->dir);
         ok = false;
@@ -16697,7 +16760,8 @@ static int gpuir__cache_read_all(int fd, void *buf, size_t n) {
 /* Reads an entry's header into h and its n payload bytes into p with one
    readv (more only if the kernel returns less): 0, 1 when the file ends
    first, -1 with errno on a read error. */
-static int gpuir__cache_read_entry(int fd, unsigned char h[GPUIR__CACHE_HEADER], unsigned char *p, size_t n) {
+static int gpuir__cache_read_entry(int fd, unsigned char h[GPUIR__CACHE_HEADER],
+                                   unsigned char *p, size_t n) {
     struct iovec v[2] = {{h, GPUIR__CACHE_HEADER}, {p, n}};
     ssize_t r;
     do r = readv(fd, v, n ? 2 : 1);
@@ -16733,8 +16797,8 @@ static bool gpuir__cache_same_tag(const unsigned char *a, const unsigned char *b
 }
 
 /* Fills the header of an entry for (key, ext) holding bytes. */
-static void gpuir__cache_header(const gpuir__cache *c, unsigned char h[GPUIR__CACHE_HEADER], const char *key,
-                                const char *ext, const void *bytes, size_t size) {
+static void gpuir__cache_header(const gpuir__cache *c, unsigned char h[GPUIR__CACHE_HEADER],
+                                const char *key, const char *ext, const void *bytes, size_t size) {
     memcpy(h, GPUIR__CACHE_MAGIC, 8);
     gpuir__cache_put_u32(h + 8, GPUIR__CACHE_VERSION);
     gpuir__cache_put_u32(h + 12, GPUIR__CACHE_HEADER);
@@ -16746,7 +16810,8 @@ static void gpuir__cache_header(const gpuir__cache *c, unsigned char h[GPUIR__CA
 
 /* Checks a header against the key and the file size; NULL when it is
    consistent, else what is wrong. */
-static const char *gpuir__cache_header_check(const unsigned char *h, const char *key, uint64_t file_size) {
+static const char *gpuir__cache_header_check(const unsigned char *h, const char *key,
+                                             uint64_t file_size) {
     if (memcmp(h, GPUIR__CACHE_MAGIC, 8) != 0) return "not a gpuir cache file (bad magic)";
     if (gpuir__cache_get_u32(h + 8) != GPUIR__CACHE_VERSION) return "unsupported format version";
     if (gpuir__cache_get_u32(h + 12) != GPUIR__CACHE_HEADER) return "bad header size";
@@ -16781,7 +16846,8 @@ static int gpuir__cache_read_failed(gpuir__cache *c, int r, const char *name, co
    written by gpuir with this directory's secret (its tag). HIT with a
    malloc'd payload in *out; BAD with *why set; MISS on a read error or out
    of memory. */
-static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const char *key, const char *ext,
+static int gpuir__cache_load_fd(gpuir__cache *c, int fd, const char *name, const char *key,
+                                const char *ext,
                                 const struct stat *st, unsigned char **out, size_t *size, const char **why) {
     unsigned char h[GPUIR__CACHE_HEADER], digest[32];
     if ((*why = gpuir__cache_entry_stat_check(st)) != NULL) return GPUIR__CACHE_BAD;
@@ -16849,7 +16915,8 @@ static void gpuir__cache_remove_bad(gpuir__cache *c, const char *name, const str
     if (fstatat(c->dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0) return;
     if (now.st_dev != bad->st_dev || now.st_ino != bad->st_ino) return;
     if (unlinkat(c->dirfd, name, 0) != 0)
-        gpuir__cache_msg(c->last_error, "cannot remove bad entry %s/%s: %s", c->dir, name, strerror(errno));
+        gpuir__cache_msg(c->last_error, "cannot remove bad entry %s/%s: %s", c->dir, name,
+                         strerror(errno));
 }
 
 /* Creates a fresh temp file ".<key>.<pid>.<random>.tmp" (O_EXCL, 0600); the
@@ -16909,8 +16976,8 @@ static int gpuir__cache_secret_make(gpuir__cache *c) {
     if (ok && linkat(c->dirfd, tmp, c->dirfd, GPUIR__CACHE_SECRET, 0) != 0) ok = false, err = errno;
     if (fd >= 0) unlinkat(c->dirfd, tmp, 0);
     if (!ok && err != EEXIST)
-        gpuir__cache_msg(c->status, "disk cache off: cannot make %s/%s: %s", c->dir, GPUIR__CACHE_SECRET,
-                         strerror(err));
+        gpuir__cache_msg(c->status, "disk cache off: cannot make %s/%s: %s", c->dir,
+                         GPUIR__CACHE_SECRET, strerror(err));
     return ok ? 0 : err;
 }
 
@@ -16919,19 +16986,21 @@ static int gpuir__cache_secret_make(gpuir__cache *c) {
    rebuilt). False with c->status saying why. */
 static bool gpuir__cache_secret_get(gpuir__cache *c) {
     for (int tries = 0; tries < 4; tries++) {
-        int fd = openat(c->dirfd, GPUIR__CACHE_SECRET, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int fd = openat(c->dirfd, GPUIR__CACHE_SECRET,
+                        O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         int err = fd < 0 ? errno : 0;
         const char *why = fd >= 0 ? gpuir__cache_secret_read(c, fd) : err == ELOOP ? "a symlink" : NULL;
         if (fd >= 0) close(fd);
         if (fd >= 0 && !why) return true;
         if (why) {                              /* a bad one: replace it */
-            gpuir__cache_msg(c->status, "disk cache off: %s/%s is %s", c->dir, GPUIR__CACHE_SECRET, why);
+            gpuir__cache_msg(c->status, "disk cache off: %s/%s is %s", c->dir,
+                             GPUIR__CACHE_SECRET, why);
             if (unlinkat(c->dirfd, GPUIR__CACHE_SECRET, 0) != 0 && errno != ENOENT) return false;
             continue;
         }
         if (err != ENOENT) {
-            gpuir__cache_msg(c->status, "disk cache off: cannot open %s/%s: %s", c->dir, GPUIR__CACHE_SECRET,
-                             strerror(err));
+            gpuir__cache_msg(c->status, "disk cache off: cannot open %s/%s: %s", c->dir,
+                             GPUIR__CACHE_SECRET, strerror(err));
             return false;
         }
         err = gpuir__cache_secret_make(c);
@@ -16942,7 +17011,8 @@ static bool gpuir__cache_secret_get(gpuir__cache *c) {
 
 /* Writes header and payload to the temp file fd, then fsyncs and closes it
    (always). NULL, or the step that failed with errno set. */
-static const char *gpuir__cache_fill(int fd, const unsigned char *h, const void *bytes, size_t size) {
+static const char *gpuir__cache_fill(int fd, const unsigned char *h, const void *bytes,
+                                     size_t size) {
     const char *step = NULL;
     if (!gpuir__write_all(fd, h, GPUIR__CACHE_HEADER) || !gpuir__write_all(fd, bytes, size))
         step = "write";
@@ -16996,7 +17066,8 @@ static bool gpuir__cache_mem_remove(gpuir__cache *c, const char *key, const char
 /* Evicts (key, ext), whose payload `bytes` turned out bad, from memory and
    from disk; the disk entry only while it still holds those bytes (another
    process may have replaced it with a good one). */
-static void gpuir__cache_evict(gpuir__cache *c, const char *key, const char *ext, const void *bytes, size_t size) {
+static void gpuir__cache_evict(gpuir__cache *c, const char *key, const char *ext, const void *bytes,
+                               size_t size) {
     if (!gpuir__cache_valid_key(key) || !gpuir__cache_valid_ext(ext)) return;
     gpuir__cache_mem_remove(c, key, ext);
     if (!gpuir__cache_disk_ok(c)) return;
@@ -17007,7 +17078,8 @@ static void gpuir__cache_evict(gpuir__cache *c, const char *key, const char *ext
     struct stat st;
     const char *why = NULL;
     int r = gpuir__cache_load(c, name, key, ext, &p, &n, &st, &why);
-    if (r != GPUIR__CACHE_MISS && (r == GPUIR__CACHE_BAD || (n == size && memcmp(p, bytes, size) == 0)))
+    if (r != GPUIR__CACHE_MISS &&
+        (r == GPUIR__CACHE_BAD || (n == size && memcmp(p, bytes, size) == 0)))
         gpuir__cache_remove_bad(c, name, &st);
     GPUIR_FREE(p);
 }
@@ -17155,7 +17227,8 @@ static gpuir_result gpuir__cached_compile(gpuir_program *p, gpuir__built *b) {
 /* The compiled image for key `parts`, into b: from the cache (b->cached),
    else compiled. Nothing is stored yet: gpuir__program_load stores only a
    module that loaded (gpuir__cached_store). */
-static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n, const char *ext,
+static gpuir_result gpuir__cached_build(gpuir_program *p, const char *const *parts, size_t n,
+                                        const char *ext,
                                         gpuir__compile_fn compile, gpuir__built *b) {
     double t0 = gpuir__now_ms();
     gpuir__cache *c = gpuir__ctx_cache(p->ctx);
@@ -17205,7 +17278,8 @@ static char *gpuir__cache_memo_get(gpuir_ctx *ctx, const char *key, const char *
     return text;
 }
 
-static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext, const char *value) {
+static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const char *ext,
+                                          const char *value) {
     gpuir__cache *c = gpuir__ctx_cache(ctx);
     if (!c) return ctx->result;
     gpuir__cache_stats before = c->stats;
@@ -17220,7 +17294,8 @@ static void gpuir__cached_evict(gpuir_program *p, const gpuir__built *b, const c
     gpuir__cache *c = gpuir__ctx_cache(p->ctx);
     if (!c) return;
     gpuir__cache_evict(c, b->key, b->ext, b->image, b->size);
-    gpuir__cache_msg(c->last_error, "the cached module %s%s%.64s.%s failed to load (%s); evicted from the cache "
+    gpuir__cache_msg(c->last_error,
+                     "the cached module %s%s%.64s.%s failed to load (%s); evicted from the cache "
                      "and compiled again", gpuir__cache_dir(c), *gpuir__cache_dir(c) ? "/" : "", b->key, b->ext, why);
 }
 
@@ -17348,16 +17423,19 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
     if (size < 16 || memcmp(data, GPUIR__BUNDLE_MAGIC, 8) != 0) why = "not a gpuir cache bundle";
     else if (gpuir__cache_get_u32(data + 8) != GPUIR__BUNDLE_VERSION) why = "a bundle version this gpuir does not read";
     else n = gpuir__cache_get_u32(data + 12);
-    if (why) r = gpuir__fail(ctx, GPUIR_ERR_IO, "cache bundle '%s': %s; nothing imported", path, why);
+    if (why) r = gpuir__fail(ctx, GPUIR_ERR_IO,
+                             "cache bundle '%s': %s; nothing imported", path, why);
     for (size_t i = 0; !r && i < n; i++) {
         gpuir__bundle_entry e;
         if ((why = gpuir__bundle_entry_read(data, size, &at, &e)) != NULL)
-            r = gpuir__fail(ctx, GPUIR_ERR_IO, "cache bundle '%s': entry %zu of %zu: %s; nothing imported", path,
+            r = gpuir__fail(ctx, GPUIR_ERR_IO,
+                            "cache bundle '%s': entry %zu of %zu: %s; nothing imported", path,
                             i + 1, n, why);
         else stbds_arrput(entries, e);
     }
     if (!r && at != size)
-        r = gpuir__fail(ctx, GPUIR_ERR_IO, "cache bundle '%s': %zu bytes after the last entry; nothing imported",
+        r = gpuir__fail(ctx, GPUIR_ERR_IO,
+                        "cache bundle '%s': %zu bytes after the last entry; nothing imported",
                         path, size - at);
     for (size_t i = 0; !r && i < stbds_arrlenu(entries); i++)
         r = gpuir__cache_put(c, entries[i].key, entries[i].ext, entries[i].bytes, entries[i].size);
@@ -17530,7 +17608,8 @@ typedef struct gpuir__emu_ctx {
 } gpuir__emu_ctx;
 
 #ifndef GPUIR__EMU_UCTX
-typedef char gpuir__emu_ctx_layout_check[(offsetof(gpuir__emu_ctx, fp) == 8 && offsetof(gpuir__emu_ctx, pc) == 16
+typedef char gpuir__emu_ctx_layout_check[(offsetof(gpuir__emu_ctx, fp) == 8 &&
+                                          offsetof(gpuir__emu_ctx, pc) == 16
                                           && offsetof(gpuir__emu_ctx, fpcw) == 24
                                           && offsetof(gpuir__emu_ctx, mxcsr) == 28) ? 1 : -1];
 #endif
@@ -17713,7 +17792,8 @@ static void gpuir__emu_vmsg(char *buf, size_t size, const char *fmt, va_list ap)
 }
 
 /* Formats a message into a caller buffer directly (used before e is set up). */
-static void __attribute__((format(printf, 3, 4))) gpuir__emu_msg(char *buf, size_t size, const char *fmt, ...)
+static void __attribute__((format(printf, 3, 4))) gpuir__emu_msg(char *buf, size_t size,
+                                                                 const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -17722,7 +17802,8 @@ static void __attribute__((format(printf, 3, 4))) gpuir__emu_msg(char *buf, size
 }
 
 /* Records the launch's first error: later ones are dropped. */
-static void __attribute__((format(printf, 2, 3))) gpuir__emu_fail(gpuir__emu_engine *e, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) gpuir__emu_fail(gpuir__emu_engine *e,
+                                                                  const char *fmt, ...)
 {
     va_list ap;
     if (e->failed) return;
@@ -17752,14 +17833,16 @@ static void gpuir__emu_asan_landed(gpuir__emu_engine *e, gpuir__emu_ctx *self)
 /* Switches from the running context to `to`; from_done says `from` will
    never run again (ASan then frees its fake stack). Returns when something
    switches back to `from`. */
-static void gpuir__emu_switch(gpuir__emu_engine *e, gpuir__emu_ctx *from, gpuir__emu_ctx *to, int from_done)
+static void gpuir__emu_switch(gpuir__emu_engine *e, gpuir__emu_ctx *from, gpuir__emu_ctx *to,
+                              int from_done)
 {
 #ifdef GPUIR__EMU_TSAN
     __tsan_switch_to_fiber(to->tsan_fiber, 0);
 #endif
 #ifdef GPUIR__EMU_ASAN
     e->asan_from = from;
-    __sanitizer_start_switch_fiber(from_done ? NULL : &from->fake_stack, to->stack_lo, to->stack_size);
+    __sanitizer_start_switch_fiber(from_done ? NULL : &from->fake_stack, to->stack_lo,
+                                   to->stack_size);
     gpuir__emu_switch_raw(from, to);
     gpuir__emu_asan_landed(e, from);
 #else
@@ -18004,7 +18087,8 @@ static int gpuir__emu_reserve(gpuir__emu_engine *e, unsigned n)
     return 0;
 oom:
     gpuir__emu_release_fibers(e);
-    gpuir__emu_fail(e, "gpuir emulator: out of memory for %u fiber stacks of %zu bytes", cap, e->stack_bytes);
+    gpuir__emu_fail(e, "gpuir emulator: out of memory for %u fiber stacks of %zu bytes", cap,
+                    e->stack_bytes);
     e->out_of_memory = 1;
     return 1;
 }
@@ -18022,7 +18106,8 @@ static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes)
         e->shared_cap = 0;
         e->shared_raw = (unsigned char *)GPUIR_MALLOC(need);
         if (!e->shared_raw) {
-            gpuir__emu_fail(e, "gpuir emulator: out of memory for %zu bytes of shared memory", shared_bytes);
+            gpuir__emu_fail(e, "gpuir emulator: out of memory for %zu bytes of shared memory",
+                            shared_bytes);
             e->out_of_memory = 1;
             return 1;
         }
@@ -18032,7 +18117,8 @@ static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes)
     e->shared_bytes = shared_bytes;
 #ifdef GPUIR__EMU_ASAN
     ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
-    ASAN_POISON_MEMORY_REGION(e->shared + shared_bytes, e->shared_raw + e->shared_cap - (e->shared + shared_bytes));
+    ASAN_POISON_MEMORY_REGION(e->shared + shared_bytes,
+                              e->shared_raw + e->shared_cap - (e->shared + shared_bytes));
 #endif
     return 0;
 }
@@ -18072,27 +18158,31 @@ static void gpuir__emu_engine_destroy(gpuir__emu_engine *e)
 
 /* Checks a launch configuration against CUDA's limits. Returns 0 or nonzero
    with the error recorded. */
-static int gpuir__emu_check_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, const unsigned grid[3],
+static int gpuir__emu_check_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
+                                   const unsigned grid[3],
                                    const unsigned block[3], size_t shared_bytes)
 {
     if (!entry || !grid || !block)
         gpuir__emu_fail(e, "gpuir emulator: launch needs a kernel entry, a grid and a block");
     else if (!block[0] || !block[1] || !block[2])
-        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has a zero dimension", block[0], block[1], block[2]);
+        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has a zero dimension", block[0],
+                        block[1], block[2]);
     else if (!grid[0] || !grid[1] || !grid[2])
-        gpuir__emu_fail(e, "gpuir emulator: grid (%u,%u,%u) has a zero dimension", grid[0], grid[1], grid[2]);
+        gpuir__emu_fail(e, "gpuir emulator: grid (%u,%u,%u) has a zero dimension", grid[0],
+                        grid[1], grid[2]);
     else if (block[0] > 1024 || block[1] > 1024 || block[2] > 64)
         gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) exceeds the per-dimension limits (1024,1024,64)",
                         block[0], block[1], block[2]);
     else if ((unsigned long long)block[0] * block[1] * block[2] > GPUIR__EMU_MAX_THREADS)
-        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has %llu threads, more than %u", block[0], block[1],
+        gpuir__emu_fail(e, "gpuir emulator: block (%u,%u,%u) has %llu threads, more than %u",
+                        block[0], block[1],
                         block[2], (unsigned long long)block[0] * block[1] * block[2], GPUIR__EMU_MAX_THREADS);
     else if (grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535)
         gpuir__emu_fail(e, "gpuir emulator: grid (%u,%u,%u) exceeds the limits (2147483647,65535,65535)", grid[0],
                         grid[1], grid[2]);
     else if (shared_bytes > GPUIR__EMU_MAX_SHARED)
-        gpuir__emu_fail(e, "gpuir emulator: %zu bytes of shared memory requested, the limit is %zu", shared_bytes,
-                        GPUIR__EMU_MAX_SHARED);
+        gpuir__emu_fail(e, "gpuir emulator: %zu bytes of shared memory requested, the limit is %zu",
+                        shared_bytes, GPUIR__EMU_MAX_SHARED);
     return e->failed;
 }
 
@@ -18166,7 +18256,8 @@ static void gpuir__emu_run_block_fibers(gpuir__emu_engine *e)
 #ifdef GPUIR__EMU_TSAN
         if (!f->ctx.tsan_fiber) f->ctx.tsan_fiber = __tsan_create_fiber(0);
 #endif
-        if (gpuir__emu_ctx_init(&f->ctx, f->stack_lo, e->stack_bytes, gpuir__emu_fiber_main, &e->sched)) {
+        if (gpuir__emu_ctx_init(&f->ctx, f->stack_lo, e->stack_bytes, gpuir__emu_fiber_main,
+                                &e->sched)) {
             gpuir__emu_fail(e, "gpuir emulator: could not make a fiber context");
             return;
         }
@@ -18206,7 +18297,8 @@ static void gpuir__emu_run_grid(gpuir__emu_engine *e, const unsigned grid[3], in
 /* Runs a whole grid. uses_barriers: threads run as fibers and may call
    sync_block/sync_warp; otherwise they run as plain calls and a call to
    either is an error. Returns 0, or nonzero with a message in err. */
-static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, void **params, const unsigned grid[3],
+static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, void **params,
+                                    const unsigned grid[3],
                                     const unsigned block[3], size_t shared_bytes, int uses_barriers, char *err,
                                     size_t err_size)
 {
@@ -18216,7 +18308,8 @@ static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
         return 1;
     }
     if (e->running) {
-        gpuir__emu_msg(err, err_size, "gpuir emulator: launch from inside a running launch of the same engine");
+        gpuir__emu_msg(err, err_size,
+                       "gpuir emulator: launch from inside a running launch of the same engine");
         return 1;
     }
     e->err = err;
@@ -18385,13 +18478,15 @@ static int gpuir__emu_check_live(gpuir__emu *E, gpuir__dptr p, const char *what)
         for (size_t i = 0; i < E->gone_held; i++) {
             const gpuir__emu_alloc *g = &E->gone[(E->n_gone - 1 - i) % GPUIR__EMU_GONE];
             if (p < g->base || p >= g->base + (g->bytes ? g->bytes : 1)) continue;
-            snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (and given back; "
+            snprintf(E->detail, sizeof E->detail,
+                     "%s device memory that was already freed (and given back; "
                      "%zu bytes at %#llx)", what, g->bytes, (unsigned long long)g->base);
             return GPUIR__CU_ILLEGAL_ADDRESS;
         }
     }
     if (!a || !a->freed) return 0;
-    snprintf(E->detail, sizeof E->detail, "%s device memory that was already freed (freed on another stream "
+    snprintf(E->detail, sizeof E->detail,
+             "%s device memory that was already freed (freed on another stream "
              "without waiting for this work)", what);
     return GPUIR__CU_ILLEGAL_ADDRESS;
 }
@@ -18408,7 +18503,8 @@ static void gpuir__emu_gone_drop_oldest(gpuir__emu *E) {
    back at once, unremembered). */
 static void gpuir__emu_gone_add(gpuir__emu *E, gpuir__emu_alloc a) {
     if (a.bytes > GPUIR__EMU_GONE_BYTES) { GPUIR_FREE((void *)a.base); return; }
-    while (E->gone_held && (E->gone_held == GPUIR__EMU_GONE || E->gone_bytes + a.bytes > GPUIR__EMU_GONE_BYTES))
+    while (E->gone_held &&
+           (E->gone_held == GPUIR__EMU_GONE || E->gone_bytes + a.bytes > GPUIR__EMU_GONE_BYTES))
         gpuir__emu_gone_drop_oldest(E);
     E->gone[E->n_gone++ % GPUIR__EMU_GONE] = a;
     E->gone_held++;
@@ -18430,11 +18526,13 @@ static int gpuir__emu_launch_now(gpuir__emu *E, const gpuir_emu_kernel *k, const
                                  const unsigned block[3], unsigned smem, void **params) {
     E->detail[0] = '\0';
     if (smem < k->dynamic_bytes) {      /* on a GPU: shared accesses out of bounds */
-        snprintf(E->detail, sizeof E->detail, "@%s declares %u bytes of dynamic shared memory, the launch gave %u",
+        snprintf(E->detail, sizeof E->detail,
+                 "@%s declares %u bytes of dynamic shared memory, the launch gave %u",
                  k->name, k->dynamic_bytes, smem);
         return GPUIR__CU_LAUNCH_FAILED;
     }
-    int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block, (size_t)k->shared_bytes + smem,
+    int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block,
+                                      (size_t)k->shared_bytes + smem,
                                       k->uses_barriers, E->detail, sizeof E->detail);
     if (!rc) return 0;
     return E->engine->out_of_memory ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_LAUNCH_FAILED;
@@ -18449,7 +18547,8 @@ static int gpuir__emu_exec(gpuir__emu *E, gpuir__emu_cmd *c) {
     case GPUIR__EMU_FREE: {
         gpuir__emu_alloc *a = gpuir__emu_find(E, c->dev);
         if (!a || a->base != c->dev || a->freed) {
-            snprintf(E->detail, sizeof E->detail, "freeing device memory that is not a live allocation");
+            snprintf(E->detail, sizeof E->detail,
+                     "freeing device memory that is not a live allocation");
             rc = GPUIR__CU_INVALID_VALUE;
         } else a->freed = true;
         break;
@@ -18475,9 +18574,11 @@ static int gpuir__emu_exec(gpuir__emu *E, gpuir__emu_cmd *c) {
             if (!skip && !rc && i < c->kernel->n_buffers)       /* then sizes, then tensor maps */
                 rc = gpuir__emu_check_live(E, c->args[i], "a kernel's parameter points at");
             if (!skip && !rc && i >= plain)                      /* word 1: the map's base */
-                rc = gpuir__emu_check_live(E, c->args[plain + 16 * (i - plain) + 1], "a tensor map points at");
+                rc = gpuir__emu_check_live(E, c->args[plain + 16 * (i - plain) + 1],
+                                           "a tensor map points at");
         }
-        if (!skip && !rc) rc = gpuir__emu_launch_now(E, c->kernel, c->grid, c->block, c->smem, params);
+        if (!skip && !rc) rc = gpuir__emu_launch_now(E, c->kernel, c->grid, c->block,
+                                                     c->smem, params);
         GPUIR_FREE(c->args);
         break;
     }
@@ -18525,7 +18626,8 @@ static bool gpuir__emu_idle(const gpuir__emu *E) {
 static int gpuir__emu_drain(gpuir__emu *E, unsigned e) {
     while (e ? E->events[e - 1].done < E->events[e - 1].recorded : !gpuir__emu_idle(E))
         if (gpuir__emu_step(E)) {
-            snprintf(E->detail, sizeof E->detail, "the streams wait for each other: nothing can run");
+            snprintf(E->detail, sizeof E->detail,
+                     "the streams wait for each other: nothing can run");
             return GPUIR__CU_LAUNCH_FAILED;      /* unreachable: waits name earlier records */
         }
     if (!e) gpuir__emu_release_freed(E);
@@ -18582,8 +18684,8 @@ static int gpuir__emu_mem_free(void *self, gpuir__dptr p, unsigned stream) {
 }
 
 /* Queues (or, on stream 0, runs) a copy; host is read or written when it runs. */
-static int gpuir__emu_copy(void *self, gpuir__emu_cmd_kind kind, gpuir__dptr dev, gpuir__dptr dev2, void *host,
-                           size_t n, unsigned stream) {
+static int gpuir__emu_copy(void *self, gpuir__emu_cmd_kind kind, gpuir__dptr dev,
+                           gpuir__dptr dev2, void *host, size_t n, unsigned stream) {
     gpuir__emu_cmd c;
     memset(&c, 0, sizeof c);
     c.kind = kind;
@@ -18593,13 +18695,15 @@ static int gpuir__emu_copy(void *self, gpuir__emu_cmd_kind kind, gpuir__dptr dev
     c.bytes = n;
     return gpuir__emu_submit((gpuir__emu *)self, stream, &c);
 }
-static int gpuir__emu_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
+static int gpuir__emu_htod(void *self, gpuir__dptr dst, const void *src, size_t n,
+                           unsigned stream) {
     return gpuir__emu_copy(self, GPUIR__EMU_HTOD, dst, 0, (void *)(uintptr_t)src, n, stream);  /* as from pinned memory */
 }
 static int gpuir__emu_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, unsigned stream) {
     return gpuir__emu_copy(self, GPUIR__EMU_DTOH, src, 0, dst, n, stream);
 }
-static int gpuir__emu_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned stream) {
+static int gpuir__emu_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n,
+                           unsigned stream) {
     return gpuir__emu_copy(self, GPUIR__EMU_DTOD, dst, src, NULL, n, stream);
 }
 
@@ -18831,7 +18935,8 @@ static void gpuir__emu_rmdir(int at, const char *name) {
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (fd >= 0 && !d) close(fd);
     for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && unlinkat(dirfd(d), e->d_name, 0) != 0)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            unlinkat(dirfd(d), e->d_name, 0) != 0)
             unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
     if (d) closedir(d);
     unlinkat(at, name, AT_REMOVEDIR);
@@ -18877,7 +18982,8 @@ static bool gpuir__emu_tmp_is_stale(int at, const char *name) {
     long pid = strtol(name + 6, &end, 10);
     if (end == name + 6 || *end != '-' || strlen(end) != 7 || pid <= 0 || pid == (long)getpid()) return false;
     struct stat st;
-    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid())
         return false;
     if (gpuir__emu_pid_alive(pid)) return false;
     char lock[NAME_MAX + 8];
@@ -18925,7 +19031,8 @@ static int gpuir__emu_tmp_lock(const char *dir) {
 /* The context's private temporary directory: made on first use (0700, in
    $TMPDIR, else /tmp), after removing those of dead processes. NULL with
    *err_no and err (naming the path and the errno text) when it cannot be. */
-static const char *gpuir__emu_tmp_dir(gpuir__emu_toolchain *h, char *err, size_t size, int *err_no) {
+static const char *gpuir__emu_tmp_dir(gpuir__emu_toolchain *h, char *err, size_t size,
+                                      int *err_no) {
     if (h->dir) return h->dir;
     const char *env = getenv("TMPDIR");
     const char *tmp = env && *env ? env : "/tmp";
@@ -18950,8 +19057,8 @@ static const char *gpuir__emu_tmp_dir(gpuir__emu_toolchain *h, char *err, size_t
 
 /* A new file <private dir>/<stem>-XXXXXX (0600, exclusive); the fd, or -1
    with *err_no and err naming the path and the errno text. */
-static int gpuir__emu_temp_file(gpuir__emu_toolchain *h, char path[PATH_MAX], const char *stem, char *err, size_t size,
-                                int *err_no) {
+static int gpuir__emu_temp_file(gpuir__emu_toolchain *h, char path[PATH_MAX], const char *stem,
+                                char *err, size_t size, int *err_no) {
     const char *dir = gpuir__emu_tmp_dir(h, err, size, err_no);
     if (!dir) return -1;
     snprintf(path, PATH_MAX, "%s/%s-XXXXXX", dir, stem);
@@ -18981,7 +19088,8 @@ static void gpuir__emu_toolchain_free(gpuir__emu_toolchain *h) {
 }
 
 /* The context's loaded object with these bytes' digest, or NULL. */
-static gpuir__emu_object *gpuir__emu_object_find(gpuir__emu_toolchain *h, const unsigned char digest[32]) {
+static gpuir__emu_object *gpuir__emu_object_find(gpuir__emu_toolchain *h,
+                                                 const unsigned char digest[32]) {
     for (size_t i = 0; i < stbds_arrlenu(h->objects); i++)
         if (memcmp(h->objects[i].digest, digest, 32) == 0) return &h->objects[i];
     return NULL;
@@ -18990,7 +19098,8 @@ static gpuir__emu_object *gpuir__emu_object_find(gpuir__emu_toolchain *h, const 
 /* dlopens a shared object from its bytes: written to a file in the
    context's private directory, dlopen'ed, and the file removed at once. A
    file that cannot be written is an OS error naming the path and the errno. */
-static int gpuir__emu_object_open(gpuir__emu *E, const void *image, size_t size, gpuir__emu_object *o) {
+static int gpuir__emu_object_open(gpuir__emu *E, const void *image, size_t size,
+                                  gpuir__emu_object *o) {
     char path[PATH_MAX];
     int err = 0;
     int fd = gpuir__emu_temp_file(E->host, path, "module", E->detail, sizeof E->detail, &err);
@@ -18999,7 +19108,8 @@ static int gpuir__emu_object_open(gpuir__emu *E, const void *image, size_t size,
     err = errno;
     if (close(fd) != 0 && written) written = false, err = errno;
     if (!written) {
-        snprintf(E->detail, sizeof E->detail, "cannot write the module to %.900s: %s", path, strerror(err));
+        snprintf(E->detail, sizeof E->detail, "cannot write the module to %.900s: %s", path,
+                 strerror(err));
         unlink(path);
         return GPUIR__CU_OPERATING_SYSTEM;
     }
@@ -19069,8 +19179,8 @@ static int gpuir__emu_function_get(void *self, void **fn, void *module, const ch
     return GPUIR__CU_NOT_FOUND;
 }
 
-static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                             void **params, unsigned n_params, unsigned stream) {
+static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3],
+                             unsigned smem, void **params, unsigned n_params, unsigned stream) {
     gpuir__emu *E = (gpuir__emu *)self;
     if (n_params > GPUIR__MAX_KERNEL_PARAMS || stream > stbds_arrlenu(E->streams)) return GPUIR__CU_INVALID_VALUE;
     gpuir__emu_cmd c;
@@ -19086,7 +19196,8 @@ static int gpuir__emu_launch(void *self, void *fn, const unsigned grid[3], const
     c.args = (gpuir__dptr *)GPUIR_MALLOC((n_params ? gpuir__emu_arg_slots(&c) : 1) * sizeof *c.args);
     if (!c.args) return GPUIR__CU_OUT_OF_MEMORY;
     for (unsigned i = 0; i < plain; i++) memcpy(&c.args[i], params[i], sizeof c.args[i]);
-    for (unsigned i = 0; i < maps; i++) memcpy(&c.args[plain + 16 * i], params[plain + i], GPUIR__TMAP_BYTES);
+    for (unsigned i = 0; i < maps; i++) memcpy(&c.args[plain + 16 * i], params[plain + i],
+                                               GPUIR__TMAP_BYTES);
     return gpuir__emu_submit(E, stream, &c);    /* running it frees args */
 }
 
@@ -19099,7 +19210,8 @@ static int gpuir__emu_tensor_map(void *self, gpuir__tmap *map, const gpuir__tmap
     return why ? GPUIR__CU_INVALID_VALUE : 0;
 }
 
-static void gpuir__emu_describe(void *self, int code, const char **name, const char **text, const char **detail) {
+static void gpuir__emu_describe(void *self, int code, const char **name, const char **text,
+                                const char **detail) {
     *name = *text = NULL;
     gpuir__cuda_error_lookup(code, name, text);
     *detail = ((gpuir__emu *)self)->detail;
@@ -19234,7 +19346,8 @@ static int gpuir__emu_wait(pid_t pid, int fd, double timeout, char *log) {
 /* Runs argv in the private directory dir with a time limit; its standard
    error into *log (malloc'd). The exit status (see gpuir__emu_wait), or -1
    when it could not start (*err_no), -3 when out of memory. */
-static int gpuir__emu_run(char *const *argv, const char *dir, double timeout, char **log, int *err_no) {
+static int gpuir__emu_run(char *const *argv, const char *dir, double timeout, char **log,
+                          int *err_no) {
     *log = (char *)GPUIR_MALLOC(GPUIR__EMU_LOG_MAX + 1);
     if (!*log) return -3;
     (*log)[0] = '\0';
@@ -19292,7 +19405,8 @@ static bool gpuir__emu_cc_is_script(const char *path) {
 /* The key under which the cache remembers what compiler cc (resolved to
    the file at path, st) says to --version: its name, path, device, inode,
    size and modification time. False for a script, or one not found. */
-static bool gpuir__emu_cc_memo_key(const char *cc, const char *path, const struct stat *st, char key[65]) {
+static bool gpuir__emu_cc_memo_key(const char *cc, const char *path, const struct stat *st,
+                                   char key[65]) {
     if (!*path || gpuir__emu_cc_is_script(path)) return false;
     char file[160];
     snprintf(file, sizeof file, "%llu:%llu %lld %lld.%09ld", (unsigned long long)st->st_dev,
@@ -19311,7 +19425,8 @@ static bool gpuir__emu_cc_memo_key(const char *cc, const char *path, const struc
    context's error set. A compiler binary (not a script) is asked once per
    file: the cache remembers its answer (gpuir__emu_cc_memo_key), so a warm
    make in a new process runs no compiler at all. */
-static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const char *cc, double timeout) {
+static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const char *cc,
+                                    double timeout) {
     char path[PATH_MAX], key[65], *log = NULL;
     struct stat st;
     gpuir__emu_cc_path(cc, path, &st);
@@ -19338,7 +19453,8 @@ static char *gpuir__emu_cc_describe(gpuir_program *p, const char *dir, const cha
 /* The identity of compiler cc for the cache key, found once per context
    (a compiler replaced in place, or upgraded, gets a new key). NULL with
    the context's error set. */
-static const char *gpuir__emu_cc_identity(gpuir_program *p, gpuir__emu_toolchain *h, const char *cc) {
+static const char *gpuir__emu_cc_identity(gpuir_program *p, gpuir__emu_toolchain *h,
+                                          const char *cc) {
     for (size_t i = 0; i < stbds_arrlenu(h->ccs); i++)
         if (strcmp(h->ccs[i].cc, cc) == 0) return h->ccs[i].id;
     char err[PATH_MAX + 128];
@@ -19351,7 +19467,8 @@ static const char *gpuir__emu_cc_identity(gpuir_program *p, gpuir__emu_toolchain
         return NULL;
     }
     if (!timeout) {
-        gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: GPUIR_CC_TIMEOUT='%s' is not a positive number of "
+        gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                    "emu: GPUIR_CC_TIMEOUT='%s' is not a positive number of "
                     "seconds", getenv("GPUIR_CC_TIMEOUT"));
         return NULL;
     }
@@ -19371,7 +19488,8 @@ static const char *gpuir__emu_cc_identity(gpuir_program *p, gpuir__emu_toolchain
 
 /* Writes the source into a new file of the private directory (its path in
    src). GPUIR_OK, or the error (recorded; no file is left). */
-static gpuir_result gpuir__emu_write_source(gpuir_program *p, gpuir__emu_toolchain *h, char src[PATH_MAX]) {
+static gpuir_result gpuir__emu_write_source(gpuir_program *p, gpuir__emu_toolchain *h,
+                                            char src[PATH_MAX]) {
     char err[PATH_MAX + 128];
     int err_no = 0, fd = gpuir__emu_temp_file(h, src, "src", err, sizeof err, &err_no);
     if (fd < 0) return err_no == ENOMEM ? gpuir__oom(p->ctx, "a temporary file's name")
@@ -19386,20 +19504,23 @@ static gpuir_result gpuir__emu_write_source(gpuir_program *p, gpuir__emu_toolcha
 }
 
 /* The error for a compiler run that did not succeed (rc from gpuir__emu_run). */
-static gpuir_result gpuir__emu_cc_failed(gpuir_program *p, const char *cc, int rc, int err_no, double timeout,
-                                         const char *log) {
+static gpuir_result gpuir__emu_cc_failed(gpuir_program *p, const char *cc, int rc, int err_no,
+                                         double timeout, const char *log) {
     const char *sep = *log ? ":\n" : "";
     if (rc == -3) return gpuir__oom(p->ctx, "the compiler's log");
     if (rc == -1)
-        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s could not be started: %s", cc, strerror(err_no));
+        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s could not be started: %s", cc,
+                           strerror(err_no));
     if (rc == -2)
-        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s did not finish compiling the kernels within %g s "
+        return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE,
+                           "emu: %s did not finish compiling the kernels within %g s "
                            "(GPUIR_CC_TIMEOUT sets the limit); its process group was killed%s%.2000s", cc,
                            timeout, sep, log);
     char how[64];
     if (rc > 128) snprintf(how, sizeof how, "killed by signal %d", rc - 128);
     else snprintf(how, sizeof how, "exit %d", rc);
-    return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s failed to compile the kernels (%s%s)%s%.2000s", cc,
+    return gpuir__fail(p->ctx, GPUIR_ERR_COMPILE,
+                       "emu: %s failed to compile the kernels (%s%s)%s%.2000s", cc,
                        how, *log ? "" : ", no output", sep, log);
 }
 
@@ -19418,7 +19539,8 @@ static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **imag
         r = err_no == ENOMEM ? gpuir__oom(p->ctx, "a temporary file's name")
                              : gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
     if (fo >= 0) close(fo);
-    if (!r && !timeout) r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: GPUIR_CC_TIMEOUT='%s' is not a "
+    if (!r && !timeout) r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                                        "emu: GPUIR_CC_TIMEOUT='%s' is not a "
                                         "positive number of seconds", getenv("GPUIR_CC_TIMEOUT"));
     if (!r) {
         char *argv[16];
@@ -19554,7 +19676,8 @@ static void gpuir__emu_close(gpuir_program *p) {
     /* Runs free what they allocate and destroy frees resident copies and the
        module first: anything still live here is a gpuir bug. */
     gpuir__emu_drain(E, 0);
-    GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0 && E->live_graphs == 0 && E->live_host == 0);
+    GPUIR_ASSERT(E->live_allocs == 0 && E->live_modules == 0 && E->live_graphs == 0 &&
+                 E->live_host == 0);
     gpuir__emu_free(E);
     p->drv.self = NULL;
 }
@@ -19612,7 +19735,8 @@ static int gpuir__fault_free(void *self, gpuir__dptr ptr, unsigned stream) {
     int hit = gpuir__fault_hit(F, 1);
     return hit ? hit : rc;
 }
-static int gpuir__fault_htod(void *self, gpuir__dptr dst, const void *src, size_t n, unsigned stream) {
+static int gpuir__fault_htod(void *self, gpuir__dptr dst, const void *src, size_t n,
+                             unsigned stream) {
     GPUIR__FAULT_SELF;
     int rc = gpuir__fault_hit(F, 1);
     return rc ? rc : F->inner.copy_htod(F->inner.self, dst, src, n, stream);
@@ -19622,7 +19746,8 @@ static int gpuir__fault_dtoh(void *self, void *dst, gpuir__dptr src, size_t n, u
     int rc = gpuir__fault_hit(F, 1);
     return rc ? rc : F->inner.copy_dtoh(F->inner.self, dst, src, n, stream);
 }
-static int gpuir__fault_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n, unsigned stream) {
+static int gpuir__fault_dtod(void *self, gpuir__dptr dst, gpuir__dptr src, size_t n,
+                             unsigned stream) {
     GPUIR__FAULT_SELF;
     int rc = gpuir__fault_hit(F, 1);
     return rc ? rc : F->inner.copy_dtod(F->inner.self, dst, src, n, stream);
@@ -19643,11 +19768,13 @@ static int gpuir__fault_function(void *self, void **fn, void *module, const char
     int rc = gpuir__fault_hit(F, 500);                  /* CUDA_ERROR_NOT_FOUND */
     return rc ? rc : F->inner.function_get(F->inner.self, fn, module, name);
 }
-static int gpuir__fault_launch(void *self, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+static int gpuir__fault_launch(void *self, void *fn, const unsigned grid[3],
+                               const unsigned block[3], unsigned smem,
                                void **params, unsigned n_params, unsigned stream) {
     GPUIR__FAULT_SELF;
     int rc = gpuir__fault_hit(F, 1);
-    return rc ? rc : F->inner.launch(F->inner.self, fn, grid, block, smem, params, n_params, stream);
+    return rc ? rc : F->inner.launch(F->inner.self, fn, grid, block, smem, params,
+                                     n_params, stream);
 }
 static int gpuir__fault_record(void *self, unsigned event, unsigned stream) {
     GPUIR__FAULT_SELF;
@@ -19768,7 +19895,8 @@ static const char *gpuir__fault_compiler_id(void *self, gpuir_program *p, char b
     GPUIR__FAULT_SELF;
     return F->inner.compiler_id(F->inner.self, p, buf);
 }
-static void gpuir__fault_describe(void *self, int code, const char **name, const char **text, const char **detail) {
+static void gpuir__fault_describe(void *self, int code, const char **name, const char **text,
+                                  const char **detail) {
     GPUIR__FAULT_SELF;
     F->inner.describe(F->inner.self, code, name, text, detail);
     *detail = "injected by the fault test";
@@ -19777,7 +19905,8 @@ static void gpuir__fault_describe(void *self, int code, const char **name, const
 
 /* Wraps table *d (a program's, or the context's device's) in a fault
    table; *out gets the wrapper (gpuir__fault_unwrap frees a program's). */
-static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv, struct gpuir__fault **out) {
+static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv,
+                                          struct gpuir__fault **out) {
     gpuir__fault *F = (gpuir__fault *)gpuir__calloc(1, sizeof *F);
     if (!F) return gpuir__oom(ctx, "fault injection");
     F->inner = *drv;
@@ -19864,13 +19993,13 @@ static void gpuir__fault_unwrap(gpuir_program *p);
 
 /* Turns a failed table call into the context's error: the call, the CUDA
    error name and text, and what gpuir was doing. */
-static gpuir_result gpuir__drv_check(gpuir_ctx *ctx, const gpuir__drv *d, int code, const char *call,
-                                     const char *what) {
+static gpuir_result gpuir__drv_check(gpuir_ctx *ctx, const gpuir__drv *d, int code,
+                                     const char *call, const char *what) {
     if (code == 0) return GPUIR_OK;
     const char *name = "CUDA_ERROR_UNKNOWN", *text = "unknown error", *detail = "";
     if (d->describe) d->describe(d->self, code, &name, &text, &detail);
-    gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_CUDA, "%s: %s failed (%s: %s)%s%s while %s", d->name, call, name,
-                                 text, *detail ? ": " : "", detail, what);
+    gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_CUDA, "%s: %s failed (%s: %s)%s%s while %s",
+                                 d->name, call, name, text, *detail ? ": " : "", detail, what);
     if (d->lost && !d->lost[0] && gpuir__cuda_error_is_fatal(code))
         snprintf(d->lost, GPUIR__LOST_SIZE, "%s", gpuir_ctx_error(ctx));
     return r;
@@ -19879,7 +20008,8 @@ static gpuir_result gpuir__drv_check(gpuir_ctx *ctx, const gpuir__drv *d, int co
 /* Fails fast once the device context is lost: its work cannot go on. */
 static gpuir_result gpuir__drv_alive(gpuir_ctx *ctx, const gpuir__drv *d) {
     if (!d->lost || !d->lost[0]) return GPUIR_OK;
-    return gpuir__fail(ctx, GPUIR_ERR_CUDA, "%s: the device context is lost (make a new gpuir context; for "
+    return gpuir__fail(ctx, GPUIR_ERR_CUDA,
+                       "%s: the device context is lost (make a new gpuir context; for "
                        "CUDA, a new process) after: %s", d->name, d->lost);
 }
 
@@ -19941,7 +20071,8 @@ static const char *gpuir__doing_text(gpuir__doing *w) {
     if (op->kind == GPUIR_OP_GPU_LAUNCH_FUNC) {
         const char *symbol = gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_KERNEL)->off);
         const gpuir__func *kf = gpuir__func_at(m, gpuir__launch_target(m, symbol));
-        snprintf(w->text, sizeof w->text, "launching @%s", kf ? gpuir__string(m, kf->name) : symbol);
+        snprintf(w->text, sizeof w->text, "launching @%s",
+                 kf ? gpuir__string(m, kf->name) : symbol);
         return w->text;
     }
     bool gpu = op->kind == GPUIR_OP_GPU_MEMCPY;
@@ -19954,7 +20085,8 @@ static const char *gpuir__doing_text(gpuir__doing *w) {
     return w->text;
 }
 
-static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3], const unsigned block[3],
+static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3],
+                                        const unsigned block[3],
                                         uint64_t shared_bytes, gpuir__doing *w);
 
 /* A static buffer's bytes (0 when it has a dynamic dim: see the slot). */
@@ -19979,7 +20111,8 @@ static gpuir_result gpuir__run_shape(gpuir__run *R, uint32_t v, const int64_t *d
     uint64_t cap = R->p->ctx->desc.max_tensor_bytes;
     if (!fits || (uint64_t)n > cap || (uint64_t)n > SIZE_MAX / 2) {
         gpuir__tbuf b;
-        return gpuir__fail(R->p->ctx, GPUIR_ERR_LIMIT, "a %s buffer (value %u) with these dynamic sizes is "
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_LIMIT,
+                           "a %s buffer (value %u) with these dynamic sizes is "
                            "more than max_tensor_bytes (%llu)", gpuir__tstr(&b, t), v, (unsigned long long)cap);
     }
     s->bytes = (size_t)n;
@@ -19988,7 +20121,8 @@ static gpuir_result gpuir__run_shape(gpuir__run *R, uint32_t v, const int64_t *d
 
 /* The run-time dims of an allocation: its dynamic dims are the dims of its
    operands its dims_of names. */
-static void gpuir__run_alloc_dims(gpuir__run *R, const gpuir__op *op, int64_t dims[GPUIR_MAX_RANK]) {
+static void gpuir__run_alloc_dims(gpuir__run *R, const gpuir__op *op,
+                                  int64_t dims[GPUIR_MAX_RANK]) {
     gpuir_module *m = R->p->m;
     const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
     const gpuir__attr *dims_of = gpuir__attr_get(m, op, GPUIR__KEY_DIMS_OF);
@@ -20023,19 +20157,22 @@ static void gpuir__program_count_streams(gpuir_program *p) {
 static gpuir_result gpuir__run_reserve(gpuir__run *R) {
     gpuir_program *p = R->p;
     if (!p->n_streams && !p->n_events) return GPUIR_OK;
-    return gpuir__drv_check(p->ctx, &p->drv, p->drv.streams_reserve(p->drv.self, p->n_streams, p->n_events),
+    return gpuir__drv_check(p->ctx, &p->drv,
+                            p->drv.streams_reserve(p->drv.self, p->n_streams, p->n_events),
                             "cuStreamCreate", "making the program's streams and events");
 }
 
 /* A buffer (or the base of a view) freed earlier in the run is an illegal
    address: an error naming the op that freed it, before any memory is
    touched (on the emulator, freed memory may be gone). */
-static gpuir_result gpuir__run_check_freed(gpuir__run *R, uint32_t v, bool device, gpuir__doing *w) {
+static gpuir_result gpuir__run_check_freed(gpuir__run *R, uint32_t v, bool device,
+                                           gpuir__doing *w) {
     gpuir_module *m = R->p->m;
     uint32_t by = R->slots[v - 1].freed_by;
     if (!by) by = R->slots[gpuir__view_base(m, v) - 1].freed_by;
     if (!by) return GPUIR_OK;
-    return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: illegal address: %s memory that was already freed "
+    return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY,
+                       "%s: illegal address: %s memory that was already freed "
                        "(by op %u, %s)", gpuir__doing_text(w), device ? "device" : "host", by,
                        gpuir_op_name(gpuir__op_at(m, by)->kind));
 }
@@ -20045,7 +20182,8 @@ static gpuir_result gpuir__run_dev(gpuir__run *R, uint32_t v, gpuir__dptr *out, 
     gpuir__slot *s = &R->slots[v - 1];
     if (gpuir__run_check_freed(R, v, true, w)) return R->p->ctx->result;
     if (!s->dev && s->bytes)
-        return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a device buffer is not allocated", gpuir__doing_text(w));
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a device buffer is not allocated",
+                           gpuir__doing_text(w));
     *out = s->dev;
     return GPUIR_OK;
 }
@@ -20054,7 +20192,8 @@ static gpuir_result gpuir__run_host(gpuir__run *R, uint32_t v, void **out, gpuir
     gpuir__slot *s = &R->slots[v - 1];
     if (!R->host_staged && gpuir__run_check_freed(R, v, false, w)) return R->p->ctx->result;
     if (!s->host && s->bytes)
-        return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a host buffer has no memory", gpuir__doing_text(w));
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "%s: a host buffer has no memory",
+                           gpuir__doing_text(w));
     *out = s->host;
     return GPUIR_OK;
 }
@@ -20073,7 +20212,8 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
     gpuir__doing w;
     gpuir__doing_op(&w, R, op);
     if (R->slots[src - 1].bytes != bytes)
-        return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the source has %zu bytes (their dynamic sizes differ)",
+        return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE,
+                           "%s: the source has %zu bytes (their dynamic sizes differ)",
                            gpuir__doing_text(&w), R->slots[src - 1].bytes);
     if (!bytes) return GPUIR_OK;
     gpuir__dptr dd = 0, sd = 0;
@@ -20090,7 +20230,8 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
         p->stats.d2h_bytes += src_dev ? bytes : 0;
     }
     if (p->ctx->log_level)
-        gpuir__logf(p->ctx, 1, "copy: %zu bytes %s, stream %u", bytes, dst_dev && src_dev ? "device to device"
+        gpuir__logf(p->ctx, 1, "copy: %zu bytes %s, stream %u", bytes, dst_dev &&
+                    src_dev ? "device to device"
                     : dst_dev ? "host to device" : src_dev ? "device to host" : "host to host", st);
     if (!dst_dev && !src_dev) {
         memmove(dh, sh, bytes);
@@ -20108,8 +20249,8 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
 
 /* Dim `axis` of kernel value v in this launch: a parameter's is its
    operand's, a temporary's is static. */
-static int64_t gpuir__run_kernel_dim(const gpuir__run *R, const gpuir__op *launch, const gpuir__func *k, uint32_t v,
-                                     int axis) {
+static int64_t gpuir__run_kernel_dim(const gpuir__run *R, const gpuir__op *launch,
+                                     const gpuir__func *k, uint32_t v, int axis) {
     const gpuir_module *m = R->p->m;
     for (size_t i = 0; i < stbds_arrlenu(k->params); i++)
         if (k->params[i] == v) return R->slots[gpuir__op_operand(m, launch, (uint32_t)i) - 1].dims[axis];
@@ -20119,12 +20260,14 @@ static int64_t gpuir__run_kernel_dim(const gpuir__run *R, const gpuir__op *launc
 /* Checks that dim `ua` of u and dim `va` of v, which one kernel op needs
    equal, are equal in this launch (they can differ only when one is
    dynamic). */
-static gpuir_result gpuir__run_dims_agree(gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
+static gpuir_result gpuir__run_dims_agree(gpuir__run *R, const gpuir__op *launch,
+                                          const gpuir__func *k,
                                           const gpuir__op *op, uint32_t u, int ua, uint32_t v, int va,
                                           const char *what) {
     int64_t x = gpuir__run_kernel_dim(R, launch, k, u, ua), y = gpuir__run_kernel_dim(R, launch, k, v, va);
     if (x == y) return GPUIR_OK;
-    return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE, "%s: dynamic sizes disagree: %s: dim %d of %%%s is %lld, dim %d "
+    return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE,
+                       "%s: dynamic sizes disagree: %s: dim %d of %%%s is %lld, dim %d "
                        "of %%%s is %lld (a dynamic dim is not broadcast)", what,
                        gpuir_op_name(op->kind), ua, gpuir__string(R->p->m, gpuir__value_at(R->p->m, u)->name),
                        (long long)x, va, gpuir__string(R->p->m, gpuir__value_at(R->p->m, v)->name), (long long)y);
@@ -20132,21 +20275,24 @@ static gpuir_result gpuir__run_dims_agree(gpuir__run *R, const gpuir__op *launch
 
 /* A matmul's pairs: A's K with B's K, A's M and B's N with the output's,
    and the batch dims (right-aligned, static 1s broadcast). */
-static gpuir_result gpuir__run_check_matmul(gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
+static gpuir_result gpuir__run_check_matmul(gpuir__run *R, const gpuir__op *launch,
+                                            const gpuir__func *k,
                                             const gpuir__op *op, const char *what) {
     gpuir_module *m = R->p->m;
     uint32_t a = gpuir__op_operand(m, op, 0), b = gpuir__op_operand(m, op, 1), o = gpuir__op_operand(m, op, 2);
     int ra = gpuir__value_at(m, a)->type.rank, rb = gpuir__value_at(m, b)->type.rank;
     int ro = gpuir__value_at(m, o)->type.rank;
     bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
-    gpuir_result r = gpuir__run_dims_agree(R, launch, k, op, a, ra - (ta ? 2 : 1), b, rb - (tb ? 1 : 2), what);
+    gpuir_result r = gpuir__run_dims_agree(R, launch, k, op, a, ra - (ta ? 2 : 1), b,
+                                           rb - (tb ? 1 : 2), what);
     if (!r) r = gpuir__run_dims_agree(R, launch, k, op, a, ra - (ta ? 1 : 2), o, ro - 2, what);
     if (!r) r = gpuir__run_dims_agree(R, launch, k, op, b, rb - (tb ? 2 : 1), o, ro - 1, what);
     for (int side = 0; side < 2 && !r; side++) {
         uint32_t v = side ? b : a;
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
         for (int d = 0; d + 2 < t->rank && !r; d++)
-            if (t->dims[d] != 1) r = gpuir__run_dims_agree(R, launch, k, op, v, d, o, d - t->rank + ro, what);
+            if (t->dims[d] != 1) r = gpuir__run_dims_agree(R, launch, k, op, v, d, o,
+                                                           d - t->rank + ro, what);
     }
     return r;
 }
@@ -20155,8 +20301,8 @@ static gpuir_result gpuir__run_check_matmul(gpuir__run *R, const gpuir__op *laun
    launch: a matmul's (above), an elementwise operand's with its
    destination's (right-aligned, static 1s broadcast), a reduction's kept
    axes, a transpose's permuted ones, a softmax's with its destination's. */
-static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
-                                           const char *what) {
+static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launch,
+                                           const gpuir__func *k, const char *what) {
     gpuir_module *m = R->p->m;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
@@ -20182,10 +20328,12 @@ static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launc
                     if (!reduced || keep) j++;
                 }
             } else if (cls == GPUIR__CLASS_TRANSPOSE) {    /* out dim i is source dim perm[i] */
-                const int64_t *perm = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_PERM)->off);
+                const int64_t *perm = gpuir__ints_at(m,
+                                                     gpuir__attr_get(m, op, GPUIR__KEY_PERM)->off);
                 for (int a = 0; a < dt->rank && !r; a++)
                     r = gpuir__run_dims_agree(R, launch, k, op, src, (int)perm[a], dst, a, what);
-            } else if (cls == GPUIR__CLASS_SOFTMAX || gpuir__is_elementwise(cls) || cls == GPUIR__CLASS_BROADCAST) {
+            } else if (cls == GPUIR__CLASS_SOFTMAX || gpuir__is_elementwise(cls) ||
+                       cls == GPUIR__CLASS_BROADCAST) {
                 for (int a = 0; a < st->rank && !r; a++) {
                     int b = a - st->rank + dt->rank;
                     if (b >= 0 && st->dims[a] != 1) r = gpuir__run_dims_agree(R, launch, k, op, src, a, dst, b, what);
@@ -20200,7 +20348,8 @@ static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launc
 /* The sizes a launch of kernel k passes after its buffers: each dynamic
    dim of each parameter, in order (codegen's signature), once the kernel's
    ops agree on them. */
-static gpuir_result gpuir__run_launch_sizes(gpuir__run *R, const gpuir__op *op, const gpuir__func *k,
+static gpuir_result gpuir__run_launch_sizes(gpuir__run *R, const gpuir__op *op,
+                                            const gpuir__func *k,
                                             long long *sizes, size_t *n_sizes, const char *what) {
     gpuir_module *m = R->p->m;
     *n_sizes = 0;
@@ -20219,8 +20368,8 @@ static gpuir_result gpuir__run_launch_sizes(gpuir__run *R, const gpuir__op *op, 
    a reduction, row of a softmax or 64x64 tile of a matmul, else a thread
    per element of the largest operand; the kernels loop over what the grid
    does not cover. */
-static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpuir__func *k, const unsigned block[3],
-                                   unsigned grid[3]) {
+static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpuir__func *k,
+                                   const unsigned block[3], unsigned grid[3]) {
     gpuir_module *m = R->p->m;
     gpuir_op_kind kind;
     int64_t reduced;
@@ -20232,14 +20381,16 @@ static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpu
         uint64_t n = s->bytes / gpuir_dtype_size(t->dtype);
         if (kind == GPUIR_OP_SOFTMAX && t == out && t->rank && s->dims[t->rank - 1])
             blocks = n / (uint64_t)s->dims[t->rank - 1];
-        else if (kind == GPUIR_OP_MATMUL && t == out && s->dims[t->rank - 2] && s->dims[t->rank - 1])
+        else if (kind == GPUIR_OP_MATMUL && t == out && s->dims[t->rank - 2] &&
+                 s->dims[t->rank - 1])
             blocks = n / (uint64_t)(s->dims[t->rank - 2] * s->dims[t->rank - 1]) *
                      (uint64_t)gpuir__ceil_div(s->dims[t->rank - 2], GPUIR__MM_BM) *
                      (uint64_t)gpuir__ceil_div(s->dims[t->rank - 1], GPUIR__MM_BN);
         else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE && t == out) blocks = n;
         if (n > most) most = n;
     }
-    if (kind != GPUIR_OP_SOFTMAX && kind != GPUIR_OP_MATMUL && gpuir__info(kind)->cls != GPUIR__CLASS_REDUCE)
+    if (kind != GPUIR_OP_SOFTMAX && kind != GPUIR_OP_MATMUL &&
+        gpuir__info(kind)->cls != GPUIR__CLASS_REDUCE)
         blocks = threads ? (most + threads - 1) / threads : 1;
     grid[0] = (unsigned)(blocks < 1 ? 1 : blocks > INT32_MAX ? INT32_MAX : blocks);
     grid[1] = grid[2] = 1;
@@ -20280,7 +20431,8 @@ typedef struct gpuir__tmap_entry {
    args[]: encoded through the table on first use for an op and address
    (a repeated run finds them; a stale entry is re-encoded in place). `w`
    says what the caller was doing, formatted only for an error. */
-static gpuir_result gpuir__launch_tensor_maps(gpuir_program *p, size_t op, size_t k, const gpuir__dptr *args,
+static gpuir_result gpuir__launch_tensor_maps(gpuir_program *p, size_t op, size_t k,
+                                              const gpuir__dptr *args,
                                               gpuir__tmap *maps, gpuir__doing *w) {
     const gpuir__cg_kernel_info *info = &p->kernels[k];
     for (unsigned i = 0; i < info->n_tmaps; i++) {
@@ -20301,7 +20453,8 @@ static gpuir_result gpuir__launch_tensor_maps(gpuir_program *p, size_t op, size_
             if (a) d.strides[a - 1] = t->strides[a - 1];
         }
         int code = p->drv.tensor_map_encode(p->drv.self, &maps[i], &d);
-        if (code) return gpuir__drv_check(p->ctx, &p->drv, code, "cuTensorMapEncodeTiled", gpuir__doing_text(w));
+        if (code) return gpuir__drv_check(p->ctx, &p->drv, code, "cuTensorMapEncodeTiled",
+                                          gpuir__doing_text(w));
         p->tmaps_encoded++;
         if (!e) {
             gpuir__tmap_entry fresh;
@@ -20325,7 +20478,8 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     gpuir__doing_op(&w, R, op);
     size_t k = gpuir__run_launch_kernel(p, op);
     if (k == stbds_arrlenu(p->kernels))
-        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: its kernel was not compiled", gpuir__doing_text(&w));
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: its kernel was not compiled",
+                           gpuir__doing_text(&w));
     const gpuir__func *kf = gpuir__func_at(m, p->kernels[k].func);
     gpuir__dptr args[GPUIR_MAX_OPERANDS];
     long long sizes[GPUIR_MAX_OPERANDS * GPUIR_MAX_RANK];
@@ -20339,7 +20493,8 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
     const gpuir__attr *g = gpuir__attr_get(m, op, GPUIR__KEY_GRID), *b = gpuir__attr_get(m, op, GPUIR__KEY_BLOCK);
     bool dynamic = gpuir__kernel_is_dynamic(m, kf);
     if ((!g && !dynamic) || !b)
-        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: no grid or block (run configure)", gpuir__doing_text(&w));
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s: no grid or block (run configure)",
+                           gpuir__doing_text(&w));
     if (dynamic && gpuir__run_launch_sizes(R, op, kf, sizes, &n_sizes, gpuir__doing_text(&w))) return p->ctx->result;
     for (size_t i = 0; i < n_sizes; i++) params[op->n_operands + i] = &sizes[i];
     unsigned grid[3], block[3];
@@ -20355,14 +20510,17 @@ static gpuir_result gpuir__run_launch(gpuir__run *R, const gpuir__op *op) {
         return p->ctx->result;
     for (unsigned i = 0; i < n_maps; i++) params[op->n_operands + n_sizes + i] = &maps[i];
     size_t param_bytes = op->n_operands * sizeof(gpuir__dptr) + n_sizes * sizeof(long long) + n_maps * GPUIR__TMAP_BYTES;
-    gpuir_result r = gpuir__launch_check(p, grid, block, (uint64_t)smem + p->kernels[k].shared_bytes, &w);
+    gpuir_result r = gpuir__launch_check(p, grid, block,
+                                         (uint64_t)smem + p->kernels[k].shared_bytes, &w);
     if (!r && param_bytes > GPUIR__MAX_PARAM_BYTES)
-        r = gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %zu bytes of kernel parameters; CUDA allows %d",
+        r = gpuir__fail(p->ctx, GPUIR_ERR_LIMIT,
+                        "%s: %zu bytes of kernel parameters; CUDA allows %d",
                         gpuir__doing_text(&w), param_bytes, GPUIR__MAX_PARAM_BYTES);
     if (r) return r;
     p->stats.launches++;
     if (p->ctx->log_level)
-        gpuir__logf(p->ctx, 1, "launch %s: grid %ux%ux%u, block %ux%ux%u, %lld bytes of dynamic shared memory "
+        gpuir__logf(p->ctx, 1,
+                    "launch %s: grid %ux%ux%u, block %ux%ux%u, %lld bytes of dynamic shared memory "
                     "(+%u static), stream %u", p->kernels[k].cname, grid[0], grid[1], grid[2], block[0], block[1],
                     block[2], (long long)smem, (unsigned)p->kernels[k].shared_bytes, gpuir__run_stream(m, op));
     int code = p->drv.launch(p->drv.self, p->functions[k], grid, block, (unsigned)smem, params,
@@ -20377,7 +20535,8 @@ static gpuir_result gpuir__run_fill(gpuir__run *R, const gpuir__op *op) {
     gpuir_array view;
     gpuir_type t = gpuir__value_at(m, b)->type;
     if (t.space != GPUIR_SPACE_HOST)
-        return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY, "constant fill of a device buffer on the host (op %u)",
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY,
+                           "constant fill of a device buffer on the host (op %u)",
                            (unsigned)(op - m->ops) + 1);
     memset(&view, 0, sizeof view);
     view.dtype = t.dtype;
@@ -20394,7 +20553,8 @@ static gpuir_result gpuir__run_fill(gpuir__run *R, const gpuir__op *op) {
    be the argument's. */
 static gpuir_result gpuir__run_external_fits(gpuir__run *R, const gpuir__slot *s) {
     if (s->bytes == s->ext_bytes) return GPUIR_OK;
-    return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE, "%s #%d: the result has %zu bytes in this run, the argument %zu",
+    return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE,
+                       "%s #%d: the result has %zu bytes in this run, the argument %zu",
                        s->arg > 0 ? "input" : "output", s->arg > 0 ? s->arg - 1 : -s->arg - 1, s->bytes, s->ext_bytes);
 }
 
@@ -20451,7 +20611,8 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
     if (i == stbds_arrlenu(p->resident)) {
         gpuir__resident fresh = {g, 0, 0, false};
         char what[GPUIR_MAX_NAME + 64];
-        snprintf(what, sizeof what, "allocating the resident copy of @%s", gpuir__string(p->m, glob->name));
+        snprintf(what, sizeof what, "allocating the resident copy of @%s",
+                 gpuir__string(p->m, glob->name));
         /* kept for the program's life: not stream-ordered on a caller's stream */
         int rc = R->caller ? p->drv.stream_bind(p->drv.self, NULL, 0) : 0;
         if (!rc && bytes) rc = p->drv.mem_alloc(p->drv.self, &fresh.dev, bytes, 0);
@@ -20473,7 +20634,8 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
     if (res->uploaded != glob->generation && bytes) {
         char what[GPUIR_MAX_NAME + 64];
         snprintf(what, sizeof what, "uploading global @%s", gpuir__string(p->m, glob->name));
-        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_htod(p->drv.self, res->dev, glob->data, bytes, 0),
+        if (gpuir__drv_check(p->ctx, &p->drv,
+                             p->drv.copy_htod(p->drv.self, res->dev, glob->data, bytes, 0),
                              "cuMemcpyHtoD", what))
             return p->ctx->result;
         p->stats.uploads++;
@@ -20493,13 +20655,15 @@ static gpuir_result gpuir__run_global(gpuir__run *R, const gpuir__op *op) {
     for (size_t i = 0; g && i < stbds_arrlenu(R->p->resident); i++)
         external = external || (R->p->resident[i].global == g && R->p->resident[i].external);
     if (!g || (!m->globals[g - 1].data && !external))
-        return gpuir__fail(R->p->ctx, GPUIR_ERR_NOT_FOUND, "global @%s has no data (gpuir_module_bind_global)", name);
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_NOT_FOUND,
+                           "global @%s has no data (gpuir_module_bind_global)", name);
     gpuir__slot *s = &R->slots[op->result - 1];
     if (gpuir__run_shape(R, op->result, NULL)) return R->p->ctx->result;
     if (gpuir__value_at(m, op->result)->type.space == GPUIR_SPACE_DEVICE)
         return gpuir__run_resident(R, g, s->bytes, &s->dev);
     if (external)
-        return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "global @%s is bound to a device buffer, "
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "global @%s is bound to a device buffer, "
                            "but the program reads or writes it on the host", name);
     s->host = m->globals[g - 1].data;
     return GPUIR_OK;
@@ -20517,7 +20681,8 @@ static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
     unsigned at = (unsigned)(op - R->p->m->ops) + 1;
     if (op->line) snprintf(where, sizeof where, "memref.reshape (op %u, line %u)", at, op->line);
     else snprintf(where, sizeof where, "memref.reshape (op %u)", at);
-    if (gpuir__view_dims(R->p->ctx, where, R->slots[src - 1].dims, gpuir__value_at(R->p->m, src)->type.rank, t, dims))
+    if (gpuir__view_dims(R->p->ctx, where, R->slots[src - 1].dims,
+                         gpuir__value_at(R->p->m, src)->type.rank, t, dims))
         return R->p->ctx->result;
     return gpuir__run_shape(R, op->result, dims);
 }
@@ -20527,10 +20692,12 @@ static gpuir_result gpuir__run_wait(gpuir__run *R, const gpuir__op *op) {
     gpuir_program *p = R->p;
     const gpuir__attr *events = gpuir__attr_get(p->m, op, GPUIR__KEY_EVENTS);
     if (R->async) return GPUIR_OK;      /* nothing comes back to the host: the caller's stream orders it */
-    if (!events) return gpuir__drv_check(p->ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize", "gpu.wait");
+    if (!events) return gpuir__drv_check(p->ctx, &p->drv, p->drv.synchronize(p->drv.self),
+                                         "cuCtxSynchronize", "gpu.wait");
     for (uint32_t i = 0; i < events->n; i++) {
         unsigned e = (unsigned)gpuir__ints_at(p->m, events->off)[i] + 1;
-        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.event_synchronize(p->drv.self, e), "cuEventSynchronize", "gpu.wait"))
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.event_synchronize(p->drv.self, e),
+                             "cuEventSynchronize", "gpu.wait"))
             return p->ctx->result;
     }
     return GPUIR_OK;
@@ -20538,21 +20705,23 @@ static gpuir_result gpuir__run_wait(gpuir__run *R, const gpuir__op *op) {
 
 /* A stream op: its stream waits for the events it names first, and it
    records its event after. */
-static gpuir_result gpuir__run_stream_op(gpuir__run *R, const gpuir__op *op, gpuir_result (*run)(gpuir__run *, const gpuir__op *)) {
+static gpuir_result gpuir__run_stream_op(gpuir__run *R, const gpuir__op *op,
+                                         gpuir_result (*run)(gpuir__run *, const gpuir__op *)) {
     gpuir_program *p = R->p;
     unsigned st = gpuir__run_stream(p->m, op);
     const gpuir__attr *wait = gpuir__attr_get(p->m, op, GPUIR__KEY_WAIT);
     for (uint32_t i = 0; st && wait && i < wait->n; i++) {
         unsigned e = (unsigned)gpuir__ints_at(p->m, wait->off)[i] + 1;
-        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.stream_wait(p->drv.self, st, e), "cuStreamWaitEvent",
-                             gpuir_op_name(op->kind)))
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.stream_wait(p->drv.self, st, e),
+                             "cuStreamWaitEvent", gpuir_op_name(op->kind)))
             return p->ctx->result;
     }
     gpuir_result r = run(R, op);
     int64_t event = gpuir__op_int_attr(p->m, op, GPUIR__KEY_EVENT, -1);
     if (!r && st && event >= 0)
-        r = gpuir__drv_check(p->ctx, &p->drv, p->drv.event_record(p->drv.self, (unsigned)event + 1, st), "cuEventRecord",
-                             gpuir_op_name(op->kind));
+        r = gpuir__drv_check(p->ctx, &p->drv,
+                             p->drv.event_record(p->drv.self, (unsigned)event + 1, st),
+                             "cuEventRecord", gpuir_op_name(op->kind));
     return r;
 }
 
@@ -20573,47 +20742,57 @@ static gpuir_result gpuir__run_op(gpuir__run *R, const gpuir__op *op) {
     case GPUIR_OP_MEMREF_RESHAPE: return gpuir__run_view(R, op);
     case GPUIR_OP_RETURN: return GPUIR_OK;
     default:
-        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%s cannot run on the host in a placed program (op %u); "
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY,
+                           "%s cannot run on the host in a placed program (op %u); "
                            "lower the program first", gpuir_op_name(op->kind), (unsigned)(op - p->m->ops) + 1);
     }
 }
 
 /* Every resource limit of a launch, checked before it is made. */
-static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3], const unsigned block[3],
+static gpuir_result gpuir__launch_check(const gpuir_program *p, const unsigned grid[3],
+                                        const unsigned block[3],
                                         uint64_t shared_bytes, gpuir__doing *w) {
     static const char *const axis = "xyz";
     uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
     for (int i = 0; i < 3; i++) {
         if (block[i] == 0 || block[i] > p->limits.max_block[i])
-            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: block.%c is %u; the device allows 1..%u",
+            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT,
+                               "%s: block.%c is %u; the device allows 1..%u",
                                gpuir__doing_text(w), axis[i], block[i], p->limits.max_block[i]);
         if (grid[i] == 0 || grid[i] > p->limits.max_grid[i])
-            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: grid.%c is %u; the device allows 1..%u",
+            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT,
+                               "%s: grid.%c is %u; the device allows 1..%u",
                                gpuir__doing_text(w), axis[i], grid[i], p->limits.max_grid[i]);
     }
     if (threads > p->limits.max_threads)
-        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu threads per block; the device allows %u",
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT,
+                           "%s: %llu threads per block; the device allows %u",
                            gpuir__doing_text(w), (unsigned long long)threads, p->limits.max_threads);
     uint64_t blocks = (uint64_t)grid[0] * grid[1] * grid[2];        /* < 2^64 */
     if (blocks > GPUIR__MAX_LAUNCH_THREADS / threads)
-        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: grid [%u, %u, %u] of %llu-thread blocks is more than 2^62 "
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT,
+                           "%s: grid [%u, %u, %u] of %llu-thread blocks is more than 2^62 "
                            "threads (kernels index threads in 64 bits)", gpuir__doing_text(w), grid[0], grid[1],
                            grid[2], (unsigned long long)threads);
     if (p->limits.max_launch_threads && blocks * threads > p->limits.max_launch_threads)
-        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu threads (grid [%u, %u, %u]); the emulator runs at most "
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT,
+                           "%s: %llu threads (grid [%u, %u, %u]); the emulator runs at most "
                            "%llu threads per launch (GPUIR_EMU_MAX_THREADS)", gpuir__doing_text(w),
                            (unsigned long long)(blocks * threads), grid[0], grid[1], grid[2],
                            (unsigned long long)p->limits.max_launch_threads);
     if ((uint64_t)shared_bytes > p->limits.max_shared)
-        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "%s: %llu bytes of shared memory; the device allows %u",
+        return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT,
+                           "%s: %llu bytes of shared memory; the device allows %u",
                            gpuir__doing_text(w), (unsigned long long)shared_bytes, p->limits.max_shared);
     return GPUIR_OK;
 }
 
 /* Checks each input against its parameter and lends it to the run: the
    program reads it and writes it when the function writes that parameter. */
-static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, size_t i, const gpuir_array *input);
-static gpuir_result gpuir__run_bind(gpuir__run *R, const gpuir__func *f, size_t n, const gpuir_array *inputs) {
+static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, size_t i,
+                                        const gpuir_array *input);
+static gpuir_result gpuir__run_bind(gpuir__run *R, const gpuir__func *f, size_t n,
+                                    const gpuir_array *inputs) {
     gpuir_module *m = R->p->m;
     if (n != stbds_arrlenu(f->params))
         return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s takes %zu inputs, %zu given",
@@ -20624,12 +20803,14 @@ static gpuir_result gpuir__run_bind(gpuir__run *R, const gpuir__func *f, size_t 
 }
 
 /* Input i: checked against its parameter and lent to the run. */
-static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, size_t i, const gpuir_array *input) {
+static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, size_t i,
+                                        const gpuir_array *input) {
     gpuir_module *m = R->p->m;
     {
         gpuir_type want = gpuir__value_at(m, f->params[i])->type, got = gpuir__array_type(input);
         if (want.space != GPUIR_SPACE_HOST)
-            return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "input #%zu: parameter %%%s is in device "
+            return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                               "input #%zu: parameter %%%s is in device "
                                "memory; host arrays can only be passed to host parameters", i,
                                gpuir__string(m, gpuir__value_at(m, f->params[i])->name));
         bool fits = got.dtype == want.dtype && got.rank == want.rank;
@@ -20637,7 +20818,8 @@ static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, siz
             fits = want.dims[d] == got.dims[d] || (want.dims[d] == GPUIR_DYN && got.dims[d] >= 0);
         if (!fits) {
             gpuir__tbuf bw, bg;
-            return gpuir__fail(R->p->ctx, got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+            return gpuir__fail(R->p->ctx,
+                               got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
                                "input #%zu: parameter %%%s is %s, the array is %s", i,
                                gpuir__string(m, gpuir__value_at(m, f->params[i])->name), gpuir__tstr(&bw, &want),
                                gpuir__tstr(&bg, &got));
@@ -20654,11 +20836,12 @@ static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, siz
 static gpuir_result gpuir__run_outputs_one(gpuir__run *R, uint32_t v, gpuir_array *out);
 /* Hands the returned buffers to the caller: moved when this run allocated
    them (once), else copied. */
-static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size_t n, gpuir_array *out) {
+static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size_t n,
+                                       gpuir_array *out) {
     gpuir_module *m = R->p->m;
     if (n != ret->n_operands)
-        return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "the function returns %u values, %zu outputs given",
-                           ret->n_operands, n);
+        return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "the function returns %u values, %zu outputs given", ret->n_operands, n);
     for (size_t i = 0; i < n; i++)
         if (gpuir__run_outputs_one(R, gpuir__op_operand(m, ret, (uint32_t)i), &out[i])) return R->p->ctx->result;
     return GPUIR_OK;
@@ -20719,7 +20902,8 @@ static gpuir_result gpuir__run_release(gpuir__run *R, gpuir_result r) {
         if (v) gpuir__run_release_slot(R, v, &leaked);
     }
     if (!r && leaked)
-        r = gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "%zu device buffers were never freed (a placement error)", leaked);
+        r = gpuir__fail(p->ctx, GPUIR_ERR_VERIFY,
+                        "%zu device buffers were never freed (a placement error)", leaked);
     return r;
 }
 
@@ -20824,7 +21008,8 @@ static void gpuir__graph_set_key(const gpuir__run *R, gpuir__graph *G, const gpu
 
 /* gpu.alloc while preparing: a new buffer the graph keeps when recording,
    else the one it kept. */
-static gpuir_result gpuir__graph_alloc(gpuir__run *R, gpuir__graph *G, const gpuir__op *op, bool record, size_t *next) {
+static gpuir_result gpuir__graph_alloc(gpuir__run *R, gpuir__graph *G, const gpuir__op *op,
+                                       bool record, size_t *next) {
     gpuir_program *p = R->p;
     int64_t dims[GPUIR_MAX_RANK];
     gpuir__run_alloc_dims(R, op, dims);
@@ -20832,13 +21017,16 @@ static gpuir_result gpuir__graph_alloc(gpuir__run *R, gpuir__graph *G, const gpu
     gpuir__slot *s = &R->slots[op->result - 1];
     if (!record) {
         if (*next >= stbds_arrlenu(G->buffers) || G->buffers[*next].bytes != s->bytes)
-            return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "a recorded graph does not match its function (op %u)",
+            return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY,
+                               "a recorded graph does not match its function (op %u)",
                                (unsigned)(op - p->m->ops) + 1);
         s->dev = G->buffers[(*next)++].dev;
         return GPUIR_OK;
     }
     gpuir__graph_buffer b = {0, s->bytes};
-    if (b.bytes && gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &b.dev, b.bytes, 0), "cuMemAlloc",
+    if (b.bytes &&
+        gpuir__drv_check(p->ctx, &p->drv, p->drv.mem_alloc(p->drv.self, &b.dev, b.bytes, 0),
+                         "cuMemAlloc",
                                     "allocating a device buffer for a graph"))
         return p->ctx->result;
     stbds_arrput(G->buffers, b);
@@ -20857,8 +21045,8 @@ static uint32_t gpuir__graph_host_side(const gpuir_module *m, const gpuir__op *o
 
 /* gpu.memcpy while preparing: its staging buffer (new when recording);
    a copy to the device takes its data now, where the program copies it. */
-static gpuir_result gpuir__graph_stage_copy(gpuir__run *R, gpuir__graph *G, const gpuir__op *op, bool record,
-                                            size_t *next) {
+static gpuir_result gpuir__graph_stage_copy(gpuir__run *R, gpuir__graph *G, const gpuir__op *op,
+                                            bool record, size_t *next) {
     gpuir_program *p = R->p;
     bool to_host;
     uint32_t hv = gpuir__graph_host_side(p->m, op, &to_host);
@@ -20866,16 +21054,18 @@ static gpuir_result gpuir__graph_stage_copy(gpuir__run *R, gpuir__graph *G, cons
     uint32_t dev = gpuir__op_operand(p->m, op, to_host ? 1 : 0);
     size_t bytes = R->slots[hv - 1].bytes;
     if (R->slots[dev - 1].bytes != bytes)
-        return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "copying %zu bytes (op %u): the other side has %zu bytes (their "
+        return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE,
+                           "copying %zu bytes (op %u): the other side has %zu bytes (their "
                            "dynamic sizes differ)", bytes, (unsigned)(op - p->m->ops) + 1, R->slots[dev - 1].bytes);
     gpuir__graph_stage st = {NULL, bytes, to_host ? hv : 0};
     if (record) {
-        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.host_alloc(p->drv.self, &st.host, bytes), "cuMemAllocHost",
-                             "allocating pinned staging memory for a graph"))
+        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.host_alloc(p->drv.self, &st.host, bytes),
+                             "cuMemAllocHost", "allocating pinned staging memory for a graph"))
             return p->ctx->result;
         stbds_arrput(G->stages, st);
     } else if (*next >= stbds_arrlenu(G->stages) || G->stages[*next].bytes != bytes)
-        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY, "a recorded graph does not match its function (op %u)",
+        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY,
+                           "a recorded graph does not match its function (op %u)",
                            (unsigned)(op - p->m->ops) + 1);
     void *staging = G->stages[(*next)++].host, *host = NULL;
     if (to_host || !bytes) return GPUIR_OK;
@@ -20888,7 +21078,8 @@ static gpuir_result gpuir__graph_stage_copy(gpuir__run *R, gpuir__graph *G, cons
 
 /* Runs the function's host ops and readies its device buffers and
    staging; the device work waits for the graph. */
-static gpuir_result gpuir__graph_prepare(gpuir__run *R, gpuir__graph *G, const gpuir__func *f, bool record) {
+static gpuir_result gpuir__graph_prepare(gpuir__run *R, gpuir__graph *G, const gpuir__func *f,
+                                         bool record) {
     size_t next_buffer = 0, next_stage = 0;
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
@@ -20984,8 +21175,8 @@ static gpuir_result gpuir__graph_run(gpuir__run *R, gpuir__graph *G, const gpuir
         p->stats.graph_replays++;
         gpuir__stats_add_moves(&p->stats, &G->once, &none);
     }
-    return gpuir__drv_check(p->ctx, &p->drv, p->drv.graph_launch(p->drv.self, G->exec), "cuGraphLaunch",
-                            "launching a recorded graph");
+    return gpuir__drv_check(p->ctx, &p->drv, p->drv.graph_launch(p->drv.self, G->exec),
+                            "cuGraphLaunch", "launching a recorded graph");
 }
 
 /* After the device is done: results from staging into their host buffers
@@ -21010,7 +21201,8 @@ static gpuir_result gpuir__run_slots(gpuir_program *p) {
     GPUIR_FREE(p->launch_kernel);
     GPUIR_FREE(p->run_skip);
     p->run_slots = (gpuir__slot *)gpuir__calloc(n_values + 1, sizeof *p->run_slots);
-    p->launch_kernel = (uint32_t *)gpuir__calloc(stbds_arrlenu(p->m->ops) + 1, sizeof *p->launch_kernel);
+    p->launch_kernel = (uint32_t *)gpuir__calloc(stbds_arrlenu(p->m->ops) + 1,
+                                                 sizeof *p->launch_kernel);
     p->run_skip = (uint8_t *)gpuir__calloc(stbds_arrlenu(p->m->ops) + 1, 1);
     p->n_run_slots = p->run_slots && p->launch_kernel && p->run_skip ? n_values : 0;
     p->n_launch_kernel = p->n_run_slots ? stbds_arrlenu(p->m->ops) : 0;
@@ -21040,7 +21232,8 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     if (!p) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
-    if (p->backend == GPUIR_BACKEND_REF) return gpuir_ref_run(p->m, func, n_inputs, inputs, n_outputs, outputs);
+    if (p->backend == GPUIR_BACKEND_REF) return gpuir_ref_run(p->m, func, n_inputs, inputs,
+                                                              n_outputs, outputs);
     if (gpuir__run_args_check(ctx, n_inputs, inputs, n_outputs, outputs)) return ctx->result;
     if (gpuir__drv_alive(ctx, &p->drv)) return ctx->result;
     uint32_t fid = gpuir__program_func(p, func);
@@ -21056,7 +21249,8 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     R.host_staged = false;
     p->stats.runs++;
     double t0 = ctx->log_level >= 2 ? gpuir__now_ms() : 0;
-    gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
+    gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent",
+                                      "starting a run");
     bool entered = r == GPUIR_OK;
     if (!r) r = gpuir__run_bind(&R, f, n_inputs, inputs);
     if (!r) r = gpuir__run_reserve(&R);
@@ -21074,13 +21268,14 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     if (!r && ret) r = gpuir__run_outputs(&R, ret, n_outputs, outputs);
     r = gpuir__run_release(&R, r);
     if (entered) {
-        gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self), "cuCtxPopCurrent", "ending a run");
+        gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self),
+                                           "cuCtxPopCurrent", "ending a run");
         if (!r) r = lr;
     }
     for (size_t i = 0; r && i < n_outputs; i++) gpuir_array_release(&outputs[i]);   /* a failed run: empty */
     if (ctx->log_level >= 2)
-        gpuir__logf(ctx, 2, "run @%s on %s: %.3f ms%s%s", func, gpuir_backend_name(p->backend), gpuir__now_ms() - t0,
-                    G ? " (graph replay)" : "", r ? " (failed)" : "");
+        gpuir__logf(ctx, 2, "run @%s on %s: %.3f ms%s%s", func, gpuir_backend_name(p->backend),
+                    gpuir__now_ms() - t0, G ? " (graph replay)" : "", r ? " (failed)" : "");
     return r;
 }
 
@@ -21123,7 +21318,8 @@ typedef struct gpuir__stream_entry {
 static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out);
 static void gpuir__emu_free(struct gpuir__emu *E);
 static gpuir__drv gpuir__cudart_table(gpuir__cudart *C);
-static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv, struct gpuir__fault **out);
+static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv,
+                                          struct gpuir__fault **out);
 
 /* What AUTO means for the context's devices: CUDA when usable, decided once. */
 static gpuir_backend gpuir__ctx_auto(gpuir_ctx *ctx, int device) {
@@ -21142,14 +21338,15 @@ static gpuir_backend gpuir__ctx_auto(gpuir_ctx *ctx, int device) {
 static gpuir__device *gpuir__ctx_device(gpuir_ctx *ctx, gpuir_backend backend, int device) {
     if (backend == GPUIR_BACKEND_AUTO) backend = gpuir__ctx_auto(ctx, device);
     if (backend != GPUIR_BACKEND_CUDA && backend != GPUIR_BACKEND_EMU) {
-        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "backend %s has no device memory (cuda or emu)",
-                    gpuir_backend_name(backend));
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                    "backend %s has no device memory (cuda or emu)", gpuir_backend_name(backend));
         return NULL;
     }
     int k = backend == GPUIR_BACKEND_CUDA ? 0 : 1;
     if (ctx->devices[k]) {
         if (k == 0 && gpuir__cudart_ordinal(ctx->cuda) != device) {
-            gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "device %d: this context's buffers, pinned memory and "
+            gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                        "device %d: this context's buffers, pinned memory and "
                         "streams are on CUDA device %d", device, gpuir__cudart_ordinal(ctx->cuda));
             return NULL;
         }
@@ -21186,11 +21383,13 @@ static uint32_t gpuir__ctx_tag(const gpuir_ctx *ctx) {
 static gpuir__bufslot *gpuir__buffer_get(gpuir_ctx *ctx, gpuir_buffer b, const char *what) {
     uint32_t index = (uint32_t)(b.id & 0xfffff), gen = (uint32_t)(b.id >> 20) & 0xfff;
     if (!b.id) {
-        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no buffer (id 0: a failed gpuir_buffer_make?)", what);
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                    "%s: no buffer (id 0: a failed gpuir_buffer_make?)", what);
         return NULL;
     }
     if ((uint32_t)(b.id >> 32) != gpuir__ctx_tag(ctx)) {
-        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the buffer belongs to another context", what);
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                    "%s: the buffer belongs to another context", what);
         return NULL;
     }
     gpuir__bufslot *B = index && index <= stbds_arrlenu(ctx->buffers) ? &ctx->buffers[index - 1] : NULL;
@@ -21203,28 +21402,32 @@ static gpuir__bufslot *gpuir__buffer_get(gpuir_ctx *ctx, gpuir_buffer b, const c
 
 /* Checks a buffer or array of type got against type want (dims exact,
    or any size for want's dynamic ones). */
-static gpuir_result gpuir__type_fits(gpuir_ctx *ctx, gpuir_type want, gpuir_type got, const char *what) {
+static gpuir_result gpuir__type_fits(gpuir_ctx *ctx, gpuir_type want, gpuir_type got,
+                                     const char *what) {
     bool fits = got.dtype == want.dtype && got.rank == want.rank;
     for (int d = 0; fits && d < got.rank; d++)
         fits = want.dims[d] == got.dims[d] || (want.dims[d] == GPUIR_DYN && got.dims[d] >= 0);
     if (fits) return GPUIR_OK;
     gpuir__tbuf bw, bg;
-    return gpuir__fail(ctx, got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE, "%s: %s is wanted, the "
+    return gpuir__fail(ctx, got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
+                       "%s: %s is wanted, the "
                        "argument is %s", what, gpuir__tstr(&bw, &want), gpuir__tstr(&bg, &got));
 }
 
 /* The bytes of a dense array of this dtype and static shape; fails (naming
    `what`) on a bad dtype or rank, a negative dim or more than
    max_tensor_bytes. */
-static gpuir_result gpuir__shape_bytes(gpuir_ctx *ctx, gpuir_dtype dtype, int rank, const int64_t *dims,
-                                       uint64_t *bytes, const char *what) {
+static gpuir_result gpuir__shape_bytes(gpuir_ctx *ctx, gpuir_dtype dtype, int rank,
+                                       const int64_t *dims, uint64_t *bytes, const char *what) {
     if (rank < 0 || rank > GPUIR_MAX_RANK || !gpuir_dtype_size(dtype) || (rank && !dims))
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the dtype, rank or dims are invalid", what);
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "%s: the dtype, rank or dims are invalid", what);
     int64_t n = (int64_t)gpuir_dtype_size(dtype);
     bool fits = true;
     for (int i = 0; i < rank; i++) fits = fits && dims[i] >= 0 && gpuir__mul_i64(n, dims[i], &n);
     if (!fits || (uint64_t)n > ctx->desc.max_tensor_bytes || (uint64_t)n > SIZE_MAX / 2)
-        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: a negative dim, or more than max_tensor_bytes (%llu)", what,
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT,
+                           "%s: a negative dim, or more than max_tensor_bytes (%llu)", what,
                            (unsigned long long)ctx->desc.max_tensor_bytes);
     *bytes = (uint64_t)n;
     return GPUIR_OK;
@@ -21293,13 +21496,15 @@ static int gpuir__buffer_free(gpuir_ctx *ctx, gpuir__bufslot *B) {
    memory is gone either way). After an error it still frees, quietly. */
 GPUIRDEF void gpuir_buffer_destroy(gpuir_ctx *ctx, gpuir_buffer b) {
     if (!ctx || !b.id || !gpuir_buffer_valid(ctx, b)) {
-        if (ctx && b.id && ctx->result == GPUIR_OK) gpuir__buffer_get(ctx, b, "gpuir_buffer_destroy");
+        if (ctx && b.id && ctx->result == GPUIR_OK) gpuir__buffer_get(ctx, b,
+                                                                      "gpuir_buffer_destroy");
         return;
     }
     gpuir__bufslot *B = &ctx->buffers[(b.id & 0xfffff) - 1];
     gpuir__device *D = ctx->devices[B->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
     int rc = gpuir__buffer_free(ctx, B);
-    if (rc && ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuMemFree", "destroying a device buffer");
+    if (rc && ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuMemFree",
+                                                        "destroying a device buffer");
 }
 
 GPUIRDEF bool gpuir_buffer_valid(gpuir_ctx *ctx, gpuir_buffer b) {
@@ -21378,22 +21583,27 @@ GPUIRDEF void gpuir_host_free(gpuir_ctx *ctx, void *p) {
     ptrdiff_t i = gpuir__pinned_index(ctx, p);
     if (i < 0 || ctx->pinned[i].registered) {
         if (ctx->result == GPUIR_OK)
-            gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_free: %p is not memory gpuir_host_alloc "
+            gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                        "gpuir_host_free: %p is not memory gpuir_host_alloc "
                         "gave%s", p, i >= 0 ? " (it is registered: gpuir_host_unregister)" : "");
         return;
     }
     gpuir__device *D = ctx->devices[ctx->pinned[i].backend == GPUIR_BACKEND_CUDA ? 0 : 1];
     int rc = gpuir__pinned_drop(ctx, (size_t)i);
-    if (rc && D && ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuMemFreeHost", "freeing pinned memory");
+    if (rc && D && ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuMemFreeHost",
+                                                             "freeing pinned memory");
 }
 
-GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend, void *p, size_t bytes) {
+GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend, void *p,
+                                          size_t bytes) {
     if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (!p || !bytes)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_register: %s", !p ? "p is NULL" : "bytes is 0");
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_register: %s",
+                           !p ? "p is NULL" : "bytes is 0");
     if (gpuir__pinned_find(ctx, p, 1) || gpuir__pinned_find(ctx, (const char *)p + bytes - 1, 1))
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_register: %p (%zu bytes) overlaps memory "
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "gpuir_host_register: %p (%zu bytes) overlaps memory "
                            "that is already pinned", p, bytes);
     gpuir__device *D = gpuir__ctx_device(ctx, backend, 0);
     if (!D) return ctx->result;
@@ -21419,7 +21629,8 @@ GPUIRDEF gpuir_result gpuir_host_unregister(gpuir_ctx *ctx, void *p) {
     ptrdiff_t i = gpuir__pinned_index(ctx, p);
     if (i < 0 || !ctx->pinned[i].registered)
         return ctx->result ? ctx->result
-                           : gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_unregister: %p is not "
+                           : gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                                         "gpuir_host_unregister: %p is not "
                                          "registered memory", p);
     gpuir__device *D = ctx->devices[ctx->pinned[i].backend == GPUIR_BACKEND_CUDA ? 0 : 1];
     int rc = gpuir__pinned_drop(ctx, (size_t)i);
@@ -21427,9 +21638,11 @@ GPUIRDEF gpuir_result gpuir_host_unregister(gpuir_ctx *ctx, void *p) {
     return D ? gpuir__drv_check(ctx, &D->drv, rc, "cuMemHostUnregister", "unpinning host memory") : GPUIR_OK;
 }
 
-GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend backend, gpuir_array *a,
+GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend backend,
+                                               gpuir_array *a,
                                                gpuir_dtype dtype, int rank, const int64_t *dims) {
-    if (!ctx || !a) return ctx ? gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_array_alloc_pinned: a is NULL")
+    if (!ctx || !a) return ctx ? gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                                             "gpuir_array_alloc_pinned: a is NULL")
                                : GPUIR_ERR_INVALID_ARGUMENT;
     memset(a, 0, sizeof *a);
     if (ctx->result != GPUIR_OK) return ctx->result;
@@ -21461,14 +21674,17 @@ static gpuir__stream_entry *gpuir__stream_find(gpuir_ctx *ctx, const void *strea
 
 /* Checks a caller's stream for a backend: the emulator takes only its own
    streams; CUDA takes any CUstream but the emulator's (the driver checks it). */
-static gpuir_result gpuir__stream_check(gpuir_ctx *ctx, gpuir_backend backend, const void *stream, const char *what) {
+static gpuir_result gpuir__stream_check(gpuir_ctx *ctx, gpuir_backend backend, const void *stream,
+                                        const char *what) {
     if (!stream) return GPUIR_OK;
     const gpuir__stream_entry *e = gpuir__stream_find(ctx, stream);
     if (backend == GPUIR_BACKEND_EMU && (!e || e->backend != GPUIR_BACKEND_EMU))
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: %p is not an emulator stream of this context "
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "%s: %p is not an emulator stream of this context "
                            "(gpuir_stream_make)", what, stream);
     if (backend == GPUIR_BACKEND_CUDA && e && e->backend != GPUIR_BACKEND_CUDA)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: an emulator stream, given to CUDA", what);
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "%s: an emulator stream, given to CUDA", what);
     return GPUIR_OK;
 }
 
@@ -21481,7 +21697,8 @@ static gpuir_result gpuir__xstream_wait(gpuir_ctx *ctx, gpuir__xstream *x, bool 
     int rc = t->drv.enter(t->drv.self);
     if (!rc) rc = all ? t->drv.stream_synchronize(t->drv.self, x) : t->drv.event_synchronize(t->drv.self, x->tail_event);
     int lrc = t->drv.leave(t->drv.self);
-    return gpuir__drv_check(ctx, &t->drv, rc ? rc : lrc, all ? "cuStreamSynchronize" : "cuEventSynchronize",
+    return gpuir__drv_check(ctx, &t->drv, rc ? rc : lrc,
+                            all ? "cuStreamSynchronize" : "cuEventSynchronize",
                             "waiting for the caller's stream");
 }
 static gpuir_result gpuir__xstream_drain(gpuir_ctx *ctx, gpuir__xstream *x) { return gpuir__xstream_wait(ctx, x, false); }
@@ -21536,17 +21753,20 @@ GPUIRDEF void gpuir_stream_destroy(gpuir_ctx *ctx, gpuir_stream stream) {
     }
     gpuir__device *D = ctx->devices[e->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
     int rc = gpuir__stream_drop(ctx, (size_t)(e - ctx->streams));
-    if (ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuStreamDestroy", "destroying a stream");
+    if (ctx->result == GPUIR_OK) gpuir__drv_check(ctx, &D->drv, rc, "cuStreamDestroy",
+                                                  "destroying a stream");
 }
 
 GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stream) {
     if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
     if (ctx->result != GPUIR_OK) return ctx->result;
-    if (!stream) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_synchronize: stream is NULL");
+    if (!stream) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                                    "gpuir_stream_synchronize: stream is NULL");
     const gpuir__stream_entry *e = gpuir__stream_find(ctx, stream);
     if (e && e->backend == GPUIR_BACKEND_EMU) return gpuir__xstream_wait(ctx, (gpuir__xstream *)stream, true);
     if (!e && !ctx->devices[0] && !ctx->cuda)
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_stream_synchronize: %p is not a stream of "
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "gpuir_stream_synchronize: %p is not a stream of "
                            "this context (gpuir_stream_make), and it has no CUDA device", stream);
     gpuir__device *D = gpuir__ctx_device(ctx, GPUIR_BACKEND_CUDA, gpuir__cudart_ordinal(ctx->cuda));
     if (!D) return ctx->result;
@@ -21563,7 +21783,8 @@ GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stre
 
 /* A copy between buffer b and array a, on the caller's stream if given:
    asynchronous from and to pinned memory, else done before it returns. */
-static gpuir_result gpuir__buffer_copy(gpuir_ctx *ctx, gpuir_buffer b, gpuir_array *a, gpuir_stream stream, bool up) {
+static gpuir_result gpuir__buffer_copy(gpuir_ctx *ctx, gpuir_buffer b, gpuir_array *a,
+                                       gpuir_stream stream, bool up) {
     const char *fn = up ? "gpuir_buffer_upload" : "gpuir_buffer_download";
     if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
     if (ctx->result != GPUIR_OK) return ctx->result;
@@ -21572,13 +21793,17 @@ static gpuir_result gpuir__buffer_copy(gpuir_ctx *ctx, gpuir_buffer b, gpuir_arr
     if (!a) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the array is NULL", fn);
     char what[64];
     snprintf(what, sizeof what, "%s: the array", fn);
-    if (a->rank < 0 || a->rank > GPUIR_MAX_RANK) return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s has rank %d", what, a->rank);
-    if (gpuir__type_fits(ctx, B->type, gpuir_memref_type(a->dtype, a->rank, a->dims, GPUIR_SPACE_DEVICE), what))
+    if (a->rank < 0 || a->rank > GPUIR_MAX_RANK) return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
+                                                                    "%s has rank %d",
+                                                                    what, a->rank);
+    if (gpuir__type_fits(ctx, B->type,
+                         gpuir_memref_type(a->dtype, a->rank, a->dims, GPUIR_SPACE_DEVICE), what))
         return ctx->result;
     if (!B->bytes) return GPUIR_OK;
     if (!a->data) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s has no data", what);
     if (gpuir__stream_check(ctx, B->backend, stream, fn)) return ctx->result;
-    if (stream && B->backend == GPUIR_BACKEND_EMU && gpuir__xstream_drain(ctx, (gpuir__xstream *)stream))
+    if (stream && B->backend == GPUIR_BACKEND_EMU &&
+        gpuir__xstream_drain(ctx, (gpuir__xstream *)stream))
         return ctx->result;
     gpuir__device *D = ctx->devices[B->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
     bool ordered = stream && B->backend == GPUIR_BACKEND_CUDA, pinned = gpuir__pinned_find(ctx, a->data, B->bytes);
@@ -21596,14 +21821,17 @@ static gpuir_result gpuir__buffer_copy(gpuir_ctx *ctx, gpuir_buffer b, gpuir_arr
     if (!rc && ordered && !pinned) { rc = D->drv.stream_synchronize(D->drv.self, stream); call = "cuStreamSynchronize"; }
     int lrc = D->drv.leave(D->drv.self);
     if (!rc && lrc) { rc = lrc; call = "cuCtxPopCurrent"; }
-    snprintf(what, sizeof what, "%s of %zu bytes", up ? "uploading a buffer" : "downloading a buffer", B->bytes);
+    snprintf(what, sizeof what, "%s of %zu bytes",
+             up ? "uploading a buffer" : "downloading a buffer", B->bytes);
     return gpuir__drv_check(ctx, &D->drv, rc, call, what);
 }
 
-GPUIRDEF gpuir_result gpuir_buffer_upload(gpuir_ctx *ctx, gpuir_buffer b, const gpuir_array *src, gpuir_stream stream) {
+GPUIRDEF gpuir_result gpuir_buffer_upload(gpuir_ctx *ctx, gpuir_buffer b, const gpuir_array *src,
+                                          gpuir_stream stream) {
     return gpuir__buffer_copy(ctx, b, (gpuir_array *)(uintptr_t)src, stream, true);
 }
-GPUIRDEF gpuir_result gpuir_buffer_download(gpuir_ctx *ctx, gpuir_buffer b, gpuir_array *dst, gpuir_stream stream) {
+GPUIRDEF gpuir_result gpuir_buffer_download(gpuir_ctx *ctx, gpuir_buffer b, gpuir_array *dst,
+                                            gpuir_stream stream) {
     return gpuir__buffer_copy(ctx, b, dst, stream, false);
 }
 
@@ -21680,7 +21908,8 @@ static bool gpuir__is_gpu_alloc(const gpuir_module *m, uint32_t v) {
 
 /* Whether an op of f other than op index `except` writes device buffer D
    (a copy into it or a view of it, a launch whose kernel writes it). */
-static bool gpuir__args_device_written(gpuir_module *m, const gpuir__func *f, uint32_t D, size_t except) {
+static bool gpuir__args_device_written(gpuir_module *m, const gpuir__func *f, uint32_t D,
+                                       size_t except) {
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         if ((size_t)(op - m->ops) == except) continue;
@@ -21696,8 +21925,8 @@ static bool gpuir__args_device_written(gpuir_module *m, const gpuir__func *f, ui
 }
 
 /* Parameter v's plan: D, the copy in and the copy back, or D = 0. */
-static void gpuir__args_plan_input(gpuir_module *m, const gpuir__func *f, const uint32_t *uses, uint32_t v,
-                                   gpuir__argplan *P) {
+static void gpuir__args_plan_input(gpuir_module *m, const gpuir__func *f,
+                                   const uint32_t *uses, uint32_t v, gpuir__argplan *P) {
     uint32_t dev = 0, copy = 0, back = 0;
     bool written = false;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
@@ -21720,12 +21949,14 @@ static void gpuir__args_plan_input(gpuir_module *m, const gpuir__func *f, const 
 }
 
 /* Result r's plan (the ret's operand j): D and the copy out, or D = 0. */
-static void gpuir__args_plan_output(const gpuir_module *m, const gpuir__func *f, const uint32_t *uses,
+static void gpuir__args_plan_output(const gpuir_module *m, const gpuir__func *f,
+                                    const uint32_t *uses,
                                     const gpuir__op *ret, uint32_t j, gpuir__argplan *P) {
     uint32_t r = gpuir__op_operand(m, ret, j), dev = 0, copy = 0, in_ret = 0;
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, r)->def_op);
     for (uint32_t k = 0; k < ret->n_operands; k++) in_ret += gpuir__op_operand(m, ret, k) == r;
-    for (size_t i = 0; def && def->kind == GPUIR_OP_MEMREF_ALLOC && i < stbds_arrlenu(f->ops); i++) {
+    for (size_t i = 0; def && def->kind == GPUIR_OP_MEMREF_ALLOC &&
+         i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         if (op->kind != GPUIR_OP_GPU_MEMCPY || gpuir__op_operand(m, op, 0) != r) continue;
         uint32_t s = gpuir__op_operand(m, op, 1);
@@ -21779,7 +22010,8 @@ static const char *gpuir__args_name(const gpuir_module *m, uint32_t v, char *buf
 }
 
 /* Appends a line to the placement report, once. */
-static void gpuir__args_report(gpuir_program *p, const gpuir__func *f, const char *label, const char *text) {
+static void gpuir__args_report(gpuir_program *p, const gpuir__func *f, const char *label,
+                               const char *text) {
     char line[GPUIR_MAX_NAME * 2 + 200];
     snprintf(line, sizeof line, "@%s: %s: %s\n", gpuir__string(p->m, f->name), label, text);
     gpuir_module *m = p->m;
@@ -21792,12 +22024,14 @@ static void gpuir__args_report(gpuir_program *p, const gpuir__func *f, const cha
 
 /* The buffer of an argument, checked: this context, live, the program's
    backend, the wanted type. */
-static gpuir__bufslot *gpuir__args_buffer(gpuir__run *R, gpuir_buffer b, gpuir_type want, const char *what) {
+static gpuir__bufslot *gpuir__args_buffer(gpuir__run *R, gpuir_buffer b, gpuir_type want,
+                                          const char *what) {
     gpuir_ctx *ctx = R->p->ctx;
     gpuir__bufslot *B = gpuir__buffer_get(ctx, b, what);
     if (!B) return NULL;
     if (B->backend != R->p->backend) {
-        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the buffer is %s memory, the program runs on %s", what,
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                    "%s: the buffer is %s memory, the program runs on %s", what,
                     gpuir_backend_name(B->backend), gpuir_backend_name(R->p->backend));
         return NULL;
     }
@@ -21819,7 +22053,8 @@ static gpuir_result gpuir__args_input(gpuir__run *R, gpuir__args *A, size_t i) {
         return gpuir__run_bind_one(R, R->f, i, &arg->host);
     }
     if (arg->kind != GPUIR_ARG_BUFFER)
-        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no argument (kind %d)", what, (int)arg->kind);
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no argument (kind %d)", what,
+                           (int)arg->kind);
     gpuir__bufslot *B = gpuir__args_buffer(R, arg->buffer, gpuir__value_at(m, v)->type, what);
     if (!B || gpuir__run_shape(R, v, B->type.dims)) return p->ctx->result;
     gpuir__slot *s = &R->slots[v - 1];
@@ -21856,7 +22091,8 @@ static gpuir_result gpuir__args_stage(gpuir__run *R, gpuir__args *A) {
         gpuir__dptr src = p->ctx->buffers[(A->desc->inputs[i].buffer.id & 0xfffff) - 1].ptr;
         char what[64];
         snprintf(what, sizeof what, "staging input #%zu through the host", i);
-        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_dtoh(p->drv.self, s->host, src, s->bytes, 0),
+        if (gpuir__drv_check(p->ctx, &p->drv,
+                             p->drv.copy_dtoh(p->drv.self, s->host, src, s->bytes, 0),
                              "cuMemcpyDtoH", what))
             return p->ctx->result;
     }
@@ -21880,7 +22116,8 @@ static gpuir_result gpuir__args_output(gpuir__run *R, gpuir__args *A, size_t j) 
     if (arg->kind == GPUIR_ARG_HOST) {
         A->all_device = false;
         if (arg->host.rank < 0 || arg->host.rank > GPUIR_MAX_RANK)
-            return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the array has rank %d", what, arg->host.rank);
+            return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the array has rank %d", what,
+                               arg->host.rank);
         if (gpuir__type_fits(p->ctx, want, gpuir_memref_type(arg->host.dtype, arg->host.rank, arg->host.dims, want.space),
                              what))
             return p->ctx->result;
@@ -21893,7 +22130,8 @@ static gpuir_result gpuir__args_output(gpuir__run *R, gpuir__args *A, size_t j) 
         return GPUIR_OK;
     }
     if (arg->kind != GPUIR_ARG_BUFFER)
-        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no argument (kind %d)", what, (int)arg->kind);
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: no argument (kind %d)", what,
+                           (int)arg->kind);
     gpuir__bufslot *B = gpuir__args_buffer(R, arg->buffer, want, what);
     if (!B) return p->ctx->result;
     if (!D) {
@@ -21930,7 +22168,8 @@ static gpuir_result gpuir__args_result(gpuir__run *R, gpuir__args *A, size_t j) 
     const int64_t *dims = arg->kind == GPUIR_ARG_HOST ? arg->host.dims
                                                       : p->ctx->buffers[(arg->buffer.id & 0xfffff) - 1].type.dims;
     for (int d = 0; d < gpuir__value_at(p->m, r)->type.rank; d++) same = same && dims[d] == s->dims[d];
-    if (!same) return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the result's dynamic sizes differ from the "
+    if (!same) return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE,
+                                  "%s: the result's dynamic sizes differ from the "
                                   "argument's", what);
     if (arg->kind == GPUIR_ARG_HOST) {
         if (s->host != arg->host.data && s->bytes) memcpy(arg->host.data, s->host, s->bytes);
@@ -21940,8 +22179,9 @@ static gpuir_result gpuir__args_result(gpuir__run *R, gpuir__args *A, size_t j) 
     p->stats.h2d_copies++;
     p->stats.h2d_bytes += s->bytes;
     gpuir__dptr dst = p->ctx->buffers[(arg->buffer.id & 0xfffff) - 1].ptr;
-    return gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_htod(p->drv.self, dst, s->host, s->bytes, 0), "cuMemcpyHtoD",
-                            what);
+    return gpuir__drv_check(p->ctx, &p->drv,
+                            p->drv.copy_htod(p->drv.self, dst, s->host, s->bytes, 0),
+                            "cuMemcpyHtoD", what);
 }
 
 /* After the run: staged inputs the function wrote go back to their
@@ -21952,19 +22192,22 @@ static gpuir_result gpuir__args_finish(gpuir__run *R, gpuir__args *A) {
     for (size_t i = 0; i < desc->n_inputs; i++) {
         uint32_t v = R->f->params[i];
         gpuir__slot *s = &R->slots[v - 1];
-        if (desc->inputs[i].kind != GPUIR_ARG_BUFFER || A->plan->in_dev[i] || !A->plan->in_written[i] || !s->owned ||
+        if (desc->inputs[i].kind != GPUIR_ARG_BUFFER || A->plan->in_dev[i] ||
+            !A->plan->in_written[i] || !s->owned ||
             !s->bytes)
             continue;
         p->stats.h2d_copies++;
         p->stats.h2d_bytes += s->bytes;
         gpuir__dptr dst = p->ctx->buffers[(desc->inputs[i].buffer.id & 0xfffff) - 1].ptr;
-        if (gpuir__drv_check(p->ctx, &p->drv, p->drv.copy_htod(p->drv.self, dst, s->host, s->bytes, 0),
+        if (gpuir__drv_check(p->ctx, &p->drv,
+                             p->drv.copy_htod(p->drv.self, dst, s->host, s->bytes, 0),
                              "cuMemcpyHtoD", "writing a staged input back"))
             return p->ctx->result;
     }
     if (!A->ret) return GPUIR_OK;
     if (desc->n_outputs != A->ret->n_operands)
-        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "the function returns %u values, %zu outputs given",
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "the function returns %u values, %zu outputs given",
                            A->ret->n_operands, desc->n_outputs);
     for (size_t j = 0; j < desc->n_outputs; j++)
         if (gpuir__args_result(R, A, j)) return p->ctx->result;
@@ -21980,7 +22223,8 @@ static gpuir_result gpuir__args_check_alias(gpuir_ctx *ctx, const gpuir_run_desc
             const gpuir_arg *y = b < desc->n_inputs ? &desc->inputs[b] : &desc->outputs[b - desc->n_inputs];
             bool same = x->kind == y->kind &&
                         ((x->kind == GPUIR_ARG_BUFFER && x->buffer.id == y->buffer.id) ||
-                         (x->kind == GPUIR_ARG_HOST && x->host.data && x->host.data == y->host.data));
+                         (x->kind == GPUIR_ARG_HOST && x->host.data &&
+                          x->host.data == y->host.data));
             if (x->kind == GPUIR_ARG_BUFFER && y->kind == GPUIR_ARG_BUFFER && !same) {
                 uint64_t p = gpuir_buffer_device_ptr(ctx, x->buffer), q = gpuir_buffer_device_ptr(ctx, y->buffer);
                 gpuir_type tp = gpuir_buffer_type(ctx, x->buffer), tq = gpuir_buffer_type(ctx, y->buffer);
@@ -21989,7 +22233,8 @@ static gpuir_result gpuir__args_check_alias(gpuir_ctx *ctx, const gpuir_run_desc
                 same = p && q && np && nq && p < q + nq && q < p + np;
             }
             if (same)
-                return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "output #%zu aliases %s #%zu: a run's outputs "
+                return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                                   "output #%zu aliases %s #%zu: a run's outputs "
                                    "must not share memory with its inputs or each other", a - desc->n_inputs,
                                    b < desc->n_inputs ? "input" : "output",
                                    b < desc->n_inputs ? b : b - desc->n_inputs);
@@ -22008,16 +22253,20 @@ static void gpuir__args_note(gpuir__run *R, gpuir__args *A) {
     for (size_t i = 0; i < A->desc->n_inputs; i++) {
         uint64_t k = A->sig >> (2 * (i % 32)) & 3;
         gpuir__args_name(p->m, R->f->params[i], label, sizeof label);
-        if (k == 2) gpuir__args_report(p, R->f, label, "device-resident: no copy (input, a device buffer)");
-        if (k == 3) gpuir__args_report(p, R->f, label, "device-resident: staged through the host (input, a device "
+        if (k == 2) gpuir__args_report(p, R->f, label,
+                                       "device-resident: no copy (input, a device buffer)");
+        if (k == 3) gpuir__args_report(p, R->f, label,
+                                       "device-resident: staged through the host (input, a device "
                                        "buffer the host code reads)");
     }
     for (size_t j = 0; A->ret && j < A->desc->n_outputs && j < A->ret->n_operands; j++) {
         uint64_t k = A->sig >> (2 * ((A->desc->n_inputs + j) % 32)) & 3;
         snprintf(label, sizeof label, "result #%zu", j);
-        if (k == 2) gpuir__args_report(p, R->f, label, "device-resident: no copy (written into the device buffer "
+        if (k == 2) gpuir__args_report(p, R->f, label,
+                                       "device-resident: no copy (written into the device buffer "
                                        "argument)");
-        if (k == 3) gpuir__args_report(p, R->f, label, "device-resident: staged through the host (the host code "
+        if (k == 3) gpuir__args_report(p, R->f, label,
+                                       "device-resident: staged through the host (the host code "
                                        "computes it), then copied into the device buffer argument");
     }
 }
@@ -22042,13 +22291,14 @@ static bool gpuir__args_host_copies(const gpuir__run *R) {
 static gpuir_result gpuir__args_enter_stream(gpuir__run *R, void *stream, unsigned streams) {
     gpuir_program *p = R->p;
     const gpuir__drv *d = &p->drv;
-    if (gpuir__drv_check(p->ctx, d, d->stream_bind(d->self, stream, p->n_streams + 1), "cuStreamWaitEvent",
-                         "ordering the run after desc.stream"))
+    if (gpuir__drv_check(p->ctx, d, d->stream_bind(d->self, stream, p->n_streams + 1),
+                         "cuStreamWaitEvent", "ordering the run after desc.stream"))
         return p->ctx->result;
     unsigned entry = p->n_events + 1;
     int rc = streams ? d->event_record(d->self, entry, 0) : 0;    /* one stream: the caller's orders it */
     for (unsigned s = 1; !rc && s <= streams; s++) rc = d->stream_wait(d->self, s, entry);
-    return gpuir__drv_check(p->ctx, d, rc, "cuEventRecord/cuStreamWaitEvent", "ordering the run after desc.stream");
+    return gpuir__drv_check(p->ctx, d, rc, "cuEventRecord/cuStreamWaitEvent",
+                            "ordering the run after desc.stream");
 }
 
 /* A run into a graph being captured on the caller's stream: everything it
@@ -22060,7 +22310,8 @@ static gpuir_result gpuir__args_capture_check(gpuir__run *R, bool async) {
     const gpuir_module *m = p->m;
     const char *pre = "desc.stream is being captured into a graph, and";
     if (!async)
-        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s this run has host arguments or host copies, so "
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "%s this run has host arguments or host copies, so "
                            "it must wait for the device (a captured stream cannot): pass device buffers only", pre);
     for (size_t i = 0; i < stbds_arrlenu(R->f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, R->f->ops[i]);
@@ -22073,11 +22324,14 @@ static gpuir_result gpuir__args_capture_check(gpuir__run *R, bool async) {
                 if (p->resident[k].global == g)
                     ready = p->resident[k].external || (g && p->resident[k].uploaded == m->globals[g - 1].generation);
             if (!ready)
-                return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s global @%s is not on the device yet "
+                return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                                   "%s global @%s is not on the device yet "
                                    "(run once before capturing, or bind it to a buffer)", pre, name);
         }
-        if (op->kind == GPUIR_OP_GPU_ALLOC && !R->slots[op->result - 1].external && !p->drv.capture_alloc)
-            return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s the device has no memory pools for the run's "
+        if (op->kind == GPUIR_OP_GPU_ALLOC && !R->slots[op->result - 1].external &&
+            !p->drv.capture_alloc)
+            return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                               "%s the device has no memory pools for the run's "
                                "temporary buffers (cuMemAllocAsync)", pre);
     }
     return GPUIR_OK;
@@ -22086,7 +22340,8 @@ static gpuir_result gpuir__args_capture_check(gpuir__run *R, bool async) {
 /* An asynchronous run's exit: the caller's stream waits for every stream
    of the program (event n_events + 2); on the emulator that event marks
    the stream's latest work. Unbinds the stream, also after a failure. */
-static gpuir_result gpuir__args_leave_stream(gpuir__run *R, void *stream, unsigned streams, gpuir_result r) {
+static gpuir_result gpuir__args_leave_stream(gpuir__run *R, void *stream, unsigned streams,
+                                             gpuir_result r) {
     gpuir_program *p = R->p;
     const gpuir__drv *d = &p->drv;
     unsigned exit_event = p->n_events + 2;
@@ -22096,7 +22351,8 @@ static gpuir_result gpuir__args_leave_stream(gpuir__run *R, void *stream, unsign
         if (!rc) rc = d->stream_wait(d->self, 0, exit_event);
     }
     if (!r && !rc && p->backend == GPUIR_BACKEND_EMU) rc = d->event_record(d->self, exit_event, 0);  /* the tail */
-    if (!r) r = gpuir__drv_check(p->ctx, d, rc, "cuEventRecord/cuStreamWaitEvent", "ordering desc.stream after the run");
+    if (!r) r = gpuir__drv_check(p->ctx, d, rc, "cuEventRecord/cuStreamWaitEvent",
+                                 "ordering desc.stream after the run");
     int urc = d->stream_bind(d->self, NULL, 0);
     if (!r) r = gpuir__drv_check(p->ctx, d, urc, "cuStreamWaitEvent", "unbinding desc.stream");
     if (!r && p->backend == GPUIR_BACKEND_EMU) {
@@ -22116,7 +22372,8 @@ static gpuir_result gpuir__args_bind(gpuir__run *R, gpuir__args *A, bool *async)
         return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s takes %zu inputs, %zu given",
                            gpuir__string(p->m, R->f->name), stbds_arrlenu(R->f->params), desc->n_inputs);
     if (A->ret && desc->n_outputs != A->ret->n_operands)
-        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "the function returns %u values, %zu outputs given",
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                           "the function returns %u values, %zu outputs given",
                            A->ret->n_operands, desc->n_outputs);
     A->all_device = true;
     for (size_t i = 0; i < desc->n_inputs; i++)
@@ -22144,11 +22401,13 @@ static uint32_t gpuir__args_check(gpuir_program *p, const gpuir_run_desc *desc) 
         return 0;
     }
     if (p->backend == GPUIR_BACKEND_REF) {
-        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_program_run_args: the interpreter takes host arrays "
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                    "gpuir_program_run_args: the interpreter takes host arrays "
                     "only (gpuir_program_run)");
         return 0;
     }
-    if (gpuir__drv_alive(ctx, &p->drv) || gpuir__stream_check(ctx, p->backend, desc->stream, "desc.stream") ||
+    if (gpuir__drv_alive(ctx, &p->drv) ||
+        gpuir__stream_check(ctx, p->backend, desc->stream, "desc.stream") ||
         gpuir__args_check_alias(ctx, desc))
         return 0;
     return gpuir__program_func(p, desc->func);
@@ -22156,12 +22415,14 @@ static uint32_t gpuir__args_check(gpuir_program *p, const gpuir_run_desc *desc) 
 
 /* Before the run's work: the caller's stream is checked (capturing?), and
    a run that will wait for the device waits for the stream first. */
-static gpuir_result gpuir__args_stream_first(gpuir__run *R, void *stream, bool async, bool *captured) {
+static gpuir_result gpuir__args_stream_first(gpuir__run *R, void *stream, bool async,
+                                             bool *captured) {
     gpuir_program *p = R->p;
     const gpuir__drv *d = &p->drv;
     if (!stream) return GPUIR_OK;
     int capturing = 0;
-    if (gpuir__drv_check(p->ctx, d, d->stream_capturing(d->self, stream, &capturing), "cuStreamIsCapturing",
+    if (gpuir__drv_check(p->ctx, d, d->stream_capturing(d->self, stream, &capturing),
+                         "cuStreamIsCapturing",
                          "checking desc.stream (a stream of this program's device?)"))
         return p->ctx->result;
     *captured = capturing != 0;
@@ -22169,7 +22430,8 @@ static gpuir_result gpuir__args_stream_first(gpuir__run *R, void *stream, bool a
     gpuir__xstream *x = p->backend == GPUIR_BACKEND_EMU ? (gpuir__xstream *)stream : NULL;
     if (x && (!async || x->tail != p)) return gpuir__xstream_drain(p->ctx, x);
     if (x || async) return GPUIR_OK;
-    return gpuir__drv_check(p->ctx, d, d->stream_synchronize(d->self, stream), "cuStreamSynchronize",
+    return gpuir__drv_check(p->ctx, d, d->stream_synchronize(d->self, stream),
+                            "cuStreamSynchronize",
                             "waiting for desc.stream before a run that waits for the device");
 }
 
@@ -22198,7 +22460,8 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     if (A.ret && A.ret->kind != GPUIR_OP_RETURN) A.ret = NULL;
     if (!A.plan) return ctx->result;
     p->stats.runs++;
-    gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "starting a run");
+    gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent",
+                                      "starting a run");
     bool entered = r == GPUIR_OK, bound = false, captured = false;
     if (!r) r = gpuir__args_bind(&R, &A, &R.async);
     if (!r) gpuir__args_note(&R, &A);
@@ -22225,7 +22488,8 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     gpuir__args_unbind(&R);
     r = gpuir__run_release(&R, r);
     if (entered) {
-        gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self), "cuCtxPopCurrent", "ending a run");
+        gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self),
+                                           "cuCtxPopCurrent", "ending a run");
         if (!r) r = lr;
     }
     return r;
@@ -22235,21 +22499,25 @@ GPUIRDEF gpuir_result gpuir_program_wait(gpuir_program *p) {
     if (!p) return GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK || p->backend == GPUIR_BACKEND_REF) return ctx->result;
-    gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "waiting");
+    gpuir_result r = gpuir__drv_check(ctx, &p->drv, p->drv.enter(p->drv.self),
+                                      "cuCtxPushCurrent", "waiting");
     if (r) return r;
     r = gpuir__drv_check(ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize",
                          "waiting for the program's asynchronous runs");
     gpuir__xstream_forget(ctx, p);
-    gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self), "cuCtxPopCurrent", "waiting");
+    gpuir_result lr = gpuir__drv_check(ctx, &p->drv, p->drv.leave(p->drv.self),
+                                       "cuCtxPopCurrent", "waiting");
     return r ? r : lr;
 }
 
-GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const char *name, gpuir_buffer b) {
+GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const char *name,
+                                                       gpuir_buffer b) {
     if (!p) return GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
     uint32_t g = name ? gpuir__find_global(p->m, name) : 0;
-    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "gpuir_program_bind_global_buffer: no global @%s",
+    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND,
+                               "gpuir_program_bind_global_buffer: no global @%s",
                                name ? name : "(NULL)");
     size_t i = 0;
     while (i < stbds_arrlenu(p->resident) && p->resident[i].global != g) i++;
@@ -22293,7 +22561,8 @@ static bool gpuir__module_is_tensor_level(const gpuir_module *m) {
 /* The most device memory a host function holds at once as its ops are
    issued: its live gpu.alloc buffers plus the resident globals it reads
    (kept for the program's life); *where gets the op at the peak. */
-static uint64_t gpuir__func_device_peak(const gpuir_module *m, const gpuir__func *f, size_t *where) {
+static uint64_t gpuir__func_device_peak(const gpuir_module *m, const gpuir__func *f,
+                                        size_t *where) {
     uint64_t live = 0, peak = 0;
     *where = 0;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
@@ -22321,7 +22590,8 @@ static gpuir_result gpuir__program_check_memory(gpuir_program *p) {
         uint64_t peak = gpuir__func_device_peak(m, &m->funcs[f], &where);
         if (peak > p->stats.peak_device_bytes) p->stats.peak_device_bytes = peak;
         if (cap && peak > cap)
-            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT, "@%s holds %llu bytes of device memory at once (at op %zu, "
+            return gpuir__fail(p->ctx, GPUIR_ERR_LIMIT,
+                               "@%s holds %llu bytes of device memory at once (at op %zu, "
                                "%s), more than the %s of %llu", gpuir__string(m, m->funcs[f].name),
                                (unsigned long long)peak, where,
                                gpuir_op_name(gpuir__op_at(m, m->funcs[f].ops[where - 1])->kind),
@@ -22341,7 +22611,8 @@ static gpuir_result gpuir__program_dump(gpuir_program *p) {
     size_t n = strlen(ctx->dump_dir) + 32;
     gpuir_result r = ir && (path = (char *)GPUIR_MALLOC(n)) ? GPUIR_OK : gpuir__oom(ctx, "GPUIR_DUMP_DIR");
     if (!r && mkdir(ctx->dump_dir, 0777) != 0 && errno != EEXIST)
-        r = gpuir__fail(ctx, GPUIR_ERR_IO, "GPUIR_DUMP_DIR: cannot make '%s': %s", ctx->dump_dir, strerror(errno));
+        r = gpuir__fail(ctx, GPUIR_ERR_IO, "GPUIR_DUMP_DIR: cannot make '%s': %s", ctx->dump_dir,
+                        strerror(errno));
     if (!r) snprintf(path, n, "%s/%.16s.cu", ctx->dump_dir, key);
     if (!r) r = gpuir__write_file_atomic(ctx, path, p->source, strlen(p->source));
     if (!r) snprintf(path, n, "%s/%.16s.gir", ctx->dump_dir, key);
@@ -22353,7 +22624,8 @@ static gpuir_result gpuir__program_dump(gpuir_program *p) {
 }
 
 /* GPUIR_LOG: a compile's time and what the cache did. */
-static void gpuir__program_log_compile(gpuir_program *p, double t0, gpuir__cache_stats before, size_t image) {
+static void gpuir__program_log_compile(gpuir_program *p, double t0, gpuir__cache_stats before,
+                                       size_t image) {
     gpuir__cache_stats now = p->ctx->cache ? gpuir__cache_get_stats(p->ctx->cache) : before;
     const char *how = now.mem_hits > before.mem_hits   ? "memory cache hit"
                     : now.disk_hits > before.disk_hits ? "disk cache hit"
@@ -22440,7 +22712,8 @@ typedef struct gpuir__lowered {
 } gpuir__lowered;
 
 static struct gpuir__emu_toolchain *gpuir__emu_toolchain_get(gpuir_ctx *ctx);
-static const char *gpuir__emu_cc_identity(gpuir_program *p, struct gpuir__emu_toolchain *h, const char *cc);
+static const char *gpuir__emu_cc_identity(gpuir_program *p, struct gpuir__emu_toolchain *h,
+                                          const char *cc);
 static const char *gpuir__emu_cc(const gpuir_program *p);
 
 /* Renders the (lowered) module as the backend compiles it, with its
@@ -22465,11 +22738,14 @@ static gpuir_result gpuir__program_codegen(gpuir_program *p) {
 static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
     char compiler_buf[64], options[512];
     const char *compiler = p->drv.compiler_id(p->drv.self, p, compiler_buf);   /* NULL: the context's error */
-    if (!compiler) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the compiler's identity");
+    if (!compiler) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx,
+                                                                       "the compiler's identity");
     char *text = gpuir_module_print(p->m);
-    if (!text) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx, "the lowered program's key");
+    if (!text) return p->ctx->result ? p->ctx->result : gpuir__oom(p->ctx,
+                                                                   "the lowered program's key");
     const gpuir_module *m = p->m;
-    snprintf(options, sizeof options, "sm %d, %d SMs, max shared %u, %s, %s, cache format %u, passes %s, build %s",
+    snprintf(options, sizeof options,
+             "sm %d, %d SMs, max shared %u, %s, %s, cache format %u, passes %s, build %s",
              m->target.sm, m->target.sm_count, (unsigned)p->ctx->desc.max_shared_bytes,
              p->desc.synchronous ? "sync" : "async", p->desc.emu_sanitize ? "asan" : "-", GPUIR__CACHE_VERSION,
              p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE,
@@ -22492,22 +22768,24 @@ static char *gpuir__lowered_encode(gpuir_program *p, const gpuir__lowered *L, si
     if (!gpuir__lowered_round_trips(p, ir)) { gpuir_free(ir); *size = 0; return NULL; }
     const char *report = gpuir_module_placement_report(p->m);
     gpuir__str s = {NULL};
-    gpuir__str_appendf(&s, GPUIR__LOWERED_FORMAT "\nobject %s %s\nkernels %zu\n", L->object_ext, L->object_key,
-                       stbds_arrlenu(p->kernels));
+    gpuir__str_appendf(&s, GPUIR__LOWERED_FORMAT "\nobject %s %s\nkernels %zu\n", L->object_ext,
+                       L->object_key, stbds_arrlenu(p->kernels));
     for (size_t i = 0; i < stbds_arrlenu(p->kernels); i++) {
         const gpuir__cg_kernel_info *k = &p->kernels[i];
-        gpuir__str_appendf(&s, "%s %s %d %u %u %u", gpuir__string(p->m, gpuir__func_at(p->m, k->func)->name),
+        gpuir__str_appendf(&s, "%s %s %d %u %u %u",
+                           gpuir__string(p->m, gpuir__func_at(p->m, k->func)->name),
                            k->cname, k->barriers ? 1 : 0, k->shared_bytes, k->dynamic_bytes, k->n_tmaps);
         for (unsigned t = 0; t < k->n_tmaps && t < 2; t++) {
             const gpuir__cg_tmap *x = &k->tmaps[t];
-            gpuir__str_appendf(&s, " %d %u %u %llu %llu %llu %llu %llu %u %u %u", x->param, x->dtype, x->rank,
+            gpuir__str_appendf(&s, " %d %u %u %llu %llu %llu %llu %llu %u %u %u", x->param,
+                               x->dtype, x->rank,
                                x->dims[0], x->dims[1], x->dims[2], x->strides[0], x->strides[1], x->box[0],
                                x->box[1], x->box[2]);
         }
         gpuir__str_appendf(&s, "\n");
     }
-    gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s\nimage %zu\n", strlen(report), report, strlen(ir), ir,
-                       L->object_size);
+    gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s\nimage %zu\n", strlen(report), report,
+                       strlen(ir), ir, L->object_size);
     gpuir_free(ir);
     size_t text = s.buf ? stbds_arrlenu(s.buf) - 1 : 0;
     char *entry = s.buf ? (char *)GPUIR_MALLOC(text + L->object_size + 1) : NULL;
@@ -22536,7 +22814,8 @@ static bool gpuir__lowered_storable(const gpuir_program *p) {
 
 /* Reads one kernel's line at *at into k (its function found by name in
    m); false when malformed or when m has no such kernel. */
-static bool gpuir__lowered_kernel(const char **at, const gpuir_module *m, gpuir__cg_kernel_info *k) {
+static bool gpuir__lowered_kernel(const char **at, const gpuir_module *m,
+                                  gpuir__cg_kernel_info *k) {
     int n = 0, barriers = 0;
     char name[GPUIR_MAX_NAME];
     memset(k, 0, sizeof *k);
@@ -22549,7 +22828,8 @@ static bool gpuir__lowered_kernel(const char **at, const gpuir_module *m, gpuir_
     *at += n;
     for (unsigned t = 0; t < k->n_tmaps; t++) {
         gpuir__cg_tmap *x = &k->tmaps[t];
-        if (sscanf(*at, " %d %u %u %llu %llu %llu %llu %llu %u %u %u%n", &x->param, &x->dtype, &x->rank,
+        if (sscanf(*at, " %d %u %u %llu %llu %llu %llu %llu %u %u %u%n", &x->param,
+                   &x->dtype, &x->rank,
                    &x->dims[0], &x->dims[1], &x->dims[2], &x->strides[0], &x->strides[1], &x->box[0], &x->box[1],
                    &x->box[2], &n) != 11)
             return false;
@@ -22562,7 +22842,8 @@ static bool gpuir__lowered_kernel(const char **at, const gpuir_module *m, gpuir_
 
 /* Reads "<word> <bytes>\n" and that many bytes at *at (in text of `end`);
    NULL when malformed. */
-static const char *gpuir__lowered_blob(const char **at, const char *end, const char *word, size_t *len) {
+static const char *gpuir__lowered_blob(const char **at, const char *end, const char *word,
+                                       size_t *len) {
     char fmt[32];
     int n = 0;
     snprintf(fmt, sizeof fmt, "%s %%zu%%n", word);
@@ -22576,7 +22857,8 @@ static const char *gpuir__lowered_blob(const char **at, const char *end, const c
    codegen gives it (gpuir_k<id> names, of kernels whose IR name is not an
    identifier, number the functions as they were: only their form is
    checked; loading finds each name in the compiled module or rebuilds). */
-static bool gpuir__lowered_kernels_match(const gpuir_module *m, const gpuir__cg_kernel_info *infos) {
+static bool gpuir__lowered_kernels_match(const gpuir_module *m,
+                                         const gpuir__cg_kernel_info *infos) {
     size_t n = stbds_arrlenu(infos), kernels = 0, funcs = stbds_arrlenu(m->funcs);
     for (size_t f = 0; f < funcs; f++) kernels += m->funcs[f].kernel;
     if (n != kernels) return false;
@@ -22600,14 +22882,16 @@ static const char gpuir__lowered_oom[] = "out of memory";
    and *image: where its bytes start in text), *out (the parsed and
    verified lowered module), *infos and *report; NULL, or why it is refused
    (the context's error left as it was). */
-static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, size_t size, gpuir__lowered *L,
+static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, size_t size,
+                                         gpuir__lowered *L,
                                          gpuir_module **out, gpuir__cg_kernel_info **infos, const char **report,
                                          size_t *report_len, const char **image) {
     const char *at = text, *end = text + size, *ir;
     size_t count = 0, ir_len = 0;
     int n = 0;
     char ext[GPUIR__CACHE_EXT_MAX + 1], key[65];
-    if (sscanf(at, GPUIR__LOWERED_FORMAT "\nobject %15[a-z0-9] %64[0-9a-f]\nkernels %zu%n", ext, key, &count,
+    if (sscanf(at, GPUIR__LOWERED_FORMAT "\nobject %15[a-z0-9] %64[0-9a-f]\nkernels %zu%n", ext,
+               key, &count,
                &n) != 3 || at[n] != '\n' || !gpuir__cache_valid_key(key) || count > size)
         return "its header is malformed";
     bool cuda = p->backend == GPUIR_BACKEND_CUDA;
@@ -22651,8 +22935,8 @@ static void gpuir__module_adopt(gpuir_module *m, gpuir_module *from) {
 }
 
 /* Refuses a stored lowered program: counted corrupt, evicted, noted. */
-static void gpuir__lowered_refuse(gpuir__cache *c, const gpuir__lowered *L, const void *bytes, size_t size,
-                                  const char *why) {
+static void gpuir__lowered_refuse(gpuir__cache *c, const gpuir__lowered *L, const void *bytes,
+                                  size_t size, const char *why) {
     c->stats.corrupt++;
     gpuir__cache_evict(c, L->key, GPUIR__LOWERED_EXT, bytes, size);
     gpuir__cache_msg(c->last_error, "the stored lowered program %s%s%.64s." GPUIR__LOWERED_EXT " was refused (%s); "
@@ -22670,11 +22954,12 @@ static void gpuir__lowered_evict(gpuir_program *p, const gpuir__lowered *L) {
 /* Takes the stored entry (bytes, size) for p if it is sound: m becomes the
    lowered module, p->kernels its infos, L->object its compiled module (in
    the entry), L->hit true. */
-static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowered *L, const void *bytes,
-                                size_t size) {
+static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowered *L,
+                                const void *bytes, size_t size) {
     char *text = (char *)GPUIR_MALLOC(size + 1);
     if (!text) {                                 /* lowered again */
-        gpuir__cache_msg(c->last_error, "cannot read the stored lowered program %.64s: out of memory", L->key);
+        gpuir__cache_msg(c->last_error,
+                         "cannot read the stored lowered program %.64s: out of memory", L->key);
         return;
     }
     memcpy(text, bytes, size);
@@ -22683,9 +22968,11 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
     gpuir__cg_kernel_info *infos = NULL;
     const char *report = NULL, *image = NULL;
     size_t report_len = 0;
-    const char *why = gpuir__lowered_decode(p, text, size, L, &lowered, &infos, &report, &report_len, &image);
+    const char *why = gpuir__lowered_decode(p, text, size, L, &lowered, &infos, &report,
+                                            &report_len, &image);
     if (why == gpuir__lowered_oom)
-        gpuir__cache_msg(c->last_error, "cannot read the stored lowered program %.64s: out of memory", L->key);
+        gpuir__cache_msg(c->last_error,
+                         "cannot read the stored lowered program %.64s: out of memory", L->key);
     else if (why) gpuir__lowered_refuse(c, L, bytes, size, why);
     if (!why) {
         L->object = (const char *)bytes + (image - text);   /* the cache's copy, not text's */
@@ -22767,7 +23054,8 @@ static bool gpuir__lowered_round_trips(gpuir_program *p, const char *ir) {
                                            &infos) : NULL;
     bool same = source && p->source && gpuir__lowered_same_code(source, p->source);
     if (!source && p->ctx->result == GPUIR_ERR_OUT_OF_MEMORY && p->ctx->cache)
-        gpuir__cache_msg(p->ctx->cache->last_error, "cannot store the lowered program: out of memory");
+        gpuir__cache_msg(p->ctx->cache->last_error,
+                         "cannot store the lowered program: out of memory");
     if (!source) gpuir_ctx_clear_error(p->ctx);   /* the make succeeded: the context was clear */
     GPUIR_FREE(source);
     stbds_arrfree(infos);
@@ -22779,7 +23067,8 @@ static bool gpuir__lowered_round_trips(gpuir_program *p, const char *ir) {
    module (not counted in the writes, which count compiled modules). */
 static gpuir_result gpuir__lowered_store(gpuir_program *p, const gpuir__lowered *L) {
     gpuir__cache *c = gpuir__ctx_cache(p->ctx);
-    if (!c || !*L->object_key || !*L->key || stbds_arrlenu(p->m->globals) || !gpuir__lowered_storable(p))
+    if (!c || !*L->object_key || !*L->key || stbds_arrlenu(p->m->globals) ||
+        !gpuir__lowered_storable(p))
         return GPUIR_OK;
     size_t size = 0;
     size = 1;
@@ -22808,7 +23097,8 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
     if (!r) r = L->hit ? gpuir__lowered_object(p, L, &b) : p->drv.build(p->drv.self, p, &b);
     if (r) return r;
     if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, b.size);
-    r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent", "loading the module");
+    r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent",
+                         "loading the module");
     if (r) { GPUIR_FREE(b.image); return r; }
     const char *call;
     char what[GPUIR_MAX_NAME + 48], doing[GPUIR_MAX_NAME + 400];
@@ -22819,7 +23109,8 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
     if (rebuilt) {
         const char *name = NULL, *text = NULL, *detail = "";
         if (p->drv.describe) p->drv.describe(p->drv.self, rc, &name, &text, &detail);
-        snprintf(doing, sizeof doing, "%s failed (%.60s%s%.200s) while %s", call, name ? name : "error",
+        snprintf(doing, sizeof doing, "%s failed (%.60s%s%.200s) while %s", call,
+                 name ? name : "error",
                  *detail ? ": " : "", detail, what);
         gpuir__cached_evict(p, &b, doing);
         if (L->hit) gpuir__lowered_evict(p, L);  /* the entry holding it: the next make lowers again */
@@ -22829,7 +23120,8 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
         if (!r) r = gpuir__cached_compile(p, &b);
         if (!r) rc = gpuir__program_load_image(p, &b, &call, what);
     }
-    snprintf(doing, sizeof doing, "%s (%s)", what, rebuilt ? "compiled again after the cached module failed to "
+    snprintf(doing, sizeof doing, "%s (%s)", what,
+             rebuilt ? "compiled again after the cached module failed to "
              "load; it was evicted from the cache" : b.cached ? "a module from the cache" : "freshly compiled; "
              "not cached");
     if (!r && rc) r = gpuir__drv_check(p->ctx, &p->drv, rc, call, doing);
@@ -22977,7 +23269,8 @@ static void gpuir__runtime_free(gpuir_ctx *ctx) {
     GPUIR_FREE(ctx->cache_dir_copy);
 }
 
-GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol, double *atol) {
+GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol,
+                                      double *atol) {
     gpuir_dtype_tolerance(dtype, rtol, atol);
     if (atol && b != GPUIR_BACKEND_REF && dtype == GPUIR_F32) *atol = 1e-5;
 }
@@ -23158,7 +23451,8 @@ GPUIR__INTERNAL_API void gpuir__internal_plan_free(gpuir__internal_plan *plan) {
 /* The tensor maps launch L takes after its buffers (the wgmma kernel), for
    its buffers' addresses args[], encoded through the table into maps[];
    their number, or -1 (the context holds why). */
-GPUIR__INTERNAL_API int gpuir__internal_tensor_maps(gpuir_program *p, const gpuir__internal_launch *L,
+GPUIR__INTERNAL_API int gpuir__internal_tensor_maps(gpuir_program *p,
+                                                    const gpuir__internal_launch *L,
                                                     const gpuir__dptr *args, gpuir__tmap *maps) {
     gpuir__doing w;
     gpuir__doing_fixed(&w, "encoding a tensor map (internal API)");
@@ -23220,7 +23514,8 @@ GPUIR__INTERNAL_API void gpuir__internal_nvrtc_unload(gpuir__nvrtc *nv) { gpuir_
    sm_90a for wgmma), ptxas verbose, with one extra option (or NULL);
    *log gets NVRTC's log (malloc'd) and *spill the largest spill in bytes
    it reports (-1 when the compile failed). */
-GPUIR__INTERNAL_API gpuir_result gpuir__internal_nvrtc_compile(gpuir_ctx *ctx, const gpuir__nvrtc *nv,
+GPUIR__INTERNAL_API gpuir_result gpuir__internal_nvrtc_compile(gpuir_ctx *ctx,
+                                                               const gpuir__nvrtc *nv,
                                                               const char *source, int sm, bool wgmma,
                                                               const char *option, long *spill) {
     const char *opts[2] = {GPUIR__NVRTC_OPT_PTXAS_VERBOSE, option};
