@@ -134,11 +134,10 @@ TEST(attention_kernels_compile_without_spills) {
 }
 
 int main(void) {
-    void *nvrtc = check_hold_nvrtc_open();
+    (void)check_hold_nvrtc_open();     /* never closed: NVRTC's pool stays reachable at exit */
     RUN(attention_op_checks_its_operands);
     RUN(attention_errors_name_the_operand_and_place);
     RUN(attention_pass_is_in_the_default_pipeline);
     RUN(attention_kernels_compile_without_spills);
-    (void)nvrtc;            /* not closed: the pool must stay reachable at exit */
     return CHECK_EXIT();
 }

@@ -856,7 +856,7 @@ TEST(a_bad_lowered_program_is_refused_and_rebuilt) {
 }
 
 int main(void) {
-    void *nvrtc = check_hold_nvrtc_open();
+    (void)check_hold_nvrtc_open();     /* never closed: NVRTC's pool stays reachable at exit */
     RUN(sha256_matches_the_standard_examples);
     RUN(nvrtc_cache_is_always_off);
     RUN(a_make_reports_its_phases_and_the_compiles);
@@ -871,6 +871,5 @@ int main(void) {
     RUN(an_entry_under_another_version_target_or_compiler_misses);
     RUN(another_build_lowers_again_and_finds_the_compiled_module);
     RUN(a_warm_make_does_not_ask_the_compiler_its_version);
-    (void)nvrtc;            /* not closed: the pool must stay reachable at exit */
     return CHECK_EXIT();
 }
