@@ -7803,8 +7803,9 @@ static gpuir__sib_role gpuir__sibling_role(const gpuir_module *m, const gpuir__o
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     if (!gpuir__siblings_input_ok(xt) || !gpuir_dtype_is_float(out->dtype)) return GPUIR__SIB_NONE;
     if (gpuir__is_elementwise(cls)) {
-        bool reads = false;
-        for (uint32_t k = 0; k < op->n_operands; k++) reads |= gpuir__op_operand(m, op, k) == x;
+        bool reads = false;    /* in buffer form the last operand is the destination */
+        uint32_t inputs = op->result ? op->n_operands : op->n_operands - 1;
+        for (uint32_t k = 0; k < inputs; k++) reads |= gpuir__op_operand(m, op, k) == x;
         bool same = out->rank == 2 && out->dims[0] == xt->dims[0] && out->dims[1] == xt->dims[1];
         return reads && same ? GPUIR__SIB_FULL : GPUIR__SIB_NONE;
     }
@@ -8420,12 +8421,18 @@ static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__fu
         if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE) x = gpuir__op_operand(m, op, 0);
     }
     if (!x || !gpuir__ids_have(k->params, x)) return 0;
+    /* Each sibling reads x as it was before the launch (one register an
+       element): an op may write x in place only after every other op read
+       it (bufferize reuses x's buffer at its last use). */
+    bool written = false;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, dst)->type);
         if (!role || !gpuir__ids_have(k->params, dst) || n == GPUIR__SIBLINGS_MAX) return 0;
+        if (written) return 0;    /* x read after an op wrote it: not the x the kernel holds */
+        written = dst == x;
         count[role]++, n++;
     }
     int cols = count[GPUIR__SIB_COLUMNS], tots = count[GPUIR__SIB_TOTAL];

@@ -20,7 +20,7 @@
    ops the failing result depends on) and written to DIR (default build/)
    as fuzz-diff-SEED.gir. --no turns generator features off (dense, zero,
    matmul, splitk, wgmma, tf32, global, cast, softmax, reduce, buffer,
-   graphs, int) to steer around a known open finding.
+   graphs, int, motif) to steer around a known open finding.
    Replay: each file is a module as written above; prints one PASS or FAIL
    line per file and exits 1 if any failed.
    The header comment `// fuzz-diff: sm=.. sm_count=.. sync=.. graphs=..
@@ -156,10 +156,10 @@ typedef struct fd_module {
 
 /* Generator features that --no turns off. */
 enum { FD_DENSE, FD_ZERO, FD_MATMUL, FD_SPLITK, FD_WGMMA, FD_TF32, FD_GLOBAL, FD_CAST, FD_SOFTMAX,
-       FD_REDUCE, FD_BUFFER, FD_GRAPHS, FD_INT, FD_FEATURES };
+       FD_REDUCE, FD_BUFFER, FD_GRAPHS, FD_INT, FD_MOTIF, FD_FEATURES };
 static const char *fd_feature_names[FD_FEATURES] = {"dense", "zero", "matmul", "splitk", "wgmma", "tf32",
                                                     "global", "cast", "softmax", "reduce", "buffer",
-                                                    "graphs", "int"};
+                                                    "graphs", "int", "motif"};
 static bool fd_off[FD_FEATURES];
 
 typedef struct fd_gen {
@@ -167,6 +167,7 @@ typedef struct fd_gen {
     fd_func *f;
     int fi;          /* the function's index: names its globals */
     int n_globals;
+    int sm;          /* the module's target: `wgmma = true` only where it runs */
 } fd_gen;
 
 static int64_t fd_count(const fd_val *v) {
@@ -263,13 +264,20 @@ static int fd_op(fd_gen *g, const fd_val *r, int a, int b, const char *fmt, ...)
     v->n_deps = 0;
     if (a >= 0) v->deps[v->n_deps++] = a;
     if (b >= 0) v->deps[v->n_deps++] = b;
-    char body[1024], line[1200];
+    fd_str line = {0};    /* any length: a dense mask is one line */
+    fd_printf(&line, "%%v%d = ", g->f->n - 1);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(body, sizeof body, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    snprintf(line, sizeof line, "%%v%d = %s", g->f->n - 1, body);
-    v->line = fd_strdup(line);
+    char *body = (char *)malloc((size_t)(n > 0 ? n : 0) + 1);
+    if (!body) abort();
+    va_start(ap, fmt);
+    vsnprintf(body, (size_t)(n > 0 ? n : 0) + 1, fmt, ap);
+    va_end(ap);
+    fd_printf(&line, "%s", body);
+    free(body);
+    v->line = line.p;
     if (v->mag > 1e300) v->mag = 1e300;
     return g->f->n - 1;
 }
@@ -441,7 +449,7 @@ static int fd_matmul(fd_gen *g, int a) {
     while (n > 1 && batch * cm * n * (ck + 1) > 150000) n /= 2;
     if (batch * cm * (n > 1 ? n : 1) * (ck + 1) > 300000) return fd_unary(g, a);
     bool flt = fd_float(x);
-    bool wgmma = !fd_off[FD_WGMMA] && (x->dt == GPUIR_F16 || x->dt == GPUIR_BF16) && k % 8 == 0 && k > 0 &&
+    bool wgmma = !fd_off[FD_WGMMA] && g->sm >= 90 && (x->dt == GPUIR_F16 || x->dt == GPUIR_BF16) && k % 8 == 0 && k > 0 &&
                  m > 0 && n > 0 && fd_chance(&g->rng, 25);    /* `wgmma = true` forces it: only where it runs */
     if (wgmma) tb = true;
     int slices = flt && !fd_off[FD_SPLITK] && !wgmma && k >= 4 && fd_chance(&g->rng, 12) ? 2 + fd_below(&g->rng, 3) : 0;
@@ -655,6 +663,374 @@ static int fd_cast(fd_gen *g, int a) {
     return fd_op(g, &r, a, -1, "cast %%v%d : (%s) -> %s", a, fd_t(x, tx), fd_t(&r, tr));
 }
 
+/* ---- motifs: the patterns the fusing passes look for -------------------
+   Random chains seldom line up into a row group, a sibling group or an
+   attention: these write them on purpose, over edge shapes (rows of 1,
+   rows past a block, rows past what a thread holds in registers, sequence
+   lengths around the 64-key tile), in variants that fuse and variants that
+   must not. Error bounds follow the rules of the ops above, each op's
+   rounding counted once. */
+
+/* An edge-heavy row length: the tile and block sizes of the row kernels,
+   and lengths past what 256 threads hold in registers (8192 floats). */
+static int64_t fd_row_len(fd_gen *g) {
+    static const int64_t d[] = {1, 2, 3, 5, 31, 32, 33, 127, 128, 129, 255, 256, 257, 1000, 1023, 1024, 1025,
+                                4095, 4096, 4097, 8191, 8192, 8193, 9001};
+    return d[fd_below(&g->rng, (int)(sizeof d / sizeof d[0]))];
+}
+
+/* `op a, b` with the broadcast shape and a's dtype, the caller's bounds. */
+static int fd_bin_named(fd_gen *g, const char *op, int a, int b, double mag, double err) {
+    if (a < 0 || b < 0) return -1;
+    const fd_val *x = &g->f->v[a], *y = &g->f->v[b];
+    fd_val r;
+    fd_broadcast_shape(x, y, &r);
+    r.dt = x->dt;
+    r.mag = mag;
+    r.err = err;
+    char tx[128], ty[128], tr[128];
+    return fd_op(g, &r, a, b, "%s %%v%d, %%v%d : (%s, %s) -> %s", op, a, b, fd_t(x, tx), fd_t(y, ty), fd_t(&r, tr));
+}
+
+/* A reduction of a over the axes in `axes` (a bit per axis). */
+static int fd_reduce_axes(fd_gen *g, const char *op, int a, unsigned axes, bool keep) {
+    if (a < 0) return -1;
+    const fd_val *x = &g->f->v[a];
+    fd_val r = *x;
+    char list[64] = "", tx[128], tr[128];
+    size_t o = 0;
+    double reduced = 1;
+    r.rank = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (!(axes >> i & 1)) { r.dims[r.rank++] = x->dims[i]; continue; }
+        if (keep) r.dims[r.rank++] = 1;
+        reduced *= (double)x->dims[i];
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", o ? ", " : "", i);
+    }
+    if (!strcmp(op, "reduce_sum")) {
+        r.mag = x->mag * fmax(reduced, 1);
+        r.err = x->err * reduced + 4 * sqrt(reduced) * x->mag * fd_u(GPUIR_F32) + r.mag * fd_u(r.dt);
+    } else if (!strcmp(op, "reduce_mean")) {
+        r.err = x->err + 4 * x->mag * fd_u(x->dt);
+    }
+    return fd_op(g, &r, a, -1, "%s %%v%d {axes = [%s]%s} : (%s) -> %s", op, a, list, keep ? ", keepdims = true" : "",
+                 fd_t(x, tx), fd_t(&r, tr));
+}
+
+static int fd_reduce_rows(fd_gen *g, const char *op, int a, bool keep) {
+    return a < 0 ? -1 : fd_reduce_axes(g, op, a, 1u << (g->f->v[a].rank - 1), keep);
+}
+
+/* A float value [.., C] to normalize: a recent value when it has rows,
+   else a new parameter (long rows now and then). */
+static int fd_rows_input(fd_gen *g, int a) {
+    const fd_val *x = a >= 0 ? &g->f->v[a] : NULL;
+    if (x && fd_float(x) && x->rank >= 1 && x->dims[x->rank - 1] > 1 && fd_chance(&g->rng, 50))
+        return fd_tame(g, a, 4);
+    fd_val s;
+    memset(&s, 0, sizeof s);
+    static const gpuir_dtype dts[] = {GPUIR_F32, GPUIR_F32, GPUIR_F16, GPUIR_BF16};
+    s.dt = dts[fd_below(&g->rng, 4)];
+    s.rank = 1 + fd_below(&g->rng, 3);
+    for (int i = 0; i < s.rank - 1; i++) s.dims[i] = fd_dim(g) + 1;
+    s.dims[s.rank - 1] = fd_row_len(g);
+    while (fd_span(&s) > FD_MAX_ELEMS && s.rank > 1) {   /* leading dims give way to the row */
+        int big = 0;
+        for (int i = 1; i < s.rank - 1; i++)
+            if (s.dims[i] > s.dims[big]) big = i;
+        if (s.dims[big] == 1) break;
+        s.dims[big] = (s.dims[big] + 1) / 2;
+    }
+    return fd_param(g, s.dt, s.rank, s.dims);
+}
+
+/* A per-column weight [C] (or the row's shape): LayerNorm's scale/shift. */
+static int fd_row_weight(fd_gen *g, int x) {
+    const fd_val *v = &g->f->v[x];
+    if (fd_chance(&g->rng, 20)) return fd_splat(g, v, 0, 0.75);
+    int64_t c[1] = {v->dims[v->rank - 1]};
+    return fd_chance(&g->rng, 80) ? fd_param(g, v->dt, 1, c) : fd_param(g, v->dt, v->rank, v->dims);
+}
+
+/* y * w (+ b) for LayerNorm's and RMSNorm's affine tail. */
+static int fd_affine(fd_gen *g, int y) {
+    if (y < 0 || fd_chance(&g->rng, 30)) return y;
+    int w = fd_row_weight(g, y);
+    if (w < 0) return -1;
+    const fd_val *v = &g->f->v[y];
+    double u = fd_u(v->dt), mag = v->mag;
+    y = fd_bin_named(g, "mul", y, w, mag, v->err + mag * u);
+    if (y < 0 || fd_chance(&g->rng, 40)) return y;
+    int b = fd_row_weight(g, y);
+    v = &g->f->v[y];
+    return fd_bin_named(g, "add", y, b, v->mag + 1, v->err + (v->mag + 1) * u);
+}
+
+/* rsqrt(v + eps): eps of 0.25-1 keeps the slope (and the bound) finite. */
+static int fd_inv_std(fd_gen *g, int var) {
+    double eps = fd_chance(&g->rng, 50) ? 0.5 : fd_chance(&g->rng, 50) ? 0.25 : 1.0;
+    int c = var < 0 ? -1 : fd_splat(g, &g->f->v[var], 0, eps);
+    if (c < 0) return -1;
+    const fd_val *v = &g->f->v[var];
+    double u = fd_u(v->dt);
+    int ve = fd_bin_named(g, "add", var, c, v->mag + eps, v->err + (v->mag + eps) * u);
+    if (ve < 0) return -1;
+    v = &g->f->v[ve];
+    double mag = 1 / sqrt(eps);
+    return fd_unary_named(g, ve, "rsqrt", mag, 0.5 * pow(eps, -1.5) * v->err + mag * u);
+}
+
+static int fd_motif_layernorm(fd_gen *g, int x) {
+    const fd_val *v = &g->f->v[x];
+    double u = fd_u(v->dt), mx = v->mag, ex = v->err;
+    int mean = fd_reduce_rows(g, "reduce_mean", x, true);
+    if (mean < 0) return -1;
+    double em = g->f->v[mean].err;
+    int d = fd_bin_named(g, "sub", x, mean, 2 * mx, ex + em + 2 * mx * u);
+    if (d < 0) return -1;
+    double ed = g->f->v[d].err;
+    int sq = fd_bin_named(g, "mul", d, d, 4 * mx * mx, 4 * mx * ed + 4 * mx * mx * u);
+    int var = fd_reduce_rows(g, "reduce_mean", sq, true);
+    int r = fd_inv_std(g, var);
+    if (r < 0) return -1;
+    const fd_val *rv = &g->f->v[r];
+    double my = 2 * mx * rv->mag;
+    return fd_affine(g, fd_bin_named(g, "mul", d, r, my, ed * rv->mag + rv->err * 2 * mx + my * u));
+}
+
+static int fd_motif_rmsnorm(fd_gen *g, int x) {
+    if (fd_chance(&g->rng, 30)) {              /* a residual add first, normalized */
+        int res = fd_param(g, g->f->v[x].dt, g->f->v[x].rank, g->f->v[x].dims);
+        if (res < 0) return -1;
+        const fd_val *v = &g->f->v[x];
+        x = fd_bin_named(g, "add", x, res, v->mag + 1, v->err + (v->mag + 1) * fd_u(v->dt));
+        if (x < 0) return -1;
+    }
+    const fd_val *v = &g->f->v[x];
+    double u = fd_u(v->dt), mx = v->mag, ex = v->err;
+    int sq = fd_bin_named(g, "mul", x, x, mx * mx, 2 * mx * ex + mx * mx * u);
+    int ms = fd_reduce_rows(g, "reduce_mean", sq, true);
+    int r = fd_inv_std(g, ms);
+    if (r < 0) return -1;
+    const fd_val *rv = &g->f->v[r];
+    double my = mx * rv->mag;
+    return fd_affine(g, fd_bin_named(g, "mul", x, r, my, ex * rv->mag + rv->err * mx + my * u));
+}
+
+/* softmax over the rows, with a mask added first or a log after. */
+static int fd_motif_softmax(fd_gen *g, int x) {
+    const fd_val *v = &g->f->v[x];
+    double u = fd_u(v->dt);
+    if (fd_chance(&g->rng, 50)) {              /* masked: [C], the row's shape, or a splat */
+        int k = fd_below(&g->rng, 3), m;
+        int64_t c[1] = {v->dims[v->rank - 1]};
+        if (k == 0) m = fd_param(g, v->dt, 1, c);
+        else if (k == 1) m = fd_param(g, v->dt, v->rank, v->dims);
+        else m = fd_splat(g, v, 0, -0.5);
+        v = &g->f->v[x];
+        x = fd_chance(&g->rng, 50) ? fd_bin_named(g, "add", x, m, v->mag + 1, v->err + (v->mag + 1) * u)
+                                   : fd_bin_named(g, "add", m, x, v->mag + 1, v->err + (v->mag + 1) * u);
+        if (x < 0) return -1;
+        v = &g->f->v[x];
+    }
+    fd_val r = *v;
+    r.mag = 1;
+    r.err = 0.5 * v->err + 4 * u;
+    char tx[128];
+    int p = fd_op(g, &r, x, -1, "softmax %%v%d {axis = -1} : (%s) -> %s", x, fd_t(v, tx), tx);
+    if (p < 0 || fd_chance(&g->rng, 50)) return p;
+    double mag = 2 * v->mag + log((double)v->dims[v->rank - 1]) + 1;   /* |log p| */
+    return fd_unary_named(g, p, "log", mag, 2 * v->err + 8 * u * (1 + mag));
+}
+
+/* Cross-entropy against targets t: lse(x) - sum(x * t) per row. */
+static int fd_motif_cross_entropy(fd_gen *g, int x) {
+    const fd_val *v = &g->f->v[x];
+    double u = fd_u(v->dt), mx = v->mag, ex = v->err, c = (double)v->dims[v->rank - 1];
+    int t = fd_param(g, v->dt, v->rank, v->dims);
+    int mxv = fd_reduce_rows(g, "reduce_max", x, true);
+    int d = fd_bin_named(g, "sub", x, mxv, 2 * mx, 2 * ex + 2 * mx * u);
+    if (d < 0 || t < 0) return -1;
+    double ed = g->f->v[d].err;
+    int e = fd_unary_named(g, d, "exp", 1, ed + u);        /* d <= 0 */
+    int s = fd_reduce_rows(g, "reduce_sum", e, true);
+    if (s < 0) return -1;
+    double es = g->f->v[s].err, ml = log(c) + 1;
+    int ls = fd_unary_named(g, s, "log", ml, es + ml * u);  /* s >= 1: slope <= 1 */
+    int lse = fd_bin_named(g, "add", ls, mxv, ml + mx, es + ml * u + ex + (ml + mx) * u);
+    int xt = fd_bin_named(g, "mul", x, t, mx, ex + mx * u);
+    bool keep = fd_chance(&g->rng, 50);
+    int tl = fd_reduce_rows(g, "reduce_sum", xt, true);
+    if (lse < 0 || tl < 0) return -1;
+    const fd_val *a = &g->f->v[lse], *b = &g->f->v[tl];
+    int loss = fd_bin_named(g, "sub", lse, tl, a->mag + b->mag, a->err + b->err + (a->mag + b->mag) * u);
+    if (loss < 0 || keep) return loss;
+    return fd_unary_named(g, loss, "neg", g->f->v[loss].mag, g->f->v[loss].err);
+}
+
+/* Reductions of one static float matrix over axis 0, axis 1 and both, and
+   elementwise ops of it: a sibling group (one kernel, one read). A
+   dependent op reading a result now and then (it must run after). */
+static int fd_motif_siblings(fd_gen *g) {
+    static const int64_t d[] = {1, 2, 3, 31, 63, 64, 65, 100, 129, 255, 256, 257, 300, 513, 1000};
+    static const char *ops[] = {"reduce_sum", "reduce_max", "reduce_mean"};
+    static const gpuir_dtype dts[] = {GPUIR_F32, GPUIR_F32, GPUIR_F16, GPUIR_BF16};
+    fd_val s;
+    memset(&s, 0, sizeof s);
+    s.dt = dts[fd_below(&g->rng, 4)];
+    s.rank = 2;
+    s.dims[0] = d[fd_below(&g->rng, 15)];
+    s.dims[1] = d[fd_below(&g->rng, 15)];
+    fd_cap(&s, FD_MAX_ELEMS);
+    int x = fd_param(g, s.dt, 2, s.dims), last = -1;
+    int n = 2 + fd_below(&g->rng, 4);
+    for (int i = 0; i < n && x >= 0; i++) {
+        int k = fd_below(&g->rng, 6);
+        if (k == 5) {                          /* an elementwise sibling */
+            const fd_val *v = &g->f->v[x];
+            last = fd_chance(&g->rng, 50) ? fd_bin_named(g, "mul", x, x, 1, 2 * fd_u(v->dt))
+                                          : fd_unary_named(g, x, "exp", exp(1), 3 * fd_u(v->dt));
+            continue;
+        }
+        unsigned axes = i == 0 ? (fd_chance(&g->rng, 50) ? 1u : 3u) : (unsigned)(1 + fd_below(&g->rng, 3));
+        last = fd_reduce_axes(g, ops[fd_below(&g->rng, 3)], x, axes, fd_chance(&g->rng, 40));
+    }
+    if (last >= 0 && fd_chance(&g->rng, 20)) {   /* a dependent op: reads a result */
+        const fd_val *r = &g->f->v[last];
+        if (r->rank == 0 || (r->rank == 2 && r->dims[0] == 1 && r->dims[1] == 1))
+            last = fd_bin_named(g, "mul", x, last, g->f->v[x].mag * r->mag,
+                                r->err + g->f->v[x].mag * r->mag * 2 * fd_u(r->dt));
+    }
+    return last;
+}
+
+/* The causal mask as a dense constant: 0 on and below the diagonal (query
+   i sees keys 0..i), -inf above. */
+static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
+    fd_val r;
+    memset(&r, 0, sizeof r);
+    r.dt = dt;
+    r.rank = 2;
+    r.dims[0] = sq;
+    r.dims[1] = sk;
+    r.mag = 0;
+    fd_str text = {0};
+    char tr[128];
+    fd_printf(&text, "constant {value = dense<[");
+    for (int64_t i = 0; i < sq; i++)
+        for (int64_t j = 0; j < sk; j++) fd_printf(&text, "%s%s", i || j ? ", " : "", j <= i ? "0.0" : "-inf");
+    fd_printf(&text, "]>} : () -> %s", fd_t(&r, tr));
+    int m = fd_op(g, &r, -1, -1, "%s", text.p);
+    free(text.p);
+    return m;
+}
+
+/* q·kᵀ, a scale, a mask, softmax over the keys, ·v: one attention kernel
+   where it fits (f16/bf16, head dim 64 or 128, a mask of the scores'
+   shape or causal), the unfused ops elsewhere (head dims 32 and 80, f32, a
+   padding mask [1, Sk], a softmax over the queries, v's batch broadcast). */
+static int fd_motif_attention(fd_gen *g) {
+    static const int64_t seqs[] = {1, 2, 16, 17, 63, 64, 65, 127, 128, 129, 130};
+    static const int64_t heads[] = {64, 64, 64, 128, 128, 32, 80};
+    fd_val q;
+    memset(&q, 0, sizeof q);
+    q.dt = fd_chance(&g->rng, 10) ? GPUIR_F32 : fd_chance(&g->rng, 50) ? GPUIR_F16 : GPUIR_BF16;
+    int nb = fd_below(&g->rng, 3);
+    int64_t sq = seqs[fd_below(&g->rng, 11)], sk = seqs[fd_below(&g->rng, 11)], dh = heads[fd_below(&g->rng, 7)];
+    int64_t batch = 1;
+    for (int i = 0; i < nb; i++) batch *= (q.dims[i] = 1 + fd_below(&g->rng, 3));
+    while (batch * sq * sk * dh > 2500000 && (sq > 1 || sk > 1)) {   /* the interpreter's time */
+        if (sq >= sk) sq = (sq + 1) / 2;
+        else sk = (sk + 1) / 2;
+    }
+    q.rank = nb + 2;
+    fd_val k = q, v = q;
+    q.dims[nb] = sq;
+    q.dims[nb + 1] = dh;
+    k.dims[nb] = sk;
+    k.dims[nb + 1] = dh;
+    v.dims[nb] = sk;
+    v.dims[nb + 1] = dh;
+    if (nb > 0 && q.dims[0] > 1 && fd_chance(&g->rng, 10)) v.dims[0] = 1;   /* broadcast: unfused */
+    int qi = fd_param(g, q.dt, q.rank, q.dims), ki = fd_param(g, k.dt, k.rank, k.dims);
+    int vi = fd_param(g, v.dt, v.rank, v.dims);
+    if (qi < 0 || ki < 0 || vi < 0) return -1;
+    double u = fd_u(q.dt);
+    bool tb = fd_chance(&g->rng, 50);
+    if (!tb) {                                   /* kᵀ as a transpose op */
+        fd_val kt = g->f->v[ki];
+        kt.dims[nb] = dh;
+        kt.dims[nb + 1] = sk;
+        char perm[64] = "", tk[128], tt[128];
+        size_t o = 0;
+        for (int i = 0; i < nb + 2; i++)
+            o += (size_t)snprintf(perm + o, sizeof perm - o, "%s%d", i ? ", " : "", i < nb ? i : i == nb ? nb + 1 : nb);
+        ki = fd_op(g, &kt, ki, -1, "transpose %%v%d {perm = [%s]} : (%s) -> %s", ki, perm, fd_t(&g->f->v[ki], tk),
+                   fd_t(&kt, tt));
+        if (ki < 0) return -1;
+    }
+    fd_val s = q;
+    s.dims[nb + 1] = sk;
+    s.mag = (double)dh;
+    s.err = 4 * sqrt((double)dh) * fd_u(GPUIR_F32) + s.mag * u;
+    char tq[128], tk[128], ts[128], tv[128], tm[128];
+    int si = fd_op(g, &s, qi, ki, "matmul %%v%d, %%v%d%s : (%s, %s) -> %s", qi, ki, tb ? " {transpose_b = true}" : "",
+                   fd_t(&g->f->v[qi], tq), fd_t(&g->f->v[ki], tk), fd_t(&s, ts));
+    if (si < 0) return -1;
+    double scale = (fd_chance(&g->rng, 50) ? 1.0 : 2.0) / (double)dh;   /* |scores| <= 1 or 2 */
+    int form = fd_below(&g->rng, 3), c;
+    if (form == 2) c = fd_splat(g, &s, 0, 1 / scale);
+    else c = fd_splat(g, &s, 0, scale);
+    if (c < 0) return -1;
+    double mt = s.mag * scale, et = s.err * scale + 2 * mt * u;
+    int ti = form == 0 ? fd_bin_named(g, "mul", si, c, mt, et) : form == 1 ? fd_bin_named(g, "mul", c, si, mt, et)
+                                                               : fd_bin_named(g, "div", si, c, mt, et);
+    if (ti < 0) return -1;
+    int mk = fd_below(&g->rng, 8), mi = -1;
+    if (mk <= 1 && sq * sk <= 4096) mi = fd_causal_mask(g, q.dt, sq, sk);
+    else if (mk == 2) {
+        int64_t md[2] = {sq, sk};
+        mi = fd_param(g, q.dt, 2, md);
+    } else if (mk == 3) mi = fd_param(g, q.dt, s.rank, s.dims);
+    else if (mk == 4) {                          /* a padding mask over the keys: unfused */
+        int64_t md[2] = {1, sk};
+        mi = fd_param(g, q.dt, 2, md);
+    }
+    if (mi >= 0) {
+        mt += 1;
+        et += mt * u;
+        ti = fd_chance(&g->rng, 50) ? fd_bin_named(g, "add", ti, mi, mt, et) : fd_bin_named(g, "add", mi, ti, mt, et);
+        if (ti < 0) return -1;
+    }
+    fd_val p = g->f->v[ti];
+    p.mag = 1;
+    p.err = 2 * et + 2 * u;                      /* the sum over a row of |dp| (relative errors) */
+    int axis = fd_chance(&g->rng, 8) ? -2 : -1;
+    int pi = fd_op(g, &p, ti, -1, "softmax %%v%d {axis = %d} : (%s) -> %s", ti, axis, fd_t(&g->f->v[ti], ts), ts);
+    if (pi < 0) return -1;
+    fd_val o = q;
+    o.mag = axis == -1 ? 1 : (double)sq;
+    o.err = o.mag * (p.err + u) + 4 * sqrt((double)sk) * fd_u(GPUIR_F32) + o.mag * u;
+    if (axis != -1) o.err = (double)sk * (p.err + 2 * u) + o.mag * u;   /* columns sum to 1, not rows */
+    return fd_op(g, &o, pi, vi, "matmul %%v%d, %%v%d : (%s, %s) -> %s", pi, vi, fd_t(&g->f->v[pi], ts),
+                 fd_t(&g->f->v[vi], tv), fd_t(&o, tm));
+}
+
+/* One motif: a normalization over rows, a sibling group, an attention. */
+static int fd_motif(fd_gen *g, int a) {
+    int k = fd_below(&g->rng, 7);
+    if (k == 5) return fd_motif_siblings(g);
+    if (k == 6) return fd_motif_attention(g);
+    int x = fd_rows_input(g, a);
+    if (x < 0) return -1;
+    switch (k) {
+    case 0: return fd_motif_layernorm(g, x);
+    case 1: return fd_motif_rmsnorm(g, x);
+    case 2: case 3: return fd_motif_softmax(g, x);
+    default: return fd_motif_cross_entropy(g, x);
+    }
+}
+
 /* One random op reading a recent value. */
 static int fd_step(fd_gen *g) {
     fd_func *f = g->f;
@@ -684,6 +1060,10 @@ static void fd_gen_tensor_func(fd_gen *g) {
     fd_cap(&s, FD_MAX_ELEMS / 2);
     fd_param(g, s.dt, s.rank, s.dims);
     int ops = 2 + fd_below(&g->rng, 9);
+    if (!fd_off[FD_MOTIF] && fd_chance(&g->rng, 35)) {   /* a fusion pattern, then a few random ops */
+        fd_motif(g, f->n - 1);
+        ops = fd_below(&g->rng, 4);
+    }
     for (int i = 0; i < ops && f->n < FD_MAX_VALS - 12; i++) fd_step(g);
     /* The results: the values nothing reads (the last one first), so no op
        is dead; now and then a parameter too (a function returning its
@@ -1045,7 +1425,7 @@ static void fd_gen_module(fd_module *m, uint64_t seed, int n_funcs) {
     memset(&g, 0, sizeof g);
     g.rng.s = seed * 0x2545f4914f6cdd1dull + 17;
     static const int sms[] = {90, 90, 80, 75};
-    m->cfg.sm = sms[fd_below(&g.rng, 4)];
+    m->cfg.sm = g.sm = sms[fd_below(&g.rng, 4)];
     m->cfg.sm_count = fd_chance(&g.rng, 50) ? 132 : 1 + fd_below(&g.rng, 16);
     m->cfg.sync = fd_chance(&g.rng, 30);
     m->cfg.graphs = !fd_off[FD_GRAPHS] && fd_chance(&g.rng, 25);
