@@ -42,7 +42,13 @@ $(ASAN_LINKED): IMPL = $(ASAN_OBJ)
 FUZZ_SECONDS ?= 60
 FUZZ_SEED    ?= $(shell date +%s)
 
-all: $(TOOLS) $(EXAMPLES) $(TESTS)
+all: $(TOOLS) $(EXAMPLES) $(TESTS) build/fake/libcuda.so
+
+# A fake CUDA driver (tests/fake/libcuda.c) the tests load through
+# GPUIR_CUDA_LIBRARY: a device, a context that takes a while, no GPU.
+build/fake/libcuda.so: tests/fake/libcuda.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared $< -o $@ -pthread
 
 deps:
 	@tools/ensure-deps.sh

@@ -15879,11 +15879,11 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
                            "cuda: the device context is lost (make a new gpuir context; "
                            "for CUDA, a new process) after: %s", C->lost);
     if (!C) {
-        /* Asked for CUDA: the context is created while the kernels compile
-           (gpuir__cuda_build waits for it). AUTO creates it now, so that a
-           device whose context cannot be made still falls back to the
-           emulator. */
-        C = gpuir__cudart_open_early(ctx, p->desc.device, p->desc.backend == GPUIR_BACKEND_CUDA);
+        /* The context is created while the kernels compile (gpuir__cuda_build
+           waits for it). Under AUTO a device whose context then cannot be
+           made still sends the program to the emulator: gpuir_program_make
+           falls back late (gpuir__cuda_backend_give_up). */
+        C = gpuir__cudart_open_early(ctx, p->desc.device, true);
         if (!C) return ctx->result;
         if (!ctx->cuda) ctx->cuda = C;
         else p->owns_cuda = true;
@@ -15895,6 +15895,27 @@ static gpuir_result gpuir__cuda_backend_open(gpuir_program *p) {
                          (unsigned)C->dev.max_shared_per_block_optin, 0};
     p->limits = lim;
     return GPUIR_OK;
+}
+
+/* AUTO's late fallback (gpuir_program_make, after a failed compile or
+   load): whether CUDA program p's context never came (its retain failed;
+   the table not wrapped by rt.faults). Then the retain's error, named, is
+   kept in why, the state is closed (the gpuir context's too: a state whose
+   context never came serves no later program) and p keeps no table;
+   otherwise nothing changes and p's own failure stands. */
+static bool gpuir__cuda_backend_give_up(gpuir_program *p, char *why, size_t size) {
+    gpuir__cudart *C = p->backend == GPUIR_BACKEND_CUDA && !p->fault ? (gpuir__cudart *)p->drv.self : NULL;
+    if (!C || gpuir__cudart_retain_wait(C) == 0) return false;
+    gpuir_ctx *ctx = p->ctx;
+    gpuir_ctx_clear_error(ctx);             /* the failure it caused (or one after it) goes */
+    gpuir__cudart_ready(ctx, C);
+    snprintf(why, size, "%s", gpuir_ctx_error(ctx));
+    gpuir_ctx_clear_error(ctx);
+    if (ctx->cuda == C) ctx->cuda = NULL;
+    gpuir__cudart_close(C);
+    p->owns_cuda = false;
+    memset(&p->drv, 0, sizeof p->drv);
+    return true;
 }
 
 /* The CUDA state of a CUDA program whose table is not wrapped (rt.faults);
@@ -19991,6 +20012,7 @@ static void gpuir__fault_unwrap(gpuir_program *p) {
 /* The two backends (rt.driver, rt.emu) behind the table. */
 static gpuir_result gpuir__cuda_backend_open(gpuir_program *p);
 static void gpuir__cuda_backend_close(gpuir_program *p);
+static bool gpuir__cuda_backend_give_up(gpuir_program *p, char *why, size_t size);
 static gpuir_result gpuir__emu_open(gpuir_program *p);
 static void gpuir__emu_close(gpuir_program *p);
 struct gpuir__emu_toolchain;
@@ -23147,6 +23169,31 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
     return r;
 }
 
+/* AUTO, when the device's context failed to come while the program was
+   lowered and compiled for it (gpuir__cudart_open_early creates it on a
+   thread): the program goes to the emulator after all, as it would have,
+   had the context failed first. The module stays lowered for the device
+   (the emulator runs any target's kernels); its CUDA C is rendered again
+   in the emulator's dialect and built there. The lowered-program entry is
+   not stored: its key (L) names CUDA. Else `failed` stands. */
+static gpuir_result gpuir__program_fall_back(gpuir_program *p, gpuir__lowered *L, gpuir_result failed) {
+    gpuir__fault_unwrap(p);                      /* the CUDA table's wrapper, if a test set one */
+    if (!gpuir__cuda_backend_give_up(p, p->why_not_cuda, sizeof p->why_not_cuda)) return failed;
+    p->backend = GPUIR_BACKEND_EMU;
+    GPUIR_FREE(L->loaded);
+    L->loaded = NULL;
+    L->object = NULL;
+    L->hit = false;
+    double t0 = gpuir__now_ms();
+    gpuir_result r = gpuir__emu_open(p);
+    p->stats.open_ms += gpuir__now_ms() - t0;
+    if (!r) r = gpuir__program_check_memory(p);
+    if (!r && p->ctx->fault.fail_at) r = gpuir__fault_wrap(p);
+    if (!r) r = gpuir__program_codegen(p);
+    if (!r) r = gpuir__program_load(p, L);
+    return r;
+}
+
 GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc) {
     if (!m) return NULL;                       /* a failed parse: the context has the error */
     gpuir_ctx *ctx = m->ctx;
@@ -23203,8 +23250,11 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
     if (!r && (!L.hit || ctx->dump_dir)) r = gpuir__program_codegen(p);
+    gpuir_backend keyed = p->backend;            /* the backend L's key names */
     if (!r) r = gpuir__program_load(p, &L);
-    if (!r && !L.hit) r = gpuir__lowered_store(p, &L);
+    bool late = r && p->desc.backend == GPUIR_BACKEND_AUTO && p->backend == GPUIR_BACKEND_CUDA;
+    if (late) r = gpuir__program_fall_back(p, &L, r);
+    if (!r && !L.hit && p->backend == keyed) r = gpuir__lowered_store(p, &L);
     GPUIR_FREE(L.loaded);
     stbds_arrput(ctx->programs, p);
     if (r) { gpuir_program_destroy(p); return NULL; }

@@ -10,6 +10,7 @@
 #include "../../gpuir.h"
 #include "../check.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -410,6 +411,111 @@ TEST(a_warm_cuda_make_does_not_load_nvrtc) {
     else unsetenv("GPUIR_NVRTC_LIBRARY");
     free(saved);
     rm_rf(dir);
+}
+
+/* The fake driver (tests/fake/libcuda.c, built by `make` as
+   build/fake/libcuda.so): gpuir loads it as it would libcuda; its stats
+   say what was called. Its retain sleeps GPUIR_FAKE_RETAIN_MS, then
+   returns GPUIR_FAKE_RETAIN_RC. NULL (and a failed CHECK) when absent. */
+typedef struct fake_cuda_stats {
+    int inits, retains, releases, loads, unloads;
+    int retain_off_init_thread;
+    double retain_started_ms, retain_ended_ms, first_load_ms;
+} fake_cuda_stats;
+#define FAKE_LIBCUDA "build/fake/libcuda.so"
+
+static double monotonic_ms(void) {                  /* the fake driver's clock */
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static fake_cuda_stats *fake_driver(int retain_ms, int retain_rc) {
+    char v[16];
+    setenv("GPUIR_CUDA_LIBRARY", FAKE_LIBCUDA, 1);
+    snprintf(v, sizeof v, "%d", retain_ms);
+    setenv("GPUIR_FAKE_RETAIN_MS", v, 1);
+    snprintf(v, sizeof v, "%d", retain_rc);
+    setenv("GPUIR_FAKE_RETAIN_RC", v, 1);
+    void *lib = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_LOCAL);
+    void *sym = lib ? dlsym(lib, "gpuir_fake_cuda_stats") : NULL;
+    CHECK(sym != NULL);                              /* `make` builds it; run from the repository */
+    if (!sym) return NULL;
+    fake_cuda_stats *(*get)(void);
+    memcpy(&get, &sym, sizeof get);
+    fake_cuda_stats *s = get();
+    memset(s, 0, sizeof *s);
+    return s;                                        /* the library stays open: gpuir's dlopen shares it */
+}
+
+/* AUTO creates the device's context on a thread while it lowers and
+   compiles, as CUDA does (the device's start-up, 200-500 ms, overlaps
+   NVRTC). When the context comes the program is CUDA's; when it fails the
+   program goes to the emulator after all (the module as lowered for the
+   device, its CUDA C rendered again for the emulator), runs right and says
+   why, and the failed state is gone from the gpuir context (nothing
+   released: nothing was made). The lowered entry is not stored under the
+   CUDA key: a later make on a device that works lowers and compiles for
+   CUDA again. Asked for CUDA, the failure is the make's. Through the fake
+   driver: no GPU needed; SKIP where NVRTC is absent. */
+TEST(auto_creates_the_context_while_compiling_and_falls_back_when_it_fails) {
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    fake_cuda_stats *fs = fake_driver(200, 0);
+    if (!fs) { rm_rf(dir); return; }
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir_program *p = make(ctx, add_text, GPUIR_BACKEND_AUTO);
+    double made_ms = monotonic_ms();
+    if (!p && strstr(gpuir_ctx_error(ctx), "NVRTC is unavailable")) {
+        gpuir_ctx_destroy(ctx);
+        rm_rf(dir);
+        unsetenv("GPUIR_CUDA_LIBRARY");
+        SKIP("no NVRTC on this machine");
+    }
+    CHECK(p && gpuir_program_backend(p) == GPUIR_BACKEND_CUDA && !*gpuir_program_why_not_cuda(p));
+    CHECK(fs->inits == 1 && fs->retains == 1 && fs->retain_off_init_thread && fs->loads == 1);
+    CHECK(fs->first_load_ms >= fs->retain_ended_ms);  /* the load waited for the context */
+    /* NVRTC ran while the context was being made: the make did not spend
+       a whole compile after the context came (made one after the other, it
+       would have) */
+    CHECK(p && made_ms - fs->retain_ended_ms < gpuir_program_get_stats(p).compile_ms);
+    gpuir_ctx_destroy(ctx);
+    CHECK(fs->releases == 1 && fs->unloads == 1);
+    rm_rf(dir);
+
+    char dir2[] = "/tmp/gpuir-test-jit-XXXXXX";     /* an empty cache */
+    CHECK(mkdtemp(dir2) != NULL);
+    fs = fake_driver(50, 2);                         /* CUDA_ERROR_OUT_OF_MEMORY, after the compile */
+    ctx = ctx_with_cache(dir2);
+    p = make(ctx, add_text, GPUIR_BACKEND_AUTO);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    CHECK(p && gpuir_program_backend(p) == GPUIR_BACKEND_EMU);
+    const char *why = p ? gpuir_program_why_not_cuda(p) : "";
+    CHECK(strstr(why, "cuDevicePrimaryCtxRetain") && strstr(why, "CUDA_ERROR_OUT_OF_MEMORY"));
+    CHECK(fs->retains == 1 && fs->retain_off_init_thread && fs->loads == 0 && ctx->cuda == NULL);
+    CHECK(gpuir_ctx_cache_stats(ctx).compiles == 2);  /* NVRTC for the device, then cc */
+    CHECK(p && strstr(gpuir_program_source(p), "gpuir emulator prelude") != NULL);
+    check_runs(ctx, p, add_text, 64, 16);
+    gpuir_ctx_destroy(ctx);
+    CHECK(fs->releases == 0);
+
+    fs = fake_driver(0, 0);                          /* the same cache, a device that works */
+    ctx = ctx_with_cache(dir2);
+    p = make(ctx, add_text, GPUIR_BACKEND_AUTO);
+    gpuir_cache_stats cs = gpuir_ctx_cache_stats(ctx);
+    CHECK(p && gpuir_program_backend(p) == GPUIR_BACKEND_CUDA && fs->loads == 1);
+    CHECK(cs.lowered_hits == 0 && cs.compiles == 1);  /* the fallback stored no CUDA entry */
+    gpuir_ctx_destroy(ctx);
+
+    fs = fake_driver(0, 2);                          /* asked for CUDA: the failure is the make's */
+    ctx = ctx_with_cache(dir2);
+    CHECK(make(ctx, add_text, GPUIR_BACKEND_CUDA) == NULL);
+    CHECK(strstr(gpuir_ctx_error(ctx), "cuDevicePrimaryCtxRetain") != NULL);
+    gpuir_ctx_destroy(ctx);
+    rm_rf(dir2);
+    unsetenv("GPUIR_CUDA_LIBRARY");
+    unsetenv("GPUIR_FAKE_RETAIN_MS");
+    unsetenv("GPUIR_FAKE_RETAIN_RC");
 }
 
 /* One make in a fresh context on dir, as a process would: the emulator
@@ -868,6 +974,7 @@ int main(void) {
     RUN(a_fresh_process_with_a_warm_cache_never_compiles);
     RUN(a_second_make_in_a_context_does_not_dlopen_again);
     RUN(a_warm_cuda_make_does_not_load_nvrtc);
+    RUN(auto_creates_the_context_while_compiling_and_falls_back_when_it_fails);
     RUN(an_entry_under_another_version_target_or_compiler_misses);
     RUN(another_build_lowers_again_and_finds_the_compiled_module);
     RUN(a_warm_make_does_not_ask_the_compiler_its_version);

@@ -1018,9 +1018,9 @@ static int fd_motif_attention(fd_gen *g) {
 
 /* One motif: a normalization over rows, a sibling group, an attention. */
 static int fd_motif(fd_gen *g, int a) {
-    int k = fd_below(&g->rng, 7);
+    int k = fd_below(&g->rng, 8);
     if (k == 5) return fd_motif_siblings(g);
-    if (k == 6) return fd_motif_attention(g);
+    if (k >= 6) return fd_motif_attention(g);
     int x = fd_rows_input(g, a);
     if (x < 0) return -1;
     switch (k) {
