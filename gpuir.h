@@ -207,9 +207,10 @@ typedef enum gpuir_dtype {
      CONSTANT   no operand; attr value = number (splat) or dense<[...]>
      GLOBAL     no operand; attr name = @symbol of a module global
      SOFTMAX    1 operand; attr axis (int, required; negative counts back)
-     ATTENTION  q [..,Sq,D], k [..,Sk,D], v [..,Sk,Dv] (one dtype, the same
-                batch dims) and an optional additive mask [Sq,Sk] or
-                [..,Sq,Sk] -> [..,Sq,Dv]: softmax(scale * q k^T + mask) v
+     ATTENTION  q [..,Sq,D], k [..,Sk,D], v [..,Sk,Dv] (one dtype; k's and
+                v's batch dims q's or 1: shared keys) and an optional
+                additive mask broadcasting to the scores [..,Sq,Sk]
+                -> [..,Sq,Dv]: softmax(scale * q k^T + mask) v
                 over the last axis; attrs scale (float, default 1), causal
                 (bool: keys after the query's index, j > i, are -inf).
                 The attention pass makes it from matmul/softmax/matmul;
@@ -2661,12 +2662,24 @@ static gpuir_result gpuir__infer_softmax(gpuir_ctx *ctx, const gpuir_type *x,
 /* Whether two dims may be the same size: equal, or one of them dynamic. */
 static bool gpuir__dims_may_agree(int64_t a, int64_t b) { return a == b || a == GPUIR_DYN || b == GPUIR_DYN; }
 
-/* attention q, k, v[, mask]: q [..,Sq,D], k [..,Sk,D], v [..,Sk,Dv] with
-   the same batch dims; the mask [Sq,Sk] or [..,Sq,Sk]; out [..,Sq,Dv]. */
+/* Whether dims x[0..xr) broadcast (NumPy style, right-aligned, a missing
+   dim counting as 1) to dims d[0..r): each is 1 or d's (or may be). */
+static bool gpuir__dims_broadcast_to(const int64_t *x, int xr, const int64_t *d, int r) {
+    if (xr > r) return false;
+    for (int j = 0; j < xr; j++)
+        if (x[j] != 1 && !gpuir__dims_may_agree(x[j], d[j + r - xr])) return false;
+    return true;
+}
+
+/* attention q, k, v[, mask]: q [..,Sq,D], k [..,Sk,D], v [..,Sk,Dv]; k's
+   and v's batch dims (all but their last two) broadcast over q's (grouped
+   and multi-query attention: 1 where keys and values are shared); the mask
+   broadcasts to the scores [..,Sq,Sk] (a padding mask [..,1,1,Sk], a
+   [Sq,Sk] one); out [..,Sq,Dv]. */
 static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in, uint32_t n,
                                            gpuir_type *out) {
     static const char *const names[] = {"q", "k", "v", "mask"};
-    gpuir__tbuf b0, b1;
+    gpuir__tbuf b0, b1, b2;
     if (n != 3 && n != 4)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY,
                            "attention: expected 3 or 4 operands (q, k, v[, mask]), got %u", n);
@@ -2678,27 +2691,25 @@ static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in,
     if (r < 2)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention: q %s needs rank >= 2 ([.., Sq, D])",
                            gpuir__tstr(&b0, &in[0]));
-    bool ok = in[1].rank == r && in[2].rank == r;
-    for (int d = 0; ok && d < r - 2; d++)
-        ok = gpuir__dims_may_agree(in[0].dims[d], in[1].dims[d]) && gpuir__dims_may_agree(in[0].dims[d], in[2].dims[d]);
-    int bad = !ok ? 1 : !gpuir__dims_may_agree(in[0].dims[r - 1], in[1].dims[r - 1]) ? 1 :
-              !gpuir__dims_may_agree(in[1].dims[r - 2], in[2].dims[r - 2]) ? 2 : 0;
+    const gpuir_type *k = &in[1], *v = &in[2];
+    int bad = 0;
+    for (int i = 1; i <= 2 && !bad; i++)     /* k, v: rank 2.. r, batch dims over q's */
+        if (in[i].rank < 2 || !gpuir__dims_broadcast_to(in[i].dims, in[i].rank - 2, in[0].dims, r - 2)) bad = i;
+    if (!bad) bad = !gpuir__dims_may_agree(in[0].dims[r - 1], k->dims[k->rank - 1]) ? 1 :
+                    !gpuir__dims_may_agree(k->dims[k->rank - 2], v->dims[v->rank - 2]) ? 2 : 0;
     if (bad)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
                            "attention: %s %s does not fit q %s (q [..,Sq,D], k [..,Sk,D], "
-                           "v [..,Sk,Dv], the same batch dims)", names[bad], gpuir__tstr(&b0, &in[bad]), gpuir__tstr(&b1, &in[0]));
-    if (n == 4) {
-        const gpuir_type *mk = &in[3];
-        ok = (mk->rank == 2 || mk->rank == r) && gpuir__dims_may_agree(mk->dims[mk->rank - 2], in[0].dims[r - 2]) &&
-             gpuir__dims_may_agree(mk->dims[mk->rank - 1], in[1].dims[r - 2]);
-        for (int d = 0; ok && mk->rank == r && d < r - 2; d++) ok = gpuir__dims_may_agree(mk->dims[d], in[0].dims[d]);
-        if (!ok)
-            return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
-                               "attention: mask %s is neither [Sq, Sk] nor [.., Sq, Sk] of q %s",
-                               gpuir__tstr(&b0, mk), gpuir__tstr(&b1, &in[0]));
-    }
+                           "v [..,Sk,Dv]; k's and v's batch dims q's or 1)", names[bad],
+                           gpuir__tstr(&b0, &in[bad]), gpuir__tstr(&b1, &in[0]));
+    gpuir_type scores = in[0];
+    scores.dims[r - 1] = k->dims[k->rank - 2];
+    if (n == 4 && !gpuir__dims_broadcast_to(in[3].dims, in[3].rank, scores.dims, r))
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
+                           "attention: mask %s does not broadcast to the scores %s ([.., Sq, Sk]) of q %s",
+                           gpuir__tstr(&b0, &in[3]), gpuir__tstr(&b2, &scores), gpuir__tstr(&b1, &in[0]));
     *out = in[0];
-    out->dims[r - 1] = in[2].dims[r - 1];
+    out->dims[r - 1] = v->dims[v->rank - 1];
     return GPUIR_OK;
 }
 
@@ -5344,33 +5355,60 @@ static void gpuir__ref_softmax(const gpuir_array *x, gpuir_array *out, int64_t a
         }
 }
 
+/* The offset in x (broadcast NumPy style over q's leading dims, its own
+   rank at most q's) of batch b of q (flat over q's all but last two dims):
+   the sum over x's dims that are not 1 of b's index there times x's
+   stride. */
+static size_t gpuir__ref_batch_offset(const gpuir_array *x, const gpuir_array *q, size_t b) {
+    size_t off = 0, stride = 1;
+    for (int j = x->rank - 1; j >= 0; j--) {     /* x's strides, innermost first */
+        int i = j + q->rank - x->rank;           /* the dim of q it lines up with */
+        size_t at = 0;
+        if (i < q->rank - 2) {                   /* a batch dim: b's index there */
+            size_t rest = b;
+            for (int d = q->rank - 3; d > i; d--) rest /= (size_t)q->dims[d];
+            at = rest % (size_t)q->dims[i];
+        }
+        if (x->dims[j] != 1) off += at * stride;
+        stride *= (size_t)x->dims[j];
+    }
+    return off;
+}
+
 /* attention: per batch and query row i, s_j = scale * q_i . k_j + mask[i][j]
    (-inf where causal and j > i), then softmax over j as gpuir__ref_softmax
-   and the weighted sum of v's rows, in double, rounded once. */
+   and the weighted sum of v's rows, in double, rounded once. k, v and the
+   mask broadcast over q's batch dims (the mask over its rows and keys too). */
 static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_array *out,
                                  double scale, bool causal) {
     const gpuir_array *q = x[0], *k = x[1], *v = x[2], *mask = n > 3 ? x[3] : NULL;
-    int r = q->rank;
-    size_t Sq = (size_t)q->dims[r - 2], D = (size_t)q->dims[r - 1], Sk = (size_t)k->dims[r - 2], Dv = (size_t)v->dims[r - 1];
+    int r = q->rank, mr = mask ? mask->rank : 0;
+    size_t Sq = (size_t)q->dims[r - 2], D = (size_t)q->dims[r - 1], Sk = (size_t)k->dims[k->rank - 2];
+    size_t Dv = (size_t)v->dims[v->rank - 1];
+    size_t mcols = mr >= 1 ? (size_t)mask->dims[mr - 1] : 1, mrows = mr >= 2 ? (size_t)mask->dims[mr - 2] : 1;
+    size_t row_stride = mrows == 1 ? 0 : mcols, col_stride = mcols == 1 ? 0 : 1;
     size_t batches = Sq && D ? gpuir_array_count(q) / (Sq * D) : 0;
     double *s = (double *)gpuir__calloc(Sk + 1, sizeof *s);
-    for (size_t b = 0; s && b < batches; b++)
+    for (size_t b = 0; s && b < batches; b++) {
+        size_t kb = gpuir__ref_batch_offset(k, q, b), vb = gpuir__ref_batch_offset(v, q, b);
+        size_t mb = mask ? gpuir__ref_batch_offset(mask, q, b) : 0;
         for (size_t i = 0; i < Sq; i++) {
             double mx = -INFINITY, sum = 0;
             for (size_t j = 0; j < Sk; j++) {
                 double dot = 0;
-                for (size_t d = 0; d < D; d++) dot += gpuir_array_get(q, (b * Sq + i) * D + d) * gpuir_array_get(k, (b * Sk + j) * D + d);
-                s[j] = scale * dot + (mask ? gpuir_array_get(mask, ((mask->rank > 2 ? b * Sq : 0) + i) * Sk + j) : 0.0);
+                for (size_t d = 0; d < D; d++) dot += gpuir_array_get(q, (b * Sq + i) * D + d) * gpuir_array_get(k, kb + j * D + d);
+                s[j] = scale * dot + (mask ? gpuir_array_get(mask, mb + i * row_stride + j * col_stride) : 0.0);
                 if (causal && j > i) s[j] = -INFINITY;
                 mx = isnan(s[j]) || s[j] > mx ? s[j] : mx;
             }
             for (size_t j = 0; j < Sk; j++) sum += exp(s[j] - mx);
             for (size_t e = 0; e < Dv; e++) {
                 double acc = 0;
-                for (size_t j = 0; j < Sk; j++) acc += exp(s[j] - mx) / sum * gpuir_array_get(v, (b * Sk + j) * Dv + e);
+                for (size_t j = 0; j < Sk; j++) acc += exp(s[j] - mx) / sum * gpuir_array_get(v, vb + j * Dv + e);
                 gpuir_array_set(out, (b * Sq + i) * Dv + e, acc);
             }
         }
+    }
     GPUIR_FREE(s);
     return s != NULL;
 }
@@ -6849,21 +6887,23 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 static int gpuir__module_sm(const gpuir_module *m);
 
 /* Whether the fused attention kernel runs q, k, v: f16 or bf16, static,
-   the same batch dims, head dims 64 or 128 (q's and v's), at least one
+   k's and v's batch dims q's or 1 (shared keys and values: grouped and
+   multi-query attention), head dims 64 or 128 (q's and v's), at least one
    query and one key, a device with tensor cores (sm_75 on). */
 static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
     const gpuir_type *q = &gpuir__value_at(m, qv)->type, *k = &gpuir__value_at(m, kv)->type;
     const gpuir_type *v = &gpuir__value_at(m, vv)->type;
     int r = q->rank;
-    if ((q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) || k->rank != r || v->rank != r ||
+    if ((q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) || k->rank < 2 || v->rank < 2 ||
         gpuir__module_sm(m) < 75)
         return false;
     if (!gpuir__type_is_static(q) || !gpuir__type_is_static(k) || !gpuir__type_is_static(v)) return false;
-    for (int d = 0; d < r - 2; d++)
-        if (q->dims[d] != k->dims[d] || q->dims[d] != v->dims[d]) return false;
-    int64_t D = q->dims[r - 1];
-    return (D == 64 || D == 128) && v->dims[r - 1] == D && k->dims[r - 1] == D && k->dims[r - 2] == v->dims[r - 2] &&
-           k->dims[r - 2] > 0 && q->dims[r - 2] > 0;
+    if (!gpuir__dims_broadcast_to(k->dims, k->rank - 2, q->dims, r - 2) ||
+        !gpuir__dims_broadcast_to(v->dims, v->rank - 2, q->dims, r - 2))
+        return false;
+    int64_t D = q->dims[r - 1], Sk = k->dims[k->rank - 2];
+    return (D == 64 || D == 128) && v->dims[v->rank - 1] == D && k->dims[k->rank - 1] == D &&
+           Sk == v->dims[v->rank - 2] && Sk > 0 && q->dims[r - 2] > 0;
 }
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
@@ -6962,12 +7002,14 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // kernel, gpuir__cg_attention): `%s = matmul %q, %k {transpose_b}` (or
 // matmul %q by `transpose %k` of the last two dims), then optionally a
 // scale (mul by a splat, or div by one), then optionally an additive mask
-// (add: a dense constant that is 0 on and below the diagonal and -inf, or
-// the dtype's lowest value, above it becomes causal = true; any other
-// [Sq, Sk] or [.., Sq, Sk] tensor the mask operand), then `softmax` over
-// the last axis and `matmul` by %v. Each intermediate must have no other
-// user. Only what the kernel runs: f16 or bf16, static shapes, the same
-// batch dims, head dim 64 or 128 (q's and v's), at least one key; every
+// (add: a dense constant [Sq, Sk] that is 0 on and below the diagonal and
+// -inf, or the dtype's lowest value, above it becomes causal = true; any
+// other static tensor broadcasting to the scores, a padding mask [.., 1,
+// Sk] say, the mask operand), then `softmax` over the last axis and
+// `matmul` by %v. Each intermediate must have no other user. Only what the
+// kernel runs: f16 or bf16, static shapes, k's and v's batch dims q's or 1
+// (grouped and multi-query attention), head dim 64 or 128 (q's and v's),
+// at least one key; every
 // other attention stays as written (three or more kernels). Runs after
 // decompose (which keeps a last-axis softmax) and before split-k and fuse.
 // Reads: util, ir, build, array (a mask constant's values), pass (the rewriter),
@@ -7005,13 +7047,16 @@ static bool gpuir__attn_is_masked(double x, gpuir_dtype d) {
 }
 
 /* Whether value v is a dense constant [.., Sq, Sk] (leading dims 1) that
-   is 0 at j <= i and masked (gpuir__attn_is_masked) at j > i. */
-static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v) {
+   is 0 at j <= i and masked (gpuir__attn_is_masked) at j > i, for scores
+   of type `scores`: its rows and keys theirs (a [1, Sk] or [Sq, 1] one
+   broadcasts, and means something else). */
+static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v, const gpuir_type *scores) {
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
     const gpuir__attr *a = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
     if (!a || a->kind != GPUIR__ATTR_DENSE || t->rank < 2) return false;
     int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
+    if (rows != scores->dims[scores->rank - 2] || cols != scores->dims[scores->rank - 1]) return false;
     if ((int64_t)a->n != rows * cols) return false;      /* leading dims of 1 only */
     const unsigned char *bytes = gpuir__bytes_at(m, a->off);
     for (int64_t i = 0; i < rows; i++)
@@ -7068,9 +7113,8 @@ static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const ui
         uint32_t mask = gpuir__op_operand(m, op, 1 - side), scores = gpuir__op_operand(m, op, side);
         const gpuir_type *mt = &gpuir__value_at(m, mask)->type;
         if (!gpuir__type_same(&gpuir__value_at(m, scores)->type, out)) continue;
-        x->causal = gpuir__attn_causal_constant(m, mask);
-        bool operand = mt->rank == out->rank ? gpuir__type_same(mt, out) : mt->rank == 2 &&
-                       mt->dims[0] == out->dims[out->rank - 2] && mt->dims[1] == out->dims[out->rank - 1];
+        x->causal = gpuir__attn_causal_constant(m, mask, out);
+        bool operand = gpuir__type_is_static(mt) && gpuir__dims_broadcast_to(mt->dims, mt->rank, out->dims, out->rank);
         if (!x->causal && !operand) continue;
         x->mask = x->causal ? 0 : mask;
         if (gpuir__attn_match_scaled(m, scores, uses, x)) return true;
@@ -13128,9 +13172,14 @@ static gpuir_result gpuir__cg_rows_splats(gpuir__cg *C, gpuir__cg_rowplan *R) {
     return GPUIR_OK;
 }
 
-/* The ops over the rows whose inputs are ready after `level` passes. */
+/* The ops over the rows whose inputs are ready after `level` passes, at
+   the row's scope: what a pass loaded inside its loop is out of scope
+   here, so the values start afresh (a row input the pass read, such as a
+   [R, 1] divisor, is read again at `row`; row values bind to the registers
+   their writers made). */
 static gpuir_result gpuir__cg_rows_scalars(gpuir__cg *C, gpuir__cg_rowplan *R, int level) {
     gpuir_module *m = C->m;
+    gpuir__cg_reset_values(C);
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         if (R->done[i] || R->shape[i] != GPUIR__ROW_ROWS || R->level[i] > level ||
@@ -13495,12 +13544,41 @@ static const char gpuir__cg_attn_helpers[] =
     "}\n"
     "#endif\n";
 
+/* The element offset, as an expression of the batch index `bh` (flat over
+   q's leading dims), of that batch's first element in x, whose leading
+   dims (all but its last two; x's rank at most q's) broadcast over q's:
+   "bh * 2176LL" when they are q's, "0LL" when all are 1 (shared by every
+   batch), else one term a dim that is not 1, "bh / 4LL % 2LL * 1088LL". */
+static void gpuir__cg_attn_batch(char *buf, size_t size, const gpuir_type *q, const gpuir_type *x) {
+    int qb = q->rank - 2, xb = x->rank - 2;
+    long long inner = (long long)(x->dims[x->rank - 2] * x->dims[x->rank - 1]);
+    bool same = xb == qb && memcmp(x->dims, q->dims, (size_t)qb * sizeof q->dims[0]) == 0;
+    if (same) { snprintf(buf, size, "bh * %lldLL", inner); return; }
+    size_t o = 0;
+    long long qstride = 1, xstride = inner;
+    for (int i = qb - 1; i >= 0 && o < size; i--) {          /* innermost batch dim first */
+        int j = i - (qb - xb);
+        long long xd = j >= 0 ? (long long)x->dims[j] : 1, qd = (long long)q->dims[i];
+        if (xd != 1) {
+            char term[96], div[32] = "", mod[32] = "";
+            if (qstride != 1) snprintf(div, sizeof div, " / %lldLL", qstride);
+            if (i > 0) snprintf(mod, sizeof mod, " %% %lldLL", qd);
+            snprintf(term, sizeof term, "%sbh%s%s * %lldLL", o ? " + " : "", div, mod, xstride);
+            o += (size_t)snprintf(buf + o, size - o, "%s", term);
+        }
+        qstride *= qd;
+        xstride *= xd;
+    }
+    if (!o) snprintf(buf, size, "0LL");
+}
+
 typedef struct gpuir__cg_attn {
     long long Sq, Sk, D, batches, qtiles, ktiles, rs;   /* rs: halves per shared row */
     long long br, threads;      /* query rows and threads a block */
-    char batch_off[48];         /* "bh * Sq * Sk + ": the mask's batch */
+    char kb[256], vb[256], mb[256];   /* k's, v's and the mask's batch offsets (gpuir__cg_attn_batch) */
+    long long mrow, mcol;       /* the mask's strides over rows and keys (0 where it broadcasts) */
     int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
-    bool mask_batched, causal;
+    bool causal;
     double scale;
     const char *mma, *load, *pack;
 } gpuir__cg_attn;
@@ -13531,9 +13609,19 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->pv = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 2));
     A->pm = n == 5 ? gpuir__cg_param_index(C, gpuir__op_operand(m, op, 3)) : -1;
     A->po = gpuir__cg_param_index(C, gpuir__op_operand(m, op, n - 1));
-    A->mask_batched = n == 5 && gpuir__value_at(m, gpuir__op_operand(m, op, 3))->type.rank > 2;
     A->causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
-    snprintf(A->batch_off, sizeof A->batch_off, "bh * %lldLL + ", A->Sq * A->Sk);
+    gpuir__cg_attn_batch(A->kb, sizeof A->kb, q, k);
+    gpuir__cg_attn_batch(A->vb, sizeof A->vb, q, &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type);
+    if (n == 5) {                /* the mask as [.., rows, keys], rows and keys 1 where it broadcasts */
+        gpuir_type mt = gpuir__value_at(m, gpuir__op_operand(m, op, 3))->type;
+        while (mt.rank < 2) {
+            memmove(mt.dims + 1, mt.dims, (size_t)mt.rank * sizeof mt.dims[0]);
+            mt.dims[0] = 1, mt.rank++;
+        }
+        gpuir__cg_attn_batch(A->mb, sizeof A->mb, q, &mt);
+        A->mcol = mt.dims[mt.rank - 1] == 1 ? 0 : 1;
+        A->mrow = mt.dims[mt.rank - 2] == 1 ? 0 : mt.dims[mt.rank - 1];
+    }
     A->scale = sc ? sc->f : 1.0;
     bool bf = q->dtype == GPUIR_BF16;
     A->mma = bf ? "BF16" : "F16";
@@ -13603,9 +13691,13 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
                    "int row = r0 + warp * 16 + g + f / 2 * 8, col = k0 + n * 8 + q4 * 2 + f %% 2;");
     gpuir__cg_line(C, "float sx = s[n][f] * sl2;");
     if (A->pm >= 0) {
+        char at[320];
+        size_t o = (size_t)snprintf(at, sizeof at, "%s", strcmp(A->mb, "0LL") ? A->mb : "");
+        if (A->mrow) o += (size_t)snprintf(at + o, sizeof at - o, "%s(long long)row * %lld", o ? " + " : "", A->mrow);
+        if (A->mcol) o += (size_t)snprintf(at + o, sizeof at - o, "%scol", o ? " + " : "");
+        if (!o) snprintf(at, sizeof at, "0");
         gpuir__cg_line(C, "if (row < %lld && col < %lld)", A->Sq, A->Sk);
-        gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s(long long)row * %lld + col]);", A->load,
-                       gpuir__cg_param(C, A->pm), A->mask_batched ? A->batch_off : "", A->Sk);
+        gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
     }
     gpuir__cg_line(C, "if (edge && (col >= %lld%s)) sx = -GPUIR_INF;", A->Sk,
                    A->causal ? " || col > row" : "");
@@ -13728,9 +13820,9 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", A.batches * A.qtiles);
     gpuir__cg_line(C, "long long bh = tile / %lld;", A.qtiles);
     gpuir__cg_line(C, "int r0 = (int)(%lld - tile %% %lld) * %lld;", A.qtiles - 1, A.qtiles, A.br);
-    gpuir__cg_line(C, "const unsigned short *qg = %s + bh * %lldLL, *kg = %s + bh * %lldLL, *vg = %s + bh * %lldLL;",
-                   gpuir__cg_param(C, A.pq), A.Sq * A.D, gpuir__cg_param(C, A.pk), A.Sk * A.D,
-                   gpuir__cg_param(C, A.pv), A.Sk * A.D);
+    gpuir__cg_line(C, "const unsigned short *qg = %s + bh * %lldLL, *kg = %s + %s, *vg = %s + %s;",
+                   gpuir__cg_param(C, A.pq), A.Sq * A.D, gpuir__cg_param(C, A.pk), A.kb,
+                   gpuir__cg_param(C, A.pv), A.vb);
     if (A.causal)       /* the tiles up to the block's last row's key */
         gpuir__cg_line(C, "int nkv = (r0 + %lld) / %d + 1 < %lld ? (r0 + %lld) / %d + 1 : %lld;",
                        A.br - 1, GPUIR__ATTN_BC, A.ktiles, A.br - 1, GPUIR__ATTN_BC, A.ktiles);

@@ -17,10 +17,12 @@ static gpuir_module *parse_quiet(gpuir_ctx *ctx, const char *text) { return pars
 
 /* Parses `op` (the attention line) in a function of q, k, v and mask. */
 static gpuir_result parse_attention(const char *op, char *error, size_t size) {
-    char text[1024];
+    char text[1536];
     snprintf(text, sizeof text,
              "func.func @f(%%q: tensor<2x17x64xf16>, %%k: tensor<2x20x64xf16>, %%v: tensor<2x20x64xf16>, "
-             "%%m: tensor<17x20xf16>, %%w: tensor<2x20x32xf16>, %%b: tensor<2x20x64xbf16>) -> tensor<2x17x64xf16> {\n"
+             "%%m: tensor<17x20xf16>, %%w: tensor<2x20x32xf16>, %%b: tensor<2x20x64xbf16>, %%k1: tensor<1x20x64xf16>, "
+             "%%v2: tensor<20x64xf16>, %%k3: tensor<3x20x64xf16>, %%m1: tensor<2x1x20xf16>, %%m2: tensor<17x1xf16>, "
+             "%%m3: tensor<3x17x20xf16>) -> tensor<2x17x64xf16> {\n"
              "  %%o = attention %s -> tensor<2x17x64xf16>\n  return %%o : tensor<2x17x64xf16>\n}\n", op);
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = parse_quiet(ctx, text);
@@ -39,6 +41,19 @@ TEST(attention_op_checks_its_operands) {
     CHECK(parse_attention(op, e, sizeof e) == GPUIR_OK);
     snprintf(op, sizeof op, "%%q, %%k, %%v, %%m : %s, tensor<17x20xf16>)", qkv);
     CHECK(parse_attention(op, e, sizeof e) == GPUIR_OK);
+    /* k and v broadcast over q's batch (shared by heads: 1, or absent); the mask over the scores */
+    snprintf(op, sizeof op, "%%q, %%k1, %%v2 : (tensor<2x17x64xf16>, tensor<1x20x64xf16>, tensor<20x64xf16>)");
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_OK);
+    snprintf(op, sizeof op, "%%q, %%k3, %%v : (tensor<2x17x64xf16>, tensor<3x20x64xf16>, tensor<2x20x64xf16>)");
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_SHAPE && strstr(e, "attention: k tensor<3x20x64xf16>") &&
+          strstr(e, "batch dims q's or 1"));
+    snprintf(op, sizeof op, "%%q, %%k, %%v, %%m1 : %s, tensor<2x1x20xf16>)", qkv);
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_OK);
+    snprintf(op, sizeof op, "%%q, %%k, %%v, %%m2 : %s, tensor<17x1xf16>)", qkv);
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_OK);
+    snprintf(op, sizeof op, "%%q, %%k, %%v, %%m3 : %s, tensor<3x17x20xf16>)", qkv);
+    CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_SHAPE &&
+          strstr(e, "mask tensor<3x17x20xf16> does not broadcast to the scores tensor<2x17x20xf16>"));
     snprintf(op, sizeof op, "%%q, %%k : (tensor<2x17x64xf16>, tensor<2x20x64xf16>)");
     CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_VERIFY && strstr(e, "expected 3 or 4 operands"));
     snprintf(op, sizeof op, "%%q, %%k, %%w : (tensor<2x17x64xf16>, tensor<2x20x64xf16>, tensor<2x20x32xf16>)");

@@ -926,9 +926,11 @@ static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
 }
 
 /* q·kᵀ, a scale, a mask, softmax over the keys, ·v: one attention kernel
-   where it fits (f16/bf16, head dim 64 or 128, a mask of the scores'
-   shape or causal), the unfused ops elsewhere (head dims 32 and 80, f32, a
-   padding mask [1, Sk], a softmax over the queries, v's batch broadcast). */
+   where it fits (f16/bf16, head dim 64 or 128, k and v shared by heads
+   now and then, a causal constant or a mask that broadcasts to the scores:
+   [Sq, Sk], the scores' shape, padding masks [1, Sk] and [B, 1.., 1, Sk]),
+   the unfused ops elsewhere (head dims 32 and 80, f32, a softmax over the
+   queries). */
 static int fd_motif_attention(fd_gen *g) {
     static const int64_t seqs[] = {1, 2, 16, 17, 63, 64, 65, 127, 128, 129, 130};
     static const int64_t heads[] = {64, 64, 64, 128, 128, 32, 80};
@@ -951,7 +953,11 @@ static int fd_motif_attention(fd_gen *g) {
     k.dims[nb + 1] = dh;
     v.dims[nb] = sk;
     v.dims[nb + 1] = dh;
-    if (nb > 0 && q.dims[0] > 1 && fd_chance(&g->rng, 10)) v.dims[0] = 1;   /* broadcast: unfused */
+    for (int i = 0; i < nb; i++)                 /* keys and values shared by heads (grouped, multi-query) */
+        if (fd_chance(&g->rng, 25)) {
+            k.dims[i] = 1;
+            if (fd_chance(&g->rng, 80)) v.dims[i] = 1;
+        }
     int qi = fd_param(g, q.dt, q.rank, q.dims), ki = fd_param(g, k.dt, k.rank, k.dims);
     int vi = fd_param(g, v.dt, v.rank, v.dims);
     if (qi < 0 || ki < 0 || vi < 0) return -1;
@@ -992,9 +998,13 @@ static int fd_motif_attention(fd_gen *g) {
         int64_t md[2] = {sq, sk};
         mi = fd_param(g, q.dt, 2, md);
     } else if (mk == 3) mi = fd_param(g, q.dt, s.rank, s.dims);
-    else if (mk == 4) {                          /* a padding mask over the keys: unfused */
+    else if (mk == 4) {                          /* a padding mask over the keys, shared by the rows */
         int64_t md[2] = {1, sk};
         mi = fd_param(g, q.dt, 2, md);
+    } else if (mk == 5 && nb > 0) {              /* [B, 1.., 1, Sk]: per batch, shared by heads and rows */
+        fd_val pm = s;
+        for (int i = 1; i < nb + 1; i++) pm.dims[i] = 1;
+        mi = fd_param(g, q.dt, pm.rank, pm.dims);
     }
     if (mi >= 0) {
         mt += 1;
