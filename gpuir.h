@@ -13548,7 +13548,8 @@ static const char gpuir__cg_attn_helpers[] =
    q's leading dims), of that batch's first element in x, whose leading
    dims (all but its last two; x's rank at most q's) broadcast over q's:
    "bh * 2176LL" when they are q's, "0LL" when all are 1 (shared by every
-   batch), else one term a dim that is not 1, "bh / 4LL % 2LL * 1088LL". */
+   batch), else one term a dim that is not 1, "bh / 4LL % 2LL * 1088LL"
+   (at most 6 batch dims of 80 characters: size 640 holds any). */
 static void gpuir__cg_attn_batch(char *buf, size_t size, const gpuir_type *q, const gpuir_type *x) {
     int qb = q->rank - 2, xb = x->rank - 2;
     long long inner = (long long)(x->dims[x->rank - 2] * x->dims[x->rank - 1]);
@@ -13575,7 +13576,7 @@ static void gpuir__cg_attn_batch(char *buf, size_t size, const gpuir_type *q, co
 typedef struct gpuir__cg_attn {
     long long Sq, Sk, D, batches, qtiles, ktiles, rs;   /* rs: halves per shared row */
     long long br, threads;      /* query rows and threads a block */
-    char kb[256], vb[256], mb[256];   /* k's, v's and the mask's batch offsets (gpuir__cg_attn_batch) */
+    char kb[640], vb[640], mb[640];   /* k's, v's and the mask's batch offsets (gpuir__cg_attn_batch) */
     long long mrow, mcol;       /* the mask's strides over rows and keys (0 where it broadcasts) */
     int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
     bool causal;
@@ -13691,7 +13692,7 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
                    "int row = r0 + warp * 16 + g + f / 2 * 8, col = k0 + n * 8 + q4 * 2 + f %% 2;");
     gpuir__cg_line(C, "float sx = s[n][f] * sl2;");
     if (A->pm >= 0) {
-        char at[320];
+        char at[720];
         size_t o = (size_t)snprintf(at, sizeof at, "%s", strcmp(A->mb, "0LL") ? A->mb : "");
         if (A->mrow) o += (size_t)snprintf(at + o, sizeof at - o, "%s(long long)row * %lld", o ? " + " : "", A->mrow);
         if (A->mcol) o += (size_t)snprintf(at + o, sizeof at - o, "%scol", o ? " + " : "");
@@ -23343,8 +23344,9 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
     if (!r && (!L.hit || ctx->dump_dir)) r = gpuir__program_codegen(p);
     gpuir_backend keyed = p->backend;            /* the backend L's key names */
-    if (!r) r = gpuir__program_load(p, &L);
-    bool late = r && p->desc.backend == GPUIR_BACKEND_AUTO && p->backend == GPUIR_BACKEND_CUDA;
+    bool loading = !r;                           /* only a failed compile or load falls back late */
+    if (loading) r = gpuir__program_load(p, &L);
+    bool late = r && loading && p->desc.backend == GPUIR_BACKEND_AUTO && p->backend == GPUIR_BACKEND_CUDA;
     if (late) r = gpuir__program_fall_back(p, &L, r);
     if (!r && !L.hit && p->backend == keyed) r = gpuir__lowered_store(p, &L);
     GPUIR_FREE(L.loaded);

@@ -111,7 +111,8 @@ matmul --m=256 --n=256 --k=16384
 bandwidth
 launch
 e2e
-attention"}
+attention
+attention --kv-heads=4"}
 echo "$BENCHES" | while IFS= read -r b; do
     [ -n "$b" ] || continue
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
@@ -138,12 +139,29 @@ for causal in (False, True):
     ms = sorted(times)[len(times) // 2]
     flops = 4 * 8 * 16 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
     print("bench sdpa bf16 causal=%d torch=%s ms=%.4f tflops=%.1f" % (causal, torch.__version__, ms, flops / ms / 1e9))
+k4, v4 = (torch.randn(8, 4, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+for causal in (False, True):             # grouped-query: 4 key/value heads for the 16 query heads
+    try:
+        for _ in range(3): F.scaled_dot_product_attention(q, k4, v4, is_causal=causal, enable_gqa=True)
+    except TypeError:
+        print("sdpa-gqa: this torch has no enable_gqa"); break
+    times = []
+    for _ in range(20):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); F.scaled_dot_product_attention(q, k4, v4, is_causal=causal, enable_gqa=True); b.record(); b.synchronize()
+        times.append(a.elapsed_time(b))
+    ms = sorted(times)[len(times) // 2]
+    flops = 4 * 8 * 16 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
+    print("bench sdpa-gqa bf16 causal=%d torch=%s ms=%.4f tflops=%.1f" % (causal, torch.__version__, ms, flops / ms / 1e9))
 PY
     cat "$OUT/sdpa.txt"
     for c in 0 1; do
         g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention.txt")
         t=$(sed -n "s/^bench sdpa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time (target <= 1.5)\n", c, g, t, g / t }'
+        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---kv-heads-4.txt")
+        t=$(sed -n "s/^bench sdpa-gqa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
+        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention, 4 kv heads, causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
     done
 else
     echo "attention: torch with CUDA is not installed: the SDPA comparison is skipped (gpuir's fused kernel is compared with its unfused program above)"

@@ -115,7 +115,7 @@
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
 enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_NO_WGMMA, B_FORM, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
-       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ };
+       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
     return cli_next(argc + 1, argv - 1, tool, "", flags, n);
@@ -2133,25 +2133,34 @@ static int bench_e2e(int argc, char **argv) {
 /* The attention program as a user writes it (q k^T scaled, softmax over
    the last axis, times v), or, causal, the attention op with its causal
    attribute (the unfused program has no cheap causal form: a dense S x S
-   mask constant). */
-static void attention_text(strbuf *text, long long b, long long h, long long s, long long d, const char *dt,
-                           bool causal) {
-    char q[96], sc[96];
-    snprintf(q, sizeof q, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, d, dt);
-    snprintf(sc, sizeof sc, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, s, dt);
+   mask constant). kv < h: grouped-query attention, h / kv query heads
+   sharing each of kv key/value heads (q [b, kv, h / kv, s, d] against k
+   and v [b, kv, 1, s, d]); kv == h: q, k and v [b, h, s, d]. */
+static void attention_text(strbuf *text, long long b, long long h, long long kv, long long s, long long d,
+                           const char *dt, bool causal) {
+    char q[96], k[96], sc[96];
+    if (kv == h) {
+        snprintf(q, sizeof q, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, d, dt);
+        snprintf(k, sizeof k, "%s", q);
+        snprintf(sc, sizeof sc, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, s, dt);
+    } else {
+        snprintf(q, sizeof q, "tensor<%lldx%lldx%lldx%lldx%lldx%s>", b, kv, h / kv, s, d, dt);
+        snprintf(k, sizeof k, "tensor<%lldx%lldx1x%lldx%lldx%s>", b, kv, s, d, dt);
+        snprintf(sc, sizeof sc, "tensor<%lldx%lldx%lldx%lldx%lldx%s>", b, kv, h / kv, s, s, dt);
+    }
     text->len = 0;
-    strbuf_appendf(text, "func.func @f(%%q: %s, %%k: %s, %%v: %s) -> %s {\n", q, q, q, q);
+    strbuf_appendf(text, "func.func @f(%%q: %s, %%k: %s, %%v: %s) -> %s {\n", q, k, k, q);
     if (causal)
         strbuf_appendf(text, "  %%o = attention %%q, %%k, %%v {scale = %.9g, causal = true} : "
-                      "(%s, %s, %s) -> %s\n", 1.0 / sqrt((double)d), q, q, q, q);
+                      "(%s, %s, %s) -> %s\n", 1.0 / sqrt((double)d), q, k, k, q);
     else
         strbuf_appendf(text,
                       "  %%s = matmul %%q, %%k {transpose_b = true} : (%s, %s) -> %s\n"
                       "  %%c = constant {value = %.9g} : () -> tensor<%s>\n"
                       "  %%t = mul %%s, %%c : (%s, tensor<%s>) -> %s\n"
                       "  %%p = softmax %%t {axis = -1} : (%s) -> %s\n"
-                      "  %%o = matmul %%p, %%v : (%s, %s) -> %s\n", q, q, sc, 1.0 / sqrt((double)d), dt, sc, dt, sc,
-                      sc, sc, sc, q, q);
+                      "  %%o = matmul %%p, %%v : (%s, %s) -> %s\n", q, k, sc, 1.0 / sqrt((double)d), dt, sc, dt, sc,
+                      sc, sc, sc, k, q);
     strbuf_appendf(text, "  return %%o : %s\n}\n", q);
 }
 
@@ -2187,23 +2196,23 @@ static float attention_time(gpuir_ctx *ctx, gpuir_program *p, int repeat, size_t
 
 /* One row: the fused kernel against the unfused program (the non-causal
    one for both rows: the unfused program cannot skip masked tiles). */
-static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long s, long long d, const char *dt,
-                         bool causal, int repeat) {
+static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long kv, long long s, long long d,
+                         const char *dt, bool causal, int repeat) {
     strbuf text = {NULL, 0, 0};
-    attention_text(&text, b, h, s, d, dt, causal);
+    attention_text(&text, b, h, kv, s, d, dt, causal);
     gpuir_program *fused = attention_program(ctx, text.buf, false);
-    attention_text(&text, b, h, s, d, dt, false);
+    attention_text(&text, b, h, kv, s, d, dt, false);
     gpuir_program *unfused = fused ? attention_program(ctx, text.buf, true) : NULL;
     free(text.buf);
     if (!fused || !unfused) { gpuir_program_destroy(fused); return 1; }
     size_t kf = 0, ku = 0;
     float tf = attention_time(ctx, fused, repeat, &kf), tu = attention_time(ctx, unfused, repeat, &ku);
     double flops = 4.0 * (double)(b * h) * (double)s * (double)s * (double)d * (causal ? 0.5 : 1.0);
-    printf("attention %lldx%lldx%lldx%lld %s %-10s fused %zu kernel %8.3f ms %6.1f TFLOP/s   unfused %zu kernels "
-           "%8.3f ms   %.2fx faster\n", b, h, s, d, dt, causal ? "causal" : "non-causal", kf, tf, flops / (tf * 1e9),
-           ku, tu, tu / tf);
-    printf("bench attention %s causal=%d kernels=%zu fused_ms=%.4f unfused_kernels=%zu unfused_ms=%.4f tflops=%.1f\n", dt,
-           causal ? 1 : 0, kf, tf, ku, tu, flops / (tf * 1e9));
+    printf("attention %lldx%lldx%lldx%lld %s %-10s kv heads %lld  fused %zu kernel %8.3f ms %6.1f TFLOP/s   unfused "
+           "%zu kernels %8.3f ms   %.2fx faster\n", b, h, s, d, dt, causal ? "causal" : "non-causal", kv, kf, tf,
+           flops / (tf * 1e9), ku, tu, tu / tf);
+    printf("bench attention %s causal=%d kernels=%zu fused_ms=%.4f unfused_kernels=%zu unfused_ms=%.4f "
+           "tflops=%.1f kv_heads=%lld\n", dt, causal ? 1 : 0, kf, tf, ku, tu, flops / (tf * 1e9), kv);
     plot_add("unfused time / fused time", causal ? "causal" : "non-causal", tu / tf);
     plot_from("cuda (GPU, CUDA events)");
     gpuir_program_destroy(fused);
@@ -2212,9 +2221,9 @@ static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long s, 
 }
 
 /* Without a GPU: a small attention on the emulator against the interpreter. */
-static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal) {
+static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool grouped) {
     strbuf text = {NULL, 0, 0};
-    attention_text(&text, 1, 2, 130, 128, dt, causal);
+    attention_text(&text, 1, 2, grouped ? 1 : 2, 130, 128, dt, causal);
     gpuir_module *ref = gpuir_module_parse(ctx, text.buf, text.len, "attention");
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -2222,10 +2231,12 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal) {
     gpuir_program *p = gpuir_program_make(gpuir_module_parse(ctx, text.buf, text.len, "attention"), &d);
     free(text.buf);
     gpuir_array in[3], want, got;
-    gpuir_type t = gpuir_tensor_type(strcmp(dt, "f16") ? GPUIR_BF16 : GPUIR_F16, 4, (const int64_t[]){1, 2, 130, 128});
+    gpuir_dtype type = strcmp(dt, "f16") ? GPUIR_BF16 : GPUIR_F16;
+    const int64_t qd[5] = {1, 1, 2, 130, 128}, kd[5] = {1, 1, 1, 130, 128};  /* grouped: one k, v for 2 heads */
+    gpuir_type t = grouped ? gpuir_tensor_type(type, 5, qd) : gpuir_tensor_type(type, 4, (const int64_t[]){1, 2, 130, 128});
     gpuir_result r = p ? GPUIR_OK : gpuir_ctx_result(ctx);
     for (int i = 0; i < 3 && !r; i++) {
-        r = gpuir_array_alloc(ctx, &in[i], t.dtype, t.rank, t.dims);
+        r = gpuir_array_alloc(ctx, &in[i], t.dtype, t.rank, grouped && i ? kd : t.dims);
         if (!r) gpuir_array_fill_random(&in[i], 7 + (uint64_t)i);
     }
     double rtol, atol;
@@ -2233,7 +2244,8 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal) {
     if (!r) r = gpuir_ref_run(ref, "f", 3, in, 1, &want);
     if (!r) r = gpuir_program_run(p, "f", 3, in, 1, &got);
     if (!r) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
-    printf("attention 1x2x130x128 %s %-10s emu: %s\n", dt, causal ? "causal" : "non-causal", r ? gpuir_ctx_error(ctx) : "matches the interpreter");
+    printf("attention 1x2x130x128 %s %-10s%s emu: %s\n", dt, causal ? "causal" : "non-causal",
+           grouped ? " kv heads 1" : "", r ? gpuir_ctx_error(ctx) : "matches the interpreter");
     if (!r) { for (int i = 0; i < 3; i++) gpuir_array_release(&in[i]); gpuir_array_release(&want); gpuir_array_release(&got); }
     gpuir_program_destroy(p);
     gpuir_ctx_clear_error(ctx);
@@ -2242,10 +2254,12 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal) {
 
 static int bench_attention(int argc, char **argv) {
     int repeat = 20;
-    long long seq = 4096;
+    long long seq = 4096, kv = 16;
     const char *dt = "bf16";
     static const cli_flag flags[] = {
         {"seq", required_argument, B_SEQ, "S", "sequence length of queries and keys (default 4096)"},
+        {"kv-heads", required_argument, B_KV_HEADS, "N",
+         "key/value heads, dividing the 16 query heads (default 16; fewer: grouped-query attention)"},
         {"dtype", required_argument, B_DTYPE, "T", "bf16 (default) or f16"},
         B_REPEAT_FLAG("timed replays (default 20)"),
         B_HELP,
@@ -2257,6 +2271,11 @@ static int bench_attention(int argc, char **argv) {
     while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
         if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
         if (c == B_SEQ && cli_int(T, "--seq", optarg, 1, 1LL << 20, &seq)) continue;
+        if (c == B_KV_HEADS && cli_int(T, "--kv-heads", optarg, 1, 16, &kv)) {
+            if (16 % kv == 0) continue;
+            fprintf(stderr, "%s: --kv-heads=%lld does not divide the 16 query heads (1, 2, 4, 8 or 16)\n", T, kv);
+            return 2;
+        }
         if (c == B_DTYPE && (strcmp(optarg, "bf16") == 0 || strcmp(optarg, "f16") == 0)) { dt = optarg; continue; }
         int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench attention [options]", flags, nf);
         return rc < 0 ? 0 : rc;
@@ -2267,9 +2286,10 @@ static int bench_attention(int argc, char **argv) {
     int rc = 0;
     if (!gpuir_cuda_available(ctx, why, sizeof why)) {
         printf("no GPU (%s): attention 1x2x130x128 runs on the emulator, for correctness only\n", why);
-        for (int causal = 0; causal < 2; causal++) rc |= attention_on_emu(ctx, dt, causal != 0);
+        for (int causal = 0; causal < 2; causal++) rc |= attention_on_emu(ctx, dt, causal != 0, kv < 16);
     } else {
-        for (int causal = 0; causal < 2; causal++) rc |= attention_row(ctx, 8, 16, seq, 128, dt, causal != 0, repeat);
+        for (int causal = 0; causal < 2; causal++)
+            rc |= attention_row(ctx, 8, 16, kv, seq, 128, dt, causal != 0, repeat);
     }
     gpuir_ctx_destroy(ctx);
     return rc;
@@ -2285,7 +2305,7 @@ static int usage(FILE *to, int rc) {
                 "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
                 "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
                 "       gpuir-bench e2e [--small] [--repeat=R]\n"
-                "       gpuir-bench attention [--seq=S] [--dtype=bf16|f16] [--repeat=R]\n"
+                "       gpuir-bench attention [--seq=S] [--kv-heads=N] [--dtype=bf16|f16] [--repeat=R]\n"
                 "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n"
                 "       gpuir-bench SUBCOMMAND --help: a line per option; gpuir-bench --version\n");
     return rc;

@@ -503,7 +503,8 @@ static void a_bundle_ships_warm_to_the_fake_device(void) {
 
 /* Deployment: a fresh process given a warm cache compiles nothing. On the
    emulator the warm cache is a copied directory (emulator modules never
-   travel in bundles); on CUDA, an imported bundle (no GPU here: SKIP). */
+   travel in bundles); on CUDA, an imported bundle (with no GPU, on the
+   fake driver: a_bundle_ships_warm_to_the_fake_device). */
 TEST(a_fresh_process_with_a_warm_cache_never_compiles) {
     char dir[] = "/tmp/gpuir-test-jit-XXXXXX", copy[64], cmd[256];
     CHECK(mkdtemp(dir) != NULL);
