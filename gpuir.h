@@ -6834,9 +6834,10 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // kernel for it (rows in registers), unless an elementwise op feeds it or
 // uses it: then its parts fuse with those into one row kernel. An
 // attention op the fused kernel cannot run (gpuir__attention_fits: f32, a
-// head dim other than 64 and 128, dynamic sizes) becomes matmul, mul, add,
+// head dim that is not a multiple of 16 up to 128, dynamic sizes) becomes matmul, mul, add,
 // softmax, matmul (the unfused kernels). Reads: util, ir, build, pass, array,
-// fuse (gpuir__is_elementwise), configure (gpuir__module_sm). Writes: ir.
+// fuse (gpuir__is_elementwise), configure (gpuir__module_sm, gpuir__attention_rows: the
+// target's shared memory). Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
@@ -6885,11 +6886,18 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 }
 
 static int gpuir__module_sm(const gpuir_module *m);
+static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D);
+
+/* The head dims the fused attention kernel takes: multiples of 16 (its mma
+   k-steps) from 16 to 128 (its registers: O is D / 2 floats a thread, Q's
+   fragments D / 4 words). 32, 64, 80, 96 and 128 are the common ones. */
+static bool gpuir__attention_head_dim_ok(int64_t D) { return D >= 16 && D <= 128 && D % 16 == 0; }
 
 /* Whether the fused attention kernel runs q, k, v: f16 or bf16, static,
    k's and v's batch dims q's or 1 (shared keys and values: grouped and
-   multi-query attention), head dims 64 or 128 (q's and v's), at least one
-   query and one key, a device with tensor cores (sm_75 on). */
+   multi-query attention), head dims gpuir__attention_head_dim_ok (q's and
+   v's), at least one query and one key, a device with tensor cores (sm_75
+   on) whose blocks may have the kernel's shared memory (gpuir__attention_rows). */
 static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
     const gpuir_type *q = &gpuir__value_at(m, qv)->type, *k = &gpuir__value_at(m, kv)->type;
     const gpuir_type *v = &gpuir__value_at(m, vv)->type;
@@ -6902,8 +6910,8 @@ static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t k
         !gpuir__dims_broadcast_to(v->dims, v->rank - 2, q->dims, r - 2))
         return false;
     int64_t D = q->dims[r - 1], Sk = k->dims[k->rank - 2];
-    return (D == 64 || D == 128) && v->dims[v->rank - 1] == D && k->dims[k->rank - 1] == D &&
-           Sk == v->dims[v->rank - 2] && Sk > 0 && q->dims[r - 2] > 0;
+    return gpuir__attention_head_dim_ok(D) && gpuir__attention_rows(m, D) > 0 && v->dims[v->rank - 1] == D &&
+           k->dims[k->rank - 1] == D && Sk == v->dims[v->rank - 2] && Sk > 0 && q->dims[r - 2] > 0;
 }
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
@@ -6915,7 +6923,7 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
     if (!gpuir__type_is_static(&t)) {
         gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE,
                          "attention {causal = true} with dynamic sequence lengths has no "
-                         "unfused form (a static [Sq, Sk] mask); the fused kernel takes static f16 or bf16, head dim 64 or 128");
+                         "unfused form (a static [Sq, Sk] mask); the fused kernel takes static f16 or bf16, head dims 16 to 128 in steps of 16");
         return 0;
     }
     gpuir_array a;
@@ -7008,7 +7016,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // Sk] say, the mask operand), then `softmax` over the last axis and
 // `matmul` by %v. Each intermediate must have no other user. Only what the
 // kernel runs: f16 or bf16, static shapes, k's and v's batch dims q's or 1
-// (grouped and multi-query attention), head dim 64 or 128 (q's and v's),
+// (grouped and multi-query attention), head dims 16 to 128 in steps of 16,
 // at least one key; every
 // other attention stays as written (three or more kernels). Runs after
 // decompose (which keeps a last-axis softmax) and before split-k and fuse.
@@ -9587,11 +9595,34 @@ static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpu
    GPUIR__ATTN_BC keys a step. */
 #define GPUIR__ATTN_BC 64
 
+/* The dynamic shared memory of a fused attention block of `rows` query
+   rows at head dim D: Q, then K and V in two stages of GPUIR__ATTN_BC
+   keys, each row D + 8 halves. */
+static int64_t gpuir__attention_shared(int64_t D, int64_t rows) { return (rows + 4 * GPUIR__ATTN_BC) * (D + 8) * 2; }
+
+/* The most shared memory a block may opt in to on the module's target (the
+   CUDA programming guide's table by compute capability: 64 KiB on sm_75,
+   163 on sm_80 and sm_87, 99 on sm_86, sm_89 and sm_120, 227 on sm_90 and
+   sm_100), at most the context's max_shared_bytes. */
+static int64_t gpuir__target_shared_optin(const gpuir_module *m) {
+    int sm = gpuir__module_sm(m);
+    int64_t b = sm >= 120 ? 101376 : sm >= 90 ? 232448 : sm == 80 || sm == 87 ? 166912 : sm >= 80 ? 101376 :
+                sm >= 75 ? 65536 : 98304;
+    return b < (int64_t)m->ctx->desc.max_shared_bytes ? b : (int64_t)m->ctx->desc.max_shared_bytes;
+}
+
 /* Query rows a block takes: 128 (8 warps) at head dim 128, where one
    block's registers (about 170 a thread) fill an SM's register file anyway
    and each K/V tile then serves twice the rows (half the L2 traffic of 64);
-   64 (4 warps) at head dim 64, where three such blocks fit an SM. */
-static int64_t gpuir__attention_rows(int64_t D) { return D == 128 ? 128 : 64; }
+   64 (4 warps) at the smaller head dims (64: three such blocks fit an SM)
+   and where 128 rows' shared memory is past the target's (104 KiB at 128:
+   sm_86's 99 KiB); 0 where not even 64 rows' fit (head dims 96 to 128 on
+   sm_75): then the attention runs unfused. */
+static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D) {
+    int64_t limit = gpuir__target_shared_optin(m);
+    if (D == 128 && gpuir__attention_shared(D, 128) <= limit) return 128;
+    return gpuir__attention_shared(D, 64) <= limit ? 64 : 0;
+}
 
 /* Blocks of an attention launch of `rows` query rows a block: batches x
    query tiles. */
@@ -9762,8 +9793,8 @@ static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const
     if (cls == GPUIR__CLASS_MATMUL) return GPUIR__FORM_NONE;
     if (cls == GPUIR__CLASS_ATTENTION) {
         const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
-        return gpuir__attention_rows(q->dims[q->rank - 1]) == 128 ? GPUIR__FORM_ATTENTION_M128
-                                                                   : GPUIR__FORM_ATTENTION_M64;
+        return gpuir__attention_rows(m, q->dims[q->rank - 1]) == 128 ? GPUIR__FORM_ATTENTION_M128
+                                                                      : GPUIR__FORM_ATTENTION_M64;
     }
     if (cls == GPUIR__CLASS_SOFTMAX)    /* another softmax is no kernel: decompose rewrites it */
         return gpuir__softmax_is_rowwise(m, lead) ? GPUIR__FORM_SOFTMAX_ROWS : GPUIR__FORM_NONE;
@@ -13630,9 +13661,10 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->pack = bf ? "gpuir_pack_bf16x2" : "gpuir_pack_f16x2";
     if (A->pq < 0 || A->pk < 0 || A->pv < 0 || A->po < 0 || (n == 5 && A->pm < 0))
         return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
-    if ((A->D != 64 && A->D != 128) || A->Sq <= 0 || A->Sk <= 0 ||
+    if (!gpuir__attention_head_dim_ok(A->D) || A->Sq <= 0 || A->Sk <= 0 ||
         gpuir__ops_compute_besides(C, op))
-        return gpuir__cg_fail(C, op, "the fused kernel takes head dims 64 and 128, at least one key, and nothing else in its kernel");
+        return gpuir__cg_fail(C, op, "the fused kernel takes head dims 16 to 128 in steps of 16, at least one key, "
+                              "and nothing else in its kernel");
     return GPUIR_OK;
 }
 

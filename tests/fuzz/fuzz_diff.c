@@ -928,17 +928,17 @@ static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
 /* q·kᵀ, a scale, a mask, softmax over the keys, ·v: one attention kernel
    where it fits (f16/bf16, head dim 64 or 128, k and v shared by heads
    now and then, a causal constant or a mask that broadcasts to the scores:
-   [Sq, Sk], the scores' shape, padding masks [1, Sk] and [B, 1.., 1, Sk]),
-   the unfused ops elsewhere (head dims 32 and 80, f32, a softmax over the
-   queries). */
+   [Sq, Sk], the scores' shape, padding masks [1, Sk] and [B, 1.., 1, Sk];
+   head dims 32, 64, 80 and 128), the unfused ops elsewhere (head dim 72,
+   f32, a softmax over the queries). */
 static int fd_motif_attention(fd_gen *g) {
     static const int64_t seqs[] = {1, 2, 16, 17, 63, 64, 65, 127, 128, 129, 130};
-    static const int64_t heads[] = {64, 64, 64, 128, 128, 32, 80};
+    static const int64_t heads[] = {64, 64, 64, 128, 128, 32, 80, 72};
     fd_val q;
     memset(&q, 0, sizeof q);
     q.dt = fd_chance(&g->rng, 10) ? GPUIR_F32 : fd_chance(&g->rng, 50) ? GPUIR_F16 : GPUIR_BF16;
     int nb = fd_below(&g->rng, 3);
-    int64_t sq = seqs[fd_below(&g->rng, 11)], sk = seqs[fd_below(&g->rng, 11)], dh = heads[fd_below(&g->rng, 7)];
+    int64_t sq = seqs[fd_below(&g->rng, 11)], sk = seqs[fd_below(&g->rng, 11)], dh = heads[fd_below(&g->rng, 8)];
     int64_t batch = 1;
     for (int i = 0; i < nb; i++) batch *= (q.dims[i] = 1 + fd_below(&g->rng, 3));
     while (batch * sq * sk * dh > 2500000 && (sq > 1 || sk > 1)) {   /* the interpreter's time */
