@@ -107,6 +107,12 @@ if [ $rc -eq 0 ] && { [ "$(grep -c '^attention 1x2x130x128 bf16 .* kv heads 1 em
                       [ "$(grep -c '^bench attention bf16 causal=[01] kernels=1 fused_ms=.* kv_heads=4$' $out)" = 2 ]; }
 then echo "PASS bench: attention --kv-heads=4 (grouped-query, one fused kernel)"
 else echo "FAIL bench: attention --kv-heads=4 (exit $rc)"; cat $out >&2; fi
+$bench attention --seq=64 --repeat=2 --head-dim=80 > $out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && { [ "$(grep -c '^attention 1x2x130x80 bf16 .* emu: matches the interpreter$' $out)" = 2 ] ||
+                      [ "$(grep -c '^bench attention bf16 causal=[01] kernels=1 fused_ms=' $out)" = 2 ]; }
+then echo "PASS bench: attention --head-dim=80 (one fused kernel)"
+else echo "FAIL bench: attention --head-dim=80 (exit $rc)"; cat $out >&2; fi
 $bench attention --kv-heads=3 > $out 2>&1
 if [ $? -eq 2 ] && grep -q 'does not divide the 16 query heads' $out
 then echo "PASS bench: attention --kv-heads=3 is refused"

@@ -112,7 +112,8 @@ bandwidth
 launch
 e2e
 attention
-attention --kv-heads=4"}
+attention --kv-heads=4
+attention --head-dim=80"}
 echo "$BENCHES" | while IFS= read -r b; do
     [ -n "$b" ] || continue
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"

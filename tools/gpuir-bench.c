@@ -115,7 +115,7 @@
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
 enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_NO_WGMMA, B_FORM, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
-       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS };
+       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS, B_HEAD_DIM };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
     return cli_next(argc + 1, argv - 1, tool, "", flags, n);
@@ -2221,9 +2221,9 @@ static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long kv,
 }
 
 /* Without a GPU: a small attention on the emulator against the interpreter. */
-static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool grouped) {
+static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool grouped, long long hd) {
     strbuf text = {NULL, 0, 0};
-    attention_text(&text, 1, 2, grouped ? 1 : 2, 130, 128, dt, causal);
+    attention_text(&text, 1, 2, grouped ? 1 : 2, 130, hd, dt, causal);
     gpuir_module *ref = gpuir_module_parse(ctx, text.buf, text.len, "attention");
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -2232,8 +2232,8 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool gr
     free(text.buf);
     gpuir_array in[3], want, got;
     gpuir_dtype type = strcmp(dt, "f16") ? GPUIR_BF16 : GPUIR_F16;
-    const int64_t qd[5] = {1, 1, 2, 130, 128}, kd[5] = {1, 1, 1, 130, 128};  /* grouped: one k, v for 2 heads */
-    gpuir_type t = grouped ? gpuir_tensor_type(type, 5, qd) : gpuir_tensor_type(type, 4, (const int64_t[]){1, 2, 130, 128});
+    const int64_t qd[5] = {1, 1, 2, 130, hd}, kd[5] = {1, 1, 1, 130, hd};  /* grouped: one k, v for 2 heads */
+    gpuir_type t = grouped ? gpuir_tensor_type(type, 5, qd) : gpuir_tensor_type(type, 4, (const int64_t[]){1, 2, 130, hd});
     gpuir_result r = p ? GPUIR_OK : gpuir_ctx_result(ctx);
     for (int i = 0; i < 3 && !r; i++) {
         r = gpuir_array_alloc(ctx, &in[i], t.dtype, t.rank, grouped && i ? kd : t.dims);
@@ -2244,7 +2244,7 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool gr
     if (!r) r = gpuir_ref_run(ref, "f", 3, in, 1, &want);
     if (!r) r = gpuir_program_run(p, "f", 3, in, 1, &got);
     if (!r) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
-    printf("attention 1x2x130x128 %s %-10s%s emu: %s\n", dt, causal ? "causal" : "non-causal",
+    printf("attention 1x2x130x%lld %s %-10s%s emu: %s\n", hd, dt, causal ? "causal" : "non-causal",
            grouped ? " kv heads 1" : "", r ? gpuir_ctx_error(ctx) : "matches the interpreter");
     if (!r) { for (int i = 0; i < 3; i++) gpuir_array_release(&in[i]); gpuir_array_release(&want); gpuir_array_release(&got); }
     gpuir_program_destroy(p);
@@ -2254,12 +2254,13 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool gr
 
 static int bench_attention(int argc, char **argv) {
     int repeat = 20;
-    long long seq = 4096, kv = 16;
+    long long seq = 4096, kv = 16, hd = 128;
     const char *dt = "bf16";
     static const cli_flag flags[] = {
         {"seq", required_argument, B_SEQ, "S", "sequence length of queries and keys (default 4096)"},
         {"kv-heads", required_argument, B_KV_HEADS, "N",
          "key/value heads, dividing the 16 query heads (default 16; fewer: grouped-query attention)"},
+        {"head-dim", required_argument, B_HEAD_DIM, "D", "head dim, a multiple of 16 up to 128 (default 128)"},
         {"dtype", required_argument, B_DTYPE, "T", "bf16 (default) or f16"},
         B_REPEAT_FLAG("timed replays (default 20)"),
         B_HELP,
@@ -2271,6 +2272,11 @@ static int bench_attention(int argc, char **argv) {
     while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
         if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
         if (c == B_SEQ && cli_int(T, "--seq", optarg, 1, 1LL << 20, &seq)) continue;
+        if (c == B_HEAD_DIM && cli_int(T, "--head-dim", optarg, 16, 128, &hd)) {
+            if (hd % 16 == 0) continue;
+            fprintf(stderr, "%s: --head-dim=%lld is not a multiple of 16\n", T, hd);
+            return 2;
+        }
         if (c == B_KV_HEADS && cli_int(T, "--kv-heads", optarg, 1, 16, &kv)) {
             if (16 % kv == 0) continue;
             fprintf(stderr, "%s: --kv-heads=%lld does not divide the 16 query heads (1, 2, 4, 8 or 16)\n", T, kv);
@@ -2285,11 +2291,11 @@ static int bench_attention(int argc, char **argv) {
     char why[512];
     int rc = 0;
     if (!gpuir_cuda_available(ctx, why, sizeof why)) {
-        printf("no GPU (%s): attention 1x2x130x128 runs on the emulator, for correctness only\n", why);
-        for (int causal = 0; causal < 2; causal++) rc |= attention_on_emu(ctx, dt, causal != 0, kv < 16);
+        printf("no GPU (%s): attention 1x2x130x%lld runs on the emulator, for correctness only\n", why, hd);
+        for (int causal = 0; causal < 2; causal++) rc |= attention_on_emu(ctx, dt, causal != 0, kv < 16, hd);
     } else {
         for (int causal = 0; causal < 2; causal++)
-            rc |= attention_row(ctx, 8, 16, kv, seq, 128, dt, causal != 0, repeat);
+            rc |= attention_row(ctx, 8, 16, kv, seq, hd, dt, causal != 0, repeat);
     }
     gpuir_ctx_destroy(ctx);
     return rc;
@@ -2305,7 +2311,7 @@ static int usage(FILE *to, int rc) {
                 "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
                 "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
                 "       gpuir-bench e2e [--small] [--repeat=R]\n"
-                "       gpuir-bench attention [--seq=S] [--kv-heads=N] [--dtype=bf16|f16] [--repeat=R]\n"
+                "       gpuir-bench attention [--seq=S] [--kv-heads=N] [--head-dim=D] [--dtype=bf16|f16] [--repeat=R]\n"
                 "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n"
                 "       gpuir-bench SUBCOMMAND --help: a line per option; gpuir-bench --version\n");
     return rc;

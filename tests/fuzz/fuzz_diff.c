@@ -1434,8 +1434,8 @@ static void fd_gen_module(fd_module *m, uint64_t seed, int n_funcs) {
     fd_gen g;
     memset(&g, 0, sizeof g);
     g.rng.s = seed * 0x2545f4914f6cdd1dull + 17;
-    static const int sms[] = {90, 90, 80, 75};
-    m->cfg.sm = g.sm = sms[fd_below(&g.rng, 4)];
+    static const int sms[] = {90, 90, 80, 86, 75};
+    m->cfg.sm = g.sm = sms[fd_below(&g.rng, 5)];
     m->cfg.sm_count = fd_chance(&g.rng, 50) ? 132 : 1 + fd_below(&g.rng, 16);
     m->cfg.sync = fd_chance(&g.rng, 30);
     m->cfg.graphs = !fd_off[FD_GRAPHS] && fd_chance(&g.rng, 25);
