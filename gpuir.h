@@ -6836,8 +6836,8 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // attention op the fused kernel cannot run (gpuir__attention_fits: f32, a
 // head dim that is not a multiple of 16 up to 128, dynamic sizes) becomes matmul, mul, add,
 // softmax, matmul (the unfused kernels). Reads: util, ir, build, pass, array,
-// fuse (gpuir__is_elementwise), configure (gpuir__module_sm, gpuir__attention_rows: the
-// target's shared memory). Writes: ir.
+// fuse (gpuir__is_elementwise), configure (gpuir__module_sm, the attention
+// kernel's head dims and rows: the target's shared memory). Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
@@ -6886,12 +6886,8 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 }
 
 static int gpuir__module_sm(const gpuir_module *m);
+static bool gpuir__attention_head_dim_ok(int64_t D);
 static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D);
-
-/* The head dims the fused attention kernel takes: multiples of 16 (its mma
-   k-steps) from 16 to 128 (its registers: O is D / 2 floats a thread, Q's
-   fragments D / 4 words). 32, 64, 80, 96 and 128 are the common ones. */
-static bool gpuir__attention_head_dim_ok(int64_t D) { return D >= 16 && D <= 128 && D % 16 == 0; }
 
 /* Whether the fused attention kernel runs q, k, v: f16 or bf16, static,
    k's and v's batch dims q's or 1 (shared keys and values: grouped and
@@ -9594,6 +9590,11 @@ static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpu
    gpuir__attention_rows query rows of a batch (a warp per 16 rows),
    GPUIR__ATTN_BC keys a step. */
 #define GPUIR__ATTN_BC 64
+
+/* The head dims the fused attention kernel takes: multiples of 16 (its mma
+   k-steps) from 16 to 128 (its registers: O is D / 2 floats a thread, Q's
+   fragments D / 4 words). 32, 64, 80, 96 and 128 are the common ones. */
+static bool gpuir__attention_head_dim_ok(int64_t D) { return D >= 16 && D <= 128 && D % 16 == 0; }
 
 /* The dynamic shared memory of a fused attention block of `rows` query
    rows at head dim D: Q, then K and V in two stages of GPUIR__ATTN_BC
@@ -17618,8 +17619,10 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 // when the host waits, in a seeded interleaving of the streams, and freed
 // memory is kept until they are idle: missing waits show.
 // Reads: util, codegen.cuda (the ABI its kernels share), rt.driver (the
-// table's types), rt.cache, the environment (GPUIR_CC, GPUIR_CC_TIMEOUT,
-// TMPDIR, GPUIR_EMU_MAX_THREADS: the work bound, threads per launch).
+// table's types), rt.cache, configure (gpuir__target_shared_optin: a
+// block's shared memory is the target's, as on that GPU), the environment
+// (GPUIR_CC, GPUIR_CC_TIMEOUT, TMPDIR, GPUIR_EMU_MAX_THREADS: the work
+// bound, threads per launch).
 // Writes: files in the context's private temporary directory
 // ($TMPDIR/gpuir-<pid>-XXXXXX, removed with the context; a dead process's
 // is removed by the next one), nothing else.
@@ -19817,7 +19820,10 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
     E->host = gpuir__emu_toolchain_get(p->ctx);        /* where its modules are written */
     if (!E->host) { gpuir__emu_free(E); return p->ctx->result; }
     p->drv = d;
-    gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535}, 1u << 20, 0};
+    /* the limits of a GPU of the module's target, its shared memory too:
+       a kernel that could not launch there does not launch here */
+    gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535},
+                         (unsigned)gpuir__target_shared_optin(p->m), 0};
     lim.max_launch_threads = gpuir__emu_max_threads();
     p->limits = lim;
     return GPUIR_OK;
