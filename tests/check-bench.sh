@@ -93,26 +93,24 @@ if [ $rc -eq 0 ] && [ "$n" = 4 ]
 then echo "PASS bench: bandwidth runs LayerNorm and RMSNorm as one kernel each"
 else echo "FAIL bench: bandwidth (exit $rc, $n norm lines)"; cat $out >&2; fi
 # attention: without a GPU a small fused attention (causal and not) runs on
-# the emulator against the interpreter; with one, the two rows at seq 64.
-$bench attention --seq=64 --repeat=2 > $out 2>&1
-rc=$?
-if [ $rc -eq 0 ] && { [ "$(grep -c '^attention 1x2x130x128 bf16 .* emu: matches the interpreter$' $out)" = 2 ] ||
-                      [ "$(grep -c '^bench attention bf16 causal=[01] kernels=1 fused_ms=' $out)" = 2 ]; }
-then echo "PASS bench: attention (one fused kernel, causal and not)"
-else echo "FAIL bench: attention (exit $rc)"; cat $out >&2; fi
-# grouped-query attention (k and v shared by query heads): the same, one kernel
-$bench attention --seq=64 --repeat=2 --kv-heads=4 > $out 2>&1
-rc=$?
-if [ $rc -eq 0 ] && { [ "$(grep -c '^attention 1x2x130x128 bf16 .* kv heads 1 emu: matches the interpreter$' $out)" = 2 ] ||
-                      [ "$(grep -c '^bench attention bf16 causal=[01] kernels=1 fused_ms=.* kv_heads=4$' $out)" = 2 ]; }
-then echo "PASS bench: attention --kv-heads=4 (grouped-query, one fused kernel)"
-else echo "FAIL bench: attention --kv-heads=4 (exit $rc)"; cat $out >&2; fi
-$bench attention --seq=64 --repeat=2 --head-dim=80 > $out 2>&1
-rc=$?
-if [ $rc -eq 0 ] && { [ "$(grep -c '^attention 1x2x130x80 bf16 .* emu: matches the interpreter$' $out)" = 2 ] ||
-                      [ "$(grep -c '^bench attention bf16 causal=[01] kernels=1 fused_ms=' $out)" = 2 ]; }
-then echo "PASS bench: attention --head-dim=80 (one fused kernel)"
-else echo "FAIL bench: attention --head-dim=80 (exit $rc)"; cat $out >&2; fi
+# the emulator against the interpreter (the line `emu` matches); with one,
+# the two rows at seq 64 (the line `gpu` matches), one fused kernel each.
+attention_case() {  # attention_case WHAT 'emu line' 'gpu line' [options]
+    what=$1 emu=$2 gpu=$3
+    shift 3
+    $bench attention --seq=64 --repeat=2 "$@" > $out 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && { [ "$(grep -c "$emu" $out)" = 2 ] || [ "$(grep -c "$gpu" $out)" = 2 ]; }
+    then echo "PASS bench: attention $what"
+    else echo "FAIL bench: attention $what (exit $rc)"; cat $out >&2; fi
+}
+row='^bench attention bf16 causal=[01] kernels=1 fused_ms='
+attention_case "(one fused kernel, causal and not)" \
+    '^attention 1x2x130x128 bf16 .* emu: matches the interpreter$' "$row"
+attention_case "--kv-heads=4 (grouped-query, one fused kernel)" \
+    '^attention 1x2x130x128 bf16 .* kv heads 1 emu: matches the interpreter$' "$row.* kv_heads=4\$" --kv-heads=4
+attention_case "--head-dim=80 (one fused kernel)" \
+    '^attention 1x2x130x80 bf16 .* emu: matches the interpreter$' "$row" --head-dim=80
 $bench attention --kv-heads=3 > $out 2>&1
 if [ $? -eq 2 ] && grep -q 'does not divide the 16 query heads' $out
 then echo "PASS bench: attention --kv-heads=3 is refused"
