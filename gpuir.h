@@ -7946,11 +7946,21 @@ static bool gpuir__sib_result_used(const gpuir_module *m, const gpuir__func *f, 
 }
 
 /* Adds op (index i) to the open set over one of its operands, or opens one. */
+/* Whether value x is a splat constant: outline copies those into each
+   kernel that reads them, so no sibling kernel reads one from memory (its
+   group would fall to a reduction kernel that drops the siblings). */
+static bool gpuir__sib_splat_input(const gpuir_module *m, uint32_t x) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, x)->def_op);
+    const gpuir__attr *v = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
+    return v && v->kind != GPUIR__ATTR_DENSE;
+}
+
 static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f,
                                 gpuir__sib_set **sets, size_t i) {
     const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t x = gpuir__op_operand(m, op, k);
+        if (gpuir__sib_splat_input(m, x)) continue;
         gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type);
         if (!role || !gpuir__sib_result_used(m, f, op->result) ||
             (role == GPUIR__SIB_FULL && !gpuir__sib_result_leaves(m, f, op->result)))
@@ -9973,9 +9983,11 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
 // >>pass.plan-shared-memory
 // Packs each kernel's workgroup buffers (memref.alloc in space 3) into one
 // dynamic shared memory size, 16-byte aligned, carried on its launches as
-// `smem`; above 48 KiB the runtime must raise the kernel's limit; above the
-// context's max_shared_bytes it is an error naming the kernel.
-// Reads: util, ir, build, fuse (gpuir__set_int_attr). Writes: smem attributes.
+// `smem`; above 48 KiB the runtime must raise the kernel's limit; above
+// what the target allows a block (at most the context's max_shared_bytes)
+// it is an error naming the kernel.
+// Reads: util, ir, build, fuse (gpuir__set_int_attr), configure
+// (gpuir__target_shared_optin, gpuir__module_sm). Writes: smem attributes.
 
 static gpuir_result gpuir__kernel_shared_bytes(gpuir_module *m, const gpuir__func *k,
                                                int64_t *bytes) {
@@ -9988,10 +10000,12 @@ static gpuir_result gpuir__kernel_shared_bytes(gpuir_module *m, const gpuir__fun
         int64_t size = gpuir__type_count(t) * (int64_t)gpuir_dtype_size(t->dtype);
         *bytes += (size + 15) / 16 * 16;
     }
-    if (*bytes > (int64_t)m->ctx->desc.max_shared_bytes)
+    int64_t limit = gpuir__target_shared_optin(m);
+    if (*bytes > limit)
         return gpuir__fail(m->ctx, GPUIR_ERR_LIMIT, "kernel @%s needs %lld bytes "
-                           "of shared memory, more than the limit of %u", gpuir__string(m, k->name),
-                           (long long)*bytes, m->ctx->desc.max_shared_bytes);
+                           "of shared memory, more than the limit of %lld (what sm_%d allows a block, "
+                           "at most the context's max_shared_bytes)", gpuir__string(m, k->name),
+                           (long long)*bytes, (long long)limit, gpuir__module_sm(m));
     return GPUIR_OK;
 }
 
@@ -12080,6 +12094,36 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
 
 /* A block per output element: its threads stride over the reduced elements,
    computing the fused elementwise producers on the way. */
+/* A reduction kernel computes, per element, only the chain its reduction
+   reads (gpuir__cg_reduce_step): an op before the reduction that writes a
+   kernel parameter nothing after it reads (an output of its own, a
+   sibling's) would be computed and never stored. Refused, naming it, not
+   dropped (sibling kernels, form "siblings", store theirs). */
+static gpuir_result gpuir__cg_reduce_side_outputs(gpuir__cg *C, size_t at) {
+    gpuir_module *m = C->m;
+    for (size_t i = 0; i < at; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        if (op->result || !op->n_operands || !gpuir__class_computes(gpuir__info(op->kind)->cls) ||
+            gpuir__op_is_splat(m, op))
+            continue;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        if (gpuir__cg_param_index(C, dst) < 0) continue;
+        bool read = false;
+        for (size_t j = i + 1; j <= at && !read; j++) {
+            const gpuir__op *later = gpuir__op_at(m, C->k->ops[j]);
+            for (uint32_t k = 0; k + 1 < later->n_operands; k++) read |= gpuir__op_operand(m, later, k) == dst;
+        }
+        if (!read) {
+            char why[GPUIR_MAX_NAME + 200];
+            snprintf(why, sizeof why, "writes %%%s, which nothing in its reduction kernel reads: a reduction "
+                     "kernel stores only the reduction's result (write it in a kernel of its own)",
+                     gpuir__string(m, gpuir__value_at(m, dst)->name));
+            return gpuir__cg_fail(C, op, why);
+        }
+    }
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -12098,6 +12142,8 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
         if (gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
             return gpuir__cg_fail(C, op, "ops after a reduction in one kernel are not supported "
                                   "(but after a column reduction of static sizes)");
+    gpuir_result side = gpuir__cg_reduce_side_outputs(C, at);
+    if (side) return side;
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
     gpuir__cg_prod n_red = {1, ""};                   /* elements per output */
     for (int d = 0; d < x->rank; d++)

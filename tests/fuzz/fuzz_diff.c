@@ -1289,6 +1289,26 @@ static void fd_bchain_gen(fd_gen *g, fd_bchain *c) {
     c->form = fd_below(&g->rng, 3);
     if (c->form == 0) c->split = c->n_ops;      /* host ops: one segment */
     c->out_param = fd_chance(&g->rng, 40);
+    /* A kernel's temporaries are shared memory (one of S a op): within what
+       the target's GPU allows a block (64 KiB on sm_75), the dims give way. */
+    int64_t limit = g->sm >= 90 ? 232448 : g->sm == 80 ? 166912 : g->sm >= 80 ? 101376 : 65536;
+    fd_val v;
+    memset(&v, 0, sizeof v);
+    v.rank = c->rank;
+    memcpy(v.dims, c->dims, sizeof c->dims);
+    int64_t per = (int64_t)gpuir_dtype_size(c->dt) * c->n_ops;
+    while (fd_span(&v) * per + 16 * c->n_ops > limit) {
+        int big = 0;
+        for (int i = 1; i < v.rank; i++)
+            if (v.dims[i] > v.dims[big]) big = i;
+        v.dims[big] = (v.dims[big] + 1) / 2;
+    }
+    for (int j = 0; j < c->n_params; j++)      /* the parameters keep their 1s */
+        for (int i = 0; i < c->prank[j]; i++) {
+            int at = c->rank - c->prank[j] + i;
+            if (c->pdims[j][i] != 1 || c->dims[at] == 1) c->pdims[j][i] = v.dims[at];
+        }
+    memcpy(c->dims, v.dims, sizeof c->dims);
 }
 
 /* Ops [first, last) as buffer ops: temporaries in `space`, operands named
