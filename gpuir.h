@@ -5355,26 +5355,6 @@ static void gpuir__ref_softmax(const gpuir_array *x, gpuir_array *out, int64_t a
         }
 }
 
-/* The offset in x (broadcast NumPy style over q's leading dims, its own
-   rank at most q's) of batch b of q (flat over q's all but last two dims):
-   the sum over x's dims that are not 1 of b's index there times x's
-   stride. */
-static size_t gpuir__ref_batch_offset(const gpuir_array *x, const gpuir_array *q, size_t b) {
-    size_t off = 0, stride = 1;
-    for (int j = x->rank - 1; j >= 0; j--) {     /* x's strides, innermost first */
-        int i = j + q->rank - x->rank;           /* the dim of q it lines up with */
-        size_t at = 0;
-        if (i < q->rank - 2) {                   /* a batch dim: b's index there */
-            size_t rest = b;
-            for (int d = q->rank - 3; d > i; d--) rest /= (size_t)q->dims[d];
-            at = rest % (size_t)q->dims[i];
-        }
-        if (x->dims[j] != 1) off += at * stride;
-        stride *= (size_t)x->dims[j];
-    }
-    return off;
-}
-
 /* attention: per batch and query row i, s_j = scale * q_i . k_j + mask[i][j]
    (-inf where causal and j > i), then softmax over j as gpuir__ref_softmax
    and the weighted sum of v's rows, in double, rounded once. k, v and the
@@ -5387,24 +5367,30 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
     size_t Dv = (size_t)v->dims[v->rank - 1];
     size_t mcols = mr >= 1 ? (size_t)mask->dims[mr - 1] : 1, mrows = mr >= 2 ? (size_t)mask->dims[mr - 2] : 1;
     size_t row_stride = mrows == 1 ? 0 : mcols, col_stride = mcols == 1 ? 0 : 1;
-    size_t batches = Sq && D ? gpuir_array_count(q) / (Sq * D) : 0;
+    /* batch-only views, walked by q's batch index as gpuir__ref_matmul does */
+    gpuir_array qb = *q, kb = *k, vb = *v, mb = mask ? *mask : *q;
+    qb.rank -= 2, kb.rank -= 2, vb.rank -= 2, mb.rank = mr >= 2 ? mr - 2 : 0;
+    int64_t strides[3][GPUIR_MAX_RANK], idx[GPUIR_MAX_RANK] = {0}, off[3] = {0, 0, 0};
+    gpuir__bcast_strides(&kb, qb.rank, qb.dims, strides[0]);
+    gpuir__bcast_strides(&vb, qb.rank, qb.dims, strides[1]);
+    gpuir__bcast_strides(&mb, qb.rank, qb.dims, strides[2]);
+    size_t batches = Sq && D ? gpuir_array_count(&qb) : 0;
     double *s = (double *)gpuir__calloc(Sk + 1, sizeof *s);
-    for (size_t b = 0; s && b < batches; b++) {
-        size_t kb = gpuir__ref_batch_offset(k, q, b), vb = gpuir__ref_batch_offset(v, q, b);
-        size_t mb = mask ? gpuir__ref_batch_offset(mask, q, b) : 0;
+    for (size_t b = 0; s && b < batches; b++, gpuir__odometer_next(qb.rank, qb.dims, idx, 3, strides, off)) {
+        size_t k0 = (size_t)off[0] * Sk * D, v0 = (size_t)off[1] * Sk * Dv, m0 = (size_t)off[2] * mrows * mcols;
         for (size_t i = 0; i < Sq; i++) {
             double mx = -INFINITY, sum = 0;
             for (size_t j = 0; j < Sk; j++) {
                 double dot = 0;
-                for (size_t d = 0; d < D; d++) dot += gpuir_array_get(q, (b * Sq + i) * D + d) * gpuir_array_get(k, kb + j * D + d);
-                s[j] = scale * dot + (mask ? gpuir_array_get(mask, mb + i * row_stride + j * col_stride) : 0.0);
+                for (size_t d = 0; d < D; d++) dot += gpuir_array_get(q, (b * Sq + i) * D + d) * gpuir_array_get(k, k0 + j * D + d);
+                s[j] = scale * dot + (mask ? gpuir_array_get(mask, m0 + i * row_stride + j * col_stride) : 0.0);
                 if (causal && j > i) s[j] = -INFINITY;
                 mx = isnan(s[j]) || s[j] > mx ? s[j] : mx;
             }
             for (size_t j = 0; j < Sk; j++) sum += exp(s[j] - mx);
             for (size_t e = 0; e < Dv; e++) {
                 double acc = 0;
-                for (size_t j = 0; j < Sk; j++) acc += exp(s[j] - mx) / sum * gpuir_array_get(v, vb + j * Dv + e);
+                for (size_t j = 0; j < Sk; j++) acc += exp(s[j] - mx) / sum * gpuir_array_get(v, v0 + j * Dv + e);
                 gpuir_array_set(out, (b * Sq + i) * Dv + e, acc);
             }
         }
@@ -7951,8 +7937,7 @@ static bool gpuir__sib_result_used(const gpuir_module *m, const gpuir__func *f, 
    group would fall to a reduction kernel that drops the siblings). */
 static bool gpuir__sib_splat_input(const gpuir_module *m, uint32_t x) {
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, x)->def_op);
-    const gpuir__attr *v = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
-    return v && v->kind != GPUIR__ATTR_DENSE;
+    return def && gpuir__op_is_splat(m, def);
 }
 
 static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f,
