@@ -12995,6 +12995,69 @@ static void gpuir__cg_block_allreduce(gpuir__cg *C, gpuir_op_kind k, const char 
     gpuir__cg_line(C, "acc = red[%lld];", slot);
 }
 
+/* An online pair's state (its registers' suffix i) combined over a block
+   of whole warps: each warp's lanes by shuffles, then the warps' partials
+   in warp 0 through shared memory (`red`, a row of 33 slots a component),
+   handed to every thread. Welford's state
+   (wn, wm, wq: count, mean, sum of squared deviations) merges by Chan's
+   formula, the plain sum ws beside it as the unpaired reduction adds it; the softmax's (om, os: max, sum of exp(x - om)) rescales each
+   sum to the larger max (a sum at the max itself as it is: -inf - -inf
+   is no rescale). */
+static void gpuir__cg_online_combine(gpuir__cg *C, bool welford, size_t i) {
+    static const char *const welford_parts[4] = {"wn", "wm", "wq", "ws"}, *const softmax_parts[4] = {"om", "os"};
+    static const char *const welford_zero[4] = {"0.0f", "0.0f", "0.0f", "0.0f"}, *const softmax_zero[4] = {"-GPUIR_INF", "0.0f"};
+    const char *const *part = welford ? welford_parts : softmax_parts, *const *zero = welford ? welford_zero : softmax_zero;
+    int n = welford ? 4 : 2;
+    char merge[400], shfl[260];
+    if (welford)
+        snprintf(merge, sizeof merge, "{ float wt = wn%zu + o0, wd = o1 - wm%zu, wf = wt > 0.0f ? o0 / wt : 0.0f; "
+                 "wq%zu += o2 + wd * wd * wn%zu * wf; wm%zu += wd * wf; wn%zu = wt; ws%zu += o3; }", i, i, i, i, i, i, i);
+    else
+        snprintf(merge, sizeof merge, "{ float nm = gpuir_fmax(om%zu, o0); os%zu = (om%zu == nm ? os%zu : os%zu * "
+                 "expf(om%zu - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om%zu = nm; }", i, i, i, i, i, i, i);
+    size_t at = (size_t)snprintf(shfl, sizeof shfl, "float");
+    for (int c = 0; c < n; c++)
+        at += (size_t)snprintf(shfl + at, sizeof shfl - at, "%s o%d = GPUIR_SHFL_DOWN_F32(%s%zu, d)", c ? "," : "", c,
+                               part[c], i);
+    gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s; %s }", shfl, merge);
+    gpuir__cg_open(C, "if ((t & 31) == 0)");
+    for (int c = 0; c < n; c++) {
+        char slot[24];
+        if (c) snprintf(slot, sizeof slot, "%d + (t >> 5)", 33 * c);
+        else snprintf(slot, sizeof slot, "t >> 5");
+        gpuir__cg_line(C, "red[%s] = %s%zu;", slot, part[c], i);
+    }
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "if (t < 32)");
+    for (int c = 0; c < n; c++) {
+        char slot[24];
+        if (c) snprintf(slot, sizeof slot, "%d + t", 33 * c);
+        else snprintf(slot, sizeof slot, "t");
+        gpuir__cg_line(C, "%s%zu = t < %lld ? red[%s] : %s;", part[c], i, (long long)(C->threads / 32), slot, zero[c]);
+    }
+    gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s; %s }", shfl, merge);
+    for (int c = 0; c < n; c++) gpuir__cg_line(C, "if (t == 0) red[%d] = %s%zu;", 33 * c + 32, part[c], i);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    for (int c = 0; c < n; c++) gpuir__cg_line(C, "%s%zu = red[%d];", part[c], i, 33 * c + 32);
+}
+
+/* One value v (a variable) into online state i: Welford's update (and
+   the plain sum, whose mean is the pair's mean: the same bits as the
+   unpaired reduction's), or the running max and the sum rescaled when the max
+   grows (-inf adds nothing; NaN and +inf make the sum NaN, as the sum of
+   exp(x - max) is). */
+static void gpuir__cg_online_step(gpuir__cg *C, bool welford, size_t i, const char *v) {
+    if (welford)
+        gpuir__cg_line(C, "{ float wd = %s - wm%zu; wn%zu += 1.0f; wm%zu += wd / wn%zu; wq%zu += wd * (%s - wm%zu); "
+                       "ws%zu += %s; }", v, i, i, i, i, i, v, i, i, v);
+    else
+        gpuir__cg_line(C, "if (%s != -GPUIR_INF) { float nm = gpuir_fmax(om%zu, %s); if (nm != om%zu) "
+                       "{ os%zu *= expf(om%zu - nm); om%zu = nm; } os%zu += expf(%s - om%zu); }",
+                       v, i, v, i, i, i, i, i, v, i);
+}
+
 /* The three passes of a row held in registers as float4 quads, `per4` a thread. */
 static void gpuir__cg_softmax_quads(gpuir__cg *C, long long per4, long long quads, int ps, int pd) {
     long long T = C->threads;
@@ -13051,7 +13114,9 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
     gpuir__cg_close(C);
 }
 
-/* The three passes of a row too long for registers: it is read three times. */
+/* A row too long for registers: the max and the sum of exponentials in
+   one pass (online, in a block of whole warps), the output in a second:
+   the row is read twice. A block of another size reads it three times. */
 static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, int pd,
                                        const char *ld, const char *st) {
     long long T = C->threads;
@@ -13059,14 +13124,23 @@ static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, i
     char elem[96], in[112], value[256];
     snprintf(elem, sizeof elem, "%s[base + c]", gpuir__cg_param(C, ps));
     gpuir__cg_call(in, sizeof in, ld, elem);
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s);",
-                   cols, T, in);
-    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
-    gpuir__cg_line(C, "float mx = acc;");
-    gpuir__cg_line(C, "acc = 0.0f;");
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s - mx);",
-                   cols, T, in);
-    gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
+    if (T % 32 == 0) {
+        gpuir__cg_line(C, "float om0 = -GPUIR_INF, os0 = 0.0f;");
+        gpuir__cg_open(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
+        gpuir__cg_line(C, "float x = %s;", in);
+        gpuir__cg_online_step(C, false, 0, "x");
+        gpuir__cg_close(C);
+        gpuir__cg_online_combine(C, false, 0);
+        gpuir__cg_line(C, "float mx = om0;");
+        gpuir__cg_line(C, "acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;");
+    } else {
+        gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s);", cols, T, in);
+        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
+        gpuir__cg_line(C, "float mx = acc;");
+        gpuir__cg_line(C, "acc = 0.0f;");
+        gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s - mx);", cols, T, in);
+        gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
+    }
     gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
     C->depth++;
     char quotient[160];
@@ -13079,7 +13153,7 @@ static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, i
 /* Softmax over the innermost axis: a block per row. When the row fits in
    registers (at most 32 elements per thread) it is read once, the max and
    the sum of exponentials reduced over the block, and written once;
-   otherwise the row is read three times. */
+   otherwise it is read twice (gpuir__cg_softmax_streamed). */
 static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -13100,10 +13174,10 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     gpuir__cg_prod_text(&rows, rows_expr, sizeof rows_expr);
     gpuir__cg_prod_text(&width, cols_expr, sizeof cols_expr);
     long long cols = width.num, T = C->threads, per = (cols + T - 1) / T;
-    bool in_registers = !width.sym[0] && per <= 32;    /* else the row is read three times */
+    bool in_registers = !width.sym[0] && per <= 32;    /* else the row is read twice */
     const char *ld = x->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : x->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
     const char *st = x->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : x->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
-    long long slots = (T % 32 == 0 ? 32 : T) + 1;
+    long long slots = ((T % 32 == 0 ? 32 : T) + 1) * (!in_registers && T % 32 == 0 ? 2 : 1);   /* online: 2 rows */
     C->shared_bytes = (uint32_t)(slots * 4);
     C->barriers = true;
     gpuir__cg_comment(C, C->k->ops[at], op);
@@ -13134,13 +13208,36 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
    outputs. When the row fits (static, at most 32 values a thread) the
    full-shape inputs are loaded into registers once and every pass replays
    from them: the row is read once from memory; else each pass reads it
-   again (from L2 while the rows in flight fit there). Independent reductions
-   share a pass (same level). Values are computed in f32 and rounded to
-   their dtype after each op, as everywhere else. */
+   again, unless one of two things spares it. A static row of float
+   inputs that fits in the target's shared memory (after registers: up
+   to 58,000 f32 or 116,000 f16/bf16 values on sm_90) is copied there
+   once, in 16-byte pieces where its length allows, and every pass reads
+   it from there: read once from memory. A longer or dynamic row streams,
+   and two f32 patterns whose second reduction depends on the first go in
+   one pass as an online pair (gpuir__cg_rows_online): the variance
+   mean((x - mean(x))^2) with its mean by Welford's update (the block's
+   partials merged by Chan's formula), and sum(exp(x - max(x))) with its
+   max as the online softmax does (the running sum rescaled when the max
+   grows); LayerNorm and softmax then read the row twice, not three times.
+   (Only f32: an f16 or bf16 program rounds x - mean and its square to
+   its dtype, which the pair would skip.) Independent reductions share a
+   pass (same level). Values are computed in f32 and rounded to their
+   dtype after each op, as everywhere else. */
 
-/* The ops of a row kernel: their shapes and levels, and the row values made. */
 /* The most values of a row a thread holds in registers. */
 #define GPUIR__CG_ROW_REGISTERS 32
+
+/* A reduction's part in an online pair (see above): the first of the
+   pair carries the pass's state, the second is computed with it. */
+typedef enum gpuir__row_online {
+    GPUIR__ROW_ONLINE_NONE,
+    GPUIR__ROW_ONLINE_MEAN,         /* reduce_mean(x): Welford's count, mean and squares */
+    GPUIR__ROW_ONLINE_VARIANCE,     /* reduce_mean or _sum of (x - that mean)^2 */
+    GPUIR__ROW_ONLINE_MAX,          /* reduce_max(x): the running max and sum */
+    GPUIR__ROW_ONLINE_SUM_EXP       /* reduce_sum of exp(x - that max) */
+} gpuir__row_online;
+
+/* The ops of a row kernel: their shapes and levels, and the row values made. */
 
 typedef struct gpuir__cg_rowplan {
     const gpuir_type *F;        /* the full shape (a parameter's type when one has it) */
@@ -13153,6 +13250,11 @@ typedef struct gpuir__cg_rowplan {
     long long per;              /* values a thread holds in registers (0: streamed) */
     long long ncols;            /* the row length (-1: dynamic) */
     int vec;                    /* 4: registers filled and stored a quad (16 or 8 bytes) at a time */
+    uint32_t *cached;           /* param -> byte offset + 1 of its row in shared memory (0: none) */
+    uint32_t cache_bytes;       /* the row cache's shared memory (0: the row is not cached) */
+    gpuir__row_online *online;  /* op -> its part in an online pair of reductions */
+    size_t *partner;            /* op -> the other reduction of its online pair */
+    bool any_online;
     char rows[200], cols[200];  /* row count and row length, as C */
 } gpuir__cg_rowplan;
 
@@ -13196,12 +13298,69 @@ static void gpuir__cg_rows_bind(gpuir__cg *C, const gpuir__cg_rowplan *R, size_t
     }
 }
 
-/* Levels and shapes of the ops. */
+/* The op that wrote operand k of op i (the writer before i), or R->n. */
+static size_t gpuir__cg_rows_source(const gpuir__cg *C, const gpuir__cg_rowplan *R, size_t i, uint32_t k) {
+    return gpuir__cg_rows_writer(C, R, i, gpuir__op_operand(C->m, gpuir__op_at(C->m, C->k->ops[i]), k));
+}
+
+/* Whether the operands and output of op i are all f32. */
+static bool gpuir__cg_rows_all_f32(const gpuir__cg *C, size_t i) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+    for (uint32_t k = 0; k < op->n_operands; k++)
+        if (gpuir__value_at(C->m, gpuir__op_operand(C->m, op, k))->type.dtype != GPUIR_F32) return false;
+    return true;
+}
+
+/* Whether op s is sub(x, m) (or, with `either`, sub(m, x)) where m is the
+   row value of reduction j and x what j reduced (the same buffer, written
+   by the same op): the centred row. */
+static bool gpuir__cg_rows_centres(const gpuir__cg *C, const gpuir__cg_rowplan *R, size_t s, size_t j,
+                                   bool either) {
+    const gpuir__op *sub = gpuir__op_at(C->m, C->k->ops[s]), *red = gpuir__op_at(C->m, C->k->ops[j]);
+    if (sub->kind != GPUIR_OP_SUB || sub->n_operands != 3 || R->shape[s] != GPUIR__ROW_FULL) return false;
+    uint32_t x = gpuir__op_operand(C->m, red, 0);
+    size_t xw = gpuir__cg_rows_writer(C, R, j, x);
+    for (uint32_t k = 0; k < 2; k++) {
+        if (k == 1 && !either) break;
+        if (gpuir__op_operand(C->m, sub, k) == x && gpuir__cg_rows_source(C, R, s, k) == xw &&
+            gpuir__cg_rows_source(C, R, s, 1 - k) == j)
+            return true;
+    }
+    return false;
+}
+
+/* The reduction that reduction i pairs with online (see above), or R->n:
+   i a reduce_mean or _sum of mul(d, d) with d = x - reduce_mean(x)
+   (Welford), or a reduce_sum of exp(x - reduce_max(x)) (the online
+   softmax); every op of the pattern f32, the first reduction unpaired. */
+static size_t gpuir__cg_rows_online_partner(const gpuir__cg *C, const gpuir__cg_rowplan *R, size_t i) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+    if (op->kind != GPUIR_OP_REDUCE_MEAN && op->kind != GPUIR_OP_REDUCE_SUM) return R->n;
+    size_t e = gpuir__cg_rows_source(C, R, i, 0);
+    if (e == R->n || !gpuir__cg_rows_all_f32(C, i) || !gpuir__cg_rows_all_f32(C, e)) return R->n;
+    const gpuir__op *eop = gpuir__op_at(C->m, C->k->ops[e]);
+    bool square = eop->kind == GPUIR_OP_MUL && eop->n_operands == 3 &&
+                  gpuir__op_operand(C->m, eop, 0) == gpuir__op_operand(C->m, eop, 1);
+    bool exp = eop->kind == GPUIR_OP_EXP && op->kind == GPUIR_OP_REDUCE_SUM;
+    if (!square && !exp) return R->n;
+    size_t s = gpuir__cg_rows_source(C, R, e, 0);
+    if (s == R->n || !gpuir__cg_rows_all_f32(C, s)) return R->n;
+    size_t j = gpuir__cg_rows_source(C, R, s, 1);
+    if (j == R->n && square) j = gpuir__cg_rows_source(C, R, s, 0);
+    if (j == R->n || R->online[j] || !gpuir__cg_rows_all_f32(C, j)) return R->n;
+    gpuir_op_kind first = gpuir__op_at(C->m, C->k->ops[j])->kind;
+    if (first != (square ? GPUIR_OP_REDUCE_MEAN : GPUIR_OP_REDUCE_MAX)) return R->n;
+    return gpuir__cg_rows_centres(C, R, s, j, square) ? j : R->n;
+}
+
+/* Levels and shapes of the ops; on a streamed row (no registers, no
+   cache) the online pairs, the second of a pair at the first's level. */
 static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
     gpuir_module *m = C->m;
     int *buf_level = (int *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1,
                                                   sizeof *buf_level);
     if (!buf_level) return gpuir__oom(m->ctx, "codegen");
+    bool online = !R->per && !R->cache_bytes && C->threads % 32 == 0;
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -13212,9 +13371,20 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
             int l = buf_level[gpuir__op_operand(m, op, k)];
             if (l > level) level = l;
         }
-        if (cls == GPUIR__CLASS_REDUCE) level++;
-        R->level[i] = buf_level[dst] = level;
         R->shape[i] = gpuir__row_shape_of(R->F, &gpuir__value_at(m, dst)->type);
+        size_t j = R->n;
+        if (cls == GPUIR__CLASS_REDUCE && online) j = gpuir__cg_rows_online_partner(C, R, i);
+        if (j < R->n) {
+            bool welford = gpuir__op_at(m, C->k->ops[j])->kind == GPUIR_OP_REDUCE_MEAN;
+            R->online[j] = welford ? GPUIR__ROW_ONLINE_MEAN : GPUIR__ROW_ONLINE_MAX;
+            R->online[i] = welford ? GPUIR__ROW_ONLINE_VARIANCE : GPUIR__ROW_ONLINE_SUM_EXP;
+            R->partner[i] = j;
+            R->partner[j] = i;
+            R->any_online = true;
+            level = R->level[j];
+        } else if (cls == GPUIR__CLASS_REDUCE)
+            level++;
+        R->level[i] = buf_level[dst] = level;
         if (level > R->levels) R->levels = level;
     }
     gpuir__scratch_free(m, buf_level);
@@ -13277,6 +13447,15 @@ static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, in
             C->cur[b - 1] = v + 1;
         }
     }
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params) && R->cache_bytes; p++) {   /* from shared memory */
+        if (!R->cached[p]) continue;
+        uint32_t b = C->k->params[p], v = gpuir__cg_new_var(C, gpuir__value_at(m, b)->type.dtype);
+        char elem[32], value[64];
+        snprintf(elem, sizeof elem, "s%zu[c]", p);
+        gpuir__cg_call(value, sizeof value, gpuir__cg_to_float(gpuir__value_at(m, b)->type.dtype), elem);
+        gpuir__cg_line(C, "float v%u = %s;", v, value);
+        C->cur[b - 1] = v + 1;
+    }
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         bool reduce = gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE;
@@ -13287,10 +13466,15 @@ static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, in
             if (r) return r;
             continue;
         }
+        if (R->online[i] == GPUIR__ROW_ONLINE_VARIANCE || R->online[i] == GPUIR__ROW_ONLINE_SUM_EXP)
+            continue;                          /* computed with its pair's first */
         uint32_t v = 0;
         gpuir_result r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 0), R->F, ivar, &v);
         if (r) return r;
-        if (op->kind == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "acc%zu = gpuir_fmax(acc%zu, v%u);", i, i, v);
+        char var[16];
+        snprintf(var, sizeof var, "v%u", v);
+        if (R->online[i]) gpuir__cg_online_step(C, R->online[i] == GPUIR__ROW_ONLINE_MEAN, i, var);
+        else if (op->kind == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "acc%zu = gpuir_fmax(acc%zu, v%u);", i, i, v);
         else gpuir__cg_line(C, "acc%zu += v%u;", i, v);
     }
     return GPUIR_OK;
@@ -13459,6 +13643,33 @@ static void gpuir__cg_rows_load(gpuir__cg *C, const gpuir__cg_rowplan *R) {
     }
 }
 
+/* After the pass of online pair i (its first reduction): the pair's state
+   combined over the block and both row values made (the mean and the
+   variance or sum of squares; the max and the sum of exponentials). A
+   row whose every value is -inf sums exp(-inf - -inf), NaN, as the
+   unpaired form does. */
+static void gpuir__cg_rows_online_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, size_t i) {
+    size_t j = R->partner[i];
+    gpuir__cg_online_combine(C, R->online[i] == GPUIR__ROW_ONLINE_MEAN, i);
+    uint32_t first = gpuir__cg_new_var(C, GPUIR_F32);
+    if (R->online[i] == GPUIR__ROW_ONLINE_MEAN) {
+        gpuir__cg_line(C, "float v%u = ws%zu / (float)%s;", first, i, R->cols);
+        uint32_t second = gpuir__cg_new_var(C, GPUIR_F32);
+        if (gpuir__op_at(C->m, C->k->ops[j])->kind == GPUIR_OP_REDUCE_MEAN)
+            gpuir__cg_line(C, "float v%u = wq%zu / (float)%s;", second, i, R->cols);
+        else
+            gpuir__cg_line(C, "float v%u = wq%zu;", second, i);
+        R->rowvar[j] = second + 1;
+    } else {
+        gpuir__cg_line(C, "float v%u = om%zu;", first, i);
+        uint32_t second = gpuir__cg_new_var(C, GPUIR_F32);
+        gpuir__cg_line(C, "float v%u = om%zu == -GPUIR_INF && %s > 0 ? GPUIR_NAN : os%zu;", second, i, R->cols, i);
+        R->rowvar[j] = second + 1;
+    }
+    R->rowvar[i] = first + 1;
+    R->done[i] = R->done[j] = true;
+}
+
 /* After pass `pass`: each reduction of the next level reduced over the
    block; its row value (a mean divided, rounded to its dtype). */
 static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
@@ -13466,6 +13677,11 @@ static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) 
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
+        if (R->online[i] == GPUIR__ROW_ONLINE_MEAN || R->online[i] == GPUIR__ROW_ONLINE_MAX) {
+            gpuir__cg_rows_online_reduce(C, R, i);
+            continue;
+        }
+        if (R->online[i]) continue;            /* the pair's first made its value */
         bool max = op->kind == GPUIR_OP_REDUCE_MAX;
         gpuir__cg_line(C, "acc = acc%zu;", i);
         gpuir__cg_block_allreduce(C, max ? GPUIR_OP_REDUCE_MAX : GPUIR_OP_REDUCE_SUM,
@@ -13487,12 +13703,71 @@ static void gpuir__cg_rows_accs(gpuir__cg *C, const gpuir__cg_rowplan *R, int pa
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
         if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
-        gpuir__cg_line(C, "float acc%zu = %s;", i,
-                       op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
+        if (R->online[i] == GPUIR__ROW_ONLINE_MEAN)
+            gpuir__cg_line(C, "float wn%zu = 0.0f, wm%zu = 0.0f, wq%zu = 0.0f, ws%zu = 0.0f;", i, i, i, i);
+        else if (R->online[i] == GPUIR__ROW_ONLINE_MAX)
+            gpuir__cg_line(C, "float om%zu = -GPUIR_INF, os%zu = 0.0f;", i, i);
+        else if (!R->online[i])
+            gpuir__cg_line(C, "float acc%zu = %s;", i, op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
     }
 }
 
-/* Row count, row length and whether the row fits in registers. */
+/* The reduction's slots: a float a warp (or a thread, in a block that is
+   not whole warps) and one more, a row of them a component of the widest
+   state (four for an online pair). */
+static uint32_t gpuir__cg_rows_red_floats(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    long long slots = (C->threads % 32 == 0 ? 32 : C->threads) + 1;
+    return (uint32_t)(slots * (R->any_online ? 4 : 1));
+}
+
+/* Whether the row's full-shape inputs fit in shared memory after the
+   reduction's slots (the target's opt-in limit): if so each gets its
+   16-byte aligned place, R->cached[p] = offset + 1. */
+static void gpuir__cg_rows_cache_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    int64_t at = (gpuir__cg_rows_red_floats(C, R) * 4 + 15) / 16 * 16, limit = gpuir__target_shared_optin(C->m);
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
+        bool reads, writes;
+        gpuir__param_access(C->m, C->k, p, &reads, &writes);
+        if (!reads || gpuir__row_shape_of(R->F, t) != GPUIR__ROW_FULL) continue;
+        R->cached[p] = (uint32_t)at + 1;
+        at += (R->ncols * (int64_t)gpuir_dtype_size(t->dtype) + 15) / 16 * 16;
+        if (at > limit) break;
+    }
+    if (at <= limit) { R->cache_bytes = (uint32_t)at; return; }
+    memset(R->cached, 0, stbds_arrlenu(C->k->params) * sizeof *R->cached);
+}
+
+/* At the top of a row: each cached input's row copied to shared memory
+   (16 bytes a copy, eight in flight a thread, where the row's bytes are
+   a multiple of 16; else a value at a time), between barriers: the block
+   is done with the last row's, and every pass may read any of it. */
+static void gpuir__cg_rows_fill_cache(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    long long T = C->threads;
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        if (!R->cached[p]) continue;
+        long long bytes = R->ncols * (long long)gpuir_dtype_size(gpuir__value_at(C->m, C->k->params[p])->type.dtype);
+        const char *x = gpuir__cg_param(C, (int)p);
+        if (bytes % 16) {
+            gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lldLL) s%zu[c] = %s[base + c];", R->cols, T, p, x);
+            continue;
+        }
+        gpuir__cg_open(C, "for (long long q0 = t; q0 < %lldLL; q0 += %lldLL)", bytes / 16, 8 * T);
+        gpuir__cg_line(C, "int4 w[8];");
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_line(C, "for (int u = 0; u < 8; u++) if (q0 + u * %lldLL < %lldLL) w[u] = ((const int4 *)(%s + base))[q0 + u * %lldLL];",
+                       T, bytes / 16, x, T);
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_line(C, "for (int u = 0; u < 8; u++) if (q0 + u * %lldLL < %lldLL) ((int4 *)s%zu)[q0 + u * %lldLL] = w[u];",
+                       T, bytes / 16, p, T);
+        gpuir__cg_close(C);
+    }
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+}
+
+/* Row count, row length and whether the row fits in registers (else
+   whether it fits in shared memory). */
 static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
     gpuir__cg_dims fd = gpuir__cg_dims_of(C, R->F);
     gpuir__cg_prod rows = {1, ""}, width = {1, ""};
@@ -13515,6 +13790,7 @@ static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
         R->vec = 4;
         R->per = per4;
     }
+    if (!R->per && R->ncols > 0 && inputs && gpuir__cg_rows_floats(C, R)) gpuir__cg_rows_cache_plan(C, R);
 }
 
 /* A row kernel (see above). */
@@ -13528,11 +13804,18 @@ static gpuir_result gpuir__cg_rows(gpuir__cg *C, const gpuir_type *F) {
     R.level = (int *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.level);
     R.rowvar = (uint32_t *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.rowvar);
     R.done = (bool *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.done);
-    gpuir_result r = R.shape && R.level && R.rowvar && R.done ? gpuir__cg_rows_plan(C, &R) : gpuir__oom(m->ctx, "codegen");
-    if (!r) {
-        gpuir__cg_rows_sizes(C, &R);
-        r = gpuir__cg_rows_emit(C, &R);
-    }
+    R.online = (gpuir__row_online *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.online);
+    R.partner = (size_t *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.partner);
+    R.cached = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(C->k->params) + 1, sizeof *R.cached);
+    gpuir_result r = GPUIR_OK;
+    if (!R.shape || !R.level || !R.rowvar || !R.done || !R.online || !R.partner || !R.cached)
+        r = gpuir__oom(m->ctx, "codegen");
+    if (!r) gpuir__cg_rows_sizes(C, &R);
+    if (!r) r = gpuir__cg_rows_plan(C, &R);
+    if (!r) r = gpuir__cg_rows_emit(C, &R);
+    gpuir__scratch_free(m, R.online);
+    gpuir__scratch_free(m, R.partner);
+    gpuir__scratch_free(m, R.cached);
     gpuir__scratch_free(m, R.shape);
     gpuir__scratch_free(m, R.level);
     gpuir__scratch_free(m, R.rowvar);
@@ -13540,21 +13823,50 @@ static gpuir_result gpuir__cg_rows(gpuir__cg *C, const gpuir_type *F) {
     return r;
 }
 
-static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
-    long long slots = (C->threads % 32 == 0 ? 32 : C->threads) + 1;
-    C->shared_bytes = (uint32_t)(slots * 4);
+/* Whether the last pass stores anything: a full output parameter whose
+   last writer is a full op. */
+static bool gpuir__cg_rows_stores_full(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        size_t w = gpuir__cg_rows_writer(C, R, R->n, C->k->params[p]);
+        if (w < R->n && R->shape[w] == GPUIR__ROW_FULL) return true;
+    }
+    return false;
+}
+
+/* The shared memory: the reduction's slots `red`, static; with a row
+   cache, dynamic: the slots, then each cached input's row s<param>. */
+static void gpuir__cg_rows_shared(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    uint32_t red = gpuir__cg_rows_red_floats(C, R);
     C->barriers = true;
+    if (!R->cache_bytes) {
+        C->shared_bytes = red * 4;
+        gpuir__cg_line(C, "GPUIR_SHARED(float, red, %u, 0);", red);
+        return;
+    }
+    C->dynamic_bytes = R->cache_bytes;
+    gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes: the slots, then each input's row */",
+                   R->cache_bytes);
+    gpuir__cg_line(C, "float *red = (float *)smem;");
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        if (!R->cached[p]) continue;
+        const char *type = gpuir__cg_storage(gpuir__value_at(C->m, C->k->params[p])->type.dtype);
+        gpuir__cg_line(C, "%s *s%zu = (%s *)((unsigned char *)smem + %u);", type, p, type, R->cached[p] - 1);
+    }
+}
+
+static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
     C->depth = 1;
-    gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, 0);", slots);
+    gpuir__cg_rows_shared(C, R);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
     gpuir_result r = gpuir__cg_rows_splats(C, R);
     gpuir__cg_open(C, "for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS)", R->rows);
     gpuir__cg_line(C, "long long base = row * %s;", R->cols);
     gpuir__cg_line(C, "float acc = 0.0f;");
     if (R->per) gpuir__cg_rows_load(C, R);
+    if (R->cache_bytes) gpuir__cg_rows_fill_cache(C, R);
     for (int pass = 0; pass <= R->levels && !r; pass++) {
-            r = gpuir__cg_rows_scalars(C, R, pass);
-        if (r) break;
+        r = gpuir__cg_rows_scalars(C, R, pass);
+        if (r || (pass == R->levels && !gpuir__cg_rows_stores_full(C, R))) break;   /* nothing to store */
         gpuir__cg_rows_accs(C, R, pass);
         r = gpuir__cg_rows_pass(C, R, pass);
         if (!r && pass < R->levels) gpuir__cg_rows_reduce(C, R, pass);

@@ -44,7 +44,9 @@
        they must move (input read once, output written once): a fused chain
        of 8 elementwise ops and a row softmax over N f32 (default 64M, 256 MB),
        then a LayerNorm and an RMSNorm over 16384 x 4096 (f32 and bf16; one
-       row kernel each, scale and shift as constants), the three sibling
+       row kernel each, scale and shift as constants), a LayerNorm over
+       2048 x 16384 and 512 x 65536 f32 (long rows: cached in shared
+       memory, and streamed twice), the three sibling
        reductions of a 16384 x 4096 f32 matrix (column maxima, row sums,
        total: one kernel, one read), kernels alone (device
        buffers allocated and filled once, copies left out), CUDA-event
@@ -1002,8 +1004,9 @@ static void norm_text(strbuf *text, bool layer, long long rows, long long cols, 
     else strbuf_appendf(text, "  return %%s : %s\n}\n", F);
 }
 
-/* LayerNorm and RMSNorm over 16384 x 4096 (f32, bf16): one row kernel
-   each, against a copy of the same bytes. */
+/* LayerNorm and RMSNorm over 16384 x 4096 (f32, bf16), then LayerNorm
+   over rows of 16384 and 65536 f32: one row kernel each, against a copy
+   of the same bytes. */
 static int bench_norms(gpuir_ctx *ctx, bool gpu, int repeat) {
     static const char *dts[2] = {"f32", "bf16"};
     long long rows = gpu ? 16384 : 4, cols = 4096;
@@ -1018,6 +1021,20 @@ static int bench_norms(gpuir_ctx *ctx, bool gpu, int repeat) {
             rc |= gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
             free(text.buf);
         }
+    /* long rows, f32, 128 MB: 16384 is past registers and cached in shared
+       memory (read once); 65536 is past that too and streams, the mean
+       and variance in one pass (read twice) */
+    static const long long long_cols[2] = {16384, 65536};
+    for (int i = 0; i < 2; i++) {
+        char label[64];
+        strbuf text = {NULL, 0, 0};
+        long long long_rows = gpu ? (32ll << 20) / long_cols[i] : 2;
+        norm_text(&text, true, long_rows, long_cols[i], "f32");
+        snprintf(label, sizeof label, "LayerNorm %lldx%lld, f32", long_rows, long_cols[i]);
+        size_t bytes = (size_t)(long_rows * long_cols[i]) * 4 * 2;
+        rc |= gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+        free(text.buf);
+    }
     return rc;
 }
 

@@ -384,8 +384,8 @@ TEST(nvrtc_compiles_named_parameters) {
 }
 
 /* The row kernels (tests/ir/run/row-fusion.gir: LayerNorm, RMSNorm,
-   softmax variants, siblings; rows in registers and streamed, dynamic
-   dims) compile for sm_80 and sm_90 without spills or local memory: the
+   softmax variants, siblings; rows in registers, in shared memory and
+   streamed with online pairs, dynamic dims) compile for sm_80 and sm_90 without spills or local memory: the
    row's registers stay registers, filled and stored a quad at a time. */
 TEST(nvrtc_compiles_row_kernels) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
@@ -400,6 +400,9 @@ TEST(nvrtc_compiles_row_kernels) {
         /* rows of a multiple of 4: quads, 16 bytes (f32) or 8 bytes (bf16, f16) an access */
         CHECK(ptx && strstr(ptx, "ld.global.v4.f32") && strstr(ptx, "st.global.v4.f32"));
         CHECK(ptx && strstr(ptx, "ld.global.u64") && strstr(ptx, "st.global.u64"));
+        /* rows cached in shared memory: copied 16 bytes at a time, read from there */
+        CHECK(ptx && strstr(ptx, "ld.global.v4.u32") && strstr(ptx, "st.shared.v4.u32"));
+        CHECK(ptx && strstr(ptx, "ld.shared.f32") && strstr(ptx, "ld.shared.u16"));
         gpuir_free(ptx);
     }
     gpuir_ctx_destroy(ctx);

@@ -672,10 +672,12 @@ static int fd_cast(fd_gen *g, int a) {
    rounding counted once. */
 
 /* An edge-heavy row length: the tile and block sizes of the row kernels,
-   and lengths past what 256 threads hold in registers (8192 floats). */
+   lengths past what 256 threads hold in registers (8192 floats), and past
+   what a block of sm_75 and sm_86 holds in shared memory (16,350 and
+   25,300 f32: those rows stream, where sm_80 and sm_90 cache them). */
 static int64_t fd_row_len(fd_gen *g) {
     static const int64_t d[] = {1, 2, 3, 5, 31, 32, 33, 127, 128, 129, 255, 256, 257, 1000, 1023, 1024, 1025,
-                                4095, 4096, 4097, 8191, 8192, 8193, 9001};
+                                4095, 4096, 4097, 8191, 8192, 8193, 9001, 16500, 25500, 30001};
     return d[fd_below(&g->rng, (int)(sizeof d / sizeof d[0]))];
 }
 
