@@ -10927,7 +10927,8 @@ static const char gpuir__cg_wgmma_helpers[] =
    gpuir_wgmma_fence, _commit and _wait0 are wgmma.fence, commit_group and
    wait_group 0 (the TMA copies write through the async proxy that wgmma
    reads through: no proxy fence); GPUIR_WGMMA_KEEP(d) keeps the compiler from moving
-   accesses of the accumulators across a wait. */
+   accesses of the accumulators across a wait; GPUIR_SYNC_WARP() is
+   __syncwarp (the emulator's: its lane's warp). */
 static const char gpuir__cg_wgmma_cuda[] =
     "#define GPUIR_SMEM_ADDR(p) ((unsigned)__cvta_generic_to_shared(p))\n"
     "#define GPUIR_SMEM_PTR(a) ((unsigned char *)__cvta_shared_to_generic(a))\n"
@@ -10937,7 +10938,8 @@ static const char gpuir__cg_wgmma_cuda[] =
     "#define GPUIR_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)\n"
     "struct __align__(64) gpuir_tensor_map { unsigned long long words[16]; };\n"
     "#define GPUIR_TMAP_PARAM(name) const __grid_constant__ gpuir_tensor_map name\n"
-    "#define GPUIR_TMAP(name) (&name)\n";
+    "#define GPUIR_TMAP(name) (&name)\n"
+    "#define GPUIR_SYNC_WARP() __syncwarp()\n";
 
 /* The bulk tensor copy and mbarrier helpers for NVRTC: the instructions
    from sm_90 (gpuir_mbar_*: mbarrier.init, arrive(.expect_tx),
@@ -11031,6 +11033,7 @@ static const char gpuir__cg_wgmma_emu[] =
     "typedef struct gpuir_tensor_map { unsigned long long words[16]; } gpuir_tensor_map;\n"
     "#define GPUIR_TMAP_PARAM(name) const gpuir_tensor_map *name\n"
     "#define GPUIR_TMAP(name) (name)\n"
+    "#define GPUIR_SYNC_WARP() gpuir__lane->sync_warp(gpuir__lane)\n"
     "static unsigned gpuir_emu_add_u32(gpuir_emu_lane *l, unsigned *p, unsigned v) {\n"
     "    unsigned old = *p;\n"
     "    *p = old + v;\n"
@@ -11755,22 +11758,30 @@ static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const 
     return GPUIR_OK;
 }
 
+/* The parameter that op i of ops [from, to) writes for the last time
+   there (each buffer is stored once, its final value), or -1. */
+static int gpuir__cg_stored_param(gpuir__cg *C, size_t i, size_t to) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+    if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) return -1;
+    uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+    for (size_t j = i + 1; j < to; j++) {
+        const gpuir__op *o2 = gpuir__op_at(m, C->k->ops[j]);
+        if (!o2->result && gpuir__class_computes(gpuir__info(o2->kind)->cls) &&
+            gpuir__op_operand(m, o2, o2->n_operands - 1) == dst)
+            return -1;
+    }
+    return gpuir__cg_param_index(C, dst);
+}
+
 /* Stores the registers of the parameters ops [from, to) wrote. */
 static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S,
                                     const char *ivar) {
     gpuir_module *m = C->m;
     for (size_t i = from; i < to; i++) {
-        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
-        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
-        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
-        int p = gpuir__cg_param_index(C, dst);
-        bool last = true;                    /* store each buffer once, its final value */
-        for (size_t j = i + 1; j < to && last; j++) {
-            const gpuir__op *o2 = gpuir__op_at(m, C->k->ops[j]);
-            last = o2->result || !gpuir__class_computes(gpuir__info(o2->kind)->cls) ||
-                   gpuir__op_operand(m, o2, o2->n_operands - 1) != dst;
-        }
-        if (p < 0 || !last) continue;
+        int p = gpuir__cg_stored_param(C, i, to);
+        if (p < 0) continue;
+        uint32_t dst = C->k->params[p];
         const gpuir_type *d = &gpuir__value_at(m, dst)->type;
         gpuir__str idx = {NULL};
         gpuir__cg_type_index(C, &idx, S, d, ivar);
@@ -12866,6 +12877,117 @@ static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const char *mma, long long K)
     if (k_tiles > 0) gpuir__cg_line(C, "gpuir_mbar_arrive(empty + 8u * prev);");   /* the last stage */
 }
 
+/* The epilogue through shared memory (gpuir__cg_wgmma_staged): each
+   consumer warp's 16 rows x 128 columns, rounded to the output dtype, in
+   4 KiB of its own (rows of 256 bytes, 16-byte chunk j of row r at chunk
+   j ^ (r % 8): the fragment's 4-byte writes and the 16-byte reads are
+   both free of bank conflicts), after the pipeline's stages and
+   mbarriers. */
+#define GPUIR__WG_EPI_AT (GPUIR__WG_STAGES * GPUIR__WG_STAGE_BYTES + 128u)
+#define GPUIR__WG_EPI_BYTES 32768u
+
+/* Whether the wgmma kernel of the matmul at `at` (output o) stores through
+   shared memory: N a multiple of 8 (every 8-column chunk whole and 16-byte
+   aligned), every parameter the epilogue stores of o's shape and f16,
+   bf16 or f32, and the staging within the target's shared memory. Else
+   each thread stores its fragment's values where they lie. */
+static bool gpuir__cg_wgmma_staged(gpuir__cg *C, size_t at, const gpuir_type *o) {
+    size_t n = stbds_arrlenu(C->k->ops);
+    if (o->dims[o->rank - 1] % 8 ||
+        1024 + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES > (uint64_t)gpuir__target_shared_optin(C->m))
+        return false;
+    for (size_t i = at; i < n; i++) {
+        int p = gpuir__cg_stored_param(C, i, n);
+        if (p < 0) continue;
+        const gpuir_type *d = &gpuir__value_at(C->m, C->k->params[p])->type;
+        if ((d->dtype != GPUIR_F16 && d->dtype != GPUIR_BF16 && d->dtype != GPUIR_F32) || d->rank != o->rank ||
+            memcmp(d->dims, o->dims, (size_t)o->rank * sizeof o->dims[0]) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Element e (0..7) of the staged chunk `ch` (an int4 of eight halves) as a float. */
+static void gpuir__cg_wgmma_chunk_elem(char *buf, size_t size, gpuir_dtype d, int e) {
+    char bits[64];
+    if (e % 2) snprintf(bits, sizeof bits, "(unsigned short)((unsigned)ch.%c >> 16)", "xyzw"[e / 2]);
+    else snprintf(bits, sizeof bits, "(unsigned short)ch.%c", "xyzw"[e / 2]);
+    gpuir__cg_call(buf, size, gpuir__cg_to_float(d), bits);
+}
+
+/* Parameter p's eight values at ie0 .. ie0 + 7 (vars + 1 in out[]): one
+   16-byte store of eight halves, or two of four floats. */
+static void gpuir__cg_wgmma_chunk_store(gpuir__cg *C, int p, const uint32_t *out) {
+    gpuir_dtype d = gpuir__value_at(C->m, C->k->params[p])->type.dtype;
+    const char *x = gpuir__cg_param(C, p);
+    if (d == GPUIR_F32) {
+        for (int h = 0; h < 2; h++)
+            gpuir__cg_line(C, "((float4 *)(%s + ie0))[%d] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);", x, h, out[4 * h] - 1,
+                           out[4 * h + 1] - 1, out[4 * h + 2] - 1, out[4 * h + 3] - 1);
+        return;
+    }
+    const char *conv = gpuir__cg_from_float(d);
+    char w[4][96];
+    for (int k = 0; k < 4; k++)
+        snprintf(w[k], sizeof w[k], "(int)((unsigned)%s(v%u) | (unsigned)%s(v%u) << 16)", conv, out[2 * k] - 1, conv,
+                 out[2 * k + 1] - 1);
+    gpuir__cg_line(C, "*(int4 *)(%s + ie0) = GPUIR_INT4(%s,", x, w[0]);
+    gpuir__cg_line(C, "                                   %s,", w[1]);
+    gpuir__cg_line(C, "                                   %s,", w[2]);
+    gpuir__cg_line(C, "                                   %s);", w[3]);
+}
+
+/* The staged epilogue: the warp's fragment into its staging rows, then
+   each lane takes 16-byte chunks of them (eight of the warp's 256, two
+   rows a warp instruction), runs the epilogue on the chunk's eight values
+   and stores them with 16-byte stores: whole rows a warp, coalesced. */
+static gpuir_result gpuir__cg_wgmma_epilogue_staged(gpuir__cg *C, size_t at, const gpuir_type *o) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    uint32_t dst = gpuir__op_operand(m, op, 2);
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
+    size_t n = stbds_arrlenu(C->k->ops), np = stbds_arrlenu(C->k->params);
+    const char *conv = gpuir__cg_from_float(o->dtype), *idx = gpuir__cg_idx(C);
+    gpuir__cg_line(C, "GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int f = 0; f < 64; f += 2)");
+    gpuir__cg_line(C, "    *(unsigned *)(stg + (g + f / 2 %% 2 * 8) * 256 + ((f / 4 ^ g) << 4) + q * 4) = "
+                   "(unsigned)%s(acc[f]) | (unsigned)%s(acc[f + 1]) << 16;", conv, conv);
+    gpuir__cg_line(C, "GPUIR_SYNC_WARP();");
+    gpuir__cg_line(C, "GPUIR_NO_UNROLL");
+    gpuir__cg_open(C, "for (int s = 0; s < 8; s++)");
+    gpuir__cg_line(C, "int k = lane + s * 32, r = k / 16, cc = k %% 16;");
+    gpuir__cg_line(C, "long long gm = tm * 128 + (warp - 4) * 16 + r, gn = tn * 128 + cc * 8;");
+    gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
+    gpuir__cg_line(C, "int4 ch = *(const int4 *)(stg + r * 256 + ((cc ^ (r & 7)) << 4));");
+    gpuir__cg_line(C, "%s ie0 = (%s)(batch * %lldLL + gm * %lldLL + gn);", idx, idx, M * N, N);
+    for (int e = 1; e < 8; e++) gpuir__cg_line(C, "%s ie%d = ie0 + %d;", idx, e, e);
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    uint32_t (*out)[8] = (uint32_t (*)[8])gpuir__scratch_calloc(m, np + 1, sizeof *out);
+    if (!out) return gpuir__oom(m->ctx, "codegen");
+    gpuir_result r = GPUIR_OK;
+    for (int e = 0; e < 8 && !r; e++) {
+        char ivar[8], elem[96];
+        snprintf(ivar, sizeof ivar, "ie%d", e);
+        gpuir__cg_reset_values(C);
+        uint32_t v = gpuir__cg_new_var(C, o->dtype);
+        gpuir__cg_wgmma_chunk_elem(elem, sizeof elem, o->dtype, e);
+        gpuir__cg_line(C, "float v%u = %s;", v, elem);
+        r = gpuir__cg_chain(C, 0, at, o, ivar);
+        C->cur[dst - 1] = v + 1;
+        if (!r) r = gpuir__cg_chain(C, at + 1, n, o, ivar);
+        for (size_t i = at; i < n && !r; i++) {
+            int p = gpuir__cg_stored_param(C, i, n);
+            if (p >= 0) out[p][e] = C->cur[C->k->params[p] - 1];
+        }
+    }
+    for (size_t p = 0; p < np && !r; p++)
+        if (out[p][0]) gpuir__cg_wgmma_chunk_store(C, (int)p, out[p]);
+    gpuir__scratch_free(m, out);
+    gpuir__cg_close(C);
+    return r;
+}
+
 static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int pb) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -12878,7 +13000,9 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     C->info->n_tmaps = 2;
     C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa);
     C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb);
-    C->dynamic_bytes = 1024u + GPUIR__WG_STAGES * (GPUIR__WG_STAGE_BYTES + 16u);
+    bool staged = gpuir__cg_wgmma_staged(C, at, o);
+    C->dynamic_bytes = staged ? 1024u + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES
+                              : 1024u + GPUIR__WG_STAGES * (GPUIR__WG_STAGE_BYTES + 16u);
     C->barriers = true;
     gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */", C->dynamic_bytes);
     gpuir__cg_line(C, "unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;");
@@ -12895,12 +13019,21 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_wgmma_producer(C, o, a, b, tiles, tiles_m, tiles_n, K);
+    if (staged)
+        gpuir__cg_line(C, "unsigned char *stg = GPUIR_SMEM_PTR(sbase + %uu + (unsigned)(warp - 4) * 4096u);",
+                       GPUIR__WG_EPI_AT);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
     gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);     /* the consumers read A and B from shared memory */
     gpuir__cg_line(C, "float acc[64];");
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int f = 0; f < 64; f++) acc[f] = 0.0f;");
     gpuir__cg_wgmma_consumer(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
+    if (staged) {
+        gpuir_result r = gpuir__cg_wgmma_epilogue_staged(C, at, o);
+        gpuir__cg_close(C);                     /* the tile loop */
+        gpuir__cg_close(C);                     /* the consumers' branch */
+        return r;
+    }
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int f = 0; f < 64; f++)");
     gpuir__cg_line(C, "long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 %% 2 * 8;");

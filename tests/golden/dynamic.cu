@@ -249,35 +249,34 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out3_, long long
 /* @rows_k4: 256 threads per block */
 GPUIR_KERNEL gpuir_k_rows_k4(GPUIR_LANE const float *y_, float *out4_, long long y_d1_, long long out4_d1_) {
     /* op 130: softmax */
-    GPUIR_SHARED(float, red, 33, 0);
+    GPUIR_SHARED(float, red, 66, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
         long long base = row * y_d1_;
         float acc = -GPUIR_INF;
-        for (long long c = t; c < y_d1_; c += 256) acc = gpuir_fmax(acc, y_[base + c]);
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
-        if ((t & 31) == 0) red[t >> 5] = acc;
+        float om0 = -GPUIR_INF, os0 = 0.0f;
+        for (long long c = t; c < y_d1_; c += 256) {
+            float x = y_[base + c];
+            if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+        }
+        for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+        if ((t & 31) == 0) {
+            red[t >> 5] = om0;
+            red[33 + (t >> 5)] = os0;
+        }
         GPUIR_SYNC();
         if (t < 32) {
-            acc = t < 8 ? red[t] : -GPUIR_INF;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+            om0 = t < 8 ? red[t] : -GPUIR_INF;
+            os0 = t < 8 ? red[33 + t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+            if (t == 0) red[32] = om0;
+            if (t == 0) red[65] = os0;
         }
-        if (t == 0) red[32] = acc;
         GPUIR_SYNC();
-        acc = red[32];
-        float mx = acc;
-        acc = 0.0f;
-        for (long long c = t; c < y_d1_; c += 256) acc += expf(y_[base + c] - mx);
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        if ((t & 31) == 0) red[t >> 5] = acc;
-        GPUIR_SYNC();
-        if (t < 32) {
-            acc = t < 8 ? red[t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        }
-        if (t == 0) red[32] = acc;
-        GPUIR_SYNC();
-        acc = red[32];
+        om0 = red[32];
+        os0 = red[65];
+        float mx = om0;
+        acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
         for (long long c = t; c < y_d1_; c += 256)
             out4_[base + c] = expf(y_[base + c] - mx) / acc;
     }
@@ -612,7 +611,7 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_rows_k1", gpuir_k_rows_k1_emu, 128u, 0u, 1, 2u, 0u},
     {"gpuir_k_rows_k2", gpuir_k_rows_k2_emu, 128u, 0u, 1, 2u, 0u},
     {"gpuir_k_rows_k3", gpuir_k_rows_k3_emu, 128u, 0u, 1, 2u, 0u},
-    {"gpuir_k_rows_k4", gpuir_k_rows_k4_emu, 132u, 0u, 1, 2u, 0u},
+    {"gpuir_k_rows_k4", gpuir_k_rows_k4_emu, 264u, 0u, 1, 2u, 0u},
     {"gpuir_k_int_rows_k0", gpuir_k_int_rows_k0_emu, 256u, 0u, 1, 2u, 0u},
     {"gpuir_k_int_rows_k1", gpuir_k_int_rows_k1_emu, 256u, 0u, 1, 2u, 0u},
     {"gpuir_k_int_rows_k2", gpuir_k_int_rows_k2_emu, 132u, 0u, 1, 2u, 0u},

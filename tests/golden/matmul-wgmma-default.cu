@@ -20,7 +20,7 @@ GPUIR_KERNEL gpuir_k_linear_k0(GPUIR_LANE const unsigned short *w_, unsigned sho
 
 /* @linear_k1: 384 threads per block */
 GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsigned short *x_, const unsigned short *in0_, const unsigned short *bias_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
-    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
+    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 230528 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4, wg = warp / 4;
@@ -53,6 +53,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsi
         }
     } else {
         gpuir_setmaxnreg_inc(232);
+        unsigned char *stg = GPUIR_SMEM_PTR(sbase + 196736u + (unsigned)(warp - 4) * 4096u);
         for (long long tile = GPUIR_BLOCK_RANK; tile < 2LL; tile += GPUIR_GRID_BLOCKS) {
             long long u = tile % 2LL, first = u / 8LL * 8, rows = 2LL - first;
             if (rows > 8) rows = 8;
@@ -76,18 +77,62 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsi
             gpuir_wgmma_wait0();
             GPUIR_WGMMA_KEEP(acc);
             gpuir_mbar_arrive(empty + 8u * prev);
+            GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL
-            for (int f = 0; f < 64; f++) {
-                long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 % 2 * 8;
-                long long gn = tn * 128 + f / 4 * 8 + q * 2 + f % 2;
+            for (int f = 0; f < 64; f += 2)
+                *(unsigned *)(stg + (g + f / 2 % 2 * 8) * 256 + ((f / 4 ^ g) << 4) + q * 4) = (unsigned)gpuir_f32_to_bf16(acc[f]) | (unsigned)gpuir_f32_to_bf16(acc[f + 1]) << 16;
+            GPUIR_SYNC_WARP();
+            GPUIR_NO_UNROLL
+            for (int s = 0; s < 8; s++) {
+                int k = lane + s * 32, r = k / 16, cc = k % 16;
+                long long gm = tm * 128 + (warp - 4) * 16 + r, gn = tn * 128 + cc * 8;
                 if (gm >= 200LL || gn >= 72LL) continue;
-                int i = (int)(batch * 14400LL + gm * 72LL + gn);
+                int4 ch = *(const int4 *)(stg + r * 256 + ((cc ^ (r & 7)) << 4));
+                int ie0 = (int)(batch * 14400LL + gm * 72LL + gn);
+                int ie1 = ie0 + 1;
+                int ie2 = ie0 + 2;
+                int ie3 = ie0 + 3;
+                int ie4 = ie0 + 4;
+                int ie5 = ie0 + 5;
+                int ie6 = ie0 + 6;
+                int ie7 = ie0 + 7;
                 /* op 14: matmul */
-                float v0 = gpuir_round_bf16(acc[f]);
+                float v0 = gpuir_bf16_to_f32((unsigned short)ch.x);
                 /* op 15: add */
-                float v1 = gpuir_bf16_to_f32(bias_[i % 72]);
+                float v1 = gpuir_bf16_to_f32(bias_[ie0 % 72]);
                 float v2 = gpuir_round_bf16(v0 + v1);
-                out0_[i] = gpuir_f32_to_bf16(v2);
+                float v3 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.x >> 16));
+                /* op 15: add */
+                float v4 = gpuir_bf16_to_f32(bias_[ie1 % 72]);
+                float v5 = gpuir_round_bf16(v3 + v4);
+                float v6 = gpuir_bf16_to_f32((unsigned short)ch.y);
+                /* op 15: add */
+                float v7 = gpuir_bf16_to_f32(bias_[ie2 % 72]);
+                float v8 = gpuir_round_bf16(v6 + v7);
+                float v9 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.y >> 16));
+                /* op 15: add */
+                float v10 = gpuir_bf16_to_f32(bias_[ie3 % 72]);
+                float v11 = gpuir_round_bf16(v9 + v10);
+                float v12 = gpuir_bf16_to_f32((unsigned short)ch.z);
+                /* op 15: add */
+                float v13 = gpuir_bf16_to_f32(bias_[ie4 % 72]);
+                float v14 = gpuir_round_bf16(v12 + v13);
+                float v15 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.z >> 16));
+                /* op 15: add */
+                float v16 = gpuir_bf16_to_f32(bias_[ie5 % 72]);
+                float v17 = gpuir_round_bf16(v15 + v16);
+                float v18 = gpuir_bf16_to_f32((unsigned short)ch.w);
+                /* op 15: add */
+                float v19 = gpuir_bf16_to_f32(bias_[ie6 % 72]);
+                float v20 = gpuir_round_bf16(v18 + v19);
+                float v21 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.w >> 16));
+                /* op 15: add */
+                float v22 = gpuir_bf16_to_f32(bias_[ie7 % 72]);
+                float v23 = gpuir_round_bf16(v21 + v22);
+                *(int4 *)(out0_ + ie0) = GPUIR_INT4((int)((unsigned)gpuir_f32_to_bf16(v2) | (unsigned)gpuir_f32_to_bf16(v5) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_bf16(v8) | (unsigned)gpuir_f32_to_bf16(v11) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_bf16(v14) | (unsigned)gpuir_f32_to_bf16(v17) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_bf16(v20) | (unsigned)gpuir_f32_to_bf16(v23) << 16));
             }
         }
     }
@@ -102,7 +147,7 @@ static void gpuir_k_linear_k1_emu(gpuir_emu_lane *l, void **p) {
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_linear_k0", gpuir_k_linear_k0_emu, 2112u, 0u, 1, 2u, 0u},
-    {"gpuir_k_linear_k1", gpuir_k_linear_k1_emu, 0u, 197728u, 1, 4u, 2u},
+    {"gpuir_k_linear_k1", gpuir_k_linear_k1_emu, 0u, 230528u, 1, 4u, 2u},
     {0, 0, 0, 0, 0, 0, 0}
 };
 #endif

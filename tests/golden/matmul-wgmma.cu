@@ -1,6 +1,6 @@
 /* @edges_bf16_k0: 384 threads per block */
 GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
-    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
+    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 230528 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4, wg = warp / 4;
@@ -33,6 +33,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const 
         }
     } else {
         gpuir_setmaxnreg_inc(232);
+        unsigned char *stg = GPUIR_SMEM_PTR(sbase + 196736u + (unsigned)(warp - 4) * 4096u);
         for (long long tile = GPUIR_BLOCK_RANK; tile < 4LL; tile += GPUIR_GRID_BLOCKS) {
             long long u = tile % 4LL, first = u / 16LL * 8, rows = 2LL - first;
             if (rows > 8) rows = 8;
@@ -56,15 +57,38 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const 
             gpuir_wgmma_wait0();
             GPUIR_WGMMA_KEEP(acc);
             gpuir_mbar_arrive(empty + 8u * prev);
+            GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL
-            for (int f = 0; f < 64; f++) {
-                long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 % 2 * 8;
-                long long gn = tn * 128 + f / 4 * 8 + q * 2 + f % 2;
+            for (int f = 0; f < 64; f += 2)
+                *(unsigned *)(stg + (g + f / 2 % 2 * 8) * 256 + ((f / 4 ^ g) << 4) + q * 4) = (unsigned)gpuir_f32_to_bf16(acc[f]) | (unsigned)gpuir_f32_to_bf16(acc[f + 1]) << 16;
+            GPUIR_SYNC_WARP();
+            GPUIR_NO_UNROLL
+            for (int s = 0; s < 8; s++) {
+                int k = lane + s * 32, r = k / 16, cc = k % 16;
+                long long gm = tm * 128 + (warp - 4) * 16 + r, gn = tn * 128 + cc * 8;
                 if (gm >= 130LL || gn >= 136LL) continue;
-                int i = (int)(batch * 17680LL + gm * 136LL + gn);
+                int4 ch = *(const int4 *)(stg + r * 256 + ((cc ^ (r & 7)) << 4));
+                int ie0 = (int)(batch * 17680LL + gm * 136LL + gn);
+                int ie1 = ie0 + 1;
+                int ie2 = ie0 + 2;
+                int ie3 = ie0 + 3;
+                int ie4 = ie0 + 4;
+                int ie5 = ie0 + 5;
+                int ie6 = ie0 + 6;
+                int ie7 = ie0 + 7;
                 /* op 23: matmul */
-                float v0 = gpuir_round_bf16(acc[f]);
-                out0_[i] = gpuir_f32_to_bf16(v0);
+                float v0 = gpuir_bf16_to_f32((unsigned short)ch.x);
+                float v1 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.x >> 16));
+                float v2 = gpuir_bf16_to_f32((unsigned short)ch.y);
+                float v3 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.y >> 16));
+                float v4 = gpuir_bf16_to_f32((unsigned short)ch.z);
+                float v5 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.z >> 16));
+                float v6 = gpuir_bf16_to_f32((unsigned short)ch.w);
+                float v7 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.w >> 16));
+                *(int4 *)(out0_ + ie0) = GPUIR_INT4((int)((unsigned)gpuir_f32_to_bf16(v0) | (unsigned)gpuir_f32_to_bf16(v1) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_bf16(v2) | (unsigned)gpuir_f32_to_bf16(v3) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_bf16(v4) | (unsigned)gpuir_f32_to_bf16(v5) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_bf16(v6) | (unsigned)gpuir_f32_to_bf16(v7) << 16));
             }
         }
     }
@@ -72,7 +96,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const 
 
 /* @k8_f16_k0: 384 threads per block */
 GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
-    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
+    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 230528 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4, wg = warp / 4;
@@ -105,6 +129,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsi
         }
     } else {
         gpuir_setmaxnreg_inc(232);
+        unsigned char *stg = GPUIR_SMEM_PTR(sbase + 196736u + (unsigned)(warp - 4) * 4096u);
         for (long long tile = GPUIR_BLOCK_RANK; tile < 1LL; tile += GPUIR_GRID_BLOCKS) {
             long long u = tile % 1LL, first = u / 8LL * 8, rows = 1LL - first;
             if (rows > 8) rows = 8;
@@ -128,15 +153,38 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsi
             gpuir_wgmma_wait0();
             GPUIR_WGMMA_KEEP(acc);
             gpuir_mbar_arrive(empty + 8u * prev);
+            GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL
-            for (int f = 0; f < 64; f++) {
-                long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 % 2 * 8;
-                long long gn = tn * 128 + f / 4 * 8 + q * 2 + f % 2;
+            for (int f = 0; f < 64; f += 2)
+                *(unsigned *)(stg + (g + f / 2 % 2 * 8) * 256 + ((f / 4 ^ g) << 4) + q * 4) = (unsigned)gpuir_f32_to_f16(acc[f]) | (unsigned)gpuir_f32_to_f16(acc[f + 1]) << 16;
+            GPUIR_SYNC_WARP();
+            GPUIR_NO_UNROLL
+            for (int s = 0; s < 8; s++) {
+                int k = lane + s * 32, r = k / 16, cc = k % 16;
+                long long gm = tm * 128 + (warp - 4) * 16 + r, gn = tn * 128 + cc * 8;
                 if (gm >= 5LL || gn >= 24LL) continue;
-                int i = (int)(batch * 120LL + gm * 24LL + gn);
+                int4 ch = *(const int4 *)(stg + r * 256 + ((cc ^ (r & 7)) << 4));
+                int ie0 = (int)(batch * 120LL + gm * 24LL + gn);
+                int ie1 = ie0 + 1;
+                int ie2 = ie0 + 2;
+                int ie3 = ie0 + 3;
+                int ie4 = ie0 + 4;
+                int ie5 = ie0 + 5;
+                int ie6 = ie0 + 6;
+                int ie7 = ie0 + 7;
                 /* op 26: matmul */
-                float v0 = gpuir_round_f16(acc[f]);
-                out0_[i] = gpuir_f32_to_f16(v0);
+                float v0 = gpuir_f16_to_f32((unsigned short)ch.x);
+                float v1 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.x >> 16));
+                float v2 = gpuir_f16_to_f32((unsigned short)ch.y);
+                float v3 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.y >> 16));
+                float v4 = gpuir_f16_to_f32((unsigned short)ch.z);
+                float v5 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.z >> 16));
+                float v6 = gpuir_f16_to_f32((unsigned short)ch.w);
+                float v7 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.w >> 16));
+                *(int4 *)(out0_ + ie0) = GPUIR_INT4((int)((unsigned)gpuir_f32_to_f16(v0) | (unsigned)gpuir_f32_to_f16(v1) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_f16(v2) | (unsigned)gpuir_f32_to_f16(v3) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_f16(v4) | (unsigned)gpuir_f32_to_f16(v5) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_f16(v6) | (unsigned)gpuir_f32_to_f16(v7) << 16));
             }
         }
     }
@@ -144,7 +192,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsi
 
 /* @long_k_batch_bf16_k0: 384 threads per block */
 GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE const unsigned short *a_, const unsigned short *b_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
-    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
+    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 230528 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4, wg = warp / 4;
@@ -177,6 +225,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE
         }
     } else {
         gpuir_setmaxnreg_inc(232);
+        unsigned char *stg = GPUIR_SMEM_PTR(sbase + 196736u + (unsigned)(warp - 4) * 4096u);
         for (long long tile = GPUIR_BLOCK_RANK; tile < 2LL; tile += GPUIR_GRID_BLOCKS) {
             long long u = tile % 1LL, first = u / 8LL * 8, rows = 1LL - first;
             if (rows > 8) rows = 8;
@@ -200,15 +249,38 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE
             gpuir_wgmma_wait0();
             GPUIR_WGMMA_KEEP(acc);
             gpuir_mbar_arrive(empty + 8u * prev);
+            GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL
-            for (int f = 0; f < 64; f++) {
-                long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 % 2 * 8;
-                long long gn = tn * 128 + f / 4 * 8 + q * 2 + f % 2;
+            for (int f = 0; f < 64; f += 2)
+                *(unsigned *)(stg + (g + f / 2 % 2 * 8) * 256 + ((f / 4 ^ g) << 4) + q * 4) = (unsigned)gpuir_f32_to_bf16(acc[f]) | (unsigned)gpuir_f32_to_bf16(acc[f + 1]) << 16;
+            GPUIR_SYNC_WARP();
+            GPUIR_NO_UNROLL
+            for (int s = 0; s < 8; s++) {
+                int k = lane + s * 32, r = k / 16, cc = k % 16;
+                long long gm = tm * 128 + (warp - 4) * 16 + r, gn = tn * 128 + cc * 8;
                 if (gm >= 67LL || gn >= 80LL) continue;
-                int i = (int)(batch * 5360LL + gm * 80LL + gn);
+                int4 ch = *(const int4 *)(stg + r * 256 + ((cc ^ (r & 7)) << 4));
+                int ie0 = (int)(batch * 5360LL + gm * 80LL + gn);
+                int ie1 = ie0 + 1;
+                int ie2 = ie0 + 2;
+                int ie3 = ie0 + 3;
+                int ie4 = ie0 + 4;
+                int ie5 = ie0 + 5;
+                int ie6 = ie0 + 6;
+                int ie7 = ie0 + 7;
                 /* op 29: matmul */
-                float v0 = gpuir_round_bf16(acc[f]);
-                out0_[i] = gpuir_f32_to_bf16(v0);
+                float v0 = gpuir_bf16_to_f32((unsigned short)ch.x);
+                float v1 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.x >> 16));
+                float v2 = gpuir_bf16_to_f32((unsigned short)ch.y);
+                float v3 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.y >> 16));
+                float v4 = gpuir_bf16_to_f32((unsigned short)ch.z);
+                float v5 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.z >> 16));
+                float v6 = gpuir_bf16_to_f32((unsigned short)ch.w);
+                float v7 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.w >> 16));
+                *(int4 *)(out0_ + ie0) = GPUIR_INT4((int)((unsigned)gpuir_f32_to_bf16(v0) | (unsigned)gpuir_f32_to_bf16(v1) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_bf16(v2) | (unsigned)gpuir_f32_to_bf16(v3) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_bf16(v4) | (unsigned)gpuir_f32_to_bf16(v5) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_bf16(v6) | (unsigned)gpuir_f32_to_bf16(v7) << 16));
             }
         }
     }
@@ -216,7 +288,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE
 
 /* @layer_f16_k0: 384 threads per block */
 GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const unsigned short *x_, const unsigned short *w_, const unsigned short *bias_, const unsigned short *res_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
-    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 197728 bytes */
+    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 230528 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
     int t = GPUIR_THREAD_RANK, lane = t % 32, warp = t / 32, g = lane / 4, q = lane % 4, wg = warp / 4;
@@ -249,6 +321,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const u
         }
     } else {
         gpuir_setmaxnreg_inc(232);
+        unsigned char *stg = GPUIR_SMEM_PTR(sbase + 196736u + (unsigned)(warp - 4) * 4096u);
         for (long long tile = GPUIR_BLOCK_RANK; tile < 4LL; tile += GPUIR_GRID_BLOCKS) {
             long long u = tile % 4LL, first = u / 16LL * 8, rows = 2LL - first;
             if (rows > 8) rows = 8;
@@ -272,23 +345,102 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const u
             gpuir_wgmma_wait0();
             GPUIR_WGMMA_KEEP(acc);
             gpuir_mbar_arrive(empty + 8u * prev);
+            GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL
-            for (int f = 0; f < 64; f++) {
-                long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 % 2 * 8;
-                long long gn = tn * 128 + f / 4 * 8 + q * 2 + f % 2;
+            for (int f = 0; f < 64; f += 2)
+                *(unsigned *)(stg + (g + f / 2 % 2 * 8) * 256 + ((f / 4 ^ g) << 4) + q * 4) = (unsigned)gpuir_f32_to_f16(acc[f]) | (unsigned)gpuir_f32_to_f16(acc[f + 1]) << 16;
+            GPUIR_SYNC_WARP();
+            GPUIR_NO_UNROLL
+            for (int s = 0; s < 8; s++) {
+                int k = lane + s * 32, r = k / 16, cc = k % 16;
+                long long gm = tm * 128 + (warp - 4) * 16 + r, gn = tn * 128 + cc * 8;
                 if (gm >= 150LL || gn >= 200LL) continue;
-                int i = (int)(batch * 30000LL + gm * 200LL + gn);
+                int4 ch = *(const int4 *)(stg + r * 256 + ((cc ^ (r & 7)) << 4));
+                int ie0 = (int)(batch * 30000LL + gm * 200LL + gn);
+                int ie1 = ie0 + 1;
+                int ie2 = ie0 + 2;
+                int ie3 = ie0 + 3;
+                int ie4 = ie0 + 4;
+                int ie5 = ie0 + 5;
+                int ie6 = ie0 + 6;
+                int ie7 = ie0 + 7;
                 /* op 32: matmul */
-                float v0 = gpuir_round_f16(acc[f]);
+                float v0 = gpuir_f16_to_f32((unsigned short)ch.x);
                 /* op 33: add */
-                float v1 = gpuir_f16_to_f32(bias_[i % 200]);
+                float v1 = gpuir_f16_to_f32(bias_[ie0 % 200]);
                 float v2 = gpuir_round_f16(v0 + v1);
                 /* op 34: gelu */
                 float v3 = gpuir_round_f16(gpuir_gelu(v2));
                 /* op 35: add */
-                float v4 = gpuir_f16_to_f32(res_[i]);
+                float v4 = gpuir_f16_to_f32(res_[ie0]);
                 float v5 = gpuir_round_f16(v3 + v4);
-                out0_[i] = gpuir_f32_to_f16(v5);
+                float v6 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.x >> 16));
+                /* op 33: add */
+                float v7 = gpuir_f16_to_f32(bias_[ie1 % 200]);
+                float v8 = gpuir_round_f16(v6 + v7);
+                /* op 34: gelu */
+                float v9 = gpuir_round_f16(gpuir_gelu(v8));
+                /* op 35: add */
+                float v10 = gpuir_f16_to_f32(res_[ie1]);
+                float v11 = gpuir_round_f16(v9 + v10);
+                float v12 = gpuir_f16_to_f32((unsigned short)ch.y);
+                /* op 33: add */
+                float v13 = gpuir_f16_to_f32(bias_[ie2 % 200]);
+                float v14 = gpuir_round_f16(v12 + v13);
+                /* op 34: gelu */
+                float v15 = gpuir_round_f16(gpuir_gelu(v14));
+                /* op 35: add */
+                float v16 = gpuir_f16_to_f32(res_[ie2]);
+                float v17 = gpuir_round_f16(v15 + v16);
+                float v18 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.y >> 16));
+                /* op 33: add */
+                float v19 = gpuir_f16_to_f32(bias_[ie3 % 200]);
+                float v20 = gpuir_round_f16(v18 + v19);
+                /* op 34: gelu */
+                float v21 = gpuir_round_f16(gpuir_gelu(v20));
+                /* op 35: add */
+                float v22 = gpuir_f16_to_f32(res_[ie3]);
+                float v23 = gpuir_round_f16(v21 + v22);
+                float v24 = gpuir_f16_to_f32((unsigned short)ch.z);
+                /* op 33: add */
+                float v25 = gpuir_f16_to_f32(bias_[ie4 % 200]);
+                float v26 = gpuir_round_f16(v24 + v25);
+                /* op 34: gelu */
+                float v27 = gpuir_round_f16(gpuir_gelu(v26));
+                /* op 35: add */
+                float v28 = gpuir_f16_to_f32(res_[ie4]);
+                float v29 = gpuir_round_f16(v27 + v28);
+                float v30 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.z >> 16));
+                /* op 33: add */
+                float v31 = gpuir_f16_to_f32(bias_[ie5 % 200]);
+                float v32 = gpuir_round_f16(v30 + v31);
+                /* op 34: gelu */
+                float v33 = gpuir_round_f16(gpuir_gelu(v32));
+                /* op 35: add */
+                float v34 = gpuir_f16_to_f32(res_[ie5]);
+                float v35 = gpuir_round_f16(v33 + v34);
+                float v36 = gpuir_f16_to_f32((unsigned short)ch.w);
+                /* op 33: add */
+                float v37 = gpuir_f16_to_f32(bias_[ie6 % 200]);
+                float v38 = gpuir_round_f16(v36 + v37);
+                /* op 34: gelu */
+                float v39 = gpuir_round_f16(gpuir_gelu(v38));
+                /* op 35: add */
+                float v40 = gpuir_f16_to_f32(res_[ie6]);
+                float v41 = gpuir_round_f16(v39 + v40);
+                float v42 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.w >> 16));
+                /* op 33: add */
+                float v43 = gpuir_f16_to_f32(bias_[ie7 % 200]);
+                float v44 = gpuir_round_f16(v42 + v43);
+                /* op 34: gelu */
+                float v45 = gpuir_round_f16(gpuir_gelu(v44));
+                /* op 35: add */
+                float v46 = gpuir_f16_to_f32(res_[ie7]);
+                float v47 = gpuir_round_f16(v45 + v46);
+                *(int4 *)(out0_ + ie0) = GPUIR_INT4((int)((unsigned)gpuir_f32_to_f16(v5) | (unsigned)gpuir_f32_to_f16(v11) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_f16(v17) | (unsigned)gpuir_f32_to_f16(v23) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_f16(v29) | (unsigned)gpuir_f32_to_f16(v35) << 16),
+                                                   (int)((unsigned)gpuir_f32_to_f16(v41) | (unsigned)gpuir_f32_to_f16(v47) << 16));
             }
         }
     }
@@ -308,10 +460,10 @@ static void gpuir_k_layer_f16_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_layer_f16_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1], *(unsigned short **)p[2], *(unsigned short **)p[3], *(unsigned short **)p[4], (const gpuir_tensor_map *)p[5], (const gpuir_tensor_map *)p[6]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_edges_bf16_k0", gpuir_k_edges_bf16_k0_emu, 0u, 197728u, 1, 3u, 2u},
-    {"gpuir_k_k8_f16_k0", gpuir_k_k8_f16_k0_emu, 0u, 197728u, 1, 3u, 2u},
-    {"gpuir_k_long_k_batch_bf16_k0", gpuir_k_long_k_batch_bf16_k0_emu, 0u, 197728u, 1, 3u, 2u},
-    {"gpuir_k_layer_f16_k0", gpuir_k_layer_f16_k0_emu, 0u, 197728u, 1, 5u, 2u},
+    {"gpuir_k_edges_bf16_k0", gpuir_k_edges_bf16_k0_emu, 0u, 230528u, 1, 3u, 2u},
+    {"gpuir_k_k8_f16_k0", gpuir_k_k8_f16_k0_emu, 0u, 230528u, 1, 3u, 2u},
+    {"gpuir_k_long_k_batch_bf16_k0", gpuir_k_long_k_batch_bf16_k0_emu, 0u, 230528u, 1, 3u, 2u},
+    {"gpuir_k_layer_f16_k0", gpuir_k_layer_f16_k0_emu, 0u, 230528u, 1, 5u, 2u},
     {0, 0, 0, 0, 0, 0, 0}
 };
 #endif

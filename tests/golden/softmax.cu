@@ -47,35 +47,34 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_) {
 /* @wide_k0: 1024 threads per block */
 GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     /* op 41: softmax */
-    GPUIR_SHARED(float, red, 33, 0);
+    GPUIR_SHARED(float, red, 66, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 40000LL;
         float acc = -GPUIR_INF;
-        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, gpuir_f16_to_f32(x_[base + c]));
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
-        if ((t & 31) == 0) red[t >> 5] = acc;
+        float om0 = -GPUIR_INF, os0 = 0.0f;
+        for (long long c = t; c < 40000LL; c += 1024) {
+            float x = gpuir_f16_to_f32(x_[base + c]);
+            if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+        }
+        for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+        if ((t & 31) == 0) {
+            red[t >> 5] = om0;
+            red[33 + (t >> 5)] = os0;
+        }
         GPUIR_SYNC();
         if (t < 32) {
-            acc = t < 32 ? red[t] : -GPUIR_INF;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+            om0 = t < 32 ? red[t] : -GPUIR_INF;
+            os0 = t < 32 ? red[33 + t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+            if (t == 0) red[32] = om0;
+            if (t == 0) red[65] = os0;
         }
-        if (t == 0) red[32] = acc;
         GPUIR_SYNC();
-        acc = red[32];
-        float mx = acc;
-        acc = 0.0f;
-        for (long long c = t; c < 40000LL; c += 1024) acc += expf(gpuir_f16_to_f32(x_[base + c]) - mx);
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        if ((t & 31) == 0) red[t >> 5] = acc;
-        GPUIR_SYNC();
-        if (t < 32) {
-            acc = t < 32 ? red[t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        }
-        if (t == 0) red[32] = acc;
-        GPUIR_SYNC();
-        acc = red[32];
+        om0 = red[32];
+        os0 = red[65];
+        float mx = om0;
+        acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
         for (long long c = t; c < 40000LL; c += 1024)
             out0_[base + c] = gpuir_f32_to_f16(expf(gpuir_f16_to_f32(x_[base + c]) - mx) / acc);
     }
@@ -240,35 +239,34 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *out0_, const un
 /* @softmax_wide_f32_k0: 1024 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0_) {
     /* op 65: softmax */
-    GPUIR_SHARED(float, red, 33, 0);
+    GPUIR_SHARED(float, red, 66, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 40000LL;
         float acc = -GPUIR_INF;
-        for (long long c = t; c < 40000LL; c += 1024) acc = gpuir_fmax(acc, x_[base + c]);
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
-        if ((t & 31) == 0) red[t >> 5] = acc;
+        float om0 = -GPUIR_INF, os0 = 0.0f;
+        for (long long c = t; c < 40000LL; c += 1024) {
+            float x = x_[base + c];
+            if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+        }
+        for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+        if ((t & 31) == 0) {
+            red[t >> 5] = om0;
+            red[33 + (t >> 5)] = os0;
+        }
         GPUIR_SYNC();
         if (t < 32) {
-            acc = t < 32 ? red[t] : -GPUIR_INF;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
+            om0 = t < 32 ? red[t] : -GPUIR_INF;
+            os0 = t < 32 ? red[33 + t] : 0.0f;
+            for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+            if (t == 0) red[32] = om0;
+            if (t == 0) red[65] = os0;
         }
-        if (t == 0) red[32] = acc;
         GPUIR_SYNC();
-        acc = red[32];
-        float mx = acc;
-        acc = 0.0f;
-        for (long long c = t; c < 40000LL; c += 1024) acc += expf(x_[base + c] - mx);
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        if ((t & 31) == 0) red[t >> 5] = acc;
-        GPUIR_SYNC();
-        if (t < 32) {
-            acc = t < 32 ? red[t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        }
-        if (t == 0) red[32] = acc;
-        GPUIR_SYNC();
-        acc = red[32];
+        om0 = red[32];
+        os0 = red[65];
+        float mx = om0;
+        acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
         for (long long c = t; c < 40000LL; c += 1024)
             out0_[base + c] = expf(x_[base + c] - mx) / acc;
     }
@@ -304,14 +302,14 @@ static void gpuir_k_softmax_wide_f32_k0_emu(gpuir_emu_lane *l, void **p) {
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 2u, 0u},
-    {"gpuir_k_wide_k0", gpuir_k_wide_k0_emu, 132u, 0u, 1, 2u, 0u},
+    {"gpuir_k_wide_k0", gpuir_k_wide_k0_emu, 264u, 0u, 1, 2u, 0u},
     {"gpuir_k_softmax_f16_k0", gpuir_k_softmax_f16_k0_emu, 132u, 0u, 1, 2u, 0u},
     {"gpuir_k_softmax_rows_quads_k0", gpuir_k_softmax_rows_quads_k0_emu, 132u, 0u, 1, 2u, 0u},
     {"gpuir_k_softmax_axis0_k0", gpuir_k_softmax_axis0_k0_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_softmax_axis0_k1", gpuir_k_softmax_axis0_k1_emu, 0u, 0u, 0, 3u, 0u},
     {"gpuir_k_softmax_axis0_k2", gpuir_k_softmax_axis0_k2_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_softmax_axis0_k3", gpuir_k_softmax_axis0_k3_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_softmax_wide_f32_k0", gpuir_k_softmax_wide_f32_k0_emu, 132u, 0u, 1, 2u, 0u},
+    {"gpuir_k_softmax_wide_f32_k0", gpuir_k_softmax_wide_f32_k0_emu, 264u, 0u, 1, 2u, 0u},
     {0, 0, 0, 0, 0, 0, 0}
 };
 #endif
