@@ -12927,7 +12927,7 @@ static void gpuir__cg_wgmma_chunk_store(gpuir__cg *C, int p, const uint32_t *out
         return;
     }
     const char *conv = gpuir__cg_from_float(d);
-    char w[4][96];
+    char w[4][160];
     for (int k = 0; k < 4; k++)
         snprintf(w[k], sizeof w[k], "(int)((unsigned)%s(v%u) | (unsigned)%s(v%u) << 16)", conv, out[2 * k] - 1, conv,
                  out[2 * k + 1] - 1);
@@ -12937,10 +12937,66 @@ static void gpuir__cg_wgmma_chunk_store(gpuir__cg *C, int p, const uint32_t *out
     gpuir__cg_line(C, "                                   %s);", w[3]);
 }
 
+/* Whether the staged epilogue reads parameter p (not the matmul's A or B)
+   a chunk at a time: f16, bf16 or f32 of static shape whose last dim is
+   the output's N (a bias [N], a residual [M, N], any broadcast over the
+   leading dims), so a chunk's eight values lie next to each other, 16-byte
+   aligned (N is a multiple of 8). */
+static bool gpuir__cg_wgmma_chunk_input(gpuir__cg *C, size_t at, int p, const gpuir_type *o) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
+    uint32_t b = C->k->params[p];
+    const gpuir_type *t = &gpuir__value_at(C->m, b)->type;
+    bool reads, writes;
+    gpuir__param_access(C->m, C->k, (size_t)p, &reads, &writes);
+    if (!reads || b == gpuir__op_operand(C->m, op, 0) || b == gpuir__op_operand(C->m, op, 1)) return false;
+    return (t->dtype == GPUIR_F16 || t->dtype == GPUIR_BF16 || t->dtype == GPUIR_F32) && t->rank >= 1 &&
+           t->rank <= o->rank && gpuir__type_is_static(t) && t->dims[t->rank - 1] == o->dims[o->rank - 1];
+}
+
+/* The chunk loads of the staged epilogue's inputs (gpuir__cg_wgmma_chunk_input):
+   parameter p's eight values at the chunk, l<p> (an int4 of halves, or
+   two float4). */
+static void gpuir__cg_wgmma_chunk_loads(gpuir__cg *C, size_t at, const gpuir_type *o) {
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        if (!gpuir__cg_wgmma_chunk_input(C, at, (int)p, o)) continue;
+        const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
+        gpuir__str idx = {NULL};
+        gpuir__cg_type_index(C, &idx, o, t, "ie0");
+        const char *x = gpuir__cg_param(C, (int)p), *at0 = gpuir__cg_unwrap(&idx);
+        if (t->dtype == GPUIR_F32)
+            gpuir__cg_line(C, "float4 l%zu = ((const float4 *)(%s + %s))[0], h%zu = ((const float4 *)(%s + %s))[1];", p, x,
+                           at0, p, x, at0);
+        else
+            gpuir__cg_line(C, "int4 l%zu = *(const int4 *)(%s + %s);", p, x, at0);
+        gpuir__str_free(&idx);
+    }
+}
+
+/* Before element e's epilogue: each chunk input's value at e, its register. */
+static void gpuir__cg_wgmma_chunk_values(gpuir__cg *C, size_t at, const gpuir_type *o, int e) {
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        if (!gpuir__cg_wgmma_chunk_input(C, at, (int)p, o)) continue;
+        uint32_t b = C->k->params[p];
+        gpuir_dtype d = gpuir__value_at(C->m, b)->type.dtype;
+        uint32_t v = gpuir__cg_new_var(C, d);
+        if (d == GPUIR_F32) {
+            gpuir__cg_line(C, "float v%u = %c%zu.%c;", v, e < 4 ? 'l' : 'h', p, "xyzw"[e % 4]);
+        } else {
+            char bits[64], value[96];
+            if (e % 2) snprintf(bits, sizeof bits, "(unsigned short)((unsigned)l%zu.%c >> 16)", p, "xyzw"[e / 2]);
+            else snprintf(bits, sizeof bits, "(unsigned short)l%zu.%c", p, "xyzw"[e / 2]);
+            gpuir__cg_call(value, sizeof value, gpuir__cg_to_float(d), bits);
+            gpuir__cg_line(C, "float v%u = %s;", v, value);
+        }
+        C->cur[b - 1] = v + 1;
+    }
+}
+
 /* The staged epilogue: the warp's fragment into its staging rows, then
    each lane takes 16-byte chunks of them (eight of the warp's 256, two
-   rows a warp instruction), runs the epilogue on the chunk's eight values
-   and stores them with 16-byte stores: whole rows a warp, coalesced. */
+   rows a warp instruction), loads its inputs' chunks (a bias, a residual:
+   16 bytes at a time), runs the epilogue on the chunk's eight values and
+   stores them with 16-byte stores: whole rows a warp, coalesced. */
 static gpuir_result gpuir__cg_wgmma_epilogue_staged(gpuir__cg *C, size_t at, const gpuir_type *o) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -12962,14 +13018,16 @@ static gpuir_result gpuir__cg_wgmma_epilogue_staged(gpuir__cg *C, size_t at, con
     gpuir__cg_line(C, "int4 ch = *(const int4 *)(stg + r * 256 + ((cc ^ (r & 7)) << 4));");
     gpuir__cg_line(C, "%s ie0 = (%s)(batch * %lldLL + gm * %lldLL + gn);", idx, idx, M * N, N);
     for (int e = 1; e < 8; e++) gpuir__cg_line(C, "%s ie%d = ie0 + %d;", idx, e, e);
+    gpuir__cg_wgmma_chunk_loads(C, at, o);
     gpuir__cg_comment(C, C->k->ops[at], op);
     uint32_t (*out)[8] = (uint32_t (*)[8])gpuir__scratch_calloc(m, np + 1, sizeof *out);
     if (!out) return gpuir__oom(m->ctx, "codegen");
     gpuir_result r = GPUIR_OK;
     for (int e = 0; e < 8 && !r; e++) {
-        char ivar[8], elem[96];
+        char ivar[16], elem[96];
         snprintf(ivar, sizeof ivar, "ie%d", e);
         gpuir__cg_reset_values(C);
+        gpuir__cg_wgmma_chunk_values(C, at, o, e);
         uint32_t v = gpuir__cg_new_var(C, o->dtype);
         gpuir__cg_wgmma_chunk_elem(elem, sizeof elem, o->dtype, e);
         gpuir__cg_line(C, "float v%u = %s;", v, elem);

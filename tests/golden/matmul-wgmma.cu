@@ -364,79 +364,81 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const u
                 int ie5 = ie0 + 5;
                 int ie6 = ie0 + 6;
                 int ie7 = ie0 + 7;
+                int4 l2 = *(const int4 *)(bias_ + ie0 % 200);
+                int4 l3 = *(const int4 *)(res_ + ie0);
                 /* op 32: matmul */
-                float v0 = gpuir_f16_to_f32((unsigned short)ch.x);
+                float v0 = gpuir_f16_to_f32((unsigned short)l2.x);
+                float v1 = gpuir_f16_to_f32((unsigned short)l3.x);
+                float v2 = gpuir_f16_to_f32((unsigned short)ch.x);
                 /* op 33: add */
-                float v1 = gpuir_f16_to_f32(bias_[ie0 % 200]);
-                float v2 = gpuir_round_f16(v0 + v1);
+                float v3 = gpuir_round_f16(v2 + v0);
                 /* op 34: gelu */
-                float v3 = gpuir_round_f16(gpuir_gelu(v2));
+                float v4 = gpuir_round_f16(gpuir_gelu(v3));
                 /* op 35: add */
-                float v4 = gpuir_f16_to_f32(res_[ie0]);
-                float v5 = gpuir_round_f16(v3 + v4);
-                float v6 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.x >> 16));
+                float v5 = gpuir_round_f16(v4 + v1);
+                float v6 = gpuir_f16_to_f32((unsigned short)((unsigned)l2.x >> 16));
+                float v7 = gpuir_f16_to_f32((unsigned short)((unsigned)l3.x >> 16));
+                float v8 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.x >> 16));
                 /* op 33: add */
-                float v7 = gpuir_f16_to_f32(bias_[ie1 % 200]);
-                float v8 = gpuir_round_f16(v6 + v7);
+                float v9 = gpuir_round_f16(v8 + v6);
                 /* op 34: gelu */
-                float v9 = gpuir_round_f16(gpuir_gelu(v8));
+                float v10 = gpuir_round_f16(gpuir_gelu(v9));
                 /* op 35: add */
-                float v10 = gpuir_f16_to_f32(res_[ie1]);
-                float v11 = gpuir_round_f16(v9 + v10);
-                float v12 = gpuir_f16_to_f32((unsigned short)ch.y);
+                float v11 = gpuir_round_f16(v10 + v7);
+                float v12 = gpuir_f16_to_f32((unsigned short)l2.y);
+                float v13 = gpuir_f16_to_f32((unsigned short)l3.y);
+                float v14 = gpuir_f16_to_f32((unsigned short)ch.y);
                 /* op 33: add */
-                float v13 = gpuir_f16_to_f32(bias_[ie2 % 200]);
-                float v14 = gpuir_round_f16(v12 + v13);
+                float v15 = gpuir_round_f16(v14 + v12);
                 /* op 34: gelu */
-                float v15 = gpuir_round_f16(gpuir_gelu(v14));
+                float v16 = gpuir_round_f16(gpuir_gelu(v15));
                 /* op 35: add */
-                float v16 = gpuir_f16_to_f32(res_[ie2]);
-                float v17 = gpuir_round_f16(v15 + v16);
-                float v18 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.y >> 16));
+                float v17 = gpuir_round_f16(v16 + v13);
+                float v18 = gpuir_f16_to_f32((unsigned short)((unsigned)l2.y >> 16));
+                float v19 = gpuir_f16_to_f32((unsigned short)((unsigned)l3.y >> 16));
+                float v20 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.y >> 16));
                 /* op 33: add */
-                float v19 = gpuir_f16_to_f32(bias_[ie3 % 200]);
-                float v20 = gpuir_round_f16(v18 + v19);
+                float v21 = gpuir_round_f16(v20 + v18);
                 /* op 34: gelu */
-                float v21 = gpuir_round_f16(gpuir_gelu(v20));
+                float v22 = gpuir_round_f16(gpuir_gelu(v21));
                 /* op 35: add */
-                float v22 = gpuir_f16_to_f32(res_[ie3]);
-                float v23 = gpuir_round_f16(v21 + v22);
-                float v24 = gpuir_f16_to_f32((unsigned short)ch.z);
+                float v23 = gpuir_round_f16(v22 + v19);
+                float v24 = gpuir_f16_to_f32((unsigned short)l2.z);
+                float v25 = gpuir_f16_to_f32((unsigned short)l3.z);
+                float v26 = gpuir_f16_to_f32((unsigned short)ch.z);
                 /* op 33: add */
-                float v25 = gpuir_f16_to_f32(bias_[ie4 % 200]);
-                float v26 = gpuir_round_f16(v24 + v25);
+                float v27 = gpuir_round_f16(v26 + v24);
                 /* op 34: gelu */
-                float v27 = gpuir_round_f16(gpuir_gelu(v26));
+                float v28 = gpuir_round_f16(gpuir_gelu(v27));
                 /* op 35: add */
-                float v28 = gpuir_f16_to_f32(res_[ie4]);
-                float v29 = gpuir_round_f16(v27 + v28);
-                float v30 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.z >> 16));
+                float v29 = gpuir_round_f16(v28 + v25);
+                float v30 = gpuir_f16_to_f32((unsigned short)((unsigned)l2.z >> 16));
+                float v31 = gpuir_f16_to_f32((unsigned short)((unsigned)l3.z >> 16));
+                float v32 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.z >> 16));
                 /* op 33: add */
-                float v31 = gpuir_f16_to_f32(bias_[ie5 % 200]);
-                float v32 = gpuir_round_f16(v30 + v31);
+                float v33 = gpuir_round_f16(v32 + v30);
                 /* op 34: gelu */
-                float v33 = gpuir_round_f16(gpuir_gelu(v32));
+                float v34 = gpuir_round_f16(gpuir_gelu(v33));
                 /* op 35: add */
-                float v34 = gpuir_f16_to_f32(res_[ie5]);
-                float v35 = gpuir_round_f16(v33 + v34);
-                float v36 = gpuir_f16_to_f32((unsigned short)ch.w);
+                float v35 = gpuir_round_f16(v34 + v31);
+                float v36 = gpuir_f16_to_f32((unsigned short)l2.w);
+                float v37 = gpuir_f16_to_f32((unsigned short)l3.w);
+                float v38 = gpuir_f16_to_f32((unsigned short)ch.w);
                 /* op 33: add */
-                float v37 = gpuir_f16_to_f32(bias_[ie6 % 200]);
-                float v38 = gpuir_round_f16(v36 + v37);
+                float v39 = gpuir_round_f16(v38 + v36);
                 /* op 34: gelu */
-                float v39 = gpuir_round_f16(gpuir_gelu(v38));
+                float v40 = gpuir_round_f16(gpuir_gelu(v39));
                 /* op 35: add */
-                float v40 = gpuir_f16_to_f32(res_[ie6]);
-                float v41 = gpuir_round_f16(v39 + v40);
-                float v42 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.w >> 16));
+                float v41 = gpuir_round_f16(v40 + v37);
+                float v42 = gpuir_f16_to_f32((unsigned short)((unsigned)l2.w >> 16));
+                float v43 = gpuir_f16_to_f32((unsigned short)((unsigned)l3.w >> 16));
+                float v44 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.w >> 16));
                 /* op 33: add */
-                float v43 = gpuir_f16_to_f32(bias_[ie7 % 200]);
-                float v44 = gpuir_round_f16(v42 + v43);
+                float v45 = gpuir_round_f16(v44 + v42);
                 /* op 34: gelu */
-                float v45 = gpuir_round_f16(gpuir_gelu(v44));
+                float v46 = gpuir_round_f16(gpuir_gelu(v45));
                 /* op 35: add */
-                float v46 = gpuir_f16_to_f32(res_[ie7]);
-                float v47 = gpuir_round_f16(v45 + v46);
+                float v47 = gpuir_round_f16(v46 + v43);
                 *(int4 *)(out0_ + ie0) = GPUIR_INT4((int)((unsigned)gpuir_f32_to_f16(v5) | (unsigned)gpuir_f32_to_f16(v11) << 16),
                                                    (int)((unsigned)gpuir_f32_to_f16(v17) | (unsigned)gpuir_f32_to_f16(v23) << 16),
                                                    (int)((unsigned)gpuir_f32_to_f16(v29) | (unsigned)gpuir_f32_to_f16(v35) << 16),
