@@ -7797,11 +7797,14 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
 }
 
 /* ---- sibling groups: reductions over different axes of one input ----
-   Reductions of one static float matrix X [R, C] over axis 0 (columns),
-   axis 1 (rows) and both (the total), with the elementwise ops of X's shape
-   that read X (and values from outside), go in one kernel that reads X
-   once (codegen: gpuir__cg_siblings; configure records its form,
-   `siblings`). Found before the other groups: a set of X's readers, in
+   Reductions of one static float tensor X (rank 2 or more, seen as a
+   matrix [R, C]: its leading dims before a split k, then the rest) over
+   the leading dims (columns), the trailing dims (rows) and all of them
+   (the total), with the elementwise ops of X's shape that read X (and
+   values from outside), go in one kernel that reads X once (codegen:
+   gpuir__cg_siblings; configure records its form, `siblings`). Every
+   column and row reduction of a group splits X at the same k (a matrix
+   has k = 1: axis 0, axis 1); a group of totals alone takes k = rank - 1. Found before the other groups: a set of X's readers, in
    order, that closes when any op reads one of its results (a dependency:
    that op runs after the kernel) or when it is full; it becomes a group
    when it has two ops or more, one of them a column or total reduction
@@ -7822,39 +7825,61 @@ typedef enum gpuir__sib_role {
     GPUIR__SIB_NONE, GPUIR__SIB_COLUMNS, GPUIR__SIB_ROWS, GPUIR__SIB_TOTAL, GPUIR__SIB_FULL
 } gpuir__sib_role;
 
-/* Whether x can be a sibling kernel's input: a static float matrix. */
+/* Whether x can be a sibling kernel's input: a static float tensor of
+   rank 2 or more with elements. */
 static bool gpuir__siblings_input_ok(const gpuir_type *x) {
-    return x->rank == 2 && gpuir__type_is_static(x) && gpuir_dtype_is_float(x->dtype) && x->dims[0] > 0 &&
-           x->dims[1] > 0;
+    return x->rank >= 2 && gpuir__type_is_static(x) && gpuir_dtype_is_float(x->dtype) && gpuir__type_count(x) > 0;
+}
+
+/* X as the sibling kernel's matrix: R rows (the dims before the split),
+   C columns (the dims from it on). */
+typedef struct gpuir__sib_view { int64_t R, C; } gpuir__sib_view;
+
+static gpuir__sib_view gpuir__sib_view_of(const gpuir_type *x, int split) {
+    gpuir__sib_view v = {1, 1};
+    for (int d = 0; d < x->rank; d++) *(d < split ? &v.R : &v.C) *= x->dims[d];
+    return v;
 }
 
 /* What op (tensor or buffer form, result type out) computes of input x as
-   a sibling: a reduction of x over axis 0, 1 or both (keepdims or not), or
-   an elementwise op of x's shape that reads x. */
+   a sibling: a reduction of x over its dims before a split k (*split = k;
+   columns), from k on (rows) or all of them (the total: *split = 0, any),
+   keepdims or not; or an elementwise op of x's shape that reads x. */
 static gpuir__sib_role gpuir__sibling_role(const gpuir_module *m, const gpuir__op *op, uint32_t x,
-                                           const gpuir_type *out) {
+                                           const gpuir_type *out, int *split) {
     const gpuir_type *xt = &gpuir__value_at(m, x)->type;
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    *split = 0;
     if (!gpuir__siblings_input_ok(xt) || !gpuir_dtype_is_float(out->dtype)) return GPUIR__SIB_NONE;
     if (gpuir__is_elementwise(cls)) {
         bool reads = false;    /* in buffer form the last operand is the destination */
         uint32_t inputs = op->result ? op->n_operands : op->n_operands - 1;
         for (uint32_t k = 0; k < inputs; k++) reads |= gpuir__op_operand(m, op, k) == x;
-        bool same = out->rank == 2 && out->dims[0] == xt->dims[0] && out->dims[1] == xt->dims[1];
+        bool same = out->rank == xt->rank && memcmp(out->dims, xt->dims, (size_t)xt->rank * sizeof xt->dims[0]) == 0;
         return reads && same ? GPUIR__SIB_FULL : GPUIR__SIB_NONE;
     }
     const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
     if (cls != GPUIR__CLASS_REDUCE || gpuir__op_operand(m, op, 0) != x || !axes || axes->n < 1 ||
-        axes->n > 2)
+        axes->n > (uint32_t)xt->rank)
         return GPUIR__SIB_NONE;
-    bool reduced[2] = {false, false};
+    bool reduced[GPUIR_MAX_RANK] = {false};
     for (uint32_t a = 0; a < axes->n; a++) {
         int64_t ax = gpuir__ints_at(m, axes->off)[a];
-        if (!gpuir__norm_axis(&ax, 2)) return GPUIR__SIB_NONE;
+        if (!gpuir__norm_axis(&ax, xt->rank)) return GPUIR__SIB_NONE;
         reduced[ax] = true;
     }
-    return reduced[0] && reduced[1] ? GPUIR__SIB_TOTAL : reduced[0] ? GPUIR__SIB_COLUMNS : GPUIR__SIB_ROWS;
+    int k = 0;                          /* the reduced dims: a prefix [0, k), or a suffix [k, rank) */
+    while (k < xt->rank && reduced[k] == reduced[0]) k++;
+    for (int d = k; d < xt->rank; d++)
+        if (reduced[d] == reduced[0]) return GPUIR__SIB_NONE;    /* neither */
+    if (k == xt->rank) return GPUIR__SIB_TOTAL;
+    *split = k;
+    return reduced[0] ? GPUIR__SIB_COLUMNS : GPUIR__SIB_ROWS;
 }
+
+/* The split of a group whose column and row reductions split at `split`
+   (0: none has one, only totals). */
+static int gpuir__sib_split(const gpuir_type *x, int split) { return split ? split : x->rank - 1; }
 
 /* The rows each block of a sibling kernel over R rows owns: the rows
    spread over four blocks per multiprocessor (1024 threads of an SM's
@@ -7873,11 +7898,10 @@ static int64_t gpuir__siblings_blocks(const gpuir_module *m, int64_t R) {
    (a row of C per block for each column reduction, a value per block for
    each total) at most GPUIR__SIBLINGS_MAX_PARTIALS floats, few enough row
    reductions for shared memory. */
-static bool gpuir__siblings_fit(const gpuir_module *m, const gpuir_type *x, int columns,
-                                int totals, int rows) {
-    int64_t B = gpuir__siblings_blocks(m, x->dims[0]);
-    return rows <= GPUIR__SIBLINGS_MAX_ROWS && B <= GPUIR__SIBLINGS_MAX_PARTIALS &&
-           columns * (B * x->dims[1]) + totals * B <= GPUIR__SIBLINGS_MAX_PARTIALS;
+static bool gpuir__siblings_fit(const gpuir_module *m, gpuir__sib_view v, int columns, int totals, int rows) {
+    int64_t B = gpuir__siblings_blocks(m, v.R);
+    return rows <= GPUIR__SIBLINGS_MAX_ROWS && B <= GPUIR__SIBLINGS_MAX_PARTIALS && v.C <= GPUIR__SIBLINGS_MAX_PARTIALS &&
+           columns * (B * v.C) + totals * B <= GPUIR__SIBLINGS_MAX_PARTIALS;
 }
 
 /* A set of sibling candidates over one input while fuse scans a function. */
@@ -7885,6 +7909,7 @@ typedef struct gpuir__sib_set {
     uint32_t x;                 /* the input */
     uint32_t ops[GPUIR__SIBLINGS_MAX];   /* op indices in the function */
     int n, count[GPUIR__SIB_FULL + 1];   /* ops, and ops per role */
+    int split;                  /* where its column and row reductions split x (0: none yet) */
     bool closed;
 } gpuir__sib_set;
 
@@ -7902,8 +7927,9 @@ static bool gpuir__sib_reads_set(const gpuir_module *m, const gpuir__func *f,
 /* Whether set s becomes a sibling group. */
 static bool gpuir__sib_set_fuses(const gpuir_module *m, const gpuir__sib_set *s) {
     int cols = s->count[GPUIR__SIB_COLUMNS], tots = s->count[GPUIR__SIB_TOTAL];
+    const gpuir_type *x = &gpuir__value_at(m, s->x)->type;
     return s->n >= 2 && cols + tots >= 1 &&
-           gpuir__siblings_fit(m, &gpuir__value_at(m, s->x)->type, cols, tots,
+           gpuir__siblings_fit(m, gpuir__sib_view_of(x, gpuir__sib_split(x, s->split)), cols, tots,
                                s->count[GPUIR__SIB_ROWS]);
 }
 
@@ -7946,13 +7972,15 @@ static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f,
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t x = gpuir__op_operand(m, op, k);
         if (gpuir__sib_splat_input(m, x)) continue;
-        gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type);
+        int split;
+        gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type, &split);
         if (!role || !gpuir__sib_result_used(m, f, op->result) ||
             (role == GPUIR__SIB_FULL && !gpuir__sib_result_leaves(m, f, op->result)))
             continue;
         gpuir__sib_set *s = NULL;
         for (size_t j = 0; j < stbds_arrlenu(*sets) && !s; j++)
             if ((*sets)[j].x == x && !(*sets)[j].closed) s = &(*sets)[j];
+        if (s && split && s->split && split != s->split) continue;   /* another view of x */
         if (!s) {
             gpuir__sib_set fresh;
             memset(&fresh, 0, sizeof fresh);
@@ -7962,6 +7990,7 @@ static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f,
         }
         s->ops[s->n++] = (uint32_t)i;
         s->count[role]++;
+        if (split) s->split = split;
         s->closed = s->n == GPUIR__SIBLINGS_MAX;
         return;
     }
@@ -8453,11 +8482,14 @@ static bool gpuir__is_splat_fill(const gpuir_module *m, const gpuir__op *op) {
 
 /* The input x of kernel k when its computing ops (splat fills aside) are
    all siblings over x, the first reduction's input (pass.fuse's sibling
-   groups): two or more, one of them a column or total reduction, their
-   partials within bounds; count[role] says how many of each. Else 0. */
-static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__func *k, int count[GPUIR__SIB_FULL + 1]) {
+   groups): two or more, one of them a column or total reduction, every
+   column and row reduction splitting x at the same dim, their partials
+   within bounds; count[role] says how many of each, *view x as the
+   kernel's matrix. Else 0. */
+static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__func *k, int count[GPUIR__SIB_FULL + 1],
+                                          gpuir__sib_view *view) {
     uint32_t x = 0;
-    int n = 0;
+    int n = 0, split = 0;
     for (int r = 0; r <= GPUIR__SIB_FULL; r++) count[r] = 0;
     for (size_t i = 0; i < stbds_arrlenu(k->ops) && !x; i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
@@ -8472,14 +8504,19 @@ static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__fu
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
-        gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, dst)->type);
+        int at;
+        gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, dst)->type, &at);
         if (!role || !gpuir__ids_have(k->params, dst) || n == GPUIR__SIBLINGS_MAX) return 0;
         if (written) return 0;    /* x read after an op wrote it: not the x the kernel holds */
+        if (at && split && at != split) return 0;
+        if (at) split = at;
         written = dst == x;
         count[role]++, n++;
     }
     int cols = count[GPUIR__SIB_COLUMNS], tots = count[GPUIR__SIB_TOTAL];
-    bool fits = gpuir__siblings_fit(m, &gpuir__value_at(m, x)->type, cols, tots, count[GPUIR__SIB_ROWS]);
+    const gpuir_type *xt = &gpuir__value_at(m, x)->type;
+    *view = gpuir__sib_view_of(xt, gpuir__sib_split(xt, split));
+    bool fits = gpuir__siblings_fit(m, *view, cols, tots, count[GPUIR__SIB_ROWS]);
     return n >= 2 && cols + tots >= 1 && fits ? x : 0;
 }
 
@@ -8489,37 +8526,38 @@ static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__fu
    reduction, a value per block for each total; written before they are
    read), and the counters, i32 [ws[1]] (one per chunk of columns, one for
    the totals), zeroed by a kernel of their own before the launch. */
-static void gpuir__siblings_workspace(const gpuir_module *m, const gpuir_type *x, const int count[GPUIR__SIB_FULL + 1],
+static void gpuir__siblings_workspace(const gpuir_module *m, gpuir__sib_view x, const int count[GPUIR__SIB_FULL + 1],
                                       gpuir_type ws[2]) {
-    int64_t B = gpuir__siblings_blocks(m, x->dims[0]);
-    int64_t partials = count[GPUIR__SIB_COLUMNS] * B * x->dims[1] + count[GPUIR__SIB_TOTAL] * B;
+    int64_t B = gpuir__siblings_blocks(m, x.R);
+    int64_t partials = count[GPUIR__SIB_COLUMNS] * B * x.C + count[GPUIR__SIB_TOTAL] * B;
     for (int i = 0; i < 2; i++) {
         memset(&ws[i], 0, sizeof ws[i]);
         ws[i].kind = GPUIR_TYPE_MEMREF, ws[i].space = GPUIR_SPACE_DEVICE, ws[i].rank = 1;
     }
     ws[0].dtype = GPUIR_F32, ws[0].dims[0] = partials > 0 ? partials : 1;
-    ws[1].dtype = GPUIR_I32, ws[1].dims[0] = (x->dims[1] + GPUIR__SIBLINGS_THREADS - 1) / GPUIR__SIBLINGS_THREADS + 1;
+    ws[1].dtype = GPUIR_I32, ws[1].dims[0] = (x.C + GPUIR__SIBLINGS_THREADS - 1) / GPUIR__SIBLINGS_THREADS + 1;
 }
 
-static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, uint32_t x,
+static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, gpuir__sib_view x,
                                                 const int count[GPUIR__SIB_FULL + 1]);
 
 /* The index of kernel k's first workspace parameter when it is a sibling
    kernel with one (its last two parameters), else SIZE_MAX. */
 static size_t gpuir__kernel_workspace_at(const gpuir_module *m, const gpuir__func *k) {
     int count[GPUIR__SIB_FULL + 1];
-    uint32_t x = gpuir__kernel_siblings_of(m, k, count);
-    return x && gpuir__kernel_has_sibling_workspace(m, k, x, count) ? stbds_arrlenu(k->params) - 2 : SIZE_MAX;
+    gpuir__sib_view view;
+    uint32_t x = gpuir__kernel_siblings_of(m, k, count, &view);
+    return x && gpuir__kernel_has_sibling_workspace(m, k, view, count) ? stbds_arrlenu(k->params) - 2 : SIZE_MAX;
 }
 
 /* Whether kernel k, sibling reductions of x (count from
    gpuir__kernel_siblings_of), ends with its workspace's two parameters,
    which none of its ops touches. */
-static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, uint32_t x,
+static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, gpuir__sib_view x,
                                                 const int count[GPUIR__SIB_FULL + 1]) {
     size_t n = stbds_arrlenu(k->params);
     gpuir_type ws[2];
-    gpuir__siblings_workspace(m, &gpuir__value_at(m, x)->type, count, ws);
+    gpuir__siblings_workspace(m, x, count, ws);
     for (size_t w = 0; w < 2; w++) {
         if (n < 3) return false;
         uint32_t p = k->params[n - 2 + w];
@@ -8711,8 +8749,9 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     O->from = from;                     /* kept (they may have moved) for the next kernel */
     O->to = to;
     int count[GPUIR__SIB_FULL + 1];
-    uint32_t x = m->ctx->result ? 0 : gpuir__kernel_siblings_of(m, &m->funcs[kid - 1], count);
-    if (x) gpuir__siblings_workspace(m, &gpuir__value_at(m, x)->type, count, grp->workspace);
+    gpuir__sib_view view;
+    uint32_t x = m->ctx->result ? 0 : gpuir__kernel_siblings_of(m, &m->funcs[kid - 1], count, &view);
+    if (x) gpuir__siblings_workspace(m, view, count, grp->workspace);
     for (int w = 0; x && w < 2; w++)        /* a sibling kernel's workspace: its last two parameters */
         gpuir__param(m, w ? "counters" : "partials", grp->workspace[w]);
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
@@ -9564,11 +9603,13 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
    kernel static, and its last two parameters the workspace outline gave it
    (gpuir__kernel_has_sibling_workspace: a kernel written without one runs
    its reductions as other kernels do). */
-static uint32_t gpuir__kernel_sibling_input(const gpuir_module *m, const gpuir__func *k) {
+static uint32_t gpuir__kernel_sibling_input(const gpuir_module *m, const gpuir__func *k, gpuir__sib_view *view) {
     int count[GPUIR__SIB_FULL + 1];
-    uint32_t x = gpuir__kernel_siblings_of(m, k, count);
+    gpuir__sib_view v;
+    uint32_t x = gpuir__kernel_siblings_of(m, k, count, &v);
     if (!x || gpuir__kernel_is_dynamic(m, k)) return 0;
-    return gpuir__kernel_has_sibling_workspace(m, k, x, count) ? x : 0;
+    if (view) *view = v;
+    return gpuir__kernel_has_sibling_workspace(m, k, v, count) ? x : 0;
 }
 
 /* The attention op (buffer form) of a static kernel, or NULL. */
@@ -9795,7 +9836,7 @@ static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const
     if (cls == GPUIR__CLASS_SOFTMAX)    /* another softmax is no kernel: decompose rewrites it */
         return gpuir__softmax_is_rowwise(m, lead) ? GPUIR__FORM_SOFTMAX_ROWS : GPUIR__FORM_NONE;
     if (cls == GPUIR__CLASS_REDUCE) {
-        if (gpuir__kernel_sibling_input(m, k)) return GPUIR__FORM_SIBLINGS;
+        if (gpuir__kernel_sibling_input(m, k, NULL)) return GPUIR__FORM_SIBLINGS;
         if (gpuir__kernel_is_row_kernel(m, k)) return GPUIR__FORM_REDUCE_ROWS;
         bool columns = gpuir__reduce_is_columns(m, lead) && !gpuir__kernel_is_dynamic(m, k);
         return columns ? GPUIR__FORM_REDUCE_COLUMNS : GPUIR__FORM_REDUCE_BLOCK;
@@ -9893,9 +9934,10 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
     if (count <= 0) return;
     if (form == GPUIR__FORM_SIBLINGS) {     /* a block per gpuir__siblings_block_rows rows */
-        uint32_t x = gpuir__kernel_sibling_input(m, k);
+        gpuir__sib_view view;
+        uint32_t x = gpuir__kernel_sibling_input(m, k, &view);
         block[0] = GPUIR__SIBLINGS_THREADS;
-        grid[0] = x ? gpuir__siblings_blocks(m, gpuir__value_at(m, x)->type.dims[0]) : 1;
+        grid[0] = x ? gpuir__siblings_blocks(m, view.R) : 1;
     } else if (form == GPUIR__FORM_ATTENTION_M64 || form == GPUIR__FORM_ATTENTION_M128) {
         int64_t rows = form == GPUIR__FORM_ATTENTION_M128 ? 128 : 64;
         block[0] = 2 * rows;
@@ -14527,20 +14569,22 @@ static void gpuir__cg_sib_store(gpuir__cg *C, const gpuir__cg_sib *S, int s, con
 
 static gpuir_result gpuir__cg_sib_plan(gpuir__cg *C, gpuir__cg_sib *S) {
     gpuir_module *m = C->m;
-    uint32_t x = gpuir__kernel_sibling_input(m, C->k);
+    gpuir__sib_view view;
+    uint32_t x = gpuir__kernel_sibling_input(m, C->k, &view);
     if (!x) return gpuir__cg_fail(C, gpuir__kernel_lead(m, C->k), "has form \"siblings\" in a kernel that is "
-                                  "not reductions of one static float matrix over its axes");
+                                  "not reductions of one static float tensor over its leading or trailing dims");
     memset(S, 0, sizeof *S);
     S->x = &gpuir__value_at(m, x)->type;
     S->px = gpuir__cg_param_index(C, x);
-    S->R = S->x->dims[0], S->Cn = S->x->dims[1];
+    S->R = view.R, S->Cn = view.C;
     S->rows = gpuir__siblings_block_rows(m, S->R), S->blocks = gpuir__siblings_blocks(m, S->R);
     S->chunks = (S->Cn + GPUIR__SIBLINGS_THREADS - 1) / GPUIR__SIBLINGS_THREADS;
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
         const gpuir_type *out = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
-        int role = (int)gpuir__sibling_role(m, op, x, out);
+        int split;
+        int role = (int)gpuir__sibling_role(m, op, x, out, &split);
         S->slot[S->n] = role == GPUIR__SIB_COLUMNS ? S->n_cols++ : role == GPUIR__SIB_ROWS ? S->n_rows++ :
                         role == GPUIR__SIB_TOTAL ? S->n_tots++ : 0;
         S->role[S->n] = role;

@@ -871,8 +871,11 @@ static int fd_motif_cross_entropy(fd_gen *g, int x) {
 }
 
 /* Reductions of one static float matrix over axis 0, axis 1 and both, and
-   elementwise ops of it: a sibling group (one kernel, one read). A
-   dependent op reading a result now and then (it must run after). */
+   elementwise ops of it: a sibling group (one kernel, one read); now and
+   then a rank-3 tensor, its reductions over the dims before a split
+   (columns), after it (rows), all, or the middle one (which must not join
+   the group). A dependent op reading a result now and then (it must run
+   after). */
 static int fd_motif_siblings(fd_gen *g) {
     static const int64_t d[] = {1, 2, 3, 31, 63, 64, 65, 100, 129, 255, 256, 257, 300, 513, 1000};
     static const char *ops[] = {"reduce_sum", "reduce_max", "reduce_mean"};
@@ -880,11 +883,12 @@ static int fd_motif_siblings(fd_gen *g) {
     fd_val s;
     memset(&s, 0, sizeof s);
     s.dt = dts[fd_below(&g->rng, 4)];
-    s.rank = 2;
-    s.dims[0] = d[fd_below(&g->rng, 15)];
-    s.dims[1] = d[fd_below(&g->rng, 15)];
+    s.rank = fd_chance(&g->rng, 30) ? 3 : 2;
+    for (int i = 0; i < s.rank; i++) s.dims[i] = d[fd_below(&g->rng, 15)];
     fd_cap(&s, FD_MAX_ELEMS);
-    int x = fd_param(g, s.dt, 2, s.dims), last = -1;
+    int x = fd_param(g, s.dt, s.rank, s.dims), last = -1;
+    unsigned split = 1 + (unsigned)fd_below(&g->rng, s.rank - 1), all = (1u << s.rank) - 1;
+    unsigned views[4] = {(1u << split) - 1, all & ~((1u << split) - 1), all, 2u};   /* columns, rows, total, middle */
     int n = 2 + fd_below(&g->rng, 4);
     for (int i = 0; i < n && x >= 0; i++) {
         int k = fd_below(&g->rng, 6);
@@ -894,12 +898,12 @@ static int fd_motif_siblings(fd_gen *g) {
                                           : fd_unary_named(g, x, "exp", exp(1), 3 * fd_u(v->dt));
             continue;
         }
-        unsigned axes = i == 0 ? (fd_chance(&g->rng, 50) ? 1u : 3u) : (unsigned)(1 + fd_below(&g->rng, 3));
+        unsigned axes = i == 0 ? views[fd_chance(&g->rng, 50) ? 0 : 2] : views[fd_below(&g->rng, s.rank == 3 ? 4 : 3)];
         last = fd_reduce_axes(g, ops[fd_below(&g->rng, 3)], x, axes, fd_chance(&g->rng, 40));
     }
     if (last >= 0 && fd_chance(&g->rng, 20)) {   /* a dependent op: reads a result */
         const fd_val *r = &g->f->v[last];
-        if (r->rank == 0 || (r->rank == 2 && r->dims[0] == 1 && r->dims[1] == 1))
+        if (r->rank == 0 || (r->rank == s.rank && fd_span(r) == 1))
             last = fd_bin_named(g, "mul", x, last, g->f->v[x].mag * r->mag,
                                 r->err + g->f->v[x].mag * r->mag * 2 * fd_u(r->dt));
     }
