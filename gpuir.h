@@ -212,7 +212,10 @@ typedef enum gpuir_dtype {
                 additive mask broadcasting to the scores [..,Sq,Sk]
                 -> [..,Sq,Dv]: softmax(scale * q k^T + mask) v
                 over the last axis; attrs scale (float, default 1), causal
-                (bool: keys after the query's index, j > i, are -inf).
+                (bool: keys after the query's index, j > i, are -inf),
+                causal_offset (int, default 0, only with causal: the
+                keys j > i + causal_offset are; Sk - Sq aligns the
+                diagonal bottom-right, as FlashAttention's causal does).
                 The attention pass makes it from matmul/softmax/matmul;
                 it has a buffer form too (the output last)
      RETURN     any operands, no result; ends a function
@@ -1519,6 +1522,7 @@ typedef enum gpuir__attr_key {
     GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
     GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
     GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION, GPUIR__KEY_FORM, GPUIR__KEY_SCALE, GPUIR__KEY_CAUSAL,
+    GPUIR__KEY_CAUSAL_OFFSET,
     GPUIR__KEY_COUNT
 } gpuir__attr_key;
 
@@ -2055,6 +2059,7 @@ static const struct gpuir__attr_key_info {
     {"events", GPUIR__ATTR_INTS, "an integer list"}, {"fusion", GPUIR__ATTR_INT, "an integer"},
     {"form", GPUIR__ATTR_STRING, "a string"},
     {"scale", GPUIR__ATTR_FLOAT, "a float"}, {"causal", GPUIR__ATTR_BOOL, "a bool"},
+    {"causal_offset", GPUIR__ATTR_INT, "an integer"},
 };
 
 static gpuir__attr_key gpuir__attr_key_of(const char *name) {
@@ -2158,7 +2163,7 @@ static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     case GPUIR__CLASS_CONSTANT: return GPUIR__KEYS(VALUE);
     case GPUIR__CLASS_GLOBAL: return GPUIR__KEYS(NAME);
     case GPUIR__CLASS_SOFTMAX: return GPUIR__KEYS(AXIS);
-    case GPUIR__CLASS_ATTENTION: return GPUIR__KEYS(SCALE) | GPUIR__KEYS(CAUSAL);
+    case GPUIR__CLASS_ATTENTION: return GPUIR__KEYS(SCALE) | GPUIR__KEYS(CAUSAL) | GPUIR__KEYS(CAUSAL_OFFSET);
     default: return 0;
     }
 }
@@ -2784,7 +2789,11 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
     case GPUIR__CLASS_CONSTANT: r = gpuir__infer_constant(ctx, as, given); *out = *given; break;
     case GPUIR__CLASS_GLOBAL: r = gpuir__infer_global(ctx, as, given); *out = *given; break;
     case GPUIR__CLASS_SOFTMAX: r = gpuir__infer_softmax(ctx, &in[0], as, out); break;
-    case GPUIR__CLASS_ATTENTION: r = gpuir__infer_attention(ctx, in, n, out); break;
+    case GPUIR__CLASS_ATTENTION:
+        r = gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_OFFSET) && !gpuir__attr_flag(as, GPUIR__KEY_CAUSAL)
+                ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_offset needs causal = true")
+                : gpuir__infer_attention(ctx, in, n, out);
+        break;
     default: break;                 /* return; buffer ops go to gpuir__infer_buffer_op */
     }
     if (!r && given && !needs_given && !gpuir__type_same(given, out)) {
@@ -5356,11 +5365,11 @@ static void gpuir__ref_softmax(const gpuir_array *x, gpuir_array *out, int64_t a
 }
 
 /* attention: per batch and query row i, s_j = scale * q_i . k_j + mask[i][j]
-   (-inf where causal and j > i), then softmax over j as gpuir__ref_softmax
+   (-inf where causal and j > i + offset), then softmax over j as gpuir__ref_softmax
    and the weighted sum of v's rows, in double, rounded once. k, v and the
    mask broadcast over q's batch dims (the mask over its rows and keys too). */
 static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_array *out,
-                                 double scale, bool causal) {
+                                 double scale, bool causal, int64_t offset) {
     const gpuir_array *q = x[0], *k = x[1], *v = x[2], *mask = n > 3 ? x[3] : NULL;
     int r = q->rank, mr = mask ? mask->rank : 0;
     size_t Sq = (size_t)q->dims[r - 2], D = (size_t)q->dims[r - 1], Sk = (size_t)k->dims[k->rank - 2];
@@ -5384,7 +5393,7 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
                 double dot = 0;
                 for (size_t d = 0; d < D; d++) dot += gpuir_array_get(q, (b * Sq + i) * D + d) * gpuir_array_get(k, k0 + j * D + d);
                 s[j] = scale * dot + (mask ? gpuir_array_get(mask, m0 + i * row_stride + j * col_stride) : 0.0);
-                if (causal && j > i) s[j] = -INFINITY;
+                if (causal && (int64_t)j > (int64_t)i + offset) s[j] = -INFINITY;
                 mx = isnan(s[j]) || s[j] > mx ? s[j] : mx;
             }
             for (size_t j = 0; j < Sk; j++) sum += exp(s[j] - mx);
@@ -5481,7 +5490,7 @@ static gpuir_result gpuir__ref_global(gpuir__ref *R, const gpuir__op *op, gpuir_
 static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
                                        const gpuir_array *const *x, gpuir_array *out) {
     gpuir_result r = GPUIR_OK;
-    const gpuir__attr *a;
+    const gpuir__attr *a, *b;
     switch (gpuir__info(op->kind)->cls) {
     case GPUIR__CLASS_UNARY: gpuir__ref_unary(x[0], out, op->kind); break;
     case GPUIR__CLASS_BINARY: gpuir__ref_binary(x[0], x[1], out, op->kind); break;
@@ -5507,8 +5516,9 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     case GPUIR__CLASS_SOFTMAX: gpuir__ref_softmax(x[0], out, gpuir__attr_get(R->m, op, GPUIR__KEY_AXIS)->i); break;
     case GPUIR__CLASS_ATTENTION:
         a = gpuir__attr_get(R->m, op, GPUIR__KEY_SCALE);
+        b = gpuir__attr_get(R->m, op, GPUIR__KEY_CAUSAL_OFFSET);
         if (!gpuir__ref_attention(x, op->result ? op->n_operands : op->n_operands - 1, out,
-                                  a ? a->f : 1.0, gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL)))
+                                  a ? a->f : 1.0, gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL), b ? b->i : 0))
             r = gpuir__oom(R->ctx, "attention");
         break;
     default: break;
@@ -6897,9 +6907,10 @@ static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t k
 }
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
-   constant, -inf at j > i, 0 elsewhere (0: the error is in the context). */
+   constant, -inf at j > i + offset, 0 elsewhere (0: the error is in the
+   context). */
 static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *op,
-                                             gpuir_dtype dt, int64_t Sq, int64_t Sk) {
+                                             gpuir_dtype dt, int64_t Sq, int64_t Sk, int64_t offset) {
     const int64_t dims[2] = {Sq, Sk};
     gpuir_type t = gpuir_tensor_type(dt, 2, dims);
     if (!gpuir__type_is_static(&t)) {
@@ -6912,7 +6923,7 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
     if (gpuir_array_alloc(m->ctx, &a, dt, 2, t.dims)) return 0;
     for (int64_t i = 0; i < Sq; i++)
         for (int64_t j = 0; j < Sk; j++) gpuir_array_set(&a, (size_t)(i * Sk + j),
-                                                         j > i ? -INFINITY : 0.0);
+                                                         j > i + offset ? -INFINITY : 0.0);
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), id = 0;
     if (!gpuir__attr_push_dense(m, "value", dt, a.data, (size_t)(Sq * Sk)))
         id = gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t).id;
@@ -6930,7 +6941,10 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
     double scale = sc ? sc->f : 1.0;
     bool causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
     gpuir_type q = gpuir__value_at(m, in[0])->type, k = gpuir__value_at(m, in[1])->type;
-    uint32_t causal_mask = causal ? gpuir__decompose_causal_mask(m, op, q.dtype, q.dims[q.rank - 2], k.dims[k.rank - 2]) : 0;
+    const gpuir__attr *co = gpuir__attr_get(m, op, GPUIR__KEY_CAUSAL_OFFSET);
+    uint32_t causal_mask = causal ? gpuir__decompose_causal_mask(m, op, q.dtype, q.dims[q.rank - 2], k.dims[k.rank - 2],
+                                                                 co ? co->i : 0)
+                                  : 0;
     if (causal && !causal_mask) return 0;       /* op is not used past here: building ops moves m->ops */
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
@@ -6992,8 +7006,9 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // kernel, gpuir__cg_attention): `%s = matmul %q, %k {transpose_b}` (or
 // matmul %q by `transpose %k` of the last two dims), then optionally a
 // scale (mul by a splat, or div by one), then optionally an additive mask
-// (add: a dense constant [Sq, Sk] that is 0 on and below the diagonal and
-// -inf, or the dtype's lowest value, above it becomes causal = true; any
+// (add: a dense constant [Sq, Sk] that is 0 on and below a diagonal and
+// -inf, or the dtype's lowest value, above it becomes causal = true, with
+// causal_offset = the diagonal's offset (Sk - Sq: bottom-right); any
 // other static tensor broadcasting to the scores, a padding mask [.., 1,
 // Sk] say, the mask operand), then `softmax` over the last axis and
 // `matmul` by %v. Each intermediate must have no other user. Only what the
@@ -7010,6 +7025,7 @@ typedef struct gpuir__attn_found {
     uint32_t q, k, v, mask;     /* value ids; mask 0 for none */
     double scale;
     bool causal;
+    int64_t offset;             /* causal_offset */
 } gpuir__attn_found;
 
 /* The defining op of value v when the op is of kind `kind` and v has no
@@ -7037,10 +7053,12 @@ static bool gpuir__attn_is_masked(double x, gpuir_dtype d) {
 }
 
 /* Whether value v is a dense constant [.., Sq, Sk] (leading dims 1) that
-   is 0 at j <= i and masked (gpuir__attn_is_masked) at j > i, for scores
-   of type `scores`: its rows and keys theirs (a [1, Sk] or [Sq, 1] one
-   broadcasts, and means something else). */
-static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v, const gpuir_type *scores) {
+   is 0 at j <= i + *offset and masked (gpuir__attn_is_masked) at
+   j > i + *offset, some key masked, for scores of type `scores`: its rows
+   and keys theirs (a [1, Sk] or [Sq, 1] one broadcasts, and means
+   something else). The offset is read off the first row that has a 0. */
+static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v, const gpuir_type *scores,
+                                        int64_t *offset) {
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
     const gpuir__attr *a = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
@@ -7049,11 +7067,19 @@ static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v, const
     if (rows != scores->dims[scores->rank - 2] || cols != scores->dims[scores->rank - 1]) return false;
     if ((int64_t)a->n != rows * cols) return false;      /* leading dims of 1 only */
     const unsigned char *bytes = gpuir__bytes_at(m, a->off);
+    int64_t off = -rows;                /* no row sees a key: not causal */
+    for (int64_t i = 0; i < rows && off == -rows; i++) {
+        int64_t zeros = 0;
+        while (zeros < cols && gpuir__load_elem(bytes, (gpuir_dtype)a->i, (size_t)(i * cols + zeros)) == 0.0) zeros++;
+        if (zeros) off = zeros - 1 - i;
+    }
+    if (off == -rows || off >= cols - 1) return false;     /* none seen, or every key seen: no mask */
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
             double x = gpuir__load_elem(bytes, (gpuir_dtype)a->i, (size_t)(i * cols + j));
-            if (j > i ? !gpuir__attn_is_masked(x, t->dtype) : x != 0.0) return false;
+            if (j > i + off ? !gpuir__attn_is_masked(x, t->dtype) : x != 0.0) return false;
         }
+    *offset = off;
     return true;
 }
 
@@ -7103,7 +7129,7 @@ static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const ui
         uint32_t mask = gpuir__op_operand(m, op, 1 - side), scores = gpuir__op_operand(m, op, side);
         const gpuir_type *mt = &gpuir__value_at(m, mask)->type;
         if (!gpuir__type_same(&gpuir__value_at(m, scores)->type, out)) continue;
-        x->causal = gpuir__attn_causal_constant(m, mask, out);
+        x->causal = gpuir__attn_causal_constant(m, mask, out, &x->offset);
         bool operand = gpuir__type_is_static(mt) && gpuir__dims_broadcast_to(mt->dims, mt->rank, out->dims, out->rank);
         if (!x->causal && !operand) continue;
         x->mask = x->causal ? 0 : mask;
@@ -7129,7 +7155,9 @@ static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
     uint32_t in[4] = {x->q, x->k, x->v, x->mask}, first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_float(m, "scale", x->scale);
     if (x->causal) gpuir__attr_push_int(m, "causal", GPUIR__ATTR_BOOL, 1);
-    return gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first, x->causal ? 2 : 1, NULL).id;
+    if (x->causal && x->offset) gpuir__attr_push_int(m, "causal_offset", GPUIR__ATTR_INT, x->offset);
+    uint32_t n_attrs = 1 + (x->causal ? 1u : 0u) + (x->causal && x->offset ? 1u : 0u);
+    return gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first, n_attrs, NULL).id;
 }
 
 /* Counts each value's users (an op reading a value twice counts once). */
@@ -14188,6 +14216,8 @@ typedef struct gpuir__cg_attn {
     long long mrow, mcol;       /* the mask's strides over rows and keys (0 where it broadcasts) */
     int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
     bool causal;
+    long long offset;           /* causal_offset: key j of row i masked at j > i + offset */
+    char plus_offset[32];       /* " + offset", "" for 0 */
     double scale;
     const char *mma, *load, *pack;
 } gpuir__cg_attn;
@@ -14219,6 +14249,9 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->pm = n == 5 ? gpuir__cg_param_index(C, gpuir__op_operand(m, op, 3)) : -1;
     A->po = gpuir__cg_param_index(C, gpuir__op_operand(m, op, n - 1));
     A->causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
+    A->offset = A->causal ? (long long)gpuir__op_int_attr(m, op, GPUIR__KEY_CAUSAL_OFFSET, 0) : 0;
+    if (A->offset) snprintf(A->plus_offset, sizeof A->plus_offset, " %c %lld", A->offset < 0 ? '-' : '+',
+                            A->offset < 0 ? -A->offset : A->offset);
     gpuir__cg_attn_batch(A->kb, sizeof A->kb, q, k);
     gpuir__cg_attn_batch(A->vb, sizeof A->vb, q, &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type);
     if (n == 5) {                /* the mask as [.., rows, keys], rows and keys 1 where it broadcasts */
@@ -14278,13 +14311,13 @@ static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
 }
 
 /* Scores to log2 units; the mask operand; -inf past Sk and, causal,
-   past the row's index, only in the tiles that reach there (`edge`): the
-   others (without a mask operand) just scale. */
+   past the row's index plus the offset, only in the tiles that reach
+   there (`edge`): the others (without a mask operand) just scale. */
 static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "int k0 = j * %d;", GPUIR__ATTN_BC);
     if (A->causal)
-        gpuir__cg_line(C, "int edge = k0 + %d > %lld || k0 + %d > r0 + warp * 16;", GPUIR__ATTN_BC,
-                       A->Sk, GPUIR__ATTN_BC - 1);
+        gpuir__cg_line(C, "int edge = k0 + %d > %lld || k0 + %d > r0 + warp * 16%s;", GPUIR__ATTN_BC,
+                       A->Sk, GPUIR__ATTN_BC - 1, A->plus_offset);
     else gpuir__cg_line(C, "int edge = k0 + %d > %lld;", GPUIR__ATTN_BC, A->Sk);
     if (A->pm < 0) {
         gpuir__cg_open(C, "if (!edge)");
@@ -14309,8 +14342,9 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
         gpuir__cg_line(C, "if (row < %lld && col < %lld)", A->Sq, A->Sk);
         gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
     }
-    gpuir__cg_line(C, "if (edge && (col >= %lld%s)) sx = -GPUIR_INF;", A->Sk,
-                   A->causal ? " || col > row" : "");
+    char causal[48] = "";
+    if (A->causal) snprintf(causal, sizeof causal, " || col > row%s", A->plus_offset);
+    gpuir__cg_line(C, "if (edge && (col >= %lld%s)) sx = -GPUIR_INF;", A->Sk, causal);
     gpuir__cg_line(C, "s[n][f] = sx;");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
@@ -14433,9 +14467,14 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     gpuir__cg_line(C, "const unsigned short *qg = %s + bh * %lldLL, *kg = %s + %s, *vg = %s + %s;",
                    gpuir__cg_param(C, A.pq), A.Sq * A.D, gpuir__cg_param(C, A.pk), A.kb,
                    gpuir__cg_param(C, A.pv), A.vb);
-    if (A.causal)       /* the tiles up to the block's last row's key */
-        gpuir__cg_line(C, "int nkv = (r0 + %lld) / %d + 1 < %lld ? (r0 + %lld) / %d + 1 : %lld;",
-                       A.br - 1, GPUIR__ATTN_BC, A.ktiles, A.br - 1, GPUIR__ATTN_BC, A.ktiles);
+    if (A.causal) {     /* the tiles up to the block's last row's last key, at least one */
+        long long last = A.br - 1 + A.offset;
+        char sum[48];
+        if (last) snprintf(sum, sizeof sum, "r0 %c %lld", last < 0 ? '-' : '+', last < 0 ? -last : last);
+        else snprintf(sum, sizeof sum, "r0");
+        gpuir__cg_line(C, "int nkv = (%s) / %d + 1;", sum, GPUIR__ATTN_BC);
+        gpuir__cg_line(C, "nkv = nkv < 1 ? 1 : nkv > %lld ? %lld : nkv;", A.ktiles, A.ktiles);
+    }
     else gpuir__cg_line(C, "int nkv = %lld;", A.ktiles);
     gpuir__cg_attn_load(C, &A, A.br, "sq", "qg", "r0", A.Sq);
     gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sk", "kg", "0", A.Sk);
