@@ -910,9 +910,13 @@ static int fd_motif_siblings(fd_gen *g) {
     return last;
 }
 
-/* The causal mask as a dense constant: 0 on and below the diagonal (query
-   i sees keys 0..i), -inf above. */
+/* The causal mask as a dense constant: 0 on and below a diagonal (query i
+   sees keys 0..i + off), -inf above: the main diagonal, now and then the
+   bottom-right one (off = Sk - Sq, when that is not negative: every query
+   sees a key) or one key further. */
 static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
+    int64_t off = 0;
+    if (fd_chance(&g->rng, 40)) off = sk > sq ? sk - sq : fd_below(&g->rng, 2);
     fd_val r;
     memset(&r, 0, sizeof r);
     r.dt = dt;
@@ -924,7 +928,7 @@ static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
     char tr[128];
     fd_printf(&text, "constant {value = dense<[");
     for (int64_t i = 0; i < sq; i++)
-        for (int64_t j = 0; j < sk; j++) fd_printf(&text, "%s%s", i || j ? ", " : "", j <= i ? "0.0" : "-inf");
+        for (int64_t j = 0; j < sk; j++) fd_printf(&text, "%s%s", i || j ? ", " : "", j <= i + off ? "0.0" : "-inf");
     fd_printf(&text, "]>} : () -> %s", fd_t(&r, tr));
     int m = fd_op(g, &r, -1, -1, "%s", text.p);
     free(text.p);
