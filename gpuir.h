@@ -213,9 +213,9 @@ typedef enum gpuir_dtype {
                 -> [..,Sq,Dv]: softmax(scale * q k^T + mask) v
                 over the last axis; attrs scale (float, default 1), causal
                 (bool: keys after the query's index, j > i, are -inf),
-                causal_offset (int, default 0, only with causal: the
-                keys j > i + causal_offset are; Sk - Sq aligns the
-                diagonal bottom-right, as FlashAttention's causal does).
+                causal_offset (int, default 0, only with causal: then
+                the keys j > i + causal_offset are -inf; Sk - Sq aligns
+                the diagonal bottom-right, as FlashAttention's causal).
                 The attention pass makes it from matmul/softmax/matmul;
                 it has a buffer form too (the output last)
      RETURN     any operands, no result; ends a function
@@ -7832,8 +7832,9 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
    values from outside), go in one kernel that reads X once (codegen:
    gpuir__cg_siblings; configure records its form, `siblings`). Every
    column and row reduction of a group splits X at the same k (a matrix
-   has k = 1: axis 0, axis 1); a group of totals alone takes k = rank - 1. Found before the other groups: a set of X's readers, in
-   order, that closes when any op reads one of its results (a dependency:
+   has k = 1: axis 0, axis 1); a group of totals alone takes k = rank - 1.
+   Found before the other groups: a set of X's readers, in order, that
+   closes when any op reads one of its results (a dependency:
    that op runs after the kernel) or when it is full; it becomes a group
    when it has two ops or more, one of them a column or total reduction
    (row siblings alone are a row group's), and its partials fit
