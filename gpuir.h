@@ -2390,22 +2390,46 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
 
 /* The kernel forms of a matmul, as configure records them on a kernel's
    matmul (`form`): the kernel, its output tile M x N x k depth and its
-   shared-memory stages. In gpuir__matmul_form's order; mma.sync's k depth
-   is 64 bytes of the operands (32 halves, 16 TF32 floats). */
-static const struct gpuir__matmul_form_name { const char *name; int form; bool tf32; } gpuir__matmul_form_names[] = {
-    {"plain.64x64x16", 0, false},
-    {"register_tiled.128x128x16.s2", 1, false},
-    {"register_tiled.64x64x16.s2", 2, false},
-    {"mma_sync.128x128x32.s3", 3, false},
-    {"mma_sync.128x128x16.s3", 3, true},
-    {"wgmma.128x128x64.s6", 4, false},
+   shared-memory stages. In gpuir__matmul_form's order, a kernel's default
+   variant first; mma.sync's k depth is 64 bytes of the operands (32
+   halves, 16 TF32 floats). The wgmma kernel's variants differ in the
+   tile's columns (`bn`: wgmma's N, 128 or 256) and stages, and in the
+   grid: `persistent` launches one block a multiprocessor, each walking
+   tiles (its producer loads the next tile's stages while its consumers
+   store the last one's), where the others launch a block a tile. */
+static const struct gpuir__matmul_form_name {
+    const char *name;
+    int form;
+    bool tf32;
+    int bn, stages;         /* the wgmma kernel's tile columns and stages (0 for the others) */
+    bool persistent;
+} gpuir__matmul_form_names[] = {
+    {"plain.64x64x16", 0, false, 0, 0, false},
+    {"register_tiled.128x128x16.s2", 1, false, 0, 0, false},
+    {"register_tiled.64x64x16.s2", 2, false, 0, 0, false},
+    {"mma_sync.128x128x32.s3", 3, false, 0, 0, false},
+    {"mma_sync.128x128x16.s3", 3, true, 0, 0, false},
+    {"wgmma.128x128x64.s6", 4, false, 128, 6, false},
+    {"wgmma.128x128x64.s6.persistent", 4, false, 128, 6, true},
+    {"wgmma.128x256x64.s4", 4, false, 256, 4, false},
+    {"wgmma.128x256x64.s4.persistent", 4, false, 256, 4, true},
 };
+#define GPUIR__MATMUL_FORM_COUNT (sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0])
 
 /* The entry of form name `name`, or NULL. */
 static const struct gpuir__matmul_form_name *gpuir__matmul_form_named(const char *name) {
-    for (size_t i = 0; i < sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0]; i++)
+    for (size_t i = 0; i < GPUIR__MATMUL_FORM_COUNT; i++)
         if (strcmp(name, gpuir__matmul_form_names[i].name) == 0) return &gpuir__matmul_form_names[i];
     return NULL;
+}
+
+/* The form names, "a, b ... or z", into out (for the error that names them). */
+static void gpuir__matmul_form_list(char *out, size_t size) {
+    size_t n = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < GPUIR__MATMUL_FORM_COUNT && n < size; i++)
+        n += (size_t)snprintf(out + n, size - n, "%s%s", i == 0 ? "" : i + 1 < GPUIR__MATMUL_FORM_COUNT ? ", " : " or ",
+                              gpuir__matmul_form_names[i].name);
 }
 
 /* Whether op is a constant of one value (a splat; not a dense table). */
@@ -2443,10 +2467,12 @@ static gpuir__kernel_form gpuir__kernel_form_recorded(const gpuir_module *m, con
 static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
                                         const gpuir__attrs *as, gpuir_type *out) {
     const gpuir__attr *form = gpuir__attrs_key(as, GPUIR__KEY_FORM);
-    if (form && form->kind == GPUIR__ATTR_STRING && !gpuir__matmul_form_named(gpuir__string(as->m, form->off)))
-        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: form = \"%s\" is not a kernel form (plain.64x64x16, "
-                           "register_tiled.128x128x16.s2, register_tiled.64x64x16.s2, mma_sync.128x128x32.s3, "
-                           "mma_sync.128x128x16.s3 or wgmma.128x128x64.s6)", gpuir__string(as->m, form->off));
+    if (form && form->kind == GPUIR__ATTR_STRING && !gpuir__matmul_form_named(gpuir__string(as->m, form->off))) {
+        char names[512];
+        gpuir__matmul_form_list(names, sizeof names);
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: form = \"%s\" is not a kernel form (%s)",
+                           gpuir__string(as->m, form->off), names);
+    }
     const gpuir_type *a = &in[0], *b = &in[1];
     gpuir__tbuf ba, bb;
     if (a->rank < 2 || b->rank < 2)
@@ -9426,10 +9452,13 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      gpuir__matmul_wgmma_unfit): f16 or bf16 with B transposed and A not
      (pass.stage-matmul puts every layout so), static sizes, M, N, K >= 1,
      K a multiple of 8 (rows of a multiple of 16 bytes: what a tensor
-     map's global strides need), not split: 128x128 tiles, GPUIR__WG_THREADS (384) threads,
-     warp-specialized: a producer warpgroup copies the tiles with TMA bulk
-     tensor copies into 128-byte-swizzled stages on mbarriers, two consumer
-     warpgroups multiply 64 rows each with wgmma.mma_async m64n128k16 (sm_90a;
+     map's global strides need), not split: 128x128 tiles (by default;
+     the form's variants take 128x256 tiles, or a persistent grid of a
+     block a multiprocessor: gpuir__matmul_form_names), GPUIR__WG_THREADS
+     (384) threads, warp-specialized: a producer warpgroup copies the tiles
+     with TMA bulk tensor copies into 128-byte-swizzled stages on
+     mbarriers, two consumer warpgroups multiply 64 rows each with
+     wgmma.mma_async m64n128k16 or m64n256k16 (sm_90a;
      gpuir__cg_matmul_wgmma). The kernel takes two tensor maps after its
      buffers, which the runtime encodes at launch (gpuir__launch_tensor_maps).
      Launched with another block size it takes PLAIN. With `wgmma =
@@ -9551,25 +9580,39 @@ static gpuir__matmul_form gpuir__matmul_form_decide(const gpuir_module *m, const
     return gpuir__matmul_form_for(m, op, a, o);
 }
 
-/* The form of kernel k's matmul: its `form` attribute (configure's
-   decision, or the author's), else the one configure would decide. */
-static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpuir__func *k) {
+/* The form entry kernel k's matmul names in its `form` attribute
+   (configure's decision, or the author's), or NULL. */
+static const struct gpuir__matmul_form_name *gpuir__matmul_form_recorded(const gpuir_module *m, const gpuir__func *k) {
     const gpuir__op *op = gpuir__kernel_matmul(m, k);
     const gpuir__attr *form = op ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
-    const struct gpuir__matmul_form_name *named =
-        form && form->kind == GPUIR__ATTR_STRING ? gpuir__matmul_form_named(gpuir__string(m, form->off)) : NULL;
+    return form && form->kind == GPUIR__ATTR_STRING ? gpuir__matmul_form_named(gpuir__string(m, form->off)) : NULL;
+}
+
+/* The form of kernel k's matmul: the recorded one, else the one configure
+   would decide. */
+static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpuir__func *k) {
+    const struct gpuir__matmul_form_name *named = gpuir__matmul_form_recorded(m, k);
     return named ? (gpuir__matmul_form)named->form : gpuir__matmul_form_decide(m, k);
 }
 
-/* The name configure records for form f of matmul op (mma.sync's k depth
-   follows the operands). */
-static const char *gpuir__matmul_form_name_of(const gpuir_module *m, const gpuir__op *op,
-                                              gpuir__matmul_form f) {
+/* The entry configure records for form f of matmul op: the form's first
+   (its default variant; mma.sync's k depth follows the operands). */
+static const struct gpuir__matmul_form_name *gpuir__matmul_form_default(const gpuir_module *m, const gpuir__op *op,
+                                                                        gpuir__matmul_form f) {
     bool tf32 = f == GPUIR__MATMUL_TENSOR_CORES && gpuir__op_flag(m, op, GPUIR__KEY_TF32);
-    for (size_t i = 0; i < sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0]; i++)
+    for (size_t i = 0; i < GPUIR__MATMUL_FORM_COUNT; i++)
         if (gpuir__matmul_form_names[i].form == (int)f && gpuir__matmul_form_names[i].tf32 == tf32)
-            return gpuir__matmul_form_names[i].name;
-    return gpuir__matmul_form_names[0].name;
+            return &gpuir__matmul_form_names[i];
+    return &gpuir__matmul_form_names[0];
+}
+
+/* The variant kernel k's matmul runs as: the recorded entry, else its
+   form's default. */
+static const struct gpuir__matmul_form_name *gpuir__matmul_variant_of(const gpuir_module *m, const gpuir__func *k) {
+    const struct gpuir__matmul_form_name *named = gpuir__matmul_form_recorded(m, k);
+    const gpuir__op *op = gpuir__kernel_matmul(m, k);
+    return named ? named : op ? gpuir__matmul_form_default(m, op, gpuir__matmul_form_decide(m, k))
+                              : &gpuir__matmul_form_names[0];
 }
 
 /* Why matmul op of kernel k cannot run as form f on the module's target,
@@ -9604,9 +9647,10 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
         const gpuir__op *op = k->kernel ? gpuir__kernel_matmul(m, k) : NULL;
         if (!op) continue;
         const gpuir__attr *given = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+        const struct gpuir__matmul_form_name *named = gpuir__matmul_form_recorded(m, k);
         gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
-        const char *name = gpuir__matmul_form_name_of(m, op, form), *why = gpuir__matmul_form_refusal(m, k, op, form);
-        if (given && !why && strcmp(gpuir__string(m, given->off), name) != 0)
+        const char *name = gpuir__matmul_form_default(m, op, form)->name, *why = gpuir__matmul_form_refusal(m, k, op, form);
+        if (named && !why && named->tf32 != gpuir__matmul_form_default(m, op, form)->tf32)
             why = "its k depth is 64 bytes of the operands (mma_sync.128x128x32.s3 for f16 and bf16, "
                   "mma_sync.128x128x16.s3 for tf32)";
         if (given && why)
@@ -9721,6 +9765,16 @@ static bool gpuir__module_uses_attention(const gpuir_module *m) {
 static bool gpuir__module_uses_wgmma(const gpuir_module *m) {
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
         if (m->funcs[f].kernel && gpuir__matmul_form_of(m, &m->funcs[f]) == GPUIR__MATMUL_WGMMA) return true;
+    return false;
+}
+
+/* Whether any kernel of the module takes a 128x256 wgmma variant (its
+   source then carries the m64n256k16 helper too). */
+static bool gpuir__module_uses_wgmma_n256(const gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
+        if (m->funcs[f].kernel && gpuir__matmul_form_of(m, &m->funcs[f]) == GPUIR__MATMUL_WGMMA &&
+            gpuir__matmul_variant_of(m, &m->funcs[f])->bn == 256)
+            return true;
     return false;
 }
 
@@ -9974,12 +10028,18 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     } else if (kind == GPUIR_OP_MATMUL) {
         int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
         gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
+        const struct gpuir__matmul_form_name *variant = gpuir__matmul_variant_of(m, k);
         int64_t tile = form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
-        grid[0] = gpuir__ceil_div(N, tile);
+        grid[0] = gpuir__ceil_div(N, variant->bn ? variant->bn : tile);
         grid[1] = gpuir__ceil_div(M, tile);
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
         block[0] = block[1] = 16;
         if (form == GPUIR__MATMUL_WGMMA) block[0] = GPUIR__WG_THREADS, block[1] = 1;
+        if (form == GPUIR__MATMUL_WGMMA && variant->persistent) {   /* one block a multiprocessor, walking the tiles */
+            int64_t tiles = grid[0] * grid[1] * grid[2], sms = gpuir__module_sm_count(m);
+            grid[0] = tiles < sms ? tiles : sms;
+            grid[1] = grid[2] = 1;
+        }
     } else if (form == GPUIR__FORM_REDUCE_COLUMNS) {
         block[0] = 256;
         grid[0] = gpuir__ceil_div(count, 256);
@@ -10902,10 +10962,12 @@ static const char gpuir__cg_tc_emu[] =
    other along M (or N). GPUIR_WGMMA_F16/BF16(d, da, db, base, addr) is
    wgmma.mma_async m64n128k16 with f32 accumulators, A (64 x 16) and B
    (128 x 16, B^T's rows: "K-major", imm-trans-b 0) from descriptors: D +=
-   A B^T. Thread t of the warpgroup (w = t / 32, l = t % 32, g = l / 4,
+   A B^T; GPUIR_WGMMA_F16/BF16_N256 the same at m64n256k16 (B 256 x 16).
+   Thread t of the warpgroup (w = t / 32, l = t % 32, g = l / 4,
    q = l % 4) holds d[f] = D[16 w + g + 8 (f / 2 % 2)][8 (f / 4) + 2 q +
-   f % 2] (the m64nNk16 D fragment). gpuir_wgmma_portable computes the
-   same from shared memory, each thread its own 64 elements (no thread
+   f % 2] (the m64nNk16 D fragment, f < N / 2). gpuir_wgmma_portable
+   computes the same from shared memory (its last argument N), each thread
+   its own N / 2 elements (no thread
    talks to another: wgmma reads shared memory, not registers); `base` is
    the generic pointer to shared memory whose shared address is `addr`. It
    is the emulator's wgmma, and the CUDA one below sm_90a (slow, but
@@ -10944,11 +11006,11 @@ static const char gpuir__cg_wgmma_helpers[] =
     "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
     "}\n"
     "GPUIR_DEVICE void gpuir_wgmma_portable(GPUIR_LANE float *d, unsigned long long da, unsigned long long db,\n"
-    "                                      const void *base, unsigned addr, int kind) {\n"
+    "                                      const void *base, unsigned addr, int kind, int n) {\n"
     "    int t = GPUIR_THREAD_RANK % 128, g = t % 32 / 4, q = t % 4, row0 = t / 32 * 16 + g;\n"
     "    const unsigned char *b8 = (const unsigned char *)base;\n"
     "    GPUIR_ROLLED\n"
-    "    for (int f = 0; f < 64; f++) {\n"
+    "    for (int f = 0; f < n / 2; f++) {\n"
     "        int row = row0 + f / 2 % 2 * 8, col = f / 4 * 8 + q * 2 + f % 2;\n"
     "        float sum = 0.0f;\n"
     "        for (int k = 0; k < 16; k++)\n"
@@ -10997,8 +11059,8 @@ static const char gpuir__cg_wgmma_helpers[] =
    defines __CUDA_ARCH_FEAT_SM90_ALL), gpuir_wgmma_portable elsewhere.
    gpuir_wgmma_fence, _commit and _wait0 are wgmma.fence, commit_group and
    wait_group 0 (the TMA copies write through the async proxy that wgmma
-   reads through: no proxy fence); GPUIR_WGMMA_KEEP(d) keeps the compiler from moving
-   accesses of the accumulators across a wait; GPUIR_SYNC_WARP() is
+   reads through: no proxy fence); GPUIR_WGMMA_KEEP(d, n) keeps the compiler from moving
+   accesses of the n accumulators across a wait; GPUIR_SYNC_WARP() is
    __syncwarp (the emulator's: its lane's warp). */
 static const char gpuir__cg_wgmma_cuda[] =
     "#define GPUIR_SMEM_ADDR(p) ((unsigned)__cvta_generic_to_shared(p))\n"
@@ -11076,17 +11138,51 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "GPUIR_DEVICE void gpuir_wgmma_wait1(void) { asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); }\n"
     "#define gpuir_setmaxnreg_dec(n) asm volatile(\"setmaxnreg.dec.sync.aligned.u32 \" #n \";\")\n"
     "#define gpuir_setmaxnreg_inc(n) asm volatile(\"setmaxnreg.inc.sync.aligned.u32 \" #n \";\")\n"
-    "#define GPUIR_WGMMA_KEEP(d) do { GPUIR_UNROLL for (int f_ = 0; f_ < 64; f_++) asm volatile(\"\" : \"+f\"(d[f_]) :: \"memory\"); } while (0)\n"
+    "#define GPUIR_WGMMA_KEEP(d, n) do { GPUIR_UNROLL for (int f_ = 0; f_ < (n); f_++) asm volatile(\"\" : \"+f\"(d[f_]) :: \"memory\"); } while (0)\n"
     "#else\n"
-    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0)\n"
-    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1)\n"
+    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 128)\n"
+    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 128)\n"
     "GPUIR_DEVICE void gpuir_wgmma_fence(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait1(void) {}\n"
     "#define gpuir_setmaxnreg_dec(n)\n"
     "#define gpuir_setmaxnreg_inc(n)\n"
-    "#define GPUIR_WGMMA_KEEP(d)\n"
+    "#define GPUIR_WGMMA_KEEP(d, n)\n"
+    "#endif\n";
+
+/* m64n256k16 (GPUIR_WGMMA_F16/BF16_N256) for NVRTC, as gpuir__cg_wgmma_cuda_mma
+   has m64n128k16 (GPUIR_WGMMA_D8 is its). */
+static const char gpuir__cg_wgmma_cuda_n256[] =
+    "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+    "#define GPUIR_WGMMA_ASM256(type) asm volatile(\"wgmma.mma_async.sync.aligned.m64n256k16.f32.\" type \".\" type \" {\" \\\n"
+    "    \"%0, %1, %2, %3, %4, %5, %6, %7, \" \\\n"
+    "    \"%8, %9, %10, %11, %12, %13, %14, %15, \" \\\n"
+    "    \"%16, %17, %18, %19, %20, %21, %22, %23, \" \\\n"
+    "    \"%24, %25, %26, %27, %28, %29, %30, %31, \" \\\n"
+    "    \"%32, %33, %34, %35, %36, %37, %38, %39, \" \\\n"
+    "    \"%40, %41, %42, %43, %44, %45, %46, %47, \" \\\n"
+    "    \"%48, %49, %50, %51, %52, %53, %54, %55, \" \\\n"
+    "    \"%56, %57, %58, %59, %60, %61, %62, %63, \" \\\n"
+    "    \"%64, %65, %66, %67, %68, %69, %70, %71, \" \\\n"
+    "    \"%72, %73, %74, %75, %76, %77, %78, %79, \" \\\n"
+    "    \"%80, %81, %82, %83, %84, %85, %86, %87, \" \\\n"
+    "    \"%88, %89, %90, %91, %92, %93, %94, %95, \" \\\n"
+    "    \"%96, %97, %98, %99, %100, %101, %102, %103, \" \\\n"
+    "    \"%104, %105, %106, %107, %108, %109, %110, %111, \" \\\n"
+    "    \"%112, %113, %114, %115, %116, %117, %118, %119, \" \\\n"
+    "    \"%120, %121, %122, %123, %124, %125, %126, %127\" \\\n"
+    "    \"}, %128, %129, 1, 1, 1, 0, 0;\" : GPUIR_WGMMA_D8(0), GPUIR_WGMMA_D8(8), GPUIR_WGMMA_D8(16), GPUIR_WGMMA_D8(24), \\\n"
+    "    GPUIR_WGMMA_D8(32), GPUIR_WGMMA_D8(40), GPUIR_WGMMA_D8(48), GPUIR_WGMMA_D8(56), GPUIR_WGMMA_D8(64), GPUIR_WGMMA_D8(72), \\\n"
+    "    GPUIR_WGMMA_D8(80), GPUIR_WGMMA_D8(88), GPUIR_WGMMA_D8(96), GPUIR_WGMMA_D8(104), GPUIR_WGMMA_D8(112), \\\n"
+    "    GPUIR_WGMMA_D8(120) : \"l\"(da), \"l\"(db) : \"memory\")\n"
+    "GPUIR_DEVICE void gpuir_wgmma_f16_n256(float *d, unsigned long long da, unsigned long long db) { GPUIR_WGMMA_ASM256(\"f16\"); }\n"
+    "GPUIR_DEVICE void gpuir_wgmma_bf16_n256(float *d, unsigned long long da, unsigned long long db) { GPUIR_WGMMA_ASM256(\"bf16\"); }\n"
+    "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_f16_n256(d, da, db)\n"
+    "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_bf16_n256(d, da, db)\n"
+    "#else\n"
+    "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 256)\n"
+    "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 256)\n"
     "#endif\n";
 
 /* The wgmma helpers for the emulator: shared addresses are offsets from
@@ -11121,21 +11217,24 @@ static const char gpuir__cg_wgmma_emu[] =
     "#define gpuir_wgmma_wait1()\n"
     "#define gpuir_setmaxnreg_dec(n)\n"
     "#define gpuir_setmaxnreg_inc(n)\n"
-    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0)\n"
-    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1)\n"
+    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 128)\n"
+    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 128)\n"
+    "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 256)\n"
+    "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 256)\n"
     "#define gpuir_wgmma_fence()\n"
     "#define gpuir_wgmma_commit()\n"
     "#define gpuir_wgmma_wait0()\n"
-    "#define GPUIR_WGMMA_KEEP(d)\n";
+    "#define GPUIR_WGMMA_KEEP(d, n)\n";
 
 /* What codegen writes for a target: its prelude, tensor-core and wgmma helpers. */
 typedef struct gpuir__cg_target {
-    const char *prelude, *tensor_cores, *wgmma[3];
+    const char *prelude, *tensor_cores, *wgmma[4];
 } gpuir__cg_target;
 
 static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda,
-                                                {gpuir__cg_wgmma_cuda, gpuir__cg_tma_cuda, gpuir__cg_wgmma_cuda_mma}};
-static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, {gpuir__cg_wgmma_emu, "", ""}};
+                                                {gpuir__cg_wgmma_cuda, gpuir__cg_tma_cuda, gpuir__cg_wgmma_cuda_mma,
+                                                 gpuir__cg_wgmma_cuda_n256}};
+static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, {gpuir__cg_wgmma_emu, "", "", ""}};
 
 /* ---- the generator's state ---- */
 
@@ -12842,40 +12941,61 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     return r;
 }
 
-/* The wgmma matmul (GPUIR__MATMUL_WGMMA; EXPERIMENTAL, not yet validated
-   on hardware): f16 or bf16, B transposed, 128x128 block tiles of 384
+/* The wgmma matmul (GPUIR__MATMUL_WGMMA; validated on an H100 at 128x128
+   tiles, the others not yet): f16 or bf16, B transposed, 128 x bn block
+   tiles (bn = 128 or 256: the form's variant, gpuir__wg_of) of 384
    threads as three warpgroups, warp-specialized. Warpgroup 0 is the
    producer: one thread of it copies each k tile (64 halves) of A's 128
-   rows and of B^T's 128 rows into a stage of shared memory with two bulk
+   rows and of B^T's bn rows into a stage of shared memory with two bulk
    tensor copies (cp.async.bulk.tensor 2d, 3d for a batched operand, from
    the tensor maps tma_a and tma_b the runtime encodes at launch:
    gpuir__cg_tmap); the copies write each 128-byte row with the 128-byte
    swizzle and zeros past the tensor's edges (ragged M, N and K), and
    complete the stage's `full` mbarrier with their bytes. Warpgroups 1
    and 2 are the consumers: warpgroup 1 + w computes rows 64 w .. 64 w + 63
-   of the tile with four wgmma.mma_async m64n128k16 a stage (k steps of 16:
+   of the tile with four wgmma.mma_async m64n<bn>k16 a stage (k steps of 16:
    32 bytes further into the swizzled rows, gpuir_wgmma_desc_sw128), keeps
    one wgmma group in flight (wait_group 1), and then releases the stage
    before it: each consumer thread arrives on that stage's `empty` mbarrier
    (256 arrivals), and the producer refills a stage only after its `empty`
-   phase completed. GPUIR__WG_STAGES stages of 32 KiB (A's 128 x 64, then
-   B^T's 128 x 64), 1024-byte aligned (the swizzle's atom), then the full
-   and empty mbarriers, 8 bytes each: dynamic shared memory. Producer and
-   consumers walk the same tiles (a persistent grid) and number their k
-   tiles `it` across them: stage it % STAGES, phase parity it / STAGES % 2.
+   phase completed. The stages (A's 128 x 64, 16 KiB, then B^T's bn x 64),
+   1024-byte aligned (the swizzle's atom), then the full and empty
+   mbarriers, 8 bytes each: dynamic shared memory. Producer and consumers
+   walk the same tiles (the grid strides over them: a block a tile, or a
+   block a multiprocessor for the persistent variants) and number their k
+   tiles `it` across them: stage it % stages, phase parity it / stages % 2.
    Each role is one branch of an if/else that starts with its setmaxnreg. */
-#define GPUIR__WG_STAGES 6
-#define GPUIR__WG_STAGE_BYTES 32768u
-/* setmaxnreg (sm_90a; the kernel's __launch_bounds__(384, 1) caps it at
-   168 at entry): the producer gives registers up, the consumers (64
-   accumulators a thread) take them: 128 x 40 + 256 x 232 <= 65536. */
-#define GPUIR__WG_PRODUCER_REGS 40
-#define GPUIR__WG_CONSUMER_REGS 232
+#define GPUIR__WG_A_BYTES 16384u
+
+/* The wgmma kernel's variant, from its form (gpuir__matmul_form_names):
+   both take 6 x 32 KiB = 4 x 48 KiB of stages. setmaxnreg (sm_90a; the
+   kernel's __launch_bounds__(384, 1) caps a thread at 168 registers at
+   entry): the producer gives registers up, the consumers (bn / 2
+   accumulators a thread) take them: 128 x 40 + 256 x 232 and 128 x 24 +
+   256 x 240 are at most 65536. */
+typedef struct gpuir__wg {
+    int bn, stages;                 /* tile columns (wgmma's N), shared-memory stages */
+    unsigned stage_bytes;           /* A's 128 x 64 halves and B^T's bn x 64 */
+    int producer_regs, consumer_regs;
+    const char *mma;                /* GPUIR_WGMMA_<dtype><mma>: the m64n<bn>k16 helper */
+} gpuir__wg;
+
+static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
+    const struct gpuir__matmul_form_name *v = gpuir__matmul_variant_of(C->m, C->k);
+    gpuir__wg w;
+    w.bn = v->bn == 256 ? 256 : 128;
+    w.stages = v->stages > 0 ? v->stages : 6;
+    w.stage_bytes = GPUIR__WG_A_BYTES + (unsigned)w.bn * 128u;
+    w.producer_regs = w.bn == 256 ? 24 : 40;
+    w.consumer_regs = w.bn == 256 ? 240 : 232;
+    w.mma = w.bn == 256 ? "_N256" : "";
+    return w;
+}
 
 /* The tensor map of a [..., rows, K] operand (A, or B^T) of a WGMMA
-   kernel: a box of 64 k x 128 rows (x 1 batch); a batch dim only when the
-   operand has more than one matrix. */
-static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param) {
+   kernel: a box of 64 k x box_rows rows (x 1 batch: 128 for A, bn for
+   B^T); a batch dim only when the operand has more than one matrix. */
+static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param, int box_rows) {
     long long rows = t->dims[t->rank - 2], K = t->dims[t->rank - 1], mats = rows > 0 && K > 0 ? gpuir__type_count(t) / (rows * K) : 1;
     gpuir__cg_tmap x;
     memset(&x, 0, sizeof x);
@@ -12884,59 +13004,59 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param) {
     x.rank = mats > 1 ? 3 : 2;
     x.dims[0] = (unsigned long long)K, x.dims[1] = (unsigned long long)rows, x.dims[2] = (unsigned long long)mats;
     x.strides[0] = (unsigned long long)K * 2, x.strides[1] = (unsigned long long)(rows * K) * 2;
-    x.box[0] = 64, x.box[1] = 128, x.box[2] = 1;
+    x.box[0] = 64, x.box[1] = (unsigned)box_rows, x.box[2] = 1;
     return x;
 }
 
 /* The producer: thread 0 of warpgroup 0 fills the stages, each once the
    consumers released it (from the second round of the ring on). */
-static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir_type *o, const gpuir_type *a, const gpuir_type *b,
-                                     long long tiles, long long tiles_m, long long tiles_n, long long K) {
+static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpuir_type *o, const gpuir_type *a,
+                                     const gpuir_type *b, long long tiles, long long tiles_m, long long tiles_n, long long K) {
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + 63) / 64;
-    unsigned stage = GPUIR__WG_STAGE_BYTES;
+    unsigned stage = w->stage_bytes;
     const char *full = "full + 8u * st";
     gpuir__cg_open(C, "if (wg == 0)");
-    gpuir__cg_line(C, "gpuir_setmaxnreg_dec(%d);", GPUIR__WG_PRODUCER_REGS);
+    gpuir__cg_line(C, "gpuir_setmaxnreg_dec(%d);", w->producer_regs);
     gpuir__cg_open(C, "if (t == 0)");
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
     gpuir__cg_line(C, "int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);", M > 0 && K > 0 ? M * K : 1,
                    N > 0 && K > 0 ? N * K : 1);
     gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
-    gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;", GPUIR__WG_STAGES, stage);
-    gpuir__cg_line(C, "if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));", GPUIR__WG_STAGES,
-                   GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;", w->stages, stage);
+    gpuir__cg_line(C, "if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));", w->stages,
+                   w->stages);
     gpuir__cg_line(C, "gpuir_mbar_expect_tx(%s, %uu);", full, stage);
     gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, %s);",
                    C->info->tmaps[0].rank, full);
-    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * 128), cb, %s);",
-                   C->info->tmaps[1].rank, stage / 2, full);
+    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * %d), cb, %s);",
+                   C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, w->bn, full);
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     C->depth--;
     gpuir__cg_line(C, "} else {");
     C->depth++;
-    gpuir__cg_line(C, "gpuir_setmaxnreg_inc(%d);", GPUIR__WG_CONSUMER_REGS);
+    gpuir__cg_line(C, "gpuir_setmaxnreg_inc(%d);", w->consumer_regs);
 }
 
 /* A consumer's k loop: wait for the stage, four wgmma on it, then (with
    this group in flight) release the stage before; the last one after
    all groups are done. */
-static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const char *mma, long long K) {
+static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const gpuir__wg *w, const char *dtype, long long K) {
     long long k_tiles = (K + 63) / 64;
-    unsigned stage = GPUIR__WG_STAGE_BYTES;
+    unsigned stage = w->stage_bytes;
     gpuir__cg_line(C, "unsigned prev = 0;");
     gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
     gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sb = sbase + st * %uu + %uu, "
-                   "sa = sbase + st * %uu + (unsigned)(wg - 1) * 8192u;", GPUIR__WG_STAGES, stage, stage / 2, stage);
-    gpuir__cg_line(C, "gpuir_mbar_wait(full + 8u * st, (unsigned)(it / %d & 1));", GPUIR__WG_STAGES);
+                   "sa = sbase + st * %uu + (unsigned)(wg - 1) * 8192u;", w->stages, stage, GPUIR__WG_A_BYTES, stage);
+    gpuir__cg_line(C, "gpuir_mbar_wait(full + 8u * st, (unsigned)(it / %d & 1));", w->stages);
     gpuir__cg_line(C, "gpuir_wgmma_fence();");
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int kk = 0; kk < 4; kk++)");
     C->depth++;
-    gpuir__cg_line(C, "GPUIR_WGMMA_%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u), "
-                   "smem, s0);", mma);
+    gpuir__cg_line(C, "GPUIR_WGMMA_%s%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u), "
+                   "smem, s0);", dtype, w->mma);
     C->depth--;
     gpuir__cg_line(C, "gpuir_wgmma_commit();");
     gpuir__cg_line(C, "gpuir_wgmma_wait1();");
@@ -12944,17 +13064,18 @@ static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const char *mma, long long K)
     gpuir__cg_line(C, "prev = st;");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_wgmma_wait0();");
-    gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(acc);");
+    gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(acc, %d);", w->bn / 2);
     if (k_tiles > 0) gpuir__cg_line(C, "gpuir_mbar_arrive(empty + 8u * prev);");   /* the last stage */
 }
 
 /* The epilogue through shared memory (gpuir__cg_wgmma_staged): each
-   consumer warp's 16 rows x 128 columns, rounded to the output dtype, in
-   4 KiB of its own (rows of 256 bytes, 16-byte chunk j of row r at chunk
-   j ^ (r % 8): the fragment's 4-byte writes and the 16-byte reads are
-   both free of bank conflicts), after the pipeline's stages and
-   mbarriers. */
-#define GPUIR__WG_EPI_AT (GPUIR__WG_STAGES * GPUIR__WG_STAGE_BYTES + 128u)
+   consumer warp's 16 rows x 128 columns (both halves of a 256-column tile
+   in turn), rounded to the output dtype, in 4 KiB of its own (rows of 256
+   bytes, 16-byte chunk j of row r at chunk j ^ (r % 8): the fragment's
+   4-byte writes and the 16-byte reads are both free of bank conflicts),
+   after the pipeline's stages (6 x 32 KiB or 4 x 48 KiB) and mbarriers. */
+#define GPUIR__WG_STAGES_BYTES 196608u
+#define GPUIR__WG_EPI_AT (GPUIR__WG_STAGES_BYTES + 128u)
 #define GPUIR__WG_EPI_BYTES 32768u
 
 /* Whether the wgmma kernel of the matmul at `at` (output o) stores through
@@ -12978,11 +13099,12 @@ static bool gpuir__cg_wgmma_staged(gpuir__cg *C, size_t at, const gpuir_type *o)
     return true;
 }
 
-/* Element e (0..7) of the staged chunk `ch` (an int4 of eight halves) as a float. */
-static void gpuir__cg_wgmma_chunk_elem(char *buf, size_t size, gpuir_dtype d, int e) {
+/* Half e (0..7) of the int4 `var` (eight halves, low half first) as a float
+   of dtype d, into buf. */
+static void gpuir__cg_int4_half(char *buf, size_t size, const char *var, gpuir_dtype d, int e) {
     char bits[64];
-    if (e % 2) snprintf(bits, sizeof bits, "(unsigned short)((unsigned)ch.%c >> 16)", "xyzw"[e / 2]);
-    else snprintf(bits, sizeof bits, "(unsigned short)ch.%c", "xyzw"[e / 2]);
+    if (e % 2) snprintf(bits, sizeof bits, "(unsigned short)((unsigned)%s.%c >> 16)", var, "xyzw"[e / 2]);
+    else snprintf(bits, sizeof bits, "(unsigned short)%s.%c", var, "xyzw"[e / 2]);
     gpuir__cg_call(buf, size, gpuir__cg_to_float(d), bits);
 }
 
@@ -13024,12 +13146,12 @@ static bool gpuir__cg_wgmma_chunk_input(gpuir__cg *C, size_t at, int p, const gp
            t->rank <= o->rank && gpuir__type_is_static(t) && t->dims[t->rank - 1] == o->dims[o->rank - 1];
 }
 
-/* The chunk loads of the staged epilogue's inputs (gpuir__cg_wgmma_chunk_input):
-   parameter p's eight values at the chunk, l<p> (an int4 of halves, or
-   two float4). */
-static void gpuir__cg_wgmma_chunk_loads(gpuir__cg *C, size_t at, const gpuir_type *o) {
+/* The chunk loads of the staged epilogue's inputs (chunk[p]: parameter p
+   is one, gpuir__cg_wgmma_chunk_input): its eight values at the chunk,
+   l<p> (an int4 of halves), or l<p> and h<p> (two float4). */
+static void gpuir__cg_wgmma_chunk_loads(gpuir__cg *C, const bool *chunk, const gpuir_type *o) {
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
-        if (!gpuir__cg_wgmma_chunk_input(C, at, (int)p, o)) continue;
+        if (!chunk[p]) continue;
         const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
         gpuir__str idx = {NULL};
         gpuir__cg_type_index(C, &idx, o, t, "ie0");
@@ -13044,52 +13166,47 @@ static void gpuir__cg_wgmma_chunk_loads(gpuir__cg *C, size_t at, const gpuir_typ
 }
 
 /* Before element e's epilogue: each chunk input's value at e, its register. */
-static void gpuir__cg_wgmma_chunk_values(gpuir__cg *C, size_t at, const gpuir_type *o, int e) {
+static void gpuir__cg_wgmma_chunk_values(gpuir__cg *C, const bool *chunk, int e) {
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
-        if (!gpuir__cg_wgmma_chunk_input(C, at, (int)p, o)) continue;
+        if (!chunk[p]) continue;
         uint32_t b = C->k->params[p];
         gpuir_dtype d = gpuir__value_at(C->m, b)->type.dtype;
         uint32_t v = gpuir__cg_new_var(C, d);
         if (d == GPUIR_F32) {
             gpuir__cg_line(C, "float v%u = %c%zu.%c;", v, e < 4 ? 'l' : 'h', p, "xyzw"[e % 4]);
         } else {
-            char bits[64], value[96];
-            if (e % 2) snprintf(bits, sizeof bits, "(unsigned short)((unsigned)l%zu.%c >> 16)", p, "xyzw"[e / 2]);
-            else snprintf(bits, sizeof bits, "(unsigned short)l%zu.%c", p, "xyzw"[e / 2]);
-            gpuir__cg_call(value, sizeof value, gpuir__cg_to_float(d), bits);
+            char var[24], value[96];
+            snprintf(var, sizeof var, "l%zu", p);
+            gpuir__cg_int4_half(value, sizeof value, var, d, e);
             gpuir__cg_line(C, "float v%u = %s;", v, value);
         }
         C->cur[b - 1] = v + 1;
     }
 }
 
-/* The staged epilogue: the warp's fragment into its staging rows, then
-   each lane takes 16-byte chunks of them (eight of the warp's 256, two
-   rows a warp instruction), loads its inputs' chunks (a bias, a residual:
-   16 bytes at a time), runs the epilogue on the chunk's eight values and
-   stores them with 16-byte stores: whole rows a warp, coalesced. */
-static gpuir_result gpuir__cg_wgmma_epilogue_staged(gpuir__cg *C, size_t at, const gpuir_type *o) {
+/* The staged epilogue's chunks of one staged half: each lane takes
+   16-byte chunks of the warp's staging rows (eight of the warp's 256, two
+   rows a warp instruction) at columns `col0` + of the tile, loads its
+   inputs' chunks (a bias, a residual: 16 bytes at a time), runs the
+   epilogue on the chunk's eight values and stores them with 16-byte
+   stores: whole rows a warp, coalesced. */
+static gpuir_result gpuir__cg_wgmma_epilogue_chunks(gpuir__cg *C, size_t at, const gpuir_type *o, const bool *chunk,
+                                                   const char *col0) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     uint32_t dst = gpuir__op_operand(m, op, 2);
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
     size_t n = stbds_arrlenu(C->k->ops), np = stbds_arrlenu(C->k->params);
-    const char *conv = gpuir__cg_from_float(o->dtype), *idx = gpuir__cg_idx(C);
-    gpuir__cg_line(C, "GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */");
-    gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int f = 0; f < 64; f += 2)");
-    gpuir__cg_line(C, "    *(unsigned *)(stg + (g + f / 2 %% 2 * 8) * 256 + ((f / 4 ^ g) << 4) + q * 4) = "
-                   "(unsigned)%s(acc[f]) | (unsigned)%s(acc[f + 1]) << 16;", conv, conv);
-    gpuir__cg_line(C, "GPUIR_SYNC_WARP();");
+    const char *idx = gpuir__cg_idx(C);
     gpuir__cg_line(C, "GPUIR_NO_UNROLL");
     gpuir__cg_open(C, "for (int s = 0; s < 8; s++)");
     gpuir__cg_line(C, "int k = lane + s * 32, r = k / 16, cc = k %% 16;");
-    gpuir__cg_line(C, "long long gm = tm * 128 + (warp - 4) * 16 + r, gn = tn * 128 + cc * 8;");
+    gpuir__cg_line(C, "long long gm = tm * 128 + (warp - 4) * 16 + r, gn = %s + cc * 8;", col0);
     gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
     gpuir__cg_line(C, "int4 ch = *(const int4 *)(stg + r * 256 + ((cc ^ (r & 7)) << 4));");
     gpuir__cg_line(C, "%s ie0 = (%s)(batch * %lldLL + gm * %lldLL + gn);", idx, idx, M * N, N);
     for (int e = 1; e < 8; e++) gpuir__cg_line(C, "%s ie%d = ie0 + %d;", idx, e, e);
-    gpuir__cg_wgmma_chunk_loads(C, at, o);
+    gpuir__cg_wgmma_chunk_loads(C, chunk, o);
     gpuir__cg_comment(C, C->k->ops[at], op);
     uint32_t (*out)[8] = (uint32_t (*)[8])gpuir__scratch_calloc(m, np + 1, sizeof *out);
     if (!out) return gpuir__oom(m->ctx, "codegen");
@@ -13098,9 +13215,9 @@ static gpuir_result gpuir__cg_wgmma_epilogue_staged(gpuir__cg *C, size_t at, con
         char ivar[16], elem[96];
         snprintf(ivar, sizeof ivar, "ie%d", e);
         gpuir__cg_reset_values(C);
-        gpuir__cg_wgmma_chunk_values(C, at, o, e);
+        gpuir__cg_wgmma_chunk_values(C, chunk, e);
         uint32_t v = gpuir__cg_new_var(C, o->dtype);
-        gpuir__cg_wgmma_chunk_elem(elem, sizeof elem, o->dtype, e);
+        gpuir__cg_int4_half(elem, sizeof elem, "ch", o->dtype, e);
         gpuir__cg_line(C, "float v%u = %s;", v, elem);
         r = gpuir__cg_chain(C, 0, at, o, ivar);
         C->cur[dst - 1] = v + 1;
@@ -13117,56 +13234,87 @@ static gpuir_result gpuir__cg_wgmma_epilogue_staged(gpuir__cg *C, size_t at, con
     return r;
 }
 
+/* The staged epilogue: the warp's fragment into its staging rows, then its
+   chunks (gpuir__cg_wgmma_epilogue_chunks); a 256-column tile stages and
+   stores its two halves of 128 columns in turn (accumulators 0..63, then
+   64..127: the fragment's columns 0..127, then 128..255). */
+static gpuir_result gpuir__cg_wgmma_epilogue_staged(gpuir__cg *C, const gpuir__wg *w, size_t at, const gpuir_type *o) {
+    gpuir_module *m = C->m;
+    size_t np = stbds_arrlenu(C->k->params);
+    const char *conv = gpuir__cg_from_float(o->dtype);
+    bool *chunk = (bool *)gpuir__scratch_calloc(m, np + 1, sizeof *chunk);
+    if (!chunk) return gpuir__oom(m->ctx, "codegen");
+    for (size_t p = 0; p < np; p++) chunk[p] = gpuir__cg_wgmma_chunk_input(C, at, (int)p, o);
+    bool halves = w->bn > 128;
+    char col0[48];
+    snprintf(col0, sizeof col0, halves ? "tn * %d + h * 128" : "tn * %d", w->bn);
+    if (halves) {
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int h = 0; h < %d; h++)", w->bn / 128);
+    }
+    gpuir__cg_line(C, "GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int f = 0; f < 64; f += 2)");
+    gpuir__cg_line(C, "    *(unsigned *)(stg + (g + f / 2 %% 2 * 8) * 256 + ((f / 4 ^ g) << 4) + q * 4) = "
+                   "(unsigned)%s(acc[%sf]) | (unsigned)%s(acc[%sf + 1]) << 16;", conv, halves ? "h * 64 + " : "", conv,
+                   halves ? "h * 64 + " : "");
+    gpuir__cg_line(C, "GPUIR_SYNC_WARP();");
+    gpuir_result r = gpuir__cg_wgmma_epilogue_chunks(C, at, o, chunk, col0);
+    if (halves) gpuir__cg_close(C);
+    gpuir__scratch_free(m, chunk);
+    return r;
+}
+
 static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int pb) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    gpuir__wg w = gpuir__wg_of(C);
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
-    long long tiles_n = (N + 127) / 128, tiles_m = (M + 127) / 128, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
-    long long tiles = tiles_n * tiles_m * batches;
+    long long tiles_n = (N + w.bn - 1) / w.bn, tiles_m = (M + 127) / 128;
+    long long batches = M && N ? gpuir__type_count(o) / (M * N) : 0, tiles = tiles_n * tiles_m * batches;
+    unsigned stages_bytes = (unsigned)w.stages * w.stage_bytes;
     C->info->n_tmaps = 2;
-    C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa);
-    C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb);
+    C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa, 128);
+    C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb, w.bn);
     bool staged = gpuir__cg_wgmma_staged(C, at, o);
-    C->dynamic_bytes = staged ? 1024u + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES
-                              : 1024u + GPUIR__WG_STAGES * (GPUIR__WG_STAGE_BYTES + 16u);
+    C->dynamic_bytes = staged ? 1024u + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES : 1024u + stages_bytes + 16u * (unsigned)w.stages;
     C->barriers = true;
     gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes */", C->dynamic_bytes);
     gpuir__cg_line(C, "unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;");
-    gpuir__cg_line(C, "unsigned full = sbase + %uu, empty = full + %uu;", GPUIR__WG_STAGES * GPUIR__WG_STAGE_BYTES,
-                   8u * GPUIR__WG_STAGES);
+    gpuir__cg_line(C, "unsigned full = sbase + %uu, empty = full + %uu;", stages_bytes, 8u * (unsigned)w.stages);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;");
     gpuir__cg_line(C, "long long it = 0;                    /* k tiles so far, across tiles */");
     gpuir__cg_open(C, "if (t == 0)");
-    gpuir__cg_open(C, "for (unsigned st = 0; st < %du; st++)", GPUIR__WG_STAGES);
+    gpuir__cg_open(C, "for (unsigned st = 0; st < %du; st++)", w.stages);
     gpuir__cg_line(C, "gpuir_mbar_init(full + 8u * st, 1u);");
     gpuir__cg_line(C, "gpuir_mbar_init(empty + 8u * st, 256u);");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_mbar_init_fence();");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
-    gpuir__cg_wgmma_producer(C, o, a, b, tiles, tiles_m, tiles_n, K);
+    gpuir__cg_wgmma_producer(C, &w, o, a, b, tiles, tiles_m, tiles_n, K);
     if (staged)
         gpuir__cg_line(C, "unsigned char *stg = GPUIR_SMEM_PTR(sbase + %uu + (unsigned)(warp - 4) * 4096u);",
                        GPUIR__WG_EPI_AT);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
     gpuir__cg_mm_tile_order(C, tiles_m, tiles_n);     /* the consumers read A and B from shared memory */
-    gpuir__cg_line(C, "float acc[64];");
+    gpuir__cg_line(C, "float acc[%d];", w.bn / 2);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int f = 0; f < 64; f++) acc[f] = 0.0f;");
-    gpuir__cg_wgmma_consumer(C, o->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
+    gpuir__cg_line(C, "for (int f = 0; f < %d; f++) acc[f] = 0.0f;", w.bn / 2);
+    gpuir__cg_wgmma_consumer(C, &w, o->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
     if (staged) {
-        gpuir_result r = gpuir__cg_wgmma_epilogue_staged(C, at, o);
+        gpuir_result r = gpuir__cg_wgmma_epilogue_staged(C, &w, at, o);
         gpuir__cg_close(C);                     /* the tile loop */
         gpuir__cg_close(C);                     /* the consumers' branch */
         return r;
     }
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int f = 0; f < 64; f++)");
+    gpuir__cg_open(C, "for (int f = 0; f < %d; f++)", w.bn / 2);
     gpuir__cg_line(C, "long long gm = tm * 128 + (warp - 4) * 16 + g + f / 2 %% 2 * 8;");
-    gpuir__cg_line(C, "long long gn = tn * 128 + f / 4 * 8 + q * 2 + f %% 2;");
+    gpuir__cg_line(C, "long long gn = tn * %d + f / 4 * 8 + q * 2 + f %% 2;", w.bn);
     gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
     gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : "gpuir_round_f16(acc[f])";
@@ -15038,8 +15186,8 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
     if (!r && gpuir__module_uses_tensor_cores(m))
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
     if (!r && gpuir__module_uses_wgmma(m))
-        gpuir__str_appendf(&s, "%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
-                           gpuir__cg_wgmma_helpers);
+        gpuir__str_appendf(&s, "%s%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
+                           gpuir__module_uses_wgmma_n256(m) ? target->wgmma[3] : "", gpuir__cg_wgmma_helpers);
     if (!r && gpuir__module_uses_attention(m)) gpuir__str_appendf(&s, "%s", gpuir__cg_attn_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;

@@ -43,7 +43,8 @@ else echo "FAIL bench: matmul --wgmma (exit $rc)"; cat $out >&2; fi
 # run), --no-wgmma (mma.sync), and --form naming a kernel (one run per
 # candidate); a form the target cannot run fails, saying why.
 for args in "|2 kernels: an operand transposed first" "--no-wgmma|" "--form=mma_sync.128x128x32.s3|" \
-            "--form=plain.64x64x16|"; do
+            "--form=plain.64x64x16|" "--form=wgmma.128x256x64.s4|" "--form=wgmma.128x128x64.s6.persistent|" \
+            "--wgmma --form=wgmma.128x256x64.s4.persistent|"; do
     flags=${args%%|*} want=${args#*|}
     # shellcheck disable=SC2086
     $bench matmul --dtype=bf16 --m=200 --n=136 --k=72 $flags > $out 2>&1

@@ -6,7 +6,8 @@
 # from start to its first seed-matmul result, cold and warm), matmul (f32, tf32, f16, bf16; f32 and bf16 also
 # with a fused bias, gelu and residual; f16 and bf16 as the default takes
 # them (on sm_90: B transposed by a kernel, then wgmma), with --no-wgmma
-# (mma.sync) and with --wgmma (B stored transposed: wgmma alone); two
+# (mma.sync) and with --wgmma (B stored transposed: wgmma alone), the
+# wgmma kernel's variants (--form: 128x256 tiles, persistent grids); two
 # skinny shapes that split K; against cuBLAS),
 # bandwidth (an elementwise chain, a row softmax, LayerNorm and RMSNorm in
 # f32 and bf16, against a device copy), launch and end-to-end (e2e: host
@@ -49,6 +50,15 @@ grep -A8 '^FAIL\|probe' "$OUT/mma-layouts.txt" | head -40
 GPUIR_TEST_BACKENDS=cuda GPUIR_TEST_GRAPHS=1 "$OUT/test_backends" > "$OUT/cuda-graphs.txt" 2>&1
 echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '^FAIL' "$OUT/cuda-graphs.txt") failed"
 grep '^FAIL' "$OUT/cuda-graphs.txt" | head -20
+# The wgmma variants' runs of tests/ir/run/wgmma-variants.gir on CUDA, the
+# --sm-count ones making each block walk several tiles (test_backends runs
+# them at the device's own count, where few tiles walk).
+sed -n 's|^// RUN: gpuir-run %s \(.*\) --backend=emu\(.*\)$|\1\2|p' tests/ir/run/wgmma-variants.gir |
+while IFS= read -r args; do
+    # shellcheck disable=SC2086
+    "$OUT/gpuir-run" tests/ir/run/wgmma-variants.gir $args --backend=cuda > "$OUT/wgmma-variant.txt" 2>&1
+    echo "wgmma variant $args: exit $? $(grep -m1 -E 'matches|differ|error' "$OUT/wgmma-variant.txt")"
+done
 "$OUT/seed_matmul" > "$OUT/seed-matmul.txt" 2>&1
 echo "examples/seed_matmul: exit $?"; grep -E '^(backend|run)' "$OUT/seed-matmul.txt"
 "$OUT/device_buffers" > "$OUT/device-buffers.txt" 2>&1
@@ -106,6 +116,11 @@ matmul --dtype=bf16 --epilogue=bias,gelu,residual
 matmul --dtype=bf16 --wgmma
 matmul --dtype=f16 --wgmma
 matmul --dtype=bf16 --wgmma --epilogue=bias,gelu,residual
+matmul --dtype=bf16 --wgmma --form=wgmma.128x128x64.s6.persistent
+matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4
+matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4.persistent
+matmul --dtype=f16 --wgmma --form=wgmma.128x256x64.s4.persistent
+matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4.persistent --epilogue=bias,gelu,residual
 matmul --dtype=bf16 --m=32 --n=4096 --k=4096
 matmul --m=256 --n=256 --k=16384
 bandwidth

@@ -604,6 +604,48 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The wgmma kernel's 128x256 variant (`form`, wgmma-variants.gir) compiles
+   for sm_90a with wgmma.mma_async m64n256k16 (its own helper, which a
+   module of 128x128 kernels leaves out), the registers moved as it plans
+   them (the producer down to 24, the consumers' 128 accumulators up to
+   240), with and without a fused bias, gelu and residual, persistent or
+   not, beside a persistent 128x128 kernel: no spills, no local memory. */
+TEST(nvrtc_compiles_the_wgmma_variants_for_sm_90a) {
+    static const char text[] =
+        "func.func @v(%x: tensor<300x64xbf16>, %w: tensor<520x64xbf16>, %b: tensor<520xbf16>, %r: tensor<300x520xbf16>) -> tensor<300x520xbf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true, form = \"wgmma.128x256x64.s4\"} : (tensor<300x64xbf16>, tensor<520x64xbf16>) -> tensor<300x520xbf16>\n"
+        "  %s = add %m, %b : (tensor<300x520xbf16>, tensor<520xbf16>) -> tensor<300x520xbf16>\n"
+        "  %g = gelu %s : (tensor<300x520xbf16>) -> tensor<300x520xbf16>\n"
+        "  %o = add %g, %r : (tensor<300x520xbf16>, tensor<300x520xbf16>) -> tensor<300x520xbf16>\n"
+        "  return %o : tensor<300x520xbf16>\n}\n"
+        "func.func @p(%x: tensor<4096x4096xf16>, %w: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true, form = \"wgmma.128x256x64.s4.persistent\"} : (tensor<4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<4096x4096xf16>\n"
+        "  return %m : tensor<4096x4096xf16>\n}\n"
+        "func.func @q(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true, form = \"wgmma.128x128x64.s6.persistent\"} : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>\n"
+        "  return %m : tensor<4096x4096xbf16>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_text(ctx, text);
+    char *ptx = NULL;
+    if (!nvrtc_compiles(ctx, m, 90, &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+    CHECK(ptx && strstr(ptx, ".target sm_90a") && !strstr(ptx, ".local"));
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"));
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+    CHECK(ptx && strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 24;") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 240;"));
+    CHECK(ptx && strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 40;") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"));
+    gpuir_free(ptx);
+    /* a module of 128x128 kernels alone carries no m64n256k16 */
+    static const char plain[] =
+        "func.func @w(%x: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<64x64xbf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true, wgmma = true} : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16>\n"
+        "  return %m : tensor<64x64xbf16>\n}\n";
+    char *src = gpuir_module_emit_cuda(lowered_text(ctx, plain));
+    CHECK(src && strstr(src, "m64n128k16") && !strstr(src, "m64n256k16"));
+    gpuir_free(src);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A plain bf16 matmul (B as [K, N], no attribute) planned for sm_90 takes
    the wgmma kernel by default: a transpose kernel stages B, and NVRTC
    compiles the module for sm_90a with wgmma.mma_async in its PTX; the same
@@ -1137,6 +1179,7 @@ int main(void) {
     RUN(sibling_kernels_run_again_with_new_inputs);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
+    RUN(nvrtc_compiles_the_wgmma_variants_for_sm_90a);
     RUN(nvrtc_compiles_the_default_bf16_matmul_to_wgmma_on_sm_90);
     RUN(tensor_core_tiles_stride_over_any_grid);
     RUN(emulator_refuses_a_launch_short_of_dynamic_shared_memory);

@@ -75,7 +75,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsi
                 prev = st;
             }
             gpuir_wgmma_wait0();
-            GPUIR_WGMMA_KEEP(acc);
+            GPUIR_WGMMA_KEEP(acc, 64);
             gpuir_mbar_arrive(empty + 8u * prev);
             GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL

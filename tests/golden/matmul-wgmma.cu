@@ -55,7 +55,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const 
                 prev = st;
             }
             gpuir_wgmma_wait0();
-            GPUIR_WGMMA_KEEP(acc);
+            GPUIR_WGMMA_KEEP(acc, 64);
             gpuir_mbar_arrive(empty + 8u * prev);
             GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL
@@ -151,7 +151,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsi
                 prev = st;
             }
             gpuir_wgmma_wait0();
-            GPUIR_WGMMA_KEEP(acc);
+            GPUIR_WGMMA_KEEP(acc, 64);
             gpuir_mbar_arrive(empty + 8u * prev);
             GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL
@@ -247,7 +247,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE
                 prev = st;
             }
             gpuir_wgmma_wait0();
-            GPUIR_WGMMA_KEEP(acc);
+            GPUIR_WGMMA_KEEP(acc, 64);
             gpuir_mbar_arrive(empty + 8u * prev);
             GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL
@@ -343,7 +343,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const u
                 prev = st;
             }
             gpuir_wgmma_wait0();
-            GPUIR_WGMMA_KEEP(acc);
+            GPUIR_WGMMA_KEEP(acc, 64);
             gpuir_mbar_arrive(empty + 8u * prev);
             GPUIR_SYNC_WARP();                  /* the warp is done with the last tile's rows */
             GPUIR_UNROLL
