@@ -1595,6 +1595,8 @@ struct gpuir_module {
     char *placement_report;   /* stb_ds string: what place did and why */
     bool rewriting;           /* a pass is rebuilding `building`: new ops go to */
     uint32_t *rewrite_ops;    /*   this stb_ds list, which replaces its op list */
+    uint32_t origin_line, origin_col;  /* the source location of the op a pass is rewriting
+                                          (gpuir__rewrite_origin): the ops it builds take it */
     const char *source_name;  /* for diagnostics of parsed modules */
     char *source_name_owned;
     uint32_t *kernel_refs;    /* stb_ds array: launch symbols' kernels (gpuir__launch_kernel) */
@@ -3270,8 +3272,8 @@ static uint32_t gpuir__build_op_ex(gpuir_module *m, gpuir_op_kind kind, const ui
     op.n_operands = n;
     op.attrs = attrs;
     op.n_attrs = n_attrs;
-    op.line = m->ctx->loc_line;
-    op.col = m->ctx->loc_col;
+    op.line = m->origin_line ? m->origin_line : m->ctx->loc_line;   /* a pass's, else the parser's */
+    op.col = m->origin_line ? m->origin_col : m->ctx->loc_col;
     for (uint32_t i = 0; i < n; i++) stbds_arrput(m->uses, operands[i]);
     stbds_arrput(m->ops, op);
     uint32_t id = (uint32_t)stbds_arrlenu(m->ops);
@@ -6334,6 +6336,17 @@ static void gpuir__rewrite_begin(gpuir_module *m, uint32_t fid) {
 
 static void gpuir__rewrite_keep(gpuir_module *m, uint32_t op) { stbds_arrput(m->rewrite_ops, op); }
 
+/* The ops built from here on stand for op `op_id` (0: for none): they take
+   its source location, so that a later pass's error about one of them
+   (configure's, codegen's, NVRTC's) points at the line the author wrote.
+   Each pass that rebuilds ops sets it for the op it rewrites;
+   gpuir__rewrite_end and the pass driver clear it. */
+static void gpuir__rewrite_origin(gpuir_module *m, uint32_t op_id) {
+    const gpuir__op *op = op_id ? &m->ops[op_id - 1] : NULL;
+    m->origin_line = op ? op->line : 0;
+    m->origin_col = op ? op->col : 0;
+}
+
 /* Ends the rebuild; the new list replaces the function's ops if `commit`. */
 static void gpuir__rewrite_end(gpuir_module *m, bool commit) {
     gpuir__func *f = gpuir__func_at(m, m->building);
@@ -6345,6 +6358,7 @@ static void gpuir__rewrite_end(gpuir_module *m, bool commit) {
     if (m->rewrite_ops) stbds_header(m->rewrite_ops)->length = 0;
     m->building = 0;
     m->rewriting = false;
+    gpuir__rewrite_origin(m, 0);
 }
 
 /* Rewrites an op's operands through `repl` (value id - 1 -> new id, 0: same). */
@@ -6491,6 +6505,7 @@ static gpuir_result gpuir__pass_run_one(gpuir_module *m, const gpuir__pass_info 
     snprintf(m->ctx->loc_note, sizeof m->ctx->loc_note, "pass '%s'", p->name);
     m->verified = false;
     gpuir_result r = p->run(m);
+    gpuir__rewrite_origin(m, 0);
     m->ctx->loc_note[0] = '\0';
     double ms = 1000.0 * (double)(clock() - start) / CLOCKS_PER_SEC;
     if (!r && !d->disable_verify && gpuir__module_verify_funcs(m, !p->host_only) != GPUIR_OK) {
@@ -6827,7 +6842,10 @@ static gpuir_result gpuir__canon_func(gpuir__canon *C, uint32_t fid) {
     gpuir__rewrite_begin(m, fid);
     size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops);
     gpuir_result r = GPUIR_OK;
-    for (size_t i = 0; i < n && !r; i++) r = gpuir__canon_op(C, gpuir__func_at(m, fid)->ops[i]);
+    for (size_t i = 0; i < n && !r; i++) {
+        gpuir__rewrite_origin(m, gpuir__func_at(m, fid)->ops[i]);
+        r = gpuir__canon_op(C, gpuir__func_at(m, fid)->ops[i]);
+    }
     gpuir__rewrite_end(m, r == GPUIR_OK);
     gpuir__cse_free(&C->cse);
     if (!r) r = gpuir__remove_dead_ops(m, fid);
@@ -7005,6 +7023,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
         for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !r; i++) {
             uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
+            gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
             bool attention = op->kind == GPUIR_OP_ATTENTION && op->result &&
                              !gpuir__attention_fits(m, gpuir__op_operand(m, op, 0),
@@ -7216,6 +7235,7 @@ static gpuir_result gpuir__attention_func(gpuir_module *m, uint32_t fid) {
                 gpuir__rewrite_keep(m, op_id);
                 continue;
             }
+            gpuir__rewrite_origin(m, op_id);    /* the attention op stands for the matmul q k^T */
             uint32_t result = gpuir__op_at(m, op_id)->result, y = gpuir__attn_build(m, &x);
             if (!y) r = m->ctx->result;
             else repl[result - 1] = y, found = true;
@@ -7263,6 +7283,7 @@ static int64_t gpuir__module_sm_count(const gpuir_module *m);
 static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key);
 static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op,
                                         const gpuir_type *a, const gpuir_type *o);
+static bool gpuir__matmul_form_names_wgmma(const gpuir_module *m, const gpuir__op *op);
 
 /* How many K slices a matmul gets, 0 for none. The heuristic: split when
    its output tiles (at the tile edge its kernel form takes; batches count)
@@ -7271,15 +7292,17 @@ static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *
    GPUIR__SPLIT_K_MIN. S is about SMs / tiles (one wave of blocks),
    at most GPUIR__SPLIT_K_MAX and K / GPUIR__SPLIT_K_MIN, lowered until no
    slice is empty (slices are rounded up to 32 elements). Only static,
-   float matmuls not already split and not forcing wgmma; one the wgmma
-   kernel would take splits below a quarter of the device
-   (GPUIR__SPLIT_K_IDLE_WGMMA). */
+   float matmuls not already split and not forcing wgmma (by the `wgmma`
+   attribute, or a wgmma `form` its author wrote: that kernel takes no
+   slices); one the wgmma kernel would take splits below a quarter of the
+   device (GPUIR__SPLIT_K_IDLE_WGMMA). */
 static int64_t gpuir__split_k_slices(const gpuir_module *m, const gpuir__op *op) {
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, op->result)->type;
     if (!gpuir__type_is_static(a) || !gpuir__type_is_static(b) || !gpuir_dtype_is_float(o->dtype) ||
-        gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) || gpuir__op_flag(m, op, GPUIR__KEY_WGMMA))
+        gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) || gpuir__op_flag(m, op, GPUIR__KEY_WGMMA) ||
+        gpuir__matmul_form_names_wgmma(m, op))
         return 0;
     int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
     int64_t K = a->dims[a->rank - (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) ? 2 : 1)];
@@ -7305,6 +7328,7 @@ static uint32_t gpuir__split_k_matmul(gpuir_module *m, uint32_t op_id, int64_t S
     gpuir__attrs_copy_without(m, op_id, GPUIR__KEY_K_SLICES);
     gpuir__attr_push_int(m, "k_slices", GPUIR__ATTR_INT, S);
     uint32_t n_attrs = (uint32_t)stbds_arrlenu(m->attrs) - first;
+    gpuir__rewrite_origin(m, op_id);
     gpuir_value p = gpuir__build_value(m, GPUIR_OP_MATMUL, ab, 2, first, n_attrs, NULL);
     if (!p.id) return 0;
     int64_t axis = 0;
@@ -8456,8 +8480,10 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     }
     bool rewriting = r == GPUIR_OK;
     if (rewriting) gpuir__rewrite_begin(m, fid);
-    for (size_t i = 0; !r && i < n; i++) r = gpuir__bufferize_op(&B,
-                                                                 gpuir__func_at(m, fid)->ops[i], i);
+    for (size_t i = 0; !r && i < n; i++) {
+        gpuir__rewrite_origin(m, gpuir__func_at(m, fid)->ops[i]);
+        r = gpuir__bufferize_op(&B, gpuir__func_at(m, fid)->ops[i], i);
+    }
     if (rewriting) gpuir__rewrite_end(m, r == GPUIR_OK);
     if (!r) r = gpuir__insert_deallocs(m, fid, B.owned, GPUIR_OP_MEMREF_DEALLOC);
     gpuir__scratch_free(m, B.buf);
@@ -8799,8 +8825,10 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
         const gpuir__op *op = gpuir__op_at(m, grp->ops[i]);
         uint32_t ids[GPUIR_MAX_OPERANDS];
         for (uint32_t k = 0; k < op->n_operands; k++) ids[k] = gpuir__map_get(from, to, gpuir__op_operand(m, op, k));
+        gpuir__rewrite_origin(m, grp->ops[i]);
         gpuir__build_op_ex(m, op->kind, ids, op->n_operands, op->attrs, op->n_attrs, NULL, false);
     }
+    gpuir__rewrite_origin(m, 0);
     O->from = from;                     /* kept (they may have moved) for the next kernel */
     O->to = to;
     int count[GPUIR__SIB_FULL + 1];
@@ -9509,6 +9537,15 @@ typedef enum gpuir__matmul_form {
 static int gpuir__matmul_wgmma_request(const gpuir_module *m, const gpuir__op *op) {
     const gpuir__attr *w = gpuir__attr_get(m, op, GPUIR__KEY_WGMMA);
     return !w || w->kind != GPUIR__ATTR_BOOL ? 0 : w->i ? 1 : -1;
+}
+
+/* Whether matmul op's `form` (written by its author: configure has not
+   run) names a wgmma variant. */
+static bool gpuir__matmul_form_names_wgmma(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+    const struct gpuir__matmul_form_name *named =
+        form && form->kind == GPUIR__ATTR_STRING ? gpuir__matmul_form_named(gpuir__string(m, form->off)) : NULL;
+    return named && named->form == GPUIR__MATMUL_WGMMA;
 }
 
 /* Why the wgmma kernel cannot run matmul op (operand A of type *a, result

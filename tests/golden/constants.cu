@@ -3,7 +3,7 @@ GPUIR_KERNEL gpuir_k_table_k0(GPUIR_LANE const float *x_, const float *p_const_0
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 8LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 27: mul */
+        /* op 27: mul (line 5) */
         float v0 = x_[i];
         float v1 = p_const_0_[i % 4];
         float v2 = v0 * v1;
@@ -16,7 +16,7 @@ GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const long long *x_, const long long *p_
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 3LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 30: add */
+        /* op 30: add (line 11) */
         long long v0 = x_[i];
         long long v1 = p_const_1_[i];
         long long v2 = (long long)((unsigned long long)v0 + (unsigned long long)v1);
@@ -33,10 +33,10 @@ GPUIR_KERNEL gpuir_k_fill_k0(GPUIR_LANE const unsigned short *x_, unsigned short
         float v0 = gpuir_round_bf16(0.125f);
         /* op 36: constant */
         float v1 = gpuir_round_bf16(-1.0f);
-        /* op 37: mul */
+        /* op 37: mul (line 17) */
         float v2 = gpuir_bf16_to_f32(x_[i]);
         float v3 = gpuir_round_bf16(v2 * v0);
-        /* op 38: max */
+        /* op 38: max (line 19) */
         float v4 = gpuir_round_bf16(gpuir_fmax(v3, v1));
         out0_[i] = gpuir_f32_to_bf16(v4);
     }

@@ -3,13 +3,13 @@ GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x_, const float *b_, const
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d0_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 95: exp */
+        /* op 95: exp (line 4) */
         float v0 = x_[i];
         float v1 = expf(v0);
-        /* op 96: add */
+        /* op 96: add (line 5) */
         float v2 = b_[i % 8];
         float v3 = v1 + v2;
-        /* op 97: mul */
+        /* op 97: mul (line 6) */
         float v4 = y_[i];
         float v5 = v3 * v4;
         out0_[i] = v5;
@@ -23,13 +23,13 @@ GPUIR_KERNEL gpuir_k_square_k0(GPUIR_LANE const float *x_, const float *c_, floa
         long long i = (long long)ii;
         /* op 101: constant */
         float v0 = 2.0f;
-        /* op 102: sub */
+        /* op 102: sub (line 12) */
         float v1 = x_[i];
         float v2 = c_[i / out0_d1_];
         float v3 = v1 - v2;
-        /* op 103: mul */
+        /* op 103: mul (line 13) */
         float v4 = v3 * v0;
-        /* op 104: relu */
+        /* op 104: relu (line 14) */
         float v5 = gpuir_relu(v4);
         out0_[i] = v5;
     }
@@ -40,11 +40,11 @@ GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x_, const unsigned
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (5LL * out0_d0_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 107: add */
+        /* op 107: add (line 19) */
         float v0 = gpuir_f16_to_f32(x_[i]);
         float v1 = gpuir_f16_to_f32(y_[i % 5]);
         float v2 = gpuir_round_f16(v0 + v1);
-        /* op 108: tanh */
+        /* op 108: tanh (line 20) */
         float v3 = gpuir_round_f16(tanhf(v2));
         out0_[i] = gpuir_f32_to_f16(v3);
     }
@@ -55,11 +55,11 @@ GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const int *x_, const int *y_, int *out0_
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < out0_d0_; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 111: max */
+        /* op 111: max (line 25) */
         int v0 = x_[i];
         int v1 = y_[i];
         int v2 = v0 > v1 ? v0 : v1;
-        /* op 112: neg */
+        /* op 112: neg (line 26) */
         int v3 = (int)(0u - (unsigned)v2);
         out0_[i] = v3;
     }
@@ -73,7 +73,7 @@ GPUIR_KERNEL gpuir_k_mixed_k0(GPUIR_LANE const float *w_, float *out0_) {
         for (int j = 0; j < 4; j++) {
             int i = (int)(j * 4LL + o);
             float v0 = w_[i];
-            /* op 115: reduce_sum */
+            /* op 115: reduce_sum (line 31) */
             acc = acc + v0;
         }
         float v1 = acc;
@@ -86,7 +86,7 @@ GPUIR_KERNEL gpuir_k_mixed_k1(GPUIR_LANE const float *x_, const float *out0_, fl
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (4LL * out1_d0_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 117: add */
+        /* op 117: add (line 32) */
         float v0 = x_[i];
         float v1 = out0_[i % 4];
         float v2 = v0 + v1;
@@ -116,22 +116,22 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
             if (q >= 2LL) break;
             long long i0 = (long long)(base + q * 4 + 0);
             float v0 = x0[r * 4 + 0];
-            /* op 121: exp */
+            /* op 121: exp (line 37) */
             float v1 = expf(v0);
             acc1 += v1;
             long long i1 = (long long)(base + q * 4 + 1);
             float v2 = x0[r * 4 + 1];
-            /* op 121: exp */
+            /* op 121: exp (line 37) */
             float v3 = expf(v2);
             acc1 += v3;
             long long i2 = (long long)(base + q * 4 + 2);
             float v4 = x0[r * 4 + 2];
-            /* op 121: exp */
+            /* op 121: exp (line 37) */
             float v5 = expf(v4);
             acc1 += v5;
             long long i3 = (long long)(base + q * 4 + 3);
             float v6 = x0[r * 4 + 3];
-            /* op 121: exp */
+            /* op 121: exp (line 37) */
             float v7 = expf(v6);
             acc1 += v7;
         }
@@ -153,19 +153,19 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
             if (q >= 2LL) break;
             long long i0 = (long long)(base + q * 4 + 0);
             float v9 = x0[r * 4 + 0];
-            /* op 121: exp */
+            /* op 121: exp (line 37) */
             float v10 = expf(v9);
             long long i1 = (long long)(base + q * 4 + 1);
             float v11 = x0[r * 4 + 1];
-            /* op 121: exp */
+            /* op 121: exp (line 37) */
             float v12 = expf(v11);
             long long i2 = (long long)(base + q * 4 + 2);
             float v13 = x0[r * 4 + 2];
-            /* op 121: exp */
+            /* op 121: exp (line 37) */
             float v14 = expf(v13);
             long long i3 = (long long)(base + q * 4 + 3);
             float v15 = x0[r * 4 + 3];
-            /* op 121: exp */
+            /* op 121: exp (line 37) */
             float v16 = expf(v15);
             ((float4 *)(out0_ + base))[q] = GPUIR_FLOAT4(v10, v12, v14, v16);
         }
@@ -183,7 +183,7 @@ GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *x_, float *out1_, long long
         for (long long j = t; j < 8LL; j += 32) {
             long long i = (long long)((j % 8) + (o % x_d0_) * 8);
             float v0 = x_[i];
-            /* op 124: reduce_max */
+            /* op 124: reduce_max (line 39) */
             acc = gpuir_fmax(acc, (float)v0);
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
@@ -207,7 +207,7 @@ GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y_, float *out2_, long long
         for (long long j = t; j < y_d1_; j += 256) {
             long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
             float v0 = y_[i];
-            /* op 126: reduce_mean */
+            /* op 126: reduce_mean (line 40) */
             acc = acc + (float)v0;
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
@@ -231,7 +231,7 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out3_, long long
         for (long long j = t; j < 5LL; j += 32) {
             long long i = (long long)((o % y_d1_) + (j % 5) * y_d1_);
             float v0 = y_[i];
-            /* op 128: reduce_mean */
+            /* op 128: reduce_mean (line 41) */
             acc = acc + (float)v0;
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
@@ -248,7 +248,7 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out3_, long long
 
 /* @rows_k4: 256 threads per block */
 GPUIR_KERNEL gpuir_k_rows_k4(GPUIR_LANE const float *y_, float *out4_, long long y_d1_, long long out4_d1_) {
-    /* op 130: softmax */
+    /* op 130: softmax (line 42) */
     GPUIR_SHARED(float, red, 66, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
@@ -291,7 +291,7 @@ GPUIR_KERNEL gpuir_k_int_rows_k0(GPUIR_LANE const int *x_, int *out0_, long long
         for (long long j = t; j < 6LL; j += 32) {
             long long i = (long long)((j % 6) + (o % x_d0_) * 6);
             int v0 = x_[i];
-            /* op 138: reduce_sum */
+            /* op 138: reduce_sum (line 47) */
             acc = acc + (long long)v0;
         }
         for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
@@ -315,7 +315,7 @@ GPUIR_KERNEL gpuir_k_int_rows_k1(GPUIR_LANE const int *x_, int *out1_, long long
         for (long long j = t; j < 6LL; j += 32) {
             long long i = (long long)((j % 6) + (o % x_d0_) * 6);
             int v0 = x_[i];
-            /* op 140: reduce_mean */
+            /* op 140: reduce_mean (line 48) */
             acc = acc + (long long)v0;
         }
         for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
@@ -332,7 +332,7 @@ GPUIR_KERNEL gpuir_k_int_rows_k1(GPUIR_LANE const int *x_, int *out1_, long long
 
 /* @int_rows_k2: 32 threads per block */
 GPUIR_KERNEL gpuir_k_int_rows_k2(GPUIR_LANE const float *z_, float *out2_, long long z_d0_, long long out2_d0_) {
-    /* op 142: softmax */
+    /* op 142: softmax (line 49) */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < z_d0_; row += GPUIR_GRID_BLOCKS) {
@@ -413,12 +413,12 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *x_, const float *w_, const fl
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= out0_d0_ || gn >= out0_d1_) continue;
             long long i = (long long)(batch * (out0_d0_ * out0_d1_) + gm * out0_d1_ + gn);
-            /* op 147: matmul */
+            /* op 147: matmul (line 54) */
             float v0 = (float)acc[r];
-            /* op 148: add */
+            /* op 148: add (line 55) */
             float v1 = b_[i % out0_d1_];
             float v2 = v0 + v1;
-            /* op 149: gelu */
+            /* op 149: gelu (line 56) */
             float v3 = gpuir_gelu(v2);
             out0_[i] = v3;
         }
@@ -458,7 +458,7 @@ GPUIR_KERNEL gpuir_k_bmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 3LL || gn >= 5LL) continue;
             long long i = (long long)(batch * 15LL + gm * 5LL + gn);
-            /* op 152: matmul */
+            /* op 152: matmul (line 61) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }
@@ -498,7 +498,7 @@ GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 8LL || gn >= 8LL) continue;
             long long i = (long long)(batch * 64LL + gm * 8LL + gn);
-            /* op 155: matmul */
+            /* op 155: matmul (line 66) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }
@@ -510,7 +510,7 @@ GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const float *x_, float *out0_, long long x
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 158: transpose */
+        /* op 158: transpose (line 71) */
         float v0 = x_[(i % out0_d1_) * 8 + (i / out0_d1_ % 8)];
         out0_[i] = v0;
     }
@@ -521,7 +521,7 @@ GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE float *out0_, long long out0_d1_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 160: exp */
+        /* op 160: exp (line 72) */
         float v0 = out0_[i];
         float v1 = expf(v0);
         out0_[i] = v1;
@@ -533,7 +533,7 @@ GPUIR_KERNEL gpuir_k_tr_k2(GPUIR_LANE const float *y_, float *out1_, long long y
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (6LL * out1_d0_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 162: transpose */
+        /* op 162: transpose (line 73) */
         float v0 = y_[(i % 2) * (3LL * y_d1_) + (i / 2 % 3) + (i / 6 % out1_d0_) * 3];
         out1_[i] = v0;
     }

@@ -3,13 +3,13 @@ GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x_, const float *b_, float
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 512LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 76: exp */
+        /* op 76: exp (line 5) */
         float v0 = x_[i];
         float v1 = expf(v0);
-        /* op 77: add */
+        /* op 77: add (line 6) */
         float v2 = b_[i % 16];
         float v3 = v1 + v2;
-        /* op 78: relu */
+        /* op 78: relu (line 7) */
         float v4 = gpuir_relu(v3);
         out0_[i] = v4;
     }
@@ -22,10 +22,10 @@ GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x_, unsigned short
         int i = (int)ii;
         /* op 82: constant */
         float v0 = gpuir_round_f16(0.5f);
-        /* op 83: mul */
+        /* op 83: mul (line 13) */
         float v1 = gpuir_f16_to_f32(x_[i]);
         float v2 = gpuir_round_f16(v1 * v0);
-        /* op 84: tanh */
+        /* op 84: tanh (line 14) */
         float v3 = gpuir_round_f16(tanhf(v2));
         out0_[i] = gpuir_f32_to_f16(v3);
     }
@@ -36,31 +36,31 @@ GPUIR_KERNEL gpuir_k_quad_k0(GPUIR_LANE const float *x_, const float *y_, float 
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 128LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
-        /* op 87: mul */
+        /* op 87: mul (line 19) */
         float4 l0 = ((const float4 *)x_)[q];
         float v0 = l0.x;
         float4 l1 = ((const float4 *)y_)[q];
         float v1 = l1.x;
         float v2 = v0 * v1;
-        /* op 88: relu */
+        /* op 88: relu (line 20) */
         float v3 = gpuir_relu(v2);
-        /* op 87: mul */
+        /* op 87: mul (line 19) */
         float v4 = l0.y;
         float v5 = l1.y;
         float v6 = v4 * v5;
-        /* op 88: relu */
+        /* op 88: relu (line 20) */
         float v7 = gpuir_relu(v6);
-        /* op 87: mul */
+        /* op 87: mul (line 19) */
         float v8 = l0.z;
         float v9 = l1.z;
         float v10 = v8 * v9;
-        /* op 88: relu */
+        /* op 88: relu (line 20) */
         float v11 = gpuir_relu(v10);
-        /* op 87: mul */
+        /* op 87: mul (line 19) */
         float v12 = l0.w;
         float v13 = l1.w;
         float v14 = v12 * v13;
-        /* op 88: relu */
+        /* op 88: relu (line 20) */
         float v15 = gpuir_relu(v14);
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v3, v7, v11, v15);
     }
@@ -71,11 +71,11 @@ GPUIR_KERNEL gpuir_k_add_bf16_k0(GPUIR_LANE const unsigned short *a_, const unsi
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 91: add */
+        /* op 91: add (line 25) */
         float v0 = gpuir_bf16_to_f32(a_[i]);
         float v1 = gpuir_bf16_to_f32(b_[i % 33]);
         float v2 = gpuir_round_bf16(v0 + v1);
-        /* op 92: add */
+        /* op 92: add (line 26) */
         float v3 = gpuir_bf16_to_f32(c_[i / 33]);
         float v4 = gpuir_round_bf16(v3 + v2);
         out0_[i] = gpuir_f32_to_bf16(v4);
@@ -87,10 +87,10 @@ GPUIR_KERNEL gpuir_k_gelu_f16_k0(GPUIR_LANE const unsigned short *x_, const unsi
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 95: gelu */
+        /* op 95: gelu (line 31) */
         float v0 = gpuir_f16_to_f32(x_[i]);
         float v1 = gpuir_round_f16(gpuir_gelu(v0));
-        /* op 96: add */
+        /* op 96: add (line 32) */
         float v2 = gpuir_f16_to_f32(y_[i]);
         float v3 = gpuir_round_f16(v1 + v2);
         out0_[i] = gpuir_f32_to_f16(v3);
@@ -102,31 +102,31 @@ GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *x_, const int *y_, int *o
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 12LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
-        /* op 99: mul */
+        /* op 99: mul (line 37) */
         int4 l0 = ((const int4 *)x_)[q];
         int v0 = l0.x;
         int4 l1 = ((const int4 *)y_)[q];
         int v1 = l1.x;
         int v2 = (int)((unsigned)v0 * (unsigned)v1);
-        /* op 100: div */
+        /* op 100: div (line 38) */
         int v3 = gpuir_div_i32(v2, v0);
-        /* op 99: mul */
+        /* op 99: mul (line 37) */
         int v4 = l0.y;
         int v5 = l1.y;
         int v6 = (int)((unsigned)v4 * (unsigned)v5);
-        /* op 100: div */
+        /* op 100: div (line 38) */
         int v7 = gpuir_div_i32(v6, v4);
-        /* op 99: mul */
+        /* op 99: mul (line 37) */
         int v8 = l0.z;
         int v9 = l1.z;
         int v10 = (int)((unsigned)v8 * (unsigned)v9);
-        /* op 100: div */
+        /* op 100: div (line 38) */
         int v11 = gpuir_div_i32(v10, v8);
-        /* op 99: mul */
+        /* op 99: mul (line 37) */
         int v12 = l0.w;
         int v13 = l1.w;
         int v14 = (int)((unsigned)v12 * (unsigned)v13);
-        /* op 100: div */
+        /* op 100: div (line 38) */
         int v15 = gpuir_div_i32(v14, v12);
         ((int4 *)out0_)[q] = GPUIR_INT4(v3, v7, v11, v15);
     }
@@ -137,17 +137,17 @@ GPUIR_KERNEL gpuir_k_quad_i32_k1(GPUIR_LANE const int *x_, float *out1_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 12LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
-        /* op 102: cast */
+        /* op 102: cast (line 39) */
         int4 l0 = ((const int4 *)x_)[q];
         int v0 = l0.x;
         float v1 = (float)v0;
-        /* op 102: cast */
+        /* op 102: cast (line 39) */
         int v2 = l0.y;
         float v3 = (float)v2;
-        /* op 102: cast */
+        /* op 102: cast (line 39) */
         int v4 = l0.z;
         float v5 = (float)v4;
-        /* op 102: cast */
+        /* op 102: cast (line 39) */
         int v6 = l0.w;
         float v7 = (float)v6;
         ((float4 *)out1_)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
@@ -159,7 +159,7 @@ GPUIR_KERNEL gpuir_k_cast_f32_bf16_k0(GPUIR_LANE const float *x_, unsigned short
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 45LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 106: cast */
+        /* op 106: cast (line 44) */
         float v0 = x_[i];
         float v1 = gpuir_round_bf16(v0);
         out0_[i] = gpuir_f32_to_bf16(v1);
@@ -171,7 +171,7 @@ GPUIR_KERNEL gpuir_k_cast_i64_f16_k0(GPUIR_LANE const long long *x_, unsigned sh
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 45LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 109: cast */
+        /* op 109: cast (line 49) */
         long long v0 = x_[i];
         float v1 = gpuir_round_f16((float)v0);
         out0_[i] = gpuir_f32_to_f16(v1);
@@ -183,7 +183,7 @@ GPUIR_KERNEL gpuir_k_broadcast_k0(GPUIR_LANE const int *x_, int *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 126LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 112: broadcast */
+        /* op 112: broadcast (line 54) */
         int v0 = x_[i / 7 % 6];
         out0_[i] = v0;
     }
@@ -194,17 +194,17 @@ GPUIR_KERNEL gpuir_k_reshape_k0(GPUIR_LANE const float *in0_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 30LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
-        /* op 115: exp */
+        /* op 115: exp (line 60) */
         float4 l0 = ((const float4 *)in0_)[q];
         float v0 = l0.x;
         float v1 = expf(v0);
-        /* op 115: exp */
+        /* op 115: exp (line 60) */
         float v2 = l0.y;
         float v3 = expf(v2);
-        /* op 115: exp */
+        /* op 115: exp (line 60) */
         float v4 = l0.z;
         float v5 = expf(v4);
-        /* op 115: exp */
+        /* op 115: exp (line 60) */
         float v6 = l0.w;
         float v7 = expf(v6);
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
@@ -216,10 +216,10 @@ GPUIR_KERNEL gpuir_k_neg_i64_k0(GPUIR_LANE const long long *x_, const long long 
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 118: neg */
+        /* op 118: neg (line 65) */
         long long v0 = x_[i];
         long long v1 = (long long)(0u - (unsigned long long)v0);
-        /* op 119: add */
+        /* op 119: add (line 66) */
         long long v2 = y_[i];
         long long v3 = (long long)((unsigned long long)v1 + (unsigned long long)v2);
         out0_[i] = v3;
@@ -231,11 +231,11 @@ GPUIR_KERNEL gpuir_k_pow_f32_k0(GPUIR_LANE const float *a_, const float *b_, con
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 122: pow */
+        /* op 122: pow (line 71) */
         float v0 = a_[i];
         float v1 = b_[i % 33];
         float v2 = powf(v0, v1);
-        /* op 123: pow */
+        /* op 123: pow (line 72) */
         float v3 = c_[i / 33];
         float v4 = powf(v3, v2);
         out0_[i] = v4;

@@ -56,7 +56,7 @@ GPUIR_KERNEL gpuir_k_edges_f16_k0(GPUIR_LANE const unsigned short *a_, const uns
             long long gn = tn * 128 + wn + f / 4 % 4 * 8 + q * 2 + f % 2;
             if (gm >= 130LL || gn >= 136LL) continue;
             int i = (int)(batch * 17680LL + gm * 136LL + gn);
-            /* op 49: matmul */
+            /* op 49: matmul (line 6) */
             float v0 = gpuir_round_f16(acc[f]);
             out0_[i] = gpuir_f32_to_f16(v0);
         }
@@ -121,14 +121,14 @@ GPUIR_KERNEL gpuir_k_layer_bf16_k0(GPUIR_LANE const unsigned short *x_, const un
             long long gn = tn * 128 + wn + f / 4 % 4 * 8 + q * 2 + f % 2;
             if (gm >= 200LL || gn >= 72LL) continue;
             int i = (int)(batch * 14400LL + gm * 72LL + gn);
-            /* op 52: matmul */
+            /* op 52: matmul (line 11) */
             float v0 = gpuir_round_bf16(acc[f]);
-            /* op 53: add */
+            /* op 53: add (line 12) */
             float v1 = gpuir_bf16_to_f32(bias_[i % 72]);
             float v2 = gpuir_round_bf16(v0 + v1);
-            /* op 54: gelu */
+            /* op 54: gelu (line 13) */
             float v3 = gpuir_round_bf16(gpuir_gelu(v2));
-            /* op 55: add */
+            /* op 55: add (line 14) */
             float v4 = gpuir_bf16_to_f32(res_[i]);
             float v5 = gpuir_round_bf16(v3 + v4);
             out0_[i] = gpuir_f32_to_bf16(v5);
@@ -194,7 +194,7 @@ GPUIR_KERNEL gpuir_k_weights_t_f16_k0(GPUIR_LANE const unsigned short *x_, const
             long long gn = tn * 128 + wn + f / 4 % 4 * 8 + q * 2 + f % 2;
             if (gm >= 70LL || gn >= 65LL) continue;
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
-            /* op 58: matmul */
+            /* op 58: matmul (line 19) */
             float v0 = gpuir_round_f16(acc[f]);
             out0_[i] = gpuir_f32_to_f16(v0);
         }
@@ -259,11 +259,11 @@ GPUIR_KERNEL gpuir_k_batch_bf16_k0(GPUIR_LANE const unsigned short *a_, const un
             long long gn = tn * 128 + wn + f / 4 % 4 * 8 + q * 2 + f % 2;
             if (gm >= 33LL || gn >= 24LL) continue;
             int i = (int)(batch * 792LL + gm * 24LL + gn);
-            /* op 62: matmul */
+            /* op 62: matmul (line 24) */
             float v0 = gpuir_round_bf16(acc[f]);
-            /* op 63: relu */
+            /* op 63: relu (line 25) */
             float v1 = gpuir_round_bf16(gpuir_relu(v0));
-            /* op 64: cast */
+            /* op 64: cast (line 26) */
             float v2 = v1;
             out0_[i] = v2;
         }
@@ -334,7 +334,7 @@ GPUIR_KERNEL gpuir_k_edges_tf32_k0(GPUIR_LANE const float *a_, const float *b_, 
             long long gn = tn * 128 + wn + f / 4 % 4 * 8 + q * 2 + f % 2;
             if (gm >= 130LL || gn >= 136LL) continue;
             int i = (int)(batch * 17680LL + gm * 136LL + gn);
-            /* op 67: matmul */
+            /* op 67: matmul (line 31) */
             float v0 = acc[f];
             out0_[i] = v0;
         }
@@ -405,12 +405,12 @@ GPUIR_KERNEL gpuir_k_weights_t_tf32_k0(GPUIR_LANE const float *x_, const float *
             long long gn = tn * 128 + wn + f / 4 % 4 * 8 + q * 2 + f % 2;
             if (gm >= 70LL || gn >= 65LL) continue;
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
-            /* op 70: matmul */
+            /* op 70: matmul (line 36) */
             float v0 = acc[f];
-            /* op 71: add */
+            /* op 71: add (line 37) */
             float v1 = bias_[i % 65];
             float v2 = v0 + v1;
-            /* op 72: silu */
+            /* op 72: silu (line 38) */
             float v3 = gpuir_silu(v2);
             out0_[i] = v3;
         }
@@ -450,7 +450,7 @@ GPUIR_KERNEL gpuir_k_odd_k_f16_k0(GPUIR_LANE const unsigned short *a_, const uns
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 70LL || gn >= 64LL) continue;
             int i = (int)(batch * 4480LL + gm * 64LL + gn);
-            /* op 75: matmul */
+            /* op 75: matmul (line 43) */
             float v0 = gpuir_round_f16((float)acc[r]);
             out0_[i] = gpuir_f32_to_f16(v0);
         }
@@ -490,7 +490,7 @@ GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *a_, const float *b_, flo
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 140LL || gn >= 128LL) continue;
             int i = (int)(batch * 17920LL + gm * 128LL + gn);
-            /* op 78: matmul */
+            /* op 78: matmul (line 48) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }

@@ -89,9 +89,9 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *a_, const float *b_, const fl
                 long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
                 if (gm >= 70LL || gn >= 65LL) continue;
                 int i = (int)(batch * 4550LL + gm * 65LL + gn);
-                /* op 67: matmul */
+                /* op 67: matmul (line 5) */
                 float v0 = acc[ii][jj];
-                /* op 68: add */
+                /* op 68: add (line 6) */
                 float v1 = bias_[i % 65];
                 float v2 = v0 + v1;
                 out0_[i] = v2;
@@ -133,9 +133,9 @@ GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *a_, const int *b_, const in
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 70LL || gn >= 65LL) continue;
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
-            /* op 71: matmul */
+            /* op 71: matmul (line 11) */
             int v0 = (int)acc[r];
-            /* op 72: add */
+            /* op 72: add (line 12) */
             int v1 = bias_[i % 65];
             int v2 = (int)((unsigned)v0 + (unsigned)v1);
             out0_[i] = v2;
@@ -176,7 +176,7 @@ GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *a_, const float *b_, f
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 70LL || gn >= 65LL) continue;
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
-            /* op 75: matmul */
+            /* op 75: matmul (line 17) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }
@@ -216,7 +216,7 @@ GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *a_, const long lon
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 70LL || gn >= 65LL) continue;
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
-            /* op 78: matmul */
+            /* op 78: matmul (line 22) */
             long long v0 = (long long)acc[r];
             out0_[i] = v0;
         }
@@ -256,7 +256,7 @@ GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *a_, const float *b_, fl
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 1LL || gn >= 1LL) continue;
             int i = (int)(batch * 1LL + gm * 1LL + gn);
-            /* op 81: matmul */
+            /* op 81: matmul (line 27) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }
@@ -296,12 +296,12 @@ GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *a_, const float *b_, const
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 5LL || gn >= 1LL) continue;
             int i = (int)(batch * 5LL + gm * 1LL + gn);
-            /* op 84: matmul */
+            /* op 84: matmul (line 32) */
             float v0 = (float)acc[r];
-            /* op 85: add */
+            /* op 85: add (line 33) */
             float v1 = bias_[i];
             float v2 = v0 + v1;
-            /* op 86: relu */
+            /* op 86: relu (line 34) */
             float v3 = gpuir_relu(v2);
             out0_[i] = v3;
         }
@@ -341,7 +341,7 @@ GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *a_, const float *b_, fl
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 20LL || gn >= 9LL) continue;
             int i = (int)(batch * 180LL + gm * 9LL + gn);
-            /* op 89: matmul */
+            /* op 89: matmul (line 39) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }
@@ -439,12 +439,12 @@ GPUIR_KERNEL gpuir_k_mm128_edges_k0(GPUIR_LANE const float *a_, const float *b_,
                 long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
                 if (gm >= 131LL || gn >= 133LL) continue;
                 int i = (int)(batch * 17423LL + gm * 133LL + gn);
-                /* op 92: matmul */
+                /* op 92: matmul (line 44) */
                 float v0 = acc[ii][jj];
-                /* op 93: add */
+                /* op 93: add (line 45) */
                 float v1 = bias_[i % 133];
                 float v2 = v0 + v1;
-                /* op 94: gelu */
+                /* op 94: gelu (line 46) */
                 float v3 = gpuir_gelu(v2);
                 out0_[i] = v3;
             }
@@ -547,11 +547,11 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *a_, const fl
                 long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
                 if (gm >= 97LL || gn >= 72LL) continue;
                 int i = (int)(batch * 6984LL + gm * 72LL + gn);
-                /* op 97: matmul */
+                /* op 97: matmul (line 51) */
                 float v0 = acc[ii][jj];
-                /* op 98: silu */
+                /* op 98: silu (line 52) */
                 float v1 = gpuir_silu(v0);
-                /* op 99: add */
+                /* op 99: add (line 53) */
                 float v2 = x_[i];
                 float v3 = v1 + v2;
                 out0_[i] = v3;
@@ -655,12 +655,12 @@ GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *a_, const float *
                 long long gm = tm * 128 + rm + ii / 4 * 16 + ii % 4, gn = tn * 128 + rn + jj / 4 * 32 + jj % 4;
                 if (gm >= 1153LL || gn >= 132LL) continue;
                 int i = (int)(batch * 152196LL + gm * 132LL + gn);
-                /* op 102: matmul */
+                /* op 102: matmul (line 58) */
                 float v0 = acc[ii][jj];
-                /* op 103: add */
+                /* op 103: add (line 59) */
                 float v1 = c_[i % 132];
                 float v2 = v0 + v1;
-                /* op 104: gelu */
+                /* op 104: gelu (line 60) */
                 float v3 = gpuir_gelu(v2);
                 out0_[i] = v3;
             }
@@ -761,9 +761,9 @@ GPUIR_KERNEL gpuir_k_big_k1_residual_k0(GPUIR_LANE const float *a_, const float 
                 long long gm = tm * 128 + rm + ii / 4 * 16 + ii % 4, gn = tn * 128 + rn + jj / 4 * 32 + jj % 4;
                 if (gm >= 129LL || gn >= 132LL) continue;
                 int i = (int)(batch * 17028LL + gm * 132LL + gn);
-                /* op 107: matmul */
+                /* op 107: matmul (line 65) */
                 float v0 = acc[ii][jj];
-                /* op 108: add */
+                /* op 108: add (line 66) */
                 float v1 = x_[i];
                 float v2 = v0 + v1;
                 out0_[i] = v2;

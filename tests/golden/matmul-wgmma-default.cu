@@ -1,6 +1,6 @@
 /* @linear_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_linear_k0(GPUIR_LANE const unsigned short *w_, unsigned short *out0_) {
-    /* op 12: transpose */
+    /* op 12: transpose (line 5) */
     GPUIR_SHARED(unsigned short, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
     for (long long blk = GPUIR_BLOCK_RANK; blk < 6LL; blk += GPUIR_GRID_BLOCKS) {
@@ -97,38 +97,38 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsi
                 int ie6 = ie0 + 6;
                 int ie7 = ie0 + 7;
                 int4 l2 = *(const int4 *)(bias_ + ie0 % 72);
-                /* op 14: matmul */
+                /* op 14: matmul (line 5) */
                 float v0 = gpuir_bf16_to_f32((unsigned short)l2.x);
                 float v1 = gpuir_bf16_to_f32((unsigned short)ch.x);
-                /* op 15: add */
+                /* op 15: add (line 6) */
                 float v2 = gpuir_round_bf16(v1 + v0);
                 float v3 = gpuir_bf16_to_f32((unsigned short)((unsigned)l2.x >> 16));
                 float v4 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.x >> 16));
-                /* op 15: add */
+                /* op 15: add (line 6) */
                 float v5 = gpuir_round_bf16(v4 + v3);
                 float v6 = gpuir_bf16_to_f32((unsigned short)l2.y);
                 float v7 = gpuir_bf16_to_f32((unsigned short)ch.y);
-                /* op 15: add */
+                /* op 15: add (line 6) */
                 float v8 = gpuir_round_bf16(v7 + v6);
                 float v9 = gpuir_bf16_to_f32((unsigned short)((unsigned)l2.y >> 16));
                 float v10 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.y >> 16));
-                /* op 15: add */
+                /* op 15: add (line 6) */
                 float v11 = gpuir_round_bf16(v10 + v9);
                 float v12 = gpuir_bf16_to_f32((unsigned short)l2.z);
                 float v13 = gpuir_bf16_to_f32((unsigned short)ch.z);
-                /* op 15: add */
+                /* op 15: add (line 6) */
                 float v14 = gpuir_round_bf16(v13 + v12);
                 float v15 = gpuir_bf16_to_f32((unsigned short)((unsigned)l2.z >> 16));
                 float v16 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.z >> 16));
-                /* op 15: add */
+                /* op 15: add (line 6) */
                 float v17 = gpuir_round_bf16(v16 + v15);
                 float v18 = gpuir_bf16_to_f32((unsigned short)l2.w);
                 float v19 = gpuir_bf16_to_f32((unsigned short)ch.w);
-                /* op 15: add */
+                /* op 15: add (line 6) */
                 float v20 = gpuir_round_bf16(v19 + v18);
                 float v21 = gpuir_bf16_to_f32((unsigned short)((unsigned)l2.w >> 16));
                 float v22 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.w >> 16));
-                /* op 15: add */
+                /* op 15: add (line 6) */
                 float v23 = gpuir_round_bf16(v22 + v21);
                 *(int4 *)(out0_ + ie0) = GPUIR_INT4((int)((unsigned)gpuir_f32_to_bf16(v2) | (unsigned)gpuir_f32_to_bf16(v5) << 16),
                                                    (int)((unsigned)gpuir_f32_to_bf16(v8) | (unsigned)gpuir_f32_to_bf16(v11) << 16),

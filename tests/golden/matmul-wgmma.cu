@@ -76,7 +76,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_edges_bf16_k0(GPUIR_LANE const 
                 int ie5 = ie0 + 5;
                 int ie6 = ie0 + 6;
                 int ie7 = ie0 + 7;
-                /* op 23: matmul */
+                /* op 23: matmul (line 4) */
                 float v0 = gpuir_bf16_to_f32((unsigned short)ch.x);
                 float v1 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.x >> 16));
                 float v2 = gpuir_bf16_to_f32((unsigned short)ch.y);
@@ -172,7 +172,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_k8_f16_k0(GPUIR_LANE const unsi
                 int ie5 = ie0 + 5;
                 int ie6 = ie0 + 6;
                 int ie7 = ie0 + 7;
-                /* op 26: matmul */
+                /* op 26: matmul (line 9) */
                 float v0 = gpuir_f16_to_f32((unsigned short)ch.x);
                 float v1 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.x >> 16));
                 float v2 = gpuir_f16_to_f32((unsigned short)ch.y);
@@ -268,7 +268,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_long_k_batch_bf16_k0(GPUIR_LANE
                 int ie5 = ie0 + 5;
                 int ie6 = ie0 + 6;
                 int ie7 = ie0 + 7;
-                /* op 29: matmul */
+                /* op 29: matmul (line 14) */
                 float v0 = gpuir_bf16_to_f32((unsigned short)ch.x);
                 float v1 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.x >> 16));
                 float v2 = gpuir_bf16_to_f32((unsigned short)ch.y);
@@ -366,78 +366,78 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_layer_f16_k0(GPUIR_LANE const u
                 int ie7 = ie0 + 7;
                 int4 l2 = *(const int4 *)(bias_ + ie0 % 200);
                 int4 l3 = *(const int4 *)(res_ + ie0);
-                /* op 32: matmul */
+                /* op 32: matmul (line 19) */
                 float v0 = gpuir_f16_to_f32((unsigned short)l2.x);
                 float v1 = gpuir_f16_to_f32((unsigned short)l3.x);
                 float v2 = gpuir_f16_to_f32((unsigned short)ch.x);
-                /* op 33: add */
+                /* op 33: add (line 20) */
                 float v3 = gpuir_round_f16(v2 + v0);
-                /* op 34: gelu */
+                /* op 34: gelu (line 21) */
                 float v4 = gpuir_round_f16(gpuir_gelu(v3));
-                /* op 35: add */
+                /* op 35: add (line 22) */
                 float v5 = gpuir_round_f16(v4 + v1);
                 float v6 = gpuir_f16_to_f32((unsigned short)((unsigned)l2.x >> 16));
                 float v7 = gpuir_f16_to_f32((unsigned short)((unsigned)l3.x >> 16));
                 float v8 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.x >> 16));
-                /* op 33: add */
+                /* op 33: add (line 20) */
                 float v9 = gpuir_round_f16(v8 + v6);
-                /* op 34: gelu */
+                /* op 34: gelu (line 21) */
                 float v10 = gpuir_round_f16(gpuir_gelu(v9));
-                /* op 35: add */
+                /* op 35: add (line 22) */
                 float v11 = gpuir_round_f16(v10 + v7);
                 float v12 = gpuir_f16_to_f32((unsigned short)l2.y);
                 float v13 = gpuir_f16_to_f32((unsigned short)l3.y);
                 float v14 = gpuir_f16_to_f32((unsigned short)ch.y);
-                /* op 33: add */
+                /* op 33: add (line 20) */
                 float v15 = gpuir_round_f16(v14 + v12);
-                /* op 34: gelu */
+                /* op 34: gelu (line 21) */
                 float v16 = gpuir_round_f16(gpuir_gelu(v15));
-                /* op 35: add */
+                /* op 35: add (line 22) */
                 float v17 = gpuir_round_f16(v16 + v13);
                 float v18 = gpuir_f16_to_f32((unsigned short)((unsigned)l2.y >> 16));
                 float v19 = gpuir_f16_to_f32((unsigned short)((unsigned)l3.y >> 16));
                 float v20 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.y >> 16));
-                /* op 33: add */
+                /* op 33: add (line 20) */
                 float v21 = gpuir_round_f16(v20 + v18);
-                /* op 34: gelu */
+                /* op 34: gelu (line 21) */
                 float v22 = gpuir_round_f16(gpuir_gelu(v21));
-                /* op 35: add */
+                /* op 35: add (line 22) */
                 float v23 = gpuir_round_f16(v22 + v19);
                 float v24 = gpuir_f16_to_f32((unsigned short)l2.z);
                 float v25 = gpuir_f16_to_f32((unsigned short)l3.z);
                 float v26 = gpuir_f16_to_f32((unsigned short)ch.z);
-                /* op 33: add */
+                /* op 33: add (line 20) */
                 float v27 = gpuir_round_f16(v26 + v24);
-                /* op 34: gelu */
+                /* op 34: gelu (line 21) */
                 float v28 = gpuir_round_f16(gpuir_gelu(v27));
-                /* op 35: add */
+                /* op 35: add (line 22) */
                 float v29 = gpuir_round_f16(v28 + v25);
                 float v30 = gpuir_f16_to_f32((unsigned short)((unsigned)l2.z >> 16));
                 float v31 = gpuir_f16_to_f32((unsigned short)((unsigned)l3.z >> 16));
                 float v32 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.z >> 16));
-                /* op 33: add */
+                /* op 33: add (line 20) */
                 float v33 = gpuir_round_f16(v32 + v30);
-                /* op 34: gelu */
+                /* op 34: gelu (line 21) */
                 float v34 = gpuir_round_f16(gpuir_gelu(v33));
-                /* op 35: add */
+                /* op 35: add (line 22) */
                 float v35 = gpuir_round_f16(v34 + v31);
                 float v36 = gpuir_f16_to_f32((unsigned short)l2.w);
                 float v37 = gpuir_f16_to_f32((unsigned short)l3.w);
                 float v38 = gpuir_f16_to_f32((unsigned short)ch.w);
-                /* op 33: add */
+                /* op 33: add (line 20) */
                 float v39 = gpuir_round_f16(v38 + v36);
-                /* op 34: gelu */
+                /* op 34: gelu (line 21) */
                 float v40 = gpuir_round_f16(gpuir_gelu(v39));
-                /* op 35: add */
+                /* op 35: add (line 22) */
                 float v41 = gpuir_round_f16(v40 + v37);
                 float v42 = gpuir_f16_to_f32((unsigned short)((unsigned)l2.w >> 16));
                 float v43 = gpuir_f16_to_f32((unsigned short)((unsigned)l3.w >> 16));
                 float v44 = gpuir_f16_to_f32((unsigned short)((unsigned)ch.w >> 16));
-                /* op 33: add */
+                /* op 33: add (line 20) */
                 float v45 = gpuir_round_f16(v44 + v42);
-                /* op 34: gelu */
+                /* op 34: gelu (line 21) */
                 float v46 = gpuir_round_f16(gpuir_gelu(v45));
-                /* op 35: add */
+                /* op 35: add (line 22) */
                 float v47 = gpuir_round_f16(v46 + v43);
                 *(int4 *)(out0_ + ie0) = GPUIR_INT4((int)((unsigned)gpuir_f32_to_f16(v5) | (unsigned)gpuir_f32_to_f16(v11) << 16),
                                                    (int)((unsigned)gpuir_f32_to_f16(v17) | (unsigned)gpuir_f32_to_f16(v23) << 16),

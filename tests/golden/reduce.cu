@@ -6,10 +6,10 @@ GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *x_, float *out0_) {
         float acc = -GPUIR_INF;
         for (long long j = t; j < 100LL; j += 128) {
             int i = (int)((j % 100) + (o % 6) * 100);
-            /* op 63: exp */
+            /* op 63: exp (line 5) */
             float v0 = x_[i];
             float v1 = expf(v0);
-            /* op 64: reduce_max */
+            /* op 64: reduce_max (line 6) */
             acc = gpuir_fmax(acc, (float)v1);
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
@@ -32,10 +32,10 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x_, float *out0
         float acc = 0.0f;
         for (long long j = t; j < 37LL; j += 64) {
             int i = (int)((o % 5) + (j % 37) * 5 + (o / 5 % 6) * 185);
-            /* op 68: abs */
+            /* op 68: abs (line 11) */
             float v0 = x_[i];
             float v1 = fabsf(v0);
-            /* op 69: reduce_sum */
+            /* op 69: reduce_sum (line 12) */
             acc = acc + (float)v1;
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
@@ -58,10 +58,10 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x_, float *ou
         float acc = 0.0f;
         for (long long j = t; j < 30LL; j += 32) {
             int i = (int)((j % 5) + (o % 37) * 5 + (j / 5 % 6) * 185);
-            /* op 73: abs */
+            /* op 73: abs (line 17) */
             float v0 = x_[i];
             float v1 = fabsf(v0);
-            /* op 74: reduce_sum */
+            /* op 74: reduce_sum (line 18) */
             acc = acc + (float)v1;
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
@@ -84,10 +84,10 @@ GPUIR_KERNEL gpuir_k_reduce_max_f16_2_k_k0(GPUIR_LANE const unsigned short *x_, 
         float acc = -GPUIR_INF;
         for (long long j = t; j < 5LL; j += 32) {
             int i = (int)((j % 5) + (o % 37) * 5 + (o / 37 % 6) * 185);
-            /* op 78: abs */
+            /* op 78: abs (line 23) */
             float v0 = gpuir_f16_to_f32(x_[i]);
             float v1 = gpuir_round_f16(fabsf(v0));
-            /* op 79: reduce_max */
+            /* op 79: reduce_max (line 24) */
             acc = gpuir_fmax(acc, (float)v1);
         }
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
@@ -110,10 +110,10 @@ GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x_, int *out
         long long acc = 0LL;
         for (long long j = t; j < 1110LL; j += 256) {
             int i = (int)((j % 5) + (j / 5 % 37) * 5 + (j / 185 % 6) * 185);
-            /* op 83: abs */
+            /* op 83: abs (line 29) */
             int v0 = x_[i];
             int v1 = v0 < 0 ? (int)(0u - (unsigned)v0) : v0;
-            /* op 84: reduce_mean */
+            /* op 84: reduce_mean (line 30) */
             acc = acc + (long long)v1;
         }
         for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
@@ -136,10 +136,10 @@ GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *x_, long lo
         long long acc = 0LL;
         for (long long j = t; j < 37LL; j += 64) {
             int i = (int)((o % 5) + (j % 37) * 5 + (o / 5 % 6) * 185);
-            /* op 88: abs */
+            /* op 88: abs (line 35) */
             long long v0 = x_[i];
             long long v1 = v0 < 0 ? (long long)(0u - (unsigned long long)v0) : v0;
-            /* op 89: reduce_sum */
+            /* op 89: reduce_sum (line 36) */
             acc = acc + (long long)v1;
         }
         for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
@@ -187,12 +187,12 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x_, const float *w_, const f
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 16LL || gn >= 40LL) continue;
             int i = (int)(batch * 640LL + gm * 40LL + gn);
-            /* op 92: matmul */
+            /* op 92: matmul (line 41) */
             float v0 = (float)acc[r];
-            /* op 93: add */
+            /* op 93: add (line 42) */
             float v1 = b_[i % 40];
             float v2 = v0 + v1;
-            /* op 94: relu */
+            /* op 94: relu (line 43) */
             float v3 = gpuir_relu(v2);
             out1_[i] = v3;
         }
@@ -222,22 +222,22 @@ GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1_, float *out0_) {
             int i0 = (int)(base + q * 4 + 0);
             float v0 = x0[r * 4 + 0];
             acc0 += v0;
-            /* op 97: tanh */
+            /* op 97: tanh (line 45) */
             float v1 = tanhf(v0);
             int i1 = (int)(base + q * 4 + 1);
             float v2 = x0[r * 4 + 1];
             acc0 += v2;
-            /* op 97: tanh */
+            /* op 97: tanh (line 45) */
             float v3 = tanhf(v2);
             int i2 = (int)(base + q * 4 + 2);
             float v4 = x0[r * 4 + 2];
             acc0 += v4;
-            /* op 97: tanh */
+            /* op 97: tanh (line 45) */
             float v5 = tanhf(v4);
             int i3 = (int)(base + q * 4 + 3);
             float v6 = x0[r * 4 + 3];
             acc0 += v6;
-            /* op 97: tanh */
+            /* op 97: tanh (line 45) */
             float v7 = tanhf(v6);
         }
         acc = acc0;
@@ -258,19 +258,19 @@ GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1_, float *out0_) {
             if (q >= 10LL) break;
             int i0 = (int)(base + q * 4 + 0);
             float v9 = x0[r * 4 + 0];
-            /* op 97: tanh */
+            /* op 97: tanh (line 45) */
             float v10 = tanhf(v9);
             int i1 = (int)(base + q * 4 + 1);
             float v11 = x0[r * 4 + 1];
-            /* op 97: tanh */
+            /* op 97: tanh (line 45) */
             float v12 = tanhf(v11);
             int i2 = (int)(base + q * 4 + 2);
             float v13 = x0[r * 4 + 2];
-            /* op 97: tanh */
+            /* op 97: tanh (line 45) */
             float v14 = tanhf(v13);
             int i3 = (int)(base + q * 4 + 3);
             float v15 = x0[r * 4 + 3];
-            /* op 97: tanh */
+            /* op 97: tanh (line 45) */
             float v16 = tanhf(v15);
             ((float4 *)(out1_ + base))[q] = GPUIR_FLOAT4(v10, v12, v14, v16);
         }

@@ -1,6 +1,6 @@
 /* @rows_k0: 32 threads per block */
 GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_) {
-    /* op 38: softmax */
+    /* op 38: softmax (line 4) */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
@@ -46,7 +46,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_) {
 
 /* @wide_k0: 1024 threads per block */
 GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
-    /* op 41: softmax */
+    /* op 41: softmax (line 9) */
     GPUIR_SHARED(float, red, 66, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
@@ -82,7 +82,7 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short
 
 /* @softmax_f16_k0: 32 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_f16_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
-    /* op 44: softmax */
+    /* op 44: softmax (line 14) */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
@@ -128,7 +128,7 @@ GPUIR_KERNEL gpuir_k_softmax_f16_k0(GPUIR_LANE const unsigned short *x_, unsigne
 
 /* @softmax_rows_quads_k0: 32 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_rows_quads_k0(GPUIR_LANE const float *x_, float *out0_) {
-    /* op 47: softmax */
+    /* op 47: softmax (line 19) */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 6LL; row += GPUIR_GRID_BLOCKS) {
@@ -184,7 +184,7 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k0(GPUIR_LANE const unsigned short *x_, unsig
         for (int j = 0; j < 6; j++) {
             int i = (int)(j * 5LL + o);
             float v0 = gpuir_bf16_to_f32(x_[i]);
-            /* op 50: reduce_max */
+            /* op 50: reduce_max (line 24) */
             acc = gpuir_fmax(acc, v0);
         }
         float v1 = gpuir_round_bf16(acc);
@@ -197,11 +197,11 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k1(GPUIR_LANE const unsigned short *x_, const
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 52: sub */
+        /* op 52: sub (line 24) */
         float v0 = gpuir_bf16_to_f32(x_[i]);
         float v1 = gpuir_bf16_to_f32(in0_[i % 5]);
         float v2 = gpuir_round_bf16(v0 - v1);
-        /* op 53: exp */
+        /* op 53: exp (line 24) */
         float v3 = gpuir_round_bf16(expf(v2));
         out0_[i] = gpuir_f32_to_bf16(v3);
     }
@@ -215,7 +215,7 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k2(GPUIR_LANE const unsigned short *out0_, un
         for (int j = 0; j < 6; j++) {
             int i = (int)(j * 5LL + o);
             float v0 = gpuir_bf16_to_f32(out0_[i]);
-            /* op 55: reduce_sum */
+            /* op 55: reduce_sum (line 24) */
             acc = acc + v0;
         }
         float v1 = gpuir_round_bf16(acc);
@@ -228,7 +228,7 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *out0_, const un
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 57: div */
+        /* op 57: div (line 24) */
         float v0 = gpuir_bf16_to_f32(out0_[i]);
         float v1 = gpuir_bf16_to_f32(in0_[i % 5]);
         float v2 = gpuir_round_bf16(v0 / v1);
@@ -238,7 +238,7 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *out0_, const un
 
 /* @softmax_wide_f32_k0: 1024 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0_) {
-    /* op 65: softmax */
+    /* op 65: softmax (line 29) */
     GPUIR_SHARED(float, red, 66, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {

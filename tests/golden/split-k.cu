@@ -5,23 +5,23 @@ GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *a_, float *out0_) {
         int q = (int)qq;
         /* op 100: constant */
         float v0 = 0.125f;
-        /* op 101: mul */
+        /* op 101: mul (line 5) */
         float4 l0 = ((const float4 *)a_)[q];
         float v1 = l0.x;
         float v2 = v1 * v0;
         /* op 100: constant */
         float v3 = 0.125f;
-        /* op 101: mul */
+        /* op 101: mul (line 5) */
         float v4 = l0.y;
         float v5 = v4 * v3;
         /* op 100: constant */
         float v6 = 0.125f;
-        /* op 101: mul */
+        /* op 101: mul (line 5) */
         float v7 = l0.z;
         float v8 = v7 * v6;
         /* op 100: constant */
         float v9 = 0.125f;
-        /* op 101: mul */
+        /* op 101: mul (line 5) */
         float v10 = l0.w;
         float v11 = v10 * v9;
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
@@ -62,7 +62,7 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0_, const float *b_,
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 20LL || gn >= 24LL) continue;
             int i = (int)(batch * 480LL + gm * 24LL + gn);
-            /* op 103: matmul */
+            /* op 103: matmul (line 6) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }
@@ -77,7 +77,7 @@ GPUIR_KERNEL gpuir_k_f32_plain_k2(GPUIR_LANE const float *in0_, float *out0_) {
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 960LL + o);
             float v0 = in0_[i];
-            /* op 105: reduce_sum */
+            /* op 105: reduce_sum (line 6) */
             acc = acc + v0;
         }
         float v1 = acc;
@@ -92,23 +92,23 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *a_, float *ou
         int q = (int)qq;
         /* op 113: constant */
         float v0 = 0.125f;
-        /* op 114: mul */
+        /* op 114: mul (line 12) */
         float4 l0 = ((const float4 *)a_)[q];
         float v1 = l0.x;
         float v2 = v1 * v0;
         /* op 113: constant */
         float v3 = 0.125f;
-        /* op 114: mul */
+        /* op 114: mul (line 12) */
         float v4 = l0.y;
         float v5 = v4 * v3;
         /* op 113: constant */
         float v6 = 0.125f;
-        /* op 114: mul */
+        /* op 114: mul (line 12) */
         float v7 = l0.z;
         float v8 = v7 * v6;
         /* op 113: constant */
         float v9 = 0.125f;
-        /* op 114: mul */
+        /* op 114: mul (line 12) */
         float v10 = l0.w;
         float v11 = v10 * v9;
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
@@ -212,7 +212,7 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *in0_, const f
                 long long gm = tm * 64 + rm + ii / 4 * 16 + ii % 4, gn = tn * 64 + rn + jj / 4 * 32 + jj % 4;
                 if (gm >= 64LL || gn >= 72LL) continue;
                 int i = (int)(batch * 4608LL + gm * 72LL + gn);
-                /* op 116: matmul */
+                /* op 116: matmul (line 13) */
                 float v0 = acc[ii][jj];
                 out0_[i] = v0;
             }
@@ -228,14 +228,14 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k2(GPUIR_LANE const float *in0_, const f
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 4608LL + o);
             float v0 = in0_[i];
-            /* op 118: reduce_sum */
+            /* op 118: reduce_sum (line 13) */
             acc = acc + v0;
         }
         float v1 = acc;
-        /* op 119: add */
+        /* op 119: add (line 14) */
         float v2 = bias_[o % 72];
         float v3 = v1 + v2;
-        /* op 120: relu */
+        /* op 120: relu (line 15) */
         float v4 = gpuir_relu(v3);
         out0_[o] = v4;
     }
@@ -301,7 +301,7 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *a_, cons
             long long gn = tn * 128 + wn + f / 4 % 4 * 8 + q * 2 + f % 2;
             if (gm >= 20LL || gn >= 24LL) continue;
             int i = (int)(batch * 480LL + gm * 24LL + gn);
-            /* op 127: matmul */
+            /* op 127: matmul (line 20) */
             float v0 = acc[f];
             out0_[i] = v0;
         }
@@ -316,16 +316,16 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k1(GPUIR_LANE const float *in0_, const unsig
         for (int j = 0; j < 2; j++) {
             int i = (int)(j * 1440LL + o);
             float v0 = in0_[i];
-            /* op 130: reduce_sum */
+            /* op 130: reduce_sum (line 20) */
             acc = acc + v0;
         }
         float v1 = acc;
-        /* op 131: cast */
+        /* op 131: cast (line 20) */
         float v2 = gpuir_round_bf16(v1);
-        /* op 132: add */
+        /* op 132: add (line 21) */
         float v3 = gpuir_bf16_to_f32(bias_[o % 24]);
         float v4 = gpuir_round_bf16(v2 + v3);
-        /* op 133: gelu */
+        /* op 133: gelu (line 22) */
         float v5 = gpuir_round_bf16(gpuir_gelu(v4));
         out0_[o] = gpuir_f32_to_bf16(v5);
     }
@@ -391,7 +391,7 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *a
             long long gn = tn * 128 + wn + f / 4 % 4 * 8 + q * 2 + f % 2;
             if (gm >= 1LL || gn >= 40LL) continue;
             int i = (int)(batch * 40LL + gm * 40LL + gn);
-            /* op 138: matmul */
+            /* op 138: matmul (line 27) */
             float v0 = acc[f];
             out0_[i] = v0;
         }
@@ -406,15 +406,15 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k1(GPUIR_LANE const float *in0_, cons
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 40LL + o);
             float v0 = in0_[i];
-            /* op 141: reduce_sum */
+            /* op 141: reduce_sum (line 27) */
             acc = acc + v0;
         }
         float v1 = acc;
-        /* op 142: cast */
+        /* op 142: cast (line 27) */
         float v2 = gpuir_round_f16(v1);
-        /* op 143: silu */
+        /* op 143: silu (line 28) */
         float v3 = gpuir_round_f16(gpuir_silu(v2));
-        /* op 144: add */
+        /* op 144: add (line 29) */
         float v4 = gpuir_f16_to_f32(r_[o]);
         float v5 = gpuir_round_f16(v3 + v4);
         out0_[o] = gpuir_f32_to_f16(v5);
@@ -487,7 +487,7 @@ GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *a_, const float *b_,
             long long gn = tn * 128 + wn + f / 4 % 4 * 8 + q * 2 + f % 2;
             if (gm >= 16LL || gn >= 1LL) continue;
             int i = (int)(batch * 16LL + gm * 1LL + gn);
-            /* op 149: matmul */
+            /* op 149: matmul (line 34) */
             float v0 = acc[f];
             out0_[i] = v0;
         }
@@ -502,7 +502,7 @@ GPUIR_KERNEL gpuir_k_tf32_column_k1(GPUIR_LANE const float *in0_, float *out0_) 
         for (int j = 0; j < 2; j++) {
             int i = (int)(j * 16LL + o);
             float v0 = in0_[i];
-            /* op 151: reduce_sum */
+            /* op 151: reduce_sum (line 34) */
             acc = acc + v0;
         }
         float v1 = acc;
@@ -517,23 +517,23 @@ GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *a_, float *out0_) {
         int q = (int)qq;
         /* op 157: constant */
         float v0 = 0.125f;
-        /* op 158: mul */
+        /* op 158: mul (line 40) */
         float4 l0 = ((const float4 *)a_)[q];
         float v1 = l0.x;
         float v2 = v1 * v0;
         /* op 157: constant */
         float v3 = 0.125f;
-        /* op 158: mul */
+        /* op 158: mul (line 40) */
         float v4 = l0.y;
         float v5 = v4 * v3;
         /* op 157: constant */
         float v6 = 0.125f;
-        /* op 158: mul */
+        /* op 158: mul (line 40) */
         float v7 = l0.z;
         float v8 = v7 * v6;
         /* op 157: constant */
         float v9 = 0.125f;
-        /* op 158: mul */
+        /* op 158: mul (line 40) */
         float v10 = l0.w;
         float v11 = v10 * v9;
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
@@ -574,7 +574,7 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0_, const float *b_, float
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 1LL || gn >= 1LL) continue;
             int i = (int)(batch * 1LL + gm * 1LL + gn);
-            /* op 160: matmul */
+            /* op 160: matmul (line 41) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }
@@ -589,7 +589,7 @@ GPUIR_KERNEL gpuir_k_dot_k2(GPUIR_LANE const float *in0_, float *out0_) {
         for (int j = 0; j < 8; j++) {
             int i = (int)(j * 1LL + o);
             float v0 = in0_[i];
-            /* op 162: reduce_sum */
+            /* op 162: reduce_sum (line 41) */
             acc = acc + v0;
         }
         float v1 = acc;

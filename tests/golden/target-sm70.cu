@@ -31,7 +31,7 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const unsigned short *a_, const unsigned s
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 256LL || gn >= 256LL) continue;
             int i = (int)(batch * 65536LL + gm * 256LL + gn);
-            /* op 9: matmul */
+            /* op 9: matmul (line 5) */
             float v0 = gpuir_round_bf16((float)acc[r]);
             out0_[i] = gpuir_f32_to_bf16(v0);
         }
@@ -71,7 +71,7 @@ GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a_, const unsign
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 70LL || gn >= 65LL) continue;
             int i = (int)(batch * 4550LL + gm * 65LL + gn);
-            /* op 12: matmul */
+            /* op 12: matmul (line 10) */
             float v0 = gpuir_round_f16((float)acc[r]);
             out0_[i] = gpuir_f32_to_f16(v0);
         }

@@ -1,6 +1,6 @@
 /* @tr_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
-    /* op 24: transpose */
+    /* op 24: transpose (line 4) */
     GPUIR_SHARED(unsigned short, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
     for (long long blk = GPUIR_BLOCK_RANK; blk < 12LL; blk += GPUIR_GRID_BLOCKS) {
@@ -23,7 +23,7 @@ GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE const unsigned short *x_, unsigned short *
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 5600LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 26: transpose */
+        /* op 26: transpose (line 5) */
         float v0 = gpuir_f16_to_f32(x_[(i % 40) * 70 + (i / 40 % 2) * 2800 + (i / 80 % 70)]);
         out1_[i] = gpuir_f32_to_f16(v0);
     }
@@ -34,7 +34,7 @@ GPUIR_KERNEL gpuir_k_transpose_3d_k0(GPUIR_LANE const float *x_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 120LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 30: transpose */
+        /* op 30: transpose (line 10) */
         float v0 = x_[(i % 6) * 5 + (i / 6 % 4) * 30 + (i / 24 % 5)];
         out0_[i] = v0;
     }
@@ -42,7 +42,7 @@ GPUIR_KERNEL gpuir_k_transpose_3d_k0(GPUIR_LANE const float *x_, float *out0_) {
 
 /* @transpose_f16_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_transpose_f16_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
-    /* op 33: transpose */
+    /* op 33: transpose (line 15) */
     GPUIR_SHARED(unsigned short, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
     for (long long blk = GPUIR_BLOCK_RANK; blk < 6LL; blk += GPUIR_GRID_BLOCKS) {
@@ -62,7 +62,7 @@ GPUIR_KERNEL gpuir_k_transpose_f16_k0(GPUIR_LANE const unsigned short *x_, unsig
 
 /* @transpose_batched_i64_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_transpose_batched_i64_k0(GPUIR_LANE const long long *x_, long long *out0_) {
-    /* op 36: transpose */
+    /* op 36: transpose (line 20) */
     GPUIR_SHARED(long long, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
     for (long long blk = GPUIR_BLOCK_RANK; blk < 18LL; blk += GPUIR_GRID_BLOCKS) {
@@ -82,7 +82,7 @@ GPUIR_KERNEL gpuir_k_transpose_batched_i64_k0(GPUIR_LANE const long long *x_, lo
 
 /* @transpose_bf16_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_transpose_bf16_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
-    /* op 39: transpose */
+    /* op 39: transpose (line 25) */
     GPUIR_SHARED(unsigned short, tile, 1056, 0);
     int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
     for (long long blk = GPUIR_BLOCK_RANK; blk < 1LL; blk += GPUIR_GRID_BLOCKS) {
