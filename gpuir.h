@@ -2393,8 +2393,9 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
 /* The kernel forms of a matmul, as configure records them on a kernel's
    matmul (`form`): the kernel, its output tile M x N x k depth and its
    shared-memory stages. In gpuir__matmul_form's order, a kernel's default
-   variant first; mma.sync's k depth is 64 bytes of the operands (32
-   halves, 16 TF32 floats). The wgmma kernel's variants differ in the
+   variant first; the tensor-core kernels' k depth is a stage's 64 (mma.sync)
+   or 128 (wgmma) bytes of the operands: 32 or 64 halves, 16 or 32 TF32
+   floats (`tf32`: the entry for matmuls with tf32). The wgmma kernel's variants differ in the
    tile's columns (`bn`: wgmma's N, 128 or 256) and stages, and in the
    grid: `persistent` launches one block a multiprocessor, each walking
    tiles (its producer loads the next tile's stages while its consumers
@@ -2415,6 +2416,10 @@ static const struct gpuir__matmul_form_name {
     {"wgmma.128x128x64.s6.persistent", 4, false, 128, 6, true},
     {"wgmma.128x256x64.s4", 4, false, 256, 4, false},
     {"wgmma.128x256x64.s4.persistent", 4, false, 256, 4, true},
+    {"wgmma.128x128x32.s6", 4, true, 128, 6, false},
+    {"wgmma.128x128x32.s6.persistent", 4, true, 128, 6, true},
+    {"wgmma.128x256x32.s4", 4, true, 256, 4, false},
+    {"wgmma.128x256x32.s4.persistent", 4, true, 256, 4, true},
 };
 #define GPUIR__MATMUL_FORM_COUNT (sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0])
 
@@ -7368,8 +7373,8 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 /* ====================================================================== */
 // >>pass.stage-matmul
 // Puts the operands of each matmul the wgmma kernel takes by default
-// (gpuir__matmul_wgmma_default: an sm_90 target, f16 or bf16, static, K a
-// multiple of 8, not split, not `wgmma = false`) in the one layout that
+// (gpuir__matmul_wgmma_default: an sm_90 target, f16 or bf16 (tf32 when
+// asked), static, K rows of 16 bytes, not split, not `wgmma = false`) in the one layout that
 // kernel reads, A [.., M, K] and B [.., N, K] (B's rows are the output's
 // columns: transpose_b): `%c = matmul %a, %b` becomes `%bt = transpose %b
 // {perm = [.., r-1, r-2]}` and `%c = matmul %a, %bt {transpose_b = true}`
@@ -9477,7 +9482,9 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      get fewer 128x128 tiles: four times the blocks to fill the device.
    - WGMMA (validated on an H100; the default on sm_90, `wgmma = false`
      forbids it, `wgmma = true` forces it: gpuir__matmul_wgmma_request,
-     gpuir__matmul_wgmma_unfit): f16 or bf16 with B transposed and A not
+     gpuir__matmul_wgmma_unfit): f16 or bf16 (or f32 with `tf32`, when
+     forced or named by form: K a multiple of 4, its own producer: see
+     gpuir__cg_wgmma_producer_tf32) with B transposed and A not
      (pass.stage-matmul puts every layout so), static sizes, M, N, K >= 1,
      K a multiple of 8 (rows of a multiple of 16 bytes: what a tensor
      map's global strides need), not split: 128x128 tiles (by default;
@@ -9557,19 +9564,26 @@ static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir_
     bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A);
     int64_t K = a->dims[a->rank - (ta ? 2 : 1)], M = a->dims[a->rank - (ta ? 1 : 2)], N = o->dims[o->rank - 1];
     if (gpuir__module_sm(m) != 90) return "wgmma needs sm_90";
-    if (a->dtype != GPUIR_F16 && a->dtype != GPUIR_BF16) return "wgmma needs f16 or bf16 operands";
+    bool tf32 = a->dtype == GPUIR_F32 && gpuir__op_flag(m, op, GPUIR__KEY_TF32);
+    if (a->dtype != GPUIR_F16 && a->dtype != GPUIR_BF16 && !tf32)
+        return "wgmma needs f16 or bf16 operands, or f32 ones with tf32";
     if (!gpuir__type_is_static(a) || !gpuir__type_is_static(o)) return "wgmma needs static sizes";
     if (gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES)) return "wgmma does not take k slices";
     if (M <= 0 || N <= 0 || K <= 0) return "wgmma needs M, N and K of at least 1";
+    if (tf32) return K % 4 ? "wgmma needs K a multiple of 4 for tf32 (rows of 16 bytes)" : NULL;
     return K % 8 ? "wgmma needs K a multiple of 8 (rows of 16 bytes)" : NULL;
 }
 
 /* Whether matmul op takes the wgmma kernel once its operands are in the
    layout that kernel reads (pass.stage-matmul): it runs, and the matmul
-   does not forbid it. */
+   does not forbid it; a tf32 one only when asked (`wgmma = true`, or a
+   wgmma form its author wrote: not yet measured on hardware, it keeps
+   mma.sync by default). */
 static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op,
                                         const gpuir_type *a, const gpuir_type *o) {
-    return gpuir__matmul_wgmma_request(m, op) >= 0 && !gpuir__matmul_wgmma_unfit(m, op, a, o);
+    int request = gpuir__matmul_wgmma_request(m, op);
+    if (request < 0 || gpuir__matmul_wgmma_unfit(m, op, a, o)) return false;
+    return a->dtype != GPUIR_F32 || request > 0 || gpuir__matmul_form_names_wgmma(m, op);
 }
 
 /* The form of a static matmul op with operand A of type *a and result
@@ -9633,10 +9647,11 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
 }
 
 /* The entry configure records for form f of matmul op: the form's first
-   (its default variant; mma.sync's k depth follows the operands). */
+   (its default variant) for the operands (the tensor-core kernels' k depth
+   follows them: tf32 or halves). */
 static const struct gpuir__matmul_form_name *gpuir__matmul_form_default(const gpuir_module *m, const gpuir__op *op,
                                                                         gpuir__matmul_form f) {
-    bool tf32 = f == GPUIR__MATMUL_TENSOR_CORES && gpuir__op_flag(m, op, GPUIR__KEY_TF32);
+    bool tf32 = (f == GPUIR__MATMUL_TENSOR_CORES || f == GPUIR__MATMUL_WGMMA) && gpuir__op_flag(m, op, GPUIR__KEY_TF32);
     for (size_t i = 0; i < GPUIR__MATMUL_FORM_COUNT; i++)
         if (gpuir__matmul_form_names[i].form == (int)f && gpuir__matmul_form_names[i].tf32 == tf32)
             return &gpuir__matmul_form_names[i];
@@ -9687,9 +9702,12 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
         const struct gpuir__matmul_form_name *named = gpuir__matmul_form_recorded(m, k);
         gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
         const char *name = gpuir__matmul_form_default(m, op, form)->name, *why = gpuir__matmul_form_refusal(m, k, op, form);
-        if (named && !why && named->tf32 != gpuir__matmul_form_default(m, op, form)->tf32)
-            why = "its k depth is 64 bytes of the operands (mma_sync.128x128x32.s3 for f16 and bf16, "
-                  "mma_sync.128x128x16.s3 for tf32)";
+        char depth[160];
+        if (named && !why && named->tf32 != gpuir__matmul_form_default(m, op, form)->tf32) {
+            snprintf(depth, sizeof depth, "its k depth is a stage's bytes of the operands: %s for this matmul's",
+                     name);
+            why = depth;
+        }
         if (given && why)
             return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
                                "configure: kernel @%s: matmul (line %u): form \"%s\" "
@@ -11003,7 +11021,12 @@ static const char gpuir__cg_tc_emu[] =
    Thread t of the warpgroup (w = t / 32, l = t % 32, g = l / 4,
    q = l % 4) holds d[f] = D[16 w + g + 8 (f / 2 % 2)][8 (f / 4) + 2 q +
    f % 2] (the m64nNk16 D fragment, f < N / 2). gpuir_wgmma_portable
-   computes the same from shared memory (its last argument N), each thread
+   computes the same from shared memory (its last argument N; kind 2:
+   TF32, f32 values of which it keeps the top 19 bits, a conservative
+   model of what the tensor cores do with f32 read as TF32, which the PTX
+   ISA does not say: gpuir's tf32 producer rounds the values first, so
+   that the model does not matter to its results, and a kernel that did
+   not round would fail on the emulator too), each thread
    its own N / 2 elements (no thread
    talks to another: wgmma reads shared memory, not registers); `base` is
    the generic pointer to shared memory whose shared address is `addr`. It
@@ -11032,13 +11055,14 @@ static const char gpuir__cg_wgmma_helpers[] =
     "GPUIR_DEVICE float gpuir_wgmma_elem(const unsigned char *base, unsigned addr, unsigned long long desc, int r, int k,\n"
     "                                    int kind) {\n"
     "    unsigned start = (unsigned)(desc & 0x3fffu) << 4, lbo = (unsigned)(desc >> 16 & 0x3fffu) << 4;\n"
-    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4, at;\n"
+    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4, es = kind == 2 ? 4u : 2u, per = 16u / es, at;\n"
     "    if ((unsigned)(desc >> 62) == 1u) {\n"
-    "        at = start + (unsigned)(r / 8) * sbo + (unsigned)(r % 8) * 128u + (unsigned)k * 2u;\n"
+    "        at = start + (unsigned)(r / 8) * sbo + (unsigned)(r % 8) * 128u + (unsigned)k * es;\n"
     "        at ^= (at >> 7 & 7u) << 4;\n"
     "    } else {\n"
-    "        at = start + (unsigned)(r / 8) * sbo + (unsigned)(k / 8) * lbo + (unsigned)(r % 8) * 16u + (unsigned)(k % 8) * 2u;\n"
+    "        at = start + (unsigned)(r / 8) * sbo + (unsigned)k / per * lbo + (unsigned)(r % 8) * 16u + (unsigned)k % per * es;\n"
     "    }\n"
+    "    if (kind == 2) return gpuir_as_float(*(const unsigned *)(base + (at - addr)) & 0xffffe000u);\n"
     "    unsigned short x = *(const unsigned short *)(base + (at - addr));\n"
     "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
     "}\n"
@@ -11050,7 +11074,7 @@ static const char gpuir__cg_wgmma_helpers[] =
     "    for (int f = 0; f < n / 2; f++) {\n"
     "        int row = row0 + f / 2 % 2 * 8, col = f / 4 * 8 + q * 2 + f % 2;\n"
     "        float sum = 0.0f;\n"
-    "        for (int k = 0; k < 16; k++)\n"
+    "        for (int k = 0; k < (kind == 2 ? 8 : 16); k++)\n"
     "            sum += gpuir_wgmma_elem(b8, addr, da, row, k, kind) * gpuir_wgmma_elem(b8, addr, db, col, k, kind);\n"
     "        d[f] += sum;\n"
     "    }\n"
@@ -11123,6 +11147,7 @@ static const char gpuir__cg_tma_cuda[] =
     "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"(bar), \"r\"(count) : \"memory\");\n"
     "}\n"
     "GPUIR_DEVICE void gpuir_mbar_init_fence(void) { asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\"); }\n"
+    "GPUIR_DEVICE void gpuir_fence_proxy_async(void) { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_mbar_expect_tx(unsigned bar, unsigned bytes) {\n"
     "    asm volatile(\"{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }\" :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
     "}\n"
@@ -11147,6 +11172,7 @@ static const char gpuir__cg_tma_cuda[] =
     "#else\n"
     "#define gpuir_mbar_init(bar, count) gpuir_pmbar_init(bar, count)\n"
     "#define gpuir_mbar_init_fence()\n"
+    "#define gpuir_fence_proxy_async()\n"
     "#define gpuir_mbar_expect_tx(bar, bytes) gpuir_pmbar_add(bar, ((bytes) >> 4) - (1u << 12))\n"
     "#define gpuir_mbar_arrive(bar) gpuir_pmbar_add(bar, 0u - (1u << 12))\n"
     "#define gpuir_mbar_wait(bar, parity) gpuir_pmbar_wait(bar, parity)\n"
@@ -11158,17 +11184,25 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
     "#define GPUIR_WGMMA_D8(i) \"+f\"(d[i]), \"+f\"(d[i + 1]), \"+f\"(d[i + 2]), \"+f\"(d[i + 3]), \\\n"
     "    \"+f\"(d[i + 4]), \"+f\"(d[i + 5]), \"+f\"(d[i + 6]), \"+f\"(d[i + 7])\n"
-    "#define GPUIR_WGMMA_ASM(type) asm volatile(\"wgmma.mma_async.sync.aligned.m64n128k16.f32.\" type \".\" type \" {\" \\\n"
+    "#define GPUIR_WGMMA_ASM(op, tail) asm volatile(\"wgmma.mma_async.sync.aligned.\" op \" {\" \\\n"
     "    \"%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, \" \\\n"
     "    \"%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, \" \\\n"
     "    \"%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, \" \\\n"
     "    \"%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63\" \\\n"
-    "    \"}, %64, %65, 1, 1, 1, 0, 0;\" : GPUIR_WGMMA_D8(0), GPUIR_WGMMA_D8(8), GPUIR_WGMMA_D8(16), GPUIR_WGMMA_D8(24), \\\n"
+    "    \"}, %64, %65, 1, 1, 1\" tail \";\" : GPUIR_WGMMA_D8(0), GPUIR_WGMMA_D8(8), GPUIR_WGMMA_D8(16), GPUIR_WGMMA_D8(24), \\\n"
     "    GPUIR_WGMMA_D8(32), GPUIR_WGMMA_D8(40), GPUIR_WGMMA_D8(48), GPUIR_WGMMA_D8(56) : \"l\"(da), \"l\"(db) : \"memory\")\n"
-    "GPUIR_DEVICE void gpuir_wgmma_f16(float *d, unsigned long long da, unsigned long long db) { GPUIR_WGMMA_ASM(\"f16\"); }\n"
-    "GPUIR_DEVICE void gpuir_wgmma_bf16(float *d, unsigned long long da, unsigned long long db) { GPUIR_WGMMA_ASM(\"bf16\"); }\n"
+    "GPUIR_DEVICE void gpuir_wgmma_f16(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM(\"m64n128k16.f32.f16.f16\", \", 0, 0\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_bf16(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM(\"m64n128k16.f32.bf16.bf16\", \", 0, 0\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_tf32(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM(\"m64n128k8.f32.tf32.tf32\", \"\");   /* tf32: no transposes */\n"
+    "}\n"
     "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_f16(d, da, db)\n"
     "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_bf16(d, da, db)\n"
+    "#define GPUIR_WGMMA_TF32(d, da, db, base, addr) gpuir_wgmma_tf32(d, da, db)\n"
     "GPUIR_DEVICE void gpuir_wgmma_fence(void) { asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) { asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) { asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); }\n"
@@ -11179,6 +11213,7 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "#else\n"
     "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 128)\n"
     "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 128)\n"
+    "#define GPUIR_WGMMA_TF32(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 2, 128)\n"
     "GPUIR_DEVICE void gpuir_wgmma_fence(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) {}\n"
@@ -11188,11 +11223,11 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "#define GPUIR_WGMMA_KEEP(d, n)\n"
     "#endif\n";
 
-/* m64n256k16 (GPUIR_WGMMA_F16/BF16_N256) for NVRTC, as gpuir__cg_wgmma_cuda_mma
-   has m64n128k16 (GPUIR_WGMMA_D8 is its). */
+/* m64n256k16 and m64n256k8 (GPUIR_WGMMA_F16/BF16/TF32_N256) for NVRTC, as
+   gpuir__cg_wgmma_cuda_mma has m64n128 (GPUIR_WGMMA_D8 is its). */
 static const char gpuir__cg_wgmma_cuda_n256[] =
     "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
-    "#define GPUIR_WGMMA_ASM256(type) asm volatile(\"wgmma.mma_async.sync.aligned.m64n256k16.f32.\" type \".\" type \" {\" \\\n"
+    "#define GPUIR_WGMMA_ASM256(op, tail) asm volatile(\"wgmma.mma_async.sync.aligned.\" op \" {\" \\\n"
     "    \"%0, %1, %2, %3, %4, %5, %6, %7, \" \\\n"
     "    \"%8, %9, %10, %11, %12, %13, %14, %15, \" \\\n"
     "    \"%16, %17, %18, %19, %20, %21, %22, %23, \" \\\n"
@@ -11209,17 +11244,26 @@ static const char gpuir__cg_wgmma_cuda_n256[] =
     "    \"%104, %105, %106, %107, %108, %109, %110, %111, \" \\\n"
     "    \"%112, %113, %114, %115, %116, %117, %118, %119, \" \\\n"
     "    \"%120, %121, %122, %123, %124, %125, %126, %127\" \\\n"
-    "    \"}, %128, %129, 1, 1, 1, 0, 0;\" : GPUIR_WGMMA_D8(0), GPUIR_WGMMA_D8(8), GPUIR_WGMMA_D8(16), GPUIR_WGMMA_D8(24), \\\n"
+    "    \"}, %128, %129, 1, 1, 1\" tail \";\" : GPUIR_WGMMA_D8(0), GPUIR_WGMMA_D8(8), GPUIR_WGMMA_D8(16), GPUIR_WGMMA_D8(24), \\\n"
     "    GPUIR_WGMMA_D8(32), GPUIR_WGMMA_D8(40), GPUIR_WGMMA_D8(48), GPUIR_WGMMA_D8(56), GPUIR_WGMMA_D8(64), GPUIR_WGMMA_D8(72), \\\n"
     "    GPUIR_WGMMA_D8(80), GPUIR_WGMMA_D8(88), GPUIR_WGMMA_D8(96), GPUIR_WGMMA_D8(104), GPUIR_WGMMA_D8(112), \\\n"
     "    GPUIR_WGMMA_D8(120) : \"l\"(da), \"l\"(db) : \"memory\")\n"
-    "GPUIR_DEVICE void gpuir_wgmma_f16_n256(float *d, unsigned long long da, unsigned long long db) { GPUIR_WGMMA_ASM256(\"f16\"); }\n"
-    "GPUIR_DEVICE void gpuir_wgmma_bf16_n256(float *d, unsigned long long da, unsigned long long db) { GPUIR_WGMMA_ASM256(\"bf16\"); }\n"
+    "GPUIR_DEVICE void gpuir_wgmma_f16_n256(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM256(\"m64n256k16.f32.f16.f16\", \", 0, 0\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_bf16_n256(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM256(\"m64n256k16.f32.bf16.bf16\", \", 0, 0\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_tf32_n256(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM256(\"m64n256k8.f32.tf32.tf32\", \"\");\n"
+    "}\n"
     "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_f16_n256(d, da, db)\n"
     "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_bf16_n256(d, da, db)\n"
+    "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_tf32_n256(d, da, db)\n"
     "#else\n"
     "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 256)\n"
     "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 256)\n"
+    "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 2, 256)\n"
     "#endif\n";
 
 /* The wgmma helpers for the emulator: shared addresses are offsets from
@@ -11258,6 +11302,9 @@ static const char gpuir__cg_wgmma_emu[] =
     "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 128)\n"
     "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 256)\n"
     "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 256)\n"
+    "#define GPUIR_WGMMA_TF32(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 2, 128)\n"
+    "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 2, 256)\n"
+    "#define gpuir_fence_proxy_async()\n"
     "#define gpuir_wgmma_fence()\n"
     "#define gpuir_wgmma_commit()\n"
     "#define gpuir_wgmma_wait0()\n"
@@ -11292,7 +11339,8 @@ typedef struct gpuir__cg {
     bool barriers;          /* uses GPUIR_SYNC or shuffles */
     int lane;               /* vectorized kernels: the element of the quad (0..3), else -1 */
     bool *loaded4;          /* parameter index -> its quad is in register l<index> */
-    bool tma;               /* the WGMMA kernel: takes tensor maps after its other parameters */
+    bool wgmma;             /* the WGMMA kernel (384 threads) */
+    bool tma;               /*   which takes tensor maps after its other parameters (not tf32) */
     gpuir__kernel_form form;  /* the kernel's form (configure's, on its lead op); NONE: a matmul's */
     struct gpuir__cg_kernel_info *info;   /* the kernel's, being filled */
     int depth;              /* the writer's indentation, in levels of 4 spaces */
@@ -12084,7 +12132,7 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
                                                             gpuir__cg_param(C, (int)i), a);
     }
     if (C->tma) gpuir__str_puts(&params, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
-    gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", C->tma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
+    gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", C->wgmma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
                    gpuir__str_cstr(&params));
     gpuir__str_free(&params);
 }
@@ -13012,18 +13060,24 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
    256 x 240 are at most 65536. */
 typedef struct gpuir__wg {
     int bn, stages;                 /* tile columns (wgmma's N), shared-memory stages */
-    unsigned stage_bytes;           /* A's 128 x 64 halves and B^T's bn x 64 */
+    bool tf32;                      /* f32 operands as TF32: 32 a k tile, copied by the producer's threads */
+    int bk;                         /* k a stage (a 128-byte row): 64 halves or 32 floats */
+    unsigned stage_bytes;           /* A's 128 rows and B^T's bn, 128 bytes each */
     int producer_regs, consumer_regs;
-    const char *mma;                /* GPUIR_WGMMA_<dtype><mma>: the m64n<bn>k16 helper */
+    const char *mma;                /* GPUIR_WGMMA_<dtype><mma>: the m64n<bn>k16 (k8) helper */
 } gpuir__wg;
 
+/* The tf32 producer's 128 threads copy through registers (gpuir__cg_wgmma_producer_tf32):
+   40 registers a thread, and 32 beside the 256-column tile's consumers. */
 static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
     const struct gpuir__matmul_form_name *v = gpuir__matmul_variant_of(C->m, C->k);
     gpuir__wg w;
     w.bn = v->bn == 256 ? 256 : 128;
     w.stages = v->stages > 0 ? v->stages : 6;
+    w.tf32 = v->tf32;
+    w.bk = w.tf32 ? 32 : 64;
     w.stage_bytes = GPUIR__WG_A_BYTES + (unsigned)w.bn * 128u;
-    w.producer_regs = w.bn == 256 ? 24 : 40;
+    w.producer_regs = w.bn == 256 ? (w.tf32 ? 32 : 24) : 40;
     w.consumer_regs = w.bn == 256 ? 240 : 232;
     w.mma = w.bn == 256 ? "_N256" : "";
     return w;
@@ -13049,7 +13103,7 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param, int b
    consumers released it (from the second round of the ring on). */
 static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpuir_type *o, const gpuir_type *a,
                                      const gpuir_type *b, long long tiles, long long tiles_m, long long tiles_n, long long K) {
-    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + 63) / 64;
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + w->bk - 1) / w->bk;
     unsigned stage = w->stage_bytes;
     const char *full = "full + 8u * st";
     gpuir__cg_open(C, "if (wg == 0)");
@@ -13077,11 +13131,65 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpu
     gpuir__cg_line(C, "gpuir_setmaxnreg_inc(%d);", w->consumer_regs);
 }
 
+/* The tf32 producer: the 128 threads of warpgroup 0 copy each k tile (32
+   floats) of A's 128 rows and B^T's bn rows, 16 bytes a load, rounding
+   each value to TF32 as the interpreter does (gpuir_tf32_round: to
+   nearest, ties away from zero) so that the tensor cores read values they
+   represent exactly, whatever rounding of their own they apply to f32
+   read as TF32 (a bulk tensor copy could not round). Thread t takes chunk
+   t % 8 of rows t / 8 + 16 c: its k and its swizzled column (chunk c of
+   row r at c ^ (r % 8), the 128-byte swizzle) are the same in every row it
+   copies, its rows 2048 bytes apart. Zeros past the edges. Then each
+   fences its stores for the async proxy (wgmma reads through it) and
+   arrives on the stage's `full` mbarrier (128 arrivals). */
+static void gpuir__cg_wgmma_tf32_rows(gpuir__cg *C, const char *x, const char *x0, const char *row0, int rows,
+                                      long long extent, long long K, int first) {
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int c = 0; c < %d; c++)", rows / 16);
+    gpuir__cg_line(C, "long long row = %s + r0 + 16 * c;", row0);
+    gpuir__cg_line(C, "float4 v = k < %lldLL && row < %lldLL ? *(const float4 *)(%s + (%s + row * %lldLL + k))", K, extent,
+                   x, x0, K);
+    gpuir__cg_line(C, "                                   : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);");
+    gpuir__cg_line(C, "*(float4 *)GPUIR_SMEM_PTR(sa + at0 + (unsigned)(c + %d) * 2048u) =", first);
+    gpuir__cg_line(C, "    GPUIR_FLOAT4(gpuir_tf32_round(v.x), gpuir_tf32_round(v.y), gpuir_tf32_round(v.z), "
+                   "gpuir_tf32_round(v.w));");
+    gpuir__cg_close(C);
+}
+
+static void gpuir__cg_wgmma_producer_tf32(gpuir__cg *C, const gpuir__wg *w, int pa, int pb, const gpuir_type *o,
+                                          const gpuir_type *a, const gpuir_type *b, long long tiles, long long tiles_m,
+                                          long long tiles_n, long long K) {
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + w->bk - 1) / w->bk;
+    char b_row0[32];
+    snprintf(b_row0, sizeof b_row0, "tn * %d", w->bn);
+    gpuir__cg_open(C, "if (wg == 0)");
+    gpuir__cg_line(C, "gpuir_setmaxnreg_dec(%d);", w->producer_regs);
+    gpuir__cg_line(C, "int r0 = t / 8, cc = t %% 8;     /* rows r0 + 16 c, chunk cc of each */");
+    gpuir__cg_line(C, "unsigned at0 = (unsigned)r0 * 128u + ((unsigned)(cc ^ (r0 & 7)) << 4);");
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
+    gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
+    gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
+    gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;", w->stages, w->stage_bytes);
+    gpuir__cg_line(C, "if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));", w->stages,
+                   w->stages);
+    gpuir__cg_line(C, "long long k = kt * 32 + cc * 4;");
+    gpuir__cg_wgmma_tf32_rows(C, gpuir__cg_param(C, pa), "a0", "tm * 128", 128, M, K, 0);
+    gpuir__cg_wgmma_tf32_rows(C, gpuir__cg_param(C, pb), "b0", b_row0, w->bn, N, K, 8);
+    gpuir__cg_line(C, "gpuir_fence_proxy_async();");
+    gpuir__cg_line(C, "gpuir_mbar_arrive(full + 8u * st);");
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    C->depth--;
+    gpuir__cg_line(C, "} else {");
+    C->depth++;
+    gpuir__cg_line(C, "gpuir_setmaxnreg_inc(%d);", w->consumer_regs);
+}
+
 /* A consumer's k loop: wait for the stage, four wgmma on it, then (with
    this group in flight) release the stage before; the last one after
    all groups are done. */
 static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const gpuir__wg *w, const char *dtype, long long K) {
-    long long k_tiles = (K + 63) / 64;
+    long long k_tiles = (K + w->bk - 1) / w->bk;
     unsigned stage = w->stage_bytes;
     gpuir__cg_line(C, "unsigned prev = 0;");
     gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
@@ -13116,13 +13224,14 @@ static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const gpuir__wg *w, const cha
 #define GPUIR__WG_EPI_BYTES 32768u
 
 /* Whether the wgmma kernel of the matmul at `at` (output o) stores through
-   shared memory: N a multiple of 8 (every 8-column chunk whole and 16-byte
+   shared memory: o f16 or bf16 (staged as halves; a tf32 matmul's f32
+   result is not), N a multiple of 8 (every 8-column chunk whole and 16-byte
    aligned), every parameter the epilogue stores of o's shape and f16,
    bf16 or f32, and the staging within the target's shared memory. Else
    each thread stores its fragment's values where they lie. */
 static bool gpuir__cg_wgmma_staged(gpuir__cg *C, size_t at, const gpuir_type *o) {
     size_t n = stbds_arrlenu(C->k->ops);
-    if (o->dims[o->rank - 1] % 8 ||
+    if ((o->dtype != GPUIR_F16 && o->dtype != GPUIR_BF16) || o->dims[o->rank - 1] % 8 ||
         1024 + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES > (uint64_t)gpuir__target_shared_optin(C->m))
         return false;
     for (size_t i = at; i < n; i++) {
@@ -13313,9 +13422,11 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     long long tiles_n = (N + w.bn - 1) / w.bn, tiles_m = (M + 127) / 128;
     long long batches = M && N ? gpuir__type_count(o) / (M * N) : 0, tiles = tiles_n * tiles_m * batches;
     unsigned stages_bytes = (unsigned)w.stages * w.stage_bytes;
-    C->info->n_tmaps = 2;
-    C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa, 128);
-    C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb, w.bn);
+    if (!w.tf32) {                              /* tf32: the producer's threads copy and round */
+        C->info->n_tmaps = 2;
+        C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa, 128);
+        C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb, w.bn);
+    }
     bool staged = gpuir__cg_wgmma_staged(C, at, o);
     C->dynamic_bytes = staged ? 1024u + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES : 1024u + stages_bytes + 16u * (unsigned)w.stages;
     C->barriers = true;
@@ -13326,13 +13437,14 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "long long it = 0;                    /* k tiles so far, across tiles */");
     gpuir__cg_open(C, "if (t == 0)");
     gpuir__cg_open(C, "for (unsigned st = 0; st < %du; st++)", w.stages);
-    gpuir__cg_line(C, "gpuir_mbar_init(full + 8u * st, 1u);");
+    gpuir__cg_line(C, "gpuir_mbar_init(full + 8u * st, %uu);", w.tf32 ? 128u : 1u);
     gpuir__cg_line(C, "gpuir_mbar_init(empty + 8u * st, 256u);");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_mbar_init_fence();");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
-    gpuir__cg_wgmma_producer(C, &w, o, a, b, tiles, tiles_m, tiles_n, K);
+    if (w.tf32) gpuir__cg_wgmma_producer_tf32(C, &w, pa, pb, o, a, b, tiles, tiles_m, tiles_n, K);
+    else gpuir__cg_wgmma_producer(C, &w, o, a, b, tiles, tiles_m, tiles_n, K);
     if (staged)
         gpuir__cg_line(C, "unsigned char *stg = GPUIR_SMEM_PTR(sbase + %uu + (unsigned)(warp - 4) * 4096u);",
                        GPUIR__WG_EPI_AT);
@@ -13341,7 +13453,7 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "float acc[%d];", w.bn / 2);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int f = 0; f < %d; f++) acc[f] = 0.0f;", w.bn / 2);
-    gpuir__cg_wgmma_consumer(C, &w, o->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
+    gpuir__cg_wgmma_consumer(C, &w, w.tf32 ? "TF32" : a->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
     if (staged) {
         gpuir_result r = gpuir__cg_wgmma_epilogue_staged(C, &w, at, o);
         gpuir__cg_close(C);                     /* the tile loop */
@@ -13354,7 +13466,8 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "long long gn = tn * %d + f / 4 * 8 + q * 2 + f %% 2;", w.bn);
     gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
     gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
-    const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : "gpuir_round_f16(acc[f])";
+    const char *value = o->dtype == GPUIR_BF16 ? "gpuir_round_bf16(acc[f])" : o->dtype == GPUIR_F16 ? "gpuir_round_f16(acc[f])"
+                                                                                                   : "acc[f]";
     gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
     gpuir__cg_close(C);                         /* the tile loop */
     gpuir__cg_close(C);                         /* the consumers' branch */
@@ -13422,7 +13535,7 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
             return gpuir__cg_fail(C, op, "only constants may come before a matmul in its kernel");
     }
     gpuir__matmul_form form = gpuir__matmul_form_of(m, C->k);
-    if (form == GPUIR__MATMUL_WGMMA ? !C->tma : C->threads != 256) form = GPUIR__MATMUL_PLAIN;
+    if (form == GPUIR__MATMUL_WGMMA ? !C->wgmma : C->threads != 256) form = GPUIR__MATMUL_PLAIN;
     if (form == GPUIR__MATMUL_REGISTER_TILED) return gpuir__cg_matmul_rt(C, at, pa, pb, 128);
     if (form == GPUIR__MATMUL_REGISTER_TILED_64) return gpuir__cg_matmul_rt(C, at, pa, pb, 64);
     if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
@@ -15139,7 +15252,8 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     gpuir_result r = gpuir__cg_block_threads(C, kid, &C->threads);
     if (!r) r = gpuir__kernel_form_of(m, C->k, &C->form);
     if (r) return r;
-    C->tma = C->threads == GPUIR__WG_THREADS && gpuir__matmul_form_of(m, C->k) == GPUIR__MATMUL_WGMMA;
+    C->wgmma = C->threads == GPUIR__WG_THREADS && gpuir__matmul_form_of(m, C->k) == GPUIR__MATMUL_WGMMA;
+    C->tma = C->wgmma && !gpuir__matmul_variant_of(m, C->k)->tf32;
     C->info = info;
     memset(info, 0, sizeof *info);
     info->func = kid;

@@ -54,6 +54,13 @@ for args in "|2 kernels: an operand transposed first" "--no-wgmma|" "--form=mma_
     then echo "PASS bench: matmul bf16 ${flags:-(default)}"
     else echo "FAIL bench: matmul bf16 ${flags:-(default)} (exit $rc)"; cat $out >&2; fi
 done
+# TF32 on wgmma by form (its producer rounds the stages; B transposed first).
+$bench matmul --dtype=tf32 --form=wgmma.128x128x32.s6 > $out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q -e "^emu tf32 form wgmma.128x128x32.s6 .*matches the interpreter (run, and kernel launched alone)" \
+                       -e "^bench matmul tf32 " $out
+then echo "PASS bench: matmul tf32 --form=wgmma.128x128x32.s6"
+else echo "FAIL bench: matmul tf32 --form=wgmma.128x128x32.s6 (exit $rc)"; cat $out >&2; fi
 if ! $bench matmul --dtype=f32 --m=64 --n=64 --k=64 --form=wgmma.128x128x64.s6 > $out 2>&1 &&
    grep -q 'cannot run on sm_90: wgmma needs f16 or bf16 operands' $out
 then echo "PASS bench: matmul --form the target cannot run fails, saying why"

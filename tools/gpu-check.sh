@@ -121,6 +121,8 @@ matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4
 matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4.persistent
 matmul --dtype=f16 --wgmma --form=wgmma.128x256x64.s4.persistent
 matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4.persistent --epilogue=bias,gelu,residual
+matmul --dtype=tf32 --form=wgmma.128x128x32.s6
+matmul --dtype=tf32 --form=wgmma.128x256x32.s4.persistent
 matmul --dtype=bf16 --m=32 --n=4096 --k=4096
 matmul --m=256 --n=256 --k=16384
 bandwidth

@@ -609,7 +609,8 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
    module of 128x128 kernels leaves out), the registers moved as it plans
    them (the producer down to 24, the consumers' 128 accumulators up to
    240), with and without a fused bias, gelu and residual, persistent or
-   not, beside a persistent 128x128 kernel: no spills, no local memory. */
+   not, beside a persistent 128x128 kernel and the tf32 kernels
+   (wgmma-tf32.gir: m64n128k8 and m64n256k8): no spills, no local memory. */
 TEST(nvrtc_compiles_the_wgmma_variants_for_sm_90a) {
     static const char text[] =
         "func.func @v(%x: tensor<300x64xbf16>, %w: tensor<520x64xbf16>, %b: tensor<520xbf16>, %r: tensor<300x520xbf16>) -> tensor<300x520xbf16> {\n"
@@ -623,7 +624,13 @@ TEST(nvrtc_compiles_the_wgmma_variants_for_sm_90a) {
         "  return %m : tensor<4096x4096xf16>\n}\n"
         "func.func @q(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {\n"
         "  %m = matmul %x, %w {transpose_b = true, form = \"wgmma.128x128x64.s6.persistent\"} : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>\n"
-        "  return %m : tensor<4096x4096xbf16>\n}\n";
+        "  return %m : tensor<4096x4096xbf16>\n}\n"
+        "func.func @t(%x: tensor<4096x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {\n"
+        "  %m = matmul %x, %w {tf32 = true, transpose_b = true, wgmma = true} : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>\n"
+        "  return %m : tensor<4096x4096xf32>\n}\n"
+        "func.func @u(%x: tensor<4096x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {\n"
+        "  %m = matmul %x, %w {tf32 = true, transpose_b = true, form = \"wgmma.128x256x32.s4.persistent\"} : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>\n"
+        "  return %m : tensor<4096x4096xf32>\n}\n";
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = lowered_text(ctx, text);
     char *ptx = NULL;
@@ -634,6 +641,10 @@ TEST(nvrtc_compiles_the_wgmma_variants_for_sm_90a) {
     CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
     CHECK(ptx && strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 24;") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 240;"));
     CHECK(ptx && strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 40;") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"));
+    /* tf32: no transposes in the instruction, the producer's threads' stores fenced for the async proxy */
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32") &&
+          strstr(ptx, "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32") && strstr(ptx, "fence.proxy.async.shared::cta"));
+    CHECK(ptx && strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 32;"));
     gpuir_free(ptx);
     /* a module of 128x128 kernels alone carries no m64n256k16 */
     static const char plain[] =
