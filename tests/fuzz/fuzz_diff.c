@@ -449,12 +449,20 @@ static int fd_matmul(fd_gen *g, int a) {
     while (n > 1 && batch * cm * n * (ck + 1) > 150000) n /= 2;
     if (batch * cm * (n > 1 ? n : 1) * (ck + 1) > 300000) return fd_unary(g, a);
     bool flt = fd_float(x);
-    bool wgmma = !fd_off[FD_WGMMA] && g->sm >= 90 && (x->dt == GPUIR_F16 || x->dt == GPUIR_BF16) && k % 8 == 0 && k > 0 &&
+    bool half = x->dt == GPUIR_F16 || x->dt == GPUIR_BF16;
+    bool tf32 = x->dt == GPUIR_F32 && !fd_off[FD_TF32] && fd_chance(&g->rng, 10);
+    bool wgmma = !fd_off[FD_WGMMA] && g->sm >= 90 && (half || tf32) && k % (half ? 8 : 4) == 0 && k > 0 &&
                  m > 0 && n > 0 && fd_chance(&g->rng, 25);    /* `wgmma = true` forces it: only where it runs */
+    /* or a wgmma variant by name (128x256 tiles, a persistent grid: the
+       module's sm_count is often 1..16, so blocks walk tiles) */
+    static const char *const wgmma_forms[2][4] = {
+        {"wgmma.128x128x64.s6", "wgmma.128x128x64.s6.persistent", "wgmma.128x256x64.s4", "wgmma.128x256x64.s4.persistent"},
+        {"wgmma.128x128x32.s6", "wgmma.128x128x32.s6.persistent", "wgmma.128x256x32.s4", "wgmma.128x256x32.s4.persistent"}};
+    const char *form = wgmma && fd_chance(&g->rng, 50) ? wgmma_forms[tf32][fd_below(&g->rng, 4)] : NULL;
     if (wgmma) tb = true;
     int slices = flt && !fd_off[FD_SPLITK] && !wgmma && k >= 4 && fd_chance(&g->rng, 12) ? 2 + fd_below(&g->rng, 3) : 0;
     if (slices && k <= (slices - 1) * gpuir_matmul_k_slice_len(k, slices)) slices = 0;   /* no empty slice */
-    bool tf32 = x->dt == GPUIR_F32 && !fd_off[FD_TF32] && !slices && fd_chance(&g->rng, 10);
+    if (slices) tf32 = false;
     if (flt) a = fd_tame(g, a, x->dt == GPUIR_F32 ? 4 : 2);
     if (a < 0) return -1;
     x = &g->f->v[a];
@@ -487,7 +495,8 @@ static int fd_matmul(fd_gen *g, int a) {
     if (ta) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stranspose_a = true", o ? ", " : "");
     if (tb) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stranspose_b = true", o ? ", " : "");
     if (tf32) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stf32 = true", o ? ", " : "");
-    if (wgmma) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%swgmma = true", o ? ", " : "");
+    if (wgmma && form) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%sform = \"%s\"", o ? ", " : "", form);
+    else if (wgmma) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%swgmma = true", o ? ", " : "");
     if (slices) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%sk_slices = %d", o ? ", " : "", slices);
     char braces[200] = "";
     if (o) snprintf(braces, sizeof braces, " {%s}", attrs);
