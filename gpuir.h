@@ -13674,15 +13674,37 @@ static void gpuir__cg_softmax_registers(gpuir__cg *C, long long per, long long c
     gpuir__cg_close(C);
 }
 
-/* A row too long for registers: the max and the sum of exponentials in
-   one pass (online, in a block of whole warps), the output in a second:
-   the row is read twice. A block of another size reads it three times. */
-static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, int pd,
+/* Row `base` of parameter x (`ncols` values of `esize` bytes, `cols` as C)
+   copied to the shared array `dst` by the block: 16 bytes a copy, eight in
+   flight a thread, where the row's bytes are a multiple of 16; else a
+   value at a time. */
+static void gpuir__cg_row_to_shared(gpuir__cg *C, const char *dst, const char *x, long long ncols, size_t esize,
+                                    const char *cols) {
+    long long T = C->threads, bytes = ncols * (long long)esize;
+    if (bytes % 16) {
+        gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lldLL) %s[c] = %s[base + c];", cols, T, dst, x);
+        return;
+    }
+    gpuir__cg_open(C, "for (long long q0 = t; q0 < %lldLL; q0 += %lldLL)", bytes / 16, 8 * T);
+    gpuir__cg_line(C, "int4 w[8];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int u = 0; u < 8; u++) if (q0 + u * %lldLL < %lldLL) w[u] = ((const int4 *)(%s + base))[q0 + u * %lldLL];",
+                   T, bytes / 16, x, T);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int u = 0; u < 8; u++) if (q0 + u * %lldLL < %lldLL) ((int4 *)%s)[q0 + u * %lldLL] = w[u];",
+                   T, bytes / 16, dst, T);
+    gpuir__cg_close(C);
+}
+
+/* A row too long for registers, its element c read as `elem`: the max
+   and the sum of exponentials in one pass (online, in a block of whole
+   warps), the output in a second: the row is read twice. A block of
+   another size reads it three times. */
+static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, const char *elem, int pd,
                                        const char *ld, const char *st) {
     long long T = C->threads;
     const char *out = gpuir__cg_param(C, pd);
-    char elem[96], in[112], value[256];
-    snprintf(elem, sizeof elem, "%s[base + c]", gpuir__cg_param(C, ps));
+    char in[112], value[256];
     gpuir__cg_call(in, sizeof in, ld, elem);
     if (T % 32 == 0) {
         gpuir__cg_line(C, "float om0 = -GPUIR_INF, os0 = 0.0f;");
@@ -13712,8 +13734,11 @@ static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, int ps, i
 
 /* Softmax over the innermost axis: a block per row. When the row fits in
    registers (at most 32 elements per thread) it is read once, the max and
-   the sum of exponentials reduced over the block, and written once;
-   otherwise it is read twice (gpuir__cg_softmax_streamed). */
+   the sum of exponentials reduced over the block, and written once; else,
+   when it fits in the target's shared memory after the reduction's slots
+   (static, a block of whole warps: up to ~58,000 f32 on sm_90), the block
+   copies it there once and streams it from there (read once); otherwise
+   it is read twice (gpuir__cg_softmax_streamed). */
 static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -13738,20 +13763,37 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     const char *ld = x->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : x->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
     const char *st = x->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : x->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
     long long slots = ((T % 32 == 0 ? 32 : T) + 1) * (!in_registers && T % 32 == 0 ? 2 : 1);   /* online: 2 rows */
-    C->shared_bytes = (uint32_t)(slots * 4);
+    long long row_at = (slots * 4 + 15) / 16 * 16, row_bytes = cols * (long long)gpuir_dtype_size(x->dtype);
+    bool cached = !in_registers && !width.sym[0] && T % 32 == 0 && row_at + row_bytes <= gpuir__target_shared_optin(m);
     C->barriers = true;
     gpuir__cg_comment(C, C->k->ops[at], op);
-    gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, 0);", slots);
+    char elem[96];
+    snprintf(elem, sizeof elem, cached ? "srow[c]" : "%s[base + c]", gpuir__cg_param(C, ps));
+    if (cached) {
+        const char *type = gpuir__cg_storage(x->dtype);
+        C->dynamic_bytes = (uint32_t)(row_at + row_bytes);
+        gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes: the slots, then the row */", C->dynamic_bytes);
+        gpuir__cg_line(C, "float *red = (float *)smem;");
+        gpuir__cg_line(C, "%s *srow = (%s *)((unsigned char *)smem + %lld);", type, type, row_at);
+    } else {
+        C->shared_bytes = (uint32_t)(slots * 4);
+        gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, 0);", slots);
+    }
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
     gpuir__cg_open(C, "for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS)", rows_expr);
     gpuir__cg_line(C, "long long base = row * %s;", cols_expr);
     gpuir__cg_line(C, "float acc = -GPUIR_INF;");
+    if (cached) {               /* between barriers: the block is done with the last row */
+        gpuir__cg_line(C, "GPUIR_SYNC();");
+        gpuir__cg_row_to_shared(C, "srow", gpuir__cg_param(C, ps), cols, gpuir_dtype_size(x->dtype), cols_expr);
+        gpuir__cg_line(C, "GPUIR_SYNC();");
+    }
     if (in_registers && x->dtype == GPUIR_F32 && cols % 4 == 0)     /* 16-byte row accesses */
         gpuir__cg_softmax_quads(C, (cols / 4 + T - 1) / T, cols / 4, ps, pd);
     else if (in_registers)
         gpuir__cg_softmax_registers(C, per, cols, ps, pd, ld, st);
     else
-        gpuir__cg_softmax_streamed(C, cols_expr, ps, pd, ld, st);
+        gpuir__cg_softmax_streamed(C, cols_expr, elem, pd, ld, st);
     gpuir__cg_close(C);
     return GPUIR_OK;
 }
@@ -13814,7 +13856,7 @@ typedef struct gpuir__cg_rowplan {
     uint32_t cache_bytes;       /* the row cache's shared memory (0: the row is not cached) */
     gpuir__row_online *online;  /* op -> its part in an online pair of reductions */
     size_t *partner;            /* op -> the other reduction of its online pair */
-    bool any_online;
+    int online_width;           /* the widest online state's components: 4 (Welford), 2 (max, sum) */
     char rows[200], cols[200];  /* row count and row length, as C */
 } gpuir__cg_rowplan;
 
@@ -13940,7 +13982,7 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
             R->online[i] = welford ? GPUIR__ROW_ONLINE_VARIANCE : GPUIR__ROW_ONLINE_SUM_EXP;
             R->partner[i] = j;
             R->partner[j] = i;
-            R->any_online = true;
+            if (R->online_width < (welford ? 4 : 2)) R->online_width = welford ? 4 : 2;
             level = R->level[j];
         } else if (cls == GPUIR__CLASS_REDUCE)
             level++;
@@ -14274,10 +14316,10 @@ static void gpuir__cg_rows_accs(gpuir__cg *C, const gpuir__cg_rowplan *R, int pa
 
 /* The reduction's slots: a float a warp (or a thread, in a block that is
    not whole warps) and one more, a row of them a component of the widest
-   state (four for an online pair). */
+   state (four for a Welford pair, two for a max and sum). */
 static uint32_t gpuir__cg_rows_red_floats(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
     long long slots = (C->threads % 32 == 0 ? 32 : C->threads) + 1;
-    return (uint32_t)(slots * (R->any_online ? 4 : 1));
+    return (uint32_t)(slots * (R->online_width ? R->online_width : 1));
 }
 
 /* Whether the row's full-shape inputs fit in shared memory after the
@@ -14299,29 +14341,16 @@ static void gpuir__cg_rows_cache_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
 }
 
 /* At the top of a row: each cached input's row copied to shared memory
-   (16 bytes a copy, eight in flight a thread, where the row's bytes are
-   a multiple of 16; else a value at a time), between barriers: the block
-   is done with the last row's, and every pass may read any of it. */
+   (gpuir__cg_row_to_shared), between barriers: the block is done with the
+   last row's, and every pass may read any of it. */
 static void gpuir__cg_rows_fill_cache(gpuir__cg *C, const gpuir__cg_rowplan *R) {
-    long long T = C->threads;
     gpuir__cg_line(C, "GPUIR_SYNC();");
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
         if (!R->cached[p]) continue;
-        long long bytes = R->ncols * (long long)gpuir_dtype_size(gpuir__value_at(C->m, C->k->params[p])->type.dtype);
-        const char *x = gpuir__cg_param(C, (int)p);
-        if (bytes % 16) {
-            gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lldLL) s%zu[c] = %s[base + c];", R->cols, T, p, x);
-            continue;
-        }
-        gpuir__cg_open(C, "for (long long q0 = t; q0 < %lldLL; q0 += %lldLL)", bytes / 16, 8 * T);
-        gpuir__cg_line(C, "int4 w[8];");
-        gpuir__cg_line(C, "GPUIR_UNROLL");
-        gpuir__cg_line(C, "for (int u = 0; u < 8; u++) if (q0 + u * %lldLL < %lldLL) w[u] = ((const int4 *)(%s + base))[q0 + u * %lldLL];",
-                       T, bytes / 16, x, T);
-        gpuir__cg_line(C, "GPUIR_UNROLL");
-        gpuir__cg_line(C, "for (int u = 0; u < 8; u++) if (q0 + u * %lldLL < %lldLL) ((int4 *)s%zu)[q0 + u * %lldLL] = w[u];",
-                       T, bytes / 16, p, T);
-        gpuir__cg_close(C);
+        char dst[32];
+        snprintf(dst, sizeof dst, "s%zu", p);
+        gpuir__cg_row_to_shared(C, dst, gpuir__cg_param(C, (int)p), R->ncols,
+                                gpuir_dtype_size(gpuir__value_at(C->m, C->k->params[p])->type.dtype), R->cols);
     }
     gpuir__cg_line(C, "GPUIR_SYNC();");
 }
