@@ -47,14 +47,25 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_) {
 /* @wide_k0: 1024 threads per block */
 GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     /* op 41: softmax (line 9) */
-    GPUIR_SHARED(float, red, 66, 0);
+    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 80272 bytes: the slots, then the row */
+    float *red = (float *)smem;
+    unsigned short *srow = (unsigned short *)((unsigned char *)smem + 272);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 40000LL;
         float acc = -GPUIR_INF;
+        GPUIR_SYNC();
+        for (long long q0 = t; q0 < 5000LL; q0 += 8192LL) {
+            int4 w[8];
+            GPUIR_UNROLL
+            for (int u = 0; u < 8; u++) if (q0 + u * 1024LL < 5000LL) w[u] = ((const int4 *)(x_ + base))[q0 + u * 1024LL];
+            GPUIR_UNROLL
+            for (int u = 0; u < 8; u++) if (q0 + u * 1024LL < 5000LL) ((int4 *)srow)[q0 + u * 1024LL] = w[u];
+        }
+        GPUIR_SYNC();
         float om0 = -GPUIR_INF, os0 = 0.0f;
         for (long long c = t; c < 40000LL; c += 1024) {
-            float x = gpuir_f16_to_f32(x_[base + c]);
+            float x = gpuir_f16_to_f32(srow[c]);
             if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
         }
         for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
@@ -76,7 +87,7 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short
         float mx = om0;
         acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
         for (long long c = t; c < 40000LL; c += 1024)
-            out0_[base + c] = gpuir_f32_to_f16(expf(gpuir_f16_to_f32(x_[base + c]) - mx) / acc);
+            out0_[base + c] = gpuir_f32_to_f16(expf(gpuir_f16_to_f32(srow[c]) - mx) / acc);
     }
 }
 
@@ -239,14 +250,25 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *out0_, const un
 /* @softmax_wide_f32_k0: 1024 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0_) {
     /* op 65: softmax (line 29) */
-    GPUIR_SHARED(float, red, 66, 0);
+    GPUIR_SHARED_DYNAMIC(int4, smem);     /* 160272 bytes: the slots, then the row */
+    float *red = (float *)smem;
+    float *srow = (float *)((unsigned char *)smem + 272);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 2LL; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 40000LL;
         float acc = -GPUIR_INF;
+        GPUIR_SYNC();
+        for (long long q0 = t; q0 < 10000LL; q0 += 8192LL) {
+            int4 w[8];
+            GPUIR_UNROLL
+            for (int u = 0; u < 8; u++) if (q0 + u * 1024LL < 10000LL) w[u] = ((const int4 *)(x_ + base))[q0 + u * 1024LL];
+            GPUIR_UNROLL
+            for (int u = 0; u < 8; u++) if (q0 + u * 1024LL < 10000LL) ((int4 *)srow)[q0 + u * 1024LL] = w[u];
+        }
+        GPUIR_SYNC();
         float om0 = -GPUIR_INF, os0 = 0.0f;
         for (long long c = t; c < 40000LL; c += 1024) {
-            float x = x_[base + c];
+            float x = srow[c];
             if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
         }
         for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
@@ -268,7 +290,7 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0
         float mx = om0;
         acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
         for (long long c = t; c < 40000LL; c += 1024)
-            out0_[base + c] = expf(x_[base + c] - mx) / acc;
+            out0_[base + c] = expf(srow[c] - mx) / acc;
     }
 }
 
@@ -302,14 +324,14 @@ static void gpuir_k_softmax_wide_f32_k0_emu(gpuir_emu_lane *l, void **p) {
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 2u, 0u},
-    {"gpuir_k_wide_k0", gpuir_k_wide_k0_emu, 264u, 0u, 1, 2u, 0u},
+    {"gpuir_k_wide_k0", gpuir_k_wide_k0_emu, 0u, 80272u, 1, 2u, 0u},
     {"gpuir_k_softmax_f16_k0", gpuir_k_softmax_f16_k0_emu, 132u, 0u, 1, 2u, 0u},
     {"gpuir_k_softmax_rows_quads_k0", gpuir_k_softmax_rows_quads_k0_emu, 132u, 0u, 1, 2u, 0u},
     {"gpuir_k_softmax_axis0_k0", gpuir_k_softmax_axis0_k0_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_softmax_axis0_k1", gpuir_k_softmax_axis0_k1_emu, 0u, 0u, 0, 3u, 0u},
     {"gpuir_k_softmax_axis0_k2", gpuir_k_softmax_axis0_k2_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_softmax_axis0_k3", gpuir_k_softmax_axis0_k3_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_softmax_wide_f32_k0", gpuir_k_softmax_wide_f32_k0_emu, 264u, 0u, 1, 2u, 0u},
+    {"gpuir_k_softmax_wide_f32_k0", gpuir_k_softmax_wide_f32_k0_emu, 0u, 160272u, 1, 2u, 0u},
     {0, 0, 0, 0, 0, 0, 0}
 };
 #endif
