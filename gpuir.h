@@ -2220,6 +2220,8 @@ typedef enum gpuir__kernel_form {
     GPUIR__FORM_SOFTMAX_ROWS,       /* a block per row */
     GPUIR__FORM_ATTENTION_M64,      /* FlashAttention-2, 64 query rows a block */
     GPUIR__FORM_ATTENTION_M128,     /* 128 query rows a block */
+    GPUIR__FORM_ATTENTION_WGMMA_M64,    /* the same, S = Q K^T on wgmma (sm_90), 64 rows */
+    GPUIR__FORM_ATTENTION_WGMMA_M128,   /*   128 rows */
     GPUIR__FORM_SIBLINGS,           /* reductions of one matrix over axis 0, 1 and both: one read */
 } gpuir__kernel_form;
 
@@ -2236,6 +2238,8 @@ static const struct gpuir__kernel_form_name {
     {"softmax.rows", GPUIR__FORM_SOFTMAX_ROWS},
     {"attention.fa2.m64", GPUIR__FORM_ATTENTION_M64},
     {"attention.fa2.m128", GPUIR__FORM_ATTENTION_M128},
+    {"attention.fa2_wgmma.m64", GPUIR__FORM_ATTENTION_WGMMA_M64},
+    {"attention.fa2_wgmma.m128", GPUIR__FORM_ATTENTION_WGMMA_M128},
     {"siblings", GPUIR__FORM_SIBLINGS},
 };
 #define GPUIR__KERNEL_FORM_COUNT (sizeof gpuir__kernel_form_names / sizeof gpuir__kernel_form_names[0])
@@ -2245,6 +2249,17 @@ static gpuir__kernel_form gpuir__kernel_form_named(const char *name) {
     for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT; i++)
         if (strcmp(name, gpuir__kernel_form_names[i].name) == 0) return gpuir__kernel_form_names[i].form;
     return GPUIR__FORM_NONE;
+}
+
+/* Whether f is a fused attention's form (mma.sync, or S on wgmma). */
+static bool gpuir__form_is_attention(gpuir__kernel_form f) {
+    return f == GPUIR__FORM_ATTENTION_M64 || f == GPUIR__FORM_ATTENTION_M128 || f == GPUIR__FORM_ATTENTION_WGMMA_M64 ||
+           f == GPUIR__FORM_ATTENTION_WGMMA_M128;
+}
+
+/* Whether f computes S = Q K^T on wgmma. */
+static bool gpuir__form_is_attention_wgmma(gpuir__kernel_form f) {
+    return f == GPUIR__FORM_ATTENTION_WGMMA_M64 || f == GPUIR__FORM_ATTENTION_WGMMA_M128;
 }
 
 /* The name of form f ("" for none). */
@@ -9815,11 +9830,28 @@ static bool gpuir__module_uses_attention(const gpuir_module *m) {
     return false;
 }
 
+/* Whether function f of the module is a fused attention kernel with its
+   scores on wgmma (its recorded form). */
+static bool gpuir__module_attention_wgmma_at(const gpuir_module *m, size_t f) {
+    return m->funcs[f].kernel && gpuir__kernel_attention(m, &m->funcs[f]) &&
+           gpuir__form_is_attention_wgmma(gpuir__kernel_form_recorded(m, &m->funcs[f]));
+}
+
 /* Whether any kernel of the module uses wgmma (its source then carries the
    wgmma helpers, and NVRTC compiles it for sm_90a on an sm_90 device). */
 static bool gpuir__module_uses_wgmma(const gpuir_module *m) {
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
-        if (m->funcs[f].kernel && gpuir__matmul_form_of(m, &m->funcs[f]) == GPUIR__MATMUL_WGMMA) return true;
+        if (m->funcs[f].kernel && (gpuir__matmul_form_of(m, &m->funcs[f]) == GPUIR__MATMUL_WGMMA ||
+                                   gpuir__module_attention_wgmma_at(m, f)))
+            return true;
+    return false;
+}
+
+/* Whether any kernel of the module is a fused attention whose scores are
+   on wgmma (its source then carries the m64n64k16 helper). */
+static bool gpuir__module_uses_attention_wgmma(const gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
+        if (gpuir__module_attention_wgmma_at(m, f)) return true;
     return false;
 }
 
@@ -9993,6 +10025,10 @@ static const struct gpuir__kernel_form_alternative {
     {GPUIR__FORM_REDUCE_COLUMNS, GPUIR__FORM_REDUCE_BLOCK},
     {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_M128},
     {GPUIR__FORM_ATTENTION_M128, GPUIR__FORM_ATTENTION_M64},
+    {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_WGMMA_M64},     /* sm_90 only: gpuir__kernel_form_of */
+    {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_WGMMA_M128},
+    {GPUIR__FORM_ATTENTION_M128, GPUIR__FORM_ATTENTION_WGMMA_M64},
+    {GPUIR__FORM_ATTENTION_M128, GPUIR__FORM_ATTENTION_WGMMA_M128},
 };
 
 /* Whether a kernel for which configure decides `decided` can take form f. */
@@ -10036,6 +10072,11 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
                            gpuir_op_name(op->kind), op->line, lead ? gpuir_op_name(lead->kind) : "none",
                            lead ? lead->line : 0);
     }
+    if ((given == GPUIR__FORM_ATTENTION_WGMMA_M64 || given == GPUIR__FORM_ATTENTION_WGMMA_M128) &&
+        gpuir__module_sm(m) != 90)
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" cannot run on sm_%d: "
+                           "wgmma needs sm_90", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
+                           gpuir__kernel_form_name(given), gpuir__module_sm(m));
     if (!given || gpuir__kernel_form_allowed(decided, given)) return GPUIR_OK;
     char allowed[256];
     gpuir__kernel_forms_allowed_text(decided, allowed, sizeof allowed);
@@ -10076,8 +10117,8 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         uint32_t x = gpuir__kernel_sibling_input(m, k, &view);
         block[0] = GPUIR__SIBLINGS_THREADS;
         grid[0] = x ? gpuir__siblings_blocks(m, view.R) : 1;
-    } else if (form == GPUIR__FORM_ATTENTION_M64 || form == GPUIR__FORM_ATTENTION_M128) {
-        int64_t rows = form == GPUIR__FORM_ATTENTION_M128 ? 128 : 64;
+    } else if (gpuir__form_is_attention(form)) {
+        int64_t rows = form == GPUIR__FORM_ATTENTION_M128 || form == GPUIR__FORM_ATTENTION_WGMMA_M128 ? 128 : 64;
         block[0] = 2 * rows;
         grid[0] = gpuir__attention_tiles(m, gpuir__kernel_lead(m, k), rows);
     } else if (kind == GPUIR_OP_MATMUL) {
@@ -11209,7 +11250,7 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "GPUIR_DEVICE void gpuir_wgmma_wait1(void) { asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\"); }\n"
     "#define gpuir_setmaxnreg_dec(n) asm volatile(\"setmaxnreg.dec.sync.aligned.u32 \" #n \";\")\n"
     "#define gpuir_setmaxnreg_inc(n) asm volatile(\"setmaxnreg.inc.sync.aligned.u32 \" #n \";\")\n"
-    "#define GPUIR_WGMMA_KEEP(d, n) do { GPUIR_UNROLL for (int f_ = 0; f_ < (n); f_++) asm volatile(\"\" : \"+f\"(d[f_]) :: \"memory\"); } while (0)\n"
+    "#define GPUIR_WGMMA_KEEP(d, n) do { GPUIR_UNROLL for (int f_ = 0; f_ < (n); f_++) asm volatile(\"\" : \"+f\"((d)[f_]) :: \"memory\"); } while (0)\n"
     "#else\n"
     "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 128)\n"
     "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 128)\n"
@@ -11266,6 +11307,30 @@ static const char gpuir__cg_wgmma_cuda_n256[] =
     "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 2, 256)\n"
     "#endif\n";
 
+/* m64n64k16 (GPUIR_WGMMA_F16/BF16_N64: the fused attention's scores) for
+   NVRTC, as gpuir__cg_wgmma_cuda_mma has m64n128 (GPUIR_WGMMA_D8 is its). */
+static const char gpuir__cg_wgmma_cuda_n64[] =
+    "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+    "#define GPUIR_WGMMA_ASM64(op) asm volatile(\"wgmma.mma_async.sync.aligned.\" op \" {\" \\\n"
+    "    \"%0, %1, %2, %3, %4, %5, %6, %7, \" \\\n"
+    "    \"%8, %9, %10, %11, %12, %13, %14, %15, \" \\\n"
+    "    \"%16, %17, %18, %19, %20, %21, %22, %23, \" \\\n"
+    "    \"%24, %25, %26, %27, %28, %29, %30, %31\" \\\n"
+    "    \"}, %32, %33, 1, 1, 1, 0, 0;\" : GPUIR_WGMMA_D8(0), GPUIR_WGMMA_D8(8), GPUIR_WGMMA_D8(16), GPUIR_WGMMA_D8(24) \\\n"
+    "    : \"l\"(da), \"l\"(db) : \"memory\")\n"
+    "GPUIR_DEVICE void gpuir_wgmma_f16_n64(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM64(\"m64n64k16.f32.f16.f16\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_bf16_n64(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM64(\"m64n64k16.f32.bf16.bf16\");\n"
+    "}\n"
+    "#define GPUIR_WGMMA_F16_N64(d, da, db, base, addr) gpuir_wgmma_f16_n64(d, da, db)\n"
+    "#define GPUIR_WGMMA_BF16_N64(d, da, db, base, addr) gpuir_wgmma_bf16_n64(d, da, db)\n"
+    "#else\n"
+    "#define GPUIR_WGMMA_F16_N64(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 64)\n"
+    "#define GPUIR_WGMMA_BF16_N64(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 64)\n"
+    "#endif\n";
+
 /* The wgmma helpers for the emulator: shared addresses are offsets from
    the block's shared memory; fences, commits and waits have nothing to do
    (the block's barriers stay real); the bulk copies and mbarriers are the
@@ -11304,6 +11369,8 @@ static const char gpuir__cg_wgmma_emu[] =
     "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 256)\n"
     "#define GPUIR_WGMMA_TF32(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 2, 128)\n"
     "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 2, 256)\n"
+    "#define GPUIR_WGMMA_F16_N64(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 64)\n"
+    "#define GPUIR_WGMMA_BF16_N64(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 64)\n"
     "#define gpuir_fence_proxy_async()\n"
     "#define gpuir_wgmma_fence()\n"
     "#define gpuir_wgmma_commit()\n"
@@ -11312,13 +11379,13 @@ static const char gpuir__cg_wgmma_emu[] =
 
 /* What codegen writes for a target: its prelude, tensor-core and wgmma helpers. */
 typedef struct gpuir__cg_target {
-    const char *prelude, *tensor_cores, *wgmma[4];
+    const char *prelude, *tensor_cores, *wgmma[5];
 } gpuir__cg_target;
 
 static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda,
                                                 {gpuir__cg_wgmma_cuda, gpuir__cg_tma_cuda, gpuir__cg_wgmma_cuda_mma,
-                                                 gpuir__cg_wgmma_cuda_n256}};
-static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, {gpuir__cg_wgmma_emu, "", "", ""}};
+                                                 gpuir__cg_wgmma_cuda_n256, gpuir__cg_wgmma_cuda_n64}};
+static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, {gpuir__cg_wgmma_emu, "", "", "", ""}};
 
 /* ---- the generator's state ---- */
 
@@ -14544,6 +14611,8 @@ typedef struct gpuir__cg_attn {
     long long mrow, mcol;       /* the mask's strides over rows and keys (0 where it broadcasts) */
     int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
     bool causal;
+    bool wgmma;                 /* S = Q K^T on wgmma: Q and K in 128-byte-swizzled panels */
+    long long panels;           /* wgmma: 64-half panels of a row (D / 64, rounded up) */
     long long offset;           /* causal_offset: key j of row i masked at j > i + offset */
     char plus_offset[32];       /* " + offset", "" for 0 */
     double scale;
@@ -14568,9 +14637,12 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     memset(A, 0, sizeof *A);
     A->Sq = q->dims[q->rank - 2], A->D = q->dims[q->rank - 1], A->Sk = k->dims[k->rank - 2];
     A->batches = A->Sq ? gpuir__type_count(q) / (A->Sq * A->D) : 0;
-    A->br = C->form == GPUIR__FORM_ATTENTION_M128 ? 128 : 64, A->threads = 2 * A->br;
+    A->wgmma = gpuir__form_is_attention_wgmma(C->form);
+    A->br = C->form == GPUIR__FORM_ATTENTION_M128 || C->form == GPUIR__FORM_ATTENTION_WGMMA_M128 ? 128 : 64;
+    A->threads = 2 * A->br;
     A->qtiles = gpuir__ceil_div(A->Sq, A->br), A->ktiles = gpuir__ceil_div(A->Sk, GPUIR__ATTN_BC);
     A->rs = A->D + 8;
+    A->panels = (A->D + 63) / 64;
     A->pq = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 0));
     A->pk = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
     A->pv = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 2));
@@ -14619,6 +14691,42 @@ static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long
                    base, row0, A->D, base);
     gpuir__cg_line(C, "gpuir_cp_async16(%s + r * %lld + c, src, ok);", dst, A->rs);
     gpuir__cg_close(C);
+}
+
+/* The wgmma variant's cp.async of `rows` rows of D halves (as
+   gpuir__cg_attn_load) into 128-byte-swizzled panels at `dst`: 16-byte
+   chunk c of row r goes to panel c / 8 (rows x 64 halves each), row r,
+   chunk c % 8 ^ r % 8, the layout gpuir_wgmma_desc_sw128 describes. */
+static void gpuir__cg_attn_load_panels(gpuir__cg *C, const gpuir__cg_attn *A, long long rows,
+                                       const char *dst, const char *base, const char *row0, long long limit) {
+    long long pieces = A->D / 8;
+    gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
+    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld, ok = %s + r < %lld;", pieces, pieces, row0, limit);
+    gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %lld + c * 8 : %s;",
+                   base, row0, A->D, base);
+    gpuir__cg_line(C, "gpuir_cp_async16(%s + c / 8 * %lld + r * 64 + (c %% 8 ^ r %% 8) * 8, src, ok);", dst, rows * 64);
+    gpuir__cg_close(C);
+}
+
+/* The wgmma variant's S = Q K^T: the warpgroup's 64 query rows (its
+   warps' 16 each) by the tile's 64 keys, m64n64k16 a k step of 16
+   (32 bytes into a panel's rows, a panel every 4 steps); the accumulator
+   fragment is s[8][4] of the mma.sync form, element for element. */
+static void gpuir__cg_attn_scores_wgmma(gpuir__cg *C, const gpuir__cg_attn *A) {
+    gpuir__cg_line(C, "float s[8][4];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int n = 0; n < 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;");
+    gpuir__cg_line(C, "unsigned qa = GPUIR_SMEM_ADDR(sq) + (unsigned)(warp / 4) * 8192u, ka = GPUIR_SMEM_ADDR(kt);");
+    gpuir__cg_line(C, "gpuir_wgmma_fence();");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++)", A->D / 16);
+    gpuir__cg_line(C, "    GPUIR_WGMMA_%s_N64(&s[0][0], gpuir_wgmma_desc_sw128(qa + (unsigned)(kk / 4) * %lldu + (unsigned)(kk %% 4) * 32u),",
+                   A->mma, A->br * 128);
+    gpuir__cg_line(C, "                      gpuir_wgmma_desc_sw128(ka + (unsigned)(kk / 4) * 8192u + (unsigned)(kk %% 4) * 32u), "
+                   "smem, s0);");
+    gpuir__cg_line(C, "gpuir_wgmma_commit();");
+    gpuir__cg_line(C, "gpuir_wgmma_wait0();");
+    gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(&s[0][0], 32);");
 }
 
 /* S = Q K^T for the warp's 16 rows and the tile's 64 keys (8 n tiles). */
@@ -14749,19 +14857,30 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_open(C, "for (int j = 0; j < nkv; j++)");
     gpuir__cg_open(C, "if (j + 1 < nkv)");
     gpuir__cg_line(C, "int k1 = (j + 1) * %d, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC, stage);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, "sk + st", "kg", "k1", A->Sk);
+    if (A->wgmma) {
+        gpuir__cg_line(C, "int kst = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC * A->panels * 64);
+        gpuir__cg_attn_load_panels(C, A, GPUIR__ATTN_BC, "sk + kst", "kg", "k1", A->Sk);
+    } else
+        gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, "sk + st", "kg", "k1", A->Sk);
     gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, "sv + st", "vg", "k1", A->Sk);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
+    if (A->wgmma) gpuir__cg_line(C, "gpuir_fence_proxy_async();     /* the copies, for wgmma's reads */");
     gpuir__cg_line(C, "GPUIR_SYNC();");
-    gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;",
-                   stage, stage);
-    gpuir__cg_open(C, "if (j == 0)");
-    gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++) GPUIR_LDMATRIX_X4(qf[kk], sq + la + kk * 16);", A->D / 16);
-    gpuir__cg_close(C);
-    gpuir__cg_attn_scores(C, A);
+    if (A->wgmma) {
+        gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;",
+                       GPUIR__ATTN_BC * A->panels * 64, stage);
+        gpuir__cg_attn_scores_wgmma(C, A);
+    } else {
+        gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;",
+                       stage, stage);
+        gpuir__cg_open(C, "if (j == 0)");
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++) GPUIR_LDMATRIX_X4(qf[kk], sq + la + kk * 16);", A->D / 16);
+        gpuir__cg_close(C);
+        gpuir__cg_attn_scores(C, A);
+    }
     gpuir__cg_attn_mask(C, A);
     gpuir__cg_attn_softmax(C, A);
     gpuir__cg_attn_pv(C, A);
@@ -14777,18 +14896,27 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     if (r) return r;
     if (C->threads != A.threads) return gpuir__cg_fail(C, op, "the fused kernel runs 2 threads a query row of its block");
     long long stage = (long long)GPUIR__ATTN_BC * A.rs;
-    C->dynamic_bytes = (uint32_t)((A.br * A.rs + 4 * stage) * 2);
+    long long q_halves = A.wgmma ? A.br * A.panels * 64 : A.br * A.rs;           /* Q, and a K stage */
+    long long k_stage = A.wgmma ? GPUIR__ATTN_BC * A.panels * 64 : stage;
+    C->dynamic_bytes = (uint32_t)((q_halves + 2 * k_stage + 2 * stage) * 2 + (A.wgmma ? 1024 : 0));
     C->barriers = true;
     C->depth = 1;
     gpuir__cg_comment(C, C->k->ops[at], op);
     gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes: Q, then K and V in two stages */", C->dynamic_bytes);
-    gpuir__cg_line(C,
-                   "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;",
-                   A.br * A.rs, 2 * stage);
+    if (A.wgmma) {      /* Q and K in swizzled panels at a 1024-byte boundary (the swizzle's atom) */
+        gpuir__cg_line(C, "unsigned s0 = GPUIR_SMEM_ADDR(smem);");
+        gpuir__cg_line(C, "unsigned short *sq = (unsigned short *)GPUIR_SMEM_PTR((s0 + 1023u) & ~1023u), *sk = sq + %lld, "
+                       "*sv = sk + %lld;", q_halves, 2 * k_stage);
+    } else
+        gpuir__cg_line(C,
+                       "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;",
+                       A.br * A.rs, 2 * stage);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q4 = lane %% 4;");
     gpuir__cg_line(C, "const float sl2 = %.9gf;     /* the scale times log2(e): scores in exp2's units */", A.scale * 1.4426950408889634);
-    gpuir__cg_line(C, "int la = (warp * 16 + lane %% 16) * %lld + lane / 16 * 8, lk = (lane %% 8 + lane / 16 * 8) * %lld + "
-                   "lane / 8 %% 2 * 8, lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs, A.rs, A.rs);
+    if (A.wgmma) gpuir__cg_line(C, "int lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs);
+    else
+        gpuir__cg_line(C, "int la = (warp * 16 + lane %% 16) * %lld + lane / 16 * 8, lk = (lane %% 8 + lane / 16 * 8) * %lld + "
+                       "lane / 8 %% 2 * 8, lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs, A.rs, A.rs);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", A.batches * A.qtiles);
     gpuir__cg_line(C, "long long bh = tile / %lld;", A.qtiles);
     gpuir__cg_line(C, "int r0 = (int)(%lld - tile %% %lld) * %lld;", A.qtiles - 1, A.qtiles, A.br);
@@ -14804,12 +14932,17 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
         gpuir__cg_line(C, "nkv = nkv < 1 ? 1 : nkv > %lld ? %lld : nkv;", A.ktiles, A.ktiles);
     }
     else gpuir__cg_line(C, "int nkv = %lld;", A.ktiles);
-    gpuir__cg_attn_load(C, &A, A.br, "sq", "qg", "r0", A.Sq);
-    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sk", "kg", "0", A.Sk);
+    if (A.wgmma) {
+        gpuir__cg_attn_load_panels(C, &A, A.br, "sq", "qg", "r0", A.Sq);
+        gpuir__cg_attn_load_panels(C, &A, GPUIR__ATTN_BC, "sk", "kg", "0", A.Sk);
+    } else {
+        gpuir__cg_attn_load(C, &A, A.br, "sq", "qg", "r0", A.Sq);
+        gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sk", "kg", "0", A.Sk);
+    }
     gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sv", "vg", "0", A.Sk);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.D / 8);
-    gpuir__cg_line(C, "unsigned qf[%lld][4];", A.D / 16);
+    if (!A.wgmma) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.D / 16);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;", A.D / 8);
     gpuir__cg_attn_step(C, &A);
@@ -15366,8 +15499,9 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
     if (!r && gpuir__module_uses_tensor_cores(m))
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
     if (!r && gpuir__module_uses_wgmma(m))
-        gpuir__str_appendf(&s, "%s%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
-                           gpuir__module_uses_wgmma_n256(m) ? target->wgmma[3] : "", gpuir__cg_wgmma_helpers);
+        gpuir__str_appendf(&s, "%s%s%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
+                           gpuir__module_uses_wgmma_n256(m) ? target->wgmma[3] : "",
+                           gpuir__module_uses_attention_wgmma(m) ? target->wgmma[4] : "", gpuir__cg_wgmma_helpers);
     if (!r && gpuir__module_uses_attention(m)) gpuir__str_appendf(&s, "%s", gpuir__cg_attn_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;

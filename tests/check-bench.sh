@@ -117,6 +117,9 @@ attention_case "(one fused kernel, causal and not)" \
     '^attention 1x2x130x128 bf16 .* emu: matches the interpreter$' "$row"
 attention_case "--kv-heads=4 (grouped-query, one fused kernel)" \
     '^attention 1x2x130x128 bf16 .* kv heads 1 emu: matches the interpreter$' "$row.* kv_heads=4\$" --kv-heads=4
+attention_case "--form=attention.fa2_wgmma.m128 (scores on wgmma)" \
+    '^attention 1x2x130x128 bf16 .* form attention.fa2_wgmma.m128 emu: matches the interpreter$' \
+    "$row.* form=attention.fa2_wgmma.m128 " --form=attention.fa2_wgmma.m128
 attention_case "--head-dim=80 (one fused kernel)" \
     '^attention 1x2x130x80 bf16 .* emu: matches the interpreter$' "$row" --head-dim=80
 $bench attention --kv-heads=3 > $out 2>&1

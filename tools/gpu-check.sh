@@ -130,7 +130,10 @@ launch
 e2e
 attention
 attention --kv-heads=4
-attention --head-dim=80"}
+attention --head-dim=80
+attention --form=attention.fa2_wgmma.m128
+attention --form=attention.fa2_wgmma.m128 --kv-heads=4
+attention --form=attention.fa2_wgmma.m64 --head-dim=64"}
 echo "$BENCHES" | while IFS= read -r b; do
     [ -n "$b" ] || continue
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
@@ -177,6 +180,8 @@ PY
         g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention.txt")
         t=$(sed -n "s/^bench sdpa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time (target <= 1.5)\n", c, g, t, g / t }'
+        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---form-attention-fa2-wgmma-m128.txt" 2>/dev/null)
+        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention (scores on wgmma) causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
         g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---kv-heads-4.txt")
         t=$(sed -n "s/^bench sdpa-gqa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention, 4 kv heads, causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'

@@ -2152,9 +2152,10 @@ static int bench_e2e(int argc, char **argv) {
    attribute (the unfused program has no cheap causal form: a dense S x S
    mask constant). kv < h: grouped-query attention, h / kv query heads
    sharing each of kv key/value heads (q [b, kv, h / kv, s, d] against k
-   and v [b, kv, 1, s, d]); kv == h: q, k and v [b, h, s, d]. */
+   and v [b, kv, 1, s, d]); kv == h: q, k and v [b, h, s, d]. With a
+   kernel form (`form`: --form), the attention op too, carrying it. */
 static void attention_text(strbuf *text, long long b, long long h, long long kv, long long s, long long d,
-                           const char *dt, bool causal) {
+                           const char *dt, bool causal, const char *form) {
     char q[96], k[96], sc[96];
     if (kv == h) {
         snprintf(q, sizeof q, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, d, dt);
@@ -2167,9 +2168,12 @@ static void attention_text(strbuf *text, long long b, long long h, long long kv,
     }
     text->len = 0;
     strbuf_appendf(text, "func.func @f(%%q: %s, %%k: %s, %%v: %s) -> %s {\n", q, k, k, q);
-    if (causal)
-        strbuf_appendf(text, "  %%o = attention %%q, %%k, %%v {scale = %.9g, causal = true} : "
-                      "(%s, %s, %s) -> %s\n", 1.0 / sqrt((double)d), q, k, k, q);
+    char form_attr[96] = "";
+    if (form) snprintf(form_attr, sizeof form_attr, ", form = \"%s\"", form);
+    if (causal || form)
+        strbuf_appendf(text, "  %%o = attention %%q, %%k, %%v {scale = %.9g%s%s} : "
+                      "(%s, %s, %s) -> %s\n", 1.0 / sqrt((double)d), causal ? ", causal = true" : "", form_attr,
+                      q, k, k, q);
     else
         strbuf_appendf(text,
                       "  %%s = matmul %%q, %%k {transpose_b = true} : (%s, %s) -> %s\n"
@@ -2214,11 +2218,11 @@ static float attention_time(gpuir_ctx *ctx, gpuir_program *p, int repeat, size_t
 /* One row: the fused kernel against the unfused program (the non-causal
    one for both rows: the unfused program cannot skip masked tiles). */
 static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long kv, long long s, long long d,
-                         const char *dt, bool causal, int repeat) {
+                         const char *dt, bool causal, const char *form, int repeat) {
     strbuf text = {NULL, 0, 0};
-    attention_text(&text, b, h, kv, s, d, dt, causal);
+    attention_text(&text, b, h, kv, s, d, dt, causal, form);
     gpuir_program *fused = attention_program(ctx, text.buf, false);
-    attention_text(&text, b, h, kv, s, d, dt, false);
+    attention_text(&text, b, h, kv, s, d, dt, false, NULL);
     gpuir_program *unfused = fused ? attention_program(ctx, text.buf, true) : NULL;
     free(text.buf);
     if (!fused || !unfused) { gpuir_program_destroy(fused); return 1; }
@@ -2226,10 +2230,11 @@ static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long kv,
     float tf = attention_time(ctx, fused, repeat, &kf), tu = attention_time(ctx, unfused, repeat, &ku);
     double flops = 4.0 * (double)(b * h) * (double)s * (double)s * (double)d * (causal ? 0.5 : 1.0);
     printf("attention %lldx%lldx%lldx%lld %s %-10s kv heads %lld  fused %zu kernel %8.3f ms %6.1f TFLOP/s   unfused "
-           "%zu kernels %8.3f ms   %.2fx faster\n", b, h, s, d, dt, causal ? "causal" : "non-causal", kv, kf, tf,
-           flops / (tf * 1e9), ku, tu, tu / tf);
+           "%zu kernels %8.3f ms   %.2fx faster%s%s\n", b, h, s, d, dt, causal ? "causal" : "non-causal", kv, kf, tf,
+           flops / (tf * 1e9), ku, tu, tu / tf, form ? "  form " : "", form ? form : "");
     printf("bench attention %s causal=%d kernels=%zu fused_ms=%.4f unfused_kernels=%zu unfused_ms=%.4f "
-           "tflops=%.1f kv_heads=%lld\n", dt, causal ? 1 : 0, kf, tf, ku, tu, flops / (tf * 1e9), kv);
+           "tflops=%.1f form=%s kv_heads=%lld\n", dt, causal ? 1 : 0, kf, tf, ku, tu, flops / (tf * 1e9),
+           form ? form : "default", kv);
     plot_add("unfused time / fused time", causal ? "causal" : "non-causal", tu / tf);
     plot_from("cuda (GPU, CUDA events)");
     gpuir_program_destroy(fused);
@@ -2238,9 +2243,9 @@ static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long kv,
 }
 
 /* Without a GPU: a small attention on the emulator against the interpreter. */
-static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool grouped, long long hd) {
+static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool grouped, long long hd, const char *form) {
     strbuf text = {NULL, 0, 0};
-    attention_text(&text, 1, 2, grouped ? 1 : 2, 130, hd, dt, causal);
+    attention_text(&text, 1, 2, grouped ? 1 : 2, 130, hd, dt, causal, form);
     gpuir_module *ref = gpuir_module_parse(ctx, text.buf, text.len, "attention");
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -2261,8 +2266,9 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool gr
     if (!r) r = gpuir_ref_run(ref, "f", 3, in, 1, &want);
     if (!r) r = gpuir_program_run(p, "f", 3, in, 1, &got);
     if (!r) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
-    printf("attention 1x2x130x%lld %s %-10s%s emu: %s\n", hd, dt, causal ? "causal" : "non-causal",
-           grouped ? " kv heads 1" : "", r ? gpuir_ctx_error(ctx) : "matches the interpreter");
+    printf("attention 1x2x130x%lld %s %-10s%s%s%s emu: %s\n", hd, dt, causal ? "causal" : "non-causal",
+           grouped ? " kv heads 1" : "", form ? " form " : "", form ? form : "",
+           r ? gpuir_ctx_error(ctx) : "matches the interpreter");
     if (!r) { for (int i = 0; i < 3; i++) gpuir_array_release(&in[i]); gpuir_array_release(&want); gpuir_array_release(&got); }
     gpuir_program_destroy(p);
     gpuir_ctx_clear_error(ctx);
@@ -2272,13 +2278,14 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool gr
 static int bench_attention(int argc, char **argv) {
     int repeat = 20;
     long long seq = 4096, kv = 16, hd = 128;
-    const char *dt = "bf16";
+    const char *dt = "bf16", *form = NULL;
     static const cli_flag flags[] = {
         {"seq", required_argument, B_SEQ, "S", "sequence length of queries and keys (default 4096)"},
         {"kv-heads", required_argument, B_KV_HEADS, "N",
          "key/value heads, dividing the 16 query heads (default 16; fewer: grouped-query attention)"},
         {"head-dim", required_argument, B_HEAD_DIM, "D", "head dim, a multiple of 16 up to 128 (default 128)"},
         {"dtype", required_argument, B_DTYPE, "T", "bf16 (default) or f16"},
+        {"form", required_argument, B_FORM, "NAME", "the fused kernel's form by name (e.g. attention.fa2_wgmma.m128)"},
         B_REPEAT_FLAG("timed replays (default 20)"),
         B_HELP,
     };
@@ -2300,6 +2307,7 @@ static int bench_attention(int argc, char **argv) {
             return 2;
         }
         if (c == B_DTYPE && (strcmp(optarg, "bf16") == 0 || strcmp(optarg, "f16") == 0)) { dt = optarg; continue; }
+        if (c == B_FORM) { form = optarg; continue; }
         int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench attention [options]", flags, nf);
         return rc < 0 ? 0 : rc;
     }
@@ -2309,10 +2317,10 @@ static int bench_attention(int argc, char **argv) {
     int rc = 0;
     if (!gpuir_cuda_available(ctx, why, sizeof why)) {
         printf("no GPU (%s): attention 1x2x130x%lld runs on the emulator, for correctness only\n", why, hd);
-        for (int causal = 0; causal < 2; causal++) rc |= attention_on_emu(ctx, dt, causal != 0, kv < 16, hd);
+        for (int causal = 0; causal < 2; causal++) rc |= attention_on_emu(ctx, dt, causal != 0, kv < 16, hd, form);
     } else {
         for (int causal = 0; causal < 2; causal++)
-            rc |= attention_row(ctx, 8, 16, kv, seq, hd, dt, causal != 0, repeat);
+            rc |= attention_row(ctx, 8, 16, kv, seq, hd, dt, causal != 0, form, repeat);
     }
     gpuir_ctx_destroy(ctx);
     return rc;
@@ -2328,7 +2336,8 @@ static int usage(FILE *to, int rc) {
                 "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
                 "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
                 "       gpuir-bench e2e [--small] [--repeat=R]\n"
-                "       gpuir-bench attention [--seq=S] [--kv-heads=N] [--head-dim=D] [--dtype=bf16|f16] [--repeat=R]\n"
+                "       gpuir-bench attention [--seq=S] [--kv-heads=N] [--head-dim=D] [--dtype=bf16|f16] [--form=NAME]\n"
+                "                             [--repeat=R]\n"
                 "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n"
                 "       gpuir-bench SUBCOMMAND --help: a line per option; gpuir-bench --version\n");
     return rc;
