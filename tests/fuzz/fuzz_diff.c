@@ -944,6 +944,26 @@ static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
     return m;
 }
 
+/* The attention op written out (q, k, v parameters qi, ki, vi; causal now
+   and then) with its scores on wgmma by form (sm_90), 64 or 128 query rows
+   a block; its error bound as the motif's unfused ops would have it. */
+static int fd_attention_wgmma(fd_gen *g, const fd_val *q, int qi, int ki, int vi, int64_t sk, int64_t dh, double u) {
+    double scale = (fd_chance(&g->rng, 50) ? 1.0 : 2.0) / (double)dh;
+    bool causal = fd_chance(&g->rng, 40);
+    const char *form = fd_chance(&g->rng, 50) ? "attention.fa2_wgmma.m64" : "attention.fa2_wgmma.m128";
+    double mt = (double)dh * scale, et = (4 * sqrt((double)dh) * fd_u(GPUIR_F32) + (double)dh * u) * scale + 2 * mt * u;
+    fd_val o = *q;
+    o.mag = 1;
+    o.err = (2 * et + 3 * u) + 4 * sqrt((double)sk) * fd_u(GPUIR_F32) + u;
+    char tq[128], tk[128], tv[128], line[640];
+    snprintf(line, sizeof line, "attention %%v%d, %%v%d, %%v%d {scale = %.9g%s, form = \"%s\"} : (%s, %s, %s) -> %s",
+             qi, ki, vi, scale, causal ? ", causal = true" : "", form, fd_t(&g->f->v[qi], tq),
+             fd_t(&g->f->v[ki], tk), fd_t(&g->f->v[vi], tv), tq);
+    int r = fd_op(g, &o, qi, ki, "%s", line);
+    if (r >= 0) g->f->v[r].deps[g->f->v[r].n_deps++] = vi;
+    return r;
+}
+
 /* q·kᵀ, a scale, a mask, softmax over the keys, ·v: one attention kernel
    where it fits (f16/bf16, head dim 64 or 128, k and v shared by heads
    now and then, a causal constant or a mask that broadcasts to the scores:
@@ -981,6 +1001,8 @@ static int fd_motif_attention(fd_gen *g) {
     int vi = fd_param(g, v.dt, v.rank, v.dims);
     if (qi < 0 || ki < 0 || vi < 0) return -1;
     double u = fd_u(q.dt);
+    if (g->sm >= 90 && q.dt != GPUIR_F32 && dh % 16 == 0 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 25))
+        return fd_attention_wgmma(g, &q, qi, ki, vi, sk, dh, u);
     bool tb = fd_chance(&g->rng, 50);
     if (!tb) {                                   /* kᵀ as a transpose op */
         fd_val kt = g->f->v[ki];
