@@ -6954,20 +6954,28 @@ static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D);
    multi-query attention), head dims gpuir__attention_head_dim_ok (q's and
    v's), at least one query and one key, a device with tensor cores (sm_75
    on) whose blocks may have the kernel's shared memory (gpuir__attention_rows). */
-static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
+/* Why the fused kernel cannot run an attention of q, k and v, or NULL. */
+static const char *gpuir__attention_unfit(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
     const gpuir_type *q = &gpuir__value_at(m, qv)->type, *k = &gpuir__value_at(m, kv)->type;
     const gpuir_type *v = &gpuir__value_at(m, vv)->type;
     int r = q->rank;
-    if ((q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) || k->rank < 2 || v->rank < 2 ||
-        gpuir__module_sm(m) < 75)
-        return false;
-    if (!gpuir__type_is_static(q) || !gpuir__type_is_static(k) || !gpuir__type_is_static(v)) return false;
+    if (q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) return "it takes f16 or bf16";
+    if (gpuir__module_sm(m) < 75) return "it needs sm_75 or later";
+    if (k->rank < 2 || v->rank < 2) return "k and v need rank 2 or more";
+    if (!gpuir__type_is_static(q) || !gpuir__type_is_static(k) || !gpuir__type_is_static(v))
+        return "it needs static sizes";
     if (!gpuir__dims_broadcast_to(k->dims, k->rank - 2, q->dims, r - 2) ||
         !gpuir__dims_broadcast_to(v->dims, v->rank - 2, q->dims, r - 2))
-        return false;
+        return "k's and v's batch dims must broadcast to q's";
     int64_t D = q->dims[r - 1], Sk = k->dims[k->rank - 2];
-    return gpuir__attention_head_dim_ok(D) && gpuir__attention_rows(m, D) > 0 && v->dims[v->rank - 1] == D &&
-           k->dims[k->rank - 1] == D && Sk == v->dims[v->rank - 2] && Sk > 0 && q->dims[r - 2] > 0;
+    if (!gpuir__attention_head_dim_ok(D)) return "it takes head dims 16 to 128 in steps of 16";
+    if (gpuir__attention_rows(m, D) <= 0) return "its tiles at this head dim do not fit the target's shared memory";
+    if (v->dims[v->rank - 1] != D || k->dims[k->rank - 1] != D) return "v's and k's head dims must be q's";
+    return Sk == v->dims[v->rank - 2] && Sk > 0 && q->dims[r - 2] > 0 ? NULL : "it needs at least one query and key";
+}
+
+static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
+    return !gpuir__attention_unfit(m, qv, kv, vv);
 }
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
@@ -7054,6 +7062,14 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
                                 !gpuir__softmax_fuses(m, fid, i)))) {
                 gpuir__rewrite_keep(m, op_id);
                 continue;
+            }
+            const gpuir__attr *form = attention ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
+            if (form) {         /* the author asked for the fused kernel, which cannot run it */
+                r = gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "attention {form = \"%s\"}: the fused kernel cannot "
+                                     "run this attention: %s", gpuir__string(m, form->off),
+                                     gpuir__attention_unfit(m, gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1),
+                                                            gpuir__op_operand(m, op, 2)));
+                break;
             }
             uint32_t result = op->result, y = attention ? gpuir__decompose_attention(m, op) : gpuir__decompose_softmax(m, op);
             if (!y) r = m->ctx->result;
