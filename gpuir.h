@@ -7057,18 +7057,21 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
                              !gpuir__attention_fits(m, gpuir__op_operand(m, op, 0),
                                                     gpuir__op_operand(m, op, 1),
                                                     gpuir__op_operand(m, op, 2));
+            const gpuir__attr *form = op->result ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
+            bool rowwise = op->kind == GPUIR_OP_SOFTMAX && op->result && gpuir__softmax_is_rowwise(m, op);
             if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
-                               (gpuir__softmax_is_rowwise(m, op) &&
-                                !gpuir__softmax_fuses(m, fid, i)))) {
-                gpuir__rewrite_keep(m, op_id);
+                               (rowwise && (form || !gpuir__softmax_fuses(m, fid, i))))) {
+                gpuir__rewrite_keep(m, op_id);      /* a form written by hand keeps the softmax kernel */
                 continue;
             }
-            const gpuir__attr *form = attention ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
-            if (form) {         /* the author asked for the fused kernel, which cannot run it */
-                r = gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "attention {form = \"%s\"}: the fused kernel cannot "
-                                     "run this attention: %s", gpuir__string(m, form->off),
-                                     gpuir__attention_unfit(m, gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1),
-                                                            gpuir__op_operand(m, op, 2)));
+            if (form) {         /* the author asked for a kernel that cannot run it */
+                r = attention ? gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "attention {form = \"%s\"}: the fused kernel "
+                                                 "cannot run this attention: %s", gpuir__string(m, form->off),
+                                                 gpuir__attention_unfit(m, gpuir__op_operand(m, op, 0),
+                                                                        gpuir__op_operand(m, op, 1), gpuir__op_operand(m, op, 2)))
+                              : gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "softmax {form = \"%s\"}: the softmax kernel "
+                                                 "runs over the last axis only (this one is over another)",
+                                                 gpuir__string(m, form->off));
                 break;
             }
             uint32_t result = op->result, y = attention ? gpuir__decompose_attention(m, op) : gpuir__decompose_softmax(m, op);
