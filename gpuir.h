@@ -6893,9 +6893,12 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // a softmax over the innermost axis stays, since codegen has a one-pass
 // kernel for it (rows in registers), unless an elementwise op feeds it or
 // uses it: then its parts fuse with those into one row kernel. An
-// attention op the fused kernel cannot run (gpuir__attention_fits: f32, a
+// attention op the fused kernel cannot run (gpuir__attention_unfit: f32, a
 // head dim that is not a multiple of 16 up to 128, dynamic sizes) becomes matmul, mul, add,
-// softmax, matmul (the unfused kernels). Reads: util, ir, build, pass, array,
+// softmax, matmul (the unfused kernels). A `form` its author wrote is
+// honoured or refused, never dropped: a row softmax with one stays whole
+// (its kernel), and an attention or softmax that its kernel cannot run is
+// an error at the op. Reads: util, ir, build, pass, array,
 // fuse (gpuir__is_elementwise), configure (gpuir__module_sm, the attention
 // kernel's head dims and rows: the target's shared memory). Writes: ir.
 
