@@ -15,11 +15,14 @@
 # (against torch SDPA where installed) benchmarks; the device-buffer test and example;
 # the backend tests run once more recording and replaying graphs. Logs go to $OUT (default build/gpu-check); a summary is printed.
 #   [GPU_CHECK_PARTS="tests sanitizer bench"] tools/gpu-check.sh [STB_INCLUDE_DIR]
-# GPU_CHECK_PARTS picks the parts to run (default all three), so that a
+# GPU_CHECK_PARTS picks the parts to run (default the first three), so that a
 # machine lent with a time limit per command can run one part a call:
 # tests (CUDA, then with graphs, the tensor-core layout probes and the seed
 # example), sanitizer, bench
-# (GPU_CHECK_BENCH, below, picks the benchmarks).
+# (GPU_CHECK_BENCH, below, picks the benchmarks), and profile (not by
+# default: Nsight Compute's full set on the kernels of the wgmma variants
+# and the wgmma attention at 4096, $OUT/ncu-NAME.txt, beside the profiles
+# in ../shared/perf/h100-2026-11-24/; GPU_CHECK_PROFILE picks them).
 # Without libstb on the machine, pass a directory holding stb_ds.h: gpuir
 # then compiles stb_ds itself.
 cd "$(dirname "$0")/.." || exit 1
@@ -77,6 +80,28 @@ elif command -v compute-sanitizer >/dev/null 2>&1; then
     done
 else
     echo "compute-sanitizer: not found"
+fi
+if part profile; then
+if command -v ncu >/dev/null 2>&1; then
+    # NAME|gpuir-bench arguments, one a line: two launches of gpuir's
+    # kernels after the first (a transpose kernel, where B is staged, and
+    # the kernel; or the kernel twice), with clocks as they are.
+    PROFILES=${GPU_CHECK_PROFILE:-"bf16-wgmma|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3
+bf16-wgmma-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x64.s6.persistent
+bf16-wgmma-256|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4
+bf16-wgmma-256-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4.persistent
+tf32-wgmma|matmul --dtype=tf32 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x32.s6
+attention-wgmma|attention --seq=4096 --repeat=3 --form=attention.fa2_wgmma.m128"}
+    echo "$PROFILES" | while IFS='|' read -r name args; do
+        [ -n "$name" ] || continue
+        # shellcheck disable=SC2086
+        ncu --kernel-name regex:gpuir_k --launch-skip 1 --launch-count 2 --set full --clock-control none \
+            "$OUT/gpuir-bench" $args > "$OUT/ncu-$name.txt" 2>&1
+        echo "ncu $name: exit $?; $(grep -E '^ +(Duration|Compute \(SM\) Throughput|Registers Per Thread) ' "$OUT/ncu-$name.txt" | tr -s ' ' | tr '\n' ';')"
+    done
+else
+    echo "profile: ncu not found"
+fi
 fi
 part bench || exit 0
 for f in tests/bench/seed_matmul.gir tests/bench/seed_matmul_bf16.gir tests/bench/elementwise.gir; do
