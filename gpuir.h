@@ -14701,32 +14701,22 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
 }
 
 /* cp.async of `rows` rows of D halves from `base` (rows row0.., zeros
-   from row `limit` on) into shared rows at `dst`. */
-static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows,
-                                const char *dst, const char *base,
-                                const char *row0, long long limit) {
+   from row `limit` on) into shared memory at `dst`: rows of A->rs halves
+   (padded: ldmatrix without bank conflicts), or with `panels` the wgmma
+   variant's 128-byte-swizzled panels: 16-byte chunk c of row r goes to
+   panel c / 8 (rows x 64 halves each), row r, chunk c % 8 ^ r % 8, the
+   layout gpuir_wgmma_desc_sw128 describes. */
+static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows, bool panels,
+                                const char *dst, const char *base, const char *row0, long long limit) {
     long long pieces = A->D / 8;
-    gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
-    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld * 8, ok = %s + r < %lld;", pieces, pieces,
-                   row0, limit);
-    gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %lld + c : %s;",
-                   base, row0, A->D, base);
-    gpuir__cg_line(C, "gpuir_cp_async16(%s + r * %lld + c, src, ok);", dst, A->rs);
-    gpuir__cg_close(C);
-}
-
-/* The wgmma variant's cp.async of `rows` rows of D halves (as
-   gpuir__cg_attn_load) into 128-byte-swizzled panels at `dst`: 16-byte
-   chunk c of row r goes to panel c / 8 (rows x 64 halves each), row r,
-   chunk c % 8 ^ r % 8, the layout gpuir_wgmma_desc_sw128 describes. */
-static void gpuir__cg_attn_load_panels(gpuir__cg *C, const gpuir__cg_attn *A, long long rows,
-                                       const char *dst, const char *base, const char *row0, long long limit) {
-    long long pieces = A->D / 8;
+    char at[96];
+    if (panels) snprintf(at, sizeof at, "c / 8 * %lld + r * 64 + (c %% 8 ^ r %% 8) * 8", rows * 64);
+    else snprintf(at, sizeof at, "r * %lld + c * 8", A->rs);
     gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
     gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld, ok = %s + r < %lld;", pieces, pieces, row0, limit);
     gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %lld + c * 8 : %s;",
                    base, row0, A->D, base);
-    gpuir__cg_line(C, "gpuir_cp_async16(%s + c / 8 * %lld + r * 64 + (c %% 8 ^ r %% 8) * 8, src, ok);", dst, rows * 64);
+    gpuir__cg_line(C, "gpuir_cp_async16(%s + %s, src, ok);", dst, at);
     gpuir__cg_close(C);
 }
 
@@ -14881,10 +14871,10 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "int k1 = (j + 1) * %d, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC, stage);
     if (A->wgmma) {
         gpuir__cg_line(C, "int kst = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC * A->panels * 64);
-        gpuir__cg_attn_load_panels(C, A, GPUIR__ATTN_BC, "sk + kst", "kg", "k1", A->Sk);
+        gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, true, "sk + kst", "kg", "k1", A->Sk);
     } else
-        gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, "sk + st", "kg", "k1", A->Sk);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, "sv + st", "vg", "k1", A->Sk);
+        gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, false, "sk + st", "kg", "k1", A->Sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, false, "sv + st", "vg", "k1", A->Sk);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
@@ -14954,14 +14944,9 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
         gpuir__cg_line(C, "nkv = nkv < 1 ? 1 : nkv > %lld ? %lld : nkv;", A.ktiles, A.ktiles);
     }
     else gpuir__cg_line(C, "int nkv = %lld;", A.ktiles);
-    if (A.wgmma) {
-        gpuir__cg_attn_load_panels(C, &A, A.br, "sq", "qg", "r0", A.Sq);
-        gpuir__cg_attn_load_panels(C, &A, GPUIR__ATTN_BC, "sk", "kg", "0", A.Sk);
-    } else {
-        gpuir__cg_attn_load(C, &A, A.br, "sq", "qg", "r0", A.Sq);
-        gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sk", "kg", "0", A.Sk);
-    }
-    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, "sv", "vg", "0", A.Sk);
+    gpuir__cg_attn_load(C, &A, A.br, A.wgmma, "sq", "qg", "r0", A.Sq);      /* Q and K: wgmma's panels */
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, "sk", "kg", "0", A.Sk);
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, false, "sv", "vg", "0", A.Sk);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.D / 8);
     if (!A.wgmma) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.D / 16);
