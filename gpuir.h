@@ -2222,6 +2222,8 @@ typedef enum gpuir__kernel_form {
     GPUIR__FORM_ATTENTION_M128,     /* 128 query rows a block */
     GPUIR__FORM_ATTENTION_WGMMA_M64,    /* the same, S = Q K^T on wgmma (sm_90), 64 rows */
     GPUIR__FORM_ATTENTION_WGMMA_M128,   /*   128 rows */
+    GPUIR__FORM_ATTENTION_WG_M64,       /* S = Q K^T and O += P V both on wgmma (sm_90), 64 rows */
+    GPUIR__FORM_ATTENTION_WG_M128,      /*   128 rows */
     GPUIR__FORM_SIBLINGS,           /* reductions of one matrix over axis 0, 1 and both: one read */
 } gpuir__kernel_form;
 
@@ -2240,6 +2242,8 @@ static const struct gpuir__kernel_form_name {
     {"attention.fa2.m128", GPUIR__FORM_ATTENTION_M128},
     {"attention.fa2_wgmma.m64", GPUIR__FORM_ATTENTION_WGMMA_M64},
     {"attention.fa2_wgmma.m128", GPUIR__FORM_ATTENTION_WGMMA_M128},
+    {"attention.wgmma.m64", GPUIR__FORM_ATTENTION_WG_M64},
+    {"attention.wgmma.m128", GPUIR__FORM_ATTENTION_WG_M128},
     {"siblings", GPUIR__FORM_SIBLINGS},
 };
 #define GPUIR__KERNEL_FORM_COUNT (sizeof gpuir__kernel_form_names / sizeof gpuir__kernel_form_names[0])
@@ -2251,15 +2255,29 @@ static gpuir__kernel_form gpuir__kernel_form_named(const char *name) {
     return GPUIR__FORM_NONE;
 }
 
+static bool gpuir__form_is_attention_wgmma(gpuir__kernel_form f);
+
 /* Whether f is a fused attention's form (mma.sync, or S on wgmma). */
 static bool gpuir__form_is_attention(gpuir__kernel_form f) {
-    return f == GPUIR__FORM_ATTENTION_M64 || f == GPUIR__FORM_ATTENTION_M128 || f == GPUIR__FORM_ATTENTION_WGMMA_M64 ||
-           f == GPUIR__FORM_ATTENTION_WGMMA_M128;
+    return f == GPUIR__FORM_ATTENTION_M64 || f == GPUIR__FORM_ATTENTION_M128 || gpuir__form_is_attention_wgmma(f);
 }
 
-/* Whether f computes S = Q K^T on wgmma. */
+/* Whether f computes O += P V on wgmma too (P from registers, V an
+   N-major operand). */
+static bool gpuir__form_is_attention_pv_wgmma(gpuir__kernel_form f) {
+    return f == GPUIR__FORM_ATTENTION_WG_M64 || f == GPUIR__FORM_ATTENTION_WG_M128;
+}
+
+/* Whether f computes S = Q K^T on wgmma (and maybe P V). */
 static bool gpuir__form_is_attention_wgmma(gpuir__kernel_form f) {
-    return f == GPUIR__FORM_ATTENTION_WGMMA_M64 || f == GPUIR__FORM_ATTENTION_WGMMA_M128;
+    return f == GPUIR__FORM_ATTENTION_WGMMA_M64 || f == GPUIR__FORM_ATTENTION_WGMMA_M128 ||
+           gpuir__form_is_attention_pv_wgmma(f);
+}
+
+/* The query rows a block of attention form f takes. */
+static int64_t gpuir__form_attention_rows(gpuir__kernel_form f) {
+    return f == GPUIR__FORM_ATTENTION_M128 || f == GPUIR__FORM_ATTENTION_WGMMA_M128 || f == GPUIR__FORM_ATTENTION_WG_M128
+           ? 128 : 64;
 }
 
 /* The name of form f ("" for none). */
@@ -9869,6 +9887,18 @@ static bool gpuir__module_uses_wgmma(const gpuir_module *m) {
     return false;
 }
 
+/* Whether a kernel of the module is a fused attention with P V on wgmma
+   at head dim D (its source then carries that N's helper). */
+static bool gpuir__module_attention_pv_wgmma_dim(const gpuir_module *m, int64_t D) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        const gpuir__op *op = m->funcs[f].kernel ? gpuir__kernel_attention(m, &m->funcs[f]) : NULL;
+        if (!op || !gpuir__form_is_attention_pv_wgmma(gpuir__kernel_form_recorded(m, &m->funcs[f]))) continue;
+        const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+        if (q->dims[q->rank - 1] == D) return true;
+    }
+    return false;
+}
+
 /* Whether any kernel of the module is a fused attention whose scores are
    on wgmma (its source then carries the m64n64k16 helper). */
 static bool gpuir__module_uses_attention_wgmma(const gpuir_module *m) {
@@ -10051,6 +10081,10 @@ static const struct gpuir__kernel_form_alternative {
     {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_WGMMA_M128},
     {GPUIR__FORM_ATTENTION_M128, GPUIR__FORM_ATTENTION_WGMMA_M64},
     {GPUIR__FORM_ATTENTION_M128, GPUIR__FORM_ATTENTION_WGMMA_M128},
+    {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_WG_M64},
+    {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_WG_M128},
+    {GPUIR__FORM_ATTENTION_M128, GPUIR__FORM_ATTENTION_WG_M64},
+    {GPUIR__FORM_ATTENTION_M128, GPUIR__FORM_ATTENTION_WG_M128},
 };
 
 /* Whether a kernel for which configure decides `decided` can take form f. */
@@ -10094,8 +10128,7 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
                            gpuir_op_name(op->kind), op->line, lead ? gpuir_op_name(lead->kind) : "none",
                            lead ? lead->line : 0);
     }
-    if ((given == GPUIR__FORM_ATTENTION_WGMMA_M64 || given == GPUIR__FORM_ATTENTION_WGMMA_M128) &&
-        gpuir__module_sm(m) != 90)
+    if (gpuir__form_is_attention_wgmma(given) && gpuir__module_sm(m) != 90)
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" cannot run on sm_%d: "
                            "wgmma needs sm_90", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
                            gpuir__kernel_form_name(given), gpuir__module_sm(m));
@@ -10140,7 +10173,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         block[0] = GPUIR__SIBLINGS_THREADS;
         grid[0] = x ? gpuir__siblings_blocks(m, view.R) : 1;
     } else if (gpuir__form_is_attention(form)) {
-        int64_t rows = form == GPUIR__FORM_ATTENTION_M128 || form == GPUIR__FORM_ATTENTION_WGMMA_M128 ? 128 : 64;
+        int64_t rows = gpuir__form_attention_rows(form);
         block[0] = 2 * rows;
         grid[0] = gpuir__attention_tiles(m, gpuir__kernel_lead(m, k), rows);
     } else if (kind == GPUIR_OP_MATMUL) {
@@ -11094,7 +11127,14 @@ static const char gpuir__cg_tc_emu[] =
    talks to another: wgmma reads shared memory, not registers); `base` is
    the generic pointer to shared memory whose shared address is `addr`. It
    is the emulator's wgmma, and the CUDA one below sm_90a (slow, but
-   correct). The portable mbarrier (gpuir_pmbar_*, the emulator's and the
+   correct). gpuir_wgmma_rs_portable is the form with A in registers (the
+   mma.sync A fragment of each warp's 16 rows, four words a thread: the
+   thread gathers its two rows of A from its quad's lanes with shuffles)
+   and B N-major (imm-trans-b 1: the PTX ISA's canonical 128-byte-swizzle
+   MN-major layout, ((8, 8, m), (8, k)) : ((1, 8, LBO), (64, SBO)) in
+   halves: 64 consecutive N a 128-byte row, 8 k rows an atom, SBO to the
+   next 8 k, LBO to the next 64 N; gpuir_wgmma_elem_mn), the attention
+   kernel's O += P V. The portable mbarrier (gpuir_pmbar_*, the emulator's and the
    CUDA one below sm_90) is one 32-bit shared word: the transaction count
    in 16-byte units (bits 0-11), pending arrivals (12-22), the phase (31),
    then the expected arrivals in the next word; the arrival or copy that
@@ -11177,6 +11217,39 @@ static const char gpuir__cg_wgmma_helpers[] =
     "                    ? *(const unsigned short *)(g + x * stride[0] + y * stride[1] + z * stride[2]) : (unsigned short)0;\n"
     "            }\n"
     "    gpuir_pmbar_add(GPUIR_LANE_PASS bar, 0u - (o >> 4));\n"
+    "}\n";
+
+/* The portable wgmma with A in registers and B N-major
+   (gpuir_wgmma_rs_portable, above), in a module's source only when one of
+   its attention kernels takes P V on wgmma; both targets. */
+static const char gpuir__cg_wgmma_rs_helpers[] =
+    "GPUIR_DEVICE float gpuir_wgmma_elem_mn(const unsigned char *base, unsigned addr, unsigned long long desc, int k, int n,\n"
+    "                                       int kind) {\n"
+    "    unsigned start = (unsigned)(desc & 0x3fffu) << 4, lbo = (unsigned)(desc >> 16 & 0x3fffu) << 4;\n"
+    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4;\n"
+    "    unsigned at = start + (unsigned)(n / 64) * lbo + (unsigned)(n % 64) * 2u + (unsigned)(k % 8) * 128u + (unsigned)(k / 8) * sbo;\n"
+    "    at ^= (at >> 7 & 7u) << 4;\n"
+    "    unsigned short x = *(const unsigned short *)(base + (at - addr));\n"
+    "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_rs_portable(GPUIR_LANE float *d, const unsigned *a, unsigned long long db,\n"
+    "                                         const void *base, unsigned addr, int kind, int n) {\n"
+    "    int t = GPUIR_THREAD_RANK % 128, g = t % 32 / 4, q = t % 4;\n"
+    "    const unsigned char *b8 = (const unsigned char *)base;\n"
+    "    float ar[2][16];\n"
+    "    for (int kp = 0; kp < 8; kp++) {      /* the warp's rows g and g + 8 of A, k = 2 kp, 2 kp + 1 */\n"
+    "        unsigned lo = GPUIR_SHFL_IDX_U32(kp < 4 ? a[0] : a[2], g * 4 + kp % 4);\n"
+    "        unsigned hi = GPUIR_SHFL_IDX_U32(kp < 4 ? a[1] : a[3], g * 4 + kp % 4);\n"
+    "        ar[0][2 * kp] = gpuir_mma_elem(lo, 0, kind), ar[0][2 * kp + 1] = gpuir_mma_elem(lo, 1, kind);\n"
+    "        ar[1][2 * kp] = gpuir_mma_elem(hi, 0, kind), ar[1][2 * kp + 1] = gpuir_mma_elem(hi, 1, kind);\n"
+    "    }\n"
+    "    GPUIR_ROLLED\n"
+    "    for (int f = 0; f < n / 2; f++) {\n"
+    "        int h = f / 2 % 2, col = f / 4 * 8 + q * 2 + f % 2;\n"
+    "        float sum = 0.0f;\n"
+    "        for (int k = 0; k < 16; k++) sum += ar[h][k] * gpuir_wgmma_elem_mn(b8, addr, db, k, col, kind);\n"
+    "        d[f] += sum;\n"
+    "    }\n"
     "}\n";
 
 /* The wgmma helpers for NVRTC: the instructions on sm_90a (where NVRTC
@@ -11408,6 +11481,39 @@ static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__c
                                                 {gpuir__cg_wgmma_cuda, gpuir__cg_tma_cuda, gpuir__cg_wgmma_cuda_mma,
                                                  gpuir__cg_wgmma_cuda_n256, gpuir__cg_wgmma_cuda_n64}};
 static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, {gpuir__cg_wgmma_emu, "", "", "", ""}};
+
+/* GPUIR_WGMMA_RS_F16/BF16_N<n>(d, a, db, base, addr): wgmma.mma_async
+   m64n<n>k16 with A in registers (a[4]) and B N-major from a descriptor
+   (imm-trans-b 1), written for the N a module's attention kernels take
+   (their head dims); gpuir_wgmma_rs_portable on the emulator and below
+   sm_90a. */
+static void gpuir__cg_wgmma_rs_text(gpuir__str *s, int n, bool emu) {
+    static const char *const types[2] = {"f16", "bf16"}, *const upper[2] = {"F16", "BF16"};
+    if (emu) {
+        for (int k = 0; k < 2; k++)
+            gpuir__str_appendf(s, "#define GPUIR_WGMMA_RS_%s_N%d(d, a, db, base, addr) "
+                               "gpuir_wgmma_rs_portable(gpuir__lane, d, a, db, base, addr, %d, %d)\n", upper[k], n, k, n);
+        return;
+    }
+    gpuir__str_appendf(s, "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n");
+    for (int k = 0; k < 2; k++) {
+        gpuir__str_appendf(s, "GPUIR_DEVICE void gpuir_wgmma_rs_%s_n%d(float *d, const unsigned *a, unsigned long long db) {\n"
+                           "    asm volatile(\"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", types[k], n, n, types[k],
+                           types[k]);
+        for (int i = 0; i < n / 2; i++) gpuir__str_appendf(s, "%s%%%d", i ? ", " : "", i);
+        gpuir__str_appendf(s, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, 1, 1, 1, 1;\"\n                 :", n / 2, n / 2 + 1,
+                           n / 2 + 2, n / 2 + 3, n / 2 + 4);
+        for (int i = 0; i < n / 2; i++) gpuir__str_appendf(s, "%s\"+f\"(d[%d])", i ? ", " : " ", i);
+        gpuir__str_appendf(s, "\n                 : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db) : \"memory\");\n}\n"
+                           "#define GPUIR_WGMMA_RS_%s_N%d(d, a, db, base, addr) gpuir_wgmma_rs_%s_n%d(d, a, db)\n",
+                           upper[k], n, types[k], n);
+    }
+    gpuir__str_appendf(s, "#else\n");
+    for (int k = 0; k < 2; k++)
+        gpuir__str_appendf(s, "#define GPUIR_WGMMA_RS_%s_N%d(d, a, db, base, addr) "
+                           "gpuir_wgmma_rs_portable(d, a, db, base, addr, %d, %d)\n", upper[k], n, k, n);
+    gpuir__str_appendf(s, "#endif\n");
+}
 
 /* ---- the generator's state ---- */
 
@@ -14634,6 +14740,7 @@ typedef struct gpuir__cg_attn {
     int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
     bool causal;
     bool wgmma;                 /* S = Q K^T on wgmma: Q and K in 128-byte-swizzled panels */
+    bool pv_wgmma;              /* O += P V on wgmma too: V in such panels (an N-major operand) */
     long long panels;           /* wgmma: 64-half panels of a row (D / 64, rounded up) */
     long long offset;           /* causal_offset: key j of row i masked at j > i + offset */
     char plus_offset[32];       /* " + offset", "" for 0 */
@@ -14660,7 +14767,8 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->Sq = q->dims[q->rank - 2], A->D = q->dims[q->rank - 1], A->Sk = k->dims[k->rank - 2];
     A->batches = A->Sq ? gpuir__type_count(q) / (A->Sq * A->D) : 0;
     A->wgmma = gpuir__form_is_attention_wgmma(C->form);
-    A->br = C->form == GPUIR__FORM_ATTENTION_M128 || C->form == GPUIR__FORM_ATTENTION_WGMMA_M128 ? 128 : 64;
+    A->pv_wgmma = gpuir__form_is_attention_pv_wgmma(C->form);
+    A->br = gpuir__form_attention_rows(C->form);
     A->threads = 2 * A->br;
     A->qtiles = gpuir__ceil_div(A->Sq, A->br), A->ktiles = gpuir__ceil_div(A->Sk, GPUIR__ATTN_BC);
     A->rs = A->D + 8;
@@ -14847,6 +14955,31 @@ static void gpuir__cg_attn_pv(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_close(C);
 }
 
+/* The wgmma variant's O += P V: P's f32 fragments packed as the A
+   operand in registers (each warp's 16 rows, the mma.sync A fragment),
+   four k steps of 16 keys, V's tile N-major from its swizzled panels (16
+   keys = 2048 bytes a step; 64 columns of D a panel, 8192 bytes apart:
+   LBO; 8 keys 1024: SBO), m64n<D>k16 into O, whose fragment is the
+   mma.sync form's o[D / 8][4] element for element. All registers P and O
+   are written before the fence that orders them for wgmma. */
+static void gpuir__cg_attn_pv_wgmma(gpuir__cg *C, const gpuir__cg_attn *A) {
+    gpuir__cg_line(C, "unsigned pa[4][4], va = GPUIR_SMEM_ADDR(vt);");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int kk = 0; kk < 4; kk++)");
+    gpuir__cg_line(C, "    GPUIR_UNROLL");
+    gpuir__cg_line(C, "    for (int r = 0; r < 4; r++) pa[kk][r] = %s(s[2 * kk + r / 2][r %% 2 * 2], s[2 * kk + r / 2][r %% 2 * 2 + 1]);",
+                   A->pack);
+    gpuir__cg_line(C, "gpuir_wgmma_fence();");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int kk = 0; kk < 4; kk++)");
+    gpuir__cg_line(C, "    GPUIR_WGMMA_RS_%s_N%lld(&o[0][0], pa[kk], gpuir_wgmma_desc(va + (unsigned)kk * 2048u, 8192u, 1024u) | 1ull << 62,",
+                   A->mma, A->D);
+    gpuir__cg_line(C, "                        smem, s0);");
+    gpuir__cg_line(C, "gpuir_wgmma_commit();");
+    gpuir__cg_line(C, "gpuir_wgmma_wait0();");
+    gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(&o[0][0], %lld);", A->D / 2);
+}
+
 /* O / l for the thread's two rows, stored in the output's dtype. */
 static void gpuir__cg_attn_store(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "GPUIR_UNROLL");
@@ -14874,7 +15007,7 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
         gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, true, "sk + kst", "kg", "k1", A->Sk);
     } else
         gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, false, "sk + st", "kg", "k1", A->Sk);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, false, "sv + st", "vg", "k1", A->Sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->pv_wgmma, A->pv_wgmma ? "sv + kst" : "sv + st", "vg", "k1", A->Sk);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
@@ -14882,7 +15015,7 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "GPUIR_SYNC();");
     if (A->wgmma) {
         gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;",
-                       GPUIR__ATTN_BC * A->panels * 64, stage);
+                       GPUIR__ATTN_BC * A->panels * 64, A->pv_wgmma ? GPUIR__ATTN_BC * A->panels * 64 : stage);
         gpuir__cg_attn_scores_wgmma(C, A);
     } else {
         gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;",
@@ -14895,7 +15028,8 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     }
     gpuir__cg_attn_mask(C, A);
     gpuir__cg_attn_softmax(C, A);
-    gpuir__cg_attn_pv(C, A);
+    if (A->pv_wgmma) gpuir__cg_attn_pv_wgmma(C, A);
+    else gpuir__cg_attn_pv(C, A);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_close(C);
 }
@@ -14910,7 +15044,8 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     long long stage = (long long)GPUIR__ATTN_BC * A.rs;
     long long q_halves = A.wgmma ? A.br * A.panels * 64 : A.br * A.rs;           /* Q, and a K stage */
     long long k_stage = A.wgmma ? GPUIR__ATTN_BC * A.panels * 64 : stage;
-    C->dynamic_bytes = (uint32_t)((q_halves + 2 * k_stage + 2 * stage) * 2 + (A.wgmma ? 1024 : 0));
+    long long v_stage = A.pv_wgmma ? k_stage : stage;                           /* V: panels too, for P V on wgmma */
+    C->dynamic_bytes = (uint32_t)((q_halves + 2 * k_stage + 2 * v_stage) * 2 + (A.wgmma ? 1024 : 0));
     C->barriers = true;
     C->depth = 1;
     gpuir__cg_comment(C, C->k->ops[at], op);
@@ -14925,8 +15060,8 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
                        A.br * A.rs, 2 * stage);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q4 = lane %% 4;");
     gpuir__cg_line(C, "const float sl2 = %.9gf;     /* the scale times log2(e): scores in exp2's units */", A.scale * 1.4426950408889634);
-    if (A.wgmma) gpuir__cg_line(C, "int lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs);
-    else
+    if (A.wgmma && !A.pv_wgmma) gpuir__cg_line(C, "int lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs);
+    else if (!A.wgmma)
         gpuir__cg_line(C, "int la = (warp * 16 + lane %% 16) * %lld + lane / 16 * 8, lk = (lane %% 8 + lane / 16 * 8) * %lld + "
                        "lane / 8 %% 2 * 8, lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs, A.rs, A.rs);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", A.batches * A.qtiles);
@@ -14946,7 +15081,7 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     else gpuir__cg_line(C, "int nkv = %lld;", A.ktiles);
     gpuir__cg_attn_load(C, &A, A.br, A.wgmma, "sq", "qg", "r0", A.Sq);      /* Q and K: wgmma's panels */
     gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, "sk", "kg", "0", A.Sk);
-    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, false, "sv", "vg", "0", A.Sk);
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, "sv", "vg", "0", A.Sk);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.D / 8);
     if (!A.wgmma) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.D / 16);
@@ -15509,6 +15644,13 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
         gpuir__str_appendf(&s, "%s%s%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
                            gpuir__module_uses_wgmma_n256(m) ? target->wgmma[3] : "",
                            gpuir__module_uses_attention_wgmma(m) ? target->wgmma[4] : "", gpuir__cg_wgmma_helpers);
+    bool rs = false;
+    for (int64_t d = 16; !r && d <= 128; d += 16)      /* P V on wgmma: an m64n<head dim> helper each */
+        if (gpuir__module_attention_pv_wgmma_dim(m, d)) {
+            if (!rs) gpuir__str_appendf(&s, "%s", gpuir__cg_wgmma_rs_helpers);
+            rs = true;
+            gpuir__cg_wgmma_rs_text(&s, (int)d, target == &gpuir__cg_emu);
+        }
     if (!r && gpuir__module_uses_attention(m)) gpuir__str_appendf(&s, "%s", gpuir__cg_attn_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;

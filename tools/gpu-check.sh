@@ -91,7 +91,8 @@ bf16-wgmma-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --r
 bf16-wgmma-256|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4
 bf16-wgmma-256-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4.persistent
 tf32-wgmma|matmul --dtype=tf32 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x32.s6
-attention-wgmma|attention --seq=4096 --repeat=3 --form=attention.fa2_wgmma.m128"}
+attention-wgmma-s|attention --seq=4096 --repeat=3 --form=attention.fa2_wgmma.m128
+attention-wgmma|attention --seq=4096 --repeat=3 --form=attention.wgmma.m128"}
     echo "$PROFILES" | while IFS='|' read -r name args; do
         [ -n "$name" ] || continue
         # shellcheck disable=SC2086
@@ -158,7 +159,10 @@ attention --kv-heads=4
 attention --head-dim=80
 attention --form=attention.fa2_wgmma.m128
 attention --form=attention.fa2_wgmma.m128 --kv-heads=4
-attention --form=attention.fa2_wgmma.m64 --head-dim=64"}
+attention --form=attention.fa2_wgmma.m64 --head-dim=64
+attention --form=attention.wgmma.m128
+attention --form=attention.wgmma.m128 --kv-heads=4
+attention --form=attention.wgmma.m64 --head-dim=64"}
 echo "$BENCHES" | while IFS= read -r b; do
     [ -n "$b" ] || continue
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
@@ -207,6 +211,8 @@ PY
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time (target <= 1.5)\n", c, g, t, g / t }'
         g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---form-attention-fa2-wgmma-m128.txt" 2>/dev/null)
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention (scores on wgmma) causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
+        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---form-attention-wgmma-m128.txt" 2>/dev/null)
+        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention (both products on wgmma) causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
         g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---kv-heads-4.txt")
         t=$(sed -n "s/^bench sdpa-gqa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention, 4 kv heads, causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'

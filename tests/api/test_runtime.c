@@ -611,8 +611,9 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
    240), with and without a fused bias, gelu and residual, persistent or
    not, beside a persistent 128x128 kernel, the tf32 kernels
    (wgmma-tf32.gir: m64n128k8 and m64n256k8) and a fused attention with
-   its scores on wgmma (attention-wgmma.gir: m64n64k16): no spills, no
-   local memory. */
+   its scores on wgmma (attention-wgmma.gir: m64n64k16), and one with P V
+   on wgmma too (A from registers, V N-major): no spills, no local
+   memory. */
 TEST(nvrtc_compiles_the_wgmma_variants_for_sm_90a) {
     static const char text[] =
         "func.func @v(%x: tensor<300x64xbf16>, %w: tensor<520x64xbf16>, %b: tensor<520xbf16>, %r: tensor<300x520xbf16>) -> tensor<300x520xbf16> {\n"
@@ -635,6 +636,9 @@ TEST(nvrtc_compiles_the_wgmma_variants_for_sm_90a) {
         "  return %m : tensor<4096x4096xf32>\n}\n"
         "func.func @a(%q: tensor<8x16x4096x128xbf16>, %k: tensor<8x16x4096x128xbf16>, %v: tensor<8x16x4096x128xbf16>) -> tensor<8x16x4096x128xbf16> {\n"
         "  %o = attention %q, %k, %v {scale = 0.0883883476, causal = true, form = \"attention.fa2_wgmma.m128\"} : (tensor<8x16x4096x128xbf16>, tensor<8x16x4096x128xbf16>, tensor<8x16x4096x128xbf16>) -> tensor<8x16x4096x128xbf16>\n"
+        "  return %o : tensor<8x16x4096x128xbf16>\n}\n"
+        "func.func @w(%q: tensor<8x16x4096x128xbf16>, %k: tensor<8x16x4096x128xbf16>, %v: tensor<8x16x4096x128xbf16>) -> tensor<8x16x4096x128xbf16> {\n"
+        "  %o = attention %q, %k, %v {scale = 0.0883883476, form = \"attention.wgmma.m128\"} : (tensor<8x16x4096x128xbf16>, tensor<8x16x4096x128xbf16>, tensor<8x16x4096x128xbf16>) -> tensor<8x16x4096x128xbf16>\n"
         "  return %o : tensor<8x16x4096x128xbf16>\n}\n";
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = lowered_text(ctx, text);
@@ -644,6 +648,9 @@ TEST(nvrtc_compiles_the_wgmma_variants_for_sm_90a) {
     /* the fused attention's scores on wgmma, P V on mma.sync */
     CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") &&
           strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+    /* and P V on wgmma: A from registers, V N-major */
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%f") &&
+          strstr(ptx, ", 1, 1, 1, 1;"));
     CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
     CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"));
     CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));

@@ -945,12 +945,15 @@ static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
 }
 
 /* The attention op written out (q, k, v parameters qi, ki, vi; causal now
-   and then) with its scores on wgmma by form (sm_90), 64 or 128 query rows
-   a block; its error bound as the motif's unfused ops would have it. */
+   and then) with its scores (and P V, half the time) on wgmma by form
+   (sm_90), 64 or 128 query rows a block; its error bound as the motif's
+   unfused ops would have it. */
 static int fd_attention_wgmma(fd_gen *g, const fd_val *q, int qi, int ki, int vi, int64_t sk, int64_t dh, double u) {
     double scale = (fd_chance(&g->rng, 50) ? 1.0 : 2.0) / (double)dh;
     bool causal = fd_chance(&g->rng, 40);
-    const char *form = fd_chance(&g->rng, 50) ? "attention.fa2_wgmma.m64" : "attention.fa2_wgmma.m128";
+    static const char *const forms[4] = {"attention.fa2_wgmma.m64", "attention.fa2_wgmma.m128", "attention.wgmma.m64",
+                                         "attention.wgmma.m128"};
+    const char *form = forms[fd_below(&g->rng, 4)];
     double mt = (double)dh * scale, et = (4 * sqrt((double)dh) * fd_u(GPUIR_F32) + (double)dh * u) * scale + 2 * mt * u;
     fd_val o = *q;
     o.mag = 1;
