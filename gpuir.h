@@ -9601,12 +9601,17 @@ static int gpuir__matmul_wgmma_request(const gpuir_module *m, const gpuir__op *o
     return !w || w->kind != GPUIR__ATTR_BOOL ? 0 : w->i ? 1 : -1;
 }
 
+/* The form entry matmul op's `form` attribute names (configure's
+   decision, or its author's), or NULL. */
+static const struct gpuir__matmul_form_name *gpuir__matmul_form_on(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *form = op ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
+    return form && form->kind == GPUIR__ATTR_STRING ? gpuir__matmul_form_named(gpuir__string(m, form->off)) : NULL;
+}
+
 /* Whether matmul op's `form` (written by its author: configure has not
    run) names a wgmma variant. */
 static bool gpuir__matmul_form_names_wgmma(const gpuir_module *m, const gpuir__op *op) {
-    const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
-    const struct gpuir__matmul_form_name *named =
-        form && form->kind == GPUIR__ATTR_STRING ? gpuir__matmul_form_named(gpuir__string(m, form->off)) : NULL;
+    const struct gpuir__matmul_form_name *named = gpuir__matmul_form_on(m, op);
     return named && named->form == GPUIR__MATMUL_WGMMA;
 }
 
@@ -9689,9 +9694,7 @@ static gpuir__matmul_form gpuir__matmul_form_decide(const gpuir_module *m, const
 /* The form entry kernel k's matmul names in its `form` attribute
    (configure's decision, or the author's), or NULL. */
 static const struct gpuir__matmul_form_name *gpuir__matmul_form_recorded(const gpuir_module *m, const gpuir__func *k) {
-    const gpuir__op *op = gpuir__kernel_matmul(m, k);
-    const gpuir__attr *form = op ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
-    return form && form->kind == GPUIR__ATTR_STRING ? gpuir__matmul_form_named(gpuir__string(m, form->off)) : NULL;
+    return gpuir__matmul_form_on(m, gpuir__kernel_matmul(m, k));
 }
 
 /* The form of kernel k's matmul: the recorded one, else the one configure
@@ -9756,9 +9759,10 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
         const gpuir__attr *given = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
         const struct gpuir__matmul_form_name *named = gpuir__matmul_form_recorded(m, k);
         gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
-        const char *name = gpuir__matmul_form_default(m, op, form)->name, *why = gpuir__matmul_form_refusal(m, k, op, form);
+        const struct gpuir__matmul_form_name *dflt = gpuir__matmul_form_default(m, op, form);
+        const char *name = dflt->name, *why = gpuir__matmul_form_refusal(m, k, op, form);
         char depth[160];
-        if (named && !why && named->tf32 != gpuir__matmul_form_default(m, op, form)->tf32) {
+        if (named && !why && named->tf32 != dflt->tf32) {
             snprintf(depth, sizeof depth, "its k depth is a stage's bytes of the operands: %s for this matmul's",
                      name);
             why = depth;
@@ -14742,6 +14746,7 @@ typedef struct gpuir__cg_attn {
     bool wgmma;                 /* S = Q K^T on wgmma: Q and K in 128-byte-swizzled panels */
     bool pv_wgmma;              /* O += P V on wgmma too: V in such panels (an N-major operand) */
     long long panels;           /* wgmma: 64-half panels of a row (D / 64, rounded up) */
+    long long q_halves, k_stage, v_stage;   /* Q's shared memory and a K and a V stage, in halves */
     long long offset;           /* causal_offset: key j of row i masked at j > i + offset */
     char plus_offset[32];       /* " + offset", "" for 0 */
     double scale;
@@ -14773,6 +14778,10 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->qtiles = gpuir__ceil_div(A->Sq, A->br), A->ktiles = gpuir__ceil_div(A->Sk, GPUIR__ATTN_BC);
     A->rs = A->D + 8;
     A->panels = (A->D + 63) / 64;
+    long long padded = (long long)GPUIR__ATTN_BC * A->rs, panels = (long long)GPUIR__ATTN_BC * A->panels * 64;
+    A->q_halves = A->wgmma ? A->br * A->panels * 64 : A->br * A->rs;
+    A->k_stage = A->wgmma ? panels : padded;
+    A->v_stage = A->pv_wgmma ? panels : padded;         /* V: panels too, for P V on wgmma */
     A->pq = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 0));
     A->pk = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
     A->pv = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 2));
@@ -14998,28 +15007,23 @@ static void gpuir__cg_attn_store(gpuir__cg *C, const gpuir__cg_attn *A) {
 
 /* One key/value step j: prefetch j + 1, wait for j, S, softmax, P V. */
 static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
-    long long stage = (long long)GPUIR__ATTN_BC * A->rs;
     gpuir__cg_open(C, "for (int j = 0; j < nkv; j++)");
     gpuir__cg_open(C, "if (j + 1 < nkv)");
-    gpuir__cg_line(C, "int k1 = (j + 1) * %d, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC, stage);
-    if (A->wgmma) {
-        gpuir__cg_line(C, "int kst = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC * A->panels * 64);
-        gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, true, "sk + kst", "kg", "k1", A->Sk);
-    } else
-        gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, false, "sk + st", "kg", "k1", A->Sk);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->pv_wgmma, A->pv_wgmma ? "sv + kst" : "sv + st", "vg", "k1", A->Sk);
+    if (A->wgmma)
+        gpuir__cg_line(C, "int k1 = (j + 1) * %d, kst = (j + 1) %% 2 * %lld, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC,
+                       A->k_stage, A->v_stage);
+    else gpuir__cg_line(C, "int k1 = (j + 1) * %d, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC, A->v_stage);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->wgmma, A->wgmma ? "sk + kst" : "sk + st", "kg", "k1", A->Sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->pv_wgmma, "sv + st", "vg", "k1", A->Sk);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
     if (A->wgmma) gpuir__cg_line(C, "gpuir_fence_proxy_async();     /* the copies, for wgmma's reads */");
     gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;", A->k_stage, A->v_stage);
     if (A->wgmma) {
-        gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;",
-                       GPUIR__ATTN_BC * A->panels * 64, A->pv_wgmma ? GPUIR__ATTN_BC * A->panels * 64 : stage);
         gpuir__cg_attn_scores_wgmma(C, A);
     } else {
-        gpuir__cg_line(C, "const unsigned short *kt = sk + j %% 2 * %lld, *vt = sv + j %% 2 * %lld;",
-                       stage, stage);
         gpuir__cg_open(C, "if (j == 0)");
         gpuir__cg_line(C, "GPUIR_UNROLL");
         gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++) GPUIR_LDMATRIX_X4(qf[kk], sq + la + kk * 16);", A->D / 16);
@@ -15041,11 +15045,7 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     gpuir_result r = gpuir__cg_attn_of(C, op, &A);
     if (r) return r;
     if (C->threads != A.threads) return gpuir__cg_fail(C, op, "the fused kernel runs 2 threads a query row of its block");
-    long long stage = (long long)GPUIR__ATTN_BC * A.rs;
-    long long q_halves = A.wgmma ? A.br * A.panels * 64 : A.br * A.rs;           /* Q, and a K stage */
-    long long k_stage = A.wgmma ? GPUIR__ATTN_BC * A.panels * 64 : stage;
-    long long v_stage = A.pv_wgmma ? k_stage : stage;                           /* V: panels too, for P V on wgmma */
-    C->dynamic_bytes = (uint32_t)((q_halves + 2 * k_stage + 2 * v_stage) * 2 + (A.wgmma ? 1024 : 0));
+    C->dynamic_bytes = (uint32_t)((A.q_halves + 2 * A.k_stage + 2 * A.v_stage) * 2 + (A.wgmma ? 1024 : 0));
     C->barriers = true;
     C->depth = 1;
     gpuir__cg_comment(C, C->k->ops[at], op);
@@ -15053,11 +15053,10 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     if (A.wgmma) {      /* Q and K in swizzled panels at a 1024-byte boundary (the swizzle's atom) */
         gpuir__cg_line(C, "unsigned s0 = GPUIR_SMEM_ADDR(smem);");
         gpuir__cg_line(C, "unsigned short *sq = (unsigned short *)GPUIR_SMEM_PTR((s0 + 1023u) & ~1023u), *sk = sq + %lld, "
-                       "*sv = sk + %lld;", q_halves, 2 * k_stage);
+                       "*sv = sk + %lld;", A.q_halves, 2 * A.k_stage);
     } else
-        gpuir__cg_line(C,
-                       "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;",
-                       A.br * A.rs, 2 * stage);
+        gpuir__cg_line(C, "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;", A.q_halves,
+                       2 * A.k_stage);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q4 = lane %% 4;");
     gpuir__cg_line(C, "const float sl2 = %.9gf;     /* the scale times log2(e): scores in exp2's units */", A.scale * 1.4426950408889634);
     if (A.wgmma && !A.pv_wgmma) gpuir__cg_line(C, "int lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs);
