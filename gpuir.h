@@ -6600,9 +6600,10 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 /* ====================================================================== */
 // >>pass.canonicalize
 // Folds ops on constants (splats stay splats; small dense results up to
-// GPUIR__FOLD_MAX elements are computed by the reference interpreter), merges
-// identical ops (CSE) and removes dead ops. Reads: util, ir, build, array,
-// ref, pass. Writes: ir.
+// GPUIR__FOLD_MAX elements are computed by the reference interpreter),
+// makes a reshape that only puts back a reduction's dropped dims that
+// reduction with keepdims, merges identical ops (CSE) and removes dead
+// ops. Reads: util, ir, build, array, ref, pass. Writes: ir.
 
 #define GPUIR__FOLD_MAX 4096
 
@@ -6848,6 +6849,91 @@ static uint32_t gpuir__fold_dense(gpuir__canon *C, const gpuir__op *op) {
     return made;
 }
 
+/* Whether reduction op `red` drops dims (no keepdims) that `dims` (rank
+   `rank`) puts back: its operand's dims with the reduced axes 1. */
+static bool gpuir__reduce_restored_by(const gpuir_module *m, const gpuir__op *red, int rank, const int64_t *dims) {
+    if (gpuir__op_flag(m, red, GPUIR__KEY_KEEPDIMS)) return false;
+    gpuir_type kept = gpuir__value_at(m, gpuir__op_operand(m, red, 0))->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, red, GPUIR__KEY_AXES);
+    for (uint32_t i = 0; axes && i < axes->n; i++) {
+        int64_t axis = gpuir__ints_at(m, axes->off)[i];
+        if (!gpuir__norm_axis(&axis, kept.rank)) return false;
+        kept.dims[axis] = 1;
+    }
+    return axes && kept.rank == rank && memcmp(kept.dims, dims, (size_t)rank * sizeof *dims) == 0;
+}
+
+/* Whether a reshape of value v to `dims` only puts back dims reductions
+   dropped: v is such a reduction, or an elementwise op whose operands are
+   such values or of rank 0 (a scalar: `x.sum(1) / n`), at most `depth`
+   ops deep. */
+static bool gpuir__reshape_sinks(const gpuir_module *m, uint32_t v, int rank, const int64_t *dims, int depth) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    gpuir__op_class cls = def ? gpuir__info(def->kind)->cls : GPUIR__CLASS_RETURN;
+    if (depth <= 0) return false;
+    if (cls == GPUIR__CLASS_REDUCE) return gpuir__reduce_restored_by(m, def, rank, dims);
+    if (cls != GPUIR__CLASS_UNARY && cls != GPUIR__CLASS_BINARY && cls != GPUIR__CLASS_CAST) return false;
+    const gpuir_type *t = &gpuir__value_at(m, v)->type;
+    bool chained = false;
+    for (uint32_t k = 0; k < def->n_operands; k++) {
+        uint32_t o = gpuir__op_operand(m, def, k);
+        const gpuir_type *ot = &gpuir__value_at(m, o)->type;
+        if (ot->rank == 0) continue;
+        if (ot->rank != t->rank || memcmp(ot->dims, t->dims, (size_t)t->rank * sizeof *t->dims) != 0 ||
+            !gpuir__reshape_sinks(m, o, rank, dims, depth - 1))
+            return false;
+        chained = true;
+    }
+    return chained;
+}
+
+/* Builds value v reshaped to `dims` as gpuir__reshape_sinks found it: the
+   reduction again with keepdims, and the elementwise ops after it on the
+   new shape. The new op's id (the last one built), 0 on failure. */
+static uint32_t gpuir__reshape_sink(gpuir_module *m, uint32_t v, int rank, const int64_t *dims) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    gpuir_op_kind kind = def->kind;
+    uint32_t attrs = def->attrs, n_attrs = def->n_attrs, n = def->n_operands, in[GPUIR_MAX_OPERANDS];
+    for (uint32_t k = 0; k < n; k++) in[k] = gpuir__op_operand(m, def, k);
+    gpuir_type t = gpuir__value_at(m, v)->type;
+    t.rank = rank;
+    memcpy(t.dims, dims, (size_t)rank * sizeof *dims);
+    if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
+        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+        for (uint32_t i = 0; i < n_attrs; i++) {
+            gpuir__attr a = m->attrs[attrs + i];
+            if (a.key != GPUIR__KEY_KEEPDIMS) stbds_arrput(m->attrs, a);
+        }
+        gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
+        return gpuir__build_op(m, kind, in, 1, first, (uint32_t)stbds_arrlenu(m->attrs) - first, &t);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (gpuir__value_at(m, in[k])->type.rank == 0) continue;
+        uint32_t made = gpuir__reshape_sink(m, in[k], rank, dims);
+        if (!made) return 0;
+        in[k] = m->ops[made - 1].result;
+    }
+    return gpuir__build_op(m, kind, in, n, attrs, n_attrs, &t);
+}
+
+/* A reshape that only puts back the dims reductions dropped (`%s =
+   reduce_sum %x {axes = [1]}` to [R], maybe divided by a scalar, then
+   reshaped to [R, 1]: numpy's `x.sum(1).reshape(-1, 1)`), built as those
+   reductions with keepdims and the ops after them on that shape, so the
+   value lines up with x's rows and fuses with them (pass.fuse's row
+   groups); 0 for any other op. A reshape's result has at most one `?`,
+   so equal dims mean equal sizes. The ops it replaces go if nothing else
+   reads them (dead code). */
+#define GPUIR__RESHAPE_SINK_DEPTH 8
+static uint32_t gpuir__fold_reshape_of_reduce(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    if (op->kind != GPUIR_OP_RESHAPE) return 0;
+    const gpuir_type to = gpuir__value_at(m, op->result)->type;
+    uint32_t x = gpuir__op_operand(m, op, 0);
+    if (!gpuir__reshape_sinks(m, x, to.rank, to.dims, GPUIR__RESHAPE_SINK_DEPTH)) return 0;
+    return gpuir__reshape_sink(m, x, to.rank, to.dims);
+}
+
 /* One op: remap its operands, then fold it, merge it, or keep it. */
 static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     gpuir_module *m = C->m;
@@ -6862,6 +6948,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     uint32_t result = op->result;
     uint32_t folded = op->n_operands ? gpuir__fold_splats(C, op) : 0;
     if (!folded && op->n_operands && m->ctx->result == GPUIR_OK) folded = gpuir__fold_dense(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reduce(C, gpuir__op_at(m, op_id));
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     if ((r = gpuir__canon_fit(C)) != GPUIR_OK) return r;
     uint32_t current = folded ? (uint32_t)stbds_arrpop(m->rewrite_ops) : op_id;  /* re-added below */
@@ -7115,15 +7202,20 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // -inf, or the dtype's lowest value, above it becomes causal = true, with
 // causal_offset = the diagonal's offset (Sk - Sq: bottom-right); any
 // other static tensor broadcasting to the scores, a padding mask [.., 1,
-// Sk] say, the mask operand), then `softmax` over the last axis and
-// `matmul` by %v. Each intermediate must have no other user. Only what the
-// kernel runs: f16 or bf16, static shapes, k's and v's batch dims q's or 1
-// (grouped and multi-query attention), head dims 16 to 128 in steps of 16,
-// at least one key; every
-// other attention stays as written (three or more kernels). Runs after
-// decompose (which keeps a last-axis softmax) and before split-k and fuse.
-// Reads: util, ir, build, array (a mask constant's values), pass (the rewriter),
-// decompose (gpuir__softmax_is_rowwise). Writes: ir.
+// Sk] say, the mask operand), then `softmax` over the last axis (the op,
+// or written out as decompose writes it: max, shift, exp, sum, divide)
+// and `matmul` by %v; a cast to f32 anywhere between the scores and the
+// softmax, with a cast of the probabilities back to the inputs' dtype, is
+// taken too (the kernel keeps the scores in f32). Each intermediate must
+// have no other user. Only what the kernel runs: f16 or bf16, q, k, v and
+// a mask operand of one dtype, static shapes, k's and v's batch dims q's
+// or 1 (grouped and multi-query attention), head dims 16 to 128 in steps
+// of 16, at least one key; every other attention stays as written (three
+// or more kernels). Runs after decompose (which keeps a last-axis softmax
+// a matmul reads, and writes out one with elementwise neighbours) and
+// before split-k and fuse. Reads: util, ir, build, array (a mask
+// constant's values), pass (the rewriter), decompose
+// (gpuir__softmax_is_rowwise), fuse (gpuir__reduce_is_row). Writes: ir.
 
 /* What a match found: the attention op's operands and attributes. */
 typedef struct gpuir__attn_found {
@@ -7133,12 +7225,27 @@ typedef struct gpuir__attn_found {
     int64_t offset;             /* causal_offset */
 } gpuir__attn_found;
 
-/* The defining op of value v when the op is of kind `kind` and v has no
-   other user (uses: users per value id - 1), else NULL. */
+/* The defining op of value v when the op is of kind `kind` and v has
+   `users` users, all in the match (uses: users per value id - 1), else
+   NULL. A value has one user in a match but the input of a softmax
+   written out, which its max and its shift read. */
 static const gpuir__op *gpuir__attn_def(const gpuir_module *m, uint32_t v, gpuir_op_kind kind,
-                                        const uint32_t *uses) {
+                                        const uint32_t *uses, uint32_t users) {
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
-    return def && def->kind == kind && uses[v - 1] == 1 ? def : NULL;
+    return def && def->kind == kind && uses[v - 1] == users ? def : NULL;
+}
+
+/* s, or, when s (with `users` users) is a cast from f16 or bf16 to f32,
+   the value it widens (*users then 1): scores taken to f32 for the
+   softmax, as `softmax(s.float())` does. The fused kernel keeps them in
+   f32 anyway. */
+static uint32_t gpuir__attn_unwiden(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t *users) {
+    const gpuir__op *c = gpuir__attn_def(m, s, GPUIR_OP_CAST, uses, *users);
+    if (!c) return s;
+    gpuir_dtype from = gpuir__value_at(m, gpuir__op_operand(m, c, 0))->type.dtype;
+    if (gpuir__value_at(m, s)->type.dtype != GPUIR_F32 || (from != GPUIR_F16 && from != GPUIR_BF16)) return s;
+    *users = 1;
+    return gpuir__op_operand(m, c, 0);
 }
 
 /* The value of a splat constant (a number, not dense data) into *x. */
@@ -7189,9 +7296,10 @@ static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v, const
 }
 
 /* The scores matmul q k^T behind value s (after the scale and mask). */
-static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const uint32_t *uses,
+static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
-    const gpuir__op *mm = gpuir__attn_def(m, s, GPUIR_OP_MATMUL, uses);
+    s = gpuir__attn_unwiden(m, s, uses, &users);
+    const gpuir__op *mm = gpuir__attn_def(m, s, GPUIR_OP_MATMUL, uses, users);
     if (!mm || mm->n_attrs > (gpuir__op_flag(m, mm, GPUIR__KEY_TRANSPOSE_B) ? 1u : 0u)) return false;
     x->q = gpuir__op_operand(m, mm, 0);
     x->k = gpuir__op_operand(m, mm, 1);
@@ -7208,27 +7316,29 @@ static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const ui
 }
 
 /* The scale (mul by a splat, div by one) and then the scores, behind s. */
-static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses,
+static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
-    const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_MUL, uses);
-    if (!op) op = gpuir__attn_def(m, s, GPUIR_OP_DIV, uses);
-    if (!op) return gpuir__attn_match_scores(m, s, uses, x);
+    s = gpuir__attn_unwiden(m, s, uses, &users);
+    const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_MUL, uses, users);
+    if (!op) op = gpuir__attn_def(m, s, GPUIR_OP_DIV, uses, users);
+    if (!op) return gpuir__attn_match_scores(m, s, uses, users, x);
     const gpuir_type *out = &gpuir__value_at(m, s)->type;
     for (uint32_t side = 0; side < (op->kind == GPUIR_OP_MUL ? 2u : 1u); side++) {
         uint32_t c = gpuir__op_operand(m, op, 1 - side), scores = gpuir__op_operand(m, op, side);
         double v;
         if (!gpuir__attn_splat(m, c, &v) || !gpuir__type_same(&gpuir__value_at(m, scores)->type, out)) continue;
         x->scale = op->kind == GPUIR_OP_MUL ? v : 1.0 / v;
-        if (gpuir__attn_match_scores(m, scores, uses, x)) return true;
+        if (gpuir__attn_match_scores(m, scores, uses, 1, x)) return true;
     }
     return false;
 }
 
 /* The mask (add) and then the scale and scores, behind the softmax's input. */
-static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const uint32_t *uses,
+static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
-    const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_ADD, uses);
-    if (!op) return gpuir__attn_match_scaled(m, s, uses, x);
+    s = gpuir__attn_unwiden(m, s, uses, &users);
+    const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_ADD, uses, users);
+    if (!op) return gpuir__attn_match_scaled(m, s, uses, users, x);
     const gpuir_type *out = &gpuir__value_at(m, s)->type;
     for (uint32_t side = 0; side < 2; side++) {
         uint32_t mask = gpuir__op_operand(m, op, 1 - side), scores = gpuir__op_operand(m, op, side);
@@ -7238,21 +7348,71 @@ static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const ui
         bool operand = gpuir__type_is_static(mt) && gpuir__dims_broadcast_to(mt->dims, mt->rank, out->dims, out->rank);
         if (!x->causal && !operand) continue;
         x->mask = x->causal ? 0 : mask;
-        if (gpuir__attn_match_scaled(m, scores, uses, x)) return true;
+        if (gpuir__attn_match_scaled(m, scores, uses, 1, x)) return true;
     }
     return false;
 }
 
-/* Matches the attention that ends in `matmul %p, %v` (op). */
+static bool gpuir__reduce_is_row(const gpuir_module *m, const gpuir__op *op);
+
+/* Whether op is a `kind` reduction of value a over its last axis with
+   keepdims (one value per row, lined up with a's rows). */
+static bool gpuir__attn_row_reduce(const gpuir_module *m, const gpuir__op *op, gpuir_op_kind kind, uint32_t a) {
+    return op && op->kind == kind && gpuir__op_operand(m, op, 0) == a && gpuir__reduce_is_row(m, op) &&
+           gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS);
+}
+
+/* The softmax over the last axis that makes p: the `softmax` op, or the
+   ops decompose writes it as (and a user may write): `%mx = reduce_max
+   %a`, `%d = sub %a, %mx`, `%e = exp %d`, `%z = reduce_sum %e` (both over
+   the last axis, keepdims), `%p = div %e, %z`, each read only there. Its
+   input into *a, with the users it has in the match into *users (the max
+   and the shift read a written-out one). */
+static bool gpuir__attn_match_softmax(const gpuir_module *m, uint32_t p, const uint32_t *uses, uint32_t *a,
+                                      uint32_t *users) {
+    const gpuir__op *sm = gpuir__attn_def(m, p, GPUIR_OP_SOFTMAX, uses, 1);
+    if (sm) {
+        *a = gpuir__op_operand(m, sm, 0), *users = 1;
+        return gpuir__softmax_is_rowwise(m, sm);
+    }
+    const gpuir__op *div = gpuir__attn_def(m, p, GPUIR_OP_DIV, uses, 1);
+    if (!div) return false;
+    uint32_t e = gpuir__op_operand(m, div, 0), z = gpuir__op_operand(m, div, 1);
+    const gpuir__op *ex = gpuir__attn_def(m, e, GPUIR_OP_EXP, uses, 2);
+    const gpuir__op *sum = gpuir__attn_def(m, z, GPUIR_OP_REDUCE_SUM, uses, 1);
+    const gpuir__op *sub = ex ? gpuir__attn_def(m, gpuir__op_operand(m, ex, 0), GPUIR_OP_SUB, uses, 1) : NULL;
+    if (!sum || !sub || !gpuir__attn_row_reduce(m, sum, GPUIR_OP_REDUCE_SUM, e)) return false;
+    *a = gpuir__op_operand(m, sub, 0), *users = 2;
+    uint32_t mx = gpuir__op_operand(m, sub, 1);
+    return gpuir__attn_row_reduce(m, gpuir__attn_def(m, mx, GPUIR_OP_REDUCE_MAX, uses, 1), GPUIR_OP_REDUCE_MAX, *a) &&
+           uses[*a - 1] == 2 && gpuir__type_same(&gpuir__value_at(m, *a)->type, &gpuir__value_at(m, p)->type);
+}
+
+/* p, or, when p is a cast from f32 to f16 or bf16 read only by the
+   product, the probabilities it rounds (a softmax computed in f32, then
+   `.to(v.dtype)`). */
+static uint32_t gpuir__attn_unnarrow(const gpuir_module *m, uint32_t p, const uint32_t *uses) {
+    const gpuir__op *c = gpuir__attn_def(m, p, GPUIR_OP_CAST, uses, 1);
+    return c && gpuir__value_at(m, gpuir__op_operand(m, c, 0))->type.dtype == GPUIR_F32 ? gpuir__op_operand(m, c, 0) : p;
+}
+
+/* Matches the attention that ends in `matmul %p, %v` (op): q, k, v (and
+   a mask operand) of one dtype, the softmax in it or in f32 between a
+   cast up and a cast down. */
 static bool gpuir__attn_match(const gpuir_module *m, const gpuir__op *op, const uint32_t *uses,
                               gpuir__attn_found *x) {
     memset(x, 0, sizeof *x);
     x->scale = 1.0;
     if (op->kind != GPUIR_OP_MATMUL || !op->result || op->n_attrs) return false;
-    const gpuir__op *sm = gpuir__attn_def(m, gpuir__op_operand(m, op, 0), GPUIR_OP_SOFTMAX, uses);
-    if (!sm || !gpuir__softmax_is_rowwise(m, sm)) return false;
+    uint32_t a, users;
+    if (!gpuir__attn_match_softmax(m, gpuir__attn_unnarrow(m, gpuir__op_operand(m, op, 0), uses), uses, &a, &users))
+        return false;
     x->v = gpuir__op_operand(m, op, 1);
-    return gpuir__attn_match_masked(m, gpuir__op_operand(m, sm, 0), uses, x) && gpuir__attention_fits(m, x->q, x->k, x->v);
+    if (!gpuir__attn_match_masked(m, a, uses, users, x)) return false;
+    gpuir_dtype d = gpuir__value_at(m, x->q)->type.dtype;
+    if (gpuir__value_at(m, x->v)->type.dtype != d || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != d))
+        return false;
+    return gpuir__attention_fits(m, x->q, x->k, x->v);
 }
 
 /* Builds the attention op of a match; its result id (0: the error is in the context). */

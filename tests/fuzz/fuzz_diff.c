@@ -967,6 +967,35 @@ static int fd_attention_wgmma(fd_gen *g, const fd_val *q, int qi, int ki, int vi
     return r;
 }
 
+/* Value a cast to dtype dt (one rounding more where it narrows). */
+static int fd_cast_to(fd_gen *g, int a, gpuir_dtype dt) {
+    fd_val r = g->f->v[a];
+    r.dt = dt;
+    r.err += r.mag * fd_u(dt);
+    char ta[128], tr[128];
+    return fd_op(g, &r, a, -1, "cast %%v%d : (%s) -> %s", a, fd_t(&g->f->v[a], ta), fd_t(&r, tr));
+}
+
+/* The softmax of a over `axis` written out as decompose writes it (max,
+   shift, exp, sum, divide; each rounded to a's dtype), `err` the bound
+   the scores bring (relative, over a row). -1 on failure. */
+static int fd_softmax_written(fd_gen *g, int a, int axis, double err) {
+    const fd_val *x = &g->f->v[a];
+    double u = fd_u(x->dt);
+    unsigned axes = 1u << (x->rank + axis);
+    int mx = fd_reduce_axes(g, "reduce_max", a, axes, true);
+    if (mx < 0) return -1;
+    int d = fd_bin_named(g, "sub", a, mx, 2 * x->mag, g->f->v[a].err + u);
+    if (d < 0) return -1;
+    fd_val e = g->f->v[d];
+    e.mag = 1;
+    e.err = 2 * err + 2 * u;
+    char td[128], te[128];
+    int ei = fd_op(g, &e, d, -1, "exp %%v%d : (%s) -> %s", d, fd_t(&g->f->v[d], td), fd_t(&e, te));
+    int z = ei < 0 ? -1 : fd_reduce_axes(g, "reduce_sum", ei, axes, true);
+    return z < 0 ? -1 : fd_bin_named(g, "div", ei, z, 1, 2 * err + 6 * u);
+}
+
 /* q·kᵀ, a scale, a mask, softmax over the keys, ·v: one attention kernel
    where it fits (f16/bf16, head dim 64 or 128, k and v shared by heads
    now and then, a causal constant or a mask that broadcasts to the scores:
@@ -1056,12 +1085,20 @@ static int fd_motif_attention(fd_gen *g) {
         ti = fd_chance(&g->rng, 50) ? fd_bin_named(g, "add", ti, mi, mt, et) : fd_bin_named(g, "add", mi, ti, mt, et);
         if (ti < 0) return -1;
     }
-    fd_val p = g->f->v[ti];
-    p.mag = 1;
-    p.err = 2 * et + 2 * u;                      /* the sum over a row of |dp| (relative errors) */
+    bool wide = q.dt != GPUIR_F32 && fd_chance(&g->rng, 25);   /* softmax(s.float()).to(v.dtype) */
+    if (wide) ti = fd_cast_to(g, ti, GPUIR_F32);
+    if (ti < 0) return -1;
     int axis = fd_chance(&g->rng, 8) ? -2 : -1;
-    int pi = fd_op(g, &p, ti, -1, "softmax %%v%d {axis = %d} : (%s) -> %s", ti, axis, fd_t(&g->f->v[ti], ts), ts);
+    int pi = fd_chance(&g->rng, 25) ? fd_softmax_written(g, ti, axis, 2 * et) : -1;
+    if (pi < 0) {
+        fd_val p = g->f->v[ti];
+        p.mag = 1;
+        p.err = 2 * et + 2 * u;                  /* the sum over a row of |dp| (relative errors) */
+        pi = fd_op(g, &p, ti, -1, "softmax %%v%d {axis = %d} : (%s) -> %s", ti, axis, fd_t(&g->f->v[ti], ts), ts);
+    }
+    if (wide && pi >= 0) pi = fd_cast_to(g, pi, q.dt);
     if (pi < 0) return -1;
+    const fd_val p = g->f->v[pi];
     fd_val o = q;
     o.mag = axis == -1 ? 1 : (double)sq;
     o.err = o.mag * (p.err + u) + 4 * sqrt((double)sk) * fd_u(GPUIR_F32) + o.mag * u;
