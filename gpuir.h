@@ -7063,9 +7063,8 @@ static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D);
    v's), at least one query and one key, a device with tensor cores (sm_75
    on) whose blocks may have the kernel's shared memory (gpuir__attention_rows). */
 /* Why the fused kernel cannot run an attention of q, k and v, or NULL. */
-static const char *gpuir__attention_unfit(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
-    const gpuir_type *q = &gpuir__value_at(m, qv)->type, *k = &gpuir__value_at(m, kv)->type;
-    const gpuir_type *v = &gpuir__value_at(m, vv)->type;
+static const char *gpuir__attention_unfit_types(const gpuir_module *m, const gpuir_type *q, const gpuir_type *k,
+                                                const gpuir_type *v) {
     int r = q->rank;
     if (q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) return "it takes f16 or bf16";
     if (gpuir__module_sm(m) < 75) return "it needs sm_75 or later";
@@ -7082,6 +7081,10 @@ static const char *gpuir__attention_unfit(const gpuir_module *m, uint32_t qv, ui
     return Sk == v->dims[v->rank - 2] && Sk > 0 && q->dims[r - 2] > 0 ? NULL : "it needs at least one query and key";
 }
 
+static const char *gpuir__attention_unfit(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
+    return gpuir__attention_unfit_types(m, &gpuir__value_at(m, qv)->type, &gpuir__value_at(m, kv)->type,
+                                        &gpuir__value_at(m, vv)->type);
+}
 static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
     return !gpuir__attention_unfit(m, qv, kv, vv);
 }
@@ -7196,7 +7199,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // >>pass.attention
 // Recognizes attention written as ops and makes it one `attention` op (one
 // kernel, gpuir__cg_attention): `%s = matmul %q, %k {transpose_b}` (or
-// matmul %q by `transpose %k` of the last two dims), then optionally a
+// matmul %q by `transpose %k` of the last two dims; by another transpose,
+// k is built as the transpose of its source that it stands for), then optionally a
 // scale (mul by a splat, or div by one), then optionally an additive mask
 // (add: a dense constant [Sq, Sk] that is 0 on and below a diagonal and
 // -inf, or the dtype's lowest value, above it becomes causal = true, with
@@ -7219,7 +7223,10 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 
 /* What a match found: the attention op's operands and attributes. */
 typedef struct gpuir__attn_found {
-    uint32_t q, k, v, mask;     /* value ids; mask 0 for none */
+    uint32_t q, k, v, mask;     /* value ids; mask 0 for none; k 0 while it is to be built: */
+    uint32_t k_src;             /* k as `transpose %k_src {perm = k_perm}` of type k_type, or 0 */
+    int64_t k_perm[GPUIR_MAX_RANK];
+    gpuir_type k_type;
     double scale;
     bool causal;
     int64_t offset;             /* causal_offset */
@@ -7303,15 +7310,26 @@ static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const ui
     if (!mm || mm->n_attrs > (gpuir__op_flag(m, mm, GPUIR__KEY_TRANSPOSE_B) ? 1u : 0u)) return false;
     x->q = gpuir__op_operand(m, mm, 0);
     x->k = gpuir__op_operand(m, mm, 1);
+    x->k_src = 0;
     if (gpuir__op_flag(m, mm, GPUIR__KEY_TRANSPOSE_B)) return true;
     const gpuir__op *tr = gpuir__op_at(m, gpuir__value_at(m, x->k)->def_op);
     const gpuir__attr *perm = tr && tr->kind == GPUIR_OP_TRANSPOSE ? gpuir__attr_get(m, tr, GPUIR__KEY_PERM) : NULL;
-    if (!perm || perm->n < 2) return false;
-    const int64_t *p = gpuir__ints_at(m, perm->off);
-    for (uint32_t i = 0; i + 2 < perm->n; i++)
-        if (p[i] != (int64_t)i) return false;
-    if (p[perm->n - 2] != (int64_t)perm->n - 1 || p[perm->n - 1] != (int64_t)perm->n - 2) return false;
-    x->k = gpuir__op_operand(m, tr, 0);
+    if (!perm || perm->n < 2 || perm->n > GPUIR_MAX_RANK) return false;
+    /* k^T = transpose %src {perm = p}: k is %src under p with its last two
+       entries swapped; %src itself where that is the identity (k^T written
+       as k's last two dims swapped), else a transpose of its own (k^T of a
+       head split: [S, H, D] under [1, 2, 0] is k [H, S, D] under [1, 0, 2]). */
+    uint32_t n = perm->n;
+    memcpy(x->k_perm, gpuir__ints_at(m, perm->off), n * sizeof x->k_perm[0]);
+    int64_t last = x->k_perm[n - 1];
+    x->k_perm[n - 1] = x->k_perm[n - 2], x->k_perm[n - 2] = last;
+    bool identity = true;
+    for (uint32_t i = 0; i < n; i++) identity &= x->k_perm[i] == (int64_t)i;
+    uint32_t src = gpuir__op_operand(m, tr, 0);
+    if (identity) { x->k = src; return true; }
+    x->k_src = src, x->k = 0;
+    x->k_type = gpuir__value_at(m, src)->type;
+    for (uint32_t i = 0; i < n; i++) x->k_type.dims[i] = gpuir__value_at(m, src)->type.dims[x->k_perm[i]];
     return true;
 }
 
@@ -7409,15 +7427,21 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__op *op, const 
         return false;
     x->v = gpuir__op_operand(m, op, 1);
     if (!gpuir__attn_match_masked(m, a, uses, users, x)) return false;
-    gpuir_dtype d = gpuir__value_at(m, x->q)->type.dtype;
-    if (gpuir__value_at(m, x->v)->type.dtype != d || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != d))
-        return false;
-    return gpuir__attention_fits(m, x->q, x->k, x->v);
+    const gpuir_type *q = &gpuir__value_at(m, x->q)->type, *v = &gpuir__value_at(m, x->v)->type;
+    if (v->dtype != q->dtype || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != q->dtype)) return false;
+    return !gpuir__attention_unfit_types(m, q, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type, v);
 }
 
 /* Builds the attention op of a match; its result id (0: the error is in the context). */
 static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
-    uint32_t in[4] = {x->q, x->k, x->v, x->mask}, first = (uint32_t)stbds_arrlenu(m->attrs);
+    uint32_t k = x->k, first = (uint32_t)stbds_arrlenu(m->attrs);
+    if (x->k_src) {             /* k from k^T's source (gpuir__attn_match_scores) */
+        gpuir__attr_push_ints(m, "perm", (uint32_t)x->k_type.rank, x->k_perm);
+        k = gpuir__build_value(m, GPUIR_OP_TRANSPOSE, &x->k_src, 1, first, 1, &x->k_type).id;
+        if (!k) return 0;
+        first = (uint32_t)stbds_arrlenu(m->attrs);
+    }
+    uint32_t in[4] = {x->q, k, x->v, x->mask};
     gpuir__attr_push_float(m, "scale", x->scale);
     if (x->causal) gpuir__attr_push_int(m, "causal", GPUIR__ATTR_BOOL, 1);
     if (x->causal && x->offset) gpuir__attr_push_int(m, "causal_offset", GPUIR__ATTR_INT, x->offset);
