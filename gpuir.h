@@ -2432,27 +2432,32 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
    tile's columns (`bn`: wgmma's N, 128 or 256) and stages, and in the
    grid: `persistent` launches one block a multiprocessor, each walking
    tiles (its producer loads the next tile's stages while its consumers
-   store the last one's), where the others launch a block a tile. */
+   store the last one's), where the others launch a block a tile. The
+   register-tiled kernel's variants differ in their tile (`bm` rows, `bn`
+   columns) and k depth (`depth`: 16 or 8 floats a stage): 256x128x8
+   holds 16x8 outputs a thread (cuBLAS's f32 kernel's shape). */
 static const struct gpuir__matmul_form_name {
     const char *name;
     int form;
     bool tf32;
-    int bn, stages;         /* the wgmma kernel's tile columns and stages (0 for the others) */
+    int bn, stages;         /* the tile's columns (wgmma: its N) and the wgmma kernel's stages; 0: the form's */
     bool persistent;
+    int bm, depth;          /* the register-tiled kernel's tile rows and k depth; 0: the form's */
 } gpuir__matmul_form_names[] = {
-    {"plain.64x64x16", 0, false, 0, 0, false},
-    {"register_tiled.128x128x16.s2", 1, false, 0, 0, false},
-    {"register_tiled.64x64x16.s2", 2, false, 0, 0, false},
-    {"mma_sync.128x128x32.s3", 3, false, 0, 0, false},
-    {"mma_sync.128x128x16.s3", 3, true, 0, 0, false},
-    {"wgmma.128x128x64.s6", 4, false, 128, 6, false},
-    {"wgmma.128x128x64.s6.persistent", 4, false, 128, 6, true},
-    {"wgmma.128x256x64.s4", 4, false, 256, 4, false},
-    {"wgmma.128x256x64.s4.persistent", 4, false, 256, 4, true},
-    {"wgmma.128x128x32.s6", 4, true, 128, 6, false},
-    {"wgmma.128x128x32.s6.persistent", 4, true, 128, 6, true},
-    {"wgmma.128x256x32.s4", 4, true, 256, 4, false},
-    {"wgmma.128x256x32.s4.persistent", 4, true, 256, 4, true},
+    {"plain.64x64x16", 0, false, 0, 0, false, 0, 0},
+    {"register_tiled.128x128x16.s2", 1, false, 128, 0, false, 128, 16},
+    {"register_tiled.256x128x8.s2", 1, false, 128, 0, false, 256, 8},
+    {"register_tiled.64x64x16.s2", 2, false, 64, 0, false, 64, 16},
+    {"mma_sync.128x128x32.s3", 3, false, 0, 0, false, 0, 0},
+    {"mma_sync.128x128x16.s3", 3, true, 0, 0, false, 0, 0},
+    {"wgmma.128x128x64.s6", 4, false, 128, 6, false, 0, 0},
+    {"wgmma.128x128x64.s6.persistent", 4, false, 128, 6, true, 0, 0},
+    {"wgmma.128x256x64.s4", 4, false, 256, 4, false, 0, 0},
+    {"wgmma.128x256x64.s4.persistent", 4, false, 256, 4, true, 0, 0},
+    {"wgmma.128x128x32.s6", 4, true, 128, 6, false, 0, 0},
+    {"wgmma.128x128x32.s6.persistent", 4, true, 128, 6, true, 0, 0},
+    {"wgmma.128x256x32.s4", 4, true, 256, 4, false, 0, 0},
+    {"wgmma.128x256x32.s4.persistent", 4, true, 256, 4, true, 0, 0},
 };
 #define GPUIR__MATMUL_FORM_COUNT (sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0])
 
@@ -10370,7 +10375,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         const struct gpuir__matmul_form_name *variant = gpuir__matmul_variant_of(m, k);
         int64_t tile = form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
         grid[0] = gpuir__ceil_div(N, variant->bn ? variant->bn : tile);
-        grid[1] = gpuir__ceil_div(M, tile);
+        grid[1] = gpuir__ceil_div(M, variant->bm ? variant->bm : tile);
         grid[2] = M > 0 && N > 0 ? count / (M * N) : 1;
         block[0] = block[1] = 16;
         if (form == GPUIR__MATMUL_WGMMA) block[0] = GPUIR__WG_THREADS, block[1] = 1;
@@ -11075,6 +11080,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "/* gpuir CUDA prelude */\n"
     "#define GPUIR_DEVICE static __device__ __forceinline__\n"
     "#define GPUIR_KERNEL extern \"C\" __global__ void\n"
+    "#define GPUIR_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)\n"
     "#define GPUIR_LANE\n"
     "#define GPUIR_LANE_ONLY\n"
     "#define GPUIR_SHARED(type, name, count, offset) __shared__ type name[count]\n"
@@ -11108,6 +11114,7 @@ static const char gpuir__cg_emu_prelude[] =
     GPUIR__XSTR(GPUIR__EMU_ABI) "\n"
     "#define GPUIR_DEVICE static inline\n"
     "#define GPUIR_KERNEL static void\n"
+    "#define GPUIR_LAUNCH_BOUNDS(threads, blocks)\n"
     "#define GPUIR_LANE gpuir_emu_lane *gpuir__lane,\n"
     "#define GPUIR_LANE_ONLY gpuir_emu_lane *gpuir__lane\n"
     "#define GPUIR_SHARED(type, name, count, offset) type *name = (type *)(gpuir__lane->shared + (offset))\n"
@@ -11453,7 +11460,6 @@ static const char gpuir__cg_wgmma_cuda[] =
     "#define GPUIR_ATOMIC_ADD_U32(p, v) atomicAdd((unsigned *)(p), (v))\n"
     "#define GPUIR_YIELD()\n"
     "#define GPUIR_LANE_PASS\n"
-    "#define GPUIR_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)\n"
     "struct __align__(64) gpuir_tensor_map { unsigned long long words[16]; };\n"
     "#define GPUIR_TMAP_PARAM(name) const __grid_constant__ gpuir_tensor_map name\n"
     "#define GPUIR_TMAP(name) (&name)\n"
@@ -11625,7 +11631,6 @@ static const char gpuir__cg_wgmma_emu[] =
     "#define GPUIR_ATOMIC_ADD_U32(p, v) gpuir_emu_add_u32(gpuir__lane, (unsigned *)(p), (v))\n"
     "#define GPUIR_YIELD() gpuir__lane->yield(gpuir__lane)\n"
     "#define GPUIR_LANE_PASS gpuir__lane,\n"
-    "#define GPUIR_LAUNCH_BOUNDS(threads, blocks)\n"
     "typedef struct gpuir_tensor_map { unsigned long long words[16]; } gpuir_tensor_map;\n"
     "#define GPUIR_TMAP_PARAM(name) const gpuir_tensor_map *name\n"
     "#define GPUIR_TMAP(name) (name)\n"
@@ -13018,21 +13023,23 @@ static void gpuir__cg_mm_tile_start(gpuir__cg *C, const gpuir_type *o, const gpu
     gpuir__str_free(&b_batch);
 }
 
-/* The register-tiled f32 matmuls (GPUIR__MATMUL_REGISTER_TILED: bm = 128;
-   GPUIR__MATMUL_REGISTER_TILED_64: bm = 64): bm x bm block tiles, 16-deep
-   k stages; 256 threads in 8 warps of 4 x 8 lanes, the warps 4 x 2 over the
-   block tile, each thread holding ts x ts sub-tiles of 4x4 outputs at
-   strides of 16 rows and 32 columns (ts = bm / 64), so a quarter warp's
-   16-byte shared reads touch distinct banks or broadcast. A is stored
-   transposed (as[k][m], rows padded to bm + 4 floats), B as is. Two
-   shared-memory stages: while the block computes on one, each thread holds
-   the next k-tile's global loads in registers and stores them into the
-   other, one barrier a k-step. Blocks take the tiles of a matrix in bands
-   (gpuir__cg_mm_tile_order). */
-#define GPUIR__RT_BK 16
+/* The register-tiled f32 matmuls (GPUIR__MATMUL_REGISTER_TILED: 128x128
+   tiles, or 256x128 in the variant `register_tiled.256x128x8.s2`;
+   GPUIR__MATMUL_REGISTER_TILED_64: 64x64): bm x bn block tiles, k stages
+   of bk floats (16, the variant 8); 256 threads in 8 warps of 4 x 8 lanes,
+   the warps 4 x 2 over the block tile, each thread holding tsm x tsn
+   sub-tiles of 4x4 outputs at strides of 16 rows and 32 columns (tsm =
+   bm / 64, tsn = bn / 64: 8x8 outputs a thread at 128x128, 16x8 at
+   256x128), so a quarter warp's 16-byte shared reads touch distinct banks
+   or broadcast. A is stored transposed (as[k][m], rows padded to bm + 4
+   floats), B as is. Two shared-memory stages: while the block computes on
+   one, each thread holds the next k-tile's global loads in registers and
+   stores them into the other, one barrier a k-step. Blocks take the tiles
+   of a matrix in bands (gpuir__cg_mm_tile_order). */
 typedef struct gpuir__rt {
-    int bm, ts, sa;         /* block tile, sub-tiles per dim, A row stride */
-    int nf;                 /* floats of each operand tile a thread loads: bm * 16 / 256 */
+    int bm, bn, bk;         /* block tile rows, columns, and the k depth of a stage */
+    int tsm, tsn, sa;       /* 4x4 sub-tiles a thread over rows and columns; A's row stride in shared memory */
+    int nfa, nfb;           /* floats of the A and of the B tile each thread loads: bm * bk / 256, bn * bk / 256 */
     long long M, N, K;      /* K: the rows' length (and the range's end unless split) */
     const char *kend;       /* where the tile's K range ends: "<K>LL" or "ke" */
 } gpuir__rt;
@@ -13041,33 +13048,33 @@ typedef struct gpuir__rt {
    16-byte loads when rows are multiples of 4 floats, else scalars; zeros
    past the edges. */
 static void gpuir__cg_rt_loads(gpuir__cg *C, const gpuir__rt *R, int pa, int pb) {
-    int bm = R->bm;
+    int bm = R->bm, bn = R->bn, bk = R->bk;
     const char *a = gpuir__cg_param(C, pa), *b = gpuir__cg_param(C, pb), *zero4 = "GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f)";
     gpuir__cg_line(C, "GPUIR_UNROLL");
     if (R->K % 4 == 0) {
-        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
-        gpuir__cg_line(C, "int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;");
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nfa / 4);
+        gpuir__cg_line(C, "int e = t + r * 256, m = e / %d, kq = e %% %d * 4;", bk / 4, bk / 4);
         gpuir__cg_line(C, "long long gm = tm * %d + m, gk = k0 + kq;", bm);
         gpuir__cg_line(C, "ra[r] = gm < %lldLL && gk < %s ? *(const float4 *)(%s + a0 + gm * %lldLL + gk) : %s;",
                        R->M, R->kend, a, R->K, zero4);
     } else {
-        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
-        gpuir__cg_line(C, "int e = t + r * 256, m = e / 16, kk = e %% 16;");
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nfa);
+        gpuir__cg_line(C, "int e = t + r * 256, m = e / %d, kk = e %% %d;", bk, bk);
         gpuir__cg_line(C, "long long gm = tm * %d + m, gk = k0 + kk;", bm);
         gpuir__cg_line(C, "ra[r] = gm < %lldLL && gk < %s ? %s[a0 + gm * %lldLL + gk] : 0.0f;", R->M, R->kend, a, R->K);
     }
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     if (R->N % 4 == 0) {
-        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
-        gpuir__cg_line(C, "int e = t + r * 256, kk = e / %d, nq = e %% %d * 4;", bm / 4, bm / 4);
-        gpuir__cg_line(C, "long long gk = k0 + kk, gn = tn * %d + nq;", bm);
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nfb / 4);
+        gpuir__cg_line(C, "int e = t + r * 256, kk = e / %d, nq = e %% %d * 4;", bn / 4, bn / 4);
+        gpuir__cg_line(C, "long long gk = k0 + kk, gn = tn * %d + nq;", bn);
         gpuir__cg_line(C, "rb[r] = gk < %s && gn < %lldLL ? *(const float4 *)(%s + b0 + gk * %lldLL + gn) : %s;",
                        R->kend, R->N, b, R->N, zero4);
     } else {
-        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
-        gpuir__cg_line(C, "int e = t + r * 256, kk = e / %d, n = e %% %d;", bm, bm);
-        gpuir__cg_line(C, "long long gk = k0 + kk, gn = tn * %d + n;", bm);
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nfb);
+        gpuir__cg_line(C, "int e = t + r * 256, kk = e / %d, n = e %% %d;", bn, bn);
+        gpuir__cg_line(C, "long long gk = k0 + kk, gn = tn * %d + n;", bn);
         gpuir__cg_line(C, "rb[r] = gk < %s && gn < %lldLL ? %s[b0 + gk * %lldLL + gn] : 0.0f;", R->kend, R->N, b, R->N);
     }
     gpuir__cg_close(C);
@@ -13076,88 +13083,108 @@ static void gpuir__cg_rt_loads(gpuir__cg *C, const gpuir__rt *R, int pa, int pb)
 /* Stores ra and rb into shared-memory stage `st` (an expression that needs
    no parentheses before a "*"). */
 static void gpuir__cg_rt_stores(gpuir__cg *C, const gpuir__rt *R, const char *st) {
-    int sa = R->sa, a_stage = GPUIR__RT_BK * sa, b_stage = GPUIR__RT_BK * R->bm;
+    int sa = R->sa, bk = R->bk, a_stage = bk * sa, b_stage = bk * R->bn;
     gpuir__cg_line(C, "GPUIR_UNROLL");
     if (R->K % 4 == 0) {
-        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
-        gpuir__cg_line(C, "int e = t + r * 256, m = e / 4, kq = e %% 4 * 4;");
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nfa / 4);
+        gpuir__cg_line(C, "int e = t + r * 256, m = e / %d, kq = e %% %d * 4;", bk / 4, bk / 4);
         gpuir__cg_line(C, "float *d = as + %s * %d + kq * %d + m;", st, a_stage, sa);
         gpuir__cg_line(C, "d[0] = ra[r].x; d[%d] = ra[r].y; d[%d] = ra[r].z; d[%d] = ra[r].w;", sa, 2 * sa, 3 * sa);
     } else {
-        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nf);
+        gpuir__cg_open(C, "for (int r = 0; r < %d; r++)", R->nfa);
         gpuir__cg_line(C, "int e = t + r * 256;");
-        gpuir__cg_line(C, "as[%s * %d + e %% 16 * %d + e / 16] = ra[r];", st, a_stage, sa);
+        gpuir__cg_line(C, "as[%s * %d + e %% %d * %d + e / %d] = ra[r];", st, a_stage, bk, sa, bk);
     }
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     if (R->N % 4 == 0) {
-        gpuir__cg_line(C, "for (int r = 0; r < %d; r++)", R->nf / 4);
+        gpuir__cg_line(C, "for (int r = 0; r < %d; r++)", R->nfb / 4);
         C->depth++;
         gpuir__cg_line(C, "*(float4 *)(bs + %s * %d + (t + r * 256) * 4) = rb[r];", st, b_stage);
         C->depth--;
     } else
-        gpuir__cg_line(C, "for (int r = 0; r < %d; r++) bs[%s * %d + t + r * 256] = rb[r];", R->nf, st, b_stage);
+        gpuir__cg_line(C, "for (int r = 0; r < %d; r++) bs[%s * %d + t + r * 256] = rb[r];", R->nfb, st, b_stage);
 }
 
-/* The FMAs of shared-memory stage `st`: per k, ts 16-byte reads of A and of
-   B, 16 * ts * ts FMAs. */
+/* The FMAs of shared-memory stage `st`: per k, tsm 16-byte reads of A and
+   tsn of B, 16 * tsm * tsn FMAs. */
 static void gpuir__cg_rt_compute(gpuir__cg *C, const gpuir__rt *R, const char *st) {
-    int n = 4 * R->ts;
+    int nm = 4 * R->tsm, nn = 4 * R->tsn;
     char k_row[48];                         /* the row of k step kk in stage st */
-    snprintf(k_row, sizeof k_row, "(%s * %d + kk)", st, GPUIR__RT_BK);
+    snprintf(k_row, sizeof k_row, "(%s * %d + kk)", st, R->bk);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int kk = 0; kk < %d; kk++)", GPUIR__RT_BK);
-    gpuir__cg_line(C, "const float *ap = as + %s * %d + rm, *bp = bs + %s * %d + rn;", k_row, R->sa, k_row, R->bm);
-    gpuir__cg_line(C, "float ar[%d], br[%d];", n, n);
+    gpuir__cg_open(C, "for (int kk = 0; kk < %d; kk++)", R->bk);
+    gpuir__cg_line(C, "const float *ap = as + %s * %d + rm, *bp = bs + %s * %d + rn;", k_row, R->sa, k_row, R->bn);
+    gpuir__cg_line(C, "float ar[%d], br[%d];", nm, nn);
+    for (int side = 0; side < (R->tsm == R->tsn ? 1 : 2); side++) {   /* square tiles: one loop reads both */
+        bool a = side == 0, b = side == 1 || R->tsm == R->tsn;
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int q = 0; q < %d; q++)", a ? R->tsm : R->tsn);
+        if (a && b) gpuir__cg_line(C, "float4 u = *(const float4 *)(ap + q * 16), v = *(const float4 *)(bp + q * 32);");
+        else gpuir__cg_line(C, a ? "float4 u = *(const float4 *)(ap + q * 16);" : "float4 v = *(const float4 *)(bp + q * 32);");
+        if (a) gpuir__cg_line(C, "ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;");
+        if (b) gpuir__cg_line(C, "br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;");
+        gpuir__cg_close(C);
+    }
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int q = 0; q < %d; q++)", R->ts);
-    gpuir__cg_line(C, "float4 u = *(const float4 *)(ap + q * 16), v = *(const float4 *)(bp + q * 32);");
-    gpuir__cg_line(C, "ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;");
-    gpuir__cg_line(C, "br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;");
-    gpuir__cg_close(C);
-    gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int i = 0; i < %d; i++)", n);
+    gpuir__cg_line(C, "for (int i = 0; i < %d; i++)", nm);
     C->depth++;
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int j = 0; j < %d; j++) acc[i][j] += ar[i] * br[j];", n);
+    gpuir__cg_line(C, "for (int j = 0; j < %d; j++) acc[i][j] += ar[i] * br[j];", nn);
     C->depth--;
     gpuir__cg_close(C);
 }
 
-static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb, int bm) {
+/* The tile and k depth of kernel k's register-tiled matmul, from its
+   variant's entry in gpuir__matmul_form_names (128x128x16, 256x128x8,
+   64x64x16). */
+static gpuir__rt gpuir__rt_of(const gpuir_module *m, const gpuir__func *k) {
+    const struct gpuir__matmul_form_name *v = gpuir__matmul_variant_of(m, k);
+    gpuir__rt R;
+    memset(&R, 0, sizeof R);
+    R.bm = v->bm, R.bn = v->bn, R.bk = v->depth;
+    R.tsm = R.bm / 64, R.tsn = R.bn / 64, R.sa = R.bm + 4;
+    R.nfa = R.bm * R.bk / 256, R.nfb = R.bn * R.bk / 256;
+    return R;
+}
+
+static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     uint32_t dst = gpuir__op_operand(m, op, 2);
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, dst)->type;
-    gpuir__rt R = {bm, bm / 64, bm + 4, bm * GPUIR__RT_BK / 256, o->dims[o->rank - 2], o->dims[o->rank - 1],
-                   a->dims[a->rank - 1], NULL};
-    long long M = R.M, N = R.N, K = R.K, n = 4 * R.ts;
-    long long tiles_n = (N + bm - 1) / bm, tiles_m = (M + bm - 1) / bm, batches = gpuir__type_count(o) / (M * N);
-    unsigned a_floats = 2 * GPUIR__RT_BK * (unsigned)R.sa, b_floats = 2 * GPUIR__RT_BK * (unsigned)bm;
+    gpuir__rt R = gpuir__rt_of(m, C->k);
+    if (R.tsm < 1 || R.tsn < 1 || R.bk % 4 || R.nfa % 4 || R.nfb % 4)
+        return gpuir__cg_fail(C, op, "the register-tiled form's tile is not one the kernel takes");
+    R.M = o->dims[o->rank - 2], R.N = o->dims[o->rank - 1], R.K = a->dims[a->rank - 1];
+    int bm = R.bm, bn = R.bn, bk = R.bk;
+    long long M = R.M, N = R.N, K = R.K, nm = 4 * R.tsm, nn = 4 * R.tsn;
+    long long tiles_n = (N + bn - 1) / bn, tiles_m = (M + bm - 1) / bm, batches = gpuir__type_count(o) / (M * N);
+    unsigned a_floats = 2 * (unsigned)(bk * R.sa), b_floats = 2 * (unsigned)(bk * bn);
     C->shared_bytes = (a_floats + b_floats) * 4;
     C->barriers = true;
     gpuir__cg_line(C, "GPUIR_SHARED(float, as, %u, 0);", a_floats);
     gpuir__cg_line(C, "GPUIR_SHARED(float, bs, %u, %u);", b_floats, a_floats * 4);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t %% 32;");
-    gpuir__cg_line(C, "int rm = warp / 2 * %d + lane / 8 * 4, rn = warp %% 2 * %d + lane %% 8 * 4;", 16 * R.ts, 32 * R.ts);
+    gpuir__cg_line(C, "int rm = warp / 2 * %d + lane / 8 * 4, rn = warp %% 2 * %d + lane %% 8 * 4;", 16 * R.tsm, 32 * R.tsn);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)",
                    tiles_n * tiles_m * batches);
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
     char inner[32];
     snprintf(inner, sizeof inner, "%lldLL", gpuir__mm_inner_batches(m, op, o));
-    gpuir__cg_krange kr = gpuir__cg_mm_krange(C, op, K, GPUIR__RT_BK, inner);
+    gpuir__cg_krange kr = gpuir__cg_mm_krange(C, op, K, bk, inner);
     R.kend = kr.bound;
-    gpuir__cg_line(C, "float acc[%lld][%lld];", n, n);
+    gpuir__cg_line(C, "float acc[%lld][%lld];", nm, nn);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int i = 0; i < %lld; i++)", n);
+    gpuir__cg_line(C, "for (int i = 0; i < %lld; i++)", nm);
     C->depth++;
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;", n);
+    gpuir__cg_line(C, "for (int j = 0; j < %lld; j++) acc[i][j] = 0.0f;", nn);
     C->depth--;
-    gpuir__cg_line(C, "%s ra[%d];", K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nf / 4 : R.nf);
-    gpuir__cg_line(C, "%s rb[%d];", N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nf / 4 : R.nf);
+    gpuir__cg_line(C, "%s ra[%d];", K % 4 == 0 ? "float4" : "float", K % 4 == 0 ? R.nfa / 4 : R.nfa);
+    gpuir__cg_line(C, "%s rb[%d];", N % 4 == 0 ? "float4" : "float", N % 4 == 0 ? R.nfb / 4 : R.nfb);
     gpuir__cg_line(C, "long long k0 = %s;", kr.start[0] ? "kb" : "0");
     gpuir__cg_line(C, "{");
     C->depth++;
@@ -13168,7 +13195,7 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
     gpuir__cg_open(C, "for (long long kt = 0; kt < %s; kt++)", kr.count);
     gpuir__cg_line(C, "int st = (int)(kt & 1);");
     gpuir__cg_open(C, "if (kt + 1 < %s)", kr.count);
-    gpuir__cg_line(C, "k0 = %s(kt + 1) * %d;", kr.start, GPUIR__RT_BK);
+    gpuir__cg_line(C, "k0 = %s(kt + 1) * %d;", kr.start, bk);
     gpuir__cg_rt_loads(C, &R, pa, pb);
     gpuir__cg_close(C);
     gpuir__cg_rt_compute(C, &R, "st");
@@ -13178,10 +13205,10 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb,
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int ii = 0; ii < %lld; ii++)", n);
+    gpuir__cg_open(C, "for (int ii = 0; ii < %lld; ii++)", nm);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int jj = 0; jj < %lld; jj++)", n);
-    gpuir__cg_line(C, "long long gm = tm * %d + rm + ii / 4 * 16 + ii %% 4, gn = tn * %d + rn + jj / 4 * 32 + jj %% 4;", bm, bm);
+    gpuir__cg_open(C, "for (int jj = 0; jj < %lld; jj++)", nn);
+    gpuir__cg_line(C, "long long gm = tm * %d + rm + ii / 4 * 16 + ii %% 4, gn = tn * %d + rn + jj / 4 * 32 + jj %% 4;", bm, bn);
     gpuir__cg_line(C, "if (gm >= %lldLL || gn >= %lldLL) continue;", M, N);
     gpuir__cg_line(C, "%s i = (%s)(batch * %lldLL + gm * %lldLL + gn);", gpuir__cg_idx(C), gpuir__cg_idx(C), M * N, N);
     gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", "acc[ii][jj]");
@@ -13919,8 +13946,8 @@ static gpuir_result gpuir__cg_matmul(gpuir__cg *C, size_t at) {
     }
     gpuir__matmul_form form = gpuir__matmul_form_of(m, C->k);
     if (form == GPUIR__MATMUL_WGMMA ? !C->wgmma : C->threads != 256) form = GPUIR__MATMUL_PLAIN;
-    if (form == GPUIR__MATMUL_REGISTER_TILED) return gpuir__cg_matmul_rt(C, at, pa, pb, 128);
-    if (form == GPUIR__MATMUL_REGISTER_TILED_64) return gpuir__cg_matmul_rt(C, at, pa, pb, 64);
+    if (form == GPUIR__MATMUL_REGISTER_TILED || form == GPUIR__MATMUL_REGISTER_TILED_64)
+        return gpuir__cg_matmul_rt(C, at, pa, pb);
     if (form == GPUIR__MATMUL_TENSOR_CORES) return gpuir__cg_matmul_tc(C, at, pa, pb);
     if (form == GPUIR__MATMUL_WGMMA) return gpuir__cg_matmul_wgmma(C, at, pa, pb);
     return gpuir__cg_matmul_plain(C, at, pa, pb);

@@ -7,7 +7,8 @@
 # with a fused bias, gelu and residual; f16 and bf16 as the default takes
 # them (on sm_90: B transposed by a kernel, then wgmma), with --no-wgmma
 # (mma.sync) and with --wgmma (B stored transposed: wgmma alone), the
-# wgmma kernel's variants (--form: 128x256 tiles, persistent grids); two
+# wgmma kernel's variants (--form: 128x256 tiles, persistent grids) and the
+# f32 256x128x8 variant; two
 # skinny shapes that split K; against cuBLAS),
 # bandwidth (an elementwise chain, a row softmax, LayerNorm and RMSNorm in
 # f32 and bf16, against a device copy), launch and end-to-end (e2e: host
@@ -91,6 +92,7 @@ bf16-wgmma-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --r
 bf16-wgmma-256|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4
 bf16-wgmma-256-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4.persistent
 tf32-wgmma|matmul --dtype=tf32 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x32.s6
+f32-256|matmul --m=4096 --n=4096 --k=4096 --repeat=3 --form=register_tiled.256x128x8.s2
 attention-wgmma-s|attention --seq=4096 --repeat=3 --form=attention.fa2_wgmma.m128
 attention-wgmma|attention --seq=4096 --repeat=3 --form=attention.wgmma.m128"}
     echo "$PROFILES" | while IFS='|' read -r name args; do
@@ -132,6 +134,8 @@ done
 # GPU_CHECK_BENCH: the gpuir-bench command lines to run, one a line
 # (default: all of them below).
 BENCHES=${GPU_CHECK_BENCH:-"matmul
+matmul --form=register_tiled.256x128x8.s2
+matmul --form=register_tiled.256x128x8.s2 --epilogue=bias,gelu,residual
 matmul --dtype=tf32
 matmul --dtype=f16
 matmul --dtype=bf16

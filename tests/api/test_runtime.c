@@ -309,24 +309,29 @@ TEST(nvrtc_compiles_every_kernel_without_spills) {
 }
 
 /* The f32 register-tiled matmuls (tests/ir/run/matmul-f32.gir: 128x128
-   tiles, 8x8 outputs a thread; 64x64 tiles, 4x4) compile for sm_80 and
-   sm_90 without spills or local memory, reading shared memory and global
+   tiles, 8x8 outputs a thread; 64x64 tiles, 4x4; matmul-f32-256.gir: the
+   256x128x8 variant, 16x8, 203-255 registers) compile for sm_80 and sm_90
+   without spills or local memory, reading shared memory and global
    memory 16 bytes at a time. */
 TEST(nvrtc_compiles_register_tiled_matmuls) {
+    static const char *const files[] = {"tests/ir/run/matmul-f32.gir", "tests/ir/run/matmul-f32-256.gir"};
+    static const char *const accs[][2] = {{"float acc[8][8];", "float acc[4][4];"}, {"float acc[16][8];", "float acc[16][8];"}};
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = lowered_file(ctx, "tests/ir/run/matmul-f32.gir");
-    if (!m) { gpuir_ctx_destroy(ctx); return; }
-    char *src = gpuir_module_emit_cuda(m);
-    CHECK(src && strstr(src, "float acc[8][8];") && strstr(src, "float acc[4][4];"));
-    gpuir_free(src);
-    static const int archs[] = {80, 90};
-    for (size_t i = 0; i < archs_compiled(2); i++) {
-        char *ptx = NULL;
-        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-        CHECK(ptx && !strstr(ptx, ".local"));
-        CHECK(ptx && strstr(ptx, "ld.shared.v4.f32") && strstr(ptx, "st.shared.v4.f32"));
-        CHECK(ptx && (strstr(ptx, "ld.global.v4.f32") || strstr(ptx, "ld.global.nc.v4.f32")));
-        gpuir_free(ptx);
+    for (size_t f = 0; f < 2; f++) {
+        gpuir_module *m = lowered_file(ctx, files[f]);
+        if (!m) break;
+        char *src = gpuir_module_emit_cuda(m);
+        CHECK(src && strstr(src, accs[f][0]) && strstr(src, accs[f][1]));
+        gpuir_free(src);
+        static const int archs[] = {80, 90};
+        for (size_t i = 0; i < archs_compiled(2); i++) {
+            char *ptx = NULL;
+            if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+            CHECK(ptx && !strstr(ptx, ".local"));
+            CHECK(ptx && strstr(ptx, "ld.shared.v4.f32") && strstr(ptx, "st.shared.v4.f32"));
+            CHECK(ptx && (strstr(ptx, "ld.global.v4.f32") || strstr(ptx, "ld.global.nc.v4.f32")));
+            gpuir_free(ptx);
+        }
     }
     gpuir_ctx_destroy(ctx);
 }

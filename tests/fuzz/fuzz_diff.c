@@ -495,7 +495,9 @@ static int fd_matmul(fd_gen *g, int a) {
     if (ta) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stranspose_a = true", o ? ", " : "");
     if (tb) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stranspose_b = true", o ? ", " : "");
     if (tf32) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stf32 = true", o ? ", " : "");
-    if (wgmma && form) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%sform = \"%s\"", o ? ", " : "", form);
+    if (!wgmma && x->dt == GPUIR_F32 && !tf32 && !ta && !tb && fd_chance(&g->rng, 10))
+        form = "register_tiled.256x128x8.s2";    /* the f32 256x128 variant, by name (any shape it is given) */
+    if (form) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%sform = \"%s\"", o ? ", " : "", form);
     else if (wgmma) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%swgmma = true", o ? ", " : "");
     if (slices) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%sk_slices = %d", o ? ", " : "", slices);
     char braces[200] = "";
