@@ -215,7 +215,11 @@ typedef enum gpuir_dtype {
                 (bool: keys after the query's index, j > i, are -inf),
                 causal_offset (int, default 0, only with causal: then
                 the keys j > i + causal_offset are -inf; Sk - Sq aligns
-                the diagonal bottom-right, as FlashAttention's causal).
+                the diagonal bottom-right, as FlashAttention's causal),
+                seq_dim (int s: q, k, v and the result of one rank r
+                stored with the sequence at dim s, [B,S,H,D] at s = 1,
+                read as [..,S,D] with the other dims in order; the mask
+                stays [..,Sq,Sk]).
                 The attention pass makes it from matmul/softmax/matmul;
                 it has a buffer form too (the output last)
      RETURN     any operands, no result; ends a function
@@ -1522,7 +1526,7 @@ typedef enum gpuir__attr_key {
     GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
     GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
     GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION, GPUIR__KEY_FORM, GPUIR__KEY_SCALE, GPUIR__KEY_CAUSAL,
-    GPUIR__KEY_CAUSAL_OFFSET,
+    GPUIR__KEY_CAUSAL_OFFSET, GPUIR__KEY_SEQ_DIM,
     GPUIR__KEY_COUNT
 } gpuir__attr_key;
 
@@ -2061,7 +2065,7 @@ static const struct gpuir__attr_key_info {
     {"events", GPUIR__ATTR_INTS, "an integer list"}, {"fusion", GPUIR__ATTR_INT, "an integer"},
     {"form", GPUIR__ATTR_STRING, "a string"},
     {"scale", GPUIR__ATTR_FLOAT, "a float"}, {"causal", GPUIR__ATTR_BOOL, "a bool"},
-    {"causal_offset", GPUIR__ATTR_INT, "an integer"},
+    {"causal_offset", GPUIR__ATTR_INT, "an integer"}, {"seq_dim", GPUIR__ATTR_INT, "an integer"},
 };
 
 static gpuir__attr_key gpuir__attr_key_of(const char *name) {
@@ -2165,7 +2169,8 @@ static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     case GPUIR__CLASS_CONSTANT: return GPUIR__KEYS(VALUE);
     case GPUIR__CLASS_GLOBAL: return GPUIR__KEYS(NAME);
     case GPUIR__CLASS_SOFTMAX: return GPUIR__KEYS(AXIS);
-    case GPUIR__CLASS_ATTENTION: return GPUIR__KEYS(SCALE) | GPUIR__KEYS(CAUSAL) | GPUIR__KEYS(CAUSAL_OFFSET);
+    case GPUIR__CLASS_ATTENTION:
+        return GPUIR__KEYS(SCALE) | GPUIR__KEYS(CAUSAL) | GPUIR__KEYS(CAUSAL_OFFSET) | GPUIR__KEYS(SEQ_DIM);
     default: return 0;
     }
 }
@@ -2747,6 +2752,47 @@ static bool gpuir__dims_broadcast_to(const int64_t *x, int xr, const int64_t *d,
     return true;
 }
 
+/* The layout of an attention op's q, k, v and result (`seq_dim = s`):
+   the sequence at dim s of rank r, as FlashAttention's [B, S, H, D] (s =
+   1 at rank 4), where the default puts it at r - 2 ([B, H, S, D]). The op
+   reads such an operand as its logical [.., S, D]: the dims permuted by
+   `perm` (the batch dims in order, then s, then the last), and writes
+   its result back the inverse way. s = r - 2 is the identity. */
+static void gpuir__attn_seq_perm(int s, int r, int64_t *perm) {
+    int j = 0;
+    for (int i = 0; i < r - 1; i++)
+        if (i != s) perm[j++] = i;
+    perm[j++] = s;
+    perm[j] = r - 1;
+}
+
+/* t (of rank r, sequence at dim s) in the logical layout [.., S, D]. */
+static gpuir_type gpuir__attn_logical(const gpuir_type *t, int s) {
+    int64_t perm[GPUIR_MAX_RANK];
+    gpuir_type l = *t;
+    gpuir__attn_seq_perm(s, t->rank, perm);
+    for (int i = 0; i < t->rank; i++) l.dims[i] = t->dims[perm[i]];
+    return l;
+}
+
+/* A logical [.., S, D] type stored with its sequence at dim s. */
+static gpuir_type gpuir__attn_physical(const gpuir_type *l, int s) {
+    int64_t perm[GPUIR_MAX_RANK];
+    gpuir_type t = *l;
+    gpuir__attn_seq_perm(s, l->rank, perm);
+    for (int i = 0; i < l->rank; i++) t.dims[perm[i]] = l->dims[i];
+    return t;
+}
+
+/* Operand i of attention op `op` (q, k or v: 0..2; in buffer form the
+   output is n_operands - 1) in the logical layout [.., S, D] its seq_dim
+   gives (gpuir__attn_logical), or as it is without one. */
+static gpuir_type gpuir__attention_operand_logical(const gpuir_module *m, const gpuir__op *op, uint32_t i) {
+    gpuir_type t = gpuir__value_at(m, gpuir__op_operand(m, op, i))->type;
+    const gpuir__attr *sd = gpuir__attr_get(m, op, GPUIR__KEY_SEQ_DIM);
+    return sd ? gpuir__attn_logical(&t, (int)sd->i) : t;
+}
+
 /* attention q, k, v[, mask]: q [..,Sq,D], k [..,Sk,D], v [..,Sk,Dv]; k's
    and v's batch dims (all but their last two) broadcast over q's (grouped
    and multi-query attention: 1 where keys and values are shared); the mask
@@ -2787,6 +2833,32 @@ static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in,
     *out = in[0];
     out->dims[r - 1] = v->dims[v->rank - 1];
     return GPUIR_OK;
+}
+
+/* attention with `seq_dim = s`: q, k and v of one rank r with their
+   sequence at dim s (0 <= s <= r - 2), read in the logical layout
+   (gpuir__attn_logical), the mask as the scores' [.., Sq, Sk] as always;
+   the result stored with its sequence at s too. */
+static gpuir_result gpuir__infer_attention_seq(gpuir_ctx *ctx, const gpuir_type *in, uint32_t n, int64_t s,
+                                               gpuir_type *out) {
+    gpuir__tbuf b0, b1, b2;
+    if (n != 3 && n != 4) return gpuir__infer_attention(ctx, in, n, out);   /* it names the count */
+    int r = in[0].rank;
+    if (in[1].rank != r || in[2].rank != r)
+        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention {seq_dim}: q %s, k %s and v %s need one rank",
+                           gpuir__tstr(&b0, &in[0]), gpuir__tstr(&b1, &in[1]), gpuir__tstr(&b2, &in[2]));
+    if (s < 0 || s > r - 2)
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: seq_dim = %lld is not a dim before q %s's last "
+                           "(0 to %d)", (long long)s, gpuir__tstr(&b0, &in[0]), r - 2);
+    gpuir_type l[4];
+    for (uint32_t i = 0; i < n; i++) l[i] = i < 3 ? gpuir__attn_logical(&in[i], (int)s) : in[i];
+    bool note = !ctx->loc_note[0];      /* its messages name the logical types: say so */
+    if (note) snprintf(ctx->loc_note, sizeof ctx->loc_note, "attention {seq_dim = %lld} reads q, k and v as [.., S, D]",
+                       (long long)s);
+    gpuir_result res = gpuir__infer_attention(ctx, l, n, out);
+    if (note) ctx->loc_note[0] = 0;
+    if (!res) *out = gpuir__attn_physical(out, (int)s);
+    return res;
 }
 
 /* Checks operand count, kinds and dtypes against the op's class. */
@@ -2863,6 +2935,8 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
     case GPUIR__CLASS_ATTENTION:
         r = gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_OFFSET) && !gpuir__attr_flag(as, GPUIR__KEY_CAUSAL)
                 ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_offset needs causal = true")
+                : gpuir__attrs_key(as, GPUIR__KEY_SEQ_DIM)
+                ? gpuir__infer_attention_seq(ctx, in, n, gpuir__attrs_key(as, GPUIR__KEY_SEQ_DIM)->i, out)
                 : gpuir__infer_attention(ctx, in, n, out);
         break;
     default: break;                 /* return; buffer ops go to gpuir__infer_buffer_op */
@@ -5479,6 +5553,44 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
     return s != NULL;
 }
 
+/* An attention op: gpuir__ref_attention, on operands stored with their
+   sequence at dim seq_dim (gpuir__attn_seq_perm) transposed first to the
+   logical layout and the result back. */
+static gpuir_result gpuir__ref_attention_op(gpuir__ref *R, const gpuir__op *op, const gpuir_array *const *x,
+                                            gpuir_array *out) {
+    const gpuir__attr *sc = gpuir__attr_get(R->m, op, GPUIR__KEY_SCALE);
+    const gpuir__attr *co = gpuir__attr_get(R->m, op, GPUIR__KEY_CAUSAL_OFFSET);
+    const gpuir__attr *sd = gpuir__attr_get(R->m, op, GPUIR__KEY_SEQ_DIM);
+    size_t n = op->result ? op->n_operands : op->n_operands - 1;
+    double scale = sc ? sc->f : 1.0;
+    bool causal = gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL);
+    int64_t offset = co ? co->i : 0;
+    int r = x[0]->rank, s = sd ? (int)sd->i : r - 2;
+    if (s == r - 2) return gpuir__ref_attention(x, n, out, scale, causal, offset) ? GPUIR_OK : gpuir__oom(R->ctx, "attention");
+    int64_t perm[GPUIR_MAX_RANK], back[GPUIR_MAX_RANK];
+    gpuir__attn_seq_perm(s, r, perm);
+    for (int i = 0; i < r; i++) back[perm[i]] = i;
+    gpuir_array l[5];
+    const gpuir_array *in[4];
+    memset(l, 0, sizeof l);
+    gpuir_result res = GPUIR_OK;
+    for (size_t i = 0; i < 3 && !res; i++) {
+        gpuir_type t = gpuir_tensor_type(x[i]->dtype, r, x[i]->dims);
+        t = gpuir__attn_logical(&t, s);
+        res = gpuir_array_alloc(R->ctx, &l[i], x[i]->dtype, r, t.dims);
+        if (!res) gpuir__ref_transpose(x[i], &l[i], perm);
+        in[i] = &l[i];
+    }
+    if (n > 3) in[3] = x[3];
+    gpuir_type ot = gpuir_tensor_type(out->dtype, r, out->dims);
+    ot = gpuir__attn_logical(&ot, s);
+    if (!res) res = gpuir_array_alloc(R->ctx, &l[4], out->dtype, r, ot.dims);
+    if (!res && !gpuir__ref_attention(in, n, &l[4], scale, causal, offset)) res = gpuir__oom(R->ctx, "attention");
+    if (!res) gpuir__ref_transpose(&l[4], out, back);
+    for (int i = 0; i < 5; i++) gpuir_array_release(&l[i]);
+    return res;
+}
+
 static void gpuir__ref_constant(const gpuir_module *m, const gpuir__attr *v, gpuir_array *out) {
     size_t n = gpuir_array_count(out), size = gpuir_dtype_size(out->dtype);
     if (v->kind == GPUIR__ATTR_DENSE) {
@@ -5561,7 +5673,7 @@ static gpuir_result gpuir__ref_global(gpuir__ref *R, const gpuir__op *op, gpuir_
 static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
                                        const gpuir_array *const *x, gpuir_array *out) {
     gpuir_result r = GPUIR_OK;
-    const gpuir__attr *a, *b;
+    const gpuir__attr *a;
     switch (gpuir__info(op->kind)->cls) {
     case GPUIR__CLASS_UNARY: gpuir__ref_unary(x[0], out, op->kind); break;
     case GPUIR__CLASS_BINARY: gpuir__ref_binary(x[0], x[1], out, op->kind); break;
@@ -5586,11 +5698,7 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     case GPUIR__CLASS_CONSTANT: gpuir__ref_constant(R->m, gpuir__attr_get(R->m, op, GPUIR__KEY_VALUE), out); break;
     case GPUIR__CLASS_SOFTMAX: gpuir__ref_softmax(x[0], out, gpuir__attr_get(R->m, op, GPUIR__KEY_AXIS)->i); break;
     case GPUIR__CLASS_ATTENTION:
-        a = gpuir__attr_get(R->m, op, GPUIR__KEY_SCALE);
-        b = gpuir__attr_get(R->m, op, GPUIR__KEY_CAUSAL_OFFSET);
-        if (!gpuir__ref_attention(x, op->result ? op->n_operands : op->n_operands - 1, out,
-                                  a ? a->f : 1.0, gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL), b ? b->i : 0))
-            r = gpuir__oom(R->ctx, "attention");
+        r = gpuir__ref_attention_op(R, op, x, out);
         break;
     default: break;
     }
@@ -7086,12 +7194,12 @@ static const char *gpuir__attention_unfit_types(const gpuir_module *m, const gpu
     return Sk == v->dims[v->rank - 2] && Sk > 0 && q->dims[r - 2] > 0 ? NULL : "it needs at least one query and key";
 }
 
-static const char *gpuir__attention_unfit(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
-    return gpuir__attention_unfit_types(m, &gpuir__value_at(m, qv)->type, &gpuir__value_at(m, kv)->type,
-                                        &gpuir__value_at(m, vv)->type);
-}
-static bool gpuir__attention_fits(const gpuir_module *m, uint32_t qv, uint32_t kv, uint32_t vv) {
-    return !gpuir__attention_unfit(m, qv, kv, vv);
+/* Why the fused kernel cannot run attention op `op` (its q, k and v read
+   in the logical layout its seq_dim gives), or NULL. */
+static const char *gpuir__attention_op_unfit(const gpuir_module *m, const gpuir__op *op) {
+    gpuir_type t[3];
+    for (uint32_t i = 0; i < 3; i++) t[i] = gpuir__attention_operand_logical(m, op, i);
+    return gpuir__attention_unfit_types(m, &t[0], &t[1], &t[2]);
 }
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
@@ -7122,18 +7230,37 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
 /* An attention op the fused kernel cannot run (gpuir__attention_fits) as
    the ops it stands for: matmul q k^T, mul by the scale, add the mask and
    the causal mask, softmax over the last axis, matmul by v. */
+/* Value x (rank r) transposed by perm (0 on failure). */
+static uint32_t gpuir__build_transpose(gpuir_module *m, uint32_t x, const int64_t *perm, int r) {
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_ints(m, "perm", (size_t)r, perm);
+    return gpuir__build_value(m, GPUIR_OP_TRANSPOSE, &x, 1, first, 1, NULL).id;
+}
+
 static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op) {
     uint32_t in[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, v = gpuir__op_operand(m, op, 2);
     uint32_t mask = op->n_operands > 3 ? gpuir__op_operand(m, op, 3) : 0;
     const gpuir__attr *sc = gpuir__attr_get(m, op, GPUIR__KEY_SCALE);
     double scale = sc ? sc->f : 1.0;
     bool causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
-    gpuir_type q = gpuir__value_at(m, in[0])->type, k = gpuir__value_at(m, in[1])->type;
     const gpuir__attr *co = gpuir__attr_get(m, op, GPUIR__KEY_CAUSAL_OFFSET);
+    int64_t offset = co ? co->i : 0;
+    const gpuir__attr *sd = gpuir__attr_get(m, op, GPUIR__KEY_SEQ_DIM);
+    int rank = gpuir__value_at(m, in[0])->type.rank, seq = sd ? (int)sd->i : rank - 2;
+    int64_t perm[GPUIR_MAX_RANK], back[GPUIR_MAX_RANK];
+    gpuir__attn_seq_perm(seq, rank, perm);
+    for (int i = 0; i < rank; i++) back[perm[i]] = i;
+    if (seq != rank - 2) {      /* stored sequence-major: the ops on the logical layout, the result back */
+        in[0] = gpuir__build_transpose(m, in[0], perm, rank);
+        in[1] = in[0] ? gpuir__build_transpose(m, in[1], perm, rank) : 0;
+        v = in[1] ? gpuir__build_transpose(m, v, perm, rank) : 0;
+        if (!v) return 0;
+    }                           /* op is not used past here: building ops moves m->ops */
+    gpuir_type q = gpuir__value_at(m, in[0])->type, k = gpuir__value_at(m, in[1])->type;
     uint32_t causal_mask = causal ? gpuir__decompose_causal_mask(m, op, q.dtype, q.dims[q.rank - 2], k.dims[k.rank - 2],
-                                                                 co ? co->i : 0)
+                                                                 offset)
                                   : 0;
-    if (causal && !causal_mask) return 0;       /* op is not used past here: building ops moves m->ops */
+    if (causal && !causal_mask) return 0;
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
     uint32_t s = gpuir__build_value(m, GPUIR_OP_MATMUL, in, 2, first, 1, NULL).id;
@@ -7153,7 +7280,8 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
     first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_int(m, "axis", GPUIR__ATTR_INT, -1);
     uint32_t pv[2] = {gpuir__build_value(m, GPUIR_OP_SOFTMAX, &s, 1, first, 1, NULL).id, v};
-    return pv[0] ? gpuir__build_value(m, GPUIR_OP_MATMUL, pv, 2, 0, 0, NULL).id : 0;
+    uint32_t o = pv[0] ? gpuir__build_value(m, GPUIR_OP_MATMUL, pv, 2, 0, 0, NULL).id : 0;
+    return o && seq != rank - 2 ? gpuir__build_transpose(m, o, back, rank) : o;
 }
 
 static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
@@ -7169,10 +7297,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            bool attention = op->kind == GPUIR_OP_ATTENTION && op->result &&
-                             !gpuir__attention_fits(m, gpuir__op_operand(m, op, 0),
-                                                    gpuir__op_operand(m, op, 1),
-                                                    gpuir__op_operand(m, op, 2));
+            bool attention = op->kind == GPUIR_OP_ATTENTION && op->result && gpuir__attention_op_unfit(m, op);
             const gpuir__attr *form = op->result ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
             bool rowwise = op->kind == GPUIR_OP_SOFTMAX && op->result && gpuir__softmax_is_rowwise(m, op);
             if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
@@ -7183,8 +7308,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             if (form) {         /* the author asked for a kernel that cannot run it */
                 r = attention ? gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "attention {form = \"%s\"}: the fused kernel "
                                                  "cannot run this attention: %s", gpuir__string(m, form->off),
-                                                 gpuir__attention_unfit(m, gpuir__op_operand(m, op, 0),
-                                                                        gpuir__op_operand(m, op, 1), gpuir__op_operand(m, op, 2)))
+                                                 gpuir__attention_op_unfit(m, op))
                               : gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "softmax {form = \"%s\"}: the softmax kernel "
                                                  "runs over the last axis only (this one is over another)",
                                                  gpuir__string(m, form->off));
@@ -7220,11 +7344,16 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // a mask operand of one dtype, static shapes, k's and v's batch dims q's
 // or 1 (grouped and multi-query attention), head dims 16 to 128 in steps
 // of 16, at least one key; every other attention stays as written (three
-// or more kernels). Runs after decompose (which keeps a last-axis softmax
-// a matmul reads, and writes out one with elementwise neighbours) and
-// before split-k and fuse. Reads: util, ir, build, array (a mask
-// constant's values), pass (the rewriter), decompose
-// (gpuir__softmax_is_rowwise), fuse (gpuir__reduce_is_row). Writes: ir.
+// or more kernels). q, k and v that are head splits of one layout
+// ([B, S, H, D] by transposes to [B, H, S, D]; in an attention op written
+// on them too) are read where they are stored (seq_dim), and a transpose
+// of the result back to that layout, its only user, goes too
+// (gpuir__attn_match_layout). Runs after decompose (which keeps a
+// last-axis softmax a matmul reads, and writes out one with elementwise
+// neighbours) and before split-k and fuse. Reads: util, ir, build, array
+// (a mask constant's values), pass (the rewriter), decompose
+// (gpuir__softmax_is_rowwise, gpuir__build_transpose), fuse
+// (gpuir__reduce_is_row, gpuir__attrs_copy_without). Writes: ir.
 
 /* What a match found: the attention op's operands and attributes. */
 typedef struct gpuir__attn_found {
@@ -7232,6 +7361,8 @@ typedef struct gpuir__attn_found {
     uint32_t k_src;             /* k as `transpose %k_src {perm = k_perm}` of type k_type, or 0 */
     int64_t k_perm[GPUIR_MAX_RANK];
     gpuir_type k_type;
+    int seq;                    /* q, k and v read stored sequence-major (seq_dim), or -1 */
+    uint32_t out_transpose;     /* with seq: the op moving the result's sequence back to seq, or 0 */
     double scale;
     bool causal;
     int64_t offset;             /* causal_offset */
@@ -7419,12 +7550,67 @@ static uint32_t gpuir__attn_unnarrow(const gpuir_module *m, uint32_t p, const ui
     return c && gpuir__value_at(m, gpuir__op_operand(m, c, 0))->type.dtype == GPUIR_F32 ? gpuir__op_operand(m, c, 0) : p;
 }
 
+/* s when perm (rank r) is gpuir__attn_seq_perm(s, r) for some s < r - 2
+   (a head split: [B, S, H, D] under [0, 2, 1, 3] is [B, H, S, D]), else -1. */
+static int gpuir__attn_seq_of_perm(const int64_t *perm, int r) {
+    int64_t want[GPUIR_MAX_RANK];
+    if (r < 3 || perm[r - 2] < 0 || perm[r - 2] >= r - 2) return -1;
+    gpuir__attn_seq_perm((int)perm[r - 2], r, want);
+    return memcmp(want, perm, (size_t)r * sizeof *perm) == 0 ? (int)perm[r - 2] : -1;
+}
+
+/* s when value v is `transpose %src` by gpuir__attn_seq_perm(s, r) (into
+   *src), else -1. */
+static int gpuir__attn_seq_source(const gpuir_module *m, uint32_t v, uint32_t *src) {
+    const gpuir__op *tr = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    const gpuir__attr *perm = tr && tr->kind == GPUIR_OP_TRANSPOSE ? gpuir__attr_get(m, tr, GPUIR__KEY_PERM) : NULL;
+    int s = perm ? gpuir__attn_seq_of_perm(gpuir__ints_at(m, perm->off), (int)perm->n) : -1;
+    if (s >= 0) *src = gpuir__op_operand(m, tr, 0);
+    return s;
+}
+
+/* With q, k and v each a head split of one seq dim s (q = transpose %q4
+   by gpuir__attn_seq_perm(s, r); k likewise, or k^T's source under that
+   perm), reads them where they are stored (x->seq = s: seq_dim, no
+   transposes); and when the product's only user moves the sequence back
+   to s (the inverse perm), the op writes its result so too and that
+   transpose goes (x->out_transpose). op: the P V matmul. */
+static void gpuir__attn_match_layout(const gpuir_module *m, const gpuir__func *f, size_t at, const uint32_t *uses,
+                                     gpuir__attn_found *x) {
+    uint32_t q = 0, k = 0, v = 0;
+    int sq = gpuir__attn_seq_source(m, x->q, &q), sv = gpuir__attn_seq_source(m, x->v, &v), sk = -1;
+    int r = gpuir__value_at(m, x->q)->type.rank;
+    if (x->k_src && x->k_type.rank == r) sk = gpuir__attn_seq_of_perm(x->k_perm, r), k = x->k_src;
+    else if (!x->k_src) sk = gpuir__attn_seq_source(m, x->k, &k);
+    x->seq = -1, x->out_transpose = 0;
+    if (sq < 0 || sq != sk || sq != sv || gpuir__value_at(m, k)->type.rank != r || gpuir__value_at(m, v)->type.rank != r)
+        return;
+    x->seq = sq, x->q = q, x->k = k, x->v = v, x->k_src = 0;
+    const gpuir__op *pv = gpuir__op_at(m, f->ops[at]);
+    if (uses[pv->result - 1] != 1) return;
+    for (size_t j = at + 1; j < stbds_arrlenu(f->ops); j++) {
+        const gpuir__op *user = gpuir__op_at(m, f->ops[j]);
+        bool reads = false;
+        for (uint32_t o = 0; o < user->n_operands; o++) reads |= gpuir__op_operand(m, user, o) == pv->result;
+        if (!reads) continue;
+        const gpuir__attr *perm = user->kind == GPUIR_OP_TRANSPOSE ? gpuir__attr_get(m, user, GPUIR__KEY_PERM) : NULL;
+        int64_t fwd[GPUIR_MAX_RANK], back[GPUIR_MAX_RANK];
+        gpuir__attn_seq_perm(sq, r, fwd);
+        for (int i = 0; i < r; i++) back[fwd[i]] = i;
+        if (perm && (int)perm->n == r && memcmp(gpuir__ints_at(m, perm->off), back, (size_t)r * sizeof back[0]) == 0)
+            x->out_transpose = f->ops[j];
+        return;
+    }
+}
+
 /* Matches the attention that ends in `matmul %p, %v` (op): q, k, v (and
    a mask operand) of one dtype, the softmax in it or in f32 between a
    cast up and a cast down. */
-static bool gpuir__attn_match(const gpuir_module *m, const gpuir__op *op, const uint32_t *uses,
+static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_t at, const uint32_t *uses,
                               gpuir__attn_found *x) {
+    const gpuir__op *op = gpuir__op_at(m, f->ops[at]);
     memset(x, 0, sizeof *x);
+    x->seq = -1;
     x->scale = 1.0;
     if (op->kind != GPUIR_OP_MATMUL || !op->result || op->n_attrs) return false;
     uint32_t a, users;
@@ -7434,7 +7620,9 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__op *op, const 
     if (!gpuir__attn_match_masked(m, a, uses, users, x)) return false;
     const gpuir_type *q = &gpuir__value_at(m, x->q)->type, *v = &gpuir__value_at(m, x->v)->type;
     if (v->dtype != q->dtype || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != q->dtype)) return false;
-    return !gpuir__attention_unfit_types(m, q, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type, v);
+    if (gpuir__attention_unfit_types(m, q, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type, v)) return false;
+    gpuir__attn_match_layout(m, f, at, uses, x);
+    return true;
 }
 
 /* Builds the attention op of a match; its result id (0: the error is in the context). */
@@ -7450,8 +7638,46 @@ static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
     gpuir__attr_push_float(m, "scale", x->scale);
     if (x->causal) gpuir__attr_push_int(m, "causal", GPUIR__ATTR_BOOL, 1);
     if (x->causal && x->offset) gpuir__attr_push_int(m, "causal_offset", GPUIR__ATTR_INT, x->offset);
-    uint32_t n_attrs = 1 + (x->causal ? 1u : 0u) + (x->causal && x->offset ? 1u : 0u);
-    return gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first, n_attrs, NULL).id;
+    if (x->seq >= 0) gpuir__attr_push_int(m, "seq_dim", GPUIR__ATTR_INT, x->seq);
+    uint32_t n_attrs = (uint32_t)stbds_arrlenu(m->attrs) - first;
+    uint32_t o = gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first, n_attrs, NULL).id;
+    if (!o || x->seq < 0 || x->out_transpose) return o;
+    int64_t perm[GPUIR_MAX_RANK];           /* the result back to [.., S, D] for the product's users */
+    int r = gpuir__value_at(m, o)->type.rank;
+    gpuir__attn_seq_perm(x->seq, r, perm);
+    return gpuir__build_transpose(m, o, perm, r);
+}
+
+static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key);
+
+/* An attention op (written, or built by an earlier run) whose q, k and v
+   are head splits of one seq dim (gpuir__attn_match_layout): what it
+   reads where they are stored, its attributes kept. */
+static bool gpuir__attn_match_op(const gpuir_module *m, const gpuir__func *f, size_t at, const uint32_t *uses,
+                                 gpuir__attn_found *x) {
+    const gpuir__op *op = gpuir__op_at(m, f->ops[at]);
+    memset(x, 0, sizeof *x);
+    x->seq = -1;
+    if (op->kind != GPUIR_OP_ATTENTION || !op->result || gpuir__attr_get(m, op, GPUIR__KEY_SEQ_DIM)) return false;
+    x->q = gpuir__op_operand(m, op, 0), x->k = gpuir__op_operand(m, op, 1), x->v = gpuir__op_operand(m, op, 2);
+    x->mask = op->n_operands > 3 ? gpuir__op_operand(m, op, 3) : 0;
+    gpuir__attn_match_layout(m, f, at, uses, x);
+    return x->seq >= 0;
+}
+
+/* Builds the match of gpuir__attn_match_op: the op again with seq_dim,
+   and a transpose of its result back unless the one after it goes. */
+static uint32_t gpuir__attn_rebuild_op(gpuir_module *m, uint32_t op_id, const gpuir__attn_found *x) {
+    uint32_t in[4] = {x->q, x->k, x->v, x->mask}, first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attrs_copy_without(m, op_id, GPUIR__KEY_SEQ_DIM);
+    gpuir__attr_push_int(m, "seq_dim", GPUIR__ATTR_INT, x->seq);
+    uint32_t o = gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first,
+                                    (uint32_t)stbds_arrlenu(m->attrs) - first, NULL).id;
+    if (!o || x->out_transpose) return o;
+    int64_t perm[GPUIR_MAX_RANK];
+    int r = gpuir__value_at(m, o)->type.rank;
+    gpuir__attn_seq_perm(x->seq, r, perm);
+    return gpuir__build_transpose(m, o, perm, r);
 }
 
 /* Counts each value's users (an op reading a value twice counts once). */
@@ -7471,21 +7697,27 @@ static gpuir_result gpuir__attention_func(gpuir_module *m, uint32_t fid) {
     size_t nv = stbds_arrlenu(m->values) + 1;
     uint32_t *uses = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *uses);
     uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *repl);
-    gpuir_result r = uses && repl ? GPUIR_OK : gpuir__oom(m->ctx, "attention");
+    size_t n_ops = stbds_arrlenu(m->ops);
+    bool *dropped = (bool *)gpuir__scratch_calloc(m, n_ops + 1, sizeof *dropped);   /* output transposes taken in */
+    gpuir_result r = uses && repl && dropped ? GPUIR_OK : gpuir__oom(m->ctx, "attention");
     bool found = false;
     if (!r) {
         gpuir__count_users(m, gpuir__func_at(m, fid), uses);
         gpuir__rewrite_begin(m, fid);
         for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !r; i++) {
             uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+            if (op_id <= n_ops && dropped[op_id]) continue;
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             gpuir__attn_found x;
-            if (!gpuir__attn_match(m, gpuir__op_at(m, op_id), uses, &x)) {
+            bool written = gpuir__attn_match_op(m, gpuir__func_at(m, fid), i, uses, &x);
+            if (!written && !gpuir__attn_match(m, gpuir__func_at(m, fid), i, uses, &x)) {
                 gpuir__rewrite_keep(m, op_id);
                 continue;
             }
             gpuir__rewrite_origin(m, op_id);    /* the attention op stands for the matmul q k^T */
-            uint32_t result = gpuir__op_at(m, op_id)->result, y = gpuir__attn_build(m, &x);
+            uint32_t result = gpuir__op_at(m, op_id)->result;
+            uint32_t y = written ? gpuir__attn_rebuild_op(m, op_id, &x) : gpuir__attn_build(m, &x);
+            if (x.out_transpose) result = gpuir__op_at(m, x.out_transpose)->result, dropped[x.out_transpose] = true;
             if (!y) r = m->ctx->result;
             else repl[result - 1] = y, found = true;
         }
@@ -7493,6 +7725,7 @@ static gpuir_result gpuir__attention_func(gpuir_module *m, uint32_t fid) {
     }
     gpuir__scratch_free(m, uses);
     gpuir__scratch_free(m, repl);
+    gpuir__scratch_free(m, dropped);
     return !r && found ? gpuir__remove_dead_ops(m, fid) : r;
 }
 
@@ -10040,9 +10273,9 @@ static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D) {
 /* Blocks of an attention launch of `rows` query rows a block: batches x
    query tiles. */
 static int64_t gpuir__attention_tiles(const gpuir_module *m, const gpuir__op *op, int64_t rows) {
-    const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-    int64_t Sq = q->dims[q->rank - 2], D = q->dims[q->rank - 1];
-    return Sq && D ? gpuir__type_count(q) / (Sq * D) * gpuir__ceil_div(Sq, rows) : 0;
+    gpuir_type q = gpuir__attention_operand_logical(m, op, 0);
+    int64_t Sq = q.dims[q.rank - 2], D = q.dims[q.rank - 1];
+    return Sq && D ? gpuir__type_count(&q) / (Sq * D) * gpuir__ceil_div(Sq, rows) : 0;
 }
 
 /* Whether any kernel of the module runs on tensor cores (its source then
@@ -14918,19 +15151,37 @@ static const char gpuir__cg_attn_helpers[] =
     "}\n"
     "#endif\n";
 
+/* The element strides of x (a logical [.., S, D] type, gpuir__attn_logical)
+   stored with its sequence at dim `seq` (rank - 2: as it is): stride[j]
+   for each logical dim j; stride[rank - 2] is a row's (a step of S). */
+static void gpuir__cg_attn_strides(const gpuir_type *x, int seq, long long *stride) {
+    gpuir_type p = gpuir__attn_physical(x, seq);
+    int64_t perm[GPUIR_MAX_RANK];
+    long long phys[GPUIR_MAX_RANK], run = 1;
+    for (int i = p.rank - 1; i >= 0; i--) phys[i] = run, run *= (long long)p.dims[i];
+    gpuir__attn_seq_perm(seq, p.rank, perm);
+    for (int j = 0; j < p.rank; j++) stride[j] = phys[perm[j]];
+}
+
 /* The element offset, as an expression of the batch index `bh` (flat over
-   q's leading dims), of that batch's first element in x, whose leading
-   dims (all but its last two; x's rank at most q's) broadcast over q's:
-   "bh * 2176LL" when they are q's, "0LL" when all are 1 (shared by every
-   batch), else one term a dim that is not 1, "bh / 4LL % 2LL * 1088LL"
-   (at most 6 batch dims of 80 characters: size 640 holds any). */
-static void gpuir__cg_attn_batch(char *buf, size_t size, const gpuir_type *q, const gpuir_type *x) {
+   q's leading dims), of that batch's first element in x (logical [.., S,
+   D], stored with its sequence at dim `seq`), whose leading dims (all but
+   its last two; x's rank at most q's) broadcast over q's: "bh * 2176LL"
+   when they are q's and x is stored [.., S, D], "0LL" when all are 1
+   (shared by every batch), else one term a dim that is not 1, "bh / 4LL
+   % 2LL * 1088LL" (at most 6 batch dims of 80 characters: size 640 holds
+   any). */
+static void gpuir__cg_attn_batch(char *buf, size_t size, const gpuir_type *q, const gpuir_type *x, int seq) {
     int qb = q->rank - 2, xb = x->rank - 2;
-    long long inner = (long long)(x->dims[x->rank - 2] * x->dims[x->rank - 1]);
+    long long stride[GPUIR_MAX_RANK], inner = (long long)(x->dims[x->rank - 2] * x->dims[x->rank - 1]);
+    long long contiguous = inner;
+    gpuir__cg_attn_strides(x, seq, stride);
+    bool dense = true;                  /* batch strides those of a [.., S, D] layout */
+    for (int j = xb - 1; j >= 0; j--) dense &= stride[j] == contiguous, contiguous *= (long long)x->dims[j];
     bool same = xb == qb && memcmp(x->dims, q->dims, (size_t)qb * sizeof q->dims[0]) == 0;
-    if (same) { snprintf(buf, size, "bh * %lldLL", inner); return; }
+    if (same && dense) { snprintf(buf, size, "bh * %lldLL", inner); return; }
     size_t o = 0;
-    long long qstride = 1, xstride = inner;
+    long long qstride = 1;
     for (int i = qb - 1; i >= 0 && o < size; i--) {          /* innermost batch dim first */
         int j = i - (qb - xb);
         long long xd = j >= 0 ? (long long)x->dims[j] : 1, qd = (long long)q->dims[i];
@@ -14938,11 +15189,10 @@ static void gpuir__cg_attn_batch(char *buf, size_t size, const gpuir_type *q, co
             char term[96], div[32] = "", mod[32] = "";
             if (qstride != 1) snprintf(div, sizeof div, " / %lldLL", qstride);
             if (i > 0) snprintf(mod, sizeof mod, " %% %lldLL", qd);
-            snprintf(term, sizeof term, "%sbh%s%s * %lldLL", o ? " + " : "", div, mod, xstride);
+            snprintf(term, sizeof term, "%sbh%s%s * %lldLL", o ? " + " : "", div, mod, stride[j]);
             o += (size_t)snprintf(buf + o, size - o, "%s", term);
         }
         qstride *= qd;
-        xstride *= xd;
     }
     if (!o) snprintf(buf, size, "0LL");
 }
@@ -14950,7 +15200,8 @@ static void gpuir__cg_attn_batch(char *buf, size_t size, const gpuir_type *q, co
 typedef struct gpuir__cg_attn {
     long long Sq, Sk, D, batches, qtiles, ktiles, rs;   /* rs: halves per shared row */
     long long br, threads;      /* query rows and threads a block */
-    char kb[640], vb[640], mb[640];   /* k's, v's and the mask's batch offsets (gpuir__cg_attn_batch) */
+    char qb[640], kb[640], vb[640], mb[640], ob[640];   /* batch offsets (gpuir__cg_attn_batch) */
+    long long qrow, krow, vrow, orow;   /* a row's stride in q, k, v and the output: D, or H x D stored [B, S, H, D] */
     long long mrow, mcol;       /* the mask's strides over rows and keys (0 where it broadcasts) */
     int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
     bool causal;
@@ -14976,9 +15227,11 @@ static bool gpuir__ops_compute_besides(const gpuir__cg *C, const gpuir__op *op) 
 static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__cg_attn *A) {
     gpuir_module *m = C->m;
     uint32_t n = op->n_operands;
-    const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-    const gpuir_type *k = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
-    const gpuir__attr *sc = gpuir__attr_get(m, op, GPUIR__KEY_SCALE);
+    gpuir_type lq = gpuir__attention_operand_logical(m, op, 0), lk = gpuir__attention_operand_logical(m, op, 1);
+    gpuir_type lv = gpuir__attention_operand_logical(m, op, 2), lo = gpuir__attention_operand_logical(m, op, n - 1);
+    const gpuir_type *q = &lq, *k = &lk;
+    const gpuir__attr *sc = gpuir__attr_get(m, op, GPUIR__KEY_SCALE), *sd = gpuir__attr_get(m, op, GPUIR__KEY_SEQ_DIM);
+    int seq = sd ? (int)sd->i : q->rank - 2;
     memset(A, 0, sizeof *A);
     A->Sq = q->dims[q->rank - 2], A->D = q->dims[q->rank - 1], A->Sk = k->dims[k->rank - 2];
     A->batches = A->Sq ? gpuir__type_count(q) / (A->Sq * A->D) : 0;
@@ -15002,15 +15255,22 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->offset = A->causal ? (long long)gpuir__op_int_attr(m, op, GPUIR__KEY_CAUSAL_OFFSET, 0) : 0;
     if (A->offset) snprintf(A->plus_offset, sizeof A->plus_offset, " %c %lld", A->offset < 0 ? '-' : '+',
                             A->offset < 0 ? -A->offset : A->offset);
-    gpuir__cg_attn_batch(A->kb, sizeof A->kb, q, k);
-    gpuir__cg_attn_batch(A->vb, sizeof A->vb, q, &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type);
+    const gpuir_type *xs[4] = {q, k, &lv, &lo};
+    char *bs[4] = {A->qb, A->kb, A->vb, A->ob};
+    long long *rows[4] = {&A->qrow, &A->krow, &A->vrow, &A->orow};
+    for (int i = 0; i < 4; i++) {       /* q, k, v and the output: stored [.., S, D], or sequence-major */
+        long long stride[GPUIR_MAX_RANK];
+        gpuir__cg_attn_strides(xs[i], seq, stride);
+        *rows[i] = stride[xs[i]->rank - 2];
+        gpuir__cg_attn_batch(bs[i], sizeof A->qb, q, xs[i], seq);
+    }
     if (n == 5) {                /* the mask as [.., rows, keys], rows and keys 1 where it broadcasts */
         gpuir_type mt = gpuir__value_at(m, gpuir__op_operand(m, op, 3))->type;
         while (mt.rank < 2) {
             memmove(mt.dims + 1, mt.dims, (size_t)mt.rank * sizeof mt.dims[0]);
             mt.dims[0] = 1, mt.rank++;
         }
-        gpuir__cg_attn_batch(A->mb, sizeof A->mb, q, &mt);
+        gpuir__cg_attn_batch(A->mb, sizeof A->mb, q, &mt, mt.rank - 2);
         A->mcol = mt.dims[mt.rank - 1] == 1 ? 0 : 1;
         A->mrow = mt.dims[mt.rank - 2] == 1 ? 0 : mt.dims[mt.rank - 1];
     }
@@ -15035,7 +15295,8 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
    panel c / 8 (rows x 64 halves each), row r, chunk c % 8 ^ r % 8, the
    layout gpuir_wgmma_desc_sw128 describes. */
 static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows, bool panels,
-                                const char *dst, const char *base, const char *row0, long long limit) {
+                                const char *dst, const char *base, long long stride, const char *row0,
+                                long long limit) {
     long long pieces = A->D / 8;
     char at[96];
     if (panels) snprintf(at, sizeof at, "c / 8 * %lld + r * 64 + (c %% 8 ^ r %% 8) * 8", rows * 64);
@@ -15043,7 +15304,7 @@ static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long
     gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
     gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld, ok = %s + r < %lld;", pieces, pieces, row0, limit);
     gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %lld + c * 8 : %s;",
-                   base, row0, A->D, base);
+                   base, row0, stride, base);
     gpuir__cg_line(C, "gpuir_cp_async16(%s + %s, src, ok);", dst, at);
     gpuir__cg_close(C);
 }
@@ -15209,8 +15470,12 @@ static void gpuir__cg_attn_store(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "float inv = 1.0f / l;");
     gpuir__cg_line(C, "int row = r0 + warp * 16 + g + h * 8;");
     gpuir__cg_line(C, "if (row >= %lld) continue;", A->Sq);
-    gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + (bh * %lldLL + row) * %lld + q4 * 2);",
-                   gpuir__cg_param(C, A->po), A->Sq, A->D);
+    if (A->orow != A->D)        /* sequence-major: the batch's offset, then the row's */
+        gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + %s + (long long)row * %lld + q4 * 2);",
+                       gpuir__cg_param(C, A->po), A->ob, A->orow);
+    else
+        gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + (bh * %lldLL + row) * %lld + q4 * 2);",
+                       gpuir__cg_param(C, A->po), A->Sq, A->D);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) dst[d * 4] = %s(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);", A->D / 8, A->pack);
     gpuir__cg_close(C);
@@ -15224,8 +15489,8 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
         gpuir__cg_line(C, "int k1 = (j + 1) * %d, kst = (j + 1) %% 2 * %lld, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC,
                        A->k_stage, A->v_stage);
     else gpuir__cg_line(C, "int k1 = (j + 1) * %d, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC, A->v_stage);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->wgmma, A->wgmma ? "sk + kst" : "sk + st", "kg", "k1", A->Sk);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->pv_wgmma, "sv + st", "vg", "k1", A->Sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->wgmma, A->wgmma ? "sk + kst" : "sk + st", "kg", A->krow, "k1", A->Sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->pv_wgmma, "sv + st", "vg", A->vrow, "k1", A->Sk);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
@@ -15277,8 +15542,8 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", A.batches * A.qtiles);
     gpuir__cg_line(C, "long long bh = tile / %lld;", A.qtiles);
     gpuir__cg_line(C, "int r0 = (int)(%lld - tile %% %lld) * %lld;", A.qtiles - 1, A.qtiles, A.br);
-    gpuir__cg_line(C, "const unsigned short *qg = %s + bh * %lldLL, *kg = %s + %s, *vg = %s + %s;",
-                   gpuir__cg_param(C, A.pq), A.Sq * A.D, gpuir__cg_param(C, A.pk), A.kb,
+    gpuir__cg_line(C, "const unsigned short *qg = %s + %s, *kg = %s + %s, *vg = %s + %s;",
+                   gpuir__cg_param(C, A.pq), A.qb, gpuir__cg_param(C, A.pk), A.kb,
                    gpuir__cg_param(C, A.pv), A.vb);
     if (A.causal) {     /* the tiles up to the block's last row's last key, at least one */
         long long last = A.br - 1 + A.offset;
@@ -15289,9 +15554,9 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
         gpuir__cg_line(C, "nkv = nkv < 1 ? 1 : nkv > %lld ? %lld : nkv;", A.ktiles, A.ktiles);
     }
     else gpuir__cg_line(C, "int nkv = %lld;", A.ktiles);
-    gpuir__cg_attn_load(C, &A, A.br, A.wgmma, "sq", "qg", "r0", A.Sq);      /* Q and K: wgmma's panels */
-    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, "sk", "kg", "0", A.Sk);
-    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, "sv", "vg", "0", A.Sk);
+    gpuir__cg_attn_load(C, &A, A.br, A.wgmma, "sq", "qg", A.qrow, "r0", A.Sq);      /* Q and K: wgmma's panels */
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, "sk", "kg", A.krow, "0", A.Sk);
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, "sv", "vg", A.vrow, "0", A.Sk);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.D / 8);
     if (!A.wgmma) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.D / 16);

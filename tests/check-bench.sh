@@ -122,6 +122,8 @@ attention_case "--form=attention.fa2_wgmma.m128 (scores on wgmma)" \
     "$row.* form=attention.fa2_wgmma.m128 " --form=attention.fa2_wgmma.m128
 attention_case "--head-dim=80 (one fused kernel)" \
     '^attention 1x2x130x80 bf16 .* emu: matches the interpreter$' "$row" --head-dim=80
+attention_case "--layout=bshd (heads split and merged by transposes: one fused kernel)" \
+    '^attention 1x2x130x128 bf16 .* layout bshd emu: matches the interpreter$' "$row.* layout=bshd\$" --layout=bshd
 $bench attention --kv-heads=3 > $out 2>&1
 if [ $? -eq 2 ] && grep -q 'does not divide the 16 query heads' $out
 then echo "PASS bench: attention --kv-heads=3 is refused"

@@ -160,6 +160,7 @@ launch
 e2e
 attention
 attention --kv-heads=4
+attention --layout=bshd
 attention --head-dim=80
 attention --form=attention.fa2_wgmma.m128
 attention --form=attention.fa2_wgmma.m128 --kv-heads=4
@@ -217,6 +218,8 @@ PY
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention (scores on wgmma) causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
         g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---form-attention-wgmma-m128.txt" 2>/dev/null)
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention (both products on wgmma) causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
+        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---layout-bshd.txt" 2>/dev/null)
+        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention [B, S, H, D] (heads split by transposes) causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
         g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---kv-heads-4.txt")
         t=$(sed -n "s/^bench sdpa-gqa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention, 4 kv heads, causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'

@@ -117,7 +117,7 @@
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
 enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_NO_WGMMA, B_FORM, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
-       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS, B_HEAD_DIM };
+       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS, B_HEAD_DIM, B_LAYOUT };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
     return cli_next(argc + 1, argv - 1, tool, "", flags, n);
@@ -2153,10 +2153,40 @@ static int bench_e2e(int argc, char **argv) {
    mask constant). kv < h: grouped-query attention, h / kv query heads
    sharing each of kv key/value heads (q [b, kv, h / kv, s, d] against k
    and v [b, kv, 1, s, d]); kv == h: q, k and v [b, h, s, d]. With a
-   kernel form (`form`: --form), the attention op too, carrying it. */
+   kernel form (`form`: --form), the attention op too, carrying it. bshd:
+   q, k, v and the result [b, s, h, d] (FlashAttention's layout; kv == h),
+   the heads split by transposes and merged back by one (the attention op
+   with seq_dim = 1 where it is written). */
 static void attention_text(strbuf *text, long long b, long long h, long long kv, long long s, long long d,
-                           const char *dt, bool causal, const char *form) {
+                           const char *dt, bool causal, const char *form, bool bshd) {
     char q[96], k[96], sc[96];
+    text->len = 0;
+    if (bshd) {
+        char qs[96], form_attr[96] = "";
+        snprintf(qs, sizeof qs, "tensor<%lldx%lldx%lldx%lldx%s>", b, s, h, d, dt);
+        snprintf(q, sizeof q, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, d, dt);
+        snprintf(sc, sizeof sc, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, s, dt);
+        if (form) snprintf(form_attr, sizeof form_attr, ", form = \"%s\"", form);
+        strbuf_appendf(text, "func.func @f(%%q4: %s, %%k4: %s, %%v4: %s) -> %s {\n", qs, qs, qs, qs);
+        if (causal || form) {
+            strbuf_appendf(text, "  %%o = attention %%q4, %%k4, %%v4 {scale = %.9g%s, seq_dim = 1%s} : (%s, %s, %s) -> %s\n"
+                           "  return %%o : %s\n}\n", 1.0 / sqrt((double)d), causal ? ", causal = true" : "", form_attr,
+                           qs, qs, qs, qs, qs);
+            return;
+        }
+        const char *names[3] = {"q", "k", "v"};
+        for (int i = 0; i < 3; i++)
+            strbuf_appendf(text, "  %%%s = transpose %%%s4 {perm = [0, 2, 1, 3]} : (%s) -> %s\n", names[i], names[i], qs, q);
+        strbuf_appendf(text,
+                      "  %%s = matmul %%q, %%k {transpose_b = true} : (%s, %s) -> %s\n"
+                      "  %%c = constant {value = %.9g} : () -> tensor<%s>\n"
+                      "  %%t = mul %%s, %%c : (%s, tensor<%s>) -> %s\n"
+                      "  %%p = softmax %%t {axis = -1} : (%s) -> %s\n"
+                      "  %%oh = matmul %%p, %%v : (%s, %s) -> %s\n"
+                      "  %%o = transpose %%oh {perm = [0, 2, 1, 3]} : (%s) -> %s\n"
+                      "  return %%o : %s\n}\n", q, q, sc, 1.0 / sqrt((double)d), dt, sc, dt, sc, sc, sc, sc, q, q, q, qs, qs);
+        return;
+    }
     if (kv == h) {
         snprintf(q, sizeof q, "tensor<%lldx%lldx%lldx%lldx%s>", b, h, s, d, dt);
         snprintf(k, sizeof k, "%s", q);
@@ -2166,7 +2196,6 @@ static void attention_text(strbuf *text, long long b, long long h, long long kv,
         snprintf(k, sizeof k, "tensor<%lldx%lldx1x%lldx%lldx%s>", b, kv, s, d, dt);
         snprintf(sc, sizeof sc, "tensor<%lldx%lldx%lldx%lldx%lldx%s>", b, kv, h / kv, s, s, dt);
     }
-    text->len = 0;
     strbuf_appendf(text, "func.func @f(%%q: %s, %%k: %s, %%v: %s) -> %s {\n", q, k, k, q);
     char form_attr[96] = "";
     if (form) snprintf(form_attr, sizeof form_attr, ", form = \"%s\"", form);
@@ -2218,11 +2247,11 @@ static float attention_time(gpuir_ctx *ctx, gpuir_program *p, int repeat, size_t
 /* One row: the fused kernel against the unfused program (the non-causal
    one for both rows: the unfused program cannot skip masked tiles). */
 static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long kv, long long s, long long d,
-                         const char *dt, bool causal, const char *form, int repeat) {
+                         const char *dt, bool causal, const char *form, bool bshd, int repeat) {
     strbuf text = {NULL, 0, 0};
-    attention_text(&text, b, h, kv, s, d, dt, causal, form);
+    attention_text(&text, b, h, kv, s, d, dt, causal, form, bshd);
     gpuir_program *fused = attention_program(ctx, text.buf, false);
-    attention_text(&text, b, h, kv, s, d, dt, false, NULL);
+    attention_text(&text, b, h, kv, s, d, dt, false, NULL, bshd);
     gpuir_program *unfused = fused ? attention_program(ctx, text.buf, true) : NULL;
     free(text.buf);
     if (!fused || !unfused) { gpuir_program_destroy(fused); return 1; }
@@ -2230,11 +2259,11 @@ static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long kv,
     float tf = attention_time(ctx, fused, repeat, &kf), tu = attention_time(ctx, unfused, repeat, &ku);
     double flops = 4.0 * (double)(b * h) * (double)s * (double)s * (double)d * (causal ? 0.5 : 1.0);
     printf("attention %lldx%lldx%lldx%lld %s %-10s kv heads %lld  fused %zu kernel %8.3f ms %6.1f TFLOP/s   unfused "
-           "%zu kernels %8.3f ms   %.2fx faster%s%s\n", b, h, s, d, dt, causal ? "causal" : "non-causal", kv, kf, tf,
-           flops / (tf * 1e9), ku, tu, tu / tf, form ? "  form " : "", form ? form : "");
+           "%zu kernels %8.3f ms   %.2fx faster%s%s%s\n", b, h, s, d, dt, causal ? "causal" : "non-causal", kv, kf, tf,
+           flops / (tf * 1e9), ku, tu, tu / tf, form ? "  form " : "", form ? form : "", bshd ? "  layout bshd" : "");
     printf("bench attention %s causal=%d kernels=%zu fused_ms=%.4f unfused_kernels=%zu unfused_ms=%.4f "
-           "tflops=%.1f form=%s kv_heads=%lld\n", dt, causal ? 1 : 0, kf, tf, ku, tu, flops / (tf * 1e9),
-           form ? form : "default", kv);
+           "tflops=%.1f form=%s kv_heads=%lld layout=%s\n", dt, causal ? 1 : 0, kf, tf, ku, tu, flops / (tf * 1e9),
+           form ? form : "default", kv, bshd ? "bshd" : "bhsd");
     plot_add("unfused time / fused time", causal ? "causal" : "non-causal", tu / tf);
     plot_from("cuda (GPU, CUDA events)");
     gpuir_program_destroy(fused);
@@ -2243,9 +2272,10 @@ static int attention_row(gpuir_ctx *ctx, long long b, long long h, long long kv,
 }
 
 /* Without a GPU: a small attention on the emulator against the interpreter. */
-static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool grouped, long long hd, const char *form) {
+static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool grouped, long long hd, const char *form,
+                            bool bshd) {
     strbuf text = {NULL, 0, 0};
-    attention_text(&text, 1, 2, grouped ? 1 : 2, 130, hd, dt, causal, form);
+    attention_text(&text, 1, 2, grouped ? 1 : 2, 130, hd, dt, causal, form, bshd);
     gpuir_module *ref = gpuir_module_parse(ctx, text.buf, text.len, "attention");
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -2255,7 +2285,8 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool gr
     gpuir_array in[3], want, got;
     gpuir_dtype type = strcmp(dt, "f16") ? GPUIR_BF16 : GPUIR_F16;
     const int64_t qd[5] = {1, 1, 2, 130, hd}, kd[5] = {1, 1, 1, 130, hd};  /* grouped: one k, v for 2 heads */
-    gpuir_type t = grouped ? gpuir_tensor_type(type, 5, qd) : gpuir_tensor_type(type, 4, (const int64_t[]){1, 2, 130, hd});
+    gpuir_type t = grouped ? gpuir_tensor_type(type, 5, qd)
+                   : gpuir_tensor_type(type, 4, bshd ? (const int64_t[]){1, 130, 2, hd} : (const int64_t[]){1, 2, 130, hd});
     gpuir_result r = p ? GPUIR_OK : gpuir_ctx_result(ctx);
     for (int i = 0; i < 3 && !r; i++) {
         r = gpuir_array_alloc(ctx, &in[i], t.dtype, t.rank, grouped && i ? kd : t.dims);
@@ -2266,8 +2297,8 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool gr
     if (!r) r = gpuir_ref_run(ref, "f", 3, in, 1, &want);
     if (!r) r = gpuir_program_run(p, "f", 3, in, 1, &got);
     if (!r) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
-    printf("attention 1x2x130x%lld %s %-10s%s%s%s emu: %s\n", hd, dt, causal ? "causal" : "non-causal",
-           grouped ? " kv heads 1" : "", form ? " form " : "", form ? form : "",
+    printf("attention 1x2x130x%lld %s %-10s%s%s%s%s emu: %s\n", hd, dt, causal ? "causal" : "non-causal",
+           grouped ? " kv heads 1" : "", form ? " form " : "", form ? form : "", bshd ? " layout bshd" : "",
            r ? gpuir_ctx_error(ctx) : "matches the interpreter");
     if (!r) { for (int i = 0; i < 3; i++) gpuir_array_release(&in[i]); gpuir_array_release(&want); gpuir_array_release(&got); }
     gpuir_program_destroy(p);
@@ -2279,6 +2310,7 @@ static int bench_attention(int argc, char **argv) {
     int repeat = 20;
     long long seq = 4096, kv = 16, hd = 128;
     const char *dt = "bf16", *form = NULL;
+    bool bshd = false;
     static const cli_flag flags[] = {
         {"seq", required_argument, B_SEQ, "S", "sequence length of queries and keys (default 4096)"},
         {"kv-heads", required_argument, B_KV_HEADS, "N",
@@ -2286,6 +2318,8 @@ static int bench_attention(int argc, char **argv) {
         {"head-dim", required_argument, B_HEAD_DIM, "D", "head dim, a multiple of 16 up to 128 (default 128)"},
         {"dtype", required_argument, B_DTYPE, "T", "bf16 (default) or f16"},
         {"form", required_argument, B_FORM, "NAME", "the fused kernel's form by name (e.g. attention.fa2_wgmma.m128)"},
+        {"layout", required_argument, B_LAYOUT, "L",
+         "bhsd (default: q, k, v [8, 16, S, D]) or bshd ([8, S, 16, D], heads split and merged by transposes)"},
         B_REPEAT_FLAG("timed replays (default 20)"),
         B_HELP,
     };
@@ -2308,19 +2342,27 @@ static int bench_attention(int argc, char **argv) {
         }
         if (c == B_DTYPE && (strcmp(optarg, "bf16") == 0 || strcmp(optarg, "f16") == 0)) { dt = optarg; continue; }
         if (c == B_FORM) { form = optarg; continue; }
+        if (c == B_LAYOUT && (strcmp(optarg, "bshd") == 0 || strcmp(optarg, "bhsd") == 0)) {
+            bshd = optarg[2] == 'h';
+            continue;
+        }
         int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench attention [options]", flags, nf);
         return rc < 0 ? 0 : rc;
     }
     if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
+    if (bshd && kv != 16) {
+        fprintf(stderr, "%s: --layout=bshd takes no --kv-heads (its k and v have q's 16 heads)\n", T);
+        return 2;
+    }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     char why[512];
     int rc = 0;
     if (!gpuir_cuda_available(ctx, why, sizeof why)) {
         printf("no GPU (%s): attention 1x2x130x%lld runs on the emulator, for correctness only\n", why, hd);
-        for (int causal = 0; causal < 2; causal++) rc |= attention_on_emu(ctx, dt, causal != 0, kv < 16, hd, form);
+        for (int causal = 0; causal < 2; causal++) rc |= attention_on_emu(ctx, dt, causal != 0, kv < 16, hd, form, bshd);
     } else {
         for (int causal = 0; causal < 2; causal++)
-            rc |= attention_row(ctx, 8, 16, kv, seq, hd, dt, causal != 0, form, repeat);
+            rc |= attention_row(ctx, 8, 16, kv, seq, hd, dt, causal != 0, form, bshd, repeat);
     }
     gpuir_ctx_destroy(ctx);
     return rc;
@@ -2337,7 +2379,7 @@ static int usage(FILE *to, int rc) {
                 "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
                 "       gpuir-bench e2e [--small] [--repeat=R]\n"
                 "       gpuir-bench attention [--seq=S] [--kv-heads=N] [--head-dim=D] [--dtype=bf16|f16] [--form=NAME]\n"
-                "                             [--repeat=R]\n"
+                "                             [--layout=bhsd|bshd] [--repeat=R]\n"
                 "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n"
                 "       gpuir-bench SUBCOMMAND --help: a line per option; gpuir-bench --version\n");
     return rc;

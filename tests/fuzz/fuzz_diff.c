@@ -998,6 +998,47 @@ static int fd_softmax_written(fd_gen *g, int a, int axis, double err) {
     return z < 0 ? -1 : fd_bin_named(g, "div", ei, z, 1, 2 * err + 6 * u);
 }
 
+/* The perm that moves dim s of rank r to r - 2 (the others in order):
+   [B, S, H, D] to [B, H, S, D] at s = 1 (an attention's head split). */
+static void fd_seq_perm(int s, int r, int *perm) {
+    int j = 0;
+    for (int i = 0; i < r - 1; i++)
+        if (i != s) perm[j++] = i;
+    perm[j++] = s;
+    perm[j] = r - 1;
+}
+
+/* A parameter stored with its sequence at dim s, transposed to the
+   logical [.., S, D] type *l (a head split); -1 on failure. */
+static int fd_head_split_param(fd_gen *g, const fd_val *l, int s) {
+    int perm[GPUIR_MAX_RANK], r = l->rank;
+    fd_seq_perm(s, r, perm);
+    int64_t dims[GPUIR_MAX_RANK];
+    for (int i = 0; i < r; i++) dims[perm[i]] = l->dims[i];
+    int p = fd_param(g, l->dt, r, dims);
+    if (p < 0) return -1;
+    fd_val t = *l;
+    t.mag = g->f->v[p].mag, t.err = 0;
+    char list[64] = "", tp[128], tt[128];
+    size_t o = 0;
+    for (int i = 0; i < r; i++) o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", i ? ", " : "", perm[i]);
+    return fd_op(g, &t, p, -1, "transpose %%v%d {perm = [%s]} : (%s) -> %s", p, list, fd_t(&g->f->v[p], tp), fd_t(&t, tt));
+}
+
+/* Value a (logical [.., S, D]) moved back to its sequence at dim s. */
+static int fd_head_merge(fd_gen *g, int a, int s) {
+    const fd_val *x = &g->f->v[a];
+    int perm[GPUIR_MAX_RANK], back[GPUIR_MAX_RANK], r = x->rank;
+    fd_seq_perm(s, r, perm);
+    for (int i = 0; i < r; i++) back[perm[i]] = i;
+    fd_val t = *x;
+    for (int i = 0; i < r; i++) t.dims[i] = x->dims[back[i]];
+    char list[64] = "", tx[128], tt[128];
+    size_t o = 0;
+    for (int i = 0; i < r; i++) o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", i ? ", " : "", back[i]);
+    return fd_op(g, &t, a, -1, "transpose %%v%d {perm = [%s]} : (%s) -> %s", a, list, fd_t(x, tx), fd_t(&t, tt));
+}
+
 /* q·kᵀ, a scale, a mask, softmax over the keys, ·v: one attention kernel
    where it fits (f16/bf16, head dim 64 or 128, k and v shared by heads
    now and then, a causal constant or a mask that broadcasts to the scores:
@@ -1031,12 +1072,19 @@ static int fd_motif_attention(fd_gen *g) {
             k.dims[i] = 1;
             if (fd_chance(&g->rng, 80)) v.dims[i] = 1;
         }
-    int qi = fd_param(g, q.dt, q.rank, q.dims), ki = fd_param(g, k.dt, k.rank, k.dims);
-    int vi = fd_param(g, v.dt, v.rank, v.dims);
+    /* now and then q, k and v stored sequence-major ([B, S, H, D]: the
+       sequence before the last batch dim) and split into heads by
+       transposes, which the attention then reads through (seq_dim) */
+    int seq = nb >= 1 && fd_chance(&g->rng, 20) ? nb - 1 : -1;
+    int qi = seq >= 0 ? fd_head_split_param(g, &q, seq) : fd_param(g, q.dt, q.rank, q.dims);
+    int ki = seq >= 0 ? fd_head_split_param(g, &k, seq) : fd_param(g, k.dt, k.rank, k.dims);
+    int vi = seq >= 0 ? fd_head_split_param(g, &v, seq) : fd_param(g, v.dt, v.rank, v.dims);
     if (qi < 0 || ki < 0 || vi < 0) return -1;
     double u = fd_u(q.dt);
-    if (g->sm >= 90 && q.dt != GPUIR_F32 && dh % 16 == 0 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 25))
-        return fd_attention_wgmma(g, &q, qi, ki, vi, sk, dh, u);
+    if (g->sm >= 90 && q.dt != GPUIR_F32 && dh % 16 == 0 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 25)) {
+        int o = fd_attention_wgmma(g, &q, qi, ki, vi, sk, dh, u);
+        return o >= 0 && seq >= 0 && fd_chance(&g->rng, 50) ? fd_head_merge(g, o, seq) : o;
+    }
     bool tb = fd_chance(&g->rng, 50);
     if (!tb) {                                   /* kᵀ as a transpose op */
         fd_val kt = g->f->v[ki];
@@ -1105,8 +1153,9 @@ static int fd_motif_attention(fd_gen *g) {
     o.mag = axis == -1 ? 1 : (double)sq;
     o.err = o.mag * (p.err + u) + 4 * sqrt((double)sk) * fd_u(GPUIR_F32) + o.mag * u;
     if (axis != -1) o.err = (double)sk * (p.err + 2 * u) + o.mag * u;   /* columns sum to 1, not rows */
-    return fd_op(g, &o, pi, vi, "matmul %%v%d, %%v%d : (%s, %s) -> %s", pi, vi, fd_t(&g->f->v[pi], ts),
-                 fd_t(&g->f->v[vi], tv), fd_t(&o, tm));
+    int oi = fd_op(g, &o, pi, vi, "matmul %%v%d, %%v%d : (%s, %s) -> %s", pi, vi, fd_t(&g->f->v[pi], ts),
+                   fd_t(&g->f->v[vi], tv), fd_t(&o, tm));
+    return oi >= 0 && seq >= 0 && fd_chance(&g->rng, 50) ? fd_head_merge(g, oi, seq) : oi;
 }
 
 /* One motif: a normalization over rows, a sibling group, an attention. */
