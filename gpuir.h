@@ -7329,7 +7329,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // Recognizes attention written as ops and makes it one `attention` op (one
 // kernel, gpuir__cg_attention): `%s = matmul %q, %k {transpose_b}` (or
 // matmul %q by `transpose %k` of the last two dims; by another transpose,
-// k is built as the transpose of its source that it stands for), then optionally a
+// k is built as the transpose of its source that it stands for; a %q
+// scaled by a splat just before puts the splat in the scale), then optionally a
 // scale (mul by a splat, or div by one), then optionally an additive mask
 // (add: a dense constant [Sq, Sk] that is 0 on and below a diagonal and
 // -inf, or the dtype's lowest value, above it becomes causal = true, with
@@ -7550,6 +7551,23 @@ static uint32_t gpuir__attn_unnarrow(const gpuir_module *m, uint32_t p, const ui
     return c && gpuir__value_at(m, gpuir__op_operand(m, c, 0))->type.dtype == GPUIR_F32 ? gpuir__op_operand(m, c, 0) : p;
 }
 
+/* q scaled before the product (`q * c`, `c * q` or `q / c` by a splat,
+   read only there: `query * self.scaling`): the splat joins the scale
+   and q is what it scaled. */
+static void gpuir__attn_match_q_scale(const gpuir_module *m, const uint32_t *uses, gpuir__attn_found *x) {
+    const gpuir__op *op = gpuir__attn_def(m, x->q, GPUIR_OP_MUL, uses, 1);
+    if (!op) op = gpuir__attn_def(m, x->q, GPUIR_OP_DIV, uses, 1);
+    for (uint32_t side = 0; op && side < (op->kind == GPUIR_OP_MUL ? 2u : 1u); side++) {
+        uint32_t c = gpuir__op_operand(m, op, 1 - side), q = gpuir__op_operand(m, op, side);
+        double v;
+        if (!gpuir__attn_splat(m, c, &v) || !gpuir__type_same(&gpuir__value_at(m, q)->type, &gpuir__value_at(m, x->q)->type))
+            continue;
+        x->scale *= op->kind == GPUIR_OP_MUL ? v : 1.0 / v;
+        x->q = q;
+        return;
+    }
+}
+
 /* s when perm (rank r) is gpuir__attn_seq_perm(s, r) for some s < r - 2
    (a head split: [B, S, H, D] under [0, 2, 1, 3] is [B, H, S, D]), else -1. */
 static int gpuir__attn_seq_of_perm(const int64_t *perm, int r) {
@@ -7618,6 +7636,7 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_
         return false;
     x->v = gpuir__op_operand(m, op, 1);
     if (!gpuir__attn_match_masked(m, a, uses, users, x)) return false;
+    gpuir__attn_match_q_scale(m, uses, x);
     const gpuir_type *q = &gpuir__value_at(m, x->q)->type, *v = &gpuir__value_at(m, x->v)->type;
     if (v->dtype != q->dtype || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != q->dtype)) return false;
     if (gpuir__attention_unfit_types(m, q, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type, v)) return false;
