@@ -2842,7 +2842,7 @@ static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in,
 static gpuir_result gpuir__infer_attention_seq(gpuir_ctx *ctx, const gpuir_type *in, uint32_t n, int64_t s,
                                                gpuir_type *out) {
     gpuir__tbuf b0, b1, b2;
-    if (n != 3 && n != 4) return gpuir__infer_attention(ctx, in, n, out);   /* it names the count */
+    if ((n != 3 && n != 4) || in[0].rank < 2) return gpuir__infer_attention(ctx, in, n, out);   /* it names why */
     int r = in[0].rank;
     if (in[1].rank != r || in[2].rank != r)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "attention {seq_dim}: q %s, k %s and v %s need one rank",
