@@ -10297,70 +10297,45 @@ static int64_t gpuir__attention_tiles(const gpuir_module *m, const gpuir__op *op
     return Sq && D ? gpuir__type_count(&q) / (Sq * D) * gpuir__ceil_div(Sq, rows) : 0;
 }
 
-/* Whether any kernel of the module runs on tensor cores (its source then
-   carries the mma and cp.async helpers). */
-static bool gpuir__module_uses_tensor_cores(const gpuir_module *m) {
+/* What a module's kernels need of the helper texts, found in one walk over
+   its kernels: the mma and cp.async helpers (a kernel on tensor cores: the
+   mma.sync and wgmma matmuls, fused attention), the wgmma helpers (a wgmma
+   matmul, or an attention with its scores on wgmma: NVRTC then compiles
+   for sm_90a on an sm_90 device), the m64n256k16 one (a 128x256 wgmma
+   variant), the m64n64k16 one (scores on wgmma), an m64n<D>k16 one for
+   each head dim D of an attention with P V on wgmma (bit D / 16 - 1 of
+   pv_dims), and the attention's packing helpers. */
+typedef struct gpuir__module_needs {
+    bool tensor_cores, wgmma, wgmma_n256, attention, attention_wgmma;
+    unsigned pv_dims;
+} gpuir__module_needs;
+
+static gpuir__module_needs gpuir__module_needs_of(const gpuir_module *m) {
+    gpuir__module_needs n;
+    memset(&n, 0, sizeof n);
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
-        gpuir__matmul_form form = m->funcs[f].kernel ? gpuir__matmul_form_of(m, &m->funcs[f]) : GPUIR__MATMUL_PLAIN;
-        if (form == GPUIR__MATMUL_TENSOR_CORES || form == GPUIR__MATMUL_WGMMA) return true;
-        if (m->funcs[f].kernel && gpuir__kernel_attention(m, &m->funcs[f])) return true;
+        const gpuir__func *k = &m->funcs[f];
+        if (!k->kernel) continue;
+        gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
+        const gpuir__op *attn = gpuir__kernel_attention(m, k);
+        gpuir__kernel_form kf = attn ? gpuir__kernel_form_recorded(m, k) : GPUIR__FORM_NONE;
+        bool wgmma = form == GPUIR__MATMUL_WGMMA, scores = attn && gpuir__form_is_attention_wgmma(kf);
+        n.tensor_cores |= form == GPUIR__MATMUL_TENSOR_CORES || wgmma || attn;
+        n.wgmma |= wgmma || scores;
+        n.wgmma_n256 |= wgmma && gpuir__matmul_variant_of(m, k)->bn == 256;
+        n.attention |= attn != NULL;
+        n.attention_wgmma |= scores;
+        if (attn && gpuir__form_is_attention_pv_wgmma(kf)) {
+            int64_t D = gpuir__value_at(m, gpuir__op_operand(m, attn, 0))->type.dims[
+                gpuir__value_at(m, gpuir__op_operand(m, attn, 0))->type.rank - 1];
+            if (D >= 16 && D <= 128 && D % 16 == 0) n.pv_dims |= 1u << (D / 16 - 1);
+        }
     }
-    return false;
+    return n;
 }
 
-/* Whether any kernel of the module is a fused attention. */
-static bool gpuir__module_uses_attention(const gpuir_module *m) {
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
-        if (m->funcs[f].kernel && gpuir__kernel_attention(m, &m->funcs[f])) return true;
-    return false;
-}
-
-/* Whether function f of the module is a fused attention kernel with its
-   scores on wgmma (its recorded form). */
-static bool gpuir__module_attention_wgmma_at(const gpuir_module *m, size_t f) {
-    return m->funcs[f].kernel && gpuir__kernel_attention(m, &m->funcs[f]) &&
-           gpuir__form_is_attention_wgmma(gpuir__kernel_form_recorded(m, &m->funcs[f]));
-}
-
-/* Whether any kernel of the module uses wgmma (its source then carries the
-   wgmma helpers, and NVRTC compiles it for sm_90a on an sm_90 device). */
-static bool gpuir__module_uses_wgmma(const gpuir_module *m) {
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
-        if (m->funcs[f].kernel && (gpuir__matmul_form_of(m, &m->funcs[f]) == GPUIR__MATMUL_WGMMA ||
-                                   gpuir__module_attention_wgmma_at(m, f)))
-            return true;
-    return false;
-}
-
-/* Whether a kernel of the module is a fused attention with P V on wgmma
-   at head dim D (its source then carries that N's helper). */
-static bool gpuir__module_attention_pv_wgmma_dim(const gpuir_module *m, int64_t D) {
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
-        const gpuir__op *op = m->funcs[f].kernel ? gpuir__kernel_attention(m, &m->funcs[f]) : NULL;
-        if (!op || !gpuir__form_is_attention_pv_wgmma(gpuir__kernel_form_recorded(m, &m->funcs[f]))) continue;
-        const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-        if (q->dims[q->rank - 1] == D) return true;
-    }
-    return false;
-}
-
-/* Whether any kernel of the module is a fused attention whose scores are
-   on wgmma (its source then carries the m64n64k16 helper). */
-static bool gpuir__module_uses_attention_wgmma(const gpuir_module *m) {
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
-        if (gpuir__module_attention_wgmma_at(m, f)) return true;
-    return false;
-}
-
-/* Whether any kernel of the module takes a 128x256 wgmma variant (its
-   source then carries the m64n256k16 helper too). */
-static bool gpuir__module_uses_wgmma_n256(const gpuir_module *m) {
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
-        if (m->funcs[f].kernel && gpuir__matmul_form_of(m, &m->funcs[f]) == GPUIR__MATMUL_WGMMA &&
-            gpuir__matmul_variant_of(m, &m->funcs[f])->bn == 256)
-            return true;
-    return false;
-}
+/* Whether any kernel of the module uses wgmma (gpuir__module_needs_of). */
+static bool gpuir__module_uses_wgmma(const gpuir_module *m) { return gpuir__module_needs_of(m).wgmma; }
 
 /* The transpose a kernel consists of when it swaps the last two dims and
    keeps the leading ones (a batch of matrix transposes), or NULL: such a
@@ -11405,7 +11380,7 @@ static const char gpuir__cg_emu_prelude[] =
     "}\n";
 
 /* Tensor-core helpers, in a module's source only when one of its kernels
-   uses them (gpuir__module_uses_tensor_cores). GPUIR_MMA_F16/BF16(d, a, b)
+   uses them (gpuir__module_needs_of). GPUIR_MMA_F16/BF16(d, a, b)
    is mma.sync m16n8k16 row.col with f32 accumulators: D += A B for the
    warp's 16x16 A (4 registers of two halves a lane), 16x8 B (2 registers)
    and 16x8 D (4 floats a lane), in the PTX ISA's fragment layouts (lane l:
@@ -15148,7 +15123,7 @@ static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
 /* Two floats rounded to f16 or bf16 (nearest even) and packed in a 32-bit
    word, the first in the low half: one cvt on sm_80+, the portable
    conversions on the emulator and below. In a module's source only when a
-   kernel is a fused attention (gpuir__module_uses_attention). */
+   kernel is a fused attention (gpuir__module_needs_of). */
 static const char gpuir__cg_attn_helpers[] =
     "#if !defined(GPUIR_EMU) && __CUDA_ARCH__ >= 800\n"
     "GPUIR_DEVICE unsigned gpuir_pack_bf16x2(float lo, float hi) {\n"
@@ -16132,20 +16107,17 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
     gpuir_result r = C.cur && C.loaded4 ? GPUIR_OK : gpuir__oom(m->ctx, "codegen");
     if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s",
                                target->prelude, gpuir__cg_ranks, gpuir__cg_helpers);
-    if (!r && gpuir__module_uses_tensor_cores(m))
+    gpuir__module_needs needs = gpuir__module_needs_of(m);
+    if (!r && needs.tensor_cores)
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
-    if (!r && gpuir__module_uses_wgmma(m))
+    if (!r && needs.wgmma)
         gpuir__str_appendf(&s, "%s%s%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
-                           gpuir__module_uses_wgmma_n256(m) ? target->wgmma[3] : "",
-                           gpuir__module_uses_attention_wgmma(m) ? target->wgmma[4] : "", gpuir__cg_wgmma_helpers);
-    bool rs = false;
-    for (int64_t d = 16; !r && d <= 128; d += 16)      /* P V on wgmma: an m64n<head dim> helper each */
-        if (gpuir__module_attention_pv_wgmma_dim(m, d)) {
-            if (!rs) gpuir__str_appendf(&s, "%s", gpuir__cg_wgmma_rs_helpers);
-            rs = true;
-            gpuir__cg_wgmma_rs_text(&s, (int)d, target == &gpuir__cg_emu);
-        }
-    if (!r && gpuir__module_uses_attention(m)) gpuir__str_appendf(&s, "%s", gpuir__cg_attn_helpers);
+                           needs.wgmma_n256 ? target->wgmma[3] : "", needs.attention_wgmma ? target->wgmma[4] : "",
+                           gpuir__cg_wgmma_helpers);
+    if (!r && needs.pv_dims) gpuir__str_appendf(&s, "%s", gpuir__cg_wgmma_rs_helpers);
+    for (int d = 16; !r && d <= 128; d += 16)      /* P V on wgmma: an m64n<head dim> helper each */
+        if (needs.pv_dims >> (d / 16 - 1) & 1u) gpuir__cg_wgmma_rs_text(&s, d, target == &gpuir__cg_emu);
+    if (!r && needs.attention) gpuir__str_appendf(&s, "%s", gpuir__cg_attn_helpers);
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++) {
         if (!m->funcs[f].kernel) continue;
         gpuir__cg_kernel_info info;
