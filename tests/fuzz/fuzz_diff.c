@@ -726,6 +726,15 @@ static int fd_reduce_axes(fd_gen *g, const char *op, int a, unsigned axes, bool 
     } else if (!strcmp(op, "reduce_mean")) {
         r.err = x->err + 4 * x->mag * fd_u(x->dt);
     }
+    if (keep && fd_chance(&g->rng, 15)) {      /* numpy's way: x.sum(1).reshape(-1, 1), which canonicalize folds */
+        fd_val flat = r;
+        flat.rank = 0;
+        for (int i = 0; i < x->rank; i++)
+            if (!(axes >> i & 1)) flat.dims[flat.rank++] = x->dims[i];
+        char tf[128];
+        int f = fd_op(g, &flat, a, -1, "%s %%v%d {axes = [%s]} : (%s) -> %s", op, a, list, fd_t(x, tx), fd_t(&flat, tf));
+        return f < 0 ? -1 : fd_op(g, &r, f, -1, "reshape %%v%d : (%s) -> %s", f, tf, fd_t(&r, tr));
+    }
     return fd_op(g, &r, a, -1, "%s %%v%d {axes = [%s]%s} : (%s) -> %s", op, a, list, keep ? ", keepdims = true" : "",
                  fd_t(x, tx), fd_t(&r, tr));
 }
