@@ -7349,7 +7349,9 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // ([B, S, H, D] by transposes to [B, H, S, D]; in an attention op written
 // on them too) are read where they are stored (seq_dim), and a transpose
 // of the result back to that layout, its only user, goes too
-// (gpuir__attn_match_layout). Runs after decompose (which keeps a
+// (gpuir__attn_match_layout); k and v repeated over head groups by a
+// broadcast (repeat_kv) are read unrepeated, q split into groups
+// (gpuir__attn_match_group). Runs after decompose (which keeps a
 // last-axis softmax a matmul reads, and writes out one with elementwise
 // neighbours) and before split-k and fuse. Reads: util, ir, build, array
 // (a mask constant's values), pass (the rewriter), decompose
@@ -7364,6 +7366,8 @@ typedef struct gpuir__attn_found {
     gpuir_type k_type;
     int seq;                    /* q, k and v read stored sequence-major (seq_dim), or -1 */
     uint32_t out_transpose;     /* with seq: the op moving the result's sequence back to seq, or 0 */
+    int64_t group;              /* k and v repeated over groups of this many heads (repeat_kv), or 0: */
+    uint32_t k_shared, v_shared;/*   their sources [.., Hkv, 1, Sk, D], which the op reads instead */
     double scale;
     bool causal;
     int64_t offset;             /* causal_offset */
@@ -7568,6 +7572,52 @@ static void gpuir__attn_match_q_scale(const gpuir_module *m, const uint32_t *use
     }
 }
 
+/* The source [.., Hkv, 1, Sk, D] when value kv [.., H, Sk, D] is it
+   broadcast over groups of *group heads and reshaped (Llama's repeat_kv:
+   `k[:, :, None].expand(B, Hkv, G, S, D).reshape(B, H, S, D)`), read
+   only there; else 0. *group 0 asks for any G (then set), else that G. */
+static uint32_t gpuir__attn_repeat_kv(const gpuir_module *m, uint32_t kv, const uint32_t *uses, int64_t *group) {
+    const gpuir__op *rs = gpuir__attn_def(m, kv, GPUIR_OP_RESHAPE, uses, 1);
+    const gpuir__op *bc = rs ? gpuir__attn_def(m, gpuir__op_operand(m, rs, 0), GPUIR_OP_BROADCAST, uses, 1) : NULL;
+    if (!bc) return 0;
+    uint32_t src = gpuir__op_operand(m, bc, 0);
+    const gpuir_type *t = &gpuir__value_at(m, kv)->type, *e = &gpuir__value_at(m, bc->result)->type;
+    const gpuir_type *x = &gpuir__value_at(m, src)->type;
+    int r = t->rank;
+    if (r < 3 || r + 1 > GPUIR_MAX_RANK || e->rank != r + 1 || x->rank != r + 1 || !gpuir__type_is_static(e) ||
+        !gpuir__type_is_static(x))
+        return 0;
+    for (int i = 0; i < r + 1; i++)         /* only the group dim (before Sk) grows, from 1 */
+        if (i == r - 2 ? x->dims[i] != 1 : x->dims[i] != e->dims[i]) return 0;
+    for (int i = 0; i < r - 3; i++)
+        if (t->dims[i] != e->dims[i]) return 0;
+    int64_t G = e->dims[r - 2];
+    if (t->dims[r - 3] != e->dims[r - 3] * G || t->dims[r - 2] != e->dims[r - 1] || t->dims[r - 1] != e->dims[r] ||
+        (*group && *group != G) || G < 1)
+        return 0;
+    *group = G;
+    return src;
+}
+
+/* k and v both repeated over groups of G heads (gpuir__attn_repeat_kv)
+   with the query heads H = Hkv x G split the same way: the op reads q as
+   [.., Hkv, G, Sq, D] (a view), k and v as their sources (grouped-query
+   attention, nothing repeated in memory), a mask broadcast over the heads
+   or per head likewise. Only without seq_dim. */
+static void gpuir__attn_match_group(const gpuir_module *m, const uint32_t *uses, gpuir__attn_found *x) {
+    int64_t G = 0;
+    uint32_t k = x->k_src || x->seq >= 0 ? 0 : gpuir__attn_repeat_kv(m, x->k, uses, &G);
+    uint32_t v = k ? gpuir__attn_repeat_kv(m, x->v, uses, &G) : 0;
+    const gpuir_type *q = &gpuir__value_at(m, x->q)->type;
+    if (!v || q->rank + 1 > GPUIR_MAX_RANK || q->rank < 3 || q->dims[q->rank - 3] % G) return;
+    if (x->mask) {
+        const gpuir_type *mt = &gpuir__value_at(m, x->mask)->type;
+        if (mt->rank >= 3 && mt->dims[mt->rank - 3] != 1 && mt->dims[mt->rank - 3] != q->dims[q->rank - 3])
+            return;
+    }
+    x->group = G, x->k_shared = k, x->v_shared = v;
+}
+
 /* s when perm (rank r) is gpuir__attn_seq_perm(s, r) for some s < r - 2
    (a head split: [B, S, H, D] under [0, 2, 1, 3] is [B, H, S, D]), else -1. */
 static int gpuir__attn_seq_of_perm(const int64_t *perm, int r) {
@@ -7641,10 +7691,25 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_
     if (v->dtype != q->dtype || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != q->dtype)) return false;
     if (gpuir__attention_unfit_types(m, q, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type, v)) return false;
     gpuir__attn_match_layout(m, f, at, uses, x);
+    gpuir__attn_match_group(m, uses, x);
     return true;
 }
 
 /* Builds the attention op of a match; its result id (0: the error is in the context). */
+/* Value v [.., H, A, B] (rank r >= 3; H may be 1 and broadcast) as
+   [.., Hkv, G, A, B], G = `group` (H / G, or 1 where H is 1): a reshape,
+   a view. A value of rank 2 or less (a mask [Sq, Sk]) broadcasts as it is. */
+static uint32_t gpuir__attn_split_heads(gpuir_module *m, uint32_t v, int64_t group) {
+    gpuir_type t = gpuir__value_at(m, v)->type;
+    if (t.rank < 3) return v;
+    int h = t.rank - 3;
+    int64_t H = t.dims[h];
+    memmove(t.dims + h + 1, t.dims + h, (size_t)(t.rank - h) * sizeof t.dims[0]);
+    t.rank++;
+    t.dims[h] = H == 1 ? 1 : H / group, t.dims[h + 1] = H == 1 ? 1 : group;
+    return gpuir__build_value(m, GPUIR_OP_RESHAPE, &v, 1, 0, 0, &t).id;
+}
+
 static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
     uint32_t k = x->k, first = (uint32_t)stbds_arrlenu(m->attrs);
     if (x->k_src) {             /* k from k^T's source (gpuir__attn_match_scores) */
@@ -7654,12 +7719,24 @@ static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
         first = (uint32_t)stbds_arrlenu(m->attrs);
     }
     uint32_t in[4] = {x->q, k, x->v, x->mask};
+    gpuir_type logical = gpuir__value_at(m, x->q)->type;   /* q's; the result's but for Dv = D */
+    if (x->group) {             /* grouped-query: q (and a per-head mask) split into [.., Hkv, G, ..] views */
+        in[0] = gpuir__attn_split_heads(m, x->q, x->group);
+        in[1] = x->k_shared, in[2] = x->v_shared;
+        if (x->mask && in[0]) in[3] = gpuir__attn_split_heads(m, x->mask, x->group);
+        if (!in[0] || (x->mask && !in[3])) return 0;
+        first = (uint32_t)stbds_arrlenu(m->attrs);
+    }
     gpuir__attr_push_float(m, "scale", x->scale);
     if (x->causal) gpuir__attr_push_int(m, "causal", GPUIR__ATTR_BOOL, 1);
     if (x->causal && x->offset) gpuir__attr_push_int(m, "causal_offset", GPUIR__ATTR_INT, x->offset);
     if (x->seq >= 0) gpuir__attr_push_int(m, "seq_dim", GPUIR__ATTR_INT, x->seq);
     uint32_t n_attrs = (uint32_t)stbds_arrlenu(m->attrs) - first;
     uint32_t o = gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first, n_attrs, NULL).id;
+    if (o && x->group) {        /* the result back to [.., H, Sq, D] (a view) */
+        logical.dims[logical.rank - 1] = gpuir__value_at(m, o)->type.dims[gpuir__value_at(m, o)->type.rank - 1];
+        return gpuir__build_value(m, GPUIR_OP_RESHAPE, &o, 1, 0, 0, &logical).id;
+    }
     if (!o || x->seq < 0 || x->out_transpose) return o;
     int64_t perm[GPUIR_MAX_RANK];           /* the result back to [.., S, D] for the product's users */
     int r = gpuir__value_at(m, o)->type.rank;

@@ -1034,6 +1034,29 @@ static int fd_head_split_param(fd_gen *g, const fd_val *l, int s) {
     return fd_op(g, &t, p, -1, "transpose %%v%d {perm = [%s]} : (%s) -> %s", p, list, fd_t(&g->f->v[p], tp), fd_t(&t, tt));
 }
 
+/* A parameter of one head ([.., 1, S, D]) repeated to the heads of *l
+   ([.., H, S, D]) as repeat_kv writes it: reshaped to [.., 1, 1, S, D],
+   broadcast to [.., 1, H, S, D], reshaped to *l; -1 on failure. */
+static int fd_repeat_kv_param(fd_gen *g, const fd_val *l) {
+    int r = l->rank;
+    fd_val one = *l, five = *l, wide;
+    one.dims[r - 3] = 1;
+    int p = fd_param(g, l->dt, r, one.dims);
+    if (p < 0) return -1;
+    memmove(five.dims + r - 2, l->dims + r - 3, 3 * sizeof five.dims[0]);
+    five.rank = r + 1;
+    five.dims[r - 3] = 1;               /* [.., 1 (Hkv), H (the group), S, D] */
+    five.mag = g->f->v[p].mag, five.err = 0;
+    wide = five;
+    five.dims[r - 2] = 1;
+    char tp[128], tf[128], tw[128], tl[128];
+    int a = fd_op(g, &five, p, -1, "reshape %%v%d : (%s) -> %s", p, fd_t(&g->f->v[p], tp), fd_t(&five, tf));
+    int b = a < 0 ? -1 : fd_op(g, &wide, a, -1, "broadcast %%v%d : (%s) -> %s", a, tf, fd_t(&wide, tw));
+    fd_val out = *l;
+    out.mag = wide.mag, out.err = 0;
+    return b < 0 ? -1 : fd_op(g, &out, b, -1, "reshape %%v%d : (%s) -> %s", b, tw, fd_t(&out, tl));
+}
+
 /* Value a (logical [.., S, D]) moved back to its sequence at dim s. */
 static int fd_head_merge(fd_gen *g, int a, int s) {
     const fd_val *x = &g->f->v[a];
@@ -1085,9 +1108,13 @@ static int fd_motif_attention(fd_gen *g) {
        sequence before the last batch dim) and split into heads by
        transposes, which the attention then reads through (seq_dim) */
     int seq = nb >= 1 && fd_chance(&g->rng, 20) ? nb - 1 : -1;
+    /* or k and v of one head repeated over q's heads (Llama's repeat_kv:
+       reshape, broadcast, reshape), which the attention reads unrepeated */
+    bool repeat = seq < 0 && nb >= 1 && q.dims[nb - 1] >= 2 && k.dims[nb - 1] == q.dims[nb - 1] &&
+                  v.dims[nb - 1] == q.dims[nb - 1] && q.rank + 1 <= GPUIR_MAX_RANK && fd_chance(&g->rng, 15);
     int qi = seq >= 0 ? fd_head_split_param(g, &q, seq) : fd_param(g, q.dt, q.rank, q.dims);
-    int ki = seq >= 0 ? fd_head_split_param(g, &k, seq) : fd_param(g, k.dt, k.rank, k.dims);
-    int vi = seq >= 0 ? fd_head_split_param(g, &v, seq) : fd_param(g, v.dt, v.rank, v.dims);
+    int ki = seq >= 0 ? fd_head_split_param(g, &k, seq) : repeat ? fd_repeat_kv_param(g, &k) : fd_param(g, k.dt, k.rank, k.dims);
+    int vi = seq >= 0 ? fd_head_split_param(g, &v, seq) : repeat ? fd_repeat_kv_param(g, &v) : fd_param(g, v.dt, v.rank, v.dims);
     if (qi < 0 || ki < 0 || vi < 0) return -1;
     double u = fd_u(q.dt);
     if (g->sm >= 90 && q.dt != GPUIR_F32 && dh % 16 == 0 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 25)) {
