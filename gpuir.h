@@ -2766,6 +2766,14 @@ static void gpuir__attn_seq_perm(int s, int r, int64_t *perm) {
     perm[j] = r - 1;
 }
 
+/* The inverse of gpuir__attn_seq_perm(s, r): the logical layout back to
+   the sequence at dim s. */
+static void gpuir__attn_seq_back(int s, int r, int64_t *back) {
+    int64_t perm[GPUIR_MAX_RANK];
+    gpuir__attn_seq_perm(s, r, perm);
+    for (int i = 0; i < r; i++) back[perm[i]] = i;
+}
+
 /* t (of rank r, sequence at dim s) in the logical layout [.., S, D]. */
 static gpuir_type gpuir__attn_logical(const gpuir_type *t, int s) {
     int64_t perm[GPUIR_MAX_RANK];
@@ -5569,7 +5577,7 @@ static gpuir_result gpuir__ref_attention_op(gpuir__ref *R, const gpuir__op *op, 
     if (s == r - 2) return gpuir__ref_attention(x, n, out, scale, causal, offset) ? GPUIR_OK : gpuir__oom(R->ctx, "attention");
     int64_t perm[GPUIR_MAX_RANK], back[GPUIR_MAX_RANK];
     gpuir__attn_seq_perm(s, r, perm);
-    for (int i = 0; i < r; i++) back[perm[i]] = i;
+    gpuir__attn_seq_back(s, r, back);
     gpuir_array l[5];
     const gpuir_array *in[4];
     memset(l, 0, sizeof l);
@@ -7170,12 +7178,12 @@ static int gpuir__module_sm(const gpuir_module *m);
 static bool gpuir__attention_head_dim_ok(int64_t D);
 static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D);
 
-/* Whether the fused attention kernel runs q, k, v: f16 or bf16, static,
-   k's and v's batch dims q's or 1 (shared keys and values: grouped and
-   multi-query attention), head dims gpuir__attention_head_dim_ok (q's and
-   v's), at least one query and one key, a device with tensor cores (sm_75
-   on) whose blocks may have the kernel's shared memory (gpuir__attention_rows). */
-/* Why the fused kernel cannot run an attention of q, k and v, or NULL. */
+/* Why the fused kernel cannot run an attention of q, k and v (logical
+   [.., S, D] types), or NULL: it runs f16 or bf16, static, k's and v's
+   batch dims q's or 1 (shared keys and values: grouped and multi-query
+   attention), head dims gpuir__attention_head_dim_ok (q's and v's), at
+   least one query and one key, on a device with tensor cores (sm_75 on)
+   whose blocks may have the kernel's shared memory (gpuir__attention_rows). */
 static const char *gpuir__attention_unfit_types(const gpuir_module *m, const gpuir_type *q, const gpuir_type *k,
                                                 const gpuir_type *v) {
     int r = q->rank;
@@ -7227,7 +7235,7 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
     return id;
 }
 
-/* An attention op the fused kernel cannot run (gpuir__attention_fits) as
+/* An attention op the fused kernel cannot run (gpuir__attention_op_unfit) as
    the ops it stands for: matmul q k^T, mul by the scale, add the mask and
    the causal mask, softmax over the last axis, matmul by v. */
 /* Value x (rank r) transposed by perm (0 on failure). */
@@ -7249,7 +7257,7 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
     int rank = gpuir__value_at(m, in[0])->type.rank, seq = sd ? (int)sd->i : rank - 2;
     int64_t perm[GPUIR_MAX_RANK], back[GPUIR_MAX_RANK];
     gpuir__attn_seq_perm(seq, rank, perm);
-    for (int i = 0; i < rank; i++) back[perm[i]] = i;
+    gpuir__attn_seq_back(seq, rank, back);
     if (seq != rank - 2) {      /* stored sequence-major: the ops on the logical layout, the result back */
         in[0] = gpuir__build_transpose(m, in[0], perm, rank);
         in[1] = in[0] ? gpuir__build_transpose(m, in[1], perm, rank) : 0;
@@ -7662,9 +7670,8 @@ static void gpuir__attn_match_layout(const gpuir_module *m, const gpuir__func *f
         for (uint32_t o = 0; o < user->n_operands; o++) reads |= gpuir__op_operand(m, user, o) == pv->result;
         if (!reads) continue;
         const gpuir__attr *perm = user->kind == GPUIR_OP_TRANSPOSE ? gpuir__attr_get(m, user, GPUIR__KEY_PERM) : NULL;
-        int64_t fwd[GPUIR_MAX_RANK], back[GPUIR_MAX_RANK];
-        gpuir__attn_seq_perm(sq, r, fwd);
-        for (int i = 0; i < r; i++) back[fwd[i]] = i;
+        int64_t back[GPUIR_MAX_RANK];
+        gpuir__attn_seq_back(sq, r, back);
         if (perm && (int)perm->n == r && memcmp(gpuir__ints_at(m, perm->off), back, (size_t)r * sizeof back[0]) == 0)
             x->out_transpose = f->ops[j];
         return;
@@ -7696,6 +7703,15 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_
 }
 
 /* Builds the attention op of a match; its result id (0: the error is in the context). */
+/* An attention result o stored with its sequence at dim seq, transposed
+   to [.., S, D] for the product's users (0 on failure). */
+static uint32_t gpuir__attn_to_logical(gpuir_module *m, uint32_t o, int seq) {
+    int64_t perm[GPUIR_MAX_RANK];
+    int r = gpuir__value_at(m, o)->type.rank;
+    gpuir__attn_seq_perm(seq, r, perm);
+    return gpuir__build_transpose(m, o, perm, r);
+}
+
 /* Value v [.., H, A, B] (rank r >= 3; H may be 1 and broadcast) as
    [.., Hkv, G, A, B], G = `group` (H / G, or 1 where H is 1): a reshape,
    a view. A value of rank 2 or less (a mask [Sq, Sk]) broadcasts as it is. */
@@ -7737,11 +7753,7 @@ static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
         logical.dims[logical.rank - 1] = gpuir__value_at(m, o)->type.dims[gpuir__value_at(m, o)->type.rank - 1];
         return gpuir__build_value(m, GPUIR_OP_RESHAPE, &o, 1, 0, 0, &logical).id;
     }
-    if (!o || x->seq < 0 || x->out_transpose) return o;
-    int64_t perm[GPUIR_MAX_RANK];           /* the result back to [.., S, D] for the product's users */
-    int r = gpuir__value_at(m, o)->type.rank;
-    gpuir__attn_seq_perm(x->seq, r, perm);
-    return gpuir__build_transpose(m, o, perm, r);
+    return o && x->seq >= 0 && !x->out_transpose ? gpuir__attn_to_logical(m, o, x->seq) : o;
 }
 
 static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key);
@@ -7769,11 +7781,7 @@ static uint32_t gpuir__attn_rebuild_op(gpuir_module *m, uint32_t op_id, const gp
     gpuir__attr_push_int(m, "seq_dim", GPUIR__ATTR_INT, x->seq);
     uint32_t o = gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first,
                                     (uint32_t)stbds_arrlenu(m->attrs) - first, NULL).id;
-    if (!o || x->out_transpose) return o;
-    int64_t perm[GPUIR_MAX_RANK];
-    int r = gpuir__value_at(m, o)->type.rank;
-    gpuir__attn_seq_perm(x->seq, r, perm);
-    return gpuir__build_transpose(m, o, perm, r);
+    return o && !x->out_transpose ? gpuir__attn_to_logical(m, o, x->seq) : o;
 }
 
 /* Counts each value's users (an op reading a value twice counts once). */
