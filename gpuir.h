@@ -7179,19 +7179,21 @@ static bool gpuir__attention_head_dim_ok(int64_t D);
 static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D);
 
 /* Why the fused kernel cannot run an attention of q, k and v (logical
-   [.., S, D] types), or NULL: it runs f16 or bf16, static, k's and v's
-   batch dims q's or 1 (shared keys and values: grouped and multi-query
-   attention), head dims gpuir__attention_head_dim_ok (q's and v's), at
-   least one query and one key, on a device with tensor cores (sm_75 on)
-   whose blocks may have the kernel's shared memory (gpuir__attention_rows). */
+   [.., S, D] types), or NULL: it runs f16 or bf16, k's and v's batch dims
+   q's or 1 (shared keys and values: grouped and multi-query attention),
+   static head dims gpuir__attention_head_dim_ok (q's, k's and v's the
+   same), at least one query and one key where their lengths are static
+   (batches and lengths may be dynamic: `?`), on a device with tensor cores
+   (sm_75 on) whose blocks may have the kernel's shared memory
+   (gpuir__attention_rows). */
 static const char *gpuir__attention_unfit_types(const gpuir_module *m, const gpuir_type *q, const gpuir_type *k,
                                                 const gpuir_type *v) {
     int r = q->rank;
     if (q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) return "it takes f16 or bf16";
     if (gpuir__module_sm(m) < 75) return "it needs sm_75 or later";
     if (k->rank < 2 || v->rank < 2) return "k and v need rank 2 or more";
-    if (!gpuir__type_is_static(q) || !gpuir__type_is_static(k) || !gpuir__type_is_static(v))
-        return "it needs static sizes";
+    if (q->dims[r - 1] == GPUIR_DYN || k->dims[k->rank - 1] == GPUIR_DYN || v->dims[v->rank - 1] == GPUIR_DYN)
+        return "it needs a static head dim";
     if (!gpuir__dims_broadcast_to(k->dims, k->rank - 2, q->dims, r - 2) ||
         !gpuir__dims_broadcast_to(v->dims, v->rank - 2, q->dims, r - 2))
         return "k's and v's batch dims must broadcast to q's";
@@ -7199,7 +7201,8 @@ static const char *gpuir__attention_unfit_types(const gpuir_module *m, const gpu
     if (!gpuir__attention_head_dim_ok(D)) return "it takes head dims 16 to 128 in steps of 16";
     if (gpuir__attention_rows(m, D) <= 0) return "its tiles at this head dim do not fit the target's shared memory";
     if (v->dims[v->rank - 1] != D || k->dims[k->rank - 1] != D) return "v's and k's head dims must be q's";
-    return Sk == v->dims[v->rank - 2] && Sk > 0 && q->dims[r - 2] > 0 ? NULL : "it needs at least one query and key";
+    if (!gpuir__dims_may_agree(Sk, v->dims[v->rank - 2])) return "k and v need one length";
+    return Sk != 0 && q->dims[r - 2] != 0 ? NULL : "it needs at least one query and key";
 }
 
 /* Why the fused kernel cannot run attention op `op` (its q, k and v read
@@ -7220,7 +7223,8 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
     if (!gpuir__type_is_static(&t)) {
         gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE,
                          "attention {causal = true} with dynamic sequence lengths has no "
-                         "unfused form (a static [Sq, Sk] mask); the fused kernel takes static f16 or bf16, head dims 16 to 128 in steps of 16");
+                         "unfused form (a static [Sq, Sk] mask); the fused kernel takes f16 or bf16 and a static "
+                         "head dim 16 to 128 in steps of 16");
         return 0;
     }
     gpuir_array a;
@@ -7343,16 +7347,17 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // (add: a dense constant [Sq, Sk] that is 0 on and below a diagonal and
 // -inf, or the dtype's lowest value, above it becomes causal = true, with
 // causal_offset = the diagonal's offset (Sk - Sq: bottom-right); any
-// other static tensor broadcasting to the scores, a padding mask [.., 1,
-// Sk] say, the mask operand), then `softmax` over the last axis (the op,
+// other tensor broadcasting to the scores, a padding mask [.., 1, Sk]
+// say, the mask operand), then `softmax` over the last axis (the op,
 // or written out as decompose writes it: max, shift, exp, sum, divide)
 // and `matmul` by %v; a cast to f32 anywhere between the scores and the
 // softmax, with a cast of the probabilities back to the inputs' dtype, is
 // taken too (the kernel keeps the scores in f32). Each intermediate must
 // have no other user. Only what the kernel runs: f16 or bf16, q, k, v and
-// a mask operand of one dtype, static shapes, k's and v's batch dims q's
-// or 1 (grouped and multi-query attention), head dims 16 to 128 in steps
-// of 16, at least one key; every other attention stays as written (three
+// a mask operand of one dtype, k's and v's batch dims q's or 1 (grouped
+// and multi-query attention), a static head dim 16 to 128 in steps of 16,
+// at least one key where Sk is static (batches and lengths may be dynamic:
+// the kernel takes them as arguments); every other attention stays as written (three
 // or more kernels). q, k and v that are head splits of one layout
 // ([B, S, H, D] by transposes to [B, H, S, D]; in an attention op written
 // on them too) are read where they are stored (seq_dim), and a transpose
@@ -7512,7 +7517,7 @@ static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const ui
         const gpuir_type *mt = &gpuir__value_at(m, mask)->type;
         if (!gpuir__type_same(&gpuir__value_at(m, scores)->type, out)) continue;
         x->causal = gpuir__attn_causal_constant(m, mask, out, &x->offset);
-        bool operand = gpuir__type_is_static(mt) && gpuir__dims_broadcast_to(mt->dims, mt->rank, out->dims, out->rank);
+        bool operand = gpuir__dims_broadcast_to(mt->dims, mt->rank, out->dims, out->rank);
         if (!x->causal && !operand) continue;
         x->mask = x->causal ? 0 : mask;
         if (gpuir__attn_match_scaled(m, scores, uses, 1, x)) return true;
@@ -10325,9 +10330,8 @@ static uint32_t gpuir__kernel_sibling_input(const gpuir_module *m, const gpuir__
     return gpuir__kernel_has_sibling_workspace(m, k, v, count) ? x : 0;
 }
 
-/* The attention op (buffer form) of a static kernel, or NULL. */
+/* The attention op (buffer form) of a kernel, or NULL. */
 static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpuir__func *k) {
-    if (gpuir__kernel_is_dynamic(m, k)) return NULL;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op->kind == GPUIR_OP_ATTENTION && !op->result) return op;
@@ -10738,7 +10742,9 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
                 gpuir_op_kind kind;
                 int64_t reduced, block[3] = {256, 1, 1};
                 gpuir__kernel_output(m, k, &kind, &reduced);
-                block[0] = gpuir__row_block(kind, reduced);
+                gpuir__kernel_form form = gpuir__kernel_form_recorded(m, k);
+                block[0] = gpuir__form_is_attention(form) ? 2 * gpuir__form_attention_rows(form) :
+                           gpuir__row_block(kind, reduced);
                 gpuir__set_ints_attr(m, op_id, GPUIR__KEY_BLOCK, 3, block);
                 continue;
             }
@@ -12284,6 +12290,23 @@ static void gpuir__cg_prod_text(const gpuir__cg_prod *p, char *out, size_t size)
     else if (p->num == 1 && !strchr(p->sym, ' ')) snprintf(out, size, "%s", p->sym);
     else if (p->num == 1) snprintf(out, size, "(%s)", p->sym);
     else snprintf(out, size, "(%lldLL * %s)", (long long)p->num, p->sym);
+}
+
+/* p times q. */
+static void gpuir__cg_prod_times(gpuir__cg_prod *p, const gpuir__cg_prod *q) {
+    size_t n = strlen(p->sym);
+    p->num *= q->num;
+    if (q->sym[0]) snprintf(p->sym + n, sizeof p->sym - n, "%s%s", n ? " * " : "", q->sym);
+}
+
+static bool gpuir__cg_prod_equal(const gpuir__cg_prod *a, const gpuir__cg_prod *b) {
+    return a->num == b->num && strcmp(a->sym, b->sym) == 0;
+}
+
+/* A product as C without a suffix: "130", "q_d1_", "(64LL * k_d1_)". */
+static void gpuir__cg_prod_plain(const gpuir__cg_prod *p, char *out, size_t size) {
+    if (!p->sym[0]) snprintf(out, size, "%lld", (long long)p->num);
+    else gpuir__cg_prod_text(p, out, size);
 }
 
 static void gpuir__cg_dim(gpuir__str *s, const gpuir__cg_dims *t, int a) {
@@ -15202,8 +15225,11 @@ static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
    subtracts 0, not -inf); P rounded to the input dtype becomes the A
    fragments of O += P V (V through ldmatrix.trans). The scores never
    reach memory. At the end O / l (0 / 0 = NaN for a row whose keys are
-   all masked, as the interpreter's softmax gives). Shared rows are D + 8
-   halves (ldmatrix without bank conflicts). */
+   all masked, as the interpreter's softmax gives; 0 when a dynamic Sk is
+   0). Shared rows are D + 8 halves (ldmatrix without bank conflicts).
+   Batches and lengths may be dynamic: the loop bounds, tile counts, batch
+   offsets and row strides are then expressions of the kernel's size
+   arguments (gpuir__cg_attn_view), and the shared memory is the same. */
 
 /* Two floats rounded to f16 or bf16 (nearest even) and packed in a 32-bit
    word, the first in the low half: one cvt on sm_80+, the portable
@@ -15230,58 +15256,91 @@ static const char gpuir__cg_attn_helpers[] =
     "}\n"
     "#endif\n";
 
-/* The element strides of x (a logical [.., S, D] type, gpuir__attn_logical)
-   stored with its sequence at dim `seq` (rank - 2: as it is): stride[j]
-   for each logical dim j; stride[rank - 2] is a row's (a step of S). */
-static void gpuir__cg_attn_strides(const gpuir_type *x, int seq, long long *stride) {
-    gpuir_type p = gpuir__attn_physical(x, seq);
+/* One of a fused attention's operands as its kernel sees it: the
+   logical [.., S, D] dims (gpuir__attn_logical: a size, or the name of the
+   dynamic dim that carries it) and each one's element stride where the
+   operand is stored (its sequence at dim `seq`), as products of sizes and
+   names (gpuir__cg_prod); fixed[] the dims the type has (GPUIR_DYN). */
+typedef struct gpuir__cg_attn_view {
+    int rank;
+    int64_t fixed[GPUIR_MAX_RANK];
+    gpuir__cg_prod dim[GPUIR_MAX_RANK], stride[GPUIR_MAX_RANK];
+} gpuir__cg_attn_view;
+
+static void gpuir__cg_attn_view_of(const gpuir__cg *C, uint32_t value, int seq, gpuir__cg_attn_view *v) {
+    const gpuir_type *t = &gpuir__value_at(C->m, value)->type;
+    gpuir__cg_dims P = gpuir__cg_dims_of(C, t);
+    gpuir__cg_prod phys[GPUIR_MAX_RANK], run = {1, ""};
     int64_t perm[GPUIR_MAX_RANK];
-    long long phys[GPUIR_MAX_RANK], run = 1;
-    for (int i = p.rank - 1; i >= 0; i--) phys[i] = run, run *= (long long)p.dims[i];
-    gpuir__attn_seq_perm(seq, p.rank, perm);
-    for (int j = 0; j < p.rank; j++) stride[j] = phys[perm[j]];
+    for (int i = t->rank - 1; i >= 0; i--) phys[i] = run, gpuir__cg_prod_mul(&run, &P, i);
+    gpuir__attn_seq_perm(seq, t->rank, perm);
+    v->rank = t->rank;
+    for (int j = 0; j < t->rank; j++) {
+        gpuir__cg_prod d = {1, ""};
+        gpuir__cg_prod_mul(&d, &P, (int)perm[j]);
+        v->dim[j] = d, v->stride[j] = phys[perm[j]], v->fixed[j] = t->dims[perm[j]];
+    }
 }
 
 /* The element offset, as an expression of the batch index `bh` (flat over
-   q's leading dims), of that batch's first element in x (logical [.., S,
-   D], stored with its sequence at dim `seq`), whose leading dims (all but
-   its last two; x's rank at most q's) broadcast over q's: "bh * 2176LL"
-   when they are q's and x is stored [.., S, D], "0LL" when all are 1
-   (shared by every batch), else one term a dim that is not 1, "bh / 4LL
-   % 2LL * 1088LL" (at most 6 batch dims of 80 characters: size 640 holds
-   any). */
-static void gpuir__cg_attn_batch(char *buf, size_t size, const gpuir_type *q, const gpuir_type *x, int seq) {
+   q's leading dims), of that batch's first element in x (its leading dims,
+   all but its last two, broadcast over q's: at most q's rank): "bh *
+   2176LL" when they are q's and x is stored [.., S, D], "0LL" when all are
+   1 (shared by every batch), else one term a dim that is not 1, "bh / 4LL
+   % 2LL * 1088LL" (dynamic dims by name; a dynamic dim is never broadcast:
+   the runtime checks it is q's). At most 6 batch dims of 100 characters a
+   term: size 640 holds any static one, and a longer expression fails
+   codegen (gpuir__cg_attn_of). */
+static bool gpuir__cg_attn_batch(char *buf, size_t size, const gpuir__cg_attn_view *q, const gpuir__cg_attn_view *x) {
     int qb = q->rank - 2, xb = x->rank - 2;
-    long long stride[GPUIR_MAX_RANK], inner = (long long)(x->dims[x->rank - 2] * x->dims[x->rank - 1]);
-    long long contiguous = inner;
-    gpuir__cg_attn_strides(x, seq, stride);
+    gpuir__cg_prod inner = {1, ""}, contiguous;
+    gpuir__cg_prod_times(&inner, &x->dim[x->rank - 1]);
+    gpuir__cg_prod_times(&inner, &x->dim[x->rank - 2]);
+    contiguous = inner;
     bool dense = true;                  /* batch strides those of a [.., S, D] layout */
-    for (int j = xb - 1; j >= 0; j--) dense &= stride[j] == contiguous, contiguous *= (long long)x->dims[j];
-    bool same = xb == qb && memcmp(x->dims, q->dims, (size_t)qb * sizeof q->dims[0]) == 0;
-    if (same && dense) { snprintf(buf, size, "bh * %lldLL", inner); return; }
+    for (int j = xb - 1; j >= 0; j--)
+        dense &= gpuir__cg_prod_equal(&x->stride[j], &contiguous), gpuir__cg_prod_times(&contiguous, &x->dim[j]);
+    bool same = xb == qb;
+    for (int i = 0; same && i < qb; i++)
+        same = x->fixed[i] == q->fixed[i] || x->fixed[i] == GPUIR_DYN || (q->fixed[i] == GPUIR_DYN && x->fixed[i] != 1);
+    char t[4][320];
+    if (same && dense) {
+        gpuir__cg_prod_text(&inner, t[0], sizeof t[0]);
+        return snprintf(buf, size, "bh * %s", t[0]) < (int)size;
+    }
     size_t o = 0;
-    long long qstride = 1;
-    for (int i = qb - 1; i >= 0 && o < size; i--) {          /* innermost batch dim first */
+    gpuir__cg_prod qstride = {1, ""};
+    for (int i = qb - 1; i >= 0; i--) {          /* innermost batch dim first */
         int j = i - (qb - xb);
-        long long xd = j >= 0 ? (long long)x->dims[j] : 1, qd = (long long)q->dims[i];
-        if (xd != 1) {
-            char term[96], div[32] = "", mod[32] = "";
-            if (qstride != 1) snprintf(div, sizeof div, " / %lldLL", qstride);
-            if (i > 0) snprintf(mod, sizeof mod, " %% %lldLL", qd);
-            snprintf(term, sizeof term, "%sbh%s%s * %lldLL", o ? " + " : "", div, mod, stride[j]);
-            o += (size_t)snprintf(buf + o, size - o, "%s", term);
+        if (j >= 0 && x->fixed[j] != 1) {
+            char div[336] = "", mod[336] = "";
+            gpuir__cg_prod_text(&qstride, t[1], sizeof t[1]);
+            gpuir__cg_prod_text(&q->dim[i], t[2], sizeof t[2]);
+            gpuir__cg_prod_text(&x->stride[j], t[3], sizeof t[3]);
+            if (!gpuir__cg_prod_is_one(&qstride)) snprintf(div, sizeof div, " / %s", t[1]);
+            if (i > 0) snprintf(mod, sizeof mod, " %% %s", t[2]);
+            int n = snprintf(buf + o, size - o, "%sbh%s%s * %s", o ? " + " : "", div, mod, t[3]);
+            if (n < 0 || (size_t)n >= size - o) return false;
+            o += (size_t)n;
         }
-        qstride *= qd;
+        gpuir__cg_prod_times(&qstride, &q->dim[i]);
     }
     if (!o) snprintf(buf, size, "0LL");
+    return true;
 }
 
 typedef struct gpuir__cg_attn {
-    long long Sq, Sk, D, batches, qtiles, ktiles, rs;   /* rs: halves per shared row */
+    long long D, rs;            /* rs: halves per shared row */
     long long br, threads;      /* query rows and threads a block */
+    bool dynamic_sk;            /* Sk a kernel argument: 0 keys possible (the result then 0) */
+    char sq[320], sk[320], sq_ll[320];  /* Sq and Sk as C ("130", or a dynamic dim's name); Sq as long long */
+    char tiles[720], qtiles[340], qlast[340], ktiles[340];  /* batches x query tiles; query tiles, the
+                                   last one's index, key tiles: numbers, or expressions of dynamic dims */
     char qb[640], kb[640], vb[640], mb[640], ob[640];   /* batch offsets (gpuir__cg_attn_batch) */
-    long long qrow, krow, vrow, orow;   /* a row's stride in q, k, v and the output: D, or H x D stored [B, S, H, D] */
-    long long mrow, mcol;       /* the mask's strides over rows and keys (0 where it broadcasts) */
+    char qrow[320], krow[320], vrow[320], orow[320];    /* a row's stride in q, k, v and the output: D, or H x D stored [B, S, H, D] */
+    bool o_seq_major;           /* the output's rows are not D apart */
+    char mrow[320];             /* the mask's stride over rows ("" where it broadcasts over them) */
+    bool mcol;                  /* the mask has a key dim (not 1: one per key) */
     int pq, pk, pv, pm, po;     /* parameters; pm -1 without a mask */
     bool causal;
     bool wgmma;                 /* S = Q K^T on wgmma: Q and K in 128-byte-swizzled panels */
@@ -15303,67 +15362,96 @@ static bool gpuir__ops_compute_besides(const gpuir__cg *C, const gpuir__op *op) 
     return false;
 }
 
+/* The loop bounds of a fused attention kernel from its batches and its
+   query and key lengths: numbers where they are static (the text as
+   before dynamic sizes), else expressions of the dynamic dims. */
+static void gpuir__cg_attn_counts(gpuir__cg_attn *A, const gpuir__cg_prod *batches, const gpuir__cg_prod *Sq,
+                                  const gpuir__cg_prod *Sk) {
+    gpuir__cg_size b = gpuir__cg_size_of(batches), q = gpuir__cg_size_of(Sq), k = gpuir__cg_size_of(Sk);
+    gpuir__cg_size qt = gpuir__cg_size_tiles(&q, (int)A->br), kt = gpuir__cg_size_tiles(&k, GPUIR__ATTN_BC);
+    gpuir__cg_size tiles = gpuir__cg_size_mul(&b, &qt);
+    gpuir__cg_prod_plain(Sq, A->sq, sizeof A->sq);
+    gpuir__cg_prod_plain(Sk, A->sk, sizeof A->sk);
+    gpuir__cg_prod_text(Sq, A->sq_ll, sizeof A->sq_ll);
+    A->dynamic_sk = !k.known;
+    snprintf(A->tiles, sizeof A->tiles, "%s", tiles.text);
+    if (qt.known) snprintf(A->qtiles, sizeof A->qtiles, "%lld", (long long)qt.n),
+                  snprintf(A->qlast, sizeof A->qlast, "%lld", (long long)qt.n - 1);
+    else snprintf(A->qtiles, sizeof A->qtiles, "%s", qt.text), snprintf(A->qlast, sizeof A->qlast, "(%s - 1)", qt.text);
+    if (kt.known) snprintf(A->ktiles, sizeof A->ktiles, "%lld", (long long)kt.n);
+    else snprintf(A->ktiles, sizeof A->ktiles, "(int)%s", kt.text);
+}
+
+/* The mask's batch offset and strides over rows and keys (0 where it
+   broadcasts over them: a static 1, or no such dim). */
+static bool gpuir__cg_attn_mask_of(gpuir__cg *C, uint32_t mask, const gpuir__cg_attn_view *q, gpuir__cg_attn *A) {
+    const gpuir_type *mt = &gpuir__value_at(C->m, mask)->type;
+    A->mcol = mt->rank >= 1 && mt->dims[mt->rank - 1] != 1;
+    if (mt->rank < 2) { snprintf(A->mb, sizeof A->mb, "0LL"); return true; }
+    gpuir__cg_attn_view mv;
+    gpuir__cg_attn_view_of(C, mask, mt->rank - 2, &mv);
+    if (mt->dims[mt->rank - 2] != 1) gpuir__cg_prod_plain(&mv.dim[mt->rank - 1], A->mrow, sizeof A->mrow);
+    return gpuir__cg_attn_batch(A->mb, sizeof A->mb, q, &mv);
+}
+
 static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__cg_attn *A) {
     gpuir_module *m = C->m;
     uint32_t n = op->n_operands;
-    gpuir_type lq = gpuir__attention_operand_logical(m, op, 0), lk = gpuir__attention_operand_logical(m, op, 1);
-    gpuir_type lv = gpuir__attention_operand_logical(m, op, 2), lo = gpuir__attention_operand_logical(m, op, n - 1);
-    const gpuir_type *q = &lq, *k = &lk;
+    uint32_t ids[4] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1), gpuir__op_operand(m, op, 2),
+                       gpuir__op_operand(m, op, n - 1)};
     const gpuir__attr *sc = gpuir__attr_get(m, op, GPUIR__KEY_SCALE), *sd = gpuir__attr_get(m, op, GPUIR__KEY_SEQ_DIM);
-    int seq = sd ? (int)sd->i : q->rank - 2;
+    const gpuir_type *qt = &gpuir__value_at(m, ids[0])->type;
     memset(A, 0, sizeof *A);
-    A->Sq = q->dims[q->rank - 2], A->D = q->dims[q->rank - 1], A->Sk = k->dims[k->rank - 2];
-    A->batches = A->Sq ? gpuir__type_count(q) / (A->Sq * A->D) : 0;
+    gpuir__cg_attn_view views[4];       /* q, k, v and the output (k's and v's rank may be less without seq_dim) */
+    for (int i = 0; i < 4; i++)
+        gpuir__cg_attn_view_of(C, ids[i], sd ? (int)sd->i : gpuir__value_at(m, ids[i])->type.rank - 2, &views[i]);
+    const gpuir__cg_attn_view *q = &views[0], *k = &views[1];
+    int r = q->rank;
+    A->D = q->fixed[r - 1];
+    gpuir__cg_prod batches = {1, ""};
+    for (int j = 0; j < r - 2; j++) gpuir__cg_prod_times(&batches, &q->dim[j]);
     A->wgmma = gpuir__form_is_attention_wgmma(C->form);
     A->pv_wgmma = gpuir__form_is_attention_pv_wgmma(C->form);
     A->br = gpuir__form_attention_rows(C->form);
     A->threads = 2 * A->br;
-    A->qtiles = gpuir__ceil_div(A->Sq, A->br), A->ktiles = gpuir__ceil_div(A->Sk, GPUIR__ATTN_BC);
+    gpuir__cg_attn_counts(A, &batches, &q->dim[r - 2], &k->dim[k->rank - 2]);
     A->rs = A->D + 8;
     A->panels = (A->D + 63) / 64;
     long long padded = (long long)GPUIR__ATTN_BC * A->rs, panels = (long long)GPUIR__ATTN_BC * A->panels * 64;
     A->q_halves = A->wgmma ? A->br * A->panels * 64 : A->br * A->rs;
     A->k_stage = A->wgmma ? panels : padded;
     A->v_stage = A->pv_wgmma ? panels : padded;         /* V: panels too, for P V on wgmma */
-    A->pq = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 0));
-    A->pk = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
-    A->pv = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 2));
+    A->pq = gpuir__cg_param_index(C, ids[0]);
+    A->pk = gpuir__cg_param_index(C, ids[1]);
+    A->pv = gpuir__cg_param_index(C, ids[2]);
     A->pm = n == 5 ? gpuir__cg_param_index(C, gpuir__op_operand(m, op, 3)) : -1;
-    A->po = gpuir__cg_param_index(C, gpuir__op_operand(m, op, n - 1));
+    A->po = gpuir__cg_param_index(C, ids[3]);
     A->causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
     A->offset = A->causal ? (long long)gpuir__op_int_attr(m, op, GPUIR__KEY_CAUSAL_OFFSET, 0) : 0;
     if (A->offset) snprintf(A->plus_offset, sizeof A->plus_offset, " %c %lld", A->offset < 0 ? '-' : '+',
                             A->offset < 0 ? -A->offset : A->offset);
-    const gpuir_type *xs[4] = {q, k, &lv, &lo};
-    char *bs[4] = {A->qb, A->kb, A->vb, A->ob};
-    long long *rows[4] = {&A->qrow, &A->krow, &A->vrow, &A->orow};
+    char *bs[4] = {A->qb, A->kb, A->vb, A->ob}, *rows[4] = {A->qrow, A->krow, A->vrow, A->orow};
+    bool fits = true;
     for (int i = 0; i < 4; i++) {       /* q, k, v and the output: stored [.., S, D], or sequence-major */
-        long long stride[GPUIR_MAX_RANK];
-        gpuir__cg_attn_strides(xs[i], seq, stride);
-        *rows[i] = stride[xs[i]->rank - 2];
-        gpuir__cg_attn_batch(bs[i], sizeof A->qb, q, xs[i], seq);
+        const gpuir__cg_prod *row = &views[i].stride[views[i].rank - 2];
+        gpuir__cg_prod_plain(row, rows[i], sizeof A->qrow);
+        fits &= gpuir__cg_attn_batch(bs[i], sizeof A->qb, q, &views[i]);
+        if (i == 3) A->o_seq_major = row->sym[0] || row->num != A->D;
     }
-    if (n == 5) {                /* the mask as [.., rows, keys], rows and keys 1 where it broadcasts */
-        gpuir_type mt = gpuir__value_at(m, gpuir__op_operand(m, op, 3))->type;
-        while (mt.rank < 2) {
-            memmove(mt.dims + 1, mt.dims, (size_t)mt.rank * sizeof mt.dims[0]);
-            mt.dims[0] = 1, mt.rank++;
-        }
-        gpuir__cg_attn_batch(A->mb, sizeof A->mb, q, &mt, mt.rank - 2);
-        A->mcol = mt.dims[mt.rank - 1] == 1 ? 0 : 1;
-        A->mrow = mt.dims[mt.rank - 2] == 1 ? 0 : mt.dims[mt.rank - 1];
-    }
+    if (n == 5) fits &= gpuir__cg_attn_mask_of(C, gpuir__op_operand(m, op, 3), q, A);
     A->scale = sc ? sc->f : 1.0;
-    bool bf = q->dtype == GPUIR_BF16;
+    bool bf = qt->dtype == GPUIR_BF16;
     A->mma = bf ? "BF16" : "F16";
     A->load = bf ? "gpuir_bf16_to_f32" : "gpuir_f16_to_f32";
     A->pack = bf ? "gpuir_pack_bf16x2" : "gpuir_pack_f16x2";
     if (A->pq < 0 || A->pk < 0 || A->pv < 0 || A->po < 0 || (n == 5 && A->pm < 0))
         return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
-    if (!gpuir__attention_head_dim_ok(A->D) || A->Sq <= 0 || A->Sk <= 0 ||
+    if (!fits) return gpuir__cg_fail(C, op, "its batch offsets are past what the generator writes (too many dynamic dims)");
+    int64_t Sq = q->fixed[r - 2], Sk = k->fixed[k->rank - 2];
+    if (!gpuir__attention_head_dim_ok(A->D) || views[2].fixed[views[2].rank - 1] != A->D || Sq == 0 || Sk == 0 ||
         gpuir__ops_compute_besides(C, op))
-        return gpuir__cg_fail(C, op, "the fused kernel takes head dims 16 to 128 in steps of 16, at least one key, "
-                              "and nothing else in its kernel");
+        return gpuir__cg_fail(C, op, "the fused kernel takes head dims 16 to 128 in steps of 16 (v's q's), at least "
+                              "one key, and nothing else in its kernel");
     return GPUIR_OK;
 }
 
@@ -15374,15 +15462,15 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
    panel c / 8 (rows x 64 halves each), row r, chunk c % 8 ^ r % 8, the
    layout gpuir_wgmma_desc_sw128 describes. */
 static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows, bool panels,
-                                const char *dst, const char *base, long long stride, const char *row0,
-                                long long limit) {
+                                const char *dst, const char *base, const char *stride, const char *row0,
+                                const char *limit) {
     long long pieces = A->D / 8;
     char at[96];
     if (panels) snprintf(at, sizeof at, "c / 8 * %lld + r * 64 + (c %% 8 ^ r %% 8) * 8", rows * 64);
     else snprintf(at, sizeof at, "r * %lld + c * 8", A->rs);
     gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
-    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld, ok = %s + r < %lld;", pieces, pieces, row0, limit);
-    gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %lld + c * 8 : %s;",
+    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld, ok = %s + r < %s;", pieces, pieces, row0, limit);
+    gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %s + c * 8 : %s;",
                    base, row0, stride, base);
     gpuir__cg_line(C, "gpuir_cp_async16(%s + %s, src, ok);", dst, at);
     gpuir__cg_close(C);
@@ -15432,9 +15520,9 @@ static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
 static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "int k0 = j * %d;", GPUIR__ATTN_BC);
     if (A->causal)
-        gpuir__cg_line(C, "int edge = k0 + %d > %lld || k0 + %d > r0 + warp * 16%s;", GPUIR__ATTN_BC,
-                       A->Sk, GPUIR__ATTN_BC - 1, A->plus_offset);
-    else gpuir__cg_line(C, "int edge = k0 + %d > %lld;", GPUIR__ATTN_BC, A->Sk);
+        gpuir__cg_line(C, "int edge = k0 + %d > %s || k0 + %d > r0 + warp * 16%s;", GPUIR__ATTN_BC,
+                       A->sk, GPUIR__ATTN_BC - 1, A->plus_offset);
+    else gpuir__cg_line(C, "int edge = k0 + %d > %s;", GPUIR__ATTN_BC, A->sk);
     if (A->pm < 0) {
         gpuir__cg_open(C, "if (!edge)");
         gpuir__cg_line(C, "GPUIR_UNROLL");
@@ -15450,17 +15538,17 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
                    "int row = r0 + warp * 16 + g + f / 2 * 8, col = k0 + n * 8 + q4 * 2 + f %% 2;");
     gpuir__cg_line(C, "float sx = s[n][f] * sl2;");
     if (A->pm >= 0) {
-        char at[720];
+        char at[1040];
         size_t o = (size_t)snprintf(at, sizeof at, "%s", strcmp(A->mb, "0LL") ? A->mb : "");
-        if (A->mrow) o += (size_t)snprintf(at + o, sizeof at - o, "%s(long long)row * %lld", o ? " + " : "", A->mrow);
+        if (A->mrow[0]) o += (size_t)snprintf(at + o, sizeof at - o, "%s(long long)row * %s", o ? " + " : "", A->mrow);
         if (A->mcol) o += (size_t)snprintf(at + o, sizeof at - o, "%scol", o ? " + " : "");
         if (!o) snprintf(at, sizeof at, "0");
-        gpuir__cg_line(C, "if (row < %lld && col < %lld)", A->Sq, A->Sk);
+        gpuir__cg_line(C, "if (row < %s && col < %s)", A->sq, A->sk);
         gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
     }
     char causal[48] = "";
     if (A->causal) snprintf(causal, sizeof causal, " || col > row%s", A->plus_offset);
-    gpuir__cg_line(C, "if (edge && (col >= %lld%s)) sx = -GPUIR_INF;", A->Sk, causal);
+    gpuir__cg_line(C, "if (edge && (col >= %s%s)) sx = -GPUIR_INF;", A->sk, causal);
     gpuir__cg_line(C, "s[n][f] = sx;");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
@@ -15546,15 +15634,16 @@ static void gpuir__cg_attn_store(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_open(C, "for (int h = 0; h < 2; h++)");
     gpuir__cg_line(C, "float l = lr[h];");
     gpuir__cg_attn_quad(C, "l", "+");
-    gpuir__cg_line(C, "float inv = 1.0f / l;");
+    if (A->dynamic_sk) gpuir__cg_line(C, "float inv = %s > 0 ? 1.0f / l : 0.0f;     /* no keys: a sum of none */", A->sk);
+    else gpuir__cg_line(C, "float inv = 1.0f / l;");
     gpuir__cg_line(C, "int row = r0 + warp * 16 + g + h * 8;");
-    gpuir__cg_line(C, "if (row >= %lld) continue;", A->Sq);
-    if (A->orow != A->D)        /* sequence-major: the batch's offset, then the row's */
-        gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + %s + (long long)row * %lld + q4 * 2);",
+    gpuir__cg_line(C, "if (row >= %s) continue;", A->sq);
+    if (A->o_seq_major)         /* sequence-major: the batch's offset, then the row's */
+        gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + %s + (long long)row * %s + q4 * 2);",
                        gpuir__cg_param(C, A->po), A->ob, A->orow);
     else
-        gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + (bh * %lldLL + row) * %lld + q4 * 2);",
-                       gpuir__cg_param(C, A->po), A->Sq, A->D);
+        gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + (bh * %s + row) * %lld + q4 * 2);",
+                       gpuir__cg_param(C, A->po), A->sq_ll, A->D);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) dst[d * 4] = %s(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);", A->D / 8, A->pack);
     gpuir__cg_close(C);
@@ -15568,8 +15657,8 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
         gpuir__cg_line(C, "int k1 = (j + 1) * %d, kst = (j + 1) %% 2 * %lld, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC,
                        A->k_stage, A->v_stage);
     else gpuir__cg_line(C, "int k1 = (j + 1) * %d, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC, A->v_stage);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->wgmma, A->wgmma ? "sk + kst" : "sk + st", "kg", A->krow, "k1", A->Sk);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->pv_wgmma, "sv + st", "vg", A->vrow, "k1", A->Sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->wgmma, A->wgmma ? "sk + kst" : "sk + st", "kg", A->krow, "k1", A->sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->pv_wgmma, "sv + st", "vg", A->vrow, "k1", A->sk);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
@@ -15618,9 +15707,9 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     else if (!A.wgmma)
         gpuir__cg_line(C, "int la = (warp * 16 + lane %% 16) * %lld + lane / 16 * 8, lk = (lane %% 8 + lane / 16 * 8) * %lld + "
                        "lane / 8 %% 2 * 8, lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs, A.rs, A.rs);
-    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", A.batches * A.qtiles);
-    gpuir__cg_line(C, "long long bh = tile / %lld;", A.qtiles);
-    gpuir__cg_line(C, "int r0 = (int)(%lld - tile %% %lld) * %lld;", A.qtiles - 1, A.qtiles, A.br);
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %s; tile += GPUIR_GRID_BLOCKS)", A.tiles);
+    gpuir__cg_line(C, "long long bh = tile / %s;", A.qtiles);
+    gpuir__cg_line(C, "int r0 = (int)(%s - tile %% %s) * %lld;", A.qlast, A.qtiles, A.br);
     gpuir__cg_line(C, "const unsigned short *qg = %s + %s, *kg = %s + %s, *vg = %s + %s;",
                    gpuir__cg_param(C, A.pq), A.qb, gpuir__cg_param(C, A.pk), A.kb,
                    gpuir__cg_param(C, A.pv), A.vb);
@@ -15630,12 +15719,12 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
         if (last) snprintf(sum, sizeof sum, "r0 %c %lld", last < 0 ? '-' : '+', last < 0 ? -last : last);
         else snprintf(sum, sizeof sum, "r0");
         gpuir__cg_line(C, "int nkv = (%s) / %d + 1;", sum, GPUIR__ATTN_BC);
-        gpuir__cg_line(C, "nkv = nkv < 1 ? 1 : nkv > %lld ? %lld : nkv;", A.ktiles, A.ktiles);
+        gpuir__cg_line(C, "nkv = nkv < 1 ? 1 : nkv > %s ? %s : nkv;", A.ktiles, A.ktiles);
     }
-    else gpuir__cg_line(C, "int nkv = %lld;", A.ktiles);
-    gpuir__cg_attn_load(C, &A, A.br, A.wgmma, "sq", "qg", A.qrow, "r0", A.Sq);      /* Q and K: wgmma's panels */
-    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, "sk", "kg", A.krow, "0", A.Sk);
-    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, "sv", "vg", A.vrow, "0", A.Sk);
+    else gpuir__cg_line(C, "int nkv = %s;", A.ktiles);
+    gpuir__cg_attn_load(C, &A, A.br, A.wgmma, "sq", "qg", A.qrow, "r0", A.sq);      /* Q and K: wgmma's panels */
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, "sk", "kg", A.krow, "0", A.sk);
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, "sv", "vg", A.vrow, "0", A.sk);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.D / 8);
     if (!A.wgmma) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.D / 16);
@@ -22237,10 +22326,47 @@ static gpuir_result gpuir__run_check_matmul(gpuir__run *R, const gpuir__op *laun
     return r;
 }
 
+/* A fused attention's pairs, in the logical [.., S, D] layout its seq_dim
+   gives (gpuir__attn_seq_perm): k's and v's lengths; q's dims but the
+   head dim with the output's; k's, v's and the mask's batch dims (static
+   1s broadcast) with q's; the mask's rows with q's and its keys with k's. */
+static gpuir_result gpuir__run_check_attention(gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
+                                               const gpuir__op *op, const char *what) {
+    gpuir_module *m = R->p->m;
+    uint32_t n = op->n_operands, q = gpuir__op_operand(m, op, 0), out = gpuir__op_operand(m, op, n - 1);
+    uint32_t x[3] = {gpuir__op_operand(m, op, 1), gpuir__op_operand(m, op, 2), n == 5 ? gpuir__op_operand(m, op, 3) : 0};
+    const gpuir__attr *sd = gpuir__attr_get(m, op, GPUIR__KEY_SEQ_DIM);
+    int64_t perm[3][GPUIR_MAX_RANK], qperm[GPUIR_MAX_RANK];
+    int r = gpuir__value_at(m, q)->type.rank, ranks[3];
+    gpuir__attn_seq_perm(sd ? (int)sd->i : r - 2, r, qperm);
+    for (int i = 0; i < 3; i++) {
+        ranks[i] = x[i] ? gpuir__value_at(m, x[i])->type.rank : 0;
+        if (ranks[i] >= 2) gpuir__attn_seq_perm(sd && i < 2 ? (int)sd->i : ranks[i] - 2, ranks[i], perm[i]);
+        else for (int a = 0; a < ranks[i]; a++) perm[i][a] = a;
+    }
+    gpuir_result res = gpuir__run_dims_agree(R, launch, k, op, x[0], (int)perm[0][ranks[0] - 2], x[1],
+                                             (int)perm[1][ranks[1] - 2], what);
+    for (int a = 0; a < r - 1 && !res; a++)
+        res = gpuir__run_dims_agree(R, launch, k, op, q, (int)qperm[a], out, (int)qperm[a], what);
+    for (int i = 0; i < 3 && !res; i++) {
+        const gpuir_type *t = x[i] ? &gpuir__value_at(m, x[i])->type : NULL;
+        for (int j = 0; t && j < ranks[i] && !res; j++) {
+            int a = (int)perm[i][j], qj = j - ranks[i] + r;     /* q's logical dim it lines up with */
+            if (t->dims[a] == 1 || qj < 0) continue;
+            if (i < 2 && j >= ranks[i] - 2) continue;           /* k's and v's own length and head dim */
+            if (i == 2 && j == ranks[i] - 1) res = gpuir__run_dims_agree(R, launch, k, op, x[2], a, x[0],
+                                                                         (int)perm[0][ranks[0] - 2], what);
+            else res = gpuir__run_dims_agree(R, launch, k, op, x[i], a, q, (int)qperm[qj], what);
+        }
+    }
+    return res;
+}
+
 /* Checks, op by op, that the dims kernel k's ops pair up agree in this
-   launch: a matmul's (above), an elementwise operand's with its
-   destination's (right-aligned, static 1s broadcast), a reduction's kept
-   axes, a transpose's permuted ones, a softmax's with its destination's. */
+   launch: a matmul's and a fused attention's (above), an elementwise
+   operand's with its destination's (right-aligned, static 1s broadcast),
+   a reduction's kept axes, a transpose's permuted ones, a softmax's with
+   its destination's. */
 static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launch,
                                            const gpuir__func *k, const char *what) {
     gpuir_module *m = R->p->m;
@@ -22250,8 +22376,10 @@ static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launc
         if (op->result || !gpuir__class_computes(cls) || op->n_operands < 2) continue;
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         const gpuir_type *dt = &gpuir__value_at(m, dst)->type;
-        if (cls == GPUIR__CLASS_MATMUL) {
-            if (gpuir__run_check_matmul(R, launch, k, op, what)) return R->p->ctx->result;
+        if (cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_ATTENTION) {
+            bool bad = cls == GPUIR__CLASS_MATMUL ? gpuir__run_check_matmul(R, launch, k, op, what) != GPUIR_OK
+                                                  : gpuir__run_check_attention(R, launch, k, op, what) != GPUIR_OK;
+            if (bad) return R->p->ctx->result;
             continue;
         }
         for (uint32_t o = 0; o + 1 < op->n_operands; o++) {
@@ -22303,17 +22431,35 @@ static gpuir_result gpuir__run_launch_sizes(gpuir__run *R, const gpuir__op *op,
     return GPUIR_OK;
 }
 
+/* The blocks of a fused attention launch (gpuir__choose_launch): its
+   batches (q's dims but the sequence and the head dim) times its query
+   tiles, from this launch's sizes. */
+static uint64_t gpuir__run_attention_blocks(const gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
+                                            const gpuir__op *attn) {
+    const gpuir_module *m = R->p->m;
+    uint32_t q = gpuir__op_operand(m, attn, 0);
+    int rank = gpuir__value_at(m, q)->type.rank;
+    const gpuir__attr *sd = gpuir__attr_get(m, attn, GPUIR__KEY_SEQ_DIM);
+    int seq = sd ? (int)sd->i : rank - 2;
+    int64_t rows = gpuir__form_attention_rows(gpuir__kernel_form_recorded(m, k));
+    uint64_t batches = 1, Sq = (uint64_t)gpuir__run_kernel_dim(R, launch, k, q, seq);
+    for (int i = 0; i < rank - 1; i++)
+        if (i != seq) batches *= (uint64_t)gpuir__run_kernel_dim(R, launch, k, q, i);
+    return rows > 0 ? batches * ((Sq + (uint64_t)rows - 1) / (uint64_t)rows) : 1;
+}
+
 /* The grid of a launch that has none (a kernel with dynamic sizes), as
    configure would choose it for these sizes: a block per output element of
-   a reduction, row of a softmax or 64x64 tile of a matmul, else a thread
-   per element of the largest operand; the kernels loop over what the grid
-   does not cover. */
+   a reduction, row of a softmax or 64x64 tile of a matmul, per query tile
+   of a fused attention, else a thread per element of the largest operand;
+   the kernels loop over what the grid does not cover. */
 static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpuir__func *k,
                                    const unsigned block[3], unsigned grid[3]) {
     gpuir_module *m = R->p->m;
     gpuir_op_kind kind;
     int64_t reduced;
     const gpuir_type *out = gpuir__kernel_output(m, k, &kind, &reduced);
+    const gpuir__op *attn = gpuir__kernel_attention(m, k);
     uint64_t blocks = 1, most = 1, threads = (uint64_t)block[0] * block[1] * block[2];
     for (uint32_t i = 0; i < op->n_operands; i++) {
         const gpuir__slot *s = &R->slots[gpuir__op_operand(m, op, i) - 1];
@@ -22329,8 +22475,9 @@ static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpu
         else if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE && t == out) blocks = n;
         if (n > most) most = n;
     }
-    if (kind != GPUIR_OP_SOFTMAX && kind != GPUIR_OP_MATMUL &&
-        gpuir__info(kind)->cls != GPUIR__CLASS_REDUCE)
+    if (attn) blocks = gpuir__run_attention_blocks(R, op, k, attn);
+    else if (kind != GPUIR_OP_SOFTMAX && kind != GPUIR_OP_MATMUL &&
+             gpuir__info(kind)->cls != GPUIR__CLASS_REDUCE)
         blocks = threads ? (most + threads - 1) / threads : 1;
     grid[0] = (unsigned)(blocks < 1 ? 1 : blocks > INT32_MAX ? INT32_MAX : blocks);
     grid[1] = grid[2] = 1;

@@ -70,9 +70,9 @@ TEST(attention_op_checks_its_operands) {
     CHECK(parse_attention(op, e, sizeof e) == GPUIR_ERR_ATTRIBUTE && strstr(e, "unknown attribute 'axis'"));
 }
 
-/* q of rank 1 is a shape error; causal attention of dynamic lengths (no
-   fused kernel, no static mask for the unfused form) fails in decompose,
-   at the op's location. */
+/* q of rank 1 is a shape error; causal attention of dynamic lengths the
+   fused kernel cannot run (f32: no static mask for the unfused form)
+   fails in decompose, at the op's location. */
 TEST(attention_errors_name_the_operand_and_place) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     const char *rank1 = "func.func @a(%q: tensor<64xf16>) -> tensor<64xf16> {\n"
@@ -81,13 +81,77 @@ TEST(attention_errors_name_the_operand_and_place) {
     CHECK(parse_quiet(ctx, rank1) == NULL && gpuir_ctx_result(ctx) == GPUIR_ERR_SHAPE);
     CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "q tensor<64xf16> needs rank >= 2"));
     gpuir_ctx_clear_error(ctx);
-    const char *dynamic = "func.func @b(%q: tensor<?x64xf16>) -> tensor<?x64xf16> {\n"
-                          "  %o = attention %q, %q, %q {causal = true} : (tensor<?x64xf16>, tensor<?x64xf16>, "
-                          "tensor<?x64xf16>) -> tensor<?x64xf16>\n  return %o : tensor<?x64xf16>\n}\n";
+    const char *dynamic = "func.func @b(%q: tensor<?x64xf32>) -> tensor<?x64xf32> {\n"
+                          "  %o = attention %q, %q, %q {causal = true} : (tensor<?x64xf32>, tensor<?x64xf32>, "
+                          "tensor<?x64xf32>) -> tensor<?x64xf32>\n  return %o : tensor<?x64xf32>\n}\n";
     gpuir_module *m = parse_quiet(ctx, dynamic);
     CHECK(m != NULL);
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_ERR_SHAPE);
     CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "dynamic sequence lengths"));
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Runs function f of `text` on the emulator and the interpreter with q
+   [2, Sq, 64], k and v [2, Sk, 64] and a mask [1, Sk] of random values,
+   and compares; returns the program's result (its error in ctx). */
+static gpuir_result run_lengths(gpuir_ctx *ctx, gpuir_program *p, gpuir_module *ref, int64_t Sq, int64_t Sk,
+                                int64_t Sv, int64_t Sm) {
+    const int64_t dims[4][3] = {{2, Sq, 64}, {2, Sk, 64}, {2, Sv, 64}, {1, Sm, 0}};
+    gpuir_array in[4], want, got;
+    memset(&want, 0, sizeof want), memset(&got, 0, sizeof got);
+    for (int i = 0; i < 4; i++) {
+        CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &in[i], GPUIR_F16, i == 3 ? 2 : 3, dims[i]), GPUIR_OK);
+        gpuir_array_fill_random(&in[i], 7 + (uint64_t)i);
+    }
+    gpuir_result r = gpuir_program_run(p, "f", 4, in, 1, &got);
+    if (!r) {
+        CHECK_RESULT(ctx, gpuir_ref_run(ref, "f", 4, in, 1, &want), GPUIR_OK);
+        double rtol, atol;
+        gpuir_backend_tolerance(GPUIR_BACKEND_EMU, GPUIR_F16, &rtol, &atol);
+        CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got, &want, rtol, atol), GPUIR_OK);
+    }
+    for (int i = 0; i < 4; i++) gpuir_array_release(&in[i]);
+    gpuir_array_release(&want);
+    gpuir_array_release(&got);
+    return r;
+}
+
+/* One compiled program of dynamic lengths (a causal attention with a
+   padding mask over the keys, fused: one kernel) runs at queries and keys
+   of different lengths, none among them (no keys: 0); lengths its
+   operands disagree on (k's and v's, the mask's keys and k's) are shape
+   errors naming the op and both sizes, and the program runs on after. */
+TEST(dynamic_attention_runs_at_any_lengths_and_checks_them) {
+    static const char text[] =
+        "func.func @f(%q: tensor<2x?x64xf16>, %k: tensor<2x?x64xf16>, %v: tensor<2x?x64xf16>, %m: tensor<1x?xf16>) "
+        "-> tensor<2x?x64xf16> {\n"
+        "  %o = attention %q, %k, %v, %m {scale = 0.125, causal = true, causal_offset = 3} : (tensor<2x?x64xf16>, "
+        "tensor<2x?x64xf16>, tensor<2x?x64xf16>, tensor<1x?xf16>) -> tensor<2x?x64xf16>\n"
+        "  return %o : tensor<2x?x64xf16>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "t");
+    gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), "t");
+    gpuir_program_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GPUIR_BACKEND_EMU;
+    gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
+    CHECK(p != NULL && ref != NULL);
+    if (!p || !ref) { gpuir_ctx_destroy(ctx); return; }
+    CHECK(strstr(gpuir_program_source(p), "gpuir_k_f_k0(") && !strstr(gpuir_program_source(p), "gpuir_k_f_k1("));
+    static const int64_t lengths[][2] = {{33, 100}, {100, 1}, {1, 130}, {130, 64}, {0, 5}, {5, 0}};
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        int64_t Sq = lengths[i][0], Sk = lengths[i][1];
+        CHECK_RESULT(ctx, run_lengths(ctx, p, ref, Sq, Sk, Sk, Sk), GPUIR_OK);
+    }
+    CHECK(run_lengths(ctx, p, ref, 20, 10, 11, 10) == GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "dynamic sizes disagree: attention: dim 1") &&
+          strstr(gpuir_ctx_error(ctx), " is 10") && strstr(gpuir_ctx_error(ctx), " is 11"));
+    gpuir_ctx_clear_error(ctx);
+    CHECK(run_lengths(ctx, p, ref, 20, 10, 10, 9) == GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "dynamic sizes disagree: attention:") && strstr(gpuir_ctx_error(ctx), " is 9"));
+    gpuir_ctx_clear_error(ctx);
+    CHECK_RESULT(ctx, run_lengths(ctx, p, ref, 20, 10, 10, 10), GPUIR_OK);
+    gpuir_program_destroy(p);
     gpuir_ctx_destroy(ctx);
 }
 
@@ -199,12 +263,46 @@ TEST(attention_kernels_compile_without_spills) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The kernels over dynamic sizes (tests/ir/run/attention-dynamic.gir, the
+   wgmma forms among them) compile for sm_90 without spills or local
+   memory too. */
+TEST(dynamic_attention_kernels_compile_without_spills) {
+    size_t n;
+    char *text = gpuir__slurp("tests/ir/run/attention-dynamic.gir", &n);
+    CHECK(text != NULL);
+    if (!text) return;
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_parse(ctx, text, n, "attention-dynamic.gir");
+    GPUIR_FREE(text);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    char *ptx = NULL;
+    long spilled = -2;
+    gpuir_result r = m ? gpuir_module_compile_cuda(m, 90, &spilled, &ptx) : GPUIR_ERR_VERIFY;
+    if (r == GPUIR_ERR_UNAVAILABLE) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+    CHECK_RESULT(ctx, r, GPUIR_OK);
+    CHECK(spilled == 0);
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async") && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+    static const char *const fused[] = {"gpuir_k_seq_f16_k0", "gpuir_k_decode_bf16_k0", "gpuir_k_causal_bf16_k0",
+                                        "gpuir_k_mask_f16_k0", "gpuir_k_bshd_padding_bf16_k0", "gpuir_k_mqa_causal_f16_k0",
+                                        "gpuir_k_batches_f16_k0", "gpuir_k_wgmma_causal_bf16_k0",
+                                        "gpuir_k_wgmma_scores_f16_k0"};
+    for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
+        if (entry_uses_local(ptx, fused[k])) {
+            fprintf(stderr, "sm_90: %s uses local memory (or is missing)\n", fused[k]);
+            check__failed = 1;
+        }
+    gpuir_free(ptx);
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     (void)check_hold_nvrtc_open();     /* never closed: NVRTC's pool stays reachable at exit */
     RUN(attention_op_checks_its_operands);
     RUN(attention_errors_name_the_operand_and_place);
     RUN(attention_pass_is_in_the_default_pipeline);
     RUN(attention_kernels_compile_without_spills);
+    RUN(dynamic_attention_kernels_compile_without_spills);
     RUN(the_emulator_has_the_targets_shared_memory);
+    RUN(dynamic_attention_runs_at_any_lengths_and_checks_them);
     return CHECK_EXIT();
 }
