@@ -15446,6 +15446,12 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->pack = bf ? "gpuir_pack_bf16x2" : "gpuir_pack_f16x2";
     if (A->pq < 0 || A->pk < 0 || A->pv < 0 || A->po < 0 || (n == 5 && A->pm < 0))
         return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
+    for (uint32_t i = 0; i < n; i++) {
+        gpuir_dtype dt = gpuir__value_at(m, gpuir__op_operand(m, op, i))->type.dtype;
+        if (dt != qt->dtype || (dt != GPUIR_F16 && dt != GPUIR_BF16))
+            return gpuir__cg_fail(C, op, "the fused kernel takes f16 or bf16 operands of one dtype (at tensor "
+                                  "level another attention runs as the ops it stands for)");
+    }
     if (!fits) return gpuir__cg_fail(C, op, "its batch offsets are past what the generator writes (too many dynamic dims)");
     int64_t Sq = q->fixed[r - 2], Sk = k->fixed[k->rank - 2];
     if (!gpuir__attention_head_dim_ok(A->D) || views[2].fixed[views[2].rank - 1] != A->D || Sq == 0 || Sk == 0 ||
