@@ -285,7 +285,7 @@ TEST(dynamic_attention_kernels_compile_without_spills) {
     static const char *const fused[] = {"gpuir_k_seq_f16_k0", "gpuir_k_decode_bf16_k0", "gpuir_k_causal_bf16_k0",
                                         "gpuir_k_mask_f16_k0", "gpuir_k_bshd_padding_bf16_k0", "gpuir_k_mqa_causal_f16_k0",
                                         "gpuir_k_batches_f16_k0", "gpuir_k_wgmma_causal_bf16_k0",
-                                        "gpuir_k_wgmma_scores_f16_k0"};
+                                        "gpuir_k_wgmma_scores_f16_k0", "gpuir_k_repeat_kv_bf16_k0"};
     for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
         if (entry_uses_local(ptx, fused[k])) {
             fprintf(stderr, "sm_90: %s uses local memory (or is missing)\n", fused[k]);
