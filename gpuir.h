@@ -216,6 +216,9 @@ typedef enum gpuir_dtype {
                 causal_offset (int, default 0, only with causal: then
                 the keys j > i + causal_offset are -inf; Sk - Sq aligns
                 the diagonal bottom-right, as FlashAttention's causal),
+                causal_bottom_right (bool, only with causal: Sk - Sq
+                added to the offset at run time, for lengths that are
+                dynamic: a KV cache's queries see its keys up to theirs),
                 seq_dim (int s: q, k, v and the result of one rank r
                 stored with the sequence at dim s, [B,S,H,D] at s = 1,
                 read as [..,S,D] with the other dims in order; the mask
@@ -1526,7 +1529,7 @@ typedef enum gpuir__attr_key {
     GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
     GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
     GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION, GPUIR__KEY_FORM, GPUIR__KEY_SCALE, GPUIR__KEY_CAUSAL,
-    GPUIR__KEY_CAUSAL_OFFSET, GPUIR__KEY_SEQ_DIM,
+    GPUIR__KEY_CAUSAL_OFFSET, GPUIR__KEY_SEQ_DIM, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT,
     GPUIR__KEY_COUNT
 } gpuir__attr_key;
 
@@ -2066,6 +2069,7 @@ static const struct gpuir__attr_key_info {
     {"form", GPUIR__ATTR_STRING, "a string"},
     {"scale", GPUIR__ATTR_FLOAT, "a float"}, {"causal", GPUIR__ATTR_BOOL, "a bool"},
     {"causal_offset", GPUIR__ATTR_INT, "an integer"}, {"seq_dim", GPUIR__ATTR_INT, "an integer"},
+    {"causal_bottom_right", GPUIR__ATTR_BOOL, "a bool"},
 };
 
 static gpuir__attr_key gpuir__attr_key_of(const char *name) {
@@ -2170,7 +2174,8 @@ static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     case GPUIR__CLASS_GLOBAL: return GPUIR__KEYS(NAME);
     case GPUIR__CLASS_SOFTMAX: return GPUIR__KEYS(AXIS);
     case GPUIR__CLASS_ATTENTION:
-        return GPUIR__KEYS(SCALE) | GPUIR__KEYS(CAUSAL) | GPUIR__KEYS(CAUSAL_OFFSET) | GPUIR__KEYS(SEQ_DIM);
+        return GPUIR__KEYS(SCALE) | GPUIR__KEYS(CAUSAL) | GPUIR__KEYS(CAUSAL_OFFSET) | GPUIR__KEYS(SEQ_DIM) |
+               GPUIR__KEYS(CAUSAL_BOTTOM_RIGHT);
     default: return 0;
     }
 }
@@ -2943,6 +2948,8 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
     case GPUIR__CLASS_ATTENTION:
         r = gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_OFFSET) && !gpuir__attr_flag(as, GPUIR__KEY_CAUSAL)
                 ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_offset needs causal = true")
+                : gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT) && !gpuir__attr_flag(as, GPUIR__KEY_CAUSAL)
+                ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_bottom_right needs causal = true")
                 : gpuir__attrs_key(as, GPUIR__KEY_SEQ_DIM)
                 ? gpuir__infer_attention_seq(ctx, in, n, gpuir__attrs_key(as, GPUIR__KEY_SEQ_DIM)->i, out)
                 : gpuir__infer_attention(ctx, in, n, out);
@@ -5518,14 +5525,16 @@ static void gpuir__ref_softmax(const gpuir_array *x, gpuir_array *out, int64_t a
 }
 
 /* attention: per batch and query row i, s_j = scale * q_i . k_j + mask[i][j]
-   (-inf where causal and j > i + offset), then softmax over j as gpuir__ref_softmax
+   (-inf where causal and j > i + offset, plus Sk - Sq when bottom_right),
+   then softmax over j as gpuir__ref_softmax
    and the weighted sum of v's rows, in double, rounded once. k, v and the
    mask broadcast over q's batch dims (the mask over its rows and keys too). */
 static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_array *out,
-                                 double scale, bool causal, int64_t offset) {
+                                 double scale, bool causal, int64_t offset, bool bottom_right) {
     const gpuir_array *q = x[0], *k = x[1], *v = x[2], *mask = n > 3 ? x[3] : NULL;
     int r = q->rank, mr = mask ? mask->rank : 0;
     size_t Sq = (size_t)q->dims[r - 2], D = (size_t)q->dims[r - 1], Sk = (size_t)k->dims[k->rank - 2];
+    if (bottom_right) offset += (int64_t)Sk - (int64_t)Sq;
     size_t Dv = (size_t)v->dims[v->rank - 1];
     size_t mcols = mr >= 1 ? (size_t)mask->dims[mr - 1] : 1, mrows = mr >= 2 ? (size_t)mask->dims[mr - 2] : 1;
     size_t row_stride = mrows == 1 ? 0 : mcols, col_stride = mcols == 1 ? 0 : 1;
@@ -5572,9 +5581,12 @@ static gpuir_result gpuir__ref_attention_op(gpuir__ref *R, const gpuir__op *op, 
     size_t n = op->result ? op->n_operands : op->n_operands - 1;
     double scale = sc ? sc->f : 1.0;
     bool causal = gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL);
+    bool bottom_right = gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT);
     int64_t offset = co ? co->i : 0;
     int r = x[0]->rank, s = sd ? (int)sd->i : r - 2;
-    if (s == r - 2) return gpuir__ref_attention(x, n, out, scale, causal, offset) ? GPUIR_OK : gpuir__oom(R->ctx, "attention");
+    if (s == r - 2)
+        return gpuir__ref_attention(x, n, out, scale, causal, offset, bottom_right) ? GPUIR_OK
+                                                                                   : gpuir__oom(R->ctx, "attention");
     int64_t perm[GPUIR_MAX_RANK], back[GPUIR_MAX_RANK];
     gpuir__attn_seq_perm(s, r, perm);
     gpuir__attn_seq_back(s, r, back);
@@ -5593,7 +5605,8 @@ static gpuir_result gpuir__ref_attention_op(gpuir__ref *R, const gpuir__op *op, 
     gpuir_type ot = gpuir_tensor_type(out->dtype, r, out->dims);
     ot = gpuir__attn_logical(&ot, s);
     if (!res) res = gpuir_array_alloc(R->ctx, &l[4], out->dtype, r, ot.dims);
-    if (!res && !gpuir__ref_attention(in, n, &l[4], scale, causal, offset)) res = gpuir__oom(R->ctx, "attention");
+    if (!res && !gpuir__ref_attention(in, n, &l[4], scale, causal, offset, bottom_right))
+        res = gpuir__oom(R->ctx, "attention");
     if (!res) gpuir__ref_transpose(&l[4], out, back);
     for (int i = 0; i < 5; i++) gpuir_array_release(&l[i]);
     return res;
@@ -7255,6 +7268,7 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
     const gpuir__attr *sc = gpuir__attr_get(m, op, GPUIR__KEY_SCALE);
     double scale = sc ? sc->f : 1.0;
     bool causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
+    bool bottom_right = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT);
     const gpuir__attr *co = gpuir__attr_get(m, op, GPUIR__KEY_CAUSAL_OFFSET);
     int64_t offset = co ? co->i : 0;
     const gpuir__attr *sd = gpuir__attr_get(m, op, GPUIR__KEY_SEQ_DIM);
@@ -7269,9 +7283,9 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
         if (!v) return 0;
     }                           /* op is not used past here: building ops moves m->ops */
     gpuir_type q = gpuir__value_at(m, in[0])->type, k = gpuir__value_at(m, in[1])->type;
-    uint32_t causal_mask = causal ? gpuir__decompose_causal_mask(m, op, q.dtype, q.dims[q.rank - 2], k.dims[k.rank - 2],
-                                                                 offset)
-                                  : 0;
+    int64_t Sq = q.dims[q.rank - 2], Sk = k.dims[k.rank - 2];
+    if (bottom_right && Sq != GPUIR_DYN && Sk != GPUIR_DYN) offset += Sk - Sq;
+    uint32_t causal_mask = causal ? gpuir__decompose_causal_mask(m, op, q.dtype, Sq, Sk, offset) : 0;
     if (causal && !causal_mask) return 0;
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
@@ -15352,7 +15366,8 @@ typedef struct gpuir__cg_attn {
     long long panels;           /* wgmma: 64-half panels of a row (D / 64, rounded up) */
     long long q_halves, k_stage, v_stage;   /* Q's shared memory and a K and a V stage, in halves */
     long long offset;           /* causal_offset: key j of row i masked at j > i + offset */
-    char plus_offset[32];       /* " + offset", "" for 0 */
+    char dyn_offset[720];       /* causal_bottom_right over dynamic lengths: " + (int)(Sk - Sq)", else "" */
+    char plus_offset[752];      /* " + offset" and dyn_offset, "" for neither */
     double scale;
     const char *mma, *load, *pack;
 } gpuir__cg_attn;
@@ -15432,8 +15447,15 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->po = gpuir__cg_param_index(C, ids[3]);
     A->causal = gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL);
     A->offset = A->causal ? (long long)gpuir__op_int_attr(m, op, GPUIR__KEY_CAUSAL_OFFSET, 0) : 0;
-    if (A->offset) snprintf(A->plus_offset, sizeof A->plus_offset, " %c %lld", A->offset < 0 ? '-' : '+',
-                            A->offset < 0 ? -A->offset : A->offset);
+    if (A->causal && gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT)) {  /* the diagonal at the last query's last key */
+        int64_t Sq = q->fixed[r - 2], Sk = k->fixed[k->rank - 2];
+        if (Sq != GPUIR_DYN && Sk != GPUIR_DYN) A->offset += Sk - Sq;
+        else snprintf(A->dyn_offset, sizeof A->dyn_offset, " + (int)(%s - %s)", A->sk, A->sq);
+    }
+    size_t po = 0;
+    if (A->offset) po = (size_t)snprintf(A->plus_offset, sizeof A->plus_offset, " %c %lld", A->offset < 0 ? '-' : '+',
+                                         A->offset < 0 ? -A->offset : A->offset);
+    snprintf(A->plus_offset + po, sizeof A->plus_offset - po, "%s", A->dyn_offset);
     char *bs[4] = {A->qb, A->kb, A->vb, A->ob}, *rows[4] = {A->qrow, A->krow, A->vrow, A->orow};
     bool fits = true;
     for (int i = 0; i < 4; i++) {       /* q, k, v and the output: stored [.., S, D], or sequence-major */
@@ -15556,7 +15578,7 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
         gpuir__cg_line(C, "if (row < %s && col < %s)", A->sq, A->sk);
         gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
     }
-    char causal[48] = "";
+    char causal[800] = "";
     if (A->causal) snprintf(causal, sizeof causal, " || col > row%s", A->plus_offset);
     gpuir__cg_line(C, "if (edge && (col >= %s%s)) sx = -GPUIR_INF;", A->sk, causal);
     gpuir__cg_line(C, "s[n][f] = sx;");
@@ -15725,9 +15747,9 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
                    gpuir__cg_param(C, A.pv), A.vb);
     if (A.causal) {     /* the tiles up to the block's last row's last key, at least one */
         long long last = A.br - 1 + A.offset;
-        char sum[48];
-        if (last) snprintf(sum, sizeof sum, "r0 %c %lld", last < 0 ? '-' : '+', last < 0 ? -last : last);
-        else snprintf(sum, sizeof sum, "r0");
+        char sum[800];
+        if (last) snprintf(sum, sizeof sum, "r0 %c %lld%s", last < 0 ? '-' : '+', last < 0 ? -last : last, A.dyn_offset);
+        else snprintf(sum, sizeof sum, "r0%s", A.dyn_offset);
         gpuir__cg_line(C, "int nkv = (%s) / %d + 1;", sum, GPUIR__ATTN_BC);
         gpuir__cg_line(C, "nkv = nkv < 1 ? 1 : nkv > %s ? %s : nkv;", A.ktiles, A.ktiles);
     }

@@ -117,42 +117,47 @@ static gpuir_result run_lengths(gpuir_ctx *ctx, gpuir_program *p, gpuir_module *
 }
 
 /* One compiled program of dynamic lengths (a causal attention with a
-   padding mask over the keys, fused: one kernel) runs at queries and keys
-   of different lengths, none among them (no keys: 0); lengths its
-   operands disagree on (k's and v's, the mask's keys and k's) are shape
-   errors naming the op and both sizes, and the program runs on after. */
+   padding mask over the keys, fused: one kernel; its diagonal 3 keys
+   right, or bottom-right and 2 keys left) runs at queries and keys of
+   different lengths, none among them (no keys: 0); lengths its operands
+   disagree on (k's and v's, the mask's keys and k's) are shape errors
+   naming the op and both sizes, and the program runs on after. */
 TEST(dynamic_attention_runs_at_any_lengths_and_checks_them) {
-    static const char text[] =
-        "func.func @f(%q: tensor<2x?x64xf16>, %k: tensor<2x?x64xf16>, %v: tensor<2x?x64xf16>, %m: tensor<1x?xf16>) "
-        "-> tensor<2x?x64xf16> {\n"
-        "  %o = attention %q, %k, %v, %m {scale = 0.125, causal = true, causal_offset = 3} : (tensor<2x?x64xf16>, "
-        "tensor<2x?x64xf16>, tensor<2x?x64xf16>, tensor<1x?xf16>) -> tensor<2x?x64xf16>\n"
-        "  return %o : tensor<2x?x64xf16>\n}\n";
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "t");
-    gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), "t");
-    gpuir_program_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = GPUIR_BACKEND_EMU;
-    gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
-    CHECK(p != NULL && ref != NULL);
-    if (!p || !ref) { gpuir_ctx_destroy(ctx); return; }
-    CHECK(strstr(gpuir_program_source(p), "gpuir_k_f_k0(") && !strstr(gpuir_program_source(p), "gpuir_k_f_k1("));
-    static const int64_t lengths[][2] = {{33, 100}, {100, 1}, {1, 130}, {130, 64}, {0, 5}, {5, 0}};
-    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
-        int64_t Sq = lengths[i][0], Sk = lengths[i][1];
-        CHECK_RESULT(ctx, run_lengths(ctx, p, ref, Sq, Sk, Sk, Sk), GPUIR_OK);
+    static const char *const attrs[2] = {"causal_offset = 3", "causal_offset = -2, causal_bottom_right = true"};
+    for (int a = 0; a < 2; a++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "func.func @f(%%q: tensor<2x?x64xf16>, %%k: tensor<2x?x64xf16>, %%v: tensor<2x?x64xf16>, "
+                 "%%m: tensor<1x?xf16>) -> tensor<2x?x64xf16> {\n"
+                 "  %%o = attention %%q, %%k, %%v, %%m {scale = 0.125, causal = true, %s} : (tensor<2x?x64xf16>, "
+                 "tensor<2x?x64xf16>, tensor<2x?x64xf16>, tensor<1x?xf16>) -> tensor<2x?x64xf16>\n"
+                 "  return %%o : tensor<2x?x64xf16>\n}\n", attrs[a]);
+        gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+        gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "t");
+        gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), "t");
+        gpuir_program_desc d;
+        memset(&d, 0, sizeof d);
+        d.backend = GPUIR_BACKEND_EMU;
+        gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
+        CHECK(p != NULL && ref != NULL);
+        if (!p || !ref) { gpuir_ctx_destroy(ctx); return; }
+        CHECK(strstr(gpuir_program_source(p), "gpuir_k_f_k0(") && !strstr(gpuir_program_source(p), "gpuir_k_f_k1("));
+        static const int64_t lengths[][2] = {{33, 100}, {100, 1}, {1, 130}, {130, 64}, {0, 5}, {5, 0}};
+        for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+            int64_t Sq = lengths[i][0], Sk = lengths[i][1];
+            CHECK_RESULT(ctx, run_lengths(ctx, p, ref, Sq, Sk, Sk, Sk), GPUIR_OK);
+        }
+        CHECK(run_lengths(ctx, p, ref, 20, 10, 11, 10) == GPUIR_ERR_SHAPE);
+        CHECK(strstr(gpuir_ctx_error(ctx), "dynamic sizes disagree: attention: dim 1") &&
+              strstr(gpuir_ctx_error(ctx), " is 10") && strstr(gpuir_ctx_error(ctx), " is 11"));
+        gpuir_ctx_clear_error(ctx);
+        CHECK(run_lengths(ctx, p, ref, 20, 10, 10, 9) == GPUIR_ERR_SHAPE);
+        CHECK(strstr(gpuir_ctx_error(ctx), "dynamic sizes disagree: attention:") && strstr(gpuir_ctx_error(ctx), " is 9"));
+        gpuir_ctx_clear_error(ctx);
+        CHECK_RESULT(ctx, run_lengths(ctx, p, ref, 20, 10, 10, 10), GPUIR_OK);
+        gpuir_program_destroy(p);
+        gpuir_ctx_destroy(ctx);
     }
-    CHECK(run_lengths(ctx, p, ref, 20, 10, 11, 10) == GPUIR_ERR_SHAPE);
-    CHECK(strstr(gpuir_ctx_error(ctx), "dynamic sizes disagree: attention: dim 1") &&
-          strstr(gpuir_ctx_error(ctx), " is 10") && strstr(gpuir_ctx_error(ctx), " is 11"));
-    gpuir_ctx_clear_error(ctx);
-    CHECK(run_lengths(ctx, p, ref, 20, 10, 10, 9) == GPUIR_ERR_SHAPE);
-    CHECK(strstr(gpuir_ctx_error(ctx), "dynamic sizes disagree: attention:") && strstr(gpuir_ctx_error(ctx), " is 9"));
-    gpuir_ctx_clear_error(ctx);
-    CHECK_RESULT(ctx, run_lengths(ctx, p, ref, 20, 10, 10, 10), GPUIR_OK);
-    gpuir_program_destroy(p);
-    gpuir_ctx_destroy(ctx);
 }
 
 /* The default pipeline runs the attention pass before split-k and fuse. */

@@ -956,12 +956,14 @@ static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
 }
 
 /* The attention op written out (q, k, v parameters qi, ki, vi; causal now
-   and then) with its scores (and P V, half the time) on wgmma by form
+   and then, a third of those aligned bottom-right by causal_bottom_right
+   where every query then sees a key) with its scores (and P V, half the time) on wgmma by form
    (sm_90), 64 or 128 query rows a block; its error bound as the motif's
    unfused ops would have it. */
 static int fd_attention_wgmma(fd_gen *g, const fd_val *q, int qi, int ki, int vi, int64_t sk, int64_t dh, double u) {
     double scale = (fd_chance(&g->rng, 50) ? 1.0 : 2.0) / (double)dh;
     bool causal = fd_chance(&g->rng, 40);
+    bool bottom_right = causal && sk >= q->dims[q->rank - 2] && fd_chance(&g->rng, 33);
     static const char *const forms[4] = {"attention.fa2_wgmma.m64", "attention.fa2_wgmma.m128", "attention.wgmma.m64",
                                          "attention.wgmma.m128"};
     const char *form = forms[fd_below(&g->rng, 4)];
@@ -969,9 +971,10 @@ static int fd_attention_wgmma(fd_gen *g, const fd_val *q, int qi, int ki, int vi
     fd_val o = *q;
     o.mag = 1;
     o.err = (2 * et + 3 * u) + 4 * sqrt((double)sk) * fd_u(GPUIR_F32) + u;
-    char tq[128], tk[128], tv[128], line[640];
+    char tq[128], tk[128], tv[128], line[768];
     snprintf(line, sizeof line, "attention %%v%d, %%v%d, %%v%d {scale = %.9g%s, form = \"%s\"} : (%s, %s, %s) -> %s",
-             qi, ki, vi, scale, causal ? ", causal = true" : "", form, fd_t(&g->f->v[qi], tq),
+             qi, ki, vi, scale, bottom_right ? ", causal = true, causal_bottom_right = true" : causal ? ", causal = true" : "",
+             form, fd_t(&g->f->v[qi], tq),
              fd_t(&g->f->v[ki], tk), fd_t(&g->f->v[vi], tv), tq);
     int r = fd_op(g, &o, qi, ki, "%s", line);
     if (r >= 0) g->f->v[r].deps[g->f->v[r].n_deps++] = vi;
