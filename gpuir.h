@@ -22473,7 +22473,8 @@ static uint64_t gpuir__run_attention_blocks(const gpuir__run *R, const gpuir__op
     int rank = gpuir__value_at(m, q)->type.rank;
     const gpuir__attr *sd = gpuir__attr_get(m, attn, GPUIR__KEY_SEQ_DIM);
     int seq = sd ? (int)sd->i : rank - 2;
-    int64_t rows = gpuir__form_attention_rows(gpuir__kernel_form_recorded(m, k));
+    gpuir__kernel_form form = gpuir__kernel_form_recorded(m, k);    /* else the one codegen took */
+    int64_t rows = gpuir__form_attention_rows(form ? form : gpuir__kernel_form_decide(m, k));
     uint64_t batches = 1, Sq = (uint64_t)gpuir__run_kernel_dim(R, launch, k, q, seq);
     for (int i = 0; i < rank - 1; i++)
         if (i != seq) batches *= (uint64_t)gpuir__run_kernel_dim(R, launch, k, q, i);
