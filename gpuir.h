@@ -9771,15 +9771,17 @@ static uint32_t gpuir__place_resident(gpuir__placer *P, uint32_t b) {
 }
 
 static uint32_t gpuir__place_twin(gpuir__placer *P, uint32_t b);
+static uint32_t gpuir__place_device_of(gpuir__placer *P, uint32_t b);
 
 /* Points the sizes of an allocation (its operands) that are device-only
-   buffers at their twins: their host allocations go. */
+   buffers at their device memory (a twin, or a view's device view): their
+   host allocations and views go. */
 static void gpuir__place_size_operands(gpuir__placer *P, uint32_t op_id) {
     gpuir_module *m = P->m;
     for (uint32_t k = 0; k < gpuir__op_at(m, op_id)->n_operands; k++) {
         uint32_t s = gpuir__op_operand(m, gpuir__op_at(m, op_id), k);
-        if (P->device_only[s - 1]) {
-            uint32_t twin = gpuir__place_twin(P, s);
+        if (P->device_only[gpuir__view_base(m, s) - 1]) {      /* a view of one: its device view */
+            uint32_t twin = gpuir__place_device_of(P, s);
             m->uses[gpuir__op_at(m, op_id)->operands + k] = twin;
         }
     }
