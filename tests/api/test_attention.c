@@ -226,17 +226,24 @@ static bool entry_uses_local(const char *ptx, const char *name) {
     return !at || (local && (!next || local < next));
 }
 
+/* The module of test file `path` after the default pipeline, in a fresh
+   context (*ctx; NULL module on a failure, checked here). */
+static gpuir_module *lowered_file(const char *path, gpuir_ctx **ctx) {
+    size_t n;
+    char *text = gpuir__slurp(path, &n);
+    CHECK(text != NULL);
+    *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = text ? gpuir_module_parse(*ctx, text, n, path) : NULL;
+    GPUIR_FREE(text);
+    CHECK_RESULT(*ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    return m;
+}
+
 /* Every fused kernel of the run test compiles for sm_80 and sm_90: no
    spills, no local memory, tensor cores. */
 TEST(attention_kernels_compile_without_spills) {
-    size_t n;
-    char *text = gpuir__slurp("tests/ir/run/attention.gir", &n);
-    CHECK(text != NULL);
-    if (!text) return;
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = gpuir_module_parse(ctx, text, n, "attention.gir");
-    GPUIR_FREE(text);
-    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    gpuir_ctx *ctx;
+    gpuir_module *m = lowered_file("tests/ir/run/attention.gir", &ctx);
     static const int archs[] = {80, 90};
     /* sm_80 only under ASan: the CUDA C is the same text for both and NVRTC
        is not instrumented (test_runtime's archs_compiled) */
@@ -272,14 +279,8 @@ TEST(attention_kernels_compile_without_spills) {
    wgmma forms among them) compile for sm_90 without spills or local
    memory too. */
 TEST(dynamic_attention_kernels_compile_without_spills) {
-    size_t n;
-    char *text = gpuir__slurp("tests/ir/run/attention-dynamic.gir", &n);
-    CHECK(text != NULL);
-    if (!text) return;
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = gpuir_module_parse(ctx, text, n, "attention-dynamic.gir");
-    GPUIR_FREE(text);
-    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
+    gpuir_ctx *ctx;
+    gpuir_module *m = lowered_file("tests/ir/run/attention-dynamic.gir", &ctx);
     char *ptx = NULL;
     long spilled = -2;
     gpuir_result r = m ? gpuir_module_compile_cuda(m, 90, &spilled, &ptx) : GPUIR_ERR_VERIFY;
