@@ -1,15 +1,16 @@
 /* fuzz_diff: the differential fuzzer. Generates random *valid* programs
    from a seed (tensor level: elementwise chains with broadcasting, matmuls
    with epilogues, split-K, reductions, softmax, transposes, reshapes,
-   broadcasts, casts, constants, globals; buffer level: hand-written kernels
-   and host functions with explicit or placed copies), runs each function on
+   broadcasts, casts, constants, globals, and in a quarter of them `?`
+   dims run at two sizes each; buffer level: hand-written kernels and host
+   functions with explicit or placed copies), runs each function on
    the reference interpreter and through the whole lowering pipeline (the
    verifier after every pass) on the CPU emulator, and compares the results
    within the backend's tolerance (gpuir_backend_tolerance, its atol scaled
    by the error bound the generator tracks for each result).
 
    fuzz_diff [--seed=N] [--count=N] [--seconds=S] [--funcs=K] [--out=DIR]
-             [--no=FEATURE,...] [--print] [--quiet]
+             [--no=FEATURE,...] [--dynamic=P] [--print] [--quiet]
    fuzz_diff --replay FILE...
 
    Generation: modules from seeds N, N+1, ... (--count of them, or until
@@ -20,12 +21,16 @@
    ops the failing result depends on) and written to DIR (default build/)
    as fuzz-diff-SEED.gir. --no turns generator features off (dense, zero,
    matmul, splitk, wgmma, tf32, global, cast, softmax, reduce, buffer,
-   graphs, int, motif) to steer around a known open finding.
+   graphs, int, motif, dynamic) to steer around a known open finding;
+   --dynamic=P gives P % of the tensor functions `?` dims (default 25).
    Replay: each file is a module as written above; prints one PASS or FAIL
    line per file and exits 1 if any failed.
    The header comment `// fuzz-diff: sm=.. sm_count=.. sync=.. graphs=..
    emu_seed=..` gives the run's configuration, `// fuzz-diff-tol @f S` the
-   tolerance scale of @f's results (1 if absent). Inputs and globals get
+   tolerance scale of @f's results (1 if absent), each `// fuzz-diff-sizes
+   @f 13x7 - 7` line one run of @f with its parameters of those dims (a
+   `?` takes the size there; `-` a scalar): the runs go in order through
+   one compiled program. Inputs and globals get
    gpuir_array_fill_random data seeded by a hash of their name, so a
    reproducer keeps its data when parameters are dropped. Linked with the
    implementation compiled once (examples/gpuir_impl.c). */
@@ -47,6 +52,7 @@
 #define FD_MAX_VALS 48
 #define FD_MAX_FUNCS 8
 #define FD_MAX_ELEMS 12000
+#define FD_MAX_SIZES 6
 #define FD_TIMEOUT_S 900
 #define FD_CPU_LIMIT_S 60
 
@@ -120,7 +126,8 @@ static double fd_now(void) {
 typedef struct fd_val {
     gpuir_dtype dt;
     int rank;
-    int64_t dims[GPUIR_MAX_RANK];
+    int64_t dims[GPUIR_MAX_RANK];   /* a dynamic dim: the larger of its two sizes */
+    uint8_t sym[GPUIR_MAX_RANK];    /* 0: static; j + 1: `?`, the function's size j */
     double mag;      /* a bound on |element| (floats; ints are exact anyway) */
     double err;      /* a bound on |emu - ref| (absolute) */
     bool param;
@@ -139,6 +146,10 @@ typedef struct fd_func {
     char *kernels;   /* buffer level: its kernels (gpu.func), or NULL */
     double err;      /* buffer level: the error bound of every result */
     gpuir_dtype dt;  /* buffer level: the dtype of every buffer */
+    /* Dynamic sizes: the function runs twice, once at each size of every
+       `?` (size j is sizes[j][0], then sizes[j][1]); one compiled program. */
+    int n_sizes;
+    int64_t sizes[FD_MAX_SIZES][2];
 } fd_func;
 
 typedef struct fd_config {
@@ -156,11 +167,12 @@ typedef struct fd_module {
 
 /* Generator features that --no turns off. */
 enum { FD_DENSE, FD_ZERO, FD_MATMUL, FD_SPLITK, FD_WGMMA, FD_TF32, FD_GLOBAL, FD_CAST, FD_SOFTMAX,
-       FD_REDUCE, FD_BUFFER, FD_GRAPHS, FD_INT, FD_MOTIF, FD_FEATURES };
+       FD_REDUCE, FD_BUFFER, FD_GRAPHS, FD_INT, FD_MOTIF, FD_DYNAMIC, FD_FEATURES };
 static const char *fd_feature_names[FD_FEATURES] = {"dense", "zero", "matmul", "splitk", "wgmma", "tf32",
                                                     "global", "cast", "softmax", "reduce", "buffer",
-                                                    "graphs", "int", "motif"};
+                                                    "graphs", "int", "motif", "dynamic"};
 static bool fd_off[FD_FEATURES];
+static int fd_dynamic_percent = 25;   /* of the tensor functions: `?` dims (--dynamic=P) */
 
 typedef struct fd_gen {
     fd_rng rng;
@@ -168,6 +180,7 @@ typedef struct fd_gen {
     int fi;          /* the function's index: names its globals */
     int n_globals;
     int sm;          /* the module's target: `wgmma = true` only where it runs */
+    int dyn;         /* the percent of a new parameter's dims that are `?` (0: a static function) */
 } fd_gen;
 
 static int64_t fd_count(const fd_val *v) {
@@ -177,8 +190,66 @@ static int64_t fd_count(const fd_val *v) {
 }
 
 static void fd_type(const fd_val *v, char *buf, size_t size) {
-    gpuir_tensor_type(v->dt, v->rank, v->dims);
-    gpuir_type_str(gpuir_tensor_type(v->dt, v->rank, v->dims), buf, size);
+    int64_t dims[GPUIR_MAX_RANK];
+    for (int i = 0; i < v->rank; i++) dims[i] = v->sym[i] ? GPUIR_DYN : v->dims[i];
+    gpuir_type_str(gpuir_tensor_type(v->dt, v->rank, dims), buf, size);
+}
+
+/* ---- dynamic sizes ------------------------------------------------------
+   A `?` stands for one of the function's sizes, which has two values (one
+   a run). Two dims pair up (an elementwise op, a matmul's K) only when both
+   are the same size or one is a static 1: a `?` is never broadcast. */
+
+static bool fd_dynamic(const fd_val *v) {
+    for (int i = 0; i < v->rank; i++)
+        if (v->sym[i]) return true;
+    return false;
+}
+
+static int fd_dynamic_count(const fd_val *v) {
+    int n = 0;
+    for (int i = 0; i < v->rank; i++) n += v->sym[i] != 0;
+    return n;
+}
+
+/* Dim i of v at run `run` (0 or 1). */
+static int64_t fd_dim_at(const fd_func *f, const fd_val *v, int i, int run) {
+    return v->sym[i] ? f->sizes[v->sym[i] - 1][run] : v->dims[i];
+}
+
+/* A new size whose larger value is `max`, the other one of the edges
+   below it (0, 1, 2, one less, half), in either order; 0 when the
+   function has all it may. */
+static int fd_size_new(fd_gen *g, int64_t max, int64_t other) {
+    fd_func *f = g->f;
+    if (f->n_sizes >= FD_MAX_SIZES) return 0;
+    if (other < 0) {
+        int64_t edges[5] = {0, 1, 2, max - 1, max / 2};
+        other = edges[fd_below(&g->rng, 5)];
+        if (other > max || other < 0) other = max;
+    }
+    bool swap = fd_chance(&g->rng, 50);
+    f->sizes[f->n_sizes][swap] = max;
+    f->sizes[f->n_sizes][!swap] = other;
+    return ++f->n_sizes;
+}
+
+/* Makes some dims of v `?` (new sizes; g->dyn percent of them). */
+static void fd_make_dynamic(fd_gen *g, fd_val *v) {
+    for (int i = 0; i < v->rank && g->dyn; i++)
+        if (!v->sym[i] && fd_chance(&g->rng, g->dyn)) v->sym[i] = (uint8_t)fd_size_new(g, v->dims[i], -1);
+}
+
+/* n dims of src from dim si to dst from dim di, sizes with them. */
+static void fd_move_dims(fd_val *dst, int di, const fd_val *src, int si, int n) {
+    if (n <= 0) return;
+    memmove(dst->dims + di, src->dims + si, sizeof(int64_t) * (size_t)n);
+    memmove(dst->sym + di, src->sym + si, (size_t)n);
+}
+
+static bool fd_same_shape(const fd_val *a, const fd_val *b) {
+    return a->rank == b->rank && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) &&
+           !memcmp(a->sym, b->sym, (size_t)a->rank);
 }
 
 static bool fd_float(const fd_val *v) { return gpuir_dtype_is_float(v->dt); }
@@ -232,15 +303,16 @@ static fd_val *fd_push(fd_gen *g) {
     return v;
 }
 
-static int fd_param(fd_gen *g, gpuir_dtype dt, int rank, const int64_t *dims) {
+/* A parameter of dtype dt and shape's dims (its `?`s too). */
+static int fd_param_like(fd_gen *g, gpuir_dtype dt, const fd_val *shape) {
     fd_val *v = fd_push(g);
     if (!v) return -1;
     v->dt = dt;
-    v->rank = rank;
-    memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
+    fd_move_dims(v, 0, shape, 0, shape->rank);
+    v->rank = shape->rank;
     v->mag = gpuir_dtype_is_float(dt) ? 1 : 16;     /* gpuir_array_fill_random's ranges */
     v->param = true;
-    if (!fd_off[FD_GLOBAL] && fd_chance(&g->rng, 8)) {   /* a module global instead */
+    if (!fd_off[FD_GLOBAL] && !fd_dynamic(v) && fd_chance(&g->rng, 8)) {   /* a module global instead */
         char decl[256], ty[128];
         fd_type(v, ty, sizeof ty);
         snprintf(decl, sizeof decl, "global @g%d_%d : %s", g->fi, g->n_globals, ty);
@@ -251,6 +323,16 @@ static int fd_param(fd_gen *g, gpuir_dtype dt, int rank, const int64_t *dims) {
         v->param = false;
     }
     return g->f->n - 1;
+}
+
+/* The shape [v's dim i, w's dim j] (a mask [Sq, Sk], a bias [N]: j < 0). */
+static fd_val fd_shape_of(const fd_val *v, int i, const fd_val *w, int j) {
+    fd_val s;
+    memset(&s, 0, sizeof s);
+    fd_move_dims(&s, 0, v, i, 1);
+    s.rank = 1;
+    if (j >= 0) fd_move_dims(&s, s.rank++, w, j, 1);
+    return s;
 }
 
 /* Appends op `fmt` (after "%vN = ") with result shape `r` reading deps. */
@@ -304,10 +386,14 @@ static int fd_tame(fd_gen *g, int a, double limit) {
     return fd_unary_named(g, a, "tanh", 1, v->err + fd_u(v->dt));
 }
 
+/* A splat constant of the last `rank` dims of shape (fewer when a `?` is
+   among them: a constant's size is static). */
 static int fd_splat(fd_gen *g, const fd_val *shape, int rank, double value) {
     fd_val r = *shape;
+    for (int i = shape->rank - rank; i < shape->rank; i++)
+        if (shape->sym[i]) rank = shape->rank - 1 - i;
     r.rank = rank;
-    if (rank < shape->rank) memmove(r.dims, shape->dims + (shape->rank - rank), sizeof(int64_t) * (size_t)rank);
+    fd_move_dims(&r, 0, shape, shape->rank - rank, rank);
     r.mag = fabs(value);
     r.err = 0;
     char tr[128];
@@ -363,19 +449,18 @@ static int fd_unary(fd_gen *g, int a) {
 static int fd_partner(fd_gen *g, int a) {
     fd_val s = g->f->v[a];
     int rank = fd_chance(&g->rng, 60) ? s.rank : fd_below(&g->rng, s.rank + 1);
-    memmove(s.dims, s.dims + (s.rank - rank), sizeof(int64_t) * (size_t)rank);
+    fd_move_dims(&s, 0, &s, s.rank - rank, rank);
     s.rank = rank;
     for (int i = 0; i < rank; i++)
-        if (fd_chance(&g->rng, 20)) s.dims[i] = 1;
+        if (fd_chance(&g->rng, 20)) s.dims[i] = 1, s.sym[i] = 0;
     if (fd_chance(&g->rng, 50))
         for (int i = g->f->n - 1; i >= 0; i--) {
             const fd_val *c = &g->f->v[i];
-            if (i != a && c->dt == s.dt && c->rank == s.rank && !memcmp(c->dims, s.dims, sizeof(int64_t) * (size_t)rank))
-                return i;
+            if (i != a && c->dt == s.dt && fd_same_shape(c, &s)) return i;
         }
     int k = fd_below(&g->rng, 10);
     if (k == 0) return fd_splat(g, &s, s.rank, fd_float(&s) ? 0.75 : 3);
-    if (k == 1 && !fd_off[FD_DENSE] && fd_count(&s) <= 64) {
+    if (k == 1 && !fd_off[FD_DENSE] && !fd_dynamic(&s) && fd_count(&s) <= 64) {
         fd_str d = {0};
         fd_val r = s;
         char tr[128];
@@ -392,7 +477,7 @@ static int fd_partner(fd_gen *g, int a) {
         free(d.p);
         return v;
     }
-    return fd_param(g, s.dt, s.rank, s.dims);
+    return fd_param_like(g, s.dt, &s);
 }
 
 static void fd_broadcast_shape(const fd_val *a, const fd_val *b, fd_val *r) {
@@ -400,7 +485,7 @@ static void fd_broadcast_shape(const fd_val *a, const fd_val *b, fd_val *r) {
     *r = *big;
     int off = big->rank - small->rank;
     for (int i = 0; i < small->rank; i++)
-        if (big->dims[off + i] == 1) r->dims[off + i] = small->dims[i];
+        if (big->dims[off + i] == 1 && !big->sym[off + i]) fd_move_dims(r, off + i, small, i, 1);
 }
 
 static int fd_binary(fd_gen *g, int a) {
@@ -442,16 +527,23 @@ static int fd_matmul(fd_gen *g, int a) {
     const fd_val *x = &g->f->v[a];
     if (x->rank < 2 || fd_off[FD_MATMUL]) return fd_unary(g, a);
     bool ta = fd_chance(&g->rng, 20), tb = fd_chance(&g->rng, 30);
-    int64_t m = x->dims[x->rank - (ta ? 1 : 2)], k = x->dims[x->rank - (ta ? 2 : 1)], n = fd_dim(g);
+    int im = x->rank - (ta ? 1 : 2), ik = x->rank - (ta ? 2 : 1);
+    int64_t m = x->dims[im], k = x->dims[ik], n = fd_dim(g);
     int64_t batch = 1;
     for (int i = 0; i < x->rank - 2; i++) batch *= x->dims[i] > 1 ? x->dims[i] : 1;
     int64_t cm = m > 1 ? m : 1, ck = k > 1 ? k : 1;   /* the cost, as if 0s were 1s */
     while (n > 1 && batch * cm * n * (ck + 1) > 150000) n /= 2;
     if (batch * cm * (n > 1 ? n : 1) * (ck + 1) > 300000) return fd_unary(g, a);
+    fd_val nv;                                        /* N: a new `?` now and then */
+    memset(&nv, 0, sizeof nv);
+    nv.rank = 1;
+    nv.dims[0] = n;
+    fd_make_dynamic(g, &nv);
+    bool dynamic = fd_dynamic(x) || fd_dynamic(&nv);  /* the plain kernel's (no wgmma, form, split) */
     bool flt = fd_float(x);
     bool half = x->dt == GPUIR_F16 || x->dt == GPUIR_BF16;
     bool tf32 = x->dt == GPUIR_F32 && !fd_off[FD_TF32] && fd_chance(&g->rng, 10);
-    bool wgmma = !fd_off[FD_WGMMA] && g->sm >= 90 && (half || tf32) && k % (half ? 8 : 4) == 0 && k > 0 &&
+    bool wgmma = !fd_off[FD_WGMMA] && !dynamic && g->sm >= 90 && (half || tf32) && k % (half ? 8 : 4) == 0 && k > 0 &&
                  m > 0 && n > 0 && fd_chance(&g->rng, 25);    /* `wgmma = true` forces it: only where it runs */
     /* or a wgmma variant by name (128x256 tiles, a persistent grid: the
        module's sm_count is often 1..16, so blocks walk tiles) */
@@ -460,24 +552,23 @@ static int fd_matmul(fd_gen *g, int a) {
         {"wgmma.128x128x32.s6", "wgmma.128x128x32.s6.persistent", "wgmma.128x256x32.s4", "wgmma.128x256x32.s4.persistent"}};
     const char *form = wgmma && fd_chance(&g->rng, 50) ? wgmma_forms[tf32][fd_below(&g->rng, 4)] : NULL;
     if (wgmma) tb = true;
-    int slices = flt && !fd_off[FD_SPLITK] && !wgmma && k >= 4 && fd_chance(&g->rng, 12) ? 2 + fd_below(&g->rng, 3) : 0;
+    int slices = flt && !fd_off[FD_SPLITK] && !wgmma && !dynamic && k >= 4 && fd_chance(&g->rng, 12) ? 2 + fd_below(&g->rng, 3) : 0;
     if (slices && k <= (slices - 1) * gpuir_matmul_k_slice_len(k, slices)) slices = 0;   /* no empty slice */
     if (slices) tf32 = false;
     if (flt) a = fd_tame(g, a, x->dt == GPUIR_F32 ? 4 : 2);
     if (a < 0) return -1;
     x = &g->f->v[a];
-    int64_t bd[GPUIR_MAX_RANK];
-    int brank = fd_chance(&g->rng, 70) ? 2 : x->rank;
-    memcpy(bd, x->dims, sizeof bd);
-    bd[brank - 2] = tb ? n : k;
-    bd[brank - 1] = tb ? k : n;
-    int b = fd_param(g, x->dt, brank, bd);
+    fd_val bs = *x;                     /* B: [K, N] or [N, K], or batched like A */
+    bs.rank = fd_chance(&g->rng, 70) ? 2 : x->rank;
+    fd_move_dims(&bs, bs.rank - (tb ? 1 : 2), x, ik, 1);
+    fd_move_dims(&bs, bs.rank - (tb ? 2 : 1), &nv, 0, 1);
+    int b = fd_param_like(g, x->dt, &bs);
     if (b < 0) return -1;
     x = &g->f->v[a];
     const fd_val *y = &g->f->v[b];
     fd_val r = *x;
-    r.dims[r.rank - 2] = m;
-    r.dims[r.rank - 1] = n;
+    fd_move_dims(&r, r.rank - 2, x, im, 1);
+    fd_move_dims(&r, r.rank - 1, &nv, 0, 1);
     double kk = (double)(k > 0 ? k : 1);
     r.mag = kk * x->mag * y->mag;
     r.err = 4 * sqrt(kk) * x->mag * y->mag * fd_u(GPUIR_F32) + kk * (x->err * y->mag + y->err * x->mag) +
@@ -495,7 +586,7 @@ static int fd_matmul(fd_gen *g, int a) {
     if (ta) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stranspose_a = true", o ? ", " : "");
     if (tb) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stranspose_b = true", o ? ", " : "");
     if (tf32) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%stf32 = true", o ? ", " : "");
-    if (!wgmma && x->dt == GPUIR_F32 && !tf32 && !ta && !tb && fd_chance(&g->rng, 10))
+    if (!wgmma && !dynamic && x->dt == GPUIR_F32 && !tf32 && !ta && !tb && fd_chance(&g->rng, 10))
         form = "register_tiled.256x128x8.s2";    /* the f32 256x128 variant, by name (any shape it is given) */
     if (form) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%sform = \"%s\"", o ? ", " : "", form);
     else if (wgmma) o += (size_t)snprintf(attrs + o, sizeof attrs - o, "%swgmma = true", o ? ", " : "");
@@ -514,8 +605,7 @@ static int fd_matmul(fd_gen *g, int a) {
         c = fd_op(g, &s, c, -1, "reduce_sum %%v%d {axes = [0]} : (%s) -> %s", c, fd_t(&g->f->v[c], tc), fd_t(&s, tr));
     }
     if (c >= 0 && fd_chance(&g->rng, 60)) {      /* bias [N] */
-        int64_t nn[1] = {n};
-        int bias = fd_param(g, g->f->v[c].dt, 1, nn);
+        int bias = fd_param_like(g, g->f->v[c].dt, &nv);
         if (bias < 0) return c;
         fd_val s = g->f->v[c];
         s.mag += 1;
@@ -554,8 +644,8 @@ static int fd_reduce(fd_gen *g, int a) {
     fd_val r = *x;
     r.rank = 0;
     for (int i = 0; i < x->rank; i++)
-        if (!axis[i]) r.dims[r.rank++] = x->dims[i];
-        else if (keep) r.dims[r.rank++] = 1;
+        if (!axis[i]) fd_move_dims(&r, r.rank++, x, i, 1);
+        else if (keep) r.sym[r.rank] = 0, r.dims[r.rank++] = 1;
     if (k == 0) { r.mag = x->mag * fmax(reduced, 1); r.err = x->err * reduced + 4 * sqrt(reduced) * x->mag * fd_u(GPUIR_F32) + r.mag * fd_u(r.dt); }
     else if (k == 2) r.err = x->err + 4 * x->mag * fd_u(x->dt);
     char tx[128], tr[128];
@@ -591,37 +681,70 @@ static int fd_transpose(fd_gen *g, int a) {
     char p[64] = "", tx[128], tr[128];
     size_t o = 0;
     for (int i = 0; i < x->rank; i++) {
-        r.dims[i] = x->dims[perm[i]];
+        fd_move_dims(&r, i, x, perm[i], 1);
         o += (size_t)snprintf(p + o, sizeof p - o, "%s%d", i ? ", " : "", perm[i]);
     }
     return fd_op(g, &r, a, -1, "transpose %%v%d {perm = [%s]} : (%s) -> %s", a, p, fd_t(x, tx), fd_t(&r, tr));
 }
 
+/* The element count of v at run `run`. */
+static int64_t fd_count_at(const fd_func *f, const fd_val *v, int run) {
+    int64_t n = 1;
+    for (int i = 0; i < v->rank; i++) n *= fd_dim_at(f, v, i, run);
+    return n;
+}
+
+/* A size with exactly these values (a reshape's `?`: what the other dims
+   leave of the count); 0 when the function has all it may. */
+static int fd_size_exact(fd_gen *g, int64_t run0, int64_t run1) {
+    fd_func *f = g->f;
+    if (f->n_sizes >= FD_MAX_SIZES) return 0;
+    f->sizes[f->n_sizes][0] = run0;
+    f->sizes[f->n_sizes][1] = run1;
+    return ++f->n_sizes;
+}
+
+/* A reshape: the count split in two, two adjacent dims merged, or a 1
+   inserted. With `?`s the result has at most one (the rule of the op), its
+   static dims are not 0 (a `?` is then what they leave of the count), and a
+   `?` the dims change is a new size. */
 static int fd_reshape(fd_gen *g, int a) {
     const fd_val *x = &g->f->v[a];
     fd_val r = *x;
     int64_t n = fd_count(x);
     int k = fd_below(&g->rng, 3);
+    bool dynamic = fd_dynamic(x);
     if (n == 0) return fd_unary(g, a);
     if (k == 0 || x->rank < 2) {              /* split the element count in two */
-        int64_t f = 1;
+        int64_t c0 = fd_count_at(g->f, x, 0), c1 = fd_count_at(g->f, x, 1), f = 1;
         for (int64_t d = 2; d <= 17 && d <= n; d++)
-            if (n % d == 0 && fd_chance(&g->rng, 40)) f = d;
+            if (n % d == 0 && c0 % d == 0 && c1 % d == 0 && fd_chance(&g->rng, 40)) f = d;
+        memset(r.sym, 0, sizeof r.sym);
         r.rank = 2;
         r.dims[0] = f;
         r.dims[1] = n / f;
+        if (dynamic && !(r.sym[1] = (uint8_t)fd_size_exact(g, c0 / f, c1 / f))) return fd_unary(g, a);
     } else if (k == 1) {                      /* merge two adjacent dims */
         int i = fd_below(&g->rng, x->rank - 1);
         r.dims[i] = x->dims[i] * x->dims[i + 1];
-        memmove(r.dims + i + 1, x->dims + i + 2, sizeof(int64_t) * (size_t)(x->rank - i - 2));
+        r.sym[i] = 0;
+        if ((x->sym[i] || x->sym[i + 1]) &&
+            !(r.sym[i] = (uint8_t)fd_size_exact(g, fd_dim_at(g->f, x, i, 0) * fd_dim_at(g->f, x, i + 1, 0),
+                                                fd_dim_at(g->f, x, i, 1) * fd_dim_at(g->f, x, i + 1, 1))))
+            return fd_unary(g, a);
+        fd_move_dims(&r, i + 1, x, i + 2, x->rank - i - 2);
         r.rank = x->rank - 1;
     } else {                                  /* insert a 1 */
         if (x->rank >= 5) return fd_unary(g, a);
         int i = fd_below(&g->rng, x->rank + 1);
-        memmove(r.dims + i + 1, x->dims + i, sizeof(int64_t) * (size_t)(x->rank - i));
+        fd_move_dims(&r, i + 1, x, i, x->rank - i);
         r.dims[i] = 1;
+        r.sym[i] = 0;
         r.rank = x->rank + 1;
     }
+    if (fd_dynamic_count(&r) > 1) return fd_unary(g, a);
+    for (int i = 0; dynamic && i < r.rank; i++)
+        if (!r.sym[i] && r.dims[i] == 0) return fd_unary(g, a);
     char tx[128], tr[128];
     return fd_op(g, &r, a, -1, "reshape %%v%d : (%s) -> %s", a, fd_t(x, tx), fd_t(&r, tr));
 }
@@ -630,12 +753,13 @@ static int fd_broadcast(fd_gen *g, int a) {
     const fd_val *x = &g->f->v[a];
     fd_val r = *x;
     int ones = -1;
-    for (int i = 0; i < x->rank; i++)
-        if (x->dims[i] == 1 && fd_chance(&g->rng, 60)) ones = i;
+    for (int i = 0; i < x->rank; i++)        /* (a `?` is never broadcast) */
+        if (x->dims[i] == 1 && !x->sym[i] && fd_chance(&g->rng, 60)) ones = i;
     if (ones >= 0) r.dims[ones] = fd_dim(g);
     else if (x->rank < 4) {
-        memmove(r.dims + 1, x->dims, sizeof(int64_t) * (size_t)x->rank);
+        fd_move_dims(&r, 1, x, 0, x->rank);
         r.dims[0] = fd_dim(g);
+        r.sym[0] = 0;
         r.rank++;
     } else return fd_unary(g, a);
     int grown = ones >= 0 ? ones : 0;
@@ -715,8 +839,8 @@ static int fd_reduce_axes(fd_gen *g, const char *op, int a, unsigned axes, bool 
     double reduced = 1;
     r.rank = 0;
     for (int i = 0; i < x->rank; i++) {
-        if (!(axes >> i & 1)) { r.dims[r.rank++] = x->dims[i]; continue; }
-        if (keep) r.dims[r.rank++] = 1;
+        if (!(axes >> i & 1)) { fd_move_dims(&r, r.rank++, x, i, 1); continue; }
+        if (keep) r.sym[r.rank] = 0, r.dims[r.rank++] = 1;
         reduced *= (double)x->dims[i];
         o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", o ? ", " : "", i);
     }
@@ -726,11 +850,12 @@ static int fd_reduce_axes(fd_gen *g, const char *op, int a, unsigned axes, bool 
     } else if (!strcmp(op, "reduce_mean")) {
         r.err = x->err + 4 * x->mag * fd_u(x->dt);
     }
-    if (keep && fd_chance(&g->rng, 15)) {      /* numpy's way: x.sum(1).reshape(-1, 1), which canonicalize folds */
+    if (keep && fd_dynamic_count(&r) <= 1 && fd_chance(&g->rng, 15)) {   /* numpy's way: x.sum(1).reshape(-1, 1),
+                                                                          which canonicalize folds (one `?` at most) */
         fd_val flat = r;
         flat.rank = 0;
         for (int i = 0; i < x->rank; i++)
-            if (!(axes >> i & 1)) flat.dims[flat.rank++] = x->dims[i];
+            if (!(axes >> i & 1)) fd_move_dims(&flat, flat.rank++, x, i, 1);
         char tf[128];
         int f = fd_op(g, &flat, a, -1, "%s %%v%d {axes = [%s]} : (%s) -> %s", op, a, list, fd_t(x, tx), fd_t(&flat, tf));
         return f < 0 ? -1 : fd_op(g, &r, f, -1, "reshape %%v%d : (%s) -> %s", f, tf, fd_t(&r, tr));
@@ -763,15 +888,16 @@ static int fd_rows_input(fd_gen *g, int a) {
         if (s.dims[big] == 1) break;
         s.dims[big] = (s.dims[big] + 1) / 2;
     }
-    return fd_param(g, s.dt, s.rank, s.dims);
+    fd_make_dynamic(g, &s);
+    return fd_param_like(g, s.dt, &s);
 }
 
 /* A per-column weight [C] (or the row's shape): LayerNorm's scale/shift. */
 static int fd_row_weight(fd_gen *g, int x) {
     const fd_val *v = &g->f->v[x];
     if (fd_chance(&g->rng, 20)) return fd_splat(g, v, 0, 0.75);
-    int64_t c[1] = {v->dims[v->rank - 1]};
-    return fd_chance(&g->rng, 80) ? fd_param(g, v->dt, 1, c) : fd_param(g, v->dt, v->rank, v->dims);
+    fd_val c = fd_shape_of(v, v->rank - 1, NULL, -1);
+    return fd_chance(&g->rng, 80) ? fd_param_like(g, v->dt, &c) : fd_param_like(g, v->dt, v);
 }
 
 /* y * w (+ b) for LayerNorm's and RMSNorm's affine tail. */
@@ -822,7 +948,7 @@ static int fd_motif_layernorm(fd_gen *g, int x) {
 
 static int fd_motif_rmsnorm(fd_gen *g, int x) {
     if (fd_chance(&g->rng, 30)) {              /* a residual add first, normalized */
-        int res = fd_param(g, g->f->v[x].dt, g->f->v[x].rank, g->f->v[x].dims);
+        int res = fd_param_like(g, g->f->v[x].dt, &g->f->v[x]);
         if (res < 0) return -1;
         const fd_val *v = &g->f->v[x];
         x = fd_bin_named(g, "add", x, res, v->mag + 1, v->err + (v->mag + 1) * fd_u(v->dt));
@@ -845,9 +971,9 @@ static int fd_motif_softmax(fd_gen *g, int x) {
     double u = fd_u(v->dt);
     if (fd_chance(&g->rng, 50)) {              /* masked: [C], the row's shape, or a splat */
         int k = fd_below(&g->rng, 3), m;
-        int64_t c[1] = {v->dims[v->rank - 1]};
-        if (k == 0) m = fd_param(g, v->dt, 1, c);
-        else if (k == 1) m = fd_param(g, v->dt, v->rank, v->dims);
+        fd_val c = fd_shape_of(v, v->rank - 1, NULL, -1);
+        if (k == 0) m = fd_param_like(g, v->dt, &c);
+        else if (k == 1) m = fd_param_like(g, v->dt, v);
         else m = fd_splat(g, v, 0, -0.5);
         v = &g->f->v[x];
         x = fd_chance(&g->rng, 50) ? fd_bin_named(g, "add", x, m, v->mag + 1, v->err + (v->mag + 1) * u)
@@ -869,7 +995,7 @@ static int fd_motif_softmax(fd_gen *g, int x) {
 static int fd_motif_cross_entropy(fd_gen *g, int x) {
     const fd_val *v = &g->f->v[x];
     double u = fd_u(v->dt), mx = v->mag, ex = v->err, c = (double)v->dims[v->rank - 1];
-    int t = fd_param(g, v->dt, v->rank, v->dims);
+    int t = fd_param_like(g, v->dt, v);
     int mxv = fd_reduce_rows(g, "reduce_max", x, true);
     int d = fd_bin_named(g, "sub", x, mxv, 2 * mx, 2 * ex + 2 * mx * u);
     if (d < 0 || t < 0) return -1;
@@ -906,7 +1032,8 @@ static int fd_motif_siblings(fd_gen *g) {
     s.rank = fd_chance(&g->rng, 30) ? 3 : 2;
     for (int i = 0; i < s.rank; i++) s.dims[i] = d[fd_below(&g->rng, 15)];
     fd_cap(&s, FD_MAX_ELEMS);
-    int x = fd_param(g, s.dt, s.rank, s.dims), last = -1;
+    fd_make_dynamic(g, &s);
+    int x = fd_param_like(g, s.dt, &s), last = -1;
     unsigned split = 1 + (unsigned)fd_below(&g->rng, s.rank - 1), all = (1u << s.rank) - 1;
     unsigned views[4] = {(1u << split) - 1, all & ~((1u << split) - 1), all, 2u};   /* columns, rows, total, middle */
     int n = 2 + fd_below(&g->rng, 4);
@@ -963,7 +1090,10 @@ static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
 static int fd_attention_wgmma(fd_gen *g, const fd_val *q, int qi, int ki, int vi, int64_t sk, int64_t dh, double u) {
     double scale = (fd_chance(&g->rng, 50) ? 1.0 : 2.0) / (double)dh;
     bool causal = fd_chance(&g->rng, 40);
-    bool bottom_right = causal && sk >= q->dims[q->rank - 2] && fd_chance(&g->rng, 33);
+    const fd_val *kv = &g->f->v[ki];
+    bool bottom_right = causal && fd_chance(&g->rng, 33);   /* where every query sees a key, at both sizes */
+    for (int run = 0; run < 2; run++)
+        bottom_right &= fd_dim_at(g->f, kv, kv->rank - 2, run) >= fd_dim_at(g->f, q, q->rank - 2, run);
     static const char *const forms[4] = {"attention.fa2_wgmma.m64", "attention.fa2_wgmma.m128", "attention.wgmma.m64",
                                          "attention.wgmma.m128"};
     const char *form = forms[fd_below(&g->rng, 4)];
@@ -1025,9 +1155,9 @@ static void fd_seq_perm(int s, int r, int *perm) {
 static int fd_head_split_param(fd_gen *g, const fd_val *l, int s) {
     int perm[GPUIR_MAX_RANK], r = l->rank;
     fd_seq_perm(s, r, perm);
-    int64_t dims[GPUIR_MAX_RANK];
-    for (int i = 0; i < r; i++) dims[perm[i]] = l->dims[i];
-    int p = fd_param(g, l->dt, r, dims);
+    fd_val stored = *l;
+    for (int i = 0; i < r; i++) fd_move_dims(&stored, perm[i], l, i, 1);
+    int p = fd_param_like(g, l->dt, &stored);
     if (p < 0) return -1;
     fd_val t = *l;
     t.mag = g->f->v[p].mag, t.err = 0;
@@ -1044,9 +1174,9 @@ static int fd_repeat_kv_param(fd_gen *g, const fd_val *l) {
     int r = l->rank;
     fd_val one = *l, five = *l, wide;
     one.dims[r - 3] = 1;
-    int p = fd_param(g, l->dt, r, one.dims);
+    int p = fd_param_like(g, l->dt, &one);
     if (p < 0) return -1;
-    memmove(five.dims + r - 2, l->dims + r - 3, 3 * sizeof five.dims[0]);
+    fd_move_dims(&five, r - 2, l, r - 3, 3);   /* (the heads are static) */
     five.rank = r + 1;
     five.dims[r - 3] = 1;               /* [.., 1 (Hkv), H (the group), S, D] */
     five.mag = g->f->v[p].mag, five.err = 0;
@@ -1067,7 +1197,7 @@ static int fd_head_merge(fd_gen *g, int a, int s) {
     fd_seq_perm(s, r, perm);
     for (int i = 0; i < r; i++) back[perm[i]] = i;
     fd_val t = *x;
-    for (int i = 0; i < r; i++) t.dims[i] = x->dims[back[i]];
+    for (int i = 0; i < r; i++) fd_move_dims(&t, i, x, back[i], 1);
     char list[64] = "", tx[128], tt[128];
     size_t o = 0;
     for (int i = 0; i < r; i++) o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", i ? ", " : "", back[i]);
@@ -1115,9 +1245,21 @@ static int fd_motif_attention(fd_gen *g) {
        reshape, broadcast, reshape), which the attention reads unrepeated */
     bool repeat = seq < 0 && nb >= 1 && q.dims[nb - 1] >= 2 && k.dims[nb - 1] == q.dims[nb - 1] &&
                   v.dims[nb - 1] == q.dims[nb - 1] && q.rank + 1 <= GPUIR_MAX_RANK && fd_chance(&g->rng, 15);
-    int qi = seq >= 0 ? fd_head_split_param(g, &q, seq) : fd_param(g, q.dt, q.rank, q.dims);
-    int ki = seq >= 0 ? fd_head_split_param(g, &k, seq) : repeat ? fd_repeat_kv_param(g, &k) : fd_param(g, k.dt, k.rank, k.dims);
-    int vi = seq >= 0 ? fd_head_split_param(g, &v, seq) : repeat ? fd_repeat_kv_param(g, &v) : fd_param(g, v.dt, v.rank, v.dims);
+    /* dynamic lengths (a KV cache of any length) and batches now and then;
+       the head dim picks the kernel, static. Under repeat_kv only the
+       length: its reshapes hold one `?`. */
+    if (g->dyn && fd_chance(&g->rng, g->dyn)) q.sym[nb] = (uint8_t)fd_size_new(g, sq, -1);
+    if (g->dyn && fd_chance(&g->rng, g->dyn)) k.sym[nb] = v.sym[nb] = (uint8_t)fd_size_new(g, sk, -1);
+    for (int i = 0; i < nb && g->dyn && !repeat; i++) {
+        if (!fd_chance(&g->rng, g->dyn)) continue;
+        uint8_t j = (uint8_t)fd_size_new(g, q.dims[i], -1);
+        q.sym[i] = j;                            /* k's and v's: the same size, or a static 1 */
+        if (k.dims[i] == q.dims[i] && !(k.dims[i] == 1 && fd_chance(&g->rng, 50))) k.sym[i] = j;
+        if (v.dims[i] == q.dims[i] && !(v.dims[i] == 1 && fd_chance(&g->rng, 50))) v.sym[i] = j;
+    }
+    int qi = seq >= 0 ? fd_head_split_param(g, &q, seq) : fd_param_like(g, q.dt, &q);
+    int ki = seq >= 0 ? fd_head_split_param(g, &k, seq) : repeat ? fd_repeat_kv_param(g, &k) : fd_param_like(g, k.dt, &k);
+    int vi = seq >= 0 ? fd_head_split_param(g, &v, seq) : repeat ? fd_repeat_kv_param(g, &v) : fd_param_like(g, v.dt, &v);
     if (qi < 0 || ki < 0 || vi < 0) return -1;
     double u = fd_u(q.dt);
     if (g->sm >= 90 && q.dt != GPUIR_F32 && dh % 16 == 0 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 25)) {
@@ -1127,8 +1269,9 @@ static int fd_motif_attention(fd_gen *g) {
     bool tb = fd_chance(&g->rng, 50);
     if (!tb) {                                   /* kᵀ as a transpose op */
         fd_val kt = g->f->v[ki];
+        fd_move_dims(&kt, nb + 1, &g->f->v[ki], nb, 1);
         kt.dims[nb] = dh;
-        kt.dims[nb + 1] = sk;
+        kt.sym[nb] = 0;
         char perm[64] = "", tk[128], tt[128];
         size_t o = 0;
         for (int i = 0; i < nb + 2; i++)
@@ -1138,7 +1281,7 @@ static int fd_motif_attention(fd_gen *g) {
         if (ki < 0) return -1;
     }
     fd_val s = q;
-    s.dims[nb + 1] = sk;
+    fd_move_dims(&s, nb + 1, &k, nb, 1);
     s.mag = (double)dh;
     s.err = 4 * sqrt((double)dh) * fd_u(GPUIR_F32) + s.mag * u;
     char tq[128], tk[128], ts[128], tv[128], tm[128];
@@ -1155,18 +1298,17 @@ static int fd_motif_attention(fd_gen *g) {
                                                                : fd_bin_named(g, "div", si, c, mt, et);
     if (ti < 0) return -1;
     int mk = fd_below(&g->rng, 8), mi = -1;
-    if (mk <= 1 && sq * sk <= 4096) mi = fd_causal_mask(g, q.dt, sq, sk);
-    else if (mk == 2) {
-        int64_t md[2] = {sq, sk};
-        mi = fd_param(g, q.dt, 2, md);
-    } else if (mk == 3) mi = fd_param(g, q.dt, s.rank, s.dims);
+    fd_val md = fd_shape_of(&q, nb, &k, nb);
+    if (mk <= 1 && sq * sk <= 4096 && !md.sym[0] && !md.sym[1]) mi = fd_causal_mask(g, q.dt, sq, sk);
+    else if (mk == 2) mi = fd_param_like(g, q.dt, &md);
+    else if (mk == 3) mi = fd_param_like(g, q.dt, &s);
     else if (mk == 4) {                          /* a padding mask over the keys, shared by the rows */
-        int64_t md[2] = {1, sk};
-        mi = fd_param(g, q.dt, 2, md);
+        md.dims[0] = 1, md.sym[0] = 0;
+        mi = fd_param_like(g, q.dt, &md);
     } else if (mk == 5 && nb > 0) {              /* [B, 1.., 1, Sk]: per batch, shared by heads and rows */
         fd_val pm = s;
-        for (int i = 1; i < nb + 1; i++) pm.dims[i] = 1;
-        mi = fd_param(g, q.dt, pm.rank, pm.dims);
+        for (int i = 1; i < nb + 1; i++) pm.dims[i] = 1, pm.sym[i] = 0;
+        mi = fd_param_like(g, q.dt, &pm);
     }
     if (mi >= 0) {
         mt += 1;
@@ -1239,7 +1381,8 @@ static void fd_gen_tensor_func(fd_gen *g) {
     if (s.rank == 0 && fd_chance(&g->rng, 70)) s.rank = 2;
     for (int i = 0; i < s.rank; i++) s.dims[i] = fd_dim(g);
     fd_cap(&s, FD_MAX_ELEMS / 2);
-    fd_param(g, s.dt, s.rank, s.dims);
+    fd_make_dynamic(g, &s);
+    fd_param_like(g, s.dt, &s);
     int ops = 2 + fd_below(&g->rng, 9);
     if (!fd_off[FD_MOTIF] && fd_chance(&g->rng, 35)) {   /* a fusion pattern, then a few random ops */
         fd_motif(g, f->n - 1);
@@ -1280,6 +1423,24 @@ static double fd_buffer_scale(const fd_func *f) {
     v.dt = f->dt;
     v.err = f->err;
     return fd_scale(&v);
+}
+
+/* For a function with `?` dims, a line a run: the dims of each parameter
+   it prints, in order ("13x7", "-" for a scalar), at that run's sizes. */
+static void fd_print_sizes(fd_str *out, const fd_func *f, const int *res, int n) {
+    bool need[FD_MAX_VALS] = {false}, dynamic = false;
+    for (int i = 0; i < n; i++) fd_mark(f, res[i], need);
+    for (int i = 0; i < f->n; i++) dynamic |= need[i] && f->v[i].param && fd_dynamic(&f->v[i]);
+    for (int run = 0; run < 2 && dynamic; run++) {
+        fd_printf(out, "// fuzz-diff-sizes @%s", f->name);
+        for (int i = 0; i < f->n; i++) {
+            if (!need[i] || !f->v[i].param) continue;
+            fd_printf(out, " %s", f->v[i].rank ? "" : "-");
+            for (int d = 0; d < f->v[i].rank; d++)
+                fd_printf(out, "%s%lld", d ? "x" : "", (long long)fd_dim_at(f, &f->v[i], d, run));
+        }
+        fd_printf(out, "\n");
+    }
 }
 
 /* Prints function f returning results res[0..n) and what they need. */
@@ -1339,6 +1500,7 @@ static char *fd_print_module(const fd_module *m, const fd_sel *sel, const char *
         fd_printf(&out, "// fuzz-diff-tol @%s", f->name);
         for (int i = 0; i < n; i++) fd_printf(&out, " %.4g", fd_scale(&f->v[res[i]]));
         fd_printf(&out, "\n");
+        fd_print_sizes(&out, f, res, n);
     }
     bool kernels = false;
     for (int fi = 0; fi < m->n; fi++) kernels |= sel->funcs[fi] && m->f[fi].kernels;
@@ -1637,6 +1799,9 @@ static void fd_gen_module(fd_module *m, uint64_t seed, int n_funcs) {
         g.fi = fi;
         g.n_globals = 0;
         snprintf(g.f->name, sizeof g.f->name, "f%d", fi);
+        /* a quarter of the tensor functions (--dynamic) have `?` dims: 30-70 %
+           of their parameters' dims, a new size each */
+        g.dyn = !fd_off[FD_DYNAMIC] && fd_chance(&g.rng, fd_dynamic_percent) ? 30 + fd_below(&g.rng, 41) : 0;
         if (!fd_off[FD_BUFFER] && fd_chance(&g.rng, 20)) fd_gen_buffer_func(&g);
         else fd_gen_tensor_func(&g);
     }
@@ -1648,6 +1813,8 @@ typedef struct fd_meta {
     fd_config cfg;
     struct { char name[GPUIR_MAX_NAME]; double scale[4]; } tol[64];
     int n_tol;
+    struct { char name[GPUIR_MAX_NAME]; char dims[1024]; } sizes[2 * FD_MAX_FUNCS];   /* a run each */
+    int n_sizes;
 } fd_meta;
 
 static void fd_parse_meta(const char *text, fd_meta *meta) {
@@ -1669,6 +1836,41 @@ static void fd_parse_meta(const char *text, fd_meta *meta) {
         if (sscanf(p, "// fuzz-diff-tol @%127s %lf %lf %lf %lf", name, &sc[0], &sc[1], &sc[2], &sc[3]) >= 2)
             snprintf(meta->tol[meta->n_tol++].name, GPUIR_MAX_NAME, "%s", name);
     }
+    const char *key = "// fuzz-diff-sizes @";
+    for (p = strstr(text, key); p && meta->n_sizes < 2 * FD_MAX_FUNCS; p = strstr(p + 1, key)) {
+        const char *name = p + strlen(key), *end = name;
+        while (*end && *end != ' ' && *end != '\n') end++;
+        const char *eol = strchr(end, '\n');
+        if (!eol) eol = end + strlen(end);
+        meta->sizes[meta->n_sizes].name[0] = '\0';
+        snprintf(meta->sizes[meta->n_sizes].name, GPUIR_MAX_NAME, "%.*s", (int)(end - name), name);
+        snprintf(meta->sizes[meta->n_sizes++].dims, sizeof meta->sizes[0].dims, "%.*s", (int)(eol - end), end);
+    }
+}
+
+/* Parameter i's dims from a `// fuzz-diff-sizes` line (its i-th word:
+   "13x7", "-" for a scalar) into t's `?`s; false (and why) when the word
+   is missing or does not fit t. */
+static bool fd_sized_type(const char *line, size_t i, gpuir_type *t, fd_str *why) {
+    const char *w = line;
+    for (size_t k = 0; k <= i; k++) {
+        while (*w == ' ') w++;
+        if (k < i) while (*w && *w != ' ') w++;
+    }
+    int rank = 0;
+    int64_t dims[GPUIR_MAX_RANK];
+    if (*w == '-') w++;
+    else
+        while (rank < GPUIR_MAX_RANK && *w >= '0' && *w <= '9') {
+            char *e;
+            dims[rank++] = strtoll(w, &e, 10);
+            w = *e == 'x' ? e + 1 : e;
+        }
+    bool fits = (*w == ' ' || *w == '\0') && rank == t->rank;
+    for (int d = 0; fits && d < rank; d++) fits = t->dims[d] == GPUIR_DYN || t->dims[d] == dims[d];
+    if (!fits) { fd_printf(why, "fuzz-diff-sizes: parameter %zu: \"%.40s\" does not fit its type", i, line); return false; }
+    for (int d = 0; d < rank; d++) t->dims[d] = dims[d];
+    return true;
 }
 
 static double fd_meta_scale(const fd_meta *meta, const char *func, size_t result) {
@@ -1685,6 +1887,8 @@ static gpuir_result fd_random_array(gpuir_ctx *ctx, gpuir_type t, const char *na
 
 typedef struct fd_case {   /* one host function's inputs and expected outputs */
     char name[GPUIR_MAX_NAME];
+    const char *sizes;     /* the dims of its `?`s (a `// fuzz-diff-sizes` line), or NULL */
+    int run;               /* which of its lines (0 without one) */
     size_t n_in, n_out;
     gpuir_array in[GPUIR_MAX_OPERANDS], want[GPUIR_MAX_OPERANDS];
     bool writes_params;    /* buffer level: parameters are outputs too */
@@ -1707,6 +1911,7 @@ static gpuir_result fd_run_ref(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, fd
     c->n_out = gpuir_func_result_count(m, f);
     for (size_t i = 0; i < c->n_in; i++) {
         gpuir_type t = gpuir_func_param_type(m, f, i);
+        if (c->sizes && !fd_sized_type(c->sizes, i, &t, why)) return GPUIR_ERR_SHAPE;
         char seedname[GPUIR_MAX_NAME + 64];
         snprintf(seedname, sizeof seedname, "%s/%zu", c->name, i);
         if (t.kind == GPUIR_TYPE_MEMREF) c->writes_params = true;
@@ -1755,11 +1960,13 @@ static gpuir_result fd_run_emu(gpuir_ctx *ctx, gpuir_program *p, const fd_case *
             r = gpuir_array_alloc(ctx, &in[i], c->in[i].dtype, c->in[i].rank, c->in[i].dims);
             if (!r) memcpy(in[i].data, c->in[i].data, gpuir_array_count(&c->in[i]) * gpuir_dtype_size(c->in[i].dtype));
         }
+        char what[96];
+        snprintf(what, sizeof what, "%s%s", rep ? " (graph replay)" : "",
+                 c->sizes ? c->run ? " (the second sizes)" : " (the first sizes)" : "");
         if (!r) r = gpuir_program_run(p, c->name, c->n_in, in, c->n_out, got);
-        if (r) fd_printf(why, "emu @%s: %s", c->name, gpuir_ctx_error(ctx));
+        if (r) fd_printf(why, "emu @%s%s: %s", c->name, what, gpuir_ctx_error(ctx));
         for (size_t i = 0; c->writes_params && !r && i < c->n_in; i++) got[c->n_out + i] = in[i], in[i].data = NULL;
-        if (!r) r = fd_compare(ctx, c, got, c->n_out + (c->writes_params ? c->n_in : 0), meta,
-                               rep ? " (graph replay)" : "", why);
+        if (!r) r = fd_compare(ctx, c, got, c->n_out + (c->writes_params ? c->n_in : 0), meta, what, why);
         for (size_t i = 0; i < 2 * GPUIR_MAX_OPERANDS; i++) gpuir_array_release(&got[i]);
         for (size_t i = 0; i < GPUIR_MAX_OPERANDS; i++) gpuir_array_release(&in[i]);
         if (r) return r;
@@ -1828,9 +2035,21 @@ static int fd_check_text(const char *text, const char *filename, fd_str *why, lo
     if (!r) r = fd_bind_globals(ctx, m);
     for (size_t i = 0; !r && i < gpuir_module_func_count(m); i++) {
         gpuir_func f = gpuir_module_func_at(m, i);
-        if (gpuir_func_is_kernel(m, f) || n_cases >= sizeof cases / sizeof cases[0]) continue;
-        memset(&cases[n_cases], 0, sizeof cases[n_cases]);
-        r = fd_run_ref(ctx, m, f, &cases[n_cases++], why);
+        if (gpuir_func_is_kernel(m, f)) continue;
+        int runs_of_f = 0;            /* a case a sizes line (in order), or one */
+        for (int s = -1; !r && s < meta.n_sizes && n_cases < sizeof cases / sizeof cases[0]; s++) {
+            bool mine = s >= 0 && !strcmp(meta.sizes[s].name, gpuir_func_name(m, f));
+            if (s >= 0 && !mine) continue;
+            if (s < 0) {              /* without a sizes line: one case, its static types */
+                bool sized = false;
+                for (int k = 0; k < meta.n_sizes; k++) sized |= !strcmp(meta.sizes[k].name, gpuir_func_name(m, f));
+                if (sized) continue;
+            }
+            memset(&cases[n_cases], 0, sizeof cases[n_cases]);
+            cases[n_cases].sizes = s >= 0 ? meta.sizes[s].dims : NULL;
+            cases[n_cases].run = s >= 0 ? runs_of_f++ : 0;
+            r = fd_run_ref(ctx, m, f, &cases[n_cases++], why);
+        }
     }
     gpuir_program *p = r ? NULL : fd_lower(ctx, m, &meta, why);
     if (!r && !p) r = GPUIR_ERR_COMPILE;
@@ -2024,10 +2243,11 @@ int main(int argc, char **argv) {
         else if (!strncmp(a, "--funcs=", 8)) funcs = atoi(a + 8);
         else if (!strncmp(a, "--out=", 6)) out = a + 6;
         else if (!strncmp(a, "--no=", 5)) { if (!fd_parse_off(a + 5)) return 2; }
+        else if (!strncmp(a, "--dynamic=", 10)) fd_dynamic_percent = atoi(a + 10);
         else if (!strcmp(a, "--print")) print = true;
         else if (!strcmp(a, "--quiet")) quiet = true;
         else { fprintf(stderr, "usage: fuzz_diff [--seed=N] [--count=N] [--seconds=S] [--funcs=K] [--out=DIR] "
-                               "[--no=F,...] [--print] [--quiet] | --replay FILE...\n"); return 2; }
+                               "[--no=F,...] [--dynamic=P] [--print] [--quiet] | --replay FILE...\n"); return 2; }
     }
     if (funcs < 1 || funcs > FD_MAX_FUNCS) funcs = 4;
     if (count < 0 && seconds < 0) count = 1;
