@@ -6736,8 +6736,10 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // Folds ops on constants (splats stay splats; small dense results up to
 // GPUIR__FOLD_MAX elements are computed by the reference interpreter),
 // makes a reshape that only puts back a reduction's dropped dims that
-// reduction with keepdims, merges identical ops (CSE) and removes dead
-// ops. Reads: util, ir, build, array, ref, pass. Writes: ir.
+// reduction with keepdims, moves a reshape of an elementwise result only
+// it reads above the elementwise ops (they then fuse with the reshape's
+// readers), merges identical ops (CSE) and removes dead ops. Reads: util,
+// ir, build, array, ref, pass. Writes: ir.
 
 #define GPUIR__FOLD_MAX 4096
 
@@ -6752,6 +6754,7 @@ typedef struct gpuir__canon {
     gpuir_module *m;
     size_t cap;                   /* entries in the per-value arrays below */
     uint32_t *repl;               /* value id - 1 -> replacement id (0: none) */
+    uint32_t *uses;               /* value id - 1 -> its readers in the function at hand */
     gpuir__cse_map cse;
     gpuir__ref ref;               /* interpreter state for dense folds */
 } gpuir__canon;
@@ -6772,6 +6775,7 @@ static gpuir_result gpuir__canon_fit(gpuir__canon *C) {
     if (need <= C->cap) return GPUIR_OK;
     size_t cap = need * 2;
     bool ok = gpuir__grow_zeroed((void **)&C->repl, C->cap, cap, sizeof *C->repl) &&
+              gpuir__grow_zeroed((void **)&C->uses, C->cap, cap, sizeof *C->uses) &&
               gpuir__grow_zeroed((void **)&C->ref.vals, C->cap, cap, sizeof *C->ref.vals) &&
               gpuir__grow_zeroed((void **)&C->ref.borrowed, C->cap, cap, sizeof *C->ref.borrowed);
     if (!ok) return gpuir__oom(C->m->ctx, "canonicalize");
@@ -7068,6 +7072,96 @@ static uint32_t gpuir__fold_reshape_of_reduce(gpuir__canon *C, const gpuir__op *
     return gpuir__reshape_sink(m, x, to.rank, to.dims);
 }
 
+/* A reshape moved above the elementwise ops it reads: reshape(e(a, b))
+   is e(reshape(a), reshape(b)) when e's result is read by the reshape
+   alone, so the elementwise ops run on the reshape's shape and fuse with
+   what reads it (gelu over [B, S, H] reshaped to [B*S, H] for a
+   LayerNorm: one kernel, was two). Not into a `?` from static sizes (the
+   ops would lose what static sizes give their kernel: 16-byte accesses).
+   Each operand of e of rank 0 stays; one that broadcasts as static
+   trailing dims the reshape keeps stays; one of e's shape is moved through
+   in turn when it is such an op too (up to GPUIR__RESHAPE_SINK_DEPTH
+   deep), else built on the new shape when it only puts back a reduction's
+   dims and nothing else reads it (gpuir__reshape_sinks: the reduction with
+   keepdims), else reshaped itself (a view: of its source when it is a
+   reshape, or that source when it has the shape already). Reads C->uses
+   (the function's uses of each value). */
+static bool gpuir__reshape_keeps_suffix(const gpuir_type *operand, const gpuir_type *to) {
+    if (operand->rank > to->rank || !gpuir__type_is_static(operand)) return false;
+    int off = to->rank - operand->rank;
+    return memcmp(operand->dims, to->dims + off, (size_t)operand->rank * sizeof *to->dims) == 0;
+}
+
+/* How operand o of an elementwise op of type t reaches a reshape to `to`:
+   0 it cannot, 1 as it is, 2 reshaped (o has t's dims). */
+static int gpuir__reshape_hoist_operand(const gpuir_module *m, uint32_t o, const gpuir_type *t,
+                                        const gpuir_type *to) {
+    const gpuir_type *ot = &gpuir__value_at(m, o)->type;
+    if (ot->rank == 0) return 1;
+    if (ot->rank == t->rank && memcmp(ot->dims, t->dims, (size_t)t->rank * sizeof *t->dims) == 0) return 2;
+    return ot->rank < t->rank && gpuir__reshape_keeps_suffix(ot, to) &&
+           gpuir__reshape_keeps_suffix(ot, t) ? 1 : 0;
+}
+
+/* Whether value v is an elementwise op that a reshape to `to` moves above. */
+static bool gpuir__reshape_hoists(const gpuir__canon *C, uint32_t v, const gpuir_type *to) {
+    const gpuir_module *m = C->m;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    gpuir__op_class cls = def ? gpuir__info(def->kind)->cls : GPUIR__CLASS_RETURN;
+    if (!def || !def->result || v >= C->cap || C->uses[v - 1] != 1 ||
+        (cls != GPUIR__CLASS_UNARY && cls != GPUIR__CLASS_BINARY && cls != GPUIR__CLASS_CAST))
+        return false;
+    const gpuir_type *t = &gpuir__value_at(m, v)->type;
+    if (gpuir__type_is_static(t) && !gpuir__type_is_static(to)) return false;
+    bool shaped = false;                 /* an operand of e's shape gives the result its shape */
+    for (uint32_t k = 0; k < def->n_operands; k++) {
+        int how = gpuir__reshape_hoist_operand(m, gpuir__op_operand(m, def, k), t, to);
+        if (!how) return false;
+        shaped |= how == 2;
+    }
+    return shaped;
+}
+
+/* Value v reshaped to `to`: v's op rebuilt on it (moved through), or a
+   reshape of v. The new value, 0 on failure. */
+static uint32_t gpuir__reshape_hoist(gpuir__canon *C, uint32_t v, const gpuir_type *to, int depth) {
+    gpuir_module *m = C->m;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    gpuir_type t = gpuir__value_at(m, v)->type;
+    gpuir_type shaped = *to;
+    shaped.dtype = t.dtype;
+    if (depth <= 0 || !gpuir__reshape_hoists(C, v, to)) {
+        if (v < C->cap && C->uses[v - 1] == 1 &&                      /* a reduction's dims put back */
+            gpuir__reshape_sinks(m, v, to->rank, to->dims, depth)) {
+            uint32_t op = gpuir__reshape_sink(m, v, to->rank, to->dims);
+            return op ? m->ops[op - 1].result : 0;
+        }
+        if (def && def->kind == GPUIR_OP_RESHAPE) v = gpuir__op_operand(m, def, 0);   /* of its source */
+        if (gpuir__type_same(&gpuir__value_at(m, v)->type, &shaped)) return v;
+        return gpuir__build_value(m, GPUIR_OP_RESHAPE, &v, 1, 0, 0, &shaped).id;
+    }
+    gpuir_op_kind kind = def->kind;
+    uint32_t attrs = def->attrs, n_attrs = def->n_attrs, n = def->n_operands, in[GPUIR_MAX_OPERANDS];
+    for (uint32_t k = 0; k < n; k++) in[k] = gpuir__op_operand(m, def, k);
+    for (uint32_t k = 0; k < n; k++) {
+        if (gpuir__reshape_hoist_operand(m, in[k], &t, to) != 2) continue;
+        in[k] = gpuir__reshape_hoist(C, in[k], to, depth - 1);
+        if (!in[k]) return 0;
+    }
+    return gpuir__build_value(m, kind, in, n, attrs, n_attrs, &shaped).id;
+}
+
+/* The reshape of an elementwise op it can move above (the new op's id, the
+   last one built), 0 for any other op. */
+static uint32_t gpuir__fold_reshape_of_elementwise(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    if (op->kind != GPUIR_OP_RESHAPE) return 0;
+    const gpuir_type to = gpuir__value_at(m, op->result)->type;
+    uint32_t x = gpuir__op_operand(m, op, 0);
+    if (!gpuir__reshape_hoists(C, x, &to)) return 0;
+    return gpuir__reshape_hoist(C, x, &to, GPUIR__RESHAPE_SINK_DEPTH) ? (uint32_t)stbds_arrlenu(m->ops) : 0;
+}
+
 /* One op: remap its operands, then fold it, merge it, or keep it. */
 static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     gpuir_module *m = C->m;
@@ -7083,15 +7177,35 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     uint32_t folded = op->n_operands ? gpuir__fold_splats(C, op) : 0;
     if (!folded && op->n_operands && m->ctx->result == GPUIR_OK) folded = gpuir__fold_dense(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reduce(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_elementwise(C, gpuir__op_at(m, op_id));
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     if ((r = gpuir__canon_fit(C)) != GPUIR_OK) return r;
     uint32_t current = folded ? (uint32_t)stbds_arrpop(m->rewrite_ops) : op_id;  /* re-added below */
     uint32_t same = gpuir__cse_lookup(C, current);
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
+    uint32_t now = same ? same : folded ? gpuir__op_at(m, current)->result : result;
     if (same) C->repl[result - 1] = same;
     else {
         gpuir__rewrite_keep(m, current);
-        if (folded) C->repl[result - 1] = gpuir__op_at(m, current)->result;
+        if (folded) C->repl[result - 1] = now;
+    }
+    if (result && now && now != result) C->uses[now - 1] += C->uses[result - 1];   /* its readers read the replacement */
+    return GPUIR_OK;
+}
+
+/* Counts, in C->uses, the readers of each value in function fid. */
+static gpuir_result gpuir__canon_count_uses(gpuir__canon *C, uint32_t fid) {
+    gpuir_module *m = C->m;
+    gpuir_result r = gpuir__canon_fit(C);
+    if (r) return r;
+    memset(C->uses, 0, C->cap * sizeof *C->uses);
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, op, k);
+            if (v && v < C->cap) C->uses[v - 1]++;
+        }
     }
     return GPUIR_OK;
 }
@@ -7100,7 +7214,7 @@ static gpuir_result gpuir__canon_func(gpuir__canon *C, uint32_t fid) {
     gpuir_module *m = C->m;
     gpuir__rewrite_begin(m, fid);
     size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops);
-    gpuir_result r = GPUIR_OK;
+    gpuir_result r = gpuir__canon_count_uses(C, fid);
     for (size_t i = 0; i < n && !r; i++) {
         gpuir__rewrite_origin(m, gpuir__func_at(m, fid)->ops[i]);
         r = gpuir__canon_op(C, gpuir__func_at(m, fid)->ops[i]);
@@ -7120,6 +7234,7 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
     gpuir_result r = GPUIR_OK;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) r = gpuir__canon_func(&C, (uint32_t)f + 1);
     GPUIR_FREE(C.repl);
+    GPUIR_FREE(C.uses);
     GPUIR_FREE(C.ref.vals);
     GPUIR_FREE(C.ref.borrowed);
     return r;
@@ -7133,7 +7248,7 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // kernel for it (rows in registers), unless an elementwise op feeds it or
 // uses it: then its parts fuse with those into one row kernel. An
 // attention op the fused kernel cannot run (gpuir__attention_unfit: f32, a
-// head dim that is not a multiple of 16 up to 128, dynamic sizes) becomes matmul, mul, add,
+// head dim that is not a multiple of 16 up to 128 or is dynamic) becomes matmul, mul, add,
 // softmax, matmul (the unfused kernels). A `form` its author wrote is
 // honoured or refused, never dropped: a row softmax with one stays whole
 // (its kernel), and an attention or softmax that its kernel cannot run is
