@@ -1084,10 +1084,12 @@ static int fd_causal_mask(fd_gen *g, gpuir_dtype dt, int64_t sq, int64_t sk) {
 
 /* The attention op written out (q, k, v parameters qi, ki, vi; causal now
    and then, a third of those aligned bottom-right by causal_bottom_right
-   where every query then sees a key) with its scores (and P V, half the time) on wgmma by form
-   (sm_90), 64 or 128 query rows a block; its error bound as the motif's
+   where every query then sees a key, at both sizes of a `?`): on wgmma by
+   form (sm_90: its scores, and P V half the time; 64 or 128 query rows a
+   block), else the target's own kernel; its error bound as the motif's
    unfused ops would have it. */
-static int fd_attention_wgmma(fd_gen *g, const fd_val *q, int qi, int ki, int vi, int64_t sk, int64_t dh, double u) {
+static int fd_attention_op(fd_gen *g, const fd_val *q, int qi, int ki, int vi, int64_t sk, int64_t dh, double u,
+                           bool wgmma) {
     double scale = (fd_chance(&g->rng, 50) ? 1.0 : 2.0) / (double)dh;
     bool causal = fd_chance(&g->rng, 40);
     const fd_val *kv = &g->f->v[ki];
@@ -1096,13 +1098,14 @@ static int fd_attention_wgmma(fd_gen *g, const fd_val *q, int qi, int ki, int vi
         bottom_right &= fd_dim_at(g->f, kv, kv->rank - 2, run) >= fd_dim_at(g->f, q, q->rank - 2, run);
     static const char *const forms[4] = {"attention.fa2_wgmma.m64", "attention.fa2_wgmma.m128", "attention.wgmma.m64",
                                          "attention.wgmma.m128"};
-    const char *form = forms[fd_below(&g->rng, 4)];
+    char form[64] = "";
+    if (wgmma) snprintf(form, sizeof form, ", form = \"%s\"", forms[fd_below(&g->rng, 4)]);
     double mt = (double)dh * scale, et = (4 * sqrt((double)dh) * fd_u(GPUIR_F32) + (double)dh * u) * scale + 2 * mt * u;
     fd_val o = *q;
     o.mag = 1;
     o.err = (2 * et + 3 * u) + 4 * sqrt((double)sk) * fd_u(GPUIR_F32) + u;
     char tq[128], tk[128], tv[128], line[768];
-    snprintf(line, sizeof line, "attention %%v%d, %%v%d, %%v%d {scale = %.9g%s, form = \"%s\"} : (%s, %s, %s) -> %s",
+    snprintf(line, sizeof line, "attention %%v%d, %%v%d, %%v%d {scale = %.9g%s%s} : (%s, %s, %s) -> %s",
              qi, ki, vi, scale, bottom_right ? ", causal = true, causal_bottom_right = true" : causal ? ", causal = true" : "",
              form, fd_t(&g->f->v[qi], tq),
              fd_t(&g->f->v[ki], tk), fd_t(&g->f->v[vi], tv), tq);
@@ -1262,8 +1265,9 @@ static int fd_motif_attention(fd_gen *g) {
     int vi = seq >= 0 ? fd_head_split_param(g, &v, seq) : repeat ? fd_repeat_kv_param(g, &v) : fd_param_like(g, v.dt, &v);
     if (qi < 0 || ki < 0 || vi < 0) return -1;
     double u = fd_u(q.dt);
-    if (g->sm >= 90 && q.dt != GPUIR_F32 && dh % 16 == 0 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 25)) {
-        int o = fd_attention_wgmma(g, &q, qi, ki, vi, sk, dh, u);
+    if (q.dt != GPUIR_F32 && dh % 16 == 0 && fd_chance(&g->rng, 25)) {   /* the op itself */
+        bool wgmma = g->sm >= 90 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 70);
+        int o = fd_attention_op(g, &q, qi, ki, vi, sk, dh, u, wgmma);
         return o >= 0 && seq >= 0 && fd_chance(&g->rng, 50) ? fd_head_merge(g, o, seq) : o;
     }
     bool tb = fd_chance(&g->rng, 50);
