@@ -6738,8 +6738,9 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // makes a reshape that only puts back a reduction's dropped dims that
 // reduction with keepdims, moves a reshape of an elementwise result only
 // it reads above the elementwise ops (they then fuse with the reshape's
-// readers), merges identical ops (CSE) and removes dead ops. Reads: util,
-// ir, build, array, ref, pass. Writes: ir.
+// readers), reads a binary op's explicitly broadcast operand through the
+// op's own broadcasting, merges identical ops (CSE) and removes dead ops.
+// Reads: util, ir, build, array, ref, pass. Writes: ir.
 
 #define GPUIR__FOLD_MAX 4096
 
@@ -7162,6 +7163,53 @@ static uint32_t gpuir__fold_reshape_of_elementwise(gpuir__canon *C, const gpuir_
     return gpuir__reshape_hoist(C, x, &to, GPUIR__RESHAPE_SINK_DEPTH) ? (uint32_t)stbds_arrlenu(m->ops) : 0;
 }
 
+/* An explicit broadcast that a binary op reads is the op's own (NumPy)
+   broadcasting: add(x, broadcast(b)) is add(x, b) when the op's other
+   operands give it the same result shape, so no kernel writes the
+   broadcast tensor and the op fuses with its neighbours (the broadcast
+   goes if nothing else reads it). The rebuilt op's id, 0 for any other op.
+   Reads C->uses and counts the source's new reader there. */
+static bool gpuir__implicit_broadcast_is(const gpuir_module *m, const gpuir__op *op, const uint32_t *in,
+                                         const gpuir_type *want) {
+    gpuir_type acc = gpuir__value_at(m, in[0])->type;
+    for (uint32_t k = 1; k < op->n_operands; k++) {
+        const gpuir_type *t = &gpuir__value_at(m, in[k])->type;
+        gpuir_type next = acc;
+        int r = acc.rank > t->rank ? acc.rank : t->rank;
+        for (int i = 0; i < r; i++) {
+            int ia = acc.rank - r + i, ib = t->rank - r + i;
+            int64_t da = ia >= 0 ? acc.dims[ia] : 1, db = ib >= 0 ? t->dims[ib] : 1;
+            if (!gpuir__broadcast_dim(da, db, &next.dims[i])) return false;
+        }
+        next.rank = r;
+        acc = next;
+    }
+    return acc.rank == want->rank && memcmp(acc.dims, want->dims, (size_t)acc.rank * sizeof *acc.dims) == 0;
+}
+
+static uint32_t gpuir__fold_binary_of_broadcast(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    if (!op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_BINARY || op->n_operands > GPUIR_MAX_OPERANDS)
+        return 0;
+    const gpuir_type want = gpuir__value_at(m, op->result)->type;
+    uint32_t in[GPUIR_MAX_OPERANDS];
+    bool changed = false;
+    for (uint32_t k = 0; k < op->n_operands; k++) in[k] = gpuir__op_operand(m, op, k);
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, in[k])->def_op);
+        if (!def || def->kind != GPUIR_OP_BROADCAST) continue;
+        uint32_t was = in[k];
+        in[k] = gpuir__op_operand(m, def, 0);
+        if (gpuir__implicit_broadcast_is(m, op, in, &want)) changed = true;
+        else in[k] = was;
+    }
+    if (!changed) return 0;
+    uint32_t id = gpuir__build_op(m, op->kind, in, op->n_operands, op->attrs, op->n_attrs, &want);
+    for (uint32_t k = 0; id && k < op->n_operands; k++)
+        if (in[k] != gpuir__op_operand(m, op, k) && in[k] < C->cap) C->uses[in[k] - 1]++;
+    return id;
+}
+
 /* One op: remap its operands, then fold it, merge it, or keep it. */
 static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     gpuir_module *m = C->m;
@@ -7176,6 +7224,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     uint32_t result = op->result;
     uint32_t folded = op->n_operands ? gpuir__fold_splats(C, op) : 0;
     if (!folded && op->n_operands && m->ctx->result == GPUIR_OK) folded = gpuir__fold_dense(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_binary_of_broadcast(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reduce(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_elementwise(C, gpuir__op_at(m, op_id));
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
