@@ -2494,8 +2494,8 @@ static bool gpuir__op_is_splat(const gpuir_module *m, const gpuir__op *op) {
 }
 
 /* The op of kernel k that carries its form: the first matmul, reduction,
-   softmax or attention in buffer form, else the first computing op (an
-   elementwise kernel's); NULL when the kernel computes nothing. */
+   softmax, attention or transpose in buffer form, else the first computing
+   op (an elementwise kernel's); NULL when the kernel computes nothing. */
 static const gpuir__op *gpuir__kernel_lead(const gpuir_module *m, const gpuir__func *k) {
     const gpuir__op *first = NULL;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
@@ -2503,8 +2503,7 @@ static const gpuir__op *gpuir__kernel_lead(const gpuir_module *m, const gpuir__f
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (op->result || !gpuir__class_computes(cls)) continue;
         if (cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_REDUCE ||
-            cls == GPUIR__CLASS_SOFTMAX ||
-            cls == GPUIR__CLASS_ATTENTION)
+            cls == GPUIR__CLASS_SOFTMAX || cls == GPUIR__CLASS_ATTENTION || cls == GPUIR__CLASS_TRANSPOSE)
             return op;
         if (!first) first = op;
     }
@@ -7398,10 +7397,11 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
     const int64_t dims[2] = {Sq, Sk};
     gpuir_type t = gpuir_tensor_type(dt, 2, dims);
     if (!gpuir__type_is_static(&t)) {
+        const char *why = gpuir__attention_op_unfit(m, op);
         gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE,
                          "attention {causal = true} with dynamic sequence lengths has no "
-                         "unfused form (a static [Sq, Sk] mask); the fused kernel takes f16 or bf16 and a static "
-                         "head dim 16 to 128 in steps of 16");
+                         "unfused form (a static [Sq, Sk] mask), and the fused kernel cannot run it: %s",
+                         why ? why : "it is not planned for this target");
         return 0;
     }
     gpuir_array a;
@@ -8339,7 +8339,11 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // over the same rows; row reductions of the same input, siblings). A group
 // an op outside it has read from takes no more ops (that op runs after it).
 // Splat constants, globals and reshapes join no group (bufferize makes a
-// reshape a view: no kernel). Reductions of one matrix over different axes
+// reshape a view: no kernel). A transpose of the last two dims (static)
+// joins its elementwise producer's group, and elementwise users join it as
+// they join a matmul, unless they read a value computed before it or one
+// from another kernel read before it too (a transpose group:
+// gpuir__transpose_is_tiled). Reductions of one matrix over different axes
 // (and elementwise ops of its shape that read it) form sibling groups
 // first (below). Reads: util, ir, build, pass, configure
 // (gpuir__module_sm_count: a sibling kernel's blocks).
@@ -8351,8 +8355,27 @@ typedef enum gpuir__group_kind {
     GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER,
     GPUIR__GROUP_COLUMNS,       /* a column reduction (gpuir__reduce_is_columns): takes users too */
     GPUIR__GROUP_ROWS,          /* row reductions and the elementwise ops over their rows */
-    GPUIR__GROUP_SIBLINGS       /* reductions over different axes of one input (takes no other op) */
+    GPUIR__GROUP_SIBLINGS,      /* reductions over different axes of one input (takes no other op) */
+    GPUIR__GROUP_TRANSPOSE      /* a tiled transpose, the elementwise ops before it and after it */
 } gpuir__group_kind;
+
+/* Whether op transposes the last two dims of a static tensor and keeps the
+   leading ones (a batch of matrix transposes): codegen's 32x32 shared-memory
+   tiles take it, and the elementwise ops before it (at its operand's
+   elements, as the tiles are read) and after it (at its result's, as they
+   are written) with it: gpuir__kernel_tiled_transpose. */
+static bool gpuir__transpose_is_tiled(const gpuir_module *m, const gpuir__op *op) {
+    if (op->kind != GPUIR_OP_TRANSPOSE) return false;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir__attr *perm = gpuir__attr_get(m, op, GPUIR__KEY_PERM);
+    if (!perm || !gpuir__type_is_static(x)) return false;
+    const int64_t *pv = gpuir__ints_at(m, perm->off);
+    int r = (int)perm->n;
+    if (r < 2 || pv[r - 1] != r - 2 || pv[r - 2] != r - 1) return false;
+    for (int i = 0; i + 2 < r; i++)
+        if (pv[i] != i) return false;
+    return true;
+}
 
 /* The most elements a column reduction sums per output. */
 #define GPUIR__COLUMNS_MAX 16
@@ -8454,10 +8477,13 @@ static int64_t gpuir__fuse_candidate(const gpuir_module *m, const gpuir__op *use
         bool same_dims = val->type.rank == out->rank &&
                          memcmp(val->type.dims, out->dims, (size_t)out->rank * sizeof out->dims[0]) == 0;
         bool joinable = kinds[g] == GPUIR__GROUP_ELEMENTWISE || kinds[g] == GPUIR__GROUP_MATMUL ||
+                        kinds[g] == GPUIR__GROUP_TRANSPOSE ||
                         (kinds[g] == GPUIR__GROUP_COLUMNS && gpuir__operands_static(m, user));
         return same_dims && joinable ? g : 0;
     }
     if (cls == GPUIR__CLASS_REDUCE && kinds[g] == GPUIR__GROUP_ELEMENTWISE) return g;
+    if (gpuir__transpose_is_tiled(m, user) && kinds[g] == GPUIR__GROUP_ELEMENTWISE)
+        return g;                          /* the ops before it run as its tiles are read */
     return 0;
 }
 
@@ -8528,6 +8554,9 @@ typedef struct gpuir__fuser {
     uint32_t *reader;           /* value id - 1 -> the last row group that read it whole */
     bool *shared;               /* group -> holds a value with several users (which the kernel
                                    may have to store: not for a reduction kernel's producers) */
+    uint32_t *after;            /* value id - 1 -> the transpose group that computed it from its
+                                   transpose on (what the ops after the transpose may read) */
+    uint32_t fid;               /* the function at hand */
 } gpuir__fuser;
 
 static int64_t gpuir__value_group(const gpuir_module *m, uint32_t v) {
@@ -8586,13 +8615,57 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
                gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, t) == GPUIR__ROW_FULL ? g : 0;
     }
     if (!gpuir__is_elementwise(cls)) return 0;
-    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE)          /* v has other users */
+    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE ||         /* v has other users */
+        (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && F->after[v - 1] == (uint32_t)g))
         return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
     return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(m, op, g, &gpuir__value_at(m, F->rows[g])->type) ?
            g : 0;
 }
 
 /* The group op joins (0: a new one). */
+/* Whether every op of group g in the function at hand reads static
+   operands only (a tiled transpose's kernel has static sizes). */
+static bool gpuir__fuse_group_static(const gpuir__fuser *F, int64_t g) {
+    const gpuir__func *f = gpuir__func_at(F->m, F->fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(F->m, f->ops[i]);
+        if (gpuir__op_int_attr(F->m, op, GPUIR__KEY_FUSION, 0) == g && !gpuir__operands_static(F->m, op)) return false;
+    }
+    return true;
+}
+
+/* Whether value v is read as transpose group g's tiles are read: by its
+   transpose or an op before it. */
+static bool gpuir__fuse_read_before_transpose(const gpuir__fuser *F, int64_t g, uint32_t v) {
+    const gpuir__func *f = gpuir__func_at(F->m, F->fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(F->m, f->ops[i]);
+        if (gpuir__op_int_attr(F->m, op, GPUIR__KEY_FUSION, 0) != g) continue;
+        if (op->kind != GPUIR_OP_TRANSPOSE && F->after[op->result - 1] == (uint32_t)g) continue;
+        for (uint32_t k = 0; k < op->n_operands; k++)
+            if (gpuir__op_operand(F->m, op, k) == v) return true;
+    }
+    return false;
+}
+
+/* Whether op may join transpose group g (after its transpose): its
+   operands are static; each one g computes comes from the transpose on
+   (the ops before it ran at other elements, maybe in another block); and
+   none from another kernel is read before the transpose too (op could
+   write it in place while other blocks still read their tiles; parameters
+   and splats are never written in place). */
+static bool gpuir__fuse_after_transpose(const gpuir__fuser *F, const gpuir__op *op, int64_t g) {
+    if (!gpuir__operands_static(F->m, op)) return false;
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t v = gpuir__op_operand(F->m, op, k);
+        const gpuir__op *def = gpuir__op_at(F->m, gpuir__value_at(F->m, v)->def_op);
+        if (!def || gpuir__op_is_splat(F->m, def)) continue;   /* a parameter, a splat: never written in place */
+        bool inside = gpuir__value_group(F->m, v) == g;
+        if (inside ? F->after[v - 1] != (uint32_t)g : gpuir__fuse_read_before_transpose(F, g, v)) return false;
+    }
+    return true;
+}
+
 static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     int64_t g = 0;
     for (uint32_t k = 0; k < op->n_operands && !g; k++) {
@@ -8600,6 +8673,9 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
         if (g && F->closed[g]) g = 0;
     }
     for (uint32_t k = 0; k < op->n_operands && !g; k++) g = gpuir__rows_candidate(F, op, gpuir__op_operand(F->m, op, k));
+    if (g && ((F->kinds[g] == GPUIR__GROUP_TRANSPOSE && !gpuir__fuse_after_transpose(F, op, g)) ||
+              (op->kind == GPUIR_OP_TRANSPOSE && !gpuir__fuse_group_static(F, g))))
+        g = 0;
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
     if (g && F->shared[g] && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE &&
         !gpuir__reduce_is_row(F->m, op))
@@ -8630,6 +8706,9 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
                       cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
                       cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
     }
+    if (gpuir__transpose_is_tiled(m, op)) F->kinds[g] = GPUIR__GROUP_TRANSPOSE;
+    if (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && (op->kind == GPUIR_OP_TRANSPOSE || gpuir__fuse_after_transpose(F, op, g)))
+        F->after[op->result - 1] = (uint32_t)g;
     if (cls == GPUIR__CLASS_REDUCE && F->kinds[g] != GPUIR__GROUP_ROWS)
         F->kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
     if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) &&
@@ -8878,6 +8957,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     size_t n = stbds_arrlenu(f->ops);
     gpuir__fuser F;
     F.m = m;
+    F.fid = fid;
     F.uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.uses);
     F.kinds = (gpuir__group_kind *)gpuir__scratch_calloc(m, n + 2, sizeof *F.kinds);
     F.inputs = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *F.inputs);
@@ -8885,8 +8965,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.closed = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.closed);
     F.reader = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.reader);
     F.shared = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.shared);
-    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.shared ? GPUIR_OK :
-                     gpuir__oom(m->ctx, "fuse");
+    F.after = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.after);
+    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.shared && F.after ?
+                     GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++) {
@@ -8921,6 +9002,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.closed);
     gpuir__scratch_free(m, F.reader);
     gpuir__scratch_free(m, F.shared);
+    gpuir__scratch_free(m, F.after);
     return r;
 }
 
@@ -10610,26 +10692,58 @@ static gpuir__module_needs gpuir__module_needs_of(const gpuir_module *m) {
 /* Whether any kernel of the module uses wgmma (gpuir__module_needs_of). */
 static bool gpuir__module_uses_wgmma(const gpuir_module *m) { return gpuir__module_needs_of(m).wgmma; }
 
-/* The transpose a kernel consists of when it swaps the last two dims and
-   keeps the leading ones (a batch of matrix transposes), or NULL: such a
-   kernel goes through 32x32 shared-memory tiles. */
-static const gpuir__op *gpuir__kernel_tiled_transpose(const gpuir_module *m, const gpuir__func *k) {
+/* The transpose of kernel k when the kernel goes through 32x32
+   shared-memory tiles, or NULL: one transpose that swaps the last two dims
+   and keeps the leading ones (gpuir__transpose_is_tiled), static sizes, and
+   besides it only elementwise ops and constants: before it, over its
+   operand's elements (they run as the tiles are read), and after it, over
+   its result's (as the tiles are written); pass.fuse's transpose groups.
+   *at (when not NULL) gets its index in k's ops. */
+static const gpuir__op *gpuir__kernel_tiled_transpose_at(const gpuir_module *m, const gpuir__func *k, size_t *at) {
     const gpuir__op *found = NULL;
     if (gpuir__kernel_is_dynamic(m, k)) return NULL;    /* the tiles are laid out for static sizes */
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
-        if (op->kind != GPUIR_OP_TRANSPOSE || found) return NULL;
-        found = op;
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls)) continue;
+        if (op->kind == GPUIR_OP_TRANSPOSE && !found) {
+            found = op;
+            if (at) *at = i;
+            continue;
+        }
+        if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return NULL;
     }
-    if (!found) return NULL;
-    const gpuir__attr *perm = gpuir__attr_get(m, found, GPUIR__KEY_PERM);
-    const int64_t *pv = gpuir__ints_at(m, perm->off);
-    int r = (int)perm->n;
-    if (r < 2 || pv[r - 1] != r - 2 || pv[r - 2] != r - 1) return NULL;
-    for (int i = 0; i + 2 < r; i++)
-        if (pv[i] != i) return NULL;
+    if (!found || !gpuir__transpose_is_tiled(m, found)) return NULL;
+    const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, found, 0))->type;
+    const gpuir_type *dst = &gpuir__value_at(m, gpuir__op_operand(m, found, 1))->type;
+    bool before = true;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {     /* each op over its side's elements */
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op == found) { before = false; continue; }
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
+        uint32_t dv = gpuir__op_operand(m, op, op->n_operands - 1);
+        const gpuir_type *d = &gpuir__value_at(m, dv)->type, *side = before ? src : dst;
+        bool param = false;
+        for (size_t p = 0; p < stbds_arrlenu(k->params); p++) param |= k->params[p] == dv;
+        bool private_fill = op->kind == GPUIR_OP_CONSTANT && !param;   /* broadcast where it is read */
+        if (!private_fill && (d->rank != side->rank || memcmp(d->dims, side->dims, (size_t)d->rank * sizeof *d->dims)))
+            return NULL;
+    }
     return found;
+}
+
+static const gpuir__op *gpuir__kernel_tiled_transpose(const gpuir_module *m, const gpuir__func *k) {
+    return gpuir__kernel_tiled_transpose_at(m, k, NULL);
+}
+
+/* Whether kernel k is a tiled transpose with elementwise ops around it. */
+static bool gpuir__kernel_transpose_fused(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *t = gpuir__kernel_tiled_transpose(m, k);
+    for (size_t i = 0; t && i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op != t && !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls)) return true;
+    }
+    return false;
 }
 
 /* Elements per thread of an elementwise kernel: 4 (16-byte accesses) when
@@ -10825,6 +10939,10 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" cannot run on sm_%d: "
                            "wgmma needs sm_90", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
                            gpuir__kernel_form_name(given), gpuir__module_sm(m));
+    if (given == GPUIR__FORM_ELEMENTWISE && decided == GPUIR__FORM_TRANSPOSE_TILED && gpuir__kernel_transpose_fused(m, k))
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this kernel: "
+                           "it takes transpose.tiled.32x32 (the elementwise ops around its transpose run in its tiles)",
+                           gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given));
     if (!given || gpuir__kernel_form_allowed(decided, given)) return GPUIR_OK;
     char allowed[256];
     gpuir__kernel_forms_allowed_text(decided, allowed, sizeof allowed);
@@ -10891,7 +11009,9 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         block[0] = gpuir__row_block(kind, reduced);
         grid[0] = count;
     } else if (form == GPUIR__FORM_TRANSPOSE_TILED) {   /* a 32x32 tile per block */
-        const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, gpuir__kernel_lead(m, k), 0))->type;
+        const gpuir__op *tr = gpuir__kernel_tiled_transpose(m, k);
+        if (!tr) return;
+        const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, tr, 0))->type;
         int64_t R = src->dims[src->rank - 2], Cc = src->dims[src->rank - 1];
         block[0] = 256;
         grid[0] = R && Cc ? gpuir__ceil_div(R, 32) * gpuir__ceil_div(Cc, 32) * (count / (R * Cc)) : 1;
@@ -15938,19 +16058,65 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
 /* A batch of matrix transposes through 32x32 shared-memory tiles (a row of
    padding against bank conflicts): both the reads and the writes are
    coalesced. A copy: values keep their storage type. */
-static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C, const gpuir__op *op) {
+/* One half of a fused tiled transpose at linear index `at` of space S:
+   the kernel's constants, then its ops [from, to) but constants (the ops
+   before the transpose as a tile is read; the ones after it as the tile
+   is written, from the value read back, `tile`, as the transpose's
+   destination `dst`), then the parameters ops [store_from, to) wrote. */
+static gpuir_result gpuir__cg_transpose_side(gpuir__cg *C, size_t from, size_t to, size_t store_from,
+                                             const gpuir_type *S, const char *at, uint32_t dst, const char *tile) {
     gpuir_module *m = C->m;
+    gpuir__cg_line(C, "%s i = (%s)(%s);", gpuir__cg_idx(C), gpuir__cg_idx(C), at);
+    gpuir__cg_reset_values(C);
+    if (dst) {
+        uint32_t v = gpuir__cg_new_var(C, S->dtype);
+        char load[96];
+        gpuir__cg_call(load, sizeof load, gpuir__cg_to_float(S->dtype), tile);
+        gpuir__cg_line(C, "%s v%u = %s;", gpuir__cg_ctype(S->dtype), v, load);
+        C->cur[dst - 1] = v + 1;
+    }
+    gpuir_result r = GPUIR_OK;
+    for (int pass = 0; pass < 2 && !r; pass++)       /* the constants, then the side's ops */
+        for (size_t i = pass ? from : 0; i < (pass ? to : stbds_arrlenu(C->k->ops)) && !r; i++) {
+            bool constant = gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT;
+            if (constant == !pass) r = gpuir__cg_chain(C, i, i + 1, S, "i");
+        }
+    if (!r) gpuir__cg_store_outputs(C, store_from, to, S, "i");
+    return r;
+}
+
+/* The tile's value of the transpose's operand: its register when the ops
+   before it computed it, else its element (index `i`) in storage form. */
+static void gpuir__cg_transpose_source(gpuir__cg *C, uint32_t src, char *out, size_t size) {
+    const gpuir_type *x = &gpuir__value_at(C->m, src)->type;
+    char reg[32];
+    if (C->cur[src - 1]) {
+        snprintf(reg, sizeof reg, "v%u", C->cur[src - 1] - 1);
+        gpuir__cg_call(out, size, gpuir__cg_from_float(x->dtype), reg);
+    } else snprintf(out, size, "%s[i]", gpuir__cg_param(C, gpuir__cg_param_index(C, src)));
+}
+
+/* A batch of matrix transposes through 32x32 shared-memory tiles (a block
+   a tile, 256 threads: reads and writes coalesced). With elementwise ops
+   around the transpose (pass.fuse's transpose group,
+   gpuir__kernel_tiled_transpose) each element read runs the ops before it
+   at its index (the tile gets the transpose's operand) and each element
+   written the ops after it at its own. */
+static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C) {
+    gpuir_module *m = C->m;
+    size_t kt = 0, n = stbds_arrlenu(C->k->ops);
+    const gpuir__op *op = gpuir__kernel_tiled_transpose_at(m, C->k, &kt);
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
-    const gpuir_type *x = &gpuir__value_at(m, src)->type;
+    const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
-    if (ps < 0 || pd < 0) return gpuir__cg_fail(C, op, "transposes a kernel-private buffer");
+    bool fused = gpuir__kernel_transpose_fused(m, C->k);
+    if (!fused && (ps < 0 || pd < 0)) return gpuir__cg_fail(C, op, "transposes a kernel-private buffer");
     long long rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1], count = gpuir__type_count(x);
     long long tile_rows = (rows + 31) / 32, tile_cols = (cols + 31) / 32;
     long long batches = rows && cols ? count / (rows * cols) : 0, tiles = tile_rows * tile_cols;
-    const char *in = gpuir__cg_param(C, ps), *out = gpuir__cg_param(C, pd);
     C->shared_bytes = (uint32_t)(32 * 33 * gpuir_dtype_size(x->dtype));
     C->barriers = true;
-    gpuir__cg_comment(C, (uint32_t)(op - m->ops) + 1, op);
+    gpuir__cg_comment(C, C->k->ops[kt], op);
     gpuir__cg_line(C, "GPUIR_SHARED(%s, tile, %d, 0);", gpuir__cg_storage(x->dtype), 32 * 33);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, tx = t %% 32, ty = t / 32;");
     gpuir__cg_open(C,
@@ -15958,20 +16124,31 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C, const gpuir__op *op)
                    tiles * batches);
     gpuir__cg_line(C, "long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, base = blk / %lldLL * %lldLL;",
                    tile_cols, tile_cols, tile_rows, tiles, rows * cols);
-    gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
-    gpuir__cg_line(C, "long long r = tr * 32 + j, c = tc * 32 + tx;");
-    gpuir__cg_line(C,
-                   "if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = %s[base + r * %lldLL + c];",
-                   rows, cols, in, cols);
-    gpuir__cg_close(C);
-    gpuir__cg_line(C, "GPUIR_SYNC();");
-    gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
-    gpuir__cg_line(C, "long long c = tc * 32 + j, r = tr * 32 + tx;");
-    gpuir__cg_line(C,
-                   "if (r < %lldLL && c < %lldLL) %s[base + c * %lldLL + r] = tile[tx * 33 + j];",
-                   rows, cols, out, rows);
-    gpuir__cg_close(C);
-    gpuir__cg_line(C, "GPUIR_SYNC();");
+    char at[96], value[160];
+    for (int write = 0; write < 2; write++) {       /* the tile read, then written transposed */
+        gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
+        gpuir__cg_line(C, write ? "long long c = tc * 32 + j, r = tr * 32 + tx;" : "long long r = tr * 32 + j, c = tc * 32 + tx;");
+        snprintf(at, sizeof at, write ? "base + c * %lldLL + r" : "base + r * %lldLL + c", write ? rows : cols);
+        if (!fused && !write)
+            gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = %s[%s];", rows, cols,
+                           gpuir__cg_param(C, ps), at);
+        else if (!fused)
+            gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) %s[%s] = tile[tx * 33 + j];", rows, cols,
+                           gpuir__cg_param(C, pd), at);
+        else {
+            gpuir__cg_open(C, "if (r < %lldLL && c < %lldLL)", rows, cols);
+            gpuir_result r = write ? gpuir__cg_transpose_side(C, kt + 1, n, kt, y, at, dst, "tile[tx * 33 + j]")
+                                   : gpuir__cg_transpose_side(C, 0, kt, 0, x, at, 0, NULL);
+            if (r) return r;
+            if (!write) {
+                gpuir__cg_transpose_source(C, src, value, sizeof value);
+                gpuir__cg_line(C, "tile[j * 33 + tx] = %s;", value);
+            }
+            gpuir__cg_close(C);
+        }
+        gpuir__cg_close(C);
+        gpuir__cg_line(C, "GPUIR_SYNC();");
+    }
     gpuir__cg_close(C);
     return GPUIR_OK;
 }
@@ -16300,7 +16477,7 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     }
     if (!widest) return GPUIR_OK;                    /* nothing to compute */
     if (C->form == GPUIR__FORM_TRANSPOSE_TILED && C->threads == 256)
-        return gpuir__cg_transpose_tiled(C, gpuir__kernel_lead(m, C->k));
+        return gpuir__cg_transpose_tiled(C);
     gpuir__cg_reset_values(C);
     return gpuir__cg_elementwise(C, widest);
 }

@@ -1087,6 +1087,22 @@ static int bench_bandwidth(int argc, char **argv) {
     char label[64];
     snprintf(label, sizeof label, "row softmax %lldx%lld, f32", rows, cols);
     rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text.buf);
+    for (int fused = 0; fused < 2; fused++) {     /* a transpose alone, then with ops on both sides (one kernel) */
+        text.len = 0;
+        strbuf_appendf(&text, "func.func @f(%%x: tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32> {\n", rows, cols, cols, rows);
+        if (fused)
+            strbuf_appendf(&text, "  %%g = gelu %%x : (tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n", rows, cols, rows, cols);
+        strbuf_appendf(&text, "  %%t = transpose %%%s {perm = [1, 0]} : (tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n",
+                       fused ? "g" : "x", rows, cols, cols, rows);
+        if (fused)
+            strbuf_appendf(&text, "  %%c = constant {value = 0.5} : () -> tensor<f32>\n"
+                                  "  %%y = mul %%t, %%c : (tensor<%lldx%lldxf32>, tensor<f32>) -> tensor<%lldx%lldxf32>\n",
+                           cols, rows, cols, rows);
+        strbuf_appendf(&text, "  return %%%s : tensor<%lldx%lldxf32>\n}\n", fused ? "y" : "t", cols, rows);
+        snprintf(label, sizeof label, fused ? "gelu, transpose, mul %lldx%lld, f32" : "transpose %lldx%lld, f32",
+                 rows, cols);
+        rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text.buf);
+    }
     free(text.buf);
     rc |= bench_norms(ctx, gpu, repeat);
     rc |= bench_siblings(ctx, gpu, repeat);

@@ -71,8 +71,9 @@ TEST(attention_op_checks_its_operands) {
 }
 
 /* q of rank 1 is a shape error; causal attention of dynamic lengths the
-   fused kernel cannot run (f32: no static mask for the unfused form)
-   fails in decompose, at the op's location. */
+   fused kernel cannot run (f32; head dim 128 on sm_75, whose shared memory
+   its tiles do not fit: no static mask for the unfused form) fails in
+   decompose, at the op's location, saying why the kernel cannot run it. */
 TEST(attention_errors_name_the_operand_and_place) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     const char *rank1 = "func.func @a(%q: tensor<64xf16>) -> tensor<64xf16> {\n"
@@ -88,6 +89,17 @@ TEST(attention_errors_name_the_operand_and_place) {
     CHECK(m != NULL);
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_ERR_SHAPE);
     CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "dynamic sequence lengths"));
+    CHECK(strstr(gpuir_ctx_error(ctx), "it takes f16 or bf16"));
+    gpuir_ctx_clear_error(ctx);
+    const char *sm75 = "func.func @c(%q: tensor<2x?x128xf16>) -> tensor<2x?x128xf16> {\n"
+                       "  %o = attention %q, %q, %q {causal = true} : (tensor<2x?x128xf16>, tensor<2x?x128xf16>, "
+                       "tensor<2x?x128xf16>) -> tensor<2x?x128xf16>\n  return %o : tensor<2x?x128xf16>\n}\n";
+    m = parse_quiet(ctx, sm75);
+    CHECK(m != NULL);
+    gpuir_target t75 = {75, 40};
+    gpuir_module_set_target(m, t75);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "do not fit the target's shared memory"));
     gpuir_ctx_destroy(ctx);
 }
 
