@@ -7191,21 +7191,20 @@ static uint32_t gpuir__fold_binary_of_broadcast(gpuir__canon *C, const gpuir__op
     if (!op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_BINARY || op->n_operands > GPUIR_MAX_OPERANDS)
         return 0;
     const gpuir_type want = gpuir__value_at(m, op->result)->type;
-    uint32_t in[GPUIR_MAX_OPERANDS];
+    uint32_t in[GPUIR_MAX_OPERANDS], was[GPUIR_MAX_OPERANDS], n = op->n_operands;
     bool changed = false;
-    for (uint32_t k = 0; k < op->n_operands; k++) in[k] = gpuir__op_operand(m, op, k);
-    for (uint32_t k = 0; k < op->n_operands; k++) {
+    for (uint32_t k = 0; k < n; k++) in[k] = was[k] = gpuir__op_operand(m, op, k);
+    for (uint32_t k = 0; k < n; k++) {
         const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, in[k])->def_op);
         if (!def || def->kind != GPUIR_OP_BROADCAST) continue;
-        uint32_t was = in[k];
         in[k] = gpuir__op_operand(m, def, 0);
         if (gpuir__implicit_broadcast_is(m, op, in, &want)) changed = true;
-        else in[k] = was;
+        else in[k] = was[k];
     }
     if (!changed) return 0;
-    uint32_t id = gpuir__build_op(m, op->kind, in, op->n_operands, op->attrs, op->n_attrs, &want);
-    for (uint32_t k = 0; id && k < op->n_operands; k++)
-        if (in[k] != gpuir__op_operand(m, op, k) && in[k] < C->cap) C->uses[in[k] - 1]++;
+    uint32_t id = gpuir__build_op(m, op->kind, in, n, op->attrs, op->n_attrs, &want);   /* (op moves: ops grow) */
+    for (uint32_t k = 0; id && k < n; k++)
+        if (in[k] != was[k] && in[k] < C->cap) C->uses[in[k] - 1]++;
     return id;
 }
 
@@ -8565,21 +8564,28 @@ static int64_t gpuir__value_group(const gpuir_module *m, uint32_t v) {
 }
 
 /* Whether every operand of op that group g computes lines up with op's
-   result over the rows of F (see above). */
-static bool gpuir__rows_operands_fit(const gpuir_module *m, const gpuir__op *op, int64_t g,
-                                     const gpuir_type *F) {
-    const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
+   result over the rows of F (see above), the group's value fv of that
+   shape. With `?` dims in F a full result must read a full value the group
+   computes, or fv: two `?` are one size only where an op pairs them (an
+   external operand of F's type alone may have other sizes: the kernel's
+   rows would not cover it). */
+static bool gpuir__rows_operands_fit(const gpuir_module *m, const gpuir__op *op, int64_t g, uint32_t fv) {
+    const gpuir_type *F = &gpuir__value_at(m, fv)->type, *out = &gpuir__value_at(m, op->result)->type;
     gpuir__row_shape os = gpuir__row_shape_of(F, out);
+    bool tied = gpuir__type_is_static(F) || os != GPUIR__ROW_FULL;
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t v = gpuir__op_operand(m, op, k);
+        bool full = gpuir__row_shape_of(F, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
+        if (v == fv && full) tied = true;
         if (gpuir__value_group(m, v) != g) continue;
+        tied |= full;
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
         gpuir__row_shape s = gpuir__row_shape_of(F, t);
         bool fits = os == GPUIR__ROW_FULL ? s == GPUIR__ROW_FULL || (s == GPUIR__ROW_ROWS && t->rank == F->rank) :
                     t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0;
         if (!fits) return false;
     }
-    return os != GPUIR__ROW_NONE;
+    return os != GPUIR__ROW_NONE && tied;
 }
 
 /* The open row group op may join as a sibling through v, or 0: a row
@@ -8594,7 +8600,7 @@ static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, u
         return gpuir__reduce_is_row(m, op) && gpuir__row_shape_of(rows, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL ?
                s : 0;
     bool full = gpuir__row_shape_of(rows, &gpuir__value_at(m, op->result)->type) == GPUIR__ROW_FULL;
-    return gpuir__is_elementwise(cls) && full && gpuir__rows_operands_fit(m, op, s, rows) ? s : 0;
+    return gpuir__is_elementwise(cls) && full && gpuir__rows_operands_fit(m, op, s, F->rows[s]) ? s : 0;
 }
 
 /* The group op may join through its operand v beyond the single-use rule
@@ -8618,11 +8624,10 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
     if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE ||         /* v has other users */
         (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && F->after[v - 1] == (uint32_t)g))
         return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
-    return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(m, op, g, &gpuir__value_at(m, F->rows[g])->type) ?
+    return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(m, op, g, F->rows[g]) ?
            g : 0;
 }
 
-/* The group op joins (0: a new one). */
 /* Whether every op of group g in the function at hand reads static
    operands only (a tiled transpose's kernel has static sizes). */
 static bool gpuir__fuse_group_static(const gpuir__fuser *F, int64_t g) {
@@ -8666,6 +8671,7 @@ static bool gpuir__fuse_after_transpose(const gpuir__fuser *F, const gpuir__op *
     return true;
 }
 
+/* The group op joins (0: a new one). */
 static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     int64_t g = 0;
     for (uint32_t k = 0; k < op->n_operands && !g; k++) {
@@ -8706,7 +8712,8 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
                       cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
                       cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
     }
-    if (gpuir__transpose_is_tiled(m, op)) F->kinds[g] = GPUIR__GROUP_TRANSPOSE;
+    if (gpuir__transpose_is_tiled(m, op) && (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || F->kinds[g] == GPUIR__GROUP_OTHER))
+        F->kinds[g] = GPUIR__GROUP_TRANSPOSE;          /* its producer's chain, or a new group */
     if (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && (op->kind == GPUIR_OP_TRANSPOSE || gpuir__fuse_after_transpose(F, op, g)))
         F->after[op->result - 1] = (uint32_t)g;
     if (cls == GPUIR__CLASS_REDUCE && F->kinds[g] != GPUIR__GROUP_ROWS)
@@ -16055,9 +16062,6 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     return GPUIR_OK;
 }
 
-/* A batch of matrix transposes through 32x32 shared-memory tiles (a row of
-   padding against bank conflicts): both the reads and the writes are
-   coalesced. A copy: values keep their storage type. */
 /* One half of a fused tiled transpose at linear index `at` of space S:
    the kernel's constants, then its ops [from, to) but constants (the ops
    before the transpose as a tile is read; the ones after it as the tile
@@ -16097,8 +16101,9 @@ static void gpuir__cg_transpose_source(gpuir__cg *C, uint32_t src, char *out, si
 }
 
 /* A batch of matrix transposes through 32x32 shared-memory tiles (a block
-   a tile, 256 threads: reads and writes coalesced). With elementwise ops
-   around the transpose (pass.fuse's transpose group,
+   a tile, 256 threads, a row of padding against bank conflicts: reads and
+   writes coalesced). Alone it is a copy (values keep their storage type);
+   with elementwise ops around the transpose (pass.fuse's transpose group,
    gpuir__kernel_tiled_transpose) each element read runs the ops before it
    at its index (the tile gets the transpose's operand) and each element
    written the ops after it at its own. */
@@ -16118,7 +16123,7 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C) {
     C->barriers = true;
     gpuir__cg_comment(C, C->k->ops[kt], op);
     gpuir__cg_line(C, "GPUIR_SHARED(%s, tile, %d, 0);", gpuir__cg_storage(x->dtype), 32 * 33);
-    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, tx = t %% 32, ty = t / 32;");
+    gpuir__cg_line(C, "%s", fused ? "int t = GPUIR_THREAD_RANK;" : "int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;");
     gpuir__cg_open(C,
                    "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS)",
                    tiles * batches);
@@ -16126,8 +16131,12 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C) {
                    tile_cols, tile_cols, tile_rows, tiles, rows * cols);
     char at[96], value[160];
     for (int write = 0; write < 2; write++) {       /* the tile read, then written transposed */
-        gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
-        gpuir__cg_line(C, write ? "long long c = tc * 32 + j, r = tr * 32 + tx;" : "long long r = tr * 32 + j, c = tc * 32 + tx;");
+        if (fused) {         /* the launches' block size (a hand-written one's too): kernels are specialized */
+            gpuir__cg_open(C, "for (int q = t; q < 1024; q += %lld)", (long long)C->threads);
+            gpuir__cg_line(C, "int j = q / 32, tx = q %% 32;");
+        } else
+            gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
+        gpuir__cg_line(C, "%s", write ? "long long c = tc * 32 + j, r = tr * 32 + tx;" : "long long r = tr * 32 + j, c = tc * 32 + tx;");
         snprintf(at, sizeof at, write ? "base + c * %lldLL + r" : "base + r * %lldLL + c", write ? rows : cols);
         if (!fused && !write)
             gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = %s[%s];", rows, cols,
@@ -16476,8 +16485,8 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
         if (gpuir__cg_wider(d, widest)) widest = d;
     }
     if (!widest) return GPUIR_OK;                    /* nothing to compute */
-    if (C->form == GPUIR__FORM_TRANSPOSE_TILED && C->threads == 256)
-        return gpuir__cg_transpose_tiled(C);
+    if (C->form == GPUIR__FORM_TRANSPOSE_TILED && (C->threads == 256 || gpuir__kernel_transpose_fused(m, C->k)))
+        return gpuir__cg_transpose_tiled(C);         /* (alone, other block sizes gather) */
     gpuir__cg_reset_values(C);
     return gpuir__cg_elementwise(C, widest);
 }
