@@ -2372,23 +2372,31 @@ static bool gpuir__broadcast_dim(int64_t a, int64_t b, int64_t *out) {
     return true;
 }
 
-/* The NumPy broadcast of the leading `ra`/`rb` dims of a and b into out. */
-static gpuir_result gpuir__broadcast_shapes(gpuir_ctx *ctx, const char *op, const gpuir_type *a,
-                                            int ra, const gpuir_type *b, int rb, gpuir_type *out) {
+/* The NumPy broadcast of the leading `ra`/`rb` dims of a and b into out
+   (its rank and dims); false, with the two dims that do not broadcast in
+   *da, *db, if they do not. */
+static bool gpuir__broadcast_dims(const gpuir_type *a, int ra, const gpuir_type *b, int rb, gpuir_type *out,
+                                  int64_t *da, int64_t *db) {
     int r = ra > rb ? ra : rb;
     for (int i = 0; i < r; i++) {
         int ia = ra - r + i, ib = rb - r + i;
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (!gpuir__broadcast_dim(da, db, &out->dims[i])) {
-            gpuir__tbuf ba, bb;
-            return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
-                               "%s: operand #0 %s and operand #1 %s do not broadcast "
-                               "(%lld vs %lld)", op, gpuir__tstr(&ba, a), gpuir__tstr(&bb, b),
-                               (long long)da, (long long)db);
-        }
+        *da = ia >= 0 ? a->dims[ia] : 1, *db = ib >= 0 ? b->dims[ib] : 1;
+        if (!gpuir__broadcast_dim(*da, *db, &out->dims[i])) return false;
     }
     out->rank = r;
-    return GPUIR_OK;
+    return true;
+}
+
+/* The NumPy broadcast of the leading `ra`/`rb` dims of a and b into out. */
+static gpuir_result gpuir__broadcast_shapes(gpuir_ctx *ctx, const char *op, const gpuir_type *a,
+                                            int ra, const gpuir_type *b, int rb, gpuir_type *out) {
+    int64_t da, db;
+    if (gpuir__broadcast_dims(a, ra, b, rb, out, &da, &db)) return GPUIR_OK;
+    gpuir__tbuf ba, bb;
+    return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
+                       "%s: operand #0 %s and operand #1 %s do not broadcast "
+                       "(%lld vs %lld)", op, gpuir__tstr(&ba, a), gpuir__tstr(&bb, b),
+                       (long long)da, (long long)db);
 }
 
 static gpuir_result gpuir__same_dtype(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *a,
@@ -7174,13 +7182,8 @@ static bool gpuir__implicit_broadcast_is(const gpuir_module *m, const gpuir__op 
     for (uint32_t k = 1; k < op->n_operands; k++) {
         const gpuir_type *t = &gpuir__value_at(m, in[k])->type;
         gpuir_type next = acc;
-        int r = acc.rank > t->rank ? acc.rank : t->rank;
-        for (int i = 0; i < r; i++) {
-            int ia = acc.rank - r + i, ib = t->rank - r + i;
-            int64_t da = ia >= 0 ? acc.dims[ia] : 1, db = ib >= 0 ? t->dims[ib] : 1;
-            if (!gpuir__broadcast_dim(da, db, &next.dims[i])) return false;
-        }
-        next.rank = r;
+        int64_t da, db;
+        if (!gpuir__broadcast_dims(&acc, acc.rank, t, t->rank, &next, &da, &db)) return false;
         acc = next;
     }
     return acc.rank == want->rank && memcmp(acc.dims, want->dims, (size_t)acc.rank * sizeof *acc.dims) == 0;
