@@ -1676,6 +1676,11 @@ static bool gpuir__type_same(const gpuir_type *a, const gpuir_type *b) {
     return true;
 }
 
+/* Same rank and dims, whatever the dtypes (shapes that line up element for element). */
+static bool gpuir__dims_same(const gpuir_type *a, const gpuir_type *b) {
+    return a->rank == b->rank && memcmp(a->dims, b->dims, (size_t)a->rank * sizeof *a->dims) == 0;
+}
+
 static bool gpuir__type_is_static(const gpuir_type *t) {
     for (int i = 0; i < t->rank; i++)
         if (t->dims[i] == GPUIR_DYN) return false;
@@ -6745,11 +6750,17 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // makes a reshape that only puts back a reduction's dropped dims that
 // reduction with keepdims, moves a reshape of an elementwise result only
 // it reads above the elementwise ops (they then fuse with the reshape's
-// readers), reads a binary op's explicitly broadcast operand through the
-// op's own broadcasting, merges identical ops (CSE) and removes dead ops.
-// Reads: util, ir, build, array, ref, pass. Writes: ir.
+// readers), but below the elementwise ops that read a reshaped matmul or
+// tiled transpose (they then join its epilogue), reads a binary op's
+// explicitly broadcast operand through the op's own broadcasting, merges
+// identical ops (CSE) and removes dead ops. Reads: util, ir, build, array,
+// ref, pass, fuse (gpuir__is_elementwise, gpuir__transpose_is_tiled).
+// Writes: ir.
 
 #define GPUIR__FOLD_MAX 4096
+
+static bool gpuir__is_elementwise(gpuir__op_class c);
+static bool gpuir__transpose_is_tiled(const gpuir_module *m, const gpuir__op *op);
 
 /* Open addressing: op hash -> op id (0: empty slot). */
 typedef struct gpuir__cse_map {
@@ -6763,6 +6774,8 @@ typedef struct gpuir__canon {
     size_t cap;                   /* entries in the per-value arrays below */
     uint32_t *repl;               /* value id - 1 -> replacement id (0: none) */
     uint32_t *uses;               /* value id - 1 -> its readers in the function at hand */
+    bool *fused_reader;           /* value id - 1 -> one of them takes its producer into its
+                                     kernel (gpuir__canon_fuses_producer) */
     gpuir__cse_map cse;
     gpuir__ref ref;               /* interpreter state for dense folds */
 } gpuir__canon;
@@ -6784,6 +6797,7 @@ static gpuir_result gpuir__canon_fit(gpuir__canon *C) {
     size_t cap = need * 2;
     bool ok = gpuir__grow_zeroed((void **)&C->repl, C->cap, cap, sizeof *C->repl) &&
               gpuir__grow_zeroed((void **)&C->uses, C->cap, cap, sizeof *C->uses) &&
+              gpuir__grow_zeroed((void **)&C->fused_reader, C->cap, cap, sizeof *C->fused_reader) &&
               gpuir__grow_zeroed((void **)&C->ref.vals, C->cap, cap, sizeof *C->ref.vals) &&
               gpuir__grow_zeroed((void **)&C->ref.borrowed, C->cap, cap, sizeof *C->ref.borrowed);
     if (!ok) return gpuir__oom(C->m->ctx, "canonicalize");
@@ -7087,7 +7101,9 @@ static uint32_t gpuir__fold_reshape_of_reduce(gpuir__canon *C, const gpuir__op *
    LayerNorm: one kernel, was two). Not into a `?` from static sizes (the
    ops would lose what static sizes give their kernel: 16-byte accesses).
    Each operand of e of rank 0 stays; one that broadcasts as static
-   trailing dims the reshape keeps stays; one of e's shape is moved through
+   trailing dims the reshape keeps stays, one of trailing dims it merges or
+   splits is viewed as the reshape's trailing dims that hold as many
+   elements (gpuir__reshape_hoist_operand); one of e's shape is moved through
    in turn when it is such an op too (up to GPUIR__RESHAPE_SINK_DEPTH
    deep), else built on the new shape when it only puts back a reduction's
    dims and nothing else reads it (gpuir__reshape_sinks: the reduction with
@@ -7100,18 +7116,79 @@ static bool gpuir__reshape_keeps_suffix(const gpuir_type *operand, const gpuir_t
     return memcmp(operand->dims, to->dims + off, (size_t)operand->rank * sizeof *to->dims) == 0;
 }
 
+/* How many trailing dims of `to` (static) hold n elements, 0 for none. */
+static int gpuir__trailing_dims_holding(const gpuir_type *to, int64_t n) {
+    int64_t count = 1;
+    for (int k = 1; k <= to->rank && to->dims[to->rank - k] != GPUIR_DYN; k++) {
+        count *= to->dims[to->rank - k];
+        if (count == n) return k;
+        if (count > n || count == 0) return 0;
+    }
+    return 0;
+}
+
 /* How operand o of an elementwise op of type t reaches a reshape to `to`:
-   0 it cannot, 1 as it is, 2 reshaped (o has t's dims). */
+   GPUIR__RESHAPE_NO it cannot, _AS_IS it broadcasts as it does in t (a
+   scalar; a bias of trailing dims both keep), _WHOLE reshaped to `to`
+   (o has t's dims), _TRAILING a bias of t's trailing dims viewed as the
+   trailing dims of `to` that hold as many elements ([H, D] against
+   [B, S, H, D] is [H*D] against [B*S, H*D]: both repeat it every H*D
+   elements). */
+enum { GPUIR__RESHAPE_NO, GPUIR__RESHAPE_AS_IS, GPUIR__RESHAPE_WHOLE, GPUIR__RESHAPE_TRAILING };
 static int gpuir__reshape_hoist_operand(const gpuir_module *m, uint32_t o, const gpuir_type *t,
                                         const gpuir_type *to) {
     const gpuir_type *ot = &gpuir__value_at(m, o)->type;
-    if (ot->rank == 0) return 1;
-    if (ot->rank == t->rank && memcmp(ot->dims, t->dims, (size_t)t->rank * sizeof *t->dims) == 0) return 2;
-    return ot->rank < t->rank && gpuir__reshape_keeps_suffix(ot, to) &&
-           gpuir__reshape_keeps_suffix(ot, t) ? 1 : 0;
+    if (ot->rank == 0) return GPUIR__RESHAPE_AS_IS;
+    if (gpuir__dims_same(ot, t)) return GPUIR__RESHAPE_WHOLE;
+    if (ot->rank > t->rank || !gpuir__reshape_keeps_suffix(ot, t)) return GPUIR__RESHAPE_NO;
+    if (gpuir__reshape_keeps_suffix(ot, to)) return GPUIR__RESHAPE_AS_IS;
+    return gpuir__trailing_dims_holding(to, gpuir__type_count(ot)) ? GPUIR__RESHAPE_TRAILING : GPUIR__RESHAPE_NO;
 }
 
-/* Whether value v is an elementwise op that a reshape to `to` moves above. */
+/* Value v viewed in `to`'s dims (v's dtype): v itself when it has them, a
+   reshape of v, or of v's source when v is a reshape. 0 on failure. */
+static uint32_t gpuir__reshape_view(gpuir_module *m, uint32_t v, const gpuir_type *to) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    gpuir_type shaped = *to;
+    shaped.dtype = gpuir__value_at(m, v)->type.dtype;
+    if (def && def->kind == GPUIR_OP_RESHAPE) v = gpuir__op_operand(m, def, 0);
+    if (gpuir__type_same(&gpuir__value_at(m, v)->type, &shaped)) return v;
+    return gpuir__build_value(m, GPUIR_OP_RESHAPE, &v, 1, 0, 0, &shaped).id;
+}
+
+/* Operand o as `how` (gpuir__reshape_hoist_operand) has it reach a reshape
+   to `to`, for a scalar or a bias: itself, or its view; 0 on failure. */
+static uint32_t gpuir__reshape_bias_view(gpuir_module *m, uint32_t o, int how, const gpuir_type *to) {
+    if (how != GPUIR__RESHAPE_TRAILING) return o;
+    gpuir_type trailing = *to;
+    int k = gpuir__trailing_dims_holding(to, gpuir__type_count(&gpuir__value_at(m, o)->type));
+    trailing.rank = k;
+    memcpy(trailing.dims, to->dims + to->rank - k, (size_t)k * sizeof *to->dims);
+    return gpuir__reshape_view(m, o, &trailing);
+}
+
+/* Whether value v is computed by a kernel that takes the elementwise ops
+   reading it as its epilogue (pass.fuse): a matmul, a tiled transpose, or
+   an elementwise op only one op reads whose operand of its shape is such a
+   value (the epilogue so far), at most `depth` ops deep. Reads C->uses. */
+static bool gpuir__canon_takes_epilogue(const gpuir__canon *C, uint32_t v, int depth) {
+    const gpuir_module *m = C->m;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    if (!def || !def->result || depth <= 0) return false;
+    if (def->kind == GPUIR_OP_MATMUL || gpuir__transpose_is_tiled(m, def)) return true;
+    if (!gpuir__is_elementwise(gpuir__info(def->kind)->cls) || v >= C->cap || C->uses[v - 1] != 1) return false;
+    const gpuir_type *t = &gpuir__value_at(m, v)->type;
+    for (uint32_t k = 0; k < def->n_operands; k++) {
+        uint32_t o = gpuir__op_operand(m, def, k);
+        if (gpuir__dims_same(&gpuir__value_at(m, o)->type, t) && gpuir__canon_takes_epilogue(C, o, depth - 1))
+            return true;
+    }
+    return false;
+}
+
+/* Whether value v is an elementwise op that a reshape to `to` moves above
+   (not one of an epilogue: gpuir__fold_elementwise_of_reshape moves the
+   reshape below those). */
 static bool gpuir__reshape_hoists(const gpuir__canon *C, uint32_t v, const gpuir_type *to) {
     const gpuir_module *m = C->m;
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
@@ -7121,11 +7198,12 @@ static bool gpuir__reshape_hoists(const gpuir__canon *C, uint32_t v, const gpuir
         return false;
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
     if (gpuir__type_is_static(t) && !gpuir__type_is_static(to)) return false;
+    if (gpuir__canon_takes_epilogue(C, v, GPUIR__RESHAPE_SINK_DEPTH)) return false;   /* the other way */
     bool shaped = false;                 /* an operand of e's shape gives the result its shape */
     for (uint32_t k = 0; k < def->n_operands; k++) {
         int how = gpuir__reshape_hoist_operand(m, gpuir__op_operand(m, def, k), t, to);
-        if (!how) return false;
-        shaped |= how == 2;
+        if (how == GPUIR__RESHAPE_NO) return false;
+        shaped |= how == GPUIR__RESHAPE_WHOLE;
     }
     return shaped;
 }
@@ -7144,30 +7222,106 @@ static uint32_t gpuir__reshape_hoist(gpuir__canon *C, uint32_t v, const gpuir_ty
             uint32_t op = gpuir__reshape_sink(m, v, to->rank, to->dims);
             return op ? m->ops[op - 1].result : 0;
         }
-        if (def && def->kind == GPUIR_OP_RESHAPE) v = gpuir__op_operand(m, def, 0);   /* of its source */
-        if (gpuir__type_same(&gpuir__value_at(m, v)->type, &shaped)) return v;
-        return gpuir__build_value(m, GPUIR_OP_RESHAPE, &v, 1, 0, 0, &shaped).id;
+        return gpuir__reshape_view(m, v, to);
     }
     gpuir_op_kind kind = def->kind;
     uint32_t attrs = def->attrs, n_attrs = def->n_attrs, n = def->n_operands, in[GPUIR_MAX_OPERANDS];
     for (uint32_t k = 0; k < n; k++) in[k] = gpuir__op_operand(m, def, k);
     for (uint32_t k = 0; k < n; k++) {
-        if (gpuir__reshape_hoist_operand(m, in[k], &t, to) != 2) continue;
-        in[k] = gpuir__reshape_hoist(C, in[k], to, depth - 1);
+        int how = gpuir__reshape_hoist_operand(m, in[k], &t, to);
+        in[k] = how == GPUIR__RESHAPE_WHOLE ? gpuir__reshape_hoist(C, in[k], to, depth - 1)
+                                            : gpuir__reshape_bias_view(m, in[k], how, to);
         if (!in[k]) return 0;
     }
     return gpuir__build_value(m, kind, in, n, attrs, n_attrs, &shaped).id;
 }
 
 /* The reshape of an elementwise op it can move above (the new op's id, the
-   last one built), 0 for any other op. */
+   last one built), 0 for any other op. Only where a reader of the reshape
+   takes the moved ops into its kernel (C->fused_reader): for a matmul or a
+   return alone the move would only part the ops from their producers' (an
+   RMSNorm's scale from its row kernel, before a projection). */
 static uint32_t gpuir__fold_reshape_of_elementwise(gpuir__canon *C, const gpuir__op *op) {
     gpuir_module *m = C->m;
-    if (op->kind != GPUIR_OP_RESHAPE) return 0;
+    if (op->kind != GPUIR_OP_RESHAPE || op->result >= C->cap || !C->fused_reader[op->result - 1]) return 0;
     const gpuir_type to = gpuir__value_at(m, op->result)->type;
     uint32_t x = gpuir__op_operand(m, op, 0);
     if (!gpuir__reshape_hoists(C, x, &to)) return 0;
     return gpuir__reshape_hoist(C, x, &to, GPUIR__RESHAPE_SINK_DEPTH) ? (uint32_t)stbds_arrlenu(m->ops) : 0;
+}
+
+/* An elementwise op reading a reshape of a value whose kernel takes
+   epilogues (gpuir__canon_takes_epilogue: a matmul's result, maybe with its
+   bias added) is built on that value's shape, and the reshape moved below
+   it: gelu(reshape(matmul(a, b))) is reshape(gelu(matmul(a, b))), so gelu
+   joins the matmul's epilogue (one kernel, was two) and the reshape stays
+   a view; torch's linear over [B, S, H] writes such a reshape. Only where
+   the reshape and its source each have one reader. The op's other operands
+   of its shape are viewed in the source's (gpuir__reshape_view), those of
+   rank 0 and those broadcast as static trailing dims both shapes keep stay,
+   a bias of trailing dims the reshape merges or splits is viewed so;
+   not from static sizes into `?`, nor where an operand's view would hold
+   two `?`. The new reshape's op id (the op's own where the shapes are the
+   same), 0 for any other op. Counts the new values' readers in C->uses. */
+static int gpuir__dynamic_dims(const gpuir_type *t) {
+    int n = 0;
+    for (int i = 0; i < t->rank; i++) n += t->dims[i] == GPUIR_DYN;
+    return n;
+}
+
+/* The operand of op read through a reshape the fold above moves below op,
+   or -1. */
+static int gpuir__reshape_read_through(const gpuir__canon *C, const gpuir__op *op, const gpuir_type *t) {
+    const gpuir_module *m = C->m;
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t o = gpuir__op_operand(m, op, k);
+        const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, o)->def_op);
+        if (!def || def->kind != GPUIR_OP_RESHAPE || o >= C->cap || C->uses[o - 1] != 1 ||
+            !gpuir__dims_same(&gpuir__value_at(m, o)->type, t))
+            continue;
+        uint32_t src = gpuir__op_operand(m, def, 0);
+        if (src < C->cap && C->uses[src - 1] == 1 && gpuir__canon_takes_epilogue(C, src, GPUIR__RESHAPE_SINK_DEPTH))
+            return (int)k;
+    }
+    return -1;
+}
+
+static uint32_t gpuir__fold_elementwise_of_reshape(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || op->n_operands > GPUIR_MAX_OPERANDS)
+        return 0;
+    const gpuir_type t = gpuir__value_at(m, op->result)->type;
+    int through = gpuir__reshape_read_through(C, op, &t);
+    if (through < 0) return 0;
+    uint32_t n = op->n_operands, in[GPUIR_MAX_OPERANDS], attrs = op->attrs, n_attrs = op->n_attrs;
+    gpuir_op_kind kind = op->kind;
+    int how[GPUIR_MAX_OPERANDS];
+    for (uint32_t k = 0; k < n; k++) in[k] = gpuir__op_operand(m, op, k);
+    uint32_t src = gpuir__op_operand(m, gpuir__op_at(m, gpuir__value_at(m, in[through])->def_op), 0);
+    gpuir_type to = gpuir__value_at(m, src)->type;
+    if (gpuir__type_is_static(&t) && !gpuir__type_is_static(&to)) return 0;
+    for (uint32_t k = 0; k < n; k++) {
+        how[k] = gpuir__reshape_hoist_operand(m, in[k], &t, &to);
+        if (how[k] == GPUIR__RESHAPE_NO ||
+            (how[k] == GPUIR__RESHAPE_WHOLE && (int)k != through && gpuir__dynamic_dims(&to) > 1))
+            return 0;
+    }
+    for (uint32_t k = 0; k < n; k++) {                         /* (op moves: ops grow) */
+        in[k] = (int)k == through ? src
+              : how[k] == GPUIR__RESHAPE_WHOLE ? gpuir__reshape_view(m, in[k], &to)
+              : gpuir__reshape_bias_view(m, in[k], how[k], &to);
+        if (!in[k]) return 0;
+    }
+    to.dtype = t.dtype;
+    uint32_t e = gpuir__build_op(m, kind, in, n, attrs, n_attrs, &to);
+    if (!e || gpuir__dims_same(&to, &t)) return e;
+    uint32_t e_value = m->ops[e - 1].result;
+    uint32_t back = gpuir__build_op(m, GPUIR_OP_RESHAPE, &e_value, 1, 0, 0, &t);
+    if (!back || gpuir__canon_fit(C) != GPUIR_OK) return 0;
+    C->uses[e_value - 1] = 1;                /* src's reader is e now, in the reshape's place */
+    for (uint32_t k = 0; k < n; k++)
+        if ((int)k != through) C->uses[in[k] - 1]++;
+    return back;
 }
 
 /* An explicit broadcast that a binary op reads is the op's own (NumPy)
@@ -7228,6 +7382,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_binary_of_broadcast(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reduce(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_elementwise(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_elementwise_of_reshape(C, gpuir__op_at(m, op_id));
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     if ((r = gpuir__canon_fit(C)) != GPUIR_OK) return r;
     uint32_t current = folded ? (uint32_t)stbds_arrpop(m->rewrite_ops) : op_id;  /* re-added below */
@@ -7239,22 +7394,50 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
         gpuir__rewrite_keep(m, current);
         if (folded) C->repl[result - 1] = now;
     }
-    if (result && now && now != result) C->uses[now - 1] += C->uses[result - 1];   /* its readers read the replacement */
+    if (result && now && now != result) {                  /* its readers read the replacement */
+        C->uses[now - 1] += C->uses[result - 1];
+        C->fused_reader[now - 1] |= C->fused_reader[result - 1];
+    }
     return GPUIR_OK;
 }
 
-/* Counts, in C->uses, the readers of each value in function fid. */
+/* Whether op may take the elementwise producer of an operand into its own
+   kernel (pass.fuse): an elementwise op (of the operand's shape: a chain;
+   broadcasting it: a row group's row value), a reduction, a softmax
+   (decompose splits one with such a neighbour), a tiled transpose. A
+   matmul, an attention or a return does not. */
+static bool gpuir__canon_fuses_producer(const gpuir_module *m, const gpuir__op *op) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    return gpuir__is_elementwise(cls) || cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX ||
+           gpuir__transpose_is_tiled(m, op);
+}
+
+/* Counts, in C->uses, the readers of each value in function fid, and notes
+   in C->fused_reader the values one of them takes the producer of, also
+   through a reshape or a broadcast (the reader of their result reads their
+   source after canonicalize's folds). */
 static gpuir_result gpuir__canon_count_uses(gpuir__canon *C, uint32_t fid) {
     gpuir_module *m = C->m;
     gpuir_result r = gpuir__canon_fit(C);
     if (r) return r;
     memset(C->uses, 0, C->cap * sizeof *C->uses);
+    memset(C->fused_reader, 0, C->cap * sizeof *C->fused_reader);
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, op, k);
-            if (v && v < C->cap) C->uses[v - 1]++;
+            if (!v || v >= C->cap) continue;
+            C->uses[v - 1]++;
+            if (op->result && gpuir__canon_fuses_producer(m, op)) C->fused_reader[v - 1] = true;
+        }
+    }
+    for (size_t i = stbds_arrlenu(f->ops); i-- > 0;) {       /* through reshapes and broadcasts */
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if ((op->kind == GPUIR_OP_RESHAPE || op->kind == GPUIR_OP_BROADCAST) && op->result < C->cap &&
+            C->fused_reader[op->result - 1]) {
+            uint32_t v = gpuir__op_operand(m, op, 0);
+            if (v < C->cap) C->fused_reader[v - 1] = true;
         }
     }
     return GPUIR_OK;
@@ -7285,6 +7468,7 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
     for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) r = gpuir__canon_func(&C, (uint32_t)f + 1);
     GPUIR_FREE(C.repl);
     GPUIR_FREE(C.uses);
+    GPUIR_FREE(C.fused_reader);
     GPUIR_FREE(C.ref.vals);
     GPUIR_FREE(C.ref.borrowed);
     return r;
@@ -7312,8 +7496,6 @@ static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op
     int rank = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.rank;
     return gpuir__norm_axis(&axis, rank) && axis == rank - 1;
 }
-
-static bool gpuir__is_elementwise(gpuir__op_class c);
 
 /* Whether the row softmax at index i of function fid has an elementwise
    neighbour: an elementwise op made its operand, or one of its users is
