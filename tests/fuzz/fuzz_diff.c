@@ -521,8 +521,12 @@ static int fd_binary(fd_gen *g, int a) {
     return fd_op(g, &r, a, b, "%s %%v%d, %%v%d : (%s, %s) -> %s", op, a, b, fd_t(x, tx), fd_t(y, ty), fd_t(&r, tr));
 }
 
+static int fd_reshape(fd_gen *g, int a);
+
 /* matmul of v (as [.., M, K], or [.., K, M] with transpose_a) by a new
-   parameter, then an epilogue: bias, an activation, a residual. */
+   parameter, then an epilogue: bias, an activation, a residual; now and
+   then after a reshape of the result (torch's linear over [B, S, H]: rows
+   or heads split, dims merged), which canonicalize moves below them. */
 static int fd_matmul(fd_gen *g, int a) {
     const fd_val *x = &g->f->v[a];
     if (x->rank < 2 || fd_off[FD_MATMUL]) return fd_unary(g, a);
@@ -604,8 +608,15 @@ static int fd_matmul(fd_gen *g, int a) {
         char tc[128];
         c = fd_op(g, &s, c, -1, "reduce_sum %%v%d {axes = [0]} : (%s) -> %s", c, fd_t(&g->f->v[c], tc), fd_t(&s, tr));
     }
-    if (c >= 0 && fd_chance(&g->rng, 60)) {      /* bias [N] */
-        int bias = fd_param_like(g, g->f->v[c].dt, &nv);
+    bool reshaped = c >= 0 && fd_chance(&g->rng, 15);
+    if (reshaped) c = fd_reshape(g, c);
+    if (c >= 0 && g->f->v[c].rank >= 1 && fd_chance(&g->rng, 60)) {   /* bias [N], or [H, D] after a reshape */
+        const fd_val *cv = &g->f->v[c];
+        fd_val bs2;
+        memset(&bs2, 0, sizeof bs2);
+        bs2.rank = reshaped && cv->rank >= 2 && fd_chance(&g->rng, 50) ? 2 : 1;
+        fd_move_dims(&bs2, 0, cv, cv->rank - bs2.rank, bs2.rank);
+        int bias = fd_param_like(g, cv->dt, &bs2);
         if (bias < 0) return c;
         fd_val s = g->f->v[c];
         s.mag += 1;
@@ -619,6 +630,7 @@ static int fd_matmul(fd_gen *g, int a) {
         int k2 = fd_below(&g->rng, 5);
         c = fd_unary_named(g, c, act[k2], k2 >= 3 ? 1 : g->f->v[c].mag, g->f->v[c].err + g->f->v[c].mag * fd_u(g->f->v[c].dt));
     }
+    if (c >= 0 && reshaped && fd_chance(&g->rng, 40)) c = fd_binary(g, c);   /* a residual, a scale */
     return c;
 }
 
@@ -704,15 +716,17 @@ static int fd_size_exact(fd_gen *g, int64_t run0, int64_t run1) {
     return ++f->n_sizes;
 }
 
-/* A reshape: the count split in two, two adjacent dims merged, or a 1
-   inserted. With `?`s the result has at most one (the rule of the op), its
-   static dims are not 0 (a `?` is then what they leave of the count), and a
-   `?` the dims change is a new size. */
+/* A reshape: the count split in two, two adjacent dims merged, a 1
+   inserted, or one static dim split in two ([B*S, H] to [B, S, H]: a
+   matmul's rows; [.., H*D] to [.., H, D]: heads). With `?`s the result has
+   at most one (the rule of the op), its static dims are not 0 (a `?` is
+   then what they leave of the count), and a `?` the dims change is a new
+   size. */
 static int fd_reshape(fd_gen *g, int a) {
     const fd_val *x = &g->f->v[a];
     fd_val r = *x;
     int64_t n = fd_count(x);
-    int k = fd_below(&g->rng, 3);
+    int k = fd_below(&g->rng, 4);
     bool dynamic = fd_dynamic(x);
     if (n == 0) return fd_unary(g, a);
     if (k == 0 || x->rank < 2) {              /* split the element count in two */
@@ -734,6 +748,16 @@ static int fd_reshape(fd_gen *g, int a) {
             return fd_unary(g, a);
         fd_move_dims(&r, i + 1, x, i + 2, x->rank - i - 2);
         r.rank = x->rank - 1;
+    } else if (k == 3 && x->rank >= 1 && x->rank < 5) {   /* split one static dim in two */
+        int i = fd_below(&g->rng, x->rank);
+        int64_t f = 1;
+        for (int64_t d = 2; d <= 17 && d < x->dims[i]; d++)
+            if (x->dims[i] % d == 0 && fd_chance(&g->rng, 40)) f = d;
+        if (x->sym[i] || f == 1) return fd_unary(g, a);
+        fd_move_dims(&r, i + 1, x, i, x->rank - i);
+        r.dims[i] = f;
+        r.dims[i + 1] = x->dims[i] / f;
+        r.rank = x->rank + 1;
     } else {                                  /* insert a 1 */
         if (x->rank >= 5) return fd_unary(g, a);
         int i = fd_below(&g->rng, x->rank + 1);
