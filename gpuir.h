@@ -8336,13 +8336,39 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 // of the new layout: uploaded once, no kernel), and an operand that is
 // itself a transpose of its last two axes is read from its source. Other
 // targets, dtypes and forms are left as they are; the matmul keeps its
-// source location. Reads: util, ir, build, pass, configure
-// (gpuir__matmul_wgmma_default, _unfit, _request). Writes: ir. A matmul
+// source location. A B the kernel can read as it is, [.., K, N], N-major
+// (gpuir__wgmma_reads_b_n_major), stays so where the matmul's author wrote
+// a wgmma form, or by default once GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT says
+// so (a constant B is folded either way). Reads: util, ir, build, pass,
+// configure (gpuir__matmul_wgmma_default, _unfit, _request,
+// gpuir__wgmma_reads_b_n_major, gpuir__matmul_form_names_wgmma). Writes:
+// ir. A matmul
 // that forces wgmma (`wgmma = true`) where it cannot run fails here, at
 // its source location.
 
 static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op,
                                         const gpuir_type *a, const gpuir_type *o);
+
+/* Whether a matmul that takes the wgmma kernel by default reads a B it can
+   (gpuir__wgmma_reads_b_n_major) N-major instead of after a transpose
+   kernel: false until the N-major read has run on
+   hardware (tools/gpu-check.sh, part wgmma; `gpuir-bench matmul` compares
+   the two). A matmul whose author wrote a wgmma `form` reads B N-major
+   already. The decision is this one constant. */
+#define GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT false
+
+static bool gpuir__wgmma_reads_b_n_major(const gpuir_module *m, const gpuir__op *op, const gpuir_type *o);
+
+/* Whether stage-matmul leaves matmul op's B as it is, [.., K, N], for the
+   wgmma kernel to read N-major: it can (gpuir__wgmma_reads_b_n_major), by
+   default or by the form its author wrote, and B is no constant (one is
+   transposed here at no cost: no kernel). */
+static bool gpuir__stage_leaves_b(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 1))->def_op);
+    return gpuir__wgmma_reads_b_n_major(m, op, &gpuir__value_at(m, op->result)->type) &&
+           (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT || gpuir__matmul_form_names_wgmma(m, op)) &&
+           !(def && def->kind == GPUIR_OP_CONSTANT);
+}
 
 /* perm[0..rank) swapping the last two axes. */
 static void gpuir__stage_perm(int rank, int64_t *perm) {
@@ -8433,7 +8459,8 @@ static uint32_t gpuir__stage_matmul(gpuir_module *m, uint32_t *staged, size_t n_
                                     uint32_t op_id) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     uint32_t ab[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, line = op->line, col = op->col;
-    bool stage[2] = {gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A), !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B)};
+    bool stage[2] = {gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A),
+                     !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) && !gpuir__stage_leaves_b(m, op)};
     for (int i = 0; i < 2; i++)
         if (stage[i] && !(ab[i] = gpuir__stage_operand(m, staged, n_staged, ab[i], line, col))) return 0;
     op = gpuir__op_at(m, op_id);     /* building moved m->ops */
@@ -8477,7 +8504,8 @@ static bool gpuir__stage_wants(const gpuir_module *m, const gpuir__op *op) {
         return false;
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
-    return (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) || !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B)) &&
+    bool stage_b = !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) && !gpuir__stage_leaves_b(m, op);
+    return (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) || stage_b) &&
            gpuir__type_is_static(b) && gpuir__matmul_wgmma_default(m, op, a, &gpuir__value_at(m, op->result)->type);
 }
 
@@ -10489,7 +10517,8 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // the decision, for a placed module that did not run configure).
 // Reads: util, ir, build, decompose (gpuir__softmax_is_rowwise), fuse
 // (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of,
-// the sibling groups), outline (gpuir__ids_have, gpuir__is_splat_fill).
+// the sibling groups), outline (gpuir__ids_have, gpuir__is_splat_fill),
+// stage-matmul (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT: whether B stays [K, N]).
 // Writes: form, grid and block attributes. rt.exec sizes the grids of
 // dynamic kernels from gpuir__kernel_output.
 
@@ -10623,6 +10652,19 @@ static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir_
     return K % 8 ? "wgmma needs K a multiple of 8 (rows of 16 bytes)" : NULL;
 }
 
+/* Whether the wgmma kernel can read matmul op's B as it is stored,
+   [.., K, N] (not transpose_b): f16 or bf16 (tf32 takes K-major operands
+   only), N a multiple of 8 (B's rows 16-byte multiples, what a tensor
+   map's strides need), A not transposed. It then reads B N-major (a bulk
+   tensor copy of 64 N x 64 k boxes, imm-trans-b: gpuir__cg_wgmma_producer)
+   rather than after a transpose kernel of stage-matmul's. */
+static bool gpuir__wgmma_reads_b_n_major(const gpuir_module *m, const gpuir__op *op, const gpuir_type *o) {
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    return (a->dtype == GPUIR_F16 || a->dtype == GPUIR_BF16) && !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) &&
+           !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) && !gpuir__op_flag(m, op, GPUIR__KEY_TF32) &&
+           o->dims[o->rank - 1] % 8 == 0;
+}
+
 /* Whether matmul op takes the wgmma kernel once its operands are in the
    layout that kernel reads (pass.stage-matmul): it runs, and the matmul
    does not forbid it; a tf32 one only when asked (`wgmma = true`, or a
@@ -10647,7 +10689,8 @@ static gpuir__matmul_form gpuir__matmul_form_for(const gpuir_module *m, const gp
     int64_t vec = 16 / (int64_t)gpuir_dtype_size(d);       /* elements in 16 bytes */
     bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), half = d == GPUIR_F16 || d == GPUIR_BF16;
     int sm = gpuir__module_sm(m);
-    if (!ta && tb && gpuir__matmul_wgmma_default(m, op, a, o)) return GPUIR__MATMUL_WGMMA;
+    bool reads_b = tb || (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT && gpuir__wgmma_reads_b_n_major(m, op, o));
+    if (!ta && reads_b && gpuir__matmul_wgmma_default(m, op, a, o)) return GPUIR__MATMUL_WGMMA;
     if ((half || tf32) && sm >= 75 && !ta && K % vec == 0 && (tb || N % vec == 0)) return GPUIR__MATMUL_TENSOR_CORES;
     if (d != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
     int64_t tiles = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * (gpuir__type_count(o) / (M * N));
@@ -10734,8 +10777,9 @@ static const char *gpuir__matmul_form_refusal(const gpuir_module *m, const gpuir
                NULL : "mma.sync needs f16, bf16 or tf32 operands, A not transposed, K (and N unless B is "
                "transposed) a multiple of 16 bytes";
     const char *unfit = gpuir__matmul_wgmma_unfit(m, op, a, o);
-    return unfit ? unfit : !ta && tb ? NULL : "wgmma reads A as [..., M, K] and B as [..., N, K] (transpose_b, "
-           "not transpose_a): the stage-matmul pass puts them so";
+    return unfit ? unfit : (!ta && tb) || gpuir__wgmma_reads_b_n_major(m, op, o) ? NULL :
+           "wgmma reads A as [..., M, K] and B as [..., N, K] (transpose_b, not transpose_a), or f16 or bf16 B as "
+           "[..., K, N] with N a multiple of 8: the stage-matmul pass puts them so";
 }
 
 /* Records each kernel's matmul form (`form`) where it has none, and checks
@@ -12122,7 +12166,10 @@ static const char gpuir__cg_tc_emu[] =
    other along M (or N). GPUIR_WGMMA_F16/BF16(d, da, db, base, addr) is
    wgmma.mma_async m64n128k16 with f32 accumulators, A (64 x 16) and B
    (128 x 16, B^T's rows: "K-major", imm-trans-b 0) from descriptors: D +=
-   A B^T; GPUIR_WGMMA_F16/BF16_N256 the same at m64n256k16 (B 256 x 16).
+   A B^T; GPUIR_WGMMA_F16/BF16_N256 the same at m64n256k16 (B 256 x 16);
+   GPUIR_WGMMA_F16/BF16[_N256]_BMN the same with B N-major (imm-trans-b 1:
+   the layout of gpuir_wgmma_elem_mn below, B [K, N] as a bulk tensor copy
+   of 64 N x 64 k boxes writes it).
    Thread t of the warpgroup (w = t / 32, l = t % 32, g = l / 4,
    q = l % 4) holds d[f] = D[16 w + g + 8 (f / 2 % 2)][8 (f / 4) + 2 q +
    f % 2] (the m64nNk16 D fragment, f < N / 2). gpuir_wgmma_portable
@@ -12141,9 +12188,10 @@ static const char gpuir__cg_tc_emu[] =
    thread gathers its two rows of A from its quad's lanes with shuffles)
    and B N-major (imm-trans-b 1: the PTX ISA's canonical 128-byte-swizzle
    MN-major layout, ((8, 8, m), (8, k)) : ((1, 8, LBO), (64, SBO)) in
-   halves: 64 consecutive N a 128-byte row, 8 k rows an atom, SBO to the
-   next 8 k, LBO to the next 64 N; gpuir_wgmma_elem_mn), the attention
-   kernel's O += P V. The portable mbarrier (gpuir_pmbar_*, the emulator's and the
+   halves, CUTLASS's Layout_MN_SW128: 64 consecutive N a 128-byte row, 8 k
+   rows an atom, SBO to the next 8 k, LBO to the next 64 N;
+   gpuir_wgmma_elem_mn, which gpuir_wgmma_portable reads B through when
+   its b_mn is set), the attention kernel's O += P V. The portable mbarrier (gpuir_pmbar_*, the emulator's and the
    CUDA one below sm_90) is one 32-bit shared word: the transaction count
    in 16-byte units (bits 0-11), pending arrivals (12-22), the phase (31),
    then the expected arrivals in the next word; the arrival or copy that
@@ -12178,8 +12226,17 @@ static const char gpuir__cg_wgmma_helpers[] =
     "    unsigned short x = *(const unsigned short *)(base + (at - addr));\n"
     "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
     "}\n"
+    "GPUIR_DEVICE float gpuir_wgmma_elem_mn(const unsigned char *base, unsigned addr, unsigned long long desc, int k, int n,\n"
+    "                                       int kind) {\n"
+    "    unsigned start = (unsigned)(desc & 0x3fffu) << 4, lbo = (unsigned)(desc >> 16 & 0x3fffu) << 4;\n"
+    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4;\n"
+    "    unsigned at = start + (unsigned)(n / 64) * lbo + (unsigned)(n % 64) * 2u + (unsigned)(k % 8) * 128u + (unsigned)(k / 8) * sbo;\n"
+    "    at ^= (at >> 7 & 7u) << 4;\n"
+    "    unsigned short x = *(const unsigned short *)(base + (at - addr));\n"
+    "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
+    "}\n"
     "GPUIR_DEVICE void gpuir_wgmma_portable(GPUIR_LANE float *d, unsigned long long da, unsigned long long db,\n"
-    "                                      const void *base, unsigned addr, int kind, int n) {\n"
+    "                                      const void *base, unsigned addr, int kind, int n, int b_mn) {\n"
     "    int t = GPUIR_THREAD_RANK % 128, g = t % 32 / 4, q = t % 4, row0 = t / 32 * 16 + g;\n"
     "    const unsigned char *b8 = (const unsigned char *)base;\n"
     "    GPUIR_ROLLED\n"
@@ -12187,10 +12244,14 @@ static const char gpuir__cg_wgmma_helpers[] =
     "        int row = row0 + f / 2 % 2 * 8, col = f / 4 * 8 + q * 2 + f % 2;\n"
     "        float sum = 0.0f;\n"
     "        for (int k = 0; k < (kind == 2 ? 8 : 16); k++)\n"
-    "            sum += gpuir_wgmma_elem(b8, addr, da, row, k, kind) * gpuir_wgmma_elem(b8, addr, db, col, k, kind);\n"
+    "            sum += gpuir_wgmma_elem(b8, addr, da, row, k, kind) *\n"
+    "                   (b_mn ? gpuir_wgmma_elem_mn(b8, addr, db, k, col, kind) : gpuir_wgmma_elem(b8, addr, db, col, k, kind));\n"
     "        d[f] += sum;\n"
     "    }\n"
-    "}\n"
+    "}\n";
+/* The portable mbarrier and bulk tensor copy (above), after the text above
+   (one string of each stays within what C99 compilers must take). */
+static const char gpuir__cg_wgmma_copy_helpers[] =
     "GPUIR_DEVICE void gpuir_pmbar_init(GPUIR_LANE unsigned bar, unsigned count) {\n"
     "    volatile unsigned *w = (volatile unsigned *)GPUIR_SMEM_PTR(bar);\n"
     "    w[0] = count << 12;\n"
@@ -12232,15 +12293,6 @@ static const char gpuir__cg_wgmma_helpers[] =
    (gpuir_wgmma_rs_portable, above), in a module's source only when one of
    its attention kernels takes P V on wgmma; both targets. */
 static const char gpuir__cg_wgmma_rs_helpers[] =
-    "GPUIR_DEVICE float gpuir_wgmma_elem_mn(const unsigned char *base, unsigned addr, unsigned long long desc, int k, int n,\n"
-    "                                       int kind) {\n"
-    "    unsigned start = (unsigned)(desc & 0x3fffu) << 4, lbo = (unsigned)(desc >> 16 & 0x3fffu) << 4;\n"
-    "    unsigned sbo = (unsigned)(desc >> 32 & 0x3fffu) << 4;\n"
-    "    unsigned at = start + (unsigned)(n / 64) * lbo + (unsigned)(n % 64) * 2u + (unsigned)(k % 8) * 128u + (unsigned)(k / 8) * sbo;\n"
-    "    at ^= (at >> 7 & 7u) << 4;\n"
-    "    unsigned short x = *(const unsigned short *)(base + (at - addr));\n"
-    "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
-    "}\n"
     "GPUIR_DEVICE void gpuir_wgmma_rs_portable(GPUIR_LANE float *d, const unsigned *a, unsigned long long db,\n"
     "                                         const void *base, unsigned addr, int kind, int n) {\n"
     "    int t = GPUIR_THREAD_RANK % 128, g = t % 32 / 4, q = t % 4;\n"
@@ -12344,9 +12396,17 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "GPUIR_DEVICE void gpuir_wgmma_tf32(float *d, unsigned long long da, unsigned long long db) {\n"
     "    GPUIR_WGMMA_ASM(\"m64n128k8.f32.tf32.tf32\", \"\");   /* tf32: no transposes */\n"
     "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_f16_bmn(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM(\"m64n128k16.f32.f16.f16\", \", 0, 1\");   /* B N-major: imm-trans-b */\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_bf16_bmn(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM(\"m64n128k16.f32.bf16.bf16\", \", 0, 1\");\n"
+    "}\n"
     "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_f16(d, da, db)\n"
     "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_bf16(d, da, db)\n"
     "#define GPUIR_WGMMA_TF32(d, da, db, base, addr) gpuir_wgmma_tf32(d, da, db)\n"
+    "#define GPUIR_WGMMA_F16_BMN(d, da, db, base, addr) gpuir_wgmma_f16_bmn(d, da, db)\n"
+    "#define GPUIR_WGMMA_BF16_BMN(d, da, db, base, addr) gpuir_wgmma_bf16_bmn(d, da, db)\n"
     "GPUIR_DEVICE void gpuir_wgmma_fence(void) { asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) { asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); }\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) { asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); }\n"
@@ -12355,9 +12415,11 @@ static const char gpuir__cg_wgmma_cuda_mma[] =
     "#define gpuir_setmaxnreg_inc(n) asm volatile(\"setmaxnreg.inc.sync.aligned.u32 \" #n \";\")\n"
     "#define GPUIR_WGMMA_KEEP(d, n) do { GPUIR_UNROLL for (int f_ = 0; f_ < (n); f_++) asm volatile(\"\" : \"+f\"((d)[f_]) :: \"memory\"); } while (0)\n"
     "#else\n"
-    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 128)\n"
-    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 128)\n"
-    "#define GPUIR_WGMMA_TF32(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 2, 128)\n"
+    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 128, 0)\n"
+    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 128, 0)\n"
+    "#define GPUIR_WGMMA_TF32(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 2, 128, 0)\n"
+    "#define GPUIR_WGMMA_F16_BMN(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 128, 1)\n"
+    "#define GPUIR_WGMMA_BF16_BMN(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 128, 1)\n"
     "GPUIR_DEVICE void gpuir_wgmma_fence(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_commit(void) {}\n"
     "GPUIR_DEVICE void gpuir_wgmma_wait0(void) {}\n"
@@ -12401,13 +12463,23 @@ static const char gpuir__cg_wgmma_cuda_n256[] =
     "GPUIR_DEVICE void gpuir_wgmma_tf32_n256(float *d, unsigned long long da, unsigned long long db) {\n"
     "    GPUIR_WGMMA_ASM256(\"m64n256k8.f32.tf32.tf32\", \"\");\n"
     "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_f16_n256_bmn(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM256(\"m64n256k16.f32.f16.f16\", \", 0, 1\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_wgmma_bf16_n256_bmn(float *d, unsigned long long da, unsigned long long db) {\n"
+    "    GPUIR_WGMMA_ASM256(\"m64n256k16.f32.bf16.bf16\", \", 0, 1\");\n"
+    "}\n"
+    "#define GPUIR_WGMMA_F16_N256_BMN(d, da, db, base, addr) gpuir_wgmma_f16_n256_bmn(d, da, db)\n"
+    "#define GPUIR_WGMMA_BF16_N256_BMN(d, da, db, base, addr) gpuir_wgmma_bf16_n256_bmn(d, da, db)\n"
     "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_f16_n256(d, da, db)\n"
     "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_bf16_n256(d, da, db)\n"
     "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_tf32_n256(d, da, db)\n"
     "#else\n"
-    "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 256)\n"
-    "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 256)\n"
-    "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 2, 256)\n"
+    "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 256, 0)\n"
+    "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 256, 0)\n"
+    "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 2, 256, 0)\n"
+    "#define GPUIR_WGMMA_F16_N256_BMN(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 256, 1)\n"
+    "#define GPUIR_WGMMA_BF16_N256_BMN(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 256, 1)\n"
     "#endif\n";
 
 /* m64n64k16 (GPUIR_WGMMA_F16/BF16_N64: the fused attention's scores) for
@@ -12430,8 +12502,8 @@ static const char gpuir__cg_wgmma_cuda_n64[] =
     "#define GPUIR_WGMMA_F16_N64(d, da, db, base, addr) gpuir_wgmma_f16_n64(d, da, db)\n"
     "#define GPUIR_WGMMA_BF16_N64(d, da, db, base, addr) gpuir_wgmma_bf16_n64(d, da, db)\n"
     "#else\n"
-    "#define GPUIR_WGMMA_F16_N64(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 64)\n"
-    "#define GPUIR_WGMMA_BF16_N64(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 64)\n"
+    "#define GPUIR_WGMMA_F16_N64(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 0, 64, 0)\n"
+    "#define GPUIR_WGMMA_BF16_N64(d, da, db, base, addr) gpuir_wgmma_portable(d, da, db, base, addr, 1, 64, 0)\n"
     "#endif\n";
 
 /* The wgmma helpers for the emulator: shared addresses are offsets from
@@ -12465,14 +12537,18 @@ static const char gpuir__cg_wgmma_emu[] =
     "#define gpuir_wgmma_wait1()\n"
     "#define gpuir_setmaxnreg_dec(n)\n"
     "#define gpuir_setmaxnreg_inc(n)\n"
-    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 128)\n"
-    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 128)\n"
-    "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 256)\n"
-    "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 256)\n"
-    "#define GPUIR_WGMMA_TF32(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 2, 128)\n"
-    "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 2, 256)\n"
-    "#define GPUIR_WGMMA_F16_N64(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 64)\n"
-    "#define GPUIR_WGMMA_BF16_N64(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 64)\n"
+    "#define GPUIR_WGMMA_F16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 128, 0)\n"
+    "#define GPUIR_WGMMA_BF16(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 128, 0)\n"
+    "#define GPUIR_WGMMA_F16_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 256, 0)\n"
+    "#define GPUIR_WGMMA_BF16_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 256, 0)\n"
+    "#define GPUIR_WGMMA_F16_BMN(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 128, 1)\n"
+    "#define GPUIR_WGMMA_BF16_BMN(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 128, 1)\n"
+    "#define GPUIR_WGMMA_F16_N256_BMN(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 256, 1)\n"
+    "#define GPUIR_WGMMA_BF16_N256_BMN(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 256, 1)\n"
+    "#define GPUIR_WGMMA_TF32(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 2, 128, 0)\n"
+    "#define GPUIR_WGMMA_TF32_N256(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 2, 256, 0)\n"
+    "#define GPUIR_WGMMA_F16_N64(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 0, 64, 0)\n"
+    "#define GPUIR_WGMMA_BF16_N64(d, da, db, base, addr) gpuir_wgmma_portable(gpuir__lane, d, da, db, base, addr, 1, 64, 0)\n"
     "#define gpuir_fence_proxy_async()\n"
     "#define gpuir_wgmma_fence()\n"
     "#define gpuir_wgmma_commit()\n"
@@ -14273,7 +14349,8 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
    threads as three warpgroups, warp-specialized. Warpgroup 0 is the
    producer: one thread of it copies each k tile (64 halves) of A's 128
    rows and of B^T's bn rows into a stage of shared memory with two bulk
-   tensor copies (cp.async.bulk.tensor 2d, 3d for a batched operand, from
+   tensor copies (B read N-major, [.., K, N]: bn / 64 copies of 64 N x 64 k,
+   gpuir__cg_wgmma_tmap_n_major) (cp.async.bulk.tensor 2d, 3d for a batched operand, from
    the tensor maps tma_a and tma_b the runtime encodes at launch:
    gpuir__cg_tmap); the copies write each 128-byte row with the 128-byte
    swizzle and zeros past the tensor's edges (ragged M, N and K), and
@@ -14306,6 +14383,7 @@ typedef struct gpuir__wg {
     unsigned stage_bytes;           /* A's 128 rows and B^T's bn, 128 bytes each */
     int producer_regs, consumer_regs;
     const char *mma;                /* GPUIR_WGMMA_<dtype><mma>: the m64n<bn>k16 (k8) helper */
+    bool b_n_major;                 /* B read as [.., K, N] (not transpose_b: gpuir__wgmma_reads_b_n_major) */
 } gpuir__wg;
 
 /* The tf32 producer's 128 threads copy through registers (gpuir__cg_wgmma_producer_tf32):
@@ -14321,6 +14399,9 @@ static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
     w.producer_regs = w.bn == 256 ? (w.tf32 ? 32 : 24) : 40;
     w.consumer_regs = w.bn == 256 ? 240 : 232;
     w.mma = w.bn == 256 ? "_N256" : "";
+    const gpuir__op *op = gpuir__kernel_matmul(C->m, C->k);
+    w.b_n_major = op && !w.tf32 && !gpuir__op_flag(C->m, op, GPUIR__KEY_TRANSPOSE_B);
+    if (w.b_n_major) w.mma = w.bn == 256 ? "_N256_BMN" : "_BMN";
     return w;
 }
 
@@ -14337,6 +14418,24 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param, int b
     x.dims[0] = (unsigned long long)K, x.dims[1] = (unsigned long long)rows, x.dims[2] = (unsigned long long)mats;
     x.strides[0] = (unsigned long long)K * 2, x.strides[1] = (unsigned long long)(rows * K) * 2;
     x.box[0] = 64, x.box[1] = (unsigned)box_rows, x.box[2] = 1;
+    return x;
+}
+
+/* The tensor map of an N-major B [..., K, N] (not transpose_b): boxes of
+   64 N x 64 k (128-byte rows, the swizzle's span), bn / 64 of them a stage
+   (gpuir__cg_wgmma_producer), each 8 KiB: the MN-major layout the
+   consumers' descriptors give wgmma (LBO 8 KiB to the next 64 N, SBO
+   1 KiB to the next 8 k: gpuir_wgmma_elem_mn). */
+static gpuir__cg_tmap gpuir__cg_wgmma_tmap_n_major(const gpuir_type *t, int param) {
+    long long K = t->dims[t->rank - 2], N = t->dims[t->rank - 1], mats = N > 0 && K > 0 ? gpuir__type_count(t) / (N * K) : 1;
+    gpuir__cg_tmap x;
+    memset(&x, 0, sizeof x);
+    x.param = param;
+    x.dtype = t->dtype == GPUIR_BF16 ? 9u : 6u;
+    x.rank = mats > 1 ? 3 : 2;
+    x.dims[0] = (unsigned long long)N, x.dims[1] = (unsigned long long)K, x.dims[2] = (unsigned long long)mats;
+    x.strides[0] = (unsigned long long)N * 2, x.strides[1] = (unsigned long long)(N * K) * 2;
+    x.box[0] = 64, x.box[1] = 64, x.box[2] = 1;
     return x;
 }
 
@@ -14361,8 +14460,13 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpu
     gpuir__cg_line(C, "gpuir_mbar_expect_tx(%s, %uu);", full, stage);
     gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, %s);",
                    C->info->tmaps[0].rank, full);
-    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * %d), cb, %s);",
-                   C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, w->bn, full);
+    if (w->b_n_major)                             /* bn / 64 boxes of 64 N x 64 k */
+        gpuir__cg_line(C, "for (int j = 0; j < %d; j++) gpuir_tma_load_%ud(sa + %uu + (unsigned)j * 8192u, GPUIR_TMAP(tma_b), "
+                       "(int)(tn * %d + j * 64), (int)(kt * 64), cb, %s);", w->bn / 64, C->info->tmaps[1].rank,
+                       GPUIR__WG_A_BYTES, w->bn, full);
+    else
+        gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * %d), cb, %s);",
+                       C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, w->bn, full);
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     gpuir__cg_close(C);
@@ -14441,8 +14545,12 @@ static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const gpuir__wg *w, const cha
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int kk = 0; kk < 4; kk++)");
     C->depth++;
-    gpuir__cg_line(C, "GPUIR_WGMMA_%s%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u), "
-                   "smem, s0);", dtype, w->mma);
+    if (w->b_n_major)                          /* a k step of 16: two 8-k groups (SBO) further */
+        gpuir__cg_line(C, "GPUIR_WGMMA_%s%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), "
+                       "gpuir_wgmma_desc(sb + kk * 2048u, 8192u, 1024u) | 1ull << 62, smem, s0);", dtype, w->mma);
+    else
+        gpuir__cg_line(C, "GPUIR_WGMMA_%s%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u), "
+                       "smem, s0);", dtype, w->mma);
     C->depth--;
     gpuir__cg_line(C, "gpuir_wgmma_commit();");
     gpuir__cg_line(C, "gpuir_wgmma_wait1();");
@@ -14666,7 +14774,7 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     if (!w.tf32) {                              /* tf32: the producer's threads copy and round */
         C->info->n_tmaps = 2;
         C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa, 128);
-        C->info->tmaps[1] = gpuir__cg_wgmma_tmap(b, pb, w.bn);
+        C->info->tmaps[1] = w.b_n_major ? gpuir__cg_wgmma_tmap_n_major(b, pb) : gpuir__cg_wgmma_tmap(b, pb, w.bn);
     }
     bool staged = gpuir__cg_wgmma_staged(C, at, o);
     C->dynamic_bytes = staged ? 1024u + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES : 1024u + stages_bytes + 16u * (unsigned)w.stages;
@@ -16854,9 +16962,9 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
     if (!r && needs.tensor_cores)
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);
     if (!r && needs.wgmma)
-        gpuir__str_appendf(&s, "%s%s%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
+        gpuir__str_appendf(&s, "%s%s%s%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
                            needs.wgmma_n256 ? target->wgmma[3] : "", needs.attention_wgmma ? target->wgmma[4] : "",
-                           gpuir__cg_wgmma_helpers);
+                           gpuir__cg_wgmma_helpers, gpuir__cg_wgmma_copy_helpers);
     if (!r && needs.pv_dims) gpuir__str_appendf(&s, "%s", gpuir__cg_wgmma_rs_helpers);
     for (int d = 16; !r && d <= 128; d += 16)      /* P V on wgmma: an m64n<head dim> helper each */
         if (needs.pv_dims >> (d / 16 - 1) & 1u) gpuir__cg_wgmma_rs_text(&s, d, target == &gpuir__cg_emu);

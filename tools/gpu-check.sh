@@ -91,6 +91,7 @@ if command -v ncu >/dev/null 2>&1; then
 bf16-wgmma-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x64.s6.persistent
 bf16-wgmma-256|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4
 bf16-wgmma-256-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4.persistent
+bf16-wgmma-b-n-major|matmul --dtype=bf16 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x64.s6
 tf32-wgmma|matmul --dtype=tf32 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x32.s6
 f32-256|matmul --m=4096 --n=4096 --k=4096 --repeat=3 --form=register_tiled.256x128x8.s2
 attention-wgmma-s|attention --seq=4096 --repeat=3 --form=attention.fa2_wgmma.m128
@@ -153,6 +154,10 @@ matmul --dtype=f16 --wgmma --form=wgmma.128x256x64.s4.persistent
 matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4.persistent --epilogue=bias,gelu,residual
 matmul --dtype=tf32 --form=wgmma.128x128x32.s6
 matmul --dtype=tf32 --form=wgmma.128x256x32.s4.persistent
+matmul --dtype=bf16 --form=wgmma.128x128x64.s6
+matmul --dtype=f16 --form=wgmma.128x128x64.s6
+matmul --dtype=bf16 --form=wgmma.128x256x64.s4.persistent
+matmul --dtype=bf16 --form=wgmma.128x128x64.s6 --epilogue=bias,gelu,residual
 matmul --dtype=bf16 --m=32 --n=4096 --k=4096
 matmul --m=256 --n=256 --k=16384
 bandwidth

@@ -38,7 +38,10 @@
        --form=NAME gives the matmul a kernel form by name (`form`, e.g.
        mma_sync.128x128x32.s3, wgmma.128x128x64.s6, plain.64x64x16), so
        one run per candidate compares them on the same shapes (the target
-       must run it, else lowering says why); lines say `form NAME`.
+       must run it, else lowering says why); lines say `form NAME`. A
+       wgmma form without --wgmma (f16, bf16: B stored K x N) reads B as
+       it is, N-major, in the one kernel: against the default's two (B
+       transposed first) and --wgmma's B stored N x K.
    gpuir-bench bandwidth [--elements=N] [--repeat=R]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
