@@ -1681,6 +1681,13 @@ static bool gpuir__dims_same(const gpuir_type *a, const gpuir_type *b) {
     return a->rank == b->rank && memcmp(a->dims, b->dims, (size_t)a->rank * sizeof *a->dims) == 0;
 }
 
+/* How many of t's dims are `?`. */
+static int gpuir__type_dynamic_dims(const gpuir_type *t) {
+    int n = 0;
+    for (int i = 0; i < t->rank; i++) n += t->dims[i] == GPUIR_DYN;
+    return n;
+}
+
 static bool gpuir__type_is_static(const gpuir_type *t) {
     for (int i = 0; i < t->rank; i++)
         if (t->dims[i] == GPUIR_DYN) return false;
@@ -3069,8 +3076,7 @@ static gpuir_result gpuir__check_dims_of(gpuir_ctx *ctx, gpuir_op_kind kind,
                                          const gpuir_type *in, uint32_t n,
                                          const gpuir__attrs *as, const gpuir_type *t) {
     gpuir__tbuf b;
-    int dynamic = 0;
-    for (int i = 0; i < t->rank; i++) dynamic += t->dims[i] == GPUIR_DYN;
+    int dynamic = gpuir__type_dynamic_dims(t);
     const gpuir__attr *dims_of = gpuir__attrs_key(as, GPUIR__KEY_DIMS_OF);
     if (!dynamic && (n || dims_of))
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: the result %s is static: it takes no sizes "
@@ -3163,9 +3169,7 @@ static gpuir_result gpuir__view_dims(gpuir_ctx *ctx, const char *where, const in
 static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
                                       const gpuir_type *t) {
     gpuir__tbuf bi, bt;
-    int dyn = 0;
-    for (int i = 0; i < t->rank; i++) dyn += t->dims[i] == GPUIR_DYN;
-    if (t->kind != GPUIR_TYPE_MEMREF || dyn > 1)
+    if (t->kind != GPUIR_TYPE_MEMREF || gpuir__type_dynamic_dims(t) > 1)
         return gpuir__fail(ctx, GPUIR_ERR_VERIFY,
                            "%s: %s -> %s: a view is a memref with at most one ?",
                            gpuir_op_name(kind), gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
@@ -7250,27 +7254,8 @@ static uint32_t gpuir__fold_reshape_of_elementwise(gpuir__canon *C, const gpuir_
     return gpuir__reshape_hoist(C, x, &to, GPUIR__RESHAPE_SINK_DEPTH) ? (uint32_t)stbds_arrlenu(m->ops) : 0;
 }
 
-/* An elementwise op reading a reshape of a value whose kernel takes
-   epilogues (gpuir__canon_takes_epilogue: a matmul's result, maybe with its
-   bias added) is built on that value's shape, and the reshape moved below
-   it: gelu(reshape(matmul(a, b))) is reshape(gelu(matmul(a, b))), so gelu
-   joins the matmul's epilogue (one kernel, was two) and the reshape stays
-   a view; torch's linear over [B, S, H] writes such a reshape. Only where
-   the reshape and its source each have one reader. The op's other operands
-   of its shape are viewed in the source's (gpuir__reshape_view), those of
-   rank 0 and those broadcast as static trailing dims both shapes keep stay,
-   a bias of trailing dims the reshape merges or splits is viewed so;
-   not from static sizes into `?`, nor where an operand's view would hold
-   two `?`. The new reshape's op id (the op's own where the shapes are the
-   same), 0 for any other op. Counts the new values' readers in C->uses. */
-static int gpuir__dynamic_dims(const gpuir_type *t) {
-    int n = 0;
-    for (int i = 0; i < t->rank; i++) n += t->dims[i] == GPUIR_DYN;
-    return n;
-}
-
-/* The operand of op read through a reshape the fold above moves below op,
-   or -1. */
+/* The operand of op read through a reshape that
+   gpuir__fold_elementwise_of_reshape moves below op, or -1. */
 static int gpuir__reshape_read_through(const gpuir__canon *C, const gpuir__op *op, const gpuir_type *t) {
     const gpuir_module *m = C->m;
     for (uint32_t k = 0; k < op->n_operands; k++) {
@@ -7286,6 +7271,19 @@ static int gpuir__reshape_read_through(const gpuir__canon *C, const gpuir__op *o
     return -1;
 }
 
+/* An elementwise op reading a reshape of a value whose kernel takes
+   epilogues (gpuir__canon_takes_epilogue: a matmul's result, maybe with its
+   bias added) is built on that value's shape, and the reshape moved below
+   it: gelu(reshape(matmul(a, b))) is reshape(gelu(matmul(a, b))), so gelu
+   joins the matmul's epilogue (one kernel, was two) and the reshape stays
+   a view; torch's linear over [B, S, H] writes such a reshape. Only where
+   the reshape and its source each have one reader. The op's other operands
+   of its shape are viewed in the source's (gpuir__reshape_view), those of
+   rank 0 and those broadcast as static trailing dims both shapes keep stay,
+   a bias of trailing dims the reshape merges or splits is viewed so;
+   not from static sizes into `?`, nor where an operand's view would hold
+   two `?`. The new reshape's op id (the op's own where the shapes are the
+   same), 0 for any other op. Counts the new values' readers in C->uses. */
 static uint32_t gpuir__fold_elementwise_of_reshape(gpuir__canon *C, const gpuir__op *op) {
     gpuir_module *m = C->m;
     if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || op->n_operands > GPUIR_MAX_OPERANDS)
@@ -7303,7 +7301,7 @@ static uint32_t gpuir__fold_elementwise_of_reshape(gpuir__canon *C, const gpuir_
     for (uint32_t k = 0; k < n; k++) {
         how[k] = gpuir__reshape_hoist_operand(m, in[k], &t, &to);
         if (how[k] == GPUIR__RESHAPE_NO ||
-            (how[k] == GPUIR__RESHAPE_WHOLE && (int)k != through && gpuir__dynamic_dims(&to) > 1))
+            (how[k] == GPUIR__RESHAPE_WHOLE && (int)k != through && gpuir__type_dynamic_dims(&to) > 1))
             return 0;
     }
     for (uint32_t k = 0; k < n; k++) {                         /* (op moves: ops grow) */
@@ -8339,22 +8337,22 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 // source location. A B the kernel can read as it is, [.., K, N], N-major
 // (gpuir__wgmma_reads_b_n_major), stays so where the matmul's author wrote
 // a wgmma form, or by default once GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT says
-// so (a constant B is folded either way). Reads: util, ir, build, pass,
-// configure (gpuir__matmul_wgmma_default, _unfit, _request,
-// gpuir__wgmma_reads_b_n_major, gpuir__matmul_form_names_wgmma). Writes:
-// ir. A matmul
-// that forces wgmma (`wgmma = true`) where it cannot run fails here, at
-// its source location.
+// so (a constant B is folded either way). A matmul that forces wgmma
+// (`wgmma = true`) where it cannot run fails here, at its source location.
+// Reads: util, ir, build, pass, configure (gpuir__matmul_wgmma_default,
+// _unfit, _request, gpuir__wgmma_reads_b_n_major,
+// gpuir__matmul_form_names_wgmma). Writes: ir.
 
 static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op,
                                         const gpuir_type *a, const gpuir_type *o);
 
 /* Whether a matmul that takes the wgmma kernel by default reads a B it can
    (gpuir__wgmma_reads_b_n_major) N-major instead of after a transpose
-   kernel: false until the N-major read has run on
-   hardware (tools/gpu-check.sh, part wgmma; `gpuir-bench matmul` compares
-   the two). A matmul whose author wrote a wgmma `form` reads B N-major
-   already. The decision is this one constant. */
+   kernel: false until the N-major read has run on hardware
+   (tools/gpu-check.sh: its tests part runs tests/ir/run/wgmma-n-major.gir
+   on CUDA, its bench part `gpuir-bench matmul --form=wgmma...` against
+   the default). A matmul whose author wrote a wgmma `form` reads B
+   N-major already. The decision is this one constant. */
 #define GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT false
 
 static bool gpuir__wgmma_reads_b_n_major(const gpuir_module *m, const gpuir__op *op, const gpuir_type *o);
@@ -14349,10 +14347,10 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
    threads as three warpgroups, warp-specialized. Warpgroup 0 is the
    producer: one thread of it copies each k tile (64 halves) of A's 128
    rows and of B^T's bn rows into a stage of shared memory with two bulk
-   tensor copies (B read N-major, [.., K, N]: bn / 64 copies of 64 N x 64 k,
-   gpuir__cg_wgmma_tmap_n_major) (cp.async.bulk.tensor 2d, 3d for a batched operand, from
+   tensor copies (cp.async.bulk.tensor 2d, 3d for a batched operand, from
    the tensor maps tma_a and tma_b the runtime encodes at launch:
-   gpuir__cg_tmap); the copies write each 128-byte row with the 128-byte
+   gpuir__cg_tmap; a B read N-major, [.., K, N], takes bn / 64 copies of
+   64 N x 64 k: gpuir__cg_wgmma_tmap_n_major); the copies write each 128-byte row with the 128-byte
    swizzle and zeros past the tensor's edges (ragged M, N and K), and
    complete the stage's `full` mbarrier with their bytes. Warpgroups 1
    and 2 are the consumers: warpgroup 1 + w computes rows 64 w .. 64 w + 63

@@ -555,7 +555,7 @@ static int fd_matmul(fd_gen *g, int a) {
         {"wgmma.128x128x64.s6", "wgmma.128x128x64.s6.persistent", "wgmma.128x256x64.s4", "wgmma.128x256x64.s4.persistent"},
         {"wgmma.128x128x32.s6", "wgmma.128x128x32.s6.persistent", "wgmma.128x256x32.s4", "wgmma.128x256x32.s4.persistent"}};
     const char *form = wgmma && fd_chance(&g->rng, 50) ? wgmma_forms[tf32][fd_below(&g->rng, 4)] : NULL;
-    if (wgmma) tb = true;
+    if (wgmma && fd_chance(&g->rng, 50)) tb = true;   /* else B [K, N]: staged, or read N-major under a form */
     int slices = flt && !fd_off[FD_SPLITK] && !wgmma && !dynamic && k >= 4 && fd_chance(&g->rng, 12) ? 2 + fd_below(&g->rng, 3) : 0;
     if (slices && k <= (slices - 1) * gpuir_matmul_k_slice_len(k, slices)) slices = 0;   /* no empty slice */
     if (slices) tf32 = false;
