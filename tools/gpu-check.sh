@@ -33,25 +33,58 @@ export PATH=/usr/local/cuda/bin:$PATH
 if [ -n "${1:-}" ]; then STB="-I$1 -DGPUIR_STB_DS_IMPLEMENTATION"; LIBSTB=""
 else STB=$(pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb); LIBSTB=$(pkg-config --libs stb 2>/dev/null || echo -lstb); fi
 cc="${CC:-cc} -std=c99 -O2 -g -pthread $STB"
-$cc tests/api/test_backends.c -o "$OUT/test_backends" $LIBSTB -lm -ldl || exit 1
-$cc tests/api/test_mma_layouts.c -o "$OUT/test_mma_layouts" $LIBSTB -lm -ldl || exit 1
-$cc tools/gpuir-bench.c -o "$OUT/gpuir-bench" $LIBSTB -lm -ldl || exit 1
-$cc examples/seed_matmul.c -o "$OUT/seed_matmul" $LIBSTB -lm -ldl || exit 1
-$cc tools/gpuir-run.c -o "$OUT/gpuir-run" $LIBSTB -lm -ldl || exit 1
-$cc examples/device_buffers.c -o "$OUT/device_buffers" $LIBSTB -lm -ldl || exit 1
-$cc tests/api/test_device_buffers.c -o "$OUT/test_device_buffers" $LIBSTB -lm -ldl || exit 1
+# The programs, built here unless GPU_CHECK_BIN names a folder that holds
+# them (built on another x86-64 machine: the lent GPU's time is short).
+# Sources that define GPUIR_IMPLEMENTATION compile it themselves; the
+# others link one build of examples/gpuir_impl.c. Built in parallel.
+PROGRAMS="tests/api/test_backends.c tests/api/test_mma_layouts.c tools/gpuir-bench.c examples/seed_matmul.c
+tools/gpuir-run.c examples/device_buffers.c tests/api/test_device_buffers.c"
+if [ -n "${GPU_CHECK_BIN:-}" ]; then
+    for src in $PROGRAMS; do
+        [ -x "$GPU_CHECK_BIN/$(basename "$src" .c)" ] || { echo "gpu-check: $GPU_CHECK_BIN/$(basename "$src" .c) is missing"; exit 1; }
+        cp "$GPU_CHECK_BIN/$(basename "$src" .c)" "$OUT/"
+    done
+else
+    $cc -c examples/gpuir_impl.c -o "$OUT/gpuir_impl.o" || exit 1
+    for src in $PROGRAMS; do
+        impl="$OUT/gpuir_impl.o"
+        grep -q '^#define GPUIR_IMPLEMENTATION$' "$src" && impl=""
+        $cc "$src" $impl -o "$OUT/$(basename "$src" .c)" $LIBSTB -lm -ldl &
+    done
+    wait
+    for src in $PROGRAMS; do
+        [ -x "$OUT/$(basename "$src" .c)" ] || { echo "gpu-check: $src did not build"; exit 1; }
+    done
+fi
 PARTS=${GPU_CHECK_PARTS:-tests sanitizer bench}
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 git log -1 --format='commit %h %cd' 2>/dev/null
+# test_backends on CUDA in GPU_CHECK_JOBS processes (default: the cores,
+# at most 8), each a share of the files (GPUIR_TEST_SHARD): NVRTC's
+# compiles are most of its time. backends_sharded LOG [VAR=VALUE...]
+JOBS=${GPU_CHECK_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$JOBS" -gt 8 ] && JOBS=8
+backends_sharded() {
+    log=$1; shift
+    k=0
+    while [ $k -lt "$JOBS" ]; do
+        env GPUIR_TEST_BACKENDS=cuda GPUIR_TEST_SHARD=$k/$JOBS "$@" \
+            timeout "${GPU_CHECK_TEST_TIMEOUT:-600}" "$OUT/test_backends" > "$log.$k" 2>&1 &
+        k=$((k + 1))
+    done
+    wait
+    cat "$log".[0-9]* > "$log"; rm -f "$log".[0-9]*
+}
 if part tests; then
-GPUIR_TEST_BACKENDS=cuda "$OUT/test_backends" > "$OUT/cuda.txt" 2>&1
+backends_sharded "$OUT/cuda.txt" &
+backends_sharded "$OUT/cuda-graphs.txt" GPUIR_TEST_GRAPHS=1 &
+wait
 echo "cuda: $(grep -c '^PASS' "$OUT/cuda.txt") passed, $(grep -c '^FAIL' "$OUT/cuda.txt") failed, $(grep -c '^SKIP' "$OUT/cuda.txt") skipped"
 grep '^FAIL' "$OUT/cuda.txt" | head -20
 "$OUT/test_mma_layouts" > "$OUT/mma-layouts.txt" 2>&1
 echo "mma layouts: $(grep -c '^PASS' "$OUT/mma-layouts.txt") passed, $(grep -c '^FAIL' "$OUT/mma-layouts.txt") failed"
 grep -A8 '^FAIL\|probe' "$OUT/mma-layouts.txt" | head -40
-GPUIR_TEST_BACKENDS=cuda GPUIR_TEST_GRAPHS=1 "$OUT/test_backends" > "$OUT/cuda-graphs.txt" 2>&1
 echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '^FAIL' "$OUT/cuda-graphs.txt") failed"
 grep '^FAIL' "$OUT/cuda-graphs.txt" | head -20
 # The wgmma variants' runs of tests/ir/run/wgmma-variants.gir on CUDA, the
@@ -108,6 +141,8 @@ else
 fi
 fi
 part bench || exit 0
+# GPU_CHECK_COMPILE=0 leaves out the compile and process start-up timings.
+if [ "${GPU_CHECK_COMPILE:-1}" != 0 ]; then
 for f in tests/bench/seed_matmul.gir tests/bench/seed_matmul_bf16.gir tests/bench/elementwise.gir; do
     "$OUT/gpuir-bench" compile $f > "$OUT/bench-compile-$(basename $f .gir).txt" 2>&1
     grep -v '^bench ' "$OUT/bench-compile-$(basename $f .gir).txt"
@@ -132,6 +167,7 @@ for tool in seed_matmul gpuir-run; do
     done
     rm -rf "$jit_cache"
 done
+fi
 # GPU_CHECK_BENCH: the gpuir-bench command lines to run, one a line
 # (default: all of them below).
 BENCHES=${GPU_CHECK_BENCH:-"matmul
@@ -176,7 +212,8 @@ attention --form=attention.wgmma.m64 --head-dim=64"}
 echo "$BENCHES" | while IFS= read -r b; do
     [ -n "$b" ] || continue
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
-    "$OUT/gpuir-bench" $b > "$log" 2>&1
+    # shellcheck disable=SC2086
+    timeout "${GPU_CHECK_BENCH_TIMEOUT:-120}" "$OUT/gpuir-bench" $b > "$log" 2>&1
     echo "gpuir-bench $b: exit $?"
     grep -v '^bench ' "$log"
 done

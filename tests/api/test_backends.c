@@ -12,7 +12,9 @@
    tolerance of at least X (a deep program whose values grow past what the
    dtype's own atol means: tests/ir/run/transformer-block.gir says why).
    One PASS/FAIL/SKIP line per file, backend, function (and size).
-   `test_backends FILE...` checks only those files (on the emulator). */
+   `test_backends FILE...` checks only those files (on the emulator).
+   GPUIR_TEST_SHARD=K/N checks every Nth file from the Kth (0-based), so
+   that N processes share the work (tools/gpu-check.sh runs CUDA so). */
 #define _POSIX_C_SOURCE 200809L
 #include "../../gpuir.h"
 
@@ -25,6 +27,8 @@ static const char *const dirs[] = {"tests/ir/ref", "tests/ir/codegen", "tests/ir
 
 static int failures;
 static bool graphs;     /* GPUIR_TEST_GRAPHS */
+static long shard_index, shard_count = 1;   /* GPUIR_TEST_SHARD=K/N */
+static long files_seen;
 
 static void report(const char *status, const char *backend, const char *file, const char *func, const char *why) {
     printf("%s %s: %s @%s%s%s%s\n", status, backend, file, func, why ? " (" : "", why ? why : "", why ? ")" : "");
@@ -160,12 +164,21 @@ static void check_dir(const char *dir, gpuir_backend backend) {
     }
     closedir(d);
     qsort(names, n, sizeof names[0], by_name);
-    for (size_t i = 0; i < n; i++) { check_file(names[i], backend); free(names[i]); }
+    for (size_t i = 0; i < n; i++) {
+        if (files_seen++ % shard_count == shard_index) check_file(names[i], backend);
+        free(names[i]);
+    }
 }
 
 /* GPUIR_TEST_BACKENDS (default "emu,cuda") chooses the backends. */
 int main(int argc, char **argv) {
     graphs = getenv("GPUIR_TEST_GRAPHS") && strcmp(getenv("GPUIR_TEST_GRAPHS"), "1") == 0;
+    const char *shard = getenv("GPUIR_TEST_SHARD");
+    if (shard && (sscanf(shard, "%ld/%ld", &shard_index, &shard_count) != 2 || shard_count < 1 ||
+                  shard_index < 0 || shard_index >= shard_count)) {
+        fprintf(stderr, "test_backends: GPUIR_TEST_SHARD=%s: want K/N with 0 <= K < N\n", shard);
+        return 2;
+    }
     for (int i = 1; i < argc; i++) check_file(argv[i], GPUIR_BACKEND_EMU);
     if (argc > 1) return failures ? 1 : 0;
     const char *which = getenv("GPUIR_TEST_BACKENDS");
