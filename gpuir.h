@@ -25928,6 +25928,28 @@ static gpuir_result gpuir__program_fall_back(gpuir_program *p, gpuir__lowered *L
     return r;
 }
 
+/* Kernel forms that compile for the device but are not launched on it:
+   the TF32 wgmma kernel (opt-in by form or `wgmma = true`) gave a wrong
+   result and a launch that never finished on an H200 (2026-12-04,
+   BENCHMARKS.md); the emulator still runs it, against the interpreter. A
+   program that has one fails to make on CUDA, naming the matmul. */
+static gpuir_result gpuir__program_refuse_unproven(gpuir_program *p) {
+    const gpuir_module *m = p->m;
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        const gpuir__func *k = &m->funcs[f];
+        const gpuir__op *op = k->kernel ? gpuir__kernel_matmul(m, k) : NULL;
+        const struct gpuir__matmul_form_name *v = op ? gpuir__matmul_variant_of(m, k) : NULL;
+        if (v && v->form == GPUIR__MATMUL_WGMMA && v->tf32)
+            return gpuir__fail(p->ctx, GPUIR_ERR_ATTRIBUTE,
+                               "kernel @%s: matmul (line %u) takes the TF32 wgmma kernel (form \"%s\"), which "
+                               "is not launched on a GPU: on an H200 it gave a wrong result and a launch that "
+                               "never finished (2026-12-04); leave the form and `wgmma` out (tf32 takes "
+                               "mma_sync.128x128x16.s3) or run it on the emulator", gpuir__string(m, k->name),
+                               op->line, v->name);
+    }
+    return GPUIR_OK;
+}
+
 GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc) {
     if (!m) return NULL;                       /* a failed parse: the context has the error */
     gpuir_ctx *ctx = m->ctx;
@@ -25980,6 +26002,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     }
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++)
         if (!m->funcs[f].kernel) r = gpuir__verify_placed(m, (uint32_t)f + 1);
+    if (!r && p->backend == GPUIR_BACKEND_CUDA) r = gpuir__program_refuse_unproven(p);
     if (!r) r = gpuir__program_check_memory(p);
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);

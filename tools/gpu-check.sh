@@ -5,10 +5,10 @@
 # example and the compile (by phase, NVRTC's own phases; and a process
 # from start to its first seed-matmul result, cold and warm), matmul (f32, tf32, f16, bf16; f32 and bf16 also
 # with a fused bias, gelu and residual; f16 and bf16 as the default takes
-# them (on sm_90: B transposed by a kernel, then wgmma), with --no-wgmma
-# (mma.sync) and with --wgmma (B stored transposed: wgmma alone), the
-# wgmma kernel's variants (--form: 128x256 tiles, persistent grids) and the
-# f32 256x128x8 variant; two
+# them (on sm_90: wgmma reading B as it is stored, 128x256 tiles on a
+# persistent grid where they fill the SMs), with --no-wgmma (mma.sync) and
+# with --wgmma (B stored transposed), the wgmma kernel's other variants
+# (--form) and the f32 variants; two
 # skinny shapes that split K; against cuBLAS),
 # bandwidth (an elementwise chain, a row softmax, LayerNorm and RMSNorm in
 # f32 and bf16, against a device copy), launch and end-to-end (e2e: host
@@ -125,7 +125,6 @@ bf16-wgmma-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --r
 bf16-wgmma-256|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4
 bf16-wgmma-256-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4.persistent
 bf16-wgmma-b-n-major|matmul --dtype=bf16 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x64.s6
-tf32-wgmma|matmul --dtype=tf32 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x32.s6
 f32-256|matmul --m=4096 --n=4096 --k=4096 --repeat=3 --form=register_tiled.256x128x8.s2
 attention-wgmma-s|attention --seq=4096 --repeat=3 --form=attention.fa2_wgmma.m128
 attention-wgmma|attention --seq=4096 --repeat=3 --form=attention.wgmma.m128"}
@@ -188,8 +187,6 @@ matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4
 matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4.persistent
 matmul --dtype=f16 --wgmma --form=wgmma.128x256x64.s4.persistent
 matmul --dtype=bf16 --wgmma --form=wgmma.128x256x64.s4.persistent --epilogue=bias,gelu,residual
-matmul --dtype=tf32 --form=wgmma.128x128x32.s6
-matmul --dtype=tf32 --form=wgmma.128x256x32.s4.persistent
 matmul --dtype=bf16 --form=wgmma.128x128x64.s6
 matmul --dtype=f16 --form=wgmma.128x128x64.s6
 matmul --dtype=bf16 --form=wgmma.128x256x64.s4.persistent

@@ -28,9 +28,10 @@
        matmul alone, so the ratio is what the fused epilogue costs on top of
        a plain GEMM, and the check applies the epilogue to cuBLAS's result
        on the host.
-       f16 and bf16 take gpuir's default on the device: on an H100 B is
-       transposed by a kernel of its own, then the wgmma kernel runs (both
-       timed; the output says "2 kernels: an operand transposed first").
+       f16 and bf16 take gpuir's default on the device: on an H100 or H200
+       the wgmma kernel reads B as it is stored, [K, N] (one kernel; where
+       a kernel transposes an operand first, both are timed and the output
+       says "2 kernels: an operand transposed first").
        --wgmma (f16, bf16): B stored N x K, gpuir's matmul with transpose_b
        and `wgmma = true` (no transpose kernel) against cublasGemmEx on the
        same B (transposed). --no-wgmma (f16, bf16): `wgmma = false`, the
@@ -40,8 +41,8 @@
        one run per candidate compares them on the same shapes (the target
        must run it, else lowering says why); lines say `form NAME`. A
        wgmma form without --wgmma (f16, bf16: B stored K x N) reads B as
-       it is, N-major, in the one kernel: against the default's two (B
-       transposed first) and --wgmma's B stored N x K.
+       it is, N-major, in the one kernel (as the default does), against
+       --wgmma's B stored N x K.
    gpuir-bench bandwidth [--elements=N] [--repeat=R]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
@@ -2420,6 +2421,7 @@ static int run_subcommand(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);       /* each row as it is measured, even if the run is cut short */
     const char *png = NULL;
     int n = 0;
     for (int i = 0; i < argc; i++) {        /* --plot= is taken out before the subcommand sees its options */

@@ -10,9 +10,13 @@
    covers the emulator).
    A chunk with a `// test-backends: atol=X` line compares with an absolute
    tolerance of at least X (a deep program whose values grow past what the
-   dtype's own atol means: tests/ir/run/transformer-block.gir says why).
+   dtype's own atol means: tests/ir/run/transformer-block.gir says why);
+   one with a `// test-backends: no-cuda REASON` line is skipped on CUDA,
+   with the reason (kernels the runtime does not launch on a GPU:
+   tests/ir/run/wgmma-tf32.gir).
    One PASS/FAIL/SKIP line per file, backend, function (and size).
-   `test_backends FILE...` checks only those files (on the emulator).
+   `test_backends FILE...` checks only those files (on the emulator; on
+   CUDA with GPUIR_TEST_BACKENDS=cuda).
    GPUIR_TEST_SHARD=K/N checks every Nth file from the Kth (0-based), so
    that N processes share the work (tools/gpu-check.sh runs CUDA so). */
 #define _POSIX_C_SOURCE 200809L
@@ -74,6 +78,14 @@ static void check_func(gpuir_ctx *ctx, gpuir_program *p, gpuir_module *ref, gpui
 static void check_chunk(const char *file, const char *text, size_t len, gpuir_backend backend) {
     const char *bname = backend == GPUIR_BACKEND_CUDA ? (graphs ? "cuda+graphs" : "cuda")
                                                       : (graphs ? "emu+graphs" : "emu");
+    const char *no_cuda = strstr(text, "// test-backends: no-cuda ");
+    if (no_cuda && backend == GPUIR_BACKEND_CUDA) {       /* the runtime refuses it there: say why */
+        const char *why = no_cuda + strlen("// test-backends: no-cuda ");
+        char reason[200];
+        snprintf(reason, sizeof reason, "%.*s", (int)strcspn(why, "\n"), why);
+        report("SKIP", bname, file, "*", reason);
+        return;
+    }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *ref = gpuir_module_parse(ctx, text, len, file);
     gpuir_module *low = ref ? gpuir_module_parse(ctx, text, len, file) : NULL;
@@ -179,9 +191,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "test_backends: GPUIR_TEST_SHARD=%s: want K/N with 0 <= K < N\n", shard);
         return 2;
     }
-    for (int i = 1; i < argc; i++) check_file(argv[i], GPUIR_BACKEND_EMU);
-    if (argc > 1) return failures ? 1 : 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a line a result, even if the run is killed */
     const char *which = getenv("GPUIR_TEST_BACKENDS");
+    gpuir_backend files_on = which && strcmp(which, "cuda") == 0 ? GPUIR_BACKEND_CUDA : GPUIR_BACKEND_EMU;
+    for (int i = 1; i < argc; i++) check_file(argv[i], files_on);
+    if (argc > 1) return failures ? 1 : 0;
     if (!which) which = "emu,cuda";
     if (strstr(which, "emu"))
         for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) check_dir(dirs[i], GPUIR_BACKEND_EMU);

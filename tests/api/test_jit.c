@@ -389,6 +389,39 @@ static fake_cuda_stats *fake_driver(int retain_ms, int retain_rc) {
     return s;                                        /* the library stays open: gpuir's dlopen shares it */
 }
 
+/* The TF32 wgmma kernel is not launched on a GPU (on an H200 it gave a
+   wrong result and a launch that never finished): a program that asks for
+   it fails to make on CUDA, naming the kernel, the matmul's line and what
+   to ask instead, before anything is compiled or loaded; the emulator
+   still makes it. Through the fake driver: no GPU, no NVRTC needed. */
+TEST(cuda_refuses_the_tf32_wgmma_kernel) {
+    static const char text[] =
+        "func.func @f(%a: tensor<64x32xf32>, %b: tensor<48x32xf32>) -> tensor<64x48xf32> {\n"
+        "  %m = matmul %a, %b {transpose_b = true, tf32 = true, wgmma = true} : "
+        "(tensor<64x32xf32>, tensor<48x32xf32>) -> tensor<64x48xf32>\n"
+        "  return %m : tensor<64x48xf32>\n}\n";
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    fake_cuda_stats *fs = fake_driver(0, 0);
+    if (!fs) { rm_rf(dir); return; }
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    gpuir_program *p = make(ctx, text, GPUIR_BACKEND_CUDA);
+    const char *err = gpuir_ctx_error(ctx);
+    CHECK(!p && gpuir_ctx_result(ctx) == GPUIR_ERR_ATTRIBUTE);
+    CHECK(strstr(err, "kernel @f_k0: matmul (line 2) takes the TF32 wgmma kernel") &&
+          strstr(err, "mma_sync.128x128x16.s3"));
+    CHECK(fs->loads == 0);
+    gpuir_ctx_destroy(ctx);
+    CHECK(fs->releases == fs->retains);
+    unsetenv("GPUIR_CUDA_LIBRARY");
+    ctx = ctx_with_cache(dir);
+    p = make(ctx, text, GPUIR_BACKEND_EMU);
+    CHECK(p != NULL);
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+    rm_rf(dir);
+}
+
 /* AUTO creates the device's context on a thread while it lowers and
    compiles, as CUDA does (the device's start-up, 200-500 ms, overlaps
    NVRTC). When the context comes the program is CUDA's; when it fails the
@@ -1018,6 +1051,7 @@ int main(void) {
     RUN(a_second_make_in_a_context_does_not_dlopen_again);
     RUN(a_warm_cuda_make_does_not_load_nvrtc);
     RUN(auto_creates_the_context_while_compiling_and_falls_back_when_it_fails);
+    RUN(cuda_refuses_the_tf32_wgmma_kernel);
     RUN(an_entry_under_another_version_target_or_compiler_misses);
     RUN(another_build_lowers_again_and_finds_the_compiled_module);
     RUN(a_warm_make_does_not_ask_the_compiler_its_version);
