@@ -8348,24 +8348,28 @@ static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *
 
 /* Whether a matmul that takes the wgmma kernel by default reads a B it can
    (gpuir__wgmma_reads_b_n_major) N-major instead of after a transpose
-   kernel: false until the N-major read has run on hardware
-   (tools/gpu-check.sh: its tests part runs tests/ir/run/wgmma-n-major.gir
-   on CUDA, its bench part `gpuir-bench matmul --form=wgmma...` against
-   the default). A matmul whose author wrote a wgmma `form` reads B
-   N-major already. The decision is this one constant. */
-#define GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT false
+   kernel. True since the N-major read ran on an H200 (2026-12-04:
+   tests/ir/run/wgmma-n-major.gir passes on CUDA; bf16 4096^3 at 1.20x
+   cuBLAS's time with 128x128 tiles where the transpose and the kernel took
+   1.43x, the same time as B stored [N, K]: BENCHMARKS.md). The decision is
+   this one constant. */
+#define GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT true
 
 static bool gpuir__wgmma_reads_b_n_major(const gpuir_module *m, const gpuir__op *op, const gpuir_type *o);
+
+static uint32_t gpuir__stage_swapped_source(const gpuir_module *m, uint32_t v);
 
 /* Whether stage-matmul leaves matmul op's B as it is, [.., K, N], for the
    wgmma kernel to read N-major: it can (gpuir__wgmma_reads_b_n_major), by
    default or by the form its author wrote, and B is no constant (one is
-   transposed here at no cost: no kernel). */
+   transposed here at no cost: no kernel) and no transpose of its last two
+   axes (the matmul reads its source K-major: the transpose's kernel goes). */
 static bool gpuir__stage_leaves_b(const gpuir_module *m, const gpuir__op *op) {
-    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 1))->def_op);
+    uint32_t b = gpuir__op_operand(m, op, 1);
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, b)->def_op);
     return gpuir__wgmma_reads_b_n_major(m, op, &gpuir__value_at(m, op->result)->type) &&
            (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT || gpuir__matmul_form_names_wgmma(m, op)) &&
-           !(def && def->kind == GPUIR_OP_CONSTANT);
+           !(def && def->kind == GPUIR_OP_CONSTANT) && !gpuir__stage_swapped_source(m, b);
 }
 
 /* perm[0..rank) swapping the last two axes. */
@@ -10734,12 +10738,58 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
     return named ? (gpuir__matmul_form)named->form : gpuir__matmul_form_decide(m, k);
 }
 
-/* The entry configure records for form f of matmul op: the form's first
-   (its default variant) for the operands (the tensor-core kernels' k depth
+/* The larger-tile variant a form takes by default where its tiles keep
+   the device as busy as the form's first variant's 128x128 tiles do,
+   within 10 % (busy: tiles over the waves' slots, ceil(tiles / SMs) x SMs;
+   batches count), and M and N are at least a tile. Measured on an
+   H200 (2026-12-04, BENCHMARKS.md "Defaults from the H200 lease"), time
+   against cuBLAS's at 5376^2 x 2048, 1024^3, 2048^3, 4096^3, 8192^3:
+   - bf16 wgmma, B read N-major: 128x128x64.s6 1.31 0.98 1.01 1.20 1.18;
+     128x256x64.s4.persistent 1.13 1.52 0.95 1.05 1.03 (32 tiles at
+     1024^3: too few for 132 SMs; 128 at 2048^3: enough);
+   - f32 register-tiled: 128x128x16.s2 1.19 (1.35: the 64x64 tiles) 1.61
+     1.64 1.64; 256x128x8.s2 1.13 2.74 1.14 1.09 1.08.
+   Where both keep the SMs as busy (2048^3 and up: 97 % and 97 %), the
+   larger tile wins by 10-50 %; at 1024^3 (24 % busy against 48 %) it loses
+   by half. TF32 takes its form's first variant (its wgmma kernel is
+   opt-in). */
+static const struct {
+    gpuir__matmul_form form;
+    const char *name;
+} gpuir__matmul_larger_tiles[] = {
+    {GPUIR__MATMUL_WGMMA, "wgmma.128x256x64.s4.persistent"},
+    {GPUIR__MATMUL_REGISTER_TILED, "register_tiled.256x128x8.s2"},
+};
+
+/* The larger-tile variant of form f that matmul op (buffer form: its
+   destination is operand 2) takes (gpuir__matmul_larger_tiles), or NULL. */
+static const struct gpuir__matmul_form_name *gpuir__matmul_larger_variant(const gpuir_module *m, const gpuir__op *op,
+                                                                          gpuir__matmul_form f) {
+    const gpuir_type *o = &gpuir__value_at(m, op->result ? op->result : gpuir__op_operand(m, op, 2))->type;
+    if (o->rank < 2 || !gpuir__type_is_static(o)) return NULL;
+    int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
+    for (size_t i = 0; i < sizeof gpuir__matmul_larger_tiles / sizeof gpuir__matmul_larger_tiles[0]; i++) {
+        const struct gpuir__matmul_form_name *v = gpuir__matmul_form_named(gpuir__matmul_larger_tiles[i].name);
+        if (gpuir__matmul_larger_tiles[i].form != f || !v) continue;
+        int64_t bm = v->bm ? v->bm : 128, bn = v->bn ? v->bn : 128, batches = gpuir__type_count(o) / (M * N);
+        if (M < bm || N < bn) return NULL;
+        int64_t sms = gpuir__module_sm_count(m), large = gpuir__ceil_div(M, bm) * gpuir__ceil_div(N, bn) * batches;
+        int64_t small = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * batches;
+        /* large / (waves_l x SMs) >= 0.9 x small / (waves_s x SMs) */
+        return 10 * large * gpuir__ceil_div(small, sms) >= 9 * small * gpuir__ceil_div(large, sms) ? v : NULL;
+    }
+    return NULL;
+}
+
+/* The entry configure records for form f of matmul op: the larger-tile
+   variant where it fills the device (gpuir__matmul_larger_variant), else
+   the form's first for the operands (the tensor-core kernels' k depth
    follows them: tf32 or halves). */
 static const struct gpuir__matmul_form_name *gpuir__matmul_form_default(const gpuir_module *m, const gpuir__op *op,
                                                                         gpuir__matmul_form f) {
     bool tf32 = (f == GPUIR__MATMUL_TENSOR_CORES || f == GPUIR__MATMUL_WGMMA) && gpuir__op_flag(m, op, GPUIR__KEY_TF32);
+    const struct gpuir__matmul_form_name *larger = tf32 ? NULL : gpuir__matmul_larger_variant(m, op, f);
+    if (larger) return larger;
     for (size_t i = 0; i < GPUIR__MATMUL_FORM_COUNT; i++)
         if (gpuir__matmul_form_names[i].form == (int)f && gpuir__matmul_form_names[i].tf32 == tf32)
             return &gpuir__matmul_form_names[i];

@@ -562,97 +562,101 @@ GPUIR_KERNEL gpuir_k_small_silu_residual_k0(GPUIR_LANE const float *a_, const fl
 
 /* @big_bands_gelu_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_big_bands_gelu_k0(GPUIR_LANE const float *a_, const float *b_, const float *c_, float *out0_) {
-    GPUIR_SHARED(float, as, 4224, 0);
-    GPUIR_SHARED(float, bs, 4096, 16896);
+    GPUIR_SHARED(float, as, 4160, 0);
+    GPUIR_SHARED(float, bs, 2048, 16640);
     int t = GPUIR_THREAD_RANK, warp = t / 32, lane = t % 32;
-    int rm = warp / 2 * 32 + lane / 8 * 4, rn = warp % 2 * 64 + lane % 8 * 4;
-    for (long long tile = GPUIR_BLOCK_RANK; tile < 140LL; tile += GPUIR_GRID_BLOCKS) {
-        long long u = tile % 20LL, first = u / 16LL * 8, rows = 10LL - first;
+    int rm = warp / 2 * 64 + lane / 8 * 4, rn = warp % 2 * 64 + lane % 8 * 4;
+    for (long long tile = GPUIR_BLOCK_RANK; tile < 70LL; tile += GPUIR_GRID_BLOCKS) {
+        long long u = tile % 10LL, first = u / 16LL * 8, rows = 5LL - first;
         if (rows > 8) rows = 8;
-        long long tm = first + u % 16LL % rows, tn = u % 16LL / rows, batch = tile / 20LL;
+        long long tm = first + u % 16LL % rows, tn = u % 16LL / rows, batch = tile / 10LL;
         long long a0 = batch * 41508LL, b0 = batch * 4752LL;
-        float acc[8][8];
+        float acc[16][8];
         GPUIR_UNROLL
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < 16; i++)
             GPUIR_UNROLL
             for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
         float4 ra[2];
-        float4 rb[2];
+        float4 rb[1];
         long long k0 = 0;
         {
             GPUIR_UNROLL
             for (int r = 0; r < 2; r++) {
-                int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                long long gm = tm * 128 + m, gk = k0 + kq;
+                int e = t + r * 256, m = e / 2, kq = e % 2 * 4;
+                long long gm = tm * 256 + m, gk = k0 + kq;
                 ra[r] = gm < 1153LL && gk < 36LL ? *(const float4 *)(a_ + a0 + gm * 36LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
-            for (int r = 0; r < 2; r++) {
+            for (int r = 0; r < 1; r++) {
                 int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
                 long long gk = k0 + kk, gn = tn * 128 + nq;
                 rb[r] = gk < 36LL && gn < 132LL ? *(const float4 *)(b_ + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             GPUIR_UNROLL
             for (int r = 0; r < 2; r++) {
-                int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                float *d = as + 0 * 2112 + kq * 132 + m;
-                d[0] = ra[r].x; d[132] = ra[r].y; d[264] = ra[r].z; d[396] = ra[r].w;
+                int e = t + r * 256, m = e / 2, kq = e % 2 * 4;
+                float *d = as + 0 * 2080 + kq * 260 + m;
+                d[0] = ra[r].x; d[260] = ra[r].y; d[520] = ra[r].z; d[780] = ra[r].w;
             }
             GPUIR_UNROLL
-            for (int r = 0; r < 2; r++)
-                *(float4 *)(bs + 0 * 2048 + (t + r * 256) * 4) = rb[r];
+            for (int r = 0; r < 1; r++)
+                *(float4 *)(bs + 0 * 1024 + (t + r * 256) * 4) = rb[r];
         }
         GPUIR_SYNC();
-        for (long long kt = 0; kt < 3LL; kt++) {
+        for (long long kt = 0; kt < 5LL; kt++) {
             int st = (int)(kt & 1);
-            if (kt + 1 < 3LL) {
-                k0 = (kt + 1) * 16;
+            if (kt + 1 < 5LL) {
+                k0 = (kt + 1) * 8;
                 GPUIR_UNROLL
                 for (int r = 0; r < 2; r++) {
-                    int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                    long long gm = tm * 128 + m, gk = k0 + kq;
+                    int e = t + r * 256, m = e / 2, kq = e % 2 * 4;
+                    long long gm = tm * 256 + m, gk = k0 + kq;
                     ra[r] = gm < 1153LL && gk < 36LL ? *(const float4 *)(a_ + a0 + gm * 36LL + gk) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
                 GPUIR_UNROLL
-                for (int r = 0; r < 2; r++) {
+                for (int r = 0; r < 1; r++) {
                     int e = t + r * 256, kk = e / 32, nq = e % 32 * 4;
                     long long gk = k0 + kk, gn = tn * 128 + nq;
                     rb[r] = gk < 36LL && gn < 132LL ? *(const float4 *)(b_ + b0 + gk * 132LL + gn) : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);
                 }
             }
             GPUIR_UNROLL
-            for (int kk = 0; kk < 16; kk++) {
-                const float *ap = as + (st * 16 + kk) * 132 + rm, *bp = bs + (st * 16 + kk) * 128 + rn;
-                float ar[8], br[8];
+            for (int kk = 0; kk < 8; kk++) {
+                const float *ap = as + (st * 8 + kk) * 260 + rm, *bp = bs + (st * 8 + kk) * 128 + rn;
+                float ar[16], br[8];
+                GPUIR_UNROLL
+                for (int q = 0; q < 4; q++) {
+                    float4 u = *(const float4 *)(ap + q * 16);
+                    ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;
+                }
                 GPUIR_UNROLL
                 for (int q = 0; q < 2; q++) {
-                    float4 u = *(const float4 *)(ap + q * 16), v = *(const float4 *)(bp + q * 32);
-                    ar[q * 4] = u.x; ar[q * 4 + 1] = u.y; ar[q * 4 + 2] = u.z; ar[q * 4 + 3] = u.w;
+                    float4 v = *(const float4 *)(bp + q * 32);
                     br[q * 4] = v.x; br[q * 4 + 1] = v.y; br[q * 4 + 2] = v.z; br[q * 4 + 3] = v.w;
                 }
                 GPUIR_UNROLL
-                for (int i = 0; i < 8; i++)
+                for (int i = 0; i < 16; i++)
                     GPUIR_UNROLL
                     for (int j = 0; j < 8; j++) acc[i][j] += ar[i] * br[j];
             }
-            if (kt + 1 < 3LL) {
+            if (kt + 1 < 5LL) {
                 GPUIR_UNROLL
                 for (int r = 0; r < 2; r++) {
-                    int e = t + r * 256, m = e / 4, kq = e % 4 * 4;
-                    float *d = as + (st ^ 1) * 2112 + kq * 132 + m;
-                    d[0] = ra[r].x; d[132] = ra[r].y; d[264] = ra[r].z; d[396] = ra[r].w;
+                    int e = t + r * 256, m = e / 2, kq = e % 2 * 4;
+                    float *d = as + (st ^ 1) * 2080 + kq * 260 + m;
+                    d[0] = ra[r].x; d[260] = ra[r].y; d[520] = ra[r].z; d[780] = ra[r].w;
                 }
                 GPUIR_UNROLL
-                for (int r = 0; r < 2; r++)
-                    *(float4 *)(bs + (st ^ 1) * 2048 + (t + r * 256) * 4) = rb[r];
+                for (int r = 0; r < 1; r++)
+                    *(float4 *)(bs + (st ^ 1) * 1024 + (t + r * 256) * 4) = rb[r];
             }
             GPUIR_SYNC();
         }
         GPUIR_UNROLL
-        for (int ii = 0; ii < 8; ii++) {
+        for (int ii = 0; ii < 16; ii++) {
             GPUIR_UNROLL
             for (int jj = 0; jj < 8; jj++) {
-                long long gm = tm * 128 + rm + ii / 4 * 16 + ii % 4, gn = tn * 128 + rn + jj / 4 * 32 + jj % 4;
+                long long gm = tm * 256 + rm + ii / 4 * 16 + ii % 4, gn = tn * 128 + rn + jj / 4 * 32 + jj % 4;
                 if (gm >= 1153LL || gn >= 132LL) continue;
                 int i = (int)(batch * 152196LL + gm * 132LL + gn);
                 /* op 102: matmul (line 58) */
@@ -816,7 +820,7 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_mm_bcast_k0", gpuir_k_mm_bcast_k0_emu, 8192u, 0u, 1, 3u, 0u},
     {"gpuir_k_mm128_edges_k0", gpuir_k_mm128_edges_k0_emu, 16896u, 0u, 1, 4u, 0u},
     {"gpuir_k_small_silu_residual_k0", gpuir_k_small_silu_residual_k0_emu, 16896u, 0u, 1, 4u, 0u},
-    {"gpuir_k_big_bands_gelu_k0", gpuir_k_big_bands_gelu_k0_emu, 33280u, 0u, 1, 4u, 0u},
+    {"gpuir_k_big_bands_gelu_k0", gpuir_k_big_bands_gelu_k0_emu, 24832u, 0u, 1, 4u, 0u},
     {"gpuir_k_big_k1_residual_k0", gpuir_k_big_k1_residual_k0_emu, 33280u, 0u, 1, 4u, 0u},
     {0, 0, 0, 0, 0, 0, 0}
 };

@@ -1,25 +1,5 @@
-/* @linear_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_linear_k0(GPUIR_LANE const unsigned short *w_, unsigned short *out0_) {
-    /* op 12: transpose (line 5) */
-    GPUIR_SHARED(unsigned short, tile, 1056, 0);
-    int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;
-    for (long long blk = GPUIR_BLOCK_RANK; blk < 6LL; blk += GPUIR_GRID_BLOCKS) {
-        long long tc = blk % 3LL, tr = blk / 3LL % 2LL, base = blk / 6LL * 4608LL;
-        for (int j = ty; j < 32; j += 8) {
-            long long r = tr * 32 + j, c = tc * 32 + tx;
-            if (r < 64LL && c < 72LL) tile[j * 33 + tx] = w_[base + r * 72LL + c];
-        }
-        GPUIR_SYNC();
-        for (int j = ty; j < 32; j += 8) {
-            long long c = tc * 32 + j, r = tr * 32 + tx;
-            if (r < 64LL && c < 72LL) out0_[base + c * 64LL + r] = tile[tx * 33 + j];
-        }
-        GPUIR_SYNC();
-    }
-}
-
-/* @linear_k1: 384 threads per block */
-GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsigned short *x_, const unsigned short *in0_, const unsigned short *bias_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
+/* @linear_k0: 384 threads per block */
+GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k0(GPUIR_LANE const unsigned short *x_, const unsigned short *w_, const unsigned short *bias_, unsigned short *out0_, GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)) {
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 230528 bytes */
     unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;
     unsigned full = sbase + 196608u, empty = full + 48u;
@@ -47,7 +27,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsi
                     if (it >= 6) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / 6 - 1) & 1));
                     gpuir_mbar_expect_tx(full + 8u * st, 32768u);
                     gpuir_tma_load_2d(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, full + 8u * st);
-                    gpuir_tma_load_2d(sa + 16384u, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * 128), cb, full + 8u * st);
+                    for (int j = 0; j < 2; j++) gpuir_tma_load_2d(sa + 16384u + (unsigned)j * 8192u, GPUIR_TMAP(tma_b), (int)(tn * 128 + j * 64), (int)(kt * 64), cb, full + 8u * st);
                 }
             }
         }
@@ -68,7 +48,7 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsi
                 gpuir_wgmma_fence();
                 GPUIR_UNROLL
                 for (int kk = 0; kk < 4; kk++)
-                    GPUIR_WGMMA_BF16(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u), smem, s0);
+                    GPUIR_WGMMA_BF16_BMN(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc(sb + kk * 2048u, 8192u, 1024u) | 1ull << 62, smem, s0);
                 gpuir_wgmma_commit();
                 gpuir_wgmma_wait1();
                 if (kt > 0) gpuir_mbar_arrive(empty + 8u * prev);
@@ -97,38 +77,38 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsi
                 int ie6 = ie0 + 6;
                 int ie7 = ie0 + 7;
                 int4 l2 = *(const int4 *)(bias_ + ie0 % 72);
-                /* op 14: matmul (line 5) */
+                /* op 7: matmul (line 5) */
                 float v0 = gpuir_bf16_to_f32((unsigned short)l2.x);
                 float v1 = gpuir_bf16_to_f32((unsigned short)ch.x);
-                /* op 15: add (line 6) */
+                /* op 8: add (line 6) */
                 float v2 = gpuir_round_bf16(v1 + v0);
                 float v3 = gpuir_bf16_to_f32((unsigned short)((unsigned)l2.x >> 16));
                 float v4 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.x >> 16));
-                /* op 15: add (line 6) */
+                /* op 8: add (line 6) */
                 float v5 = gpuir_round_bf16(v4 + v3);
                 float v6 = gpuir_bf16_to_f32((unsigned short)l2.y);
                 float v7 = gpuir_bf16_to_f32((unsigned short)ch.y);
-                /* op 15: add (line 6) */
+                /* op 8: add (line 6) */
                 float v8 = gpuir_round_bf16(v7 + v6);
                 float v9 = gpuir_bf16_to_f32((unsigned short)((unsigned)l2.y >> 16));
                 float v10 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.y >> 16));
-                /* op 15: add (line 6) */
+                /* op 8: add (line 6) */
                 float v11 = gpuir_round_bf16(v10 + v9);
                 float v12 = gpuir_bf16_to_f32((unsigned short)l2.z);
                 float v13 = gpuir_bf16_to_f32((unsigned short)ch.z);
-                /* op 15: add (line 6) */
+                /* op 8: add (line 6) */
                 float v14 = gpuir_round_bf16(v13 + v12);
                 float v15 = gpuir_bf16_to_f32((unsigned short)((unsigned)l2.z >> 16));
                 float v16 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.z >> 16));
-                /* op 15: add (line 6) */
+                /* op 8: add (line 6) */
                 float v17 = gpuir_round_bf16(v16 + v15);
                 float v18 = gpuir_bf16_to_f32((unsigned short)l2.w);
                 float v19 = gpuir_bf16_to_f32((unsigned short)ch.w);
-                /* op 15: add (line 6) */
+                /* op 8: add (line 6) */
                 float v20 = gpuir_round_bf16(v19 + v18);
                 float v21 = gpuir_bf16_to_f32((unsigned short)((unsigned)l2.w >> 16));
                 float v22 = gpuir_bf16_to_f32((unsigned short)((unsigned)ch.w >> 16));
-                /* op 15: add (line 6) */
+                /* op 8: add (line 6) */
                 float v23 = gpuir_round_bf16(v22 + v21);
                 *(int4 *)(out0_ + ie0) = GPUIR_INT4((int)((unsigned)gpuir_f32_to_bf16(v2) | (unsigned)gpuir_f32_to_bf16(v5) << 16),
                                                    (int)((unsigned)gpuir_f32_to_bf16(v8) | (unsigned)gpuir_f32_to_bf16(v11) << 16),
@@ -141,14 +121,10 @@ GPUIR_KERNEL GPUIR_LAUNCH_BOUNDS(384, 1) gpuir_k_linear_k1(GPUIR_LANE const unsi
 
 #ifdef GPUIR_EMU
 static void gpuir_k_linear_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_linear_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
-}
-static void gpuir_k_linear_k1_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_linear_k1(l, *(unsigned short **)p[0], *(unsigned short **)p[1], *(unsigned short **)p[2], *(unsigned short **)p[3], (const gpuir_tensor_map *)p[4], (const gpuir_tensor_map *)p[5]);
+    gpuir_k_linear_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1], *(unsigned short **)p[2], *(unsigned short **)p[3], (const gpuir_tensor_map *)p[4], (const gpuir_tensor_map *)p[5]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_linear_k0", gpuir_k_linear_k0_emu, 2112u, 0u, 1, 2u, 0u},
-    {"gpuir_k_linear_k1", gpuir_k_linear_k1_emu, 0u, 230528u, 1, 4u, 2u},
+    {"gpuir_k_linear_k0", gpuir_k_linear_k0_emu, 0u, 230528u, 1, 4u, 2u},
     {0, 0, 0, 0, 0, 0, 0}
 };
 #endif
