@@ -60,33 +60,31 @@ PARTS=${GPU_CHECK_PARTS:-tests sanitizer bench}
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 git log -1 --format='commit %h %cd' 2>/dev/null
-# test_backends on CUDA in GPU_CHECK_JOBS processes (default: the cores,
-# at most 8), each a share of the files (GPUIR_TEST_SHARD): NVRTC's
-# compiles are most of its time. backends_sharded LOG [VAR=VALUE...]
+# test_backends on CUDA, each test file in a process of its own under a
+# time limit (GPU_CHECK_TEST_TIMEOUT seconds, default 120: a kernel that
+# never finishes costs that file, not the run; it is named TIMEOUT with
+# the last function that passed), GPU_CHECK_JOBS files at once (default:
+# the cores). backends_per_file LOG [VAR=VALUE...]
 JOBS=${GPU_CHECK_JOBS:-$(nproc 2>/dev/null || echo 1)}
-[ "$JOBS" -gt 8 ] && JOBS=8
-backends_sharded() {
+backends_per_file() {
     log=$1; shift
-    k=0
-    while [ $k -lt "$JOBS" ]; do
-        env GPUIR_TEST_BACKENDS=cuda GPUIR_TEST_SHARD=$k/$JOBS "$@" \
-            timeout "${GPU_CHECK_TEST_TIMEOUT:-600}" "$OUT/test_backends" > "$log.$k" 2>&1 &
-        k=$((k + 1))
-    done
-    wait
-    cat "$log".[0-9]* > "$log"; rm -f "$log".[0-9]*
+    ls tests/ir/ref/*.gir tests/ir/codegen/*.gir tests/ir/run/*.gir | xargs -P "$JOBS" -I{} \
+        env GPUIR_TEST_BACKENDS=cuda "$@" sh -c 'f=$1; l=$2.$(echo "$f" | tr / _)
+            timeout -k 5 "$3" "$4" "$f" > "$l" 2>&1
+            rc=$?; [ $rc -ge 124 ] && echo "TIMEOUT cuda: $f (exit $rc after $3 s; last: $(tail -1 "$l"))" >> "$l"
+            exit 0' sh {} "$log" "${GPU_CHECK_TEST_TIMEOUT:-120}" "$OUT/test_backends"
+    cat "$log".tests_* > "$log"; rm -f "$log".tests_*
 }
 if part tests; then
-backends_sharded "$OUT/cuda.txt" &
-backends_sharded "$OUT/cuda-graphs.txt" GPUIR_TEST_GRAPHS=1 &
-wait
-echo "cuda: $(grep -c '^PASS' "$OUT/cuda.txt") passed, $(grep -c '^FAIL' "$OUT/cuda.txt") failed, $(grep -c '^SKIP' "$OUT/cuda.txt") skipped"
-grep '^FAIL' "$OUT/cuda.txt" | head -20
+backends_per_file "$OUT/cuda.txt"
+echo "cuda: $(grep -c '^PASS' "$OUT/cuda.txt") passed, $(grep -c '^FAIL' "$OUT/cuda.txt") failed, $(grep -c '^SKIP' "$OUT/cuda.txt") skipped, $(grep -c '^TIMEOUT' "$OUT/cuda.txt") timed out"
+grep '^FAIL\|^TIMEOUT' "$OUT/cuda.txt" | head -20
+backends_per_file "$OUT/cuda-graphs.txt" GPUIR_TEST_GRAPHS=1
 "$OUT/test_mma_layouts" > "$OUT/mma-layouts.txt" 2>&1
 echo "mma layouts: $(grep -c '^PASS' "$OUT/mma-layouts.txt") passed, $(grep -c '^FAIL' "$OUT/mma-layouts.txt") failed"
 grep -A8 '^FAIL\|probe' "$OUT/mma-layouts.txt" | head -40
-echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '^FAIL' "$OUT/cuda-graphs.txt") failed"
-grep '^FAIL' "$OUT/cuda-graphs.txt" | head -20
+echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '^FAIL' "$OUT/cuda-graphs.txt") failed, $(grep -c '^TIMEOUT' "$OUT/cuda-graphs.txt") timed out"
+grep '^FAIL\|^TIMEOUT' "$OUT/cuda-graphs.txt" | head -20
 # The wgmma variants' runs of tests/ir/run/wgmma-variants.gir on CUDA, the
 # --sm-count ones making each block walk several tiles (test_backends runs
 # them at the device's own count, where few tiles walk).

@@ -16,7 +16,7 @@
    tests/ir/run/wgmma-tf32.gir).
    One PASS/FAIL/SKIP line per file, backend, function (and size).
    `test_backends FILE...` checks only those files (on the emulator; on
-   CUDA with GPUIR_TEST_BACKENDS=cuda).
+   CUDA with GPUIR_TEST_BACKENDS=cuda, SKIP where CUDA is unavailable).
    GPUIR_TEST_SHARD=K/N checks every Nth file from the Kth (0-based), so
    that N processes share the work (tools/gpu-check.sh runs CUDA so). */
 #define _POSIX_C_SOURCE 200809L
@@ -104,7 +104,8 @@ static void check_chunk(const char *file, const char *text, size_t len, gpuir_ba
     double min_atol = given ? strtod(given + strlen("// test-backends: atol="), NULL) : 0;
     gpuir_program *p = gpuir_program_make(low, &(gpuir_program_desc){.backend = backend, .graphs = graphs});
     if (!p) {
-        report("FAIL", bname, file, "*", gpuir_ctx_error(ctx));
+        bool no_gpu = backend == GPUIR_BACKEND_CUDA && gpuir_ctx_result(ctx) == GPUIR_ERR_UNAVAILABLE;
+        report(no_gpu ? "SKIP" : "FAIL", bname, file, "*", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
         return;
     }
