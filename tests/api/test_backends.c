@@ -16,9 +16,7 @@
    tests/ir/run/wgmma-tf32.gir).
    One PASS/FAIL/SKIP line per file, backend, function (and size).
    `test_backends FILE...` checks only those files (on the emulator; on
-   CUDA with GPUIR_TEST_BACKENDS=cuda, SKIP where CUDA is unavailable).
-   GPUIR_TEST_SHARD=K/N checks every Nth file from the Kth (0-based), so
-   that N processes share the work (tools/gpu-check.sh runs CUDA so). */
+   CUDA with GPUIR_TEST_BACKENDS=cuda, SKIP where CUDA is unavailable). */
 #define _POSIX_C_SOURCE 200809L
 #include "../../gpuir.h"
 
@@ -31,8 +29,6 @@ static const char *const dirs[] = {"tests/ir/ref", "tests/ir/codegen", "tests/ir
 
 static int failures;
 static bool graphs;     /* GPUIR_TEST_GRAPHS */
-static long shard_index, shard_count = 1;   /* GPUIR_TEST_SHARD=K/N */
-static long files_seen;
 
 static void report(const char *status, const char *backend, const char *file, const char *func, const char *why) {
     printf("%s %s: %s @%s%s%s%s\n", status, backend, file, func, why ? " (" : "", why ? why : "", why ? ")" : "");
@@ -177,21 +173,12 @@ static void check_dir(const char *dir, gpuir_backend backend) {
     }
     closedir(d);
     qsort(names, n, sizeof names[0], by_name);
-    for (size_t i = 0; i < n; i++) {
-        if (files_seen++ % shard_count == shard_index) check_file(names[i], backend);
-        free(names[i]);
-    }
+    for (size_t i = 0; i < n; i++) { check_file(names[i], backend); free(names[i]); }
 }
 
 /* GPUIR_TEST_BACKENDS (default "emu,cuda") chooses the backends. */
 int main(int argc, char **argv) {
     graphs = getenv("GPUIR_TEST_GRAPHS") && strcmp(getenv("GPUIR_TEST_GRAPHS"), "1") == 0;
-    const char *shard = getenv("GPUIR_TEST_SHARD");
-    if (shard && (sscanf(shard, "%ld/%ld", &shard_index, &shard_count) != 2 || shard_count < 1 ||
-                  shard_index < 0 || shard_index >= shard_count)) {
-        fprintf(stderr, "test_backends: GPUIR_TEST_SHARD=%s: want K/N with 0 <= K < N\n", shard);
-        return 2;
-    }
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a line a result, even if the run is killed */
     const char *which = getenv("GPUIR_TEST_BACKENDS");
     gpuir_backend files_on = which && strcmp(which, "cuda") == 0 ? GPUIR_BACKEND_CUDA : GPUIR_BACKEND_EMU;
