@@ -8335,9 +8335,9 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 // itself a transpose of its last two axes is read from its source. Other
 // targets, dtypes and forms are left as they are; the matmul keeps its
 // source location. A B the kernel can read as it is, [.., K, N], N-major
-// (gpuir__wgmma_reads_b_n_major), stays so where the matmul's author wrote
-// a wgmma form, or by default once GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT says
-// so (a constant B is folded either way). A matmul that forces wgmma
+// (gpuir__wgmma_reads_b_n_major), stays so (by default since it ran on an
+// H200: GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT), unless it is a constant (folded)
+// or a transpose of its last two axes (read from its source). A matmul that forces wgmma
 // (`wgmma = true`) where it cannot run fails here, at its source location.
 // Reads: util, ir, build, pass, configure (gpuir__matmul_wgmma_default,
 // _unfit, _request, gpuir__wgmma_reads_b_n_major,
@@ -10742,7 +10742,7 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
    the device as busy as the form's first variant's 128x128 tiles do,
    within 10 % (busy: tiles over the waves' slots, ceil(tiles / SMs) x SMs;
    batches count), and M and N are at least a tile. Measured on an
-   H200 (2026-12-04, BENCHMARKS.md "Defaults from the H200 lease"), time
+   H200 (2026-12-04, BENCHMARKS.md "The H200 lease of 2026-12-04"), time
    against cuBLAS's at 5376^2 x 2048, 1024^3, 2048^3, 4096^3, 8192^3:
    - bf16 wgmma, B read N-major: 128x128x64.s6 1.31 0.98 1.01 1.20 1.18;
      128x256x64.s4.persistent 1.13 1.52 0.95 1.05 1.03 (32 tiles at
