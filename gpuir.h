@@ -25979,8 +25979,9 @@ static gpuir_result gpuir__program_fall_back(gpuir_program *p, gpuir__lowered *L
 }
 
 /* Kernel forms that compile for the device but are not launched on it:
-   the TF32 wgmma kernel (opt-in by form or `wgmma = true`) gave a wrong
-   result and a launch that never finished on an H200 (2026-12-04,
+   the TF32 wgmma kernel (opt-in by form or `wgmma = true`) gave a result
+   off by more than f32's tolerance and a launch that never finished on an
+   H200 (2026-12-04,
    BENCHMARKS.md); the emulator still runs it, against the interpreter. A
    program that has one fails to make on CUDA, naming the matmul. */
 static gpuir_result gpuir__program_refuse_unproven(gpuir_program *p) {
@@ -25992,8 +25993,8 @@ static gpuir_result gpuir__program_refuse_unproven(gpuir_program *p) {
         if (v && v->form == GPUIR__MATMUL_WGMMA && v->tf32)
             return gpuir__fail(p->ctx, GPUIR_ERR_ATTRIBUTE,
                                "kernel @%s: matmul (line %u) takes the TF32 wgmma kernel (form \"%s\"), which "
-                               "is not launched on a GPU: on an H200 it gave a wrong result and a launch that "
-                               "never finished (2026-12-04); leave the form and `wgmma` out (tf32 takes "
+                               "is not launched on a GPU: on an H200 it gave a result off by more than f32's "
+                               "tolerance and a launch that never finished (2026-12-04); leave the form and `wgmma` out (tf32 takes "
                                "mma_sync.128x128x16.s3) or run it on the emulator", gpuir__string(m, k->name),
                                op->line, v->name);
     }
