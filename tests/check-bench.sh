@@ -39,10 +39,17 @@ if [ $rc -eq 0 ] && grep -q -e "^emu bf16-wgmma .*epilogue bias,gelu,residual: m
                        -e "^bench matmul bf16-wgmma m=200 n=136 k=72 epilogue=bias,gelu,residual " $out
 then echo "PASS bench: matmul --wgmma bf16 with a fused bias, gelu and residual"
 else echo "FAIL bench: matmul --wgmma (exit $rc)"; cat $out >&2; fi
-# The bf16 default on sm_90 (B transposed by a kernel, then wgmma: both
-# run), --no-wgmma (mma.sync), and --form naming a kernel (one run per
+# The bf16 default on sm_90 (wgmma reading B as it is: one kernel; with N
+# not a multiple of 8, B transposed by a kernel first: both run, below),
+# --no-wgmma (mma.sync), and --form naming a kernel (one run per
 # candidate); a form the target cannot run fails, saying why.
-for args in "|2 kernels: an operand transposed first" "--no-wgmma|" "--form=mma_sync.128x128x32.s3|" \
+$bench matmul --dtype=bf16 --m=200 --n=132 --k=72 > $out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q -e "^emu bf16 200 x 132 x 72.*matches the interpreter (run, and kernel launched alone) (2 kernels: an operand transposed first)" \
+                       -e "^bench matmul bf16 m=200 n=132 k=72 .*kernels=2" $out
+then echo "PASS bench: matmul bf16 with B staged (N = 132)"
+else echo "FAIL bench: matmul bf16 with B staged (exit $rc)"; cat $out >&2; fi
+for args in "|" "--no-wgmma|" "--form=mma_sync.128x128x32.s3|" \
             "--form=plain.64x64x16|" "--form=wgmma.128x256x64.s4|" "--form=wgmma.128x128x64.s6.persistent|" \
             "--wgmma --form=wgmma.128x256x64.s4.persistent|"; do
     flags=${args%%|*} want=${args#*|}
@@ -50,7 +57,8 @@ for args in "|2 kernels: an operand transposed first" "--no-wgmma|" "--form=mma_
     $bench matmul --dtype=bf16 --m=200 --n=136 --k=72 $flags > $out 2>&1
     rc=$?
     if [ $rc -eq 0 ] && grep -q -e "^emu bf16.*matches the interpreter (run, and kernel launched alone).*$want" \
-                           -e "^bench matmul bf16.* m=200 n=136 k=72 " $out
+                           -e "^bench matmul bf16.* m=200 n=136 k=72 " $out &&
+       { [ -n "$flags" ] || ! grep -q "2 kernels\|kernels=2" $out; }      # the default: one kernel
     then echo "PASS bench: matmul bf16 ${flags:-(default)}"
     else echo "FAIL bench: matmul bf16 ${flags:-(default)} (exit $rc)"; cat $out >&2; fi
 done
