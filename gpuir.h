@@ -256,6 +256,7 @@ typedef enum gpuir_dtype {
     X(RELU,       "relu",       UNARY,     0, "gpuir_relu") \
     X(GELU,       "gelu",       UNARY,     1, "gpuir_gelu") \
     X(SILU,       "silu",       UNARY,     1, "gpuir_silu") \
+    X(ROUND_TF32, "round_tf32", UNARY,     1, "gpuir_tf32_round") \
     X(ADD,        "add",        BINARY,    0, "+")     \
     X(SUB,        "sub",        BINARY,    0, "-")     \
     X(MUL,        "mul",        BINARY,    0, "*")     \
@@ -449,6 +450,11 @@ GPUIRDEF gpuir_value gpuir_sigmoid(gpuir_module *m, gpuir_value x);
 GPUIRDEF gpuir_value gpuir_relu(gpuir_module *m, gpuir_value x);
 GPUIRDEF gpuir_value gpuir_gelu(gpuir_module *m, gpuir_value x);
 GPUIRDEF gpuir_value gpuir_silu(gpuir_module *m, gpuir_value x);
+/* x rounded to TF32 (10 mantissa bits, to nearest, ties away from zero, as
+   PTX's cvt.rna.tf32.f32; NaN stays NaN), still f32: what a `tf32` matmul
+   does to its operands. stage-matmul puts it before the TMA-fed TF32 wgmma
+   kernel, which cannot round. */
+GPUIRDEF gpuir_value gpuir_round_tf32(gpuir_module *m, gpuir_value x);
 GPUIRDEF gpuir_value gpuir_add(gpuir_module *m, gpuir_value a, gpuir_value b);
 GPUIRDEF gpuir_value gpuir_sub(gpuir_module *m, gpuir_value a, gpuir_value b);
 GPUIRDEF gpuir_value gpuir_mul(gpuir_module *m, gpuir_value a, gpuir_value b);
@@ -3572,6 +3578,9 @@ GPUIRDEF gpuir_value gpuir_sigmoid(gpuir_module *m, gpuir_value x) { return gpui
 GPUIRDEF gpuir_value gpuir_relu(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_RELU, x); }
 GPUIRDEF gpuir_value gpuir_gelu(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_GELU, x); }
 GPUIRDEF gpuir_value gpuir_silu(gpuir_module *m, gpuir_value x) { return gpuir_unary(m, GPUIR_OP_SILU, x); }
+GPUIRDEF gpuir_value gpuir_round_tf32(gpuir_module *m, gpuir_value x) {
+    return gpuir_unary(m, GPUIR_OP_ROUND_TF32, x);
+}
 GPUIRDEF gpuir_value gpuir_add(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_ADD, a, b); }
 GPUIRDEF gpuir_value gpuir_sub(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_SUB, a, b); }
 GPUIRDEF gpuir_value gpuir_mul(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_MUL, a, b); }
@@ -5312,6 +5321,7 @@ static double gpuir__ref_unary_f(gpuir_op_kind k, double x) {
     case GPUIR_OP_RELU: return x > 0 ? x : isnan(x) ? x : 0.0;
     case GPUIR_OP_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
     case GPUIR_OP_SILU: return x / (1.0 + exp(-x));
+    case GPUIR_OP_ROUND_TF32: return gpuir__tf32_round((float)x);
     default: return 0.0;
     }
 }
@@ -6635,8 +6645,8 @@ static const gpuir__pass_info gpuir__passes[] = {
      gpuir__pass_attention, true},
     {"split-k", "split the K of matmuls too small to fill the device: partial products, then their sum",
      gpuir__pass_split_k, true},
-    {"stage-matmul", "on sm_90, transpose f16/bf16 matmul operands into the layout the wgmma kernel reads "
-     "(constants folded)", gpuir__pass_stage_matmul, true},
+    {"stage-matmul", "on sm_90, transpose matmul operands into the layout the wgmma kernel reads, "
+     "TF32 ones rounded (constants folded)", gpuir__pass_stage_matmul, true},
     {"fuse", "group ops into kernels: elementwise chains, into reductions, matmul epilogues",
      gpuir__pass_fuse, true},
     {"bufferize", "turn host functions' tensors into buffers, ops into their buffer form",
@@ -8332,7 +8342,10 @@ static gpuir_result gpuir__pass_split_k(gpuir_module *m) { return gpuir__each_ho
 // own and its result a temporary like any other (place frees it after
 // the matmul). A constant operand is transposed here instead (a constant
 // of the new layout: uploaded once, no kernel), and an operand that is
-// itself a transpose of its last two axes is read from its source. Other
+// itself a transpose of its last two axes is read from its source. A
+// `tf32` matmul the kernel takes also gets its operands rounded to TF32
+// (`round_tf32`, after the transpose; a constant folded): that kernel's
+// bulk copies move the f32 bits as they are. Other
 // targets, dtypes and forms are left as they are; the matmul keeps its
 // source location. A B the kernel can read as it is, [.., K, N], N-major
 // (gpuir__wgmma_reads_b_n_major), stays so (by default since it ran on an
@@ -8427,15 +8440,61 @@ static uint32_t gpuir__stage_fold_constant(gpuir_module *m, uint32_t v, const gp
     return op;
 }
 
+/* A constant of v's type holding constant v's f32 values rounded to TF32
+   (gpuir__tf32_round; a splat stays a splat). 0 when v is no f32 constant
+   (or on failure, the error in the context). */
+static uint32_t gpuir__stage_round_constant(gpuir_module *m, uint32_t v) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    const gpuir__attr *a = def && def->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, def, GPUIR__KEY_VALUE) : NULL;
+    gpuir_type t = gpuir__value_at(m, v)->type;
+    if (!a || t.dtype != GPUIR_F32 || a->kind == GPUIR__ATTR_BOOL ||
+        (a->kind == GPUIR__ATTR_DENSE && ((gpuir_dtype)a->i != GPUIR_F32 || (int64_t)a->n != gpuir__type_count(&t))))
+        return 0;
+    gpuir__attr value = *a;
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    if (value.kind != GPUIR__ATTR_DENSE) {
+        value.f = gpuir__tf32_round((float)(value.kind == GPUIR__ATTR_INT ? (double)value.i : value.f));
+        value.kind = GPUIR__ATTR_FLOAT;
+        stbds_arrput(m->attrs, value);
+        return gpuir__build_op(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t);
+    }
+    float *data = (float *)GPUIR_MALLOC(value.n * sizeof(float) + 1);
+    if (!data) {
+        gpuir__oom(m->ctx, "stage-matmul");
+        return 0;
+    }
+    memcpy(data, gpuir__bytes_at(m, value.off), value.n * sizeof(float));
+    for (uint32_t i = 0; i < value.n; i++) data[i] = gpuir__tf32_round(data[i]);
+    uint32_t op = gpuir__attr_push_dense(m, "value", GPUIR_F32, data, value.n) ? 0 :
+                  gpuir__build_op(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t);
+    GPUIR_FREE(data);
+    return op;
+}
+
+/* What stage-matmul made of the values the pass began with, so that a
+   weight several matmuls read is transposed (and rounded) once: for value
+   v (v <= n), swapped[v - 1] its last two axes swapped, rounded[v - 1] it
+   rounded to TF32, swapped_rounded[v - 1] both; 0 where none yet. */
+typedef struct gpuir__staged {
+    size_t n;
+    uint32_t *swapped, *rounded, *swapped_rounded;
+} gpuir__staged;
+
+/* The op that made a staged operand takes the matmul's source location. */
+static uint32_t gpuir__stage_located(gpuir_module *m, uint32_t op, uint32_t line, uint32_t col) {
+    if (!op) return 0;
+    m->ops[op - 1].line = line;
+    m->ops[op - 1].col = col;
+    return m->ops[op - 1].result;
+}
+
 /* Operand v with its last two axes swapped: its source when it is such a
-   transpose, the one made for an earlier matmul (staged[v - 1] for the
-   values the pass began with: a weight several matmuls read is transposed
-   once), a folded constant, or a new transpose op. 0 on failure. */
-static uint32_t gpuir__stage_operand(gpuir_module *m, uint32_t *staged, size_t n_staged, uint32_t v,
-                                     uint32_t line, uint32_t col) {
+   transpose, the one made for an earlier matmul, a folded constant, or a
+   new transpose op. 0 on failure. */
+static uint32_t gpuir__stage_swapped(gpuir_module *m, gpuir__staged *S, uint32_t v, uint32_t line, uint32_t col) {
     uint32_t src = gpuir__stage_swapped_source(m, v);
     if (src) return src;
-    if (v <= n_staged && staged[v - 1]) return staged[v - 1];
+    if (v <= S->n && S->swapped[v - 1]) return S->swapped[v - 1];
     gpuir_type t = gpuir__value_at(m, v)->type;
     int64_t rows = t.dims[t.rank - 2];
     t.dims[t.rank - 2] = t.dims[t.rank - 1];
@@ -8448,36 +8507,58 @@ static uint32_t gpuir__stage_operand(gpuir_module *m, uint32_t *staged, size_t n
         gpuir__attr_push_ints(m, "perm", (size_t)t.rank, perm);
         op = gpuir__build_op(m, GPUIR_OP_TRANSPOSE, &v, 1, first, 1, NULL);
     }
-    if (!op) return 0;
-    m->ops[op - 1].line = line;
-    m->ops[op - 1].col = col;
-    if (v <= n_staged) staged[v - 1] = m->ops[op - 1].result;
-    return m->ops[op - 1].result;
+    uint32_t y = gpuir__stage_located(m, op, line, col);
+    if (y && v <= S->n) S->swapped[v - 1] = y;
+    return y;
 }
 
-/* Builds matmul op_id with B as [.., N, K] and A as [.., M, K]; returns the
-   value that replaces its result (0 on failure, the error in the context). */
-static uint32_t gpuir__stage_matmul(gpuir_module *m, uint32_t *staged, size_t n_staged,
-                                    uint32_t op_id) {
+/* Operand v rounded to TF32 (the TF32 wgmma kernel's operands: its bulk
+   copies cannot round): a folded constant or a new round_tf32 op, which
+   fuse puts in the kernel that makes v (a staged transpose's, an
+   elementwise producer's) or in one of its own. 0 on failure. */
+static uint32_t gpuir__stage_rounded(gpuir_module *m, uint32_t v, uint32_t line, uint32_t col) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    if (def && def->kind == GPUIR_OP_ROUND_TF32) return v;        /* staged before */
+    uint32_t op = gpuir__stage_round_constant(m, v);
+    if (!op && !m->ctx->result) op = gpuir__build_op(m, GPUIR_OP_ROUND_TF32, &v, 1, 0, 0, NULL);
+    return gpuir__stage_located(m, op, line, col);
+}
+
+/* Operand v as the wgmma kernel reads it: its last two axes swapped when
+   `swap`, rounded to TF32 when `round`; v itself when neither. 0 on failure. */
+static uint32_t gpuir__stage_operand(gpuir_module *m, gpuir__staged *S, uint32_t v, bool swap, bool round,
+                                     uint32_t line, uint32_t col) {
+    if (!round) return swap ? gpuir__stage_swapped(m, S, v, line, col) : v;
+    uint32_t *done = v > S->n ? NULL : swap ? &S->swapped_rounded[v - 1] : &S->rounded[v - 1];
+    if (done && *done) return *done;
+    uint32_t x = swap ? gpuir__stage_swapped(m, S, v, line, col) : v;
+    uint32_t y = x ? gpuir__stage_rounded(m, x, line, col) : 0;
+    if (y && done) *done = y;
+    return y;
+}
+
+/* Builds matmul op_id with B as [.., N, K] (or left [.., K, N] for an
+   N-major read: gpuir__stage_leaves_b) and A as [.., M, K], both rounded
+   to TF32 for a `tf32` matmul; returns the value that replaces its result
+   (0 on failure, the error in the context). */
+static uint32_t gpuir__stage_matmul(gpuir_module *m, gpuir__staged *S, uint32_t op_id) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     uint32_t ab[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, line = op->line, col = op->col;
-    bool stage[2] = {gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A),
-                     !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) && !gpuir__stage_leaves_b(m, op)};
+    bool swap[2] = {gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A),
+                    !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) && !gpuir__stage_leaves_b(m, op)};
+    bool round = gpuir__op_flag(m, op, GPUIR__KEY_TF32), n_major_b = !swap[1] && !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
     for (int i = 0; i < 2; i++)
-        if (stage[i] && !(ab[i] = gpuir__stage_operand(m, staged, n_staged, ab[i], line, col))) return 0;
+        if (!(ab[i] = gpuir__stage_operand(m, S, ab[i], swap[i], round, line, col))) return 0;
     op = gpuir__op_at(m, op_id);     /* building moved m->ops */
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     for (uint32_t i = 0; i < op->n_attrs; i++) {
         gpuir__attr a = m->attrs[op->attrs + i];
         if (a.key != GPUIR__KEY_TRANSPOSE_A && a.key != GPUIR__KEY_TRANSPOSE_B) stbds_arrput(m->attrs, a);
     }
-    gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
+    if (!n_major_b) gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
     uint32_t mm = gpuir__build_op(m, GPUIR_OP_MATMUL, ab, 2, first,
                                   (uint32_t)stbds_arrlenu(m->attrs) - first, NULL);
-    if (!mm) return 0;
-    m->ops[mm - 1].line = line;
-    m->ops[mm - 1].col = col;
-    return m->ops[mm - 1].result;
+    return gpuir__stage_located(m, mm, line, col);
 }
 
 static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir__op *op,
@@ -8496,7 +8577,8 @@ static gpuir_result gpuir__stage_check_forced(gpuir_module *m, const gpuir__op *
 }
 
 /* Whether op is a matmul the wgmma kernel takes once staged, in another
-   layout (and no `form` written by hand names another kernel). */
+   layout or (tf32) with its operands rounded, and no `form` written by
+   hand names another kernel. */
 static bool gpuir__stage_wants(const gpuir_module *m, const gpuir__op *op) {
     if (op->kind != GPUIR_OP_MATMUL || !op->result) return false;
     const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
@@ -8507,14 +8589,15 @@ static bool gpuir__stage_wants(const gpuir_module *m, const gpuir__op *op) {
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     bool stage_b = !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) && !gpuir__stage_leaves_b(m, op);
-    return (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) || stage_b) &&
+    return (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) || stage_b || gpuir__op_flag(m, op, GPUIR__KEY_TF32)) &&
            gpuir__type_is_static(b) && gpuir__matmul_wgmma_default(m, op, a, &gpuir__value_at(m, op->result)->type);
 }
 
 static gpuir_result gpuir__stage_matmul_func(gpuir_module *m, uint32_t fid) {
     size_t n_values = stbds_arrlenu(m->values) + 1;
-    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, 2 * n_values, sizeof *repl), *staged = repl + n_values;
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, 4 * n_values, sizeof *repl);
     if (!repl) return gpuir__oom(m->ctx, "stage-matmul");
+    gpuir__staged staged = {n_values - 1, repl + n_values, repl + 2 * n_values, repl + 3 * n_values};
     gpuir_result r = GPUIR_OK;
     gpuir__rewrite_begin(m, fid);
     for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !r; i++) {
@@ -8526,7 +8609,7 @@ static gpuir_result gpuir__stage_matmul_func(gpuir_module *m, uint32_t fid) {
             gpuir__rewrite_keep(m, op_id);
             continue;
         }
-        uint32_t result = op->result, y = gpuir__stage_matmul(m, staged, n_values - 1, op_id);
+        uint32_t result = op->result, y = gpuir__stage_matmul(m, &staged, op_id);
         if (!y) r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "stage-matmul");
         else repl[result - 1] = y;
     }
@@ -10558,8 +10641,8 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
    - WGMMA (validated on an H100; the default on sm_90, `wgmma = false`
      forbids it, `wgmma = true` forces it: gpuir__matmul_wgmma_request,
      gpuir__matmul_wgmma_unfit): f16 or bf16 (or f32 with `tf32`, when
-     forced or named by form: K a multiple of 4, its own producer: see
-     gpuir__cg_wgmma_producer_tf32) with B transposed and A not
+     forced or named by form: K a multiple of 4, its operands rounded to
+     TF32 by stage-matmul, since the copies cannot) with B transposed and A not
      (pass.stage-matmul puts every layout so), static sizes, M, N, K >= 1,
      K a multiple of 8 (rows of a multiple of 16 bytes: what a tensor
      map's global strides need), not split: 128x128 tiles (by default;
@@ -12224,9 +12307,9 @@ static const char gpuir__cg_tc_emu[] =
    computes the same from shared memory (its last argument N; kind 2:
    TF32, f32 values of which it keeps the top 19 bits, a conservative
    model of what the tensor cores do with f32 read as TF32, which the PTX
-   ISA does not say: gpuir's tf32 producer rounds the values first, so
-   that the model does not matter to its results, and a kernel that did
-   not round would fail on the emulator too), each thread
+   ISA does not say: stage-matmul rounds the operands first
+   (round_tf32), so that the model does not matter to the results, and a
+   kernel fed unrounded values would fail on the emulator too), each thread
    its own N / 2 elements (no thread
    talks to another: wgmma reads shared memory, not registers); `base` is
    the generic pointer to shared memory whose shared address is `addr`. It
@@ -12251,7 +12334,7 @@ static const char gpuir__cg_tc_emu[] =
    (bits 4.. ^= bits 7..: 16-byte chunks XORed with the row within a
    1024-byte atom for the 128-byte swizzle), zeros outside the tensor, and
    completes the mbarrier's transaction with the box's bytes, as TMA does.
-   The text shared by both targets (kind: 0 f16, 1 bf16): */
+   The text shared by both targets (kind: 0 f16, 1 bf16, 2 tf32): */
 static const char gpuir__cg_wgmma_helpers[] =
     "GPUIR_DEVICE unsigned long long gpuir_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo) {\n"
     "    return (unsigned long long)((addr >> 4) & 0x3fffu) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
@@ -12316,23 +12399,26 @@ static const char gpuir__cg_wgmma_copy_helpers[] =
     "                                 unsigned bar) {\n"
     "    const unsigned long long *w = map->words;\n"
     "    unsigned rank = (unsigned)(w[0] >> 32 & 0xffu), sw = (unsigned)(w[0] >> 40 & 0xffu), o = 0, i0, i1, i2;\n"
+    "    unsigned es = (unsigned)(w[0] >> 48 & 0xffu);      /* element bytes: 2 or 4 */\n"
     "    const unsigned char *g = (const unsigned char *)(size_t)w[1];\n"
     "    long long c[3], dim[3], stride[3];\n"
     "    unsigned box[3];\n"
     "    for (unsigned i = 0; i < 3; i++) {\n"
     "        c[i] = i < rank ? (i == 0 ? c0 : i == 1 ? c1 : c2) : 0;\n"
     "        dim[i] = i < rank ? (long long)w[2 + i] : 1;\n"
-    "        stride[i] = i == 0 ? 2 : i < rank ? (long long)w[6 + i] : 0;\n"
+    "        stride[i] = i == 0 ? (long long)es : i < rank ? (long long)w[6 + i] : 0;\n"
     "        box[i] = i < rank ? (unsigned)(w[11 + i / 2] >> (i % 2 * 32) & 0xffffffffu) : 1u;\n"
     "    }\n"
     "    for (i2 = 0; i2 < box[2]; i2++)\n"
     "        for (i1 = 0; i1 < box[1]; i1++)\n"
-    "            for (i0 = 0; i0 < box[0]; i0++, o += 2) {\n"
+    "            for (i0 = 0; i0 < box[0]; i0++, o += es) {\n"
     "                long long x = c[0] + i0, y = c[1] + i1, z = c[2] + i2;\n"
+    "                int in = x >= 0 && x < dim[0] && y >= 0 && y < dim[1] && z >= 0 && z < dim[2];\n"
+    "                const unsigned char *from = g + x * stride[0] + y * stride[1] + z * stride[2];\n"
     "                unsigned a = dst + o;\n"
     "                if (sw) a ^= (a >> 7 & ((1u << sw) - 1u)) << 4;\n"
-    "                *(unsigned short *)GPUIR_SMEM_PTR(a) = x >= 0 && x < dim[0] && y >= 0 && y < dim[1] && z >= 0 && z < dim[2]\n"
-    "                    ? *(const unsigned short *)(g + x * stride[0] + y * stride[1] + z * stride[2]) : (unsigned short)0;\n"
+    "                if (es == 4) *(unsigned *)GPUIR_SMEM_PTR(a) = in ? *(const unsigned *)from : 0u;\n"
+    "                else *(unsigned short *)GPUIR_SMEM_PTR(a) = in ? *(const unsigned short *)from : (unsigned short)0;\n"
     "            }\n"
     "    gpuir_pmbar_add(GPUIR_LANE_PASS bar, 0u - (o >> 4));\n"
     "}\n";
@@ -14391,11 +14477,13 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
     return r;
 }
 
-/* The wgmma matmul (GPUIR__MATMUL_WGMMA; validated on an H100 at 128x128
-   tiles, the others not yet): f16 or bf16, B transposed, 128 x bn block
+/* The wgmma matmul (GPUIR__MATMUL_WGMMA; f16 and bf16 validated on an
+   H100 and an H200, TF32 not yet): f16, bf16 or TF32 (f32 operands
+   stage-matmul rounded), B transposed, 128 x bn block
    tiles (bn = 128 or 256: the form's variant, gpuir__wg_of) of 384
    threads as three warpgroups, warp-specialized. Warpgroup 0 is the
-   producer: one thread of it copies each k tile (64 halves) of A's 128
+   producer: one thread of it copies each k tile (128 bytes: 64 halves or
+   32 floats) of A's 128
    rows and of B^T's bn rows into a stage of shared memory with two bulk
    tensor copies (cp.async.bulk.tensor 2d, 3d for a batched operand, from
    the tensor maps tma_a and tma_b the runtime encodes at launch:
@@ -14404,8 +14492,8 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
    swizzle and zeros past the tensor's edges (ragged M, N and K), and
    complete the stage's `full` mbarrier with their bytes. Warpgroups 1
    and 2 are the consumers: warpgroup 1 + w computes rows 64 w .. 64 w + 63
-   of the tile with four wgmma.mma_async m64n<bn>k16 a stage (k steps of 16:
-   32 bytes further into the swizzled rows, gpuir_wgmma_desc_sw128), keeps
+   of the tile with four wgmma.mma_async m64n<bn>k16 (k8 for TF32) a stage
+   (k steps of 32 bytes into the swizzled rows, gpuir_wgmma_desc_sw128), keeps
    one wgmma group in flight (wait_group 1), and then releases the stage
    before it: each consumer thread arrives on that stage's `empty` mbarrier
    (256 arrivals), and the producer refills a stage only after its `empty`
@@ -14426,7 +14514,7 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
    256 x 240 are at most 65536. */
 typedef struct gpuir__wg {
     int bn, stages;                 /* tile columns (wgmma's N), shared-memory stages */
-    bool tf32;                      /* f32 operands as TF32: 32 a k tile, copied by the producer's threads */
+    bool tf32;                      /* f32 operands (rounded by stage-matmul) as TF32 */
     int bk;                         /* k a stage (a 128-byte row): 64 halves or 32 floats */
     unsigned stage_bytes;           /* A's 128 rows and B^T's bn, 128 bytes each */
     int producer_regs, consumer_regs;
@@ -14434,8 +14522,6 @@ typedef struct gpuir__wg {
     bool b_n_major;                 /* B read as [.., K, N] (not transpose_b: gpuir__wgmma_reads_b_n_major) */
 } gpuir__wg;
 
-/* The tf32 producer's 128 threads copy through registers (gpuir__cg_wgmma_producer_tf32):
-   40 registers a thread, and 32 beside the 256-column tile's consumers. */
 static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
     const struct gpuir__matmul_form_name *v = gpuir__matmul_variant_of(C->m, C->k);
     gpuir__wg w;
@@ -14444,7 +14530,7 @@ static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
     w.tf32 = v->tf32;
     w.bk = w.tf32 ? 32 : 64;
     w.stage_bytes = GPUIR__WG_A_BYTES + (unsigned)w.bn * 128u;
-    w.producer_regs = w.bn == 256 ? (w.tf32 ? 32 : 24) : 40;
+    w.producer_regs = w.bn == 256 ? 24 : 40;
     w.consumer_regs = w.bn == 256 ? 240 : 232;
     w.mma = w.bn == 256 ? "_N256" : "";
     const gpuir__op *op = gpuir__kernel_matmul(C->m, C->k);
@@ -14453,19 +14539,29 @@ static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
     return w;
 }
 
+/* The CUtensorMapDataType of a wgmma operand of dtype d: f32 (TF32's
+   operands, already rounded: the copy moves the bits as they are) is
+   CU_TENSOR_MAP_DATA_TYPE_FLOAT32, not _TFLOAT32, whose conversion the
+   driver's documentation does not define. */
+static unsigned gpuir__cg_tmap_dtype(gpuir_dtype d) {
+    return d == GPUIR_BF16 ? 9u : d == GPUIR_F32 ? 7u : 6u;  /* _BFLOAT16, _FLOAT32, _FLOAT16 */
+}
+
 /* The tensor map of a [..., rows, K] operand (A, or B^T) of a WGMMA
-   kernel: a box of 64 k x box_rows rows (x 1 batch: 128 for A, bn for
-   B^T); a batch dim only when the operand has more than one matrix. */
+   kernel: a box of one 128-byte row of k (64 halves, 32 floats) x
+   box_rows rows (x 1 batch: 128 for A, bn for B^T); a batch dim only when
+   the operand has more than one matrix. */
 static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param, int box_rows) {
     long long rows = t->dims[t->rank - 2], K = t->dims[t->rank - 1], mats = rows > 0 && K > 0 ? gpuir__type_count(t) / (rows * K) : 1;
+    unsigned long long es = gpuir_dtype_size(t->dtype);
     gpuir__cg_tmap x;
     memset(&x, 0, sizeof x);
     x.param = param;
-    x.dtype = t->dtype == GPUIR_BF16 ? 9u : 6u;        /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16 */
+    x.dtype = gpuir__cg_tmap_dtype(t->dtype);
     x.rank = mats > 1 ? 3 : 2;
     x.dims[0] = (unsigned long long)K, x.dims[1] = (unsigned long long)rows, x.dims[2] = (unsigned long long)mats;
-    x.strides[0] = (unsigned long long)K * 2, x.strides[1] = (unsigned long long)(rows * K) * 2;
-    x.box[0] = 64, x.box[1] = (unsigned)box_rows, x.box[2] = 1;
+    x.strides[0] = (unsigned long long)K * es, x.strides[1] = (unsigned long long)(rows * K) * es;
+    x.box[0] = (unsigned)(128 / es), x.box[1] = (unsigned)box_rows, x.box[2] = 1;
     return x;
 }
 
@@ -14479,7 +14575,7 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap_n_major(const gpuir_type *t, int para
     gpuir__cg_tmap x;
     memset(&x, 0, sizeof x);
     x.param = param;
-    x.dtype = t->dtype == GPUIR_BF16 ? 9u : 6u;
+    x.dtype = gpuir__cg_tmap_dtype(t->dtype);
     x.rank = mats > 1 ? 3 : 2;
     x.dims[0] = (unsigned long long)N, x.dims[1] = (unsigned long long)K, x.dims[2] = (unsigned long long)mats;
     x.strides[0] = (unsigned long long)N * 2, x.strides[1] = (unsigned long long)(N * K) * 2;
@@ -14506,70 +14602,16 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpu
     gpuir__cg_line(C, "if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));", w->stages,
                    w->stages);
     gpuir__cg_line(C, "gpuir_mbar_expect_tx(%s, %uu);", full, stage);
-    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * 64), (int)(tm * 128), ca, %s);",
-                   C->info->tmaps[0].rank, full);
+    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * %d), (int)(tm * 128), ca, %s);",
+                   C->info->tmaps[0].rank, w->bk, full);
     if (w->b_n_major)                             /* bn / 64 boxes of 64 N x 64 k */
         gpuir__cg_line(C, "for (int j = 0; j < %d; j++) gpuir_tma_load_%ud(sa + %uu + (unsigned)j * 8192u, GPUIR_TMAP(tma_b), "
                        "(int)(tn * %d + j * 64), (int)(kt * 64), cb, %s);", w->bn / 64, C->info->tmaps[1].rank,
                        GPUIR__WG_A_BYTES, w->bn, full);
     else
-        gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * 64), (int)(tn * %d), cb, %s);",
-                       C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, w->bn, full);
+        gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * %d), (int)(tn * %d), cb, %s);",
+                       C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, w->bk, w->bn, full);
     gpuir__cg_close(C);
-    gpuir__cg_close(C);
-    gpuir__cg_close(C);
-    C->depth--;
-    gpuir__cg_line(C, "} else {");
-    C->depth++;
-    gpuir__cg_line(C, "gpuir_setmaxnreg_inc(%d);", w->consumer_regs);
-}
-
-/* The tf32 producer: the 128 threads of warpgroup 0 copy each k tile (32
-   floats) of A's 128 rows and B^T's bn rows, 16 bytes a load, rounding
-   each value to TF32 as the interpreter does (gpuir_tf32_round: to
-   nearest, ties away from zero) so that the tensor cores read values they
-   represent exactly, whatever rounding of their own they apply to f32
-   read as TF32 (a bulk tensor copy could not round). Thread t takes chunk
-   t % 8 of rows t / 8 + 16 c: its k and its swizzled column (chunk c of
-   row r at c ^ (r % 8), the 128-byte swizzle) are the same in every row it
-   copies, its rows 2048 bytes apart. Zeros past the edges. Then each
-   fences its stores for the async proxy (wgmma reads through it) and
-   arrives on the stage's `full` mbarrier (128 arrivals). */
-static void gpuir__cg_wgmma_tf32_rows(gpuir__cg *C, const char *x, const char *x0, const char *row0, int rows,
-                                      long long extent, long long K, int first) {
-    gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int c = 0; c < %d; c++)", rows / 16);
-    gpuir__cg_line(C, "long long row = %s + r0 + 16 * c;", row0);
-    gpuir__cg_line(C, "float4 v = k < %lldLL && row < %lldLL ? *(const float4 *)(%s + (%s + row * %lldLL + k))", K, extent,
-                   x, x0, K);
-    gpuir__cg_line(C, "                                   : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);");
-    gpuir__cg_line(C, "*(float4 *)GPUIR_SMEM_PTR(sa + at0 + (unsigned)(c + %d) * 2048u) =", first);
-    gpuir__cg_line(C, "    GPUIR_FLOAT4(gpuir_tf32_round(v.x), gpuir_tf32_round(v.y), gpuir_tf32_round(v.z), "
-                   "gpuir_tf32_round(v.w));");
-    gpuir__cg_close(C);
-}
-
-static void gpuir__cg_wgmma_producer_tf32(gpuir__cg *C, const gpuir__wg *w, int pa, int pb, const gpuir_type *o,
-                                          const gpuir_type *a, const gpuir_type *b, long long tiles, long long tiles_m,
-                                          long long tiles_n, long long K) {
-    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + w->bk - 1) / w->bk;
-    char b_row0[32];
-    snprintf(b_row0, sizeof b_row0, "tn * %d", w->bn);
-    gpuir__cg_open(C, "if (wg == 0)");
-    gpuir__cg_line(C, "gpuir_setmaxnreg_dec(%d);", w->producer_regs);
-    gpuir__cg_line(C, "int r0 = t / 8, cc = t %% 8;     /* rows r0 + 16 c, chunk cc of each */");
-    gpuir__cg_line(C, "unsigned at0 = (unsigned)r0 * 128u + ((unsigned)(cc ^ (r0 & 7)) << 4);");
-    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL; tile += GPUIR_GRID_BLOCKS)", tiles);
-    gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
-    gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
-    gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;", w->stages, w->stage_bytes);
-    gpuir__cg_line(C, "if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));", w->stages,
-                   w->stages);
-    gpuir__cg_line(C, "long long k = kt * 32 + cc * 4;");
-    gpuir__cg_wgmma_tf32_rows(C, gpuir__cg_param(C, pa), "a0", "tm * 128", 128, M, K, 0);
-    gpuir__cg_wgmma_tf32_rows(C, gpuir__cg_param(C, pb), "b0", b_row0, w->bn, N, K, 8);
-    gpuir__cg_line(C, "gpuir_fence_proxy_async();");
-    gpuir__cg_line(C, "gpuir_mbar_arrive(full + 8u * st);");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     C->depth--;
@@ -14819,11 +14861,9 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     long long tiles_n = (N + w.bn - 1) / w.bn, tiles_m = (M + 127) / 128;
     long long batches = M && N ? gpuir__type_count(o) / (M * N) : 0, tiles = tiles_n * tiles_m * batches;
     unsigned stages_bytes = (unsigned)w.stages * w.stage_bytes;
-    if (!w.tf32) {                              /* tf32: the producer's threads copy and round */
-        C->info->n_tmaps = 2;
-        C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa, 128);
-        C->info->tmaps[1] = w.b_n_major ? gpuir__cg_wgmma_tmap_n_major(b, pb) : gpuir__cg_wgmma_tmap(b, pb, w.bn);
-    }
+    C->info->n_tmaps = 2;
+    C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa, 128);
+    C->info->tmaps[1] = w.b_n_major ? gpuir__cg_wgmma_tmap_n_major(b, pb) : gpuir__cg_wgmma_tmap(b, pb, w.bn);
     bool staged = gpuir__cg_wgmma_staged(C, at, o);
     C->dynamic_bytes = staged ? 1024u + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES : 1024u + stages_bytes + 16u * (unsigned)w.stages;
     C->barriers = true;
@@ -14834,14 +14874,13 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "long long it = 0;                    /* k tiles so far, across tiles */");
     gpuir__cg_open(C, "if (t == 0)");
     gpuir__cg_open(C, "for (unsigned st = 0; st < %du; st++)", w.stages);
-    gpuir__cg_line(C, "gpuir_mbar_init(full + 8u * st, %uu);", w.tf32 ? 128u : 1u);
+    gpuir__cg_line(C, "gpuir_mbar_init(full + 8u * st, 1u);");
     gpuir__cg_line(C, "gpuir_mbar_init(empty + 8u * st, 256u);");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_mbar_init_fence();");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
-    if (w.tf32) gpuir__cg_wgmma_producer_tf32(C, &w, pa, pb, o, a, b, tiles, tiles_m, tiles_n, K);
-    else gpuir__cg_wgmma_producer(C, &w, o, a, b, tiles, tiles_m, tiles_n, K);
+    gpuir__cg_wgmma_producer(C, &w, o, a, b, tiles, tiles_m, tiles_n, K);
     if (staged)
         gpuir__cg_line(C, "unsigned char *stg = GPUIR_SMEM_PTR(sbase + %uu + (unsigned)(warp - 4) * 4096u);",
                        GPUIR__WG_EPI_AT);
@@ -16925,7 +16964,7 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     if (!r) r = gpuir__kernel_form_of(m, C->k, &C->form);
     if (r) return r;
     C->wgmma = C->threads == GPUIR__WG_THREADS && gpuir__matmul_form_of(m, C->k) == GPUIR__MATMUL_WGMMA;
-    C->tma = C->wgmma && !gpuir__matmul_variant_of(m, C->k)->tf32;
+    C->tma = C->wgmma;
     C->info = info;
     memset(info, 0, sizeof *info);
     info->func = kid;
@@ -17979,10 +18018,11 @@ typedef unsigned long long gpuir__dptr;   /* a device address */
 #define GPUIR__TMAP_MAX_RANK 5
 #define GPUIR__TMAP_BYTES 128           /* sizeof(CUtensorMap); 64-byte aligned */
 #define GPUIR__TMAP_F16 6               /* CU_TENSOR_MAP_DATA_TYPE_FLOAT16 */
+#define GPUIR__TMAP_F32 7               /* CU_TENSOR_MAP_DATA_TYPE_FLOAT32 */
 #define GPUIR__TMAP_BF16 9              /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 */
 #define GPUIR__TMAP_SWIZZLE_128B 3      /* CU_TENSOR_MAP_SWIZZLE_128B */
 typedef struct gpuir__tmap_desc {
-    unsigned dtype;                     /* CUtensorMapDataType: GPUIR__TMAP_F16 or _BF16 */
+    unsigned dtype;                     /* CUtensorMapDataType: GPUIR__TMAP_F16, _F32 or _BF16 */
     unsigned rank;                      /* 1 .. GPUIR__TMAP_MAX_RANK */
     gpuir__dptr base;                   /* 16-byte aligned */
     unsigned long long dims[GPUIR__TMAP_MAX_RANK];        /* elements, innermost first */
@@ -18013,8 +18053,8 @@ typedef struct GPUIR__ALIGN64 gpuir__tmap {
 /* Checks desc as cuTensorMapEncodeTiled does and writes the portable
    encoding: NULL, or what is wrong (map then untouched). */
 static const char *gpuir__tmap_encode(gpuir__tmap *map, const gpuir__tmap_desc *d) {
-    unsigned es = d->dtype == GPUIR__TMAP_F16 || d->dtype == GPUIR__TMAP_BF16 ? 2 : 0;
-    if (!es) return "the data type is not f16 or bf16";
+    unsigned es = d->dtype == GPUIR__TMAP_F16 || d->dtype == GPUIR__TMAP_BF16 ? 2 : d->dtype == GPUIR__TMAP_F32 ? 4 : 0;
+    if (!es) return "the data type is not f16, bf16 or f32";
     if (d->rank < 1 || d->rank > GPUIR__TMAP_MAX_RANK) return "the rank is not 1 to 5";
     if (!d->base || d->base % 16) return "the global address is not 16-byte aligned";
     if (d->swizzle > GPUIR__TMAP_SWIZZLE_128B) return "unknown swizzle";
@@ -25978,29 +26018,6 @@ static gpuir_result gpuir__program_fall_back(gpuir_program *p, gpuir__lowered *L
     return r;
 }
 
-/* Kernel forms that compile for the device but are not launched on it:
-   the TF32 wgmma kernel (opt-in by form or `wgmma = true`) gave a result
-   off by more than f32's tolerance and a launch that never finished on an
-   H200 (2026-12-04,
-   BENCHMARKS.md); the emulator still runs it, against the interpreter. A
-   program that has one fails to make on CUDA, naming the matmul. */
-static gpuir_result gpuir__program_refuse_unproven(gpuir_program *p) {
-    const gpuir_module *m = p->m;
-    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
-        const gpuir__func *k = &m->funcs[f];
-        const gpuir__op *op = k->kernel ? gpuir__kernel_matmul(m, k) : NULL;
-        const struct gpuir__matmul_form_name *v = op ? gpuir__matmul_variant_of(m, k) : NULL;
-        if (v && v->form == GPUIR__MATMUL_WGMMA && v->tf32)
-            return gpuir__fail(p->ctx, GPUIR_ERR_ATTRIBUTE,
-                               "kernel @%s: matmul (line %u) takes the TF32 wgmma kernel (form \"%s\"), which "
-                               "is not launched on a GPU: on an H200 it gave a result off by more than f32's "
-                               "tolerance and a launch that never finished (2026-12-04); leave the form and `wgmma` out (tf32 takes "
-                               "mma_sync.128x128x16.s3) or run it on the emulator", gpuir__string(m, k->name),
-                               op->line, v->name);
-    }
-    return GPUIR_OK;
-}
-
 GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_desc *desc) {
     if (!m) return NULL;                       /* a failed parse: the context has the error */
     gpuir_ctx *ctx = m->ctx;
@@ -26053,7 +26070,6 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     }
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++)
         if (!m->funcs[f].kernel) r = gpuir__verify_placed(m, (uint32_t)f + 1);
-    if (!r && p->backend == GPUIR_BACKEND_CUDA) r = gpuir__program_refuse_unproven(p);
     if (!r) r = gpuir__program_check_memory(p);
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);

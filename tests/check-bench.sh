@@ -62,13 +62,17 @@ for args in "|" "--no-wgmma|" "--form=mma_sync.128x128x32.s3|" \
     then echo "PASS bench: matmul bf16 ${flags:-(default)}"
     else echo "FAIL bench: matmul bf16 ${flags:-(default)} (exit $rc)"; cat $out >&2; fi
 done
-# TF32 on wgmma by form (its producer rounds the stages; B transposed first).
-$bench matmul --dtype=tf32 --form=wgmma.128x128x32.s6 > $out 2>&1
-rc=$?
-if [ $rc -eq 0 ] && grep -q -e "^emu tf32 form wgmma.128x128x32.s6 .*matches the interpreter (run, and kernel launched alone)" \
-                       -e "^bench matmul tf32 " $out
-then echo "PASS bench: matmul tf32 --form=wgmma.128x128x32.s6"
-else echo "FAIL bench: matmul tf32 --form=wgmma.128x128x32.s6 (exit $rc)"; cat $out >&2; fi
+# TF32 on wgmma by form: A rounded, B transposed and rounded, each in a
+# kernel before the matmul (three kernels, two temporaries, all launched
+# alone as the GPU path times them).
+for form in wgmma.128x128x32.s6 wgmma.128x256x32.s4.persistent; do
+    $bench matmul --dtype=tf32 --form=$form > $out 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q -e "^emu tf32 form $form .*matches the interpreter (run, and kernel launched alone) (3 kernels: operands staged first)" \
+                           -e "^bench matmul tf32 .*kernels=3" $out
+    then echo "PASS bench: matmul tf32 --form=$form"
+    else echo "FAIL bench: matmul tf32 --form=$form (exit $rc)"; cat $out >&2; fi
+done
 if ! $bench matmul --dtype=f32 --m=64 --n=64 --k=64 --form=wgmma.128x128x64.s6 > $out 2>&1 &&
    grep -q 'cannot run on sm_90: wgmma needs f16 or bf16 operands' $out
 then echo "PASS bench: matmul --form the target cannot run fails, saying why"

@@ -181,6 +181,8 @@ matmul --epilogue=bias,gelu,residual
 matmul --dtype=bf16 --m=32 --n=4096 --k=4096
 matmul --m=256 --n=256 --k=16384
 matmul --dtype=tf32
+matmul --dtype=tf32 --form=wgmma.128x128x32.s6
+matmul --dtype=tf32 --form=wgmma.128x256x32.s4.persistent
 bandwidth
 attention
 attention --form=attention.fa2_wgmma.m128

@@ -353,14 +353,19 @@ static int cuda_type(gpuir_dtype d) { return d == GPUIR_F16 ? CUDA_R_16F : d == 
 /* The gpuir kernels' launches, in program order (the internal API's plan
    of the program): one for a matmul, two when it is split (split-K: the
    partial products into a scratch buffer, then their sum with the
-   epilogue). Each argument of step s is the device copy of a parameter of
-   @mm (role[s][j] >= 0), the output (-1) or the scratch buffer (-2). */
+   epilogue), or more when stage-matmul staged its operands (a transpose,
+   TF32 rounding) into temporaries first. Each argument of step s is the
+   device copy of a parameter of @mm (role[s][j] >= 0), the output (-1) or
+   a temporary (-2): at[s][j] bytes into one scratch allocation that holds
+   them all. */
 #define MM_MAX_STEPS 4
+#define MM_SCRATCH_ALIGN 256
 typedef struct mm_launch {
     int n;
     gpuir__internal_launch step[MM_MAX_STEPS];
     int role[MM_MAX_STEPS][GPUIR_MAX_OPERANDS];
-    size_t scratch_bytes;   /* the partials of a split matmul, else 0 */
+    size_t at[MM_MAX_STEPS][GPUIR_MAX_OPERANDS];
+    size_t scratch_bytes;   /* the temporaries', each aligned; 0 without any */
     long long k_slices;     /* S of a split matmul, else 0 */
 } mm_launch;
 
@@ -368,19 +373,32 @@ static bool find_mm_launch(gpuir_program *p, mm_launch *L) {
     memset(L, 0, sizeof *L);
     gpuir__internal_plan plan;
     gpuir__internal_plan_make(p, NULL, &plan);
-    for (size_t i = 0; i < stbds_arrlenu(plan.launches) && L->n < MM_MAX_STEPS; i++, L->n++) {
+    int temp[MM_MAX_STEPS * 2];             /* the plan's buffers given a place in the scratch, */
+    size_t temp_at[MM_MAX_STEPS * 2];       /* and where */
+    int n_temps = 0;
+    bool fits = stbds_arrlenu(plan.launches) <= MM_MAX_STEPS;
+    for (size_t i = 0; i < stbds_arrlenu(plan.launches) && fits; i++, L->n++) {
         const gpuir__internal_launch *S = &plan.launches[i];
         L->step[L->n] = *S;
-        for (unsigned j = 0; j < S->n_args; j++) {
+        for (unsigned j = 0; j < S->n_args && fits; j++) {
             const gpuir__internal_buffer *b = S->arg[j] >= 0 ? &plan.buffers[S->arg[j]] : NULL;
-            int role = b ? b->from_param : -1;
-            if (b && role < 0 && !b->to_host) role = -2, L->scratch_bytes = b->bytes;
+            int role = b ? b->from_param : -1, t = 0;
+            if (b && role < 0 && !b->to_host) {
+                role = -2;
+                while (t < n_temps && temp[t] != S->arg[j]) t++;
+                if (t == n_temps && (fits = n_temps < MM_MAX_STEPS * 2)) {
+                    temp[n_temps] = S->arg[j];
+                    temp_at[n_temps++] = L->scratch_bytes;
+                    L->scratch_bytes += (b->bytes + MM_SCRATCH_ALIGN - 1) / MM_SCRATCH_ALIGN * MM_SCRATCH_ALIGN;
+                }
+                if (fits) L->at[L->n][j] = temp_at[t];
+            }
             L->role[L->n][j] = role;
         }
         if (S->k_slices) L->k_slices = S->k_slices;
     }
     gpuir__internal_plan_free(&plan);
-    return L->n > 0;
+    return fits && L->n > 0;
 }
 
 /* Launches the steps of L through p's table: `in` are @mm's parameters'
@@ -397,7 +415,7 @@ static int mm_run_steps(gpuir_program *p, const mm_launch *L, const gpuir__dptr 
         gpuir__tmap maps[2];
         for (unsigned j = 0; j < S->n_args; j++) {
             int r = L->role[s][j];
-            args[j] = r == -1 ? out : r == -2 ? scratch : in[r];
+            args[j] = r == -1 ? out : r == -2 ? scratch + L->at[s][j] : in[r];
             params[j] = &args[j];
         }
         int n_maps = gpuir__internal_tensor_maps(p, S, args, maps);
@@ -409,10 +427,12 @@ static int mm_run_steps(gpuir_program *p, const mm_launch *L, const gpuir__dptr 
 }
 
 /* " (split-K: S slices, 2 kernels)" for a split matmul, " (2 kernels: an
-   operand transposed first)" for one stage-matmul staged, else "". */
+   operand transposed first)" for one stage-matmul staged (" (3 kernels:
+   operands staged first)" for more), else "". */
 static const char *mm_split_text(const mm_launch *L, char *buf, size_t size) {
     if (!L->k_slices && L->n < 2) return "";
-    if (!L->k_slices) snprintf(buf, size, " (%d kernels: an operand transposed first)", L->n);
+    if (!L->k_slices) snprintf(buf, size, " (%d kernels: %s first)", L->n,
+                               L->n == 2 ? "an operand transposed" : "operands staged");
     else snprintf(buf, size, " (split-K: %lld slices, %d kernels)", L->k_slices, L->n);
     return buf;
 }
@@ -533,38 +553,54 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     int sets = (int)((200u << 20) / per_set) + 1;        /* > 2x the L2 in flight */
     if (sets > 8) sets = 8;
     if (sets < 2) sets = 2;
-    gpuir__dptr a[8], b[8], out;
+    gpuir__dptr a[8] = {0}, b[8] = {0}, out = 0;
+    int rc = 0;                                          /* the first failing driver call's */
     gpuir_array host = {c->dtype, 1, {(int64_t)(na > nb ? na : nb)}, malloc((na > nb ? na : nb) * es)};
     gpuir_array r0 = {c->dtype, 1, {nc}, malloc((size_t)nc * es)}, r1 = {c->dtype, 1, {nc}, malloc((size_t)nc * es)};
     C->cu->cuCtxPushCurrent(C->context);
     uint64_t seed = 12345;
-    for (int s = 0; s < sets; s++) {
-        C->cu->cuMemAlloc(&a[s], na * es);
-        C->cu->cuMemAlloc(&b[s], nb * es);
+    for (int s = 0; s < sets && !rc; s++) {
+        rc = C->cu->cuMemAlloc(&a[s], na * es);
+        if (!rc) rc = C->cu->cuMemAlloc(&b[s], nb * es);
         host.dims[0] = (int64_t)na;
         gpuir_array_fill_random(&host, seed++);
-        C->cu->cuMemcpyHtoD(a[s], host.data, na * es);
+        if (!rc) rc = C->cu->cuMemcpyHtoD(a[s], host.data, na * es);
         host.dims[0] = (int64_t)nb;
         gpuir_array_fill_random(&host, seed++);
-        C->cu->cuMemcpyHtoD(b[s], host.data, nb * es);
+        if (!rc) rc = C->cu->cuMemcpyHtoD(b[s], host.data, nb * es);
     }
     /* the epilogue's inputs, once: bias (N), then the residual (M x N) */
     gpuir_array bias = {c->dtype, 1, {c->n}, malloc((size_t)c->n * es)}, res = {c->dtype, 1, {nc}, malloc((size_t)nc * es)};
     gpuir__dptr extra[2] = {0, 0};
     int n_extra = 0;
-    if (c->epi.bias) {
+    if (c->epi.bias && !rc) {
         gpuir_array_fill_random(&bias, seed++);
-        C->cu->cuMemAlloc(&extra[n_extra], (size_t)c->n * es);
-        C->cu->cuMemcpyHtoD(extra[n_extra++], bias.data, (size_t)c->n * es);
+        rc = C->cu->cuMemAlloc(&extra[n_extra], (size_t)c->n * es);
+        if (!rc) rc = C->cu->cuMemcpyHtoD(extra[n_extra++], bias.data, (size_t)c->n * es);
     }
-    if (c->epi.residual) {
+    if (c->epi.residual && !rc) {
         gpuir_array_fill_random(&res, seed++);
-        C->cu->cuMemAlloc(&extra[n_extra], (size_t)nc * es);
-        C->cu->cuMemcpyHtoD(extra[n_extra++], res.data, (size_t)nc * es);
+        rc = C->cu->cuMemAlloc(&extra[n_extra], (size_t)nc * es);
+        if (!rc) rc = C->cu->cuMemcpyHtoD(extra[n_extra++], res.data, (size_t)nc * es);
     }
-    C->cu->cuMemAlloc(&out, (size_t)nc * es);
+    if (!rc) rc = C->cu->cuMemAlloc(&out, (size_t)nc * es);
     gpuir__dptr scratch = 0;
-    if (L.scratch_bytes) C->cu->cuMemAlloc(&scratch, L.scratch_bytes);
+    if (!rc && L.scratch_bytes) rc = C->cu->cuMemAlloc(&scratch, L.scratch_bytes);
+    if (rc) {
+        fprintf(stderr, "gpuir-bench: device memory for %d x %d x %d (%d input sets): CUDA error %d\n", c->m, c->n,
+                c->k, sets, rc);
+        for (int s = 0; s < sets; s++) {
+            if (a[s]) C->cu->cuMemFree(a[s]);
+            if (b[s]) C->cu->cuMemFree(b[s]);
+        }
+        for (int i = 0; i < 2; i++)
+            if (extra[i]) C->cu->cuMemFree(extra[i]);
+        if (out) C->cu->cuMemFree(out);
+        gpuir__CUcontext popped;
+        C->cu->cuCtxPopCurrent(&popped);
+        free(host.data); free(r0.data); free(r1.data); free(bias.data); free(res.data);
+        return 1;
+    }
     float tg = time_launches(p, C, cb, 0, c, a, b, extra, out, scratch, sets, repeat, &L);
     C->cu->cuMemsetD8(out, 0xff, (size_t)nc * es);
     time_launches(p, C, cb, 0, c, a, b, extra, out, scratch, 1, 1, &L);

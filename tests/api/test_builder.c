@@ -101,6 +101,7 @@ TEST(infer_unary_binary) {
     CHECK_TYPE(m, gpuir_sigmoid(m, a3), "tensor<3xf32>");
     CHECK_TYPE(m, gpuir_gelu(m, a3), "tensor<3xf32>");
     CHECK_TYPE(m, gpuir_silu(m, b4), "tensor<4xbf16>");
+    CHECK_TYPE(m, gpuir_round_tf32(m, q3), "tensor<?x3xf32>");
     CHECK_TYPE(m, gpuir_unary(m, GPUIR_OP_ABS, h23), "tensor<2x3xf16>");
 
     CHECK_BUILD_FAILS(m, gpuir_add(m, a23, a51), GPUIR_ERR_SHAPE);    /* 3 vs 1 ok, 2 vs 5 not */
@@ -109,6 +110,7 @@ TEST(infer_unary_binary) {
     CHECK_BUILD_FAILS(m, gpuir_add(m, a23, h23), GPUIR_ERR_DTYPE);
     CHECK_BUILD_FAILS(m, gpuir_pow(m, i23, i23), GPUIR_ERR_DTYPE);
     CHECK_BUILD_FAILS(m, gpuir_exp(m, i23), GPUIR_ERR_DTYPE);
+    CHECK_BUILD_FAILS(m, gpuir_round_tf32(m, i23), GPUIR_ERR_DTYPE);   /* floats only */
     CHECK_BUILD_FAILS(m, gpuir_gelu(m, i23), GPUIR_ERR_DTYPE);
     CHECK_BUILD_FAILS(m, gpuir_unary(m, GPUIR_OP_ADD, a3), GPUIR_ERR_INVALID_ARGUMENT);
     CHECK_BUILD_FAILS(m, gpuir_binary(m, GPUIR_OP_NEG, a3, a3), GPUIR_ERR_INVALID_ARGUMENT);
@@ -742,13 +744,13 @@ TEST(type_str) {
 TEST(op_dtype_result_names) {
     static const char *const ops[] = {
         "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu",
-        "add", "sub", "mul", "div", "max", "min", "pow", "matmul", "reduce_sum", "reduce_max",
+        "round_tf32", "add", "sub", "mul", "div", "max", "min", "pow", "matmul", "reduce_sum", "reduce_max",
         "reduce_mean", "transpose", "reshape", "broadcast", "cast", "constant", "get_global",
         "softmax", "return"};
-    CHECK(GPUIR_OP_COUNT == 42);
+    CHECK(GPUIR_OP_COUNT == 43);
     CHECK(strcmp(gpuir_op_name(GPUIR_OP_MEMREF_RESHAPE), "memref.reshape") == 0);
     CHECK(strcmp(gpuir_op_name(GPUIR_OP_ATTENTION), "attention") == 0);
-    for (int k = 1; k < GPUIR_OP_COUNT && k <= 30; k++)
+    for (int k = 1; k < GPUIR_OP_COUNT && k <= 31; k++)
         if (strcmp(gpuir_op_name((gpuir_op_kind)k), ops[k - 1]) != 0) {
             fprintf(stderr, "op %d: %s, want %s\n", k, gpuir_op_name((gpuir_op_kind)k), ops[k - 1]);
             check__failed = 1;

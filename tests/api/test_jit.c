@@ -389,12 +389,13 @@ static fake_cuda_stats *fake_driver(int retain_ms, int retain_rc) {
     return s;                                        /* the library stays open: gpuir's dlopen shares it */
 }
 
-/* The TF32 wgmma kernel is not launched on a GPU (on an H200 it gave a
-   wrong result and a launch that never finished): a program that asks for
-   it fails to make on CUDA, naming the kernel, the matmul's line and what
-   to ask instead, before anything is compiled or loaded; the emulator
-   still makes it. Through the fake driver: no GPU, no NVRTC needed. */
-TEST(cuda_refuses_the_tf32_wgmma_kernel) {
+/* The TF32 wgmma kernel makes on CUDA like the others (its operands are
+   rounded by stage-matmul, its stages filled by bulk tensor copies of f32:
+   the producer that went wrong on an H200 on 2026-12-04 is gone): NVRTC
+   compiles it for the fake sm_90 device and the module loads. The
+   emulator makes it too. Through the fake driver: no GPU needed; SKIP
+   where NVRTC is absent. */
+TEST(cuda_makes_the_tf32_wgmma_kernel) {
     static const char text[] =
         "func.func @f(%a: tensor<64x32xf32>, %b: tensor<48x32xf32>) -> tensor<64x48xf32> {\n"
         "  %m = matmul %a, %b {transpose_b = true, tf32 = true, wgmma = true} : "
@@ -406,11 +407,16 @@ TEST(cuda_refuses_the_tf32_wgmma_kernel) {
     if (!fs) { rm_rf(dir); return; }
     gpuir_ctx *ctx = ctx_with_cache(dir);
     gpuir_program *p = make(ctx, text, GPUIR_BACKEND_CUDA);
-    const char *err = gpuir_ctx_error(ctx);
-    CHECK(!p && gpuir_ctx_result(ctx) == GPUIR_ERR_ATTRIBUTE);
-    CHECK(strstr(err, "kernel @f_k0: matmul (line 2) takes the TF32 wgmma kernel") &&
-          strstr(err, "mma_sync.128x128x16.s3"));
-    CHECK(fs->loads == 0);
+    if (!p && strstr(gpuir_ctx_error(ctx), "NVRTC is unavailable")) {
+        gpuir_ctx_destroy(ctx);
+        rm_rf(dir);
+        unsetenv("GPUIR_CUDA_LIBRARY");
+        SKIP("no NVRTC on this machine");
+    }
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    CHECK(p && fs->loads == 1);
+    const char *src = p ? gpuir_program_source(p) : "";
+    CHECK(strstr(src, "m64n128k8.f32.tf32.tf32") && strstr(src, "gpuir_tma_load_2d(sa, GPUIR_TMAP(tma_a), (int)(kt * 32)"));
     gpuir_ctx_destroy(ctx);
     CHECK(fs->releases == fs->retains);
     unsetenv("GPUIR_CUDA_LIBRARY");
@@ -1051,7 +1057,7 @@ int main(void) {
     RUN(a_second_make_in_a_context_does_not_dlopen_again);
     RUN(a_warm_cuda_make_does_not_load_nvrtc);
     RUN(auto_creates_the_context_while_compiling_and_falls_back_when_it_fails);
-    RUN(cuda_refuses_the_tf32_wgmma_kernel);
+    RUN(cuda_makes_the_tf32_wgmma_kernel);
     RUN(an_entry_under_another_version_target_or_compiler_misses);
     RUN(another_build_lowers_again_and_finds_the_compiled_module);
     RUN(a_warm_make_does_not_ask_the_compiler_its_version);
