@@ -8368,6 +8368,14 @@ static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *
    this one constant. */
 #define GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT true
 
+/* The same for an A stored [.., K, M] (transpose_a) read M-major
+   (gpuir__wgmma_reads_a_m_major) instead of after a transpose kernel:
+   false until it has run on a GPU (the same descriptor layout as B's
+   N-major read, imm-trans-a instead of imm-trans-b; checked on the
+   emulator and by ptxas). A matmul whose author writes a wgmma form reads
+   A so already (tests/ir/run/wgmma-a-m-major.gir). */
+#define GPUIR__WGMMA_A_M_MAJOR_BY_DEFAULT false
+
 static bool gpuir__wgmma_reads_b_n_major(const gpuir_module *m, const gpuir__op *op, const gpuir_type *o);
 
 static uint32_t gpuir__stage_swapped_source(const gpuir_module *m, uint32_t v);
@@ -8383,6 +8391,18 @@ static bool gpuir__stage_leaves_b(const gpuir_module *m, const gpuir__op *op) {
     return gpuir__wgmma_reads_b_n_major(m, op, &gpuir__value_at(m, op->result)->type) &&
            (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT || gpuir__matmul_form_names_wgmma(m, op)) &&
            !(def && def->kind == GPUIR_OP_CONSTANT) && !gpuir__stage_swapped_source(m, b);
+}
+
+static bool gpuir__wgmma_reads_a_m_major(const gpuir_module *m, const gpuir__op *op, const gpuir_type *o);
+
+/* The same for A stored [.., K, M] (transpose_a), read M-major
+   (gpuir__wgmma_reads_a_m_major; by default once GPUIR__WGMMA_A_M_MAJOR_BY_DEFAULT). */
+static bool gpuir__stage_leaves_a(const gpuir_module *m, const gpuir__op *op) {
+    uint32_t a = gpuir__op_operand(m, op, 0);
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, a)->def_op);
+    return gpuir__wgmma_reads_a_m_major(m, op, &gpuir__value_at(m, op->result)->type) &&
+           (GPUIR__WGMMA_A_M_MAJOR_BY_DEFAULT || gpuir__matmul_form_names_wgmma(m, op)) &&
+           !(def && def->kind == GPUIR_OP_CONSTANT) && !gpuir__stage_swapped_source(m, a);
 }
 
 /* perm[0..rank) swapping the last two axes. */
@@ -8538,15 +8558,17 @@ static uint32_t gpuir__stage_operand(gpuir_module *m, gpuir__staged *S, uint32_t
 }
 
 /* Builds matmul op_id with B as [.., N, K] (or left [.., K, N] for an
-   N-major read: gpuir__stage_leaves_b) and A as [.., M, K], both rounded
+   N-major read: gpuir__stage_leaves_b) and A as [.., M, K] (or left
+   [.., K, M] for an M-major read: gpuir__stage_leaves_a), both rounded
    to TF32 for a `tf32` matmul; returns the value that replaces its result
    (0 on failure, the error in the context). */
 static uint32_t gpuir__stage_matmul(gpuir_module *m, gpuir__staged *S, uint32_t op_id) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     uint32_t ab[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, line = op->line, col = op->col;
-    bool swap[2] = {gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A),
+    bool swap[2] = {gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) && !gpuir__stage_leaves_a(m, op),
                     !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) && !gpuir__stage_leaves_b(m, op)};
     bool round = gpuir__op_flag(m, op, GPUIR__KEY_TF32), n_major_b = !swap[1] && !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
+    bool m_major_a = !swap[0] && gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A);
     for (int i = 0; i < 2; i++)
         if (!(ab[i] = gpuir__stage_operand(m, S, ab[i], swap[i], round, line, col))) return 0;
     op = gpuir__op_at(m, op_id);     /* building moved m->ops */
@@ -8555,6 +8577,7 @@ static uint32_t gpuir__stage_matmul(gpuir_module *m, gpuir__staged *S, uint32_t 
         gpuir__attr a = m->attrs[op->attrs + i];
         if (a.key != GPUIR__KEY_TRANSPOSE_A && a.key != GPUIR__KEY_TRANSPOSE_B) stbds_arrput(m->attrs, a);
     }
+    if (m_major_a) gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1);
     if (!n_major_b) gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
     uint32_t mm = gpuir__build_op(m, GPUIR_OP_MATMUL, ab, 2, first,
                                   (uint32_t)stbds_arrlenu(m->attrs) - first, NULL);
@@ -8589,7 +8612,8 @@ static bool gpuir__stage_wants(const gpuir_module *m, const gpuir__op *op) {
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     bool stage_b = !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) && !gpuir__stage_leaves_b(m, op);
-    return (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) || stage_b || gpuir__op_flag(m, op, GPUIR__KEY_TF32)) &&
+    bool stage_a = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) && !gpuir__stage_leaves_a(m, op);
+    return (stage_a || stage_b || gpuir__op_flag(m, op, GPUIR__KEY_TF32)) &&
            gpuir__type_is_static(b) && gpuir__matmul_wgmma_default(m, op, a, &gpuir__value_at(m, op->result)->type);
 }
 
@@ -10740,14 +10764,22 @@ static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir_
 /* Whether the wgmma kernel can read matmul op's B as it is stored,
    [.., K, N] (not transpose_b): f16 or bf16 (tf32 takes K-major operands
    only), N a multiple of 8 (B's rows 16-byte multiples, what a tensor
-   map's strides need), A not transposed. It then reads B N-major (a bulk
-   tensor copy of 64 N x 64 k boxes, imm-trans-b: gpuir__cg_wgmma_producer)
-   rather than after a transpose kernel of stage-matmul's. */
+   map's strides need). It then reads B N-major (a bulk tensor copy of
+   64 N x 64 k boxes, imm-trans-b: gpuir__cg_wgmma_producer) rather than
+   after a transpose kernel of stage-matmul's. */
 static bool gpuir__wgmma_reads_b_n_major(const gpuir_module *m, const gpuir__op *op, const gpuir_type *o) {
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-    return (a->dtype == GPUIR_F16 || a->dtype == GPUIR_BF16) && !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) &&
-           !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) && !gpuir__op_flag(m, op, GPUIR__KEY_TF32) &&
-           o->dims[o->rank - 1] % 8 == 0;
+    return (a->dtype == GPUIR_F16 || a->dtype == GPUIR_BF16) && !gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B) &&
+           !gpuir__op_flag(m, op, GPUIR__KEY_TF32) && o->dims[o->rank - 1] % 8 == 0;
+}
+
+/* The same for A stored [.., K, M] (transpose_a): f16 or bf16, M a
+   multiple of 8. It then reads A M-major (64 M x 64 k boxes, one a
+   consumer warpgroup, imm-trans-a) rather than after a transpose kernel. */
+static bool gpuir__wgmma_reads_a_m_major(const gpuir_module *m, const gpuir__op *op, const gpuir_type *o) {
+    const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    return (a->dtype == GPUIR_F16 || a->dtype == GPUIR_BF16) && gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) &&
+           !gpuir__op_flag(m, op, GPUIR__KEY_TF32) && o->dims[o->rank - 2] % 8 == 0;
 }
 
 /* Whether matmul op takes the wgmma kernel once its operands are in the
@@ -10775,7 +10807,8 @@ static gpuir__matmul_form gpuir__matmul_form_for(const gpuir_module *m, const gp
     bool tf32 = gpuir__op_flag(m, op, GPUIR__KEY_TF32), half = d == GPUIR_F16 || d == GPUIR_BF16;
     int sm = gpuir__module_sm(m);
     bool reads_b = tb || (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT && gpuir__wgmma_reads_b_n_major(m, op, o));
-    if (!ta && reads_b && gpuir__matmul_wgmma_default(m, op, a, o)) return GPUIR__MATMUL_WGMMA;
+    bool reads_a = !ta || (GPUIR__WGMMA_A_M_MAJOR_BY_DEFAULT && gpuir__wgmma_reads_a_m_major(m, op, o));
+    if (reads_a && reads_b && gpuir__matmul_wgmma_default(m, op, a, o)) return GPUIR__MATMUL_WGMMA;
     if ((half || tf32) && sm >= 75 && !ta && K % vec == 0 && (tb || N % vec == 0)) return GPUIR__MATMUL_TENSOR_CORES;
     if (d != GPUIR_F32 || tf32 || ta || tb || M < 64 || N < 64) return GPUIR__MATMUL_PLAIN;
     int64_t tiles = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * (gpuir__type_count(o) / (M * N));
@@ -10908,9 +10941,13 @@ static const char *gpuir__matmul_form_refusal(const gpuir_module *m, const gpuir
                NULL : "mma.sync needs f16, bf16 or tf32 operands, A not transposed, K (and N unless B is "
                "transposed) a multiple of 16 bytes";
     const char *unfit = gpuir__matmul_wgmma_unfit(m, op, a, o);
-    return unfit ? unfit : (!ta && tb) || gpuir__wgmma_reads_b_n_major(m, op, o) ? NULL :
-           "wgmma reads A as [..., M, K] and B as [..., N, K] (transpose_b, not transpose_a), or f16 or bf16 B as "
-           "[..., K, N] with N a multiple of 8: the stage-matmul pass puts them so";
+    if (unfit) return unfit;
+    if (ta && !gpuir__wgmma_reads_a_m_major(m, op, o))
+        return "wgmma reads A as [..., M, K], or f16 or bf16 A as [..., K, M] (transpose_a) with M a multiple of 8: "
+               "the stage-matmul pass puts it so";
+    return tb || gpuir__wgmma_reads_b_n_major(m, op, o) ? NULL :
+           "wgmma reads B as [..., N, K] (transpose_b), or f16 or bf16 B as [..., K, N] with N a multiple of 8: "
+           "the stage-matmul pass puts it so";
 }
 
 /* Records each kernel's matmul form (`form`) where it has none, and checks
@@ -11028,7 +11065,7 @@ static int64_t gpuir__attention_tiles(const gpuir_module *m, const gpuir__op *op
    each head dim D of an attention with P V on wgmma (bit D / 16 - 1 of
    pv_dims), and the attention's packing helpers. */
 typedef struct gpuir__module_needs {
-    bool tensor_cores, wgmma, wgmma_n256, attention, attention_wgmma;
+    bool tensor_cores, wgmma, wgmma_n256, wgmma_a_m_major, attention, attention_wgmma;
     unsigned pv_dims;
 } gpuir__module_needs;
 
@@ -11045,6 +11082,7 @@ static gpuir__module_needs gpuir__module_needs_of(const gpuir_module *m) {
         n.tensor_cores |= form == GPUIR__MATMUL_TENSOR_CORES || wgmma || attn;
         n.wgmma |= wgmma || scores;
         n.wgmma_n256 |= wgmma && gpuir__matmul_variant_of(m, k)->bn == 256;
+        n.wgmma_a_m_major |= wgmma && gpuir__op_flag(m, gpuir__kernel_matmul(m, k), GPUIR__KEY_TRANSPOSE_A);
         n.attention |= attn != NULL;
         n.attention_wgmma |= scores;
         if (attn && gpuir__form_is_attention_pv_wgmma(kf)) {
@@ -12367,7 +12405,7 @@ static const char gpuir__cg_wgmma_helpers[] =
     "    return kind ? gpuir_bf16_to_f32(x) : gpuir_f16_to_f32(x);\n"
     "}\n"
     "GPUIR_DEVICE void gpuir_wgmma_portable(GPUIR_LANE float *d, unsigned long long da, unsigned long long db,\n"
-    "                                      const void *base, unsigned addr, int kind, int n, int b_mn) {\n"
+    "                                      const void *base, unsigned addr, int kind, int n, int mn) {\n"
     "    int t = GPUIR_THREAD_RANK % 128, g = t % 32 / 4, q = t % 4, row0 = t / 32 * 16 + g;\n"
     "    const unsigned char *b8 = (const unsigned char *)base;\n"
     "    GPUIR_ROLLED\n"
@@ -12375,8 +12413,8 @@ static const char gpuir__cg_wgmma_helpers[] =
     "        int row = row0 + f / 2 % 2 * 8, col = f / 4 * 8 + q * 2 + f % 2;\n"
     "        float sum = 0.0f;\n"
     "        for (int k = 0; k < (kind == 2 ? 8 : 16); k++)\n"
-    "            sum += gpuir_wgmma_elem(b8, addr, da, row, k, kind) *\n"
-    "                   (b_mn ? gpuir_wgmma_elem_mn(b8, addr, db, k, col, kind) : gpuir_wgmma_elem(b8, addr, db, col, k, kind));\n"
+    "            sum += (mn & 2 ? gpuir_wgmma_elem_mn(b8, addr, da, k, row, kind) : gpuir_wgmma_elem(b8, addr, da, row, k, kind)) *\n"
+    "                   (mn & 1 ? gpuir_wgmma_elem_mn(b8, addr, db, k, col, kind) : gpuir_wgmma_elem(b8, addr, db, col, k, kind));\n"
     "        d[f] += sum;\n"
     "    }\n"
     "}\n";
@@ -12730,6 +12768,39 @@ static void gpuir__cg_wgmma_rs_text(gpuir__str *s, int n, bool emu) {
         gpuir__str_appendf(s, "#define GPUIR_WGMMA_RS_%s_N%d(d, a, db, base, addr) "
                            "gpuir_wgmma_rs_portable(d, a, db, base, addr, %d, %d)\n", upper[k], n, k, n);
     gpuir__str_appendf(s, "#endif\n");
+}
+
+/* GPUIR_WGMMA_F16/BF16[_N256]_AMN[_BMN](d, da, db, base, addr): the wgmma
+   of gpuir__cg_wgmma_cuda_mma / _n256 with A M-major (imm-trans-a 1: the
+   layout of gpuir_wgmma_elem_mn, A [K, M] as a bulk tensor copy of
+   64 M x 64 k boxes writes it), B K-major or N-major; written when a
+   module's wgmma matmul reads A so (the N = 256 ones only with the
+   m64n256 text, n256). gpuir_wgmma_portable (mn: 2, or 3 with B N-major)
+   on the emulator and below sm_90a. */
+static void gpuir__cg_wgmma_amn_text(gpuir__str *s, bool n256, bool emu) {
+    static const char *const types[2] = {"f16", "bf16"}, *const upper[2] = {"F16", "BF16"};
+    const char *lane = emu ? "gpuir__lane, " : "";
+    if (!emu) gpuir__str_appendf(s, "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n");
+    for (int pass = emu ? 1 : 0; pass < 2; pass++) {     /* 0: the sm_90a functions, 1: the portable macros */
+        if (pass == 1 && !emu) gpuir__str_appendf(s, "#else\n");
+        for (int n = 128; n <= (n256 ? 256 : 128); n += 128)
+            for (int k = 0; k < 2; k++)
+                for (int bmn = 0; bmn < 2; bmn++) {
+                    const char *nn = n == 256 ? "_N256" : "", *b = bmn ? "_BMN" : "";
+                    if (pass == 1) {
+                        gpuir__str_appendf(s, "#define GPUIR_WGMMA_%s%s_AMN%s(d, da, db, base, addr) gpuir_wgmma_portable("
+                                           "%sd, da, db, base, addr, %d, %d, %d)\n", upper[k], nn, b, lane, k, n, 2 | bmn);
+                        continue;
+                    }
+                    gpuir__str_appendf(s, "GPUIR_DEVICE void gpuir_wgmma_%s%s_amn%s(float *d, unsigned long long da, "
+                                       "unsigned long long db) {\n    GPUIR_WGMMA_ASM%s(\"m64n%dk16.f32.%s.%s\", \", 1, %d\");\n}\n"
+                                       "#define GPUIR_WGMMA_%s%s_AMN%s(d, da, db, base, addr) gpuir_wgmma_%s%s_amn%s(d, da, db)\n",
+                                       types[k], n == 256 ? "_n256" : "", bmn ? "_bmn" : "", n == 256 ? "256" : "", n,
+                                       types[k], types[k], bmn, upper[k], nn, b, types[k], n == 256 ? "_n256" : "",
+                                       bmn ? "_bmn" : "");
+                }
+    }
+    if (!emu) gpuir__str_appendf(s, "#endif\n");
 }
 
 /* ---- the generator's state ---- */
@@ -14518,8 +14589,9 @@ typedef struct gpuir__wg {
     int bk;                         /* k a stage (a 128-byte row): 64 halves or 32 floats */
     unsigned stage_bytes;           /* A's 128 rows and B^T's bn, 128 bytes each */
     int producer_regs, consumer_regs;
-    const char *mma;                /* GPUIR_WGMMA_<dtype><mma>: the m64n<bn>k16 (k8) helper */
+    char mma[16];                   /* GPUIR_WGMMA_<dtype><mma>: the m64n<bn>k16 (k8) helper */
     bool b_n_major;                 /* B read as [.., K, N] (not transpose_b: gpuir__wgmma_reads_b_n_major) */
+    bool a_m_major;                 /* A read as [.., K, M] (transpose_a: gpuir__wgmma_reads_a_m_major) */
 } gpuir__wg;
 
 static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
@@ -14532,10 +14604,11 @@ static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
     w.stage_bytes = GPUIR__WG_A_BYTES + (unsigned)w.bn * 128u;
     w.producer_regs = w.bn == 256 ? 24 : 40;
     w.consumer_regs = w.bn == 256 ? 240 : 232;
-    w.mma = w.bn == 256 ? "_N256" : "";
     const gpuir__op *op = gpuir__kernel_matmul(C->m, C->k);
     w.b_n_major = op && !w.tf32 && !gpuir__op_flag(C->m, op, GPUIR__KEY_TRANSPOSE_B);
-    if (w.b_n_major) w.mma = w.bn == 256 ? "_N256_BMN" : "_BMN";
+    w.a_m_major = op && !w.tf32 && gpuir__op_flag(C->m, op, GPUIR__KEY_TRANSPOSE_A);
+    snprintf(w.mma, sizeof w.mma, "%s%s%s", w.bn == 256 ? "_N256" : "", w.a_m_major ? "_AMN" : "",
+             w.b_n_major ? "_BMN" : "");
     return w;
 }
 
@@ -14565,8 +14638,9 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap(const gpuir_type *t, int param, int b
     return x;
 }
 
-/* The tensor map of an N-major B [..., K, N] (not transpose_b): boxes of
-   64 N x 64 k (128-byte rows, the swizzle's span), bn / 64 of them a stage
+/* The tensor map of an N-major B [..., K, N] (not transpose_b), or an
+   M-major A [..., K, M] (transpose_a): boxes of 64 N (M) x 64 k (128-byte
+   rows, the swizzle's span), bn / 64 (2) of them a stage
    (gpuir__cg_wgmma_producer), each 8 KiB: the MN-major layout the
    consumers' descriptors give wgmma (LBO 8 KiB to the next 64 N, SBO
    1 KiB to the next 8 k: gpuir_wgmma_elem_mn). */
@@ -14602,8 +14676,12 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpu
     gpuir__cg_line(C, "if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));", w->stages,
                    w->stages);
     gpuir__cg_line(C, "gpuir_mbar_expect_tx(%s, %uu);", full, stage);
-    gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * %d), (int)(tm * 128), ca, %s);",
-                   C->info->tmaps[0].rank, w->bk, full);
+    if (w->a_m_major)                             /* two boxes of 64 M x 64 k: a consumer's rows each */
+        gpuir__cg_line(C, "for (int j = 0; j < 2; j++) gpuir_tma_load_%ud(sa + (unsigned)j * 8192u, GPUIR_TMAP(tma_a), "
+                       "(int)(tm * 128 + j * 64), (int)(kt * 64), ca, %s);", C->info->tmaps[0].rank, full);
+    else
+        gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * %d), (int)(tm * 128), ca, %s);",
+                       C->info->tmaps[0].rank, w->bk, full);
     if (w->b_n_major)                             /* bn / 64 boxes of 64 N x 64 k */
         gpuir__cg_line(C, "for (int j = 0; j < %d; j++) gpuir_tma_load_%ud(sa + %uu + (unsigned)j * 8192u, GPUIR_TMAP(tma_b), "
                        "(int)(tn * %d + j * 64), (int)(kt * 64), cb, %s);", w->bn / 64, C->info->tmaps[1].rank,
@@ -14635,12 +14713,13 @@ static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const gpuir__wg *w, const cha
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int kk = 0; kk < 4; kk++)");
     C->depth++;
-    if (w->b_n_major)                          /* a k step of 16: two 8-k groups (SBO) further */
-        gpuir__cg_line(C, "GPUIR_WGMMA_%s%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), "
-                       "gpuir_wgmma_desc(sb + kk * 2048u, 8192u, 1024u) | 1ull << 62, smem, s0);", dtype, w->mma);
-    else
-        gpuir__cg_line(C, "GPUIR_WGMMA_%s%s(acc, gpuir_wgmma_desc_sw128(sa + kk * 32u), gpuir_wgmma_desc_sw128(sb + kk * 32u), "
-                       "smem, s0);", dtype, w->mma);
+    /* K-major: a k step is 32 bytes into the swizzled rows; MN-major: two
+       8-k groups (SBO) further */
+    const char *da = w->a_m_major ? "gpuir_wgmma_desc(sa + kk * 2048u, 8192u, 1024u) | 1ull << 62"
+                                  : "gpuir_wgmma_desc_sw128(sa + kk * 32u)";
+    const char *db = w->b_n_major ? "gpuir_wgmma_desc(sb + kk * 2048u, 8192u, 1024u) | 1ull << 62"
+                                  : "gpuir_wgmma_desc_sw128(sb + kk * 32u)";
+    gpuir__cg_line(C, "GPUIR_WGMMA_%s%s(acc, %s, %s, smem, s0);", dtype, w->mma, da, db);
     C->depth--;
     gpuir__cg_line(C, "gpuir_wgmma_commit();");
     gpuir__cg_line(C, "gpuir_wgmma_wait1();");
@@ -14857,12 +14936,12 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     gpuir__wg w = gpuir__wg_of(C);
-    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - 1];
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - (w.a_m_major ? 2 : 1)];
     long long tiles_n = (N + w.bn - 1) / w.bn, tiles_m = (M + 127) / 128;
     long long batches = M && N ? gpuir__type_count(o) / (M * N) : 0, tiles = tiles_n * tiles_m * batches;
     unsigned stages_bytes = (unsigned)w.stages * w.stage_bytes;
     C->info->n_tmaps = 2;
-    C->info->tmaps[0] = gpuir__cg_wgmma_tmap(a, pa, 128);
+    C->info->tmaps[0] = w.a_m_major ? gpuir__cg_wgmma_tmap_n_major(a, pa) : gpuir__cg_wgmma_tmap(a, pa, 128);
     C->info->tmaps[1] = w.b_n_major ? gpuir__cg_wgmma_tmap_n_major(b, pb) : gpuir__cg_wgmma_tmap(b, pb, w.bn);
     bool staged = gpuir__cg_wgmma_staged(C, at, o);
     C->dynamic_bytes = staged ? 1024u + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES : 1024u + stages_bytes + 16u * (unsigned)w.stages;
@@ -17052,6 +17131,7 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
         gpuir__str_appendf(&s, "%s%s%s%s%s%s%s", target->wgmma[0], target->wgmma[1], target->wgmma[2],
                            needs.wgmma_n256 ? target->wgmma[3] : "", needs.attention_wgmma ? target->wgmma[4] : "",
                            gpuir__cg_wgmma_helpers, gpuir__cg_wgmma_copy_helpers);
+    if (!r && needs.wgmma_a_m_major) gpuir__cg_wgmma_amn_text(&s, needs.wgmma_n256, target == &gpuir__cg_emu);
     if (!r && needs.pv_dims) gpuir__str_appendf(&s, "%s", gpuir__cg_wgmma_rs_helpers);
     for (int d = 16; !r && d <= 128; d += 16)      /* P V on wgmma: an m64n<head dim> helper each */
         if (needs.pv_dims >> (d / 16 - 1) & 1u) gpuir__cg_wgmma_rs_text(&s, d, target == &gpuir__cg_emu);

@@ -73,6 +73,20 @@ for form in wgmma.128x128x32.s6 wgmma.128x256x32.s4.persistent; do
     then echo "PASS bench: matmul tf32 --form=$form"
     else echo "FAIL bench: matmul tf32 --form=$form (exit $rc)"; cat $out >&2; fi
 done
+# A stored K x M (transpose_a): transposed by a kernel first by default;
+# a wgmma form reads it M-major in the one kernel.
+for args in "|2" "--form=wgmma.128x256x64.s4.persistent|1"; do
+    flags=${args%%|*} kernels=${args#*|}
+    # shellcheck disable=SC2086
+    $bench matmul --dtype=bf16 --transpose-a $flags > $out 2>&1
+    rc=$?
+    if [ "$kernels" = 2 ]; then counted="(2 kernels: an operand transposed first)\|kernels=2$"
+    else counted="alone) (correctness only\|kernels=1$"; fi
+    if [ $rc -eq 0 ] && grep -q -e "^emu bf16-ta.*matches the interpreter (run, and kernel launched alone)" \
+                           -e "^bench matmul bf16-ta " $out && grep -q "$counted" $out
+    then echo "PASS bench: matmul bf16 --transpose-a ${flags:-(default)}"
+    else echo "FAIL bench: matmul bf16 --transpose-a ${flags:-(default)} (exit $rc)"; cat $out >&2; fi
+done
 if ! $bench matmul --dtype=f32 --m=64 --n=64 --k=64 --form=wgmma.128x128x64.s6 > $out 2>&1 &&
    grep -q 'cannot run on sm_90: wgmma needs f16 or bf16 operands' $out
 then echo "PASS bench: matmul --form the target cannot run fails, saying why"

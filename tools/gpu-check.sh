@@ -183,6 +183,8 @@ matmul --m=256 --n=256 --k=16384
 matmul --dtype=tf32
 matmul --dtype=tf32 --form=wgmma.128x128x32.s6
 matmul --dtype=tf32 --form=wgmma.128x256x32.s4.persistent
+matmul --dtype=bf16 --transpose-a
+matmul --dtype=bf16 --transpose-a --form=wgmma.128x256x64.s4.persistent
 bandwidth
 attention
 attention --form=attention.fa2_wgmma.m128

@@ -2,7 +2,7 @@
 
    gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]
                       [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R]
-                      [--wgmma | --no-wgmma] [--form=NAME]
+                      [--wgmma | --no-wgmma] [--transpose-a] [--form=NAME]
        matmul C = A·B (row-major) with gpuir's generated kernel and with
        cuBLAS (libcublas opened with dlopen; f32: cublasSgemm with FP32 math;
        tf32: f32 data, gpuir's `tf32` matmul against cublasGemmEx with
@@ -42,7 +42,10 @@
        must run it, else lowering says why); lines say `form NAME`. A
        wgmma form without --wgmma (f16, bf16: B stored K x N) reads B as
        it is, N-major, in the one kernel (as the default does), against
-       --wgmma's B stored N x K.
+       --wgmma's B stored N x K. --transpose-a stores A as K x M (the
+       matmul's transpose_a; cuBLAS reads the same A transposed): by
+       default A is transposed by a kernel first; a wgmma form reads it
+       M-major in the one kernel.
    gpuir-bench bandwidth [--elements=N] [--repeat=R]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
@@ -120,7 +123,7 @@
 /* A subcommand's options: getopt_long over its own arguments (argv[0..argc)
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
-enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_NO_WGMMA, B_FORM, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
+enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_NO_WGMMA, B_TRANSPOSE_A, B_FORM, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
        B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS, B_HEAD_DIM, B_LAYOUT };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
@@ -299,12 +302,17 @@ typedef struct mm_case {
     bool wgmma;             /* B stored N x K, the `wgmma` kernel (f16, bf16) */
     bool no_wgmma;          /* `wgmma = false`: the mma.sync kernel on sm_90 too (f16, bf16) */
     const char *form;       /* --form: the matmul's `form` (a kernel form by name), or NULL */
+    bool ta;                /* --transpose-a: A stored K x M, the matmul's transpose_a */
 } mm_case;
 
-static const char *mm_precision(const mm_case *c) {
-    if (c->wgmma) return c->dtype == GPUIR_BF16 ? "bf16-wgmma" : "f16-wgmma";
-    if (c->no_wgmma) return c->dtype == GPUIR_BF16 ? "bf16-mma" : "f16-mma";
-    return c->tf32 ? "tf32" : gpuir_dtype_name(c->dtype);
+/* The precision and the layouts, as lines name them: "bf16", "bf16-wgmma"
+   (B stored N x K), "bf16-ta" (A stored K x M), ... */
+static const char *mm_precision(const mm_case *c, char *buf, size_t size) {
+    const char *p = c->wgmma ? (c->dtype == GPUIR_BF16 ? "bf16-wgmma" : "f16-wgmma")
+                  : c->no_wgmma ? (c->dtype == GPUIR_BF16 ? "bf16-mma" : "f16-mma")
+                  : c->tf32 ? "tf32" : gpuir_dtype_name(c->dtype);
+    snprintf(buf, size, "%s%s", p, c->ta ? "-ta" : "");
+    return buf;
 }
 
 /* The epilogue as --epilogue spells it ("none" without one). */
@@ -455,11 +463,12 @@ static float time_launches(gpuir_program *p, const gpuir__internal_cuda *C, cubl
         C->cu->cuEventRecord(e0, NULL);
         if (which == 0) rc = mm_run_steps(p, L, in, out, scratch);     /* both kernels when split */
         else if (c->dtype == GPUIR_F32 && !c->tf32)
-            rc = cb->sgemm(cb->handle, 0, 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
-                           (const float *)(uintptr_t)a[s], c->k, &zero, (float *)(uintptr_t)out, c->n);
-        else   /* row-major C = A B is column-major C^T = B^T A^T (B N x K: B's storage transposed) */
-            rc = cb->gemm_ex(cb->handle, c->wgmma ? 1 : 0, 0, c->n, c->m, c->k, &one, (const void *)(uintptr_t)b[s],
-                             cuda_type(c->dtype), c->wgmma ? c->k : c->n, (const void *)(uintptr_t)a[s], cuda_type(c->dtype), c->k, &zero, (void *)(uintptr_t)out,
+            rc = cb->sgemm(cb->handle, 0, c->ta ? 1 : 0, c->n, c->m, c->k, &one, (const float *)(uintptr_t)b[s], c->n,
+                           (const float *)(uintptr_t)a[s], c->ta ? c->m : c->k, &zero, (float *)(uintptr_t)out, c->n);
+        else   /* row-major C = A B is column-major C^T = B^T A^T (B N x K, A K x M: their storage transposed) */
+            rc = cb->gemm_ex(cb->handle, c->wgmma ? 1 : 0, c->ta ? 1 : 0, c->n, c->m, c->k, &one, (const void *)(uintptr_t)b[s],
+                             cuda_type(c->dtype), c->wgmma ? c->k : c->n, (const void *)(uintptr_t)a[s], cuda_type(c->dtype),
+                             c->ta ? c->m : c->k, &zero, (void *)(uintptr_t)out,
                              cuda_type(c->dtype), c->n, c->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                              CUBLAS_GEMM_DEFAULT);
         C->cu->cuEventRecord(e1, NULL);
@@ -481,8 +490,10 @@ static float time_launches(gpuir_program *p, const gpuir__internal_cuda *C, cubl
 static const char *mm_attrs(const mm_case *c, char *buf, size_t size) {
     char form[96] = "";
     if (c->form) snprintf(form, sizeof form, "form = \"%s\"", c->form);
-    const char *flag = c->tf32 ? "tf32 = true" : c->wgmma ? "transpose_b = true, wgmma = true" :
-                       c->no_wgmma ? "wgmma = false" : "";
+    char flag[96];
+    snprintf(flag, sizeof flag, "%s%s%s", c->ta ? "transpose_a = true" : "",
+             c->ta && (c->tf32 || c->wgmma || c->no_wgmma) ? ", " : "",
+             c->tf32 ? "tf32 = true" : c->wgmma ? "transpose_b = true, wgmma = true" : c->no_wgmma ? "wgmma = false" : "");
     if (!*flag && !*form) return "";
     snprintf(buf, size, " {%s%s%s}", flag, *flag && *form ? ", " : "", form);
     return buf;
@@ -490,10 +501,10 @@ static const char *mm_attrs(const mm_case *c, char *buf, size_t size) {
 
 /* @mm(a, b[, bias][, res]): the matmul and its epilogue, as text. */
 static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
-    char a[64], b[64], o[64], v[64], attrs[160];
+    char a[64], b[64], o[64], v[64], attrs[256];
     strbuf text = {NULL, 0, 0};
     const char *dt = gpuir_dtype_name(c->dtype);
-    snprintf(a, sizeof a, "tensor<%dx%dx%s>", c->m, c->k, dt);
+    snprintf(a, sizeof a, "tensor<%dx%dx%s>", c->ta ? c->k : c->m, c->ta ? c->m : c->k, dt);
     snprintf(b, sizeof b, "tensor<%dx%dx%s>", c->wgmma ? c->n : c->k, c->wgmma ? c->k : c->n, dt);
     snprintf(o, sizeof o, "tensor<%dx%dx%s>", c->m, c->n, dt);
     snprintf(v, sizeof v, "tensor<%dx%s>", c->n, dt);
@@ -517,7 +528,7 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
 /* A small CUDA program, to reach the driver through (NULL without a GPU);
    *d is left asking for CUDA. */
 static gpuir_program *cuda_probe(gpuir_ctx *ctx, gpuir_program_desc *d) {
-    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}, false, false, NULL};
+    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}, false, false, NULL, false};
     memset(d, 0, sizeof *d);
     d->backend = GPUIR_BACKEND_CUDA;
     return gpuir_program_make(mm_module(ctx, &probe), d);
@@ -621,7 +632,8 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     gpuir__CUcontext popped;
     C->cu->cuCtxPopCurrent(&popped);
     double flops = 2.0 * c->m * c->n * c->k;
-    const char *dt = mm_precision(c);
+    char prec[32];
+    const char *dt = mm_precision(c, prec, sizeof prec);
     char epi[64];
     mm_epilogue_name(&c->epi, epi, sizeof epi);
     printf("%-4s %5d x %5d x %5d  gpuir %8.3f ms %7.2f TFLOP/s", dt, c->m, c->n, c->k, tg, flops / tg / 1e9);
@@ -670,13 +682,17 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
 }
 
 /* Without a GPU: the emulator at a small size, against the interpreter:
-   the program run, then its kernel launched alone as the GPU path does. */
-static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bool wgmma, bool no_wgmma,
-                        const char *form, int mm, int nn, int kk) {
+   the program run, then its kernel launched alone as the GPU path does.
+   c's shape when `sized` (--m, --n, --k: keep them small, the emulator is
+   slow), else 64 x 64 x 64 for f32, 200 x 136 x 72 for the tensor cores
+   (not tile multiples). */
+static int bench_mm_emu(mm_case c, bool sized) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    mm_case c = {64, 64, 64, dtype, tf32, *epi, wgmma, no_wgmma, form};
-    if (dtype != GPUIR_F32 || tf32) c.m = 200, c.n = 136, c.k = 72;     /* tensor cores; not tile multiples */
-    if (mm) c.m = mm, c.n = nn, c.k = kk;         /* --m, --n, --k: keep them small, the emulator is slow */
+    gpuir_dtype dtype = c.dtype;
+    bool wgmma = c.wgmma;
+    const char *form = c.form;
+    if (!sized) c.m = c.n = c.k = 64;
+    if (!sized && (dtype != GPUIR_F32 || c.tf32)) c.m = 200, c.n = 136, c.k = 72;
     gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -686,7 +702,7 @@ static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bo
     memset(in, 0, sizeof in);
     memset(&want, 0, sizeof want);
     memset(&got, 0, sizeof got);
-    int64_t dims[4][2] = {{c.m, c.k}, {wgmma ? c.n : c.k, wgmma ? c.k : c.n}, {c.n, 0}, {c.m, c.n}};
+    int64_t dims[4][2] = {{c.ta ? c.k : c.m, c.ta ? c.m : c.k}, {wgmma ? c.n : c.k, wgmma ? c.k : c.n}, {c.n, 0}, {c.m, c.n}};
     int n_in = 0;
     for (int i = 0; i < 4; i++) {       /* a, b, then the bias and residual the epilogue takes */
         if ((i == 2 && !c.epi.bias) || (i == 3 && !c.epi.residual)) continue;
@@ -705,11 +721,11 @@ static int bench_mm_emu(gpuir_dtype dtype, bool tf32, const mm_epilogue *epi, bo
         launch_rc = mm_launch_alone(p, &c, in, n_in, &got);
         if (!launch_rc) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
     }
-    char epi_name[64], split[64];
+    char epi_name[64], split[64], prec[32];
     mm_launch L;
     if (!p || !find_mm_launch(p, &L)) memset(&L, 0, sizeof L);
     printf("emu %s%s%s %d x %d x %d, epilogue %s: %s%s (correctness only: the emulator's timings are not GPU timings)\n",
-           mm_precision(&c), form ? " form " : "", form ? form : "", c.m, c.n, c.k, mm_epilogue_name(&c.epi, epi_name, sizeof epi_name),
+           mm_precision(&c, prec, sizeof prec), form ? " form " : "", form ? form : "", c.m, c.n, c.k, mm_epilogue_name(&c.epi, epi_name, sizeof epi_name),
            !p || r ? gpuir_ctx_error(ctx) : launch_rc ? "the kernel launched alone failed"
                                                   : "matches the interpreter (run, and kernel launched alone)",
            mm_split_text(&L, split, sizeof split));
@@ -726,7 +742,7 @@ static int bench_matmul(int argc, char **argv) {
                                      {4096, 4096, 4096}, {8192, 8192, 8192}};
     int n_cases = 5, repeat = 30, m = 0, n = 0, k = 0;
     gpuir_dtype dtype = GPUIR_F32;
-    bool tf32 = false, wgmma = false, no_wgmma = false;
+    bool tf32 = false, wgmma = false, no_wgmma = false, ta = false;
     const char *form = NULL;
     mm_epilogue epi = {false, NULL, false};
     static const cli_flag flags[] = {
@@ -739,6 +755,7 @@ static int bench_matmul(int argc, char **argv) {
         {"wgmma", no_argument, B_WGMMA, NULL, "f16/bf16: B stored N x K, wgmma forced (`wgmma = true`)"},
         {"no-wgmma", no_argument, B_NO_WGMMA, NULL, "f16/bf16: `wgmma = false`, the mma.sync kernel on sm_90 too"},
         {"form", required_argument, B_FORM, "NAME", "the matmul's kernel form by name (e.g. mma_sync.128x128x32.s3)"},
+        {"transpose-a", no_argument, B_TRANSPOSE_A, NULL, "A stored K x M, the matmul's transpose_a"},
         B_HELP,
     };
     const size_t nf = sizeof flags / sizeof flags[0];
@@ -749,6 +766,7 @@ static int bench_matmul(int argc, char **argv) {
         const char *v = optarg;
         if (c == B_WGMMA) { wgmma = true; continue; }
         if (c == B_NO_WGMMA) { no_wgmma = true; continue; }
+        if (c == B_TRANSPOSE_A) { ta = true; continue; }
         if (c == B_FORM) { form = v; continue; }
         if (c == B_EPILOGUE) {
             if (mm_epilogue_parse(v, &epi)) continue;
@@ -788,7 +806,7 @@ static int bench_matmul(int argc, char **argv) {
     mm_case cases[5];
     for (int i = 0; i < n_cases; i++) {
         mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma,
-                     no_wgmma, form};
+                     no_wgmma, form, ta};
         cases[i] = c;
     }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
@@ -797,7 +815,7 @@ static int bench_matmul(int argc, char **argv) {
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
-        return bench_mm_emu(dtype, tf32, &epi, wgmma, no_wgmma, form, m, n, k);
+        return bench_mm_emu(cases[0], m != 0);
     }
     gpuir__internal_cuda cuda, *C = &cuda;
     gpuir__internal_cuda_of(pp, C);
@@ -2427,7 +2445,7 @@ static int bench_attention(int argc, char **argv) {
 static int usage(FILE *to, int rc) {
     fprintf(to, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
                 "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma | --no-wgmma]\n"
-                "                          [--form=NAME]\n"
+                "                          [--transpose-a] [--form=NAME]\n"
                 "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
                 "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                 "       gpuir-bench compile FILE\n"
