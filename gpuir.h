@@ -2440,8 +2440,8 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
         return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE,
                            "matmul: k_slices must be at least 2, got %lld", (long long)S);
     if (!gpuir_dtype_is_float(out->dtype))
-        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "matmul: k_slices needs float operands, got %s",
-                           gpuir__tstr(&bo, out));
+        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "matmul: k_slices needs float operands, got %s ones",
+                           gpuir_dtype_name(out->dtype));
     if (K == GPUIR_DYN)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "matmul: k_slices needs a static K");
     if ((S - 1) * gpuir_matmul_k_slice_len(K, S) >= K)
@@ -2553,6 +2553,12 @@ static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
         return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: form = \"%s\" is not a kernel form (%s)",
                            gpuir__string(as->m, form->off), names);
     }
+    const gpuir__attr *wgmma = gpuir__attrs_key(as, GPUIR__KEY_WGMMA);
+    if (form && form->kind == GPUIR__ATTR_STRING && wgmma && wgmma->kind == GPUIR__ATTR_BOOL &&
+        (wgmma->i != 0) != (strncmp(gpuir__string(as->m, form->off), "wgmma.", 6) == 0))
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: wgmma = %s %s the wgmma kernel, but form = \"%s\" "
+                           "names %s: give one of them", wgmma->i ? "true" : "false", wgmma->i ? "forces" : "forbids",
+                           gpuir__string(as->m, form->off), wgmma->i ? "another kernel" : "it");
     const gpuir_type *a = &in[0], *b = &in[1];
     gpuir__tbuf ba, bb;
     if (a->rank < 2 || b->rank < 2)
@@ -10757,6 +10763,8 @@ static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir_
     if (!gpuir__type_is_static(a) || !gpuir__type_is_static(o)) return "wgmma needs static sizes";
     if (gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES)) return "wgmma does not take k slices";
     if (M <= 0 || N <= 0 || K <= 0) return "wgmma needs M, N and K of at least 1";
+    if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || gpuir__type_count(o) / (M * N) > INT32_MAX)
+        return "wgmma's bulk tensor copies take 32-bit coordinates: M, N, K and the batch count must be below 2^31";
     if (tf32) return K % 4 ? "wgmma needs K a multiple of 4 for tf32 (rows of 16 bytes)" : NULL;
     return K % 8 ? "wgmma needs K a multiple of 8 (rows of 16 bytes)" : NULL;
 }
@@ -10887,8 +10895,9 @@ static const struct gpuir__matmul_form_name *gpuir__matmul_larger_variant(const 
     for (size_t i = 0; i < sizeof gpuir__matmul_larger_tiles / sizeof gpuir__matmul_larger_tiles[0]; i++) {
         const struct gpuir__matmul_form_name *v = gpuir__matmul_form_named(gpuir__matmul_larger_tiles[i].name);
         if (gpuir__matmul_larger_tiles[i].form != f || !v) continue;
-        int64_t bm = v->bm ? v->bm : 128, bn = v->bn ? v->bn : 128, batches = gpuir__type_count(o) / (M * N);
-        if (M < bm || N < bn) return NULL;
+        int64_t bm = v->bm ? v->bm : 128, bn = v->bn ? v->bn : 128;
+        if (M < bm || N < bn) return NULL;                /* an empty M or N too */
+        int64_t batches = gpuir__type_count(o) / (M * N);
         int64_t sms = gpuir__module_sm_count(m), large = gpuir__ceil_div(M, bm) * gpuir__ceil_div(N, bn) * batches;
         int64_t small = gpuir__ceil_div(M, 128) * gpuir__ceil_div(N, 128) * batches;
         /* large / (waves_l x SMs) >= 0.9 x small / (waves_s x SMs) */
@@ -10964,23 +10973,24 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
         const char *name = dflt->name, *why = gpuir__matmul_form_refusal(m, k, op, form);
         char depth[160];
         if (named && !why && named->tf32 != dflt->tf32) {
-            snprintf(depth, sizeof depth, "its k depth is a stage's bytes of the operands: %s for this matmul's",
-                     name);
+            snprintf(depth, sizeof depth, "it is the %s form (its k depth is a stage's bytes of %s): this matmul "
+                     "is %s, so it takes %s", named->tf32 ? "TF32" : "halves'", named->tf32 ? "TF32 values" : "halves",
+                     named->tf32 ? "not tf32" : "tf32", name);
             why = depth;
         }
         if (given && why)
-            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
-                               "configure: kernel @%s: matmul (line %u): form \"%s\" "
-                               "cannot run on sm_%d: %s", gpuir__string(m, k->name), op->line,
-                               gpuir__string(m, given->off), gpuir__module_sm(m), why);
+            return gpuir__pass_fail(m, op, GPUIR_ERR_VERIFY,
+                                    "configure: kernel @%s: matmul (line %u): form \"%s\" "
+                                    "cannot run on sm_%d: %s", gpuir__string(m, k->name), op->line,
+                                    gpuir__string(m, given->off), gpuir__module_sm(m), why);
         why = form != GPUIR__MATMUL_WGMMA && gpuir__matmul_wgmma_request(m, op) > 0 ? gpuir__matmul_wgmma_unfit(m, op,
               &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type, &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type)
               : NULL;
         if (why)        /* stage-matmul reports these at the source; a layout it did not stage takes mma.sync */
-            return gpuir__fail(m->ctx, GPUIR_ERR_ATTRIBUTE,
-                               "configure: kernel @%s: matmul (line %u) {wgmma = true} "
-                               "cannot take the wgmma kernel on sm_%d: %s", gpuir__string(m, k->name), op->line,
-                               gpuir__module_sm(m), why);
+            return gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE,
+                                    "configure: kernel @%s: matmul (line %u) {wgmma = true} "
+                                    "cannot take the wgmma kernel on sm_%d: %s", gpuir__string(m, k->name), op->line,
+                                    gpuir__module_sm(m), why);
         if (!given) gpuir__set_string_attr(m, (uint32_t)(op - m->ops) + 1, GPUIR__KEY_FORM, name);
     }
     return GPUIR_OK;
@@ -14273,7 +14283,7 @@ static gpuir_result gpuir__cg_matmul_rt(gpuir__cg *C, size_t at, int pa, int pb)
     R.M = o->dims[o->rank - 2], R.N = o->dims[o->rank - 1], R.K = a->dims[a->rank - 1];
     int bm = R.bm, bn = R.bn, bk = R.bk;
     long long M = R.M, N = R.N, K = R.K, nm = 4 * R.tsm, nn = 4 * R.tsn;
-    long long tiles_n = (N + bn - 1) / bn, tiles_m = (M + bm - 1) / bm, batches = gpuir__type_count(o) / (M * N);
+    long long tiles_n = (N + bn - 1) / bn, tiles_m = (M + bm - 1) / bm, batches = M && N ? gpuir__type_count(o) / (M * N) : 0;
     unsigned a_floats = 2 * (unsigned)(bk * R.sa), b_floats = 2 * (unsigned)(bk * bn);
     C->shared_bytes = (a_floats + b_floats) * 4;
     C->barriers = true;
