@@ -8891,20 +8891,44 @@ static int64_t gpuir__value_group(const gpuir_module *m, uint32_t v) {
     return def ? gpuir__op_int_attr(m, def, GPUIR__KEY_FUSION, 0) : 0;
 }
 
+/* Row group g reads op's operands of its full shape whole (F->reader). */
+static void gpuir__fuse_note_reader(gpuir__fuser *F, const gpuir__op *op, int64_t g) {
+    const gpuir_module *m = F->m;
+    for (uint32_t k = 0; k < op->n_operands && F->kinds[g] == GPUIR__GROUP_ROWS; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k);
+        if (gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL)
+            F->reader[v - 1] = (uint32_t)g;
+    }
+}
+
+/* The same for the ops group g took before it became a row group (at op
+   `upto`, its first row reduction): RMSNorm's x * x reads x whole. */
+static void gpuir__fuse_note_readers_before(gpuir__fuser *F, int64_t g, uint32_t upto) {
+    const gpuir__func *fn = gpuir__func_at(F->m, F->fid);
+    for (size_t i = 0; i < stbds_arrlenu(fn->ops) && fn->ops[i] != upto; i++) {
+        const gpuir__op *op = gpuir__op_at(F->m, fn->ops[i]);
+        if (op->result && gpuir__op_int_attr(F->m, op, GPUIR__KEY_FUSION, 0) == g) gpuir__fuse_note_reader(F, op, g);
+    }
+}
+
 /* Whether every operand of op that group g computes lines up with op's
    result over the rows of F (see above), the group's value fv of that
    shape. With `?` dims in F a full result must read a full value the group
-   computes, or fv: two `?` are one size only where an op pairs them (an
+   computes, fv, or a value the group already reads whole (an op of the
+   group paired its sizes with F's: RMSNorm's x * rsqrt(mean(x * x)) reads
+   x whole in x * x): two `?` are one size only where an op pairs them (an
    external operand of F's type alone may have other sizes: the kernel's
    rows would not cover it). */
-static bool gpuir__rows_operands_fit(const gpuir_module *m, const gpuir__op *op, int64_t g, uint32_t fv) {
+static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op, int64_t g) {
+    const gpuir_module *m = Fu->m;
+    uint32_t fv = Fu->rows[g];
     const gpuir_type *F = &gpuir__value_at(m, fv)->type, *out = &gpuir__value_at(m, op->result)->type;
     gpuir__row_shape os = gpuir__row_shape_of(F, out);
     bool tied = gpuir__type_is_static(F) || os != GPUIR__ROW_FULL;
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t v = gpuir__op_operand(m, op, k);
         bool full = gpuir__row_shape_of(F, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
-        if (v == fv && full) tied = true;
+        if ((v == fv || Fu->reader[v - 1] == (uint32_t)g) && full) tied = true;
         if (gpuir__value_group(m, v) != g) continue;
         tied |= full;
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
@@ -8928,7 +8952,7 @@ static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, u
         return gpuir__reduce_is_row(m, op) && gpuir__row_shape_of(rows, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL ?
                s : 0;
     bool full = gpuir__row_shape_of(rows, &gpuir__value_at(m, op->result)->type) == GPUIR__ROW_FULL;
-    return gpuir__is_elementwise(cls) && full && gpuir__rows_operands_fit(m, op, s, F->rows[s]) ? s : 0;
+    return gpuir__is_elementwise(cls) && full && gpuir__rows_operands_fit(F, op, s) ? s : 0;
 }
 
 /* The group op may join through its operand v beyond the single-use rule
@@ -8952,7 +8976,7 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
     if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE ||         /* v has other users */
         (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && F->after[v - 1] == (uint32_t)g))
         return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
-    return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(m, op, g, F->rows[g]) ?
+    return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(F, op, g) ?
            g : 0;
 }
 
@@ -9050,14 +9074,11 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         F->kinds[g] != GPUIR__GROUP_ROWS) {
         F->kinds[g] = GPUIR__GROUP_ROWS;
         F->rows[g] = gpuir__op_operand(m, op, 0);
+        gpuir__fuse_note_readers_before(F, g, op_id);
     }
     gpuir__fuse_close_read(F, op, g);
     F->shared[g] |= F->uses[op->result - 1] > 1;
-    for (uint32_t k = 0; k < op->n_operands && F->kinds[g] == GPUIR__GROUP_ROWS; k++) {
-        uint32_t v = gpuir__op_operand(m, op, k);
-        if (gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL)
-            F->reader[v - 1] = (uint32_t)g;
-    }
+    gpuir__fuse_note_reader(F, op, g);
     gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
 }
 
