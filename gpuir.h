@@ -9183,12 +9183,12 @@ static int64_t gpuir__siblings_blocks(const gpuir_module *m, int64_t R) {
 
 /* Whether a sibling kernel over x with these reductions fits: its partials
    (a row of C per block for each column reduction, a value per block for
-   each total) at most GPUIR__SIBLINGS_MAX_PARTIALS floats, few enough row
-   reductions for shared memory. */
+   each total; two floats each) at most GPUIR__SIBLINGS_MAX_PARTIALS
+   floats, few enough row reductions for shared memory. */
 static bool gpuir__siblings_fit(const gpuir_module *m, gpuir__sib_view v, int columns, int totals, int rows) {
     int64_t B = gpuir__siblings_blocks(m, v.R);
     return rows <= GPUIR__SIBLINGS_MAX_ROWS && B <= GPUIR__SIBLINGS_MAX_PARTIALS && v.C <= GPUIR__SIBLINGS_MAX_PARTIALS &&
-           columns * (B * v.C) + totals * B <= GPUIR__SIBLINGS_MAX_PARTIALS;
+           2 * (columns * (B * v.C) + totals * B) <= GPUIR__SIBLINGS_MAX_PARTIALS;
 }
 
 /* A set of sibling candidates over one input while fuse scans a function. */
@@ -9815,13 +9815,14 @@ static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__fu
 /* A sibling kernel's workspace over x [R, C], two buffers each launch gets
    anew (outline allocates them before the launch and frees them after):
    the partials, f32 [ws[0]] (a row of C per block for each column
-   reduction, a value per block for each total; written before they are
+   reduction, a value per block for each total, each two floats: a sum's
+   double partial as its f32 value and remainder; written before they are
    read), and the counters, i32 [ws[1]] (one per chunk of columns, one for
    the totals), zeroed by a kernel of their own before the launch. */
 static void gpuir__siblings_workspace(const gpuir_module *m, gpuir__sib_view x, const int count[GPUIR__SIB_FULL + 1],
                                       gpuir_type ws[2]) {
     int64_t B = gpuir__siblings_blocks(m, x.R);
-    int64_t partials = count[GPUIR__SIB_COLUMNS] * B * x.C + count[GPUIR__SIB_TOTAL] * B;
+    int64_t partials = 2 * (count[GPUIR__SIB_COLUMNS] * B * x.C + count[GPUIR__SIB_TOTAL] * B);
     for (int i = 0; i < 2; i++) {
         memset(&ws[i], 0, sizeof ws[i]);
         ws[i].kind = GPUIR_TYPE_MEMREF, ws[i].space = GPUIR_SPACE_DEVICE, ws[i].rank = 1;
@@ -12116,6 +12117,24 @@ static const char gpuir__cg_helpers[] =
     "    return gpuir_as_float(u & 0xffffe000u);\n"
     "}\n"
     "GPUIR_DEVICE float gpuir_fmax(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
+    "/* A compensated sum (Neumaier): *s + *c carries what f32 additions of x\n"
+    "   to *s lose; gpuir_sum2_value reads it (*s alone where *c is not finite:\n"
+    "   an infinity or NaN in the terms, which *s already holds). */\n"
+    "GPUIR_DEVICE void gpuir_sum2(float *s, float *c, float x) {\n"
+    "    float t = *s + x;\n"
+    "    *c += fabsf(*s) >= fabsf(x) ? (*s - t) + x : (x - t) + *s;\n"
+    "    *s = t;\n"
+    "}\n"
+    "GPUIR_DEVICE float gpuir_sum2_value(float s, float c) { return c - c == 0.0f ? s + c : s; }\n"
+    "GPUIR_DEVICE double gpuir_sum2_double(float s, float c) { return c - c == 0.0f ? (double)s + (double)c : (double)s; }\n"
+    "/* A double in two floats (its f32 value, then the remainder: 0 where\n"
+    "   the value is not finite), and back. */\n"
+    "GPUIR_DEVICE void gpuir_put2(volatile float *p, double v) {\n"
+    "    float hi = (float)v;\n"
+    "    p[0] = hi;\n"
+    "    p[1] = hi - hi == 0.0f ? (float)(v - (double)hi) : 0.0f;\n"
+    "}\n"
+    "GPUIR_DEVICE double gpuir_get2(const volatile float *p) { return (double)p[0] + (double)p[1]; }\n"
     "GPUIR_DEVICE float gpuir_fmin(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
     "GPUIR_DEVICE float gpuir_relu(float x) { return x > 0.0f || x != x ? x : 0.0f; }\n"
     "GPUIR_DEVICE float gpuir_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
@@ -12146,6 +12165,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define GPUIR_SYNC() __syncthreads()\n"
     "#define GPUIR_SHFL_DOWN_F32(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_I64(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
+    "#define GPUIR_SHFL_DOWN_F64(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
     "#define GPUIR_INF __int_as_float(0x7f800000)\n"
     "#define GPUIR_NAN __int_as_float(0x7fc00000)\n"
     "#define gpuir_rsqrt(x) rsqrtf(x)\n"
@@ -12180,6 +12200,7 @@ static const char gpuir__cg_emu_prelude[] =
     "#define GPUIR_SYNC() gpuir__lane->sync_block(gpuir__lane)\n"
     "#define GPUIR_SHFL_DOWN_F32(v, d) gpuir_emu_shfl_f32(gpuir__lane, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_I64(v, d) gpuir_emu_shfl_i64(gpuir__lane, (v), (d))\n"
+    "#define GPUIR_SHFL_DOWN_F64(v, d) gpuir_emu_shfl_f64(gpuir__lane, (v), (d))\n"
     "#define GPUIR_INF __builtin_inff()\n"
     "#define GPUIR_NAN __builtin_nanf(\"\")\n"
     "#define threadIdx (gpuir__lane->thread_idx)\n"
@@ -12208,6 +12229,13 @@ static const char gpuir__cg_emu_prelude[] =
     "}\n"
     "static long long gpuir_emu_shfl_i64(gpuir_emu_lane *l, long long v, unsigned d) {\n"
     "    return (long long)gpuir_emu_shfl(l, (unsigned long long)v, d);\n"
+    "}\n"
+    "static double gpuir_emu_shfl_f64(gpuir_emu_lane *l, double v, unsigned d) {\n"
+    "    unsigned long long u;\n"
+    "    memcpy(&u, &v, 8);\n"
+    "    u = gpuir_emu_shfl(l, u, d);\n"
+    "    memcpy(&v, &u, 8);\n"
+    "    return v;\n"
     "}\n";
 
 /* Tensor-core helpers, in a module's source only when one of its kernels
@@ -13815,9 +13843,44 @@ static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float,
     gpuir__str_free(&step);
 }
 
+/* Whether a reduction sums floats with a compensated sum (gpuir_sum2 into
+   `acc` and `cmp`, the block's partials then combined in double): f32
+   additions of many terms lose what the interpreter (which sums in double)
+   keeps; a sum of 10^6 values off by 1e-3 would fail f32's tolerance. */
+static bool gpuir__cg_reduce_compensated(const gpuir__cg *C, const gpuir__op *op) {
+    return op->kind != GPUIR_OP_REDUCE_MAX &&
+           gpuir_dtype_is_float(gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type.dtype);
+}
+
+/* The block's compensated partials (`dacc`, double: gpuir__cg_reduce_compensated)
+   summed into thread 0's dacc: warp shuffles and a shared slot per warp
+   (dred), or a shared-memory tree when the block is not whole warps. */
+static void gpuir__cg_block_sum_f64(gpuir__cg *C) {
+    if (C->threads % 32 == 0) {
+        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);");
+        gpuir__cg_line(C, "if ((t & 31) == 0) dred[t >> 5] = dacc;");
+        gpuir__cg_line(C, "GPUIR_SYNC();");
+        gpuir__cg_open(C, "if (t < 32)");
+        gpuir__cg_line(C, "dacc = t < %lld ? dred[t] : 0.0;", (long long)(C->threads / 32));
+        gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);");
+        gpuir__cg_close(C);
+        return;
+    }
+    int64_t p = 1;
+    while (p < C->threads) p *= 2;
+    gpuir__cg_line(C, "dred[t] = dacc;");
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "for (int d = %lld; d > 0; d >>= 1)", (long long)(p / 2));
+    gpuir__cg_line(C, "if (t < d && t + d < %lld) dred[t] += dred[t + d];", (long long)C->threads);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "dacc = dred[0];");
+}
+
 /* The body of a reduction's loop over its elements (at index `i`): the
    fused producers, the reduced value, `acc` combined with it (converted by
-   `cast`, e.g. "(float)"). */
+   `cast`, e.g. "(float)"; a float sum compensated:
+   gpuir__cg_reduce_compensated). */
 static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__op *op,
                                           const gpuir_type *x, const char *cast) {
     gpuir__cg_reset_values(C);
@@ -13828,6 +13891,10 @@ static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__
     gpuir__cg_comment(C, C->k->ops[at], op);
     char val[40];
     snprintf(val, sizeof val, "%sv%u", cast, v);
+    if (gpuir__cg_reduce_compensated(C, op)) {
+        gpuir__cg_line(C, "gpuir_sum2(&acc, &cmp, %s);", val);
+        return GPUIR_OK;
+    }
     gpuir__str step = {NULL};
     gpuir__cg_combine(&step, op->kind, gpuir_dtype_is_float(gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type.dtype),
                       "acc", val);
@@ -13850,7 +13917,7 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     char outputs[32];
     snprintf(outputs, sizeof outputs, "%lldLL", count);
     gpuir__cg_grid_loop(C, "o", outputs, false);
-    gpuir__cg_line(C, "float acc = %s;", init);
+    gpuir__cg_line(C, "float acc = %s, cmp = 0.0f;", init);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int j = 0; j < %lld; j++)", rows);
     gpuir__cg_line(C, "%s i = (%s)(j * %lldLL + o);", gpuir__cg_idx(C), gpuir__cg_idx(C), count);
@@ -13858,6 +13925,7 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     if (r) return r;
     gpuir__cg_close(C);
     gpuir__cg_reset_values(C);
+    if (gpuir__cg_reduce_compensated(C, op)) gpuir__cg_line(C, "acc = gpuir_sum2_value(acc, cmp);");
     uint32_t sum = gpuir__cg_new_var(C, y->dtype);
     char mean[48], value[80];
     snprintf(mean, sizeof mean, "acc / %lld.0f", rows);
@@ -13938,16 +14006,18 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
                        is_float ? "-GPUIR_INF" : y->dtype == GPUIR_I32 ? "(-2147483647LL - 1)" :
                        "(-9223372036854775807LL - 1)";
     int64_t slots = C->threads % 32 == 0 ? 32 : C->threads;
-    C->shared_bytes = (uint32_t)(slots * (is_float ? 4 : 8));
+    bool compensated = gpuir__cg_reduce_compensated(C, op);
+    C->shared_bytes = (uint32_t)(slots * (is_float && !compensated ? 4 : 8));
     C->barriers = true;
     gpuir__str outputs = {NULL}, in_x = {NULL};
     gpuir__cg_count(C, &outputs, y);
     gpuir__cg_reduce_index(&in_x, &xd, reduced);
-    gpuir__cg_line(C, "GPUIR_SHARED(%s, red, %lld, 0);", acc_t, (long long)slots);
+    if (compensated) gpuir__cg_line(C, "GPUIR_SHARED(double, dred, %lld, 0);", (long long)slots);
+    else gpuir__cg_line(C, "GPUIR_SHARED(%s, red, %lld, 0);", acc_t, (long long)slots);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
     gpuir__cg_open(C, "for (long long o = GPUIR_BLOCK_RANK; o < %s; o += GPUIR_GRID_BLOCKS)",
                    gpuir__str_cstr(&outputs));
-    gpuir__cg_line(C, "%s acc = %s;", acc_t, init);
+    gpuir__cg_line(C, compensated ? "%s acc = %s, cmp = 0.0f;" : "%s acc = %s;", acc_t, init);
     gpuir__cg_open(C, "for (long long j = t; j < %s; j += %lld)", count, (long long)C->threads);
     gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), gpuir__str_cstr(&in_x));
     gpuir__str_free(&outputs);
@@ -13957,7 +14027,13 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, cast);
     if (r) return r;
     gpuir__cg_close(C);
-    gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
+    if (compensated) {
+        gpuir__cg_line(C, "double dacc = (double)acc + (double)cmp;");
+        gpuir__cg_block_sum_f64(C);
+        gpuir__cg_line(C, "acc = (float)dacc;");
+    } else {
+        gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
+    }
     const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
     char result[720];
     if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
@@ -16706,6 +16782,13 @@ static const gpuir__op *gpuir__cg_sib_op(const gpuir__cg *C, const gpuir__cg_sib
     return gpuir__op_at(C->m, C->k->ops[S->ops[s]]);
 }
 
+/* Adds b to the sibling accumulator a (its compensation ac: a sum's
+   gpuir_sum2), or takes the max. */
+static void gpuir__cg_sib_accumulate(gpuir__cg *C, gpuir_op_kind k, const char *a, const char *ac, const char *b) {
+    if (k == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "%s = gpuir_fmax(%s, %s);", a, a, b);
+    else gpuir__cg_line(C, "gpuir_sum2(&%s, &%s, %s);", a, ac, b);
+}
+
 /* Writes `a = a (+|max) b;`. */
 static void gpuir__cg_sib_combine(gpuir__cg *C, gpuir_op_kind k, const char *a, const char *b) {
     gpuir__str step = {NULL};
@@ -16809,8 +16892,11 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
         char acc[96], off[32];
         gpuir__cg_line(C, "e = c < %lldLL ? %s : %s;", S->Cn, xs, gpuir__cg_sib_init(k));
         if (S->role[s] == GPUIR__SIB_COLUMNS || S->role[s] == GPUIR__SIB_TOTAL) {
-            snprintf(acc, sizeof acc, "%s[%d]", S->role[s] == GPUIR__SIB_COLUMNS ? "cacc" : "tacc", S->slot[s]);
-            gpuir__cg_sib_combine(C, k, acc, "e");
+            char cmp[96];
+            bool col = S->role[s] == GPUIR__SIB_COLUMNS;
+            snprintf(acc, sizeof acc, "%s[%d]", col ? "cacc" : "tacc", S->slot[s]);
+            snprintf(cmp, sizeof cmp, "%s[%d]", col ? "ccmp" : "tcmp", S->slot[s]);
+            gpuir__cg_sib_accumulate(C, k, acc, cmp, "e");
             continue;
         }
         gpuir__cg_open(C, "for (int d = 16; d > 0; d >>= 1)");
@@ -16826,27 +16912,43 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
     return GPUIR_OK;
 }
 
-/* After a chunk's rows: its column partials out, and the last block's
-   combine of the chunk. */
+/* acc = the blocks' partials at float index `at` (over q) combined: a
+   sum in double (gpuir_get2), a max of their f32 values. */
+static void gpuir__cg_sib_gather(gpuir__cg *C, const gpuir__cg_sib *S, gpuir_op_kind k, const char *at) {
+    if (k == GPUIR_OP_REDUCE_MAX) {
+        gpuir__cg_line(C, "acc = -GPUIR_INF;");
+        gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) acc = gpuir_fmax(acc, ((volatile float *)%s)[%s]);",
+                       S->blocks, S->ws, at);
+        return;
+    }
+    gpuir__cg_line(C, "dacc = 0.0;");
+    gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) dacc += gpuir_get2(&((volatile float *)%s)[%s]);", S->blocks,
+                   S->ws, at);
+    gpuir__cg_line(C, "acc = (float)dacc;");
+}
+
+/* After a chunk's rows: its column partials out (two floats each: a
+   sum's double partial, gpuir_put2), and the last block's combine of the
+   chunk (a sum in double). */
 static void gpuir__cg_sib_columns(gpuir__cg *C, const gpuir__cg_sib *S) {
     char off[32];
-    for (int s = 0; s < S->n; s++)
-        if (S->role[s] == GPUIR__SIB_COLUMNS)
-            gpuir__cg_line(C, "if (c < %lldLL) %s[%sblk * %lldLL + c] = cacc[%d];", S->Cn, S->ws,
-                           gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn,
-                           S->slot[s]);
+    for (int s = 0; s < S->n; s++) {
+        if (S->role[s] != GPUIR__SIB_COLUMNS) continue;
+        char value[80];
+        if (gpuir__cg_sib_op(C, S, s)->kind == GPUIR_OP_REDUCE_MAX) snprintf(value, sizeof value, "(double)cacc[%d]", S->slot[s]);
+        else snprintf(value, sizeof value, "gpuir_sum2_double(cacc[%d], ccmp[%d])", S->slot[s], S->slot[s]);
+        gpuir__cg_line(C, "if (c < %lldLL) gpuir_put2(&%s[2 * (%sblk * %lldLL + c)], %s);", S->Cn, S->ws,
+                       gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn, value);
+    }
     gpuir__cg_sib_ticket(C, S, "j");
     gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
     for (int s = 0; s < S->n; s++) {
         if (S->role[s] != GPUIR__SIB_COLUMNS) continue;
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
-        char part[256];
-        snprintf(part, sizeof part, "((volatile float *)%s)[%sq * %lldLL + c]", S->ws,
+        char at[128];
+        snprintf(at, sizeof at, "2 * (%sq * %lldLL + c)",
                  gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn);
-        gpuir__cg_line(C, "acc = %s;", gpuir__cg_sib_init(k));
-        gpuir__cg_open(C, "for (long long q = 0; q < %lldLL; q++)", S->blocks);
-        gpuir__cg_sib_combine(C, k, "acc", part);
-        gpuir__cg_close(C);
+        gpuir__cg_sib_gather(C, S, k, at);
         gpuir__cg_sib_store(C, S, s, "c", S->R);
     }
     gpuir__cg_close(C);
@@ -16872,16 +16974,25 @@ static void gpuir__cg_sib_rows(gpuir__cg *C, const gpuir__cg_sib *S) {
     gpuir__cg_close(C);
 }
 
-/* After the chunks: each total's block partial, and the last block's sum. */
+/* After the chunks: each total's block partial (a sum's in double:
+   gpuir__cg_block_sum_f64, stored as two floats), and the last block's
+   sum of them. */
 static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
     long long base = (long long)S->n_cols * S->blocks * S->Cn;
     char off[32];
     for (int s = 0; s < S->n; s++) {
         if (S->role[s] != GPUIR__SIB_TOTAL) continue;
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
-        gpuir__cg_line(C, "acc = tacc[%d];", S->slot[s]);
-        gpuir__cg_block_reduce(C, k, true, "float", gpuir__cg_sib_init(k));
-        gpuir__cg_line(C, "if (t == 0) %s[%sblk] = acc;", S->ws, gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks));
+        const char *at = gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks);
+        if (k == GPUIR_OP_REDUCE_MAX) {
+            gpuir__cg_line(C, "acc = tacc[%d];", S->slot[s]);
+            gpuir__cg_block_reduce(C, k, true, "float", gpuir__cg_sib_init(k));
+            gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * (%sblk)], (double)acc);", S->ws, at);
+        } else {
+            gpuir__cg_line(C, "dacc = gpuir_sum2_double(tacc[%d], tcmp[%d]);", S->slot[s], S->slot[s]);
+            gpuir__cg_block_sum_f64(C);
+            gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * (%sblk)], dacc);", S->ws, at);
+        }
         gpuir__cg_line(C, "GPUIR_SYNC();");
     }
     char counter[24];
@@ -16891,13 +17002,9 @@ static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
     for (int s = 0; s < S->n; s++) {
         if (S->role[s] != GPUIR__SIB_TOTAL) continue;
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
-        char part[256];
-        snprintf(part, sizeof part, "((volatile float *)%s)[%sq]", S->ws,
-                 gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks));
-        gpuir__cg_line(C, "acc = %s;", gpuir__cg_sib_init(k));
-        gpuir__cg_open(C, "for (long long q = 0; q < %lldLL; q++)", S->blocks);
-        gpuir__cg_sib_combine(C, k, "acc", part);
-        gpuir__cg_close(C);
+        char at[96];
+        snprintf(at, sizeof at, "2 * (%sq)", gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks));
+        gpuir__cg_sib_gather(C, S, k, at);
         gpuir__cg_sib_store(C, S, s, "0", S->R * S->Cn);
     }
     gpuir__cg_close(C);
@@ -16909,8 +17016,9 @@ static void gpuir__cg_sib_shared(gpuir__cg *C, const gpuir__cg_sib *S) {
     long long srow = S->n_rows * S->rows * 8;
     gpuir__cg_line(C, "GPUIR_SHARED(float, red, 32, 0);");
     gpuir__cg_line(C, "GPUIR_SHARED(unsigned, ticket, 1, 128);");
-    gpuir__cg_line(C, "GPUIR_SHARED(float, srow, %lld, 144);", srow > 0 ? srow : 1);
-    C->shared_bytes = (uint32_t)(144 + 4 * (srow > 0 ? srow : 1));
+    gpuir__cg_line(C, "GPUIR_SHARED(double, dred, 32, 144);");
+    gpuir__cg_line(C, "GPUIR_SHARED(float, srow, %lld, 400);", srow > 0 ? srow : 1);
+    C->shared_bytes = (uint32_t)(400 + 4 * (srow > 0 ? srow : 1));
     C->barriers = true;
 }
 
@@ -16921,10 +17029,13 @@ static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t & 31, warp = t >> 5;");
     gpuir__cg_line(C, "long long blk = GPUIR_BLOCK_RANK, r0 = blk * %lldLL;", S->rows);
     gpuir__cg_line(C, "long long rn = r0 + %lldLL < %lldLL ? r0 + %lldLL : %lldLL;", S->rows, S->R, S->rows, S->R);
-    gpuir__cg_line(C, "float cacc[%d], tacc[%d], e, acc;", S->n_cols ? S->n_cols : 1, S->n_tots ? S->n_tots : 1);
+    int nc = S->n_cols ? S->n_cols : 1, nt = S->n_tots ? S->n_tots : 1;
+    gpuir__cg_line(C, "float cacc[%d], ccmp[%d], tacc[%d], tcmp[%d], e, acc;", nc, nc, nt, nt);
+    gpuir__cg_line(C, "double dacc;");
     for (int s = 0; s < S->n; s++) {
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
-        if (S->role[s] == GPUIR__SIB_TOTAL) gpuir__cg_line(C, "tacc[%d] = %s;", S->slot[s], gpuir__cg_sib_init(k));
+        if (S->role[s] == GPUIR__SIB_TOTAL)
+            gpuir__cg_line(C, "tacc[%d] = %s, tcmp[%d] = 0.0f;", S->slot[s], gpuir__cg_sib_init(k), S->slot[s]);
         if (S->role[s] == GPUIR__SIB_ROWS)
             gpuir__cg_line(C, "for (int q = t; q < %lld; q += %d) srow[%sq] = %s;", S->rows * 8, GPUIR__SIBLINGS_THREADS,
                            gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->rows * 8), gpuir__cg_sib_init(k));
@@ -16934,7 +17045,8 @@ static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
     gpuir__cg_line(C, "long long j = (jj + blk) %% %lldLL, c = j * %d + t;", S->chunks, GPUIR__SIBLINGS_THREADS);
     for (int s = 0; s < S->n; s++)
         if (S->role[s] == GPUIR__SIB_COLUMNS)
-            gpuir__cg_line(C, "cacc[%d] = %s;", S->slot[s], gpuir__cg_sib_init(gpuir__cg_sib_op(C, S, s)->kind));
+            gpuir__cg_line(C, "cacc[%d] = %s, ccmp[%d] = 0.0f;", S->slot[s], gpuir__cg_sib_init(gpuir__cg_sib_op(C, S, s)->kind),
+                           S->slot[s]);
     gpuir__cg_line(C, "GPUIR_WS_UNROLL4");        /* four rows' loads in flight a thread */
     gpuir__cg_open(C, "for (long long r = r0; r < rn; r++)");
     const char *idx = gpuir__cg_idx(C), *to_float = gpuir__cg_to_float(S->x->dtype);

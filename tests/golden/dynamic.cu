@@ -68,14 +68,15 @@ GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const int *x_, const int *y_, int *out0_
 /* @mixed_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_mixed_k0(GPUIR_LANE const float *w_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 4LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = 0.0f;
+        float acc = 0.0f, cmp = 0.0f;
         GPUIR_UNROLL
         for (int j = 0; j < 4; j++) {
             int i = (int)(j * 4LL + o);
             float v0 = w_[i];
             /* op 115: reduce_sum (line 31) */
-            acc = acc + v0;
+            gpuir_sum2(&acc, &cmp, v0);
         }
+        acc = gpuir_sum2_value(acc, cmp);
         float v1 = acc;
         out0_[o] = v1;
     }
@@ -95,7 +96,7 @@ GPUIR_KERNEL gpuir_k_mixed_k1(GPUIR_LANE const float *x_, const float *out0_, fl
 }
 
 /* @rows_k0: 32 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *out0_1_, long long x_d0_, long long out0_d0_, long long out0_1_d0_) {
+GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *out0_1_, float *out1_, long long x_d0_, long long out0_d0_, long long out0_1_d0_, long long out1_d0_) {
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < x_d0_; row += GPUIR_GRID_BLOCKS) {
@@ -110,6 +111,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
             x0[r * 4] = l.x; x0[r * 4 + 1] = l.y; x0[r * 4 + 2] = l.z; x0[r * 4 + 3] = l.w;
         }
         float acc1 = 0.0f;
+        float acc2 = -GPUIR_INF;
         GPUIR_UNROLL
         for (int r = 0; r < 1; r++) {
             long long q = t + r * 32LL;
@@ -119,21 +121,25 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
             /* op 121: exp (line 37) */
             float v1 = expf(v0);
             acc1 += v1;
+            acc2 = gpuir_fmax(acc2, v0);
             long long i1 = (long long)(base + q * 4 + 1);
             float v2 = x0[r * 4 + 1];
             /* op 121: exp (line 37) */
             float v3 = expf(v2);
             acc1 += v3;
+            acc2 = gpuir_fmax(acc2, v2);
             long long i2 = (long long)(base + q * 4 + 2);
             float v4 = x0[r * 4 + 2];
             /* op 121: exp (line 37) */
             float v5 = expf(v4);
             acc1 += v5;
+            acc2 = gpuir_fmax(acc2, v4);
             long long i3 = (long long)(base + q * 4 + 3);
             float v6 = x0[r * 4 + 3];
             /* op 121: exp (line 37) */
             float v7 = expf(v6);
             acc1 += v7;
+            acc2 = gpuir_fmax(acc2, v6);
         }
         acc = acc1;
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
@@ -147,45 +153,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
         GPUIR_SYNC();
         acc = red[32];
         float v8 = acc;
-        GPUIR_UNROLL
-        for (int r = 0; r < 1; r++) {
-            long long q = t + r * 32LL;
-            if (q >= 2LL) break;
-            long long i0 = (long long)(base + q * 4 + 0);
-            float v9 = x0[r * 4 + 0];
-            /* op 121: exp (line 37) */
-            float v10 = expf(v9);
-            long long i1 = (long long)(base + q * 4 + 1);
-            float v11 = x0[r * 4 + 1];
-            /* op 121: exp (line 37) */
-            float v12 = expf(v11);
-            long long i2 = (long long)(base + q * 4 + 2);
-            float v13 = x0[r * 4 + 2];
-            /* op 121: exp (line 37) */
-            float v14 = expf(v13);
-            long long i3 = (long long)(base + q * 4 + 3);
-            float v15 = x0[r * 4 + 3];
-            /* op 121: exp (line 37) */
-            float v16 = expf(v15);
-            ((float4 *)(out0_ + base))[q] = GPUIR_FLOAT4(v10, v12, v14, v16);
-        }
-        GPUIR_SYNC();
-        if (t == 0) out0_1_[row] = v8;
-    }
-}
-
-/* @rows_k1: 32 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *x_, float *out1_, long long x_d0_, long long out1_d0_) {
-    GPUIR_SHARED(float, red, 32, 0);
-    int t = GPUIR_THREAD_RANK;
-    for (long long o = GPUIR_BLOCK_RANK; o < out1_d0_; o += GPUIR_GRID_BLOCKS) {
-        float acc = -GPUIR_INF;
-        for (long long j = t; j < 8LL; j += 32) {
-            long long i = (long long)((j % 8) + (o % x_d0_) * 8);
-            float v0 = x_[i];
-            /* op 124: reduce_max (line 39) */
-            acc = gpuir_fmax(acc, (float)v0);
-        }
+        acc = acc2;
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -193,62 +161,93 @@ GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *x_, float *out1_, long long
             acc = t < 1 ? red[t] : -GPUIR_INF;
             for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         }
-        if (t == 0) out1_[o] = acc;
+        if (t == 0) red[32] = acc;
         GPUIR_SYNC();
+        acc = red[32];
+        float v9 = acc;
+        GPUIR_UNROLL
+        for (int r = 0; r < 1; r++) {
+            long long q = t + r * 32LL;
+            if (q >= 2LL) break;
+            long long i0 = (long long)(base + q * 4 + 0);
+            float v10 = x0[r * 4 + 0];
+            /* op 121: exp (line 37) */
+            float v11 = expf(v10);
+            long long i1 = (long long)(base + q * 4 + 1);
+            float v12 = x0[r * 4 + 1];
+            /* op 121: exp (line 37) */
+            float v13 = expf(v12);
+            long long i2 = (long long)(base + q * 4 + 2);
+            float v14 = x0[r * 4 + 2];
+            /* op 121: exp (line 37) */
+            float v15 = expf(v14);
+            long long i3 = (long long)(base + q * 4 + 3);
+            float v16 = x0[r * 4 + 3];
+            /* op 121: exp (line 37) */
+            float v17 = expf(v16);
+            ((float4 *)(out0_ + base))[q] = GPUIR_FLOAT4(v11, v13, v15, v17);
+        }
+        GPUIR_SYNC();
+        if (t == 0) out0_1_[row] = v8;
+        if (t == 0) out1_[row] = v9;
     }
 }
 
-/* @rows_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y_, float *out2_, long long y_d1_) {
-    GPUIR_SHARED(float, red, 32, 0);
+/* @rows_k1: 256 threads per block */
+GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *y_, float *out2_, long long y_d1_) {
+    GPUIR_SHARED(double, dred, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS) {
-        float acc = 0.0f;
+        float acc = 0.0f, cmp = 0.0f;
         for (long long j = t; j < y_d1_; j += 256) {
             long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
             float v0 = y_[i];
-            /* op 126: reduce_mean (line 40) */
-            acc = acc + (float)v0;
+            /* op 125: reduce_mean (line 40) */
+            gpuir_sum2(&acc, &cmp, (float)v0);
         }
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        if ((t & 31) == 0) red[t >> 5] = acc;
+        double dacc = (double)acc + (double)cmp;
+        for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+        if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
         if (t < 32) {
-            acc = t < 8 ? red[t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+            dacc = t < 8 ? dred[t] : 0.0;
+            for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
+        acc = (float)dacc;
         if (t == 0) out2_[o] = acc / (float)y_d1_;
         GPUIR_SYNC();
     }
 }
 
-/* @rows_k3: 32 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out3_, long long y_d1_, long long out3_d0_) {
-    GPUIR_SHARED(float, red, 32, 0);
+/* @rows_k2: 32 threads per block */
+GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y_, float *out3_, long long y_d1_, long long out3_d0_) {
+    GPUIR_SHARED(double, dred, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < out3_d0_; o += GPUIR_GRID_BLOCKS) {
-        float acc = 0.0f;
+        float acc = 0.0f, cmp = 0.0f;
         for (long long j = t; j < 5LL; j += 32) {
             long long i = (long long)((o % y_d1_) + (j % 5) * y_d1_);
             float v0 = y_[i];
-            /* op 128: reduce_mean (line 41) */
-            acc = acc + (float)v0;
+            /* op 127: reduce_mean (line 41) */
+            gpuir_sum2(&acc, &cmp, (float)v0);
         }
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        if ((t & 31) == 0) red[t >> 5] = acc;
+        double dacc = (double)acc + (double)cmp;
+        for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+        if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
         if (t < 32) {
-            acc = t < 1 ? red[t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+            dacc = t < 1 ? dred[t] : 0.0;
+            for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
+        acc = (float)dacc;
         if (t == 0) out3_[o] = acc / 5.0f;
         GPUIR_SYNC();
     }
 }
 
-/* @rows_k4: 256 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k4(GPUIR_LANE const float *y_, float *out4_, long long y_d1_, long long out4_d1_) {
-    /* op 130: softmax (line 42) */
+/* @rows_k3: 256 threads per block */
+GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out4_, long long y_d1_, long long out4_d1_) {
+    /* op 129: softmax (line 42) */
     GPUIR_SHARED(float, red, 66, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
@@ -291,7 +290,7 @@ GPUIR_KERNEL gpuir_k_int_rows_k0(GPUIR_LANE const int *x_, int *out0_, long long
         for (long long j = t; j < 6LL; j += 32) {
             long long i = (long long)((j % 6) + (o % x_d0_) * 6);
             int v0 = x_[i];
-            /* op 138: reduce_sum (line 47) */
+            /* op 136: reduce_sum (line 47) */
             acc = acc + (long long)v0;
         }
         for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
@@ -315,7 +314,7 @@ GPUIR_KERNEL gpuir_k_int_rows_k1(GPUIR_LANE const int *x_, int *out1_, long long
         for (long long j = t; j < 6LL; j += 32) {
             long long i = (long long)((j % 6) + (o % x_d0_) * 6);
             int v0 = x_[i];
-            /* op 140: reduce_mean (line 48) */
+            /* op 138: reduce_mean (line 48) */
             acc = acc + (long long)v0;
         }
         for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
@@ -332,7 +331,7 @@ GPUIR_KERNEL gpuir_k_int_rows_k1(GPUIR_LANE const int *x_, int *out1_, long long
 
 /* @int_rows_k2: 32 threads per block */
 GPUIR_KERNEL gpuir_k_int_rows_k2(GPUIR_LANE const float *z_, float *out2_, long long z_d0_, long long out2_d0_) {
-    /* op 142: softmax (line 49) */
+    /* op 140: softmax (line 49) */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < z_d0_; row += GPUIR_GRID_BLOCKS) {
@@ -413,12 +412,12 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *x_, const float *w_, const fl
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= out0_d0_ || gn >= out0_d1_) continue;
             long long i = (long long)(batch * (out0_d0_ * out0_d1_) + gm * out0_d1_ + gn);
-            /* op 147: matmul (line 54) */
+            /* op 145: matmul (line 54) */
             float v0 = (float)acc[r];
-            /* op 148: add (line 55) */
+            /* op 146: add (line 55) */
             float v1 = b_[i % out0_d1_];
             float v2 = v0 + v1;
-            /* op 149: gelu (line 56) */
+            /* op 147: gelu (line 56) */
             float v3 = gpuir_gelu(v2);
             out0_[i] = v3;
         }
@@ -458,7 +457,7 @@ GPUIR_KERNEL gpuir_k_bmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 3LL || gn >= 5LL) continue;
             long long i = (long long)(batch * 15LL + gm * 5LL + gn);
-            /* op 152: matmul (line 61) */
+            /* op 150: matmul (line 61) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }
@@ -498,7 +497,7 @@ GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
             if (e >= 4096 || gm >= 8LL || gn >= 8LL) continue;
             long long i = (long long)(batch * 64LL + gm * 8LL + gn);
-            /* op 155: matmul (line 66) */
+            /* op 153: matmul (line 66) */
             float v0 = (float)acc[r];
             out0_[i] = v0;
         }
@@ -510,7 +509,7 @@ GPUIR_KERNEL gpuir_k_tr_k0(GPUIR_LANE const float *x_, float *out0_, long long x
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 158: transpose (line 71) */
+        /* op 156: transpose (line 71) */
         float v0 = x_[(i % out0_d1_) * 8 + (i / out0_d1_ % 8)];
         out0_[i] = v0;
     }
@@ -521,7 +520,7 @@ GPUIR_KERNEL gpuir_k_tr_k1(GPUIR_LANE float *out0_, long long out0_d1_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (8LL * out0_d1_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 160: exp (line 72) */
+        /* op 158: exp (line 72) */
         float v0 = out0_[i];
         float v1 = expf(v0);
         out0_[i] = v1;
@@ -533,7 +532,7 @@ GPUIR_KERNEL gpuir_k_tr_k2(GPUIR_LANE const float *y_, float *out1_, long long y
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < (6LL * out1_d0_); ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         long long i = (long long)ii;
-        /* op 162: transpose (line 73) */
+        /* op 160: transpose (line 73) */
         float v0 = y_[(i % 2) * (3LL * y_d1_) + (i / 2 % 3) + (i / 6 % out1_d0_) * 3];
         out1_[i] = v0;
     }
@@ -559,19 +558,16 @@ static void gpuir_k_mixed_k1_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_mixed_k1(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(long long *)p[3], *(long long *)p[4]);
 }
 static void gpuir_k_rows_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_rows_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(long long *)p[3], *(long long *)p[4], *(long long *)p[5]);
+    gpuir_k_rows_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(float **)p[3], *(long long *)p[4], *(long long *)p[5], *(long long *)p[6], *(long long *)p[7]);
 }
 static void gpuir_k_rows_k1_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_rows_k1(l, *(float **)p[0], *(float **)p[1], *(long long *)p[2], *(long long *)p[3]);
+    gpuir_k_rows_k1(l, *(float **)p[0], *(float **)p[1], *(long long *)p[2]);
 }
 static void gpuir_k_rows_k2_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_rows_k2(l, *(float **)p[0], *(float **)p[1], *(long long *)p[2]);
+    gpuir_k_rows_k2(l, *(float **)p[0], *(float **)p[1], *(long long *)p[2], *(long long *)p[3]);
 }
 static void gpuir_k_rows_k3_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_rows_k3(l, *(float **)p[0], *(float **)p[1], *(long long *)p[2], *(long long *)p[3]);
-}
-static void gpuir_k_rows_k4_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_rows_k4(l, *(float **)p[0], *(float **)p[1], *(long long *)p[2], *(long long *)p[3]);
 }
 static void gpuir_k_int_rows_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_int_rows_k0(l, *(int **)p[0], *(int **)p[1], *(long long *)p[2], *(long long *)p[3]);
@@ -607,11 +603,10 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_ints_k0", gpuir_k_ints_k0_emu, 0u, 0u, 0, 3u, 0u},
     {"gpuir_k_mixed_k0", gpuir_k_mixed_k0_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_mixed_k1", gpuir_k_mixed_k1_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 3u, 0u},
-    {"gpuir_k_rows_k1", gpuir_k_rows_k1_emu, 128u, 0u, 1, 2u, 0u},
-    {"gpuir_k_rows_k2", gpuir_k_rows_k2_emu, 128u, 0u, 1, 2u, 0u},
-    {"gpuir_k_rows_k3", gpuir_k_rows_k3_emu, 128u, 0u, 1, 2u, 0u},
-    {"gpuir_k_rows_k4", gpuir_k_rows_k4_emu, 264u, 0u, 1, 2u, 0u},
+    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 4u, 0u},
+    {"gpuir_k_rows_k1", gpuir_k_rows_k1_emu, 256u, 0u, 1, 2u, 0u},
+    {"gpuir_k_rows_k2", gpuir_k_rows_k2_emu, 256u, 0u, 1, 2u, 0u},
+    {"gpuir_k_rows_k3", gpuir_k_rows_k3_emu, 264u, 0u, 1, 2u, 0u},
     {"gpuir_k_int_rows_k0", gpuir_k_int_rows_k0_emu, 256u, 0u, 1, 2u, 0u},
     {"gpuir_k_int_rows_k1", gpuir_k_int_rows_k1_emu, 256u, 0u, 1, 2u, 0u},
     {"gpuir_k_int_rows_k2", gpuir_k_int_rows_k2_emu, 132u, 0u, 1, 2u, 0u},

@@ -26,25 +26,27 @@ GPUIR_KERNEL gpuir_k_rowmax_k0(GPUIR_LANE const float *x_, float *out0_) {
 
 /* @reduce_sum_f32_1_k0: 64 threads per block */
 GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x_, float *out0_) {
-    GPUIR_SHARED(float, red, 32, 0);
+    GPUIR_SHARED(double, dred, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 30LL; o += GPUIR_GRID_BLOCKS) {
-        float acc = 0.0f;
+        float acc = 0.0f, cmp = 0.0f;
         for (long long j = t; j < 37LL; j += 64) {
             int i = (int)((o % 5) + (j % 37) * 5 + (o / 5 % 6) * 185);
             /* op 68: abs (line 11) */
             float v0 = x_[i];
             float v1 = fabsf(v0);
             /* op 69: reduce_sum (line 12) */
-            acc = acc + (float)v1;
+            gpuir_sum2(&acc, &cmp, (float)v1);
         }
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        if ((t & 31) == 0) red[t >> 5] = acc;
+        double dacc = (double)acc + (double)cmp;
+        for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+        if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
         if (t < 32) {
-            acc = t < 2 ? red[t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+            dacc = t < 2 ? dred[t] : 0.0;
+            for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
+        acc = (float)dacc;
         if (t == 0) out0_[o] = acc;
         GPUIR_SYNC();
     }
@@ -52,25 +54,27 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x_, float *out0
 
 /* @reduce_sum_f32_0_2_k0: 32 threads per block */
 GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x_, float *out0_) {
-    GPUIR_SHARED(float, red, 32, 0);
+    GPUIR_SHARED(double, dred, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 37LL; o += GPUIR_GRID_BLOCKS) {
-        float acc = 0.0f;
+        float acc = 0.0f, cmp = 0.0f;
         for (long long j = t; j < 30LL; j += 32) {
             int i = (int)((j % 5) + (o % 37) * 5 + (j / 5 % 6) * 185);
             /* op 73: abs (line 17) */
             float v0 = x_[i];
             float v1 = fabsf(v0);
             /* op 74: reduce_sum (line 18) */
-            acc = acc + (float)v1;
+            gpuir_sum2(&acc, &cmp, (float)v1);
         }
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        if ((t & 31) == 0) red[t >> 5] = acc;
+        double dacc = (double)acc + (double)cmp;
+        for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+        if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
         if (t < 32) {
-            acc = t < 1 ? red[t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+            dacc = t < 1 ? dred[t] : 0.0;
+            for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
+        acc = (float)dacc;
         if (t == 0) out0_[o] = acc;
         GPUIR_SYNC();
     }
@@ -306,8 +310,8 @@ gpuir_k_mlp_k1(l, *(float **)p[0], *(float **)p[1]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
 {"gpuir_k_rowmax_k0", gpuir_k_rowmax_k0_emu, 128u, 0u, 1, 2u, 0u},
-{"gpuir_k_reduce_sum_f32_1_k0", gpuir_k_reduce_sum_f32_1_k0_emu, 128u, 0u, 1, 2u, 0u},
-{"gpuir_k_reduce_sum_f32_0_2_k0", gpuir_k_reduce_sum_f32_0_2_k0_emu, 128u, 0u, 1, 2u, 0u},
+{"gpuir_k_reduce_sum_f32_1_k0", gpuir_k_reduce_sum_f32_1_k0_emu, 256u, 0u, 1, 2u, 0u},
+{"gpuir_k_reduce_sum_f32_0_2_k0", gpuir_k_reduce_sum_f32_0_2_k0_emu, 256u, 0u, 1, 2u, 0u},
 {"gpuir_k_reduce_max_f16_2_k_k0", gpuir_k_reduce_max_f16_2_k_k0_emu, 128u, 0u, 1, 2u, 0u},
 {"gpuir_k_reduce_mean_i32_0_1_2_k0", gpuir_k_reduce_mean_i32_0_1_2_k0_emu, 256u, 0u, 1, 2u, 0u},
 {"gpuir_k_reduce_sum_i64_1_k0", gpuir_k_reduce_sum_i64_1_k0_emu, 256u, 0u, 1, 2u, 0u},

@@ -14,17 +14,19 @@
 GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float *out1_, float *out2_, float *partials_, int *counters_) {
     GPUIR_SHARED(float, red, 32, 0);
     GPUIR_SHARED(unsigned, ticket, 1, 128);
-    GPUIR_SHARED(float, srow, 8, 144);
+    GPUIR_SHARED(double, dred, 32, 144);
+    GPUIR_SHARED(float, srow, 8, 400);
     int t = GPUIR_THREAD_RANK, lane = t & 31, warp = t >> 5;
     long long blk = GPUIR_BLOCK_RANK, r0 = blk * 1LL;
     long long rn = r0 + 1LL < 70LL ? r0 + 1LL : 70LL;
-    float cacc[1], tacc[1], e, acc;
+    float cacc[1], ccmp[1], tacc[1], tcmp[1], e, acc;
+    double dacc;
     for (int q = t; q < 8; q += 256) srow[q] = 0.0f;
-    tacc[0] = 0.0f;
+    tacc[0] = 0.0f, tcmp[0] = 0.0f;
     GPUIR_SYNC();
     for (long long jj = 0; jj < 2LL; jj++) {
         long long j = (jj + blk) % 2LL, c = j * 256 + t;
-        cacc[0] = -GPUIR_INF;
+        cacc[0] = -GPUIR_INF, ccmp[0] = 0.0f;
         GPUIR_WS_UNROLL4
         for (long long r = r0; r < rn; r++) {
             int i = (int)(r * 300LL + (c < 300LL ? c : 0));
@@ -40,9 +42,9 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
                 srow[(r - r0) * 8 + warp] = srow[(r - r0) * 8 + warp] + e;
             }
             e = c < 300LL ? v0 : 0.0f;
-            tacc[0] = tacc[0] + e;
+            gpuir_sum2(&tacc[0], &tcmp[0], e);
         }
-        if (c < 300LL) partials_[blk * 300LL + c] = cacc[0];
+        if (c < 300LL) gpuir_put2(&partials_[2 * (blk * 300LL + c)], (double)cacc[0]);
         GPUIR_WS_FENCE();
         GPUIR_SYNC();
         if (t == 0) ticket[0] = (unsigned)GPUIR_WS_TICKET(&counters_[j]);
@@ -51,9 +53,7 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
             GPUIR_WS_FENCE();
             if (c < 300LL) {
                 acc = -GPUIR_INF;
-                for (long long q = 0; q < 70LL; q++) {
-                    acc = gpuir_fmax(acc, ((volatile float *)partials_)[q * 300LL + c]);
-                }
+                for (long long q = 0; q < 70LL; q++) acc = gpuir_fmax(acc, ((volatile float *)partials_)[2 * (q * 300LL + c)]);
                 out0_[c] = acc;
             }
         }
@@ -66,15 +66,15 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
         }
         out1_[r0 + q] = acc;
     }
-    acc = tacc[0];
-    for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-    if ((t & 31) == 0) red[t >> 5] = acc;
+    dacc = gpuir_sum2_double(tacc[0], tcmp[0]);
+    for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+    if ((t & 31) == 0) dred[t >> 5] = dacc;
     GPUIR_SYNC();
     if (t < 32) {
-        acc = t < 8 ? red[t] : 0.0f;
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+        dacc = t < 8 ? dred[t] : 0.0;
+        for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
     }
-    if (t == 0) partials_[21000LL + blk] = acc;
+    if (t == 0) gpuir_put2(&partials_[2 * (21000LL + blk)], dacc);
     GPUIR_SYNC();
     GPUIR_WS_FENCE();
     GPUIR_SYNC();
@@ -83,10 +83,9 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
     if (ticket[0] == 69u) {
         GPUIR_WS_FENCE();
         if (t == 0) {
-            acc = 0.0f;
-            for (long long q = 0; q < 70LL; q++) {
-                acc = acc + ((volatile float *)partials_)[21000LL + q];
-            }
+            dacc = 0.0;
+            for (long long q = 0; q < 70LL; q++) dacc += gpuir_get2(&((volatile float *)partials_)[2 * (21000LL + q)]);
+            acc = (float)dacc;
             out2_[0] = acc;
         }
     }
@@ -111,7 +110,7 @@ static void gpuir_k_siblings_k0_zero_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_siblings_k0_zero(l, *(int **)p[0]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_siblings_k0", gpuir_k_siblings_k0_emu, 176u, 0u, 1, 6u, 0u},
+    {"gpuir_k_siblings_k0", gpuir_k_siblings_k0_emu, 432u, 0u, 1, 6u, 0u},
     {"gpuir_k_siblings_k0_zero", gpuir_k_siblings_k0_zero_emu, 0u, 0u, 0, 1u, 0u},
     {0, 0, 0, 0, 0, 0, 0}
 };
