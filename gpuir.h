@@ -1535,8 +1535,8 @@ typedef enum gpuir__attr_key {
     GPUIR__KEY_PERM, GPUIR__KEY_VALUE, GPUIR__KEY_NAME, GPUIR__KEY_AXIS, GPUIR__KEY_DIMS_OF, GPUIR__KEY_KERNEL,
     GPUIR__KEY_GRID, GPUIR__KEY_BLOCK, GPUIR__KEY_SMEM, GPUIR__KEY_STREAM, GPUIR__KEY_WAIT, GPUIR__KEY_EVENT,
     GPUIR__KEY_EVENTS, GPUIR__KEY_FUSION, GPUIR__KEY_FORM, GPUIR__KEY_SCALE, GPUIR__KEY_CAUSAL,
-    GPUIR__KEY_CAUSAL_OFFSET, GPUIR__KEY_SEQ_DIM, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT,
-    GPUIR__KEY_COUNT
+    GPUIR__KEY_CAUSAL_OFFSET, GPUIR__KEY_SEQ_DIM, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT, GPUIR__KEY_ROUND_SCORES,
+    GPUIR__KEY_COUNT                /* at most 32: op_attrs keeps a set of keys in 32 bits */
 } gpuir__attr_key;
 
 typedef struct gpuir__attr {
@@ -2087,7 +2087,7 @@ static const struct gpuir__attr_key_info {
     {"form", GPUIR__ATTR_STRING, "a string"},
     {"scale", GPUIR__ATTR_FLOAT, "a float"}, {"causal", GPUIR__ATTR_BOOL, "a bool"},
     {"causal_offset", GPUIR__ATTR_INT, "an integer"}, {"seq_dim", GPUIR__ATTR_INT, "an integer"},
-    {"causal_bottom_right", GPUIR__ATTR_BOOL, "a bool"},
+    {"causal_bottom_right", GPUIR__ATTR_BOOL, "a bool"}, {"round_scores", GPUIR__ATTR_INT, "an integer"},
 };
 
 static gpuir__attr_key gpuir__attr_key_of(const char *name) {
@@ -2193,7 +2193,7 @@ static uint32_t gpuir__class_attrs(gpuir__op_class c) {
     case GPUIR__CLASS_SOFTMAX: return GPUIR__KEYS(AXIS);
     case GPUIR__CLASS_ATTENTION:
         return GPUIR__KEYS(SCALE) | GPUIR__KEYS(CAUSAL) | GPUIR__KEYS(CAUSAL_OFFSET) | GPUIR__KEYS(SEQ_DIM) |
-               GPUIR__KEYS(CAUSAL_BOTTOM_RIGHT);
+               GPUIR__KEYS(CAUSAL_BOTTOM_RIGHT) | GPUIR__KEYS(ROUND_SCORES);
     default: return 0;
     }
 }
@@ -2981,6 +2981,11 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
                 ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_offset needs causal = true")
                 : gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT) && !gpuir__attr_flag(as, GPUIR__KEY_CAUSAL)
                 ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_bottom_right needs causal = true")
+                : gpuir__attrs_key(as, GPUIR__KEY_ROUND_SCORES) &&
+                  (uint64_t)gpuir__attrs_key(as, GPUIR__KEY_ROUND_SCORES)->i > 3
+                ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: round_scores is 0 to 3 (the steps rounded: "
+                              "the product, the scale, the mask), got %lld",
+                              (long long)gpuir__attrs_key(as, GPUIR__KEY_ROUND_SCORES)->i)
                 : gpuir__attrs_key(as, GPUIR__KEY_SEQ_DIM)
                 ? gpuir__infer_attention_seq(ctx, in, n, gpuir__attrs_key(as, GPUIR__KEY_SEQ_DIM)->i, out)
                 : gpuir__infer_attention(ctx, in, n, out);
@@ -5556,13 +5561,23 @@ static void gpuir__ref_softmax(const gpuir_array *x, gpuir_array *out, int64_t a
         }
 }
 
+/* v rounded to dtype d (f16, bf16, f32; others as they are). */
+static double gpuir__round_as(double v, gpuir_dtype d) {
+    if (d == GPUIR_F16) return gpuir__f16_to_f64(gpuir__f64_to_f16(v));
+    if (d == GPUIR_BF16) return gpuir__bf16_to_f64(gpuir__f64_to_bf16(v));
+    return d == GPUIR_F32 ? (double)(float)v : v;
+}
+
 /* attention: per batch and query row i, s_j = scale * q_i . k_j + mask[i][j]
    (-inf where causal and j > i + offset, plus Sk - Sq when bottom_right),
    then softmax over j as gpuir__ref_softmax
-   and the weighted sum of v's rows, in double, rounded once. k, v and the
+   and the weighted sum of v's rows, in double, rounded once. With
+   `rounds` (round_scores) the first `rounds` of the product, the scaled
+   scores and the masked ones are rounded to q's dtype, and so are the
+   probabilities: what the ops the attention pass took did. k, v and the
    mask broadcast over q's batch dims (the mask over its rows and keys too). */
 static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_array *out,
-                                 double scale, bool causal, int64_t offset, bool bottom_right) {
+                                 double scale, bool causal, int64_t offset, bool bottom_right, int rounds) {
     const gpuir_array *q = x[0], *k = x[1], *v = x[2], *mask = n > 3 ? x[3] : NULL;
     int r = q->rank, mr = mask ? mask->rank : 0;
     size_t Sq = (size_t)q->dims[r - 2], D = (size_t)q->dims[r - 1], Sk = (size_t)k->dims[k->rank - 2];
@@ -5586,14 +5601,21 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
             for (size_t j = 0; j < Sk; j++) {
                 double dot = 0;
                 for (size_t d = 0; d < D; d++) dot += gpuir_array_get(q, (b * Sq + i) * D + d) * gpuir_array_get(k, k0 + j * D + d);
-                s[j] = scale * dot + (mask ? gpuir_array_get(mask, m0 + i * row_stride + j * col_stride) : 0.0);
+                if (rounds >= 1) dot = gpuir__round_as(dot, q->dtype);
+                s[j] = scale * dot;
+                if (rounds >= 2) s[j] = gpuir__round_as(s[j], q->dtype);
+                s[j] += mask ? gpuir_array_get(mask, m0 + i * row_stride + j * col_stride) : 0.0;
+                if (rounds >= 3) s[j] = gpuir__round_as(s[j], q->dtype);
                 if (causal && (int64_t)j > (int64_t)i + offset) s[j] = -INFINITY;
                 mx = isnan(s[j]) || s[j] > mx ? s[j] : mx;
             }
             for (size_t j = 0; j < Sk; j++) sum += exp(s[j] - mx);
             for (size_t e = 0; e < Dv; e++) {
                 double acc = 0;
-                for (size_t j = 0; j < Sk; j++) acc += exp(s[j] - mx) / sum * gpuir_array_get(v, v0 + j * Dv + e);
+                for (size_t j = 0; j < Sk; j++) {
+                    double p = exp(s[j] - mx) / sum;
+                    acc += (rounds ? gpuir__round_as(p, q->dtype) : p) * gpuir_array_get(v, v0 + j * Dv + e);
+                }
                 gpuir_array_set(out, (b * Sq + i) * Dv + e, acc);
             }
         }
@@ -5615,9 +5637,11 @@ static gpuir_result gpuir__ref_attention_op(gpuir__ref *R, const gpuir__op *op, 
     bool causal = gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL);
     bool bottom_right = gpuir__op_flag(R->m, op, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT);
     int64_t offset = co ? co->i : 0;
+    const gpuir__attr *rs = gpuir__attr_get(R->m, op, GPUIR__KEY_ROUND_SCORES);
+    int rounds = rs ? (int)rs->i : 0;
     int r = x[0]->rank, s = sd ? (int)sd->i : r - 2;
     if (s == r - 2)
-        return gpuir__ref_attention(x, n, out, scale, causal, offset, bottom_right) ? GPUIR_OK
+        return gpuir__ref_attention(x, n, out, scale, causal, offset, bottom_right, rounds) ? GPUIR_OK
                                                                                    : gpuir__oom(R->ctx, "attention");
     int64_t perm[GPUIR_MAX_RANK], back[GPUIR_MAX_RANK];
     gpuir__attn_seq_perm(s, r, perm);
@@ -5637,7 +5661,7 @@ static gpuir_result gpuir__ref_attention_op(gpuir__ref *R, const gpuir__op *op, 
     gpuir_type ot = gpuir_tensor_type(out->dtype, r, out->dims);
     ot = gpuir__attn_logical(&ot, s);
     if (!res) res = gpuir_array_alloc(R->ctx, &l[4], out->dtype, r, ot.dims);
-    if (!res && !gpuir__ref_attention(in, n, &l[4], scale, causal, offset, bottom_right))
+    if (!res && !gpuir__ref_attention(in, n, &l[4], scale, causal, offset, bottom_right, rounds))
         res = gpuir__oom(R->ctx, "attention");
     if (!res) gpuir__ref_transpose(&l[4], out, back);
     for (int i = 0; i < 5; i++) gpuir_array_release(&l[i]);
@@ -7760,6 +7784,8 @@ typedef struct gpuir__attn_found {
     double scale;
     bool causal;
     int64_t offset;             /* causal_offset */
+    int rounds;                 /* round_scores: the steps the pattern rounded to q's dtype (3: every op of
+                                   that dtype; 2 or 1: a cast to f32 after the scale, after the product) */
 } gpuir__attn_found;
 
 /* The defining op of value v when the op is of kind `kind` and v has
@@ -7835,7 +7861,9 @@ static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v, const
 /* The scores matmul q k^T behind value s (after the scale and mask). */
 static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
-    s = gpuir__attn_unwiden(m, s, uses, &users);
+    uint32_t narrow = gpuir__attn_unwiden(m, s, uses, &users);
+    if (narrow != s) x->rounds = 1;         /* the product rounded, then f32 */
+    s = narrow;
     const gpuir__op *mm = gpuir__attn_def(m, s, GPUIR_OP_MATMUL, uses, users);
     if (!mm || mm->n_attrs > (gpuir__op_flag(m, mm, GPUIR__KEY_TRANSPOSE_B) ? 1u : 0u)) return false;
     x->q = gpuir__op_operand(m, mm, 0);
@@ -7866,13 +7894,17 @@ static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const ui
 /* The scale (mul by a splat, div by one) and then the scores, behind s. */
 static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
-    s = gpuir__attn_unwiden(m, s, uses, &users);
+    uint32_t narrow = gpuir__attn_unwiden(m, s, uses, &users);
+    if (narrow != s) x->rounds = 2;         /* the product and the scale rounded, then f32 */
+    s = narrow;
     const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_MUL, uses, users);
     if (!op) op = gpuir__attn_def(m, s, GPUIR_OP_DIV, uses, users);
     if (!op) return gpuir__attn_match_scores(m, s, uses, users, x);
     const gpuir_type *out = &gpuir__value_at(m, s)->type;
+    int rounds = x->rounds;
     for (uint32_t side = 0; side < (op->kind == GPUIR_OP_MUL ? 2u : 1u); side++) {
         uint32_t c = gpuir__op_operand(m, op, 1 - side), scores = gpuir__op_operand(m, op, side);
+        x->rounds = rounds;                 /* what a failed side's match found goes */
         double v;
         if (!gpuir__attn_splat(m, c, &v) || !gpuir__type_same(&gpuir__value_at(m, scores)->type, out)) continue;
         x->scale = op->kind == GPUIR_OP_MUL ? v : 1.0 / v;
@@ -7888,8 +7920,10 @@ static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const ui
     const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_ADD, uses, users);
     if (!op) return gpuir__attn_match_scaled(m, s, uses, users, x);
     const gpuir_type *out = &gpuir__value_at(m, s)->type;
+    int rounds = x->rounds;
     for (uint32_t side = 0; side < 2; side++) {
         uint32_t mask = gpuir__op_operand(m, op, 1 - side), scores = gpuir__op_operand(m, op, side);
+        x->rounds = rounds;
         const gpuir_type *mt = &gpuir__value_at(m, mask)->type;
         if (!gpuir__type_same(&gpuir__value_at(m, scores)->type, out)) continue;
         x->causal = gpuir__attn_causal_constant(m, mask, out, &x->offset);
@@ -8072,6 +8106,7 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_
     memset(x, 0, sizeof *x);
     x->seq = -1;
     x->scale = 1.0;
+    x->rounds = 3;                          /* no cast: every step in q's dtype (gpuir__attn_match_scores, _scaled) */
     if (op->kind != GPUIR_OP_MATMUL || !op->result || op->n_attrs) return false;
     uint32_t a, users;
     if (!gpuir__attn_match_softmax(m, gpuir__attn_unnarrow(m, gpuir__op_operand(m, op, 0), uses), uses, &a, &users))
@@ -8132,6 +8167,7 @@ static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
     if (x->causal) gpuir__attr_push_int(m, "causal", GPUIR__ATTR_BOOL, 1);
     if (x->causal && x->offset) gpuir__attr_push_int(m, "causal_offset", GPUIR__ATTR_INT, x->offset);
     if (x->seq >= 0) gpuir__attr_push_int(m, "seq_dim", GPUIR__ATTR_INT, x->seq);
+    gpuir__attr_push_int(m, "round_scores", GPUIR__ATTR_INT, x->rounds);
     uint32_t n_attrs = (uint32_t)stbds_arrlenu(m->attrs) - first;
     uint32_t o = gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first, n_attrs, NULL).id;
     if (o && x->group) {        /* the result back to [.., H, Sq, D] (a view) */
@@ -13284,6 +13320,18 @@ static void gpuir__cg_count(const gpuir__cg *C, gpuir__str *s, const gpuir_type 
 
 /* ---- values ---- */
 
+/* x as a C float literal (1.0f, 0.125f, GPUIR_INF, GPUIR_NAN) in buf. */
+static const char *gpuir__cg_float_text(char *buf, size_t size, double f) {
+    float x = (float)f;
+    if (isnan(x)) snprintf(buf, size, "GPUIR_NAN");
+    else if (isinf(x)) snprintf(buf, size, "%sGPUIR_INF", x < 0 ? "-" : "");
+    else {
+        int n = snprintf(buf, size, "%.9g", (double)x);
+        snprintf(buf + n, size - (size_t)n, "%sf", strpbrk(buf, ".e") ? "" : ".0");
+    }
+    return buf;
+}
+
 static void gpuir__cg_literal(gpuir__str *s, gpuir_dtype dt, const gpuir__attr *v) {
     if (!gpuir_dtype_is_float(dt)) {
         int64_t i = v->kind == GPUIR__ATTR_INT ? v->i : (int64_t)v->f;
@@ -13292,14 +13340,8 @@ static void gpuir__cg_literal(gpuir__str *s, gpuir_dtype dt, const gpuir__attr *
         return;
     }
     double f = v->kind == GPUIR__ATTR_INT ? (double)v->i : v->f;
-    float x = (float)f;
-    if (isnan(x)) gpuir__str_appendf(s, "GPUIR_NAN");
-    else if (isinf(x)) gpuir__str_appendf(s, "%sGPUIR_INF", x < 0 ? "-" : "");
-    else {
-        char b[48];
-        snprintf(b, sizeof b, "%.9g", (double)x);
-        gpuir__str_appendf(s, "%s%sf", b, strpbrk(b, ".e") ? "" : ".0");
-    }
+    char b[48];
+    gpuir__str_appendf(s, "%s", gpuir__cg_float_text(b, sizeof b, f));
 }
 
 /* The functions that convert a dtype's storage to the float it computes
@@ -16228,7 +16270,8 @@ typedef struct gpuir__cg_attn {
     char dyn_offset[720];       /* causal_bottom_right over dynamic lengths: " + (int)(Sk - Sq)", else "" */
     char plus_offset[752];      /* " + offset" and dyn_offset, "" for neither */
     double scale;
-    const char *mma, *load, *pack;
+    int rounds;                 /* round_scores: the product, the scale, the mask rounded to q's dtype (the first n) */
+    const char *mma, *load, *pack, *round;
 } gpuir__cg_attn;
 
 /* Whether the kernel computes anything but op (constants aside). */
@@ -16328,6 +16371,9 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     bool bf = qt->dtype == GPUIR_BF16;
     A->mma = bf ? "BF16" : "F16";
     A->load = bf ? "gpuir_bf16_to_f32" : "gpuir_f16_to_f32";
+    A->round = bf ? "gpuir_round_bf16" : "gpuir_round_f16";
+    const gpuir__attr *rs = gpuir__attr_get(m, op, GPUIR__KEY_ROUND_SCORES);
+    A->rounds = rs ? (int)rs->i : 0;
     A->pack = bf ? "gpuir_pack_bf16x2" : "gpuir_pack_f16x2";
     if (A->pq < 0 || A->pk < 0 || A->pv < 0 || A->po < 0 || (n == 5 && A->pm < 0))
         return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
@@ -16405,10 +16451,23 @@ static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_close(C);
 }
 
+/* Score x scaled in natural units, rounded as round_scores says (the
+   product, then the scaled value, to q's dtype), into buf. */
+static const char *gpuir__cg_attn_scaled(const gpuir__cg_attn *A, const char *x, char *buf, size_t size) {
+    char prod[96];
+    snprintf(prod, sizeof prod, "%s(%s)", A->round, x);
+    if (A->rounds >= 2) snprintf(buf, size, "%s(%s * sc)", A->round, prod);
+    else snprintf(buf, size, "%s * sc", prod);
+    return buf;
+}
+
 /* Scores to log2 units; the mask operand; -inf past Sk and, causal,
    past the row's index plus the offset, only in the tiles that reach
-   there (`edge`): the others (without a mask operand) just scale. */
+   there (`edge`): the others (without a mask operand) just scale. With
+   round_scores the steps it names are rounded to q's dtype in natural
+   units first (the ops the pattern ran: gpuir__cg_attn_scaled). */
 static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
+    char scaled[240];
     gpuir__cg_line(C, "int k0 = j * %d;", GPUIR__ATTN_BC);
     if (A->causal)
         gpuir__cg_line(C, "int edge = k0 + %d > %s || k0 + %d > r0 + warp * 16%s;", GPUIR__ATTN_BC,
@@ -16417,7 +16476,13 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
     if (A->pm < 0) {
         gpuir__cg_open(C, "if (!edge)");
         gpuir__cg_line(C, "GPUIR_UNROLL");
-        gpuir__cg_line(C, "for (int n = 0; n < 8; n++) s[n][0] *= sl2, s[n][1] *= sl2, s[n][2] *= sl2, s[n][3] *= sl2;");
+        if (A->rounds) {
+            gpuir__cg_line(C, "for (int n = 0; n < 8; n++)");
+            gpuir__cg_line(C, "    for (int f = 0; f < 4; f++) s[n][f] = %s * 1.44269504f;",
+                           gpuir__cg_attn_scaled(A, "s[n][f]", scaled, sizeof scaled));
+        } else {
+            gpuir__cg_line(C, "for (int n = 0; n < 8; n++) s[n][0] *= sl2, s[n][1] *= sl2, s[n][2] *= sl2, s[n][3] *= sl2;");
+        }
         C->depth--;
         gpuir__cg_open(C, "} else");
     }
@@ -16427,7 +16492,8 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_open(C, "for (int f = 0; f < 4; f++)");
     gpuir__cg_line(C,
                    "int row = r0 + warp * 16 + g + f / 2 * 8, col = k0 + n * 8 + q4 * 2 + f %% 2;");
-    gpuir__cg_line(C, "float sx = s[n][f] * sl2;");
+    if (A->rounds) gpuir__cg_line(C, "float sx = %s;", gpuir__cg_attn_scaled(A, "s[n][f]", scaled, sizeof scaled));
+    else gpuir__cg_line(C, "float sx = s[n][f] * sl2;");
     if (A->pm >= 0) {
         char at[1040];
         size_t o = (size_t)snprintf(at, sizeof at, "%s", strcmp(A->mb, "0LL") ? A->mb : "");
@@ -16435,8 +16501,11 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
         if (A->mcol) o += (size_t)snprintf(at + o, sizeof at - o, "%scol", o ? " + " : "");
         if (!o) snprintf(at, sizeof at, "0");
         gpuir__cg_line(C, "if (row < %s && col < %s)", A->sq, A->sk);
-        gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
+        if (A->rounds >= 3) gpuir__cg_line(C, "    sx = %s(sx + %s(%s[%s]));", A->round, A->load, gpuir__cg_param(C, A->pm), at);
+        else if (A->rounds) gpuir__cg_line(C, "    sx += %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
+        else gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
     }
+    if (A->rounds) gpuir__cg_line(C, "sx *= 1.44269504f;");
     char causal[800] = "";
     if (A->causal) snprintf(causal, sizeof causal, " || col > row%s", A->plus_offset);
     gpuir__cg_line(C, "if (edge && (col >= %s%s)) sx = -GPUIR_INF;", A->sk, causal);
@@ -16593,7 +16662,11 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
         gpuir__cg_line(C, "unsigned short *sq = (unsigned short *)smem, *sk = sq + %lld, *sv = sk + %lld;", A.q_halves,
                        2 * A.k_stage);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q4 = lane %% 4;");
-    gpuir__cg_line(C, "const float sl2 = %.9gf;     /* the scale times log2(e): scores in exp2's units */", A.scale * 1.4426950408889634);
+    char lit[48];
+    if (A.rounds) gpuir__cg_line(C, "const float sc = %s;      /* the scale (round_scores: the steps rounded in turn) */",
+                                 gpuir__cg_float_text(lit, sizeof lit, A.scale));
+    else gpuir__cg_line(C, "const float sl2 = %s;     /* the scale times log2(e): scores in exp2's units */",
+                        gpuir__cg_float_text(lit, sizeof lit, A.scale * 1.4426950408889634));
     if (A.wgmma && !A.pv_wgmma) gpuir__cg_line(C, "int lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs);
     else if (!A.wgmma)
         gpuir__cg_line(C, "int la = (warp * 16 + lane %% 16) * %lld + lane / 16 * 8, lk = (lane %% 8 + lane / 16 * 8) * %lld + "
