@@ -6791,6 +6791,8 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // >>pass.canonicalize
 // Folds ops on constants (splats stay splats; small dense results up to
 // GPUIR__FOLD_MAX elements are computed by the reference interpreter),
+// replaces a reduction over axes of extent 1 by its operand (or a reshape
+// of it),
 // makes a reshape that only puts back a reduction's dropped dims that
 // reduction with keepdims, moves a reshape of an elementwise result only
 // it reads above the elementwise ops (they then fuse with the reshape's
@@ -7403,6 +7405,32 @@ static uint32_t gpuir__fold_binary_of_broadcast(gpuir__canon *C, const gpuir__op
     return id;
 }
 
+/* Whether op reduces over axes of static extent 1 only: each output is its
+   one input (a sum, max or mean of one value), so the reduction is its
+   operand (keepdims) or a reshape of it. A LayerNorm over rows of one
+   element is then elementwise: one kernel, not a row group's four. */
+static bool gpuir__reduce_is_unit(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *axes = gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE && op->result ?
+                              gpuir__attr_get(m, op, GPUIR__KEY_AXES) : NULL;
+    if (!axes || axes->kind != GPUIR__ATTR_INTS || !axes->n) return false;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const int64_t *ax = gpuir__ints_at(m, axes->off);
+    for (uint32_t i = 0; i < axes->n; i++)
+        if (ax[i] < 0 || ax[i] >= x->rank || x->dims[ax[i]] != 1) return false;
+    return true;
+}
+
+/* A reduction over unit axes (gpuir__reduce_is_unit) without keepdims as
+   a reshape of its operand; 0 for any other op (one with keepdims is its
+   operand: gpuir__canon_op). */
+static uint32_t gpuir__fold_unit_reduce(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    if (!gpuir__reduce_is_unit(m, op) || gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) return 0;
+    uint32_t x = gpuir__op_operand(m, op, 0);
+    gpuir_type t = gpuir__value_at(m, op->result)->type;
+    return gpuir__build_op(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &t);
+}
+
 /* One op: remap its operands, then fold it, merge it, or keep it. */
 static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     gpuir_module *m = C->m;
@@ -7415,12 +7443,20 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
         return GPUIR_OK;
     }
     uint32_t result = op->result;
+    if (gpuir__reduce_is_unit(m, op) && gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) {
+        uint32_t x = gpuir__op_operand(m, op, 0);    /* the same type: the reduction is its operand */
+        C->repl[result - 1] = x;
+        C->uses[x - 1] += C->uses[result - 1];
+        C->fused_reader[x - 1] |= C->fused_reader[result - 1];
+        return GPUIR_OK;
+    }
     uint32_t folded = op->n_operands ? gpuir__fold_splats(C, op) : 0;
     if (!folded && op->n_operands && m->ctx->result == GPUIR_OK) folded = gpuir__fold_dense(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_binary_of_broadcast(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reduce(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_elementwise(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_elementwise_of_reshape(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_unit_reduce(C, gpuir__op_at(m, op_id));
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     if ((r = gpuir__canon_fit(C)) != GPUIR_OK) return r;
     uint32_t current = folded ? (uint32_t)stbds_arrpop(m->rewrite_ops) : op_id;  /* re-added below */
