@@ -85,14 +85,17 @@ echo "mma layouts: $(grep -c '^PASS' "$OUT/mma-layouts.txt") passed, $(grep -c '
 grep -A8 '^FAIL\|probe' "$OUT/mma-layouts.txt" | head -40
 echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '^FAIL' "$OUT/cuda-graphs.txt") failed, $(grep -c '^TIMEOUT' "$OUT/cuda-graphs.txt") timed out"
 grep '^FAIL\|^TIMEOUT' "$OUT/cuda-graphs.txt" | head -20
-# The wgmma variants' runs of tests/ir/run/wgmma-variants.gir on CUDA, the
-# --sm-count ones making each block walk several tiles (test_backends runs
-# them at the device's own count, where few tiles walk).
-sed -n 's|^// RUN: gpuir-run %s \(.*\) --backend=emu\(.*\)$|\1\2|p' tests/ir/run/wgmma-variants.gir |
-while IFS= read -r args; do
-    # shellcheck disable=SC2086
-    "$OUT/gpuir-run" tests/ir/run/wgmma-variants.gir $args --backend=cuda > "$OUT/wgmma-variant.txt" 2>&1
-    echo "wgmma variant $args: exit $? $(grep -m1 -E 'matches|differ|error' "$OUT/wgmma-variant.txt")"
+# The wgmma files' emulator runs again on CUDA, each under the test time
+# limit: the variants, TF32 through bulk copies and A read M-major (not yet
+# run on a GPU), the --sm-count ones making each block walk several tiles
+# (test_backends runs them at the device's own count, where few tiles walk).
+for f in tests/ir/run/wgmma-tf32.gir tests/ir/run/wgmma-a-m-major.gir tests/ir/run/wgmma-variants.gir; do
+    sed -n 's|^// RUN: gpuir-run %s \(.*\) --backend=emu\(.*\)$|\1\2|p' $f |
+    while IFS= read -r args; do
+        # shellcheck disable=SC2086
+        timeout -k 5 "${GPU_CHECK_TEST_TIMEOUT:-120}" "$OUT/gpuir-run" $f $args --backend=cuda > "$OUT/wgmma-run.txt" 2>&1
+        echo "$(basename $f) $args: exit $? $(grep -m1 -E 'matches|differ|error' "$OUT/wgmma-run.txt")"
+    done
 done
 "$OUT/seed_matmul" > "$OUT/seed-matmul.txt" 2>&1
 echo "examples/seed_matmul: exit $?"; grep -E '^(backend|run)' "$OUT/seed-matmul.txt"
