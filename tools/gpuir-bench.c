@@ -681,6 +681,21 @@ static int mm_launch_alone(gpuir_program *p, const mm_case *c, const gpuir_array
     return rc;
 }
 
+/* The emulator's result against the interpreter's: element by element
+   within the backend's tolerance, or else, for a long K (each output a sum
+   of K f32 products: f32 accumulation drifts from the interpreter's double
+   by about sqrt(K) units in the last place), within the norm-wise bound
+   the GPU path holds gpuir and cuBLAS to (rel_error_bound). */
+static gpuir_result mm_emu_compare(gpuir_ctx *ctx, const mm_case *c, const gpuir_array *got, const gpuir_array *want,
+                                   double rtol, double atol, double *normwise) {
+    gpuir_result r = gpuir_array_compare(ctx, got, want, rtol, atol);
+    double e = r == GPUIR_ERR_MISMATCH && c->k >= 1024 ? rel_error(got, want) : 1.0;
+    if (!(e < rel_error_bound(c))) return r;
+    gpuir_ctx_clear_error(ctx);
+    if (e > *normwise) *normwise = e;           /* the largest over the checks, for the line */
+    return GPUIR_OK;
+}
+
 /* Without a GPU: the emulator at a small size, against the interpreter:
    the program run, then its kernel launched alone as the GPU path does.
    c's shape when `sized` (--m, --n, --k: keep them small, the emulator is
@@ -714,21 +729,26 @@ static int bench_mm_emu(mm_case c, bool sized) {
     gpuir_backend_tolerance(GPUIR_BACKEND_EMU, dtype, &rtol, &atol);
     gpuir_result r = gpuir_ref_run(ref, "mm", n_in, in, 1, &want);
     if (!r && p) r = gpuir_program_run(p, "mm", n_in, in, 1, &got);
-    if (!r && p) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
+    double normwise = 0;                        /* > 0: a check passed norm-wise only (mm_emu_compare) */
+    if (!r && p) r = mm_emu_compare(ctx, &c, &got, &want, rtol, atol, &normwise);
     int launch_rc = 0;
     if (!r && p) {
         memset(got.data, 0xff, gpuir_array_count(&got) * gpuir_dtype_size(dtype));
         launch_rc = mm_launch_alone(p, &c, in, n_in, &got);
-        if (!launch_rc) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
+        if (!launch_rc) r = mm_emu_compare(ctx, &c, &got, &want, rtol, atol, &normwise);
     }
     char epi_name[64], split[64], prec[32];
     mm_launch L;
     if (!p || !find_mm_launch(p, &L)) memset(&L, 0, sizeof L);
-    printf("emu %s%s%s %d x %d x %d, epilogue %s: %s%s (correctness only: the emulator's timings are not GPU timings)\n",
+    char within[96] = "";
+    if (normwise > 0)
+        snprintf(within, sizeof within, " (norm-wise: rel. err. %.1e, bound %.0e, as the GPU path)", normwise,
+                 rel_error_bound(&c));
+    printf("emu %s%s%s %d x %d x %d, epilogue %s: %s%s%s (correctness only: the emulator's timings are not GPU timings)\n",
            mm_precision(&c, prec, sizeof prec), form ? " form " : "", form ? form : "", c.m, c.n, c.k, mm_epilogue_name(&c.epi, epi_name, sizeof epi_name),
            !p || r ? gpuir_ctx_error(ctx) : launch_rc ? "the kernel launched alone failed"
                                                   : "matches the interpreter (run, and kernel launched alone)",
-           mm_split_text(&L, split, sizeof split));
+           !p || r || launch_rc ? "" : within, mm_split_text(&L, split, sizeof split));
     int rc = !p || r || launch_rc;
     for (int i = 0; i < n_in; i++) gpuir_array_release(&in[i]);
     gpuir_array_release(&want);
