@@ -2554,11 +2554,10 @@ static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
                            gpuir__string(as->m, form->off), names);
     }
     const gpuir__attr *wgmma = gpuir__attrs_key(as, GPUIR__KEY_WGMMA);
-    if (form && form->kind == GPUIR__ATTR_STRING && wgmma && wgmma->kind == GPUIR__ATTR_BOOL &&
-        (wgmma->i != 0) != (strncmp(gpuir__string(as->m, form->off), "wgmma.", 6) == 0))
-        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: wgmma = %s %s the wgmma kernel, but form = \"%s\" "
-                           "names %s: give one of them", wgmma->i ? "true" : "false", wgmma->i ? "forces" : "forbids",
-                           gpuir__string(as->m, form->off), wgmma->i ? "another kernel" : "it");
+    if (form && form->kind == GPUIR__ATTR_STRING && wgmma && wgmma->kind == GPUIR__ATTR_BOOL && !wgmma->i &&
+        strncmp(gpuir__string(as->m, form->off), "wgmma.", 6) == 0)     /* (true with another form: stage-matmul) */
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: wgmma = false forbids the wgmma kernel, but form = \"%s\" "
+                           "names it: give one of them", gpuir__string(as->m, form->off));
     const gpuir_type *a = &in[0], *b = &in[1];
     gpuir__tbuf ba, bb;
     if (a->rank < 2 || b->rank < 2)
@@ -8666,15 +8665,22 @@ static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir_
                                              const gpuir_type *a, const gpuir_type *o);
 static int gpuir__matmul_wgmma_request(const gpuir_module *m, const gpuir__op *op);
 
-/* A matmul that forces wgmma (`wgmma = true`) where it cannot run: the
-   error at its source location. */
+/* A matmul that forces wgmma (`wgmma = true`) where it cannot run, or
+   with a `form` its author wrote that names another kernel: the error at
+   its source location. (Configure, run without this pass, records such a
+   matmul's form as the layout lets it: mma.sync where it is not staged.) */
 static gpuir_result gpuir__stage_check_forced(gpuir_module *m, const gpuir__op *op) {
     if (op->kind != GPUIR_OP_MATMUL || !op->result || gpuir__matmul_wgmma_request(m, op) <= 0) return GPUIR_OK;
     const char *why = gpuir__matmul_wgmma_unfit(m, op, &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type,
                                                 &gpuir__value_at(m, op->result)->type);
-    return why ? gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE,
-                                  "matmul {wgmma = true} cannot take the wgmma kernel "
-                                  "on sm_%d: %s", gpuir__module_sm(m), why) : GPUIR_OK;
+    if (why)
+        return gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "matmul {wgmma = true} cannot take the wgmma kernel "
+                                "on sm_%d: %s", gpuir__module_sm(m), why);
+    const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+    if (form && form->kind == GPUIR__ATTR_STRING && strncmp(gpuir__string(m, form->off), "wgmma.", 6) != 0)
+        return gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "matmul: wgmma = true forces the wgmma kernel, but "
+                                "form = \"%s\" names another kernel: give one of them", gpuir__string(m, form->off));
+    return GPUIR_OK;
 }
 
 /* Whether op is a matmul the wgmma kernel takes once staged, in another
@@ -10724,10 +10730,12 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // attention's query tile); the launch follows the form, and codegen reads
 // it (gpuir__matmul_form_of, gpuir__kernel_form_of: the recorded form, else
 // the decision, for a placed module that did not run configure).
-// Reads: util, ir, build, decompose (gpuir__softmax_is_rowwise), fuse
+// Reads: util, ir, build, pass (gpuir__pass_fail: errors at the source
+// location), decompose (gpuir__softmax_is_rowwise), fuse
 // (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of,
 // the sibling groups), outline (gpuir__ids_have, gpuir__is_splat_fill),
-// stage-matmul (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT: whether B stays [K, N]).
+// stage-matmul (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT, _A_M_MAJOR_BY_DEFAULT:
+// whether B stays [K, N] and A [K, M]).
 // Writes: form, grid and block attributes. rt.exec sizes the grids of
 // dynamic kernels from gpuir__kernel_output.
 

@@ -300,7 +300,7 @@ static bool check_chunk_with(const char *text, size_t len, const char *file, con
 static bool check_chunk(const char *text, size_t len, const char *file) {
     return check_chunk_with(text, len, file, "decompose,canonicalize") &&
            check_chunk_with(text, len, file, "decompose,canonicalize,fuse,bufferize,outline") &&
-           check_chunk_with(text, len, file, "decompose,canonicalize,fuse,bufferize,outline,place,"
+           check_chunk_with(text, len, file, "decompose,canonicalize,stage-matmul,fuse,bufferize,outline,place,"
                                             "configure,plan-shared-memory");
 }
 
