@@ -2981,9 +2981,9 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
                 : gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT) && !gpuir__attr_flag(as, GPUIR__KEY_CAUSAL)
                 ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_bottom_right needs causal = true")
                 : gpuir__attrs_key(as, GPUIR__KEY_ROUND_SCORES) &&
-                  (uint64_t)gpuir__attrs_key(as, GPUIR__KEY_ROUND_SCORES)->i > 3
-                ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: round_scores is 0 to 3 (the steps rounded: "
-                              "the product, the scale, the mask), got %lld",
+                  (uint64_t)gpuir__attrs_key(as, GPUIR__KEY_ROUND_SCORES)->i > 7
+                ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: round_scores is 0 to 7 (the steps rounded: "
+                              "1 the product, 2 the scale, 4 the mask), got %lld",
                               (long long)gpuir__attrs_key(as, GPUIR__KEY_ROUND_SCORES)->i)
                 : gpuir__attrs_key(as, GPUIR__KEY_SEQ_DIM)
                 ? gpuir__infer_attention_seq(ctx, in, n, gpuir__attrs_key(as, GPUIR__KEY_SEQ_DIM)->i, out)
@@ -5571,9 +5571,9 @@ static double gpuir__round_as(double v, gpuir_dtype d) {
    (-inf where causal and j > i + offset, plus Sk - Sq when bottom_right),
    then softmax over j as gpuir__ref_softmax
    and the weighted sum of v's rows, in double, rounded once. With
-   `rounds` (round_scores) the first `rounds` of the product, the scaled
-   scores and the masked ones are rounded to q's dtype, and so are the
-   probabilities: what the ops the attention pass took did. k, v and the
+   `rounds` (round_scores, a set of steps: 1 the product, 2 the scaled
+   scores, 4 the masked ones) those steps are rounded to q's dtype, and so
+   are the probabilities: what the ops the attention pass took did. k, v and the
    mask broadcast over q's batch dims (the mask over its rows and keys too). */
 static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_array *out,
                                  double scale, bool causal, int64_t offset, bool bottom_right, int rounds) {
@@ -5600,11 +5600,11 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
             for (size_t j = 0; j < Sk; j++) {
                 double dot = 0;
                 for (size_t d = 0; d < D; d++) dot += gpuir_array_get(q, (b * Sq + i) * D + d) * gpuir_array_get(k, k0 + j * D + d);
-                if (rounds >= 1) dot = gpuir__round_as(dot, q->dtype);
+                if (rounds & 1) dot = gpuir__round_as(dot, q->dtype);
                 s[j] = scale * dot;
-                if (rounds >= 2) s[j] = gpuir__round_as(s[j], q->dtype);
+                if (rounds & 2) s[j] = gpuir__round_as(s[j], q->dtype);
                 s[j] += mask ? gpuir_array_get(mask, m0 + i * row_stride + j * col_stride) : 0.0;
-                if (rounds >= 3) s[j] = gpuir__round_as(s[j], q->dtype);
+                if (rounds & 4) s[j] = gpuir__round_as(s[j], q->dtype);
                 if (causal && (int64_t)j > (int64_t)i + offset) s[j] = -INFINITY;
                 mx = isnan(s[j]) || s[j] > mx ? s[j] : mx;
             }
@@ -7819,8 +7819,10 @@ typedef struct gpuir__attn_found {
     double scale;
     bool causal;
     int64_t offset;             /* causal_offset */
-    int rounds;                 /* round_scores: the steps the pattern rounded to q's dtype (3: every op of
-                                   that dtype; 2 or 1: a cast to f32 after the scale, after the product) */
+    int rounds;                 /* round_scores: the steps the pattern rounded to q's dtype (1 the product,
+                                   2 the scale, 4 the mask: 7 every op of that dtype; 3 or 1 a cast to f32
+                                   after the scale, after the product; a q scaled first moves the
+                                   product's rounding after the scale: gpuir__attn_match_q_scale) */
 } gpuir__attn_found;
 
 /* The defining op of value v when the op is of kind `kind` and v has
@@ -7930,7 +7932,7 @@ static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const ui
 static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
     uint32_t narrow = gpuir__attn_unwiden(m, s, uses, &users);
-    if (narrow != s) x->rounds = 2;         /* the product and the scale rounded, then f32 */
+    if (narrow != s) x->rounds = 3;         /* the product and the scale rounded, then f32 */
     s = narrow;
     const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_MUL, uses, users);
     if (!op) op = gpuir__attn_def(m, s, GPUIR_OP_DIV, uses, users);
@@ -8015,7 +8017,13 @@ static uint32_t gpuir__attn_unnarrow(const gpuir_module *m, uint32_t p, const ui
 
 /* q scaled before the product (`q * c`, `c * q` or `q / c` by a splat,
    read only there: `query * self.scaling`): the splat joins the scale
-   and q is what it scaled. */
+   and q is what it scaled. The ops rounded the product of the scaled q:
+   the kernel rounds after the scale instead of before it (round_scores 2
+   for 1). The ops also rounded q * c itself, which the kernel does not:
+   the splat joins only where that rounding is exact (a power of two) or
+   does not enlarge the scores (|c| <= 1: 1/sqrt(D), where the two agree
+   within the dtype's tolerance); a larger one stays an op of its own,
+   whose rounded q the kernel reads (q * 3.3 in bf16 was 10 % off). */
 static void gpuir__attn_match_q_scale(const gpuir_module *m, const uint32_t *uses, gpuir__attn_found *x) {
     const gpuir__op *op = gpuir__attn_def(m, x->q, GPUIR_OP_MUL, uses, 1);
     if (!op) op = gpuir__attn_def(m, x->q, GPUIR_OP_DIV, uses, 1);
@@ -8024,8 +8032,12 @@ static void gpuir__attn_match_q_scale(const gpuir_module *m, const uint32_t *use
         double v;
         if (!gpuir__attn_splat(m, c, &v) || !gpuir__type_same(&gpuir__value_at(m, q)->type, &gpuir__value_at(m, x->q)->type))
             continue;
-        x->scale *= op->kind == GPUIR_OP_MUL ? v : 1.0 / v;
+        double f = op->kind == GPUIR_OP_MUL ? v : 1.0 / v;
+        int e;
+        if (!(fabs(f) <= 1.0) && fabs(frexp(f, &e)) != 0.5) return;   /* not exact, and enlarging */
+        x->scale *= f;
         x->q = q;
+        if (x->rounds & 1) x->rounds = (x->rounds & ~1) | 2;
         return;
     }
 }
@@ -8141,7 +8153,7 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_
     memset(x, 0, sizeof *x);
     x->seq = -1;
     x->scale = 1.0;
-    x->rounds = 3;                          /* no cast: every step in q's dtype (gpuir__attn_match_scores, _scaled) */
+    x->rounds = 7;                          /* no cast: every step in q's dtype (gpuir__attn_match_scores, _scaled) */
     if (op->kind != GPUIR_OP_MATMUL || !op->result || op->n_attrs) return false;
     uint32_t a, users;
     if (!gpuir__attn_match_softmax(m, gpuir__attn_unnarrow(m, gpuir__op_operand(m, op, 0), uses), uses, &a, &users))
@@ -12197,16 +12209,6 @@ static const char gpuir__cg_helpers[] =
     "    return gpuir_as_float(u & 0xffffe000u);\n"
     "}\n"
     "GPUIR_DEVICE float gpuir_fmax(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
-    "/* A compensated sum (Neumaier): *s + *c carries what f32 additions of x\n"
-    "   to *s lose; gpuir_sum2_value reads it (*s alone where *c is not finite:\n"
-    "   an infinity or NaN in the terms, which *s already holds). */\n"
-    "GPUIR_DEVICE void gpuir_sum2(float *s, float *c, float x) {\n"
-    "    float t = *s + x;\n"
-    "    *c += fabsf(*s) >= fabsf(x) ? (*s - t) + x : (x - t) + *s;\n"
-    "    *s = t;\n"
-    "}\n"
-    "GPUIR_DEVICE float gpuir_sum2_value(float s, float c) { return c - c == 0.0f ? s + c : s; }\n"
-    "GPUIR_DEVICE double gpuir_sum2_double(float s, float c) { return c - c == 0.0f ? (double)s + (double)c : (double)s; }\n"
     "/* A double in two floats (its f32 value, then the remainder: 0 where\n"
     "   the value is not finite), and back. */\n"
     "GPUIR_DEVICE void gpuir_put2(volatile float *p, double v) {\n"
@@ -13929,16 +13931,18 @@ static void gpuir__cg_block_reduce(gpuir__cg *C, gpuir_op_kind k, bool is_float,
     gpuir__str_free(&step);
 }
 
-/* Whether a reduction sums floats with a compensated sum (gpuir_sum2 into
-   `acc` and `cmp`, the block's partials then combined in double): f32
-   additions of many terms lose what the interpreter (which sums in double)
-   keeps; a sum of 10^6 values off by 1e-3 would fail f32's tolerance. */
-static bool gpuir__cg_reduce_compensated(const gpuir__cg *C, const gpuir__op *op) {
+/* Whether a reduction sums floats in double (`dacc`, each thread's terms
+   and then the block's partials, rounded once at the end): f32 additions
+   of many terms lose what the interpreter (which sums in double) keeps (a
+   sum of 10^6 values off by 1e-3 fails f32's tolerance), and a thread's f32
+   partial can overflow where the sum does not. A double add a term is
+   nothing next to a term's load in these memory-bound kernels. */
+static bool gpuir__cg_reduce_in_double(const gpuir__cg *C, const gpuir__op *op) {
     return op->kind != GPUIR_OP_REDUCE_MAX &&
            gpuir_dtype_is_float(gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type.dtype);
 }
 
-/* The block's compensated partials (`dacc`, double: gpuir__cg_reduce_compensated)
+/* The block's partials (`dacc`, double: gpuir__cg_reduce_in_double)
    summed into thread 0's dacc: warp shuffles and a shared slot per warp
    (dred), or a shared-memory tree when the block is not whole warps. */
 static void gpuir__cg_block_sum_f64(gpuir__cg *C) {
@@ -13965,8 +13969,8 @@ static void gpuir__cg_block_sum_f64(gpuir__cg *C) {
 
 /* The body of a reduction's loop over its elements (at index `i`): the
    fused producers, the reduced value, `acc` combined with it (converted by
-   `cast`, e.g. "(float)"; a float sum compensated:
-   gpuir__cg_reduce_compensated). */
+   `cast`, e.g. "(float)"; a float sum into `dacc`, in double:
+   gpuir__cg_reduce_in_double). */
 static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__op *op,
                                           const gpuir_type *x, const char *cast) {
     gpuir__cg_reset_values(C);
@@ -13977,8 +13981,8 @@ static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__
     gpuir__cg_comment(C, C->k->ops[at], op);
     char val[40];
     snprintf(val, sizeof val, "%sv%u", cast, v);
-    if (gpuir__cg_reduce_compensated(C, op)) {
-        gpuir__cg_line(C, "gpuir_sum2(&acc, &cmp, %s);", val);
+    if (gpuir__cg_reduce_in_double(C, op)) {
+        gpuir__cg_line(C, "dacc += (double)%s;", val);
         return GPUIR_OK;
     }
     gpuir__str step = {NULL};
@@ -14003,7 +14007,9 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     char outputs[32];
     snprintf(outputs, sizeof outputs, "%lldLL", count);
     gpuir__cg_grid_loop(C, "o", outputs, false);
-    gpuir__cg_line(C, "float acc = %s, cmp = 0.0f;", init);
+    bool in_double = gpuir__cg_reduce_in_double(C, op);
+    if (in_double) gpuir__cg_line(C, "double dacc = 0.0;");
+    else gpuir__cg_line(C, "float acc = %s;", init);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int j = 0; j < %lld; j++)", rows);
     gpuir__cg_line(C, "%s i = (%s)(j * %lldLL + o);", gpuir__cg_idx(C), gpuir__cg_idx(C), count);
@@ -14011,12 +14017,12 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     if (r) return r;
     gpuir__cg_close(C);
     gpuir__cg_reset_values(C);
-    if (gpuir__cg_reduce_compensated(C, op)) gpuir__cg_line(C, "acc = gpuir_sum2_value(acc, cmp);");
     uint32_t sum = gpuir__cg_new_var(C, y->dtype);
     char mean[48], value[80];
-    snprintf(mean, sizeof mean, "acc / %lld.0f", rows);
+    if (in_double) snprintf(mean, sizeof mean, "(float)(dacc / %lld.0)", rows);
+    else snprintf(mean, sizeof mean, "acc / %lld.0f", rows);
     gpuir__cg_call(value, sizeof value, gpuir__cg_round(y->dtype),
-                   op->kind == GPUIR_OP_REDUCE_MEAN ? mean : "acc");
+                   op->kind == GPUIR_OP_REDUCE_MEAN ? mean : in_double ? "(float)dacc" : "acc");
     gpuir__cg_line(C, "float v%u = %s;", sum, value);
     C->cur[dst - 1] = sum + 1;
     for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
@@ -14092,18 +14098,19 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
                        is_float ? "-GPUIR_INF" : y->dtype == GPUIR_I32 ? "(-2147483647LL - 1)" :
                        "(-9223372036854775807LL - 1)";
     int64_t slots = C->threads % 32 == 0 ? 32 : C->threads;
-    bool compensated = gpuir__cg_reduce_compensated(C, op);
-    C->shared_bytes = (uint32_t)(slots * (is_float && !compensated ? 4 : 8));
+    bool in_double = gpuir__cg_reduce_in_double(C, op);
+    C->shared_bytes = (uint32_t)(slots * (is_float && !in_double ? 4 : 8));
     C->barriers = true;
     gpuir__str outputs = {NULL}, in_x = {NULL};
     gpuir__cg_count(C, &outputs, y);
     gpuir__cg_reduce_index(&in_x, &xd, reduced);
-    if (compensated) gpuir__cg_line(C, "GPUIR_SHARED(double, dred, %lld, 0);", (long long)slots);
+    if (in_double) gpuir__cg_line(C, "GPUIR_SHARED(double, dred, %lld, 0);", (long long)slots);
     else gpuir__cg_line(C, "GPUIR_SHARED(%s, red, %lld, 0);", acc_t, (long long)slots);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
     gpuir__cg_open(C, "for (long long o = GPUIR_BLOCK_RANK; o < %s; o += GPUIR_GRID_BLOCKS)",
                    gpuir__str_cstr(&outputs));
-    gpuir__cg_line(C, compensated ? "%s acc = %s, cmp = 0.0f;" : "%s acc = %s;", acc_t, init);
+    if (in_double) gpuir__cg_line(C, "double dacc = 0.0;");
+    else gpuir__cg_line(C, "%s acc = %s;", acc_t, init);
     gpuir__cg_open(C, "for (long long j = t; j < %s; j += %lld)", count, (long long)C->threads);
     gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), gpuir__str_cstr(&in_x));
     gpuir__str_free(&outputs);
@@ -14113,19 +14120,14 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, cast);
     if (r) return r;
     gpuir__cg_close(C);
-    if (compensated) {
-        gpuir__cg_line(C, "double dacc = (double)acc + (double)cmp;");
-        gpuir__cg_block_sum_f64(C);
-        gpuir__cg_line(C, "acc = (float)dacc;");
-    } else {
-        gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
-    }
+    if (in_double) gpuir__cg_block_sum_f64(C);
+    else gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
     const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
     char result[720];
-    if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
-    else if (is_float && !n_red.sym[0]) snprintf(result, sizeof result, "acc / %lld.0f",
-                                                 (long long)n_red.num);
-    else if (is_float) snprintf(result, sizeof result, "acc / (float)%s", count);
+    if (in_double && op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "(float)dacc");
+    else if (in_double && !n_red.sym[0]) snprintf(result, sizeof result, "(float)(dacc / %lld.0)", (long long)n_red.num);
+    else if (in_double) snprintf(result, sizeof result, "(float)(dacc / (double)%s)", count);
+    else if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
     else if (n_red.sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
     else if (n_red.num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red.num);
     else snprintf(result, sizeof result, "0LL");
@@ -16314,7 +16316,7 @@ typedef struct gpuir__cg_attn {
     char dyn_offset[720];       /* causal_bottom_right over dynamic lengths: " + (int)(Sk - Sq)", else "" */
     char plus_offset[752];      /* " + offset" and dyn_offset, "" for neither */
     double scale;
-    int rounds;                 /* round_scores: the product, the scale, the mask rounded to q's dtype (the first n) */
+    int rounds;                 /* round_scores: the steps rounded to q's dtype (1 product, 2 scale, 4 mask) */
     const char *mma, *load, *pack, *round;
 } gpuir__cg_attn;
 
@@ -16499,8 +16501,9 @@ static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
    product, then the scaled value, to q's dtype), into buf. */
 static const char *gpuir__cg_attn_scaled(const gpuir__cg_attn *A, const char *x, char *buf, size_t size) {
     char prod[96];
-    snprintf(prod, sizeof prod, "%s(%s)", A->round, x);
-    if (A->rounds >= 2) snprintf(buf, size, "%s(%s * sc)", A->round, prod);
+    if (A->rounds & 1) snprintf(prod, sizeof prod, "%s(%s)", A->round, x);
+    else snprintf(prod, sizeof prod, "%s", x);
+    if (A->rounds & 2) snprintf(buf, size, "%s(%s * sc)", A->round, prod);
     else snprintf(buf, size, "%s * sc", prod);
     return buf;
 }
@@ -16545,7 +16548,7 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
         if (A->mcol) o += (size_t)snprintf(at + o, sizeof at - o, "%scol", o ? " + " : "");
         if (!o) snprintf(at, sizeof at, "0");
         gpuir__cg_line(C, "if (row < %s && col < %s)", A->sq, A->sk);
-        if (A->rounds >= 3) gpuir__cg_line(C, "    sx = %s(sx + %s(%s[%s]));", A->round, A->load, gpuir__cg_param(C, A->pm), at);
+        if (A->rounds & 4) gpuir__cg_line(C, "    sx = %s(sx + %s(%s[%s]));", A->round, A->load, gpuir__cg_param(C, A->pm), at);
         else if (A->rounds) gpuir__cg_line(C, "    sx += %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
         else gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
     }
@@ -16899,11 +16902,11 @@ static const gpuir__op *gpuir__cg_sib_op(const gpuir__cg *C, const gpuir__cg_sib
     return gpuir__op_at(C->m, C->k->ops[S->ops[s]]);
 }
 
-/* Adds b to the sibling accumulator a (its compensation ac: a sum's
-   gpuir_sum2), or takes the max. */
-static void gpuir__cg_sib_accumulate(gpuir__cg *C, gpuir_op_kind k, const char *a, const char *ac, const char *b) {
-    if (k == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "%s = gpuir_fmax(%s, %s);", a, a, b);
-    else gpuir__cg_line(C, "gpuir_sum2(&%s, &%s, %s);", a, ac, b);
+/* Adds b to the sibling accumulator a (a double: a sum's terms in double),
+   or takes the max. */
+static void gpuir__cg_sib_accumulate(gpuir__cg *C, gpuir_op_kind k, const char *a, const char *b) {
+    if (k == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "%s = gpuir_fmax((float)%s, %s);", a, a, b);
+    else gpuir__cg_line(C, "%s += (double)%s;", a, b);
 }
 
 /* Writes `a = a (+|max) b;`. */
@@ -16914,12 +16917,13 @@ static void gpuir__cg_sib_combine(gpuir__cg *C, gpuir_op_kind k, const char *a, 
     gpuir__str_free(&step);
 }
 
-/* Writes `out[at] = acc` for sibling s (a mean divides by its count). */
+/* Writes `out[at] = acc` for sibling s (a mean divides by its count, when
+   given: 0 where acc holds the mean already). */
 static void gpuir__cg_sib_store(gpuir__cg *C, const gpuir__cg_sib *S, int s, const char *at, long long count) {
     const gpuir__op *op = gpuir__cg_sib_op(C, S, s);
     uint32_t dst = gpuir__op_operand(C->m, op, 1);
     char value[96];
-    if (op->kind == GPUIR_OP_REDUCE_MEAN) snprintf(value, sizeof value, "acc / %lld.0f", count);
+    if (op->kind == GPUIR_OP_REDUCE_MEAN && count) snprintf(value, sizeof value, "acc / %lld.0f", count);
     else snprintf(value, sizeof value, "acc");
     char stored[160];
     gpuir__cg_call(stored, sizeof stored, gpuir__cg_from_float(gpuir__value_at(C->m, dst)->type.dtype), value);
@@ -17009,11 +17013,8 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
         char acc[96], off[32];
         gpuir__cg_line(C, "e = c < %lldLL ? %s : %s;", S->Cn, xs, gpuir__cg_sib_init(k));
         if (S->role[s] == GPUIR__SIB_COLUMNS || S->role[s] == GPUIR__SIB_TOTAL) {
-            char cmp[96];
-            bool col = S->role[s] == GPUIR__SIB_COLUMNS;
-            snprintf(acc, sizeof acc, "%s[%d]", col ? "cacc" : "tacc", S->slot[s]);
-            snprintf(cmp, sizeof cmp, "%s[%d]", col ? "ccmp" : "tcmp", S->slot[s]);
-            gpuir__cg_sib_accumulate(C, k, acc, cmp, "e");
+            snprintf(acc, sizeof acc, "%s[%d]", S->role[s] == GPUIR__SIB_COLUMNS ? "cacc" : "tacc", S->slot[s]);
+            gpuir__cg_sib_accumulate(C, k, acc, "e");
             continue;
         }
         gpuir__cg_open(C, "for (int d = 16; d > 0; d >>= 1)");
@@ -17030,8 +17031,10 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
 }
 
 /* acc = the blocks' partials at float index `at` (over q) combined: a
-   sum in double (gpuir_get2), a max of their f32 values. */
-static void gpuir__cg_sib_gather(gpuir__cg *C, const gpuir__cg_sib *S, gpuir_op_kind k, const char *at) {
+   sum in double (gpuir_get2; a mean divided by its count there too, so a
+   mean of large values does not overflow f32 on the way), a max of their
+   f32 values. */
+static void gpuir__cg_sib_gather(gpuir__cg *C, const gpuir__cg_sib *S, gpuir_op_kind k, const char *at, long long count) {
     if (k == GPUIR_OP_REDUCE_MAX) {
         gpuir__cg_line(C, "acc = -GPUIR_INF;");
         gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) acc = gpuir_fmax(acc, ((volatile float *)%s)[%s]);",
@@ -17041,7 +17044,8 @@ static void gpuir__cg_sib_gather(gpuir__cg *C, const gpuir__cg_sib *S, gpuir_op_
     gpuir__cg_line(C, "dacc = 0.0;");
     gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) dacc += gpuir_get2(&((volatile float *)%s)[%s]);", S->blocks,
                    S->ws, at);
-    gpuir__cg_line(C, "acc = (float)dacc;");
+    if (k == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", count);
+    else gpuir__cg_line(C, "acc = (float)dacc;");
 }
 
 /* After a chunk's rows: its column partials out (two floats each: a
@@ -17051,11 +17055,8 @@ static void gpuir__cg_sib_columns(gpuir__cg *C, const gpuir__cg_sib *S) {
     char off[32];
     for (int s = 0; s < S->n; s++) {
         if (S->role[s] != GPUIR__SIB_COLUMNS) continue;
-        char value[80];
-        if (gpuir__cg_sib_op(C, S, s)->kind == GPUIR_OP_REDUCE_MAX) snprintf(value, sizeof value, "(double)cacc[%d]", S->slot[s]);
-        else snprintf(value, sizeof value, "gpuir_sum2_double(cacc[%d], ccmp[%d])", S->slot[s], S->slot[s]);
-        gpuir__cg_line(C, "if (c < %lldLL) gpuir_put2(&%s[2 * (%sblk * %lldLL + c)], %s);", S->Cn, S->ws,
-                       gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn, value);
+        gpuir__cg_line(C, "if (c < %lldLL) gpuir_put2(&%s[2 * (%sblk * %lldLL + c)], cacc[%d]);", S->Cn, S->ws,
+                       gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn, S->slot[s]);
     }
     gpuir__cg_sib_ticket(C, S, "j");
     gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
@@ -17065,8 +17066,8 @@ static void gpuir__cg_sib_columns(gpuir__cg *C, const gpuir__cg_sib *S) {
         char at[128];
         snprintf(at, sizeof at, "2 * (%sq * %lldLL + c)",
                  gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn);
-        gpuir__cg_sib_gather(C, S, k, at);
-        gpuir__cg_sib_store(C, S, s, "c", S->R);
+        gpuir__cg_sib_gather(C, S, k, at, S->R);
+        gpuir__cg_sib_store(C, S, s, "c", 0);         /* a mean divided already */
     }
     gpuir__cg_close(C);
     gpuir__cg_close(C);
@@ -17102,11 +17103,11 @@ static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
         const char *at = gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks);
         if (k == GPUIR_OP_REDUCE_MAX) {
-            gpuir__cg_line(C, "acc = tacc[%d];", S->slot[s]);
+            gpuir__cg_line(C, "acc = (float)tacc[%d];", S->slot[s]);
             gpuir__cg_block_reduce(C, k, true, "float", gpuir__cg_sib_init(k));
             gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * (%sblk)], (double)acc);", S->ws, at);
         } else {
-            gpuir__cg_line(C, "dacc = gpuir_sum2_double(tacc[%d], tcmp[%d]);", S->slot[s], S->slot[s]);
+            gpuir__cg_line(C, "dacc = tacc[%d];", S->slot[s]);
             gpuir__cg_block_sum_f64(C);
             gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * (%sblk)], dacc);", S->ws, at);
         }
@@ -17121,8 +17122,8 @@ static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
         char at[96];
         snprintf(at, sizeof at, "2 * (%sq)", gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks));
-        gpuir__cg_sib_gather(C, S, k, at);
-        gpuir__cg_sib_store(C, S, s, "0", S->R * S->Cn);
+        gpuir__cg_sib_gather(C, S, k, at, S->R * S->Cn);
+        gpuir__cg_sib_store(C, S, s, "0", 0);
     }
     gpuir__cg_close(C);
     gpuir__cg_close(C);
@@ -17147,12 +17148,13 @@ static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
     gpuir__cg_line(C, "long long blk = GPUIR_BLOCK_RANK, r0 = blk * %lldLL;", S->rows);
     gpuir__cg_line(C, "long long rn = r0 + %lldLL < %lldLL ? r0 + %lldLL : %lldLL;", S->rows, S->R, S->rows, S->R);
     int nc = S->n_cols ? S->n_cols : 1, nt = S->n_tots ? S->n_tots : 1;
-    gpuir__cg_line(C, "float cacc[%d], ccmp[%d], tacc[%d], tcmp[%d], e, acc;", nc, nc, nt, nt);
+    gpuir__cg_line(C, "double cacc[%d], tacc[%d];        /* a sum's terms in double, a max's value */", nc, nt);
+    gpuir__cg_line(C, "float e, acc;");
     gpuir__cg_line(C, "double dacc;");
     for (int s = 0; s < S->n; s++) {
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
         if (S->role[s] == GPUIR__SIB_TOTAL)
-            gpuir__cg_line(C, "tacc[%d] = %s, tcmp[%d] = 0.0f;", S->slot[s], gpuir__cg_sib_init(k), S->slot[s]);
+            gpuir__cg_line(C, "tacc[%d] = %s;", S->slot[s], gpuir__cg_sib_init(k));
         if (S->role[s] == GPUIR__SIB_ROWS)
             gpuir__cg_line(C, "for (int q = t; q < %lld; q += %d) srow[%sq] = %s;", S->rows * 8, GPUIR__SIBLINGS_THREADS,
                            gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->rows * 8), gpuir__cg_sib_init(k));
@@ -17162,8 +17164,7 @@ static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
     gpuir__cg_line(C, "long long j = (jj + blk) %% %lldLL, c = j * %d + t;", S->chunks, GPUIR__SIBLINGS_THREADS);
     for (int s = 0; s < S->n; s++)
         if (S->role[s] == GPUIR__SIB_COLUMNS)
-            gpuir__cg_line(C, "cacc[%d] = %s, ccmp[%d] = 0.0f;", S->slot[s], gpuir__cg_sib_init(gpuir__cg_sib_op(C, S, s)->kind),
-                           S->slot[s]);
+            gpuir__cg_line(C, "cacc[%d] = %s;", S->slot[s], gpuir__cg_sib_init(gpuir__cg_sib_op(C, S, s)->kind));
     gpuir__cg_line(C, "GPUIR_WS_UNROLL4");        /* four rows' loads in flight a thread */
     gpuir__cg_open(C, "for (long long r = r0; r < rn; r++)");
     const char *idx = gpuir__cg_idx(C), *to_float = gpuir__cg_to_float(S->x->dtype);

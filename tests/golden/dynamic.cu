@@ -68,16 +68,15 @@ GPUIR_KERNEL gpuir_k_ints_k0(GPUIR_LANE const int *x_, const int *y_, int *out0_
 /* @mixed_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_mixed_k0(GPUIR_LANE const float *w_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 4LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         GPUIR_UNROLL
         for (int j = 0; j < 4; j++) {
             int i = (int)(j * 4LL + o);
             float v0 = w_[i];
             /* op 115: reduce_sum (line 31) */
-            gpuir_sum2(&acc, &cmp, v0);
+            dacc += (double)v0;
         }
-        acc = gpuir_sum2_value(acc, cmp);
-        float v1 = acc;
+        float v1 = (float)dacc;
         out0_[o] = v1;
     }
 }
@@ -198,14 +197,13 @@ GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *y_, float *out2_, long long
     GPUIR_SHARED(double, dred, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         for (long long j = t; j < y_d1_; j += 256) {
             long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
             float v0 = y_[i];
             /* op 125: reduce_mean (line 40) */
-            gpuir_sum2(&acc, &cmp, (float)v0);
+            dacc += (double)(float)v0;
         }
-        double dacc = (double)acc + (double)cmp;
         for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
@@ -213,8 +211,7 @@ GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *y_, float *out2_, long long
             dacc = t < 8 ? dred[t] : 0.0;
             for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
-        acc = (float)dacc;
-        if (t == 0) out2_[o] = acc / (float)y_d1_;
+        if (t == 0) out2_[o] = (float)(dacc / (double)y_d1_);
         GPUIR_SYNC();
     }
 }
@@ -224,14 +221,13 @@ GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y_, float *out3_, long long
     GPUIR_SHARED(double, dred, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < out3_d0_; o += GPUIR_GRID_BLOCKS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         for (long long j = t; j < 5LL; j += 32) {
             long long i = (long long)((o % y_d1_) + (j % 5) * y_d1_);
             float v0 = y_[i];
             /* op 127: reduce_mean (line 41) */
-            gpuir_sum2(&acc, &cmp, (float)v0);
+            dacc += (double)(float)v0;
         }
-        double dacc = (double)acc + (double)cmp;
         for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
@@ -239,8 +235,7 @@ GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y_, float *out3_, long long
             dacc = t < 1 ? dred[t] : 0.0;
             for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
-        acc = (float)dacc;
-        if (t == 0) out3_[o] = acc / 5.0f;
+        if (t == 0) out3_[o] = (float)(dacc / 5.0);
         GPUIR_SYNC();
     }
 }

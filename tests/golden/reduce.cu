@@ -29,16 +29,15 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x_, float *out0
     GPUIR_SHARED(double, dred, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 30LL; o += GPUIR_GRID_BLOCKS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         for (long long j = t; j < 37LL; j += 64) {
             int i = (int)((o % 5) + (j % 37) * 5 + (o / 5 % 6) * 185);
             /* op 68: abs (line 11) */
             float v0 = x_[i];
             float v1 = fabsf(v0);
             /* op 69: reduce_sum (line 12) */
-            gpuir_sum2(&acc, &cmp, (float)v1);
+            dacc += (double)(float)v1;
         }
-        double dacc = (double)acc + (double)cmp;
         for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
@@ -46,8 +45,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_1_k0(GPUIR_LANE const float *x_, float *out0
             dacc = t < 2 ? dred[t] : 0.0;
             for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
-        acc = (float)dacc;
-        if (t == 0) out0_[o] = acc;
+        if (t == 0) out0_[o] = (float)dacc;
         GPUIR_SYNC();
     }
 }
@@ -57,16 +55,15 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x_, float *ou
     GPUIR_SHARED(double, dred, 32, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 37LL; o += GPUIR_GRID_BLOCKS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         for (long long j = t; j < 30LL; j += 32) {
             int i = (int)((j % 5) + (o % 37) * 5 + (j / 5 % 6) * 185);
             /* op 73: abs (line 17) */
             float v0 = x_[i];
             float v1 = fabsf(v0);
             /* op 74: reduce_sum (line 18) */
-            gpuir_sum2(&acc, &cmp, (float)v1);
+            dacc += (double)(float)v1;
         }
-        double dacc = (double)acc + (double)cmp;
         for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
@@ -74,8 +71,7 @@ GPUIR_KERNEL gpuir_k_reduce_sum_f32_0_2_k0(GPUIR_LANE const float *x_, float *ou
             dacc = t < 1 ? dred[t] : 0.0;
             for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
-        acc = (float)dacc;
-        if (t == 0) out0_[o] = acc;
+        if (t == 0) out0_[o] = (float)dacc;
         GPUIR_SYNC();
     }
 }

@@ -19,20 +19,21 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
     int t = GPUIR_THREAD_RANK, lane = t & 31, warp = t >> 5;
     long long blk = GPUIR_BLOCK_RANK, r0 = blk * 1LL;
     long long rn = r0 + 1LL < 70LL ? r0 + 1LL : 70LL;
-    float cacc[1], ccmp[1], tacc[1], tcmp[1], e, acc;
+    double cacc[1], tacc[1];        /* a sum's terms in double, a max's value */
+    float e, acc;
     double dacc;
     for (int q = t; q < 8; q += 256) srow[q] = 0.0f;
-    tacc[0] = 0.0f, tcmp[0] = 0.0f;
+    tacc[0] = 0.0f;
     GPUIR_SYNC();
     for (long long jj = 0; jj < 2LL; jj++) {
         long long j = (jj + blk) % 2LL, c = j * 256 + t;
-        cacc[0] = -GPUIR_INF, ccmp[0] = 0.0f;
+        cacc[0] = -GPUIR_INF;
         GPUIR_WS_UNROLL4
         for (long long r = r0; r < rn; r++) {
             int i = (int)(r * 300LL + (c < 300LL ? c : 0));
             float v0 = x_[i];
             e = c < 300LL ? v0 : -GPUIR_INF;
-            cacc[0] = gpuir_fmax(cacc[0], e);
+            cacc[0] = gpuir_fmax((float)cacc[0], e);
             e = c < 300LL ? v0 : 0.0f;
             for (int d = 16; d > 0; d >>= 1) {
                 float other = GPUIR_SHFL_DOWN_F32(e, d);
@@ -42,9 +43,9 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
                 srow[(r - r0) * 8 + warp] = srow[(r - r0) * 8 + warp] + e;
             }
             e = c < 300LL ? v0 : 0.0f;
-            gpuir_sum2(&tacc[0], &tcmp[0], e);
+            tacc[0] += (double)e;
         }
-        if (c < 300LL) gpuir_put2(&partials_[2 * (blk * 300LL + c)], (double)cacc[0]);
+        if (c < 300LL) gpuir_put2(&partials_[2 * (blk * 300LL + c)], cacc[0]);
         GPUIR_WS_FENCE();
         GPUIR_SYNC();
         if (t == 0) ticket[0] = (unsigned)GPUIR_WS_TICKET(&counters_[j]);
@@ -66,7 +67,7 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
         }
         out1_[r0 + q] = acc;
     }
-    dacc = gpuir_sum2_double(tacc[0], tcmp[0]);
+    dacc = tacc[0];
     for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
     if ((t & 31) == 0) dred[t >> 5] = dacc;
     GPUIR_SYNC();

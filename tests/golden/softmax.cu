@@ -190,7 +190,7 @@ GPUIR_KERNEL gpuir_k_softmax_rows_quads_k0(GPUIR_LANE const float *x_, float *ou
 /* @softmax_axis0_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_axis0_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = -GPUIR_INF, cmp = 0.0f;
+        float acc = -GPUIR_INF;
         GPUIR_UNROLL
         for (int j = 0; j < 6; j++) {
             int i = (int)(j * 5LL + o);
@@ -221,16 +221,15 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k1(GPUIR_LANE const unsigned short *x_, const
 /* @softmax_axis0_k2: 256 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_axis0_k2(GPUIR_LANE const unsigned short *out0_, unsigned short *out0_1_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         GPUIR_UNROLL
         for (int j = 0; j < 6; j++) {
             int i = (int)(j * 5LL + o);
             float v0 = gpuir_bf16_to_f32(out0_[i]);
             /* op 55: reduce_sum (line 24) */
-            gpuir_sum2(&acc, &cmp, v0);
+            dacc += (double)v0;
         }
-        acc = gpuir_sum2_value(acc, cmp);
-        float v1 = gpuir_round_bf16(acc);
+        float v1 = gpuir_round_bf16((float)dacc);
         out0_1_[o] = gpuir_f32_to_bf16(v1);
     }
 }

@@ -72,16 +72,15 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0_, const float *b_,
 /* @f32_plain_k2: 256 threads per block */
 GPUIR_KERNEL gpuir_k_f32_plain_k2(GPUIR_LANE const float *in0_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 960LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         GPUIR_UNROLL
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 960LL + o);
             float v0 = in0_[i];
             /* op 105: reduce_sum (line 6) */
-            gpuir_sum2(&acc, &cmp, v0);
+            dacc += (double)v0;
         }
-        acc = gpuir_sum2_value(acc, cmp);
-        float v1 = acc;
+        float v1 = (float)dacc;
         out0_[o] = v1;
     }
 }
@@ -224,16 +223,15 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k1(GPUIR_LANE const float *in0_, const f
 /* @f32_register_tiled_k2: 256 threads per block */
 GPUIR_KERNEL gpuir_k_f32_register_tiled_k2(GPUIR_LANE const float *in0_, const float *bias_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 4608LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         GPUIR_UNROLL
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 4608LL + o);
             float v0 = in0_[i];
             /* op 118: reduce_sum (line 13) */
-            gpuir_sum2(&acc, &cmp, v0);
+            dacc += (double)v0;
         }
-        acc = gpuir_sum2_value(acc, cmp);
-        float v1 = acc;
+        float v1 = (float)dacc;
         /* op 119: add (line 14) */
         float v2 = bias_[o % 72];
         float v3 = v1 + v2;
@@ -313,16 +311,15 @@ GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k0(GPUIR_LANE const unsigned short *a_, cons
 /* @bf16_bias_gelu_k1: 256 threads per block */
 GPUIR_KERNEL gpuir_k_bf16_bias_gelu_k1(GPUIR_LANE const float *in0_, const unsigned short *bias_, unsigned short *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 1440LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         GPUIR_UNROLL
         for (int j = 0; j < 2; j++) {
             int i = (int)(j * 1440LL + o);
             float v0 = in0_[i];
             /* op 130: reduce_sum (line 20) */
-            gpuir_sum2(&acc, &cmp, v0);
+            dacc += (double)v0;
         }
-        acc = gpuir_sum2_value(acc, cmp);
-        float v1 = acc;
+        float v1 = (float)dacc;
         /* op 131: cast (line 20) */
         float v2 = gpuir_round_bf16(v1);
         /* op 132: add (line 21) */
@@ -404,16 +401,15 @@ GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k0(GPUIR_LANE const unsigned short *a
 /* @f16_row_silu_residual_k1: 256 threads per block */
 GPUIR_KERNEL gpuir_k_f16_row_silu_residual_k1(GPUIR_LANE const float *in0_, const unsigned short *r_, unsigned short *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 40LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         GPUIR_UNROLL
         for (int j = 0; j < 3; j++) {
             int i = (int)(j * 40LL + o);
             float v0 = in0_[i];
             /* op 141: reduce_sum (line 27) */
-            gpuir_sum2(&acc, &cmp, v0);
+            dacc += (double)v0;
         }
-        acc = gpuir_sum2_value(acc, cmp);
-        float v1 = acc;
+        float v1 = (float)dacc;
         /* op 142: cast (line 27) */
         float v2 = gpuir_round_f16(v1);
         /* op 143: silu (line 28) */
@@ -501,16 +497,15 @@ GPUIR_KERNEL gpuir_k_tf32_column_k0(GPUIR_LANE const float *a_, const float *b_,
 /* @tf32_column_k1: 256 threads per block */
 GPUIR_KERNEL gpuir_k_tf32_column_k1(GPUIR_LANE const float *in0_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 16LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         GPUIR_UNROLL
         for (int j = 0; j < 2; j++) {
             int i = (int)(j * 16LL + o);
             float v0 = in0_[i];
             /* op 151: reduce_sum (line 34) */
-            gpuir_sum2(&acc, &cmp, v0);
+            dacc += (double)v0;
         }
-        acc = gpuir_sum2_value(acc, cmp);
-        float v1 = acc;
+        float v1 = (float)dacc;
         out0_[o] = v1;
     }
 }
@@ -589,16 +584,15 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0_, const float *b_, float
 /* @dot_k2: 256 threads per block */
 GPUIR_KERNEL gpuir_k_dot_k2(GPUIR_LANE const float *in0_, float *out0_) {
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 1LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = 0.0f, cmp = 0.0f;
+        double dacc = 0.0;
         GPUIR_UNROLL
         for (int j = 0; j < 8; j++) {
             int i = (int)(j * 1LL + o);
             float v0 = in0_[i];
             /* op 162: reduce_sum (line 41) */
-            gpuir_sum2(&acc, &cmp, v0);
+            dacc += (double)v0;
         }
-        acc = gpuir_sum2_value(acc, cmp);
-        float v1 = acc;
+        float v1 = (float)dacc;
         out0_[o] = v1;
     }
 }
