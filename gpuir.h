@@ -7787,7 +7787,9 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // or written out as decompose writes it: max, shift, exp, sum, divide)
 // and `matmul` by %v; a cast to f32 anywhere between the scores and the
 // softmax, with a cast of the probabilities back to the inputs' dtype, is
-// taken too (the kernel keeps the scores in f32). Each intermediate must
+// taken too; the op records which of the product, the scale and the
+// mask the ops rounded to the inputs' dtype (round_scores), so that the
+// kernel rounds them the same. Each intermediate must
 // have no other user. Only what the kernel runs: f16 or bf16, q, k, v and
 // a mask operand of one dtype, k's and v's batch dims q's or 1 (grouped
 // and multi-query attention), a static head dim 16 to 128 in steps of 16,
@@ -7837,8 +7839,8 @@ static const gpuir__op *gpuir__attn_def(const gpuir_module *m, uint32_t v, gpuir
 
 /* s, or, when s (with `users` users) is a cast from f16 or bf16 to f32,
    the value it widens (*users then 1): scores taken to f32 for the
-   softmax, as `softmax(s.float())` does. The fused kernel keeps them in
-   f32 anyway. */
+   softmax, as `softmax(s.float())` does (the caller notes where: the
+   steps after it are not rounded, round_scores). */
 static uint32_t gpuir__attn_unwiden(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t *users) {
     const gpuir__op *c = gpuir__attn_def(m, s, GPUIR_OP_CAST, uses, *users);
     if (!c) return s;
