@@ -389,6 +389,17 @@ static fake_cuda_stats *fake_driver(int retain_ms, int retain_rc) {
     return s;                                        /* the library stays open: gpuir's dlopen shares it */
 }
 
+/* Whether a make through the fake driver failed for want of NVRTC: then
+   ctx and the test's cache directory are gone and the fake driver is no
+   longer named (the caller SKIPs). */
+static bool nvrtc_missing(gpuir_ctx *ctx, const gpuir_program *p, const char *dir) {
+    if (p || !strstr(gpuir_ctx_error(ctx), "NVRTC is unavailable")) return false;
+    gpuir_ctx_destroy(ctx);
+    rm_rf(dir);
+    unsetenv("GPUIR_CUDA_LIBRARY");
+    return true;
+}
+
 /* The TF32 wgmma kernel makes on CUDA like the others (its operands are
    rounded by stage-matmul, its stages filled by bulk tensor copies of f32:
    the producer that went wrong on an H200 on 2026-12-04 is gone): NVRTC
@@ -407,12 +418,7 @@ TEST(cuda_makes_the_tf32_wgmma_kernel) {
     if (!fs) { rm_rf(dir); return; }
     gpuir_ctx *ctx = ctx_with_cache(dir);
     gpuir_program *p = make(ctx, text, GPUIR_BACKEND_CUDA);
-    if (!p && strstr(gpuir_ctx_error(ctx), "NVRTC is unavailable")) {
-        gpuir_ctx_destroy(ctx);
-        rm_rf(dir);
-        unsetenv("GPUIR_CUDA_LIBRARY");
-        SKIP("no NVRTC on this machine");
-    }
+    if (nvrtc_missing(ctx, p, dir)) SKIP("no NVRTC on this machine");
     CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
     CHECK(p && fs->loads == 1);
     const char *src = p ? gpuir_program_source(p) : "";
@@ -446,12 +452,7 @@ TEST(auto_creates_the_context_while_compiling_and_falls_back_when_it_fails) {
     gpuir_ctx *ctx = ctx_with_cache(dir);
     gpuir_program *p = make(ctx, add_text, GPUIR_BACKEND_AUTO);
     double made_ms = monotonic_ms();
-    if (!p && strstr(gpuir_ctx_error(ctx), "NVRTC is unavailable")) {
-        gpuir_ctx_destroy(ctx);
-        rm_rf(dir);
-        unsetenv("GPUIR_CUDA_LIBRARY");
-        SKIP("no NVRTC on this machine");
-    }
+    if (nvrtc_missing(ctx, p, dir)) SKIP("no NVRTC on this machine");
     CHECK(p && gpuir_program_backend(p) == GPUIR_BACKEND_CUDA && !*gpuir_program_why_not_cuda(p));
     CHECK(fs->inits == 1 && fs->retains == 1 && fs->retain_off_init_thread && fs->loads == 1);
     CHECK(fs->first_load_ms >= fs->retain_ended_ms);  /* the load waited for the context */
