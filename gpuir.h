@@ -8971,6 +8971,8 @@ typedef struct gpuir__fuser {
     uint32_t *rows;             /* group -> a value of its full shape F (row groups) */
     bool *closed;               /* group -> an op outside it read one of its values */
     uint32_t *reader;           /* value id - 1 -> the last row group that read it whole */
+    uint32_t *read_by;          /* value id - 1 -> the last group, of any kind, one of whose ops read it
+                                   (a group's reads before its reduction made it a row group) */
     bool *shared;               /* group -> holds a value with several users (which the kernel
                                    may have to store: not for a reduction kernel's producers) */
     uint32_t *after;            /* value id - 1 -> the transpose group that computed it from its
@@ -8993,14 +8995,13 @@ static void gpuir__fuse_note_reader(gpuir__fuser *F, const gpuir__op *op, int64_
     }
 }
 
-/* The same for the ops group g took before it became a row group (at op
-   `upto`, its first row reduction): RMSNorm's x * x reads x whole. */
-static void gpuir__fuse_note_readers_before(gpuir__fuser *F, int64_t g, uint32_t upto) {
-    const gpuir__func *fn = gpuir__func_at(F->m, F->fid);
-    for (size_t i = 0; i < stbds_arrlenu(fn->ops) && fn->ops[i] != upto; i++) {
-        const gpuir__op *op = gpuir__op_at(F->m, fn->ops[i]);
-        if (op->result && gpuir__op_int_attr(F->m, op, GPUIR__KEY_FUSION, 0) == g) gpuir__fuse_note_reader(F, op, g);
-    }
+/* Whether row group g reads v whole: as a row group (F->reader), or in an
+   op it took before its reduction made it one (F->read_by: RMSNorm's x * x
+   reads x whole), v of its rows' full shape. */
+static bool gpuir__rows_reads_whole(const gpuir__fuser *F, uint32_t v, int64_t g) {
+    const gpuir_module *m = F->m;
+    return (F->reader[v - 1] == (uint32_t)g || F->read_by[v - 1] == (uint32_t)g) &&
+           gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
 }
 
 /* Whether every operand of op that group g computes lines up with op's
@@ -9020,7 +9021,7 @@ static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t v = gpuir__op_operand(m, op, k);
         bool full = gpuir__row_shape_of(F, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
-        if ((v == fv || Fu->reader[v - 1] == (uint32_t)g) && full) tied = true;
+        if ((v == fv && full) || gpuir__rows_reads_whole(Fu, v, g)) tied = true;
         if (gpuir__value_group(m, v) != g) continue;
         tied |= full;
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
@@ -9036,7 +9037,8 @@ static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op
    reduction or a full elementwise op of a value that group reads whole. */
 static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
     const gpuir_module *m = F->m;
-    int64_t s = F->reader[v - 1];
+    int64_t s = F->reader[v - 1], b = F->read_by[v - 1];
+    if (b && F->kinds[b] == GPUIR__GROUP_ROWS && gpuir__rows_reads_whole(F, v, b)) s = b;   /* read before its reduction */
     if (!s || s == gpuir__value_group(m, v) || F->closed[s]) return 0;
     const gpuir_type *rows = &gpuir__value_at(m, F->rows[s])->type;
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -9166,11 +9168,11 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         F->kinds[g] != GPUIR__GROUP_ROWS) {
         F->kinds[g] = GPUIR__GROUP_ROWS;
         F->rows[g] = gpuir__op_operand(m, op, 0);
-        gpuir__fuse_note_readers_before(F, g, op_id);
     }
     gpuir__fuse_close_read(F, op, g);
     F->shared[g] |= F->uses[op->result - 1] > 1;
     gpuir__fuse_note_reader(F, op, g);
+    for (uint32_t k = 0; k < op->n_operands; k++) F->read_by[gpuir__op_operand(m, op, k) - 1] = (uint32_t)g;
     gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
 }
 
@@ -9312,28 +9314,21 @@ static bool gpuir__sib_set_fuses(const gpuir_module *m, const gpuir__sib_set *s)
                                s->count[GPUIR__SIB_ROWS]);
 }
 
-/* Whether value v of function f goes only to ops that compute nothing
-   (return): an elementwise sibling whose users would rather fuse with it
-   stays out of the sibling kernel. */
-static bool gpuir__sib_result_leaves(const gpuir_module *m, const gpuir__func *f, uint32_t v) {
-    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        bool reads = false;
-        for (uint32_t k = 0; k < op->n_operands; k++) reads |= gpuir__op_operand(m, op, k) == v;
-        if (reads && op->result) return false;
-    }
-    return true;
-}
-
-/* Whether value v of function f has a user (an unused result would be a
-   kernel-private buffer, which a sibling kernel does not write). */
-static bool gpuir__sib_result_used(const gpuir_module *m, const gpuir__func *f, uint32_t v) {
+/* What gpuir__sib_consider asks of a value's users, from one walk of the
+   function (a walk per value was quadratic: 25 s of fuse at 100k ops):
+   for value id - 1, bit 1 some op reads it (an unused result would be a
+   kernel-private buffer, which a sibling kernel does not write), bit 2 an
+   op with a result reads it (an elementwise sibling whose users would
+   rather fuse with it stays out of the sibling kernel: only a value that
+   goes to ops computing nothing, return, joins). */
+#define GPUIR__SIB_USED 1u
+#define GPUIR__SIB_READ_BY_RESULT 2u
+static void gpuir__sib_user_facts(const gpuir_module *m, const gpuir__func *f, uint8_t *facts) {
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++)
-            if (gpuir__op_operand(m, op, k) == v) return true;
+            facts[gpuir__op_operand(m, op, k) - 1] |= GPUIR__SIB_USED | (op->result ? GPUIR__SIB_READ_BY_RESULT : 0u);
     }
-    return false;
 }
 
 /* Adds op (index i) to the open set over one of its operands, or opens one. */
@@ -9345,7 +9340,7 @@ static bool gpuir__sib_splat_input(const gpuir_module *m, uint32_t x) {
     return def && gpuir__op_is_splat(m, def);
 }
 
-static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f,
+static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f, const uint8_t *facts,
                                 gpuir__sib_set **sets, size_t i) {
     const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
     for (uint32_t k = 0; k < op->n_operands; k++) {
@@ -9353,8 +9348,8 @@ static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f,
         if (gpuir__sib_splat_input(m, x)) continue;
         int split;
         gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type, &split);
-        if (!role || !gpuir__sib_result_used(m, f, op->result) ||
-            (role == GPUIR__SIB_FULL && !gpuir__sib_result_leaves(m, f, op->result)))
+        uint8_t users = facts[op->result - 1];
+        if (!role || !(users & GPUIR__SIB_USED) || (role == GPUIR__SIB_FULL && (users & GPUIR__SIB_READ_BY_RESULT)))
             continue;
         gpuir__sib_set *s = NULL;
         for (size_t j = 0; j < stbds_arrlenu(*sets) && !s; j++)
@@ -9377,7 +9372,10 @@ static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f,
 
 /* Marks in sib[i] (set index + 1) the ops of function f that go in sibling
    groups. */
-static void gpuir__siblings_find(gpuir_module *m, const gpuir__func *f, uint32_t *sib) {
+static gpuir_result gpuir__siblings_find(gpuir_module *m, const gpuir__func *f, uint32_t *sib) {
+    uint8_t *facts = (uint8_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, 1);
+    if (!facts) return gpuir__oom(m->ctx, "fuse");
+    gpuir__sib_user_facts(m, f, facts);
     gpuir__sib_set *sets = NULL;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -9385,11 +9383,13 @@ static void gpuir__siblings_find(gpuir_module *m, const gpuir__func *f, uint32_t
             if (!sets[j].closed && gpuir__sib_reads_set(m, f, &sets[j], op)) sets[j].closed = true;
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (op->result && (cls == GPUIR__CLASS_REDUCE || gpuir__is_elementwise(cls)))
-            gpuir__sib_consider(m, f, &sets, i);
+            gpuir__sib_consider(m, f, facts, &sets, i);
     }
     for (size_t j = 0; j < stbds_arrlenu(sets); j++)
         for (int i = 0; i < sets[j].n && gpuir__sib_set_fuses(m, &sets[j]); i++) sib[sets[j].ops[i]] = (uint32_t)j + 1;
     stbds_arrfree(sets);
+    gpuir__scratch_free(m, facts);
+    return GPUIR_OK;
 }
 
 /* Puts op op_id into its sibling group *g (a new one when 0). */
@@ -9412,9 +9412,10 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.rows = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *F.rows);
     F.closed = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.closed);
     F.reader = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.reader);
+    F.read_by = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.read_by);
     F.shared = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.shared);
     F.after = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.after);
-    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.shared && F.after ?
+    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared && F.after ?
                      GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -9428,7 +9429,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     uint32_t *sib = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *sib);
     int64_t *sib_group = (int64_t *)gpuir__scratch_calloc(m, n + 2, sizeof *sib_group);
     if (!r && (!sib || !sib_group)) r = gpuir__oom(m->ctx, "fuse");
-    if (!r) gpuir__siblings_find(m, f, sib);
+    if (!r) r = gpuir__siblings_find(m, f, sib);
     int64_t next = 1;
     for (size_t i = 0; i < n && !r; i++) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
@@ -9449,6 +9450,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.rows);
     gpuir__scratch_free(m, F.closed);
     gpuir__scratch_free(m, F.reader);
+    gpuir__scratch_free(m, F.read_by);
     gpuir__scratch_free(m, F.shared);
     gpuir__scratch_free(m, F.after);
     return r;
