@@ -20,35 +20,40 @@ elif command -v gnuplot >/dev/null 2>&1; then
     else echo "FAIL bench: --plot (exit $rc)"; cat $out >&2; fi
 elif [ $rc -eq 1 ] && grep -q 'plot needs gnuplot' $out; then echo "PASS bench: --plot says it needs gnuplot"
 else echo "FAIL bench: --plot without gnuplot (exit $rc)"; cat $out >&2; fi
+# matmul_case WHAT 'emu line' 'gpu line' [options]: gpuir-bench matmul with
+# the options exits 0 and prints the emulator's line (no GPU) or the GPU's.
+matmul_case() {
+    what=$1 emu=$2 gpu=$3
+    shift 3
+    $bench matmul "$@" > $out 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q -e "$emu" -e "$gpu" $out
+    then echo "PASS bench: matmul $what"
+    else echo "FAIL bench: matmul $what (exit $rc)"; cat $out >&2; fi
+}
 # matmul --epilogue: without a GPU the fused kernel runs on the emulator,
 # through the program and launched alone with the arguments placed as the
 # GPU path places them, against the interpreter (with one, a small shape).
 for dt in f32 bf16; do
-    $bench matmul --dtype=$dt --m=200 --n=136 --k=72 --epilogue=bias,gelu,residual > $out 2>&1
-    rc=$?
-    if [ $rc -eq 0 ] && grep -q -e "^emu $dt .*epilogue bias,gelu,residual: matches the interpreter (run, and kernel launched alone)" \
-                           -e "^bench matmul $dt m=200 n=136 k=72 epilogue=bias,gelu,residual " $out
-    then echo "PASS bench: matmul $dt with a fused bias, gelu and residual"
-    else echo "FAIL bench: matmul $dt --epilogue (exit $rc)"; cat $out >&2; fi
+    matmul_case "$dt with a fused bias, gelu and residual" \
+        "^emu $dt .*epilogue bias,gelu,residual: matches the interpreter (run, and kernel launched alone)" \
+        "^bench matmul $dt m=200 n=136 k=72 epilogue=bias,gelu,residual " \
+        --dtype=$dt --m=200 --n=136 --k=72 --epilogue=bias,gelu,residual
 done
 # --wgmma (experimental): B stored N x K, the opt-in wgmma kernel (the
 # emulator's portable wgmma without a GPU).
-$bench matmul --dtype=bf16 --wgmma --m=200 --n=136 --k=72 --epilogue=bias,gelu,residual > $out 2>&1
-rc=$?
-if [ $rc -eq 0 ] && grep -q -e "^emu bf16-wgmma .*epilogue bias,gelu,residual: matches the interpreter (run, and kernel launched alone)" \
-                       -e "^bench matmul bf16-wgmma m=200 n=136 k=72 epilogue=bias,gelu,residual " $out
-then echo "PASS bench: matmul --wgmma bf16 with a fused bias, gelu and residual"
-else echo "FAIL bench: matmul --wgmma (exit $rc)"; cat $out >&2; fi
+matmul_case "--wgmma bf16 with a fused bias, gelu and residual" \
+    "^emu bf16-wgmma .*epilogue bias,gelu,residual: matches the interpreter (run, and kernel launched alone)" \
+    "^bench matmul bf16-wgmma m=200 n=136 k=72 epilogue=bias,gelu,residual " \
+    --dtype=bf16 --wgmma --m=200 --n=136 --k=72 --epilogue=bias,gelu,residual
 # The bf16 default on sm_90 (wgmma reading B as it is: one kernel; with N
 # not a multiple of 8, B transposed by a kernel first: both run, below),
 # --no-wgmma (mma.sync), and --form naming a kernel (one run per
 # candidate); a form the target cannot run fails, saying why.
-$bench matmul --dtype=bf16 --m=200 --n=132 --k=72 > $out 2>&1
-rc=$?
-if [ $rc -eq 0 ] && grep -q -e "^emu bf16 200 x 132 x 72.*matches the interpreter (run, and kernel launched alone) (2 kernels: an operand transposed first)" \
-                       -e "^bench matmul bf16 m=200 n=132 k=72 .*kernels=2" $out
-then echo "PASS bench: matmul bf16 with B staged (N = 132)"
-else echo "FAIL bench: matmul bf16 with B staged (exit $rc)"; cat $out >&2; fi
+matmul_case "bf16 with B staged (N = 132)" \
+    "^emu bf16 200 x 132 x 72.*matches the interpreter (run, and kernel launched alone) (2 kernels: an operand transposed first)" \
+    "^bench matmul bf16 m=200 n=132 k=72 .*kernels=2" \
+    --dtype=bf16 --m=200 --n=132 --k=72
 for args in "|" "--no-wgmma|" "--form=mma_sync.128x128x32.s3|" \
             "--form=plain.64x64x16|" "--form=wgmma.128x256x64.s4|" "--form=wgmma.128x128x64.s6.persistent|" \
             "--wgmma --form=wgmma.128x256x64.s4.persistent|"; do
@@ -66,12 +71,10 @@ done
 # kernel before the matmul (three kernels, two temporaries, all launched
 # alone as the GPU path times them).
 for form in wgmma.128x128x32.s6 wgmma.128x256x32.s4.persistent; do
-    $bench matmul --dtype=tf32 --form=$form > $out 2>&1
-    rc=$?
-    if [ $rc -eq 0 ] && grep -q -e "^emu tf32 form $form .*matches the interpreter (run, and kernel launched alone) (3 kernels: operands staged first)" \
-                           -e "^bench matmul tf32 .*kernels=3" $out
-    then echo "PASS bench: matmul tf32 --form=$form"
-    else echo "FAIL bench: matmul tf32 --form=$form (exit $rc)"; cat $out >&2; fi
+    matmul_case "tf32 --form=$form" \
+        "^emu tf32 form $form .*matches the interpreter (run, and kernel launched alone) (3 kernels: operands staged first)" \
+        "^bench matmul tf32 .*kernels=3" \
+        --dtype=tf32 --form=$form
 done
 # A stored K x M (transpose_a): transposed by a kernel first by default;
 # a wgmma form reads it M-major in the one kernel.
@@ -96,12 +99,10 @@ else echo "FAIL bench: matmul f32 --form=wgmma.128x128x64.s6"; cat $out >&2; fi
 # and are launched alone, and the output says split-K is in use.
 for args in "bf16 1024 bias,gelu,residual" "f32 512 bias,relu"; do
     set -- $args
-    $bench matmul --dtype=$1 --m=32 --n=256 --k=$2 --epilogue=$3 > $out 2>&1
-    rc=$?
-    if [ $rc -eq 0 ] && grep -q -e "^emu $1 32 x 256 x $2, epilogue $3: matches the interpreter (run, and kernel launched alone) (split-K: [0-9]* slices, 2 kernels)" \
-                           -e "^bench matmul $1 m=32 n=256 k=$2 epilogue=$3 .* k_slices=[1-9]" $out
-    then echo "PASS bench: matmul $1 32 x 256 x $2 split along K"
-    else echo "FAIL bench: matmul $1 split-K (exit $rc)"; cat $out >&2; fi
+    matmul_case "$1 32 x 256 x $2 split along K" \
+        "^emu $1 32 x 256 x $2, epilogue $3: matches the interpreter (run, and kernel launched alone) (split-K: [0-9]* slices, 2 kernels)" \
+        "^bench matmul $1 m=32 n=256 k=$2 epilogue=$3 .* k_slices=[1-9]" \
+        --dtype=$1 --m=32 --n=256 --k=$2 --epilogue=$3
 done
 if ! $bench matmul --epilogue=bias,relu,gelu > $out 2>&1 && grep -q 'epilogue takes a list' $out
 then echo "PASS bench: matmul --epilogue refuses two activations"
