@@ -9294,17 +9294,6 @@ typedef struct gpuir__sib_set {
     bool closed;
 } gpuir__sib_set;
 
-/* Whether op reads a result of set s's ops. */
-static bool gpuir__sib_reads_set(const gpuir_module *m, const gpuir__func *f,
-                                 const gpuir__sib_set *s, const gpuir__op *op) {
-    for (int i = 0; i < s->n; i++) {
-        uint32_t res = gpuir__op_at(m, f->ops[s->ops[i]])->result;
-        for (uint32_t k = 0; k < op->n_operands; k++)
-            if (gpuir__op_operand(m, op, k) == res) return true;
-    }
-    return false;
-}
-
 /* Whether set s becomes a sibling group. */
 static bool gpuir__sib_set_fuses(const gpuir_module *m, const gpuir__sib_set *s) {
     int cols = s->count[GPUIR__SIB_COLUMNS], tots = s->count[GPUIR__SIB_TOTAL];
@@ -9331,7 +9320,6 @@ static void gpuir__sib_user_facts(const gpuir_module *m, const gpuir__func *f, u
     }
 }
 
-/* Adds op (index i) to the open set over one of its operands, or opens one. */
 /* Whether value x is a splat constant: outline copies those into each
    kernel that reads them, so no sibling kernel reads one from memory (its
    group would fall to a reduction kernel that drops the siblings). */
@@ -9340,32 +9328,55 @@ static bool gpuir__sib_splat_input(const gpuir_module *m, uint32_t x) {
     return def && gpuir__op_is_splat(m, def);
 }
 
-static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f, const uint8_t *facts,
-                                gpuir__sib_set **sets, size_t i) {
-    const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+/* The sets while fuse scans a function, and two maps that keep the scan
+   linear (value id - 1 to set index + 1, 0 for none): the open set over
+   each input (at most one), and the set whose op computed each result. */
+typedef struct gpuir__sib_scan {
+    gpuir__sib_set *sets;
+    uint32_t *open_over, *set_of_result;
+    const uint8_t *facts;       /* gpuir__sib_user_facts */
+} gpuir__sib_scan;
+
+static void gpuir__sib_close(gpuir__sib_scan *S, uint32_t j) {
+    S->sets[j].closed = true;
+    if (S->open_over[S->sets[j].x - 1] == j + 1) S->open_over[S->sets[j].x - 1] = 0;
+}
+
+/* Closes the open sets op reads a result of: what reads a sibling's result
+   cannot run beside it. */
+static void gpuir__sib_close_read(const gpuir_module *m, gpuir__sib_scan *S, const gpuir__op *op) {
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t j = S->set_of_result[gpuir__op_operand(m, op, k) - 1];
+        if (j && !S->sets[j - 1].closed) gpuir__sib_close(S, j - 1);
+    }
+}
+
+/* Adds op (index i) to the open set over one of its operands, or opens one. */
+static void gpuir__sib_consider(const gpuir_module *m, gpuir__sib_scan *S, const gpuir__op *op, size_t i) {
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t x = gpuir__op_operand(m, op, k);
         if (gpuir__sib_splat_input(m, x)) continue;
         int split;
         gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type, &split);
-        uint8_t users = facts[op->result - 1];
+        uint8_t users = S->facts[op->result - 1];
         if (!role || !(users & GPUIR__SIB_USED) || (role == GPUIR__SIB_FULL && (users & GPUIR__SIB_READ_BY_RESULT)))
             continue;
-        gpuir__sib_set *s = NULL;
-        for (size_t j = 0; j < stbds_arrlenu(*sets) && !s; j++)
-            if ((*sets)[j].x == x && !(*sets)[j].closed) s = &(*sets)[j];
-        if (s && split && s->split && split != s->split) continue;   /* another view of x */
-        if (!s) {
+        uint32_t j = S->open_over[x - 1];
+        if (j && split && S->sets[j - 1].split && split != S->sets[j - 1].split) continue;   /* another view of x */
+        if (!j) {
             gpuir__sib_set fresh;
             memset(&fresh, 0, sizeof fresh);
             fresh.x = x;
-            stbds_arrput(*sets, fresh);
-            s = &(*sets)[stbds_arrlenu(*sets) - 1];
+            stbds_arrput(S->sets, fresh);
+            j = (uint32_t)stbds_arrlenu(S->sets);
+            S->open_over[x - 1] = j;
         }
+        gpuir__sib_set *s = &S->sets[j - 1];
         s->ops[s->n++] = (uint32_t)i;
         s->count[role]++;
         if (split) s->split = split;
-        s->closed = s->n == GPUIR__SIBLINGS_MAX;
+        S->set_of_result[op->result - 1] = j;
+        if (s->n == GPUIR__SIBLINGS_MAX) gpuir__sib_close(S, j - 1);
         return;
     }
 }
@@ -9373,23 +9384,26 @@ static void gpuir__sib_consider(const gpuir_module *m, const gpuir__func *f, con
 /* Marks in sib[i] (set index + 1) the ops of function f that go in sibling
    groups. */
 static gpuir_result gpuir__siblings_find(gpuir_module *m, const gpuir__func *f, uint32_t *sib) {
-    uint8_t *facts = (uint8_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, 1);
-    if (!facts) return gpuir__oom(m->ctx, "fuse");
-    gpuir__sib_user_facts(m, f, facts);
-    gpuir__sib_set *sets = NULL;
-    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+    size_t nv = stbds_arrlenu(m->values) + 1;
+    uint8_t *facts = (uint8_t *)gpuir__scratch_calloc(m, nv, 1);
+    gpuir__sib_scan S = { NULL, (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof(uint32_t)),
+                          (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof(uint32_t)), facts };
+    gpuir_result r = facts && S.open_over && S.set_of_result ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+    if (!r) gpuir__sib_user_facts(m, f, facts);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops) && !r; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        for (size_t j = 0; j < stbds_arrlenu(sets); j++)
-            if (!sets[j].closed && gpuir__sib_reads_set(m, f, &sets[j], op)) sets[j].closed = true;
+        gpuir__sib_close_read(m, &S, op);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (op->result && (cls == GPUIR__CLASS_REDUCE || gpuir__is_elementwise(cls)))
-            gpuir__sib_consider(m, f, facts, &sets, i);
+            gpuir__sib_consider(m, &S, op, i);
     }
-    for (size_t j = 0; j < stbds_arrlenu(sets); j++)
-        for (int i = 0; i < sets[j].n && gpuir__sib_set_fuses(m, &sets[j]); i++) sib[sets[j].ops[i]] = (uint32_t)j + 1;
-    stbds_arrfree(sets);
+    for (size_t j = 0; j < stbds_arrlenu(S.sets) && !r; j++)
+        for (int i = 0; i < S.sets[j].n && gpuir__sib_set_fuses(m, &S.sets[j]); i++) sib[S.sets[j].ops[i]] = (uint32_t)j + 1;
+    stbds_arrfree(S.sets);
+    gpuir__scratch_free(m, S.set_of_result);
+    gpuir__scratch_free(m, S.open_over);
     gpuir__scratch_free(m, facts);
-    return GPUIR_OK;
+    return r;
 }
 
 /* Puts op op_id into its sibling group *g (a new one when 0). */
