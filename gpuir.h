@@ -7673,15 +7673,16 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
     return id;
 }
 
-/* An attention op the fused kernel cannot run (gpuir__attention_op_unfit) as
-   the ops it stands for: matmul q k^T, mul by the scale, add the mask and
-   the causal mask, softmax over the last axis, matmul by v. */
 /* Value x (rank r) transposed by perm (0 on failure). */
 static uint32_t gpuir__build_transpose(gpuir_module *m, uint32_t x, const int64_t *perm, int r) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_ints(m, "perm", (size_t)r, perm);
     return gpuir__build_value(m, GPUIR_OP_TRANSPOSE, &x, 1, first, 1, NULL).id;
 }
+
+/* An attention op the fused kernel cannot run (gpuir__attention_op_unfit) as
+   the ops it stands for: matmul q k^T, mul by the scale, add the mask and
+   the causal mask, softmax over the last axis, matmul by v. */
 
 static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op) {
     uint32_t in[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, v = gpuir__op_operand(m, op, 2);
@@ -7816,6 +7817,7 @@ typedef struct gpuir__attn_found {
     gpuir_type k_type;
     int seq;                    /* q, k and v read stored sequence-major (seq_dim), or -1 */
     uint32_t out_transpose;     /* with seq: the op moving the result's sequence back to seq, or 0 */
+    bool v_transposed;          /* v stored [.., Dv, Sk] (`matmul %p, %v {transpose_b}`): built as its transpose */
     int64_t group;              /* k and v repeated over groups of this many heads (repeat_kv), or 0: */
     uint32_t k_shared, v_shared;/*   their sources [.., Hkv, 1, Sk, D], which the op reads instead */
     double scale;
@@ -7826,6 +7828,12 @@ typedef struct gpuir__attn_found {
                                    after the scale, after the product; a q scaled first moves the
                                    product's rounding after the scale: gpuir__attn_match_q_scale) */
 } gpuir__attn_found;
+
+/* t with its last two dims swapped (a matrix's transpose). */
+static void gpuir__swap_last_two(gpuir_type *t) {
+    int64_t last = t->dims[t->rank - 1];
+    t->dims[t->rank - 1] = t->dims[t->rank - 2], t->dims[t->rank - 2] = last;
+}
 
 /* The defining op of value v when the op is of kind `kind` and v has
    `users` users, all in the match (uses: users per value id - 1), else
@@ -7911,18 +7919,21 @@ static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const ui
     if (gpuir__op_flag(m, mm, GPUIR__KEY_TRANSPOSE_B)) return true;
     const gpuir__op *tr = gpuir__op_at(m, gpuir__value_at(m, x->k)->def_op);
     const gpuir__attr *perm = tr && tr->kind == GPUIR_OP_TRANSPOSE ? gpuir__attr_get(m, tr, GPUIR__KEY_PERM) : NULL;
-    if (!perm || perm->n < 2 || perm->n > GPUIR_MAX_RANK) return false;
     /* k^T = transpose %src {perm = p}: k is %src under p with its last two
        entries swapped; %src itself where that is the identity (k^T written
        as k's last two dims swapped), else a transpose of its own (k^T of a
-       head split: [S, H, D] under [1, 2, 0] is k [H, S, D] under [1, 0, 2]). */
-    uint32_t n = perm->n;
-    memcpy(x->k_perm, gpuir__ints_at(m, perm->off), n * sizeof x->k_perm[0]);
+       head split: [S, H, D] under [1, 2, 0] is k [H, S, D] under [1, 0, 2]).
+       A k^T made any other way (a parameter stored [.., D, Sk]: keys kept
+       transposed, as a KV cache may) is %src under the identity: k is its
+       last two dims swapped, one transpose kernel before the attention. */
+    uint32_t n = perm ? perm->n : (uint32_t)gpuir__value_at(m, x->k)->type.rank;
+    if (n < 2 || n > GPUIR_MAX_RANK) return false;
+    for (uint32_t i = 0; i < n; i++) x->k_perm[i] = perm ? gpuir__ints_at(m, perm->off)[i] : (int64_t)i;
     int64_t last = x->k_perm[n - 1];
     x->k_perm[n - 1] = x->k_perm[n - 2], x->k_perm[n - 2] = last;
     bool identity = true;
     for (uint32_t i = 0; i < n; i++) identity &= x->k_perm[i] == (int64_t)i;
-    uint32_t src = gpuir__op_operand(m, tr, 0);
+    uint32_t src = perm ? gpuir__op_operand(m, tr, 0) : x->k;
     if (identity) { x->k = src; return true; }
     x->k_src = src, x->k = 0;
     x->k_type = gpuir__value_at(m, src)->type;
@@ -8082,7 +8093,7 @@ static uint32_t gpuir__attn_repeat_kv(const gpuir_module *m, uint32_t kv, const 
    or per head likewise. Only without seq_dim. */
 static void gpuir__attn_match_group(const gpuir_module *m, const uint32_t *uses, gpuir__attn_found *x) {
     int64_t G = 0;
-    uint32_t k = x->k_src || x->seq >= 0 ? 0 : gpuir__attn_repeat_kv(m, x->k, uses, &G);
+    uint32_t k = x->k_src || x->seq >= 0 || x->v_transposed ? 0 : gpuir__attn_repeat_kv(m, x->k, uses, &G);
     uint32_t v = k ? gpuir__attn_repeat_kv(m, x->v, uses, &G) : 0;
     const gpuir_type *q = &gpuir__value_at(m, x->q)->type;
     if (!v || q->rank + 1 > GPUIR_MAX_RANK || q->rank < 3 || q->dims[q->rank - 3] % G) return;
@@ -8127,7 +8138,7 @@ static void gpuir__attn_match_layout(const gpuir_module *m, const gpuir__func *f
     if (x->k_src && x->k_type.rank == r) sk = gpuir__attn_seq_of_perm(x->k_perm, r), k = x->k_src;
     else if (!x->k_src) sk = gpuir__attn_seq_source(m, x->k, &k);
     x->seq = -1, x->out_transpose = 0;
-    if (sq < 0 || sq != sk || sq != sv || gpuir__value_at(m, k)->type.rank != r || gpuir__value_at(m, v)->type.rank != r)
+    if (sq < 0 || x->v_transposed || sq != sk || sq != sv || gpuir__value_at(m, k)->type.rank != r || gpuir__value_at(m, v)->type.rank != r)
         return;
     x->seq = sq, x->q = q, x->k = k, x->v = v, x->k_src = 0;
     const gpuir__op *pv = gpuir__op_at(m, f->ops[at]);
@@ -8146,9 +8157,9 @@ static void gpuir__attn_match_layout(const gpuir_module *m, const gpuir__func *f
     }
 }
 
-/* Matches the attention that ends in `matmul %p, %v` (op): q, k, v (and
-   a mask operand) of one dtype, the softmax in it or in f32 between a
-   cast up and a cast down. */
+/* Matches the attention that ends in `matmul %p, %v` (op; v may be
+   stored transposed: transpose_b): q, k, v (and a mask operand) of one
+   dtype, the softmax in it or in f32 between a cast up and a cast down. */
 static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_t at, const uint32_t *uses,
                               gpuir__attn_found *x) {
     const gpuir__op *op = gpuir__op_at(m, f->ops[at]);
@@ -8156,22 +8167,25 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_
     x->seq = -1;
     x->scale = 1.0;
     x->rounds = 7;                          /* no cast: every step in q's dtype (gpuir__attn_match_scores, _scaled) */
-    if (op->kind != GPUIR_OP_MATMUL || !op->result || op->n_attrs) return false;
+    if (op->kind != GPUIR_OP_MATMUL || !op->result) return false;
+    x->v_transposed = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_B);
+    if (op->n_attrs != (x->v_transposed ? 1u : 0u)) return false;
     uint32_t a, users;
     if (!gpuir__attn_match_softmax(m, gpuir__attn_unnarrow(m, gpuir__op_operand(m, op, 0), uses), uses, &a, &users))
         return false;
     x->v = gpuir__op_operand(m, op, 1);
     if (!gpuir__attn_match_masked(m, a, uses, users, x)) return false;
     gpuir__attn_match_q_scale(m, uses, x);
-    const gpuir_type *q = &gpuir__value_at(m, x->q)->type, *v = &gpuir__value_at(m, x->v)->type;
-    if (v->dtype != q->dtype || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != q->dtype)) return false;
-    if (gpuir__attention_unfit_types(m, q, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type, v)) return false;
+    const gpuir_type *q = &gpuir__value_at(m, x->q)->type;
+    gpuir_type v = gpuir__value_at(m, x->v)->type;
+    if (x->v_transposed) gpuir__swap_last_two(&v);
+    if (v.dtype != q->dtype || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != q->dtype)) return false;
+    if (gpuir__attention_unfit_types(m, q, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type, &v)) return false;
     gpuir__attn_match_layout(m, f, at, uses, x);
     gpuir__attn_match_group(m, uses, x);
     return true;
 }
 
-/* Builds the attention op of a match; its result id (0: the error is in the context). */
 /* An attention result o stored with its sequence at dim seq, transposed
    to [.., S, D] for the product's users (0 on failure). */
 static uint32_t gpuir__attn_to_logical(gpuir_module *m, uint32_t o, int seq) {
@@ -8195,6 +8209,7 @@ static uint32_t gpuir__attn_split_heads(gpuir_module *m, uint32_t v, int64_t gro
     return gpuir__build_value(m, GPUIR_OP_RESHAPE, &v, 1, 0, 0, &t).id;
 }
 
+/* Builds the attention op of a match; its result id (0: the error is in the context). */
 static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
     uint32_t k = x->k, first = (uint32_t)stbds_arrlenu(m->attrs);
     if (x->k_src) {             /* k from k^T's source (gpuir__attn_match_scores) */
@@ -8203,7 +8218,17 @@ static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
         if (!k) return 0;
         first = (uint32_t)stbds_arrlenu(m->attrs);
     }
-    uint32_t in[4] = {x->q, k, x->v, x->mask};
+    uint32_t v = x->v;
+    if (x->v_transposed) {      /* v from its transpose [.., Dv, Sk] */
+        int r = gpuir__value_at(m, v)->type.rank;
+        int64_t perm[GPUIR_MAX_RANK];
+        for (int i = 0; i < r; i++) perm[i] = i;
+        perm[r - 2] = r - 1, perm[r - 1] = r - 2;
+        v = gpuir__build_transpose(m, v, perm, r);
+        if (!v) return 0;
+        first = (uint32_t)stbds_arrlenu(m->attrs);
+    }
+    uint32_t in[4] = {x->q, k, v, x->mask};
     gpuir_type logical = gpuir__value_at(m, x->q)->type;   /* q's; the result's but for Dv = D */
     if (x->group) {             /* grouped-query: q (and a per-head mask) split into [.., Hkv, G, ..] views */
         in[0] = gpuir__attn_split_heads(m, x->q, x->group);
