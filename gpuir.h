@@ -7878,7 +7878,10 @@ static bool gpuir__attn_is_masked(double x, gpuir_dtype d) {
    is 0 at j <= i + *offset and masked (gpuir__attn_is_masked) at
    j > i + *offset, some key masked, for scores of type `scores`: its rows
    and keys theirs (a [1, Sk] or [Sq, 1] one broadcasts, and means
-   something else). The offset is read off the first row that has a 0. */
+   something else). The offset is read off the first row that has a 0.
+   Rows that see no key (offset < 0) must be masked by -inf: the causal
+   mask's NaN rows are what the ops give then, where a finite lowest value
+   gives every key the same weight (the constant stays a mask operand). */
 static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v, const gpuir_type *scores,
                                         int64_t *offset) {
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
@@ -7899,7 +7902,8 @@ static bool gpuir__attn_causal_constant(const gpuir_module *m, uint32_t v, const
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
             double x = gpuir__load_elem(bytes, (gpuir_dtype)a->i, (size_t)(i * cols + j));
-            if (j > i + off ? !gpuir__attn_is_masked(x, t->dtype) : x != 0.0) return false;
+            if (j > i + off ? !gpuir__attn_is_masked(x, t->dtype) || (off < 0 && x != -INFINITY) : x != 0.0)
+                return false;
         }
     *offset = off;
     return true;
@@ -16262,7 +16266,12 @@ static const char gpuir__cg_attn_helpers[] =
     "GPUIR_DEVICE unsigned gpuir_pack_f16x2(float lo, float hi) {\n"
     "    return (unsigned)gpuir_f32_to_f16(lo) | (unsigned)gpuir_f32_to_f16(hi) << 16;\n"
     "}\n"
-    "#endif\n";
+    "#endif\n"
+    /* A masked score held at the lowest value whose exp2 units (x log2(e))
+       f32 holds: bf16's lowest (torch.finfo(bf16).min, a padding mask's
+       value) is past it, and became -inf there, a row of them NaN where
+       the ops give its keys one weight; -inf (and NaN) stay. */
+    "GPUIR_DEVICE float gpuir_attn_floor(float x) { return x < -2.3586e38f && x != -GPUIR_INF ? -2.3586e38f : x; }\n";
 
 /* One of a fused attention's operands as its kernel sees it: the
    logical [.., S, D] dims (gpuir__attn_logical: a size, or the name of the
@@ -16360,6 +16369,7 @@ typedef struct gpuir__cg_attn {
     char plus_offset[752];      /* " + offset" and dyn_offset, "" for neither */
     double scale;
     int rounds;                 /* round_scores: the steps rounded to q's dtype (1 product, 2 scale, 4 mask) */
+    bool floor;                 /* masked scores held above gpuir_attn_floor's bound: a bf16 mask operand */
     const char *mma, *load, *pack, *round;
 } gpuir__cg_attn;
 
@@ -16464,6 +16474,7 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     const gpuir__attr *rs = gpuir__attr_get(m, op, GPUIR__KEY_ROUND_SCORES);
     A->rounds = rs ? (int)rs->i : 0;
     A->pack = bf ? "gpuir_pack_bf16x2" : "gpuir_pack_f16x2";
+    A->floor = bf && n == 5;
     if (A->pq < 0 || A->pk < 0 || A->pv < 0 || A->po < 0 || (n == 5 && A->pm < 0))
         return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
     for (uint32_t i = 0; i < n; i++) {
@@ -16590,10 +16601,20 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
         if (A->mrow[0]) o += (size_t)snprintf(at + o, sizeof at - o, "%s(long long)row * %s", o ? " + " : "", A->mrow);
         if (A->mcol) o += (size_t)snprintf(at + o, sizeof at - o, "%scol", o ? " + " : "");
         if (!o) snprintf(at, sizeof at, "0");
-        gpuir__cg_line(C, "if (row < %s && col < %s)", A->sq, A->sk);
-        if (A->rounds & 4) gpuir__cg_line(C, "    sx = %s(sx + %s(%s[%s]));", A->round, A->load, gpuir__cg_param(C, A->pm), at);
-        else if (A->rounds) gpuir__cg_line(C, "    sx += %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
-        else gpuir__cg_line(C, "    sx += 1.44269504f * %s(%s[%s]);", A->load, gpuir__cg_param(C, A->pm), at);
+        char mask[1200];
+        snprintf(mask, sizeof mask, "%s(%s[%s])", A->load, gpuir__cg_param(C, A->pm), at);
+        bool floor_after = A->rounds && A->floor;   /* the sum in natural units held, else the mask in exp2's */
+        if (floor_after) gpuir__cg_open(C, "if (row < %s && col < %s)", A->sq, A->sk);
+        else gpuir__cg_line(C, "if (row < %s && col < %s)", A->sq, A->sk);
+        C->depth += !floor_after;
+        if (A->rounds & 4) gpuir__cg_line(C, "sx = %s(sx + %s);", A->round, mask);
+        else if (A->rounds) gpuir__cg_line(C, "sx += %s;", mask);
+        else gpuir__cg_line(C, "sx += 1.44269504f * %s%s%s;", A->floor ? "gpuir_attn_floor(" : "", mask, A->floor ? ")" : "");
+        C->depth -= !floor_after;
+        if (floor_after) {
+            gpuir__cg_line(C, "sx = gpuir_attn_floor(sx);");
+            gpuir__cg_close(C);
+        }
     }
     if (A->rounds) gpuir__cg_line(C, "sx *= 1.44269504f;");
     char causal[800] = "";
