@@ -16267,11 +16267,15 @@ static const char gpuir__cg_attn_helpers[] =
     "    return (unsigned)gpuir_f32_to_f16(lo) | (unsigned)gpuir_f32_to_f16(hi) << 16;\n"
     "}\n"
     "#endif\n"
-    /* A masked score held at the lowest value whose exp2 units (x log2(e))
-       f32 holds: bf16's lowest (torch.finfo(bf16).min, a padding mask's
-       value) is past it, and became -inf there, a row of them NaN where
-       the ops give its keys one weight; -inf (and NaN) stay. */
-    "GPUIR_DEVICE float gpuir_attn_floor(float x) { return x < -2.3586e38f && x != -GPUIR_INF ? -2.3586e38f : x; }\n";
+    /* A score in exp2's units, x log2(e), where f32 holds that; below
+       -2.3e38 (bf16's lowest, torch.finfo(bf16).min, a padding mask's
+       value, is past f32's range there: it was -inf, a row of them NaN)
+       pressed in order into the range left, 20 times closer together.
+       Differences that large weigh 0 or 1 either way, so a row of such
+       scores weighs its largest alone, as the ops do; -inf and NaN stay. */
+    "GPUIR_DEVICE float gpuir_attn_log2_units(float x) {\n"
+    "    return x < -2.3e38f ? -3.3181988e38f + (x + 2.3e38f) * 0.05f : x * 1.44269504f;\n"
+    "}\n";
 
 /* One of a fused attention's operands as its kernel sees it: the
    logical [.., S, D] dims (gpuir__attn_logical: a size, or the name of the
@@ -16369,7 +16373,7 @@ typedef struct gpuir__cg_attn {
     char plus_offset[752];      /* " + offset" and dyn_offset, "" for neither */
     double scale;
     int rounds;                 /* round_scores: the steps rounded to q's dtype (1 product, 2 scale, 4 mask) */
-    bool floor;                 /* masked scores held above gpuir_attn_floor's bound: a bf16 mask operand */
+    bool wide_mask;             /* a bf16 mask operand: scores past f32 in exp2's units (gpuir_attn_log2_units) */
     const char *mma, *load, *pack, *round;
 } gpuir__cg_attn;
 
@@ -16474,7 +16478,7 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     const gpuir__attr *rs = gpuir__attr_get(m, op, GPUIR__KEY_ROUND_SCORES);
     A->rounds = rs ? (int)rs->i : 0;
     A->pack = bf ? "gpuir_pack_bf16x2" : "gpuir_pack_f16x2";
-    A->floor = bf && n == 5;
+    A->wide_mask = bf && n == 5;
     if (A->pq < 0 || A->pk < 0 || A->pv < 0 || A->po < 0 || (n == 5 && A->pm < 0))
         return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
     for (uint32_t i = 0; i < n; i++) {
@@ -16603,20 +16607,14 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
         if (!o) snprintf(at, sizeof at, "0");
         char mask[1200];
         snprintf(mask, sizeof mask, "%s(%s[%s])", A->load, gpuir__cg_param(C, A->pm), at);
-        bool floor_after = A->rounds && A->floor;   /* the sum in natural units held, else the mask in exp2's */
-        if (floor_after) gpuir__cg_open(C, "if (row < %s && col < %s)", A->sq, A->sk);
-        else gpuir__cg_line(C, "if (row < %s && col < %s)", A->sq, A->sk);
-        C->depth += !floor_after;
-        if (A->rounds & 4) gpuir__cg_line(C, "sx = %s(sx + %s);", A->round, mask);
-        else if (A->rounds) gpuir__cg_line(C, "sx += %s;", mask);
-        else gpuir__cg_line(C, "sx += 1.44269504f * %s%s%s;", A->floor ? "gpuir_attn_floor(" : "", mask, A->floor ? ")" : "");
-        C->depth -= !floor_after;
-        if (floor_after) {
-            gpuir__cg_line(C, "sx = gpuir_attn_floor(sx);");
-            gpuir__cg_close(C);
-        }
+        gpuir__cg_line(C, "if (row < %s && col < %s)", A->sq, A->sk);
+        if (A->rounds & 4) gpuir__cg_line(C, "    sx = %s(sx + %s);", A->round, mask);
+        else if (A->rounds) gpuir__cg_line(C, "    sx += %s;", mask);
+        else if (A->wide_mask) gpuir__cg_line(C, "    sx += gpuir_attn_log2_units(%s);", mask);
+        else gpuir__cg_line(C, "    sx += 1.44269504f * %s;", mask);
     }
-    if (A->rounds) gpuir__cg_line(C, "sx *= 1.44269504f;");
+    if (A->rounds && A->wide_mask) gpuir__cg_line(C, "sx = gpuir_attn_log2_units(sx);");
+    else if (A->rounds) gpuir__cg_line(C, "sx *= 1.44269504f;");
     char causal[800] = "";
     if (A->causal) snprintf(causal, sizeof causal, " || col > row%s", A->plus_offset);
     gpuir__cg_line(C, "if (edge && (col >= %s%s)) sx = -GPUIR_INF;", A->sk, causal);
