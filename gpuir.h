@@ -16274,7 +16274,7 @@ static const char gpuir__cg_attn_helpers[] =
        Differences that large weigh 0 or 1 either way, so a row of such
        scores weighs its largest alone, as the ops do; -inf and NaN stay. */
     "GPUIR_DEVICE float gpuir_attn_log2_units(float x) {\n"
-    "    return x < -2.3e38f ? -3.3181988e38f + (x + 2.3e38f) * 0.05f : x * 1.44269504f;\n"
+    "    return x < -2.3e38f ? fmaf(x, 0.05f, -3.2031988e38f) : x * 1.44269504f;\n"
     "}\n";
 
 /* One of a fused attention's operands as its kernel sees it: the
