@@ -307,6 +307,7 @@ typedef enum gpuir_type_kind {
 #define GPUIR_SPACE_HOST 0       /* host memory */
 #define GPUIR_SPACE_DEVICE 1     /* device global memory */
 #define GPUIR_SPACE_WORKGROUP 3  /* shared memory, owned by a kernel */
+#define GPUIR_SPACE_PRIVATE 5    /* a kernel's own temporaries: values in registers, never memory */
 
 /* A type is a plain value. dims[i] >= 0, or GPUIR_DYN for `?`. */
 typedef struct gpuir_type {
@@ -1911,6 +1912,27 @@ static const gpuir__attr *gpuir__attr_get(const gpuir_module *m, const gpuir__op
 static bool gpuir__op_flag(const gpuir_module *m, const gpuir__op *op, gpuir__attr_key key) {
     const gpuir__attr *a = gpuir__attr_get(m, op, key);
     return a && a->kind == GPUIR__ATTR_BOOL && a->i;
+}
+
+/* Where dim `axis` of buffer b gets its size, into *root and *root_axis:
+   through the allocations that size it (memref.alloc's dims_of), the
+   buffer whose own dim it is (a parameter, a view). Two dims of one root
+   are one size at run time. */
+static void gpuir__dim_root(const gpuir_module *m, uint32_t b, int axis, uint32_t *root, int *root_axis) {
+    for (;;) {
+        const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, b)->def_op);
+        const gpuir__attr *pairs = def && def->kind == GPUIR_OP_MEMREF_ALLOC ? gpuir__attr_get(m, def, GPUIR__KEY_DIMS_OF)
+                                                                             : NULL;
+        const gpuir_type *t = &gpuir__value_at(m, b)->type;
+        if (!pairs || axis < 0 || axis >= t->rank || t->dims[axis] != GPUIR_DYN) break;
+        uint32_t k = 0;                 /* the pair of the axis: one per dynamic dim, in order */
+        for (int i = 0; i < axis; i++) k += t->dims[i] == GPUIR_DYN;
+        if (2 * k + 1 >= pairs->n) break;
+        const int64_t *pair = gpuir__ints_at(m, pairs->off) + 2 * k;
+        if (pair[0] < 0 || pair[0] >= (int64_t)def->n_operands) break;
+        b = gpuir__op_operand(m, def, (uint32_t)pair[0]), axis = (int)pair[1];
+    }
+    *root = b, *root_axis = axis;
 }
 
 /* The last op of a function, if it is its return. */
@@ -4809,7 +4831,8 @@ static gpuir_result gpuir__verify_uses(gpuir_module *m, uint32_t fid, const gpui
 }
 
 /* Kernels compute on buffers: no host ops, no launches, nothing returned,
-   static allocations; their parameters are device buffers. */
+   static allocations (but a private one's dynamic dims, the sizes of its
+   parameters' dims: dims_of); their parameters are device buffers. */
 static gpuir_result gpuir__verify_kernel_op(gpuir_module *m, const gpuir__op *op) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     bool host_only = cls == GPUIR__CLASS_LAUNCH || cls == GPUIR__CLASS_COPY || cls == GPUIR__CLASS_WAIT ||
@@ -4821,11 +4844,17 @@ static gpuir_result gpuir__verify_kernel_op(gpuir_module *m, const gpuir__op *op
                            gpuir_op_name(op->kind));
     if (op->kind == GPUIR_OP_RETURN && op->n_operands)
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "a kernel returns nothing");
-    if (op->kind == GPUIR_OP_MEMREF_ALLOC &&
-        !gpuir__type_is_static(&gpuir__value_at(m, op->result)->type))
-        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
-                           "memref.alloc in a kernel: its size is fixed when the "
-                           "kernel is compiled (no dynamic dims)");
+    const gpuir_type *t = op->result ? &gpuir__value_at(m, op->result)->type : NULL;
+    if (op->kind == GPUIR_OP_MEMREF_ALLOC && !gpuir__type_is_static(t)) {
+        bool sized_by_params = t->space == GPUIR_SPACE_PRIVATE;
+        for (uint32_t i = 0; i < op->n_operands; i++)
+            sized_by_params &= gpuir__value_at(m, gpuir__op_operand(m, op, i))->def_op == 0;
+        if (!sized_by_params)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                               "memref.alloc in a kernel: its size is fixed when the kernel is compiled "
+                               "(no dynamic dims), but a private buffer's (space %d) dims may be the "
+                               "kernel parameters' (dims_of)", GPUIR_SPACE_PRIVATE);
+    }
     if (op->result && gpuir__value_at(m, op->result)->type.kind == GPUIR_TYPE_TENSOR)
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernels compute on buffers: %s in buffer "
                            "form", gpuir_op_name(op->kind));
@@ -9607,7 +9636,10 @@ static bool gpuir__dim_source(const gpuir_module *m, const gpuir__op *op, int d,
 }
 
 /* A fresh host buffer of type `want` for op's result: its dynamic dims
-   sized like the operand dims gpuir__dim_source finds (dims_of). */
+   sized like the operand dims gpuir__dim_source finds (dims_of), named
+   by their roots (gpuir__dim_root: a parameter or a view, never another
+   intermediate buffer, which then dies at its last real use and, inside
+   a kernel, stays the kernel's own: pass.outline). */
 static uint32_t gpuir__bufferize_alloc(gpuir__bufferizer *B, const gpuir__op *op,
                                        const gpuir_type *want) {
     gpuir_module *m = B->m;
@@ -9627,7 +9659,8 @@ static uint32_t gpuir__bufferize_alloc(gpuir__bufferizer *B, const gpuir__op *op
                         gpuir__tstr(&b, want), d);
             return 0;
         }
-        uint32_t src = B->buf[gpuir__op_operand(m, op, k) - 1], j = 0;
+        uint32_t src, j = 0;
+        gpuir__dim_root(m, B->buf[gpuir__op_operand(m, op, k) - 1], axis, &src, &axis);
         while (j < n_sources && sources[j] != src) j++;
         if (j == n_sources) sources[n_sources++] = src;
         pairs[n_pairs++] = j;
@@ -9855,10 +9888,11 @@ static gpuir_result gpuir__pass_bufferize(gpuir_module *m) {
 // buffers it writes that are used outside it; buffers only the group uses
 // become private temporaries of the kernel (their host allocation goes), and
 // splat constants are copied into each kernel that reads them, so they stay
-// compile-time constants. A buffer with dynamic dims is always a parameter:
-// its size is known only where it is allocated, on the host, and it travels
-// with the buffer (codegen passes a parameter's dynamic dims after the
-// buffers). A sibling kernel (pass.fuse's sibling groups) also takes its
+// compile-time constants. A temporary with dynamic dims is the kernel's own
+// too where each of them is a parameter's (gpuir__dim_root: its allocation
+// takes them from the parameters, dims_of), else a parameter: its size is
+// known only where it is allocated, on the host, and it travels with the
+// buffer (codegen passes a parameter's dynamic dims after the buffers). A sibling kernel (pass.fuse's sibling groups) also takes its
 // workspace, two buffers each launch gets anew: allocated before the
 // launch, its counters zeroed by a kernel of their own (@<kernel>_zero),
 // freed after it (gpuir__siblings_workspace), so overlapping runs of one
@@ -10072,6 +10106,38 @@ static bool gpuir__outline_reads_private(const gpuir__op *op) {
            cls != GPUIR__CLASS_RESHAPE && cls != GPUIR__CLASS_BROADCAST && cls != GPUIR__CLASS_ATTENTION;
 }
 
+/* How buffer b (dynamic dims) of a group with parameters `params` is
+   sized from them: each dynamic dim's root (gpuir__dim_root) a dim's of a
+   parameter: the parameters into src[], the dims_of pairs (index into
+   src, axis) into pairs[]; the number of sources, or -1 where some dim's
+   is no parameter's (then b is a parameter itself: its size travels with
+   it). */
+static int gpuir__outline_sized_by_params(const gpuir_module *m, const uint32_t *params, uint32_t b, uint32_t *src,
+                                          int64_t *pairs) {
+    const gpuir_type *t = &gpuir__value_at(m, b)->type;
+    int n_src = 0, n_pairs = 0;
+    for (int d = 0; d < t->rank; d++) {
+        if (t->dims[d] != GPUIR_DYN) continue;
+        uint32_t root, p_root;
+        int axis, p_axis, found = -1;
+        gpuir__dim_root(m, b, d, &root, &axis);
+        for (size_t i = 0; i < stbds_arrlenu(params) && found < 0; i++) {
+            const gpuir_type *pt = &gpuir__value_at(m, params[i])->type;
+            for (int a = 0; a < pt->rank && found < 0; a++) {
+                if (pt->dims[a] != GPUIR_DYN) continue;
+                gpuir__dim_root(m, params[i], a, &p_root, &p_axis);
+                if (p_root != root || p_axis != axis) continue;
+                int j = 0;
+                while (j < n_src && src[j] != params[i]) j++;
+                if (j == n_src) src[n_src++] = params[i];
+                pairs[n_pairs++] = j, pairs[n_pairs++] = a, found = a;
+            }
+        }
+        if (found < 0) return -1;
+    }
+    return n_src;
+}
+
 /* Sorts a group's buffers into parameters, temporaries and splats. */
 static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
     gpuir_module *m = O->m;
@@ -10094,18 +10160,25 @@ static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         if (!gpuir__ids_have(written, dst)) stbds_arrput(written, dst);
     }
+    uint32_t *sized = NULL;             /* the group's own buffers with dynamic dims: decided last */
     for (size_t i = 0; i < stbds_arrlenu(written); i++) {
         uint32_t b = written[i];
         bool from_host = gpuir__op_at(m, gpuir__value_at(m, b)->def_op) == NULL ||
                          gpuir__op_at(m, gpuir__value_at(m, b)->def_op)->kind != GPUIR_OP_MEMREF_ALLOC;
         bool sized_at_run_time = !gpuir__type_is_static(&gpuir__value_at(m, b)->type);
-        if (from_host || sized_at_run_time || gpuir__used_outside(O, g, b)) {
-            if (!gpuir__ids_have(grp->params, b)) stbds_arrput(outs, b);
-        } else if (!gpuir__ids_have(grp->params, b)) {
-            stbds_arrput(grp->internal, b);
-        }
+        if (gpuir__ids_have(grp->params, b)) continue;
+        if (from_host || gpuir__used_outside(O, g, b)) stbds_arrput(outs, b);
+        else if (sized_at_run_time) stbds_arrput(sized, b);
+        else stbds_arrput(grp->internal, b);
     }
     for (size_t i = 0; i < stbds_arrlenu(outs); i++) stbds_arrput(grp->params, outs[i]);
+    for (size_t i = 0; i < stbds_arrlenu(sized); i++) {     /* the kernel's own where its dims are the parameters' */
+        uint32_t src[GPUIR_MAX_RANK];
+        int64_t pairs[2 * GPUIR_MAX_RANK];
+        if (gpuir__outline_sized_by_params(m, grp->params, sized[i], src, pairs) >= 0) stbds_arrput(grp->internal, sized[i]);
+        else stbds_arrput(grp->params, sized[i]);
+    }
+    stbds_arrfree(sized);
     O->written = written;               /* kept (they may have moved) for the next group */
     O->outs = outs;
 }
@@ -10160,8 +10233,14 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     uint32_t *temps[2] = {grp->internal, grp->splats};
     for (int t = 0; t < 2; t++)
         for (size_t i = 0; i < stbds_arrlenu(temps[t]); i++) {     /* private temporaries */
-            gpuir_type ty = gpuir__as_memref(gpuir__value_at(m, temps[t][i])->type, 5);
-            gpuir_value a = gpuir__build_value(m, GPUIR_OP_MEMREF_ALLOC, NULL, 0, 0, 0, &ty);
+            gpuir_type ty = gpuir__as_memref(gpuir__value_at(m, temps[t][i])->type, GPUIR_SPACE_PRIVATE);
+            uint32_t src[GPUIR_MAX_RANK], first = (uint32_t)stbds_arrlenu(m->attrs);
+            int64_t pairs[2 * GPUIR_MAX_RANK];      /* dynamic dims: sized by the parameters' (dims_of) */
+            int n_src = gpuir__type_is_static(&ty) ? 0 : gpuir__outline_sized_by_params(m, grp->params, temps[t][i], src, pairs);
+            for (int k = 0; k < n_src; k++) src[k] = gpuir__map_get(from, to, src[k]);
+            if (n_src > 0) gpuir__attr_push_ints(m, "dims_of", (size_t)(2 * gpuir__type_dynamic_dims(&ty)), pairs);
+            gpuir_value a = gpuir__build_value(m, GPUIR_OP_MEMREF_ALLOC, src, (uint32_t)(n_src > 0 ? n_src : 0), first,
+                                               n_src > 0 ? 1 : 0, &ty);
             stbds_arrput(from, temps[t][i]);
             stbds_arrput(to, a.id);
             if (t == 1 && a.id) {
@@ -13223,8 +13302,9 @@ static int gpuir__cg_param_index(const gpuir__cg *C, uint32_t b) {
 typedef struct gpuir__cg_dims {
     const int64_t *dims;
     int rank;
-    int param;              /* the parameter whose dims they are, or -1 */
-    const char *name;       /* that parameter's name in the C source */
+    const char *name[GPUIR_MAX_RANK];   /* a dynamic dim's: the parameter whose dim it is (its name in the C
+                                           source: a parameter's own, a private buffer's through dims_of) */
+    int axis[GPUIR_MAX_RANK];           /*   and which of its dims (x_d<axis>_) */
 } gpuir__cg_dims;
 
 /* A product of dims: a number times named dynamic dims. */
@@ -13236,7 +13316,7 @@ typedef struct gpuir__cg_prod {
 static void gpuir__cg_prod_mul(gpuir__cg_prod *p, const gpuir__cg_dims *t, int a) {
     if (t->dims[a] != GPUIR_DYN) { p->num *= t->dims[a]; return; }
     size_t n = strlen(p->sym);
-    snprintf(p->sym + n, sizeof p->sym - n, "%s%sd%d_", n ? " * " : "", t->name, a);
+    snprintf(p->sym + n, sizeof p->sym - n, "%s%sd%d_", n ? " * " : "", t->name[a] ? t->name[a] : "?", t->axis[a]);
 }
 
 static bool gpuir__cg_prod_is_one(const gpuir__cg_prod *p) { return p->num == 1 && !p->sym[0]; }
@@ -13386,12 +13466,27 @@ static gpuir__cg_size gpuir__cg_size_tiles(const gpuir__cg_size *a, int tile) {
 }
 
 /* The dims of type t of the kernel: the parameter it belongs to names its
-   dynamic dims. */
+   dynamic dims; a private buffer's are the parameters' its allocation
+   names (dims_of: pass.outline sizes them so). */
 static gpuir__cg_dims gpuir__cg_dims_of(const gpuir__cg *C, const gpuir_type *t) {
-    gpuir__cg_dims d = {t->dims, t->rank, -1, "?"};
+    gpuir__cg_dims d;
+    memset(&d, 0, sizeof d);
+    d.dims = t->dims, d.rank = t->rank;
     for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
-        if (&gpuir__value_at(C->m, C->k->params[i])->type == t) d.param = (int)i;
-    if (d.param >= 0) d.name = gpuir__cg_param(C, d.param);
+        if (&gpuir__value_at(C->m, C->k->params[i])->type == t)
+            for (int a = 0; a < t->rank; a++) d.name[a] = gpuir__cg_param(C, (int)i), d.axis[a] = a;
+    if (d.name[0] || gpuir__type_is_static(t)) return d;
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+        if (op->kind != GPUIR_OP_MEMREF_ALLOC || &gpuir__value_at(C->m, op->result)->type != t) continue;
+        const gpuir__attr *pairs = gpuir__attr_get(C->m, op, GPUIR__KEY_DIMS_OF);
+        for (int a = 0, k = 0; pairs && a < t->rank; a++) {
+            if (t->dims[a] != GPUIR_DYN || 2u * (uint32_t)k + 1 >= pairs->n) continue;
+            const int64_t *pair = gpuir__ints_at(C->m, pairs->off) + 2 * k++;
+            int p = gpuir__cg_param_index(C, gpuir__op_operand(C->m, op, (uint32_t)pair[0]));
+            if (p >= 0) d.name[a] = gpuir__cg_param(C, p), d.axis[a] = (int)pair[1];
+        }
+    }
     return d;
 }
 
@@ -23445,10 +23540,12 @@ static gpuir_result gpuir__run_copy(gpuir__run *R, const gpuir__op *op) {
 }
 
 /* Dim `axis` of kernel value v in this launch: a parameter's is its
-   operand's, a temporary's is static. */
+   operand's, a temporary's static or its allocation's parameter dim
+   (dims_of, gpuir__dim_root). */
 static int64_t gpuir__run_kernel_dim(const gpuir__run *R, const gpuir__op *launch,
                                      const gpuir__func *k, uint32_t v, int axis) {
     const gpuir_module *m = R->p->m;
+    gpuir__dim_root(m, v, axis, &v, &axis);
     for (size_t i = 0; i < stbds_arrlenu(k->params); i++)
         if (k->params[i] == v) return R->slots[gpuir__op_operand(m, launch, (uint32_t)i) - 1].dims[axis];
     return gpuir__value_at(m, v)->type.dims[axis];

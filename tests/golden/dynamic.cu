@@ -95,7 +95,7 @@ GPUIR_KERNEL gpuir_k_mixed_k1(GPUIR_LANE const float *x_, const float *out0_, fl
 }
 
 /* @rows_k0: 32 threads per block */
-GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *out0_1_, float *out1_, long long x_d0_, long long out0_d0_, long long out0_1_d0_, long long out1_d0_) {
+GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *out1_, long long x_d0_, long long out0_d0_, long long out1_d0_) {
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < x_d0_; row += GPUIR_GRID_BLOCKS) {
@@ -109,38 +109,38 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
             float4 l = ((const float4 *)(x_ + base))[q];
             x0[r * 4] = l.x; x0[r * 4 + 1] = l.y; x0[r * 4 + 2] = l.z; x0[r * 4 + 3] = l.w;
         }
-        float acc1 = 0.0f;
-        float acc2 = -GPUIR_INF;
+        float acc2 = 0.0f;
+        float acc3 = -GPUIR_INF;
         GPUIR_UNROLL
         for (int r = 0; r < 1; r++) {
             long long q = t + r * 32LL;
             if (q >= 2LL) break;
             long long i0 = (long long)(base + q * 4 + 0);
             float v0 = x0[r * 4 + 0];
-            /* op 121: exp (line 37) */
+            /* op 122: exp (line 37) */
             float v1 = expf(v0);
-            acc1 += v1;
-            acc2 = gpuir_fmax(acc2, v0);
+            acc2 += v1;
+            acc3 = gpuir_fmax(acc3, v0);
             long long i1 = (long long)(base + q * 4 + 1);
             float v2 = x0[r * 4 + 1];
-            /* op 121: exp (line 37) */
+            /* op 122: exp (line 37) */
             float v3 = expf(v2);
-            acc1 += v3;
-            acc2 = gpuir_fmax(acc2, v2);
+            acc2 += v3;
+            acc3 = gpuir_fmax(acc3, v2);
             long long i2 = (long long)(base + q * 4 + 2);
             float v4 = x0[r * 4 + 2];
-            /* op 121: exp (line 37) */
+            /* op 122: exp (line 37) */
             float v5 = expf(v4);
-            acc1 += v5;
-            acc2 = gpuir_fmax(acc2, v4);
+            acc2 += v5;
+            acc3 = gpuir_fmax(acc3, v4);
             long long i3 = (long long)(base + q * 4 + 3);
             float v6 = x0[r * 4 + 3];
-            /* op 121: exp (line 37) */
+            /* op 122: exp (line 37) */
             float v7 = expf(v6);
-            acc1 += v7;
-            acc2 = gpuir_fmax(acc2, v6);
+            acc2 += v7;
+            acc3 = gpuir_fmax(acc3, v6);
         }
-        acc = acc1;
+        acc = acc2;
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -152,7 +152,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
         GPUIR_SYNC();
         acc = red[32];
         float v8 = acc;
-        acc = acc2;
+        acc = acc3;
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
@@ -164,30 +164,8 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
         GPUIR_SYNC();
         acc = red[32];
         float v9 = acc;
-        GPUIR_UNROLL
-        for (int r = 0; r < 1; r++) {
-            long long q = t + r * 32LL;
-            if (q >= 2LL) break;
-            long long i0 = (long long)(base + q * 4 + 0);
-            float v10 = x0[r * 4 + 0];
-            /* op 121: exp (line 37) */
-            float v11 = expf(v10);
-            long long i1 = (long long)(base + q * 4 + 1);
-            float v12 = x0[r * 4 + 1];
-            /* op 121: exp (line 37) */
-            float v13 = expf(v12);
-            long long i2 = (long long)(base + q * 4 + 2);
-            float v14 = x0[r * 4 + 2];
-            /* op 121: exp (line 37) */
-            float v15 = expf(v14);
-            long long i3 = (long long)(base + q * 4 + 3);
-            float v16 = x0[r * 4 + 3];
-            /* op 121: exp (line 37) */
-            float v17 = expf(v16);
-            ((float4 *)(out0_ + base))[q] = GPUIR_FLOAT4(v11, v13, v15, v17);
-        }
         GPUIR_SYNC();
-        if (t == 0) out0_1_[row] = v8;
+        if (t == 0) out0_[row] = v8;
         if (t == 0) out1_[row] = v9;
     }
 }
@@ -201,7 +179,7 @@ GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *y_, float *out2_, long long
         for (long long j = t; j < y_d1_; j += 256) {
             long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
             float v0 = y_[i];
-            /* op 125: reduce_mean (line 40) */
+            /* op 126: reduce_mean (line 40) */
             dacc += (double)(float)v0;
         }
         for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
@@ -225,7 +203,7 @@ GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y_, float *out3_, long long
         for (long long j = t; j < 5LL; j += 32) {
             long long i = (long long)((o % y_d1_) + (j % 5) * y_d1_);
             float v0 = y_[i];
-            /* op 127: reduce_mean (line 41) */
+            /* op 128: reduce_mean (line 41) */
             dacc += (double)(float)v0;
         }
         for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
@@ -242,7 +220,7 @@ GPUIR_KERNEL gpuir_k_rows_k2(GPUIR_LANE const float *y_, float *out3_, long long
 
 /* @rows_k3: 256 threads per block */
 GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out4_, long long y_d1_, long long out4_d1_) {
-    /* op 129: softmax (line 42) */
+    /* op 130: softmax (line 42) */
     GPUIR_SHARED(float, red, 66, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
@@ -553,7 +531,7 @@ static void gpuir_k_mixed_k1_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_mixed_k1(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(long long *)p[3], *(long long *)p[4]);
 }
 static void gpuir_k_rows_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_rows_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(float **)p[3], *(long long *)p[4], *(long long *)p[5], *(long long *)p[6], *(long long *)p[7]);
+    gpuir_k_rows_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(long long *)p[3], *(long long *)p[4], *(long long *)p[5]);
 }
 static void gpuir_k_rows_k1_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_rows_k1(l, *(float **)p[0], *(float **)p[1], *(long long *)p[2]);
@@ -598,7 +576,7 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_ints_k0", gpuir_k_ints_k0_emu, 0u, 0u, 0, 3u, 0u},
     {"gpuir_k_mixed_k0", gpuir_k_mixed_k0_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_mixed_k1", gpuir_k_mixed_k1_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 4u, 0u},
+    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 3u, 0u},
     {"gpuir_k_rows_k1", gpuir_k_rows_k1_emu, 256u, 0u, 1, 2u, 0u},
     {"gpuir_k_rows_k2", gpuir_k_rows_k2_emu, 256u, 0u, 1, 2u, 0u},
     {"gpuir_k_rows_k3", gpuir_k_rows_k3_emu, 264u, 0u, 1, 2u, 0u},
