@@ -12305,7 +12305,8 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
     } gpuir_emu_kernel;
 
 /* The helpers every kernel may use, in C that both CUDA C++ and C99 accept.
-   Each prelude defines GPUIR_DEVICE, gpuir_as_uint and gpuir_as_float. */
+   Each prelude defines GPUIR_DEVICE, gpuir_as_uint and gpuir_as_float,
+   gpuir_f64_bits and gpuir_f64_of. */
 static const char gpuir__cg_helpers[] =
     "GPUIR_DEVICE float gpuir_f16_to_f32(unsigned short h) {\n"
     "    unsigned sign = ((unsigned)h & 0x8000u) << 16, e = ((unsigned)h >> 10) & 0x1fu, m = (unsigned)h & 0x3ffu;\n"
@@ -12335,14 +12336,17 @@ static const char gpuir__cg_helpers[] =
     "    return gpuir_as_float(u & 0xffffe000u);\n"
     "}\n"
     "GPUIR_DEVICE float gpuir_fmax(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
-    "/* A double in two floats (its f32 value, then the remainder: 0 where\n"
-    "   the value is not finite), and back. */\n"
+    "/* A double in two floats' places (its bits: a partial past f32's range\n"
+    "   stays what it is), and back. */\n"
     "GPUIR_DEVICE void gpuir_put2(volatile float *p, double v) {\n"
-    "    float hi = (float)v;\n"
-    "    p[0] = hi;\n"
-    "    p[1] = hi - hi == 0.0f ? (float)(v - (double)hi) : 0.0f;\n"
+    "    unsigned long long b = gpuir_f64_bits(v);\n"
+    "    ((volatile unsigned *)p)[0] = (unsigned)b;\n"
+    "    ((volatile unsigned *)p)[1] = (unsigned)(b >> 32);\n"
     "}\n"
-    "GPUIR_DEVICE double gpuir_get2(const volatile float *p) { return (double)p[0] + (double)p[1]; }\n"
+    "GPUIR_DEVICE double gpuir_get2(const volatile float *p) {\n"
+    "    const volatile unsigned *u = (const volatile unsigned *)p;\n"
+    "    return gpuir_f64_of((unsigned long long)u[0] | (unsigned long long)u[1] << 32);\n"
+    "}\n"
     "GPUIR_DEVICE float gpuir_fmin(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
     "GPUIR_DEVICE float gpuir_relu(float x) { return x > 0.0f || x != x ? x : 0.0f; }\n"
     "GPUIR_DEVICE float gpuir_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
@@ -12382,7 +12386,9 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define GPUIR_NO_UNROLL _Pragma(\"unroll 1\")\n"
     "#define GPUIR_INT4(a, b, c, d) make_int4(a, b, c, d)\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { return __float_as_uint(x); }\n"
-    "GPUIR_DEVICE float gpuir_as_float(unsigned x) { return __uint_as_float(x); }\n";
+    "GPUIR_DEVICE float gpuir_as_float(unsigned x) { return __uint_as_float(x); }\n"
+    "GPUIR_DEVICE unsigned long long gpuir_f64_bits(double x) { return (unsigned long long)__double_as_longlong(x); }\n"
+    "GPUIR_DEVICE double gpuir_f64_of(unsigned long long b) { return __longlong_as_double((long long)b); }\n";
 
 /* The common tail of both preludes: linear thread and block numbers. */
 static const char gpuir__cg_ranks[] =
@@ -12424,6 +12430,8 @@ static const char gpuir__cg_emu_prelude[] =
     "#define GPUIR_INT4(a, b, c, d) ((int4){a, b, c, d})\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned u) { float x; memcpy(&x, &u, 4); return x; }\n"
+    "GPUIR_DEVICE unsigned long long gpuir_f64_bits(double x) { unsigned long long b; memcpy(&b, &x, 8); return b; }\n"
+    "GPUIR_DEVICE double gpuir_f64_of(unsigned long long b) { double x; memcpy(&x, &b, 8); return x; }\n"
     "static unsigned long long gpuir_emu_shfl(gpuir_emu_lane *l, unsigned long long v, unsigned d) {\n"
     "    unsigned src = l->lane_id + d;\n"
     "    l->warp_slots[l->lane_id] = v;\n"
@@ -15411,19 +15419,22 @@ static void gpuir__cg_block_allreduce(gpuir__cg *C, gpuir_op_kind k, const char 
    of whole warps: each warp's lanes by shuffles, then the warps' partials
    in warp 0 through shared memory (`red`, a row of 33 slots a component),
    handed to every thread. Welford's state
-   (wn, wm, wq: count, mean, sum of squared deviations) merges by Chan's
-   formula, the plain sum ws beside it as the unpaired reduction adds it; the softmax's (om, os: max, sum of exp(x - om)) rescales each
+   (wn, wm, wq: count, mean, sum of squared deviations; in f32, and the
+   plain sum ws in double: gpuir__cg_rows_sum_slots) merges by Chan's
+   formula (its cross term only where both sides hold values: an empty
+   side's wd * wd may be inf, times a weight of 0 NaN), the plain sum ws beside it as the unpaired reduction adds it; the softmax's (om, os: max, sum of exp(x - om)) rescales each
    sum to the larger max (a sum at the max itself as it is: -inf - -inf
    is no rescale). */
 static void gpuir__cg_online_combine(gpuir__cg *C, bool welford, size_t i) {
-    static const char *const welford_parts[4] = {"wn", "wm", "wq", "ws"}, *const softmax_parts[4] = {"om", "os"};
-    static const char *const welford_zero[4] = {"0.0f", "0.0f", "0.0f", "0.0f"}, *const softmax_zero[4] = {"-GPUIR_INF", "0.0f"};
+    static const char *const welford_parts[3] = {"wn", "wm", "wq"}, *const softmax_parts[3] = {"om", "os"};
+    static const char *const welford_zero[3] = {"0.0f", "0.0f", "0.0f"}, *const softmax_zero[3] = {"-GPUIR_INF", "0.0f"};
     const char *const *part = welford ? welford_parts : softmax_parts, *const *zero = welford ? welford_zero : softmax_zero;
-    int n = welford ? 4 : 2;
-    char merge[400], shfl[260];
+    int n = welford ? 3 : 2;                /* the float components; Welford's plain sum ws is a double (dred) */
+    char merge[400], shfl[300];
     if (welford)
         snprintf(merge, sizeof merge, "{ float wt = wn%zu + o0, wd = o1 - wm%zu, wf = wt > 0.0f ? o0 / wt : 0.0f; "
-                 "wq%zu += o2 + wd * wd * wn%zu * wf; wm%zu += wd * wf; wn%zu = wt; ws%zu += o3; }", i, i, i, i, i, i, i);
+                 "wq%zu += o2 + (wn%zu > 0.0f && o0 > 0.0f ? wd * wd * wn%zu * wf : 0.0f); wm%zu += wd * wf; "
+                 "wn%zu = wt; ws%zu += o3; }", i, i, i, i, i, i, i, i);
     else
         snprintf(merge, sizeof merge, "{ float nm = gpuir_fmax(om%zu, o0); os%zu = (om%zu == nm ? os%zu : os%zu * "
                  "expf(om%zu - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om%zu = nm; }", i, i, i, i, i, i, i);
@@ -15431,6 +15442,7 @@ static void gpuir__cg_online_combine(gpuir__cg *C, bool welford, size_t i) {
     for (int c = 0; c < n; c++)
         at += (size_t)snprintf(shfl + at, sizeof shfl - at, "%s o%d = GPUIR_SHFL_DOWN_F32(%s%zu, d)", c ? "," : "", c,
                                part[c], i);
+    if (welford) snprintf(shfl + at, sizeof shfl - at, "; double o3 = GPUIR_SHFL_DOWN_F64(ws%zu, d)", i);
     gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s; %s }", shfl, merge);
     gpuir__cg_open(C, "if ((t & 31) == 0)");
     for (int c = 0; c < n; c++) {
@@ -15439,6 +15451,7 @@ static void gpuir__cg_online_combine(gpuir__cg *C, bool welford, size_t i) {
         else snprintf(slot, sizeof slot, "t >> 5");
         gpuir__cg_line(C, "red[%s] = %s%zu;", slot, part[c], i);
     }
+    if (welford) gpuir__cg_line(C, "dred[t >> 5] = ws%zu;", i);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_open(C, "if (t < 32)");
@@ -15448,11 +15461,14 @@ static void gpuir__cg_online_combine(gpuir__cg *C, bool welford, size_t i) {
         else snprintf(slot, sizeof slot, "t");
         gpuir__cg_line(C, "%s%zu = t < %lld ? red[%s] : %s;", part[c], i, (long long)(C->threads / 32), slot, zero[c]);
     }
+    if (welford) gpuir__cg_line(C, "ws%zu = t < %lld ? dred[t] : 0.0;", i, (long long)(C->threads / 32));
     gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s; %s }", shfl, merge);
     for (int c = 0; c < n; c++) gpuir__cg_line(C, "if (t == 0) red[%d] = %s%zu;", 33 * c + 32, part[c], i);
+    if (welford) gpuir__cg_line(C, "if (t == 0) dred[32] = ws%zu;", i);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     for (int c = 0; c < n; c++) gpuir__cg_line(C, "%s%zu = red[%d];", part[c], i, 33 * c + 32);
+    if (welford) gpuir__cg_line(C, "ws%zu = dred[32];", i);
 }
 
 /* One value v (a variable) into online state i: Welford's update (and
@@ -15708,7 +15724,8 @@ typedef struct gpuir__cg_rowplan {
     uint32_t cache_bytes;       /* the row cache's shared memory (0: the row is not cached) */
     gpuir__row_online *online;  /* op -> its part in an online pair of reductions */
     size_t *partner;            /* op -> the other reduction of its online pair */
-    int online_width;           /* the widest online state's components: 4 (Welford), 2 (max, sum) */
+    int online_width;           /* the widest online state's float components: 3 (Welford's; its plain sum is a
+                                   double, gpuir__cg_rows_sum_slots), 2 (max, sum) */
     char rows[200], cols[200];  /* row count and row length, as C */
 } gpuir__cg_rowplan;
 
@@ -15834,7 +15851,7 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
             R->online[i] = welford ? GPUIR__ROW_ONLINE_VARIANCE : GPUIR__ROW_ONLINE_SUM_EXP;
             R->partner[i] = j;
             R->partner[j] = i;
-            if (R->online_width < (welford ? 4 : 2)) R->online_width = welford ? 4 : 2;
+            if (R->online_width < (welford ? 3 : 2)) R->online_width = welford ? 3 : 2;
             level = R->level[j];
         } else if (cls == GPUIR__CLASS_REDUCE)
             level++;
@@ -16107,7 +16124,7 @@ static void gpuir__cg_rows_online_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, siz
     gpuir__cg_online_combine(C, R->online[i] == GPUIR__ROW_ONLINE_MEAN, i);
     uint32_t first = gpuir__cg_new_var(C, GPUIR_F32);
     if (R->online[i] == GPUIR__ROW_ONLINE_MEAN) {
-        gpuir__cg_line(C, "float v%u = ws%zu / (float)%s;", first, i, R->cols);
+        gpuir__cg_line(C, "float v%u = (float)(ws%zu / (double)%s);", first, i, R->cols);
         uint32_t second = gpuir__cg_new_var(C, GPUIR_F32);
         if (gpuir__op_at(C->m, C->k->ops[j])->kind == GPUIR_OP_REDUCE_MEAN)
             gpuir__cg_line(C, "float v%u = wq%zu / (float)%s;", second, i, R->cols);
@@ -16136,15 +16153,25 @@ static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) 
             continue;
         }
         if (R->online[i]) continue;            /* the pair's first made its value */
-        bool max = op->kind == GPUIR_OP_REDUCE_MAX;
-        gpuir__cg_line(C, "acc = acc%zu;", i);
-        gpuir__cg_block_allreduce(C, max ? GPUIR_OP_REDUCE_MAX : GPUIR_OP_REDUCE_SUM,
-                                  max ? "-GPUIR_INF" : "0.0f");
+        bool max = op->kind == GPUIR_OP_REDUCE_MAX, in_double = gpuir__cg_reduce_in_double(C, op);
+        if (in_double) {                        /* the block's sum in double, rounded once */
+            gpuir__cg_line(C, "dacc = acc%zu;", i);
+            gpuir__cg_block_sum_f64(C);
+            long long slot = (long long)(C->threads % 32 == 0 ? 32 : C->threads);
+            gpuir__cg_line(C, "if (t == 0) dred[%lld] = dacc;", slot);
+            gpuir__cg_line(C, "GPUIR_SYNC();");
+            gpuir__cg_line(C, "acc = (float)(dred[%lld]%s%s);", slot, op->kind == GPUIR_OP_REDUCE_MEAN ? " / (double)" : "",
+                           op->kind == GPUIR_OP_REDUCE_MEAN ? R->cols : "");
+        } else {
+            gpuir__cg_line(C, "acc = acc%zu;", i);
+            gpuir__cg_block_allreduce(C, max ? GPUIR_OP_REDUCE_MAX : GPUIR_OP_REDUCE_SUM,
+                                      max ? "-GPUIR_INF" : "0.0f");
+        }
         gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.dtype;
         uint32_t v = gpuir__cg_new_var(C, d);
         const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
-        if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "float v%u = %s(acc / (float)%s);",
-                                                             v, round, R->cols);
+        if (op->kind == GPUIR_OP_REDUCE_MEAN && !in_double)
+            gpuir__cg_line(C, "float v%u = %s(acc / (float)%s);", v, round, R->cols);
         else if (*round) gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
         else gpuir__cg_line(C, "float v%u = acc;", v);
         R->rowvar[i] = v + 1;
@@ -16158,9 +16185,11 @@ static void gpuir__cg_rows_accs(gpuir__cg *C, const gpuir__cg_rowplan *R, int pa
         const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
         if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
         if (R->online[i] == GPUIR__ROW_ONLINE_MEAN)
-            gpuir__cg_line(C, "float wn%zu = 0.0f, wm%zu = 0.0f, wq%zu = 0.0f, ws%zu = 0.0f;", i, i, i, i);
+            gpuir__cg_line(C, "float wn%zu = 0.0f, wm%zu = 0.0f, wq%zu = 0.0f; double ws%zu = 0.0;", i, i, i, i);
         else if (R->online[i] == GPUIR__ROW_ONLINE_MAX)
             gpuir__cg_line(C, "float om%zu = -GPUIR_INF, os%zu = 0.0f;", i, i);
+        else if (gpuir__cg_reduce_in_double(C, op))
+            gpuir__cg_line(C, "double acc%zu = 0.0;", i);
         else if (!R->online[i])
             gpuir__cg_line(C, "float acc%zu = %s;", i, op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
     }
@@ -16168,17 +16197,33 @@ static void gpuir__cg_rows_accs(gpuir__cg *C, const gpuir__cg_rowplan *R, int pa
 
 /* The reduction's slots: a float a warp (or a thread, in a block that is
    not whole warps) and one more, a row of them a component of the widest
-   state (four for a Welford pair, two for a max and sum). */
+   state (three floats for a Welford pair, two for a max and sum). */
 static uint32_t gpuir__cg_rows_red_floats(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
     long long slots = (C->threads % 32 == 0 ? 32 : C->threads) + 1;
     return (uint32_t)(slots * (R->online_width ? R->online_width : 1));
+}
+
+/* The double slots `dred` of the row's float sums (and means), summed in
+   double as the interpreter sums (gpuir__cg_reduce_in_double: a mean of
+   rows of 1.7 in f32 was 1.7 +- 1e-7, and LayerNorm's (x - mean) /
+   sqrt(var + eps) of such a row 1e-4 where it is 0), Welford's plain sum
+   too: as many as the float slots' row, or none. */
+static uint32_t gpuir__cg_rows_sum_slots(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    bool any = false;
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+        if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) continue;
+        any |= R->online[i] == GPUIR__ROW_ONLINE_MEAN || (!R->online[i] && gpuir__cg_reduce_in_double(C, op));
+    }
+    return any ? (uint32_t)((C->threads % 32 == 0 ? 32 : C->threads) + 1) : 0;
 }
 
 /* Whether the row's full-shape inputs fit in shared memory after the
    reduction's slots (the target's opt-in limit): if so each gets its
    16-byte aligned place, R->cached[p] = offset + 1. */
 static void gpuir__cg_rows_cache_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
-    int64_t at = (gpuir__cg_rows_red_floats(C, R) * 4 + 15) / 16 * 16, limit = gpuir__target_shared_optin(C->m);
+    int64_t at = (gpuir__cg_rows_sum_slots(C, R) * 8 + gpuir__cg_rows_red_floats(C, R) * 4 + 15) / 16 * 16;
+    int64_t limit = gpuir__target_shared_optin(C->m);
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
         const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
         bool reads, writes;
@@ -16274,20 +16319,23 @@ static bool gpuir__cg_rows_stores_full(const gpuir__cg *C, const gpuir__cg_rowpl
     return false;
 }
 
-/* The shared memory: the reduction's slots `red`, static; with a row
-   cache, dynamic: the slots, then each cached input's row s<param>. */
+/* The shared memory: the sums' double slots `dred` (where there are:
+   gpuir__cg_rows_sum_slots) and the reduction's slots `red`, static; with
+   a row cache, dynamic: the slots, then each cached input's row s<param>. */
 static void gpuir__cg_rows_shared(gpuir__cg *C, const gpuir__cg_rowplan *R) {
-    uint32_t red = gpuir__cg_rows_red_floats(C, R);
+    uint32_t red = gpuir__cg_rows_red_floats(C, R), sums = gpuir__cg_rows_sum_slots(C, R);
     C->barriers = true;
     if (!R->cache_bytes) {
-        C->shared_bytes = red * 4;
-        gpuir__cg_line(C, "GPUIR_SHARED(float, red, %u, 0);", red);
+        C->shared_bytes = sums * 8 + red * 4;
+        if (sums) gpuir__cg_line(C, "GPUIR_SHARED(double, dred, %u, 0);", sums);
+        gpuir__cg_line(C, "GPUIR_SHARED(float, red, %u, %u);", red, sums * 8);
         return;
     }
     C->dynamic_bytes = R->cache_bytes;
     gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes: the slots, then each input's row */",
                    R->cache_bytes);
-    gpuir__cg_line(C, "float *red = (float *)smem;");
+    if (sums) gpuir__cg_line(C, "double *dred = (double *)smem;");
+    gpuir__cg_line(C, "float *red = (float *)((unsigned char *)smem + %u);", sums * 8);
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
         if (!R->cached[p]) continue;
         const char *type = gpuir__cg_storage(gpuir__value_at(C->m, C->k->params[p])->type.dtype);
@@ -16303,6 +16351,7 @@ static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
     gpuir__cg_open(C, "for (long long row = GPUIR_BLOCK_RANK; row < %s; row += GPUIR_GRID_BLOCKS)", R->rows);
     gpuir__cg_line(C, "long long base = row * %s;", R->cols);
     gpuir__cg_line(C, "float acc = 0.0f;");
+    if (gpuir__cg_rows_sum_slots(C, R)) gpuir__cg_line(C, "double dacc = 0.0;");
     if (R->per) gpuir__cg_rows_load(C, R);
     if (R->cache_bytes) gpuir__cg_rows_fill_cache(C, R);
     for (int pass = 0; pass <= R->levels && !r; pass++) {
@@ -17174,28 +17223,32 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
             gpuir__cg_sib_accumulate(C, k, acc, "e");
             continue;
         }
-        gpuir__cg_open(C, "for (int d = 16; d > 0; d >>= 1)");
-        gpuir__cg_line(C, "float other = GPUIR_SHFL_DOWN_F32(e, d);");
-        gpuir__cg_sib_combine(C, k, "e", "other");
-        gpuir__cg_close(C);
         snprintf(acc, sizeof acc, "srow[%s(r - r0) * 8 + warp]",
                  gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->rows * 8));
-        gpuir__cg_open(C, "if (lane == 0)");
-        gpuir__cg_sib_combine(C, k, acc, "e");
-        gpuir__cg_close(C);
+        if (k == GPUIR_OP_REDUCE_MAX) {
+            gpuir__cg_open(C, "for (int d = 16; d > 0; d >>= 1)");
+            gpuir__cg_line(C, "float other = GPUIR_SHFL_DOWN_F32(e, d);");
+            gpuir__cg_sib_combine(C, k, "e", "other");
+            gpuir__cg_close(C);
+            gpuir__cg_line(C, "if (lane == 0) %s = gpuir_fmax((float)%s, e);", acc, acc);
+        } else {                                /* a row's sum over the warp in double, as the row slots hold it */
+            gpuir__cg_line(C, "dacc = e;");
+            gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);");
+            gpuir__cg_line(C, "if (lane == 0) %s += dacc;", acc);
+        }
     }
     return GPUIR_OK;
 }
 
-/* acc = the blocks' partials at float index `at` (over q) combined: a
-   sum in double (gpuir_get2; a mean divided by its count there too, so a
-   mean of large values does not overflow f32 on the way), a max of their
-   f32 values. */
+/* acc = the blocks' partials at float index `at` (over q; each a
+   double's bits in two floats: gpuir_put2) combined: a sum in double
+   (gpuir_get2; a mean divided by its count there too, so a mean of large
+   values does not overflow f32 on the way), a max of their f32 values. */
 static void gpuir__cg_sib_gather(gpuir__cg *C, const gpuir__cg_sib *S, gpuir_op_kind k, const char *at, long long count) {
     if (k == GPUIR_OP_REDUCE_MAX) {
         gpuir__cg_line(C, "acc = -GPUIR_INF;");
-        gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) acc = gpuir_fmax(acc, ((volatile float *)%s)[%s]);",
-                       S->blocks, S->ws, at);
+        gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) acc = gpuir_fmax(acc, (float)gpuir_get2(&((volatile "
+                       "float *)%s)[%s]));", S->blocks, S->ws, at);
         return;
     }
     gpuir__cg_line(C, "dacc = 0.0;");
@@ -17230,7 +17283,8 @@ static void gpuir__cg_sib_columns(gpuir__cg *C, const gpuir__cg_sib *S) {
     gpuir__cg_close(C);
 }
 
-/* After the chunks: the rows' results from their warp slots. */
+/* After the chunks: the rows' results from their warp slots (doubles:
+   a sum's partials summed so, a max's exact). */
 static void gpuir__cg_sib_rows(gpuir__cg *C, const gpuir__cg_sib *S) {
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_open(C, "for (long long q = t; q < rn - r0; q += %d)", GPUIR__SIBLINGS_THREADS);
@@ -17239,12 +17293,15 @@ static void gpuir__cg_sib_rows(gpuir__cg *C, const gpuir__cg_sib *S) {
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
         char off[32], slot[80];
         const char *base = gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->rows * 8);
-        gpuir__cg_line(C, "acc = srow[%sq * 8];", base);
+        gpuir__cg_line(C, "dacc = srow[%sq * 8];", base);
         gpuir__cg_open(C, "for (int d = 1; d < 8; d++)");
         snprintf(slot, sizeof slot, "srow[%sq * 8 + d]", base);
-        gpuir__cg_sib_combine(C, k, "acc", slot);
+        if (k == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "dacc = gpuir_fmax((float)dacc, (float)%s);", slot);
+        else gpuir__cg_line(C, "dacc += %s;", slot);
         gpuir__cg_close(C);
-        gpuir__cg_sib_store(C, S, s, "r0 + q", S->Cn);
+        if (k == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", S->Cn);
+        else gpuir__cg_line(C, "acc = (float)dacc;");
+        gpuir__cg_sib_store(C, S, s, "r0 + q", 0);     /* a mean divided already, in double */
     }
     gpuir__cg_close(C);
 }
@@ -17292,8 +17349,8 @@ static void gpuir__cg_sib_shared(gpuir__cg *C, const gpuir__cg_sib *S) {
     gpuir__cg_line(C, "GPUIR_SHARED(float, red, 32, 0);");
     gpuir__cg_line(C, "GPUIR_SHARED(unsigned, ticket, 1, 128);");
     gpuir__cg_line(C, "GPUIR_SHARED(double, dred, 32, 144);");
-    gpuir__cg_line(C, "GPUIR_SHARED(float, srow, %lld, 400);", srow > 0 ? srow : 1);
-    C->shared_bytes = (uint32_t)(400 + 4 * (srow > 0 ? srow : 1));
+    gpuir__cg_line(C, "GPUIR_SHARED(double, srow, %lld, 400);", srow > 0 ? srow : 1);
+    C->shared_bytes = (uint32_t)(400 + 8 * (srow > 0 ? srow : 1));
     C->barriers = true;
 }
 

@@ -96,11 +96,13 @@ GPUIR_KERNEL gpuir_k_mixed_k1(GPUIR_LANE const float *x_, const float *out0_, fl
 
 /* @rows_k0: 32 threads per block */
 GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *out1_, long long x_d0_, long long out0_d0_, long long out1_d0_) {
-    GPUIR_SHARED(float, red, 33, 0);
+    GPUIR_SHARED(double, dred, 33, 0);
+    GPUIR_SHARED(float, red, 33, 264);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < x_d0_; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 8LL;
         float acc = 0.0f;
+        double dacc = 0.0;
         float x0[4] = {0.0f};
         GPUIR_UNROLL
         for (int r = 0; r < 1; r++) {
@@ -109,7 +111,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
             float4 l = ((const float4 *)(x_ + base))[q];
             x0[r * 4] = l.x; x0[r * 4 + 1] = l.y; x0[r * 4 + 2] = l.z; x0[r * 4 + 3] = l.w;
         }
-        float acc2 = 0.0f;
+        double acc2 = 0.0;
         float acc3 = -GPUIR_INF;
         GPUIR_UNROLL
         for (int r = 0; r < 1; r++) {
@@ -140,17 +142,17 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_, float *ou
             acc2 += v7;
             acc3 = gpuir_fmax(acc3, v6);
         }
-        acc = acc2;
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        if ((t & 31) == 0) red[t >> 5] = acc;
+        dacc = acc2;
+        for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+        if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
         if (t < 32) {
-            acc = t < 1 ? red[t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+            dacc = t < 1 ? dred[t] : 0.0;
+            for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
-        if (t == 0) red[32] = acc;
+        if (t == 0) dred[32] = dacc;
         GPUIR_SYNC();
-        acc = red[32];
+        acc = (float)(dred[32]);
         float v8 = acc;
         acc = acc3;
         for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = gpuir_fmax(acc, other); }
@@ -576,7 +578,7 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_ints_k0", gpuir_k_ints_k0_emu, 0u, 0u, 0, 3u, 0u},
     {"gpuir_k_mixed_k0", gpuir_k_mixed_k0_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_mixed_k1", gpuir_k_mixed_k1_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 3u, 0u},
+    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 396u, 0u, 1, 3u, 0u},
     {"gpuir_k_rows_k1", gpuir_k_rows_k1_emu, 256u, 0u, 1, 2u, 0u},
     {"gpuir_k_rows_k2", gpuir_k_rows_k2_emu, 256u, 0u, 1, 2u, 0u},
     {"gpuir_k_rows_k3", gpuir_k_rows_k3_emu, 264u, 0u, 1, 2u, 0u},

@@ -201,11 +201,13 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x_, const float *w_, const f
 
 /* @mlp_k1: 64 threads per block */
 GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1_, float *out0_) {
-    GPUIR_SHARED(float, red, 33, 0);
+    GPUIR_SHARED(double, dred, 33, 0);
+    GPUIR_SHARED(float, red, 33, 264);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 16LL; row += GPUIR_GRID_BLOCKS) {
         long long base = row * 40LL;
         float acc = 0.0f;
+        double dacc = 0.0;
         float x0[4] = {0.0f};
         GPUIR_UNROLL
         for (int r = 0; r < 1; r++) {
@@ -214,7 +216,7 @@ GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1_, float *out0_) {
             float4 l = ((const float4 *)(out1_ + base))[q];
             x0[r * 4] = l.x; x0[r * 4 + 1] = l.y; x0[r * 4 + 2] = l.z; x0[r * 4 + 3] = l.w;
         }
-        float acc0 = 0.0f;
+        double acc0 = 0.0;
         GPUIR_UNROLL
         for (int r = 0; r < 1; r++) {
             long long q = t + r * 64LL;
@@ -240,17 +242,17 @@ GPUIR_KERNEL gpuir_k_mlp_k1(GPUIR_LANE float *out1_, float *out0_) {
             /* op 97: tanh (line 45) */
             float v7 = tanhf(v6);
         }
-        acc = acc0;
-        for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
-        if ((t & 31) == 0) red[t >> 5] = acc;
+        dacc = acc0;
+        for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+        if ((t & 31) == 0) dred[t >> 5] = dacc;
         GPUIR_SYNC();
         if (t < 32) {
-            acc = t < 2 ? red[t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float other = GPUIR_SHFL_DOWN_F32(acc, d); acc = acc + other; }
+            dacc = t < 2 ? dred[t] : 0.0;
+            for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         }
-        if (t == 0) red[32] = acc;
+        if (t == 0) dred[32] = dacc;
         GPUIR_SYNC();
-        acc = red[32];
+        acc = (float)(dred[32]);
         float v8 = acc;
         GPUIR_UNROLL
         for (int r = 0; r < 1; r++) {
@@ -312,7 +314,7 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
 {"gpuir_k_reduce_mean_i32_0_1_2_k0", gpuir_k_reduce_mean_i32_0_1_2_k0_emu, 256u, 0u, 1, 2u, 0u},
 {"gpuir_k_reduce_sum_i64_1_k0", gpuir_k_reduce_sum_i64_1_k0_emu, 256u, 0u, 1, 2u, 0u},
 {"gpuir_k_mlp_k0", gpuir_k_mlp_k0_emu, 8192u, 0u, 1, 4u, 0u},
-{"gpuir_k_mlp_k1", gpuir_k_mlp_k1_emu, 132u, 0u, 1, 2u, 0u},
+{"gpuir_k_mlp_k1", gpuir_k_mlp_k1_emu, 396u, 0u, 1, 2u, 0u},
 {0, 0, 0, 0, 0, 0, 0}
 };
 #endif

@@ -15,7 +15,7 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
     GPUIR_SHARED(float, red, 32, 0);
     GPUIR_SHARED(unsigned, ticket, 1, 128);
     GPUIR_SHARED(double, dred, 32, 144);
-    GPUIR_SHARED(float, srow, 8, 400);
+    GPUIR_SHARED(double, srow, 8, 400);
     int t = GPUIR_THREAD_RANK, lane = t & 31, warp = t >> 5;
     long long blk = GPUIR_BLOCK_RANK, r0 = blk * 1LL;
     long long rn = r0 + 1LL < 70LL ? r0 + 1LL : 70LL;
@@ -35,13 +35,9 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
             e = c < 300LL ? v0 : -GPUIR_INF;
             cacc[0] = gpuir_fmax((float)cacc[0], e);
             e = c < 300LL ? v0 : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) {
-                float other = GPUIR_SHFL_DOWN_F32(e, d);
-                e = e + other;
-            }
-            if (lane == 0) {
-                srow[(r - r0) * 8 + warp] = srow[(r - r0) * 8 + warp] + e;
-            }
+            dacc = e;
+            for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+            if (lane == 0) srow[(r - r0) * 8 + warp] += dacc;
             e = c < 300LL ? v0 : 0.0f;
             tacc[0] += (double)e;
         }
@@ -54,17 +50,18 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
             GPUIR_WS_FENCE();
             if (c < 300LL) {
                 acc = -GPUIR_INF;
-                for (long long q = 0; q < 70LL; q++) acc = gpuir_fmax(acc, ((volatile float *)partials_)[2 * (q * 300LL + c)]);
+                for (long long q = 0; q < 70LL; q++) acc = gpuir_fmax(acc, (float)gpuir_get2(&((volatile float *)partials_)[2 * (q * 300LL + c)]));
                 out0_[c] = acc;
             }
         }
     }
     GPUIR_SYNC();
     for (long long q = t; q < rn - r0; q += 256) {
-        acc = srow[q * 8];
+        dacc = srow[q * 8];
         for (int d = 1; d < 8; d++) {
-            acc = acc + srow[q * 8 + d];
+            dacc += srow[q * 8 + d];
         }
+        acc = (float)dacc;
         out1_[r0 + q] = acc;
     }
     dacc = tacc[0];
@@ -111,7 +108,7 @@ static void gpuir_k_siblings_k0_zero_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_siblings_k0_zero(l, *(int **)p[0]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_siblings_k0", gpuir_k_siblings_k0_emu, 432u, 0u, 1, 6u, 0u},
+    {"gpuir_k_siblings_k0", gpuir_k_siblings_k0_emu, 464u, 0u, 1, 6u, 0u},
     {"gpuir_k_siblings_k0_zero", gpuir_k_siblings_k0_zero_emu, 0u, 0u, 0, 1u, 0u},
     {0, 0, 0, 0, 0, 0, 0}
 };
