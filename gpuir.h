@@ -7974,6 +7974,28 @@ static bool gpuir__attn_match_scores(const gpuir_module *m, uint32_t s, const ui
     return true;
 }
 
+/* A causal constant added before the scale, `(q k^T + causal) * c`, and
+   then the scores, behind s (its one user the scale): with c > 0 the
+   scale keeps 0 and -inf (or a lowest value, rows that see no key aside:
+   gpuir__attn_causal_constant) what they were, so it is causal = true
+   after the scale, exactly, the product's rounding the same. */
+static bool gpuir__attn_match_causal_first(const gpuir_module *m, uint32_t s, const uint32_t *uses,
+                                           gpuir__attn_found *x) {
+    const gpuir__op *add = gpuir__attn_def(m, s, GPUIR_OP_ADD, uses, 1);
+    if (!add || x->causal || !(x->scale > 0.0) || !isfinite(x->scale)) return false;
+    const gpuir_type *out = &gpuir__value_at(m, s)->type;
+    for (uint32_t side = 0; side < 2; side++) {
+        uint32_t mask = gpuir__op_operand(m, add, 1 - side), scores = gpuir__op_operand(m, add, side);
+        if (!gpuir__type_same(&gpuir__value_at(m, scores)->type, out) ||
+            !gpuir__attn_causal_constant(m, mask, out, &x->offset))
+            continue;
+        x->causal = true;
+        if (gpuir__attn_match_scores(m, scores, uses, 1, x)) return true;
+        x->causal = false, x->offset = 0;
+    }
+    return false;
+}
+
 /* The scale (mul by a splat, div by one) and then the scores, behind s. */
 static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
@@ -7992,6 +8014,8 @@ static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const ui
         if (!gpuir__attn_splat(m, c, &v) || !gpuir__type_same(&gpuir__value_at(m, scores)->type, out)) continue;
         x->scale = op->kind == GPUIR_OP_MUL ? v : 1.0 / v;
         if (gpuir__attn_match_scores(m, scores, uses, 1, x)) return true;
+        x->rounds = rounds;
+        if (gpuir__attn_match_causal_first(m, scores, uses, x)) return true;
     }
     return false;
 }
