@@ -7996,6 +7996,30 @@ static bool gpuir__attn_match_causal_first(const gpuir_module *m, uint32_t s, co
     return false;
 }
 
+static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
+                                     gpuir__attn_found *x);
+
+/* Whether f is a power of two (a scale by it rounds nothing). */
+static bool gpuir__attn_power_of_two(double f) {
+    int e;
+    return isfinite(f) && fabs(frexp(f, &e)) == 0.5;
+}
+
+/* A second scale behind the scale x->scale: `s / 8 / 3` (GPT-2's scaling
+   by the layer's index after 1/sqrt(D)), s the first's result, read only
+   there, no cast between. The ops round after each; one scale by the
+   product rounds the same where either factor is a power of two, so the
+   two join only then. */
+static bool gpuir__attn_match_scaled_twice(const gpuir_module *m, uint32_t s, const uint32_t *uses,
+                                           gpuir__attn_found *x) {
+    double outer = x->scale;
+    if (!gpuir__attn_def(m, s, GPUIR_OP_MUL, uses, 1) && !gpuir__attn_def(m, s, GPUIR_OP_DIV, uses, 1)) return false;
+    if (!gpuir__attn_match_scaled(m, s, uses, 1, x)) { x->scale = outer; return false; }
+    if (!gpuir__attn_power_of_two(outer) && !gpuir__attn_power_of_two(x->scale)) { x->scale = outer; return false; }
+    x->scale *= outer;
+    return true;
+}
+
 /* The scale (mul by a splat, div by one) and then the scores, behind s. */
 static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
@@ -8016,6 +8040,8 @@ static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const ui
         if (gpuir__attn_match_scores(m, scores, uses, 1, x)) return true;
         x->rounds = rounds;
         if (gpuir__attn_match_causal_first(m, scores, uses, x)) return true;
+        x->rounds = rounds;
+        if (gpuir__attn_match_scaled_twice(m, scores, uses, x)) return true;
     }
     return false;
 }
