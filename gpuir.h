@@ -8857,7 +8857,9 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // Marks each computing op of a host function with `fusion = N`: ops with the
 // same N become one kernel. An elementwise op joins the group of a producer
 // that is elementwise or a matmul (its epilogue: bias, activation, residual)
-// when it is that value's only user and the shapes agree; a reduction joins
+// when it is that value's only user and the shapes agree, or beside an
+// open elementwise group reading an operand of its as it does when it
+// feeds a row reduction (gpuir__fuse_elementwise_sibling); a reduction joins
 // an elementwise producer's group the same way, and elementwise users join
 // a column reduction (over a short leading axis: split-K's sum) as they
 // join a matmul. A value used twice, or by the host, ends its group, but
@@ -9076,7 +9078,8 @@ typedef struct gpuir__fuser {
     uint32_t *uses;             /* value id - 1 -> its users */
     gpuir__group_kind *kinds;   /* group -> its kind */
     uint32_t *inputs;           /* group -> buffers it reads from outside */
-    uint32_t *rows;             /* group -> a value of its full shape F (row groups) */
+    uint32_t *rows;             /* group -> a value of its full shape F (row groups), or of its
+                                   shape (an elementwise group: its first op's result) */
     bool *closed;               /* group -> an op outside it read one of its values */
     uint32_t *reader;           /* value id - 1 -> the last row group that read it whole */
     uint32_t *read_by;          /* value id - 1 -> the last group, of any kind, one of whose ops read it
@@ -9085,6 +9088,7 @@ typedef struct gpuir__fuser {
                                    may have to store: not for a reduction kernel's producers) */
     uint32_t *after;            /* value id - 1 -> the transpose group that computed it from its
                                    transpose on (what the ops after the transpose may read) */
+    uint32_t *first_user;       /* value id - 1 -> the first op (id) that reads it */
     uint32_t fid;               /* the function at hand */
 } gpuir__fuser;
 
@@ -9225,6 +9229,30 @@ static bool gpuir__fuse_after_transpose(const gpuir__fuser *F, const gpuir__op *
     return true;
 }
 
+/* The elementwise group op may join beside an op that reads its operand
+   v, or 0: an elementwise op whose one user is a row reduction (it feeds
+   a row group), of a static shape, the group's and v's, reading v as an
+   open elementwise group of that shape does. `a * b`, `a * a` and `b * b`
+   written before their row sums (cosine similarity) are then one kernel
+   that reads a and b once, the sums joining it as a row group; it was
+   three kernels reading them four times. */
+static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
+    const gpuir_module *m = F->m;
+    int64_t b = F->read_by[v - 1];
+    if (!b || F->closed[b] || F->kinds[b] != GPUIR__GROUP_ELEMENTWISE || !F->rows[b] ||
+        !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || F->uses[op->result - 1] != 1)
+        return 0;
+    const gpuir__op *user = gpuir__op_at(m, F->first_user[op->result - 1]);
+    if (!user || gpuir__info(user->kind)->cls != GPUIR__CLASS_REDUCE || !gpuir__reduce_is_row(m, user))
+        return 0;
+    const gpuir_type *g = &gpuir__value_at(m, F->rows[b])->type, *out = &gpuir__value_at(m, op->result)->type;
+    const gpuir_type *t = &gpuir__value_at(m, v)->type;
+    bool same = g->rank == out->rank && t->rank == out->rank &&
+                memcmp(g->dims, out->dims, (size_t)out->rank * sizeof out->dims[0]) == 0 &&
+                memcmp(t->dims, out->dims, (size_t)out->rank * sizeof out->dims[0]) == 0;
+    return same && gpuir__type_is_static(out) ? b : 0;
+}
+
 /* The group op joins (0: a new one). */
 static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     int64_t g = 0;
@@ -9233,6 +9261,8 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
         if (g && F->closed[g]) g = 0;
     }
     for (uint32_t k = 0; k < op->n_operands && !g; k++) g = gpuir__rows_candidate(F, op, gpuir__op_operand(F->m, op, k));
+    for (uint32_t k = 0; k < op->n_operands && !g; k++)
+        g = gpuir__fuse_elementwise_sibling(F, op, gpuir__op_operand(F->m, op, k));
     if (g && ((F->kinds[g] == GPUIR__GROUP_TRANSPOSE && !gpuir__fuse_after_transpose(F, op, g)) ||
               (op->kind == GPUIR_OP_TRANSPOSE && !gpuir__fuse_group_static(F, g))))
         g = 0;
@@ -9259,12 +9289,18 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     int64_t g = gpuir__fuse_choose(F, op);
     if (g) F->inputs[g] += gpuir__fuse_new_inputs(m, op, g);
+    if (g && F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) {  /* beside the group, not after it: a second output */
+        bool reads_group = false;
+        for (uint32_t k = 0; k < op->n_operands; k++) reads_group |= gpuir__value_group(m, gpuir__op_operand(m, op, k)) == g;
+        if (!reads_group) F->shared[g] = true;
+    }
     if (!g) {
         g = (*next)++;
         F->inputs[g] = gpuir__fuse_new_inputs(m, op, g);
         F->kinds[g] = gpuir__is_elementwise(cls) ? GPUIR__GROUP_ELEMENTWISE :
                       cls == GPUIR__CLASS_MATMUL ? GPUIR__GROUP_MATMUL :
                       cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
+        if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) F->rows[g] = op->result;
     }
     if (gpuir__transpose_is_tiled(m, op) && (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || F->kinds[g] == GPUIR__GROUP_OTHER))
         F->kinds[g] = GPUIR__GROUP_TRANSPOSE;          /* its producer's chain, or a new group */
@@ -9537,8 +9573,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.read_by = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.read_by);
     F.shared = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.shared);
     F.after = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.after);
-    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared && F.after ?
-                     GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+    F.first_user = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.first_user);
+    gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared &&
+                     F.after && F.first_user ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++) {
@@ -9546,6 +9583,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
             bool seen = false;
             for (uint32_t j = 0; j < k; j++) seen |= gpuir__op_operand(m, op, j) == v;
             if (!seen) F.uses[v - 1]++;
+            if (!F.first_user[v - 1]) F.first_user[v - 1] = f->ops[i];
         }
     }
     uint32_t *sib = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *sib);
@@ -9573,6 +9611,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.closed);
     gpuir__scratch_free(m, F.reader);
     gpuir__scratch_free(m, F.read_by);
+    gpuir__scratch_free(m, F.first_user);
     gpuir__scratch_free(m, F.shared);
     gpuir__scratch_free(m, F.after);
     return r;
