@@ -7712,7 +7712,6 @@ static uint32_t gpuir__build_transpose(gpuir_module *m, uint32_t x, const int64_
 /* An attention op the fused kernel cannot run (gpuir__attention_op_unfit) as
    the ops it stands for: matmul q k^T, mul by the scale, add the mask and
    the causal mask, softmax over the last axis, matmul by v. */
-
 static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op) {
     uint32_t in[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, v = gpuir__op_operand(m, op, 2);
     uint32_t mask = op->n_operands > 3 ? gpuir__op_operand(m, op, 3) : 0;
@@ -8221,7 +8220,8 @@ static void gpuir__attn_match_layout(const gpuir_module *m, const gpuir__func *f
     if (x->k_src && x->k_type.rank == r) sk = gpuir__attn_seq_of_perm(x->k_perm, r), k = x->k_src;
     else if (!x->k_src) sk = gpuir__attn_seq_source(m, x->k, &k);
     x->seq = -1, x->out_transpose = 0;
-    if (sq < 0 || x->v_transposed || sq != sk || sq != sv || gpuir__value_at(m, k)->type.rank != r || gpuir__value_at(m, v)->type.rank != r)
+    if (sq < 0 || x->v_transposed || sq != sk || sq != sv || gpuir__value_at(m, k)->type.rank != r ||
+        gpuir__value_at(m, v)->type.rank != r)
         return;
     x->seq = sq, x->q = q, x->k = k, x->v = v, x->k_src = 0;
     const gpuir__op *pv = gpuir__op_at(m, f->ops[at]);
@@ -9981,11 +9981,12 @@ static gpuir_result gpuir__pass_bufferize(gpuir_module *m) {
 // too where each of them is a parameter's (gpuir__dim_root: its allocation
 // takes them from the parameters, dims_of), else a parameter: its size is
 // known only where it is allocated, on the host, and it travels with the
-// buffer (codegen passes a parameter's dynamic dims after the buffers). A sibling kernel (pass.fuse's sibling groups) also takes its
-// workspace, two buffers each launch gets anew: allocated before the
-// launch, its counters zeroed by a kernel of their own (@<kernel>_zero),
-// freed after it (gpuir__siblings_workspace), so overlapping runs of one
-// program share nothing. Reads: util, ir, build, pass, fuse, bufferize (gpuir__as_memref,
+// buffer (codegen passes a parameter's dynamic dims after the buffers). A
+// sibling kernel (pass.fuse's sibling groups) also takes its workspace, two
+// buffers each launch gets anew: allocated before the launch, its counters
+// zeroed by a kernel of their own (@<kernel>_zero), freed after it
+// (gpuir__siblings_workspace), so overlapping runs of one program share
+// nothing. Reads: util, ir, build, pass, fuse, bufferize (gpuir__as_memref,
 // gpuir__insert_deallocs). Writes: ir.
 
 typedef struct gpuir__group {
@@ -10264,8 +10265,10 @@ static void gpuir__outline_classify(gpuir__outliner *O, size_t g) {
     for (size_t i = 0; i < stbds_arrlenu(sized); i++) {     /* the kernel's own where its dims are the parameters' */
         uint32_t src[GPUIR_MAX_RANK];
         int64_t pairs[2 * GPUIR_MAX_RANK];
-        if (gpuir__outline_sized_by_params(m, grp->params, sized[i], src, pairs) >= 0) stbds_arrput(grp->internal, sized[i]);
-        else stbds_arrput(grp->params, sized[i]);
+        if (gpuir__outline_sized_by_params(m, grp->params, sized[i], src, pairs) >= 0)
+            stbds_arrput(grp->internal, sized[i]);
+        else
+            stbds_arrput(grp->params, sized[i]);
     }
     stbds_arrfree(sized);
     O->written = written;               /* kept (they may have moved) for the next group */
@@ -10325,7 +10328,8 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
             gpuir_type ty = gpuir__as_memref(gpuir__value_at(m, temps[t][i])->type, GPUIR_SPACE_PRIVATE);
             uint32_t src[GPUIR_MAX_RANK], first = (uint32_t)stbds_arrlenu(m->attrs);
             int64_t pairs[2 * GPUIR_MAX_RANK];      /* dynamic dims: sized by the parameters' (dims_of) */
-            int n_src = gpuir__type_is_static(&ty) ? 0 : gpuir__outline_sized_by_params(m, grp->params, temps[t][i], src, pairs);
+            int n_src = gpuir__type_is_static(&ty) ? 0
+                        : gpuir__outline_sized_by_params(m, grp->params, temps[t][i], src, pairs);
             for (int k = 0; k < n_src; k++) src[k] = gpuir__map_get(from, to, src[k]);
             if (n_src > 0) gpuir__attr_push_ints(m, "dims_of", (size_t)(2 * gpuir__type_dynamic_dims(&ty)), pairs);
             gpuir_value a = gpuir__build_value(m, GPUIR_OP_MEMREF_ALLOC, src, (uint32_t)(n_src > 0 ? n_src : 0), first,
@@ -15507,13 +15511,14 @@ static void gpuir__cg_block_allreduce(gpuir__cg *C, gpuir_op_kind k, const char 
 /* An online pair's state (its registers' suffix i) combined over a block
    of whole warps: each warp's lanes by shuffles, then the warps' partials
    in warp 0 through shared memory (`red`, a row of 33 slots a component),
-   handed to every thread. Welford's state
-   (wn, wm, wq: count, mean, sum of squared deviations; in f32, and the
-   plain sum ws in double: gpuir__cg_rows_sum_slots) merges by Chan's
-   formula (its cross term only where both sides hold values: an empty
-   side's wd * wd may be inf, times a weight of 0 NaN), the plain sum ws beside it as the unpaired reduction adds it; the softmax's (om, os: max, sum of exp(x - om)) rescales each
-   sum to the larger max (a sum at the max itself as it is: -inf - -inf
-   is no rescale). */
+   handed to every thread. Welford's state (wn, wm, wq: count, mean, sum
+   of squared deviations; in f32, and the plain sum ws in double, in
+   `dred`: gpuir__cg_rows_sum_slots) merges by Chan's formula (its cross
+   term only where both sides hold values: an empty side's wd * wd may be
+   inf, times a weight of 0 NaN), the plain sum ws beside it as the
+   unpaired reduction adds it; the softmax's (om, os: max, sum of
+   exp(x - om)) rescales each sum to the larger max (a sum at the max
+   itself as it is: -inf - -inf is no rescale). */
 static void gpuir__cg_online_combine(gpuir__cg *C, bool welford, size_t i) {
     static const char *const welford_parts[3] = {"wn", "wm", "wq"}, *const softmax_parts[3] = {"om", "os"};
     static const char *const welford_zero[3] = {"0.0f", "0.0f", "0.0f"}, *const softmax_zero[3] = {"-GPUIR_INF", "0.0f"};
@@ -16249,8 +16254,8 @@ static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) 
             long long slot = (long long)(C->threads % 32 == 0 ? 32 : C->threads);
             gpuir__cg_line(C, "if (t == 0) dred[%lld] = dacc;", slot);
             gpuir__cg_line(C, "GPUIR_SYNC();");
-            gpuir__cg_line(C, "acc = (float)(dred[%lld]%s%s);", slot, op->kind == GPUIR_OP_REDUCE_MEAN ? " / (double)" : "",
-                           op->kind == GPUIR_OP_REDUCE_MEAN ? R->cols : "");
+            bool mean = op->kind == GPUIR_OP_REDUCE_MEAN;
+            gpuir__cg_line(C, "acc = (float)(dred[%lld]%s%s);", slot, mean ? " / (double)" : "", mean ? R->cols : "");
         } else {
             gpuir__cg_line(C, "acc = acc%zu;", i);
             gpuir__cg_block_allreduce(C, max ? GPUIR_OP_REDUCE_MAX : GPUIR_OP_REDUCE_SUM,
