@@ -16298,10 +16298,10 @@ static uint32_t gpuir__cg_rows_red_floats(const gpuir__cg *C, const gpuir__cg_ro
 }
 
 /* The double slots `dred` of the row's float sums (and means), summed in
-   double as the interpreter sums (gpuir__cg_reduce_in_double: a mean of
-   rows of 1.7 in f32 was 1.7 +- 1e-7, and LayerNorm's (x - mean) /
-   sqrt(var + eps) of such a row 1e-4 where it is 0), Welford's plain sum
-   too: as many as the float slots' row, or none. */
+   double as the interpreter sums (gpuir__cg_reduce_in_double: summed in
+   f32, LayerNorm of rows of 1.7 gave 1e-4 where it is 0, and of x + 1000
+   was 6e-5 off), Welford's plain sum too: as many as the float slots'
+   row, or none. */
 static uint32_t gpuir__cg_rows_sum_slots(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
     bool any = false;
     for (size_t i = 0; i < R->n; i++) {
