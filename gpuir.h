@@ -1935,6 +1935,13 @@ static void gpuir__dim_root(const gpuir_module *m, uint32_t b, int axis, uint32_
     *root = b, *root_axis = axis;
 }
 
+/* perm[0..rank) swapping the last two axes (a batch of matrix transposes). */
+static void gpuir__perm_swap_last_two(int rank, int64_t *perm) {
+    for (int i = 0; i < rank; i++) perm[i] = i;
+    perm[rank - 2] = rank - 1;
+    perm[rank - 1] = rank - 2;
+}
+
 /* The last op of a function, if it is its return. */
 static const gpuir__op *gpuir__func_return_op(const gpuir_module *m, const gpuir__func *f) {
     size_t n = stbds_arrlenu(f->ops);
@@ -8128,8 +8135,7 @@ static void gpuir__attn_match_q_scale(const gpuir_module *m, const uint32_t *use
         if (!gpuir__attn_splat(m, c, &v) || !gpuir__type_same(&gpuir__value_at(m, q)->type, &gpuir__value_at(m, x->q)->type))
             continue;
         double f = op->kind == GPUIR_OP_MUL ? v : 1.0 / v;
-        int e;
-        if (!(fabs(f) <= 1.0) && fabs(frexp(f, &e)) != 0.5) return;   /* not exact, and enlarging */
+        if (!(fabs(f) <= 1.0) && !gpuir__attn_power_of_two(f)) return;   /* not exact, and enlarging */
         x->scale *= f;
         x->q = q;
         if (x->rounds & 1) x->rounds = (x->rounds & ~1) | 2;
@@ -8305,8 +8311,7 @@ static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
     if (x->v_transposed) {      /* v from its transpose [.., Dv, Sk] */
         int r = gpuir__value_at(m, v)->type.rank;
         int64_t perm[GPUIR_MAX_RANK];
-        for (int i = 0; i < r; i++) perm[i] = i;
-        perm[r - 2] = r - 1, perm[r - 1] = r - 2;
+        gpuir__perm_swap_last_two(r, perm);
         v = gpuir__build_transpose(m, v, perm, r);
         if (!v) return 0;
         first = (uint32_t)stbds_arrlenu(m->attrs);
@@ -8604,20 +8609,13 @@ static bool gpuir__stage_leaves_a(const gpuir_module *m, const gpuir__op *op) {
            !(def && def->kind == GPUIR_OP_CONSTANT) && !gpuir__stage_swapped_source(m, a);
 }
 
-/* perm[0..rank) swapping the last two axes. */
-static void gpuir__stage_perm(int rank, int64_t *perm) {
-    for (int i = 0; i < rank; i++) perm[i] = i;
-    perm[rank - 2] = rank - 1;
-    perm[rank - 1] = rank - 2;
-}
-
 /* The source of v when v is a transpose of its last two axes, else 0. */
 static uint32_t gpuir__stage_swapped_source(const gpuir_module *m, uint32_t v) {
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
     const gpuir__attr *perm = def && def->kind == GPUIR_OP_TRANSPOSE ? gpuir__attr_get(m, def, GPUIR__KEY_PERM) : NULL;
     int64_t want[GPUIR_MAX_RANK];
     if (!perm || perm->n < 2 || perm->n > GPUIR_MAX_RANK) return 0;
-    gpuir__stage_perm((int)perm->n, want);
+    gpuir__perm_swap_last_two((int)perm->n, want);
     return memcmp(gpuir__ints_at(m, perm->off), want, perm->n * sizeof want[0]) == 0 ? gpuir__op_operand(m, def, 0) : 0;
 }
 
@@ -8721,7 +8719,7 @@ static uint32_t gpuir__stage_swapped(gpuir_module *m, gpuir__staged *S, uint32_t
     uint32_t op = gpuir__stage_fold_constant(m, v, &t);
     if (!op && !m->ctx->result) {
         int64_t perm[GPUIR_MAX_RANK];
-        gpuir__stage_perm(t.rank, perm);
+        gpuir__perm_swap_last_two(t.rank, perm);
         uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
         gpuir__attr_push_ints(m, "perm", (size_t)t.rank, perm);
         op = gpuir__build_op(m, GPUIR_OP_TRANSPOSE, &v, 1, first, 1, NULL);
@@ -9247,10 +9245,7 @@ static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpui
         return 0;
     const gpuir_type *g = &gpuir__value_at(m, F->rows[b])->type, *out = &gpuir__value_at(m, op->result)->type;
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
-    bool same = g->rank == out->rank && t->rank == out->rank &&
-                memcmp(g->dims, out->dims, (size_t)out->rank * sizeof out->dims[0]) == 0 &&
-                memcmp(t->dims, out->dims, (size_t)out->rank * sizeof out->dims[0]) == 0;
-    return same && gpuir__type_is_static(out) ? b : 0;
+    return gpuir__dims_same(g, out) && gpuir__dims_same(t, out) && gpuir__type_is_static(out) ? b : 0;
 }
 
 /* The group op joins (0: a new one). */
