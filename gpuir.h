@@ -15503,72 +15503,104 @@ static void gpuir__cg_block_allreduce(gpuir__cg *C, gpuir_op_kind k, const char 
     gpuir__cg_line(C, "acc = red[%lld];", slot);
 }
 
+/* One component of an online pair's state: its register (the pair's
+   suffix appended), its C type, its value for a side that holds nothing,
+   and its row of 33 slots in shared memory (`red`, floats, or `dred`,
+   doubles: a slot a warp and one that hands the total to every thread). */
+typedef struct gpuir__online_part {
+    const char *name, *type, *zero;
+    bool in_double;
+    int row;
+} gpuir__online_part;
+
+static const char *gpuir__online_slots(const gpuir__online_part *p) { return p->in_double ? "dred" : "red"; }
+
+/* The one-pass variance's state (gpuir__cg_online_step) as the block
+   combines it: the count, mean and sum of squared deviations in double,
+   the plain sum, and the least and greatest value. */
+static const gpuir__online_part gpuir__variance_parts[] = {
+    {"cn", "double", "0.0", true, 0},         {"cm", "double", "0.0", true, 1},
+    {"cq", "double", "0.0", true, 2},         {"ws", "double", "0.0", true, 3},
+    {"wl", "float", "GPUIR_INF", false, 0},   {"wh", "float", "-GPUIR_INF", false, 1},
+};
+/* The online softmax's state: the running max and the sum of exp(x - max). */
+static const gpuir__online_part gpuir__softmax_parts[] = {
+    {"om", "float", "-GPUIR_INF", false, 0}, {"os", "float", "0.0f", false, 1},
+};
+
+/* The rows of slots a variance pair needs in `dred`. */
+#define GPUIR__VARIANCE_DOUBLE_ROWS 4
+
 /* An online pair's state (its registers' suffix i) combined over a block
    of whole warps: each warp's lanes by shuffles, then the warps' partials
-   in warp 0 through shared memory (`red`, a row of 33 slots a component),
-   handed to every thread. Welford's state (wn, wm, wq: count, mean, sum
-   of squared deviations; in f32, and the plain sum ws in double, in
-   `dred`: gpuir__cg_rows_sum_slots) merges by Chan's formula (its cross
-   term only where both sides hold values: an empty side's wd * wd may be
-   inf, times a weight of 0 NaN), the plain sum ws beside it as the
-   unpaired reduction adds it; the softmax's (om, os: max, sum of
+   in warp 0 through shared memory, handed to every thread. Each thread
+   first turns its shifted sums into a count, mean and sum of squared
+   deviations, in double; those merge by Chan's formula (its cross term
+   only where both sides hold values), the plain sum adds and the least
+   and greatest values are kept. The softmax's (om, os: max, sum of
    exp(x - om)) rescales each sum to the larger max (a sum at the max
    itself as it is: -inf - -inf is no rescale). */
-static void gpuir__cg_online_combine(gpuir__cg *C, bool welford, size_t i) {
-    static const char *const welford_parts[3] = {"wn", "wm", "wq"}, *const softmax_parts[3] = {"om", "os"};
-    static const char *const welford_zero[3] = {"0.0f", "0.0f", "0.0f"}, *const softmax_zero[3] = {"-GPUIR_INF", "0.0f"};
-    const char *const *part = welford ? welford_parts : softmax_parts, *const *zero = welford ? welford_zero : softmax_zero;
-    int n = welford ? 3 : 2;                /* the float components; Welford's plain sum ws is a double (dred) */
-    char merge[400], shfl[300];
-    if (welford)
-        snprintf(merge, sizeof merge, "{ float wt = wn%zu + o0, wd = o1 - wm%zu, wf = wt > 0.0f ? o0 / wt : 0.0f; "
-                 "wq%zu += o2 + (wn%zu > 0.0f && o0 > 0.0f ? wd * wd * wn%zu * wf : 0.0f); wm%zu += wd * wf; "
-                 "wn%zu = wt; ws%zu += o3; }", i, i, i, i, i, i, i, i);
-    else
+static void gpuir__cg_online_combine(gpuir__cg *C, bool variance, size_t i) {
+    const gpuir__online_part *part = variance ? gpuir__variance_parts : gpuir__softmax_parts;
+    int n = (int)((variance ? sizeof gpuir__variance_parts : sizeof gpuir__softmax_parts) / sizeof *part);
+    char merge[600], shfl[600];
+    if (variance) {
+        gpuir__cg_line(C, "double cn%zu = (double)wn%zu, cm%zu = 0.0, cq%zu = 0.0;", i, i, i, i);
+        gpuir__cg_open(C, "if (wn%zu > 0)", i);
+        gpuir__cg_line(C, "cm%zu = (double)wk%zu + wa%zu / cn%zu;", i, i, i, i);
+        gpuir__cg_line(C, "cq%zu = wb%zu - wa%zu * wa%zu / cn%zu;", i, i, i, i, i);
+        gpuir__cg_line(C, "if (cq%zu < 0.0) cq%zu = 0.0;", i, i);
+        gpuir__cg_close(C);
+        snprintf(merge, sizeof merge, "{ double wt = cn%zu + o0, wd = o1 - cm%zu, wf = wt > 0.0 ? o0 / wt : 0.0; "
+                 "cq%zu += o2 + (cn%zu > 0.0 && o0 > 0.0 ? wd * wd * cn%zu * wf : 0.0); cm%zu += wd * wf; "
+                 "cn%zu = wt; ws%zu += o3; wl%zu = gpuir_fmin(wl%zu, o4); wh%zu = gpuir_fmax(wh%zu, o5); }",
+                 i, i, i, i, i, i, i, i, i, i, i, i);
+    } else
         snprintf(merge, sizeof merge, "{ float nm = gpuir_fmax(om%zu, o0); os%zu = (om%zu == nm ? os%zu : os%zu * "
                  "expf(om%zu - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om%zu = nm; }", i, i, i, i, i, i, i);
-    size_t at = (size_t)snprintf(shfl, sizeof shfl, "float");
+    size_t at = 0;
     for (int c = 0; c < n; c++)
-        at += (size_t)snprintf(shfl + at, sizeof shfl - at, "%s o%d = GPUIR_SHFL_DOWN_F32(%s%zu, d)", c ? "," : "", c,
-                               part[c], i);
-    if (welford) snprintf(shfl + at, sizeof shfl - at, "; double o3 = GPUIR_SHFL_DOWN_F64(ws%zu, d)", i);
-    gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s; %s }", shfl, merge);
+        at += (size_t)snprintf(shfl + at, sizeof shfl - at, "%s o%d = GPUIR_SHFL_DOWN_%s(%s%zu, d); ", part[c].type, c,
+                               part[c].in_double ? "F64" : "F32", part[c].name, i);
+    long long warps = C->threads / 32;
+    gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s%s }", shfl, merge);
     gpuir__cg_open(C, "if ((t & 31) == 0)");
-    for (int c = 0; c < n; c++) {
-        char slot[24];
-        if (c) snprintf(slot, sizeof slot, "%d + (t >> 5)", 33 * c);
-        else snprintf(slot, sizeof slot, "t >> 5");
-        gpuir__cg_line(C, "red[%s] = %s%zu;", slot, part[c], i);
-    }
-    if (welford) gpuir__cg_line(C, "dred[t >> 5] = ws%zu;", i);
+    for (int c = 0; c < n; c++)
+        gpuir__cg_line(C, "%s[%d + (t >> 5)] = %s%zu;", gpuir__online_slots(&part[c]), 33 * part[c].row,
+                       part[c].name, i);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_open(C, "if (t < 32)");
-    for (int c = 0; c < n; c++) {
-        char slot[24];
-        if (c) snprintf(slot, sizeof slot, "%d + t", 33 * c);
-        else snprintf(slot, sizeof slot, "t");
-        gpuir__cg_line(C, "%s%zu = t < %lld ? red[%s] : %s;", part[c], i, (long long)(C->threads / 32), slot, zero[c]);
-    }
-    if (welford) gpuir__cg_line(C, "ws%zu = t < %lld ? dred[t] : 0.0;", i, (long long)(C->threads / 32));
-    gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s; %s }", shfl, merge);
-    for (int c = 0; c < n; c++) gpuir__cg_line(C, "if (t == 0) red[%d] = %s%zu;", 33 * c + 32, part[c], i);
-    if (welford) gpuir__cg_line(C, "if (t == 0) dred[32] = ws%zu;", i);
+    for (int c = 0; c < n; c++)
+        gpuir__cg_line(C, "%s%zu = t < %lld ? %s[%d + t] : %s;", part[c].name, i, warps,
+                       gpuir__online_slots(&part[c]), 33 * part[c].row, part[c].zero);
+    gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s%s }", shfl, merge);
+    for (int c = 0; c < n; c++)
+        gpuir__cg_line(C, "if (t == 0) %s[%d] = %s%zu;", gpuir__online_slots(&part[c]), 33 * part[c].row + 32,
+                       part[c].name, i);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
-    for (int c = 0; c < n; c++) gpuir__cg_line(C, "%s%zu = red[%d];", part[c], i, 33 * c + 32);
-    if (welford) gpuir__cg_line(C, "ws%zu = dred[32];", i);
+    for (int c = 0; c < n; c++)
+        gpuir__cg_line(C, "%s%zu = %s[%d];", part[c].name, i, gpuir__online_slots(&part[c]),
+                       33 * part[c].row + 32);
 }
 
-/* One value v (a variable) into online state i: Welford's update (and
-   the plain sum, whose mean is the pair's mean: the same bits as the
-   unpaired reduction's), or the running max and the sum rescaled when the max
+/* One value v (a variable) into online state i. The variance's (a mean
+   and the squared deviations from it, in one pass): each thread sums its
+   values' differences from its first value wk, and their squares, in
+   double (wa, wb: no divide a value; Welford's update in f32, used
+   before, drifted: LayerNorm of x + 1000 was 3e-5 off), beside the
+   plain sum ws (the mean's: the same bits as the unpaired reduction's)
+   and the least and greatest value (wl, wh: gpuir__cg_rows_online_reduce
+   finds from them whether a squared deviation overflows f32, as it does
+   in the ops). The softmax's: the running max and the sum rescaled when the max
    grows (-inf adds nothing; NaN and +inf make the sum NaN, as the sum of
    exp(x - max) is). */
-static void gpuir__cg_online_step(gpuir__cg *C, bool welford, size_t i, const char *v) {
-    if (welford)
-        gpuir__cg_line(C, "{ float wd = %s - wm%zu; wn%zu += 1.0f; wm%zu += wd / wn%zu; wq%zu += wd * (%s - wm%zu); "
-                       "ws%zu += %s; }", v, i, i, i, i, i, v, i, i, v);
+static void gpuir__cg_online_step(gpuir__cg *C, bool variance, size_t i, const char *v) {
+    if (variance)
+        gpuir__cg_line(C, "{ if (wn%zu++ == 0) wk%zu = %s; double wd = (double)%s - (double)wk%zu; wa%zu += wd; "
+                       "wb%zu += wd * wd; ws%zu += %s; wl%zu = gpuir_fmin(wl%zu, %s); wh%zu = gpuir_fmax(wh%zu, %s); }",
+                       i, i, v, v, i, i, i, i, v, i, i, v, i, i, v);
     else
         gpuir__cg_line(C, "if (%s != -GPUIR_INF) { float nm = gpuir_fmax(om%zu, %s); if (nm != om%zu) "
                        "{ os%zu *= expf(om%zu - nm); om%zu = nm; } os%zu += expf(%s - om%zu); }",
@@ -15774,8 +15806,9 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
    it from there: read once from memory. A longer or dynamic row streams,
    and two f32 patterns whose second reduction depends on the first go in
    one pass as an online pair (gpuir__cg_rows_online): the variance
-   mean((x - mean(x))^2) with its mean by Welford's update (the block's
-   partials merged by Chan's formula), and sum(exp(x - max(x))) with its
+   mean((x - mean(x))^2) with its mean (each thread's sums shifted by its
+   first value, in double; the block's partials merged by Chan's
+   formula: gpuir__cg_online_step), and sum(exp(x - max(x))) with its
    max as the online softmax does (the running sum rescaled when the max
    grows); LayerNorm and softmax then read the row twice, not three times.
    (Only f32: an f16 or bf16 program rounds x - mean and its square to
@@ -15790,7 +15823,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
    pair carries the pass's state, the second is computed with it. */
 typedef enum gpuir__row_online {
     GPUIR__ROW_ONLINE_NONE,
-    GPUIR__ROW_ONLINE_MEAN,         /* reduce_mean(x): Welford's count, mean and squares */
+    GPUIR__ROW_ONLINE_MEAN,         /* reduce_mean(x): the one-pass count, mean and squares */
     GPUIR__ROW_ONLINE_VARIANCE,     /* reduce_mean or _sum of (x - that mean)^2 */
     GPUIR__ROW_ONLINE_MAX,          /* reduce_max(x): the running max and sum */
     GPUIR__ROW_ONLINE_SUM_EXP       /* reduce_sum of exp(x - that max) */
@@ -15813,8 +15846,8 @@ typedef struct gpuir__cg_rowplan {
     uint32_t cache_bytes;       /* the row cache's shared memory (0: the row is not cached) */
     gpuir__row_online *online;  /* op -> its part in an online pair of reductions */
     size_t *partner;            /* op -> the other reduction of its online pair */
-    int online_width;           /* the widest online state's float components: 3 (Welford's; its plain sum is a
-                                   double, gpuir__cg_rows_sum_slots), 2 (max, sum) */
+    int online_width;           /* the online states' float components: 2 (Welford's least and greatest value, its
+                                   doubles in gpuir__cg_rows_sum_slots; the softmax's max and sum) */
     char rows[200], cols[200];  /* row count and row length, as C */
 } gpuir__cg_rowplan;
 
@@ -15891,7 +15924,7 @@ static bool gpuir__cg_rows_centres(const gpuir__cg *C, const gpuir__cg_rowplan *
 
 /* The reduction that reduction i pairs with online (see above), or R->n:
    i a reduce_mean or _sum of mul(d, d) with d = x - reduce_mean(x)
-   (Welford), or a reduce_sum of exp(x - reduce_max(x)) (the online
+   (the one-pass variance), or a reduce_sum of exp(x - reduce_max(x)) (the online
    softmax); every op of the pattern f32, the first reduction unpaired. */
 static size_t gpuir__cg_rows_online_partner(const gpuir__cg *C, const gpuir__cg_rowplan *R, size_t i) {
     const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
@@ -15935,12 +15968,12 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
         size_t j = R->n;
         if (cls == GPUIR__CLASS_REDUCE && online) j = gpuir__cg_rows_online_partner(C, R, i);
         if (j < R->n) {
-            bool welford = gpuir__op_at(m, C->k->ops[j])->kind == GPUIR_OP_REDUCE_MEAN;
-            R->online[j] = welford ? GPUIR__ROW_ONLINE_MEAN : GPUIR__ROW_ONLINE_MAX;
-            R->online[i] = welford ? GPUIR__ROW_ONLINE_VARIANCE : GPUIR__ROW_ONLINE_SUM_EXP;
+            bool variance = gpuir__op_at(m, C->k->ops[j])->kind == GPUIR_OP_REDUCE_MEAN;
+            R->online[j] = variance ? GPUIR__ROW_ONLINE_MEAN : GPUIR__ROW_ONLINE_MAX;
+            R->online[i] = variance ? GPUIR__ROW_ONLINE_VARIANCE : GPUIR__ROW_ONLINE_SUM_EXP;
             R->partner[i] = j;
             R->partner[j] = i;
-            if (R->online_width < (welford ? 3 : 2)) R->online_width = welford ? 3 : 2;
+            R->online_width = 2;
             level = R->level[j];
         } else if (cls == GPUIR__CLASS_REDUCE)
             level++;
@@ -16215,10 +16248,12 @@ static void gpuir__cg_rows_online_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, siz
     if (R->online[i] == GPUIR__ROW_ONLINE_MEAN) {
         gpuir__cg_line(C, "float v%u = (float)(ws%zu / (double)%s);", first, i, R->cols);
         uint32_t second = gpuir__cg_new_var(C, GPUIR_F32);
-        if (gpuir__op_at(C->m, C->k->ops[j])->kind == GPUIR_OP_REDUCE_MEAN)
-            gpuir__cg_line(C, "float v%u = wq%zu / (float)%s;", second, i, R->cols);
-        else
-            gpuir__cg_line(C, "float v%u = wq%zu;", second, i);
+        bool mean = gpuir__op_at(C->m, C->k->ops[j])->kind == GPUIR_OP_REDUCE_MEAN;
+        gpuir__cg_line(C, "float ql%zu = (wl%zu - v%u) * (wl%zu - v%u), qh%zu = (wh%zu - v%u) * (wh%zu - v%u);",
+                       i, i, first, i, first, i, i, first, i, first);
+        gpuir__cg_line(C, "float v%u = ql%zu != ql%zu || qh%zu != qh%zu ? GPUIR_NAN : "
+                       "ql%zu == GPUIR_INF || qh%zu == GPUIR_INF ? GPUIR_INF : (float)(cq%zu%s%s);",
+                       second, i, i, i, i, i, i, i, mean ? " / (double)" : "", mean ? R->cols : "");
         R->rowvar[j] = second + 1;
     } else {
         gpuir__cg_line(C, "float v%u = om%zu;", first, i);
@@ -16274,19 +16309,23 @@ static void gpuir__cg_rows_accs(gpuir__cg *C, const gpuir__cg_rowplan *R, int pa
         const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
         if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
         if (R->online[i] == GPUIR__ROW_ONLINE_MEAN)
-            gpuir__cg_line(C, "float wn%zu = 0.0f, wm%zu = 0.0f, wq%zu = 0.0f; double ws%zu = 0.0;", i, i, i, i);
+            gpuir__cg_line(C, "int wn%zu = 0; float wk%zu = 0.0f, wl%zu = GPUIR_INF, wh%zu = -GPUIR_INF; "
+                           "double wa%zu = 0.0, wb%zu = 0.0, ws%zu = 0.0;", i, i, i, i, i, i, i);
         else if (R->online[i] == GPUIR__ROW_ONLINE_MAX)
             gpuir__cg_line(C, "float om%zu = -GPUIR_INF, os%zu = 0.0f;", i, i);
+        else if (R->online[i])
+            continue;                           /* the pair's second: its first's state */
         else if (gpuir__cg_reduce_in_double(C, op))
             gpuir__cg_line(C, "double acc%zu = 0.0;", i);
-        else if (!R->online[i])
+        else
             gpuir__cg_line(C, "float acc%zu = %s;", i, op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
     }
 }
 
 /* The reduction's slots: a float a warp (or a thread, in a block that is
-   not whole warps) and one more, a row of them a component of the widest
-   state (three floats for a Welford pair, two for a max and sum). */
+   not whole warps) and one more, a row of them a float component of the
+   online states (two: a variance pair's least and greatest value, a
+   softmax's max and sum). */
 static uint32_t gpuir__cg_rows_red_floats(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
     long long slots = (C->threads % 32 == 0 ? 32 : C->threads) + 1;
     return (uint32_t)(slots * (R->online_width ? R->online_width : 1));
@@ -16295,16 +16334,17 @@ static uint32_t gpuir__cg_rows_red_floats(const gpuir__cg *C, const gpuir__cg_ro
 /* The double slots `dred` of the row's float sums (and means), summed in
    double as the interpreter sums (gpuir__cg_reduce_in_double: summed in
    f32, LayerNorm of rows of 1.7 gave 1e-4 where it is 0, and of x + 1000
-   was 6e-5 off), Welford's plain sum too: as many as the float slots'
-   row, or none. */
+   was 6e-5 off): a row of them as long as the float slots' row, four
+   with a Welford pair (its count, mean, squares and plain sum), or none. */
 static uint32_t gpuir__cg_rows_sum_slots(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
-    bool any = false;
+    int rows = 0;
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
         if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) continue;
-        any |= R->online[i] == GPUIR__ROW_ONLINE_MEAN || (!R->online[i] && gpuir__cg_reduce_in_double(C, op));
+        if (R->online[i] == GPUIR__ROW_ONLINE_MEAN) rows = GPUIR__VARIANCE_DOUBLE_ROWS;
+        else if (!R->online[i] && gpuir__cg_reduce_in_double(C, op) && !rows) rows = 1;
     }
-    return any ? (uint32_t)((C->threads % 32 == 0 ? 32 : C->threads) + 1) : 0;
+    return (uint32_t)(((C->threads % 32 == 0 ? 32 : C->threads) + 1) * rows);
 }
 
 /* Whether the row's full-shape inputs fit in shared memory after the
