@@ -995,37 +995,61 @@ static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, si
     return ok ? 0 : 1;
 }
 
-/* Without a GPU: the program (one input, n_out results) on the emulator
-   against the interpreter. */
-static int check_on_emu_n(gpuir_ctx *ctx, const char *label, const char *text, size_t n_out) {
+/* The dims of type t, each dynamic one `dyn`. */
+static void dims_at(const gpuir_type *t, long long dyn, int64_t *dims) {
+    for (int i = 0; i < t->rank; i++) dims[i] = t->dims[i] < 0 ? (int64_t)dyn : t->dims[i];
+}
+
+/* @f's parameters (at most 4) as random host arrays, each `?` dim `dyn`
+   (the first's seed 7); their number, or -1 (the context holds why). */
+static int random_inputs(gpuir_ctx *ctx, gpuir_module *m, long long dyn, gpuir_array in[4]) {
+    gpuir_func f = gpuir_module_find_func(m, "f");
+    size_t n = gpuir_func_param_count(m, f);
+    if (n > 4) return -1;
+    for (size_t k = 0; k < n; k++) {
+        gpuir_type t = gpuir_func_param_type(m, f, k);
+        int64_t dims[GPUIR_MAX_RANK];
+        dims_at(&t, dyn, dims);
+        if (gpuir_array_alloc(ctx, &in[k], t.dtype, t.rank, dims)) {
+            while (k) gpuir_array_release(&in[--k]);
+            return -1;
+        }
+        gpuir_array_fill_random(&in[k], 7 + k);
+    }
+    return (int)n;
+}
+
+/* Without a GPU: the program (its inputs random, each `?` dim `dyn`; n_out
+   results) on the emulator against the interpreter. */
+static int check_on_emu_n(gpuir_ctx *ctx, const char *label, const char *text, size_t n_out, long long dyn) {
     gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), label);
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), label);
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
     d.backend = GPUIR_BACKEND_EMU;
     gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
-    gpuir_array in, want[4], got[4];
+    gpuir_array in[4], want[4], got[4];
     memset(want, 0, sizeof want);
     memset(got, 0, sizeof got);
-    gpuir_type t = ref ? gpuir_func_param_type(ref, gpuir_module_find_func(ref, "f"), 0) : gpuir_tensor_type(GPUIR_F32, 0, NULL);
-    gpuir_result r = p ? gpuir_array_alloc(ctx, &in, t.dtype, t.rank, t.dims) : gpuir_ctx_result(ctx);
-    if (!r) gpuir_array_fill_random(&in, 7);
-    if (!r) r = gpuir_ref_run(ref, "f", 1, &in, n_out, want);
-    if (!r) r = gpuir_program_run(p, "f", 1, &in, n_out, got);
+    int n_in = p ? random_inputs(ctx, ref, dyn, in) : -1;
+    gpuir_result r = n_in < 0 ? gpuir_ctx_result(ctx) : GPUIR_OK;
+    if (!r) r = gpuir_ref_run(ref, "f", (size_t)n_in, in, n_out, want);
+    if (!r) r = gpuir_program_run(p, "f", (size_t)n_in, in, n_out, got);
     double rtol = 1e-5, atol = 1e-6;
-    if (t.dtype != GPUIR_F32) gpuir_backend_tolerance(GPUIR_BACKEND_EMU, t.dtype, &rtol, &atol);
+    if (n_in > 0 && in[0].dtype != GPUIR_F32) gpuir_backend_tolerance(GPUIR_BACKEND_EMU, in[0].dtype, &rtol, &atol);
     for (size_t i = 0; i < n_out && !r; i++) r = gpuir_array_compare(ctx, &got[i], &want[i], rtol, atol);
     printf("%-34s emu: %s, %zu kernel%s\n", label, r ? gpuir_ctx_error(ctx) : "matches the interpreter",
            p ? stbds_arrlenu(p->kernels) : 0, p && stbds_arrlenu(p->kernels) == 1 ? "" : "s");
-    if (p) gpuir_array_release(&in);
+    for (int k = 0; k < n_in; k++) gpuir_array_release(&in[k]);
     for (size_t i = 0; i < n_out; i++) { gpuir_array_release(&want[i]); gpuir_array_release(&got[i]); }
     gpuir_program_destroy(p);
+    gpuir_module_destroy(ref);
     gpuir_ctx_clear_error(ctx);
     return r != GPUIR_OK;
 }
 
 static int check_on_emu(gpuir_ctx *ctx, const char *label, const char *text) {
-    return check_on_emu_n(ctx, label, text, 1);
+    return check_on_emu_n(ctx, label, text, 1, 0);
 }
 
 /* The issue's three sibling reductions of one rows x 4096 f32 matrix (the
@@ -1047,17 +1071,18 @@ static int bench_siblings(gpuir_ctx *ctx, bool gpu, int repeat) {
     char label[64];
     snprintf(label, sizeof label, "sibling reductions %lldx%lld, f32", rows, cols);
     size_t bytes = (size_t)(rows * cols + cols + rows + 1) * 4;
-    return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu_n(ctx, label, text, 3);
+    return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu_n(ctx, label, text, 3, 0);
 }
 
 /* A LayerNorm (mean, centre, variance, eps, rsqrt, then a scale and a
    shift: splat constants, no weight vectors) or an RMSNorm (mean of
    squares, eps, rsqrt, scale) over the rows of a rows x cols tensor of
-   dtype dt, as the text of @f. */
+   dtype dt (rows < 0: `?`, a count known when it runs), as the text of @f. */
 static void norm_text(strbuf *text, bool layer, long long rows, long long cols, const char *dt) {
-    char F[64], R[64];
-    snprintf(F, sizeof F, "tensor<%lldx%lldx%s>", rows, cols, dt);
-    snprintf(R, sizeof R, "tensor<%lldx1x%s>", rows, dt);
+    char F[64], R[64], rs[24] = "?";
+    if (rows >= 0) snprintf(rs, sizeof rs, "%lld", rows);
+    snprintf(F, sizeof F, "tensor<%sx%lldx%s>", rs, cols, dt);
+    snprintf(R, sizeof R, "tensor<%sx1x%s>", rs, dt);
     strbuf_appendf(text, "func.func @f(%%x: %s) -> %s {\n", F, F);
     if (layer)
         strbuf_appendf(text,
@@ -1113,6 +1138,157 @@ static int bench_norms(gpuir_ctx *ctx, bool gpu, int repeat) {
         rc |= gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
         free(text.buf);
     }
+    return rc;
+}
+
+static gpuir_buffer e2e_buffer(gpuir_ctx *ctx, gpuir_backend be, const gpuir_array *a);
+static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd);
+
+/* gpuir's kernels for @f on device buffers (its inputs random, each `?`
+   dim `dyn`), one run captured into a CUDA graph and the graph replayed,
+   against a device-to-device copy of the bytes the function must move at
+   least: bench_bw_case's figure for programs whose launches depend on
+   their arguments' dims, which a replay of the plan does not know. */
+static int bench_bw_graph(gpuir_ctx *ctx, const char *label, const char *text, long long dyn, size_t io_bytes,
+                          int repeat) {
+    gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), label);    /* the types, as written */
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), label);      /* lowered by program_make */
+    gpuir_program_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.backend = GPUIR_BACKEND_CUDA;
+    gpuir_program *p = m ? gpuir_program_make(m, &pd) : NULL;
+    gpuir_array in[4];
+    int n_in = p ? random_inputs(ctx, ref, dyn, in) : -1;
+    gpuir_func f = ref ? gpuir_module_find_func(ref, "f") : (gpuir_func){0};
+    size_t n_out = ref ? gpuir_func_result_count(ref, f) : 0;
+    if (n_in < 0 || n_out > 4) {
+        fprintf(stderr, "gpuir-bench bandwidth: %s: %s\n", label, n_out > 4 ? "more than 4 results" : gpuir_ctx_error(ctx));
+        while (n_in > 0) gpuir_array_release(&in[--n_in]);
+        gpuir_program_destroy(p);
+        gpuir_module_destroy(m);
+        gpuir_module_destroy(ref);
+        gpuir_ctx_clear_error(ctx);
+        return 1;
+    }
+    gpuir_buffer buf[8];
+    gpuir_arg args[8];
+    for (int k = 0; k < n_in; k++) {
+        buf[k] = e2e_buffer(ctx, GPUIR_BACKEND_CUDA, &in[k]);
+        gpuir_buffer_upload(ctx, buf[k], &in[k], NULL);
+        args[k] = gpuir_arg_buffer(buf[k]);
+    }
+    for (size_t o = 0; o < n_out; o++) {
+        gpuir_type t = gpuir_func_result_type(ref, f, o);
+        gpuir_buffer_desc bd;
+        memset(&bd, 0, sizeof bd);
+        bd.backend = GPUIR_BACKEND_CUDA;
+        bd.dtype = t.dtype;
+        bd.rank = t.rank;
+        dims_at(&t, dyn, bd.dims);
+        buf[n_in + o] = gpuir_buffer_make(ctx, &bd);
+        args[n_in + o] = gpuir_arg_buffer(buf[n_in + o]);
+    }
+    gpuir_stream stream = gpuir_stream_make(ctx, GPUIR_BACKEND_CUDA);
+    gpuir_run_desc rd = {"f", (size_t)n_in, args, n_out, args + n_in, stream};
+    bool placed = gpuir_ctx_result(ctx) == GPUIR_OK;            /* the buffers, their data, the stream */
+    if (!placed) fprintf(stderr, "gpuir-bench bandwidth: %s: %s\n", label, gpuir_ctx_error(ctx));
+    void *graph = placed ? e2e_capture(ctx, p, &rd) : NULL;
+    gpuir__internal_cuda cuda, *C = &cuda;
+    gpuir__internal_cuda_of(p, C);
+    C->cu->cuCtxPushCurrent(C->context);
+    float tk = NAN, *ms = (float *)calloc((size_t)repeat, sizeof *ms);
+    gpuir__CUevent e0, e1;
+    C->cu->cuEventCreate(&e0, 0);
+    C->cu->cuEventCreate(&e1, 0);
+    int rc = graph ? 0 : 1;
+    for (int i = -3; i < repeat && !rc; i++) {
+        C->cu->cuEventRecord(e0, (gpuir__CUstream)stream);
+        rc = C->cu->cuGraphLaunch((gpuir__CUgraphExec)graph, (gpuir__CUstream)stream);
+        C->cu->cuEventRecord(e1, (gpuir__CUstream)stream);
+        C->cu->cuEventSynchronize(e1);
+        if (i >= 0 && !rc) C->cu->cuEventElapsedTime(&ms[i], e0, e1);
+    }
+    if (!rc) {
+        qsort(ms, (size_t)repeat, sizeof *ms, cmp_float);
+        tk = ms[repeat / 2];
+    }
+    free(ms);
+    C->cu->cuEventDestroy(e0);
+    C->cu->cuEventDestroy(e1);
+    if (graph) C->cu->cuGraphExecDestroy((gpuir__CUgraphExec)graph);
+    gpuir__dptr a = 0, b = 0;
+    C->cu->cuMemAlloc(&a, io_bytes / 2);
+    C->cu->cuMemAlloc(&b, io_bytes / 2);
+    C->cu->cuMemsetD8(a, 0x3c, io_bytes / 2);
+    float tc = time_replay(p, NULL, b, a, io_bytes / 2, repeat);
+    C->cu->cuMemFree(a);
+    C->cu->cuMemFree(b);
+    gpuir__CUcontext popped;
+    C->cu->cuCtxPopCurrent(&popped);
+    size_t kernels = gpuir__internal_kernel_count(p);
+    printf("%-34s %2zu kernels %8.3f ms %7.0f GB/s   copy %8.3f ms %7.0f GB/s   gpuir at %5.1f %% of copy\n", label,
+           kernels, tk, io_bytes / (tk * 1e6), tc, io_bytes / (tc * 1e6), 100.0 * tc / tk);
+    printf("bench bandwidth %s kernels=%zu gpuir_ms=%.4f copy_ms=%.4f ratio=%.3f\n", label, kernels, tk, tc, tc / tk);
+    plot_add("gpuir bandwidth / device copy bandwidth", label, tc / tk);
+    if (rc && graph) fprintf(stderr, "gpuir-bench bandwidth: %s: a graph launch failed (%d)\n", label, rc);
+    gpuir_stream_destroy(ctx, stream);
+    for (size_t k = 0; k < (size_t)n_in + n_out; k++) gpuir_buffer_destroy(ctx, buf[k]);
+    for (int k = 0; k < n_in; k++) gpuir_array_release(&in[k]);
+    gpuir_program_destroy(p);
+    gpuir_module_destroy(m);
+    gpuir_module_destroy(ref);
+    gpuir_ctx_clear_error(ctx);
+    return rc;
+}
+
+/* LayerNorm (f32) and RMSNorm (bf16) over `?` x 4096 with 16384 rows when
+   they run: the row count known only then, the temporaries private to
+   the kernel as with static rows (one kernel, no f32 copy of x written);
+   against a copy of the same bytes, as the static rows of bench_norms. */
+static int bench_dynamic_norms(gpuir_ctx *ctx, bool gpu, int repeat) {
+    long long rows = gpu ? 16384 : 5, cols = 4096;
+    int rc = 0;
+    for (int layer = 1; layer >= 0; layer--) {
+        const char *dt = layer ? "f32" : "bf16";
+        char label[64];
+        strbuf text = {NULL, 0, 0};
+        norm_text(&text, layer, -1, cols, dt);
+        snprintf(label, sizeof label, "%s ?x%lld (%lld rows), %s", layer ? "LayerNorm" : "RMSNorm", cols, rows, dt);
+        size_t bytes = (size_t)(rows * cols) * (layer ? 4 : 2) * 2;
+        rc |= gpu ? bench_bw_graph(ctx, label, text.buf, rows, bytes, repeat)
+                  : check_on_emu_n(ctx, label, text.buf, 1, rows);
+        free(text.buf);
+    }
+    return rc;
+}
+
+/* Cosine similarity of the rows of a and b (rows x 4096 f32) with the
+   three products written before their row sums: one kernel that reads a
+   and b once, against a copy of the same bytes. */
+static int bench_cosine(gpuir_ctx *ctx, bool gpu, int repeat) {
+    long long rows = gpu ? 16384 : 6, cols = 4096;
+    char F[64], R[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
+    snprintf(R, sizeof R, "tensor<%lldxf32>", rows);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text, "func.func @f(%%a: %s, %%b: %s) -> %s {\n", F, F, R);
+    static const char *const products[3][3] = {{"ab", "a", "b"}, {"aa", "a", "a"}, {"bb", "b", "b"}};
+    for (int i = 0; i < 3; i++)
+        strbuf_appendf(&text, "  %%%s = mul %%%s, %%%s : (%s, %s) -> %s\n", products[i][0], products[i][1],
+                       products[i][2], F, F, F);
+    for (int i = 0; i < 3; i++)
+        strbuf_appendf(&text, "  %%s%s = reduce_sum %%%s {axes = [1]} : (%s) -> %s\n", products[i][0], products[i][0],
+                       F, R);
+    strbuf_appendf(&text,
+                   "  %%p = mul %%saa, %%sbb : (%s, %s) -> %s\n"
+                   "  %%r = rsqrt %%p : (%s) -> %s\n"
+                   "  %%y = mul %%sab, %%r : (%s, %s) -> %s\n"
+                   "  return %%y : %s\n}\n", R, R, R, R, R, R, R, R, R);
+    char label[64];
+    snprintf(label, sizeof label, "cosine, products first %lldx%lld, f32", rows, cols);
+    size_t bytes = (size_t)(2 * rows * cols + rows) * 4;
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
     return rc;
 }
 
@@ -1183,6 +1359,8 @@ static int bench_bandwidth(int argc, char **argv) {
     }
     free(text.buf);
     rc |= bench_norms(ctx, gpu, repeat);
+    rc |= bench_dynamic_norms(ctx, gpu, repeat);
+    rc |= bench_cosine(ctx, gpu, repeat);
     rc |= bench_siblings(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     return rc;
