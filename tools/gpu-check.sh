@@ -10,8 +10,9 @@
 # with --wgmma (B stored transposed), the wgmma kernel's other variants
 # (--form) and the f32 variants; two
 # skinny shapes that split K; against cuBLAS),
-# bandwidth (an elementwise chain, a row softmax, LayerNorm and RMSNorm in
-# f32 and bf16, against a device copy), launch and end-to-end (e2e: host
+# bandwidth (an elementwise chain, a row softmax, transposes, LayerNorm and
+# RMSNorm in f32 and bf16, over static and `?` rows, cosine with its
+# products first, the sibling reductions, against a device copy), launch and end-to-end (e2e: host
 # pageable, pinned, device buffers, a captured graph) and fused attention
 # (against torch SDPA where installed) benchmarks; the device-buffer test and example;
 # the backend tests run once more recording and replaying graphs. Logs go to $OUT (default build/gpu-check); a summary is printed.
