@@ -2703,10 +2703,13 @@ static gpuir_result gpuir__infer_broadcast(gpuir_ctx *ctx, const gpuir_type *x,
         int64_t dx = j >= 0 ? x->dims[j] : 1, dt = to->dims[i];
         bool ok = dx == dt || dx == 1 || dx == GPUIR_DYN;
         if (dt == GPUIR_DYN) ok = dx != 1;   /* a ? result dim must come from the operand */
+        char sx[24] = "?", st[24] = "?";
+        if (dx != GPUIR_DYN) snprintf(sx, sizeof sx, "%lld", (long long)dx);
+        if (dt != GPUIR_DYN) snprintf(st, sizeof st, "%lld", (long long)dt);
         if (!ok)
             return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "broadcast: operand %s does not broadcast "
-                               "to %s (dim %d: %lld to %lld)", gpuir__tstr(&bx, x),
-                               gpuir__tstr(&bt, to), i, (long long)dx, (long long)dt);
+                               "to %s (dim %d: %s to %s%s)", gpuir__tstr(&bx, x), gpuir__tstr(&bt, to), i, sx, st,
+                               dt == GPUIR_DYN ? ": a ? result dim takes the operand's, not a broadcast 1" : "");
     }
     return GPUIR_OK;
 }
@@ -5938,6 +5941,10 @@ static gpuir_result gpuir__ref_copy(gpuir__ref *R, const gpuir__op *op) {
     if (!r) r = gpuir__ref_live(R, src, &bs);
     if (r) return r;
     size_t bytes = gpuir_array_count(&R->vals[src - 1]) * gpuir_dtype_size(R->vals[src - 1].dtype);
+    size_t room = gpuir_array_count(&R->vals[dst - 1]) * gpuir_dtype_size(R->vals[dst - 1].dtype);
+    if (bytes != room)
+        return gpuir__fail(R->ctx, GPUIR_ERR_SHAPE, "%s: copying %zu bytes into %zu (their dynamic sizes differ)",
+                           gpuir_op_name(op->kind), bytes, room);
     if (bytes) memmove(bd->data, bs->data, bytes);
     return GPUIR_OK;
 }
@@ -5955,16 +5962,26 @@ static gpuir_result gpuir__ref_memref_global(gpuir__ref *R, const gpuir__op *op)
 }
 
 /* A computing op in buffer form: computed from the inputs' buffers into a
-   fresh array, then copied into the destination (which may alias an input). */
+   fresh array, then copied into the destination (which may alias an input).
+   The buffers' sizes in this run are checked first as the verifier checks
+   their types (dynamic dims may disagree only now). */
 static gpuir_result gpuir__ref_exec_dps(gpuir__ref *R, const gpuir__op *op) {
     const gpuir_array *x[GPUIR_MAX_OPERANDS];
+    gpuir_type now[GPUIR_MAX_OPERANDS];
     gpuir__ref_buffer *b;
     gpuir_result r = GPUIR_OK;
     for (uint32_t i = 0; i < op->n_operands && !r; i++) {
         uint32_t v = gpuir__op_operand(R->m, op, i);
         r = gpuir__ref_live(R, v, &b);
         x[i] = &R->vals[v - 1];
+        now[i] = gpuir__array_type(x[i]);
+        now[i].kind = GPUIR_TYPE_MEMREF;
     }
+    gpuir__attrs as = {R->m, op->attrs, op->n_attrs};
+    bool note = !R->ctx->loc_note[0];           /* its messages name the run's sizes: say so */
+    if (note) snprintf(R->ctx->loc_note, sizeof R->ctx->loc_note, "the buffers as sized in this run");
+    if (!r) r = gpuir__infer_dps(R->ctx, op->kind, now, op->n_operands, &as, true);
+    if (note) R->ctx->loc_note[0] = '\0';
     if (r) return r;
     gpuir_array *dst = (gpuir_array *)x[op->n_operands - 1], tmp;
     if ((r = gpuir_array_alloc(R->ctx, &tmp, dst->dtype, dst->rank, dst->dims)) != GPUIR_OK) return r;
@@ -13396,7 +13413,7 @@ static int gpuir__cg_param_index(const gpuir__cg *C, uint32_t b) {
 /* A buffer's dims as codegen sees them: a static dim is its size, a
    dynamic one the kernel parameter p<param>_d<axis> that carries it. */
 typedef struct gpuir__cg_dims {
-    const int64_t *dims;
+    int64_t dims[GPUIR_MAX_RANK];       /* the type's, a private dim whose named dim is static made static */
     int rank;
     const char *name[GPUIR_MAX_RANK];   /* a dynamic dim's: the parameter whose dim it is (its name in the C
                                            source: a parameter's own, a private buffer's through dims_of) */
@@ -13563,11 +13580,14 @@ static gpuir__cg_size gpuir__cg_size_tiles(const gpuir__cg_size *a, int tile) {
 
 /* The dims of type t of the kernel: the parameter it belongs to names its
    dynamic dims; a private buffer's are the parameters' its allocation
-   names (dims_of: pass.outline sizes them so). */
+   names (dims_of: pass.outline sizes them so), or their static size where
+   the named dim is static (written so by hand: the parameter declares no
+   name for it). */
 static gpuir__cg_dims gpuir__cg_dims_of(const gpuir__cg *C, const gpuir_type *t) {
     gpuir__cg_dims d;
     memset(&d, 0, sizeof d);
-    d.dims = t->dims, d.rank = t->rank;
+    memcpy(d.dims, t->dims, (size_t)t->rank * sizeof d.dims[0]);
+    d.rank = t->rank;
     for (size_t i = 0; i < stbds_arrlenu(C->k->params); i++)
         if (&gpuir__value_at(C->m, C->k->params[i])->type == t)
             for (int a = 0; a < t->rank; a++) d.name[a] = gpuir__cg_param(C, (int)i), d.axis[a] = a;
@@ -13579,8 +13599,11 @@ static gpuir__cg_dims gpuir__cg_dims_of(const gpuir__cg *C, const gpuir_type *t)
         for (int a = 0, k = 0; pairs && a < t->rank; a++) {
             if (t->dims[a] != GPUIR_DYN || 2u * (uint32_t)k + 1 >= pairs->n) continue;
             const int64_t *pair = gpuir__ints_at(C->m, pairs->off) + 2 * k++;
-            int p = gpuir__cg_param_index(C, gpuir__op_operand(C->m, op, (uint32_t)pair[0]));
-            if (p >= 0) d.name[a] = gpuir__cg_param(C, p), d.axis[a] = (int)pair[1];
+            uint32_t named = gpuir__op_operand(C->m, op, (uint32_t)pair[0]);
+            int p = gpuir__cg_param_index(C, named);
+            int64_t size = gpuir__value_at(C->m, named)->type.dims[pair[1]];
+            if (p >= 0 && size != GPUIR_DYN) d.dims[a] = size;
+            else if (p >= 0) d.name[a] = gpuir__cg_param(C, p), d.axis[a] = (int)pair[1];
         }
     }
     return d;
@@ -15515,6 +15538,13 @@ typedef struct gpuir__online_part {
 
 static const char *gpuir__online_slots(const gpuir__online_part *p) { return p->in_double ? "dred" : "red"; }
 
+/* Slot `at` (a warp's index, as C) of p's row, as C: red[at], red[33 + at]. */
+static void gpuir__online_slot(char *out, size_t size, const gpuir__online_part *p, const char *at) {
+    bool sum = strchr(at, ' ') != NULL;
+    if (p->row) snprintf(out, size, "%s[%d + %s%s%s]", gpuir__online_slots(p), 33 * p->row, sum ? "(" : "", at, sum ? ")" : "");
+    else snprintf(out, size, "%s[%s]", gpuir__online_slots(p), at);
+}
+
 /* The one-pass variance's state (gpuir__cg_online_step) as the block
    combines it: the count, mean and sum of squared deviations in double,
    the plain sum, and the least and greatest value. */
@@ -15565,15 +15595,19 @@ static void gpuir__cg_online_combine(gpuir__cg *C, bool variance, size_t i) {
     long long warps = C->threads / 32;
     gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s%s }", shfl, merge);
     gpuir__cg_open(C, "if ((t & 31) == 0)");
-    for (int c = 0; c < n; c++)
-        gpuir__cg_line(C, "%s[%d + (t >> 5)] = %s%zu;", gpuir__online_slots(&part[c]), 33 * part[c].row,
-                       part[c].name, i);
+    for (int c = 0; c < n; c++) {
+        char slot[32];
+        gpuir__online_slot(slot, sizeof slot, &part[c], "t >> 5");
+        gpuir__cg_line(C, "%s = %s%zu;", slot, part[c].name, i);
+    }
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_open(C, "if (t < 32)");
-    for (int c = 0; c < n; c++)
-        gpuir__cg_line(C, "%s%zu = t < %lld ? %s[%d + t] : %s;", part[c].name, i, warps,
-                       gpuir__online_slots(&part[c]), 33 * part[c].row, part[c].zero);
+    for (int c = 0; c < n; c++) {
+        char slot[32];
+        gpuir__online_slot(slot, sizeof slot, &part[c], "t");
+        gpuir__cg_line(C, "%s%zu = t < %lld ? %s : %s;", part[c].name, i, warps, slot, part[c].zero);
+    }
     gpuir__cg_line(C, "for (int d = 16; d > 0; d >>= 1) { %s%s }", shfl, merge);
     for (int c = 0; c < n; c++)
         gpuir__cg_line(C, "if (t == 0) %s[%d] = %s%zu;", gpuir__online_slots(&part[c]), 33 * part[c].row + 32,
@@ -23737,6 +23771,33 @@ static int64_t gpuir__run_kernel_dim(const gpuir__run *R, const gpuir__op *launc
     return gpuir__value_at(m, v)->type.dims[axis];
 }
 
+/* How a launch's errors name kernel value v: %param (and the function's
+   parameter it is a copy of, where it is one: "%arg0 (%x)"), or the
+   buffer label of a temporary. */
+static const char *gpuir__run_kernel_label(const gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
+                                           uint32_t v, char *buf, size_t size) {
+    const gpuir_module *m = R->p->m;
+    gpuir__buffer_label(m, v, buf, size);
+    for (size_t i = 0; i < stbds_arrlenu(k->params); i++) {
+        if (k->params[i] != v) continue;
+        uint32_t host = gpuir__op_operand(m, launch, (uint32_t)i);
+        const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, host)->def_op);
+        for (size_t j = 0; def && def->kind == GPUIR_OP_GPU_ALLOC && j < stbds_arrlenu(m->ops); j++) {
+            const gpuir__op *copy = &m->ops[j];       /* a device copy: the source of the copy into it */
+            if (copy->kind != GPUIR_OP_GPU_MEMCPY || gpuir__op_operand(m, copy, 0) != host) continue;
+            host = gpuir__op_operand(m, copy, 1);
+            def = gpuir__op_at(m, gpuir__value_at(m, host)->def_op);
+            break;
+        }
+        if (!def) {
+            size_t n = strlen(buf);
+            snprintf(buf + n, size - n, " (%%%s)", gpuir__string(m, gpuir__value_at(m, host)->name));
+        }
+        break;
+    }
+    return buf;
+}
+
 /* Checks that dim `ua` of u and dim `va` of v, which one kernel op needs
    equal, are equal in this launch (they can differ only when one is
    dynamic). */
@@ -23746,11 +23807,13 @@ static gpuir_result gpuir__run_dims_agree(gpuir__run *R, const gpuir__op *launch
                                           const char *what) {
     int64_t x = gpuir__run_kernel_dim(R, launch, k, u, ua), y = gpuir__run_kernel_dim(R, launch, k, v, va);
     if (x == y) return GPUIR_OK;
+    char un[160], vn[160], line[32] = "";
+    if (op->line) snprintf(line, sizeof line, "line %u; ", op->line);
     return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE,
-                       "%s: dynamic sizes disagree: %s: dim %d of %%%s is %lld, dim %d "
-                       "of %%%s is %lld (a dynamic dim is not broadcast)", what,
-                       gpuir_op_name(op->kind), ua, gpuir__string(R->p->m, gpuir__value_at(R->p->m, u)->name),
-                       (long long)x, va, gpuir__string(R->p->m, gpuir__value_at(R->p->m, v)->name), (long long)y);
+                       "%s: dynamic sizes disagree: %s: dim %d of %s is %lld, dim %d of %s is %lld (%s"
+                       "a dynamic dim is not broadcast)", what, gpuir_op_name(op->kind), ua,
+                       gpuir__run_kernel_label(R, launch, k, u, un, sizeof un), (long long)x, va,
+                       gpuir__run_kernel_label(R, launch, k, v, vn, sizeof vn), (long long)y, line);
 }
 
 /* A matmul's pairs: A's K with B's K, A's M and B's N with the output's,

@@ -195,6 +195,7 @@ static void run_expecting(gpuir_ctx *ctx, gpuir_ctx *pctx, gpuir_program *p, con
     gpuir_array_fill_random(&in[1], 2);
     CHECK_RESULT(pctx, p ? gpuir_program_run(p, func, 2, in, 1, out) : GPUIR_ERR_VERIFY, want);
     CHECK(strstr(gpuir_ctx_error(pctx), says) != NULL);
+    if (!strstr(gpuir_ctx_error(pctx), says)) fprintf(stderr, "    the error was: %s\n", gpuir_ctx_error(pctx));
     gpuir_ctx_clear_error(pctx);
     gpuir_array_release(&in[0]);
     gpuir_array_release(&in[1]);
@@ -233,7 +234,7 @@ TEST(dynamic_dims_run_at_any_size_and_must_agree) {
     }
     int64_t dx[] = {5, 8}, dy[] = {3, 8};
     run_expecting(ctx, ctx, p, "f", dx, dy, GPUIR_ERR_SHAPE,
-                  "launching @f_k0: dynamic sizes disagree: add: dim 0 of %arg1 is 3, dim 0 of %arg2 is 5");
+                  "launching @f_k0: dynamic sizes disagree: add: dim 0 of %arg1 (%y) is 3, dim 0 of %arg2 is 5 (line 2; ");
     gpuir_program_destroy(p);
 
     gpuir_ctx_desc small;                     /* a run-time size over max_tensor_bytes */
@@ -254,7 +255,7 @@ TEST(dynamic_dims_run_at_any_size_and_must_agree) {
     p = make(parse(ctx, mm), GPUIR_BACKEND_EMU, NULL);
     int64_t da[] = {4, 6}, db[] = {5, 4};          /* K: 6 and 5 */
     run_expecting(ctx, ctx, p, "g", da, db, GPUIR_ERR_SHAPE,
-                  "launching @g_k0: dynamic sizes disagree: matmul: dim 1 of %arg0 is 6, dim 0 of %arg1 is 5");
+                  "launching @g_k0: dynamic sizes disagree: matmul: dim 1 of %arg0 (%x) is 6, dim 0 of %arg1 (%w) is 5");
     gpuir_program_destroy(p);
     gpuir_ctx_destroy(ctx);
 }

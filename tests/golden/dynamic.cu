@@ -233,7 +233,7 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out4_, long long
             float x = y_[base + c];
             if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
         }
-        for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+        for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
         if ((t & 31) == 0) {
             red[t >> 5] = om0;
             red[33 + (t >> 5)] = os0;
@@ -242,7 +242,7 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out4_, long long
         if (t < 32) {
             om0 = t < 8 ? red[t] : -GPUIR_INF;
             os0 = t < 8 ? red[33 + t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+            for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
             if (t == 0) red[32] = om0;
             if (t == 0) red[65] = os0;
         }

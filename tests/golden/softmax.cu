@@ -68,7 +68,7 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short
             float x = gpuir_f16_to_f32(srow[c]);
             if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
         }
-        for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+        for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
         if ((t & 31) == 0) {
             red[t >> 5] = om0;
             red[33 + (t >> 5)] = os0;
@@ -77,7 +77,7 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short
         if (t < 32) {
             om0 = t < 32 ? red[t] : -GPUIR_INF;
             os0 = t < 32 ? red[33 + t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+            for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
             if (t == 0) red[32] = om0;
             if (t == 0) red[65] = os0;
         }
@@ -271,7 +271,7 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0
             float x = srow[c];
             if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
         }
-        for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+        for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
         if ((t & 31) == 0) {
             red[t >> 5] = om0;
             red[33 + (t >> 5)] = os0;
@@ -280,7 +280,7 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0
         if (t < 32) {
             om0 = t < 32 ? red[t] : -GPUIR_INF;
             os0 = t < 32 ? red[33 + t] : 0.0f;
-            for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d), o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
+            for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
             if (t == 0) red[32] = om0;
             if (t == 0) red[65] = os0;
         }
