@@ -1142,7 +1142,7 @@ static int bench_norms(gpuir_ctx *ctx, bool gpu, int repeat) {
 }
 
 static gpuir_buffer e2e_buffer(gpuir_ctx *ctx, gpuir_backend be, const gpuir_array *a);
-static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd);
+static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd, const char *who);
 
 /* gpuir's kernels for @f on device buffers (its inputs random, each `?`
    dim `dyn`), one run captured into a CUDA graph and the graph replayed,
@@ -1192,7 +1192,7 @@ static int bench_bw_graph(gpuir_ctx *ctx, const char *label, const char *text, l
     gpuir_run_desc rd = {"f", (size_t)n_in, args, n_out, args + n_in, stream};
     bool placed = gpuir_ctx_result(ctx) == GPUIR_OK;            /* the buffers, their data, the stream */
     if (!placed) fprintf(stderr, "gpuir-bench bandwidth: %s: %s\n", label, gpuir_ctx_error(ctx));
-    void *graph = placed ? e2e_capture(ctx, p, &rd) : NULL;
+    void *graph = placed ? e2e_capture(ctx, p, &rd, "gpuir-bench bandwidth") : NULL;
     gpuir__internal_cuda cuda, *C = &cuda;
     gpuir__internal_cuda_of(p, C);
     C->cu->cuCtxPushCurrent(C->context);
@@ -2278,7 +2278,7 @@ static double e2e_copy_ms(gpuir_ctx *ctx, gpuir_backend be, e2e_case *c, gpuir_a
 
 /* device-graph: the device-mode run captured on the caller's stream into
    a CUDA graph (CUDA only: the emulator's streams are not captured). */
-static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd) {
+static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd, const char *who) {
     if (gpuir_program_backend(p) != GPUIR_BACKEND_CUDA) return NULL;
     gpuir__internal_cuda cuda, *C = &cuda;
     gpuir__internal_cuda_of(p, C);
@@ -2293,7 +2293,7 @@ static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd) {
     if (g) C->cu->cuGraphDestroy(g);
     gpuir__CUcontext popped;
     C->cu->cuCtxPopCurrent(&popped);
-    if (r || rc) fprintf(stderr, "gpuir-bench e2e: capture failed (%d): %s\n", rc, gpuir_ctx_error(ctx));
+    if (r || rc) fprintf(stderr, "%s: capture failed (%d): %s\n", who, rc, gpuir_ctx_error(ctx));
     if (r) gpuir_ctx_clear_error(ctx);
     return r || rc ? NULL : (void *)exec;
 }
@@ -2337,7 +2337,7 @@ static int e2e_program(gpuir_ctx *ctx, e2e_case *c, int repeat, bool check_ref) 
         rd.outputs = out;
         rd.n_outputs = 1;
         rd.stream = mode >= 1 ? s : NULL;
-        void *graph = mode == 3 ? e2e_capture(ctx, p, &rd) : NULL;
+        void *graph = mode == 3 ? e2e_capture(ctx, p, &rd, "gpuir-bench e2e") : NULL;
         gpuir_program_stats s0 = gpuir_program_get_stats(p);
         double ms = mode == 3 && !graph ? NAN : e2e_time(ctx, p, &rd, graph, repeat);
         gpuir_program_stats s1 = gpuir_program_get_stats(p);
