@@ -23789,9 +23789,10 @@ static const char *gpuir__run_kernel_label(const gpuir__run *R, const gpuir__op 
             def = gpuir__op_at(m, gpuir__value_at(m, host)->def_op);
             break;
         }
-        if (!def) {
+        const char *name = gpuir__string(m, gpuir__value_at(m, host)->name);
+        if (!def && strcmp(name, gpuir__string(m, gpuir__value_at(m, v)->name)) != 0) {
             size_t n = strlen(buf);
-            snprintf(buf + n, size - n, " (%%%s)", gpuir__string(m, gpuir__value_at(m, host)->name));
+            snprintf(buf + n, size - n, " (%%%s)", name);
         }
         break;
     }
@@ -23814,6 +23815,23 @@ static gpuir_result gpuir__run_dims_agree(gpuir__run *R, const gpuir__op *launch
                        "a dynamic dim is not broadcast)", what, gpuir_op_name(op->kind), ua,
                        gpuir__run_kernel_label(R, launch, k, u, un, sizeof un), (long long)x, va,
                        gpuir__run_kernel_label(R, launch, k, v, vn, sizeof vn), (long long)y, line);
+}
+
+/* Checks that u and v, which a reshape reads and writes, hold as many
+   elements in this launch. */
+static gpuir_result gpuir__run_counts_agree(gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
+                                            const gpuir__op *op, uint32_t u, uint32_t v, const char *what) {
+    const gpuir_module *m = R->p->m;
+    uint32_t val[2] = {u, v};
+    int64_t count[2] = {1, 1};
+    for (int s = 0; s < 2; s++)
+        for (int a = 0; a < gpuir__value_at(m, val[s])->type.rank; a++)
+            if (!gpuir__mul_i64(count[s], gpuir__run_kernel_dim(R, launch, k, val[s], a), &count[s])) count[s] = -1;
+    if (count[0] == count[1] && count[0] >= 0) return GPUIR_OK;
+    char un[160], vn[160];
+    return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE, "%s: dynamic sizes disagree: %s: %s has %lld elements, %s has %lld",
+                       what, gpuir_op_name(op->kind), gpuir__run_kernel_label(R, launch, k, u, un, sizeof un),
+                       (long long)count[0], gpuir__run_kernel_label(R, launch, k, v, vn, sizeof vn), (long long)count[1]);
 }
 
 /* A matmul's pairs: A's K with B's K, A's M and B's N with the output's,
@@ -23920,6 +23938,8 @@ static gpuir_result gpuir__run_check_sizes(gpuir__run *R, const gpuir__op *launc
                     int b = a - st->rank + dt->rank;
                     if (b >= 0 && st->dims[a] != 1) r = gpuir__run_dims_agree(R, launch, k, op, src, a, dst, b, what);
                 }
+            } else if (cls == GPUIR__CLASS_RESHAPE) {
+                r = gpuir__run_counts_agree(R, launch, k, op, src, dst, what);
             }
             if (r) return r;
         }

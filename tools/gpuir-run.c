@@ -411,16 +411,49 @@ static gpuir_backend backend_of(const char *name) {
            strcmp(name, "auto") == 0 ? GPUIR_BACKEND_AUTO : GPUIR_BACKEND_REF;
 }
 
+/* Whether function `func` of m takes a buffer (memref) parameter, which
+   a run may write. */
+static bool writes_parameters(gpuir_module *m, const char *func) {
+    gpuir_func f = gpuir_module_find_func(m, func);
+    for (size_t i = 0; i < gpuir_func_param_count(m, f); i++)
+        if (gpuir_func_param_type(m, f, i).kind == GPUIR_TYPE_MEMREF) return true;
+    return false;
+}
+
+/* Fresh copies of the n inputs into `copy` (released by the caller), for a
+   run that may write them. */
+static gpuir_result copy_inputs(gpuir_ctx *ctx, size_t n, const gpuir_array *in, gpuir_array *copy) {
+    gpuir_result r = GPUIR_OK;
+    memset(copy, 0, n * sizeof *copy);
+    for (size_t i = 0; i < n && !r; i++) {
+        r = gpuir_array_alloc(ctx, &copy[i], in[i].dtype, in[i].rank, in[i].dims);
+        size_t bytes = gpuir_array_count(&in[i]) * gpuir_dtype_size(in[i].dtype);
+        if (!r && bytes) memcpy(copy[i].data, in[i].data, bytes);
+    }
+    return r;
+}
+
+static void release_inputs(size_t n, gpuir_array *copy) {
+    for (size_t i = 0; i < n; i++) gpuir_array_release(&copy[i]);
+}
+
 /* Runs the function on the chosen backend; with --check, the interpreter
-   first (on the tensor-level module) and the results compared. */
+   first (on the tensor-level module) and the results compared. A function
+   with buffer parameters may write them: the interpreter's run and each
+   repeated run but the last get copies, so that every run reads the
+   inputs as given. */
 static gpuir_result run(gpuir_ctx *ctx, gpuir_module *m, const char *func, const run_args *a, size_t n_in,
                         gpuir_array *in, size_t n_out, gpuir_array *out) {
     gpuir_backend b = backend_of(a->backend);
     char fname[GPUIR_MAX_NAME];            /* lowering moves the module's strings */
     snprintf(fname, sizeof fname, "%s", func);
     gpuir_array *want = (gpuir_array *)calloc(n_out ? n_out : 1, sizeof *want);
-    gpuir_result r = want ? GPUIR_OK : GPUIR_ERR_OUT_OF_MEMORY;
-    if (a->check) r = gpuir_ref_run(m, fname, n_in, in, n_out, want);
+    gpuir_array *scratch = (gpuir_array *)calloc(n_in ? n_in : 1, sizeof *scratch);
+    bool writes = writes_parameters(m, fname);
+    gpuir_result r = want && scratch ? GPUIR_OK : GPUIR_ERR_OUT_OF_MEMORY;
+    if (!r && a->check && writes) r = copy_inputs(ctx, n_in, in, scratch);
+    if (!r && a->check) r = gpuir_ref_run(m, fname, n_in, writes ? scratch : in, n_out, want);
+    if (scratch) release_inputs(n_in, scratch);
     gpuir_program_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.backend = b;
@@ -436,9 +469,13 @@ static gpuir_result run(gpuir_ctx *ctx, gpuir_module *m, const char *func, const
         }
         if (f) fclose(f);
     }
-    for (int i = 0; p && !r && i < (a->repeat > 0 ? a->repeat : 1); i++) {
+    int runs = a->repeat > 0 ? a->repeat : 1;
+    for (int i = 0; p && !r && i < runs; i++) {
+        bool copy = writes && i + 1 < runs;
         for (size_t k = 0; k < n_out; k++) gpuir_array_release(&out[k]);
-        r = gpuir_program_run(p, fname, n_in, in, n_out, out);
+        if (copy) r = copy_inputs(ctx, n_in, in, scratch);
+        if (!r) r = gpuir_program_run(p, fname, n_in, copy ? scratch : in, n_out, out);
+        if (copy) release_inputs(n_in, scratch);
     }
     for (size_t k = 0; a->check && !r && k < n_out; k++) {
         double rtol, atol;
@@ -451,6 +488,7 @@ static gpuir_result run(gpuir_ctx *ctx, gpuir_module *m, const char *func, const
     }
     for (size_t k = 0; want && k < n_out; k++) gpuir_array_release(&want[k]);
     free(want);
+    free(scratch);
     gpuir_program_destroy(p);
     return r;
 }
