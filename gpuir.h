@@ -5821,6 +5821,31 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
 }
 
 /* Computes one tensor op's result into R->vals. */
+/* The rule of dynamic dims, as the compiled backends keep it (their
+   launches refuse the rest): a `?` dim pairs only with the same size, so a
+   `?` that is 1 in this run is not broadcast to a larger result dim (an
+   elementwise op's operands, a broadcast's, a matmul's batch dims). `in`:
+   the n inputs' types in this run, `out` the result's. */
+static gpuir_result gpuir__ref_dynamic_not_broadcast(gpuir__ref *R, const gpuir__op *op, uint32_t n,
+                                                     const gpuir_type *in, const gpuir_type *out) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (cls != GPUIR__CLASS_BINARY && cls != GPUIR__CLASS_BROADCAST && cls != GPUIR__CLASS_MATMUL) return GPUIR_OK;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t v = gpuir__op_operand(R->m, op, k);
+        const gpuir_type *declared = &gpuir__value_at(R->m, v)->type;
+        int last = cls == GPUIR__CLASS_MATMUL ? in[k].rank - 2 : in[k].rank;   /* a matmul's batch dims */
+        for (int a = 0; a < last; a++) {
+            int b = a + out->rank - in[k].rank;
+            if (b < 0 || declared->dims[a] != GPUIR_DYN || in[k].dims[a] != 1 || out->dims[b] == 1) continue;
+            const char *name = gpuir__string(R->m, gpuir__value_at(R->m, v)->name);
+            return gpuir__fail(R->ctx, GPUIR_ERR_SHAPE, "%s: dynamic sizes disagree: dim %d of operand #%u%s%s is 1 "
+                               "in this run, dim %d of the result %lld (a dynamic dim is not broadcast)",
+                               gpuir_op_name(op->kind), a, k, *name ? " %" : "", name, b, (long long)out->dims[b]);
+        }
+    }
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__ref_exec(gpuir__ref *R, const gpuir__op *op) {
     const gpuir_array *x[GPUIR_MAX_OPERANDS];
     gpuir_type in[GPUIR_MAX_OPERANDS], t;
@@ -5829,6 +5854,7 @@ static gpuir_result gpuir__ref_exec(gpuir__ref *R, const gpuir__op *op) {
         in[i] = gpuir__array_type(x[i]);
     }
     gpuir_result r = gpuir__ref_result_type(R, op, in, &t);
+    if (!r) r = gpuir__ref_dynamic_not_broadcast(R, op, op->n_operands, in, &t);
     if (r) return r;
     gpuir_array *out = &R->vals[op->result - 1];
     if (op->kind == GPUIR_OP_GET_GLOBAL) {
@@ -5982,6 +6008,11 @@ static gpuir_result gpuir__ref_exec_dps(gpuir__ref *R, const gpuir__op *op) {
     if (note) snprintf(R->ctx->loc_note, sizeof R->ctx->loc_note, "the buffers as sized in this run");
     if (!r) r = gpuir__infer_dps(R->ctx, op->kind, now, op->n_operands, &as, true);
     if (note) R->ctx->loc_note[0] = '\0';
+    if (!r) {
+        gpuir_type out = gpuir__array_type(x[op->n_operands - 1]);
+        for (uint32_t i = 0; i < op->n_operands; i++) now[i] = gpuir__array_type(x[i]);
+        r = gpuir__ref_dynamic_not_broadcast(R, op, op->n_operands - 1, now, &out);
+    }
     if (r) return r;
     gpuir_array *dst = (gpuir_array *)x[op->n_operands - 1], tmp;
     if ((r = gpuir_array_alloc(R->ctx, &tmp, dst->dtype, dst->rank, dst->dims)) != GPUIR_OK) return r;
@@ -7560,7 +7591,7 @@ static gpuir_result gpuir__canon_count_uses(gpuir__canon *C, uint32_t fid) {
     }
     for (size_t i = stbds_arrlenu(f->ops); i-- > 0;) {       /* through reshapes and broadcasts */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if ((op->kind == GPUIR_OP_RESHAPE || op->kind == GPUIR_OP_BROADCAST) && op->result < C->cap &&
+        if ((op->kind == GPUIR_OP_RESHAPE || op->kind == GPUIR_OP_BROADCAST) && op->result && op->result < C->cap &&
             C->fused_reader[op->result - 1]) {
             uint32_t v = gpuir__op_operand(m, op, 0);
             if (v < C->cap) C->fused_reader[v - 1] = true;
