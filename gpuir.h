@@ -1728,13 +1728,16 @@ static const char *gpuir__tstr(gpuir__tbuf *b, const gpuir_type *t) {
     return gpuir_type_str(*t, b->s, sizeof b->s);
 }
 
-/* Static element count; -1 if a dim is dynamic, -2 on overflow. */
+/* Static element count (0 where a dim is 0, whatever the others); -1 if a
+   dim is dynamic, -2 on overflow. */
 static int64_t gpuir__type_count(const gpuir_type *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) {
+    for (int i = 0; i < t->rank; i++)
         if (t->dims[i] == GPUIR_DYN) return -1;
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] == 0) return 0;          /* no elements, whatever the other dims */
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++)
         if (!gpuir__mul_i64(n, t->dims[i], &n)) return -2;
-    }
     return n;
 }
 
@@ -1751,7 +1754,7 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: rank %d is outside 0..%d", what,
                            (int)t->rank, GPUIR_MAX_RANK);
     int64_t count = 1, bytes;
-    bool overflow = false;          /* reported after the dims are all checked */
+    bool overflow = false, empty = false;   /* reported after the dims are all checked; a 0 dim: no elements */
     for (int i = 0; i < t->rank; i++) {
         if (t->dims[i] == GPUIR__DIMS_NULL)
             return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: dims is NULL for rank %d",
@@ -1761,7 +1764,9 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
                                what, i, (long long)t->dims[i]);
         if (t->dims[i] != GPUIR_DYN && !overflow)
             overflow = !gpuir__mul_i64(count, t->dims[i], &count);
+        empty |= t->dims[i] == 0;
     }
+    if (empty) count = 0, overflow = false;
     if (overflow)
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count overflows 2^63", what);
     if (!gpuir__mul_i64(count, (int64_t)gpuir_dtype_size(t->dtype), &bytes) ||
@@ -23646,11 +23651,13 @@ static gpuir_result gpuir__run_shape(gpuir__run *R, uint32_t v, const int64_t *d
     const gpuir_type *t = &gpuir__value_at(R->p->m, v)->type;
     gpuir__slot *s = &R->slots[v - 1];
     int64_t n = gpuir_dtype_size(t->dtype);
-    bool fits = true;
+    bool fits = true, empty = false;                /* a 0 dim: no bytes, whatever the others */
     for (int i = 0; i < t->rank; i++) {
         s->dims[i] = t->dims[i] == GPUIR_DYN ? dims[i] : t->dims[i];
         fits = fits && gpuir__mul_i64(n, s->dims[i], &n);
+        empty |= s->dims[i] == 0;
     }
+    if (empty) n = 0, fits = true;
     uint64_t cap = R->p->ctx->desc.max_tensor_bytes;
     if (!fits || (uint64_t)n > cap || (uint64_t)n > SIZE_MAX / 2) {
         gpuir__tbuf b;
