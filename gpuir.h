@@ -5026,6 +5026,57 @@ static bool gpuir__module_still_verified(const gpuir_module *m) {
    pass runner's check after a pass that leaves the kernels as they were
    (they were verified before the pipeline and after each pass that could
    change them). */
+/* Whether kernel k writes its parameter i (the destination of one of its
+   ops: a kernel has no views, its parameters no other names). */
+static bool gpuir__kernel_writes_param(const gpuir_module *m, const gpuir__func *k, size_t i) {
+    for (size_t j = 0; j < stbds_arrlenu(k->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[j]);
+        if (!op->result && op->n_operands && gpuir__class_computes(gpuir__info(op->kind)->cls) &&
+            gpuir__op_operand(m, op, op->n_operands - 1) == k->params[i])
+            return true;
+    }
+    return false;
+}
+
+/* The global whose storage buffer value v is (memref.get_global, or a view
+   of one), or NULL. */
+static const char *gpuir__global_of_buffer(const gpuir_module *m, uint32_t v) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__view_base(m, v))->def_op);
+    if (!def || def->kind != GPUIR_OP_MEMREF_GET_GLOBAL) return NULL;
+    return gpuir__string(m, gpuir__attr_get(m, def, GPUIR__KEY_NAME)->off);
+}
+
+/* Globals are read-only: no op of a host function writes one (as an op's
+   destination, a copy's, or a parameter its kernel writes). Their data is
+   the module's, bound once and uploaded once; a write would reach one
+   copy of it and not the other. */
+static gpuir_result gpuir__verify_globals_read(gpuir_module *m, uint32_t fid) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 0; !f->kernel && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        const gpuir__func *k = NULL;
+        if (cls == GPUIR__CLASS_LAUNCH) {
+            const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
+            uint32_t kid = sym ? gpuir__launch_target(m, gpuir__string(m, sym->off)) : 0;
+            k = kid ? gpuir__func_at(m, kid) : NULL;
+        }
+        for (uint32_t o = 0; o < op->n_operands; o++) {
+            bool written = cls == GPUIR__CLASS_LAUNCH ? k && o < stbds_arrlenu(k->params) &&
+                                                            gpuir__kernel_writes_param(m, k, o)
+                         : cls == GPUIR__CLASS_COPY ? o == (op->kind == GPUIR_OP_GPU_MEMCPY ? 0u : 1u)
+                         : !op->result && gpuir__class_computes(cls) && o + 1 == op->n_operands;
+            const char *g = written ? gpuir__global_of_buffer(m, gpuir__op_operand(m, op, o)) : NULL;
+            if (!g) continue;
+            gpuir__verify_locate(m, f, i, op);
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s writes global @%s (operand #%u%s): globals are "
+                               "read-only (copy one into a buffer of your own to change it)", gpuir_op_name(op->kind),
+                               g, o, cls == GPUIR__CLASS_LAUNCH ? ", which the kernel writes" : "");
+        }
+    }
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
@@ -5038,6 +5089,8 @@ static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)
         if (kernels || !m->funcs[i].kernel) r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)   /* every kernel verified: what it writes */
+        r = gpuir__verify_globals_read(m, (uint32_t)i + 1);
     gpuir__scratch_free(m, defined);
     gpuir__loc_clear(ctx);
     return r;
