@@ -16374,6 +16374,10 @@ static void gpuir__cg_rows_online_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, siz
         bool mean = gpuir__op_at(C->m, C->k->ops[j])->kind == GPUIR_OP_REDUCE_MEAN;
         gpuir__cg_line(C, "float ql%zu = (wl%zu - v%u) * (wl%zu - v%u), qh%zu = (wh%zu - v%u) * (wh%zu - v%u);",
                        i, i, first, i, first, i, i, first, i, first);
+        /* the squares about the mean as rounded (the ops subtract that):
+           about the exact mean cm, plus n times the rounding's square */
+        gpuir__cg_line(C, "double dm%zu = cm%zu - (double)v%u; cq%zu += cn%zu * dm%zu * dm%zu;",
+                       i, i, first, i, i, i, i);
         gpuir__cg_line(C, "float v%u = ql%zu != ql%zu || qh%zu != qh%zu ? GPUIR_NAN : "
                        "ql%zu == GPUIR_INF || qh%zu == GPUIR_INF ? GPUIR_INF : (float)(cq%zu%s%s);",
                        second, i, i, i, i, i, i, i, mean ? " / (double)" : "", mean ? R->cols : "");
