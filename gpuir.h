@@ -5047,9 +5047,9 @@ static const char *gpuir__global_of_buffer(const gpuir_module *m, uint32_t v) {
 }
 
 /* Globals are read-only: no op of a host function writes one (as an op's
-   destination, a copy's, or a parameter its kernel writes). Their data is
-   the module's, bound once and uploaded once; a write would reach one
-   copy of it and not the other. */
+   destination, a copy's, or a parameter its kernel writes) or frees it.
+   Their data is the module's, bound once and uploaded once; a write would
+   reach one copy of it and not the other. */
 static gpuir_result gpuir__verify_globals_read(gpuir_module *m, uint32_t fid) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; !f->kernel && i < stbds_arrlenu(f->ops); i++) {
@@ -5060,6 +5060,11 @@ static gpuir_result gpuir__verify_globals_read(gpuir_module *m, uint32_t fid) {
             const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             uint32_t kid = sym ? gpuir__launch_target(m, gpuir__string(m, sym->off)) : 0;
             k = kid ? gpuir__func_at(m, kid) : NULL;
+        }
+        if (cls == GPUIR__CLASS_DEALLOC && gpuir__global_of_buffer(m, gpuir__op_operand(m, op, 0))) {
+            gpuir__verify_locate(m, f, i, op);
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s of global @%s: the module owns its globals' memory",
+                               gpuir_op_name(op->kind), gpuir__global_of_buffer(m, gpuir__op_operand(m, op, 0)));
         }
         for (uint32_t o = 0; o < op->n_operands; o++) {
             bool written = cls == GPUIR__CLASS_LAUNCH ? k && o < stbds_arrlenu(k->params) &&
@@ -6003,10 +6008,17 @@ static gpuir_result gpuir__ref_alloc(gpuir__ref *R, const gpuir__op *op, uint32_
     return GPUIR_OK;
 }
 
+/* A dealloc frees what the program allocated; of a parameter it frees
+   nothing (the caller owns the memory) and ends the parameter's use. */
 static gpuir_result gpuir__ref_dealloc(gpuir__ref *R, const gpuir__op *op) {
     gpuir__ref_buffer *b;
-    gpuir_result r = gpuir__ref_live(R, gpuir__op_operand(R->m, op, 0), &b);
+    uint32_t v = gpuir__op_operand(R->m, op, 0);
+    gpuir_result r = gpuir__ref_live(R, v, &b);
     if (r) return r;
+    if (!b->owned && gpuir__value_at(R->m, gpuir__view_base(R->m, v))->def_op == 0) {
+        b->live = false;
+        return GPUIR_OK;
+    }
     if (!b->owned)
         return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "%s of a buffer the program did not "
                            "allocate", gpuir_op_name(op->kind));
