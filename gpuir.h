@@ -15642,7 +15642,8 @@ static const char *gpuir__online_slots(const gpuir__online_part *p) { return p->
 /* Slot `at` (a warp's index, as C) of p's row, as C: red[at], red[33 + at]. */
 static void gpuir__online_slot(char *out, size_t size, const gpuir__online_part *p, const char *at) {
     bool sum = strchr(at, ' ') != NULL;
-    if (p->row) snprintf(out, size, "%s[%d + %s%s%s]", gpuir__online_slots(p), 33 * p->row, sum ? "(" : "", at, sum ? ")" : "");
+    if (p->row)
+        snprintf(out, size, "%s[%d + %s%s%s]", gpuir__online_slots(p), 33 * p->row, sum ? "(" : "", at, sum ? ")" : "");
     else snprintf(out, size, "%s[%s]", gpuir__online_slots(p), at);
 }
 
@@ -23938,7 +23939,8 @@ static gpuir_result gpuir__run_counts_agree(gpuir__run *R, const gpuir__op *laun
     char un[160], vn[160];
     return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE, "%s: dynamic sizes disagree: %s: %s has %lld elements, %s has %lld",
                        what, gpuir_op_name(op->kind), gpuir__run_kernel_label(R, launch, k, u, un, sizeof un),
-                       (long long)count[0], gpuir__run_kernel_label(R, launch, k, v, vn, sizeof vn), (long long)count[1]);
+                       (long long)count[0], gpuir__run_kernel_label(R, launch, k, v, vn, sizeof vn),
+                       (long long)count[1]);
 }
 
 /* A matmul's pairs: A's K with B's K, A's M and B's N with the output's,

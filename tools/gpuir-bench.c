@@ -1162,7 +1162,8 @@ static int bench_bw_graph(gpuir_ctx *ctx, const char *label, const char *text, l
     gpuir_func f = ref ? gpuir_module_find_func(ref, "f") : (gpuir_func){0};
     size_t n_out = ref ? gpuir_func_result_count(ref, f) : 0;
     if (n_in < 0 || n_out > 4) {
-        fprintf(stderr, "gpuir-bench bandwidth: %s: %s\n", label, n_out > 4 ? "more than 4 results" : gpuir_ctx_error(ctx));
+        fprintf(stderr, "gpuir-bench bandwidth: %s: %s\n", label,
+                n_out > 4 ? "more than 4 results" : gpuir_ctx_error(ctx));
         while (n_in > 0) gpuir_array_release(&in[--n_in]);
         gpuir_program_destroy(p);
         gpuir_module_destroy(m);
