@@ -15679,7 +15679,7 @@ static void gpuir__cg_online_combine(gpuir__cg *C, bool variance, size_t i) {
     if (variance) {
         gpuir__cg_line(C, "double cn%zu = (double)wn%zu, cm%zu = 0.0, cq%zu = 0.0;", i, i, i, i);
         gpuir__cg_open(C, "if (wn%zu > 0)", i);
-        gpuir__cg_line(C, "cm%zu = (double)wk%zu + wa%zu / cn%zu;", i, i, i, i);
+        gpuir__cg_line(C, "cm%zu = wk%zu + wa%zu / cn%zu;", i, i, i, i);
         gpuir__cg_line(C, "cq%zu = wb%zu - wa%zu * wa%zu / cn%zu;", i, i, i, i, i);
         gpuir__cg_line(C, "if (cq%zu < 0.0) cq%zu = 0.0;", i, i);
         gpuir__cg_close(C);
@@ -15734,7 +15734,7 @@ static void gpuir__cg_online_combine(gpuir__cg *C, bool variance, size_t i) {
    exp(x - max) is). */
 static void gpuir__cg_online_step(gpuir__cg *C, bool variance, size_t i, const char *v) {
     if (variance)
-        gpuir__cg_line(C, "{ if (wn%zu++ == 0) wk%zu = %s; double wd = (double)%s - (double)wk%zu; wa%zu += wd; "
+        gpuir__cg_line(C, "{ if (wn%zu++ == 0) wk%zu = %s; double wd = (double)%s - wk%zu; wa%zu += wd; "
                        "wb%zu += wd * wd; ws%zu += %s; wl%zu = gpuir_fmin(wl%zu, %s); wh%zu = gpuir_fmax(wh%zu, %s); }",
                        i, i, v, v, i, i, i, i, v, i, i, v, i, i, v);
     else
@@ -16449,8 +16449,8 @@ static void gpuir__cg_rows_accs(gpuir__cg *C, const gpuir__cg_rowplan *R, int pa
         const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
         if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
         if (R->online[i] == GPUIR__ROW_ONLINE_MEAN)
-            gpuir__cg_line(C, "int wn%zu = 0; float wk%zu = 0.0f, wl%zu = GPUIR_INF, wh%zu = -GPUIR_INF; "
-                           "double wa%zu = 0.0, wb%zu = 0.0, ws%zu = 0.0;", i, i, i, i, i, i, i);
+            gpuir__cg_line(C, "int wn%zu = 0; float wl%zu = GPUIR_INF, wh%zu = -GPUIR_INF; "
+                           "double wk%zu = 0.0, wa%zu = 0.0, wb%zu = 0.0, ws%zu = 0.0;", i, i, i, i, i, i, i);
         else if (R->online[i] == GPUIR__ROW_ONLINE_MAX)
             gpuir__cg_line(C, "float om%zu = -GPUIR_INF, os%zu = 0.0f;", i, i);
         else if (R->online[i])
