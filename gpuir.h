@@ -752,7 +752,9 @@ GPUIRDEF gpuir_program_stats gpuir_program_get_stats(const gpuir_program *p);
      device      0: the CUDA device ordinal
      dtype, rank, dims   required: the buffer's element type and shape
      device_ptr  0: gpuir allocates (contents undefined until written);
-                 else the caller's memory, at least the shape's bytes */
+                 else the caller's memory, at least the shape's bytes, at a
+                 multiple of 16 bytes (kernels move 16 bytes at a time;
+                 cuMemAlloc and malloc give such addresses) */
 typedef struct gpuir_buffer { uint64_t id; } gpuir_buffer;   /* 0: invalid */
 typedef struct gpuir_buffer_desc {
     gpuir_backend backend;
@@ -5887,16 +5889,17 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
 /* The rule of dynamic dims, as the compiled backends keep it (their
    launches refuse the rest): a `?` dim pairs only with the same size, so a
    `?` that is 1 in this run is not broadcast to a larger result dim (an
-   elementwise op's operands, a broadcast's, a matmul's batch dims). `in`:
-   the n inputs' types in this run, `out` the result's. */
+   elementwise op's operands, a broadcast's, a matmul's or an attention's
+   batch dims). `in`: the n inputs' types in this run, `out` the result's. */
 static gpuir_result gpuir__ref_dynamic_not_broadcast(gpuir__ref *R, const gpuir__op *op, uint32_t n,
                                                      const gpuir_type *in, const gpuir_type *out) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
-    if (cls != GPUIR__CLASS_BINARY && cls != GPUIR__CLASS_BROADCAST && cls != GPUIR__CLASS_MATMUL) return GPUIR_OK;
+    bool batched = cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_ATTENTION;    /* the last two dims their own */
+    if (cls != GPUIR__CLASS_BINARY && cls != GPUIR__CLASS_BROADCAST && !batched) return GPUIR_OK;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t v = gpuir__op_operand(R->m, op, k);
         const gpuir_type *declared = &gpuir__value_at(R->m, v)->type;
-        int last = cls == GPUIR__CLASS_MATMUL ? in[k].rank - 2 : in[k].rank;   /* a matmul's batch dims */
+        int last = batched ? in[k].rank - 2 : in[k].rank;
         for (int a = 0; a < last; a++) {
             int b = a + out->rank - in[k].rank;
             if (b < 0 || declared->dims[a] != GPUIR_DYN || in[k].dims[a] != 1 || out->dims[b] == 1) continue;
@@ -19031,6 +19034,7 @@ typedef struct gpuir__resident {
     unsigned long long dev; /* its device memory */
     uint64_t uploaded;      /* the global's generation it holds */
     bool external;          /* the caller's device buffer (gpuir_program_bind_global_buffer) */
+    gpuir_buffer buffer;    /*   and its id: each run checks it still lives */
 } gpuir__resident;
 
 /* The limits a launch is checked against before it is made. */
@@ -24340,7 +24344,7 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
     size_t i = 0;
     while (i < stbds_arrlenu(p->resident) && p->resident[i].global != g) i++;
     if (i == stbds_arrlenu(p->resident)) {
-        gpuir__resident fresh = {g, 0, 0, false};
+        gpuir__resident fresh = {g, 0, 0, false, {0}};
         char what[GPUIR_MAX_NAME + 64];
         snprintf(what, sizeof what, "allocating the resident copy of @%s",
                  gpuir__string(p->m, glob->name));
@@ -24358,6 +24362,10 @@ static gpuir_result gpuir__run_resident(gpuir__run *R, uint32_t g, size_t bytes,
         stbds_arrput(p->resident, fresh);
     }
     gpuir__resident *res = &p->resident[i];
+    if (res->external && !gpuir_buffer_valid(p->ctx, res->buffer))
+        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "global @%s: the device buffer bound to it "
+                           "(gpuir_program_bind_global_buffer) was destroyed; bind a live one, or unbind it",
+                           gpuir__string(p->m, glob->name));
     if (res->external) {
         *out = res->dev;
         return GPUIR_OK;
@@ -25175,6 +25183,12 @@ GPUIRDEF gpuir_buffer gpuir_buffer_make(gpuir_ctx *ctx, const gpuir_buffer_desc 
         gpuir__fail(ctx, GPUIR_ERR_LIMIT, "gpuir_buffer_make: more than %u buffers", 0xfffffu - 1);
         return none;
     }
+    if (desc->device_ptr % 16) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_buffer_make: device_ptr 0x%llx is not a multiple of "
+                    "16 bytes (gpuir's kernels move 16 bytes at a time; cuMemAlloc's and malloc's addresses are)",
+                    (unsigned long long)desc->device_ptr);
+        return none;
+    }
     gpuir__device *D = gpuir__ctx_device(ctx, desc->backend, desc->device);
     if (!D) return none;
     gpuir__bufslot B;
@@ -25223,14 +25237,40 @@ static int gpuir__buffer_free(gpuir_ctx *ctx, gpuir__bufslot *B) {
     return rc;
 }
 
+static gpuir_result gpuir__xstream_wait(gpuir_ctx *ctx, gpuir__xstream *x, bool all);
+static void gpuir__xstream_forget(gpuir_ctx *ctx, const gpuir_program *p);
+
+/* Finishes the work queued on the emulator (every emulated stream's, every
+   emulator program's own), which may still read or write a buffer about
+   to go: cuMemFree waits so for the GPU's. A failure of that work becomes
+   the context's error (if it holds none). */
+static void gpuir__emu_quiesce(gpuir_ctx *ctx) {
+    for (size_t i = 0; i < stbds_arrlenu(ctx->streams); i++)
+        if (ctx->streams[i].backend == GPUIR_BACKEND_EMU)
+            gpuir__xstream_wait(ctx, (gpuir__xstream *)ctx->streams[i].stream, true);
+    for (size_t i = 0; i < stbds_arrlenu(ctx->programs); i++) {
+        gpuir_program *p = ctx->programs[i];
+        if (p->backend != GPUIR_BACKEND_EMU) continue;
+        int rc = p->drv.enter(p->drv.self);
+        if (!rc) rc = p->drv.synchronize(p->drv.self);
+        int lrc = p->drv.leave(p->drv.self);
+        gpuir__drv_check(ctx, &p->drv, rc ? rc : lrc, "cuCtxSynchronize",
+                         "destroying a buffer: finishing the work queued before it");
+        gpuir__xstream_forget(ctx, p);
+    }
+}
+
 /* A destroyed buffer's id is stale at once; a failed free is reported (the
-   memory is gone either way). After an error it still frees, quietly. */
+   memory is gone either way). After an error it still frees, quietly. An
+   emulator buffer goes once the work queued before it is done (as
+   cuMemFree waits for the GPU's): a run on a stream may still use it. */
 GPUIRDEF void gpuir_buffer_destroy(gpuir_ctx *ctx, gpuir_buffer b) {
     if (!ctx || !b.id || !gpuir_buffer_valid(ctx, b)) {
         if (ctx && b.id && ctx->result == GPUIR_OK) gpuir__buffer_get(ctx, b,
                                                                       "gpuir_buffer_destroy");
         return;
     }
+    if (ctx->buffers[(b.id & 0xfffff) - 1].backend == GPUIR_BACKEND_EMU) gpuir__emu_quiesce(ctx);
     gpuir__bufslot *B = &ctx->buffers[(b.id & 0xfffff) - 1];
     gpuir__device *D = ctx->devices[B->backend == GPUIR_BACKEND_CUDA ? 0 : 1];
     int rc = gpuir__buffer_free(ctx, B);
@@ -25264,6 +25304,16 @@ static const gpuir__pinned *gpuir__pinned_find(const gpuir_ctx *ctx, const void 
             return &ctx->pinned[i];
     }
     return NULL;
+}
+
+/* Whether [p, p + bytes) shares a byte with a pinned range. */
+static bool gpuir__pinned_overlaps(const gpuir_ctx *ctx, const void *p, size_t bytes) {
+    uintptr_t a = (uintptr_t)p;
+    for (size_t i = 0; i < stbds_arrlenu(ctx->pinned); i++) {
+        uintptr_t lo = (uintptr_t)ctx->pinned[i].p;
+        if (a < lo ? lo - a < bytes : a - lo < ctx->pinned[i].bytes) return true;
+    }
+    return false;
 }
 
 GPUIRDEF bool gpuir_host_is_pinned(gpuir_ctx *ctx, const void *p, size_t bytes) {
@@ -25329,10 +25379,10 @@ GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend,
                                           size_t bytes) {
     if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
     if (ctx->result != GPUIR_OK) return ctx->result;
-    if (!p || !bytes)
+    if (!p || !bytes || bytes > UINTPTR_MAX - (uintptr_t)p)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_register: %s",
-                           !p ? "p is NULL" : "bytes is 0");
-    if (gpuir__pinned_find(ctx, p, 1) || gpuir__pinned_find(ctx, (const char *)p + bytes - 1, 1))
+                           !p ? "p is NULL" : !bytes ? "bytes is 0" : "p + bytes is past the address space");
+    if (gpuir__pinned_overlaps(ctx, p, bytes))
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
                            "gpuir_host_register: %p (%zu bytes) overlaps memory "
                            "that is already pinned", p, bytes);
@@ -25389,10 +25439,16 @@ GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend bac
     return GPUIR_OK;
 }
 
+/* Frees a pinned array's memory and clears its pointer; memory that is not
+   this context's gpuir_host_alloc'd (a plain array, another context's, a
+   NULL context) is refused and the pointer kept, so the caller can still
+   free it. */
 GPUIRDEF void gpuir_array_release_pinned(gpuir_ctx *ctx, gpuir_array *a) {
-    if (!a) return;
-    if (a->data) gpuir_host_free(ctx, a->data);
-    a->data = NULL;
+    if (!ctx || !a || !a->data) return;
+    ptrdiff_t i = gpuir__pinned_index(ctx, a->data);
+    bool ours = i >= 0 && !ctx->pinned[i].registered;
+    gpuir_host_free(ctx, a->data);          /* the error names what it is not, when it is not ours */
+    if (ours) a->data = NULL;
 }
 
 /* ---- the caller's streams ---- */
@@ -25945,24 +26001,35 @@ static gpuir_result gpuir__args_finish(gpuir__run *R, gpuir__args *A) {
     return GPUIR_OK;
 }
 
-/* Two arguments that share memory: an output with an input, or two outputs. */
+/* The memory an argument names: [*lo, *lo + *n) (a host array's bytes, a
+   buffer's: on the emulator host addresses too, on CUDA device addresses,
+   which unified addressing keeps apart from the host's); false for none. */
+static bool gpuir__arg_range(gpuir_ctx *ctx, const gpuir_arg *x, uint64_t *lo, uint64_t *n) {
+    if (x->kind == GPUIR_ARG_HOST && x->host.data) {
+        *lo = (uint64_t)(uintptr_t)x->host.data;
+        *n = (uint64_t)gpuir_array_count(&x->host) * gpuir_dtype_size(x->host.dtype);
+    } else if (x->kind == GPUIR_ARG_BUFFER && gpuir_buffer_valid(ctx, x->buffer)) {
+        gpuir_type t = gpuir_buffer_type(ctx, x->buffer);
+        *lo = gpuir_buffer_device_ptr(ctx, x->buffer);
+        *n = (uint64_t)gpuir__type_count(&t) * gpuir_dtype_size(t.dtype);
+    } else
+        return false;
+    return *lo && *n;
+}
+
+/* No output shares a byte with an input or another output: the same
+   buffer or array, or memory that overlaps (a view into an input, an
+   emulator buffer wrapping a host input). */
 static gpuir_result gpuir__args_check_alias(gpuir_ctx *ctx, const gpuir_run_desc *desc) {
     size_t n = desc->n_inputs + desc->n_outputs;
     for (size_t a = desc->n_inputs; a < n; a++) {
         const gpuir_arg *x = &desc->outputs[a - desc->n_inputs];
         for (size_t b = 0; b < a; b++) {
             const gpuir_arg *y = b < desc->n_inputs ? &desc->inputs[b] : &desc->outputs[b - desc->n_inputs];
-            bool same = x->kind == y->kind &&
-                        ((x->kind == GPUIR_ARG_BUFFER && x->buffer.id == y->buffer.id) ||
-                         (x->kind == GPUIR_ARG_HOST && x->host.data &&
-                          x->host.data == y->host.data));
-            if (x->kind == GPUIR_ARG_BUFFER && y->kind == GPUIR_ARG_BUFFER && !same) {
-                uint64_t p = gpuir_buffer_device_ptr(ctx, x->buffer), q = gpuir_buffer_device_ptr(ctx, y->buffer);
-                gpuir_type tp = gpuir_buffer_type(ctx, x->buffer), tq = gpuir_buffer_type(ctx, y->buffer);
-                uint64_t np = (uint64_t)gpuir__type_count(&tp) * gpuir_dtype_size(tp.dtype);
-                uint64_t nq = (uint64_t)gpuir__type_count(&tq) * gpuir_dtype_size(tq.dtype);
-                same = p && q && np && nq && p < q + nq && q < p + np;
-            }
+            bool same = x->kind == GPUIR_ARG_BUFFER && y->kind == GPUIR_ARG_BUFFER && x->buffer.id == y->buffer.id;
+            uint64_t p, np, q, nq;
+            if (!same && gpuir__arg_range(ctx, x, &p, &np) && gpuir__arg_range(ctx, y, &q, &nq))
+                same = p < q + nq && q < p + np;
             if (same)
                 return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
                                    "output #%zu aliases %s #%zu: a run's outputs "
@@ -26268,7 +26335,7 @@ GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const c
         p->drv.mem_free(p->drv.self, p->resident[i].dev, 0);
         p->drv.leave(p->drv.self);
     }
-    gpuir__resident res = {g, B->ptr, 0, true};
+    gpuir__resident res = {g, B->ptr, 0, true, b};
     if (i < stbds_arrlenu(p->resident)) p->resident[i] = res;
     else stbds_arrput(p->resident, res);
     return GPUIR_OK;

@@ -452,6 +452,85 @@ TEST(a_global_reads_a_device_buffer) {
     fixture_free(&fx);
 }
 
+/* Lifetimes and memory the caller gets wrong, found by an audit of the
+   API: each is finished, refused or named, never a use of freed memory. */
+TEST(misused_lifetimes_and_memory_are_safe) {
+    fixture fx;
+    fixture_make(&fx, 0, true);
+    gpuir_ctx *ctx = fx.ctx;
+    /* a buffer destroyed while a run on the caller's stream still uses it:
+       the destroy finishes that work first (as cuMemFree waits for the
+       GPU's); the emulator's kernel read freed memory before */
+    gpuir_stream s = gpuir_stream_make(ctx, GPUIR_BACKEND_EMU);
+    gpuir_buffer bx = buffer_like(ctx, &fx.x, 0), bb = buffer_like(ctx, &fx.b, 0), by = buffer_like(ctx, &fx.want, 0);
+    CHECK_RESULT(ctx, gpuir_buffer_upload(ctx, bx, &fx.x, NULL), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_buffer_upload(ctx, bb, &fx.b, NULL), GPUIR_OK);
+    gpuir_arg in[2] = {gpuir_arg_buffer(bx), gpuir_arg_buffer(bb)}, out[1] = {gpuir_arg_buffer(by)};
+    gpuir_run_desc d = run_desc(in, 2, out, 1, s);
+    CHECK_RESULT(ctx, gpuir_program_run_args(fx.p, &d), GPUIR_OK);      /* enqueued */
+    gpuir_buffer_destroy(ctx, bx);
+    gpuir_buffer_destroy(ctx, bb);
+    CHECK_RESULT(ctx, gpuir_stream_synchronize(ctx, s), GPUIR_OK);
+    check_buffer(&fx, by, &fx.want, NULL);
+    gpuir_stream_destroy(ctx, s);
+
+    /* a global bound to a buffer later destroyed: the run says so */
+    gpuir_module *m = gpuir_module_parse(ctx, mlp, strlen(mlp), "mlp");
+    gpuir_program *p = make_emu(m, 0);
+    gpuir_buffer bw = buffer_like(ctx, &fx.w, 0);
+    CHECK_RESULT(ctx, gpuir_buffer_upload(ctx, bw, &fx.w, NULL), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_program_bind_global_buffer(p, "W", bw), GPUIR_OK);
+    gpuir_buffer_destroy(ctx, bw);
+    gpuir_array xs[2] = {fx.x, fx.b}, y;
+    CHECK_RESULT(ctx, gpuir_program_run(p, "mlp", 2, xs, 1, &y), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "global @W: the device buffer bound to it") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_program_destroy(p);
+
+    /* wrapped memory not at a multiple of 16 bytes (the kernels move 16 at a time) */
+    float *raw = (float *)malloc(64 * sizeof(float));
+    gpuir_buffer odd = buffer_like(ctx, &fx.b, (uint64_t)(uintptr_t)(raw + 1));
+    CHECK(odd.id == 0);
+    CHECK(strstr(gpuir_ctx_error(ctx), "is not a multiple of 16 bytes") != NULL);
+    gpuir_ctx_clear_error(ctx);
+
+    /* outputs overlapping inputs without being the same array */
+    int64_t d4[] = {4, 4};
+    gpuir_module *me = gpuir_module_parse(ctx, echo, strlen(echo), "echo");
+    gpuir_program *pe = make_emu(me, 0);
+    gpuir_array a = {GPUIR_F32, 2, {4, 4}, raw}, o = {GPUIR_F32, 2, {4, 4}, raw + 8}, o2;
+    CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &o2, GPUIR_F32, 2, d4), GPUIR_OK);
+    gpuir_arg ein[1] = {gpuir_arg_host(a)}, eout[2] = {gpuir_arg_host(o), gpuir_arg_host(o2)};
+    gpuir_run_desc de = run_desc(ein, 1, eout, 2, NULL);
+    CHECK_RESULT(ctx, gpuir_program_run_args(pe, &de), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "output #0 aliases input #0") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array_release(&o2);
+    gpuir_program_destroy(pe);
+
+    /* a registered range inside a new one, and a range past the address space */
+    CHECK_RESULT(ctx, gpuir_host_register(ctx, GPUIR_BACKEND_EMU, raw + 16, 16 * sizeof(float)), GPUIR_OK);
+    CHECK_RESULT(ctx, gpuir_host_register(ctx, GPUIR_BACKEND_EMU, raw, 64 * sizeof(float)),
+                 GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "overlaps memory that is already pinned") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    CHECK_RESULT(ctx, gpuir_host_register(ctx, GPUIR_BACKEND_EMU, raw + 48, SIZE_MAX), GPUIR_ERR_INVALID_ARGUMENT);
+    gpuir_ctx_clear_error(ctx);
+    CHECK(!gpuir_host_is_pinned(ctx, raw + 40, 4));
+    CHECK_RESULT(ctx, gpuir_host_unregister(ctx, raw + 16), GPUIR_OK);
+
+    /* release_pinned of an array it did not pin keeps the pointer */
+    gpuir_array plain;
+    CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &plain, GPUIR_F32, 2, d4), GPUIR_OK);
+    void *kept = plain.data;
+    gpuir_array_release_pinned(ctx, &plain);
+    CHECK(plain.data == kept);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array_release(&plain);
+    free(raw);
+    fixture_free(&fx);
+}
+
 /* Pinned arrays and registered memory: found as pinned, copied from on a
    stream, released; unpinned memory is not pinned. */
 TEST(pinned_host_memory) {
@@ -544,7 +623,7 @@ TEST(bad_arguments_are_named) {
     in[0] = gpuir_arg_buffer(bx);
     out[0] = gpuir_arg_buffer(bx);
     expect_error(&fx, &d, GPUIR_ERR_INVALID_ARGUMENT, "output #0 aliases input #0");
-    gpuir_buffer inner = buffer_like(fx.ctx, &fx.want, gpuir_buffer_device_ptr(fx.ctx, bb) + 4);
+    gpuir_buffer inner = buffer_like(fx.ctx, &fx.want, gpuir_buffer_device_ptr(fx.ctx, bb) + 16);
     out[0] = gpuir_arg_buffer(inner);   /* wraps memory overlapping input #1's */
     expect_error(&fx, &d, GPUIR_ERR_INVALID_ARGUMENT, "output #0 aliases input #1");
     out[0] = gpuir_arg_buffer(wrong_shape);
@@ -716,6 +795,7 @@ int main(void) {
     RUN(arguments_the_host_code_needs_are_staged);
     RUN(device_parameters_take_buffers_and_refuse_host_arrays);
     RUN(a_global_reads_a_device_buffer);
+    RUN(misused_lifetimes_and_memory_are_safe);
     RUN(pinned_host_memory);
     RUN(bad_arguments_are_named);
     RUN(a_run_into_a_captured_stream_fails_clearly_or_goes_ahead);
