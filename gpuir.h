@@ -1016,6 +1016,7 @@ struct gpuir_ctx {
     const char *test_build;           /* tests only: the build lowered programs are keyed by
                                          (NULL: GPUIR_BUILD_ID; gpuir__lowered_key) */
     uint32_t module_tags;             /* the last module tag given (gpuir_module.tag) */
+    uint32_t buffer_tag;              /* in every buffer id it gives: its address and the time it was made */
     int log_level;                    /* GPUIR_LOG at creation: 0, 1 or 2 */
     char *dump_dir;                   /* GPUIR_DUMP_DIR at creation, or NULL */
     struct gpuir__device *devices[2]; /* buffers, pinned memory, streams: CUDA's, the emulator's */
@@ -1431,6 +1432,11 @@ GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc) {
     /* Module tags start apart in each context, so a handle rarely passes
        for one of another context's modules either. */
     ctx->module_tags = (uint32_t)(((uintptr_t)ctx >> 4) * 2654435761u) % 255u;
+    /* a context made later at a freed one's address takes another tag: the
+       dead context's buffer ids name none of its buffers */
+    double made = gpuir__now_ms() * 1e6;
+    uint64_t x = ((uint64_t)(uintptr_t)ctx ^ (uint64_t)made) * 0x9e3779b97f4a7c15ull;
+    ctx->buffer_tag = (uint32_t)(x >> 32) ? (uint32_t)(x >> 32) : 1;
     if (ctx->desc.max_tensor_bytes == 0) ctx->desc.max_tensor_bytes = (uint64_t)1 << 34;
     if (ctx->desc.max_shared_bytes == 0) ctx->desc.max_shared_bytes = 232448;
     if (ctx->desc.cache_dir) {               /* keep our own copy */
@@ -25112,11 +25118,7 @@ static gpuir__device *gpuir__ctx_device(gpuir_ctx *ctx, gpuir_backend backend, i
 }
 
 /* A 32-bit tag of the context in every id it gives (never 0). */
-static uint32_t gpuir__ctx_tag(const gpuir_ctx *ctx) {
-    uint64_t x = (uint64_t)(uintptr_t)ctx * 0x9e3779b97f4a7c15ull;
-    uint32_t tag = (uint32_t)(x >> 32);
-    return tag ? tag : 1;
-}
+static uint32_t gpuir__ctx_tag(const gpuir_ctx *ctx) { return ctx->buffer_tag; }
 
 /* The live buffer slot of b, or NULL with an error naming `what`. */
 static gpuir__bufslot *gpuir__buffer_get(gpuir_ctx *ctx, gpuir_buffer b, const char *what) {
@@ -25212,7 +25214,10 @@ GPUIRDEF gpuir_buffer gpuir_buffer_make(gpuir_ctx *ctx, const gpuir_buffer_desc 
     }
     B.live = true;
     size_t index = 0;
-    while (index < stbds_arrlenu(ctx->buffers) && ctx->buffers[index].live) index++;
+    /* a slot whose 12-bit generation is spent is retired: an old id of it
+       would name its next buffer */
+    while (index < stbds_arrlenu(ctx->buffers) && (ctx->buffers[index].live || ctx->buffers[index].gen >= 0xfff))
+        index++;
     if (index < stbds_arrlenu(ctx->buffers)) B.gen = ctx->buffers[index].gen;
     if (index == stbds_arrlenu(ctx->buffers)) stbds_arrput(ctx->buffers, B);
     else ctx->buffers[index] = B;

@@ -528,6 +528,16 @@ TEST(misused_lifetimes_and_memory_are_safe) {
     gpuir_ctx_clear_error(ctx);
     gpuir_array_release(&plain);
     free(raw);
+
+    /* a slot made and destroyed 4096 times: its first id stays stale (the
+       id's 12-bit generation wrapped, and it named the slot's new buffer) */
+    gpuir_buffer first = buffer_like(ctx, &fx.b, 0);
+    gpuir_buffer_destroy(ctx, first);
+    for (int i = 0; i < 4095; i++) gpuir_buffer_destroy(ctx, buffer_like(ctx, &fx.b, 0));
+    gpuir_buffer live = buffer_like(ctx, &fx.b, 0);
+    CHECK(gpuir_buffer_valid(ctx, live) && !gpuir_buffer_valid(ctx, first) && live.id != first.id);
+    gpuir_buffer_destroy(ctx, live);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
     fixture_free(&fx);
 }
 
