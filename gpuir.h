@@ -24295,7 +24295,7 @@ static gpuir_result gpuir__run_fill(gpuir__run *R, const gpuir__op *op) {
 static gpuir_result gpuir__run_external_fits(gpuir__run *R, const gpuir__slot *s) {
     if (s->bytes == s->ext_bytes) return GPUIR_OK;
     return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE,
-                       "%s #%d: the result has %zu bytes in this run, the argument %zu",
+                       "%s #%d: the program's buffer for it has %zu bytes in this run, the argument %zu",
                        s->arg > 0 ? "input" : "output", s->arg > 0 ? s->arg - 1 : -s->arg - 1, s->bytes, s->ext_bytes);
 }
 
