@@ -24553,6 +24553,9 @@ static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, siz
     gpuir_module *m = R->p->m;
     {
         gpuir_type want = gpuir__value_at(m, f->params[i])->type, got = gpuir__array_type(input);
+        if (input->rank < 0 || input->rank > GPUIR_MAX_RANK)       /* before its dims are read */
+            return gpuir__fail(R->p->ctx, GPUIR_ERR_LIMIT, "input #%zu: rank %d is outside 0..%d", i,
+                               (int)input->rank, GPUIR_MAX_RANK);
         if (want.space != GPUIR_SPACE_HOST)
             return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
                                "input #%zu: parameter %%%s is in device "

@@ -529,6 +529,14 @@ TEST(misused_lifetimes_and_memory_are_safe) {
     gpuir_array_release(&plain);
     free(raw);
 
+    /* a host input of rank 9: the limit, named (a shape of nine dims before) */
+    gpuir_array nine = fx.x;
+    nine.rank = 9;
+    gpuir_array ins9[2] = {nine, fx.b}, y9;
+    CHECK_RESULT(ctx, gpuir_program_run(fx.p, "mlp", 2, ins9, 1, &y9), GPUIR_ERR_LIMIT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "input #0: rank 9 is outside 0..8") != NULL);
+    gpuir_ctx_clear_error(ctx);
+
     /* a slot made and destroyed 4096 times: its first id stays stale (the
        id's 12-bit generation wrapped, and it named the slot's new buffer) */
     gpuir_buffer first = buffer_like(ctx, &fx.b, 0);
