@@ -3210,11 +3210,20 @@ static gpuir_result gpuir__view_dims(gpuir_ctx *ctx, const char *where, const in
                                      const gpuir_type *t, int64_t out[GPUIR_MAX_RANK]) {
     int64_t total = 1, known = 1;
     int dyn = -1;
-    for (int i = 0; i < in_rank; i++) total *= in[i];
+    bool fits = true;                   /* no product past 2^63 (a 0 dim makes it 0 first) */
+    for (int i = 0; i < in_rank; i++) if (in[i] == 0) total = 0;
+    for (int i = 0; total && i < in_rank; i++) fits &= gpuir__mul_i64(total, in[i], &total);
     for (int i = 0; i < t->rank; i++) {
         out[i] = t->dims[i];
         if (t->dims[i] == GPUIR_DYN) dyn = i;
-        else known *= t->dims[i];
+        else if (t->dims[i] == 0) known = 0;
+    }
+    for (int i = 0; known && i < t->rank; i++)
+        if (t->dims[i] != GPUIR_DYN) fits &= gpuir__mul_i64(known, t->dims[i], &known);
+    if (!fits) {
+        gpuir__tbuf bt;
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count of %s or of its operand passes 2^63",
+                           where, gpuir__tstr(&bt, t));
     }
     if (dyn >= 0 && known > 0 && total % known == 0) out[dyn] = total / known;
     else if (dyn >= 0 && known == 0 && total == 0) out[dyn] = 0;
