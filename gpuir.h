@@ -25168,19 +25168,25 @@ static gpuir_result gpuir__type_fits(gpuir_ctx *ctx, gpuir_type want, gpuir_type
 }
 
 /* The bytes of a dense array of this dtype and static shape; fails (naming
-   `what`) on a bad dtype or rank, a negative dim or more than
-   max_tensor_bytes. */
+   `what`) on a rank outside 0..GPUIR_MAX_RANK (GPUIR_ERR_LIMIT, as
+   gpuir_array_alloc), a bad dtype or NULL dims (GPUIR_ERR_INVALID_ARGUMENT),
+   a negative dim or more than max_tensor_bytes (GPUIR_ERR_LIMIT). */
 static gpuir_result gpuir__shape_bytes(gpuir_ctx *ctx, gpuir_dtype dtype, int rank,
                                        const int64_t *dims, uint64_t *bytes, const char *what) {
-    if (rank < 0 || rank > GPUIR_MAX_RANK || !gpuir_dtype_size(dtype) || (rank && !dims))
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                           "%s: the dtype, rank or dims are invalid", what);
+    if (rank < 0 || rank > GPUIR_MAX_RANK)
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: rank %d is outside 0..%d", what, rank, GPUIR_MAX_RANK);
+    if (!gpuir_dtype_size(dtype))
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: invalid element type %d", what, (int)dtype);
+    if (rank && !dims) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: dims is NULL for rank %d", what, rank);
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < 0)
+            return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: dimension %d is %lld", what, i, (long long)dims[i]);
     int64_t n = (int64_t)gpuir_dtype_size(dtype);
     bool fits = true;
-    for (int i = 0; i < rank; i++) fits = fits && dims[i] >= 0 && gpuir__mul_i64(n, dims[i], &n);
+    for (int i = 0; i < rank; i++) if (dims[i] == 0) n = 0;    /* no bytes, whatever the other dims */
+    for (int i = 0; n && i < rank; i++) fits = fits && gpuir__mul_i64(n, dims[i], &n);
     if (!fits || (uint64_t)n > ctx->desc.max_tensor_bytes || (uint64_t)n > SIZE_MAX / 2)
-        return gpuir__fail(ctx, GPUIR_ERR_LIMIT,
-                           "%s: a negative dim, or more than max_tensor_bytes (%llu)", what,
+        return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: more than max_tensor_bytes (%llu)", what,
                            (unsigned long long)ctx->desc.max_tensor_bytes);
     *bytes = (uint64_t)n;
     return GPUIR_OK;

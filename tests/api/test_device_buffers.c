@@ -529,6 +529,13 @@ TEST(misused_lifetimes_and_memory_are_safe) {
     gpuir_array_release(&plain);
     free(raw);
 
+    /* a buffer or a pinned array of rank 9: the limit, named, as for arrays */
+    gpuir_buffer_desc bd9 = {.backend = GPUIR_BACKEND_EMU, .dtype = GPUIR_F32, .rank = 9};
+    CHECK(gpuir_buffer_make(ctx, &bd9).id == 0);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_LIMIT);
+    CHECK(strstr(gpuir_ctx_error(ctx), "gpuir_buffer_make: rank 9 is outside 0..8") != NULL);
+    gpuir_ctx_clear_error(ctx);
+
     /* a host input of rank 9: the limit, named (a shape of nine dims before) */
     gpuir_array nine = fx.x;
     nine.rank = 9;
