@@ -1736,17 +1736,24 @@ static const char *gpuir__tstr(gpuir__tbuf *b, const gpuir_type *t) {
     return gpuir_type_str(*t, b->s, sizeof b->s);
 }
 
+/* *n times the dims, a `?` skipped: 0 where a dim is 0, whatever the
+   others (their product may pass 2^63 before the 0); false where it
+   passes 2^63 or a dim is negative. */
+static bool gpuir__dims_product(const int64_t *dims, int rank, int64_t *n) {
+    for (int i = 0; i < rank; i++)
+        if (dims[i] == 0) return *n = 0, true;
+    for (int i = 0; i < rank; i++)
+        if (dims[i] != GPUIR_DYN && !gpuir__mul_i64(*n, dims[i], n)) return false;
+    return true;
+}
+
 /* Static element count (0 where a dim is 0, whatever the others); -1 if a
    dim is dynamic, -2 on overflow. */
 static int64_t gpuir__type_count(const gpuir_type *t) {
     for (int i = 0; i < t->rank; i++)
         if (t->dims[i] == GPUIR_DYN) return -1;
-    for (int i = 0; i < t->rank; i++)
-        if (t->dims[i] == 0) return 0;          /* no elements, whatever the other dims */
     int64_t n = 1;
-    for (int i = 0; i < t->rank; i++)
-        if (!gpuir__mul_i64(n, t->dims[i], &n)) return -2;
-    return n;
+    return gpuir__dims_product(t->dims, t->rank, &n) ? n : -2;
 }
 
 /* Checks a type against the context's limits: a known kind and dtype, rank
@@ -1762,7 +1769,6 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: rank %d is outside 0..%d", what,
                            (int)t->rank, GPUIR_MAX_RANK);
     int64_t count = 1, bytes;
-    bool overflow = false, empty = false;   /* reported after the dims are all checked; a 0 dim: no elements */
     for (int i = 0; i < t->rank; i++) {
         if (t->dims[i] == GPUIR__DIMS_NULL)
             return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: dims is NULL for rank %d",
@@ -1770,12 +1776,8 @@ static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const
         if (t->dims[i] < 0 && t->dims[i] != GPUIR_DYN)
             return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: dimension %d is %lld; dims are >= 0 or ?",
                                what, i, (long long)t->dims[i]);
-        if (t->dims[i] != GPUIR_DYN && !overflow)
-            overflow = !gpuir__mul_i64(count, t->dims[i], &count);
-        empty |= t->dims[i] == 0;
     }
-    if (empty) count = 0, overflow = false;
-    if (overflow)
+    if (!gpuir__dims_product(t->dims, t->rank, &count))     /* after the dims are all checked */
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count overflows 2^63", what);
     if (!gpuir__mul_i64(count, (int64_t)gpuir_dtype_size(t->dtype), &bytes) ||
         (uint64_t)bytes > ctx->desc.max_tensor_bytes) {
@@ -3210,17 +3212,11 @@ static gpuir_result gpuir__view_dims(gpuir_ctx *ctx, const char *where, const in
                                      const gpuir_type *t, int64_t out[GPUIR_MAX_RANK]) {
     int64_t total = 1, known = 1;
     int dyn = -1;
-    bool fits = true;                   /* no product past 2^63 (a 0 dim makes it 0 first) */
-    for (int i = 0; i < in_rank; i++) if (in[i] == 0) total = 0;
-    for (int i = 0; total && i < in_rank; i++) fits &= gpuir__mul_i64(total, in[i], &total);
     for (int i = 0; i < t->rank; i++) {
         out[i] = t->dims[i];
         if (t->dims[i] == GPUIR_DYN) dyn = i;
-        else if (t->dims[i] == 0) known = 0;
     }
-    for (int i = 0; known && i < t->rank; i++)
-        if (t->dims[i] != GPUIR_DYN) fits &= gpuir__mul_i64(known, t->dims[i], &known);
-    if (!fits) {
+    if (!gpuir__dims_product(in, in_rank, &total) || !gpuir__dims_product(t->dims, t->rank, &known)) {
         gpuir__tbuf bt;
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: the element count of %s or of its operand passes 2^63",
                            where, gpuir__tstr(&bt, t));
@@ -5078,10 +5074,11 @@ static gpuir_result gpuir__verify_globals_read(gpuir_module *m, uint32_t fid) {
             uint32_t kid = sym ? gpuir__launch_target(m, gpuir__string(m, sym->off)) : 0;
             k = kid ? gpuir__func_at(m, kid) : NULL;
         }
-        if (cls == GPUIR__CLASS_DEALLOC && gpuir__global_of_buffer(m, gpuir__op_operand(m, op, 0))) {
+        const char *freed = cls == GPUIR__CLASS_DEALLOC ? gpuir__global_of_buffer(m, gpuir__op_operand(m, op, 0)) : NULL;
+        if (freed) {
             gpuir__verify_locate(m, f, i, op);
             return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s of global @%s: the module owns its globals' memory",
-                               gpuir_op_name(op->kind), gpuir__global_of_buffer(m, gpuir__op_operand(m, op, 0)));
+                               gpuir_op_name(op->kind), freed);
         }
         for (uint32_t o = 0; o < op->n_operands; o++) {
             bool written = cls == GPUIR__CLASS_LAUNCH ? k && o < stbds_arrlenu(k->params) &&
@@ -23740,13 +23737,8 @@ static gpuir_result gpuir__run_shape(gpuir__run *R, uint32_t v, const int64_t *d
     const gpuir_type *t = &gpuir__value_at(R->p->m, v)->type;
     gpuir__slot *s = &R->slots[v - 1];
     int64_t n = gpuir_dtype_size(t->dtype);
-    bool fits = true, empty = false;                /* a 0 dim: no bytes, whatever the others */
-    for (int i = 0; i < t->rank; i++) {
-        s->dims[i] = t->dims[i] == GPUIR_DYN ? dims[i] : t->dims[i];
-        fits = fits && gpuir__mul_i64(n, s->dims[i], &n);
-        empty |= s->dims[i] == 0;
-    }
-    if (empty) n = 0, fits = true;
+    for (int i = 0; i < t->rank; i++) s->dims[i] = t->dims[i] == GPUIR_DYN ? dims[i] : t->dims[i];
+    bool fits = gpuir__dims_product(s->dims, t->rank, &n);
     uint64_t cap = R->p->ctx->desc.max_tensor_bytes;
     if (!fits || (uint64_t)n > cap || (uint64_t)n > SIZE_MAX / 2) {
         gpuir__tbuf b;
@@ -25182,10 +25174,7 @@ static gpuir_result gpuir__shape_bytes(gpuir_ctx *ctx, gpuir_dtype dtype, int ra
         if (dims[i] < 0)
             return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: dimension %d is %lld", what, i, (long long)dims[i]);
     int64_t n = (int64_t)gpuir_dtype_size(dtype);
-    bool fits = true;
-    for (int i = 0; i < rank; i++) if (dims[i] == 0) n = 0;    /* no bytes, whatever the other dims */
-    for (int i = 0; n && i < rank; i++) fits = fits && gpuir__mul_i64(n, dims[i], &n);
-    if (!fits || (uint64_t)n > ctx->desc.max_tensor_bytes || (uint64_t)n > SIZE_MAX / 2)
+    if (!gpuir__dims_product(dims, rank, &n) || (uint64_t)n > ctx->desc.max_tensor_bytes || (uint64_t)n > SIZE_MAX / 2)
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: more than max_tensor_bytes (%llu)", what,
                            (unsigned long long)ctx->desc.max_tensor_bytes);
     *bytes = (uint64_t)n;
