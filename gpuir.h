@@ -9462,7 +9462,17 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
    that op runs after the kernel) or when it is full; it becomes a group
    when it has two ops or more, one of them a column or total reduction
    (row siblings alone are a row group's), and its partials fit
-   (gpuir__siblings_fit). */
+   (gpuir__siblings_fit).
+   A column variance joins its mean's group too, in one pass: `%d = sub
+   %x, %m` with %m the group's column reduce_mean of an f32 X, `%q = mul
+   %d, %d`, and a reduce_mean or reduce_sum of %q over the mean's dims,
+   %d and %q read by the next step alone (an x - mean that other ops read
+   too is made again for its square first: gpuir__fuse_split_centred;
+   BatchNorm's normalization runs in a kernel after). The kernel computes neither %d nor %q: each
+   block sums its column values' differences from its first row, and their
+   squares, in double, and the last block merges the blocks' means and
+   sums of squares by Chan's formula (gpuir__cg_sib_variance), as the row
+   kernel's one-pass variance does. */
 
 /* The most ops of a sibling kernel, and of its row reductions (each keeps
    a row partial per warp in shared memory). */
@@ -9475,8 +9485,15 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
 #define GPUIR__SIBLINGS_THREADS 256
 
 typedef enum gpuir__sib_role {
-    GPUIR__SIB_NONE, GPUIR__SIB_COLUMNS, GPUIR__SIB_ROWS, GPUIR__SIB_TOTAL, GPUIR__SIB_FULL
+    GPUIR__SIB_NONE, GPUIR__SIB_COLUMNS, GPUIR__SIB_ROWS, GPUIR__SIB_TOTAL, GPUIR__SIB_FULL,
+    GPUIR__SIB_CENTRED,     /* a column variance's x - mean and its square: never stored (below) */
+    GPUIR__SIB_VARIANCE,    /* the column reduction of that square */
+    GPUIR__SIB_ROLES
 } gpuir__sib_role;
+
+/* The column slots of a variance's partials: each block's mean and sum of
+   squared deviations (doubles), its least and greatest value. */
+#define GPUIR__SIB_VARIANCE_SLOTS 3
 
 /* Whether x can be a sibling kernel's input: a static float tensor of
    rank 2 or more with elements. */
@@ -9530,6 +9547,42 @@ static gpuir__sib_role gpuir__sibling_role(const gpuir_module *m, const gpuir__o
     return reduced[0] ? GPUIR__SIB_COLUMNS : GPUIR__SIB_ROWS;
 }
 
+/* Whether op (tensor form) reduces x over its leading dims: a column
+   sibling. */
+static bool gpuir__reduces_columns_of(const gpuir_module *m, const gpuir__op *op, uint32_t x) {
+    int split;
+    return op->result && gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type, &split) == GPUIR__SIB_COLUMNS;
+}
+
+/* The step of a column variance over x (see above) that op, tensor or
+   buffer form, takes, from the steps of its first two operands (in[k]: 1
+   the group's column reduce_mean of x, 2 x minus that mean, 3 its square,
+   0 anything else), the mean's split of x `split`: 2 for x - mean (or
+   mean - x), 3 for its square, 4 for a column reduce_mean or reduce_sum
+   of the square split as the mean is; 0 for any other op. Every value
+   f32 (an f16 or bf16 program rounds the steps to its dtype, which one
+   pass skips). */
+static int gpuir__sib_variance_step(const gpuir_module *m, const gpuir__op *op, uint32_t x, int split, const int in[2]) {
+    uint32_t inputs = op->result ? op->n_operands : op->n_operands - 1;
+    uint32_t out = op->result ? op->result : gpuir__op_operand(m, op, op->n_operands - 1);
+    if (inputs < 1 || gpuir__value_at(m, out)->type.dtype != GPUIR_F32 ||
+        gpuir__value_at(m, x)->type.dtype != GPUIR_F32)
+        return 0;
+    uint32_t a = gpuir__op_operand(m, op, 0), b = inputs > 1 ? gpuir__op_operand(m, op, 1) : 0;
+    if (op->kind == GPUIR_OP_SUB && inputs == 2)
+        return (a == x && in[1] == 1) || (b == x && in[0] == 1) ? 2 : 0;
+    if (op->kind == GPUIR_OP_MUL && inputs == 2) return a == b && in[0] == 2 ? 3 : 0;
+    if ((op->kind != GPUIR_OP_REDUCE_MEAN && op->kind != GPUIR_OP_REDUCE_SUM) || in[0] != 3) return 0;
+    int at;
+    return gpuir__sibling_role(m, op, a, &gpuir__value_at(m, out)->type, &at) == GPUIR__SIB_COLUMNS && at == split ? 4 : 0;
+}
+
+/* The column slots of a group's partials: one per column reduction,
+   GPUIR__SIB_VARIANCE_SLOTS per variance. */
+static int gpuir__sib_column_slots(const int count[GPUIR__SIB_ROLES]) {
+    return count[GPUIR__SIB_COLUMNS] + GPUIR__SIB_VARIANCE_SLOTS * count[GPUIR__SIB_VARIANCE];
+}
+
 /* The split of a group whose column and row reductions split at `split`
    (0: none has one, only totals). */
 static int gpuir__sib_split(const gpuir_type *x, int split) { return split ? split : x->rank - 1; }
@@ -9548,9 +9601,10 @@ static int64_t gpuir__siblings_blocks(const gpuir_module *m, int64_t R) {
 }
 
 /* Whether a sibling kernel over x with these reductions fits: its partials
-   (a row of C per block for each column reduction, a value per block for
-   each total; two floats each) at most GPUIR__SIBLINGS_MAX_PARTIALS
-   floats, few enough row reductions for shared memory. */
+   (a row of C per block for each column slot, gpuir__sib_column_slots;
+   a value per block for each total; two floats each) at most
+   GPUIR__SIBLINGS_MAX_PARTIALS floats, few enough row reductions for
+   shared memory. */
 static bool gpuir__siblings_fit(const gpuir_module *m, gpuir__sib_view v, int columns, int totals, int rows) {
     int64_t B = gpuir__siblings_blocks(m, v.R);
     return rows <= GPUIR__SIBLINGS_MAX_ROWS && B <= GPUIR__SIBLINGS_MAX_PARTIALS && v.C <= GPUIR__SIBLINGS_MAX_PARTIALS &&
@@ -9561,7 +9615,7 @@ static bool gpuir__siblings_fit(const gpuir_module *m, gpuir__sib_view v, int co
 typedef struct gpuir__sib_set {
     uint32_t x;                 /* the input */
     uint32_t ops[GPUIR__SIBLINGS_MAX];   /* op indices in the function */
-    int n, count[GPUIR__SIB_FULL + 1];   /* ops, and ops per role */
+    int n, count[GPUIR__SIB_ROLES];   /* ops, and ops per role */
     int split;                  /* where its column and row reductions split x (0: none yet) */
     bool closed;
 } gpuir__sib_set;
@@ -9570,9 +9624,10 @@ typedef struct gpuir__sib_set {
 static bool gpuir__sib_set_fuses(const gpuir_module *m, const gpuir__sib_set *s) {
     int cols = s->count[GPUIR__SIB_COLUMNS], tots = s->count[GPUIR__SIB_TOTAL];
     const gpuir_type *x = &gpuir__value_at(m, s->x)->type;
-    return s->n >= 2 && cols + tots >= 1 &&
-           gpuir__siblings_fit(m, gpuir__sib_view_of(x, gpuir__sib_split(x, s->split)), cols, tots,
-                               s->count[GPUIR__SIB_ROWS]);
+    bool whole = s->count[GPUIR__SIB_CENTRED] == 2 * s->count[GPUIR__SIB_VARIANCE];   /* no variance cut short */
+    return s->n >= 2 && cols + tots >= 1 && whole &&
+           gpuir__siblings_fit(m, gpuir__sib_view_of(x, gpuir__sib_split(x, s->split)), gpuir__sib_column_slots(s->count),
+                               tots, s->count[GPUIR__SIB_ROWS]);
 }
 
 /* What gpuir__sib_consider asks of a value's users, from one walk of the
@@ -9607,6 +9662,8 @@ typedef struct gpuir__sib_scan {
     gpuir__sib_set *sets;
     uint32_t *open_over, *set_of_result;
     const uint8_t *facts;       /* gpuir__sib_user_facts */
+    const uint32_t *uses;       /* value id - 1 -> its readers (pass.fuse's) */
+    uint8_t *step;              /* value id - 1 -> its step of a column variance in its set (1 to 3), or 0 */
 } gpuir__sib_scan;
 
 static void gpuir__sib_close(gpuir__sib_scan *S, uint32_t j) {
@@ -9648,22 +9705,51 @@ static void gpuir__sib_consider(const gpuir_module *m, gpuir__sib_scan *S, const
         s->count[role]++;
         if (split) s->split = split;
         S->set_of_result[op->result - 1] = j;
+        if (role == GPUIR__SIB_COLUMNS && op->kind == GPUIR_OP_REDUCE_MEAN) S->step[op->result - 1] = 1;
         if (s->n == GPUIR__SIBLINGS_MAX) gpuir__sib_close(S, j - 1);
         return;
     }
 }
 
+/* Adds op (index i) to the open set one of whose results it reads, as the
+   next step of a column variance there (see above), when the step after
+   it alone reads its result and the set has room for the steps left.
+   Whether it joined. */
+static bool gpuir__sib_join_variance(const gpuir_module *m, gpuir__sib_scan *S, const gpuir__op *op, size_t i) {
+    if (!op->result || op->n_operands < 1 || op->n_operands > 2) return false;
+    uint32_t j = 0;
+    int in[2] = {0, 0};
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k), of = S->set_of_result[v - 1];
+        if (!of || S->sets[of - 1].closed || !S->step[v - 1]) continue;
+        if (j && of != j) return false;
+        j = of, in[k] = S->step[v - 1];
+    }
+    if (!j) return false;
+    gpuir__sib_set *s = &S->sets[j - 1];
+    int step = gpuir__sib_variance_step(m, op, s->x, s->split, in);
+    if (!step || (step < 4 && S->uses[op->result - 1] != 1) || s->n + 5 - step > GPUIR__SIBLINGS_MAX) return false;
+    s->ops[s->n++] = (uint32_t)i;
+    s->count[step == 4 ? GPUIR__SIB_VARIANCE : GPUIR__SIB_CENTRED]++;
+    S->set_of_result[op->result - 1] = j;
+    if (step < 4) S->step[op->result - 1] = (uint8_t)step;
+    if (s->n == GPUIR__SIBLINGS_MAX) gpuir__sib_close(S, j - 1);
+    return true;
+}
+
 /* Marks in sib[i] (set index + 1) the ops of function f that go in sibling
    groups. */
-static gpuir_result gpuir__siblings_find(gpuir_module *m, const gpuir__func *f, uint32_t *sib) {
+static gpuir_result gpuir__siblings_find(gpuir_module *m, const gpuir__func *f, const uint32_t *uses, uint32_t *sib) {
     size_t nv = stbds_arrlenu(m->values) + 1;
     uint8_t *facts = (uint8_t *)gpuir__scratch_calloc(m, nv, 1);
     gpuir__sib_scan S = { NULL, (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof(uint32_t)),
-                          (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof(uint32_t)), facts };
-    gpuir_result r = facts && S.open_over && S.set_of_result ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+                          (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof(uint32_t)), facts, uses,
+                          (uint8_t *)gpuir__scratch_calloc(m, nv, 1) };
+    gpuir_result r = facts && S.open_over && S.set_of_result && S.step ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     if (!r) gpuir__sib_user_facts(m, f, facts);
     for (size_t i = 0; i < stbds_arrlenu(f->ops) && !r; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (gpuir__sib_join_variance(m, &S, op, i)) continue;
         gpuir__sib_close_read(m, &S, op);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (op->result && (cls == GPUIR__CLASS_REDUCE || gpuir__is_elementwise(cls)))
@@ -9672,6 +9758,7 @@ static gpuir_result gpuir__siblings_find(gpuir_module *m, const gpuir__func *f, 
     for (size_t j = 0; j < stbds_arrlenu(S.sets) && !r; j++)
         for (int i = 0; i < S.sets[j].n && gpuir__sib_set_fuses(m, &S.sets[j]); i++) sib[S.sets[j].ops[i]] = (uint32_t)j + 1;
     stbds_arrfree(S.sets);
+    gpuir__scratch_free(m, S.step);
     gpuir__scratch_free(m, S.set_of_result);
     gpuir__scratch_free(m, S.open_over);
     gpuir__scratch_free(m, facts);
@@ -9686,7 +9773,111 @@ static void gpuir__fuse_sibling(gpuir__fuser *F, uint32_t op_id, int64_t *g, int
     gpuir__set_int_attr(F->m, op_id, GPUIR__KEY_FUSION, *g);
 }
 
+/* ---- a column variance's x - mean: one for its square, one for the rest ----
+   `%d = sub %x, %m` (or %m - %x) with %m an f32 reduce_mean of %x over
+   its leading dims (a column mean: pass.fuse's gpuir__sibling_role), read
+   by its square `mul %d, %d` and by other ops: the square gets an x - m
+   of its own, made where it is (pass.fuse's sibling kernel then takes the
+   mean, that x - m, its square and the variance in one pass), and the
+   other readers one made just before the first of them (BatchNorm's
+   normalization: a kernel after the statistics). Without this %d would
+   be written by a kernel of its own and read twice. Done before the
+   groups form (canonicalize, before fuse, would merge the two again). */
+
+/* Whether op (at index i of function f) is such an x - m, read by its
+   square and by another op. */
+static bool gpuir__centred_column_shared(const gpuir_module *m, const gpuir__func *f, size_t i) {
+    const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+    if (op->kind != GPUIR_OP_SUB || !op->result || op->n_operands != 2 ||
+        gpuir__value_at(m, op->result)->type.dtype != GPUIR_F32)
+        return false;
+    bool centred = false;
+    for (uint32_t k = 0; k < 2 && !centred; k++) {
+        uint32_t x = gpuir__op_operand(m, op, k), mean = gpuir__op_operand(m, op, 1 - k);
+        const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, mean)->def_op);
+        centred = def && def->kind == GPUIR_OP_REDUCE_MEAN && gpuir__op_operand(m, def, 0) == x &&
+                  gpuir__dims_same(&gpuir__value_at(m, x)->type, &gpuir__value_at(m, op->result)->type) &&
+                  gpuir__reduces_columns_of(m, def, x);
+    }
+    bool square = false, other = false;
+    for (size_t j = i + 1; centred && j < stbds_arrlenu(f->ops); j++) {
+        const gpuir__op *user = gpuir__op_at(m, f->ops[j]);
+        bool reads = false;
+        for (uint32_t k = 0; k < user->n_operands; k++) reads |= gpuir__op_operand(m, user, k) == op->result;
+        if (!reads) continue;
+        if (user->kind == GPUIR_OP_MUL && user->n_operands == 2 && gpuir__op_operand(m, user, 1) == op->result &&
+            gpuir__op_operand(m, user, 0) == op->result)
+            square = true;
+        else other = true;
+    }
+    return square && other;
+}
+
+/* x - m again (the operands of `sub`, op id sub_id, with its line), 0 on failure. */
+static uint32_t gpuir__centred_again(gpuir_module *m, uint32_t sub_id, uint32_t now_id) {
+    const gpuir__op *sub = gpuir__op_at(m, sub_id);
+    uint32_t in[2] = {gpuir__op_operand(m, sub, 0), gpuir__op_operand(m, sub, 1)};
+    gpuir__rewrite_origin(m, sub_id);
+    uint32_t d = gpuir__build_value(m, GPUIR_OP_SUB, in, 2, 0, 0, NULL).id;
+    gpuir__rewrite_origin(m, now_id);
+    return d;
+}
+
+/* Op op_id as it reads a shared x - m that waits to be made (made[d - 1]
+   its sub's op id): the square is built on an x - m of its own (*repl its
+   result's), another reader gets one made now, shared by the readers after
+   it (repl of d). 1 when the square was rebuilt (the op goes), 0 when the
+   op stays (its operands to be remapped), -1 on failure. */
+static int gpuir__centred_reader(gpuir_module *m, uint32_t op_id, const uint32_t *made, uint32_t *repl) {
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t d = gpuir__op_operand(m, op, k);
+        if (d > stbds_arrlenu(m->values) || !made[d - 1]) continue;
+        bool square = op->kind == GPUIR_OP_MUL && op->n_operands == 2 && gpuir__op_operand(m, op, 1 - k) == d;
+        if (square) {
+            uint32_t result = op->result, attrs = op->attrs, n_attrs = op->n_attrs;
+            uint32_t own = gpuir__centred_again(m, made[d - 1], op_id), in[2] = {own, own};
+            uint32_t q = own ? gpuir__build_value(m, GPUIR_OP_MUL, in, 2, attrs, n_attrs, NULL).id : 0;
+            if (!q) return -1;
+            repl[result - 1] = q;
+            return 1;
+        }
+        if (!repl[d - 1] && !(repl[d - 1] = gpuir__centred_again(m, made[d - 1], op_id))) return -1;
+    }
+    return 0;
+}
+
+/* Makes the shared x - m of function fid once for its square and once
+   for its other readers (see above), where there are any. */
+static gpuir_result gpuir__fuse_split_centred(gpuir_module *m, uint32_t fid) {
+    bool any = false;
+    for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !any; i++)
+        any = gpuir__centred_column_shared(m, gpuir__func_at(m, fid), i);
+    if (!any) return GPUIR_OK;
+    size_t nv = stbds_arrlenu(m->values) + 1;
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *repl);
+    uint32_t *made = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *made);
+    gpuir_result r = repl && made ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+    if (!r) gpuir__rewrite_begin(m, fid);
+    for (size_t i = 0; !r && i < stbds_arrlenu(gpuir__func_at(m, fid)->ops); i++) {
+        uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+        gpuir__rewrite_origin(m, op_id);
+        int centred = gpuir__centred_reader(m, op_id, made, repl);
+        if (centred < 0) r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "fuse");
+        if (centred) continue;
+        gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
+        if (gpuir__centred_column_shared(m, gpuir__func_at(m, fid), i)) made[gpuir__op_at(m, op_id)->result - 1] = op_id;
+        else gpuir__rewrite_keep(m, op_id);
+    }
+    if (repl && made) gpuir__rewrite_end(m, r == GPUIR_OK);
+    gpuir__scratch_free(m, repl);
+    gpuir__scratch_free(m, made);
+    return r;
+}
+
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
+    gpuir_result split = gpuir__fuse_split_centred(m, fid);
+    if (split) return split;
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
     gpuir__fuser F;
@@ -9717,7 +9908,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     uint32_t *sib = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *sib);
     int64_t *sib_group = (int64_t *)gpuir__scratch_calloc(m, n + 2, sizeof *sib_group);
     if (!r && (!sib || !sib_group)) r = gpuir__oom(m->ctx, "fuse");
-    if (!r) r = gpuir__siblings_find(m, f, sib);
+    if (!r) r = gpuir__siblings_find(m, f, F.uses, sib);
     int64_t next = 1;
     for (size_t i = 0; i < n && !r; i++) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
@@ -10161,44 +10352,122 @@ static bool gpuir__is_splat_fill(const gpuir_module *m, const gpuir__op *op) {
     return v && v->kind != GPUIR__ATTR_DENSE;
 }
 
+/* The sibling ops of a kernel over its input x, in order (splat fills and
+   ops computing nothing aside): their kernel op indices, roles, and each
+   variance's mean (an index here, else -1); how many of each role, and
+   where the column and row reductions split x. */
+typedef struct gpuir__sib_ops {
+    int n, split;
+    uint32_t at[GPUIR__SIBLINGS_MAX];
+    gpuir__sib_role role[GPUIR__SIBLINGS_MAX];
+    int mean_of[GPUIR__SIBLINGS_MAX];
+    int count[GPUIR__SIB_ROLES];
+} gpuir__sib_ops;
+
+/* Whether op (buffer form) reads b: an operand before its destination. */
+static bool gpuir__op_reads(const gpuir_module *m, const gpuir__op *op, uint32_t b) {
+    for (uint32_t k = 0; k + 1 < op->n_operands; k++)
+        if (gpuir__op_operand(m, op, k) == b) return true;
+    return false;
+}
+
+/* The step of a column variance (gpuir__sib_variance_step) that buffer b
+   holds as the ops of S before the one at `before` last wrote it (a
+   square may be written over its x - mean), and which op (an index in S)
+   that was. */
+static int gpuir__sib_ops_step(const gpuir_module *m, const gpuir__func *k, const gpuir__sib_ops *S, int before,
+                               uint32_t b, int *which) {
+    for (int s = before; s-- > 0;) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[S->at[s]]);
+        if (gpuir__op_operand(m, op, op->n_operands - 1) != b) continue;
+        *which = s;
+        if (S->role[s] == GPUIR__SIB_COLUMNS && op->kind == GPUIR_OP_REDUCE_MEAN) return 1;
+        if (S->role[s] != GPUIR__SIB_CENTRED) return 0;
+        return op->kind == GPUIR_OP_SUB ? 2 : 3;
+    }
+    return 0;
+}
+
+/* Kernel k's ops as siblings over x (the buffer form of pass.fuse's
+   sibling groups, column variances included) into *S: false when an op
+   is none, a column or row reduction splits x elsewhere, an op reads x
+   after one wrote it, a result other than a variance's steps and mean is
+   not a parameter, or a step is. */
+static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, uint32_t x, gpuir__sib_ops *S) {
+    memset(S, 0, sizeof *S);
+    /* Each sibling reads x as it was before the launch (one register an
+       element): an op may write x in place only after every other op read
+       it (bufferize reuses x's buffer at its last use). */
+    bool written = false, x_stepped = false;    /* x's buffer written: by an op, by a variance's step */
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
+        if (S->n == GPUIR__SIBLINGS_MAX || written || op->n_operands < 2) return false;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        int at, in[2] = {0, 0}, from[2] = {-1, -1};
+        gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, dst)->type, &at);
+        for (uint32_t a = 0; a < 2 && a + 1 < op->n_operands; a++)
+            in[a] = gpuir__sib_ops_step(m, k, S, S->n, gpuir__op_operand(m, op, a), &from[a]);
+        int step = in[0] || in[1] ? gpuir__sib_variance_step(m, op, x, S->split, in) : 0;
+        S->mean_of[S->n] = -1;
+        if (step == 4) {
+            role = GPUIR__SIB_VARIANCE, at = 0;
+            const gpuir__op *sq = gpuir__op_at(m, k->ops[S->at[from[0]]]);   /* back to the mean */
+            uint32_t d = gpuir__op_operand(m, sq, 0);
+            int sub = -1;
+            if (gpuir__sib_ops_step(m, k, S, from[0], d, &sub) != 2) return false;
+            const gpuir__op *so = gpuir__op_at(m, k->ops[S->at[sub]]);
+            for (uint32_t a = 0; a < 2; a++) {
+                int mean = -1;
+                if (gpuir__sib_ops_step(m, k, S, sub, gpuir__op_operand(m, so, a), &mean) == 1) S->mean_of[S->n] = mean;
+            }
+            if (S->mean_of[S->n] < 0) return false;
+        } else if (step)
+            role = GPUIR__SIB_CENTRED, at = 0;
+        bool over_x = role == GPUIR__SIB_CENTRED && dst == x;    /* x's last use: written in place (never, in fact) */
+        bool stored = gpuir__ids_have(k->params, dst) && !over_x;
+        bool mean = role == GPUIR__SIB_COLUMNS && op->kind == GPUIR_OP_REDUCE_MEAN;  /* if not stored: checked below */
+        if (!role || (role == GPUIR__SIB_CENTRED ? stored : !stored && !mean)) return false;
+        if (x_stepped && role != GPUIR__SIB_CENTRED && role != GPUIR__SIB_VARIANCE && gpuir__op_reads(m, op, x))
+            return false;                      /* it reads what the variance's step left in x's buffer */
+        if (at && S->split && at != S->split) return false;
+        if (at) S->split = at;
+        written = dst == x && !over_x;
+        x_stepped |= over_x;
+        S->at[S->n] = (uint32_t)i, S->role[S->n] = role;
+        S->count[role]++, S->n++;
+    }
+    for (int s = 0; s < S->n; s++) {          /* a mean not stored serves a variance */
+        const gpuir__op *op = gpuir__op_at(m, k->ops[S->at[s]]);
+        if (S->role[s] != GPUIR__SIB_COLUMNS || gpuir__ids_have(k->params, gpuir__op_operand(m, op, 1))) continue;
+        bool serves = false;
+        for (int v = 0; v < S->n; v++) serves |= S->mean_of[v] == s;
+        if (!serves) return false;
+    }
+    return S->count[GPUIR__SIB_CENTRED] == 2 * S->count[GPUIR__SIB_VARIANCE];
+}
+
 /* The input x of kernel k when its computing ops (splat fills aside) are
    all siblings over x, the first reduction's input (pass.fuse's sibling
    groups): two or more, one of them a column or total reduction, every
    column and row reduction splitting x at the same dim, their partials
-   within bounds; count[role] says how many of each, *view x as the
-   kernel's matrix. Else 0. */
-static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__func *k, int count[GPUIR__SIB_FULL + 1],
+   within bounds (gpuir__kernel_sib_ops); count[role] says how many of
+   each, *view x as the kernel's matrix. Else 0. */
+static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__func *k, int count[GPUIR__SIB_ROLES],
                                           gpuir__sib_view *view) {
     uint32_t x = 0;
-    int n = 0, split = 0;
-    for (int r = 0; r <= GPUIR__SIB_FULL; r++) count[r] = 0;
     for (size_t i = 0; i < stbds_arrlenu(k->ops) && !x; i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE) x = gpuir__op_operand(m, op, 0);
     }
-    if (!x || !gpuir__ids_have(k->params, x)) return 0;
-    /* Each sibling reads x as it was before the launch (one register an
-       element): an op may write x in place only after every other op read
-       it (bufferize reuses x's buffer at its last use). */
-    bool written = false;
-    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
-        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
-        int at;
-        gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, dst)->type, &at);
-        if (!role || !gpuir__ids_have(k->params, dst) || n == GPUIR__SIBLINGS_MAX) return 0;
-        if (written) return 0;    /* x read after an op wrote it: not the x the kernel holds */
-        if (at && split && at != split) return 0;
-        if (at) split = at;
-        written = dst == x;
-        count[role]++, n++;
-    }
+    gpuir__sib_ops S;
+    if (!x || !gpuir__ids_have(k->params, x) || !gpuir__kernel_sib_ops(m, k, x, &S)) return 0;
+    memcpy(count, S.count, sizeof S.count);
     int cols = count[GPUIR__SIB_COLUMNS], tots = count[GPUIR__SIB_TOTAL];
     const gpuir_type *xt = &gpuir__value_at(m, x)->type;
-    *view = gpuir__sib_view_of(xt, gpuir__sib_split(xt, split));
-    bool fits = gpuir__siblings_fit(m, *view, cols, tots, count[GPUIR__SIB_ROWS]);
-    return n >= 2 && cols + tots >= 1 && fits ? x : 0;
+    *view = gpuir__sib_view_of(xt, gpuir__sib_split(xt, S.split));
+    bool fits = gpuir__siblings_fit(m, *view, gpuir__sib_column_slots(count), tots, count[GPUIR__SIB_ROWS]);
+    return S.n >= 2 && cols + tots >= 1 && fits ? x : 0;
 }
 
 /* A sibling kernel's workspace over x [R, C], two buffers each launch gets
@@ -10208,10 +10477,10 @@ static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__fu
    double partial as its f32 value and remainder; written before they are
    read), and the counters, i32 [ws[1]] (one per chunk of columns, one for
    the totals), zeroed by a kernel of their own before the launch. */
-static void gpuir__siblings_workspace(const gpuir_module *m, gpuir__sib_view x, const int count[GPUIR__SIB_FULL + 1],
+static void gpuir__siblings_workspace(const gpuir_module *m, gpuir__sib_view x, const int count[GPUIR__SIB_ROLES],
                                       gpuir_type ws[2]) {
     int64_t B = gpuir__siblings_blocks(m, x.R);
-    int64_t partials = 2 * (count[GPUIR__SIB_COLUMNS] * B * x.C + count[GPUIR__SIB_TOTAL] * B);
+    int64_t partials = 2 * (gpuir__sib_column_slots(count) * B * x.C + count[GPUIR__SIB_TOTAL] * B);
     for (int i = 0; i < 2; i++) {
         memset(&ws[i], 0, sizeof ws[i]);
         ws[i].kind = GPUIR_TYPE_MEMREF, ws[i].space = GPUIR_SPACE_DEVICE, ws[i].rank = 1;
@@ -10221,12 +10490,12 @@ static void gpuir__siblings_workspace(const gpuir_module *m, gpuir__sib_view x, 
 }
 
 static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, gpuir__sib_view x,
-                                                const int count[GPUIR__SIB_FULL + 1]);
+                                                const int count[GPUIR__SIB_ROLES]);
 
 /* The index of kernel k's first workspace parameter when it is a sibling
    kernel with one (its last two parameters), else SIZE_MAX. */
 static size_t gpuir__kernel_workspace_at(const gpuir_module *m, const gpuir__func *k) {
-    int count[GPUIR__SIB_FULL + 1];
+    int count[GPUIR__SIB_ROLES];
     gpuir__sib_view view;
     uint32_t x = gpuir__kernel_siblings_of(m, k, count, &view);
     return x && gpuir__kernel_has_sibling_workspace(m, k, view, count) ? stbds_arrlenu(k->params) - 2 : SIZE_MAX;
@@ -10236,7 +10505,7 @@ static size_t gpuir__kernel_workspace_at(const gpuir_module *m, const gpuir__fun
    gpuir__kernel_siblings_of), ends with its workspace's two parameters,
    which none of its ops touches. */
 static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, gpuir__sib_view x,
-                                                const int count[GPUIR__SIB_FULL + 1]) {
+                                                const int count[GPUIR__SIB_ROLES]) {
     size_t n = stbds_arrlenu(k->params);
     gpuir_type ws[2];
     gpuir__siblings_workspace(m, x, count, ws);
@@ -10480,7 +10749,7 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     gpuir__rewrite_origin(m, 0);
     O->from = from;                     /* kept (they may have moved) for the next kernel */
     O->to = to;
-    int count[GPUIR__SIB_FULL + 1];
+    int count[GPUIR__SIB_ROLES];
     gpuir__sib_view view;
     uint32_t x = m->ctx->result ? 0 : gpuir__kernel_siblings_of(m, &m->funcs[kid - 1], count, &view);
     if (x) gpuir__siblings_workspace(m, view, count, grp->workspace);
@@ -11463,7 +11732,7 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
    (gpuir__kernel_has_sibling_workspace: a kernel written without one runs
    its reductions as other kernels do). */
 static uint32_t gpuir__kernel_sibling_input(const gpuir_module *m, const gpuir__func *k, gpuir__sib_view *view) {
-    int count[GPUIR__SIB_FULL + 1];
+    int count[GPUIR__SIB_ROLES];
     gpuir__sib_view v;
     uint32_t x = gpuir__kernel_siblings_of(m, k, count, &v);
     if (!x || gpuir__kernel_is_dynamic(m, k)) return 0;
@@ -17376,6 +17645,7 @@ typedef struct gpuir__cg_sib {
     int n_cols, n_rows, n_tots;
     uint32_t ops[GPUIR__SIBLINGS_MAX];  /* kernel op indices of each role, in order */
     int role[GPUIR__SIBLINGS_MAX], slot[GPUIR__SIBLINGS_MAX], n;
+    int mean_of[GPUIR__SIBLINGS_MAX];   /* a variance's mean (an index here), else -1 */
     const char *ws, *counters;          /* the workspace's parameters: partials, counters */
 } gpuir__cg_sib;
 
@@ -17412,6 +17682,7 @@ static void gpuir__cg_sib_combine(gpuir__cg *C, gpuir_op_kind k, const char *a, 
 static void gpuir__cg_sib_store(gpuir__cg *C, const gpuir__cg_sib *S, int s, const char *at, long long count) {
     const gpuir__op *op = gpuir__cg_sib_op(C, S, s);
     uint32_t dst = gpuir__op_operand(C->m, op, 1);
+    if (gpuir__cg_param_index(C, dst) < 0) return;     /* a mean only its variance reads */
     char value[96];
     if (op->kind == GPUIR_OP_REDUCE_MEAN && count) snprintf(value, sizeof value, "acc / %lld.0f", count);
     else snprintf(value, sizeof value, "acc");
@@ -17432,17 +17703,17 @@ static gpuir_result gpuir__cg_sib_plan(gpuir__cg *C, gpuir__cg_sib *S) {
     S->R = view.R, S->Cn = view.C;
     S->rows = gpuir__siblings_block_rows(m, S->R), S->blocks = gpuir__siblings_blocks(m, S->R);
     S->chunks = (S->Cn + GPUIR__SIBLINGS_THREADS - 1) / GPUIR__SIBLINGS_THREADS;
-    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
-        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
-        const gpuir_type *out = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
-        int split;
-        int role = (int)gpuir__sibling_role(m, op, x, out, &split);
-        S->slot[S->n] = role == GPUIR__SIB_COLUMNS ? S->n_cols++ : role == GPUIR__SIB_ROWS ? S->n_rows++ :
-                        role == GPUIR__SIB_TOTAL ? S->n_tots++ : 0;
-        S->role[S->n] = role;
-        S->ops[S->n++] = (uint32_t)i;
+    gpuir__sib_ops ops;
+    if (!gpuir__kernel_sib_ops(m, C->k, x, &ops))
+        return gpuir__cg_fail(C, gpuir__kernel_lead(m, C->k), "has form \"siblings\" with ops that are not siblings");
+    for (int s = 0; s < ops.n; s++) {
+        gpuir__sib_role role = ops.role[s];
+        S->slot[s] = role == GPUIR__SIB_COLUMNS ? S->n_cols++ : role == GPUIR__SIB_ROWS ? S->n_rows++ :
+                     role == GPUIR__SIB_TOTAL ? S->n_tots++ : 0;
+        if (role == GPUIR__SIB_VARIANCE) S->slot[s] = S->n_cols, S->n_cols += GPUIR__SIB_VARIANCE_SLOTS;
+        S->role[s] = (int)role, S->ops[s] = ops.at[s], S->mean_of[s] = ops.mean_of[s];
     }
+    S->n = ops.n;
     int params = (int)stbds_arrlenu(C->k->params);   /* the workspace: the last two (outline's) */
     S->ws = gpuir__cg_param(C, params - 2), S->counters = gpuir__cg_param(C, params - 1);
     return GPUIR_OK;
@@ -17475,6 +17746,82 @@ static void gpuir__cg_sib_ticket(gpuir__cg *C, const gpuir__cg_sib *S, const cha
     gpuir__cg_line(C, "GPUIR_WS_FENCE();");
 }
 
+/* The role of kernel op i in sibling kernel S (GPUIR__SIB_NONE: a splat fill). */
+static gpuir__sib_role gpuir__cg_sib_role_of(const gpuir__cg_sib *S, size_t i) {
+    for (int s = 0; s < S->n; s++)
+        if (S->ops[s] == i) return (gpuir__sib_role)S->role[s];
+    return GPUIR__SIB_NONE;
+}
+
+/* A variance's registers (suffix: its first slot p): the block's sums of
+   its column values' differences from the first row's, wk, and of their
+   squares (wa, wb), in double; its least and greatest value (wl, wh). */
+static void gpuir__cg_sib_variance_start(gpuir__cg *C, const gpuir__cg_sib *S, int p) {
+    char at[160], first[200];
+    snprintf(at, sizeof at, "%s[(%s)(r0 * %lldLL + (c < %lldLL ? c : 0))]", gpuir__cg_param(C, S->px), gpuir__cg_idx(C),
+             S->Cn, S->Cn);
+    gpuir__cg_call(first, sizeof first, gpuir__cg_to_float(S->x->dtype), at);
+    gpuir__cg_line(C, "wk%d = (double)%s; wa%d = 0.0; wb%d = 0.0; wl%d = GPUIR_INF; wh%d = -GPUIR_INF;", p, first, p, p,
+                   p, p);
+}
+
+/* After a chunk's rows: variance s's block partials out (its mean and sum
+   of squared deviations about it, in double, from the shifted sums; its
+   least and greatest value), into its three column slots. */
+static void gpuir__cg_sib_variance_out(gpuir__cg *C, const gpuir__cg_sib *S, int s) {
+    int p = S->slot[s];
+    long long plane = S->blocks * S->Cn;
+    gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
+    gpuir__cg_line(C, "double wn = (double)(rn - r0), cm = wk%d + wa%d / wn, cq = wb%d - wa%d * wa%d / wn;", p, p, p, p,
+                   p);
+    gpuir__cg_line(C, "long long at = blk * %lldLL + c;", S->Cn);
+    gpuir__cg_line(C, "gpuir_put2(&%s[2 * (%lldLL + at)], cm);", S->ws, p * plane);
+    gpuir__cg_line(C, "gpuir_put2(&%s[2 * (%lldLL + at)], cq < 0.0 ? 0.0 : cq);", S->ws, (p + 1) * plane);
+    gpuir__cg_line(C, "%s[2 * (%lldLL + at)] = wl%d; %s[2 * (%lldLL + at) + 1] = wh%d;", S->ws, (p + 2) * plane, p,
+                   S->ws, (p + 2) * plane, p);
+    gpuir__cg_close(C);
+}
+
+/* In the last block, column c: variance s from the blocks' partials,
+   merged by Chan's formula in double (each block's count its rows), then
+   taken about its mean as rounded to f32 (the ops subtract that: plus R
+   times the rounding's square); a squared deviation that overflows f32
+   (found from the least and greatest value) makes it inf, NaN where the
+   mean or a value is not finite, as the ops give. */
+static void gpuir__cg_sib_variance_gather(gpuir__cg *C, const gpuir__cg_sib *S, int s) {
+    int p = S->slot[s], pm = S->slot[S->mean_of[s]];
+    long long plane = S->blocks * S->Cn;
+    const char *ws = S->ws;
+    gpuir__cg_line(C, "{");     /* a block of its own: a kernel may hold two variances */
+    C->depth++;
+    gpuir__cg_line(C, "double cn = 0.0, cm = 0.0, cq = 0.0, sum = 0.0;");
+    gpuir__cg_line(C, "float wl = GPUIR_INF, wh = -GPUIR_INF;");
+    gpuir__cg_line(C, "GPUIR_WS_UNROLL4");
+    gpuir__cg_open(C, "for (long long q = 0; q < %lldLL; q++)", S->blocks);
+    gpuir__cg_line(C, "long long at = q * %lldLL + c;", S->Cn);
+    gpuir__cg_line(C, "double on = (double)(q * %lldLL + %lldLL < %lldLL ? %lldLL : %lldLL - q * %lldLL);", S->rows,
+                   S->rows, S->R, S->rows, S->R, S->rows);
+    gpuir__cg_line(C, "double om = gpuir_get2(&((volatile float *)%s)[2 * (%lldLL + at)]);", ws, p * plane);
+    gpuir__cg_line(C, "double oq = gpuir_get2(&((volatile float *)%s)[2 * (%lldLL + at)]);", ws, (p + 1) * plane);
+    gpuir__cg_line(C, "double wt = cn + on, wd = om - cm, wf = on / wt;");
+    gpuir__cg_line(C, "cq += oq + (cn > 0.0 ? wd * wd * cn * wf : 0.0); cm += wd * wf; cn = wt;");
+    gpuir__cg_line(C, "wl = gpuir_fmin(wl, ((volatile float *)%s)[2 * (%lldLL + at)]);", ws, (p + 2) * plane);
+    gpuir__cg_line(C, "wh = gpuir_fmax(wh, ((volatile float *)%s)[2 * (%lldLL + at) + 1]);", ws, (p + 2) * plane);
+    gpuir__cg_line(C, "sum += gpuir_get2(&((volatile float *)%s)[2 * (%lldLL + at)]);", ws, pm * plane);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "float mf = (float)(sum / %lld.0);", S->R);
+    gpuir__cg_line(C, "float ql = (wl - mf) * (wl - mf), qh = (wh - mf) * (wh - mf);");
+    gpuir__cg_line(C, "double dm = cm - (double)mf;");
+    gpuir__cg_line(C, "cq += cn * dm * dm;");
+    bool mean = gpuir__cg_sib_op(C, S, s)->kind == GPUIR_OP_REDUCE_MEAN;
+    char total[48] = "cq";
+    if (mean) snprintf(total, sizeof total, "cq / %lld.0", S->R);
+    gpuir__cg_line(C, "acc = ql != ql || qh != qh ? GPUIR_NAN : ql == GPUIR_INF || qh == GPUIR_INF ? GPUIR_INF : "
+                   "(float)(%s);", total);
+    gpuir__cg_sib_store(C, S, s, "c", 0);
+    gpuir__cg_close(C);
+}
+
 /* One element x[r, c] (register v<xv>, index i): the elementwise
    siblings, then every reduction's partial. */
 static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, uint32_t xv, uint32_t x) {
@@ -17488,7 +17835,9 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
         for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {    /* splat fills and elementwise siblings */
             const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
             gpuir__op_class cls = gpuir__info(op->kind)->cls;
-            if (op->result || !(gpuir__is_elementwise(cls) || gpuir__is_splat_fill(m, op))) continue;
+            if (op->result || !(gpuir__is_elementwise(cls) || gpuir__is_splat_fill(m, op)) ||
+                gpuir__cg_sib_role_of(S, i) == GPUIR__SIB_CENTRED)
+                continue;
             gpuir_result r = gpuir__cg_chain(C, i, i + 1, S->x, "i");
             if (r) return r;
             if (gpuir__is_elementwise(cls)) gpuir__cg_store_outputs(C, i, i + 1, S->x, "i");
@@ -17498,7 +17847,13 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
     char xs[24];
     snprintf(xs, sizeof xs, "v%u", xv);
     for (int s = 0; s < S->n; s++) {                /* every lane takes part: the columns past C add the identity */
-        if (S->role[s] == GPUIR__SIB_FULL) continue;
+        if (S->role[s] == GPUIR__SIB_FULL || S->role[s] == GPUIR__SIB_CENTRED) continue;
+        if (S->role[s] == GPUIR__SIB_VARIANCE) {   /* (lanes past C: column 0's values, never stored) */
+            int p = S->slot[s];
+            gpuir__cg_line(C, "{ double wd = (double)%s - wk%d; wa%d += wd; wb%d += wd * wd; wl%d = gpuir_fmin(wl%d, %s); "
+                           "wh%d = gpuir_fmax(wh%d, %s); }", xs, p, p, p, p, p, xs, p, p, xs);
+            continue;
+        }
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
         char acc[96], off[32];
         gpuir__cg_line(C, "e = c < %lldLL ? %s : %s;", S->Cn, xs, gpuir__cg_sib_init(k));
@@ -17536,6 +17891,7 @@ static void gpuir__cg_sib_gather(gpuir__cg *C, const gpuir__cg_sib *S, gpuir_op_
         return;
     }
     gpuir__cg_line(C, "dacc = 0.0;");
+    gpuir__cg_line(C, "GPUIR_WS_UNROLL4");      /* four blocks' loads in flight, not one L2 trip a block */
     gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) dacc += gpuir_get2(&((volatile float *)%s)[%s]);", S->blocks,
                    S->ws, at);
     if (k == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", count);
@@ -17548,6 +17904,7 @@ static void gpuir__cg_sib_gather(gpuir__cg *C, const gpuir__cg_sib *S, gpuir_op_
 static void gpuir__cg_sib_columns(gpuir__cg *C, const gpuir__cg_sib *S) {
     char off[32];
     for (int s = 0; s < S->n; s++) {
+        if (S->role[s] == GPUIR__SIB_VARIANCE) gpuir__cg_sib_variance_out(C, S, s);
         if (S->role[s] != GPUIR__SIB_COLUMNS) continue;
         gpuir__cg_line(C, "if (c < %lldLL) gpuir_put2(&%s[2 * (%sblk * %lldLL + c)], cacc[%d]);", S->Cn, S->ws,
                        gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn, S->slot[s]);
@@ -17555,14 +17912,18 @@ static void gpuir__cg_sib_columns(gpuir__cg *C, const gpuir__cg_sib *S) {
     gpuir__cg_sib_ticket(C, S, "j");
     gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
     for (int s = 0; s < S->n; s++) {
-        if (S->role[s] != GPUIR__SIB_COLUMNS) continue;
-        gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
+        const gpuir__op *op = gpuir__cg_sib_op(C, S, s);
+        if (S->role[s] != GPUIR__SIB_COLUMNS || gpuir__cg_param_index(C, gpuir__op_operand(C->m, op, 1)) < 0)
+            continue;                               /* (a mean only its variance reads: gathered there) */
+        gpuir_op_kind k = op->kind;
         char at[128];
         snprintf(at, sizeof at, "2 * (%sq * %lldLL + c)",
                  gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn);
         gpuir__cg_sib_gather(C, S, k, at, S->R);
         gpuir__cg_sib_store(C, S, s, "c", 0);         /* a mean divided already */
     }
+    for (int s = 0; s < S->n; s++)
+        if (S->role[s] == GPUIR__SIB_VARIANCE) gpuir__cg_sib_variance_gather(C, S, s);
     gpuir__cg_close(C);
     gpuir__cg_close(C);
 }
@@ -17649,6 +18010,10 @@ static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
     gpuir__cg_line(C, "double cacc[%d], tacc[%d];        /* a sum's terms in double, a max's value */", nc, nt);
     gpuir__cg_line(C, "float e, acc;");
     gpuir__cg_line(C, "double dacc;");
+    for (int s = 0; s < S->n; s++)
+        if (S->role[s] == GPUIR__SIB_VARIANCE)
+            gpuir__cg_line(C, "double wk%d, wa%d, wb%d; float wl%d, wh%d;   /* a variance's (gpuir__cg_sib_variance_start) */",
+                           S->slot[s], S->slot[s], S->slot[s], S->slot[s], S->slot[s]);
     for (int s = 0; s < S->n; s++) {
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
         if (S->role[s] == GPUIR__SIB_TOTAL)
@@ -17660,9 +18025,11 @@ static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_open(C, "for (long long jj = 0; jj < %lldLL; jj++)", S->chunks);
     gpuir__cg_line(C, "long long j = (jj + blk) %% %lldLL, c = j * %d + t;", S->chunks, GPUIR__SIBLINGS_THREADS);
-    for (int s = 0; s < S->n; s++)
+    for (int s = 0; s < S->n; s++) {
         if (S->role[s] == GPUIR__SIB_COLUMNS)
             gpuir__cg_line(C, "cacc[%d] = %s;", S->slot[s], gpuir__cg_sib_init(gpuir__cg_sib_op(C, S, s)->kind));
+        if (S->role[s] == GPUIR__SIB_VARIANCE) gpuir__cg_sib_variance_start(C, S, S->slot[s]);
+    }
     gpuir__cg_line(C, "GPUIR_WS_UNROLL4");        /* four rows' loads in flight a thread */
     gpuir__cg_open(C, "for (long long r = r0; r < rn; r++)");
     const char *idx = gpuir__cg_idx(C), *to_float = gpuir__cg_to_float(S->x->dtype);

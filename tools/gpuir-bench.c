@@ -1074,6 +1074,35 @@ static int bench_siblings(gpuir_ctx *ctx, bool gpu, int repeat) {
     return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu_n(ctx, label, text, 3, 0);
 }
 
+/* BatchNorm's normalization over the rows of a rows x 512 f32 matrix (a
+   channel a column: NHWC's N*H*W rows): the column mean and variance in
+   one sibling kernel that reads it once, the rsqrt, the normalization;
+   against a copy of the same bytes (x read, y written: the statistics'
+   read is the third pass). */
+static int bench_batchnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
+    static char text[2048];
+    long long rows = gpu ? 16384 : 70, cols = 512;
+    char F[64], S[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
+    snprintf(S, sizeof S, "tensor<1x%lldxf32>", cols);
+    snprintf(text, sizeof text,
+             "func.func @f(%%x: %s) -> %s {\n"
+             "  %%m = reduce_mean %%x {axes = [0], keepdims = true} : (%s) -> %s\n"
+             "  %%d = sub %%x, %%m : (%s, %s) -> %s\n"
+             "  %%q = mul %%d, %%d : (%s, %s) -> %s\n"
+             "  %%v = reduce_mean %%q {axes = [0], keepdims = true} : (%s) -> %s\n"
+             "  %%eps = constant {value = 1.0e-5} : () -> tensor<f32>\n"
+             "  %%ve = add %%v, %%eps : (%s, tensor<f32>) -> %s\n"
+             "  %%r = rsqrt %%ve : (%s) -> %s\n"
+             "  %%y = mul %%d, %%r : (%s, %s) -> %s\n"
+             "  return %%y : %s\n}\n",
+             F, F, F, S, F, S, F, F, F, F, F, S, S, S, S, S, F, S, F, F);
+    char label[64];
+    snprintf(label, sizeof label, "BatchNorm %lldx%lld, f32", rows, cols);
+    size_t bytes = (size_t)(rows * cols) * 4 * 2;
+    return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
+}
+
 /* A LayerNorm (mean, centre, variance, eps, rsqrt, then a scale and a
    shift: splat constants, no weight vectors) or an RMSNorm (mean of
    squares, eps, rsqrt, scale) over the rows of a rows x cols tensor of
@@ -1363,6 +1392,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_dynamic_norms(ctx, gpu, repeat);
     rc |= bench_cosine(ctx, gpu, repeat);
     rc |= bench_siblings(ctx, gpu, repeat);
+    rc |= bench_batchnorm(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     return rc;
 }

@@ -434,6 +434,24 @@ TEST(nvrtc_compiles_sibling_kernels) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A sibling kernel with column variances (BatchNorm's statistics in one
+   pass: shifted sums in double, Chan's merge in the last block) compiles
+   for sm_80 and sm_90 without spills or local memory. */
+TEST(nvrtc_compiles_column_variance_kernels) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/run/column-norms.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
+    static const int archs[] = {80, 90};
+    for (size_t i = 0; i < 2; i++) {
+        char *ptx = NULL;
+        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_batchnorm_k0(") && !strstr(ptx, ".local"));
+        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_two_variances_k0(") && strstr(ptx, "atom.global.add.u32"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A sibling kernel runs again with new inputs and the same answers as the
    interpreter: each launch gets counters zeroed anew (a launch that found
    them taken would write no column, row or total). */
@@ -1210,6 +1228,7 @@ int main(void) {
     RUN(nvrtc_compiles_named_parameters);
     RUN(nvrtc_compiles_row_kernels);
     RUN(nvrtc_compiles_sibling_kernels);
+    RUN(nvrtc_compiles_column_variance_kernels);
     RUN(sibling_kernels_run_again_with_new_inputs);
     RUN(nvrtc_compiles_tensor_core_kernels);
     RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);

@@ -82,6 +82,7 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
         GPUIR_WS_FENCE();
         if (t == 0) {
             dacc = 0.0;
+            GPUIR_WS_UNROLL4
             for (long long q = 0; q < 70LL; q++) dacc += gpuir_get2(&((volatile float *)partials_)[2 * (21000LL + q)]);
             acc = (float)dacc;
             out2_[0] = acc;
