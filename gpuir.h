@@ -9462,7 +9462,7 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
    that op runs after the kernel) or when it is full; it becomes a group
    when it has two ops or more, one of them a column or total reduction
    (row siblings alone are a row group's), and its partials fit
-   (gpuir__siblings_fit).
+   (gpuir__siblings_fit); an epilogue (below) does not count.
    A column variance joins its mean's group too, in one pass: `%d = sub
    %x, %m` with %m the group's column reduce_mean of an f32 X, `%q = mul
    %d, %d`, and a reduce_mean or reduce_sum of %q over the mean's dims,
@@ -9472,12 +9472,19 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
    block sums its column values' differences from its first row, and their
    squares, in double, and the last block merges the blocks' means and
    sums of squares by Chan's formula (gpuir__cg_sib_variance), as the row
-   kernel's one-pass variance does. */
+   kernel's one-pass variance does.
+   Elementwise ops of the group's column results (and of values from
+   outside, splats and vectors that broadcast to them), of their shape,
+   join it too: the block that finishes a chunk of columns runs them on
+   its results (BatchNorm's rsqrt(var + eps): no kernel of its own). */
 
-/* The most ops of a sibling kernel, and of its row reductions (each keeps
-   a row partial per warp in shared memory). */
+/* The most ops of a sibling kernel (its epilogue aside), and of its row
+   reductions (each keeps a row partial per warp in shared memory); the
+   most ops of its epilogue, and so of the whole kernel. */
 #define GPUIR__SIBLINGS_MAX 8
 #define GPUIR__SIBLINGS_MAX_ROWS 4
+#define GPUIR__SIBLINGS_MAX_EPILOGUE 8
+#define GPUIR__SIBLINGS_OPS (GPUIR__SIBLINGS_MAX + GPUIR__SIBLINGS_MAX_EPILOGUE)
 /* The most floats of a sibling kernel's partials (its workspace). */
 #define GPUIR__SIBLINGS_MAX_PARTIALS ((int64_t)1 << 22)
 /* The most rows a block of a sibling kernel owns. */
@@ -9488,6 +9495,7 @@ typedef enum gpuir__sib_role {
     GPUIR__SIB_NONE, GPUIR__SIB_COLUMNS, GPUIR__SIB_ROWS, GPUIR__SIB_TOTAL, GPUIR__SIB_FULL,
     GPUIR__SIB_CENTRED,     /* a column variance's x - mean and its square: never stored (below) */
     GPUIR__SIB_VARIANCE,    /* the column reduction of that square */
+    GPUIR__SIB_EPILOGUE,    /* an elementwise op of column results, by the last block (below) */
     GPUIR__SIB_ROLES
 } gpuir__sib_role;
 
@@ -9600,32 +9608,45 @@ static int64_t gpuir__siblings_blocks(const gpuir_module *m, int64_t R) {
     return (R + rows - 1) / rows;
 }
 
+/* The blocks of a sibling kernel whose column partials the last of them
+   merges first (codegen's tree: gpuir__cg_sib_columns), and how many such
+   groups B blocks make (0: B at most one group, merged at once). */
+#define GPUIR__SIB_GROUP 16
+static int64_t gpuir__siblings_groups(int64_t B) {
+    return B > GPUIR__SIB_GROUP ? (B + GPUIR__SIB_GROUP - 1) / GPUIR__SIB_GROUP : 0;
+}
+
 /* Whether a sibling kernel over x with these reductions fits: its partials
-   (a row of C per block for each column slot, gpuir__sib_column_slots;
-   a value per block for each total; two floats each) at most
+   (a row of C per block, and per group of blocks, for each column slot,
+   gpuir__sib_column_slots; a value per block for each total; two floats
+   each) at most
    GPUIR__SIBLINGS_MAX_PARTIALS floats, few enough row reductions for
    shared memory. */
 static bool gpuir__siblings_fit(const gpuir_module *m, gpuir__sib_view v, int columns, int totals, int rows) {
-    int64_t B = gpuir__siblings_blocks(m, v.R);
+    int64_t B = gpuir__siblings_blocks(m, v.R), G = gpuir__siblings_groups(B);
     return rows <= GPUIR__SIBLINGS_MAX_ROWS && B <= GPUIR__SIBLINGS_MAX_PARTIALS && v.C <= GPUIR__SIBLINGS_MAX_PARTIALS &&
-           2 * (columns * (B * v.C) + totals * B) <= GPUIR__SIBLINGS_MAX_PARTIALS;
+           2 * (columns * ((B + G) * v.C) + totals * B) <= GPUIR__SIBLINGS_MAX_PARTIALS;
 }
 
 /* A set of sibling candidates over one input while fuse scans a function. */
 typedef struct gpuir__sib_set {
     uint32_t x;                 /* the input */
-    uint32_t ops[GPUIR__SIBLINGS_MAX];   /* op indices in the function */
+    uint32_t ops[GPUIR__SIBLINGS_OPS];   /* op indices in the function, in order */
+    gpuir__sib_role roles[GPUIR__SIBLINGS_OPS];
     int n, count[GPUIR__SIB_ROLES];   /* ops, and ops per role */
     int split;                  /* where its column and row reductions split x (0: none yet) */
     bool closed;
 } gpuir__sib_set;
+
+/* The ops of set s but its epilogue's. */
+static int gpuir__sib_own(const gpuir__sib_set *s) { return s->n - s->count[GPUIR__SIB_EPILOGUE]; }
 
 /* Whether set s becomes a sibling group. */
 static bool gpuir__sib_set_fuses(const gpuir_module *m, const gpuir__sib_set *s) {
     int cols = s->count[GPUIR__SIB_COLUMNS], tots = s->count[GPUIR__SIB_TOTAL];
     const gpuir_type *x = &gpuir__value_at(m, s->x)->type;
     bool whole = s->count[GPUIR__SIB_CENTRED] == 2 * s->count[GPUIR__SIB_VARIANCE];   /* no variance cut short */
-    return s->n >= 2 && cols + tots >= 1 && whole &&
+    return gpuir__sib_own(s) >= 2 && cols + tots >= 1 && whole &&   /* (a lone reduction with users stays) */
            gpuir__siblings_fit(m, gpuir__sib_view_of(x, gpuir__sib_split(x, s->split)), gpuir__sib_column_slots(s->count),
                                tots, s->count[GPUIR__SIB_ROWS]);
 }
@@ -9664,6 +9685,7 @@ typedef struct gpuir__sib_scan {
     const uint8_t *facts;       /* gpuir__sib_user_facts */
     const uint32_t *uses;       /* value id - 1 -> its readers (pass.fuse's) */
     uint8_t *step;              /* value id - 1 -> its step of a column variance in its set (1 to 3), or 0 */
+    bool *column;               /* value id - 1 -> a column result of its set (an epilogue may read it) */
 } gpuir__sib_scan;
 
 static void gpuir__sib_close(gpuir__sib_scan *S, uint32_t j) {
@@ -9701,12 +9723,14 @@ static void gpuir__sib_consider(const gpuir_module *m, gpuir__sib_scan *S, const
             S->open_over[x - 1] = j;
         }
         gpuir__sib_set *s = &S->sets[j - 1];
+        s->roles[s->n] = role;
         s->ops[s->n++] = (uint32_t)i;
         s->count[role]++;
         if (split) s->split = split;
         S->set_of_result[op->result - 1] = j;
+        S->column[op->result - 1] = role == GPUIR__SIB_COLUMNS;
         if (role == GPUIR__SIB_COLUMNS && op->kind == GPUIR_OP_REDUCE_MEAN) S->step[op->result - 1] = 1;
-        if (s->n == GPUIR__SIBLINGS_MAX) gpuir__sib_close(S, j - 1);
+        if (gpuir__sib_own(s) == GPUIR__SIBLINGS_MAX) gpuir__sib_close(S, j - 1);
         return;
     }
 }
@@ -9728,13 +9752,69 @@ static bool gpuir__sib_join_variance(const gpuir_module *m, gpuir__sib_scan *S, 
     if (!j) return false;
     gpuir__sib_set *s = &S->sets[j - 1];
     int step = gpuir__sib_variance_step(m, op, s->x, s->split, in);
-    if (!step || (step < 4 && S->uses[op->result - 1] != 1) || s->n + 5 - step > GPUIR__SIBLINGS_MAX) return false;
-    s->ops[s->n++] = (uint32_t)i;
-    s->count[step == 4 ? GPUIR__SIB_VARIANCE : GPUIR__SIB_CENTRED]++;
+    if (!step || (step < 4 && S->uses[op->result - 1] != 1) || gpuir__sib_own(s) + 5 - step > GPUIR__SIBLINGS_MAX)
+        return false;
+    s->roles[s->n] = step == 4 ? GPUIR__SIB_VARIANCE : GPUIR__SIB_CENTRED;
+    s->ops[s->n] = (uint32_t)i;
+    s->count[s->roles[s->n++]]++;
     S->set_of_result[op->result - 1] = j;
+    S->column[op->result - 1] = step == 4;
     if (step < 4) S->step[op->result - 1] = (uint8_t)step;
-    if (s->n == GPUIR__SIBLINGS_MAX) gpuir__sib_close(S, j - 1);
+    if (gpuir__sib_own(s) == GPUIR__SIBLINGS_MAX) gpuir__sib_close(S, j - 1);
     return true;
+}
+
+/* Adds op (index i) to the open set whose column results it reads, as
+   its epilogue (see above): an elementwise op of their shape whose other
+   operands come from outside every open set. Whether it joined. */
+static bool gpuir__sib_join_epilogue(const gpuir_module *m, gpuir__sib_scan *S, const gpuir__op *op, size_t i) {
+    if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) return false;
+    const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
+    uint32_t j = 0;
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k), of = S->set_of_result[v - 1];
+        if (!of || S->sets[of - 1].closed) continue;
+        if (!S->column[v - 1] || (j && of != j) || !gpuir__dims_same(&gpuir__value_at(m, v)->type, out)) return false;
+        j = of;
+    }
+    if (!j || S->sets[j - 1].count[GPUIR__SIB_EPILOGUE] == GPUIR__SIBLINGS_MAX_EPILOGUE) return false;
+    gpuir__sib_set *s = &S->sets[j - 1];
+    s->roles[s->n] = GPUIR__SIB_EPILOGUE;
+    s->ops[s->n++] = (uint32_t)i;
+    s->count[GPUIR__SIB_EPILOGUE]++;
+    S->set_of_result[op->result - 1] = j;
+    S->column[op->result - 1] = true;
+    return true;
+}
+
+/* The op of set s (an index into s->ops) that reads value v, or -1. */
+static int gpuir__sib_set_reader(const gpuir_module *m, const gpuir__func *f, const gpuir__sib_set *s, uint32_t v) {
+    for (int k = 0; k < s->n; k++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[s->ops[k]]);
+        for (uint32_t a = 0; a < op->n_operands; a++)
+            if (gpuir__op_operand(m, op, a) == v) return k;
+    }
+    return -1;
+}
+
+/* Cuts set s before the first x - mean whose square and variance did not
+   join it (an x - mean a normalization reads, or one whose square an op
+   reading a result kept out): that op reads the mean, so it runs after the
+   kernel, which launches where the group's last op is; so do the set's
+   ops after it, as any op reading a result would. */
+static void gpuir__sib_cut_dangling(const gpuir_module *m, const gpuir__func *f, const gpuir__sib_scan *S,
+                                    gpuir__sib_set *s) {
+    for (int k = 0; k < s->n; k++) {
+        uint32_t d = gpuir__op_at(m, f->ops[s->ops[k]])->result;
+        if (s->roles[k] != GPUIR__SIB_CENTRED || S->step[d - 1] != 2) continue;
+        int sq = gpuir__sib_set_reader(m, f, s, d);
+        uint32_t q = sq >= 0 ? gpuir__op_at(m, f->ops[s->ops[sq]])->result : 0;
+        if (sq >= 0 && S->step[q - 1] == 3 && gpuir__sib_set_reader(m, f, s, q) >= 0) continue;
+        s->n = k;
+        memset(s->count, 0, sizeof s->count);
+        for (int r = 0; r < s->n; r++) s->count[s->roles[r]]++;
+        k = -1;                         /* again: an earlier x - mean may have lost its square */
+    }
 }
 
 /* Marks in sib[i] (set index + 1) the ops of function f that go in sibling
@@ -9744,21 +9824,24 @@ static gpuir_result gpuir__siblings_find(gpuir_module *m, const gpuir__func *f, 
     uint8_t *facts = (uint8_t *)gpuir__scratch_calloc(m, nv, 1);
     gpuir__sib_scan S = { NULL, (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof(uint32_t)),
                           (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof(uint32_t)), facts, uses,
-                          (uint8_t *)gpuir__scratch_calloc(m, nv, 1) };
-    gpuir_result r = facts && S.open_over && S.set_of_result && S.step ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+                          (uint8_t *)gpuir__scratch_calloc(m, nv, 1), (bool *)gpuir__scratch_calloc(m, nv, sizeof(bool)) };
+    gpuir_result r = facts && S.open_over && S.set_of_result && S.step && S.column ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     if (!r) gpuir__sib_user_facts(m, f, facts);
     for (size_t i = 0; i < stbds_arrlenu(f->ops) && !r; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (gpuir__sib_join_variance(m, &S, op, i)) continue;
+        if (gpuir__sib_join_variance(m, &S, op, i) || gpuir__sib_join_epilogue(m, &S, op, i)) continue;
         gpuir__sib_close_read(m, &S, op);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (op->result && (cls == GPUIR__CLASS_REDUCE || gpuir__is_elementwise(cls)))
             gpuir__sib_consider(m, &S, op, i);
     }
-    for (size_t j = 0; j < stbds_arrlenu(S.sets) && !r; j++)
+    for (size_t j = 0; j < stbds_arrlenu(S.sets) && !r; j++) {
+        gpuir__sib_cut_dangling(m, f, &S, &S.sets[j]);
         for (int i = 0; i < S.sets[j].n && gpuir__sib_set_fuses(m, &S.sets[j]); i++) sib[S.sets[j].ops[i]] = (uint32_t)j + 1;
+    }
     stbds_arrfree(S.sets);
     gpuir__scratch_free(m, S.step);
+    gpuir__scratch_free(m, S.column);
     gpuir__scratch_free(m, S.set_of_result);
     gpuir__scratch_free(m, S.open_over);
     gpuir__scratch_free(m, facts);
@@ -10358,9 +10441,9 @@ static bool gpuir__is_splat_fill(const gpuir_module *m, const gpuir__op *op) {
    where the column and row reductions split x. */
 typedef struct gpuir__sib_ops {
     int n, split;
-    uint32_t at[GPUIR__SIBLINGS_MAX];
-    gpuir__sib_role role[GPUIR__SIBLINGS_MAX];
-    int mean_of[GPUIR__SIBLINGS_MAX];
+    uint32_t at[GPUIR__SIBLINGS_OPS];
+    gpuir__sib_role role[GPUIR__SIBLINGS_OPS];
+    int mean_of[GPUIR__SIBLINGS_OPS];
     int count[GPUIR__SIB_ROLES];
 } gpuir__sib_ops;
 
@@ -10388,11 +10471,34 @@ static int gpuir__sib_ops_step(const gpuir_module *m, const gpuir__func *k, cons
     return 0;
 }
 
+/* Whether op (buffer form) is an epilogue of the column results of S so
+   far: elementwise, of their shape, each operand one of them or written
+   by no op of S (a parameter, a splat). */
+static bool gpuir__sib_ops_epilogue(const gpuir_module *m, const gpuir__func *k, const gpuir__sib_ops *S,
+                                    const gpuir__op *op) {
+    if (!gpuir__is_elementwise(gpuir__info(op->kind)->cls)) return false;
+    const gpuir_type *out = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+    bool reads = false;
+    for (uint32_t a = 0; a + 1 < op->n_operands; a++) {
+        uint32_t b = gpuir__op_operand(m, op, a);
+        int s = -1;
+        gpuir__sib_ops_step(m, k, S, S->n, b, &s);
+        if (s < 0) continue;
+        gpuir__sib_role r = S->role[s];
+        if ((r != GPUIR__SIB_COLUMNS && r != GPUIR__SIB_VARIANCE && r != GPUIR__SIB_EPILOGUE) ||
+            !gpuir__dims_same(&gpuir__value_at(m, b)->type, out))
+            return false;
+        reads = true;
+    }
+    return reads;
+}
+
 /* Kernel k's ops as siblings over x (the buffer form of pass.fuse's
-   sibling groups, column variances included) into *S: false when an op
-   is none, a column or row reduction splits x elsewhere, an op reads x
-   after one wrote it, a result other than a variance's steps and mean is
-   not a parameter, or a step is. */
+   sibling groups, column variances and epilogues included) into *S:
+   false when an op is none, a column or row reduction splits x
+   elsewhere, an op reads x after one wrote it, a row, total or full
+   result is not a parameter, a variance's step is one, a variance is cut
+   short, or there are too many ops. */
 static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, uint32_t x, gpuir__sib_ops *S) {
     memset(S, 0, sizeof *S);
     /* Each sibling reads x as it was before the launch (one register an
@@ -10402,7 +10508,7 @@ static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, u
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
-        if (S->n == GPUIR__SIBLINGS_MAX || written || op->n_operands < 2) return false;
+        if (S->n == GPUIR__SIBLINGS_OPS || written || op->n_operands < 2) return false;
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         int at, in[2] = {0, 0}, from[2] = {-1, -1};
         gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, dst)->type, &at);
@@ -10410,6 +10516,7 @@ static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, u
             in[a] = gpuir__sib_ops_step(m, k, S, S->n, gpuir__op_operand(m, op, a), &from[a]);
         int step = in[0] || in[1] ? gpuir__sib_variance_step(m, op, x, S->split, in) : 0;
         S->mean_of[S->n] = -1;
+        if (!role && !step && gpuir__sib_ops_epilogue(m, k, S, op)) role = GPUIR__SIB_EPILOGUE, at = 0;
         if (step == 4) {
             role = GPUIR__SIB_VARIANCE, at = 0;
             const gpuir__op *sq = gpuir__op_at(m, k->ops[S->at[from[0]]]);   /* back to the mean */
@@ -10426,8 +10533,9 @@ static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, u
             role = GPUIR__SIB_CENTRED, at = 0;
         bool over_x = role == GPUIR__SIB_CENTRED && dst == x;    /* x's last use: written in place (never, in fact) */
         bool stored = gpuir__ids_have(k->params, dst) && !over_x;
-        bool mean = role == GPUIR__SIB_COLUMNS && op->kind == GPUIR_OP_REDUCE_MEAN;  /* if not stored: checked below */
-        if (!role || (role == GPUIR__SIB_CENTRED ? stored : !stored && !mean)) return false;
+        bool column = role == GPUIR__SIB_COLUMNS || role == GPUIR__SIB_VARIANCE || role == GPUIR__SIB_EPILOGUE;
+        if (!role || (role == GPUIR__SIB_CENTRED ? stored : !stored && !column)) return false;   /* (a column result
+                                           not stored: read by a variance or the epilogue, from a register) */
         if (x_stepped && role != GPUIR__SIB_CENTRED && role != GPUIR__SIB_VARIANCE && gpuir__op_reads(m, op, x))
             return false;                      /* it reads what the variance's step left in x's buffer */
         if (at && S->split && at != S->split) return false;
@@ -10437,14 +10545,9 @@ static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, u
         S->at[S->n] = (uint32_t)i, S->role[S->n] = role;
         S->count[role]++, S->n++;
     }
-    for (int s = 0; s < S->n; s++) {          /* a mean not stored serves a variance */
-        const gpuir__op *op = gpuir__op_at(m, k->ops[S->at[s]]);
-        if (S->role[s] != GPUIR__SIB_COLUMNS || gpuir__ids_have(k->params, gpuir__op_operand(m, op, 1))) continue;
-        bool serves = false;
-        for (int v = 0; v < S->n; v++) serves |= S->mean_of[v] == s;
-        if (!serves) return false;
-    }
-    return S->count[GPUIR__SIB_CENTRED] == 2 * S->count[GPUIR__SIB_VARIANCE];
+    return S->count[GPUIR__SIB_CENTRED] == 2 * S->count[GPUIR__SIB_VARIANCE] &&
+           S->n - S->count[GPUIR__SIB_EPILOGUE] <= GPUIR__SIBLINGS_MAX &&
+           S->count[GPUIR__SIB_EPILOGUE] <= GPUIR__SIBLINGS_MAX_EPILOGUE;
 }
 
 /* The input x of kernel k when its computing ops (splat fills aside) are
@@ -10467,7 +10570,7 @@ static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__fu
     const gpuir_type *xt = &gpuir__value_at(m, x)->type;
     *view = gpuir__sib_view_of(xt, gpuir__sib_split(xt, S.split));
     bool fits = gpuir__siblings_fit(m, *view, gpuir__sib_column_slots(count), tots, count[GPUIR__SIB_ROWS]);
-    return S.n >= 2 && cols + tots >= 1 && fits ? x : 0;
+    return S.n - count[GPUIR__SIB_EPILOGUE] >= 2 && cols + tots >= 1 && fits ? x : 0;
 }
 
 /* A sibling kernel's workspace over x [R, C], two buffers each launch gets
@@ -10479,14 +10582,15 @@ static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__fu
    the totals), zeroed by a kernel of their own before the launch. */
 static void gpuir__siblings_workspace(const gpuir_module *m, gpuir__sib_view x, const int count[GPUIR__SIB_ROLES],
                                       gpuir_type ws[2]) {
-    int64_t B = gpuir__siblings_blocks(m, x.R);
-    int64_t partials = 2 * (gpuir__sib_column_slots(count) * B * x.C + count[GPUIR__SIB_TOTAL] * B);
+    int64_t B = gpuir__siblings_blocks(m, x.R), G = gpuir__siblings_groups(B);
+    int64_t partials = 2 * (gpuir__sib_column_slots(count) * (B + G) * x.C + count[GPUIR__SIB_TOTAL] * B);
     for (int i = 0; i < 2; i++) {
         memset(&ws[i], 0, sizeof ws[i]);
         ws[i].kind = GPUIR_TYPE_MEMREF, ws[i].space = GPUIR_SPACE_DEVICE, ws[i].rank = 1;
     }
     ws[0].dtype = GPUIR_F32, ws[0].dims[0] = partials > 0 ? partials : 1;
-    ws[1].dtype = GPUIR_I32, ws[1].dims[0] = (x.C + GPUIR__SIBLINGS_THREADS - 1) / GPUIR__SIBLINGS_THREADS + 1;
+    int64_t chunks = (x.C + GPUIR__SIBLINGS_THREADS - 1) / GPUIR__SIBLINGS_THREADS;
+    ws[1].dtype = GPUIR_I32, ws[1].dims[0] = chunks + 1 + chunks * G;
 }
 
 static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, gpuir__sib_view x,
@@ -17643,9 +17747,12 @@ typedef struct gpuir__cg_sib {
     int px;                 /* x's parameter */
     long long R, Cn, rows, blocks, chunks;
     int n_cols, n_rows, n_tots;
-    uint32_t ops[GPUIR__SIBLINGS_MAX];  /* kernel op indices of each role, in order */
-    int role[GPUIR__SIBLINGS_MAX], slot[GPUIR__SIBLINGS_MAX], n;
-    int mean_of[GPUIR__SIBLINGS_MAX];   /* a variance's mean (an index here), else -1 */
+    uint32_t ops[GPUIR__SIBLINGS_OPS];  /* kernel op indices of each role, in order */
+    int role[GPUIR__SIBLINGS_OPS], slot[GPUIR__SIBLINGS_OPS], n;
+    int mean_of[GPUIR__SIBLINGS_OPS];   /* a variance's mean (an index here), else -1 */
+    long long groups;                   /* groups of blocks the column partials merge in first, or 0 */
+    int n_epilogue;                     /* ops of the column results' epilogue */
+    const gpuir_type *epilogue_shape;   /* the first one's output (its splats' shape) */
     const char *ws, *counters;          /* the workspace's parameters: partials, counters */
 } gpuir__cg_sib;
 
@@ -17703,6 +17810,7 @@ static gpuir_result gpuir__cg_sib_plan(gpuir__cg *C, gpuir__cg_sib *S) {
     S->R = view.R, S->Cn = view.C;
     S->rows = gpuir__siblings_block_rows(m, S->R), S->blocks = gpuir__siblings_blocks(m, S->R);
     S->chunks = (S->Cn + GPUIR__SIBLINGS_THREADS - 1) / GPUIR__SIBLINGS_THREADS;
+    S->groups = gpuir__siblings_groups(S->blocks);
     gpuir__sib_ops ops;
     if (!gpuir__kernel_sib_ops(m, C->k, x, &ops))
         return gpuir__cg_fail(C, gpuir__kernel_lead(m, C->k), "has form \"siblings\" with ops that are not siblings");
@@ -17711,6 +17819,10 @@ static gpuir_result gpuir__cg_sib_plan(gpuir__cg *C, gpuir__cg_sib *S) {
         S->slot[s] = role == GPUIR__SIB_COLUMNS ? S->n_cols++ : role == GPUIR__SIB_ROWS ? S->n_rows++ :
                      role == GPUIR__SIB_TOTAL ? S->n_tots++ : 0;
         if (role == GPUIR__SIB_VARIANCE) S->slot[s] = S->n_cols, S->n_cols += GPUIR__SIB_VARIANCE_SLOTS;
+        if (role == GPUIR__SIB_EPILOGUE && !S->n_epilogue++) {
+            const gpuir__op *op = gpuir__op_at(m, C->k->ops[ops.at[s]]);
+            S->epilogue_shape = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        }
         S->role[s] = (int)role, S->ops[s] = ops.at[s], S->mean_of[s] = ops.mean_of[s];
     }
     S->n = ops.n;
@@ -17736,13 +17848,15 @@ static void gpuir__cg_sib_macros(gpuir__cg *C) {
     gpuir__cg_line(C, "#endif");
 }
 
-/* The block's ticket on counter `counter`; `then` opens the last block's part. */
-static void gpuir__cg_sib_ticket(gpuir__cg *C, const gpuir__cg_sib *S, const char *counter) {
+/* The block's ticket on counter `counter` (C), and the part of the block
+   whose ticket is `last` (C: the count of blocks that take one, less 1)
+   opened. */
+static void gpuir__cg_sib_ticket(gpuir__cg *C, const gpuir__cg_sib *S, const char *counter, const char *last) {
     gpuir__cg_line(C, "GPUIR_WS_FENCE();");
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_line(C, "if (t == 0) ticket[0] = (unsigned)GPUIR_WS_TICKET(&%s[%s]);", S->counters, counter);
     gpuir__cg_line(C, "GPUIR_SYNC();");
-    gpuir__cg_open(C, "if (ticket[0] == %lldu)", S->blocks - 1);
+    gpuir__cg_open(C, "if (ticket[0] == %s)", last);
     gpuir__cg_line(C, "GPUIR_WS_FENCE();");
 }
 
@@ -17765,63 +17879,6 @@ static void gpuir__cg_sib_variance_start(gpuir__cg *C, const gpuir__cg_sib *S, i
                    p, p);
 }
 
-/* After a chunk's rows: variance s's block partials out (its mean and sum
-   of squared deviations about it, in double, from the shifted sums; its
-   least and greatest value), into its three column slots. */
-static void gpuir__cg_sib_variance_out(gpuir__cg *C, const gpuir__cg_sib *S, int s) {
-    int p = S->slot[s];
-    long long plane = S->blocks * S->Cn;
-    gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
-    gpuir__cg_line(C, "double wn = (double)(rn - r0), cm = wk%d + wa%d / wn, cq = wb%d - wa%d * wa%d / wn;", p, p, p, p,
-                   p);
-    gpuir__cg_line(C, "long long at = blk * %lldLL + c;", S->Cn);
-    gpuir__cg_line(C, "gpuir_put2(&%s[2 * (%lldLL + at)], cm);", S->ws, p * plane);
-    gpuir__cg_line(C, "gpuir_put2(&%s[2 * (%lldLL + at)], cq < 0.0 ? 0.0 : cq);", S->ws, (p + 1) * plane);
-    gpuir__cg_line(C, "%s[2 * (%lldLL + at)] = wl%d; %s[2 * (%lldLL + at) + 1] = wh%d;", S->ws, (p + 2) * plane, p,
-                   S->ws, (p + 2) * plane, p);
-    gpuir__cg_close(C);
-}
-
-/* In the last block, column c: variance s from the blocks' partials,
-   merged by Chan's formula in double (each block's count its rows), then
-   taken about its mean as rounded to f32 (the ops subtract that: plus R
-   times the rounding's square); a squared deviation that overflows f32
-   (found from the least and greatest value) makes it inf, NaN where the
-   mean or a value is not finite, as the ops give. */
-static void gpuir__cg_sib_variance_gather(gpuir__cg *C, const gpuir__cg_sib *S, int s) {
-    int p = S->slot[s], pm = S->slot[S->mean_of[s]];
-    long long plane = S->blocks * S->Cn;
-    const char *ws = S->ws;
-    gpuir__cg_line(C, "{");     /* a block of its own: a kernel may hold two variances */
-    C->depth++;
-    gpuir__cg_line(C, "double cn = 0.0, cm = 0.0, cq = 0.0, sum = 0.0;");
-    gpuir__cg_line(C, "float wl = GPUIR_INF, wh = -GPUIR_INF;");
-    gpuir__cg_line(C, "GPUIR_WS_UNROLL4");
-    gpuir__cg_open(C, "for (long long q = 0; q < %lldLL; q++)", S->blocks);
-    gpuir__cg_line(C, "long long at = q * %lldLL + c;", S->Cn);
-    gpuir__cg_line(C, "double on = (double)(q * %lldLL + %lldLL < %lldLL ? %lldLL : %lldLL - q * %lldLL);", S->rows,
-                   S->rows, S->R, S->rows, S->R, S->rows);
-    gpuir__cg_line(C, "double om = gpuir_get2(&((volatile float *)%s)[2 * (%lldLL + at)]);", ws, p * plane);
-    gpuir__cg_line(C, "double oq = gpuir_get2(&((volatile float *)%s)[2 * (%lldLL + at)]);", ws, (p + 1) * plane);
-    gpuir__cg_line(C, "double wt = cn + on, wd = om - cm, wf = on / wt;");
-    gpuir__cg_line(C, "cq += oq + (cn > 0.0 ? wd * wd * cn * wf : 0.0); cm += wd * wf; cn = wt;");
-    gpuir__cg_line(C, "wl = gpuir_fmin(wl, ((volatile float *)%s)[2 * (%lldLL + at)]);", ws, (p + 2) * plane);
-    gpuir__cg_line(C, "wh = gpuir_fmax(wh, ((volatile float *)%s)[2 * (%lldLL + at) + 1]);", ws, (p + 2) * plane);
-    gpuir__cg_line(C, "sum += gpuir_get2(&((volatile float *)%s)[2 * (%lldLL + at)]);", ws, pm * plane);
-    gpuir__cg_close(C);
-    gpuir__cg_line(C, "float mf = (float)(sum / %lld.0);", S->R);
-    gpuir__cg_line(C, "float ql = (wl - mf) * (wl - mf), qh = (wh - mf) * (wh - mf);");
-    gpuir__cg_line(C, "double dm = cm - (double)mf;");
-    gpuir__cg_line(C, "cq += cn * dm * dm;");
-    bool mean = gpuir__cg_sib_op(C, S, s)->kind == GPUIR_OP_REDUCE_MEAN;
-    char total[48] = "cq";
-    if (mean) snprintf(total, sizeof total, "cq / %lld.0", S->R);
-    gpuir__cg_line(C, "acc = ql != ql || qh != qh ? GPUIR_NAN : ql == GPUIR_INF || qh == GPUIR_INF ? GPUIR_INF : "
-                   "(float)(%s);", total);
-    gpuir__cg_sib_store(C, S, s, "c", 0);
-    gpuir__cg_close(C);
-}
-
 /* One element x[r, c] (register v<xv>, index i): the elementwise
    siblings, then every reduction's partial. */
 static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, uint32_t xv, uint32_t x) {
@@ -17835,8 +17892,9 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
         for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {    /* splat fills and elementwise siblings */
             const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
             gpuir__op_class cls = gpuir__info(op->kind)->cls;
+            gpuir__sib_role role = gpuir__cg_sib_role_of(S, i);
             if (op->result || !(gpuir__is_elementwise(cls) || gpuir__is_splat_fill(m, op)) ||
-                gpuir__cg_sib_role_of(S, i) == GPUIR__SIB_CENTRED)
+                role == GPUIR__SIB_CENTRED || role == GPUIR__SIB_EPILOGUE)
                 continue;
             gpuir_result r = gpuir__cg_chain(C, i, i + 1, S->x, "i");
             if (r) return r;
@@ -17847,7 +17905,9 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
     char xs[24];
     snprintf(xs, sizeof xs, "v%u", xv);
     for (int s = 0; s < S->n; s++) {                /* every lane takes part: the columns past C add the identity */
-        if (S->role[s] == GPUIR__SIB_FULL || S->role[s] == GPUIR__SIB_CENTRED) continue;
+        if (S->role[s] != GPUIR__SIB_COLUMNS && S->role[s] != GPUIR__SIB_TOTAL && S->role[s] != GPUIR__SIB_ROWS &&
+            S->role[s] != GPUIR__SIB_VARIANCE)
+            continue;                               /* no partial: stored per element, or by the last block */
         if (S->role[s] == GPUIR__SIB_VARIANCE) {   /* (lanes past C: column 0's values, never stored) */
             int p = S->slot[s];
             gpuir__cg_line(C, "{ double wd = (double)%s - wk%d; wa%d += wd; wb%d += wd * wd; wl%d = gpuir_fmin(wl%d, %s); "
@@ -17879,53 +17939,227 @@ static gpuir_result gpuir__cg_sib_element(gpuir__cg *C, const gpuir__cg_sib *S, 
     return GPUIR_OK;
 }
 
-/* acc = the blocks' partials at float index `at` (over q; each a
-   double's bits in two floats: gpuir_put2) combined: a sum in double
-   (gpuir_get2; a mean divided by its count there too, so a mean of large
-   values does not overflow f32 on the way), a max of their f32 values. */
-static void gpuir__cg_sib_gather(gpuir__cg *C, const gpuir__cg_sib *S, gpuir_op_kind k, const char *at, long long count) {
+/* Column result s (its value in `acc`) as a register the epilogue reads,
+   rounded to its dtype as stored; nothing where there is no epilogue. */
+static void gpuir__cg_sib_keep(gpuir__cg *C, const gpuir__cg_sib *S, int s) {
+    if (!S->n_epilogue) return;
+    uint32_t dst = gpuir__op_operand(C->m, gpuir__cg_sib_op(C, S, s), 1);
+    gpuir_dtype d = gpuir__value_at(C->m, dst)->type.dtype;
+    uint32_t v = gpuir__cg_new_var(C, d);
+    char value[48];
+    gpuir__cg_call(value, sizeof value, gpuir__cg_round(d), "acc");
+    gpuir__cg_line(C, "float v%u = %s;", v, value);
+    C->cur[dst - 1] = v + 1;
+}
+
+/* In the last block, column c: the epilogue's ops on the column results
+   (registers: gpuir__cg_sib_keep) at their element c, the splat fills
+   first; each output parameter stored. */
+static gpuir_result gpuir__cg_sib_epilogue(gpuir__cg *C, const gpuir__cg_sib *S) {
+    gpuir_module *m = C->m;
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops) && S->n_epilogue; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        bool fill = !op->result && gpuir__is_splat_fill(m, op);
+        if (!fill && gpuir__cg_sib_role_of(S, i) != GPUIR__SIB_EPILOGUE) continue;
+        const gpuir_type *out = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        const gpuir_type *shape = fill ? S->epilogue_shape : out;
+        gpuir_result r = gpuir__cg_chain(C, i, i + 1, shape, "c");
+        if (r) return r;
+        if (!fill) gpuir__cg_store_outputs(C, i, i + 1, out, "c");
+    }
+    return GPUIR_OK;
+}
+
+/* ---- a chunk's column partials, merged as a tree ----
+   Each block writes its partials of the chunk's columns (a sum's double
+   in two floats, gpuir_put2; a max as a double; a variance's mean and sum
+   of squared deviations, and its least and greatest value); with more
+   than GPUIR__SIB_GROUP blocks, the last block of each group of them to
+   finish (a ticket on the group's counter) merges the group's partials
+   into one more partial, and the last group to finish merges those: no
+   block merges more than GPUIR__SIB_GROUP or (blocks / GPUIR__SIB_GROUP)
+   partials a column, in place of every block's. Merges go in block order
+   (the results do not depend on the schedule). Partial q of slot p,
+   column c, is at float 2 * (p * P + q * C + c), P = (blocks + groups)
+   * C: the blocks' first, then the groups'. */
+
+/* The float index of partial `q` (C) of column slot p, column c. */
+static void gpuir__cg_sib_at(char *out, size_t size, const gpuir__cg_sib *S, int p, const char *q) {
+    snprintf(out, size, "2 * (%lldLL + %s * %lldLL + c)", (long long)p * (S->blocks + S->groups) * S->Cn, q, S->Cn);
+}
+
+/* Merges partials q0 <= q < q1 of column reduction s (kind k): a sum in
+   double into dacc, a max into acc. */
+static void gpuir__cg_sib_merge(gpuir__cg *C, const gpuir__cg_sib *S, int s, gpuir_op_kind k) {
+    char at[96];
+    gpuir__cg_sib_at(at, sizeof at, S, S->slot[s], "q");
     if (k == GPUIR_OP_REDUCE_MAX) {
         gpuir__cg_line(C, "acc = -GPUIR_INF;");
-        gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) acc = gpuir_fmax(acc, (float)gpuir_get2(&((volatile "
-                       "float *)%s)[%s]));", S->blocks, S->ws, at);
+        gpuir__cg_line(C, "GPUIR_WS_UNROLL4");  /* four partials' loads in flight, not one L2 trip each */
+        gpuir__cg_line(C, "for (long long q = q0; q < q1; q++) acc = gpuir_fmax(acc, (float)gpuir_get2(&((volatile "
+                       "float *)%s)[%s]));", S->ws, at);
         return;
     }
     gpuir__cg_line(C, "dacc = 0.0;");
-    gpuir__cg_line(C, "GPUIR_WS_UNROLL4");      /* four blocks' loads in flight, not one L2 trip a block */
-    gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) dacc += gpuir_get2(&((volatile float *)%s)[%s]);", S->blocks,
-                   S->ws, at);
-    if (k == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", count);
-    else gpuir__cg_line(C, "acc = (float)dacc;");
+    gpuir__cg_line(C, "GPUIR_WS_UNROLL4");
+    gpuir__cg_line(C, "for (long long q = q0; q < q1; q++) dacc += gpuir_get2(&((volatile float *)%s)[%s]);", S->ws, at);
 }
 
-/* After a chunk's rows: its column partials out (two floats each: a
-   sum's double partial, gpuir_put2), and the last block's combine of the
-   chunk (a sum in double). */
-static void gpuir__cg_sib_columns(gpuir__cg *C, const gpuir__cg_sib *S) {
-    char off[32];
+/* Merges partials q0 <= q < q1 of variance s by Chan's formula in double
+   (each partial's count its rows: a block's, a group's), into cn, cm, cq
+   (count, mean, sum of squared deviations), wl, wh (least and greatest
+   value), and with `sum` its mean's plain sum over them. */
+static void gpuir__cg_sib_variance_merge(gpuir__cg *C, const gpuir__cg_sib *S, int s, bool sum) {
+    int p = S->slot[s];
+    char am[96], aq[96], al[96], as[96];
+    gpuir__cg_sib_at(am, sizeof am, S, p, "q");
+    gpuir__cg_sib_at(aq, sizeof aq, S, p + 1, "q");
+    gpuir__cg_sib_at(al, sizeof al, S, p + 2, "q");
+    gpuir__cg_sib_at(as, sizeof as, S, S->slot[S->mean_of[s]], "q");
+    long long rows = S->rows, group_rows = S->rows * GPUIR__SIB_GROUP;
+    gpuir__cg_line(C, "double cn = 0.0, cm = 0.0, cq = 0.0, sum = 0.0;");
+    gpuir__cg_line(C, "float wl = GPUIR_INF, wh = -GPUIR_INF;");
+    gpuir__cg_line(C, "GPUIR_WS_UNROLL4");
+    gpuir__cg_open(C, "for (long long q = q0; q < q1; q++)");
+    gpuir__cg_line(C, "long long first = q < %lldLL ? q * %lldLL : (q - %lldLL) * %lldLL;", S->blocks, rows, S->blocks,
+                   group_rows);
+    gpuir__cg_line(C, "long long span = q < %lldLL ? %lldLL : %lldLL;", S->blocks, rows, group_rows);
+    gpuir__cg_line(C, "double on = (double)(first + span < %lldLL ? span : %lldLL - first);", S->R, S->R);
+    gpuir__cg_line(C, "double om = gpuir_get2(&((volatile float *)%s)[%s]);", S->ws, am);
+    gpuir__cg_line(C, "double oq = gpuir_get2(&((volatile float *)%s)[%s]);", S->ws, aq);
+    gpuir__cg_line(C, "double wt = cn + on, wd = om - cm, wf = on / wt;");
+    gpuir__cg_line(C, "cq += oq + (cn > 0.0 ? wd * wd * cn * wf : 0.0); cm += wd * wf; cn = wt;");
+    gpuir__cg_line(C, "wl = gpuir_fmin(wl, ((volatile float *)%s)[%s]);", S->ws, al);
+    gpuir__cg_line(C, "wh = gpuir_fmax(wh, ((volatile float *)%s)[%s + 1]);", S->ws, al);
+    if (sum) gpuir__cg_line(C, "sum += gpuir_get2(&((volatile float *)%s)[%s]);", S->ws, as);
+    gpuir__cg_close(C);
+}
+
+/* After a chunk's rows: the block's partials of variance s (its mean and
+   sum of squared deviations about it, from the shifted sums; its least
+   and greatest value) into its three column slots. */
+static void gpuir__cg_sib_variance_out(gpuir__cg *C, const gpuir__cg_sib *S, int s) {
+    int p = S->slot[s];
+    char am[96], aq[96], al[96];
+    gpuir__cg_sib_at(am, sizeof am, S, p, "blk");
+    gpuir__cg_sib_at(aq, sizeof aq, S, p + 1, "blk");
+    gpuir__cg_sib_at(al, sizeof al, S, p + 2, "blk");
+    gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
+    gpuir__cg_line(C, "double wn = (double)(rn - r0), cm = wk%d + wa%d / wn, cq = wb%d - wa%d * wa%d / wn;", p, p, p, p,
+                   p);
+    gpuir__cg_line(C, "gpuir_put2(&%s[%s], cm);", S->ws, am);
+    gpuir__cg_line(C, "gpuir_put2(&%s[%s], cq < 0.0 ? 0.0 : cq);", S->ws, aq);
+    gpuir__cg_line(C, "%s[%s] = wl%d; %s[%s + 1] = wh%d;", S->ws, al, p, S->ws, al, p);
+    gpuir__cg_close(C);
+}
+
+/* The last group's (or with no groups, the last block's) part, column c:
+   variance s from the partials, taken about its mean as rounded to f32
+   (the ops subtract that: plus R times the rounding's square); a squared
+   deviation that overflows f32 (found from the least and greatest value)
+   makes it inf, NaN where the mean or a value is not finite, as the ops
+   give; stored. */
+static void gpuir__cg_sib_variance_result(gpuir__cg *C, const gpuir__cg_sib *S, int s) {
+    gpuir__cg_line(C, "{");     /* a block of its own: a kernel may hold two variances */
+    C->depth++;
+    gpuir__cg_sib_variance_merge(C, S, s, true);
+    gpuir__cg_line(C, "float mf = (float)(sum / %lld.0);", S->R);
+    gpuir__cg_line(C, "float ql = (wl - mf) * (wl - mf), qh = (wh - mf) * (wh - mf);");
+    gpuir__cg_line(C, "double dm = cm - (double)mf;");
+    gpuir__cg_line(C, "cq += cn * dm * dm;");
+    bool mean = gpuir__cg_sib_op(C, S, s)->kind == GPUIR_OP_REDUCE_MEAN;
+    char total[48] = "cq";
+    if (mean) snprintf(total, sizeof total, "cq / %lld.0", S->R);
+    gpuir__cg_line(C, "acc = ql != ql || qh != qh ? GPUIR_NAN : ql == GPUIR_INF || qh == GPUIR_INF ? GPUIR_INF : "
+                   "(float)(%s);", total);
+    gpuir__cg_sib_store(C, S, s, "c", 0);
+    gpuir__cg_close(C);
+}
+
+/* A group's last block, column c: the group's partials (q0 <= q < q1)
+   merged into its own partial, blocks + g. */
+static void gpuir__cg_sib_group_merge(gpuir__cg *C, const gpuir__cg_sib *S) {
+    char at[96];
+    for (int s = 0; s < S->n; s++) {
+        int p = S->slot[s];
+        if (S->role[s] == GPUIR__SIB_COLUMNS) {
+            gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
+            gpuir__cg_sib_merge(C, S, s, k);
+            gpuir__cg_sib_at(at, sizeof at, S, p, "(blocks + g)");
+            gpuir__cg_line(C, "gpuir_put2(&%s[%s], %s);", S->ws, at, k == GPUIR_OP_REDUCE_MAX ? "(double)acc" : "dacc");
+        } else if (S->role[s] == GPUIR__SIB_VARIANCE) {
+            gpuir__cg_line(C, "{");
+            C->depth++;
+            gpuir__cg_sib_variance_merge(C, S, s, false);
+            gpuir__cg_sib_at(at, sizeof at, S, p, "(blocks + g)");
+            gpuir__cg_line(C, "gpuir_put2(&%s[%s], cm);", S->ws, at);
+            gpuir__cg_sib_at(at, sizeof at, S, p + 1, "(blocks + g)");
+            gpuir__cg_line(C, "gpuir_put2(&%s[%s], cq);", S->ws, at);
+            gpuir__cg_sib_at(at, sizeof at, S, p + 2, "(blocks + g)");
+            gpuir__cg_line(C, "%s[%s] = wl; %s[%s + 1] = wh;", S->ws, at, S->ws, at);
+            gpuir__cg_close(C);
+        }
+    }
+}
+
+/* The last part, column c: each column result from partials q0 <= q <
+   q1 (a mean divided by its count in double), stored, kept for the
+   epilogue, then the epilogue. */
+static gpuir_result gpuir__cg_sib_results(gpuir__cg *C, const gpuir__cg_sib *S) {
+    gpuir__cg_reset_values(C);                        /* the row loop's registers are out of scope */
+    for (int s = 0; s < S->n; s++) {
+        const gpuir__op *op = gpuir__cg_sib_op(C, S, s);
+        bool unread = gpuir__cg_param_index(C, gpuir__op_operand(C->m, op, 1)) < 0 && !S->n_epilogue;
+        if (S->role[s] != GPUIR__SIB_COLUMNS || unread)
+            continue;                               /* (a mean only its variance reads: merged there) */
+        gpuir__cg_sib_merge(C, S, s, op->kind);
+        if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", S->R);
+        else if (op->kind != GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "acc = (float)dacc;");
+        gpuir__cg_sib_store(C, S, s, "c", 0);         /* a mean divided already */
+        gpuir__cg_sib_keep(C, S, s);
+    }
+    for (int s = 0; s < S->n; s++) {
+        if (S->role[s] != GPUIR__SIB_VARIANCE) continue;
+        gpuir__cg_sib_variance_result(C, S, s);
+        gpuir__cg_sib_keep(C, S, s);                  /* (acc holds it still) */
+    }
+    return gpuir__cg_sib_epilogue(C, S);
+}
+
+/* After a chunk's rows: the block's column partials out, then the tree's
+   merges (see above) and the results. */
+static gpuir_result gpuir__cg_sib_columns(gpuir__cg *C, const gpuir__cg_sib *S) {
+    char at[96], counter[64], last[64];
     for (int s = 0; s < S->n; s++) {
         if (S->role[s] == GPUIR__SIB_VARIANCE) gpuir__cg_sib_variance_out(C, S, s);
         if (S->role[s] != GPUIR__SIB_COLUMNS) continue;
-        gpuir__cg_line(C, "if (c < %lldLL) gpuir_put2(&%s[2 * (%sblk * %lldLL + c)], cacc[%d]);", S->Cn, S->ws,
-                       gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn, S->slot[s]);
+        gpuir__cg_sib_at(at, sizeof at, S, S->slot[s], "blk");
+        gpuir__cg_line(C, "if (c < %lldLL) gpuir_put2(&%s[%s], cacc[%d]);", S->Cn, S->ws, at, S->slot[s]);
     }
-    gpuir__cg_sib_ticket(C, S, "j");
+    int closes = 1;
+    if (S->groups) {
+        gpuir__cg_line(C, "long long g = blk / %d, blocks = %lldLL;", GPUIR__SIB_GROUP, S->blocks);
+        gpuir__cg_line(C, "long long q0 = g * %d, q1 = q0 + %d < blocks ? q0 + %d : blocks;", GPUIR__SIB_GROUP,
+                       GPUIR__SIB_GROUP, GPUIR__SIB_GROUP);
+        snprintf(counter, sizeof counter, "%lldLL + j * %lldLL + g", S->chunks + 1, S->groups);
+        gpuir__cg_sib_ticket(C, S, counter, "(unsigned)(q1 - q0 - 1)");
+        gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
+        gpuir__cg_sib_group_merge(C, S);
+        gpuir__cg_close(C);
+        snprintf(last, sizeof last, "%lldu", S->groups - 1);
+        gpuir__cg_sib_ticket(C, S, "j", last);
+        gpuir__cg_line(C, "q0 = blocks; q1 = blocks + %lldLL;", S->groups);
+        closes = 2;
+    } else {
+        snprintf(last, sizeof last, "%lldu", S->blocks - 1);
+        gpuir__cg_sib_ticket(C, S, "j", last);
+        gpuir__cg_line(C, "long long q0 = 0, q1 = %lldLL;", S->blocks);
+    }
     gpuir__cg_open(C, "if (c < %lldLL)", S->Cn);
-    for (int s = 0; s < S->n; s++) {
-        const gpuir__op *op = gpuir__cg_sib_op(C, S, s);
-        if (S->role[s] != GPUIR__SIB_COLUMNS || gpuir__cg_param_index(C, gpuir__op_operand(C->m, op, 1)) < 0)
-            continue;                               /* (a mean only its variance reads: gathered there) */
-        gpuir_op_kind k = op->kind;
-        char at[128];
-        snprintf(at, sizeof at, "2 * (%sq * %lldLL + c)",
-                 gpuir__cg_sib_off(off, sizeof off, (long long)S->slot[s] * S->blocks * S->Cn), S->Cn);
-        gpuir__cg_sib_gather(C, S, k, at, S->R);
-        gpuir__cg_sib_store(C, S, s, "c", 0);         /* a mean divided already */
-    }
-    for (int s = 0; s < S->n; s++)
-        if (S->role[s] == GPUIR__SIB_VARIANCE) gpuir__cg_sib_variance_gather(C, S, s);
+    gpuir_result r = gpuir__cg_sib_results(C, S);
     gpuir__cg_close(C);
-    gpuir__cg_close(C);
+    while (closes--) gpuir__cg_close(C);
+    return r;
 }
 
 /* After the chunks: the rows' results from their warp slots (doubles:
@@ -17955,7 +18189,7 @@ static void gpuir__cg_sib_rows(gpuir__cg *C, const gpuir__cg_sib *S) {
    gpuir__cg_block_sum_f64, stored as two floats), and the last block's
    sum of them. */
 static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
-    long long base = (long long)S->n_cols * S->blocks * S->Cn;
+    long long base = (long long)S->n_cols * (S->blocks + S->groups) * S->Cn;
     char off[32];
     for (int s = 0; s < S->n; s++) {
         if (S->role[s] != GPUIR__SIB_TOTAL) continue;
@@ -17972,16 +18206,29 @@ static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
         }
         gpuir__cg_line(C, "GPUIR_SYNC();");
     }
-    char counter[24];
+    char counter[24], last[24];
     snprintf(counter, sizeof counter, "%lld", S->chunks);
-    gpuir__cg_sib_ticket(C, S, counter);
+    snprintf(last, sizeof last, "%lldu", S->blocks - 1);
+    gpuir__cg_sib_ticket(C, S, counter, last);
     gpuir__cg_open(C, "if (t == 0)");
     for (int s = 0; s < S->n; s++) {
         if (S->role[s] != GPUIR__SIB_TOTAL) continue;
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
-        char at[96];
-        snprintf(at, sizeof at, "2 * (%sq)", gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks));
-        gpuir__cg_sib_gather(C, S, k, at, S->R * S->Cn);
+        char at[96];      /* the blocks' partials combined: a sum in double (a mean divided there), a max */
+        snprintf(at, sizeof at, "&((volatile float *)%s)[2 * (%sq)]", S->ws,
+                 gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks));
+        if (k == GPUIR_OP_REDUCE_MAX) {
+            gpuir__cg_line(C, "acc = -GPUIR_INF;");
+            gpuir__cg_line(C, "GPUIR_WS_UNROLL4");
+            gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) acc = gpuir_fmax(acc, (float)gpuir_get2(%s));",
+                           S->blocks, at);
+        } else {
+            gpuir__cg_line(C, "dacc = 0.0;");
+            gpuir__cg_line(C, "GPUIR_WS_UNROLL4");
+            gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) dacc += gpuir_get2(%s);", S->blocks, at);
+            if (k == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", S->R * S->Cn);
+            else gpuir__cg_line(C, "acc = (float)dacc;");
+        }
         gpuir__cg_sib_store(C, S, s, "0", 0);
     }
     gpuir__cg_close(C);
@@ -18041,7 +18288,8 @@ static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
     gpuir_result r = gpuir__cg_sib_element(C, S, xv, x);
     if (r) return r;
     gpuir__cg_close(C);
-    if (S->n_cols) gpuir__cg_sib_columns(C, S);
+    if (S->n_cols) r = gpuir__cg_sib_columns(C, S);
+    if (r) return r;
     gpuir__cg_close(C);
     if (S->n_rows) gpuir__cg_sib_rows(C, S);
     if (S->n_tots) gpuir__cg_sib_totals(C, S);

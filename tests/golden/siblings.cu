@@ -41,17 +41,34 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
             e = c < 300LL ? v0 : 0.0f;
             tacc[0] += (double)e;
         }
-        if (c < 300LL) gpuir_put2(&partials_[2 * (blk * 300LL + c)], cacc[0]);
+        if (c < 300LL) gpuir_put2(&partials_[2 * (0LL + blk * 300LL + c)], cacc[0]);
+        long long g = blk / 16, blocks = 70LL;
+        long long q0 = g * 16, q1 = q0 + 16 < blocks ? q0 + 16 : blocks;
         GPUIR_WS_FENCE();
         GPUIR_SYNC();
-        if (t == 0) ticket[0] = (unsigned)GPUIR_WS_TICKET(&counters_[j]);
+        if (t == 0) ticket[0] = (unsigned)GPUIR_WS_TICKET(&counters_[3LL + j * 5LL + g]);
         GPUIR_SYNC();
-        if (ticket[0] == 69u) {
+        if (ticket[0] == (unsigned)(q1 - q0 - 1)) {
             GPUIR_WS_FENCE();
             if (c < 300LL) {
                 acc = -GPUIR_INF;
-                for (long long q = 0; q < 70LL; q++) acc = gpuir_fmax(acc, (float)gpuir_get2(&((volatile float *)partials_)[2 * (q * 300LL + c)]));
-                out0_[c] = acc;
+                GPUIR_WS_UNROLL4
+                for (long long q = q0; q < q1; q++) acc = gpuir_fmax(acc, (float)gpuir_get2(&((volatile float *)partials_)[2 * (0LL + q * 300LL + c)]));
+                gpuir_put2(&partials_[2 * (0LL + (blocks + g) * 300LL + c)], (double)acc);
+            }
+            GPUIR_WS_FENCE();
+            GPUIR_SYNC();
+            if (t == 0) ticket[0] = (unsigned)GPUIR_WS_TICKET(&counters_[j]);
+            GPUIR_SYNC();
+            if (ticket[0] == 4u) {
+                GPUIR_WS_FENCE();
+                q0 = blocks; q1 = blocks + 5LL;
+                if (c < 300LL) {
+                    acc = -GPUIR_INF;
+                    GPUIR_WS_UNROLL4
+                    for (long long q = q0; q < q1; q++) acc = gpuir_fmax(acc, (float)gpuir_get2(&((volatile float *)partials_)[2 * (0LL + q * 300LL + c)]));
+                    out0_[c] = acc;
+                }
             }
         }
     }
@@ -72,7 +89,7 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
         dacc = t < 8 ? dred[t] : 0.0;
         for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
     }
-    if (t == 0) gpuir_put2(&partials_[2 * (21000LL + blk)], dacc);
+    if (t == 0) gpuir_put2(&partials_[2 * (22500LL + blk)], dacc);
     GPUIR_SYNC();
     GPUIR_WS_FENCE();
     GPUIR_SYNC();
@@ -83,7 +100,7 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
         if (t == 0) {
             dacc = 0.0;
             GPUIR_WS_UNROLL4
-            for (long long q = 0; q < 70LL; q++) dacc += gpuir_get2(&((volatile float *)partials_)[2 * (21000LL + q)]);
+            for (long long q = 0; q < 70LL; q++) dacc += gpuir_get2(&((volatile float *)partials_)[2 * (22500LL + q)]);
             acc = (float)dacc;
             out2_[0] = acc;
         }
@@ -93,7 +110,7 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
 /* @siblings_k0_zero: 256 threads per block */
 GPUIR_KERNEL gpuir_k_siblings_k0_zero(GPUIR_LANE int *counters_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 3LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 13LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
         /* op 15: constant */
         int v0 = 0LL;
