@@ -10503,12 +10503,13 @@ static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, u
     memset(S, 0, sizeof *S);
     /* Each sibling reads x as it was before the launch (one register an
        element): an op may write x in place only after every other op read
-       it (bufferize reuses x's buffer at its last use). */
+       it (bufferize reuses x's buffer at its last use; an epilogue op after
+       it reads column results only). */
     bool written = false, x_stepped = false;    /* x's buffer written: by an op, by a variance's step */
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
-        if (S->n == GPUIR__SIBLINGS_OPS || written || op->n_operands < 2) return false;
+        if (S->n == GPUIR__SIBLINGS_OPS || (written && gpuir__op_reads(m, op, x)) || op->n_operands < 2) return false;
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         int at, in[2] = {0, 0}, from[2] = {-1, -1};
         gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, dst)->type, &at);

@@ -1081,6 +1081,54 @@ static int fd_motif_siblings(fd_gen *g) {
     return last;
 }
 
+/* Normalization over the leading dims (BatchNorm's statistics per column:
+   a matrix, or a rank-3 tensor split after its first dim or two): the
+   column mean, x - mean, the mean of its square (pass.fuse's one-pass
+   column variance in a sibling kernel), rsqrt(var + eps) (its epilogue),
+   the normalization; now and then a column max beside them, the variance
+   returned as it is, or the running statistics' update (a momentum of
+   the mean: an epilogue op with a parameter vector). bf16 now and then
+   (the steps stay ops), dynamic now and then (no sibling kernel). */
+static int fd_motif_column_norm(fd_gen *g) {
+    static const int64_t d[] = {1, 2, 3, 31, 64, 65, 129, 257, 300, 1000};
+    fd_val s;
+    memset(&s, 0, sizeof s);
+    s.dt = fd_chance(&g->rng, 80) ? GPUIR_F32 : GPUIR_BF16;
+    s.rank = fd_chance(&g->rng, 30) ? 3 : 2;
+    for (int i = 0; i < s.rank; i++) s.dims[i] = d[fd_below(&g->rng, 10)];
+    fd_cap(&s, FD_MAX_ELEMS);
+    if (fd_chance(&g->rng, 20)) fd_make_dynamic(g, &s);
+    int x = fd_param_like(g, s.dt, &s);
+    if (x < 0) return -1;
+    unsigned columns = (1u << (1 + fd_below(&g->rng, s.rank - 1))) - 1;
+    bool keep = fd_chance(&g->rng, 60);
+    const fd_val *v = &g->f->v[x];
+    double u = fd_u(v->dt), mx = v->mag, ex = v->err;
+    int mean = fd_reduce_axes(g, "reduce_mean", x, columns, keep);
+    if (mean >= 0 && fd_chance(&g->rng, 25)) (void)fd_reduce_axes(g, "reduce_max", x, columns, keep);
+    if (mean < 0) return -1;
+    double em = g->f->v[mean].err;
+    int dv = fd_chance(&g->rng, 30) ? fd_bin_named(g, "sub", mean, x, 2 * mx, ex + em + 2 * mx * u)
+                                    : fd_bin_named(g, "sub", x, mean, 2 * mx, ex + em + 2 * mx * u);
+    if (dv < 0) return -1;
+    double ed = g->f->v[dv].err;
+    int sq = fd_bin_named(g, "mul", dv, dv, 4 * mx * mx, 4 * mx * ed + 4 * mx * mx * u);
+    int var = fd_reduce_axes(g, fd_chance(&g->rng, 20) ? "reduce_sum" : "reduce_mean", sq, columns, keep);
+    if (var < 0 || fd_chance(&g->rng, 15)) return var;
+    if (fd_chance(&g->rng, 20)) {              /* the running mean: 0.9 of a vector's, 0.1 of the batch's */
+        int run = fd_param_like(g, g->f->v[mean].dt, &g->f->v[mean]);
+        int a = run < 0 ? -1 : fd_splat(g, &g->f->v[mean], 0, 0.1);
+        const fd_val *mv = &g->f->v[mean];
+        int b = a < 0 ? -1 : fd_bin_named(g, "mul", mean, a, 0.1 * mv->mag, 0.1 * mv->err + mv->mag * u);
+        if (b >= 0) (void)fd_bin_named(g, "add", run, b, 1 + mv->mag, mv->err + (1 + mv->mag) * u);
+    }
+    int r = fd_inv_std(g, var);
+    if (r < 0) return -1;
+    const fd_val *rv = &g->f->v[r];
+    double my = 2 * mx * rv->mag;
+    return fd_bin_named(g, "mul", dv, r, my, ed * rv->mag + rv->err * 2 * mx + my * u);
+}
+
 /* The causal mask as a dense constant: 0 on and below a diagonal (query i
    sees keys 0..i + off), -inf above: the main diagonal, now and then the
    bottom-right one (off = Sk - Sq, when that is not negative: every query
@@ -1370,9 +1418,11 @@ static int fd_motif_attention(fd_gen *g) {
     return oi >= 0 && seq >= 0 && fd_chance(&g->rng, 50) ? fd_head_merge(g, oi, seq) : oi;
 }
 
-/* One motif: a normalization over rows, a sibling group, an attention. */
+/* One motif: a normalization over rows or columns, a sibling group, an
+   attention. */
 static int fd_motif(fd_gen *g, int a) {
-    int k = fd_below(&g->rng, 8);
+    int k = fd_below(&g->rng, 9);
+    if (k == 8) return fd_motif_column_norm(g);
     if (k == 5) return fd_motif_siblings(g);
     if (k >= 6) return fd_motif_attention(g);
     int x = fd_rows_input(g, a);
