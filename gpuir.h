@@ -9485,7 +9485,8 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
 #define GPUIR__SIBLINGS_MAX_ROWS 4
 #define GPUIR__SIBLINGS_MAX_EPILOGUE 8
 #define GPUIR__SIBLINGS_OPS (GPUIR__SIBLINGS_MAX + GPUIR__SIBLINGS_MAX_EPILOGUE)
-/* The most floats of a sibling kernel's partials (its workspace). */
+/* The most floats of a sibling kernel's partials (its workspace) where x
+   has fewer than twice as many elements (gpuir__siblings_fit). */
 #define GPUIR__SIBLINGS_MAX_PARTIALS ((int64_t)1 << 22)
 /* The most rows a block of a sibling kernel owns. */
 #define GPUIR__SIBLINGS_BLOCK_ROWS 64
@@ -9619,13 +9620,15 @@ static int64_t gpuir__siblings_groups(int64_t B) {
 /* Whether a sibling kernel over x with these reductions fits: its partials
    (a row of C per block, and per group of blocks, for each column slot,
    gpuir__sib_column_slots; a value per block for each total; two floats
-   each) at most
-   GPUIR__SIBLINGS_MAX_PARTIALS floats, few enough row reductions for
-   shared memory. */
+   each) at most GPUIR__SIBLINGS_MAX_PARTIALS floats or half of x's
+   elements, whichever is more (a workspace no larger than x's f32 bytes
+   and half: BatchNorm's statistics of 16384 x 2048 take 8.9M), few
+   enough row reductions for shared memory. */
 static bool gpuir__siblings_fit(const gpuir_module *m, gpuir__sib_view v, int columns, int totals, int rows) {
     int64_t B = gpuir__siblings_blocks(m, v.R), G = gpuir__siblings_groups(B);
-    return rows <= GPUIR__SIBLINGS_MAX_ROWS && B <= GPUIR__SIBLINGS_MAX_PARTIALS && v.C <= GPUIR__SIBLINGS_MAX_PARTIALS &&
-           2 * (columns * ((B + G) * v.C) + totals * B) <= GPUIR__SIBLINGS_MAX_PARTIALS;
+    if (rows > GPUIR__SIBLINGS_MAX_ROWS || B > GPUIR__SIBLINGS_MAX_PARTIALS || v.C > GPUIR__SIBLINGS_MAX_PARTIALS) return false;
+    int64_t cap = v.R * v.C / 2 > GPUIR__SIBLINGS_MAX_PARTIALS ? v.R * v.C / 2 : GPUIR__SIBLINGS_MAX_PARTIALS;
+    return 2 * (columns * ((B + G) * v.C) + totals * B) <= cap;
 }
 
 /* A set of sibling candidates over one input while fuse scans a function. */
