@@ -9468,11 +9468,11 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
    %d, %d`, and a reduce_mean or reduce_sum of %q over the mean's dims,
    %d and %q read by the next step alone (an x - mean that other ops read
    too is made again for its square first: gpuir__fuse_split_centred;
-   BatchNorm's normalization runs in a kernel after). The kernel computes neither %d nor %q: each
-   block sums its column values' differences from its first row, and their
-   squares, in double, and the last block merges the blocks' means and
-   sums of squares by Chan's formula (gpuir__cg_sib_variance), as the row
-   kernel's one-pass variance does.
+   BatchNorm's normalization runs in a kernel after). The kernel computes
+   neither %d nor %q: each block sums its column values' differences from
+   its first row, and their squares, in double, and the blocks' means and
+   sums of squares merge by Chan's formula (gpuir__cg_sib_variance_merge),
+   as the row kernel's one-pass variance does.
    Elementwise ops of the group's column results (and of values from
    outside, splats and vectors that broadcast to them), of their shape,
    join it too: the block that finishes a chunk of columns runs them on
@@ -9560,7 +9560,8 @@ static gpuir__sib_role gpuir__sibling_role(const gpuir_module *m, const gpuir__o
    sibling. */
 static bool gpuir__reduces_columns_of(const gpuir_module *m, const gpuir__op *op, uint32_t x) {
     int split;
-    return op->result && gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type, &split) == GPUIR__SIB_COLUMNS;
+    return op->result &&
+           gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type, &split) == GPUIR__SIB_COLUMNS;
 }
 
 /* The step of a column variance over x (see above) that op, tensor or
@@ -9626,7 +9627,8 @@ static int64_t gpuir__siblings_groups(int64_t B) {
    enough row reductions for shared memory. */
 static bool gpuir__siblings_fit(const gpuir_module *m, gpuir__sib_view v, int columns, int totals, int rows) {
     int64_t B = gpuir__siblings_blocks(m, v.R), G = gpuir__siblings_groups(B);
-    if (rows > GPUIR__SIBLINGS_MAX_ROWS || B > GPUIR__SIBLINGS_MAX_PARTIALS || v.C > GPUIR__SIBLINGS_MAX_PARTIALS) return false;
+    if (rows > GPUIR__SIBLINGS_MAX_ROWS || B > GPUIR__SIBLINGS_MAX_PARTIALS || v.C > GPUIR__SIBLINGS_MAX_PARTIALS)
+        return false;
     int64_t cap = v.R * v.C / 2 > GPUIR__SIBLINGS_MAX_PARTIALS ? v.R * v.C / 2 : GPUIR__SIBLINGS_MAX_PARTIALS;
     return 2 * (columns * ((B + G) * v.C) + totals * B) <= cap;
 }
@@ -9751,6 +9753,10 @@ static bool gpuir__sib_join_variance(const gpuir_module *m, gpuir__sib_scan *S, 
         if (!of || S->sets[of - 1].closed || !S->step[v - 1]) continue;
         if (j && of != j) return false;
         j = of, in[k] = S->step[v - 1];
+    }
+    for (uint32_t k = 0; k < op->n_operands && j; k++) {     /* another open set's result: it must close */
+        uint32_t of = S->set_of_result[gpuir__op_operand(m, op, k) - 1];
+        if (of && of != j && !S->sets[of - 1].closed) return false;
     }
     if (!j) return false;
     gpuir__sib_set *s = &S->sets[j - 1];
@@ -9910,15 +9916,15 @@ static uint32_t gpuir__centred_again(gpuir_module *m, uint32_t sub_id, uint32_t 
 }
 
 /* Op op_id as it reads a shared x - m that waits to be made (made[d - 1]
-   its sub's op id): the square is built on an x - m of its own (*repl its
+   its sub's op id, for the nv - 1 values before the rewrite): the square is built on an x - m of its own (*repl its
    result's), another reader gets one made now, shared by the readers after
    it (repl of d). 1 when the square was rebuilt (the op goes), 0 when the
    op stays (its operands to be remapped), -1 on failure. */
-static int gpuir__centred_reader(gpuir_module *m, uint32_t op_id, const uint32_t *made, uint32_t *repl) {
+static int gpuir__centred_reader(gpuir_module *m, uint32_t op_id, const uint32_t *made, size_t nv, uint32_t *repl) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t d = gpuir__op_operand(m, op, k);
-        if (d > stbds_arrlenu(m->values) || !made[d - 1]) continue;
+        if (d >= nv || !made[d - 1]) continue;          /* (values made here are none of them) */
         bool square = op->kind == GPUIR_OP_MUL && op->n_operands == 2 && gpuir__op_operand(m, op, 1 - k) == d;
         if (square) {
             uint32_t result = op->result, attrs = op->attrs, n_attrs = op->n_attrs;
@@ -9948,7 +9954,7 @@ static gpuir_result gpuir__fuse_split_centred(gpuir_module *m, uint32_t fid) {
     for (size_t i = 0; !r && i < stbds_arrlenu(gpuir__func_at(m, fid)->ops); i++) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
         gpuir__rewrite_origin(m, op_id);
-        int centred = gpuir__centred_reader(m, op_id, made, repl);
+        int centred = gpuir__centred_reader(m, op_id, made, nv, repl);
         if (centred < 0) r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "fuse");
         if (centred) continue;
         gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
@@ -10579,11 +10585,13 @@ static uint32_t gpuir__kernel_siblings_of(const gpuir_module *m, const gpuir__fu
 
 /* A sibling kernel's workspace over x [R, C], two buffers each launch gets
    anew (outline allocates them before the launch and frees them after):
-   the partials, f32 [ws[0]] (a row of C per block for each column
-   reduction, a value per block for each total, each two floats: a sum's
-   double partial as its f32 value and remainder; written before they are
-   read), and the counters, i32 [ws[1]] (one per chunk of columns, one for
-   the totals), zeroed by a kernel of their own before the launch. */
+   the partials, f32 [ws[0]] (a row of C per block and per group of
+   blocks for each column slot, gpuir__sib_column_slots; a value per block
+   for each total; each two floats: a sum's double partial as its f32
+   value and remainder; written before they are read), and the counters,
+   i32 [ws[1]] (one per chunk of columns, one for the totals, then one per
+   group of blocks and chunk), zeroed by a kernel of their own before the
+   launch. */
 static void gpuir__siblings_workspace(const gpuir_module *m, gpuir__sib_view x, const int count[GPUIR__SIB_ROLES],
                                       gpuir_type ws[2]) {
     int64_t B = gpuir__siblings_blocks(m, x.R), G = gpuir__siblings_groups(B);
@@ -17793,7 +17801,7 @@ static void gpuir__cg_sib_combine(gpuir__cg *C, gpuir_op_kind k, const char *a, 
 static void gpuir__cg_sib_store(gpuir__cg *C, const gpuir__cg_sib *S, int s, const char *at, long long count) {
     const gpuir__op *op = gpuir__cg_sib_op(C, S, s);
     uint32_t dst = gpuir__op_operand(C->m, op, 1);
-    if (gpuir__cg_param_index(C, dst) < 0) return;     /* a mean only its variance reads */
+    if (gpuir__cg_param_index(C, dst) < 0) return;     /* read in the kernel alone: a variance's mean, the epilogue's */
     char value[96];
     if (op->kind == GPUIR_OP_REDUCE_MEAN && count) snprintf(value, sizeof value, "acc / %lld.0f", count);
     else snprintf(value, sizeof value, "acc");
@@ -18021,7 +18029,7 @@ static void gpuir__cg_sib_variance_merge(gpuir__cg *C, const gpuir__cg_sib *S, i
     gpuir__cg_sib_at(al, sizeof al, S, p + 2, "q");
     gpuir__cg_sib_at(as, sizeof as, S, S->slot[S->mean_of[s]], "q");
     long long rows = S->rows, group_rows = S->rows * GPUIR__SIB_GROUP;
-    gpuir__cg_line(C, "double cn = 0.0, cm = 0.0, cq = 0.0, sum = 0.0;");
+    gpuir__cg_line(C, "double cn = 0.0, cm = 0.0, cq = 0.0%s;", sum ? ", sum = 0.0" : "");
     gpuir__cg_line(C, "float wl = GPUIR_INF, wh = -GPUIR_INF;");
     gpuir__cg_line(C, "GPUIR_WS_UNROLL4");
     gpuir__cg_open(C, "for (long long q = q0; q < q1; q++)");
@@ -18263,8 +18271,8 @@ static gpuir_result gpuir__cg_siblings(gpuir__cg *C, gpuir__cg_sib *S) {
     gpuir__cg_line(C, "double dacc;");
     for (int s = 0; s < S->n; s++)
         if (S->role[s] == GPUIR__SIB_VARIANCE)
-            gpuir__cg_line(C, "double wk%d, wa%d, wb%d; float wl%d, wh%d;   /* a variance's (gpuir__cg_sib_variance_start) */",
-                           S->slot[s], S->slot[s], S->slot[s], S->slot[s], S->slot[s]);
+            gpuir__cg_line(C, "double wk%d, wa%d, wb%d; float wl%d, wh%d;   /* a variance's */", S->slot[s], S->slot[s],
+                           S->slot[s], S->slot[s], S->slot[s]);
     for (int s = 0; s < S->n; s++) {
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
         if (S->role[s] == GPUIR__SIB_TOTAL)
