@@ -962,6 +962,26 @@ static float time_replay(gpuir_program *p, const replay *rp, gpuir__dptr dst, gp
 
 /* gpuir's kernels for `text` against a device-to-device copy of the bytes
    the function must move at least (its input read, its output written). */
+/* A bandwidth row: a device-to-device copy of io_bytes / 2 bytes timed on
+   p's device (its context current) as the yardstick, and gpuir's time tk
+   (ms, `kernels` kernels) printed against it: the table line, the
+   machine-readable line, the plot's point. */
+static void bench_bw_report(gpuir_program *p, const gpuir__internal_cuda *C, const char *label, size_t kernels,
+                            float tk, size_t io_bytes, int repeat) {
+    gpuir__dptr a = 0, b = 0;
+    C->cu->cuMemAlloc(&a, io_bytes / 2);
+    C->cu->cuMemAlloc(&b, io_bytes / 2);
+    C->cu->cuMemsetD8(a, 0x3c, io_bytes / 2);
+    float tc = time_replay(p, NULL, b, a, io_bytes / 2, repeat);
+    C->cu->cuMemFree(a);
+    C->cu->cuMemFree(b);
+    double gbk = io_bytes / (tk * 1e6), gbc = io_bytes / (tc * 1e6);
+    printf("%-34s %2zu kernels %8.3f ms %7.0f GB/s   copy %8.3f ms %7.0f GB/s   gpuir at %5.1f %% of copy\n", label,
+           kernels, tk, gbk, tc, gbc, 100.0 * tc / tk);
+    printf("bench bandwidth %s kernels=%zu gpuir_ms=%.4f copy_ms=%.4f ratio=%.3f\n", label, kernels, tk, tc, tc / tk);
+    plot_add("gpuir bandwidth / device copy bandwidth", label, tc / tk);
+}
+
 static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, size_t io_bytes, int repeat) {
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -973,23 +993,11 @@ static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, si
     C->cu->cuCtxPushCurrent(C->context);
     replay rp;
     bool ok = replay_prepare(ctx, p, "f", &rp);
-    gpuir__dptr a = 0, b = 0;
-    C->cu->cuMemAlloc(&a, io_bytes / 2);
-    C->cu->cuMemAlloc(&b, io_bytes / 2);
-    C->cu->cuMemsetD8(a, 0x3c, io_bytes / 2);
     float tk = ok ? time_replay(p, &rp, 0, 0, 0, repeat) : (float)NAN;
-    float tc = time_replay(p, NULL, b, a, io_bytes / 2, repeat);
-    size_t kernels = stbds_arrlenu(rp.launches);
-    C->cu->cuMemFree(a);
-    C->cu->cuMemFree(b);
+    bench_bw_report(p, C, label, stbds_arrlenu(rp.launches), tk, io_bytes, repeat);
     replay_free(p, &rp);
     gpuir__CUcontext popped;
     C->cu->cuCtxPopCurrent(&popped);
-    double gbk = io_bytes / (tk * 1e6), gbc = io_bytes / (tc * 1e6);
-    printf("%-34s %2zu kernels %8.3f ms %7.0f GB/s   copy %8.3f ms %7.0f GB/s   gpuir at %5.1f %% of copy\n", label,
-           kernels, tk, gbk, tc, gbc, 100.0 * tc / tk);
-    printf("bench bandwidth %s kernels=%zu gpuir_ms=%.4f copy_ms=%.4f ratio=%.3f\n", label, kernels, tk, tc, tc / tk);
-    plot_add("gpuir bandwidth / device copy bandwidth", label, tc / tk);
     plot_from("cuda (GPU, CUDA events)");
     gpuir_program_destroy(p);
     return ok ? 0 : 1;
@@ -1246,20 +1254,9 @@ static int bench_bw_graph(gpuir_ctx *ctx, const char *label, const char *text, l
     C->cu->cuEventDestroy(e0);
     C->cu->cuEventDestroy(e1);
     if (graph) C->cu->cuGraphExecDestroy((gpuir__CUgraphExec)graph);
-    gpuir__dptr a = 0, b = 0;
-    C->cu->cuMemAlloc(&a, io_bytes / 2);
-    C->cu->cuMemAlloc(&b, io_bytes / 2);
-    C->cu->cuMemsetD8(a, 0x3c, io_bytes / 2);
-    float tc = time_replay(p, NULL, b, a, io_bytes / 2, repeat);
-    C->cu->cuMemFree(a);
-    C->cu->cuMemFree(b);
+    bench_bw_report(p, C, label, gpuir__internal_kernel_count(p), tk, io_bytes, repeat);
     gpuir__CUcontext popped;
     C->cu->cuCtxPopCurrent(&popped);
-    size_t kernels = gpuir__internal_kernel_count(p);
-    printf("%-34s %2zu kernels %8.3f ms %7.0f GB/s   copy %8.3f ms %7.0f GB/s   gpuir at %5.1f %% of copy\n", label,
-           kernels, tk, io_bytes / (tk * 1e6), tc, io_bytes / (tc * 1e6), 100.0 * tc / tk);
-    printf("bench bandwidth %s kernels=%zu gpuir_ms=%.4f copy_ms=%.4f ratio=%.3f\n", label, kernels, tk, tc, tc / tk);
-    plot_add("gpuir bandwidth / device copy bandwidth", label, tc / tk);
     if (rc && graph) fprintf(stderr, "gpuir-bench bandwidth: %s: a graph launch failed (%d)\n", label, rc);
     gpuir_stream_destroy(ctx, stream);
     for (size_t k = 0; k < (size_t)n_in + n_out; k++) gpuir_buffer_destroy(ctx, buf[k]);
