@@ -18199,7 +18199,9 @@ static void gpuir__cg_sib_rows(gpuir__cg *C, const gpuir__cg_sib *S) {
 
 /* After the chunks: each total's block partial (a sum's in double:
    gpuir__cg_block_sum_f64, stored as two floats), and the last block's
-   sum of them. */
+   combine of them: its threads take every 256th, then the block combines
+   theirs (a sum in double), where one thread took them all, one L2 trip
+   after another. */
 static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
     long long base = (long long)S->n_cols * (S->blocks + S->groups) * S->Cn;
     char off[32];
@@ -18222,28 +18224,30 @@ static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
     snprintf(counter, sizeof counter, "%lld", S->chunks);
     snprintf(last, sizeof last, "%lldu", S->blocks - 1);
     gpuir__cg_sib_ticket(C, S, counter, last);
-    gpuir__cg_open(C, "if (t == 0)");
-    for (int s = 0; s < S->n; s++) {
+    for (int s = 0; s < S->n; s++) {     /* the block's threads take every 256th partial, then combine */
         if (S->role[s] != GPUIR__SIB_TOTAL) continue;
         gpuir_op_kind k = gpuir__cg_sib_op(C, S, s)->kind;
-        char at[96];      /* the blocks' partials combined: a sum in double (a mean divided there), a max */
+        char at[96];
         snprintf(at, sizeof at, "&((volatile float *)%s)[2 * (%sq)]", S->ws,
                  gpuir__cg_sib_off(off, sizeof off, base + S->slot[s] * S->blocks));
         if (k == GPUIR_OP_REDUCE_MAX) {
             gpuir__cg_line(C, "acc = -GPUIR_INF;");
-            gpuir__cg_line(C, "GPUIR_WS_UNROLL4");
-            gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) acc = gpuir_fmax(acc, (float)gpuir_get2(%s));",
-                           S->blocks, at);
+            gpuir__cg_line(C, "for (long long q = t; q < %lldLL; q += %d) acc = gpuir_fmax(acc, (float)gpuir_get2(%s));",
+                           S->blocks, GPUIR__SIBLINGS_THREADS, at);
+            gpuir__cg_block_reduce(C, k, true, "float", gpuir__cg_sib_init(k));
         } else {
             gpuir__cg_line(C, "dacc = 0.0;");
-            gpuir__cg_line(C, "GPUIR_WS_UNROLL4");
-            gpuir__cg_line(C, "for (long long q = 0; q < %lldLL; q++) dacc += gpuir_get2(%s);", S->blocks, at);
+            gpuir__cg_line(C, "for (long long q = t; q < %lldLL; q += %d) dacc += gpuir_get2(%s);", S->blocks,
+                           GPUIR__SIBLINGS_THREADS, at);
+            gpuir__cg_block_sum_f64(C);
             if (k == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", S->R * S->Cn);
             else gpuir__cg_line(C, "acc = (float)dacc;");
         }
+        gpuir__cg_open(C, "if (t == 0)");
         gpuir__cg_sib_store(C, S, s, "0", 0);
+        gpuir__cg_close(C);
+        gpuir__cg_line(C, "GPUIR_SYNC();");          /* (the block's slots serve the next total) */
     }
-    gpuir__cg_close(C);
     gpuir__cg_close(C);
 }
 

@@ -97,13 +97,20 @@ GPUIR_KERNEL gpuir_k_siblings_k0(GPUIR_LANE const float *x_, float *out0_, float
     GPUIR_SYNC();
     if (ticket[0] == 69u) {
         GPUIR_WS_FENCE();
+        dacc = 0.0;
+        for (long long q = t; q < 70LL; q += 256) dacc += gpuir_get2(&((volatile float *)partials_)[2 * (22500LL + q)]);
+        for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+        if ((t & 31) == 0) dred[t >> 5] = dacc;
+        GPUIR_SYNC();
+        if (t < 32) {
+            dacc = t < 8 ? dred[t] : 0.0;
+            for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
+        }
+        acc = (float)dacc;
         if (t == 0) {
-            dacc = 0.0;
-            GPUIR_WS_UNROLL4
-            for (long long q = 0; q < 70LL; q++) dacc += gpuir_get2(&((volatile float *)partials_)[2 * (22500LL + q)]);
-            acc = (float)dacc;
             out2_[0] = acc;
         }
+        GPUIR_SYNC();
     }
 }
 
