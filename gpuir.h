@@ -7590,12 +7590,14 @@ static bool gpuir__reduce_is_unit(const gpuir_module *m, const gpuir__op *op) {
 
 /* A reduction over unit axes (gpuir__reduce_is_unit) without keepdims as
    a reshape of its operand; 0 for any other op (one with keepdims is its
-   operand: gpuir__canon_op). */
+   operand: gpuir__canon_op), and where the result has two `?` or more (a
+   reshape holds one at most: the reduction stays). */
 static uint32_t gpuir__fold_unit_reduce(gpuir__canon *C, const gpuir__op *op) {
     gpuir_module *m = C->m;
     if (!gpuir__reduce_is_unit(m, op) || gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) return 0;
     uint32_t x = gpuir__op_operand(m, op, 0);
     gpuir_type t = gpuir__value_at(m, op->result)->type;
+    if (gpuir__type_dynamic_dims(&t) > 1) return 0;
     return gpuir__build_op(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &t);
 }
 
