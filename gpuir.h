@@ -12278,6 +12278,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         int64_t R = src->dims[src->rank - 2], Cc = src->dims[src->rank - 1];
         block[0] = 256;
         grid[0] = R && Cc ? gpuir__ceil_div(R, 32) * gpuir__ceil_div(Cc, 32) * (count / (R * Cc)) : 1;
+        if (grid[0] < 1) grid[0] = 1;                  /* a batch of 0 matrices: the kernel's loop runs no tile */
     } else if (form == GPUIR__FORM_SOFTMAX_ROWS) {
         block[0] = gpuir__row_block(kind, reduced);
         grid[0] = reduced ? count / reduced : 1;
