@@ -9558,14 +9558,6 @@ static gpuir__sib_role gpuir__sibling_role(const gpuir_module *m, const gpuir__o
     return reduced[0] ? GPUIR__SIB_COLUMNS : GPUIR__SIB_ROWS;
 }
 
-/* Whether op (tensor form) reduces x over its leading dims: a column
-   sibling. */
-static bool gpuir__reduces_columns_of(const gpuir_module *m, const gpuir__op *op, uint32_t x) {
-    int split;
-    return op->result &&
-           gpuir__sibling_role(m, op, x, &gpuir__value_at(m, op->result)->type, &split) == GPUIR__SIB_COLUMNS;
-}
-
 /* The step of a column variance over x (see above) that op, tensor or
    buffer form, takes, from the steps of its first two operands (in[k]: 1
    the group's column reduce_mean of x, 2 x minus that mean, 3 its square,
@@ -9867,23 +9859,26 @@ static void gpuir__fuse_sibling(gpuir__fuser *F, uint32_t op_id, int64_t *g, int
     gpuir__set_int_attr(F->m, op_id, GPUIR__KEY_FUSION, *g);
 }
 
-/* ---- a column variance's x - mean: one for its square, one for the rest ----
-   `%d = sub %x, %m` (or %m - %x) with %m an f32 reduce_mean of %x over
-   its leading dims (a column mean: pass.fuse's gpuir__sibling_role), read
-   by its square `mul %d, %d` and by other ops: the square gets an x - m
-   of its own, made where it is (pass.fuse's sibling kernel then takes the
-   mean, that x - m, its square and the variance in one pass), and the
-   other readers one made just before the first of them (BatchNorm's
-   normalization: a kernel after the statistics). Without this %d would
-   be written by a kernel of its own and read twice. Done before the
-   groups form (canonicalize, before fuse, would merge the two again). */
+/* ---- a variance's x - mean: one for its square, one for the rest ----
+   `%d = sub %x, %m` (or %m - %x) with %m a reduce_mean of a float %x over
+   any axes but the last alone (a row group holds x - mean in registers
+   already), read by its square `mul %d, %d` and by other ops: the square
+   gets an x - m of its own, made where it is, and the other readers one
+   made just before the first of them. Over leading dims in f32, pass.fuse's
+   sibling kernel then takes the mean, that x - m, its square and the
+   variance in one pass; over other axes (NCHW's 0, 2 and 3) the variance's
+   kernel computes its x - m as its producer. Either way BatchNorm's
+   normalization computes its own in the kernel after the statistics, and
+   no kernel writes %d (it did, and the square with it, and both were read
+   back). Done before the groups form (canonicalize, before fuse, would
+   merge the two again). */
 
 /* Whether op (at index i of function f) is such an x - m, read by its
    square and by another op. */
-static bool gpuir__centred_column_shared(const gpuir_module *m, const gpuir__func *f, size_t i) {
+static bool gpuir__centred_shared(const gpuir_module *m, const gpuir__func *f, size_t i) {
     const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
     if (op->kind != GPUIR_OP_SUB || !op->result || op->n_operands != 2 ||
-        gpuir__value_at(m, op->result)->type.dtype != GPUIR_F32)
+        !gpuir_dtype_is_float(gpuir__value_at(m, op->result)->type.dtype))
         return false;
     bool centred = false;
     for (uint32_t k = 0; k < 2 && !centred; k++) {
@@ -9891,7 +9886,7 @@ static bool gpuir__centred_column_shared(const gpuir_module *m, const gpuir__fun
         const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, mean)->def_op);
         centred = def && def->kind == GPUIR_OP_REDUCE_MEAN && gpuir__op_operand(m, def, 0) == x &&
                   gpuir__dims_same(&gpuir__value_at(m, x)->type, &gpuir__value_at(m, op->result)->type) &&
-                  gpuir__reduces_columns_of(m, def, x);
+                  !gpuir__reduce_is_row(m, def);
     }
     bool square = false, other = false;
     for (size_t j = i + 1; centred && j < stbds_arrlenu(f->ops); j++) {
@@ -9946,7 +9941,7 @@ static int gpuir__centred_reader(gpuir_module *m, uint32_t op_id, const uint32_t
 static gpuir_result gpuir__fuse_split_centred(gpuir_module *m, uint32_t fid) {
     bool any = false;
     for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !any; i++)
-        any = gpuir__centred_column_shared(m, gpuir__func_at(m, fid), i);
+        any = gpuir__centred_shared(m, gpuir__func_at(m, fid), i);
     if (!any) return GPUIR_OK;
     size_t nv = stbds_arrlenu(m->values) + 1;
     uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *repl);
@@ -9960,7 +9955,7 @@ static gpuir_result gpuir__fuse_split_centred(gpuir_module *m, uint32_t fid) {
         if (centred < 0) r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "fuse");
         if (centred) continue;
         gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
-        if (gpuir__centred_column_shared(m, gpuir__func_at(m, fid), i)) made[gpuir__op_at(m, op_id)->result - 1] = op_id;
+        if (gpuir__centred_shared(m, gpuir__func_at(m, fid), i)) made[gpuir__op_at(m, op_id)->result - 1] = op_id;
         else gpuir__rewrite_keep(m, op_id);
     }
     if (repl && made) gpuir__rewrite_end(m, r == GPUIR_OK);

@@ -1082,7 +1082,8 @@ static int fd_motif_siblings(fd_gen *g) {
 }
 
 /* Normalization over the leading dims (BatchNorm's statistics per column:
-   a matrix, or a rank-3 tensor split after its first dim or two): the
+   a matrix, or a rank-3 tensor split after its first dim or two; now and
+   then over the outer and inner dims of a rank-3 one, NCHW's): the
    column mean, x - mean, the mean of its square (pass.fuse's one-pass
    column variance in a sibling kernel), rsqrt(var + eps) (its epilogue),
    the normalization; now and then a column max beside them, the variance
@@ -1101,7 +1102,8 @@ static int fd_motif_column_norm(fd_gen *g) {
     int x = fd_param_like(g, s.dt, &s);
     if (x < 0) return -1;
     unsigned columns = (1u << (1 + fd_below(&g->rng, s.rank - 1))) - 1;
-    bool keep = fd_chance(&g->rng, 60);
+    if (s.rank == 3 && fd_chance(&g->rng, 30)) columns = 5u;     /* NCHW's: the middle dim kept */
+    bool keep = columns == 5u || fd_chance(&g->rng, 60);         /* (a middle dim broadcasts back kept) */
     const fd_val *v = &g->f->v[x];
     double u = fd_u(v->dt), mx = v->mag, ex = v->err;
     int mean = fd_reduce_axes(g, "reduce_mean", x, columns, keep);
