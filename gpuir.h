@@ -9006,10 +9006,13 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // they join a matmul, unless they read a value computed before it or one
 // from another kernel read before it too (a transpose group:
 // gpuir__transpose_is_tiled). Reductions of one matrix over different axes
-// (and elementwise ops of its shape that read it) form sibling groups
-// first (below). Reads: util, ir, build, pass, configure
-// (gpuir__module_sm_count: a sibling kernel's blocks).
-// Writes: the `fusion` attribute. The attribute helpers here
+// (and elementwise ops of its shape that read it, a column variance, the
+// elementwise ops of their column results) form sibling groups first
+// (below). Before any group forms, an `x - mean` that a variance's square
+// and other ops read is made once for each (gpuir__fuse_split_centred).
+// Reads: util, ir, build, pass, configure (gpuir__module_sm_count: a
+// sibling kernel's blocks). Writes: the `fusion` attribute; ir (those
+// `x - mean`). The attribute helpers here
 // (gpuir__op_int_attr, gpuir__set_int_attr, gpuir__is_elementwise) serve
 // the later passes, codegen and rt.exec too.
 
