@@ -10463,21 +10463,25 @@ static bool gpuir__op_reads(const gpuir_module *m, const gpuir__op *op, uint32_t
     return false;
 }
 
-/* The step of a column variance (gpuir__sib_variance_step) that buffer b
-   holds as the ops of S before the one at `before` last wrote it (a
-   square may be written over its x - mean), and which op (an index in S)
-   that was. */
-static int gpuir__sib_ops_step(const gpuir_module *m, const gpuir__func *k, const gpuir__sib_ops *S, int before,
-                               uint32_t b, int *which) {
+/* The op of S before the one at `before` that last wrote buffer b (an
+   index in S: a square may be written over its x - mean), or -1. */
+static int gpuir__sib_ops_writer(const gpuir_module *m, const gpuir__func *k, const gpuir__sib_ops *S, int before,
+                                 uint32_t b) {
     for (int s = before; s-- > 0;) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[S->at[s]]);
-        if (gpuir__op_operand(m, op, op->n_operands - 1) != b) continue;
-        *which = s;
-        if (S->role[s] == GPUIR__SIB_COLUMNS && op->kind == GPUIR_OP_REDUCE_MEAN) return 1;
-        if (S->role[s] != GPUIR__SIB_CENTRED) return 0;
-        return op->kind == GPUIR_OP_SUB ? 2 : 3;
+        if (gpuir__op_operand(m, op, op->n_operands - 1) == b) return s;
     }
-    return 0;
+    return -1;
+}
+
+/* The step of a column variance (gpuir__sib_variance_step) that op s of S
+   (-1: none) leaves in its buffer: 1 a column mean, 2 x - mean, 3 its
+   square, else 0. */
+static int gpuir__sib_ops_step(const gpuir_module *m, const gpuir__func *k, const gpuir__sib_ops *S, int s) {
+    if (s < 0) return 0;
+    gpuir_op_kind kind = gpuir__op_at(m, k->ops[S->at[s]])->kind;
+    if (S->role[s] == GPUIR__SIB_COLUMNS) return kind == GPUIR_OP_REDUCE_MEAN ? 1 : 0;
+    return S->role[s] != GPUIR__SIB_CENTRED ? 0 : kind == GPUIR_OP_SUB ? 2 : 3;
 }
 
 /* Whether op (buffer form) is an epilogue of the column results of S so
@@ -10490,8 +10494,7 @@ static bool gpuir__sib_ops_epilogue(const gpuir_module *m, const gpuir__func *k,
     bool reads = false;
     for (uint32_t a = 0; a + 1 < op->n_operands; a++) {
         uint32_t b = gpuir__op_operand(m, op, a);
-        int s = -1;
-        gpuir__sib_ops_step(m, k, S, S->n, b, &s);
+        int s = gpuir__sib_ops_writer(m, k, S, S->n, b);
         if (s < 0) continue;
         gpuir__sib_role r = S->role[s];
         if ((r != GPUIR__SIB_COLUMNS && r != GPUIR__SIB_VARIANCE && r != GPUIR__SIB_EPILOGUE) ||
@@ -10522,8 +10525,10 @@ static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, u
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         int at, in[2] = {0, 0}, from[2] = {-1, -1};
         gpuir__sib_role role = gpuir__sibling_role(m, op, x, &gpuir__value_at(m, dst)->type, &at);
-        for (uint32_t a = 0; a < 2 && a + 1 < op->n_operands; a++)
-            in[a] = gpuir__sib_ops_step(m, k, S, S->n, gpuir__op_operand(m, op, a), &from[a]);
+        for (uint32_t a = 0; a < 2 && a + 1 < op->n_operands; a++) {
+            from[a] = gpuir__sib_ops_writer(m, k, S, S->n, gpuir__op_operand(m, op, a));
+            in[a] = gpuir__sib_ops_step(m, k, S, from[a]);
+        }
         int step = in[0] || in[1] ? gpuir__sib_variance_step(m, op, x, S->split, in) : 0;
         S->mean_of[S->n] = -1;
         if (!role && !step && gpuir__sib_ops_epilogue(m, k, S, op)) role = GPUIR__SIB_EPILOGUE, at = 0;
@@ -10531,12 +10536,12 @@ static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, u
             role = GPUIR__SIB_VARIANCE, at = 0;
             const gpuir__op *sq = gpuir__op_at(m, k->ops[S->at[from[0]]]);   /* back to the mean */
             uint32_t d = gpuir__op_operand(m, sq, 0);
-            int sub = -1;
-            if (gpuir__sib_ops_step(m, k, S, from[0], d, &sub) != 2) return false;
+            int sub = gpuir__sib_ops_writer(m, k, S, from[0], d);
+            if (gpuir__sib_ops_step(m, k, S, sub) != 2) return false;
             const gpuir__op *so = gpuir__op_at(m, k->ops[S->at[sub]]);
             for (uint32_t a = 0; a < 2; a++) {
-                int mean = -1;
-                if (gpuir__sib_ops_step(m, k, S, sub, gpuir__op_operand(m, so, a), &mean) == 1) S->mean_of[S->n] = mean;
+                int mean = gpuir__sib_ops_writer(m, k, S, sub, gpuir__op_operand(m, so, a));
+                if (gpuir__sib_ops_step(m, k, S, mean) == 1) S->mean_of[S->n] = mean;
             }
             if (S->mean_of[S->n] < 0) return false;
         } else if (step)

@@ -414,42 +414,42 @@ TEST(nvrtc_compiles_row_kernels) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The program of `file`, lowered, compiles for sm_80 and sm_90 without
+   spills or local memory, each PTX holding every string of `want`
+   (NULL-ended); false when there is no NVRTC (the caller skips). */
+static bool file_ptx_holds(const char *file, const char *const *want) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_file(ctx, file);
+    static const int archs[] = {80, 90};
+    bool nvrtc = true;
+    for (size_t i = 0; i < 2 && m && nvrtc; i++) {
+        char *ptx = NULL;
+        nvrtc = nvrtc_compiles(ctx, m, archs[i], &ptx);
+        CHECK(!nvrtc || (ptx && !strstr(ptx, ".local")));
+        for (size_t w = 0; nvrtc && want[w]; w++) CHECK(ptx && strstr(ptx, want[w]));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+    return nvrtc;
+}
+
 /* The sibling kernels (tests/ir/run/sibling-fusion.gir: reductions of one
    matrix over axis 0, axis 1 and both in one kernel) compile for sm_80 and
    sm_90 without spills or local memory: the tickets are global atomics
    behind a fence, the partials' combine reads volatile (ld.volatile). */
 TEST(nvrtc_compiles_sibling_kernels) {
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = lowered_file(ctx, "tests/ir/run/sibling-fusion.gir");
-    if (!m) { gpuir_ctx_destroy(ctx); return; }
-    static const int archs[] = {80, 90};
-    for (size_t i = 0; i < 2; i++) {
-        char *ptx = NULL;
-        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_siblings_k0(") && !strstr(ptx, ".local"));
-        CHECK(ptx && strstr(ptx, "atom.global.add.u32") && strstr(ptx, "membar.gl"));
-        CHECK(ptx && strstr(ptx, "ld.volatile.global.u32") && strstr(ptx, "shfl.sync.down"));  /* partials: a double's bits */
-        gpuir_free(ptx);
-    }
-    gpuir_ctx_destroy(ctx);
+    static const char *const want[] = {".visible .entry gpuir_k_siblings_k0(", "atom.global.add.u32", "membar.gl",
+                                       "ld.volatile.global.u32", /* partials: a double's bits */ "shfl.sync.down", NULL};
+    if (!file_ptx_holds("tests/ir/run/sibling-fusion.gir", want)) SKIP("no libnvrtc");
 }
 
 /* A sibling kernel with column variances (BatchNorm's statistics in one
    pass: shifted sums in double, Chan's merge in the last block) compiles
    for sm_80 and sm_90 without spills or local memory. */
 TEST(nvrtc_compiles_column_variance_kernels) {
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = lowered_file(ctx, "tests/ir/run/column-norms.gir");
-    if (!m) { gpuir_ctx_destroy(ctx); return; }
-    static const int archs[] = {80, 90};
-    for (size_t i = 0; i < 2; i++) {
-        char *ptx = NULL;
-        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
-        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_batchnorm_k0(") && !strstr(ptx, ".local"));
-        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_two_variances_k0(") && strstr(ptx, "atom.global.add.u32"));
-        gpuir_free(ptx);
-    }
-    gpuir_ctx_destroy(ctx);
+    static const char *const want[] = {".visible .entry gpuir_k_batchnorm_k0(",
+                                       ".visible .entry gpuir_k_two_variances_k0(", "atom.global.add.u32", NULL};
+    if (!file_ptx_holds("tests/ir/run/column-norms.gir", want)) SKIP("no libnvrtc");
 }
 
 /* A sibling kernel runs again with new inputs and the same answers as the
