@@ -2296,6 +2296,7 @@ typedef enum gpuir__kernel_form {
     GPUIR__FORM_ATTENTION_WGMMA_M128,   /*   128 rows */
     GPUIR__FORM_ATTENTION_WG_M64,       /* S = Q K^T and O += P V both on wgmma (sm_90), 64 rows */
     GPUIR__FORM_ATTENTION_WG_M128,      /*   128 rows */
+    GPUIR__FORM_ATTENTION_SIMT_M64,     /* f32 on the FMA units: 64 query rows, 4x4 register tiles a thread */
     GPUIR__FORM_SIBLINGS,           /* reductions of one matrix over axis 0, 1 and both: one read */
 } gpuir__kernel_form;
 
@@ -2316,6 +2317,7 @@ static const struct gpuir__kernel_form_name {
     {"attention.fa2_wgmma.m128", GPUIR__FORM_ATTENTION_WGMMA_M128},
     {"attention.wgmma.m64", GPUIR__FORM_ATTENTION_WG_M64},
     {"attention.wgmma.m128", GPUIR__FORM_ATTENTION_WG_M128},
+    {"attention.simt.m64", GPUIR__FORM_ATTENTION_SIMT_M64},
     {"siblings", GPUIR__FORM_SIBLINGS},
 };
 #define GPUIR__KERNEL_FORM_COUNT (sizeof gpuir__kernel_form_names / sizeof gpuir__kernel_form_names[0])
@@ -2329,9 +2331,11 @@ static gpuir__kernel_form gpuir__kernel_form_named(const char *name) {
 
 static bool gpuir__form_is_attention_wgmma(gpuir__kernel_form f);
 
-/* Whether f is a fused attention's form (mma.sync, or S on wgmma). */
+/* Whether f is a fused attention's form (mma.sync, S on wgmma, or f32 on
+   the FMA units). */
 static bool gpuir__form_is_attention(gpuir__kernel_form f) {
-    return f == GPUIR__FORM_ATTENTION_M64 || f == GPUIR__FORM_ATTENTION_M128 || gpuir__form_is_attention_wgmma(f);
+    return f == GPUIR__FORM_ATTENTION_M64 || f == GPUIR__FORM_ATTENTION_M128 || gpuir__form_is_attention_wgmma(f) ||
+           f == GPUIR__FORM_ATTENTION_SIMT_M64;
 }
 
 /* Whether f computes O += P V on wgmma too (P from registers, V an
@@ -7725,14 +7729,17 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // a softmax over the innermost axis stays, since codegen has a one-pass
 // kernel for it (rows in registers), unless an elementwise op feeds it or
 // uses it: then its parts fuse with those into one row kernel. An
-// attention op the fused kernel cannot run (gpuir__attention_unfit: f32, a
-// head dim that is not a multiple of 16 up to 128 or is dynamic) becomes matmul, mul, add,
-// softmax, matmul (the unfused kernels). A `form` its author wrote is
+// attention op the fused kernels cannot run (gpuir__attention_unfit_types:
+// a dynamic head dim; in f16 and bf16 one that is not a multiple of 16 up
+// to 128, or v's other than q's; in f32 one past 256) becomes matmul, mul,
+// add, softmax, matmul (the unfused kernels). A `form` its author wrote is
 // honoured or refused, never dropped: a row softmax with one stays whole
-// (its kernel), and an attention or softmax that its kernel cannot run is
-// an error at the op. Reads: util, ir, build, pass, array,
-// fuse (gpuir__is_elementwise), configure (gpuir__module_sm, the attention
-// kernel's head dims and rows: the target's shared memory). Writes: ir.
+// (its kernel), and an attention or softmax that its kernel cannot run (a
+// tensor-core form on f32, the f32 form on f16) is an error at the op.
+// Reads: util, ir, build, pass, array, fuse (gpuir__is_elementwise),
+// configure (gpuir__module_sm, gpuir__attention_unfit_half and _f32: the
+// attention kernels' head dims and rows, the target's shared memory).
+// Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
@@ -7781,30 +7788,30 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 static int gpuir__module_sm(const gpuir_module *m);
 static bool gpuir__attention_head_dim_ok(int64_t D);
 static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D);
+static const char *gpuir__attention_unfit_half(const gpuir_module *m, int64_t D, int64_t Dv);
+static const char *gpuir__attention_unfit_f32(const gpuir_module *m, int64_t D, int64_t Dv);
 
 /* Why the fused kernel cannot run an attention of q, k and v (logical
-   [.., S, D] types), or NULL: it runs f16 or bf16, k's and v's batch dims
-   q's or 1 (shared keys and values: grouped and multi-query attention),
-   static head dims gpuir__attention_head_dim_ok (q's, k's and v's the
-   same), at least one query and one key where their lengths are static
-   (batches and lengths may be dynamic: `?`), on a device with tensor cores
-   (sm_75 on) whose blocks may have the kernel's shared memory
-   (gpuir__attention_rows). */
+   [.., S, D] types), or NULL: f16 or bf16 on tensor cores
+   (gpuir__attention_unfit_half), or f32 (gpuir__attention_unfit_f32), k's
+   and v's batch dims q's or 1 (shared keys and values: grouped and
+   multi-query attention), static head dims (k's q's), at least one query
+   and one key where their lengths are static (batches and lengths may be
+   dynamic: `?`). */
 static const char *gpuir__attention_unfit_types(const gpuir_module *m, const gpuir_type *q, const gpuir_type *k,
                                                 const gpuir_type *v) {
     int r = q->rank;
-    if (q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16) return "it takes f16 or bf16";
-    if (gpuir__module_sm(m) < 75) return "it needs sm_75 or later";
+    if (q->dtype != GPUIR_F16 && q->dtype != GPUIR_BF16 && q->dtype != GPUIR_F32) return "it takes f16, bf16 or f32";
     if (k->rank < 2 || v->rank < 2) return "k and v need rank 2 or more";
     if (q->dims[r - 1] == GPUIR_DYN || k->dims[k->rank - 1] == GPUIR_DYN || v->dims[v->rank - 1] == GPUIR_DYN)
         return "it needs a static head dim";
     if (!gpuir__dims_broadcast_to(k->dims, k->rank - 2, q->dims, r - 2) ||
         !gpuir__dims_broadcast_to(v->dims, v->rank - 2, q->dims, r - 2))
         return "k's and v's batch dims must broadcast to q's";
-    int64_t D = q->dims[r - 1], Sk = k->dims[k->rank - 2];
-    if (!gpuir__attention_head_dim_ok(D)) return "it takes head dims 16 to 128 in steps of 16";
-    if (gpuir__attention_rows(m, D) <= 0) return "its tiles at this head dim do not fit the target's shared memory";
-    if (v->dims[v->rank - 1] != D || k->dims[k->rank - 1] != D) return "v's and k's head dims must be q's";
+    int64_t D = q->dims[r - 1], Dv = v->dims[v->rank - 1], Sk = k->dims[k->rank - 2];
+    if (k->dims[k->rank - 1] != D) return "k's head dim must be q's";
+    const char *why = q->dtype == GPUIR_F32 ? gpuir__attention_unfit_f32(m, D, Dv) : gpuir__attention_unfit_half(m, D, Dv);
+    if (why) return why;
     if (!gpuir__dims_may_agree(Sk, v->dims[v->rank - 2])) return "k and v need one length";
     return Sk != 0 && q->dims[r - 2] != 0 ? NULL : "it needs at least one query and key";
 }
@@ -7815,6 +7822,21 @@ static const char *gpuir__attention_op_unfit(const gpuir_module *m, const gpuir_
     gpuir_type t[3];
     for (uint32_t i = 0; i < 3; i++) t[i] = gpuir__attention_operand_logical(m, op, i);
     return gpuir__attention_unfit_types(m, &t[0], &t[1], &t[2]);
+}
+
+/* Why the fused kernel cannot run attention op `op` as the form its
+   author wrote (`form`), or NULL: gpuir__attention_op_unfit, or a form of
+   the other dtypes' kernel (the tensor-core forms take f16 and bf16,
+   attention.simt.m64 f32). */
+static const char *gpuir__attention_op_unfit_form(const gpuir_module *m, const gpuir__op *op) {
+    const char *why = gpuir__attention_op_unfit(m, op);
+    const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+    if (why || !form || form->kind != GPUIR__ATTR_STRING) return why;
+    gpuir__kernel_form f = gpuir__kernel_form_named(gpuir__string(m, form->off));
+    bool f32 = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.dtype == GPUIR_F32;
+    if (!gpuir__form_is_attention(f) || f32 == (f == GPUIR__FORM_ATTENTION_SIMT_M64)) return NULL;
+    return f32 ? "its form takes f16 or bf16 (f32 takes attention.simt.m64)"
+               : "attention.simt.m64 takes f32 (f16 and bf16 take the attention.fa2 and wgmma forms)";
 }
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
@@ -7915,7 +7937,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            bool attention = op->kind == GPUIR_OP_ATTENTION && op->result && gpuir__attention_op_unfit(m, op);
+            bool attention = op->kind == GPUIR_OP_ATTENTION && op->result && gpuir__attention_op_unfit_form(m, op);
             const gpuir__attr *form = op->result ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
             bool rowwise = op->kind == GPUIR_OP_SOFTMAX && op->result && gpuir__softmax_is_rowwise(m, op);
             if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
@@ -7926,7 +7948,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             if (form) {         /* the author asked for a kernel that cannot run it */
                 r = attention ? gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "attention {form = \"%s\"}: the fused kernel "
                                                  "cannot run this attention: %s", gpuir__string(m, form->off),
-                                                 gpuir__attention_op_unfit(m, op))
+                                                 gpuir__attention_op_unfit_form(m, op))
                               : gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "softmax {form = \"%s\"}: the softmax kernel "
                                                  "runs over the last axis only (this one is over another)",
                                                  gpuir__string(m, form->off));
@@ -11875,10 +11897,25 @@ static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpu
    GPUIR__ATTN_BC keys a step. */
 #define GPUIR__ATTN_BC 64
 
+/* The f32 kernel's keys a step, and its largest head dims (its registers:
+   O is Dv / 2 floats a thread). */
+#define GPUIR__ATTN_SIMT_BC 32
+#define GPUIR__ATTN_SIMT_MAX_DIM 256
+
 /* The head dims the fused attention kernel takes: multiples of 16 (its mma
    k-steps) from 16 to 128 (its registers: O is D / 2 floats a thread, Q's
    fragments D / 4 words). 32, 64, 80, 96 and 128 are the common ones. */
 static bool gpuir__attention_head_dim_ok(int64_t D) { return D >= 16 && D <= 128 && D % 16 == 0; }
+
+/* The f32 kernel's shared memory (attention.simt.m64, gpuir__cg_attention_simt):
+   Q's 64 rows and a tile of GPUIR__ATTN_SIMT_BC keys, rows of D rounded up
+   to 4 floats plus 4 (16-byte loads without bank conflicts); the tile's
+   values, rows of Dv rounded up to 32; the probabilities, 64 rows of
+   GPUIR__ATTN_SIMT_BC + 4. */
+static int64_t gpuir__attention_simt_shared(int64_t D, int64_t Dv) {
+    int64_t qs = (D + 3) / 4 * 4 + 4, vs = (Dv + 31) / 32 * 32;
+    return ((64 + GPUIR__ATTN_SIMT_BC) * qs + GPUIR__ATTN_SIMT_BC * vs + 64 * (GPUIR__ATTN_SIMT_BC + 4)) * 4;
+}
 
 /* The dynamic shared memory of a fused attention block of `rows` query
    rows at head dim D: Q, then K and V in two stages of GPUIR__ATTN_BC
@@ -11907,6 +11944,23 @@ static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D) {
     int64_t limit = gpuir__target_shared_optin(m);
     if (D == 128 && gpuir__attention_shared(D, 128) <= limit) return 128;
     return gpuir__attention_shared(D, 64) <= limit ? 64 : 0;
+}
+
+/* Why the f16/bf16 kernel (tensor cores) cannot run an attention of head
+   dims D (q's and k's) and Dv (v's), or NULL. */
+static const char *gpuir__attention_unfit_half(const gpuir_module *m, int64_t D, int64_t Dv) {
+    if (gpuir__module_sm(m) < 75) return "it needs sm_75 or later for f16 and bf16 (tensor cores)";
+    if (!gpuir__attention_head_dim_ok(D)) return "it takes f16 and bf16 head dims 16 to 128 in steps of 16";
+    if (gpuir__attention_rows(m, D) <= 0) return "its tiles at this head dim do not fit the target's shared memory";
+    return Dv != D ? "it takes v's head dim equal to q's in f16 and bf16" : NULL;
+}
+
+/* The same for the f32 kernel (attention.simt.m64, the FMA units). */
+static const char *gpuir__attention_unfit_f32(const gpuir_module *m, int64_t D, int64_t Dv) {
+    if (D < 1 || D > GPUIR__ATTN_SIMT_MAX_DIM || Dv < 1 || Dv > GPUIR__ATTN_SIMT_MAX_DIM)
+        return "it takes f32 head dims (q's and v's) 1 to 256";
+    return gpuir__attention_simt_shared(D, Dv) > gpuir__target_shared_optin(m)
+           ? "its tiles at these head dims do not fit the target's shared memory" : NULL;
 }
 
 /* Blocks of an attention launch of `rows` query rows a block: batches x
@@ -11940,6 +11994,7 @@ static gpuir__module_needs gpuir__module_needs_of(const gpuir_module *m) {
         const gpuir__op *attn = gpuir__kernel_attention(m, k);
         gpuir__kernel_form kf = attn ? gpuir__kernel_form_recorded(m, k) : GPUIR__FORM_NONE;
         bool wgmma = form == GPUIR__MATMUL_WGMMA, scores = attn && gpuir__form_is_attention_wgmma(kf);
+        if (kf == GPUIR__FORM_ATTENTION_SIMT_M64) attn = NULL;      /* f32: no tensor cores, no packing */
         n.tensor_cores |= form == GPUIR__MATMUL_TENSOR_CORES || wgmma || attn;
         n.wgmma |= wgmma || scores;
         n.wgmma_n256 |= wgmma && gpuir__matmul_variant_of(m, k)->bn == 256;
@@ -12125,6 +12180,7 @@ static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const
     if (cls == GPUIR__CLASS_MATMUL) return GPUIR__FORM_NONE;
     if (cls == GPUIR__CLASS_ATTENTION) {
         const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
+        if (q->dtype == GPUIR_F32) return GPUIR__FORM_ATTENTION_SIMT_M64;
         return gpuir__attention_rows(m, q->dims[q->rank - 1]) == 128 ? GPUIR__FORM_ATTENTION_M128
                                                                       : GPUIR__FORM_ATTENTION_M64;
     }
@@ -12990,6 +13046,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define GPUIR_SHFL_DOWN_F32(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_I64(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_F64(v, d) __shfl_down_sync(0xffffffffu, (v), (d))\n"
+    "#define GPUIR_SHFL_XOR_F32(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))\n"
     "#define GPUIR_INF __int_as_float(0x7f800000)\n"
     "#define GPUIR_NAN __int_as_float(0x7fc00000)\n"
     "#define gpuir_rsqrt(x) rsqrtf(x)\n"
@@ -13027,6 +13084,7 @@ static const char gpuir__cg_emu_prelude[] =
     "#define GPUIR_SHFL_DOWN_F32(v, d) gpuir_emu_shfl_f32(gpuir__lane, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_I64(v, d) gpuir_emu_shfl_i64(gpuir__lane, (v), (d))\n"
     "#define GPUIR_SHFL_DOWN_F64(v, d) gpuir_emu_shfl_f64(gpuir__lane, (v), (d))\n"
+    "#define GPUIR_SHFL_XOR_F32(v, m) gpuir_emu_shfl_xor_f32(gpuir__lane, (v), (m))\n"
     "#define GPUIR_INF __builtin_inff()\n"
     "#define GPUIR_NAN __builtin_nanf(\"\")\n"
     "#define threadIdx (gpuir__lane->thread_idx)\n"
@@ -13054,6 +13112,13 @@ static const char gpuir__cg_emu_prelude[] =
     "}\n"
     "static float gpuir_emu_shfl_f32(gpuir_emu_lane *l, float v, unsigned d) {\n"
     "    return gpuir_as_float((unsigned)gpuir_emu_shfl(l, gpuir_as_uint(v), d));\n"
+    "}\n"
+    "static float gpuir_emu_shfl_xor_f32(gpuir_emu_lane *l, float v, unsigned mask) {\n"
+    "    l->warp_slots[l->lane_id] = gpuir_as_uint(v);\n"
+    "    l->sync_warp(l);\n"
+    "    v = gpuir_as_float((unsigned)l->warp_slots[(l->lane_id ^ mask) & 31]);\n"
+    "    l->sync_warp(l);\n"
+    "    return v;\n"
     "}\n"
     "static long long gpuir_emu_shfl_i64(gpuir_emu_lane *l, long long v, unsigned d) {\n"
     "    return (long long)gpuir_emu_shfl(l, (unsigned long long)v, d);\n"
@@ -17170,8 +17235,9 @@ static bool gpuir__cg_attn_batch(char *buf, size_t size, const gpuir__cg_attn_vi
 }
 
 typedef struct gpuir__cg_attn {
-    long long D, rs;            /* rs: halves per shared row */
-    long long br, threads;      /* query rows and threads a block */
+    long long D, Dv, rs;        /* q's and v's head dims; rs: halves per shared row */
+    long long br, bc, threads;  /* query rows, keys a step and threads a block */
+    bool simt;                  /* f32 on the FMA units (attention.simt.m64: gpuir__cg_attention_simt) */
     bool dynamic_sk;            /* Sk a kernel argument: 0 keys possible (the result then 0) */
     char sq[320], sk[320], sq_ll[320];  /* Sq and Sk as C ("130", or a dynamic dim's name); Sq as long long */
     char tiles[720], qtiles[340], qlast[340], ktiles[340];  /* batches x query tiles; query tiles, the
@@ -17211,7 +17277,7 @@ static bool gpuir__ops_compute_besides(const gpuir__cg *C, const gpuir__op *op) 
 static void gpuir__cg_attn_counts(gpuir__cg_attn *A, const gpuir__cg_prod *batches, const gpuir__cg_prod *Sq,
                                   const gpuir__cg_prod *Sk) {
     gpuir__cg_size b = gpuir__cg_size_of(batches), q = gpuir__cg_size_of(Sq), k = gpuir__cg_size_of(Sk);
-    gpuir__cg_size qt = gpuir__cg_size_tiles(&q, (int)A->br), kt = gpuir__cg_size_tiles(&k, GPUIR__ATTN_BC);
+    gpuir__cg_size qt = gpuir__cg_size_tiles(&q, (int)A->br), kt = gpuir__cg_size_tiles(&k, (int)A->bc);
     gpuir__cg_size tiles = gpuir__cg_size_mul(&b, &qt);
     gpuir__cg_prod_plain(Sq, A->sq, sizeof A->sq);
     gpuir__cg_prod_plain(Sk, A->sk, sizeof A->sk);
@@ -17257,6 +17323,9 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->pv_wgmma = gpuir__form_is_attention_pv_wgmma(C->form);
     A->br = gpuir__form_attention_rows(C->form);
     A->threads = 2 * A->br;
+    A->simt = C->form == GPUIR__FORM_ATTENTION_SIMT_M64;
+    A->bc = A->simt ? GPUIR__ATTN_SIMT_BC : GPUIR__ATTN_BC;
+    A->Dv = views[2].fixed[views[2].rank - 1];
     gpuir__cg_attn_counts(A, &batches, &q->dim[r - 2], &k->dim[k->rank - 2]);
     A->rs = A->D + 8;
     A->panels = (A->D + 63) / 64;
@@ -17302,16 +17371,20 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
         return gpuir__cg_fail(C, op, "reads or writes a buffer that is not a kernel parameter");
     for (uint32_t i = 0; i < n; i++) {
         gpuir_dtype dt = gpuir__value_at(m, gpuir__op_operand(m, op, i))->type.dtype;
-        if (dt != qt->dtype || (dt != GPUIR_F16 && dt != GPUIR_BF16))
-            return gpuir__cg_fail(C, op, "the fused kernel takes f16 or bf16 operands of one dtype (at tensor "
-                                  "level another attention runs as the ops it stands for)");
+        if (dt != qt->dtype || (A->simt ? dt != GPUIR_F32 : dt != GPUIR_F16 && dt != GPUIR_BF16))
+            return gpuir__cg_fail(C, op, A->simt ? "form attention.simt.m64 takes f32 operands (at tensor level "
+                                  "another attention runs as the ops it stands for)" : "the fused kernel on tensor "
+                                  "cores takes f16 or bf16 operands of one dtype (at tensor level another attention "
+                                  "runs as the ops it stands for)");
     }
     if (!fits) return gpuir__cg_fail(C, op, "its batch offsets are past what the generator writes (too many dynamic dims)");
     int64_t Sq = q->fixed[r - 2], Sk = k->fixed[k->rank - 2];
-    if (!gpuir__attention_head_dim_ok(A->D) || views[2].fixed[views[2].rank - 1] != A->D || Sq == 0 || Sk == 0 ||
-        gpuir__ops_compute_besides(C, op))
-        return gpuir__cg_fail(C, op, "the fused kernel takes head dims 16 to 128 in steps of 16 (v's q's), at least "
-                              "one key, and nothing else in its kernel");
+    const char *why = A->simt ? gpuir__attention_unfit_f32(m, A->D, A->Dv) : gpuir__attention_unfit_half(m, A->D, A->Dv);
+    char text[160];
+    snprintf(text, sizeof text, "the fused kernel cannot run it: %s", why ? why : "");
+    if (why) return gpuir__cg_fail(C, op, text);
+    if (Sq == 0 || Sk == 0 || gpuir__ops_compute_besides(C, op))
+        return gpuir__cg_fail(C, op, "the fused kernel takes at least one query and key, and nothing else in its kernel");
     return GPUIR_OK;
 }
 
@@ -17374,6 +17447,16 @@ static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_close(C);
 }
 
+/* The mask operand's element at query `row` and key `col` (variables of
+   the kernel's), as an index: its batch offset, then its row and key
+   strides where it does not broadcast over them (size 1040 holds any). */
+static void gpuir__cg_attn_mask_index(const gpuir__cg_attn *A, char *at, size_t size) {
+    size_t o = (size_t)snprintf(at, size, "%s", strcmp(A->mb, "0LL") ? A->mb : "");
+    if (A->mrow[0]) o += (size_t)snprintf(at + o, size - o, "%s(long long)row * %s", o ? " + " : "", A->mrow);
+    if (A->mcol) o += (size_t)snprintf(at + o, size - o, "%scol", o ? " + " : "");
+    if (!o) snprintf(at, size, "0");
+}
+
 /* Score x scaled in natural units, rounded as round_scores says (the
    product, then the scaled value, to q's dtype), into buf. */
 static const char *gpuir__cg_attn_scaled(const gpuir__cg_attn *A, const char *x, char *buf, size_t size) {
@@ -17420,10 +17503,7 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
     else gpuir__cg_line(C, "float sx = s[n][f] * sl2;");
     if (A->pm >= 0) {
         char at[1040];
-        size_t o = (size_t)snprintf(at, sizeof at, "%s", strcmp(A->mb, "0LL") ? A->mb : "");
-        if (A->mrow[0]) o += (size_t)snprintf(at + o, sizeof at - o, "%s(long long)row * %s", o ? " + " : "", A->mrow);
-        if (A->mcol) o += (size_t)snprintf(at + o, sizeof at - o, "%scol", o ? " + " : "");
-        if (!o) snprintf(at, sizeof at, "0");
+        gpuir__cg_attn_mask_index(A, at, sizeof at);
         char mask[1200];
         snprintf(mask, sizeof mask, "%s(%s[%s])", A->load, gpuir__cg_param(C, A->pm), at);
         gpuir__cg_line(C, "if (row < %s && col < %s)", A->sq, A->sk);
@@ -17570,12 +17650,224 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_close(C);
 }
 
+/* nkv, the block's key tiles: all of them, or under a causal mask those up
+   to its last row's last key (at least one, at most all). */
+static void gpuir__cg_attn_steps(gpuir__cg *C, const gpuir__cg_attn *A) {
+    if (!A->causal) {
+        gpuir__cg_line(C, "int nkv = %s;", A->ktiles);
+        return;
+    }
+    long long last = A->br - 1 + A->offset;
+    char sum[800];
+    if (last) snprintf(sum, sizeof sum, "r0 %c %lld%s", last < 0 ? '-' : '+', last < 0 ? -last : last, A->dyn_offset);
+    else snprintf(sum, sizeof sum, "r0%s", A->dyn_offset);
+    gpuir__cg_line(C, "int nkv = (%s) / %lld + 1;", sum, A->bc);
+    gpuir__cg_line(C, "nkv = nkv < 1 ? 1 : nkv > %s ? %s : nkv;", A->ktiles, A->ktiles);
+}
+
+/* ---- fused attention in f32: the same algorithm on the FMA units ----
+   attention.simt.m64: a block of 128 threads per 64 query rows of one
+   batch, 16 rows a warp; lane l owns rows rq + 4 i (rq = l / 8, i < 4) of
+   its warp's and keys kc + 8 c (kc = l % 8, c < 4) of each tile of
+   GPUIR__ATTN_SIMT_BC: a 4x4 register tile of S = Q K^T, whose float4
+   loads from shared memory (Q's 4 rows, a broadcast to the 8 lanes that
+   share them; K's 4 rows, rows D + 4 floats apart) are free of bank
+   conflicts, 64 FMAs per 8 loads. The scores are scaled and masked as the
+   ops are, in f32 (the mask operand added where a row and key exist;
+   -inf past Sk and above a causal diagonal), then the online softmax in
+   natural units (expf): the row's max over its 8 lanes by shuffles, the
+   output rescaled by exp(m_old - m_new), each lane summing its own
+   probabilities (added across the 8 at the end). P goes through shared
+   memory (rows of 36 floats) to O += P V: the lane's 4 rows by columns
+   4 kc + 32 u .. + 3 (u < Dv / 32 rounded up), float4 loads of P (its
+   rows) and V (a row of 32 floats read by 8 lanes, broadcast to the other
+   24). Q, K and V rows past their lengths and columns past their head
+   dims are zeros in shared memory (no garbage reaches a product); O / l
+   stored with float4 stores where Dv is a multiple of 4. Any head dims
+   from 1 to GPUIR__ATTN_SIMT_MAX_DIM, v's other than q's; batches,
+   lengths, layouts and masks as the f16/bf16 kernel (gpuir__cg_attn_of). */
+
+/* Rows [row0, row0 + rows) of `src` (a batch's operand, `stride` floats a
+   row) into `dst`, rows of `width` floats: the row's first n elements,
+   zeros past them and from row `limit` on. Consecutive threads read
+   consecutive elements. */
+static void gpuir__cg_attn_simt_load(gpuir__cg *C, long long rows, long long width, long long n, const char *dst,
+                                     const char *src, const char *stride, const char *row0, const char *limit) {
+    gpuir__cg_open(C, "for (int e = t; e < %lld; e += 128)", rows * width);
+    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld;", width, width);
+    gpuir__cg_line(C, "%s[e] = %s + r < %s && c < %lld ? %s[(long long)(%s + r) * %s + c] : 0.0f;", dst, row0, limit, n,
+                   src, row0, stride);
+    gpuir__cg_close(C);
+}
+
+/* S = Q K^T, the lane's 4x4 tile (rows of qs floats, d4 of them read). */
+static void gpuir__cg_attn_simt_scores(gpuir__cg *C, long long qs, long long d4) {
+    gpuir__cg_line(C, "float s[4][4];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < 4; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;");
+    gpuir__cg_open(C, "for (int d = 0; d < %lld; d += 4)", d4);
+    gpuir__cg_line(C, "float4 a[4], b[4];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < 4; i++) a[i] = *(const float4 *)(sq + (warp * 16 + rq + 4 * i) * %lld + d);", qs);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int c = 0; c < 4; c++) b[c] = *(const float4 *)(sk + (kc + 8 * c) * %lld + d);", qs);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int i = 0; i < 4; i++)");
+    gpuir__cg_line(C, "    GPUIR_UNROLL");
+    gpuir__cg_line(C, "    for (int c = 0; c < 4; c++)");
+    gpuir__cg_line(C, "        s[i][c] = fmaf(a[i].w, b[c].w, fmaf(a[i].z, b[c].z, fmaf(a[i].y, b[c].y, "
+                   "fmaf(a[i].x, b[c].x, s[i][c]))));");
+    gpuir__cg_close(C);
+}
+
+/* The scores scaled and masked, the online softmax of the lane's 4 rows,
+   P into shared memory (rows of ps floats) and O rescaled (o[4][ov]). */
+static void gpuir__cg_attn_simt_softmax(gpuir__cg *C, const gpuir__cg_attn *A, long long ps, long long ov) {
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int i = 0; i < 4; i++)");
+    gpuir__cg_line(C, "int row = r0 + warp * 16 + rq + 4 * i;");
+    gpuir__cg_line(C, "float mx = mr[i];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int c = 0; c < 4; c++)");
+    gpuir__cg_line(C, "int col = k0 + kc + 8 * c;");
+    gpuir__cg_line(C, "float x = s[i][c] * sc;");
+    if (A->pm >= 0) {
+        char at[1040];
+        gpuir__cg_attn_mask_index(A, at, sizeof at);
+        gpuir__cg_line(C, "if (row < %s && col < %s) x += %s[%s];", A->sq, A->sk, gpuir__cg_param(C, A->pm), at);
+    }
+    char causal[800] = "";
+    if (A->causal) snprintf(causal, sizeof causal, " || col > row%s", A->plus_offset);
+    gpuir__cg_line(C, "if (col >= %s%s) x = -GPUIR_INF;", A->sk, causal);
+    gpuir__cg_line(C, "s[i][c] = x;");
+    gpuir__cg_line(C, "mx = gpuir_fmax(mx, x);");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int w = 1; w < 8; w *= 2) mx = gpuir_fmax(mx, GPUIR_SHFL_XOR_F32(mx, w));");
+    gpuir__cg_line(C, "float base = mx == -GPUIR_INF ? 0.0f : mx, alpha = expf(mr[i] - base), sum = 0.0f;");
+    gpuir__cg_line(C, "mr[i] = mx;");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int c = 0; c < 4; c++)");
+    gpuir__cg_line(C, "float p = expf(s[i][c] - base);");
+    gpuir__cg_line(C, "sp[(warp * 16 + rq + 4 * i) * %lld + kc + 8 * c] = p;", ps);
+    gpuir__cg_line(C, "sum += p;");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "lr[i] = lr[i] * alpha + sum;");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int e = 0; e < %lld; e++) o[i][e] *= alpha;", ov);
+    gpuir__cg_close(C);
+}
+
+/* O += P V over the tile's keys, four at a time (P rows of ps floats, V
+   rows of vs, u32 groups of 32 columns). */
+static void gpuir__cg_attn_simt_pv(gpuir__cg *C, long long ps, long long vs, long long u32) {
+    gpuir__cg_open(C, "for (int j4 = 0; j4 < %d; j4 += 4)", GPUIR__ATTN_SIMT_BC);
+    gpuir__cg_line(C, "float pr[4][4];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int i = 0; i < 4; i++)");
+    gpuir__cg_line(C, "float4 p = *(const float4 *)(sp + (warp * 16 + rq + 4 * i) * %lld + j4);", ps);
+    gpuir__cg_line(C, "pr[i][0] = p.x, pr[i][1] = p.y, pr[i][2] = p.z, pr[i][3] = p.w;");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int e = 0; e < 4; e++)");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int u = 0; u < %lld; u++)", u32);
+    gpuir__cg_line(C, "float4 w = *(const float4 *)(sv + (j4 + e) * %lld + u * 32 + kc * 4);", vs);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int i = 0; i < 4; i++)");
+    gpuir__cg_line(C, "o[i][4 * u] = fmaf(pr[i][e], w.x, o[i][4 * u]);");
+    gpuir__cg_line(C, "o[i][4 * u + 1] = fmaf(pr[i][e], w.y, o[i][4 * u + 1]);");
+    gpuir__cg_line(C, "o[i][4 * u + 2] = fmaf(pr[i][e], w.z, o[i][4 * u + 2]);");
+    gpuir__cg_line(C, "o[i][4 * u + 3] = fmaf(pr[i][e], w.w, o[i][4 * u + 3]);");
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+}
+
+/* O / l for the lane's 4 rows, its columns 4 kc + 32 u .. + 3 below Dv. */
+static void gpuir__cg_attn_simt_store(gpuir__cg *C, const gpuir__cg_attn *A, long long u32) {
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int i = 0; i < 4; i++)");
+    gpuir__cg_line(C, "float l = lr[i];");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int w = 1; w < 8; w *= 2) l += GPUIR_SHFL_XOR_F32(l, w);");
+    if (A->dynamic_sk) gpuir__cg_line(C, "float inv = %s > 0 ? 1.0f / l : 0.0f;     /* no keys: a sum of none */", A->sk);
+    else gpuir__cg_line(C, "float inv = 1.0f / l;");
+    gpuir__cg_line(C, "int row = r0 + warp * 16 + rq + 4 * i;");
+    gpuir__cg_line(C, "if (row >= %s) continue;", A->sq);
+    gpuir__cg_line(C, "float *dst = %s + %s + (long long)row * %s;", gpuir__cg_param(C, A->po), A->ob, A->orow);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int u = 0; u < %lld; u++)", u32);
+    gpuir__cg_line(C, "int c = u * 32 + kc * 4;");
+    if (A->Dv % 4 == 0) {       /* every offset a multiple of 4: 16-byte stores */
+        gpuir__cg_line(C, "if (c < %lld) *(float4 *)(dst + c) = GPUIR_FLOAT4(o[i][4 * u] * inv, o[i][4 * u + 1] * inv, "
+                       "o[i][4 * u + 2] * inv, o[i][4 * u + 3] * inv);", A->Dv);
+    } else {
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_line(C, "for (int e = 0; e < 4; e++)");
+        gpuir__cg_line(C, "    if (c + e < %lld) dst[c + e] = o[i][4 * u + e] * inv;", A->Dv);
+    }
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+}
+
+/* The f32 kernel (see above). */
+static gpuir_result gpuir__cg_attention_simt(gpuir__cg *C, size_t at, const gpuir__cg_attn *A) {
+    long long qs = (A->D + 3) / 4 * 4 + 4, d4 = (A->D + 3) / 4 * 4, vs = (A->Dv + 31) / 32 * 32, u32 = vs / 32;
+    long long ps = GPUIR__ATTN_SIMT_BC + 4, bc = GPUIR__ATTN_SIMT_BC;
+    C->dynamic_bytes = (uint32_t)gpuir__attention_simt_shared(A->D, A->Dv);
+    C->barriers = true;
+    C->depth = 1;
+    gpuir__cg_comment(C, C->k->ops[at], gpuir__op_at(C->m, C->k->ops[at]));
+    gpuir__cg_line(C, "GPUIR_SHARED_DYNAMIC(int4, smem);     /* %u bytes: Q, a tile of K and of V, P */", C->dynamic_bytes);
+    gpuir__cg_line(C, "float *sq = (float *)smem, *sk = sq + %lld, *sv = sk + %lld, *sp = sv + %lld;", 64 * qs, bc * qs,
+                   bc * vs);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, rq = lane / 8, kc = lane %% 8;");
+    char lit[48];
+    gpuir__cg_line(C, "const float sc = %s;     /* the scale */", gpuir__cg_float_text(lit, sizeof lit, A->scale));
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %s; tile += GPUIR_GRID_BLOCKS)", A->tiles);
+    gpuir__cg_line(C, "long long bh = tile / %s;", A->qtiles);
+    gpuir__cg_line(C, "int r0 = (int)(%s - tile %% %s) * 64;", A->qlast, A->qtiles);
+    gpuir__cg_line(C, "const float *qg = %s + %s, *kg = %s + %s, *vg = %s + %s;", gpuir__cg_param(C, A->pq), A->qb,
+                   gpuir__cg_param(C, A->pk), A->kb, gpuir__cg_param(C, A->pv), A->vb);
+    gpuir__cg_attn_steps(C, A);
+    gpuir__cg_line(C, "GPUIR_SYNC();                        /* the last tile's reads of Q are done */");
+    gpuir__cg_attn_simt_load(C, 64, qs, A->D, "sq", "qg", A->qrow, "r0", A->sq);
+    gpuir__cg_line(C, "float o[4][%lld], mr[4], lr[4];", 4 * u32);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int i = 0; i < 4; i++)");
+    gpuir__cg_line(C, "mr[i] = -GPUIR_INF, lr[i] = 0.0f;");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_line(C, "for (int e = 0; e < %lld; e++) o[i][e] = 0.0f;", 4 * u32);
+    gpuir__cg_close(C);
+    gpuir__cg_open(C, "for (int j = 0; j < nkv; j++)");
+    gpuir__cg_line(C, "int k0 = j * %lld;", bc);
+    gpuir__cg_line(C, "GPUIR_SYNC();                    /* the last step's reads of K, V and P are done */");
+    gpuir__cg_attn_simt_load(C, bc, qs, A->D, "sk", "kg", A->krow, "k0", A->sk);
+    gpuir__cg_attn_simt_load(C, bc, vs, A->Dv, "sv", "vg", A->vrow, "k0", A->sk);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_attn_simt_scores(C, qs, d4);
+    gpuir__cg_attn_simt_softmax(C, A, ps, 4 * u32);
+    gpuir__cg_line(C, "GPUIR_SYNC();                    /* P written */");
+    gpuir__cg_attn_simt_pv(C, ps, vs, u32);
+    gpuir__cg_close(C);
+    gpuir__cg_attn_simt_store(C, A, u32);
+    gpuir__cg_close(C);
+    C->depth = 0;
+    return GPUIR_OK;
+}
+
 /* The fused attention kernel (see above). */
 static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
     gpuir__cg_attn A;
     gpuir_result r = gpuir__cg_attn_of(C, op, &A);
     if (r) return r;
+    if (A.simt) {
+        if (C->threads != 128) return gpuir__cg_fail(C, op, "form attention.simt.m64 runs 128 threads a block");
+        return gpuir__cg_attention_simt(C, at, &A);
+    }
     if (C->threads != A.threads) return gpuir__cg_fail(C, op, "the fused kernel runs 2 threads a query row of its block");
     C->dynamic_bytes = (uint32_t)((A.q_halves + 2 * A.k_stage + 2 * A.v_stage) * 2 + (A.wgmma ? 1024 : 0));
     C->barriers = true;
@@ -17605,15 +17897,7 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     gpuir__cg_line(C, "const unsigned short *qg = %s + %s, *kg = %s + %s, *vg = %s + %s;",
                    gpuir__cg_param(C, A.pq), A.qb, gpuir__cg_param(C, A.pk), A.kb,
                    gpuir__cg_param(C, A.pv), A.vb);
-    if (A.causal) {     /* the tiles up to the block's last row's last key, at least one */
-        long long last = A.br - 1 + A.offset;
-        char sum[800];
-        if (last) snprintf(sum, sizeof sum, "r0 %c %lld%s", last < 0 ? '-' : '+', last < 0 ? -last : last, A.dyn_offset);
-        else snprintf(sum, sizeof sum, "r0%s", A.dyn_offset);
-        gpuir__cg_line(C, "int nkv = (%s) / %d + 1;", sum, GPUIR__ATTN_BC);
-        gpuir__cg_line(C, "nkv = nkv < 1 ? 1 : nkv > %s ? %s : nkv;", A.ktiles, A.ktiles);
-    }
-    else gpuir__cg_line(C, "int nkv = %s;", A.ktiles);
+    gpuir__cg_attn_steps(C, &A);
     gpuir__cg_attn_load(C, &A, A.br, A.wgmma, "sq", "qg", A.qrow, "r0", A.sq);      /* Q and K: wgmma's panels */
     gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, "sk", "kg", A.krow, "0", A.sk);
     gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, "sv", "vg", A.vrow, "0", A.sk);

@@ -2583,7 +2583,7 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool gr
     gpuir_program *p = gpuir_program_make(gpuir_module_parse(ctx, text.buf, text.len, "attention"), &d);
     free(text.buf);
     gpuir_array in[3], want, got;
-    gpuir_dtype type = strcmp(dt, "f16") ? GPUIR_BF16 : GPUIR_F16;
+    gpuir_dtype type = strcmp(dt, "f32") == 0 ? GPUIR_F32 : strcmp(dt, "f16") == 0 ? GPUIR_F16 : GPUIR_BF16;
     const int64_t qd[5] = {1, 1, 2, 130, hd}, kd[5] = {1, 1, 1, 130, hd};  /* grouped: one k, v for 2 heads */
     gpuir_type t = grouped ? gpuir_tensor_type(type, 5, qd)
                    : gpuir_tensor_type(type, 4, bshd ? (const int64_t[]){1, 130, 2, hd} : (const int64_t[]){1, 2, 130, hd});
@@ -2593,7 +2593,7 @@ static int attention_on_emu(gpuir_ctx *ctx, const char *dt, bool causal, bool gr
         if (!r) gpuir_array_fill_random(&in[i], 7 + (uint64_t)i);
     }
     double rtol, atol;
-    gpuir_dtype_tolerance(t.dtype, &rtol, &atol);
+    gpuir_backend_tolerance(GPUIR_BACKEND_EMU, t.dtype, &rtol, &atol);
     if (!r) r = gpuir_ref_run(ref, "f", 3, in, 1, &want);
     if (!r) r = gpuir_program_run(p, "f", 3, in, 1, &got);
     if (!r) r = gpuir_array_compare(ctx, &got, &want, rtol, atol);
@@ -2615,8 +2615,9 @@ static int bench_attention(int argc, char **argv) {
         {"seq", required_argument, B_SEQ, "S", "sequence length of queries and keys (default 4096)"},
         {"kv-heads", required_argument, B_KV_HEADS, "N",
          "key/value heads, dividing the 16 query heads (default 16; fewer: grouped-query attention)"},
-        {"head-dim", required_argument, B_HEAD_DIM, "D", "head dim, a multiple of 16 up to 128 (default 128)"},
-        {"dtype", required_argument, B_DTYPE, "T", "bf16 (default) or f16"},
+        {"head-dim", required_argument, B_HEAD_DIM, "D",
+         "head dim: f16 and bf16 a multiple of 16 up to 128, f32 1 to 256 (default 128)"},
+        {"dtype", required_argument, B_DTYPE, "T", "bf16 (default), f16 or f32 (the f32 kernel, on the FMA units)"},
         {"form", required_argument, B_FORM, "NAME", "the fused kernel's form by name (e.g. attention.fa2_wgmma.m128)"},
         {"layout", required_argument, B_LAYOUT, "L",
          "bhsd (default: q, k, v [8, 16, S, D]) or bshd ([8, S, 16, D], heads split and merged by transposes)"},
@@ -2630,17 +2631,16 @@ static int bench_attention(int argc, char **argv) {
     while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
         if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
         if (c == B_SEQ && cli_int(T, "--seq", optarg, 1, 1LL << 20, &seq)) continue;
-        if (c == B_HEAD_DIM && cli_int(T, "--head-dim", optarg, 16, 128, &hd)) {
-            if (hd % 16 == 0) continue;
-            fprintf(stderr, "%s: --head-dim=%lld is not a multiple of 16\n", T, hd);
-            return 2;
-        }
+        if (c == B_HEAD_DIM && cli_int(T, "--head-dim", optarg, 1, 256, &hd)) continue;
         if (c == B_KV_HEADS && cli_int(T, "--kv-heads", optarg, 1, 16, &kv)) {
             if (16 % kv == 0) continue;
             fprintf(stderr, "%s: --kv-heads=%lld does not divide the 16 query heads (1, 2, 4, 8 or 16)\n", T, kv);
             return 2;
         }
-        if (c == B_DTYPE && (strcmp(optarg, "bf16") == 0 || strcmp(optarg, "f16") == 0)) { dt = optarg; continue; }
+        if (c == B_DTYPE && (strcmp(optarg, "bf16") == 0 || strcmp(optarg, "f16") == 0 || strcmp(optarg, "f32") == 0)) {
+            dt = optarg;
+            continue;
+        }
         if (c == B_FORM) { form = optarg; continue; }
         if (c == B_LAYOUT && (strcmp(optarg, "bshd") == 0 || strcmp(optarg, "bhsd") == 0)) {
             bshd = optarg[2] == 'h';
@@ -2650,6 +2650,10 @@ static int bench_attention(int argc, char **argv) {
         return rc < 0 ? 0 : rc;
     }
     if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
+    if (strcmp(dt, "f32") != 0 && (hd % 16 || hd > 128)) {
+        fprintf(stderr, "%s: --head-dim=%lld: the %s kernel takes multiples of 16 up to 128 (f32: 1 to 256)\n", T, hd, dt);
+        return 2;
+    }
     if (bshd && kv != 16) {
         fprintf(stderr, "%s: --layout=bshd takes no --kv-heads (its k and v have q's 16 heads)\n", T);
         return 2;
@@ -2678,7 +2682,7 @@ static int usage(FILE *to, int rc) {
                 "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
                 "       gpuir-bench launch [--kernels=N] [--repeat=R]\n"
                 "       gpuir-bench e2e [--small] [--repeat=R]\n"
-                "       gpuir-bench attention [--seq=S] [--kv-heads=N] [--head-dim=D] [--dtype=bf16|f16] [--form=NAME]\n"
+                "       gpuir-bench attention [--seq=S] [--kv-heads=N] [--head-dim=D] [--dtype=bf16|f16|f32] [--form=NAME]\n"
                 "                             [--layout=bhsd|bshd] [--repeat=R]\n"
                 "       any of them with --plot=FILE.png (draws its ratios; needs gnuplot)\n"
                 "       gpuir-bench SUBCOMMAND --help: a line per option; gpuir-bench --version\n");

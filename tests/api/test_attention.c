@@ -71,9 +71,11 @@ TEST(attention_op_checks_its_operands) {
 }
 
 /* q of rank 1 is a shape error; causal attention of dynamic lengths the
-   fused kernel cannot run (f32; head dim 128 on sm_75, whose shared memory
-   its tiles do not fit: no static mask for the unfused form) fails in
-   decompose, at the op's location, saying why the kernel cannot run it. */
+   fused kernel cannot run (f32 at head dim 300, past the f32 kernel's
+   registers; head dim 128 on sm_75, whose shared memory its tiles do not
+   fit: no static mask for the unfused form) fails in decompose, at the
+   op's location, saying why the kernel cannot run it. At head dim 64 the
+   same f32 attention lowers (attention.simt.m64). */
 TEST(attention_errors_name_the_operand_and_place) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     const char *rank1 = "func.func @a(%q: tensor<64xf16>) -> tensor<64xf16> {\n"
@@ -82,15 +84,21 @@ TEST(attention_errors_name_the_operand_and_place) {
     CHECK(parse_quiet(ctx, rank1) == NULL && gpuir_ctx_result(ctx) == GPUIR_ERR_SHAPE);
     CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "q tensor<64xf16> needs rank >= 2"));
     gpuir_ctx_clear_error(ctx);
-    const char *dynamic = "func.func @b(%q: tensor<?x64xf32>) -> tensor<?x64xf32> {\n"
-                          "  %o = attention %q, %q, %q {causal = true} : (tensor<?x64xf32>, tensor<?x64xf32>, "
-                          "tensor<?x64xf32>) -> tensor<?x64xf32>\n  return %o : tensor<?x64xf32>\n}\n";
+    const char *dynamic = "func.func @b(%q: tensor<?x300xf32>) -> tensor<?x300xf32> {\n"
+                          "  %o = attention %q, %q, %q {causal = true} : (tensor<?x300xf32>, tensor<?x300xf32>, "
+                          "tensor<?x300xf32>) -> tensor<?x300xf32>\n  return %o : tensor<?x300xf32>\n}\n";
     gpuir_module *m = parse_quiet(ctx, dynamic);
     CHECK(m != NULL);
     CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_ERR_SHAPE);
     CHECK(strstr(gpuir_ctx_error(ctx), "test:2:3") && strstr(gpuir_ctx_error(ctx), "dynamic sequence lengths"));
-    CHECK(strstr(gpuir_ctx_error(ctx), "it takes f16 or bf16"));
+    CHECK(strstr(gpuir_ctx_error(ctx), "it takes f32 head dims (q's and v's) 1 to 256"));
     gpuir_ctx_clear_error(ctx);
+    const char *d64 = "func.func @b(%q: tensor<?x64xf32>) -> tensor<?x64xf32> {\n"
+                      "  %o = attention %q, %q, %q {causal = true} : (tensor<?x64xf32>, tensor<?x64xf32>, "
+                      "tensor<?x64xf32>) -> tensor<?x64xf32>\n  return %o : tensor<?x64xf32>\n}\n";
+    m = parse_quiet(ctx, d64);
+    CHECK(m != NULL);
+    CHECK_RESULT(ctx, gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, NULL), GPUIR_OK);
     const char *sm75 = "func.func @c(%q: tensor<2x?x128xf16>) -> tensor<2x?x128xf16> {\n"
                        "  %o = attention %q, %q, %q {causal = true} : (tensor<2x?x128xf16>, tensor<2x?x128xf16>, "
                        "tensor<2x?x128xf16>) -> tensor<2x?x128xf16>\n  return %o : tensor<2x?x128xf16>\n}\n";
@@ -252,7 +260,8 @@ static gpuir_module *lowered_file(const char *path, gpuir_ctx **ctx) {
 }
 
 /* Every fused kernel of the run test compiles for sm_80 and sm_90: no
-   spills, no local memory, tensor cores. */
+   spills, no local memory, tensor cores (the f32 kernels on the FMA
+   units: no local memory either, at head dim 256 too). */
 TEST(attention_kernels_compile_without_spills) {
     gpuir_ctx *ctx;
     gpuir_module *m = lowered_file("tests/ir/run/attention.gir", &ctx);
@@ -275,7 +284,10 @@ TEST(attention_kernels_compile_without_spills) {
                                             "gpuir_k_holes_f16_k0", "gpuir_k_seq1_bf16_k0", "gpuir_k_causal_d128_bf16_k0",
                                             "gpuir_k_tiles_f16_k0", "gpuir_k_gqa_bf16_k0", "gpuir_k_mqa_causal_f16_k0",
                                             "gpuir_k_padding_f16_k0", "gpuir_k_head_dims_k0", "gpuir_k_head_dims_k1",
-                                            "gpuir_k_head_dims_k2", "gpuir_k_head_dims_k3", "gpuir_k_head_dims_k4"};
+                                            "gpuir_k_head_dims_k2", "gpuir_k_head_dims_k3", "gpuir_k_head_dims_k4",
+                                            "gpuir_k_causal_f32_k0", "gpuir_k_offset_f32_k0", "gpuir_k_bshd_f32_k0",
+                                            "gpuir_k_f32_ops_padding_k0", "gpuir_k_f32_odd_dims_k0", "gpuir_k_f32_d256_k0",
+                                            "gpuir_k_f32_written_gqa_k0"};
         for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
             if (entry_uses_local(ptx, fused[k])) {
                 fprintf(stderr, "sm_%d: %s uses local memory (or is missing)\n", archs[i], fused[k]);
@@ -303,7 +315,8 @@ TEST(dynamic_attention_kernels_compile_without_spills) {
     static const char *const fused[] = {"gpuir_k_seq_f16_k0", "gpuir_k_decode_bf16_k0", "gpuir_k_causal_bf16_k0",
                                         "gpuir_k_mask_f16_k0", "gpuir_k_bshd_padding_bf16_k0", "gpuir_k_mqa_causal_f16_k0",
                                         "gpuir_k_batches_f16_k0", "gpuir_k_wgmma_causal_bf16_k0",
-                                        "gpuir_k_wgmma_scores_f16_k0", "gpuir_k_repeat_kv_bf16_k0"};
+                                        "gpuir_k_wgmma_scores_f16_k0", "gpuir_k_repeat_kv_bf16_k0",
+                                        "gpuir_k_causal_mask_f32_k0"};
     for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
         if (entry_uses_local(ptx, fused[k])) {
             fprintf(stderr, "sm_90: %s uses local memory (or is missing)\n", fused[k]);
