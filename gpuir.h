@@ -11973,12 +11973,12 @@ static int64_t gpuir__attention_tiles(const gpuir_module *m, const gpuir__op *op
 
 /* What a module's kernels need of the helper texts, found in one walk over
    its kernels: the mma and cp.async helpers (a kernel on tensor cores: the
-   mma.sync and wgmma matmuls, fused attention), the wgmma helpers (a wgmma
+   mma.sync and wgmma matmuls, fused attention but f32's), the wgmma helpers (a wgmma
    matmul, or an attention with its scores on wgmma: NVRTC then compiles
    for sm_90a on an sm_90 device), the m64n256k16 one (a 128x256 wgmma
    variant), the m64n64k16 one (scores on wgmma), an m64n<D>k16 one for
    each head dim D of an attention with P V on wgmma (bit D / 16 - 1 of
-   pv_dims), and the attention's packing helpers. */
+   pv_dims), and the attention's packing helpers (f16 and bf16). */
 typedef struct gpuir__module_needs {
     bool tensor_cores, wgmma, wgmma_n256, wgmma_a_m_major, attention, attention_wgmma;
     unsigned pv_dims;
@@ -12927,7 +12927,9 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // kernels (reductions over the last axis with the elementwise ops over
 // their rows: a block per row, the row in registers), sibling kernels
 // (reductions of one matrix over axis 0, 1 and both, one read of it:
-// gpuir__cg_siblings), and a
+// gpuir__cg_siblings), fused attention (FlashAttention-2's online softmax:
+// on tensor cores for f16 and bf16, on the FMA units for f32:
+// gpuir__cg_attention), and a
 // tiled matmul with its elementwise epilogue (plain, register-tiled f32, or
 // on tensor cores for f16 and bf16: mma.sync, ldmatrix and cp.async behind
 // helpers the emulator implements too). A kernel takes its buffers, named
@@ -17130,7 +17132,7 @@ static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
 /* Two floats rounded to f16 or bf16 (nearest even) and packed in a 32-bit
    word, the first in the low half: one cvt on sm_80+, the portable
    conversions on the emulator and below. In a module's source only when a
-   kernel is a fused attention (gpuir__module_needs_of). */
+   kernel is a fused attention on tensor cores (gpuir__module_needs_of). */
 static const char gpuir__cg_attn_helpers[] =
     "#if !defined(GPUIR_EMU) && __CUDA_ARCH__ >= 800\n"
     "GPUIR_DEVICE unsigned gpuir_pack_bf16x2(float lo, float hi) {\n"

@@ -1167,8 +1167,9 @@ static int fd_attention_op(fd_gen *g, const fd_val *q, int qi, int ki, int vi, i
     double scale = (fd_chance(&g->rng, 50) ? 1.0 : 2.0) / (double)dh;
     bool causal = fd_chance(&g->rng, 40);
     const fd_val *kv = &g->f->v[ki];
-    /* (sm_75's kernel has no tiles at head dim 128, and a causal mask of
-       dynamic lengths no unfused form: an error that says so) */
+    /* (sm_75's kernel has no tiles at head dim 128 in f16 and bf16, nor
+       in f32 (its kernel's), and a causal mask of dynamic lengths no
+       unfused form: an error that says so) */
     if (g->sm < 80 && dh >= 128 && (q->sym[q->rank - 2] || kv->sym[kv->rank - 2])) causal = false;
     bool bottom_right = causal && fd_chance(&g->rng, 33);   /* where every query sees a key, at both sizes */
     for (int run = 0; run < 2; run++)
@@ -1179,13 +1180,14 @@ static int fd_attention_op(fd_gen *g, const fd_val *q, int qi, int ki, int vi, i
     if (wgmma) snprintf(form, sizeof form, ", form = \"%s\"", forms[fd_below(&g->rng, 4)]);
     double mt = (double)dh * scale, et = (4 * sqrt((double)dh) * fd_u(GPUIR_F32) + (double)dh * u) * scale + 2 * mt * u;
     fd_val o = *q;
+    o.dims[o.rank - 1] = g->f->v[vi].dims[g->f->v[vi].rank - 1];     /* v's head dim (f32: not always q's) */
     o.mag = 1;
     o.err = (2 * et + 3 * u) + 4 * sqrt((double)sk) * fd_u(GPUIR_F32) + u;
-    char tq[128], tk[128], tv[128], line[768];
+    char tq[128], tk[128], tv[128], to[128], line[768];
     snprintf(line, sizeof line, "attention %%v%d, %%v%d, %%v%d {scale = %.9g%s%s} : (%s, %s, %s) -> %s",
              qi, ki, vi, scale, bottom_right ? ", causal = true, causal_bottom_right = true" : causal ? ", causal = true" : "",
              form, fd_t(&g->f->v[qi], tq),
-             fd_t(&g->f->v[ki], tk), fd_t(&g->f->v[vi], tv), tq);
+             fd_t(&g->f->v[ki], tk), fd_t(&g->f->v[vi], tv), fd_t(&o, to));
     int r = fd_op(g, &o, qi, ki, "%s", line);
     if (r >= 0) g->f->v[r].deps[g->f->v[r].n_deps++] = vi;
     return r;
@@ -1285,11 +1287,11 @@ static int fd_head_merge(fd_gen *g, int a, int s) {
 }
 
 /* q·kᵀ, a scale, a mask, softmax over the keys, ·v: one attention kernel
-   where it fits (f16/bf16, head dim 64 or 128, k and v shared by heads
-   now and then, a causal constant or a mask that broadcasts to the scores:
-   [Sq, Sk], the scores' shape, padding masks [1, Sk] and [B, 1.., 1, Sk];
-   head dims 32, 64, 80 and 128), the unfused ops elsewhere (head dim 72,
-   f32, a softmax over the queries). */
+   where it fits (f16/bf16 at head dims 32, 64, 80 and 128; f32 at any, v's
+   other than q's now and then; k and v shared by heads now and then, a
+   causal constant or a mask that broadcasts to the scores: [Sq, Sk], the
+   scores' shape, padding masks [1, Sk] and [B, 1.., 1, Sk]), the unfused
+   ops elsewhere (f16/bf16 at head dim 72, a softmax over the queries). */
 static int fd_motif_attention(fd_gen *g) {
     static const int64_t seqs[] = {1, 2, 16, 17, 63, 64, 65, 127, 128, 129, 130};
     static const int64_t heads[] = {64, 64, 64, 128, 128, 32, 80, 72};
@@ -1312,6 +1314,8 @@ static int fd_motif_attention(fd_gen *g) {
     k.dims[nb + 1] = dh;
     v.dims[nb] = sk;
     v.dims[nb + 1] = dh;
+    static const int64_t f32_dv[] = {5, 24, 40, 96};
+    if (q.dt == GPUIR_F32 && fd_chance(&g->rng, 30)) v.dims[nb + 1] = f32_dv[fd_below(&g->rng, 4)];
     for (int i = 0; i < nb; i++)                 /* keys and values shared by heads (grouped, multi-query) */
         if (fd_chance(&g->rng, 25)) {
             k.dims[i] = 1;
@@ -1342,8 +1346,8 @@ static int fd_motif_attention(fd_gen *g) {
     int vi = seq >= 0 ? fd_head_split_param(g, &v, seq) : repeat ? fd_repeat_kv_param(g, &v) : fd_param_like(g, v.dt, &v);
     if (qi < 0 || ki < 0 || vi < 0) return -1;
     double u = fd_u(q.dt);
-    if (q.dt != GPUIR_F32 && dh % 16 == 0 && fd_chance(&g->rng, 25)) {   /* the op itself */
-        bool wgmma = g->sm >= 90 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 70);
+    if ((q.dt == GPUIR_F32 || dh % 16 == 0) && fd_chance(&g->rng, 25)) {   /* the op itself */
+        bool wgmma = q.dt != GPUIR_F32 && g->sm >= 90 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 70);
         int o = fd_attention_op(g, &q, qi, ki, vi, sk, dh, u, wgmma);
         return o >= 0 && seq >= 0 && fd_chance(&g->rng, 50) ? fd_head_merge(g, o, seq) : o;
     }
@@ -1412,6 +1416,7 @@ static int fd_motif_attention(fd_gen *g) {
     if (pi < 0) return -1;
     const fd_val p = g->f->v[pi];
     fd_val o = q;
+    o.dims[nb + 1] = v.dims[nb + 1];
     o.mag = axis == -1 ? 1 : (double)sq;
     o.err = o.mag * (p.err + u) + 4 * sqrt((double)sk) * fd_u(GPUIR_F32) + o.mag * u;
     if (axis != -1) o.err = (double)sk * (p.err + 2 * u) + o.mag * u;   /* columns sum to 1, not rows */
