@@ -7833,10 +7833,14 @@ static const char *gpuir__attention_op_unfit_form(const gpuir_module *m, const g
     const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
     if (why || !form || form->kind != GPUIR__ATTR_STRING) return why;
     gpuir__kernel_form f = gpuir__kernel_form_named(gpuir__string(m, form->off));
-    bool f32 = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.dtype == GPUIR_F32;
-    if (!gpuir__form_is_attention(f) || f32 == (f == GPUIR__FORM_ATTENTION_SIMT_M64)) return NULL;
-    return f32 ? "its form takes f16 or bf16 (f32 takes attention.simt.m64)"
-               : "attention.simt.m64 takes f32 (f16 and bf16 take the attention.fa2 and wgmma forms)";
+    const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    bool f32 = q->dtype == GPUIR_F32;
+    if (!gpuir__form_is_attention(f)) return NULL;
+    if (f32 != (f == GPUIR__FORM_ATTENTION_SIMT_M64))
+        return f32 ? "its form takes f16 or bf16 (f32 takes attention.simt.m64)"
+                   : "attention.simt.m64 takes f32 (f16 and bf16 take the attention.fa2 and wgmma forms)";
+    return gpuir__form_is_attention_wgmma(f) && q->dims[q->rank - 1] % 16
+           ? "the wgmma forms take head dims that are multiples of 16 (attention.fa2.* pads the others)" : NULL;
 }
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
@@ -11902,10 +11906,16 @@ static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpu
 #define GPUIR__ATTN_SIMT_BC 32
 #define GPUIR__ATTN_SIMT_MAX_DIM 256
 
-/* The head dims the fused attention kernel takes: multiples of 16 (its mma
-   k-steps) from 16 to 128 (its registers: O is D / 2 floats a thread, Q's
-   fragments D / 4 words). 32, 64, 80, 96 and 128 are the common ones. */
-static bool gpuir__attention_head_dim_ok(int64_t D) { return D >= 16 && D <= 128 && D % 16 == 0; }
+/* The head dims the fused attention kernel on tensor cores takes:
+   multiples of 8 (16-byte rows) from 8 to 128 (its registers: O is D / 2
+   floats a thread, Q's fragments D / 4 words); one that is not a multiple
+   of 16 (its mma k-steps: 8, 24, 40 .. 120) runs padded to the next
+   (gpuir__attention_padded_dim), the padding zeros in shared memory. 32,
+   40, 64, 80, 96 and 128 are the common ones. */
+static bool gpuir__attention_head_dim_ok(int64_t D) { return D >= 8 && D <= 128 && D % 8 == 0; }
+
+/* Head dim D as the tensor-core kernel's tiles hold it: rounded up to 16. */
+static int64_t gpuir__attention_padded_dim(int64_t D) { return (D + 15) / 16 * 16; }
 
 /* The f32 kernel's shared memory (attention.simt.m64, gpuir__cg_attention_simt):
    Q's 64 rows and a tile of GPUIR__ATTN_SIMT_BC keys, rows of D rounded up
@@ -11920,7 +11930,9 @@ static int64_t gpuir__attention_simt_shared(int64_t D, int64_t Dv) {
 /* The dynamic shared memory of a fused attention block of `rows` query
    rows at head dim D: Q, then K and V in two stages of GPUIR__ATTN_BC
    keys, each row D + 8 halves. */
-static int64_t gpuir__attention_shared(int64_t D, int64_t rows) { return (rows + 4 * GPUIR__ATTN_BC) * (D + 8) * 2; }
+static int64_t gpuir__attention_shared(int64_t D, int64_t rows) {
+    return (rows + 4 * GPUIR__ATTN_BC) * (gpuir__attention_padded_dim(D) + 8) * 2;
+}
 
 /* The most shared memory a block may opt in to on the module's target (the
    CUDA programming guide's table by compute capability: 64 KiB on sm_75,
@@ -11933,7 +11945,7 @@ static int64_t gpuir__target_shared_optin(const gpuir_module *m) {
     return b < (int64_t)m->ctx->desc.max_shared_bytes ? b : (int64_t)m->ctx->desc.max_shared_bytes;
 }
 
-/* Query rows a block takes: 128 (8 warps) at head dim 128, where one
+/* Query rows a block takes: 128 (8 warps) at head dim 128 (120 padded), where one
    block's registers (about 170 a thread) fill an SM's register file anyway
    and each K/V tile then serves twice the rows (half the L2 traffic of 64);
    64 (4 warps) at the smaller head dims (64: three such blocks fit an SM)
@@ -11942,7 +11954,7 @@ static int64_t gpuir__target_shared_optin(const gpuir_module *m) {
    sm_75): then the attention runs unfused. */
 static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D) {
     int64_t limit = gpuir__target_shared_optin(m);
-    if (D == 128 && gpuir__attention_shared(D, 128) <= limit) return 128;
+    if (gpuir__attention_padded_dim(D) == 128 && gpuir__attention_shared(D, 128) <= limit) return 128;
     return gpuir__attention_shared(D, 64) <= limit ? 64 : 0;
 }
 
@@ -11950,7 +11962,7 @@ static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D) {
    dims D (q's and k's) and Dv (v's), or NULL. */
 static const char *gpuir__attention_unfit_half(const gpuir_module *m, int64_t D, int64_t Dv) {
     if (gpuir__module_sm(m) < 75) return "it needs sm_75 or later for f16 and bf16 (tensor cores)";
-    if (!gpuir__attention_head_dim_ok(D)) return "it takes f16 and bf16 head dims 16 to 128 in steps of 16";
+    if (!gpuir__attention_head_dim_ok(D)) return "it takes f16 and bf16 head dims 8 to 128 in steps of 8";
     if (gpuir__attention_rows(m, D) <= 0) return "its tiles at this head dim do not fit the target's shared memory";
     return Dv != D ? "it takes v's head dim equal to q's in f16 and bf16" : NULL;
 }
@@ -12261,6 +12273,14 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" cannot run on sm_%d: "
                            "wgmma needs sm_90", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
                            gpuir__kernel_form_name(given), gpuir__module_sm(m));
+    if (gpuir__form_is_attention_wgmma(given)) {
+        const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
+        if (q->dims[q->rank - 1] % 16)
+            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" takes head dims that "
+                               "are multiples of 16 (this one is %lld)", gpuir__string(m, k->name),
+                               gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given),
+                               (long long)q->dims[q->rank - 1]);
+    }
     if (given == GPUIR__FORM_ELEMENTWISE && decided == GPUIR__FORM_TRANSPOSE_TILED && gpuir__kernel_transpose_fused(m, k))
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this kernel: "
                            "it takes transpose.tiled.32x32 (the elementwise ops around its transpose run in its tiles)",
@@ -17237,7 +17257,8 @@ static bool gpuir__cg_attn_batch(char *buf, size_t size, const gpuir__cg_attn_vi
 }
 
 typedef struct gpuir__cg_attn {
-    long long D, Dv, rs;        /* q's and v's head dims; rs: halves per shared row */
+    long long D, Dv, Dp, rs;    /* q's and v's head dims; D padded to 16 (gpuir__attention_padded_dim); rs:
+                                   halves per shared row */
     long long br, bc, threads;  /* query rows, keys a step and threads a block */
     bool simt;                  /* f32 on the FMA units (attention.simt.m64: gpuir__cg_attention_simt) */
     bool dynamic_sk;            /* Sk a kernel argument: 0 keys possible (the result then 0) */
@@ -17329,7 +17350,8 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->bc = A->simt ? GPUIR__ATTN_SIMT_BC : GPUIR__ATTN_BC;
     A->Dv = views[2].fixed[views[2].rank - 1];
     gpuir__cg_attn_counts(A, &batches, &q->dim[r - 2], &k->dim[k->rank - 2]);
-    A->rs = A->D + 8;
+    A->Dp = gpuir__attention_padded_dim(A->D);
+    A->rs = A->Dp + 8;
     A->panels = (A->D + 63) / 64;
     long long padded = (long long)GPUIR__ATTN_BC * A->rs, panels = (long long)GPUIR__ATTN_BC * A->panels * 64;
     A->q_halves = A->wgmma ? A->br * A->panels * 64 : A->br * A->rs;
@@ -17387,6 +17409,7 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     if (why) return gpuir__cg_fail(C, op, text);
     if (Sq == 0 || Sk == 0 || gpuir__ops_compute_besides(C, op))
         return gpuir__cg_fail(C, op, "the fused kernel takes at least one query and key, and nothing else in its kernel");
+    if (A->wgmma && A->D % 16) return gpuir__cg_fail(C, op, "the wgmma forms take head dims that are multiples of 16");
     return GPUIR_OK;
 }
 
@@ -17399,12 +17422,13 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
 static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows, bool panels,
                                 const char *dst, const char *base, const char *stride, const char *row0,
                                 const char *limit) {
-    long long pieces = A->D / 8;
-    char at[96];
+    long long pieces = A->Dp / 8;
+    char at[96], pad[48] = "";
     if (panels) snprintf(at, sizeof at, "c / 8 * %lld + r * 64 + (c %% 8 ^ r %% 8) * 8", rows * 64);
     else snprintf(at, sizeof at, "r * %lld + c * 8", A->rs);
+    if (A->Dp != A->D) snprintf(pad, sizeof pad, " && c < %lld", A->D / 8);     /* the padding: zeros */
     gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
-    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld, ok = %s + r < %s;", pieces, pieces, row0, limit);
+    gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld, ok = %s + r < %s%s;", pieces, pieces, row0, limit, pad);
     gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %s + c * 8 : %s;",
                    base, row0, stride, base);
     gpuir__cg_line(C, "gpuir_cp_async16(%s + %s, src, ok);", dst, at);
@@ -17438,7 +17462,7 @@ static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int n = 0; n < 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;");
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int kk = 0; kk < %lld; kk++)", A->D / 16);
+    gpuir__cg_open(C, "for (int kk = 0; kk < %lld; kk++)", A->Dp / 16);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int n = 0; n < 4; n++)");
     gpuir__cg_line(C, "unsigned b[4];");
@@ -17551,7 +17575,7 @@ static void gpuir__cg_attn_softmax(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_close(C);
     gpuir__cg_line(C, "lr[h] = lr[h] * alpha + sum;");
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][2 * h] *= alpha, o[d][2 * h + 1] *= alpha;", A->D / 8);
+    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][2 * h] *= alpha, o[d][2 * h + 1] *= alpha;", A->Dp / 8);
     gpuir__cg_close(C);
 }
 
@@ -17564,7 +17588,7 @@ static void gpuir__cg_attn_pv(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "for (int r = 0; r < 4; r++) a[r] = %s(s[2 * kk + r / 2][r %% 2 * 2], s[2 * kk + r / 2][r %% 2 * 2 + 1]);",
                    A->pack);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int d = 0; d < %lld; d++)", A->D / 16);
+    gpuir__cg_open(C, "for (int d = 0; d < %lld; d++)", A->Dp / 16);
     gpuir__cg_line(C, "unsigned b[4];");
     gpuir__cg_line(C, "GPUIR_LDMATRIX_X4_TRANS(b, vt + lv + kk * %lld + d * 16);", 16 * A->rs);
     gpuir__cg_line(C, "GPUIR_MMA_%s(o[2 * d], a, b);", A->mma);
@@ -17640,7 +17664,7 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     } else {
         gpuir__cg_open(C, "if (j == 0)");
         gpuir__cg_line(C, "GPUIR_UNROLL");
-        gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++) GPUIR_LDMATRIX_X4(qf[kk], sq + la + kk * 16);", A->D / 16);
+        gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++) GPUIR_LDMATRIX_X4(qf[kk], sq + la + kk * 16);", A->Dp / 16);
         gpuir__cg_close(C);
         gpuir__cg_attn_scores(C, A);
     }
@@ -17904,10 +17928,10 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, "sk", "kg", A.krow, "0", A.sk);
     gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, "sv", "vg", A.vrow, "0", A.sk);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
-    gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.D / 8);
-    if (!A.wgmma) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.D / 16);
+    gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.Dp / 8);
+    if (!A.wgmma) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.Dp / 16);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;", A.D / 8);
+    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;", A.Dp / 8);
     gpuir__cg_attn_step(C, &A);
     gpuir__cg_attn_store(C, &A);
     gpuir__cg_close(C);

@@ -149,15 +149,17 @@ attention_case "--form=attention.fa2_wgmma.m128 (scores on wgmma)" \
     "$row.* form=attention.fa2_wgmma.m128 " --form=attention.fa2_wgmma.m128
 attention_case "--head-dim=80 (one fused kernel)" \
     '^attention 1x2x130x80 bf16 .* emu: matches the interpreter$' "$row" --head-dim=80
+attention_case "--head-dim=40 (padded to 48: one fused kernel)" \
+    '^attention 1x2x130x40 bf16 .* emu: matches the interpreter$' "$row" --head-dim=40
 attention_case "--dtype=f32 --head-dim=72 (the f32 kernel: one fused kernel)" \
     '^attention 1x2x130x72 f32 .* emu: matches the interpreter$' '^bench attention f32 causal=[01] kernels=1 fused_ms=' \
     --dtype=f32 --head-dim=72
 attention_case "--layout=bshd (heads split and merged by transposes: one fused kernel)" \
     '^attention 1x2x130x128 bf16 .* layout bshd emu: matches the interpreter$' "$row.* layout=bshd\$" --layout=bshd
-$bench attention --head-dim=72 > $out 2>&1
-if [ $? -eq 2 ] && grep -q 'the bf16 kernel takes multiples of 16 up to 128 (f32: 1 to 256)' $out
-then echo "PASS bench: attention --head-dim=72 in bf16 is refused"
-else echo "FAIL bench: attention --head-dim=72 in bf16"; cat $out >&2; fi
+$bench attention --head-dim=20 > $out 2>&1
+if [ $? -eq 2 ] && grep -q 'the bf16 kernel takes multiples of 8 up to 128 (f32: 1 to 256)' $out
+then echo "PASS bench: attention --head-dim=20 in bf16 is refused"
+else echo "FAIL bench: attention --head-dim=20 in bf16"; cat $out >&2; fi
 $bench attention --kv-heads=3 > $out 2>&1
 if [ $? -eq 2 ] && grep -q 'does not divide the 16 query heads' $out
 then echo "PASS bench: attention --kv-heads=3 is refused"

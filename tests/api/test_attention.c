@@ -287,7 +287,8 @@ TEST(attention_kernels_compile_without_spills) {
                                             "gpuir_k_head_dims_k2", "gpuir_k_head_dims_k3", "gpuir_k_head_dims_k4",
                                             "gpuir_k_causal_f32_k0", "gpuir_k_offset_f32_k0", "gpuir_k_bshd_f32_k0",
                                             "gpuir_k_f32_ops_padding_k0", "gpuir_k_f32_odd_dims_k0", "gpuir_k_f32_d256_k0",
-                                            "gpuir_k_f32_written_gqa_k0"};
+                                            "gpuir_k_f32_written_gqa_k0", "gpuir_k_d40_f16_k0",
+                                            "gpuir_k_d72_bf16_causal_k0", "gpuir_k_d8_f16_k0", "gpuir_k_d120_bf16_k0"};
         for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
             if (entry_uses_local(ptx, fused[k])) {
                 fprintf(stderr, "sm_%d: %s uses local memory (or is missing)\n", archs[i], fused[k]);

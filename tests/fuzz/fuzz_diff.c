@@ -1287,19 +1287,20 @@ static int fd_head_merge(fd_gen *g, int a, int s) {
 }
 
 /* q·kᵀ, a scale, a mask, softmax over the keys, ·v: one attention kernel
-   where it fits (f16/bf16 at head dims 32, 64, 80 and 128; f32 at any, v's
-   other than q's now and then; k and v shared by heads now and then, a
-   causal constant or a mask that broadcasts to the scores: [Sq, Sk], the
-   scores' shape, padding masks [1, Sk] and [B, 1.., 1, Sk]), the unfused
-   ops elsewhere (f16/bf16 at head dim 72, a softmax over the queries). */
+   where it fits (f16/bf16 at head dims 32, 40, 64, 72, 80 and 128; f32 at
+   any, v's other than q's now and then; k and v shared by heads now and
+   then, a causal constant or a mask that broadcasts to the scores: [Sq,
+   Sk], the scores' shape, padding masks [1, Sk] and [B, 1.., 1, Sk]), the
+   unfused ops elsewhere (f16/bf16 at head dim 20, a softmax over the
+   queries). */
 static int fd_motif_attention(fd_gen *g) {
     static const int64_t seqs[] = {1, 2, 16, 17, 63, 64, 65, 127, 128, 129, 130};
-    static const int64_t heads[] = {64, 64, 64, 128, 128, 32, 80, 72};
+    static const int64_t heads[] = {64, 64, 64, 128, 128, 32, 80, 72, 40, 20};
     fd_val q;
     memset(&q, 0, sizeof q);
     q.dt = fd_chance(&g->rng, 10) ? GPUIR_F32 : fd_chance(&g->rng, 50) ? GPUIR_F16 : GPUIR_BF16;
     int nb = fd_below(&g->rng, 3);
-    int64_t sq = seqs[fd_below(&g->rng, 11)], sk = seqs[fd_below(&g->rng, 11)], dh = heads[fd_below(&g->rng, 8)];
+    int64_t sq = seqs[fd_below(&g->rng, 11)], sk = seqs[fd_below(&g->rng, 11)], dh = heads[fd_below(&g->rng, 10)];
     int64_t batch = 1;
     for (int i = 0; i < nb; i++) batch *= (q.dims[i] = 1 + fd_below(&g->rng, 3));
     while (batch * sq * sk * dh > 2500000 && (sq > 1 || sk > 1)) {   /* the interpreter's time */
@@ -1346,8 +1347,8 @@ static int fd_motif_attention(fd_gen *g) {
     int vi = seq >= 0 ? fd_head_split_param(g, &v, seq) : repeat ? fd_repeat_kv_param(g, &v) : fd_param_like(g, v.dt, &v);
     if (qi < 0 || ki < 0 || vi < 0) return -1;
     double u = fd_u(q.dt);
-    if ((q.dt == GPUIR_F32 || dh % 16 == 0) && fd_chance(&g->rng, 25)) {   /* the op itself */
-        bool wgmma = q.dt != GPUIR_F32 && g->sm >= 90 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 70);
+    if ((q.dt == GPUIR_F32 || dh % 8 == 0) && fd_chance(&g->rng, 25)) {   /* the op itself */
+        bool wgmma = q.dt != GPUIR_F32 && dh % 16 == 0 && g->sm >= 90 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 70);
         int o = fd_attention_op(g, &q, qi, ki, vi, sk, dh, u, wgmma);
         return o >= 0 && seq >= 0 && fd_chance(&g->rng, 50) ? fd_head_merge(g, o, seq) : o;
     }
