@@ -8339,16 +8339,21 @@ static uint32_t gpuir__attn_repeat_kv(const gpuir_module *m, uint32_t kv, const 
    with the query heads H = Hkv x G split the same way: the op reads q as
    [.., Hkv, G, Sq, D] (a view), k and v as their sources (grouped-query
    attention, nothing repeated in memory), a mask broadcast over the heads
-   or per head likewise. Only without seq_dim. */
+   or per head likewise. Only without seq_dim, and where those views are
+   reshapes (gpuir__attn_split_heads): one `?` at most in q and in a mask
+   of rank 3 or more (a mask [B, H, ?, ?] keeps k and v repeated). */
 static void gpuir__attn_match_group(const gpuir_module *m, const uint32_t *uses, gpuir__attn_found *x) {
     int64_t G = 0;
     uint32_t k = x->k_src || x->seq >= 0 || x->v_transposed ? 0 : gpuir__attn_repeat_kv(m, x->k, uses, &G);
     uint32_t v = k ? gpuir__attn_repeat_kv(m, x->v, uses, &G) : 0;
     const gpuir_type *q = &gpuir__value_at(m, x->q)->type;
-    if (!v || q->rank + 1 > GPUIR_MAX_RANK || q->rank < 3 || q->dims[q->rank - 3] % G) return;
+    if (!v || q->rank + 1 > GPUIR_MAX_RANK || q->rank < 3 || q->dims[q->rank - 3] % G ||
+        gpuir__type_dynamic_dims(q) > 1)
+        return;
     if (x->mask) {
         const gpuir_type *mt = &gpuir__value_at(m, x->mask)->type;
-        if (mt->rank >= 3 && mt->dims[mt->rank - 3] != 1 && mt->dims[mt->rank - 3] != q->dims[q->rank - 3])
+        if (mt->rank >= 3 && ((mt->dims[mt->rank - 3] != 1 && mt->dims[mt->rank - 3] != q->dims[q->rank - 3]) ||
+                              gpuir__type_dynamic_dims(mt) > 1))
             return;
     }
     x->group = G, x->k_shared = k, x->v_shared = v;
