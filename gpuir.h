@@ -8213,7 +8213,45 @@ static bool gpuir__attn_match_scaled(const gpuir_module *m, uint32_t s, const ui
     return false;
 }
 
-/* The mask (add) and then the scale and scores, behind the softmax's input. */
+/* A second mask behind the first (x->causal or x->mask), s the scores it
+   was added to, read only there: `(t + causal) + padding` or `(t +
+   padding) + causal`, one of the two a causal constant
+   (gpuir__attn_causal_constant), the other a mask operand. Adding the
+   causal constant's 0 rounds nothing and its -inf stays -inf, so the two
+   adds are the op's one mask and causal = true in either order; then the
+   scale and scores behind t. Two masks that are both operands (or both
+   causal) stay ops: the ops round their sum twice. */
+static bool gpuir__attn_match_second_mask(const gpuir_module *m, uint32_t s, const uint32_t *uses,
+                                          gpuir__attn_found *x) {
+    const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_ADD, uses, 1);
+    if (!op) return false;
+    const gpuir_type *out = &gpuir__value_at(m, s)->type;
+    int rounds = x->rounds;
+    uint32_t first_mask = x->mask;
+    for (uint32_t side = 0; side < 2; side++) {
+        uint32_t mask = gpuir__op_operand(m, op, 1 - side), t = gpuir__op_operand(m, op, side);
+        const gpuir_type *mt = &gpuir__value_at(m, mask)->type;
+        x->rounds = rounds;
+        if (!gpuir__type_same(&gpuir__value_at(m, t)->type, out)) continue;
+        if (first_mask) {                   /* the causal constant here */
+            if (!gpuir__attn_causal_constant(m, mask, out, &x->offset)) continue;
+            x->causal = true;
+        } else {                            /* the mask operand here */
+            if (gpuir__attn_causal_constant(m, mask, out, &(int64_t){0}) ||
+                !gpuir__dims_broadcast_to(mt->dims, mt->rank, out->dims, out->rank))
+                continue;
+            x->mask = mask;
+        }
+        if (gpuir__attn_match_scaled(m, t, uses, 1, x)) return true;
+        if (first_mask) x->causal = false, x->offset = 0;
+        else x->mask = 0;
+    }
+    x->rounds = rounds;
+    return false;
+}
+
+/* The mask (add) and then the scale and scores, behind the softmax's input
+   (or two masks, one of them causal: gpuir__attn_match_second_mask). */
 static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
     s = gpuir__attn_unwiden(m, s, uses, &users);
@@ -8231,6 +8269,9 @@ static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const ui
         if (!x->causal && !operand) continue;
         x->mask = x->causal ? 0 : mask;
         if (gpuir__attn_match_scaled(m, scores, uses, 1, x)) return true;
+        x->rounds = rounds;
+        if (gpuir__attn_match_second_mask(m, scores, uses, x)) return true;
+        x->causal = false, x->offset = 0, x->mask = 0;
     }
     return false;
 }
