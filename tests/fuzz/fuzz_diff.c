@@ -1402,6 +1402,13 @@ static int fd_motif_attention(fd_gen *g) {
         ti = fd_chance(&g->rng, 50) ? fd_bin_named(g, "add", ti, mi, mt, et) : fd_bin_named(g, "add", mi, ti, mt, et);
         if (ti < 0) return -1;
     }
+    /* now and then a causal constant added after a mask operand (two
+       masks in turn: the op's causal and its mask) */
+    if (mi >= 0 && mk >= 2 && sq * sk <= 4096 && !md.sym[0] && !md.sym[1] && fd_chance(&g->rng, 30)) {
+        int ci = fd_causal_mask(g, q.dt, sq, sk);
+        ti = ci < 0 ? -1 : fd_bin_named(g, "add", ti, ci, mt, et);
+        if (ti < 0) return -1;
+    }
     bool wide = q.dt != GPUIR_F32 && fd_chance(&g->rng, 25);   /* softmax(s.float()).to(v.dtype) */
     if (wide) ti = fd_cast_to(g, ti, GPUIR_F32);
     if (ti < 0) return -1;
