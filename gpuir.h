@@ -8288,7 +8288,9 @@ static bool gpuir__attn_row_reduce(const gpuir_module *m, const gpuir__op *op, g
 /* The softmax over the last axis that makes p: the `softmax` op, or the
    ops decompose writes it as (and a user may write): `%mx = reduce_max
    %a`, `%d = sub %a, %mx`, `%e = exp %d`, `%z = reduce_sum %e` (both over
-   the last axis, keepdims), `%p = div %e, %z`, each read only there. Its
+   the last axis, keepdims), `%p = div %e, %z` (or `%r = div 1, %z` and
+   `%p = mul %e, %r`, either side: one rounding more in the ops, within
+   the dtype's tolerance of the kernel's one), each read only there. Its
    input into *a, with the users it has in the match into *users (the max
    and the shift read a written-out one). */
 static bool gpuir__attn_match_softmax(const gpuir_module *m, uint32_t p, const uint32_t *uses, uint32_t *a,
@@ -8298,9 +8300,16 @@ static bool gpuir__attn_match_softmax(const gpuir_module *m, uint32_t p, const u
         *a = gpuir__op_operand(m, sm, 0), *users = 1;
         return gpuir__softmax_is_rowwise(m, sm);
     }
-    const gpuir__op *div = gpuir__attn_def(m, p, GPUIR_OP_DIV, uses, 1);
-    if (!div) return false;
-    uint32_t e = gpuir__op_operand(m, div, 0), z = gpuir__op_operand(m, div, 1);
+    uint32_t e = 0, z = 0;
+    const gpuir__op *div = gpuir__attn_def(m, p, GPUIR_OP_DIV, uses, 1), *mul = gpuir__attn_def(m, p, GPUIR_OP_MUL, uses, 1);
+    if (div) e = gpuir__op_operand(m, div, 0), z = gpuir__op_operand(m, div, 1);
+    for (uint32_t side = 0; mul && side < 2 && !z; side++) {    /* e * (1 / z) */
+        const gpuir__op *inv = gpuir__attn_def(m, gpuir__op_operand(m, mul, 1 - side), GPUIR_OP_DIV, uses, 1);
+        double one;
+        if (inv && gpuir__attn_splat(m, gpuir__op_operand(m, inv, 0), &one) && one == 1.0)
+            e = gpuir__op_operand(m, mul, side), z = gpuir__op_operand(m, inv, 1);
+    }
+    if (!z) return false;
     const gpuir__op *ex = gpuir__attn_def(m, e, GPUIR_OP_EXP, uses, 2);
     const gpuir__op *sum = gpuir__attn_def(m, z, GPUIR_OP_REDUCE_SUM, uses, 1);
     const gpuir__op *sub = ex ? gpuir__attn_def(m, gpuir__op_operand(m, ex, 0), GPUIR_OP_SUB, uses, 1) : NULL;
