@@ -1703,6 +1703,17 @@ static int gpuir__type_dynamic_dims(const gpuir_type *t) {
     return n;
 }
 
+/* Why t cannot be a reshape's result, or NULL: its `?` is the extent the
+   element count leaves, so it has one at most, and none beside a static 0
+   (0 elements leave any extent: the backends would each pick one). */
+static const char *gpuir__reshape_result_unfit(const gpuir_type *t) {
+    int dynamic = gpuir__type_dynamic_dims(t);
+    if (dynamic > 1) return "has more than one ?";
+    for (int i = 0; dynamic && i < t->rank; i++)
+        if (t->dims[i] == 0) return "has a ? beside a 0 dim (0 elements do not say what the ? is)";
+    return NULL;
+}
+
 static bool gpuir__type_is_static(const gpuir_type *t) {
     for (int i = 0; i < t->rank; i++)
         if (t->dims[i] == GPUIR_DYN) return false;
@@ -2370,7 +2381,7 @@ static gpuir_result gpuir__check_kernel_form_name(gpuir_ctx *ctx, gpuir_op_kind 
     if (!form || kind == GPUIR_OP_MATMUL ||
         gpuir__kernel_form_named(gpuir__string(as->m, form->off)))
         return GPUIR_OK;
-    char names[256];
+    char names[512];
     size_t n = 0;
     for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT && n < sizeof names; i++)
         n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
@@ -2698,11 +2709,8 @@ static gpuir_result gpuir__infer_transpose(gpuir_ctx *ctx, const gpuir_type *x,
 static gpuir_result gpuir__infer_reshape(gpuir_ctx *ctx, const gpuir_type *x,
                                          const gpuir_type *to) {
     gpuir__tbuf bx, bt;
-    int dyn = 0;
-    for (int i = 0; i < to->rank; i++) dyn += to->dims[i] == GPUIR_DYN;
-    if (dyn > 1)
-        return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "reshape: result %s has more than one ?",
-                           gpuir__tstr(&bt, to));
+    const char *why = gpuir__reshape_result_unfit(to);
+    if (why) return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "reshape: result %s %s", gpuir__tstr(&bt, to), why);
     int64_t nx = gpuir__type_count(x), nt = gpuir__type_count(to);
     if (nx >= 0 && nt >= 0 && nx != nt)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "reshape: operand %s has %lld elements, result "
@@ -7515,7 +7523,7 @@ static uint32_t gpuir__fold_elementwise_of_reshape(gpuir__canon *C, const gpuir_
     for (uint32_t k = 0; k < n; k++) {
         how[k] = gpuir__reshape_hoist_operand(m, in[k], &t, &to);
         if (how[k] == GPUIR__RESHAPE_NO ||
-            (how[k] == GPUIR__RESHAPE_WHOLE && (int)k != through && gpuir__type_dynamic_dims(&to) > 1))
+            (how[k] == GPUIR__RESHAPE_WHOLE && (int)k != through && gpuir__reshape_result_unfit(&to)))
             return 0;
     }
     for (uint32_t k = 0; k < n; k++) {                         /* (op moves: ops grow) */
@@ -7594,14 +7602,15 @@ static bool gpuir__reduce_is_unit(const gpuir_module *m, const gpuir__op *op) {
 
 /* A reduction over unit axes (gpuir__reduce_is_unit) without keepdims as
    a reshape of its operand; 0 for any other op (one with keepdims is its
-   operand: gpuir__canon_op), and where the result has two `?` or more (a
-   reshape holds one at most: the reduction stays). */
+   operand: gpuir__canon_op), and where the result cannot be a reshape's
+   (gpuir__reshape_result_unfit: two `?`, or one beside a 0: the
+   reduction stays). */
 static uint32_t gpuir__fold_unit_reduce(gpuir__canon *C, const gpuir__op *op) {
     gpuir_module *m = C->m;
     if (!gpuir__reduce_is_unit(m, op) || gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) return 0;
     uint32_t x = gpuir__op_operand(m, op, 0);
     gpuir_type t = gpuir__value_at(m, op->result)->type;
-    if (gpuir__type_dynamic_dims(&t) > 1) return 0;
+    if (gpuir__reshape_result_unfit(&t)) return 0;
     return gpuir__build_op(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &t);
 }
 
@@ -8390,20 +8399,22 @@ static uint32_t gpuir__attn_repeat_kv(const gpuir_module *m, uint32_t kv, const 
    [.., Hkv, G, Sq, D] (a view), k and v as their sources (grouped-query
    attention, nothing repeated in memory), a mask broadcast over the heads
    or per head likewise. Only without seq_dim, and where those views are
-   reshapes (gpuir__attn_split_heads): one `?` at most in q and in a mask
-   of rank 3 or more (a mask [B, H, ?, ?] keeps k and v repeated). */
+   reshapes (gpuir__attn_split_heads) a reshape may make
+   (gpuir__reshape_result_unfit: q, and a mask of rank 3 or more, with one
+   `?` at most and none beside a 0; a mask [B, H, ?, ?] keeps k and v
+   repeated). */
 static void gpuir__attn_match_group(const gpuir_module *m, const uint32_t *uses, gpuir__attn_found *x) {
     int64_t G = 0;
     uint32_t k = x->k_src || x->seq >= 0 || x->v_transposed ? 0 : gpuir__attn_repeat_kv(m, x->k, uses, &G);
     uint32_t v = k ? gpuir__attn_repeat_kv(m, x->v, uses, &G) : 0;
     const gpuir_type *q = &gpuir__value_at(m, x->q)->type;
     if (!v || q->rank + 1 > GPUIR_MAX_RANK || q->rank < 3 || q->dims[q->rank - 3] % G ||
-        gpuir__type_dynamic_dims(q) > 1)
+        gpuir__reshape_result_unfit(q))
         return;
     if (x->mask) {
         const gpuir_type *mt = &gpuir__value_at(m, x->mask)->type;
         if (mt->rank >= 3 && ((mt->dims[mt->rank - 3] != 1 && mt->dims[mt->rank - 3] != q->dims[q->rank - 3]) ||
-                              gpuir__type_dynamic_dims(mt) > 1))
+                              gpuir__reshape_result_unfit(mt)))
             return;
     }
     x->group = G, x->k_shared = k, x->v_shared = v;

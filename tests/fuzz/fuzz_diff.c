@@ -874,7 +874,9 @@ static int fd_reduce_axes(fd_gen *g, const char *op, int a, unsigned axes, bool 
     } else if (!strcmp(op, "reduce_mean")) {
         r.err = x->err + 4 * x->mag * fd_u(x->dt);
     }
-    if (keep && fd_dynamic_count(&r) <= 1 && fd_chance(&g->rng, 15)) {   /* numpy's way: x.sum(1).reshape(-1, 1),
+    bool zero = false;                           /* a `?` beside a 0 is no reshape's result */
+    for (int i = 0; i < r.rank; i++) zero |= !r.sym[i] && r.dims[i] == 0;
+    if (keep && fd_dynamic_count(&r) <= (zero ? 0 : 1) && fd_chance(&g->rng, 15)) {   /* numpy's way: x.sum(1).reshape(-1, 1),
                                                                           which canonicalize folds (one `?` at most) */
         fd_val flat = r;
         flat.rank = 0;
