@@ -7796,7 +7796,7 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 
 static int gpuir__module_sm(const gpuir_module *m);
 static bool gpuir__attention_head_dim_ok(int64_t D);
-static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D);
+static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D, int64_t Dv);
 static const char *gpuir__attention_unfit_half(const gpuir_module *m, int64_t D, int64_t Dv);
 static const char *gpuir__attention_unfit_f32(const gpuir_module *m, int64_t D, int64_t Dv);
 
@@ -7848,8 +7848,10 @@ static const char *gpuir__attention_op_unfit_form(const gpuir_module *m, const g
     if (f32 != (f == GPUIR__FORM_ATTENTION_SIMT_M64))
         return f32 ? "its form takes f16 or bf16 (f32 takes attention.simt.m64)"
                    : "attention.simt.m64 takes f32 (f16 and bf16 take the attention.fa2 and wgmma forms)";
-    return gpuir__form_is_attention_wgmma(f) && q->dims[q->rank - 1] % 16
-           ? "the wgmma forms take head dims that are multiples of 16 (attention.fa2.* pads the others)" : NULL;
+    const gpuir_type *v = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
+    if (!gpuir__form_is_attention_wgmma(f)) return NULL;
+    if (q->dims[q->rank - 1] % 16) return "the wgmma forms take head dims that are multiples of 16 (attention.fa2.* pads the others)";
+    return v->dims[v->rank - 1] != q->dims[q->rank - 1] ? "the wgmma forms take v's head dim equal to q's" : NULL;
 }
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
@@ -11994,10 +11996,12 @@ static int64_t gpuir__attention_simt_shared(int64_t D, int64_t Dv) {
 }
 
 /* The dynamic shared memory of a fused attention block of `rows` query
-   rows at head dim D: Q, then K and V in two stages of GPUIR__ATTN_BC
-   keys, each row D + 8 halves. */
-static int64_t gpuir__attention_shared(int64_t D, int64_t rows) {
-    return (rows + 4 * GPUIR__ATTN_BC) * (gpuir__attention_padded_dim(D) + 8) * 2;
+   rows at head dims D (q's and k's) and Dv (v's): Q, then K and V in two
+   stages of GPUIR__ATTN_BC keys, each row its head dim padded
+   (gpuir__attention_padded_dim) + 8 halves. */
+static int64_t gpuir__attention_shared(int64_t D, int64_t Dv, int64_t rows) {
+    return ((rows + 2 * GPUIR__ATTN_BC) * (gpuir__attention_padded_dim(D) + 8) +
+            2 * GPUIR__ATTN_BC * (gpuir__attention_padded_dim(Dv) + 8)) * 2;
 }
 
 /* The most shared memory a block may opt in to on the module's target (the
@@ -12011,26 +12015,28 @@ static int64_t gpuir__target_shared_optin(const gpuir_module *m) {
     return b < (int64_t)m->ctx->desc.max_shared_bytes ? b : (int64_t)m->ctx->desc.max_shared_bytes;
 }
 
-/* Query rows a block takes: 128 (8 warps) at head dim 128 (120 padded), where one
-   block's registers (about 170 a thread) fill an SM's register file anyway
-   and each K/V tile then serves twice the rows (half the L2 traffic of 64);
-   64 (4 warps) at the smaller head dims (64: three such blocks fit an SM)
-   and where 128 rows' shared memory is past the target's (104 KiB at 128:
-   sm_86's 99 KiB); 0 where not even 64 rows' fit (head dims 96 to 128 on
-   sm_75): then the attention runs unfused. */
-static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D) {
-    int64_t limit = gpuir__target_shared_optin(m);
-    if (gpuir__attention_padded_dim(D) == 128 && gpuir__attention_shared(D, 128) <= limit) return 128;
-    return gpuir__attention_shared(D, 64) <= limit ? 64 : 0;
+/* Query rows a block takes: 128 (8 warps) where q's or v's head dim is
+   128 (120 padded), where one block's registers (about 170 a thread) fill
+   an SM's register file anyway and each K/V tile then serves twice the
+   rows (half the L2 traffic of 64); 64 (4 warps) at the smaller head dims
+   (64: three such blocks fit an SM) and where 128 rows' shared memory is
+   past the target's (104 KiB at 128: sm_86's 99 KiB); 0 where not even 64
+   rows' fit (head dims 96 to 128 on sm_75): then the attention runs
+   unfused. */
+static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D, int64_t Dv) {
+    int64_t limit = gpuir__target_shared_optin(m), widest = D > Dv ? D : Dv;
+    if (gpuir__attention_padded_dim(widest) == 128 && gpuir__attention_shared(D, Dv, 128) <= limit) return 128;
+    return gpuir__attention_shared(D, Dv, 64) <= limit ? 64 : 0;
 }
 
 /* Why the f16/bf16 kernel (tensor cores) cannot run an attention of head
    dims D (q's and k's) and Dv (v's), or NULL. */
 static const char *gpuir__attention_unfit_half(const gpuir_module *m, int64_t D, int64_t Dv) {
     if (gpuir__module_sm(m) < 75) return "it needs sm_75 or later for f16 and bf16 (tensor cores)";
-    if (!gpuir__attention_head_dim_ok(D)) return "it takes f16 and bf16 head dims 8 to 128 in steps of 8";
-    if (gpuir__attention_rows(m, D) <= 0) return "its tiles at this head dim do not fit the target's shared memory";
-    return Dv != D ? "it takes v's head dim equal to q's in f16 and bf16" : NULL;
+    if (!gpuir__attention_head_dim_ok(D) || !gpuir__attention_head_dim_ok(Dv))
+        return "it takes f16 and bf16 head dims (q's and v's) 8 to 128 in steps of 8";
+    return gpuir__attention_rows(m, D, Dv) <= 0 ? "its tiles at this head dim do not fit the target's shared memory"
+                                                : NULL;
 }
 
 /* The same for the f32 kernel (attention.simt.m64, the FMA units). */
@@ -12258,9 +12264,10 @@ static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const
     if (cls == GPUIR__CLASS_MATMUL) return GPUIR__FORM_NONE;
     if (cls == GPUIR__CLASS_ATTENTION) {
         const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
+        const gpuir_type *v = &gpuir__value_at(m, gpuir__op_operand(m, lead, 2))->type;
         if (q->dtype == GPUIR_F32) return GPUIR__FORM_ATTENTION_SIMT_M64;
-        return gpuir__attention_rows(m, q->dims[q->rank - 1]) == 128 ? GPUIR__FORM_ATTENTION_M128
-                                                                      : GPUIR__FORM_ATTENTION_M64;
+        return gpuir__attention_rows(m, q->dims[q->rank - 1], v->dims[v->rank - 1]) == 128
+               ? GPUIR__FORM_ATTENTION_M128 : GPUIR__FORM_ATTENTION_M64;
     }
     if (cls == GPUIR__CLASS_SOFTMAX)    /* another softmax is no kernel: decompose rewrites it */
         return gpuir__softmax_is_rowwise(m, lead) ? GPUIR__FORM_SOFTMAX_ROWS : GPUIR__FORM_NONE;
@@ -12341,11 +12348,13 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
                            gpuir__kernel_form_name(given), gpuir__module_sm(m));
     if (gpuir__form_is_attention_wgmma(given)) {
         const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
-        if (q->dims[q->rank - 1] % 16)
+        const gpuir_type *v = &gpuir__value_at(m, gpuir__op_operand(m, lead, 2))->type;
+        int64_t D = q->dims[q->rank - 1], Dv = v->dims[v->rank - 1];
+        if (D % 16 || Dv != D)
             return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" takes head dims that "
-                               "are multiples of 16 (this one is %lld)", gpuir__string(m, k->name),
-                               gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given),
-                               (long long)q->dims[q->rank - 1]);
+                               "are multiples of 16, v's q's (these are %lld and %lld)", gpuir__string(m, k->name),
+                               gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given), (long long)D,
+                               (long long)Dv);
     }
     if (given == GPUIR__FORM_ELEMENTWISE && decided == GPUIR__FORM_TRANSPOSE_TILED && gpuir__kernel_transpose_fused(m, k))
         return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this kernel: "
@@ -17323,8 +17332,8 @@ static bool gpuir__cg_attn_batch(char *buf, size_t size, const gpuir__cg_attn_vi
 }
 
 typedef struct gpuir__cg_attn {
-    long long D, Dv, Dp, rs;    /* q's and v's head dims; D padded to 16 (gpuir__attention_padded_dim); rs:
-                                   halves per shared row */
+    long long D, Dv, Dp, Dvp;   /* q's and v's head dims, and padded to 16 (gpuir__attention_padded_dim) */
+    long long rs, rsv;          /* halves per shared row: Q's and K's, V's */
     long long br, bc, threads;  /* query rows, keys a step and threads a block */
     bool simt;                  /* f32 on the FMA units (attention.simt.m64: gpuir__cg_attention_simt) */
     bool dynamic_sk;            /* Sk a kernel argument: 0 keys possible (the result then 0) */
@@ -17417,12 +17426,14 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     A->Dv = views[2].fixed[views[2].rank - 1];
     gpuir__cg_attn_counts(A, &batches, &q->dim[r - 2], &k->dim[k->rank - 2]);
     A->Dp = gpuir__attention_padded_dim(A->D);
+    A->Dvp = gpuir__attention_padded_dim(A->Dv);
     A->rs = A->Dp + 8;
+    A->rsv = A->Dvp + 8;
     A->panels = (A->D + 63) / 64;
-    long long padded = (long long)GPUIR__ATTN_BC * A->rs, panels = (long long)GPUIR__ATTN_BC * A->panels * 64;
+    long long panels = (long long)GPUIR__ATTN_BC * A->panels * 64;
     A->q_halves = A->wgmma ? A->br * A->panels * 64 : A->br * A->rs;
-    A->k_stage = A->wgmma ? panels : padded;
-    A->v_stage = A->pv_wgmma ? panels : padded;         /* V: panels too, for P V on wgmma */
+    A->k_stage = A->wgmma ? panels : (long long)GPUIR__ATTN_BC * A->rs;
+    A->v_stage = A->pv_wgmma ? panels : (long long)GPUIR__ATTN_BC * A->rsv;     /* V: panels too, for P V on wgmma */
     A->pq = gpuir__cg_param_index(C, ids[0]);
     A->pk = gpuir__cg_param_index(C, ids[1]);
     A->pv = gpuir__cg_param_index(C, ids[2]);
@@ -17445,7 +17456,7 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
         const gpuir__cg_prod *row = &views[i].stride[views[i].rank - 2];
         gpuir__cg_prod_plain(row, rows[i], sizeof A->qrow);
         fits &= gpuir__cg_attn_batch(bs[i], sizeof A->qb, q, &views[i]);
-        if (i == 3) A->o_seq_major = row->sym[0] || row->num != A->D;
+        if (i == 3) A->o_seq_major = row->sym[0] || row->num != A->Dv;
     }
     if (n == 5) fits &= gpuir__cg_attn_mask_of(C, gpuir__op_operand(m, op, 3), q, A);
     A->scale = sc ? sc->f : 1.0;
@@ -17475,24 +17486,26 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     if (why) return gpuir__cg_fail(C, op, text);
     if (Sq == 0 || Sk == 0 || gpuir__ops_compute_besides(C, op))
         return gpuir__cg_fail(C, op, "the fused kernel takes at least one query and key, and nothing else in its kernel");
-    if (A->wgmma && A->D % 16) return gpuir__cg_fail(C, op, "the wgmma forms take head dims that are multiples of 16");
+    if (A->wgmma && (A->D % 16 || A->Dv != A->D))
+        return gpuir__cg_fail(C, op, "the wgmma forms take head dims that are multiples of 16, v's q's");
     return GPUIR_OK;
 }
 
-/* cp.async of `rows` rows of D halves from `base` (rows row0.., zeros
-   from row `limit` on) into shared memory at `dst`: rows of A->rs halves
+/* cp.async of `rows` rows of D halves (`values`: Dv, V's) from `base`
+   (rows row0.., zeros from row `limit` on, and past the head dim where it
+   is padded) into shared memory at `dst`: rows of A->rs (A->rsv) halves
    (padded: ldmatrix without bank conflicts), or with `panels` the wgmma
    variant's 128-byte-swizzled panels: 16-byte chunk c of row r goes to
    panel c / 8 (rows x 64 halves each), row r, chunk c % 8 ^ r % 8, the
    layout gpuir_wgmma_desc_sw128 describes. */
-static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows, bool panels,
+static void gpuir__cg_attn_load(gpuir__cg *C, const gpuir__cg_attn *A, long long rows, bool panels, bool values,
                                 const char *dst, const char *base, const char *stride, const char *row0,
                                 const char *limit) {
-    long long pieces = A->Dp / 8;
+    long long D = values ? A->Dv : A->D, Dp = values ? A->Dvp : A->Dp, pieces = Dp / 8;
     char at[96], pad[48] = "";
     if (panels) snprintf(at, sizeof at, "c / 8 * %lld + r * 64 + (c %% 8 ^ r %% 8) * 8", rows * 64);
-    else snprintf(at, sizeof at, "r * %lld + c * 8", A->rs);
-    if (A->Dp != A->D) snprintf(pad, sizeof pad, " && c < %lld", A->D / 8);     /* the padding: zeros */
+    else snprintf(at, sizeof at, "r * %lld + c * 8", values ? A->rsv : A->rs);
+    if (Dp != D) snprintf(pad, sizeof pad, " && c < %lld", D / 8);     /* the padding: zeros */
     gpuir__cg_open(C, "for (int e = t; e < %lld; e += %lld)", rows * pieces, A->threads);
     gpuir__cg_line(C, "int r = e / %lld, c = e %% %lld, ok = %s + r < %s%s;", pieces, pieces, row0, limit, pad);
     gpuir__cg_line(C, "const unsigned short *src = ok ? %s + (long long)(%s + r) * %s + c * 8 : %s;",
@@ -17641,7 +17654,7 @@ static void gpuir__cg_attn_softmax(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_close(C);
     gpuir__cg_line(C, "lr[h] = lr[h] * alpha + sum;");
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][2 * h] *= alpha, o[d][2 * h + 1] *= alpha;", A->Dp / 8);
+    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][2 * h] *= alpha, o[d][2 * h + 1] *= alpha;", A->Dvp / 8);
     gpuir__cg_close(C);
 }
 
@@ -17654,9 +17667,9 @@ static void gpuir__cg_attn_pv(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "for (int r = 0; r < 4; r++) a[r] = %s(s[2 * kk + r / 2][r %% 2 * 2], s[2 * kk + r / 2][r %% 2 * 2 + 1]);",
                    A->pack);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int d = 0; d < %lld; d++)", A->Dp / 16);
+    gpuir__cg_open(C, "for (int d = 0; d < %lld; d++)", A->Dvp / 16);
     gpuir__cg_line(C, "unsigned b[4];");
-    gpuir__cg_line(C, "GPUIR_LDMATRIX_X4_TRANS(b, vt + lv + kk * %lld + d * 16);", 16 * A->rs);
+    gpuir__cg_line(C, "GPUIR_LDMATRIX_X4_TRANS(b, vt + lv + kk * %lld + d * 16);", 16 * A->rsv);
     gpuir__cg_line(C, "GPUIR_MMA_%s(o[2 * d], a, b);", A->mma);
     gpuir__cg_line(C, "GPUIR_MMA_%s(o[2 * d + 1], a, b + 2);", A->mma);
     gpuir__cg_close(C);
@@ -17703,9 +17716,9 @@ static void gpuir__cg_attn_store(gpuir__cg *C, const gpuir__cg_attn *A) {
                        gpuir__cg_param(C, A->po), A->ob, A->orow);
     else
         gpuir__cg_line(C, "unsigned *dst = (unsigned *)(%s + (bh * %s + row) * %lld + q4 * 2);",
-                       gpuir__cg_param(C, A->po), A->sq_ll, A->D);
+                       gpuir__cg_param(C, A->po), A->sq_ll, A->Dv);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) dst[d * 4] = %s(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);", A->D / 8, A->pack);
+    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) dst[d * 4] = %s(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);", A->Dv / 8, A->pack);
     gpuir__cg_close(C);
 }
 
@@ -17713,12 +17726,13 @@ static void gpuir__cg_attn_store(gpuir__cg *C, const gpuir__cg_attn *A) {
 static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_open(C, "for (int j = 0; j < nkv; j++)");
     gpuir__cg_open(C, "if (j + 1 < nkv)");
-    if (A->wgmma)
+    if (A->k_stage != A->v_stage)       /* K's and V's rows differ: wgmma's panels, or V's head dim */
         gpuir__cg_line(C, "int k1 = (j + 1) * %d, kst = (j + 1) %% 2 * %lld, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC,
                        A->k_stage, A->v_stage);
     else gpuir__cg_line(C, "int k1 = (j + 1) * %d, st = (j + 1) %% 2 * %lld;", GPUIR__ATTN_BC, A->v_stage);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->wgmma, A->wgmma ? "sk + kst" : "sk + st", "kg", A->krow, "k1", A->sk);
-    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->pv_wgmma, "sv + st", "vg", A->vrow, "k1", A->sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->wgmma, false, A->k_stage != A->v_stage ? "sk + kst" : "sk + st", "kg",
+                        A->krow, "k1", A->sk);
+    gpuir__cg_attn_load(C, A, GPUIR__ATTN_BC, A->pv_wgmma, true, "sv + st", "vg", A->vrow, "k1", A->sk);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "gpuir_cp_async_wait(1);");
@@ -17979,10 +17993,10 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
                                  gpuir__cg_float_text(lit, sizeof lit, A.scale));
     else gpuir__cg_line(C, "const float sl2 = %s;     /* the scale times log2(e): scores in exp2's units */",
                         gpuir__cg_float_text(lit, sizeof lit, A.scale * 1.4426950408889634));
-    if (A.wgmma && !A.pv_wgmma) gpuir__cg_line(C, "int lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs);
+    if (A.wgmma && !A.pv_wgmma) gpuir__cg_line(C, "int lv = lane %% 16 * %lld + lane / 16 * 8;", A.rsv);
     else if (!A.wgmma)
         gpuir__cg_line(C, "int la = (warp * 16 + lane %% 16) * %lld + lane / 16 * 8, lk = (lane %% 8 + lane / 16 * 8) * %lld + "
-                       "lane / 8 %% 2 * 8, lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs, A.rs, A.rs);
+                       "lane / 8 %% 2 * 8, lv = lane %% 16 * %lld + lane / 16 * 8;", A.rs, A.rs, A.rsv);
     gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %s; tile += GPUIR_GRID_BLOCKS)", A.tiles);
     gpuir__cg_line(C, "long long bh = tile / %s;", A.qtiles);
     gpuir__cg_line(C, "int r0 = (int)(%s - tile %% %s) * %lld;", A.qlast, A.qtiles, A.br);
@@ -17990,14 +18004,14 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
                    gpuir__cg_param(C, A.pq), A.qb, gpuir__cg_param(C, A.pk), A.kb,
                    gpuir__cg_param(C, A.pv), A.vb);
     gpuir__cg_attn_steps(C, &A);
-    gpuir__cg_attn_load(C, &A, A.br, A.wgmma, "sq", "qg", A.qrow, "r0", A.sq);      /* Q and K: wgmma's panels */
-    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, "sk", "kg", A.krow, "0", A.sk);
-    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, "sv", "vg", A.vrow, "0", A.sk);
+    gpuir__cg_attn_load(C, &A, A.br, A.wgmma, false, "sq", "qg", A.qrow, "r0", A.sq);      /* Q and K: wgmma's panels */
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.wgmma, false, "sk", "kg", A.krow, "0", A.sk);
+    gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, true, "sv", "vg", A.vrow, "0", A.sk);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
-    gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.Dp / 8);
+    gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.Dvp / 8);
     if (!A.wgmma) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.Dp / 16);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;", A.Dp / 8);
+    gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;", A.Dvp / 8);
     gpuir__cg_attn_step(C, &A);
     gpuir__cg_attn_store(C, &A);
     gpuir__cg_close(C);

@@ -288,7 +288,9 @@ TEST(attention_kernels_compile_without_spills) {
                                             "gpuir_k_causal_f32_k0", "gpuir_k_offset_f32_k0", "gpuir_k_bshd_f32_k0",
                                             "gpuir_k_f32_ops_padding_k0", "gpuir_k_f32_odd_dims_k0", "gpuir_k_f32_d256_k0",
                                             "gpuir_k_f32_written_gqa_k0", "gpuir_k_d40_f16_k0",
-                                            "gpuir_k_d72_bf16_causal_k0", "gpuir_k_d8_f16_k0", "gpuir_k_d120_bf16_k0"};
+                                            "gpuir_k_d72_bf16_causal_k0", "gpuir_k_d8_f16_k0", "gpuir_k_d120_bf16_k0",
+                                            "gpuir_k_dv64_d96_f16_k0", "gpuir_k_dv128_d64_bf16_causal_k0",
+                                            "gpuir_k_dv24_d40_bshd_f16_k0"};
         for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
             if (entry_uses_local(ptx, fused[k])) {
                 fprintf(stderr, "sm_%d: %s uses local memory (or is missing)\n", archs[i], fused[k]);

@@ -1290,7 +1290,7 @@ static int fd_head_merge(fd_gen *g, int a, int s) {
 
 /* q·kᵀ, a scale, a mask, softmax over the keys, ·v: one attention kernel
    where it fits (f16/bf16 at head dims 32, 40, 64, 72, 80 and 128; f32 at
-   any, v's other than q's now and then; k and v shared by heads now and
+   any; v's other than q's now and then; k and v shared by heads now and
    then, a causal constant or a mask that broadcasts to the scores: [Sq,
    Sk], the scores' shape, padding masks [1, Sk] and [B, 1.., 1, Sk]), the
    unfused ops elsewhere (f16/bf16 at head dim 20, a softmax over the
@@ -1317,8 +1317,8 @@ static int fd_motif_attention(fd_gen *g) {
     k.dims[nb + 1] = dh;
     v.dims[nb] = sk;
     v.dims[nb + 1] = dh;
-    static const int64_t f32_dv[] = {5, 24, 40, 96};
-    if (q.dt == GPUIR_F32 && fd_chance(&g->rng, 30)) v.dims[nb + 1] = f32_dv[fd_below(&g->rng, 4)];
+    static const int64_t other_dv[] = {5, 24, 40, 96};      /* f16 and bf16: multiples of 8 (not 5) */
+    if (fd_chance(&g->rng, 30)) v.dims[nb + 1] = other_dv[(q.dt == GPUIR_F32 ? 0 : 1) + fd_below(&g->rng, q.dt == GPUIR_F32 ? 4 : 3)];
     for (int i = 0; i < nb; i++)                 /* keys and values shared by heads (grouped, multi-query) */
         if (fd_chance(&g->rng, 25)) {
             k.dims[i] = 1;
@@ -1350,7 +1350,8 @@ static int fd_motif_attention(fd_gen *g) {
     if (qi < 0 || ki < 0 || vi < 0) return -1;
     double u = fd_u(q.dt);
     if ((q.dt == GPUIR_F32 || dh % 8 == 0) && fd_chance(&g->rng, 25)) {   /* the op itself */
-        bool wgmma = q.dt != GPUIR_F32 && dh % 16 == 0 && g->sm >= 90 && !fd_off[FD_WGMMA] && fd_chance(&g->rng, 70);
+        bool wgmma = q.dt != GPUIR_F32 && dh % 16 == 0 && v.dims[nb + 1] == dh && g->sm >= 90 && !fd_off[FD_WGMMA] &&
+                     fd_chance(&g->rng, 70);
         int o = fd_attention_op(g, &q, qi, ki, vi, sk, dh, u, wgmma);
         return o >= 0 && seq >= 0 && fd_chance(&g->rng, 50) ? fd_head_merge(g, o, seq) : o;
     }
