@@ -7739,9 +7739,9 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // kernel for it (rows in registers), unless an elementwise op feeds it or
 // uses it: then its parts fuse with those into one row kernel. An
 // attention op the fused kernels cannot run (gpuir__attention_unfit_types:
-// a dynamic head dim; in f16 and bf16 one that is not a multiple of 16 up
-// to 128, or v's other than q's; in f32 one past 256) becomes matmul, mul,
-// add, softmax, matmul (the unfused kernels). A `form` its author wrote is
+// a dynamic head dim; in f16 and bf16 one that is not a multiple of 8 up
+// to 128; in f32 one past 256) becomes matmul, mul, add, softmax, matmul
+// (the unfused kernels). A `form` its author wrote is
 // honoured or refused, never dropped: a row softmax with one stays whole
 // (its kernel), and an attention or softmax that its kernel cannot run (a
 // tensor-core form on f32, the f32 form on f16) is an error at the op.
@@ -7834,9 +7834,10 @@ static const char *gpuir__attention_op_unfit(const gpuir_module *m, const gpuir_
 }
 
 /* Why the fused kernel cannot run attention op `op` as the form its
-   author wrote (`form`), or NULL: gpuir__attention_op_unfit, or a form of
-   the other dtypes' kernel (the tensor-core forms take f16 and bf16,
-   attention.simt.m64 f32). */
+   author wrote (`form`), or NULL: gpuir__attention_op_unfit, a form of the
+   other dtypes' kernel (the tensor-core forms take f16 and bf16,
+   attention.simt.m64 f32), or a wgmma form where the head dims are not
+   multiples of 16 or v's is not q's. */
 static const char *gpuir__attention_op_unfit_form(const gpuir_module *m, const gpuir__op *op) {
     const char *why = gpuir__attention_op_unfit(m, op);
     const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
@@ -7850,7 +7851,8 @@ static const char *gpuir__attention_op_unfit_form(const gpuir_module *m, const g
                    : "attention.simt.m64 takes f32 (f16 and bf16 take the attention.fa2 and wgmma forms)";
     const gpuir_type *v = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     if (!gpuir__form_is_attention_wgmma(f)) return NULL;
-    if (q->dims[q->rank - 1] % 16) return "the wgmma forms take head dims that are multiples of 16 (attention.fa2.* pads the others)";
+    if (q->dims[q->rank - 1] % 16)
+        return "the wgmma forms take head dims that are multiples of 16 (attention.fa2.* pads the others)";
     return v->dims[v->rank - 1] != q->dims[q->rank - 1] ? "the wgmma forms take v's head dim equal to q's" : NULL;
 }
 
