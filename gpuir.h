@@ -8250,7 +8250,8 @@ static bool gpuir__attn_match_second_mask(const gpuir_module *m, uint32_t s, con
             if (!gpuir__attn_causal_constant(m, mask, out, &x->offset)) continue;
             x->causal = true;
         } else {                            /* the mask operand here */
-            if (gpuir__attn_causal_constant(m, mask, out, &(int64_t){0}) ||
+            int64_t offset;
+            if (gpuir__attn_causal_constant(m, mask, out, &offset) ||
                 !gpuir__dims_broadcast_to(mt->dims, mt->rank, out->dims, out->rank))
                 continue;
             x->mask = mask;
