@@ -131,7 +131,8 @@ bf16-wgmma-256-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096
 bf16-wgmma-b-n-major|matmul --dtype=bf16 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x64.s6
 f32-256|matmul --m=4096 --n=4096 --k=4096 --repeat=3 --form=register_tiled.256x128x8.s2
 attention-wgmma-s|attention --seq=4096 --repeat=3 --form=attention.fa2_wgmma.m128
-attention-wgmma|attention --seq=4096 --repeat=3 --form=attention.wgmma.m128"}
+attention-wgmma|attention --seq=4096 --repeat=3 --form=attention.wgmma.m128
+attention-f32|attention --dtype=f32 --seq=2048 --repeat=3"}
     echo "$PROFILES" | while IFS='|' read -r name args; do
         [ -n "$name" ] || continue
         # shellcheck disable=SC2086
