@@ -7740,8 +7740,10 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // uses it: then its parts fuse with those into one row kernel. An
 // attention op the fused kernels cannot run (gpuir__attention_unfit_types:
 // a dynamic head dim; in f16 and bf16 one that is not a multiple of 8 up
-// to 128; in f32 one past 256) becomes matmul, mul, add, softmax, matmul
-// (the unfused kernels). A `form` its author wrote is
+// to 256; in f32 one past 256), or that they take only when asked (f16
+// and bf16 past 128 without a form, where the ops can run it:
+// gpuir__attention_wide_unasked), becomes matmul, mul, add, softmax,
+// matmul (the unfused kernels). A `form` its author wrote is
 // honoured or refused, never dropped: a row softmax with one stays whole
 // (its kernel), and an attention or softmax that its kernel cannot run (a
 // tensor-core form on f32, the f32 form on f16) is an error at the op.
@@ -7799,6 +7801,8 @@ static bool gpuir__attention_head_dim_ok(int64_t D);
 static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D, int64_t Dv);
 static const char *gpuir__attention_unfit_half(const gpuir_module *m, int64_t D, int64_t Dv);
 static const char *gpuir__attention_unfit_f32(const gpuir_module *m, int64_t D, int64_t Dv);
+static bool gpuir__attention_wgmma_dims_ok(int64_t D, int64_t Dv);
+static bool gpuir__attention_only_when_asked(int64_t D, int64_t Dv);
 
 /* Why the fused kernel cannot run an attention of q, k and v (logical
    [.., S, D] types), or NULL: f16 or bf16 on tensor cores
@@ -7851,9 +7855,23 @@ static const char *gpuir__attention_op_unfit_form(const gpuir_module *m, const g
                    : "attention.simt.m64 takes f32 (f16 and bf16 take the attention.fa2 and wgmma forms)";
     const gpuir_type *v = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     if (!gpuir__form_is_attention_wgmma(f)) return NULL;
-    if (q->dims[q->rank - 1] % 16)
-        return "the wgmma forms take head dims that are multiples of 16 (attention.fa2.* pads the others)";
-    return v->dims[v->rank - 1] != q->dims[q->rank - 1] ? "the wgmma forms take v's head dim equal to q's" : NULL;
+    return gpuir__attention_wgmma_dims_ok(q->dims[q->rank - 1], v->dims[v->rank - 1]) ? NULL :
+           "the wgmma forms take head dims that are multiples of 16 up to 128, v's q's (attention.fa2.* takes the others)";
+}
+
+/* Whether attention op `op`, which the fused kernel runs, is one it takes
+   only when asked (gpuir__attention_only_when_asked: f16 or bf16 head dims
+   past 128, not yet by default) and decompose writes as ops instead: it
+   has no form written, and an unfused form (not causal over dynamic
+   lengths). */
+static bool gpuir__attention_wide_unasked(const gpuir_module *m, const gpuir__op *op) {
+    gpuir_type q = gpuir__attention_operand_logical(m, op, 0), k = gpuir__attention_operand_logical(m, op, 1);
+    gpuir_type v = gpuir__attention_operand_logical(m, op, 2);
+    if (q.dtype == GPUIR_F32 || gpuir__attr_get(m, op, GPUIR__KEY_FORM) ||
+        !gpuir__attention_only_when_asked(q.dims[q.rank - 1], v.dims[v.rank - 1]))
+        return false;
+    bool dynamic = q.dims[q.rank - 2] == GPUIR_DYN || k.dims[k.rank - 2] == GPUIR_DYN;
+    return !(gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL) && dynamic);
 }
 
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
@@ -7954,7 +7972,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            bool attention = op->kind == GPUIR_OP_ATTENTION && op->result && gpuir__attention_op_unfit_form(m, op);
+            bool attention = op->kind == GPUIR_OP_ATTENTION && op->result &&
+                             (gpuir__attention_op_unfit_form(m, op) || gpuir__attention_wide_unasked(m, op));
             const gpuir__attr *form = op->result ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
             bool rowwise = op->kind == GPUIR_OP_SOFTMAX && op->result && gpuir__softmax_is_rowwise(m, op);
             if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
@@ -8016,7 +8035,9 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // neighbours) and before split-k and fuse. Reads: util, ir, build, array
 // (a mask constant's values), pass (the rewriter), decompose
 // (gpuir__softmax_is_rowwise, gpuir__build_transpose), fuse
-// (gpuir__reduce_is_row, gpuir__attrs_copy_without). Writes: ir.
+// (gpuir__reduce_is_row, gpuir__attrs_copy_without), configure
+// (gpuir__attention_only_when_asked: head dims past 128 stay ops until
+// measured). Writes: ir.
 
 /* What a match found: the attention op's operands and attributes. */
 typedef struct gpuir__attn_found {
@@ -8502,6 +8523,8 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_
     if (x->v_transposed) gpuir__swap_last_two(&v);
     if (v.dtype != q->dtype || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != q->dtype)) return false;
     if (gpuir__attention_unfit_types(m, q, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type, &v)) return false;
+    if (q->dtype != GPUIR_F32 && gpuir__attention_only_when_asked(q->dims[q->rank - 1], v.dims[v.rank - 1]))
+        return false;                       /* not yet by default: the ops stay */
     gpuir__attn_match_layout(m, f, at, uses, x);
     gpuir__attn_match_group(m, uses, x);
     return true;
@@ -11978,15 +12001,47 @@ static const gpuir__op *gpuir__kernel_attention(const gpuir_module *m, const gpu
 #define GPUIR__ATTN_SIMT_MAX_DIM 256
 
 /* The head dims the fused attention kernel on tensor cores takes:
-   multiples of 8 (16-byte rows) from 8 to 128 (its registers: O is D / 2
-   floats a thread, Q's fragments D / 4 words); one that is not a multiple
-   of 16 (its mma k-steps: 8, 24, 40 .. 120) runs padded to the next
-   (gpuir__attention_padded_dim), the padding zeros in shared memory. 32,
-   40, 64, 80, 96 and 128 are the common ones. */
-static bool gpuir__attention_head_dim_ok(int64_t D) { return D >= 8 && D <= 128 && D % 8 == 0; }
+   multiples of 8 (16-byte rows) from 8 to 256 (its registers: O is Dv / 2
+   floats a thread); one that is not a multiple of 16 (its mma k-steps: 8,
+   24, 40 .. 120) runs padded to the next (gpuir__attention_padded_dim),
+   the padding zeros in shared memory. Up to GPUIR__ATTN_Q_REGS_DIM
+   (padded, q's and v's) Q's fragments stay in registers (D / 4 words a
+   thread); past it they are read from shared memory at each step, so O
+   has the room (gpuir__cg_attn_q_in_registers).
+   32, 40, 64, 80, 96, 128, 160 and 256 are the common ones. */
+#define GPUIR__ATTN_MAX_DIM 256
+#define GPUIR__ATTN_Q_REGS_DIM 128
+static bool gpuir__attention_head_dim_ok(int64_t D) { return D >= 8 && D <= GPUIR__ATTN_MAX_DIM && D % 8 == 0; }
+
+/* The head dims the wgmma forms take: multiples of 16 up to
+   GPUIR__ATTN_Q_REGS_DIM (their panels and m64n<D>k16), v's q's. */
+static bool gpuir__attention_wgmma_dims_ok(int64_t D, int64_t Dv) {
+    return D % 16 == 0 && D <= GPUIR__ATTN_Q_REGS_DIM && Dv == D;
+}
 
 /* Head dim D as the tensor-core kernel's tiles hold it: rounded up to 16. */
 static int64_t gpuir__attention_padded_dim(int64_t D) { return (D + 15) / 16 * 16; }
+
+/* Whether an f16/bf16 attention of head dims D and Dv is past
+   GPUIR__ATTN_Q_REGS_DIM (padded): 136 to 256, Q's fragments read from
+   shared memory at each step and one block an SM at 256. Such attention
+   takes the kernel by default only once GPUIR__ATTN_WIDE_BY_DEFAULT:
+   false until measured (predicted from parity to 2x the unfused
+   program's time on an H100 at 4096 tokens, where the unfused matmuls run
+   on wgmma: BENCHMARKS.md, "Head dims past 128"). Before that it takes
+   the kernel where its author wrote a form, and where nothing else runs
+   it (causal over dynamic lengths: no unfused form). */
+#define GPUIR__ATTN_WIDE_BY_DEFAULT false
+static bool gpuir__attention_wide(int64_t D, int64_t Dv) {
+    return gpuir__attention_padded_dim(D) > GPUIR__ATTN_Q_REGS_DIM ||
+           gpuir__attention_padded_dim(Dv) > GPUIR__ATTN_Q_REGS_DIM;
+}
+
+/* Whether f16/bf16 head dims D and Dv take the kernel only when asked
+   (wide, not yet by default). */
+static bool gpuir__attention_only_when_asked(int64_t D, int64_t Dv) {
+    return !GPUIR__ATTN_WIDE_BY_DEFAULT && gpuir__attention_wide(D, Dv);
+}
 
 /* The f32 kernel's shared memory (attention.simt.m64, gpuir__cg_attention_simt):
    Q's 64 rows and a tile of GPUIR__ATTN_SIMT_BC keys, rows of D rounded up
@@ -12037,7 +12092,7 @@ static int64_t gpuir__attention_rows(const gpuir_module *m, int64_t D, int64_t D
 static const char *gpuir__attention_unfit_half(const gpuir_module *m, int64_t D, int64_t Dv) {
     if (gpuir__module_sm(m) < 75) return "it needs sm_75 or later for f16 and bf16 (tensor cores)";
     if (!gpuir__attention_head_dim_ok(D) || !gpuir__attention_head_dim_ok(Dv))
-        return "it takes f16 and bf16 head dims (q's and v's) 8 to 128 in steps of 8";
+        return "it takes f16 and bf16 head dims (q's and v's) 8 to 256 in steps of 8";
     return gpuir__attention_rows(m, D, Dv) <= 0 ? "its tiles at this head dim do not fit the target's shared memory"
                                                 : NULL;
 }
@@ -12353,9 +12408,9 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
         const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
         const gpuir_type *v = &gpuir__value_at(m, gpuir__op_operand(m, lead, 2))->type;
         int64_t D = q->dims[q->rank - 1], Dv = v->dims[v->rank - 1];
-        if (D % 16 || Dv != D)
+        if (!gpuir__attention_wgmma_dims_ok(D, Dv))
             return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" takes head dims that "
-                               "are multiples of 16, v's q's (these are %lld and %lld)", gpuir__string(m, k->name),
+                               "are multiples of 16 up to 128, v's q's (these are %lld and %lld)", gpuir__string(m, k->name),
                                gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given), (long long)D,
                                (long long)Dv);
     }
@@ -17489,8 +17544,8 @@ static gpuir_result gpuir__cg_attn_of(gpuir__cg *C, const gpuir__op *op, gpuir__
     if (why) return gpuir__cg_fail(C, op, text);
     if (Sq == 0 || Sk == 0 || gpuir__ops_compute_besides(C, op))
         return gpuir__cg_fail(C, op, "the fused kernel takes at least one query and key, and nothing else in its kernel");
-    if (A->wgmma && (A->D % 16 || A->Dv != A->D))
-        return gpuir__cg_fail(C, op, "the wgmma forms take head dims that are multiples of 16, v's q's");
+    if (A->wgmma && !gpuir__attention_wgmma_dims_ok(A->D, A->Dv))
+        return gpuir__cg_fail(C, op, "the wgmma forms take head dims that are multiples of 16 up to 128, v's q's");
     return GPUIR_OK;
 }
 
@@ -17538,19 +17593,32 @@ static void gpuir__cg_attn_scores_wgmma(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(&s[0][0], 32);");
 }
 
+/* Whether the kernel keeps Q's fragments in registers (qf, loaded at the
+   first step), else reads them from shared memory at each k step: where
+   q's and v's padded head dims are both at most GPUIR__ATTN_Q_REGS_DIM
+   (past it O takes the registers: gpuir__attention_head_dim_ok). */
+static bool gpuir__cg_attn_q_in_registers(const gpuir__cg_attn *A) {
+    return A->Dp <= GPUIR__ATTN_Q_REGS_DIM && A->Dvp <= GPUIR__ATTN_Q_REGS_DIM;
+}
+
 /* S = Q K^T for the warp's 16 rows and the tile's 64 keys (8 n tiles). */
 static void gpuir__cg_attn_scores(gpuir__cg *C, const gpuir__cg_attn *A) {
+    bool regs = gpuir__cg_attn_q_in_registers(A);
     gpuir__cg_line(C, "float s[8][4];");
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int n = 0; n < 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;");
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int kk = 0; kk < %lld; kk++)", A->Dp / 16);
+    if (!regs) {
+        gpuir__cg_line(C, "unsigned qa[4];");
+        gpuir__cg_line(C, "GPUIR_LDMATRIX_X4(qa, sq + la + kk * 16);");
+    }
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int n = 0; n < 4; n++)");
     gpuir__cg_line(C, "unsigned b[4];");
     gpuir__cg_line(C, "GPUIR_LDMATRIX_X4(b, kt + lk + n * %lld + kk * 16);", 16 * A->rs);
-    gpuir__cg_line(C, "GPUIR_MMA_%s(s[2 * n], qf[kk], b);", A->mma);
-    gpuir__cg_line(C, "GPUIR_MMA_%s(s[2 * n + 1], qf[kk], b + 2);", A->mma);
+    gpuir__cg_line(C, "GPUIR_MMA_%s(s[2 * n], %s, b);", A->mma, regs ? "qf[kk]" : "qa");
+    gpuir__cg_line(C, "GPUIR_MMA_%s(s[2 * n + 1], %s, b + 2);", A->mma, regs ? "qf[kk]" : "qa");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
 }
@@ -17745,10 +17813,13 @@ static void gpuir__cg_attn_step(gpuir__cg *C, const gpuir__cg_attn *A) {
     if (A->wgmma) {
         gpuir__cg_attn_scores_wgmma(C, A);
     } else {
-        gpuir__cg_open(C, "if (j == 0)");
-        gpuir__cg_line(C, "GPUIR_UNROLL");
-        gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++) GPUIR_LDMATRIX_X4(qf[kk], sq + la + kk * 16);", A->Dp / 16);
-        gpuir__cg_close(C);
+        if (gpuir__cg_attn_q_in_registers(A)) {
+            gpuir__cg_open(C, "if (j == 0)");
+            gpuir__cg_line(C, "GPUIR_UNROLL");
+            gpuir__cg_line(C, "for (int kk = 0; kk < %lld; kk++) GPUIR_LDMATRIX_X4(qf[kk], sq + la + kk * 16);",
+                           A->Dp / 16);
+            gpuir__cg_close(C);
+        }
         gpuir__cg_attn_scores(C, A);
     }
     gpuir__cg_attn_mask(C, A);
@@ -18012,7 +18083,7 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     gpuir__cg_attn_load(C, &A, GPUIR__ATTN_BC, A.pv_wgmma, true, "sv", "vg", A.vrow, "0", A.sk);
     gpuir__cg_line(C, "gpuir_cp_async_commit();");
     gpuir__cg_line(C, "float o[%lld][4], mr[2] = {-GPUIR_INF, -GPUIR_INF}, lr[2] = {0.0f, 0.0f};", A.Dvp / 8);
-    if (!A.wgmma) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.Dp / 16);
+    if (!A.wgmma && gpuir__cg_attn_q_in_registers(&A)) gpuir__cg_line(C, "unsigned qf[%lld][4];", A.Dp / 16);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int d = 0; d < %lld; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;", A.Dvp / 8);
     gpuir__cg_attn_step(C, &A);

@@ -198,6 +198,8 @@ attention --kv-heads=4
 attention --layout=bshd
 attention --head-dim=80
 attention --head-dim=40
+attention --head-dim=256
+attention --head-dim=256 --form=attention.fa2.m64
 attention --dtype=f32
 attention --dtype=f32 --head-dim=64
 attention --form=attention.fa2_wgmma.m128 --kv-heads=4

@@ -2616,7 +2616,8 @@ static int bench_attention(int argc, char **argv) {
         {"kv-heads", required_argument, B_KV_HEADS, "N",
          "key/value heads, dividing the 16 query heads (default 16; fewer: grouped-query attention)"},
         {"head-dim", required_argument, B_HEAD_DIM, "D",
-         "head dim: f16 and bf16 a multiple of 8 up to 128, f32 1 to 256 (default 128)"},
+         "head dim: f16 and bf16 a multiple of 8, f32 any, 1 to 256 (default 128; f16 and bf16 past 128 "
+         "fuse with --form only)"},
         {"dtype", required_argument, B_DTYPE, "T", "bf16 (default), f16 or f32 (the f32 kernel, on the FMA units)"},
         {"form", required_argument, B_FORM, "NAME", "the fused kernel's form by name (e.g. attention.fa2_wgmma.m128)"},
         {"layout", required_argument, B_LAYOUT, "L",
@@ -2650,8 +2651,8 @@ static int bench_attention(int argc, char **argv) {
         return rc < 0 ? 0 : rc;
     }
     if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
-    if (strcmp(dt, "f32") != 0 && (hd % 8 || hd > 128)) {
-        fprintf(stderr, "%s: --head-dim=%lld: the %s kernel takes multiples of 8 up to 128 (f32: 1 to 256)\n", T, hd, dt);
+    if (strcmp(dt, "f32") != 0 && hd % 8) {
+        fprintf(stderr, "%s: --head-dim=%lld: the %s kernel takes multiples of 8 up to 256 (f32: 1 to 256)\n", T, hd, dt);
         return 2;
     }
     if (bshd && kv != 16) {

@@ -290,7 +290,8 @@ TEST(attention_kernels_compile_without_spills) {
                                             "gpuir_k_f32_written_gqa_k0", "gpuir_k_d40_f16_k0",
                                             "gpuir_k_d72_bf16_causal_k0", "gpuir_k_d8_f16_k0", "gpuir_k_d120_bf16_k0",
                                             "gpuir_k_dv64_d96_f16_k0", "gpuir_k_dv128_d64_bf16_causal_k0",
-                                            "gpuir_k_dv24_d40_bshd_f16_k0"};
+                                            "gpuir_k_dv24_d40_bshd_f16_k0", "gpuir_k_d256_bf16_causal_k0",
+                                            "gpuir_k_d160_f16_k0", "gpuir_k_dv256_d128_bf16_k0"};
         for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
             if (entry_uses_local(ptx, fused[k])) {
                 fprintf(stderr, "sm_%d: %s uses local memory (or is missing)\n", archs[i], fused[k]);
@@ -319,7 +320,7 @@ TEST(dynamic_attention_kernels_compile_without_spills) {
                                         "gpuir_k_mask_f16_k0", "gpuir_k_bshd_padding_bf16_k0", "gpuir_k_mqa_causal_f16_k0",
                                         "gpuir_k_batches_f16_k0", "gpuir_k_wgmma_causal_bf16_k0",
                                         "gpuir_k_wgmma_scores_f16_k0", "gpuir_k_repeat_kv_bf16_k0",
-                                        "gpuir_k_causal_mask_f32_k0"};
+                                        "gpuir_k_causal_mask_f32_k0", "gpuir_k_causal_d256_bf16_k0"};
     for (size_t k = 0; k < sizeof fused / sizeof fused[0]; k++)
         if (entry_uses_local(ptx, fused[k])) {
             fprintf(stderr, "sm_90: %s uses local memory (or is missing)\n", fused[k]);

@@ -1170,9 +1170,11 @@ static int fd_attention_op(fd_gen *g, const fd_val *q, int qi, int ki, int vi, i
     bool causal = fd_chance(&g->rng, 40);
     const fd_val *kv = &g->f->v[ki];
     /* (sm_75's kernel has no tiles at head dim 128 in f16 and bf16, nor
-       in f32 (its kernel's), and a causal mask of dynamic lengths no
-       unfused form: an error that says so) */
-    if (g->sm < 80 && dh >= 128 && (q->sym[q->rank - 2] || kv->sym[kv->rank - 2])) causal = false;
+       in f32 (its kernel's), those past 128 fit sm_90's shared memory
+       alone here, and a causal mask of dynamic lengths has no unfused
+       form: an error that says so) */
+    if (((g->sm < 80 && dh >= 128) || (g->sm < 90 && dh > 128)) && (q->sym[q->rank - 2] || kv->sym[kv->rank - 2]))
+        causal = false;
     bool bottom_right = causal && fd_chance(&g->rng, 33);   /* where every query sees a key, at both sizes */
     for (int run = 0; run < 2; run++)
         bottom_right &= fd_dim_at(g->f, kv, kv->rank - 2, run) >= fd_dim_at(g->f, q, q->rank - 2, run);
@@ -1297,12 +1299,12 @@ static int fd_head_merge(fd_gen *g, int a, int s) {
    queries). */
 static int fd_motif_attention(fd_gen *g) {
     static const int64_t seqs[] = {1, 2, 16, 17, 63, 64, 65, 127, 128, 129, 130};
-    static const int64_t heads[] = {64, 64, 64, 128, 128, 32, 80, 72, 40, 20};
+    static const int64_t heads[] = {64, 64, 64, 128, 128, 32, 80, 72, 40, 20, 160};
     fd_val q;
     memset(&q, 0, sizeof q);
     q.dt = fd_chance(&g->rng, 10) ? GPUIR_F32 : fd_chance(&g->rng, 50) ? GPUIR_F16 : GPUIR_BF16;
     int nb = fd_below(&g->rng, 3);
-    int64_t sq = seqs[fd_below(&g->rng, 11)], sk = seqs[fd_below(&g->rng, 11)], dh = heads[fd_below(&g->rng, 10)];
+    int64_t sq = seqs[fd_below(&g->rng, 11)], sk = seqs[fd_below(&g->rng, 11)], dh = heads[fd_below(&g->rng, 11)];
     int64_t batch = 1;
     for (int i = 0; i < nb; i++) batch *= (q.dims[i] = 1 + fd_below(&g->rng, 3));
     while (batch * sq * sk * dh > 2500000 && (sq > 1 || sk > 1)) {   /* the interpreter's time */
