@@ -1352,8 +1352,8 @@ static int fd_motif_attention(fd_gen *g) {
     if (qi < 0 || ki < 0 || vi < 0) return -1;
     double u = fd_u(q.dt);
     if ((q.dt == GPUIR_F32 || dh % 8 == 0) && fd_chance(&g->rng, 25)) {   /* the op itself */
-        bool wgmma = q.dt != GPUIR_F32 && dh % 16 == 0 && v.dims[nb + 1] == dh && g->sm >= 90 && !fd_off[FD_WGMMA] &&
-                     fd_chance(&g->rng, 70);
+        bool wgmma = q.dt != GPUIR_F32 && dh % 16 == 0 && dh <= 128 && v.dims[nb + 1] == dh && g->sm >= 90 &&
+                     !fd_off[FD_WGMMA] && fd_chance(&g->rng, 70);
         int o = fd_attention_op(g, &q, qi, ki, vi, sk, dh, u, wgmma);
         return o >= 0 && seq >= 0 && fd_chance(&g->rng, 50) ? fd_head_merge(g, o, seq) : o;
     }
