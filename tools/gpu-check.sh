@@ -257,6 +257,18 @@ for causal in (False, True):             # grouped-query: 4 key/value heads for 
     ms = sorted(times)[len(times) // 2]
     flops = 4 * 8 * 16 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
     print("bench sdpa-gqa bf16 causal=%d torch=%s ms=%.4f tflops=%.1f" % (causal, torch.__version__, ms, flops / ms / 1e9))
+del q, k, v, k4, v4
+q, k, v = (torch.randn(8, 16, 4096, 128, device="cuda", dtype=torch.float32) for _ in range(3))
+for causal in (False, True):             # f32: torch's memory-efficient kernel (gpuir: attention.simt.m64)
+    for _ in range(3): F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    times = []
+    for _ in range(20):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); F.scaled_dot_product_attention(q, k, v, is_causal=causal); b.record(); b.synchronize()
+        times.append(a.elapsed_time(b))
+    ms = sorted(times)[len(times) // 2]
+    flops = 4 * 8 * 16 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
+    print("bench sdpa f32 causal=%d torch=%s ms=%.4f tflops=%.1f" % (causal, torch.__version__, ms, flops / ms / 1e9))
 PY
     cat "$OUT/sdpa.txt"
     for c in 0 1; do
@@ -272,6 +284,9 @@ PY
         g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---kv-heads-4.txt")
         t=$(sed -n "s/^bench sdpa-gqa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
         [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention, 4 kv heads, causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
+        g=$(sed -n "s/^bench attention f32 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---dtype-f32.txt" 2>/dev/null)
+        t=$(sed -n "s/^bench sdpa f32 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
+        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention f32 causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
     done
 else
     echo "attention: torch with CUDA is not installed: the SDPA comparison is skipped (gpuir's fused kernel is compared with its unfused program above)"
