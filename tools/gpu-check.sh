@@ -232,43 +232,27 @@ case "$BENCHES" in *attention*)
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
     python3 - > "$OUT/sdpa.txt" 2>&1 <<'PY'
 import torch, torch.nn.functional as F
+def bench(label, q, k, v, **kw):   # median of 20 after 3 warm-ups, causal and not
+    for causal in (False, True):
+        for _ in range(3): F.scaled_dot_product_attention(q, k, v, is_causal=causal, **kw)
+        times = []
+        for _ in range(20):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record(); F.scaled_dot_product_attention(q, k, v, is_causal=causal, **kw); b.record(); b.synchronize()
+            times.append(a.elapsed_time(b))
+        ms = sorted(times)[len(times) // 2]
+        flops = 4 * 8 * 16 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
+        print("bench %s causal=%d torch=%s ms=%.4f tflops=%.1f" % (label, causal, torch.__version__, ms, flops / ms / 1e9))
 q, k, v = (torch.randn(8, 16, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-for causal in (False, True):
-    for _ in range(3): F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    times = []
-    for _ in range(20):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); F.scaled_dot_product_attention(q, k, v, is_causal=causal); b.record(); b.synchronize()
-        times.append(a.elapsed_time(b))
-    ms = sorted(times)[len(times) // 2]
-    flops = 4 * 8 * 16 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
-    print("bench sdpa bf16 causal=%d torch=%s ms=%.4f tflops=%.1f" % (causal, torch.__version__, ms, flops / ms / 1e9))
+bench("sdpa bf16", q, k, v)
 k4, v4 = (torch.randn(8, 4, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
-for causal in (False, True):             # grouped-query: 4 key/value heads for the 16 query heads
-    try:
-        for _ in range(3): F.scaled_dot_product_attention(q, k4, v4, is_causal=causal, enable_gqa=True)
-    except TypeError:
-        print("sdpa-gqa: this torch has no enable_gqa"); break
-    times = []
-    for _ in range(20):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); F.scaled_dot_product_attention(q, k4, v4, is_causal=causal, enable_gqa=True); b.record(); b.synchronize()
-        times.append(a.elapsed_time(b))
-    ms = sorted(times)[len(times) // 2]
-    flops = 4 * 8 * 16 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
-    print("bench sdpa-gqa bf16 causal=%d torch=%s ms=%.4f tflops=%.1f" % (causal, torch.__version__, ms, flops / ms / 1e9))
+try:                                      # grouped-query: 4 key/value heads for the 16 query heads
+    bench("sdpa-gqa bf16", q, k4, v4, enable_gqa=True)
+except TypeError:
+    print("sdpa-gqa: this torch has no enable_gqa")
 del q, k, v, k4, v4
 q, k, v = (torch.randn(8, 16, 4096, 128, device="cuda", dtype=torch.float32) for _ in range(3))
-for causal in (False, True):             # f32: torch's memory-efficient kernel (gpuir: attention.simt.m64)
-    for _ in range(3): F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    times = []
-    for _ in range(20):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); F.scaled_dot_product_attention(q, k, v, is_causal=causal); b.record(); b.synchronize()
-        times.append(a.elapsed_time(b))
-    ms = sorted(times)[len(times) // 2]
-    flops = 4 * 8 * 16 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
-    print("bench sdpa f32 causal=%d torch=%s ms=%.4f tflops=%.1f" % (causal, torch.__version__, ms, flops / ms / 1e9))
+bench("sdpa f32", q, k, v)                # torch's memory-efficient kernel; gpuir's attention.simt.m64
 PY
     cat "$OUT/sdpa.txt"
     for c in 0 1; do
