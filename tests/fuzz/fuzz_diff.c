@@ -1410,8 +1410,9 @@ static int fd_motif_attention(fd_gen *g) {
         if (ti < 0) return -1;
     }
     /* now and then a causal constant added after a mask operand (two
-       masks in turn: the op's causal and its mask) */
-    if (mi >= 0 && mk >= 2 && sq * sk <= 4096 && !md.sym[0] && !md.sym[1] && fd_chance(&g->rng, 30)) {
+       masks in turn: the op's causal and its mask), where both lengths
+       are static (md is the padding mask's shape by now) */
+    if (mi >= 0 && mk >= 2 && sq * sk <= 4096 && !q.sym[nb] && !k.sym[nb] && fd_chance(&g->rng, 30)) {
         int ci = fd_causal_mask(g, q.dt, sq, sk);
         ti = ci < 0 ? -1 : fd_bin_named(g, "add", ti, ci, mt, et);
         if (ti < 0) return -1;
