@@ -6987,6 +6987,7 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 
 static bool gpuir__is_elementwise(gpuir__op_class c);
 static bool gpuir__transpose_is_tiled(const gpuir_module *m, const gpuir__op *op);
+static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key);
 
 /* Open addressing: op hash -> op id (0: empty slot). */
 typedef struct gpuir__cse_map {
@@ -6995,8 +6996,15 @@ typedef struct gpuir__cse_map {
     size_t cap, count;
 } gpuir__cse_map;
 
+/* A view gpuir__canon_view made: value `view` is value `of` reshaped. */
+typedef struct gpuir__canon_view_made {
+    uint32_t of, view;
+} gpuir__canon_view_made;
+
 typedef struct gpuir__canon {
     gpuir_module *m;
+    uint32_t fid;                 /* the function at hand */
+    gpuir__canon_view_made *views;  /* stb_ds: the views made in it */
     size_t cap;                   /* entries in the per-value arrays below */
     uint32_t *repl;               /* value id - 1 -> replacement id (0: none) */
     uint32_t *uses;               /* value id - 1 -> its readers in the function at hand */
@@ -7393,6 +7401,26 @@ static uint32_t gpuir__reshape_bias_view(gpuir_module *m, uint32_t o, int how, c
     return gpuir__reshape_view(m, o, &trailing);
 }
 
+/* gpuir__reshape_view, reusing a view of the same value made before in
+   the function at hand (C->views), so that ops read one value, not two
+   views of the same data (pass.fuse tells values apart by id). */
+static uint32_t gpuir__canon_reshape_view(gpuir__canon *C, uint32_t v, const gpuir_type *to) {
+    gpuir_module *m = C->m;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    uint32_t src = def && def->kind == GPUIR_OP_RESHAPE ? gpuir__op_operand(m, def, 0) : v;
+    gpuir_type shaped = *to;
+    shaped.dtype = gpuir__value_at(m, v)->type.dtype;
+    for (size_t i = 0; i < stbds_arrlenu(C->views); i++)
+        if (C->views[i].of == src && gpuir__type_same(&gpuir__value_at(m, C->views[i].view)->type, &shaped))
+            return C->views[i].view;
+    uint32_t w = gpuir__reshape_view(m, v, to);
+    if (w && w != src) {
+        gpuir__canon_view_made made = {src, w};
+        stbds_arrput(C->views, made);
+    }
+    return w;
+}
+
 /* Whether value v is computed by a kernel that takes the elementwise ops
    reading it as its epilogue (pass.fuse): a matmul, a tiled transpose, or
    an elementwise op only one op reads whose operand of its shape is such a
@@ -7448,7 +7476,7 @@ static uint32_t gpuir__reshape_hoist(gpuir__canon *C, uint32_t v, const gpuir_ty
             uint32_t op = gpuir__reshape_sink(m, v, to->rank, to->dims);
             return op ? m->ops[op - 1].result : 0;
         }
-        return gpuir__reshape_view(m, v, to);
+        return gpuir__canon_reshape_view(C, v, to);
     }
     gpuir_op_kind kind = def->kind;
     uint32_t attrs = def->attrs, n_attrs = def->n_attrs, n = def->n_operands, in[GPUIR_MAX_OPERANDS];
@@ -7466,10 +7494,15 @@ static uint32_t gpuir__reshape_hoist(gpuir__canon *C, uint32_t v, const gpuir_ty
    last one built), 0 for any other op. Only where a reader of the reshape
    takes the moved ops into its kernel (C->fused_reader): for a matmul or a
    return alone the move would only part the ops from their producers' (an
-   RMSNorm's scale from its row kernel, before a projection). */
+   RMSNorm's scale from its row kernel, before a projection). Not a
+   trailing merge (gpuir__reshape_is_trailing_merge): its readers move onto
+   the merged shape instead. */
+static bool gpuir__reshape_is_trailing_merge(const gpuir_module *m, uint32_t o);
 static uint32_t gpuir__fold_reshape_of_elementwise(gpuir__canon *C, const gpuir__op *op) {
     gpuir_module *m = C->m;
-    if (op->kind != GPUIR_OP_RESHAPE || op->result >= C->cap || !C->fused_reader[op->result - 1]) return 0;
+    if (op->kind != GPUIR_OP_RESHAPE || op->result >= C->cap || !C->fused_reader[op->result - 1] ||
+        gpuir__reshape_is_trailing_merge(m, op->result))
+        return 0;
     const gpuir_type to = gpuir__value_at(m, op->result)->type;
     uint32_t x = gpuir__op_operand(m, op, 0);
     if (!gpuir__reshape_hoists(C, x, &to)) return 0;
@@ -7541,6 +7574,240 @@ static uint32_t gpuir__fold_elementwise_of_reshape(gpuir__canon *C, const gpuir_
     C->uses[e_value - 1] = 1;                /* src's reader is e now, in the reshape's place */
     for (uint32_t k = 0; k < n; k++)
         if ((int)k != through) C->uses[in[k] - 1]++;
+    return back;
+}
+
+/* ---- trailing axes as one: reductions over several trailing axes ----
+   A reduction over the trailing axes k..r-1 (two or more) of a row-major
+   value reduces rows of their product: InstanceNorm's mean over [H, W] of
+   [N, C, H, W] is the mean over the rows of its view [N, C, H*W]. Both
+   folds below put such programs on that view, where pass.fuse's row groups
+   take them (InstanceNorm: one kernel, was four): the reduction reads the
+   view (gpuir__fold_trailing_reduce), and an elementwise op reading a
+   reshape of a value on such a view (a trailing merge: the row values
+   [N, C, 1] read as [N, C, 1, 1], the centred x as [N, C, H, W]) runs on
+   the view too, its other operands viewed alike, and is reshaped back
+   (gpuir__fold_elementwise_merged): the next op reading it moves in turn.
+   Only where the merged axes are static and every view can be a reshape's
+   result; an operand that varies along some of the merged axes and not
+   others (a bias of W alone) keeps the op where it was. */
+
+/* t with its axes from k on merged into one; false where one of them is
+   `?` or the result cannot be a reshape's (gpuir__reshape_result_unfit). */
+static bool gpuir__merged_type(const gpuir_type *t, int k, gpuir_type *out) {
+    if (k < 0 || k >= t->rank) return false;
+    int64_t n = 1;
+    for (int i = k; i < t->rank; i++) {
+        if (t->dims[i] == GPUIR_DYN) return false;
+        n *= t->dims[i];                 /* a checked type's count fits */
+    }
+    *out = *t;
+    out->rank = k + 1;
+    out->dims[k] = n;
+    return !gpuir__reshape_result_unfit(out);
+}
+
+/* The first axis k of a float reduction over the trailing axes k..r-1
+   (two or more, in any order) of a value whose extents there are static
+   and hold more than one element in all; -1 for any other op. */
+static int gpuir__reduce_trailing_from(const gpuir_module *m, const gpuir__op *op) {
+    if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || !op->result) return -1;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    if (!axes || axes->kind != GPUIR__ATTR_INTS || axes->n < 2 || axes->n > (uint32_t)x->rank ||
+        !gpuir_dtype_is_float(x->dtype))
+        return -1;
+    bool seen[GPUIR_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < axes->n; i++) {
+        int64_t axis = gpuir__ints_at(m, axes->off)[i];
+        if (!gpuir__norm_axis(&axis, x->rank) || seen[axis]) return -1;
+        seen[axis] = true;
+    }
+    int k = x->rank - (int)axes->n;
+    gpuir_type merged;
+    if (k < 1) return -1;                /* over every axis: no rows */
+    for (int i = k; i < x->rank; i++)
+        if (!seen[i]) return -1;
+    return gpuir__merged_type(x, k, &merged) && merged.dims[k] > 1 ? k : -1;
+}
+
+/* Whether another reduction in the function at hand reads x over other
+   axes: pass.fuse's sibling groups then read x once for both, which they
+   would not do through a view. */
+static bool gpuir__canon_reduce_has_sibling(const gpuir__canon *C, uint32_t op_id, uint32_t x, int k) {
+    const gpuir_module *m = C->m;
+    const gpuir__func *f = gpuir__func_at(m, C->fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *other = gpuir__op_at(m, f->ops[i]);
+        if (f->ops[i] == op_id || gpuir__info(other->kind)->cls != GPUIR__CLASS_REDUCE) continue;
+        uint32_t v = gpuir__op_operand(m, other, 0);
+        if (v < C->cap && C->repl[v - 1]) v = C->repl[v - 1];
+        if (v == x && gpuir__reduce_trailing_from(m, other) != k) return true;
+    }
+    return false;
+}
+
+/* Value v viewed as `to` (v's dtype): v itself or the source of v's
+   reshape when one has that type; else that source moved through as a
+   reshape is (gpuir__reshape_hoist: the elementwise ops only it reads
+   rebuilt on the view, the reduction behind them rebuilt with keepdims
+   where the view puts back its dims, else a view, one per value:
+   gpuir__canon_reshape_view). Counts the new reader of the value it
+   returns; 0 on failure. */
+static uint32_t gpuir__canon_view(gpuir__canon *C, uint32_t v, const gpuir_type *to) {
+    gpuir_module *m = C->m;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    gpuir_type shaped = *to;
+    shaped.dtype = gpuir__value_at(m, v)->type.dtype;
+    uint32_t w = v, src = def && def->kind == GPUIR_OP_RESHAPE ? gpuir__op_operand(m, def, 0) : v;
+    if (!gpuir__type_same(&gpuir__value_at(m, w)->type, &shaped)) w = src;
+    for (size_t i = 0; i < stbds_arrlenu(C->views) && !gpuir__type_same(&gpuir__value_at(m, w)->type, &shaped); i++)
+        if (C->views[i].of == src && gpuir__type_same(&gpuir__value_at(m, C->views[i].view)->type, &shaped))
+            w = C->views[i].view;
+    if (!gpuir__type_same(&gpuir__value_at(m, w)->type, &shaped)) {
+        size_t before = stbds_arrlenu(m->ops);
+        w = gpuir__reshape_hoist(C, src, &shaped, GPUIR__RESHAPE_SINK_DEPTH);
+        if (!w || gpuir__canon_fit(C) != GPUIR_OK) return 0;
+        const gpuir__op *made = gpuir__op_at(m, gpuir__value_at(m, w)->def_op);
+        if (stbds_arrlenu(m->ops) > before && made->kind == GPUIR_OP_RESHAPE)
+            C->uses[gpuir__op_operand(m, made, 0) - 1]++;
+        gpuir__canon_view_made seen = {src, w};
+        stbds_arrput(C->views, seen);
+    }
+    C->uses[w - 1]++;
+    return w;
+}
+
+/* A reduction over trailing axes (gpuir__reduce_trailing_from) as the
+   same reduction over the last axis of its operand's merged view, reshaped
+   back with keepdims (without it the result is the same type); 0 for any
+   other op, and where another reduction reads the operand over other axes
+   (gpuir__canon_reduce_has_sibling). */
+static uint32_t gpuir__fold_trailing_reduce(gpuir__canon *C, uint32_t op_id) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, op_id);
+    int k = gpuir__reduce_trailing_from(m, op);
+    uint32_t x = k >= 0 ? gpuir__op_operand(m, op, 0) : 0;
+    if (k < 0 || gpuir__canon_reduce_has_sibling(C, op_id, x, k)) return 0;
+    gpuir_type merged, t = gpuir__value_at(m, op->result)->type;
+    gpuir__merged_type(&gpuir__value_at(m, x)->type, k, &merged);
+    bool keep = gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS);
+    gpuir_op_kind kind = op->kind;
+    uint32_t view = gpuir__canon_view(C, x, &merged);            /* (op moves: ops grow) */
+    if (!view) return 0;
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    int64_t axis = k;
+    gpuir__attr_push_ints(m, "axes", 1, &axis);
+    gpuir__attrs_copy_without(m, op_id, GPUIR__KEY_AXES);
+    gpuir_type rt = merged;
+    rt.dtype = t.dtype;
+    if (keep) rt.dims[k] = 1;
+    else rt.rank = k;
+    uint32_t red = gpuir__build_op(m, kind, &view, 1, first, (uint32_t)stbds_arrlenu(m->attrs) - first, &rt);
+    if (!red || !keep) return red;
+    uint32_t row = m->ops[red - 1].result;
+    uint32_t back = gpuir__build_op(m, GPUIR_OP_RESHAPE, &row, 1, 0, 0, &t);
+    if (!back || gpuir__canon_fit(C) != GPUIR_OK) return 0;
+    C->uses[row - 1] = 1;
+    return back;
+}
+
+/* The axis k from which reshape o merges its trailing axes into its
+   source (1 <= k <= rank - 2: some axes lead, two or more merge), or -1:
+   the source is o's type merged from k (gpuir__merged_type), or that
+   without its last dim where the merged dims are all 1 (a reduction's rows
+   without keepdims, reshaped to keepdims' shape). Where both read o (its
+   merged dims all 1), the first where the source's last dim is 1 (a
+   source [N, G, 1] of [N, G, 1, 1, 1]: the rows of [N, G, C*H*W]), else
+   the second ([N, C] of [N, C, 1, 1]: the rows of [N, C, H*W]). */
+static int gpuir__reshape_merge_axis(const gpuir_module *m, uint32_t o) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, o)->def_op);
+    if (!def || def->kind != GPUIR_OP_RESHAPE) return -1;
+    const gpuir_type *u = &gpuir__value_at(m, o)->type;
+    const gpuir_type *s = &gpuir__value_at(m, gpuir__op_operand(m, def, 0))->type;
+    gpuir_type kept, dropped;
+    int k = s->rank - 1;
+    bool as_kept = k >= 1 && k <= u->rank - 2 && gpuir__merged_type(u, k, &kept) && gpuir__dims_same(&kept, s);
+    bool as_dropped = k + 1 >= 1 && k + 1 <= u->rank - 2 && gpuir__merged_type(u, k + 1, &dropped) &&
+                      dropped.dims[k + 1] == 1;
+    if (as_dropped) {
+        dropped.rank = k + 1;                    /* its merged dim (1) dropped */
+        as_dropped = gpuir__dims_same(&dropped, s);
+    }
+    if (as_kept && as_dropped) return s->dims[k] == 1 ? k : k + 1;
+    return as_kept ? k : as_dropped ? k + 1 : -1;
+}
+
+/* Whether reshape o merges its trailing axes from some axis (its readers
+   move onto its source's shape: gpuir__fold_elementwise_merged, rather
+   than the reshape above its source's elementwise ops). */
+static bool gpuir__reshape_is_trailing_merge(const gpuir_module *m, uint32_t o) {
+    return gpuir__reshape_merge_axis(m, o) >= 1;
+}
+
+/* Operand type ot of an elementwise op of type t (aligned to t's trailing
+   dims) with t's axes from k on merged: of rank 0 as it is; else its dims
+   before axis k, then one dim for the merged axes, which it spans whole
+   (t's product) or not at all (1: it broadcasts over them). False where it
+   varies along some of them and not others, or the view cannot be a
+   reshape's result. */
+static bool gpuir__merged_operand_type(const gpuir_type *ot, const gpuir_type *t, int k, gpuir_type *out) {
+    *out = *ot;
+    if (ot->rank == 0) return true;
+    int off = t->rank - ot->rank;
+    bool ones = true, whole = true;
+    int64_t n = 1;
+    for (int i = k; i < t->rank; i++) {
+        int64_t d = i >= off ? ot->dims[i - off] : 1;
+        ones &= d == 1;
+        whole &= d == t->dims[i];
+        n *= t->dims[i];
+    }
+    if (!ones && !whole) return false;
+    int lead = k > off ? k - off : 0;
+    out->rank = lead + 1;
+    out->dims[lead] = ones ? 1 : n;
+    return !gpuir__reshape_result_unfit(out);
+}
+
+/* Whether every operand of an elementwise op (in, n) of type t has a view
+   with t's axes from k on merged (gpuir__merged_operand_type), into views. */
+static bool gpuir__merged_operands(const gpuir_module *m, const uint32_t *in, uint32_t n, const gpuir_type *t,
+                                   int k, gpuir_type *views) {
+    for (uint32_t i = 0; i < n; i++)
+        if (!gpuir__merged_operand_type(&gpuir__value_at(m, in[i])->type, t, k, &views[i])) return false;
+    return true;
+}
+
+/* An elementwise op reading a trailing merge (gpuir__reshape_merge_axis;
+   the first operand's that every operand takes) built on
+   the merged view of its result, every operand viewed alike
+   (gpuir__merged_operand_type, gpuir__canon_view), and reshaped back: the
+   reshape's id, 0 for any other op. */
+static uint32_t gpuir__fold_elementwise_merged(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || op->n_operands > GPUIR_MAX_OPERANDS)
+        return 0;
+    const gpuir_type t = gpuir__value_at(m, op->result)->type;
+    uint32_t n = op->n_operands, in[GPUIR_MAX_OPERANDS], attrs = op->attrs, n_attrs = op->n_attrs;
+    gpuir_op_kind kind = op->kind;
+    gpuir_type mt, views[GPUIR_MAX_OPERANDS];
+    int k = -1;
+    for (uint32_t i = 0; i < n; i++) in[i] = gpuir__op_operand(m, op, i);
+    for (uint32_t i = 0; i < n && k < 0; i++) {
+        int from = gpuir__value_at(m, in[i])->type.rank == t.rank ? gpuir__reshape_merge_axis(m, in[i]) : -1;
+        if (from >= 1 && gpuir__merged_type(&t, from, &mt) && gpuir__merged_operands(m, in, n, &t, from, views))
+            k = from;
+    }
+    if (k < 0) return 0;
+    for (uint32_t i = 0; i < n; i++)                               /* (op moves: ops grow) */
+        if (!(in[i] = gpuir__canon_view(C, in[i], &views[i]))) return 0;
+    uint32_t e = gpuir__build_op(m, kind, in, n, attrs, n_attrs, &mt);
+    if (!e) return 0;
+    uint32_t e_value = m->ops[e - 1].result;
+    uint32_t back = gpuir__build_op(m, GPUIR_OP_RESHAPE, &e_value, 1, 0, 0, &t);
+    if (!back || gpuir__canon_fit(C) != GPUIR_OK) return 0;
+    C->uses[e_value - 1] = 1;
     return back;
 }
 
@@ -7639,6 +7906,8 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reduce(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_elementwise(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_elementwise_of_reshape(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_trailing_reduce(C, op_id);
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_elementwise_merged(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_unit_reduce(C, gpuir__op_at(m, op_id));
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     if ((r = gpuir__canon_fit(C)) != GPUIR_OK) return r;
@@ -7702,6 +7971,7 @@ static gpuir_result gpuir__canon_count_uses(gpuir__canon *C, uint32_t fid) {
 
 static gpuir_result gpuir__canon_func(gpuir__canon *C, uint32_t fid) {
     gpuir_module *m = C->m;
+    C->fid = fid;
     gpuir__rewrite_begin(m, fid);
     size_t n = stbds_arrlenu(gpuir__func_at(m, fid)->ops);
     gpuir_result r = gpuir__canon_count_uses(C, fid);
@@ -7711,6 +7981,7 @@ static gpuir_result gpuir__canon_func(gpuir__canon *C, uint32_t fid) {
     }
     gpuir__rewrite_end(m, r == GPUIR_OK);
     gpuir__cse_free(&C->cse);
+    stbds_arrfree(C->views);
     if (!r) r = gpuir__remove_dead_ops(m, fid);
     return r;
 }
