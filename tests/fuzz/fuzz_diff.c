@@ -181,6 +181,7 @@ typedef struct fd_gen {
     int n_globals;
     int sm;          /* the module's target: `wgmma = true` only where it runs */
     int dyn;         /* the percent of a new parameter's dims that are `?` (0: a static function) */
+    int row_axes;    /* the trailing axes a motif's row reductions span (0: the last one) */
 } fd_gen;
 
 static int64_t fd_count(const fd_val *v) {
@@ -891,7 +892,9 @@ static int fd_reduce_axes(fd_gen *g, const char *op, int a, unsigned axes, bool 
 }
 
 static int fd_reduce_rows(fd_gen *g, const char *op, int a, bool keep) {
-    return a < 0 ? -1 : fd_reduce_axes(g, op, a, 1u << (g->f->v[a].rank - 1), keep);
+    if (a < 0) return -1;
+    int rank = g->f->v[a].rank, n = g->row_axes > 1 && g->row_axes < rank ? g->row_axes : 1;
+    return fd_reduce_axes(g, op, a, ((1u << n) - 1) << (rank - n), keep);
 }
 
 /* A float value [.., C] to normalize: a recent value when it has rows,
@@ -904,7 +907,7 @@ static int fd_rows_input(fd_gen *g, int a) {
     memset(&s, 0, sizeof s);
     static const gpuir_dtype dts[] = {GPUIR_F32, GPUIR_F32, GPUIR_F16, GPUIR_BF16};
     s.dt = dts[fd_below(&g->rng, 4)];
-    s.rank = 1 + fd_below(&g->rng, 3);
+    s.rank = fd_chance(&g->rng, 15) ? 4 : 1 + fd_below(&g->rng, 3);
     for (int i = 0; i < s.rank - 1; i++) s.dims[i] = fd_dim(g) + 1;
     s.dims[s.rank - 1] = fd_row_len(g);
     while (fd_span(&s) > FD_MAX_ELEMS && s.rank > 1) {   /* leading dims give way to the row */
@@ -922,6 +925,16 @@ static int fd_rows_input(fd_gen *g, int a) {
 static int fd_row_weight(fd_gen *g, int x) {
     const fd_val *v = &g->f->v[x];
     if (fd_chance(&g->rng, 20)) return fd_splat(g, v, 0, 0.75);
+    int n = g->row_axes;
+    if (n > 1 && n < v->rank && fd_chance(&g->rng, 70)) {  /* rows over n axes: the n dims, or [C, 1..] */
+        fd_val w;
+        memset(&w, 0, sizeof w);
+        bool channel = fd_chance(&g->rng, 50);
+        fd_move_dims(&w, 0, v, channel ? v->rank - n - 1 : v->rank - n, channel ? 1 : n);
+        w.rank = channel ? 1 + n : n;
+        for (int i = 1; channel && i <= n; i++) w.dims[i] = 1, w.sym[i] = 0;
+        return fd_param_like(g, v->dt, &w);
+    }
     fd_val c = fd_shape_of(v, v->rank - 1, NULL, -1);
     return fd_chance(&g->rng, 80) ? fd_param_like(g, v->dt, &c) : fd_param_like(g, v->dt, v);
 }
@@ -1448,8 +1461,15 @@ static int fd_motif(fd_gen *g, int a) {
     if (k == 8) return fd_motif_column_norm(g);
     if (k == 5) return fd_motif_siblings(g);
     if (k >= 6) return fd_motif_attention(g);
-    int x = fd_rows_input(g, a);
+    int x = fd_rows_input(g, a), y;
     if (x < 0) return -1;
+    int rank = g->f->v[x].rank;
+    if (k <= 1 && rank >= 3 && fd_chance(&g->rng, 30)) {   /* over the trailing 2.. axes: InstanceNorm */
+        g->row_axes = 2 + fd_below(&g->rng, rank - 2);
+        y = k == 0 ? fd_motif_layernorm(g, x) : fd_motif_rmsnorm(g, x);
+        g->row_axes = 0;
+        return y;
+    }
     switch (k) {
     case 0: return fd_motif_layernorm(g, x);
     case 1: return fd_motif_rmsnorm(g, x);
