@@ -2381,13 +2381,13 @@ static gpuir_result gpuir__check_kernel_form_name(gpuir_ctx *ctx, gpuir_op_kind 
     if (!form || kind == GPUIR_OP_MATMUL ||
         gpuir__kernel_form_named(gpuir__string(as->m, form->off)))
         return GPUIR_OK;
-    char names[512];
-    size_t n = 0;
-    for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT && n < sizeof names; i++)
-        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
-                              gpuir__kernel_form_names[i].name);
-    return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: form = \"%s\" is not a kernel form (%s)",
-                       gpuir_op_name(kind), gpuir__string(as->m, form->off), names);
+    gpuir__str names = {NULL};          /* every name, however many forms there are */
+    for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT; i++)
+        gpuir__str_appendf(&names, "%s%s", i ? ", " : "", gpuir__kernel_form_names[i].name);
+    gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: form = \"%s\" is not a kernel form (%s)",
+                                 gpuir_op_name(kind), gpuir__string(as->m, form->off), gpuir__str_cstr(&names));
+    gpuir__str_free(&names);
+    return r;
 }
 
 /* Every attribute is known to the op, appears once and has the right kind. */
@@ -2564,12 +2564,10 @@ static const struct gpuir__matmul_form_name *gpuir__matmul_form_named(const char
 }
 
 /* The form names, "a, b ... or z", into out (for the error that names them). */
-static void gpuir__matmul_form_list(char *out, size_t size) {
-    size_t n = 0;
-    out[0] = 0;
-    for (size_t i = 0; i < GPUIR__MATMUL_FORM_COUNT && n < size; i++)
-        n += (size_t)snprintf(out + n, size - n, "%s%s", i == 0 ? "" : i + 1 < GPUIR__MATMUL_FORM_COUNT ? ", " : " or ",
-                              gpuir__matmul_form_names[i].name);
+static void gpuir__matmul_form_list(gpuir__str *out) {
+    for (size_t i = 0; i < GPUIR__MATMUL_FORM_COUNT; i++)
+        gpuir__str_appendf(out, "%s%s", i == 0 ? "" : i + 1 < GPUIR__MATMUL_FORM_COUNT ? ", " : " or ",
+                           gpuir__matmul_form_names[i].name);
 }
 
 /* Whether op is a constant of one value (a splat; not a dense table). */
@@ -2607,10 +2605,12 @@ static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
                                         const gpuir__attrs *as, gpuir_type *out) {
     const gpuir__attr *form = gpuir__attrs_key(as, GPUIR__KEY_FORM);
     if (form && form->kind == GPUIR__ATTR_STRING && !gpuir__matmul_form_named(gpuir__string(as->m, form->off))) {
-        char names[512];
-        gpuir__matmul_form_list(names, sizeof names);
-        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: form = \"%s\" is not a kernel form (%s)",
-                           gpuir__string(as->m, form->off), names);
+        gpuir__str names = {NULL};
+        gpuir__matmul_form_list(&names);
+        gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: form = \"%s\" is not a kernel form (%s)",
+                                     gpuir__string(as->m, form->off), gpuir__str_cstr(&names));
+        gpuir__str_free(&names);
+        return r;
     }
     const gpuir__attr *wgmma = gpuir__attrs_key(as, GPUIR__KEY_WGMMA);
     if (form && form->kind == GPUIR__ATTR_STRING && wgmma && wgmma->kind == GPUIR__ATTR_BOOL && !wgmma->i &&
@@ -6978,10 +6978,12 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // it reads above the elementwise ops (they then fuse with the reshape's
 // readers), but below the elementwise ops that read a reshaped matmul or
 // tiled transpose (they then join its epilogue), reads a binary op's
-// explicitly broadcast operand through the op's own broadcasting, merges
-// identical ops (CSE) and removes dead ops. Reads: util, ir, build, array,
-// ref, pass, fuse (gpuir__is_elementwise, gpuir__transpose_is_tiled).
-// Writes: ir.
+// explicitly broadcast operand through the op's own broadcasting, puts a
+// reduction over several trailing axes and the elementwise ops around it
+// on the view that merges those axes (they then fuse as rows: InstanceNorm),
+// merges identical ops (CSE) and removes dead ops. Reads: util, ir, build,
+// array, ref, pass, fuse (gpuir__is_elementwise, gpuir__transpose_is_tiled,
+// gpuir__attrs_copy_without). Writes: ir.
 
 #define GPUIR__FOLD_MAX 4096
 

@@ -55,7 +55,9 @@
        2048 x 16384 and 512 x 65536 f32 (long rows: cached in shared
        memory, and streamed twice), the three sibling
        reductions of a 16384 x 4096 f32 matrix (column maxima, row sums,
-       total: one kernel, one read), kernels alone (device
+       total: one kernel, one read), a BatchNorm over 16384 x 512 and an
+       InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
+       [N, C, H*W]), kernels alone (device
        buffers allocated and filled once, copies left out), CUDA-event
        median of R replays.
    gpuir-bench copy [--mb=N] [--chunk-mb=C] [--repeat=R]
@@ -1111,6 +1113,38 @@ static int bench_batchnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
     return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
 }
 
+/* InstanceNorm over [N, C, H, W] f32 (the mean and variance over [H, W]
+   of each image and channel, then a per-channel scale and shift given as
+   [C, 1, 1]): one row kernel over the view [N, C, H*W] (canonicalize's
+   trailing merge; was four kernels reading x three times), against a copy
+   of the same bytes (x read, y written). */
+static int bench_instancenorm(gpuir_ctx *ctx, bool gpu, int repeat) {
+    static char text[4096];
+    long long n = gpu ? 16 : 2, c = gpu ? 256 : 3, hw = gpu ? 64 : 9;
+    char F[64], S[64], W[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
+    snprintf(S, sizeof S, "tensor<%lldx%lldx1x1xf32>", n, c);
+    snprintf(W, sizeof W, "tensor<%lldx1x1xf32>", c);
+    snprintf(text, sizeof text,
+             "func.func @f(%%x: %s, %%g: %s, %%b: %s) -> %s {\n"
+             "  %%m = reduce_mean %%x {axes = [2, 3], keepdims = true} : (%s) -> %s\n"
+             "  %%d = sub %%x, %%m : (%s, %s) -> %s\n"
+             "  %%q = mul %%d, %%d : (%s, %s) -> %s\n"
+             "  %%v = reduce_mean %%q {axes = [2, 3], keepdims = true} : (%s) -> %s\n"
+             "  %%eps = constant {value = 1.0e-5} : () -> tensor<f32>\n"
+             "  %%ve = add %%v, %%eps : (%s, tensor<f32>) -> %s\n"
+             "  %%r = rsqrt %%ve : (%s) -> %s\n"
+             "  %%n = mul %%d, %%r : (%s, %s) -> %s\n"
+             "  %%s = mul %%n, %%g : (%s, %s) -> %s\n"
+             "  %%y = add %%s, %%b : (%s, %s) -> %s\n"
+             "  return %%y : %s\n}\n",
+             F, W, W, F, F, S, F, S, F, F, F, F, F, S, S, S, S, S, F, S, F, F, W, F, F, W, F, F);
+    char label[64];
+    snprintf(label, sizeof label, "InstanceNorm %lldx%lldx%lldx%lld, f32", n, c, hw, hw);
+    size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
+    return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
+}
+
 /* A LayerNorm (mean, centre, variance, eps, rsqrt, then a scale and a
    shift: splat constants, no weight vectors) or an RMSNorm (mean of
    squares, eps, rsqrt, scale) over the rows of a rows x cols tensor of
@@ -1390,6 +1424,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_cosine(ctx, gpu, repeat);
     rc |= bench_siblings(ctx, gpu, repeat);
     rc |= bench_batchnorm(ctx, gpu, repeat);
+    rc |= bench_instancenorm(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     return rc;
 }
