@@ -1332,8 +1332,9 @@ static int fd_motif_attention(fd_gen *g) {
     k.dims[nb + 1] = dh;
     v.dims[nb] = sk;
     v.dims[nb + 1] = dh;
-    static const int64_t other_dv[] = {5, 24, 40, 96};      /* f16 and bf16: multiples of 8 (not 5) */
-    if (fd_chance(&g->rng, 30)) v.dims[nb + 1] = other_dv[(q.dt == GPUIR_F32 ? 0 : 1) + fd_below(&g->rng, q.dt == GPUIR_F32 ? 4 : 3)];
+    static const int64_t dv_f32[] = {5, 24, 40, 96}, dv_half[] = {24, 40, 96};   /* f16, bf16: multiples of 8 */
+    if (fd_chance(&g->rng, 30))
+        v.dims[nb + 1] = q.dt == GPUIR_F32 ? dv_f32[fd_below(&g->rng, 4)] : dv_half[fd_below(&g->rng, 3)];
     for (int i = 0; i < nb; i++)                 /* keys and values shared by heads (grouped, multi-query) */
         if (fd_chance(&g->rng, 25)) {
             k.dims[i] = 1;
