@@ -7010,6 +7010,8 @@ typedef struct gpuir__canon {
     size_t cap;                   /* entries in the per-value arrays below */
     uint32_t *repl;               /* value id - 1 -> replacement id (0: none) */
     uint32_t *uses;               /* value id - 1 -> its readers in the function at hand */
+    uint8_t *merged_at;           /* value id - 1 -> k + 1 where a trailing-merge fold made it on the
+                                     view that merges the axes from k (0: none) */
     bool *fused_reader;           /* value id - 1 -> one of them takes its producer into its
                                      kernel (gpuir__canon_fuses_producer) */
     gpuir__cse_map cse;
@@ -7034,6 +7036,7 @@ static gpuir_result gpuir__canon_fit(gpuir__canon *C) {
     bool ok = gpuir__grow_zeroed((void **)&C->repl, C->cap, cap, sizeof *C->repl) &&
               gpuir__grow_zeroed((void **)&C->uses, C->cap, cap, sizeof *C->uses) &&
               gpuir__grow_zeroed((void **)&C->fused_reader, C->cap, cap, sizeof *C->fused_reader) &&
+              gpuir__grow_zeroed((void **)&C->merged_at, C->cap, cap, sizeof *C->merged_at) &&
               gpuir__grow_zeroed((void **)&C->ref.vals, C->cap, cap, sizeof *C->ref.vals) &&
               gpuir__grow_zeroed((void **)&C->ref.borrowed, C->cap, cap, sizeof *C->ref.borrowed);
     if (!ok) return gpuir__oom(C->m->ctx, "canonicalize");
@@ -7499,11 +7502,11 @@ static uint32_t gpuir__reshape_hoist(gpuir__canon *C, uint32_t v, const gpuir_ty
    RMSNorm's scale from its row kernel, before a projection). Not a
    trailing merge (gpuir__reshape_is_trailing_merge): its readers move onto
    the merged shape instead. */
-static bool gpuir__reshape_is_trailing_merge(const gpuir_module *m, uint32_t o);
+static bool gpuir__reshape_is_trailing_merge(const gpuir__canon *C, uint32_t o);
 static uint32_t gpuir__fold_reshape_of_elementwise(gpuir__canon *C, const gpuir__op *op) {
     gpuir_module *m = C->m;
     if (op->kind != GPUIR_OP_RESHAPE || op->result >= C->cap || !C->fused_reader[op->result - 1] ||
-        gpuir__reshape_is_trailing_merge(m, op->result))
+        gpuir__reshape_is_trailing_merge(C, op->result))
         return 0;
     const gpuir_type to = gpuir__value_at(m, op->result)->type;
     uint32_t x = gpuir__op_operand(m, op, 0);
@@ -7649,6 +7652,26 @@ static bool gpuir__canon_reduce_has_sibling(const gpuir__canon *C, uint32_t op_i
     return false;
 }
 
+/* Whether value s is on the view that merges the axes from k: a
+   trailing-merge fold made it so (C->merged_at), or it is an elementwise
+   op of the same rank reading such a value (numpy's `x.sum((2, 3)) / n`),
+   at most `depth` ops deep. Only such values make their readers move: a
+   reshape the program wrote ([B, S, H*D] to [B, S, H, D], heads split
+   before a norm over D) keeps its readers where they are. */
+static bool gpuir__canon_on_view(const gpuir__canon *C, uint32_t s, int k, int depth) {
+    const gpuir_module *m = C->m;
+    if (s < C->cap && C->merged_at[s - 1] == k + 1) return true;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, s)->def_op);
+    if (!def || depth <= 0 || !gpuir__is_elementwise(gpuir__info(def->kind)->cls)) return false;
+    for (uint32_t i = 0; i < def->n_operands; i++) {
+        uint32_t o = gpuir__op_operand(m, def, i);
+        if (gpuir__value_at(m, o)->type.rank == gpuir__value_at(m, s)->type.rank &&
+            gpuir__canon_on_view(C, o, k, depth - 1))
+            return true;
+    }
+    return false;
+}
+
 /* Value v viewed as `to` (v's dtype): v itself or the source of v's
    reshape when one has that type; else that source moved through as a
    reshape is (gpuir__reshape_hoist: the elementwise ops only it reads
@@ -7706,12 +7729,19 @@ static uint32_t gpuir__fold_trailing_reduce(gpuir__canon *C, uint32_t op_id) {
     if (keep) rt.dims[k] = 1;
     else rt.rank = k;
     uint32_t red = gpuir__build_op(m, kind, &view, 1, first, (uint32_t)stbds_arrlenu(m->attrs) - first, &rt);
-    if (!red || !keep) return red;
+    if (!red || gpuir__canon_fit(C) != GPUIR_OK) return 0;
     uint32_t row = m->ops[red - 1].result;
+    C->merged_at[view - 1] = C->merged_at[row - 1] = (uint8_t)(k + 1);
+    if (!keep) return red;
     uint32_t back = gpuir__build_op(m, GPUIR_OP_RESHAPE, &row, 1, 0, 0, &t);
     if (!back || gpuir__canon_fit(C) != GPUIR_OK) return 0;
     C->uses[row - 1] = 1;
     return back;
+}
+
+/* The operand of the reshape that defines o. */
+static uint32_t gpuir__reshape_source(const gpuir_module *m, uint32_t o) {
+    return gpuir__op_operand(m, gpuir__op_at(m, gpuir__value_at(m, o)->def_op), 0);
 }
 
 /* The axis k from which reshape o merges its trailing axes into its
@@ -7740,11 +7770,13 @@ static int gpuir__reshape_merge_axis(const gpuir_module *m, uint32_t o) {
     return as_kept ? k : as_dropped ? k + 1 : -1;
 }
 
-/* Whether reshape o merges its trailing axes from some axis (its readers
-   move onto its source's shape: gpuir__fold_elementwise_merged, rather
-   than the reshape above its source's elementwise ops). */
-static bool gpuir__reshape_is_trailing_merge(const gpuir_module *m, uint32_t o) {
-    return gpuir__reshape_merge_axis(m, o) >= 1;
+/* Whether reshape o merges its trailing axes from some axis k into a
+   source on that view (gpuir__canon_on_view): its readers move onto the
+   source's shape (gpuir__fold_elementwise_merged), rather than the
+   reshape above the source's elementwise ops. */
+static bool gpuir__reshape_is_trailing_merge(const gpuir__canon *C, uint32_t o) {
+    int k = gpuir__reshape_merge_axis(C->m, o);
+    return k >= 1 && gpuir__canon_on_view(C, gpuir__reshape_source(C->m, o), k, GPUIR__RESHAPE_SINK_DEPTH);
 }
 
 /* Operand type ot of an elementwise op of type t (aligned to t's trailing
@@ -7781,8 +7813,9 @@ static bool gpuir__merged_operands(const gpuir_module *m, const uint32_t *in, ui
     return true;
 }
 
-/* An elementwise op reading a trailing merge (gpuir__reshape_merge_axis;
-   the first operand's that every operand takes) built on
+/* An elementwise op reading a trailing merge (gpuir__reshape_merge_axis)
+   of a value on that view (gpuir__canon_on_view; the first operand's such
+   merge that every operand takes) built on
    the merged view of its result, every operand viewed alike
    (gpuir__merged_operand_type, gpuir__canon_view), and reshaped back: the
    reshape's id, 0 for any other op. */
@@ -7798,7 +7831,8 @@ static uint32_t gpuir__fold_elementwise_merged(gpuir__canon *C, const gpuir__op 
     for (uint32_t i = 0; i < n; i++) in[i] = gpuir__op_operand(m, op, i);
     for (uint32_t i = 0; i < n && k < 0; i++) {
         int from = gpuir__value_at(m, in[i])->type.rank == t.rank ? gpuir__reshape_merge_axis(m, in[i]) : -1;
-        if (from >= 1 && gpuir__merged_type(&t, from, &mt) && gpuir__merged_operands(m, in, n, &t, from, views))
+        if (from >= 1 && gpuir__canon_on_view(C, gpuir__reshape_source(m, in[i]), from, GPUIR__RESHAPE_SINK_DEPTH) &&
+            gpuir__merged_type(&t, from, &mt) && gpuir__merged_operands(m, in, n, &t, from, views))
             k = from;
     }
     if (k < 0) return 0;
@@ -7810,6 +7844,7 @@ static uint32_t gpuir__fold_elementwise_merged(gpuir__canon *C, const gpuir__op 
     uint32_t back = gpuir__build_op(m, GPUIR_OP_RESHAPE, &e_value, 1, 0, 0, &t);
     if (!back || gpuir__canon_fit(C) != GPUIR_OK) return 0;
     C->uses[e_value - 1] = 1;
+    C->merged_at[e_value - 1] = (uint8_t)(k + 1);
     return back;
 }
 
@@ -7950,6 +7985,7 @@ static gpuir_result gpuir__canon_count_uses(gpuir__canon *C, uint32_t fid) {
     if (r) return r;
     memset(C->uses, 0, C->cap * sizeof *C->uses);
     memset(C->fused_reader, 0, C->cap * sizeof *C->fused_reader);
+    memset(C->merged_at, 0, C->cap * sizeof *C->merged_at);
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -7999,6 +8035,7 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
     GPUIR_FREE(C.repl);
     GPUIR_FREE(C.uses);
     GPUIR_FREE(C.fused_reader);
+    GPUIR_FREE(C.merged_at);
     GPUIR_FREE(C.ref.vals);
     GPUIR_FREE(C.ref.borrowed);
     return r;
