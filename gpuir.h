@@ -7703,6 +7703,42 @@ static uint32_t gpuir__canon_view(gpuir__canon *C, uint32_t v, const gpuir_type 
     return w;
 }
 
+static bool gpuir__merged_operands(const gpuir_module *m, const uint32_t *in, uint32_t n, const gpuir_type *t,
+                                   int k, gpuir_type *views);
+
+/* Whether every reader of x in the function at hand comes after op_id and
+   moves onto the view that merges x's axes from k: a reduction over those
+   axes, or an elementwise op of x's rank whose every operand has a view
+   there. x's own elementwise ops may then move onto the view although
+   several ops read x (a residual add before an InstanceNorm: one kernel). */
+static bool gpuir__canon_readers_merge(const gpuir__canon *C, uint32_t op_id, uint32_t x, int k) {
+    const gpuir_module *m = C->m;
+    const gpuir__func *f = gpuir__func_at(m, C->fid);
+    bool after = false;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        bool reads = false;
+        uint32_t in[GPUIR_MAX_OPERANDS], n = op->n_operands;
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t v = gpuir__op_operand(m, op, j);
+            if (v < C->cap && C->repl[v - 1]) v = C->repl[v - 1];
+            reads |= v == x;
+            if (j < GPUIR_MAX_OPERANDS) in[j] = v;
+        }
+        after |= f->ops[i] == op_id;
+        if (!reads || f->ops[i] == op_id) continue;
+        if (!after || n > GPUIR_MAX_OPERANDS) return false;
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        gpuir_type views[GPUIR_MAX_OPERANDS];
+        if (cls == GPUIR__CLASS_REDUCE ? gpuir__reduce_trailing_from(m, op) != k :
+            !gpuir__is_elementwise(cls) || !op->result ||
+            gpuir__value_at(m, op->result)->type.rank != gpuir__value_at(m, x)->type.rank ||
+            !gpuir__merged_operands(m, in, n, &gpuir__value_at(m, op->result)->type, k, views))
+            return false;
+    }
+    return true;
+}
+
 /* A reduction over trailing axes (gpuir__reduce_trailing_from) as the
    same reduction over the last axis of its operand's merged view, reshaped
    back with keepdims (without it the result is the same type); 0 for any
@@ -7718,7 +7754,11 @@ static uint32_t gpuir__fold_trailing_reduce(gpuir__canon *C, uint32_t op_id) {
     gpuir__merged_type(&gpuir__value_at(m, x)->type, k, &merged);
     bool keep = gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS);
     gpuir_op_kind kind = op->kind;
+    uint32_t readers = C->uses[x - 1];
+    if (readers > 1 && gpuir__canon_readers_merge(C, op_id, x, k))
+        C->uses[x - 1] = 1;              /* all move: x's elementwise ops may (gpuir__reshape_hoists) */
     uint32_t view = gpuir__canon_view(C, x, &merged);            /* (op moves: ops grow) */
+    C->uses[x - 1] = readers;
     if (!view) return 0;
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     int64_t axis = k;
