@@ -2301,6 +2301,7 @@ typedef enum gpuir__kernel_form {
     GPUIR__FORM_REDUCE_COLUMNS,     /* a thread per output of a column reduction */
     GPUIR__FORM_REDUCE_ROWS,        /* the row kernel: a block per row, the row in registers */
     GPUIR__FORM_SOFTMAX_ROWS,       /* a block per row */
+    GPUIR__FORM_SOFTMAX_COLUMNS,    /* over another axis: a thread per column, neighbours side by side */
     GPUIR__FORM_ATTENTION_M64,      /* FlashAttention-2, 64 query rows a block */
     GPUIR__FORM_ATTENTION_M128,     /* 128 query rows a block */
     GPUIR__FORM_ATTENTION_WGMMA_M64,    /* the same, S = Q K^T on wgmma (sm_90), 64 rows */
@@ -2322,6 +2323,7 @@ static const struct gpuir__kernel_form_name {
     {"reduce.columns", GPUIR__FORM_REDUCE_COLUMNS},
     {"reduce.rows", GPUIR__FORM_REDUCE_ROWS},
     {"softmax.rows", GPUIR__FORM_SOFTMAX_ROWS},
+    {"softmax.columns", GPUIR__FORM_SOFTMAX_COLUMNS},
     {"attention.fa2.m64", GPUIR__FORM_ATTENTION_M64},
     {"attention.fa2.m128", GPUIR__FORM_ATTENTION_M128},
     {"attention.fa2_wgmma.m64", GPUIR__FORM_ATTENTION_WGMMA_M64},
@@ -8087,7 +8089,9 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // e = exp(x - reduce_max(x)), e / reduce_sum(e), both keeping the axis;
 // a softmax over the innermost axis stays, since codegen has a one-pass
 // kernel for it (rows in registers), unless an elementwise op feeds it or
-// uses it: then its parts fuse with those into one row kernel. An
+// uses it: then its parts fuse with those into one row kernel; one over
+// another axis of static sizes stays too (softmax.columns: a thread per
+// column, one kernel where its parts would be four). An
 // attention op the fused kernels cannot run (gpuir__attention_unfit_types:
 // a dynamic head dim; in f16 and bf16 one that is not a multiple of 8 up
 // to 256; in f32 one past 256), or that they take only when asked (f16
@@ -8107,6 +8111,21 @@ static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op
     int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
     int rank = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.rank;
     return gpuir__norm_axis(&axis, rank) && axis == rank - 1;
+}
+
+/* The extent of the axis a softmax normalizes over (`?`: GPUIR_DYN). */
+static int64_t gpuir__softmax_extent(const gpuir_module *m, const gpuir__op *op) {
+    int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    return gpuir__norm_axis(&axis, x->rank) ? x->dims[axis] : 1;
+}
+
+/* Whether codegen computes this softmax in one kernel over another axis
+   (softmax.columns: a thread per column): static sizes, a float dtype,
+   not the last axis (the channels of [N, C, H, W], axis -2 of scores). */
+static bool gpuir__softmax_is_columns(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    return !gpuir__softmax_is_rowwise(m, op) && gpuir__type_is_static(x) && gpuir_dtype_is_float(x->dtype);
 }
 
 /* Whether the row softmax at index i of function fid has an elementwise
@@ -8326,7 +8345,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
                              (gpuir__attention_op_unfit_form(m, op) || gpuir__attention_wide_unasked(m, op));
             const gpuir__attr *form = op->result ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
             bool rowwise = op->kind == GPUIR_OP_SOFTMAX && op->result && gpuir__softmax_is_rowwise(m, op);
-            if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result ||
+            bool columns = op->kind == GPUIR_OP_SOFTMAX && op->result && gpuir__softmax_is_columns(m, op);
+            if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result || columns ||
                                (rowwise && (form || !gpuir__softmax_fuses(m, fid, i))))) {
                 gpuir__rewrite_keep(m, op_id);      /* a form written by hand keeps the softmax kernel */
                 continue;
@@ -8335,9 +8355,9 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
                 r = attention ? gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "attention {form = \"%s\"}: the fused kernel "
                                                  "cannot run this attention: %s", gpuir__string(m, form->off),
                                                  gpuir__attention_op_unfit_form(m, op))
-                              : gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "softmax {form = \"%s\"}: the softmax kernel "
-                                                 "runs over the last axis only (this one is over another)",
-                                                 gpuir__string(m, form->off));
+                              : gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "softmax {form = \"%s\"}: no softmax kernel "
+                                                 "runs this one (softmax.rows takes the last axis, softmax.columns "
+                                                 "another of static sizes)", gpuir__string(m, form->off));
                 break;
             }
             uint32_t result = op->result, y = attention ? gpuir__decompose_attention(m, op) : gpuir__decompose_softmax(m, op);
@@ -11935,7 +11955,8 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // register-tiled ones with at least one such tile per multiprocessor,
 // 64x64 below that: gpuir__matmul_form_of), batches (and split-K's k
 // slices) on z; a thread per output for a column reduction (split-K's
-// sum: gpuir__reduce_is_columns); 256 threads and a block per
+// sum: gpuir__reduce_is_columns) and per column of a softmax over
+// another axis than the last (softmax.columns); 256 threads and a block per
 // gpuir__siblings_block_rows rows for a sibling kernel (form "siblings",
 // gpuir__kernel_sibling_input). A launch that has them keeps them (the
 // text and the API override). A kernel with dynamic sizes gets a block (256
@@ -11950,7 +11971,8 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // it (gpuir__matmul_form_of, gpuir__kernel_form_of: the recorded form, else
 // the decision, for a placed module that did not run configure).
 // Reads: util, ir, build, pass (gpuir__pass_fail: errors at the source
-// location), decompose (gpuir__softmax_is_rowwise), fuse
+// location), decompose (gpuir__softmax_is_rowwise, _is_columns,
+// gpuir__softmax_extent), fuse
 // (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of,
 // the sibling groups), outline (gpuir__ids_have, gpuir__is_splat_fill),
 // stage-matmul (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT, _A_M_MAJOR_BY_DEFAULT:
@@ -12678,7 +12700,8 @@ static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const
                ? GPUIR__FORM_ATTENTION_M128 : GPUIR__FORM_ATTENTION_M64;
     }
     if (cls == GPUIR__CLASS_SOFTMAX)    /* another softmax is no kernel: decompose rewrites it */
-        return gpuir__softmax_is_rowwise(m, lead) ? GPUIR__FORM_SOFTMAX_ROWS : GPUIR__FORM_NONE;
+        return gpuir__softmax_is_rowwise(m, lead) ? GPUIR__FORM_SOFTMAX_ROWS :
+               gpuir__softmax_is_columns(m, lead) ? GPUIR__FORM_SOFTMAX_COLUMNS : GPUIR__FORM_NONE;
     if (cls == GPUIR__CLASS_REDUCE) {
         if (gpuir__kernel_sibling_input(m, k, NULL)) return GPUIR__FORM_SIBLINGS;
         if (gpuir__kernel_is_row_kernel(m, k)) return GPUIR__FORM_REDUCE_ROWS;
@@ -12775,7 +12798,8 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
                        "kernel @%s: %s (line %u): form \"%s\" does not fit "
                        "this kernel: it takes %s", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
                        gpuir__kernel_form_name(given), allowed[0] ? allowed : lead->kind == GPUIR_OP_MATMUL ?
-                       "a matmul form on its matmul" : "none (a softmax over another axis than the last: run decompose)");
+                       "a matmul form on its matmul" : "none (a softmax of dynamic sizes over another axis than the "
+                       "last: run decompose)");
 }
 
 /* Records each kernel's form (`form` on its lead op) where it has none,
@@ -12844,6 +12868,11 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     } else if (form == GPUIR__FORM_SOFTMAX_ROWS) {
         block[0] = gpuir__row_block(kind, reduced);
         grid[0] = reduced ? count / reduced : 1;
+        if (grid[0] < 1) grid[0] = 1;
+    } else if (form == GPUIR__FORM_SOFTMAX_COLUMNS) {   /* a thread per column */
+        int64_t extent = gpuir__softmax_extent(m, gpuir__kernel_lead(m, k));
+        block[0] = 256;
+        grid[0] = extent > 0 ? gpuir__ceil_div(count / extent, 256) : 1;
         if (grid[0] < 1) grid[0] = 1;
     } else {
         block[0] = 256;
@@ -16840,17 +16869,72 @@ static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, const cha
    (static, a block of whole warps: up to ~58,000 f32 on sm_90), the block
    copies it there once and streams it from there (read once); otherwise
    it is read twice (gpuir__cg_softmax_streamed). */
+/* The most values of a column a thread of softmax.columns holds in
+   registers (the column read once); past it the column is read twice. */
+#define GPUIR__CG_COLUMN_REGISTERS 32
+
+/* A softmax over an axis other than the last (softmax.columns): x seen as
+   [A, R, B] (the dims before the axis, the axis, the dims after it), a
+   thread per column (a, b), grid-stride; neighbouring threads read
+   neighbouring b, so every access is coalesced where B is 8 or more. The
+   column's max and sum of exponentials in one pass (the online softmax's
+   step, -inf skipped, as the row kernels do: a column of -inf gives NaN,
+   as the ops), then each value exp(x - max) / sum; up to
+   GPUIR__CG_COLUMN_REGISTERS values held in registers (x read once), else
+   read again. */
+static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at, int ps, int pd) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
+    if (!gpuir__norm_axis(&axis, x->rank) || !gpuir__type_is_static(x))
+        return gpuir__cg_fail(C, op, "softmax.columns takes static sizes");
+    long long A = 1, R = x->dims[axis], B = 1;
+    for (int d = 0; d < axis; d++) A *= x->dims[d];
+    for (int d = (int)axis + 1; d < x->rank; d++) B *= x->dims[d];
+    const char *ld = gpuir__cg_to_float(x->dtype);
+    const char *st = x->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : x->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+    const char *in = gpuir__cg_param(C, ps), *out = gpuir__cg_param(C, pd);
+    bool in_registers = R > 0 && R <= GPUIR__CG_COLUMN_REGISTERS;    /* (no array of 0 in CUDA) */
+    char columns[32], elem[160], value[200], quotient[240];
+    snprintf(columns, sizeof columns, "%lldLL", A * B);
+    gpuir__cg_comment(C, C->k->ops[at], op);
+    gpuir__cg_grid_loop(C, "o", columns, false);
+    gpuir__cg_line(C, "long long base = (o / %lldLL) * %lldLL + o %% %lldLL;", B, R * B, B);
+    gpuir__cg_line(C, "float om0 = -GPUIR_INF, os0 = 0.0f;");
+    snprintf(elem, sizeof elem, "%s[base + r * %lldLL]", in, B);
+    gpuir__cg_call(value, sizeof value, ld, elem);
+    if (in_registers) gpuir__cg_line(C, "float v[%lld];", R);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R);
+    gpuir__cg_line(C, "float x = %s;", value);
+    if (in_registers) gpuir__cg_line(C, "v[r] = x;");
+    gpuir__cg_online_step(C, false, 0, "x");
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "float mx = om0, sum = om0 == -GPUIR_INF ? GPUIR_NAN : os0;");
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R);
+    snprintf(quotient, sizeof quotient, "expf(%s - mx) / sum", in_registers ? "v[r]" : value);
+    gpuir__cg_call(value, sizeof value, st, quotient);
+    gpuir__cg_line(C, "%s[base + r * %lldLL] = %s;", out, B, value);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, src)->type;
     int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
-    if (ps < 0 || pd < 0 || C->form != GPUIR__FORM_SOFTMAX_ROWS)
-        return gpuir__cg_fail(C, op, "only a softmax over the last axis of a parameter is a kernel (run decompose)");
+    if (ps < 0 || pd < 0 || (C->form != GPUIR__FORM_SOFTMAX_ROWS && C->form != GPUIR__FORM_SOFTMAX_COLUMNS))
+        return gpuir__cg_fail(C, op, "only a softmax of a parameter, over the last axis or of static sizes, is a "
+                              "kernel (run decompose)");
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++)
         if (i != at && gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
             return gpuir__cg_fail(C, op, "a softmax kernel computes nothing else");
+    if (C->form == GPUIR__FORM_SOFTMAX_COLUMNS) return gpuir__cg_softmax_columns(C, at, ps, pd);
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
     gpuir__cg_prod rows = {1, ""}, width = {1, ""};
     for (int d = 0; d + 1 < x->rank; d++) gpuir__cg_prod_mul(&rows, &xd, d);

@@ -57,7 +57,8 @@
        reductions of a 16384 x 4096 f32 matrix (column maxima, row sums,
        total: one kernel, one read), a BatchNorm over 16384 x 512 and an
        InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
-       [N, C, H*W]), kernels alone (device
+       [N, C, H*W]), a softmax over the 21 channels of 16 x 21 x 256 x 256
+       f32 (softmax.columns), kernels alone (device
        buffers allocated and filled once, copies left out), CUDA-event
        median of R replays.
    gpuir-bench copy [--mb=N] [--chunk-mb=C] [--repeat=R]
@@ -1145,6 +1146,24 @@ static int bench_instancenorm(gpuir_ctx *ctx, bool gpu, int repeat) {
     return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
 }
 
+/* A softmax over the channels of [N, C, H, W] f32 (a segmentation head's,
+   C = 21): one softmax.columns kernel, a thread per column, against a copy
+   of the same bytes (x read, y written). */
+static int bench_softmax_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
+    static char text[1024];
+    long long n = gpu ? 16 : 2, c = 21, hw = gpu ? 256 : 9;
+    char F[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
+    snprintf(text, sizeof text,
+             "func.func @f(%%x: %s) -> %s {\n"
+             "  %%s = softmax %%x {axis = 1} : (%s) -> %s\n"
+             "  return %%s : %s\n}\n", F, F, F, F, F);
+    char label[64];
+    snprintf(label, sizeof label, "softmax over C %lldx%lldx%lldx%lld, f32", n, c, hw, hw);
+    size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
+    return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
+}
+
 /* A LayerNorm (mean, centre, variance, eps, rsqrt, then a scale and a
    shift: splat constants, no weight vectors) or an RMSNorm (mean of
    squares, eps, rsqrt, scale) over the rows of a rows x cols tensor of
@@ -1425,6 +1444,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_siblings(ctx, gpu, repeat);
     rc |= bench_batchnorm(ctx, gpu, repeat);
     rc |= bench_instancenorm(ctx, gpu, repeat);
+    rc |= bench_softmax_channels(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     return rc;
 }

@@ -389,6 +389,25 @@ TEST(nvrtc_compiles_named_parameters) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The softmax over another axis than the last (tests/ir/run/softmax-columns.gir:
+   columns held in registers, and read twice; f32, f16, bf16) compiles for
+   sm_80 and sm_90 without spills or local memory: a column's 21 values
+   stay registers. */
+TEST(nvrtc_compiles_softmax_columns) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_file(ctx, "tests/ir/run/softmax-columns.gir");
+    if (!m) { gpuir_ctx_destroy(ctx); return; }
+    static const int archs[] = {80, 90};
+    for (size_t i = 0; i < archs_compiled(2); i++) {
+        char *ptx = NULL;
+        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_channels_k0(") &&
+              strstr(ptx, ".visible .entry gpuir_k_long_columns_k0(") && !strstr(ptx, ".local"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 /* The row kernels (tests/ir/run/row-fusion.gir: LayerNorm, RMSNorm,
    softmax variants, siblings; rows in registers, in shared memory and
    streamed with online pairs, dynamic dims) compile for sm_80 and sm_90 without spills or local memory: the
@@ -1226,6 +1245,7 @@ int main(void) {
     RUN(nvrtc_compiles_split_k_kernels);
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_named_parameters);
+    RUN(nvrtc_compiles_softmax_columns);
     RUN(nvrtc_compiles_row_kernels);
     RUN(nvrtc_compiles_sibling_kernels);
     RUN(nvrtc_compiles_column_variance_kernels);
