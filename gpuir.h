@@ -8122,10 +8122,13 @@ static int64_t gpuir__softmax_extent(const gpuir_module *m, const gpuir__op *op)
 
 /* Whether codegen computes this softmax in one kernel over another axis
    (softmax.columns: a thread per column): static sizes, a float dtype,
-   not the last axis (the channels of [N, C, H, W], axis -2 of scores). */
+   not the last axis (the channels of [N, C, H, W], axis -2 of scores),
+   of more than one element (over one, decomposed, it is elementwise:
+   exp(x - x) / exp(x - x), which fuses with its neighbours). */
 static bool gpuir__softmax_is_columns(const gpuir_module *m, const gpuir__op *op) {
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-    return !gpuir__softmax_is_rowwise(m, op) && gpuir__type_is_static(x) && gpuir_dtype_is_float(x->dtype);
+    return !gpuir__softmax_is_rowwise(m, op) && gpuir__type_is_static(x) && gpuir_dtype_is_float(x->dtype) &&
+           gpuir__softmax_extent(m, op) > 1;
 }
 
 /* Whether the row softmax at index i of function fid has an elementwise

@@ -1,6 +1,6 @@
 /* @rows_k0: 32 threads per block */
 GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_) {
-    /* op 38: softmax (line 4) */
+    /* op 25: softmax (line 4) */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
@@ -46,7 +46,7 @@ GPUIR_KERNEL gpuir_k_rows_k0(GPUIR_LANE const float *x_, float *out0_) {
 
 /* @wide_k0: 1024 threads per block */
 GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
-    /* op 41: softmax (line 9) */
+    /* op 28: softmax (line 9) */
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 80272 bytes: the slots, then the row */
     float *red = (float *)smem;
     unsigned short *srow = (unsigned short *)((unsigned char *)smem + 272);
@@ -93,7 +93,7 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short
 
 /* @softmax_f16_k0: 32 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_f16_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
-    /* op 44: softmax (line 14) */
+    /* op 31: softmax (line 14) */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 5LL; row += GPUIR_GRID_BLOCKS) {
@@ -139,7 +139,7 @@ GPUIR_KERNEL gpuir_k_softmax_f16_k0(GPUIR_LANE const unsigned short *x_, unsigne
 
 /* @softmax_rows_quads_k0: 32 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_rows_quads_k0(GPUIR_LANE const float *x_, float *out0_) {
-    /* op 47: softmax (line 19) */
+    /* op 34: softmax (line 19) */
     GPUIR_SHARED(float, red, 33, 0);
     int t = GPUIR_THREAD_RANK;
     for (long long row = GPUIR_BLOCK_RANK; row < 6LL; row += GPUIR_GRID_BLOCKS) {
@@ -189,67 +189,28 @@ GPUIR_KERNEL gpuir_k_softmax_rows_quads_k0(GPUIR_LANE const float *x_, float *ou
 
 /* @softmax_axis0_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_axis0_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
+    /* op 37: softmax (line 24) */
     for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        float acc = -GPUIR_INF;
+        long long base = (o / 5LL) * 30LL + o % 5LL;
+        float om0 = -GPUIR_INF, os0 = 0.0f;
+        float v[6];
         GPUIR_UNROLL
-        for (int j = 0; j < 6; j++) {
-            int i = (int)(j * 5LL + o);
-            float v0 = gpuir_bf16_to_f32(x_[i]);
-            /* op 50: reduce_max (line 24) */
-            acc = gpuir_fmax(acc, v0);
+        for (int r = 0; r < 6; r++) {
+            float x = gpuir_bf16_to_f32(x_[base + r * 5LL]);
+            v[r] = x;
+            if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
         }
-        float v1 = gpuir_round_bf16(acc);
-        out0_[o] = gpuir_f32_to_bf16(v1);
-    }
-}
-
-/* @softmax_axis0_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_axis0_k1(GPUIR_LANE const unsigned short *x_, const unsigned short *in0_, unsigned short *out0_) {
-    GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        int i = (int)ii;
-        /* op 52: sub (line 24) */
-        float v0 = gpuir_bf16_to_f32(x_[i]);
-        float v1 = gpuir_bf16_to_f32(in0_[i % 5]);
-        float v2 = gpuir_round_bf16(v0 - v1);
-        /* op 53: exp (line 24) */
-        float v3 = gpuir_round_bf16(expf(v2));
-        out0_[i] = gpuir_f32_to_bf16(v3);
-    }
-}
-
-/* @softmax_axis0_k2: 256 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_axis0_k2(GPUIR_LANE const unsigned short *out0_, unsigned short *out0_1_) {
-    for (long long o = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        double dacc = 0.0;
+        float mx = om0, sum = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
         GPUIR_UNROLL
-        for (int j = 0; j < 6; j++) {
-            int i = (int)(j * 5LL + o);
-            float v0 = gpuir_bf16_to_f32(out0_[i]);
-            /* op 55: reduce_sum (line 24) */
-            dacc += (double)v0;
+        for (int r = 0; r < 6; r++) {
+            out0_[base + r * 5LL] = gpuir_f32_to_bf16(expf(v[r] - mx) / sum);
         }
-        float v1 = gpuir_round_bf16((float)dacc);
-        out0_1_[o] = gpuir_f32_to_bf16(v1);
-    }
-}
-
-/* @softmax_axis0_k3: 256 threads per block */
-GPUIR_KERNEL gpuir_k_softmax_axis0_k3(GPUIR_LANE unsigned short *out0_, const unsigned short *in0_) {
-    GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 30LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        int i = (int)ii;
-        /* op 57: div (line 24) */
-        float v0 = gpuir_bf16_to_f32(out0_[i]);
-        float v1 = gpuir_bf16_to_f32(in0_[i % 5]);
-        float v2 = gpuir_round_bf16(v0 / v1);
-        out0_[i] = gpuir_f32_to_bf16(v2);
     }
 }
 
 /* @softmax_wide_f32_k0: 1024 threads per block */
 GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0_) {
-    /* op 65: softmax (line 29) */
+    /* op 40: softmax (line 29) */
     GPUIR_SHARED_DYNAMIC(int4, smem);     /* 160272 bytes: the slots, then the row */
     float *red = (float *)smem;
     float *srow = (float *)((unsigned char *)smem + 272);
@@ -310,15 +271,6 @@ static void gpuir_k_softmax_rows_quads_k0_emu(gpuir_emu_lane *l, void **p) {
 static void gpuir_k_softmax_axis0_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_softmax_axis0_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
 }
-static void gpuir_k_softmax_axis0_k1_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_softmax_axis0_k1(l, *(unsigned short **)p[0], *(unsigned short **)p[1], *(unsigned short **)p[2]);
-}
-static void gpuir_k_softmax_axis0_k2_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_softmax_axis0_k2(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
-}
-static void gpuir_k_softmax_axis0_k3_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_softmax_axis0_k3(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
-}
 static void gpuir_k_softmax_wide_f32_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_softmax_wide_f32_k0(l, *(float **)p[0], *(float **)p[1]);
 }
@@ -328,9 +280,6 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_softmax_f16_k0", gpuir_k_softmax_f16_k0_emu, 132u, 0u, 1, 2u, 0u},
     {"gpuir_k_softmax_rows_quads_k0", gpuir_k_softmax_rows_quads_k0_emu, 132u, 0u, 1, 2u, 0u},
     {"gpuir_k_softmax_axis0_k0", gpuir_k_softmax_axis0_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_softmax_axis0_k1", gpuir_k_softmax_axis0_k1_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_softmax_axis0_k2", gpuir_k_softmax_axis0_k2_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_softmax_axis0_k3", gpuir_k_softmax_axis0_k3_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_softmax_wide_f32_k0", gpuir_k_softmax_wide_f32_k0_emu, 0u, 160272u, 1, 2u, 0u},
     {0, 0, 0, 0, 0, 0, 0}
 };
