@@ -16895,27 +16895,27 @@ static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at, int ps, i
     long long A = 1, R = x->dims[axis], B = 1;
     for (int d = 0; d < axis; d++) A *= x->dims[d];
     for (int d = (int)axis + 1; d < x->rank; d++) B *= x->dims[d];
-    const char *ld = gpuir__cg_to_float(x->dtype);
-    const char *st = x->dtype == GPUIR_F16 ? "gpuir_f32_to_f16" : x->dtype == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+    const char *ld = gpuir__cg_to_float(x->dtype), *st = gpuir__cg_from_float(x->dtype);
     const char *in = gpuir__cg_param(C, ps), *out = gpuir__cg_param(C, pd);
     bool in_registers = R > 0 && R <= GPUIR__CG_COLUMN_REGISTERS;    /* (no array of 0 in CUDA) */
     char columns[32], elem[160], value[200], quotient[240];
     snprintf(columns, sizeof columns, "%lldLL", A * B);
     gpuir__cg_comment(C, C->k->ops[at], op);
+    if (A * B == 0) return GPUIR_OK;          /* no column: nothing to run (nor a division by B = 0) */
     gpuir__cg_grid_loop(C, "o", columns, false);
     gpuir__cg_line(C, "long long base = (o / %lldLL) * %lldLL + o %% %lldLL;", B, R * B, B);
     gpuir__cg_line(C, "float om0 = -GPUIR_INF, os0 = 0.0f;");
     snprintf(elem, sizeof elem, "%s[base + r * %lldLL]", in, B);
     gpuir__cg_call(value, sizeof value, ld, elem);
     if (in_registers) gpuir__cg_line(C, "float v[%lld];", R);
-    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (in_registers) gpuir__cg_line(C, "GPUIR_UNROLL");      /* the array stays registers */
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R);
     gpuir__cg_line(C, "float x = %s;", value);
     if (in_registers) gpuir__cg_line(C, "v[r] = x;");
     gpuir__cg_online_step(C, false, 0, "x");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "float mx = om0, sum = om0 == -GPUIR_INF ? GPUIR_NAN : os0;");
-    gpuir__cg_line(C, "GPUIR_UNROLL");
+    if (in_registers) gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R);
     snprintf(quotient, sizeof quotient, "expf(%s - mx) / sum", in_registers ? "v[r]" : value);
     gpuir__cg_call(value, sizeof value, st, quotient);
