@@ -8090,8 +8090,8 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // a softmax over the innermost axis stays, since codegen has a one-pass
 // kernel for it (rows in registers), unless an elementwise op feeds it or
 // uses it: then its parts fuse with those into one row kernel; one over
-// another axis of static sizes stays too (softmax.columns: a thread per
-// column, one kernel where its parts would be four). An
+// another axis stays too, but over one element (softmax.columns: a thread
+// per column, one kernel where its parts would be four). An
 // attention op the fused kernels cannot run (gpuir__attention_unfit_types:
 // a dynamic head dim; in f16 and bf16 one that is not a multiple of 8 up
 // to 256; in f32 one past 256), or that they take only when asked (f16
@@ -8121,14 +8121,14 @@ static int64_t gpuir__softmax_extent(const gpuir_module *m, const gpuir__op *op)
 }
 
 /* Whether codegen computes this softmax in one kernel over another axis
-   (softmax.columns: a thread per column): static sizes, a float dtype,
-   not the last axis (the channels of [N, C, H, W], axis -2 of scores),
-   of more than one element (over one, decomposed, it is elementwise:
-   exp(x - x) / exp(x - x), which fuses with its neighbours). */
+   (softmax.columns: a thread per column): a float dtype, not the last
+   axis (the channels of [N, C, H, W], axis -2 of scores), any sizes but
+   an axis of static extent 1 (over one element, decomposed, it is
+   elementwise: exp(x - x) / exp(x - x), which fuses with its
+   neighbours). */
 static bool gpuir__softmax_is_columns(const gpuir_module *m, const gpuir__op *op) {
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-    return !gpuir__softmax_is_rowwise(m, op) && gpuir__type_is_static(x) && gpuir_dtype_is_float(x->dtype) &&
-           gpuir__softmax_extent(m, op) > 1;
+    return !gpuir__softmax_is_rowwise(m, op) && gpuir_dtype_is_float(x->dtype) && gpuir__softmax_extent(m, op) != 1;
 }
 
 /* Whether the row softmax at index i of function fid has an elementwise
@@ -8360,7 +8360,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
                                                  gpuir__attention_op_unfit_form(m, op))
                               : gpuir__pass_fail(m, op, GPUIR_ERR_ATTRIBUTE, "softmax {form = \"%s\"}: no softmax kernel "
                                                  "runs this one (softmax.rows takes the last axis, softmax.columns "
-                                                 "another of static sizes)", gpuir__string(m, form->off));
+                                                 "another of more than one element)", gpuir__string(m, form->off));
                 break;
             }
             uint32_t result = op->result, y = attention ? gpuir__decompose_attention(m, op) : gpuir__decompose_softmax(m, op);
@@ -12801,7 +12801,7 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
                        "kernel @%s: %s (line %u): form \"%s\" does not fit "
                        "this kernel: it takes %s", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
                        gpuir__kernel_form_name(given), allowed[0] ? allowed : lead->kind == GPUIR_OP_MATMUL ?
-                       "a matmul form on its matmul" : "none (a softmax of dynamic sizes over another axis than the "
+                       "a matmul form on its matmul" : "none (a softmax over an axis of one element that is not the "
                        "last: run decompose)");
 }
 
@@ -12906,7 +12906,7 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
                 gpuir__kernel_output(m, k, &kind, &reduced);
                 gpuir__kernel_form form = gpuir__kernel_form_recorded(m, k);
                 block[0] = gpuir__form_is_attention(form) ? 2 * gpuir__form_attention_rows(form) :
-                           gpuir__row_block(kind, reduced);
+                           form == GPUIR__FORM_SOFTMAX_COLUMNS ? 256 : gpuir__row_block(kind, reduced);
                 gpuir__set_ints_attr(m, op_id, GPUIR__KEY_BLOCK, 3, block);
                 continue;
             }
@@ -16877,49 +16877,57 @@ static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, const cha
 #define GPUIR__CG_COLUMN_REGISTERS 32
 
 /* A softmax over an axis other than the last (softmax.columns): x seen as
-   [A, R, B] (the dims before the axis, the axis, the dims after it), a
-   thread per column (a, b), grid-stride; neighbouring threads read
+   [A, R, B] (the dims before the axis, the axis, the dims after it; any
+   of them `?`), a thread per column (a, b), grid-stride; neighbouring threads read
    neighbouring b, so every access is coalesced where B is 8 or more. The
    column's max and sum of exponentials in one pass (the online softmax's
    step, -inf skipped, as the row kernels do: a column of -inf gives NaN,
-   as the ops), then each value exp(x - max) / sum; up to
-   GPUIR__CG_COLUMN_REGISTERS values held in registers (x read once), else
-   read again. */
+   as the ops), then each value exp(x - max) / sum; a static column of up
+   to GPUIR__CG_COLUMN_REGISTERS values held in registers (x read once),
+   else read again. */
 static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at, int ps, int pd) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
-    if (!gpuir__norm_axis(&axis, x->rank) || !gpuir__type_is_static(x))
-        return gpuir__cg_fail(C, op, "softmax.columns takes static sizes");
-    long long A = 1, R = x->dims[axis], B = 1;
-    for (int d = 0; d < axis; d++) A *= x->dims[d];
-    for (int d = (int)axis + 1; d < x->rank; d++) B *= x->dims[d];
+    if (!gpuir__norm_axis(&axis, x->rank)) return gpuir__cg_fail(C, op, "has an axis out of range");
+    gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
+    gpuir__cg_prod A = {1, ""}, R = {1, ""}, B = {1, ""};    /* before the axis, the axis, after it */
+    for (int d = 0; d < x->rank; d++) gpuir__cg_prod_mul(d < axis ? &A : d == axis ? &R : &B, &xd, d);
+    gpuir__cg_prod AB = A, RB = R;
+    gpuir__cg_prod_times(&AB, &B);
+    gpuir__cg_prod_times(&RB, &B);
+    if ((!AB.sym[0] && !AB.num) || (!B.sym[0] && !B.num)) {  /* no column: nothing to run (nor a division by 0) */
+        gpuir__cg_comment(C, C->k->ops[at], op);
+        return GPUIR_OK;
+    }
+    char columns[320], len[320], stride[320], span[320], elem[400], value[440], quotient[480];
+    gpuir__cg_prod_text(&AB, columns, sizeof columns);
+    gpuir__cg_prod_text(&R, len, sizeof len);
+    gpuir__cg_prod_text(&B, stride, sizeof stride);
+    gpuir__cg_prod_text(&RB, span, sizeof span);
     const char *ld = gpuir__cg_to_float(x->dtype), *st = gpuir__cg_from_float(x->dtype);
     const char *in = gpuir__cg_param(C, ps), *out = gpuir__cg_param(C, pd);
-    bool in_registers = R > 0 && R <= GPUIR__CG_COLUMN_REGISTERS;    /* (no array of 0 in CUDA) */
-    char columns[32], elem[160], value[200], quotient[240];
-    snprintf(columns, sizeof columns, "%lldLL", A * B);
+    bool in_registers = !R.sym[0] && R.num > 0 && R.num <= GPUIR__CG_COLUMN_REGISTERS;   /* (no array of 0 in CUDA) */
     gpuir__cg_comment(C, C->k->ops[at], op);
-    if (A * B == 0) return GPUIR_OK;          /* no column: nothing to run (nor a division by B = 0) */
     gpuir__cg_grid_loop(C, "o", columns, false);
-    gpuir__cg_line(C, "long long base = (o / %lldLL) * %lldLL + o %% %lldLL;", B, R * B, B);
+    gpuir__cg_line(C, "long long base = (o / %s) * %s + o %% %s;", stride, span, stride);
     gpuir__cg_line(C, "float om0 = -GPUIR_INF, os0 = 0.0f;");
-    snprintf(elem, sizeof elem, "%s[base + r * %lldLL]", in, B);
+    snprintf(elem, sizeof elem, "%s[base + r * %s]", in, stride);
     gpuir__cg_call(value, sizeof value, ld, elem);
-    if (in_registers) gpuir__cg_line(C, "float v[%lld];", R);
+    if (in_registers) gpuir__cg_line(C, "float v[%lld];", (long long)R.num);
     if (in_registers) gpuir__cg_line(C, "GPUIR_UNROLL");      /* the array stays registers */
-    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R);
+    gpuir__cg_open(C, "for (long long r = 0; r < %s; r++)", len);
     gpuir__cg_line(C, "float x = %s;", value);
     if (in_registers) gpuir__cg_line(C, "v[r] = x;");
     gpuir__cg_online_step(C, false, 0, "x");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "float mx = om0, sum = om0 == -GPUIR_INF ? GPUIR_NAN : os0;");
     if (in_registers) gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R);
+    gpuir__cg_open(C, "for (long long r = 0; r < %s; r++)", len);
     snprintf(quotient, sizeof quotient, "expf(%s - mx) / sum", in_registers ? "v[r]" : value);
     gpuir__cg_call(value, sizeof value, st, quotient);
-    gpuir__cg_line(C, "%s[base + r * %lldLL] = %s;", out, B, value);
+    gpuir__cg_line(C, "%s[base + r * %s] = %s;", out, stride, value);
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     return GPUIR_OK;
@@ -25644,7 +25652,8 @@ static uint64_t gpuir__run_attention_blocks(const gpuir__run *R, const gpuir__op
 /* The grid of a launch that has none (a kernel with dynamic sizes), as
    configure would choose it for these sizes: a block per output element of
    a reduction, row of a softmax or 64x64 tile of a matmul, per query tile
-   of a fused attention, else a thread per element of the largest operand;
+   of a fused attention, a thread per column of a softmax over another axis
+   (softmax.columns), else a thread per element of the largest operand;
    the kernels loop over what the grid does not cover. */
 static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpuir__func *k,
                                    const unsigned block[3], unsigned grid[3]) {
@@ -25654,11 +25663,18 @@ static void gpuir__run_launch_grid(gpuir__run *R, const gpuir__op *op, const gpu
     const gpuir_type *out = gpuir__kernel_output(m, k, &kind, &reduced);
     const gpuir__op *attn = gpuir__kernel_attention(m, k);
     uint64_t blocks = 1, most = 1, threads = (uint64_t)block[0] * block[1] * block[2];
+    int64_t columns_axis = -1;                     /* softmax.columns: a thread per column */
+    if (kind == GPUIR_OP_SOFTMAX && gpuir__kernel_form_recorded(m, k) == GPUIR__FORM_SOFTMAX_COLUMNS) {
+        columns_axis = gpuir__attr_get(m, gpuir__kernel_lead(m, k), GPUIR__KEY_AXIS)->i;
+        if (out && columns_axis < 0) columns_axis += out->rank;
+    }
     for (uint32_t i = 0; i < op->n_operands; i++) {
         const gpuir__slot *s = &R->slots[gpuir__op_operand(m, op, i) - 1];
         const gpuir_type *t = &gpuir__value_at(m, k->params[i])->type;
         uint64_t n = s->bytes / gpuir_dtype_size(t->dtype);
-        if (kind == GPUIR_OP_SOFTMAX && t == out && t->rank && s->dims[t->rank - 1])
+        if (columns_axis >= 0 && t == out && columns_axis < t->rank)
+            blocks = s->dims[columns_axis] && threads ? (n / (uint64_t)s->dims[columns_axis] + threads - 1) / threads : 1;
+        else if (kind == GPUIR_OP_SOFTMAX && t == out && t->rank && s->dims[t->rank - 1])
             blocks = n / (uint64_t)s->dims[t->rank - 1];
         else if (kind == GPUIR_OP_MATMUL && t == out && s->dims[t->rank - 2] &&
                  s->dims[t->rank - 1])
