@@ -1085,33 +1085,42 @@ static int bench_siblings(gpuir_ctx *ctx, bool gpu, int repeat) {
     return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu_n(ctx, label, text, 3, 0);
 }
 
+/* The statistics and the normalization of %x (type F) over `axes`, with
+   keepdims (statistics of type S): %m the mean, %d = %x - %m, %v the
+   mean of %d's squares, %r = rsqrt(%v + 1e-5), %n = %d * %r. */
+static void centred_norm_text(strbuf *t, const char *F, const char *S, const char *axes) {
+    strbuf_appendf(t,
+                   "  %%m = reduce_mean %%x {axes = [%s], keepdims = true} : (%s) -> %s\n"
+                   "  %%d = sub %%x, %%m : (%s, %s) -> %s\n"
+                   "  %%q = mul %%d, %%d : (%s, %s) -> %s\n"
+                   "  %%v = reduce_mean %%q {axes = [%s], keepdims = true} : (%s) -> %s\n"
+                   "  %%eps = constant {value = 1.0e-5} : () -> tensor<f32>\n"
+                   "  %%ve = add %%v, %%eps : (%s, tensor<f32>) -> %s\n"
+                   "  %%r = rsqrt %%ve : (%s) -> %s\n"
+                   "  %%n = mul %%d, %%r : (%s, %s) -> %s\n",
+                   axes, F, S, F, S, F, F, F, F, axes, F, S, S, S, S, S, F, S, F);
+}
+
 /* BatchNorm's normalization over the rows of a rows x 512 f32 matrix (a
    channel a column: NHWC's N*H*W rows): the column mean and variance in
    one sibling kernel that reads it once, the rsqrt, the normalization;
    against a copy of the same bytes (x read, y written: the statistics'
    read is the third pass). */
 static int bench_batchnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
-    static char text[2048];
     long long rows = gpu ? 16384 : 70, cols = 512;
     char F[64], S[64];
     snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
     snprintf(S, sizeof S, "tensor<1x%lldxf32>", cols);
-    snprintf(text, sizeof text,
-             "func.func @f(%%x: %s) -> %s {\n"
-             "  %%m = reduce_mean %%x {axes = [0], keepdims = true} : (%s) -> %s\n"
-             "  %%d = sub %%x, %%m : (%s, %s) -> %s\n"
-             "  %%q = mul %%d, %%d : (%s, %s) -> %s\n"
-             "  %%v = reduce_mean %%q {axes = [0], keepdims = true} : (%s) -> %s\n"
-             "  %%eps = constant {value = 1.0e-5} : () -> tensor<f32>\n"
-             "  %%ve = add %%v, %%eps : (%s, tensor<f32>) -> %s\n"
-             "  %%r = rsqrt %%ve : (%s) -> %s\n"
-             "  %%y = mul %%d, %%r : (%s, %s) -> %s\n"
-             "  return %%y : %s\n}\n",
-             F, F, F, S, F, S, F, F, F, F, F, S, S, S, S, S, F, S, F, F);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text, "func.func @f(%%x: %s) -> %s {\n", F, F);
+    centred_norm_text(&text, F, S, "0");
+    strbuf_appendf(&text, "  return %%n : %s\n}\n", F);
     char label[64];
     snprintf(label, sizeof label, "BatchNorm %lldx%lld, f32", rows, cols);
     size_t bytes = (size_t)(rows * cols) * 4 * 2;
-    return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
 }
 
 /* InstanceNorm over [N, C, H, W] f32 (the mean and variance over [H, W]
@@ -1120,30 +1129,24 @@ static int bench_batchnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
    trailing merge; was four kernels reading x three times), against a copy
    of the same bytes (x read, y written). */
 static int bench_instancenorm(gpuir_ctx *ctx, bool gpu, int repeat) {
-    static char text[4096];
     long long n = gpu ? 16 : 2, c = gpu ? 256 : 3, hw = gpu ? 64 : 9;
     char F[64], S[64], W[64];
     snprintf(F, sizeof F, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
     snprintf(S, sizeof S, "tensor<%lldx%lldx1x1xf32>", n, c);
     snprintf(W, sizeof W, "tensor<%lldx1x1xf32>", c);
-    snprintf(text, sizeof text,
-             "func.func @f(%%x: %s, %%g: %s, %%b: %s) -> %s {\n"
-             "  %%m = reduce_mean %%x {axes = [2, 3], keepdims = true} : (%s) -> %s\n"
-             "  %%d = sub %%x, %%m : (%s, %s) -> %s\n"
-             "  %%q = mul %%d, %%d : (%s, %s) -> %s\n"
-             "  %%v = reduce_mean %%q {axes = [2, 3], keepdims = true} : (%s) -> %s\n"
-             "  %%eps = constant {value = 1.0e-5} : () -> tensor<f32>\n"
-             "  %%ve = add %%v, %%eps : (%s, tensor<f32>) -> %s\n"
-             "  %%r = rsqrt %%ve : (%s) -> %s\n"
-             "  %%n = mul %%d, %%r : (%s, %s) -> %s\n"
-             "  %%s = mul %%n, %%g : (%s, %s) -> %s\n"
-             "  %%y = add %%s, %%b : (%s, %s) -> %s\n"
-             "  return %%y : %s\n}\n",
-             F, W, W, F, F, S, F, S, F, F, F, F, F, S, S, S, S, S, F, S, F, F, W, F, F, W, F, F);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text, "func.func @f(%%x: %s, %%g: %s, %%b: %s) -> %s {\n", F, W, W, F);
+    centred_norm_text(&text, F, S, "2, 3");
+    strbuf_appendf(&text,
+                   "  %%s = mul %%n, %%g : (%s, %s) -> %s\n"
+                   "  %%y = add %%s, %%b : (%s, %s) -> %s\n"
+                   "  return %%y : %s\n}\n", F, W, F, F, W, F, F);
     char label[64];
     snprintf(label, sizeof label, "InstanceNorm %lldx%lldx%lldx%lld, f32", n, c, hw, hw);
     size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
-    return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
 }
 
 /* A softmax over the channels of [N, C, H, W] f32 (a segmentation head's,
