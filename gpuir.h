@@ -7741,11 +7741,28 @@ static bool gpuir__canon_readers_merge(const gpuir__canon *C, uint32_t op_id, ui
     return true;
 }
 
+/* Whether a view of x as `to` would part x from the elementwise ops that
+   make it: they stay on x's shape (gpuir__reshape_hoists refuses them: x
+   has other readers, or they are a matmul's epilogue), while a reduction
+   of x itself takes them into its kernel. */
+static bool gpuir__canon_view_parts(const gpuir__canon *C, uint32_t x, const gpuir_type *to) {
+    const gpuir_module *m = C->m;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, x)->def_op);
+    if (def && def->kind == GPUIR_OP_RESHAPE) {          /* a view of its source */
+        x = gpuir__op_operand(m, def, 0);
+        if (gpuir__dims_same(&gpuir__value_at(m, x)->type, to)) return false;
+        def = gpuir__op_at(m, gpuir__value_at(m, x)->def_op);
+    }
+    return def && gpuir__is_elementwise(gpuir__info(def->kind)->cls) && !gpuir__reshape_hoists(C, x, to);
+}
+
 /* A reduction over trailing axes (gpuir__reduce_trailing_from) as the
    same reduction over the last axis of its operand's merged view, reshaped
    back with keepdims (without it the result is the same type); 0 for any
-   other op, and where another reduction reads the operand over other axes
-   (gpuir__canon_reduce_has_sibling). */
+   other op, where another reduction reads the operand over other axes
+   (gpuir__canon_reduce_has_sibling), and where the view would part the
+   operand from its elementwise producers (gpuir__canon_view_parts: a
+   reduction of a matmul's epilogue stays one kernel with it). */
 static uint32_t gpuir__fold_trailing_reduce(gpuir__canon *C, uint32_t op_id) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, op_id);
@@ -7759,7 +7776,7 @@ static uint32_t gpuir__fold_trailing_reduce(gpuir__canon *C, uint32_t op_id) {
     uint32_t readers = C->uses[x - 1];
     if (readers > 1 && gpuir__canon_readers_merge(C, op_id, x, k))
         C->uses[x - 1] = 1;              /* all move: x's elementwise ops may (gpuir__reshape_hoists) */
-    uint32_t view = gpuir__canon_view(C, x, &merged);            /* (op moves: ops grow) */
+    uint32_t view = gpuir__canon_view_parts(C, x, &merged) ? 0 : gpuir__canon_view(C, x, &merged);   /* (ops grow) */
     C->uses[x - 1] = readers;
     if (!view) return 0;
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
