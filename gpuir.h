@@ -7597,7 +7597,10 @@ static uint32_t gpuir__fold_elementwise_of_reshape(gpuir__canon *C, const gpuir_
    (gpuir__fold_elementwise_merged): the next op reading it moves in turn.
    Only where the merged axes are static and every view can be a reshape's
    result; an operand that varies along some of the merged axes and not
-   others (a bias of W alone) keeps the op where it was. */
+   others (a bias of W alone) keeps the op where it was; a reduction
+   another reduction of its operand reads beside it (a sibling group), or
+   whose operand's elementwise producers cannot move with it (a matmul's
+   epilogue), stays as it is. */
 
 /* t with its axes from k on merged into one; false where one of them is
    `?` or the result cannot be a reshape's (gpuir__reshape_result_unfit). */
