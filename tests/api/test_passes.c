@@ -14,7 +14,7 @@ static const char *softmax_text =
     "func.func @f(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
     "  %a = constant {value = 1.0} : () -> tensor<2x3xf32>\n"
     "  %b = add %x, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>\n"
-    "  %s = softmax %b {axis = 0} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+    "  %s = softmax %b {axis = 1} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
     "  return %s : tensor<2x3xf32>\n"
     "}\n";
 
