@@ -255,22 +255,23 @@ q, k, v = (torch.randn(8, 16, 4096, 128, device="cuda", dtype=torch.float32) for
 bench("sdpa f32", q, k, v)                # torch's memory-efficient kernel; gpuir's attention.simt.m64
 PY
     cat "$OUT/sdpa.txt"
+    # sdpa_ratio CAUSAL DTYPE BENCH-FILE SDPA-LABEL WHAT [NOTE]: gpuir's fused time from BENCH-FILE
+    # against torch's for SDPA-LABEL in sdpa.txt, one line, where both were measured
+    sdpa_ratio() {
+        g=$(sed -n "s/^bench attention $2 causal=$1 .* fused_ms=\([0-9.]*\).*/\1/p" "$3" 2>/dev/null || true)
+        t=$(sed -n "s/^bench $4 causal=$1 .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
+        if [ -n "$g" ] && [ -n "$t" ]; then
+            awk -v g="$g" -v t="$t" -v c="$1" -v what="$5" -v note="${6:-}" \
+                'BEGIN { printf "%s causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time%s\n", what, c, g, t, g / t, note }'
+        fi
+    }
     for c in 0 1; do
-        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention.txt")
-        t=$(sed -n "s/^bench sdpa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
-        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time (target <= 1.5)\n", c, g, t, g / t }'
-        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---form-attention-fa2-wgmma-m128.txt" 2>/dev/null)
-        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention (scores on wgmma) causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
-        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---form-attention-wgmma-m128.txt" 2>/dev/null)
-        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention (both products on wgmma) causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
-        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---layout-bshd.txt" 2>/dev/null)
-        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention [B, S, H, D] (heads split by transposes) causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
-        g=$(sed -n "s/^bench attention bf16 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---kv-heads-4.txt")
-        t=$(sed -n "s/^bench sdpa-gqa bf16 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
-        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention, 4 kv heads, causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
-        g=$(sed -n "s/^bench attention f32 causal=$c .* fused_ms=\([0-9.]*\).*/\1/p" "$OUT/bench-attention---dtype-f32.txt" 2>/dev/null)
-        t=$(sed -n "s/^bench sdpa f32 causal=$c .* ms=\([0-9.]*\).*/\1/p" "$OUT/sdpa.txt")
-        [ -n "$g" ] && [ -n "$t" ] && awk -v g="$g" -v t="$t" -v c=$c 'BEGIN { printf "attention f32 causal=%d: gpuir %.3f ms, torch SDPA %.3f ms: gpuir at %.2fx SDPA'"'"'s time\n", c, g, t, g / t }'
+        sdpa_ratio $c bf16 "$OUT/bench-attention.txt" "sdpa bf16" "attention" " (target <= 1.5)"
+        sdpa_ratio $c bf16 "$OUT/bench-attention---form-attention-fa2-wgmma-m128.txt" "sdpa bf16" "attention (scores on wgmma)"
+        sdpa_ratio $c bf16 "$OUT/bench-attention---form-attention-wgmma-m128.txt" "sdpa bf16" "attention (both products on wgmma)"
+        sdpa_ratio $c bf16 "$OUT/bench-attention---layout-bshd.txt" "sdpa bf16" "attention [B, S, H, D] (heads split by transposes)"
+        sdpa_ratio $c bf16 "$OUT/bench-attention---kv-heads-4.txt" "sdpa-gqa bf16" "attention, 4 kv heads,"
+        sdpa_ratio $c f32 "$OUT/bench-attention---dtype-f32.txt" "sdpa f32" "attention f32"
     done
 else
     echo "attention: torch with CUDA is not installed: the SDPA comparison is skipped (gpuir's fused kernel is compared with its unfused program above)"
