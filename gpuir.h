@@ -7408,6 +7408,15 @@ static uint32_t gpuir__reshape_bias_view(gpuir_module *m, uint32_t o, int how, c
     return gpuir__reshape_view(m, o, &trailing);
 }
 
+/* The view of value src of type `shaped` made before in the function at
+   hand (C->views), or 0. */
+static uint32_t gpuir__canon_view_made_of(const gpuir__canon *C, uint32_t src, const gpuir_type *shaped) {
+    for (size_t i = 0; i < stbds_arrlenu(C->views); i++)
+        if (C->views[i].of == src && gpuir__type_same(&gpuir__value_at(C->m, C->views[i].view)->type, shaped))
+            return C->views[i].view;
+    return 0;
+}
+
 /* gpuir__reshape_view, reusing a view of the same value made before in
    the function at hand (C->views), so that ops read one value, not two
    views of the same data (pass.fuse tells values apart by id). */
@@ -7417,9 +7426,8 @@ static uint32_t gpuir__canon_reshape_view(gpuir__canon *C, uint32_t v, const gpu
     uint32_t src = def && def->kind == GPUIR_OP_RESHAPE ? gpuir__op_operand(m, def, 0) : v;
     gpuir_type shaped = *to;
     shaped.dtype = gpuir__value_at(m, v)->type.dtype;
-    for (size_t i = 0; i < stbds_arrlenu(C->views); i++)
-        if (C->views[i].of == src && gpuir__type_same(&gpuir__value_at(m, C->views[i].view)->type, &shaped))
-            return C->views[i].view;
+    uint32_t made = gpuir__canon_view_made_of(C, src, &shaped);
+    if (made) return made;
     uint32_t w = gpuir__reshape_view(m, v, to);
     if (w && w != src) {
         gpuir__canon_view_made made = {src, w};
@@ -7691,9 +7699,8 @@ static uint32_t gpuir__canon_view(gpuir__canon *C, uint32_t v, const gpuir_type 
     shaped.dtype = gpuir__value_at(m, v)->type.dtype;
     uint32_t w = v, src = def && def->kind == GPUIR_OP_RESHAPE ? gpuir__op_operand(m, def, 0) : v;
     if (!gpuir__type_same(&gpuir__value_at(m, w)->type, &shaped)) w = src;
-    for (size_t i = 0; i < stbds_arrlenu(C->views) && !gpuir__type_same(&gpuir__value_at(m, w)->type, &shaped); i++)
-        if (C->views[i].of == src && gpuir__type_same(&gpuir__value_at(m, C->views[i].view)->type, &shaped))
-            w = C->views[i].view;
+    uint32_t cached = gpuir__type_same(&gpuir__value_at(m, w)->type, &shaped) ? 0 : gpuir__canon_view_made_of(C, src, &shaped);
+    if (cached) w = cached;
     if (!gpuir__type_same(&gpuir__value_at(m, w)->type, &shaped)) {
         size_t before = stbds_arrlenu(m->ops);
         w = gpuir__reshape_hoist(C, src, &shaped, GPUIR__RESHAPE_SINK_DEPTH);
@@ -7708,8 +7715,39 @@ static uint32_t gpuir__canon_view(gpuir__canon *C, uint32_t v, const gpuir_type 
     return w;
 }
 
+/* Operand type ot of an elementwise op of type t (aligned to t's trailing
+   dims) with t's axes from k on merged: of rank 0 as it is; else its dims
+   before axis k, then one dim for the merged axes, which it spans whole
+   (t's product) or not at all (1: it broadcasts over them). False where it
+   varies along some of them and not others, or the view cannot be a
+   reshape's result. */
+static bool gpuir__merged_operand_type(const gpuir_type *ot, const gpuir_type *t, int k, gpuir_type *out) {
+    *out = *ot;
+    if (ot->rank == 0) return true;
+    int off = t->rank - ot->rank;
+    bool ones = true, whole = true;
+    int64_t n = 1;
+    for (int i = k; i < t->rank; i++) {
+        int64_t d = i >= off ? ot->dims[i - off] : 1;
+        ones &= d == 1;
+        whole &= d == t->dims[i];
+        n *= t->dims[i];
+    }
+    if (!ones && !whole) return false;
+    int lead = k > off ? k - off : 0;
+    out->rank = lead + 1;
+    out->dims[lead] = ones ? 1 : n;
+    return !gpuir__reshape_result_unfit(out);
+}
+
+/* Whether every operand of an elementwise op (in, n) of type t has a view
+   with t's axes from k on merged (gpuir__merged_operand_type), into views. */
 static bool gpuir__merged_operands(const gpuir_module *m, const uint32_t *in, uint32_t n, const gpuir_type *t,
-                                   int k, gpuir_type *views);
+                                   int k, gpuir_type *views) {
+    for (uint32_t i = 0; i < n; i++)
+        if (!gpuir__merged_operand_type(&gpuir__value_at(m, in[i])->type, t, k, &views[i])) return false;
+    return true;
+}
 
 /* Whether every reader of x in the function at hand comes after op_id and
    moves onto the view that merges x's axes from k: a reduction over those
@@ -7839,40 +7877,6 @@ static int gpuir__reshape_merge_axis(const gpuir_module *m, uint32_t o) {
 static bool gpuir__reshape_is_trailing_merge(const gpuir__canon *C, uint32_t o) {
     int k = gpuir__reshape_merge_axis(C->m, o);
     return k >= 1 && gpuir__canon_on_view(C, gpuir__reshape_source(C->m, o), k, GPUIR__RESHAPE_SINK_DEPTH);
-}
-
-/* Operand type ot of an elementwise op of type t (aligned to t's trailing
-   dims) with t's axes from k on merged: of rank 0 as it is; else its dims
-   before axis k, then one dim for the merged axes, which it spans whole
-   (t's product) or not at all (1: it broadcasts over them). False where it
-   varies along some of them and not others, or the view cannot be a
-   reshape's result. */
-static bool gpuir__merged_operand_type(const gpuir_type *ot, const gpuir_type *t, int k, gpuir_type *out) {
-    *out = *ot;
-    if (ot->rank == 0) return true;
-    int off = t->rank - ot->rank;
-    bool ones = true, whole = true;
-    int64_t n = 1;
-    for (int i = k; i < t->rank; i++) {
-        int64_t d = i >= off ? ot->dims[i - off] : 1;
-        ones &= d == 1;
-        whole &= d == t->dims[i];
-        n *= t->dims[i];
-    }
-    if (!ones && !whole) return false;
-    int lead = k > off ? k - off : 0;
-    out->rank = lead + 1;
-    out->dims[lead] = ones ? 1 : n;
-    return !gpuir__reshape_result_unfit(out);
-}
-
-/* Whether every operand of an elementwise op (in, n) of type t has a view
-   with t's axes from k on merged (gpuir__merged_operand_type), into views. */
-static bool gpuir__merged_operands(const gpuir_module *m, const uint32_t *in, uint32_t n, const gpuir_type *t,
-                                   int k, gpuir_type *views) {
-    for (uint32_t i = 0; i < n; i++)
-        if (!gpuir__merged_operand_type(&gpuir__value_at(m, in[i])->type, t, k, &views[i])) return false;
-    return true;
 }
 
 /* An elementwise op reading a trailing merge (gpuir__reshape_merge_axis)
