@@ -2298,7 +2298,8 @@ typedef enum gpuir__kernel_form {
     GPUIR__FORM_ELEMENTWISE_V4,     /* four elements a thread: 16-byte accesses */
     GPUIR__FORM_TRANSPOSE_TILED,    /* 32x32 tiles through shared memory, 256 threads */
     GPUIR__FORM_REDUCE_BLOCK,       /* a block per output element */
-    GPUIR__FORM_REDUCE_COLUMNS,     /* a thread per output of a column reduction */
+    GPUIR__FORM_REDUCE_COLUMNS,     /* a thread per output of a column reduction (gpuir__columns_view) */
+    GPUIR__FORM_REDUCE_COLUMN_TILES,    /* a block per tile of neighbouring columns, lanes down each */
     GPUIR__FORM_REDUCE_ROWS,        /* the row kernel: a block per row, the row in registers */
     GPUIR__FORM_SOFTMAX_ROWS,       /* a block per row */
     GPUIR__FORM_SOFTMAX_COLUMNS,    /* over another axis: a thread per column, neighbours side by side */
@@ -2321,6 +2322,7 @@ static const struct gpuir__kernel_form_name {
     {"transpose.tiled.32x32", GPUIR__FORM_TRANSPOSE_TILED},
     {"reduce.block", GPUIR__FORM_REDUCE_BLOCK},
     {"reduce.columns", GPUIR__FORM_REDUCE_COLUMNS},
+    {"reduce.column_tiles", GPUIR__FORM_REDUCE_COLUMN_TILES},
     {"reduce.rows", GPUIR__FORM_REDUCE_ROWS},
     {"softmax.rows", GPUIR__FORM_SOFTMAX_ROWS},
     {"softmax.columns", GPUIR__FORM_SOFTMAX_COLUMNS},
@@ -9511,12 +9513,14 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // open elementwise group reading an operand of its as it does when it
 // feeds a row reduction (gpuir__fuse_elementwise_sibling); a reduction joins
 // an elementwise producer's group the same way, and elementwise users join
-// a column reduction (over a short leading axis: split-K's sum) as they
-// join a matmul. A value used twice, or by the host, ends its group, but
-// in an elementwise group (its users of the same shape join it) and in a
-// row group (below: a reduction over the last axis and the elementwise ops
-// over the same rows; row reductions of the same input, siblings). A group
-// an op outside it has read from takes no more ops (that op runs after it).
+// a column reduction (over axes that end before the last: split-K's sum,
+// mean pooling over tokens: gpuir__reduce_is_columns) as they join a
+// matmul. A value used twice, or by the host, ends its group, but in an
+// elementwise group (its users of the same shape join it), in a column
+// group (users of the reduction's shape join it) and in a row group
+// (below: a reduction over the last axis and the elementwise ops over the
+// same rows; row reductions of the same input, siblings). A group an op
+// outside it has read from takes no more ops (that op runs after it).
 // Splat constants, globals and reshapes join no group (bufferize makes a
 // reshape a view: no kernel). A transpose of the last two dims (static)
 // joins its elementwise producer's group, and elementwise users join it as
@@ -9528,7 +9532,7 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // (below). Before any group forms, an `x - mean` that a variance's square
 // and other ops read is made once for each (gpuir__fuse_split_centred).
 // Reads: util, ir, build, pass, configure (gpuir__module_sm_count: a
-// sibling kernel's blocks). Writes: the `fusion` attribute; ir (those
+// sibling kernel's blocks, a column reduction's tiles). Writes: the `fusion` attribute; ir (those
 // `x - mean`). The attribute helpers here
 // (gpuir__op_int_attr, gpuir__set_int_attr, gpuir__is_elementwise) serve
 // the later passes, codegen and rt.exec too.
@@ -9559,25 +9563,81 @@ static bool gpuir__transpose_is_tiled(const gpuir_module *m, const gpuir__op *op
     return true;
 }
 
-/* The most elements a column reduction sums per output. */
+/* The most elements a column reduction sums a thread (reduce.columns);
+   longer columns split among a block's threads (reduce.column_tiles). */
 #define GPUIR__COLUMNS_MAX 16
 
-/* Whether a reduction (tensor or buffer form) sums columns: over the
-   leading axis only, of a static extent from 2 to GPUIR__COLUMNS_MAX, of a
-   static float tensor with at least one more axis (split-K's partials, S x
-   M x N). Codegen gives it a thread per output that reads the S values of
-   its column (coalesced across the threads: consecutive outputs are
-   consecutive in every row), rather than a block per output; fuse lets
-   its elementwise users join it, which then run on the sum in registers. */
-static bool gpuir__reduce_is_columns(const gpuir_module *m, const gpuir__op *op) {
+/* A reduction over one run of neighbouring axes that ends before the last
+   axis, its input x seen as [A, R, B]: A the product of the dims before
+   the run, R of the run's (the reduced elements of an output), B of the
+   dims after it. Output (a, b) reduces x[(a * R + r) * B + b] over r:
+   neighbouring outputs read neighbouring elements in every row. */
+typedef struct gpuir__columns_view { int64_t A, R, B; } gpuir__columns_view;
+
+/* x's [A, R, B] view for reduction op (tensor or buffer form): a static
+   float x of rank 2 or more, its axes one run of neighbouring axes (in any
+   order) that leaves out the last. False for any other reduction. */
+static bool gpuir__reduce_columns_view(const gpuir_module *m, const gpuir__op *op, gpuir__columns_view *v) {
     if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) return false;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
-    if (!axes || axes->n != 1 || x->rank < 2 || !gpuir__type_is_static(x) ||
+    if (!axes || axes->n < 1 || axes->n > (uint32_t)x->rank || x->rank < 2 || !gpuir__type_is_static(x) ||
         !gpuir_dtype_is_float(x->dtype))
         return false;
-    int64_t axis = gpuir__ints_at(m, axes->off)[0];
-    return gpuir__norm_axis(&axis, x->rank) && axis == 0 && x->dims[0] >= 2 && x->dims[0] <= GPUIR__COLUMNS_MAX;
+    bool reduced[GPUIR_MAX_RANK] = {false};
+    int lo = x->rank, hi = -1;
+    for (uint32_t i = 0; i < axes->n; i++) {
+        int64_t a = gpuir__ints_at(m, axes->off)[i];
+        if (!gpuir__norm_axis(&a, x->rank) || reduced[a]) return false;
+        reduced[a] = true;
+        if (a < lo) lo = (int)a;
+        if (a > hi) hi = (int)a;
+    }
+    if (hi - lo + 1 != (int)axes->n || hi >= x->rank - 1) return false;
+    v->A = v->R = v->B = 1;
+    for (int d = 0; d < x->rank; d++) *(d < lo ? &v->A : d <= hi ? &v->R : &v->B) *= x->dims[d];
+    return true;
+}
+
+/* reduce.column_tiles: a block of GPUIR__COLUMN_TILE_THREADS threads takes
+   `width` neighbouring columns (outputs (a, b) of one a), its threads
+   `lanes` = threads / width to a column, each lane summing every lanes-th
+   element of the column; the lanes' partials meet in shared memory. The
+   width: 32 columns (128 bytes of f32 a row, a warp's whole line), halved
+   down to GPUIR__COLUMN_TILE_MIN_WIDTH while the tiles are fewer than two
+   a multiprocessor (more blocks, each row's read still whole 32-byte
+   sectors). */
+#define GPUIR__COLUMN_TILE_THREADS 256
+#define GPUIR__COLUMN_TILE_MAX_WIDTH 32
+#define GPUIR__COLUMN_TILE_MIN_WIDTH 8
+
+static int64_t gpuir__column_tiles(gpuir__columns_view v, int64_t width) { return v.A * ((v.B + width - 1) / width); }
+
+static int64_t gpuir__column_tile_width(const gpuir_module *m, gpuir__columns_view v) {
+    int64_t width = GPUIR__COLUMN_TILE_MAX_WIDTH;
+    while (width > GPUIR__COLUMN_TILE_MIN_WIDTH && gpuir__column_tiles(v, width) < 2 * gpuir__module_sm_count(m))
+        width /= 2;
+    return width;
+}
+
+/* Whether a reduction sums columns (see gpuir__columns_view): static
+   float sizes and either
+   - a short column, 2 to GPUIR__COLUMNS_MAX elements (split-K's partials,
+     S x M x N): reduce.columns, a thread per output reading its column;
+   - a longer one, rows of at least a 32-byte sector (B elements of x's
+     dtype) and at least a tile (at the narrowest width) per
+     multiprocessor: reduce.column_tiles (above).
+   Either reads each row's elements side by side across the threads, where
+   a block per output (reduce.block) strides down the column, a sector
+   for every element. Fuse lets its elementwise users join it, which then
+   run on the result in registers. */
+static bool gpuir__reduce_is_columns(const gpuir_module *m, const gpuir__op *op) {
+    gpuir__columns_view v;
+    if (!gpuir__reduce_columns_view(m, op, &v) || v.R < 2) return false;
+    if (v.R <= GPUIR__COLUMNS_MAX) return true;
+    size_t esize = gpuir_dtype_size(gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.dtype);
+    return v.B * (int64_t)esize >= 32 &&
+           gpuir__column_tiles(v, GPUIR__COLUMN_TILE_MIN_WIDTH) >= gpuir__module_sm_count(m);
 }
 
 /* Whether every operand of op has a static type. */
@@ -9732,7 +9792,8 @@ typedef struct gpuir__fuser {
     gpuir__group_kind *kinds;   /* group -> its kind */
     uint32_t *inputs;           /* group -> buffers it reads from outside */
     uint32_t *rows;             /* group -> a value of its full shape F (row groups), or of its
-                                   shape (an elementwise group: its first op's result) */
+                                   shape (an elementwise group: its first op's result; a column
+                                   group: its reduction's) */
     bool *closed;               /* group -> an op outside it read one of its values */
     uint32_t *reader;           /* value id - 1 -> the last row group that read it whole */
     uint32_t *read_by;          /* value id - 1 -> the last group, of any kind, one of whose ops read it
@@ -9832,7 +9893,9 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
                gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, t) == GPUIR__ROW_FULL ? g : 0;
     }
     if (!gpuir__is_elementwise(cls)) return 0;
-    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE ||         /* v has other users */
+    bool columns_result = F->kinds[g] == GPUIR__GROUP_COLUMNS && gpuir__dims_same(t, &gpuir__value_at(m, F->rows[g])->type) &&
+                          gpuir__operands_static(m, op);    /* (not x's shape: the producers run in the column loop) */
+    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || columns_result ||       /* v has other users */
         (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && F->after[v - 1] == (uint32_t)g))
         return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
     return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(F, op, g) ?
@@ -9956,8 +10019,10 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         F->kinds[g] = GPUIR__GROUP_TRANSPOSE;          /* its producer's chain, or a new group */
     if (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && (op->kind == GPUIR_OP_TRANSPOSE || gpuir__fuse_after_transpose(F, op, g)))
         F->after[op->result - 1] = (uint32_t)g;
-    if (cls == GPUIR__CLASS_REDUCE && F->kinds[g] != GPUIR__GROUP_ROWS)
+    if (cls == GPUIR__CLASS_REDUCE && F->kinds[g] != GPUIR__GROUP_ROWS) {
         F->kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
+        if (F->kinds[g] == GPUIR__GROUP_COLUMNS) F->rows[g] = op->result;   /* the shape its users share */
+    }
     if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) &&
         F->kinds[g] != GPUIR__GROUP_ROWS) {
         F->kinds[g] = GPUIR__GROUP_ROWS;
@@ -11981,9 +12046,11 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // threads for matmuls (128x128 for the tensor-core kernels and for f32
 // register-tiled ones with at least one such tile per multiprocessor,
 // 64x64 below that: gpuir__matmul_form_of), batches (and split-K's k
-// slices) on z; a thread per output for a column reduction (split-K's
-// sum: gpuir__reduce_is_columns) and per column of a softmax over
-// another axis than the last (softmax.columns); 256 threads and a block per
+// slices) on z; a thread per output for a column reduction of up to 16
+// elements a column (split-K's sum: gpuir__reduce_is_columns), a block of
+// width x lanes threads per tile of neighbouring columns for a longer one
+// (reduce.column_tiles: gpuir__column_tile_width), a thread per column of
+// a softmax over another axis than the last (softmax.columns); 256 threads and a block per
 // gpuir__siblings_block_rows rows for a sibling kernel (form "siblings",
 // gpuir__kernel_sibling_input). A launch that has them keeps them (the
 // text and the API override). A kernel with dynamic sizes gets a block (256
@@ -12732,8 +12799,10 @@ static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const
     if (cls == GPUIR__CLASS_REDUCE) {
         if (gpuir__kernel_sibling_input(m, k, NULL)) return GPUIR__FORM_SIBLINGS;
         if (gpuir__kernel_is_row_kernel(m, k)) return GPUIR__FORM_REDUCE_ROWS;
-        bool columns = gpuir__reduce_is_columns(m, lead) && !gpuir__kernel_is_dynamic(m, k);
-        return columns ? GPUIR__FORM_REDUCE_COLUMNS : GPUIR__FORM_REDUCE_BLOCK;
+        gpuir__columns_view v;
+        if (!gpuir__reduce_is_columns(m, lead) || gpuir__kernel_is_dynamic(m, k)) return GPUIR__FORM_REDUCE_BLOCK;
+        gpuir__reduce_columns_view(m, lead, &v);
+        return v.R <= GPUIR__COLUMNS_MAX ? GPUIR__FORM_REDUCE_COLUMNS : GPUIR__FORM_REDUCE_COLUMN_TILES;
     }
     if (gpuir__kernel_tiled_transpose(m, k)) return GPUIR__FORM_TRANSPOSE_TILED;
     return gpuir__kernel_vector_width(m, k) == 4 ? GPUIR__FORM_ELEMENTWISE_V4 : GPUIR__FORM_ELEMENTWISE;
@@ -12747,6 +12816,8 @@ static const struct gpuir__kernel_form_alternative {
     {GPUIR__FORM_ELEMENTWISE_V4, GPUIR__FORM_ELEMENTWISE},
     {GPUIR__FORM_TRANSPOSE_TILED, GPUIR__FORM_ELEMENTWISE},
     {GPUIR__FORM_REDUCE_COLUMNS, GPUIR__FORM_REDUCE_BLOCK},
+    {GPUIR__FORM_REDUCE_COLUMN_TILES, GPUIR__FORM_REDUCE_BLOCK},
+    {GPUIR__FORM_REDUCE_COLUMN_TILES, GPUIR__FORM_REDUCE_COLUMNS},
     {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_M128},
     {GPUIR__FORM_ATTENTION_M128, GPUIR__FORM_ATTENTION_M64},
     {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_WGMMA_M64},     /* sm_90 only: gpuir__kernel_form_of */
@@ -12881,6 +12952,13 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     } else if (form == GPUIR__FORM_REDUCE_COLUMNS) {
         block[0] = 256;
         grid[0] = gpuir__ceil_div(count, 256);
+    } else if (form == GPUIR__FORM_REDUCE_COLUMN_TILES) {   /* width columns x lanes: the block's x and y */
+        gpuir__columns_view v = {1, 1, 1};
+        gpuir__reduce_columns_view(m, gpuir__kernel_lead(m, k), &v);
+        block[0] = gpuir__column_tile_width(m, v);
+        block[1] = GPUIR__COLUMN_TILE_THREADS / block[0];
+        grid[0] = gpuir__column_tiles(v, block[0]);
+        if (grid[0] < 1) grid[0] = 1;                  /* no outputs: the kernel's loop runs no tile */
     } else if (form == GPUIR__FORM_REDUCE_BLOCK || form == GPUIR__FORM_REDUCE_ROWS) {
         block[0] = gpuir__row_block(kind, reduced);
         grid[0] = count;
@@ -13614,6 +13692,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define GPUIR_FLOAT4(a, b, c, d) make_float4(a, b, c, d)\n"
     "#define GPUIR_UNROLL _Pragma(\"unroll\")\n"
     "#define GPUIR_NO_UNROLL _Pragma(\"unroll 1\")\n"
+    "#define GPUIR_UNROLL4 _Pragma(\"unroll 4\")\n"
     "#define GPUIR_INT4(a, b, c, d) make_int4(a, b, c, d)\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { return __float_as_uint(x); }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned x) { return __uint_as_float(x); }\n"
@@ -13658,6 +13737,7 @@ static const char gpuir__cg_emu_prelude[] =
     "#define GPUIR_FLOAT4(a, b, c, d) ((float4){a, b, c, d})\n"
     "#define GPUIR_UNROLL\n"
     "#define GPUIR_NO_UNROLL\n"
+    "#define GPUIR_UNROLL4\n"
     "#define GPUIR_INT4(a, b, c, d) ((int4){a, b, c, d})\n"
     "GPUIR_DEVICE unsigned gpuir_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }\n"
     "GPUIR_DEVICE float gpuir_as_float(unsigned u) { float x; memcpy(&x, &u, 4); return x; }\n"
@@ -15387,49 +15467,6 @@ static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__
     return GPUIR_OK;
 }
 
-/* A column reduction (gpuir__reduce_is_columns): a thread per output o,
-   grid-stride, summing x[j * count + o] for j < the leading extent (the
-   fused producers computed at each), then the fused users on the result
-   in registers, and every output stored. */
-static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
-    gpuir_module *m = C->m;
-    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
-    uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
-    const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
-    long long rows = x->dims[0], count = gpuir__type_count(x) / rows;
-    const char *init = op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f";
-    char outputs[32];
-    snprintf(outputs, sizeof outputs, "%lldLL", count);
-    gpuir__cg_grid_loop(C, "o", outputs, false);
-    bool in_double = gpuir__cg_reduce_in_double(C, op);
-    if (in_double) gpuir__cg_line(C, "double dacc = 0.0;");
-    else gpuir__cg_line(C, "float acc = %s;", init);
-    gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_open(C, "for (int j = 0; j < %lld; j++)", rows);
-    gpuir__cg_line(C, "%s i = (%s)(j * %lldLL + o);", gpuir__cg_idx(C), gpuir__cg_idx(C), count);
-    gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, "");
-    if (r) return r;
-    gpuir__cg_close(C);
-    gpuir__cg_reset_values(C);
-    uint32_t sum = gpuir__cg_new_var(C, y->dtype);
-    char mean[48], value[80];
-    if (in_double) snprintf(mean, sizeof mean, "(float)(dacc / %lld.0)", rows);
-    else snprintf(mean, sizeof mean, "acc / %lld.0f", rows);
-    gpuir__cg_call(value, sizeof value, gpuir__cg_round(y->dtype),
-                   op->kind == GPUIR_OP_REDUCE_MEAN ? mean : in_double ? "(float)dacc" : "acc");
-    gpuir__cg_line(C, "float v%u = %s;", sum, value);
-    C->cur[dst - 1] = sum + 1;
-    for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
-        if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
-    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
-    if (r) return r;
-    gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
-    gpuir__cg_close(C);
-    return GPUIR_OK;
-}
-
-/* A block per output element: its threads stride over the reduced elements,
-   computing the fused elementwise producers on the way. */
 /* A reduction kernel computes, per element, only the chain its reduction
    reads (gpuir__cg_reduce_step): an op before the reduction that writes a
    kernel parameter nothing after it reads (an output of its own, a
@@ -15460,10 +15497,133 @@ static gpuir_result gpuir__cg_reduce_side_outputs(gpuir__cg *C, size_t at) {
     return GPUIR_OK;
 }
 
+/* The end of a column reduction's output o (a column kernel's "o"): its
+   value (acc or dacc, the mean divided by the R elements of a column) in
+   a register, the fused users on it, every output stored. */
+static gpuir_result gpuir__cg_columns_finish(gpuir__cg *C, size_t at, const gpuir__op *op, int64_t R,
+                                             bool in_double) {
+    gpuir_module *m = C->m;
+    uint32_t dst = gpuir__op_operand(m, op, 1);
+    const gpuir_type *y = &gpuir__value_at(m, dst)->type;
+    gpuir__cg_reset_values(C);
+    uint32_t sum = gpuir__cg_new_var(C, y->dtype);
+    char mean[48], value[80];
+    if (in_double) snprintf(mean, sizeof mean, "(float)(dacc / %lld.0)", (long long)R);
+    else snprintf(mean, sizeof mean, "acc / %lld.0f", (long long)R);
+    gpuir__cg_call(value, sizeof value, gpuir__cg_round(y->dtype),
+                   op->kind == GPUIR_OP_REDUCE_MEAN ? mean : in_double ? "(float)dacc" : "acc");
+    gpuir__cg_line(C, "float v%u = %s;", sum, value);
+    C->cur[dst - 1] = sum + 1;
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
+        if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
+    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
+    if (r) return r;
+    gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
+    return GPUIR_OK;
+}
+
+/* A column reduction (gpuir__reduce_is_columns) of a short column, x as
+   [A, R, B] (gpuir__columns_view): a thread per output o = a * B + b,
+   grid-stride, reducing x[(a * R + j) * B + b] for j < R (the fused
+   producers computed at each), then gpuir__cg_columns_finish. */
+static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    gpuir__columns_view v;
+    if (!gpuir__reduce_columns_view(m, op, &v))
+        return gpuir__cg_fail(C, op, "is no column reduction (static float sizes, axes that end before the last)");
+    gpuir_result side = gpuir__cg_reduce_side_outputs(C, at);
+    if (side) return side;
+    const char *init = op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f";
+    char outputs[32];
+    snprintf(outputs, sizeof outputs, "%lldLL", (long long)(v.A * v.B));
+    gpuir__cg_grid_loop(C, "o", outputs, false);
+    bool in_double = gpuir__cg_reduce_in_double(C, op);
+    if (in_double) gpuir__cg_line(C, "double dacc = 0.0;");
+    else gpuir__cg_line(C, "float acc = %s;", init);
+    gpuir__cg_line(C, v.R <= GPUIR__COLUMNS_MAX ? "GPUIR_UNROLL" : "GPUIR_UNROLL4");   /* (longer: an author's form) */
+    gpuir__cg_open(C, "for (int j = 0; j < %lld; j++)", (long long)v.R);
+    if (v.A == 1)
+        gpuir__cg_line(C, "%s i = (%s)(j * %lldLL + o);", gpuir__cg_idx(C), gpuir__cg_idx(C), (long long)v.B);
+    else
+        gpuir__cg_line(C, "%s i = (%s)((o / %lldLL * %lldLL + j) * %lldLL + o %% %lldLL);", gpuir__cg_idx(C),
+                       gpuir__cg_idx(C), (long long)v.B, (long long)v.R, (long long)v.B, (long long)v.B);
+    gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, "");
+    if (r) return r;
+    gpuir__cg_close(C);
+    r = gpuir__cg_columns_finish(C, at, op, v.R, in_double);
+    if (r) return r;
+    gpuir__cg_close(C);
+    return GPUIR_OK;
+}
+
+/* A column reduction of longer columns (reduce.column_tiles, see
+   gpuir__column_tile_width), x as [A, R, B]: a block per tile of
+   blockDim.x neighbouring columns of one a (blocks stride over the
+   tiles), its threads' y the lane: lane l of column b reduces x[(a * R +
+   r) * B + b] for r = l, l + lanes, ... (each row's tile read side by
+   side); the lanes' partials meet in shared memory, and lane 0 combines
+   its column's in lane order and finishes the output
+   (gpuir__cg_columns_finish). The width is the launch's, not the
+   kernel's: any block shape computes the same outputs. */
+static gpuir_result gpuir__cg_reduce_column_tiles(gpuir__cg *C, size_t at) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    gpuir__columns_view v;
+    if (!gpuir__reduce_columns_view(m, op, &v))
+        return gpuir__cg_fail(C, op, "is no column reduction (static float sizes, axes that end before the last)");
+    gpuir_result side = gpuir__cg_reduce_side_outputs(C, at);
+    if (side) return side;
+    bool in_double = gpuir__cg_reduce_in_double(C, op);
+    const char *part = in_double ? "dacc" : "acc", *slots = in_double ? "dred" : "red";
+    C->shared_bytes = (uint32_t)(C->threads * (in_double ? 8 : 4));
+    C->barriers = true;
+    gpuir__cg_line(C, "GPUIR_SHARED(%s, %s, %lld, 0);", in_double ? "double" : "float", slots,
+                   (long long)C->threads);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir__cg_line(C, "long long width = blockDim.x, lanes = GPUIR_BLOCK_THREADS / width, lane = t / width;");
+    gpuir__cg_line(C, "long long tiles = (%lldLL + width - 1) / width;", (long long)v.B);
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL * tiles; tile += GPUIR_GRID_BLOCKS)",
+                   (long long)v.A);
+    gpuir__cg_line(C, "long long a = tile / tiles, b = tile %% tiles * width + threadIdx.x;");
+    if (in_double) gpuir__cg_line(C, "double dacc = 0.0;");
+    else gpuir__cg_line(C, "float acc = %s;", op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
+    gpuir__cg_open(C, "if (b < %lldLL)", (long long)v.B);
+    const char *idx = gpuir__cg_idx(C);
+    gpuir__cg_line(C, "%s top = (%s)(a * %lldLL + b);", idx, idx, (long long)(v.R * v.B));
+    gpuir__cg_line(C, "GPUIR_UNROLL4");
+    gpuir__cg_open(C, "for (%s r = (%s)lane; r < %lld; r += (%s)lanes)", idx, idx, (long long)v.R, idx);
+    gpuir__cg_line(C, "%s i = top + r * %lld;", idx, (long long)v.B);
+    gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, "");
+    if (r) return r;
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "%s[t] = %s;", slots, part);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "if (lane == 0 && b < %lldLL)", (long long)v.B);
+    gpuir__str step = {NULL};
+    gpuir__cg_combine(&step, op->kind, true, part, in_double ? "dred[l * width + threadIdx.x]" : "red[l * width + threadIdx.x]");
+    gpuir__cg_line(C, "for (long long l = 1; l < lanes; l++) %s", gpuir__str_cstr(&step));
+    gpuir__str_free(&step);
+    gpuir__cg_line(C, "long long o = a * %lldLL + b;", (long long)v.B);
+    r = gpuir__cg_columns_finish(C, at, op, v.R, in_double);
+    if (r) return r;
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+    return GPUIR_OK;
+}
+
+/* A block per output element: its threads stride over the reduced elements,
+   computing the fused elementwise producers on the way. */
 static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     if (C->form == GPUIR__FORM_REDUCE_COLUMNS) return gpuir__cg_reduce_columns(C, at);
+    if (C->form == GPUIR__FORM_REDUCE_COLUMN_TILES) return gpuir__cg_reduce_column_tiles(C, at);
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     bool reduced[GPUIR_MAX_RANK] = {false};

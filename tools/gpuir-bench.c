@@ -58,7 +58,9 @@
        total: one kernel, one read), a BatchNorm over 16384 x 512 and an
        InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
        [N, C, H*W]), a softmax over the 21 channels of 16 x 21 x 256 x 256
-       f32 (softmax.columns), kernels alone (device
+       f32 (softmax.columns), means over the tokens of 16 x 2048 x 1024
+       and over the channels of 16 x 256 x 64 x 64 f32
+       (reduce.column_tiles), kernels alone (device
        buffers allocated and filled once, copies left out), CUDA-event
        median of R replays.
    gpuir-bench copy [--mb=N] [--chunk-mb=C] [--repeat=R]
@@ -1167,6 +1169,44 @@ static int bench_softmax_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
     return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
 }
 
+/* Means over axes that end before the last (reduce.column_tiles: a block
+   per tile of neighbouring columns, lanes down each): over the tokens of
+   [B, S, H] (mean pooling) and over the channels of [N, C, H, W], f32,
+   against a copy of the same bytes (x read once, the means written: the
+   copy reads and writes half of them). */
+static int bench_column_means(gpuir_ctx *ctx, bool gpu, int repeat) {
+    static const struct { const char *what; long long lead, axis, rest[2]; } cases[2] = {
+        {"mean over tokens", 16, 2048, {1024, 0}},
+        {"mean over channels", 16, 256, {64, 64}},
+    };
+    int rc = 0;
+    for (int i = 0; i < 2; i++) {
+        long long a = gpu ? cases[i].lead : 2, r = gpu ? cases[i].axis : 37;
+        bool spatial = cases[i].rest[1] != 0;   /* [N, C, H, W] (on the emulator [2, 37, 20, 30]) */
+        long long w = gpu ? cases[i].rest[0] : spatial ? 20 : 600, h = !spatial ? 0 : gpu ? cases[i].rest[1] : 30;
+        char F[80], Y[80], label[96];
+        if (h) {
+            snprintf(F, sizeof F, "tensor<%lldx%lldx%lldx%lldxf32>", a, r, w, h);
+            snprintf(Y, sizeof Y, "tensor<%lldx1x%lldx%lldxf32>", a, w, h);
+            snprintf(label, sizeof label, "%s %lldx%lldx%lldx%lld, f32", cases[i].what, a, r, w, h);
+        } else {
+            snprintf(F, sizeof F, "tensor<%lldx%lldx%lldxf32>", a, r, w);
+            snprintf(Y, sizeof Y, "tensor<%lldx1x%lldxf32>", a, w);
+            snprintf(label, sizeof label, "%s %lldx%lldx%lld, f32", cases[i].what, a, r, w);
+        }
+        strbuf text = {NULL, 0, 0};
+        strbuf_appendf(&text,
+                       "func.func @f(%%x: %s) -> %s {\n"
+                       "  %%m = reduce_mean %%x {axes = [1], keepdims = true} : (%s) -> %s\n"
+                       "  return %%m : %s\n}\n", F, Y, F, Y, Y);
+        long long out = a * w * (h ? h : 1);
+        size_t bytes = (size_t)(out * r + out) * 4;
+        rc |= gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+        free(text.buf);
+    }
+    return rc;
+}
+
 /* A LayerNorm (mean, centre, variance, eps, rsqrt, then a scale and a
    shift: splat constants, no weight vectors) or an RMSNorm (mean of
    squares, eps, rsqrt, scale) over the rows of a rows x cols tensor of
@@ -1448,6 +1488,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_batchnorm(ctx, gpu, repeat);
     rc |= bench_instancenorm(ctx, gpu, repeat);
     rc |= bench_softmax_channels(ctx, gpu, repeat);
+    rc |= bench_column_means(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     return rc;
 }
