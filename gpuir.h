@@ -10617,8 +10617,10 @@ static gpuir_result gpuir__pass_fuse(gpuir_module *m) { return gpuir__each_host_
 // Host functions become buffer programs: tensor parameters become host
 // memrefs; each computing op writes a buffer (memref.alloc, then the op in
 // buffer form), in place when it is elementwise and an input buffer of the
-// same type dies with it; globals are read through memref.get_global, and so
-// are dense constants (made initialized globals: uploaded once); a reshape
+// same type dies with it (and no op of its kernel reads that buffer across
+// elements: a matmul's operands, gpuir__reads_across); globals are read
+// through memref.get_global, and so are dense constants (made initialized
+// globals: uploaded once); a reshape
 // is a view of its operand's buffer (memref.reshape: no copy, no kernel);
 // every buffer allocated and not returned is freed after the last use of it
 // or of any view of it. A dynamic dim (?) of a result is sized like the
@@ -10634,6 +10636,8 @@ typedef struct gpuir__bufferizer {
     uint32_t *last_run;     /* root value id - 1 -> when that last reader runs */
     uint32_t *runs_at;      /* op index -> when it runs: outline launches a fusion
                                group where its last op is */
+    uint32_t *gathered;     /* root value id - 1 -> when the last op that reads it away from the
+                               elements it writes runs (gpuir__reads_across) */
     bool *owned;            /* buffer value id - 1 -> allocated by this function */
     unsigned next_const;    /* dense constants' globals: no free name below __const_<this> */
 } gpuir__bufferizer;
@@ -10766,9 +10770,10 @@ static uint32_t gpuir__bufferize_dest(gpuir__bufferizer *B, const gpuir__op *op,
             uint32_t v = gpuir__op_operand(m, op, k), b = B->buf[v - 1], root = B->root[v - 1];
             const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
             if (def && def->kind == GPUIR_OP_CONSTANT) continue;   /* constants stay constant */
-            /* in place only if every reader of the old value runs no later */
+            /* in place only if every reader of the old value runs no later, and
+               none in this op's kernel reads it across elements */
             if (B->owned[gpuir__view_base(m, b) - 1] && B->last_use[root - 1] == index + 1 &&
-                B->last_run[root - 1] <= B->runs_at[index] &&
+                B->last_run[root - 1] <= B->runs_at[index] && B->gathered[root - 1] != B->runs_at[index] &&
                 gpuir_type_equal(gpuir__value_at(m, b)->type, want))
                 return b;
         }
@@ -10777,8 +10782,18 @@ static uint32_t gpuir__bufferize_dest(gpuir__bufferizer *B, const gpuir__op *op,
     return out;
 }
 
+/* Whether op reads its operands at other elements than the one it
+   writes, across the threads of its kernel: a matmul's rows and columns,
+   attention's keys and values, a transpose's source. A value such an op
+   reads must not be overwritten in place by an op of the same kernel (a
+   matmul's epilogue writing its B: other blocks still read it). */
+static bool gpuir__reads_across(gpuir__op_class cls) {
+    return cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_ATTENTION || cls == GPUIR__CLASS_TRANSPOSE;
+}
+
 /* When each op will run once outline has launched each fusion group at its
-   last op, and so when each value's last reader runs. */
+   last op, and so when each value's last reader runs, and its last reader
+   across elements (B->gathered). */
 static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid) {
     gpuir_module *m = B->m;
     const gpuir__func *f = gpuir__func_at(m, fid);
@@ -10798,10 +10813,12 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
             for (size_t j = i + 1; j < n; j++)
                 if (gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[j]), GPUIR__KEY_FUSION, 0) == g)
                     B->runs_at[i] = (uint32_t)j + 1;
+        bool across = gpuir__reads_across(gpuir__info(op->kind)->cls);
         for (uint32_t k = 0; k < op->n_operands; k++) {
             uint32_t v = B->root[gpuir__op_operand(m, op, k) - 1] - 1;
             B->last_use[v] = (uint32_t)i + 1;
             if (B->runs_at[i] > B->last_run[v]) B->last_run[v] = B->runs_at[i];
+            if (across && B->runs_at[i] > B->gathered[v]) B->gathered[v] = B->runs_at[i];
         }
         if (op->result)             /* a reshape's uses are uses of what it views */
             B->root[op->result - 1] = op->kind == GPUIR_OP_RESHAPE ? B->root[gpuir__op_operand(m, op, 0) - 1]
@@ -10931,8 +10948,10 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     B.last_use = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.last_use);
     B.last_run = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.last_run);
     B.runs_at = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *B.runs_at);
+    B.gathered = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.gathered);
     B.owned = (bool *)gpuir__scratch_calloc(m, cap, sizeof *B.owned);
-    if (!B.buf || !B.root || !B.last_use || !B.last_run || !B.runs_at || !B.owned) r = gpuir__oom(m->ctx, "bufferize");
+    if (!B.buf || !B.root || !B.last_use || !B.last_run || !B.runs_at || !B.gathered || !B.owned)
+        r = gpuir__oom(m->ctx, "bufferize");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) B.root[f->params[i] - 1] = f->params[i];
     if (!r) r = gpuir__bufferize_schedule(&B, fid);
@@ -10954,6 +10973,7 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, B.last_use);
     gpuir__scratch_free(m, B.last_run);
     gpuir__scratch_free(m, B.runs_at);
+    gpuir__scratch_free(m, B.gathered);
     gpuir__scratch_free(m, B.owned);
     return r;
 }
