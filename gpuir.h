@@ -4023,6 +4023,18 @@ static void gpuir__print_func(gpuir__printer *p, uint32_t fid) {
     gpuir__str_appendf(&p->out, "%s}\n", indent);
 }
 
+/* m's ops (ids) in the order gpuir_module_print writes them, which is the
+   order a parse of that text makes them in: the kernels' in function
+   order, then the host functions'. An stb array (NULL: no ops). */
+static uint32_t *gpuir__ops_in_print_order(const gpuir_module *m) {
+    uint32_t *ids = NULL;
+    for (int kernels = 1; kernels >= 0; kernels--)
+        for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++)
+            for (size_t i = 0; m->funcs[f].kernel == (kernels == 1) && i < stbds_arrlenu(m->funcs[f].ops); i++)
+                stbds_arrput(ids, m->funcs[f].ops[i]);
+    return ids;
+}
+
 GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
     if (!m) return NULL;                       /* a failed make or parse */
     gpuir__printer p;
@@ -28246,11 +28258,15 @@ static bool gpuir__load_failure_is_the_image(int code) {
    this is refused (counted corrupt, evicted, noted in
    gpuir_ctx_cache_status) and the program is lowered again. The entry is
    text, but for the compiled module's bytes:
-       gpuir-lowered 1
+       gpuir-lowered 3
        object <ext> <key>                 the compiled module's cache entry
        kernels <n>
        <name> <cname> <barriers> <shared> <dynamic> <n_tmaps> [<tmap: 11 numbers>]...   n lines
    (a kernel by its IR name: a parsed module numbers its functions anew).
+       locations <n>
+       <line> <col> ...                   each op's source location, in print order
+   (gpuir__ops_in_print_order: the text holds none, and the runtime's
+   errors name the line of the op they are about).
        report <bytes>                     the placement report, then its bytes
        ir <bytes>                         the lowered module's text, then its bytes
        image <bytes>                      the compiled module, then its bytes */
@@ -28265,7 +28281,7 @@ static bool gpuir__load_failure_is_the_image(int code) {
 #ifndef GPUIR_BUILD_ID
 #define GPUIR_BUILD_ID __DATE__ " " __TIME__
 #endif
-#define GPUIR__LOWERED_FORMAT "gpuir-lowered 2"
+#define GPUIR__LOWERED_FORMAT "gpuir-lowered 3"
 
 typedef struct gpuir__lowered {
     char key[65];                   /* the input module's key */
@@ -28352,6 +28368,14 @@ static char *gpuir__lowered_encode(gpuir_program *p, const gpuir__lowered *L, si
         }
         gpuir__str_appendf(&s, "\n");
     }
+    uint32_t *ops = gpuir__ops_in_print_order(p->m);
+    gpuir__str_appendf(&s, "locations %zu\n", stbds_arrlenu(ops));
+    for (size_t i = 0; i < stbds_arrlenu(ops); i++) {
+        const gpuir__op *op = gpuir__op_at(p->m, ops[i]);
+        gpuir__str_appendf(&s, "%s%u %u", i ? " " : "", op->line, op->col);
+    }
+    gpuir__str_appendf(&s, "\n");
+    stbds_arrfree(ops);
     gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s\nimage %zu\n", strlen(report), report,
                        strlen(ir), ir, L->object_size);
     gpuir_free(ir);
@@ -28443,6 +28467,29 @@ static bool gpuir__lowered_kernels_match(const gpuir_module *m,
     return true;
 }
 
+/* Gives m's ops the source locations of the entry's locations line at `at`
+   (see the section's comment), in print order; false when the lines are
+   malformed or m has another number of ops. */
+static bool gpuir__lowered_locations(const char *at, const char *end, gpuir_module *m) {
+    size_t n = 0;
+    int used = 0;
+    if (sscanf(at, "locations %zu%n", &n, &used) != 1 || at[used] != '\n') return false;
+    at += used + 1;
+    uint32_t *ops = gpuir__ops_in_print_order(m);
+    bool ok = stbds_arrlenu(ops) == n;
+    for (size_t i = 0; ok && i < 2 * n; i++) {     /* line, col, line, col, ... */
+        if (i && (at >= end || *at++ != ' ')) { ok = false; break; }
+        char *after = NULL;
+        unsigned long v = at < end && *at >= '0' && *at <= '9' ? strtoul(at, &after, 10) : ULONG_MAX;
+        if (!after || after > end || v > UINT32_MAX) { ok = false; break; }
+        at = after;
+        gpuir__op *op = gpuir__op_at(m, ops[i / 2]);
+        *(i % 2 ? &op->col : &op->line) = (uint32_t)v;
+    }
+    stbds_arrfree(ops);
+    return ok && at < end && *at == '\n';
+}
+
 /* Why a stored lowered program was not used that is not the entry's fault. */
 static const char gpuir__lowered_oom[] = "out of memory";
 
@@ -28465,9 +28512,11 @@ static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, siz
     bool cuda = p->backend == GPUIR_BACKEND_CUDA;
     if (cuda ? !gpuir__bundle_kind_ok(ext) : strcmp(ext, "so") != 0)
         return "its compiled module is of another backend's kind";
-    const char *lines = at + n + 1;
+    const char *lines = at + n + 1, *locations;
     at = lines;
     for (size_t i = 0; i < count && at; i++) at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
+    locations = at;
+    for (int i = 0; i < 2 && at; i++) at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;  /* "locations n", the pairs */
     if (!at || !(*report = gpuir__lowered_blob(&at, end, "report", report_len)) || *at++ != '\n' ||
         !(ir = gpuir__lowered_blob(&at, end, "ir", &ir_len)) || at == end || *at++ != '\n' ||
         !(*image = gpuir__lowered_blob(&at, end, "image", &L->object_size)) || at != end)
@@ -28484,6 +28533,7 @@ static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, siz
         stbds_arrput(*infos, k);
     }
     if (!gpuir__lowered_kernels_match(*out, *infos)) return "its kernels do not match its lowered module";
+    if (!gpuir__lowered_locations(locations, end, *out)) return "its locations are malformed or do not match its ops";
     memcpy(L->object_key, key, sizeof key);
     memcpy(L->object_ext, ext, strlen(ext) + 1);
     return NULL;
@@ -28545,8 +28595,6 @@ static void gpuir__lowered_take(gpuir_program *p, gpuir__cache *c, gpuir__lowere
     if (!why) {
         L->object = (const char *)bytes + (image - text);   /* the cache's copy, not text's */
         L->entry = bytes, L->entry_size = size;
-        for (size_t i = 0; i < stbds_arrlenu(lowered->ops); i++)     /* lines of the stored text, not the user's */
-            lowered->ops[i].line = lowered->ops[i].col = 0;
         gpuir__module_adopt(p->m, lowered);
         lowered = NULL;
         stbds_arrfree(p->m->placement_report);

@@ -975,9 +975,36 @@ static char *load_lowered(const char *dir, char key[65], size_t *out_size) {
     return out;
 }
 
+/* A warm make (a lowered program from the cache, whose text holds no
+   source locations) keeps each op's line from the entry's locations: a
+   run's error names the line of the op, as the cold make's does. */
+TEST(a_warm_program_names_its_ops_lines) {
+    static const char text[] =
+        "func.func @f(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> tensor<?x8xf32> {\n"
+        "  %a = add %x, %y : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>\n"
+        "  return %a : tensor<?x8xf32>\n}\n";
+    char dir[] = "/tmp/gpuir-test-jit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    for (uint64_t warm = 0; warm < 2; warm++) {
+        gpuir_ctx *ctx = ctx_with_cache(dir);
+        gpuir_program *p = make(ctx, text, GPUIR_BACKEND_EMU);
+        CHECK(p && gpuir_ctx_cache_stats(ctx).lowered_hits == warm);
+        gpuir_array in[2], out[1];
+        int64_t dx[] = {5, 8}, dy[] = {3, 8};
+        gpuir_array_alloc(ctx, &in[0], GPUIR_F32, 2, dx);
+        gpuir_array_alloc(ctx, &in[1], GPUIR_F32, 2, dy);
+        CHECK(p && gpuir_program_run(p, "f", 2, in, 1, out) == GPUIR_ERR_SHAPE);
+        CHECK(strstr(gpuir_ctx_error(ctx), "add: dim 0 of %arg1 (%y) is 3, dim 0 of %arg2 is 5 (line 2; ") != NULL);
+        gpuir_array_release(&in[0]);
+        gpuir_array_release(&in[1]);
+        gpuir_ctx_destroy(ctx);
+    }
+    rm_rf(dir);
+}
+
 /* A stored lowered program that is damaged or forged (digest and tag fail),
-   whose module does not parse, whose kernels do not match its module, or
-   that names another backend's module is refused: never loaded, counted,
+   whose module does not parse, whose kernels or source locations do not
+   match its module, or that names another backend's module is refused: never loaded, counted,
    evicted, said in gpuir_ctx_cache_status, and the program is lowered again
    and runs right; the next make hits again. One whose compiled module (its
    copy in the entry) fails to load is evicted with it and compiled again. */
@@ -998,14 +1025,16 @@ TEST(a_bad_lowered_program_is_refused_and_rebuilt) {
     CHECK(good != NULL);
     if (!good) { rm_rf(dir); return; }
     /* Authentic (tagged here) but wrong: each is refused and rebuilt. */
-    static const char *const edits[5][3] = {
+    static const char *const edits[7][3] = {
         {"func.func", "func.fXnc", "does not parse"},               /* its module does not parse */
         {" gpuir_k", " gpuirXk", "do not match"},                   /* a kernel's C name is not its module's */
         {"object so ", "object ab ", "another backend's kind"},     /* another backend's module */
         {"\nkernels 1\n", "\nkernels 2\n", "malformed"},           /* a kernel line missing: malformed */
         {"\nimage ", "\nimagX ", "malformed"},                      /* its compiled module's bytes unnamed */
+        {"\nlocations ", "\nlocatioXs ", "locations are malformed"},   /* its ops' source lines unnamed */
+        {"\nlocations ", "\nlocations 0", "do not match its ops"},    /* a count (first digit 0) not its ops' */
     };
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 7; k++) {
         char *bad = (char *)malloc(good_size + 1), *at;
         CHECK(bad != NULL);
         if (!bad) continue;
@@ -1053,6 +1082,7 @@ int main(void) {
     RUN(a_warm_make_skips_the_passes_and_codegen);
     RUN(a_lowered_program_that_no_longer_matches_misses);
     RUN(a_bad_lowered_program_is_refused_and_rebuilt);
+    RUN(a_warm_program_names_its_ops_lines);
     RUN(the_context_is_created_while_the_kernels_compile);
     RUN(a_fresh_process_with_a_warm_cache_never_compiles);
     RUN(a_second_make_in_a_context_does_not_dlopen_again);
