@@ -9523,11 +9523,12 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // that is elementwise or a matmul (its epilogue: bias, activation, residual)
 // when it is that value's only user and the shapes agree, or beside an
 // open elementwise group reading an operand of its as it does when it
-// feeds a row reduction (gpuir__fuse_elementwise_sibling); a reduction joins
-// an elementwise producer's group the same way, and elementwise users join
-// a column reduction (over axes that end before the last: split-K's sum,
-// mean pooling over tokens: gpuir__reduce_is_columns) as they join a
-// matmul. A value used twice, or by the host, ends its group, but in an
+// feeds a row reduction (gpuir__fuse_elementwise_sibling); a reduction (or
+// a softmax over another axis than the last, of static sizes:
+// gpuir__softmax_takes_neighbours) joins an elementwise producer's group
+// the same way, and elementwise users join a column reduction (over axes
+// that end before the last: split-K's sum, mean pooling over tokens:
+// gpuir__reduce_is_columns) or such a softmax as they join a matmul. A value used twice, or by the host, ends its group, but in an
 // elementwise group (its users of the same shape join it), in a column
 // group (users of the reduction's shape join it) and in a row group
 // (below: a reduction over the last axis and the elementwise ops over the
@@ -9543,7 +9544,8 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // elementwise ops of their column results) form sibling groups first
 // (below). Before any group forms, an `x - mean` that a variance's square
 // and other ops read is made once for each (gpuir__fuse_split_centred).
-// Reads: util, ir, build, pass, configure (gpuir__module_sm_count: a
+// Reads: util, ir, build, pass, decompose (gpuir__softmax_is_columns: a
+// softmax that takes its neighbours), configure (gpuir__module_sm_count: a
 // sibling kernel's blocks, a column reduction's tiles). Writes: the `fusion` attribute; ir (those
 // `x - mean`). The attribute helpers here
 // (gpuir__op_int_attr, gpuir__set_int_attr, gpuir__is_elementwise) serve
@@ -9551,7 +9553,8 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 
 typedef enum gpuir__group_kind {
     GPUIR__GROUP_ELEMENTWISE, GPUIR__GROUP_REDUCE, GPUIR__GROUP_MATMUL, GPUIR__GROUP_OTHER,
-    GPUIR__GROUP_COLUMNS,       /* a column reduction (gpuir__reduce_is_columns): takes users too */
+    GPUIR__GROUP_COLUMNS,       /* a column reduction (gpuir__reduce_is_columns) or a softmax over
+                                   another axis (gpuir__softmax_takes_neighbours): takes users too */
     GPUIR__GROUP_ROWS,          /* row reductions and the elementwise ops over their rows */
     GPUIR__GROUP_SIBLINGS,      /* reductions over different axes of one input (takes no other op) */
     GPUIR__GROUP_TRANSPOSE      /* a tiled transpose, the elementwise ops before it and after it */
@@ -9652,6 +9655,16 @@ static bool gpuir__reduce_is_columns(const gpuir_module *m, const gpuir__op *op)
            gpuir__column_tiles(v, GPUIR__COLUMN_TILE_MIN_WIDTH) >= gpuir__module_sm_count(m);
 }
 
+/* Whether op is a softmax over another axis than the last that its
+   kernel (softmax.columns) runs with its elementwise neighbours: static
+   sizes. Its group is a column group (it takes elementwise producers, as
+   a reduction does, and users of its shape, as a column reduction does);
+   with `?` dims it stays a kernel of its own. */
+static bool gpuir__softmax_takes_neighbours(const gpuir_module *m, const gpuir__op *op) {
+    return gpuir__info(op->kind)->cls == GPUIR__CLASS_SOFTMAX && gpuir__softmax_is_columns(m, op) &&
+           gpuir__type_is_static(&gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type);
+}
+
 /* Whether every operand of op has a static type. */
 static bool gpuir__operands_static(const gpuir_module *m, const gpuir__op *op) {
     for (uint32_t k = 0; k < op->n_operands; k++)
@@ -9735,7 +9748,8 @@ static int64_t gpuir__fuse_candidate(const gpuir_module *m, const gpuir__op *use
                         (kinds[g] == GPUIR__GROUP_COLUMNS && gpuir__operands_static(m, user));
         return same_dims && joinable ? g : 0;
     }
-    if (cls == GPUIR__CLASS_REDUCE && kinds[g] == GPUIR__GROUP_ELEMENTWISE) return g;
+    if ((cls == GPUIR__CLASS_REDUCE || gpuir__softmax_takes_neighbours(m, user)) && kinds[g] == GPUIR__GROUP_ELEMENTWISE)
+        return g;
     if (gpuir__transpose_is_tiled(m, user) && kinds[g] == GPUIR__GROUP_ELEMENTWISE)
         return g;                          /* the ops before it run as its tiles are read */
     return 0;
@@ -9989,12 +10003,12 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     for (uint32_t k = 0; k < op->n_operands && !g; k++)
         g = gpuir__fuse_elementwise_sibling(F, op, gpuir__op_operand(F->m, op, k));
     if (g && ((F->kinds[g] == GPUIR__GROUP_TRANSPOSE && !gpuir__fuse_after_transpose(F, op, g)) ||
-              (op->kind == GPUIR_OP_TRANSPOSE && !gpuir__fuse_group_static(F, g))))
+              ((op->kind == GPUIR_OP_TRANSPOSE || op->kind == GPUIR_OP_SOFTMAX) && !gpuir__fuse_group_static(F, g))))
         g = 0;
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
-    if (g && F->shared[g] && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE &&
+    if (g && F->shared[g] && (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX) &&
         !gpuir__reduce_is_row(F->m, op))
-        g = 0;                  /* the reduction kernel keeps its producers in registers */
+        g = 0;                  /* the reduction (softmax) kernel keeps its producers in registers */
     return g;
 }
 
@@ -10034,6 +10048,10 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     if (cls == GPUIR__CLASS_REDUCE && F->kinds[g] != GPUIR__GROUP_ROWS) {
         F->kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
         if (F->kinds[g] == GPUIR__GROUP_COLUMNS) F->rows[g] = op->result;   /* the shape its users share */
+    }
+    if (gpuir__softmax_takes_neighbours(m, op)) {
+        F->kinds[g] = GPUIR__GROUP_COLUMNS;
+        F->rows[g] = op->result;
     }
     if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op) &&
         F->kinds[g] != GPUIR__GROUP_ROWS) {
@@ -17092,6 +17110,16 @@ static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, const cha
    registers (the column read once); past it the column is read twice. */
 #define GPUIR__CG_COLUMN_REGISTERS 32
 
+/* The softmax's input at element `e` of its column loop (a register, its
+   number in *var): the fused producers (ops before `at`) computed afresh
+   there, or x loaded. */
+static gpuir_result gpuir__cg_softmax_input(gpuir__cg *C, size_t at, const gpuir_type *x, uint32_t *var) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
+    gpuir__cg_reset_values(C);
+    gpuir_result r = gpuir__cg_chain(C, 0, at, x, "e");
+    return r ? r : gpuir__cg_operand(C, op, gpuir__op_operand(C->m, op, 0), x, "e", var);
+}
+
 /* A softmax over an axis other than the last (softmax.columns): x seen as
    [A, R, B] (the dims before the axis, the axis, the dims after it; any
    of them `?`), a thread per column (a, b), grid-stride; neighbouring threads read
@@ -17100,13 +17128,19 @@ static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, const cha
    step, -inf skipped, as the row kernels do: a column of -inf gives NaN,
    as the ops), then each value exp(x - max) / sum; a static column of up
    to GPUIR__CG_COLUMN_REGISTERS values held in registers (x read once),
-   else read again. */
-static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at, int ps, int pd) {
+   else read again. The elementwise ops fused before it (pass.fuse's
+   column groups: a scale, a mask) are computed at each element as it is
+   read, those after it (a log) on each value before it is stored. */
+static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    uint32_t dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    size_t n = stbds_arrlenu(C->k->ops);
     int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
     if (!gpuir__norm_axis(&axis, x->rank)) return gpuir__cg_fail(C, op, "has an axis out of range");
+    gpuir_result r = gpuir__cg_reduce_side_outputs(C, at);
+    if (r) return r;
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
     gpuir__cg_prod A = {1, ""}, R = {1, ""}, B = {1, ""};    /* before the axis, the axis, after it */
     for (int d = 0; d < x->rank; d++) gpuir__cg_prod_mul(d < axis ? &A : d == axis ? &R : &B, &xd, d);
@@ -17117,33 +17151,44 @@ static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at, int ps, i
         gpuir__cg_comment(C, C->k->ops[at], op);
         return GPUIR_OK;
     }
-    char columns[320], len[320], stride[320], span[320], elem[400], value[440], quotient[480];
+    char columns[320], len[320], stride[320], span[320], input[32], value[120];
     gpuir__cg_prod_text(&AB, columns, sizeof columns);
     gpuir__cg_prod_text(&R, len, sizeof len);
     gpuir__cg_prod_text(&B, stride, sizeof stride);
     gpuir__cg_prod_text(&RB, span, sizeof span);
-    const char *ld = gpuir__cg_to_float(x->dtype), *st = gpuir__cg_from_float(x->dtype);
-    const char *in = gpuir__cg_param(C, ps), *out = gpuir__cg_param(C, pd);
     bool in_registers = !R.sym[0] && R.num > 0 && R.num <= GPUIR__CG_COLUMN_REGISTERS;   /* (no array of 0 in CUDA) */
     gpuir__cg_comment(C, C->k->ops[at], op);
     gpuir__cg_grid_loop(C, "o", columns, false);
     gpuir__cg_line(C, "long long base = (o / %s) * %s + o %% %s;", stride, span, stride);
     gpuir__cg_line(C, "float om0 = -GPUIR_INF, os0 = 0.0f;");
-    snprintf(elem, sizeof elem, "%s[base + r * %s]", in, stride);
-    gpuir__cg_call(value, sizeof value, ld, elem);
     if (in_registers) gpuir__cg_line(C, "float v[%lld];", (long long)R.num);
     if (in_registers) gpuir__cg_line(C, "GPUIR_UNROLL");      /* the array stays registers */
     gpuir__cg_open(C, "for (long long r = 0; r < %s; r++)", len);
-    gpuir__cg_line(C, "float x = %s;", value);
+    gpuir__cg_line(C, "long long e = base + r * %s;", stride);
+    uint32_t xv = 0;
+    if ((r = gpuir__cg_softmax_input(C, at, x, &xv))) return r;
+    gpuir__cg_line(C, "float x = v%u;", xv);
     if (in_registers) gpuir__cg_line(C, "v[r] = x;");
     gpuir__cg_online_step(C, false, 0, "x");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "float mx = om0, sum = om0 == -GPUIR_INF ? GPUIR_NAN : os0;");
     if (in_registers) gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (long long r = 0; r < %s; r++)", len);
-    snprintf(quotient, sizeof quotient, "expf(%s - mx) / sum", in_registers ? "v[r]" : value);
-    gpuir__cg_call(value, sizeof value, st, quotient);
-    gpuir__cg_line(C, "%s[base + r * %s] = %s;", out, stride, value);
+    gpuir__cg_line(C, "long long e = base + r * %s;", stride);
+    bool users = false;
+    for (size_t i = at + 1; i < n; i++) users |= gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls);
+    gpuir__cg_reset_values(C);
+    if ((!in_registers || users) && (r = gpuir__cg_softmax_input(C, at, x, &xv)))   /* again: users may read them */
+        return r;
+    snprintf(input, sizeof input, in_registers ? "v[r]" : "v%u", xv);
+    uint32_t y = gpuir__cg_new_var(C, gpuir__value_at(m, dst)->type.dtype);
+    char quotient[80];
+    snprintf(quotient, sizeof quotient, "expf(%s - mx) / sum", input);
+    gpuir__cg_call(value, sizeof value, gpuir__cg_round(gpuir__value_at(m, dst)->type.dtype), quotient);
+    gpuir__cg_line(C, "float v%u = %s;", y, value);
+    C->cur[dst - 1] = y + 1;
+    if ((r = gpuir__cg_chain(C, at + 1, n, x, "e"))) return r;
+    gpuir__cg_store_outputs(C, at, n, x, "e");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     return GPUIR_OK;
@@ -17154,14 +17199,14 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, src)->type;
+    if (C->form == GPUIR__FORM_SOFTMAX_COLUMNS) return gpuir__cg_softmax_columns(C, at);
     int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
-    if (ps < 0 || pd < 0 || (C->form != GPUIR__FORM_SOFTMAX_ROWS && C->form != GPUIR__FORM_SOFTMAX_COLUMNS))
+    if (ps < 0 || pd < 0 || C->form != GPUIR__FORM_SOFTMAX_ROWS)
         return gpuir__cg_fail(C, op, "only a softmax of a parameter, over the last axis or of static sizes, is a "
                               "kernel (run decompose)");
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++)
         if (i != at && gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
-            return gpuir__cg_fail(C, op, "a softmax kernel computes nothing else");
-    if (C->form == GPUIR__FORM_SOFTMAX_COLUMNS) return gpuir__cg_softmax_columns(C, at, ps, pd);
+            return gpuir__cg_fail(C, op, "a softmax kernel over the last axis computes nothing else");
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
     gpuir__cg_prod rows = {1, ""}, width = {1, ""};
     for (int d = 0; d + 1 < x->rank; d++) gpuir__cg_prod_mul(&rows, &xd, d);

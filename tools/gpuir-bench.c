@@ -58,7 +58,7 @@
        total: one kernel, one read), a BatchNorm over 16384 x 512 and an
        InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
        [N, C, H*W]), a softmax over the 21 channels of 16 x 21 x 256 x 256
-       f32 (softmax.columns), means over the tokens of 16 x 2048 x 1024
+       f32 and a log-softmax over them (softmax.columns), means over the tokens of 16 x 2048 x 1024
        and over the channels of 16 x 256 x 64 x 64 f32
        (reduce.column_tiles), kernels alone (device
        buffers allocated and filled once, copies left out), CUDA-event
@@ -1152,21 +1152,29 @@ static int bench_instancenorm(gpuir_ctx *ctx, bool gpu, int repeat) {
 }
 
 /* A softmax over the channels of [N, C, H, W] f32 (a segmentation head's,
-   C = 21): one softmax.columns kernel, a thread per column, against a copy
-   of the same bytes (x read, y written). */
+   C = 21), and a log-softmax (the log after it, as a segmentation loss
+   takes it): one softmax.columns kernel each, a thread per column (the log
+   on each value before it is stored), against a copy of the same bytes
+   (x read, y written). */
 static int bench_softmax_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
-    static char text[1024];
     long long n = gpu ? 16 : 2, c = 21, hw = gpu ? 256 : 9;
     char F[64];
     snprintf(F, sizeof F, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
-    snprintf(text, sizeof text,
-             "func.func @f(%%x: %s) -> %s {\n"
-             "  %%s = softmax %%x {axis = 1} : (%s) -> %s\n"
-             "  return %%s : %s\n}\n", F, F, F, F, F);
-    char label[64];
-    snprintf(label, sizeof label, "softmax over C %lldx%lldx%lldx%lld, f32", n, c, hw, hw);
-    size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
-    return gpu ? bench_bw_case(ctx, label, text, bytes, repeat) : check_on_emu(ctx, label, text);
+    int rc = 0;
+    for (int log = 0; log < 2; log++) {
+        strbuf text = {NULL, 0, 0};
+        strbuf_appendf(&text, "func.func @f(%%x: %s) -> %s {\n  %%s = softmax %%x {axis = 1} : (%s) -> %s\n", F, F,
+                       F, F);
+        if (log) strbuf_appendf(&text, "  %%l = log %%s : (%s) -> %s\n  return %%l : %s\n}\n", F, F, F);
+        else strbuf_appendf(&text, "  return %%s : %s\n}\n", F);
+        char label[64];
+        snprintf(label, sizeof label, "%s over C %lldx%lldx%lldx%lld, f32", log ? "log-softmax" : "softmax", n, c,
+                 hw, hw);
+        size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
+        rc |= gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+        free(text.buf);
+    }
+    return rc;
 }
 
 /* Means over axes that end before the last (reduce.column_tiles: a block

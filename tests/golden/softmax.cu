@@ -196,14 +196,18 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k0(GPUIR_LANE const unsigned short *x_, unsig
         float v[6];
         GPUIR_UNROLL
         for (long long r = 0; r < 6LL; r++) {
-            float x = gpuir_bf16_to_f32(x_[base + r * 5LL]);
+            long long e = base + r * 5LL;
+            float v0 = gpuir_bf16_to_f32(x_[e]);
+            float x = v0;
             v[r] = x;
             if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
         }
         float mx = om0, sum = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
         GPUIR_UNROLL
         for (long long r = 0; r < 6LL; r++) {
-            out0_[base + r * 5LL] = gpuir_f32_to_bf16(expf(v[r] - mx) / sum);
+            long long e = base + r * 5LL;
+            float v1 = gpuir_round_bf16(expf(v[r] - mx) / sum);
+            out0_[e] = gpuir_f32_to_bf16(v1);
         }
     }
 }
