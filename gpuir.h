@@ -8129,7 +8129,10 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // kernel for it (rows in registers), unless an elementwise op feeds it or
 // uses it: then its parts fuse with those into one row kernel; one over
 // another axis stays too, but over one element (softmax.columns: a thread
-// per column, one kernel where its parts would be four). An
+// per column, one kernel where its parts would be four). A total (a sum,
+// mean or max over every axis of a large static x) becomes the total of
+// its rows' results (gpuir__reduce_split_at: a row kernel, then a small
+// total, where it was one block reading all of x). An
 // attention op the fused kernels cannot run (gpuir__attention_unfit_types:
 // a dynamic head dim; in f16 and bf16 one that is not a multiple of 8 up
 // to 256; in f32 one past 256), or that they take only when asked (f16
@@ -8204,6 +8207,98 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
     gpuir_value sum = gpuir__build_value(m, GPUIR_OP_REDUCE_SUM, &e.id, 1, first, 2, NULL);
     uint32_t div_in[2] = {e.id, sum.id};
     return gpuir__build_value(m, GPUIR_OP_DIV, div_in, 2, 0, 0, NULL).id;
+}
+
+/* Splitting a total into rows and the rest (gpuir__reduce_split_at): the
+   rows are the shortest trailing run of GPUIR__SPLIT_TOTAL_ROW elements or
+   more. */
+#define GPUIR__SPLIT_TOTAL_ROW 1024
+
+/* Whether another reduction of function fid than op reads x (pass.fuse's
+   sibling groups then read x once for both). */
+static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const gpuir__op *op, uint32_t x) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *other = gpuir__op_at(m, f->ops[i]);
+        if (other != op && gpuir__info(other->kind)->cls == GPUIR__CLASS_REDUCE && other->n_operands &&
+            gpuir__op_operand(m, other, 0) == x)
+            return true;
+    }
+    return false;
+}
+
+/* Where a total (a reduction over every axis) splits into rows and the
+   rest, or -1: the first axis k of the trailing axes its rows reduce, so
+   that the total is the reduction over axes [k, rank) with keepdims (a row
+   reduction, a block a row: canonicalize merges several trailing axes,
+   pass.fuse takes its elementwise producers, the squares of an MSE say),
+   then the total of that (its rows' axes now of extent 1). For a float
+   sum, mean or max of a static x (no `form` written): the rows the
+   shortest trailing run of GPUIR__SPLIT_TOTAL_ROW elements or more, with
+   some axis left before it (two rows or more); no other reduction of x (a
+   sibling group reads x once for all, its total across blocks). Unsplit, a
+   total is one block reading all of x. A mean of means is the mean (every
+   row holds as many elements). (A reduction over the last axis and others
+   before a gap, NCHW's [0, 2, 3], stays: split, its statistics would part
+   from the elementwise ops between them, x - mean written and read.) */
+static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpuir__op *op) {
+    if ((op->kind != GPUIR_OP_REDUCE_SUM && op->kind != GPUIR_OP_REDUCE_MEAN && op->kind != GPUIR_OP_REDUCE_MAX) ||
+        !op->result || gpuir__attr_get(m, op, GPUIR__KEY_FORM))
+        return -1;
+    uint32_t x = gpuir__op_operand(m, op, 0);
+    const gpuir_type *t = &gpuir__value_at(m, x)->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    if (!axes || axes->kind != GPUIR__ATTR_INTS || t->rank < 2 || !gpuir__type_is_static(t) ||
+        !gpuir_dtype_is_float(t->dtype))
+        return -1;
+    bool reduced[GPUIR_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < axes->n; i++) {
+        int64_t a = gpuir__ints_at(m, axes->off)[i];
+        if (!gpuir__norm_axis(&a, t->rank) || reduced[a]) return -1;
+        reduced[a] = true;
+    }
+    for (int d = 0; d < t->rank; d++)
+        if (!reduced[d]) return -1;            /* not a total */
+    int64_t row = 1, count = gpuir__type_count(t);
+    int k = t->rank;
+    while (k > 0 && row < GPUIR__SPLIT_TOTAL_ROW) row *= t->dims[--k];
+    if (k == 0 || row < GPUIR__SPLIT_TOTAL_ROW || count / row < 2 || gpuir__reduce_has_sibling(m, fid, op, x))
+        return -1;
+    return k;
+}
+
+/* Reduction op split at k (gpuir__reduce_split_at): its rows' reduction
+   over [k, rank) with keepdims, then the op's own over that. A sum or mean
+   of f16 or bf16 takes its rows in f32 (x cast first, the result cast
+   back), so that rounding the rows' sums to the dtype costs nothing the
+   unsplit sum (in double) would not lose. 0 on failure. */
+static uint32_t gpuir__decompose_split_reduce(gpuir_module *m, const gpuir__op *op, int k) {
+    uint32_t x = gpuir__op_operand(m, op, 0), result = op->result;
+    gpuir_op_kind kind = op->kind;
+    gpuir_type xt = gpuir__value_at(m, x)->type, rt = gpuir__value_at(m, result)->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    int64_t own[GPUIR_MAX_RANK], rows[GPUIR_MAX_RANK];
+    int n_own = (int)axes->n, n_rows = xt.rank - k;
+    memcpy(own, gpuir__ints_at(m, axes->off), (size_t)n_own * sizeof own[0]);
+    for (int i = 0; i < n_rows; i++) rows[i] = k + i;
+    int64_t keep = gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS);     /* op is not used past here */
+    bool widen = kind != GPUIR_OP_REDUCE_MAX && xt.dtype != GPUIR_F32;
+    if (widen) {
+        gpuir_type wide = xt;
+        wide.dtype = GPUIR_F32;
+        x = gpuir__build_value(m, GPUIR_OP_CAST, &x, 1, 0, 0, &wide).id;
+        if (!x) return 0;
+    }
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_ints(m, "axes", (size_t)n_rows, rows);
+    gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
+    uint32_t inner = gpuir__build_value(m, kind, &x, 1, first, 2, NULL).id;
+    if (!inner) return 0;
+    first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_ints(m, "axes", (size_t)n_own, own);
+    gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, keep);
+    uint32_t outer = gpuir__build_value(m, kind, &inner, 1, first, 2, NULL).id;
+    return outer && widen ? gpuir__build_value(m, GPUIR_OP_CAST, &outer, 1, 0, 0, &rt).id : outer;
 }
 
 static int gpuir__module_sm(const gpuir_module *m);
@@ -8382,6 +8477,13 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
+            int split = gpuir__reduce_split_at(m, fid, op);
+            if (split >= 0) {
+                uint32_t result = op->result, y = gpuir__decompose_split_reduce(m, op, split);
+                if (!y) r = m->ctx->result;
+                else repl[result - 1] = y;
+                continue;
+            }
             bool attention = op->kind == GPUIR_OP_ATTENTION && op->result &&
                              (gpuir__attention_op_unfit_form(m, op) || gpuir__attention_wide_unasked(m, op));
             const gpuir__attr *form = op->result ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
@@ -9526,11 +9628,14 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // feeds a row reduction (gpuir__fuse_elementwise_sibling); a reduction (or
 // a softmax over another axis than the last, of static sizes:
 // gpuir__softmax_takes_neighbours) joins an elementwise producer's group
-// the same way, and elementwise users join a column reduction (over axes
-// that end before the last: split-K's sum, mean pooling over tokens:
-// gpuir__reduce_is_columns) or such a softmax as they join a matmul. A value used twice, or by the host, ends its group, but in an
-// elementwise group (its users of the same shape join it), in a column
-// group (users of the reduction's shape join it) and in a row group
+// the same way, and elementwise users join a reduction of static sizes (a
+// column reduction over axes that end before the last, split-K's sum, mean
+// pooling over tokens: gpuir__reduce_is_columns; or a block per output,
+// its first thread running them) or such a softmax as they join a matmul,
+// unless an open elementwise group they read from takes them (the
+// reduction's kernel would end that group). A value used twice, or by the host, ends its group, but in an
+// elementwise group (its users of the same shape join it), in a column or
+// reduction group (users of the reduction's shape join it) and in a row group
 // (below: a reduction over the last axis and the elementwise ops over the
 // same rows; row reductions of the same input, siblings). A group an op
 // outside it has read from takes no more ops (that op runs after it).
@@ -9591,7 +9696,10 @@ typedef struct gpuir__columns_view { int64_t A, R, B; } gpuir__columns_view;
 
 /* x's [A, R, B] view for reduction op (tensor or buffer form): a static
    float x of rank 2 or more, its axes one run of neighbouring axes (in any
-   order) that leaves out the last. False for any other reduction. */
+   order) that leaves out the last, axes of extent 1 aside (reduced or
+   not, they change no index: the rest of a split reduction, [0, 2, 3] of
+   [N, C, 1, 1], is a column reduction over axis 0). False for any other
+   reduction. */
 static bool gpuir__reduce_columns_view(const gpuir_module *m, const gpuir__op *op, gpuir__columns_view *v) {
     if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) return false;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
@@ -9605,10 +9713,13 @@ static bool gpuir__reduce_columns_view(const gpuir_module *m, const gpuir__op *o
         int64_t a = gpuir__ints_at(m, axes->off)[i];
         if (!gpuir__norm_axis(&a, x->rank) || reduced[a]) return false;
         reduced[a] = true;
+        if (x->dims[a] == 1) continue;         /* over one element: no axis to reduce */
         if (a < lo) lo = (int)a;
         if (a > hi) hi = (int)a;
     }
-    if (hi - lo + 1 != (int)axes->n || hi >= x->rank - 1) return false;
+    if (hi < 0 || hi >= x->rank - 1) return false;
+    for (int d = lo; d <= hi; d++)
+        if (!reduced[d] && x->dims[d] != 1) return false;     /* a gap */
     v->A = v->R = v->B = 1;
     for (int d = 0; d < x->rank; d++) *(d < lo ? &v->A : d <= hi ? &v->R : &v->B) *= x->dims[d];
     return true;
@@ -9745,7 +9856,8 @@ static int64_t gpuir__fuse_candidate(const gpuir_module *m, const gpuir__op *use
                          memcmp(val->type.dims, out->dims, (size_t)out->rank * sizeof out->dims[0]) == 0;
         bool joinable = kinds[g] == GPUIR__GROUP_ELEMENTWISE || kinds[g] == GPUIR__GROUP_MATMUL ||
                         kinds[g] == GPUIR__GROUP_TRANSPOSE ||
-                        (kinds[g] == GPUIR__GROUP_COLUMNS && gpuir__operands_static(m, user));
+                        ((kinds[g] == GPUIR__GROUP_COLUMNS || kinds[g] == GPUIR__GROUP_REDUCE) &&
+                         gpuir__operands_static(m, user));
         return same_dims && joinable ? g : 0;
     }
     if ((cls == GPUIR__CLASS_REDUCE || gpuir__softmax_takes_neighbours(m, user)) && kinds[g] == GPUIR__GROUP_ELEMENTWISE)
@@ -9819,7 +9931,7 @@ typedef struct gpuir__fuser {
     uint32_t *inputs;           /* group -> buffers it reads from outside */
     uint32_t *rows;             /* group -> a value of its full shape F (row groups), or of its
                                    shape (an elementwise group: its first op's result; a column
-                                   group: its reduction's) */
+                                   or reduction group: its reduction's) */
     bool *closed;               /* group -> an op outside it read one of its values */
     uint32_t *reader;           /* value id - 1 -> the last row group that read it whole */
     uint32_t *read_by;          /* value id - 1 -> the last group, of any kind, one of whose ops read it
@@ -9919,9 +10031,10 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
                gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, t) == GPUIR__ROW_FULL ? g : 0;
     }
     if (!gpuir__is_elementwise(cls)) return 0;
-    bool columns_result = F->kinds[g] == GPUIR__GROUP_COLUMNS && gpuir__dims_same(t, &gpuir__value_at(m, F->rows[g])->type) &&
-                          gpuir__operands_static(m, op);    /* (not x's shape: the producers run in the column loop) */
-    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || columns_result ||       /* v has other users */
+    bool result = (F->kinds[g] == GPUIR__GROUP_COLUMNS || F->kinds[g] == GPUIR__GROUP_REDUCE) &&
+                  gpuir__dims_same(t, &gpuir__value_at(m, F->rows[g])->type) &&
+                  gpuir__operands_static(m, op);    /* (not x's shape: the producers run in the reduction's loop) */
+    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || result ||       /* v has other users */
         (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && F->after[v - 1] == (uint32_t)g))
         return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
     return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(F, op, g) ?
@@ -10000,10 +10113,18 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
         if (g && F->closed[g]) g = 0;
     }
     for (uint32_t k = 0; k < op->n_operands && !g; k++) g = gpuir__rows_candidate(F, op, gpuir__op_operand(F->m, op, k));
+    if (g && (F->kinds[g] == GPUIR__GROUP_REDUCE || F->kinds[g] == GPUIR__GROUP_COLUMNS) &&
+        gpuir__is_elementwise(gpuir__info(op->kind)->cls))
+        for (uint32_t k = 0; k < op->n_operands; k++) {  /* an elementwise group it reads from goes on: */
+            int64_t e = gpuir__rows_candidate(F, op, gpuir__op_operand(F->m, op, k));   /* the reduction's would end it */
+            if (e && F->kinds[e] == GPUIR__GROUP_ELEMENTWISE) { g = e; break; }
+        }
     for (uint32_t k = 0; k < op->n_operands && !g; k++)
         g = gpuir__fuse_elementwise_sibling(F, op, gpuir__op_operand(F->m, op, k));
     if (g && ((F->kinds[g] == GPUIR__GROUP_TRANSPOSE && !gpuir__fuse_after_transpose(F, op, g)) ||
-              ((op->kind == GPUIR_OP_TRANSPOSE || op->kind == GPUIR_OP_SOFTMAX) && !gpuir__fuse_group_static(F, g))))
+              ((op->kind == GPUIR_OP_TRANSPOSE || op->kind == GPUIR_OP_SOFTMAX ||
+                (F->kinds[g] == GPUIR__GROUP_REDUCE && gpuir__is_elementwise(gpuir__info(op->kind)->cls))) &&
+               !gpuir__fuse_group_static(F, g))))
         g = 0;
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
     if (g && F->shared[g] && (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX) &&
@@ -10047,7 +10168,7 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         F->after[op->result - 1] = (uint32_t)g;
     if (cls == GPUIR__CLASS_REDUCE && F->kinds[g] != GPUIR__GROUP_ROWS) {
         F->kinds[g] = gpuir__reduce_is_columns(m, op) ? GPUIR__GROUP_COLUMNS : GPUIR__GROUP_REDUCE;
-        if (F->kinds[g] == GPUIR__GROUP_COLUMNS) F->rows[g] = op->result;   /* the shape its users share */
+        F->rows[g] = op->result;          /* the shape its users share (a column or block reduction's) */
     }
     if (gpuir__softmax_takes_neighbours(m, op)) {
         F->kinds[g] = GPUIR__GROUP_COLUMNS;
@@ -15547,9 +15668,21 @@ static gpuir_result gpuir__cg_reduce_side_outputs(gpuir__cg *C, size_t at) {
     return GPUIR_OK;
 }
 
+/* After a reduction's output o (at "o", its value in C->cur): the fused
+   users on it (the splats they read made again), every output stored. */
+static gpuir_result gpuir__cg_reduction_users(gpuir__cg *C, size_t at, const gpuir_type *y) {
+    gpuir_module *m = C->m;
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; i < at && !r; i++)
+        if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
+    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
+    if (!r) gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
+    return r;
+}
+
 /* The end of a column reduction's output o (a column kernel's "o"): its
    value (acc or dacc, the mean divided by the R elements of a column) in
-   a register, the fused users on it, every output stored. */
+   a register, then gpuir__cg_reduction_users. */
 static gpuir_result gpuir__cg_columns_finish(gpuir__cg *C, size_t at, const gpuir__op *op, int64_t R,
                                              bool in_double) {
     gpuir_module *m = C->m;
@@ -15564,13 +15697,7 @@ static gpuir_result gpuir__cg_columns_finish(gpuir__cg *C, size_t at, const gpui
                    op->kind == GPUIR_OP_REDUCE_MEAN ? mean : in_double ? "(float)dacc" : "acc");
     gpuir__cg_line(C, "float v%u = %s;", sum, value);
     C->cur[dst - 1] = sum + 1;
-    gpuir_result r = GPUIR_OK;
-    for (size_t i = 0; i < at && !r; i++)     /* the splats the fused users read, again */
-        if (gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT) r = gpuir__cg_chain(C, i, i + 1, y, "o");
-    if (!r) r = gpuir__cg_chain(C, at + 1, stbds_arrlenu(C->k->ops), y, "o");
-    if (r) return r;
-    gpuir__cg_store_outputs(C, at, stbds_arrlenu(C->k->ops), y, "o");
-    return GPUIR_OK;
+    return gpuir__cg_reduction_users(C, at, y);
 }
 
 /* A column reduction (gpuir__reduce_is_columns) of a short column, x as
@@ -15683,11 +15810,12 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
         if (gpuir__norm_axis(&ax, x->rank)) reduced[ax] = true;
     }
     int p = gpuir__cg_param_index(C, dst);
-    if (p < 0) return gpuir__cg_fail(C, op, "writes a kernel-private buffer");
+    bool users = false;                               /* elementwise ops on the result: thread 0 runs them */
     for (size_t i = at + 1; i < stbds_arrlenu(C->k->ops); i++)
-        if (gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
-            return gpuir__cg_fail(C, op, "ops after a reduction in one kernel are not supported "
-                                  "(but after a column reduction of static sizes)");
+        users |= gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls);
+    if (users && (!gpuir__type_is_static(x) || !gpuir__type_is_static(y)))
+        return gpuir__cg_fail(C, op, "ops after a reduction in one kernel need static sizes");
+    if (p < 0 && !users) return gpuir__cg_fail(C, op, "writes a kernel-private buffer");
     gpuir_result side = gpuir__cg_reduce_side_outputs(C, at);
     if (side) return side;
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
@@ -15736,8 +15864,21 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     else if (n_red.num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red.num);
     else snprintf(result, sizeof result, "0LL");
     char value[800];
-    gpuir__cg_call(value, sizeof value, wrap, result);
-    gpuir__cg_line(C, "if (t == 0) %s[o] = %s;", gpuir__cg_param(C, p), value);
+    if (users) {                                      /* the result in a register, rounded to its dtype */
+        gpuir__cg_open(C, "if (t == 0)");
+        gpuir__cg_reset_values(C);
+        uint32_t v = gpuir__cg_new_var(C, y->dtype);
+        gpuir__cg_call(value, sizeof value, is_float ? gpuir__cg_round(y->dtype) : gpuir_dtype_size(y->dtype) == 4 ? wrap : "",
+                       result);
+        gpuir__cg_line(C, "%s v%u = %s;", gpuir__cg_ctype(y->dtype), v, value);
+        C->cur[dst - 1] = v + 1;
+        gpuir_result r = gpuir__cg_reduction_users(C, at, y);
+        if (r) return r;
+        gpuir__cg_close(C);
+    } else {
+        gpuir__cg_call(value, sizeof value, wrap, result);
+        gpuir__cg_line(C, "if (t == 0) %s[o] = %s;", gpuir__cg_param(C, p), value);
+    }
     gpuir__cg_line(C, "GPUIR_SYNC();");
     gpuir__cg_close(C);
     return GPUIR_OK;

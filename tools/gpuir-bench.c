@@ -60,7 +60,8 @@
        [N, C, H*W]), a softmax over the 21 channels of 16 x 21 x 256 x 256
        f32 and a log-softmax over them (softmax.columns), means over the tokens of 16 x 2048 x 1024
        and over the channels of 16 x 256 x 64 x 64 f32
-       (reduce.column_tiles), kernels alone (device
+       (reduce.column_tiles), the mean of the squares of a 16384 x 4096
+       f32 matrix (a total: row sums, then their total), kernels alone (device
        buffers allocated and filled once, copies left out), CUDA-event
        median of R replays.
    gpuir-bench copy [--mb=N] [--chunk-mb=C] [--repeat=R]
@@ -1177,6 +1178,27 @@ static int bench_softmax_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
     return rc;
 }
 
+/* The mean of x's squares over every axis of a rows x 4096 f32 matrix (an
+   MSE's shape of total): decompose makes it row sums of the squares (a
+   block a row) and the total of those, against a copy of the same bytes
+   (x read once: the copy reads and writes half of them). */
+static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
+    long long rows = gpu ? 16384 : 40, cols = gpu ? 4096 : 1500;
+    char F[64], label[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text,
+                   "func.func @f(%%x: %s) -> tensor<f32> {\n"
+                   "  %%q = mul %%x, %%x : (%s, %s) -> %s\n"
+                   "  %%m = reduce_mean %%q {axes = [0, 1]} : (%s) -> tensor<f32>\n"
+                   "  return %%m : tensor<f32>\n}\n", F, F, F, F, F);
+    snprintf(label, sizeof label, "mean of squares over %lldx%lld, f32", rows, cols);
+    size_t bytes = (size_t)(rows * cols) * 4;
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
+}
+
 /* Means over axes that end before the last (reduce.column_tiles: a block
    per tile of neighbouring columns, lanes down each): over the tokens of
    [B, S, H] (mean pooling) and over the channels of [N, C, H, W], f32,
@@ -1497,6 +1519,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_instancenorm(ctx, gpu, repeat);
     rc |= bench_softmax_channels(ctx, gpu, repeat);
     rc |= bench_column_means(ctx, gpu, repeat);
+    rc |= bench_total(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     return rc;
 }
