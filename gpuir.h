@@ -9633,12 +9633,13 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // pooling over tokens: gpuir__reduce_is_columns; or a block per output,
 // its first thread running them) or such a softmax as they join a matmul,
 // unless an open elementwise group they read from takes them (the
-// reduction's kernel would end that group). A value used twice, or by the host, ends its group, but in an
-// elementwise group (its users of the same shape join it), in a column or
-// reduction group (users of the reduction's shape join it) and in a row group
-// (below: a reduction over the last axis and the elementwise ops over the
-// same rows; row reductions of the same input, siblings). A group an op
-// outside it has read from takes no more ops (that op runs after it).
+// reduction's kernel would end that group). A value used twice, or by the
+// host, ends its group, but in an elementwise group (its users of the same
+// shape join it), in a column or reduction group (users of the
+// reduction's shape join it) and in a row group (below: a reduction over
+// the last axis and the elementwise ops over the same rows; row
+// reductions of the same input, siblings). A group an op outside it has
+// read from takes no more ops (that op runs after it).
 // Splat constants, globals and reshapes join no group (bufferize makes a
 // reshape a view: no kernel). A transpose of the last two dims (static)
 // joins its elementwise producer's group, and elementwise users join it as
@@ -9651,8 +9652,8 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // and other ops read is made once for each (gpuir__fuse_split_centred).
 // Reads: util, ir, build, pass, decompose (gpuir__softmax_is_columns: a
 // softmax that takes its neighbours), configure (gpuir__module_sm_count: a
-// sibling kernel's blocks, a column reduction's tiles). Writes: the `fusion` attribute; ir (those
-// `x - mean`). The attribute helpers here
+// sibling kernel's blocks, a column reduction's tiles). Writes: the
+// `fusion` attribute; ir (those `x - mean`). The attribute helpers here
 // (gpuir__op_int_attr, gpuir__set_int_attr, gpuir__is_elementwise) serve
 // the later passes, codegen and rt.exec too.
 
@@ -10771,11 +10772,11 @@ static gpuir_result gpuir__pass_fuse(gpuir_module *m) { return gpuir__each_host_
 // same type dies with it (and no op of its kernel reads that buffer across
 // elements: a matmul's operands, gpuir__reads_across); globals are read
 // through memref.get_global, and so are dense constants (made initialized
-// globals: uploaded once); a reshape
-// is a view of its operand's buffer (memref.reshape: no copy, no kernel);
-// every buffer allocated and not returned is freed after the last use of it
-// or of any view of it. A dynamic dim (?) of a result is sized like the
-// operand dim it comes from (dims_of). Reads: util, ir, build, pass, fuse
+// globals: uploaded once); a reshape is a view of its operand's buffer
+// (memref.reshape: no copy, no kernel); every buffer allocated and not
+// returned is freed after the last use of it or of any view of it. A
+// dynamic dim (?) of a result is sized like the operand dim it comes from
+// (dims_of). Reads: util, ir, build, pass, fuse
 // (gpuir__is_elementwise). Writes: ir.
 
 typedef struct gpuir__bufferizer {
@@ -12221,10 +12222,10 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // elements a column (split-K's sum: gpuir__reduce_is_columns), a block of
 // width x lanes threads per tile of neighbouring columns for a longer one
 // (reduce.column_tiles: gpuir__column_tile_width), a thread per column of
-// a softmax over another axis than the last (softmax.columns); 256 threads and a block per
-// gpuir__siblings_block_rows rows for a sibling kernel (form "siblings",
-// gpuir__kernel_sibling_input). A launch that has them keeps them (the
-// text and the API override). A kernel with dynamic sizes gets a block (256
+// a softmax over another axis than the last (softmax.columns); 256
+// threads and a block per gpuir__siblings_block_rows rows for a sibling
+// kernel (form "siblings", gpuir__kernel_sibling_input). A launch that has
+// them keeps them (the text and the API override). A kernel with dynamic sizes gets a block (256
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
 // grid does not cover).
@@ -15668,6 +15669,14 @@ static gpuir_result gpuir__cg_reduce_side_outputs(gpuir__cg *C, size_t at) {
     return GPUIR_OK;
 }
 
+/* Whether an op after kernel op `at` computes (the fused users of a
+   reduction's or a softmax's result). */
+static bool gpuir__cg_computes_after(const gpuir__cg *C, size_t at) {
+    for (size_t i = at + 1; i < stbds_arrlenu(C->k->ops); i++)
+        if (gpuir__class_computes(gpuir__info(gpuir__op_at(C->m, C->k->ops[i])->kind)->cls)) return true;
+    return false;
+}
+
 /* After a reduction's output o (at "o", its value in C->cur): the fused
    users on it (the splats they read made again), every output stored. */
 static gpuir_result gpuir__cg_reduction_users(gpuir__cg *C, size_t at, const gpuir_type *y) {
@@ -15795,7 +15804,9 @@ static gpuir_result gpuir__cg_reduce_column_tiles(gpuir__cg *C, size_t at) {
 }
 
 /* A block per output element: its threads stride over the reduced elements,
-   computing the fused elementwise producers on the way. */
+   computing the fused elementwise producers on the way; with static sizes
+   its first thread runs the fused users on the block's result
+   (gpuir__cg_reduction_users). */
 static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -15810,9 +15821,7 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
         if (gpuir__norm_axis(&ax, x->rank)) reduced[ax] = true;
     }
     int p = gpuir__cg_param_index(C, dst);
-    bool users = false;                               /* elementwise ops on the result: thread 0 runs them */
-    for (size_t i = at + 1; i < stbds_arrlenu(C->k->ops); i++)
-        users |= gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls);
+    bool users = gpuir__cg_computes_after(C, at);     /* elementwise ops on the result: thread 0 runs them */
     if (users && (!gpuir__type_is_static(x) || !gpuir__type_is_static(y)))
         return gpuir__cg_fail(C, op, "ops after a reduction in one kernel need static sizes");
     if (p < 0 && !users) return gpuir__cg_fail(C, op, "writes a kernel-private buffer");
@@ -17316,8 +17325,7 @@ static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at) {
     if (in_registers) gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (long long r = 0; r < %s; r++)", len);
     gpuir__cg_line(C, "long long e = base + r * %s;", stride);
-    bool users = false;
-    for (size_t i = at + 1; i < n; i++) users |= gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls);
+    bool users = gpuir__cg_computes_after(C, at);
     gpuir__cg_reset_values(C);
     if ((!in_registers || users) && (r = gpuir__cg_softmax_input(C, at, x, &xv)))   /* again: users may read them */
         return r;
