@@ -15779,12 +15779,22 @@ static gpuir_result gpuir__cg_reduce_column_tiles(gpuir__cg *C, size_t at) {
     else gpuir__cg_line(C, "float acc = %s;", op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f");
     gpuir__cg_open(C, "if (b < %lldLL)", (long long)v.B);
     const char *idx = gpuir__cg_idx(C);
-    gpuir__cg_line(C, "%s top = (%s)(a * %lldLL + b);", idx, idx, (long long)(v.R * v.B));
-    gpuir__cg_line(C, "GPUIR_UNROLL4");
-    gpuir__cg_open(C, "for (%s r = (%s)lane; r < %lld; r += (%s)lanes)", idx, idx, (long long)v.R, idx);
-    gpuir__cg_line(C, "%s i = top + r * %lld;", idx, (long long)v.B);
+    gpuir__cg_line(C, "%s top = (%s)(a * %lldLL + b), r = (%s)lane, step = (%s)lanes;", idx, idx,
+                   (long long)(v.R * v.B), idx, idx);
+    /* four rows a pass, unconditionally: their loads in flight together (a
+       loop of a run-time stride unrolled by the compiler tests its bound
+       between rows, one load at a time); then the rest */
+    gpuir__cg_open(C, "for (; r + 3 * step < %lld; r += 4 * step)", (long long)v.R);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int u = 0; u < 4; u++)");
+    gpuir__cg_line(C, "%s i = top + (r + u * step) * %lld;", idx, (long long)v.B);
     gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, "");
     if (r) return r;
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    gpuir__cg_open(C, "for (; r < %lld; r += step)", (long long)v.R);
+    gpuir__cg_line(C, "%s i = top + r * %lld;", idx, (long long)v.B);
+    if ((r = gpuir__cg_reduce_step(C, at, op, x, ""))) return r;
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "%s[t] = %s;", slots, part);
