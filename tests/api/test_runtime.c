@@ -472,6 +472,19 @@ static bool file_ptx_holds(const char *file, const char *const *want) {
     return nvrtc;
 }
 
+/* A block per output with the elementwise ops on its result
+   (tests/ir/run/block-users.gir: i32 and f16, several users) and a total
+   split into rows and their total (tests/ir/run/totals.gir) compile for
+   sm_80 and sm_90 without spills or local memory. */
+TEST(nvrtc_compiles_reductions_with_users_and_totals) {
+    static const char *const users[] = {".visible .entry gpuir_k_int_users_k0(", ".visible .entry gpuir_k_f16_users_k0(",
+                                        NULL};
+    static const char *const totals[] = {".visible .entry gpuir_k_mse_k0(", ".visible .entry gpuir_k_mse_k1(",
+                                         ".visible .entry gpuir_k_total_bf16_k1(", NULL};
+    if (!file_ptx_holds("tests/ir/run/block-users.gir", users)) SKIP("no libnvrtc");
+    CHECK(file_ptx_holds("tests/ir/run/totals.gir", totals));
+}
+
 /* The sibling kernels (tests/ir/run/sibling-fusion.gir: reductions of one
    matrix over axis 0, axis 1 and both in one kernel) compile for sm_80 and
    sm_90 without spills or local memory: the tickets are global atomics
@@ -1267,6 +1280,7 @@ int main(void) {
     RUN(nvrtc_compiles_named_parameters);
     RUN(nvrtc_compiles_softmax_columns);
     RUN(nvrtc_compiles_column_reductions);
+    RUN(nvrtc_compiles_reductions_with_users_and_totals);
     RUN(nvrtc_compiles_row_kernels);
     RUN(nvrtc_compiles_sibling_kernels);
     RUN(nvrtc_compiles_column_variance_kernels);
