@@ -8215,14 +8215,17 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 #define GPUIR__SPLIT_TOTAL_ROW 1024
 
 /* Whether another reduction of function fid than op reads x (pass.fuse's
-   sibling groups then read x once for both). */
-static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const gpuir__op *op, uint32_t x) {
+   sibling groups then read x once for both), its operand seen through
+   repl (decompose's replacements of the values below cap, not yet made in
+   the ops after op). */
+static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const gpuir__op *op, uint32_t x,
+                                      const uint32_t *repl, size_t cap) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *other = gpuir__op_at(m, f->ops[i]);
-        if (other != op && gpuir__info(other->kind)->cls == GPUIR__CLASS_REDUCE && other->n_operands &&
-            gpuir__op_operand(m, other, 0) == x)
-            return true;
+        if (other == op || gpuir__info(other->kind)->cls != GPUIR__CLASS_REDUCE || !other->n_operands) continue;
+        uint32_t v = gpuir__op_operand(m, other, 0);
+        if ((v < cap && repl[v - 1] ? repl[v - 1] : v) == x) return true;
     }
     return false;
 }
@@ -8241,7 +8244,8 @@ static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const
    row holds as many elements). (A reduction over the last axis and others
    before a gap, NCHW's [0, 2, 3], stays: split, its statistics would part
    from the elementwise ops between them, x - mean written and read.) */
-static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpuir__op *op) {
+static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpuir__op *op, const uint32_t *repl,
+                                  size_t cap) {
     if ((op->kind != GPUIR_OP_REDUCE_SUM && op->kind != GPUIR_OP_REDUCE_MEAN && op->kind != GPUIR_OP_REDUCE_MAX) ||
         !op->result || gpuir__attr_get(m, op, GPUIR__KEY_FORM))
         return -1;
@@ -8262,7 +8266,7 @@ static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpu
     int64_t row = 1, count = gpuir__type_count(t);
     int k = t->rank;
     while (k > 0 && row < GPUIR__SPLIT_TOTAL_ROW) row *= t->dims[--k];
-    if (k == 0 || row < GPUIR__SPLIT_TOTAL_ROW || count / row < 2 || gpuir__reduce_has_sibling(m, fid, op, x))
+    if (k == 0 || row < GPUIR__SPLIT_TOTAL_ROW || count / row < 2 || gpuir__reduce_has_sibling(m, fid, op, x, repl, cap))
         return -1;
     return k;
 }
@@ -8465,8 +8469,8 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
 }
 
 static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
-    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1,
-                                                       sizeof *repl);
+    size_t cap = stbds_arrlenu(m->values) + 1;      /* the values before the pass: those repl maps */
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *repl);
     if (!repl) return gpuir__oom(m->ctx, "decompose");
     gpuir_result r = GPUIR_OK;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) {
@@ -8477,7 +8481,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
-            int split = gpuir__reduce_split_at(m, fid, op);
+            int split = gpuir__reduce_split_at(m, fid, op, repl, cap);
             if (split >= 0) {
                 uint32_t result = op->result, y = gpuir__decompose_split_reduce(m, op, split);
                 if (!y) r = m->ctx->result;
