@@ -8211,21 +8211,32 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
 
 /* Splitting a total into rows and the rest (gpuir__reduce_split_at): the
    rows are the shortest trailing run of GPUIR__SPLIT_TOTAL_ROW elements or
-   more. */
+   more, of a total of GPUIR__SPLIT_TOTAL_MIN elements or more (1 MB of
+   f32: one block, at one multiprocessor's ~100-200 GB/s, takes longer than
+   a second launch's few microseconds; smaller totals stay one kernel). */
 #define GPUIR__SPLIT_TOTAL_ROW 1024
+#define GPUIR__SPLIT_TOTAL_MIN ((int64_t)1 << 18)
 
-/* Whether another reduction of function fid than op reads x (pass.fuse's
-   sibling groups then read x once for both), its operand seen through
-   repl (decompose's replacements of the values below cap, not yet made in
-   the ops after op). */
+/* Whether an op of function fid other than op could be reduction op's
+   sibling over x (pass.fuse's sibling groups read x once for all, a total
+   across blocks): another reduction of x, or an elementwise op of x's
+   shape that reads it. Operands are seen through repl (decompose's
+   replacements of the values below cap, not yet made in the ops after
+   op). */
 static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const gpuir__op *op, uint32_t x,
                                       const uint32_t *repl, size_t cap) {
     const gpuir__func *f = gpuir__func_at(m, fid);
+    const gpuir_type *xt = &gpuir__value_at(m, x)->type;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *other = gpuir__op_at(m, f->ops[i]);
-        if (other == op || gpuir__info(other->kind)->cls != GPUIR__CLASS_REDUCE || !other->n_operands) continue;
-        uint32_t v = gpuir__op_operand(m, other, 0);
-        if ((v < cap && repl[v - 1] ? repl[v - 1] : v) == x) return true;
+        gpuir__op_class cls = gpuir__info(other->kind)->cls;
+        bool full = gpuir__is_elementwise(cls) && other->result &&
+                    gpuir__dims_same(&gpuir__value_at(m, other->result)->type, xt);
+        if (other == op || (cls != GPUIR__CLASS_REDUCE && !full)) continue;
+        for (uint32_t k = 0; k < (full ? other->n_operands : 1u) && other->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, other, k);
+            if ((v < cap && repl[v - 1] ? repl[v - 1] : v) == x) return true;
+        }
     }
     return false;
 }
@@ -8236,10 +8247,12 @@ static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const
    reduction, a block a row: canonicalize merges several trailing axes,
    pass.fuse takes its elementwise producers, the squares of an MSE say),
    then the total of that (its rows' axes now of extent 1). For a float
-   sum, mean or max of a static x (no `form` written): the rows the
-   shortest trailing run of GPUIR__SPLIT_TOTAL_ROW elements or more, with
-   some axis left before it (two rows or more); no other reduction of x (a
-   sibling group reads x once for all, its total across blocks). Unsplit, a
+   sum, mean or max of a static x of GPUIR__SPLIT_TOTAL_MIN elements or
+   more (no `form` written): the rows the shortest trailing run of
+   GPUIR__SPLIT_TOTAL_ROW elements or more, with
+   some axis left before it (two rows or more); no possible sibling of x
+   (gpuir__reduce_has_sibling: a sibling group reads x once for all, its
+   total across blocks). Unsplit, a
    total is one block reading all of x. A mean of means is the mean (every
    row holds as many elements). (A reduction over the last axis and others
    before a gap, NCHW's [0, 2, 3], stays: split, its statistics would part
@@ -8266,7 +8279,8 @@ static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpu
     int64_t row = 1, count = gpuir__type_count(t);
     int k = t->rank;
     while (k > 0 && row < GPUIR__SPLIT_TOTAL_ROW) row *= t->dims[--k];
-    if (k == 0 || row < GPUIR__SPLIT_TOTAL_ROW || count / row < 2 || gpuir__reduce_has_sibling(m, fid, op, x, repl, cap))
+    if (k == 0 || row < GPUIR__SPLIT_TOTAL_ROW || count < GPUIR__SPLIT_TOTAL_MIN || count / row < 2 ||
+        gpuir__reduce_has_sibling(m, fid, op, x, repl, cap))
         return -1;
     return k;
 }

@@ -1183,7 +1183,7 @@ static int bench_softmax_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
    block a row) and the total of those, against a copy of the same bytes
    (x read once: the copy reads and writes half of them). */
 static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
-    long long rows = gpu ? 16384 : 40, cols = gpu ? 4096 : 1500;
+    long long rows = gpu ? 16384 : 200, cols = gpu ? 4096 : 1500;
     char F[64], label[64];
     snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
     strbuf text = {NULL, 0, 0};
