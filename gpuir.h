@@ -10687,6 +10687,7 @@ static int gpuir__centred_reader(gpuir_module *m, uint32_t op_id, const uint32_t
             return 1;
         }
         if (!repl[d - 1] && !(repl[d - 1] = gpuir__centred_again(m, made[d - 1], op_id))) return -1;
+        op = gpuir__op_at(m, op_id);                    /* building moved m->ops */
     }
     return 0;
 }
