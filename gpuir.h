@@ -9659,7 +9659,9 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // reductions of the same input, siblings). A group an op outside it has
 // read from takes no more ops (that op runs after it).
 // Splat constants, globals and reshapes join no group (bufferize makes a
-// reshape a view: no kernel). A transpose of the last two dims (static)
+// reshape a view: no kernel), but a static reshape of a row group's full
+// value, that value's only use (gpuir__rows_reshape_group: its users then
+// join the row kernel, GroupNorm's affine after its rows). A transpose of the last two dims (static)
 // joins its elementwise producer's group, and elementwise users join it as
 // they join a matmul, unless they read a value computed before it or one
 // from another kernel read before it too (a transpose group:
@@ -9912,7 +9914,10 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
    with the op's rows: a full or keepdims row value for a full result, the
    same row shape for a row result; other operands (from outside: weights,
    masks, constants) broadcast as usual. A value may have several users in
-   the group. Siblings: a row reduction or a full elementwise op reading a
+   the group. A static reshape of a full value into another shape of F's
+   count, and the elementwise ops after it, join as full ops too
+   (gpuir__row_shape_viewed; they read no row value). Siblings: a row
+   reduction or a full elementwise op reading a
    value that an open row group of the same shape reads whole joins that
    group (the input is read once for all of them). A group closes as soon as an op outside it reads one of
    its values (that op runs after the kernel). Codegen: gpuir__cg_rows. */
@@ -9940,6 +9945,19 @@ static gpuir__row_shape gpuir__row_shape_of(const gpuir_type *F, const gpuir_typ
     if (t->rank == F->rank && memcmp(t->dims, F->dims, lead) == 0 && t->dims[t->rank - 1] == 1) return GPUIR__ROW_ROWS;
     if (t->rank == F->rank - 1 && memcmp(t->dims, F->dims, lead) == 0) return GPUIR__ROW_ROWS;
     return GPUIR__ROW_NONE;
+}
+
+/* How type t lines up with F's elements in a row kernel: as
+   gpuir__row_shape_of, and full also where both are static and t holds as
+   many elements in other dims (a reshape of F's values: the same element at
+   each index, row-major). For elementwise ops and reshapes only: a
+   reduction's rows are its operand's own last dim. */
+static gpuir__row_shape gpuir__row_shape_viewed(const gpuir_type *F, const gpuir_type *t) {
+    gpuir__row_shape s = gpuir__row_shape_of(F, t);
+    if (s == GPUIR__ROW_NONE && gpuir__type_is_static(F) && gpuir__type_is_static(t) &&
+        gpuir__type_count(F) == gpuir__type_count(t))
+        return GPUIR__ROW_FULL;
+    return s;
 }
 
 /* The state of the fuse pass over one function. */
@@ -9994,12 +10012,15 @@ static bool gpuir__rows_reads_whole(const gpuir__fuser *F, uint32_t v, int64_t g
    group paired its sizes with F's: RMSNorm's x * rsqrt(mean(x * x)) reads
    x whole in x * x): two `?` are one size only where an op pairs them (an
    external operand of F's type alone may have other sizes: the kernel's
-   rows would not cover it). */
+   rows would not cover it). A full result in other dims than F's (after
+   a reshape of F's values: gpuir__row_shape_viewed) reads full values
+   only. */
 static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op, int64_t g) {
     const gpuir_module *m = Fu->m;
     uint32_t fv = Fu->rows[g];
     const gpuir_type *F = &gpuir__value_at(m, fv)->type, *out = &gpuir__value_at(m, op->result)->type;
-    gpuir__row_shape os = gpuir__row_shape_of(F, out);
+    gpuir__row_shape os = gpuir__row_shape_viewed(F, out);
+    bool viewed = os == GPUIR__ROW_FULL && gpuir__row_shape_of(F, out) != GPUIR__ROW_FULL;   /* F reshaped */
     bool tied = gpuir__type_is_static(F) || os != GPUIR__ROW_FULL;
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t v = gpuir__op_operand(m, op, k);
@@ -10008,8 +10029,8 @@ static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op
         if (gpuir__value_group(m, v) != g) continue;
         tied |= full;
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
-        gpuir__row_shape s = gpuir__row_shape_of(F, t);
-        bool fits = os == GPUIR__ROW_FULL ? s == GPUIR__ROW_FULL || (s == GPUIR__ROW_ROWS && t->rank == F->rank) :
+        gpuir__row_shape s = gpuir__row_shape_viewed(F, t);
+        bool fits = os == GPUIR__ROW_FULL ? s == GPUIR__ROW_FULL || (s == GPUIR__ROW_ROWS && t->rank == F->rank && !viewed) :
                     t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0;
         if (!fits) return false;
     }
@@ -10150,6 +10171,30 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
         !gpuir__reduce_is_row(F->m, op))
         g = 0;                  /* the reduction (softmax) kernel keeps its producers in registers */
     return g;
+}
+
+/* The open row group that reshape op joins, or 0: one whose full value of
+   static F it reshapes into another static shape of F's count, the value's
+   only use (GroupNorm's normalized [N, G, C/G*H*W] back to [N, C, H, W]
+   for its per-channel scale: the ops after it then join the kernel too,
+   gpuir__rows_operands_fit, rather than a kernel of their own), its first
+   reader an elementwise op or a reshape (a matmul or a reduction reads a
+   view). In the kernel the reshape is the same registers (codegen reads
+   element i of both at once); where its users do not join, the kernel
+   stores the reshape's value in place of its source's: the same bytes. */
+static int64_t gpuir__rows_reshape_group(const gpuir__fuser *Fu, const gpuir__op *op) {
+    const gpuir_module *m = Fu->m;
+    if (op->kind != GPUIR_OP_RESHAPE || !op->result || op->n_operands != 1) return 0;
+    uint32_t v = gpuir__op_operand(m, op, 0);
+    int64_t g = gpuir__value_group(m, v);
+    if (!g || Fu->closed[g] || Fu->kinds[g] != GPUIR__GROUP_ROWS || Fu->uses[v - 1] != 1) return 0;
+    const gpuir__op *user = Fu->first_user[op->result - 1] ? gpuir__op_at(m, Fu->first_user[op->result - 1]) : NULL;
+    if (!user || (user->kind != GPUIR_OP_RESHAPE && !gpuir__is_elementwise(gpuir__info(user->kind)->cls)))
+        return 0;                           /* a view serves a matmul, a reduction, the host */
+    const gpuir_type *F = &gpuir__value_at(m, Fu->rows[g])->type, *t = &gpuir__value_at(m, v)->type;
+    return gpuir__row_shape_viewed(F, t) == GPUIR__ROW_FULL &&
+           gpuir__row_shape_viewed(F, &gpuir__value_at(m, op->result)->type) == GPUIR__ROW_FULL &&
+           gpuir__type_is_static(F) ? g : 0;
 }
 
 /* Records that op (in group g, or none) reads its operands: the groups
@@ -10759,8 +10804,12 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
         const gpuir__op *op = gpuir__op_at(m, op_id);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        int64_t reshaped = gpuir__rows_reshape_group(&F, op);
         if (sib[i]) gpuir__fuse_sibling(&F, op_id, &sib_group[sib[i]], &next);
-        else if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT ||
+        else if (reshaped) {
+            F.read_by[gpuir__op_operand(m, op, 0) - 1] = (uint32_t)reshaped;
+            gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, reshaped);
+        } else if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT ||
             cls == GPUIR__CLASS_RESHAPE)
             gpuir__fuse_close_read(&F, op, 0);
         else
@@ -10953,6 +11002,14 @@ static uint32_t gpuir__bufferize_dest(gpuir__bufferizer *B, const gpuir__op *op,
     return out;
 }
 
+/* Whether reshape op becomes a view of its operand's buffer (no kernel):
+   every reshape but one that pass.fuse put in a kernel
+   (gpuir__rows_reshape_group), which writes a buffer of its own there, in
+   registers where the kernel keeps its source. */
+static bool gpuir__reshape_is_view(const gpuir_module *m, const gpuir__op *op) {
+    return op->kind == GPUIR_OP_RESHAPE && !gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0);
+}
+
 /* Whether op reads its operands at other elements than the one it
    writes, across the threads of its kernel: a matmul's rows and columns,
    attention's keys and values, a transpose's source. A value such an op
@@ -10992,8 +11049,8 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
             if (across && B->runs_at[i] > B->gathered[v]) B->gathered[v] = B->runs_at[i];
         }
         if (op->result)             /* a reshape's uses are uses of what it views */
-            B->root[op->result - 1] = op->kind == GPUIR_OP_RESHAPE ? B->root[gpuir__op_operand(m, op, 0) - 1]
-                                                                  : op->result;
+            B->root[op->result - 1] = gpuir__reshape_is_view(m, op) ? B->root[gpuir__op_operand(m, op, 0) - 1]
+                                                                    : op->result;
     }
     gpuir__scratch_free(B->m, group_end);
     return GPUIR_OK;
@@ -11053,7 +11110,7 @@ static gpuir_result gpuir__bufferize_op(gpuir__bufferizer *B, uint32_t op_id, si
     if (op->kind == GPUIR_OP_CONSTANT &&
         (B->buf[result - 1] = gpuir__bufferize_dense_constant(B, op)) != 0)
         return GPUIR_OK;
-    if (op->kind == GPUIR_OP_RESHAPE) {
+    if (gpuir__reshape_is_view(m, op)) {
         gpuir_type t = gpuir__value_at(m, result)->type;  /* a ? gets its size at run time (gpuir__view_dims) */
         t = gpuir__as_memref(t, gpuir__value_at(m, ids[0])->type.space);
         B->buf[result - 1] = gpuir__build_value(m, GPUIR_OP_MEMREF_RESHAPE, ids, 1, 0, 0, &t).id;
@@ -12957,15 +13014,18 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
             if (!F) F = x;
             else if (gpuir__row_shape_of(F, x) != GPUIR__ROW_FULL) return false;
             reductions++;
-        } else if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return false;
+        } else if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT && cls != GPUIR__CLASS_RESHAPE)
+            return false;
         else if (F || gpuir__ids_have(k->params, gpuir__op_operand(m, op, op->n_operands - 1))) after++;
     }
     if (!F || (reductions < 2 && !after)) return false;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__op_is_splat(m, op)) continue;
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls) || gpuir__op_is_splat(m, op)) continue;
         const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
-        if (gpuir__row_shape_of(F, d) == GPUIR__ROW_NONE) return false;
+        gpuir__row_shape shape = cls == GPUIR__CLASS_REDUCE ? gpuir__row_shape_of(F, d) : gpuir__row_shape_viewed(F, d);
+        if (shape == GPUIR__ROW_NONE || (cls == GPUIR__CLASS_RESHAPE && shape != GPUIR__ROW_FULL)) return false;
     }
     return true;
 }
@@ -13768,7 +13828,8 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // accesses). The output is deterministic.
 // Reads: util, ir, build (gpuir__kernel_lead: where a kernel's form is),
 // array (gpuir__load_elem: dense constants), fuse (gpuir__is_elementwise,
-// gpuir__row_shape_of: a row kernel's values; the sibling roles), outline
+// gpuir__row_shape_of, gpuir__row_shape_viewed: a row kernel's values; the
+// sibling roles), outline
 // (gpuir__is_splat_fill: a sibling kernel's fills), place (gpuir__param_access),
 // configure (gpuir__matmul_form_of and gpuir__kernel_form_of give the form
 // configure recorded on the kernel, checked; the matmul forms' enum and
@@ -15187,16 +15248,53 @@ static void gpuir__cg_cast_expr(gpuir__str *s, gpuir_dtype from, gpuir_dtype to,
 }
 
 /* Emits one elementwise-class op at the current element. */
+/* The space an elementwise op writing dst computes in, within a kernel
+   over space S: S, or dst's own dims where they differ with as many
+   elements, both static (a row kernel's ops after a reshape of its rows,
+   gpuir__row_shape_viewed): element ivar is the same element of both
+   (row-major), but an operand that broadcasts lines up with dst's dims. */
+static const gpuir_type *gpuir__cg_op_space(const gpuir_type *S, const gpuir_type *dt) {
+    return !gpuir__dims_same(dt, S) && gpuir__type_is_static(dt) && gpuir__type_is_static(S) &&
+           gpuir__type_count(dt) == gpuir__type_count(S) ? dt : S;
+}
+
+/* Whether kernel buffer b is written by some op of the kernel. */
+static bool gpuir__cg_written(const gpuir__cg *C, uint32_t b) {
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+        if (!op->result && op->n_operands && gpuir__class_computes(gpuir__info(op->kind)->cls) &&
+            gpuir__op_operand(C->m, op, op->n_operands - 1) == b)
+            return true;
+    }
+    return false;
+}
+
+/* gpuir__cg_operand for an op computing in `space` (gpuir__cg_op_space).
+   An input that broadcasts there is loaded at space's index and not kept:
+   the element's other ops read it at S's. */
+static gpuir_result gpuir__cg_operand_in(gpuir__cg *C, const gpuir__op *op, uint32_t b, const gpuir_type *S,
+                                         const gpuir_type *space, const char *ivar, uint32_t *var) {
+    const gpuir_type *t = &gpuir__value_at(C->m, b)->type;
+    if (space == S || !gpuir__type_is_static(t) || gpuir__type_count(t) <= 1 ||
+        gpuir__type_count(t) == gpuir__type_count(S) || gpuir__cg_param_index(C, b) < 0 || gpuir__cg_written(C, b))
+        return gpuir__cg_operand(C, op, b, space, ivar, var);
+    uint32_t kept = C->cur[b - 1];
+    C->cur[b - 1] = 0;
+    gpuir_result r = gpuir__cg_operand(C, op, b, space, ivar, var);
+    C->cur[b - 1] = kept;
+    return r;
+}
+
 static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const gpuir_type *S,
                                       const char *ivar) {
     gpuir_module *m = C->m;
     uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1), x = 0, y = 0;
     gpuir_dtype d = gpuir__value_at(m, dst)->type.dtype;
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    const gpuir_type *space = gpuir__cg_op_space(S, &gpuir__value_at(m, dst)->type);
     gpuir_result r = GPUIR_OK;
-    if (op->n_operands > 1) r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 0), S, ivar, &x);
-    if (!r && op->n_operands > 2) r = gpuir__cg_operand(C, op, gpuir__op_operand(m, op, 1),
-                                                        S, ivar, &y);
+    if (op->n_operands > 1) r = gpuir__cg_operand_in(C, op, gpuir__op_operand(m, op, 0), S, space, ivar, &x);
+    if (!r && op->n_operands > 2) r = gpuir__cg_operand_in(C, op, gpuir__op_operand(m, op, 1), S, space, ivar, &y);
     if (r) return r;
     uint32_t v = gpuir__cg_new_var(C, d);
     gpuir__str e = {NULL};
@@ -15256,14 +15354,27 @@ static void gpuir__cg_permuted_index(const gpuir__cg *C, gpuir__str *idx, const 
     gpuir__str_free(&sum);
 }
 
+/* Whether a destination covers space S: as many elements, or, with dynamic
+   dims, the same dims. */
+static bool gpuir__cg_same_space(const gpuir_type *d, const gpuir_type *S) {
+    if (gpuir__type_is_static(d) && gpuir__type_is_static(S)) return gpuir__type_count(d) == gpuir__type_count(S);
+    return d->rank == S->rank && memcmp(d->dims, S->dims, (size_t)d->rank * sizeof d->dims[0]) == 0;
+}
+
 /* transpose, reshape and broadcast: the element of the destination at ivar
-   is loaded from the source parameter at a computed index. */
+   is loaded from the source parameter at a computed index; a reshape of a
+   value the kernel holds at ivar (a row kernel's reshaped rows) is that
+   register. */
 static gpuir_result gpuir__cg_gather(gpuir__cg *C, const gpuir__op *op, const gpuir_type *S,
                                      const char *ivar) {
     gpuir_module *m = C->m;
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *st = &gpuir__value_at(m, src)->type;
     int p = gpuir__cg_param_index(C, src);
+    if (op->kind == GPUIR_OP_RESHAPE && C->cur[src - 1] && gpuir__cg_same_space(st, S)) {
+        C->cur[dst - 1] = C->cur[src - 1];      /* element ivar of both: the same register */
+        return GPUIR_OK;
+    }
     if (C->cur[src - 1] || p < 0) return gpuir__cg_fail(C, op, "reads a buffer this kernel computes (it must be a kernel of its own)");
     gpuir__str idx = {NULL};
     if (op->kind == GPUIR_OP_RESHAPE) gpuir__str_appendf(&idx, "%s", ivar);
@@ -15286,13 +15397,6 @@ static void gpuir__cg_comment(gpuir__cg *C, uint32_t op_id, const gpuir__op *op)
     if (op->line) gpuir__cg_line(C, "/* op %u: %s (line %u) */", op_id,
                                  gpuir_op_name(op->kind), op->line);
     else gpuir__cg_line(C, "/* op %u: %s */", op_id, gpuir_op_name(op->kind));
-}
-
-/* Whether a destination covers space S: as many elements, or, with dynamic
-   dims, the same dims. */
-static bool gpuir__cg_same_space(const gpuir_type *d, const gpuir_type *S) {
-    if (gpuir__type_is_static(d) && gpuir__type_is_static(S)) return gpuir__type_count(d) == gpuir__type_count(S);
-    return d->rank == S->rank && memcmp(d->dims, S->dims, (size_t)d->rank * sizeof d->dims[0]) == 0;
 }
 
 /* Emits kernel ops [from, to) for one element of space S at index ivar;
@@ -17610,7 +17714,7 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
             int l = buf_level[gpuir__op_operand(m, op, k)];
             if (l > level) level = l;
         }
-        R->shape[i] = gpuir__row_shape_of(R->F, &gpuir__value_at(m, dst)->type);
+        R->shape[i] = gpuir__row_shape_viewed(R->F, &gpuir__value_at(m, dst)->type);
         size_t j = R->n;
         if (cls == GPUIR__CLASS_REDUCE && online) j = gpuir__cg_rows_online_partner(C, R, i);
         if (j < R->n) {
@@ -17679,7 +17783,7 @@ static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, in
             uint32_t b = C->k->params[p];
             bool reads, writes;
             gpuir__param_access(m, C->k, p, &reads, &writes);
-            if (!reads || gpuir__row_shape_of(R->F, &gpuir__value_at(m, b)->type) != GPUIR__ROW_FULL) continue;
+            if (!reads || gpuir__row_shape_viewed(R->F, &gpuir__value_at(m, b)->type) != GPUIR__ROW_FULL) continue;
             uint32_t v = gpuir__cg_new_var(C, gpuir__value_at(m, b)->type.dtype);
             if (lane >= 0) gpuir__cg_line(C, "float v%u = x%zu[r * 4 + %d];", v, p, lane);
             else gpuir__cg_line(C, "float v%u = x%zu[r];", v, p);
@@ -17724,7 +17828,7 @@ static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, in
 static bool gpuir__cg_rows_floats(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
         const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
-        if (gpuir__row_shape_of(R->F, t) == GPUIR__ROW_FULL && !gpuir_dtype_is_float(t->dtype)) return false;
+        if (gpuir__row_shape_viewed(R->F, t) == GPUIR__ROW_FULL && !gpuir_dtype_is_float(t->dtype)) return false;
     }
     return true;
 }
@@ -17867,7 +17971,7 @@ static void gpuir__cg_rows_load(gpuir__cg *C, const gpuir__cg_rowplan *R) {
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[p])->type;
         bool reads, writes;
         gpuir__param_access(m, C->k, p, &reads, &writes);
-        if (!reads || gpuir__row_shape_of(R->F, t) != GPUIR__ROW_FULL) continue;
+        if (!reads || gpuir__row_shape_viewed(R->F, t) != GPUIR__ROW_FULL) continue;
         const char *ld = t->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : t->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
         if (R->vec) { gpuir__cg_rows_load4(C, R, p, t->dtype, ld); continue; }
         gpuir__cg_line(C, "float x%zu[%lld];", p, R->per);
@@ -18007,7 +18111,7 @@ static void gpuir__cg_rows_cache_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
         const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
         bool reads, writes;
         gpuir__param_access(C->m, C->k, p, &reads, &writes);
-        if (!reads || gpuir__row_shape_of(R->F, t) != GPUIR__ROW_FULL) continue;
+        if (!reads || gpuir__row_shape_viewed(R->F, t) != GPUIR__ROW_FULL) continue;
         R->cached[p] = (uint32_t)at + 1;
         at += (R->ncols * (int64_t)gpuir_dtype_size(t->dtype) + 15) / 16 * 16;
         if (at > limit) break;
@@ -18045,7 +18149,7 @@ static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
         bool reads, writes;
         gpuir__param_access(C->m, C->k, p, &reads, &writes);
-        inputs += reads && gpuir__row_shape_of(R->F, &gpuir__value_at(C->m, C->k->params[p])->type) == GPUIR__ROW_FULL;
+        inputs += reads && gpuir__row_shape_viewed(R->F, &gpuir__value_at(C->m, C->k->params[p])->type) == GPUIR__ROW_FULL;
     }
     long long per = R->ncols > 0 ? (R->ncols + C->threads - 1) / C->threads : 0;
     R->per = per && per * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS ? per : 0;

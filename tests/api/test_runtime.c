@@ -475,6 +475,16 @@ TEST(nvrtc_compiles_reductions_with_users_and_totals) {
     CHECK(file_ptx_holds("tests/ir/run/totals.gir", totals));
 }
 
+/* Row kernels with a reshape of their rows and ops after it
+   (tests/ir/run/reshaped-rows.gir: GroupNorm's affine over [N, C, H, W],
+   rows in registers, in shared memory and streamed) compile for sm_80 and
+   sm_90 without spills or local memory. */
+TEST(nvrtc_compiles_reshaped_rows) {
+    static const char *const want[] = {".visible .entry gpuir_k_group_norm_k0(", ".visible .entry gpuir_k_long_rows_k0(",
+                                       ".visible .entry gpuir_k_group_norm_bf16_k0(", NULL};
+    if (!file_ptx_holds("tests/ir/run/reshaped-rows.gir", want)) SKIP("no libnvrtc");
+}
+
 /* The sibling kernels (tests/ir/run/sibling-fusion.gir: reductions of one
    matrix over axis 0, axis 1 and both in one kernel) compile for sm_80 and
    sm_90 without spills or local memory: the tickets are global atomics
@@ -1272,6 +1282,7 @@ int main(void) {
     RUN(nvrtc_compiles_column_reductions);
     RUN(nvrtc_compiles_reductions_with_users_and_totals);
     RUN(nvrtc_compiles_row_kernels);
+    RUN(nvrtc_compiles_reshaped_rows);
     RUN(nvrtc_compiles_sibling_kernels);
     RUN(nvrtc_compiles_column_variance_kernels);
     RUN(sibling_kernels_run_again_with_new_inputs);
