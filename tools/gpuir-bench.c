@@ -57,7 +57,9 @@
        reductions of a 16384 x 4096 f32 matrix (column maxima, row sums,
        total: one kernel, one read), a BatchNorm over 16384 x 512 and an
        InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
-       [N, C, H*W]), a softmax over the 21 channels of 16 x 21 x 256 x 256
+       [N, C, H*W]), a GroupNorm(32) over 8 x 320 x 64 x 64 f32 in torch's
+       form (one row kernel over [N, G, C/G*H*W], the affine over
+       [N, C, H, W] inside it), a softmax over the 21 channels of 16 x 21 x 256 x 256
        f32 and a log-softmax over them (softmax.columns), means over the tokens of 16 x 2048 x 1024
        and over the channels of 16 x 256 x 64 x 64 f32
        (reduce.column_tiles), the mean of the squares of a 16384 x 4096
@@ -1152,6 +1154,36 @@ static int bench_instancenorm(gpuir_ctx *ctx, bool gpu, int repeat) {
     return rc;
 }
 
+/* GroupNorm in torch's form over [N, C, H, W] f32 (a diffusion UNet's:
+   32 groups): the statistics over the rows of the view [N, G, C/G*H*W],
+   the normalization, then the view back to [N, C, H, W] and the
+   per-channel weight and bias of [C, 1, 1]: one row kernel (was two: the
+   affine a kernel of its own reading and writing x again), against a copy
+   of the same bytes (x read, y written). */
+static int bench_groupnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
+    long long n = gpu ? 8 : 2, c = gpu ? 320 : 6, g = gpu ? 32 : 3, hw = gpu ? 64 : 5;
+    char X[64], F[64], S[64], W[64];
+    snprintf(X, sizeof X, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
+    snprintf(F, sizeof F, "tensor<%lldx%lldx%lldxf32>", n, g, c / g * hw * hw);
+    snprintf(S, sizeof S, "tensor<%lldx%lldx1xf32>", n, g);
+    snprintf(W, sizeof W, "tensor<%lldx1x1xf32>", c);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text, "func.func @f(%%in: %s, %%g: %s, %%b: %s) -> %s {\n"
+                          "  %%x = reshape %%in : (%s) -> %s\n", X, W, W, X, X, F);
+    centred_norm_text(&text, F, S, "2");
+    strbuf_appendf(&text,
+                   "  %%n4 = reshape %%n : (%s) -> %s\n"
+                   "  %%s = mul %%n4, %%g : (%s, %s) -> %s\n"
+                   "  %%y = add %%s, %%b : (%s, %s) -> %s\n"
+                   "  return %%y : %s\n}\n", F, X, X, W, X, X, W, X, X);
+    char label[64];
+    snprintf(label, sizeof label, "GroupNorm(%lld) %lldx%lldx%lldx%lld, f32", g, n, c, hw, hw);
+    size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
+}
+
 /* A softmax over the channels of [N, C, H, W] f32 (a segmentation head's,
    C = 21), and a log-softmax (the log after it, as a segmentation loss
    takes it): one softmax.columns kernel each, a thread per column (the log
@@ -1517,6 +1549,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_siblings(ctx, gpu, repeat);
     rc |= bench_batchnorm(ctx, gpu, repeat);
     rc |= bench_instancenorm(ctx, gpu, repeat);
+    rc |= bench_groupnorm(ctx, gpu, repeat);
     rc |= bench_softmax_channels(ctx, gpu, repeat);
     rc |= bench_column_means(ctx, gpu, repeat);
     rc |= bench_total(ctx, gpu, repeat);
