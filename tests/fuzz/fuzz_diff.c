@@ -1004,6 +1004,76 @@ static int fd_motif_rmsnorm(fd_gen *g, int x) {
     return fd_affine(g, fd_bin_named(g, "mul", x, r, my, ex * rv->mag + rv->err * mx + my * u));
 }
 
+/* GroupNorm in torch's form: x [N, C, spatial..] viewed [N, G, C/G*HW]
+   (static), LayerNorm's statistics and normalization over those rows, the
+   view back, then a per-channel weight and bias [C, 1..] and now and then
+   SiLU: the reshape and the ops after it join the row kernel. Sometimes
+   an op after the view reads a row value (it must not join) or the
+   normalized rows are also returned (the reshape stays a view). */
+static int fd_motif_group_norm(fd_gen *g) {
+    static const gpuir_dtype dts[] = {GPUIR_F32, GPUIR_F32, GPUIR_F16, GPUIR_BF16};
+    static const int64_t spatial[] = {1, 2, 3, 5, 7, 8, 16, 33};
+    fd_val x;
+    memset(&x, 0, sizeof x);
+    x.dt = dts[fd_below(&g->rng, 4)];
+    int64_t groups = 1 + fd_below(&g->rng, 4), per = 1 + fd_below(&g->rng, 4);
+    x.rank = 3 + fd_below(&g->rng, 2);
+    x.dims[0] = 1 + fd_below(&g->rng, 3);
+    x.dims[1] = groups * per;
+    for (int i = 2; i < x.rank; i++) x.dims[i] = spatial[fd_below(&g->rng, 8)];
+    int64_t hw = 1;
+    for (int i = 2; i < x.rank; i++) hw *= x.dims[i];
+    if (x.dims[0] * groups * per * hw < 2) x.dims[0] = 2;
+    int in = fd_param_like(g, x.dt, &x);
+    if (in < 0) return -1;
+    fd_val rows;
+    memset(&rows, 0, sizeof rows);
+    rows.dt = x.dt;
+    rows.rank = 3;
+    rows.dims[0] = x.dims[0];
+    rows.dims[1] = groups;
+    rows.dims[2] = per * hw;
+    rows.mag = g->f->v[in].mag;
+    char tx[128], tr[128];
+    int xg = fd_op(g, &rows, in, -1, "reshape %%v%d : (%s) -> %s", in, fd_t(&g->f->v[in], tx), fd_t(&rows, tr));
+    if (xg < 0) return -1;
+    int n = fd_motif_layernorm(g, xg);
+    if (n < 0) return -1;
+    fd_val back = x;
+    back.mag = g->f->v[n].mag;
+    back.err = g->f->v[n].err;
+    int y = fd_op(g, &back, n, -1, "reshape %%v%d : (%s) -> %s", n, fd_t(&g->f->v[n], tr), fd_t(&back, tx));
+    if (y < 0) return -1;
+    if ((per == 1 || groups == 1) && fd_chance(&g->rng, 15)) {   /* a row value after the view: must not join */
+        int mean = fd_reduce_rows(g, "reduce_mean", xg, true);
+        if (mean < 0) return -1;
+        fd_val m4 = x;
+        m4.dims[1] = groups;
+        for (int i = 2; i < x.rank; i++) m4.dims[i] = 1;
+        m4.mag = g->f->v[mean].mag;
+        m4.err = g->f->v[mean].err;
+        int mv = fd_op(g, &m4, mean, -1, "reshape %%v%d : (%s) -> %s", mean, fd_t(&g->f->v[mean], tr), fd_t(&m4, tx));
+        const fd_val *v = &g->f->v[y];
+        return fd_bin_named(g, "sub", y, mv, v->mag + 1, v->err + g->f->v[mv].err + (v->mag + 1) * fd_u(v->dt));
+    }
+    for (int k = 0; k < 2 && y >= 0 && fd_chance(&g->rng, 70); k++) {   /* weight, then bias: [C, 1..] */
+        fd_val w;
+        memset(&w, 0, sizeof w);
+        w.rank = x.rank - 1;
+        w.dims[0] = x.dims[1];
+        for (int i = 1; i < w.rank; i++) w.dims[i] = 1;
+        int p = fd_param_like(g, x.dt, &w);
+        const fd_val *v = &g->f->v[y];
+        double mag = k ? v->mag + 1 : v->mag;
+        y = p < 0 ? -1 : fd_bin_named(g, k ? "add" : "mul", y, p, mag, v->err + mag * fd_u(v->dt));
+    }
+    if (y >= 0 && fd_chance(&g->rng, 40)) {
+        const fd_val *v = &g->f->v[y];
+        y = fd_unary_named(g, y, "silu", v->mag, v->err + v->mag * fd_u(v->dt));
+    }
+    return y;
+}
+
 /* softmax over the rows, with a mask added first or a log after. */
 static int fd_motif_softmax(fd_gen *g, int x) {
     const fd_val *v = &g->f->v[x];
@@ -1458,7 +1528,8 @@ static int fd_motif_attention(fd_gen *g) {
 /* One motif: a normalization over rows or columns, a sibling group, an
    attention. */
 static int fd_motif(fd_gen *g, int a) {
-    int k = fd_below(&g->rng, 9);
+    int k = fd_below(&g->rng, 10);
+    if (k == 9) return fd_motif_group_norm(g);
     if (k == 8) return fd_motif_column_norm(g);
     if (k == 5) return fd_motif_siblings(g);
     if (k >= 6) return fd_motif_attention(g);
