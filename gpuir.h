@@ -12996,11 +12996,24 @@ static int64_t gpuir__row_block(gpuir_op_kind kind, int64_t reduced) {
     return block;
 }
 
+/* Whether kernel k computes buffer b (some op of it writes b). */
+static bool gpuir__kernel_writes(const gpuir_module *m, const gpuir__func *k, uint32_t b) {
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (!op->result && op->n_operands && gpuir__class_computes(gpuir__info(op->kind)->cls) &&
+            gpuir__op_operand(m, op, op->n_operands - 1) == b)
+            return true;
+    }
+    return false;
+}
+
 /* Whether kernel k is a row kernel (the reduce.rows form): every computing
-   op elementwise, a splat or a row reduction of F (the first reduction's
-   input), writing F or rows of F, and more than one reduction, ops after
-   the first one or a producer whose value the kernel also stores (else a
-   single-reduction form serves). */
+   op elementwise, a splat, a row reduction of F (the first reduction's
+   input) or a reshape, writing F, rows of F or (not a reduction) another
+   static shape of F's count (gpuir__row_shape_viewed: an op there reads
+   no row value the kernel computes, which would not line up), and more
+   than one reduction, ops after the first one or a producer whose value
+   the kernel also stores (else a single-reduction form serves). */
 static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func *k) {
     const gpuir_type *F = NULL;
     size_t reductions = 0, after = 0;
@@ -13026,6 +13039,13 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
         const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
         gpuir__row_shape shape = cls == GPUIR__CLASS_REDUCE ? gpuir__row_shape_of(F, d) : gpuir__row_shape_viewed(F, d);
         if (shape == GPUIR__ROW_NONE || (cls == GPUIR__CLASS_RESHAPE && shape != GPUIR__ROW_FULL)) return false;
+        bool viewed = shape == GPUIR__ROW_FULL && gpuir__row_shape_of(F, d) != GPUIR__ROW_FULL;
+        for (uint32_t j = 0; viewed && j + 1 < op->n_operands; j++) {   /* F reshaped: no row value */
+            uint32_t b = gpuir__op_operand(m, op, j);
+            if (gpuir__row_shape_viewed(F, &gpuir__value_at(m, b)->type) != GPUIR__ROW_FULL &&
+                gpuir__kernel_writes(m, k, b))
+                return false;
+        }
     }
     return true;
 }
@@ -15258,17 +15278,6 @@ static const gpuir_type *gpuir__cg_op_space(const gpuir_type *S, const gpuir_typ
            gpuir__type_count(dt) == gpuir__type_count(S) ? dt : S;
 }
 
-/* Whether kernel buffer b is written by some op of the kernel. */
-static bool gpuir__cg_written(const gpuir__cg *C, uint32_t b) {
-    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
-        if (!op->result && op->n_operands && gpuir__class_computes(gpuir__info(op->kind)->cls) &&
-            gpuir__op_operand(C->m, op, op->n_operands - 1) == b)
-            return true;
-    }
-    return false;
-}
-
 /* gpuir__cg_operand for an op computing in `space` (gpuir__cg_op_space).
    An input that broadcasts there is loaded at space's index and not kept:
    the element's other ops read it at S's. */
@@ -15276,7 +15285,7 @@ static gpuir_result gpuir__cg_operand_in(gpuir__cg *C, const gpuir__op *op, uint
                                          const gpuir_type *space, const char *ivar, uint32_t *var) {
     const gpuir_type *t = &gpuir__value_at(C->m, b)->type;
     if (space == S || !gpuir__type_is_static(t) || gpuir__type_count(t) <= 1 ||
-        gpuir__type_count(t) == gpuir__type_count(S) || gpuir__cg_param_index(C, b) < 0 || gpuir__cg_written(C, b))
+        gpuir__type_count(t) == gpuir__type_count(S) || gpuir__cg_param_index(C, b) < 0 || gpuir__kernel_writes(C->m, C->k, b))
         return gpuir__cg_operand(C, op, b, space, ivar, var);
     uint32_t kept = C->cur[b - 1];
     C->cur[b - 1] = 0;
