@@ -9661,10 +9661,11 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // Splat constants, globals and reshapes join no group (bufferize makes a
 // reshape a view: no kernel), but a static reshape of a row group's full
 // value, that value's only use (gpuir__rows_reshape_group: its users then
-// join the row kernel, GroupNorm's affine after its rows). A transpose of the last two dims (static)
-// joins its elementwise producer's group, and elementwise users join it as
-// they join a matmul, unless they read a value computed before it or one
-// from another kernel read before it too (a transpose group:
+// join the row kernel, GroupNorm's affine after its rows). A transpose of
+// the last two dims (static) joins its elementwise producer's group, and
+// elementwise users join it as they join a matmul, unless they read a
+// value computed before it or one from another kernel read before it too
+// (a transpose group:
 // gpuir__transpose_is_tiled). Reductions of one matrix over different axes
 // (and elementwise ops of its shape that read it, a column variance, the
 // elementwise ops of their column results) form sibling groups first
@@ -9917,10 +9918,11 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
    the group. A static reshape of a full value into another shape of F's
    count, and the elementwise ops after it, join as full ops too
    (gpuir__row_shape_viewed; they read no row value). Siblings: a row
-   reduction or a full elementwise op reading a
-   value that an open row group of the same shape reads whole joins that
-   group (the input is read once for all of them). A group closes as soon as an op outside it reads one of
-   its values (that op runs after the kernel). Codegen: gpuir__cg_rows. */
+   reduction or a full elementwise op reading a value that an open row
+   group of the same shape reads whole joins that group (the input is read
+   once for all of them). A group closes as soon as an op outside it reads
+   one of its values (that op runs after the kernel). Codegen:
+   gpuir__cg_rows. */
 
 /* Whether op reduces the last axis (only) of a float value, an axis not
    statically 1 (its rows would have F's own shape). */
@@ -15267,7 +15269,6 @@ static void gpuir__cg_cast_expr(gpuir__str *s, gpuir_dtype from, gpuir_dtype to,
     else gpuir__str_appendf(s, "v%u", x);
 }
 
-/* Emits one elementwise-class op at the current element. */
 /* The space an elementwise op writing dst computes in, within a kernel
    over space S: S, or dst's own dims where they differ with as many
    elements, both static (a row kernel's ops after a reshape of its rows,
@@ -15285,7 +15286,8 @@ static gpuir_result gpuir__cg_operand_in(gpuir__cg *C, const gpuir__op *op, uint
                                          const gpuir_type *space, const char *ivar, uint32_t *var) {
     const gpuir_type *t = &gpuir__value_at(C->m, b)->type;
     if (space == S || !gpuir__type_is_static(t) || gpuir__type_count(t) <= 1 ||
-        gpuir__type_count(t) == gpuir__type_count(S) || gpuir__cg_param_index(C, b) < 0 || gpuir__kernel_writes(C->m, C->k, b))
+        gpuir__type_count(t) == gpuir__type_count(S) || gpuir__cg_param_index(C, b) < 0 ||
+        gpuir__kernel_writes(C->m, C->k, b))
         return gpuir__cg_operand(C, op, b, space, ivar, var);
     uint32_t kept = C->cur[b - 1];
     C->cur[b - 1] = 0;
@@ -15294,6 +15296,7 @@ static gpuir_result gpuir__cg_operand_in(gpuir__cg *C, const gpuir__op *op, uint
     return r;
 }
 
+/* Emits one elementwise-class op at the current element. */
 static gpuir_result gpuir__cg_compute(gpuir__cg *C, const gpuir__op *op, const gpuir_type *S,
                                       const char *ivar) {
     gpuir_module *m = C->m;
