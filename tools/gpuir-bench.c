@@ -57,10 +57,11 @@
        reductions of a 16384 x 4096 f32 matrix (column maxima, row sums,
        total: one kernel, one read), a BatchNorm over 16384 x 512 and an
        InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
-       [N, C, H*W]), a GroupNorm(32) over 8 x 320 x 64 x 64 f32 in torch's
-       form (one row kernel over [N, G, C/G*H*W], the affine over
-       [N, C, H, W] inside it), a softmax over the 21 channels of 16 x 21 x 256 x 256
-       f32 and a log-softmax over them (softmax.columns), means over the tokens of 16 x 2048 x 1024
+       [N, C, H*W]), GroupNorms(32) over 8 x 320 x 64 x 64 and
+       1 x 512 x 64 x 64 f32 in torch's form (one row kernel over
+       [N, G, C/G*H*W], the affine over [N, C, H, W] inside it), a softmax
+       over the 21 channels of 16 x 21 x 256 x 256 f32 and a log-softmax
+       over them (softmax.columns), means over the tokens of 16 x 2048 x 1024
        and over the channels of 16 x 256 x 64 x 64 f32
        (reduce.column_tiles), the mean of the squares of a 16384 x 4096
        f32 matrix (a total: row sums, then their total), kernels alone (device
@@ -1159,9 +1160,12 @@ static int bench_instancenorm(gpuir_ctx *ctx, bool gpu, int repeat) {
    the normalization, then the view back to [N, C, H, W] and the
    per-channel weight and bias of [C, 1, 1]: one row kernel (was two: the
    affine a kernel of its own reading and writing x again), against a copy
-   of the same bytes (x read, y written). */
-static int bench_groupnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
-    long long n = gpu ? 8 : 2, c = gpu ? 320 : 6, g = gpu ? 32 : 3, hw = gpu ? 64 : 5;
+   of the same bytes (x read, y written). Two sizes: batch 8 of 320
+   channels (256 rows of 40,960 values, each cached in shared memory) and
+   batch 1 of 512 (32 rows of 65,536, streamed twice: fewer rows than
+   SMs). */
+static int bench_groupnorm_case(gpuir_ctx *ctx, bool gpu, int repeat, long long n, long long c, long long hw) {
+    long long g = gpu ? 32 : 3;
     char X[64], F[64], S[64], W[64];
     snprintf(X, sizeof X, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
     snprintf(F, sizeof F, "tensor<%lldx%lldx%lldxf32>", n, g, c / g * hw * hw);
@@ -1182,6 +1186,11 @@ static int bench_groupnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
     int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
     free(text.buf);
     return rc;
+}
+
+static int bench_groupnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
+    if (!gpu) return bench_groupnorm_case(ctx, gpu, repeat, 2, 6, 5);
+    return bench_groupnorm_case(ctx, gpu, repeat, 8, 320, 64) | bench_groupnorm_case(ctx, gpu, repeat, 1, 512, 64);
 }
 
 /* A softmax over the channels of [N, C, H, W] f32 (a segmentation head's,
