@@ -12986,6 +12986,16 @@ static const gpuir_type *gpuir__kernel_output(const gpuir_module *m, const gpuir
     return best;
 }
 
+/* Threads per block of a row kernel (reduce.rows) with fewer rows than
+   the device has multiprocessors and rows past what that many threads
+   hold in registers (32 values a thread: the row is cached in shared
+   memory or streamed): each multiprocessor then runs one block at most,
+   and its loads in flight (a thread's four 16-byte quads when streamed)
+   are what it can read at once, so twice 256 threads read twice as fast
+   (GroupNorm at batch 1: 32 rows of 65,536). Not more: a kernel without
+   launch bounds may take up to 128 registers a thread at 512 threads. */
+#define GPUIR__ROWS_WIDE_THREADS 512
+
 /* Threads per block of a kernel that gives a block to each output of a
    reduction (32..256, enough for the reduced extent) or each row of a
    softmax (about 16 elements of the row per thread, up to 1024); 256 when
@@ -13234,6 +13244,9 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         if (grid[0] < 1) grid[0] = 1;                  /* no outputs: the kernel's loop runs no tile */
     } else if (form == GPUIR__FORM_REDUCE_BLOCK || form == GPUIR__FORM_REDUCE_ROWS) {
         block[0] = gpuir__row_block(kind, reduced);
+        if (form == GPUIR__FORM_REDUCE_ROWS && count < gpuir__module_sm_count(m) &&
+            reduced > GPUIR__ROWS_WIDE_THREADS * 32)
+            block[0] = GPUIR__ROWS_WIDE_THREADS;
         grid[0] = count;
     } else if (form == GPUIR__FORM_TRANSPOSE_TILED) {   /* a 32x32 tile per block */
         const gpuir__op *tr = gpuir__kernel_tiled_transpose(m, k);
@@ -15182,7 +15195,8 @@ static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, co
     int p = gpuir__cg_param_index(C, b);
     const char *ctype = gpuir__cg_ctype(t->dtype), *param = gpuir__cg_param(C, p);
     C->cur[b - 1] = v + 1;
-    if (C->lane >= 0) {                 /* one 16-byte load per quad, then its elements */
+    if (C->lane >= 0 && gpuir__type_is_static(t) && gpuir__type_is_static(S) &&
+        gpuir__type_count(t) == gpuir__type_count(S)) {   /* one 16-byte load per quad, then its elements */
         const char *vt = t->dtype == GPUIR_F32 ? "float4" : "int4";
         if (!C->loaded4[p]) gpuir__cg_line(C, "%s l%d = ((const %s *)%s)[q];", vt, p, vt, param);
         C->loaded4[p] = true;
@@ -17920,11 +17934,83 @@ static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int
     return r;
 }
 
+/* Whether a streamed row (no registers, no cache) goes a quad at a time:
+   a static length that is a multiple of 4, every full parameter f32. */
+static bool gpuir__cg_rows_streams_quads(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    if (R->per || R->cache_bytes || R->ncols <= 0 || R->ncols % 4) return false;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
+        if (gpuir__row_shape_viewed(R->F, t) == GPUIR__ROW_FULL && t->dtype != GPUIR_F32) return false;
+    }
+    return true;
+}
+
+/* The quads a thread of a streamed row loads at once (gpuir__cg_rows_stream4). */
+#define GPUIR__CG_STREAM_QUADS 4
+
+/* Pass `pass` over a streamed row a quad at a time: each thread loads
+   GPUIR__CG_STREAM_QUADS quads of each full input first (16 bytes each,
+   all in flight at once; q is a quad's index in the buffer, rows start on
+   a quad), then replays each quad's four elements one after the other
+   (gpuir__cg_load's lanes read them), the last pass storing a quad at a
+   time. A thread of the scalar loop had at most four loads of 4 bytes in
+   flight (SASS, sm_90). */
+static gpuir_result gpuir__cg_rows_stream4(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+    gpuir_module *m = C->m;
+    size_t np = stbds_arrlenu(C->k->params);
+    long long T = C->threads, quads = R->ncols / 4, U = GPUIR__CG_STREAM_QUADS;
+    uint32_t out[GPUIR_MAX_OPERANDS][4];
+    memset(out, 0, sizeof out);
+    gpuir__cg_open(C, "for (long long c4 = t; c4 < %lldLL; c4 += %lldLL)", quads, U * T);
+    bool *inputs = C->loaded4;               /* the full inputs, preloaded: their l<p> are set below */
+    memset(inputs, 0, np * sizeof *inputs);
+    for (size_t p = 0; p < np; p++) {
+        bool reads, writes;
+        gpuir__param_access(m, C->k, p, &reads, &writes);
+        if (!reads || gpuir__row_shape_viewed(R->F, &gpuir__value_at(m, C->k->params[p])->type) != GPUIR__ROW_FULL)
+            continue;
+        inputs[p] = true;
+        gpuir__cg_line(C, "float4 pf%zu[%lld];", p, U);
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_line(C, "for (int u = 0; u < %lld; u++) pf%zu[u] = c4 + u * %lldLL < %lldLL ? "
+                          "((const float4 *)%s)[(base >> 2) + c4 + u * %lldLL] : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);",
+                       U, p, T, quads, gpuir__cg_param(C, (int)p), T);
+    }
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int u = 0; u < %lld; u++)", U);
+    gpuir__cg_line(C, "long long cq = c4 + u * %lldLL;", T);
+    gpuir__cg_line(C, "if (cq >= %lldLL) break;", quads);
+    gpuir__cg_line(C, "long long q = (base >> 2) + cq;");
+    for (size_t p = 0; p < np; p++)
+        if (inputs[p]) gpuir__cg_line(C, "float4 l%zu = pf%zu[u];", p, p);
+    gpuir_result r = GPUIR_OK;
+    for (int lane = 0; lane < 4 && !r; lane++) {
+        char ivar[3] = {'i', (char)('0' + lane), 0};
+        gpuir__cg_line(C, "%s %s = (%s)(base + cq * 4 + %d);", gpuir__cg_idx(C), ivar, gpuir__cg_idx(C), lane);
+        C->lane = lane;
+        r = gpuir__cg_rows_replay(C, R, pass, -1, ivar);
+        C->lane = -1;
+        for (size_t p = 0; p < np && !r && pass == R->levels; p++) {
+            uint32_t b = C->k->params[p];
+            size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
+            if (w < R->n && R->shape[w] == GPUIR__ROW_FULL) out[p][lane] = C->cur[b - 1];
+        }
+    }
+    for (size_t p = 0; p < np && !r && pass == R->levels; p++)
+        if (out[p][0])
+            gpuir__cg_line(C, "((float4 *)%s)[q] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);", gpuir__cg_param(C, (int)p),
+                           out[p][0] - 1, out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    return r;
+}
+
 /* A loop over the row's elements around pass `pass`: the thread's values
    in registers (r < per) or streamed from memory. */
 static gpuir_result gpuir__cg_rows_pass(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
     long long T = C->threads;
     if (R->vec) return gpuir__cg_rows_pass4(C, R, pass);
+    if (gpuir__cg_rows_streams_quads(C, R)) return gpuir__cg_rows_stream4(C, R, pass);
     if (R->per) {
         gpuir__cg_line(C, "GPUIR_UNROLL");
         gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
