@@ -15188,6 +15188,11 @@ static void gpuir__cg_call(char *out, size_t size, const char *fn, const char *a
 }
 
 /* Loads buffer b (a parameter) at the element of space S indexed by ivar. */
+/* The C type of a quad of dtype d: four elements in one load. */
+static const char *gpuir__cg_quad_type(gpuir_dtype d) {
+    return d == GPUIR_F32 ? "float4" : d == GPUIR_F16 || d == GPUIR_BF16 ? "unsigned long long" : "int4";
+}
+
 static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, const char *ivar) {
     gpuir_module *m = C->m;
     const gpuir_type *t = &gpuir__value_at(m, b)->type;
@@ -15196,11 +15201,14 @@ static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, co
     const char *ctype = gpuir__cg_ctype(t->dtype), *param = gpuir__cg_param(C, p);
     C->cur[b - 1] = v + 1;
     if (C->lane >= 0 && gpuir__type_is_static(t) && gpuir__type_is_static(S) &&
-        gpuir__type_count(t) == gpuir__type_count(S)) {   /* one 16-byte load per quad, then its elements */
-        const char *vt = t->dtype == GPUIR_F32 ? "float4" : "int4";
+        gpuir__type_count(t) == gpuir__type_count(S)) {   /* one load per quad (16 bytes, 8 for halves), then its elements */
+        const char *vt = gpuir__cg_quad_type(t->dtype);
         if (!C->loaded4[p]) gpuir__cg_line(C, "%s l%d = ((const %s *)%s)[q];", vt, p, vt, param);
         C->loaded4[p] = true;
-        gpuir__cg_line(C, "%s v%u = l%d.%c;", ctype, v, p, "xyzw"[C->lane]);
+        if (t->dtype == GPUIR_F16 || t->dtype == GPUIR_BF16)
+            gpuir__cg_line(C, "%s v%u = %s((unsigned short)(l%d >> %d));", ctype, v, gpuir__cg_to_float(t->dtype), p,
+                           16 * C->lane);
+        else gpuir__cg_line(C, "%s v%u = l%d.%c;", ctype, v, p, "xyzw"[C->lane]);
         return v;
     }
     gpuir__str idx = {NULL};
@@ -17884,20 +17892,21 @@ static void gpuir__cg_rows_load4(gpuir__cg *C, const gpuir__cg_rowplan *R, size_
 }
 
 /* The quad stores of the last pass: out[p][lane] is the var + 1 of full
-   output parameter p's value at each element of the quad. */
-static void gpuir__cg_rows_store4(gpuir__cg *C, uint32_t (*out)[4]) {
+   output parameter p's value at each element of the quad; q indexes the
+   quads from `at` ("+ base": the row's first, "": the buffer's). */
+static void gpuir__cg_rows_store4(gpuir__cg *C, uint32_t (*out)[4], const char *at) {
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
         if (!out[p][0]) continue;
         gpuir_dtype d = gpuir__value_at(C->m, C->k->params[p])->type.dtype;
         if (d == GPUIR_F32) {
-            gpuir__cg_line(C, "((float4 *)(%s + base))[q] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);",
-                           gpuir__cg_param(C, (int)p), out[p][0] - 1,
+            gpuir__cg_line(C, "((float4 *)(%s%s))[q] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);",
+                           gpuir__cg_param(C, (int)p), at, out[p][0] - 1,
                            out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
             continue;
         }
         const char *st = d == GPUIR_F16 ? "gpuir_f32_to_f16" : "gpuir_f32_to_bf16";
-        gpuir__cg_line(C, "((unsigned long long *)(%s + base))[q] = (unsigned long long)%s(v%u) |",
-                       gpuir__cg_param(C, (int)p), st,
+        gpuir__cg_line(C, "((unsigned long long *)(%s%s))[q] = (unsigned long long)%s(v%u) |",
+                       gpuir__cg_param(C, (int)p), at, st,
                        out[p][0] - 1);
         gpuir__cg_line(C, "    (unsigned long long)%s(v%u) << 16 | (unsigned long long)%s(v%u) << 32 |", st,
                        out[p][1] - 1, st, out[p][2] - 1);
@@ -17929,20 +17938,15 @@ static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int
             if (w < R->n && R->shape[w] == GPUIR__ROW_FULL) out[p][lane] = C->cur[b - 1];
         }
     }
-    if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out);
+    if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out, " + base");
     gpuir__cg_close(C);
     return r;
 }
 
 /* Whether a streamed row (no registers, no cache) goes a quad at a time:
-   a static length that is a multiple of 4, every full parameter f32. */
+   a static length that is a multiple of 4, every full parameter a float. */
 static bool gpuir__cg_rows_streams_quads(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
-    if (R->per || R->cache_bytes || R->ncols <= 0 || R->ncols % 4) return false;
-    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
-        const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
-        if (gpuir__row_shape_viewed(R->F, t) == GPUIR__ROW_FULL && t->dtype != GPUIR_F32) return false;
-    }
-    return true;
+    return !R->per && !R->cache_bytes && R->ncols > 0 && R->ncols % 4 == 0 && gpuir__cg_rows_floats(C, R);
 }
 
 /* The quads a thread of a streamed row loads at once (gpuir__cg_rows_stream4). */
@@ -17950,11 +17954,11 @@ static bool gpuir__cg_rows_streams_quads(const gpuir__cg *C, const gpuir__cg_row
 
 /* Pass `pass` over a streamed row a quad at a time: each thread loads
    GPUIR__CG_STREAM_QUADS quads of each full input first (16 bytes each,
-   all in flight at once; q is a quad's index in the buffer, rows start on
-   a quad), then replays each quad's four elements one after the other
-   (gpuir__cg_load's lanes read them), the last pass storing a quad at a
-   time. A thread of the scalar loop had at most four loads of 4 bytes in
-   flight (SASS, sm_90). */
+   8 for f16 and bf16, all in flight at once; q is a quad's index in the
+   buffer, rows start on a quad), then replays each quad's four elements
+   one after the other (gpuir__cg_load's lanes read them), the last pass
+   storing a quad at a time (gpuir__cg_rows_store4). A thread of the scalar
+   loop had at most four loads of 4 bytes in flight (SASS, sm_90). */
 static gpuir_result gpuir__cg_rows_stream4(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
     gpuir_module *m = C->m;
     size_t np = stbds_arrlenu(C->k->params);
@@ -17970,11 +17974,14 @@ static gpuir_result gpuir__cg_rows_stream4(gpuir__cg *C, gpuir__cg_rowplan *R, i
         if (!reads || gpuir__row_shape_viewed(R->F, &gpuir__value_at(m, C->k->params[p])->type) != GPUIR__ROW_FULL)
             continue;
         inputs[p] = true;
-        gpuir__cg_line(C, "float4 pf%zu[%lld];", p, U);
+        gpuir_dtype d = gpuir__value_at(m, C->k->params[p])->type.dtype;
+        const char *vt = gpuir__cg_quad_type(d);
+        gpuir__cg_line(C, "%s pf%zu[%lld];", vt, p, U);
         gpuir__cg_line(C, "GPUIR_UNROLL");
         gpuir__cg_line(C, "for (int u = 0; u < %lld; u++) pf%zu[u] = c4 + u * %lldLL < %lldLL ? "
-                          "((const float4 *)%s)[(base >> 2) + c4 + u * %lldLL] : GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f);",
-                       U, p, T, quads, gpuir__cg_param(C, (int)p), T);
+                          "((const %s *)%s)[(base >> 2) + c4 + u * %lldLL] : %s;",
+                       U, p, T, quads, vt, gpuir__cg_param(C, (int)p), T,
+                       d == GPUIR_F32 ? "GPUIR_FLOAT4(0.0f, 0.0f, 0.0f, 0.0f)" : "0ull");
     }
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int u = 0; u < %lld; u++)", U);
@@ -17982,7 +17989,9 @@ static gpuir_result gpuir__cg_rows_stream4(gpuir__cg *C, gpuir__cg_rowplan *R, i
     gpuir__cg_line(C, "if (cq >= %lldLL) break;", quads);
     gpuir__cg_line(C, "long long q = (base >> 2) + cq;");
     for (size_t p = 0; p < np; p++)
-        if (inputs[p]) gpuir__cg_line(C, "float4 l%zu = pf%zu[u];", p, p);
+        if (inputs[p])
+            gpuir__cg_line(C, "%s l%zu = pf%zu[u];", gpuir__cg_quad_type(gpuir__value_at(m, C->k->params[p])->type.dtype),
+                           p, p);
     gpuir_result r = GPUIR_OK;
     for (int lane = 0; lane < 4 && !r; lane++) {
         char ivar[3] = {'i', (char)('0' + lane), 0};
@@ -17996,10 +18005,7 @@ static gpuir_result gpuir__cg_rows_stream4(gpuir__cg *C, gpuir__cg_rowplan *R, i
             if (w < R->n && R->shape[w] == GPUIR__ROW_FULL) out[p][lane] = C->cur[b - 1];
         }
     }
-    for (size_t p = 0; p < np && !r && pass == R->levels; p++)
-        if (out[p][0])
-            gpuir__cg_line(C, "((float4 *)%s)[q] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);", gpuir__cg_param(C, (int)p),
-                           out[p][0] - 1, out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+    if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out, "");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     return r;
