@@ -15187,11 +15187,14 @@ static void gpuir__cg_call(char *out, size_t size, const char *fn, const char *a
     GPUIR_ASSERT(n > 0 && (size_t)n < size);    /* callers size out for their expressions */
 }
 
-/* Loads buffer b (a parameter) at the element of space S indexed by ivar. */
 /* The C type of a quad of dtype d: four elements in one load. */
 static const char *gpuir__cg_quad_type(gpuir_dtype d) {
     return d == GPUIR_F32 ? "float4" : d == GPUIR_F16 || d == GPUIR_BF16 ? "unsigned long long" : "int4";
 }
+
+/* Loads buffer b (a parameter) at the element of space S indexed by ivar;
+   in a quad loop (C->lane: elementwise.v4, a streamed row) a buffer of
+   S's count once a quad, then its element. */
 
 static uint32_t gpuir__cg_load(gpuir__cg *C, uint32_t b, const gpuir_type *S, const char *ivar) {
     gpuir_module *m = C->m;
