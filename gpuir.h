@@ -13008,22 +13008,28 @@ static int64_t gpuir__row_block(gpuir_op_kind kind, int64_t reduced) {
     return block;
 }
 
-/* Whether kernel k computes buffer b (some op of it writes b). */
-static bool gpuir__kernel_writes(const gpuir_module *m, const gpuir__func *k, uint32_t b) {
+/* The first op of kernel k that writes buffer b, or NULL. */
+static const gpuir__op *gpuir__kernel_writer(const gpuir_module *m, const gpuir__func *k, uint32_t b) {
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (!op->result && op->n_operands && gpuir__class_computes(gpuir__info(op->kind)->cls) &&
             gpuir__op_operand(m, op, op->n_operands - 1) == b)
-            return true;
+            return op;
     }
-    return false;
+    return NULL;
+}
+
+/* Whether kernel k computes buffer b (some op of it writes b). */
+static bool gpuir__kernel_writes(const gpuir_module *m, const gpuir__func *k, uint32_t b) {
+    return gpuir__kernel_writer(m, k, b) != NULL;
 }
 
 /* Whether kernel k is a row kernel (the reduce.rows form): every computing
    op elementwise, a splat, a row reduction of F (the first reduction's
    input) or a reshape, writing F, rows of F or (not a reduction) another
    static shape of F's count (gpuir__row_shape_viewed: an op there reads
-   no row value the kernel computes, which would not line up), and more
+   no row value the kernel computes, which would not line up; a splat it
+   may), and more
    than one reduction, ops after the first one or a producer whose value
    the kernel also stores (else a single-reduction form serves). */
 static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func *k) {
@@ -13054,9 +13060,11 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
         bool viewed = shape == GPUIR__ROW_FULL && gpuir__row_shape_of(F, d) != GPUIR__ROW_FULL;
         for (uint32_t j = 0; viewed && j + 1 < op->n_operands; j++) {   /* F reshaped: no row value */
             uint32_t b = gpuir__op_operand(m, op, j);
-            if (gpuir__row_shape_viewed(F, &gpuir__value_at(m, b)->type) != GPUIR__ROW_FULL &&
-                gpuir__kernel_writes(m, k, b))
-                return false;
+            const gpuir_type *t = &gpuir__value_at(m, b)->type;
+            const gpuir__op *writer = gpuir__kernel_writer(m, k, b);
+            if (writer && !gpuir__op_is_splat(m, writer) && gpuir__type_count(t) > 1 &&
+                gpuir__row_shape_viewed(F, t) != GPUIR__ROW_FULL)
+                return false;           /* (a splat, or the value of a single row, is every element's) */
         }
     }
     return true;
