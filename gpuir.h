@@ -17925,11 +17925,20 @@ static void gpuir__cg_rows_store4(gpuir__cg *C, uint32_t (*out)[4], const char *
     }
 }
 
+/* After the last pass's ops at element `lane` of a quad: out[p][lane]
+   gets the var + 1 of each full output parameter p's value there. */
+static void gpuir__cg_rows_lane_outputs(const gpuir__cg *C, const gpuir__cg_rowplan *R, uint32_t (*out)[4], int lane) {
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        uint32_t b = C->k->params[p];
+        size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
+        if (w < R->n && R->shape[w] == GPUIR__ROW_FULL) out[p][lane] = C->cur[b - 1];
+    }
+}
+
 /* Pass `pass` over the thread's quads in registers: the four elements of
    a quad replayed one after the other, the last pass storing a quad at a
    time. */
 static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
-    size_t np = stbds_arrlenu(C->k->params);
     uint32_t out[GPUIR_MAX_OPERANDS][4];
     memset(out, 0, sizeof out);
     gpuir__cg_line(C, "GPUIR_UNROLL");
@@ -17943,11 +17952,7 @@ static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int
         gpuir__cg_line(C, "%s %s = (%s)(base + q * 4 + %d);", gpuir__cg_idx(C), ivar,
                        gpuir__cg_idx(C), lane);
         r = gpuir__cg_rows_replay(C, R, pass, lane, ivar);
-        for (size_t p = 0; p < np && !r && pass == R->levels; p++) {
-            uint32_t b = C->k->params[p];
-            size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
-            if (w < R->n && R->shape[w] == GPUIR__ROW_FULL) out[p][lane] = C->cur[b - 1];
-        }
+        if (!r && pass == R->levels) gpuir__cg_rows_lane_outputs(C, R, out, lane);
     }
     if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out, " + base");
     gpuir__cg_close(C);
@@ -18010,11 +18015,7 @@ static gpuir_result gpuir__cg_rows_stream4(gpuir__cg *C, gpuir__cg_rowplan *R, i
         C->lane = lane;
         r = gpuir__cg_rows_replay(C, R, pass, -1, ivar);
         C->lane = -1;
-        for (size_t p = 0; p < np && !r && pass == R->levels; p++) {
-            uint32_t b = C->k->params[p];
-            size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
-            if (w < R->n && R->shape[w] == GPUIR__ROW_FULL) out[p][lane] = C->cur[b - 1];
-        }
+        if (!r && pass == R->levels) gpuir__cg_rows_lane_outputs(C, R, out, lane);
     }
     if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out, "");
     gpuir__cg_close(C);
