@@ -1008,8 +1008,7 @@ static int fd_motif_rmsnorm(fd_gen *g, int x) {
    (static), LayerNorm's statistics and normalization over those rows, the
    view back, then a per-channel weight and bias [C, 1..] and now and then
    SiLU: the reshape and the ops after it join the row kernel. Sometimes
-   an op after the view reads a row value (it must not join) or the
-   normalized rows are also returned (the reshape stays a view). */
+   an op after the view reads a row value instead (it must not join). */
 static int fd_motif_group_norm(fd_gen *g) {
     static const gpuir_dtype dts[] = {GPUIR_F32, GPUIR_F32, GPUIR_F16, GPUIR_BF16};
     static const int64_t spatial[] = {1, 2, 3, 5, 7, 8, 16, 33};
@@ -1525,8 +1524,8 @@ static int fd_motif_attention(fd_gen *g) {
     return oi >= 0 && seq >= 0 && fd_chance(&g->rng, 50) ? fd_head_merge(g, oi, seq) : oi;
 }
 
-/* One motif: a normalization over rows or columns, a sibling group, an
-   attention. */
+/* One motif: a normalization over rows or columns (GroupNorm's through
+   its views), a sibling group, an attention. */
 static int fd_motif(fd_gen *g, int a) {
     int k = fd_below(&g->rng, 10);
     if (k == 9) return fd_motif_group_norm(g);
