@@ -15593,8 +15593,11 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
                                                             gpuir__cg_param(C, (int)i), a);
     }
     if (C->tma) gpuir__str_puts(&params, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
-    gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", C->wgmma ? "GPUIR_LAUNCH_BOUNDS(384, 1) " : "", cname,
-                   gpuir__str_cstr(&params));
+    char bounds[48] = "";            /* the wgmma kernel's, and a wide row kernel's (GPUIR__ROWS_WIDE_THREADS): */
+    if (C->wgmma) snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(384, 1) ");   /* at most 128 registers */
+    else if (C->form == GPUIR__FORM_REDUCE_ROWS && C->threads > 256)
+        snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(%lld, 1) ", (long long)C->threads);
+    gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", bounds, cname, gpuir__str_cstr(&params));
     gpuir__str_free(&params);
 }
 
