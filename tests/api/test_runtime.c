@@ -477,8 +477,8 @@ TEST(nvrtc_compiles_reductions_with_users_and_totals) {
 
 /* Row kernels with a reshape of their rows and ops after it
    (tests/ir/run/reshaped-rows.gir: GroupNorm's affine over [N, C, H, W],
-   rows in registers, in shared memory and streamed) compile for sm_80 and
-   sm_90 without spills or local memory. */
+   rows in registers and streamed in quads) compile for sm_80 and sm_90
+   without spills or local memory. */
 TEST(nvrtc_compiles_reshaped_rows) {
     static const char *const want[] = {".visible .entry gpuir_k_group_norm_k0(", ".visible .entry gpuir_k_long_rows_k0(",
                                        ".visible .entry gpuir_k_group_norm_bf16_k0(", NULL};
