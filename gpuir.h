@@ -15593,10 +15593,10 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
                                                             gpuir__cg_param(C, (int)i), a);
     }
     if (C->tma) gpuir__str_puts(&params, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
-    char bounds[48] = "";            /* the wgmma kernel's, and a wide row kernel's (GPUIR__ROWS_WIDE_THREADS): */
-    if (C->wgmma) snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(384, 1) ");   /* at most 128 registers */
-    else if (C->form == GPUIR__FORM_REDUCE_ROWS && C->threads > 256)
-        snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(%lld, 1) ", (long long)C->threads);
+    char bounds[48] = "";            /* launch bounds: the wgmma kernel's, and a wide row kernel's */
+    if (C->wgmma) snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(384, 1) ");
+    else if (C->form == GPUIR__FORM_REDUCE_ROWS && C->threads > 256)   /* (GPUIR__ROWS_WIDE_THREADS: at most */
+        snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(%lld, 1) ", (long long)C->threads);   /* 128 registers) */
     gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", bounds, cname, gpuir__str_cstr(&params));
     gpuir__str_free(&params);
 }
