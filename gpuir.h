@@ -9659,7 +9659,11 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // reductions of the same input, siblings). A group an op outside it has
 // read from takes no more ops (that op runs after it).
 // Splat constants, globals and reshapes join no group (bufferize makes a
-// reshape a view: no kernel), but a static reshape of a row group's full
+// reshape a view: no kernel); a reshape closes no group itself, the ops
+// that read it do, as readers of what it views (statistics returned in
+// the program's shape, a view of the row kernel's, leave that kernel
+// open), and such an op never joins the group computing what it views
+// (gpuir__fuse_source), but a static reshape of a row group's full
 // value, that value's only use (gpuir__rows_reshape_group: its users then
 // join the row kernel, GroupNorm's affine after its rows). A transpose of
 // the last two dims (static) joins its elementwise producer's group, and
@@ -9980,12 +9984,31 @@ typedef struct gpuir__fuser {
     uint32_t *after;            /* value id - 1 -> the transpose group that computed it from its
                                    transpose on (what the ops after the transpose may read) */
     uint32_t *first_user;       /* value id - 1 -> the first op (id) that reads it */
+    uint32_t *viewed;           /* value id - 1 -> the value a reshape outside every group views (through
+                                   a chain of them), 0: none; reading the view reads that value */
     uint32_t fid;               /* the function at hand */
 } gpuir__fuser;
 
 static int64_t gpuir__value_group(const gpuir_module *m, uint32_t v) {
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
     return def ? gpuir__op_int_attr(m, def, GPUIR__KEY_FUSION, 0) : 0;
+}
+
+/* The value v stands for when an op reads it: what it views when it is a
+   reshape outside every group (the reshape runs nothing: an op reading it
+   reads its source's buffer), else v. */
+static uint32_t gpuir__fuse_source(const gpuir__fuser *F, uint32_t v) {
+    return F->viewed[v - 1] ? F->viewed[v - 1] : v;
+}
+
+/* Whether op reads a view of a value group g computes: it may not join g
+   (the kernel would read that buffer before, or while, it writes it). */
+static bool gpuir__fuse_reads_view_of(const gpuir__fuser *F, const gpuir__op *op, int64_t g) {
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t v = gpuir__op_operand(F->m, op, k);
+        if (F->viewed[v - 1] && gpuir__value_group(F->m, F->viewed[v - 1]) == g) return true;
+    }
+    return false;
 }
 
 /* Row group g reads op's operands of its full shape whole (F->reader). */
@@ -10168,6 +10191,7 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
                 (F->kinds[g] == GPUIR__GROUP_REDUCE && gpuir__is_elementwise(gpuir__info(op->kind)->cls))) &&
                !gpuir__fuse_group_static(F, g))))
         g = 0;
+    if (g && gpuir__fuse_reads_view_of(F, op, g)) g = 0;
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
     if (g && F->shared[g] && (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX) &&
         !gpuir__reduce_is_row(F->m, op))
@@ -10200,10 +10224,13 @@ static int64_t gpuir__rows_reshape_group(const gpuir__fuser *Fu, const gpuir__op
 }
 
 /* Records that op (in group g, or none) reads its operands: the groups
-   that computed them, if other, close. */
+   that computed them (or the values they view), if other, close. A
+   reshape outside every group closes nothing itself: its readers do
+   (GroupNorm's mean returned as [N, G, 1, 1, 1], a view of the row
+   kernel's [N, G, 1], leaves that kernel open to the normalization). */
 static void gpuir__fuse_close_read(gpuir__fuser *F, const gpuir__op *op, int64_t g) {
     for (uint32_t k = 0; k < op->n_operands; k++) {
-        int64_t h = gpuir__value_group(F->m, gpuir__op_operand(F->m, op, k));
+        int64_t h = gpuir__value_group(F->m, gpuir__fuse_source(F, gpuir__op_operand(F->m, op, k)));
         if (h && h != g) F->closed[h] = true;
     }
 }
@@ -10785,8 +10812,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.shared = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.shared);
     F.after = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.after);
     F.first_user = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.first_user);
+    F.viewed = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.viewed);
     gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared &&
-                     F.after && F.first_user ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+                     F.after && F.first_user && F.viewed ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++) {
@@ -10811,7 +10839,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         else if (reshaped) {
             F.read_by[gpuir__op_operand(m, op, 0) - 1] = (uint32_t)reshaped;
             gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, reshaped);
-        } else if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT ||
+        } else if (cls == GPUIR__CLASS_RESHAPE && op->result && op->n_operands == 1)
+            F.viewed[op->result - 1] = gpuir__fuse_source(&F, gpuir__op_operand(m, op, 0));
+        else if (!op->result || !gpuir__class_computes(cls) || cls == GPUIR__CLASS_CONSTANT ||
             cls == GPUIR__CLASS_RESHAPE)
             gpuir__fuse_close_read(&F, op, 0);
         else
@@ -10827,6 +10857,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.reader);
     gpuir__scratch_free(m, F.read_by);
     gpuir__scratch_free(m, F.first_user);
+    gpuir__scratch_free(m, F.viewed);
     gpuir__scratch_free(m, F.shared);
     gpuir__scratch_free(m, F.after);
     return r;
