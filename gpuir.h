@@ -9642,8 +9642,10 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // same N become one kernel. An elementwise op joins the group of a producer
 // that is elementwise or a matmul (its epilogue: bias, activation, residual)
 // when it is that value's only user and the shapes agree, or beside an
-// open elementwise group reading an operand of its as it does when it
-// feeds a row reduction (gpuir__fuse_elementwise_sibling); a reduction (or
+// open elementwise group reading an operand of its as it does (static
+// shapes, not through a splat), a kernel of several outputs, when it
+// feeds a row reduction or neither it nor the group feeds an op that
+// takes its producers (gpuir__fuse_elementwise_sibling); a reduction (or
 // a softmax over another axis than the last, of static sizes:
 // gpuir__softmax_takes_neighbours) joins an elementwise producer's group
 // the same way, and elementwise users join a reduction of static sizes (a
@@ -9984,6 +9986,9 @@ typedef struct gpuir__fuser {
     uint32_t *after;            /* value id - 1 -> the transpose group that computed it from its
                                    transpose on (what the ops after the transpose may read) */
     uint32_t *first_user;       /* value id - 1 -> the first op (id) that reads it */
+    bool *feeds_lead;           /* value id - 1 -> an op of a class that may take its producers into its
+                                   kernel reads it (gpuir__takes_producers) */
+    bool *group_feeds_lead;     /* group -> one of its values feeds_lead */
     uint32_t *viewed;           /* value id - 1 -> the value a reshape outside every group views (through
                                    a chain of them), 0: none; reading the view reads that value */
     uint32_t fid;               /* the function at hand */
@@ -10149,21 +10154,37 @@ static bool gpuir__fuse_after_transpose(const gpuir__fuser *F, const gpuir__op *
     return true;
 }
 
+/* Whether ops of class cls may take the elementwise group that makes
+   their operand into their kernel (a reduction, a softmax, a transpose;
+   a reshape, for what reads its view), where a matmul or an attention
+   reads its operands from memory (gpuir__fuse_candidate). */
+static bool gpuir__takes_producers(gpuir__op_class cls) {
+    return cls == GPUIR__CLASS_REDUCE || cls == GPUIR__CLASS_SOFTMAX || cls == GPUIR__CLASS_TRANSPOSE ||
+           cls == GPUIR__CLASS_RESHAPE;
+}
+
 /* The elementwise group op may join beside an op that reads its operand
-   v, or 0: an elementwise op whose one user is a row reduction (it feeds
-   a row group), of a static shape, the group's and v's, reading v as an
-   open elementwise group of that shape does. `a * b`, `a * a` and `b * b`
-   written before their row sums (cosine similarity) are then one kernel
-   that reads a and b once, the sums joining it as a row group; it was
-   three kernels reading them four times. */
+   v, or 0: an elementwise op of a static shape, the group's and v's,
+   reading v (not a splat) as an open elementwise group of that shape does, where either
+   its one user is a row reduction (it feeds a row group) or neither its
+   value nor the group's feeds an op that takes its producers
+   (gpuir__takes_producers: a reduction or a softmax would find the group
+   a kernel of several outputs, which it does not take). `a * b`, `a * a` and `b * b` written before their row sums
+   (cosine similarity) are then one kernel that reads a and b once, the
+   sums joining it as a row group; it was three kernels reading them four
+   times. `relu(x)`, `sigmoid(x)` and `x * 2`, each returned, are one
+   kernel reading x once, with three outputs; they were three kernels. */
 static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
     const gpuir_module *m = F->m;
     int64_t b = F->read_by[v - 1];
     if (!b || F->closed[b] || F->kinds[b] != GPUIR__GROUP_ELEMENTWISE || !F->rows[b] ||
-        !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || F->uses[op->result - 1] != 1)
+        !gpuir__is_elementwise(gpuir__info(op->kind)->cls))
         return 0;
-    const gpuir__op *user = gpuir__op_at(m, F->first_user[op->result - 1]);
-    if (!user || gpuir__info(user->kind)->cls != GPUIR__CLASS_REDUCE || !gpuir__reduce_is_row(m, user))
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    if (def && gpuir__op_is_splat(m, def)) return 0;     /* no read to share: every kernel fills its own */
+    const gpuir__op *user = F->uses[op->result - 1] == 1 ? gpuir__op_at(m, F->first_user[op->result - 1]) : NULL;
+    bool feeds_rows = user && gpuir__info(user->kind)->cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, user);
+    if (!feeds_rows && (F->feeds_lead[op->result - 1] || F->group_feeds_lead[b]))
         return 0;
     const gpuir_type *g = &gpuir__value_at(m, F->rows[b])->type, *out = &gpuir__value_at(m, op->result)->type;
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
@@ -10273,6 +10294,7 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         F->rows[g] = gpuir__op_operand(m, op, 0);
     }
     gpuir__fuse_close_read(F, op, g);
+    F->group_feeds_lead[g] |= F->feeds_lead[op->result - 1];
     F->shared[g] |= F->uses[op->result - 1] > 1;
     gpuir__fuse_note_reader(F, op, g);
     for (uint32_t k = 0; k < op->n_operands; k++) F->read_by[gpuir__op_operand(m, op, k) - 1] = (uint32_t)g;
@@ -10813,8 +10835,11 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.after = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.after);
     F.first_user = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.first_user);
     F.viewed = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.viewed);
+    F.feeds_lead = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.feeds_lead);
+    F.group_feeds_lead = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.group_feeds_lead);
     gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared &&
-                     F.after && F.first_user && F.viewed ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+                     F.after && F.first_user && F.viewed && F.feeds_lead && F.group_feeds_lead ?
+                     GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++) {
@@ -10823,6 +10848,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
             for (uint32_t j = 0; j < k; j++) seen |= gpuir__op_operand(m, op, j) == v;
             if (!seen) F.uses[v - 1]++;
             if (!F.first_user[v - 1]) F.first_user[v - 1] = f->ops[i];
+            if (op->result && gpuir__takes_producers(gpuir__info(op->kind)->cls)) F.feeds_lead[v - 1] = true;
         }
     }
     uint32_t *sib = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *sib);
@@ -10858,6 +10884,8 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.read_by);
     gpuir__scratch_free(m, F.first_user);
     gpuir__scratch_free(m, F.viewed);
+    gpuir__scratch_free(m, F.feeds_lead);
+    gpuir__scratch_free(m, F.group_feeds_lead);
     gpuir__scratch_free(m, F.shared);
     gpuir__scratch_free(m, F.after);
     return r;

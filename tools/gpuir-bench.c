@@ -50,7 +50,9 @@
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
        of 8 elementwise ops and a row softmax over N f32 (default 64M, 256 MB),
-       then a LayerNorm and an RMSNorm over 16384 x 4096 (f32 and bf16; one
+       a transpose (alone, and with a gelu before and a mul after it), relu,
+       sigmoid and x * 2 of one input of N f32 (three outputs, one kernel:
+       elementwise siblings), then a LayerNorm and an RMSNorm over 16384 x 4096 (f32 and bf16; one
        row kernel each, scale and shift as constants), a LayerNorm over
        2048 x 16384 and 512 x 65536 f32 (long rows: cached in shared
        memory, and streamed twice), the three sibling
@@ -1551,6 +1553,17 @@ static int bench_bandwidth(int argc, char **argv) {
                  rows, cols);
         rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text.buf);
     }
+    text.len = 0;                 /* elementwise siblings: three outputs of one input, one kernel */
+    strbuf_appendf(&text,
+                   "func.func @f(%%x: tensor<%lldxf32>) -> (tensor<%lldxf32>, tensor<%lldxf32>, tensor<%lldxf32>) {\n"
+                   "  %%a = relu %%x : (tensor<%lldxf32>) -> tensor<%lldxf32>\n"
+                   "  %%b = sigmoid %%x : (tensor<%lldxf32>) -> tensor<%lldxf32>\n"
+                   "  %%c = constant {value = 2.0} : () -> tensor<f32>\n"
+                   "  %%d = mul %%x, %%c : (tensor<%lldxf32>, tensor<f32>) -> tensor<%lldxf32>\n"
+                   "  return %%a, %%b, %%d : tensor<%lldxf32>, tensor<%lldxf32>, tensor<%lldxf32>\n}\n",
+                   n, n, n, n, n, n, n, n, n, n, n, n, n);
+    rc |= gpu ? bench_bw_case(ctx, "relu, sigmoid, x*2 of one x, f32", text.buf, (size_t)n * 16, repeat)
+              : check_on_emu_n(ctx, "relu, sigmoid, x*2 of one x, f32", text.buf, 3, 0);
     free(text.buf);
     rc |= bench_norms(ctx, gpu, repeat);
     rc |= bench_dynamic_norms(ctx, gpu, repeat);

@@ -98,7 +98,7 @@ GPUIR_KERNEL gpuir_k_gelu_f16_k0(GPUIR_LANE const unsigned short *x_, const unsi
 }
 
 /* @quad_i32_k0: 256 threads per block */
-GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *x_, const int *y_, int *out0_) {
+GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *x_, const int *y_, int *out0_, float *out1_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 12LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
@@ -110,47 +110,34 @@ GPUIR_KERNEL gpuir_k_quad_i32_k0(GPUIR_LANE const int *x_, const int *y_, int *o
         int v2 = (int)((unsigned)v0 * (unsigned)v1);
         /* op 100: div (line 38) */
         int v3 = gpuir_div_i32(v2, v0);
+        /* op 101: cast (line 39) */
+        float v4 = (float)v0;
         /* op 99: mul (line 37) */
-        int v4 = l0.y;
-        int v5 = l1.y;
-        int v6 = (int)((unsigned)v4 * (unsigned)v5);
+        int v5 = l0.y;
+        int v6 = l1.y;
+        int v7 = (int)((unsigned)v5 * (unsigned)v6);
         /* op 100: div (line 38) */
-        int v7 = gpuir_div_i32(v6, v4);
+        int v8 = gpuir_div_i32(v7, v5);
+        /* op 101: cast (line 39) */
+        float v9 = (float)v5;
         /* op 99: mul (line 37) */
-        int v8 = l0.z;
-        int v9 = l1.z;
-        int v10 = (int)((unsigned)v8 * (unsigned)v9);
+        int v10 = l0.z;
+        int v11 = l1.z;
+        int v12 = (int)((unsigned)v10 * (unsigned)v11);
         /* op 100: div (line 38) */
-        int v11 = gpuir_div_i32(v10, v8);
+        int v13 = gpuir_div_i32(v12, v10);
+        /* op 101: cast (line 39) */
+        float v14 = (float)v10;
         /* op 99: mul (line 37) */
-        int v12 = l0.w;
-        int v13 = l1.w;
-        int v14 = (int)((unsigned)v12 * (unsigned)v13);
+        int v15 = l0.w;
+        int v16 = l1.w;
+        int v17 = (int)((unsigned)v15 * (unsigned)v16);
         /* op 100: div (line 38) */
-        int v15 = gpuir_div_i32(v14, v12);
-        ((int4 *)out0_)[q] = GPUIR_INT4(v3, v7, v11, v15);
-    }
-}
-
-/* @quad_i32_k1: 256 threads per block */
-GPUIR_KERNEL gpuir_k_quad_i32_k1(GPUIR_LANE const int *x_, float *out1_) {
-    GPUIR_NO_UNROLL
-    for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 12LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        int q = (int)qq;
-        /* op 102: cast (line 39) */
-        int4 l0 = ((const int4 *)x_)[q];
-        int v0 = l0.x;
-        float v1 = (float)v0;
-        /* op 102: cast (line 39) */
-        int v2 = l0.y;
-        float v3 = (float)v2;
-        /* op 102: cast (line 39) */
-        int v4 = l0.z;
-        float v5 = (float)v4;
-        /* op 102: cast (line 39) */
-        int v6 = l0.w;
-        float v7 = (float)v6;
-        ((float4 *)out1_)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
+        int v18 = gpuir_div_i32(v17, v15);
+        /* op 101: cast (line 39) */
+        float v19 = (float)v15;
+        ((int4 *)out0_)[q] = GPUIR_INT4(v3, v8, v13, v18);
+        ((float4 *)out1_)[q] = GPUIR_FLOAT4(v4, v9, v14, v19);
     }
 }
 
@@ -159,7 +146,7 @@ GPUIR_KERNEL gpuir_k_cast_f32_bf16_k0(GPUIR_LANE const float *x_, unsigned short
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 45LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 106: cast (line 44) */
+        /* op 104: cast (line 44) */
         float v0 = x_[i];
         float v1 = gpuir_round_bf16(v0);
         out0_[i] = gpuir_f32_to_bf16(v1);
@@ -171,7 +158,7 @@ GPUIR_KERNEL gpuir_k_cast_i64_f16_k0(GPUIR_LANE const long long *x_, unsigned sh
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 45LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 109: cast (line 49) */
+        /* op 107: cast (line 49) */
         long long v0 = x_[i];
         float v1 = gpuir_round_f16((float)v0);
         out0_[i] = gpuir_f32_to_f16(v1);
@@ -183,7 +170,7 @@ GPUIR_KERNEL gpuir_k_broadcast_k0(GPUIR_LANE const int *x_, int *out0_) {
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 126LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 112: broadcast (line 54) */
+        /* op 110: broadcast (line 54) */
         int v0 = x_[i / 7 % 6];
         out0_[i] = v0;
     }
@@ -194,17 +181,17 @@ GPUIR_KERNEL gpuir_k_reshape_k0(GPUIR_LANE const float *in0_, float *out0_) {
     GPUIR_NO_UNROLL
     for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 30LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int q = (int)qq;
-        /* op 115: exp (line 60) */
+        /* op 113: exp (line 60) */
         float4 l0 = ((const float4 *)in0_)[q];
         float v0 = l0.x;
         float v1 = expf(v0);
-        /* op 115: exp (line 60) */
+        /* op 113: exp (line 60) */
         float v2 = l0.y;
         float v3 = expf(v2);
-        /* op 115: exp (line 60) */
+        /* op 113: exp (line 60) */
         float v4 = l0.z;
         float v5 = expf(v4);
-        /* op 115: exp (line 60) */
+        /* op 113: exp (line 60) */
         float v6 = l0.w;
         float v7 = expf(v6);
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v1, v3, v5, v7);
@@ -216,10 +203,10 @@ GPUIR_KERNEL gpuir_k_neg_i64_k0(GPUIR_LANE const long long *x_, const long long 
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 118: neg (line 65) */
+        /* op 116: neg (line 65) */
         long long v0 = x_[i];
         long long v1 = (long long)(0u - (unsigned long long)v0);
-        /* op 119: add (line 66) */
+        /* op 117: add (line 66) */
         long long v2 = y_[i];
         long long v3 = (long long)((unsigned long long)v1 + (unsigned long long)v2);
         out0_[i] = v3;
@@ -231,11 +218,11 @@ GPUIR_KERNEL gpuir_k_pow_f32_k0(GPUIR_LANE const float *a_, const float *b_, con
     GPUIR_NO_UNROLL
     for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 231LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
         int i = (int)ii;
-        /* op 122: pow (line 71) */
+        /* op 120: pow (line 71) */
         float v0 = a_[i];
         float v1 = b_[i % 33];
         float v2 = powf(v0, v1);
-        /* op 123: pow (line 72) */
+        /* op 121: pow (line 72) */
         float v3 = c_[i / 33];
         float v4 = powf(v3, v2);
         out0_[i] = v4;
@@ -259,10 +246,7 @@ static void gpuir_k_gelu_f16_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_gelu_f16_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1], *(unsigned short **)p[2]);
 }
 static void gpuir_k_quad_i32_k0_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_quad_i32_k0(l, *(int **)p[0], *(int **)p[1], *(int **)p[2]);
-}
-static void gpuir_k_quad_i32_k1_emu(gpuir_emu_lane *l, void **p) {
-    gpuir_k_quad_i32_k1(l, *(int **)p[0], *(float **)p[1]);
+    gpuir_k_quad_i32_k0(l, *(int **)p[0], *(int **)p[1], *(int **)p[2], *(float **)p[3]);
 }
 static void gpuir_k_cast_f32_bf16_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_cast_f32_bf16_k0(l, *(float **)p[0], *(unsigned short **)p[1]);
@@ -288,8 +272,7 @@ const gpuir_emu_kernel gpuir_emu_kernels[] = {
     {"gpuir_k_quad_k0", gpuir_k_quad_k0_emu, 0u, 0u, 0, 3u, 0u},
     {"gpuir_k_add_bf16_k0", gpuir_k_add_bf16_k0_emu, 0u, 0u, 0, 4u, 0u},
     {"gpuir_k_gelu_f16_k0", gpuir_k_gelu_f16_k0_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_quad_i32_k0", gpuir_k_quad_i32_k0_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_quad_i32_k1", gpuir_k_quad_i32_k1_emu, 0u, 0u, 0, 2u, 0u},
+    {"gpuir_k_quad_i32_k0", gpuir_k_quad_i32_k0_emu, 0u, 0u, 0, 4u, 0u},
     {"gpuir_k_cast_f32_bf16_k0", gpuir_k_cast_f32_bf16_k0_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_cast_i64_f16_k0", gpuir_k_cast_i64_f16_k0_emu, 0u, 0u, 0, 2u, 0u},
     {"gpuir_k_broadcast_k0", gpuir_k_broadcast_k0_emu, 0u, 0u, 0, 2u, 0u},
