@@ -8129,7 +8129,10 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // kernel for it (rows in registers), unless an elementwise op feeds it or
 // uses it: then its parts fuse with those into one row kernel; one over
 // another axis stays too, but over one element (softmax.columns: a thread
-// per column, one kernel where its parts would be four). A total (a sum,
+// per column, one kernel where its parts would be four), and a softmax
+// written out over another axis becomes the op for that kernel
+// (gpuir__softmax_written_out: torch's softmax(dim=1) spelled as max,
+// shift, exp, sum, divide). A total (a sum,
 // mean or max over every axis of a large static x) becomes the total of
 // its rows' results (gpuir__reduce_split_at: a row kernel, then a small
 // total, where it was one block reading all of x). An
@@ -8207,6 +8210,98 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
     gpuir_value sum = gpuir__build_value(m, GPUIR_OP_REDUCE_SUM, &e.id, 1, first, 2, NULL);
     uint32_t div_in[2] = {e.id, sum.id};
     return gpuir__build_value(m, GPUIR_OP_DIV, div_in, 2, 0, 0, NULL).id;
+}
+
+/* ---- a softmax written out over another axis than the last ----
+   `%mx = reduce_max %a`, `%d = sub %a, %mx`, `%e = exp %d`, `%z =
+   reduce_sum %e` (both over one axis k, not the last, keepdims; the same
+   k), `%p = div %e, %z`, each value read only there (%e by the sum and
+   the division): what decompose itself writes a softmax as, and what a
+   user writes for torch's softmax(dim=1). It becomes `softmax %a {axis =
+   k}`: softmax.columns runs it in one kernel (with its elementwise
+   neighbours), where its parts were four kernels. (Over the last axis
+   the parts already fuse into one row kernel, and the attention pass
+   matches them there.) The ops round e and z to the dtype before the
+   division; the kernel divides exp(x - max) by the f32 sum and rounds once:
+   within the dtype's tolerance, as for the attention pass's match. */
+
+/* The index of the one op of function f after index `from` that reads v
+   (the return counts), or SIZE_MAX when none or more than one does. */
+static size_t gpuir__only_reader(const gpuir_module *m, const gpuir__func *f, size_t from, uint32_t v) {
+    size_t found = SIZE_MAX;
+    for (size_t j = from + 1; j < stbds_arrlenu(f->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[j]);
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            if (gpuir__op_operand(m, op, k) != v) continue;
+            if (found != SIZE_MAX && found != j) return SIZE_MAX;
+            found = j;
+        }
+    }
+    return found;
+}
+
+/* Whether op is a `kind` reduction of x over one axis other than the last,
+   of extent other than 1, with keepdims; that axis into *axis. */
+static bool gpuir__reduce_one_inner_axis(const gpuir_module *m, const gpuir__op *op, gpuir_op_kind kind, uint32_t x,
+                                         int64_t *axis) {
+    if (!op || op->kind != kind || !op->result || gpuir__op_operand(m, op, 0) != x ||
+        !gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS))
+        return false;
+    const gpuir_type *t = &gpuir__value_at(m, x)->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    if (!axes || axes->n != 1 || !gpuir_dtype_is_float(t->dtype)) return false;
+    *axis = gpuir__ints_at(m, axes->off)[0];
+    return gpuir__norm_axis(axis, t->rank) && *axis < t->rank - 1 && t->dims[*axis] != 1;
+}
+
+/* Whether the op at index i of function fid is the reduce_max of a
+   softmax written out over an inner axis (above): its input into *a, the
+   axis into *axis, the indices of the sub, exp, reduce_sum and div into
+   parts[0..3]. */
+static bool gpuir__softmax_written_out(const gpuir_module *m, uint32_t fid, size_t i, uint32_t *a, int64_t *axis,
+                                       size_t parts[4]) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    const gpuir__op *mx = gpuir__op_at(m, f->ops[i]);
+    if (mx->kind != GPUIR_OP_REDUCE_MAX || !mx->result) return false;
+    *a = gpuir__op_operand(m, mx, 0);
+    if (!gpuir__reduce_one_inner_axis(m, mx, GPUIR_OP_REDUCE_MAX, *a, axis)) return false;
+    size_t s = gpuir__only_reader(m, f, i, mx->result);
+    const gpuir__op *sub = s != SIZE_MAX ? gpuir__op_at(m, f->ops[s]) : NULL;
+    if (!sub || sub->kind != GPUIR_OP_SUB || gpuir__op_operand(m, sub, 0) != *a ||
+        gpuir__op_operand(m, sub, 1) != mx->result ||
+        !gpuir__type_same(&gpuir__value_at(m, sub->result)->type, &gpuir__value_at(m, *a)->type))
+        return false;
+    size_t x = gpuir__only_reader(m, f, s, sub->result);
+    const gpuir__op *ex = x != SIZE_MAX ? gpuir__op_at(m, f->ops[x]) : NULL;
+    if (!ex || ex->kind != GPUIR_OP_EXP) return false;
+    size_t z = SIZE_MAX, d = SIZE_MAX, readers = 0;
+    for (size_t j = x + 1; j < stbds_arrlenu(f->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[j]);
+        bool reads = false;
+        for (uint32_t k = 0; k < op->n_operands; k++) reads |= gpuir__op_operand(m, op, k) == ex->result;
+        if (!reads) continue;
+        readers++;
+        int64_t sum_axis;
+        if (gpuir__reduce_one_inner_axis(m, op, GPUIR_OP_REDUCE_SUM, ex->result, &sum_axis) && sum_axis == *axis &&
+            z == SIZE_MAX)
+            z = j;
+        else if (op->kind == GPUIR_OP_DIV && op->result && gpuir__op_operand(m, op, 0) == ex->result && d == SIZE_MAX)
+            d = j;
+    }
+    if (readers != 2 || z == SIZE_MAX || d == SIZE_MAX || z > d) return false;
+    const gpuir__op *sum = gpuir__op_at(m, f->ops[z]), *div = gpuir__op_at(m, f->ops[d]);
+    if (gpuir__op_operand(m, div, 1) != sum->result || gpuir__only_reader(m, f, z, sum->result) != d ||
+        !gpuir__type_same(&gpuir__value_at(m, div->result)->type, &gpuir__value_at(m, *a)->type))
+        return false;
+    parts[0] = s, parts[1] = x, parts[2] = z, parts[3] = d;
+    return true;
+}
+
+/* softmax(a) over axis (0 on failure). */
+static uint32_t gpuir__build_softmax(gpuir_module *m, uint32_t a, int64_t axis) {
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_int(m, "axis", GPUIR__ATTR_INT, axis);
+    return gpuir__build_value(m, GPUIR_OP_SOFTMAX, &a, 1, first, 1, NULL).id;
 }
 
 /* Splitting a total into rows and the rest (gpuir__reduce_split_at): the
@@ -8482,16 +8577,46 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
     return o && seq != rank - 2 ? gpuir__build_transpose(m, o, back, rank) : o;
 }
 
+/* At index i of function fid: a softmax written out over an inner axis
+   (gpuir__softmax_written_out), matched before its ops' operands are
+   remapped (they read a as it was), becomes the op on a as it is now; its
+   parts are dropped (`dropped`, by op id) as the loop reaches them, and
+   the division's readers read the softmax (repl). 1 when it matched, 0
+   when not, -1 on failure. */
+static int gpuir__decompose_compose_softmax(gpuir_module *m, uint32_t fid, size_t i, uint32_t *repl, bool *dropped) {
+    uint32_t a;
+    int64_t axis;
+    size_t parts[4];
+    if (!gpuir__softmax_written_out(m, fid, i, &a, &axis, parts)) return 0;
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    uint32_t p = gpuir__op_at(m, f->ops[parts[3]])->result;
+    for (int k = 0; k < 4; k++) dropped[f->ops[parts[k]]] = true;
+    gpuir__rewrite_origin(m, f->ops[parts[3]]);
+    uint32_t y = gpuir__build_softmax(m, repl[a - 1] ? repl[a - 1] : a, axis);
+    if (!y) return -1;
+    repl[p - 1] = y;
+    return 1;
+}
+
 static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
     size_t cap = stbds_arrlenu(m->values) + 1;      /* the values before the pass: those repl maps */
     uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *repl);
-    if (!repl) return gpuir__oom(m->ctx, "decompose");
+    bool *dropped = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->ops) + 1, sizeof *dropped);
+    if (!repl || !dropped) {
+        gpuir__scratch_free(m, repl);
+        gpuir__scratch_free(m, dropped);
+        return gpuir__oom(m->ctx, "decompose");
+    }
     gpuir_result r = GPUIR_OK;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs) && !r; f++) {
         uint32_t fid = (uint32_t)f + 1;
         gpuir__rewrite_begin(m, fid);
         for (size_t i = 0; i < stbds_arrlenu(gpuir__func_at(m, fid)->ops) && !r; i++) {
             uint32_t op_id = gpuir__func_at(m, fid)->ops[i];
+            if (dropped[op_id]) continue;           /* a part of a written-out softmax, now the op */
+            int composed = gpuir__decompose_compose_softmax(m, fid, i, repl, dropped);
+            if (composed < 0) r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "decompose");
+            if (composed) continue;
             gpuir__remap_operands(m, gpuir__op_at(m, op_id), repl);
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
@@ -8528,6 +8653,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
         gpuir__rewrite_end(m, r == GPUIR_OK);
     }
     gpuir__scratch_free(m, repl);
+    gpuir__scratch_free(m, dropped);
     return r;
 }
 
