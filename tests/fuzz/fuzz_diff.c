@@ -1073,7 +1073,10 @@ static int fd_motif_group_norm(fd_gen *g) {
     return y;
 }
 
-/* softmax over the rows, with a mask added first or a log after. */
+static int fd_softmax_written(fd_gen *g, int a, int axis, double err);
+
+/* softmax over the rows (now and then over another axis), as the op or
+   written out as ops, with a mask added first or a log after. */
 static int fd_motif_softmax(fd_gen *g, int x) {
     const fd_val *v = &g->f->v[x];
     double u = fd_u(v->dt);
@@ -1089,13 +1092,18 @@ static int fd_motif_softmax(fd_gen *g, int x) {
         if (x < 0) return -1;
         v = &g->f->v[x];
     }
+    int axis = -1;                             /* now and then over another axis (softmax.columns) */
+    if (v->rank >= 2 && fd_chance(&g->rng, 30)) axis = -2 - fd_below(&g->rng, v->rank - 1);
     fd_val r = *v;
     r.mag = 1;
     r.err = 0.5 * v->err + 4 * u;
     char tx[128];
-    int p = fd_op(g, &r, x, -1, "softmax %%v%d {axis = -1} : (%s) -> %s", x, fd_t(v, tx), tx);
+    int p = fd_chance(&g->rng, 35) ? fd_softmax_written(g, x, axis, v->err)    /* as ops: decompose's match */
+                                   : fd_op(g, &r, x, -1, "softmax %%v%d {axis = %d} : (%s) -> %s", x, axis,
+                                           fd_t(v, tx), tx);
     if (p < 0 || fd_chance(&g->rng, 50)) return p;
-    double mag = 2 * v->mag + log((double)v->dims[v->rank - 1]) + 1;   /* |log p| */
+    v = &g->f->v[x];
+    double mag = 2 * v->mag + log((double)v->dims[v->rank + axis]) + 1;   /* |log p| */
     return fd_unary_named(g, p, "log", mag, 2 * v->err + 8 * u * (1 + mag));
 }
 
