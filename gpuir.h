@@ -10113,7 +10113,8 @@ typedef struct gpuir__fuser {
                                    transpose on (what the ops after the transpose may read) */
     uint32_t *first_user;       /* value id - 1 -> the first op (id) that reads it */
     bool *feeds_lead;           /* value id - 1 -> an op of a class that may take its producers into its
-                                   kernel reads it (gpuir__takes_producers) */
+                                   kernel (gpuir__takes_producers) reads it, or an elementwise op after it
+                                   whose value feeds_lead (it may join the kernel that makes it) */
     bool *group_feeds_lead;     /* group -> one of its values feeds_lead */
     uint32_t *viewed;           /* value id - 1 -> the value a reshape outside every group views (through
                                    a chain of them), 0: none; reading the view reads that value */
@@ -10291,13 +10292,14 @@ static bool gpuir__takes_producers(gpuir__op_class cls) {
 
 /* The elementwise group op may join beside an op that reads its operand
    v, or 0: an elementwise op of a static shape, the group's and v's,
-   reading v (not a splat) as an open elementwise group of that shape does, where either
-   its one user is a row reduction (it feeds a row group) or neither its
-   value nor the group's feeds an op that takes its producers
-   (gpuir__takes_producers: a reduction or a softmax would find the group
-   a kernel of several outputs, which it does not take). `a * b`, `a * a` and `b * b` written before their row sums
-   (cosine similarity) are then one kernel that reads a and b once, the
-   sums joining it as a row group; it was three kernels reading them four
+   reading v as an open elementwise group of that shape does, where
+   either its one user is a row reduction (it feeds a row group), or v is
+   no splat and neither the op's value nor the group's feeds an op that
+   takes its producers (F->feeds_lead: a reduction or a softmax would find
+   the group a kernel of several outputs, which it does not take).
+   `a * b`, `a * a` and `b * b` written before their row sums (cosine
+   similarity) are then one kernel that reads a and b once, the sums
+   joining it as a row group; it was three kernels reading them four
    times. `relu(x)`, `sigmoid(x)` and `x * 2`, each returned, are one
    kernel reading x once, with three outputs; they were three kernels. */
 static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
@@ -10306,11 +10308,11 @@ static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpui
     if (!b || F->closed[b] || F->kinds[b] != GPUIR__GROUP_ELEMENTWISE || !F->rows[b] ||
         !gpuir__is_elementwise(gpuir__info(op->kind)->cls))
         return 0;
-    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
-    if (def && gpuir__op_is_splat(m, def)) return 0;     /* no read to share: every kernel fills its own */
     const gpuir__op *user = F->uses[op->result - 1] == 1 ? gpuir__op_at(m, F->first_user[op->result - 1]) : NULL;
     bool feeds_rows = user && gpuir__info(user->kind)->cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, user);
-    if (!feeds_rows && (F->feeds_lead[op->result - 1] || F->group_feeds_lead[b]))
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    bool splat = def && gpuir__op_is_splat(m, def);      /* no read to share: every kernel fills its own */
+    if (!feeds_rows && (splat || F->feeds_lead[op->result - 1] || F->group_feeds_lead[b]))
         return 0;
     const gpuir_type *g = &gpuir__value_at(m, F->rows[b])->type, *out = &gpuir__value_at(m, op->result)->type;
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
@@ -10974,8 +10976,14 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
             for (uint32_t j = 0; j < k; j++) seen |= gpuir__op_operand(m, op, j) == v;
             if (!seen) F.uses[v - 1]++;
             if (!F.first_user[v - 1]) F.first_user[v - 1] = f->ops[i];
-            if (op->result && gpuir__takes_producers(gpuir__info(op->kind)->cls)) F.feeds_lead[v - 1] = true;
         }
+    }
+    for (size_t i = n; i-- > 0 && !r;) {       /* feeds_lead, through the elementwise ops after a value */
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        bool feeds = op->result && (gpuir__takes_producers(cls) ||
+                                    (gpuir__is_elementwise(cls) && F.feeds_lead[op->result - 1]));
+        for (uint32_t k = 0; k < op->n_operands && feeds; k++) F.feeds_lead[gpuir__op_operand(m, op, k) - 1] = true;
     }
     uint32_t *sib = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *sib);
     int64_t *sib_group = (int64_t *)gpuir__scratch_calloc(m, n + 2, sizeof *sib_group);

@@ -1008,7 +1008,9 @@ static int fd_motif_rmsnorm(fd_gen *g, int x) {
    (static), LayerNorm's statistics and normalization over those rows, the
    view back, then a per-channel weight and bias [C, 1..] and now and then
    SiLU: the reshape and the ops after it join the row kernel. Sometimes
-   an op after the view reads a row value instead (it must not join). */
+   an op after the view reads a row value instead (it must not join), and
+   sometimes a mean of the rows is returned through a view to
+   [N, G, 1, ..] first (saved statistics: the view closes no kernel). */
 static int fd_motif_group_norm(fd_gen *g) {
     static const gpuir_dtype dts[] = {GPUIR_F32, GPUIR_F32, GPUIR_F16, GPUIR_BF16};
     static const int64_t spatial[] = {1, 2, 3, 5, 7, 8, 16, 33};
@@ -1036,6 +1038,17 @@ static int fd_motif_group_norm(fd_gen *g) {
     char tx[128], tr[128];
     int xg = fd_op(g, &rows, in, -1, "reshape %%v%d : (%s) -> %s", in, fd_t(&g->f->v[in], tx), fd_t(&rows, tr));
     if (xg < 0) return -1;
+    if (fd_chance(&g->rng, 20)) {               /* saved statistics: the mean through a view, returned */
+        int mean = fd_reduce_rows(g, "reduce_mean", xg, true);
+        if (mean < 0) return -1;
+        fd_val m4 = x;
+        m4.dims[1] = groups;
+        for (int i = 2; i < x.rank; i++) m4.dims[i] = 1;
+        m4.mag = g->f->v[mean].mag;
+        m4.err = g->f->v[mean].err;
+        if (fd_op(g, &m4, mean, -1, "reshape %%v%d : (%s) -> %s", mean, fd_t(&g->f->v[mean], tr), fd_t(&m4, tx)) < 0)
+            return -1;
+    }
     int n = fd_motif_layernorm(g, xg);
     if (n < 0) return -1;
     fd_val back = x;
