@@ -10052,9 +10052,10 @@ static uint32_t gpuir__fuse_new_inputs(const gpuir_module *m, const gpuir__op *o
    (gpuir__row_shape_viewed; they read no row value). Siblings: a row
    reduction or a full elementwise op reading a value that an open row
    group of the same shape reads whole joins that group (the input is read
-   once for all of them). A group closes as soon as an op outside it reads
-   one of its values (that op runs after the kernel). Codegen:
-   gpuir__cg_rows. */
+   once for all of them), and a row reduction of a static value an open
+   elementwise group reads whole joins that one, making it a row group. A
+   group closes as soon as an op outside it reads one of its values (that
+   op runs after the kernel). Codegen: gpuir__cg_rows. */
 
 /* Whether op reduces the last axis (only) of a float value, an axis not
    statically 1 (its rows would have F's own shape). */
@@ -10195,11 +10196,18 @@ static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op
 }
 
 /* The open row group op may join as a sibling through v, or 0: a row
-   reduction or a full elementwise op of a value that group reads whole. */
+   reduction or a full elementwise op of a value that group reads whole;
+   or the open elementwise group a row reduction may join through v, one
+   that reads v (static) whole: `relu(x)` then `reduce_max(x)` over the
+   rows, one kernel reading x once, as in the other order. */
 static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, uint32_t v) {
     const gpuir_module *m = F->m;
     int64_t s = F->reader[v - 1], b = F->read_by[v - 1];
     if (b && F->kinds[b] == GPUIR__GROUP_ROWS && gpuir__rows_reads_whole(F, v, b)) s = b;   /* read before its reduction */
+    if (b && !F->closed[b] && F->kinds[b] == GPUIR__GROUP_ELEMENTWISE && F->rows[b] && gpuir__reduce_is_row(m, op) &&
+        gpuir__value_group(m, v) != b && gpuir__type_is_static(&gpuir__value_at(m, v)->type) &&
+        gpuir__dims_same(&gpuir__value_at(m, F->rows[b])->type, &gpuir__value_at(m, v)->type))
+        return b;               /* an elementwise group reads v whole: its row reduction makes it a row group */
     if (!s || s == gpuir__value_group(m, v) || F->closed[s]) return 0;
     const gpuir_type *rows = &gpuir__value_at(m, F->rows[s])->type;
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
