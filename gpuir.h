@@ -9771,7 +9771,9 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // open elementwise group reading an operand of its as it does (static
 // shapes, not through a splat), a kernel of several outputs, when it
 // feeds a row reduction or neither it nor the group feeds an op that
-// takes its producers (gpuir__fuse_elementwise_sibling); a reduction (or
+// takes its producers (gpuir__fuse_elementwise_sibling); two open
+// elementwise groups of one static shape that an elementwise op ties
+// merge (gpuir__fuse_merge); a reduction (or
 // a softmax over another axis than the last, of static sizes:
 // gpuir__softmax_takes_neighbours) joins an elementwise producer's group
 // the same way, and elementwise users join a reduction of static sizes (a
@@ -10392,6 +10394,39 @@ static void gpuir__fuse_close_read(gpuir__fuser *F, const gpuir__op *op, int64_t
     }
 }
 
+/* Merges open elementwise group h into elementwise group g, which op
+   (elementwise, of g's static shape) joins while it reads h's value v:
+   `gelu(a) * sigmoid(b)`, two chains of one shape that the mul ties, one
+   kernel (it was two: the mul could join one, and reading the other's
+   value closed it). Both are open, so no op outside them has read their
+   values, and every op of either may run when the merged kernel runs:
+   where the mul is. h's ops take g's number; what they read counts as g's
+   reads (F->read_by). */
+static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpuir__op *op) {
+    gpuir_module *m = F->m;
+    int64_t h = gpuir__value_group(m, v);
+    if (!h || h == g || F->closed[h] || F->kinds[h] != GPUIR__GROUP_ELEMENTWISE || !F->rows[h] || !F->rows[g] ||
+        F->inputs[g] + F->inputs[h] > GPUIR__MAX_GROUP_INPUTS)
+        return;
+    const gpuir_type *gt = &gpuir__value_at(m, F->rows[g])->type, *out = &gpuir__value_at(m, op->result)->type;
+    if (!gpuir__type_is_static(gt) || !gpuir__dims_same(gt, &gpuir__value_at(m, F->rows[h])->type) ||
+        !gpuir__dims_same(gt, out) || !gpuir__dims_same(gt, &gpuir__value_at(m, v)->type))
+        return;
+    const gpuir__func *f = gpuir__func_at(m, F->fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *o = gpuir__op_at(m, f->ops[i]);
+        if (gpuir__op_int_attr(m, o, GPUIR__KEY_FUSION, 0) != h) continue;
+        for (uint32_t k = 0; k < o->n_operands; k++)
+            if (F->read_by[gpuir__op_operand(m, o, k) - 1] == (uint32_t)h) F->read_by[gpuir__op_operand(m, o, k) - 1] = (uint32_t)g;
+        gpuir__set_int_attr(m, f->ops[i], GPUIR__KEY_FUSION, g);
+    }
+    F->inputs[g] += F->inputs[h];
+    F->shared[g] |= F->shared[h];
+    F->group_feeds_lead[g] |= F->group_feeds_lead[h];
+    F->kinds[h] = GPUIR__GROUP_OTHER;
+    F->closed[h] = true;                        /* no op joins it: it is g now */
+}
+
 /* Puts computing op op_id into a group (an existing one or a new one). */
 static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     gpuir_module *m = F->m;
@@ -10404,6 +10439,11 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         for (uint32_t k = 0; k < op->n_operands; k++) reads_group |= gpuir__value_group(m, gpuir__op_operand(m, op, k)) == g;
         if (!reads_group) F->shared[g] = true;
     }
+    if (g && F->kinds[g] == GPUIR__GROUP_ELEMENTWISE && gpuir__is_elementwise(cls))
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            gpuir__fuse_merge(F, g, gpuir__op_operand(m, op, k), op);
+            op = gpuir__op_at(m, op_id);
+        }
     if (!g) {
         g = (*next)++;
         F->inputs[g] = gpuir__fuse_new_inputs(m, op, g);
