@@ -52,7 +52,8 @@
        of 8 elementwise ops and a row softmax over N f32 (default 64M, 256 MB),
        a transpose (alone, and with a gelu before and a mul after it), relu,
        sigmoid and x * 2 of one input of N f32 (three outputs, one kernel:
-       elementwise siblings), then a LayerNorm and an RMSNorm over 16384 x 4096 (f32 and bf16; one
+       elementwise siblings), gelu(a) * sigmoid(b) of N f32 (two chains a
+       mul ties, one kernel), then a LayerNorm and an RMSNorm over 16384 x 4096 (f32 and bf16; one
        row kernel each, scale and shift as constants), a LayerNorm over
        2048 x 16384 and 512 x 65536 f32 (long rows: cached in shared
        memory, and streamed twice), the three sibling
@@ -1564,6 +1565,15 @@ static int bench_bandwidth(int argc, char **argv) {
                    n, n, n, n, n, n, n, n, n, n, n, n, n);
     rc |= gpu ? bench_bw_case(ctx, "relu, sigmoid, x*2 of one x, f32", text.buf, (size_t)n * 16, repeat)
               : check_on_emu_n(ctx, "relu, sigmoid, x*2 of one x, f32", text.buf, 3, 0);
+    text.len = 0;                 /* two chains a mul ties: one kernel (gpuir__fuse_merge) */
+    strbuf_appendf(&text,
+                   "func.func @f(%%a: tensor<%lldxf32>, %%b: tensor<%lldxf32>) -> tensor<%lldxf32> {\n"
+                   "  %%g = gelu %%a : (tensor<%lldxf32>) -> tensor<%lldxf32>\n"
+                   "  %%s = sigmoid %%b : (tensor<%lldxf32>) -> tensor<%lldxf32>\n"
+                   "  %%y = mul %%g, %%s : (tensor<%lldxf32>, tensor<%lldxf32>) -> tensor<%lldxf32>\n"
+                   "  return %%y : tensor<%lldxf32>\n}\n", n, n, n, n, n, n, n, n, n, n, n);
+    rc |= gpu ? bench_bw_case(ctx, "gelu(a) * sigmoid(b), f32", text.buf, (size_t)n * 12, repeat)
+              : check_on_emu(ctx, "gelu(a) * sigmoid(b), f32", text.buf);
     free(text.buf);
     rc |= bench_norms(ctx, gpu, repeat);
     rc |= bench_dynamic_norms(ctx, gpu, repeat);
