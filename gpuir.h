@@ -8216,14 +8216,15 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
    `%mx = reduce_max %a`, `%d = sub %a, %mx`, `%e = exp %d`, `%z =
    reduce_sum %e` (both over one axis k, not the last, keepdims; the same
    k), `%p = div %e, %z`, each value read only there (%e by the sum and
-   the division): what decompose itself writes a softmax as, and what a
-   user writes for torch's softmax(dim=1). It becomes `softmax %a {axis =
-   k}`: softmax.columns runs it in one kernel (with its elementwise
-   neighbours), where its parts were four kernels. (Over the last axis
-   the parts already fuse into one row kernel, and the attention pass
-   matches them there.) The ops round e and z to the dtype before the
-   division; the kernel divides exp(x - max) by the f32 sum and rounds once:
-   within the dtype's tolerance, as for the attention pass's match. */
+   the division), none with a `form` its author wrote: what decompose
+   itself writes a softmax as, and what a user writes for torch's
+   softmax(dim=1). It becomes `softmax %a {axis = k}`: softmax.columns
+   runs it in one kernel (with its elementwise neighbours), where its
+   parts were four kernels. (Over the last axis the parts already fuse
+   into one row kernel, and the attention pass matches them there.) The
+   ops round e and z to the dtype before the division; the kernel divides
+   exp(x - max) by the f32 sum and rounds once: within the dtype's
+   tolerance, as for the attention pass's match. */
 
 /* The index of the one op of function f after index `from` that reads v
    (the return counts), or SIZE_MAX when none or more than one does. */
@@ -8294,7 +8295,9 @@ static bool gpuir__softmax_written_out(const gpuir_module *m, uint32_t fid, size
         !gpuir__type_same(&gpuir__value_at(m, div->result)->type, &gpuir__value_at(m, *a)->type))
         return false;
     parts[0] = s, parts[1] = x, parts[2] = z, parts[3] = d;
-    return true;
+    for (int k = 0; k < 4; k++)             /* a form its author wrote stays with its op */
+        if (gpuir__attr_get(m, gpuir__op_at(m, f->ops[parts[k]]), GPUIR__KEY_FORM)) return false;
+    return !gpuir__attr_get(m, mx, GPUIR__KEY_FORM);
 }
 
 /* softmax(a) over axis (0 on failure). */
