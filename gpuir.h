@@ -10122,6 +10122,8 @@ typedef struct gpuir__fuser {
                                    kernel (gpuir__takes_producers) reads it, or an elementwise op after it
                                    whose value feeds_lead (it may join the kernel that makes it) */
     bool *group_feeds_lead;     /* group -> one of its values feeds_lead */
+    bool *broadcast;            /* group -> an elementwise group that took a chain of a smaller shape
+                                   (gpuir__fuse_merge): it takes elementwise ops only */
     uint32_t *viewed;           /* value id - 1 -> the value a reshape outside every group views (through
                                    a chain of them), 0: none; reading the view reads that value */
     uint32_t fid;               /* the function at hand */
@@ -10209,7 +10211,8 @@ static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, u
     const gpuir_module *m = F->m;
     int64_t s = F->reader[v - 1], b = F->read_by[v - 1];
     if (b && F->kinds[b] == GPUIR__GROUP_ROWS && gpuir__rows_reads_whole(F, v, b)) s = b;   /* read before its reduction */
-    if (b && !F->closed[b] && F->kinds[b] == GPUIR__GROUP_ELEMENTWISE && F->rows[b] && gpuir__reduce_is_row(m, op) &&
+    if (b && !F->closed[b] && F->kinds[b] == GPUIR__GROUP_ELEMENTWISE && F->rows[b] && !F->broadcast[b] &&
+        gpuir__reduce_is_row(m, op) &&
         gpuir__value_group(m, v) != b && gpuir__type_is_static(&gpuir__value_at(m, v)->type) &&
         gpuir__dims_same(&gpuir__value_at(m, F->rows[b])->type, &gpuir__value_at(m, v)->type))
         return b;               /* an elementwise group reads v whole: its row reduction makes it a row group */
@@ -10354,6 +10357,7 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
                !gpuir__fuse_group_static(F, g))))
         g = 0;
     if (g && gpuir__fuse_reads_view_of(F, op, g)) g = 0;
+    if (g && F->broadcast[g] && !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) g = 0;
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
     if (g && F->shared[g] && (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX) &&
         !gpuir__reduce_is_row(F->m, op))
@@ -10404,7 +10408,16 @@ static void gpuir__fuse_close_read(gpuir__fuser *F, const gpuir__op *op, int64_t
    value closed it). Both are open, so no op outside them has read their
    values, and every op of either may run when the merged kernel runs:
    where the mul is. h's ops take g's number; what they read counts as g's
-   reads (F->read_by). */
+   reads (F->read_by). h may also have a smaller static shape that
+   broadcasts to g's, when nothing but op reads any of its values (none
+   is a kernel output: h not shared, v read once): the kernel computes
+   them at each of its elements (codegen: gpuir__cg_broadcast_private),
+   redoing h's work once per element its value is broadcast to, where it
+   was a kernel of its own whose value went through memory
+   (BatchNorm in inference, `(x - mean) * rsqrt(var + eps) * w + b` with
+   [C] statistics: one kernel, was two). g then takes elementwise ops
+   only (F->broadcast), so not where g's values feed a reduction, softmax
+   or transpose that would take g as its producers (F->feeds_lead). */
 static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpuir__op *op) {
     gpuir_module *m = F->m;
     int64_t h = gpuir__value_group(m, v);
@@ -10412,9 +10425,12 @@ static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpui
         F->inputs[g] + F->inputs[h] > GPUIR__MAX_GROUP_INPUTS)
         return;
     const gpuir_type *gt = &gpuir__value_at(m, F->rows[g])->type, *out = &gpuir__value_at(m, op->result)->type;
-    if (!gpuir__type_is_static(gt) || !gpuir__dims_same(gt, &gpuir__value_at(m, F->rows[h])->type) ||
-        !gpuir__dims_same(gt, out) || !gpuir__dims_same(gt, &gpuir__value_at(m, v)->type))
-        return;
+    const gpuir_type *ht = &gpuir__value_at(m, F->rows[h])->type, *vt = &gpuir__value_at(m, v)->type;
+    bool same = gpuir__dims_same(gt, ht) && gpuir__dims_same(gt, vt);
+    bool smaller = !same && !F->shared[h] && F->uses[v - 1] == 1 && gpuir__type_is_static(ht) &&
+                   gpuir__dims_same(ht, vt) && gpuir__dims_broadcast_to(ht->dims, ht->rank, gt->dims, gt->rank) &&
+                   !F->feeds_lead[op->result - 1] && !F->group_feeds_lead[g];
+    if (!gpuir__type_is_static(gt) || !gpuir__dims_same(gt, out) || (!same && !smaller)) return;
     const gpuir__func *f = gpuir__func_at(m, F->fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *o = gpuir__op_at(m, f->ops[i]);
@@ -10426,6 +10442,7 @@ static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpui
     F->inputs[g] += F->inputs[h];
     F->shared[g] |= F->shared[h];
     F->group_feeds_lead[g] |= F->group_feeds_lead[h];
+    F->broadcast[g] |= F->broadcast[h] || smaller;
     F->kinds[h] = GPUIR__GROUP_OTHER;
     F->closed[h] = true;                        /* no op joins it: it is g now */
 }
@@ -10442,11 +10459,6 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         for (uint32_t k = 0; k < op->n_operands; k++) reads_group |= gpuir__value_group(m, gpuir__op_operand(m, op, k)) == g;
         if (!reads_group) F->shared[g] = true;
     }
-    if (g && F->kinds[g] == GPUIR__GROUP_ELEMENTWISE && gpuir__is_elementwise(cls))
-        for (uint32_t k = 0; k < op->n_operands; k++) {
-            gpuir__fuse_merge(F, g, gpuir__op_operand(m, op, k), op);
-            op = gpuir__op_at(m, op_id);
-        }
     if (!g) {
         g = (*next)++;
         F->inputs[g] = gpuir__fuse_new_inputs(m, op, g);
@@ -10455,6 +10467,11 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
                       cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
         if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) F->rows[g] = op->result;
     }
+    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE && gpuir__is_elementwise(cls))
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            gpuir__fuse_merge(F, g, gpuir__op_operand(m, op, k), op);
+            op = gpuir__op_at(m, op_id);
+        }
     if (gpuir__transpose_is_tiled(m, op) && (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || F->kinds[g] == GPUIR__GROUP_OTHER))
         F->kinds[g] = GPUIR__GROUP_TRANSPOSE;          /* its producer's chain, or a new group */
     if (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && (op->kind == GPUIR_OP_TRANSPOSE || gpuir__fuse_after_transpose(F, op, g)))
@@ -11016,8 +11033,9 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.viewed = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.viewed);
     F.feeds_lead = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.feeds_lead);
     F.group_feeds_lead = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.group_feeds_lead);
+    F.broadcast = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.broadcast);
     gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared &&
-                     F.after && F.first_user && F.viewed && F.feeds_lead && F.group_feeds_lead ?
+                     F.after && F.first_user && F.viewed && F.feeds_lead && F.group_feeds_lead && F.broadcast ?
                      GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -11071,6 +11089,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.viewed);
     gpuir__scratch_free(m, F.feeds_lead);
     gpuir__scratch_free(m, F.group_feeds_lead);
+    gpuir__scratch_free(m, F.broadcast);
     gpuir__scratch_free(m, F.shared);
     gpuir__scratch_free(m, F.after);
     return r;
@@ -11102,6 +11121,9 @@ typedef struct gpuir__bufferizer {
     uint32_t *last_run;     /* root value id - 1 -> when that last reader runs */
     uint32_t *runs_at;      /* op index -> when it runs: outline launches a fusion
                                group where its last op is */
+    bool *narrow;           /* op index -> it writes fewer elements than another op of its elementwise
+                               kernel (a chain of a smaller shape merged into it, gpuir__fuse_merge: its
+                               threads read its operands at a broadcast index, so it writes none in place) */
     uint32_t *gathered;     /* root value id - 1 -> when the last op that reads it away from the
                                elements it writes runs (gpuir__reads_across) */
     bool *owned;            /* buffer value id - 1 -> allocated by this function */
@@ -11231,7 +11253,7 @@ static uint32_t gpuir__bufferize_alloc(gpuir__bufferizer *B, const gpuir__op *op
 static uint32_t gpuir__bufferize_dest(gpuir__bufferizer *B, const gpuir__op *op, size_t index) {
     gpuir_module *m = B->m;
     gpuir_type want = gpuir__as_memref(gpuir__value_at(m, op->result)->type, GPUIR_SPACE_HOST);
-    if (gpuir__is_elementwise(gpuir__info(op->kind)->cls))
+    if (gpuir__is_elementwise(gpuir__info(op->kind)->cls) && !B->narrow[index])
         for (uint32_t k = 0; k < op->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, op, k), b = B->buf[v - 1], root = B->root[v - 1];
             const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
@@ -11273,10 +11295,29 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
     const gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
     uint32_t *group_end = (uint32_t *)gpuir__scratch_calloc(B->m, n + 2, sizeof *group_end);
-    if (!group_end) return gpuir__oom(m->ctx, "bufferize");
+    int64_t *group_count = (int64_t *)gpuir__scratch_calloc(B->m, n + 2, sizeof *group_count);
+    if (!group_end || !group_count) {
+        gpuir__scratch_free(B->m, group_end);
+        gpuir__scratch_free(B->m, group_count);
+        return gpuir__oom(m->ctx, "bufferize");
+    }
     for (size_t i = 0; i < n; i++) {
-        int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), GPUIR__KEY_FUSION, 0);
-        if (g > 0 && (size_t)g <= n) group_end[g] = (uint32_t)i + 1;
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        int64_t g = gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0);
+        if (g <= 0 || (size_t)g > n) continue;
+        group_end[g] = (uint32_t)i + 1;
+        const gpuir_type *t = op->result ? &gpuir__value_at(m, op->result)->type : NULL;
+        if (!gpuir__is_elementwise(gpuir__info(op->kind)->cls) || !t || !gpuir__type_is_static(t))
+            group_count[g] = -1;            /* not an elementwise kernel of static sizes */
+        else if (group_count[g] >= 0 && gpuir__type_count(t) > group_count[g])
+            group_count[g] = gpuir__type_count(t);
+    }
+    for (size_t i = 0; i < n; i++) {        /* ops of an elementwise kernel of fewer elements than it */
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        int64_t g = gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0);
+        const gpuir_type *t = op->result ? &gpuir__value_at(m, op->result)->type : NULL;
+        B->narrow[i] = g > 0 && (size_t)g <= n && t && gpuir__is_elementwise(gpuir__info(op->kind)->cls) &&
+                       gpuir__type_is_static(t) && gpuir__type_count(t) < group_count[g];
     }
     for (size_t i = 0; i < n; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -11299,6 +11340,7 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
                                                                     : op->result;
     }
     gpuir__scratch_free(B->m, group_end);
+    gpuir__scratch_free(B->m, group_count);
     return GPUIR_OK;
 }
 
@@ -11424,7 +11466,8 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     B.runs_at = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *B.runs_at);
     B.gathered = (uint32_t *)gpuir__scratch_calloc(m, cap, sizeof *B.gathered);
     B.owned = (bool *)gpuir__scratch_calloc(m, cap, sizeof *B.owned);
-    if (!B.buf || !B.root || !B.last_use || !B.last_run || !B.runs_at || !B.gathered || !B.owned)
+    B.narrow = (bool *)gpuir__scratch_calloc(m, n + 1, sizeof *B.narrow);
+    if (!B.buf || !B.root || !B.last_use || !B.last_run || !B.runs_at || !B.gathered || !B.owned || !B.narrow)
         r = gpuir__oom(m->ctx, "bufferize");
     const gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 0; !r && i < stbds_arrlenu(f->params); i++) B.root[f->params[i] - 1] = f->params[i];
@@ -11449,6 +11492,7 @@ static gpuir_result gpuir__bufferize_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, B.runs_at);
     gpuir__scratch_free(m, B.gathered);
     gpuir__scratch_free(m, B.owned);
+    gpuir__scratch_free(m, B.narrow);
     return r;
 }
 
@@ -15688,6 +15732,21 @@ static void gpuir__cg_comment(gpuir__cg *C, uint32_t op_id, const gpuir__op *op)
     else gpuir__cg_line(C, "/* op %u: %s */", op_id, gpuir_op_name(op->kind));
 }
 
+/* Whether elementwise op, in an elementwise kernel, writes a private
+   value of static type dt that broadcasts to space S (a chain of a
+   smaller shape pass.fuse merged into the kernel: gpuir__fuse_merge):
+   computed at each element of S from its operands read at that element's
+   broadcast index, it is the value its reader would load there. (A
+   kernel output of another shape than S stays an error.) */
+static bool gpuir__cg_broadcast_private(const gpuir__cg *C, const gpuir__op *op, const gpuir_type *dt,
+                                        const gpuir_type *S) {
+    uint32_t dst = gpuir__op_operand(C->m, op, op->n_operands - 1);
+    return (C->form == GPUIR__FORM_ELEMENTWISE || C->form == GPUIR__FORM_ELEMENTWISE_V4) &&
+           gpuir__is_elementwise(gpuir__info(op->kind)->cls) && gpuir__cg_param_index(C, dst) < 0 &&
+           gpuir__type_is_static(dt) && gpuir__type_is_static(S) &&
+           gpuir__dims_broadcast_to(dt->dims, dt->rank, S->dims, S->rank);
+}
+
 /* Emits kernel ops [from, to) for one element of space S at index ivar;
    values stay in registers (C->cur). */
 static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S,
@@ -15700,7 +15759,7 @@ static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const 
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         const gpuir_type *dt = &gpuir__value_at(m, dst)->type;
         bool fill_private = cls == GPUIR__CLASS_CONSTANT && gpuir__cg_param_index(C, dst) < 0;  /* broadcast later */
-        if (!fill_private && !gpuir__cg_same_space(dt, S))
+        if (!fill_private && !gpuir__cg_same_space(dt, S) && !gpuir__cg_broadcast_private(C, op, dt, S))
             return gpuir__cg_fail(C, op, "writes a buffer whose shape differs from the kernel's iteration space");
         gpuir__cg_comment(C, C->k->ops[i], op);
         gpuir_result r;
