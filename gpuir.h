@@ -10408,8 +10408,8 @@ static void gpuir__fuse_close_read(gpuir__fuser *F, const gpuir__op *op, int64_t
    value closed it). Both are open, so no op outside them has read their
    values, and every op of either may run when the merged kernel runs:
    where the mul is. h's ops take g's number; what they read counts as g's
-   reads (F->read_by). h may also have a smaller static shape that
-   broadcasts to g's, when nothing but op reads any of its values (none
+   reads (F->read_by). h may also have a smaller static shape (fewer
+   elements) that broadcasts to g's, when nothing but op reads any of its values (none
    is a kernel output: h not shared, v read once): the kernel computes
    them at each of its elements (codegen: gpuir__cg_broadcast_private),
    redoing h's work once per element its value is broadcast to, where it
@@ -10428,6 +10428,7 @@ static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpui
     const gpuir_type *ht = &gpuir__value_at(m, F->rows[h])->type, *vt = &gpuir__value_at(m, v)->type;
     bool same = gpuir__dims_same(gt, ht) && gpuir__dims_same(gt, vt);
     bool smaller = !same && !F->shared[h] && F->uses[v - 1] == 1 && gpuir__type_is_static(ht) &&
+                   gpuir__type_is_static(gt) && gpuir__type_count(ht) < gpuir__type_count(gt) &&
                    gpuir__dims_same(ht, vt) && gpuir__dims_broadcast_to(ht->dims, ht->rank, gt->dims, gt->rank) &&
                    !F->feeds_lead[op->result - 1] && !F->group_feeds_lead[g];
     if (!gpuir__type_is_static(gt) || !gpuir__dims_same(gt, out) || (!same && !smaller)) return;
