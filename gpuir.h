@@ -10422,8 +10422,8 @@ static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpui
     gpuir_module *m = F->m;
     int64_t h = gpuir__value_group(m, v);
     if (!h || h == g || F->closed[h] || F->kinds[h] != GPUIR__GROUP_ELEMENTWISE || !F->rows[h] || !F->rows[g] ||
-        F->inputs[g] + F->inputs[h] > GPUIR__MAX_GROUP_INPUTS)
-        return;
+        F->inputs[g] + F->inputs[h] > GPUIR__MAX_GROUP_INPUTS || gpuir__fuse_reads_view_of(F, op, h))
+        return;                                 /* (op reading a view of h's value: as for g, gpuir__fuse_choose) */
     const gpuir_type *gt = &gpuir__value_at(m, F->rows[g])->type, *out = &gpuir__value_at(m, op->result)->type;
     const gpuir_type *ht = &gpuir__value_at(m, F->rows[h])->type, *vt = &gpuir__value_at(m, v)->type;
     bool same = gpuir__dims_same(gt, ht) && gpuir__dims_same(gt, vt);
