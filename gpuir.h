@@ -10122,6 +10122,8 @@ typedef struct gpuir__fuser {
                                    kernel (gpuir__takes_producers) reads it, or an elementwise op after it
                                    whose value feeds_lead (it may join the kernel that makes it) */
     bool *group_feeds_lead;     /* group -> one of its values feeds_lead */
+    bool *read_apart;           /* value id - 1 -> an op that is not elementwise reads it (it would close
+                                   a matmul's kernel that took v's other users: they stay apart) */
     bool *broadcast;            /* group -> an elementwise group that took a chain of a smaller shape
                                    (gpuir__fuse_merge): it takes elementwise ops only */
     uint32_t *viewed;           /* value id - 1 -> the value a reshape outside every group views (through
@@ -10247,7 +10249,8 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
     bool result = (F->kinds[g] == GPUIR__GROUP_COLUMNS || F->kinds[g] == GPUIR__GROUP_REDUCE) &&
                   gpuir__dims_same(t, &gpuir__value_at(m, F->rows[g])->type) &&
                   gpuir__operands_static(m, op);    /* (not x's shape: the producers run in the reduction's loop) */
-    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || result ||       /* v has other users */
+    bool epilogue = F->kinds[g] == GPUIR__GROUP_MATMUL && !F->read_apart[v - 1];   /* of several outputs */
+    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || result || epilogue ||      /* v has other users */
         (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && F->after[v - 1] == (uint32_t)g))
         return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
     return F->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_operands_fit(F, op, g) ?
@@ -11035,8 +11038,10 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.feeds_lead = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.feeds_lead);
     F.group_feeds_lead = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.group_feeds_lead);
     F.broadcast = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.broadcast);
+    F.read_apart = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.read_apart);
     gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared &&
-                     F.after && F.first_user && F.viewed && F.feeds_lead && F.group_feeds_lead && F.broadcast ?
+                     F.after && F.first_user && F.viewed && F.feeds_lead && F.group_feeds_lead && F.broadcast &&
+                     F.read_apart ?
                      GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -11046,6 +11051,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
             for (uint32_t j = 0; j < k; j++) seen |= gpuir__op_operand(m, op, j) == v;
             if (!seen) F.uses[v - 1]++;
             if (!F.first_user[v - 1]) F.first_user[v - 1] = f->ops[i];
+            if (op->result && !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) F.read_apart[v - 1] = true;
         }
     }
     for (size_t i = n; i-- > 0 && !r;) {       /* feeds_lead, through the elementwise ops after a value */
@@ -11091,6 +11097,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.feeds_lead);
     gpuir__scratch_free(m, F.group_feeds_lead);
     gpuir__scratch_free(m, F.broadcast);
+    gpuir__scratch_free(m, F.read_apart);
     gpuir__scratch_free(m, F.shared);
     gpuir__scratch_free(m, F.after);
     return r;
