@@ -9787,9 +9787,11 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // reduction's kernel would end that group). A value used twice, or by the
 // host, ends its group, but in an elementwise group (its users of the same
 // shape join it), in a column or reduction group (users of the
-// reduction's shape join it) and in a row group (below: a reduction over
+// reduction's shape join it), in a row group (below: a reduction over
 // the last axis and the elementwise ops over the same rows; row
-// reductions of the same input, siblings). A group an op outside it has
+// reductions of the same input, siblings), and in a matmul's epilogue
+// when no reader of the value is an op that is not elementwise (it would
+// end the group there: F->read_apart). A group an op outside it has
 // read from takes no more ops (that op runs after it).
 // Splat constants, globals and reshapes join no group (bufferize makes a
 // reshape a view: no kernel); a reshape closes no group itself, the ops
