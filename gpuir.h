@@ -9790,8 +9790,9 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // reduction's shape join it), in a row group (below: a reduction over
 // the last axis and the elementwise ops over the same rows; row
 // reductions of the same input, siblings), and in a matmul's epilogue
-// when no reader of the value is an op that is not elementwise (it would
-// end the group there: F->read_apart). A group an op outside it has
+// when no reader of the value is an op that is not elementwise, nor
+// feeds one through elementwise ops (it would end the group there:
+// F->read_apart, F->feeds_lead). A group an op outside it has
 // read from takes no more ops (that op runs after it).
 // Splat constants, globals and reshapes join no group (bufferize makes a
 // reshape a view: no kernel); a reshape closes no group itself, the ops
@@ -10251,7 +10252,8 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
     bool result = (F->kinds[g] == GPUIR__GROUP_COLUMNS || F->kinds[g] == GPUIR__GROUP_REDUCE) &&
                   gpuir__dims_same(t, &gpuir__value_at(m, F->rows[g])->type) &&
                   gpuir__operands_static(m, op);    /* (not x's shape: the producers run in the reduction's loop) */
-    bool epilogue = F->kinds[g] == GPUIR__GROUP_MATMUL && !F->read_apart[v - 1];   /* of several outputs */
+    bool epilogue = F->kinds[g] == GPUIR__GROUP_MATMUL && !F->read_apart[v - 1] &&    /* of several outputs */
+                    !F->feeds_lead[v - 1];
     if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || result || epilogue ||      /* v has other users */
         (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && F->after[v - 1] == (uint32_t)g))
         return t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0 ? g : 0;
