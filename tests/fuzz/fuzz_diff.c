@@ -1004,6 +1004,20 @@ static int fd_motif_rmsnorm(fd_gen *g, int x) {
     return fd_affine(g, fd_bin_named(g, "mul", x, r, my, ex * rv->mag + rv->err * mx + my * u));
 }
 
+/* The mean of GroupNorm's rows xg ([N, G, 1]) viewed as [N, G, 1, ..]
+   of x's rank: its value, or -1. */
+static int fd_group_mean_view(fd_gen *g, int xg, const fd_val *x, int64_t groups) {
+    int mean = fd_reduce_rows(g, "reduce_mean", xg, true);
+    if (mean < 0) return -1;
+    fd_val m4 = *x;
+    m4.dims[1] = groups;
+    for (int i = 2; i < x->rank; i++) m4.dims[i] = 1;
+    m4.mag = g->f->v[mean].mag;
+    m4.err = g->f->v[mean].err;
+    char tm[128], tv[128];
+    return fd_op(g, &m4, mean, -1, "reshape %%v%d : (%s) -> %s", mean, fd_t(&g->f->v[mean], tm), fd_t(&m4, tv));
+}
+
 /* GroupNorm in torch's form: x [N, C, spatial..] viewed [N, G, C/G*HW]
    (static), LayerNorm's statistics and normalization over those rows, the
    view back, then a per-channel weight and bias [C, 1..] and now and then
@@ -1038,17 +1052,8 @@ static int fd_motif_group_norm(fd_gen *g) {
     char tx[128], tr[128];
     int xg = fd_op(g, &rows, in, -1, "reshape %%v%d : (%s) -> %s", in, fd_t(&g->f->v[in], tx), fd_t(&rows, tr));
     if (xg < 0) return -1;
-    if (fd_chance(&g->rng, 20)) {               /* saved statistics: the mean through a view, returned */
-        int mean = fd_reduce_rows(g, "reduce_mean", xg, true);
-        if (mean < 0) return -1;
-        fd_val m4 = x;
-        m4.dims[1] = groups;
-        for (int i = 2; i < x.rank; i++) m4.dims[i] = 1;
-        m4.mag = g->f->v[mean].mag;
-        m4.err = g->f->v[mean].err;
-        if (fd_op(g, &m4, mean, -1, "reshape %%v%d : (%s) -> %s", mean, fd_t(&g->f->v[mean], tr), fd_t(&m4, tx)) < 0)
-            return -1;
-    }
+    if (fd_chance(&g->rng, 20) && fd_group_mean_view(g, xg, &x, groups) < 0)   /* saved statistics, returned */
+        return -1;
     int n = fd_motif_layernorm(g, xg);
     if (n < 0) return -1;
     fd_val back = x;
@@ -1057,14 +1062,8 @@ static int fd_motif_group_norm(fd_gen *g) {
     int y = fd_op(g, &back, n, -1, "reshape %%v%d : (%s) -> %s", n, fd_t(&g->f->v[n], tr), fd_t(&back, tx));
     if (y < 0) return -1;
     if ((per == 1 || groups == 1) && fd_chance(&g->rng, 15)) {   /* a row value after the view: must not join */
-        int mean = fd_reduce_rows(g, "reduce_mean", xg, true);
-        if (mean < 0) return -1;
-        fd_val m4 = x;
-        m4.dims[1] = groups;
-        for (int i = 2; i < x.rank; i++) m4.dims[i] = 1;
-        m4.mag = g->f->v[mean].mag;
-        m4.err = g->f->v[mean].err;
-        int mv = fd_op(g, &m4, mean, -1, "reshape %%v%d : (%s) -> %s", mean, fd_t(&g->f->v[mean], tr), fd_t(&m4, tx));
+        int mv = fd_group_mean_view(g, xg, &x, groups);
+        if (mv < 0) return -1;
         const fd_val *v = &g->f->v[y];
         return fd_bin_named(g, "sub", y, mv, v->mag + 1, v->err + g->f->v[mv].err + (v->mag + 1) * fd_u(v->dt));
     }
