@@ -2301,6 +2301,7 @@ typedef enum gpuir__kernel_form {
     GPUIR__FORM_REDUCE_COLUMNS,     /* a thread per output of a column reduction (gpuir__columns_view) */
     GPUIR__FORM_REDUCE_COLUMN_TILES,    /* a block per tile of neighbouring columns, lanes down each */
     GPUIR__FORM_REDUCE_ROWS,        /* the row kernel: a block per row, the row in registers */
+    GPUIR__FORM_REDUCE_COLUMN_GROUP,    /* a column group: a tile of columns a block, lanes down each, in passes */
     GPUIR__FORM_SOFTMAX_ROWS,       /* a block per row */
     GPUIR__FORM_SOFTMAX_COLUMNS,    /* over another axis: a thread per column, neighbours side by side */
     GPUIR__FORM_ATTENTION_M64,      /* FlashAttention-2, 64 query rows a block */
@@ -2324,6 +2325,7 @@ static const struct gpuir__kernel_form_name {
     {"reduce.columns", GPUIR__FORM_REDUCE_COLUMNS},
     {"reduce.column_tiles", GPUIR__FORM_REDUCE_COLUMN_TILES},
     {"reduce.rows", GPUIR__FORM_REDUCE_ROWS},
+    {"reduce.column_group", GPUIR__FORM_REDUCE_COLUMN_GROUP},
     {"softmax.rows", GPUIR__FORM_SOFTMAX_ROWS},
     {"softmax.columns", GPUIR__FORM_SOFTMAX_COLUMNS},
     {"attention.fa2.m64", GPUIR__FORM_ATTENTION_M64},
@@ -9789,7 +9791,9 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // shape join it), in a column or reduction group (users of the
 // reduction's shape join it), in a row group (below: a reduction over
 // the last axis and the elementwise ops over the same rows; row
-// reductions of the same input, siblings), and in a matmul's epilogue
+// reductions of the same input, siblings; or the same over a middle axis,
+// a column group, which a column or block reduction's group becomes when
+// an op of its input's shape reads its result), and in a matmul's epilogue
 // when no reader of the value is an op that is not elementwise, nor
 // feeds one through elementwise ops (it would end the group there:
 // F->read_apart, F->feeds_lead). A group an op outside it has
@@ -10103,6 +10107,77 @@ static gpuir__row_shape gpuir__row_shape_viewed(const gpuir_type *F, const gpuir
     return s;
 }
 
+/* ---- column groups: the row groups' rules over a middle axis ----
+   A reduction over one axis a before the last of a static float F, alone
+   (keepdims or not), reduces F's columns (its elements with every index
+   but the a-th fixed: x[n, :, h, w] over the channels of NCHW). Its group
+   (a column or block reduction's, with its producers and the users of
+   its shape) becomes a column group when an elementwise op of F's shape
+   reads its result (gpuir__column_group_axis); from then on it is a row
+   group with columns for rows (F->column_axis): it takes the reductions
+   over a of F's values and the elementwise ops over F or over its columns
+   (F with dim a of 1, or without it), the same rules as for rows (no
+   reshape: a column is no run of neighbouring elements). The promotion is
+   refused where the op's value feeds an op that takes its producers but
+   a column reduction over a (F->lead_axis: a reduction over other axes
+   would read from memory a value it computed from its operands). LayerNorm over the channels of
+   NCHW (ConvNeXt's LayerNorm2d: the mean, x - mean, the variance, the
+   normalization and the per-channel affine) is one kernel; it was three.
+   Codegen: gpuir__cg_column_group, a tile of neighbouring columns a
+   block, lanes down each column. */
+
+/* The fewest elements after a column group's axis (B of [A, R, B]):
+   neighbouring threads read neighbouring columns, 32 bytes of f32 a row. */
+#define GPUIR__COLUMN_GROUP_MIN_SIDE 8
+
+/* How type t lines up with F's columns along axis a: F itself, one value
+   per column (F's dims with dim a of 1, or without it), or neither. */
+static gpuir__row_shape gpuir__column_shape_of(const gpuir_type *F, int a, const gpuir_type *t) {
+    if (t->rank == F->rank - 1) {
+        for (int d = 0; d < t->rank; d++)
+            if (t->dims[d] != F->dims[d < a ? d : d + 1]) return GPUIR__ROW_NONE;
+        return GPUIR__ROW_ROWS;
+    }
+    if (t->rank != F->rank) return GPUIR__ROW_NONE;
+    bool full = true, columns = true;
+    for (int d = 0; d < F->rank; d++) {
+        full &= t->dims[d] == F->dims[d];
+        columns &= d == a ? t->dims[d] == 1 : t->dims[d] == F->dims[d];
+    }
+    return full ? GPUIR__ROW_FULL : columns ? GPUIR__ROW_ROWS : GPUIR__ROW_NONE;
+}
+
+/* Whether op reduces the columns of its operand along axis *a (set): one
+   axis before the last, of more than one element (keepdims or not), of a static
+   float value with at least GPUIR__COLUMN_GROUP_MIN_SIDE elements after
+   it (tensor or buffer form), and no author's form on it but this one
+   (the form stays with its op: its kernel takes that form). */
+static bool gpuir__reduce_is_column_line(const gpuir_module *m, const gpuir__op *op, int *a) {
+    if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || !op->n_operands) return false;
+    const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+    if (form && (form->kind != GPUIR__ATTR_STRING ||
+                 gpuir__kernel_form_named(gpuir__string(m, form->off)) != GPUIR__FORM_REDUCE_COLUMN_GROUP))
+        return false;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    if (!axes || axes->n != 1 || x->rank < 2 || !gpuir__type_is_static(x) || !gpuir_dtype_is_float(x->dtype))
+        return false;
+    int64_t axis = gpuir__ints_at(m, axes->off)[0], side = 1;
+    if (!gpuir__norm_axis(&axis, x->rank) || axis == x->rank - 1 || x->dims[axis] < 2) return false;
+    for (int d = (int)axis + 1; d < x->rank; d++) side *= x->dims[d];
+    *a = (int)axis;
+    return side >= GPUIR__COLUMN_GROUP_MIN_SIDE;
+}
+
+/* The threads a column group puts down each column of R elements: a
+   power of two, at least 8 (or R's next power of two, if less), more
+   (up to 32) while a lane would hold more than 16 of them. */
+static int64_t gpuir__column_group_lanes(int64_t R) {
+    int64_t lanes = 1;
+    while (lanes < 32 && (lanes < 8 ? lanes < R : (R + lanes - 1) / lanes > 16)) lanes *= 2;
+    return lanes;
+}
+
 /* The state of the fuse pass over one function. */
 typedef struct gpuir__fuser {
     gpuir_module *m;
@@ -10131,6 +10206,10 @@ typedef struct gpuir__fuser {
                                    (gpuir__fuse_merge): it takes elementwise ops only */
     uint32_t *viewed;           /* value id - 1 -> the value a reshape outside every group views (through
                                    a chain of them), 0: none; reading the view reads that value */
+    int *column_axis;           /* group -> 1 + the axis of a column group's reductions (its lines are
+                                   F's columns there); 0: a row group's lines are F's rows */
+    int *lead_axis;             /* value id - 1 -> the ops that may take v's producers (F->feeds_lead):
+                                   0 none, 1 + a: column reductions over axis a only, -1 others too */
     uint32_t fid;               /* the function at hand */
 } gpuir__fuser;
 
@@ -10156,12 +10235,35 @@ static bool gpuir__fuse_reads_view_of(const gpuir__fuser *F, const gpuir__op *op
     return false;
 }
 
+/* How type t lines up with row group g's lines: the rows of its full
+   shape F (gpuir__row_shape_of), or a column group's columns
+   (gpuir__column_shape_of). */
+static gpuir__row_shape gpuir__group_line_shape(const gpuir__fuser *F, int64_t g, const gpuir_type *t) {
+    const gpuir_type *full = &gpuir__value_at(F->m, F->rows[g])->type;
+    return F->column_axis[g] ? gpuir__column_shape_of(full, F->column_axis[g] - 1, t) : gpuir__row_shape_of(full, t);
+}
+
+/* The same, full also for a reshape of F's values in a row group
+   (gpuir__row_shape_viewed; a column group takes no reshape). */
+static gpuir__row_shape gpuir__group_line_shape_viewed(const gpuir__fuser *F, int64_t g, const gpuir_type *t) {
+    return F->column_axis[g] ? gpuir__group_line_shape(F, g, t) :
+           gpuir__row_shape_viewed(&gpuir__value_at(F->m, F->rows[g])->type, t);
+}
+
+/* Whether reduction op reduces row group g's lines: the last axis of a
+   row group's F, a column group's axis. */
+static bool gpuir__reduce_fits_lines(const gpuir__fuser *F, const gpuir__op *op, int64_t g) {
+    int a = -1;
+    if (!F->column_axis[g]) return gpuir__reduce_is_row(F->m, op);
+    return gpuir__reduce_is_column_line(F->m, op, &a) && a == F->column_axis[g] - 1;
+}
+
 /* Row group g reads op's operands of its full shape whole (F->reader). */
 static void gpuir__fuse_note_reader(gpuir__fuser *F, const gpuir__op *op, int64_t g) {
     const gpuir_module *m = F->m;
     for (uint32_t k = 0; k < op->n_operands && F->kinds[g] == GPUIR__GROUP_ROWS; k++) {
         uint32_t v = gpuir__op_operand(m, op, k);
-        if (gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL)
+        if (gpuir__group_line_shape(F, g, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL)
             F->reader[v - 1] = (uint32_t)g;
     }
 }
@@ -10172,7 +10274,7 @@ static void gpuir__fuse_note_reader(gpuir__fuser *F, const gpuir__op *op, int64_
 static bool gpuir__rows_reads_whole(const gpuir__fuser *F, uint32_t v, int64_t g) {
     const gpuir_module *m = F->m;
     return (F->reader[v - 1] == (uint32_t)g || F->read_by[v - 1] == (uint32_t)g) &&
-           gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
+           gpuir__group_line_shape(F, g, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
 }
 
 /* Whether every operand of op that group g computes lines up with op's
@@ -10189,17 +10291,17 @@ static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op
     const gpuir_module *m = Fu->m;
     uint32_t fv = Fu->rows[g];
     const gpuir_type *F = &gpuir__value_at(m, fv)->type, *out = &gpuir__value_at(m, op->result)->type;
-    gpuir__row_shape os = gpuir__row_shape_viewed(F, out);
-    bool viewed = os == GPUIR__ROW_FULL && gpuir__row_shape_of(F, out) != GPUIR__ROW_FULL;   /* F reshaped */
+    gpuir__row_shape os = gpuir__group_line_shape_viewed(Fu, g, out);
+    bool viewed = os == GPUIR__ROW_FULL && gpuir__group_line_shape(Fu, g, out) != GPUIR__ROW_FULL;   /* F reshaped */
     bool tied = gpuir__type_is_static(F) || os != GPUIR__ROW_FULL;
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t v = gpuir__op_operand(m, op, k);
-        bool full = gpuir__row_shape_of(F, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
+        bool full = gpuir__group_line_shape(Fu, g, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
         if ((v == fv && full) || gpuir__rows_reads_whole(Fu, v, g)) tied = true;
         if (gpuir__value_group(m, v) != g) continue;
         tied |= full;
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
-        gpuir__row_shape s = gpuir__row_shape_viewed(F, t);
+        gpuir__row_shape s = gpuir__group_line_shape_viewed(Fu, g, t);
         bool fits = os == GPUIR__ROW_FULL ? s == GPUIR__ROW_FULL || (s == GPUIR__ROW_ROWS && t->rank == F->rank && !viewed) :
                     t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0;
         if (!fits) return false;
@@ -10222,13 +10324,40 @@ static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, u
         gpuir__dims_same(&gpuir__value_at(m, F->rows[b])->type, &gpuir__value_at(m, v)->type))
         return b;               /* an elementwise group reads v whole: its row reduction makes it a row group */
     if (!s || s == gpuir__value_group(m, v) || F->closed[s]) return 0;
-    const gpuir_type *rows = &gpuir__value_at(m, F->rows[s])->type;
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     if (cls == GPUIR__CLASS_REDUCE)
-        return gpuir__reduce_is_row(m, op) && gpuir__row_shape_of(rows, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL ?
+        return gpuir__reduce_fits_lines(F, op, s) && gpuir__group_line_shape(F, s, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL ?
                s : 0;
-    bool full = gpuir__row_shape_of(rows, &gpuir__value_at(m, op->result)->type) == GPUIR__ROW_FULL;
+    bool full = gpuir__group_line_shape(F, s, &gpuir__value_at(m, op->result)->type) == GPUIR__ROW_FULL;
     return gpuir__is_elementwise(cls) && full && gpuir__rows_operands_fit(F, op, s) ? s : 0;
+}
+
+/* 1 + the axis of the column group that elementwise op would make of
+   reduction group g (a column or block reduction's: F->rows[g] is the
+   reduction's result), or 0: the reduction reduces F's columns
+   (gpuir__reduce_is_column_line), op's result has F's shape, its operands
+   are static and each one g computes has F's shape (a producer the
+   reduction took) or the columns' with F's rank (the reduction's, a user
+   of it); and no op that may take producers but a column reduction over
+   the same axis reads op's value, directly or through elementwise ops
+   (F->lead_axis: the group would store a full value that such a kernel,
+   a reduction over other axes say, now computes from its operands). */
+static int gpuir__column_group_axis(const gpuir__fuser *F, const gpuir__op *op, int64_t g) {
+    const gpuir_module *m = F->m;
+    if ((F->kinds[g] != GPUIR__GROUP_COLUMNS && F->kinds[g] != GPUIR__GROUP_REDUCE) || !F->rows[g]) return 0;
+    const gpuir__op *red = gpuir__op_at(m, gpuir__value_at(m, F->rows[g])->def_op);
+    int a = -1;
+    if (!red || !gpuir__reduce_is_column_line(m, red, &a) || !gpuir__operands_static(m, op)) return 0;
+    const gpuir_type *full = &gpuir__value_at(m, gpuir__op_operand(m, red, 0))->type;
+    int lead = F->lead_axis[op->result - 1];
+    if (!gpuir__dims_same(full, &gpuir__value_at(m, op->result)->type) || (lead && lead != a + 1)) return 0;
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, k))->type;
+        if (gpuir__value_group(m, gpuir__op_operand(m, op, k)) == g &&
+            (gpuir__column_shape_of(full, a, t) == GPUIR__ROW_NONE || t->rank != full->rank))
+            return 0;
+    }
+    return a + 1;
 }
 
 /* The group op may join through its operand v beyond the single-use rule
@@ -10245,10 +10374,14 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
     const gpuir_type *t = &gpuir__value_at(m, v)->type, *out = &gpuir__value_at(m, op->result)->type;
     if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op)) {
         if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) return g;   /* its ops all have v's shape */
-        return F->kinds[g] == GPUIR__GROUP_ROWS &&
+        return F->kinds[g] == GPUIR__GROUP_ROWS && !F->column_axis[g] &&
                gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, t) == GPUIR__ROW_FULL ? g : 0;
     }
+    if (cls == GPUIR__CLASS_REDUCE)              /* over a column group's columns */
+        return F->kinds[g] == GPUIR__GROUP_ROWS && F->column_axis[g] && gpuir__reduce_fits_lines(F, op, g) &&
+               gpuir__group_line_shape(F, g, t) == GPUIR__ROW_FULL ? g : 0;
     if (!gpuir__is_elementwise(cls)) return 0;
+    if (gpuir__column_group_axis(F, op, g)) return g;   /* it makes g a column group */
     bool result = (F->kinds[g] == GPUIR__GROUP_COLUMNS || F->kinds[g] == GPUIR__GROUP_REDUCE) &&
                   gpuir__dims_same(t, &gpuir__value_at(m, F->rows[g])->type) &&
                   gpuir__operands_static(m, op);    /* (not x's shape: the producers run in the reduction's loop) */
@@ -10367,7 +10500,7 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     if (g && F->broadcast[g] && !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) g = 0;
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
     if (g && F->shared[g] && (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX) &&
-        !gpuir__reduce_is_row(F->m, op))
+        !gpuir__reduce_is_row(F->m, op) && !(F->kinds[g] == GPUIR__GROUP_ROWS && F->column_axis[g]))
         g = 0;                  /* the reduction (softmax) kernel keeps its producers in registers */
     return g;
 }
@@ -10386,7 +10519,8 @@ static int64_t gpuir__rows_reshape_group(const gpuir__fuser *Fu, const gpuir__op
     if (op->kind != GPUIR_OP_RESHAPE || !op->result || op->n_operands != 1) return 0;
     uint32_t v = gpuir__op_operand(m, op, 0);
     int64_t g = gpuir__value_group(m, v);
-    if (!g || Fu->closed[g] || Fu->kinds[g] != GPUIR__GROUP_ROWS || Fu->uses[v - 1] != 1) return 0;
+    if (!g || Fu->closed[g] || Fu->kinds[g] != GPUIR__GROUP_ROWS || Fu->column_axis[g] || Fu->uses[v - 1] != 1)
+        return 0;
     const gpuir__op *user = Fu->first_user[op->result - 1] ? gpuir__op_at(m, Fu->first_user[op->result - 1]) : NULL;
     if (!user || (user->kind != GPUIR_OP_RESHAPE && !gpuir__is_elementwise(gpuir__info(user->kind)->cls)))
         return 0;                           /* a view serves a matmul, a reduction, the host */
@@ -10461,6 +10595,12 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     int64_t g = gpuir__fuse_choose(F, op);
+    int column_axis = g ? gpuir__column_group_axis(F, op, g) : 0;
+    if (column_axis) {                  /* a reduction group becomes a column group */
+        F->kinds[g] = GPUIR__GROUP_ROWS;
+        F->column_axis[g] = column_axis;
+        F->rows[g] = gpuir__op_operand(m, gpuir__op_at(m, gpuir__value_at(m, F->rows[g])->def_op), 0);
+    }
     if (g) F->inputs[g] += gpuir__fuse_new_inputs(m, op, g);
     if (g && F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) {  /* beside the group, not after it: a second output */
         bool reads_group = false;
@@ -11043,9 +11183,11 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.group_feeds_lead = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.group_feeds_lead);
     F.broadcast = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.broadcast);
     F.read_apart = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.read_apart);
+    F.column_axis = (int *)gpuir__scratch_calloc(m, n + 2, sizeof *F.column_axis);
+    F.lead_axis = (int *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.lead_axis);
     gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared &&
                      F.after && F.first_user && F.viewed && F.feeds_lead && F.group_feeds_lead && F.broadcast &&
-                     F.read_apart ?
+                     F.read_apart && F.column_axis && F.lead_axis ?
                      GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -11063,7 +11205,13 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         bool feeds = op->result && (gpuir__takes_producers(cls) ||
                                     (gpuir__is_elementwise(cls) && F.feeds_lead[op->result - 1]));
-        for (uint32_t k = 0; k < op->n_operands && feeds; k++) F.feeds_lead[gpuir__op_operand(m, op, k) - 1] = true;
+        int a = -1, lead = !op->result ? 0 : gpuir__takes_producers(cls) ? (gpuir__reduce_is_column_line(m, op, &a) ? a + 1 : -1) :
+                           gpuir__is_elementwise(cls) ? F.lead_axis[op->result - 1] : 0;
+        for (uint32_t k = 0; k < op->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, op, k);
+            if (feeds) F.feeds_lead[v - 1] = true;
+            if (lead) F.lead_axis[v - 1] = !F.lead_axis[v - 1] || F.lead_axis[v - 1] == lead ? lead : -1;
+        }
     }
     uint32_t *sib = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *sib);
     int64_t *sib_group = (int64_t *)gpuir__scratch_calloc(m, n + 2, sizeof *sib_group);
@@ -11102,6 +11250,8 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.group_feeds_lead);
     gpuir__scratch_free(m, F.broadcast);
     gpuir__scratch_free(m, F.read_apart);
+    gpuir__scratch_free(m, F.column_axis);
+    gpuir__scratch_free(m, F.lead_axis);
     gpuir__scratch_free(m, F.shared);
     gpuir__scratch_free(m, F.after);
     return r;
@@ -11683,6 +11833,11 @@ static bool gpuir__kernel_sib_ops(const gpuir_module *m, const gpuir__func *k, u
         bool column = role == GPUIR__SIB_COLUMNS || role == GPUIR__SIB_VARIANCE || role == GPUIR__SIB_EPILOGUE;
         if (!role || (role == GPUIR__SIB_CENTRED ? stored : !stored && !column)) return false;   /* (a column result
                                            not stored: read by a variance or the epilogue, from a register) */
+        for (uint32_t a = 0; role == GPUIR__SIB_FULL && a + 1 < op->n_operands; a++) {
+            int w = gpuir__sib_ops_writer(m, k, S, S->n, gpuir__op_operand(m, op, a));
+            if (w >= 0 && S->role[w] != GPUIR__SIB_FULL)
+                return false;                  /* a full op reads no reduction's result (a column group's do) */
+        }
         if (x_stepped && role != GPUIR__SIB_CENTRED && role != GPUIR__SIB_VARIANCE && gpuir__op_reads(m, op, x))
             return false;                      /* it reads what the variance's step left in x's buffer */
         if (at && S->split && at != S->split) return false;
@@ -13370,6 +13525,47 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
     return true;
 }
 
+/* Whether kernel k is a column group (pass.fuse): its reductions reduce
+   one axis a before the last of one static F (gpuir__reduce_is_column_line),
+   its other computing ops are elementwise (or splats) writing F's shape or
+   its columns' (F with dim a of 1), reading in-kernel values of those
+   shapes only, and an op of F's shape reads a column value the kernel
+   computes (else it is a reduction with its producers and users:
+   reduce.columns, reduce.column_tiles or reduce.block). */
+static bool gpuir__kernel_is_column_group(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir_type *F = NULL;
+    int axis = -1;
+    bool tied = false;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        int a = -1;
+        if (op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) continue;
+        const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+        if (!gpuir__reduce_is_column_line(m, op, &a) || (F && (a != axis || !gpuir__dims_same(F, x)))) return false;
+        F = x, axis = a;
+    }
+    for (size_t i = 0; F && i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls) || gpuir__op_is_splat(m, op)) continue;
+        if (cls != GPUIR__CLASS_REDUCE && !gpuir__is_elementwise(cls)) return false;
+        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        gpuir__row_shape shape = gpuir__column_shape_of(F, axis, d);
+        if (shape == GPUIR__ROW_NONE || (cls == GPUIR__CLASS_REDUCE && shape != GPUIR__ROW_ROWS)) return false;
+        for (uint32_t j = 0; j + 1 < op->n_operands; j++) {
+            uint32_t b = gpuir__op_operand(m, op, j);
+            const gpuir__op *writer = gpuir__kernel_writer(m, k, b);
+            if (!writer || gpuir__op_is_splat(m, writer)) continue;
+            const gpuir_type *t = &gpuir__value_at(m, b)->type;
+            gpuir__row_shape s = gpuir__column_shape_of(F, axis, t);
+            if (s == GPUIR__ROW_NONE || (s == GPUIR__ROW_ROWS && shape == GPUIR__ROW_FULL && t->rank != F->rank))
+                return false;                    /* (a column value without its axis broadcasts otherwise) */
+            tied |= s == GPUIR__ROW_ROWS && shape == GPUIR__ROW_FULL;
+        }
+    }
+    return tied;
+}
+
 /* The form configure decides for kernel k (NONE for a matmul kernel and
    one that computes nothing): what its lead op is, then what its sizes
    and dtypes allow. */
@@ -13389,6 +13585,7 @@ static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const
                gpuir__softmax_is_columns(m, lead) ? GPUIR__FORM_SOFTMAX_COLUMNS : GPUIR__FORM_NONE;
     if (cls == GPUIR__CLASS_REDUCE) {
         if (gpuir__kernel_sibling_input(m, k, NULL)) return GPUIR__FORM_SIBLINGS;
+        if (gpuir__kernel_is_column_group(m, k)) return GPUIR__FORM_REDUCE_COLUMN_GROUP;
         if (gpuir__kernel_is_row_kernel(m, k)) return GPUIR__FORM_REDUCE_ROWS;
         gpuir__columns_view v;
         if (!gpuir__reduce_is_columns(m, lead) || gpuir__kernel_is_dynamic(m, k)) return GPUIR__FORM_REDUCE_BLOCK;
@@ -13550,6 +13747,15 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         block[1] = GPUIR__COLUMN_TILE_THREADS / block[0];
         grid[0] = gpuir__column_tiles(v, block[0]);
         if (grid[0] < 1) grid[0] = 1;                  /* no outputs: the kernel's loop runs no tile */
+    } else if (form == GPUIR__FORM_REDUCE_COLUMN_GROUP) {   /* width columns x lanes: the block's x and y */
+        gpuir__columns_view v = {1, 1, 1};
+        gpuir__reduce_columns_view(m, gpuir__kernel_lead(m, k), &v);
+        int64_t lanes = gpuir__column_group_lanes(v.R), width = gpuir__column_tile_width(m, v);
+        if (width * lanes > GPUIR__COLUMN_TILE_THREADS) width = GPUIR__COLUMN_TILE_THREADS / lanes;
+        block[0] = width;
+        block[1] = lanes;
+        grid[0] = gpuir__column_tiles(v, width);
+        if (grid[0] < 1) grid[0] = 1;
     } else if (form == GPUIR__FORM_REDUCE_BLOCK || form == GPUIR__FORM_REDUCE_ROWS) {
         block[0] = gpuir__row_block(kind, reduced);
         if (form == GPUIR__FORM_REDUCE_ROWS && count < gpuir__module_sm_count(m) &&
@@ -17962,7 +18168,16 @@ typedef struct gpuir__cg_rowplan {
     int online_width;           /* the online states' float components: 2 (Welford's least and greatest value, its
                                    doubles in gpuir__cg_rows_sum_slots; the softmax's max and sum) */
     char rows[200], cols[200];  /* row count and row length, as C */
+    int axis;                   /* a column group's axis (its lines are F's columns there); -1: F's rows */
+    long long lanes, width;     /* a column group's threads down a column, and its columns a block */
 } gpuir__cg_rowplan;
+
+/* How type t lines up with the kernel's lines: F's rows (a reshape of
+   F's values counts as full: gpuir__row_shape_viewed), or a column
+   group's columns (gpuir__column_shape_of). */
+static gpuir__row_shape gpuir__cg_line_shape(const gpuir__cg_rowplan *R, const gpuir_type *t) {
+    return R->axis >= 0 ? gpuir__column_shape_of(R->F, R->axis, t) : gpuir__row_shape_viewed(R->F, t);
+}
 
 static void gpuir__cg_rows_store_full(gpuir__cg *C, const gpuir__cg_rowplan *R);
 static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R);
@@ -18066,7 +18281,7 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
     int *buf_level = (int *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1,
                                                   sizeof *buf_level);
     if (!buf_level) return gpuir__oom(m->ctx, "codegen");
-    bool online = !R->per && !R->cache_bytes && C->threads % 32 == 0;
+    bool online = !R->per && !R->cache_bytes && C->threads % 32 == 0 && R->axis < 0;
     for (size_t i = 0; i < R->n; i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -18077,7 +18292,7 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
             int l = buf_level[gpuir__op_operand(m, op, k)];
             if (l > level) level = l;
         }
-        R->shape[i] = gpuir__row_shape_viewed(R->F, &gpuir__value_at(m, dst)->type);
+        R->shape[i] = gpuir__cg_line_shape(R, &gpuir__value_at(m, dst)->type);
         size_t j = R->n;
         if (cls == GPUIR__CLASS_REDUCE && online) j = gpuir__cg_rows_online_partner(C, R, i);
         if (j < R->n) {
@@ -18146,7 +18361,7 @@ static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, in
             uint32_t b = C->k->params[p];
             bool reads, writes;
             gpuir__param_access(m, C->k, p, &reads, &writes);
-            if (!reads || gpuir__row_shape_viewed(R->F, &gpuir__value_at(m, b)->type) != GPUIR__ROW_FULL) continue;
+            if (!reads || gpuir__cg_line_shape(R, &gpuir__value_at(m, b)->type) != GPUIR__ROW_FULL) continue;
             uint32_t v = gpuir__cg_new_var(C, gpuir__value_at(m, b)->type.dtype);
             if (lane >= 0) gpuir__cg_line(C, "float v%u = x%zu[r * 4 + %d];", v, p, lane);
             else gpuir__cg_line(C, "float v%u = x%zu[r];", v, p);
@@ -18191,7 +18406,7 @@ static gpuir_result gpuir__cg_rows_replay(gpuir__cg *C, gpuir__cg_rowplan *R, in
 static bool gpuir__cg_rows_floats(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
         const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
-        if (gpuir__row_shape_viewed(R->F, t) == GPUIR__ROW_FULL && !gpuir_dtype_is_float(t->dtype)) return false;
+        if (gpuir__cg_line_shape(R, t) == GPUIR__ROW_FULL && !gpuir_dtype_is_float(t->dtype)) return false;
     }
     return true;
 }
@@ -18305,7 +18520,7 @@ static gpuir_result gpuir__cg_rows_stream4(gpuir__cg *C, gpuir__cg_rowplan *R, i
     for (size_t p = 0; p < np; p++) {
         bool reads, writes;
         gpuir__param_access(m, C->k, p, &reads, &writes);
-        if (!reads || gpuir__row_shape_viewed(R->F, &gpuir__value_at(m, C->k->params[p])->type) != GPUIR__ROW_FULL)
+        if (!reads || gpuir__cg_line_shape(R, &gpuir__value_at(m, C->k->params[p])->type) != GPUIR__ROW_FULL)
             continue;
         inputs[p] = true;
         gpuir_dtype d = gpuir__value_at(m, C->k->params[p])->type.dtype;
@@ -18405,7 +18620,7 @@ static void gpuir__cg_rows_load(gpuir__cg *C, const gpuir__cg_rowplan *R) {
         const gpuir_type *t = &gpuir__value_at(m, C->k->params[p])->type;
         bool reads, writes;
         gpuir__param_access(m, C->k, p, &reads, &writes);
-        if (!reads || gpuir__row_shape_viewed(R->F, t) != GPUIR__ROW_FULL) continue;
+        if (!reads || gpuir__cg_line_shape(R, t) != GPUIR__ROW_FULL) continue;
         const char *ld = t->dtype == GPUIR_F16 ? "gpuir_f16_to_f32" : t->dtype == GPUIR_BF16 ? "gpuir_bf16_to_f32" : "";
         if (R->vec) { gpuir__cg_rows_load4(C, R, p, t->dtype, ld); continue; }
         gpuir__cg_line(C, "float x%zu[%lld];", p, R->per);
@@ -18545,7 +18760,7 @@ static void gpuir__cg_rows_cache_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
         const gpuir_type *t = &gpuir__value_at(C->m, C->k->params[p])->type;
         bool reads, writes;
         gpuir__param_access(C->m, C->k, p, &reads, &writes);
-        if (!reads || gpuir__row_shape_viewed(R->F, t) != GPUIR__ROW_FULL) continue;
+        if (!reads || gpuir__cg_line_shape(R, t) != GPUIR__ROW_FULL) continue;
         R->cached[p] = (uint32_t)at + 1;
         at += (R->ncols * (int64_t)gpuir_dtype_size(t->dtype) + 15) / 16 * 16;
         if (at > limit) break;
@@ -18583,7 +18798,7 @@ static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
         bool reads, writes;
         gpuir__param_access(C->m, C->k, p, &reads, &writes);
-        inputs += reads && gpuir__row_shape_viewed(R->F, &gpuir__value_at(C->m, C->k->params[p])->type) == GPUIR__ROW_FULL;
+        inputs += reads && gpuir__cg_line_shape(R, &gpuir__value_at(C->m, C->k->params[p])->type) == GPUIR__ROW_FULL;
     }
     long long per = R->ncols > 0 ? (R->ncols + C->threads - 1) / C->threads : 0;
     R->per = per && per * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS ? per : 0;
@@ -18596,33 +18811,44 @@ static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
     if (!R->per && R->ncols > 0 && inputs && gpuir__cg_rows_floats(C, R)) gpuir__cg_rows_cache_plan(C, R);
 }
 
+/* A plan over F's lines along `axis` (-1: its rows), its per-op arrays
+   allocated (released by gpuir__cg_rowplan_free). */
+static gpuir_result gpuir__cg_rowplan_init(gpuir__cg *C, gpuir__cg_rowplan *R, const gpuir_type *F, int axis) {
+    gpuir_module *m = C->m;
+    memset(R, 0, sizeof *R);
+    R->F = F;
+    R->axis = axis;
+    R->n = stbds_arrlenu(C->k->ops);
+    R->shape = (gpuir__row_shape *)gpuir__scratch_calloc(m, R->n + 1, sizeof *R->shape);
+    R->level = (int *)gpuir__scratch_calloc(m, R->n + 1, sizeof *R->level);
+    R->rowvar = (uint32_t *)gpuir__scratch_calloc(m, R->n + 1, sizeof *R->rowvar);
+    R->done = (bool *)gpuir__scratch_calloc(m, R->n + 1, sizeof *R->done);
+    R->online = (gpuir__row_online *)gpuir__scratch_calloc(m, R->n + 1, sizeof *R->online);
+    R->partner = (size_t *)gpuir__scratch_calloc(m, R->n + 1, sizeof *R->partner);
+    R->cached = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(C->k->params) + 1, sizeof *R->cached);
+    if (!R->shape || !R->level || !R->rowvar || !R->done || !R->online || !R->partner || !R->cached)
+        return gpuir__oom(m->ctx, "codegen");
+    return GPUIR_OK;
+}
+
+static void gpuir__cg_rowplan_free(gpuir__cg *C, gpuir__cg_rowplan *R) {
+    gpuir__scratch_free(C->m, R->online);
+    gpuir__scratch_free(C->m, R->partner);
+    gpuir__scratch_free(C->m, R->cached);
+    gpuir__scratch_free(C->m, R->shape);
+    gpuir__scratch_free(C->m, R->level);
+    gpuir__scratch_free(C->m, R->rowvar);
+    gpuir__scratch_free(C->m, R->done);
+}
+
 /* A row kernel (see above). */
 static gpuir_result gpuir__cg_rows(gpuir__cg *C, const gpuir_type *F) {
-    gpuir_module *m = C->m;
     gpuir__cg_rowplan R;
-    memset(&R, 0, sizeof R);
-    R.F = F;
-    R.n = stbds_arrlenu(C->k->ops);
-    R.shape = (gpuir__row_shape *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.shape);
-    R.level = (int *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.level);
-    R.rowvar = (uint32_t *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.rowvar);
-    R.done = (bool *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.done);
-    R.online = (gpuir__row_online *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.online);
-    R.partner = (size_t *)gpuir__scratch_calloc(m, R.n + 1, sizeof *R.partner);
-    R.cached = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(C->k->params) + 1, sizeof *R.cached);
-    gpuir_result r = GPUIR_OK;
-    if (!R.shape || !R.level || !R.rowvar || !R.done || !R.online || !R.partner || !R.cached)
-        r = gpuir__oom(m->ctx, "codegen");
+    gpuir_result r = gpuir__cg_rowplan_init(C, &R, F, -1);
     if (!r) gpuir__cg_rows_sizes(C, &R);
     if (!r) r = gpuir__cg_rows_plan(C, &R);
     if (!r) r = gpuir__cg_rows_emit(C, &R);
-    gpuir__scratch_free(m, R.online);
-    gpuir__scratch_free(m, R.partner);
-    gpuir__scratch_free(m, R.cached);
-    gpuir__scratch_free(m, R.shape);
-    gpuir__scratch_free(m, R.level);
-    gpuir__scratch_free(m, R.rowvar);
-    gpuir__scratch_free(m, R.done);
+    gpuir__cg_rowplan_free(C, &R);
     return r;
 }
 
@@ -18681,6 +18907,198 @@ static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
     if (!r) gpuir__cg_rows_store_rows(C, R);
     gpuir__cg_close(C);
     C->depth = 0;
+    return r;
+}
+
+/* ---- column groups (pass.fuse): the row kernel's passes down columns ----
+   F seen as [A, R, B] (the dims before the group's axis, the axis, those
+   after it): a block per tile of `width` neighbouring columns of one a
+   (blocks stride over the tiles), `lanes` threads down each column
+   (gpuir__column_group_lanes; the width is the launch's threads / lanes):
+   thread t is lane t / width of column t % width, its elements c = lane,
+   lane + lanes, ..; each row of a tile is read side by side. The row
+   kernel's plan (levels, shapes: gpuir__cg_rows_plan) and its replay of
+   the ops, with columns for rows: pass p replays the full ops at element
+   i = (a * R + c) * B + b, the reductions of the next level then combined
+   over the column's lanes in shared memory (each lane sums the lanes'
+   partials in lane order: all get the same value; sums in double as
+   everywhere), and every lane runs the ops over the columns at `row` =
+   a * B + b; lane 0 stores the column outputs at the end. A column of at
+   most GPUIR__CG_ROW_REGISTERS values a thread over every full input is
+   loaded into registers once; a longer one is read again by each pass.
+   A tile's columns past B read and store nothing (their threads meet the
+   block's barriers; their column values are column B - 1's, unused).
+   No online pairs (a variance reads its column again after its mean). */
+
+/* The full-shape inputs of the column into registers x<param>[r]. */
+static void gpuir__cg_column_load(gpuir__cg *C, const gpuir__cg_rowplan *R, long long B) {
+    gpuir_module *m = C->m;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        const gpuir_type *t = &gpuir__value_at(m, C->k->params[p])->type;
+        bool reads, writes;
+        gpuir__param_access(m, C->k, p, &reads, &writes);
+        if (!reads || gpuir__cg_line_shape(R, t) != GPUIR__ROW_FULL) continue;
+        char elem[96], value[128];
+        snprintf(elem, sizeof elem, "%s[base + c * %lldLL]", gpuir__cg_param(C, (int)p), B);
+        gpuir__cg_call(value, sizeof value, gpuir__cg_to_float(t->dtype), elem);
+        gpuir__cg_line(C, "float x%zu[%lld];", p, R->per);
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+        gpuir__cg_line(C, "long long c = lane + r * %lldLL;", R->lanes);
+        gpuir__cg_line(C, "x%zu[r] = c < len ? %s : 0.0f;", p, value);
+        gpuir__cg_close(C);
+    }
+}
+
+/* Pass `pass` down the thread's elements of its column (the last pass
+   stores the full outputs). */
+static gpuir_result gpuir__cg_column_pass(gpuir__cg *C, gpuir__cg_rowplan *R, int pass, long long B) {
+    if (R->per) {
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+        gpuir__cg_line(C, "long long c = lane + r * %lldLL;", R->lanes);
+        gpuir__cg_line(C, "if (c >= len) break;");
+    } else
+        gpuir__cg_open(C, "for (long long c = lane; c < len; c += %lldLL)", R->lanes);
+    gpuir__cg_line(C, "%s i = (%s)(base + c * %lldLL);", gpuir__cg_idx(C), gpuir__cg_idx(C), B);
+    gpuir_result r = gpuir__cg_rows_replay(C, R, pass, -1, "i");
+    if (!r && pass == R->levels) gpuir__cg_rows_store_full(C, R);
+    gpuir__cg_close(C);
+    return r;
+}
+
+/* After pass `pass`: each reduction of the next level combined over the
+   column's lanes (sums in double: gpuir__cg_reduce_in_double); its column
+   value (a mean divided, rounded to its dtype). */
+static void gpuir__cg_column_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
+    gpuir_module *m = C->m;
+    for (size_t i = 0; i < R->n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || R->level[i] != pass + 1) continue;
+        bool in_double = gpuir__cg_reduce_in_double(C, op), mean = op->kind == GPUIR_OP_REDUCE_MEAN;
+        const char *slots = in_double ? "dred" : "red", *part = in_double ? "dacc" : "acc";
+        gpuir__cg_line(C, "%s[t] = acc%zu;", slots, i);
+        gpuir__cg_line(C, "GPUIR_SYNC();");
+        gpuir__cg_line(C, "%s = %s[col];", part, slots);
+        if (op->kind == GPUIR_OP_REDUCE_MAX)
+            gpuir__cg_line(C, "for (long long l = 1; l < %lldLL; l++) acc = gpuir_fmax(acc, red[l * %lldLL + col]);",
+                           R->lanes, R->width);
+        else
+            gpuir__cg_line(C, "for (long long l = 1; l < %lldLL; l++) %s += %s[l * %lldLL + col];", R->lanes, part,
+                           slots, R->width);
+        gpuir__cg_line(C, "GPUIR_SYNC();");       /* the slots are free again */
+        if (in_double) gpuir__cg_line(C, "acc = (float)(dacc%s%s);", mean ? " / (double)" : "", mean ? R->cols : "");
+        else if (mean) gpuir__cg_line(C, "acc = acc / (float)%s;", R->cols);
+        gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.dtype;
+        const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+        uint32_t v = gpuir__cg_new_var(C, d);
+        gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
+        R->rowvar[i] = v + 1;
+        R->done[i] = true;
+    }
+}
+
+/* Lane 0 of each column in the tile stores the column output parameters,
+   after the block is done reading the column's values. */
+static void gpuir__cg_column_store(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    gpuir_module *m = C->m;
+    bool first = true;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        uint32_t b = C->k->params[p];
+        size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
+        if (w == R->n || R->shape[w] != GPUIR__ROW_ROWS || !R->rowvar[w]) continue;
+        gpuir_dtype d = gpuir__value_at(m, b)->type.dtype;
+        const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
+        if (first) gpuir__cg_line(C, "GPUIR_SYNC();");
+        first = false;
+        char var[16], value[48];
+        snprintf(var, sizeof var, "v%u", R->rowvar[w] - 1);
+        gpuir__cg_call(value, sizeof value, wrap, var);
+        gpuir__cg_line(C, "if (lane == 0 && len) %s[row] = %s;", gpuir__cg_param(C, (int)p), value);
+    }
+}
+
+/* Whether a reduction of the kernel sums in double (its partials' slots). */
+static bool gpuir__cg_kernel_sums_in_double(const gpuir__cg *C) {
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[i]);
+        if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE && gpuir__cg_reduce_in_double(C, op))
+            return true;
+    }
+    return false;
+}
+
+static gpuir_result gpuir__cg_column_group_emit(gpuir__cg *C, gpuir__cg_rowplan *R, gpuir__columns_view v) {
+    bool doubles = gpuir__cg_kernel_sums_in_double(C);
+    long long T = C->threads;
+    C->depth = 1;
+    C->barriers = true;
+    C->shared_bytes = (uint32_t)(T * (doubles ? 12 : 4));
+    if (doubles) gpuir__cg_line(C, "GPUIR_SHARED(double, dred, %lld, 0);", T);
+    gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, %lld);", T, doubles ? T * 8 : 0);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir__cg_line(C, "long long col = t %% %lldLL, lane = t / %lldLL;", R->width, R->width);
+    gpuir_result r = gpuir__cg_rows_splats(C, R);
+    gpuir__cg_line(C, "long long tiles = (%lldLL + %lldLL - 1) / %lldLL;", (long long)v.B, R->width, R->width);
+    gpuir__cg_open(C, "for (long long tile = GPUIR_BLOCK_RANK; tile < %lldLL * tiles; tile += GPUIR_GRID_BLOCKS)",
+                   (long long)v.A);
+    gpuir__cg_line(C, "long long a = tile / tiles, b = tile %% tiles * %lldLL + col;", R->width);
+    gpuir__cg_line(C, "long long len = b < %lldLL ? %lldLL : 0;     /* a column past B computes nothing */",
+                   (long long)v.B, (long long)v.R);
+    gpuir__cg_line(C, "if (b >= %lldLL) b = %lldLL;", (long long)v.B, (long long)v.B - 1);
+    gpuir__cg_line(C, "long long row = a * %lldLL + b, base = a * %lldLL + b;", (long long)v.B,
+                   (long long)(v.R * v.B));
+    gpuir__cg_line(C, "float acc = 0.0f;");
+    if (doubles) gpuir__cg_line(C, "double dacc = 0.0;");
+    if (R->per) gpuir__cg_column_load(C, R, v.B);
+    for (int pass = 0; pass <= R->levels && !r; pass++) {
+        r = gpuir__cg_rows_scalars(C, R, pass);
+        if (r || (pass == R->levels && !gpuir__cg_rows_stores_full(C, R))) break;   /* nothing to store */
+        gpuir__cg_rows_accs(C, R, pass);
+        r = gpuir__cg_column_pass(C, R, pass, v.B);
+        if (!r && pass < R->levels) gpuir__cg_column_reduce(C, R, pass);
+    }
+    if (!r) gpuir__cg_column_store(C, R);
+    gpuir__cg_close(C);
+    C->depth = 0;
+    return r;
+}
+
+/* A column group's kernel (see above). */
+static gpuir_result gpuir__cg_column_group(gpuir__cg *C) {
+    gpuir_module *m = C->m;
+    const gpuir__op *lead = gpuir__kernel_lead(m, C->k);
+    gpuir__columns_view v;
+    int axis = -1;
+    if (!lead || !gpuir__reduce_is_column_line(m, lead, &axis) || !gpuir__reduce_columns_view(m, lead, &v))
+        return gpuir__cg_fail(C, lead, "leads no column group (a reduction of one axis before the last, keepdims, "
+                              "static float sizes)");
+    gpuir__cg_rowplan R;
+    gpuir_result r = gpuir__cg_rowplan_init(C, &R, &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type, axis);
+    R.lanes = gpuir__column_group_lanes(v.R);
+    R.width = C->threads / R.lanes;
+    if (!r && (C->threads % R.lanes || R.width < 1)) {
+        char why[160];
+        snprintf(why, sizeof why, "leads a column group of %lld lanes a column: its block of %lld threads is no "
+                 "multiple of them", R.lanes, (long long)C->threads);
+        r = gpuir__cg_fail(C, lead, why);
+    }
+    if (!r) {
+        snprintf(R.cols, sizeof R.cols, "%lld", (long long)v.R);
+        snprintf(R.rows, sizeof R.rows, "%lld", (long long)(v.A * v.B));
+        R.ncols = v.R;
+        size_t inputs = 0;
+        for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+            bool reads, writes;
+            gpuir__param_access(m, C->k, p, &reads, &writes);
+            inputs += reads && gpuir__cg_line_shape(&R, &gpuir__value_at(m, C->k->params[p])->type) == GPUIR__ROW_FULL;
+        }
+        long long per = (v.R + R.lanes - 1) / R.lanes;
+        R.per = per * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS ? per : 0;
+        r = gpuir__cg_rows_plan(C, &R);
+    }
+    if (!r) r = gpuir__cg_column_group_emit(C, &R, v);
+    gpuir__cg_rowplan_free(C, &R);
     return r;
 }
 
@@ -20211,6 +20629,7 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     gpuir_module *m = C->m;
     const gpuir_type *widest = NULL;
     if (C->form == GPUIR__FORM_REDUCE_ROWS) return gpuir__cg_rows(C, gpuir__kernel_rows_shape(m, C->k));
+    if (C->form == GPUIR__FORM_REDUCE_COLUMN_GROUP) return gpuir__cg_column_group(C);
     if (C->form == GPUIR__FORM_SIBLINGS) return gpuir__cg_siblings(C, C->sib);
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
