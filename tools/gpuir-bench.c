@@ -62,7 +62,9 @@
        InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
        [N, C, H*W]), GroupNorms(32) over 8 x 320 x 64 x 64 and
        1 x 512 x 64 x 64 f32 in torch's form (one row kernel over
-       [N, G, C/G*H*W], the affine over [N, C, H, W] inside it), a softmax
+       [N, G, C/G*H*W], the affine over [N, C, H, W] inside it), LayerNorms
+       over the channels of 32 x 96 x 56 x 56 and 32 x 384 x 14 x 14 f32
+       (ConvNeXt's LayerNorm2d: one column group), a softmax
        over the 21 channels of 16 x 21 x 256 x 256 f32 and a log-softmax
        over them (softmax.columns), means over the tokens of 16 x 2048 x 1024
        and over the channels of 16 x 256 x 64 x 64 f32
@@ -1191,6 +1193,40 @@ static int bench_groupnorm_case(gpuir_ctx *ctx, bool gpu, int repeat, long long 
     return rc;
 }
 
+/* LayerNorm over the channels of [N, C, H, W] f32 (ConvNeXt's
+   LayerNorm2d, its per-channel weight and bias of [C, 1, 1]): one column
+   group (reduce.column_group: a tile of neighbouring positions a block,
+   lanes down the channels, three passes down each column, from registers
+   up to 32 channels a lane), against a copy of the same bytes (x read, y
+   written). Two sizes of a ConvNeXt-T at batch 32: the first stage's
+   96 x 56 x 56 and the third's 384 x 14 x 14. */
+static int bench_layernorm_channels_case(gpuir_ctx *ctx, bool gpu, int repeat, long long n, long long c,
+                                         long long hw) {
+    char F[64], S[64], W[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
+    snprintf(S, sizeof S, "tensor<%lldx1x%lldx%lldxf32>", n, hw, hw);
+    snprintf(W, sizeof W, "tensor<%lldx1x1xf32>", c);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text, "func.func @f(%%x: %s, %%g: %s, %%b: %s) -> %s {\n", F, W, W, F);
+    centred_norm_text(&text, F, S, "1");
+    strbuf_appendf(&text,
+                   "  %%s = mul %%n, %%g : (%s, %s) -> %s\n"
+                   "  %%y = add %%s, %%b : (%s, %s) -> %s\n"
+                   "  return %%y : %s\n}\n", F, W, F, F, W, F, F);
+    char label[64];
+    snprintf(label, sizeof label, "LayerNorm over C %lldx%lldx%lldx%lld, f32", n, c, hw, hw);
+    size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
+}
+
+static int bench_layernorm_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
+    if (!gpu) return bench_layernorm_channels_case(ctx, gpu, repeat, 2, 12, 5);
+    return bench_layernorm_channels_case(ctx, gpu, repeat, 32, 96, 56) |
+           bench_layernorm_channels_case(ctx, gpu, repeat, 32, 384, 14);
+}
+
 static int bench_groupnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
     if (!gpu) return bench_groupnorm_case(ctx, gpu, repeat, 2, 6, 5);
     return bench_groupnorm_case(ctx, gpu, repeat, 8, 320, 64) | bench_groupnorm_case(ctx, gpu, repeat, 1, 512, 64);
@@ -1582,6 +1618,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_batchnorm(ctx, gpu, repeat);
     rc |= bench_instancenorm(ctx, gpu, repeat);
     rc |= bench_groupnorm(ctx, gpu, repeat);
+    rc |= bench_layernorm_channels(ctx, gpu, repeat);
     rc |= bench_softmax_channels(ctx, gpu, repeat);
     rc |= bench_column_means(ctx, gpu, repeat);
     rc |= bench_total(ctx, gpu, repeat);

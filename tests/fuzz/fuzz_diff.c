@@ -1193,7 +1193,10 @@ static int fd_motif_siblings(fd_gen *g) {
    the normalization; now and then a column max beside them, the variance
    returned as it is, or the running statistics' update (a momentum of
    the mean: an epilogue op with a parameter vector). bf16 now and then
-   (the steps stay ops), dynamic now and then (no sibling kernel). */
+   (the steps stay ops), dynamic now and then (no sibling kernel). Now
+   and then over the middle axis of a rank-3 one alone (LayerNorm over the
+   channels of NCHW, pass.fuse's column groups), with a per-channel scale
+   [C, 1] after it. */
 static int fd_motif_column_norm(fd_gen *g) {
     static const int64_t d[] = {1, 2, 3, 31, 64, 65, 129, 257, 300, 1000};
     fd_val s;
@@ -1207,7 +1210,8 @@ static int fd_motif_column_norm(fd_gen *g) {
     if (x < 0) return -1;
     unsigned columns = (1u << (1 + fd_below(&g->rng, s.rank - 1))) - 1;
     if (s.rank == 3 && fd_chance(&g->rng, 30)) columns = 5u;     /* NCHW's: the middle dim kept */
-    bool keep = columns == 5u || fd_chance(&g->rng, 60);         /* (a middle dim broadcasts back kept) */
+    else if (s.rank == 3 && fd_chance(&g->rng, 40)) columns = 2u;    /* the channels alone: LayerNorm2d */
+    bool keep = columns == 5u || columns == 2u || fd_chance(&g->rng, 60);   /* (a middle dim broadcasts back kept) */
     const fd_val *v = &g->f->v[x];
     double u = fd_u(v->dt), mx = v->mag, ex = v->err;
     int mean = fd_reduce_axes(g, "reduce_mean", x, columns, keep);
@@ -1232,7 +1236,16 @@ static int fd_motif_column_norm(fd_gen *g) {
     if (r < 0) return -1;
     const fd_val *rv = &g->f->v[r];
     double my = 2 * mx * rv->mag;
-    return fd_bin_named(g, "mul", dv, r, my, ed * rv->mag + rv->err * 2 * mx + my * u);
+    int y = fd_bin_named(g, "mul", dv, r, my, ed * rv->mag + rv->err * 2 * mx + my * u);
+    if (y < 0 || columns != 2u || fd_chance(&g->rng, 40)) return y;
+    fd_val w;                                    /* LayerNorm2d's scale, a value per channel: [C, 1] */
+    memset(&w, 0, sizeof w);
+    fd_move_dims(&w, 0, &g->f->v[y], 1, 1);
+    w.rank = 2;
+    w.dims[1] = 1;
+    int wi = fd_param_like(g, g->f->v[y].dt, &w);
+    const fd_val *yv = &g->f->v[y];
+    return wi < 0 ? -1 : fd_bin_named(g, "mul", y, wi, yv->mag, yv->err + yv->mag * u);
 }
 
 /* The causal mask as a dense constant: 0 on and below a diagonal (query i
