@@ -10360,6 +10360,21 @@ static int gpuir__column_group_axis(const gpuir__fuser *F, const gpuir__op *op, 
     return a + 1;
 }
 
+/* 1 + the axis of reduction op's columns when op makes elementwise group g
+   a column group at once, or 0: op reduces the columns of a value of g's
+   static shape (gpuir__reduce_is_column_line) and g holds a value with
+   several users (F->shared: its kernel stores it, which a reduction's
+   kernel does not; a column group's does). A residual add then an RMSNorm
+   over the channels of the sum, the sum returned: one kernel. */
+static int gpuir__reduce_opens_columns(const gpuir__fuser *F, const gpuir__op *op, int64_t g) {
+    int a = -1;
+    if (F->kinds[g] != GPUIR__GROUP_ELEMENTWISE || !F->shared[g] || !F->rows[g] || F->broadcast[g] ||
+        !gpuir__reduce_is_column_line(F->m, op, &a))
+        return 0;
+    const gpuir_type *x = &gpuir__value_at(F->m, gpuir__op_operand(F->m, op, 0))->type;
+    return gpuir__dims_same(x, &gpuir__value_at(F->m, F->rows[g])->type) ? a + 1 : 0;
+}
+
 /* The group op may join through its operand v beyond the single-use rule
    (gpuir__fuse_candidate), or 0: a sibling; an elementwise op of v's shape
    into v's elementwise group; a row reduction of a full value of a row
@@ -10377,6 +10392,7 @@ static int64_t gpuir__rows_candidate(const gpuir__fuser *F, const gpuir__op *op,
         return F->kinds[g] == GPUIR__GROUP_ROWS && !F->column_axis[g] &&
                gpuir__row_shape_of(&gpuir__value_at(m, F->rows[g])->type, t) == GPUIR__ROW_FULL ? g : 0;
     }
+    if (cls == GPUIR__CLASS_REDUCE && gpuir__reduce_opens_columns(F, op, g)) return g;
     if (cls == GPUIR__CLASS_REDUCE)              /* over a column group's columns */
         return F->kinds[g] == GPUIR__GROUP_ROWS && F->column_axis[g] && gpuir__reduce_fits_lines(F, op, g) &&
                gpuir__group_line_shape(F, g, t) == GPUIR__ROW_FULL ? g : 0;
@@ -10500,7 +10516,8 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     if (g && F->broadcast[g] && !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) g = 0;
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
     if (g && F->shared[g] && (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX) &&
-        !gpuir__reduce_is_row(F->m, op) && !(F->kinds[g] == GPUIR__GROUP_ROWS && F->column_axis[g]))
+        !gpuir__reduce_is_row(F->m, op) && !(F->kinds[g] == GPUIR__GROUP_ROWS && F->column_axis[g]) &&
+        !gpuir__reduce_opens_columns(F, op, g))
         g = 0;                  /* the reduction (softmax) kernel keeps its producers in registers */
     return g;
 }
@@ -10595,11 +10612,13 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     const gpuir__op *op = gpuir__op_at(m, op_id);
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     int64_t g = gpuir__fuse_choose(F, op);
-    int column_axis = g ? gpuir__column_group_axis(F, op, g) : 0;
-    if (column_axis) {                  /* a reduction group becomes a column group */
+    int column_axis = !g ? 0 : cls == GPUIR__CLASS_REDUCE ? gpuir__reduce_opens_columns(F, op, g) :
+                      gpuir__column_group_axis(F, op, g);
+    if (column_axis) {                  /* a reduction's group (or one it joins) becomes a column group */
+        const gpuir__op *red = cls == GPUIR__CLASS_REDUCE ? op : gpuir__op_at(m, gpuir__value_at(m, F->rows[g])->def_op);
         F->kinds[g] = GPUIR__GROUP_ROWS;
         F->column_axis[g] = column_axis;
-        F->rows[g] = gpuir__op_operand(m, gpuir__op_at(m, gpuir__value_at(m, F->rows[g])->def_op), 0);
+        F->rows[g] = gpuir__op_operand(m, red, 0);
     }
     if (g) F->inputs[g] += gpuir__fuse_new_inputs(m, op, g);
     if (g && F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) {  /* beside the group, not after it: a second output */
@@ -13530,8 +13549,9 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
    its other computing ops are elementwise (or splats) writing F's shape or
    its columns' (F with dim a of 1), reading in-kernel values of those
    shapes only, and an op of F's shape reads a column value the kernel
-   computes (else it is a reduction with its producers and users:
-   reduce.columns, reduce.column_tiles or reduce.block). */
+   computes or stores its value (else it is a reduction with its producers
+   and users: reduce.columns, reduce.column_tiles or reduce.block, which
+   store no value of F's shape). */
 static bool gpuir__kernel_is_column_group(const gpuir_module *m, const gpuir__func *k) {
     const gpuir_type *F = NULL;
     int axis = -1;
@@ -13549,9 +13569,11 @@ static bool gpuir__kernel_is_column_group(const gpuir_module *m, const gpuir__fu
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (op->result || !gpuir__class_computes(cls) || gpuir__op_is_splat(m, op)) continue;
         if (cls != GPUIR__CLASS_REDUCE && !gpuir__is_elementwise(cls)) return false;
-        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        const gpuir_type *d = &gpuir__value_at(m, dst)->type;
         gpuir__row_shape shape = gpuir__column_shape_of(F, axis, d);
         if (shape == GPUIR__ROW_NONE || (cls == GPUIR__CLASS_REDUCE && shape != GPUIR__ROW_ROWS)) return false;
+        tied |= shape == GPUIR__ROW_FULL && gpuir__ids_have(k->params, dst);   /* a full value stored */
         for (uint32_t j = 0; j + 1 < op->n_operands; j++) {
             uint32_t b = gpuir__op_operand(m, op, j);
             const gpuir__op *writer = gpuir__kernel_writer(m, k, b);
