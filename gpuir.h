@@ -10178,6 +10178,26 @@ static int64_t gpuir__column_group_lanes(int64_t R) {
     return lanes;
 }
 
+/* The most values of a column a lane may take where the tiles do not fill
+   the device: all of them loaded at once (registers), the column group's
+   time is a few memory latencies, below the launches it saves. */
+#define GPUIR__COLUMN_GROUP_SHORT 32
+
+/* Whether reduction op (gpuir__reduce_is_column_line) is worth a column
+   group: its tiles of the narrowest width are at least one a
+   multiprocessor (gpuir__column_tiles), or its columns are short (a lane
+   holds at most GPUIR__COLUMN_GROUP_SHORT values). A few tiles of long
+   columns ([65536, 16] centred down its columns: two blocks walking 8 MB
+   three times) stay a reduction, its block an output, and a kernel of
+   the elementwise ops after it that fills the device. */
+static bool gpuir__column_group_fills(const gpuir_module *m, const gpuir__op *op) {
+    gpuir__columns_view v;
+    if (!gpuir__reduce_columns_view(m, op, &v)) return false;
+    int64_t lanes = gpuir__column_group_lanes(v.R);
+    return gpuir__column_tiles(v, GPUIR__COLUMN_TILE_MIN_WIDTH) >= gpuir__module_sm_count(m) ||
+           (v.R + lanes - 1) / lanes <= GPUIR__COLUMN_GROUP_SHORT;
+}
+
 /* The state of the fuse pass over one function. */
 typedef struct gpuir__fuser {
     gpuir_module *m;
@@ -10335,7 +10355,8 @@ static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, u
 /* 1 + the axis of the column group that elementwise op would make of
    reduction group g (a column or block reduction's: F->rows[g] is the
    reduction's result), or 0: the reduction reduces F's columns
-   (gpuir__reduce_is_column_line), op's result has F's shape, its operands
+   (gpuir__reduce_is_column_line) and is worth a column group
+   (gpuir__column_group_fills), op's result has F's shape, its operands
    are static and each one g computes has F's shape (a producer the
    reduction took) or the columns' with F's rank (the reduction's, a user
    of it); and no op that may take producers but a column reduction over
@@ -10347,7 +10368,9 @@ static int gpuir__column_group_axis(const gpuir__fuser *F, const gpuir__op *op, 
     if ((F->kinds[g] != GPUIR__GROUP_COLUMNS && F->kinds[g] != GPUIR__GROUP_REDUCE) || !F->rows[g]) return 0;
     const gpuir__op *red = gpuir__op_at(m, gpuir__value_at(m, F->rows[g])->def_op);
     int a = -1;
-    if (!red || !gpuir__reduce_is_column_line(m, red, &a) || !gpuir__operands_static(m, op)) return 0;
+    if (!red || !gpuir__reduce_is_column_line(m, red, &a) || !gpuir__column_group_fills(m, red) ||
+        !gpuir__operands_static(m, op))
+        return 0;
     const gpuir_type *full = &gpuir__value_at(m, gpuir__op_operand(m, red, 0))->type;
     int lead = F->lead_axis[op->result - 1];
     if (!gpuir__dims_same(full, &gpuir__value_at(m, op->result)->type) || (lead && lead != a + 1)) return 0;
@@ -10362,14 +10385,14 @@ static int gpuir__column_group_axis(const gpuir__fuser *F, const gpuir__op *op, 
 
 /* 1 + the axis of reduction op's columns when op makes elementwise group g
    a column group at once, or 0: op reduces the columns of a value of g's
-   static shape (gpuir__reduce_is_column_line) and g holds a value with
+   static shape (gpuir__reduce_is_column_line, gpuir__column_group_fills) and g holds a value with
    several users (F->shared: its kernel stores it, which a reduction's
    kernel does not; a column group's does). A residual add then an RMSNorm
    over the channels of the sum, the sum returned: one kernel. */
 static int gpuir__reduce_opens_columns(const gpuir__fuser *F, const gpuir__op *op, int64_t g) {
     int a = -1;
     if (F->kinds[g] != GPUIR__GROUP_ELEMENTWISE || !F->shared[g] || !F->rows[g] || F->broadcast[g] ||
-        !gpuir__reduce_is_column_line(F->m, op, &a))
+        !gpuir__reduce_is_column_line(F->m, op, &a) || !gpuir__column_group_fills(F->m, op))
         return 0;
     const gpuir_type *x = &gpuir__value_at(F->m, gpuir__op_operand(F->m, op, 0))->type;
     return gpuir__dims_same(x, &gpuir__value_at(F->m, F->rows[g])->type) ? a + 1 : 0;
