@@ -13571,22 +13571,23 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
    one axis a before the last of one static F (gpuir__reduce_is_column_line),
    its other computing ops are elementwise (or splats) writing F's shape or
    its columns' (F with dim a of 1), reading in-kernel values of those
-   shapes only, and an op of F's shape reads a column value the kernel
-   computes or stores its value (else it is a reduction with its producers
-   and users: reduce.columns, reduce.column_tiles or reduce.block, which
-   store no value of F's shape). */
+   shapes only, and it has two reductions or more, or an op of F's shape
+   reads a column value the kernel computes or stores its value (else it
+   is a reduction with its producers and users: reduce.columns,
+   reduce.column_tiles or reduce.block, which store no value of F's
+   shape). */
 static bool gpuir__kernel_is_column_group(const gpuir_module *m, const gpuir__func *k) {
     const gpuir_type *F = NULL;
-    int axis = -1;
-    bool tied = false;
+    int axis = -1, reductions = 0;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         int a = -1;
         if (op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) continue;
         const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
         if (!gpuir__reduce_is_column_line(m, op, &a) || (F && (a != axis || !gpuir__dims_same(F, x)))) return false;
-        F = x, axis = a;
+        F = x, axis = a, reductions++;
     }
+    bool tied = reductions >= 2;          /* (no other form takes two reductions over one axis) */
     for (size_t i = 0; F && i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
