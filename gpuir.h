@@ -10120,11 +10120,14 @@ static gpuir__row_shape gpuir__row_shape_viewed(const gpuir_type *F, const gpuir
    reshape: a column is no run of neighbouring elements). The promotion is
    refused where the op's value feeds an op that takes its producers but
    a column reduction over a (F->lead_axis: a reduction over other axes
-   would read from memory a value it computed from its operands). LayerNorm over the channels of
-   NCHW (ConvNeXt's LayerNorm2d: the mean, x - mean, the variance, the
-   normalization and the per-channel affine) is one kernel; it was three.
-   Codegen: gpuir__cg_column_group, a tile of neighbouring columns a
-   block, lanes down each column. */
+   would read from memory a value it computed from its operands). A
+   column reduction of a value an elementwise group stores makes that
+   group a column group at once (gpuir__reduce_opens_columns). Either
+   only where it is worth it (gpuir__column_group_fills). LayerNorm over
+   the channels of NCHW (ConvNeXt's LayerNorm2d: the mean, x - mean, the
+   variance, the normalization and the per-channel affine) is one kernel;
+   it was three. Codegen: gpuir__cg_column_group, a tile of neighbouring
+   columns a block, lanes down each column. */
 
 /* The fewest elements after a column group's axis (B of [A, R, B]):
    neighbouring threads read neighbouring columns, 32 bytes of f32 a row. */
@@ -10148,10 +10151,10 @@ static gpuir__row_shape gpuir__column_shape_of(const gpuir_type *F, int a, const
 }
 
 /* Whether op reduces the columns of its operand along axis *a (set): one
-   axis before the last, of more than one element (keepdims or not), of a static
-   float value with at least GPUIR__COLUMN_GROUP_MIN_SIDE elements after
-   it (tensor or buffer form), and no author's form on it but this one
-   (the form stays with its op: its kernel takes that form). */
+   axis before the last, of more than one element (keepdims or not), of a
+   static float value with at least GPUIR__COLUMN_GROUP_MIN_SIDE elements
+   after it (tensor or buffer form), and no author's form on it but this
+   one (the form stays with its op: its kernel takes that form). */
 static bool gpuir__reduce_is_column_line(const gpuir_module *m, const gpuir__op *op, int *a) {
     if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || !op->n_operands) return false;
     const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
@@ -10346,8 +10349,8 @@ static int64_t gpuir__rows_sibling(const gpuir__fuser *F, const gpuir__op *op, u
     if (!s || s == gpuir__value_group(m, v) || F->closed[s]) return 0;
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     if (cls == GPUIR__CLASS_REDUCE)
-        return gpuir__reduce_fits_lines(F, op, s) && gpuir__group_line_shape(F, s, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL ?
-               s : 0;
+        return gpuir__reduce_fits_lines(F, op, s) &&
+               gpuir__group_line_shape(F, s, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL ? s : 0;
     bool full = gpuir__group_line_shape(F, s, &gpuir__value_at(m, op->result)->type) == GPUIR__ROW_FULL;
     return gpuir__is_elementwise(cls) && full && gpuir__rows_operands_fit(F, op, s) ? s : 0;
 }
@@ -10385,10 +10388,11 @@ static int gpuir__column_group_axis(const gpuir__fuser *F, const gpuir__op *op, 
 
 /* 1 + the axis of reduction op's columns when op makes elementwise group g
    a column group at once, or 0: op reduces the columns of a value of g's
-   static shape (gpuir__reduce_is_column_line, gpuir__column_group_fills) and g holds a value with
-   several users (F->shared: its kernel stores it, which a reduction's
-   kernel does not; a column group's does). A residual add then an RMSNorm
-   over the channels of the sum, the sum returned: one kernel. */
+   static shape (gpuir__reduce_is_column_line, gpuir__column_group_fills)
+   and g holds a value with several users (F->shared: its kernel stores
+   it, which a reduction's kernel does not; a column group's does). A
+   residual add then an RMSNorm over the channels of the sum, the sum
+   returned: one kernel. */
 static int gpuir__reduce_opens_columns(const gpuir__fuser *F, const gpuir__op *op, int64_t g) {
     int a = -1;
     if (F->kinds[g] != GPUIR__GROUP_ELEMENTWISE || !F->shared[g] || !F->rows[g] || F->broadcast[g] ||
@@ -10638,7 +10642,8 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     int column_axis = !g ? 0 : cls == GPUIR__CLASS_REDUCE ? gpuir__reduce_opens_columns(F, op, g) :
                       gpuir__column_group_axis(F, op, g);
     if (column_axis) {                  /* a reduction's group (or one it joins) becomes a column group */
-        const gpuir__op *red = cls == GPUIR__CLASS_REDUCE ? op : gpuir__op_at(m, gpuir__value_at(m, F->rows[g])->def_op);
+        const gpuir__op *red = cls == GPUIR__CLASS_REDUCE ? op :
+                               gpuir__op_at(m, gpuir__value_at(m, F->rows[g])->def_op);
         F->kinds[g] = GPUIR__GROUP_ROWS;
         F->column_axis[g] = column_axis;
         F->rows[g] = gpuir__op_operand(m, red, 0);
@@ -11247,7 +11252,8 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         bool feeds = op->result && (gpuir__takes_producers(cls) ||
                                     (gpuir__is_elementwise(cls) && F.feeds_lead[op->result - 1]));
-        int a = -1, lead = !op->result ? 0 : gpuir__takes_producers(cls) ? (gpuir__reduce_is_column_line(m, op, &a) ? a + 1 : -1) :
+        int a = -1, lead = !op->result ? 0 :
+                           gpuir__takes_producers(cls) ? (gpuir__reduce_is_column_line(m, op, &a) ? a + 1 : -1) :
                            gpuir__is_elementwise(cls) ? F.lead_axis[op->result - 1] : 0;
         for (uint32_t k = 0; k < op->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, op, k);
@@ -13570,7 +13576,7 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
 /* Whether kernel k is a column group (pass.fuse): its reductions reduce
    one axis a before the last of one static F (gpuir__reduce_is_column_line),
    its other computing ops are elementwise (or splats) writing F's shape or
-   its columns' (F with dim a of 1), reading in-kernel values of those
+   its columns' (F with dim a of 1, or without it), reading in-kernel values of those
    shapes only, and it has two reductions or more, or an op of F's shape
    reads a column value the kernel computes or stores its value (else it
    is a reduction with its producers and users: reduce.columns,
@@ -19117,8 +19123,8 @@ static gpuir_result gpuir__cg_column_group(gpuir__cg *C) {
     gpuir__columns_view v;
     int axis = -1;
     if (!lead || !gpuir__reduce_is_column_line(m, lead, &axis) || !gpuir__reduce_columns_view(m, lead, &v))
-        return gpuir__cg_fail(C, lead, "leads no column group (a reduction of one axis before the last, keepdims, "
-                              "static float sizes)");
+        return gpuir__cg_fail(C, lead, "leads no column group (a reduction of one axis before the last, of static "
+                              "float sizes, 8 elements or more after it)");
     gpuir__cg_rowplan R;
     gpuir_result r = gpuir__cg_rowplan_init(C, &R, &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type, axis);
     R.lanes = gpuir__column_group_lanes(v.R);
