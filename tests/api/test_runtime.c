@@ -463,6 +463,19 @@ TEST(nvrtc_compiles_column_reductions) {
     if (!file_ptx_holds("tests/ir/run/column-reductions.gir", want)) SKIP("no libnvrtc");
 }
 
+/* Column groups (tests/ir/run/column-groups.gir: LayerNorm over the
+   channels in registers, bf16, two reductions, the statistics stored)
+   compile for sm_80 and sm_90 without spills or local memory, their lanes'
+   partials through shared memory between barriers. */
+TEST(nvrtc_compiles_column_groups) {
+    static const char *const want[] = {".visible .entry gpuir_k_layernorm2d_k0(", ".visible .entry gpuir_k_bf16_k0(",
+                                       ".visible .entry gpuir_k_wide_channels_k0(",
+                                       ".visible .entry gpuir_k_two_reductions_k0(",
+                                       ".visible .entry gpuir_k_stats_returned_k0(", "st.shared.f64", "bar.sync",
+                                       NULL};
+    if (!file_ptx_holds("tests/ir/run/column-groups.gir", want)) SKIP("no libnvrtc");
+}
+
 /* A block per output with the elementwise ops on its result
    (tests/ir/run/block-users.gir: i32 and f16, several users) and a total
    split into rows and their total (tests/ir/run/totals.gir) compile for
@@ -1281,6 +1294,7 @@ int main(void) {
     RUN(nvrtc_compiles_named_parameters);
     RUN(nvrtc_compiles_softmax_columns);
     RUN(nvrtc_compiles_column_reductions);
+    RUN(nvrtc_compiles_column_groups);
     RUN(nvrtc_compiles_reductions_with_users_and_totals);
     RUN(nvrtc_compiles_row_kernels);
     RUN(nvrtc_compiles_reshaped_rows);
