@@ -1134,6 +1134,29 @@ static int bench_batchnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
     return rc;
 }
 
+/* A normalization of [N, C, H, W] f32 over `axes` (its statistics of type
+   S) with a per-channel weight and bias of [C, 1, 1], against a copy of
+   the same bytes (x read, y written); `name` labels it. */
+static int bench_nchw_norm(gpuir_ctx *ctx, bool gpu, int repeat, const char *name, long long n, long long c,
+                           long long hw, const char *S, const char *axes) {
+    char F[64], W[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
+    snprintf(W, sizeof W, "tensor<%lldx1x1xf32>", c);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text, "func.func @f(%%x: %s, %%g: %s, %%b: %s) -> %s {\n", F, W, W, F);
+    centred_norm_text(&text, F, S, axes);
+    strbuf_appendf(&text,
+                   "  %%s = mul %%n, %%g : (%s, %s) -> %s\n"
+                   "  %%y = add %%s, %%b : (%s, %s) -> %s\n"
+                   "  return %%y : %s\n}\n", F, W, F, F, W, F, F);
+    char label[64];
+    snprintf(label, sizeof label, "%s %lldx%lldx%lldx%lld, f32", name, n, c, hw, hw);
+    size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
+}
+
 /* InstanceNorm over [N, C, H, W] f32 (the mean and variance over [H, W]
    of each image and channel, then a per-channel scale and shift given as
    [C, 1, 1]): one row kernel over the view [N, C, H*W] (canonicalize's
@@ -1141,23 +1164,9 @@ static int bench_batchnorm(gpuir_ctx *ctx, bool gpu, int repeat) {
    of the same bytes (x read, y written). */
 static int bench_instancenorm(gpuir_ctx *ctx, bool gpu, int repeat) {
     long long n = gpu ? 16 : 2, c = gpu ? 256 : 3, hw = gpu ? 64 : 9;
-    char F[64], S[64], W[64];
-    snprintf(F, sizeof F, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
+    char S[64];
     snprintf(S, sizeof S, "tensor<%lldx%lldx1x1xf32>", n, c);
-    snprintf(W, sizeof W, "tensor<%lldx1x1xf32>", c);
-    strbuf text = {NULL, 0, 0};
-    strbuf_appendf(&text, "func.func @f(%%x: %s, %%g: %s, %%b: %s) -> %s {\n", F, W, W, F);
-    centred_norm_text(&text, F, S, "2, 3");
-    strbuf_appendf(&text,
-                   "  %%s = mul %%n, %%g : (%s, %s) -> %s\n"
-                   "  %%y = add %%s, %%b : (%s, %s) -> %s\n"
-                   "  return %%y : %s\n}\n", F, W, F, F, W, F, F);
-    char label[64];
-    snprintf(label, sizeof label, "InstanceNorm %lldx%lldx%lldx%lld, f32", n, c, hw, hw);
-    size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
-    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
-    free(text.buf);
-    return rc;
+    return bench_nchw_norm(ctx, gpu, repeat, "InstanceNorm", n, c, hw, S, "2, 3");
 }
 
 /* GroupNorm in torch's form over [N, C, H, W] f32 (a diffusion UNet's:
@@ -1202,23 +1211,9 @@ static int bench_groupnorm_case(gpuir_ctx *ctx, bool gpu, int repeat, long long 
    96 x 56 x 56 and the third's 384 x 14 x 14. */
 static int bench_layernorm_channels_case(gpuir_ctx *ctx, bool gpu, int repeat, long long n, long long c,
                                          long long hw) {
-    char F[64], S[64], W[64];
-    snprintf(F, sizeof F, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
+    char S[64];
     snprintf(S, sizeof S, "tensor<%lldx1x%lldx%lldxf32>", n, hw, hw);
-    snprintf(W, sizeof W, "tensor<%lldx1x1xf32>", c);
-    strbuf text = {NULL, 0, 0};
-    strbuf_appendf(&text, "func.func @f(%%x: %s, %%g: %s, %%b: %s) -> %s {\n", F, W, W, F);
-    centred_norm_text(&text, F, S, "1");
-    strbuf_appendf(&text,
-                   "  %%s = mul %%n, %%g : (%s, %s) -> %s\n"
-                   "  %%y = add %%s, %%b : (%s, %s) -> %s\n"
-                   "  return %%y : %s\n}\n", F, W, F, F, W, F, F);
-    char label[64];
-    snprintf(label, sizeof label, "LayerNorm over C %lldx%lldx%lldx%lld, f32", n, c, hw, hw);
-    size_t bytes = (size_t)(n * c * hw * hw) * 4 * 2;
-    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
-    free(text.buf);
-    return rc;
+    return bench_nchw_norm(ctx, gpu, repeat, "LayerNorm over C", n, c, hw, S, "1");
 }
 
 static int bench_layernorm_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
