@@ -18645,9 +18645,10 @@ static void gpuir__cg_rows_store_full(gpuir__cg *C, const gpuir__cg_rowplan *R) 
     }
 }
 
-/* Thread 0 stores each row output parameter, after the block is done
-   reading the row's values. */
-static void gpuir__cg_rows_store_rows(gpuir__cg *C, const gpuir__cg_rowplan *R) {
+/* The thread where `who` holds (a C condition: thread 0 of a row kernel)
+   stores each row output parameter at `row`, after the block is done
+   reading the line's values. */
+static void gpuir__cg_rows_store_rows(gpuir__cg *C, const gpuir__cg_rowplan *R, const char *who) {
     gpuir_module *m = C->m;
     bool first = true;
     for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
@@ -18661,7 +18662,7 @@ static void gpuir__cg_rows_store_rows(gpuir__cg *C, const gpuir__cg_rowplan *R) 
         char var[16], value[48];
         snprintf(var, sizeof var, "v%u", R->rowvar[w] - 1);
         gpuir__cg_call(value, sizeof value, wrap, var);
-        gpuir__cg_line(C, "if (t == 0) %s[row] = %s;", gpuir__cg_param(C, (int)p), value);
+        gpuir__cg_line(C, "if (%s) %s[row] = %s;", who, gpuir__cg_param(C, (int)p), value);
     }
 }
 
@@ -18956,7 +18957,7 @@ static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
         r = gpuir__cg_rows_pass(C, R, pass);
         if (!r && pass < R->levels) gpuir__cg_rows_reduce(C, R, pass);
     }
-    if (!r) gpuir__cg_rows_store_rows(C, R);
+    if (!r) gpuir__cg_rows_store_rows(C, R, "t == 0");
     gpuir__cg_close(C);
     C->depth = 0;
     return r;
@@ -19050,26 +19051,6 @@ static void gpuir__cg_column_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass
     }
 }
 
-/* Lane 0 of each column in the tile stores the column output parameters,
-   after the block is done reading the column's values. */
-static void gpuir__cg_column_store(gpuir__cg *C, const gpuir__cg_rowplan *R) {
-    gpuir_module *m = C->m;
-    bool first = true;
-    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
-        uint32_t b = C->k->params[p];
-        size_t w = gpuir__cg_rows_writer(C, R, R->n, b);
-        if (w == R->n || R->shape[w] != GPUIR__ROW_ROWS || !R->rowvar[w]) continue;
-        gpuir_dtype d = gpuir__value_at(m, b)->type.dtype;
-        const char *wrap = d == GPUIR_F16 ? "gpuir_f32_to_f16" : d == GPUIR_BF16 ? "gpuir_f32_to_bf16" : "";
-        if (first) gpuir__cg_line(C, "GPUIR_SYNC();");
-        first = false;
-        char var[16], value[48];
-        snprintf(var, sizeof var, "v%u", R->rowvar[w] - 1);
-        gpuir__cg_call(value, sizeof value, wrap, var);
-        gpuir__cg_line(C, "if (lane == 0 && len) %s[row] = %s;", gpuir__cg_param(C, (int)p), value);
-    }
-}
-
 /* Whether a reduction of the kernel sums in double (its partials' slots). */
 static bool gpuir__cg_kernel_sums_in_double(const gpuir__cg *C) {
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
@@ -19110,7 +19091,7 @@ static gpuir_result gpuir__cg_column_group_emit(gpuir__cg *C, gpuir__cg_rowplan 
         r = gpuir__cg_column_pass(C, R, pass, v.B);
         if (!r && pass < R->levels) gpuir__cg_column_reduce(C, R, pass);
     }
-    if (!r) gpuir__cg_column_store(C, R);
+    if (!r) gpuir__cg_rows_store_rows(C, R, "lane == 0 && len");   /* lane 0 of each column of the tile */
     gpuir__cg_close(C);
     C->depth = 0;
     return r;
