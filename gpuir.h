@@ -12802,7 +12802,9 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // slices) on z; a thread per output for a column reduction of up to 16
 // elements a column (split-K's sum: gpuir__reduce_is_columns), a block of
 // width x lanes threads per tile of neighbouring columns for a longer one
-// (reduce.column_tiles: gpuir__column_tile_width), a thread per column of
+// (reduce.column_tiles: gpuir__column_tile_width) and for a column group
+// (reduce.column_group: its lanes from the column's length,
+// gpuir__column_group_lanes, at most 256 threads), a thread per column of
 // a softmax over another axis than the last (softmax.columns); 256
 // threads and a block per gpuir__siblings_block_rows rows for a sibling
 // kernel (form "siblings", gpuir__kernel_sibling_input). A launch that has
@@ -12813,7 +12815,7 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // Each kernel's form is decided here once and recorded in the IR, as
 // `form` on the kernel's matmul (gpuir__configure_matmul_forms) or on its
 // lead op for the other families (gpuir__configure_kernel_forms: elementwise
-// width, tiled transpose, block, column or row reductions, softmax,
+// width, tiled transpose, block, column or row reductions, column groups, softmax,
 // attention's query tile); the launch follows the form, and codegen reads
 // it (gpuir__matmul_form_of, gpuir__kernel_form_of: the recorded form, else
 // the decision, for a placed module that did not run configure).
@@ -12821,7 +12823,7 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // location), decompose (gpuir__softmax_is_rowwise, _is_columns,
 // gpuir__softmax_extent), fuse
 // (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of,
-// the sibling groups), outline (gpuir__ids_have, gpuir__is_splat_fill),
+// the sibling groups, the column groups' shapes and lanes), outline (gpuir__ids_have, gpuir__is_splat_fill),
 // stage-matmul (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT, _A_M_MAJOR_BY_DEFAULT:
 // whether B stays [K, N] and A [K, M]).
 // Writes: form, grid and block attributes. rt.exec sizes the grids of
@@ -14414,7 +14416,9 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // Kernels: elementwise chains (a thread per element, grid-stride), a
 // reduction fed by an elementwise chain (a block per output element), row
 // kernels (reductions over the last axis with the elementwise ops over
-// their rows: a block per row, the row in registers), sibling kernels
+// their rows: a block per row, the row in registers), column groups (the
+// same over a middle axis: a tile of columns a block, lanes down each
+// column: gpuir__cg_column_group), sibling kernels
 // (reductions of one matrix over axis 0, 1 and both, one read of it:
 // gpuir__cg_siblings), fused attention (FlashAttention-2's online softmax:
 // on tensor cores for f16 and bf16, on the FMA units for f32:
@@ -14429,8 +14433,9 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // accesses). The output is deterministic.
 // Reads: util, ir, build (gpuir__kernel_lead: where a kernel's form is),
 // array (gpuir__load_elem: dense constants), fuse (gpuir__is_elementwise,
-// gpuir__row_shape_of, gpuir__row_shape_viewed: a row kernel's values; the
-// sibling roles), outline
+// gpuir__row_shape_of, gpuir__row_shape_viewed: a row kernel's values;
+// gpuir__column_shape_of, gpuir__reduce_is_column_line,
+// gpuir__column_group_lanes: a column group's; the sibling roles), outline
 // (gpuir__is_splat_fill: a sibling kernel's fills), place (gpuir__param_access),
 // configure (gpuir__matmul_form_of and gpuir__kernel_form_of give the form
 // configure recorded on the kernel, checked; the matmul forms' enum and
