@@ -18983,7 +18983,8 @@ static gpuir_result gpuir__cg_rows_emit(gpuir__cg *C, gpuir__cg_rowplan *R) {
    everywhere), and every lane runs the ops over the columns at `row` =
    a * B + b; lane 0 stores the column outputs at the end. A column of at
    most GPUIR__CG_ROW_REGISTERS values a thread over every full input is
-   loaded into registers once; a longer one is read again by each pass.
+   loaded into registers once; a longer one is read again by each pass,
+   four elements a step.
    A tile's columns past B read and store nothing (their threads meet the
    block's barriers; their column values are column B - 1's, unused).
    No online pairs (a variance reads its column again after its mean). */
@@ -19008,19 +19009,43 @@ static void gpuir__cg_column_load(gpuir__cg *C, const gpuir__cg_rowplan *R, long
     }
 }
 
-/* Pass `pass` down the thread's elements of its column (the last pass
-   stores the full outputs). */
+/* The body of pass `pass` at the column's element `c` (the last pass
+   stores the full outputs there). */
+static gpuir_result gpuir__cg_column_element(gpuir__cg *C, gpuir__cg_rowplan *R, int pass, long long B,
+                                             const char *c) {
+    gpuir__cg_line(C, "%s i = (%s)(base + (%s) * %lldLL);", gpuir__cg_idx(C), gpuir__cg_idx(C), c, B);
+    gpuir_result r = gpuir__cg_rows_replay(C, R, pass, -1, "i");
+    if (!r && pass == R->levels) gpuir__cg_rows_store_full(C, R);
+    return r;
+}
+
+/* Pass `pass` down the thread's elements of its column: from registers,
+   or streamed four elements a step, their loads in flight together (a
+   loop of a run-time bound unrolled by the compiler tests it between
+   elements, one load at a time), then the rest. */
 static gpuir_result gpuir__cg_column_pass(gpuir__cg *C, gpuir__cg_rowplan *R, int pass, long long B) {
+    gpuir_result r;
     if (R->per) {
         gpuir__cg_line(C, "GPUIR_UNROLL");
         gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
         gpuir__cg_line(C, "long long c = lane + r * %lldLL;", R->lanes);
         gpuir__cg_line(C, "if (c >= len) break;");
-    } else
-        gpuir__cg_open(C, "for (long long c = lane; c < len; c += %lldLL)", R->lanes);
-    gpuir__cg_line(C, "%s i = (%s)(base + c * %lldLL);", gpuir__cg_idx(C), gpuir__cg_idx(C), B);
-    gpuir_result r = gpuir__cg_rows_replay(C, R, pass, -1, "i");
-    if (!r && pass == R->levels) gpuir__cg_rows_store_full(C, R);
+        r = gpuir__cg_column_element(C, R, pass, B, "c");
+        gpuir__cg_close(C);
+        return r;
+    }
+    gpuir__cg_line(C, "c = lane;");            /* (declared with the tile: one for every pass) */
+    gpuir__cg_open(C, "for (; c + %lldLL < len; c += %lldLL)", 3 * R->lanes, 4 * R->lanes);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int u = 0; u < 4; u++)");
+    char at[48];
+    snprintf(at, sizeof at, "c + u * %lldLL", R->lanes);
+    r = gpuir__cg_column_element(C, R, pass, B, at);
+    gpuir__cg_close(C);
+    gpuir__cg_close(C);
+    if (r) return r;
+    gpuir__cg_open(C, "for (; c < len; c += %lldLL)", R->lanes);
+    r = gpuir__cg_column_element(C, R, pass, B, "c");
     gpuir__cg_close(C);
     return r;
 }
@@ -19089,6 +19114,7 @@ static gpuir_result gpuir__cg_column_group_emit(gpuir__cg *C, gpuir__cg_rowplan 
     gpuir__cg_line(C, "float acc = 0.0f;");
     if (doubles) gpuir__cg_line(C, "double dacc = 0.0;");
     if (R->per) gpuir__cg_column_load(C, R, v.B);
+    else gpuir__cg_line(C, "long long c;                  /* the element down the column a streamed pass is at */");
     for (int pass = 0; pass <= R->levels && !r; pass++) {
         r = gpuir__cg_rows_scalars(C, R, pass);
         if (r || (pass == R->levels && !gpuir__cg_rows_stores_full(C, R))) break;   /* nothing to store */
