@@ -9818,7 +9818,9 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // Reads: util, ir, build, pass, decompose (gpuir__softmax_is_columns: a
 // softmax that takes its neighbours), configure (gpuir__module_sm_count: a
 // sibling kernel's blocks, a column reduction's tiles). Writes: the
-// `fusion` attribute; ir (those `x - mean`). The attribute helpers here
+// `fusion` attribute; `form = "reduce.column_group"` on the reduction that
+// makes a column group (the kernel form decided here, which configure
+// keeps); ir (those `x - mean`). The attribute helpers here
 // (gpuir__op_int_attr, gpuir__set_int_attr, gpuir__is_elementwise) serve
 // the later passes, codegen and rt.exec too.
 
@@ -10641,12 +10643,12 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     int64_t g = gpuir__fuse_choose(F, op);
     int column_axis = !g ? 0 : cls == GPUIR__CLASS_REDUCE ? gpuir__reduce_opens_columns(F, op, g) :
                       gpuir__column_group_axis(F, op, g);
+    uint32_t red_id = 0;                /* the reduction that makes a column group (its kernel's lead) */
     if (column_axis) {                  /* a reduction's group (or one it joins) becomes a column group */
-        const gpuir__op *red = cls == GPUIR__CLASS_REDUCE ? op :
-                               gpuir__op_at(m, gpuir__value_at(m, F->rows[g])->def_op);
+        red_id = cls == GPUIR__CLASS_REDUCE ? op_id : gpuir__value_at(m, F->rows[g])->def_op;
         F->kinds[g] = GPUIR__GROUP_ROWS;
         F->column_axis[g] = column_axis;
-        F->rows[g] = gpuir__op_operand(m, red, 0);
+        F->rows[g] = gpuir__op_operand(m, gpuir__op_at(m, red_id), 0);
     }
     if (g) F->inputs[g] += gpuir__fuse_new_inputs(m, op, g);
     if (g && F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) {  /* beside the group, not after it: a second output */
@@ -10690,6 +10692,8 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
     gpuir__fuse_note_reader(F, op, g);
     for (uint32_t k = 0; k < op->n_operands; k++) F->read_by[gpuir__op_operand(m, op, k) - 1] = (uint32_t)g;
     gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, g);
+    if (red_id)                         /* the form, decided here: configure keeps it */
+        gpuir__set_string_attr(m, red_id, GPUIR__KEY_FORM, gpuir__kernel_form_name(GPUIR__FORM_REDUCE_COLUMN_GROUP));
 }
 
 /* ---- sibling groups: reductions over different axes of one input ----
@@ -13579,11 +13583,12 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
    one axis a before the last of one static F (gpuir__reduce_is_column_line),
    its other computing ops are elementwise (or splats) writing F's shape or
    its columns' (F with dim a of 1, or without it), reading in-kernel values of those
-   shapes only, and it has two reductions or more, or an op of F's shape
-   reads a column value the kernel computes or stores its value (else it
-   is a reduction with its producers and users: reduce.columns,
-   reduce.column_tiles or reduce.block, which store no value of F's
-   shape). */
+   shapes only; and fuse recorded the form on its lead (a column group it
+   made: gpuir__fuse_place), or it has two reductions or more, or an op of
+   F's shape reads a column value the kernel computes (else it is a
+   reduction with its producers and users: reduce.columns,
+   reduce.column_tiles or reduce.block; a producer written in place over
+   its dying input is no output). */
 static bool gpuir__kernel_is_column_group(const gpuir_module *m, const gpuir__func *k) {
     const gpuir_type *F = NULL;
     int axis = -1, reductions = 0;
@@ -13595,7 +13600,8 @@ static bool gpuir__kernel_is_column_group(const gpuir_module *m, const gpuir__fu
         if (!gpuir__reduce_is_column_line(m, op, &a) || (F && (a != axis || !gpuir__dims_same(F, x)))) return false;
         F = x, axis = a, reductions++;
     }
-    bool tied = reductions >= 2;          /* (no other form takes two reductions over one axis) */
+    bool tied = reductions >= 2 ||      /* (no other form takes two reductions over one axis) */
+                gpuir__kernel_form_recorded(m, k) == GPUIR__FORM_REDUCE_COLUMN_GROUP;   /* fuse's decision */
     for (size_t i = 0; F && i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -13605,7 +13611,6 @@ static bool gpuir__kernel_is_column_group(const gpuir_module *m, const gpuir__fu
         const gpuir_type *d = &gpuir__value_at(m, dst)->type;
         gpuir__row_shape shape = gpuir__column_shape_of(F, axis, d);
         if (shape == GPUIR__ROW_NONE || (cls == GPUIR__CLASS_REDUCE && shape != GPUIR__ROW_ROWS)) return false;
-        tied |= shape == GPUIR__ROW_FULL && gpuir__ids_have(k->params, dst);   /* a full value stored */
         for (uint32_t j = 0; j + 1 < op->n_operands; j++) {
             uint32_t b = gpuir__op_operand(m, op, j);
             const gpuir__op *writer = gpuir__kernel_writer(m, k, b);
@@ -19137,6 +19142,10 @@ static gpuir_result gpuir__cg_column_group(gpuir__cg *C) {
     if (!lead || !gpuir__reduce_is_column_line(m, lead, &axis) || !gpuir__reduce_columns_view(m, lead, &v))
         return gpuir__cg_fail(C, lead, "leads no column group (a reduction of one axis before the last, of static "
                               "float sizes, 8 elements or more after it)");
+    if (!v.A) {                          /* no column (the launch is a thread): nothing to run */
+        gpuir__cg_comment(C, (uint32_t)(lead - m->ops) + 1, lead);
+        return GPUIR_OK;
+    }
     gpuir__cg_rowplan R;
     gpuir_result r = gpuir__cg_rowplan_init(C, &R, &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type, axis);
     R.lanes = gpuir__column_group_lanes(v.R);
