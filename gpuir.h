@@ -18847,6 +18847,17 @@ static void gpuir__cg_rows_fill_cache(gpuir__cg *C, const gpuir__cg_rowplan *R) 
     gpuir__cg_line(C, "GPUIR_SYNC();");
 }
 
+/* How many parameters the kernel reads whole (of the full shape). */
+static size_t gpuir__cg_full_inputs(const gpuir__cg *C, const gpuir__cg_rowplan *R) {
+    size_t inputs = 0;
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        bool reads, writes;
+        gpuir__param_access(C->m, C->k, p, &reads, &writes);
+        inputs += reads && gpuir__cg_line_shape(R, &gpuir__value_at(C->m, C->k->params[p])->type) == GPUIR__ROW_FULL;
+    }
+    return inputs;
+}
+
 /* Row count, row length and whether the row fits in registers (else
    whether it fits in shared memory). */
 static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
@@ -18857,12 +18868,7 @@ static void gpuir__cg_rows_sizes(gpuir__cg *C, gpuir__cg_rowplan *R) {
     gpuir__cg_prod_text(&rows, R->rows, sizeof R->rows);
     gpuir__cg_prod_text(&width, R->cols, sizeof R->cols);
     R->ncols = width.sym[0] ? -1 : (long long)width.num;
-    size_t inputs = 0;
-    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
-        bool reads, writes;
-        gpuir__param_access(C->m, C->k, p, &reads, &writes);
-        inputs += reads && gpuir__cg_line_shape(R, &gpuir__value_at(C->m, C->k->params[p])->type) == GPUIR__ROW_FULL;
-    }
+    size_t inputs = gpuir__cg_full_inputs(C, R);
     long long per = R->ncols > 0 ? (R->ncols + C->threads - 1) / C->threads : 0;
     R->per = per && per * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS ? per : 0;
     long long quads = R->ncols > 0 && R->ncols % 4 == 0 ? R->ncols / 4 : 0, per4 = (quads + C->threads - 1) / C->threads;
@@ -19160,12 +19166,7 @@ static gpuir_result gpuir__cg_column_group(gpuir__cg *C) {
         snprintf(R.cols, sizeof R.cols, "%lld", (long long)v.R);
         snprintf(R.rows, sizeof R.rows, "%lld", (long long)(v.A * v.B));
         R.ncols = v.R;
-        size_t inputs = 0;
-        for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
-            bool reads, writes;
-            gpuir__param_access(m, C->k, p, &reads, &writes);
-            inputs += reads && gpuir__cg_line_shape(&R, &gpuir__value_at(m, C->k->params[p])->type) == GPUIR__ROW_FULL;
-        }
+        size_t inputs = gpuir__cg_full_inputs(C, &R);
         long long per = (v.R + R.lanes - 1) / R.lanes;
         R.per = per * (long long)(inputs ? inputs : 1) <= GPUIR__CG_ROW_REGISTERS ? per : 0;
         r = gpuir__cg_rows_plan(C, &R);
