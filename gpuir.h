@@ -8137,7 +8137,11 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // shift, exp, sum, divide). A total (a sum,
 // mean or max over every axis of a large static x) becomes the total of
 // its rows' results (gpuir__reduce_split_at: a row kernel, then a small
-// total, where it was one block reading all of x). An
+// total, where it was one block reading all of x); an f32 mean over axes
+// with a kept one between them (NCHW's [0, 2, 3]) and the variance about
+// it become their rows' statistics, one pass of a row kernel, then the
+// rest of the axes by the law of total variance (gpuir__decompose_gap),
+// and another reduction over such axes alone, its rows then the rest. An
 // attention op the fused kernels cannot run (gpuir__attention_unfit_types:
 // a dynamic head dim; in f16 and bf16 one that is not a multiple of 8 up
 // to 256; in f32 one past 256), or that they take only when asked (f16
@@ -8355,8 +8359,7 @@ static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const
    total across blocks). Unsplit, a
    total is one block reading all of x. A mean of means is the mean (every
    row holds as many elements). (A reduction over the last axis and others
-   before a gap, NCHW's [0, 2, 3], stays: split, its statistics would part
-   from the elementwise ops between them, x - mean written and read.) */
+   before a gap, NCHW's [0, 2, 3], splits below: gpuir__decompose_gap.) */
 static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpuir__op *op, const uint32_t *repl,
                                   size_t cap) {
     if ((op->kind != GPUIR_OP_REDUCE_SUM && op->kind != GPUIR_OP_REDUCE_MEAN && op->kind != GPUIR_OP_REDUCE_MAX) ||
@@ -8417,6 +8420,280 @@ static uint32_t gpuir__decompose_split_reduce(gpuir_module *m, const gpuir__op *
     gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, keep);
     uint32_t outer = gpuir__build_value(m, kind, &inner, 1, first, 2, NULL).id;
     return outer && widen ? gpuir__build_value(m, GPUIR_OP_CAST, &outer, 1, 0, 0, &rt).id : outer;
+}
+
+/* ---- reductions over a gap: NCHW's statistics as rows, then the rest ----
+   A reduction over axes with a kept axis between them (BatchNorm's [0, 2,
+   3] of NCHW: the channel kept between N and H, W) reads, unsplit, a
+   block per kept element, the block striding over N (an index's division
+   and remainder an element): NCHW's 64 channels are 64 blocks on a
+   132-SM device. Split, its trailing run of reduced axes (H, W: N * C
+   rows of H * W contiguous elements) is a row reduction with keepdims, a
+   block a row filling the device, then the rest reduces those rows'
+   results over the leading reduced axes (N), keepdims (a column of N
+   values a channel: a column group reads it, and the ops after it, in one
+   small kernel), reshaped to the op's result. A mean of means is the
+   mean, every row holding as many elements. A variance over the gap,
+   `mean((x - m)^2)` with m the mean of x over the same axes (split with
+   it), becomes the law of total variance: each row's own, `mean((x -
+   m_r)^2)` over the row with m_r the row's mean (one pass of the row
+   kernel, beside m_r), plus the spread of the row means: `mean(v_r + (m_r
+   - m)^2)` over the leading axes, one value a row (a `reduce_sum` of the
+   squares: that times the row's length, summed). x is read once for both
+   statistics (3 kernels, x read twice, where it was 3 kernels reading it
+   three times, a block a channel), and `x - m` is left to the
+   normalization alone. Another reduction over a gap splits when it fills
+   fewer multiprocessors than the device has and is the only one over
+   values of x's shape (gpuir__gap_reduce_alone). Only f32 (f16 and bf16
+   round x - m and its square to their dtype, steps the rows' form would
+   not take), static x of GPUIR__SPLIT_TOTAL_MIN elements or more, rows of
+   GPUIR__SPLIT_GAP_ROW elements or more (shorter ones, NCHW's 7 x 7,
+   leave a block per channel enough work, and as many channels), no
+   `form` written. */
+#define GPUIR__SPLIT_GAP_ROW 256
+
+static int64_t gpuir__module_sm_count(const gpuir_module *m);
+
+/* Whether op reduces over a gap (above) to split at the first axis k of
+   its trailing run of reduced axes (into *k); the reduced axes before it
+   into lead[]. */
+static bool gpuir__reduce_gap_split_at(const gpuir_module *m, const gpuir__op *op, int *k, bool lead[GPUIR_MAX_RANK]) {
+    if ((op->kind != GPUIR_OP_REDUCE_SUM && op->kind != GPUIR_OP_REDUCE_MEAN && op->kind != GPUIR_OP_REDUCE_MAX) ||
+        !op->result || gpuir__attr_get(m, op, GPUIR__KEY_FORM))
+        return false;
+    const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    if (!axes || axes->kind != GPUIR__ATTR_INTS || t->rank < 3 || !gpuir__type_is_static(t) || t->dtype != GPUIR_F32 ||
+        gpuir__type_count(t) < GPUIR__SPLIT_TOTAL_MIN)
+        return false;
+    bool reduced[GPUIR_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < axes->n; i++) {
+        int64_t a = gpuir__ints_at(m, axes->off)[i];
+        if (!gpuir__norm_axis(&a, t->rank) || reduced[a]) return false;
+        reduced[a] = true;
+    }
+    int start = t->rank;
+    int64_t row = 1;
+    while (start > 0 && reduced[start - 1]) row *= t->dims[--start];
+    bool before = false, kept = false;
+    for (int d = 0; d < t->rank; d++) lead[d] = d < start && reduced[d];
+    for (int d = 0; d < start; d++) {
+        before |= reduced[d];
+        kept |= !reduced[d] && t->dims[d] != 1;
+    }
+    if (start == t->rank || !before || !kept || row < GPUIR__SPLIT_GAP_ROW) return false;
+    *k = start;
+    return true;
+}
+
+/* x as its rows for a split at k (lead: the reduced axes before k): a
+   view (a reshape) with the trailing run [k, rank) merged into one axis,
+   the rows, and each run of neighbouring axes before it that are all
+   reduced or all kept merged into one (NCHW's [N, C, H * W]; [A, B, C, R]
+   over A, B and R as [A * B, C, R]: one leading axis, so that a column
+   group takes the rest), as canonicalize would merge them. */
+typedef struct gpuir__gap_view {
+    uint32_t xr;                        /* the view (x itself where nothing merges), 0 on failure */
+    int k;                              /* its rows' axis: its last */
+    bool lead[GPUIR_MAX_RANK];          /* its reduced axes before k */
+} gpuir__gap_view;
+
+static gpuir__gap_view gpuir__gap_rows_view(gpuir_module *m, uint32_t x, int k, const bool *lead) {
+    gpuir_type t = gpuir__value_at(m, x)->type, v = t;
+    gpuir__gap_view g = {0, 0, {false}};
+    for (int d = 0; d < k; d++) {
+        if (d > 0 && lead[d] == lead[d - 1]) {
+            v.dims[g.k - 1] *= t.dims[d];
+            continue;
+        }
+        g.lead[g.k] = lead[d];
+        v.dims[g.k++] = t.dims[d];
+    }
+    v.dims[g.k] = 1;
+    for (int d = k; d < t.rank; d++) v.dims[g.k] *= t.dims[d];
+    v.rank = g.k + 1;
+    g.xr = v.rank == t.rank ? x : gpuir__build_value(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &v).id;
+    return g;
+}
+
+/* The reduction `kind` of rows view xr (gpuir__gap_rows_view) over its
+   last axis, k, with keepdims; 0 on failure. */
+static uint32_t gpuir__build_rows_reduce(gpuir_module *m, gpuir_op_kind kind, uint32_t xr, int k) {
+    int64_t axis = k;
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_ints(m, "axes", 1, &axis);
+    gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
+    return gpuir__build_value(m, kind, &xr, 1, first, 2, NULL).id;
+}
+
+/* The reduction `kind` of rows' results r (rank k + 1, the last axis 1)
+   over the leading axes lead[0 .. k), keepdims (a column a kept element:
+   a column group takes it and the ops on it); 0 on failure. */
+static uint32_t gpuir__build_gap_outer(gpuir_module *m, gpuir_op_kind kind, uint32_t r, int k, const bool *lead) {
+    int n = 0;
+    int64_t axes[GPUIR_MAX_RANK];
+    for (int d = 0; d < k; d++)
+        if (lead[d]) axes[n++] = d;
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    gpuir__attr_push_ints(m, "axes", (size_t)n, axes);
+    gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
+    return gpuir__build_value(m, kind, &r, 1, first, 2, NULL).id;
+}
+
+/* y (an outer reduction's result: the kept elements in order, 1 elsewhere)
+   as type `to`, the split op's result (with keepdims or without): a
+   reshape where the types differ; 0 on failure. */
+static uint32_t gpuir__gap_result_as(gpuir_module *m, uint32_t y, const gpuir_type *to) {
+    if (!y || gpuir__type_same(&gpuir__value_at(m, y)->type, to)) return y;
+    return gpuir__build_value(m, GPUIR_OP_RESHAPE, &y, 1, 0, 0, to).id;
+}
+
+/* Whether op reduces exactly the axes marked in want[0 .. rank). */
+static bool gpuir__reduce_axes_are(const gpuir_module *m, const gpuir__op *op, int rank, const bool *want) {
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    bool got[GPUIR_MAX_RANK] = {false};
+    for (uint32_t i = 0; axes && axes->kind == GPUIR__ATTR_INTS && i < axes->n; i++) {
+        int64_t a = gpuir__ints_at(m, axes->off)[i];
+        if (!gpuir__norm_axis(&a, rank) || got[a]) return false;
+        got[a] = true;
+    }
+    for (int d = 0; d < rank; d++)
+        if (got[d] != want[d]) return false;
+    return axes != NULL;
+}
+
+/* The index after i in function fid of the variance about mean op `mean`
+   (at i, over a gap: its axes `axes`, keepdims) of its x: `reduce_mean q`
+   (or `reduce_sum q`: the variance times the count, the unbiased
+   variance's numerator) over the same axes, q = d * d, d = x - mean or
+   mean - x; 0 for none.
+   Seen before the ops after i are remapped: they read the mean as it was,
+   other values through repl (decompose's replacements of values below cap). */
+static size_t gpuir__gap_variance_after(const gpuir_module *m, uint32_t fid, size_t i, const gpuir__op *mean,
+                                        const bool *axes, const uint32_t *repl, size_t cap) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    uint32_t x = gpuir__op_operand(m, mean, 0), mu = mean->result;
+    const gpuir_type *xt = &gpuir__value_at(m, x)->type;
+    if (!gpuir__op_flag(m, mean, GPUIR__KEY_KEEPDIMS)) return 0;
+    for (size_t j = i + 1; j < stbds_arrlenu(f->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[j]);
+        if ((op->kind != GPUIR_OP_REDUCE_MEAN && op->kind != GPUIR_OP_REDUCE_SUM) || !op->result ||
+            gpuir__attr_get(m, op, GPUIR__KEY_FORM))
+            continue;
+        uint32_t q = gpuir__op_operand(m, op, 0);
+        const gpuir__op *sq = gpuir__op_at(m, gpuir__value_at(m, q)->def_op);
+        if (!sq || sq->kind != GPUIR_OP_MUL || sq->n_operands != 2 ||
+            gpuir__op_operand(m, sq, 0) != gpuir__op_operand(m, sq, 1))
+            continue;
+        const gpuir__op *d = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, sq, 0))->def_op);
+        if (!d || d->kind != GPUIR_OP_SUB || d->n_operands != 2) continue;
+        uint32_t d0 = gpuir__op_operand(m, d, 0), d1 = gpuir__op_operand(m, d, 1);
+        if (d0 < cap && repl[d0 - 1]) d0 = repl[d0 - 1];
+        if (d1 < cap && repl[d1 - 1]) d1 = repl[d1 - 1];
+        if (((d0 == x && d1 == mu) || (d0 == mu && d1 == x)) && gpuir__type_same(&gpuir__value_at(m, q)->type, xt) &&
+            gpuir__reduce_axes_are(m, op, xt->rank, axes))
+            return j;
+    }
+    return 0;
+}
+
+/* Mean op over a gap split at k (lead: its leading reduced axes), whose x's
+   variance about it is op `var` (gpuir__gap_variance_after), or NULL: the
+   rows' mean m_r and, when var, their own variance v_r, then the mean M
+   over the rest and, when var, the variance V, mean(v_r + (m_r - M)^2)
+   over the rest (above); M into *mean_out, V into *var_out. False on
+   failure. */
+static bool gpuir__decompose_gap_mean(gpuir_module *m, const gpuir__op *op, int k, const bool *lead,
+                                      const gpuir__op *var, uint32_t *mean_out, uint32_t *var_out) {
+    gpuir_type mean_type = gpuir__value_at(m, op->result)->type, var_type = mean_type;
+    if (var) var_type = gpuir__value_at(m, var->result)->type;
+    gpuir_op_kind var_kind = var ? var->kind : GPUIR_OP_REDUCE_MEAN;
+    gpuir__gap_view g = gpuir__gap_rows_view(m, gpuir__op_operand(m, op, 0), k, lead);
+    uint32_t mr = g.xr ? gpuir__build_rows_reduce(m, GPUIR_OP_REDUCE_MEAN, g.xr, g.k) : 0, vr = 0, in[2] = {g.xr, mr};
+    if (mr && var) {
+        uint32_t dr = gpuir__build_value(m, GPUIR_OP_SUB, in, 2, 0, 0, NULL).id;
+        in[0] = in[1] = dr;
+        uint32_t qr = dr ? gpuir__build_value(m, GPUIR_OP_MUL, in, 2, 0, 0, NULL).id : 0;
+        if (!qr || !(vr = gpuir__build_rows_reduce(m, GPUIR_OP_REDUCE_MEAN, qr, g.k))) return false;
+    }
+    uint32_t mean = mr ? gpuir__build_gap_outer(m, GPUIR_OP_REDUCE_MEAN, mr, g.k, g.lead) : 0;
+    if (!(*mean_out = gpuir__gap_result_as(m, mean, &mean_type)) || !var) return *mean_out != 0;
+    in[0] = mr, in[1] = mean;
+    uint32_t dm = gpuir__build_value(m, GPUIR_OP_SUB, in, 2, 0, 0, NULL).id;
+    in[0] = in[1] = dm;
+    uint32_t qm = dm ? gpuir__build_value(m, GPUIR_OP_MUL, in, 2, 0, 0, NULL).id : 0;
+    in[0] = vr, in[1] = qm;
+    uint32_t w = qm ? gpuir__build_value(m, GPUIR_OP_ADD, in, 2, 0, 0, NULL).id : 0;
+    if (w && var_kind == GPUIR_OP_REDUCE_SUM) {     /* a sum over the rest of each row's sum: row * w */
+        gpuir_type scalar = gpuir_tensor_type(GPUIR_F32, 0, NULL);
+        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+        gpuir__attr_push_float(m, "value", (double)gpuir__value_at(m, g.xr)->type.dims[g.k]);
+        in[0] = w, in[1] = gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &scalar).id;
+        w = in[1] ? gpuir__build_value(m, GPUIR_OP_MUL, in, 2, 0, 0, NULL).id : 0;
+    }
+    *var_out = gpuir__gap_result_as(m, w ? gpuir__build_gap_outer(m, var_kind, w, g.k, g.lead) : 0, &var_type);
+    return *var_out != 0;
+}
+
+/* Whether reduction op over a gap, not a mean with its variance, splits:
+   its kept elements (its blocks, unsplit) are fewer than the
+   multiprocessors, and it is the only one in function fid over a value of
+   its x's shape: several (the sum, max and mean of x, or of x and x * x)
+   stay a block per kept element each, as they were, since split, each
+   one's rest would part its rows from the next one's row kernel. */
+static bool gpuir__gap_reduce_alone(const gpuir_module *m, uint32_t fid, const gpuir__op *op) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    const gpuir_type *xt = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    if (gpuir__type_count(&gpuir__value_at(m, op->result)->type) >= gpuir__module_sm_count(m)) return false;
+    bool lead[GPUIR_MAX_RANK];
+    int k;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *other = gpuir__op_at(m, f->ops[i]);
+        if (other != op && gpuir__reduce_gap_split_at(m, other, &k, lead) &&
+            gpuir__dims_same(&gpuir__value_at(m, gpuir__op_operand(m, other, 0))->type, xt))
+            return false;
+    }
+    return true;
+}
+
+/* At index i of function fid: reduction op over a gap split
+   (gpuir__reduce_gap_split_at), a mean with the variance about it after
+   it both at once (the variance's op dropped, its readers reading V:
+   repl). 1 when split, 0 when not, -1 on failure. */
+static uint32_t gpuir__decompose_gap_reduce(gpuir_module *m, const gpuir__op *op, int k, const bool *lead);
+static int gpuir__decompose_gap(gpuir_module *m, uint32_t fid, size_t i, uint32_t *repl, size_t cap, bool *dropped) {
+    const gpuir__op *op = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[i]);
+    bool lead[GPUIR_MAX_RANK], axes[GPUIR_MAX_RANK];
+    int k;
+    if (!gpuir__reduce_gap_split_at(m, op, &k, lead)) return 0;
+    uint32_t result = op->result;
+    int rank = gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.rank;
+    for (int d = 0; d < rank; d++) axes[d] = lead[d] || d >= k;
+    size_t j = op->kind == GPUIR_OP_REDUCE_MEAN ? gpuir__gap_variance_after(m, fid, i, op, axes, repl, cap) : 0;
+    if (!j) {
+        if (!gpuir__gap_reduce_alone(m, fid, op)) return 0;
+        uint32_t y = gpuir__decompose_gap_reduce(m, op, k, lead);
+        if (y) repl[result - 1] = y;
+        return y ? 1 : -1;
+    }
+    const gpuir__op *var = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[j]);
+    uint32_t var_result = var ? var->result : 0, mean = 0, v = 0;
+    if (!gpuir__decompose_gap_mean(m, op, k, lead, var, &mean, &v)) return -1;
+    repl[result - 1] = mean;
+    if (var_result) {
+        repl[var_result - 1] = v;
+        dropped[gpuir__func_at(m, fid)->ops[j]] = true;
+    }
+    return 1;
+}
+
+/* Reduction op over a gap split at k: its rows, then the rest; 0 on failure. */
+static uint32_t gpuir__decompose_gap_reduce(gpuir_module *m, const gpuir__op *op, int k, const bool *lead) {
+    gpuir_type to = gpuir__value_at(m, op->result)->type;
+    gpuir_op_kind kind = op->kind;
+    gpuir__gap_view g = gpuir__gap_rows_view(m, gpuir__op_operand(m, op, 0), k, lead);
+    uint32_t rows = g.xr ? gpuir__build_rows_reduce(m, kind, g.xr, g.k) : 0;
+    return gpuir__gap_result_as(m, rows ? gpuir__build_gap_outer(m, kind, rows, g.k, g.lead) : 0, &to);
 }
 
 static int gpuir__module_sm(const gpuir_module *m);
@@ -8632,6 +8909,10 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
                 else repl[result - 1] = y;
                 continue;
             }
+            int gap = gpuir__decompose_gap(m, fid, i, repl, cap, dropped);
+            if (gap < 0) r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "decompose");
+            if (gap) continue;
+            op = gpuir__op_at(m, op_id);
             bool attention = op->kind == GPUIR_OP_ATTENTION && op->result &&
                              (gpuir__attention_op_unfit_form(m, op) || gpuir__attention_wide_unasked(m, op));
             const gpuir__attr *form = op->result ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;

@@ -58,8 +58,10 @@
        2048 x 16384 and 512 x 65536 f32 (long rows: cached in shared
        memory, and streamed twice), the three sibling
        reductions of a 16384 x 4096 f32 matrix (column maxima, row sums,
-       total: one kernel, one read), a BatchNorm over 16384 x 512 and an
-       InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
+       total: one kernel, one read), a BatchNorm over 16384 x 512, BatchNorms
+       in training over 32 x 64 x 56 x 56 and 32 x 128 x 28 x 28 f32 (NCHW:
+       one row kernel takes both statistics, a column group merges them),
+       an InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
        [N, C, H*W]), GroupNorms(32) over 8 x 320 x 64 x 64 and
        1 x 512 x 64 x 64 f32 in torch's form (one row kernel over
        [N, G, C/G*H*W], the affine over [N, C, H, W] inside it), LayerNorms
@@ -1202,6 +1204,25 @@ static int bench_groupnorm_case(gpuir_ctx *ctx, bool gpu, int repeat, long long 
     return rc;
 }
 
+/* BatchNorm in training over [N, C, H, W] f32 (the statistics over N, H
+   and W, a per-channel weight and bias of [C, 1, 1]): decompose's split
+   over the gap (each image's channel a row: one row kernel takes both
+   statistics in one pass, a column group merges them by the law of total
+   variance, then the normalization; was a block a channel for each
+   statistic, x read three times), against a copy of the same bytes (x
+   read, y written). Two stages of a ResNet-50 at batch 32: 64 x 56 x 56
+   and 128 x 28 x 28. */
+static int bench_batchnorm_nchw_case(gpuir_ctx *ctx, bool gpu, int repeat, long long n, long long c, long long hw) {
+    char S[64];
+    snprintf(S, sizeof S, "tensor<1x%lldx1x1xf32>", c);
+    return bench_nchw_norm(ctx, gpu, repeat, "BatchNorm NCHW", n, c, hw, S, "0, 2, 3");
+}
+
+static int bench_batchnorm_nchw(gpuir_ctx *ctx, bool gpu, int repeat) {
+    if (!gpu) return bench_batchnorm_nchw_case(ctx, gpu, repeat, 2, 8, 128);    /* 2^18 values: split */
+    return bench_batchnorm_nchw_case(ctx, gpu, repeat, 32, 64, 56) | bench_batchnorm_nchw_case(ctx, gpu, repeat, 32, 128, 28);
+}
+
 /* LayerNorm over the channels of [N, C, H, W] f32 (ConvNeXt's
    LayerNorm2d, its per-channel weight and bias of [C, 1, 1]): one column
    group (reduce.column_group: a tile of neighbouring positions a block,
@@ -1611,6 +1632,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_cosine(ctx, gpu, repeat);
     rc |= bench_siblings(ctx, gpu, repeat);
     rc |= bench_batchnorm(ctx, gpu, repeat);
+    rc |= bench_batchnorm_nchw(ctx, gpu, repeat);
     rc |= bench_instancenorm(ctx, gpu, repeat);
     rc |= bench_groupnorm(ctx, gpu, repeat);
     rc |= bench_layernorm_channels(ctx, gpu, repeat);

@@ -1196,7 +1196,9 @@ static int fd_motif_siblings(fd_gen *g) {
    (the steps stay ops), dynamic now and then (no sibling kernel). Now
    and then over the middle axis of a rank-3 one alone (LayerNorm over the
    channels of NCHW, pass.fuse's column groups), with a per-channel scale
-   [C, 1] after it. */
+   [C, 1] after it. Now and then NCHW's over 2^18 values or more in rows
+   of 256 or more (pass.decompose's split over the gap: the rows'
+   statistics, then the law of total variance). */
 static int fd_motif_column_norm(fd_gen *g) {
     static const int64_t d[] = {1, 2, 3, 31, 64, 65, 129, 257, 300, 1000};
     fd_val s;
@@ -1204,12 +1206,20 @@ static int fd_motif_column_norm(fd_gen *g) {
     s.dt = fd_chance(&g->rng, 80) ? GPUIR_F32 : GPUIR_BF16;
     s.rank = fd_chance(&g->rng, 30) ? 3 : 2;
     for (int i = 0; i < s.rank; i++) s.dims[i] = d[fd_below(&g->rng, 10)];
-    fd_cap(&s, FD_MAX_ELEMS);
-    if (fd_chance(&g->rng, 20)) fd_make_dynamic(g, &s);
+    bool gap = s.rank == 3 && fd_chance(&g->rng, 35);
+    if (gap) {              /* [N, C, R] of 2^18 values or more, R >= 256: decompose's split over the gap */
+        static const int64_t nc[] = {1, 2, 3, 7, 16};
+        s.dims[0] = nc[fd_below(&g->rng, 5)] + 1;
+        s.dims[1] = nc[fd_below(&g->rng, 5)];
+        s.dims[2] = ((int64_t)1 << 18) / (s.dims[0] * s.dims[1]) + fd_below(&g->rng, 3);
+    } else {
+        fd_cap(&s, FD_MAX_ELEMS);
+        if (fd_chance(&g->rng, 20)) fd_make_dynamic(g, &s);
+    }
     int x = fd_param_like(g, s.dt, &s);
     if (x < 0) return -1;
     unsigned columns = (1u << (1 + fd_below(&g->rng, s.rank - 1))) - 1;
-    if (s.rank == 3 && fd_chance(&g->rng, 30)) columns = 5u;     /* NCHW's: the middle dim kept */
+    if (s.rank == 3 && (gap || fd_chance(&g->rng, 30))) columns = 5u;     /* NCHW's: the middle dim kept */
     else if (s.rank == 3 && fd_chance(&g->rng, 40)) columns = 2u;    /* the channels alone: LayerNorm2d */
     bool keep = columns == 5u || columns == 2u || fd_chance(&g->rng, 60);   /* (a middle dim broadcasts back kept) */
     const fd_val *v = &g->f->v[x];
