@@ -16897,13 +16897,32 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
                    gpuir__str_cstr(&outputs));
     if (in_double) gpuir__cg_line(C, "double dacc = 0.0;");
     else gpuir__cg_line(C, "%s acc = %s;", acc_t, init);
-    gpuir__cg_open(C, "for (long long j = t; j < %s; j += %lld)", count, (long long)C->threads);
+    char cast[16];
+    snprintf(cast, sizeof cast, "(%s)", acc_t);
+    long long T = (long long)C->threads;
+    gpuir_result r = GPUIR_OK;
+    if (n_red.sym[0] || n_red.num >= 4 * T) {
+        /* four elements a pass, unconditionally: their loads in flight
+           together (a loop that tests its bound between elements keeps one
+           load in flight a thread, its time the memory's latency times the
+           elements a thread); then the rest. The same order per thread. */
+        gpuir__cg_line(C, "long long jb = t;");
+        gpuir__cg_open(C, "for (; jb + %lldLL < %s; jb += %lldLL)", 3 * T, count, 4 * T);
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int u = 0; u < 4; u++)");
+        gpuir__cg_line(C, "long long j = jb + u * %lldLL;", T);
+        gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), gpuir__str_cstr(&in_x));
+        r = gpuir__cg_reduce_step(C, at, op, x, cast);
+        gpuir__cg_close(C);
+        gpuir__cg_close(C);
+        gpuir__cg_open(C, "for (long long j = jb; j < %s; j += %lld)", count, T);
+    } else {
+        gpuir__cg_open(C, "for (long long j = t; j < %s; j += %lld)", count, T);
+    }
     gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), gpuir__str_cstr(&in_x));
     gpuir__str_free(&outputs);
     gpuir__str_free(&in_x);
-    char cast[16];
-    snprintf(cast, sizeof cast, "(%s)", acc_t);
-    gpuir_result r = gpuir__cg_reduce_step(C, at, op, x, cast);
+    if (!r) r = gpuir__cg_reduce_step(C, at, op, x, cast);
     if (r) return r;
     gpuir__cg_close(C);
     if (in_double) gpuir__cg_block_sum_f64(C);

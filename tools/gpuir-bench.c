@@ -60,7 +60,8 @@
        reductions of a 16384 x 4096 f32 matrix (column maxima, row sums,
        total: one kernel, one read), a BatchNorm over 16384 x 512, BatchNorms
        in training over 32 x 64 x 56 x 56 and 32 x 128 x 28 x 28 f32 (NCHW:
-       one row kernel takes both statistics, a column group merges them),
+       one row kernel takes both statistics, a column group merges them)
+       and 32 x 2048 x 7 x 7 (a block a channel for each statistic),
        an InstanceNorm over 16 x 256 x 64 x 64 f32 (one row kernel over
        [N, C, H*W]), GroupNorms(32) over 8 x 320 x 64 x 64 and
        1 x 512 x 64 x 64 f32 in torch's form (one row kernel over
@@ -1210,8 +1211,9 @@ static int bench_groupnorm_case(gpuir_ctx *ctx, bool gpu, int repeat, long long 
    statistics in one pass, a column group merges them by the law of total
    variance, then the normalization; was a block a channel for each
    statistic, x read three times), against a copy of the same bytes (x
-   read, y written). Two stages of a ResNet-50 at batch 32: 64 x 56 x 56
-   and 128 x 28 x 28. */
+   read, y written). Three stages of a ResNet-50 at batch 32: 64 x 56 x 56
+   and 128 x 28 x 28 split so, 2048 x 7 x 7 not (rows of 49: a block a
+   channel for each statistic, four loads in flight a thread). */
 static int bench_batchnorm_nchw_case(gpuir_ctx *ctx, bool gpu, int repeat, long long n, long long c, long long hw) {
     char S[64];
     snprintf(S, sizeof S, "tensor<1x%lldx1x1xf32>", c);
@@ -1220,7 +1222,8 @@ static int bench_batchnorm_nchw_case(gpuir_ctx *ctx, bool gpu, int repeat, long 
 
 static int bench_batchnorm_nchw(gpuir_ctx *ctx, bool gpu, int repeat) {
     if (!gpu) return bench_batchnorm_nchw_case(ctx, gpu, repeat, 2, 8, 128);    /* 2^18 values: split */
-    return bench_batchnorm_nchw_case(ctx, gpu, repeat, 32, 64, 56) | bench_batchnorm_nchw_case(ctx, gpu, repeat, 32, 128, 28);
+    return bench_batchnorm_nchw_case(ctx, gpu, repeat, 32, 64, 56) | bench_batchnorm_nchw_case(ctx, gpu, repeat, 32, 128, 28) |
+           bench_batchnorm_nchw_case(ctx, gpu, repeat, 32, 2048, 7);
 }
 
 /* LayerNorm over the channels of [N, C, H, W] f32 (ConvNeXt's

@@ -178,11 +178,22 @@ GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *y_, float *out2_, long long
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS) {
         double dacc = 0.0;
-        for (long long j = t; j < y_d1_; j += 256) {
+        long long jb = t;
+        for (; jb + 768LL < y_d1_; jb += 1024LL) {
+            GPUIR_UNROLL
+            for (int u = 0; u < 4; u++) {
+                long long j = jb + u * 256LL;
+                long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
+                float v0 = y_[i];
+                /* op 126: reduce_mean (line 40) */
+                dacc += (double)(float)v0;
+            }
+        }
+        for (long long j = jb; j < y_d1_; j += 256) {
             long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
-            float v0 = y_[i];
+            float v1 = y_[i];
             /* op 126: reduce_mean (line 40) */
-            dacc += (double)(float)v0;
+            dacc += (double)(float)v1;
         }
         for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         if ((t & 31) == 0) dred[t >> 5] = dacc;
