@@ -16848,6 +16848,62 @@ static gpuir_result gpuir__cg_reduce_column_tiles(gpuir__cg *C, size_t at) {
     return GPUIR_OK;
 }
 
+/* ---- strided loops with their loads in flight ----
+   A loop of `var` from the thread's rank t up to `count` by the block's T
+   threads, its body written by body(C, arg) (reading var): where `four`,
+   four values a pass with no bound test between them (the body in a loop
+   of four the compiler unrolls: their loads in flight together), then the
+   rest, in a scope of its own. A loop that tests its bound between values
+   keeps one load in flight a thread (ptxas hoists no load past the test):
+   its time is the memory's latency times the values a thread. The same
+   values in the same order per thread either way. */
+typedef gpuir_result (*gpuir__cg_body_fn)(gpuir__cg *C, const void *arg);
+
+static gpuir_result gpuir__cg_strided_loop(gpuir__cg *C, const char *var, const char *count, bool four,
+                                           gpuir__cg_body_fn body, const void *arg) {
+    long long T = (long long)C->threads;
+    gpuir_result r = GPUIR_OK;
+    if (four) {
+        gpuir__cg_line(C, "{");
+        C->depth++;
+        gpuir__cg_line(C, "long long %s0 = t;", var);
+        gpuir__cg_open(C, "for (; %s0 + %lldLL < %s; %s0 += %lldLL)", var, 3 * T, count, var, 4 * T);
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int u = 0; u < 4; u++)");
+        gpuir__cg_line(C, "long long %s = %s0 + u * %lldLL;", var, var, T);
+        r = body(C, arg);
+        gpuir__cg_close(C);
+        gpuir__cg_close(C);
+        gpuir__cg_open(C, "for (long long %s = %s0; %s < %s; %s += %lld)", var, var, var, count, var, T);
+    } else {
+        gpuir__cg_open(C, "for (long long %s = t; %s < %s; %s += %lld)", var, var, count, var, T);
+    }
+    if (!r) r = body(C, arg);
+    gpuir__cg_close(C);
+    if (four) gpuir__cg_close(C);
+    return r;
+}
+
+/* A strided loop's body of one line of text (arg). */
+static gpuir_result gpuir__cg_body_line(gpuir__cg *C, const void *arg) {
+    gpuir__cg_line(C, "%s", (const char *)arg);
+    return GPUIR_OK;
+}
+
+/* The body of reduce.block's loop: the input's index i, then the step. */
+typedef struct gpuir__cg_block_step {
+    size_t at;
+    const gpuir__op *op;
+    const gpuir_type *x;
+    const char *index, *cast;
+} gpuir__cg_block_step;
+
+static gpuir_result gpuir__cg_block_step_body(gpuir__cg *C, const void *arg) {
+    const gpuir__cg_block_step *b = (const gpuir__cg_block_step *)arg;
+    gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), b->index);
+    return gpuir__cg_reduce_step(C, b->at, b->op, b->x, b->cast);
+}
+
 /* A block per output element: its threads stride over the reduced elements,
    computing the fused elementwise producers on the way; with static sizes
    its first thread runs the fused users on the block's result
@@ -16899,32 +16955,12 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     else gpuir__cg_line(C, "%s acc = %s;", acc_t, init);
     char cast[16];
     snprintf(cast, sizeof cast, "(%s)", acc_t);
-    long long T = (long long)C->threads;
-    gpuir_result r = GPUIR_OK;
-    if (n_red.sym[0] || n_red.num >= 4 * T) {
-        /* four elements a pass, unconditionally: their loads in flight
-           together (a loop that tests its bound between elements keeps one
-           load in flight a thread, its time the memory's latency times the
-           elements a thread); then the rest. The same order per thread. */
-        gpuir__cg_line(C, "long long jb = t;");
-        gpuir__cg_open(C, "for (; jb + %lldLL < %s; jb += %lldLL)", 3 * T, count, 4 * T);
-        gpuir__cg_line(C, "GPUIR_UNROLL");
-        gpuir__cg_open(C, "for (int u = 0; u < 4; u++)");
-        gpuir__cg_line(C, "long long j = jb + u * %lldLL;", T);
-        gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), gpuir__str_cstr(&in_x));
-        r = gpuir__cg_reduce_step(C, at, op, x, cast);
-        gpuir__cg_close(C);
-        gpuir__cg_close(C);
-        gpuir__cg_open(C, "for (long long j = jb; j < %s; j += %lld)", count, T);
-    } else {
-        gpuir__cg_open(C, "for (long long j = t; j < %s; j += %lld)", count, T);
-    }
-    gpuir__cg_line(C, "%s i = (%s)%s;", gpuir__cg_idx(C), gpuir__cg_idx(C), gpuir__str_cstr(&in_x));
+    gpuir__cg_block_step step = {at, op, x, gpuir__str_cstr(&in_x), cast};
+    gpuir_result r = gpuir__cg_strided_loop(C, "j", count, n_red.sym[0] || n_red.num >= 4 * (int64_t)C->threads,
+                                            gpuir__cg_block_step_body, &step);
     gpuir__str_free(&outputs);
     gpuir__str_free(&in_x);
-    if (!r) r = gpuir__cg_reduce_step(C, at, op, x, cast);
     if (r) return r;
-    gpuir__cg_close(C);
     if (in_double) gpuir__cg_block_sum_f64(C);
     else gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
     const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
@@ -18277,40 +18313,79 @@ static void gpuir__cg_row_to_shared(gpuir__cg *C, const char *dst, const char *x
     gpuir__cg_close(C);
 }
 
+/* A pass of a streamed softmax over `cols` values, element c read as
+   `in` into `float x`, then taken by use(C, arg) (reading x and c): where
+   `four`, four values a thread loaded at a time before any of them is
+   taken (the online step's branches and the division's slow path would
+   keep ptxas from hoisting the next load: gpuir__cg_strided_loop), then
+   the rest; the same order per thread. */
+static void gpuir__cg_softmax_pass(gpuir__cg *C, const char *cols, bool four, const char *in,
+                                   void (*use)(gpuir__cg *C, const void *arg), const void *arg) {
+    long long T = (long long)C->threads;
+    if (four) {
+        gpuir__cg_line(C, "{");
+        C->depth++;
+        gpuir__cg_line(C, "long long c0 = t;");
+        gpuir__cg_open(C, "for (; c0 + %lldLL < %s; c0 += %lldLL)", 3 * T, cols, 4 * T);
+        gpuir__cg_line(C, "float w[4];");
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_line(C, "for (int u = 0; u < 4; u++) { long long c = c0 + u * %lldLL; w[u] = %s; }", T, in);
+        gpuir__cg_line(C, "GPUIR_UNROLL");
+        gpuir__cg_open(C, "for (int u = 0; u < 4; u++)");
+        gpuir__cg_line(C, "long long c = c0 + u * %lldLL;", T);
+        gpuir__cg_line(C, "float x = w[u];");
+        use(C, arg);
+        gpuir__cg_close(C);
+        gpuir__cg_close(C);
+        gpuir__cg_open(C, "for (long long c = c0; c < %s; c += %lld)", cols, T);
+    } else {
+        gpuir__cg_open(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
+    }
+    gpuir__cg_line(C, "float x = %s;", in);
+    use(C, arg);
+    gpuir__cg_close(C);
+    if (four) gpuir__cg_close(C);
+}
+
+/* A streamed softmax's first pass: x into online state 0. */
+static void gpuir__cg_softmax_online_use(gpuir__cg *C, const void *arg) {
+    (void)arg;
+    gpuir__cg_online_step(C, false, 0, "x");
+}
+
+/* A streamed softmax's output: the line arg (reading x and c). */
+static void gpuir__cg_softmax_line_use(gpuir__cg *C, const void *arg) { gpuir__cg_line(C, "%s", (const char *)arg); }
+
 /* A row too long for registers, its element c read as `elem`: the max
    and the sum of exponentials in one pass (online, in a block of whole
    warps), the output in a second: the row is read twice. A block of
-   another size reads it three times. */
-static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, const char *elem, int pd,
+   another size reads it three times. Each pass four values a thread at a
+   time where the row may hold four a thread (their loads in flight
+   together: gpuir__cg_softmax_pass, gpuir__cg_strided_loop). */
+static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, bool four, const char *elem, int pd,
                                        const char *ld, const char *st) {
-    long long T = C->threads;
     const char *out = gpuir__cg_param(C, pd);
-    char in[112], value[256];
+    char in[112], value[256], line[512];
     gpuir__cg_call(in, sizeof in, ld, elem);
-    if (T % 32 == 0) {
+    if (C->threads % 32 == 0) {
         gpuir__cg_line(C, "float om0 = -GPUIR_INF, os0 = 0.0f;");
-        gpuir__cg_open(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
-        gpuir__cg_line(C, "float x = %s;", in);
-        gpuir__cg_online_step(C, false, 0, "x");
-        gpuir__cg_close(C);
+        gpuir__cg_softmax_pass(C, cols, four, in, gpuir__cg_softmax_online_use, NULL);
         gpuir__cg_online_combine(C, false, 0);
         gpuir__cg_line(C, "float mx = om0;");
         gpuir__cg_line(C, "acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;");
     } else {
-        gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc = gpuir_fmax(acc, %s);", cols, T, in);
+        snprintf(line, sizeof line, "acc = gpuir_fmax(acc, %s);", in);
+        (void)gpuir__cg_strided_loop(C, "c", cols, four, gpuir__cg_body_line, line);
         gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
         gpuir__cg_line(C, "float mx = acc;");
         gpuir__cg_line(C, "acc = 0.0f;");
-        gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld) acc += expf(%s - mx);", cols, T, in);
+        snprintf(line, sizeof line, "acc += expf(%s - mx);", in);
+        (void)gpuir__cg_strided_loop(C, "c", cols, four, gpuir__cg_body_line, line);
         gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     }
-    gpuir__cg_line(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
-    C->depth++;
-    char quotient[160];
-    snprintf(quotient, sizeof quotient, "expf(%s - mx) / acc", in);
-    gpuir__cg_call(value, sizeof value, st, quotient);
-    gpuir__cg_line(C, "%s[base + c] = %s;", out, value);
-    C->depth--;
+    gpuir__cg_call(value, sizeof value, st, "expf(x - mx) / acc");
+    snprintf(line, sizeof line, "%s[base + c] = %s;", out, value);
+    gpuir__cg_softmax_pass(C, cols, four, in, gpuir__cg_softmax_line_use, line);
 }
 
 /* Softmax over the innermost axis: a block per row. When the row fits in
@@ -18463,7 +18538,7 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     else if (in_registers)
         gpuir__cg_softmax_registers(C, per, cols, ps, pd, ld, st);
     else
-        gpuir__cg_softmax_streamed(C, cols_expr, elem, pd, ld, st);
+        gpuir__cg_softmax_streamed(C, cols_expr, width.sym[0] || cols >= 4 * T, elem, pd, ld, st);
     gpuir__cg_close(C);
     return GPUIR_OK;
 }
@@ -18918,22 +18993,36 @@ static gpuir_result gpuir__cg_rows_stream4(gpuir__cg *C, gpuir__cg_rowplan *R, i
     return r;
 }
 
+/* The body of a row pass at element c: its index i, the pass's ops, the
+   full outputs after the last pass. */
+typedef struct gpuir__cg_rows_step {
+    gpuir__cg_rowplan *R;
+    int pass;
+} gpuir__cg_rows_step;
+
+static gpuir_result gpuir__cg_rows_step_body(gpuir__cg *C, const void *arg) {
+    const gpuir__cg_rows_step *S = (const gpuir__cg_rows_step *)arg;
+    gpuir__cg_line(C, "%s i = (%s)(base + c);", gpuir__cg_idx(C), gpuir__cg_idx(C));
+    gpuir_result r = gpuir__cg_rows_replay(C, S->R, S->pass, -1, "i");
+    if (!r && S->pass == S->R->levels) gpuir__cg_rows_store_full(C, S->R);
+    return r;
+}
+
 /* A loop over the row's elements around pass `pass`: the thread's values
-   in registers (r < per) or streamed from memory. */
+   in registers (r < per) or streamed from memory (16 bytes a load where
+   the row's values are quads; else four values a thread at a time,
+   gpuir__cg_strided_loop, where a thread has four or more). */
 static gpuir_result gpuir__cg_rows_pass(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) {
     long long T = C->threads;
     if (R->vec) return gpuir__cg_rows_pass4(C, R, pass);
     if (gpuir__cg_rows_streams_quads(C, R)) return gpuir__cg_rows_stream4(C, R, pass);
-    if (R->per) {
-        gpuir__cg_line(C, "GPUIR_UNROLL");
-        gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
-        gpuir__cg_line(C, "long long c = t + r * %lldLL;", T);
-        if (R->per * T != R->ncols) gpuir__cg_line(C, "if (c >= %s) break;", R->cols);
-    } else
-        gpuir__cg_open(C, "for (long long c = t; c < %s; c += %lldLL)", R->cols, T);
-    gpuir__cg_line(C, "%s i = (%s)(base + c);", gpuir__cg_idx(C), gpuir__cg_idx(C));
-    gpuir_result r = gpuir__cg_rows_replay(C, R, pass, -1, "i");
-    if (!r && pass == R->levels) gpuir__cg_rows_store_full(C, R);
+    gpuir__cg_rows_step step = {R, pass};
+    if (!R->per) return gpuir__cg_strided_loop(C, "c", R->cols, R->ncols < 0 || R->ncols >= 4 * T, gpuir__cg_rows_step_body, &step);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
+    gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
+    gpuir__cg_line(C, "long long c = t + r * %lldLL;", T);
+    if (R->per * T != R->ncols) gpuir__cg_line(C, "if (c >= %s) break;", R->cols);
+    gpuir_result r = gpuir__cg_rows_step_body(C, &step);
     gpuir__cg_close(C);
     return r;
 }

@@ -178,22 +178,24 @@ GPUIR_KERNEL gpuir_k_rows_k1(GPUIR_LANE const float *y_, float *out2_, long long
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 5LL; o += GPUIR_GRID_BLOCKS) {
         double dacc = 0.0;
-        long long jb = t;
-        for (; jb + 768LL < y_d1_; jb += 1024LL) {
-            GPUIR_UNROLL
-            for (int u = 0; u < 4; u++) {
-                long long j = jb + u * 256LL;
-                long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
-                float v0 = y_[i];
-                /* op 126: reduce_mean (line 40) */
-                dacc += (double)(float)v0;
+        {
+            long long j0 = t;
+            for (; j0 + 768LL < y_d1_; j0 += 1024LL) {
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) {
+                    long long j = j0 + u * 256LL;
+                    long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
+                    float v0 = y_[i];
+                    /* op 126: reduce_mean (line 40) */
+                    dacc += (double)(float)v0;
+                }
             }
-        }
-        for (long long j = jb; j < y_d1_; j += 256) {
-            long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
-            float v1 = y_[i];
-            /* op 126: reduce_mean (line 40) */
-            dacc += (double)(float)v1;
+            for (long long j = j0; j < y_d1_; j += 256) {
+                long long i = (long long)((j % y_d1_) + (o % 5) * y_d1_);
+                float v1 = y_[i];
+                /* op 126: reduce_mean (line 40) */
+                dacc += (double)(float)v1;
+            }
         }
         for (int d = 16; d > 0; d >>= 1) dacc += GPUIR_SHFL_DOWN_F64(dacc, d);
         if ((t & 31) == 0) dred[t >> 5] = dacc;
@@ -240,9 +242,23 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out4_, long long
         long long base = row * y_d1_;
         float acc = -GPUIR_INF;
         float om0 = -GPUIR_INF, os0 = 0.0f;
-        for (long long c = t; c < y_d1_; c += 256) {
-            float x = y_[base + c];
-            if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+        {
+            long long c0 = t;
+            for (; c0 + 768LL < y_d1_; c0 += 1024LL) {
+                float w[4];
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) { long long c = c0 + u * 256LL; w[u] = y_[base + c]; }
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) {
+                    long long c = c0 + u * 256LL;
+                    float x = w[u];
+                    if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+                }
+            }
+            for (long long c = c0; c < y_d1_; c += 256) {
+                float x = y_[base + c];
+                if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+            }
         }
         for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
         if ((t & 31) == 0) {
@@ -262,8 +278,24 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out4_, long long
         os0 = red[65];
         float mx = om0;
         acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
-        for (long long c = t; c < y_d1_; c += 256)
-            out4_[base + c] = expf(y_[base + c] - mx) / acc;
+        {
+            long long c0 = t;
+            for (; c0 + 768LL < y_d1_; c0 += 1024LL) {
+                float w[4];
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) { long long c = c0 + u * 256LL; w[u] = y_[base + c]; }
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) {
+                    long long c = c0 + u * 256LL;
+                    float x = w[u];
+                    out4_[base + c] = expf(x - mx) / acc;
+                }
+            }
+            for (long long c = c0; c < y_d1_; c += 256) {
+                float x = y_[base + c];
+                out4_[base + c] = expf(x - mx) / acc;
+            }
+        }
     }
 }
 

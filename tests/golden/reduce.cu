@@ -108,26 +108,28 @@ GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x_, int *out
     int t = GPUIR_THREAD_RANK;
     for (long long o = GPUIR_BLOCK_RANK; o < 1LL; o += GPUIR_GRID_BLOCKS) {
         long long acc = 0LL;
-        long long jb = t;
-        for (; jb + 768LL < 1110LL; jb += 1024LL) {
-            GPUIR_UNROLL
-            for (int u = 0; u < 4; u++) {
-                long long j = jb + u * 256LL;
+        {
+            long long j0 = t;
+            for (; j0 + 768LL < 1110LL; j0 += 1024LL) {
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) {
+                    long long j = j0 + u * 256LL;
+                    int i = (int)((j % 5) + (j / 5 % 37) * 5 + (j / 185 % 6) * 185);
+                    /* op 83: abs (line 29) */
+                    int v0 = x_[i];
+                    int v1 = v0 < 0 ? (int)(0u - (unsigned)v0) : v0;
+                    /* op 84: reduce_mean (line 30) */
+                    acc = acc + (long long)v1;
+                }
+            }
+            for (long long j = j0; j < 1110LL; j += 256) {
                 int i = (int)((j % 5) + (j / 5 % 37) * 5 + (j / 185 % 6) * 185);
                 /* op 83: abs (line 29) */
-                int v0 = x_[i];
-                int v1 = v0 < 0 ? (int)(0u - (unsigned)v0) : v0;
+                int v2 = x_[i];
+                int v3 = v2 < 0 ? (int)(0u - (unsigned)v2) : v2;
                 /* op 84: reduce_mean (line 30) */
-                acc = acc + (long long)v1;
+                acc = acc + (long long)v3;
             }
-        }
-        for (long long j = jb; j < 1110LL; j += 256) {
-            int i = (int)((j % 5) + (j / 5 % 37) * 5 + (j / 185 % 6) * 185);
-            /* op 83: abs (line 29) */
-            int v2 = x_[i];
-            int v3 = v2 < 0 ? (int)(0u - (unsigned)v2) : v2;
-            /* op 84: reduce_mean (line 30) */
-            acc = acc + (long long)v3;
         }
         for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
         if ((t & 31) == 0) red[t >> 5] = acc;

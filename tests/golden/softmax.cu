@@ -64,9 +64,23 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short
         }
         GPUIR_SYNC();
         float om0 = -GPUIR_INF, os0 = 0.0f;
-        for (long long c = t; c < 40000LL; c += 1024) {
-            float x = gpuir_f16_to_f32(srow[c]);
-            if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+        {
+            long long c0 = t;
+            for (; c0 + 3072LL < 40000LL; c0 += 4096LL) {
+                float w[4];
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) { long long c = c0 + u * 1024LL; w[u] = gpuir_f16_to_f32(srow[c]); }
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) {
+                    long long c = c0 + u * 1024LL;
+                    float x = w[u];
+                    if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+                }
+            }
+            for (long long c = c0; c < 40000LL; c += 1024) {
+                float x = gpuir_f16_to_f32(srow[c]);
+                if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+            }
         }
         for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
         if ((t & 31) == 0) {
@@ -86,8 +100,24 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short
         os0 = red[65];
         float mx = om0;
         acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
-        for (long long c = t; c < 40000LL; c += 1024)
-            out0_[base + c] = gpuir_f32_to_f16(expf(gpuir_f16_to_f32(srow[c]) - mx) / acc);
+        {
+            long long c0 = t;
+            for (; c0 + 3072LL < 40000LL; c0 += 4096LL) {
+                float w[4];
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) { long long c = c0 + u * 1024LL; w[u] = gpuir_f16_to_f32(srow[c]); }
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) {
+                    long long c = c0 + u * 1024LL;
+                    float x = w[u];
+                    out0_[base + c] = gpuir_f32_to_f16(expf(x - mx) / acc);
+                }
+            }
+            for (long long c = c0; c < 40000LL; c += 1024) {
+                float x = gpuir_f16_to_f32(srow[c]);
+                out0_[base + c] = gpuir_f32_to_f16(expf(x - mx) / acc);
+            }
+        }
     }
 }
 
@@ -232,9 +262,23 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0
         }
         GPUIR_SYNC();
         float om0 = -GPUIR_INF, os0 = 0.0f;
-        for (long long c = t; c < 40000LL; c += 1024) {
-            float x = srow[c];
-            if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+        {
+            long long c0 = t;
+            for (; c0 + 3072LL < 40000LL; c0 += 4096LL) {
+                float w[4];
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) { long long c = c0 + u * 1024LL; w[u] = srow[c]; }
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) {
+                    long long c = c0 + u * 1024LL;
+                    float x = w[u];
+                    if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+                }
+            }
+            for (long long c = c0; c < 40000LL; c += 1024) {
+                float x = srow[c];
+                if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+            }
         }
         for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
         if ((t & 31) == 0) {
@@ -254,8 +298,24 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0
         os0 = red[65];
         float mx = om0;
         acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
-        for (long long c = t; c < 40000LL; c += 1024)
-            out0_[base + c] = expf(srow[c] - mx) / acc;
+        {
+            long long c0 = t;
+            for (; c0 + 3072LL < 40000LL; c0 += 4096LL) {
+                float w[4];
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) { long long c = c0 + u * 1024LL; w[u] = srow[c]; }
+                GPUIR_UNROLL
+                for (int u = 0; u < 4; u++) {
+                    long long c = c0 + u * 1024LL;
+                    float x = w[u];
+                    out0_[base + c] = expf(x - mx) / acc;
+                }
+            }
+            for (long long c = c0; c < 40000LL; c += 1024) {
+                float x = srow[c];
+                out0_[base + c] = expf(x - mx) / acc;
+            }
+        }
     }
 }
 
