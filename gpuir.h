@@ -8153,8 +8153,9 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // tensor-core form on f32, the f32 form on f16) is an error at the op.
 // Reads: util, ir, build, pass, array, fuse (gpuir__is_elementwise),
 // configure (gpuir__module_sm, gpuir__attention_unfit_half and _f32: the
-// attention kernels' head dims and rows, the target's shared memory).
-// Writes: ir.
+// attention kernels' head dims and rows, the target's shared memory;
+// gpuir__module_sm_count: the multiprocessors a lone reduction over a gap
+// would fill). Writes: ir.
 
 /* Whether codegen computes this softmax in one kernel: over the last axis. */
 static bool gpuir__softmax_is_rowwise(const gpuir_module *m, const gpuir__op *op) {
@@ -8597,27 +8598,23 @@ static size_t gpuir__gap_variance_after(const gpuir_module *m, uint32_t fid, siz
     return 0;
 }
 
-/* Mean op over a gap split at k (lead: its leading reduced axes), whose x's
-   variance about it is op `var` (gpuir__gap_variance_after), or NULL: the
-   rows' mean m_r and, when var, their own variance v_r, then the mean M
-   over the rest and, when var, the variance V, mean(v_r + (m_r - M)^2)
-   over the rest (above); M into *mean_out, V into *var_out. False on
-   failure. */
+/* Mean op over a gap split at k (lead: its leading reduced axes) and op
+   `var`, the variance of its x about it (gpuir__gap_variance_after): the
+   rows' mean m_r and their own variance v_r (one row kernel), then the
+   mean M over the rest and the variance V, mean(v_r + (m_r - M)^2) over
+   the rest (above); M into *mean_out, V into *var_out. False on failure. */
 static bool gpuir__decompose_gap_mean(gpuir_module *m, const gpuir__op *op, int k, const bool *lead,
                                       const gpuir__op *var, uint32_t *mean_out, uint32_t *var_out) {
-    gpuir_type mean_type = gpuir__value_at(m, op->result)->type, var_type = mean_type;
-    if (var) var_type = gpuir__value_at(m, var->result)->type;
-    gpuir_op_kind var_kind = var ? var->kind : GPUIR_OP_REDUCE_MEAN;
+    gpuir_type mean_type = gpuir__value_at(m, op->result)->type, var_type = gpuir__value_at(m, var->result)->type;
+    gpuir_op_kind var_kind = var->kind;
     gpuir__gap_view g = gpuir__gap_rows_view(m, gpuir__op_operand(m, op, 0), k, lead);
-    uint32_t mr = g.xr ? gpuir__build_rows_reduce(m, GPUIR_OP_REDUCE_MEAN, g.xr, g.k) : 0, vr = 0, in[2] = {g.xr, mr};
-    if (mr && var) {
-        uint32_t dr = gpuir__build_value(m, GPUIR_OP_SUB, in, 2, 0, 0, NULL).id;
-        in[0] = in[1] = dr;
-        uint32_t qr = dr ? gpuir__build_value(m, GPUIR_OP_MUL, in, 2, 0, 0, NULL).id : 0;
-        if (!qr || !(vr = gpuir__build_rows_reduce(m, GPUIR_OP_REDUCE_MEAN, qr, g.k))) return false;
-    }
-    uint32_t mean = mr ? gpuir__build_gap_outer(m, GPUIR_OP_REDUCE_MEAN, mr, g.k, g.lead) : 0;
-    if (!(*mean_out = gpuir__gap_result_as(m, mean, &mean_type)) || !var) return *mean_out != 0;
+    uint32_t mr = g.xr ? gpuir__build_rows_reduce(m, GPUIR_OP_REDUCE_MEAN, g.xr, g.k) : 0, in[2] = {g.xr, mr};
+    uint32_t dr = mr ? gpuir__build_value(m, GPUIR_OP_SUB, in, 2, 0, 0, NULL).id : 0;
+    in[0] = in[1] = dr;
+    uint32_t qr = dr ? gpuir__build_value(m, GPUIR_OP_MUL, in, 2, 0, 0, NULL).id : 0;
+    uint32_t vr = qr ? gpuir__build_rows_reduce(m, GPUIR_OP_REDUCE_MEAN, qr, g.k) : 0;
+    uint32_t mean = vr ? gpuir__build_gap_outer(m, GPUIR_OP_REDUCE_MEAN, mr, g.k, g.lead) : 0;
+    if (!(*mean_out = gpuir__gap_result_as(m, mean, &mean_type))) return false;
     in[0] = mr, in[1] = mean;
     uint32_t dm = gpuir__build_value(m, GPUIR_OP_SUB, in, 2, 0, 0, NULL).id;
     in[0] = in[1] = dm;
@@ -8656,11 +8653,13 @@ static bool gpuir__gap_reduce_alone(const gpuir_module *m, uint32_t fid, const g
     return true;
 }
 
+static uint32_t gpuir__decompose_gap_reduce(gpuir_module *m, const gpuir__op *op, int k, const bool *lead);
+
 /* At index i of function fid: reduction op over a gap split
    (gpuir__reduce_gap_split_at), a mean with the variance about it after
    it both at once (the variance's op dropped, its readers reading V:
-   repl). 1 when split, 0 when not, -1 on failure. */
-static uint32_t gpuir__decompose_gap_reduce(gpuir_module *m, const gpuir__op *op, int k, const bool *lead);
+   repl), another one where it is alone (gpuir__gap_reduce_alone). 1 when
+   split, 0 when not, -1 on failure. */
 static int gpuir__decompose_gap(gpuir_module *m, uint32_t fid, size_t i, uint32_t *repl, size_t cap, bool *dropped) {
     const gpuir__op *op = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[i]);
     bool lead[GPUIR_MAX_RANK], axes[GPUIR_MAX_RANK];
@@ -8676,14 +8675,11 @@ static int gpuir__decompose_gap(gpuir_module *m, uint32_t fid, size_t i, uint32_
         if (y) repl[result - 1] = y;
         return y ? 1 : -1;
     }
-    const gpuir__op *var = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[j]);
-    uint32_t var_result = var ? var->result : 0, mean = 0, v = 0;
-    if (!gpuir__decompose_gap_mean(m, op, k, lead, var, &mean, &v)) return -1;
+    uint32_t var_id = gpuir__func_at(m, fid)->ops[j], var_result = gpuir__op_at(m, var_id)->result, mean, v;
+    if (!gpuir__decompose_gap_mean(m, op, k, lead, gpuir__op_at(m, var_id), &mean, &v)) return -1;
     repl[result - 1] = mean;
-    if (var_result) {
-        repl[var_result - 1] = v;
-        dropped[gpuir__func_at(m, fid)->ops[j]] = true;
-    }
+    repl[var_result - 1] = v;
+    dropped[var_id] = true;
     return 1;
 }
 
