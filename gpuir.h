@@ -10082,7 +10082,9 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // open), and such an op never joins the group computing what it views
 // (gpuir__fuse_source), but a static reshape of a row group's full
 // value, that value's only use (gpuir__rows_reshape_group: its users then
-// join the row kernel, GroupNorm's affine after its rows). A transpose of
+// join the row kernel, GroupNorm's affine after its rows), and of an
+// elementwise group's that reads a broadcast operand (no transpose or
+// broadcast op joins that group after it). A transpose of
 // the last two dims (static) joins its elementwise producer's group, and
 // elementwise users join it as they join a matmul, unless they read a
 // value computed before it or one from another kernel read before it too
@@ -10797,6 +10799,8 @@ static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpui
     return gpuir__dims_same(g, out) && gpuir__dims_same(t, out) && gpuir__type_is_static(out) ? b : 0;
 }
 
+static bool gpuir__fuse_group_reshapes(const gpuir__fuser *Fu, int64_t g);
+
 /* The group op joins (0: a new one). */
 static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     int64_t g = 0;
@@ -10819,6 +10823,9 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
                !gpuir__fuse_group_static(F, g))))
         g = 0;
     if (g && gpuir__fuse_reads_view_of(F, op, g)) g = 0;
+    if (g && (op->kind == GPUIR_OP_TRANSPOSE || gpuir__info(op->kind)->cls == GPUIR__CLASS_BROADCAST) &&
+        F->kinds[g] == GPUIR__GROUP_ELEMENTWISE && gpuir__fuse_group_reshapes(F, g))
+        g = 0;                  /* it would gather the group's values across a view */
     if (g && F->broadcast[g] && !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) g = 0;
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
     if (g && F->shared[g] && (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX) &&
@@ -10826,6 +10833,33 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
         !gpuir__reduce_opens_columns(F, op, g))
         g = 0;                  /* the reduction (softmax) kernel keeps its producers in registers */
     return g;
+}
+
+/* Whether elementwise group g holds a reshape (gpuir__rows_reshape_group):
+   its ops compute in two shapes, element i of each, so no op that gathers
+   across elements (a transpose, a broadcast) joins it. */
+static bool gpuir__fuse_group_reshapes(const gpuir__fuser *Fu, int64_t g) {
+    const gpuir__func *f = gpuir__func_at(Fu->m, Fu->fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(Fu->m, f->ops[i]);
+        if (op->kind == GPUIR_OP_RESHAPE && gpuir__op_int_attr(Fu->m, op, GPUIR__KEY_FUSION, 0) == g) return true;
+    }
+    return false;
+}
+
+/* Whether an op of elementwise group g reads a value of fewer elements
+   than the group's shape (a broadcast: a per-row scale, a bias). */
+static bool gpuir__group_reads_broadcast(const gpuir__fuser *Fu, int64_t g) {
+    const gpuir_module *m = Fu->m;
+    const gpuir__func *f = gpuir__func_at(m, Fu->fid);
+    int64_t count = gpuir__type_count(&gpuir__value_at(m, Fu->rows[g])->type);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0) != g) continue;
+        for (uint32_t k = 0; k < op->n_operands; k++)
+            if (gpuir__type_count(&gpuir__value_at(m, gpuir__op_operand(m, op, k))->type) < count) return true;
+    }
+    return false;
 }
 
 /* The open row group that reshape op joins, or 0: one whose full value of
@@ -10836,20 +10870,32 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
    reader an elementwise op or a reshape (a matmul or a reduction reads a
    view). In the kernel the reshape is the same registers (codegen reads
    element i of both at once); where its users do not join, the kernel
-   stores the reshape's value in place of its source's: the same bytes. */
+   stores the reshape's value in place of its source's: the same bytes.
+   An open elementwise group likewise, for a value of its own shape, where
+   one of its ops reads a broadcast operand (`x * r` with r per row of the
+   view [N, G, L], then back to [N, C, H, W] for a per-channel weight): a
+   reshape of a group with none canonicalize has moved above its ops
+   already (the ops then compute in the reshaped shape), and a pipeline
+   without canonicalize keeps it a view. */
 static int64_t gpuir__rows_reshape_group(const gpuir__fuser *Fu, const gpuir__op *op) {
     const gpuir_module *m = Fu->m;
     if (op->kind != GPUIR_OP_RESHAPE || !op->result || op->n_operands != 1) return 0;
     uint32_t v = gpuir__op_operand(m, op, 0);
     int64_t g = gpuir__value_group(m, v);
-    if (!g || Fu->closed[g] || Fu->kinds[g] != GPUIR__GROUP_ROWS || Fu->column_axis[g] || Fu->uses[v - 1] != 1)
+    bool elementwise = g && Fu->kinds[g] == GPUIR__GROUP_ELEMENTWISE && !Fu->broadcast[g];
+    if (!g || Fu->closed[g] || (Fu->kinds[g] != GPUIR__GROUP_ROWS && !elementwise) || Fu->column_axis[g] ||
+        Fu->uses[v - 1] != 1)
         return 0;
     const gpuir__op *user = Fu->first_user[op->result - 1] ? gpuir__op_at(m, Fu->first_user[op->result - 1]) : NULL;
     if (!user || (user->kind != GPUIR_OP_RESHAPE && !gpuir__is_elementwise(gpuir__info(user->kind)->cls)))
         return 0;                           /* a view serves a matmul, a reduction, the host */
     const gpuir_type *F = &gpuir__value_at(m, Fu->rows[g])->type, *t = &gpuir__value_at(m, v)->type;
-    return gpuir__row_shape_viewed(F, t) == GPUIR__ROW_FULL &&
-           gpuir__row_shape_viewed(F, &gpuir__value_at(m, op->result)->type) == GPUIR__ROW_FULL &&
+    const gpuir_type *to = &gpuir__value_at(m, op->result)->type;
+    if (elementwise)                        /* a full value of the group (its shape, or a view of it), into another */
+        return gpuir__type_is_static(F) && gpuir__type_is_static(t) && gpuir__type_is_static(to) &&
+               gpuir__type_count(t) == gpuir__type_count(F) && gpuir__type_count(to) == gpuir__type_count(F) &&
+               gpuir__group_reads_broadcast(Fu, g) ? g : 0;
+    return gpuir__row_shape_viewed(F, t) == GPUIR__ROW_FULL && gpuir__row_shape_viewed(F, to) == GPUIR__ROW_FULL &&
            gpuir__type_is_static(F) ? g : 0;
 }
 
@@ -16360,7 +16406,7 @@ static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const 
         uint32_t dst = C->k->params[p];
         const gpuir_type *d = &gpuir__value_at(m, dst)->type;
         gpuir__str idx = {NULL};
-        gpuir__cg_type_index(C, &idx, S, d, ivar);
+        gpuir__cg_type_index(C, &idx, gpuir__cg_op_space(S, d), d, ivar);   /* a reshape's: element ivar */
         char reg[16], value[48];
         snprintf(reg, sizeof reg, "v%u", C->cur[dst - 1] - 1);
         gpuir__cg_call(value, sizeof value, gpuir__cg_from_float(d->dtype), reg);
