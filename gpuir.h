@@ -11601,6 +11601,8 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         if (sib[i]) gpuir__fuse_sibling(&F, op_id, &sib_group[sib[i]], &next);
         else if (reshaped) {
             F.read_by[gpuir__op_operand(m, op, 0) - 1] = (uint32_t)reshaped;
+            F.shared[reshaped] |= F.uses[op->result - 1] > 1;     /* as gpuir__fuse_place marks a group */
+            F.group_feeds_lead[reshaped] |= F.feeds_lead[op->result - 1];
             gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, reshaped);
         } else if (cls == GPUIR__CLASS_RESHAPE && op->result && op->n_operands == 1)
             F.viewed[op->result - 1] = gpuir__fuse_source(&F, gpuir__op_operand(m, op, 0));
