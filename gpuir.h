@@ -8346,6 +8346,27 @@ static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const
     return false;
 }
 
+/* Whether op is a sum, mean or max with a result and no `form` written:
+   a reduction decompose may split into rows and the rest. */
+static bool gpuir__reduce_splittable(const gpuir_module *m, const gpuir__op *op) {
+    return (op->kind == GPUIR_OP_REDUCE_SUM || op->kind == GPUIR_OP_REDUCE_MEAN || op->kind == GPUIR_OP_REDUCE_MAX) &&
+           op->result && !gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+}
+
+/* The axes reduction op reduces, as a mask over the rank axes of its
+   operand; false where it has no axes, or one out of range or repeated. */
+static bool gpuir__reduce_axes_mask(const gpuir_module *m, const gpuir__op *op, int rank, bool mask[GPUIR_MAX_RANK]) {
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    memset(mask, 0, GPUIR_MAX_RANK * sizeof mask[0]);
+    if (!axes || axes->kind != GPUIR__ATTR_INTS) return false;
+    for (uint32_t i = 0; i < axes->n; i++) {
+        int64_t a = gpuir__ints_at(m, axes->off)[i];
+        if (!gpuir__norm_axis(&a, rank) || mask[a]) return false;
+        mask[a] = true;
+    }
+    return true;
+}
+
 /* Where a total (a reduction over every axis) splits into rows and the
    rest, or -1: the first axis k of the trailing axes its rows reduce, so
    that the total is the reduction over axes [k, rank) with keepdims (a row
@@ -8363,21 +8384,13 @@ static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const
    before a gap, NCHW's [0, 2, 3], splits below: gpuir__decompose_gap.) */
 static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpuir__op *op, const uint32_t *repl,
                                   size_t cap) {
-    if ((op->kind != GPUIR_OP_REDUCE_SUM && op->kind != GPUIR_OP_REDUCE_MEAN && op->kind != GPUIR_OP_REDUCE_MAX) ||
-        !op->result || gpuir__attr_get(m, op, GPUIR__KEY_FORM))
-        return -1;
+    if (!gpuir__reduce_splittable(m, op)) return -1;
     uint32_t x = gpuir__op_operand(m, op, 0);
     const gpuir_type *t = &gpuir__value_at(m, x)->type;
-    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
-    if (!axes || axes->kind != GPUIR__ATTR_INTS || t->rank < 2 || !gpuir__type_is_static(t) ||
-        !gpuir_dtype_is_float(t->dtype))
+    bool reduced[GPUIR_MAX_RANK];
+    if (t->rank < 2 || !gpuir__type_is_static(t) || !gpuir_dtype_is_float(t->dtype) ||
+        !gpuir__reduce_axes_mask(m, op, t->rank, reduced))
         return -1;
-    bool reduced[GPUIR_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < axes->n; i++) {
-        int64_t a = gpuir__ints_at(m, axes->off)[i];
-        if (!gpuir__norm_axis(&a, t->rank) || reduced[a]) return -1;
-        reduced[a] = true;
-    }
     for (int d = 0; d < t->rank; d++)
         if (!reduced[d]) return -1;            /* not a total */
     int64_t row = 1, count = gpuir__type_count(t);
@@ -8459,20 +8472,12 @@ static int64_t gpuir__module_sm_count(const gpuir_module *m);
    its trailing run of reduced axes (into *k); the reduced axes before it
    into lead[]. */
 static bool gpuir__reduce_gap_split_at(const gpuir_module *m, const gpuir__op *op, int *k, bool lead[GPUIR_MAX_RANK]) {
-    if ((op->kind != GPUIR_OP_REDUCE_SUM && op->kind != GPUIR_OP_REDUCE_MEAN && op->kind != GPUIR_OP_REDUCE_MAX) ||
-        !op->result || gpuir__attr_get(m, op, GPUIR__KEY_FORM))
-        return false;
+    if (!gpuir__reduce_splittable(m, op)) return false;
     const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
-    if (!axes || axes->kind != GPUIR__ATTR_INTS || t->rank < 3 || !gpuir__type_is_static(t) || t->dtype != GPUIR_F32 ||
-        gpuir__type_count(t) < GPUIR__SPLIT_TOTAL_MIN)
+    bool reduced[GPUIR_MAX_RANK];
+    if (t->rank < 3 || !gpuir__type_is_static(t) || t->dtype != GPUIR_F32 || gpuir__type_count(t) < GPUIR__SPLIT_TOTAL_MIN ||
+        !gpuir__reduce_axes_mask(m, op, t->rank, reduced))
         return false;
-    bool reduced[GPUIR_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < axes->n; i++) {
-        int64_t a = gpuir__ints_at(m, axes->off)[i];
-        if (!gpuir__norm_axis(&a, t->rank) || reduced[a]) return false;
-        reduced[a] = true;
-    }
     int start = t->rank;
     int64_t row = 1;
     while (start > 0 && reduced[start - 1]) row *= t->dims[--start];
@@ -8551,16 +8556,11 @@ static uint32_t gpuir__gap_result_as(gpuir_module *m, uint32_t y, const gpuir_ty
 
 /* Whether op reduces exactly the axes marked in want[0 .. rank). */
 static bool gpuir__reduce_axes_are(const gpuir_module *m, const gpuir__op *op, int rank, const bool *want) {
-    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
-    bool got[GPUIR_MAX_RANK] = {false};
-    for (uint32_t i = 0; axes && axes->kind == GPUIR__ATTR_INTS && i < axes->n; i++) {
-        int64_t a = gpuir__ints_at(m, axes->off)[i];
-        if (!gpuir__norm_axis(&a, rank) || got[a]) return false;
-        got[a] = true;
-    }
+    bool got[GPUIR_MAX_RANK];
+    if (!gpuir__reduce_axes_mask(m, op, rank, got)) return false;
     for (int d = 0; d < rank; d++)
         if (got[d] != want[d]) return false;
-    return axes != NULL;
+    return true;
 }
 
 /* The index after i in function fid of the variance about mean op `mean`
@@ -8653,7 +8653,14 @@ static bool gpuir__gap_reduce_alone(const gpuir_module *m, uint32_t fid, const g
     return true;
 }
 
-static uint32_t gpuir__decompose_gap_reduce(gpuir_module *m, const gpuir__op *op, int k, const bool *lead);
+/* Reduction op over a gap split at k: its rows, then the rest; 0 on failure. */
+static uint32_t gpuir__decompose_gap_reduce(gpuir_module *m, const gpuir__op *op, int k, const bool *lead) {
+    gpuir_type to = gpuir__value_at(m, op->result)->type;
+    gpuir_op_kind kind = op->kind;
+    gpuir__gap_view g = gpuir__gap_rows_view(m, gpuir__op_operand(m, op, 0), k, lead);
+    uint32_t rows = g.xr ? gpuir__build_rows_reduce(m, kind, g.xr, g.k) : 0;
+    return gpuir__gap_result_as(m, rows ? gpuir__build_gap_outer(m, kind, rows, g.k, g.lead) : 0, &to);
+}
 
 /* At index i of function fid: reduction op over a gap split
    (gpuir__reduce_gap_split_at), a mean with the variance about it after
@@ -8683,14 +8690,6 @@ static int gpuir__decompose_gap(gpuir_module *m, uint32_t fid, size_t i, uint32_
     return 1;
 }
 
-/* Reduction op over a gap split at k: its rows, then the rest; 0 on failure. */
-static uint32_t gpuir__decompose_gap_reduce(gpuir_module *m, const gpuir__op *op, int k, const bool *lead) {
-    gpuir_type to = gpuir__value_at(m, op->result)->type;
-    gpuir_op_kind kind = op->kind;
-    gpuir__gap_view g = gpuir__gap_rows_view(m, gpuir__op_operand(m, op, 0), k, lead);
-    uint32_t rows = g.xr ? gpuir__build_rows_reduce(m, kind, g.xr, g.k) : 0;
-    return gpuir__gap_result_as(m, rows ? gpuir__build_gap_outer(m, kind, rows, g.k, g.lead) : 0, &to);
-}
 
 static int gpuir__module_sm(const gpuir_module *m);
 static bool gpuir__attention_head_dim_ok(int64_t D);
@@ -8908,7 +8907,6 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             int gap = gpuir__decompose_gap(m, fid, i, repl, cap, dropped);
             if (gap < 0) r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "decompose");
             if (gap) continue;
-            op = gpuir__op_at(m, op_id);
             bool attention = op->kind == GPUIR_OP_ATTENTION && op->result &&
                              (gpuir__attention_op_unfit_form(m, op) || gpuir__attention_wide_unasked(m, op));
             const gpuir__attr *form = op->result ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
@@ -16899,12 +16897,16 @@ static gpuir_result gpuir__cg_reduce_column_tiles(gpuir__cg *C, size_t at) {
    of four the compiler unrolls: their loads in flight together), then the
    rest, in a scope of its own. A loop that tests its bound between values
    keeps one load in flight a thread (ptxas hoists no load past the test):
-   its time is the memory's latency times the values a thread. The same
-   values in the same order per thread either way. */
+   its time is the memory's latency times the values a thread. Where
+   `load` is given (an expression of var), each value is first loaded
+   into `float x` for the body, the pass's four all before any body runs
+   (a body that branches, the online softmax's step or a division's slow
+   path, would keep ptxas from hoisting the next load). The same values in
+   the same order per thread either way. */
 typedef gpuir_result (*gpuir__cg_body_fn)(gpuir__cg *C, const void *arg);
 
 static gpuir_result gpuir__cg_strided_loop(gpuir__cg *C, const char *var, const char *count, bool four,
-                                           gpuir__cg_body_fn body, const void *arg) {
+                                           const char *load, gpuir__cg_body_fn body, const void *arg) {
     long long T = (long long)C->threads;
     gpuir_result r = GPUIR_OK;
     if (four) {
@@ -16912,9 +16914,16 @@ static gpuir_result gpuir__cg_strided_loop(gpuir__cg *C, const char *var, const 
         C->depth++;
         gpuir__cg_line(C, "long long %s0 = t;", var);
         gpuir__cg_open(C, "for (; %s0 + %lldLL < %s; %s0 += %lldLL)", var, 3 * T, count, var, 4 * T);
+        if (load) {
+            gpuir__cg_line(C, "float w[4];");
+            gpuir__cg_line(C, "GPUIR_UNROLL");
+            gpuir__cg_line(C, "for (int u = 0; u < 4; u++) { long long %s = %s0 + u * %lldLL; w[u] = %s; }", var, var,
+                           T, load);
+        }
         gpuir__cg_line(C, "GPUIR_UNROLL");
         gpuir__cg_open(C, "for (int u = 0; u < 4; u++)");
         gpuir__cg_line(C, "long long %s = %s0 + u * %lldLL;", var, var, T);
+        if (load) gpuir__cg_line(C, "float x = w[u];");
         r = body(C, arg);
         gpuir__cg_close(C);
         gpuir__cg_close(C);
@@ -16922,6 +16931,7 @@ static gpuir_result gpuir__cg_strided_loop(gpuir__cg *C, const char *var, const 
     } else {
         gpuir__cg_open(C, "for (long long %s = t; %s < %s; %s += %lld)", var, var, count, var, T);
     }
+    if (load) gpuir__cg_line(C, "float x = %s;", load);
     if (!r) r = body(C, arg);
     gpuir__cg_close(C);
     if (four) gpuir__cg_close(C);
@@ -17001,7 +17011,7 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     snprintf(cast, sizeof cast, "(%s)", acc_t);
     gpuir__cg_block_step step = {at, op, x, gpuir__str_cstr(&in_x), cast};
     gpuir_result r = gpuir__cg_strided_loop(C, "j", count, n_red.sym[0] || n_red.num >= 4 * (int64_t)C->threads,
-                                            gpuir__cg_block_step_body, &step);
+                                            NULL, gpuir__cg_block_step_body, &step);
     gpuir__str_free(&outputs);
     gpuir__str_free(&in_x);
     if (r) return r;
@@ -18357,55 +18367,19 @@ static void gpuir__cg_row_to_shared(gpuir__cg *C, const char *dst, const char *x
     gpuir__cg_close(C);
 }
 
-/* A pass of a streamed softmax over `cols` values, element c read as
-   `in` into `float x`, then taken by use(C, arg) (reading x and c): where
-   `four`, four values a thread loaded at a time before any of them is
-   taken (the online step's branches and the division's slow path would
-   keep ptxas from hoisting the next load: gpuir__cg_strided_loop), then
-   the rest; the same order per thread. */
-static void gpuir__cg_softmax_pass(gpuir__cg *C, const char *cols, bool four, const char *in,
-                                   void (*use)(gpuir__cg *C, const void *arg), const void *arg) {
-    long long T = (long long)C->threads;
-    if (four) {
-        gpuir__cg_line(C, "{");
-        C->depth++;
-        gpuir__cg_line(C, "long long c0 = t;");
-        gpuir__cg_open(C, "for (; c0 + %lldLL < %s; c0 += %lldLL)", 3 * T, cols, 4 * T);
-        gpuir__cg_line(C, "float w[4];");
-        gpuir__cg_line(C, "GPUIR_UNROLL");
-        gpuir__cg_line(C, "for (int u = 0; u < 4; u++) { long long c = c0 + u * %lldLL; w[u] = %s; }", T, in);
-        gpuir__cg_line(C, "GPUIR_UNROLL");
-        gpuir__cg_open(C, "for (int u = 0; u < 4; u++)");
-        gpuir__cg_line(C, "long long c = c0 + u * %lldLL;", T);
-        gpuir__cg_line(C, "float x = w[u];");
-        use(C, arg);
-        gpuir__cg_close(C);
-        gpuir__cg_close(C);
-        gpuir__cg_open(C, "for (long long c = c0; c < %s; c += %lld)", cols, T);
-    } else {
-        gpuir__cg_open(C, "for (long long c = t; c < %s; c += %lld)", cols, T);
-    }
-    gpuir__cg_line(C, "float x = %s;", in);
-    use(C, arg);
-    gpuir__cg_close(C);
-    if (four) gpuir__cg_close(C);
-}
-
 /* A streamed softmax's first pass: x into online state 0. */
-static void gpuir__cg_softmax_online_use(gpuir__cg *C, const void *arg) {
+static gpuir_result gpuir__cg_softmax_online_body(gpuir__cg *C, const void *arg) {
     (void)arg;
     gpuir__cg_online_step(C, false, 0, "x");
+    return GPUIR_OK;
 }
-
-/* A streamed softmax's output: the line arg (reading x and c). */
-static void gpuir__cg_softmax_line_use(gpuir__cg *C, const void *arg) { gpuir__cg_line(C, "%s", (const char *)arg); }
 
 /* A row too long for registers, its element c read as `elem`: the max
    and the sum of exponentials in one pass (online, in a block of whole
    warps), the output in a second: the row is read twice. A block of
    another size reads it three times. Each pass four values a thread at a
    time where the row may hold four a thread (their loads in flight
-   together: gpuir__cg_softmax_pass, gpuir__cg_strided_loop). */
+   together, each loaded before the online step: gpuir__cg_strided_loop). */
 static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, bool four, const char *elem, int pd,
                                        const char *ld, const char *st) {
     const char *out = gpuir__cg_param(C, pd);
@@ -18413,23 +18387,23 @@ static void gpuir__cg_softmax_streamed(gpuir__cg *C, const char *cols, bool four
     gpuir__cg_call(in, sizeof in, ld, elem);
     if (C->threads % 32 == 0) {
         gpuir__cg_line(C, "float om0 = -GPUIR_INF, os0 = 0.0f;");
-        gpuir__cg_softmax_pass(C, cols, four, in, gpuir__cg_softmax_online_use, NULL);
+        (void)gpuir__cg_strided_loop(C, "c", cols, four, in, gpuir__cg_softmax_online_body, NULL);
         gpuir__cg_online_combine(C, false, 0);
         gpuir__cg_line(C, "float mx = om0;");
         gpuir__cg_line(C, "acc = om0 == -GPUIR_INF ? GPUIR_NAN : os0;");
     } else {
         snprintf(line, sizeof line, "acc = gpuir_fmax(acc, %s);", in);
-        (void)gpuir__cg_strided_loop(C, "c", cols, four, gpuir__cg_body_line, line);
+        (void)gpuir__cg_strided_loop(C, "c", cols, four, NULL, gpuir__cg_body_line, line);
         gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_MAX, "-GPUIR_INF");
         gpuir__cg_line(C, "float mx = acc;");
         gpuir__cg_line(C, "acc = 0.0f;");
         snprintf(line, sizeof line, "acc += expf(%s - mx);", in);
-        (void)gpuir__cg_strided_loop(C, "c", cols, four, gpuir__cg_body_line, line);
+        (void)gpuir__cg_strided_loop(C, "c", cols, four, NULL, gpuir__cg_body_line, line);
         gpuir__cg_block_allreduce(C, GPUIR_OP_REDUCE_SUM, "0.0f");
     }
     gpuir__cg_call(value, sizeof value, st, "expf(x - mx) / acc");
     snprintf(line, sizeof line, "%s[base + c] = %s;", out, value);
-    gpuir__cg_softmax_pass(C, cols, four, in, gpuir__cg_softmax_line_use, line);
+    (void)gpuir__cg_strided_loop(C, "c", cols, four, in, gpuir__cg_body_line, line);
 }
 
 /* Softmax over the innermost axis: a block per row. When the row fits in
@@ -19061,7 +19035,9 @@ static gpuir_result gpuir__cg_rows_pass(gpuir__cg *C, gpuir__cg_rowplan *R, int 
     if (R->vec) return gpuir__cg_rows_pass4(C, R, pass);
     if (gpuir__cg_rows_streams_quads(C, R)) return gpuir__cg_rows_stream4(C, R, pass);
     gpuir__cg_rows_step step = {R, pass};
-    if (!R->per) return gpuir__cg_strided_loop(C, "c", R->cols, R->ncols < 0 || R->ncols >= 4 * T, gpuir__cg_rows_step_body, &step);
+    if (!R->per)
+        return gpuir__cg_strided_loop(C, "c", R->cols, R->ncols < 0 || R->ncols >= 4 * T, NULL, gpuir__cg_rows_step_body,
+                                      &step);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", R->per);
     gpuir__cg_line(C, "long long c = t + r * %lldLL;", T);
