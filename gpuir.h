@@ -1210,40 +1210,58 @@ static bool gpuir__valid_name(const char *name) {
 /* Rounds a double to a small float format (ebits exponent, mbits mantissa
    bits) with round-to-nearest-even; subnormals, overflow to inf, and NaN
    (made quiet, sign kept) included. Rounding from double directly avoids
-   the double rounding of going through float. */
+   the double rounding of going through float. Works on the double's bits
+   (no libm: the interpreter and the tests convert every element): its 53
+   significant bits shifted right to the target's precision, the dropped
+   bits deciding the rounding. */
 static uint16_t gpuir__round_small_float(double x, int ebits, int mbits) {
-    uint32_t sign = signbit(x) ? 1u << (ebits + mbits) : 0u;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    uint32_t sign = (uint32_t)(bits >> 63) << (ebits + mbits);
     uint32_t exp_all_ones = (1u << ebits) - 1u;
     int bias = (1 << (ebits - 1)) - 1;
-    if (isnan(x)) return (uint16_t)(sign | exp_all_ones << mbits | 1u << (mbits - 1));
-    x = fabs(x);
-    if (isinf(x)) return (uint16_t)(sign | exp_all_ones << mbits);
-    if (x == 0.0) return (uint16_t)sign;
-    int e;
-    (void)frexp(x, &e);
-    int unbiased = e - 1;
-    if (unbiased < 1 - bias) unbiased = 1 - bias;            /* subnormal range */
+    int field64 = (int)(bits >> 52 & 0x7ff);
+    uint64_t frac64 = bits & (((uint64_t)1 << 52) - 1);
+    if (field64 == 0x7ff)                                   /* NaN (quiet, sign kept) or inf */
+        return (uint16_t)(sign | exp_all_ones << mbits | (frac64 ? 1u << (mbits - 1) : 0u));
+    if (field64 == 0) return (uint16_t)sign;   /* zero, or a double subnormal: far below half the least step */
+    int unbiased = field64 - 1023;
     if (unbiased > bias + 1) return (uint16_t)(sign | exp_all_ones << mbits);
-    double q = rint(ldexp(x, mbits - unbiased));   /* exact scaling, then RNE */
-    uint32_t mant = (uint32_t)q;
-    if (mant >= 1u << (mbits + 1)) {
-        mant >>= 1;
-        unbiased++;
-    }
-    if (mant < 1u << mbits) return (uint16_t)(sign | mant);   /* subnormal */
+    int below = unbiased < 1 - bias ? 1 - bias - unbiased : 0;   /* steps into the subnormal range */
+    int shift = 52 - mbits + below;
+    if (shift > 53) return (uint16_t)sign;                  /* under half the least subnormal */
+    uint64_t sig = frac64 | (uint64_t)1 << 52;
+    uint64_t q = sig >> shift, dropped = sig & (((uint64_t)1 << shift) - 1), half = (uint64_t)1 << (shift - 1);
+    if (dropped > half || (dropped == half && (q & 1))) q++;
+    if (below) return (uint16_t)(sign | (uint32_t)q);      /* subnormal, or rounded up to the least normal */
     uint32_t field = (uint32_t)(unbiased + bias);
+    if (q >> (mbits + 1)) {                                 /* rounded up to the next power of two */
+        q >>= 1;
+        field++;
+    }
     if (field >= exp_all_ones) return (uint16_t)(sign | exp_all_ones << mbits);
-    return (uint16_t)(sign | field << mbits | (mant & ((1u << mbits) - 1u)));
+    return (uint16_t)(sign | field << mbits | ((uint32_t)q & ((1u << mbits) - 1u)));
 }
 
+/* A small float's value as a double (exact: every such value is one),
+   built from its bits. */
 static double gpuir__expand_small_float(uint16_t h, int ebits, int mbits) {
     uint32_t mant = h & ((1u << mbits) - 1u);
     uint32_t field = (uint32_t)(h >> mbits) & ((1u << ebits) - 1u);
     int bias = (1 << (ebits - 1)) - 1;
-    double sign = (h >> (ebits + mbits)) & 1u ? -1.0 : 1.0;
-    if (field == (1u << ebits) - 1u) return mant ? copysign((double)NAN, sign) : sign * (double)INFINITY;
-    if (field == 0) return sign * ldexp((double)mant, 1 - bias - mbits);
-    return sign * ldexp((double)(mant | 1u << mbits), (int)field - bias - mbits);
+    uint64_t bits = (uint64_t)(h >> (ebits + mbits) & 1u) << 63;
+    if (field == (1u << ebits) - 1u) {
+        bits |= (uint64_t)0x7ff << 52 | (mant ? (uint64_t)1 << 51 : 0);   /* inf, or a quiet NaN */
+    } else if (field == 0 && mant) {                       /* subnormal: normalized in the double */
+        int top = mbits - 1;
+        while (!(mant >> top & 1u)) top--;
+        bits |= (uint64_t)(top + 1 - bias - mbits + 1023) << 52 | (uint64_t)(mant ^ 1u << top) << (52 - top);
+    } else if (field != 0) {
+        bits |= (uint64_t)((int)field - bias + 1023) << 52 | (uint64_t)mant << (52 - mbits);
+    }
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
 }
 
 /* An int64 as a double rounded to odd: exact below 2^53, and beyond it a
