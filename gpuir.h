@@ -5598,12 +5598,27 @@ static void gpuir__ref_transpose(const gpuir_array *x, gpuir_array *out, const i
     }
 }
 
+/* The elements of a rows x cols block of a (row r, column c at
+   base + r * rs + c * cs) as doubles, row-major in w; with tf32 each
+   rounded to TF32 first, as a tf32 matmul's operands are. */
+static void gpuir__widen_block(const gpuir_array *a, size_t base, int64_t rows, int64_t cols, int64_t rs,
+                               int64_t cs, bool tf32, double *w) {
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            double v = gpuir_array_get(a, base + (size_t)(r * rs + c * cs));
+            *w++ = tf32 ? (double)gpuir__tf32_round((float)v) : v;
+        }
+}
+
 /* out[..., m, n] = sum_k a[..., m, k] * b[..., k, n] over k in [k0, k1),
-   batch dims broadcast. */
-static void gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_array *out,
+   batch dims broadcast, summed in double in k's order. A float matmul
+   widens each batch's operands once (a's rows and b's columns, each
+   contiguous along k) rather than converting an element per product;
+   false when those copies cannot be allocated. */
+static bool gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_array *out,
                               bool ta, bool tb, bool tf32, int64_t k0, int64_t k1) {
     int r = out->rank;
-    int64_t M = out->dims[r - 2], N = out->dims[r - 1];
+    int64_t M = out->dims[r - 2], N = out->dims[r - 1], L = k1 - k0;
     int64_t K = a->dims[a->rank - (ta ? 2 : 1)];
     int64_t sam = ta ? 1 : K, sak = ta ? M : 1, sbk = tb ? 1 : N, sbn = tb ? K : 1;
     gpuir_array ab = *a, bb = *b, ob = *out;      /* batch-only views */
@@ -5613,38 +5628,54 @@ static void gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_
     gpuir__bcast_strides(&bb, ob.rank, ob.dims, strides[1]);
     size_t batches = gpuir_array_count(&ob);
     bool is_float = gpuir_dtype_is_float(out->dtype);
+    double *aw = NULL, *bw = NULL;                /* a's rows [M][L], b's columns [N][L] */
+    if (is_float) {
+        aw = (double *)gpuir__calloc((size_t)(M * L) + 1, sizeof *aw);
+        bw = (double *)gpuir__calloc((size_t)(N * L) + 1, sizeof *bw);
+        if (!aw || !bw) {
+            GPUIR_FREE(aw);
+            GPUIR_FREE(bw);
+            return false;
+        }
+    }
     for (size_t bi = 0; bi < batches; bi++) {
         size_t a0 = (size_t)(off[0] * M * K), b0 = (size_t)(off[1] * K * N), o0 = bi * (size_t)(M * N);
+        if (aw) {
+            gpuir__widen_block(a, a0 + (size_t)(k0 * sak), M, L, sam, sak, tf32, aw);
+            gpuir__widen_block(b, b0 + (size_t)(k0 * sbk), N, L, sbn, sbk, tf32, bw);
+        }
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
-                double acc = 0;
+                if (is_float) {
+                    double acc = 0;
+                    const double *ar = aw + i * L, *bc = bw + j * L;
+                    for (int64_t k = 0; k < L; k++) acc += ar[k] * bc[k];
+                    gpuir_array_set(out, o0 + (size_t)(i * N + j), acc);
+                    continue;
+                }
                 uint64_t iacc = 0;
                 for (int64_t k = k0; k < k1; k++) {
                     size_t ia = a0 + (size_t)(i * sam + k * sak), ib = b0 + (size_t)(k * sbk + j * sbn);
-                    if (tf32)
-                        acc += (double)gpuir__tf32_round((float)gpuir_array_get(a, ia)) *
-                               gpuir__tf32_round((float)gpuir_array_get(b, ib));
-                    else if (is_float) acc += gpuir_array_get(a, ia) * gpuir_array_get(b, ib);
-                    else iacc += (uint64_t)gpuir__load_int(a, ia) * (uint64_t)gpuir__load_int(b, ib);
+                    iacc += (uint64_t)gpuir__load_int(a, ia) * (uint64_t)gpuir__load_int(b, ib);
                 }
-                if (is_float) gpuir_array_set(out, o0 + (size_t)(i * N + j), acc);
-                else gpuir__store_int(out, o0 + (size_t)(i * N + j), (int64_t)iacc);
+                gpuir__store_int(out, o0 + (size_t)(i * N + j), (int64_t)iacc);
             }
         gpuir__odometer_next(ob.rank, ob.dims, idx, 2, strides, off);
     }
+    GPUIR_FREE(aw);
+    GPUIR_FREE(bw);
+    return true;
 }
 
 /* A matmul op: whole, or with k_slices = S each slice's partial product
    (in double, stored as f32) into out[s] (gpuir_matmul_k_slice_len). */
-static void gpuir__ref_matmul_op(gpuir__ref *R, const gpuir__op *op, const gpuir_array *const *x, gpuir_array *out) {
+static gpuir_result gpuir__ref_matmul_op(gpuir__ref *R, const gpuir__op *op, const gpuir_array *const *x,
+                                         gpuir_array *out) {
     bool ta = gpuir__op_flag(R->m, op, GPUIR__KEY_TRANSPOSE_A), tb = gpuir__op_flag(R->m, op, GPUIR__KEY_TRANSPOSE_B);
     bool tf32 = gpuir__op_flag(R->m, op, GPUIR__KEY_TF32);
     int64_t K = x[0]->dims[x[0]->rank - (ta ? 2 : 1)];
     const gpuir__attr *ks = gpuir__attr_get(R->m, op, GPUIR__KEY_K_SLICES);
-    if (!ks) {
-        gpuir__ref_matmul(x[0], x[1], out, ta, tb, tf32, 0, K);
-        return;
-    }
+    if (!ks) return gpuir__ref_matmul(x[0], x[1], out, ta, tb, tf32, 0, K) ? GPUIR_OK : gpuir__oom(R->ctx, "matmul");
     int64_t S = ks->i, len = gpuir_matmul_k_slice_len(K, S);
     gpuir_array slice = *out;                   /* out[s]: the dims after the first */
     slice.rank--;
@@ -5653,8 +5684,9 @@ static void gpuir__ref_matmul_op(gpuir__ref *R, const gpuir__op *op, const gpuir
     for (int64_t s = 0; s < S; s++) {
         slice.data = (char *)out->data + (size_t)s * per;
         int64_t k1 = (s + 1) * len < K ? (s + 1) * len : K;
-        gpuir__ref_matmul(x[0], x[1], &slice, ta, tb, tf32, s * len, k1);
+        if (!gpuir__ref_matmul(x[0], x[1], &slice, ta, tb, tf32, s * len, k1)) return gpuir__oom(R->ctx, "matmul");
     }
+    return GPUIR_OK;
 }
 
 /* Reduces x over the marked axes into out (keepdims or not: same order). */
@@ -5756,14 +5788,22 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
     gpuir__bcast_strides(&vb, qb.rank, qb.dims, strides[1]);
     gpuir__bcast_strides(&mb, qb.rank, qb.dims, strides[2]);
     size_t batches = Sq && D ? gpuir_array_count(&qb) : 0;
-    double *s = (double *)gpuir__calloc(Sk + 1, sizeof *s);
-    for (size_t b = 0; s && b < batches; b++, gpuir__odometer_next(qb.rank, qb.dims, idx, 3, strides, off)) {
+    /* the row's scores, then its probabilities; q's row, k and v (v's
+       columns contiguous along the keys) widened once a batch */
+    double *s = (double *)gpuir__calloc(Sk + 1, sizeof *s), *p = (double *)gpuir__calloc(Sk + 1, sizeof *p);
+    double *qw = (double *)gpuir__calloc(D + 1, sizeof *qw), *kw = (double *)gpuir__calloc(Sk * D + 1, sizeof *kw);
+    double *vw = (double *)gpuir__calloc(Sk * Dv + 1, sizeof *vw);
+    bool ok = s && p && qw && kw && vw;
+    for (size_t b = 0; ok && b < batches; b++, gpuir__odometer_next(qb.rank, qb.dims, idx, 3, strides, off)) {
         size_t k0 = (size_t)off[0] * Sk * D, v0 = (size_t)off[1] * Sk * Dv, m0 = (size_t)off[2] * mrows * mcols;
+        gpuir__widen_block(k, k0, (int64_t)Sk, (int64_t)D, (int64_t)D, 1, false, kw);
+        gpuir__widen_block(v, v0, (int64_t)Dv, (int64_t)Sk, 1, (int64_t)Dv, false, vw);
         for (size_t i = 0; i < Sq; i++) {
             double mx = -INFINITY, sum = 0;
+            gpuir__widen_block(q, (b * Sq + i) * D, 1, (int64_t)D, 0, 1, false, qw);
             for (size_t j = 0; j < Sk; j++) {
                 double dot = 0;
-                for (size_t d = 0; d < D; d++) dot += gpuir_array_get(q, (b * Sq + i) * D + d) * gpuir_array_get(k, k0 + j * D + d);
+                for (size_t d = 0; d < D; d++) dot += qw[d] * kw[j * D + d];
                 if (rounds & 1) dot = gpuir__round_as(dot, q->dtype);
                 s[j] = scale * dot;
                 if (rounds & 2) s[j] = gpuir__round_as(s[j], q->dtype);
@@ -5773,18 +5813,23 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
                 mx = isnan(s[j]) || s[j] > mx ? s[j] : mx;
             }
             for (size_t j = 0; j < Sk; j++) sum += exp(s[j] - mx);
+            for (size_t j = 0; j < Sk; j++) {
+                p[j] = exp(s[j] - mx) / sum;
+                if (rounds) p[j] = gpuir__round_as(p[j], q->dtype);
+            }
             for (size_t e = 0; e < Dv; e++) {
                 double acc = 0;
-                for (size_t j = 0; j < Sk; j++) {
-                    double p = exp(s[j] - mx) / sum;
-                    acc += (rounds ? gpuir__round_as(p, q->dtype) : p) * gpuir_array_get(v, v0 + j * Dv + e);
-                }
+                for (size_t j = 0; j < Sk; j++) acc += p[j] * vw[e * Sk + j];
                 gpuir_array_set(out, (b * Sq + i) * Dv + e, acc);
             }
         }
     }
     GPUIR_FREE(s);
-    return s != NULL;
+    GPUIR_FREE(p);
+    GPUIR_FREE(qw);
+    GPUIR_FREE(kw);
+    GPUIR_FREE(vw);
+    return ok;
 }
 
 /* An attention op: gpuir__ref_attention, on operands stored with their
@@ -5917,7 +5962,7 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     switch (gpuir__info(op->kind)->cls) {
     case GPUIR__CLASS_UNARY: gpuir__ref_unary(x[0], out, op->kind); break;
     case GPUIR__CLASS_BINARY: gpuir__ref_binary(x[0], x[1], out, op->kind); break;
-    case GPUIR__CLASS_MATMUL: gpuir__ref_matmul_op(R, op, x, out); break;
+    case GPUIR__CLASS_MATMUL: r = gpuir__ref_matmul_op(R, op, x, out); break;
     case GPUIR__CLASS_REDUCE: {
         bool reduced[GPUIR_MAX_RANK] = {false};
         a = gpuir__attr_get(R->m, op, GPUIR__KEY_AXES);
@@ -14798,7 +14843,8 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
         gpuir_emu_dim3 thread_idx, block_idx, block_dim, grid_dim;              \
         unsigned lane_id, warp_id;                                              \
         unsigned char *shared;                                                  \
-        unsigned long long *warp_slots;                                         \
+        unsigned long long *warp_slots; /* the warp's two sets of 32 */         \
+        unsigned slot_turn;     /* which set this lane's next exchange uses */  \
         void (*sync_block)(struct gpuir_emu_lane *lane);                        \
         void (*sync_warp)(struct gpuir_emu_lane *lane);                         \
         void (*yield)(struct gpuir_emu_lane *lane); /* a spin saw no change */  \
@@ -14947,23 +14993,28 @@ static const char gpuir__cg_emu_prelude[] =
     "GPUIR_DEVICE float gpuir_as_float(unsigned u) { float x; memcpy(&x, &u, 4); return x; }\n"
     "GPUIR_DEVICE unsigned long long gpuir_f64_bits(double x) { unsigned long long b; memcpy(&b, &x, 8); return b; }\n"
     "GPUIR_DEVICE double gpuir_f64_of(unsigned long long b) { double x; memcpy(&x, &b, 8); return x; }\n"
+    /* A warp exchange: each lane writes its slot, waits for the warp,
+       reads. The exchanges alternate between two sets of slots, so one wait
+       each is enough: a lane writing a set again has passed the wait of the
+       exchange between, which every lane reaches only after reading. */
+    "static unsigned long long *gpuir_emu_slots(gpuir_emu_lane *l) {\n"
+    "    return l->warp_slots + 32 * (l->slot_turn++ & 1u);\n"
+    "}\n"
     "static unsigned long long gpuir_emu_shfl(gpuir_emu_lane *l, unsigned long long v, unsigned d) {\n"
     "    unsigned src = l->lane_id + d;\n"
-    "    l->warp_slots[l->lane_id] = v;\n"
+    "    unsigned long long *slots = gpuir_emu_slots(l);\n"
+    "    slots[l->lane_id] = v;\n"
     "    l->sync_warp(l);\n"
-    "    if (src < 32) v = l->warp_slots[src];\n"
-    "    l->sync_warp(l);\n"
-    "    return v;\n"
+    "    return src < 32 ? slots[src] : v;\n"
     "}\n"
     "static float gpuir_emu_shfl_f32(gpuir_emu_lane *l, float v, unsigned d) {\n"
     "    return gpuir_as_float((unsigned)gpuir_emu_shfl(l, gpuir_as_uint(v), d));\n"
     "}\n"
     "static float gpuir_emu_shfl_xor_f32(gpuir_emu_lane *l, float v, unsigned mask) {\n"
-    "    l->warp_slots[l->lane_id] = gpuir_as_uint(v);\n"
+    "    unsigned long long *slots = gpuir_emu_slots(l);\n"
+    "    slots[l->lane_id] = gpuir_as_uint(v);\n"
     "    l->sync_warp(l);\n"
-    "    v = gpuir_as_float((unsigned)l->warp_slots[(l->lane_id ^ mask) & 31]);\n"
-    "    l->sync_warp(l);\n"
-    "    return v;\n"
+    "    return gpuir_as_float((unsigned)slots[(l->lane_id ^ mask) & 31]);\n"
     "}\n"
     "static long long gpuir_emu_shfl_i64(gpuir_emu_lane *l, long long v, unsigned d) {\n"
     "    return (long long)gpuir_emu_shfl(l, (unsigned long long)v, d);\n"
@@ -15088,24 +15139,23 @@ static const char gpuir__cg_tc_emu[] =
     "#define GPUIR_ROLLED\n"
     "#define gpuir_tf32_bits(x) gpuir_as_uint(gpuir_tf32_round(x))\n"
     "static unsigned gpuir_emu_shfl_idx(gpuir_emu_lane *l, unsigned v, int src) {\n"
-    "    l->warp_slots[l->lane_id] = v;\n"
+    "    unsigned long long *slots = gpuir_emu_slots(l);\n"
+    "    slots[l->lane_id] = v;\n"
     "    l->sync_warp(l);\n"
-    "    v = (unsigned)l->warp_slots[src & 31];\n"
-    "    l->sync_warp(l);\n"
-    "    return v;\n"
+    "    return (unsigned)slots[src & 31];\n"
     "}\n"
     "static void gpuir_emu_ldmatrix(gpuir_emu_lane *l, unsigned *r, const void *p, int trans) {\n"
     "    int lane = (int)l->lane_id, g = lane >> 2, t = lane & 3;\n"
     "    int lo_row = trans ? 2 * t : g, hi_row = trans ? 2 * t + 1 : g, off = trans ? 2 * g : 4 * t, hi = trans ? 0 : 2;\n"
-    "    l->warp_slots[lane] = (unsigned long long)(size_t)p;\n"
+    "    unsigned long long *slots = gpuir_emu_slots(l);\n"
+    "    slots[lane] = (unsigned long long)(size_t)p;\n"
     "    l->sync_warp(l);\n"
     "    for (int m = 0; m < 4; m++) {      /* matrix m: its row addresses come from lanes 8 m .. 8 m + 7 */\n"
     "        unsigned short x, y;\n"
-    "        memcpy(&x, (const unsigned char *)(size_t)l->warp_slots[8 * m + lo_row] + off, 2);\n"
-    "        memcpy(&y, (const unsigned char *)(size_t)l->warp_slots[8 * m + hi_row] + off + hi, 2);\n"
+    "        memcpy(&x, (const unsigned char *)(size_t)slots[8 * m + lo_row] + off, 2);\n"
+    "        memcpy(&y, (const unsigned char *)(size_t)slots[8 * m + hi_row] + off + hi, 2);\n"
     "        r[m] = (unsigned)x | (unsigned)y << 16;\n"
     "    }\n"
-    "    l->sync_warp(l);\n"
     "}\n"
     "static void gpuir_cp_async16(void *dst, const void *src, int valid) {\n"
     "    if (valid) memcpy(dst, src, 16); else memset(dst, 0, 16);\n"
@@ -24838,7 +24888,7 @@ typedef struct gpuir__emu_engine {
     unsigned char *shared_raw, *shared;
     size_t shared_cap;            /* bytes in shared_raw */
     size_t shared_bytes;          /* this launch's dynamic shared memory */
-    unsigned long long slots[32 * 32];
+    unsigned long long slots[32 * 2 * 32];   /* each warp's two sets of exchange slots */
     gpuir__emu_warp warps[32];
     unsigned nthreads, live, block_waiting, block_gen;
     unsigned long long progress;  /* events that can end a spin: barrier arrivals, exits, mbarrier updates */
@@ -25272,7 +25322,8 @@ static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsign
     l->lane_id = i % 32;
     l->warp_id = i / 32;
     l->shared = e->shared;
-    l->warp_slots = e->slots + (i / 32) * 32;
+    l->warp_slots = e->slots + (i / 32) * 2 * 32;
+    l->slot_turn = 0;
     l->sync_block = barriers ? gpuir__emu_sync_block : gpuir__emu_forbidden_block;
     l->sync_warp = barriers ? gpuir__emu_sync_warp : gpuir__emu_forbidden_warp;
     l->yield = barriers ? gpuir__emu_yield : gpuir__emu_forbidden_yield;
