@@ -88,6 +88,16 @@ static const char *check__skip;
 #  define TEST_ASAN 0
 #endif
 
+/* RUN in the plain build only: for a test whose time goes to NVRTC
+   compiling whole test programs (seconds each). Under ASan it would check
+   no more host code: the CUDA C is one text, rendered by the codegen that
+   test_backends runs under ASan over every program of tests/ir/run, and
+   NVRTC is not instrumented; the small NVRTC tests still run under ASan. */
+#define RUN_PLAIN(name)              \
+    do {                             \
+        if (!TEST_ASAN) RUN(name);   \
+    } while (0)
+
 /* ---- programs several tests run ------------------------------------------ */
 
 /* @f: an elementwise chain with a broadcast, and a row reduction. */

@@ -42,15 +42,6 @@ static gpuir_module *lowered_text(gpuir_ctx *ctx, const char *text) {
     return m;
 }
 
-/* How many archs of a test's list it compiles for: every one in the plain
-   build, the first only under ASan. The CUDA C is one text for every arch
-   (the host code that ASan watches makes it once) and NVRTC is not
-   instrumented, so under ASan each further arch costs NVRTC's seconds and
-   checks no more host code; the plain build compiles and checks each. */
-static size_t archs_compiled(size_t n) {
-    return TEST_ASAN ? 1 : n;
-}
-
 static gpuir_program *make(gpuir_module *m, gpuir_backend backend, const char *cc) {
     return gpuir_program_make(m, &(gpuir_program_desc){.backend = backend, .cc = cc});
 }
@@ -295,7 +286,7 @@ TEST(nvrtc_compiles_every_kernel_without_spills) {
     gpuir_module *m = lowered_file(ctx, "tests/ir/run/ops.gir");
     if (!m) { gpuir_ctx_destroy(ctx); return; }
     static const int archs[] = {75, 80, 90};
-    for (size_t i = 0; i < archs_compiled(3); i++) {
+    for (size_t i = 0; i < 3; i++) {
         char *ptx = NULL;                      /* the PTX once: each compile takes seconds */
         if (!nvrtc_compiles(ctx, m, archs[i], i == 2 ? &ptx : NULL)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
         if (i == 2) {
@@ -326,7 +317,7 @@ TEST(nvrtc_compiles_register_tiled_matmuls) {
         CHECK(src && strstr(src, accs[f][0]) && strstr(src, accs[f][1]));
         gpuir_free(src);
         static const int archs[] = {80, 90};
-        for (size_t i = 0; i < archs_compiled(2); i++) {
+        for (size_t i = 0; i < 2; i++) {
             char *ptx = NULL;
             if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
             CHECK(ptx && !strstr(ptx, ".local"));
@@ -353,7 +344,7 @@ TEST(nvrtc_compiles_split_k_kernels) {
           strstr(src, "for (long long kt = 0; kt < kn; kt++)") && strstr(src, "for (int j = 0; j < 8; j++)"));
     gpuir_free(src);
     static const int archs[] = {80, 90};
-    for (size_t i = 0; i < archs_compiled(2); i++) {
+    for (size_t i = 0; i < 2; i++) {
         char *ptx = NULL;
         if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
         CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16") && strstr(ptx, "mma.sync.aligned.m16n8k8"));
@@ -399,7 +390,7 @@ TEST(nvrtc_compiles_softmax_columns) {
     gpuir_module *m = lowered_file(ctx, "tests/ir/run/softmax-columns.gir");
     if (!m) { gpuir_ctx_destroy(ctx); return; }
     static const int archs[] = {80, 90};
-    for (size_t i = 0; i < archs_compiled(2); i++) {
+    for (size_t i = 0; i < 2; i++) {
         char *ptx = NULL;
         if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
         CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_channels_k0(") &&
@@ -418,7 +409,7 @@ TEST(nvrtc_compiles_row_kernels) {
     gpuir_module *m = lowered_file(ctx, "tests/ir/run/row-fusion.gir");
     if (!m) { gpuir_ctx_destroy(ctx); return; }
     static const int archs[] = {80, 90};
-    for (size_t i = 0; i < archs_compiled(2); i++) {
+    for (size_t i = 0; i < 2; i++) {
         char *ptx = NULL;
         if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
         CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_layernorm_k0(") && !strstr(ptx, ".local"));
@@ -573,7 +564,7 @@ TEST(nvrtc_compiles_tensor_core_kernels) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_module *m = lowered_text(ctx, text);
     static const int archs[] = {80, 90, 75};
-    for (size_t i = 0; i < archs_compiled(3); i++) {
+    for (size_t i = 0; i < 3; i++) {
         char *ptx = NULL;
         if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
         CHECK(ptx && !strstr(ptx, ".local"));
@@ -683,10 +674,9 @@ TEST(nvrtc_compiles_wgmma_kernels_for_sm_90a) {
     /* the producer gives registers to the consumers */
     CHECK(ptx && strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 40;") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 232;"));
     gpuir_free(ptx);
-    /* the portable path: accumulators in local memory, no spills (sm_90
-       was the first arch: under ASan the only one) */
+    /* the portable path: accumulators in local memory, no spills */
     static const int others[] = {80, 75};
-    for (size_t i = 0; i < archs_compiled(3) - 1; i++) {
+    for (size_t i = 0; i < 2; i++) {
         ptx = NULL;
         CHECK(nvrtc_compiles(ctx, m, others[i], &ptx));
         CHECK(ptx && !strstr(ptx, "wgmma") && !strstr(ptx, "cp.async.bulk") && !strstr(ptx, "mbarrier"));
@@ -1287,23 +1277,23 @@ int main(void) {
     RUN(the_cache_serves_later_programs_from_memory_and_disk);
     RUN(wrong_inputs_are_rejected);
     RUN(launch_limits_are_checked_before_launching);
-    RUN(nvrtc_compiles_every_kernel_without_spills);
-    RUN(nvrtc_compiles_register_tiled_matmuls);
-    RUN(nvrtc_compiles_split_k_kernels);
+    RUN_PLAIN(nvrtc_compiles_every_kernel_without_spills);
+    RUN_PLAIN(nvrtc_compiles_register_tiled_matmuls);
+    RUN_PLAIN(nvrtc_compiles_split_k_kernels);
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_named_parameters);
-    RUN(nvrtc_compiles_softmax_columns);
-    RUN(nvrtc_compiles_column_reductions);
-    RUN(nvrtc_compiles_column_groups);
-    RUN(nvrtc_compiles_reductions_with_users_and_totals);
-    RUN(nvrtc_compiles_row_kernels);
-    RUN(nvrtc_compiles_reshaped_rows);
-    RUN(nvrtc_compiles_sibling_kernels);
-    RUN(nvrtc_compiles_column_variance_kernels);
+    RUN_PLAIN(nvrtc_compiles_softmax_columns);
+    RUN_PLAIN(nvrtc_compiles_column_reductions);
+    RUN_PLAIN(nvrtc_compiles_column_groups);
+    RUN_PLAIN(nvrtc_compiles_reductions_with_users_and_totals);
+    RUN_PLAIN(nvrtc_compiles_row_kernels);
+    RUN_PLAIN(nvrtc_compiles_reshaped_rows);
+    RUN_PLAIN(nvrtc_compiles_sibling_kernels);
+    RUN_PLAIN(nvrtc_compiles_column_variance_kernels);
     RUN(sibling_kernels_run_again_with_new_inputs);
-    RUN(nvrtc_compiles_tensor_core_kernels);
-    RUN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
-    RUN(nvrtc_compiles_the_wgmma_variants_for_sm_90a);
+    RUN_PLAIN(nvrtc_compiles_tensor_core_kernels);
+    RUN_PLAIN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
+    RUN_PLAIN(nvrtc_compiles_the_wgmma_variants_for_sm_90a);
     RUN(nvrtc_compiles_the_default_bf16_matmul_to_wgmma_on_sm_90);
     RUN(tensor_core_tiles_stride_over_any_grid);
     RUN(emulator_refuses_a_launch_short_of_dynamic_shared_memory);
