@@ -22162,6 +22162,21 @@ static gpuir_result gpuir__nvrtc_take_image(gpuir_ctx *ctx, const gpuir__nvrtc *
     return GPUIR_OK;
 }
 
+/* The PTX of a program compiled for a cubin, malloc'd in *ptx, or NULL
+   (no error) where NVRTC keeps none or memory runs out. */
+static void gpuir__nvrtc_take_ptx_quietly(const gpuir__nvrtc *n, gpuir__nvrtcProgram prog, char **ptx) {
+    size_t size = 0;
+    *ptx = NULL;
+    if (n->nvrtcGetPTXSize(prog, &size) != GPUIR__NVRTC_SUCCESS || size == 0) return;
+    char *buf = (char *)GPUIR_MALLOC(size + 1);
+    if (buf && n->nvrtcGetPTX(prog, buf) == GPUIR__NVRTC_SUCCESS) {
+        buf[size] = '\0';
+        *ptx = buf;
+    } else {
+        GPUIR_FREE(buf);
+    }
+}
+
 /* The line number of the first "NAME(LINE): ... error" diagnostic in the
    log, or 0 when there is none. */
 static long gpuir__nvrtc_error_line(const char *log, const char *name) {
@@ -22271,17 +22286,21 @@ static const char **gpuir__nvrtc_options(const gpuir__nvrtc *n, const char *arch
    is a malloc'd cubin or NUL-terminated PTX and *image_size its size (the
    PTX's counting the NUL). When log is non-NULL, *log is always set to the
    malloc'd compiler log, success or not (possibly empty; NULL only when out
-   of host memory); the caller frees it, and *image. On
+   of host memory); the caller frees it, and *image. When ptx_too is
+   non-NULL and a cubin compiled, *ptx_too is the PTX NVRTC made on the way
+   (NULL where this NVRTC keeps none: the caller compiles for PTX then), so
+   one compile gives both. On
    failure: GPUIR_ERR_COMPILE, with the first lines of the log and the
    offending source line in the message. */
 static gpuir_result gpuir__nvrtc_compile(gpuir_ctx *ctx, const gpuir__nvrtc *n, const char *source,
                                          const char *name, int sm, bool arch_specific,
                                          bool want_ptx, const char *const *extra_options,
                                          size_t n_extra, char **image, size_t *image_size,
-                                         char **log) {
+                                         char **log, char **ptx_too) {
     *image = NULL;
     *image_size = 0;
     if (log) *log = NULL;
+    if (ptx_too) *ptx_too = NULL;
     if (!name || !name[0]) name = "gpuir_kernel.cu";
     if (n_extra > 1000)
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%zu NVRTC options (at most 1000)", n_extra);
@@ -22303,6 +22322,7 @@ static gpuir_result gpuir__nvrtc_compile(gpuir_ctx *ctx, const gpuir__nvrtc *n, 
                                              arch + strlen("--gpu-architecture="), text);
         else
             res = gpuir__nvrtc_take_image(ctx, n, prog, want_ptx, what, image, image_size);
+        if (res == GPUIR_OK && ptx_too && !want_ptx) gpuir__nvrtc_take_ptx_quietly(n, prog, ptx_too);
         if (log) *log = text;
         else GPUIR_FREE(text);
         n->nvrtcDestroyProgram(&prog);
@@ -23060,7 +23080,7 @@ static gpuir_result gpuir__cuda_compile(void *self, gpuir_program *p, void **ima
     char *img = NULL;
     r = gpuir__nvrtc_compile(p->ctx, &C->nv, p->source, "gpuir_kernels.cu", sm,
                                           gpuir__nvrtc_arch_specific(p->wgmma, sm, as_ptx), as_ptx, NULL, 0,
-                                          &img, size, NULL);
+                                          &img, size, NULL, NULL);
     *image = img;
     return r;
 }
@@ -23243,14 +23263,14 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
     const char *verbose = GPUIR__NVRTC_OPT_PTXAS_VERBOSE;
     bool specific = gpuir__nvrtc_arch_specific(gpuir__module_uses_wgmma(m), sm, false);
     if (!r) r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, false,
-                                     &verbose, 1, &image, &size, &log);
+                                     &verbose, 1, &image, &size, &log, ptx);
     if (!r && spilled_bytes) *spilled_bytes = log ? gpuir__nvrtc_spilled_bytes(log) : -1;
     GPUIR_FREE(image);
     GPUIR_FREE(log);
     image = NULL;
-    if (!r && ptx)
+    if (!r && ptx && !*ptx)        /* this NVRTC kept no PTX from the cubin's compile */
         r = gpuir__nvrtc_compile(ctx, &nv, source, "gpuir_kernels.cu", sm, specific, true, NULL, 0,
-                                 ptx, &size, NULL);
+                                 ptx, &size, NULL, NULL);
     if (nv.lib) gpuir__nvrtc_unload(&nv);
     GPUIR_FREE(source);
     return r;
@@ -30900,7 +30920,7 @@ GPUIR__INTERNAL_API gpuir_result gpuir__internal_nvrtc_compile(gpuir_ctx *ctx,
     size_t size = 0;
     gpuir_result r = gpuir__nvrtc_compile(ctx, nv, source, "gpuir_kernels.cu", sm,
                                           gpuir__nvrtc_arch_specific(wgmma, sm, false), false, opts,
-                                          option ? 2 : 1, &image, &size, &log);
+                                          option ? 2 : 1, &image, &size, &log, NULL);
     *spill = !r && log ? gpuir__nvrtc_spilled_bytes(log) : -1;
     GPUIR_FREE(image);
     GPUIR_FREE(log);

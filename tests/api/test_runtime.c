@@ -861,11 +861,40 @@ TEST(nvrtc_errors_point_back_to_the_ir_op) {
     char *image = NULL, *log = NULL;
     size_t size;
     CHECK_RESULT(ctx, gpuir__nvrtc_compile(ctx, &nv, src, "gpuir_kernels.cu", 80, false, false, NULL, 0, &image,
-                                           &size, &log), GPUIR_ERR_COMPILE);
+                                           &size, &log, NULL), GPUIR_ERR_COMPILE);
     CHECK(strstr(gpuir_ctx_error(ctx), "gpuir_kernels.cu(4) reads:") != NULL);
     CHECK(strstr(gpuir_ctx_error(ctx), "in kernel @bad_k0, from IR op 7: add (line 3)") != NULL);
     free(image);
     free(log);
+    gpuir__nvrtc_unload(&nv);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* gpuir_module_compile_cuda takes the PTX from the cubin's compile (one
+   NVRTC run, not two): the same text a compile for PTX alone gives, for a
+   plain and an arch-specific (sm_90a) target; ptxas's report still comes. */
+TEST(the_ptx_comes_from_the_cubins_compile) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir__nvrtc nv;
+    memset(&nv, 0, sizeof nv);
+    if (gpuir__nvrtc_load(ctx, &nv) != GPUIR_OK) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+    static const struct { int sm; bool specific; } targets[] = {{80, false}, {90, true}};
+    const char *src = "extern \"C\" __global__ void k(float *p0) { p0[threadIdx.x] *= 2.0f; }\n";
+    for (size_t i = 0; i < 2; i++) {
+        const char *verbose = GPUIR__NVRTC_OPT_PTXAS_VERBOSE;
+        char *cubin = NULL, *log = NULL, *ptx_too = NULL, *ptx = NULL;
+        size_t size;
+        CHECK_RESULT(ctx, gpuir__nvrtc_compile(ctx, &nv, src, "t.cu", targets[i].sm, targets[i].specific, false,
+                                               &verbose, 1, &cubin, &size, &log, &ptx_too), GPUIR_OK);
+        CHECK(log && gpuir__nvrtc_spilled_bytes(log) == 0);
+        CHECK_RESULT(ctx, gpuir__nvrtc_compile(ctx, &nv, src, "t.cu", targets[i].sm, targets[i].specific, true,
+                                               NULL, 0, &ptx, &size, NULL, NULL), GPUIR_OK);
+        CHECK(ptx_too && ptx && strcmp(ptx_too, ptx) == 0);
+        free(cubin);
+        free(log);
+        free(ptx_too);
+        free(ptx);
+    }
     gpuir__nvrtc_unload(&nv);
     gpuir_ctx_destroy(ctx);
 }
@@ -1312,6 +1341,7 @@ int main(void) {
     RUN(gpuir_log_goes_through_the_log_callback);
     RUN(gpuir_dump_dir_writes_cuda_and_ir);
     RUN(nvrtc_errors_point_back_to_the_ir_op);
+    RUN(the_ptx_comes_from_the_cubins_compile);
 #if defined(__SANITIZE_ADDRESS__)
     RUN(emulated_kernels_build_with_asan);
 #endif
