@@ -21,13 +21,15 @@
 # machine lent with a time limit per command can run one part a call:
 # tests (CUDA, then with graphs, the tensor-core layout probes and the seed
 # example), sanitizer, bench
-# (GPU_CHECK_BENCH, below, picks the benchmarks), and profile (not by
+# (GPU_CHECK_BENCH, below, picks the benchmarks; GPU_CHECK_DEADLINE ends
+# them in time), and profile (not by
 # default: Nsight Compute's full set on the kernels of the wgmma variants
 # and the wgmma attention at 4096, $OUT/ncu-NAME.txt, beside the profiles
 # in ../shared/perf/h100-2026-11-24/; GPU_CHECK_PROFILE picks them).
 # Without libstb on the machine, pass a directory holding stb_ds.h: gpuir
 # then compiles stb_ds itself.
 cd "$(dirname "$0")/.." || exit 1
+started=$(date +%s)
 OUT=${OUT:-build/gpu-check}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
@@ -216,11 +218,22 @@ matmul --dtype=bf16 --wgmma --epilogue=bias,gelu,residual
 matmul --form=register_tiled.128x128x16.s2
 matmul --dtype=f16 --no-wgmma
 matmul --dtype=bf16 --no-wgmma"}
+# GPU_CHECK_DEADLINE=S: no bench line starts once S seconds have passed
+# since the script started, and none runs past it (its limit is cut to
+# what is left), so that a call under a device's per-command limit ends
+# with its lines printed; each line not run is named ("not run"), for the
+# next call's GPU_CHECK_BENCH.
 echo "$BENCHES" | while IFS= read -r b; do
     [ -n "$b" ] || continue
     log="$OUT/bench-$(echo $b | tr -c 'a-z0-9\n' '-').txt"
+    limit=${GPU_CHECK_BENCH_TIMEOUT:-120}
+    if [ -n "${GPU_CHECK_DEADLINE:-}" ]; then
+        left=$((GPU_CHECK_DEADLINE - ($(date +%s) - started)))
+        if [ "$left" -lt 5 ]; then echo "gpuir-bench $b: not run (GPU_CHECK_DEADLINE=$GPU_CHECK_DEADLINE s reached)"; continue; fi
+        [ "$left" -lt "$limit" ] && limit=$left
+    fi
     # shellcheck disable=SC2086
-    timeout "${GPU_CHECK_BENCH_TIMEOUT:-120}" "$OUT/gpuir-bench" $b > "$log" 2>&1
+    timeout "$limit" "$OUT/gpuir-bench" $b > "$log" 2>&1
     echo "gpuir-bench $b: exit $?"
     grep -v '^bench ' "$log"
 done
