@@ -5640,7 +5640,7 @@ static bool gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_
     }
     for (size_t bi = 0; bi < batches; bi++) {
         size_t a0 = (size_t)(off[0] * M * K), b0 = (size_t)(off[1] * K * N), o0 = bi * (size_t)(M * N);
-        if (aw) {
+        if (is_float) {
             gpuir__widen_block(a, a0 + (size_t)(k0 * sak), M, L, sam, sak, tf32, aw);
             gpuir__widen_block(b, b0 + (size_t)(k0 * sbk), N, L, sbn, sbk, tf32, bw);
         }
@@ -22134,47 +22134,46 @@ static char *gpuir__nvrtc_take_log(const gpuir__nvrtc *n, gpuir__nvrtcProgram pr
     return log;
 }
 
+/* Reads the program's cubin, or its PTX text (NUL-terminated, the size
+   counting the NUL), into *buf, malloc'd, with a NUL past its end (a
+   harmless one after a cubin); *buf is NULL unless it returns success with
+   a size above 0. A failing NVRTC call is named in *call; a failed
+   allocation returns GPUIR__NVRTC_ERROR_OUT_OF_MEMORY with *call NULL. */
+static gpuir__nvrtcResult gpuir__nvrtc_read(const gpuir__nvrtc *n, gpuir__nvrtcProgram prog, bool want_ptx,
+                                            char **buf, size_t *size, const char **call) {
+    *buf = NULL;
+    *size = 0;
+    *call = want_ptx ? "nvrtcGetPTXSize" : "nvrtcGetCUBINSize";
+    gpuir__nvrtcResult r = want_ptx ? n->nvrtcGetPTXSize(prog, size) : n->nvrtcGetCUBINSize(prog, size);
+    if (r != GPUIR__NVRTC_SUCCESS || *size == 0) return r;
+    char *b = (char *)GPUIR_MALLOC(*size + 1);
+    *call = NULL;
+    if (!b) return GPUIR__NVRTC_ERROR_OUT_OF_MEMORY;
+    *call = want_ptx ? "nvrtcGetPTX" : "nvrtcGetCUBIN";
+    r = want_ptx ? n->nvrtcGetPTX(prog, b) : n->nvrtcGetCUBIN(prog, b);
+    if (r != GPUIR__NVRTC_SUCCESS) {
+        GPUIR_FREE(b);
+        return r;
+    }
+    b[*size] = '\0';
+    *buf = b;
+    return r;
+}
+
 /* Copies the program's cubin, or its PTX text (NUL-terminated, the size
-   counting the NUL), into a malloc'd buffer. */
+   counting the NUL), into a malloc'd buffer (gpuir__nvrtc_read); its
+   failures, and an empty image, are errors of the context. */
 static gpuir_result gpuir__nvrtc_take_image(gpuir_ctx *ctx, const gpuir__nvrtc *n,
                                             gpuir__nvrtcProgram prog, bool want_ptx,
                                             const char *what, char **image, size_t *image_size) {
-    size_t size = 0;
-    gpuir_result res = want_ptx
-        ? gpuir__nvrtc_check(ctx, n, n->nvrtcGetPTXSize(prog, &size), "nvrtcGetPTXSize", what)
-        : gpuir__nvrtc_check(ctx, n, n->nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize", what);
-    if (res != GPUIR_OK) return res;
-    if (size == 0)
+    const char *call = NULL;
+    gpuir__nvrtcResult r = gpuir__nvrtc_read(n, prog, want_ptx, image, image_size, &call);
+    if (r != GPUIR__NVRTC_SUCCESS)
+        return call ? gpuir__nvrtc_check(ctx, n, r, call, what) : gpuir__oom(ctx, "a compiled kernel image");
+    if (!*image)
         return gpuir__fail(ctx, GPUIR_ERR_COMPILE, "NVRTC produced an empty %s while %s",
                            want_ptx ? "PTX" : "cubin", what);
-    char *buf = (char *)GPUIR_MALLOC(size + 1);
-    if (!buf) return gpuir__oom(ctx, "a compiled kernel image");
-    res = want_ptx
-        ? gpuir__nvrtc_check(ctx, n, n->nvrtcGetPTX(prog, buf), "nvrtcGetPTX", what)
-        : gpuir__nvrtc_check(ctx, n, n->nvrtcGetCUBIN(prog, buf), "nvrtcGetCUBIN", what);
-    if (res != GPUIR_OK) {
-        GPUIR_FREE(buf);
-        return res;
-    }
-    buf[size] = '\0';   /* PTX already ends in NUL; a cubin gets a harmless one past its end */
-    *image = buf;
-    *image_size = size;
     return GPUIR_OK;
-}
-
-/* The PTX of a program compiled for a cubin, malloc'd in *ptx, or NULL
-   (no error) where NVRTC keeps none or memory runs out. */
-static void gpuir__nvrtc_take_ptx_quietly(const gpuir__nvrtc *n, gpuir__nvrtcProgram prog, char **ptx) {
-    size_t size = 0;
-    *ptx = NULL;
-    if (n->nvrtcGetPTXSize(prog, &size) != GPUIR__NVRTC_SUCCESS || size == 0) return;
-    char *buf = (char *)GPUIR_MALLOC(size + 1);
-    if (buf && n->nvrtcGetPTX(prog, buf) == GPUIR__NVRTC_SUCCESS) {
-        buf[size] = '\0';
-        *ptx = buf;
-    } else {
-        GPUIR_FREE(buf);
-    }
 }
 
 /* The line number of the first "NAME(LINE): ... error" diagnostic in the
@@ -22322,7 +22321,11 @@ static gpuir_result gpuir__nvrtc_compile(gpuir_ctx *ctx, const gpuir__nvrtc *n, 
                                              arch + strlen("--gpu-architecture="), text);
         else
             res = gpuir__nvrtc_take_image(ctx, n, prog, want_ptx, what, image, image_size);
-        if (res == GPUIR_OK && ptx_too && !want_ptx) gpuir__nvrtc_take_ptx_quietly(n, prog, ptx_too);
+        if (res == GPUIR_OK && ptx_too && !want_ptx) {   /* quietly: NULL where NVRTC keeps none */
+            size_t ptx_size;
+            const char *call;
+            (void)gpuir__nvrtc_read(n, prog, true, ptx_too, &ptx_size, &call);
+        }
         if (log) *log = text;
         else GPUIR_FREE(text);
         n->nvrtcDestroyProgram(&prog);
