@@ -14848,8 +14848,12 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
         void (*sync_block)(struct gpuir_emu_lane *lane);                        \
         void (*sync_warp)(struct gpuir_emu_lane *lane);                         \
         void (*yield)(struct gpuir_emu_lane *lane); /* a spin saw no change */  \
+        void (*sync_cluster)(struct gpuir_emu_lane *lane);                      \
         unsigned long long *progress; /* bumped by what can end a spin */       \
         void *engine;                                                           \
+        unsigned cluster_rank, cluster_size; /* this block in its cluster */    \
+        unsigned char *cluster_shared; /* rank r's shared: + r * shared_stride */ \
+        unsigned long long shared_stride;                                       \
     } gpuir_emu_lane;                                                           \
     typedef struct gpuir_emu_kernel {                                           \
         const char *name;                                                       \
@@ -14859,6 +14863,7 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
         int uses_barriers;                                                      \
         unsigned n_buffers;     /* parameters that are device addresses */      \
         unsigned n_tensor_maps; /* then 128-byte tensor maps, by value */       \
+        unsigned cluster_blocks; /* blocks a cluster (0 or 1: none) */          \
     } gpuir_emu_kernel;
 
 /* The helpers every kernel may use, in C that both CUDA C++ and C99 accept.
@@ -16506,6 +16511,7 @@ typedef struct gpuir__cg_kernel_info {
     bool barriers;          /* needs its threads to run as fibers in the emulator */
     uint32_t shared_bytes;  /* static shared memory it declares */
     uint32_t dynamic_bytes; /* dynamic shared memory its launches add to their smem */
+    unsigned cluster;       /* blocks a cluster along x (GPUIR_CLUSTER_DIMS), 0: none */
 } gpuir__cg_kernel_info;
 
 /* The kernel's name in C: gpuir_k_<name> when the IR name is a plain
@@ -21348,13 +21354,13 @@ static void gpuir__cg_emu_table(gpuir__cg *C, const gpuir__cg_kernel_info *infos
     gpuir__cg_open(C, "const gpuir_emu_kernel gpuir_emu_kernels[] =");
     for (size_t i = 0; i < stbds_arrlenu(infos); i++) {
         const gpuir__cg_kernel_info *k = &infos[i];
-        char sizes[96];         /* shared bytes, dynamic shared bytes, barriers, parameters, tensor maps */
-        snprintf(sizes, sizeof sizes, "%uu, %uu, %d, %zuu, %uu", k->shared_bytes, k->dynamic_bytes,
+        char sizes[112];        /* shared bytes, dynamic shared bytes, barriers, parameters, tensor maps, cluster */
+        snprintf(sizes, sizeof sizes, "%uu, %uu, %d, %zuu, %uu, %uu", k->shared_bytes, k->dynamic_bytes,
                  k->barriers ? 1 : 0,
-                 stbds_arrlenu(gpuir__func_at(m, k->func)->params), k->n_tmaps);
+                 stbds_arrlenu(gpuir__func_at(m, k->func)->params), k->n_tmaps, k->cluster);
         gpuir__cg_line(C, "{\"%s\", %s_emu, %s},", k->cname, k->cname, sizes);
     }
-    gpuir__cg_line(C, "{0, 0, 0, 0, 0, 0, 0}");
+    gpuir__cg_line(C, "{0, 0, 0, 0, 0, 0, 0, 0}");
     C->depth--;
     gpuir__cg_line(C, "};");
     gpuir__cg_line(C, "#endif");
@@ -24727,6 +24733,11 @@ typedef void (*gpuir_emu_entry)(gpuir_emu_lane *lane, void **params);
 #define GPUIR__EMU_MIN_STACK ((size_t)16 << 10)
 #define GPUIR__EMU_MAX_THREADS 1024u
 #define GPUIR__EMU_MAX_SHARED ((size_t)1 << 20)
+/* A cluster (blocks that run together, each seeing the others' shared
+   memory): at most 8 blocks (CUDA's portable size) and 2048 threads in all. */
+#define GPUIR__EMU_MAX_CLUSTER 8u
+#define GPUIR__EMU_MAX_CLUSTER_THREADS 2048u
+#define GPUIR__EMU_MAX_WARPS (GPUIR__EMU_MAX_CLUSTER_THREADS / 32u)
 
 /* ---------------------------------------------------------------------- */
 /* Contexts and the raw switch.                                            */
@@ -24886,7 +24897,7 @@ static int gpuir__emu_ctx_init(gpuir__emu_ctx *c, unsigned char *lo, size_t size
 /* ---------------------------------------------------------------------- */
 /* The engine.                                                             */
 
-enum { GPUIR__EMU_RUNNABLE, GPUIR__EMU_WAIT_BLOCK, GPUIR__EMU_WAIT_WARP, GPUIR__EMU_DONE };
+enum { GPUIR__EMU_RUNNABLE, GPUIR__EMU_WAIT_BLOCK, GPUIR__EMU_WAIT_WARP, GPUIR__EMU_WAIT_CLUSTER, GPUIR__EMU_DONE };
 
 /* One CUDA thread: its context (first member), its lane and its stack. */
 typedef struct gpuir__emu_fiber {
@@ -24894,11 +24905,13 @@ typedef struct gpuir__emu_fiber {
     gpuir_emu_lane lane;
     unsigned char *stack_lo;      /* usable stack, above its guard page */
     int state;
+    unsigned block, warp;         /* its block in the cluster, its warp among the cluster's */
     unsigned vg_id;               /* Valgrind stack id */
 } gpuir__emu_fiber;
 
-/* The barrier of one warp: live lanes, lanes waiting, openings so far. */
-typedef struct gpuir__emu_warp { unsigned live, waiting, gen; } gpuir__emu_warp;
+/* The barrier of one warp, or of one block of the running cluster (or of
+   the whole cluster): live threads, threads waiting, openings so far. */
+typedef struct gpuir__emu_bar { unsigned live, waiting, gen; } gpuir__emu_bar;
 
 typedef struct gpuir__emu_engine {
     size_t stack_bytes;           /* usable bytes per stack, a page multiple */
@@ -24911,9 +24924,14 @@ typedef struct gpuir__emu_engine {
     unsigned char *shared_raw, *shared;
     size_t shared_cap;            /* bytes in shared_raw */
     size_t shared_bytes;          /* this launch's dynamic shared memory */
-    unsigned long long slots[32 * 2 * 32];   /* each warp's two sets of exchange slots */
-    gpuir__emu_warp warps[32];
-    unsigned nthreads, live, block_waiting, block_gen;
+    unsigned long long slots[GPUIR__EMU_MAX_WARPS * 2 * 32];   /* each warp's two sets of exchange slots */
+    gpuir__emu_bar warps[GPUIR__EMU_MAX_WARPS];
+    gpuir__emu_bar blocks[GPUIR__EMU_MAX_CLUSTER];    /* each block's __syncthreads */
+    gpuir__emu_bar whole;         /* the cluster's barrier; its live: the cluster's live threads */
+    unsigned nthreads;            /* a block's threads */
+    unsigned cluster;             /* blocks that run together (1: a block at a time) */
+    unsigned warps_per_block;
+    size_t shared_stride;         /* from one block's shared memory to the next's */
     unsigned long long progress;  /* events that can end a spin: barrier arrivals, exits, mbarrier updates */
     unsigned long long progress_seen;
     unsigned idle_yields;         /* yields in a row with no progress */
@@ -25034,47 +25052,68 @@ static void gpuir__emu_hand_over(gpuir__emu_engine *e, gpuir__emu_fiber *f, int 
     gpuir__emu_switch(e, &f->ctx, next ? &next->ctx : &e->sched, done);
 }
 
-/* Opens the block barrier: every waiting thread becomes runnable, in thread order. */
-static void gpuir__emu_open_block(gpuir__emu_engine *e)
+/* Opens barrier b, whose threads are fibers [from, to) in state `state`:
+   its waiting threads become runnable, in thread order. */
+static void gpuir__emu_open_bar(gpuir__emu_engine *e, gpuir__emu_bar *b, unsigned from, unsigned to, int state)
 {
     unsigned i;
-    for (i = 0; i < e->nthreads; i++) {
+    for (i = from; i < to; i++) {
         gpuir__emu_fiber *f = &e->fibers[i];
-        if (f->state != GPUIR__EMU_WAIT_BLOCK) continue;
+        if (f->state != state) continue;
         f->state = GPUIR__EMU_RUNNABLE;
         gpuir__emu_queue_push(e, f);
     }
-    e->block_waiting = 0;
-    e->block_gen++;
+    b->waiting = 0;
+    b->gen++;
 }
 
-/* Opens warp w's barrier: its waiting lanes become runnable, in lane order. */
+/* Opens the barrier of block `block` of the cluster (__syncthreads). */
+static void gpuir__emu_open_block(gpuir__emu_engine *e, unsigned block)
+{
+    gpuir__emu_open_bar(e, &e->blocks[block], block * e->nthreads, (block + 1) * e->nthreads, GPUIR__EMU_WAIT_BLOCK);
+}
+
+/* Opens warp w's barrier (w counts the cluster's warps, block by block). */
 static void gpuir__emu_open_warp(gpuir__emu_engine *e, unsigned w)
 {
-    unsigned i, end = (w + 1) * 32 < e->nthreads ? (w + 1) * 32 : e->nthreads;
-    for (i = w * 32; i < end; i++) {
-        gpuir__emu_fiber *f = &e->fibers[i];
-        if (f->state != GPUIR__EMU_WAIT_WARP) continue;
-        f->state = GPUIR__EMU_RUNNABLE;
-        gpuir__emu_queue_push(e, f);
+    unsigned block = w / e->warps_per_block, first = block * e->nthreads + w % e->warps_per_block * 32;
+    unsigned end = (block + 1) * e->nthreads;
+    gpuir__emu_open_bar(e, &e->warps[w], first, first + 32 < end ? first + 32 : end, GPUIR__EMU_WAIT_WARP);
+}
+
+/* Opens the cluster's barrier. */
+static void gpuir__emu_open_cluster(gpuir__emu_engine *e)
+{
+    gpuir__emu_open_bar(e, &e->whole, 0, e->cluster * e->nthreads, GPUIR__EMU_WAIT_CLUSTER);
+}
+
+/* Thread f arrives at barrier b: the last live thread to arrive opens it
+   (`open`, with which) and goes on; the others wait in `state`. */
+static void gpuir__emu_arrive(gpuir__emu_engine *e, gpuir__emu_fiber *f, gpuir__emu_bar *b, int state,
+                              void (*open)(gpuir__emu_engine *, unsigned), unsigned which)
+{
+    e->progress++;
+    if (++b->waiting == b->live) {
+        open(e, which);
+        return;
     }
-    e->warps[w].waiting = 0;
-    e->warps[w].gen++;
+    f->state = state;
+    gpuir__emu_hand_over(e, f, 0);
+}
+
+static void gpuir__emu_open_cluster_of(gpuir__emu_engine *e, unsigned unused)
+{
+    (void)unused;
+    gpuir__emu_open_cluster(e);
 }
 
 /* __syncthreads: waits until every thread of the block that has not exited
-   arrives. The last to arrive opens the barrier and goes on. */
+   arrives. */
 static void gpuir__emu_sync_block(gpuir_emu_lane *lane)
 {
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
     gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
-    e->progress++;
-    if (++e->block_waiting == e->live) {
-        gpuir__emu_open_block(e);
-        return;
-    }
-    f->state = GPUIR__EMU_WAIT_BLOCK;
-    gpuir__emu_hand_over(e, f, 0);
+    gpuir__emu_arrive(e, f, &e->blocks[f->block], GPUIR__EMU_WAIT_BLOCK, gpuir__emu_open_block, f->block);
 }
 
 /* __syncwarp: waits until every live lane of this lane's warp arrives. */
@@ -25082,14 +25121,16 @@ static void gpuir__emu_sync_warp(gpuir_emu_lane *lane)
 {
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
     gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
-    gpuir__emu_warp *w = &e->warps[lane->warp_id];
-    e->progress++;
-    if (++w->waiting == w->live) {
-        gpuir__emu_open_warp(e, lane->warp_id);
-        return;
-    }
-    f->state = GPUIR__EMU_WAIT_WARP;
-    gpuir__emu_hand_over(e, f, 0);
+    gpuir__emu_arrive(e, f, &e->warps[f->warp], GPUIR__EMU_WAIT_WARP, gpuir__emu_open_warp, f->warp);
+}
+
+/* barrier.cluster (arrive, then wait): waits until every thread of every
+   block of the cluster that has not exited arrives. */
+static void gpuir__emu_sync_cluster(gpuir_emu_lane *lane)
+{
+    gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
+    gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
+    gpuir__emu_arrive(e, f, &e->whole, GPUIR__EMU_WAIT_CLUSTER, gpuir__emu_open_cluster_of, 0);
 }
 
 /* A thread whose spin (an mbarrier wait) found nothing changed: it goes to
@@ -25109,9 +25150,10 @@ static void gpuir__emu_yield(gpuir_emu_lane *lane)
     if (++e->idle_yields > 2 * (e->q_count + 1)) {
         gpuir__emu_fail(e,
                         "gpuir emulator: deadlock in block (%u,%u,%u): linear thread %u and %u other runnable "
-                        "thread(s) spin on mbarrier waits that no thread can complete, %u exited",
-                        e->block_idx.x, e->block_idx.y, e->block_idx.z,
-                        (unsigned)(f - e->fibers), e->q_count, e->nthreads - e->live);
+                        "thread(s)%s spin on mbarrier waits that no thread can complete, %u exited",
+                        lane->block_idx.x, lane->block_idx.y, lane->block_idx.z,
+                        (unsigned)(f - e->fibers) % e->nthreads, e->q_count,
+                        e->cluster > 1 ? " of its cluster" : "", e->cluster * e->nthreads - e->whole.live);
         e->q_count = 0;                   /* abandon the block: back to the launching context */
         gpuir__emu_switch(e, &f->ctx, &e->sched, 0);
         return;
@@ -25124,13 +25166,16 @@ static void gpuir__emu_yield(gpuir_emu_lane *lane)
    which may open them, and the next fiber runs. Never returns. */
 static void gpuir__emu_fiber_exit(gpuir__emu_engine *e, gpuir__emu_fiber *f)
 {
-    gpuir__emu_warp *w = &e->warps[f->lane.warp_id];
+    gpuir__emu_bar *w = &e->warps[f->warp];
+    gpuir__emu_bar *b = &e->blocks[f->block];
     f->state = GPUIR__EMU_DONE;
     e->progress++;
-    e->live--;
+    b->live--;
     w->live--;
-    if (e->block_waiting && e->block_waiting == e->live) gpuir__emu_open_block(e);
-    if (w->waiting && w->waiting == w->live) gpuir__emu_open_warp(e, f->lane.warp_id);
+    e->whole.live--;
+    if (b->waiting && b->waiting == b->live) gpuir__emu_open_block(e, f->block);
+    if (w->waiting && w->waiting == w->live) gpuir__emu_open_warp(e, f->warp);
+    if (e->whole.waiting && e->whole.waiting == e->whole.live) gpuir__emu_open_cluster(e);
     gpuir__emu_hand_over(e, f, 1);
 }
 
@@ -25164,6 +25209,7 @@ static void gpuir__emu_forbidden_warp(gpuir_emu_lane *l)
 }
 /* yield of such a launch: a spin there could never end. */
 static void gpuir__emu_forbidden_yield(gpuir_emu_lane *l) { gpuir__emu_forbidden(l, "an mbarrier wait"); }
+static void gpuir__emu_forbidden_cluster(gpuir_emu_lane *l) { gpuir__emu_forbidden(l, "a cluster barrier"); }
 
 /* ---------------------------------------------------------------------- */
 /* Memory: stacks and shared memory.                                       */
@@ -25220,7 +25266,7 @@ static int gpuir__emu_reserve(gpuir__emu_engine *e, unsigned n)
     size_t stride = e->page + e->stack_bytes, total;
     if (n <= e->cap) return 0;
     if (cap < 2 * e->cap) cap = 2 * e->cap;
-    if (cap > GPUIR__EMU_MAX_THREADS) cap = GPUIR__EMU_MAX_THREADS;
+    if (cap > GPUIR__EMU_MAX_CLUSTER_THREADS) cap = GPUIR__EMU_MAX_CLUSTER_THREADS;
     gpuir__emu_release_fibers(e);
     if (stride < e->stack_bytes || stride > (SIZE_MAX - e->page) / cap) goto oom;
     total = (size_t)cap * stride + e->page;
@@ -25239,11 +25285,13 @@ oom:
     return 1;
 }
 
-/* Makes room for this launch's dynamic shared memory (16-byte aligned,
-   never NULL). Under ASan the bytes past shared_bytes are poisoned. */
-static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes)
+/* Makes room for this launch's shared memory, shared_bytes for each of
+   the cluster's blocks (16-byte aligned, never NULL; a cluster's blocks
+   1024 bytes apart or a multiple of it). Under ASan the bytes past each
+   block's shared_bytes are poisoned. */
+static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes, unsigned cluster)
 {
-    size_t need = shared_bytes + 32;
+    size_t stride = cluster > 1 ? (shared_bytes + 1023) / 1024 * 1024 : shared_bytes, need = stride * cluster + 32;
     if (need > e->shared_cap) {
 #ifdef GPUIR__EMU_ASAN
         if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
@@ -25261,10 +25309,10 @@ static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes)
     }
     e->shared = e->shared_raw + (16 - (uintptr_t)e->shared_raw % 16) % 16;
     e->shared_bytes = shared_bytes;
+    e->shared_stride = stride;
 #ifdef GPUIR__EMU_ASAN
-    ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
-    ASAN_POISON_MEMORY_REGION(e->shared + shared_bytes,
-                              e->shared_raw + e->shared_cap - (e->shared + shared_bytes));
+    ASAN_POISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
+    for (unsigned b = 0; b < cluster; b++) ASAN_UNPOISON_MEMORY_REGION(e->shared + b * stride, shared_bytes);
 #endif
     return 0;
 }
@@ -25306,7 +25354,7 @@ static void gpuir__emu_engine_destroy(gpuir__emu_engine *e)
    with the error recorded. */
 static int gpuir__emu_check_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
                                    const unsigned grid[3],
-                                   const unsigned block[3], size_t shared_bytes)
+                                   const unsigned block[3], size_t shared_bytes, unsigned cluster)
 {
     if (!entry || !grid || !block)
         gpuir__emu_fail(e, "gpuir emulator: launch needs a kernel entry, a grid and a block");
@@ -25329,77 +25377,107 @@ static int gpuir__emu_check_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
     else if (shared_bytes > GPUIR__EMU_MAX_SHARED)
         gpuir__emu_fail(e, "gpuir emulator: %zu bytes of shared memory requested, the limit is %zu",
                         shared_bytes, GPUIR__EMU_MAX_SHARED);
+    else if (cluster > GPUIR__EMU_MAX_CLUSTER || grid[0] % cluster)
+        gpuir__emu_fail(e, "gpuir emulator: clusters of %u blocks over a grid of %u along x (at most %u, "
+                        "dividing the grid)", cluster, grid[0], GPUIR__EMU_MAX_CLUSTER);
+    else if ((unsigned long long)cluster * block[0] * block[1] * block[2] > GPUIR__EMU_MAX_CLUSTER_THREADS)
+        gpuir__emu_fail(e, "gpuir emulator: a cluster of %u blocks of %u threads is more than %u threads",
+                        cluster, block[0] * block[1] * block[2], GPUIR__EMU_MAX_CLUSTER_THREADS);
     return e->failed;
 }
 
-/* Fills in the lane of linear thread i of the current block. */
+/* Fills in the lane of linear thread i of the current cluster: thread
+   i % nthreads of its block i / nthreads (block_idx.x counts on from the
+   cluster's first block's). */
 static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsigned i, int barriers)
 {
-    unsigned bx = e->block_dim.x, by = e->block_dim.y;
-    l->thread_idx.x = i % bx;
-    l->thread_idx.y = i / bx % by;
-    l->thread_idx.z = i / (bx * by);
+    unsigned bx = e->block_dim.x, by = e->block_dim.y, block = i / e->nthreads, t = i % e->nthreads;
+    l->thread_idx.x = t % bx;
+    l->thread_idx.y = t / bx % by;
+    l->thread_idx.z = t / (bx * by);
     l->block_idx = e->block_idx;
+    l->block_idx.x += block;
     l->block_dim = e->block_dim;
     l->grid_dim = e->grid_dim;
-    l->lane_id = i % 32;
-    l->warp_id = i / 32;
-    l->shared = e->shared;
-    l->warp_slots = e->slots + (i / 32) * 2 * 32;
+    l->lane_id = t % 32;
+    l->warp_id = t / 32;
+    l->shared = e->shared + block * e->shared_stride;
+    l->warp_slots = e->slots + (block * e->warps_per_block + t / 32) * 2 * 32;
     l->slot_turn = 0;
     l->sync_block = barriers ? gpuir__emu_sync_block : gpuir__emu_forbidden_block;
     l->sync_warp = barriers ? gpuir__emu_sync_warp : gpuir__emu_forbidden_warp;
     l->yield = barriers ? gpuir__emu_yield : gpuir__emu_forbidden_yield;
+    l->sync_cluster = barriers ? gpuir__emu_sync_cluster : gpuir__emu_forbidden_cluster;
     l->progress = &e->progress;
     l->engine = e;
+    l->cluster_rank = block;
+    l->cluster_size = e->cluster;
+    l->cluster_shared = e->shared;
+    l->shared_stride = e->shared_stride;
 }
 
-/* Resets block-wide state: shared memory poison, live counts, barriers. */
-static void gpuir__emu_block_begin(gpuir__emu_engine *e)
+/* Resets the cluster's state: shared memory poison, live counts, barriers. */
+static void gpuir__emu_cluster_begin(gpuir__emu_engine *e)
 {
-    unsigned w, nwarps = (e->nthreads + 31) / 32;
-    memset(e->shared, 0xFF, e->shared_bytes);
-    e->live = e->nthreads;
-    e->block_waiting = 0;
-    e->block_gen = 0;
+    unsigned b, w;
+    for (b = 0; b < e->cluster; b++) {
+        memset(e->shared + b * e->shared_stride, 0xFF, e->shared_bytes);
+        e->blocks[b].live = e->nthreads;
+        e->blocks[b].waiting = e->blocks[b].gen = 0;
+        for (w = 0; w < e->warps_per_block; w++) {
+            gpuir__emu_bar *warp = &e->warps[b * e->warps_per_block + w];
+            warp->live = (w + 1) * 32 <= e->nthreads ? 32 : e->nthreads - w * 32;
+            warp->waiting = warp->gen = 0;
+        }
+    }
+    e->whole.live = e->cluster * e->nthreads;
+    e->whole.waiting = e->whole.gen = 0;
     e->progress = e->progress_seen = 0;
     e->idle_yields = 0;
     e->q_head = e->q_count = 0;
-    for (w = 0; w < nwarps; w++) {
-        e->warps[w].live = (w + 1) * 32 <= e->nthreads ? 32 : e->nthreads - w * 32;
-        e->warps[w].waiting = 0;
-        e->warps[w].gen = 0;
-    }
 }
 
-/* Reports a block whose live threads all wait on barriers that cannot open. */
+/* Reports a cluster (or block) whose live threads all wait on barriers
+   that cannot open. */
 static void gpuir__emu_report_deadlock(gpuir__emu_engine *e)
 {
-    unsigned i, nblock = 0, nwarp = 0, first_block = 0, first_warp = 0;
-    for (i = e->nthreads; i-- > 0;) {
-        int s = e->fibers[i].state;
-        if (s == GPUIR__EMU_WAIT_BLOCK) nblock++, first_block = i;
-        if (s == GPUIR__EMU_WAIT_WARP) nwarp++, first_warp = i;
-    }
-    gpuir__emu_fail(e,
-                    "gpuir emulator: deadlock in block (%u,%u,%u) after %u completed __syncthreads: "
-                    "%u thread(s) wait at __syncthreads (first: linear thread %u), %u at __syncwarp "
-                    "(first: linear thread %u), %u exited",
-                    e->block_idx.x, e->block_idx.y, e->block_idx.z, e->block_gen, nblock, nblock ? first_block : 0,
-                    nwarp, nwarp ? first_warp : 0, e->nthreads - e->live);
+    unsigned i, k, total = e->cluster * e->nthreads, n[3] = {0, 0, 0}, first[3] = {0, 0, 0};
+    static const int states[3] = {GPUIR__EMU_WAIT_BLOCK, GPUIR__EMU_WAIT_WARP, GPUIR__EMU_WAIT_CLUSTER};
+    for (i = total; i-- > 0;)
+        for (k = 0; k < 3; k++)
+            if (e->fibers[i].state == states[k]) n[k]++, first[k] = i;
+    if (e->cluster > 1)
+        gpuir__emu_fail(e,
+                        "gpuir emulator: deadlock in the cluster of blocks (%u..%u,%u,%u): %u thread(s) wait at "
+                        "__syncthreads (first: linear thread %u of block %u), %u at __syncwarp (first: linear "
+                        "thread %u of block %u), %u at the cluster's barrier (first: linear thread %u of block "
+                        "%u), %u exited",
+                        e->block_idx.x, e->block_idx.x + e->cluster - 1, e->block_idx.y, e->block_idx.z, n[0],
+                        first[0] % e->nthreads, e->block_idx.x + first[0] / e->nthreads, n[1],
+                        first[1] % e->nthreads, e->block_idx.x + first[1] / e->nthreads, n[2],
+                        first[2] % e->nthreads, e->block_idx.x + first[2] / e->nthreads, total - e->whole.live);
+    else
+        gpuir__emu_fail(e,
+                        "gpuir emulator: deadlock in block (%u,%u,%u) after %u completed __syncthreads: "
+                        "%u thread(s) wait at __syncthreads (first: linear thread %u), %u at __syncwarp "
+                        "(first: linear thread %u), %u exited",
+                        e->block_idx.x, e->block_idx.y, e->block_idx.z, e->blocks[0].gen, n[0], first[0],
+                        n[1], first[1], total - e->whole.live);
 }
 
-/* Runs the current block with one fiber per thread. */
-static void gpuir__emu_run_block_fibers(gpuir__emu_engine *e)
+/* Runs the current cluster (or block) with one fiber per thread. */
+static void gpuir__emu_run_cluster_fibers(gpuir__emu_engine *e)
 {
-    unsigned i;
-    gpuir__emu_block_begin(e);
-    for (i = 0; i < e->nthreads; i++) {
+    unsigned i, total = e->cluster * e->nthreads;
+    gpuir__emu_cluster_begin(e);
+    for (i = 0; i < total; i++) {
         gpuir__emu_fiber *f = &e->fibers[i];
 #ifdef GPUIR__EMU_ASAN
         ASAN_UNPOISON_MEMORY_REGION(f->stack_lo, e->stack_bytes);
 #endif
         gpuir__emu_lane_init(e, &f->lane, i, 1);
+        f->block = i / e->nthreads;
+        f->warp = f->block * e->warps_per_block + i % e->nthreads / 32;
 #ifdef GPUIR__EMU_TSAN
         if (!f->ctx.tsan_fiber) f->ctx.tsan_fiber = __tsan_create_fiber(0);
 #endif
@@ -25412,42 +25490,45 @@ static void gpuir__emu_run_block_fibers(gpuir__emu_engine *e)
         gpuir__emu_queue_push(e, f);
     }
     gpuir__emu_switch(e, &e->sched, &gpuir__emu_queue_pop(e)->ctx, 0);
-    if (e->live) gpuir__emu_report_deadlock(e);
+    if (e->whole.live) gpuir__emu_report_deadlock(e);
 }
 
-/* Runs the current block's threads one after another as plain calls. */
-static void gpuir__emu_run_block_plain(gpuir__emu_engine *e)
+/* Runs the current cluster's threads one after another as plain calls. */
+static void gpuir__emu_run_cluster_plain(gpuir__emu_engine *e)
 {
-    unsigned i;
-    gpuir__emu_block_begin(e);
-    for (i = 0; i < e->nthreads && !e->failed; i++) {
+    unsigned i, total = e->cluster * e->nthreads;
+    gpuir__emu_cluster_begin(e);
+    for (i = 0; i < total && !e->failed; i++) {
         gpuir__emu_lane_init(e, &e->plain, i, 0);
         e->entry(&e->plain, e->params);
     }
 }
 
-/* Runs every block of the grid in (z, y, x) order until one fails. */
+/* Runs every cluster of the grid (a block each without clusters) in
+   (z, y, x) order until one fails. */
 static void gpuir__emu_run_grid(gpuir__emu_engine *e, const unsigned grid[3], int barriers)
 {
     unsigned x, y, z;
     for (z = 0; z < grid[2] && !e->failed; z++)
         for (y = 0; y < grid[1] && !e->failed; y++)
-            for (x = 0; x < grid[0] && !e->failed; x++) {
+            for (x = 0; x < grid[0] && !e->failed; x += e->cluster) {
                 e->block_idx.x = x;
                 e->block_idx.y = y;
                 e->block_idx.z = z;
-                if (barriers) gpuir__emu_run_block_fibers(e);
-                else gpuir__emu_run_block_plain(e);
+                if (barriers) gpuir__emu_run_cluster_fibers(e);
+                else gpuir__emu_run_cluster_plain(e);
             }
 }
 
 /* Runs a whole grid. uses_barriers: threads run as fibers and may call
-   sync_block/sync_warp; otherwise they run as plain calls and a call to
-   either is an error. Returns 0, or nonzero with a message in err. */
+   sync_block/sync_warp/sync_cluster; otherwise they run as plain calls and
+   a call to any is an error. cluster (0 or 1: none): blocks along x that
+   run together, each lane seeing the cluster's shared memories (grid[0] a
+   multiple of it). Returns 0, or nonzero with a message in err. */
 static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry, void **params,
                                     const unsigned grid[3],
-                                    const unsigned block[3], size_t shared_bytes, int uses_barriers, char *err,
-                                    size_t err_size)
+                                    const unsigned block[3], size_t shared_bytes, int uses_barriers,
+                                    unsigned cluster, char *err, size_t err_size)
 {
     if (err && err_size) err[0] = 0;
     if (!e) {
@@ -25463,10 +25544,13 @@ static int gpuir__emu_engine_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
     e->err_size = err_size;
     e->failed = 0;
     e->out_of_memory = 0;
-    if (gpuir__emu_check_launch(e, entry, grid, block, shared_bytes)) return 1;
+    if (!cluster) cluster = 1;
+    if (gpuir__emu_check_launch(e, entry, grid, block, shared_bytes, cluster)) return 1;
     e->nthreads = block[0] * block[1] * block[2];
-    if (gpuir__emu_reserve_shared(e, shared_bytes)) return 1;
-    if (uses_barriers && gpuir__emu_reserve(e, e->nthreads)) return 1;
+    e->warps_per_block = (e->nthreads + 31) / 32;
+    e->cluster = cluster;
+    if (gpuir__emu_reserve_shared(e, shared_bytes, cluster)) return 1;
+    if (uses_barriers && gpuir__emu_reserve(e, cluster * e->nthreads)) return 1;
     e->entry = entry;
     e->params = params;
     e->block_dim.x = block[0], e->block_dim.y = block[1], e->block_dim.z = block[2];
@@ -25680,7 +25764,7 @@ static int gpuir__emu_launch_now(gpuir__emu *E, const gpuir_emu_kernel *k, const
     }
     int rc = gpuir__emu_engine_launch(E->engine, k->entry, params, grid, block,
                                       (size_t)k->shared_bytes + smem,
-                                      k->uses_barriers, E->detail, sizeof E->detail);
+                                      k->uses_barriers, k->cluster_blocks, E->detail, sizeof E->detail);
     if (!rc) return 0;
     return E->engine->out_of_memory ? GPUIR__CU_OUT_OF_MEMORY : GPUIR__CU_LAUNCH_FAILED;
 }

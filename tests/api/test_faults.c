@@ -555,12 +555,64 @@ TEST(emulator_spins_yield_and_a_hopeless_spin_is_a_deadlock) {
     const unsigned grid[3] = {2, 1, 1}, block[3] = {96, 1, 1};
     int flag = 0;
     void *params[1] = {&flag};
-    CHECK(gpuir__emu_engine_launch(e, spin_until_the_last_thread, params, grid, block, 0, 1, err, sizeof err) == 0);
+    CHECK(gpuir__emu_engine_launch(e, spin_until_the_last_thread, params, grid, block, 0, 1, 1, err, sizeof err) == 0);
     CHECK(flag == 1);
-    CHECK(gpuir__emu_engine_launch(e, spin_forever, params, grid, block, 0, 1, err, sizeof err) != 0);
+    CHECK(gpuir__emu_engine_launch(e, spin_forever, params, grid, block, 0, 1, 1, err, sizeof err) != 0);
     CHECK(strstr(err, "deadlock in block (0,0,0)") && strstr(err, "spin on mbarrier waits") && strstr(err, "1 exited"));
     flag = 0;
-    CHECK(gpuir__emu_engine_launch(e, spin_until_the_last_thread, params, grid, block, 0, 1, err, sizeof err) == 0);
+    CHECK(gpuir__emu_engine_launch(e, spin_until_the_last_thread, params, grid, block, 0, 1, 1, err, sizeof err) == 0);
+    gpuir__emu_engine_destroy(e);
+}
+
+/* Clusters: the blocks of a cluster run together, each lane sees every
+   block's shared memory (cluster_shared + rank * shared_stride) and the
+   cluster's barrier waits for all of them; a barrier no thread can complete
+   is a deadlock naming the cluster, and a grid the cluster does not divide
+   is refused. */
+static void swap_through_the_peer(gpuir_emu_lane *l, void **p) {
+    int *out = (int *)p[0];
+    unsigned t = l->thread_idx.x, peer = l->cluster_rank ^ 1u;
+    ((int *)l->shared)[t] = (int)(l->block_idx.x * 1000 + t);
+    l->sync_cluster(l);                                 /* every block has written its own */
+    const int *theirs = (const int *)(l->cluster_shared + peer * l->shared_stride);
+    out[l->block_idx.x * l->block_dim.x + t] = theirs[l->block_dim.x - 1 - t];
+    l->sync_cluster(l);                                 /* nobody leaves while the peer reads */
+}
+static void cluster_barrier_never_met(gpuir_emu_lane *l, void **p) {
+    (void)p;
+    if (l->cluster_rank == 1 && l->thread_idx.x == 0) l->sync_cluster(l);
+    else if (l->cluster_rank == 1) l->sync_block(l);
+    else l->sync_cluster(l);
+}
+
+TEST(emulator_clusters_share_their_blocks_memory_and_barrier) {
+    gpuir__emu_engine *e = gpuir__emu_engine_make(0);
+    char err[512] = "";
+    const unsigned grid[3] = {4, 1, 1}, block[3] = {96, 1, 1};
+    int out[4 * 96];
+    void *params[1] = {out};
+    memset(out, 0, sizeof out);
+    CHECK(gpuir__emu_engine_launch(e, swap_through_the_peer, params, grid, block, 96 * sizeof(int), 1, 2, err,
+                                   sizeof err) == 0);
+    int wrong = 0;
+    for (unsigned b = 0; b < 4; b++)
+        for (unsigned t = 0; t < 96; t++) wrong += out[b * 96 + t] != (int)((b ^ 1u) * 1000 + 95 - t);
+    CHECK(wrong == 0);
+    CHECK(gpuir__emu_engine_launch(e, cluster_barrier_never_met, params, grid, block, 0, 1, 2, err, sizeof err) != 0);
+    CHECK(strstr(err, "deadlock in the cluster of blocks (0..1,0,0)") &&
+          strstr(err, "95 thread(s) wait at __syncthreads (first: linear thread 1 of block 1)") &&
+          strstr(err, "97 at the cluster's barrier (first: linear thread 0 of block 0)"));
+    const unsigned odd[3] = {3, 1, 1};
+    CHECK(gpuir__emu_engine_launch(e, swap_through_the_peer, params, odd, block, 96 * sizeof(int), 1, 2, err,
+                                   sizeof err) != 0);
+    CHECK(strstr(err, "clusters of 2 blocks over a grid of 3 along x") != NULL);
+    const unsigned wide[3] = {1024, 1, 1};
+    CHECK(gpuir__emu_engine_launch(e, swap_through_the_peer, params, grid, wide, 0, 1, 4, err, sizeof err) != 0);
+    CHECK(strstr(err, "a cluster of 4 blocks of 1024 threads is more than 2048 threads") != NULL);
+    memset(out, 0, sizeof out);                         /* the engine runs the next launch */
+    CHECK(gpuir__emu_engine_launch(e, swap_through_the_peer, params, grid, block, 96 * sizeof(int), 1, 2, err,
+                                   sizeof err) == 0);
+    CHECK(out[0] == 1095);
     gpuir__emu_engine_destroy(e);
 }
 
@@ -747,6 +799,7 @@ int main(void) {
     RUN(device_tables_name_every_operation_and_build_inside);
     RUN(a_failing_tensor_map_encode_fails_the_run_cleanly);
     RUN(emulator_spins_yield_and_a_hopeless_spin_is_a_deadlock);
+    RUN(emulator_clusters_share_their_blocks_memory_and_barrier);
     RUN(every_host_allocation_fails_cleanly_once);
     RUN(every_host_allocation_fails_cleanly_for_good);
     RUN(every_host_allocation_of_a_cold_make_fails_cleanly);
