@@ -2551,7 +2551,12 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
    tile's columns (`bn`: wgmma's N, 128 or 256) and stages, and in the
    grid: `persistent` launches one block a multiprocessor, each walking
    tiles (its producer loads the next tile's stages while its consumers
-   store the last one's), where the others launch a block a tile. The
+   store the last one's), where the others launch a block a tile;
+   `cluster` (2: `.c2`) runs the persistent grid in clusters of two
+   blocks on vertically adjacent tiles, which share B's tile: each
+   block's producer copies half of it into both blocks' stages at once
+   (a multicast bulk tensor copy, sm_90), so B is read from L2 once for
+   two tiles. The
    register-tiled kernel's variants differ in their tile (`bm` rows, `bn`
    columns) and k depth (`depth`: 16 or 8 floats a stage): 256x128x8
    holds 16x8 outputs a thread (cuBLAS's f32 kernel's shape). */
@@ -2562,23 +2567,41 @@ static const struct gpuir__matmul_form_name {
     int bn, stages;         /* the tile's columns (wgmma: its N) and the wgmma kernel's stages; 0: the form's */
     bool persistent;
     int bm, depth;          /* the register-tiled kernel's tile rows and k depth; 0: the form's */
+    int cluster;            /* the wgmma kernel's blocks a cluster; 0: none */
 } gpuir__matmul_form_names[] = {
-    {"plain.64x64x16", 0, false, 0, 0, false, 0, 0},
-    {"register_tiled.128x128x16.s2", 1, false, 128, 0, false, 128, 16},
-    {"register_tiled.256x128x8.s2", 1, false, 128, 0, false, 256, 8},
-    {"register_tiled.64x64x16.s2", 2, false, 64, 0, false, 64, 16},
-    {"mma_sync.128x128x32.s3", 3, false, 0, 0, false, 0, 0},
-    {"mma_sync.128x128x16.s3", 3, true, 0, 0, false, 0, 0},
-    {"wgmma.128x128x64.s6", 4, false, 128, 6, false, 0, 0},
-    {"wgmma.128x128x64.s6.persistent", 4, false, 128, 6, true, 0, 0},
-    {"wgmma.128x256x64.s4", 4, false, 256, 4, false, 0, 0},
-    {"wgmma.128x256x64.s4.persistent", 4, false, 256, 4, true, 0, 0},
-    {"wgmma.128x128x32.s6", 4, true, 128, 6, false, 0, 0},
-    {"wgmma.128x128x32.s6.persistent", 4, true, 128, 6, true, 0, 0},
-    {"wgmma.128x256x32.s4", 4, true, 256, 4, false, 0, 0},
-    {"wgmma.128x256x32.s4.persistent", 4, true, 256, 4, true, 0, 0},
+    {"plain.64x64x16", 0, false, 0, 0, false, 0, 0, 0},
+    {"register_tiled.128x128x16.s2", 1, false, 128, 0, false, 128, 16, 0},
+    {"register_tiled.256x128x8.s2", 1, false, 128, 0, false, 256, 8, 0},
+    {"register_tiled.64x64x16.s2", 2, false, 64, 0, false, 64, 16, 0},
+    {"mma_sync.128x128x32.s3", 3, false, 0, 0, false, 0, 0, 0},
+    {"mma_sync.128x128x16.s3", 3, true, 0, 0, false, 0, 0, 0},
+    {"wgmma.128x128x64.s6", 4, false, 128, 6, false, 0, 0, 0},
+    {"wgmma.128x128x64.s6.persistent", 4, false, 128, 6, true, 0, 0, 0},
+    {"wgmma.128x256x64.s4", 4, false, 256, 4, false, 0, 0, 0},
+    {"wgmma.128x256x64.s4.persistent", 4, false, 256, 4, true, 0, 0, 0},
+    {"wgmma.128x128x32.s6", 4, true, 128, 6, false, 0, 0, 0},
+    {"wgmma.128x128x32.s6.persistent", 4, true, 128, 6, true, 0, 0, 0},
+    {"wgmma.128x256x32.s4", 4, true, 256, 4, false, 0, 0, 0},
+    {"wgmma.128x256x32.s4.persistent", 4, true, 256, 4, true, 0, 0, 0},
+    {"wgmma.128x128x64.s6.persistent.c2", 4, false, 128, 6, true, 0, 0, 2},
+    {"wgmma.128x256x64.s4.persistent.c2", 4, false, 256, 4, true, 0, 0, 2},
+    {"wgmma.128x256x32.s4.persistent.c2", 4, true, 256, 4, true, 0, 0, 2},
 };
 #define GPUIR__MATMUL_FORM_COUNT (sizeof gpuir__matmul_form_names / sizeof gpuir__matmul_form_names[0])
+
+/* The blocks a cluster of wgmma variant v (1: none). */
+static int64_t gpuir__wgmma_cluster(const struct gpuir__matmul_form_name *v) {
+    return v->cluster > 1 ? v->cluster : 1;
+}
+
+/* The row tiles (128 rows) of a wgmma kernel over M rows whose clusters
+   take c vertically adjacent tiles: rounded up to a multiple of c, so a
+   cluster's tiles share their columns (the last one's rows past M read as
+   zeros and are not stored). */
+static int64_t gpuir__wgmma_tiles_m(int64_t M, int64_t c) {
+    int64_t t = (M + 127) / 128;
+    return (t + c - 1) / c * c;
+}
 
 /* The entry of form name `name`, or NULL. */
 static const struct gpuir__matmul_form_name *gpuir__matmul_form_named(const char *name) {
@@ -13258,8 +13281,9 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      (pass.stage-matmul puts every layout so), static sizes, M, N, K >= 1,
      K a multiple of 8 (rows of a multiple of 16 bytes: what a tensor
      map's global strides need), not split: 128x128 tiles (by default;
-     the form's variants take 128x256 tiles, or a persistent grid of a
-     block a multiprocessor: gpuir__matmul_form_names), GPUIR__WG_THREADS
+     the form's variants take 128x256 tiles, a persistent grid of a
+     block a multiprocessor, or clusters of two blocks sharing B's tile
+     through multicast copies: gpuir__matmul_form_names), GPUIR__WG_THREADS
      (384) threads, warp-specialized: a producer warpgroup copies the tiles
      with TMA bulk tensor copies into 128-byte-swizzled stages on
      mbarriers, two consumer warpgroups multiply 64 rows each with
@@ -13733,7 +13757,7 @@ static int64_t gpuir__attention_tiles(const gpuir_module *m, const gpuir__op *op
    each head dim D of an attention with P V on wgmma (bit D / 16 - 1 of
    pv_dims), and the attention's packing helpers (f16 and bf16). */
 typedef struct gpuir__module_needs {
-    bool tensor_cores, wgmma, wgmma_n256, wgmma_a_m_major, attention, attention_wgmma;
+    bool tensor_cores, wgmma, wgmma_n256, wgmma_a_m_major, wgmma_clusters, attention, attention_wgmma;
     unsigned pv_dims;
 } gpuir__module_needs;
 
@@ -13752,6 +13776,7 @@ static gpuir__module_needs gpuir__module_needs_of(const gpuir_module *m) {
         n.wgmma |= wgmma || scores;
         n.wgmma_n256 |= wgmma && gpuir__matmul_variant_of(m, k)->bn == 256;
         n.wgmma_a_m_major |= wgmma && gpuir__op_flag(m, gpuir__kernel_matmul(m, k), GPUIR__KEY_TRANSPOSE_A);
+        n.wgmma_clusters |= wgmma && gpuir__wgmma_cluster(gpuir__matmul_variant_of(m, k)) > 1;
         n.attention |= attn != NULL;
         n.attention_wgmma |= scores;
         if (attn && gpuir__form_is_attention_pv_wgmma(kf)) {
@@ -14178,7 +14203,9 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         block[0] = block[1] = 16;
         if (form == GPUIR__MATMUL_WGMMA) block[0] = GPUIR__WG_THREADS, block[1] = 1;
         if (form == GPUIR__MATMUL_WGMMA && variant->persistent) {   /* one block a multiprocessor, walking the tiles */
-            int64_t tiles = grid[0] * grid[1] * grid[2], sms = gpuir__module_sm_count(m);
+            int64_t c = gpuir__wgmma_cluster(variant), sms = gpuir__module_sm_count(m) / c * c;
+            int64_t tiles = grid[0] * gpuir__wgmma_tiles_m(M, c) * grid[2];
+            if (sms < c) sms = c;                      /* whole clusters, at least one */
             grid[0] = tiles < sms ? tiles : sms;
             grid[1] = grid[2] = 1;
         }
@@ -15579,15 +15606,85 @@ static const char gpuir__cg_wgmma_emu[] =
     "#define gpuir_wgmma_wait0()\n"
     "#define GPUIR_WGMMA_KEEP(d, n)\n";
 
-/* What codegen writes for a target: its prelude, tensor-core and wgmma helpers. */
+/* The cluster helpers of a module with a clustered wgmma kernel (sm_90
+   for NVRTC; after the portable copies for the emulator):
+   GPUIR_CLUSTER_DIMS(n), the kernel's cluster of n blocks along x
+   (__cluster_dims__: launched as any kernel, the grid a multiple of n);
+   gpuir_cluster_sync, barrier.cluster (arrive, then wait: every thread of
+   every block of the cluster); gpuir_mbar_arrive_cluster(bar, r), an
+   arrival on block r's mbarrier at bar's place (mapa, then the arrive's
+   default semantics, release at the CTA's scope, as CUTLASS's
+   ClusterBarrier and fast.cu arrive: the stages it releases are read by
+   wgmma and written by bulk copies, both the async proxy, so no generic
+   write needs ordering; `.release.cluster` put a MEMBAR.ALL.GPU before
+   each arrival); gpuir_tma_load_2d/3d_mc(..., mask), the bulk tensor copy into every
+   block of mask at dst's place, completing each one's mbarrier at bar's
+   place (.multicast::cluster). The emulator's run the portable mbarrier
+   and copy on each block's shared memory in turn (lane->cluster_shared):
+   neither yields, so the lane's shared pointer, moved for them, is back
+   before another fiber runs. */
+static const char gpuir__cg_cluster_cuda[] =
+    "#if __CUDA_ARCH__ >= 900\n"
+    "#define GPUIR_CLUSTER_DIMS(n) __cluster_dims__(n, 1, 1)\n"
+    "GPUIR_DEVICE void gpuir_cluster_sync(void) {\n"
+    "    asm volatile(\"barrier.cluster.arrive.release;\\n\\tbarrier.cluster.wait.acquire;\" ::: \"memory\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_mbar_arrive_cluster(unsigned bar, unsigned rank) {\n"
+    "    asm volatile(\"{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %0, %1; \"\n"
+    "                 \"mbarrier.arrive.shared::cluster.b64 _, [ra]; }\" :: \"r\"(bar), \"r\"(rank) : \"memory\");\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_tma_load_2d_mc(unsigned dst, const gpuir_tensor_map *map, int c0, int c1, int c2, unsigned bar,\n"
+    "                                      unsigned mask) {\n"
+    "    asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster \"\n"
+    "                 \"[%0], [%1, {%2, %3}], [%4], %5;\" :: \"r\"(dst), \"l\"(map), \"r\"(c0), \"r\"(c1), \"r\"(bar),\n"
+    "                 \"h\"((unsigned short)mask) : \"memory\");\n"
+    "    (void)c2;\n"
+    "}\n"
+    "GPUIR_DEVICE void gpuir_tma_load_3d_mc(unsigned dst, const gpuir_tensor_map *map, int c0, int c1, int c2, unsigned bar,\n"
+    "                                      unsigned mask) {\n"
+    "    asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster \"\n"
+    "                 \"[%0], [%1, {%2, %3, %4}], [%5], %6;\" :: \"r\"(dst), \"l\"(map), \"r\"(c0), \"r\"(c1), \"r\"(c2),\n"
+    "                 \"r\"(bar), \"h\"((unsigned short)mask) : \"memory\");\n"
+    "}\n"
+    "#endif\n";
+static const char gpuir__cg_cluster_emu[] =
+    "#define GPUIR_CLUSTER_DIMS(n)\n"
+    "#define gpuir_cluster_sync() gpuir__lane->sync_cluster(gpuir__lane)\n"
+    "static void gpuir_emu_on_block(gpuir_emu_lane *gpuir__lane, unsigned rank) {\n"
+    "    gpuir__lane->shared = gpuir__lane->cluster_shared + rank * gpuir__lane->shared_stride;\n"
+    "}\n"
+    "static void gpuir_emu_mbar_arrive_cluster(gpuir_emu_lane *gpuir__lane, unsigned bar, unsigned rank) {\n"
+    "    unsigned char *own = gpuir__lane->shared;\n"
+    "    gpuir_emu_on_block(gpuir__lane, rank);\n"
+    "    gpuir_pmbar_add(gpuir__lane, bar, 0u - (1u << 12));\n"
+    "    gpuir__lane->shared = own;\n"
+    "}\n"
+    "static void gpuir_emu_tma_load_mc(gpuir_emu_lane *gpuir__lane, unsigned dst, const gpuir_tensor_map *map, int c0, int c1,\n"
+    "                                  int c2, unsigned bar, unsigned mask) {\n"
+    "    unsigned char *own = gpuir__lane->shared;\n"
+    "    for (unsigned r = 0; r < gpuir__lane->cluster_size; r++) {\n"
+    "        if (!(mask >> r & 1u)) continue;\n"
+    "        gpuir_emu_on_block(gpuir__lane, r);\n"
+    "        gpuir_ptma_load(gpuir__lane, dst, map, c0, c1, c2, bar);\n"
+    "    }\n"
+    "    gpuir__lane->shared = own;\n"
+    "}\n"
+    "#define gpuir_mbar_arrive_cluster(bar, rank) gpuir_emu_mbar_arrive_cluster(gpuir__lane, bar, rank)\n"
+
+    "#define gpuir_tma_load_2d_mc(dst, map, c0, c1, c2, bar, mask) gpuir_emu_tma_load_mc(gpuir__lane, dst, map, c0, c1, c2, bar, mask)\n"
+    "#define gpuir_tma_load_3d_mc(dst, map, c0, c1, c2, bar, mask) gpuir_emu_tma_load_mc(gpuir__lane, dst, map, c0, c1, c2, bar, mask)\n";
+
+/* What codegen writes for a target: its prelude, tensor-core, wgmma and cluster helpers. */
 typedef struct gpuir__cg_target {
-    const char *prelude, *tensor_cores, *wgmma[5];
+    const char *prelude, *tensor_cores, *wgmma[5], *clusters;
 } gpuir__cg_target;
 
 static const gpuir__cg_target gpuir__cg_cuda = {gpuir__cg_cuda_prelude, gpuir__cg_tc_cuda,
                                                 {gpuir__cg_wgmma_cuda, gpuir__cg_tma_cuda, gpuir__cg_wgmma_cuda_mma,
-                                                 gpuir__cg_wgmma_cuda_n256, gpuir__cg_wgmma_cuda_n64}};
-static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, {gpuir__cg_wgmma_emu, "", "", "", ""}};
+                                                 gpuir__cg_wgmma_cuda_n256, gpuir__cg_wgmma_cuda_n64},
+                                                gpuir__cg_cluster_cuda};
+static const gpuir__cg_target gpuir__cg_emu = {gpuir__cg_emu_prelude, gpuir__cg_tc_emu, {gpuir__cg_wgmma_emu, "", "", "", ""},
+                                               gpuir__cg_cluster_emu};
 
 /* GPUIR_WGMMA_RS_F16/BF16_N<n>(d, a, db, base, addr): wgmma.mma_async
    m64n<n>k16 with A in registers (a[4]) and B N-major from a descriptor
@@ -16573,8 +16670,11 @@ static void gpuir__cg_signature(gpuir__cg *C, const char *cname) {
                                                             gpuir__cg_param(C, (int)i), a);
     }
     if (C->tma) gpuir__str_puts(&params, ", GPUIR_TMAP_PARAM(tma_a), GPUIR_TMAP_PARAM(tma_b)");
-    char bounds[48] = "";            /* launch bounds: the wgmma kernel's, and a wide row kernel's */
-    if (C->wgmma) snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(384, 1) ");
+    char bounds[80] = "";            /* launch bounds (and clusters): the wgmma kernel's, and a wide row kernel's */
+    int64_t cluster = C->wgmma ? gpuir__wgmma_cluster(gpuir__matmul_variant_of(m, C->k)) : 1;
+    if (C->wgmma && cluster > 1)
+        snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(384, 1) GPUIR_CLUSTER_DIMS(%lld) ", (long long)cluster);
+    else if (C->wgmma) snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(384, 1) ");
     else if (C->form == GPUIR__FORM_REDUCE_ROWS && C->threads > 256)   /* (GPUIR__ROWS_WIDE_THREADS: at most */
         snprintf(bounds, sizeof bounds, "GPUIR_LAUNCH_BOUNDS(%lld, 1) ", (long long)C->threads);   /* 128 registers) */
     gpuir__cg_open(C, "GPUIR_KERNEL %s%s(%s)", bounds, cname, gpuir__str_cstr(&params));
@@ -17769,6 +17869,7 @@ typedef struct gpuir__wg {
     char mma[16];                   /* GPUIR_WGMMA_<dtype><mma>: the m64n<bn>k16 (k8) helper */
     bool b_n_major;                 /* B read as [.., K, N] (not transpose_b: gpuir__wgmma_reads_b_n_major) */
     bool a_m_major;                 /* A read as [.., K, M] (transpose_a: gpuir__wgmma_reads_a_m_major) */
+    int cluster;                    /* blocks a cluster (1: none), on vertically adjacent tiles sharing B's */
 } gpuir__wg;
 
 static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
@@ -17779,7 +17880,8 @@ static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
     w.tf32 = v->tf32;
     w.bk = w.tf32 ? 32 : 64;
     w.stage_bytes = GPUIR__WG_A_BYTES + (unsigned)w.bn * 128u;
-    w.producer_regs = w.bn == 256 ? 24 : 40;
+    w.cluster = (int)gpuir__wgmma_cluster(v);
+    w.producer_regs = w.bn == 256 ? (w.cluster > 1 ? 32 : 24) : 40;   /* a cluster's: its rank and copy mask */
     w.consumer_regs = w.bn == 256 ? 240 : 232;
     const gpuir__op *op = gpuir__kernel_matmul(C->m, C->k);
     w.b_n_major = op && !w.tf32 && !gpuir__op_flag(C->m, op, GPUIR__KEY_TRANSPOSE_B);
@@ -17834,8 +17936,32 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap_n_major(const gpuir_type *t, int para
     return x;
 }
 
+/* A clustered kernel's copies of B's tile (gpuir__wg's cluster): the
+   cluster's blocks take vertically adjacent tiles of the same columns,
+   and block `rank` copies the rank-th part of B's tile (bn / cluster rows
+   of B^T, or bn / 64 / cluster boxes of 64 N x 64 k when B is read
+   N-major) into the same place of every block's stage, completing each
+   block's `full` mbarrier there: a multicast bulk tensor copy. Each
+   block's `full` so expects the whole stage, as without clusters. */
+static void gpuir__cg_wgmma_b_multicast(gpuir__cg *C, const gpuir__wg *w, const char *full) {
+    unsigned mask = (1u << w->cluster) - 1u;
+    if (w->b_n_major) {
+        int boxes = w->bn / 64 / w->cluster;     /* each block's boxes of 8 KiB */
+        gpuir__cg_line(C, "for (int j = rank * %d; j < rank * %d + %d; j++) gpuir_tma_load_%ud_mc(sa + %uu + (unsigned)j * 8192u, "
+                       "GPUIR_TMAP(tma_b), (int)(tn * %d + j * 64), (int)(kt * 64), cb, %s, %uu);", boxes, boxes, boxes,
+                       C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, w->bn, full, mask);
+        return;
+    }
+    int rows = w->bn / w->cluster;                /* B^T's rows each block copies, 128 bytes each */
+    gpuir__cg_line(C, "gpuir_tma_load_%ud_mc(sa + %uu + (unsigned)rank * %uu, GPUIR_TMAP(tma_b), (int)(kt * %d), "
+                   "(int)(tn * %d + rank * %d), cb, %s, %uu);", C->info->tmaps[1].rank, GPUIR__WG_A_BYTES,
+                   (unsigned)rows * 128u, w->bk, w->bn, rows, full, mask);
+}
+
 /* The producer: thread 0 of warpgroup 0 fills the stages, each once the
-   consumers released it (from the second round of the ring on). */
+   consumers released it (from the second round of the ring on; in a
+   cluster, once every block's consumers released it: its copies of B
+   write every block's stage). */
 static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpuir_type *o, const gpuir_type *a,
                                      const gpuir_type *b, long long tiles, long long tiles_m, long long tiles_n, long long K) {
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + w->bk - 1) / w->bk;
@@ -17859,7 +17985,9 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpu
     else
         gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * %d), (int)(tm * 128), ca, %s);",
                        C->info->tmaps[0].rank, w->bk, full);
-    if (w->b_n_major)                             /* bn / 64 boxes of 64 N x 64 k */
+    if (w->cluster > 1)
+        gpuir__cg_wgmma_b_multicast(C, w, full);
+    else if (w->b_n_major)                        /* bn / 64 boxes of 64 N x 64 k */
         gpuir__cg_line(C, "for (int j = 0; j < %d; j++) gpuir_tma_load_%ud(sa + %uu + (unsigned)j * 8192u, GPUIR_TMAP(tma_b), "
                        "(int)(tn * %d + j * 64), (int)(kt * 64), cb, %s);", w->bn / 64, C->info->tmaps[1].rank,
                        GPUIR__WG_A_BYTES, w->bn, full);
@@ -17874,6 +18002,29 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpu
     C->depth++;
     gpuir__cg_line(C, "gpuir_setmaxnreg_inc(%d);", w->consumer_regs);
 }
+
+/* A consumer thread releases stage `prev` (when `cond` holds, if not
+   NULL): it arrives on its block's `empty` mbarrier; in a cluster, each
+   consumer warp then arrives once on every other block's too (lane 0,
+   after the warp's lanes are past their wgmma: each block's copies of B
+   write every block's stage). So `empty` counts 256 arrivals, and
+   8 (cluster - 1) more in a cluster (gpuir__wgmma_empty_arrivals). */
+static void gpuir__cg_wgmma_release(gpuir__cg *C, const gpuir__wg *w, const char *cond) {
+    if (w->cluster <= 1) {
+        gpuir__cg_line(C, "%s%s%sgpuir_mbar_arrive(empty + 8u * prev);", cond ? "if (" : "", cond ? cond : "",
+                       cond ? ") " : "");
+        return;
+    }
+    if (cond) gpuir__cg_open(C, "if (%s)", cond);
+    gpuir__cg_line(C, "gpuir_mbar_arrive(empty + 8u * prev);");
+    gpuir__cg_line(C, "GPUIR_SYNC_WARP();");
+    gpuir__cg_line(C, "if (lane == 0)");
+    gpuir__cg_line(C, "    for (unsigned r = 0; r < %du; r++) if (r != rank) gpuir_mbar_arrive_cluster(empty + 8u * prev, r);",
+                   w->cluster);
+    if (cond) gpuir__cg_close(C);
+}
+
+static unsigned gpuir__wgmma_empty_arrivals(const gpuir__wg *w) { return 256u + 8u * (unsigned)(w->cluster - 1); }
 
 /* A consumer's k loop: wait for the stage, four wgmma on it, then (with
    this group in flight) release the stage before; the last one after
@@ -17900,12 +18051,12 @@ static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const gpuir__wg *w, const cha
     C->depth--;
     gpuir__cg_line(C, "gpuir_wgmma_commit();");
     gpuir__cg_line(C, "gpuir_wgmma_wait1();");
-    gpuir__cg_line(C, "if (kt > 0) gpuir_mbar_arrive(empty + 8u * prev);");
+    gpuir__cg_wgmma_release(C, w, "kt > 0");
     gpuir__cg_line(C, "prev = st;");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_wgmma_wait0();");
     gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(acc, %d);", w->bn / 2);
-    if (k_tiles > 0) gpuir__cg_line(C, "gpuir_mbar_arrive(empty + 8u * prev);");   /* the last stage */
+    if (k_tiles > 0) gpuir__cg_wgmma_release(C, w, NULL);   /* the last stage */
 }
 
 /* The epilogue through shared memory (gpuir__cg_wgmma_staged): each
@@ -18106,6 +18257,12 @@ static gpuir_result gpuir__cg_wgmma_epilogue_staged(gpuir__cg *C, const gpuir__w
     return r;
 }
 
+/* A clustered kernel's end: no block leaves while another may still
+   arrive on its mbarriers (its consumers' releases) or copy into it. */
+static void gpuir__cg_wgmma_cluster_end(gpuir__cg *C, const gpuir__wg *w) {
+    if (w->cluster > 1) gpuir__cg_line(C, "gpuir_cluster_sync();");
+}
+
 static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int pb) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -18114,12 +18271,13 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     const gpuir_type *o = &gpuir__value_at(m, gpuir__op_operand(m, op, 2))->type;
     gpuir__wg w = gpuir__wg_of(C);
     long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], K = a->dims[a->rank - (w.a_m_major ? 2 : 1)];
-    long long tiles_n = (N + w.bn - 1) / w.bn, tiles_m = (M + 127) / 128;
+    long long tiles_n = (N + w.bn - 1) / w.bn, tiles_m = gpuir__wgmma_tiles_m(M, w.cluster);
     long long batches = M && N ? gpuir__type_count(o) / (M * N) : 0, tiles = tiles_n * tiles_m * batches;
     unsigned stages_bytes = (unsigned)w.stages * w.stage_bytes;
     C->info->n_tmaps = 2;
     C->info->tmaps[0] = w.a_m_major ? gpuir__cg_wgmma_tmap_n_major(a, pa) : gpuir__cg_wgmma_tmap(a, pa, 128);
-    C->info->tmaps[1] = w.b_n_major ? gpuir__cg_wgmma_tmap_n_major(b, pb) : gpuir__cg_wgmma_tmap(b, pb, w.bn);
+    C->info->tmaps[1] = w.b_n_major ? gpuir__cg_wgmma_tmap_n_major(b, pb) : gpuir__cg_wgmma_tmap(b, pb, w.bn / w.cluster);
+    C->info->cluster = w.cluster > 1 ? (unsigned)w.cluster : 0u;
     bool staged = gpuir__cg_wgmma_staged(C, at, o);
     C->dynamic_bytes = staged ? 1024u + GPUIR__WG_EPI_AT + GPUIR__WG_EPI_BYTES : 1024u + stages_bytes + 16u * (unsigned)w.stages;
     C->barriers = true;
@@ -18127,15 +18285,18 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "unsigned s0 = GPUIR_SMEM_ADDR(smem), sbase = (s0 + 1023u) & ~1023u;");
     gpuir__cg_line(C, "unsigned full = sbase + %uu, empty = full + %uu;", stages_bytes, 8u * (unsigned)w.stages);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK, lane = t %% 32, warp = t / 32, g = lane / 4, q = lane %% 4, wg = warp / 4;");
+    if (w.cluster > 1)           /* a 1-D grid in clusters along x: the rank is the block's x modulo */
+        gpuir__cg_line(C, "unsigned rank = (unsigned)(GPUIR_BLOCK_RANK %% %d);   /* in the cluster */", w.cluster);
     gpuir__cg_line(C, "long long it = 0;                    /* k tiles so far, across tiles */");
     gpuir__cg_open(C, "if (t == 0)");
     gpuir__cg_open(C, "for (unsigned st = 0; st < %du; st++)", w.stages);
     gpuir__cg_line(C, "gpuir_mbar_init(full + 8u * st, 1u);");
-    gpuir__cg_line(C, "gpuir_mbar_init(empty + 8u * st, 256u);");
+    gpuir__cg_line(C, "gpuir_mbar_init(empty + 8u * st, %uu);", gpuir__wgmma_empty_arrivals(&w));
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_mbar_init_fence();");
     gpuir__cg_close(C);
-    gpuir__cg_line(C, "GPUIR_SYNC();");
+    /* in a cluster, no block's copy or arrival reaches another's mbarriers before they are made */
+    gpuir__cg_line(C, w.cluster > 1 ? "gpuir_cluster_sync();" : "GPUIR_SYNC();");
     gpuir__cg_wgmma_producer(C, &w, o, a, b, tiles, tiles_m, tiles_n, K);
     if (staged)
         gpuir__cg_line(C, "unsigned char *stg = GPUIR_SMEM_PTR(sbase + %uu + (unsigned)(warp - 4) * 4096u);",
@@ -18150,6 +18311,7 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
         gpuir_result r = gpuir__cg_wgmma_epilogue_staged(C, &w, at, o);
         gpuir__cg_close(C);                     /* the tile loop */
         gpuir__cg_close(C);                     /* the consumers' branch */
+        gpuir__cg_wgmma_cluster_end(C, &w);
         return r;
     }
     gpuir__cg_line(C, "GPUIR_UNROLL");
@@ -18163,6 +18325,7 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir_result r = gpuir__cg_matmul_epilogue(C, at, "float", value);
     gpuir__cg_close(C);                         /* the tile loop */
     gpuir__cg_close(C);                         /* the consumers' branch */
+    gpuir__cg_wgmma_cluster_end(C, &w);
     return r;
 }
 
@@ -21390,6 +21553,7 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
                            needs.wgmma_n256 ? target->wgmma[3] : "", needs.attention_wgmma ? target->wgmma[4] : "",
                            gpuir__cg_wgmma_helpers, gpuir__cg_wgmma_copy_helpers);
     if (!r && needs.wgmma_a_m_major) gpuir__cg_wgmma_amn_text(&s, needs.wgmma_n256, target == &gpuir__cg_emu);
+    if (!r && needs.wgmma_clusters) gpuir__str_puts(&s, target->clusters);
     if (!r && needs.pv_dims) gpuir__str_appendf(&s, "%s", gpuir__cg_wgmma_rs_helpers);
     for (int d = 16; !r && d <= 128; d += 16)      /* P V on wgmma: an m64n<head dim> helper each */
         if (needs.pv_dims >> (d / 16 - 1) & 1u) gpuir__cg_wgmma_rs_text(&s, d, target == &gpuir__cg_emu);
@@ -24611,24 +24775,27 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx) {
 // The CPU implementation of the device table: device memory is host memory,
 // a module is the same CUDA C compiled by the host C compiler (with the
 // emulator prelude) into a shared object and dlopen'ed, and a launch runs
-// each block's threads as fibers. Work on streams is queued and run only
-// when the host waits, in a seeded interleaving of the streams, and freed
-// memory is kept until they are idle: missing waits show.
+// each block's (each cluster's) threads as fibers. Work on streams is
+// queued and run only when the host waits, in a seeded interleaving of the
+// streams, and freed memory is kept until they are idle: missing waits show.
 // Reads: util, codegen.cuda (the ABI its kernels share), rt.driver (the
 // table's types), rt.cache, configure (gpuir__target_shared_optin: a
 // block's shared memory is the target's, as on that GPU), the environment
 // (GPUIR_CC, GPUIR_CC_TIMEOUT, TMPDIR, GPUIR_EMU_MAX_THREADS: the work
-// bound, threads per launch).
+// bound, threads per launch; GPUIR_EMU_SHUFFLE: the fibers' order).
 // Writes: files in the context's private temporary directory
 // ($TMPDIR/gpuir-<pid>-XXXXXX, removed with the context; a dead process's
 // is removed by the next one), nothing else.
 
 /* The fiber engine. Runs one CUDA grid launch on the host CPU. Blocks run
-   one after another in (z, y, x) order; inside a block every CUDA thread is
-   a fiber (a user-space coroutine on its own small stack) and fibers switch
-   only at __syncthreads and at warp collectives (__syncwarp, which the
-   prelude also uses for shuffles). Kernels launched without barriers run as
-   plain sequential calls on the caller's stack, with no fibers at all.
+   one after another in (z, y, x) order (a cluster's blocks, along x,
+   together); inside a block every CUDA thread is a fiber (a user-space
+   coroutine on its own small stack) and fibers switch only at
+   __syncthreads, the cluster's barrier, warp collectives (__syncwarp,
+   which the prelude also uses for shuffles) and spins (mbarrier waits
+   yield), in turn or, shuffled, in a seeded random order. Kernels launched
+   without barriers run as plain sequential calls on the caller's stack,
+   with no fibers at all.
 
    DESIGN
      - Context switch: inline assembly on x86-64 (System V) and aarch64 that
@@ -24935,6 +25102,7 @@ typedef struct gpuir__emu_engine {
     unsigned long long progress;  /* events that can end a spin: barrier arrivals, exits, mbarrier updates */
     unsigned long long progress_seen;
     unsigned idle_yields;         /* yields in a row with no progress */
+    unsigned long long shuffle;   /* nonzero: the state of the seeded random order the fibers run in */
     gpuir_emu_dim3 block_dim, grid_dim, block_idx;
     gpuir__emu_ctx sched;         /* the launching context */
     gpuir_emu_lane plain;         /* the lane of launches without barriers */
@@ -25027,11 +25195,23 @@ static void gpuir__emu_queue_push(gpuir__emu_engine *e, gpuir__emu_fiber *f)
     e->queue[i] = f;
 }
 
-/* Takes the next runnable fiber, or NULL when none is left. */
+/* Takes the next runnable fiber, or NULL when none is left: the one at the
+   head of the queue, or with shuffling on, one anywhere in it (xorshift64
+   from the seed; it takes the head's place first). */
 static gpuir__emu_fiber *gpuir__emu_queue_pop(gpuir__emu_engine *e)
 {
     gpuir__emu_fiber *f;
     if (!e->q_count) return NULL;
+    if (e->shuffle) {
+        unsigned long long x = e->shuffle;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        e->shuffle = x;
+        unsigned j = e->q_head + (unsigned)(x % e->q_count);
+        if (j >= e->cap) j -= e->cap;
+        f = e->queue[j];
+        e->queue[j] = e->queue[e->q_head];
+        e->queue[e->q_head] = f;
+    }
     f = e->queue[e->q_head];
     if (++e->q_head == e->cap) e->q_head = 0;
     e->q_count--;
@@ -25138,7 +25318,10 @@ static void gpuir__emu_sync_cluster(gpuir_emu_lane *lane)
    waits for gets its turn. Spins end only through `progress` (mbarrier
    updates, barrier arrivals, exits): when the queue has gone round twice
    with yields and no progress, every runnable thread spins on something no
-   thread will change, and the block is deadlocked (reported, not hung). */
+   thread will change, and the block is deadlocked (reported, not hung).
+   With shuffling, picks are random: 64 rounds' worth of yields with no
+   progress (a thread that could progress goes unpicked that long with odds
+   of about e^-64). */
 static void gpuir__emu_yield(gpuir_emu_lane *lane)
 {
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
@@ -25147,7 +25330,7 @@ static void gpuir__emu_yield(gpuir_emu_lane *lane)
         e->progress_seen = e->progress;
         e->idle_yields = 0;
     }
-    if (++e->idle_yields > 2 * (e->q_count + 1)) {
+    if (++e->idle_yields > (e->shuffle ? 64u : 2u) * (e->q_count + 1)) {
         gpuir__emu_fail(e,
                         "gpuir emulator: deadlock in block (%u,%u,%u): linear thread %u and %u other runnable "
                         "thread(s)%s spin on mbarrier waits that no thread can complete, %u exited",
@@ -26822,12 +27005,25 @@ static uint64_t gpuir__emu_max_threads(void) {
     return v && end && *end == '\0' ? (uint64_t)v : GPUIR__EMU_WORK_BOUND;
 }
 
+/* $GPUIR_EMU_SHUFFLE, a positive integer: the seed of the random order in
+   which the emulator then runs a block's (a cluster's) threads between
+   waits, in place of their turn in a queue; 0 (off) otherwise. A race the
+   queue's order hides (a thread that overwrites what another has yet to
+   read, the other being always served first) shows up under some seeds. */
+static unsigned long long gpuir__emu_shuffle_seed(void) {
+    const char *env = getenv("GPUIR_EMU_SHUFFLE");
+    char *end = NULL;
+    unsigned long long v = env && *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
+    return v && end && *end == '\0' ? v : 0;
+}
+
 /* A new emulated device with its table; NULL when out of memory. */
 static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out) {
     gpuir__emu *E = (gpuir__emu *)gpuir__calloc(1, sizeof *E);
     if (!E) return NULL;
     E->engine = gpuir__emu_engine_make(0);
     if (!E->engine) { GPUIR_FREE(E); return NULL; }
+    E->engine->shuffle = gpuir__emu_shuffle_seed();
     E->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
     gpuir__drv d;
     memset(&d, 0, sizeof d);

@@ -56,7 +56,8 @@ matmul_case "bf16 with B staged (N = 132)" \
     --dtype=bf16 --m=200 --n=132 --k=72
 for args in "|" "--no-wgmma|" "--form=mma_sync.128x128x32.s3|" \
             "--form=plain.64x64x16|" "--form=wgmma.128x256x64.s4|" "--form=wgmma.128x128x64.s6.persistent|" \
-            "--wgmma --form=wgmma.128x256x64.s4.persistent|"; do
+            "--wgmma --form=wgmma.128x256x64.s4.persistent|" "--form=wgmma.128x256x64.s4.persistent.c2|" \
+            "--form=wgmma.128x128x64.s6.persistent.c2|"; do
     flags=${args%%|*} want=${args#*|}
     # shellcheck disable=SC2086
     $bench matmul --dtype=bf16 --m=200 --n=136 --k=72 $flags > $out 2>&1
@@ -70,7 +71,7 @@ done
 # TF32 on wgmma by form: A rounded, B transposed and rounded, each in a
 # kernel before the matmul (three kernels, two temporaries, all launched
 # alone as the GPU path times them).
-for form in wgmma.128x128x32.s6 wgmma.128x256x32.s4.persistent; do
+for form in wgmma.128x128x32.s6 wgmma.128x256x32.s4.persistent wgmma.128x256x32.s4.persistent.c2; do
     matmul_case "tf32 --form=$form" \
         "^emu tf32 form $form .*matches the interpreter (run, and kernel launched alone) (3 kernels: operands staged first)" \
         "^bench matmul tf32 .*kernels=3" \

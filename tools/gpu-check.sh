@@ -89,10 +89,12 @@ grep -A8 '^FAIL\|probe' "$OUT/mma-layouts.txt" | head -40
 echo "cuda+graphs: $(grep -c '^PASS' "$OUT/cuda-graphs.txt") passed, $(grep -c '^FAIL' "$OUT/cuda-graphs.txt") failed, $(grep -c '^TIMEOUT' "$OUT/cuda-graphs.txt") timed out"
 grep '^FAIL\|^TIMEOUT' "$OUT/cuda-graphs.txt" | head -20
 # The wgmma files' emulator runs again on CUDA, each under the test time
-# limit: the variants, TF32 through bulk copies and A read M-major (not yet
-# run on a GPU), the --sm-count ones making each block walk several tiles
-# (test_backends runs them at the device's own count, where few tiles walk).
-for f in tests/ir/run/wgmma-tf32.gir tests/ir/run/wgmma-a-m-major.gir tests/ir/run/wgmma-variants.gir; do
+# limit: the variants, TF32 through bulk copies, A read M-major and the
+# clusters (not yet run on a GPU), the --sm-count ones making each block
+# (cluster) walk several tiles (test_backends runs them at the device's own
+# count, where few tiles walk).
+for f in tests/ir/run/wgmma-clusters.gir tests/ir/run/wgmma-tf32.gir tests/ir/run/wgmma-a-m-major.gir \
+         tests/ir/run/wgmma-variants.gir; do
     sed -n 's|^// RUN: gpuir-run %s \(.*\) --backend=emu\(.*\)$|\1\2|p' $f |
     while IFS= read -r args; do
         # shellcheck disable=SC2086
@@ -131,6 +133,7 @@ bf16-wgmma-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --r
 bf16-wgmma-256|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4
 bf16-wgmma-256-persistent|matmul --dtype=bf16 --wgmma --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4.persistent
 bf16-wgmma-b-n-major|matmul --dtype=bf16 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x128x64.s6
+bf16-wgmma-256-persistent-c2|matmul --dtype=bf16 --m=4096 --n=4096 --k=4096 --repeat=3 --form=wgmma.128x256x64.s4.persistent.c2
 f32-256|matmul --m=4096 --n=4096 --k=4096 --repeat=3 --form=register_tiled.256x128x8.s2
 attention-wgmma-s|attention --seq=4096 --repeat=3 --form=attention.fa2_wgmma.m128
 attention-wgmma|attention --seq=4096 --repeat=3 --form=attention.wgmma.m128
@@ -192,6 +195,8 @@ matmul --dtype=tf32 --form=wgmma.128x128x32.s6
 matmul --dtype=tf32 --form=wgmma.128x256x32.s4.persistent
 matmul --dtype=bf16 --transpose-a
 matmul --dtype=bf16 --transpose-a --form=wgmma.128x256x64.s4.persistent
+matmul --dtype=bf16 --form=wgmma.128x256x64.s4.persistent.c2
+matmul --dtype=f16 --form=wgmma.128x256x64.s4.persistent.c2
 bandwidth
 attention
 attention --form=attention.fa2_wgmma.m128
@@ -213,6 +218,8 @@ e2e
 matmul --dtype=bf16 --form=wgmma.128x128x64.s6
 matmul --dtype=bf16 --form=wgmma.128x128x64.s6.persistent
 matmul --dtype=bf16 --form=wgmma.128x256x64.s4
+matmul --dtype=bf16 --form=wgmma.128x128x64.s6.persistent.c2
+matmul --dtype=tf32 --form=wgmma.128x256x32.s4.persistent.c2
 matmul --dtype=bf16 --wgmma
 matmul --dtype=bf16 --wgmma --epilogue=bias,gelu,residual
 matmul --form=register_tiled.128x128x16.s2

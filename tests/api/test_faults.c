@@ -616,6 +616,50 @@ TEST(emulator_clusters_share_their_blocks_memory_and_barrier) {
     gpuir__emu_engine_destroy(e);
 }
 
+/* Shuffling (GPUIR_EMU_SHUFFLE's seed in the engine): the threads start
+   in a random order, not in turn, the same one for the same seed; spins
+   and clusters work as in turn, and a spin no thread can end is still a
+   deadlock. */
+static void note_the_order(gpuir_emu_lane *l, void **p) {
+    unsigned *order = (unsigned *)p[0], *next = (unsigned *)p[1];
+    order[(*next)++] = l->thread_idx.x;
+}
+
+TEST(emulator_shuffling_runs_threads_in_a_seeded_random_order) {
+    gpuir__emu_engine *e = gpuir__emu_engine_make(0);
+    char err[512] = "";
+    const unsigned one[3] = {1, 1, 1}, block[3] = {64, 1, 1};
+    unsigned order[2][64], next = 0;
+    void *params[2] = {order[0], &next};
+    e->shuffle = 12345;
+    CHECK(gpuir__emu_engine_launch(e, note_the_order, params, one, block, 0, 1, 1, err, sizeof err) == 0);
+    unsigned in_turn = 0;
+    for (unsigned i = 0; i < 64; i++) in_turn += order[0][i] == i;
+    CHECK(next == 64 && in_turn < 16);                 /* not the queue's order */
+    next = 0;
+    params[0] = order[1];
+    e->shuffle = 12345;
+    CHECK(gpuir__emu_engine_launch(e, note_the_order, params, one, block, 0, 1, 1, err, sizeof err) == 0);
+    CHECK(memcmp(order[0], order[1], sizeof order[0]) == 0);   /* the same seed, the same order */
+    int flag = 0;
+    void *spin[1] = {&flag};
+    const unsigned grid[3] = {2, 1, 1}, warps[3] = {96, 1, 1};
+    for (unsigned seed = 1; seed <= 8; seed++) {
+        e->shuffle = seed;
+        flag = 0;
+        CHECK(gpuir__emu_engine_launch(e, spin_until_the_last_thread, spin, grid, warps, 0, 1, 1, err, sizeof err) == 0);
+        int out[4 * 96];
+        void *swap[1] = {out};
+        const unsigned four[3] = {4, 1, 1};
+        CHECK(gpuir__emu_engine_launch(e, swap_through_the_peer, swap, four, warps, 96 * sizeof(int), 1, 2, err,
+                                       sizeof err) == 0);
+        CHECK(out[0] == 1095 && out[4 * 96 - 1] == 2000);
+    }
+    CHECK(gpuir__emu_engine_launch(e, spin_forever, spin, grid, warps, 0, 1, 1, err, sizeof err) != 0);
+    CHECK(strstr(err, "spin on mbarrier waits") != NULL);
+    gpuir__emu_engine_destroy(e);
+}
+
 /* Every test above ran with TMPDIR set to a private directory: after the
    emulator's compiles and module loads (and their failures, a compiler that
    fails and one that cannot start included) the directory is empty. */
@@ -800,6 +844,7 @@ int main(void) {
     RUN(a_failing_tensor_map_encode_fails_the_run_cleanly);
     RUN(emulator_spins_yield_and_a_hopeless_spin_is_a_deadlock);
     RUN(emulator_clusters_share_their_blocks_memory_and_barrier);
+    RUN(emulator_shuffling_runs_threads_in_a_seeded_random_order);
     RUN(every_host_allocation_fails_cleanly_once);
     RUN(every_host_allocation_fails_cleanly_for_good);
     RUN(every_host_allocation_of_a_cold_make_fails_cleanly);

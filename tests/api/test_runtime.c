@@ -754,6 +754,47 @@ TEST(nvrtc_compiles_the_wgmma_variants_for_sm_90a) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The clustered wgmma kernels (`.c2`): NVRTC compiles them for sm_90a with
+   no spill and no local memory, each a kernel of two-block clusters whose
+   producer multicasts its half of B's tile and whose consumers arrive on
+   the other block's mbarriers; the 256-column producer keeps 32 registers
+   (24 spilled its copy loop's map address). */
+TEST(nvrtc_compiles_the_clustered_wgmma_kernels_for_sm_90a) {
+    static const char text[] =
+        "func.func @n(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {\n"
+        "  %m = matmul %x, %w {form = \"wgmma.128x256x64.s4.persistent.c2\"} : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>\n"
+        "  return %m : tensor<4096x4096xbf16>\n}\n"
+        "func.func @k(%x: tensor<8x512x1024xf16>, %w: tensor<8x1024x1024xf16>) -> tensor<8x512x1024xf16> {\n"
+        "  %m = matmul %x, %w {transpose_b = true, form = \"wgmma.128x256x64.s4.persistent.c2\"} : (tensor<8x512x1024xf16>, tensor<8x1024x1024xf16>) -> tensor<8x512x1024xf16>\n"
+        "  return %m : tensor<8x512x1024xf16>\n}\n"
+        "func.func @s(%x: tensor<300x64xbf16>, %w: tensor<64x520xbf16>, %b: tensor<520xbf16>, %r: tensor<300x520xbf16>) -> tensor<300x520xbf16> {\n"
+        "  %m = matmul %x, %w {form = \"wgmma.128x128x64.s6.persistent.c2\"} : (tensor<300x64xbf16>, tensor<64x520xbf16>) -> tensor<300x520xbf16>\n"
+        "  %s = add %m, %b : (tensor<300x520xbf16>, tensor<520xbf16>) -> tensor<300x520xbf16>\n"
+        "  %g = gelu %s : (tensor<300x520xbf16>) -> tensor<300x520xbf16>\n"
+        "  %o = add %g, %r : (tensor<300x520xbf16>, tensor<300x520xbf16>) -> tensor<300x520xbf16>\n"
+        "  return %o : tensor<300x520xbf16>\n}\n"
+        "func.func @a(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {\n"
+        "  %m = matmul %x, %w {transpose_a = true, form = \"wgmma.128x256x64.s4.persistent.c2\"} : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>\n"
+        "  return %m : tensor<4096x4096xbf16>\n}\n"
+        "func.func @t(%x: tensor<4096x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {\n"
+        "  %m = matmul %x, %w {tf32 = true, form = \"wgmma.128x256x32.s4.persistent.c2\"} : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>\n"
+        "  return %m : tensor<4096x4096xf32>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_text(ctx, text);
+    char *ptx = NULL;
+    if (!nvrtc_compiles(ctx, m, 90, &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+    CHECK(ptx && strstr(ptx, ".target sm_90a") && !strstr(ptx, ".local"));
+    CHECK(ptx && strstr(ptx, ".reqnctapercluster 2, 1, 1"));
+    CHECK(ptx && strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster") &&
+          strstr(ptx, "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"));
+    CHECK(ptx && strstr(ptx, "mapa.shared::cluster.u32") && strstr(ptx, "mbarrier.arrive.shared::cluster.b64") &&
+          strstr(ptx, "barrier.cluster.arrive.release") && strstr(ptx, "barrier.cluster.wait.acquire"));
+    CHECK(ptx && strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 32;") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 240;"));
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"));
+    gpuir_free(ptx);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A plain bf16 matmul (B as [K, N], no attribute) planned for sm_90 takes
    the wgmma kernel by default, reading B as it is (N-major: one kernel),
    and NVRTC compiles the module for sm_90a with wgmma.mma_async in its
@@ -1323,6 +1364,7 @@ int main(void) {
     RUN_PLAIN(nvrtc_compiles_tensor_core_kernels);
     RUN_PLAIN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
     RUN_PLAIN(nvrtc_compiles_the_wgmma_variants_for_sm_90a);
+    RUN_PLAIN(nvrtc_compiles_the_clustered_wgmma_kernels_for_sm_90a);
     RUN(nvrtc_compiles_the_default_bf16_matmul_to_wgmma_on_sm_90);
     RUN(tensor_core_tiles_stride_over_any_grid);
     RUN(emulator_refuses_a_launch_short_of_dynamic_shared_memory);

@@ -551,11 +551,14 @@ static int fd_matmul(fd_gen *g, int a) {
     bool wgmma = !fd_off[FD_WGMMA] && !dynamic && g->sm >= 90 && (half || tf32) && k % (half ? 8 : 4) == 0 && k > 0 &&
                  m > 0 && n > 0 && fd_chance(&g->rng, 25);    /* `wgmma = true` forces it: only where it runs */
     /* or a wgmma variant by name (128x256 tiles, a persistent grid: the
-       module's sm_count is often 1..16, so blocks walk tiles) */
-    static const char *const wgmma_forms[2][4] = {
-        {"wgmma.128x128x64.s6", "wgmma.128x128x64.s6.persistent", "wgmma.128x256x64.s4", "wgmma.128x256x64.s4.persistent"},
-        {"wgmma.128x128x32.s6", "wgmma.128x128x32.s6.persistent", "wgmma.128x256x32.s4", "wgmma.128x256x32.s4.persistent"}};
-    const char *form = wgmma && fd_chance(&g->rng, 50) ? wgmma_forms[tf32][fd_below(&g->rng, 4)] : NULL;
+       module's sm_count is often 1..16, so blocks walk tiles; clusters of
+       two blocks sharing B's tile) */
+    static const char *const wgmma_forms[2][6] = {
+        {"wgmma.128x128x64.s6", "wgmma.128x128x64.s6.persistent", "wgmma.128x256x64.s4", "wgmma.128x256x64.s4.persistent",
+         "wgmma.128x128x64.s6.persistent.c2", "wgmma.128x256x64.s4.persistent.c2"},
+        {"wgmma.128x128x32.s6", "wgmma.128x128x32.s6.persistent", "wgmma.128x256x32.s4", "wgmma.128x256x32.s4.persistent",
+         "wgmma.128x256x32.s4.persistent.c2", NULL}};
+    const char *form = wgmma && fd_chance(&g->rng, 50) ? wgmma_forms[tf32][fd_below(&g->rng, tf32 ? 5 : 6)] : NULL;
     if (wgmma && fd_chance(&g->rng, 50)) tb = true;   /* else B [K, N]: staged, or read N-major under a form */
     int slices = flt && !fd_off[FD_SPLITK] && !wgmma && !dynamic && k >= 4 && fd_chance(&g->rng, 12) ? 2 + fd_below(&g->rng, 3) : 0;
     if (slices && k <= (slices - 1) * gpuir_matmul_k_slice_len(k, slices)) slices = 0;   /* no empty slice */

@@ -53,9 +53,9 @@ static void gpuir_k_fill_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_fill_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_table_k0", gpuir_k_table_k0_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_ints_k0", gpuir_k_ints_k0_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_fill_k0", gpuir_k_fill_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_table_k0", gpuir_k_table_k0_emu, 0u, 0u, 0, 3u, 0u, 0u},
+    {"gpuir_k_ints_k0", gpuir_k_ints_k0_emu, 0u, 0u, 0, 3u, 0u, 0u},
+    {"gpuir_k_fill_k0", gpuir_k_fill_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

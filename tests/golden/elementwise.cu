@@ -267,18 +267,18 @@ static void gpuir_k_pow_f32_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_pow_f32_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(float **)p[3]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_chain_k0", gpuir_k_chain_k0_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_half_k0", gpuir_k_half_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_quad_k0", gpuir_k_quad_k0_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_add_bf16_k0", gpuir_k_add_bf16_k0_emu, 0u, 0u, 0, 4u, 0u},
-    {"gpuir_k_gelu_f16_k0", gpuir_k_gelu_f16_k0_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_quad_i32_k0", gpuir_k_quad_i32_k0_emu, 0u, 0u, 0, 4u, 0u},
-    {"gpuir_k_cast_f32_bf16_k0", gpuir_k_cast_f32_bf16_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_cast_i64_f16_k0", gpuir_k_cast_i64_f16_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_broadcast_k0", gpuir_k_broadcast_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_reshape_k0", gpuir_k_reshape_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_neg_i64_k0", gpuir_k_neg_i64_k0_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_pow_f32_k0", gpuir_k_pow_f32_k0_emu, 0u, 0u, 0, 4u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_chain_k0", gpuir_k_chain_k0_emu, 0u, 0u, 0, 3u, 0u, 0u},
+    {"gpuir_k_half_k0", gpuir_k_half_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_quad_k0", gpuir_k_quad_k0_emu, 0u, 0u, 0, 3u, 0u, 0u},
+    {"gpuir_k_add_bf16_k0", gpuir_k_add_bf16_k0_emu, 0u, 0u, 0, 4u, 0u, 0u},
+    {"gpuir_k_gelu_f16_k0", gpuir_k_gelu_f16_k0_emu, 0u, 0u, 0, 3u, 0u, 0u},
+    {"gpuir_k_quad_i32_k0", gpuir_k_quad_i32_k0_emu, 0u, 0u, 0, 4u, 0u, 0u},
+    {"gpuir_k_cast_f32_bf16_k0", gpuir_k_cast_f32_bf16_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_cast_i64_f16_k0", gpuir_k_cast_i64_f16_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_broadcast_k0", gpuir_k_broadcast_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_reshape_k0", gpuir_k_reshape_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_neg_i64_k0", gpuir_k_neg_i64_k0_emu, 0u, 0u, 0, 3u, 0u, 0u},
+    {"gpuir_k_pow_f32_k0", gpuir_k_pow_f32_k0_emu, 0u, 0u, 0, 4u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

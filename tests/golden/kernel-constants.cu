@@ -143,12 +143,12 @@ static void gpuir_k_ints_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_ints(l, *(int **)p[0], *(int **)p[1]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_splat", gpuir_k_splat_emu, 0u, 0u, 0, 1u, 0u},
-    {"gpuir_k_dense", gpuir_k_dense_emu, 0u, 0u, 0, 1u, 0u},
-    {"gpuir_k_add", gpuir_k_add_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_bcast", gpuir_k_bcast_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_long", gpuir_k_long_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_ints", gpuir_k_ints_emu, 0u, 0u, 0, 2u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_splat", gpuir_k_splat_emu, 0u, 0u, 0, 1u, 0u, 0u},
+    {"gpuir_k_dense", gpuir_k_dense_emu, 0u, 0u, 0, 1u, 0u, 0u},
+    {"gpuir_k_add", gpuir_k_add_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_bcast", gpuir_k_bcast_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_long", gpuir_k_long_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_ints", gpuir_k_ints_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

@@ -523,14 +523,14 @@ static void gpuir_k_ta_tf32_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_ta_tf32_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_edges_f16_k0", gpuir_k_edges_f16_k0_emu, 0u, 56832u, 1, 3u, 0u},
-    {"gpuir_k_layer_bf16_k0", gpuir_k_layer_bf16_k0_emu, 0u, 56832u, 1, 5u, 0u},
-    {"gpuir_k_weights_t_f16_k0", gpuir_k_weights_t_f16_k0_emu, 0u, 61440u, 1, 3u, 0u},
-    {"gpuir_k_batch_bf16_k0", gpuir_k_batch_bf16_k0_emu, 0u, 56832u, 1, 3u, 0u},
-    {"gpuir_k_edges_tf32_k0", gpuir_k_edges_tf32_k0_emu, 0u, 56832u, 1, 3u, 0u},
-    {"gpuir_k_weights_t_tf32_k0", gpuir_k_weights_t_tf32_k0_emu, 0u, 61440u, 1, 4u, 0u},
-    {"gpuir_k_odd_k_f16_k0", gpuir_k_odd_k_f16_k0_emu, 8192u, 0u, 1, 3u, 0u},
-    {"gpuir_k_ta_tf32_k0", gpuir_k_ta_tf32_k0_emu, 8192u, 0u, 1, 3u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_edges_f16_k0", gpuir_k_edges_f16_k0_emu, 0u, 56832u, 1, 3u, 0u, 0u},
+    {"gpuir_k_layer_bf16_k0", gpuir_k_layer_bf16_k0_emu, 0u, 56832u, 1, 5u, 0u, 0u},
+    {"gpuir_k_weights_t_f16_k0", gpuir_k_weights_t_f16_k0_emu, 0u, 61440u, 1, 3u, 0u, 0u},
+    {"gpuir_k_batch_bf16_k0", gpuir_k_batch_bf16_k0_emu, 0u, 56832u, 1, 3u, 0u, 0u},
+    {"gpuir_k_edges_tf32_k0", gpuir_k_edges_tf32_k0_emu, 0u, 56832u, 1, 3u, 0u, 0u},
+    {"gpuir_k_weights_t_tf32_k0", gpuir_k_weights_t_tf32_k0_emu, 0u, 61440u, 1, 4u, 0u, 0u},
+    {"gpuir_k_odd_k_f16_k0", gpuir_k_odd_k_f16_k0_emu, 8192u, 0u, 1, 3u, 0u, 0u},
+    {"gpuir_k_ta_tf32_k0", gpuir_k_ta_tf32_k0_emu, 8192u, 0u, 1, 3u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

@@ -811,17 +811,17 @@ static void gpuir_k_big_k1_residual_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_big_k1_residual_k0(l, *(float **)p[0], *(float **)p[1], *(float **)p[2], *(float **)p[3]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_mm_k0", gpuir_k_mm_k0_emu, 16896u, 0u, 1, 4u, 0u},
-    {"gpuir_k_mm_i32_k0", gpuir_k_mm_i32_k0_emu, 16384u, 0u, 1, 4u, 0u},
-    {"gpuir_k_mm_ta_f32_k0", gpuir_k_mm_ta_f32_k0_emu, 8192u, 0u, 1, 3u, 0u},
-    {"gpuir_k_mm_tb_i64_k0", gpuir_k_mm_tb_i64_k0_emu, 16384u, 0u, 1, 3u, 0u},
-    {"gpuir_k_mm_1x1x1_k0", gpuir_k_mm_1x1x1_k0_emu, 8192u, 0u, 1, 3u, 0u},
-    {"gpuir_k_mm_n1_k0", gpuir_k_mm_n1_k0_emu, 8192u, 0u, 1, 4u, 0u},
-    {"gpuir_k_mm_bcast_k0", gpuir_k_mm_bcast_k0_emu, 8192u, 0u, 1, 3u, 0u},
-    {"gpuir_k_mm128_edges_k0", gpuir_k_mm128_edges_k0_emu, 16896u, 0u, 1, 4u, 0u},
-    {"gpuir_k_small_silu_residual_k0", gpuir_k_small_silu_residual_k0_emu, 16896u, 0u, 1, 4u, 0u},
-    {"gpuir_k_big_bands_gelu_k0", gpuir_k_big_bands_gelu_k0_emu, 24832u, 0u, 1, 4u, 0u},
-    {"gpuir_k_big_k1_residual_k0", gpuir_k_big_k1_residual_k0_emu, 33280u, 0u, 1, 4u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_mm_k0", gpuir_k_mm_k0_emu, 16896u, 0u, 1, 4u, 0u, 0u},
+    {"gpuir_k_mm_i32_k0", gpuir_k_mm_i32_k0_emu, 16384u, 0u, 1, 4u, 0u, 0u},
+    {"gpuir_k_mm_ta_f32_k0", gpuir_k_mm_ta_f32_k0_emu, 8192u, 0u, 1, 3u, 0u, 0u},
+    {"gpuir_k_mm_tb_i64_k0", gpuir_k_mm_tb_i64_k0_emu, 16384u, 0u, 1, 3u, 0u, 0u},
+    {"gpuir_k_mm_1x1x1_k0", gpuir_k_mm_1x1x1_k0_emu, 8192u, 0u, 1, 3u, 0u, 0u},
+    {"gpuir_k_mm_n1_k0", gpuir_k_mm_n1_k0_emu, 8192u, 0u, 1, 4u, 0u, 0u},
+    {"gpuir_k_mm_bcast_k0", gpuir_k_mm_bcast_k0_emu, 8192u, 0u, 1, 3u, 0u, 0u},
+    {"gpuir_k_mm128_edges_k0", gpuir_k_mm128_edges_k0_emu, 16896u, 0u, 1, 4u, 0u, 0u},
+    {"gpuir_k_small_silu_residual_k0", gpuir_k_small_silu_residual_k0_emu, 16896u, 0u, 1, 4u, 0u, 0u},
+    {"gpuir_k_big_bands_gelu_k0", gpuir_k_big_bands_gelu_k0_emu, 24832u, 0u, 1, 4u, 0u, 0u},
+    {"gpuir_k_big_k1_residual_k0", gpuir_k_big_k1_residual_k0_emu, 33280u, 0u, 1, 4u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

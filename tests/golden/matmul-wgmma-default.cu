@@ -124,7 +124,7 @@ static void gpuir_k_linear_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_linear_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1], *(unsigned short **)p[2], *(unsigned short **)p[3], (const gpuir_tensor_map *)p[4], (const gpuir_tensor_map *)p[5]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_linear_k0", gpuir_k_linear_k0_emu, 0u, 230528u, 1, 4u, 2u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_linear_k0", gpuir_k_linear_k0_emu, 0u, 230528u, 1, 4u, 2u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

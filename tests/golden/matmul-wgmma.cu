@@ -462,10 +462,10 @@ static void gpuir_k_layer_f16_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_layer_f16_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1], *(unsigned short **)p[2], *(unsigned short **)p[3], *(unsigned short **)p[4], (const gpuir_tensor_map *)p[5], (const gpuir_tensor_map *)p[6]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_edges_bf16_k0", gpuir_k_edges_bf16_k0_emu, 0u, 230528u, 1, 3u, 2u},
-    {"gpuir_k_k8_f16_k0", gpuir_k_k8_f16_k0_emu, 0u, 230528u, 1, 3u, 2u},
-    {"gpuir_k_long_k_batch_bf16_k0", gpuir_k_long_k_batch_bf16_k0_emu, 0u, 230528u, 1, 3u, 2u},
-    {"gpuir_k_layer_f16_k0", gpuir_k_layer_f16_k0_emu, 0u, 230528u, 1, 5u, 2u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_edges_bf16_k0", gpuir_k_edges_bf16_k0_emu, 0u, 230528u, 1, 3u, 2u, 0u},
+    {"gpuir_k_k8_f16_k0", gpuir_k_k8_f16_k0_emu, 0u, 230528u, 1, 3u, 2u, 0u},
+    {"gpuir_k_long_k_batch_bf16_k0", gpuir_k_long_k_batch_bf16_k0_emu, 0u, 230528u, 1, 3u, 2u, 0u},
+    {"gpuir_k_layer_f16_k0", gpuir_k_layer_f16_k0_emu, 0u, 230528u, 1, 5u, 2u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

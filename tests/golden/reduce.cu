@@ -322,14 +322,14 @@ static void gpuir_k_mlp_k1_emu(gpuir_emu_lane *l, void **p) {
 gpuir_k_mlp_k1(l, *(float **)p[0], *(float **)p[1]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-{"gpuir_k_rowmax_k0", gpuir_k_rowmax_k0_emu, 128u, 0u, 1, 2u, 0u},
-{"gpuir_k_reduce_sum_f32_1_k0", gpuir_k_reduce_sum_f32_1_k0_emu, 256u, 0u, 1, 2u, 0u},
-{"gpuir_k_reduce_sum_f32_0_2_k0", gpuir_k_reduce_sum_f32_0_2_k0_emu, 256u, 0u, 1, 2u, 0u},
-{"gpuir_k_reduce_max_f16_2_k_k0", gpuir_k_reduce_max_f16_2_k_k0_emu, 128u, 0u, 1, 2u, 0u},
-{"gpuir_k_reduce_mean_i32_0_1_2_k0", gpuir_k_reduce_mean_i32_0_1_2_k0_emu, 256u, 0u, 1, 2u, 0u},
-{"gpuir_k_reduce_sum_i64_1_k0", gpuir_k_reduce_sum_i64_1_k0_emu, 256u, 0u, 1, 2u, 0u},
-{"gpuir_k_mlp_k0", gpuir_k_mlp_k0_emu, 8192u, 0u, 1, 4u, 0u},
-{"gpuir_k_mlp_k1", gpuir_k_mlp_k1_emu, 396u, 0u, 1, 2u, 0u},
-{0, 0, 0, 0, 0, 0, 0}
+{"gpuir_k_rowmax_k0", gpuir_k_rowmax_k0_emu, 128u, 0u, 1, 2u, 0u, 0u},
+{"gpuir_k_reduce_sum_f32_1_k0", gpuir_k_reduce_sum_f32_1_k0_emu, 256u, 0u, 1, 2u, 0u, 0u},
+{"gpuir_k_reduce_sum_f32_0_2_k0", gpuir_k_reduce_sum_f32_0_2_k0_emu, 256u, 0u, 1, 2u, 0u, 0u},
+{"gpuir_k_reduce_max_f16_2_k_k0", gpuir_k_reduce_max_f16_2_k_k0_emu, 128u, 0u, 1, 2u, 0u, 0u},
+{"gpuir_k_reduce_mean_i32_0_1_2_k0", gpuir_k_reduce_mean_i32_0_1_2_k0_emu, 256u, 0u, 1, 2u, 0u, 0u},
+{"gpuir_k_reduce_sum_i64_1_k0", gpuir_k_reduce_sum_i64_1_k0_emu, 256u, 0u, 1, 2u, 0u, 0u},
+{"gpuir_k_mlp_k0", gpuir_k_mlp_k0_emu, 8192u, 0u, 1, 4u, 0u, 0u},
+{"gpuir_k_mlp_k1", gpuir_k_mlp_k1_emu, 396u, 0u, 1, 2u, 0u, 0u},
+{0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

@@ -133,8 +133,8 @@ static void gpuir_k_siblings_k0_zero_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_siblings_k0_zero(l, *(int **)p[0]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_siblings_k0", gpuir_k_siblings_k0_emu, 464u, 0u, 1, 6u, 0u},
-    {"gpuir_k_siblings_k0_zero", gpuir_k_siblings_k0_zero_emu, 0u, 0u, 0, 1u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_siblings_k0", gpuir_k_siblings_k0_emu, 464u, 0u, 1, 6u, 0u, 0u},
+    {"gpuir_k_siblings_k0_zero", gpuir_k_siblings_k0_zero_emu, 0u, 0u, 0, 1u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

@@ -339,12 +339,12 @@ static void gpuir_k_softmax_wide_f32_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_softmax_wide_f32_k0(l, *(float **)p[0], *(float **)p[1]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 2u, 0u},
-    {"gpuir_k_wide_k0", gpuir_k_wide_k0_emu, 0u, 80272u, 1, 2u, 0u},
-    {"gpuir_k_softmax_f16_k0", gpuir_k_softmax_f16_k0_emu, 132u, 0u, 1, 2u, 0u},
-    {"gpuir_k_softmax_rows_quads_k0", gpuir_k_softmax_rows_quads_k0_emu, 132u, 0u, 1, 2u, 0u},
-    {"gpuir_k_softmax_axis0_k0", gpuir_k_softmax_axis0_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_softmax_wide_f32_k0", gpuir_k_softmax_wide_f32_k0_emu, 0u, 160272u, 1, 2u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_rows_k0", gpuir_k_rows_k0_emu, 132u, 0u, 1, 2u, 0u, 0u},
+    {"gpuir_k_wide_k0", gpuir_k_wide_k0_emu, 0u, 80272u, 1, 2u, 0u, 0u},
+    {"gpuir_k_softmax_f16_k0", gpuir_k_softmax_f16_k0_emu, 132u, 0u, 1, 2u, 0u, 0u},
+    {"gpuir_k_softmax_rows_quads_k0", gpuir_k_softmax_rows_quads_k0_emu, 132u, 0u, 1, 2u, 0u, 0u},
+    {"gpuir_k_softmax_axis0_k0", gpuir_k_softmax_axis0_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_softmax_wide_f32_k0", gpuir_k_softmax_wide_f32_k0_emu, 0u, 160272u, 1, 2u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

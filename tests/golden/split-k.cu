@@ -644,21 +644,21 @@ static void gpuir_k_dot_k2_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_dot_k2(l, *(float **)p[0], *(float **)p[1]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_f32_plain_k0", gpuir_k_f32_plain_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_f32_plain_k1", gpuir_k_f32_plain_k1_emu, 8192u, 0u, 1, 3u, 0u},
-    {"gpuir_k_f32_plain_k2", gpuir_k_f32_plain_k2_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_f32_register_tiled_k0", gpuir_k_f32_register_tiled_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_f32_register_tiled_k1", gpuir_k_f32_register_tiled_k1_emu, 16896u, 0u, 1, 3u, 0u},
-    {"gpuir_k_f32_register_tiled_k2", gpuir_k_f32_register_tiled_k2_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_bf16_bias_gelu_k0", gpuir_k_bf16_bias_gelu_k0_emu, 0u, 56832u, 1, 3u, 0u},
-    {"gpuir_k_bf16_bias_gelu_k1", gpuir_k_bf16_bias_gelu_k1_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_f16_row_silu_residual_k0", gpuir_k_f16_row_silu_residual_k0_emu, 0u, 56832u, 1, 3u, 0u},
-    {"gpuir_k_f16_row_silu_residual_k1", gpuir_k_f16_row_silu_residual_k1_emu, 0u, 0u, 0, 3u, 0u},
-    {"gpuir_k_tf32_column_k0", gpuir_k_tf32_column_k0_emu, 0u, 61440u, 1, 3u, 0u},
-    {"gpuir_k_tf32_column_k1", gpuir_k_tf32_column_k1_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_dot_k0", gpuir_k_dot_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_dot_k1", gpuir_k_dot_k1_emu, 8192u, 0u, 1, 3u, 0u},
-    {"gpuir_k_dot_k2", gpuir_k_dot_k2_emu, 0u, 0u, 0, 2u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_f32_plain_k0", gpuir_k_f32_plain_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_f32_plain_k1", gpuir_k_f32_plain_k1_emu, 8192u, 0u, 1, 3u, 0u, 0u},
+    {"gpuir_k_f32_plain_k2", gpuir_k_f32_plain_k2_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_f32_register_tiled_k0", gpuir_k_f32_register_tiled_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_f32_register_tiled_k1", gpuir_k_f32_register_tiled_k1_emu, 16896u, 0u, 1, 3u, 0u, 0u},
+    {"gpuir_k_f32_register_tiled_k2", gpuir_k_f32_register_tiled_k2_emu, 0u, 0u, 0, 3u, 0u, 0u},
+    {"gpuir_k_bf16_bias_gelu_k0", gpuir_k_bf16_bias_gelu_k0_emu, 0u, 56832u, 1, 3u, 0u, 0u},
+    {"gpuir_k_bf16_bias_gelu_k1", gpuir_k_bf16_bias_gelu_k1_emu, 0u, 0u, 0, 3u, 0u, 0u},
+    {"gpuir_k_f16_row_silu_residual_k0", gpuir_k_f16_row_silu_residual_k0_emu, 0u, 56832u, 1, 3u, 0u, 0u},
+    {"gpuir_k_f16_row_silu_residual_k1", gpuir_k_f16_row_silu_residual_k1_emu, 0u, 0u, 0, 3u, 0u, 0u},
+    {"gpuir_k_tf32_column_k0", gpuir_k_tf32_column_k0_emu, 0u, 61440u, 1, 3u, 0u, 0u},
+    {"gpuir_k_tf32_column_k1", gpuir_k_tf32_column_k1_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_dot_k0", gpuir_k_dot_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_dot_k1", gpuir_k_dot_k1_emu, 8192u, 0u, 1, 3u, 0u, 0u},
+    {"gpuir_k_dot_k2", gpuir_k_dot_k2_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

@@ -86,8 +86,8 @@ static void gpuir_k_mm_f16_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_mm_f16_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1], *(unsigned short **)p[2]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_mm_k0", gpuir_k_mm_k0_emu, 8192u, 0u, 1, 3u, 0u},
-    {"gpuir_k_mm_f16_k0", gpuir_k_mm_f16_k0_emu, 8192u, 0u, 1, 3u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_mm_k0", gpuir_k_mm_k0_emu, 8192u, 0u, 1, 3u, 0u, 0u},
+    {"gpuir_k_mm_f16_k0", gpuir_k_mm_f16_k0_emu, 8192u, 0u, 1, 3u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif

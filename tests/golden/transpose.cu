@@ -120,12 +120,12 @@ static void gpuir_k_transpose_bf16_k0_emu(gpuir_emu_lane *l, void **p) {
     gpuir_k_transpose_bf16_k0(l, *(unsigned short **)p[0], *(unsigned short **)p[1]);
 }
 const gpuir_emu_kernel gpuir_emu_kernels[] = {
-    {"gpuir_k_tr_k0", gpuir_k_tr_k0_emu, 2112u, 0u, 1, 2u, 0u},
-    {"gpuir_k_tr_k1", gpuir_k_tr_k1_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_transpose_3d_k0", gpuir_k_transpose_3d_k0_emu, 0u, 0u, 0, 2u, 0u},
-    {"gpuir_k_transpose_f16_k0", gpuir_k_transpose_f16_k0_emu, 2112u, 0u, 1, 2u, 0u},
-    {"gpuir_k_transpose_batched_i64_k0", gpuir_k_transpose_batched_i64_k0_emu, 8448u, 0u, 1, 2u, 0u},
-    {"gpuir_k_transpose_bf16_k0", gpuir_k_transpose_bf16_k0_emu, 2112u, 0u, 1, 2u, 0u},
-    {0, 0, 0, 0, 0, 0, 0}
+    {"gpuir_k_tr_k0", gpuir_k_tr_k0_emu, 2112u, 0u, 1, 2u, 0u, 0u},
+    {"gpuir_k_tr_k1", gpuir_k_tr_k1_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_transpose_3d_k0", gpuir_k_transpose_3d_k0_emu, 0u, 0u, 0, 2u, 0u, 0u},
+    {"gpuir_k_transpose_f16_k0", gpuir_k_transpose_f16_k0_emu, 2112u, 0u, 1, 2u, 0u, 0u},
+    {"gpuir_k_transpose_batched_i64_k0", gpuir_k_transpose_batched_i64_k0_emu, 8448u, 0u, 1, 2u, 0u, 0u},
+    {"gpuir_k_transpose_bf16_k0", gpuir_k_transpose_bf16_k0_emu, 2112u, 0u, 1, 2u, 0u, 0u},
+    {0, 0, 0, 0, 0, 0, 0, 0}
 };
 #endif
