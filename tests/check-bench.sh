@@ -68,6 +68,21 @@ for args in "|" "--no-wgmma|" "--form=mma_sync.128x128x32.s3|" \
     then echo "PASS bench: matmul bf16 ${flags:-(default)}"
     else echo "FAIL bench: matmul bf16 ${flags:-(default)} (exit $rc)"; cat $out >&2; fi
 done
+# --form with a list: each form at the shape in one run (no GPU: each on the
+# emulator), `default` configure's own; a bad list is refused.
+$bench matmul --dtype=bf16 --form=wgmma.128x256x64.s4.persistent,default,wgmma.128x256x64.s4.persistent.c2 > $out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && { [ "$(grep -c '^emu bf16.*matches the interpreter (run, and kernel launched alone)' $out)" = 3 ] &&
+                      grep -q '^emu bf16 form wgmma.128x256x64.s4.persistent.c2 ' $out &&
+                      grep -q '^emu bf16 200 x 136 x 72' $out ||
+                      [ "$(grep -c '^bench matmul bf16 ' $out)" = 15 ]; }
+then echo "PASS bench: matmul --form with a list runs each form"
+else echo "FAIL bench: matmul --form with a list (exit $rc)"; cat $out >&2; fi
+for bad in "a,,b" "a,b,c,d,e,f,g,h,i" ","; do
+    if ! $bench matmul --form=$bad > $out 2>&1 && grep -q 'takes up to 8 names, comma-separated, none empty' $out
+    then echo "PASS bench: matmul --form=$bad is refused"
+    else echo "FAIL bench: matmul --form=$bad is refused"; cat $out >&2; fi
+done
 # TF32 on wgmma by form: A rounded, B transposed and rounded, each in a
 # kernel before the matmul (three kernels, two temporaries, all launched
 # alone as the GPU path times them).

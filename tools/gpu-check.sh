@@ -195,8 +195,8 @@ matmul --dtype=tf32 --form=wgmma.128x128x32.s6
 matmul --dtype=tf32 --form=wgmma.128x256x32.s4.persistent
 matmul --dtype=bf16 --transpose-a
 matmul --dtype=bf16 --transpose-a --form=wgmma.128x256x64.s4.persistent
-matmul --dtype=bf16 --form=wgmma.128x256x64.s4.persistent.c2
-matmul --dtype=f16 --form=wgmma.128x256x64.s4.persistent.c2
+matmul --dtype=bf16 --form=wgmma.128x256x64.s4.persistent,wgmma.128x256x64.s4.persistent.c2
+matmul --dtype=f16 --form=wgmma.128x256x64.s4.persistent,wgmma.128x256x64.s4.persistent.c2
 bandwidth
 attention
 attention --form=attention.fa2_wgmma.m128

@@ -37,9 +37,12 @@
        same B (transposed). --no-wgmma (f16, bf16): `wgmma = false`, the
        mma.sync kernel (the default before 2026-11-25), B stored K x N.
        --form=NAME gives the matmul a kernel form by name (`form`, e.g.
-       mma_sync.128x128x32.s3, wgmma.128x128x64.s6, plain.64x64x16), so
-       one run per candidate compares them on the same shapes (the target
-       must run it, else lowering says why); lines say `form NAME`. A
+       mma_sync.128x128x32.s3, wgmma.128x128x64.s6, plain.64x64x16; the
+       target must run it, else lowering says why); lines say `form NAME`.
+       --form=NAME,NAME,... (up to 8) times each form at each shape in one
+       run (a process, cuBLAS loaded once: the candidates of a short GPU
+       lease side by side), shape by shape, each line against its own
+       cuBLAS timing; `default` in the list is configure's own choice. A
        wgmma form without --wgmma (f16, bf16: B stored K x N) reads B as
        it is, N-major, in the one kernel (as the default does), against
        --wgmma's B stored N x K. --transpose-a stores A as K x M (the
@@ -774,6 +777,24 @@ static int bench_mm_emu(mm_case c, bool sized) {
     return rc;
 }
 
+/* --form's list: up to MM_MAX_FORMS names split at commas into buf (each
+   NUL-ended there), `default` as NULL (configure's choice); none: one
+   NULL. The count, or -1 for an empty name or too many. */
+#define MM_MAX_FORMS 8
+static int mm_form_list(const char *arg, char *buf, size_t size, const char **forms) {
+    if (!arg) { forms[0] = NULL; return 1; }
+    if (strlen(arg) >= size) return -1;
+    memcpy(buf, arg, strlen(arg) + 1);
+    int n = 0;
+    for (char *name = buf, *comma; name; name = comma ? comma + 1 : NULL) {
+        comma = strchr(name, ',');
+        if (comma) *comma = '\0';
+        if (!*name || n == MM_MAX_FORMS) return -1;
+        forms[n++] = strcmp(name, "default") ? name : NULL;
+    }
+    return n;
+}
+
 static int bench_matmul(int argc, char **argv) {
     static const int shapes[5][3] = {{5376, 5376, 2048}, {1024, 1024, 1024}, {2048, 2048, 2048},
                                      {4096, 4096, 4096}, {8192, 8192, 8192}};
@@ -791,7 +812,8 @@ static int bench_matmul(int argc, char **argv) {
         B_REPEAT_FLAG("timed launches per shape (default 30)"),
         {"wgmma", no_argument, B_WGMMA, NULL, "f16/bf16: B stored N x K, wgmma forced (`wgmma = true`)"},
         {"no-wgmma", no_argument, B_NO_WGMMA, NULL, "f16/bf16: `wgmma = false`, the mma.sync kernel on sm_90 too"},
-        {"form", required_argument, B_FORM, "NAME", "the matmul's kernel form by name (e.g. mma_sync.128x128x32.s3)"},
+        {"form", required_argument, B_FORM, "NAME[,NAME..]",
+         "the matmul's kernel form by name (e.g. mma_sync.128x128x32.s3); a list: each at every shape, `default` configure's"},
         {"transpose-a", no_argument, B_TRANSPOSE_A, NULL, "A stored K x M, the matmul's transpose_a"},
         B_HELP,
     };
@@ -840,19 +862,31 @@ static int bench_matmul(int argc, char **argv) {
         return 2;
     }
     if (m) n_cases = 1;
-    mm_case cases[5];
-    for (int i = 0; i < n_cases; i++) {
-        mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma,
-                     no_wgmma, form, ta};
-        cases[i] = c;
+    char form_list[512];                     /* --form's names, each NUL-ended in place */
+    const char *forms[MM_MAX_FORMS];
+    int n_forms = mm_form_list(form, form_list, sizeof form_list, forms);
+    if (n_forms < 0) {
+        fprintf(stderr, "gpuir-bench matmul: --form takes up to %d names, comma-separated, none empty: %s\n",
+                MM_MAX_FORMS, form);
+        return 2;
     }
+    mm_case cases[5 * MM_MAX_FORMS];
+    for (int i = 0; i < n_cases; i++)
+        for (int f = 0; f < n_forms; f++) {
+            mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma,
+                         no_wgmma, forms[f], ta};
+            cases[i * n_forms + f] = c;
+        }
+    n_cases *= n_forms;
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_program_desc d;
     gpuir_program *pp = cuda_probe(ctx, &d);
     if (!pp) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
-        return bench_mm_emu(cases[0], m != 0);
+        int rc = 0;
+        for (int f = 0; f < n_forms; f++) rc |= bench_mm_emu(cases[f], m != 0);   /* the first shape's, each form */
+        return rc;
     }
     gpuir__internal_cuda cuda, *C = &cuda;
     gpuir__internal_cuda_of(pp, C);
