@@ -25077,8 +25077,9 @@ typedef struct gpuir__emu_fiber {
 } gpuir__emu_fiber;
 
 /* The barrier of one warp, or of one block of the running cluster (or of
-   the whole cluster): live threads, threads waiting, openings so far. */
-typedef struct gpuir__emu_bar { unsigned live, waiting, gen; } gpuir__emu_bar;
+   the whole cluster): live threads, threads waiting, openings so far, and
+   its threads: fibers [first, end). */
+typedef struct gpuir__emu_bar { unsigned live, waiting, gen, first, end; } gpuir__emu_bar;
 
 typedef struct gpuir__emu_engine {
     size_t stack_bytes;           /* usable bytes per stack, a page multiple */
@@ -25187,31 +25188,38 @@ static void gpuir__emu_switch(gpuir__emu_engine *e, gpuir__emu_ctx *from, gpuir_
 /* ---------------------------------------------------------------------- */
 /* Run queue and barriers.                                                 */
 
-/* Appends a runnable fiber to the run queue. */
+/* With shuffling on: the fiber just appended to the run queue swaps
+   places with one drawn at random among those queued (xorshift64 from the
+   seed), so the queue runs in a random order. Out of line and only on the
+   way in: the pop on every switch stays the in-turn one (a test of the
+   seed there cost the emulator 6-8 %, measured). */
+static GPUIR__EMU_NOIPA void gpuir__emu_queue_shuffle(gpuir__emu_engine *e)
+{
+    unsigned long long x = e->shuffle;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    e->shuffle = x;
+    unsigned last = e->q_head + e->q_count - 1, j = e->q_head + (unsigned)(x % e->q_count);
+    if (last >= e->cap) last -= e->cap;
+    if (j >= e->cap) j -= e->cap;
+    gpuir__emu_fiber *f = e->queue[j];
+    e->queue[j] = e->queue[last];
+    e->queue[last] = f;
+}
+
+/* Appends a runnable fiber to the run queue (in turn, or shuffled). */
 static void gpuir__emu_queue_push(gpuir__emu_engine *e, gpuir__emu_fiber *f)
 {
     unsigned i = e->q_head + e->q_count++;
     if (i >= e->cap) i -= e->cap;
     e->queue[i] = f;
+    if (e->shuffle) gpuir__emu_queue_shuffle(e);
 }
 
-/* Takes the next runnable fiber, or NULL when none is left: the one at the
-   head of the queue, or with shuffling on, one anywhere in it (xorshift64
-   from the seed; it takes the head's place first). */
+/* Takes the next runnable fiber, or NULL when none is left. */
 static gpuir__emu_fiber *gpuir__emu_queue_pop(gpuir__emu_engine *e)
 {
     gpuir__emu_fiber *f;
     if (!e->q_count) return NULL;
-    if (e->shuffle) {
-        unsigned long long x = e->shuffle;
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        e->shuffle = x;
-        unsigned j = e->q_head + (unsigned)(x % e->q_count);
-        if (j >= e->cap) j -= e->cap;
-        f = e->queue[j];
-        e->queue[j] = e->queue[e->q_head];
-        e->queue[e->q_head] = f;
-    }
     f = e->queue[e->q_head];
     if (++e->q_head == e->cap) e->q_head = 0;
     e->q_count--;
@@ -25232,12 +25240,12 @@ static void gpuir__emu_hand_over(gpuir__emu_engine *e, gpuir__emu_fiber *f, int 
     gpuir__emu_switch(e, &f->ctx, next ? &next->ctx : &e->sched, done);
 }
 
-/* Opens barrier b, whose threads are fibers [from, to) in state `state`:
-   its waiting threads become runnable, in thread order. */
-static void gpuir__emu_open_bar(gpuir__emu_engine *e, gpuir__emu_bar *b, unsigned from, unsigned to, int state)
+/* Opens barrier b, whose threads wait in state `state`: they become
+   runnable, in thread order. */
+static void gpuir__emu_open_bar(gpuir__emu_engine *e, gpuir__emu_bar *b, int state)
 {
     unsigned i;
-    for (i = from; i < to; i++) {
+    for (i = b->first; i < b->end; i++) {
         gpuir__emu_fiber *f = &e->fibers[i];
         if (f->state != state) continue;
         f->state = GPUIR__EMU_RUNNABLE;
@@ -25250,41 +25258,31 @@ static void gpuir__emu_open_bar(gpuir__emu_engine *e, gpuir__emu_bar *b, unsigne
 /* Opens the barrier of block `block` of the cluster (__syncthreads). */
 static void gpuir__emu_open_block(gpuir__emu_engine *e, unsigned block)
 {
-    gpuir__emu_open_bar(e, &e->blocks[block], block * e->nthreads, (block + 1) * e->nthreads, GPUIR__EMU_WAIT_BLOCK);
+    gpuir__emu_open_bar(e, &e->blocks[block], GPUIR__EMU_WAIT_BLOCK);
 }
 
 /* Opens warp w's barrier (w counts the cluster's warps, block by block). */
 static void gpuir__emu_open_warp(gpuir__emu_engine *e, unsigned w)
 {
-    unsigned block = w / e->warps_per_block, first = block * e->nthreads + w % e->warps_per_block * 32;
-    unsigned end = (block + 1) * e->nthreads;
-    gpuir__emu_open_bar(e, &e->warps[w], first, first + 32 < end ? first + 32 : end, GPUIR__EMU_WAIT_WARP);
+    gpuir__emu_open_bar(e, &e->warps[w], GPUIR__EMU_WAIT_WARP);
 }
 
 /* Opens the cluster's barrier. */
 static void gpuir__emu_open_cluster(gpuir__emu_engine *e)
 {
-    gpuir__emu_open_bar(e, &e->whole, 0, e->cluster * e->nthreads, GPUIR__EMU_WAIT_CLUSTER);
+    gpuir__emu_open_bar(e, &e->whole, GPUIR__EMU_WAIT_CLUSTER);
 }
 
-/* Thread f arrives at barrier b: the last live thread to arrive opens it
-   (`open`, with which) and goes on; the others wait in `state`. */
-static void gpuir__emu_arrive(gpuir__emu_engine *e, gpuir__emu_fiber *f, gpuir__emu_bar *b, int state,
-                              void (*open)(gpuir__emu_engine *, unsigned), unsigned which)
+/* Thread f arrives at barrier b: true for the last live thread to arrive
+   (it opens the barrier and goes on); the others wait in `state` and
+   return false once it opened. */
+static bool gpuir__emu_arrive_last(gpuir__emu_engine *e, gpuir__emu_fiber *f, gpuir__emu_bar *b, int state)
 {
     e->progress++;
-    if (++b->waiting == b->live) {
-        open(e, which);
-        return;
-    }
+    if (++b->waiting == b->live) return true;
     f->state = state;
     gpuir__emu_hand_over(e, f, 0);
-}
-
-static void gpuir__emu_open_cluster_of(gpuir__emu_engine *e, unsigned unused)
-{
-    (void)unused;
-    gpuir__emu_open_cluster(e);
+    return false;
 }
 
 /* __syncthreads: waits until every thread of the block that has not exited
@@ -25293,7 +25291,7 @@ static void gpuir__emu_sync_block(gpuir_emu_lane *lane)
 {
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
     gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
-    gpuir__emu_arrive(e, f, &e->blocks[f->block], GPUIR__EMU_WAIT_BLOCK, gpuir__emu_open_block, f->block);
+    if (gpuir__emu_arrive_last(e, f, &e->blocks[f->block], GPUIR__EMU_WAIT_BLOCK)) gpuir__emu_open_block(e, f->block);
 }
 
 /* __syncwarp: waits until every live lane of this lane's warp arrives. */
@@ -25301,7 +25299,7 @@ static void gpuir__emu_sync_warp(gpuir_emu_lane *lane)
 {
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
     gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
-    gpuir__emu_arrive(e, f, &e->warps[f->warp], GPUIR__EMU_WAIT_WARP, gpuir__emu_open_warp, f->warp);
+    if (gpuir__emu_arrive_last(e, f, &e->warps[f->warp], GPUIR__EMU_WAIT_WARP)) gpuir__emu_open_warp(e, f->warp);
 }
 
 /* barrier.cluster (arrive, then wait): waits until every thread of every
@@ -25310,7 +25308,7 @@ static void gpuir__emu_sync_cluster(gpuir_emu_lane *lane)
 {
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
     gpuir__emu_fiber *f = gpuir__emu_fiber_of(lane);
-    gpuir__emu_arrive(e, f, &e->whole, GPUIR__EMU_WAIT_CLUSTER, gpuir__emu_open_cluster_of, 0);
+    if (gpuir__emu_arrive_last(e, f, &e->whole, GPUIR__EMU_WAIT_CLUSTER)) gpuir__emu_open_cluster(e);
 }
 
 /* A thread whose spin (an mbarrier wait) found nothing changed: it goes to
@@ -25319,9 +25317,9 @@ static void gpuir__emu_sync_cluster(gpuir_emu_lane *lane)
    updates, barrier arrivals, exits): when the queue has gone round twice
    with yields and no progress, every runnable thread spins on something no
    thread will change, and the block is deadlocked (reported, not hung).
-   With shuffling, picks are random: 64 rounds' worth of yields with no
-   progress (a thread that could progress goes unpicked that long with odds
-   of about e^-64). */
+   With shuffling, each arrival in the queue takes a random place: 64
+   rounds' worth of yields with no progress (a thread that could progress
+   goes unpicked that long with odds of about e^-64). */
 static void gpuir__emu_yield(gpuir_emu_lane *lane)
 {
     gpuir__emu_engine *e = (gpuir__emu_engine *)lane->engine;
@@ -25569,12 +25567,11 @@ static int gpuir__emu_check_launch(gpuir__emu_engine *e, gpuir_emu_entry entry,
     return e->failed;
 }
 
-/* Fills in the lane of linear thread i of the current cluster: thread
-   i % nthreads of its block i / nthreads (block_idx.x counts on from the
-   cluster's first block's). */
-static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsigned i, int barriers)
+/* Fills in the lane of linear thread t of block `block` of the current
+   cluster (block_idx.x counts on from the cluster's first block's). */
+static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsigned block, unsigned t, int barriers)
 {
-    unsigned bx = e->block_dim.x, by = e->block_dim.y, block = i / e->nthreads, t = i % e->nthreads;
+    unsigned bx = e->block_dim.x, by = e->block_dim.y;
     l->thread_idx.x = t % bx;
     l->thread_idx.y = t / bx % by;
     l->thread_idx.z = t / (bx * by);
@@ -25599,22 +25596,27 @@ static void gpuir__emu_lane_init(gpuir__emu_engine *e, gpuir_emu_lane *l, unsign
     l->shared_stride = e->shared_stride;
 }
 
+/* A barrier over the n fibers from `first`, all live, none waiting. */
+static void gpuir__emu_bar_reset(gpuir__emu_bar *b, unsigned first, unsigned n)
+{
+    b->live = n;
+    b->waiting = b->gen = 0;
+    b->first = first;
+    b->end = first + n;
+}
+
 /* Resets the cluster's state: shared memory poison, live counts, barriers. */
 static void gpuir__emu_cluster_begin(gpuir__emu_engine *e)
 {
     unsigned b, w;
     for (b = 0; b < e->cluster; b++) {
         memset(e->shared + b * e->shared_stride, 0xFF, e->shared_bytes);
-        e->blocks[b].live = e->nthreads;
-        e->blocks[b].waiting = e->blocks[b].gen = 0;
-        for (w = 0; w < e->warps_per_block; w++) {
-            gpuir__emu_bar *warp = &e->warps[b * e->warps_per_block + w];
-            warp->live = (w + 1) * 32 <= e->nthreads ? 32 : e->nthreads - w * 32;
-            warp->waiting = warp->gen = 0;
-        }
+        gpuir__emu_bar_reset(&e->blocks[b], b * e->nthreads, e->nthreads);
+        for (w = 0; w < e->warps_per_block; w++)
+            gpuir__emu_bar_reset(&e->warps[b * e->warps_per_block + w], b * e->nthreads + w * 32,
+                                 (w + 1) * 32 <= e->nthreads ? 32 : e->nthreads - w * 32);
     }
-    e->whole.live = e->cluster * e->nthreads;
-    e->whole.waiting = e->whole.gen = 0;
+    gpuir__emu_bar_reset(&e->whole, 0, e->cluster * e->nthreads);
     e->progress = e->progress_seen = 0;
     e->idle_yields = 0;
     e->q_head = e->q_count = 0;
@@ -25651,16 +25653,17 @@ static void gpuir__emu_report_deadlock(gpuir__emu_engine *e)
 /* Runs the current cluster (or block) with one fiber per thread. */
 static void gpuir__emu_run_cluster_fibers(gpuir__emu_engine *e)
 {
-    unsigned i, total = e->cluster * e->nthreads;
+    unsigned i, total = e->cluster * e->nthreads, block = 0, t = 0;
     gpuir__emu_cluster_begin(e);
-    for (i = 0; i < total; i++) {
+    for (i = 0; i < total; i++, t++) {
         gpuir__emu_fiber *f = &e->fibers[i];
+        if (t == e->nthreads) block++, t = 0;
 #ifdef GPUIR__EMU_ASAN
         ASAN_UNPOISON_MEMORY_REGION(f->stack_lo, e->stack_bytes);
 #endif
-        gpuir__emu_lane_init(e, &f->lane, i, 1);
-        f->block = i / e->nthreads;
-        f->warp = f->block * e->warps_per_block + i % e->nthreads / 32;
+        gpuir__emu_lane_init(e, &f->lane, block, t, 1);
+        f->block = block;
+        f->warp = block * e->warps_per_block + t / 32;
 #ifdef GPUIR__EMU_TSAN
         if (!f->ctx.tsan_fiber) f->ctx.tsan_fiber = __tsan_create_fiber(0);
 #endif
@@ -25679,12 +25682,13 @@ static void gpuir__emu_run_cluster_fibers(gpuir__emu_engine *e)
 /* Runs the current cluster's threads one after another as plain calls. */
 static void gpuir__emu_run_cluster_plain(gpuir__emu_engine *e)
 {
-    unsigned i, total = e->cluster * e->nthreads;
+    unsigned block, t;
     gpuir__emu_cluster_begin(e);
-    for (i = 0; i < total && !e->failed; i++) {
-        gpuir__emu_lane_init(e, &e->plain, i, 0);
-        e->entry(&e->plain, e->params);
-    }
+    for (block = 0; block < e->cluster; block++)
+        for (t = 0; t < e->nthreads && !e->failed; t++) {
+            gpuir__emu_lane_init(e, &e->plain, block, t, 0);
+            e->entry(&e->plain, e->params);
+        }
 }
 
 /* Runs every cluster of the grid (a block each without clusters) in
