@@ -15617,12 +15617,12 @@ static const char gpuir__cg_wgmma_emu[] =
    ClusterBarrier and fast.cu arrive: the stages it releases are read by
    wgmma and written by bulk copies, both the async proxy, so no generic
    write needs ordering; `.release.cluster` put a MEMBAR.ALL.GPU before
-   each arrival); gpuir_tma_load_2d/3d_mc(..., mask), the bulk tensor copy into every
-   block of mask at dst's place, completing each one's mbarrier at bar's
-   place (.multicast::cluster). The emulator's run the portable mbarrier
-   and copy on each block's shared memory in turn (lane->cluster_shared):
-   neither yields, so the lane's shared pointer, moved for them, is back
-   before another fiber runs. */
+   each arrival); gpuir_tma_load_2d/3d_mc(..., mask), the bulk tensor copy
+   into every block of mask at dst's place, completing each one's
+   mbarrier at bar's place (.multicast::cluster). The emulator's helpers
+   run the portable mbarrier and copy on each block's shared memory in
+   turn (lane->cluster_shared): neither yields, so the lane's shared
+   pointer, moved for them, is back before another fiber runs. */
 static const char gpuir__cg_cluster_cuda[] =
     "#if __CUDA_ARCH__ >= 900\n"
     "#define GPUIR_CLUSTER_DIMS(n) __cluster_dims__(n, 1, 1)\n"
@@ -15670,7 +15670,6 @@ static const char gpuir__cg_cluster_emu[] =
     "    gpuir__lane->shared = own;\n"
     "}\n"
     "#define gpuir_mbar_arrive_cluster(bar, rank) gpuir_emu_mbar_arrive_cluster(gpuir__lane, bar, rank)\n"
-
     "#define gpuir_tma_load_2d_mc(dst, map, c0, c1, c2, bar, mask) gpuir_emu_tma_load_mc(gpuir__lane, dst, map, c0, c1, c2, bar, mask)\n"
     "#define gpuir_tma_load_3d_mc(dst, map, c0, c1, c2, bar, mask) gpuir_emu_tma_load_mc(gpuir__lane, dst, map, c0, c1, c2, bar, mask)\n";
 
@@ -17851,7 +17850,9 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
    walk the same tiles (the grid strides over them: a block a tile, or a
    block a multiprocessor for the persistent variants) and number their k
    tiles `it` across them: stage it % stages, phase parity it / stages % 2.
-   Each role is one branch of an if/else that starts with its setmaxnreg. */
+   Each role is one branch of an if/else that starts with its setmaxnreg.
+   In clusters (`.c2`: gpuir__cg_wgmma_b_multicast, gpuir__cg_wgmma_release)
+   a cluster's blocks take vertically adjacent tiles and share B's. */
 #define GPUIR__WG_A_BYTES 16384u
 
 /* The wgmma kernel's variant, from its form (gpuir__matmul_form_names):
@@ -18296,7 +18297,7 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "gpuir_mbar_init_fence();");
     gpuir__cg_close(C);
     /* in a cluster, no block's copy or arrival reaches another's mbarriers before they are made */
-    gpuir__cg_line(C, w.cluster > 1 ? "gpuir_cluster_sync();" : "GPUIR_SYNC();");
+    gpuir__cg_line(C, "%s", w.cluster > 1 ? "gpuir_cluster_sync();" : "GPUIR_SYNC();");
     gpuir__cg_wgmma_producer(C, &w, o, a, b, tiles, tiles_m, tiles_n, K);
     if (staged)
         gpuir__cg_line(C, "unsigned char *stg = GPUIR_SMEM_PTR(sbase + %uu + (unsigned)(warp - 4) * 4096u);",
