@@ -25468,12 +25468,13 @@ oom:
 }
 
 /* Makes room for this launch's shared memory, shared_bytes for each of
-   the cluster's blocks (16-byte aligned, never NULL; a cluster's blocks
-   1024 bytes apart or a multiple of it). Under ASan the bytes past each
-   block's shared_bytes are poisoned. */
+   the cluster's blocks (each 16-byte aligned, never NULL; kernels address
+   shared memory by offsets from their block's, so no more alignment is
+   needed). Under ASan the bytes past each block's shared_bytes are
+   poisoned. */
 static int gpuir__emu_reserve_shared(gpuir__emu_engine *e, size_t shared_bytes, unsigned cluster)
 {
-    size_t stride = cluster > 1 ? (shared_bytes + 1023) / 1024 * 1024 : shared_bytes, need = stride * cluster + 32;
+    size_t stride = (shared_bytes + 15) / 16 * 16, need = stride * cluster + 32;
     if (need > e->shared_cap) {
 #ifdef GPUIR__EMU_ASAN
         if (e->shared_raw) ASAN_UNPOISON_MEMORY_REGION(e->shared_raw, e->shared_cap);
