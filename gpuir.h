@@ -497,7 +497,9 @@ GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
 GPUIRDEF gpuir_value gpuir_matmul_k_slices(gpuir_module *m, gpuir_value a, gpuir_value b,
                                            unsigned flags, int64_t k_slices);
 /* K a slice covers: ceil(K / S) rounded up to a multiple of 32 elements
-   (every kernel's k-tile depth divides it); 0 when S < 1. */
+   (the mma.sync and f32 kernels' k-tile depths divide it; the wgmma
+   kernel's, 64 halves, only where S is chosen so: the split-k pass does);
+   0 when S < 1. */
 GPUIRDEF int64_t gpuir_matmul_k_slice_len(int64_t K, int64_t S);
 /* kind: GPUIR_OP_REDUCE_SUM, _MAX or _MEAN; axes may be negative. */
 GPUIRDEF gpuir_value gpuir_reduce(gpuir_module *m, gpuir_op_kind kind, gpuir_value x,
@@ -9717,10 +9719,11 @@ static gpuir_result gpuir__pass_attention(gpuir_module *m) { return gpuir__each_
 #define GPUIR__SPLIT_K_MAX 16
 /* A matmul splits when its tiles times this are fewer than the
    multiprocessors: 2 (half the device idle) for the mma.sync and SIMT
-   kernels; 4 for one the wgmma kernel takes (split-K would give it
-   mma.sync): at 1024^3 (64 tiles on 132 SMs) the H100 measured wgmma
-   unsplit at 1.03 of cuBLAS and mma.sync in 2 slices at 2.36, while
-   32 x 4096 x 4096 (32 tiles) stays split (1.00). */
+   kernels; 4 for one the wgmma kernel takes: at 1024^3 (64 tiles on 132
+   SMs) the H100 measured wgmma unsplit at 1.03 of cuBLAS (the H200 0.98)
+   and mma.sync in 2 slices at 2.36, while 32 x 4096 x 4096 (32 tiles)
+   split on mma.sync measured 1.00. (Two wgmma slices of 512 at 1024^3
+   were not measured: the threshold stays where measurements put it.) */
 #define GPUIR__SPLIT_K_IDLE 2
 #define GPUIR__SPLIT_K_IDLE_WGMMA 4
 
@@ -9731,38 +9734,59 @@ static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__at
 static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op,
                                         const gpuir_type *a, const gpuir_type *o);
 static bool gpuir__matmul_form_names_wgmma(const gpuir_module *m, const gpuir__op *op);
+static const struct gpuir__matmul_form_name *gpuir__matmul_form_on(const gpuir_module *m, const gpuir__op *op);
+static int gpuir__matmul_wgmma_request(const gpuir_module *m, const gpuir__op *op);
+static int64_t gpuir__wgmma_stage_k(gpuir_dtype operands);
+
+/* The most slices, at most S, each a whole number of the wgmma kernel's
+   k tiles (gpuir__wgmma_stage_k of the operands' dtype) with none empty;
+   0 when no S >= 2 is. */
+static int64_t gpuir__split_k_wgmma_slices(int64_t K, int64_t S, int64_t k_tile) {
+    for (; S >= 2; S--) {
+        int64_t len = gpuir_matmul_k_slice_len(K, S);
+        if (len % k_tile == 0 && (S - 1) * len < K) return S;
+    }
+    return 0;
+}
 
 /* How many K slices a matmul gets, 0 for none. The heuristic: split when
    its output tiles (at the tile edge its kernel form takes; batches count)
    are fewer than half the multiprocessors, so that more than half the
-   device would idle, and K holds at least two slices of
+   device would idle (a quarter for one the wgmma kernel takes:
+   GPUIR__SPLIT_K_IDLE_WGMMA), and K holds at least two slices of
    GPUIR__SPLIT_K_MIN. S is about SMs / tiles (one wave of blocks),
    at most GPUIR__SPLIT_K_MAX and K / GPUIR__SPLIT_K_MIN, lowered until no
    slice is empty (slices are rounded up to 32 elements). Only static,
-   float matmuls not already split and not forcing wgmma (by the `wgmma`
-   attribute, or a wgmma `form` its author wrote: that kernel takes no
-   slices); one the wgmma kernel would take splits below a quarter of the
-   device (GPUIR__SPLIT_K_IDLE_WGMMA). */
+   float matmuls not already split. One the wgmma kernel takes keeps it
+   split: S is lowered further until each slice is a whole number of its
+   k tiles (gpuir__split_k_wgmma_slices); where no S is, a matmul that
+   forces wgmma (the `wgmma` attribute, or a wgmma `form` its author
+   wrote) stays whole, and another splits for mma.sync as before. */
 static int64_t gpuir__split_k_slices(const gpuir_module *m, const gpuir__op *op) {
     const gpuir_type *a = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, op->result)->type;
     if (!gpuir__type_is_static(a) || !gpuir__type_is_static(b) || !gpuir_dtype_is_float(o->dtype) ||
-        gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) || gpuir__op_flag(m, op, GPUIR__KEY_WGMMA) ||
-        gpuir__matmul_form_names_wgmma(m, op))
+        gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES))
         return 0;
     int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
     int64_t K = a->dims[a->rank - (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) ? 2 : 1)];
     if (M <= 0 || N <= 0 || K < 2 * GPUIR__SPLIT_K_MIN) return 0;
+    bool names_wgmma = gpuir__matmul_form_names_wgmma(m, op);     /* a form its author wrote */
+    bool wgmma = gpuir__matmul_wgmma_default(m, op, a, o) && (names_wgmma || !gpuir__matmul_form_on(m, op));
+    bool forced = gpuir__matmul_wgmma_request(m, op) > 0 || names_wgmma;
+    if (forced && !wgmma) return 0;     /* stage-matmul or configure says why it cannot run */
     int64_t tile = gpuir__matmul_tile_for(m, op, a, o), sms = gpuir__module_sm_count(m);
     int64_t tiles = ((M + tile - 1) / tile) * ((N + tile - 1) / tile) * (gpuir__type_count(o) / (M * N));
-    if (tiles * (gpuir__matmul_wgmma_default(m, op, a, o) ? GPUIR__SPLIT_K_IDLE_WGMMA : GPUIR__SPLIT_K_IDLE) >= sms)
+    if (tiles * (wgmma ? GPUIR__SPLIT_K_IDLE_WGMMA : GPUIR__SPLIT_K_IDLE) >= sms)
         return 0;
     int64_t S = sms / tiles;
     if (S > GPUIR__SPLIT_K_MAX) S = GPUIR__SPLIT_K_MAX;
     if (S > K / GPUIR__SPLIT_K_MIN) S = K / GPUIR__SPLIT_K_MIN;
     while (S >= 2 && (S - 1) * gpuir_matmul_k_slice_len(K, S) >= K) S--;
-    return S >= 2 ? S : 0;
+    if (S < 2) return 0;
+    int64_t whole = wgmma ? gpuir__split_k_wgmma_slices(K, S, gpuir__wgmma_stage_k(a->dtype)) : 0;
+    return whole ? whole : forced ? 0 : S;
 }
 
 /* Builds the split form of matmul `op` with S slices; returns the value
@@ -13280,7 +13304,7 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      TF32 by stage-matmul, since the copies cannot) with B transposed and A not
      (pass.stage-matmul puts every layout so), static sizes, M, N, K >= 1,
      K a multiple of 8 (rows of a multiple of 16 bytes: what a tensor
-     map's global strides need), not split: 128x128 tiles (by default;
+     map's global strides need), k slices only of whole k tiles: 128x128 tiles (by default;
      the form's variants take 128x256 tiles, a persistent grid of a
      block a multiprocessor, or clusters of two blocks sharing B's tile
      through multicast copies: gpuir__matmul_form_names), GPUIR__WG_THREADS
@@ -13299,7 +13323,8 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
    comes from the operands' dtype (the result is f32 partials), the S
    slices count as batches (the grid's z, and the tiles that decide
    REGISTER_TILED), and each form's k loop runs over the tile's slice
-   (gpuir__cg_mm_krange); WGMMA is not split. */
+   (gpuir__cg_mm_krange); WGMMA's only where each slice is a whole number
+   of its k tiles (gpuir__matmul_wgmma_unfit; pass.split-k picks S so). */
 /* The device the heuristics plan for when the module was not told its
    own (gpuir_module_set_target): an H100 SXM, sm_90 with 132
    multiprocessors. */
@@ -13354,10 +13379,17 @@ static bool gpuir__matmul_form_names_wgmma(const gpuir_module *m, const gpuir__o
     return named && named->form == GPUIR__MATMUL_WGMMA;
 }
 
+/* The k of one of the wgmma kernel's stages: a 128-byte row of the
+   operands' elements, 64 halves or 32 floats (TF32). */
+static int64_t gpuir__wgmma_stage_k(gpuir_dtype operands) { return 128 / (int64_t)gpuir_dtype_size(operands); }
+
 /* Why the wgmma kernel cannot run matmul op (operand A of type *a, result
    or destination *o) in any layout of its operands, or NULL: the target,
    the dtype, static sizes, no empty dim, K rows of 16 bytes (what a tensor
-   map's strides need), no k slices. */
+   map's strides need), k slices (k_slices) each a whole number of its
+   stages' k (gpuir__wgmma_stage_k: a slice's last k tile would otherwise
+   reach into the next slice; the last slice ends at K, past which the
+   copies read zeros). */
 static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir__op *op,
                                              const gpuir_type *a, const gpuir_type *o) {
     bool ta = gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A);
@@ -13367,7 +13399,9 @@ static const char *gpuir__matmul_wgmma_unfit(const gpuir_module *m, const gpuir_
     if (a->dtype != GPUIR_F16 && a->dtype != GPUIR_BF16 && !tf32)
         return "wgmma needs f16 or bf16 operands, or f32 ones with tf32";
     if (!gpuir__type_is_static(a) || !gpuir__type_is_static(o)) return "wgmma needs static sizes";
-    if (gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES)) return "wgmma does not take k slices";
+    const gpuir__attr *ks = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES);
+    if (ks && gpuir_matmul_k_slice_len(K, ks->i) % gpuir__wgmma_stage_k(a->dtype) != 0)
+        return "wgmma takes only k slices of whole k tiles: slices a multiple of 64 halves long";
     if (M <= 0 || N <= 0 || K <= 0) return "wgmma needs M, N and K of at least 1";
     if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || gpuir__type_count(o) / (M * N) > INT32_MAX)
         return "wgmma's bulk tensor copies take 32-bit coordinates: M, N, K and the batch count must be below 2^31";
@@ -17852,7 +17886,9 @@ static gpuir_result gpuir__cg_matmul_tc(gpuir__cg *C, size_t at, int pa, int pb)
    tiles `it` across them: stage it % stages, phase parity it / stages % 2.
    Each role is one branch of an if/else that starts with its setmaxnreg.
    In clusters (`.c2`: gpuir__cg_wgmma_b_multicast, gpuir__cg_wgmma_release)
-   a cluster's blocks take vertically adjacent tiles and share B's. */
+   a cluster's blocks take vertically adjacent tiles and share B's. Split
+   (k_slices), a tile's slice is one more batch, and both roles walk that
+   slice's k tiles only (gpuir__cg_wgmma_krange). */
 #define GPUIR__WG_A_BYTES 16384u
 
 /* The wgmma kernel's variant, from its form (gpuir__matmul_form_names):
@@ -17879,7 +17915,7 @@ static gpuir__wg gpuir__wg_of(const gpuir__cg *C) {
     w.bn = v->bn == 256 ? 256 : 128;
     w.stages = v->stages > 0 ? v->stages : 6;
     w.tf32 = v->tf32;
-    w.bk = w.tf32 ? 32 : 64;
+    w.bk = (int)gpuir__wgmma_stage_k(w.tf32 ? GPUIR_F32 : GPUIR_F16);
     w.stage_bytes = GPUIR__WG_A_BYTES + (unsigned)w.bn * 128u;
     w.cluster = (int)gpuir__wgmma_cluster(v);
     w.producer_regs = w.bn == 256 ? (w.cluster > 1 ? 32 : 24) : 40;   /* a cluster's: its rank and copy mask */
@@ -17944,28 +17980,41 @@ static gpuir__cg_tmap gpuir__cg_wgmma_tmap_n_major(const gpuir_type *t, int para
    N-major) into the same place of every block's stage, completing each
    block's `full` mbarrier there: a multicast bulk tensor copy. Each
    block's `full` so expects the whole stage, as without clusters. */
-static void gpuir__cg_wgmma_b_multicast(gpuir__cg *C, const gpuir__wg *w, const char *full) {
+static void gpuir__cg_wgmma_b_multicast(gpuir__cg *C, const gpuir__wg *w, const gpuir__cg_krange *kr,
+                                        const char *full) {
     unsigned mask = (1u << w->cluster) - 1u;
     if (w->b_n_major) {
         int boxes = w->bn / 64 / w->cluster;     /* each block's boxes of 8 KiB */
         gpuir__cg_line(C, "for (int j = rank * %d; j < rank * %d + %d; j++) gpuir_tma_load_%ud_mc(sa + %uu + (unsigned)j * 8192u, "
-                       "GPUIR_TMAP(tma_b), (int)(tn * %d + j * 64), (int)(kt * 64), cb, %s, %uu);", boxes, boxes, boxes,
-                       C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, w->bn, full, mask);
+                       "GPUIR_TMAP(tma_b), (int)(tn * %d + j * 64), (int)(%skt * 64), cb, %s, %uu);", boxes, boxes, boxes,
+                       C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, w->bn, kr->start, full, mask);
         return;
     }
     int rows = w->bn / w->cluster;                /* B^T's rows each block copies, 128 bytes each */
-    gpuir__cg_line(C, "gpuir_tma_load_%ud_mc(sa + %uu + (unsigned)rank * %uu, GPUIR_TMAP(tma_b), (int)(kt * %d), "
+    gpuir__cg_line(C, "gpuir_tma_load_%ud_mc(sa + %uu + (unsigned)rank * %uu, GPUIR_TMAP(tma_b), (int)(%skt * %d), "
                    "(int)(tn * %d + rank * %d), cb, %s, %uu);", C->info->tmaps[1].rank, GPUIR__WG_A_BYTES,
-                   (unsigned)rows * 128u, w->bk, w->bn, rows, full, mask);
+                   (unsigned)rows * 128u, kr->start, w->bk, w->bn, rows, full, mask);
+}
+
+/* The k tiles of the wgmma kernel's current tile (batch set): all of K's,
+   or, for a split-K matmul (k_slices = S), its slice's (the slice is the
+   tile's batch / the matmul's own batches; each slice a whole number of
+   k tiles but the last, which ends at K: gpuir__matmul_wgmma_unfit). */
+static gpuir__cg_krange gpuir__cg_wgmma_krange(gpuir__cg *C, const gpuir__wg *w, const gpuir__op *op,
+                                               const gpuir_type *o, long long K) {
+    char inner[32];
+    snprintf(inner, sizeof inner, "%lldLL", gpuir__mm_inner_batches(C->m, op, o));
+    return gpuir__cg_mm_krange(C, op, K, w->bk, inner);
 }
 
 /* The producer: thread 0 of warpgroup 0 fills the stages, each once the
    consumers released it (from the second round of the ring on; in a
    cluster, once every block's consumers released it: its copies of B
    write every block's stage). */
-static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpuir_type *o, const gpuir_type *a,
-                                     const gpuir_type *b, long long tiles, long long tiles_m, long long tiles_n, long long K) {
-    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1], k_tiles = (K + w->bk - 1) / w->bk;
+static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpuir__op *op, const gpuir_type *o,
+                                     const gpuir_type *a, const gpuir_type *b, long long tiles, long long tiles_m,
+                                     long long tiles_n, long long K) {
+    long long M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
     unsigned stage = w->stage_bytes;
     const char *full = "full + 8u * st";
     gpuir__cg_open(C, "if (wg == 0)");
@@ -17975,26 +18024,27 @@ static void gpuir__cg_wgmma_producer(gpuir__cg *C, const gpuir__wg *w, const gpu
     gpuir__cg_mm_tile_start(C, o, a, b, tiles_m, tiles_n, K);
     gpuir__cg_line(C, "int ca = (int)(a0 / %lldLL), cb = (int)(b0 / %lldLL);", M > 0 && K > 0 ? M * K : 1,
                    N > 0 && K > 0 ? N * K : 1);
-    gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
+    gpuir__cg_krange kr = gpuir__cg_wgmma_krange(C, w, op, o, K);
+    gpuir__cg_open(C, "for (long long kt = 0; kt < %s; kt++, it++)", kr.count);
     gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sa = sbase + st * %uu;", w->stages, stage);
     gpuir__cg_line(C, "if (it >= %d) gpuir_mbar_wait(empty + 8u * st, (unsigned)((it / %d - 1) & 1));", w->stages,
                    w->stages);
     gpuir__cg_line(C, "gpuir_mbar_expect_tx(%s, %uu);", full, stage);
     if (w->a_m_major)                             /* two boxes of 64 M x 64 k: a consumer's rows each */
         gpuir__cg_line(C, "for (int j = 0; j < 2; j++) gpuir_tma_load_%ud(sa + (unsigned)j * 8192u, GPUIR_TMAP(tma_a), "
-                       "(int)(tm * 128 + j * 64), (int)(kt * 64), ca, %s);", C->info->tmaps[0].rank, full);
+                       "(int)(tm * 128 + j * 64), (int)(%skt * 64), ca, %s);", C->info->tmaps[0].rank, kr.start, full);
     else
-        gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(kt * %d), (int)(tm * 128), ca, %s);",
-                       C->info->tmaps[0].rank, w->bk, full);
+        gpuir__cg_line(C, "gpuir_tma_load_%ud(sa, GPUIR_TMAP(tma_a), (int)(%skt * %d), (int)(tm * 128), ca, %s);",
+                       C->info->tmaps[0].rank, kr.start, w->bk, full);
     if (w->cluster > 1)
-        gpuir__cg_wgmma_b_multicast(C, w, full);
+        gpuir__cg_wgmma_b_multicast(C, w, &kr, full);
     else if (w->b_n_major)                        /* bn / 64 boxes of 64 N x 64 k */
         gpuir__cg_line(C, "for (int j = 0; j < %d; j++) gpuir_tma_load_%ud(sa + %uu + (unsigned)j * 8192u, GPUIR_TMAP(tma_b), "
-                       "(int)(tn * %d + j * 64), (int)(kt * 64), cb, %s);", w->bn / 64, C->info->tmaps[1].rank,
-                       GPUIR__WG_A_BYTES, w->bn, full);
+                       "(int)(tn * %d + j * 64), (int)(%skt * 64), cb, %s);", w->bn / 64, C->info->tmaps[1].rank,
+                       GPUIR__WG_A_BYTES, w->bn, kr.start, full);
     else
-        gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(kt * %d), (int)(tn * %d), cb, %s);",
-                       C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, w->bk, w->bn, full);
+        gpuir__cg_line(C, "gpuir_tma_load_%ud(sa + %uu, GPUIR_TMAP(tma_b), (int)(%skt * %d), (int)(tn * %d), cb, %s);",
+                       C->info->tmaps[1].rank, GPUIR__WG_A_BYTES, kr.start, w->bk, w->bn, full);
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     gpuir__cg_close(C);
@@ -18027,14 +18077,14 @@ static void gpuir__cg_wgmma_release(gpuir__cg *C, const gpuir__wg *w, const char
 
 static unsigned gpuir__wgmma_empty_arrivals(const gpuir__wg *w) { return 256u + 8u * (unsigned)(w->cluster - 1); }
 
-/* A consumer's k loop: wait for the stage, four wgmma on it, then (with
-   this group in flight) release the stage before; the last one after
-   all groups are done. */
-static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const gpuir__wg *w, const char *dtype, long long K) {
-    long long k_tiles = (K + w->bk - 1) / w->bk;
+/* A consumer's k loop over the tile's k tiles (kr): wait for the stage,
+   four wgmma on it, then (with this group in flight) release the stage
+   before; the last one after all groups are done. Every tile has a k
+   tile: the kernel takes K >= 1 and no empty slice. */
+static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const gpuir__wg *w, const char *dtype, const gpuir__cg_krange *kr) {
     unsigned stage = w->stage_bytes;
     gpuir__cg_line(C, "unsigned prev = 0;");
-    gpuir__cg_open(C, "for (long long kt = 0; kt < %lldLL; kt++, it++)", k_tiles);
+    gpuir__cg_open(C, "for (long long kt = 0; kt < %s; kt++, it++)", kr->count);
     gpuir__cg_line(C, "unsigned st = (unsigned)(it %% %d), sb = sbase + st * %uu + %uu, "
                    "sa = sbase + st * %uu + (unsigned)(wg - 1) * 8192u;", w->stages, stage, GPUIR__WG_A_BYTES, stage);
     gpuir__cg_line(C, "gpuir_mbar_wait(full + 8u * st, (unsigned)(it / %d & 1));", w->stages);
@@ -18057,7 +18107,7 @@ static void gpuir__cg_wgmma_consumer(gpuir__cg *C, const gpuir__wg *w, const cha
     gpuir__cg_close(C);
     gpuir__cg_line(C, "gpuir_wgmma_wait0();");
     gpuir__cg_line(C, "GPUIR_WGMMA_KEEP(acc, %d);", w->bn / 2);
-    if (k_tiles > 0) gpuir__cg_wgmma_release(C, w, NULL);   /* the last stage */
+    gpuir__cg_wgmma_release(C, w, NULL);        /* the last stage */
 }
 
 /* The epilogue through shared memory (gpuir__cg_wgmma_staged): each
@@ -18298,7 +18348,7 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_close(C);
     /* in a cluster, no block's copy or arrival reaches another's mbarriers before they are made */
     gpuir__cg_line(C, "%s", w.cluster > 1 ? "gpuir_cluster_sync();" : "GPUIR_SYNC();");
-    gpuir__cg_wgmma_producer(C, &w, o, a, b, tiles, tiles_m, tiles_n, K);
+    gpuir__cg_wgmma_producer(C, &w, op, o, a, b, tiles, tiles_m, tiles_n, K);
     if (staged)
         gpuir__cg_line(C, "unsigned char *stg = GPUIR_SMEM_PTR(sbase + %uu + (unsigned)(warp - 4) * 4096u);",
                        GPUIR__WG_EPI_AT);
@@ -18307,7 +18357,8 @@ static gpuir_result gpuir__cg_matmul_wgmma(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "float acc[%d];", w.bn / 2);
     gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_line(C, "for (int f = 0; f < %d; f++) acc[f] = 0.0f;", w.bn / 2);
-    gpuir__cg_wgmma_consumer(C, &w, w.tf32 ? "TF32" : a->dtype == GPUIR_BF16 ? "BF16" : "F16", K);
+    gpuir__cg_krange kr = gpuir__cg_wgmma_krange(C, &w, op, o, K);
+    gpuir__cg_wgmma_consumer(C, &w, w.tf32 ? "TF32" : a->dtype == GPUIR_BF16 ? "BF16" : "F16", &kr);
     if (staged) {
         gpuir_result r = gpuir__cg_wgmma_epilogue_staged(C, &w, at, o);
         gpuir__cg_close(C);                     /* the tile loop */

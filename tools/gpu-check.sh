@@ -188,7 +188,8 @@ matmul
 matmul --dtype=f16
 matmul --dtype=bf16 --epilogue=bias,gelu,residual
 matmul --epilogue=bias,gelu,residual
-matmul --dtype=bf16 --m=32 --n=4096 --k=4096
+matmul --dtype=bf16 --m=32 --n=4096 --k=4096 --form=default,mma_sync.128x128x32.s3
+matmul --dtype=bf16 --m=256 --n=256 --k=16384 --form=default,mma_sync.128x128x32.s3
 matmul --m=256 --n=256 --k=16384
 matmul --dtype=tf32
 matmul --dtype=tf32 --form=wgmma.128x128x32.s6

@@ -795,6 +795,37 @@ TEST(nvrtc_compiles_the_clustered_wgmma_kernels_for_sm_90a) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* Split-K on the wgmma kernel: the skinny bf16 matmul the split-k pass
+   splits (32 x 4096 x 4096: 4 slices of 1024), and slices written in the
+   IR on the persistent and clustered variants, compile for sm_90a with 0
+   spills and no local memory; the partial products are wgmma's, the k
+   coordinate of each copy starts at the slice (kb). */
+TEST(nvrtc_compiles_the_split_wgmma_kernels_for_sm_90a) {
+    static const char text[] =
+        "func.func @s(%x: tensor<32x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<32x4096xbf16> {\n"
+        "  %m = matmul %x, %w : (tensor<32x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<32x4096xbf16>\n"
+        "  return %m : tensor<32x4096xbf16>\n}\n"
+        "func.func @p(%x: tensor<256x16384xf16>, %w: tensor<16384x256xf16>) -> tensor<8x256x256xf32> {\n"
+        "  %m = matmul %x, %w {k_slices = 8, form = \"wgmma.128x256x64.s4.persistent\"} : (tensor<256x16384xf16>, tensor<16384x256xf16>) -> tensor<8x256x256xf32>\n"
+        "  return %m : tensor<8x256x256xf32>\n}\n"
+        "func.func @c(%x: tensor<256x16384xbf16>, %w: tensor<16384x256xbf16>) -> tensor<8x256x256xf32> {\n"
+        "  %m = matmul %x, %w {k_slices = 8, form = \"wgmma.128x128x64.s6.persistent.c2\"} : (tensor<256x16384xbf16>, tensor<16384x256xbf16>) -> tensor<8x256x256xf32>\n"
+        "  return %m : tensor<8x256x256xf32>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_text(ctx, text);
+    char *cuda = gpuir_module_emit_cuda(m);
+    CHECK(cuda && strstr(cuda, "long long kb = batch / (1LL) * 1024LL") && strstr(cuda, "(int)(kb + kt * 64)"));
+    gpuir_free(cuda);
+    char *ptx = NULL;
+    if (!nvrtc_compiles(ctx, m, 90, &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+    CHECK(ptx && strstr(ptx, ".target sm_90a") && !strstr(ptx, ".local"));
+    CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") &&
+          strstr(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"));
+    CHECK(ptx && strstr(ptx, ".reqnctapercluster 2, 1, 1"));
+    gpuir_free(ptx);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A plain bf16 matmul (B as [K, N], no attribute) planned for sm_90 takes
    the wgmma kernel by default, reading B as it is (N-major: one kernel),
    and NVRTC compiles the module for sm_90a with wgmma.mma_async in its
@@ -1365,6 +1396,7 @@ int main(void) {
     RUN_PLAIN(nvrtc_compiles_wgmma_kernels_for_sm_90a);
     RUN_PLAIN(nvrtc_compiles_the_wgmma_variants_for_sm_90a);
     RUN_PLAIN(nvrtc_compiles_the_clustered_wgmma_kernels_for_sm_90a);
+    RUN_PLAIN(nvrtc_compiles_the_split_wgmma_kernels_for_sm_90a);
     RUN(nvrtc_compiles_the_default_bf16_matmul_to_wgmma_on_sm_90);
     RUN(tensor_core_tiles_stride_over_any_grid);
     RUN(emulator_refuses_a_launch_short_of_dynamic_shared_memory);

@@ -560,8 +560,10 @@ static int fd_matmul(fd_gen *g, int a) {
          "wgmma.128x256x32.s4.persistent.c2", NULL}};
     const char *form = wgmma && fd_chance(&g->rng, 50) ? wgmma_forms[tf32][fd_below(&g->rng, tf32 ? 5 : 6)] : NULL;
     if (wgmma && fd_chance(&g->rng, 50)) tb = true;   /* else B [K, N]: staged, or read N-major under a form */
-    int slices = flt && !fd_off[FD_SPLITK] && !wgmma && !dynamic && k >= 4 && fd_chance(&g->rng, 12) ? 2 + fd_below(&g->rng, 3) : 0;
+    int slices = flt && !fd_off[FD_SPLITK] && (!wgmma || half) && !dynamic && k >= 4 && fd_chance(&g->rng, 12)
+                     ? 2 + fd_below(&g->rng, 3) : 0;
     if (slices && k <= (slices - 1) * gpuir_matmul_k_slice_len(k, slices)) slices = 0;   /* no empty slice */
+    if (slices && wgmma && gpuir_matmul_k_slice_len(k, slices) % 64) slices = 0;  /* wgmma: whole k tiles */
     if (slices) tf32 = false;
     if (flt) a = fd_tame(g, a, x->dt == GPUIR_F32 ? 4 : 2);
     if (a < 0) return -1;
