@@ -9778,8 +9778,8 @@ static int64_t gpuir__split_k_slices(const gpuir_module *m, const gpuir__op *op)
     if (forced && !wgmma) return 0;     /* stage-matmul or configure says why it cannot run */
     int64_t tile = gpuir__matmul_tile_for(m, op, a, o), sms = gpuir__module_sm_count(m);
     int64_t tiles = ((M + tile - 1) / tile) * ((N + tile - 1) / tile) * (gpuir__type_count(o) / (M * N));
-    if (tiles * (wgmma ? GPUIR__SPLIT_K_IDLE_WGMMA : GPUIR__SPLIT_K_IDLE) >= sms)
-        return 0;
+    if (tiles <= 0 || tiles * (wgmma ? GPUIR__SPLIT_K_IDLE_WGMMA : GPUIR__SPLIT_K_IDLE) >= sms)
+        return 0;                       /* (no tiles: a batch dim of 0) */
     int64_t S = sms / tiles;
     if (S > GPUIR__SPLIT_K_MAX) S = GPUIR__SPLIT_K_MAX;
     if (S > K / GPUIR__SPLIT_K_MIN) S = K / GPUIR__SPLIT_K_MIN;
