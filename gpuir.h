@@ -7087,7 +7087,10 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // explicitly broadcast operand through the op's own broadcasting, puts a
 // reduction over several trailing axes and the elementwise ops around it
 // on the view that merges those axes (they then fuse as rows: InstanceNorm),
-// merges identical ops (CSE) and removes dead ops. Reads: util, ir, build,
+// puts values as their readers see them (an all-equal constant a splat,
+// an elementwise op before the broadcast it reads, a short vector's
+// statistics with keepdims, a round trip of reshapes its value), merges
+// identical ops (CSE) and removes dead ops. Reads: util, ir, build,
 // array, ref, pass, fuse (gpuir__is_elementwise, gpuir__transpose_is_tiled,
 // gpuir__attrs_copy_without). Writes: ir.
 
@@ -8088,6 +8091,205 @@ static uint32_t gpuir__fold_unit_reduce(gpuir__canon *C, const gpuir__op *op) {
     return gpuir__build_op(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &t);
 }
 
+/* ---- values as their readers see them ----
+   Four ways of writing a program that compute the same as the form the
+   fusion rules know, put in that form: a constant whose elements are all
+   equal is a splat (gpuir__fold_uniform_constant: a scale written
+   `dense<[0.125]>` then reads as `0.125` does, and attention fuses); an
+   elementwise op reading an explicit broadcast runs before it
+   (gpuir__fold_elementwise_of_broadcast: `rsqrt(broadcast(v) + eps)` is
+   `broadcast(rsqrt(v + eps))`, and the broadcast is then read through
+   the next binary op's own broadcasting); a short vector's statistics
+   without keepdims (rank 0) are read with keepdims ([1]) by the ops over
+   the vector (gpuir__fold_vector_statistics: `x - x.max()` on a vector is
+   a row group, as `x - x.max(keepdims=True)` is); a reshape of a reshape
+   of a static value to static dims is one reshape, or the value
+   (gpuir__fold_reshape_of_reshape: through a `?` too). */
+
+/* A constant whose elements are all the same (bit for bit, not NaN) as a
+   splat of that value; 0 for any other op. */
+static uint32_t gpuir__fold_uniform_constant(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    const gpuir__attr *v = op->kind == GPUIR_OP_CONSTANT ? gpuir__attr_get(m, op, GPUIR__KEY_VALUE) : NULL;
+    gpuir_type t = gpuir__value_at(m, op->result)->type;
+    if (!v || v->kind != GPUIR__ATTR_DENSE || v->n == 0 || (gpuir_dtype)v->i != t.dtype || !gpuir__type_is_static(&t))
+        return 0;
+    gpuir_array all;
+    memset(&all, 0, sizeof all);
+    all.dtype = t.dtype;
+    all.rank = 1;
+    all.dims[0] = (int64_t)v->n;
+    all.data = gpuir__bytes_at(m, v->off);
+    if (!gpuir__array_uniform(&all) || (gpuir_dtype_is_float(t.dtype) && isnan(gpuir_array_get(&all, 0)))) return 0;
+    return gpuir__build_splat(m, &t, &all);    /* its first element */
+}
+
+/* An elementwise op reading an explicit broadcast (operand k), built on
+   the broadcast's source instead and broadcast after: op(broadcast(s), o)
+   is broadcast(op(s, o)) when s and the other operands broadcast to a
+   shape that broadcasts to the op's result and is not it (where it is,
+   gpuir__fold_binary_of_broadcast reads s through the op's own
+   broadcasting). NumPy's broadcasts compose, so each element is the same
+   value; the op computes fewer of them. The new broadcast's op id, 0 for
+   any other op. Counts the new values' readers in C->uses. */
+static uint32_t gpuir__fold_elementwise_of_broadcast(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || op->n_operands > GPUIR_MAX_OPERANDS)
+        return 0;
+    const gpuir_type want = gpuir__value_at(m, op->result)->type;
+    uint32_t n = op->n_operands, in[GPUIR_MAX_OPERANDS], attrs = op->attrs, n_attrs = op->n_attrs;
+    gpuir_op_kind kind = op->kind;
+    int through = -1;
+    for (uint32_t k = 0; k < n; k++) {
+        in[k] = gpuir__op_operand(m, op, k);
+        const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, in[k])->def_op);
+        if (through < 0 && def && def->kind == GPUIR_OP_BROADCAST) {
+            in[k] = gpuir__op_operand(m, def, 0);
+            through = (int)k;
+        }
+    }
+    if (through < 0) return 0;
+    gpuir_type small = gpuir__value_at(m, in[0])->type;
+    for (uint32_t k = 1; k < n; k++) {
+        const gpuir_type *t = &gpuir__value_at(m, in[k])->type;
+        gpuir_type next = small;
+        int64_t da, db;
+        if (!gpuir__broadcast_dims(&small, small.rank, t, t->rank, &next, &da, &db)) return 0;
+        small = next;
+    }
+    if (gpuir__dims_same(&small, &want) || !gpuir__dims_broadcast_to(small.dims, small.rank, want.dims, want.rank))
+        return 0;
+    small.dtype = want.dtype;
+    uint32_t e = gpuir__build_op(m, kind, in, n, attrs, n_attrs, &small);   /* (op moves: ops grow) */
+    if (!e || gpuir__canon_fit(C) != GPUIR_OK) return 0;
+    uint32_t e_value = m->ops[e - 1].result;
+    uint32_t back = gpuir__build_op(m, GPUIR_OP_BROADCAST, &e_value, 1, 0, 0, &want);
+    if (!back || gpuir__canon_fit(C) != GPUIR_OK) return 0;
+    C->uses[e_value - 1] = 1;
+    for (uint32_t k = 0; k < n; k++) C->uses[in[k] - 1]++;
+    return back;
+}
+
+/* Vectors up to this many elements have their statistics read as a row
+   (gpuir__fold_vector_statistics): what a row kernel's widest block (512
+   threads, configure's) holds in registers at 32 values a thread, read
+   once by one block. A longer one keeps its reductions across the device
+   (a row kernel gives a row one block, which would stream it alone). */
+#define GPUIR__VECTOR_ROW_MAX 16384
+
+/* Whether rank-0 value v is a statistic of a static vector of at most
+   GPUIR__VECTOR_ROW_MAX elements: its reduction over its one axis without
+   keepdims, or an elementwise op of such values and other rank-0 values
+   (`rsqrt(var + eps)`), at most `depth` ops deep. */
+static bool gpuir__vector_statistic(const gpuir_module *m, uint32_t v, int depth) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    if (!def || depth <= 0 || gpuir__value_at(m, v)->type.rank != 0) return false;
+    gpuir__op_class cls = gpuir__info(def->kind)->cls;
+    if (cls == GPUIR__CLASS_REDUCE) {
+        const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, def, 0))->type;
+        return x->rank == 1 && gpuir__type_is_static(x) && x->dims[0] <= GPUIR__VECTOR_ROW_MAX &&
+               !gpuir__op_flag(m, def, GPUIR__KEY_KEEPDIMS);
+    }
+    if (!gpuir__is_elementwise(cls)) return false;
+    bool any = false;
+    for (uint32_t k = 0; k < def->n_operands; k++) {
+        uint32_t o = gpuir__op_operand(m, def, k);
+        if (gpuir__value_at(m, o)->type.rank != 0) return false;
+        any |= gpuir__vector_statistic(m, o, depth - 1);
+    }
+    return any;
+}
+
+/* Vector statistic v (gpuir__vector_statistic) of shape [1]: its reduction
+   with keepdims, the elementwise ops after it on [1] (their other rank-0
+   operands as they are). Each made once a function (C->views: v's [1]
+   view); 0 on failure. */
+static uint32_t gpuir__vector_statistic_kept(gpuir__canon *C, uint32_t v, int depth) {
+    gpuir_module *m = C->m;
+    gpuir_type one = gpuir__value_at(m, v)->type;
+    one.rank = 1;
+    one.dims[0] = 1;
+    uint32_t made = gpuir__canon_view_made_of(C, v, &one);
+    if (made) return made;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    gpuir_op_kind kind = def->kind;
+    uint32_t attrs = def->attrs, n_attrs = def->n_attrs, n = def->n_operands, in[GPUIR_MAX_OPERANDS];
+    for (uint32_t k = 0; k < n; k++) in[k] = gpuir__op_operand(m, def, k);
+    if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
+        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+        for (uint32_t i = 0; i < n_attrs; i++) {
+            gpuir__attr a = m->attrs[attrs + i];
+            if (a.key != GPUIR__KEY_KEEPDIMS) stbds_arrput(m->attrs, a);
+        }
+        gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
+        attrs = first;
+        n_attrs = (uint32_t)stbds_arrlenu(m->attrs) - first;
+        n = 1;
+    } else {
+        for (uint32_t k = 0; k < n; k++) {
+            if (!gpuir__vector_statistic(m, in[k], depth - 1)) continue;
+            in[k] = gpuir__vector_statistic_kept(C, in[k], depth - 1);
+            if (!in[k]) return 0;
+        }
+    }
+    made = gpuir__build_value(m, kind, in, n, attrs, n_attrs, &one).id;
+    if (!made || gpuir__canon_fit(C) != GPUIR_OK) return 0;
+    for (uint32_t k = 0; k < n; k++) C->uses[in[k] - 1]++;
+    gpuir__canon_view_made record = {v, made};
+    stbds_arrput(C->views, record);
+    return made;
+}
+
+/* An elementwise op over a vector (result rank 1 or more) reading a
+   statistic of a short vector (rank 0: gpuir__vector_statistic) reads it
+   with keepdims ([1], which broadcasts as the scalar does: the same
+   result), so the reductions and the ops over the vector make a row group
+   (softmax, LayerNorm over a 1-D tensor: one kernel, was three). The
+   rebuilt op's id, 0 for any other op. */
+static uint32_t gpuir__fold_vector_statistics(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || op->n_operands > GPUIR_MAX_OPERANDS)
+        return 0;
+    const gpuir_type want = gpuir__value_at(m, op->result)->type;
+    if (want.rank < 1) return 0;
+    uint32_t n = op->n_operands, in[GPUIR_MAX_OPERANDS], attrs = op->attrs, n_attrs = op->n_attrs;
+    gpuir_op_kind kind = op->kind;
+    bool changed = false;
+    for (uint32_t k = 0; k < n; k++) in[k] = gpuir__op_operand(m, op, k);
+    for (uint32_t k = 0; k < n; k++) {
+        if (!gpuir__vector_statistic(m, in[k], GPUIR__RESHAPE_SINK_DEPTH)) continue;
+        in[k] = gpuir__vector_statistic_kept(C, in[k], GPUIR__RESHAPE_SINK_DEPTH);   /* (op moves: ops grow) */
+        if (!in[k]) return 0;
+        changed = true;
+    }
+    return changed ? gpuir__build_op(m, kind, in, n, attrs, n_attrs, &want) : 0;
+}
+
+/* Static value x when op is a reshape of a reshape of x to static dims of
+   as many elements, else 0: the reshape in between (through a `?` or not)
+   checks nothing that can fail, so op is x reshaped once
+   (gpuir__fold_reshape_of_reshape), or x itself where it has op's dims
+   (gpuir__canon_op), a view that fuses with x's neighbours. */
+static uint32_t gpuir__reshape_of_reshape_source(const gpuir_module *m, const gpuir__op *op) {
+    if (op->kind != GPUIR_OP_RESHAPE || !op->result) return 0;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
+    if (!def || def->kind != GPUIR_OP_RESHAPE) return 0;
+    uint32_t x = gpuir__op_operand(m, def, 0);
+    const gpuir_type *xt = &gpuir__value_at(m, x)->type, *to = &gpuir__value_at(m, op->result)->type;
+    return gpuir__type_is_static(xt) && gpuir__type_is_static(to) && gpuir__type_count(xt) == gpuir__type_count(to)
+           ? x : 0;
+}
+
+static uint32_t gpuir__fold_reshape_of_reshape(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    uint32_t x = gpuir__reshape_of_reshape_source(m, op);
+    if (!x) return 0;
+    gpuir_type to = gpuir__value_at(m, op->result)->type;
+    uint32_t made = gpuir__build_op(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &to);
+    if (made && gpuir__canon_fit(C) == GPUIR_OK) C->uses[x - 1]++;
+    return made;
+}
+
 /* One op: remap its operands, then fold it, merge it, or keep it. */
 static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     gpuir_module *m = C->m;
@@ -8099,17 +8301,21 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
         gpuir__rewrite_keep(m, op_id);           /* effects, or a distinct buffer */
         return GPUIR_OK;
     }
-    uint32_t result = op->result;
-    if (gpuir__reduce_is_unit(m, op) && gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) {
-        uint32_t x = gpuir__op_operand(m, op, 0);    /* the same type: the reduction is its operand */
+    uint32_t result = op->result, source = gpuir__reshape_of_reshape_source(m, op);
+    if ((gpuir__reduce_is_unit(m, op) && gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) ||
+        (source && gpuir__type_same(&gpuir__value_at(m, source)->type, &gpuir__value_at(m, result)->type))) {
+        uint32_t x = source ? source : gpuir__op_operand(m, op, 0);   /* the same type: the op is that value */
         C->repl[result - 1] = x;
         C->uses[x - 1] += C->uses[result - 1];
         C->fused_reader[x - 1] |= C->fused_reader[result - 1];
         return GPUIR_OK;
     }
-    uint32_t folded = op->n_operands ? gpuir__fold_splats(C, op) : 0;
+    uint32_t folded = op->n_operands ? gpuir__fold_splats(C, op) : gpuir__fold_uniform_constant(C, op);
     if (!folded && op->n_operands && m->ctx->result == GPUIR_OK) folded = gpuir__fold_dense(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reshape(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_binary_of_broadcast(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_elementwise_of_broadcast(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_vector_statistics(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reduce(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_elementwise(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_elementwise_of_reshape(C, gpuir__op_at(m, op_id));
