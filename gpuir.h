@@ -8619,9 +8619,10 @@ static uint32_t gpuir__build_softmax(gpuir_module *m, uint32_t a, int64_t axis) 
 /* Whether an op of function fid other than op could be reduction op's
    sibling over x (pass.fuse's sibling groups read x once for all, a total
    across blocks): another reduction of x, or an elementwise op of x's
-   shape that reads it. Operands are seen through repl (decompose's
-   replacements of the values below cap, not yet made in the ops after
-   op). */
+   shape that reads it but not op's result (one that does, `x - x.max()`,
+   runs after op: the total stayed one block reading all of x for it).
+   Operands are seen through repl (decompose's replacements of the values
+   below cap, not yet made in the ops after op). */
 static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const gpuir__op *op, uint32_t x,
                                       const uint32_t *repl, size_t cap) {
     const gpuir__func *f = gpuir__func_at(m, fid);
@@ -8632,6 +8633,12 @@ static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const
         bool full = gpuir__is_elementwise(cls) && other->result &&
                     gpuir__dims_same(&gpuir__value_at(m, other->result)->type, xt);
         if (other == op || (cls != GPUIR__CLASS_REDUCE && !full)) continue;
+        bool reads_op = false;      /* `x - x.max()`: it runs after op, in no kernel with it */
+        for (uint32_t k = 0; full && k < other->n_operands; k++) {
+            uint32_t v = gpuir__op_operand(m, other, k);
+            reads_op |= (v < cap && repl[v - 1] ? repl[v - 1] : v) == op->result;
+        }
+        if (reads_op) continue;
         for (uint32_t k = 0; k < (full ? other->n_operands : 1u) && other->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, other, k);
             if ((v < cap && repl[v - 1] ? repl[v - 1] : v) == x) return true;
@@ -8696,21 +8703,41 @@ static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpu
     return k;
 }
 
-/* Reduction op split at k (gpuir__reduce_split_at): its rows' reduction
-   over [k, rank) with keepdims, then the op's own over that. A sum or mean
-   of f16 or bf16 takes its rows in f32 (x cast first, the result cast
-   back), so that rounding the rows' sums to the dtype costs nothing the
-   unsplit sum (in double) would not lose. 0 on failure. */
-static uint32_t gpuir__decompose_split_reduce(gpuir_module *m, const gpuir__op *op, int k) {
-    uint32_t x = gpuir__op_operand(m, op, 0), result = op->result;
-    gpuir_op_kind kind = op->kind;
-    gpuir_type xt = gpuir__value_at(m, x)->type, rt = gpuir__value_at(m, result)->type;
-    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
-    int64_t own[GPUIR_MAX_RANK], rows[GPUIR_MAX_RANK];
-    int n_own = (int)axes->n, n_rows = xt.rank - k;
-    memcpy(own, gpuir__ints_at(m, axes->off), (size_t)n_own * sizeof own[0]);
+/* The rows a total of a vector splits into (their length), or 0: a float
+   sum, mean or max over the one axis of a static x of
+   GPUIR__SPLIT_TOTAL_MIN elements or more (no `form` written), viewed as
+   [N / C, C] with C the least divisor of N from GPUIR__SPLIT_TOTAL_ROW up
+   to 16 times that (at least 16 rows), so that its rows fill the device
+   where the total was one block reading all of x. Siblings do not keep it
+   whole (gpuir__reduce_split_at's rule): a vector's reductions made no
+   sibling group, but one row group of a block; split, they read the same
+   view (canonicalize merges the reshapes) and make a row group of a block
+   a row. None where N has no such divisor (a prime). */
+static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, const gpuir__op *op) {
+    if (!gpuir__reduce_splittable(m, op)) return 0;
+    const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    bool reduced[GPUIR_MAX_RANK];
+    if (t->rank != 1 || !gpuir__type_is_static(t) || !gpuir_dtype_is_float(t->dtype) ||
+        t->dims[0] < GPUIR__SPLIT_TOTAL_MIN || !gpuir__reduce_axes_mask(m, op, 1, reduced) || !reduced[0])
+        return 0;
+    for (int64_t c = GPUIR__SPLIT_TOTAL_ROW; c <= 16 * GPUIR__SPLIT_TOTAL_ROW; c++)
+        if (t->dims[0] % c == 0) return c;
+    return 0;
+}
+
+/* A reduction `kind` over axes own[0..n_own) of x (keepdims `keep`, of
+   result type *rt) split at k (gpuir__reduce_split_at): its rows'
+   reduction over [k, rank) with keepdims, then the reduction over own of
+   that. A sum or mean of f16 or bf16 takes its rows in f32 (x cast first,
+   the result cast back), so that rounding the rows' sums to the dtype
+   costs nothing the unsplit sum (in double) would not lose. 0 on
+   failure. */
+static uint32_t gpuir__split_rows_then_rest(gpuir_module *m, gpuir_op_kind kind, uint32_t x, int n_own,
+                                            const int64_t *own, int64_t keep, int k, const gpuir_type *rt) {
+    gpuir_type xt = gpuir__value_at(m, x)->type;
+    int64_t rows[GPUIR_MAX_RANK];
+    int n_rows = xt.rank - k;
     for (int i = 0; i < n_rows; i++) rows[i] = k + i;
-    int64_t keep = gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS);     /* op is not used past here */
     bool widen = kind != GPUIR_OP_REDUCE_MAX && xt.dtype != GPUIR_F32;
     if (widen) {
         gpuir_type wide = xt;
@@ -8727,7 +8754,40 @@ static uint32_t gpuir__decompose_split_reduce(gpuir_module *m, const gpuir__op *
     gpuir__attr_push_ints(m, "axes", (size_t)n_own, own);
     gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, keep);
     uint32_t outer = gpuir__build_value(m, kind, &inner, 1, first, 2, NULL).id;
-    return outer && widen ? gpuir__build_value(m, GPUIR_OP_CAST, &outer, 1, 0, 0, &rt).id : outer;
+    if (!outer || !widen) return outer;
+    gpuir_type back = gpuir__value_at(m, outer)->type;
+    back.dtype = rt->dtype;
+    return gpuir__build_value(m, GPUIR_OP_CAST, &outer, 1, 0, 0, &back).id;
+}
+
+/* Reduction op split at k (gpuir__reduce_split_at): gpuir__split_rows_then_rest. */
+static uint32_t gpuir__decompose_split_reduce(gpuir_module *m, const gpuir__op *op, int k) {
+    const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
+    int64_t own[GPUIR_MAX_RANK];
+    int n_own = (int)axes->n;
+    memcpy(own, gpuir__ints_at(m, axes->off), (size_t)n_own * sizeof own[0]);
+    gpuir_type rt = gpuir__value_at(m, op->result)->type;
+    return gpuir__split_rows_then_rest(m, op->kind, gpuir__op_operand(m, op, 0), n_own, own,
+                                       gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS), k, &rt);
+}
+
+/* Vector total op split in rows of C (gpuir__reduce_vector_rows): x viewed
+   as [N / C, C], the view's total split at its rows
+   (gpuir__split_rows_then_rest), reshaped to op's result (rank 0, or [1]
+   with keepdims). A mean of means is the mean: the rows hold C each. 0 on
+   failure. */
+static uint32_t gpuir__decompose_split_vector(gpuir_module *m, const gpuir__op *op, int64_t C) {
+    uint32_t x = gpuir__op_operand(m, op, 0);
+    gpuir_type view = gpuir__value_at(m, x)->type, rt = gpuir__value_at(m, op->result)->type;
+    gpuir_op_kind kind = op->kind;                     /* op is not used past the first build */
+    view.rank = 2;
+    view.dims[0] /= C;
+    view.dims[1] = C;
+    uint32_t v = gpuir__build_value(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &view).id;
+    const int64_t both[2] = {0, 1};
+    uint32_t y = v ? gpuir__split_rows_then_rest(m, kind, v, 2, both, 0, 1, &rt) : 0;
+    if (!y || gpuir__type_same(&gpuir__value_at(m, y)->type, &rt)) return y;
+    return gpuir__build_value(m, GPUIR_OP_RESHAPE, &y, 1, 0, 0, &rt).id;
 }
 
 /* ---- reductions over a gap: NCHW's statistics as rows, then the rest ----
@@ -9192,8 +9252,10 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
             int split = gpuir__reduce_split_at(m, fid, op, repl, cap);
-            if (split >= 0) {
-                uint32_t result = op->result, y = gpuir__decompose_split_reduce(m, op, split);
+            int64_t rows = split < 0 ? gpuir__reduce_vector_rows(m, op) : 0;
+            if (split >= 0 || rows) {
+                uint32_t result = op->result;
+                uint32_t y = rows ? gpuir__decompose_split_vector(m, op, rows) : gpuir__decompose_split_reduce(m, op, split);
                 if (!y) r = m->ctx->result;
                 else repl[result - 1] = y;
                 continue;
