@@ -8619,12 +8619,13 @@ static uint32_t gpuir__build_softmax(gpuir_module *m, uint32_t a, int64_t axis) 
 /* Whether an op of function fid other than op could be reduction op's
    sibling over x (pass.fuse's sibling groups read x once for all, a total
    across blocks): another reduction of x, or an elementwise op of x's
-   shape that reads it but not op's result (one that does, `x - x.max()`,
-   runs after op: the total stayed one block reading all of x for it).
+   shape that reads it; with readers_of_op_count false, not one that reads
+   op's result too (`x - x.max()` over a matrix runs after op, in no
+   kernel with it: the total stayed one block reading all of x for it).
    Operands are seen through repl (decompose's replacements of the values
    below cap, not yet made in the ops after op). */
 static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const gpuir__op *op, uint32_t x,
-                                      const uint32_t *repl, size_t cap) {
+                                      const uint32_t *repl, size_t cap, bool readers_of_op_count) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     const gpuir_type *xt = &gpuir__value_at(m, x)->type;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
@@ -8638,7 +8639,7 @@ static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const
             uint32_t v = gpuir__op_operand(m, other, k);
             reads_op |= (v < cap && repl[v - 1] ? repl[v - 1] : v) == op->result;
         }
-        if (reads_op) continue;
+        if (reads_op && !readers_of_op_count) continue;
         for (uint32_t k = 0; k < (full ? other->n_operands : 1u) && other->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, other, k);
             if ((v < cap && repl[v - 1] ? repl[v - 1] : v) == x) return true;
@@ -8698,9 +8699,27 @@ static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpu
     int k = t->rank;
     while (k > 0 && row < GPUIR__SPLIT_TOTAL_ROW) row *= t->dims[--k];
     if (k == 0 || row < GPUIR__SPLIT_TOTAL_ROW || count < GPUIR__SPLIT_TOTAL_MIN || count / row < 2 ||
-        gpuir__reduce_has_sibling(m, fid, op, x, repl, cap))
+        gpuir__reduce_has_sibling(m, fid, op, x, repl, cap, false))
         return -1;
     return k;
+}
+
+/* Whether value v is made by elementwise ops (up to depth deep) from a
+   reduction's result (operands seen through repl, as in
+   gpuir__reduce_has_sibling). */
+static bool gpuir__made_from_a_reduction(const gpuir_module *m, uint32_t v, const uint32_t *repl, size_t cap,
+                                         int depth) {
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    if (!def || depth <= 0 || !gpuir__is_elementwise(gpuir__info(def->kind)->cls)) return false;
+    for (uint32_t k = 0; k < def->n_operands; k++) {
+        uint32_t o = gpuir__op_operand(m, def, k);
+        if (o < cap && repl[o - 1]) o = repl[o - 1];
+        const gpuir__op *od = gpuir__op_at(m, gpuir__value_at(m, o)->def_op);
+        if ((od && gpuir__info(od->kind)->cls == GPUIR__CLASS_REDUCE) ||
+            gpuir__made_from_a_reduction(m, o, repl, cap, depth - 1))
+            return true;
+    }
+    return false;
 }
 
 /* The rows a total of a vector splits into (their length), or 0: a float
@@ -8708,17 +8727,23 @@ static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpu
    GPUIR__SPLIT_TOTAL_MIN elements or more (no `form` written), viewed as
    [N / C, C] with C the least divisor of N from GPUIR__SPLIT_TOTAL_ROW up
    to 16 times that (at least 16 rows), so that its rows fill the device
-   where the total was one block reading all of x. Siblings do not keep it
-   whole (gpuir__reduce_split_at's rule): a vector's reductions made no
-   sibling group, but one row group of a block; split, they read the same
-   view (canonicalize merges the reshapes) and make a row group of a block
-   a row. None where N has no such divisor (a prime). */
-static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, const gpuir__op *op) {
+   where the total was one block reading all of x. Not where another
+   reduction of x, or an elementwise op over x, reads it (even one that
+   reads the total), nor where x is made from another reduction's result
+   by elementwise ops (gpuir__made_from_a_reduction, up to 8 deep: a
+   variance's `(x - m)^2`): a vector's statistics and the ops over it make
+   a row group, one kernel (`x - x.max(keepdims)`, a softmax, a
+   LayerNorm), which the split would part into four to six. None where N
+   has no such divisor (a prime). */
+static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, uint32_t fid, const gpuir__op *op,
+                                         const uint32_t *repl, size_t cap) {
     if (!gpuir__reduce_splittable(m, op)) return 0;
     const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     bool reduced[GPUIR_MAX_RANK];
     if (t->rank != 1 || !gpuir__type_is_static(t) || !gpuir_dtype_is_float(t->dtype) ||
-        t->dims[0] < GPUIR__SPLIT_TOTAL_MIN || !gpuir__reduce_axes_mask(m, op, 1, reduced) || !reduced[0])
+        t->dims[0] < GPUIR__SPLIT_TOTAL_MIN || !gpuir__reduce_axes_mask(m, op, 1, reduced) || !reduced[0] ||
+        gpuir__reduce_has_sibling(m, fid, op, gpuir__op_operand(m, op, 0), repl, cap, true) ||
+        gpuir__made_from_a_reduction(m, gpuir__op_operand(m, op, 0), repl, cap, 8))
         return 0;
     for (int64_t c = GPUIR__SPLIT_TOTAL_ROW; c <= 16 * GPUIR__SPLIT_TOTAL_ROW; c++)
         if (t->dims[0] % c == 0) return c;
@@ -9252,7 +9277,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
             int split = gpuir__reduce_split_at(m, fid, op, repl, cap);
-            int64_t rows = split < 0 ? gpuir__reduce_vector_rows(m, op) : 0;
+            int64_t rows = split < 0 ? gpuir__reduce_vector_rows(m, fid, op, repl, cap) : 0;
             if (split >= 0 || rows) {
                 uint32_t result = op->result;
                 uint32_t y = rows ? gpuir__decompose_split_vector(m, op, rows) : gpuir__decompose_split_reduce(m, op, split);

@@ -1329,9 +1329,9 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     size_t bytes = (size_t)(rows * cols) * 4;
     int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
     free(text.buf);
-    /* a vector's sum (decompose: rows of a view, then their total) and
-       `x - x.max()` over it (the max split too, then the subtraction:
-       x read twice, written once) */
+    /* a vector's sum (decompose: rows of a view, then their total), and
+       `x - x.max()` over a matrix (the max split too, then the
+       subtraction: x read twice, written once) */
     long long n = gpu ? 16ll << 20 : 300000;
     char V[64];
     snprintf(V, sizeof V, "tensor<%lldxf32>", n);
@@ -1345,11 +1345,12 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     text.len = 0;
     strbuf_appendf(&text,
                    "func.func @f(%%x: %s) -> %s {\n"
-                   "  %%m = reduce_max %%x {axes = [0]} : (%s) -> tensor<f32>\n"
+                   "  %%m = reduce_max %%x {axes = [0, 1]} : (%s) -> tensor<f32>\n"
                    "  %%d = sub %%x, %%m : (%s, tensor<f32>) -> %s\n"
-                   "  return %%d : %s\n}\n", V, V, V, V, V, V);
-    snprintf(label, sizeof label, "x - max(x), a vector of %lld, f32", n);
-    rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 12, repeat) : check_on_emu(ctx, label, text.buf);
+                   "  return %%d : %s\n}\n", F, F, F, F, F, F);
+    snprintf(label, sizeof label, "x - max(x) over %lldx%lld, f32", rows, cols);
+    rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)(rows * cols) * 12, repeat)
+              : check_on_emu(ctx, label, text.buf);
     free(text.buf);
     return rc;
 }
