@@ -27288,6 +27288,16 @@ static gpuir_result gpuir__emu_cc_failed(gpuir_program *p, const char *cc, int r
                        how, *log ? "" : ", no output", sep, log);
 }
 
+/* The flags the emulator compiles a module with (after the compiler, before
+   -o), in the module cache's key too (gpuir__emu_build): C, -O2,
+   position-independent, shared. pow and powf are not the compiler's
+   builtins: GCC 12 at -O2 turns four powf(x, 0.5f) of a float4 into
+   sqrtps (sqrt(-inf) is NaN, sqrt(-0) is -0, where powf gives +inf and +0,
+   as the interpreter and CUDA do; found by a probe of `pow(x, 0.5)`). */
+#define GPUIR__EMU_CC_FLAGS(X) \
+    X("-x") X("c") X("-std=gnu11") X("-O2") X("-fno-builtin-pow") X("-fno-builtin-powf") X("-fPIC") X("-shared")
+#define GPUIR__EMU_FLAG_TEXT(flag) flag " "
+
 /* Compiles the emulator source to a shared object's bytes, in the
    context's private temporary directory, within the time limit. */
 static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **image, size_t *size) {
@@ -27307,11 +27317,12 @@ static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **imag
                                         "emu: GPUIR_CC_TIMEOUT='%s' is not a "
                                         "positive number of seconds", getenv("GPUIR_CC_TIMEOUT"));
     if (!r) {
-        char *argv[16];
+        char *argv[24];
         int n = 0;
         argv[n++] = (char *)gpuir__emu_cc(p);
-        argv[n++] = (char *)"-x"; argv[n++] = (char *)"c"; argv[n++] = (char *)"-std=gnu11";
-        argv[n++] = (char *)"-O2"; argv[n++] = (char *)"-fPIC"; argv[n++] = (char *)"-shared";
+#define GPUIR__EMU_FLAG_ARG(flag) argv[n++] = (char *)flag;
+        GPUIR__EMU_CC_FLAGS(GPUIR__EMU_FLAG_ARG)
+#undef GPUIR__EMU_FLAG_ARG
         if (p->desc.emu_sanitize) argv[n++] = (char *)"-fsanitize=address,undefined";
         argv[n++] = (char *)"-o"; argv[n++] = so; argv[n++] = src; argv[n++] = (char *)"-lm";
         argv[n] = NULL;
@@ -27339,9 +27350,9 @@ static gpuir_result gpuir__emu_build(void *self, gpuir_program *p, gpuir__built 
     if (b->image) return GPUIR_OK;       /* a lowered program's object (gpuir__lowered_object) */
     const char *id = gpuir__emu_compiler_id(self, p, NULL);
     if (!id) return p->ctx->result;
-    const char *parts[5] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-",
-                            gpuir__cache_version(p->ctx)};
-    return gpuir__cached_build(p, parts, 5, "so", gpuir__emu_compile, b);
+    const char *parts[6] = {"emu", p->source, id, p->desc.emu_sanitize ? "asan" : "-",
+                            gpuir__cache_version(p->ctx), GPUIR__EMU_CC_FLAGS(GPUIR__EMU_FLAG_TEXT)};
+    return gpuir__cached_build(p, parts, 6, "so", gpuir__emu_compile, b);
 }
 
 /* The emulator's work bound: the most threads one launch may run (it runs
