@@ -13597,11 +13597,12 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      TF32 by stage-matmul, since the copies cannot) with B transposed and A not
      (pass.stage-matmul puts every layout so), static sizes, M, N, K >= 1,
      K a multiple of 8 (rows of a multiple of 16 bytes: what a tensor
-     map's global strides need), k slices only of whole k tiles: 128x128 tiles (by default;
-     the form's variants take 128x256 tiles, a persistent grid of a
-     block a multiprocessor, or clusters of two blocks sharing B's tile
-     through multicast copies: gpuir__matmul_form_names), GPUIR__WG_THREADS
-     (384) threads, warp-specialized: a producer warpgroup copies the tiles
+     map's global strides need), k slices only of whole k tiles: 128x128
+     tiles (by default; the form's variants take 128x256 tiles, a
+     persistent grid of a block a multiprocessor, or clusters of two blocks
+     sharing B's tile through multicast copies: gpuir__matmul_form_names),
+     GPUIR__WG_THREADS (384) threads, warp-specialized: a producer
+     warpgroup copies the tiles
      with TMA bulk tensor copies into 128-byte-swizzled stages on
      mbarriers, two consumer warpgroups multiply 64 rows each with
      wgmma.mma_async m64n128k16 or m64n256k16 (sm_90a;
