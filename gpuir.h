@@ -8129,9 +8129,47 @@ static uint32_t gpuir__fold_uniform_constant(gpuir__canon *C, const gpuir__op *o
    is broadcast(op(s, o)) when s and the other operands broadcast to a
    shape that broadcasts to the op's result and is not it (where it is,
    gpuir__fold_binary_of_broadcast reads s through the op's own
-   broadcasting). NumPy's broadcasts compose, so each element is the same
-   value; the op computes fewer of them. The new broadcast's op id, 0 for
-   any other op. Counts the new values' readers in C->uses. */
+   broadcasting), and only where the op is the broadcast's one reader and
+   a later op will read the moved broadcast through its own broadcasting
+   (gpuir__broadcast_read_through_later: else the broadcast stays a
+   kernel, and the op one more). NumPy's
+   broadcasts compose, so each element is the same value; the op computes
+   fewer of them. The new broadcast's op id, 0 for any other op. Counts
+   the new values' readers in C->uses. */
+/* Whether value r (its readers counted in C->uses), were it of dims
+   `small` broadcast to its own, would be read through an op's own
+   broadcasting: its one reader is an elementwise op (reading it once)
+   whose other operands give that op's result shape with r of `small`
+   (gpuir__fold_binary_of_broadcast then drops the broadcast), or one that
+   would move the broadcast below it in turn, at most depth ops on. A
+   broadcast moved below an op that stays (a return, a reduction, a second
+   reader) would be a kernel of its own beside the op's. */
+static bool gpuir__broadcast_read_through_later(const gpuir__canon *C, uint32_t r, const gpuir_type *small, int depth) {
+    const gpuir_module *m = C->m;
+    if (depth <= 0 || r >= C->cap || C->uses[r - 1] != 1) return false;
+    const gpuir__func *f = gpuir__func_at(m, C->fid);
+    const gpuir__op *reader = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(f->ops) && !reader; i++) {
+        const gpuir__op *o = gpuir__op_at(m, f->ops[i]);
+        for (uint32_t k = 0; k < o->n_operands && !reader; k++)
+            if (gpuir__op_operand(m, o, k) == r) reader = o;
+    }
+    if (!reader || !reader->result || !gpuir__is_elementwise(gpuir__info(reader->kind)->cls)) return false;
+    gpuir_type acc = *small, want = gpuir__value_at(m, reader->result)->type;
+    for (uint32_t k = 0; k < reader->n_operands; k++) {
+        uint32_t o = gpuir__op_operand(m, reader, k);
+        if (o == r) continue;
+        const gpuir_type *t = &gpuir__value_at(m, o)->type;
+        gpuir_type next = acc;
+        int64_t da, db;
+        if (!gpuir__broadcast_dims(&acc, acc.rank, t, t->rank, &next, &da, &db)) return false;
+        acc = next;
+    }
+    if (gpuir__dims_same(&acc, &want)) return true;
+    return gpuir__dims_broadcast_to(acc.dims, acc.rank, want.dims, want.rank) &&
+           gpuir__broadcast_read_through_later(C, reader->result, &acc, depth - 1);
+}
+
 static uint32_t gpuir__fold_elementwise_of_broadcast(gpuir__canon *C, const gpuir__op *op) {
     gpuir_module *m = C->m;
     if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || op->n_operands > GPUIR_MAX_OPERANDS)
@@ -8143,8 +8181,8 @@ static uint32_t gpuir__fold_elementwise_of_broadcast(gpuir__canon *C, const gpui
     for (uint32_t k = 0; k < n; k++) {
         in[k] = gpuir__op_operand(m, op, k);
         const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, in[k])->def_op);
-        if (through < 0 && def && def->kind == GPUIR_OP_BROADCAST) {
-            in[k] = gpuir__op_operand(m, def, 0);
+        if (through < 0 && def && def->kind == GPUIR_OP_BROADCAST && in[k] < C->cap && C->uses[in[k] - 1] == 1) {
+            in[k] = gpuir__op_operand(m, def, 0);    /* the broadcast's one reader: it moves, not copied */
             through = (int)k;
         }
     }
@@ -8157,7 +8195,8 @@ static uint32_t gpuir__fold_elementwise_of_broadcast(gpuir__canon *C, const gpui
         if (!gpuir__broadcast_dims(&small, small.rank, t, t->rank, &next, &da, &db)) return 0;
         small = next;
     }
-    if (gpuir__dims_same(&small, &want) || !gpuir__dims_broadcast_to(small.dims, small.rank, want.dims, want.rank))
+    if (gpuir__dims_same(&small, &want) || !gpuir__dims_broadcast_to(small.dims, small.rank, want.dims, want.rank) ||
+        !gpuir__broadcast_read_through_later(C, op->result, &small, GPUIR__RESHAPE_SINK_DEPTH))
         return 0;
     small.dtype = want.dtype;
     uint32_t e = gpuir__build_op(m, kind, in, n, attrs, n_attrs, &small);   /* (op moves: ops grow) */
@@ -8177,10 +8216,11 @@ static uint32_t gpuir__fold_elementwise_of_broadcast(gpuir__canon *C, const gpui
    (a row kernel gives a row one block, which would stream it alone). */
 #define GPUIR__VECTOR_ROW_MAX 16384
 
-/* Whether rank-0 value v is a statistic of a static vector of at most
-   GPUIR__VECTOR_ROW_MAX elements: its reduction over its one axis without
-   keepdims, or an elementwise op of such values and other rank-0 values
-   (`rsqrt(var + eps)`), at most `depth` ops deep. */
+/* Whether rank-0 value v is a statistic of a static float vector of at
+   most GPUIR__VECTOR_ROW_MAX elements: its reduction over its one axis
+   without keepdims, or an elementwise op of such values and other rank-0
+   values (`rsqrt(var + eps)`), at most `depth` ops deep. (Integer rows
+   make no row group: their reduction would only be made twice.) */
 static bool gpuir__vector_statistic(const gpuir_module *m, uint32_t v, int depth) {
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
     if (!def || depth <= 0 || gpuir__value_at(m, v)->type.rank != 0) return false;
@@ -8188,7 +8228,7 @@ static bool gpuir__vector_statistic(const gpuir_module *m, uint32_t v, int depth
     if (cls == GPUIR__CLASS_REDUCE) {
         const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, def, 0))->type;
         return x->rank == 1 && gpuir__type_is_static(x) && x->dims[0] <= GPUIR__VECTOR_ROW_MAX &&
-               !gpuir__op_flag(m, def, GPUIR__KEY_KEEPDIMS);
+               gpuir_dtype_is_float(x->dtype) && !gpuir__op_flag(m, def, GPUIR__KEY_KEEPDIMS);
     }
     if (!gpuir__is_elementwise(cls)) return false;
     bool any = false;
@@ -8704,37 +8744,20 @@ static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpu
     return k;
 }
 
-/* Whether value v is made by elementwise ops (up to depth deep) from a
-   reduction's result (operands seen through repl, as in
-   gpuir__reduce_has_sibling). */
-static bool gpuir__made_from_a_reduction(const gpuir_module *m, uint32_t v, const uint32_t *repl, size_t cap,
-                                         int depth) {
-    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
-    if (!def || depth <= 0 || !gpuir__is_elementwise(gpuir__info(def->kind)->cls)) return false;
-    for (uint32_t k = 0; k < def->n_operands; k++) {
-        uint32_t o = gpuir__op_operand(m, def, k);
-        if (o < cap && repl[o - 1]) o = repl[o - 1];
-        const gpuir__op *od = gpuir__op_at(m, gpuir__value_at(m, o)->def_op);
-        if ((od && gpuir__info(od->kind)->cls == GPUIR__CLASS_REDUCE) ||
-            gpuir__made_from_a_reduction(m, o, repl, cap, depth - 1))
-            return true;
-    }
-    return false;
-}
-
 /* The rows a total of a vector splits into (their length), or 0: a float
    sum, mean or max over the one axis of a static x of
    GPUIR__SPLIT_TOTAL_MIN elements or more (no `form` written), viewed as
    [N / C, C] with C the least divisor of N from GPUIR__SPLIT_TOTAL_ROW up
    to 16 times that (at least 16 rows), so that its rows fill the device
-   where the total was one block reading all of x. Not where another
-   reduction of x, or an elementwise op over x, reads it (even one that
-   reads the total), nor where x is made from another reduction's result
-   by elementwise ops (gpuir__made_from_a_reduction, up to 8 deep: a
-   variance's `(x - m)^2`): a vector's statistics and the ops over it make
-   a row group, one kernel (`x - x.max(keepdims)`, a softmax, a
-   LayerNorm), which the split would part into four to six. None where N
-   has no such divisor (a prime). */
+   where the total was one block reading all of x. Only a total of a
+   vector no elementwise op makes (a parameter, a matmul's result: the
+   plain `x.sum()`) and none other than a return reads beside it (no
+   reduction, no elementwise op, even one that reads the total): a
+   vector's statistics and the elementwise ops around it make a row group,
+   one kernel (a softmax, a LayerNorm, `exp(x).sum()` beside `x.max()`),
+   which the split would part into three to six (not measured which is
+   faster: left as they were). None where N has no such divisor (a
+   prime). */
 static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, uint32_t fid, const gpuir__op *op,
                                          const uint32_t *repl, size_t cap) {
     if (!gpuir__reduce_splittable(m, op)) return 0;
@@ -8742,9 +8765,10 @@ static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, uint32_t fid, co
     bool reduced[GPUIR_MAX_RANK];
     if (t->rank != 1 || !gpuir__type_is_static(t) || !gpuir_dtype_is_float(t->dtype) ||
         t->dims[0] < GPUIR__SPLIT_TOTAL_MIN || !gpuir__reduce_axes_mask(m, op, 1, reduced) || !reduced[0] ||
-        gpuir__reduce_has_sibling(m, fid, op, gpuir__op_operand(m, op, 0), repl, cap, true) ||
-        gpuir__made_from_a_reduction(m, gpuir__op_operand(m, op, 0), repl, cap, 8))
+        gpuir__reduce_has_sibling(m, fid, op, gpuir__op_operand(m, op, 0), repl, cap, true))
         return 0;
+    const gpuir__op *made = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
+    if (made && gpuir__is_elementwise(gpuir__info(made->kind)->cls)) return 0;
     for (int64_t c = GPUIR__SPLIT_TOTAL_ROW; c <= 16 * GPUIR__SPLIT_TOTAL_ROW; c++)
         if (t->dims[0] % c == 0) return c;
     return 0;
