@@ -7395,6 +7395,18 @@ static bool gpuir__reshape_sinks(const gpuir_module *m, uint32_t v, int rank, co
     return chained;
 }
 
+/* Reduction op's attributes (attrs, n_attrs) again at the end of the pool
+   with keepdims = true in place of any keepdims; their count. */
+static uint32_t gpuir__reduce_attrs_kept(gpuir_module *m, uint32_t attrs, uint32_t n_attrs, uint32_t *first) {
+    *first = (uint32_t)stbds_arrlenu(m->attrs);
+    for (uint32_t i = 0; i < n_attrs; i++) {
+        gpuir__attr a = m->attrs[attrs + i];
+        if (a.key != GPUIR__KEY_KEEPDIMS) stbds_arrput(m->attrs, a);
+    }
+    gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
+    return (uint32_t)stbds_arrlenu(m->attrs) - *first;
+}
+
 /* Builds value v reshaped to `dims` as gpuir__reshape_sinks found it: the
    reduction again with keepdims, and the elementwise ops after it on the
    new shape. The new op's id (the last one built), 0 on failure. */
@@ -7407,13 +7419,8 @@ static uint32_t gpuir__reshape_sink(gpuir_module *m, uint32_t v, int rank, const
     t.rank = rank;
     memcpy(t.dims, dims, (size_t)rank * sizeof *dims);
     if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
-        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
-        for (uint32_t i = 0; i < n_attrs; i++) {
-            gpuir__attr a = m->attrs[attrs + i];
-            if (a.key != GPUIR__KEY_KEEPDIMS) stbds_arrput(m->attrs, a);
-        }
-        gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
-        return gpuir__build_op(m, kind, in, 1, first, (uint32_t)stbds_arrlenu(m->attrs) - first, &t);
+        uint32_t first, count = gpuir__reduce_attrs_kept(m, attrs, n_attrs, &first);
+        return gpuir__build_op(m, kind, in, 1, first, count, &t);
     }
     for (uint32_t k = 0; k < n; k++) {
         if (gpuir__value_at(m, in[k])->type.rank == 0) continue;
@@ -8027,17 +8034,23 @@ static uint32_t gpuir__fold_elementwise_merged(gpuir__canon *C, const gpuir__op 
    broadcast tensor and the op fuses with its neighbours (the broadcast
    goes if nothing else reads it). The rebuilt op's id, 0 for any other op.
    Reads C->uses and counts the source's new reader there. */
+/* *acc broadcast (NumPy) with the types of values vals[0..n), in place;
+   false where they do not broadcast. */
+static bool gpuir__broadcast_with_values(const gpuir_module *m, gpuir_type *acc, const uint32_t *vals, uint32_t n) {
+    for (uint32_t k = 0; k < n; k++) {
+        const gpuir_type *t = &gpuir__value_at(m, vals[k])->type;
+        gpuir_type next = *acc;
+        int64_t da, db;
+        if (!gpuir__broadcast_dims(acc, acc->rank, t, t->rank, &next, &da, &db)) return false;
+        *acc = next;
+    }
+    return true;
+}
+
 static bool gpuir__implicit_broadcast_is(const gpuir_module *m, const gpuir__op *op, const uint32_t *in,
                                          const gpuir_type *want) {
     gpuir_type acc = gpuir__value_at(m, in[0])->type;
-    for (uint32_t k = 1; k < op->n_operands; k++) {
-        const gpuir_type *t = &gpuir__value_at(m, in[k])->type;
-        gpuir_type next = acc;
-        int64_t da, db;
-        if (!gpuir__broadcast_dims(&acc, acc.rank, t, t->rank, &next, &da, &db)) return false;
-        acc = next;
-    }
-    return acc.rank == want->rank && memcmp(acc.dims, want->dims, (size_t)acc.rank * sizeof *acc.dims) == 0;
+    return gpuir__broadcast_with_values(m, &acc, in + 1, op->n_operands - 1) && gpuir__dims_same(&acc, want);
 }
 
 static uint32_t gpuir__fold_binary_of_broadcast(gpuir__canon *C, const gpuir__op *op) {
@@ -8156,15 +8169,10 @@ static bool gpuir__broadcast_read_through_later(const gpuir__canon *C, uint32_t 
     }
     if (!reader || !reader->result || !gpuir__is_elementwise(gpuir__info(reader->kind)->cls)) return false;
     gpuir_type acc = *small, want = gpuir__value_at(m, reader->result)->type;
-    for (uint32_t k = 0; k < reader->n_operands; k++) {
-        uint32_t o = gpuir__op_operand(m, reader, k);
-        if (o == r) continue;
-        const gpuir_type *t = &gpuir__value_at(m, o)->type;
-        gpuir_type next = acc;
-        int64_t da, db;
-        if (!gpuir__broadcast_dims(&acc, acc.rank, t, t->rank, &next, &da, &db)) return false;
-        acc = next;
-    }
+    uint32_t others[GPUIR_MAX_OPERANDS], n = 0;
+    for (uint32_t k = 0; k < reader->n_operands && n < GPUIR_MAX_OPERANDS; k++)
+        if (gpuir__op_operand(m, reader, k) != r) others[n++] = gpuir__op_operand(m, reader, k);
+    if (!gpuir__broadcast_with_values(m, &acc, others, n)) return false;
     if (gpuir__dims_same(&acc, &want)) return true;
     return gpuir__dims_broadcast_to(acc.dims, acc.rank, want.dims, want.rank) &&
            gpuir__broadcast_read_through_later(C, reader->result, &acc, depth - 1);
@@ -8188,13 +8196,7 @@ static uint32_t gpuir__fold_elementwise_of_broadcast(gpuir__canon *C, const gpui
     }
     if (through < 0) return 0;
     gpuir_type small = gpuir__value_at(m, in[0])->type;
-    for (uint32_t k = 1; k < n; k++) {
-        const gpuir_type *t = &gpuir__value_at(m, in[k])->type;
-        gpuir_type next = small;
-        int64_t da, db;
-        if (!gpuir__broadcast_dims(&small, small.rank, t, t->rank, &next, &da, &db)) return 0;
-        small = next;
-    }
+    if (!gpuir__broadcast_with_values(m, &small, in + 1, n - 1)) return 0;
     if (gpuir__dims_same(&small, &want) || !gpuir__dims_broadcast_to(small.dims, small.rank, want.dims, want.rank) ||
         !gpuir__broadcast_read_through_later(C, op->result, &small, GPUIR__RESHAPE_SINK_DEPTH))
         return 0;
@@ -8256,14 +8258,7 @@ static uint32_t gpuir__vector_statistic_kept(gpuir__canon *C, uint32_t v, int de
     uint32_t attrs = def->attrs, n_attrs = def->n_attrs, n = def->n_operands, in[GPUIR_MAX_OPERANDS];
     for (uint32_t k = 0; k < n; k++) in[k] = gpuir__op_operand(m, def, k);
     if (gpuir__info(kind)->cls == GPUIR__CLASS_REDUCE) {
-        uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
-        for (uint32_t i = 0; i < n_attrs; i++) {
-            gpuir__attr a = m->attrs[attrs + i];
-            if (a.key != GPUIR__KEY_KEEPDIMS) stbds_arrput(m->attrs, a);
-        }
-        gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
-        attrs = first;
-        n_attrs = (uint32_t)stbds_arrlenu(m->attrs) - first;
+        n_attrs = gpuir__reduce_attrs_kept(m, attrs, n_attrs, &attrs);
         n = 1;
     } else {
         for (uint32_t k = 0; k < n; k++) {
@@ -8320,9 +8315,8 @@ static uint32_t gpuir__reshape_of_reshape_source(const gpuir_module *m, const gp
            ? x : 0;
 }
 
-static uint32_t gpuir__fold_reshape_of_reshape(gpuir__canon *C, const gpuir__op *op) {
+static uint32_t gpuir__fold_reshape_of_reshape(gpuir__canon *C, const gpuir__op *op, uint32_t x) {
     gpuir_module *m = C->m;
-    uint32_t x = gpuir__reshape_of_reshape_source(m, op);
     if (!x) return 0;
     gpuir_type to = gpuir__value_at(m, op->result)->type;
     uint32_t made = gpuir__build_op(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &to);
@@ -8352,7 +8346,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     }
     uint32_t folded = op->n_operands ? gpuir__fold_splats(C, op) : gpuir__fold_uniform_constant(C, op);
     if (!folded && op->n_operands && m->ctx->result == GPUIR_OK) folded = gpuir__fold_dense(C, gpuir__op_at(m, op_id));
-    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reshape(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reshape(C, gpuir__op_at(m, op_id), source);
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_binary_of_broadcast(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_elementwise_of_broadcast(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_vector_statistics(C, gpuir__op_at(m, op_id));
