@@ -11219,6 +11219,7 @@ static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpui
 }
 
 static bool gpuir__fuse_group_reshapes(const gpuir__fuser *Fu, int64_t g);
+static int64_t gpuir__fuse_prefer_rows(const gpuir__fuser *F, const gpuir__op *op, int64_t e);
 
 /* The group op joins (0: a new one). */
 static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
@@ -11227,6 +11228,7 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
         g = gpuir__fuse_candidate(F->m, op, gpuir__op_operand(F->m, op, k), F->uses, F->kinds);
         if (g && F->closed[g]) g = 0;
     }
+    g = gpuir__fuse_prefer_rows(F, op, g);
     for (uint32_t k = 0; k < op->n_operands && !g; k++) g = gpuir__rows_candidate(F, op, gpuir__op_operand(F->m, op, k));
     if (g && (F->kinds[g] == GPUIR__GROUP_REDUCE || F->kinds[g] == GPUIR__GROUP_COLUMNS) &&
         gpuir__is_elementwise(gpuir__info(op->kind)->cls))
@@ -11330,37 +11332,94 @@ static void gpuir__fuse_close_read(gpuir__fuser *F, const gpuir__op *op, int64_t
     }
 }
 
-/* Merges open elementwise group h into elementwise group g, which op
-   (elementwise, of g's static shape) joins while it reads h's value v:
-   `gelu(a) * sigmoid(b)`, two chains of one shape that the mul ties, one
-   kernel (it was two: the mul could join one, and reading the other's
-   value closed it). Both are open, so no op outside them has read their
-   values, and every op of either may run when the merged kernel runs:
-   where the mul is. h's ops take g's number; what they read counts as g's
-   reads (F->read_by). h may also have a smaller static shape (fewer
-   elements) that broadcasts to g's, when nothing but op reads any of its values (none
-   is a kernel output: h not shared, v read once): the kernel computes
-   them at each of its elements (codegen: gpuir__cg_broadcast_private),
-   redoing h's work once per element its value is broadcast to, where it
-   was a kernel of its own whose value went through memory
+/* Whether static dims x broadcast to d for every size d's `?` dims may
+   take: each of x's dims is 1 or d's (a dim of x against a `?` of d must
+   be 1, else x would be read past its end where the `?` is larger). */
+static bool gpuir__dims_broadcast_surely(const int64_t *x, int xr, const int64_t *d, int r) {
+    if (xr > r) return false;
+    for (int j = 0; j < xr; j++)
+        if (x[j] != 1 && x[j] != d[j + r - xr]) return false;
+    return true;
+}
+
+/* Whether open elementwise group h, which computes v, merges into group
+   g, which op (elementwise, of g's shape) joins while it reads v (set
+   *smaller where h's shape is smaller than g's): g an elementwise group
+   of a static shape, or a row group (g's shape its full F; not a column
+   group). `gelu(a) * sigmoid(b)`, two chains of one shape that the mul
+   ties, one kernel (it was two: the mul could join one, and reading the
+   other's value closed it). Both are open, so no op outside them has
+   read their values, and every op of either may run when the merged
+   kernel runs: where the mul is. h has g's shape (into a row group, F
+   static, and nothing but op reads h's values: the row kernel computes
+   them at each element, as the ops before its reduction; `norm(x) *
+   silu(z)`, a cross-entropy's `log_softmax(x) * (t * w)`: one kernel,
+   were two), or a smaller static one that broadcasts to g's shape
+   (gpuir__dims_broadcast_surely) when nothing but op reads any of its
+   values (none is a kernel output: h not shared, v read once): the
+   kernel computes them at each of its elements (codegen:
+   gpuir__cg_broadcast_private; a row kernel's `[R, 1]` values once a
+   row), redoing h's work once per element its value is broadcast to,
+   where it was a kernel of its own whose value went through memory
    (BatchNorm in inference, `(x - mean) * rsqrt(var + eps) * w + b` with
-   [C] statistics: one kernel, was two). g then takes elementwise ops
-   only (F->broadcast), so not where g's values feed a reduction, softmax
-   or transpose that would take g as its producers (F->feeds_lead). */
+   [C] statistics: one kernel, was two; Gemma's RMSNorm `norm(x) * (1 +
+   w)` and DiT's adaLN `norm(x) * (1 + scale[b]) + shift[b]`: one row
+   kernel, were two). An elementwise g then takes elementwise ops only
+   (F->broadcast), so not where its values feed a reduction, softmax or
+   transpose that would take g as its producers (F->feeds_lead); a row
+   group is nobody's producers, and goes on taking row reductions (each
+   pass computes the chain again where it needs it). */
+static bool gpuir__fuse_merges(const gpuir__fuser *F, int64_t g, uint32_t v, const gpuir__op *op, bool *smaller) {
+    const gpuir_module *m = F->m;
+    int64_t h = gpuir__value_group(m, v);
+    bool rows = F->kinds[g] == GPUIR__GROUP_ROWS;
+    if (!h || h == g || F->closed[h] || F->kinds[h] != GPUIR__GROUP_ELEMENTWISE || !F->rows[h] || !F->rows[g] ||
+        (F->kinds[g] != GPUIR__GROUP_ELEMENTWISE && !rows) || (rows && F->column_axis[g]) ||
+        F->inputs[g] + F->inputs[h] > GPUIR__MAX_GROUP_INPUTS || gpuir__fuse_reads_view_of(F, op, h))
+        return false;                           /* (op reading a view of h's value: as for g, gpuir__fuse_choose) */
+    const gpuir_type *gt = &gpuir__value_at(m, F->rows[g])->type, *out = &gpuir__value_at(m, op->result)->type;
+    const gpuir_type *ht = &gpuir__value_at(m, F->rows[h])->type, *vt = &gpuir__value_at(m, v)->type;
+    bool alone = !F->shared[h] && F->uses[v - 1] == 1;  /* nothing but op reads h's values */
+    bool same = gpuir__dims_same(gt, ht) && gpuir__dims_same(gt, vt) && (!rows || alone);
+    bool lead = !rows && (F->feeds_lead[op->result - 1] || F->group_feeds_lead[g]);
+    *smaller = !gpuir__dims_same(gt, ht) && alone && gpuir__type_is_static(ht) &&
+               (rows || gpuir__type_count(ht) < gpuir__type_count(gt)) && gpuir__dims_same(ht, vt) &&
+               gpuir__dims_broadcast_surely(ht->dims, ht->rank, gt->dims, gt->rank) && !lead;
+    return gpuir__dims_same(gt, out) && (gpuir__type_is_static(gt) ? same || *smaller : rows && *smaller);
+}
+
+/* The row group elementwise op joins in place of the elementwise group e
+   it would join by the single-use rule (gpuir__fuse_candidate), or e: a
+   row group op may join through another operand (gpuir__rows_candidate)
+   and into which e merges (gpuir__fuse_merges; the row group reading e's
+   value would have ended it). A cross-entropy's `log_softmax(x) * (t *
+   w)` and `norm(x) * silu(z)`: one kernel, were two. */
+static int64_t gpuir__fuse_prefer_rows(const gpuir__fuser *F, const gpuir__op *op, int64_t e) {
+    const gpuir_module *m = F->m;
+    if (!e || F->kinds[e] != GPUIR__GROUP_ELEMENTWISE || !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) return e;
+    for (uint32_t k = 0; k < op->n_operands; k++) {
+        uint32_t v = gpuir__op_operand(m, op, k);
+        int64_t r = gpuir__value_group(m, v) == e ? 0 : gpuir__rows_candidate(F, op, v);
+        if (!r || F->closed[r] || F->kinds[r] != GPUIR__GROUP_ROWS || gpuir__fuse_reads_view_of(F, op, r) ||
+            F->inputs[r] + gpuir__fuse_new_inputs(m, op, r) > GPUIR__MAX_GROUP_INPUTS)
+            continue;                           /* (as gpuir__fuse_choose would refuse r) */
+        bool merges = true, smaller = false;
+        for (uint32_t j = 0; j < op->n_operands && merges; j++) {
+            uint32_t u = gpuir__op_operand(m, op, j);
+            if (gpuir__value_group(m, u) == e) merges = gpuir__fuse_merges(F, r, u, op, &smaller);
+        }
+        if (merges) return r;
+    }
+    return e;
+}
+
+/* Merges h into g where it may (gpuir__fuse_merges): h's ops take g's
+   number, what they read counts as g's reads (F->read_by). */
 static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpuir__op *op) {
     gpuir_module *m = F->m;
     int64_t h = gpuir__value_group(m, v);
-    if (!h || h == g || F->closed[h] || F->kinds[h] != GPUIR__GROUP_ELEMENTWISE || !F->rows[h] || !F->rows[g] ||
-        F->inputs[g] + F->inputs[h] > GPUIR__MAX_GROUP_INPUTS || gpuir__fuse_reads_view_of(F, op, h))
-        return;                                 /* (op reading a view of h's value: as for g, gpuir__fuse_choose) */
-    const gpuir_type *gt = &gpuir__value_at(m, F->rows[g])->type, *out = &gpuir__value_at(m, op->result)->type;
-    const gpuir_type *ht = &gpuir__value_at(m, F->rows[h])->type, *vt = &gpuir__value_at(m, v)->type;
-    bool same = gpuir__dims_same(gt, ht) && gpuir__dims_same(gt, vt);
-    bool smaller = !same && !F->shared[h] && F->uses[v - 1] == 1 && gpuir__type_is_static(ht) &&
-                   gpuir__type_is_static(gt) && gpuir__type_count(ht) < gpuir__type_count(gt) &&
-                   gpuir__dims_same(ht, vt) && gpuir__dims_broadcast_to(ht->dims, ht->rank, gt->dims, gt->rank) &&
-                   !F->feeds_lead[op->result - 1] && !F->group_feeds_lead[g];
-    if (!gpuir__type_is_static(gt) || !gpuir__dims_same(gt, out) || (!same && !smaller)) return;
+    bool smaller = false;
+    if (!gpuir__fuse_merges(F, g, v, op, &smaller)) return;
     const gpuir__func *f = gpuir__func_at(m, F->fid);
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *o = gpuir__op_at(m, f->ops[i]);
@@ -11372,7 +11431,7 @@ static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpui
     F->inputs[g] += F->inputs[h];
     F->shared[g] |= F->shared[h];
     F->group_feeds_lead[g] |= F->group_feeds_lead[h];
-    F->broadcast[g] |= F->broadcast[h] || smaller;
+    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) F->broadcast[g] |= F->broadcast[h] || smaller;
     F->kinds[h] = GPUIR__GROUP_OTHER;
     F->closed[h] = true;                        /* no op joins it: it is g now */
 }
@@ -11406,7 +11465,7 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
                       cls == GPUIR__CLASS_REDUCE ? GPUIR__GROUP_REDUCE : GPUIR__GROUP_OTHER;
         if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) F->rows[g] = op->result;
     }
-    if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE && gpuir__is_elementwise(cls))
+    if ((F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || F->kinds[g] == GPUIR__GROUP_ROWS) && gpuir__is_elementwise(cls))
         for (uint32_t k = 0; k < op->n_operands; k++) {
             gpuir__fuse_merge(F, g, gpuir__op_operand(m, op, k), op);
             op = gpuir__op_at(m, op_id);
@@ -14290,6 +14349,20 @@ static bool gpuir__kernel_writes(const gpuir_module *m, const gpuir__func *k, ui
     return gpuir__kernel_writer(m, k, b) != NULL;
 }
 
+/* Whether elementwise op of kernel k writes a private value (no
+   parameter of k) of a static shape that is not one of F's rows but
+   broadcasts to F: a smaller chain pass.fuse merged into a row group
+   (gpuir__fuse_merge). The row kernel computes it at each element of F,
+   a full op (codegen: gpuir__cg_broadcast_private). */
+static bool gpuir__row_private_broadcast(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
+                                         const gpuir_type *F) {
+    if (!gpuir__is_elementwise(gpuir__info(op->kind)->cls) || !op->n_operands) return false;
+    uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+    const gpuir_type *d = &gpuir__value_at(m, dst)->type;
+    return gpuir__row_shape_viewed(F, d) == GPUIR__ROW_NONE && !gpuir__ids_have(k->params, dst) &&
+           gpuir__type_is_static(d) && gpuir__dims_broadcast_surely(d->dims, d->rank, F->dims, F->rank);
+}
+
 /* Whether kernel k is a row kernel (the reduce.rows form): every computing
    op elementwise, a splat, a row reduction of F (the first reduction's
    input) or a reshape, writing F, rows of F or (not a reduction) another
@@ -14322,7 +14395,9 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
         if (op->result || !gpuir__class_computes(cls) || gpuir__op_is_splat(m, op)) continue;
         const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
         gpuir__row_shape shape = cls == GPUIR__CLASS_REDUCE ? gpuir__row_shape_of(F, d) : gpuir__row_shape_viewed(F, d);
-        if (shape == GPUIR__ROW_NONE || (cls == GPUIR__CLASS_RESHAPE && shape != GPUIR__ROW_FULL)) return false;
+        bool private_full = shape == GPUIR__ROW_NONE && gpuir__row_private_broadcast(m, k, op, F);
+        if ((shape == GPUIR__ROW_NONE && !private_full) || (cls == GPUIR__CLASS_RESHAPE && shape != GPUIR__ROW_FULL))
+            return false;
         bool viewed = shape == GPUIR__ROW_FULL && gpuir__row_shape_of(F, d) != GPUIR__ROW_FULL;
         for (uint32_t j = 0; viewed && j + 1 < op->n_operands; j++) {   /* F reshaped: no row value */
             uint32_t b = gpuir__op_operand(m, op, j);
@@ -16850,19 +16925,20 @@ static void gpuir__cg_comment(gpuir__cg *C, uint32_t op_id, const gpuir__op *op)
     else gpuir__cg_line(C, "/* op %u: %s */", op_id, gpuir_op_name(op->kind));
 }
 
-/* Whether elementwise op, in an elementwise kernel, writes a private
-   value of static type dt that broadcasts to space S (a chain of a
-   smaller shape pass.fuse merged into the kernel: gpuir__fuse_merge):
-   computed at each element of S from its operands read at that element's
-   broadcast index, it is the value its reader would load there. (A
-   kernel output of another shape than S stays an error.) */
+/* Whether elementwise op, in an elementwise or a row kernel, writes a
+   private value of static type dt that broadcasts to space S (a chain of
+   a smaller shape pass.fuse merged into the kernel: gpuir__fuse_merge;
+   a row kernel's S is its full shape F, `?` dims and all): computed at
+   each element of S from its operands read at that element's broadcast
+   index, it is the value its reader would load there. (A kernel output
+   of another shape than S stays an error.) */
 static bool gpuir__cg_broadcast_private(const gpuir__cg *C, const gpuir__op *op, const gpuir_type *dt,
                                         const gpuir_type *S) {
     uint32_t dst = gpuir__op_operand(C->m, op, op->n_operands - 1);
-    return (C->form == GPUIR__FORM_ELEMENTWISE || C->form == GPUIR__FORM_ELEMENTWISE_V4) &&
+    bool elementwise_kernel = C->form == GPUIR__FORM_ELEMENTWISE || C->form == GPUIR__FORM_ELEMENTWISE_V4;
+    return (C->form == GPUIR__FORM_REDUCE_ROWS || (elementwise_kernel && gpuir__type_is_static(S))) &&
            gpuir__is_elementwise(gpuir__info(op->kind)->cls) && gpuir__cg_param_index(C, dst) < 0 &&
-           gpuir__type_is_static(dt) && gpuir__type_is_static(S) &&
-           gpuir__dims_broadcast_to(dt->dims, dt->rank, S->dims, S->rank);
+           gpuir__type_is_static(dt) && gpuir__dims_broadcast_surely(dt->dims, dt->rank, S->dims, S->rank);
 }
 
 /* Emits kernel ops [from, to) for one element of space S at index ivar;
@@ -19349,6 +19425,8 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
             if (l > level) level = l;
         }
         R->shape[i] = gpuir__cg_line_shape(R, &gpuir__value_at(m, dst)->type);
+        if (R->shape[i] == GPUIR__ROW_NONE && R->axis < 0 && gpuir__row_private_broadcast(m, C->k, op, R->F))
+            R->shape[i] = GPUIR__ROW_FULL;      /* computed at each element */
         size_t j = R->n;
         if (cls == GPUIR__CLASS_REDUCE && online) j = gpuir__cg_rows_online_partner(C, R, i);
         if (j < R->n) {

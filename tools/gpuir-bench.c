@@ -57,7 +57,10 @@
        sigmoid and x * 2 of one input of N f32 (three outputs, one kernel:
        elementwise siblings), gelu(a) * sigmoid(b) of N f32 (two chains a
        mul ties, one kernel), then a LayerNorm and an RMSNorm over 16384 x 4096 (f32 and bf16; one
-       row kernel each, scale and shift as constants), a LayerNorm over
+       row kernel each, scale and shift as constants), Gemma's RMSNorm
+       `norm(x) * (1 + w)` (bf16), a gated RMSNorm `norm(x) * w * silu(z)`
+       and a cross-entropy against weighted targets (f32), 16384 x 4096
+       (each one kernel with the chain beside its rows), a LayerNorm over
        2048 x 16384 and 512 x 65536 f32 (long rows: cached in shared
        memory, and streamed twice), the three sibling
        reductions of a 16384 x 4096 f32 matrix (column maxima, row sums,
@@ -1601,6 +1604,79 @@ static int bench_cosine(gpuir_ctx *ctx, bool gpu, int repeat) {
     return rc;
 }
 
+/* Row groups with the elementwise chains beside them (one kernel each,
+   were two): Gemma's RMSNorm `norm(x) * (1 + w)` in bf16 (torch's
+   casts to f32 and back; the [4096] chain `1 + w` computed at each
+   element), Mamba2's gated RMSNorm `norm(x) * w * silu(z)` in f32 (the
+   chain silu(z) of the rows' shape: read z once, no intermediate), and
+   a cross-entropy against class-weighted soft targets, `-sum(log_softmax(x)
+   * (t * w))` a row, in f32; 16384 x 4096, against a copy of the bytes
+   each must move. */
+static int bench_row_chains(gpuir_ctx *ctx, bool gpu, int repeat) {
+    long long rows = gpu ? 16384 : 4, cols = 4096;
+    char F[64], B[64], R[64], W[64], label[80];
+    snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
+    snprintf(B, sizeof B, "tensor<%lldx%lldxbf16>", rows, cols);
+    snprintf(R, sizeof R, "tensor<%lldx1xf32>", rows);
+    snprintf(W, sizeof W, "tensor<%lldxf32>", cols);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text,
+                   "func.func @f(%%xb: %s, %%wb: tensor<%lldxbf16>) -> %s {\n"
+                   "  %%x = cast %%xb : (%s) -> %s\n"
+                   "  %%q = mul %%x, %%x : (%s, %s) -> %s\n"
+                   "  %%m = reduce_mean %%q {axes = [1], keepdims = true} : (%s) -> %s\n"
+                   "  %%eps = constant {value = 1.0e-6} : () -> tensor<f32>\n"
+                   "  %%me = add %%m, %%eps : (%s, tensor<f32>) -> %s\n"
+                   "  %%r = rsqrt %%me : (%s) -> %s\n"
+                   "  %%n = mul %%x, %%r : (%s, %s) -> %s\n"
+                   "  %%w = cast %%wb : (tensor<%lldxbf16>) -> %s\n"
+                   "  %%one = constant {value = 1.0} : () -> tensor<f32>\n"
+                   "  %%w1 = add %%w, %%one : (%s, tensor<f32>) -> %s\n"
+                   "  %%y = mul %%n, %%w1 : (%s, %s) -> %s\n"
+                   "  %%yb = cast %%y : (%s) -> %s\n"
+                   "  return %%yb : %s\n}\n",
+                   B, cols, B, B, F, F, F, F, F, R, R, R, R, R, F, R, F, cols, W, W, W, F, W, F, F, B, B);
+    snprintf(label, sizeof label, "Gemma RMSNorm, (1 + w) %lldx%lld, bf16", rows, cols);
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, (size_t)(rows * cols) * 2 * 2, repeat)
+                 : check_on_emu(ctx, label, text.buf);
+    text.len = 0;
+    strbuf_appendf(&text,
+                   "func.func @f(%%x: %s, %%z: %s, %%w: %s) -> %s {\n"
+                   "  %%q = mul %%x, %%x : (%s, %s) -> %s\n"
+                   "  %%m = reduce_mean %%q {axes = [1], keepdims = true} : (%s) -> %s\n"
+                   "  %%r = rsqrt %%m : (%s) -> %s\n"
+                   "  %%n = mul %%x, %%r : (%s, %s) -> %s\n"
+                   "  %%nw = mul %%n, %%w : (%s, %s) -> %s\n"
+                   "  %%sz = sigmoid %%z : (%s) -> %s\n"
+                   "  %%g = mul %%z, %%sz : (%s, %s) -> %s\n"
+                   "  %%y = mul %%nw, %%g : (%s, %s) -> %s\n"
+                   "  return %%y : %s\n}\n",
+                   F, F, W, F, F, F, F, F, R, R, R, F, R, F, F, W, F, F, F, F, F, F, F, F, F, F);
+    snprintf(label, sizeof label, "gated RMSNorm, * silu(z) %lldx%lld, f32", rows, cols);
+    rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)(rows * cols) * 4 * 3, repeat)
+              : check_on_emu(ctx, label, text.buf);
+    text.len = 0;
+    strbuf_appendf(&text,
+                   "func.func @f(%%x: %s, %%t: %s, %%w: %s) -> %s {\n"
+                   "  %%mx = reduce_max %%x {axes = [1], keepdims = true} : (%s) -> %s\n"
+                   "  %%d = sub %%x, %%mx : (%s, %s) -> %s\n"
+                   "  %%e = exp %%d : (%s) -> %s\n"
+                   "  %%se = reduce_sum %%e {axes = [1], keepdims = true} : (%s) -> %s\n"
+                   "  %%l = log %%se : (%s) -> %s\n"
+                   "  %%lsm = sub %%d, %%l : (%s, %s) -> %s\n"
+                   "  %%tw = mul %%t, %%w : (%s, %s) -> %s\n"
+                   "  %%p = mul %%lsm, %%tw : (%s, %s) -> %s\n"
+                   "  %%s = reduce_sum %%p {axes = [1], keepdims = true} : (%s) -> %s\n"
+                   "  %%y = neg %%s : (%s) -> %s\n"
+                   "  return %%y : %s\n}\n",
+                   F, F, W, R, F, R, F, R, F, F, F, F, R, R, R, F, R, F, F, W, F, F, F, F, F, R, R, R, R);
+    snprintf(label, sizeof label, "cross-entropy, weighted targets %lldx%lld, f32", rows, cols);
+    rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)(rows * cols) * 4 * 2, repeat)
+              : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
+}
+
 static int bench_bandwidth(int argc, char **argv) {
     int repeat = 30;
     long long n = 64ll << 20;                      /* 256 MB of f32 */
@@ -1689,6 +1765,7 @@ static int bench_bandwidth(int argc, char **argv) {
     free(text.buf);
     rc |= bench_norms(ctx, gpu, repeat);
     rc |= bench_dynamic_norms(ctx, gpu, repeat);
+    rc |= bench_row_chains(ctx, gpu, repeat);
     rc |= bench_cosine(ctx, gpu, repeat);
     rc |= bench_siblings(ctx, gpu, repeat);
     rc |= bench_batchnorm(ctx, gpu, repeat);
