@@ -11344,14 +11344,16 @@ static bool gpuir__dims_broadcast_surely(const int64_t *x, int xr, const int64_t
 
 /* Whether open elementwise group h, which computes v, merges into group
    g, which op (elementwise, of g's shape) joins while it reads v (set
-   *smaller where h's shape is smaller than g's): g an elementwise group
-   of a static shape, or a row group (g's shape its full F; not a column
-   group). `gelu(a) * sigmoid(b)`, two chains of one shape that the mul
-   ties, one kernel (it was two: the mul could join one, and reading the
-   other's value closed it). Both are open, so no op outside them has
-   read their values, and every op of either may run when the merged
-   kernel runs: where the mul is. h has g's shape (into a row group, F
-   static, and nothing but op reads h's values: the row kernel computes
+   *smaller where h's shape is smaller than g's): g an elementwise group,
+   or a row group (g's shape its full F; not a column group).
+   `gelu(a) * sigmoid(b)`, two chains of one shape that the mul ties, one
+   kernel (it was two: the mul could join one, and reading the other's
+   value closed it). Both are open, so no op outside them has read their
+   values, and every op of either may run when the merged kernel runs:
+   where the mul is. h has g's shape, `?` dims too (op ties the two
+   sizes; the launch checks that its operands agree,
+   gpuir__run_check_sizes: GELU's tanh form over `?` rows, one kernel);
+   into a row group, only where nothing but op reads h's values (the row kernel computes
    them at each element, as the ops before its reduction; `norm(x) *
    silu(z)`, a cross-entropy's `log_softmax(x) * (t * w)`: one kernel,
    were two), or a smaller static one that broadcasts to g's shape
@@ -11380,12 +11382,12 @@ static bool gpuir__fuse_merges(const gpuir__fuser *F, int64_t g, uint32_t v, con
     const gpuir_type *gt = &gpuir__value_at(m, F->rows[g])->type, *out = &gpuir__value_at(m, op->result)->type;
     const gpuir_type *ht = &gpuir__value_at(m, F->rows[h])->type, *vt = &gpuir__value_at(m, v)->type;
     bool alone = !F->shared[h] && F->uses[v - 1] == 1;  /* nothing but op reads h's values */
-    bool same = gpuir__dims_same(gt, ht) && gpuir__dims_same(gt, vt) && (!rows || alone);
+    bool same = gpuir__dims_same(gt, ht) && gpuir__dims_same(gt, vt) && (!rows || alone);   /* `?` too: op ties them */
     bool lead = !rows && (F->feeds_lead[op->result - 1] || F->group_feeds_lead[g]);
     *smaller = !gpuir__dims_same(gt, ht) && alone && gpuir__type_is_static(ht) &&
                (rows || gpuir__type_count(ht) < gpuir__type_count(gt)) && gpuir__dims_same(ht, vt) &&
                gpuir__dims_broadcast_surely(ht->dims, ht->rank, gt->dims, gt->rank) && !lead;
-    return gpuir__dims_same(gt, out) && (gpuir__type_is_static(gt) ? same || *smaller : rows && *smaller);
+    return gpuir__dims_same(gt, out) && (same || (*smaller && (rows || gpuir__type_is_static(gt))));
 }
 
 /* The row group elementwise op joins in place of the elementwise group e
@@ -28146,12 +28148,15 @@ static int64_t gpuir__run_kernel_dim(const gpuir__run *R, const gpuir__op *launc
 }
 
 /* How a launch's errors name kernel value v: %param (and the function's
-   parameter it is a copy of, where it is one: "%arg0 (%x)"), or the
-   buffer label of a temporary. */
+   parameter it is a copy of, where it is one: "%arg0 (%x)"), a temporary
+   by the op that computes it and its line ("the value of sigmoid (line
+   7)": a chain merged into the kernel), else by its buffer label. */
 static const char *gpuir__run_kernel_label(const gpuir__run *R, const gpuir__op *launch, const gpuir__func *k,
                                            uint32_t v, char *buf, size_t size) {
     const gpuir_module *m = R->p->m;
     gpuir__buffer_label(m, v, buf, size);
+    const gpuir__op *writer = gpuir__ids_have(k->params, v) ? NULL : gpuir__kernel_writer(m, k, v);
+    if (writer && writer->line) snprintf(buf, size, "the value of %s (line %u)", gpuir_op_name(writer->kind), writer->line);
     for (size_t i = 0; i < stbds_arrlenu(k->params); i++) {
         if (k->params[i] != v) continue;
         uint32_t host = gpuir__op_operand(m, launch, (uint32_t)i);
