@@ -10472,9 +10472,10 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // open elementwise group reading an operand of its as it does (static
 // shapes, not through a splat), a kernel of several outputs, when it
 // feeds a row reduction or neither it nor the group feeds an op that
-// takes its producers (gpuir__fuse_elementwise_sibling); two open
-// elementwise groups of one static shape that an elementwise op ties
-// merge (gpuir__fuse_merge); a reduction (or
+// takes its producers (gpuir__fuse_elementwise_sibling); an open
+// elementwise group of the same shape (`?` dims too), or of a smaller static
+// one, that an elementwise op of an elementwise or row group ties to it
+// merges into that group (gpuir__fuse_merges); a reduction (or
 // a softmax over another axis than the last, of static sizes:
 // gpuir__softmax_takes_neighbours) joins an elementwise producer's group
 // the same way, and elementwise users join a reduction of static sizes (a
@@ -10923,18 +10924,31 @@ typedef struct gpuir__fuser {
                                    kernel (gpuir__takes_producers) reads it, or an elementwise op after it
                                    whose value feeds_lead (it may join the kernel that makes it) */
     bool *group_feeds_lead;     /* group -> one of its values feeds_lead */
+    int *group_lead;            /* group -> its values' leads, joined (F->lead_axis, gpuir__lead_join) */
     bool *read_apart;           /* value id - 1 -> an op that is not elementwise reads it (it would close
                                    a matmul's kernel that took v's other users: they stay apart) */
     bool *broadcast;            /* group -> an elementwise group that took a chain of a smaller shape
-                                   (gpuir__fuse_merge): it takes elementwise ops only */
+                                   (gpuir__fuse_merges): it takes elementwise ops and row reductions only */
     uint32_t *viewed;           /* value id - 1 -> the value a reshape outside every group views (through
                                    a chain of them), 0: none; reading the view reads that value */
     int *column_axis;           /* group -> 1 + the axis of a column group's reductions (its lines are
                                    F's columns there); 0: a row group's lines are F's rows */
     int *lead_axis;             /* value id - 1 -> the ops that may take v's producers (F->feeds_lead):
-                                   0 none, 1 + a: column reductions over axis a only, -1 others too */
+                                   0 none, 1 + a: column reductions over axis a only, GPUIR__LEAD_ROWS:
+                                   row reductions only, -1 others too */
     uint32_t fid;               /* the function at hand */
 } gpuir__fuser;
+
+/* F->lead_axis of a value whose leads are all row reductions
+   (gpuir__reduce_is_row): a row kernel takes its producers, chains of a
+   smaller shape merged into them too (gpuir__fuse_merges). */
+#define GPUIR__LEAD_ROWS (-2)
+
+/* Two values' leads (F->lead_axis) joined: either where the other has
+   none, the same where both agree, else -1. */
+static int gpuir__lead_join(int a, int b) {
+    return !a ? b : !b || a == b ? a : -1;
+}
 
 static int64_t gpuir__value_group(const gpuir_module *m, uint32_t v) {
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
@@ -11247,7 +11261,9 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     if (g && (op->kind == GPUIR_OP_TRANSPOSE || gpuir__info(op->kind)->cls == GPUIR__CLASS_BROADCAST) &&
         F->kinds[g] == GPUIR__GROUP_ELEMENTWISE && gpuir__fuse_group_reshapes(F, g))
         g = 0;                  /* it would gather the group's values across a view */
-    if (g && F->broadcast[g] && !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) g = 0;
+    if (g && F->broadcast[g] && !gpuir__is_elementwise(gpuir__info(op->kind)->cls) &&
+        !(F->kinds[g] == GPUIR__GROUP_ELEMENTWISE && gpuir__reduce_is_row(F->m, op)))
+        g = 0;                  /* (a row reduction makes it a row group: it computes the chain at each element) */
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
     if (g && F->shared[g] && (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX) &&
         !gpuir__reduce_is_row(F->m, op) && !(F->kinds[g] == GPUIR__GROUP_ROWS && F->column_axis[g]) &&
@@ -11358,7 +11374,10 @@ static bool gpuir__dims_broadcast_surely(const int64_t *x, int xr, const int64_t
    silu(z)`, a cross-entropy's `log_softmax(x) * (t * w)`: one kernel,
    were two), or a smaller static one that broadcasts to g's shape
    (gpuir__dims_broadcast_surely) when nothing but op reads any of its
-   values (none is a kernel output: h not shared, v read once): the
+   values (none is a kernel output: h not shared, v read once), and, for
+   a row kernel, whose shape does not read as F's rows without keepdims
+   (a row kernel computes [R] once a row, where broadcasting a chain of
+   [N] over [N, N] reads it along each row: such a chain stays apart): the
    kernel computes them at each of its elements (codegen:
    gpuir__cg_broadcast_private; a row kernel's `[R, 1]` values once a
    row), redoing h's work once per element its value is broadcast to,
@@ -11383,11 +11402,15 @@ static bool gpuir__fuse_merges(const gpuir__fuser *F, int64_t g, uint32_t v, con
     const gpuir_type *ht = &gpuir__value_at(m, F->rows[h])->type, *vt = &gpuir__value_at(m, v)->type;
     bool alone = !F->shared[h] && F->uses[v - 1] == 1;  /* nothing but op reads h's values */
     bool same = gpuir__dims_same(gt, ht) && gpuir__dims_same(gt, vt) && (!rows || alone);   /* `?` too: op ties them */
-    bool lead = !rows && (F->feeds_lead[op->result - 1] || F->group_feeds_lead[g]);
-    *smaller = !gpuir__dims_same(gt, ht) && alone && gpuir__type_is_static(ht) &&
-               (rows || gpuir__type_count(ht) < gpuir__type_count(gt)) && gpuir__dims_same(ht, vt) &&
+    int leads = gpuir__lead_join(F->lead_axis[op->result - 1], F->group_lead[g]);
+    bool lead = !rows && leads && leads != GPUIR__LEAD_ROWS;   /* a row kernel takes private chains */
+    bool row_kernel = rows || leads == GPUIR__LEAD_ROWS;   /* (g will be one when its reduction joins) */
+    bool as_rows = ht->rank < gt->rank && gpuir__row_shape_of(gt, ht) == GPUIR__ROW_ROWS && gpuir__type_count(ht) != 1;
+    *smaller = !gpuir__dims_same(gt, ht) && alone && gpuir__type_is_static(ht) && !(row_kernel && as_rows) &&
+               (rows || !gpuir__type_is_static(gt) || gpuir__type_count(ht) < gpuir__type_count(gt)) &&
+               gpuir__dims_same(ht, vt) &&
                gpuir__dims_broadcast_surely(ht->dims, ht->rank, gt->dims, gt->rank) && !lead;
-    return gpuir__dims_same(gt, out) && (same || (*smaller && (rows || gpuir__type_is_static(gt))));
+    return gpuir__dims_same(gt, out) && (same || *smaller);
 }
 
 /* The row group elementwise op joins in place of the elementwise group e
@@ -11433,6 +11456,7 @@ static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpui
     F->inputs[g] += F->inputs[h];
     F->shared[g] |= F->shared[h];
     F->group_feeds_lead[g] |= F->group_feeds_lead[h];
+    F->group_lead[g] = gpuir__lead_join(F->group_lead[g], F->group_lead[h]);
     if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) F->broadcast[g] |= F->broadcast[h] || smaller;
     F->kinds[h] = GPUIR__GROUP_OTHER;
     F->closed[h] = true;                        /* no op joins it: it is g now */
@@ -11488,9 +11512,11 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         F->kinds[g] != GPUIR__GROUP_ROWS) {
         F->kinds[g] = GPUIR__GROUP_ROWS;
         F->rows[g] = gpuir__op_operand(m, op, 0);
+        F->broadcast[g] = false;        /* a row kernel computes its private chains at each element */
     }
     gpuir__fuse_close_read(F, op, g);
     F->group_feeds_lead[g] |= F->feeds_lead[op->result - 1];
+    F->group_lead[g] = gpuir__lead_join(F->group_lead[g], F->lead_axis[op->result - 1]);
     F->shared[g] |= F->uses[op->result - 1] > 1;
     gpuir__fuse_note_reader(F, op, g);
     for (uint32_t k = 0; k < op->n_operands; k++) F->read_by[gpuir__op_operand(m, op, k) - 1] = (uint32_t)g;
@@ -12035,12 +12061,13 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.viewed = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.viewed);
     F.feeds_lead = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.feeds_lead);
     F.group_feeds_lead = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.group_feeds_lead);
+    F.group_lead = (int *)gpuir__scratch_calloc(m, n + 2, sizeof *F.group_lead);
     F.broadcast = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.broadcast);
     F.read_apart = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.read_apart);
     F.column_axis = (int *)gpuir__scratch_calloc(m, n + 2, sizeof *F.column_axis);
     F.lead_axis = (int *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.lead_axis);
     gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared &&
-                     F.after && F.first_user && F.viewed && F.feeds_lead && F.group_feeds_lead && F.broadcast &&
+                     F.after && F.first_user && F.viewed && F.feeds_lead && F.group_feeds_lead && F.group_lead && F.broadcast &&
                      F.read_apart && F.column_axis && F.lead_axis ?
                      GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
@@ -12060,12 +12087,13 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         bool feeds = op->result && (gpuir__takes_producers(cls) ||
                                     (gpuir__is_elementwise(cls) && F.feeds_lead[op->result - 1]));
         int a = -1, lead = !op->result ? 0 :
-                           gpuir__takes_producers(cls) ? (gpuir__reduce_is_column_line(m, op, &a) ? a + 1 : -1) :
-                           gpuir__is_elementwise(cls) ? F.lead_axis[op->result - 1] : 0;
+                           !gpuir__takes_producers(cls) ? (gpuir__is_elementwise(cls) ? F.lead_axis[op->result - 1] : 0) :
+                           gpuir__reduce_is_column_line(m, op, &a) ? a + 1 :
+                           gpuir__reduce_is_row(m, op) ? GPUIR__LEAD_ROWS : -1;
         for (uint32_t k = 0; k < op->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, op, k);
             if (feeds) F.feeds_lead[v - 1] = true;
-            if (lead) F.lead_axis[v - 1] = !F.lead_axis[v - 1] || F.lead_axis[v - 1] == lead ? lead : -1;
+            F.lead_axis[v - 1] = gpuir__lead_join(F.lead_axis[v - 1], lead);
         }
     }
     uint32_t *sib = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *sib);
@@ -12083,6 +12111,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
             F.read_by[gpuir__op_operand(m, op, 0) - 1] = (uint32_t)reshaped;
             F.shared[reshaped] |= F.uses[op->result - 1] > 1;     /* as gpuir__fuse_place marks a group */
             F.group_feeds_lead[reshaped] |= F.feeds_lead[op->result - 1];
+            F.group_lead[reshaped] = gpuir__lead_join(F.group_lead[reshaped], F.lead_axis[op->result - 1]);
             gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, reshaped);
         } else if (cls == GPUIR__CLASS_RESHAPE && op->result && op->n_operands == 1)
             F.viewed[op->result - 1] = gpuir__fuse_source(&F, gpuir__op_operand(m, op, 0));
@@ -12105,6 +12134,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.viewed);
     gpuir__scratch_free(m, F.feeds_lead);
     gpuir__scratch_free(m, F.group_feeds_lead);
+    gpuir__scratch_free(m, F.group_lead);
     gpuir__scratch_free(m, F.broadcast);
     gpuir__scratch_free(m, F.read_apart);
     gpuir__scratch_free(m, F.column_axis);
@@ -12140,9 +12170,8 @@ typedef struct gpuir__bufferizer {
     uint32_t *last_run;     /* root value id - 1 -> when that last reader runs */
     uint32_t *runs_at;      /* op index -> when it runs: outline launches a fusion
                                group where its last op is */
-    bool *narrow;           /* op index -> it writes fewer elements than another op of its elementwise
-                               kernel (a chain of a smaller shape merged into it, gpuir__fuse_merge: its
-                               threads read its operands at a broadcast index, so it writes none in place) */
+    bool *narrow;           /* op index -> it writes fewer elements than its kernel runs over
+                               (gpuir__group_extent_narrow) */
     uint32_t *gathered;     /* root value id - 1 -> when the last op that reads it away from the
                                elements it writes runs (gpuir__reads_across) */
     bool *owned;            /* buffer value id - 1 -> allocated by this function */
@@ -12306,6 +12335,48 @@ static bool gpuir__reads_across(gpuir__op_class cls) {
     return cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_ATTENTION || cls == GPUIR__CLASS_TRANSPOSE;
 }
 
+/* What a fusion group's kernel runs over, for bufferize to tell its ops
+   that compute fewer elements (a chain of a smaller shape pass.fuse merged
+   into the kernel, gpuir__fuse_merges: its threads read its operands at
+   broadcast indices, so it writes none of them in place, another thread
+   may still read it): the most elements of a static result, a result with
+   `?` dims (the group's ops tie such dims: one of them serves), and a row
+   reduction's operand (a row kernel's F: its own row values, one a row,
+   are computed once a row and may be written in place). Only elementwise
+   and row kernels take such chains: in others (a matmul's epilogue, a
+   column reduction's users) every op may write in place. */
+typedef struct gpuir__group_extent {
+    int64_t most;           /* the most elements of a static result */
+    uint32_t dynamic;       /* a result with `?` dims, 0: none */
+    uint32_t rows;          /* a row reduction's operand, 0: none */
+    bool other;             /* an op neither elementwise nor a row reduction */
+} gpuir__group_extent;
+
+static void gpuir__group_extent_add(const gpuir_module *m, gpuir__group_extent *e, const gpuir__op *op) {
+    bool row = gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, op);
+    if (row && !e->rows) e->rows = gpuir__op_operand(m, op, 0);
+    e->other |= !row && !gpuir__is_elementwise(gpuir__info(op->kind)->cls);
+    if (!op->result) return;
+    const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
+    if (!gpuir__type_is_static(t)) {
+        if (!e->dynamic) e->dynamic = op->result;
+    } else if (gpuir__type_count(t) > e->most)
+        e->most = gpuir__type_count(t);
+}
+
+/* Whether op, of a group whose extent is e, is an elementwise op of a
+   static result with fewer elements than the kernel runs over (and, in a
+   row kernel, no row value). */
+static bool gpuir__group_extent_narrow(const gpuir_module *m, const gpuir__group_extent *e, const gpuir__op *op) {
+    if (e->other || !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || !op->result) return false;
+    const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
+    if (!gpuir__type_is_static(t)) return false;
+    if (e->rows && gpuir__row_shape_of(&gpuir__value_at(m, e->rows)->type, t) != GPUIR__ROW_NONE) return false;
+    const gpuir_type *d = e->dynamic ? &gpuir__value_at(m, e->dynamic)->type : NULL;
+    return gpuir__type_count(t) < e->most ||
+           (d && !gpuir__dims_same(t, d) && gpuir__dims_broadcast_surely(t->dims, t->rank, d->dims, d->rank));
+}
+
 /* When each op will run once outline has launched each fusion group at its
    last op, and so when each value's last reader runs, and its last reader
    across elements (B->gathered). */
@@ -12314,10 +12385,10 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
     const gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
     uint32_t *group_end = (uint32_t *)gpuir__scratch_calloc(B->m, n + 2, sizeof *group_end);
-    int64_t *group_count = (int64_t *)gpuir__scratch_calloc(B->m, n + 2, sizeof *group_count);
-    if (!group_end || !group_count) {
+    gpuir__group_extent *extent = (gpuir__group_extent *)gpuir__scratch_calloc(B->m, n + 2, sizeof *extent);
+    if (!group_end || !extent) {
         gpuir__scratch_free(B->m, group_end);
-        gpuir__scratch_free(B->m, group_count);
+        gpuir__scratch_free(B->m, extent);
         return gpuir__oom(m->ctx, "bufferize");
     }
     for (size_t i = 0; i < n; i++) {
@@ -12325,18 +12396,12 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
         int64_t g = gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0);
         if (g <= 0 || (size_t)g > n) continue;
         group_end[g] = (uint32_t)i + 1;
-        const gpuir_type *t = op->result ? &gpuir__value_at(m, op->result)->type : NULL;
-        if (!gpuir__is_elementwise(gpuir__info(op->kind)->cls) || !t || !gpuir__type_is_static(t))
-            group_count[g] = -1;            /* not an elementwise kernel of static sizes */
-        else if (group_count[g] >= 0 && gpuir__type_count(t) > group_count[g])
-            group_count[g] = gpuir__type_count(t);
+        gpuir__group_extent_add(m, &extent[g], op);
     }
-    for (size_t i = 0; i < n; i++) {        /* ops of an elementwise kernel of fewer elements than it */
+    for (size_t i = 0; i < n; i++) {        /* ops of a kernel computing fewer elements than it runs over */
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         int64_t g = gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0);
-        const gpuir_type *t = op->result ? &gpuir__value_at(m, op->result)->type : NULL;
-        B->narrow[i] = g > 0 && (size_t)g <= n && t && gpuir__is_elementwise(gpuir__info(op->kind)->cls) &&
-                       gpuir__type_is_static(t) && gpuir__type_count(t) < group_count[g];
+        B->narrow[i] = g > 0 && (size_t)g <= n && gpuir__group_extent_narrow(m, &extent[g], op);
     }
     for (size_t i = 0; i < n; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
@@ -12359,7 +12424,7 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
                                                                     : op->result;
     }
     gpuir__scratch_free(B->m, group_end);
-    gpuir__scratch_free(B->m, group_count);
+    gpuir__scratch_free(B->m, extent);
     return GPUIR_OK;
 }
 
@@ -14354,7 +14419,7 @@ static bool gpuir__kernel_writes(const gpuir_module *m, const gpuir__func *k, ui
 /* Whether elementwise op of kernel k writes a private value (no
    parameter of k) of a static shape that is not one of F's rows but
    broadcasts to F: a smaller chain pass.fuse merged into a row group
-   (gpuir__fuse_merge). The row kernel computes it at each element of F,
+   (gpuir__fuse_merges). The row kernel computes it at each element of F,
    a full op (codegen: gpuir__cg_broadcast_private). */
 static bool gpuir__row_private_broadcast(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
                                          const gpuir_type *F) {
@@ -16929,8 +16994,8 @@ static void gpuir__cg_comment(gpuir__cg *C, uint32_t op_id, const gpuir__op *op)
 
 /* Whether elementwise op, in an elementwise or a row kernel, writes a
    private value of static type dt that broadcasts to space S (a chain of
-   a smaller shape pass.fuse merged into the kernel: gpuir__fuse_merge;
-   a row kernel's S is its full shape F, `?` dims and all): computed at
+   a smaller shape pass.fuse merged into the kernel: gpuir__fuse_merges;
+   S may have `?` dims, a row kernel's S is its full shape F): computed at
    each element of S from its operands read at that element's broadcast
    index, it is the value its reader would load there. (A kernel output
    of another shape than S stays an error.) */
@@ -16938,7 +17003,7 @@ static bool gpuir__cg_broadcast_private(const gpuir__cg *C, const gpuir__op *op,
                                         const gpuir_type *S) {
     uint32_t dst = gpuir__op_operand(C->m, op, op->n_operands - 1);
     bool elementwise_kernel = C->form == GPUIR__FORM_ELEMENTWISE || C->form == GPUIR__FORM_ELEMENTWISE_V4;
-    return (C->form == GPUIR__FORM_REDUCE_ROWS || (elementwise_kernel && gpuir__type_is_static(S))) &&
+    return (C->form == GPUIR__FORM_REDUCE_ROWS || elementwise_kernel) &&
            gpuir__is_elementwise(gpuir__info(op->kind)->cls) && gpuir__cg_param_index(C, dst) < 0 &&
            gpuir__type_is_static(dt) && gpuir__dims_broadcast_surely(dt->dims, dt->rank, S->dims, S->rank);
 }
