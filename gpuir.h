@@ -9356,7 +9356,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
 // mask the ops rounded to the inputs' dtype (round_scores), so that the
 // kernel rounds them the same. Each intermediate must
 // have no other user. Only what the kernel runs: f16 or bf16, q, k, v and
-// a mask operand of one dtype, k's and v's batch dims q's or 1 (grouped
+// a mask operand of one dtype (a mask cast up to f32 is read before its
+// cast: gpuir__attn_mask_unwidened), k's and v's batch dims q's or 1 (grouped
 // and multi-query attention), a static head dim 16 to 128 in steps of 16,
 // at least one key where Sk is static (batches and lengths may be dynamic:
 // the kernel takes them as arguments); every other attention stays as written (three
@@ -9422,6 +9423,17 @@ static uint32_t gpuir__attn_unwiden(const gpuir_module *m, uint32_t s, const uin
     if (gpuir__value_at(m, s)->type.dtype != GPUIR_F32 || (from != GPUIR_F16 && from != GPUIR_BF16)) return s;
     *users = 1;
     return gpuir__op_operand(m, c, 0);
+}
+
+/* The mask operand to read for mask, added to scores of q's dtype qd
+   taken to f32: mask itself, or, where mask is a cast of a mask of qd to
+   f32 (autocast's `scores.float() + mask.float()`), the mask it widens
+   (the same values; the cast stays for any other reader). */
+static uint32_t gpuir__attn_mask_unwidened(const gpuir_module *m, uint32_t mask, gpuir_dtype qd) {
+    const gpuir__op *c = gpuir__op_at(m, gpuir__value_at(m, mask)->def_op);
+    if (!c || c->kind != GPUIR_OP_CAST || gpuir__value_at(m, mask)->type.dtype != GPUIR_F32) return mask;
+    uint32_t narrow = gpuir__op_operand(m, c, 0);
+    return gpuir__value_at(m, narrow)->type.dtype == qd ? narrow : mask;
 }
 
 /* The value of a splat constant (a number, not dense data) into *x. */
@@ -9855,6 +9867,7 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_
     if (!gpuir__attn_match_masked(m, a, uses, users, x)) return false;
     gpuir__attn_match_q_scale(m, uses, x);
     const gpuir_type *q = &gpuir__value_at(m, x->q)->type;
+    x->mask = x->mask ? gpuir__attn_mask_unwidened(m, x->mask, q->dtype) : 0;
     gpuir_type v = gpuir__value_at(m, x->v)->type;
     if (x->v_transposed) gpuir__swap_last_two(&v);
     if (v.dtype != q->dtype || (x->mask && gpuir__value_at(m, x->mask)->type.dtype != q->dtype)) return false;
