@@ -7396,15 +7396,21 @@ static bool gpuir__reshape_sinks(const gpuir_module *m, uint32_t v, int rank, co
 }
 
 /* Reduction op's attributes (attrs, n_attrs) again at the end of the pool
-   with keepdims = true in place of any keepdims; their count. */
-static uint32_t gpuir__reduce_attrs_kept(gpuir_module *m, uint32_t attrs, uint32_t n_attrs, uint32_t *first) {
+   with keepdims = true in place of any keepdims (keep), or without one
+   (keepdims false, its default); their count. */
+static uint32_t gpuir__reduce_attrs_keeping(gpuir_module *m, uint32_t attrs, uint32_t n_attrs, bool keep,
+                                            uint32_t *first) {
     *first = (uint32_t)stbds_arrlenu(m->attrs);
     for (uint32_t i = 0; i < n_attrs; i++) {
         gpuir__attr a = m->attrs[attrs + i];
         if (a.key != GPUIR__KEY_KEEPDIMS) stbds_arrput(m->attrs, a);
     }
-    gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
+    if (keep) gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
     return (uint32_t)stbds_arrlenu(m->attrs) - *first;
+}
+
+static uint32_t gpuir__reduce_attrs_kept(gpuir_module *m, uint32_t attrs, uint32_t n_attrs, uint32_t *first) {
+    return gpuir__reduce_attrs_keeping(m, attrs, n_attrs, true, first);
 }
 
 /* Builds value v reshaped to `dims` as gpuir__reshape_sinks found it: the
@@ -7447,6 +7453,36 @@ static uint32_t gpuir__fold_reshape_of_reduce(gpuir__canon *C, const gpuir__op *
     uint32_t x = gpuir__op_operand(m, op, 0);
     if (!gpuir__reshape_sinks(m, x, to.rank, to.dims, GPUIR__RESHAPE_SINK_DEPTH)) return 0;
     return gpuir__reshape_sink(m, x, to.rank, to.dims);
+}
+
+/* A reshape that only drops the last dim a row reduction kept (`%m =
+   reduce_max %x {axes = [-1], keepdims = true}` reshaped to x's dims
+   without the last: `m.squeeze(-1)`, as a logsumexp written with keepdims
+   for its shift and without for its result does), built as that
+   reduction without keepdims: a value of the rows' shape, which
+   pass.fuse's row group takes, where the reshape had ended it (2 kernels
+   became 1). The reduction with keepdims stays for its other readers:
+   one more reduction of the row in the row kernel. Not for a reduction
+   with a `form` written (its kernel is the author's). */
+static uint32_t gpuir__fold_reshape_drops_kept(gpuir__canon *C, const gpuir__op *op) {
+    gpuir_module *m = C->m;
+    if (op->kind != GPUIR_OP_RESHAPE) return 0;
+    const gpuir__op *red = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
+    const gpuir__attr *axes = red && gpuir__info(red->kind)->cls == GPUIR__CLASS_REDUCE ?
+                              gpuir__attr_get(m, red, GPUIR__KEY_AXES) : NULL;
+    if (!axes || axes->kind != GPUIR__ATTR_INTS || axes->n != 1 || !gpuir__op_flag(m, red, GPUIR__KEY_KEEPDIMS) ||
+        gpuir__attr_get(m, red, GPUIR__KEY_FORM))
+        return 0;
+    uint32_t x = gpuir__op_operand(m, red, 0);
+    const gpuir_type *xt = &gpuir__value_at(m, x)->type;
+    int64_t axis = gpuir__ints_at(m, axes->off)[0];
+    if (!gpuir__norm_axis(&axis, xt->rank) || axis != xt->rank - 1 || !gpuir_dtype_is_float(xt->dtype) ||
+        xt->dims[axis] == 1)
+        return 0;                       /* a row reduction: over the last axis only, of floats */
+    gpuir_type to = gpuir__value_at(m, op->result)->type;
+    if (to.rank != xt->rank - 1 || memcmp(to.dims, xt->dims, (size_t)to.rank * sizeof to.dims[0]) != 0) return 0;
+    uint32_t first, count = gpuir__reduce_attrs_keeping(m, red->attrs, red->n_attrs, false, &first);
+    return gpuir__build_op(m, red->kind, &x, 1, first, count, &to);
 }
 
 /* A reshape moved above the elementwise ops it reads: reshape(e(a, b))
@@ -8351,6 +8387,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_elementwise_of_broadcast(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_vector_statistics(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_reduce(C, gpuir__op_at(m, op_id));
+    if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_drops_kept(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_reshape_of_elementwise(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_elementwise_of_reshape(C, gpuir__op_at(m, op_id));
     if (!folded && m->ctx->result == GPUIR_OK) folded = gpuir__fold_trailing_reduce(C, op_id);
