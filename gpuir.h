@@ -28270,7 +28270,9 @@ static const char *gpuir__run_kernel_label(const gpuir__run *R, const gpuir__op 
                                            uint32_t v, char *buf, size_t size) {
     const gpuir_module *m = R->p->m;
     gpuir__buffer_label(m, v, buf, size);
-    const gpuir__op *writer = gpuir__ids_have(k->params, v) ? NULL : gpuir__kernel_writer(m, k, v);
+    bool param = false;
+    for (size_t i = 0; i < stbds_arrlenu(k->params); i++) param |= k->params[i] == v;
+    const gpuir__op *writer = param ? NULL : gpuir__kernel_writer(m, k, v);
     if (writer && writer->line) snprintf(buf, size, "the value of %s (line %u)", gpuir_op_name(writer->kind), writer->line);
     for (size_t i = 0; i < stbds_arrlenu(k->params); i++) {
         if (k->params[i] != v) continue;
