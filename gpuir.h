@@ -14486,11 +14486,14 @@ static bool gpuir__row_private_broadcast(const gpuir_module *m, const gpuir__fun
    static shape of F's count (gpuir__row_shape_viewed: an op there reads
    no row value the kernel computes, which would not line up; a splat it
    may), and more
-   than one reduction, ops after the first one or a producer whose value
-   the kernel also stores (else a single-reduction form serves). */
+   than one reduction, ops after the first one, a producer whose value
+   the kernel also stores, or a chain before the first one whose values
+   are not F's (a smaller chain pass.fuse merged, computed at each element
+   or once a row: no single-reduction form computes it); else a
+   single-reduction form serves. */
 static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func *k) {
     const gpuir_type *F = NULL;
-    size_t reductions = 0, after = 0;
+    size_t reductions = 0, after = 0, chain = 0;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -14505,7 +14508,8 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
             return false;
         else if (F || gpuir__ids_have(k->params, gpuir__op_operand(m, op, op->n_operands - 1))) after++;
     }
-    if (!F || (reductions < 2 && !after)) return false;
+    if (!F) return false;
+    bool before = true;                 /* no reduction yet */
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -14515,6 +14519,8 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
         bool private_full = shape == GPUIR__ROW_NONE && gpuir__row_private_broadcast(m, k, op, F);
         if ((shape == GPUIR__ROW_NONE && !private_full) || (cls == GPUIR__CLASS_RESHAPE && shape != GPUIR__ROW_FULL))
             return false;
+        before &= cls != GPUIR__CLASS_REDUCE;
+        chain += before && shape != GPUIR__ROW_FULL;
         bool viewed = shape == GPUIR__ROW_FULL && gpuir__row_shape_of(F, d) != GPUIR__ROW_FULL;
         for (uint32_t j = 0; viewed && j + 1 < op->n_operands; j++) {   /* F reshaped: no row value */
             uint32_t b = gpuir__op_operand(m, op, j);
@@ -14525,7 +14531,7 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
                 return false;           /* (a splat, or the value of a single row, is every element's) */
         }
     }
-    return true;
+    return reductions >= 2 || after || chain;
 }
 
 /* Whether kernel k is a column group (pass.fuse): its reductions reduce
