@@ -10973,8 +10973,8 @@ typedef struct gpuir__fuser {
     bool *feeds_lead;           /* value id - 1 -> an op of a class that may take its producers into its
                                    kernel (gpuir__takes_producers) reads it, or an elementwise op after it
                                    whose value feeds_lead (it may join the kernel that makes it) */
-    bool *group_feeds_lead;     /* group -> one of its values feeds_lead */
-    int *group_lead;            /* group -> its values' leads, joined (F->lead_axis, gpuir__lead_join) */
+    int *group_lead;            /* group -> its values' leads, joined (F->lead_axis, gpuir__lead_join):
+                                   nonzero where one of its values feeds_lead */
     bool *read_apart;           /* value id - 1 -> an op that is not elementwise reads it (it would close
                                    a matmul's kernel that took v's other users: they stay apart) */
     bool *broadcast;            /* group -> an elementwise group that took a chain of a smaller shape
@@ -11275,7 +11275,7 @@ static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpui
     bool feeds_rows = user && gpuir__info(user->kind)->cls == GPUIR__CLASS_REDUCE && gpuir__reduce_is_row(m, user);
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
     bool splat = def && gpuir__op_is_splat(m, def);      /* no read to share: every kernel fills its own */
-    if (!feeds_rows && (splat || F->feeds_lead[op->result - 1] || F->group_feeds_lead[b]))
+    if (!feeds_rows && (splat || F->feeds_lead[op->result - 1] || F->group_lead[b]))
         return 0;
     const gpuir_type *g = &gpuir__value_at(m, F->rows[b])->type, *out = &gpuir__value_at(m, op->result)->type;
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
@@ -11505,7 +11505,6 @@ static void gpuir__fuse_merge(gpuir__fuser *F, int64_t g, uint32_t v, const gpui
     }
     F->inputs[g] += F->inputs[h];
     F->shared[g] |= F->shared[h];
-    F->group_feeds_lead[g] |= F->group_feeds_lead[h];
     F->group_lead[g] = gpuir__lead_join(F->group_lead[g], F->group_lead[h]);
     if (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE) F->broadcast[g] |= F->broadcast[h] || smaller;
     F->kinds[h] = GPUIR__GROUP_OTHER;
@@ -11565,7 +11564,6 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         F->broadcast[g] = false;        /* a row kernel computes its private chains at each element */
     }
     gpuir__fuse_close_read(F, op, g);
-    F->group_feeds_lead[g] |= F->feeds_lead[op->result - 1];
     F->group_lead[g] = gpuir__lead_join(F->group_lead[g], F->lead_axis[op->result - 1]);
     F->shared[g] |= F->uses[op->result - 1] > 1;
     gpuir__fuse_note_reader(F, op, g);
@@ -12110,14 +12108,13 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     F.first_user = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.first_user);
     F.viewed = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.viewed);
     F.feeds_lead = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.feeds_lead);
-    F.group_feeds_lead = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.group_feeds_lead);
     F.group_lead = (int *)gpuir__scratch_calloc(m, n + 2, sizeof *F.group_lead);
     F.broadcast = (bool *)gpuir__scratch_calloc(m, n + 2, sizeof *F.broadcast);
     F.read_apart = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.read_apart);
     F.column_axis = (int *)gpuir__scratch_calloc(m, n + 2, sizeof *F.column_axis);
     F.lead_axis = (int *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.lead_axis);
     gpuir_result r = F.uses && F.kinds && F.inputs && F.rows && F.closed && F.reader && F.read_by && F.shared &&
-                     F.after && F.first_user && F.viewed && F.feeds_lead && F.group_feeds_lead && F.group_lead && F.broadcast &&
+                     F.after && F.first_user && F.viewed && F.feeds_lead && F.group_lead && F.broadcast &&
                      F.read_apart && F.column_axis && F.lead_axis ?
                      GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; i < n && !r; i++) {     /* users, not operand slots: add %a, %a is one */
@@ -12160,7 +12157,6 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         else if (reshaped) {
             F.read_by[gpuir__op_operand(m, op, 0) - 1] = (uint32_t)reshaped;
             F.shared[reshaped] |= F.uses[op->result - 1] > 1;     /* as gpuir__fuse_place marks a group */
-            F.group_feeds_lead[reshaped] |= F.feeds_lead[op->result - 1];
             F.group_lead[reshaped] = gpuir__lead_join(F.group_lead[reshaped], F.lead_axis[op->result - 1]);
             gpuir__set_int_attr(m, op_id, GPUIR__KEY_FUSION, reshaped);
         } else if (cls == GPUIR__CLASS_RESHAPE && op->result && op->n_operands == 1)
@@ -12183,7 +12179,6 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.first_user);
     gpuir__scratch_free(m, F.viewed);
     gpuir__scratch_free(m, F.feeds_lead);
-    gpuir__scratch_free(m, F.group_feeds_lead);
     gpuir__scratch_free(m, F.group_lead);
     gpuir__scratch_free(m, F.broadcast);
     gpuir__scratch_free(m, F.read_apart);
