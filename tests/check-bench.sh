@@ -143,6 +143,19 @@ n=$(grep -c -e '^\(LayerNorm\|RMSNorm\) [0-9x]*, \(f32\|bf16\) *emu: matches the
 if [ $rc -eq 0 ] && [ "$n" = 6 ]
 then echo "PASS bench: bandwidth runs LayerNorm and RMSNorm as one kernel each"
 else echo "FAIL bench: bandwidth (exit $rc, $n norm lines)"; cat $out >&2; fi
+# bandwidth --rows: only the rows named (case ignored), on the emulator or
+# the GPU; a pattern no row's label holds is an error that lists them.
+$bench bandwidth --repeat=1 --rows=GEMMA,gated > $out 2>&1
+rc=$?
+n=$(grep -c -e ' emu: matches the interpreter, 1 kernel$' -e '^bench bandwidth .* kernels=1 ' $out)
+if [ $rc -eq 0 ] && [ "$n" = 2 ] && [ "$(grep -c -i -e 'gemma' -e 'gated' $out)" = 2 ] && ! grep -q 'LayerNorm' $out
+then echo "PASS bench: bandwidth --rows=GEMMA,gated runs those two rows only"
+else echo "FAIL bench: bandwidth --rows=GEMMA,gated (exit $rc, $n rows)"; cat $out >&2; fi
+$bench bandwidth --rows=no-such-row > $out 2>&1
+rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--rows=no-such-row: no row's label holds" $out && grep -q '^  sibling reductions ' $out
+then echo "PASS bench: bandwidth --rows picking no row exits 2 and lists the rows"
+else echo "FAIL bench: bandwidth --rows=no-such-row (exit $rc)"; cat $out >&2; fi
 # attention: without a GPU a small fused attention (causal and not) runs on
 # the emulator against the interpreter (the line `emu` matches); with one,
 # the two rows at seq 64 (the line `gpu` matches), one fused kernel each.

@@ -49,7 +49,7 @@
        matmul's transpose_a; cuBLAS reads the same A transposed): by
        default A is transposed by a kernel first; a wgmma form reads it
        M-major in the one kernel.
-   gpuir-bench bandwidth [--elements=N] [--repeat=R]
+   gpuir-bench bandwidth [--elements=N] [--repeat=R] [--rows=PAT[,PAT..]]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
        of 8 elementwise ops and a row softmax over N f32 (default 64M, 256 MB),
@@ -80,7 +80,9 @@
        (reduce.column_tiles), the mean of the squares of a 16384 x 4096
        f32 matrix (a total: row sums, then their total), kernels alone (device
        buffers allocated and filled once, copies left out), CUDA-event
-       median of R replays.
+       median of R replays. --rows=PAT,.. runs only the rows whose label
+       holds one of the patterns, case ignored (--rows=gemma,gated: two
+       rows of a short lease); none picked is an error listing the labels.
    gpuir-bench copy [--mb=N] [--chunk-mb=C] [--repeat=R]
        Host<->device copies of N MB (default 256): plain cuMemcpy from
        pageable memory, from pinned memory (the reference), and staged
@@ -135,6 +137,7 @@
 #define GPUIR_IMPLEMENTATION
 #include "../gpuir.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +150,7 @@
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
 enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_NO_WGMMA, B_TRANSPOSE_A, B_FORM, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
-       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS, B_HEAD_DIM, B_LAYOUT };
+       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS, B_HEAD_DIM, B_LAYOUT, B_ROWS };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
     return cli_next(argc + 1, argv - 1, tool, "", flags, n);
@@ -303,6 +306,49 @@ static int plot_draw(const char *png, const char *title) {
     int rc = pclose(g);
     if (rc != 0) fprintf(stderr, "gpuir-bench: --plot: gnuplot failed (exit %d)\n", rc);
     return rc != 0;
+}
+
+/* bandwidth --rows=PAT[,PAT..]: only the rows whose label holds one of
+   the patterns (case ignored), so that a short GPU lease measures the rows
+   it is for; every row when patterns is NULL. The tool's one run, as plot:
+   the labels of the rows left out are kept to name the choices when no
+   row was picked. */
+static struct rows_pick {
+    const char *patterns;
+    int picked;
+    int n_left;
+    char left[96][64];
+} rows_pick;
+
+/* Whether label holds pattern's first n bytes, case ignored. */
+static bool label_holds(const char *label, const char *pattern, size_t n) {
+    for (; *label; label++) {
+        size_t i = 0;
+        while (i < n && label[i] && tolower((unsigned char)label[i]) == tolower((unsigned char)pattern[i])) i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+/* Whether the row named label runs (counted, or its label kept). */
+static bool row_picked(const char *label) {
+    if (!rows_pick.patterns) return true;
+    for (const char *p = rows_pick.patterns; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (n && label_holds(label, p, n)) return rows_pick.picked++, true;
+        p += n + (comma != NULL);
+    }
+    if (rows_pick.n_left < 96) snprintf(rows_pick.left[rows_pick.n_left++], sizeof rows_pick.left[0], "%s", label);
+    return false;
+}
+
+/* 0, or 2 with the rows' labels when --rows picked none. */
+static int rows_pick_end(const char *tool) {
+    if (!rows_pick.patterns || rows_pick.picked) return 0;
+    fprintf(stderr, "%s: --rows=%s: no row's label holds any of these; the rows are:\n", tool, rows_pick.patterns);
+    for (int i = 0; i < rows_pick.n_left; i++) fprintf(stderr, "  %s\n", rows_pick.left[i]);
+    return 2;
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -1037,6 +1083,7 @@ static void bench_bw_report(gpuir_program *p, const gpuir__internal_cuda *C, con
 }
 
 static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, size_t io_bytes, int repeat) {
+    if (!row_picked(label)) return 0;
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
     d.backend = GPUIR_BACKEND_CUDA;
@@ -1084,6 +1131,7 @@ static int random_inputs(gpuir_ctx *ctx, gpuir_module *m, long long dyn, gpuir_a
 /* Without a GPU: the program (its inputs random, each `?` dim `dyn`; n_out
    results) on the emulator against the interpreter. */
 static int check_on_emu_n(gpuir_ctx *ctx, const char *label, const char *text, size_t n_out, long long dyn) {
+    if (!row_picked(label)) return 0;
     gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), label);
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), label);
     gpuir_program_desc d;
@@ -1473,6 +1521,7 @@ static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd, c
    their arguments' dims, which a replay of the plan does not know. */
 static int bench_bw_graph(gpuir_ctx *ctx, const char *label, const char *text, long long dyn, size_t io_bytes,
                           int repeat) {
+    if (!row_picked(label)) return 0;
     gpuir_module *ref = gpuir_module_parse(ctx, text, strlen(text), label);    /* the types, as written */
     gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), label);      /* lowered by program_make */
     gpuir_program_desc pd;
@@ -1682,6 +1731,7 @@ static int bench_bandwidth(int argc, char **argv) {
     long long n = 64ll << 20;                      /* 256 MB of f32 */
     static const cli_flag flags[] = {
         {"elements", required_argument, B_ELEMENTS, "N", "f32 elements per kernel (default 64M; 1024 or more)"},
+        {"rows", required_argument, B_ROWS, "PAT[,PAT..]", "only the rows whose label holds a pattern (case ignored)"},
         B_REPEAT_FLAG("timed replays (default 30)"),
         B_HELP,
     };
@@ -1692,6 +1742,8 @@ static int bench_bandwidth(int argc, char **argv) {
     while ((c = sub_next(argc, argv, T, flags, nf)) != -1) {
         if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
         if (c == B_ELEMENTS && cli_int(T, "--elements", optarg, 1024, 1LL << 40, &n)) continue;
+        if (c == B_ROWS && optarg[strspn(optarg, ",")]) { rows_pick.patterns = optarg; continue; }
+        if (c == B_ROWS) { fprintf(stderr, "%s: --rows=%s: no pattern\n", T, optarg); return 2; }
         int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench bandwidth [options]", flags, nf);
         return rc < 0 ? 0 : rc;
     }
@@ -1777,7 +1829,8 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_column_means(ctx, gpu, repeat);
     rc |= bench_total(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
-    return rc;
+    int none = rows_pick_end(T);
+    return none ? none : rc;
 }
 
 
@@ -3063,7 +3116,7 @@ static int usage(FILE *to, int rc) {
     fprintf(to, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
                 "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma | --no-wgmma]\n"
                 "                          [--transpose-a] [--form=NAME]\n"
-                "       gpuir-bench bandwidth [--elements=N] [--repeat=R]\n"
+                "       gpuir-bench bandwidth [--elements=N] [--repeat=R] [--rows=PAT[,PAT..]]\n"
                 "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                 "       gpuir-bench compile FILE\n"
                 "       gpuir-bench passes [--ops=N,N,...] [--repeat=R] [--no-verify]\n"
