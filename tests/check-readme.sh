@@ -73,3 +73,16 @@ for md in README.md docs/*.md; do
     done
 done
 [ $bad = 0 ] && echo "PASS readme: relative links resolve" || echo "FAIL readme: broken relative links"
+# What the pages say of the header's length ("about N,000 lines") holds
+# within a sixth (it said 16,000 for a header twice that).
+lines=$(wc -l < gpuir.h)
+bad=0
+for f in README.md docs/*.md examples/gpuir_impl.c; do
+    for k in $(tr '\n' ' ' < "$f" | grep -o 'about [0-9]*,000 lines' | grep -o '[0-9]*,' | tr -d ,); do
+        said=$((k * 1000))
+        [ $((said * 6)) -ge $((lines * 5)) ] && [ $((said * 6)) -le $((lines * 7)) ] ||
+            { echo "    $f: about $k,000 lines; gpuir.h has $lines" >&2; bad=1; }
+    done
+done
+[ $bad = 0 ] && echo "PASS readme: the header's length, where a page gives it, is right" ||
+    echo "FAIL readme: a page gives the header's length wrong"
