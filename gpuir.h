@@ -10088,8 +10088,8 @@ static gpuir_result gpuir__pass_attention(gpuir_module *m) { return gpuir__each_
 #define GPUIR__SPLIT_K_IDLE 2
 #define GPUIR__SPLIT_K_IDLE_WGMMA 4
 
-static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op,
-                                      const gpuir_type *a, const gpuir_type *o);
+static int64_t gpuir__matmul_tile_count(const gpuir_module *m, const gpuir__op *op,
+                                        const gpuir_type *a, const gpuir_type *o);
 static int64_t gpuir__module_sm_count(const gpuir_module *m);
 static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key);
 static bool gpuir__matmul_wgmma_default(const gpuir_module *m, const gpuir__op *op,
@@ -10111,8 +10111,8 @@ static int64_t gpuir__split_k_wgmma_slices(int64_t K, int64_t S, int64_t k_tile)
 }
 
 /* How many K slices a matmul gets, 0 for none. The heuristic: split when
-   its output tiles (at the tile edge its kernel form takes; batches count)
-   are fewer than half the multiprocessors, so that more than half the
+   its output tiles (in the tile its kernel form takes, its author's named
+   form's where it names one; batches count) are fewer than half the multiprocessors, so that more than half the
    device would idle (a quarter for one the wgmma kernel takes:
    GPUIR__SPLIT_K_IDLE_WGMMA), and K holds at least two slices of
    GPUIR__SPLIT_K_MIN. S is about SMs / tiles (one wave of blocks),
@@ -10137,8 +10137,7 @@ static int64_t gpuir__split_k_slices(const gpuir_module *m, const gpuir__op *op)
     bool wgmma = gpuir__matmul_wgmma_default(m, op, a, o) && (names_wgmma || !gpuir__matmul_form_on(m, op));
     bool forced = gpuir__matmul_wgmma_request(m, op) > 0 || names_wgmma;
     if (forced && !wgmma) return 0;     /* stage-matmul or configure says why it cannot run */
-    int64_t tile = gpuir__matmul_tile_for(m, op, a, o), sms = gpuir__module_sm_count(m);
-    int64_t tiles = ((M + tile - 1) / tile) * ((N + tile - 1) / tile) * (gpuir__type_count(o) / (M * N));
+    int64_t tiles = gpuir__matmul_tile_count(m, op, a, o), sms = gpuir__module_sm_count(m);
     if (tiles <= 0 || tiles * (wgmma ? GPUIR__SPLIT_K_IDLE_WGMMA : GPUIR__SPLIT_K_IDLE) >= sms)
         return 0;                       /* (no tiles: a batch dim of 0) */
     int64_t S = sms / tiles;
@@ -13802,7 +13801,8 @@ static bool gpuir__kernel_is_dynamic(const gpuir_module *m, const gpuir__func *k
      such a matmul takes TENSOR_CORES.
    - PLAIN: 64x64 tiles, any dtype, transposes and dynamic sizes.
    Split-K (a matmul with k_slices = S, from the split-k pass, which asks
-   gpuir__matmul_tile_for what tile an unsplit matmul would get): the form
+   gpuir__matmul_tile_count how many tiles an unsplit matmul would have):
+   the form
    comes from the operands' dtype (the result is f32 partials), the S
    slices count as batches (the grid's z, and the tiles that decide
    REGISTER_TILED), and each form's k loop runs over the tile's slice
@@ -13947,11 +13947,18 @@ static gpuir__matmul_form gpuir__matmul_form_for(const gpuir_module *m, const gp
                                                                   : GPUIR__MATMUL_REGISTER_TILED_64;
 }
 
-/* The tile edge of the form gpuir__matmul_form_for gives (64 or 128). */
-static int64_t gpuir__matmul_tile_for(const gpuir_module *m, const gpuir__op *op,
-                                      const gpuir_type *a, const gpuir_type *o) {
-    gpuir__matmul_form form = gpuir__matmul_form_for(m, op, a, o);
-    return form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
+/* The output tiles of matmul op (result *o, batches counted) in the form
+   it will take: the one its author's `form` names (that variant's tile:
+   256x128 or 128x256 where it is), else gpuir__matmul_form_for's (64 or
+   128 a side). */
+static int64_t gpuir__matmul_tile_count(const gpuir_module *m, const gpuir__op *op,
+                                        const gpuir_type *a, const gpuir_type *o) {
+    const struct gpuir__matmul_form_name *named = gpuir__matmul_form_on(m, op);
+    gpuir__matmul_form form = named ? (gpuir__matmul_form)named->form : gpuir__matmul_form_for(m, op, a, o);
+    int64_t edge = form == GPUIR__MATMUL_PLAIN || form == GPUIR__MATMUL_REGISTER_TILED_64 ? 64 : 128;
+    int64_t rows = named && named->bm ? named->bm : edge, cols = named && named->bn ? named->bn : edge;
+    int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
+    return gpuir__ceil_div(M, rows) * gpuir__ceil_div(N, cols) * (gpuir__type_count(o) / (M * N));
 }
 
 /* The matmul of kernel k (buffer form), or NULL. */

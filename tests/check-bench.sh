@@ -123,6 +123,21 @@ done
 if ! $bench matmul --epilogue=bias,relu,gelu > $out 2>&1 && grep -q 'epilogue takes a list' $out
 then echo "PASS bench: matmul --epilogue refuses two activations"
 else echo "FAIL bench: matmul --epilogue=bias,relu,gelu was accepted"; cat $out >&2; fi
+# --k-slices: each count splits the matmul so (the plan's S), `default`
+# as the split-k pass decides (64 x 64 x 64: whole); 1 is refused.
+$bench matmul --k-slices=default,2,5 > $out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c 'matches the interpreter (run, and kernel launched alone)' $out)" = 3 ] &&
+   grep -q '^emu f32 64 x 64 x 64, .*alone) (correctness' $out &&
+   grep -q '^emu f32 64 x 64 x 104, .*(split-K: 2 slices, 2 kernels)' $out &&
+   grep -q '^emu f32 64 x 64 x 296, .*(split-K: 5 slices, 2 kernels)' $out
+then echo "PASS bench: matmul --k-slices=default,2,5 splits each so"
+else echo "FAIL bench: matmul --k-slices=default,2,5 (exit $rc)"; cat $out >&2; fi
+$bench matmul --k-slices=2,1 > $out 2>&1
+rc=$?
+if [ $rc -eq 2 ] && grep -q -- '--k-slices takes up to 8 counts' $out
+then echo "PASS bench: matmul --k-slices=2,1 is refused"
+else echo "FAIL bench: matmul --k-slices=2,1 was accepted (exit $rc)"; cat $out >&2; fi
 # e2e: both programs, four modes each, results checked (against the
 # interpreter without a GPU); device mode moves no bytes either way.
 $bench e2e --small --repeat=2 > $out 2>&1

@@ -194,6 +194,11 @@ matmul --epilogue=bias,gelu,residual
 matmul --dtype=bf16 --m=32 --n=4096 --k=4096 --form=default,mma_sync.128x128x32.s3
 matmul --dtype=bf16 --m=256 --n=256 --k=16384 --form=default,mma_sync.128x128x32.s3
 matmul --m=256 --n=256 --k=16384
+matmul --m=256 --n=256 --k=16384 --k-slices=default,16,32,64
+matmul --m=256 --n=256 --k=16384 --form=register_tiled.128x128x16.s2 --k-slices=default,32,64
+matmul --dtype=bf16 --m=1024 --n=1024 --k=16384 --k-slices=default,2,4
+matmul --dtype=bf16 --m=1024 --n=1024 --k=1024 --k-slices=default,2
+matmul --dtype=bf16 --m=32 --n=4096 --k=4096 --k-slices=default,2,8,16
 matmul --dtype=tf32
 matmul --dtype=tf32 --form=wgmma.128x128x32.s6
 matmul --dtype=tf32 --form=wgmma.128x256x32.s4.persistent

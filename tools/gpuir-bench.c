@@ -3,6 +3,7 @@
    gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]
                       [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R]
                       [--wgmma | --no-wgmma] [--transpose-a] [--form=NAME]
+                      [--k-slices=S[,S..]]
        matmul C = A·B (row-major) with gpuir's generated kernel and with
        cuBLAS (libcublas opened with dlopen; f32: cublasSgemm with FP32 math;
        tf32: f32 data, gpuir's `tf32` matmul against cublasGemmEx with
@@ -49,6 +50,13 @@
        matmul's transpose_a; cuBLAS reads the same A transposed): by
        default A is transposed by a kernel first; a wgmma form reads it
        M-major in the one kernel.
+       --k-slices=S,S,... (up to 8, each 2 to 1024; `default`: as the
+       split-k pass decides) splits the matmul in S along K as that pass
+       writes it (`k_slices = S`, the partials' sum, the cast), each S
+       with each form at each shape: the split counts a cost model would
+       choose among, timed side by side (the sum's kernel too). A count the
+       shape cannot take (a slice left empty) is an error on its line; the
+       others run. Without a GPU and without --m, K is 64 S - 24.
    gpuir-bench bandwidth [--elements=N] [--repeat=R] [--rows=PAT[,PAT..]]
        Memory-bound kernels against a device-to-device copy of the bytes
        they must move (input read once, output written once): a fused chain
@@ -150,7 +158,7 @@
    follow the subcommand's name in main's argv, which getopt takes as the
    program name). --help prints a line per flag of the subcommand. */
 enum { B_M = 256, B_N, B_K, B_DTYPE, B_EPILOGUE, B_REPEAT, B_WGMMA, B_NO_WGMMA, B_TRANSPOSE_A, B_FORM, B_ELEMENTS, B_MB, B_CHUNK_MB, B_OPS,
-       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS, B_HEAD_DIM, B_LAYOUT, B_ROWS };
+       B_NO_VERIFY, B_KERNELS, B_SMALL, B_SEQ, B_KV_HEADS, B_HEAD_DIM, B_LAYOUT, B_ROWS, B_K_SLICES };
 
 static int sub_next(int argc, char **argv, const char *tool, const cli_flag *flags, size_t n) {
     return cli_next(argc + 1, argv - 1, tool, "", flags, n);
@@ -372,6 +380,8 @@ typedef struct mm_case {
     bool no_wgmma;          /* `wgmma = false`: the mma.sync kernel on sm_90 too (f16, bf16) */
     const char *form;       /* --form: the matmul's `form` (a kernel form by name), or NULL */
     bool ta;                /* --transpose-a: A stored K x M, the matmul's transpose_a */
+    int k_slices;           /* --k-slices: the matmul split in S (`k_slices = S`, then its sum); 0: as
+                               the split-k pass decides */
 } mm_case;
 
 /* The precision and the layouts, as lines name them: "bf16", "bf16-wgmma"
@@ -563,24 +573,36 @@ static const char *mm_attrs(const mm_case *c, char *buf, size_t size) {
     snprintf(flag, sizeof flag, "%s%s%s", c->ta ? "transpose_a = true" : "",
              c->ta && (c->tf32 || c->wgmma || c->no_wgmma) ? ", " : "",
              c->tf32 ? "tf32 = true" : c->wgmma ? "transpose_b = true, wgmma = true" : c->no_wgmma ? "wgmma = false" : "");
-    if (!*flag && !*form) return "";
-    snprintf(buf, size, " {%s%s%s}", flag, *flag && *form ? ", " : "", form);
+    char slices[32] = "";
+    if (c->k_slices) snprintf(slices, sizeof slices, "k_slices = %d", c->k_slices);
+    if (!*flag && !*form && !*slices) return "";
+    snprintf(buf, size, " {%s%s%s%s%s}", flag, *flag && *form ? ", " : "", form,
+             (*flag || *form) && *slices ? ", " : "", slices);
     return buf;
 }
 
-/* @mm(a, b[, bias][, res]): the matmul and its epilogue, as text. */
+/* @mm(a, b[, bias][, res]): the matmul and its epilogue, as text; with
+   --k-slices, the matmul's S partials (f32) summed, then cast to the
+   dtype, as the split-k pass writes it. */
 static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
-    char a[64], b[64], o[64], v[64], attrs[256];
+    char a[64], b[64], o[64], v[64], attrs[256], parts[80], sum[64];
     strbuf text = {NULL, 0, 0};
     const char *dt = gpuir_dtype_name(c->dtype);
     snprintf(a, sizeof a, "tensor<%dx%dx%s>", c->ta ? c->k : c->m, c->ta ? c->m : c->k, dt);
     snprintf(b, sizeof b, "tensor<%dx%dx%s>", c->wgmma ? c->n : c->k, c->wgmma ? c->k : c->n, dt);
     snprintf(o, sizeof o, "tensor<%dx%dx%s>", c->m, c->n, dt);
     snprintf(v, sizeof v, "tensor<%dx%s>", c->n, dt);
+    snprintf(parts, sizeof parts, "tensor<%dx%dx%dxf32>", c->k_slices, c->m, c->n);
+    snprintf(sum, sizeof sum, "tensor<%dx%dxf32>", c->m, c->n);
     strbuf_appendf(&text, "func.func @mm(%%a: %s, %%b: %s%s%s%s%s) -> %s {\n"
-                     "  %%c = matmul %%a, %%b%s : (%s, %s) -> %s\n", a, b, c->epi.bias ? ", %bias: " : "",
+                     "  %%%s = matmul %%a, %%b%s : (%s, %s) -> %s\n", a, b, c->epi.bias ? ", %bias: " : "",
                      c->epi.bias ? v : "", c->epi.residual ? ", %res: " : "", c->epi.residual ? o : "", o,
-                     mm_attrs(c, attrs, sizeof attrs), a, b, o);
+                     c->k_slices ? "p" : "c", mm_attrs(c, attrs, sizeof attrs), a, b, c->k_slices ? parts : o);
+    if (c->k_slices && c->dtype == GPUIR_F32)
+        strbuf_appendf(&text, "  %%c = reduce_sum %%p {axes = [0]} : (%s) -> %s\n", parts, o);
+    else if (c->k_slices)
+        strbuf_appendf(&text, "  %%p32 = reduce_sum %%p {axes = [0]} : (%s) -> %s\n"
+                              "  %%c = cast %%p32 : (%s) -> %s\n", parts, sum, sum, o);
     const char *last = "c";
     if (c->epi.bias)
         strbuf_appendf(&text, "  %%s = add %%%s, %%bias : (%s, %s) -> %s\n", last, o, v, o), last = "s";
@@ -597,7 +619,7 @@ static gpuir_module *mm_module(gpuir_ctx *ctx, const mm_case *c) {
 /* A small CUDA program, to reach the driver through (NULL without a GPU);
    *d is left asking for CUDA. */
 static gpuir_program *cuda_probe(gpuir_ctx *ctx, gpuir_program_desc *d) {
-    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}, false, false, NULL, false};
+    mm_case probe = {64, 64, 64, GPUIR_F32, false, {false, NULL, false}, false, false, NULL, false, 0};
     memset(d, 0, sizeof *d);
     d->backend = GPUIR_BACKEND_CUDA;
     return gpuir_program_make(mm_module(ctx, &probe), d);
@@ -777,6 +799,7 @@ static int bench_mm_emu(mm_case c, bool sized) {
     const char *form = c.form;
     if (!sized) c.m = c.n = c.k = 64;
     if (!sized && (dtype != GPUIR_F32 || c.tf32)) c.m = 200, c.n = 136, c.k = 72;
+    if (!sized && c.k_slices) c.k = 64 * c.k_slices - 24;    /* S slices of 64, the last of 40 */
     gpuir_module *ref = mm_module(ctx, &c), *m = mm_module(ctx, &c);
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -844,13 +867,31 @@ static int mm_form_list(const char *arg, char *buf, size_t size, const char **fo
     return n;
 }
 
+/* --k-slices' list: up to MM_MAX_FORMS counts, each 2 to 1024, or 0 (or
+   `default`: as the split-k pass decides); none: one 0. The count, or -1
+   for anything else. */
+static int mm_slices_list(const char *arg, int *slices) {
+    if (!arg) { slices[0] = 0; return 1; }
+    int n = 0;
+    for (const char *p = arg;; p++) {
+        char *end;
+        long v = strncmp(p, "default", 7) ? strtol(p, &end, 10) : (end = (char *)p + 7, 0);
+        if (end == p || (*end && *end != ',') || n == MM_MAX_FORMS || v < 0 || v == 1 || v > 1024 || *p == ' ' ||
+            *p == '+' || *p == '-')
+            return -1;
+        slices[n++] = (int)v;
+        if (!*end) return n;
+        p = end;
+    }
+}
+
 static int bench_matmul(int argc, char **argv) {
     static const int shapes[5][3] = {{5376, 5376, 2048}, {1024, 1024, 1024}, {2048, 2048, 2048},
                                      {4096, 4096, 4096}, {8192, 8192, 8192}};
     int n_cases = 5, repeat = 30, m = 0, n = 0, k = 0;
     gpuir_dtype dtype = GPUIR_F32;
     bool tf32 = false, wgmma = false, no_wgmma = false, ta = false;
-    const char *form = NULL;
+    const char *form = NULL, *slices_arg = NULL;
     mm_epilogue epi = {false, NULL, false};
     static const cli_flag flags[] = {
         {"m", required_argument, B_M, "M", "rows of A and C (with --n and --k: one shape)"},
@@ -864,6 +905,8 @@ static int bench_matmul(int argc, char **argv) {
         {"form", required_argument, B_FORM, "NAME[,NAME..]",
          "the matmul's kernel form by name (e.g. mma_sync.128x128x32.s3); a list: each at every shape, `default` configure's"},
         {"transpose-a", no_argument, B_TRANSPOSE_A, NULL, "A stored K x M, the matmul's transpose_a"},
+        {"k-slices", required_argument, B_K_SLICES, "S[,S..]",
+         "the matmul split in S along K (`k_slices = S` and its sum); a list: each, `default` the split-k pass's"},
         B_HELP,
     };
     const size_t nf = sizeof flags / sizeof flags[0];
@@ -876,6 +919,7 @@ static int bench_matmul(int argc, char **argv) {
         if (c == B_NO_WGMMA) { no_wgmma = true; continue; }
         if (c == B_TRANSPOSE_A) { ta = true; continue; }
         if (c == B_FORM) { form = v; continue; }
+        if (c == B_K_SLICES) { slices_arg = v; continue; }
         if (c == B_EPILOGUE) {
             if (mm_epilogue_parse(v, &epi)) continue;
             fprintf(stderr, "gpuir-bench matmul: --epilogue takes a list of bias, one of relu, gelu or silu, "
@@ -919,14 +963,23 @@ static int bench_matmul(int argc, char **argv) {
                 MM_MAX_FORMS, form);
         return 2;
     }
-    mm_case cases[5 * MM_MAX_FORMS];
+    int slices[MM_MAX_FORMS];
+    int n_slices = mm_slices_list(slices_arg, slices);
+    if (n_slices < 0) {
+        fprintf(stderr, "gpuir-bench matmul: --k-slices takes up to %d counts, comma-separated, each 2 to 1024 "
+                        "or default: %s\n", MM_MAX_FORMS, slices_arg);
+        return 2;
+    }
+    int n_variants = n_forms * n_slices;        /* each form in each split, at every shape */
+    mm_case cases[5 * MM_MAX_FORMS * MM_MAX_FORMS];
     for (int i = 0; i < n_cases; i++)
-        for (int f = 0; f < n_forms; f++) {
-            mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma,
-                         no_wgmma, forms[f], ta};
-            cases[i * n_forms + f] = c;
-        }
-    n_cases *= n_forms;
+        for (int f = 0; f < n_forms; f++)
+            for (int s = 0; s < n_slices; s++) {
+                mm_case c = {m ? m : shapes[i][0], m ? n : shapes[i][1], m ? k : shapes[i][2], dtype, tf32, epi, wgmma,
+                             no_wgmma, forms[f], ta, slices[s]};
+                cases[(i * n_forms + f) * n_slices + s] = c;
+            }
+    n_cases *= n_variants;
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
     gpuir_program_desc d;
     gpuir_program *pp = cuda_probe(ctx, &d);
@@ -934,7 +987,7 @@ static int bench_matmul(int argc, char **argv) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
         int rc = 0;
-        for (int f = 0; f < n_forms; f++) rc |= bench_mm_emu(cases[f], m != 0);   /* the first shape's, each form */
+        for (int f = 0; f < n_variants; f++) rc |= bench_mm_emu(cases[f], m != 0);   /* the first shape's, each variant */
         return rc;
     }
     gpuir__internal_cuda cuda, *C = &cuda;
@@ -950,7 +1003,12 @@ static int bench_matmul(int argc, char **argv) {
     int rc = 0;
     for (int i = 0; i < n_cases; i++) {
         gpuir_program *p = gpuir_program_make(mm_module(ctx, &cases[i]), &d);
-        if (!p) { fprintf(stderr, "%s\n", gpuir_ctx_error(ctx)); rc = 1; break; }
+        if (!p) {                            /* (a form or split the shape cannot take: the next may) */
+            fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
+            gpuir_ctx_clear_error(ctx);
+            rc = 1;
+            continue;
+        }
         rc |= bench_mm_cuda(p, have_cublas ? &cb : NULL, &cases[i], repeat);
         gpuir_program_destroy(p);
     }
@@ -3115,7 +3173,7 @@ static int bench_attention(int argc, char **argv) {
 static int usage(FILE *to, int rc) {
     fprintf(to, "usage: gpuir-bench matmul [--m=M --n=N --k=K] [--dtype=f32|tf32|f16|bf16]\n"
                 "                          [--epilogue=bias,relu|gelu|silu,residual] [--repeat=R] [--wgmma | --no-wgmma]\n"
-                "                          [--transpose-a] [--form=NAME]\n"
+                "                          [--transpose-a] [--form=NAME] [--k-slices=S[,S..]]\n"
                 "       gpuir-bench bandwidth [--elements=N] [--repeat=R] [--rows=PAT[,PAT..]]\n"
                 "       gpuir-bench copy [--mb=N] [--chunk-mb=N] [--repeat=R]\n"
                 "       gpuir-bench compile FILE\n"
