@@ -19915,7 +19915,8 @@ static void gpuir__cg_rows_load(gpuir__cg *C, const gpuir__cg_rowplan *R) {
    combined over the block and both row values made (the mean and the
    variance or sum of squares; the max and the sum of exponentials). A
    row whose every value is -inf sums exp(-inf - -inf), NaN, as the
-   unpaired form does. */
+   unpaired form does; an empty row's sum of squares is 0 (its mean and
+   variance NaN: 0 / 0), as the ops give. */
 static void gpuir__cg_rows_online_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, size_t i) {
     size_t j = R->partner[i];
     gpuir__cg_online_combine(C, R->online[i] == GPUIR__ROW_ONLINE_MEAN, i);
@@ -19930,9 +19931,10 @@ static void gpuir__cg_rows_online_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, siz
            about the exact mean cm, plus n times the rounding's square */
         gpuir__cg_line(C, "double dm%zu = cm%zu - (double)v%u; cq%zu += cn%zu * dm%zu * dm%zu;",
                        i, i, first, i, i, i, i);
-        gpuir__cg_line(C, "float v%u = ql%zu != ql%zu || qh%zu != qh%zu ? GPUIR_NAN : "
+        gpuir__cg_line(C, "float v%u = cn%zu == 0.0 ? %s : ql%zu != ql%zu || qh%zu != qh%zu ? GPUIR_NAN : "
                        "ql%zu == GPUIR_INF || qh%zu == GPUIR_INF ? GPUIR_INF : (float)(cq%zu%s%s);",
-                       second, i, i, i, i, i, i, i, mean ? " / (double)" : "", mean ? R->cols : "");
+                       second, i, mean ? "GPUIR_NAN" : "0.0f", i, i, i, i, i, i, i, mean ? " / (double)" : "",
+                       mean ? R->cols : "");
         R->rowvar[j] = second + 1;
     } else {
         gpuir__cg_line(C, "float v%u = om%zu;", first, i);
@@ -21667,7 +21669,8 @@ static void gpuir__cg_sib_variance_out(gpuir__cg *C, const gpuir__cg_sib *S, int
    (the ops subtract that: plus R times the rounding's square); a squared
    deviation that overflows f32 (found from the least and greatest value)
    makes it inf, NaN where the mean or a value is not finite, as the ops
-   give; stored. */
+   give; over no rows, a sum of squares is 0 and their mean NaN (the
+   mean of nothing is NaN: the squares about it are none); stored. */
 static void gpuir__cg_sib_variance_result(gpuir__cg *C, const gpuir__cg_sib *S, int s) {
     gpuir__cg_line(C, "{");     /* a block of its own: a kernel may hold two variances */
     C->depth++;
@@ -21679,8 +21682,8 @@ static void gpuir__cg_sib_variance_result(gpuir__cg *C, const gpuir__cg_sib *S, 
     bool mean = gpuir__cg_sib_op(C, S, s)->kind == GPUIR_OP_REDUCE_MEAN;
     char total[48] = "cq";
     if (mean) snprintf(total, sizeof total, "cq / %lld.0", S->R);
-    gpuir__cg_line(C, "acc = ql != ql || qh != qh ? GPUIR_NAN : ql == GPUIR_INF || qh == GPUIR_INF ? GPUIR_INF : "
-                   "(float)(%s);", total);
+    gpuir__cg_line(C, "acc = cn == 0.0 ? %s : ql != ql || qh != qh ? GPUIR_NAN : ql == GPUIR_INF || qh == GPUIR_INF ? "
+                   "GPUIR_INF : (float)(%s);", mean ? "GPUIR_NAN" : "0.0f", total);
     gpuir__cg_sib_store(C, S, s, "c", 0);
     gpuir__cg_close(C);
 }
