@@ -2529,10 +2529,11 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
                            gpuir_dtype_name(out->dtype));
     if (K == GPUIR_DYN)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "matmul: k_slices needs a static K");
-    if ((S - 1) * gpuir_matmul_k_slice_len(K, S) >= K)
+    int64_t len = gpuir_matmul_k_slice_len(K, S);
+    if (len == 0 || S - 1 >= (K + len - 1) / len)       /* (S - 1) * len >= K, without the product's overflow */
         return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE,
                            "matmul: k_slices = %lld leaves a slice empty: K = %lld in "
-                           "slices of %lld", (long long)S, (long long)K, (long long)gpuir_matmul_k_slice_len(K, S));
+                           "slices of %lld", (long long)S, (long long)K, (long long)len);
     if (out->rank + 1 > GPUIR_MAX_RANK)
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT,
                            "matmul: k_slices adds a dim to %s: rank beyond %d",
@@ -3086,6 +3087,12 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
     case GPUIR__CLASS_ATTENTION:
         r = gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_OFFSET) && !gpuir__attr_flag(as, GPUIR__KEY_CAUSAL)
                 ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_offset needs causal = true")
+                : gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_OFFSET) &&
+                  (gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_OFFSET)->i > INT32_MAX ||
+                   gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_OFFSET)->i < -INT32_MAX)
+                ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_offset is a key's distance from the "
+                              "diagonal, within +-2147483647 (the kernels count keys in int), got %lld",
+                              (long long)gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_OFFSET)->i)
                 : gpuir__attrs_key(as, GPUIR__KEY_CAUSAL_BOTTOM_RIGHT) && !gpuir__attr_flag(as, GPUIR__KEY_CAUSAL)
                 ? gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "attention: causal_bottom_right needs causal = true")
                 : gpuir__attrs_key(as, GPUIR__KEY_ROUND_SCORES) &&
@@ -5812,7 +5819,7 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
     gpuir__bcast_strides(&kb, qb.rank, qb.dims, strides[0]);
     gpuir__bcast_strides(&vb, qb.rank, qb.dims, strides[1]);
     gpuir__bcast_strides(&mb, qb.rank, qb.dims, strides[2]);
-    size_t batches = Sq && D ? gpuir_array_count(&qb) : 0;
+    size_t batches = Sq ? gpuir_array_count(&qb) : 0;   /* (D = 0: every score 0, the mean of v's rows) */
     /* the row's scores, then its probabilities; q's row, k and v (v's
        columns contiguous along the keys) widened once a batch */
     double *s = (double *)gpuir__calloc(Sk + 1, sizeof *s), *p = (double *)gpuir__calloc(Sk + 1, sizeof *p);
