@@ -5176,6 +5176,68 @@ static gpuir_result gpuir__verify_globals_read(gpuir_module *m, uint32_t fid) {
     return GPUIR_OK;
 }
 
+/* Whether an op of class cls may write a buffer it reads: it reads each
+   element only to write that element (or, a matmul, a transpose, an
+   attention, reads elements other threads write: their destination must
+   be a buffer of its own). */
+static bool gpuir__class_writes_in_place(gpuir__op_class cls) {
+    return cls != GPUIR__CLASS_MATMUL && cls != GPUIR__CLASS_TRANSPOSE && cls != GPUIR__CLASS_ATTENTION;
+}
+
+/* Whether kernel k's parameter i is read or written by an op that must not
+   write in place (gpuir__class_writes_in_place), and which, else NULL. */
+static const gpuir__op *gpuir__kernel_param_crossed(const gpuir_module *m, const gpuir__func *k, size_t i) {
+    for (size_t j = 0; j < stbds_arrlenu(k->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[j]);
+        if (gpuir__class_writes_in_place(gpuir__info(op->kind)->cls)) continue;
+        for (uint32_t o = 0; o < op->n_operands; o++)
+            if (gpuir__op_operand(m, op, o) == k->params[i]) return op;
+    }
+    return NULL;
+}
+
+/* No matmul, transpose or attention writes a buffer it reads (through a
+   view too), in a function or through a launch that passes one buffer
+   for two of a kernel's parameters, one written, where such an op reads
+   or writes either: its threads would read what others have written. */
+static gpuir_result gpuir__verify_no_crossed_alias(gpuir_module *m, uint32_t fid) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (!op->result && gpuir__class_computes(cls) && !gpuir__class_writes_in_place(cls) && op->n_operands) {
+            uint32_t dst = gpuir__view_base(m, gpuir__op_operand(m, op, op->n_operands - 1));
+            for (uint32_t o = 0; o + 1 < op->n_operands; o++) {
+                if (gpuir__view_base(m, gpuir__op_operand(m, op, o)) != dst) continue;
+                gpuir__verify_locate(m, f, i, op);
+                return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s writes the buffer it reads as operand #%u: its "
+                                   "threads would read elements others have written (give its result a buffer "
+                                   "of its own)", gpuir_op_name(op->kind), o);
+            }
+        }
+        const gpuir__attr *sym = cls == GPUIR__CLASS_LAUNCH ? gpuir__attr_get(m, op, GPUIR__KEY_KERNEL) : NULL;
+        uint32_t kid = sym ? gpuir__launch_target(m, gpuir__string(m, sym->off)) : 0;
+        const gpuir__func *k = kid ? gpuir__func_at(m, kid) : NULL;
+        size_t n = k ? stbds_arrlenu(k->params) : 0;
+        for (size_t a = 0; a < n && a < op->n_operands; a++)
+            for (size_t b = a + 1; b < n && b < op->n_operands; b++) {
+                if (gpuir__view_base(m, gpuir__op_operand(m, op, (uint32_t)a)) !=
+                        gpuir__view_base(m, gpuir__op_operand(m, op, (uint32_t)b)) ||
+                    (!gpuir__kernel_writes_param(m, k, a) && !gpuir__kernel_writes_param(m, k, b)))
+                    continue;
+                const gpuir__op *x = gpuir__kernel_param_crossed(m, k, a);
+                if (!x) x = gpuir__kernel_param_crossed(m, k, b);
+                if (!x) continue;
+                gpuir__verify_locate(m, f, i, op);
+                return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "gpu.launch_func passes one buffer as operands #%zu "
+                                   "and #%zu, which @%s writes, and its %s reads or writes them: its threads would "
+                                   "read elements others have written (pass a buffer of its own)", a, b,
+                                   gpuir__string(m, k->name), gpuir_op_name(x->kind));
+            }
+    }
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
@@ -5188,8 +5250,10 @@ static gpuir_result gpuir__module_verify_funcs(gpuir_module *m, bool kernels) {
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)
         if (kernels || !m->funcs[i].kernel) r = gpuir__verify_func(m, (uint32_t)i + 1, defined);
-    for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++)   /* every kernel verified: what it writes */
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs) && !r; i++) {  /* every kernel verified: what it writes */
         r = gpuir__verify_globals_read(m, (uint32_t)i + 1);
+        if (!r) r = gpuir__verify_no_crossed_alias(m, (uint32_t)i + 1);
+    }
     gpuir__scratch_free(m, defined);
     gpuir__loc_clear(ctx);
     return r;
