@@ -1353,11 +1353,9 @@ static double gpuir__now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Reads a whole file into malloc'd bytes, NUL-terminated; NULL with errno
-   set when it cannot (no context: the emulator reads compiler logs with it). */
-static char *gpuir__slurp(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+/* Reads stream f to its end into malloc'd bytes, NUL-terminated, and
+   closes it; NULL with errno set when it cannot. */
+static char *gpuir__slurp_stream(FILE *f, size_t *size) {
     char *buf = NULL;
     size_t n = 0, cap = 0, got;
     do {
@@ -1433,13 +1431,33 @@ static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, c
     return r;
 }
 
-/* Reads a whole file; the bytes are malloc'd. */
+/* The whole of file path in malloc'd bytes, NUL-terminated, if it is a
+   regular file (not a FIFO, which could block for ever, nor a device,
+   which could never end); NULL with errno set when it cannot be read,
+   EINVAL for a file of another kind. */
+static char *gpuir__slurp(const char *path, size_t *size) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    FILE *f = regular ? fdopen(fd, "rb") : NULL;
+    if (!f && fd >= 0) {
+        int err = regular ? errno : EINVAL;
+        close(fd);
+        errno = err;
+    }
+    return f ? gpuir__slurp_stream(f, size) : NULL;
+}
+
+/* Reads a whole regular file (gpuir__slurp); the bytes are malloc'd. */
 static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
     *data = NULL;
     if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "read: path is NULL");
     errno = 0;
     *data = gpuir__slurp(path, size);
     if (*data) return GPUIR_OK;
+    if (errno == EINVAL)
+        return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read '%s': not a regular file (a FIFO, device or directory)",
+                           path);
     if (errno == ENOMEM) return gpuir__oom(ctx, path);
     return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot read '%s': %s", path,
                        strerror(errno ? errno : EIO));
@@ -2033,11 +2051,14 @@ static void gpuir__module_free(gpuir_module *m) {
     GPUIR_FREE(m);
 }
 
+static void gpuir__programs_forget_module(gpuir_ctx *ctx, const gpuir_module *m);
+
 GPUIRDEF void gpuir_module_destroy(gpuir_module *m) {
     if (!m) return;
     gpuir_ctx *ctx = m->ctx;
     for (size_t i = 0; i < stbds_arrlenu(ctx->modules); i++)
         if (ctx->modules[i] == m) { stbds_arrdel(ctx->modules, i); break; }
+    gpuir__programs_forget_module(ctx, m);
     gpuir__module_free(m);
 }
 
@@ -2513,7 +2534,7 @@ static gpuir_result gpuir__same_dtype(gpuir_ctx *ctx, gpuir_op_kind kind, const 
 GPUIRDEF int64_t gpuir_matmul_k_slice_len(int64_t K, int64_t S) {
     if (S < 1 || K < 0) return 0;
     int64_t per = K / S + (K % S != 0);
-    return (per + 31) / 32 * 32;
+    return per > INT64_MAX - 31 ? INT64_MAX / 32 * 32 : (per + 31) / 32 * 32;   /* (saturated: no such K runs) */
 }
 
 /* A split-K matmul's result (the attribute k_slices = S on a matmul whose
@@ -2530,7 +2551,7 @@ static gpuir_result gpuir__infer_k_slices(gpuir_ctx *ctx, int64_t S, int64_t K, 
     if (K == GPUIR_DYN)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "matmul: k_slices needs a static K");
     int64_t len = gpuir_matmul_k_slice_len(K, S);
-    if (len == 0 || S - 1 >= (K + len - 1) / len)       /* (S - 1) * len >= K, without the product's overflow */
+    if (len == 0 || S - 1 >= K / len + (K % len != 0))  /* (S - 1) * len >= K, without the product's overflow */
         return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE,
                            "matmul: k_slices = %lld leaves a slice empty: K = %lld in "
                            "slices of %lld", (long long)S, (long long)K, (long long)len);
@@ -5391,6 +5412,17 @@ static gpuir_result gpuir__array_check(gpuir_ctx *ctx, const gpuir_array *a, con
     return GPUIR_OK;
 }
 
+/* gpuir__array_check, and an array of some bytes has its data (one read
+   from: a bound global's, a .npy file's). */
+static gpuir_result gpuir__array_data_check(gpuir_ctx *ctx, const gpuir_array *a, const char *what,
+                                            size_t *bytes) {
+    gpuir_result r = gpuir__array_check(ctx, a, what, bytes);
+    if (!r && *bytes && !a->data)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the array's data is NULL (%zu bytes to read)",
+                           what, *bytes);
+    return r;
+}
+
 GPUIRDEF gpuir_result gpuir_array_alloc(gpuir_ctx *ctx, gpuir_array *a, gpuir_dtype dtype,
                                         int rank, const int64_t *dims) {
     if (a) memset(a, 0, sizeof *a);
@@ -6517,7 +6549,7 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
     if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no global named @%s",
                                name ? name : "(null)");
     size_t bytes;
-    gpuir_result r = gpuir__array_check(ctx, value, "bind_global", &bytes);
+    gpuir_result r = gpuir__array_data_check(ctx, value, "bind_global", &bytes);
     if (r) return r;
     gpuir_type want = m->globals[g - 1].type, got = gpuir__array_type(value);
     if (!gpuir_type_equal(want, got)) {
@@ -6842,7 +6874,7 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_write: %s is NULL",
                            a ? "path" : "a");
     size_t bytes;
-    gpuir_result r = gpuir__array_check(ctx, a, "npy_write", &bytes);
+    gpuir_result r = gpuir__array_data_check(ctx, a, "npy_write", &bytes);
     if (r) return r;
     const char *descr = a->dtype == GPUIR_F32 ? "<f4" : a->dtype == GPUIR_F16 ? "<f2" :
                         a->dtype == GPUIR_I32 ? "<i4" : a->dtype == GPUIR_I64 ? "<i8" : NULL;
@@ -29442,12 +29474,29 @@ static uint32_t gpuir__program_func(gpuir_program *p, const char *name) {
     return 0;
 }
 
+/* Programs made from module m lose it (gpuir_module_destroy): a run is an
+   error then, where it would read the freed module (gpuir__program_orphaned). */
+static void gpuir__programs_forget_module(gpuir_ctx *ctx, const gpuir_module *m) {
+    for (size_t i = 0; i < stbds_arrlenu(ctx->programs); i++)
+        if (ctx->programs[i]->m == m) ctx->programs[i]->m = NULL;
+}
+
+/* Whether program p's module was destroyed before it: an error naming
+   `what` then. */
+static bool gpuir__program_orphaned(gpuir_program *p, const char *what) {
+    if (p->m) return false;
+    gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the program's module was destroyed (destroy a program "
+                "before its module, or keep the module while the program runs)", what);
+    return true;
+}
+
 GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size_t n_inputs,
                                         const gpuir_array *inputs, size_t n_outputs, gpuir_array *outputs) {
     if (outputs && n_outputs) memset(outputs, 0, n_outputs * sizeof *outputs);  /* releasable */
     if (!p) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
+    if (gpuir__program_orphaned(p, "program_run")) return ctx->result;
     if (p->backend == GPUIR_BACKEND_REF) return gpuir_ref_run(p->m, func, n_inputs, inputs,
                                                               n_outputs, outputs);
     if (gpuir__run_args_check(ctx, n_inputs, inputs, n_outputs, outputs)) return ctx->result;
@@ -30720,6 +30769,7 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     if (!p) return GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
+    if (gpuir__program_orphaned(p, "program_run_args")) return ctx->result;
     uint32_t fid = gpuir__args_check(p, desc);
     if (!fid || gpuir__run_slots(p)) return ctx->result;
     gpuir__run R;
@@ -30792,6 +30842,7 @@ GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const c
     if (!p) return GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
+    if (gpuir__program_orphaned(p, "gpuir_program_bind_global_buffer")) return ctx->result;
     uint32_t g = name ? gpuir__find_global(p->m, name) : 0;
     if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND,
                                "gpuir_program_bind_global_buffer: no global @%s",

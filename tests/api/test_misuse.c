@@ -10,6 +10,7 @@
 #include "../check.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -390,6 +391,78 @@ CHILD_TEST(a_run_that_fails_late_leaves_outputs_empty) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A program whose module was destroyed first (the docs ask for the other
+   order): a run, through either call, is an error naming that, where it
+   read the freed module; destroying the program after is fine. On the
+   interpreter's backend, which reads the module the same way. */
+CHILD_TEST(a_program_run_after_its_module_is_destroyed_is_refused) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *text = NEG_TEXT;
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
+    gpuir_program *p = gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_REF});
+    CHECK(p != NULL);
+    gpuir_module_destroy(m);
+    float data[4] = {1, 2, 3, 4};
+    gpuir_array in = {GPUIR_F32, 1, {4}, data}, out = garbage_array();
+    CHECK(gpuir_program_run(p, "f", 1, &in, 1, &out) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "the program's module was destroyed");
+    CHECK(array_empty(&out));
+    gpuir_ctx_clear_error(ctx);
+    gpuir_arg a = gpuir_arg_host(in), o = gpuir_arg_host(out);
+    gpuir_run_desc rd = {"f", 1, &a, 1, &o, (gpuir_stream){0}};
+    CHECK(gpuir_program_run_args(p, &rd) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "program_run_args: the program's module was destroyed");
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* An array of some bytes whose data is NULL, given where gpuir reads it
+   (a global's value, an array to write as .npy): refused by name, where
+   both read through the NULL pointer. */
+CHILD_TEST(an_array_with_null_data_is_refused_where_it_is_read) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *text = "global @w : tensor<4xf32>\n"
+                       "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                       "  %w = get_global {name = @w} : () -> tensor<4xf32>\n"
+                       "  %y = add %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+                       "  return %y : tensor<4xf32>\n}\n";
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "g.gir");
+    CHECK(m != NULL);
+    gpuir_array none = {GPUIR_F32, 1, {4}, NULL};
+    CHECK(gpuir_module_bind_global(m, "w", &none) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "bind_global: the array's data is NULL (16 bytes to read)");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_npy_write(ctx, "/tmp/gpuir-never-written.npy", &none) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "npy_write: the array's data is NULL");
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array empty = {GPUIR_F32, 1, {0}, NULL};     /* no bytes: nothing to read */
+    CHECK(gpuir_npy_write(ctx, "/tmp/gpuir-misuse-empty.npy", &empty) == GPUIR_OK);
+    remove("/tmp/gpuir-misuse-empty.npy");
+    gpuir_ctx_destroy(ctx);
+}
+
+/* A FIFO or a device where a file is read (a module's text, a cache
+   bundle): refused at once as no regular file, where a FIFO without a
+   writer blocked for ever and /dev/zero was read until memory ran out. */
+CHILD_TEST(a_fifo_or_device_is_refused_as_a_file) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "/tmp/gpuir-misuse-fifo-%d", (int)getpid());
+    CHECK(mkfifo(fifo, 0600) == 0);
+    const char *paths[2] = {fifo, "/dev/zero"};
+    for (int i = 0; i < 2; i++) {
+        CHECK(gpuir_module_parse_file(ctx, paths[i]) == NULL);
+        CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_IO);
+        CHECK_MSG(ctx, "not a regular file (a FIFO, device or directory)");
+        gpuir_ctx_clear_error(ctx);
+        CHECK(gpuir_ctx_cache_import(ctx, paths[i], NULL) == GPUIR_ERR_IO);
+        CHECK_MSG(ctx, "not a regular file");
+        gpuir_ctx_clear_error(ctx);
+    }
+    unlink(fifo);
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     RUN(null_ctx_is_accepted_by_every_call);
     RUN(null_module_is_accepted_by_every_call);
@@ -401,5 +474,8 @@ int main(void) {
     RUN(an_unknown_backend_is_refused);
     RUN(a_run_after_an_error_leaves_outputs_empty);
     RUN(a_run_that_fails_late_leaves_outputs_empty);
+    RUN(a_program_run_after_its_module_is_destroyed_is_refused);
+    RUN(an_array_with_null_data_is_refused_where_it_is_read);
+    RUN(a_fifo_or_device_is_refused_as_a_file);
     return CHECK_EXIT();
 }
