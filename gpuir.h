@@ -28809,7 +28809,11 @@ static gpuir_result gpuir__run_alloc(gpuir__run *R, const gpuir__op *op) {
     if (op->kind == GPUIR_OP_MEMREF_ALLOC) {
         s->host = GPUIR_MALLOC(s->bytes ? s->bytes : 1);
         s->owned = s->host != NULL;
-        return s->host ? GPUIR_OK : gpuir__oom(p->ctx, "a host buffer");
+        if (!s->host) return gpuir__oom(p->ctx, "a host buffer");
+        if (p->backend == GPUIR_BACKEND_EMU)       /* poison, as the interpreter's (and the emulator's device */
+            memset(s->host, gpuir_dtype_is_float(gpuir__value_at(p->m, op->result)->type.dtype) ? 0xff : 0x5a,
+                   s->bytes);                       /* memory): a read of what was never written shows */
+        return GPUIR_OK;
     }
     if (!s->bytes) return GPUIR_OK;
     unsigned st = gpuir__run_stream(p->m, op);
