@@ -24,7 +24,7 @@
    Parameters without --input get deterministic random data from the seed
    (default 1). Each result is printed with its type, min, max and mean,
    and its elements in row-major order (all of them up to 64, else the
-   first 8), with %.9g. With --expected_output the results are compared
+   first 8), with %.9g (integers in full). With --expected_output the results are compared
    within the dtype's tolerance (or --rtol/--atol); a mismatch exits with
    status 1. A bad command line (an unknown flag, a number that is not one)
    exits with status 2, naming the flag. Nothing here has a fixed count:
@@ -242,22 +242,36 @@ static const char *num(double v, char *buf) {
     return buf;
 }
 
+/* Element k of an integer array, exact (a double holds an i64 only to 2^53). */
+static long long int_at(const gpuir_array *a, size_t k) {
+    if (gpuir_dtype_size(a->dtype) == 8) return (long long)((const int64_t *)a->data)[k];
+    return (long long)gpuir_array_get(a, k);
+}
+
+/* Element k: %.9g (num), or an integer in full. */
+static const char *elem(const gpuir_array *a, size_t k, char *buf) {
+    if (gpuir_dtype_is_float(a->dtype)) return num(gpuir_array_get(a, k), buf);
+    snprintf(buf, 64, "%lld", int_at(a, k));
+    return buf;
+}
+
 static void summarize(int i, const gpuir_array *a) {
     char buf[160];
-    size_t n = gpuir_array_count(a);
-    double lo = 0, hi = 0, sum = 0;
+    size_t n = gpuir_array_count(a), lo = 0, hi = 0;        /* the elements that are least and greatest */
+    bool ints = !gpuir_dtype_is_float(a->dtype);
+    double sum = 0;
     for (size_t k = 0; k < n; k++) {
         double v = gpuir_array_get(a, k);
-        lo = k == 0 || v < lo ? v : lo;
-        hi = k == 0 || v > hi ? v : hi;
+        if (ints ? int_at(a, k) < int_at(a, lo) : v < gpuir_array_get(a, lo)) lo = k;
+        if (ints ? int_at(a, k) > int_at(a, hi) : v > gpuir_array_get(a, hi)) hi = k;
         sum += v;
     }
     printf("result[%d]: %s\n", i, gpuir_type_str(gpuir_tensor_type(a->dtype, a->rank, a->dims), buf, sizeof buf));
-    printf("  min %s", num(lo, buf));
-    printf("  max %s", num(hi, buf));
+    printf("  min %s", n ? elem(a, lo, buf) : "0");
+    printf("  max %s", n ? elem(a, hi, buf) : "0");
     printf("  mean %s\n  [", num(n ? sum / (double)n : 0.0, buf));
     size_t shown = n <= 64 ? n : 8;       /* small results in full, else a prefix */
-    for (size_t k = 0; k < shown; k++) printf("%s%s", k ? ", " : "", num(gpuir_array_get(a, k), buf));
+    for (size_t k = 0; k < shown; k++) printf("%s%s", k ? ", " : "", elem(a, k, buf));
     printf("%s]\n", n > shown ? ", ..." : "");
 }
 
