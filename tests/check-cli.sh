@@ -104,6 +104,11 @@ go $run "$d/f.gir" --input=2x3xf32=1,2 --input=3xi32=1,2,3
 check "gpuir-run: an inline input with too few values is refused" eval '[ $rc = 1 ] && has err "input #0: .* gives 2 values for 6 elements"'
 go $run "$d/f.gir" --input=2x3xf32=1,2,x,4,5,6 --input=3xi32=1,2,3
 check "gpuir-run: an inline input with a non-number is refused" eval '[ $rc = 1 ] && has err "is not a list of f32 numbers"'
+go $run "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1,2147483648,3
+check "gpuir-run: an i32 out of range is refused (it was saturated)" eval '[ $rc = 1 ] && has err "input #1: 2147483648 is out of i32.s range"'
+printf 'func.func @id(%%x: tensor<3xi64>) -> tensor<3xi64> {\n  return %%x : tensor<3xi64>\n}\n' > "$d/i64.gir"
+go $run "$d/i64.gir" --input=3xi64=9007199254740993,-9223372036854775808,9223372036854775807
+check "gpuir-run: i64 inputs and results are exact past 2^53" eval '[ $rc = 0 ] && has out "^  \[9007199254740993, -9223372036854775808, 9223372036854775807\]"'
 
 # ---- globals must be bound ----
 cat > "$d/g.gir" <<'EOF'

@@ -358,17 +358,33 @@ static gpuir_result inline_array(gpuir_ctx *ctx, const char *spec, const char *w
         while (*p == ',' || *p == ' ' || *p == '[' || *p == ']' || *p == '\t') p++;
         if (!*p) break;
         char *end;
-        double v = gpuir_dtype_is_float(dt) ? strtod(p, &end) : (double)strtoll(p, &end, 10);
+        errno = 0;
+        bool ints = !gpuir_dtype_is_float(dt);
+        long long iv = ints ? strtoll(p, &end, 10) : 0;
+        double v = ints ? 0 : strtod(p, &end);
         if (end == p || (*end && !strchr(", []\t", *end))) {
             fprintf(stderr, "gpuir-run: %s: '%s' is not a list of %s numbers\n", what, spec, gpuir_dtype_name(dt));
             return GPUIR_ERR_INVALID_ARGUMENT;
         }
-        if (got < count) gpuir_array_set(out, got, v);
+        if (ints && (errno == ERANGE || (gpuir_dtype_size(dt) == 4 && (iv < INT32_MIN || iv > INT32_MAX)))) {
+            fprintf(stderr, "gpuir-run: %s: %.*s is out of %s's range (in '%s')\n", what, (int)(end - p), p,
+                    gpuir_dtype_name(dt), spec);
+            return GPUIR_ERR_INVALID_ARGUMENT;
+        }
+        size_t size = gpuir_dtype_size(dt);
+        if (got < count && ints) {                 /* exactly: a double holds an i64 only to 2^53 */
+            int64_t i64 = iv;
+            int32_t i32 = (int32_t)iv;
+            memcpy((char *)out->data + got * size, size == 8 ? (void *)&i64 : (void *)&i32, size);
+        } else if (got < count) {
+            gpuir_array_set(out, got, v);
+        }
         got++;
         p = end;
     }
+    size_t size = gpuir_dtype_size(dt);
     if (got == 1)
-        for (size_t k = 1; k < count; k++) gpuir_array_set(out, k, gpuir_array_get(out, 0));
+        for (size_t k = 1; k < count; k++) memcpy((char *)out->data + k * size, out->data, size);
     if (got != count && !(got == 1 && count > 0)) {
         fprintf(stderr, "gpuir-run: %s: '%s' gives %zu values for %zu elements\n", what, spec, got, count);
         return GPUIR_ERR_INVALID_ARGUMENT;
