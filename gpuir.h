@@ -557,7 +557,8 @@ GPUIRDEF float gpuir_bf16_to_f32(uint16_t h);
 /* Copies `value` as the data of module global `name`. */
 GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name,
                                                const gpuir_array *value);
-/* Runs function `func` on the CPU. outputs[0..n_outputs) receive newly
+/* Runs function `func` on the CPU (NULL: the module's only host
+   function, as gpuir_program_run). outputs[0..n_outputs) receive newly
    allocated arrays (release each with gpuir_array_release). */
 GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_inputs,
                                     const gpuir_array *inputs, size_t n_outputs,
@@ -2728,6 +2729,9 @@ static gpuir_result gpuir__infer_reduce(gpuir_ctx *ctx, gpuir_op_kind kind, cons
                                       true, &axes);
     if (r) return r;
     int64_t *ax = gpuir__ints_at(as->m, axes->off);
+    if (x->rank == 0)                   /* (a scalar has no axis to reduce: "1..0 axes" said nothing) */
+        return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: a rank-0 operand has no axis to reduce",
+                           gpuir_op_name(kind));
     if (axes->n == 0 || axes->n > (uint32_t)x->rank)
         return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: axes must list 1..%d axes, got %u",
                            gpuir_op_name(kind), (int)x->rank, axes->n);
@@ -6494,6 +6498,15 @@ static gpuir_result gpuir__ref_run_func(gpuir__ref *R, const gpuir__func *f, siz
     return r;
 }
 
+/* The module's only host function (what a NULL name runs), or 0 where it
+   has none or several. */
+static uint32_t gpuir__only_host_func(const gpuir_module *m) {
+    uint32_t found = 0, count = 0;
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++)
+        if (!m->funcs[i].kernel) found = (uint32_t)i + 1, count++;
+    return count == 1 ? found : 0;
+}
+
 GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_inputs,
                                     const gpuir_array *inputs, size_t n_outputs,
                                     gpuir_array *outputs) {
@@ -6503,9 +6516,10 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
     if (ctx->result != GPUIR_OK) return ctx->result;
     gpuir_result r = gpuir__run_args_check(ctx, n_inputs, inputs, n_outputs, outputs);
     if (r) return r;
-    uint32_t fid = func ? gpuir__find_func(m, func) : 0;
-    if (!fid) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no function named @%s",
-                                 func ? func : "(null)");
+    uint32_t fid = func ? gpuir__find_func(m, func) : gpuir__only_host_func(m);
+    if (!fid && func) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no function named @%s", func);
+    if (!fid) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "ref_run: func is NULL, and the module has no one "
+                                 "host function to take for it: name one");
     r = gpuir_module_verify(m);
     if (r) return r;
     size_t nv = stbds_arrlenu(m->values) + 1;
@@ -29470,10 +29484,9 @@ static uint32_t gpuir__program_func(gpuir_program *p, const char *name) {
         gpuir__fail(p->ctx, GPUIR_ERR_NOT_FOUND, "no host function @%s", name);
         return 0;
     }
-    uint32_t found = 0, count = 0;
-    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++)
-        if (!m->funcs[i].kernel) { found = (uint32_t)i + 1; count++; }
-    if (count == 1) return found;
+    uint32_t found = gpuir__only_host_func(m), count = 0;
+    if (found) return found;
+    for (size_t i = 0; i < stbds_arrlenu(m->funcs); i++) count += !m->funcs[i].kernel;
     gpuir__fail(p->ctx, GPUIR_ERR_NOT_FOUND, "the module has %u host functions; name one", count);
     return 0;
 }
@@ -29543,7 +29556,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     }
     for (size_t i = 0; r && i < n_outputs; i++) gpuir_array_release(&outputs[i]);   /* a failed run: empty */
     if (ctx->log_level >= 2)
-        gpuir__logf(ctx, 2, "run @%s on %s: %.3f ms%s%s", func, gpuir_backend_name(p->backend),
+        gpuir__logf(ctx, 2, "run @%s on %s: %.3f ms%s%s", gpuir__string(p->m, f->name), gpuir_backend_name(p->backend),
                     gpuir__now_ms() - t0, G ? " (graph replay)" : "", r ? " (failed)" : "");
     return r;
 }

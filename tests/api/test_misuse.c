@@ -463,6 +463,28 @@ CHILD_TEST(a_fifo_or_device_is_refused_as_a_file) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A NULL function name runs the module's only host function, in the
+   interpreter as in a program (on the interpreter's backend too: it said
+   "no function named @(null)"); with two host functions it names none. */
+CHILD_TEST(a_null_function_name_runs_the_only_host_function) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *text = NEG_TEXT;
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
+    gpuir_program *p = gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_REF});
+    float data[4] = {1, 2, 3, 4};
+    gpuir_array in = {GPUIR_F32, 1, {4}, data}, out = {GPUIR_F32, 0, {0}, NULL};
+    CHECK(gpuir_ref_run(m, NULL, 1, &in, 1, &out) == GPUIR_OK);
+    gpuir_array_release(&out);
+    CHECK(gpuir_program_run(p, NULL, 1, &in, 1, &out) == GPUIR_OK);
+    gpuir_array_release(&out);
+    const char *two = "func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n"
+                      "func.func @b(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n";
+    gpuir_module *m2 = gpuir_module_parse(ctx, two, strlen(two), "two.gir");
+    CHECK(gpuir_ref_run(m2, NULL, 1, &in, 1, &out) == GPUIR_ERR_NOT_FOUND);
+    CHECK_MSG(ctx, "ref_run: func is NULL, and the module has no one host function to take for it");
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     RUN(null_ctx_is_accepted_by_every_call);
     RUN(null_module_is_accepted_by_every_call);
@@ -477,5 +499,6 @@ int main(void) {
     RUN(a_program_run_after_its_module_is_destroyed_is_refused);
     RUN(an_array_with_null_data_is_refused_where_it_is_read);
     RUN(a_fifo_or_device_is_refused_as_a_file);
+    RUN(a_null_function_name_runs_the_only_host_function);
     return CHECK_EXIT();
 }
