@@ -11401,6 +11401,27 @@ static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpui
 static bool gpuir__fuse_group_reshapes(const gpuir__fuser *Fu, int64_t g);
 static int64_t gpuir__fuse_prefer_rows(const gpuir__fuser *F, const gpuir__op *op, int64_t e);
 
+/* Whether reduction (or softmax) op, over fewer than
+   GPUIR__SPLIT_TOTAL_MIN static elements, may take group g's values read
+   twice: no op after op reads one (op is placed in program order: an op
+   before it outside g that read one closed g), so they are read inside
+   the kernel op would end (|d| in a Huber loss's total, `a + exp(a)`
+   summed), which computes them at each element and stores none. A larger
+   one (a total decompose could not split into rows, one block) keeps its
+   producers in a kernel of many blocks. */
+static bool gpuir__fuse_read_inside(const gpuir__fuser *F, int64_t g, const gpuir__op *op) {
+    const gpuir_type *x = &gpuir__value_at(F->m, gpuir__op_operand(F->m, op, 0))->type;
+    if (!gpuir__type_is_static(x) || gpuir__type_count(x) >= GPUIR__SPLIT_TOTAL_MIN) return false;
+    const gpuir__func *f = gpuir__func_at(F->m, F->fid);
+    for (size_t i = stbds_arrlenu(f->ops); i-- > 0;) {
+        const gpuir__op *o = gpuir__op_at(F->m, f->ops[i]);
+        if (o == op) return true;
+        for (uint32_t k = 0; k < o->n_operands; k++)
+            if (gpuir__value_group(F->m, gpuir__fuse_source(F, gpuir__op_operand(F->m, o, k))) == g) return false;
+    }
+    return true;
+}
+
 /* The group op joins (0: a new one). */
 static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     int64_t g = 0;
@@ -11433,7 +11454,7 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     if (g && F->inputs[g] + gpuir__fuse_new_inputs(F->m, op, g) > GPUIR__MAX_GROUP_INPUTS) g = 0;
     if (g && F->shared[g] && (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX) &&
         !gpuir__reduce_is_row(F->m, op) && !(F->kinds[g] == GPUIR__GROUP_ROWS && F->column_axis[g]) &&
-        !gpuir__reduce_opens_columns(F, op, g))
+        !gpuir__reduce_opens_columns(F, op, g) && !gpuir__fuse_read_inside(F, g, op))
         g = 0;                  /* the reduction (softmax) kernel keeps its producers in registers */
     return g;
 }
