@@ -24830,12 +24830,16 @@ static void gpuir__cache_header(const gpuir__cache *c, unsigned char h[GPUIR__CA
     gpuir__cache_tag(c, key, ext, h + 24, h + 120);
 }
 
+/* What gpuir__cache_header_check says of an entry an older or newer gpuir
+   wrote: a miss, not a corrupt entry (it is replaced all the same). */
+static const char gpuir__cache_other_version[] = "an entry of another format version";
+
 /* Checks a header against the key and the file size; NULL when it is
    consistent, else what is wrong. */
 static const char *gpuir__cache_header_check(const unsigned char *h, const char *key,
                                              uint64_t file_size) {
     if (memcmp(h, GPUIR__CACHE_MAGIC, 8) != 0) return "not a gpuir cache file (bad magic)";
-    if (gpuir__cache_get_u32(h + 8) != GPUIR__CACHE_VERSION) return "unsupported format version";
+    if (gpuir__cache_get_u32(h + 8) != GPUIR__CACHE_VERSION) return gpuir__cache_other_version;
     if (gpuir__cache_get_u32(h + 12) != GPUIR__CACHE_HEADER) return "bad header size";
     if (gpuir__cache_get_u64(h + 16) != file_size - GPUIR__CACHE_HEADER)
         return "payload size does not match the file size";
@@ -25166,8 +25170,10 @@ static bool gpuir__cache_get(gpuir__cache *c, const char *key, const char *ext,
     const char *why = NULL;
     int r = gpuir__cache_load(c, name, key, ext, &p, &n, &bad, &why);
     if (r == GPUIR__CACHE_BAD) {
-        c->stats.corrupt++;
-        gpuir__cache_msg(c->last_error, "bad cache entry %s/%s: %s (deleted)", c->dir, name, why);
+        bool other = why == gpuir__cache_other_version;   /* a miss (docs/cache.md), replaced */
+        if (!other) c->stats.corrupt++;
+        gpuir__cache_msg(c->last_error, "%s %s/%s: %s (deleted)", other ? "cache entry" : "bad cache entry", c->dir,
+                         name, why);
         gpuir__cache_remove_bad(c, name, &bad);
     }
     if (r == GPUIR__CACHE_HIT && !gpuir__cache_mem_insert(c, key, ext, p, n)) {

@@ -273,6 +273,36 @@ static void forge_entry(const char *path, const char *bytes, size_t size) {
     free(data);
 }
 
+/* An entry an older or newer gpuir wrote (another format version in its
+   header) is a miss, as docs/cache.md says, not a corrupt entry: rebuilt
+   and replaced, the status naming it so (it was counted corrupt). */
+TEST(an_entry_of_another_format_version_is_a_miss) {
+    char dir[] = "/tmp/gpuir-test-version-XXXXXX", entry[256];
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    CHECK(make(ctx, chain_text, NULL) != NULL);
+    gpuir_ctx_destroy(ctx);
+    only_entry(dir, "so", entry, sizeof entry);
+    FILE *f = fopen(entry, "r+b");
+    unsigned char version[4] = {2, 0, 0, 0};          /* little-endian u32 at byte 8 */
+    CHECK(f && fseek(f, 8, SEEK_SET) == 0 && fwrite(version, 1, 4, f) == 4);
+    if (f) fclose(f);
+    drop_lowered(dir);                              /* the make reads the module's entry */
+    ctx = ctx_with_cache(dir);
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    gpuir_cache_stats s = gpuir_ctx_cache_stats(ctx);
+    CHECK(s.corrupt == 0 && s.disk_hits == 0 && s.misses == 1 && s.writes == 1);
+    CHECK(strstr(gpuir_ctx_cache_status(ctx), "an entry of another format version (deleted)") != NULL);
+    gpuir_ctx_destroy(ctx);
+    ctx = ctx_with_cache(dir);                      /* replaced: the next make hits it */
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    CHECK(gpuir_ctx_cache_stats(ctx).corrupt == 0 && gpuir_ctx_cache_stats(ctx).misses == 0);
+    gpuir_ctx_destroy(ctx);
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* A shared object planted in the cache directory under a real entry's name,
    with a well-formed header and a recomputed SHA-256, is not gpuir's: it
    fails the directory's tag, is counted corrupt, deleted and rebuilt, and
@@ -705,6 +735,7 @@ int main(void) {
     RUN(a_forged_emulator_bundle_is_refused);
     RUN(a_cuda_bundle_still_imports_and_exports);
     RUN(a_planted_cache_entry_is_never_loaded);
+    RUN(an_entry_of_another_format_version_is_a_miss);
     RUN(a_compiler_that_writes_garbage_poisons_nothing);
     RUN(a_cached_module_that_fails_to_load_is_evicted_and_rebuilt);
     RUN(the_key_names_the_compiler_found_once_per_context);
