@@ -1401,10 +1401,29 @@ static bool gpuir__write_all(int fd, const void *buf, size_t n) {
     return true;
 }
 
+/* Creates each missing directory on path with `mode` (path is restored):
+   0, or an errno with *failed the length of the level that failed. */
+static int gpuir__mkdirs(char *path, mode_t mode, size_t *failed) {
+    struct stat st;
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char saved = *p;
+        *p = '\0';
+        int err = 0;
+        if (stat(path, &st) == 0) err = S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        else if (errno != ENOENT) err = errno;
+        else if (mkdir(path, mode) != 0 && errno != EEXIST) err = errno;
+        *p = saved;
+        if (err) *failed = (size_t)(p - path);
+        if (err || saved == '\0') return err;
+    }
+}
+
 /* Writes a whole file atomically: a private temporary file beside it,
-   flushed, then renamed over `path`. */
+   flushed, then renamed over `path`; an error begins with `who` (what
+   wrote it: the variable or call that named the path). */
 static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes,
-                                             size_t size) {
+                                             size_t size, const char *who) {
     if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "write: path is NULL");
     size_t len = strlen(path);
     char *tmp = (char *)GPUIR_MALLOC(len + 16);
@@ -1426,7 +1445,7 @@ static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, c
         err = errno;
     }
     if (!ok && fd >= 0) unlink(tmp);
-    gpuir_result r = ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "cannot write '%s': %s", path,
+    gpuir_result r = ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "%s: cannot write '%s': %s", who, path,
                                                  strerror(err ? err : EIO));
     GPUIR_FREE(tmp);
     return r;
@@ -24639,21 +24658,10 @@ static char *gpuir__cache_pick_dir(gpuir__cache *c, const char *dir, bool *oom) 
 /* Creates each missing directory on path with mode 0700 (path is restored).
    0, or an errno with c->status naming the level that failed. */
 static int gpuir__cache_mkdirs(gpuir__cache *c, char *path) {
-    struct stat st;
-    for (char *p = path + 1;; p++) {
-        if (*p != '/' && *p != '\0') continue;
-        char saved = *p;
-        *p = '\0';
-        int err = 0;
-        if (stat(path, &st) == 0) err = S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-        else if (errno != ENOENT) err = errno;
-        else if (mkdir(path, 0700) != 0 && errno != EEXIST) err = errno;
-        if (err) gpuir__cache_msg(c->status, "disk cache off: cannot create %s: %s", path,
-                                  strerror(err));
-        *p = saved;
-        if (err) return err;
-        if (saved == '\0') return 0;
-    }
+    size_t level = 0;
+    int err = gpuir__mkdirs(path, 0700, &level);
+    if (err) gpuir__cache_msg(c->status, "disk cache off: cannot create %.*s: %s", (int)level, path, strerror(err));
+    return err;
 }
 
 /* Checks the stat of the open cache directory: ours, and writable by nobody
@@ -25393,7 +25401,7 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, s
         gpuir__bytes_append(&out, word, 32);
         gpuir__bytes_append(&out, e->bytes, e->size);
     }
-    gpuir_result r = gpuir__write_file_atomic(ctx, path, out.buf, stbds_arrlenu(out.buf));
+    gpuir_result r = gpuir__write_file_atomic(ctx, path, out.buf, stbds_arrlenu(out.buf), "cache_export");
     stbds_arrfree(out.buf);
     if (!r && count) *count = n;
     return r;
@@ -30974,7 +30982,8 @@ static gpuir_result gpuir__program_check_memory(gpuir_program *p) {
 }
 
 /* GPUIR_DUMP_DIR: the module's CUDA C and lowered IR as DIR/<hash>.cu and
-   DIR/<hash>.gir (the hash: of the CUDA C; the directory made if missing). */
+   DIR/<hash>.gir (the hash: of the CUDA C; the directory made if missing,
+   and those above it, as GPUIR_CACHE_DIR's). */
 static gpuir_result gpuir__program_dump(gpuir_program *p) {
     gpuir_ctx *ctx = p->ctx;
     const char *parts[1] = {p->source};
@@ -30982,13 +30991,15 @@ static gpuir_result gpuir__program_dump(gpuir_program *p) {
     gpuir__cache_key(parts, 1, key);
     size_t n = strlen(ctx->dump_dir) + 32;
     gpuir_result r = ir && (path = (char *)GPUIR_MALLOC(n)) ? GPUIR_OK : gpuir__oom(ctx, "GPUIR_DUMP_DIR");
-    if (!r && mkdir(ctx->dump_dir, 0777) != 0 && errno != EEXIST)
-        r = gpuir__fail(ctx, GPUIR_ERR_IO, "GPUIR_DUMP_DIR: cannot make '%s': %s", ctx->dump_dir,
-                        strerror(errno));
+    size_t level = 0;
+    int err = r ? 0 : gpuir__mkdirs(ctx->dump_dir, 0777, &level);
+    if (err)
+        r = gpuir__fail(ctx, GPUIR_ERR_IO, "GPUIR_DUMP_DIR: cannot make '%s': %.*s: %s", ctx->dump_dir, (int)level,
+                        ctx->dump_dir, strerror(err));
     if (!r) snprintf(path, n, "%s/%.16s.cu", ctx->dump_dir, key);
-    if (!r) r = gpuir__write_file_atomic(ctx, path, p->source, strlen(p->source));
+    if (!r) r = gpuir__write_file_atomic(ctx, path, p->source, strlen(p->source), "GPUIR_DUMP_DIR");
     if (!r) snprintf(path, n, "%s/%.16s.gir", ctx->dump_dir, key);
-    if (!r) r = gpuir__write_file_atomic(ctx, path, ir, strlen(ir));
+    if (!r) r = gpuir__write_file_atomic(ctx, path, ir, strlen(ir), "GPUIR_DUMP_DIR");
     if (!r) gpuir__logf(ctx, 1, "dump: %s/%.16s.cu and .gir", ctx->dump_dir, key);
     GPUIR_FREE(path);
     gpuir_free(ir);
