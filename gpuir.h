@@ -1150,6 +1150,10 @@ static void gpuir__loc_append_caret(const gpuir_ctx *ctx, gpuir__str *s) {
     gpuir__str_appendf(s, "^");
 }
 
+/* A string from the input in a message (format "%.*s%s"): its first 64
+   bytes, and "..." after a longer one (a 1 MB form name was echoed whole). */
+#define GPUIR__CLIPPED(str) 64, (str), strlen(str) > 64 ? "..." : ""
+
 /* Records the first error of the context, prefixed with the current source
    location if there is one, and returns `code` (so callers can return it). */
 static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *fmt, ...)
@@ -2451,8 +2455,9 @@ static gpuir_result gpuir__check_kernel_form_name(gpuir_ctx *ctx, gpuir_op_kind 
     gpuir__str names = {NULL};          /* every name, however many forms there are */
     for (size_t i = 0; i < GPUIR__KERNEL_FORM_COUNT; i++)
         gpuir__str_appendf(&names, "%s%s", i ? ", " : "", gpuir__kernel_form_names[i].name);
-    gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: form = \"%s\" is not a kernel form (%s)",
-                                 gpuir_op_name(kind), gpuir__string(as->m, form->off), gpuir__str_cstr(&names));
+    gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "%s: form = \"%.*s%s\" is not a kernel form (%s)",
+                                 gpuir_op_name(kind), GPUIR__CLIPPED(gpuir__string(as->m, form->off)),
+                                 gpuir__str_cstr(&names));
     gpuir__str_free(&names);
     return r;
 }
@@ -2698,8 +2703,8 @@ static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
     if (form && form->kind == GPUIR__ATTR_STRING && !gpuir__matmul_form_named(gpuir__string(as->m, form->off))) {
         gpuir__str names = {NULL};
         gpuir__matmul_form_list(&names);
-        gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: form = \"%s\" is not a kernel form (%s)",
-                                     gpuir__string(as->m, form->off), gpuir__str_cstr(&names));
+        gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "matmul: form = \"%.*s%s\" is not a kernel form (%s)",
+                                     GPUIR__CLIPPED(gpuir__string(as->m, form->off)), gpuir__str_cstr(&names));
         gpuir__str_free(&names);
         return r;
     }
