@@ -1437,7 +1437,6 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     snprintf(label, sizeof label, "mean of squares over %lldx%lld, f32", rows, cols);
     size_t bytes = (size_t)(rows * cols) * 4;
     int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
-    free(text.buf);
     /* a vector's sum (decompose: rows of a view, then their total), and
        `x - x.max()` over a matrix (the max split too, then the
        subtraction: x read twice, written once) */
