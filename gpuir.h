@@ -6955,10 +6955,10 @@ typedef gpuir_result (*gpuir__pass_fn)(gpuir_module *m);
 
 /* A pass's error about op: at the op's source location when it has one
    ("file:line:col: error: pass 'x': ..."). */
-static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code,
+static gpuir_result gpuir__pass_fail(const gpuir_module *m, const gpuir__op *op, gpuir_result code,
                                      const char *fmt, ...)
     GPUIR__PRINTF(4, 5);
-static gpuir_result gpuir__pass_fail(gpuir_module *m, const gpuir__op *op, gpuir_result code,
+static gpuir_result gpuir__pass_fail(const gpuir_module *m, const gpuir__op *op, gpuir_result code,
                                      const char *fmt, ...) {
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return code;
@@ -14832,13 +14832,13 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op == lead || op->kind == GPUIR_OP_MATMUL || !gpuir__attr_get(m, op, GPUIR__KEY_FORM)) continue;
-        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): a kernel's form is "
+        return gpuir__pass_fail(m, op, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): a kernel's form is "
                            "recorded on its lead op (%s, line %u)", gpuir__string(m, k->name),
                            gpuir_op_name(op->kind), op->line, lead ? gpuir_op_name(lead->kind) : "none",
                            lead ? lead->line : 0);
     }
     if (gpuir__form_is_attention_wgmma(given) && gpuir__module_sm(m) != 90)
-        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" cannot run on sm_%d: "
+        return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" cannot run on sm_%d: "
                            "wgmma needs sm_90", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
                            gpuir__kernel_form_name(given), gpuir__module_sm(m));
     if (gpuir__form_is_attention_wgmma(given)) {
@@ -14846,19 +14846,19 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
         const gpuir_type *v = &gpuir__value_at(m, gpuir__op_operand(m, lead, 2))->type;
         int64_t D = q->dims[q->rank - 1], Dv = v->dims[v->rank - 1];
         if (!gpuir__attention_wgmma_dims_ok(D, Dv))
-            return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" takes head dims that "
+            return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" takes head dims that "
                                "are multiples of 16 up to 128, v's q's (these are %lld and %lld)", gpuir__string(m, k->name),
                                gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given), (long long)D,
                                (long long)Dv);
     }
     if (given == GPUIR__FORM_ELEMENTWISE && decided == GPUIR__FORM_TRANSPOSE_TILED && gpuir__kernel_transpose_fused(m, k))
-        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this kernel: "
+        return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this kernel: "
                            "it takes transpose.tiled.32x32 (the elementwise ops around its transpose run in its tiles)",
                            gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given));
     if (!given || gpuir__kernel_form_allowed(decided, given)) return GPUIR_OK;
     char allowed[256];
     gpuir__kernel_forms_allowed_text(decided, allowed, sizeof allowed);
-    return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+    return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY,
                        "kernel @%s: %s (line %u): form \"%s\" does not fit "
                        "this kernel: it takes %s", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
                        gpuir__kernel_form_name(given), allowed[0] ? allowed : lead->kind == GPUIR_OP_MATMUL ?
