@@ -5245,12 +5245,44 @@ static const gpuir__op *gpuir__kernel_param_crossed(const gpuir_module *m, const
     return NULL;
 }
 
+/* In kernel k, the op (index in k->ops) after a matmul, transpose or
+   attention that writes a buffer (not a private one: a thread's own
+   values) that op reads, or -1: other blocks may still be reading it
+   while this one writes (`transpose %a, %t` then `neg %t, %a`). An op
+   before it writing what it reads is its producer, which its kernel
+   computes at each element it reads. */
+static ptrdiff_t gpuir__kernel_writes_crossed_read(const gpuir_module *m, const gpuir__func *k) {
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *x = gpuir__op_at(m, k->ops[i]);
+        gpuir__op_class cls = gpuir__info(x->kind)->cls;
+        if (x->result || !gpuir__class_computes(cls) || gpuir__class_writes_in_place(cls)) continue;
+        for (size_t j = i + 1; j < stbds_arrlenu(k->ops); j++) {   /* (before it: its producers, at each element) */
+            const gpuir__op *w = gpuir__op_at(m, k->ops[j]);
+            if (w->result || !w->n_operands || !gpuir__class_computes(gpuir__info(w->kind)->cls)) continue;
+            uint32_t dst = gpuir__view_base(m, gpuir__op_operand(m, w, w->n_operands - 1));
+            if (gpuir__value_at(m, dst)->type.space == GPUIR_SPACE_PRIVATE) continue;   /* a thread's own values */
+            for (uint32_t o = 0; o + 1 < x->n_operands; o++)
+                if (gpuir__view_base(m, gpuir__op_operand(m, x, o)) == dst) return (ptrdiff_t)j;
+        }
+    }
+    return -1;
+}
+
 /* No matmul, transpose or attention writes a buffer it reads (through a
    view too), in a function or through a launch that passes one buffer
    for two of a kernel's parameters, one written, where such an op reads
-   or writes either: its threads would read what others have written. */
+   or writes either; nor does another op of its kernel write what it reads:
+   its threads would read what others have written. */
 static gpuir_result gpuir__verify_no_crossed_alias(gpuir_module *m, uint32_t fid) {
     const gpuir__func *f = gpuir__func_at(m, fid);
+    ptrdiff_t w = f->kernel ? gpuir__kernel_writes_crossed_read(m, f) : -1;
+    if (w >= 0) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[w]);
+        gpuir__verify_locate(m, f, (size_t)w, op);
+        return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "%s writes a buffer that a matmul, transpose or attention of "
+                           "kernel @%s reads: other threads would read what it has written (write a buffer of its "
+                           "own)", gpuir_op_name(op->kind), gpuir__string(m, f->name));
+    }
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
