@@ -6514,8 +6514,10 @@ static gpuir_result gpuir__ref_check_leaks(gpuir__ref *R) {
         const gpuir__ref_buffer *b = &R->bufs[i];
         if (!b->owned || !b->live) continue;
         const gpuir__op *op = gpuir__op_at(R->m, b->alloc_op);
-        return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "the buffer allocated by op %u (%s) is "
-                           "never freed", b->alloc_op, op ? gpuir_op_name(op->kind) : "?");
+        char line[32] = "";
+        if (op && op->line) snprintf(line, sizeof line, ", line %u", op->line);
+        return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "the buffer allocated by op %u (%s%s) is never freed",
+                           b->alloc_op, op ? gpuir_op_name(op->kind) : "?", line);
     }
     return GPUIR_OK;
 }
@@ -13931,7 +13933,7 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // attention's query tile); the launch follows the form, and codegen reads
 // it (gpuir__matmul_form_of, gpuir__kernel_form_of: the recorded form, else
 // the decision, for a placed module that did not run configure).
-// Reads: util, ir, build, pass (gpuir__pass_fail: errors at the source
+// Reads: ir, build, pass (gpuir__pass_fail: errors at the source
 // location), decompose (gpuir__softmax_is_rowwise, _is_columns,
 // gpuir__softmax_extent), fuse
 // (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of,
@@ -29077,9 +29079,9 @@ static gpuir_result gpuir__run_op(gpuir__run *R, const gpuir__op *op) {
     case GPUIR_OP_MEMREF_RESHAPE: return gpuir__run_view(R, op);
     case GPUIR_OP_RETURN: return GPUIR_OK;
     default:
-        return gpuir__fail(p->ctx, GPUIR_ERR_VERIFY,
-                           "%s cannot run on the host in a placed program (op %u); "
-                           "lower the program first", gpuir_op_name(op->kind), (unsigned)(op - p->m->ops) + 1);
+        return gpuir__pass_fail(p->m, op, GPUIR_ERR_VERIFY,
+                                "%s cannot run on the host in a placed program (op %u); "
+                                "lower the program first", gpuir_op_name(op->kind), (unsigned)(op - p->m->ops) + 1);
     }
 }
 
