@@ -11459,17 +11459,25 @@ static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpui
 static bool gpuir__fuse_group_reshapes(const gpuir__fuser *Fu, int64_t g);
 static int64_t gpuir__fuse_prefer_rows(const gpuir__fuser *F, const gpuir__op *op, int64_t e);
 
-/* Whether reduction (or softmax) op, over fewer than
-   GPUIR__SPLIT_TOTAL_MIN static elements, may take group g's values read
-   twice: no op after op reads one (op is placed in program order: an op
-   before it outside g that read one closed g), so they are read inside
-   the kernel op would end (|d| in a Huber loss's total, `a + exp(a)`
-   summed), which computes them at each element and stores none. A larger
-   one (a total decompose could not split into rows, one block) keeps its
-   producers in a kernel of many blocks. */
+/* The most static elements a reduction (not over rows) takes a chain
+   whose values are read twice into (gpuir__fuse_read_inside). A total is
+   one block of 256 threads: at 2^16 f32 (256 KB) it reads at one SM's
+   rate, ~2 us on an H100, and an exp at each element is ~4k cycles of
+   the SM's 16 a cycle, ~2 us more; the chain in a kernel of its own costs
+   a launch and a gap (~3 us) and 512 KB of traffic. At 2^18 the one block
+   would be ~16 us against ~12 (a prediction, not measured: no GPU). */
+#define GPUIR__FUSE_ONE_BLOCK_CHAIN_MAX ((int64_t)1 << 16)
+
+/* Whether reduction (or softmax) op, over at most
+   GPUIR__FUSE_ONE_BLOCK_CHAIN_MAX static elements, may take group g's
+   values read twice: no op after op reads one (op is placed in program
+   order: an op before it outside g that read one closed g), so they are
+   read inside the kernel op would end (|d| in a Huber loss's total,
+   `a + exp(a)` summed), which computes them at each element and stores
+   none. A larger one keeps its producers in a kernel of many blocks. */
 static bool gpuir__fuse_read_inside(const gpuir__fuser *F, int64_t g, const gpuir__op *op) {
     const gpuir_type *x = &gpuir__value_at(F->m, gpuir__op_operand(F->m, op, 0))->type;
-    if (!gpuir__type_is_static(x) || gpuir__type_count(x) >= GPUIR__SPLIT_TOTAL_MIN) return false;
+    if (!gpuir__type_is_static(x) || gpuir__type_count(x) > GPUIR__FUSE_ONE_BLOCK_CHAIN_MAX) return false;
     const gpuir__func *f = gpuir__func_at(F->m, F->fid);
     for (size_t i = stbds_arrlenu(f->ops); i-- > 0;) {
         const gpuir__op *o = gpuir__op_at(F->m, f->ops[i]);
