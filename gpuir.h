@@ -1409,6 +1409,7 @@ static bool gpuir__write_all(int fd, const void *buf, size_t n) {
    0, or an errno with *failed the length of the level that failed. */
 static int gpuir__mkdirs(char *path, mode_t mode, size_t *failed) {
     struct stat st;
+    if (!*path) return *failed = 0, ENOENT;
     for (char *p = path + 1;; p++) {
         if (*p != '/' && *p != '\0') continue;
         char saved = *p;
@@ -10287,7 +10288,8 @@ static int64_t gpuir__split_k_wgmma_slices(int64_t K, int64_t S, int64_t k_tile)
 
 /* How many K slices a matmul gets, 0 for none. The heuristic: split when
    its output tiles (in the tile its kernel form takes, its author's named
-   form's where it names one; batches count) are fewer than half the multiprocessors, so that more than half the
+   form's where it names one; batches count) are fewer than half the
+   multiprocessors, so that more than half the
    device would idle (a quarter for one the wgmma kernel takes:
    GPUIR__SPLIT_K_IDLE_WGMMA), and K holds at least two slices of
    GPUIR__SPLIT_K_MIN. S is about SMs / tiles (one wave of blocks),
@@ -14871,41 +14873,41 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
     const gpuir__op *lead = gpuir__kernel_lead(m, k);
     gpuir__kernel_form decided = gpuir__kernel_form_decide(m, k), given = gpuir__kernel_form_recorded(m, k);
     *form = given ? given : decided;
+    const char *kname = gpuir__string(m, k->name);
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op == lead || op->kind == GPUIR_OP_MATMUL || !gpuir__attr_get(m, op, GPUIR__KEY_FORM)) continue;
-        return gpuir__pass_fail(m, op, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): a kernel's form is "
-                           "recorded on its lead op (%s, line %u)", gpuir__string(m, k->name),
-                           gpuir_op_name(op->kind), op->line, lead ? gpuir_op_name(lead->kind) : "none",
-                           lead ? lead->line : 0);
+        return gpuir__pass_fail(m, op, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): a kernel's form is recorded on "
+                                "its lead op (%s, line %u)", kname, gpuir_op_name(op->kind), op->line,
+                                lead ? gpuir_op_name(lead->kind) : "none", lead ? lead->line : 0);
     }
     if (gpuir__form_is_attention_wgmma(given) && gpuir__module_sm(m) != 90)
-        return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" cannot run on sm_%d: "
-                           "wgmma needs sm_90", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
-                           gpuir__kernel_form_name(given), gpuir__module_sm(m));
+        return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" cannot run on "
+                                "sm_%d: wgmma needs sm_90", kname, gpuir_op_name(lead->kind), lead->line,
+                                gpuir__kernel_form_name(given), gpuir__module_sm(m));
     if (gpuir__form_is_attention_wgmma(given)) {
         const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
         const gpuir_type *v = &gpuir__value_at(m, gpuir__op_operand(m, lead, 2))->type;
         int64_t D = q->dims[q->rank - 1], Dv = v->dims[v->rank - 1];
         if (!gpuir__attention_wgmma_dims_ok(D, Dv))
-            return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" takes head dims that "
-                               "are multiples of 16 up to 128, v's q's (these are %lld and %lld)", gpuir__string(m, k->name),
-                               gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given), (long long)D,
-                               (long long)Dv);
+            return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" takes head "
+                                    "dims that are multiples of 16 up to 128, v's q's (these are %lld and %lld)",
+                                    kname, gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given),
+                                    (long long)D, (long long)Dv);
     }
     if (given == GPUIR__FORM_ELEMENTWISE && decided == GPUIR__FORM_TRANSPOSE_TILED && gpuir__kernel_transpose_fused(m, k))
-        return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this kernel: "
-                           "it takes transpose.tiled.32x32 (the elementwise ops around its transpose run in its tiles)",
-                           gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line, gpuir__kernel_form_name(given));
+        return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this "
+                                "kernel: it takes transpose.tiled.32x32 (the elementwise ops around its transpose "
+                                "run in its tiles)", kname, gpuir_op_name(lead->kind), lead->line,
+                                gpuir__kernel_form_name(given));
     if (!given || gpuir__kernel_form_allowed(decided, given)) return GPUIR_OK;
     char allowed[256];
     gpuir__kernel_forms_allowed_text(decided, allowed, sizeof allowed);
-    return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY,
-                       "kernel @%s: %s (line %u): form \"%s\" does not fit "
-                       "this kernel: it takes %s", gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
-                       gpuir__kernel_form_name(given), allowed[0] ? allowed : lead->kind == GPUIR_OP_MATMUL ?
-                       "a matmul form on its matmul" : "none (a softmax over an axis of one element that is not the "
-                       "last: run decompose)");
+    return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this "
+                            "kernel: it takes %s", kname, gpuir_op_name(lead->kind), lead->line,
+                            gpuir__kernel_form_name(given), allowed[0] ? allowed : lead->kind == GPUIR_OP_MATMUL ?
+                            "a matmul form on its matmul" : "none (a softmax over an axis of one element that is "
+                            "not the last: run decompose)");
 }
 
 /* Records each kernel's form (`form` on its lead op) where it has none,
