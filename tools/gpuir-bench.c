@@ -987,7 +987,7 @@ static int bench_matmul(int argc, char **argv) {
         printf("no GPU (%s)\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
         int rc = 0;
-        for (int f = 0; f < n_variants; f++) rc |= bench_mm_emu(cases[f], m != 0);   /* the first shape's, each variant */
+        for (int f = 0; f < n_variants; f++) rc |= bench_mm_emu(cases[f], m != 0);   /* the first shape's, each */
         return rc;
     }
     gpuir__internal_cuda cuda, *C = &cuda;

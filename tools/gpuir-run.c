@@ -24,7 +24,8 @@
    Parameters without --input get deterministic random data from the seed
    (default 1). Each result is printed with its type, min, max and mean,
    and its elements in row-major order (all of them up to 64, else the
-   first 8), with %.9g (integers in full). With --expected_output the results are compared
+   first 8), with %.9g (integers in full). With --expected_output the
+   results are compared
    within the dtype's tolerance (or --rtol/--atol); a mismatch exits with
    status 1. A bad command line (an unknown flag, a number that is not one)
    exits with status 2, naming the flag. Nothing here has a fixed count:
