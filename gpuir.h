@@ -3808,9 +3808,14 @@ GPUIRDEF gpuir_value gpuir_reduce(gpuir_module *m, gpuir_op_kind kind, gpuir_val
         gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "reduce: axes is NULL");
         return gpuir__value_handle(0);
     }
-    if (gpuir__info(kind)->cls != GPUIR__CLASS_REDUCE || n_axes > GPUIR_MAX_RANK) {
-        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "reduce: op %d is not a reduction, or "
-                    "%zu axes are too many", (int)kind, n_axes);
+    if (gpuir__info(kind)->cls != GPUIR__CLASS_REDUCE) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "reduce: op kind %d (%s) is not a reduction", (int)kind,
+                    gpuir_op_name(kind));
+        return gpuir__value_handle(0);
+    }
+    if (n_axes > GPUIR_MAX_RANK) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "reduce: %zu axes are more than a tensor of rank %d has",
+                    n_axes, GPUIR_MAX_RANK);
         return gpuir__value_handle(0);
     }
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
@@ -6856,6 +6861,8 @@ static gpuir_result gpuir__npy_load_as(gpuir_ctx *ctx, const void *bytes, size_t
     if (out) memset(out, 0, sizeof *out);
     if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
     if (!out) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_load: out is NULL");
+    if (!bytes && size)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "npy_load: bytes is NULL (%zu bytes to read)", size);
     const unsigned char *b = (const unsigned char *)bytes;
     gpuir__npy_layout L;
     gpuir_result r = gpuir__npy_layout_of(ctx, b, size, &L);
@@ -27411,8 +27418,9 @@ static void gpuir__emu_describe(void *self, int code, const char **name, const c
 
 #define GPUIR__EMU_LOG_MAX 65536        /* the compiler's messages kept */
 
-/* The compiler's time limit in seconds: $GPUIR_CC_TIMEOUT (a positive
-   number), else 300; 0 when the variable is malformed. */
+/* The compiler's time limit in seconds: $GPUIR_CC_TIMEOUT (a number above
+   0, at most 1e9: 30 years), else 300; 0 when the variable is another
+   (GPUIR__EMU_CC_TIMEOUT_BAD says so). */
 static double gpuir__emu_cc_timeout(void) {
     const char *v = getenv("GPUIR_CC_TIMEOUT");
     if (!v || !*v) return 300;
@@ -27420,6 +27428,8 @@ static double gpuir__emu_cc_timeout(void) {
     double t = strtod(v, &end);
     return *end == '\0' && t > 0 && t <= 1e9 ? t : 0;
 }
+#define GPUIR__EMU_CC_TIMEOUT_BAD "emu: GPUIR_CC_TIMEOUT='%s' is not a number of seconds above 0 and at most 1e9"
+
 
 /* The compiler's environment: this process's, with TMPDIR set to the
    private directory (so its own temporary files land there too). A
@@ -27657,9 +27667,7 @@ static const char *gpuir__emu_cc_identity(gpuir_program *p, gpuir__emu_toolchain
         return NULL;
     }
     if (!timeout) {
-        gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                    "emu: GPUIR_CC_TIMEOUT='%s' is not a positive number of "
-                    "seconds", getenv("GPUIR_CC_TIMEOUT"));
+        gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, GPUIR__EMU_CC_TIMEOUT_BAD, getenv("GPUIR_CC_TIMEOUT"));
         return NULL;
     }
     gpuir__emu_cc_id e;
@@ -27739,9 +27747,8 @@ static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **imag
         r = err_no == ENOMEM ? gpuir__oom(p->ctx, "a temporary file's name")
                              : gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
     if (fo >= 0) close(fo);
-    if (!r && !timeout) r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                                        "emu: GPUIR_CC_TIMEOUT='%s' is not a "
-                                        "positive number of seconds", getenv("GPUIR_CC_TIMEOUT"));
+    if (!r && !timeout)
+        r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, GPUIR__EMU_CC_TIMEOUT_BAD, getenv("GPUIR_CC_TIMEOUT"));
     if (!r) {
         char *argv[24];
         int n = 0;

@@ -485,6 +485,28 @@ CHILD_TEST(a_null_function_name_runs_the_only_host_function) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* What a call refuses is named as what it is: a reduction kind that is
+   none, too many axes (one message blamed both), NULL bytes for a .npy
+   (it said the magic was missing). */
+CHILD_TEST(refusals_name_what_is_wrong) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_make(ctx);
+    int64_t dims[1] = {4}, axes[1] = {0};
+    gpuir_func_begin(m, "f");
+    gpuir_value x = gpuir_param(m, "x", gpuir_tensor_type(GPUIR_F32, 1, dims));
+    CHECK(gpuir_reduce(m, GPUIR_OP_REDUCE_SUM, x, (size_t)-1, axes, false).id == 0);
+    CHECK_MSG(ctx, "reduce: 18446744073709551615 axes are more than a tensor of rank 8 has");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_reduce(m, GPUIR_OP_MATMUL, x, 1, axes, false).id == 0);
+    CHECK_MSG(ctx, "(matmul) is not a reduction");
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array a = garbage_array();
+    CHECK(gpuir_npy_load(ctx, NULL, 100, &a) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "npy_load: bytes is NULL (100 bytes to read)");
+    CHECK(array_empty(&a));
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     RUN(null_ctx_is_accepted_by_every_call);
     RUN(null_module_is_accepted_by_every_call);
@@ -500,5 +522,6 @@ int main(void) {
     RUN(an_array_with_null_data_is_refused_where_it_is_read);
     RUN(a_fifo_or_device_is_refused_as_a_file);
     RUN(a_null_function_name_runs_the_only_host_function);
+    RUN(refusals_name_what_is_wrong);
     return CHECK_EXIT();
 }
