@@ -867,22 +867,20 @@ static int mm_form_list(const char *arg, char *buf, size_t size, const char **fo
     return n;
 }
 
-/* --k-slices' list: up to MM_MAX_FORMS counts, each 2 to 1024, or 0 (or
-   `default`: as the split-k pass decides); none: one 0. The count, or -1
-   for anything else. */
+/* --k-slices' list: up to MM_MAX_FORMS counts, each 2 to 1024, or
+   `default` (0: as the split-k pass decides), split as --form's list is
+   (mm_form_list); none: one 0. The count, or -1 for anything else. */
 static int mm_slices_list(const char *arg, int *slices) {
-    if (!arg) { slices[0] = 0; return 1; }
-    int n = 0;
-    for (const char *p = arg;; p++) {
+    char buf[512];
+    const char *names[MM_MAX_FORMS];
+    int n = mm_form_list(arg, buf, sizeof buf, names);
+    for (int i = 0; i < n; i++) {
         char *end;
-        long v = strncmp(p, "default", 7) ? strtol(p, &end, 10) : (end = (char *)p + 7, 0);
-        if (end == p || (*end && *end != ',') || n == MM_MAX_FORMS || v < 0 || v == 1 || v > 1024 || *p == ' ' ||
-            *p == '+' || *p == '-')
-            return -1;
-        slices[n++] = (int)v;
-        if (!*end) return n;
-        p = end;
+        long v = names[i] ? strtol(names[i], &end, 10) : 0;
+        if (names[i] && (*end || !isdigit((unsigned char)names[i][0]) || v < 2 || v > 1024)) return -1;
+        slices[i] = (int)v;
     }
+    return n;
 }
 
 static int bench_matmul(int argc, char **argv) {
