@@ -8862,9 +8862,17 @@ static uint32_t gpuir__build_softmax(gpuir_module *m, uint32_t a, int64_t axis) 
    rows are the shortest trailing run of GPUIR__SPLIT_TOTAL_ROW elements or
    more, of a total of GPUIR__SPLIT_TOTAL_MIN elements or more (1 MB of
    f32: one block, at one multiprocessor's ~100-200 GB/s, takes longer than
-   a second launch's few microseconds; smaller totals stay one kernel). */
+   a second launch's few microseconds; smaller totals stay one kernel).
+   Where that leaves fewer than GPUIR__SPLIT_TOTAL_FEW_ROWS rows (a
+   multiprocessor or two each on a 132-SM device), or no run of that
+   length leaves two rows (a [8192, 768] total), the rows are the next
+   shorter run instead when it holds GPUIR__SPLIT_TOTAL_SHORT_ROW elements
+   or more: a block per row of 128 to 1023 elements fills the device,
+   which a few long rows, or one block reading the whole total, do not. */
 #define GPUIR__SPLIT_TOTAL_ROW 1024
 #define GPUIR__SPLIT_TOTAL_MIN ((int64_t)1 << 18)
+#define GPUIR__SPLIT_TOTAL_FEW_ROWS 256
+#define GPUIR__SPLIT_TOTAL_SHORT_ROW 128
 
 /* Whether an op of function fid other than op could be reduction op's
    sibling over x (pass.fuse's sibling groups read x once for all, a total
@@ -8919,6 +8927,20 @@ static bool gpuir__reduce_axes_mask(const gpuir_module *m, const gpuir__op *op, 
     return true;
 }
 
+/* The first axis k of the trailing run of static shape t's axes that
+   makes the rows of its total (GPUIR__SPLIT_TOTAL_ROW and the rules
+   beside it), or -1 where no run makes two rows or more of
+   GPUIR__SPLIT_TOTAL_SHORT_ROW elements or more. */
+static int gpuir__total_rows_at(const gpuir_type *t) {
+    int64_t row = 1, count = gpuir__type_count(t);
+    int k = t->rank;
+    while (k > 0 && row < GPUIR__SPLIT_TOTAL_ROW) row *= t->dims[--k];
+    int64_t inner = t->dims[k] > 0 ? row / t->dims[k] : 0;    /* the run inside, axes k + 1 on */
+    if (k > 0 && count / row >= GPUIR__SPLIT_TOTAL_FEW_ROWS) return k;
+    if (k + 1 < t->rank && inner >= GPUIR__SPLIT_TOTAL_SHORT_ROW && count / inner >= 2) return k + 1;
+    return k > 0 && count / row >= 2 ? k : -1;
+}
+
 /* Where a total (a reduction over every axis) splits into rows and the
    rest, or -1: the first axis k of the trailing axes its rows reduce, so
    that the total is the reduction over axes [k, rank) with keepdims (a row
@@ -8926,11 +8948,9 @@ static bool gpuir__reduce_axes_mask(const gpuir_module *m, const gpuir__op *op, 
    pass.fuse takes its elementwise producers, the squares of an MSE say),
    then the total of that (its rows' axes now of extent 1). For a float
    sum, mean or max of a static x of GPUIR__SPLIT_TOTAL_MIN elements or
-   more (no `form` written): the rows the shortest trailing run of
-   GPUIR__SPLIT_TOTAL_ROW elements or more, with
-   some axis left before it (two rows or more); no possible sibling of x
-   (gpuir__reduce_has_sibling: a sibling group reads x once for all, its
-   total across blocks). Unsplit, a
+   more (no `form` written): the rows those of gpuir__total_rows_at, two
+   or more; no possible sibling of x (gpuir__reduce_has_sibling: a
+   sibling group reads x once for all, its total across blocks). Unsplit, a
    total is one block reading all of x. A mean of means is the mean (every
    row holds as many elements). (A reduction over the last axis and others
    before a gap, NCHW's [0, 2, 3], splits below: gpuir__decompose_gap.) */
@@ -8941,16 +8961,12 @@ static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpu
     const gpuir_type *t = &gpuir__value_at(m, x)->type;
     bool reduced[GPUIR_MAX_RANK];
     if (t->rank < 2 || !gpuir__type_is_static(t) || !gpuir_dtype_is_float(t->dtype) ||
-        !gpuir__reduce_axes_mask(m, op, t->rank, reduced))
+        gpuir__type_count(t) < GPUIR__SPLIT_TOTAL_MIN || !gpuir__reduce_axes_mask(m, op, t->rank, reduced))
         return -1;
     for (int d = 0; d < t->rank; d++)
         if (!reduced[d]) return -1;            /* not a total */
-    int64_t row = 1, count = gpuir__type_count(t);
-    int k = t->rank;
-    while (k > 0 && row < GPUIR__SPLIT_TOTAL_ROW) row *= t->dims[--k];
-    if (k == 0 || row < GPUIR__SPLIT_TOTAL_ROW || count < GPUIR__SPLIT_TOTAL_MIN || count / row < 2 ||
-        gpuir__reduce_has_sibling(m, fid, op, x, repl, cap, false))
-        return -1;
+    int k = gpuir__total_rows_at(t);
+    if (k < 0 || gpuir__reduce_has_sibling(m, fid, op, x, repl, cap, false)) return -1;
     return k;
 }
 

@@ -1418,12 +1418,12 @@ static int bench_softmax_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
     return rc;
 }
 
-/* The mean of x's squares over every axis of a rows x 4096 f32 matrix (an
-   MSE's shape of total): decompose makes it row sums of the squares (a
-   block a row) and the total of those, against a copy of the same bytes
-   (x read once: the copy reads and writes half of them). */
-static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
-    long long rows = gpu ? 16384 : 200, cols = gpu ? 4096 : 1500;
+/* The mean of the squares of an f32 matrix over every axis (an MSE's
+   shape of total), against a copy of the same bytes (x read once: the
+   copy reads and writes half of them): decompose makes it row sums of the
+   squares (a block a row) and the total of those, the rows 4096 long, or
+   768 (fewer than 1024 columns: the rows are the last axis). */
+static int bench_mean_of_squares(gpuir_ctx *ctx, long long rows, long long cols, bool gpu, int repeat) {
     char F[64], label[64];
     snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
     strbuf text = {NULL, 0, 0};
@@ -1435,13 +1435,25 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     snprintf(label, sizeof label, "mean of squares over %lldx%lld, f32", rows, cols);
     size_t bytes = (size_t)(rows * cols) * 4;
     int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
+}
+
+/* Totals: the means of squares (bench_mean_of_squares), a vector's sum,
+   and `x - x.max()` over a matrix. */
+static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
+    long long rows = gpu ? 16384 : 200, cols = gpu ? 4096 : 1500;
+    int rc = bench_mean_of_squares(ctx, rows, cols, gpu, repeat);
+    rc |= bench_mean_of_squares(ctx, gpu ? 65536 : 400, gpu ? 768 : 700, gpu, repeat);
+    char F[64], label[64];
+    snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
+    strbuf text = {NULL, 0, 0};
     /* a vector's sum (decompose: rows of a view, then their total), and
        `x - x.max()` over a matrix (the max split too, then the
        subtraction: x read twice, written once) */
     long long n = gpu ? 16ll << 20 : 300000;
     char V[64];
     snprintf(V, sizeof V, "tensor<%lldxf32>", n);
-    text.len = 0;
     strbuf_appendf(&text,
                    "func.func @f(%%x: %s) -> tensor<f32> {\n"
                    "  %%s = reduce_sum %%x {axes = [0]} : (%s) -> tensor<f32>\n"
