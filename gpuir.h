@@ -23549,6 +23549,8 @@ struct gpuir_program {
     void **functions;               /* stb_ds: their handles, in that order */
     void *module;                   /* the loaded module */
     struct gpuir__resident *resident;  /* stb_ds: device copies of globals, kept across runs */
+    uint64_t bindings;             /* gpuir_program_bind_global_buffer calls: a graph records
+                                      the one it was recorded under (the global's pointer) */
     struct gpuir__graph *graphs;    /* stb_ds: desc.graphs: one per host function run so far */
     struct gpuir__slot *run_slots;  /* a run's buffers, one per module value (made on the first run);
                                        all zero between runs: a run clears the ones it set */
@@ -29305,6 +29307,7 @@ typedef struct gpuir__graph {
     uint32_t func;
     bool eligible;                  /* see gpuir__graph_eligible; decided once */
     int64_t *key;                   /* stb_ds: every parameter's dims when it was recorded */
+    uint64_t bindings;              /* the program's global bindings then (gpuir_program.bindings) */
     void *exec;                     /* the table's graph; NULL until recorded */
     gpuir__graph_buffer *buffers;   /* stb_ds: each gpu.alloc's, in op order */
     gpuir__graph_stage *stages;     /* stb_ds: each host-side gpu.memcpy's, in op order */
@@ -29358,8 +29361,11 @@ static gpuir__graph *gpuir__graph_of(gpuir_program *p, uint32_t fid) {
     return &stbds_arrlast(p->graphs);
 }
 
-/* Whether the graph was recorded with the sizes this run's parameters have. */
+/* Whether the graph was recorded with the sizes this run's parameters have
+   and under the globals' bindings of now (a global bound to another
+   buffer, or unbound, is at another address its launches do not read). */
 static bool gpuir__graph_fits(const gpuir__run *R, const gpuir__graph *G, const gpuir__func *f) {
+    if (G->bindings != R->p->bindings) return false;
     size_t k = 0;
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++) {
         const gpuir__slot *s = &R->slots[f->params[i] - 1];
@@ -29370,6 +29376,7 @@ static bool gpuir__graph_fits(const gpuir__run *R, const gpuir__graph *G, const 
 }
 
 static void gpuir__graph_set_key(const gpuir__run *R, gpuir__graph *G, const gpuir__func *f) {
+    G->bindings = R->p->bindings;
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
         for (int a = 0; a < gpuir__value_at(R->p->m, f->params[i])->type.rank; a++)
             stbds_arrput(G->key, R->slots[f->params[i] - 1].dims[a]);
@@ -30969,6 +30976,7 @@ GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const c
                                name ? name : "(NULL)");
     size_t i = 0;
     while (i < stbds_arrlenu(p->resident) && p->resident[i].global != g) i++;
+    p->bindings++;                       /* recorded graphs read the old address: recorded again */
     if (!b.id) {                         /* unbind: the next run uploads the module's data */
         if (i < stbds_arrlenu(p->resident) && p->resident[i].external) stbds_arrdel(p->resident, i);
         return GPUIR_OK;

@@ -175,6 +175,56 @@ TEST(a_replay_sees_a_rebound_global) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A global bound to a device buffer is read at the buffer's address,
+   which the recorded launches hold: binding another buffer, or unbinding
+   (the module's data, uploaded to memory of the program's own), records
+   the graph again (it replayed with the first buffer, even after that
+   buffer was destroyed). */
+TEST(a_replay_sees_a_global_bound_to_another_buffer) {
+    static const char text[] = GLOBAL_MATMUL_TEXT;
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *ref = parse(ctx, text), *m = parse(ctx, text);
+    gpuir_program *p = m ? make_graphs(m, 0, false) : NULL;
+    gpuir_array w[3], x;
+    int64_t wd[] = {6, 4}, xd[] = {3, 6};
+    gpuir_buffer b[2] = {{0}, {0}};
+    gpuir_buffer_desc bd = {.backend = GPUIR_BACKEND_EMU, .dtype = GPUIR_F32, .rank = 2, .dims = {6, 4}};
+    for (int i = 0; i < 3; i++) {
+        gpuir_array_alloc(ctx, &w[i], GPUIR_F32, 2, wd);
+        gpuir_array_fill_random(&w[i], 20 + (uint64_t)i);
+    }
+    gpuir_array_alloc(ctx, &x, GPUIR_F32, 2, xd);
+    gpuir_array_fill_random(&x, 5);
+    for (int i = 0; i < 2; i++) {
+        b[i] = gpuir_buffer_make(ctx, &bd);
+        CHECK_RESULT(ctx, gpuir_buffer_upload(ctx, b[i], &w[i], NULL), GPUIR_OK);
+    }
+    CHECK_RESULT(ctx, gpuir_module_bind_global(m, "W", &w[2]), GPUIR_OK);
+    /* which W each run reads: b[0] twice, b[1] twice (b[0] destroyed
+       between them), the module's data twice */
+    static const int reads[6] = {0, 0, 1, 1, 2, 2};
+    for (int run = 0; p && run < 6; run++) {
+        if (run == 0 || run == 2) CHECK_RESULT(ctx, gpuir_program_bind_global_buffer(p, "W", b[reads[run]]), GPUIR_OK);
+        if (run == 3) gpuir_buffer_destroy(ctx, b[0]);
+        if (run == 4) CHECK_RESULT(ctx, gpuir_program_bind_global_buffer(p, "W", (gpuir_buffer){0}), GPUIR_OK);
+        gpuir_array want, got;
+        memset(&want, 0, sizeof want);
+        memset(&got, 0, sizeof got);
+        CHECK_RESULT(ctx, gpuir_module_bind_global(ref, "W", &w[reads[run]]), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir_ref_run(ref, "g", 1, &x, 1, &want), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir_program_run(p, "g", 1, &x, 1, &got), GPUIR_OK);
+        CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got, &want, 1e-5, 1e-6), GPUIR_OK);
+        gpuir_array_release(&want);
+        gpuir_array_release(&got);
+    }
+    gpuir_program_stats st = p ? gpuir_program_get_stats(p) : (gpuir_program_stats){0};
+    CHECK(st.graph_records == 3 && st.graph_replays == 3);
+    gpuir_buffer_destroy(ctx, b[1]);
+    for (int i = 0; i < 3; i++) gpuir_array_release(&w[i]);
+    gpuir_array_release(&x);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A placed program whose host copies a result the device wrote back
    (after waiting for it) cannot be replayed from a graph: it runs op by op,
    and right. */
@@ -290,6 +340,7 @@ int main(void) {
     RUN(synchronous_replays_match_the_interpreter);
     RUN(a_new_size_records_again);
     RUN(a_replay_sees_a_rebound_global);
+    RUN(a_replay_sees_a_global_bound_to_another_buffer);
     RUN(a_host_read_of_a_copied_back_buffer_runs_op_by_op);
     RUN(a_failing_table_call_in_a_graph_run_leaks_nothing);
     return CHECK_EXIT();
