@@ -14595,9 +14595,13 @@ static bool gpuir__kernel_transpose_fused(const gpuir_module *m, const gpuir__fu
 }
 
 /* Elements per thread of an elementwise kernel: 4 (16-byte accesses) when
-   every op is elementwise or a splat, every parameter is 4-byte (f32, i32)
-   with the shape of the widest destination (no broadcasting) and the count
-   is a multiple of 4; else 1. Codegen and configure agree through it. */
+   every op is elementwise or a splat, the count of the widest destination
+   S is a multiple of 4, and every parameter either has S's shape and is
+   f32 or i32 (loaded and stored 16 bytes a quad) or f16 or bf16 (8) or is
+   read only, static, of fewer elements, broadcasting to S (a bias, a
+   scale, a statistic: read an element at a time at each element's
+   broadcast index, gpuir__cg_elementwise4); else 1. Codegen and
+   configure agree through it. */
 static int gpuir__kernel_vector_width(const gpuir_module *m, const gpuir__func *k) {
     const gpuir_type *S = NULL;
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
@@ -14613,9 +14617,14 @@ static int gpuir__kernel_vector_width(const gpuir_module *m, const gpuir__func *
     if (!S || gpuir__type_count(S) <= 0 || gpuir__type_count(S) % 4 != 0) return 1;
     for (size_t i = 0; i < stbds_arrlenu(k->params); i++) {
         const gpuir_type *t = &gpuir__value_at(m, k->params[i])->type;
-        if ((t->dtype != GPUIR_F32 && t->dtype != GPUIR_I32) || t->rank != S->rank ||
-            memcmp(t->dims, S->dims, (size_t)S->rank * sizeof S->dims[0]) != 0)
-            return 1;
+        bool reads, writes;
+        gpuir__param_access(m, k, i, &reads, &writes);
+        bool full = t->rank == S->rank && memcmp(t->dims, S->dims, (size_t)S->rank * sizeof S->dims[0]) == 0;
+        bool quads = full && (t->dtype == GPUIR_F32 || t->dtype == GPUIR_I32 || t->dtype == GPUIR_F16 ||
+                              t->dtype == GPUIR_BF16);
+        bool broadcast = !full && !writes && gpuir__type_is_static(t) && gpuir__type_count(t) < gpuir__type_count(S) &&
+                         gpuir__dims_broadcast_surely(t->dims, t->rank, S->dims, S->rank);
+        if (!quads && !broadcast) return 1;
     }
     return 4;
 }
@@ -17474,9 +17483,35 @@ static void gpuir__cg_grid_loop(gpuir__cg *C, const char *var, const char *count
                    var, var, count, var);
 }
 
+/* Stores quads: out[p][lane] is the var + 1 of parameter p's value at
+   each element of the quad (0: p is not stored), p of S's count in f32 or
+   i32 (16 bytes a quad) or f16 or bf16 (8); q indexes the quads from `at`
+   (a row kernel's "+ base": its row's first; "": the buffer's). */
+static void gpuir__cg_store_quads(gpuir__cg *C, uint32_t (*out)[4], const char *at) {
+    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
+        if (!out[p][0]) continue;
+        gpuir_dtype d = gpuir__value_at(C->m, C->k->params[p])->type.dtype;
+        char base[64];                 /* the parameter, or (parameter + at) */
+        snprintf(base, sizeof base, *at ? "(%s%s)" : "%s%s", gpuir__cg_param(C, (int)p), at);
+        if (d == GPUIR_F32 || d == GPUIR_I32) {
+            bool fl = d == GPUIR_F32;
+            gpuir__cg_line(C, "((%s *)%s)[q] = GPUIR_%s(v%u, v%u, v%u, v%u);", fl ? "float4" : "int4", base,
+                           fl ? "FLOAT4" : "INT4", out[p][0] - 1, out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
+            continue;
+        }
+        const char *st = d == GPUIR_F16 ? "gpuir_f32_to_f16" : "gpuir_f32_to_bf16";
+        gpuir__cg_line(C, "((unsigned long long *)%s)[q] = (unsigned long long)%s(v%u) |", base, st,
+                       out[p][0] - 1);
+        gpuir__cg_line(C, "    (unsigned long long)%s(v%u) << 16 | (unsigned long long)%s(v%u) << 32 |", st,
+                       out[p][1] - 1, st, out[p][2] - 1);
+        gpuir__cg_line(C, "    (unsigned long long)%s(v%u) << 48;", st, out[p][3] - 1);
+    }
+}
+
 /* Four elements per thread through 16-byte loads and stores (the
    elementwise.v4 form): the chain runs once per element of the quad, in
-   registers. */
+   registers; a broadcast parameter's element is read at the element's
+   index i<lane> (gpuir__kernel_vector_width). */
 static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
     gpuir_module *m = C->m;
     size_t n = stbds_arrlenu(C->k->ops), np = stbds_arrlenu(C->k->params);
@@ -17485,12 +17520,17 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
     memset(C->loaded4, 0, np * sizeof *C->loaded4);
     char quads[32];
     snprintf(quads, sizeof quads, "%lldLL", (long long)(gpuir__type_count(S) / 4));
+    bool smaller = false;          /* a broadcast parameter: read at each element's own index */
+    for (size_t p = 0; p < np; p++)
+        smaller |= gpuir__type_count(&gpuir__value_at(m, C->k->params[p])->type) != gpuir__type_count(S);
     gpuir__cg_grid_loop(C, "qq", quads, true);
     gpuir__cg_line(C, "%s q = (%s)qq;", gpuir__cg_idx(C), gpuir__cg_idx(C));
-    for (int lane = 0; lane < 4; lane++) {     /* every access goes through q */
+    for (int lane = 0; lane < 4; lane++) {     /* S's accesses go through q */
+        char ivar[3] = {'i', (char)('0' + lane), 0};
+        if (smaller) gpuir__cg_line(C, "%s %s = q * 4 + %d;", gpuir__cg_idx(C), ivar, lane);
         gpuir__cg_reset_values(C);
         C->lane = lane;
-        gpuir_result r = gpuir__cg_chain(C, 0, n, S, "q");
+        gpuir_result r = gpuir__cg_chain(C, 0, n, S, smaller ? ivar : "q");
         C->lane = -1;
         if (r) return r;
         for (size_t p = 0; p < np; p++) out[p][lane] = C->cur[C->k->params[p] - 1];   /* its last value */
@@ -17498,14 +17538,9 @@ static gpuir_result gpuir__cg_elementwise4(gpuir__cg *C, const gpuir_type *S) {
     for (size_t p = 0; p < np; p++) {
         bool reads, writes;
         gpuir__param_access(m, C->k, p, &reads, &writes);
-        if (!writes || !out[p][0]) continue;
-        bool fl = gpuir__value_at(m, C->k->params[p])->type.dtype == GPUIR_F32;
-        char quad[64];
-        snprintf(quad, sizeof quad, "v%u, v%u, v%u, v%u", out[p][0] - 1, out[p][1] - 1,
-                 out[p][2] - 1, out[p][3] - 1);
-        gpuir__cg_line(C, "((%s *)%s)[q] = GPUIR_%s(%s);", fl ? "float4" : "int4",
-                       gpuir__cg_param(C, (int)p), fl ? "FLOAT4" : "INT4", quad);
+        if (!writes) memset(out[p], 0, sizeof out[p]);
     }
+    gpuir__cg_store_quads(C, out, "");
     gpuir__cg_close(C);
     return GPUIR_OK;
 }
@@ -19919,28 +19954,6 @@ static void gpuir__cg_rows_load4(gpuir__cg *C, const gpuir__cg_rowplan *R, size_
     gpuir__cg_close(C);
 }
 
-/* The quad stores of the last pass: out[p][lane] is the var + 1 of full
-   output parameter p's value at each element of the quad; q indexes the
-   quads from `at` ("+ base": the row's first, "": the buffer's). */
-static void gpuir__cg_rows_store4(gpuir__cg *C, uint32_t (*out)[4], const char *at) {
-    for (size_t p = 0; p < stbds_arrlenu(C->k->params); p++) {
-        if (!out[p][0]) continue;
-        gpuir_dtype d = gpuir__value_at(C->m, C->k->params[p])->type.dtype;
-        if (d == GPUIR_F32) {
-            gpuir__cg_line(C, "((float4 *)(%s%s))[q] = GPUIR_FLOAT4(v%u, v%u, v%u, v%u);",
-                           gpuir__cg_param(C, (int)p), at, out[p][0] - 1,
-                           out[p][1] - 1, out[p][2] - 1, out[p][3] - 1);
-            continue;
-        }
-        const char *st = d == GPUIR_F16 ? "gpuir_f32_to_f16" : "gpuir_f32_to_bf16";
-        gpuir__cg_line(C, "((unsigned long long *)(%s%s))[q] = (unsigned long long)%s(v%u) |",
-                       gpuir__cg_param(C, (int)p), at, st,
-                       out[p][0] - 1);
-        gpuir__cg_line(C, "    (unsigned long long)%s(v%u) << 16 | (unsigned long long)%s(v%u) << 32 |", st,
-                       out[p][1] - 1, st, out[p][2] - 1);
-        gpuir__cg_line(C, "    (unsigned long long)%s(v%u) << 48;", st, out[p][3] - 1);
-    }
-}
 
 /* After the last pass's ops at element `lane` of a quad: out[p][lane]
    gets the var + 1 of each full output parameter p's value there. */
@@ -19971,7 +19984,7 @@ static gpuir_result gpuir__cg_rows_pass4(gpuir__cg *C, gpuir__cg_rowplan *R, int
         r = gpuir__cg_rows_replay(C, R, pass, lane, ivar);
         if (!r && pass == R->levels) gpuir__cg_rows_lane_outputs(C, R, out, lane);
     }
-    if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out, " + base");
+    if (!r && pass == R->levels) gpuir__cg_store_quads(C, out, " + base");
     gpuir__cg_close(C);
     return r;
 }
@@ -20034,7 +20047,7 @@ static gpuir_result gpuir__cg_rows_stream4(gpuir__cg *C, gpuir__cg_rowplan *R, i
         C->lane = -1;
         if (!r && pass == R->levels) gpuir__cg_rows_lane_outputs(C, R, out, lane);
     }
-    if (!r && pass == R->levels) gpuir__cg_rows_store4(C, out, "");
+    if (!r && pass == R->levels) gpuir__cg_store_quads(C, out, "");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     return r;

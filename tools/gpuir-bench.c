@@ -1881,6 +1881,21 @@ static int bench_bandwidth(int argc, char **argv) {
                    "  return %%y : tensor<%lldxf32>\n}\n", n, n, n, n, n, n, n, n, n, n, n);
     rc |= gpu ? bench_bw_case(ctx, "gelu(a) * sigmoid(b), f32", text.buf, (size_t)n * 12, repeat)
               : check_on_emu(ctx, "gelu(a) * sigmoid(b), f32", text.buf);
+    for (int half = 0; half < 2; half++) {    /* a bias broadcast over rows: elementwise.v4 */
+        const char *dt = half ? "bf16" : "f32";
+        text.len = 0;
+        strbuf_appendf(&text,
+                       "func.func @f(%%x: tensor<%lldx%lldx%s>, %%b: tensor<%lldx%s>) -> tensor<%lldx%lldx%s> {\n"
+                       "  %%s = add %%x, %%b : (tensor<%lldx%lldx%s>, tensor<%lldx%s>) -> tensor<%lldx%lldx%s>\n"
+                       "  %%g = gelu %%s : (tensor<%lldx%lldx%s>) -> tensor<%lldx%lldx%s>\n"
+                       "  return %%g : tensor<%lldx%lldx%s>\n}\n",
+                       rows, cols, dt, cols, dt, rows, cols, dt, rows, cols, dt, cols, dt, rows, cols, dt,
+                       rows, cols, dt, rows, cols, dt, rows, cols, dt);
+        snprintf(label, sizeof label, "bias, gelu %lldx%lld, %s", rows, cols, dt);
+        size_t esize = half ? 2 : 4;
+        rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 2 * esize + (size_t)cols * esize, repeat)
+                  : check_on_emu(ctx, label, text.buf);
+    }
     free(text.buf);
     rc |= bench_norms(ctx, gpu, repeat);
     rc |= bench_dynamic_norms(ctx, gpu, repeat);
