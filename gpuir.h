@@ -4317,7 +4317,19 @@ static gpuir_result gpuir__parse_int(gpuir__parser *P, int64_t *out, const char 
     return GPUIR_OK;
 }
 
-/* number := int | "-"? [0-9]+ ("." [0-9]*)? ([eE] [+-]? [0-9]+)? | "-"? ("inf" | "nan") */
+/* Whether the digits [d, e) (a "-" before them when neg) make an int64. */
+static bool gpuir__digits_fit_int64(const char *d, const char *e, bool neg) {
+    uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; d < e; d++) {
+        uint64_t digit = (uint64_t)(*d - '0');
+        if (v > (limit - digit) / 10) return false;
+        v = v * 10 + digit;
+    }
+    return true;
+}
+
+/* number := int | "-"? [0-9]+ ("." [0-9]*)? ([eE] [+-]? [0-9]+)? | "-"? ("inf" | "nan")
+   (digits past int64's range are a float) */
 static gpuir_result gpuir__parse_number(gpuir__parser *P, double *f, int64_t *i, bool *is_float) {
     gpuir__parse_skip_ws(P);
     const char *s = P->p, *q = s + (s < P->end && *s == '-');
@@ -4333,6 +4345,8 @@ static gpuir_result gpuir__parse_number(gpuir__parser *P, double *f, int64_t *i,
     const char *e = q;
     while (e < P->end && *e >= '0' && *e <= '9') e++;
     bool frac = e < P->end && (*e == '.' || *e == 'e' || *e == 'E');
+    bool past_int64 = !frac && !gpuir__digits_fit_int64(q, e, *s == '-');
+    if (past_int64) frac = true;                /* 2^63 in an f32 constant: a float */
     if (!frac) {
         *is_float = false;
         gpuir_result r = gpuir__parse_int(P, i, "a number");
@@ -4349,6 +4363,8 @@ static gpuir_result gpuir__parse_number(gpuir__parser *P, double *f, int64_t *i,
     char *stop;
     *f = strtod(buf, &stop);
     if (stop == buf || q == e) return gpuir__parse_expected(P, "a number");
+    if (past_int64 && *f == -9223372036854775808.0)  /* -2^63 - 1 rounds to -2^63, an i64 */
+        *f = nextafter(*f, -INFINITY);             /* constant's: keep it out of range */
     P->p = s + (stop - buf);
     *is_float = true;
     return GPUIR_OK;
@@ -15721,6 +15737,17 @@ static const char gpuir__cg_helpers[] =
     "GPUIR_DEVICE float gpuir_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
     "GPUIR_DEVICE float gpuir_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.707106781186547524f)); }\n"
     "GPUIR_DEVICE float gpuir_silu(float x) { return x / (1.0f + expf(-x)); }\n"
+    "/* An integer rounded to f32's 24 bits by rounding to odd (a bit lost sets\n"
+    "   the last one kept): rounding that to bf16 then rounds once, as the\n"
+    "   interpreter does ((float)v first rounded twice: 2^24 + 2^16 + 1 gave 2^24). */\n"
+    "GPUIR_DEVICE float gpuir_i64_to_f32_odd(long long v) {\n"
+    "    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, m = u;\n"
+    "    int s = 0;\n"
+    "    while (m >= 16777216ull) { m >>= 1; s++; }\n"
+    "    if (s && (u & ((1ull << s) - 1))) m |= 1;\n"
+    "    float f = ldexpf((float)m, s);\n"
+    "    return v < 0 ? -f : f;\n"
+    "}\n"
     "GPUIR_DEVICE int gpuir_f2i32(float x) {\n"
     "    return x != x ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? -2147483647 - 1 : (int)x;\n"
     "}\n"
@@ -17136,6 +17163,7 @@ static bool gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d,
 static void gpuir__cg_cast_expr(gpuir__str *s, gpuir_dtype from, gpuir_dtype to, uint32_t x) {
     bool ff = gpuir_dtype_is_float(from), tf = gpuir_dtype_is_float(to);
     if (ff && !tf) gpuir__str_appendf(s, "gpuir_f2%s(v%u)", to == GPUIR_I32 ? "i32" : "i64", x);
+    else if (!ff && to == GPUIR_BF16) gpuir__str_appendf(s, "gpuir_i64_to_f32_odd(v%u)", x);   /* rounded once */
     else if (!ff && tf) gpuir__str_appendf(s, "(float)v%u", x);
     else if (!ff && to == GPUIR_I32) gpuir__str_appendf(s, "(int)(unsigned)(unsigned long long)v%u", x);
     else if (!ff) gpuir__str_appendf(s, "(long long)v%u", x);
