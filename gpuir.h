@@ -14718,18 +14718,49 @@ static bool gpuir__kernel_writes(const gpuir_module *m, const gpuir__func *k, ui
     return gpuir__kernel_writer(m, k, b) != NULL;
 }
 
+static bool gpuir__row_private_broadcast_at(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
+                                            const gpuir_type *F, int depth);
+
+/* Whether every operand of op is the kernel's input or a value made of
+   inputs only (a splat, or a chain gpuir__row_private_broadcast_at takes):
+   none a row value the kernel computes. */
+static bool gpuir__row_made_of_inputs(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
+                                      const gpuir_type *F, int depth) {
+    for (uint32_t j = 0; j + 1 < op->n_operands; j++) {
+        const gpuir__op *w = gpuir__kernel_writer(m, k, gpuir__op_operand(m, op, j));
+        if (w && !gpuir__op_is_splat(m, w) && !gpuir__row_private_broadcast_at(m, k, w, F, depth + 1))
+            return false;
+    }
+    return true;
+}
+
 /* Whether elementwise op of kernel k writes a private value (no
-   parameter of k) of a static shape that is not one of F's rows but
-   broadcasts to F: a smaller chain pass.fuse merged into a row group
+   parameter of k) of a static shape that broadcasts to F and is not one
+   of F's rows: a smaller chain pass.fuse merged into a row group
    (gpuir__fuse_merges). The row kernel computes it at each element of F,
-   a full op (codegen: gpuir__cg_broadcast_private). */
-static bool gpuir__row_private_broadcast(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
-                                         const gpuir_type *F) {
-    if (!gpuir__is_elementwise(gpuir__info(op->kind)->cls) || !op->n_operands) return false;
+   a full op (codegen: gpuir__cg_broadcast_private). A value of one row's
+   shape without keepdims ([N] of [N, N]: F's leading dims are its
+   trailing ones) is such a chain too when it is made of the kernel's
+   inputs only (`p + 1` of a [N] p): it broadcasts over F's columns
+   (NumPy aligns the trailing dims), where a row value of a reduction is
+   one a row (the kernel read `p + 1` at the row: a square's results
+   came out transposed). */
+static bool gpuir__row_private_broadcast_at(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
+                                            const gpuir_type *F, int depth) {
+    if (!gpuir__is_elementwise(gpuir__info(op->kind)->cls) || !op->n_operands || depth > 64) return false;
     uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
     const gpuir_type *d = &gpuir__value_at(m, dst)->type;
-    return gpuir__row_shape_viewed(F, d) == GPUIR__ROW_NONE && !gpuir__ids_have(k->params, dst) &&
-           gpuir__type_is_static(d) && gpuir__dims_broadcast_surely(d->dims, d->rank, F->dims, F->rank);
+    if (gpuir__ids_have(k->params, dst) || !gpuir__type_is_static(d) ||
+        !gpuir__dims_broadcast_surely(d->dims, d->rank, F->dims, F->rank))
+        return false;
+    gpuir__row_shape shape = gpuir__row_shape_viewed(F, d);
+    if (shape == GPUIR__ROW_NONE) return true;
+    return shape == GPUIR__ROW_ROWS && d->rank == F->rank - 1 && gpuir__row_made_of_inputs(m, k, op, F, depth);
+}
+
+static bool gpuir__row_private_broadcast(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
+                                         const gpuir_type *F) {
+    return gpuir__row_private_broadcast_at(m, k, op, F, 0);
 }
 
 /* Whether kernel k is a row kernel (the reduce.rows form): every computing
@@ -14768,7 +14799,7 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
         if (op->result || !gpuir__class_computes(cls) || gpuir__op_is_splat(m, op)) continue;
         const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
         gpuir__row_shape shape = cls == GPUIR__CLASS_REDUCE ? gpuir__row_shape_of(F, d) : gpuir__row_shape_viewed(F, d);
-        bool private_full = shape == GPUIR__ROW_NONE && gpuir__row_private_broadcast(m, k, op, F);
+        bool private_full = shape != GPUIR__ROW_FULL && gpuir__row_private_broadcast(m, k, op, F);
         if ((shape == GPUIR__ROW_NONE && !private_full) || (cls == GPUIR__CLASS_RESHAPE && shape != GPUIR__ROW_FULL))
             return false;
         before &= cls != GPUIR__CLASS_REDUCE;
@@ -19838,7 +19869,7 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
             if (l > level) level = l;
         }
         R->shape[i] = gpuir__cg_line_shape(R, &gpuir__value_at(m, dst)->type);
-        if (R->shape[i] == GPUIR__ROW_NONE && R->axis < 0 && gpuir__row_private_broadcast(m, C->k, op, R->F))
+        if (R->shape[i] != GPUIR__ROW_FULL && R->axis < 0 && gpuir__row_private_broadcast(m, C->k, op, R->F))
             R->shape[i] = GPUIR__ROW_FULL;      /* computed at each element */
         size_t j = R->n;
         if (cls == GPUIR__CLASS_REDUCE && online) j = gpuir__cg_rows_online_partner(C, R, i);
