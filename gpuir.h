@@ -8764,9 +8764,8 @@ static bool gpuir__softmax_fuses(const gpuir_module *m, uint32_t fid, size_t i) 
     return fuses;
 }
 
-static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
-    uint32_t x = gpuir__op_operand(m, op, 0);
-    int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
+/* softmax(x) over axis as its parts: max, x - max, exp, sum, division. */
+static uint32_t gpuir__decompose_softmax_parts(gpuir_module *m, uint32_t x, int64_t axis) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_ints(m, "axes", 1, &axis);
     gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
@@ -8777,6 +8776,22 @@ static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
     gpuir_value sum = gpuir__build_value(m, GPUIR_OP_REDUCE_SUM, &e.id, 1, first, 2, NULL);
     uint32_t div_in[2] = {e.id, sum.id};
     return gpuir__build_value(m, GPUIR_OP_DIV, div_in, 2, 0, 0, NULL).id;
+}
+
+/* Softmax op as its parts; of f16 or bf16, the parts in f32 (x cast
+   first, the result cast back): rounded once, as the op and the oracle
+   are, where each part rounded to the dtype (the row's sum of exps in
+   bf16: 1.4 % off). */
+static uint32_t gpuir__decompose_softmax(gpuir_module *m, const gpuir__op *op) {
+    uint32_t x = gpuir__op_operand(m, op, 0);
+    int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
+    gpuir_type xt = gpuir__value_at(m, x)->type;
+    if (xt.dtype != GPUIR_F16 && xt.dtype != GPUIR_BF16) return gpuir__decompose_softmax_parts(m, x, axis);
+    gpuir_type wide = xt;
+    wide.dtype = GPUIR_F32;
+    uint32_t xw = gpuir__build_value(m, GPUIR_OP_CAST, &x, 1, 0, 0, &wide).id;
+    uint32_t p = xw ? gpuir__decompose_softmax_parts(m, xw, axis) : 0;
+    return p ? gpuir__build_value(m, GPUIR_OP_CAST, &p, 1, 0, 0, &xt).id : 0;
 }
 
 /* ---- a softmax written out over another axis than the last ----
