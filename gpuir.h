@@ -28624,13 +28624,14 @@ static gpuir_result gpuir__run_dims_agree(gpuir__run *R, const gpuir__op *launch
                                           const char *what) {
     int64_t x = gpuir__run_kernel_dim(R, launch, k, u, ua), y = gpuir__run_kernel_dim(R, launch, k, v, va);
     if (x == y) return GPUIR_OK;
-    char un[160], vn[160], line[32] = "";
-    if (op->line) snprintf(line, sizeof line, "line %u; ", op->line);
-    return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE,
-                       "%s: dynamic sizes disagree: %s: dim %d of %s is %lld, dim %d of %s is %lld (%s"
-                       "a dynamic dim is not broadcast)", what, gpuir_op_name(op->kind), ua,
-                       gpuir__run_kernel_label(R, launch, k, u, un, sizeof un), (long long)x, va,
-                       gpuir__run_kernel_label(R, launch, k, v, vn, sizeof vn), (long long)y, line);
+    char un[160], vn[160];
+    const gpuir_module *m = R->p->m;
+    uint32_t dst = op->n_operands ? gpuir__op_operand(m, op, op->n_operands - 1) : 0;
+    const char *ul = u == dst ? "its result" : gpuir__run_kernel_label(R, launch, k, u, un, sizeof un);
+    const char *vl = v == dst ? "its result" : gpuir__run_kernel_label(R, launch, k, v, vn, sizeof vn);
+    return gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "%s: dynamic sizes disagree: %s: dim %d of %s is %lld, dim %d of %s is %lld%s",
+                            what, gpuir_op_name(op->kind), ua, ul, (long long)x, va, vl, (long long)y,
+                            x == 1 || y == 1 ? " (a dynamic dim of 1 is not broadcast)" : "");
 }
 
 /* Checks that u and v, which a reshape reads and writes, hold as many
@@ -28645,10 +28646,10 @@ static gpuir_result gpuir__run_counts_agree(gpuir__run *R, const gpuir__op *laun
             if (!gpuir__mul_i64(count[s], gpuir__run_kernel_dim(R, launch, k, val[s], a), &count[s])) count[s] = -1;
     if (count[0] == count[1] && count[0] >= 0) return GPUIR_OK;
     char un[160], vn[160];
-    return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE, "%s: dynamic sizes disagree: %s: %s has %lld elements, %s has %lld",
-                       what, gpuir_op_name(op->kind), gpuir__run_kernel_label(R, launch, k, u, un, sizeof un),
-                       (long long)count[0], gpuir__run_kernel_label(R, launch, k, v, vn, sizeof vn),
-                       (long long)count[1]);
+    return gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE, "%s: dynamic sizes disagree: %s: %s has %lld elements, %s has %lld",
+                            what, gpuir_op_name(op->kind), gpuir__run_kernel_label(R, launch, k, u, un, sizeof un),
+                            (long long)count[0], v == gpuir__op_operand(m, op, op->n_operands - 1) ? "its result" :
+                            gpuir__run_kernel_label(R, launch, k, v, vn, sizeof vn), (long long)count[1]);
 }
 
 /* A matmul's pairs: A's K with B's K, A's M and B's N with the output's,
@@ -29131,15 +29132,27 @@ static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
     *s = R->slots[src - 1];
     s->owned = s->live = false;
     int64_t dims[GPUIR_MAX_RANK];
-    const gpuir_type *t = &gpuir__value_at(R->p->m, op->result)->type;
+    const gpuir_module *m = R->p->m;
+    gpuir_type t = gpuir__value_at(m, op->result)->type;
+    gpuir_ctx *ctx = R->p->ctx;
     char where[64];
-    unsigned at = (unsigned)(op - R->p->m->ops) + 1;
-    if (op->line) snprintf(where, sizeof where, "memref.reshape (op %u, line %u)", at, op->line);
+    unsigned at = (unsigned)(op - m->ops) + 1;
+    const char *file = ctx->loc_file;
+    uint32_t line = ctx->loc_line, col = ctx->loc_col;
+    if (op->line && m->source_name) {         /* the reshape the user wrote: at its line, as a tensor */
+        ctx->loc_file = m->source_name;
+        ctx->loc_line = op->line;
+        ctx->loc_col = op->col;
+        snprintf(where, sizeof where, "reshape");
+        t.kind = GPUIR_TYPE_TENSOR;
+        t.space = 0;
+    } else if (op->line) snprintf(where, sizeof where, "memref.reshape (op %u, line %u)", at, op->line);
     else snprintf(where, sizeof where, "memref.reshape (op %u)", at);
-    if (gpuir__view_dims(R->p->ctx, where, R->slots[src - 1].dims,
-                         gpuir__value_at(R->p->m, src)->type.rank, t, dims))
-        return R->p->ctx->result;
-    return gpuir__run_shape(R, op->result, dims);
+    gpuir_result r = gpuir__view_dims(ctx, where, R->slots[src - 1].dims, gpuir__value_at(m, src)->type.rank, &t, dims);
+    ctx->loc_file = file;
+    ctx->loc_line = line;
+    ctx->loc_col = col;
+    return r ? r : gpuir__run_shape(R, op->result, dims);
 }
 
 /* gpu.wait: the host waits for the events it names, or for everything. */
@@ -29862,9 +29875,10 @@ static gpuir__bufslot *gpuir__buffer_get(gpuir_ctx *ctx, gpuir_buffer b, const c
                     "%s: no buffer (id 0: a failed gpuir_buffer_make?)", what);
         return NULL;
     }
-    if ((uint32_t)(b.id >> 32) != gpuir__ctx_tag(ctx)) {
-        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                    "%s: the buffer belongs to another context", what);
+    if ((uint32_t)(b.id >> 32) != gpuir__ctx_tag(ctx)) {   /* tags are never 0: no id gpuir gave */
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, b.id >> 32 ? "%s: the buffer belongs to another context"
+                                                                : "%s: no buffer gpuir_buffer_make gave (a made-up id)",
+                    what);
         return NULL;
     }
     gpuir__bufslot *B = index && index <= stbds_arrlenu(ctx->buffers) ? &ctx->buffers[index - 1] : NULL;
@@ -30696,10 +30710,17 @@ static gpuir_result gpuir__args_result(gpuir__run *R, gpuir__args *A, size_t j) 
     bool same = true;
     const int64_t *dims = arg->kind == GPUIR_ARG_HOST ? arg->host.dims
                                                       : p->ctx->buffers[(arg->buffer.id & 0xfffff) - 1].type.dims;
-    for (int d = 0; d < gpuir__value_at(p->m, r)->type.rank; d++) same = same && dims[d] == s->dims[d];
-    if (!same) return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE,
-                                  "%s: the result's dynamic sizes differ from the "
-                                  "argument's", what);
+    gpuir_type rt = gpuir__value_at(p->m, r)->type, at;
+    for (int d = 0; d < rt.rank; d++) same = same && dims[d] == s->dims[d];
+    if (!same) {
+        rt.kind = at.kind = GPUIR_TYPE_TENSOR;
+        rt.space = 0;
+        at = rt;
+        for (int d = 0; d < rt.rank; d++) rt.dims[d] = s->dims[d], at.dims[d] = dims[d];
+        gpuir__tbuf br, ba;
+        return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the result is %s, the argument %s", what,
+                           gpuir__tstr(&br, &rt), gpuir__tstr(&ba, &at));
+    }
     if (arg->kind == GPUIR_ARG_HOST) {
         if (s->host != arg->host.data && s->bytes) memcpy(arg->host.data, s->host, s->bytes);
         return GPUIR_OK;

@@ -225,7 +225,7 @@ TEST(dynamic_dims_run_at_any_size_and_must_agree) {
     }
     int64_t dx[] = {5, 8}, dy[] = {3, 8};
     run_expecting(ctx, ctx, p, "f", dx, dy, GPUIR_ERR_SHAPE,
-                  "launching @f_k0: dynamic sizes disagree: add: dim 0 of %arg1 (%y) is 3, dim 0 of %arg2 is 5 (line 2; ");
+                  "2:3: error: launching @f_k0: dynamic sizes disagree: add: dim 0 of %arg1 (%y) is 3, dim 0 of its result is 5");
     gpuir_program_destroy(p);
 
     gpuir_ctx_desc small;                     /* a run-time size over max_tensor_bytes */
