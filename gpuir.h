@@ -4308,7 +4308,8 @@ static gpuir_result gpuir__parse_int(gpuir__parser *P, int64_t *out, const char 
         if (v > (limit - digit) / 10) {
             gpuir__parse_mark(P);
             return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "integer %.*s... is out of range for "
-                               "64 bits", (int)(d - s + 1), s);
+                               "64 bits (a float is written with a '.' or an exponent: 1e19)",
+                               (int)(d - s + 1), s);
         }
         v = v * 10 + digit;
     }
@@ -4317,19 +4318,9 @@ static gpuir_result gpuir__parse_int(gpuir__parser *P, int64_t *out, const char 
     return GPUIR_OK;
 }
 
-/* Whether the digits [d, e) (a "-" before them when neg) make an int64. */
-static bool gpuir__digits_fit_int64(const char *d, const char *e, bool neg) {
-    uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; d < e; d++) {
-        uint64_t digit = (uint64_t)(*d - '0');
-        if (v > (limit - digit) / 10) return false;
-        v = v * 10 + digit;
-    }
-    return true;
-}
-
 /* number := int | "-"? [0-9]+ ("." [0-9]*)? ([eE] [+-]? [0-9]+)? | "-"? ("inf" | "nan")
-   (digits past int64's range are a float) */
+   (digits alone are an int: past int64 an error, which says how to write
+   the float) */
 static gpuir_result gpuir__parse_number(gpuir__parser *P, double *f, int64_t *i, bool *is_float) {
     gpuir__parse_skip_ws(P);
     const char *s = P->p, *q = s + (s < P->end && *s == '-');
@@ -4345,8 +4336,6 @@ static gpuir_result gpuir__parse_number(gpuir__parser *P, double *f, int64_t *i,
     const char *e = q;
     while (e < P->end && *e >= '0' && *e <= '9') e++;
     bool frac = e < P->end && (*e == '.' || *e == 'e' || *e == 'E');
-    bool past_int64 = !frac && !gpuir__digits_fit_int64(q, e, *s == '-');
-    if (past_int64) frac = true;                /* 2^63 in an f32 constant: a float */
     if (!frac) {
         *is_float = false;
         gpuir_result r = gpuir__parse_int(P, i, "a number");
@@ -4363,8 +4352,6 @@ static gpuir_result gpuir__parse_number(gpuir__parser *P, double *f, int64_t *i,
     char *stop;
     *f = strtod(buf, &stop);
     if (stop == buf || q == e) return gpuir__parse_expected(P, "a number");
-    if (past_int64 && *f == -9223372036854775808.0)  /* -2^63 - 1 rounds to -2^63, an i64 */
-        *f = nextafter(*f, -INFINITY);             /* constant's: keep it out of range */
     P->p = s + (stop - buf);
     *is_float = true;
     return GPUIR_OK;
