@@ -27348,6 +27348,15 @@ static int gpuir__emu_temp_file(gpuir__emu_toolchain *h, char path[PATH_MAX], co
     if (!dir) return -1;
     snprintf(path, PATH_MAX, "%s/%s-XXXXXX", dir, stem);
     int fd = mkstemp(path);
+    if (fd < 0 && errno == ENOENT) {     /* the directory removed under us (a tmp cleaner): a new one */
+        GPUIR_FREE(h->dir);
+        h->dir = NULL;
+        if (h->lock >= 0) close(h->lock);
+        h->lock = -1;
+        if (!(dir = gpuir__emu_tmp_dir(h, err, size, err_no))) return -1;
+        snprintf(path, PATH_MAX, "%s/%s-XXXXXX", dir, stem);
+        fd = mkstemp(path);
+    }
     if (fd < 0) {
         *err_no = errno;
         snprintf(err, size, "cannot create a temporary file %s: %s", path, strerror(*err_no));
@@ -30791,6 +30800,22 @@ static gpuir_result gpuir__args_check_alias(gpuir_ctx *ctx, const gpuir_run_desc
     return GPUIR_OK;
 }
 
+/* No output is the device buffer a global is bound to
+   (gpuir_program_bind_global_buffer): the run would write the memory its
+   kernels read as the global (a matmul's weights overwritten while read). */
+static gpuir_result gpuir__args_check_global_alias(gpuir_program *p, const gpuir_run_desc *desc) {
+    for (size_t j = 0; j < desc->n_outputs; j++) {
+        const gpuir_arg *x = &desc->outputs[j];
+        for (size_t i = 0; x->kind == GPUIR_ARG_BUFFER && i < stbds_arrlenu(p->resident); i++)
+            if (p->resident[i].external && p->resident[i].buffer.id == x->buffer.id)
+                return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                                   "output #%zu is the buffer global @%s is bound to: a run's outputs "
+                                   "must not share memory with what it reads", j,
+                                   gpuir__string(p->m, p->m->globals[p->resident[i].global - 1].name));
+    }
+    return GPUIR_OK;
+}
+
 /* Report lines for the arguments that are device buffers, when the kinds
    changed since the last run. */
 static void gpuir__args_note(gpuir__run *R, gpuir__args *A) {
@@ -30831,6 +30856,42 @@ static bool gpuir__args_host_copies(const gpuir__run *R) {
             return true;
     }
     return false;
+}
+
+/* An asynchronous run's globals whose data the device does not hold yet
+   (its first run, or a gpuir_module_bind_global since): uploaded before
+   the run enters the caller's stream, with the device idle before (a
+   queued run may still read the old data) and after (the module may free
+   the data at its next bind; the run's streams need not wait for the
+   copy). Queued on the caller's stream after the run's entry, the upload
+   was not ordered before the kernels reading it on the run's other
+   streams, and it read the module's data after a bind had freed it. A
+   blocking step, taken only when a global's data changed. */
+static gpuir_result gpuir__args_upload_globals(gpuir__run *R) {
+    gpuir_program *p = R->p;
+    const gpuir_module *m = p->m;
+    bool idle = false;
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; !r && i < stbds_arrlenu(R->f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, R->f->ops[i]);
+        if (op->kind != GPUIR_OP_MEMREF_GET_GLOBAL || gpuir__value_at(m, op->result)->type.space != GPUIR_SPACE_DEVICE)
+            continue;
+        uint32_t g = gpuir__find_global(m, gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_NAME)->off));
+        bool current = !g || !m->globals[g - 1].data;       /* none: the run's own error names it */
+        for (size_t k = 0; !current && k < stbds_arrlenu(p->resident); k++)
+            if (p->resident[k].global == g)
+                current = p->resident[k].external || p->resident[k].uploaded == m->globals[g - 1].generation;
+        if (current) continue;
+        if (!idle)
+            r = gpuir__drv_check(p->ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize",
+                                 "waiting for queued runs before uploading a global");
+        idle = true;
+        if (!r) r = gpuir__run_global(R, op);
+    }
+    if (!r && idle)
+        r = gpuir__drv_check(p->ctx, &p->drv, p->drv.synchronize(p->drv.self), "cuCtxSynchronize",
+                             "uploading a global");
+    return r;
 }
 
 /* An asynchronous run's entry: stream 0's work goes to the caller's stream
@@ -30956,7 +31017,7 @@ static uint32_t gpuir__args_check(gpuir_program *p, const gpuir_run_desc *desc) 
     }
     if (gpuir__drv_alive(ctx, &p->drv) ||
         gpuir__stream_check(ctx, p->backend, desc->stream, "desc.stream") ||
-        gpuir__args_check_alias(ctx, desc))
+        gpuir__args_check_alias(ctx, desc) || gpuir__args_check_global_alias(p, desc))
         return 0;
     return gpuir__program_func(p, desc->func);
 }
@@ -31020,6 +31081,7 @@ GPUIRDEF gpuir_result gpuir_program_run_args(gpuir_program *p, const gpuir_run_d
     if (!r && (p->n_streams || p->n_events || lanes))
         r = gpuir__drv_check(ctx, &p->drv, p->drv.streams_reserve(p->drv.self, p->n_streams + lanes, p->n_events + 2 * lanes),
                              "cuStreamCreate", "making the program's streams and events");
+    if (!r && R.async && !captured) r = gpuir__args_upload_globals(&R);
     if (!r && R.async) {
         r = gpuir__args_enter_stream(&R, desc->stream, A.plan->streams);
         bound = true;

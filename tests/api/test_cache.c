@@ -648,6 +648,34 @@ TEST(a_killed_process_leaves_nothing_behind) {
     rm_rf(dir);
 }
 
+/* The context's private temporary directory removed from outside (a
+   tmp cleaner, on a long-lived process): the next compile makes a new one
+   (every later compile failed: "cannot create a temporary file"). */
+TEST(a_private_directory_removed_from_outside_is_made_again) {
+    char dir[] = "/tmp/gpuir-test-removed-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", dir, 1);
+    gpuir_ctx *ctx = ctx_with_cache("");
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    CHECK(count_files(dir) == 1);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/gpuir-*", dir);
+    CHECK(system(cmd) == 0 && count_files(dir) == 0);
+    static const char other[] = "func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+                                "  %e = tanh %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n";
+    CHECK(make(ctx, other, NULL) != NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    CHECK(count_files(dir) == 1);
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_files(dir) == 0);
+    if (saved) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+    rm_rf(dir);
+}
+
 /* An emulator compile or module load that cannot use the temporary
    directory fails with an error naming the path and the errno: TMPDIR
    missing, not a directory, files it cannot grow (RLIMIT_FSIZE: the
@@ -741,6 +769,7 @@ int main(void) {
     RUN(the_key_names_the_compiler_found_once_per_context);
     RUN(a_hanging_compiler_is_killed_after_the_timeout);
     RUN(a_killed_process_leaves_nothing_behind);
+    RUN(a_private_directory_removed_from_outside_is_made_again);
     RUN(an_unusable_temporary_directory_names_the_path_and_errno);
     return CHECK_EXIT();
 }

@@ -556,6 +556,66 @@ TEST(misused_lifetimes_and_memory_are_safe) {
     fixture_free(&fx);
 }
 
+/* A global's module data in an asynchronous run: uploaded before the
+   kernels that read it, on the first run and after a gpuir_module_bind_global
+   (the upload was queued on the caller's stream after the run's entry, so
+   the kernels on the run's other streams could read the device copy before
+   it was written: NaN or the old data, at some emulator seeds), and not read
+   from the module's data after a later bind frees it (the queued copy read
+   freed memory: valgrind and ASan show it). An output that is the buffer a
+   global is bound to is refused (the run wrote what it read). */
+TEST(an_async_run_uploads_its_globals_before_their_readers) {
+    for (uint64_t seed = 0; seed < 8; seed++) {
+        gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+        gpuir_module *ref = parse(ctx, GLOBAL_MATMUL_TEXT), *m = parse(ctx, GLOBAL_MATMUL_TEXT);
+        int64_t wd[] = {6, 4}, xd[] = {3, 6};
+        gpuir_array w[3], x, got, want;
+        for (int i = 0; i < 3; i++) {
+            gpuir_array_alloc(ctx, &w[i], GPUIR_F32, 2, wd);
+            gpuir_array_fill_random(&w[i], 10 + (uint64_t)i);
+        }
+        gpuir_array_alloc(ctx, &x, GPUIR_F32, 2, xd);
+        gpuir_array_fill_random(&x, 3);
+        CHECK_RESULT(ctx, gpuir_module_bind_global(m, "W", &w[0]), GPUIR_OK);
+        gpuir_program *p = gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU, .emu_seed = seed});
+        gpuir_stream s = gpuir_stream_make(ctx, GPUIR_BACKEND_EMU);
+        gpuir_buffer bx = buffer_like(ctx, &x, 0), bo[2];
+        CHECK_RESULT(ctx, gpuir_buffer_upload(ctx, bx, &x, NULL), GPUIR_OK);
+        for (int run = 0; run < 2; run++) {      /* W0, then W1 bound after the first run */
+            gpuir_array shape = {.dtype = GPUIR_F32, .rank = 2, .dims = {3, 4}};
+            bo[run] = buffer_like(ctx, &shape, 0);
+            if (run == 1) CHECK_RESULT(ctx, gpuir_module_bind_global(m, "W", &w[1]), GPUIR_OK);
+            gpuir_arg in[1] = {gpuir_arg_buffer(bx)}, out[1] = {gpuir_arg_buffer(bo[run])};
+            gpuir_run_desc d = run_desc(in, 1, out, 1, s);
+            CHECK_RESULT(ctx, gpuir_program_run_args(p, &d), GPUIR_OK);
+        }
+        CHECK_RESULT(ctx, gpuir_module_bind_global(m, "W", &w[2]), GPUIR_OK);   /* W1's data freed */
+        CHECK_RESULT(ctx, gpuir_stream_synchronize(ctx, s), GPUIR_OK);
+        for (int run = 0; run < 2; run++) {
+            memset(&want, 0, sizeof want);
+            CHECK_RESULT(ctx, gpuir_module_bind_global(ref, "W", &w[run]), GPUIR_OK);
+            CHECK_RESULT(ctx, gpuir_ref_run(ref, "g", 1, &x, 1, &want), GPUIR_OK);
+            gpuir_array_alloc(ctx, &got, GPUIR_F32, 2, want.dims);
+            CHECK_RESULT(ctx, gpuir_buffer_download(ctx, bo[run], &got, NULL), GPUIR_OK);
+            CHECK_RESULT(ctx, gpuir_array_compare(ctx, &got, &want, 1e-5, 1e-5), GPUIR_OK);
+            gpuir_array_release(&got);
+            gpuir_array_release(&want);
+        }
+        if (seed == 0) {
+            gpuir_buffer bw = buffer_like(ctx, &w[0], 0);
+            CHECK_RESULT(ctx, gpuir_program_bind_global_buffer(p, "W", bw), GPUIR_OK);
+            gpuir_arg in[1] = {gpuir_arg_buffer(bx)}, out[1] = {gpuir_arg_buffer(bw)};
+            gpuir_run_desc d = run_desc(in, 1, out, 1, s);
+            CHECK_RESULT(ctx, gpuir_program_run_args(p, &d), GPUIR_ERR_INVALID_ARGUMENT);
+            CHECK(strstr(gpuir_ctx_error(ctx), "output #0 is the buffer global @W is bound to") != NULL);
+            gpuir_ctx_clear_error(ctx);
+        }
+        for (int i = 0; i < 3; i++) gpuir_array_release(&w[i]);
+        gpuir_array_release(&x);
+        gpuir_ctx_destroy(ctx);
+    }
+}
+
 /* Pinned arrays and registered memory: found as pinned, copied from on a
    stream, released; unpinned memory is not pinned. */
 TEST(pinned_host_memory) {
@@ -822,6 +882,7 @@ int main(void) {
     RUN(a_global_reads_a_device_buffer);
     RUN(misused_lifetimes_and_memory_are_safe);
     RUN(pinned_host_memory);
+    RUN(an_async_run_uploads_its_globals_before_their_readers);
     RUN(bad_arguments_are_named);
     RUN(a_run_into_a_captured_stream_fails_clearly_or_goes_ahead);
     RUN(cuda_buffers_round_trip);
