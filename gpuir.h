@@ -12622,6 +12622,17 @@ static bool gpuir__reads_across(gpuir__op_class cls) {
     return cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_ATTENTION || cls == GPUIR__CLASS_TRANSPOSE;
 }
 
+/* Whether elementwise op reads operand k broadcast (of other dims than
+   its result: each element read at many of the result's, by other threads
+   and blocks). An op of the same kernel must not write it in place: a row
+   kernel over [N, N] writing `v - rowsum(x)` over the v that `x + v`
+   reads along its rows gave other blocks v's new elements. */
+static bool gpuir__reads_broadcast(const gpuir_module *m, const gpuir__op *op, uint32_t k) {
+    if (!gpuir__is_elementwise(gpuir__info(op->kind)->cls) || !op->result) return false;
+    return !gpuir__dims_same(&gpuir__value_at(m, gpuir__op_operand(m, op, k))->type,
+                             &gpuir__value_at(m, op->result)->type);
+}
+
 /* What a fusion group's kernel runs over, for bufferize to tell its ops
    that compute fewer elements (a chain of a smaller shape pass.fuse merged
    into the kernel, gpuir__fuse_merges: its threads read its operands at
@@ -12704,7 +12715,8 @@ static gpuir_result gpuir__bufferize_schedule(gpuir__bufferizer *B, uint32_t fid
             uint32_t v = B->root[gpuir__op_operand(m, op, k) - 1] - 1;
             B->last_use[v] = (uint32_t)i + 1;
             if (B->runs_at[i] > B->last_run[v]) B->last_run[v] = B->runs_at[i];
-            if (across && B->runs_at[i] > B->gathered[v]) B->gathered[v] = B->runs_at[i];
+            if ((across || gpuir__reads_broadcast(m, op, k)) && B->runs_at[i] > B->gathered[v])
+                B->gathered[v] = B->runs_at[i];
         }
         if (op->result)             /* a reshape's uses are uses of what it views */
             B->root[op->result - 1] = gpuir__reshape_is_view(m, op) ? B->root[gpuir__op_operand(m, op, 0) - 1]
