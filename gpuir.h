@@ -14777,6 +14777,20 @@ static bool gpuir__row_private_broadcast(const gpuir_module *m, const gpuir__fun
     return gpuir__row_private_broadcast_at(m, k, op, F, 0);
 }
 
+/* Whether elementwise op of kernel k writes a private value of one
+   element made of the kernel's inputs only (`exp(s)` of a rank-0 s): the
+   same value at every row, computed once a row as a row value, so that a
+   row op (`c / exp(s)` of a [N, 1] c) reads it there; computed at each
+   element, it did not exist yet when the row op ran (a codegen error). */
+static bool gpuir__row_private_uniform(const gpuir_module *m, const gpuir__func *k, const gpuir__op *op,
+                                       const gpuir_type *F) {
+    if (!gpuir__is_elementwise(gpuir__info(op->kind)->cls) || !op->n_operands) return false;
+    uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+    const gpuir_type *d = &gpuir__value_at(m, dst)->type;
+    return !gpuir__ids_have(k->params, dst) && gpuir__type_is_static(d) && gpuir__type_count(d) == 1 &&
+           gpuir__row_shape_viewed(F, d) == GPUIR__ROW_NONE && gpuir__row_made_of_inputs(m, k, op, F, 0);
+}
+
 /* Whether kernel k is a row kernel (the reduce.rows form): every computing
    op elementwise, a splat, a row reduction of F (the first reduction's
    input) or a reshape, writing F, rows of F or (not a reduction) another
@@ -14813,7 +14827,9 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
         if (op->result || !gpuir__class_computes(cls) || gpuir__op_is_splat(m, op)) continue;
         const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
         gpuir__row_shape shape = cls == GPUIR__CLASS_REDUCE ? gpuir__row_shape_of(F, d) : gpuir__row_shape_viewed(F, d);
-        bool private_full = shape != GPUIR__ROW_FULL && gpuir__row_private_broadcast(m, k, op, F);
+        bool uniform = shape == GPUIR__ROW_NONE && gpuir__row_private_uniform(m, k, op, F);
+        if (uniform) shape = GPUIR__ROW_ROWS;
+        bool private_full = shape != GPUIR__ROW_FULL && !uniform && gpuir__row_private_broadcast(m, k, op, F);
         if ((shape == GPUIR__ROW_NONE && !private_full) || (cls == GPUIR__CLASS_RESHAPE && shape != GPUIR__ROW_FULL))
             return false;
         before &= cls != GPUIR__CLASS_REDUCE;
@@ -19883,7 +19899,9 @@ static gpuir_result gpuir__cg_rows_plan(gpuir__cg *C, gpuir__cg_rowplan *R) {
             if (l > level) level = l;
         }
         R->shape[i] = gpuir__cg_line_shape(R, &gpuir__value_at(m, dst)->type);
-        if (R->shape[i] != GPUIR__ROW_FULL && R->axis < 0 && gpuir__row_private_broadcast(m, C->k, op, R->F))
+        if (R->shape[i] == GPUIR__ROW_NONE && R->axis < 0 && gpuir__row_private_uniform(m, C->k, op, R->F))
+            R->shape[i] = GPUIR__ROW_ROWS;      /* one value: computed once a row */
+        else if (R->shape[i] != GPUIR__ROW_FULL && R->axis < 0 && gpuir__row_private_broadcast(m, C->k, op, R->F))
             R->shape[i] = GPUIR__ROW_FULL;      /* computed at each element */
         size_t j = R->n;
         if (cls == GPUIR__CLASS_REDUCE && online) j = gpuir__cg_rows_online_partner(C, R, i);
@@ -19932,8 +19950,10 @@ static gpuir_result gpuir__cg_rows_scalars(gpuir__cg *C, gpuir__cg_rowplan *R, i
             gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE)
             continue;
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
+        const gpuir_type *dt = &gpuir__value_at(m, dst)->type;
         gpuir__cg_rows_bind(C, R, i);
-        gpuir_result r = gpuir__cg_chain(C, i, i + 1, &gpuir__value_at(m, dst)->type, "row");
+        bool one = gpuir__type_is_static(dt) && gpuir__type_count(dt) == 1;   /* every row's (gpuir__row_private_uniform) */
+        gpuir_result r = gpuir__cg_chain(C, i, i + 1, dt, one ? "0" : "row");
         if (r) return r;
         R->rowvar[i] = C->cur[dst - 1];
         R->done[i] = true;
