@@ -14834,7 +14834,8 @@ static bool gpuir__kernel_is_row_kernel(const gpuir_module *m, const gpuir__func
             return false;
         before &= cls != GPUIR__CLASS_REDUCE;
         chain += before && shape != GPUIR__ROW_FULL;
-        bool viewed = shape == GPUIR__ROW_FULL && gpuir__row_shape_of(F, d) != GPUIR__ROW_FULL;
+        bool viewed = shape == GPUIR__ROW_FULL && gpuir__row_shape_of(F, d) != GPUIR__ROW_FULL &&
+                      !gpuir__dims_broadcast_surely(d->dims, d->rank, F->dims, F->rank);   /* F less its leading 1s: F */
         for (uint32_t j = 0; viewed && j + 1 < op->n_operands; j++) {   /* F reshaped: no row value */
             uint32_t b = gpuir__op_operand(m, op, j);
             const gpuir_type *t = &gpuir__value_at(m, b)->type;
