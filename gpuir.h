@@ -31154,6 +31154,23 @@ GPUIRDEF gpuir_result gpuir_program_wait(gpuir_program *p) {
     return r ? r : lr;
 }
 
+/* The first host function that reads global g on the host, or NULL: such
+   a program cannot take g from a device buffer (its runs failed then). */
+static const gpuir__func *gpuir__global_host_reader(const gpuir_module *m, uint32_t g) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        if (m->funcs[f].kernel) continue;
+        for (size_t i = 0; i < stbds_arrlenu(m->funcs[f].ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, m->funcs[f].ops[i]);
+            if (op->kind != GPUIR_OP_MEMREF_GET_GLOBAL || !op->result ||
+                gpuir__value_at(m, op->result)->type.space != GPUIR_SPACE_HOST)
+                continue;
+            const char *name = gpuir__string(m, gpuir__attr_get(m, op, GPUIR__KEY_NAME)->off);
+            if (gpuir__find_global(m, name) == g) return &m->funcs[f];
+        }
+    }
+    return NULL;
+}
+
 GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const char *name,
                                                        gpuir_buffer b) {
     if (!p) return GPUIR_ERR_INVALID_ARGUMENT;
@@ -31171,6 +31188,11 @@ GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const c
         if (i < stbds_arrlenu(p->resident) && p->resident[i].external) stbds_arrdel(p->resident, i);
         return GPUIR_OK;
     }
+    const gpuir__func *reader = b.id ? gpuir__global_host_reader(p->m, g) : NULL;
+    if (reader)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_program_bind_global_buffer: @%s reads global "
+                           "@%s on the host: it cannot be bound to a device buffer",
+                           gpuir__string(p->m, reader->name), name);
     char what[GPUIR_MAX_NAME + 48];
     snprintf(what, sizeof what, "global @%s", name);
     gpuir__run R;

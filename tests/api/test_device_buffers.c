@@ -449,6 +449,23 @@ TEST(a_global_reads_a_device_buffer) {
     CHECK(strstr(gpuir_ctx_error(fx.ctx), "global @W") != NULL);
     gpuir_ctx_clear_error(fx.ctx);
     CHECK_RESULT(fx.ctx, gpuir_program_bind_global_buffer(fx.p, "V", bw), GPUIR_ERR_NOT_FOUND);
+    gpuir_ctx_clear_error(fx.ctx);
+    /* a program that reads the global on the host: refused at the bind
+       (it was taken, and every run failed) */
+    static const char host_reads[] =
+        "global @H : tensor<4xf32>\n"
+        "func.func @f(%out: memref<4xf32>) {\n"
+        "  %h = memref.get_global {name = @H} : () -> memref<4xf32>\n"
+        "  memref.copy %h, %out : (memref<4xf32>, memref<4xf32>) -> ()\n"
+        "  return\n}\n";
+    gpuir_program *ph = gpuir_program_make(parse(fx.ctx, host_reads), &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU});
+    gpuir_array h4 = {.dtype = GPUIR_F32, .rank = 1, .dims = {4}};
+    gpuir_buffer bh = buffer_like(fx.ctx, &h4, 0);
+    CHECK_RESULT(fx.ctx, gpuir_program_bind_global_buffer(ph, "H", bh), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gpuir_ctx_error(fx.ctx), "@f reads global @H on the host") != NULL);
+    gpuir_ctx_clear_error(fx.ctx);
+    CHECK_RESULT(fx.ctx, gpuir_program_bind_global_buffer(ph, "H", (gpuir_buffer){0}), GPUIR_OK);  /* unbinding is fine */
+    gpuir_program_destroy(ph);
     fixture_free(&fx);
 }
 
