@@ -182,9 +182,9 @@ fi
 # In the order of what is least known (what the last lease, an H200 on
 # 2026-12-04, did not measure first): the defaults as switched after it,
 # issue 21's norms and losses over 16384 x 4096 and a total of rows of
-# 768 (`--rows`: that lease's whole `bandwidth` line ran past its limit), the fused epilogues, f16, the
-# skinny shapes, the other memory-bound rows and attention, then the
-# variants it compared.
+# 768 (`--rows`: that lease's whole `bandwidth` line ran past its
+# limit), the fused epilogues, f16, the skinny shapes, the other
+# memory-bound rows and attention, then the variants it compared.
 BENCHES=${GPU_CHECK_BENCH:-"matmul --dtype=bf16
 bandwidth --rows=16384x4096,65536x768
 matmul
