@@ -13997,6 +13997,7 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // gpuir__softmax_extent), fuse
 // (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of,
 // the sibling groups, the column groups' shapes and lanes), outline (gpuir__ids_have, gpuir__is_splat_fill),
+// place (gpuir__param_access: which parameters a kernel writes),
 // stage-matmul (GPUIR__WGMMA_B_N_MAJOR_BY_DEFAULT, _A_M_MAJOR_BY_DEFAULT:
 // whether B stays [K, N] and A [K, M]).
 // Writes: form, grid and block attributes. rt.exec sizes the grids of

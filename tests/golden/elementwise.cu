@@ -1,33 +1,86 @@
 /* @chain_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x_, const float *b_, float *out0_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 512LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        int i = (int)ii;
+    for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 128LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+        int q = (int)qq;
+        int i0 = q * 4 + 0;
         /* op 76: exp (line 5) */
-        float v0 = x_[i];
+        float4 l0 = ((const float4 *)x_)[q];
+        float v0 = l0.x;
         float v1 = expf(v0);
         /* op 77: add (line 6) */
-        float v2 = b_[i % 16];
+        float v2 = b_[i0 % 16];
         float v3 = v1 + v2;
         /* op 78: relu (line 7) */
         float v4 = gpuir_relu(v3);
-        out0_[i] = v4;
+        int i1 = q * 4 + 1;
+        /* op 76: exp (line 5) */
+        float v5 = l0.y;
+        float v6 = expf(v5);
+        /* op 77: add (line 6) */
+        float v7 = b_[i1 % 16];
+        float v8 = v6 + v7;
+        /* op 78: relu (line 7) */
+        float v9 = gpuir_relu(v8);
+        int i2 = q * 4 + 2;
+        /* op 76: exp (line 5) */
+        float v10 = l0.z;
+        float v11 = expf(v10);
+        /* op 77: add (line 6) */
+        float v12 = b_[i2 % 16];
+        float v13 = v11 + v12;
+        /* op 78: relu (line 7) */
+        float v14 = gpuir_relu(v13);
+        int i3 = q * 4 + 3;
+        /* op 76: exp (line 5) */
+        float v15 = l0.w;
+        float v16 = expf(v15);
+        /* op 77: add (line 6) */
+        float v17 = b_[i3 % 16];
+        float v18 = v16 + v17;
+        /* op 78: relu (line 7) */
+        float v19 = gpuir_relu(v18);
+        ((float4 *)out0_)[q] = GPUIR_FLOAT4(v4, v9, v14, v19);
     }
 }
 
 /* @half_k0: 256 threads per block */
 GPUIR_KERNEL gpuir_k_half_k0(GPUIR_LANE const unsigned short *x_, unsigned short *out0_) {
     GPUIR_NO_UNROLL
-    for (long long ii = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; ii < 8LL; ii += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
-        int i = (int)ii;
+    for (long long qq = GPUIR_BLOCK_RANK * GPUIR_BLOCK_THREADS + GPUIR_THREAD_RANK; qq < 2LL; qq += GPUIR_GRID_BLOCKS * GPUIR_BLOCK_THREADS) {
+        int q = (int)qq;
         /* op 82: constant */
         float v0 = gpuir_round_f16(0.5f);
         /* op 83: mul (line 13) */
-        float v1 = gpuir_f16_to_f32(x_[i]);
+        unsigned long long l0 = ((const unsigned long long *)x_)[q];
+        float v1 = gpuir_f16_to_f32((unsigned short)(l0 >> 0));
         float v2 = gpuir_round_f16(v1 * v0);
         /* op 84: tanh (line 14) */
         float v3 = gpuir_round_f16(tanhf(v2));
-        out0_[i] = gpuir_f32_to_f16(v3);
+        /* op 82: constant */
+        float v4 = gpuir_round_f16(0.5f);
+        /* op 83: mul (line 13) */
+        float v5 = gpuir_f16_to_f32((unsigned short)(l0 >> 16));
+        float v6 = gpuir_round_f16(v5 * v4);
+        /* op 84: tanh (line 14) */
+        float v7 = gpuir_round_f16(tanhf(v6));
+        /* op 82: constant */
+        float v8 = gpuir_round_f16(0.5f);
+        /* op 83: mul (line 13) */
+        float v9 = gpuir_f16_to_f32((unsigned short)(l0 >> 32));
+        float v10 = gpuir_round_f16(v9 * v8);
+        /* op 84: tanh (line 14) */
+        float v11 = gpuir_round_f16(tanhf(v10));
+        /* op 82: constant */
+        float v12 = gpuir_round_f16(0.5f);
+        /* op 83: mul (line 13) */
+        float v13 = gpuir_f16_to_f32((unsigned short)(l0 >> 48));
+        float v14 = gpuir_round_f16(v13 * v12);
+        /* op 84: tanh (line 14) */
+        float v15 = gpuir_round_f16(tanhf(v14));
+        ((unsigned long long *)out0_)[q] = (unsigned long long)gpuir_f32_to_f16(v3) |
+            (unsigned long long)gpuir_f32_to_f16(v7) << 16 | (unsigned long long)gpuir_f32_to_f16(v11) << 32 |
+            (unsigned long long)gpuir_f32_to_f16(v15) << 48;
     }
 }
 
