@@ -1810,6 +1810,17 @@ static const char *gpuir__tstr(gpuir__tbuf *b, const gpuir_type *t) {
     return gpuir_type_str(*t, b->s, sizeof b->s);
 }
 
+/* t as a message about a run names it: where the program was written with
+   tensors (a host function's parameters and results became memrefs when it
+   was lowered), the tensor its source wrote. */
+static gpuir_type gpuir__type_as_written(bool tensors, gpuir_type t) {
+    if (tensors && t.kind == GPUIR_TYPE_MEMREF) {
+        t.kind = GPUIR_TYPE_TENSOR;
+        t.space = 0;
+    }
+    return t;
+}
+
 /* *n times the dims, a `?` skipped: 0 where a dim is 0, whatever the
    others (their product may pass 2^63 before the 0); false where it
    passes 2^63 or a dim is negative. */
@@ -23667,6 +23678,8 @@ struct gpuir_program {
                                        0 until the op first runs (made with run_slots) */
     size_t n_launch_kernel;         /* the module's ops when it was made */
     char why_not_cuda[512];         /* AUTO: why CUDA was not used */
+    bool written_as_tensors;        /* its source's host functions took tensors (lowered here):
+                                       messages name them so (gpuir__type_as_written) */
     gpuir_program_stats stats;
     struct gpuir__tmap_entry *tmaps; /* stb_ds: tensor maps encoded so far (gpuir__launch_tensor_maps) */
     uint64_t tmaps_encoded;         /* tests: encodings made through the table */
@@ -29319,11 +29332,12 @@ static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, siz
             fits = want.dims[d] == got.dims[d] || (want.dims[d] == GPUIR_DYN && got.dims[d] >= 0);
         if (!fits) {
             gpuir__tbuf bw, bg;
+            gpuir_type written = gpuir__type_as_written(R->p->written_as_tensors, want);
             return gpuir__fail(R->p->ctx,
                                got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
                                "input #%zu: parameter %%%s is %s, the array is %s", i,
-                               gpuir__string(m, gpuir__value_at(m, f->params[i])->name), gpuir__tstr(&bw, &want),
-                               gpuir__tstr(&bg, &got));
+                               gpuir__string(m, gpuir__value_at(m, f->params[i])->name),
+                               gpuir__tstr(&bw, &written), gpuir__tstr(&bg, &got));
         }
         gpuir__slot *s = &R->slots[f->params[i] - 1];
         if (gpuir__run_shape(R, f->params[i], input->dims)) return R->p->ctx->result;
@@ -29920,14 +29934,17 @@ static gpuir__bufslot *gpuir__buffer_get(gpuir_ctx *ctx, gpuir_buffer b, const c
 }
 
 /* Checks a buffer or array of type got against type want (dims exact,
-   or any size for want's dynamic ones). */
-static gpuir_result gpuir__type_fits(gpuir_ctx *ctx, gpuir_type want, gpuir_type got,
+   or any size for want's dynamic ones); the message names both as tensors
+   where `tensors` (gpuir__type_as_written). */
+static gpuir_result gpuir__type_fits(gpuir_ctx *ctx, bool tensors, gpuir_type want, gpuir_type got,
                                      const char *what) {
     bool fits = got.dtype == want.dtype && got.rank == want.rank;
     for (int d = 0; fits && d < got.rank; d++)
         fits = want.dims[d] == got.dims[d] || (want.dims[d] == GPUIR_DYN && got.dims[d] >= 0);
     if (fits) return GPUIR_OK;
     gpuir__tbuf bw, bg;
+    want = gpuir__type_as_written(tensors, want);
+    got = gpuir__type_as_written(tensors, got);
     return gpuir__fail(ctx, got.dtype != want.dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE,
                        "%s: %s is wanted, the "
                        "argument is %s", what, gpuir__tstr(&bw, &want), gpuir__tstr(&bg, &got));
@@ -30369,7 +30386,7 @@ static gpuir_result gpuir__buffer_copy(gpuir_ctx *ctx, gpuir_buffer b, gpuir_arr
     if (a->rank < 0 || a->rank > GPUIR_MAX_RANK) return gpuir__fail(ctx, GPUIR_ERR_SHAPE,
                                                                     "%s has rank %d",
                                                                     what, a->rank);
-    if (gpuir__type_fits(ctx, B->type,
+    if (gpuir__type_fits(ctx, true, B->type,      /* a buffer holds a tensor's elements */
                          gpuir_memref_type(a->dtype, a->rank, a->dims, GPUIR_SPACE_DEVICE), what))
         return ctx->result;
     if (!B->bytes) return GPUIR_OK;
@@ -30609,7 +30626,7 @@ static gpuir__bufslot *gpuir__args_buffer(gpuir__run *R, gpuir_buffer b, gpuir_t
         return NULL;
     }
     want.space = GPUIR_SPACE_DEVICE;
-    return gpuir__type_fits(ctx, want, B->type, what) ? NULL : B;
+    return gpuir__type_fits(ctx, R->p->written_as_tensors, want, B->type, what) ? NULL : B;
 }
 
 /* Binds input i (parameter v): a host array as gpuir_program_run does, a
@@ -30691,8 +30708,8 @@ static gpuir_result gpuir__args_output(gpuir__run *R, gpuir__args *A, size_t j) 
         if (arg->host.rank < 0 || arg->host.rank > GPUIR_MAX_RANK)
             return gpuir__fail(p->ctx, GPUIR_ERR_SHAPE, "%s: the array has rank %d", what,
                                arg->host.rank);
-        if (gpuir__type_fits(p->ctx, want, gpuir_memref_type(arg->host.dtype, arg->host.rank, arg->host.dims, want.space),
-                             what))
+        if (gpuir__type_fits(p->ctx, p->written_as_tensors, want,
+                             gpuir_memref_type(arg->host.dtype, arg->host.rank, arg->host.dims, want.space), what))
             return p->ctx->result;
         gpuir__slot *s = &R->slots[r - 1];
         if (!D) return GPUIR_OK;             /* copied in after the run */
@@ -31911,6 +31928,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
         p->stats.open_ms += gpuir__now_ms() - t1;
     }
     bool tensor_level = !r && gpuir__module_is_tensor_level(m);
+    p->written_as_tensors = tensor_level;
     if (tensor_level && p->drv.sm) {                 /* lowered for the device it will run on */
         m->target.sm = p->drv.sm;
         m->target.sm_count = p->drv.sm_count;

@@ -162,7 +162,7 @@ TEST(wrong_inputs_are_rejected) {
     CHECK_RESULT(ctx, gpuir_program_run(p, "f", 1, in, 2, out), GPUIR_ERR_INVALID_ARGUMENT);
     gpuir_ctx_clear_error(ctx);
     CHECK_RESULT(ctx, gpuir_program_run(p, "f", 2, in, 2, out), GPUIR_ERR_SHAPE);
-    CHECK(strstr(gpuir_ctx_error(ctx), "input #1: parameter %b is memref<7xf32>") != NULL);
+    CHECK(strstr(gpuir_ctx_error(ctx), "input #1: parameter %b is tensor<7xf32>, the array is tensor<6xf32>") != NULL);
     gpuir_ctx_clear_error(ctx);
     in[1].dtype = GPUIR_I32;
     in[1].dims[0] = 7;
@@ -1287,6 +1287,15 @@ TEST(a_device_parameter_refuses_a_host_array) {
     gpuir_array_alloc(ctx, &x, GPUIR_F32, 1, d);
     if (p) CHECK_RESULT(ctx, gpuir_program_run(p, "f", 1, &x, 0, NULL), GPUIR_ERR_INVALID_ARGUMENT);
     CHECK(strstr(gpuir_ctx_error(ctx), "input #0: parameter %x is in device memory") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    /* a buffer of the wrong size: the types as written (memrefs here) */
+    gpuir_buffer_desc bd = {.backend = GPUIR_BACKEND_EMU, .dtype = GPUIR_F32, .rank = 1, .dims = {5}};
+    gpuir_buffer b = gpuir_buffer_make(ctx, &bd);
+    gpuir_arg in[1] = {gpuir_arg_buffer(b)};
+    gpuir_run_desc rd = {.func = "f", .n_inputs = 1, .inputs = in};
+    if (p) CHECK_RESULT(ctx, gpuir_program_run_args(p, &rd), GPUIR_ERR_SHAPE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "input #0 (%x): memref<4xf32, 1> is wanted, the argument is memref<5xf32, 1>"));
+    gpuir_buffer_destroy(ctx, b);
     gpuir_array_release(&x);
     gpuir_ctx_destroy(ctx);
 }
