@@ -7687,7 +7687,10 @@ static uint32_t gpuir__fold_reshape_drops_kept(gpuir__canon *C, const gpuir__op 
    Each operand of e of rank 0 stays; one that broadcasts as static
    trailing dims the reshape keeps stays, one of trailing dims it merges or
    splits is viewed as the reshape's trailing dims that hold as many
-   elements (gpuir__reshape_hoist_operand); one of e's shape is moved through
+   elements, one that spans each group of axes the reshape merges or
+   splits whole or not at all is viewed so (a per-channel [C, 1, 1] over
+   [N, C, H, W] is [C, 1] over [N, C, H*W]: gpuir__reshape_grouped_view;
+   gpuir__reshape_hoist_operand); one of e's shape is moved through
    in turn when it is such an op too (up to GPUIR__RESHAPE_SINK_DEPTH
    deep), else built on the new shape when it only puts back a reduction's
    dims and nothing else reads it (gpuir__reshape_sinks: the reduction with
@@ -7711,22 +7714,85 @@ static int gpuir__trailing_dims_holding(const gpuir_type *to, int64_t n) {
     return 0;
 }
 
+/* The view of operand type ot, which broadcasts to t (aligned to its
+   trailing dims), in the dims of `to`, a reshape of t: t and `to` static
+   with no 0, their axes cut into the shortest runs of equal products (the
+   groups: [2, 33, 5, 7] to [2, 33, 35] is {2} {33} {5, 7}), ot spanning
+   each group whole (t's dims there: `to`'s in the view) or not at all
+   (1s: 1s). False where ot varies along some axes of a group and not
+   others (a bias of W alone against H*W), or the view cannot be a
+   reshape's result. */
+static bool gpuir__reshape_grouped_view(const gpuir_type *ot, const gpuir_type *t, const gpuir_type *to,
+                                        gpuir_type *view) {
+    if (ot->rank > t->rank || !gpuir__type_is_static(ot) || !gpuir__type_is_static(t) ||
+        !gpuir__type_is_static(to) || gpuir__type_count(t) <= 0 || gpuir__type_count(t) != gpuir__type_count(to))
+        return false;
+    *view = *to;
+    view->dtype = ot->dtype;
+    int off = t->rank - ot->rank, i = 0, j = 0;
+    while (i < t->rank || j < to->rank) {
+        int i0 = i, j0 = j;
+        int64_t a = 1, b = 1;            /* each group takes one axis of either side at least */
+        if (i < t->rank) a = t->dims[i++];
+        if (j < to->rank) b = to->dims[j++];
+        while (a != b) {                 /* counts agree and no dim is 0: this ends */
+            if (a < b && i < t->rank) a *= t->dims[i++];
+            else if (b < a && j < to->rank) b *= to->dims[j++];
+            else return false;
+        }
+        bool ones = true, whole = true;
+        for (int k = i0; k < i; k++) {
+            int64_t d = k >= off ? ot->dims[k - off] : 1;
+            ones &= d == 1;
+            whole &= d == t->dims[k];
+        }
+        if (!ones && !whole) return false;
+        for (int k = j0; k < j; k++) view->dims[k] = ones ? 1 : to->dims[k];
+    }
+    return !gpuir__reshape_result_unfit(view);
+}
+
 /* How operand o of an elementwise op of type t reaches a reshape to `to`:
    GPUIR__RESHAPE_NO it cannot, _AS_IS it broadcasts as it does in t (a
    scalar; a bias of trailing dims both keep), _WHOLE reshaped to `to`
    (o has t's dims), _TRAILING a bias of t's trailing dims viewed as the
    trailing dims of `to` that hold as many elements ([H, D] against
    [B, S, H, D] is [H*D] against [B*S, H*D]: both repeat it every H*D
-   elements). */
-enum { GPUIR__RESHAPE_NO, GPUIR__RESHAPE_AS_IS, GPUIR__RESHAPE_WHOLE, GPUIR__RESHAPE_TRAILING };
+   elements), _GROUPED viewed in `to`'s rank where it spans each group of
+   axes the reshape merges or splits whole or not at all
+   (gpuir__reshape_grouped_view: [C, 1, 1] against [N, C, H, W] is
+   [1, C, 1] against [N, C, H*W]); where `any_grouped` is false only an
+   operand the function computes nothing for (gpuir__value_is_given):
+   moving a reshape above an op, a value another kernel computes on t's
+   shape (a row statistic [N, G, 1] of a GroupNorm's rows) keeps the op
+   there, in that kernel. */
+enum { GPUIR__RESHAPE_NO, GPUIR__RESHAPE_AS_IS, GPUIR__RESHAPE_WHOLE, GPUIR__RESHAPE_TRAILING, GPUIR__RESHAPE_GROUPED };
+
+/* Whether v is data the function is given, not computed: a parameter, a
+   constant, a global, or a reshape or cast of one. */
+static bool gpuir__value_is_given(const gpuir_module *m, uint32_t v) {
+    for (int depth = 0; depth < GPUIR__RESHAPE_SINK_DEPTH; depth++) {
+        const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+        if (!def || def->kind == GPUIR_OP_CONSTANT || def->kind == GPUIR_OP_GET_GLOBAL) return true;
+        if (def->kind != GPUIR_OP_RESHAPE && def->kind != GPUIR_OP_CAST) return false;
+        v = gpuir__op_operand(m, def, 0);
+    }
+    return false;
+}
+
 static int gpuir__reshape_hoist_operand(const gpuir_module *m, uint32_t o, const gpuir_type *t,
-                                        const gpuir_type *to) {
+                                        const gpuir_type *to, bool any_grouped) {
     const gpuir_type *ot = &gpuir__value_at(m, o)->type;
+    gpuir_type view;
     if (ot->rank == 0) return GPUIR__RESHAPE_AS_IS;
     if (gpuir__dims_same(ot, t)) return GPUIR__RESHAPE_WHOLE;
-    if (ot->rank > t->rank || !gpuir__reshape_keeps_suffix(ot, t)) return GPUIR__RESHAPE_NO;
-    if (gpuir__reshape_keeps_suffix(ot, to)) return GPUIR__RESHAPE_AS_IS;
-    return gpuir__trailing_dims_holding(to, gpuir__type_count(ot)) ? GPUIR__RESHAPE_TRAILING : GPUIR__RESHAPE_NO;
+    if (ot->rank > t->rank) return GPUIR__RESHAPE_NO;
+    if (gpuir__reshape_keeps_suffix(ot, t)) {
+        if (gpuir__reshape_keeps_suffix(ot, to)) return GPUIR__RESHAPE_AS_IS;
+        if (gpuir__trailing_dims_holding(to, gpuir__type_count(ot))) return GPUIR__RESHAPE_TRAILING;
+    }
+    return (any_grouped || gpuir__value_is_given(m, o)) && gpuir__reshape_grouped_view(ot, t, to, &view) ?
+           GPUIR__RESHAPE_GROUPED : GPUIR__RESHAPE_NO;
 }
 
 /* Value v viewed in `to`'s dims (v's dtype): v itself when it has them, a
@@ -7740,9 +7806,16 @@ static uint32_t gpuir__reshape_view(gpuir_module *m, uint32_t v, const gpuir_typ
     return gpuir__build_value(m, GPUIR_OP_RESHAPE, &v, 1, 0, 0, &shaped).id;
 }
 
-/* Operand o as `how` (gpuir__reshape_hoist_operand) has it reach a reshape
-   to `to`, for a scalar or a bias: itself, or its view; 0 on failure. */
-static uint32_t gpuir__reshape_bias_view(gpuir_module *m, uint32_t o, int how, const gpuir_type *to) {
+/* Operand o of an op of type t as `how` (gpuir__reshape_hoist_operand)
+   has it reach a reshape to `to`, for a scalar or a bias: itself, or its
+   view; 0 on failure. */
+static uint32_t gpuir__reshape_bias_view(gpuir_module *m, uint32_t o, int how, const gpuir_type *t,
+                                         const gpuir_type *to) {
+    if (how == GPUIR__RESHAPE_GROUPED) {
+        gpuir_type view;
+        return gpuir__reshape_grouped_view(&gpuir__value_at(m, o)->type, t, to, &view) ?
+               gpuir__reshape_view(m, o, &view) : 0;
+    }
     if (how != GPUIR__RESHAPE_TRAILING) return o;
     gpuir_type trailing = *to;
     int k = gpuir__trailing_dims_holding(to, gpuir__type_count(&gpuir__value_at(m, o)->type));
@@ -7813,7 +7886,7 @@ static bool gpuir__reshape_hoists(const gpuir__canon *C, uint32_t v, const gpuir
     if (gpuir__canon_takes_epilogue(C, v, GPUIR__RESHAPE_SINK_DEPTH)) return false;   /* the other way */
     bool shaped = false;                 /* an operand of e's shape gives the result its shape */
     for (uint32_t k = 0; k < def->n_operands; k++) {
-        int how = gpuir__reshape_hoist_operand(m, gpuir__op_operand(m, def, k), t, to);
+        int how = gpuir__reshape_hoist_operand(m, gpuir__op_operand(m, def, k), t, to, false);
         if (how == GPUIR__RESHAPE_NO) return false;
         shaped |= how == GPUIR__RESHAPE_WHOLE;
     }
@@ -7840,9 +7913,9 @@ static uint32_t gpuir__reshape_hoist(gpuir__canon *C, uint32_t v, const gpuir_ty
     uint32_t attrs = def->attrs, n_attrs = def->n_attrs, n = def->n_operands, in[GPUIR_MAX_OPERANDS];
     for (uint32_t k = 0; k < n; k++) in[k] = gpuir__op_operand(m, def, k);
     for (uint32_t k = 0; k < n; k++) {
-        int how = gpuir__reshape_hoist_operand(m, in[k], &t, to);
+        int how = gpuir__reshape_hoist_operand(m, in[k], &t, to, false);
         in[k] = how == GPUIR__RESHAPE_WHOLE ? gpuir__reshape_hoist(C, in[k], to, depth - 1)
-                                            : gpuir__reshape_bias_view(m, in[k], how, to);
+                                            : gpuir__reshape_bias_view(m, in[k], how, &t, to);
         if (!in[k]) return 0;
     }
     return gpuir__build_value(m, kind, in, n, attrs, n_attrs, &shaped).id;
@@ -7912,7 +7985,7 @@ static uint32_t gpuir__fold_elementwise_of_reshape(gpuir__canon *C, const gpuir_
     gpuir_type to = gpuir__value_at(m, src)->type;
     if (gpuir__type_is_static(&t) && !gpuir__type_is_static(&to)) return 0;
     for (uint32_t k = 0; k < n; k++) {
-        how[k] = gpuir__reshape_hoist_operand(m, in[k], &t, &to);
+        how[k] = gpuir__reshape_hoist_operand(m, in[k], &t, &to, true);
         if (how[k] == GPUIR__RESHAPE_NO ||
             (how[k] == GPUIR__RESHAPE_WHOLE && (int)k != through && gpuir__reshape_result_unfit(&to)))
             return 0;
@@ -7920,7 +7993,7 @@ static uint32_t gpuir__fold_elementwise_of_reshape(gpuir__canon *C, const gpuir_
     for (uint32_t k = 0; k < n; k++) {                         /* (op moves: ops grow) */
         in[k] = (int)k == through ? src
               : how[k] == GPUIR__RESHAPE_WHOLE ? gpuir__reshape_view(m, in[k], &to)
-              : gpuir__reshape_bias_view(m, in[k], how[k], &to);
+              : gpuir__reshape_bias_view(m, in[k], how[k], &t, &to);
         if (!in[k]) return 0;
     }
     to.dtype = t.dtype;
@@ -8741,14 +8814,18 @@ static bool gpuir__softmax_is_columns(const gpuir_module *m, const gpuir__op *op
 }
 
 /* Whether the row softmax at index i of function fid has an elementwise
-   neighbour: an elementwise op made its operand, or one of its users is
-   elementwise. Decomposed, it then fuses with them into one row kernel
-   (pass.fuse: row groups), e.g. a masked softmax or a log-softmax. A
-   softmax a matmul uses stays whole (attention: softmax(Q K^T) V). */
+   neighbour: an elementwise op made its operand (also through reshapes,
+   which canonicalize moves above it: a per-channel scale over [N, C, H, W]
+   before a softmax over H*W), or one of its users is elementwise.
+   Decomposed, it then fuses with them into one row kernel (pass.fuse: row
+   groups), e.g. a masked softmax or a log-softmax. A softmax a matmul uses
+   stays whole (attention: softmax(Q K^T) V). */
 static bool gpuir__softmax_fuses(const gpuir_module *m, uint32_t fid, size_t i) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
+    for (int depth = 0; def && def->kind == GPUIR_OP_RESHAPE && depth < 8; depth++)
+        def = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, def, 0))->def_op);
     bool fuses = def && gpuir__is_elementwise(gpuir__info(def->kind)->cls);
     for (size_t j = i + 1; j < stbds_arrlenu(f->ops); j++) {
         const gpuir__op *user = gpuir__op_at(m, f->ops[j]);

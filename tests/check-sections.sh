@@ -119,7 +119,7 @@ function definitions(    i, t, s, m, name, in_enum, rest) {
                 rest = substr(rest, RSTART + RLENGTH)
                 sub(/^[ \t]*=[^,]*/, "", rest)
             }
-            if (t ~ /^\}/) in_enum = 0
+            if (t ~ /^\}/ || t ~ /\}[ \t]*[A-Za-z0-9_]*[ \t]*;[ \t]*$/) in_enum = 0   # also a one-line enum
         }
         if (match(t, /^(typedef[ \t]+)?(struct|enum|union)[ \t]+gpuir_[A-Za-z0-9_]*[ \t]*\{/)) {
             name = t
