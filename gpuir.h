@@ -18329,6 +18329,7 @@ static void gpuir__cg_matmul_tiles(gpuir__cg *C, const gpuir__op *op, int pa, in
     gpuir__cg_line(C, "bs[e] = gk < %s && gn < %s ? %s : (%s)0;", ke, N, gpuir__str_cstr(&b_elem), ct);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_line(C, "GPUIR_UNROLL");         /* acc[] stays in registers (indexed by constants) */
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per);
     gpuir__cg_line(C, "int e = t + r * %lld;", T);
     gpuir__cg_open(C, "if (e < %d)", bm * bn);
@@ -19361,11 +19362,14 @@ static gpuir_result gpuir__cg_matmul_plain(gpuir__cg *C, size_t at, int pa, int 
     gpuir__cg_line(C, "long long tn = tile %% %s, tm = tile / %s %% %s, batch = tile / %s;", tiles_n.text, tiles_n.text,
                    tiles_m.text, tiles_mn.text);
     gpuir__cg_line(C, "%s acc[%lld];", acc_t, per_thread);
+    gpuir__cg_line(C, "GPUIR_UNROLL");         /* every loop over acc[]: else an f16 or bf16
+                                                  epilogue left it in local memory */
     gpuir__cg_line(C, "for (int r = 0; r < %lld; r++) acc[r] = 0;", per_thread);
     const gpuir__attr *ks = gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES);
     char inner[360];                    /* the matmul's own batches: all but the k slices */
     snprintf(inner, sizeof inner, "%s / %lldLL", batches.text, (long long)(ks ? ks->i : 1));
     gpuir__cg_matmul_tiles(C, op, pa, pb, ct, inner);
+    gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (int r = 0; r < %lld; r++)", per_thread);
     gpuir__cg_line(C, "int e = t + r * %lld;", T);
     gpuir__cg_line(C, "long long gm = tm * %d + e / %d, gn = tn * %d + e %% %d;", GPUIR__MM_BM, GPUIR__MM_BN,

@@ -301,6 +301,37 @@ TEST(nvrtc_compiles_every_kernel_without_spills) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* The plain matmul kernel (dynamic sizes, an author's form) keeps its 16
+   accumulators a thread in registers with an f16 or bf16 epilogue: its
+   loops over them are unrolled (each epilogue op's rounding made the last
+   loop too long for NVRTC to unroll on its own: a 64-byte stack frame). */
+TEST(nvrtc_keeps_plain_matmul_accumulators_in_registers) {
+    static const char text[] =
+        "func.func @f16_gelu(%a: tensor<?x64xf16>, %b: tensor<64x128xf16>) -> tensor<?x128xf16> {\n"
+        "  %m = matmul %a, %b : (tensor<?x64xf16>, tensor<64x128xf16>) -> tensor<?x128xf16>\n"
+        "  %g = gelu %m : (tensor<?x128xf16>) -> tensor<?x128xf16>\n"
+        "  return %g : tensor<?x128xf16>\n}\n"
+        "func.func @bf16_bias_silu(%a: tensor<96x64xbf16>, %b: tensor<64x80xbf16>, %c: tensor<80xbf16>)"
+        " -> tensor<96x80xbf16> {\n"
+        "  %m = matmul %a, %b {form = \"plain.64x64x16\"} : (tensor<96x64xbf16>, tensor<64x80xbf16>) -> tensor<96x80xbf16>\n"
+        "  %s = add %m, %c : (tensor<96x80xbf16>, tensor<80xbf16>) -> tensor<96x80xbf16>\n"
+        "  %g = silu %s : (tensor<96x80xbf16>) -> tensor<96x80xbf16>\n"
+        "  return %g : tensor<96x80xbf16>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = lowered_text(ctx, text);
+    char *src = gpuir_module_emit_cuda(m);
+    CHECK(src && strstr(src, "float acc[16];"));
+    gpuir_free(src);
+    static const int archs[] = {80, 90};
+    for (size_t i = 0; i < 2; i++) {
+        char *ptx = NULL;
+        if (!nvrtc_compiles(ctx, m, archs[i], &ptx)) { gpuir_ctx_destroy(ctx); SKIP("no libnvrtc"); }
+        CHECK(ptx && strstr(ptx, ".visible .entry gpuir_k_f16_gelu_k0(") && !strstr(ptx, ".local"));
+        gpuir_free(ptx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 /* The f32 register-tiled matmuls (tests/ir/run/matmul-f32.gir: 128x128
    tiles, 8x8 outputs a thread; 64x64 tiles, 4x4; matmul-f32-256.gir: the
    256x128x8 variant, 16x8, 203-255 registers) compile for sm_80 and sm_90
@@ -1389,6 +1420,7 @@ int main(void) {
     RUN(launch_limits_are_checked_before_launching);
     RUN_PLAIN(nvrtc_compiles_every_kernel_without_spills);
     RUN_PLAIN(nvrtc_compiles_register_tiled_matmuls);
+    RUN_PLAIN(nvrtc_keeps_plain_matmul_accumulators_in_registers);
     RUN_PLAIN(nvrtc_compiles_split_k_kernels);
     RUN(nvrtc_compiles_dynamic_kernels);
     RUN(nvrtc_compiles_named_parameters);

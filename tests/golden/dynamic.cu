@@ -405,6 +405,7 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *x_, const float *w_, const fl
     for (long long tile = GPUIR_BLOCK_RANK; tile < (((out0_d1_ + 63) / 64) * ((out0_d0_ + 63) / 64)); tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % ((out0_d1_ + 63) / 64), tm = tile / ((out0_d1_ + 63) / 64) % ((out0_d0_ + 63) / 64), batch = tile / (((out0_d1_ + 63) / 64) * ((out0_d0_ + 63) / 64));
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * (out0_d0_ * 8LL), b0 = batch * (8LL * out0_d1_);
         for (long long k0 = 0; k0 < 8LL; k0 += 16) {
@@ -417,6 +418,7 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *x_, const float *w_, const fl
                 bs[e] = gk < 8LL && gn < out0_d1_ ? w_[b0 + gk * out0_d1_ + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -425,6 +427,7 @@ GPUIR_KERNEL gpuir_k_mm_k0(GPUIR_LANE const float *x_, const float *w_, const fl
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
@@ -450,6 +453,7 @@ GPUIR_KERNEL gpuir_k_bmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
     for (long long tile = GPUIR_BLOCK_RANK; tile < out0_d0_; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * (3LL * x_d2_), b0 = batch * (x_d2_ * 5LL);
         for (long long k0 = 0; k0 < x_d2_; k0 += 16) {
@@ -462,6 +466,7 @@ GPUIR_KERNEL gpuir_k_bmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
                 bs[e] = gk < x_d2_ && gn < 5LL ? w_[b0 + gk * 5LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -470,6 +475,7 @@ GPUIR_KERNEL gpuir_k_bmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
@@ -490,6 +496,7 @@ GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
     for (long long tile = GPUIR_BLOCK_RANK; tile < 1LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * (8LL * x_d0_), b0 = batch * (x_d0_ * 8LL);
         for (long long k0 = 0; k0 < x_d0_; k0 += 16) {
@@ -502,6 +509,7 @@ GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
                 bs[e] = gk < x_d0_ && gn < 8LL ? w_[b0 + gk * 8LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -510,6 +518,7 @@ GPUIR_KERNEL gpuir_k_tmm_k0(GPUIR_LANE const float *x_, const float *w_, float *
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;

@@ -425,6 +425,7 @@ GPUIR_KERNEL gpuir_k_odd_k_f16_k0(GPUIR_LANE const unsigned short *a_, const uns
     for (long long tile = GPUIR_BLOCK_RANK; tile < 2LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 2LL, batch = tile / 2LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * 2310LL, b0 = batch * 2112LL;
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
@@ -437,6 +438,7 @@ GPUIR_KERNEL gpuir_k_odd_k_f16_k0(GPUIR_LANE const unsigned short *a_, const uns
                 bs[e] = gk < 33LL && gn < 64LL ? gpuir_f16_to_f32(b_[b0 + gk * 64LL + gn * 1LL]) : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -445,6 +447,7 @@ GPUIR_KERNEL gpuir_k_odd_k_f16_k0(GPUIR_LANE const unsigned short *a_, const uns
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
@@ -465,6 +468,7 @@ GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *a_, const float *b_, flo
     for (long long tile = GPUIR_BLOCK_RANK; tile < 6LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 2LL, tm = tile / 2LL % 3LL, batch = tile / 6LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * 4480LL, b0 = batch * 4096LL;
         for (long long k0 = 0; k0 < 32LL; k0 += 16) {
@@ -477,6 +481,7 @@ GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *a_, const float *b_, flo
                 bs[e] = gk < 32LL && gn < 128LL ? gpuir_tf32_round(b_[b0 + gk * 128LL + gn * 1LL]) : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -485,6 +490,7 @@ GPUIR_KERNEL gpuir_k_ta_tf32_k0(GPUIR_LANE const float *a_, const float *b_, flo
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;

@@ -108,6 +108,7 @@ GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *a_, const int *b_, const in
     for (long long tile = GPUIR_BLOCK_RANK; tile < 4LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 2LL, tm = tile / 2LL % 2LL, batch = tile / 4LL;
         unsigned long long acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * 2310LL, b0 = batch * 2145LL;
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
@@ -120,6 +121,7 @@ GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *a_, const int *b_, const in
                 bs[e] = gk < 33LL && gn < 65LL ? b_[b0 + gk * 65LL + gn * 1LL] : (long long)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -128,6 +130,7 @@ GPUIR_KERNEL gpuir_k_mm_i32_k0(GPUIR_LANE const int *a_, const int *b_, const in
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
@@ -151,6 +154,7 @@ GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *a_, const float *b_, f
     for (long long tile = GPUIR_BLOCK_RANK; tile < 4LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 2LL, tm = tile / 2LL % 2LL, batch = tile / 4LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * 2310LL, b0 = batch * 2145LL;
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
@@ -163,6 +167,7 @@ GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *a_, const float *b_, f
                 bs[e] = gk < 33LL && gn < 65LL ? b_[b0 + gk * 65LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -171,6 +176,7 @@ GPUIR_KERNEL gpuir_k_mm_ta_f32_k0(GPUIR_LANE const float *a_, const float *b_, f
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
@@ -191,6 +197,7 @@ GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *a_, const long lon
     for (long long tile = GPUIR_BLOCK_RANK; tile < 4LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 2LL, tm = tile / 2LL % 2LL, batch = tile / 4LL;
         unsigned long long acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * 2310LL, b0 = batch * 2145LL;
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
@@ -203,6 +210,7 @@ GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *a_, const long lon
                 bs[e] = gk < 33LL && gn < 65LL ? b_[b0 + gk * 1LL + gn * 33LL] : (long long)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -211,6 +219,7 @@ GPUIR_KERNEL gpuir_k_mm_tb_i64_k0(GPUIR_LANE const long long *a_, const long lon
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
@@ -231,6 +240,7 @@ GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *a_, const float *b_, fl
     for (long long tile = GPUIR_BLOCK_RANK; tile < 1LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * 1LL, b0 = batch * 1LL;
         for (long long k0 = 0; k0 < 1LL; k0 += 16) {
@@ -243,6 +253,7 @@ GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *a_, const float *b_, fl
                 bs[e] = gk < 1LL && gn < 1LL ? b_[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -251,6 +262,7 @@ GPUIR_KERNEL gpuir_k_mm_1x1x1_k0(GPUIR_LANE const float *a_, const float *b_, fl
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
@@ -271,6 +283,7 @@ GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *a_, const float *b_, const
     for (long long tile = GPUIR_BLOCK_RANK; tile < 1LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * 650LL, b0 = batch * 130LL;
         for (long long k0 = 0; k0 < 130LL; k0 += 16) {
@@ -283,6 +296,7 @@ GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *a_, const float *b_, const
                 bs[e] = gk < 130LL && gn < 1LL ? b_[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -291,6 +305,7 @@ GPUIR_KERNEL gpuir_k_mm_n1_k0(GPUIR_LANE const float *a_, const float *b_, const
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
@@ -316,6 +331,7 @@ GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *a_, const float *b_, fl
     for (long long tile = GPUIR_BLOCK_RANK; tile < 6LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = (batch / 3) * 340LL, b0 = (batch % 3) * 153LL;
         for (long long k0 = 0; k0 < 17LL; k0 += 16) {
@@ -328,6 +344,7 @@ GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *a_, const float *b_, fl
                 bs[e] = gk < 17LL && gn < 9LL ? b_[b0 + gk * 9LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -336,6 +353,7 @@ GPUIR_KERNEL gpuir_k_mm_bcast_k0(GPUIR_LANE const float *a_, const float *b_, fl
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;

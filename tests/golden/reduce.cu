@@ -177,6 +177,7 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x_, const float *w_, const f
     for (long long tile = GPUIR_BLOCK_RANK; tile < 1LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * 384LL, b0 = batch * 960LL;
         for (long long k0 = 0; k0 < 24LL; k0 += 16) {
@@ -189,6 +190,7 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x_, const float *w_, const f
                 bs[e] = gk < 24LL && gn < 40LL ? w_[b0 + gk * 40LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -197,6 +199,7 @@ GPUIR_KERNEL gpuir_k_mlp_k0(GPUIR_LANE const float *x_, const float *w_, const f
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;

@@ -36,6 +36,7 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0_, const float *b_,
     for (long long tile = GPUIR_BLOCK_RANK; tile < 6LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = (batch % 2) * 20000LL, b0 = 0 * 24000LL;
         long long kb = batch / (6LL / 3LL) * 352LL, ke = kb + 352LL < 1000LL ? kb + 352LL : 1000LL;  /* k slice */
@@ -49,6 +50,7 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0_, const float *b_,
                 bs[e] = gk < ke && gn < 24LL ? b_[b0 + gk * 24LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -57,6 +59,7 @@ GPUIR_KERNEL gpuir_k_f32_plain_k1(GPUIR_LANE const float *in0_, const float *b_,
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
@@ -548,6 +551,7 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0_, const float *b_, float
     for (long long tile = GPUIR_BLOCK_RANK; tile < 8LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 1LL, tm = tile / 1LL % 1LL, batch = tile / 1LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = 0 * 2048LL, b0 = 0 * 2048LL;
         long long kb = batch / (8LL / 8LL) * 256LL, ke = kb + 256LL < 2048LL ? kb + 256LL : 2048LL;  /* k slice */
@@ -561,6 +565,7 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0_, const float *b_, float
                 bs[e] = gk < ke && gn < 1LL ? b_[b0 + gk * 1LL + gn * 1LL] : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -569,6 +574,7 @@ GPUIR_KERNEL gpuir_k_dot_k1(GPUIR_LANE const float *in0_, const float *b_, float
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;

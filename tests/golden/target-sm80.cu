@@ -71,6 +71,7 @@ GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a_, const unsign
     for (long long tile = GPUIR_BLOCK_RANK; tile < 4LL; tile += GPUIR_GRID_BLOCKS) {
         long long tn = tile % 2LL, tm = tile / 2LL % 2LL, batch = tile / 4LL;
         float acc[16];
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) acc[r] = 0;
         long long a0 = batch * 2310LL, b0 = batch * 2145LL;
         for (long long k0 = 0; k0 < 33LL; k0 += 16) {
@@ -83,6 +84,7 @@ GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a_, const unsign
                 bs[e] = gk < 33LL && gn < 65LL ? gpuir_f16_to_f32(b_[b0 + gk * 65LL + gn * 1LL]) : (float)0;
             }
             GPUIR_SYNC();
+            GPUIR_UNROLL
             for (int r = 0; r < 16; r++) {
                 int e = t + r * 256;
                 if (e < 4096) {
@@ -91,6 +93,7 @@ GPUIR_KERNEL gpuir_k_mm_f16_k0(GPUIR_LANE const unsigned short *a_, const unsign
             }
             GPUIR_SYNC();
         }
+        GPUIR_UNROLL
         for (int r = 0; r < 16; r++) {
             int e = t + r * 256;
             long long gm = tm * 64 + e / 64, gn = tn * 64 + e % 64;
