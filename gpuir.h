@@ -15076,11 +15076,12 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
                                 "its lead op (%s, line %u)", kname, gpuir_op_name(op->kind), op->line,
                                 lead ? gpuir_op_name(lead->kind) : "none", lead ? lead->line : 0);
     }
-    if (gpuir__form_is_attention_wgmma(given) && gpuir__module_sm(m) != 90)
+    bool attention = lead && lead->kind == GPUIR_OP_ATTENTION && lead->n_operands >= 3;
+    if (gpuir__form_is_attention_wgmma(given) && attention && gpuir__module_sm(m) != 90)
         return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" cannot run on "
                                 "sm_%d: wgmma needs sm_90", kname, gpuir_op_name(lead->kind), lead->line,
                                 gpuir__kernel_form_name(given), gpuir__module_sm(m));
-    if (gpuir__form_is_attention_wgmma(given)) {
+    if (gpuir__form_is_attention_wgmma(given) && attention) {   /* else: does not fit, below */
         const gpuir_type *q = &gpuir__value_at(m, gpuir__op_operand(m, lead, 0))->type;
         const gpuir_type *v = &gpuir__value_at(m, gpuir__op_operand(m, lead, 2))->type;
         int64_t D = q->dims[q->rank - 1], Dv = v->dims[v->rank - 1];
