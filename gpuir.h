@@ -15130,7 +15130,8 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     int64_t count = out ? gpuir__type_count(out) : 1;
     gpuir__kernel_form form = gpuir__kernel_form_recorded(m, k);     /* gpuir__configure_kernel_forms' */
     grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
-    if (count <= 0) return;
+    if (count <= 0 && !gpuir__form_is_attention(form)) return;   /* nothing to compute: one thread;
+                                                                     an attention's codegen needs its block */
     if (form == GPUIR__FORM_SIBLINGS) {     /* a block per gpuir__siblings_block_rows rows */
         gpuir__sib_view view;
         uint32_t x = gpuir__kernel_sibling_input(m, k, &view);
@@ -15140,6 +15141,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
         int64_t rows = gpuir__form_attention_rows(form);
         block[0] = 2 * rows;
         grid[0] = gpuir__attention_tiles(m, gpuir__kernel_lead(m, k), rows);
+        if (grid[0] < 1) grid[0] = 1;                  /* no rows (a batch of 0): the kernel's loop runs none */
     } else if (kind == GPUIR_OP_MATMUL) {
         int64_t M = out->dims[out->rank - 2], N = out->dims[out->rank - 1];
         gpuir__matmul_form form = gpuir__matmul_form_of(m, k);
