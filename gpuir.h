@@ -12725,15 +12725,16 @@ static bool gpuir__reads_broadcast(const gpuir_module *m, const gpuir__op *op, u
    that compute fewer elements (a chain of a smaller shape pass.fuse merged
    into the kernel, gpuir__fuse_merges: its threads read its operands at
    broadcast indices, so it writes none of them in place, another thread
-   may still read it): the most elements of a static result, a result with
-   `?` dims (the group's ops tie such dims: one of them serves), and a row
+   may still read it): the most elements of a static result, the widest
+   result whose count does not tell its extent (`?` dims: the group's ops
+   tie them; or a 0: [0, 64] runs over more than [64]), and a row
    reduction's operand (a row kernel's F: its own row values, one a row,
    are computed once a row and may be written in place). Only elementwise
    and row kernels take such chains: in others (a matmul's epilogue, a
    column reduction's users) every op may write in place. */
 typedef struct gpuir__group_extent {
     int64_t most;           /* the most elements of a static result */
-    uint32_t dynamic;       /* a result with `?` dims, 0: none */
+    uint32_t dynamic;       /* the widest result with `?` dims or no elements, 0: none */
     uint32_t rows;          /* a row reduction's operand, 0: none */
     bool other;             /* an op neither elementwise nor a row reduction */
 } gpuir__group_extent;
@@ -12744,8 +12745,10 @@ static void gpuir__group_extent_add(const gpuir_module *m, gpuir__group_extent *
     e->other |= !row && !gpuir__is_elementwise(gpuir__info(op->kind)->cls);
     if (!op->result) return;
     const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
-    if (!gpuir__type_is_static(t)) {
-        if (!e->dynamic) e->dynamic = op->result;
+    if (!gpuir__type_is_static(t) || gpuir__type_count(t) == 0) {
+        const gpuir_type *d = e->dynamic ? &gpuir__value_at(m, e->dynamic)->type : NULL;
+        if (!d || (!gpuir__dims_same(d, t) && gpuir__dims_broadcast_surely(d->dims, d->rank, t->dims, t->rank)))
+            e->dynamic = op->result;             /* ([?, 1] then [?, 64]: the second) */
     } else if (gpuir__type_count(t) > e->most)
         e->most = gpuir__type_count(t);
 }
