@@ -4973,13 +4973,15 @@ GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path)
 // normalized axis).
 
 /* Points errors at the op: its source location, or its function and index
-   (formatted only if an error comes: this runs for every op). */
+   (formatted only if an error comes: this runs for every op); with no op,
+   at the function's own location (its parameters'), where it has one. */
 static void gpuir__verify_locate(gpuir_module *m, const gpuir__func *f, size_t index,
                                  const gpuir__op *op) {
     gpuir_ctx *ctx = m->ctx;
-    ctx->loc_file = op && op->line ? m->source_name : NULL;
-    ctx->loc_line = op ? op->line : 0;
-    ctx->loc_col = op ? op->col : 0;
+    uint32_t line = op ? op->line : f->line, col = op ? op->col : f->col;
+    ctx->loc_file = line ? m->source_name : NULL;
+    ctx->loc_line = line;
+    ctx->loc_col = col;
     ctx->loc_module = m;
     ctx->loc_func_name = f->name;
     ctx->loc_index = index;
