@@ -15805,7 +15805,8 @@ GPUIRDEF char *gpuir_module_print_dot(gpuir_module *m) {
 // (no register-tiled matmul, tiled transpose or 16-byte elementwise
 // accesses). The output is deterministic.
 // Reads: util, ir, build (gpuir__kernel_lead: where a kernel's form is),
-// array (gpuir__load_elem: dense constants), fuse (gpuir__is_elementwise,
+// array (gpuir__load_elem: dense constants), pass (gpuir__pass_fail: a
+// refusal at its op's file:line:col), fuse (gpuir__is_elementwise,
 // gpuir__row_shape_of, gpuir__row_shape_viewed: a row kernel's values;
 // gpuir__column_shape_of, gpuir__reduce_is_column_line,
 // gpuir__column_group_lanes: a column group's; the sibling roles), outline
@@ -16808,7 +16809,7 @@ static uint32_t gpuir__cg_new_var(gpuir__cg *C, gpuir_dtype d) {
 }
 
 static gpuir_result gpuir__cg_fail(gpuir__cg *C, const gpuir__op *op, const char *why) {
-    return gpuir__fail(C->m->ctx, GPUIR_ERR_VERIFY, "codegen: kernel @%s: %s%s%s",
+    return gpuir__pass_fail(C->m, op, GPUIR_ERR_VERIFY, "codegen: kernel @%s: %s%s%s",   /* at the op's line */
                        gpuir__string(C->m, C->k->name),
                        op ? gpuir_op_name(op->kind) : "", op ? ": " : "", why);
 }
