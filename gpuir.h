@@ -10082,7 +10082,9 @@ static void gpuir__attn_match_q_scale(const gpuir_module *m, const uint32_t *use
    `k[:, :, None].expand(B, Hkv, G, S, D).reshape(B, H, S, D)`), read
    only there; else 0. *group 0 asks for any G (then set), else that G.
    Sk may be dynamic (a KV cache of any length: the reshapes' element
-   counts then pin it), the other dims are static. */
+   counts then pin it), or a batch dim before the heads, `?` in all three
+   (a serving batch: the broadcast does not broadcast a `?`, and the
+   reshape's counts pin it); the other dims are static. */
 static uint32_t gpuir__attn_repeat_kv(const gpuir_module *m, uint32_t kv, const uint32_t *uses, int64_t *group) {
     const gpuir__op *rs = gpuir__attn_def(m, kv, GPUIR_OP_RESHAPE, uses, 1);
     const gpuir__op *bc = rs ? gpuir__attn_def(m, gpuir__op_operand(m, rs, 0), GPUIR_OP_BROADCAST, uses, 1) : NULL;
@@ -10092,10 +10094,12 @@ static uint32_t gpuir__attn_repeat_kv(const gpuir_module *m, uint32_t kv, const 
     const gpuir_type *x = &gpuir__value_at(m, src)->type;
     int r = t->rank;
     if (r < 3 || r + 1 > GPUIR_MAX_RANK || e->rank != r + 1 || x->rank != r + 1) return 0;
-    for (int i = 0; i < r + 1; i++)         /* static but for Sk (t's, x's and e's) */
+    for (int i = 0; i < r + 1; i++) {       /* static but for Sk (t's, x's and e's) and a batch */
+        if (i < r - 3 && e->dims[i] == GPUIR_DYN && x->dims[i] == GPUIR_DYN && t->dims[i] == GPUIR_DYN) continue;
         if ((i != r - 1 && (e->dims[i] == GPUIR_DYN || x->dims[i] == GPUIR_DYN)) ||
             (i < r && i != r - 2 && t->dims[i] == GPUIR_DYN))
             return 0;
+    }
     for (int i = 0; i < r + 1; i++)         /* only the group dim (before Sk) grows, from 1 */
         if (i == r - 2 ? x->dims[i] != 1 : x->dims[i] != e->dims[i]) return 0;
     for (int i = 0; i < r - 3; i++)
