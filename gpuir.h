@@ -16814,8 +16814,8 @@ static uint32_t gpuir__cg_new_var(gpuir__cg *C, gpuir_dtype d) {
 
 static gpuir_result gpuir__cg_fail(gpuir__cg *C, const gpuir__op *op, const char *why) {
     return gpuir__pass_fail(C->m, op, GPUIR_ERR_VERIFY, "codegen: kernel @%s: %s%s%s",   /* at the op's line */
-                       gpuir__string(C->m, C->k->name),
-                       op ? gpuir_op_name(op->kind) : "", op ? ": " : "", why);
+                            gpuir__string(C->m, C->k->name), op ? gpuir_op_name(op->kind) : "", op ? ": " : "",
+                            why);
 }
 
 /* Parameter p's name in the kernel's C source. */
