@@ -9727,6 +9727,10 @@ typedef struct gpuir__attn_found {
     bool v_transposed;          /* v stored [.., Dv, Sk] (`matmul %p, %v {transpose_b}`): built as its transpose */
     int64_t group;              /* k and v repeated over groups of this many heads (repeat_kv), or 0: */
     uint32_t k_shared, v_shared;/*   their sources [.., Hkv, 1, Sk, D], which the op reads instead */
+    gpuir_type batch_view;      /* the mask added on a view of the scores that regroups their batch
+                                   dims (Swin's windows, gpuir__attn_match_viewed_mask): the op runs
+                                   on views of q, k and v with these batch dims; rank 0: none */
+    gpuir_type batch_scores;    /*   the scores' own type */
     double scale;
     bool causal;
     int64_t offset;             /* causal_offset */
@@ -9973,13 +9977,72 @@ static bool gpuir__attn_match_second_mask(const gpuir_module *m, uint32_t s, con
     return false;
 }
 
+/* Whether static types a and b have the same last two dims and the same
+   count: one regroups the other's batch dims ([8, 2, S, S] and
+   [2, 4, 2, S, S]). */
+static bool gpuir__attn_batch_regroups(const gpuir_type *a, const gpuir_type *b) {
+    return a->rank >= 3 && b->rank >= 3 && gpuir__type_is_static(a) && gpuir__type_is_static(b) &&
+           a->dims[a->rank - 1] == b->dims[b->rank - 1] && a->dims[a->rank - 2] == b->dims[b->rank - 2] &&
+           gpuir__type_count(a) == gpuir__type_count(b) && gpuir__type_count(a) > 0 && !gpuir__dims_same(a, b);
+}
+
+/* The mask added on a view of the scores that regroups their batch dims,
+   and the sum viewed back (Swin's shifted windows: `attn.view(B, nW, H,
+   N, N) + mask.unsqueeze(1).unsqueeze(0)`, then `.view(-1, H, N, N)`): s
+   a reshape of `add %z, %mask` (either side), z a reshape of scores of s's
+   type, each read only there, the mask broadcasting to the view. The op
+   then runs on views of q, k and v with the view's batch dims
+   (x->batch_view; gpuir__attn_batch_view_fits checks they have the
+   scores' batch dims). Static types only. */
+static bool gpuir__attn_match_viewed_mask(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
+                                          gpuir__attn_found *x) {
+    const gpuir__op *back = gpuir__attn_def(m, s, GPUIR_OP_RESHAPE, uses, users);
+    uint32_t y = back ? gpuir__op_operand(m, back, 0) : 0;
+    const gpuir__op *add = y ? gpuir__attn_def(m, y, GPUIR_OP_ADD, uses, 1) : NULL;
+    const gpuir_type *st = &gpuir__value_at(m, s)->type;
+    if (!add || !gpuir__attn_batch_regroups(st, &gpuir__value_at(m, y)->type)) return false;
+    const gpuir_type *yt = &gpuir__value_at(m, y)->type;
+    int rounds = x->rounds;
+    for (uint32_t side = 0; side < 2; side++) {
+        uint32_t z = gpuir__op_operand(m, add, side), mask = gpuir__op_operand(m, add, 1 - side);
+        const gpuir__op *split = gpuir__attn_def(m, z, GPUIR_OP_RESHAPE, uses, 1);
+        const gpuir_type *mt = &gpuir__value_at(m, mask)->type;
+        if (!split || !gpuir__type_same(&gpuir__value_at(m, z)->type, yt) ||
+            !gpuir__type_same(&gpuir__value_at(m, gpuir__op_operand(m, split, 0))->type, st) ||
+            !gpuir__dims_broadcast_to(mt->dims, mt->rank, yt->dims, yt->rank))
+            continue;
+        x->mask = mask, x->batch_view = *yt, x->batch_scores = *st, x->rounds = rounds;
+        if (gpuir__attn_match_scaled(m, gpuir__op_operand(m, split, 0), uses, 1, x)) return true;
+        x->mask = 0, x->batch_view.rank = 0;
+    }
+    x->rounds = rounds;
+    return false;
+}
+
+/* Whether q, k and v (k as built from its transpose's source, v as read)
+   have the scores' batch dims, so that each has a view with x->batch_view's
+   (always, without one). */
+static bool gpuir__attn_batch_view_fits(const gpuir_module *m, const gpuir__attn_found *x) {
+    if (!x->batch_view.rank) return true;
+    const gpuir_type *st = &x->batch_scores;
+    const gpuir_type *t[3] = {&gpuir__value_at(m, x->q)->type, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type,
+                              &gpuir__value_at(m, x->v)->type};
+    for (int i = 0; i < 3; i++) {
+        if (t[i]->rank != st->rank || !gpuir__type_is_static(t[i]) ||
+            memcmp(t[i]->dims, st->dims, (size_t)(st->rank - 2) * sizeof st->dims[0]) != 0)
+            return false;
+    }
+    return true;
+}
+
 /* The mask (add) and then the scale and scores, behind the softmax's input
-   (or two masks, one of them causal: gpuir__attn_match_second_mask). */
+   (or two masks, one of them causal: gpuir__attn_match_second_mask; or
+   one added on a view of the scores: gpuir__attn_match_viewed_mask). */
 static bool gpuir__attn_match_masked(const gpuir_module *m, uint32_t s, const uint32_t *uses, uint32_t users,
                                      gpuir__attn_found *x) {
     s = gpuir__attn_unwiden(m, s, uses, &users);
     const gpuir__op *op = gpuir__attn_def(m, s, GPUIR_OP_ADD, uses, users);
-    if (!op) return gpuir__attn_match_scaled(m, s, uses, users, x);
+    if (!op) return gpuir__attn_match_viewed_mask(m, s, uses, users, x) || gpuir__attn_match_scaled(m, s, uses, users, x);
     const gpuir_type *out = &gpuir__value_at(m, s)->type;
     int rounds = x->rounds;
     for (uint32_t side = 0; side < 2; side++) {
@@ -10218,6 +10281,7 @@ static bool gpuir__attn_match(const gpuir_module *m, const gpuir__func *f, size_
     if (gpuir__attention_unfit_types(m, q, x->k_src ? &x->k_type : &gpuir__value_at(m, x->k)->type, &v)) return false;
     if (q->dtype != GPUIR_F32 && gpuir__attention_only_when_asked(q->dims[q->rank - 1], v.dims[v.rank - 1]))
         return false;                       /* not yet by default: the ops stay */
+    if (x->batch_view.rank) return gpuir__attn_batch_view_fits(m, x);   /* no layout or groups with it */
     gpuir__attn_match_layout(m, f, at, uses, x);
     gpuir__attn_match_group(m, uses, x);
     return true;
@@ -10246,6 +10310,15 @@ static uint32_t gpuir__attn_split_heads(gpuir_module *m, uint32_t v, int64_t gro
     return gpuir__build_value(m, GPUIR_OP_RESHAPE, &v, 1, 0, 0, &t).id;
 }
 
+/* Value v [.., A, B] of the scores' batch dims viewed with the batch dims
+   of `view` (x->batch_view): a reshape. */
+static uint32_t gpuir__attn_batch_view(gpuir_module *m, uint32_t v, const gpuir_type *view) {
+    gpuir_type t = gpuir__value_at(m, v)->type, shaped = *view;
+    shaped.dtype = t.dtype;
+    shaped.dims[view->rank - 2] = t.dims[t.rank - 2], shaped.dims[view->rank - 1] = t.dims[t.rank - 1];
+    return gpuir__build_value(m, GPUIR_OP_RESHAPE, &v, 1, 0, 0, &shaped).id;
+}
+
 /* Builds the attention op of a match; its result id (0: the error is in the context). */
 static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
     uint32_t k = x->k, first = (uint32_t)stbds_arrlenu(m->attrs);
@@ -10266,6 +10339,11 @@ static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
     }
     uint32_t in[4] = {x->q, k, v, x->mask};
     gpuir_type logical = gpuir__value_at(m, x->q)->type;   /* q's; the result's but for Dv = D */
+    if (x->batch_view.rank) {   /* the mask's view of the batch dims (Swin's windows): q, k and v viewed so */
+        for (int i = 0; i < 3; i++)
+            if (!(in[i] = gpuir__attn_batch_view(m, in[i], &x->batch_view))) return 0;
+        first = (uint32_t)stbds_arrlenu(m->attrs);
+    }
     if (x->group) {             /* grouped-query: q (and a per-head mask) split into [.., Hkv, G, ..] views */
         in[0] = gpuir__attn_split_heads(m, x->q, x->group);
         in[1] = x->k_shared, in[2] = x->v_shared;
@@ -10280,7 +10358,7 @@ static uint32_t gpuir__attn_build(gpuir_module *m, const gpuir__attn_found *x) {
     gpuir__attr_push_int(m, "round_scores", GPUIR__ATTR_INT, x->rounds);
     uint32_t n_attrs = (uint32_t)stbds_arrlenu(m->attrs) - first;
     uint32_t o = gpuir__build_value(m, GPUIR_OP_ATTENTION, in, x->mask ? 4 : 3, first, n_attrs, NULL).id;
-    if (o && x->group) {        /* the result back to [.., H, Sq, D] (a view) */
+    if (o && (x->group || x->batch_view.rank)) {   /* the result back to [.., H, Sq, D] (a view) */
         logical.dims[logical.rank - 1] = gpuir__value_at(m, o)->type.dims[gpuir__value_at(m, o)->type.rank - 1];
         return gpuir__build_value(m, GPUIR_OP_RESHAPE, &o, 1, 0, 0, &logical).id;
     }
