@@ -6490,6 +6490,11 @@ static gpuir_result gpuir__ref_bind_inputs(gpuir__ref *R, const gpuir__func *f, 
                                gpuir__string(R->m, gpuir__value_at(R->m, f->params[i])->name),
                                gpuir__tstr(&bw, &want_t), gpuir__tstr(&bg, &got));
         }
+        if (want_t.kind == GPUIR_TYPE_MEMREF && want_t.space != GPUIR_SPACE_HOST &&
+            want_t.space != GPUIR_SPACE_DEVICE)     /* as the compiled backends refuse it (place) */
+            return gpuir__fail(R->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: parameter %%%s is in memory space %d: a "
+                               "host function takes host (0) or device (1) buffers", what,
+                               gpuir__string(R->m, gpuir__value_at(R->m, f->params[i])->name), (int)want_t.space);
         if (want_t.kind == GPUIR_TYPE_MEMREF) {      /* the caller lends the buffer */
             gpuir_type t = want_t;
             memcpy(t.dims, got.dims, sizeof t.dims);
