@@ -124,6 +124,16 @@ check "gpuir-run refuses an unbound global" eval '[ $rc = 1 ] && has err "global
 go $run "$d/g.gir" --random-globals
 check "gpuir-run --random-globals fills it" eval '[ $rc = 0 ] && has out "^result\[0\]: tensor<3xf32>"'
 
+cat > "$d/dd.gir" <<'EOF'
+func.func @f(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %e = exp %x : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %e : tensor<?x?xf32>
+}
+EOF
+go $run "$d/dd.gir" --dynamic=4294967296
+check "gpuir-run names the input a --dynamic size cannot make" \
+    eval '[ $rc = 1 ] && has err "input #0 (tensor<?x?xf32>, each ? 4294967296) cannot be made" && has err "overflows 2^63"'
+
 # ---- .npy inputs ----
 npy() {  # npy FILE DICT DATA (both with printf escapes): a version 1.0 file
     printf '%b' "$2" > "$d/dict"

@@ -174,10 +174,12 @@ static gpuir_result random_array(gpuir_ctx *ctx, gpuir_type t, long long dynamic
                 gpuir_type_str(t, buf, sizeof buf));
         return GPUIR_ERR_INVALID_ARGUMENT;
     }
+    gpuir_type_str(t, buf, sizeof buf);      /* as written: the message names it if the size fails */
     for (int i = 0; i < t.rank; i++)
         if (t.dims[i] == GPUIR_DYN) t.dims[i] = dynamic;
     gpuir_result r = gpuir_array_alloc(ctx, out, t.dtype, t.rank, t.dims);
     if (r == GPUIR_OK) gpuir_array_fill_random(out, seed);
+    else fprintf(stderr, "gpuir-run: %s (%s, each ? %lld) cannot be made:\n", what, buf, dynamic);
     return r;
 }
 
