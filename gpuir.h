@@ -29364,8 +29364,7 @@ static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
         ctx->loc_line = op->line;
         ctx->loc_col = op->col;
         snprintf(where, sizeof where, "reshape");
-        t.kind = GPUIR_TYPE_TENSOR;
-        t.space = 0;
+        t = gpuir__type_as_written(true, t);
     } else if (op->line) snprintf(where, sizeof where, "memref.reshape (op %u, line %u)", at, op->line);
     else snprintf(where, sizeof where, "memref.reshape (op %u)", at);
     gpuir_result r = gpuir__view_dims(ctx, where, R->slots[src - 1].dims, gpuir__value_at(m, src)->type.rank, &t, dims);
@@ -30937,8 +30936,7 @@ static gpuir_result gpuir__args_result(gpuir__run *R, gpuir__args *A, size_t j) 
     gpuir_type rt = gpuir__value_at(p->m, r)->type, at;
     for (int d = 0; d < rt.rank; d++) same = same && dims[d] == s->dims[d];
     if (!same) {
-        rt.kind = at.kind = GPUIR_TYPE_TENSOR;
-        rt.space = 0;
+        rt = gpuir__type_as_written(true, rt);
         at = rt;
         for (int d = 0; d < rt.rank; d++) rt.dims[d] = s->dims[d], at.dims[d] = dims[d];
         gpuir__tbuf br, ba;
