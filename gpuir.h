@@ -1841,6 +1841,23 @@ static int64_t gpuir__type_count(const gpuir_type *t) {
     return gpuir__dims_product(t->dims, t->rank, &n) ? n : -2;
 }
 
+/* Whether a and b hold as many elements whatever sizes their `?` dims
+   take: the same leading dims (`?` ones among them: a batch; none where
+   both are static) and static dims after them of one product ([?, 4, 72]
+   and [?, 8, 6, 6]). Element i is then at the same place of both,
+   row-major. */
+static bool gpuir__counts_alike(const gpuir_type *a, const gpuir_type *b) {
+    int p = 0;
+    while (p < a->rank && p < b->rank && a->dims[p] == b->dims[p]) p++;
+    for (int i = p; i < a->rank; i++)
+        if (a->dims[i] == GPUIR_DYN) return false;
+    for (int i = p; i < b->rank; i++)
+        if (b->dims[i] == GPUIR_DYN) return false;
+    int64_t na = 1, nb = 1;
+    return gpuir__dims_product(&a->dims[p], a->rank - p, &na) &&
+           gpuir__dims_product(&b->dims[p], b->rank - p, &nb) && na == nb;
+}
+
 /* Checks a type against the context's limits: a known kind and dtype, rank
    0..GPUIR_MAX_RANK, dims >= 0 or `?`, and a static size that fits. */
 static gpuir_result gpuir__type_check(gpuir_ctx *ctx, const gpuir_type *t, const char *what) {
@@ -11236,15 +11253,14 @@ static gpuir__row_shape gpuir__row_shape_of(const gpuir_type *F, const gpuir_typ
 }
 
 /* How type t lines up with F's elements in a row kernel: as
-   gpuir__row_shape_of, and full also where both are static and t holds as
-   many elements in other dims (a reshape of F's values: the same element at
-   each index, row-major). For elementwise ops and reshapes only: a
-   reduction's rows are its operand's own last dim. */
+   gpuir__row_shape_of, and full also where t holds as many elements in
+   other dims whatever its `?` dims are (gpuir__counts_alike: a reshape of
+   F's values, the same element at each index, row-major). For elementwise
+   ops and reshapes only: a reduction's rows are its operand's own last
+   dim. */
 static gpuir__row_shape gpuir__row_shape_viewed(const gpuir_type *F, const gpuir_type *t) {
     gpuir__row_shape s = gpuir__row_shape_of(F, t);
-    if (s == GPUIR__ROW_NONE && gpuir__type_is_static(F) && gpuir__type_is_static(t) &&
-        gpuir__type_count(F) == gpuir__type_count(t))
-        return GPUIR__ROW_FULL;
+    if (s == GPUIR__ROW_NONE && gpuir__counts_alike(F, t)) return GPUIR__ROW_FULL;
     return s;
 }
 
@@ -11476,9 +11492,9 @@ static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op
         bool full = gpuir__group_line_shape(Fu, g, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
         if ((v == fv && full) || gpuir__rows_reads_whole(Fu, v, g)) tied = true;
         if (gpuir__value_group(m, v) != g) continue;
-        tied |= full;
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
         gpuir__row_shape s = gpuir__group_line_shape_viewed(Fu, g, t);
+        tied |= s == GPUIR__ROW_FULL;         /* the group's value: F's sizes, or a reshape's that keeps them */
         bool fits = os == GPUIR__ROW_FULL ? s == GPUIR__ROW_FULL || (s == GPUIR__ROW_ROWS && t->rank == F->rank && !viewed) :
                     t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0;
         if (!fits) return false;
@@ -11769,8 +11785,9 @@ static bool gpuir__group_reads_broadcast(const gpuir__fuser *Fu, int64_t g) {
 }
 
 /* The open row group that reshape op joins, or 0: one whose full value of
-   static F it reshapes into another static shape of F's count, the value's
-   only use (GroupNorm's normalized [N, G, C/G*H*W] back to [N, C, H, W]
+   F it reshapes into another shape of as many elements for every size of
+   their `?` dims (gpuir__counts_alike: a `?` batch kept, GroupNorm over a
+   serving batch), the value's only use (GroupNorm's normalized [N, G, C/G*H*W] back to [N, C, H, W]
    for its per-channel scale: the ops after it then join the kernel too,
    gpuir__rows_operands_fit, rather than a kernel of their own), its first
    reader an elementwise op or a reshape (a matmul or a reduction reads a
@@ -11801,8 +11818,7 @@ static int64_t gpuir__rows_reshape_group(const gpuir__fuser *Fu, const gpuir__op
         return gpuir__type_is_static(F) && gpuir__type_is_static(t) && gpuir__type_is_static(to) &&
                gpuir__type_count(t) == gpuir__type_count(F) && gpuir__type_count(to) == gpuir__type_count(F) &&
                gpuir__group_reads_broadcast(Fu, g) ? g : 0;
-    return gpuir__row_shape_viewed(F, t) == GPUIR__ROW_FULL && gpuir__row_shape_viewed(F, to) == GPUIR__ROW_FULL &&
-           gpuir__type_is_static(F) ? g : 0;
+    return gpuir__row_shape_viewed(F, t) == GPUIR__ROW_FULL && gpuir__row_shape_viewed(F, to) == GPUIR__ROW_FULL ? g : 0;
 }
 
 /* Records that op (in group g, or none) reads its operands: the groups
@@ -12675,8 +12691,9 @@ static gpuir_result gpuir__bufferize_check(gpuir_module *m, const gpuir__func *f
 /* Where dynamic dim d of op's result gets its size: an operand dim of the
    same size at run time (elementwise and broadcast operands aligned from
    the right, a reduction's kept axes, a transpose's permuted axis, a
-   matmul's M, N and batch dims). False when no operand dim is dynamic
-   there (a reshape's `?`, say). */
+   matmul's M, N and batch dims, a reshape's leading dims it keeps where
+   the dims after them hold as many elements). False when no operand dim
+   is dynamic there (a reshape's `?` of another extent, say). */
 static bool gpuir__dim_source(const gpuir_module *m, const gpuir__op *op, int d, uint32_t *operand,
                               int *axis) {
     const gpuir_type *out = &gpuir__value_at(m, op->result)->type;
@@ -12684,7 +12701,14 @@ static bool gpuir__dim_source(const gpuir_module *m, const gpuir__op *op, int d,
     for (uint32_t k = 0; k < op->n_operands; k++) in[k] = &gpuir__value_at(m, gpuir__op_operand(m, op, k))->type;
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     *operand = 0;
-    if (cls == GPUIR__CLASS_RESHAPE || !op->n_operands) return false;
+    if (!op->n_operands) return false;
+    if (cls == GPUIR__CLASS_RESHAPE) {        /* a leading dim it keeps ([?, 4, 72] to [?, 8, 6, 6]) */
+        if (d >= in[0]->rank || in[0]->dims[d] != GPUIR_DYN || !gpuir__counts_alike(in[0], out)) return false;
+        for (int i = 0; i <= d; i++)
+            if (in[0]->dims[i] != out->dims[i]) return false;
+        *axis = d;
+        return true;
+    }
     if (cls == GPUIR__CLASS_REDUCE) {
         const gpuir__attr *axes = gpuir__attr_get(m, op, GPUIR__KEY_AXES);
         bool keep = gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS);
@@ -17419,12 +17443,12 @@ static void gpuir__cg_cast_expr(gpuir__str *s, gpuir_dtype from, gpuir_dtype to,
 
 /* The space an elementwise op writing dst computes in, within a kernel
    over space S: S, or dst's own dims where they differ with as many
-   elements, both static (a row kernel's ops after a reshape of its rows,
+   elements for every size of their `?` dims (gpuir__counts_alike: a row
+   kernel's ops after a reshape of its rows,
    gpuir__row_shape_viewed): element ivar is the same element of both
    (row-major), but an operand that broadcasts lines up with dst's dims. */
 static const gpuir_type *gpuir__cg_op_space(const gpuir_type *S, const gpuir_type *dt) {
-    return !gpuir__dims_same(dt, S) && gpuir__type_is_static(dt) && gpuir__type_is_static(S) &&
-           gpuir__type_count(dt) == gpuir__type_count(S) ? dt : S;
+    return !gpuir__dims_same(dt, S) && gpuir__counts_alike(dt, S) ? dt : S;
 }
 
 /* gpuir__cg_operand for an op computing in `space` (gpuir__cg_op_space).
@@ -17515,10 +17539,10 @@ static void gpuir__cg_permuted_index(const gpuir__cg *C, gpuir__str *idx, const 
 }
 
 /* Whether a destination covers space S: as many elements, or, with dynamic
-   dims, the same dims. */
+   dims, as many for every size they take (gpuir__counts_alike). */
 static bool gpuir__cg_same_space(const gpuir_type *d, const gpuir_type *S) {
     if (gpuir__type_is_static(d) && gpuir__type_is_static(S)) return gpuir__type_count(d) == gpuir__type_count(S);
-    return d->rank == S->rank && memcmp(d->dims, S->dims, (size_t)d->rank * sizeof d->dims[0]) == 0;
+    return gpuir__counts_alike(d, S);
 }
 
 /* transpose, reshape and broadcast: the element of the destination at ivar
