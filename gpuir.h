@@ -336,8 +336,9 @@ GPUIRDEF const char *gpuir_version(void);                  /* "0.2.0": GPUIR_VER
 typedef struct gpuir_ctx gpuir_ctx;
 
 /* The default configuration is:
-     max_tensor_bytes   1 << 34 (16 GiB): the largest tensor, constant or
-                        array the context will describe or allocate
+     max_tensor_bytes   1 << 34 (16 GiB): the largest tensor, constant,
+                        array or pinned block the context will describe or
+                        allocate
      log, log_user      NULL: gpuir prints nothing (errors are passed to
                         it as they happen). With GPUIR_LOG=1 in the
                         environment, also each compile (its time and cache
@@ -485,7 +486,8 @@ GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b);
    the matmul takes the mma.sync or SIMT kernels. GPUIR_WGMMA (attribute
    `wgmma = true`) forces it: the program then fails to lower (configure)
    where it cannot run. GPUIR_NO_WGMMA (`wgmma = false`) forbids it: the
-   mma.sync kernel on sm_90 too. Both flags at once are an error. */
+   mma.sync kernel on sm_90 too. Both flags at once, or a bit no flag
+   has, are an error (GPUIR_ERR_INVALID_ARGUMENT). */
 GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
                                   unsigned flags);
 /* Split-K (attribute `k_slices`; the split-k pass makes these): S >= 2
@@ -493,7 +495,8 @@ GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b,
    ranges: slice s sums k in [s * KS, min(K, (s + 1) * KS)) with KS =
    gpuir_matmul_k_slice_len(K, S), and no slice may be empty. The result
    is f32 [S, batch..., M, N] whatever the operands' dtype (TF32 products
-   with GPUIR_TF32); reduce_sum over axis 0 gives the matmul. */
+   with GPUIR_TF32); reduce_sum over axis 0 gives the matmul. flags as
+   gpuir_matmul's (GPUIR_WGMMA, GPUIR_NO_WGMMA too: attribute `wgmma`). */
 GPUIRDEF gpuir_value gpuir_matmul_k_slices(gpuir_module *m, gpuir_value a, gpuir_value b,
                                            unsigned flags, int64_t k_slices);
 /* K a slice covers: ceil(K / S) rounded up to a multiple of 32 elements
@@ -534,7 +537,9 @@ typedef struct gpuir_array {
 GPUIRDEF gpuir_result gpuir_array_alloc(gpuir_ctx *ctx, gpuir_array *a, gpuir_dtype dtype,
                                         int rank, const int64_t *dims);   /* zeroed */
 GPUIRDEF void gpuir_array_release(gpuir_array *a);
-GPUIRDEF size_t gpuir_array_count(const gpuir_array *a);   /* elements */
+/* Elements; 0 for an array no run takes (a rank outside 0..GPUIR_MAX_RANK,
+   a dim < 0, a count past 2^63). */
+GPUIRDEF size_t gpuir_array_count(const gpuir_array *a);
 GPUIRDEF double gpuir_array_get(const gpuir_array *a, size_t i);
 GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v);  /* rounds to dtype */
 /* Deterministic pseudo-random values: floats in [-1, 1), ints in [-16, 16]. */
@@ -543,7 +548,8 @@ GPUIRDEF void gpuir_array_fill_random(gpuir_array *a, uint64_t seed);
 GPUIRDEF void gpuir_dtype_tolerance(gpuir_dtype dtype, double *rtol, double *atol);
 /* GPUIR_OK if shapes and dtypes agree and every element satisfies
    |got - want| <= atol + rtol * |want| (NaN matches NaN; ints exact);
-   otherwise GPUIR_ERR_MISMATCH naming the first differing element. */
+   otherwise GPUIR_ERR_MISMATCH naming the first differing element. A
+   negative or NaN rtol or atol is GPUIR_ERR_INVALID_ARGUMENT. */
 GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got,
                                           const gpuir_array *want, double rtol, double atol);
 
@@ -559,7 +565,9 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
                                                const gpuir_array *value);
 /* Runs function `func` on the CPU (NULL: the module's only host
    function, as gpuir_program_run). outputs[0..n_outputs) receive newly
-   allocated arrays (release each with gpuir_array_release). */
+   allocated arrays (release each with gpuir_array_release); an output that
+   is an input's gpuir_array is refused (GPUIR_ERR_INVALID_ARGUMENT), the
+   input left as it was. */
 GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_inputs,
                                     const gpuir_array *inputs, size_t n_outputs,
                                     gpuir_array *outputs);
@@ -1429,7 +1437,7 @@ static int gpuir__mkdirs(char *path, mode_t mode, size_t *failed) {
    wrote it: the variable or call that named the path). */
 static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes,
                                              size_t size, const char *who) {
-    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "write: path is NULL");
+    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: path is NULL", who);
     size_t len = strlen(path);
     char *tmp = (char *)GPUIR_MALLOC(len + 16);
     if (!tmp) return gpuir__oom(ctx, "a file name");
@@ -1473,10 +1481,12 @@ static char *gpuir__slurp(const char *path, size_t *size) {
     return f ? gpuir__slurp_stream(f, size) : NULL;
 }
 
-/* Reads a whole regular file (gpuir__slurp); the bytes are malloc'd. */
-static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size) {
+/* Reads a whole regular file (gpuir__slurp); the bytes are malloc'd. A
+   NULL path's error begins with `who` (the call that named it). */
+static gpuir_result gpuir__read_file(gpuir_ctx *ctx, const char *path, char **data, size_t *size,
+                                     const char *who) {
     *data = NULL;
-    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "read: path is NULL");
+    if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: path is NULL", who);
     errno = 0;
     *data = gpuir__slurp(path, size);
     if (*data) return GPUIR_OK;
@@ -2577,12 +2587,13 @@ static gpuir_result gpuir__broadcast_shapes(gpuir_ctx *ctx, const char *op, cons
                        (long long)da, (long long)db);
 }
 
+/* Operand #0 (a) and operand #k (b) have one dtype. */
 static gpuir_result gpuir__same_dtype(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *a,
-                                      const gpuir_type *b) {
+                                      const gpuir_type *b, int k) {
     if (a->dtype == b->dtype) return GPUIR_OK;
     gpuir__tbuf ba, bb;
-    return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: operand #0 %s and operand #1 %s differ in "
-                       "element type", gpuir_op_name(kind), gpuir__tstr(&ba, a), gpuir__tstr(&bb, b));
+    return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: operand #0 %s and operand #%d %s differ in "
+                       "element type", gpuir_op_name(kind), gpuir__tstr(&ba, a), k, gpuir__tstr(&bb, b));
 }
 
 GPUIRDEF int64_t gpuir_matmul_k_slice_len(int64_t K, int64_t S) {
@@ -2747,7 +2758,7 @@ static gpuir_result gpuir__infer_matmul(gpuir_ctx *ctx, const gpuir_type *in,
     if (a->rank < 2 || b->rank < 2)
         return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "matmul: operands need rank >= 2, got %s and %s",
                            gpuir__tstr(&ba, a), gpuir__tstr(&bb, b));
-    gpuir_result r = gpuir__same_dtype(ctx, GPUIR_OP_MATMUL, a, b);
+    gpuir_result r = gpuir__same_dtype(ctx, GPUIR_OP_MATMUL, a, b, 1);
     if (r) return r;
     if (gpuir__attr_flag(as, GPUIR__KEY_TF32) && a->dtype != GPUIR_F32)
         return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "matmul: tf32 rounds f32 operands, got %s", gpuir__tstr(&ba, a));
@@ -3037,7 +3048,7 @@ static gpuir_result gpuir__infer_attention(gpuir_ctx *ctx, const gpuir_type *in,
                            "attention: expected 3 or 4 operands (q, k, v[, mask]), got %u", n);
     int r = in[0].rank;
     for (uint32_t i = 1; i < n; i++) {
-        gpuir_result res = gpuir__same_dtype(ctx, GPUIR_OP_ATTENTION, &in[0], &in[i]);
+        gpuir_result res = gpuir__same_dtype(ctx, GPUIR_OP_ATTENTION, &in[0], &in[i], (int)i);
         if (res) return res;
     }
     if (r < 2)
@@ -3148,7 +3159,7 @@ static gpuir_result gpuir__infer_ex(gpuir_ctx *ctx, gpuir_op_kind kind, const gp
     switch (cls) {
     case GPUIR__CLASS_UNARY: *out = in[0]; break;
     case GPUIR__CLASS_BINARY:
-        r = gpuir__same_dtype(ctx, kind, &in[0], &in[1]);
+        r = gpuir__same_dtype(ctx, kind, &in[0], &in[1], 1);
         *out = in[0];
         if (!r) r = gpuir__broadcast_shapes(ctx, gpuir_op_name(kind), &in[0], in[0].rank,
                                             &in[1], in[1].rank, out);
@@ -3795,35 +3806,47 @@ GPUIRDEF gpuir_value gpuir_max(gpuir_module *m, gpuir_value a, gpuir_value b) { 
 GPUIRDEF gpuir_value gpuir_min(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_MIN, a, b); }
 GPUIRDEF gpuir_value gpuir_pow(gpuir_module *m, gpuir_value a, gpuir_value b) { return gpuir_binary(m, GPUIR_OP_POW, a, b); }
 
-GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b, unsigned flags) {
-    gpuir_value ab[2] = {a, b};
-    uint32_t ids[2];
-    if (gpuir__check_handles(m, "matmul", ab, 2, ids)) return gpuir__value_handle(0);
-    if ((flags & GPUIR_WGMMA) && (flags & GPUIR_NO_WGMMA)) {
-        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "matmul: flags: GPUIR_WGMMA forces the wgmma kernel and "
-                    "GPUIR_NO_WGMMA forbids it; pass one");
-        return gpuir__value_handle(0);
+/* A matmul builder's flags as attributes from m->attrs' end (their count
+   in *n); false, with the error, for bits no flag has or both wgmma bits. */
+static bool gpuir__matmul_flag_attrs(gpuir_module *m, const char *call, unsigned flags, uint32_t *n) {
+    const unsigned known = GPUIR_TRANSPOSE_A | GPUIR_TRANSPOSE_B | GPUIR_TF32 | GPUIR_WGMMA | GPUIR_NO_WGMMA;
+    if (flags & ~known) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: flags 0x%x: bits 0x%x are no GPUIR_ matmul flag", call,
+                    flags, flags & ~known);
+        return false;
     }
-    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = 0;
-    if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); n++; }
-    if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); n++; }
-    if (flags & GPUIR_TF32) { gpuir__attr_push_int(m, "tf32", GPUIR__ATTR_BOOL, 1); n++; }
+    if ((flags & GPUIR_WGMMA) && (flags & GPUIR_NO_WGMMA)) {
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: flags: GPUIR_WGMMA forces the wgmma kernel and "
+                    "GPUIR_NO_WGMMA forbids it; pass one", call);
+        return false;
+    }
+    *n = 0;
+    if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); ++*n; }
+    if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); ++*n; }
+    if (flags & GPUIR_TF32) { gpuir__attr_push_int(m, "tf32", GPUIR__ATTR_BOOL, 1); ++*n; }
     if (flags & (GPUIR_WGMMA | GPUIR_NO_WGMMA)) {
         gpuir__attr_push_int(m, "wgmma", GPUIR__ATTR_BOOL, (flags & GPUIR_WGMMA) != 0);
-        n++;
+        ++*n;
     }
+    return true;
+}
+
+GPUIRDEF gpuir_value gpuir_matmul(gpuir_module *m, gpuir_value a, gpuir_value b, unsigned flags) {
+    gpuir_value ab[2] = {a, b};
+    uint32_t ids[2], n;
+    if (gpuir__check_handles(m, "matmul", ab, 2, ids)) return gpuir__value_handle(0);
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    if (!gpuir__matmul_flag_attrs(m, "matmul", flags, &n)) return gpuir__value_handle(0);
     return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n, NULL));
 }
 
 GPUIRDEF gpuir_value gpuir_matmul_k_slices(gpuir_module *m, gpuir_value a, gpuir_value b, unsigned flags,
                                            int64_t k_slices) {
     gpuir_value ab[2] = {a, b};
-    uint32_t ids[2];
+    uint32_t ids[2], n;
     if (gpuir__check_handles(m, "matmul", ab, 2, ids)) return gpuir__value_handle(0);
-    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), n = 0;
-    if (flags & GPUIR_TRANSPOSE_A) { gpuir__attr_push_int(m, "transpose_a", GPUIR__ATTR_BOOL, 1); n++; }
-    if (flags & GPUIR_TRANSPOSE_B) { gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1); n++; }
-    if (flags & GPUIR_TF32) { gpuir__attr_push_int(m, "tf32", GPUIR__ATTR_BOOL, 1); n++; }
+    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
+    if (!gpuir__matmul_flag_attrs(m, "matmul_k_slices", flags, &n)) return gpuir__value_handle(0);
     gpuir__attr_push_int(m, "k_slices", GPUIR__ATTR_INT, k_slices);
     return gpuir__value_pub(m, gpuir__build_value(m, GPUIR_OP_MATMUL, ids, 2, first, n + 1, NULL));
 }
@@ -4404,6 +4427,7 @@ static gpuir_result gpuir__parse_type(gpuir__parser *P, gpuir_type *t) {
         }
         if (*P->p == '?') P->p++;
         else if ((r = gpuir__parse_int(P, &d, "a dimension")) != GPUIR_OK) break;
+
         t->dims[t->rank++] = d;
         if (P->p < P->end && (*P->p == ' ' || *P->p == '\t')) {
             gpuir__parse_mark(P);
@@ -4413,6 +4437,11 @@ static gpuir_result gpuir__parse_type(gpuir__parser *P, gpuir_type *t) {
         if (P->p >= P->end || *P->p != 'x')
             return gpuir__parse_expected(P, "'x' after a dimension");
         P->p++;
+    }
+    if (!r && P->p < P->end && *P->p == '-') {
+        gpuir__parse_mark(P);
+        return gpuir__fail(P->ctx, GPUIR_ERR_PARSE, "a dimension is a size (0 or more) or ?, not a negative "
+                           "number (torch's -1: write the size it stands for, or ? for one known at run time)");
     }
     char name[GPUIR_MAX_NAME];
     gpuir__parse_skip_ws(P);
@@ -4976,7 +5005,7 @@ GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path)
         gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "parse_file: path is NULL");
         return NULL;
     }
-    if (gpuir__read_file(ctx, path, &text, &size)) return NULL;
+    if (gpuir__read_file(ctx, path, &text, &size, "parse_file")) return NULL;
     gpuir_module *m = gpuir_module_parse(ctx, text, size, path);
     GPUIR_FREE(text);
     return m;
@@ -5485,9 +5514,11 @@ GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v) {
 
 GPUIRDEF size_t gpuir_array_count(const gpuir_array *a) {
     if (!a || a->rank < 0 || a->rank > GPUIR_MAX_RANK) return 0;
-    size_t n = 1;
-    for (int i = 0; i < a->rank; i++) n *= a->dims[i] > 0 ? (size_t)a->dims[i] : 0;
-    return n;
+    int64_t n = 1;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] < 0) return 0;
+    if (!gpuir__dims_product(a->dims, a->rank, &n) || (uint64_t)n > SIZE_MAX) return 0;
+    return (size_t)n;
 }
 
 static gpuir_type gpuir__array_type(const gpuir_array *a) {
@@ -5553,6 +5584,35 @@ GPUIRDEF void gpuir_array_release(gpuir_array *a) {
     if (!a) return;
     GPUIR_FREE(a->data);
     memset(a, 0, sizeof *a);
+}
+
+/* The first output of a run call whose gpuir_array shares bytes with an
+   input's (the run would zero it, as it zeroes every output, before reading
+   the input), as 1 + its index with the input's in *input; 0 if none. */
+static size_t gpuir__run_output_aliasing(size_t n_inputs, const gpuir_array *inputs, size_t n_outputs,
+                                         const gpuir_array *outputs, size_t *input) {
+    for (size_t i = 0; inputs && outputs && i < n_outputs; i++) {
+        uintptr_t o = (uintptr_t)&outputs[i];
+        for (size_t j = 0; j < n_inputs; j++) {
+            uintptr_t a = (uintptr_t)&inputs[j];
+            if (o < a + sizeof *inputs && a < o + sizeof *outputs) return *input = j, i + 1;
+        }
+    }
+    return 0;
+}
+
+/* gpuir__run_output_aliasing's error, checked before outputs are zeroed:
+   the caller's input is left as it was. */
+static gpuir_result gpuir__run_aliasing_check(gpuir_ctx *ctx, const char *call, size_t n_inputs,
+                                              const gpuir_array *inputs, size_t n_outputs,
+                                              const gpuir_array *outputs) {
+    size_t j = 0, i = gpuir__run_output_aliasing(n_inputs, inputs, n_outputs, outputs, &j);
+    if (!i) return GPUIR_OK;
+    if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
+    if (ctx->result != GPUIR_OK) return ctx->result;
+    return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                       "%s: output #%zu is the gpuir_array of input #%zu (outputs receive new arrays: "
+                       "pass another)", call, i - 1, j);
 }
 
 /* The array pointers of a run call: NULL only with a count of 0. */
@@ -5624,6 +5684,9 @@ GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got
     if (!got || !want)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "compare: %s is NULL",
                            got ? "want" : "got");
+    if (!(rtol >= 0) || !(atol >= 0))                 /* NaN too: no element would match */
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "compare: %s is %g (a tolerance is 0 or more)",
+                           !(rtol >= 0) ? "rtol" : "atol", !(rtol >= 0) ? rtol : atol);
     size_t bytes;
     gpuir_result r = gpuir__array_check(ctx, got, "compare: got", &bytes);
     if (!r) r = gpuir__array_check(ctx, want, "compare: expected", &bytes);
@@ -6608,6 +6671,9 @@ static uint32_t gpuir__only_host_func(const gpuir_module *m) {
 GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_inputs,
                                     const gpuir_array *inputs, size_t n_outputs,
                                     gpuir_array *outputs) {
+    gpuir_result aliased = gpuir__run_aliasing_check(m ? m->ctx : NULL, "ref_run", n_inputs, inputs,
+                                                     n_outputs, outputs);
+    if (aliased) return aliased;
     if (outputs && n_outputs) memset(outputs, 0, n_outputs * sizeof *outputs);  /* releasable */
     if (!m) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_ctx *ctx = m->ctx;
@@ -25837,12 +25903,13 @@ static const char *gpuir__bundle_entry_read(const unsigned char *data, size_t si
 }
 
 GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, size_t *count) {
+    if (count) *count = 0;
     if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
     gpuir__cache *c = gpuir__ctx_cache(ctx);
     if (!c) return gpuir__oom(ctx, "the kernel cache");
     char *text;
     size_t size;
-    gpuir_result r = gpuir__read_file(ctx, path, &text, &size);
+    gpuir_result r = gpuir__read_file(ctx, path, &text, &size, "cache_import");
     if (r) return r;
     const unsigned char *data = (const unsigned char *)text;
     gpuir__bundle_entry *entries = NULL;
@@ -28094,6 +28161,9 @@ static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **imag
     if (fo >= 0) close(fo);
     if (!r && !timeout)
         r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, GPUIR__EMU_CC_TIMEOUT_BAD, getenv("GPUIR_CC_TIMEOUT"));
+    if (!r && !*gpuir__emu_cc(p))
+        r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: desc.cc is \"\": name a C compiler, or leave it "
+                        "NULL for $GPUIR_CC or cc");
     if (!r) {
         char *argv[24];
         int n = 0;
@@ -28109,7 +28179,10 @@ static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **imag
     }
     GPUIR_FREE(log);
     char *bytes = NULL;
-    if (!r) r = gpuir__read_file(p->ctx, so, &bytes, size);
+    if (!r) r = gpuir__read_file(p->ctx, so, &bytes, size, "emu");
+    if (!r && !*size)                   /* the compiler exited 0 and wrote nothing */
+        r = gpuir__fail(p->ctx, GPUIR_ERR_COMPILE, "emu: %s exited 0 but wrote no shared object", gpuir__emu_cc(p));
+    if (r) GPUIR_FREE(bytes), bytes = NULL;
     *image = bytes;
     if (have_src) unlink(src);
     if (fo >= 0) unlink(so);
@@ -29522,6 +29595,10 @@ static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, siz
         if (input->rank < 0 || input->rank > GPUIR_MAX_RANK)       /* before its dims are read */
             return gpuir__fail(R->p->ctx, GPUIR_ERR_LIMIT, "input #%zu: rank %d is outside 0..%d", i,
                                (int)input->rank, GPUIR_MAX_RANK);
+        for (int d = 0; d < input->rank; d++)                    /* GPUIR_DYN's -1 is no size */
+            if (input->dims[d] < 0)
+                return gpuir__fail(R->p->ctx, GPUIR_ERR_SHAPE, "input #%zu: dimension %d is %lld", i, d,
+                                   (long long)input->dims[d]);
         if (want.space != GPUIR_SPACE_HOST)
             return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
                                "input #%zu: parameter %%%s is in device "
@@ -29963,6 +30040,9 @@ static bool gpuir__program_orphaned(gpuir_program *p, const char *what) {
 
 GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size_t n_inputs,
                                         const gpuir_array *inputs, size_t n_outputs, gpuir_array *outputs) {
+    gpuir_result aliased = gpuir__run_aliasing_check(p ? p->ctx : NULL, "program_run", n_inputs, inputs,
+                                                     n_outputs, outputs);
+    if (aliased) return aliased;
     if (outputs && n_outputs) memset(outputs, 0, n_outputs * sizeof *outputs);  /* releasable */
     if (!p) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_ctx *ctx = p->ctx;
@@ -30139,8 +30219,8 @@ static gpuir__bufslot *gpuir__buffer_get(gpuir_ctx *ctx, gpuir_buffer b, const c
 static gpuir_result gpuir__type_fits(gpuir_ctx *ctx, bool tensors, gpuir_type want, gpuir_type got,
                                      const char *what) {
     bool fits = got.dtype == want.dtype && got.rank == want.rank;
-    for (int d = 0; fits && d < got.rank; d++)
-        fits = want.dims[d] == got.dims[d] || (want.dims[d] == GPUIR_DYN && got.dims[d] >= 0);
+    for (int d = 0; fits && d < got.rank; d++)          /* a `?` of want takes a size, never GPUIR_DYN */
+        fits = got.dims[d] >= 0 && (want.dims[d] == got.dims[d] || want.dims[d] == GPUIR_DYN);
     if (fits) return GPUIR_OK;
     gpuir__tbuf bw, bg;
     want = gpuir__type_as_written(tensors, want);
@@ -30187,6 +30267,11 @@ GPUIRDEF gpuir_buffer gpuir_buffer_make(gpuir_ctx *ctx, const gpuir_buffer_desc 
         gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_buffer_make: device_ptr 0x%llx is not a multiple of "
                     "16 bytes (gpuir's kernels move 16 bytes at a time; cuMemAlloc's and malloc's addresses are)",
                     (unsigned long long)desc->device_ptr);
+        return none;
+    }
+    if (desc->device_ptr && bytes > UINT64_MAX - desc->device_ptr) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_buffer_make: device_ptr 0x%llx + %llu bytes is past "
+                    "the address space", (unsigned long long)desc->device_ptr, (unsigned long long)bytes);
         return none;
     }
     gpuir__device *D = gpuir__ctx_device(ctx, desc->backend, desc->device);
@@ -30325,6 +30410,11 @@ GPUIRDEF bool gpuir_host_is_pinned(gpuir_ctx *ctx, const void *p, size_t bytes) 
 
 GPUIRDEF void *gpuir_host_alloc(gpuir_ctx *ctx, gpuir_backend backend, size_t bytes) {
     if (!ctx || ctx->result != GPUIR_OK) return NULL;
+    if ((uint64_t)bytes > ctx->desc.max_tensor_bytes) {
+        gpuir__fail(ctx, GPUIR_ERR_LIMIT, "gpuir_host_alloc: %zu bytes, more than max_tensor_bytes (%llu)", bytes,
+                    (unsigned long long)ctx->desc.max_tensor_bytes);
+        return NULL;
+    }
     gpuir__device *D = gpuir__ctx_device(ctx, backend, 0);
     if (!D) return NULL;
     void *p = NULL;
@@ -30449,9 +30539,17 @@ GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend bac
 GPUIRDEF void gpuir_array_release_pinned(gpuir_ctx *ctx, gpuir_array *a) {
     if (!ctx || !a || !a->data) return;
     ptrdiff_t i = gpuir__pinned_index(ctx, a->data);
-    bool ours = i >= 0 && !ctx->pinned[i].registered;
-    gpuir_host_free(ctx, a->data);          /* the error names what it is not, when it is not ours */
-    if (ours) a->data = NULL;
+    if (i < 0 || ctx->pinned[i].registered) {
+        if (ctx->result == GPUIR_OK)
+            gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
+                        "gpuir_array_release_pinned: %p is not memory gpuir_array_alloc_pinned gave this context%s",
+                        a->data, i >= 0 ? " (it is registered: gpuir_host_unregister)"
+                                        : " (released already, another context's, or a plain array's: "
+                                          "gpuir_array_release)");
+        return;
+    }
+    gpuir_host_free(ctx, a->data);
+    a->data = NULL;
 }
 
 /* ---- the caller's streams ---- */

@@ -510,6 +510,167 @@ CHILD_TEST(refusals_name_what_is_wrong) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A dim of -1 (GPUIR_DYN's value) in an input array is no size: refused
+   by name on every backend, through program_run and run_args alike (it
+   was taken for the `?` it stands for in types, and the run returned
+   dims of -1). */
+CHILD_TEST(a_negative_input_dim_is_refused_on_every_backend) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *text = "func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {\n"
+                       "  %y = neg %x : (tensor<?x4xf32>) -> tensor<?x4xf32>\n"
+                       "  return %y : tensor<?x4xf32>\n}\n";
+    float data[16] = {1, 2, 3, 4};
+    gpuir_array in = {GPUIR_F32, 2, {-1, 4}, data};
+    const gpuir_backend backends[2] = {GPUIR_BACKEND_EMU, GPUIR_BACKEND_REF};
+    for (int b = 0; b < 2; b++) {
+        gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
+        gpuir_program *p = gpuir_program_make(m, &(gpuir_program_desc){.backend = backends[b]});
+        CHECK(p != NULL);
+        gpuir_array out = garbage_array();
+        CHECK(gpuir_program_run(p, "f", 1, &in, 1, &out) == GPUIR_ERR_SHAPE);
+        CHECK_MSG(ctx, "input #0: dimension 0 is -1");
+        CHECK(array_empty(&out));
+        gpuir_ctx_clear_error(ctx);
+        gpuir_arg arg_in = {GPUIR_ARG_HOST, in, {0}}, arg_out = {GPUIR_ARG_NONE, {0}, {0}};
+        gpuir_run_desc run = {.func = "f", .n_inputs = 1, .inputs = &arg_in, .n_outputs = 1, .outputs = &arg_out};
+        if (backends[b] != GPUIR_BACKEND_REF) {       /* the interpreter's runs take host arrays only */
+            CHECK(gpuir_program_run_args(p, &run) == GPUIR_ERR_SHAPE);
+            CHECK_MSG(ctx, "dimension 0 is -1");
+            gpuir_array_release(&arg_out.host);
+            gpuir_ctx_clear_error(ctx);
+        }
+        gpuir_program_destroy(p);
+        gpuir_module_destroy(m);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
+/* An output that is an input's gpuir_array: refused before outputs are
+   zeroed, so the input keeps its data (the run zeroed it, then blamed
+   the input's dtype, and the caller's data leaked). */
+CHILD_TEST(an_output_that_is_an_input_is_refused) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m;
+    gpuir_program *p = neg_on_the_interpreter(ctx, &m);
+    float data[4] = {1, 2, 3, 4};
+    gpuir_array a = {GPUIR_F32, 1, {4}, data};
+    CHECK(gpuir_ref_run(m, "f", 1, &a, 1, &a) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "ref_run: output #0 is the gpuir_array of input #0 (outputs receive new arrays");
+    CHECK(a.data == data && a.dims[0] == 4 && data[3] == 4);
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_program_run(p, "f", 1, &a, 1, &a) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "program_run: output #0 is the gpuir_array of input #0");
+    CHECK(a.data == data && a.rank == 1);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array out = {0};
+    CHECK(gpuir_ref_run(m, "f", 1, &a, 1, &out) == GPUIR_OK);     /* another array: fine */
+    gpuir_array_release(&out);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* Arguments no call can use: a NaN or negative tolerance (a mismatch at
+   an element that matched), pinned memory past max_tensor_bytes (ASan
+   aborted in malloc), a wrapped device range past the address space,
+   flag bits no matmul flag has (dropped silently), an array count past
+   2^63 (it wrapped). */
+CHILD_TEST(arguments_no_call_can_use_are_refused) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    float x[2] = {0, 1};
+    gpuir_array a = {GPUIR_F32, 1, {2}, x};
+    CHECK(gpuir_array_compare(ctx, &a, &a, NAN, 0) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "compare: rtol is nan (a tolerance is 0 or more)");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_array_compare(ctx, &a, &a, 0, -1) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "compare: atol is -1");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_array_compare(ctx, &a, &a, 0, 0) == GPUIR_OK);
+    CHECK(gpuir_host_alloc(ctx, GPUIR_BACKEND_EMU, SIZE_MAX) == NULL);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_LIMIT);
+    CHECK_MSG(ctx, "gpuir_host_alloc: 18446744073709551615 bytes, more than max_tensor_bytes");
+    gpuir_ctx_clear_error(ctx);
+    gpuir_buffer_desc d = {.backend = GPUIR_BACKEND_EMU, .dtype = GPUIR_F32, .rank = 1, .dims = {16},
+                           .device_ptr = UINT64_MAX - 15};
+    CHECK(gpuir_buffer_make(ctx, &d).id == 0);
+    CHECK_MSG(ctx, "gpuir_buffer_make: device_ptr 0xfffffffffffffff0 + 64 bytes is past the address space");
+    gpuir_ctx_clear_error(ctx);
+    gpuir_module *m = gpuir_module_make(ctx);
+    int64_t dims[2] = {4, 4};
+    gpuir_func_begin(m, "f");
+    gpuir_value w = gpuir_param(m, "w", gpuir_tensor_type(GPUIR_F32, 2, dims));
+    CHECK(gpuir_matmul(m, w, w, GPUIR_TRANSPOSE_B | (1u << 31)).id == 0);
+    CHECK_MSG(ctx, "matmul: flags 0x80000002: bits 0x80000000 are no GPUIR_ matmul flag");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_matmul_k_slices(m, w, w, 64u, 2).id == 0);
+    CHECK_MSG(ctx, "matmul_k_slices: flags 0x40: bits 0x40 are no GPUIR_ matmul flag");
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array big = {GPUIR_F32, 2, {INT64_MAX, 4}, NULL}, neg = {GPUIR_F32, 1, {-5}, NULL};
+    CHECK(gpuir_array_count(&big) == 0 && gpuir_array_count(&neg) == 0);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* gpuir_matmul_k_slices takes the wgmma flags as gpuir_matmul does (it
+   dropped them): the attribute `wgmma` is written. */
+CHILD_TEST(k_slices_take_the_wgmma_flags) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_module *m = gpuir_module_make(ctx);
+    int64_t da[2] = {16, 128}, db[2] = {128, 16};
+    gpuir_func_begin(m, "f");
+    gpuir_value a = gpuir_param(m, "a", gpuir_tensor_type(GPUIR_BF16, 2, da));
+    gpuir_value b = gpuir_param(m, "b", gpuir_tensor_type(GPUIR_BF16, 2, db));
+    gpuir_value s = gpuir_matmul_k_slices(m, a, b, GPUIR_NO_WGMMA, 2);
+    CHECK(s.id != 0);
+    CHECK(gpuir_func_return(m, 1, &s) == GPUIR_OK);
+    char *text = gpuir_module_print(m);
+    CHECK(text && strstr(text, "k_slices = 2") && strstr(text, "wgmma = false"));
+    gpuir_free(text);
+    gpuir_ctx_destroy(ctx);
+}
+
+/* A refusal names the call the user made: a NULL path of a cache bundle
+   (it said "write:" and "read:"), a pinned array released twice (it named
+   gpuir_host_free); a failed import counts 0 modules. */
+CHILD_TEST(refusals_name_the_call_made) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    CHECK(gpuir_ctx_cache_export(ctx, NULL, NULL) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "cache_export: path is NULL");
+    gpuir_ctx_clear_error(ctx);
+    size_t count = 99;
+    CHECK(gpuir_ctx_cache_import(ctx, NULL, &count) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "cache_import: path is NULL");
+    CHECK(count == 0);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array a;
+    CHECK(gpuir_array_alloc_pinned(ctx, GPUIR_BACKEND_EMU, &a, GPUIR_F32, 1, (int64_t[]){4}) == GPUIR_OK);
+    gpuir_array copy = a;
+    gpuir_array_release_pinned(ctx, &a);
+    CHECK(a.data == NULL && gpuir_ctx_result(ctx) == GPUIR_OK);
+    gpuir_array_release_pinned(ctx, &copy);
+    CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "gpuir_array_release_pinned: ");
+    CHECK_MSG(ctx, "is not memory gpuir_array_alloc_pinned gave this context (released already");
+    gpuir_ctx_destroy(ctx);
+}
+
+/* The emulator's compiler named "" or one that exits 0 and writes nothing:
+   errors about the compiler (they were "could not be started" with an
+   empty name, and a CUDA driver error about an invalid image). */
+CHILD_TEST(a_compiler_that_is_none_or_writes_nothing_is_named) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const char *ccs[2] = {"", "true"};
+    const gpuir_result want[2] = {GPUIR_ERR_INVALID_ARGUMENT, GPUIR_ERR_COMPILE};
+    const char *msg[2] = {"emu: desc.cc is \"\": name a C compiler", "emu: true exited 0 but wrote no shared object"};
+    for (int i = 0; i < 2; i++) {
+        gpuir_module *m = gpuir_module_parse(ctx, NEG_TEXT, strlen(NEG_TEXT), "f.gir");
+        gpuir_program *p = gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU, .cc = ccs[i]});
+        CHECK(p == NULL);
+        CHECK(gpuir_ctx_result(ctx) == want[i]);
+        CHECK_MSG(ctx, msg[i]);
+        gpuir_ctx_clear_error(ctx);
+        gpuir_module_destroy(m);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     RUN(null_ctx_is_accepted_by_every_call);
     RUN(null_module_is_accepted_by_every_call);
@@ -526,5 +687,11 @@ int main(void) {
     RUN(a_fifo_or_device_is_refused_as_a_file);
     RUN(a_null_function_name_runs_the_only_host_function);
     RUN(refusals_name_what_is_wrong);
+    RUN(a_negative_input_dim_is_refused_on_every_backend);
+    RUN(an_output_that_is_an_input_is_refused);
+    RUN(arguments_no_call_can_use_are_refused);
+    RUN(k_slices_take_the_wgmma_flags);
+    RUN(refusals_name_the_call_made);
+    RUN(a_compiler_that_is_none_or_writes_nothing_is_named);
     return CHECK_EXIT();
 }

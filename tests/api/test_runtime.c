@@ -110,11 +110,32 @@ TEST(a_compiler_that_fails_is_a_compile_error) {
     gpuir_ctx_destroy(ctx);
 }
 
+
+
+/* A compiler that exits 0 without writing the object is a compile error
+   (it was a CUDA "invalid image" one); one that writes an object the
+   loader refuses is the loader's error, a CUDA error. */
 TEST(a_module_that_does_not_load_is_a_cuda_error) {
     gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = ""});
     CHECK(make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, "true") == NULL);   /* "compiles" nothing */
-    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
-    CHECK(strstr(gpuir_ctx_error(ctx), "cuModuleLoadData failed (CUDA_ERROR_INVALID_IMAGE") != NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_COMPILE);
+    CHECK(strstr(gpuir_ctx_error(ctx), "emu: true exited 0 but wrote no shared object") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    char dir[] = "/tmp/gpuir-junk-cc-XXXXXX", cc[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cc, sizeof cc, "%s/cc", dir);
+    FILE *f = fopen(cc, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && echo junk > \"$2\"; shift; done\nexit 0\n", f);
+        fclose(f);
+        chmod(cc, 0700);
+        CHECK(make(parse(ctx, chain_text), GPUIR_BACKEND_EMU, cc) == NULL);   /* writes junk */
+        CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_CUDA);
+        CHECK(strstr(gpuir_ctx_error(ctx), "cuModuleLoadData failed (CUDA_ERROR_INVALID_IMAGE") != NULL);
+    }
+    unlink(cc);
+    rmdir(dir);
     gpuir_ctx_destroy(ctx);
 }
 
