@@ -599,7 +599,8 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 /* The device the passes plan a module's kernels for: which matmul kernel
    it can run (tensor cores from sm_75, wgmma only on sm_90) and how many
    tiles fill it. A field left 0 means an H100's value (sm 90, 132
-   multiprocessors), also for modules never told. gpuir_program_make sets
+   multiprocessors), also for modules never told; a negative one is
+   refused (GPUIR_ERR_INVALID_ARGUMENT, the target kept). gpuir_program_make sets
    the CUDA device's before it lowers a tensor-level module; set it before
    running the passes by hand. gpuir_module_target returns the values the
    passes use (defaults filled in; zeros for a NULL module). */
@@ -6722,10 +6723,10 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
     if (!m) return GPUIR_ERR_INVALID_ARGUMENT;  /* a failed make: its context has the error */
     gpuir_ctx *ctx = m->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
-    if (!value) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "bind_global: value is NULL");
-    uint32_t g = name ? gpuir__find_global(m, name) : 0;
-    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no global named @%s",
-                               name ? name : "(null)");
+    if (!value || !name)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "bind_global: %s is NULL", name ? "value" : "name");
+    uint32_t g = gpuir__find_global(m, name);
+    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no global named @%s", name);
     size_t bytes;
     gpuir_result r = gpuir__array_data_check(ctx, value, "bind_global", &bytes);
     if (r) return r;
@@ -14346,9 +14347,13 @@ static int64_t gpuir__module_sm_count(const gpuir_module *m) {
 static int gpuir__module_sm(const gpuir_module *m) { return m->target.sm > 0 ? m->target.sm : GPUIR__DEFAULT_SM; }
 
 GPUIRDEF void gpuir_module_set_target(gpuir_module *m, gpuir_target target) {
-    if (!m) return;
-    m->target.sm = target.sm > 0 ? target.sm : 0;
-    m->target.sm_count = target.sm_count > 0 ? target.sm_count : 0;
+    if (!m || m->ctx->result != GPUIR_OK) return;
+    if (target.sm < 0 || target.sm_count < 0) {       /* the target stays as it was */
+        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_module_set_target: %s %d is negative (0: an H100's)",
+                    target.sm < 0 ? "sm" : "sm_count", target.sm < 0 ? target.sm : target.sm_count);
+        return;
+    }
+    m->target = target;
 }
 GPUIRDEF gpuir_target gpuir_module_target(const gpuir_module *m) {
     gpuir_target t = {0, 0};
@@ -31492,10 +31497,10 @@ GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const c
     gpuir_ctx *ctx = p->ctx;
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (gpuir__program_orphaned(p, "gpuir_program_bind_global_buffer")) return ctx->result;
-    uint32_t g = name ? gpuir__find_global(p->m, name) : 0;
-    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND,
-                               "gpuir_program_bind_global_buffer: no global @%s",
-                               name ? name : "(NULL)");
+    if (!name)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_program_bind_global_buffer: name is NULL");
+    uint32_t g = gpuir__find_global(p->m, name);
+    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "gpuir_program_bind_global_buffer: no global @%s", name);
     size_t i = 0;
     while (i < stbds_arrlenu(p->resident) && p->resident[i].global != g) i++;
     p->bindings++;                       /* recorded graphs read the old address: recorded again */

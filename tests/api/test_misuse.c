@@ -605,6 +605,12 @@ CHILD_TEST(arguments_no_call_can_use_are_refused) {
     gpuir_ctx_clear_error(ctx);
     gpuir_array big = {GPUIR_F32, 2, {INT64_MAX, 4}, NULL}, neg = {GPUIR_F32, 1, {-5}, NULL};
     CHECK(gpuir_array_count(&big) == 0 && gpuir_array_count(&neg) == 0);
+    CHECK(gpuir_module_bind_global(m, NULL, &a) == GPUIR_ERR_INVALID_ARGUMENT);   /* was "no global @(null)" */
+    CHECK_MSG(ctx, "bind_global: name is NULL");
+    gpuir_ctx_clear_error(ctx);
+    gpuir_module_set_target(m, (gpuir_target){80, -3});     /* was taken as 0: an H100's 132 */
+    CHECK_MSG(ctx, "gpuir_module_set_target: sm_count -3 is negative");
+    CHECK(gpuir_module_target(m).sm == 90 && gpuir_module_target(m).sm_count == 132);
     gpuir_ctx_destroy(ctx);
 }
 
