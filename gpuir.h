@@ -12590,9 +12590,55 @@ static gpuir_result gpuir__fuse_split_centred(gpuir_module *m, uint32_t fid) {
     return r;
 }
 
+/* Whether op defines one of op x's operands. */
+static bool gpuir__op_feeds(const gpuir_module *m, const gpuir__op *op, const gpuir__op *x) {
+    for (uint32_t k = 0; op->result && k < x->n_operands; k++)
+        if (gpuir__op_operand(m, x, k) == op->result) return true;
+    return false;
+}
+
+/* Moves each elementwise op up over the matmuls and attentions just before
+   it that feed it nothing, where the op before them makes one of its
+   operands by an elementwise op or a reduction: its group is still open
+   there, so the op joins it and its value is one more output of that
+   kernel (GPT-NeoX's parallel block normalizes x once and scales it twice,
+   `n * g1` for the attention's matmul, `n * g2` for the MLP's after that
+   matmul: one row kernel, where the second scale was an elementwise kernel
+   of its own, reading n and writing its product again). A matmul takes no
+   op before it into its kernel, so none loses a partner; ops keep their
+   order otherwise. Where the op's operands are all parameters, matmul
+   results and constants it stays. */
+static void gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid) {
+    gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 1; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (!op->result || !op->n_operands || cls == GPUIR__CLASS_CONSTANT || !gpuir__is_elementwise(cls)) continue;
+        size_t j = i;
+        while (j > 0) {
+            const gpuir__op *prev = gpuir__op_at(m, f->ops[j - 1]);
+            if ((prev->kind != GPUIR_OP_MATMUL && prev->kind != GPUIR_OP_ATTENTION) || gpuir__op_feeds(m, prev, op))
+                break;
+            j--;
+        }
+        if (j == i) continue;
+        bool joins = false;                 /* an operand an elementwise op or a reduction makes */
+        for (uint32_t k = 0; !joins && k < op->n_operands; k++) {
+            const gpuir__value *v = gpuir__value_at(m, gpuir__op_operand(m, op, k));
+            gpuir__op_class dc = v->def_op ? gpuir__info(gpuir__op_at(m, v->def_op)->kind)->cls : GPUIR__CLASS_CONSTANT;
+            joins = dc != GPUIR__CLASS_CONSTANT && (gpuir__is_elementwise(dc) || dc == GPUIR__CLASS_REDUCE);
+        }
+        if (!joins) continue;
+        uint32_t moved = f->ops[i];
+        memmove(&f->ops[j + 1], &f->ops[j], (i - j) * sizeof f->ops[0]);
+        f->ops[j] = moved;
+    }
+}
+
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir_result split = gpuir__fuse_split_centred(m, fid);
     if (split) return split;
+    gpuir__fuse_hoist_over_matmuls(m, fid);
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
     gpuir__fuser F;
