@@ -11727,7 +11727,9 @@ static bool gpuir__takes_producers(gpuir__op_class cls) {
 }
 
 /* The elementwise group op may join beside an op that reads its operand
-   v, or 0: an elementwise op of a static shape, the group's and v's,
+   v, or 0: an elementwise op of the group's shape and v's (`?` dims too:
+   the group reads v at that shape, so the sizes are v's, and the launch
+   checks that the group's operands agree),
    reading v as an open elementwise group of that shape does, where
    either its one user is a row reduction (it feeds a row group), or v is
    no splat and neither the op's value nor the group's feeds an op that
@@ -11752,7 +11754,7 @@ static int64_t gpuir__fuse_elementwise_sibling(const gpuir__fuser *F, const gpui
         return 0;
     const gpuir_type *g = &gpuir__value_at(m, F->rows[b])->type, *out = &gpuir__value_at(m, op->result)->type;
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
-    return gpuir__dims_same(g, out) && gpuir__dims_same(t, out) && gpuir__type_is_static(out) ? b : 0;
+    return gpuir__dims_same(g, out) && gpuir__dims_same(t, out) ? b : 0;
 }
 
 static bool gpuir__fuse_group_reshapes(const gpuir__fuser *Fu, int64_t g);
