@@ -12599,6 +12599,46 @@ static bool gpuir__op_feeds(const gpuir_module *m, const gpuir__op *op, const gp
     return false;
 }
 
+/* Whether value v of f feeds an op that takes its producers into its
+   kernel (a reduction, softmax, transpose or reshape), directly or through
+   elementwise ops (depth levels at most): that kernel computes v itself. */
+static bool gpuir__value_feeds_producer_taker(const gpuir_module *m, const gpuir__func *f, uint32_t v, int depth) {
+    for (size_t i = 0; depth > 0 && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *u = gpuir__op_at(m, f->ops[i]);
+        bool reads = false;
+        for (uint32_t k = 0; k < u->n_operands && !reads; k++) reads = gpuir__op_operand(m, u, k) == v;
+        if (!reads || !u->result) continue;
+        gpuir__op_class cls = gpuir__info(u->kind)->cls;
+        if (gpuir__takes_producers(cls)) return true;
+        if (gpuir__is_elementwise(cls) && gpuir__value_feeds_producer_taker(m, f, u->result, depth - 1)) return true;
+    }
+    return false;
+}
+
+/* Position of op_id in f's ops, or f's op count. */
+static size_t gpuir__func_op_position(const gpuir__func *f, uint32_t op_id) {
+    size_t i = 0;
+    while (i < stbds_arrlenu(f->ops) && f->ops[i] != op_id) i++;
+    return i;
+}
+
+/* Whether an elementwise reader of value v of f also reads a value made at
+   position `from` or later (other than v): moved up to before `from`, v's
+   op would leave that reader behind, in a kernel of its own. */
+static bool gpuir__value_read_with_later(const gpuir_module *m, const gpuir__func *f, uint32_t v, size_t from) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *u = gpuir__op_at(m, f->ops[i]);
+        bool reads = false;
+        for (uint32_t k = 0; k < u->n_operands && !reads; k++) reads = gpuir__op_operand(m, u, k) == v;
+        if (!reads || !gpuir__is_elementwise(gpuir__info(u->kind)->cls)) continue;
+        for (uint32_t k = 0; k < u->n_operands; k++) {
+            uint32_t w = gpuir__op_operand(m, u, k), def = gpuir__value_at(m, w)->def_op;
+            if (w != v && def && gpuir__func_op_position(f, def) >= from) return true;
+        }
+    }
+    return false;
+}
+
 /* Moves each elementwise op up over the matmuls and attentions just before
    it that feed it nothing, where the op before them makes one of its
    operands by an elementwise op or a reduction: its group is still open
@@ -12609,13 +12649,20 @@ static bool gpuir__op_feeds(const gpuir_module *m, const gpuir__op *op, const gp
    of its own, reading n and writing its product again). A matmul takes no
    op before it into its kernel, so none loses a partner; ops keep their
    order otherwise. Where the op's operands are all parameters, matmul
-   results and constants it stays. */
+   results and constants it stays, and so does an op whose value feeds a
+   reduction, softmax, transpose or reshape (gpuir__value_feeds_producer_taker:
+   that kernel takes the op, which would be stored and read back from the
+   other), or an elementwise op that also reads a value made by the ops
+   moved over or later (gpuir__value_read_with_later: it would stay behind,
+   and a chain that was one kernel after the matmuls would be two). */
 static void gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
     for (size_t i = 1; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
-        if (!op->result || !op->n_operands || cls == GPUIR__CLASS_CONSTANT || !gpuir__is_elementwise(cls)) continue;
+        if (!op->result || !op->n_operands || cls == GPUIR__CLASS_CONSTANT || !gpuir__is_elementwise(cls) ||
+            gpuir__value_feeds_producer_taker(m, f, op->result, 8))
+            continue;
         size_t j = i;
         while (j > 0) {
             const gpuir__op *prev = gpuir__op_at(m, f->ops[j - 1]);
@@ -12630,7 +12677,7 @@ static void gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid) {
             gpuir__op_class dc = v->def_op ? gpuir__info(gpuir__op_at(m, v->def_op)->kind)->cls : GPUIR__CLASS_CONSTANT;
             joins = dc != GPUIR__CLASS_CONSTANT && (gpuir__is_elementwise(dc) || dc == GPUIR__CLASS_REDUCE);
         }
-        if (!joins) continue;
+        if (!joins || gpuir__value_read_with_later(m, f, op->result, j)) continue;
         uint32_t moved = f->ops[i];
         memmove(&f->ops[j + 1], &f->ops[j], (i - j) * sizeof f->ops[0]);
         f->ops[j] = moved;
