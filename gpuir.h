@@ -600,9 +600,9 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
    it can run (tensor cores from sm_75, wgmma only on sm_90) and how many
    tiles fill it. A field left 0 means an H100's value (sm 90, 132
    multiprocessors), also for modules never told; a negative one is
-   refused (GPUIR_ERR_INVALID_ARGUMENT, the target kept). gpuir_program_make sets
-   the CUDA device's before it lowers a tensor-level module; set it before
-   running the passes by hand. gpuir_module_target returns the values the
+   refused (GPUIR_ERR_INVALID_ARGUMENT, the target kept).
+   gpuir_program_make sets the CUDA device's before it lowers a
+   tensor-level module; set it before running the passes by hand. gpuir_module_target returns the values the
    passes use (defaults filled in; zeros for a NULL module). */
 typedef struct gpuir_target {
     int sm;                 /* compute capability, major * 10 + minor: 90 */
@@ -1853,10 +1853,10 @@ static int64_t gpuir__type_count(const gpuir_type *t) {
 }
 
 /* Whether a and b hold as many elements whatever sizes their `?` dims
-   take: the same leading dims (`?` ones among them: a batch; none where
-   both are static) and static dims after them of one product ([?, 4, 72]
-   and [?, 8, 6, 6]). Element i is then at the same place of both,
-   row-major. */
+   take: past the leading dims they share (a `?` batch among them), static
+   dims of one product ([?, 4, 72] and [?, 8, 6, 6]; static shapes of one
+   count, but for a 0 among the shared dims). Element i is then at the
+   same place of both, row-major. */
 static bool gpuir__counts_alike(const gpuir_type *a, const gpuir_type *b) {
     int p = 0;
     while (p < a->rank && p < b->rank && a->dims[p] == b->dims[p]) p++;
@@ -4428,7 +4428,6 @@ static gpuir_result gpuir__parse_type(gpuir__parser *P, gpuir_type *t) {
         }
         if (*P->p == '?') P->p++;
         else if ((r = gpuir__parse_int(P, &d, "a dimension")) != GPUIR_OK) break;
-
         t->dims[t->rank++] = d;
         if (P->p < P->end && (*P->p == ' ' || *P->p == '\t')) {
             gpuir__parse_mark(P);
@@ -11856,8 +11855,8 @@ static bool gpuir__group_reads_broadcast(const gpuir__fuser *Fu, int64_t g) {
 /* The open row group that reshape op joins, or 0: one whose full value of
    F it reshapes into another shape of as many elements for every size of
    their `?` dims (gpuir__counts_alike: a `?` batch kept, GroupNorm over a
-   serving batch), the value's only use (GroupNorm's normalized [N, G, C/G*H*W] back to [N, C, H, W]
-   for its per-channel scale: the ops after it then join the kernel too,
+   serving batch), the value's only use (GroupNorm's normalized
+   [N, G, C/G*H*W] back to [N, C, H, W] for its per-channel scale: the ops after it then join the kernel too,
    gpuir__rows_operands_fit, rather than a kernel of their own), its first
    reader an elementwise op or a reshape (a matmul or a reduction reads a
    view). In the kernel the reshape is the same registers (codegen reads
@@ -12599,20 +12598,17 @@ static bool gpuir__op_feeds(const gpuir_module *m, const gpuir__op *op, const gp
     return false;
 }
 
-/* Whether value v of f feeds an op that takes its producers into its
-   kernel (a reduction, softmax, transpose or reshape), directly or through
-   elementwise ops (depth levels at most): that kernel computes v itself. */
-static bool gpuir__value_feeds_producer_taker(const gpuir_module *m, const gpuir__func *f, uint32_t v, int depth) {
-    for (size_t i = 0; depth > 0 && i < stbds_arrlenu(f->ops); i++) {
+/* feeds[v - 1] for each value v of f: whether it feeds an op that takes
+   its producers into its kernel (a reduction, softmax, transpose or
+   reshape), directly or through elementwise ops: that kernel computes v
+   itself. One pass from the last op back. */
+static void gpuir__values_feeding_producer_takers(const gpuir_module *m, const gpuir__func *f, bool *feeds) {
+    for (size_t i = stbds_arrlenu(f->ops); i-- > 0;) {
         const gpuir__op *u = gpuir__op_at(m, f->ops[i]);
-        bool reads = false;
-        for (uint32_t k = 0; k < u->n_operands && !reads; k++) reads = gpuir__op_operand(m, u, k) == v;
-        if (!reads || !u->result) continue;
         gpuir__op_class cls = gpuir__info(u->kind)->cls;
-        if (gpuir__takes_producers(cls)) return true;
-        if (gpuir__is_elementwise(cls) && gpuir__value_feeds_producer_taker(m, f, u->result, depth - 1)) return true;
+        bool takes = u->result && (gpuir__takes_producers(cls) || (gpuir__is_elementwise(cls) && feeds[u->result - 1]));
+        for (uint32_t k = 0; takes && k < u->n_operands; k++) feeds[gpuir__op_operand(m, u, k) - 1] = true;
     }
-    return false;
 }
 
 /* Position of op_id in f's ops, or f's op count. */
@@ -12640,29 +12636,27 @@ static bool gpuir__value_read_with_later(const gpuir_module *m, const gpuir__fun
 }
 
 /* Moves each elementwise op up over the matmuls and attentions just before
-   it that feed it nothing, where the op before them makes one of its
-   operands by an elementwise op or a reduction: its group is still open
-   there, so the op joins it and its value is one more output of that
-   kernel (GPT-NeoX's parallel block normalizes x once and scales it twice,
+   it that feed it nothing, where an elementwise op or a reduction makes
+   one of its operands: that op's group may still be open there, so the op
+   joins it and its value is one more output of that kernel (GPT-NeoX's parallel block normalizes x once and scales it twice,
    `n * g1` for the attention's matmul, `n * g2` for the MLP's after that
    matmul: one row kernel, where the second scale was an elementwise kernel
    of its own, reading n and writing its product again). A matmul takes no
    op before it into its kernel, so none loses a partner; ops keep their
    order otherwise. Where the op's operands are all parameters, matmul
    results and constants it stays, and so does an op whose value feeds a
-   reduction, softmax, transpose or reshape (gpuir__value_feeds_producer_taker:
+   reduction, softmax, transpose or reshape (gpuir__values_feeding_producer_takers:
    that kernel takes the op, which would be stored and read back from the
    other), or an elementwise op that also reads a value made by the ops
    moved over or later (gpuir__value_read_with_later: it would stay behind,
    and a chain that was one kernel after the matmuls would be two). */
-static void gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid) {
+static gpuir_result gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid) {
     gpuir__func *f = gpuir__func_at(m, fid);
+    bool *feeds = NULL;
     for (size_t i = 1; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
-        if (!op->result || !op->n_operands || cls == GPUIR__CLASS_CONSTANT || !gpuir__is_elementwise(cls) ||
-            gpuir__value_feeds_producer_taker(m, f, op->result, 8))
-            continue;
+        if (!op->result || !op->n_operands || cls == GPUIR__CLASS_CONSTANT || !gpuir__is_elementwise(cls)) continue;
         size_t j = i;
         while (j > 0) {
             const gpuir__op *prev = gpuir__op_at(m, f->ops[j - 1]);
@@ -12677,17 +12671,26 @@ static void gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid) {
             gpuir__op_class dc = v->def_op ? gpuir__info(gpuir__op_at(m, v->def_op)->kind)->cls : GPUIR__CLASS_CONSTANT;
             joins = dc != GPUIR__CLASS_CONSTANT && (gpuir__is_elementwise(dc) || dc == GPUIR__CLASS_REDUCE);
         }
-        if (!joins || gpuir__value_read_with_later(m, f, op->result, j)) continue;
+        if (!joins) continue;
+        if (!feeds) {                       /* once, where some op may move */
+            feeds = (bool *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *feeds);
+            if (!feeds) return gpuir__oom(m->ctx, "fuse");
+            gpuir__values_feeding_producer_takers(m, f, feeds);
+        }
+        if (feeds[op->result - 1] || gpuir__value_read_with_later(m, f, op->result, j)) continue;
         uint32_t moved = f->ops[i];
         memmove(&f->ops[j + 1], &f->ops[j], (i - j) * sizeof f->ops[0]);
         f->ops[j] = moved;
     }
+    gpuir__scratch_free(m, feeds);
+    return GPUIR_OK;
 }
 
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir_result split = gpuir__fuse_split_centred(m, fid);
     if (split) return split;
-    gpuir__fuse_hoist_over_matmuls(m, fid);
+    gpuir_result hoisted = gpuir__fuse_hoist_over_matmuls(m, fid);
+    if (hoisted) return hoisted;
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
     gpuir__fuser F;
