@@ -14361,7 +14361,8 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // attention's query tile); the launch follows the form, and codegen reads
 // it (gpuir__matmul_form_of, gpuir__kernel_form_of: the recorded form, else
 // the decision, for a placed module that did not run configure).
-// Reads: ir, build, pass (gpuir__pass_fail: errors at the source
+// Reads: util (gpuir__fail: gpuir_module_set_target's refusal), ir,
+// build, pass (gpuir__pass_fail: errors at the source
 // location), decompose (gpuir__softmax_is_rowwise, _is_columns,
 // gpuir__softmax_extent), fuse
 // (gpuir__is_elementwise, gpuir__reduce_is_columns, gpuir__row_shape_of,
