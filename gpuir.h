@@ -12591,10 +12591,10 @@ static gpuir_result gpuir__fuse_split_centred(gpuir_module *m, uint32_t fid) {
     return r;
 }
 
-/* Whether op defines one of op x's operands. */
-static bool gpuir__op_feeds(const gpuir_module *m, const gpuir__op *op, const gpuir__op *x) {
-    for (uint32_t k = 0; op->result && k < x->n_operands; k++)
-        if (gpuir__op_operand(m, x, k) == op->result) return true;
+/* Whether value v is one of op's operands (tensor form). */
+static bool gpuir__op_has_operand(const gpuir_module *m, const gpuir__op *op, uint32_t v) {
+    for (uint32_t k = 0; v && k < op->n_operands; k++)
+        if (gpuir__op_operand(m, op, k) == v) return true;
     return false;
 }
 
@@ -12624,9 +12624,7 @@ static size_t gpuir__func_op_position(const gpuir__func *f, uint32_t op_id) {
 static bool gpuir__value_read_with_later(const gpuir_module *m, const gpuir__func *f, uint32_t v, size_t from) {
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *u = gpuir__op_at(m, f->ops[i]);
-        bool reads = false;
-        for (uint32_t k = 0; k < u->n_operands && !reads; k++) reads = gpuir__op_operand(m, u, k) == v;
-        if (!reads || !gpuir__is_elementwise(gpuir__info(u->kind)->cls)) continue;
+        if (!gpuir__op_has_operand(m, u, v) || !gpuir__is_elementwise(gpuir__info(u->kind)->cls)) continue;
         for (uint32_t k = 0; k < u->n_operands; k++) {
             uint32_t w = gpuir__op_operand(m, u, k), def = gpuir__value_at(m, w)->def_op;
             if (w != v && def && gpuir__func_op_position(f, def) >= from) return true;
@@ -12660,7 +12658,8 @@ static gpuir_result gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid
         size_t j = i;
         while (j > 0) {
             const gpuir__op *prev = gpuir__op_at(m, f->ops[j - 1]);
-            if ((prev->kind != GPUIR_OP_MATMUL && prev->kind != GPUIR_OP_ATTENTION) || gpuir__op_feeds(m, prev, op))
+            if ((prev->kind != GPUIR_OP_MATMUL && prev->kind != GPUIR_OP_ATTENTION) ||
+                gpuir__op_has_operand(m, op, prev->result))
                 break;
             j--;
         }
