@@ -9070,18 +9070,40 @@ static uint32_t gpuir__build_softmax(gpuir_module *m, uint32_t a, int64_t axis) 
 #define GPUIR__SPLIT_TOTAL_FEW_ROWS 256
 #define GPUIR__SPLIT_TOTAL_SHORT_ROW 128
 
+/* Whether an op of function f with a result reads value v (seen through
+   repl, as below): pass.fuse's sibling groups then leave the elementwise
+   op making v out (GPUIR__SIB_READ_BY_RESULT: it fuses with that reader). */
+static bool gpuir__value_read_by_result(const gpuir_module *m, const gpuir__func *f, uint32_t v,
+                                        const uint32_t *repl, size_t cap) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        for (uint32_t k = 0; op->result && k < op->n_operands; k++) {
+            uint32_t w = gpuir__op_operand(m, op, k);
+            if ((w < cap && repl[w - 1] ? repl[w - 1] : w) == v) return true;
+        }
+    }
+    return false;
+}
+
 /* Whether an op of function fid other than op could be reduction op's
    sibling over x (pass.fuse's sibling groups read x once for all, a total
    across blocks): another reduction of x, or an elementwise op of x's
    shape that reads it; with readers_of_op_count false, not one that reads
    op's result too (`x - x.max()` over a matrix runs after op, in no
-   kernel with it: the total stayed one block reading all of x for it).
+   kernel with it: the total stayed one block reading all of x for it),
+   nor one whose own result an op with a result reads (`(x * x).sum()`
+   beside `x.sum()`: the square fuses with its reader, no sibling group
+   forms, and the total stayed one block reading all of x; the first
+   GPUIR__SIBLING_READERS_ASKED such ops are asked, any after them counts:
+   the walk stays linear in the ops for each).
    Operands are seen through repl (decompose's replacements of the values
    below cap, not yet made in the ops after op). */
+#define GPUIR__SIBLING_READERS_ASKED 8
 static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const gpuir__op *op, uint32_t x,
                                       const uint32_t *repl, size_t cap, bool readers_of_op_count) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     const gpuir_type *xt = &gpuir__value_at(m, x)->type;
+    int asked = 0;                      /* elementwise readers whose own readers were looked at */
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *other = gpuir__op_at(m, f->ops[i]);
         gpuir__op_class cls = gpuir__info(other->kind)->cls;
@@ -9094,10 +9116,15 @@ static bool gpuir__reduce_has_sibling(const gpuir_module *m, uint32_t fid, const
             reads_op |= (v < cap && repl[v - 1] ? repl[v - 1] : v) == op->result;
         }
         if (reads_op && !readers_of_op_count) continue;
+        bool reads_x = false;
         for (uint32_t k = 0; k < (full ? other->n_operands : 1u) && other->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, other, k);
-            if ((v < cap && repl[v - 1] ? repl[v - 1] : v) == x) return true;
+            reads_x |= (v < cap && repl[v - 1] ? repl[v - 1] : v) == x;
         }
+        if (!reads_x) continue;
+        if (!full || readers_of_op_count || asked++ >= GPUIR__SIBLING_READERS_ASKED ||
+            !gpuir__value_read_by_result(m, f, other->result, repl, cap))
+            return true;
     }
     return false;
 }
@@ -12685,10 +12712,127 @@ static gpuir_result gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid
     return GPUIR_OK;
 }
 
+/* ---- a reduction moved up over the rest of a total ----
+   decompose splits a large total into row reductions and the rest (the
+   total of the rows' results, gpuir__reduce_split_at), and a program may
+   write the same itself. That rest reads the row kernel's result, so the
+   row kernel ends before it, and a reduction written after it starts a
+   kernel of its own, though it may read the same rows: `x.sum()` and
+   `(x * x).sum()` read x twice, the square stored by the first kernel and
+   read back by the second. gpuir__fuse_hoist_over_totals moves each
+   reduction, with the elementwise ops that only it (and they) read, up
+   over the rests of totals just before it (gpuir__op_is_total_rest: a
+   reduction of a reduction's result of at most GPUIR__HOIST_TOTAL_MAX
+   elements, and the elementwise ops of such values, a cast back to f16 or
+   a mean's division). Nothing moved reads a rest, and no rest reads what
+   moves, so every value is still made before it is read; the ops keep
+   their order otherwise. The reduction may then join the row kernel
+   before the rests (one kernel reads x for both sums), or start its own
+   as it did. */
+#define GPUIR__HOIST_TOTAL_MAX 65536
+#define GPUIR__HOIST_WINDOW 16
+#define GPUIR__HOIST_REST_DEPTH 4
+
+/* Whether op is the rest of a total (see above), looking `depth` ops deep
+   through elementwise ops. */
+static bool gpuir__op_is_total_rest(const gpuir_module *m, const gpuir__op *op, int depth) {
+    if (!op->result || !op->n_operands || depth <= 0) return false;
+    const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
+    if (!gpuir__type_is_static(t) || gpuir__type_count(t) > GPUIR__HOIST_TOTAL_MAX) return false;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    for (uint32_t k = 0; k < (cls == GPUIR__CLASS_REDUCE ? 1u : op->n_operands); k++) {
+        const gpuir__value *x = gpuir__value_at(m, gpuir__op_operand(m, op, k));
+        const gpuir__op *def = x->def_op ? gpuir__op_at(m, x->def_op) : NULL;
+        if (!def) continue;
+        if (cls == GPUIR__CLASS_REDUCE && gpuir__info(def->kind)->cls == GPUIR__CLASS_REDUCE &&
+            gpuir__type_is_static(&x->type) && gpuir__type_count(&x->type) <= GPUIR__HOIST_TOTAL_MAX)
+            return true;
+        if (gpuir__is_elementwise(cls) && gpuir__op_is_total_rest(m, def, depth - 1)) return true;
+    }
+    return false;
+}
+
+/* The readers of value v among f's ops at positions [from, to) whose
+   `moves` flag (indexed from position base) is set, counted as pass.fuse
+   counts users (an op reading v twice is one). */
+static uint32_t gpuir__readers_moving(const gpuir_module *m, const gpuir__func *f, uint32_t v, size_t from, size_t to,
+                                      const bool *moves, size_t base) {
+    uint32_t n = 0;
+    for (size_t i = from; i < to; i++)
+        n += moves[i - base] && gpuir__op_has_operand(m, gpuir__op_at(m, f->ops[i]), v);
+    return n;
+}
+
+/* Where reduction i of f moves to (see above), or i where it stays: the
+   ops from there to i that move with it (the reduction, and elementwise
+   ops that only what moves reads; uses[v - 1] counts v's readers) get
+   their flag set in moves (indexed from position base, at most
+   GPUIR__HOIST_WINDOW before i), the rests of totals among them clear. */
+static size_t gpuir__hoist_window(const gpuir_module *m, const gpuir__func *f, size_t i, const uint32_t *uses,
+                                  bool *moves, size_t base) {
+    size_t j = i, rests = 0;
+    moves[i - base] = true;
+    while (j > base) {
+        const gpuir__op *p = gpuir__op_at(m, f->ops[j - 1]);
+        uint32_t readers = p->result ? gpuir__readers_moving(m, f, p->result, j, i + 1, moves, base) : 0;
+        if (gpuir__op_is_total_rest(m, p, GPUIR__HOIST_REST_DEPTH) && !readers) {
+            moves[j - 1 - base] = false;
+            rests++;
+        } else if (p->result && gpuir__is_elementwise(gpuir__info(p->kind)->cls) && readers &&
+                   readers == uses[p->result - 1]) {
+            moves[j - 1 - base] = true;         /* read by what moves alone: it moves too */
+        } else {
+            break;
+        }
+        j--;
+    }
+    while (j < i && moves[j - base]) j++;       /* ops before the first rest stay where they are */
+    return rests ? j : i;
+}
+
+static gpuir_result gpuir__fuse_hoist_over_totals(gpuir_module *m, uint32_t fid) {
+    gpuir__func *f = gpuir__func_at(m, fid);
+    uint32_t *uses = NULL;
+    for (size_t i = 1; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]), *prev = gpuir__op_at(m, f->ops[i - 1]);
+        bool may_move = gpuir__is_elementwise(gpuir__info(prev->kind)->cls) ||
+                        gpuir__op_is_total_rest(m, prev, GPUIR__HOIST_REST_DEPTH);
+        if (!op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || !may_move) continue;
+        if (!uses) {                        /* once, where some op may move */
+            uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *uses);
+            if (!uses) return gpuir__oom(m->ctx, "fuse");
+            for (size_t k = 0; k < stbds_arrlenu(f->ops); k++) {
+                const gpuir__op *u = gpuir__op_at(m, f->ops[k]);
+                for (uint32_t a = 0; a < u->n_operands; a++) {
+                    uint32_t v = gpuir__op_operand(m, u, a);
+                    bool seen = false;      /* users, not operand slots, as pass.fuse counts them */
+                    for (uint32_t b = 0; b < a; b++) seen |= gpuir__op_operand(m, u, b) == v;
+                    uses[v - 1] += !seen;
+                }
+            }
+        }
+        bool moves[GPUIR__HOIST_WINDOW + 1];
+        size_t base = i > GPUIR__HOIST_WINDOW ? i - GPUIR__HOIST_WINDOW : 0;
+        size_t j = gpuir__hoist_window(m, f, i, uses, moves, base);
+        if (j == i) continue;
+        uint32_t kept[GPUIR__HOIST_WINDOW + 1];
+        size_t n_moved = 0, n_kept = 0;
+        for (size_t k = j; k <= i; k++) {       /* a stable partition: what moves, then the rests */
+            if (moves[k - base]) f->ops[j + n_moved++] = f->ops[k];
+            else kept[n_kept++] = f->ops[k];
+        }
+        memcpy(&f->ops[j + n_moved], kept, n_kept * sizeof kept[0]);
+    }
+    gpuir__scratch_free(m, uses);
+    return GPUIR_OK;
+}
+
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir_result split = gpuir__fuse_split_centred(m, fid);
     if (split) return split;
     gpuir_result hoisted = gpuir__fuse_hoist_over_matmuls(m, fid);
+    if (hoisted) return hoisted;
+    hoisted = gpuir__fuse_hoist_over_totals(m, fid);
     if (hoisted) return hoisted;
     gpuir__func *f = gpuir__func_at(m, fid);
     size_t n = stbds_arrlenu(f->ops);
