@@ -11485,6 +11485,7 @@ typedef struct gpuir__fuser {
     int *lead_axis;             /* value id - 1 -> the ops that may take v's producers (F->feeds_lead):
                                    0 none, 1 + a: column reductions over axis a only, GPUIR__LEAD_ROWS:
                                    row reductions only, -1 others too */
+    int64_t last_rows;          /* the row group (not a column group) an op joined or opened last, or 0 */
     uint32_t fid;               /* the function at hand */
 } gpuir__fuser;
 
@@ -11815,6 +11816,33 @@ static bool gpuir__fuse_read_inside(const gpuir__fuser *F, int64_t g, const gpui
     return true;
 }
 
+/* The open row group op joins beside the group's own ops, or 0, where
+   no other rule put it in a group (gpuir__fuse_choose): the last row
+   group placed (F->last_rows, static), for a row reduction of a value of
+   the group's full shape (its rows) that the group does not make, or an
+   elementwise op of that shape that reads no value of the group and
+   whose value only row reductions take (F->lead_axis: a cast to f32
+   before a softmax's statistics). Its kernel reads those rows beside its
+   own, one launch where there were two: a KL divergence's two
+   log-softmaxes (of p and of q) are one row kernel, where the second was
+   a kernel of its own that stored its result for the first to read back. */
+static int64_t gpuir__rows_beside(const gpuir__fuser *F, const gpuir__op *op) {
+    const gpuir_module *m = F->m;
+    int64_t g = F->last_rows;
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (!g || F->closed[g] || F->kinds[g] != GPUIR__GROUP_ROWS || F->column_axis[g] || !op->result || !op->n_operands)
+        return 0;
+    const gpuir_type *rows = &gpuir__value_at(m, F->rows[g])->type;
+    if (!gpuir__type_is_static(rows)) return 0;
+    for (uint32_t k = 0; k < op->n_operands; k++)
+        if (gpuir__value_group(m, gpuir__op_operand(m, op, k)) == g) return 0;   /* (the rules before decided) */
+    if (cls == GPUIR__CLASS_REDUCE)
+        return gpuir__reduce_is_row(m, op) && gpuir__dims_same(&gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type, rows) ?
+               g : 0;
+    return gpuir__is_elementwise(cls) && F->lead_axis[op->result - 1] == GPUIR__LEAD_ROWS &&
+           gpuir__dims_same(&gpuir__value_at(m, op->result)->type, rows) && gpuir__rows_operands_fit(F, op, g) ? g : 0;
+}
+
 /* The group op joins (0: a new one). */
 static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     int64_t g = 0;
@@ -11832,6 +11860,7 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
         }
     for (uint32_t k = 0; k < op->n_operands && !g; k++)
         g = gpuir__fuse_elementwise_sibling(F, op, gpuir__op_operand(F->m, op, k));
+    if (!g) g = gpuir__rows_beside(F, op);
     if (g && ((F->kinds[g] == GPUIR__GROUP_TRANSPOSE && !gpuir__fuse_after_transpose(F, op, g)) ||
               ((op->kind == GPUIR_OP_TRANSPOSE || op->kind == GPUIR_OP_SOFTMAX ||
                 (F->kinds[g] == GPUIR__GROUP_REDUCE && gpuir__is_elementwise(gpuir__info(op->kind)->cls))) &&
@@ -12094,6 +12123,7 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
         F->broadcast[g] = false;        /* a row kernel computes its private chains at each element */
     }
     gpuir__fuse_close_read(F, op, g);
+    if (F->kinds[g] == GPUIR__GROUP_ROWS && !F->column_axis[g]) F->last_rows = g;
     F->group_lead[g] = gpuir__lead_join(F->group_lead[g], F->lead_axis[op->result - 1]);
     F->shared[g] |= F->uses[op->result - 1] > 1;
     gpuir__fuse_note_reader(F, op, g);
@@ -12839,6 +12869,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__fuser F;
     F.m = m;
     F.fid = fid;
+    F.last_rows = 0;
     F.uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *F.uses);
     F.kinds = (gpuir__group_kind *)gpuir__scratch_calloc(m, n + 2, sizeof *F.kinds);
     F.inputs = (uint32_t *)gpuir__scratch_calloc(m, n + 2, sizeof *F.inputs);
