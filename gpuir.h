@@ -1433,18 +1433,40 @@ static int gpuir__mkdirs(char *path, mode_t mode, size_t *failed) {
     }
 }
 
-/* Writes a whole file atomically: a private temporary file beside it,
-   flushed, then renamed over `path`; an error begins with `who` (what
-   wrote it: the variable or call that named the path). */
+/* The temporary file name gpuir__write_file_atomic writes before the
+   rename: ".gpuir-XXXXXX" in path's directory (never path with a suffix,
+   which a valid name of NAME_MAX bytes would overflow); malloc'd, NULL
+   when out of memory. */
+static char *gpuir__temp_beside(const char *path) {
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+    char *tmp = (char *)GPUIR_MALLOC(dir + sizeof ".gpuir-XXXXXX");
+    if (!tmp) return NULL;
+    memcpy(tmp, path, dir);
+    memcpy(tmp + dir, ".gpuir-XXXXXX", sizeof ".gpuir-XXXXXX");
+    return tmp;
+}
+
+/* Writes a whole file atomically: a private temporary file in its
+   directory (gpuir__temp_beside), flushed, then renamed over `path`. Only
+   a regular file is replaced: a path that names a device, a directory, a
+   FIFO, a socket or a symbolic link is refused (`--export-cache=/dev/null`
+   run as root had replaced the device with a file), and a file replaced
+   keeps its permission bits (a new one gets 0644). An error begins with
+   `who` (what wrote it: the variable or call that named the path). */
 static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes,
                                              size_t size, const char *who) {
     if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: path is NULL", who);
-    size_t len = strlen(path);
-    char *tmp = (char *)GPUIR_MALLOC(len + 16);
+    struct stat st;
+    bool exists = lstat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
+        return gpuir__fail(ctx, GPUIR_ERR_IO, "%s: cannot write '%s': not a regular file (a %s is never replaced)", who,
+                           path, S_ISLNK(st.st_mode) ? "symbolic link" : S_ISDIR(st.st_mode) ? "directory" :
+                           S_ISFIFO(st.st_mode) ? "FIFO" : S_ISSOCK(st.st_mode) ? "socket" : "device");
+    char *tmp = gpuir__temp_beside(path);
     if (!tmp) return gpuir__oom(ctx, "a file name");
-    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(tmp);
-    bool ok = fd >= 0 && gpuir__write_all(fd, bytes, size);
+    bool ok = fd >= 0 && fchmod(fd, exists ? st.st_mode & 07777 : 0644) == 0 && gpuir__write_all(fd, bytes, size);
     int err = ok ? 0 : errno;
     if (fd >= 0 && ok && fsync(fd) != 0) {
         ok = false;
@@ -27850,24 +27872,43 @@ static bool gpuir__emu_tmp_compiler_alive(int at, const char *name) {
     return pgid > 0 && gpuir__emu_pid_alive(pgid);    /* its leader, the driver, waits for the rest */
 }
 
+/* Whether `name` has the form of a private directory's:
+   gpuir-<pid>-XXXXXX, the X's mkdtemp's letters and digits; *pid its pid. */
+static bool gpuir__emu_tmp_name(const char *name, long *pid) {
+    char *end;
+    *pid = strtol(name + 6, &end, 10);
+    if (end == name + 6 || name[6] < '0' || name[6] > '9' || *end != '-' || strlen(end) != 7 || *pid <= 0) return false;
+    for (int i = 1; i < 7; i++)
+        if (!((end[i] >= 'a' && end[i] <= 'z') || (end[i] >= 'A' && end[i] <= 'Z') || (end[i] >= '0' && end[i] <= '9')))
+            return false;
+    return true;
+}
+
 /* Whether `name` in the directory fd `at` is a private directory
-   (gpuir-<pid>-XXXXXX) of ours whose process is gone: not this process, no
+   (gpuir-<pid>-XXXXXX, gpuir__emu_tmp_name) of ours whose process is gone:
+   a directory of this user with mode 0700 holding its lock file (a
+   regular file: a directory of that name without one is the user's, say
+   `gpuir-2024-backup`, never ours, whose files the sweep had deleted; one
+   killed between mkdtemp and its lock stays), not this process's, no
    process has its pid, its lock is free (a live owner holds it, even from
    another pid namespace sharing the directory), and no compiler it started
    is still running. */
 static bool gpuir__emu_tmp_is_stale(int at, const char *name) {
-    char *end;
-    long pid = strtol(name + 6, &end, 10);
-    if (end == name + 6 || *end != '-' || strlen(end) != 7 || pid <= 0 || pid == (long)getpid()) return false;
+    long pid;
+    if (!gpuir__emu_tmp_name(name, &pid) || pid == (long)getpid()) return false;
     struct stat st;
     if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != geteuid())
+        st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
         return false;
     if (gpuir__emu_pid_alive(pid)) return false;
     char lock[NAME_MAX + 8];
     snprintf(lock, sizeof lock, "%s/lock", name);
-    int fd = openat(at, lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return errno == ENOENT && !gpuir__emu_tmp_compiler_alive(at, name);   /* killed early */
+    int fd = openat(at, lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return false;
+    }
     struct flock fl;
     memset(&fl, 0, sizeof fl);
     fl.l_type = F_WRLCK;

@@ -172,6 +172,54 @@ TEST(a_forged_emulator_bundle_is_refused) {
     rm_rf(dir);
 }
 
+/* An export replaces a regular file only: a symbolic link, a FIFO, a
+   directory (and a device: /dev/null run as root became a file) is
+   refused by name and left as it was; a file replaced keeps its
+   permission bits; a name of 250 bytes is written (the temporary file's
+   name is short, in the same directory). */
+TEST(an_export_replaces_regular_files_only) {
+    char dir[] = "/tmp/gpuir-test-export-XXXXXX", link[96], target[96], fifo[96], sub[96], file[96], longname[400];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(link, sizeof link, "%s/link.bundle", dir);
+    snprintf(target, sizeof target, "%s/target.txt", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    snprintf(file, sizeof file, "%s/file.bundle", dir);
+    FILE *t = fopen(target, "w");
+    CHECK(t && fputs("keep", t) >= 0 && fclose(t) == 0);
+    CHECK(symlink("target.txt", link) == 0 && mkfifo(fifo, 0600) == 0 && mkdir(sub, 0700) == 0);
+    gpuir_ctx *ctx = ctx_with_cache("");
+    size_t n = 0;
+    const char *what[] = {"symbolic link", "FIFO", "directory"};
+    const char *paths[] = {link, fifo, sub};
+    for (int i = 0; i < 3; i++) {
+        CHECK_RESULT(ctx, gpuir_ctx_cache_export(ctx, paths[i], &n), GPUIR_ERR_IO);
+        CHECK(strstr(gpuir_ctx_error(ctx), paths[i]) && strstr(gpuir_ctx_error(ctx), "not a regular file") &&
+              strstr(gpuir_ctx_error(ctx), what[i]));
+        gpuir_ctx_clear_error(ctx);
+    }
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    char buf[8] = {0};
+    t = fopen(target, "r");
+    CHECK(t && fread(buf, 1, sizeof buf - 1, t) == 4 && fclose(t) == 0 && strcmp(buf, "keep") == 0);
+    t = fopen(file, "w");
+    CHECK(t && fclose(t) == 0 && chmod(file, 0640) == 0);
+    CHECK_RESULT(ctx, gpuir_ctx_cache_export(ctx, file, &n), GPUIR_OK);
+    CHECK(stat(file, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0640 && st.st_size > 0);
+    int at = snprintf(longname, sizeof longname, "%s/", dir);
+    memset(longname + at, 'b', 250);
+    longname[at + 250] = '\0';
+    CHECK_RESULT(ctx, gpuir_ctx_cache_export(ctx, longname, &n), GPUIR_OK);
+    CHECK(exists(longname));
+    gpuir_ctx_destroy(ctx);
+    DIR *d = opendir(dir);                          /* no temporary file left behind */
+    for (struct dirent *e; d && (e = readdir(d));) CHECK(strncmp(e->d_name, ".gpuir-", 7) != 0);
+    if (d) closedir(d);
+    rm_rf(dir);
+}
+
 /* A bundle of CUDA modules (a cubin and a PTX text) imports into memory and
    disk as before: another context finds them on disk, and an export gives
    them back byte for byte. */
@@ -648,6 +696,43 @@ TEST(a_killed_process_leaves_nothing_behind) {
     rm_rf(dir);
 }
 
+/* Directories in $TMPDIR named like a private one of a dead process but
+   that gpuir did not make are the user's: one without the lock file
+   (`gpuir-2024-backup`), one of mode 0755, one with a name mkdtemp never
+   makes; a make's sweep leaves them and their files alone (it deleted
+   every file in the first). */
+TEST(the_sweep_leaves_the_users_directories_alone) {
+    char dir[] = "/tmp/gpuir-test-sweep-XXXXXX", tmp[96], path[160];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    CHECK(mkdir(tmp, 0700) == 0);
+    const char *names[] = {"gpuir-2024-backup", "gpuir-2147483001-Abc123", "gpuir-2147483002-ab.c12"};
+    const mode_t modes[] = {0700, 0755, 0700};
+    const char *files[] = {"notes.txt", "lock", "lock"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmp, names[i]);
+        CHECK(mkdir(path, modes[i]) == 0 && chmod(path, modes[i]) == 0);
+        snprintf(path, sizeof path, "%s/%s/%s", tmp, names[i], files[i]);
+        FILE *f = fopen(path, "w");
+        CHECK(f && fclose(f) == 0);
+    }
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    gpuir_ctx *ctx = ctx_with_cache("");
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    gpuir_ctx_destroy(ctx);
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s/%s", tmp, names[i], files[i]);
+        CHECK(exists(path));
+    }
+    CHECK(count_files(tmp) == 3);                   /* the context's own went at its destroy */
+    if (saved) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+    rm_rf(dir);
+}
+
 /* The context's private temporary directory removed from outside (a
    tmp cleaner, on a long-lived process): the next compile makes a new one
    (every later compile failed: "cannot create a temporary file"). */
@@ -762,6 +847,7 @@ TEST(an_unusable_temporary_directory_names_the_path_and_errno) {
 int main(void) {
     RUN(a_forged_emulator_bundle_is_refused);
     RUN(a_cuda_bundle_still_imports_and_exports);
+    RUN(an_export_replaces_regular_files_only);
     RUN(a_planted_cache_entry_is_never_loaded);
     RUN(an_entry_of_another_format_version_is_a_miss);
     RUN(a_compiler_that_writes_garbage_poisons_nothing);
@@ -769,6 +855,7 @@ int main(void) {
     RUN(the_key_names_the_compiler_found_once_per_context);
     RUN(a_hanging_compiler_is_killed_after_the_timeout);
     RUN(a_killed_process_leaves_nothing_behind);
+    RUN(the_sweep_leaves_the_users_directories_alone);
     RUN(a_private_directory_removed_from_outside_is_made_again);
     RUN(an_unusable_temporary_directory_names_the_path_and_errno);
     return CHECK_EXIT();
