@@ -901,9 +901,12 @@ GPUIRDEF const char *gpuir_ctx_cache_dir(gpuir_ctx *ctx);     /* "" without a di
 GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx);
 /* A bundle of compiled CUDA modules, to deploy with a warm cache: export
    writes every CUDA module (cubin, PTX) this context compiled or loaded
-   (its memory cache) into one file, atomically; import checks a whole
-   bundle (format, keys, each module's SHA-256, each module's kind) and only
-   then adds every module to this context's cache, memory and disk. *count
+   (its memory cache) into one file, in key order, atomically (replacing a
+   regular file only: a device, FIFO, directory or symbolic link there is
+   refused); import checks a whole bundle (format, keys, each module's
+   SHA-256, each module's kind by its bytes, no key twice; at most 4 GiB)
+   and only then adds every module to this context's cache, memory and
+   disk. *count
    (may be NULL) gets the number of modules. A bundle never carries host
    code: emulator modules (shared objects) are not exported, a bundle with
    one is refused, and the emulator compiles them from source (see
@@ -25254,6 +25257,8 @@ typedef struct gpuir__cache {
     int dirfd;                      /* the open cache directory, or -1 */
     char *dir;                      /* its path; "" when there is none */
     uint64_t rng;                   /* temp-name randomness */
+    uint64_t seed;                  /* the slots' hash seed (random per cache: a bundle's keys are
+                                       chosen elsewhere, and must not pile on one slot) */
     unsigned char secret[32];       /* the directory's HMAC key (disk on) */
     gpuir__cache_stats stats;
     char status[GPUIR__CACHE_MSG];      /* "ok" or why there is no disk cache */
@@ -25290,11 +25295,13 @@ static bool gpuir__cache_valid_ext(const char *ext) {
 
 /* ---- memory map --------------------------------------------------------- */
 
-/* The home slot of a key: its first 16 hex digits, which are already a hash. */
-static size_t gpuir__cache_home(const char *key, size_t cap) {
-    uint64_t h = 0;
-    for (int i = 0; i < 16; i++) h = h << 4 | (uint64_t)(key[i] <= '9' ? key[i] - '0' : key[i] - 'a' + 10);
-    return (size_t)h & (cap - 1);
+/* The home slot of a key: a seeded hash of all of it. (Its first 16 hex
+   digits had served, being a hash already; but a bundle's keys are chosen
+   elsewhere, and 80,000 sharing them took 54 s to import, quadratic.) */
+static size_t gpuir__cache_home(uint64_t seed, const char *key, size_t cap) {
+    uint64_t h = seed;
+    for (int i = 0; i < 64; i++) h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;   /* FNV-1a over all of it */
+    return (size_t)gpuir__splitmix64(h) & (cap - 1);
 }
 
 /* The slot holding (key, ext), or the empty slot where it would go (NULL if
@@ -25302,7 +25309,7 @@ static size_t gpuir__cache_home(const char *key, size_t cap) {
 static gpuir__cache_entry *gpuir__cache_probe(const gpuir__cache *c, const char *key,
                                               const char *ext) {
     if (c->cap == 0) return NULL;
-    for (size_t i = gpuir__cache_home(key, c->cap);; i = (i + 1) & (c->cap - 1)) {
+    for (size_t i = gpuir__cache_home(c->seed, key, c->cap);; i = (i + 1) & (c->cap - 1)) {
         gpuir__cache_entry *e = &c->slots[i];
         if (!e->bytes || (memcmp(e->key, key, 64) == 0 && strcmp(e->ext, ext) == 0)) return e;
     }
@@ -25615,6 +25622,12 @@ static const char *gpuir__cache_header_check(const unsigned char *h, const char 
 
 enum { GPUIR__CACHE_MISS, GPUIR__CACHE_HIT, GPUIR__CACHE_BAD };
 
+/* The largest payload the disk cache stores or loads: more than any
+   module or lowered program (a file of 8 GiB planted under an entry's
+   name was read whole before its header was checked; ASan refused the
+   allocation). A larger one stays in memory. */
+#define GPUIR__CACHE_ENTRY_MAX ((uint64_t)1 << 30)
+
 /* Checks the stat of an opened entry; NULL if it is a regular file of ours
    that nobody else can write, else what is wrong. */
 static const char *gpuir__cache_entry_stat_check(const struct stat *st) {
@@ -25622,7 +25635,9 @@ static const char *gpuir__cache_entry_stat_check(const struct stat *st) {
     if (st->st_uid != geteuid()) return "owned by another user";
     if (st->st_mode & (S_IWGRP | S_IWOTH)) return "group- or world-writable";
     if (st->st_size < (off_t)GPUIR__CACHE_HEADER) return "truncated (shorter than the header)";
-    if ((uint64_t)st->st_size - GPUIR__CACHE_HEADER > (uint64_t)SIZE_MAX) return "too large";
+    if ((uint64_t)st->st_size - GPUIR__CACHE_HEADER > GPUIR__CACHE_ENTRY_MAX ||
+        (uint64_t)st->st_size - GPUIR__CACHE_HEADER > (uint64_t)SIZE_MAX)
+        return "larger than any entry gpuir writes (1 GiB)";
     return NULL;
 }
 
@@ -25893,6 +25908,7 @@ static gpuir__cache *gpuir__cache_make(gpuir_ctx *ctx, const char *dir) {
         c->dir = gpuir__cache_join("", "");
         if (clock_gettime(CLOCK_REALTIME, &ts) != 0) ts.tv_sec = 0, ts.tv_nsec = 0;
         c->rng = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)c;
+        c->seed = gpuir__splitmix64(c->rng ^ (uint64_t)getpid() << 32);
         gpuir__cache_msg(c->status, "disk cache off");
     }
     if (!c || !c->dir || !gpuir__cache_disk_init(c, dir)) {
@@ -25967,7 +25983,7 @@ static gpuir_result gpuir__cache_put(gpuir__cache *c, const char *key, const cha
         GPUIR_FREE(p);
         return gpuir__oom(c->ctx, "kernel cache entry");
     }
-    if (!gpuir__cache_disk_ok(c)) return GPUIR_OK;
+    if (!gpuir__cache_disk_ok(c) || (uint64_t)size > GPUIR__CACHE_ENTRY_MAX) return GPUIR_OK;
     char name[96];
     snprintf(name, sizeof name, "%s.%s", key, ext);
     if (gpuir__cache_write(c, name, key, ext, bytes, size)) c->stats.writes++;
@@ -26128,10 +26144,36 @@ static bool gpuir__bundle_kind_ok(const char *ext) {
     return strcmp(ext, "cubin") == 0 || strcmp(ext, "ptx") == 0;
 }
 
+/* The largest bundle import reads (4 GiB: thousands of modules); a larger
+   file was read whole, a sparse one of 3 TiB until the process died. */
+#define GPUIR__BUNDLE_MAX ((uint64_t)1 << 32)
+
+/* NULL when a module's bytes are of the kind its extension names, else
+   what they are not: a cubin is a 64-bit ELF image for CUDA (e_machine
+   190, EM_CUDA: a host executable labelled cubin was taken), a PTX text
+   holds `.version` and no NUL but a last one (NVRTC's). */
+static const char *gpuir__bundle_kind_mismatch(const char *ext, const unsigned char *bytes, size_t size) {
+    if (strcmp(ext, "cubin") == 0)
+        return size >= 20 && memcmp(bytes, "\177ELF", 4) == 0 && bytes[4] == 2 && bytes[5] == 1 &&
+               (bytes[18] | bytes[19] << 8) == 190 ? NULL : "a cubin that is not a CUDA ELF image (EM_CUDA, 64-bit)";
+    size_t text = size && bytes[size - 1] == '\0' ? size - 1 : size;
+    bool version = false;
+    for (size_t i = 0; i + 8 <= text && !version; i++) version = memcmp(bytes + i, ".version", 8) == 0;
+    return memchr(bytes, '\0', text) == NULL && version ? NULL : "a PTX module that is not PTX text (no `.version`, or a NUL)";
+}
+
 static void gpuir__bytes_append(gpuir__str *out, const void *bytes, size_t n) {
     size_t at = stbds_arrlenu(out->buf);
     stbds_arrsetlen(out->buf, at + n);
     if (n) memcpy(out->buf + at, bytes, n);
+}
+
+/* Orders cache entries (or bundle entries: both begin with key, then ext
+   follows) by key, then extension. */
+static int gpuir__cache_entry_order(const void *a, const void *b) {
+    const gpuir__cache_entry *x = *(const gpuir__cache_entry *const *)a, *y = *(const gpuir__cache_entry *const *)b;
+    int k = memcmp(x->key, y->key, 64);
+    return k ? k : strcmp(x->ext, y->ext);
 }
 
 GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, size_t *count) {
@@ -26140,15 +26182,17 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, s
     if (!c) return gpuir__oom(ctx, "the kernel cache");
     gpuir__str out = {NULL};
     unsigned char word[32];
-    size_t n = 0;
-    for (size_t i = 0; i < c->cap; i++) n += c->slots[i].bytes && gpuir__bundle_kind_ok(c->slots[i].ext);
+    const gpuir__cache_entry **order = NULL;    /* by key: the same cache gives the same bundle */
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i].bytes && gpuir__bundle_kind_ok(c->slots[i].ext)) stbds_arrput(order, &c->slots[i]);
+    size_t n = stbds_arrlenu(order);
+    if (n) qsort(order, n, sizeof order[0], gpuir__cache_entry_order);
     gpuir__bytes_append(&out, GPUIR__BUNDLE_MAGIC, 8);
     gpuir__cache_put_u32(word, GPUIR__BUNDLE_VERSION);
     gpuir__cache_put_u32(word + 4, (uint32_t)n);
     gpuir__bytes_append(&out, word, 8);
-    for (size_t i = 0; i < c->cap; i++) {
-        const gpuir__cache_entry *e = &c->slots[i];
-        if (!e->bytes || !gpuir__bundle_kind_ok(e->ext)) continue;     /* host code stays home */
+    for (size_t i = 0; i < n; i++) {              /* (host code stays home: not in order) */
+        const gpuir__cache_entry *e = order[i];
         word[0] = (unsigned char)strlen(e->ext);
         gpuir__bytes_append(&out, e->key, 64);
         gpuir__bytes_append(&out, word, 1);
@@ -26159,6 +26203,7 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, s
         gpuir__bytes_append(&out, word, 32);
         gpuir__bytes_append(&out, e->bytes, e->size);
     }
+    stbds_arrfree(order);
     gpuir_result r = gpuir__write_file_atomic(ctx, path, out.buf, stbds_arrlenu(out.buf), "cache_export");
     stbds_arrfree(out.buf);
     if (!r && count) *count = n;
@@ -26170,7 +26215,48 @@ typedef struct gpuir__bundle_entry {
     char key[65], ext[GPUIR__CACHE_EXT_MAX + 1];
     const unsigned char *bytes;
     size_t size;
+    size_t index;               /* its place in the bundle, from 1 */
 } gpuir__bundle_entry;
+
+static int gpuir__bundle_entry_order(const void *a, const void *b) {
+    const gpuir__bundle_entry *x = (const gpuir__bundle_entry *)a, *y = (const gpuir__bundle_entry *)b;
+    int k = strcmp(x->key, y->key);
+    return k ? k : strcmp(x->ext, y->ext);
+}
+
+/* Refuses, before reading it whole, a file that cannot be a bundle: one
+   larger than GPUIR__BUNDLE_MAX, or a regular file whose first 8 bytes
+   are not the magic; NULL when it may be one (what cannot be opened or
+   read is gpuir__read_file's to say). */
+static const char *gpuir__bundle_precheck(const char *path) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        unsigned char magic[8];
+        size_t got = 0;
+        for (ssize_t r = 1; got < sizeof magic && r > 0; got += r > 0 ? (size_t)r : 0)
+            r = read(fd, magic + got, sizeof magic - got);
+        if ((uint64_t)st.st_size > GPUIR__BUNDLE_MAX) why = "larger than any bundle gpuir reads (4 GiB)";
+        else if (got < sizeof magic || memcmp(magic, GPUIR__BUNDLE_MAGIC, 8) != 0) why = "not a gpuir cache bundle";
+    }
+    close(fd);
+    return why;
+}
+
+/* The first two entries with the same key and kind (sorting entries),
+   as *a < *b their places; false when there are none. */
+static bool gpuir__bundle_duplicate(gpuir__bundle_entry *entries, size_t n, size_t *a, size_t *b) {
+    if (n > 1) qsort(entries, n, sizeof entries[0], gpuir__bundle_entry_order);
+    for (size_t i = 1; i < n; i++)
+        if (gpuir__bundle_entry_order(&entries[i - 1], &entries[i]) == 0) {
+            *a = entries[i - 1].index < entries[i].index ? entries[i - 1].index : entries[i].index;
+            *b = entries[i - 1].index < entries[i].index ? entries[i].index : entries[i - 1].index;
+            return true;
+        }
+    return false;
+}
 
 /* Reads entry i at *at; NULL, or what is wrong with it. */
 static const char *gpuir__bundle_entry_read(const unsigned char *data, size_t size, size_t *at,
@@ -26196,6 +26282,8 @@ static const char *gpuir__bundle_entry_read(const unsigned char *data, size_t si
     unsigned char digest[32];
     gpuir__cache_sha256_buf(data + p + 32, (size_t)n, digest);
     if (memcmp(digest, data + p, 32) != 0) return "an entry's module does not match its SHA-256";
+    const char *kind = gpuir__bundle_kind_mismatch(e->ext, data + p + 32, (size_t)n);
+    if (kind) return kind;
     e->bytes = data + p + 32;
     e->size = (size_t)n;
     *at = p + 32 + (size_t)n;
@@ -26209,6 +26297,8 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
     if (!c) return gpuir__oom(ctx, "the kernel cache");
     char *text;
     size_t size;
+    const char *early = path ? gpuir__bundle_precheck(path) : NULL;
+    if (early) return gpuir__fail(ctx, GPUIR_ERR_IO, "cache bundle '%s': %s; nothing imported", path, early);
     gpuir_result r = gpuir__read_file(ctx, path, &text, &size, "cache_import");
     if (r) return r;
     const unsigned char *data = (const unsigned char *)text;
@@ -26226,12 +26316,20 @@ GPUIRDEF gpuir_result gpuir_ctx_cache_import(gpuir_ctx *ctx, const char *path, s
             r = gpuir__fail(ctx, GPUIR_ERR_IO,
                             "cache bundle '%s': entry %zu of %zu: %s; nothing imported", path,
                             i + 1, n, why);
-        else stbds_arrput(entries, e);
+        else {
+            e.index = i + 1;
+            stbds_arrput(entries, e);
+        }
     }
     if (!r && at != size)
         r = gpuir__fail(ctx, GPUIR_ERR_IO,
                         "cache bundle '%s': %zu bytes after the last entry; nothing imported",
                         path, size - at);
+    size_t first, second;
+    if (!r && gpuir__bundle_duplicate(entries, stbds_arrlenu(entries), &first, &second))
+        r = gpuir__fail(ctx, GPUIR_ERR_IO,
+                        "cache bundle '%s': entries %zu and %zu of %zu have the same key and kind (one would "
+                        "replace the other); nothing imported", path, first, second, n);
     for (size_t i = 0; !r && i < stbds_arrlenu(entries); i++)
         r = gpuir__cache_put(c, entries[i].key, entries[i].ext, entries[i].bytes, entries[i].size);
     if (!r && count) *count = n;
@@ -32362,7 +32460,10 @@ static gpuir_result gpuir__lowered_find(gpuir_program *p, gpuir__lowered *L) {
 }
 
 /* A hit's compiled module, into b, as gpuir__cuda_build or gpuir__emu_build
-   would give it from the cache (for CUDA, once the context is made). */
+   would give it from the cache (for CUDA, once the context is made). A
+   CUDA module goes into the memory cache too, as a module found there
+   would be, so that gpuir_ctx_cache_export carries it (a bundle exported
+   after a warm start held none). */
 static gpuir_result gpuir__lowered_object(gpuir_program *p, gpuir__lowered *L, gpuir__built *b) {
     memcpy(b->key, L->object_key, sizeof b->key);
     b->ext = L->object_ext;
@@ -32370,6 +32471,9 @@ static gpuir_result gpuir__lowered_object(gpuir_program *p, gpuir__lowered *L, g
     b->image = GPUIR_MALLOC(b->size ? b->size : 1);
     if (!b->image) return gpuir__oom(p->ctx, "a compiled module");
     memcpy(b->image, L->object, b->size);
+    gpuir__cache *c = gpuir__ctx_cache(p->ctx);
+    unsigned char *kept = c && gpuir__bundle_kind_ok(b->ext) ? gpuir__cache_dup(L->object, b->size) : NULL;
+    if (kept && !gpuir__cache_mem_insert(c, b->key, b->ext, kept, b->size)) GPUIR_FREE(kept);   /* (export lacks it) */
     b->cached = true;
     return p->drv.build(p->drv.self, p, b);     /* the backend takes it as built */
 }

@@ -172,6 +172,79 @@ TEST(a_forged_emulator_bundle_is_refused) {
     rm_rf(dir);
 }
 
+/* A bundle's modules are what their kinds say, and each key and kind comes
+   once: a host x86-64 ELF labelled cubin, an empty cubin, a PTX without
+   `.version` or with a NUL inside, two entries of one key and kind (the
+   last had won), are refused whole, naming the entries; a file larger
+   than any bundle (sparse, 5 GiB) or one without the magic is refused
+   before it is read whole. A cache entry larger than any gpuir writes
+   (a sparse 2 GiB file under an entry's name) is deleted unread, a miss. */
+TEST(a_bundle_holds_what_its_kinds_say_once) {
+    char dir[] = "/tmp/gpuir-test-kinds-XXXXXX", path[96], warm[96];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/b.bundle", dir);
+    snprintf(warm, sizeof warm, "%s/cache", dir);
+    char keys[2][65];
+    const char *parts[] = {"cuda", "kinds"};
+    gpuir__cache_key(parts, 2, keys[0]);
+    gpuir__cache_key(parts, 1, keys[1]);
+    static const char host[] = "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\3\0\76\0 x86-64 code",   /* EM_X86_64 */
+                      cubin[] = "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\2\0\276\0 device code",
+                      ptx_nul[] = ".version 8.0\n\0.target sm_90\n", ptx_none[] = ".target sm_90\n";
+    struct { const char *ext, *bytes; size_t size; const char *why; } bad[] = {
+        {"cubin", host, sizeof host, "a cubin that is not a CUDA ELF image"},
+        {"cubin", cubin, 0, "a cubin that is not a CUDA ELF image"},
+        {"ptx", ptx_nul, sizeof ptx_nul, "a PTX module that is not PTX text"},
+        {"ptx", ptx_none, sizeof ptx_none - 1, "a PTX module that is not PTX text"},
+    };
+    size_t n = 7;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *exts[] = {"cubin", bad[i].ext}, *bytes[] = {cubin, bad[i].bytes};
+        size_t sizes[] = {sizeof cubin, bad[i].size};
+        write_bundle(path, 2, keys, exts, bytes, sizes);
+        gpuir_ctx *ctx = ctx_with_cache(warm);
+        CHECK_RESULT(ctx, gpuir_ctx_cache_import(ctx, path, &n), GPUIR_ERR_IO);
+        CHECK(n == 0 && strstr(gpuir_ctx_error(ctx), "entry 2 of 2") && strstr(gpuir_ctx_error(ctx), bad[i].why) &&
+              strstr(gpuir_ctx_error(ctx), "nothing imported"));
+        CHECK(gpuir_ctx_cache_stats(ctx).writes == 0);
+        gpuir_ctx_destroy(ctx);
+    }
+    char twice[3][65];
+    memcpy(twice[0], keys[0], 65);
+    memcpy(twice[1], keys[1], 65);
+    memcpy(twice[2], keys[0], 65);
+    static const char other[] = "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\2\0\276\0 other code";
+    const char *exts[] = {"cubin", "cubin", "cubin"}, *bytes[] = {cubin, cubin, other};
+    size_t sizes[] = {sizeof cubin, sizeof cubin, sizeof other};
+    write_bundle(path, 3, twice, exts, bytes, sizes);
+    gpuir_ctx *ctx = ctx_with_cache("");
+    CHECK_RESULT(ctx, gpuir_ctx_cache_import(ctx, path, &n), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(ctx), "entries 1 and 3 of 3 have the same key and kind") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    CHECK(truncate(path, (off_t)5 << 30) == 0);     /* sparse: never read */
+    CHECK_RESULT(ctx, gpuir_ctx_cache_import(ctx, path, &n), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(ctx), "larger than any bundle gpuir reads") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    FILE *f = fopen(path, "w");
+    CHECK(f && fputs("GPUIRBD", f) >= 0 && fclose(f) == 0 && truncate(path, (off_t)1 << 30) == 0);
+    CHECK_RESULT(ctx, gpuir_ctx_cache_import(ctx, path, &n), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(ctx), "not a gpuir cache bundle") != NULL);
+    gpuir_ctx_destroy(ctx);
+
+    ctx = ctx_with_cache(warm);                     /* a cache entry past 1 GiB: deleted unread */
+    char entry[192];
+    snprintf(entry, sizeof entry, "%s/%s.cubin", gpuir_ctx_cache_dir(ctx), keys[0]);
+    f = fopen(entry, "w");
+    CHECK(f && fclose(f) == 0 && chmod(entry, 0600) == 0 && truncate(entry, (off_t)2 << 30) == 0);
+    const void *got = NULL;
+    size_t got_size = 0;
+    CHECK(!gpuir__cache_get(gpuir__ctx_cache(ctx), keys[0], "cubin", &got, &got_size));
+    CHECK(!exists(entry) && gpuir_ctx_cache_stats(ctx).corrupt == 1);
+    CHECK(strstr(gpuir_ctx_cache_status(ctx), "larger than any entry gpuir writes") != NULL);
+    gpuir_ctx_destroy(ctx);
+    rm_rf(dir);
+}
+
 /* An export replaces a regular file only: a symbolic link, a FIFO, a
    directory (and a device: /dev/null run as root became a file) is
    refused by name and left as it was; a file replaced keeps its
@@ -234,7 +307,8 @@ TEST(a_cuda_bundle_still_imports_and_exports) {
     gpuir__cache_key(parts, 2, keys[0]);
     gpuir__cache_key(parts, 1, keys[1]);
     const char *exts[] = {"cubin", "ptx"};
-    static const char cubin[] = "\177ELF a cubin's bytes", ptx[] = ".version 8.0\n.target sm_90\n";
+    static const char cubin[] = "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\2\0\276\0 a cubin's bytes",   /* EM_CUDA */
+                      ptx[] = ".version 8.0\n.target sm_90\n";
     const char *bytes[] = {cubin, ptx};
     size_t sizes[] = {sizeof cubin, sizeof ptx};
     write_bundle(path, 2, keys, exts, bytes, sizes);
@@ -848,6 +922,7 @@ int main(void) {
     RUN(a_forged_emulator_bundle_is_refused);
     RUN(a_cuda_bundle_still_imports_and_exports);
     RUN(an_export_replaces_regular_files_only);
+    RUN(a_bundle_holds_what_its_kinds_say_once);
     RUN(a_planted_cache_entry_is_never_loaded);
     RUN(an_entry_of_another_format_version_is_a_miss);
     RUN(a_compiler_that_writes_garbage_poisons_nothing);

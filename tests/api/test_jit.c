@@ -343,6 +343,11 @@ TEST(a_warm_cuda_make_does_not_load_nvrtc) {
     gpuir_cache_stats cs = gpuir_ctx_cache_stats(warm);
     CHECK(p && !warm->cuda->nv_loaded && cs.lowered_hits == 1 && cs.compiles == 0 && fakedev.loads == 1);
     CHECK(memcmp(fakedev.first, "\177ELF", 4) == 0);
+    char bundle[96];                                                 /* the warm cubin exports (none did) */
+    snprintf(bundle, sizeof bundle, "%s/warm.bundle", dir);
+    size_t exported = 0;
+    CHECK_RESULT(warm, gpuir_ctx_cache_export(warm, bundle, &exported), GPUIR_OK);
+    CHECK(exported == 1);
     gpuir_ctx_destroy(warm);
     setenv("GPUIR_NVRTC_LIBRARY", unloadable, 1);                    /* another NVRTC: asked, and absent */
     warm = ctx_with_fake_device(dir);
