@@ -24940,9 +24940,9 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 /* ====================================================================== */
 // >>rt.cache
 // The compiled-kernel cache: a map in memory, backed by a directory of files.
-// Reads: util, rt.driver (gpuir__compile_fn: what a miss calls), the
-// environment (GPUIR_CACHE_DIR, GPUIR_CACHE_DISABLE, XDG_CACHE_HOME, HOME)
-// once, at make. Writes: files in the cache directory; the context's
+// Reads: util, array (gpuir__splitmix64: the slots' seeded hash), rt.driver
+// (gpuir__compile_fn: what a miss calls), the environment (GPUIR_CACHE_DIR,
+// GPUIR_CACHE_DISABLE, XDG_CACHE_HOME, HOME) once, at make. Writes: files in the cache directory; the context's
 // error slot only when memory runs out or an argument is invalid.
 //
 // KEYS are SHA-256 (implemented here) over length-prefixed parts: source,
@@ -24960,7 +24960,8 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 //   152  payload
 // Every header byte is checked on load, and the payload's digest too; an
 // entry that fails (truncated, corrupted, other version, foreign file) is a
-// miss, is counted in `corrupt`, and is deleted so the next put replaces it.
+// miss, is counted in `corrupt`, and is deleted so the next put replaces it;
+// so is one whose payload passes GPUIR__CACHE_ENTRY_MAX (1 GiB), unread.
 // Writes are atomic: a private temp file (O_EXCL, 0600) in the same
 // directory, fsync, rename. A digest only protects against torn writes and
 // bit rot, not against someone who can write the directory; that is why the
