@@ -9680,11 +9680,38 @@ static uint32_t gpuir__build_transpose(gpuir_module *m, uint32_t x, const int64_
     return gpuir__build_value(m, GPUIR_OP_TRANSPOSE, &x, 1, first, 1, NULL).id;
 }
 
+/* Value x as dtype `to` (x itself when it has it; 0 on failure). */
+static uint32_t gpuir__build_cast_to(gpuir_module *m, uint32_t x, gpuir_dtype to) {
+    if (!x || gpuir__value_at(m, x)->type.dtype == to) return x;
+    gpuir_type t = gpuir__value_at(m, x)->type;
+    t.dtype = to;
+    return gpuir__build_value(m, GPUIR_OP_CAST, &x, 1, 0, 0, &t).id;
+}
+
+/* Score value s (f32) after a step of an unfused attention: rounded to dt
+   and back where round_scores names the step (bit `step`), as it is. */
+static uint32_t gpuir__attention_step_rounded(gpuir_module *m, uint32_t s, gpuir_dtype dt, int rounds, int step) {
+    return rounds & step ? gpuir__build_cast_to(m, gpuir__build_cast_to(m, s, dt), GPUIR_F32) : s;
+}
+
 /* An attention op the fused kernel cannot run (gpuir__attention_op_unfit) as
    the ops it stands for: matmul q k^T, mul by the scale, add the mask and
-   the causal mask, softmax over the last axis, matmul by v. */
+   the causal mask, softmax over the last axis, matmul by v. In f32, or
+   in f16 or bf16 where round_scores names every step (7: what the
+   pattern the attention pass took did, every op in the dtype); else the
+   scores in f32, rounded to the dtype after the steps round_scores names
+   (1 the product, 2 the scaled scores, 4 the masked ones), the
+   probabilities rounded where it names any (the interpreter's rule,
+   gpuir__ref_attention), and without any, the product by v in f32 too,
+   rounded once (each op in the dtype had rounded the scores the op never
+   rounds: 0.167 where 0.182 was right). */
 static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op) {
+    uint32_t op_id = (uint32_t)(op - m->ops) + 1;       /* building ops moves m->ops: op is found again by id */
     uint32_t in[2] = {gpuir__op_operand(m, op, 0), gpuir__op_operand(m, op, 1)}, v = gpuir__op_operand(m, op, 2);
+    const gpuir__attr *rs = gpuir__attr_get(m, op, GPUIR__KEY_ROUND_SCORES);
+    int rounds = rs ? (int)rs->i : 0;
+    gpuir_dtype dt = gpuir__value_at(m, in[0])->type.dtype;
+    bool widen = dt != GPUIR_F32 && rounds != 7;        /* the scores in f32 */
     uint32_t mask = op->n_operands > 3 ? gpuir__op_operand(m, op, 3) : 0;
     const gpuir__attr *sc = gpuir__attr_get(m, op, GPUIR__KEY_SCALE);
     double scale = sc ? sc->f : 1.0;
@@ -9706,28 +9733,43 @@ static uint32_t gpuir__decompose_attention(gpuir_module *m, const gpuir__op *op)
     gpuir_type q = gpuir__value_at(m, in[0])->type, k = gpuir__value_at(m, in[1])->type;
     int64_t Sq = q.dims[q.rank - 2], Sk = k.dims[k.rank - 2];
     if (bottom_right && Sq != GPUIR_DYN && Sk != GPUIR_DYN) offset += Sk - Sq;
-    uint32_t causal_mask = causal ? gpuir__decompose_causal_mask(m, op, q.dtype, Sq, Sk, offset) : 0;
+    gpuir_dtype st = widen ? GPUIR_F32 : q.dtype;       /* the scores' dtype */
+    uint32_t causal_mask = causal ? gpuir__decompose_causal_mask(m, gpuir__op_at(m, op_id), st, Sq, Sk, offset) : 0;
     if (causal && !causal_mask) return 0;
+    if (widen) {
+        uint32_t given = mask;
+        in[0] = gpuir__build_cast_to(m, in[0], GPUIR_F32);
+        in[1] = in[0] ? gpuir__build_cast_to(m, in[1], GPUIR_F32) : 0;
+        mask = given && in[1] ? gpuir__build_cast_to(m, given, GPUIR_F32) : 0;
+        if (!in[1] || (given && !mask)) return 0;
+    }
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_int(m, "transpose_b", GPUIR__ATTR_BOOL, 1);
     uint32_t s = gpuir__build_value(m, GPUIR_OP_MATMUL, in, 2, first, 1, NULL).id;
+    if (widen) s = gpuir__attention_step_rounded(m, s, q.dtype, rounds, 1);
     if (s && scale != 1.0) {
-        gpuir_type t = gpuir_tensor_type(q.dtype, 0, NULL);
+        gpuir_type t = gpuir_tensor_type(st, 0, NULL);
         first = (uint32_t)stbds_arrlenu(m->attrs);
         gpuir__attr_push_float(m, "value", scale);
         uint32_t c[2] = {s, gpuir__build_value(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &t).id};
         s = c[1] ? gpuir__build_value(m, GPUIR_OP_MUL, c, 2, 0, 0, NULL).id : 0;
+        if (widen) s = gpuir__attention_step_rounded(m, s, q.dtype, rounds, 2);
     }
     uint32_t masks[2] = {mask, causal_mask};
     for (int i = 0; i < 2 && s && !m->ctx->result; i++) {
         uint32_t add[2] = {s, masks[i]};
         if (masks[i]) s = gpuir__build_value(m, GPUIR_OP_ADD, add, 2, 0, 0, NULL).id;
     }
+    if (widen && (mask || causal_mask)) s = gpuir__attention_step_rounded(m, s, q.dtype, rounds, 4);
     if (!s || m->ctx->result) return 0;
     first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_int(m, "axis", GPUIR__ATTR_INT, -1);
-    uint32_t pv[2] = {gpuir__build_value(m, GPUIR_OP_SOFTMAX, &s, 1, first, 1, NULL).id, v};
-    uint32_t o = pv[0] ? gpuir__build_value(m, GPUIR_OP_MATMUL, pv, 2, 0, 0, NULL).id : 0;
+    uint32_t p = gpuir__build_value(m, GPUIR_OP_SOFTMAX, &s, 1, first, 1, NULL).id;
+    if (widen && rounds) p = gpuir__build_cast_to(m, p, q.dtype);          /* the probabilities rounded */
+    if (widen && !rounds) v = gpuir__build_cast_to(m, v, GPUIR_F32);
+    uint32_t pv[2] = {p, v};
+    uint32_t o = p && v ? gpuir__build_value(m, GPUIR_OP_MATMUL, pv, 2, 0, 0, NULL).id : 0;
+    if (widen && !rounds) o = gpuir__build_cast_to(m, o, q.dtype);
     return o && seq != rank - 2 ? gpuir__build_transpose(m, o, back, rank) : o;
 }
 
