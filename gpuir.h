@@ -5199,6 +5199,108 @@ static gpuir_result gpuir__verify_streams(gpuir_module *m, uint32_t fid) {
     return r;
 }
 
+/* A gpu.memcpy on a stream that reads or writes host memory, not yet
+   known to be done (gpuir__verify_host_copies). */
+typedef struct gpuir__pending_copy {
+    uint32_t host;              /* the host buffer (a view's base) */
+    bool writes;                /* device to host: the copy writes it */
+    int64_t stream, seq;        /* its stream, and its place in the stream's work */
+    size_t at;                  /* its op's index */
+} gpuir__pending_copy;
+
+/* The index of the operand a host op without a result writes (a
+   buffer-form op's destination, memref.copy's), or -1. */
+static int gpuir__host_op_written(const gpuir__op *op) {
+    if (op->result || op->kind == GPUIR_OP_RETURN || op->kind == GPUIR_OP_MEMREF_DEALLOC) return -1;
+    if (op->kind == GPUIR_OP_MEMREF_COPY) return 1;
+    return gpuir__class_computes(gpuir__info(op->kind)->cls) && op->n_operands ? (int)op->n_operands - 1 : -1;
+}
+
+/* Host buffers and stream copies: a gpu.memcpy on a stream runs when the
+   stream gets to it, so until the host waits for it (a gpu.wait for an
+   event recorded after it on its stream, or on a stream that waited for
+   such an event, and so on; or a gpu.wait without events), no host op may
+   touch the host buffer it writes (device to host: not read, written,
+   freed or returned), nor write or free the one it reads (host to
+   device). The emulator ran such a copy at the wait, into (from) host
+   memory freed before it; on a GPU it is a race. Ops on streams are the
+   device's; sizes (memref.alloc's dims_of) and views touch no data. What
+   each stream, event and the host are known to be after is a vector clock
+   over the streams: clock[t] the last op of stream t before it. */
+static gpuir_result gpuir__verify_host_copies(gpuir_module *m, uint32_t fid) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    size_t S = 0, E = 0;                /* the streams and events used (ids below) */
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        const gpuir__attr *stream = gpuir__attr_get(m, op, GPUIR__KEY_STREAM), *event = gpuir__attr_get(m, op, GPUIR__KEY_EVENT);
+        if (stream && (size_t)stream->i + 1 > S) S = (size_t)stream->i + 1;     /* (ranges: gpuir__verify_streams) */
+        if (stream && event && (size_t)event->i + 1 > E) E = (size_t)event->i + 1;
+    }
+    if (!S) return GPUIR_OK;
+    int64_t *clock = (int64_t *)gpuir__calloc((S + 1) * S + E * S, sizeof *clock);  /* streams, host, events */
+    if (!clock) return gpuir__oom(m->ctx, "the verifier");
+    int64_t *host = clock + S * S, *events = host + S;
+    uint32_t *copies_of = (uint32_t *)gpuir__calloc(stbds_arrlenu(m->values) + 1, sizeof *copies_of);   /* value -> pending */
+    if (!copies_of) {
+        GPUIR_FREE(clock);
+        return gpuir__oom(m->ctx, "the verifier");
+    }
+    gpuir__pending_copy *pending = NULL;
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; !r && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        const gpuir__attr *stream = gpuir__attr_get(m, op, GPUIR__KEY_STREAM), *event = gpuir__attr_get(m, op, GPUIR__KEY_EVENT);
+        const gpuir__attr *waits = gpuir__attr_get(m, op, stream ? GPUIR__KEY_WAIT : GPUIR__KEY_EVENTS);
+        int64_t *after = stream ? clock + (size_t)stream->i * S : op->kind == GPUIR_OP_GPU_WAIT ? host : NULL;
+        for (uint32_t k = 0; after && waits && k < waits->n; k++) {
+            const int64_t *e = events + (size_t)gpuir__ints_at(m, waits->off)[k] * S;
+            for (size_t t = 0; t < S; t++) after[t] = e[t] > after[t] ? e[t] : after[t];
+        }
+        if (stream) {
+            int64_t at = ++after[stream->i];
+            if (event) memcpy(events + (size_t)event->i * S, after, S * sizeof *after);
+            for (uint32_t k = 0; op->kind == GPUIR_OP_GPU_MEMCPY && k < 2; k++) {
+                uint32_t v = gpuir__op_operand(m, op, k);
+                gpuir__pending_copy c = {gpuir__view_base(m, v), k == 0, stream->i, at, i};
+                if (gpuir__value_at(m, v)->type.space != GPUIR_SPACE_HOST) continue;
+                stbds_arrput(pending, c);
+                copies_of[c.host - 1]++;
+            }
+            continue;
+        }
+        if (op->kind == GPUIR_OP_GPU_WAIT) {
+            for (size_t c = stbds_arrlenu(pending); c-- > 0;)
+                if (!waits || !waits->n || host[pending[c].stream] >= pending[c].seq) {
+                    copies_of[pending[c].host - 1]--;
+                    stbds_arrdel(pending, c);
+                }
+            continue;
+        }
+        if (op->kind == GPUIR_OP_MEMREF_ALLOC || op->kind == GPUIR_OP_MEMREF_RESHAPE) continue;
+        int written = gpuir__host_op_written(op);
+        for (uint32_t k = 0; !r && k < op->n_operands; k++) {
+            uint32_t base = gpuir__view_base(m, gpuir__op_operand(m, op, k));
+            for (size_t c = 0; !r && copies_of[base - 1] && c < stbds_arrlenu(pending); c++) {
+                if (pending[c].host != base) continue;
+                bool frees = op->kind == GPUIR_OP_MEMREF_DEALLOC, writes = (int)k == written;
+                if (!pending[c].writes && !frees && !writes) continue;      /* reading what a copy reads */
+                const gpuir__op *copy = gpuir__op_at(m, f->ops[pending[c].at]);
+                gpuir__verify_locate(m, f, i, op);
+                r = gpuir__fail(m->ctx, GPUIR_ERR_VERIFY,
+                                "%s %s operand #%u, a host buffer the gpu.memcpy on stream %lld (line %u) may "
+                                "still be %s: gpu.wait for an event recorded on that stream after it first",
+                                gpuir_op_name(op->kind), frees ? "frees" : writes ? "writes" : "reads", k,
+                                (long long)pending[c].stream, copy->line,
+                                pending[c].writes ? "writing" : "reading");
+            }
+        }
+    }
+    stbds_arrfree(pending);
+    GPUIR_FREE(copies_of);
+    GPUIR_FREE(clock);
+    return r;
+}
+
 static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *defined) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     gpuir__verify_locate(m, f, 0, NULL);
@@ -5224,7 +5326,9 @@ static gpuir_result gpuir__verify_func(gpuir_module *m, uint32_t fid, uint32_t *
         gpuir_result r = gpuir__verify_op(m, fid, f->ops[i], i + 1 == n, defined);
         if (r) return r;
     }
-    return f->kernel ? GPUIR_OK : gpuir__verify_streams(m, fid);
+    if (f->kernel) return GPUIR_OK;
+    gpuir_result r = gpuir__verify_streams(m, fid);
+    return r ? r : gpuir__verify_host_copies(m, fid);
 }
 
 /* The sizes of the pools that hold a module's IR. */

@@ -69,17 +69,22 @@ static void run_host_reads(gpuir_ctx *ctx, const char *wait, float copied[4], fl
     gpuir_module_destroy(m);
 }
 
-/* Without the gpu.wait the host copies %out before the copy-back ran (the
-   emulator held it): zeros. With it, exp(a). Either way the copy-back lands
-   in the caller's array by the end of the run. */
+/* Without the gpu.wait the host would copy %out while the copy-back may
+   still be writing it (the emulator held it, and the host copied zeros):
+   the verifier refuses the program, naming the copy. With the wait, the
+   host copies exp(a), and the copy-back lands in the caller's array. */
 TEST(the_host_sees_a_copy_back_only_after_waiting_for_it) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    char *text = host_reads_text("");
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "test");
+    free(text);
+    CHECK(m == NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_VERIFY);
+    CHECK(strstr(gpuir_ctx_error(ctx), "test:16:3: error: memref.copy reads operand #0, a host buffer the gpu.memcpy "
+                                       "on stream 0 (line 13) may still be writing") != NULL);
+    gpuir_module_destroy(m);
+    gpuir_ctx_clear_error(ctx);
     float copied[4], out[4];
-    run_host_reads(ctx, "", copied, out);
-    for (int i = 0; i < 4; i++) {
-        CHECK(copied[i] == 0.0f);
-        CHECK_NEAR(out[i], exp((double)i), 1e-5);
-    }
     run_host_reads(ctx, "  gpu.wait {events = [0]} : () -> ()\n", copied, out);
     for (int i = 0; i < 4; i++) {
         CHECK_NEAR(copied[i], exp((double)i), 1e-5);
