@@ -213,3 +213,16 @@ go timeout 20 $run "$d"
 check "gpuir-run DIRECTORY is refused" eval '[ $rc = 1 ] && has err "not a regular file or a pipe"'
 go eval "cat '$d/f.gir' | $run /dev/stdin --input=2x3xf32=1 --input=3xi32=1"
 check "gpuir-run reads a module from a pipe (/dev/stdin)" eval '[ $rc = 0 ] && has out "^  \[2, 2, 2, 2, 2, 2\]"'
+
+# ---- output that cannot be written: status 1, the reason said ----
+if [ -w /dev/full ]; then
+    "$opt" "$d/f.gir" >/dev/full 2>"$d/err"; rc=$?
+    check "gpuir-opt > /dev/full fails, saying why (it exited 0, the output lost)" \
+        eval '[ $rc = 1 ] && has err "gpuir-opt: cannot write the output: No space left on device"'
+    go "$opt" "$d/f.gir" -o /dev/full
+    check "gpuir-opt -o /dev/full fails, naming the file" eval '[ $rc = 1 ] && has err "cannot write ./dev/full.: No space"'
+    "$run" "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1 >/dev/full 2>"$d/err"; rc=$?
+    check "gpuir-run > /dev/full fails, saying why" eval '[ $rc = 1 ] && has err "gpuir-run: cannot write the output"'
+else
+    echo "SKIP cli: output to /dev/full (no writable /dev/full)"
+fi

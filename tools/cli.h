@@ -134,6 +134,18 @@ static inline bool cli_nonneg(const char *tool, const char *flag, const char *te
    ends (/dev/zero) is refused instead of filling memory. */
 #define CLI_MAX_TEXT ((size_t)256 << 20)
 
+/* Flushes and closes a tool's output `out` (stdout, or the file `path`
+   names): false, after saying why on stderr, where a write failed (a full
+   disk, /dev/full, a closed stdout: the tool exited 0, the output lost). */
+static inline bool cli_close_output(const char *tool, FILE *out, const char *path) {
+    bool ok = fflush(out) == 0 && !ferror(out);
+    int err = ok ? 0 : errno;
+    if (out != stdout && fclose(out) != 0 && ok) ok = false, err = errno;
+    if (!ok) fprintf(stderr, "%s: cannot write %s%s%s: %s\n", tool, path ? "'" : "the output", path ? path : "",
+                     path ? "'" : "", strerror(err ? err : EIO));
+    return ok;
+}
+
 /* Reads a module's text: "-" is standard input; a path must be a regular
    file or a pipe (not a device or a directory), at most CLI_MAX_TEXT
    bytes. NULL after a message naming the tool and the path. */

@@ -237,7 +237,7 @@ int main(int argc, char **argv) {
     if (!out) { fprintf(stderr, "gpuir-opt: cannot create '%s'\n", a.output); free(text); return 1; }
     const char *name = strcmp(a.input, "-") == 0 ? "<stdin>" : a.input;
     bool ok = a.split ? run_split(text, len, name, &a, out) : run_chunk(text, len, name, &a, out);
-    if (out != stdout) fclose(out);
+    ok &= cli_close_output("gpuir-opt", out, a.output);
     free(text);
     return ok ? 0 : 1;
 }

@@ -570,5 +570,6 @@ int main(int argc, char **argv) {
     if (gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
     gpuir_ctx_destroy(ctx);
     free_args(&a);
-    return r == GPUIR_OK ? 0 : 1;
+    bool written = cli_close_output("gpuir-run", stdout, NULL);
+    return r == GPUIR_OK && written ? 0 : 1;
 }
