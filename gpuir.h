@@ -28487,6 +28487,21 @@ static bool gpuir__emu_log_read(int fd, char *log, size_t *n, int ms) {
     return r > 0;
 }
 
+/* Once the compiler has exited: what its standard error (fd) holds now,
+   into log, never waiting for more. A process it left running, holding
+   the pipe (a wrapper's background helper, `sleep &`), may never write or
+   close it: the drain had polled for ever, at 100 % CPU, GPUIR_CC_TIMEOUT
+   no longer counting. */
+static void gpuir__emu_log_drain(int fd, char *log, size_t *n) {
+    while (fd >= 0 && *n < GPUIR__EMU_LOG_MAX) {
+        struct pollfd pf;
+        pf.fd = fd, pf.events = POLLIN, pf.revents = 0;
+        int k = poll(&pf, 1, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0 || !gpuir__emu_log_read(fd, log, n, 0)) return;     /* nothing now, or the end */
+    }
+}
+
 /* Waits for the compiler pid, collecting its standard error (the pipe fd,
    closed here) into log, NUL-terminated; after `timeout` seconds kills its
    process group. The exit status, 128 + the signal that killed it, or -2
@@ -28513,7 +28528,7 @@ static int gpuir__emu_wait(pid_t pid, int fd, double timeout, char *log) {
             break;
         }
     }
-    while (fd >= 0 && gpuir__emu_log_read(fd, log, &n, 0) && n < GPUIR__EMU_LOG_MAX) {}
+    gpuir__emu_log_drain(fd, log, &n);
     if (fd >= 0) close(fd);
     log[n] = '\0';
     return status;
@@ -32173,11 +32188,14 @@ static gpuir_result gpuir__program_dump(gpuir_program *p) {
     return r;
 }
 
-/* GPUIR_LOG: a compile's time and what the cache did. */
+/* GPUIR_LOG: a compile's time and what the cache did (`lowered`: the
+   module came with a lowered-program hit, counted when it was found: the
+   log said "compiled (cache miss)" of it). */
 static void gpuir__program_log_compile(gpuir_program *p, double t0, gpuir__cache_stats before,
-                                       size_t image) {
+                                       size_t image, bool lowered) {
     gpuir__cache_stats now = p->ctx->cache ? gpuir__cache_get_stats(p->ctx->cache) : before;
-    const char *how = now.mem_hits > before.mem_hits   ? "memory cache hit"
+    const char *how = lowered                           ? "lowered-program cache hit (nothing compiled)"
+                    : now.mem_hits > before.mem_hits   ? "memory cache hit"
                     : now.disk_hits > before.disk_hits ? "disk cache hit"
                     : !p->ctx->cache || !*gpuir__cache_dir(p->ctx->cache) ? "compiled (no disk cache)"
                                                                           : "compiled (cache miss)";
@@ -32688,7 +32706,7 @@ static gpuir_result gpuir__program_load(gpuir_program *p, gpuir__lowered *L) {
     gpuir_result r = p->ctx->dump_dir ? gpuir__program_dump(p) : GPUIR_OK;
     if (!r) r = L->hit ? gpuir__lowered_object(p, L, &b) : p->drv.build(p->drv.self, p, &b);
     if (r) return r;
-    if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, b.size);
+    if (p->ctx->log_level) gpuir__program_log_compile(p, t0, before, b.size, L->hit);
     r = gpuir__drv_check(p->ctx, &p->drv, p->drv.enter(p->drv.self), "cuCtxPushCurrent",
                          "loading the module");
     if (r) { GPUIR_FREE(b.image); return r; }

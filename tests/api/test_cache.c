@@ -667,8 +667,11 @@ static bool process_gone(long pid) {
 
 /* A compiler that hangs (here it sleeps, with a child of its own) is killed
    with its whole process group after GPUIR_CC_TIMEOUT seconds, and the make
-   fails with an error that says so and names the variable; a malformed
-   GPUIR_CC_TIMEOUT is refused by name. */
+   fails with an error that says so and names the variable. One that
+   compiles and exits, leaving a child that holds its standard error, is
+   done when it is (gpuir polled the pipe until the child ended, at 100 %
+   CPU, past the timeout). A malformed GPUIR_CC_TIMEOUT is refused by
+   name. */
 TEST(a_hanging_compiler_is_killed_after_the_timeout) {
     char dir[] = "/tmp/gpuir-test-hang-XXXXXX", cc[96], pidfile[96], action[256];
     CHECK(mkdtemp(dir) != NULL);
@@ -690,6 +693,17 @@ TEST(a_hanging_compiler_is_killed_after_the_timeout) {
     CHECK(pid != NULL);
     for (int i = 0; pid && i < 100 && !process_gone(atol(pid)); i++) nap_ms(10);
     if (pid) CHECK(process_gone(atol(pid)));        /* the compiler's child too */
+    free(pid);
+    gpuir_ctx_destroy(ctx);
+    snprintf(action, sizeof action, "sleep 30 >&2 & echo $! > %s; exec cc \"$@\"", pidfile);
+    fake_cc(cc, "fakecc 4.1", action);             /* it compiles, leaving a child that holds its stderr */
+    setenv("GPUIR_CC_TIMEOUT", "20", 1);
+    ctx = ctx_with_cache("");
+    t0 = now_seconds();
+    check_runs(ctx, make(ctx, chain_text, cc));     /* done when the compiler is (it spun until the child's end) */
+    CHECK(now_seconds() - t0 < 15);
+    pid = gpuir__slurp(pidfile, &n);
+    if (pid) kill((pid_t)atol(pid), SIGKILL);
     free(pid);
     gpuir_ctx_destroy(ctx);
     setenv("GPUIR_CC_TIMEOUT", "soon", 1);
