@@ -12819,6 +12819,15 @@ static gpuir_result gpuir__fuse_split_centred(gpuir_module *m, uint32_t fid) {
     return r;
 }
 
+/* Whether op's operand k is also an earlier operand of op: pass.fuse
+   counts users, not operand slots (`add %a, %a` is one user of %a). */
+static bool gpuir__operand_repeats(const gpuir_module *m, const gpuir__op *op, uint32_t k) {
+    uint32_t v = gpuir__op_operand(m, op, k);
+    for (uint32_t j = 0; j < k; j++)
+        if (gpuir__op_operand(m, op, j) == v) return true;
+    return false;
+}
+
 /* Whether value v is one of op's operands (tensor form). */
 static bool gpuir__op_has_operand(const gpuir_module *m, const gpuir__op *op, uint32_t v) {
     for (uint32_t k = 0; v && k < op->n_operands; k++)
@@ -13004,12 +13013,8 @@ static gpuir_result gpuir__fuse_hoist_over_totals(gpuir_module *m, uint32_t fid)
             if (!uses) return gpuir__oom(m->ctx, "fuse");
             for (size_t k = 0; k < stbds_arrlenu(f->ops); k++) {
                 const gpuir__op *u = gpuir__op_at(m, f->ops[k]);
-                for (uint32_t a = 0; a < u->n_operands; a++) {
-                    uint32_t v = gpuir__op_operand(m, u, a);
-                    bool seen = false;      /* users, not operand slots, as pass.fuse counts them */
-                    for (uint32_t b = 0; b < a; b++) seen |= gpuir__op_operand(m, u, b) == v;
-                    uses[v - 1] += !seen;
-                }
+                for (uint32_t a = 0; a < u->n_operands; a++)
+                    uses[gpuir__op_operand(m, u, a) - 1] += !gpuir__operand_repeats(m, u, a);
             }
         }
         bool moves[GPUIR__HOIST_WINDOW + 1];
@@ -13066,9 +13071,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         for (uint32_t k = 0; k < op->n_operands; k++) {
             uint32_t v = gpuir__op_operand(m, op, k);
-            bool seen = false;
-            for (uint32_t j = 0; j < k; j++) seen |= gpuir__op_operand(m, op, j) == v;
-            if (!seen) F.uses[v - 1]++;
+            if (!gpuir__operand_repeats(m, op, k)) F.uses[v - 1]++;
             if (!F.first_user[v - 1]) F.first_user[v - 1] = f->ops[i];
             if (op->result && !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) F.read_apart[v - 1] = true;
         }
@@ -25782,8 +25785,7 @@ static const char *gpuir__cache_entry_stat_check(const struct stat *st) {
     if (st->st_uid != geteuid()) return "owned by another user";
     if (st->st_mode & (S_IWGRP | S_IWOTH)) return "group- or world-writable";
     if (st->st_size < (off_t)GPUIR__CACHE_HEADER) return "truncated (shorter than the header)";
-    if ((uint64_t)st->st_size - GPUIR__CACHE_HEADER > GPUIR__CACHE_ENTRY_MAX ||
-        (uint64_t)st->st_size - GPUIR__CACHE_HEADER > (uint64_t)SIZE_MAX)
+    if ((uint64_t)st->st_size - GPUIR__CACHE_HEADER > GPUIR__CACHE_ENTRY_MAX)   /* (below SIZE_MAX anywhere) */
         return "larger than any entry gpuir writes (1 GiB)";
     return NULL;
 }
@@ -26315,12 +26317,16 @@ static void gpuir__bytes_append(gpuir__str *out, const void *bytes, size_t n) {
     if (n) memcpy(out->buf + at, bytes, n);
 }
 
-/* Orders cache entries (or bundle entries: both begin with key, then ext
-   follows) by key, then extension. */
+/* The order of (key, extension) pairs: by key, then extension (an export
+   writes its entries so; an import sorts its own to find one twice). */
+static int gpuir__key_ext_order(const char *key_a, const char *ext_a, const char *key_b, const char *ext_b) {
+    int k = memcmp(key_a, key_b, 64);
+    return k ? k : strcmp(ext_a, ext_b);
+}
+
 static int gpuir__cache_entry_order(const void *a, const void *b) {
     const gpuir__cache_entry *x = *(const gpuir__cache_entry *const *)a, *y = *(const gpuir__cache_entry *const *)b;
-    int k = memcmp(x->key, y->key, 64);
-    return k ? k : strcmp(x->ext, y->ext);
+    return gpuir__key_ext_order(x->key, x->ext, y->key, y->ext);
 }
 
 GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, size_t *count) {
@@ -26367,8 +26373,7 @@ typedef struct gpuir__bundle_entry {
 
 static int gpuir__bundle_entry_order(const void *a, const void *b) {
     const gpuir__bundle_entry *x = (const gpuir__bundle_entry *)a, *y = (const gpuir__bundle_entry *)b;
-    int k = strcmp(x->key, y->key);
-    return k ? k : strcmp(x->ext, y->ext);
+    return gpuir__key_ext_order(x->key, x->ext, y->key, y->ext);
 }
 
 /* Refuses, before reading it whole, a file that cannot be a bundle: one

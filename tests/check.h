@@ -98,6 +98,11 @@ static const char *check__skip;
         if (!TEST_ASAN) RUN(name);   \
     } while (0)
 
+/* The first 20 bytes of a cubin as a bundle's import checks them: a 64-bit
+   little-endian ELF executable for EM_CUDA (190); a test's module bytes
+   follow it. */
+#define CUDA_ELF_HEADER "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\2\0\276\0"
+
 /* ---- programs several tests run ------------------------------------------ */
 
 /* @f: an elementwise chain with a broadcast, and a row reduction. */

@@ -102,6 +102,13 @@ static void only_key(gpuir_ctx *ctx, const char *ext, char key[65]) {
 }
 
 /* Writes a bundle of n modules, each with its true SHA-256. */
+/* Two cache keys made from `what` (as CUDA modules' keys are made). */
+static void two_keys(const char *what, char keys[2][65]) {
+    const char *parts[] = {"cuda", what};
+    gpuir__cache_key(parts, 2, keys[0]);
+    gpuir__cache_key(parts, 1, keys[1]);
+}
+
 static void write_bundle(const char *path, size_t n, char keys[][65], const char *const *exts,
                          const char *const *bytes, const size_t *sizes) {
     FILE *f = fopen(path, "wb");
@@ -185,11 +192,9 @@ TEST(a_bundle_holds_what_its_kinds_say_once) {
     snprintf(path, sizeof path, "%s/b.bundle", dir);
     snprintf(warm, sizeof warm, "%s/cache", dir);
     char keys[2][65];
-    const char *parts[] = {"cuda", "kinds"};
-    gpuir__cache_key(parts, 2, keys[0]);
-    gpuir__cache_key(parts, 1, keys[1]);
+    two_keys("kinds", keys);
     static const char host[] = "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\3\0\76\0 x86-64 code",   /* EM_X86_64 */
-                      cubin[] = "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\2\0\276\0 device code",
+                      cubin[] = CUDA_ELF_HEADER " device code",
                       ptx_nul[] = ".version 8.0\n\0.target sm_90\n", ptx_none[] = ".target sm_90\n";
     struct { const char *ext, *bytes; size_t size; const char *why; } bad[] = {
         {"cubin", host, sizeof host, "a cubin that is not a CUDA ELF image"},
@@ -213,7 +218,7 @@ TEST(a_bundle_holds_what_its_kinds_say_once) {
     memcpy(twice[0], keys[0], 65);
     memcpy(twice[1], keys[1], 65);
     memcpy(twice[2], keys[0], 65);
-    static const char other[] = "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\2\0\276\0 other code";
+    static const char other[] = CUDA_ELF_HEADER " other code";
     const char *exts[] = {"cubin", "cubin", "cubin"}, *bytes[] = {cubin, cubin, other};
     size_t sizes[] = {sizeof cubin, sizeof cubin, sizeof other};
     write_bundle(path, 3, twice, exts, bytes, sizes);
@@ -303,11 +308,9 @@ TEST(a_cuda_bundle_still_imports_and_exports) {
     snprintf(back, sizeof back, "%s/out.bundle", dir);
     snprintf(warm, sizeof warm, "%s/cache", dir);
     char keys[2][65];
-    const char *parts[] = {"cuda", "source"};
-    gpuir__cache_key(parts, 2, keys[0]);
-    gpuir__cache_key(parts, 1, keys[1]);
+    two_keys("source", keys);
     const char *exts[] = {"cubin", "ptx"};
-    static const char cubin[] = "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\2\0\276\0 a cubin's bytes",   /* EM_CUDA */
+    static const char cubin[] = CUDA_ELF_HEADER " a cubin's bytes",
                       ptx[] = ".version 8.0\n.target sm_90\n";
     const char *bytes[] = {cubin, ptx};
     size_t sizes[] = {sizeof cubin, sizeof ptx};

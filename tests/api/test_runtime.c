@@ -1151,8 +1151,7 @@ static void damage_file(const char *path, long at, long keep, bool cut) {
 /* Puts two CUDA modules (a cubin and a PTX text, as NVRTC would make them
    for two programs) into ctx's memory cache; their keys in keys. */
 static void put_cuda_modules(gpuir_ctx *ctx, char keys[2][65]) {
-    static const char cubin[] = "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\2\0\276\0"     /* a 64-bit ELF header's start, EM_CUDA */
-                                " a cubin's bytes, long enough to damage them in the middle .........."
+    static const char cubin[] = CUDA_ELF_HEADER " a cubin's bytes, long enough to damage them in the middle .........."
                                 "......................................................................",
                       ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n";
     const char *parts[] = {"cuda", chain_text};
