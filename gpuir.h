@@ -18163,6 +18163,15 @@ static int gpuir__cg_stored_param(gpuir__cg *C, size_t i, size_t to) {
     return gpuir__cg_param_index(C, dst);
 }
 
+/* Whether an op of [from, to) writes a parameter's final value within
+   [from, end) (an output gpuir__cg_store_outputs(C, from, end, ..)
+   stores). */
+static bool gpuir__cg_writes_outputs(gpuir__cg *C, size_t from, size_t to, size_t end) {
+    for (size_t i = from; i < to; i++)
+        if (gpuir__cg_stored_param(C, i, end) >= 0) return true;
+    return false;
+}
+
 /* Stores the registers of the parameters ops [from, to) wrote. */
 static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S,
                                     const char *ivar) {
@@ -18488,8 +18497,10 @@ static void gpuir__cg_block_sum_f64(gpuir__cg *C) {
 }
 
 /* The body of a reduction's loop over its elements (at index `i`): the
-   fused producers, the reduced value, `acc` combined with it (converted by
-   `cast`, e.g. "(float)"; a float sum into `dacc`, in double:
+   fused producers, the kernel parameters they write stored (side outputs:
+   each element is visited once, so each is stored once, after it was
+   read), the reduced value, `acc` combined with it (converted by `cast`,
+   e.g. "(float)"; a float sum into `dacc`, in double:
    gpuir__cg_reduce_in_double). */
 static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__op *op,
                                           const gpuir_type *x, const char *cast) {
@@ -18498,6 +18509,7 @@ static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__
     uint32_t v = 0;
     if (!r) r = gpuir__cg_operand(C, op, gpuir__op_operand(C->m, op, 0), x, "i", &v);
     if (r) return r;
+    gpuir__cg_store_outputs(C, 0, at, x, "i");
     gpuir__cg_comment(C, C->k->ops[at], op);
     char val[40];
     snprintf(val, sizeof val, "%sv%u", cast, v);
@@ -18510,36 +18522,6 @@ static gpuir_result gpuir__cg_reduce_step(gpuir__cg *C, size_t at, const gpuir__
                       "acc", val);
     gpuir__cg_line(C, "%s", gpuir__str_cstr(&step));
     gpuir__str_free(&step);
-    return GPUIR_OK;
-}
-
-/* A reduction kernel computes, per element, only the chain its reduction
-   reads (gpuir__cg_reduce_step): an op before the reduction that writes a
-   kernel parameter nothing after it reads (an output of its own, a
-   sibling's) would be computed and never stored. Refused, naming it, not
-   dropped (sibling kernels, form "siblings", store theirs). */
-static gpuir_result gpuir__cg_reduce_side_outputs(gpuir__cg *C, size_t at) {
-    gpuir_module *m = C->m;
-    for (size_t i = 0; i < at; i++) {
-        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
-        if (op->result || !op->n_operands || !gpuir__class_computes(gpuir__info(op->kind)->cls) ||
-            gpuir__op_is_splat(m, op))
-            continue;
-        uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
-        if (gpuir__cg_param_index(C, dst) < 0) continue;
-        bool read = false;
-        for (size_t j = i + 1; j <= at && !read; j++) {
-            const gpuir__op *later = gpuir__op_at(m, C->k->ops[j]);
-            for (uint32_t k = 0; k + 1 < later->n_operands; k++) read |= gpuir__op_operand(m, later, k) == dst;
-        }
-        if (!read) {
-            char why[GPUIR_MAX_NAME + 200];
-            snprintf(why, sizeof why, "writes %%%s, which nothing in its reduction kernel reads: a reduction "
-                     "kernel stores only the reduction's result (write it in a kernel of its own)",
-                     gpuir__string(m, gpuir__value_at(m, dst)->name));
-            return gpuir__cg_fail(C, op, why);
-        }
-    }
     return GPUIR_OK;
 }
 
@@ -18594,8 +18576,6 @@ static gpuir_result gpuir__cg_reduce_columns(gpuir__cg *C, size_t at) {
     gpuir__columns_view v;
     if (!gpuir__reduce_columns_view(m, op, &v))
         return gpuir__cg_fail(C, op, "is no column reduction (static float sizes, axes that end before the last)");
-    gpuir_result side = gpuir__cg_reduce_side_outputs(C, at);
-    if (side) return side;
     const char *init = op->kind == GPUIR_OP_REDUCE_MAX ? "-GPUIR_INF" : "0.0f";
     char outputs[32];
     snprintf(outputs, sizeof outputs, "%lldLL", (long long)(v.A * v.B));
@@ -18635,8 +18615,6 @@ static gpuir_result gpuir__cg_reduce_column_tiles(gpuir__cg *C, size_t at) {
     gpuir__columns_view v;
     if (!gpuir__reduce_columns_view(m, op, &v))
         return gpuir__cg_fail(C, op, "is no column reduction (static float sizes, axes that end before the last)");
-    gpuir_result side = gpuir__cg_reduce_side_outputs(C, at);
-    if (side) return side;
     bool in_double = gpuir__cg_reduce_in_double(C, op);
     const char *part = in_double ? "dacc" : "acc", *slots = in_double ? "dred" : "red";
     C->shared_bytes = (uint32_t)(C->threads * (in_double ? 8 : 4));
@@ -18777,8 +18755,6 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     if (users && (!gpuir__type_is_static(x) || !gpuir__type_is_static(y)))
         return gpuir__cg_fail(C, op, "ops after a reduction in one kernel need static sizes");
     if (p < 0 && !users) return gpuir__cg_fail(C, op, "writes a kernel-private buffer");
-    gpuir_result side = gpuir__cg_reduce_side_outputs(C, at);
-    if (side) return side;
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
     gpuir__cg_prod n_red = {1, ""};                   /* elements per output */
     for (int d = 0; d < x->rank; d++)
@@ -20320,7 +20296,10 @@ static gpuir_result gpuir__cg_softmax_input(gpuir__cg *C, size_t at, const gpuir
    to GPUIR__CG_COLUMN_REGISTERS values held in registers (x read once),
    else read again. The elementwise ops fused before it (pass.fuse's
    column groups: a scale, a mask) are computed at each element as it is
-   read, those after it (a log) on each value before it is stored. */
+   read, those after it (a log) on each value before it is stored. The
+   parameters the ops before it write (side outputs) are stored in the
+   second pass, each element's after its last read, so the input is then
+   computed again even where it is held in registers. */
 static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -20329,8 +20308,7 @@ static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at) {
     size_t n = stbds_arrlenu(C->k->ops);
     int64_t axis = gpuir__attr_get(m, op, GPUIR__KEY_AXIS)->i;
     if (!gpuir__norm_axis(&axis, x->rank)) return gpuir__cg_fail(C, op, "has an axis out of range");
-    gpuir_result r = gpuir__cg_reduce_side_outputs(C, at);
-    if (r) return r;
+    gpuir_result r = GPUIR_OK;
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
     gpuir__cg_prod A = {1, ""}, R = {1, ""}, B = {1, ""};    /* before the axis, the axis, after it */
     for (int d = 0; d < x->rank; d++) gpuir__cg_prod_mul(d < axis ? &A : d == axis ? &R : &B, &xd, d);
@@ -20365,9 +20343,9 @@ static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at) {
     if (in_registers) gpuir__cg_line(C, "GPUIR_UNROLL");
     gpuir__cg_open(C, "for (long long r = 0; r < %s; r++)", len);
     gpuir__cg_line(C, "long long e = base + r * %s;", stride);
-    bool users = gpuir__cg_computes_after(C, at);
+    bool users = gpuir__cg_computes_after(C, at), side = gpuir__cg_writes_outputs(C, 0, at, n);
     gpuir__cg_reset_values(C);
-    if ((!in_registers || users) && (r = gpuir__cg_softmax_input(C, at, x, &xv)))   /* again: users may read them */
+    if ((!in_registers || users || side) && (r = gpuir__cg_softmax_input(C, at, x, &xv)))   /* again: users may read them */
         return r;
     snprintf(input, sizeof input, in_registers ? "v[r]" : "v%u", xv);
     uint32_t y = gpuir__cg_new_var(C, gpuir__value_at(m, dst)->type.dtype);
@@ -20377,7 +20355,7 @@ static gpuir_result gpuir__cg_softmax_columns(gpuir__cg *C, size_t at) {
     gpuir__cg_line(C, "float v%u = %s;", y, value);
     C->cur[dst - 1] = y + 1;
     if ((r = gpuir__cg_chain(C, at + 1, n, x, "e"))) return r;
-    gpuir__cg_store_outputs(C, at, n, x, "e");
+    gpuir__cg_store_outputs(C, side ? 0 : at, n, x, "e");
     gpuir__cg_close(C);
     gpuir__cg_close(C);
     return GPUIR_OK;
