@@ -32235,9 +32235,14 @@ static bool gpuir__load_failure_is_the_image(int code) {
        <name> <cname> <barriers> <shared> <dynamic> <n_tmaps> [<tmap: 11 numbers>]...   n lines
    (a kernel by its IR name: a parsed module numbers its functions anew).
        locations <n>
-       <line> <col> ...                   each op's source location, in print order
+       <where> ...                        each op's source location, in print order
    (gpuir__ops_in_print_order: the text holds none, and the runtime's
-   errors name the line of the op they are about).
+   errors name the line of the op they are about). A location is named by
+   the op of the input module that has it, its number in print order
+   (`j`): the key holds the input's text but not its locations, so a hit
+   for the same module at other lines (a comment added above it) takes
+   the lines of the module being made; a location no input op has stays
+   as it was (`<line>:<col>`).
        report <bytes>                     the placement report, then its bytes
        ir <bytes>                         the lowered module's text, then its bytes
        image <bytes>                      the compiled module, then its bytes */
@@ -32252,7 +32257,7 @@ static bool gpuir__load_failure_is_the_image(int code) {
 #ifndef GPUIR_BUILD_ID
 #define GPUIR_BUILD_ID __DATE__ " " __TIME__
 #endif
-#define GPUIR__LOWERED_FORMAT "gpuir-lowered 3"
+#define GPUIR__LOWERED_FORMAT "gpuir-lowered 4"
 
 typedef struct gpuir__lowered {
     char key[65];                   /* the input module's key */
@@ -32264,7 +32269,21 @@ typedef struct gpuir__lowered {
     void *loaded;                   /* a miss's compiled module, owned until stored (object points to it) */
     const void *entry;              /* a hit's whole entry (cache-owned), to evict it should its module fail */
     size_t entry_size;
+    uint64_t *sources;              /* the input module's op locations (line << 32 | col), in print
+                                       order (an stb array): what a stored location is named by */
 } gpuir__lowered;
+
+/* m's op locations (line << 32 | col) in print order (an stb array). */
+static uint64_t *gpuir__op_locations(const gpuir_module *m) {
+    uint32_t *ops = gpuir__ops_in_print_order(m);
+    uint64_t *locs = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, ops[i]);
+        stbds_arrput(locs, (uint64_t)op->line << 32 | op->col);
+    }
+    stbds_arrfree(ops);
+    return locs;
+}
 
 static struct gpuir__emu_toolchain *gpuir__emu_toolchain_get(gpuir_ctx *ctx);
 static const char *gpuir__emu_cc_identity(gpuir_program *p, struct gpuir__emu_toolchain *h,
@@ -32310,7 +32329,49 @@ static gpuir_result gpuir__lowered_key(gpuir_program *p, gpuir__lowered *L) {
                             version, "lowered program"};
     gpuir__cache_key(parts, 7, L->key);
     gpuir_free(text);
+    stbds_arrfree(L->sources);
+    L->sources = gpuir__op_locations(p->m);
     return GPUIR_OK;
+}
+
+/* A location and the first input op (print order) that has it. */
+typedef struct gpuir__loc_source {
+    uint64_t loc;
+    size_t op;
+} gpuir__loc_source;
+
+static int gpuir__loc_source_cmp(const void *a, const void *b) {
+    const gpuir__loc_source *x = (const gpuir__loc_source *)a, *y = (const gpuir__loc_source *)b;
+    return x->loc != y->loc ? (x->loc < y->loc ? -1 : 1) : x->op < y->op ? -1 : x->op > y->op;
+}
+
+/* Appends the entry's locations line for p's lowered module: each op's
+   location as the number of the input op (L->sources) that has it, else
+   as `<line>:<col>` (see the section's comment). False when out of
+   memory. */
+static bool gpuir__lowered_put_locations(gpuir_program *p, const gpuir__lowered *L, gpuir__str *s) {
+    size_t n = stbds_arrlenu(L->sources);
+    gpuir__loc_source *sorted = (gpuir__loc_source *)GPUIR_MALLOC((n ? n : 1) * sizeof *sorted);
+    if (!sorted) return false;
+    for (size_t j = 0; j < n; j++) sorted[j].loc = L->sources[j], sorted[j].op = j;
+    qsort(sorted, n, sizeof *sorted, gpuir__loc_source_cmp);
+    uint32_t *ops = gpuir__ops_in_print_order(p->m);
+    gpuir__str_appendf(s, "locations %zu\n", stbds_arrlenu(ops));
+    for (size_t i = 0; i < stbds_arrlenu(ops); i++) {
+        const gpuir__op *op = gpuir__op_at(p->m, ops[i]);
+        uint64_t loc = (uint64_t)op->line << 32 | op->col;
+        size_t lo = 0, hi = n;                   /* the first of the sorted with loc >= this one */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (sorted[mid].loc < loc) lo = mid + 1; else hi = mid;
+        }
+        if (lo < n && sorted[lo].loc == loc) gpuir__str_appendf(s, "%s%zu", i ? " " : "", sorted[lo].op);
+        else gpuir__str_appendf(s, "%s%u:%u", i ? " " : "", op->line, op->col);
+    }
+    gpuir__str_appendf(s, "\n");
+    stbds_arrfree(ops);
+    GPUIR_FREE(sorted);
+    return true;
 }
 
 static bool gpuir__lowered_round_trips(gpuir_program *p, const char *ir);
@@ -32339,14 +32400,11 @@ static char *gpuir__lowered_encode(gpuir_program *p, const gpuir__lowered *L, si
         }
         gpuir__str_appendf(&s, "\n");
     }
-    uint32_t *ops = gpuir__ops_in_print_order(p->m);
-    gpuir__str_appendf(&s, "locations %zu\n", stbds_arrlenu(ops));
-    for (size_t i = 0; i < stbds_arrlenu(ops); i++) {
-        const gpuir__op *op = gpuir__op_at(p->m, ops[i]);
-        gpuir__str_appendf(&s, "%s%u %u", i ? " " : "", op->line, op->col);
+    if (!gpuir__lowered_put_locations(p, L, &s)) {
+        gpuir__str_free(&s);
+        gpuir_free(ir);
+        return NULL;
     }
-    gpuir__str_appendf(&s, "\n");
-    stbds_arrfree(ops);
     gpuir__str_appendf(&s, "report %zu\n%s\nir %zu\n%s\nimage %zu\n", strlen(report), report,
                        strlen(ir), ir, L->object_size);
     gpuir_free(ir);
@@ -32438,24 +32496,39 @@ static bool gpuir__lowered_kernels_match(const gpuir_module *m,
     return true;
 }
 
+/* Reads a decimal number of at most `max` at *at (before end); false
+   when there is none or it is larger. */
+static bool gpuir__lowered_number(const char **at, const char *end, unsigned long max, unsigned long *v) {
+    char *after = NULL;
+    *v = *at < end && **at >= '0' && **at <= '9' ? strtoul(*at, &after, 10) : ULONG_MAX;
+    if (!after || after > end || *v > max) return false;
+    *at = after;
+    return true;
+}
+
 /* Gives m's ops the source locations of the entry's locations line at `at`
-   (see the section's comment), in print order; false when the lines are
-   malformed or m has another number of ops. */
-static bool gpuir__lowered_locations(const char *at, const char *end, gpuir_module *m) {
+   (see the section's comment), in print order, an input op's number read
+   as that op's location in `sources` (the module being made); false when
+   the line is malformed, names no input op or m has another number of
+   ops. */
+static bool gpuir__lowered_locations(const char *at, const char *end, gpuir_module *m,
+                                     const uint64_t *sources) {
     size_t n = 0;
     int used = 0;
     if (sscanf(at, "locations %zu%n", &n, &used) != 1 || at[used] != '\n') return false;
     at += used + 1;
     uint32_t *ops = gpuir__ops_in_print_order(m);
     bool ok = stbds_arrlenu(ops) == n;
-    for (size_t i = 0; ok && i < 2 * n; i++) {     /* line, col, line, col, ... */
-        if (i && (at >= end || *at++ != ' ')) { ok = false; break; }
-        char *after = NULL;
-        unsigned long v = at < end && *at >= '0' && *at <= '9' ? strtoul(at, &after, 10) : ULONG_MAX;
-        if (!after || after > end || v > UINT32_MAX) { ok = false; break; }
-        at = after;
-        gpuir__op *op = gpuir__op_at(m, ops[i / 2]);
-        *(i % 2 ? &op->col : &op->line) = (uint32_t)v;
+    for (size_t i = 0; ok && i < n; i++) {
+        unsigned long first = 0, col = 0;
+        ok = (!i || (at < end && *at++ == ' ')) && gpuir__lowered_number(&at, end, UINT32_MAX, &first);
+        bool raw = ok && at < end && *at == ':';
+        if (raw) at++, ok = gpuir__lowered_number(&at, end, UINT32_MAX, &col);
+        else ok = ok && first < stbds_arrlenu(sources);
+        if (!ok) break;
+        gpuir__op *op = gpuir__op_at(m, ops[i]);
+        op->line = raw ? (uint32_t)first : (uint32_t)(sources[first] >> 32);
+        op->col = raw ? (uint32_t)col : (uint32_t)sources[first];
     }
     stbds_arrfree(ops);
     return ok && at < end && *at == '\n';
@@ -32504,7 +32577,7 @@ static const char *gpuir__lowered_decode(gpuir_program *p, const char *text, siz
         stbds_arrput(*infos, k);
     }
     if (!gpuir__lowered_kernels_match(*out, *infos)) return "its kernels do not match its lowered module";
-    if (!gpuir__lowered_locations(locations, end, *out)) return "its locations are malformed or do not match its ops";
+    if (!gpuir__lowered_locations(locations, end, *out, L->sources)) return "its locations are malformed or do not match its ops";
     memcpy(L->object_key, key, sizeof key);
     memcpy(L->object_ext, ext, strlen(ext) + 1);
     return NULL;
@@ -32822,6 +32895,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     if (late) r = gpuir__program_fall_back(p, &L, r);
     if (!r && !L.hit && p->backend == keyed) r = gpuir__lowered_store(p, &L);
     GPUIR_FREE(L.loaded);
+    stbds_arrfree(L.sources);
     stbds_arrput(ctx->programs, p);
     if (r) { gpuir_program_destroy(p); return NULL; }
     return p;
