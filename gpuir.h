@@ -2915,13 +2915,42 @@ static gpuir_result gpuir__infer_cast(gpuir_ctx *ctx, const gpuir_type *x, const
                        gpuir__tstr(&bx, x), gpuir__tstr(&bt, to));
 }
 
+/* The largest finite value of float dtype dt. */
+static double gpuir__float_max(gpuir_dtype dt) {
+    return dt == GPUIR_F16 ? 65504.0 : dt == GPUIR_BF16 ? 3.3895313892515355e38 : 3.4028234663852886e38;
+}
+
+/* Float dtype dt's value nearest to x (rounded to nearest even; past the
+   largest finite value, an infinity). */
+static double gpuir__round_to_dtype(double x, gpuir_dtype dt) {
+    if (dt == GPUIR_F32) return (double)(float)x;
+    if (dt == GPUIR_F16) return gpuir__f16_to_f64(gpuir__f64_to_f16(x));
+    return gpuir__bf16_to_f64(gpuir__f64_to_bf16(x));
+}
+
+/* A literal the text writes for float dtype dt must be finite there where
+   it is written finite: the parser's check (a pass or a builder's
+   constant, a computed value, rounds to infinity as arithmetic does). */
+static void gpuir__print_float(gpuir__str *s, double v);
+
+static gpuir_result gpuir__literal_fits(gpuir_ctx *ctx, double written, gpuir_dtype dt) {
+    if (!gpuir_dtype_is_float(dt) || isinf(written) || !isinf(gpuir__round_to_dtype(written, dt)))
+        return GPUIR_OK;
+    gpuir__str text = {NULL}, max = {NULL};
+    gpuir__print_float(&text, written);
+    gpuir__print_float(&max, gpuir__float_max(dt));
+    gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: value %s is out of range for %s (its "
+                                 "largest finite value is %s; an infinity is written inf or -inf)",
+                                 gpuir__str_cstr(&text), gpuir_dtype_name(dt), gpuir__str_cstr(&max));
+    gpuir__str_free(&text);
+    gpuir__str_free(&max);
+    return r;
+}
+
 /* A splat value must be representable: integral and in range for ints. */
 static gpuir_result gpuir__normalize_splat(gpuir_ctx *ctx, gpuir__attr *v, gpuir_dtype dt) {
     if (gpuir_dtype_is_float(dt)) {
-        double x = v->kind == GPUIR__ATTR_INT ? gpuir__i64_to_f64_odd(v->i) : v->f;
-        if (dt == GPUIR_F32) x = (double)(float)x;
-        else if (dt == GPUIR_F16) x = gpuir__f16_to_f64(gpuir__f64_to_f16(x));
-        else x = gpuir__bf16_to_f64(gpuir__f64_to_bf16(x));
+        double x = gpuir__round_to_dtype(v->kind == GPUIR__ATTR_INT ? gpuir__i64_to_f64_odd(v->i) : v->f, dt);
         v->kind = GPUIR__ATTR_FLOAT;
         v->f = x;
         return GPUIR_OK;
@@ -4429,6 +4458,11 @@ static gpuir_result gpuir__parse_number(gpuir__parser *P, double *f, int64_t *i,
     char *stop;
     *f = strtod(buf, &stop);
     if (stop == buf || q == e) return gpuir__parse_expected(P, "a number");
+    if (isinf(*f)) {                             /* digits past a double's range (1e999) */
+        gpuir__parse_mark(P);
+        return gpuir__fail(P->ctx, GPUIR_ERR_LIMIT, "number %.*s is out of range for a 64-bit float (an "
+                           "infinity is written inf or -inf)", (int)(stop - buf), buf);
+    }
     P->p = s + (stop - buf);
     *is_float = true;
     return GPUIR_OK;
@@ -4644,7 +4678,8 @@ static gpuir_result gpuir__parse_finish_dense(gpuir__parser *P, gpuir_dtype dt) 
         v.i = P->inums[k];
         P->ctx->loc_line = (uint32_t)(P->num_locs[k] >> 32);   /* errors point at the value */
         P->ctx->loc_col = (uint32_t)P->num_locs[k];
-        r = gpuir__normalize_splat(P->ctx, &v, dt);
+        r = gpuir__literal_fits(P->ctx, v.kind == GPUIR__ATTR_FLOAT ? v.f : (double)v.i, dt);
+        if (!r) r = gpuir__normalize_splat(P->ctx, &v, dt);
         gpuir_array one;
         memset(&one, 0, sizeof one);
         one.dtype = dt;
@@ -4714,6 +4749,18 @@ static gpuir_result gpuir__parse_operand_types(gpuir__parser *P, const uint32_t 
                                         "')' after the operand types");
     }
     return r;
+}
+
+/* A constant's splat value, as written, must be finite in its float
+   dtype (the result's, or its destination's) where written finite. */
+static gpuir_result gpuir__parse_splat_fits(gpuir__parser *P, uint32_t first, uint32_t n_attrs,
+                                            const gpuir_type *given, const uint32_t *ids, uint32_t n) {
+    gpuir__attrs as = {P->m, first, n_attrs};
+    const gpuir__attr *value = gpuir__attrs_key(&as, GPUIR__KEY_VALUE);
+    if (!value || (value->kind != GPUIR__ATTR_FLOAT && value->kind != GPUIR__ATTR_INT) || (!given && !n))
+        return GPUIR_OK;
+    return gpuir__literal_fits(P->ctx, value->kind == GPUIR__ATTR_FLOAT ? value->f : (double)value->i,
+                               given ? given->dtype : gpuir__value_at(P->m, ids[n - 1])->type.dtype);
 }
 
 /* op := ("%" name "=")? mnemonic (value ("," value)*)? attr_dict?
@@ -4787,6 +4834,7 @@ static gpuir_result gpuir__parse_op(gpuir__parser *P, bool *was_return) {
     const char *after = P->p;
     P->ctx->loc_line = line;
     P->ctx->loc_col = col;
+    if (kind == GPUIR_OP_CONSTANT && (r = gpuir__parse_splat_fits(P, first, n_attrs, given_p, ids, n))) return r;
     uint32_t op = gpuir__build_op_ex(P->m, kind, ids, n, first, n_attrs, given_p, has_result);
     P->p = after;
     if (!op) return P->ctx->result;
@@ -10078,8 +10126,7 @@ static bool gpuir__attn_splat(const gpuir_module *m, uint32_t v, double *x) {
 /* Whether x masks a key out: -inf, or the lowest finite value of the dtype
    (a torch.finfo(dtype).min mask). */
 static bool gpuir__attn_is_masked(double x, gpuir_dtype d) {
-    double lowest = d == GPUIR_F16 ? -65504.0 : d == GPUIR_BF16 ? -3.3895313892515355e38 : -3.4028234663852886e38;
-    return x == -INFINITY || x == lowest;
+    return x == -INFINITY || x == -gpuir__float_max(d);
 }
 
 /* Whether value v is a dense constant [.., Sq, Sk] (leading dims 1) that
