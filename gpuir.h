@@ -6455,23 +6455,37 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     return r;
 }
 
-/* Computes one tensor op's result into R->vals. */
+/* The batch dims of a type of rank `rank` (their positions, in order, into
+   pos; their count): all dims, or all but the last two (a matmul's, an
+   attention's), or, where `seq` >= 0, all but that one and the last (an
+   attention's q, k, v and result stored with their sequence at dim seq). */
+static int gpuir__ref_batch_dims(int rank, bool batched, int seq, int *pos) {
+    int n = 0;
+    for (int a = 0; a < rank; a++)
+        if (seq >= 0 ? a != seq && a != rank - 1 : !batched || a < rank - 2) pos[n++] = a;
+    return n;
+}
+
 /* The rule of dynamic dims, as the compiled backends keep it (their
    launches refuse the rest): a `?` dim pairs only with the same size, so a
    `?` that is 1 in this run is not broadcast to a larger result dim (an
    elementwise op's operands, a broadcast's, a matmul's or an attention's
-   batch dims). `in`: the n inputs' types in this run, `out` the result's. */
+   batch dims: gpuir__ref_batch_dims). `in`: the n inputs' types in this
+   run, `out` the result's. */
 static gpuir_result gpuir__ref_dynamic_not_broadcast(gpuir__ref *R, const gpuir__op *op, uint32_t n,
                                                      const gpuir_type *in, const gpuir_type *out) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     bool batched = cls == GPUIR__CLASS_MATMUL || cls == GPUIR__CLASS_ATTENTION;    /* the last two dims their own */
     if (cls != GPUIR__CLASS_BINARY && cls != GPUIR__CLASS_BROADCAST && !batched) return GPUIR_OK;
+    const gpuir__attr *sd = cls == GPUIR__CLASS_ATTENTION ? gpuir__attr_get(R->m, op, GPUIR__KEY_SEQ_DIM) : NULL;
+    int seq = sd ? (int)sd->i : -1, out_pos[GPUIR_MAX_RANK], pos[GPUIR_MAX_RANK];
+    int n_out = gpuir__ref_batch_dims(out->rank, batched, seq, out_pos);
     for (uint32_t k = 0; k < n; k++) {
         uint32_t v = gpuir__op_operand(R->m, op, k);
         const gpuir_type *declared = &gpuir__value_at(R->m, v)->type;
-        int last = batched ? in[k].rank - 2 : in[k].rank;
-        for (int a = 0; a < last; a++) {
-            int b = a + out->rank - in[k].rank;
+        int n_in = gpuir__ref_batch_dims(in[k].rank, batched, k < 3 ? seq : -1, pos);   /* (a mask: [.., Sq, Sk]) */
+        for (int i = 0; i < n_in; i++) {
+            int a = pos[i], j = i + n_out - n_in, b = j >= 0 ? out_pos[j] : -1;
             if (b < 0 || declared->dims[a] != GPUIR_DYN || in[k].dims[a] != 1 || out->dims[b] == 1) continue;
             const char *name = gpuir__string(R->m, gpuir__value_at(R->m, v)->name);
             return gpuir__fail(R->ctx, GPUIR_ERR_SHAPE, "%s: dynamic sizes disagree: dim %d of operand #%u%s%s is 1 "
@@ -6482,6 +6496,7 @@ static gpuir_result gpuir__ref_dynamic_not_broadcast(gpuir__ref *R, const gpuir_
     return GPUIR_OK;
 }
 
+/* Computes one tensor op's result into R->vals. */
 static gpuir_result gpuir__ref_exec(gpuir__ref *R, const gpuir__op *op) {
     const gpuir_array *x[GPUIR_MAX_OPERANDS];
     gpuir_type in[GPUIR_MAX_OPERANDS], t;
