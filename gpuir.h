@@ -3442,15 +3442,17 @@ static gpuir_result gpuir__view_dims(gpuir_ctx *ctx, const char *where, const in
 }
 
 /* memref.reshape: the same memory seen with another shape; the result has
-   at most one `?` (its size what the count leaves), checked when the
+   at most one `?` (its size what the count leaves) and none beside a
+   static 0, as reshape's (gpuir__reshape_result_unfit), checked when the
    sizes are known (at run time otherwise). */
 static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const gpuir_type *in,
                                       const gpuir_type *t) {
     gpuir__tbuf bi, bt;
-    if (t->kind != GPUIR_TYPE_MEMREF || gpuir__type_dynamic_dims(t) > 1)
-        return gpuir__fail(ctx, GPUIR_ERR_VERIFY,
-                           "%s: %s -> %s: a view is a memref with at most one ?",
-                           gpuir_op_name(kind), gpuir__tstr(&bi, in), gpuir__tstr(&bt, t));
+    const char *unfit = gpuir__reshape_result_unfit(t);
+    if (t->kind != GPUIR_TYPE_MEMREF || unfit)
+        return gpuir__fail(ctx, GPUIR_ERR_VERIFY, "%s: %s -> %s: %s%s", gpuir_op_name(kind), gpuir__tstr(&bi, in),
+                           gpuir__tstr(&bt, t), unfit ? "the result " : "a view is a memref",
+                           unfit ? unfit : "");
     if (in->dtype != t->dtype || in->space != t->space)
         return gpuir__fail(ctx, in->dtype != t->dtype ? GPUIR_ERR_DTYPE : GPUIR_ERR_VERIFY,
                            "%s: %s -> %s: a view keeps the element type and the memory space",
@@ -3472,20 +3474,39 @@ static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const 
    64-bit integers, so an index plus a step must not overflow. */
 #define GPUIR__MAX_LAUNCH_THREADS ((uint64_t)1 << 62)
 
-/* grid and block: three sizes >= 1 (block at most 1024 threads); smem >= 0;
-   together at most GPUIR__MAX_LAUNCH_THREADS threads. */
+/* The largest size of each launch dim CUDA takes: a grid's x, y, z, a
+   block's x, y, z (and a block's threads together, GPUIR__MAX_BLOCK). */
+static const int64_t gpuir__launch_dim_max[2][3] = {{INT32_MAX, 65535, 65535}, {1024, 1024, 64}};
+#define GPUIR__MAX_BLOCK 1024
+
+/* grid and block: three sizes each, from 1 to what CUDA takes
+   (gpuir__launch_dim_max; a block at most GPUIR__MAX_BLOCK threads); smem
+   >= 0; together at most GPUIR__MAX_LAUNCH_THREADS threads. Each refusal
+   names the dim and its bound. */
 static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs *as) {
     const gpuir__attr_key keys[2] = {GPUIR__KEY_GRID, GPUIR__KEY_BLOCK};
     for (int k = 0; k < 2; k++) {
         const gpuir__attr *a = gpuir__attrs_key(as, keys[k]);
         if (!a) continue;
+        const char *what = gpuir__attr_keys[keys[k]].name;
+        if (a->n != 3)
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: %s must be [x, y, z], three sizes "
+                               "(it has %u)", what, a->n);
         const int64_t *v = gpuir__ints_at(as->m, a->off);
-        bool ok = a->n == 3 && v[0] >= 1 && v[1] >= 1 && v[2] >= 1 && v[0] <= INT32_MAX &&
-                  v[1] <= 65535 && v[2] <= 65535;
-        if (ok && k == 1) ok = v[0] * v[1] * v[2] <= 1024;
-        if (!ok)
-            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: %s must be [x, y, z] "
-                               "with sizes >= 1%s", gpuir__attr_keys[keys[k]].name, k ? " and at most 1024 threads" : "");
+        for (int d = 0; d < 3; d++) {
+            if (v[d] < 1)
+                return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: %s %c = %lld: a size is at least 1",
+                                   what, "xyz"[d], (long long)v[d]);
+            if (v[d] > gpuir__launch_dim_max[k][d])
+                return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: %s %c = %lld is more than CUDA "
+                                   "takes (%s x at most %lld, y at most %lld, z at most %lld)", what, "xyz"[d],
+                                   (long long)v[d], what, (long long)gpuir__launch_dim_max[k][0],
+                                   (long long)gpuir__launch_dim_max[k][1], (long long)gpuir__launch_dim_max[k][2]);
+        }
+        if (k == 1 && v[0] * v[1] * v[2] > GPUIR__MAX_BLOCK)
+            return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: block [%lld, %lld, %lld] has %lld "
+                               "threads, more than %d", (long long)v[0], (long long)v[1], (long long)v[2],
+                               (long long)(v[0] * v[1] * v[2]), GPUIR__MAX_BLOCK);
     }
     const gpuir__attr *grid = gpuir__attrs_key(as, GPUIR__KEY_GRID), *block = gpuir__attrs_key(as, GPUIR__KEY_BLOCK);
     if (grid && block) {
