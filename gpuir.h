@@ -5932,6 +5932,7 @@ typedef struct gpuir__ref_buffer {
     bool owned, live;
     int32_t space;
     uint32_t alloc_op;        /* the op that allocated it (0: lent) */
+    const gpuir__op *freed_by;  /* the dealloc that freed it, once not live */
 } gpuir__ref_buffer;
 
 typedef struct gpuir__ref {
@@ -6568,15 +6569,30 @@ static void gpuir__ref_alias(gpuir__ref *R, uint32_t to, uint32_t from) {
     R->buf_of[to - 1] = R->buf_of[from - 1];
 }
 
-/* The buffer behind a memref value; an error once it has been freed. */
+/* An op's name and line, for a message: "memref.dealloc at line 4", or
+   the name alone where it has no line. */
+static const char *gpuir__ref_op_where(const gpuir__op *op, char *buf, size_t size) {
+    if (!op) snprintf(buf, size, "the caller");
+    else if (op->line) snprintf(buf, size, "%s at line %u", gpuir_op_name(op->kind), op->line);
+    else snprintf(buf, size, "%s", gpuir_op_name(op->kind));
+    return buf;
+}
+
+/* The buffer behind a memref value; an error once it has been freed,
+   naming the value and the ops that freed and allocated it. */
 static gpuir_result gpuir__ref_live(gpuir__ref *R, uint32_t v, gpuir__ref_buffer **out) {
     uint32_t b = R->buf_of[v - 1];
     if (!b)
         return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "a memref operand has no buffer");
     *out = &R->bufs[b - 1];
-    if (!(*out)->live)
-        return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "use of a buffer freed earlier (allocated "
-                           "by op %u)", (*out)->alloc_op);
+    if (!(*out)->live) {
+        const char *name = gpuir__string(R->m, gpuir__value_at(R->m, v)->name);
+        char freed[GPUIR_MAX_NAME + 40], made[GPUIR_MAX_NAME + 40];
+        return gpuir__fail(R->ctx, GPUIR_ERR_VERIFY, "use of a buffer freed earlier%s%s (freed by %s; allocated "
+                           "by %s)", *name ? ": %" : "", name,
+                           gpuir__ref_op_where((*out)->freed_by, freed, sizeof freed),
+                           gpuir__ref_op_where(gpuir__op_at(R->m, (*out)->alloc_op), made, sizeof made));
+    }
     return GPUIR_OK;
 }
 
@@ -6626,6 +6642,7 @@ static gpuir_result gpuir__ref_dealloc(gpuir__ref *R, const gpuir__op *op) {
     if (r) return r;
     if (!b->owned && gpuir__value_at(R->m, gpuir__view_base(R->m, v))->def_op == 0) {
         b->live = false;
+        b->freed_by = op;
         return GPUIR_OK;
     }
     if (!b->owned)
@@ -6634,6 +6651,7 @@ static gpuir_result gpuir__ref_dealloc(gpuir__ref *R, const gpuir__op *op) {
     GPUIR_FREE(b->data);
     b->data = NULL;
     b->live = false;
+    b->freed_by = op;
     return GPUIR_OK;
 }
 
@@ -6856,9 +6874,10 @@ static gpuir_result gpuir__ref_run_func(gpuir__ref *R, const gpuir__func *f, siz
             if (R->last_use[v] == i + 1 && !R->borrowed[v]) gpuir_array_release(&R->vals[v]);
         }
     }
-    gpuir__loc_clear(R->ctx);
     const gpuir__op *ret = gpuir__op_at(R->m, f->ops[n_ops - 1]);
+    gpuir__verify_locate(R->m, f, n_ops - 1, ret);      /* a result's error is the return's */
     gpuir_result r = gpuir__ref_take_outputs(R, ret, n_out, outputs);
+    gpuir__loc_clear(R->ctx);
     for (uint32_t i = 0; !r && i < ret->n_operands; i++) {   /* returned buffers: handed over */
         uint32_t b = R->buf_of[gpuir__op_operand(R->m, ret, i) - 1];
         if (b && R->bufs[b - 1].owned && R->bufs[b - 1].live) {
@@ -29456,10 +29475,11 @@ static gpuir_result gpuir__run_check_freed(gpuir__run *R, uint32_t v, bool devic
     uint32_t by = R->slots[v - 1].freed_by;
     if (!by) by = R->slots[gpuir__view_base(m, v) - 1].freed_by;
     if (!by) return GPUIR_OK;
+    char freed[GPUIR_MAX_NAME + 40];
     return gpuir__fail(R->p->ctx, GPUIR_ERR_VERIFY,
                        "%s: illegal address: %s memory that was already freed "
                        "(by op %u, %s)", gpuir__doing_text(w), device ? "device" : "host", by,
-                       gpuir_op_name(gpuir__op_at(m, by)->kind));
+                       gpuir__ref_op_where(gpuir__op_at(m, by), freed, sizeof freed));
 }
 
 /* The device address of a launch operand or copy side. */
@@ -30272,16 +30292,21 @@ static gpuir_result gpuir__run_bind_one(gpuir__run *R, const gpuir__func *f, siz
 
 static gpuir_result gpuir__run_outputs_one(gpuir__run *R, uint32_t v, gpuir_array *out);
 /* Hands the returned buffers to the caller: moved when this run allocated
-   them (once), else copied. */
+   them (once), else copied. A result's error is at the return's line. */
 static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size_t n,
                                        gpuir_array *out) {
     gpuir_module *m = R->p->m;
+    gpuir_ctx *ctx = R->p->ctx;
     if (n != ret->n_operands)
-        return gpuir__fail(R->p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
                            "the function returns %u values, %zu outputs given", ret->n_operands, n);
-    for (size_t i = 0; i < n; i++)
-        if (gpuir__run_outputs_one(R, gpuir__op_operand(m, ret, (uint32_t)i), &out[i])) return R->p->ctx->result;
-    return GPUIR_OK;
+    const char *file = ctx->loc_file;
+    uint32_t line = ctx->loc_line, col = ctx->loc_col;
+    if (ret->line && m->source_name) ctx->loc_file = m->source_name, ctx->loc_line = ret->line, ctx->loc_col = ret->col;
+    gpuir_result r = GPUIR_OK;
+    for (size_t i = 0; i < n && !r; i++) r = gpuir__run_outputs_one(R, gpuir__op_operand(m, ret, (uint32_t)i), &out[i]);
+    ctx->loc_file = file, ctx->loc_line = line, ctx->loc_col = col;
+    return r ? ctx->result : GPUIR_OK;
 }
 
 /* Result v as a host array of the caller's (moved or copied). */
