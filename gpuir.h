@@ -1436,6 +1436,23 @@ static int gpuir__mkdirs(char *path, mode_t mode, size_t *failed) {
     }
 }
 
+/* Whether process pid is running: it exists (kill 0) and, where /proc
+   says, is not a zombie (a killed process whose parent is gone waits for
+   init to reap it; in a container, init may never). Only this host's
+   and this pid namespace's processes are seen. */
+static bool gpuir__pid_alive(long pid) {
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return false;
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return true;
+    text[n] = '\0';
+    const char *state = strrchr(text, ')');     /* "pid (comm) S ..." */
+    return !(state && state[1] == ' ' && state[2] == 'Z');
+}
+
 /* The temporary file name gpuir__write_file_atomic writes before the
    rename: ".gpuir-XXXXXX" in path's directory (never path with a suffix,
    which a valid name of NAME_MAX bytes would overflow); malloc'd, NULL
@@ -25731,6 +25748,7 @@ static bool gpuir__cache_disk_ok(gpuir__cache *c) {
 }
 
 static bool gpuir__cache_secret_get(gpuir__cache *c);
+static void gpuir__cache_sweep_temps(gpuir__cache *c);
 
 /* Sets up the disk side at make: picks, creates and checks the directory,
    and loads (or makes) its secret. False only when out of memory; a
@@ -25753,7 +25771,10 @@ static bool gpuir__cache_disk_init(gpuir__cache *c, const char *dir) {
     if (gpuir__cache_mkdirs(c, path) == 0) c->dirfd = gpuir__cache_open_dir(c);
     if (c->dirfd >= 0 && !gpuir__cache_secret_get(c)) gpuir__cache_disk_off(c);
     if (c->dirfd < 0) c->dir[0] = '\0';
-    else gpuir__cache_msg(c->status, "ok");
+    else {
+        gpuir__cache_sweep_temps(c);
+        gpuir__cache_msg(c->status, "ok");
+    }
     return true;
 }
 
@@ -25965,6 +25986,73 @@ static int gpuir__cache_temp(gpuir__cache *c, const char *key, char tmp[128]) {
         if (fd >= 0 || errno != EEXIST) return fd;
     }
     return -1;                                  /* errno is EEXIST */
+}
+
+/* Whether name has the form gpuir__cache_temp gives: ".<key>.<pid>.<16
+   hex digits>.tmp", the key 64 lowercase hex digits or "secret"; *pid its
+   pid. */
+static bool gpuir__cache_temp_name(const char *name, long *pid) {
+    size_t n = strlen(name), key = strncmp(name, ".secret.", 8) == 0 ? 6 : 64;
+    if (n < key + 24 || name[0] != '.' || name[key + 1] != '.' || strcmp(name + n - 4, ".tmp") != 0) return false;
+    for (size_t i = 1; key == 64 && i <= 64; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return false;
+    const char *p = name + key + 2, *dot = strchr(p, '.');
+    if (!dot || dot == p || dot - p > 10 || *p == '0' || (size_t)(dot - name) + 21 != n) return false;
+    *pid = 0;
+    for (; p < dot; p++) {
+        if (*p < '0' || *p > '9') return false;
+        *pid = *pid * 10 + (*p - '0');
+    }
+    for (p = dot + 1; p < name + n - 4; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return false;
+    return true;
+}
+
+/* Temp files of killed writers: one untouched for GPUIR__CACHE_TEMP_MAX_AGE
+   seconds is no live write's, whoever wrote it (the pid in its name may be
+   another machine's or another pid namespace's, sharing the directory);
+   one whose pid no process here has is taken sooner, once untouched for
+   GPUIR__CACHE_TEMP_MIN_AGE (a writer elsewhere then only fails its rename:
+   a write failure, never a bad entry). */
+#define GPUIR__CACHE_TEMP_MAX_AGE 3600
+#define GPUIR__CACHE_TEMP_MIN_AGE 60
+
+/* Whether name in the cache directory is a temp file a killed writer left:
+   gpuir__cache_temp's name form, a regular file of this user (never a
+   symlink, a directory or another user's file), and untouched for long
+   enough (GPUIR__CACHE_TEMP_MAX_AGE, or GPUIR__CACHE_TEMP_MIN_AGE when its
+   pid is gone: never a live writer of this process); *st its stat. */
+static bool gpuir__cache_temp_is_stale(gpuir__cache *c, const char *name, time_t now, struct stat *st) {
+    long pid;
+    if (!gpuir__cache_temp_name(name, &pid)) return false;
+    if (fstatat(c->dirfd, name, st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st->st_mode) ||
+        st->st_uid != geteuid())
+        return false;
+    double age = difftime(now, st->st_mtime);
+    if (age > GPUIR__CACHE_TEMP_MAX_AGE) return true;
+    return age > GPUIR__CACHE_TEMP_MIN_AGE && pid != (long)getpid() && !gpuir__pid_alive(pid);
+}
+
+/* Removes the temp files killed writers left in the cache directory
+   (gpuir__cache_temp_is_stale), each only while it is still the file that
+   was examined; the count goes to the log. */
+static void gpuir__cache_sweep_temps(gpuir__cache *c) {
+    int fd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (fd >= 0 && !d) close(fd);
+    time_t now = time(NULL);
+    size_t removed = 0;
+    struct stat st, again;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] != '.' || !gpuir__cache_temp_is_stale(c, e->d_name, now, &st)) continue;
+        if (fstatat(c->dirfd, e->d_name, &again, AT_SYMLINK_NOFOLLOW) == 0 && again.st_dev == st.st_dev &&
+            again.st_ino == st.st_ino && unlinkat(c->dirfd, e->d_name, 0) == 0)
+            removed++;
+    }
+    if (d) closedir(d);
+    if (removed && c->ctx)
+        gpuir__logf(c->ctx, 1, "cache: removed %zu temporary file%s killed writers left in %s", removed,
+                    removed == 1 ? "" : "s", c->dir);
 }
 
 /* ---- the directory's secret ---------------------------------------------- */
@@ -28172,22 +28260,6 @@ static void gpuir__emu_rmdir(int at, const char *name) {
     unlinkat(at, name, AT_REMOVEDIR);
 }
 
-/* Whether process pid is running: it exists (kill 0) and, where /proc
-   says, is not a zombie (a killed process whose parent is gone waits for
-   init to reap it; in a container, init may never). */
-static bool gpuir__emu_pid_alive(long pid) {
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return false;
-    char path[64], text[256];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-    if (fd >= 0) close(fd);
-    if (n <= 0) return true;
-    text[n] = '\0';
-    const char *state = strrchr(text, ')');     /* "pid (comm) S ..." */
-    return !(state && state[1] == ' ' && state[2] == 'Z');
-}
-
 /* Whether the compiler whose process group <name>/compiler records is
    still running (it outlives a killed gpuir, being in a group of its own,
    and may still write into the directory). */
@@ -28199,7 +28271,7 @@ static bool gpuir__emu_tmp_compiler_alive(int at, const char *name) {
     ssize_t n = read(fd, text, sizeof text - 1);
     close(fd);
     long pgid = n > 0 ? (text[n] = '\0', strtol(text, NULL, 10)) : 0;
-    return pgid > 0 && gpuir__emu_pid_alive(pgid);    /* its leader, the driver, waits for the rest */
+    return pgid > 0 && gpuir__pid_alive(pgid);    /* its leader, the driver, waits for the rest */
 }
 
 /* Whether `name` has the form of a private directory's:
@@ -28230,7 +28302,7 @@ static bool gpuir__emu_tmp_is_stale(int at, const char *name) {
     if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
         st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
         return false;
-    if (gpuir__emu_pid_alive(pid)) return false;
+    if (gpuir__pid_alive(pid)) return false;
     char lock[NAME_MAX + 8];
     snprintf(lock, sizeof lock, "%s/lock", name);
     int fd = openat(at, lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

@@ -852,6 +852,75 @@ TEST(a_private_directory_removed_from_outside_is_made_again) {
     rm_rf(dir);
 }
 
+/* Plants path (a regular file, or a directory or a symlink when kind says)
+   with its modification time age seconds ago. */
+static void plant(const char *path, char kind, long age) {
+    if (kind == 'd') CHECK(mkdir(path, 0700) == 0);
+    else if (kind == 'l') CHECK(symlink("/nonexistent", path) == 0);
+    else write_text(path, "half an entry", 0600);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age;
+    t[1] = t[0];
+    CHECK(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW) == 0);
+}
+
+/* A pid no process has: a child's, reaped. */
+static long dead_pid(void) {
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    CHECK(child > 0 && waitpid(child, NULL, 0) == child);
+    return (long)child;
+}
+
+/* A writer killed between its temp file and the rename leaves
+   ".<key>.<pid>.<random>.tmp" in the cache directory; the next context's
+   cache removes the ones of its exact form that are regular files of this
+   user, untouched for an hour (whoever wrote them: the pid may be another
+   machine's), or a minute when no process has their pid. A fresh one, a
+   live pid's, a symlink, a directory and names of another form stay.
+   Before, they were never removed. */
+TEST(temp_files_of_killed_writers_are_reclaimed) {
+    char dir[] = "/tmp/gpuir-test-temps-XXXXXX", path[256];
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    CHECK(strcmp(gpuir_ctx_cache_status(ctx), "ok") == 0);          /* makes the directory's secret */
+    gpuir_ctx_destroy(ctx);
+    const char *key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    long dead = dead_pid();
+    struct { char name[128]; char kind; long age; bool gone; } files[12];
+    int n = 0;
+#define PLANT(kind_, age_, gone_, ...) \
+    (snprintf(files[n].name, sizeof files[n].name, __VA_ARGS__), files[n].kind = (kind_), \
+     files[n].age = (age_), files[n].gone = (gone_), n++)
+    PLANT('f', 120, true, ".%s.%ld.0123456789abcdef.tmp", key, dead);        /* dead writer, a minute old */
+    PLANT('f', 120, true, ".secret.%ld.fedcba9876543210.tmp", dead);        /* a secret's */
+    PLANT('f', 7200, true, ".%s.1.0123456789abcdef.tmp", key);               /* an hour old: whoever wrote it */
+    PLANT('f', 5, false, ".%s.%ld.1123456789abcdef.tmp", key, dead);         /* fresh */
+    PLANT('f', 120, false, ".%s.1.1123456789abcdef.tmp", key);               /* a live pid's */
+    PLANT('l', 7200, false, ".%s.%ld.2123456789abcdef.tmp", key, dead);      /* a symlink */
+    PLANT('d', 7200, false, ".%s.%ld.3123456789abcdef.tmp", key, dead);      /* a directory */
+    PLANT('f', 7200, false, ".%s.%ld.4123456789abcdef.tmp.keep", key, dead); /* other forms */
+    PLANT('f', 7200, false, ".%.63s.%ld.4123456789abcdef.tmp", key, dead);
+    PLANT('f', 7200, false, ".%s.%ld.4123456789ABCDEF.tmp", key, dead);
+    PLANT('f', 7200, false, ".%s.0%ld.4123456789abcdef.tmp", key, dead);
+    PLANT('f', 7200, false, "notes.%ld.4123456789abcdef.tmp", dead);
+#undef PLANT
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%.127s", dir, files[i].name);
+        plant(path, files[i].kind, files[i].age);
+    }
+    ctx = ctx_with_cache(dir);
+    CHECK(strcmp(gpuir_ctx_cache_status(ctx), "ok") == 0);
+    gpuir_ctx_destroy(ctx);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%.127s", dir, files[i].name);
+        CHECK(exists(path) == !files[i].gone);
+        if (exists(path) != !files[i].gone) fprintf(stderr, "  %s: %s\n", files[i].name, files[i].gone ? "kept" : "removed");
+    }
+    rm_rf(dir);
+}
+
 /* An emulator compile or module load that cannot use the temporary
    directory fails with an error naming the path and the errno: TMPDIR
    missing, not a directory, files it cannot grow (RLIMIT_FSIZE: the
@@ -950,5 +1019,6 @@ int main(void) {
     RUN(the_sweep_leaves_the_users_directories_alone);
     RUN(a_private_directory_removed_from_outside_is_made_again);
     RUN(an_unusable_temporary_directory_names_the_path_and_errno);
+    RUN(temp_files_of_killed_writers_are_reclaimed);
     return CHECK_EXIT();
 }
