@@ -887,7 +887,8 @@ GPUIRDEF gpuir_result gpuir_module_compile_cuda(gpuir_module *m, int sm, long *s
 /* The context's compiled-kernel cache (made on first use). compiles counts
    the modules this context compiled for its programs (NVRTC or the host
    compiler runs): none when every program was found in the cache. The
-   hits, misses and writes count compiled modules; lowered_hits counts the
+   hits, misses and writes count compiled modules (write_failures counts
+   every entry the disk refused, lowered programs too); lowered_hits counts the
    makes that took their lowered program from the cache, and corrupt also
    counts the stored lowered programs refused (docs/cache.md). */
 typedef struct gpuir_cache_stats {
@@ -1399,6 +1400,39 @@ static char *gpuir__slurp_stream(FILE *f, size_t *size) {
     buf[n] = '\0';
     if (size) *size = n;
     return buf;
+}
+
+/* What stands for the middle of a message too long for its buffer. */
+#define GPUIR__ELIDED " ... "
+
+/* vsnprintf into buf of size bytes, but a text too long loses its middle
+   (GPUIR__ELIDED in its place), not its end: a long path in it is cut and
+   the errno text after it kept. Out of memory: cut at the end. */
+static void gpuir__vformat_fit(char *buf, size_t size, const char *fmt, va_list ap) {
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(buf, size, fmt, ap);
+    char *whole = n >= 0 && (size_t)n >= size && size > 2 * sizeof GPUIR__ELIDED ?
+                  (char *)GPUIR_MALLOC((size_t)n + 1) : NULL;
+    if (whole) {
+        vsnprintf(whole, (size_t)n + 1, fmt, again);
+        size_t keep = size - sizeof GPUIR__ELIDED, head = keep * 2 / 5, tail = keep - head;
+        while (head > 0 && ((unsigned char)whole[head] & 0xC0) == 0x80) head--;   /* whole UTF-8 characters */
+        while (tail > 0 && ((unsigned char)whole[(size_t)n - tail] & 0xC0) == 0x80) tail--;
+        memcpy(buf, whole, head);
+        memcpy(buf + head, GPUIR__ELIDED, sizeof GPUIR__ELIDED - 1);
+        memcpy(buf + head + sizeof GPUIR__ELIDED - 1, whole + (size_t)n - tail, tail + 1);
+        GPUIR_FREE(whole);
+    }
+    va_end(again);
+}
+
+static void gpuir__format_fit(char *buf, size_t size, const char *fmt, ...) GPUIR__PRINTF(3, 4);
+static void gpuir__format_fit(char *buf, size_t size, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gpuir__vformat_fit(buf, size, fmt, ap);
+    va_end(ap);
 }
 
 /* Writes exactly n bytes to fd; false with errno on an error. */
@@ -25512,12 +25546,13 @@ typedef struct gpuir__cache {
     char last_error[GPUIR__CACHE_MSG];  /* the latest disk problem, or "" */
 } gpuir__cache;
 
-/* Formats into one of the cache's message buffers (truncating). */
+/* Formats into one of the cache's message buffers (a text too long loses
+   its middle, never the errno text at its end: gpuir__vformat_fit). */
 static void gpuir__cache_msg(char buf[GPUIR__CACHE_MSG], const char *fmt, ...) GPUIR__PRINTF(2, 3);
 static void gpuir__cache_msg(char buf[GPUIR__CACHE_MSG], const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, GPUIR__CACHE_MSG, fmt, ap);
+    gpuir__vformat_fit(buf, GPUIR__CACHE_MSG, fmt, ap);
     va_end(ap);
 }
 
@@ -26139,34 +26174,31 @@ static const char *gpuir__cache_fill(int fd, const unsigned char *h, const void 
                                      size_t size) {
     const char *step = NULL;
     if (!gpuir__write_all(fd, h, GPUIR__CACHE_HEADER) || !gpuir__write_all(fd, bytes, size))
-        step = "write";
+        step = "writing its temporary file";
     else if (fsync(fd) != 0)
-        step = "fsync";
+        step = "flushing its temporary file (fsync)";
     int err = errno;
-    if (close(fd) != 0 && !step) return "close";
+    if (close(fd) != 0 && !step) return "closing its temporary file";
     errno = err;
     return step;
 }
 
 /* Writes <dir>/<name> atomically: temp file, header and payload, fsync,
-   close, rename over the final name. False with c->last_error set (naming
-   the step, the path and the errno text); the temp file is then gone. */
+   close, rename over the final name. False with c->last_error set, naming
+   the entry (not its temp file, which is then gone), the step and the
+   errno text. */
 static bool gpuir__cache_write(gpuir__cache *c, const char *name, const char *key, const char *ext,
                                const void *bytes, size_t size) {
     unsigned char h[GPUIR__CACHE_HEADER];
     char tmp[128];
     gpuir__cache_header(c, h, key, ext, bytes, size);
     int fd = gpuir__cache_temp(c, key, tmp);
-    if (fd < 0) {
-        gpuir__cache_msg(c->last_error, "cannot create %s/%s: %s", c->dir, tmp, strerror(errno));
-        return false;
-    }
-    const char *step = gpuir__cache_fill(fd, h, bytes, size);
-    if (!step && renameat(c->dirfd, tmp, c->dirfd, name) != 0) step = "rename";
+    const char *step = fd < 0 ? "creating its temporary file" : gpuir__cache_fill(fd, h, bytes, size);
+    if (!step && renameat(c->dirfd, tmp, c->dirfd, name) != 0) step = "replacing it with its temporary file";
     if (!step) return true;
     int err = errno;
-    unlinkat(c->dirfd, tmp, 0);
-    gpuir__cache_msg(c->last_error, "cannot %s %s/%s: %s", step, c->dir, tmp, strerror(err));
+    if (fd >= 0) unlinkat(c->dirfd, tmp, 0);
+    gpuir__cache_msg(c->last_error, "cannot store %s/%s: %s: %s", c->dir, name, step, strerror(err));
     return false;
 }
 
@@ -26409,9 +26441,9 @@ static gpuir_result gpuir__cache_memo_put(gpuir_ctx *ctx, const char *key, const
                                           const char *value) {
     gpuir__cache *c = gpuir__ctx_cache(ctx);
     if (!c) return ctx->result;
-    gpuir__cache_stats before = c->stats;
+    uint64_t writes = c->stats.writes;                /* a failure still counts */
     gpuir_result r = gpuir__cache_put(c, key, ext, value, strlen(value));
-    c->stats.writes = before.writes, c->stats.write_failures = before.write_failures;
+    c->stats.writes = writes;
     return r;
 }
 
@@ -28366,7 +28398,7 @@ static const char *gpuir__emu_tmp_dir(gpuir__emu_toolchain *h, char *err, size_t
     const char *step = !mkdtemp(dir) ? "create" : (fd = gpuir__emu_tmp_lock(dir)) < 0 ? "lock" : NULL;
     if (step) {
         *err_no = errno;
-        snprintf(err, size, "cannot %s a private temporary directory %s%s: %s", step, dir,
+        gpuir__format_fit(err, size, "cannot %s a private temporary directory %s%s: %s", step, dir,
                  env && *env ? " (in $TMPDIR)" : "", strerror(*err_no));
         if (fd < 0 && strcmp(step, "lock") == 0) gpuir__emu_rmdir(AT_FDCWD, dir);
         GPUIR_FREE(dir);
@@ -28395,7 +28427,7 @@ static int gpuir__emu_temp_file(gpuir__emu_toolchain *h, char path[PATH_MAX], co
     }
     if (fd < 0) {
         *err_no = errno;
-        snprintf(err, size, "cannot create a temporary file %s: %s", path, strerror(*err_no));
+        gpuir__format_fit(err, size, "cannot create a temporary file %s: %s", path, strerror(*err_no));
     }
     return fd;
 }
@@ -32921,9 +32953,9 @@ static gpuir_result gpuir__lowered_store(gpuir_program *p, const gpuir__lowered 
     char *entry = gpuir__lowered_encode(p, L, &size);
     if (!entry && size == 0) return GPUIR_OK;    /* it does not round-trip: not stored */
     if (!entry) return gpuir__oom(p->ctx, "the lowered program's cache entry");
-    gpuir__cache_stats before = c->stats;
+    uint64_t writes = c->stats.writes;                /* a failure still counts */
     gpuir_result r = gpuir__cache_put(c, L->key, GPUIR__LOWERED_EXT, entry, size);
-    c->stats.writes = before.writes, c->stats.write_failures = before.write_failures;
+    c->stats.writes = writes;
     GPUIR_FREE(entry);
     return r;
 }

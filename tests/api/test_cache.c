@@ -921,6 +921,74 @@ TEST(temp_files_of_killed_writers_are_reclaimed) {
     rm_rf(dir);
 }
 
+/* A directory where an entry goes: each make's write of it fails, and the
+   status names the entry, not the temp file that is gone ("cannot rename
+   <dir>/.<key>.<pid>.<random>.tmp: Is a directory"), and write_failures
+   counts it (it counted only modules; a lowered program's failed write
+   was invisible). */
+TEST(a_directory_at_an_entrys_name_is_a_counted_write_failure_naming_it) {
+    char dir[] = "/tmp/gpuir-test-entrydir-XXXXXX", path[512];
+    CHECK(mkdtemp(dir) != NULL);
+    gpuir_ctx *ctx = ctx_with_cache(dir);
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    gpuir_ctx_destroy(ctx);
+    only_entry(dir, "lowered", path, sizeof path);
+    CHECK(unlink(path) == 0 && mkdir(path, 0700) == 0);
+    for (int run = 0; run < 2; run++) {
+        ctx = ctx_with_cache(dir);
+        check_runs(ctx, make(ctx, chain_text, NULL));
+        const char *status = gpuir_ctx_cache_status(ctx);
+        char want[600];
+        snprintf(want, sizeof want, "cannot store %s: replacing it with its temporary file: Is a directory", path);
+        CHECK(strstr(status, want) != NULL);
+        CHECK(strstr(status, ".tmp") == NULL);
+        if (!strstr(status, want)) fprintf(stderr, "  status: %s\n", status);
+        CHECK(gpuir_ctx_cache_stats(ctx).write_failures == 1);
+        gpuir_ctx_destroy(ctx);
+    }
+    rm_rf(dir);
+}
+
+/* A cache or temporary directory whose path is longer than the 1024-byte
+   status (or the emulator's message buffer): the message loses the middle
+   of the path, not the errno text at its end (it was cut after 1024 bytes,
+   the reason gone). */
+TEST(a_long_path_keeps_the_reason_in_the_message) {
+    char dir[] = "/tmp/gpuir-test-longpath-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    size_t n = strlen(dir);
+    char *longpath = (char *)malloc(n + 30 * 201 + 1);
+    memcpy(longpath, dir, n + 1);
+    for (int i = 0; i < 30; i++) {
+        longpath[n++] = '/';
+        memset(longpath + n, 'd', 200);
+        n += 200;
+    }
+    longpath[n] = '\0';
+    gpuir_ctx *ctx = ctx_with_cache(longpath);
+    const char *status = gpuir_ctx_cache_status(ctx);
+    CHECK(strlen(status) < 1024 && strstr(status, "disk cache off: cannot create /tmp/gpuir-test-longpath-") == status);
+    CHECK(strstr(status, " ... ") != NULL);
+    CHECK(strlen(status) > 20 && strcmp(status + strlen(status) - 20, ": File name too long") == 0);
+    if (!strstr(status, "File name too long")) fprintf(stderr, "  status: ...%s\n", status + strlen(status) / 2);
+    gpuir_ctx_destroy(ctx);
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", longpath, 1);
+    ctx = ctx_with_cache("");
+    CHECK(make(ctx, chain_text, NULL) == NULL);
+    const char *error = gpuir_ctx_error(ctx);
+    CHECK(strstr(error, "emu: cannot create a private temporary directory /tmp/gpuir-test-longpath-") != NULL);
+    CHECK(strlen(error) > 20 && strcmp(error + strlen(error) - 20, ": File name too long") == 0);
+    if (!strstr(error, "File name too long")) fprintf(stderr, "  error: ...%s\n", error + strlen(error) / 2);
+    gpuir_ctx_destroy(ctx);
+    if (saved) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+    free(longpath);
+    rm_rf(dir);
+}
+
 /* An emulator compile or module load that cannot use the temporary
    directory fails with an error naming the path and the errno: TMPDIR
    missing, not a directory, files it cannot grow (RLIMIT_FSIZE: the
@@ -1020,5 +1088,7 @@ int main(void) {
     RUN(a_private_directory_removed_from_outside_is_made_again);
     RUN(an_unusable_temporary_directory_names_the_path_and_errno);
     RUN(temp_files_of_killed_writers_are_reclaimed);
+    RUN(a_directory_at_an_entrys_name_is_a_counted_write_failure_naming_it);
+    RUN(a_long_path_keeps_the_reason_in_the_message);
     return CHECK_EXIT();
 }
