@@ -28381,19 +28381,57 @@ static int gpuir__emu_tmp_lock(const char *dir) {
     return fd;
 }
 
+/* The working directory, malloc'd; NULL with errno set. */
+static char *gpuir__cwd(void) {
+    for (size_t n = 256;; n *= 2) {
+        char *buf = (char *)GPUIR_MALLOC(n);
+        if (!buf) { errno = ENOMEM; return NULL; }
+        if (getcwd(buf, n)) return buf;
+        int err = errno;
+        GPUIR_FREE(buf);
+        errno = err;
+        if (err != ERANGE || n > ((size_t)1 << 24)) return NULL;
+    }
+}
+
+/* The private directory's template: "<tmp>/gpuir-<pid>-XXXXXX" with a
+   relative tmp made absolute against the working directory now (as
+   Python's tempfile does), so that an application that changes directory
+   later still finds, and at the end removes, the directory. Malloc'd;
+   NULL with *err_no and err saying why. */
+static char *gpuir__emu_tmp_template(const char *tmp, char *err, size_t size, int *err_no) {
+    char *cwd = tmp[0] == '/' ? NULL : gpuir__cwd();
+    if (tmp[0] != '/' && !cwd) {
+        *err_no = errno;
+        if (*err_no == ENOMEM) snprintf(err, size, "out of memory");
+        else gpuir__format_fit(err, size, "cannot resolve the relative $TMPDIR %s against the working "
+                               "directory: %s", tmp, strerror(*err_no));
+        return NULL;
+    }
+    size_t n = (cwd ? strlen(cwd) + 1 : 0) + strlen(tmp) + 48;
+    char *dir = (char *)GPUIR_MALLOC(n);
+    if (!dir) {
+        *err_no = ENOMEM;
+        snprintf(err, size, "out of memory");
+    } else
+        snprintf(dir, n, "%s%s%s/gpuir-%ld-XXXXXX", cwd ? cwd : "", cwd && strcmp(cwd, "/") ? "/" : "",
+                 tmp, (long)getpid());
+    GPUIR_FREE(cwd);
+    return dir;
+}
+
 /* The context's private temporary directory: made on first use (0700, in
-   $TMPDIR, else /tmp), after removing those of dead processes. NULL with
-   *err_no and err (naming the path and the errno text) when it cannot be. */
+   $TMPDIR, else /tmp; an absolute path, gpuir__emu_tmp_template), after
+   removing those of dead processes. NULL with *err_no and err (naming the
+   path and the errno text) when it cannot be. */
 static const char *gpuir__emu_tmp_dir(gpuir__emu_toolchain *h, char *err, size_t size,
                                       int *err_no) {
     if (h->dir) return h->dir;
     const char *env = getenv("TMPDIR");
     const char *tmp = env && *env ? env : "/tmp";
-    size_t n = strlen(tmp) + 48;
-    char *dir = (char *)GPUIR_MALLOC(n);
-    if (!dir) { *err_no = ENOMEM; snprintf(err, size, "out of memory"); return NULL; }
+    char *dir = gpuir__emu_tmp_template(tmp, err, size, err_no);
+    if (!dir) return NULL;
     gpuir__emu_tmp_sweep(tmp);
-    snprintf(dir, n, "%s/gpuir-%ld-XXXXXX", tmp, (long)getpid());
     int fd = -1;
     const char *step = !mkdtemp(dir) ? "create" : (fd = gpuir__emu_tmp_lock(dir)) < 0 ? "lock" : NULL;
     if (step) {

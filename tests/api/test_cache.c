@@ -989,6 +989,44 @@ TEST(a_long_path_keeps_the_reason_in_the_message) {
     rm_rf(dir);
 }
 
+/* A relative $TMPDIR and an application that changes directory between
+   makes: the private directory is made absolute when it is made, so the
+   next compile still finds it and the context's destroy removes it (the
+   second make failed, "cannot create a private temporary directory
+   reltmp/gpuir-...: No such file or directory", and the directory was
+   left behind). */
+TEST(a_relative_tmpdir_survives_a_change_of_directory) {
+    char dir[] = "/tmp/gpuir-test-reltmp-XXXXXX", path[160];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/reltmp", dir);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof path, "%s/other", dir);
+    CHECK(mkdir(path, 0700) == 0);
+    int home = open(".", O_RDONLY | O_DIRECTORY);
+    CHECK(home >= 0 && chdir(dir) == 0);
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", "reltmp", 1);
+    gpuir_ctx *ctx = ctx_with_cache("");
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    CHECK(chdir("other") == 0);
+    static const char other[] = "func.func @g(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+                                "  %e = tanh %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n";
+    CHECK(make(ctx, other, NULL) != NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    snprintf(path, sizeof path, "%s/reltmp", dir);
+    CHECK(count_files(path) == 1);                  /* one private directory, made once */
+    CHECK(count_files(".") == 0);
+    gpuir_ctx_destroy(ctx);
+    CHECK(count_files(path) == 0);                  /* removed at destroy */
+    CHECK(home >= 0 && fchdir(home) == 0);
+    if (home >= 0) close(home);
+    if (saved) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+    rm_rf(dir);
+}
+
 /* An emulator compile or module load that cannot use the temporary
    directory fails with an error naming the path and the errno: TMPDIR
    missing, not a directory, files it cannot grow (RLIMIT_FSIZE: the
@@ -1090,5 +1128,6 @@ int main(void) {
     RUN(temp_files_of_killed_writers_are_reclaimed);
     RUN(a_directory_at_an_entrys_name_is_a_counted_write_failure_naming_it);
     RUN(a_long_path_keeps_the_reason_in_the_message);
+    RUN(a_relative_tmpdir_survives_a_change_of_directory);
     return CHECK_EXIT();
 }
