@@ -353,8 +353,9 @@ typedef struct gpuir_ctx gpuir_ctx;
                         dynamic shared memory one launch may ask for
      cache_dir          NULL: compiled kernels are cached in memory and in
                         $GPUIR_CACHE_DIR, else $XDG_CACHE_HOME/gpuir, else
-                        ~/.cache/gpuir (created 0700; GPUIR_CACHE_DISABLE=1
-                        turns the disk cache off); "": memory only
+                        ~/.cache/gpuir (created 0700; GPUIR_CACHE_DISABLE=1,
+                        true, yes or on turns the disk cache off); "":
+                        memory only
      max_device_bytes   0: a program may hold at most the device's memory
                         (CUDA; no cap on the emulator); else at most this
                         many bytes of device memory at once (its buffers
@@ -373,7 +374,10 @@ typedef struct gpuir_ctx_desc {
    failed make or parse returned (ctx, module, program) and does nothing
    (builder calls return id 0, runs GPUIR_ERR_INVALID_ARGUMENT; the context
    keeps its first error); a NULL ctx reports GPUIR_ERR_OUT_OF_MEMORY, the
-   only way gpuir_ctx_make fails. A run that fails, early or late, leaves
+   only way gpuir_ctx_make fails. A malformed GPUIR_LOG or
+   GPUIR_CACHE_DISABLE is the made context's first error
+   (GPUIR_ERR_INVALID_ARGUMENT naming it; docs/running-programs.md lists
+   the variables and their values). A run that fails, early or late, leaves
    its outputs empty (zeroed: gpuir_array_release is safe on them). */
 GPUIRDEF gpuir_ctx *gpuir_ctx_make(const gpuir_ctx_desc *desc);  /* NULL desc: defaults */
 GPUIRDEF void gpuir_ctx_destroy(gpuir_ctx *ctx);   /* also destroys its modules */
@@ -1339,11 +1343,98 @@ static void gpuir__log_stderr(void *user, const char *message) {
     fprintf(stderr, "gpuir: %s\n", message);
 }
 
-/* GPUIR_LOG and GPUIR_DUMP_DIR, read once when the context is made; false
-   when out of memory. */
+/* ---- gpuir's environment variables ----------------------------------------
+   One strict reading for all of them: unset or "" is the default; a value
+   is exactly one of the forms its docs name (no sign, no blanks, no 0x, no
+   text after it; a number too big to hold is too big, not the largest);
+   anything else is GPUIR_ERR_INVALID_ARGUMENT from the call that reads the
+   variable, naming it, its value and what it takes (gpuir__env_fail). */
+
+typedef enum gpuir__env_read {
+    GPUIR__ENV_UNSET,                  /* unset or "": the default */
+    GPUIR__ENV_SET,                    /* *out holds the value */
+    GPUIR__ENV_BAD                     /* malformed: gpuir__env_fail says so */
+} gpuir__env_read;
+
+/* What gpuir__env_bool takes. */
+#define GPUIR__ENV_BOOL_FORMS "0 or 1 (or false/true, no/yes, off/on)"
+
+/* A whole number of decimal digits from lo to hi. */
+static gpuir__env_read gpuir__env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t *out) {
+    const char *v = getenv(name);
+    if (!v || !*v) return GPUIR__ENV_UNSET;
+    uint64_t n = 0;
+    for (const char *c = v; *c; c++) {
+        if (*c < '0' || *c > '9' || n > (UINT64_MAX - (uint64_t)(*c - '0')) / 10) return GPUIR__ENV_BAD;
+        n = n * 10 + (uint64_t)(*c - '0');
+    }
+    if (n < lo || n > hi) return GPUIR__ENV_BAD;
+    *out = n;
+    return GPUIR__ENV_SET;
+}
+
+/* True when v is word in any case (ASCII only: no locale). */
+static bool gpuir__env_is_word(const char *v, const char *word) {
+    for (; *v && *word; v++, word++)
+        if ((*v >= 'A' && *v <= 'Z' ? *v - 'A' + 'a' : *v) != *word) return false;
+    return !*v && !*word;
+}
+
+/* A switch: 1, true, yes, on (any case) or 0, false, no, off. */
+static gpuir__env_read gpuir__env_bool(const char *name, bool *out) {
+    static const char *const words[][2] = {{"0", "1"}, {"false", "true"}, {"no", "yes"}, {"off", "on"}};
+    const char *v = getenv(name);
+    if (!v || !*v) return GPUIR__ENV_UNSET;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        for (int on = 0; on < 2; on++)
+            if (gpuir__env_is_word(v, words[i][on])) {
+                *out = on != 0;
+                return GPUIR__ENV_SET;
+            }
+    return GPUIR__ENV_BAD;
+}
+
+/* A number of seconds above 0 and at most hi: digits, an optional fraction
+   and an optional exponent ("2.5", "1e9"); no sign, blanks, hex, inf or nan. */
+static gpuir__env_read gpuir__env_seconds(const char *name, double hi, double *out) {
+    const char *v = getenv(name), *c = v;
+    if (!v || !*v) return GPUIR__ENV_UNSET;
+    size_t digits = 0;
+    for (; *c >= '0' && *c <= '9'; c++) digits++;
+    if (*c == '.') for (c++; *c >= '0' && *c <= '9'; c++) digits++;
+    if (digits && (*c == 'e' || *c == 'E')) {
+        c += c[1] == '+' || c[1] == '-' ? 2 : 1;
+        if (*c < '0' || *c > '9') return GPUIR__ENV_BAD;
+        while (*c >= '0' && *c <= '9') c++;
+    }
+    if (!digits || *c) return GPUIR__ENV_BAD;
+    double t = strtod(v, NULL);
+    if (!(t > 0 && t <= hi)) return GPUIR__ENV_BAD;
+    *out = t;
+    return GPUIR__ENV_SET;
+}
+
+/* The error of variable name's malformed value: "<prefix>NAME='value' is
+   not <takes>" (the value clipped), GPUIR_ERR_INVALID_ARGUMENT. */
+static gpuir_result gpuir__env_fail(gpuir_ctx *ctx, const char *prefix, const char *name, const char *takes) {
+    const char *v = getenv(name);
+    if (!v) v = "";
+    return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s%s='%.*s%s' is not %s", prefix, name,
+                       GPUIR__CLIPPED(v), takes);
+}
+
+/* GPUIR_LOG and GPUIR_DUMP_DIR, read once when the context is made, and
+   GPUIR_CACHE_DISABLE checked (the cache reads it when it is made); false
+   when out of memory. A malformed value is the context's error. */
 static bool gpuir__ctx_read_env(gpuir_ctx *ctx) {
-    const char *level = getenv("GPUIR_LOG"), *dir = getenv("GPUIR_DUMP_DIR");
-    ctx->log_level = level && level[0] >= '1' && level[0] <= '9' && !level[1] ? (level[0] >= '2' ? 2 : 1) : 0;
+    const char *dir = getenv("GPUIR_DUMP_DIR");
+    uint64_t level = 0;
+    bool off = false;
+    if (gpuir__env_count("GPUIR_LOG", 0, 2, &level) == GPUIR__ENV_BAD)
+        gpuir__env_fail(ctx, "", "GPUIR_LOG", "0, 1 or 2");
+    if (gpuir__env_bool("GPUIR_CACHE_DISABLE", &off) == GPUIR__ENV_BAD)
+        gpuir__env_fail(ctx, "", "GPUIR_CACHE_DISABLE", GPUIR__ENV_BOOL_FORMS);
+    ctx->log_level = (int)level;
     if (ctx->log_level && !ctx->desc.log) ctx->desc.log = gpuir__log_stderr;
     if (!dir || !*dir) return true;
     ctx->dump_dir = (char *)GPUIR_MALLOC(strlen(dir) + 1);
@@ -25663,12 +25754,6 @@ static unsigned char *gpuir__cache_dup(const void *bytes, size_t size) {
 
 /* ---- the directory ------------------------------------------------------ */
 
-/* True when an environment variable is set to something other than "" or "0". */
-static bool gpuir__cache_env_on(const char *name) {
-    const char *v = getenv(name);
-    return v && v[0] && strcmp(v, "0") != 0;
-}
-
 /* A malloc'd "a" + "b" with trailing slashes of a removed (the root kept). */
 static char *gpuir__cache_join(const char *a, const char *b) {
     size_t na = strlen(a), nb = strlen(b);
@@ -25678,6 +25763,12 @@ static char *gpuir__cache_join(const char *a, const char *b) {
     memcpy(p, a, na);
     memcpy(p + na, b, nb + 1);
     return p;
+}
+
+/* Why a variable naming a directory was passed over: "is unset", "is
+   empty", or (XDG_CACHE_HOME) "is relative". */
+static const char *gpuir__cache_env_why(const char *v, bool absolute_only) {
+    return !v ? "is unset" : !*v ? "is empty" : absolute_only && *v != '/' ? "is relative (the XDG spec ignores it)" : "is usable";
 }
 
 /* The directory to use, malloc'd: the explicit one, GPUIR_CACHE_DIR,
@@ -25694,8 +25785,9 @@ static char *gpuir__cache_pick_dir(gpuir__cache *c, const char *dir, bool *oom) 
     else if (xdg && xdg[0] == '/') p = gpuir__cache_join(xdg, "/gpuir");
     else if (home && home[0]) p = gpuir__cache_join(home, "/.cache/gpuir");
     else {
-        gpuir__cache_msg(c->status, "disk cache off: no cache directory "
-                         "(GPUIR_CACHE_DIR, XDG_CACHE_HOME and HOME are unset)");
+        gpuir__cache_msg(c->status, "disk cache off: no cache directory (GPUIR_CACHE_DIR %s, "
+                         "XDG_CACHE_HOME %s, HOME %s)", gpuir__cache_env_why(env, false),
+                         gpuir__cache_env_why(xdg, true), gpuir__cache_env_why(home, false));
         return NULL;
     }
     *oom = p == NULL;
@@ -25794,8 +25886,15 @@ static bool gpuir__cache_disk_init(gpuir__cache *c, const char *dir) {
         gpuir__cache_msg(c->status, "disk cache off: disabled by the caller");
         return true;
     }
-    if (gpuir__cache_env_on("GPUIR_CACHE_DISABLE")) {
-        gpuir__cache_msg(c->status, "disk cache off: GPUIR_CACHE_DISABLE is set");
+    bool off = false;
+    gpuir__env_read how = gpuir__env_bool("GPUIR_CACHE_DISABLE", &off);
+    if (how == GPUIR__ENV_BAD) {        /* gpuir_ctx_make refused it: changed since */
+        gpuir__cache_msg(c->status, "disk cache off: GPUIR_CACHE_DISABLE='%.*s%s' is not "
+                         GPUIR__ENV_BOOL_FORMS, GPUIR__CLIPPED(getenv("GPUIR_CACHE_DISABLE")));
+        return true;
+    }
+    if (off) {
+        gpuir__cache_msg(c->status, "disk cache off: GPUIR_CACHE_DISABLE=%s", getenv("GPUIR_CACHE_DISABLE"));
         return true;
     }
     bool oom = false;
@@ -26246,8 +26345,8 @@ static void gpuir__cache_destroy(gpuir__cache *c);
 
 /* Makes a cache. dir: the disk cache directory; NULL picks it from the
    environment (GPUIR_CACHE_DIR, $XDG_CACHE_HOME/gpuir, $HOME/.cache/gpuir);
-   "" means memory only. GPUIR_CACHE_DISABLE set (not "0") turns the disk off
-   in every case. NULL only when out of memory (recorded in ctx). */
+   "" means memory only. GPUIR_CACHE_DISABLE=1 (true, yes, on) turns the disk
+   off in every case. NULL only when out of memory (recorded in ctx). */
 static gpuir__cache *gpuir__cache_make(gpuir_ctx *ctx, const char *dir) {
     gpuir__cache *c = (gpuir__cache *)gpuir__calloc(1, sizeof *c);
     if (c) {
@@ -28623,15 +28722,17 @@ static void gpuir__emu_describe(void *self, int code, const char **name, const c
 
 /* The compiler's time limit in seconds: $GPUIR_CC_TIMEOUT (a number above
    0, at most 1e9: 30 years), else 300; 0 when the variable is another
-   (GPUIR__EMU_CC_TIMEOUT_BAD says so). */
+   (gpuir__emu_cc_timeout_bad says so). */
 static double gpuir__emu_cc_timeout(void) {
-    const char *v = getenv("GPUIR_CC_TIMEOUT");
-    if (!v || !*v) return 300;
-    char *end;
-    double t = strtod(v, &end);
-    return *end == '\0' && t > 0 && t <= 1e9 ? t : 0;
+    double t = 300;
+    gpuir__env_read how = gpuir__env_seconds("GPUIR_CC_TIMEOUT", 1e9, &t);
+    return how == GPUIR__ENV_BAD ? 0 : t;
 }
-#define GPUIR__EMU_CC_TIMEOUT_BAD "emu: GPUIR_CC_TIMEOUT='%s' is not a number of seconds above 0 and at most 1e9"
+
+/* The error of a malformed GPUIR_CC_TIMEOUT. */
+static gpuir_result gpuir__emu_cc_timeout_bad(gpuir_ctx *ctx) {
+    return gpuir__env_fail(ctx, "emu: ", "GPUIR_CC_TIMEOUT", "a number of seconds above 0 and at most 1e9");
+}
 
 
 /* The compiler's environment: this process's, with TMPDIR set to the
@@ -28885,7 +28986,7 @@ static const char *gpuir__emu_cc_identity(gpuir_program *p, gpuir__emu_toolchain
         return NULL;
     }
     if (!timeout) {
-        gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, GPUIR__EMU_CC_TIMEOUT_BAD, getenv("GPUIR_CC_TIMEOUT"));
+        gpuir__emu_cc_timeout_bad(p->ctx);
         return NULL;
     }
     gpuir__emu_cc_id e;
@@ -28966,7 +29067,7 @@ static gpuir_result gpuir__emu_compile(void *self, gpuir_program *p, void **imag
                              : gpuir__fail(p->ctx, GPUIR_ERR_IO, "emu: %s", err);
     if (fo >= 0) close(fo);
     if (!r && !timeout)
-        r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, GPUIR__EMU_CC_TIMEOUT_BAD, getenv("GPUIR_CC_TIMEOUT"));
+        r = gpuir__emu_cc_timeout_bad(p->ctx);
     if (!r && !*gpuir__emu_cc(p))
         r = gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "emu: desc.cc is \"\": name a C compiler, or leave it "
                         "NULL for $GPUIR_CC or cc");
@@ -29013,35 +29114,36 @@ static gpuir_result gpuir__emu_build(void *self, gpuir_program *p, gpuir__built 
 }
 
 /* The emulator's work bound: the most threads one launch may run (it runs
-   them one after another on the calling thread), $GPUIR_EMU_MAX_THREADS if
-   it is a positive count, else GPUIR__EMU_WORK_BOUND. */
+   them one after another on the calling thread), $GPUIR_EMU_MAX_THREADS (a
+   whole number above 0), else GPUIR__EMU_WORK_BOUND. A malformed value is
+   the context's error (GPUIR_ERR_INVALID_ARGUMENT). */
 #define GPUIR__EMU_WORK_BOUND ((uint64_t)1 << 28)
-static uint64_t gpuir__emu_max_threads(void) {
-    const char *env = getenv("GPUIR_EMU_MAX_THREADS");
-    char *end = NULL;
-    unsigned long long v = env && *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
-    return v && end && *end == '\0' ? (uint64_t)v : GPUIR__EMU_WORK_BOUND;
+static gpuir_result gpuir__emu_max_threads(gpuir_ctx *ctx, uint64_t *out) {
+    *out = GPUIR__EMU_WORK_BOUND;
+    if (gpuir__env_count("GPUIR_EMU_MAX_THREADS", 1, UINT64_MAX, out) != GPUIR__ENV_BAD) return GPUIR_OK;
+    return gpuir__env_fail(ctx, "emu: ", "GPUIR_EMU_MAX_THREADS", "a whole number of threads above 0");
 }
 
-/* $GPUIR_EMU_SHUFFLE, a positive integer: the seed of the random order in
-   which the emulator then runs a block's (a cluster's) threads between
-   waits, in place of their turn in a queue; 0 (off) otherwise. A race the
+/* $GPUIR_EMU_SHUFFLE, a whole number above 0: the seed of the random order
+   in which the emulator then runs a block's (a cluster's) threads between
+   waits, in place of their turn in a queue; 0 or unset: off. A race the
    queue's order hides (a thread that overwrites what another has yet to
-   read, the other being always served first) shows up under some seeds. */
-static unsigned long long gpuir__emu_shuffle_seed(void) {
-    const char *env = getenv("GPUIR_EMU_SHUFFLE");
-    char *end = NULL;
-    unsigned long long v = env && *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
-    return v && end && *end == '\0' ? v : 0;
+   read, the other being always served first) shows up under some seeds. A
+   malformed value is the context's error (GPUIR_ERR_INVALID_ARGUMENT). */
+static gpuir_result gpuir__emu_shuffle_seed(gpuir_ctx *ctx, uint64_t *out) {
+    *out = 0;
+    if (gpuir__env_count("GPUIR_EMU_SHUFFLE", 0, UINT64_MAX, out) != GPUIR__ENV_BAD) return GPUIR_OK;
+    return gpuir__env_fail(ctx, "emu: ", "GPUIR_EMU_SHUFFLE", "a whole number (a seed; 0: off)");
 }
 
-/* A new emulated device with its table; NULL when out of memory. */
-static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out) {
+/* A new emulated device with its table (its threads in a random order
+   seeded by shuffle, or in turn when 0); NULL when out of memory. */
+static struct gpuir__emu *gpuir__emu_make(uint64_t seed, uint64_t shuffle, gpuir__drv *out) {
     gpuir__emu *E = (gpuir__emu *)gpuir__calloc(1, sizeof *E);
     if (!E) return NULL;
     E->engine = gpuir__emu_engine_make(0);
     if (!E->engine) { GPUIR_FREE(E); return NULL; }
-    E->engine->shuffle = gpuir__emu_shuffle_seed();
+    E->engine->shuffle = shuffle;
     E->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
     gpuir__drv d;
     memset(&d, 0, sizeof d);
@@ -29102,9 +29204,17 @@ static void gpuir__emu_free(struct gpuir__emu *E) {
     GPUIR_FREE(E);
 }
 
+/* Opens the emulator for p after reading its variables: GPUIR_EMU_SHUFFLE,
+   GPUIR_EMU_MAX_THREADS and GPUIR_CC_TIMEOUT, a malformed one refused here
+   (even when every module comes from the cache). */
 static gpuir_result gpuir__emu_open(gpuir_program *p) {
     gpuir__drv d;
-    gpuir__emu *E = gpuir__emu_make(p->desc.emu_seed, &d);
+    uint64_t shuffle = 0, max_threads = 0;
+    gpuir_result r = gpuir__emu_shuffle_seed(p->ctx, &shuffle);
+    if (!r) r = gpuir__emu_max_threads(p->ctx, &max_threads);
+    if (!r && !gpuir__emu_cc_timeout()) r = gpuir__emu_cc_timeout_bad(p->ctx);
+    if (r) return r;
+    gpuir__emu *E = gpuir__emu_make(p->desc.emu_seed, shuffle, &d);
     if (!E) return gpuir__oom(p->ctx, "the emulator");
     E->host = gpuir__emu_toolchain_get(p->ctx);        /* where its modules are written */
     if (!E->host) { gpuir__emu_free(E); return p->ctx->result; }
@@ -29113,7 +29223,7 @@ static gpuir_result gpuir__emu_open(gpuir_program *p) {
        a kernel that could not launch there does not launch here */
     gpuir__limits lim = {1024, {1024, 1024, 64}, {2147483647u, 65535, 65535},
                          (unsigned)gpuir__target_shared_optin(p->m), 0};
-    lim.max_launch_threads = gpuir__emu_max_threads();
+    lim.max_launch_threads = max_threads;
     p->limits = lim;
     return GPUIR_OK;
 }
@@ -30943,7 +31053,8 @@ typedef struct gpuir__stream_entry {
     gpuir_backend backend;
 } gpuir__stream_entry;
 
-static struct gpuir__emu *gpuir__emu_make(uint64_t seed, gpuir__drv *out);
+static struct gpuir__emu *gpuir__emu_make(uint64_t seed, uint64_t shuffle, gpuir__drv *out);
+static gpuir_result gpuir__emu_shuffle_seed(gpuir_ctx *ctx, uint64_t *out);
 static void gpuir__emu_free(struct gpuir__emu *E);
 static gpuir__drv gpuir__cudart_table(gpuir__cudart *C);
 static gpuir_result gpuir__fault_wrap_drv(gpuir_ctx *ctx, gpuir__drv *drv,
@@ -30987,8 +31098,11 @@ static gpuir__device *gpuir__ctx_device(gpuir_ctx *ctx, gpuir_backend backend, i
         if (!ctx->cuda) ctx->cuda = gpuir__cudart_open(ctx, device);
         if (ctx->cuda) D->drv = gpuir__cudart_table(ctx->cuda);
     } else {
-        D->emu = gpuir__emu_make(0, &D->drv);
-        if (!D->emu) gpuir__oom(ctx, "the emulator");
+        uint64_t shuffle = 0;
+        if (!gpuir__emu_shuffle_seed(ctx, &shuffle)) {
+            D->emu = gpuir__emu_make(0, shuffle, &D->drv);
+            if (!D->emu) gpuir__oom(ctx, "the emulator");
+        }
     }
     if ((k == 0 && !ctx->cuda) || (k == 1 && !D->emu) ||
         (ctx->fault.fail_at && gpuir__fault_wrap_drv(ctx, &D->drv, &D->fault))) {
