@@ -110,6 +110,15 @@ printf 'func.func @id(%%x: tensor<3xi64>) -> tensor<3xi64> {\n  return %%x : ten
 go $run "$d/i64.gir" --input=3xi64=9007199254740993,-9223372036854775808,9223372036854775807
 check "gpuir-run: i64 inputs and results are exact past 2^53" eval '[ $rc = 0 ] && has out "^  \[9007199254740993, -9223372036854775808, 9223372036854775807\]"'
 
+# ---- no more --output / --expected_output than results, checked before the run ----
+go $run "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1 --output=@"$d/o1.npy" --output=@"$d/o2.npy"
+check "gpuir-run: two --output for one result is refused (the second was never written, exit 0)" \
+    eval '[ $rc = 1 ] && has err "gpuir-run: 2 --output flags for 1 result of @f\$" && [ ! -e $d/o1.npy ] && [ ! -s $d/out ]'
+go $run "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1 --output=@"$d/o1.npy"
+go $run "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1 --expected_output=@"$d/o1.npy" --expected_output=@"$d/o1.npy"
+check "gpuir-run: two --expected_output for one result is refused before the run" \
+    eval '[ $rc = 1 ] && has err "gpuir-run: 2 --expected_output flags for 1 result of @f\$" && [ ! -s $d/out ]'
+
 # ---- globals must be bound ----
 cat > "$d/g.gir" <<'EOF'
 global @W : tensor<3xf32>

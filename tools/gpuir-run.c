@@ -24,11 +24,13 @@
    Parameters without --input get deterministic random data from the seed
    (default 1). Each result is printed with its type, min, max and mean,
    and its elements in row-major order (all of them up to 64, else the
-   first 8), with %.9g (integers in full). With --expected_output the
-   results are compared
+   first 8), with %.9g (integers in full). --output writes them to .npy
+   files, in order. With --expected_output the results are compared
    within the dtype's tolerance (or --rtol/--atol); a mismatch exits with
-   status 1. A bad command line (an unknown flag, a number that is not one)
-   exits with status 2, naming the flag. Nothing here has a fixed count:
+   status 1. More --output or --expected_output flags than results is an
+   error (status 1) before the run. A bad command line (an unknown flag,
+   a number that is not one) exits with status 2, naming the flag.
+   Nothing here has a fixed count:
    a function may have as many parameters and results as the library takes. */
 #include "../gpuir.h"
 
@@ -415,15 +417,22 @@ static gpuir_result load_inputs(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, c
     return GPUIR_OK;
 }
 
-/* Writes --output files and checks --expected_output ones. */
+/* Whether list (the values of --`flag`) has no more entries than @fname
+   has results; else a message naming the flag and both counts. Checked
+   before the run: an --output past the last result was never written. */
+static bool fits_results(const arg_list *list, const char *flag, const char *fname, size_t n_out) {
+    if ((size_t)list->n <= n_out) return true;
+    fprintf(stderr, "gpuir-run: %d %s flags for %zu result%s of @%s\n", list->n, flag, n_out, n_out == 1 ? "" : "s",
+            fname);
+    return false;
+}
+
+/* Writes --output files and checks --expected_output ones (no more of
+   either than the n results: fits_results). */
 static gpuir_result finish_outputs(gpuir_ctx *ctx, const run_args *a, gpuir_array *out, size_t n) {
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < n; i++) summarize((int)i, &out[i]);
-    for (int i = 0; i < a->outputs.n && (size_t)i < n && !r; i++) r = gpuir_npy_write(ctx, a->outputs.v[i], &out[i]);
-    if ((size_t)a->expected.n > n) {
-        fprintf(stderr, "gpuir-run: %d expected outputs for %zu results\n", a->expected.n, n);
-        return GPUIR_ERR_INVALID_ARGUMENT;
-    }
+    for (int i = 0; i < a->outputs.n && !r; i++) r = gpuir_npy_write(ctx, a->outputs.v[i], &out[i]);
     for (int i = 0; i < a->expected.n && !r; i++) {
         gpuir_array want;
         double rtol, atol;
@@ -534,6 +543,9 @@ static gpuir_result run_function(gpuir_ctx *ctx, gpuir_module *m, const char *fn
     gpuir_array *in = (gpuir_array *)calloc(n_in ? n_in : 1, sizeof *in);
     gpuir_array *out = (gpuir_array *)calloc(n_out ? n_out : 1, sizeof *out);
     gpuir_result r = in && out ? GPUIR_OK : GPUIR_ERR_OUT_OF_MEMORY;
+    if (!r && (!fits_results(&a->outputs, "--output", fname, n_out) ||
+               !fits_results(&a->expected, "--expected_output", fname, n_out)))
+        r = GPUIR_ERR_INVALID_ARGUMENT;
     if (!r && a->import_cache) r = gpuir_ctx_cache_import(ctx, a->import_cache, NULL);
     if (!r) r = bind_globals(ctx, m, a);
     if (!r) r = bind_random_globals(ctx, m, a);
