@@ -1020,6 +1020,7 @@ struct gpuir_ctx {
     uint32_t loc_line, loc_col;
     const char *loc_src;       /* the text being parsed (for the source line and caret), or NULL */
     size_t loc_src_len;
+    uint32_t loc_src_line;     /* the line number of loc_src's first line (a chunk of a file: past 1) */
     char loc_note[192];        /* else a prefix such as "pass 'fuse'" */
     const struct gpuir_module *loc_module;  /* else, set while verifying: "in @f, op 3 (add)" */
     uint32_t loc_func_name;    /* the function's name (loc_module's strings) */
@@ -1155,7 +1156,8 @@ static void gpuir__loc_clear(gpuir_ctx *ctx) {
    column, as clang and mlir-opt show them (tabs kept so the caret lines up). */
 static void gpuir__loc_append_caret(const gpuir_ctx *ctx, gpuir__str *s) {
     const char *p = ctx->loc_src, *end = p + ctx->loc_src_len;
-    for (uint32_t line = 1; line < ctx->loc_line && p < end; p++)
+    if (ctx->loc_line < ctx->loc_src_line) return;   /* before the text */
+    for (uint32_t line = ctx->loc_src_line; line < ctx->loc_line && p < end; p++)
         if (*p == '\n') line++;
     const char *eol = p;
     while (eol < end && *eol != '\n' && *eol != '\r') eol++;
@@ -5188,9 +5190,17 @@ static gpuir_result gpuir__parse_module(gpuir__parser *P) {
     }
 }
 
-GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size_t len,
-                                          const char *filename) {
+/* gpuir_module_parse, the text's first line numbered first_line (1 or
+   more): a chunk of a larger file (gpuir-opt --split-input-file) whose
+   diagnostics and op lines name the lines of the file, without the lines
+   before it in the text (a blank line each made N chunks cost N^2). */
+static gpuir_module *gpuir__module_parse_from_line(gpuir_ctx *ctx, const char *text, size_t len,
+                                                   const char *filename, uint32_t first_line) {
     if (!ctx || ctx->result != GPUIR_OK) return NULL;
+    if (first_line == 0) {
+        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "parse: the first line is numbered 0 (lines count from 1)");
+        return NULL;
+    }
     if (!text && len) {
         gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "parse: text is NULL");
         return NULL;
@@ -5212,12 +5222,13 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     P.ctx = ctx;
     P.p = P.line_start = text ? text : "";
     P.end = P.p + len;
-    P.line = 1;
+    P.line = first_line;
     P.pending_dense = -1;
     stbds_sh_new_strdup(P.names);
     ctx->loc_file = m->source_name;
     ctx->loc_src = P.p;
     ctx->loc_src_len = len;
+    ctx->loc_src_line = first_line;
     gpuir_result r = gpuir__parse_module(&P);
     ctx->loc_file = NULL;
     ctx->loc_line = ctx->loc_col = 0;
@@ -5231,6 +5242,11 @@ GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size
     ctx->loc_src_len = 0;
     if (r != GPUIR_OK) { gpuir_module_destroy(m); return NULL; }
     return m;
+}
+
+GPUIRDEF gpuir_module *gpuir_module_parse(gpuir_ctx *ctx, const char *text, size_t len,
+                                          const char *filename) {
+    return gpuir__module_parse_from_line(ctx, text, len, filename, 1);
 }
 
 GPUIRDEF gpuir_module *gpuir_module_parse_file(gpuir_ctx *ctx, const char *path) {

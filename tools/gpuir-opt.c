@@ -151,11 +151,12 @@ static int parse_args(int argc, char **argv, opt_args *a, bool *done) {
     return 0;
 }
 
-/* Parses one chunk, runs the passes and prints it to `out`; reports errors
-   on stderr. */
-static bool run_chunk(const char *text, size_t len, const char *name, const opt_args *a, FILE *out) {
+/* Parses one chunk, its first line numbered first_line in the file, runs
+   the passes and prints it to `out`; reports errors on stderr. */
+static bool run_chunk(const char *text, size_t len, uint32_t first_line, const char *name, const opt_args *a,
+                      FILE *out) {
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
-    gpuir_module *m = ctx ? gpuir_module_parse(ctx, text, len, name) : NULL;
+    gpuir_module *m = ctx ? gpuir__module_parse_from_line(ctx, text, len, name, first_line) : NULL;
     if (m) gpuir_module_set_target(m, a->target);
     if (m && a->passes && gpuir_module_run_passes(m, a->passes, &a->pass_desc) != GPUIR_OK) m = NULL;
     bool cuda = a->emit && strcmp(a->emit, "cuda") == 0;
@@ -195,30 +196,28 @@ static bool run_chunk(const char *text, size_t len, const char *name, const opt_
     return ok;
 }
 
-/* Each chunk keeps its line numbers: the lines before it become blank. */
+/* Each chunk keeps the line numbers of the file: it is parsed where it
+   lies, its first line numbered (linear in the file's size: the lines
+   before a chunk are counted once, not copied into it). */
 static bool run_split(const char *text, size_t len, const char *name, const opt_args *a, FILE *out) {
-    const char *sep = "// -----";
+    static const char sep[] = "// -----";
+    const size_t sep_len = sizeof sep - 1;
     bool ok = true;
-    size_t start = 0, newlines = 0, chunk = 0;
+    size_t start = 0, chunk = 0;
+    uint32_t line = 1;              /* the number of the line `start` is on (the text is at most 256 MiB) */
     while (start <= len) {
         size_t end = start;
+        uint32_t lines = 0;         /* the newlines in text[start, end) */
         while (end < len) {
             bool at_line_start = end == 0 || text[end - 1] == '\n';
-            if (at_line_start && len - end >= strlen(sep) && memcmp(text + end, sep, strlen(sep)) == 0)
-                break;
-            end++;
+            if (at_line_start && len - end >= sep_len && memcmp(text + end, sep, sep_len) == 0) break;
+            lines += text[end++] == '\n';
         }
-        char *buf = (char *)malloc(newlines + (end - start) + 1);
-        if (!buf) return false;
-        memset(buf, '\n', newlines);
-        memcpy(buf + newlines, text + start, end - start);
         if (chunk++) fprintf(out, "// -----\n");
-        ok = run_chunk(buf, newlines + end - start, name, a, out) && ok;
-        free(buf);
-        for (size_t i = start; i < end; i++) newlines += text[i] == '\n';
+        ok = run_chunk(text + start, end - start, line, name, a, out) && ok;
         if (end >= len) break;
         while (end < len && text[end] != '\n') end++;   /* skip the separator line */
-        newlines++;
+        line += lines + 1;
         start = end + 1;
     }
     return ok;
@@ -236,7 +235,7 @@ int main(int argc, char **argv) {
     FILE *out = a.output ? fopen(a.output, "w") : stdout;
     if (!out) { fprintf(stderr, "gpuir-opt: cannot create '%s'\n", a.output); free(text); return 1; }
     const char *name = strcmp(a.input, "-") == 0 ? "<stdin>" : a.input;
-    bool ok = a.split ? run_split(text, len, name, &a, out) : run_chunk(text, len, name, &a, out);
+    bool ok = a.split ? run_split(text, len, name, &a, out) : run_chunk(text, len, 1, name, &a, out);
     ok &= cli_close_output("gpuir-opt", out, a.output);
     free(text);
     return ok ? 0 : 1;
