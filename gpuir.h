@@ -1099,6 +1099,51 @@ static void gpuir__str_append(gpuir__str *s, const char *text, size_t n) {
 
 static void gpuir__str_puts(gpuir__str *s, const char *text) { gpuir__str_append(s, text, strlen(text)); }
 
+/* The length of the well-formed UTF-8 sequence at p (2 to 4 bytes) of a
+   code point from U+00A0 on (not a C1 control, an overlong form or a
+   surrogate), or 0. */
+static size_t gpuir__utf8_printable_len(const unsigned char *p, const unsigned char *end) {
+    unsigned c = p[0];
+    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (n == 0 || (size_t)(end - p) < n) return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    bool bad = (c == 0xC2 && p[1] < 0xA0) || (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
+               (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F);
+    return bad ? 0 : n;
+}
+
+/* The unit of text at p (p < end) as a message shows it: its length in
+   bytes, and whether it is shown as \xNN rather than as itself (a control
+   byte but tab, and newline when `newlines`; DEL; a byte outside printable
+   UTF-8). */
+static size_t gpuir__shown_unit(const char *p, const char *end, bool newlines, bool *escaped) {
+    unsigned char c = (unsigned char)*p;
+    *escaped = false;
+    if ((c >= 0x20 && c < 0x7f) || c == '\t' || (c == '\n' && newlines)) return 1;
+    size_t n = c >= 0x80 ? gpuir__utf8_printable_len((const unsigned char *)p, (const unsigned char *)end) : 0;
+    *escaped = n == 0;
+    return n ? n : 1;
+}
+
+/* Appends text[0, n) for a terminal, each byte gpuir__shown_unit escapes
+   written \xNN: a message that quotes a file name, an argument or a line
+   of input cannot carry a terminal's escape sequence (ESC ] 0 ; title). */
+static void gpuir__str_append_escaped(gpuir__str *s, const char *text, size_t n, bool newlines) {
+    const char *p = text, *end = text + n;
+    while (p < end) {
+        const char *run = p;                    /* bytes shown as they are */
+        bool escaped = false;
+        while (p < end) {
+            size_t k = gpuir__shown_unit(p, end, newlines, &escaped);
+            if (escaped) break;
+            p += k;
+        }
+        gpuir__str_append(s, run, (size_t)(p - run));
+        if (p < end) gpuir__str_appendf(s, "\\x%02x", (unsigned char)*p++);
+    }
+}
+
 /* out = a, then b (at most max_a bytes of a), then n in decimal when
    n >= 0; truncated to size. The passes name things with it instead of
    snprintf, which costs about as much as the rest of naming a kernel. */
@@ -1153,7 +1198,9 @@ static void gpuir__loc_clear(gpuir_ctx *ctx) {
 }
 
 /* Appends the source line of the current location and a caret under its
-   column, as clang and mlir-opt show them (tabs kept so the caret lines up). */
+   column, as clang and mlir-opt show them: tabs kept, a control byte
+   written \xNN (gpuir__str_append_escaped) and a UTF-8 character one
+   column, so that the caret lines up. */
 static void gpuir__loc_append_caret(const gpuir_ctx *ctx, gpuir__str *s) {
     const char *p = ctx->loc_src, *end = p + ctx->loc_src_len;
     if (ctx->loc_line < ctx->loc_src_line) return;   /* before the text */
@@ -1164,9 +1211,16 @@ static void gpuir__loc_append_caret(const gpuir_ctx *ctx, gpuir__str *s) {
     size_t n = (size_t)(eol - p), col = ctx->loc_col ? ctx->loc_col - 1 : 0;
     if (p >= end && ctx->loc_line > 1 && n == 0 && col == 0) return;   /* past the text */
     if (n > 400 || col > n) return;                  /* a line too long to show, or a bad column */
-    gpuir__str_appendf(s, "\n%.*s\n", (int)n, p);
-    for (size_t i = 0; i < col; i++) gpuir__str_appendf(s, "%c", p[i] == '\t' ? '\t' : ' ');
-    gpuir__str_appendf(s, "^");
+    gpuir__str_puts(s, "\n");
+    gpuir__str_append_escaped(s, p, n, false);
+    gpuir__str_puts(s, "\n");
+    for (const char *q = p; q < p + col;) {
+        bool escaped;
+        size_t k = gpuir__shown_unit(q, eol, false, &escaped);
+        gpuir__str_puts(s, *q == '\t' ? "\t" : escaped ? "    " : " ");
+        q += k;
+    }
+    gpuir__str_puts(s, "^");
 }
 
 /* A string from the input in a message (format "%.*s%s"): its first 64
@@ -1180,19 +1234,21 @@ static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *f
 static gpuir_result gpuir__fail(gpuir_ctx *ctx, gpuir_result code, const char *fmt, ...) {
     GPUIR_ASSERT(code != GPUIR_OK);
     if (ctx->result != GPUIR_OK) return code;
-    gpuir__str s = {NULL};
+    gpuir__str raw = {NULL}, s = {NULL};     /* as formatted; escaped for a terminal */
     if (ctx->loc_file && ctx->loc_line) {
-        gpuir__str_appendf(&s, "%s:%u:%u: error: ", ctx->loc_file, ctx->loc_line, ctx->loc_col);
-        if (ctx->loc_note[0]) gpuir__str_appendf(&s, "%s: ", ctx->loc_note);    /* a pass at an op */
+        gpuir__str_appendf(&raw, "%s:%u:%u: error: ", ctx->loc_file, ctx->loc_line, ctx->loc_col);
+        if (ctx->loc_note[0]) gpuir__str_appendf(&raw, "%s: ", ctx->loc_note);    /* a pass at an op */
     } else if (ctx->loc_module)
-        gpuir__str_appendf(&s, "in @%s, op %zu (%s): ", gpuir__loc_func_name(ctx), ctx->loc_index,
+        gpuir__str_appendf(&raw, "in @%s, op %zu (%s): ", gpuir__loc_func_name(ctx), ctx->loc_index,
                            ctx->loc_op_kind ? gpuir_op_name((gpuir_op_kind)ctx->loc_op_kind) : "?");
     else if (ctx->loc_note[0])
-        gpuir__str_appendf(&s, "%s: ", ctx->loc_note);
+        gpuir__str_appendf(&raw, "%s: ", ctx->loc_note);
     va_list ap;
     va_start(ap, fmt);
-    gpuir__str_vappend(&s, fmt, ap);
+    gpuir__str_vappend(&raw, fmt, ap);
     va_end(ap);
+    gpuir__str_append_escaped(&s, gpuir__str_cstr(&raw), strlen(gpuir__str_cstr(&raw)), true);
+    gpuir__str_free(&raw);
     if (ctx->loc_src && ctx->loc_file && ctx->loc_line) gpuir__loc_append_caret(ctx, &s);
     ctx->result = code;
     stbds_arrfree(ctx->message);
@@ -1448,12 +1504,14 @@ static bool gpuir__ctx_read_env(gpuir_ctx *ctx) {
 static void gpuir__logf(gpuir_ctx *ctx, int level, const char *fmt, ...) GPUIR__PRINTF(3, 4);
 static void gpuir__logf(gpuir_ctx *ctx, int level, const char *fmt, ...) {
     if (ctx->log_level < level || !ctx->desc.log) return;
-    gpuir__str s = {NULL};
+    gpuir__str raw = {NULL}, s = {NULL};     /* as formatted; escaped (it names paths from the environment) */
     va_list ap;
     va_start(ap, fmt);
-    gpuir__str_vappend(&s, fmt, ap);
+    gpuir__str_vappend(&raw, fmt, ap);
     va_end(ap);
+    gpuir__str_append_escaped(&s, gpuir__str_cstr(&raw), strlen(gpuir__str_cstr(&raw)), true);
     ctx->desc.log(ctx->desc.log_user, gpuir__str_cstr(&s));
+    gpuir__str_free(&raw);
     gpuir__str_free(&s);
 }
 

@@ -72,6 +72,19 @@ check "gpuir-opt: a parse error prints the line and a caret under the column" \
     eval '[ $rc = 1 ] && sed "s|^.*/bad.gir|bad.gir|" $d/err | cmp -s - $d/want'
 go $run "$d/bad.gir"
 check "gpuir-run: the same caret" eval '[ $rc = 1 ] && sed "s|^.*/bad.gir|bad.gir|" $d/err | cmp -s - $d/want'
+printf 'func.func @f\033]0;title\007\033[31mRED\033[0m(' > "$d/esc.gir"
+go $opt "$d/esc.gir"
+check "gpuir-opt: a diagnostic escapes the control bytes of the source line it quotes (ESC, BEL went to the terminal)" \
+    eval '[ $rc = 1 ] && ! grep -q "$(printf "[\033\007]")" $d/err && [ "$(sed -n 2p $d/err)" = "func.func @f\\x1b]0;title\\x07\\x1b[31mRED\\x1b[0m(" ]'
+printf 'func.func @f(%%a: tensor<4xf32>) -> tensor<4xf32> {\n  %%0 = neg %%a {x = "\033[1m\303\251"} : (tensor<4xf32>) tensor<4xf32>\n' \
+    > "$d/esc2.gir"
+go $opt "$d/esc2.gir"
+{ printf '  %%0 = neg %%a {x = "\\x1b[1m\303\251"} : (tensor<4xf32>) tensor<4xf32>\n'; printf '%50s\n' '^'; } > "$d/want"
+check "gpuir-opt: the caret stays under the column past an escaped byte and a UTF-8 letter" \
+    eval '[ $rc = 1 ] && sed 1d $d/err | cmp -s - $d/want'
+go $run "$(printf "$d/x\033[31m.gir")"
+check "gpuir-run: a file name's control bytes are escaped in its message" \
+    eval '[ $rc = 1 ] && has err "cannot read .*/x\\\\x1b\[31m.gir.: No such file" && ! grep -q "$(printf "\033")" $d/err'
 printf 'func.func @f(%%x: tensor<4xf32>) -> tensor<4xf32> {\n\t%%e = exp %%x : (tensor<4xf32>) -> tensor<4xf31>\n}\n' \
     > "$d/tab.gir"
 go $opt "$d/tab.gir"
@@ -106,6 +119,19 @@ go $run "$d/f.gir" --input=2x3xf32=1,2,x,4,5,6 --input=3xi32=1,2,3
 check "gpuir-run: an inline input with a non-number is refused" eval '[ $rc = 1 ] && has err "is not a list of f32 numbers"'
 go $run "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1,2147483648,3
 check "gpuir-run: an i32 out of range is refused (it was saturated)" eval '[ $rc = 1 ] && has err "input #1: 2147483648 is out of i32.s range"'
+for spec in 1x1x1x1x1x1x1x1x1x3xf32=1:"too many dimensions: 10 > 8" \
+            99999999999999999999x3xf32=1:"dimension 99999999999999999999 is too large: past 2^63 - 1, and an input holds at most 4294967296 elements" \
+            100000x100000x3xf32=1:"the shape 100000x100000x3 has too many elements: the limit is 4294967296" \
+            2x3xf99=1:"unknown dtype .f99. in .2x3xf99=1. (the dtypes: f32, f16, bf16, i32, i64)" \
+            2x3xfloat32=1:"unknown dtype .float32." 2x3xf32:".2x3xf32. has no .=values." 2x3x=1:"no dtype in" \
+            2x-3xf32=1:".-3. is not a dimension"; do
+    go $run "$d/f.gir" --input="${spec%%:*}" --input=3xi32=1
+    check "gpuir-run --input=${spec%%:*}: says what is wrong (it said 'not a dimension of at most 8', or read a file)" \
+        eval '[ $rc = 1 ] && has err "^gpuir-run: input #0: ${spec#*:}" && [ $(wc -l < $d/err) = 1 ]'
+done
+go $run "$d/f.gir" --input=@"$d/none.npy" --input=3xi32=1
+check "gpuir-run: a .npy file that cannot be read names the input" \
+    eval '[ $rc = 1 ] && has err "^gpuir-run: input #0: the .npy file .*none.npy. cannot be used:" && has err "none.npy: cannot read"'
 printf 'func.func @id(%%x: tensor<3xi64>) -> tensor<3xi64> {\n  return %%x : tensor<3xi64>\n}\n' > "$d/i64.gir"
 go $run "$d/i64.gir" --input=3xi64=9007199254740993,-9223372036854775808,9223372036854775807
 check "gpuir-run: i64 inputs and results are exact past 2^53" eval '[ $rc = 0 ] && has out "^  \[9007199254740993, -9223372036854775808, 9223372036854775807\]"'

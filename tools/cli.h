@@ -3,6 +3,8 @@
    flag from, --version, and numbers that are checked whole (a flag given
    "abc", "12x", "nan" or a value out of range is refused with a message
    naming the flag). Include after gpuir.h (it needs GPUIR_VERSION_STRING).
+   Diagnostics go through cli_err, which escapes control bytes (a file
+   name or argument cannot send the terminal an escape sequence).
    Exit statuses: 0 for --help and --version, 2 for a bad command line. */
 #ifndef GPUIR_CLI_H
 #define GPUIR_CLI_H
@@ -13,9 +15,63 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#  define CLI_PRINTF(f, a)
+#endif
+
+/* The length of the well-formed UTF-8 sequence at p (2 to 4 bytes) of a
+   code point from U+00A0 on (not a C1 control, an overlong form or a
+   surrogate), or 0: gpuir.h's gpuir__utf8_printable_len, which a tool
+   that does not compile the implementation cannot call. */
+static inline size_t cli_utf8_printable_len(const unsigned char *p) {
+    unsigned c = p[0];
+    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)               /* stops at the terminator, which is no continuation */
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    bool bad = (c == 0xC2 && p[1] < 0xA0) || (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
+               (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F);
+    return bad ? 0 : n;
+}
+
+/* Writes text to f as a diagnostic that quotes user text must reach a
+   terminal: each control byte but tab and newline, DEL, and each byte
+   outside printable UTF-8 as \xNN (ESC ] 0 ; title in a file name or an
+   --input would retitle or recolour the terminal). */
+static inline void cli_write_escaped(FILE *f, const char *text) {
+    const unsigned char *p = (const unsigned char *)text;
+    while (*p) {
+        size_t n = *p >= 0x80 ? cli_utf8_printable_len(p) : (*p >= 0x20 && *p < 0x7f) || *p == '\t' || *p == '\n';
+        if (n) fwrite(p, 1, n, f);
+        else fprintf(f, "\\x%02x", *p);
+        p += n ? n : 1;
+    }
+}
+
+/* A diagnostic on standard error: fprintf's format and arguments, the
+   text written through cli_write_escaped. */
+static inline void cli_err(const char *fmt, ...) CLI_PRINTF(1, 2);
+static inline void cli_err(const char *fmt, ...) {
+    char small[512], *text = small;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n >= sizeof small && (text = (char *)malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    cli_write_escaped(stderr, text ? text : small);     /* out of memory: the first 511 bytes */
+    if (text != small) free(text);
+}
 
 /* One flag: its long name, getopt_long's no_argument / required_argument /
    optional_argument, the value getopt_long returns for it, the
@@ -36,7 +92,7 @@ enum { CLI_HELP = 1000, CLI_VERSION };
    from the table each call: a table has a few dozen rows. */
 static inline int cli_next(int argc, char **argv, const char *tool, const char *shorts, const cli_flag *flags, size_t n) {
     struct option *o = (struct option *)calloc(n + 1, sizeof *o);
-    if (!o) { fprintf(stderr, "%s: out of memory\n", tool); return '?'; }
+    if (!o) { cli_err("%s: out of memory\n", tool); return '?'; }
     for (size_t i = 0; i < n; i++) {
         o[i].name = flags[i].name;
         o[i].has_arg = flags[i].has_arg;
@@ -48,18 +104,18 @@ static inline int cli_next(int argc, char **argv, const char *tool, const char *
     if (c != '?' && c != ':') return c;
     const char *arg = optind > before && optind <= argc ? argv[optind - 1] : argv[before < argc ? before : argc - 1];
     if (optopt && strchr(shorts, optopt) && optopt != '?')
-        fprintf(stderr, "%s: option '-%c' needs a value (see --help)\n", tool, optopt);
+        cli_err("%s: option '-%c' needs a value (see --help)\n", tool, optopt);
     else if (optopt && !strchr(shorts, optopt) && optopt < 256)
-        fprintf(stderr, "%s: unknown option '-%c' (see --help)\n", tool, optopt);
+        cli_err("%s: unknown option '-%c' (see --help)\n", tool, optopt);
     else if (optopt) {
         for (size_t i = 0; i < n; i++)
             if (flags[i].id == optopt) {
-                fprintf(stderr, "%s: option '--%s' %s (see --help)\n", tool, flags[i].name,
+                cli_err("%s: option '--%s' %s (see --help)\n", tool, flags[i].name,
                         flags[i].has_arg == no_argument ? "takes no value" : "needs a value");
                 return '?';
             }
-        fprintf(stderr, "%s: bad option '%s' (see --help)\n", tool, arg);
-    } else fprintf(stderr, "%s: unknown option '%s' (see --help)\n", tool, arg);
+        cli_err("%s: bad option '%s' (see --help)\n", tool, arg);
+    } else cli_err("%s: unknown option '%s' (see --help)\n", tool, arg);
     return '?';
 }
 
@@ -90,7 +146,7 @@ static inline bool cli_int(const char *tool, const char *flag, const char *text,
     errno = 0;
     long long v = strtoll(text, &end, 10);
     if (*text == '\0' || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
-        fprintf(stderr, "%s: %s wants an integer from %lld to %lld, not '%s'\n", tool, flag, lo, hi, text);
+        cli_err("%s: %s wants an integer from %lld to %lld, not '%s'\n", tool, flag, lo, hi, text);
         return false;
     }
     *out = v;
@@ -111,7 +167,7 @@ static inline bool cli_u64(const char *tool, const char *flag, const char *text,
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
     if (*text < '0' || *text > '9' || *end != '\0' || errno == ERANGE) {
-        fprintf(stderr, "%s: %s wants an unsigned integer, not '%s'\n", tool, flag, text);
+        cli_err("%s: %s wants an unsigned integer, not '%s'\n", tool, flag, text);
         return false;
     }
     *out = v;
@@ -123,7 +179,7 @@ static inline bool cli_nonneg(const char *tool, const char *flag, const char *te
     char *end;
     double v = strtod(text, &end);
     if (*text == '\0' || *end != '\0' || !isfinite(v) || v < 0) {
-        fprintf(stderr, "%s: %s wants a finite number, 0 or more, not '%s'\n", tool, flag, text);
+        cli_err("%s: %s wants a finite number, 0 or more, not '%s'\n", tool, flag, text);
         return false;
     }
     *out = v;
@@ -141,7 +197,7 @@ static inline bool cli_close_output(const char *tool, FILE *out, const char *pat
     bool ok = fflush(out) == 0 && !ferror(out);
     int err = ok ? 0 : errno;
     if (out != stdout && fclose(out) != 0 && ok) ok = false, err = errno;
-    if (!ok) fprintf(stderr, "%s: cannot write %s%s%s: %s\n", tool, path ? "'" : "the output", path ? path : "",
+    if (!ok) cli_err("%s: cannot write %s%s%s: %s\n", tool, path ? "'" : "the output", path ? path : "",
                      path ? "'" : "", strerror(err ? err : EIO));
     return ok;
 }
@@ -171,7 +227,7 @@ static inline char *cli_read_text(const char *tool, const char *path, size_t *n)
     }
     if (fd > 0) close(fd);
     if (why) {
-        fprintf(stderr, "%s: cannot read '%s': %s\n", tool, path, why);
+        cli_err("%s: cannot read '%s': %s\n", tool, path, why);
         free(buf);
         return NULL;
     }

@@ -169,7 +169,7 @@ static int sub_end(int c, int argc, char **argv, const char *tool, const char *u
                    size_t n) {
     if (c == CLI_HELP) return cli_help(usage, flags, n, NULL), -1;
     if (c == -1 && optind <= argc) {
-        fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", tool, argv[optind - 1]);
+        cli_err("%s: unexpected argument '%s' (see --help)\n", tool, argv[optind - 1]);
         return 2;
     }
     return 2;
@@ -187,7 +187,7 @@ static void strbuf_appendf(strbuf *t, const char *fmt, ...) {
     if (t->len + (size_t)n + 1 > t->cap) {
         size_t cap = (t->len + (size_t)n + 1) * 2;
         char *bigger = (char *)realloc(t->buf, cap);
-        if (!bigger) { fprintf(stderr, "gpuir-bench: out of memory\n"); exit(1); }
+        if (!bigger) { cli_err("gpuir-bench: out of memory\n"); exit(1); }
         t->buf = bigger, t->cap = cap;
     }
     va_start(ap, fmt);
@@ -297,13 +297,13 @@ static void plot_from(const char *backend) {
 
 /* Draws the bars into png with gnuplot; 0, or 1 with a message. */
 static int plot_draw(const char *png, const char *title) {
-    if (!plot.n) { fprintf(stderr, "gpuir-bench: --plot: this run measured no ratio to draw\n"); return 1; }
+    if (!plot.n) { cli_err("gpuir-bench: --plot: this run measured no ratio to draw\n"); return 1; }
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-        fprintf(stderr, "gpuir-bench: --plot needs gnuplot (Debian: apt-get install gnuplot-nox)\n");
+        cli_err("gpuir-bench: --plot needs gnuplot (Debian: apt-get install gnuplot-nox)\n");
         return 1;
     }
     FILE *g = popen("gnuplot", "w");
-    if (!g) { fprintf(stderr, "gpuir-bench: --plot: cannot start gnuplot\n"); return 1; }
+    if (!g) { cli_err("gpuir-bench: --plot: cannot start gnuplot\n"); return 1; }
     fprintf(g, "set terminal pngcairo size 900,500\nset output '%s'\nset title 'gpuir-bench %s: times from %s'\n"
                "set ylabel '%s'\n"
                "set style fill solid 0.6\nset boxwidth 0.7\nset yrange [0:*]\nset xtics rotate by -30\n"
@@ -312,7 +312,7 @@ static int plot_draw(const char *png, const char *title) {
     for (int i = 0; i < plot.n; i++) fprintf(g, "\"%s\" %g\n", plot.bars[i].label, plot.bars[i].ratio);
     fprintf(g, "e\n");
     int rc = pclose(g);
-    if (rc != 0) fprintf(stderr, "gpuir-bench: --plot: gnuplot failed (exit %d)\n", rc);
+    if (rc != 0) cli_err("gpuir-bench: --plot: gnuplot failed (exit %d)\n", rc);
     return rc != 0;
 }
 
@@ -354,8 +354,8 @@ static bool row_picked(const char *label) {
 /* 0, or 2 with the rows' labels when --rows picked none. */
 static int rows_pick_end(const char *tool) {
     if (!rows_pick.patterns || rows_pick.picked) return 0;
-    fprintf(stderr, "%s: --rows=%s: no row's label holds any of these; the rows are:\n", tool, rows_pick.patterns);
-    for (int i = 0; i < rows_pick.n_left; i++) fprintf(stderr, "  %s\n", rows_pick.left[i]);
+    cli_err("%s: --rows=%s: no row's label holds any of these; the rows are:\n", tool, rows_pick.patterns);
+    for (int i = 0; i < rows_pick.n_left; i++) cli_err("  %s\n", rows_pick.left[i]);
     return 2;
 }
 
@@ -559,7 +559,7 @@ static float time_launches(gpuir_program *p, const gpuir__internal_cuda *C, cubl
     qsort(ms, (size_t)repeat, sizeof *ms, cmp_float);
     float med = rc ? (float)NAN : ms[repeat / 2];
     if (rc)
-        fprintf(stderr, "gpuir-bench: %s failed with status %d\n",
+        cli_err("gpuir-bench: %s failed with status %d\n",
                 !which ? "the gpuir launch" : c->dtype == GPUIR_F32 && !c->tf32 ? "cublasSgemm" : "cublasGemmEx", rc);
     free(ms);
     return med;
@@ -648,7 +648,7 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     gpuir__internal_cuda cuda, *C = &cuda;
     gpuir__internal_cuda_of(p, C);
     mm_launch L;
-    if (!find_mm_launch(p, &L)) { fprintf(stderr, "gpuir-bench: no launch\n"); return 1; }
+    if (!find_mm_launch(p, &L)) { cli_err("gpuir-bench: no launch\n"); return 1; }
     size_t es = gpuir_dtype_size(c->dtype), na = (size_t)c->m * c->k, nb = (size_t)c->k * c->n;
     int64_t nc = (int64_t)c->m * c->n;
     size_t per_set = (na + nb) * es;
@@ -689,7 +689,7 @@ static int bench_mm_cuda(gpuir_program *p, cublas *cb, const mm_case *c, int rep
     gpuir__dptr scratch = 0;
     if (!rc && L.scratch_bytes) rc = C->cu->cuMemAlloc(&scratch, L.scratch_bytes);
     if (rc) {
-        fprintf(stderr, "gpuir-bench: device memory for %d x %d x %d (%d input sets): CUDA error %d\n", c->m, c->n,
+        cli_err("gpuir-bench: device memory for %d x %d x %d (%d input sets): CUDA error %d\n", c->m, c->n,
                 c->k, sets, rc);
         for (int s = 0; s < sets; s++) {
             if (a[s]) C->cu->cuMemFree(a[s]);
@@ -920,8 +920,8 @@ static int bench_matmul(int argc, char **argv) {
         if (c == B_K_SLICES) { slices_arg = v; continue; }
         if (c == B_EPILOGUE) {
             if (mm_epilogue_parse(v, &epi)) continue;
-            fprintf(stderr, "gpuir-bench matmul: --epilogue takes a list of bias, one of relu, gelu or silu, "
-                            "and residual, not %s\n", v);
+            cli_err("gpuir-bench matmul: --epilogue takes a list of bias, one of relu, gelu or silu, "
+                    "and residual, not %s\n", v);
             return 2;
         }
         if (c == B_M && cli_int32(T, "--m", v, 1, 1 << 20, &m)) continue;
@@ -932,7 +932,7 @@ static int bench_matmul(int argc, char **argv) {
             dtype = !strcmp(v, "f32") || tf32 ? GPUIR_F32 : !strcmp(v, "f16") ? GPUIR_F16 : !strcmp(v, "bf16") ? GPUIR_BF16
                                                                                                    : GPUIR_DTYPE_INVALID;
             if (dtype != GPUIR_DTYPE_INVALID) continue;
-            fprintf(stderr, "gpuir-bench matmul: --dtype takes f32, tf32, f16 or bf16, not %s\n", v);
+            cli_err("gpuir-bench matmul: --dtype takes f32, tf32, f16 or bf16, not %s\n", v);
             return 2;
         }
         if (c == B_REPEAT && cli_int32(T, "--repeat", v, 1, 1000000, &repeat)) continue;
@@ -941,15 +941,15 @@ static int bench_matmul(int argc, char **argv) {
     }
     if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
     if ((m || n || k) && (m <= 0 || n <= 0 || k <= 0)) {
-        fprintf(stderr, "gpuir-bench matmul: give --m, --n and --k > 0\n");
+        cli_err("gpuir-bench matmul: give --m, --n and --k > 0\n");
         return 2;
     }
     if ((wgmma || no_wgmma) && dtype != GPUIR_F16 && dtype != GPUIR_BF16) {
-        fprintf(stderr, "gpuir-bench matmul: --wgmma and --no-wgmma take --dtype=f16 or bf16\n");
+        cli_err("gpuir-bench matmul: --wgmma and --no-wgmma take --dtype=f16 or bf16\n");
         return 2;
     }
     if (wgmma && no_wgmma) {
-        fprintf(stderr, "gpuir-bench matmul: --wgmma forces the wgmma kernel, --no-wgmma forbids it: give one\n");
+        cli_err("gpuir-bench matmul: --wgmma forces the wgmma kernel, --no-wgmma forbids it: give one\n");
         return 2;
     }
     if (m) n_cases = 1;
@@ -957,15 +957,15 @@ static int bench_matmul(int argc, char **argv) {
     const char *forms[MM_MAX_FORMS];
     int n_forms = mm_form_list(form, form_list, sizeof form_list, forms);
     if (n_forms < 0) {
-        fprintf(stderr, "gpuir-bench matmul: --form takes up to %d names, comma-separated, none empty: %s\n",
+        cli_err("gpuir-bench matmul: --form takes up to %d names, comma-separated, none empty: %s\n",
                 MM_MAX_FORMS, form);
         return 2;
     }
     int slices[MM_MAX_FORMS];
     int n_slices = mm_slices_list(slices_arg, slices);
     if (n_slices < 0) {
-        fprintf(stderr, "gpuir-bench matmul: --k-slices takes up to %d counts, comma-separated, each 2 to 1024 "
-                        "or default: %s\n", MM_MAX_FORMS, slices_arg);
+        cli_err("gpuir-bench matmul: --k-slices takes up to %d counts, comma-separated, each 2 to 1024 "
+                "or default: %s\n", MM_MAX_FORMS, slices_arg);
         return 2;
     }
     int n_variants = n_forms * n_slices;        /* each form in each split, at every shape */
@@ -1002,7 +1002,7 @@ static int bench_matmul(int argc, char **argv) {
     for (int i = 0; i < n_cases; i++) {
         gpuir_program *p = gpuir_program_make(mm_module(ctx, &cases[i]), &d);
         if (!p) {                            /* (a form or split the shape cannot take: the next may) */
-            fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
+            cli_err("%s\n", gpuir_ctx_error(ctx));
             gpuir_ctx_clear_error(ctx);
             rc = 1;
             continue;
@@ -1107,7 +1107,7 @@ static float time_replay(gpuir_program *p, const replay *rp, gpuir__dptr dst, gp
         C->cu->cuEventSynchronize(e1);
         if (i >= 0) C->cu->cuEventElapsedTime(&ms[i], e0, e1);
     }
-    if (rc) fprintf(stderr, "gpuir-bench: a launch or copy failed with status %d\n", rc);
+    if (rc) cli_err("gpuir-bench: a launch or copy failed with status %d\n", rc);
     C->cu->cuEventDestroy(e0);
     C->cu->cuEventDestroy(e1);
     qsort(ms, (size_t)repeat, sizeof *ms, cmp_float);
@@ -1144,7 +1144,7 @@ static int bench_bw_case(gpuir_ctx *ctx, const char *label, const char *text, si
     memset(&d, 0, sizeof d);
     d.backend = GPUIR_BACKEND_CUDA;
     gpuir_program *p = gpuir_program_make(gpuir_module_parse(ctx, text, strlen(text), label), &d);
-    if (!p) { fprintf(stderr, "%s\n", gpuir_ctx_error(ctx)); return 1; }
+    if (!p) { cli_err("%s\n", gpuir_ctx_error(ctx)); return 1; }
     gpuir__internal_cuda cuda, *C = &cuda;
     gpuir__internal_cuda_of(p, C);
     C->cu->cuCtxPushCurrent(C->context);
@@ -1600,7 +1600,7 @@ static int bench_bw_graph(gpuir_ctx *ctx, const char *label, const char *text, l
     gpuir_func f = ref ? gpuir_module_find_func(ref, "f") : (gpuir_func){0};
     size_t n_out = ref ? gpuir_func_result_count(ref, f) : 0;
     if (n_in < 0 || n_out > 4) {
-        fprintf(stderr, "gpuir-bench bandwidth: %s: %s\n", label,
+        cli_err("gpuir-bench bandwidth: %s: %s\n", label,
                 n_out > 4 ? "more than 4 results" : gpuir_ctx_error(ctx));
         while (n_in > 0) gpuir_array_release(&in[--n_in]);
         gpuir_program_destroy(p);
@@ -1630,7 +1630,7 @@ static int bench_bw_graph(gpuir_ctx *ctx, const char *label, const char *text, l
     gpuir_stream stream = gpuir_stream_make(ctx, GPUIR_BACKEND_CUDA);
     gpuir_run_desc rd = {"f", (size_t)n_in, args, n_out, args + n_in, stream};
     bool placed = gpuir_ctx_result(ctx) == GPUIR_OK;            /* the buffers, their data, the stream */
-    if (!placed) fprintf(stderr, "gpuir-bench bandwidth: %s: %s\n", label, gpuir_ctx_error(ctx));
+    if (!placed) cli_err("gpuir-bench bandwidth: %s: %s\n", label, gpuir_ctx_error(ctx));
     void *graph = placed ? e2e_capture(ctx, p, &rd, "gpuir-bench bandwidth") : NULL;
     gpuir__internal_cuda cuda, *C = &cuda;
     gpuir__internal_cuda_of(p, C);
@@ -1658,7 +1658,7 @@ static int bench_bw_graph(gpuir_ctx *ctx, const char *label, const char *text, l
     bench_bw_report(p, C, label, gpuir__internal_kernel_count(p), tk, io_bytes, repeat);
     gpuir__CUcontext popped;
     C->cu->cuCtxPopCurrent(&popped);
-    if (rc && graph) fprintf(stderr, "gpuir-bench bandwidth: %s: a graph launch failed (%d)\n", label, rc);
+    if (rc && graph) cli_err("gpuir-bench bandwidth: %s: a graph launch failed (%d)\n", label, rc);
     gpuir_stream_destroy(ctx, stream);
     for (size_t k = 0; k < (size_t)n_in + n_out; k++) gpuir_buffer_destroy(ctx, buf[k]);
     for (int k = 0; k < n_in; k++) gpuir_array_release(&in[k]);
@@ -1810,7 +1810,7 @@ static int bench_bandwidth(int argc, char **argv) {
         if (c == B_REPEAT && cli_int32(T, "--repeat", optarg, 1, 1000000, &repeat)) continue;
         if (c == B_ELEMENTS && cli_int(T, "--elements", optarg, 1024, 1LL << 40, &n)) continue;
         if (c == B_ROWS && optarg[strspn(optarg, ",")]) { rows_pick.patterns = optarg; continue; }
-        if (c == B_ROWS) { fprintf(stderr, "%s: --rows=%s: no pattern\n", T, optarg); return 2; }
+        if (c == B_ROWS) { cli_err("%s: --rows=%s: no pattern\n", T, optarg); return 2; }
         int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench bandwidth [options]", flags, nf);
         return rc < 0 ? 0 : rc;
     }
@@ -1996,7 +1996,7 @@ static double time_copy(const gpuir__internal_cuda *C, int variant, gpuir__dptr 
         }
         if (i >= 0) t[i] = now_ms() - t0;
     }
-    if (rc) { fprintf(stderr, "gpuir-bench: copy variant %d failed with status %d\n", variant, rc); return NAN; }
+    if (rc) { cli_err("gpuir-bench: copy variant %d failed with status %d\n", variant, rc); return NAN; }
     qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
     return t[repeat / 2];
 }
@@ -2080,7 +2080,7 @@ static int bench_copy(int argc, char **argv) {
             plot_from("cuda (GPU, wall clock)");
         }
         rc = check_staged(C, dev, pageable, (char *)pinned, bytes, (char **)pin, chunk, done);
-    } else fprintf(stderr, "gpuir-bench copy: allocation failed\n");
+    } else cli_err("gpuir-bench copy: allocation failed\n");
     if (dev) C->cu->cuMemFree(dev);
     if (pinned) C->cu->cuMemFreeHost(pinned);
     for (int i = 0; i < 2; i++) if (pin[i]) C->cu->cuMemFreeHost(pin[i]);
@@ -2133,7 +2133,7 @@ static bool time_program(const char *text, size_t len, const char *dir, gpuir_ba
     size_t first_len = before_make == CONTEXT_UP ? strlen(warmup_text) : len;
     if (before_make != FRESH_CONTEXT &&
         !gpuir_program_make(gpuir_module_parse(ctx, first, first_len, "warmup"), &wd))
-        fprintf(stderr, "gpuir-bench compile: warm-up program: %s\n", gpuir_ctx_error(ctx));
+        cli_err("gpuir-bench compile: warm-up program: %s\n", gpuir_ctx_error(ctx));
     gpuir_cache_stats before = gpuir_ctx_cache_stats(ctx);
     double t0 = now_ms();
     gpuir_module *m = gpuir_module_parse(ctx, text, len, "bench");
@@ -2143,7 +2143,7 @@ static bool time_program(const char *text, size_t len, const char *dir, gpuir_ba
     d.backend = b;
     gpuir_program *p = m ? gpuir_program_make(m, &d) : NULL;
     double t3 = now_ms();
-    if (!p) fprintf(stderr, "gpuir-bench compile: %s\n", gpuir_ctx_error(ctx));
+    if (!p) cli_err("gpuir-bench compile: %s\n", gpuir_ctx_error(ctx));
     t->total = t3 - t0, t->parse = t1 - t0, t->passes = 0;
     if (p) t->st = gpuir_program_get_stats(p);
     t->source_bytes = p ? strlen(gpuir_program_source(p)) : 0;
@@ -2264,12 +2264,12 @@ static int bench_compile(int argc, char **argv) {
         return 0;
     }
     if (argc != 1 || argv[0][0] == '-') {
-        fprintf(stderr, "usage: gpuir-bench compile FILE (see gpuir-bench compile --help)\n");
+        cli_err("usage: gpuir-bench compile FILE (see gpuir-bench compile --help)\n");
         return 2;
     }
     size_t len;
     char *text = read_text(argv[0], &len);
-    if (!text) { fprintf(stderr, "gpuir-bench compile: cannot read %s\n", argv[0]); return 1; }
+    if (!text) { cli_err("gpuir-bench compile: cannot read %s\n", argv[0]); return 1; }
     char dir[] = "/tmp/gpuir-bench-cache-XXXXXX";
     if (!mkdtemp(dir)) { free(text); return 1; }
     /* A context that keeps the device up while the others are timed, as an
@@ -2361,7 +2361,7 @@ static bool passes_time(const char *text, double *out, int n_passes, char names[
         ok = gpuir_module_run_passes(m, names[i], &pd) == GPUIR_OK;
         out[i + 1] = now_ms() - t0;
     }
-    if (!ok) fprintf(stderr, "gpuir-bench passes: %s\n", gpuir_ctx_error(ctx));
+    if (!ok) cli_err("gpuir-bench passes: %s\n", gpuir_ctx_error(ctx));
     gpuir_ctx_destroy(ctx);
     return ok;
 }
@@ -2374,7 +2374,7 @@ static bool parse_sizes(const char *text, long sizes[8], int *n_sizes) {
         errno = 0;
         long v = strtol(p, &end, 10);
         if (end == p || *p < '0' || *p > '9' || errno || v < 1 || v > 100000000 || n == 8 || (*end && *end != ',')) {
-            fprintf(stderr, "gpuir-bench passes: --ops wants 1 to 8 counts of 1 or more, comma-separated, not '%s'\n",
+            cli_err("gpuir-bench passes: --ops wants 1 to 8 counts of 1 or more, comma-separated, not '%s'\n",
                     text);
             return false;
         }
@@ -2628,7 +2628,7 @@ static int bench_launch(int argc, char **argv) {
     for (int i = 0; p && i < 2; i++)
         if (gpuir_array_alloc(ctx, &in[i], GPUIR_F32, 2, dims) == GPUIR_OK) gpuir_array_fill_random(&in[i], 7 + i);
     if (!p || !pg || gpuir_ctx_result(ctx) != GPUIR_OK) {
-        fprintf(stderr, "gpuir-bench launch: %s\n", gpuir_ctx_error(ctx));
+        cli_err("gpuir-bench launch: %s\n", gpuir_ctx_error(ctx));
         gpuir_ctx_destroy(ctx);
         return 1;
     }
@@ -2642,7 +2642,7 @@ static int bench_launch(int argc, char **argv) {
     char why[128] = "";
     double raw = launch_time_raw(p, n, repeat, why, sizeof why);
     int rc = plain < 0 || graph < 0 || host < 0 || graph_host < 0 || raw < 0;
-    if (rc) fprintf(stderr, "gpuir-bench launch: %s\n", raw >= 0 ? gpuir_ctx_error(ctx) : why);
+    if (rc) cli_err("gpuir-bench launch: %s\n", raw >= 0 ? gpuir_ctx_error(ctx) : why);
     else {
         double us[5] = {plain, graph, raw, host, graph_host};
         static const char *const rows[5] = {
@@ -2750,12 +2750,12 @@ static double e2e_time(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd, voi
             if (!rc) rc = C->cu->cuStreamSynchronize((gpuir__CUstream)rd->stream);
             gpuir__CUcontext popped;
             C->cu->cuCtxPopCurrent(&popped);
-            if (rc) { fprintf(stderr, "gpuir-bench e2e: graph launch failed (%d)\n", rc); return NAN; }
+            if (rc) { cli_err("gpuir-bench e2e: graph launch failed (%d)\n", rc); return NAN; }
         } else {
             r = gpuir_program_run_args(p, rd);
             if (!r && rd->stream) r = gpuir_stream_synchronize(ctx, rd->stream);
         }
-        if (r) { fprintf(stderr, "gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); return NAN; }
+        if (r) { cli_err("gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); return NAN; }
         if (i >= 0) t[i] = now_ms() - t0;
     }
     qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
@@ -2800,7 +2800,7 @@ static double e2e_kernel_ms(gpuir_program *p, int repeat) {
     stbds_arrfree(L);
     free(dev);
     gpuir__internal_plan_free(&plan);
-    if (rc) { fprintf(stderr, "gpuir-bench e2e: a kernel-only launch failed (%d)\n", rc); return NAN; }
+    if (rc) { cli_err("gpuir-bench e2e: a kernel-only launch failed (%d)\n", rc); return NAN; }
     qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
     return t[repeat / 2];
 }
@@ -2820,7 +2820,7 @@ static double e2e_copy_ms(gpuir_ctx *ctx, gpuir_backend be, e2e_case *c, gpuir_a
         if (i >= 0) t[i] = now_ms() - t0;
     }
     (void)be;
-    if (r) { fprintf(stderr, "gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); return NAN; }
+    if (r) { cli_err("gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); return NAN; }
     qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
     return t[repeat / 2];
 }
@@ -2842,7 +2842,7 @@ static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd, c
     if (g) C->cu->cuGraphDestroy(g);
     gpuir__CUcontext popped;
     C->cu->cuCtxPopCurrent(&popped);
-    if (r || rc) fprintf(stderr, "%s: capture failed (%d): %s\n", who, rc, gpuir_ctx_error(ctx));
+    if (r || rc) cli_err("%s: capture failed (%d): %s\n", who, rc, gpuir_ctx_error(ctx));
     if (r) gpuir_ctx_clear_error(ctx);
     return r || rc ? NULL : (void *)exec;
 }
@@ -2853,7 +2853,7 @@ static void *e2e_capture(gpuir_ctx *ctx, gpuir_program *p, gpuir_run_desc *rd, c
 static int e2e_program(gpuir_ctx *ctx, e2e_case *c, int repeat, bool check_ref) {
     gpuir_module *m = gpuir_module_parse(ctx, c->text, strlen(c->text), c->name);
     gpuir_program *p = m ? gpuir_program_make(m, NULL) : NULL;
-    if (!p) { fprintf(stderr, "gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); return 1; }
+    if (!p) { cli_err("gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); return 1; }
     gpuir_backend be = gpuir_program_backend(p);
     int n = c->n_in, rc = 0;
     gpuir_array pin[6], want, got;
@@ -2872,7 +2872,7 @@ static int e2e_program(gpuir_ctx *ctx, e2e_case *c, int repeat, bool check_ref) 
     if (check_ref) gpuir_ref_run(m, "f", (size_t)n, c->in, 1, &want);
     gpuir_stream s = gpuir_stream_make(ctx, be);
     for (int k = 0; k < n; k++) gpuir_buffer_upload(ctx, buf[k], &c->in[k], NULL);
-    if (gpuir_ctx_result(ctx)) { fprintf(stderr, "gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); rc = 1; }
+    if (gpuir_ctx_result(ctx)) { cli_err("gpuir-bench e2e: %s\n", gpuir_ctx_error(ctx)); rc = 1; }
     double kernel = rc ? NAN : e2e_kernel_ms(p, repeat), copy = rc ? NAN : e2e_copy_ms(ctx, be, c, pin, buf, s, repeat);
     static const char *const modes[4] = {"pageable", "pinned", "device", "device-graph"};
     gpuir_run_desc rd;
@@ -2904,7 +2904,7 @@ static int e2e_program(gpuir_ctx *ctx, e2e_case *c, int repeat, bool check_ref) 
                             : mode == 0 && !check_ref ? "the reference for the other modes"
                             : gpuir_array_compare(ctx, &got, &want, 1e-4, 1e-4) == GPUIR_OK ? "matches"
                             : "WRONG";
-        if (!strcmp(verdict, "WRONG")) { fprintf(stderr, "%s\n", gpuir_ctx_error(ctx)); gpuir_ctx_clear_error(ctx); rc = 1; }
+        if (!strcmp(verdict, "WRONG")) { cli_err("%s\n", gpuir_ctx_error(ctx)); gpuir_ctx_clear_error(ctx); rc = 1; }
         uint64_t h2d = mode == 3 ? 0 : (s1.h2d_bytes - s0.h2d_bytes) / runs, d2h = mode == 3 ? 0 : (s1.d2h_bytes - s0.d2h_bytes) / runs;
         printf("  %-8s %-12s %10.3f ms  kernels %9.3f ms  x%7.3f  pinned-copy bound %9.3f ms (%5.1f %%)  "
                "%llu B in, %llu B out per run: %s\n", c->name, modes[mode], ms, kernel, ms / kernel, copy + kernel,
@@ -3046,7 +3046,7 @@ static gpuir_program *attention_program(gpuir_ctx *ctx, const char *text, bool u
         gpuir_module_run_passes(m, "decompose,canonicalize,split-k,stage-matmul,fuse,bufferize,outline,place,configure,"
                                    "plan-shared-memory", NULL);
     gpuir_program *p = gpuir_ctx_result(ctx) ? NULL : gpuir_program_make(m, &d);
-    if (!p) fprintf(stderr, "gpuir-bench attention: %s\n", gpuir_ctx_error(ctx));
+    if (!p) cli_err("gpuir-bench attention: %s\n", gpuir_ctx_error(ctx));
     return p;
 }
 
@@ -3156,7 +3156,7 @@ static int bench_attention(int argc, char **argv) {
         if (c == B_HEAD_DIM && cli_int(T, "--head-dim", optarg, 1, 256, &hd)) continue;
         if (c == B_KV_HEADS && cli_int(T, "--kv-heads", optarg, 1, 16, &kv)) {
             if (16 % kv == 0) continue;
-            fprintf(stderr, "%s: --kv-heads=%lld does not divide the 16 query heads (1, 2, 4, 8 or 16)\n", T, kv);
+            cli_err("%s: --kv-heads=%lld does not divide the 16 query heads (1, 2, 4, 8 or 16)\n", T, kv);
             return 2;
         }
         if (c == B_DTYPE && (strcmp(optarg, "bf16") == 0 || strcmp(optarg, "f16") == 0 || strcmp(optarg, "f32") == 0)) {
@@ -3173,11 +3173,11 @@ static int bench_attention(int argc, char **argv) {
     }
     if (optind <= argc) return sub_end(-1, argc, argv, T, NULL, flags, nf);
     if (strcmp(dt, "f32") != 0 && hd % 8) {
-        fprintf(stderr, "%s: --head-dim=%lld: the %s kernel takes multiples of 8 up to 256 (f32: 1 to 256)\n", T, hd, dt);
+        cli_err("%s: --head-dim=%lld: the %s kernel takes multiples of 8 up to 256 (f32: 1 to 256)\n", T, hd, dt);
         return 2;
     }
     if (bshd && kv != 16) {
-        fprintf(stderr, "%s: --layout=bshd takes no --kv-heads (its k and v have q's 16 heads)\n", T);
+        cli_err("%s: --layout=bshd takes no --kv-heads (its k and v have q's 16 heads)\n", T);
         return 2;
     }
     gpuir_ctx *ctx = gpuir_ctx_make(NULL);
@@ -3222,7 +3222,7 @@ static int run_subcommand(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "attention") == 0) return bench_attention(argc - 2, argv + 2);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return usage(stdout, 0);
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) return cli_version("gpuir-bench");
-    if (argc >= 2) fprintf(stderr, "gpuir-bench: unknown subcommand '%s'\n", argv[1]);
+    if (argc >= 2) cli_err("gpuir-bench: unknown subcommand '%s'\n", argv[1]);
     return usage(stderr, 2);
 }
 

@@ -67,8 +67,8 @@ static const cli_flag flags[] = {
 static const char usage_line[] = "usage: gpuir-opt [options] FILE   (FILE may be - for standard input)";
 
 static int usage(const char *why) {
-    if (why) fprintf(stderr, "gpuir-opt: %s\n", why);
-    fprintf(stderr, "%s\n(gpuir-opt --help lists the options)\n", usage_line);
+    if (why) cli_err("gpuir-opt: %s\n", why);
+    cli_err("%s\n(gpuir-opt --help lists the options)\n", usage_line);
     return 2;
 }
 
@@ -84,7 +84,7 @@ static bool count_option(const char *name, const char *text, const char *wants, 
     errno = 0;
     long n = strtol(text, &end, 10);
     if (*text && *end == '\0' && errno == 0 && n >= 1 && n <= 100000) { *out = (int)n; return true; }
-    fprintf(stderr, "gpuir-opt: %s wants %s, not '%s'\n", name, wants, text);
+    cli_err("gpuir-opt: %s wants %s, not '%s'\n", name, wants, text);
     return false;
 }
 
@@ -93,7 +93,7 @@ static bool known_pass(const char *flag, const char *name) {
     if (strcmp(name, "*") == 0) return true;
     for (size_t i = 0; i < gpuir_pass_count(); i++)
         if (strcmp(gpuir_pass_name(i), name) == 0) return true;
-    fprintf(stderr, "gpuir-opt: %s: there is no pass '%s' (gpuir-opt --list-passes lists them)\n", flag, name);
+    cli_err("gpuir-opt: %s: there is no pass '%s' (gpuir-opt --list-passes lists them)\n", flag, name);
     return false;
 }
 
@@ -129,7 +129,7 @@ static int parse_args(int argc, char **argv, opt_args *a, bool *done) {
         case O_TARGET:
             if (strncmp(optarg, "sm_", 3) != 0 || !count_option("--target", optarg + 3, "sm_XX (e.g. sm_90)", &a->target.sm)) {
                 if (strncmp(optarg, "sm_", 3) != 0)
-                    fprintf(stderr, "gpuir-opt: --target wants sm_XX (e.g. sm_90), not '%s'\n", optarg);
+                    cli_err("gpuir-opt: --target wants sm_XX (e.g. sm_90), not '%s'\n", optarg);
                 return 2;
             }
             break;
@@ -164,8 +164,8 @@ static bool run_chunk(const char *text, size_t len, uint32_t first_line, const c
         gpuir_module_run_passes(m, GPUIR_DEFAULT_PIPELINE, &a->pass_desc) != GPUIR_OK)
         m = NULL;
     if (m && cuda && gpuir__module_is_tensor_level(m)) {
-        fprintf(stderr, "%s: error: --emit=cuda needs a lowered module: these passes leave it at the tensor "
-                        "level (add --lower)\n", name);
+        cli_err("%s: error: --emit=cuda needs a lowered module: these passes leave it at the tensor "
+                "level (add --lower)\n", name);
         gpuir_ctx_destroy(ctx);
         return false;
     }
@@ -175,7 +175,7 @@ static bool run_chunk(const char *text, size_t len, uint32_t first_line, const c
         gpuir_module *again = gpuir_module_parse(ctx, printed, strlen(printed), "<printed>");
         char *second = again ? gpuir_module_print(again) : NULL;
         ok = second && strcmp(second, printed) == 0;
-        if (second && !ok) fprintf(stderr, "%s: error: print -> parse -> print is not a fixed point\n", name);
+        if (second && !ok) cli_err("%s: error: print -> parse -> print is not a fixed point\n", name);
         gpuir_free(second);
     }
     if (ok && a->emit && strcmp(a->emit, "placement") == 0) fputs(gpuir_module_placement_report(m), out);
@@ -190,7 +190,7 @@ static bool run_chunk(const char *text, size_t len, uint32_t first_line, const c
         ok = cuda != NULL;
         gpuir_free(cuda);
     } else if (ok) fputs(printed, out);
-    if (!ok && ctx && gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
+    if (!ok && ctx && gpuir_ctx_result(ctx) != GPUIR_OK) cli_err("%s\n", gpuir_ctx_error(ctx));
     gpuir_free(printed);
     gpuir_ctx_destroy(ctx);
     return ok;
@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
     char *text = cli_read_text("gpuir-opt", a.input, &len);
     if (!text) return 1;
     FILE *out = a.output ? fopen(a.output, "w") : stdout;
-    if (!out) { fprintf(stderr, "gpuir-opt: cannot create '%s'\n", a.output); free(text); return 1; }
+    if (!out) { cli_err("gpuir-opt: cannot create '%s'\n", a.output); free(text); return 1; }
     const char *name = strcmp(a.input, "-") == 0 ? "<stdin>" : a.input;
     bool ok = a.split ? run_split(text, len, name, &a, out) : run_chunk(text, len, 1, name, &a, out);
     ok &= cli_close_output("gpuir-opt", out, a.output);

@@ -10,7 +10,8 @@
               NumPy's default f64 and bool are converted to the parameter's
               dtype), or inline as iree-run-module writes them:
               --input=2x3xf32=1,2,3,4,5,6 (commas or spaces; one value fills
-              the whole shape; a scalar is f32=1.5)
+              the whole shape; a scalar is f32=1.5); text that looks
+              inline and is no file is refused saying what is wrong
    --global   NAME=@w.npy binds a global; a global left unbound is an error
               unless --random-globals gives it random data
    --dynamic  random inputs get N for every dynamic dim (`?`) of their type
@@ -34,11 +35,16 @@
    a function may have as many parameters and results as the library takes. */
 #include "../gpuir.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+/* The largest input, result or global (the context's max_tensor_bytes,
+   gpuir's default, here so that --input's messages can say it). */
+#define RUN_MAX_TENSOR_BYTES ((uint64_t)1 << 34)
 
 typedef struct arg_list { const char **v; int n; } arg_list;    /* grows as flags come */
 
@@ -82,8 +88,8 @@ static const cli_flag flags[] = {
 static const char usage_line[] = "usage: gpuir-run [options] FILE   (FILE may be - for standard input)";
 
 static int usage(const char *why) {
-    if (why) fprintf(stderr, "gpuir-run: %s\n", why);
-    fprintf(stderr, "%s\n(gpuir-run --help lists the options)\n", usage_line);
+    if (why) cli_err("gpuir-run: %s\n", why);
+    cli_err("%s\n(gpuir-run --help lists the options)\n", usage_line);
     return 2;
 }
 
@@ -172,7 +178,7 @@ static gpuir_result random_array(gpuir_ctx *ctx, gpuir_type t, long long dynamic
                                  const char *what, gpuir_array *out) {
     char buf[128];
     if (!is_static(t) && dynamic < 0) {
-        fprintf(stderr, "gpuir-run: %s has the dynamic type %s: give it with --input or --dynamic=N\n", what,
+        cli_err("gpuir-run: %s has the dynamic type %s: give it with --input or --dynamic=N\n", what,
                 gpuir_type_str(t, buf, sizeof buf));
         return GPUIR_ERR_INVALID_ARGUMENT;
     }
@@ -181,7 +187,7 @@ static gpuir_result random_array(gpuir_ctx *ctx, gpuir_type t, long long dynamic
         if (t.dims[i] == GPUIR_DYN) t.dims[i] = dynamic;
     gpuir_result r = gpuir_array_alloc(ctx, out, t.dtype, t.rank, t.dims);
     if (r == GPUIR_OK) gpuir_array_fill_random(out, seed);
-    else fprintf(stderr, "gpuir-run: %s (%s, each ? %lld) cannot be made:\n", what, buf, dynamic);
+    else cli_err("gpuir-run: %s (%s, each ? %lld) cannot be made:\n", what, buf, dynamic);
     return r;
 }
 
@@ -198,7 +204,7 @@ static gpuir_result bind_globals(gpuir_ctx *ctx, gpuir_module *m, const run_args
         const char *spec = a->globals.v[i], *eq = strchr(spec, '=');
         size_t n = eq ? (size_t)(eq - spec) : 0;
         if (!eq || n == 0 || n >= GPUIR_MAX_NAME) {
-            fprintf(stderr, "gpuir-run: --global wants NAME=@file.npy, got '%s'\n", spec);
+            cli_err("gpuir-run: --global wants NAME=@file.npy, got '%s'\n", spec);
             return GPUIR_ERR_INVALID_ARGUMENT;
         }
         char name[GPUIR_MAX_NAME];
@@ -206,11 +212,12 @@ static gpuir_result bind_globals(gpuir_ctx *ctx, gpuir_module *m, const run_args
         name[n] = '\0';
         long g = find_global(m, name);
         if (g < 0) {
-            fprintf(stderr, "gpuir-run: --global: the module has no global @%s\n", name[0] == '@' ? name + 1 : name);
+            cli_err("gpuir-run: --global: the module has no global @%s\n", name[0] == '@' ? name + 1 : name);
             return GPUIR_ERR_INVALID_ARGUMENT;
         }
         gpuir_array w;
         gpuir_result r = gpuir_npy_read_as(ctx, at_path(eq + 1), gpuir_module_global_type(m, (size_t)g).dtype, &w);
+        if (r) cli_err("gpuir-run: --global=%s: the .npy file '%s' cannot be used:\n", spec, at_path(eq + 1));
         if (r == GPUIR_OK) r = gpuir_module_bind_global(m, gpuir_module_global_name(m, (size_t)g), &w);
         gpuir_array_release(&w);
         if (r) return r;
@@ -225,8 +232,8 @@ static gpuir_result bind_random_globals(gpuir_ctx *ctx, gpuir_module *m, const r
         if (gpuir_module_global_bound(m, i)) continue;
         const char *name = gpuir_module_global_name(m, i);
         if (!a->random_globals) {
-            fprintf(stderr, "gpuir-run: global @%s is not bound: give it with --global=%s=@file.npy, or "
-                            "--random-globals for random data\n", name, name);
+            cli_err("gpuir-run: global @%s is not bound: give it with --global=%s=@file.npy, or "
+                    "--random-globals for random data\n", name, name);
             return GPUIR_ERR_INVALID_ARGUMENT;
         }
         char what[GPUIR_MAX_NAME + 16];
@@ -302,50 +309,123 @@ static const char *pick_function(gpuir_module *m, const run_args *a) {
         only = gpuir_func_name(m, f);
     }
     if (hosts == 1) return only;
-    fprintf(stderr, "gpuir-run: the module has %zu host functions: choose one with --function=NAME\n",
+    cli_err("gpuir-run: the module has %zu host functions: choose one with --function=NAME\n",
             hosts);
     return NULL;
 }
 
+/* The dtypes an input may have. */
+static const gpuir_dtype input_dtypes[] = {GPUIR_F32, GPUIR_F16, GPUIR_BF16, GPUIR_I32, GPUIR_I64};
+#define N_INPUT_DTYPES (sizeof input_dtypes / sizeof input_dtypes[0])
+
 /* The dtype named by text[0..n), or 0. */
 static gpuir_dtype dtype_named(const char *text, size_t n) {
-    static const gpuir_dtype all[] = {GPUIR_F32, GPUIR_F16, GPUIR_BF16, GPUIR_I32, GPUIR_I64};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        const char *name = gpuir_dtype_name(all[i]);
-        if (strlen(name) == n && memcmp(name, text, n) == 0) return all[i];
+    for (size_t i = 0; i < N_INPUT_DTYPES; i++) {
+        const char *name = gpuir_dtype_name(input_dtypes[i]);
+        if (strlen(name) == n && memcmp(name, text, n) == 0) return input_dtypes[i];
     }
     return GPUIR_DTYPE_INVALID;
 }
 
-/* Whether spec is inline, as iree-run-module writes it: [DxDx...]DTYPE=... */
+/* The type part of an inline input, before the '=' (or the end): the dtype
+   is what follows the last 'x' ("2x3xf32": "f32"). */
+static const char *type_end(const char *spec) {
+    const char *eq = strchr(spec, '=');
+    return eq ? eq : spec + strlen(spec);
+}
+
+static const char *dtype_start(const char *spec) {
+    const char *p = type_end(spec);
+    while (p > spec && p[-1] != 'x') p--;
+    return p;
+}
+
+/* Whether spec is inline, as iree-run-module writes it, [DxDx...]DTYPE=...,
+   rather than a .npy file (@path, or a path that exists). Text that is no
+   file and only looks inline (an unknown dtype: 4xf99=1; no '=values':
+   4xf32) counts as inline too, so that inline_type says what is wrong
+   with it: it was read as a file name, "cannot read the file". */
 static bool is_inline(const char *spec) {
-    const char *eq = strchr(spec, '='), *last = spec;
-    if (!eq || spec[0] == '@') return false;
-    for (const char *p = spec; p < eq; p++)
-        if (*p == 'x') last = p + 1;
-    return dtype_named(last, (size_t)(eq - last)) != GPUIR_DTYPE_INVALID;
+    if (spec[0] == '@') return false;
+    const char *eq = strchr(spec, '='), *dt = dtype_start(spec), *end = type_end(spec);
+    bool known = dtype_named(dt, (size_t)(end - dt)) != GPUIR_DTYPE_INVALID;
+    struct stat st;
+    if (known && eq) return true;
+    if (stat(spec, &st) == 0) return false;
+    if (eq || known) return true;
+    if (dt == spec || dt == end || !isalpha((unsigned char)*dt)) return false;   /* DxDx...xNAME, else a file */
+    for (const char *p = spec; p < dt; p++)
+        if (!isdigit((unsigned char)*p) && *p != 'x') return false;
+    for (const char *p = dt; p < end; p++)
+        if (!isalnum((unsigned char)*p)) return false;
+    return true;
+}
+
+/* Whether an inline input's dtype is known and the '=values' there; else
+   a message saying which is wrong (and the dtypes there are). */
+static bool inline_dtype(const char *spec, const char *what, gpuir_dtype *dtype) {
+    const char *dt = dtype_start(spec), *end = type_end(spec);
+    char names[64] = "";
+    *dtype = dtype_named(dt, (size_t)(end - dt));
+    for (size_t i = 0; i < N_INPUT_DTYPES; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                 gpuir_dtype_name(input_dtypes[i]));
+    if (*dtype == GPUIR_DTYPE_INVALID && dt == end)
+        cli_err("gpuir-run: %s: no dtype in '%s' (%s; e.g. 4xf32=1,2,3,4)\n", what, spec, names);
+    else if (*dtype == GPUIR_DTYPE_INVALID)
+        cli_err("gpuir-run: %s: unknown dtype '%.*s' in '%s' (the dtypes: %s)\n", what, (int)(end - dt), dt, spec,
+                names);
+    else if (!*end)
+        cli_err("gpuir-run: %s: '%s' has no '=values' (inline: %s=1,2,...; a file: @x.npy)\n", what, spec, spec);
+    return *dtype != GPUIR_DTYPE_INVALID && *end;
+}
+
+/* The shape before the dtype: "2x3x" -> {2, 3}; false with a message (too
+   many dimensions, one that is not a count or is past int64, or more
+   elements than an input of the dtype may hold: max_elements; a dimension
+   past that is fine in an empty shape, 9223372036854775807x0). */
+static bool inline_dims(const char *spec, const char *what, int64_t max_elements, int *rank, int64_t *dims) {
+    const char *dt = dtype_start(spec);
+    int n = 0;
+    for (const char *p = spec; p < dt; p++) n += *p == 'x';
+    if (n > GPUIR_MAX_RANK) {
+        cli_err("gpuir-run: %s: too many dimensions: %d > %d (in '%s')\n", what, n, GPUIR_MAX_RANK, spec);
+        return false;
+    }
+    int64_t elements = 1;
+    *rank = 0;
+    for (const char *p = spec; p < dt;) {
+        const char *x = strchr(p, 'x');
+        char *end;
+        errno = 0;
+        long long d = isdigit((unsigned char)*p) ? strtoll(p, &end, 10) : -1;
+        if (d < 0 || end != x) {
+            cli_err("gpuir-run: %s: '%.*s' is not a dimension (a count: 0, 1, 2, ...) (in '%s')\n", what,
+                    (int)(x - p), p, spec);
+            return false;
+        }
+        if (errno == ERANGE) {
+            cli_err("gpuir-run: %s: dimension %.*s is too large: past 2^63 - 1, and an input holds at most %lld "
+                    "elements (in '%s')\n", what, (int)(x - p), p, (long long)max_elements, spec);
+            return false;
+        }
+        elements = d && elements > max_elements / d ? max_elements + 1 : elements * d;
+        dims[(*rank)++] = d;
+        p = x + 1;
+    }
+    if (elements > max_elements) {
+        cli_err("gpuir-run: %s: the shape %.*s has too many elements: the limit is %lld (in '%s')\n", what,
+                (int)(dt - spec - 1), spec, (long long)max_elements, spec);
+        return false;
+    }
+    return true;
 }
 
 /* The shape and dtype before the '=': "2x3xf32"; false with a message. */
 static bool inline_type(const char *spec, const char *what, gpuir_dtype *dtype, int *rank, int64_t *dims) {
-    const char *eq = strchr(spec, '='), *p = spec;
-    *rank = 0;
-    while (p < eq) {
-        const char *x = p;
-        while (x < eq && *x != 'x') x++;
-        if (x == eq) { *dtype = dtype_named(p, (size_t)(eq - p)); return true; }
-        char *end;
-        errno = 0;
-        long long d = strtoll(p, &end, 10);
-        if (end != x || p == x || *p < '0' || *p > '9' || errno == ERANGE || *rank == GPUIR_MAX_RANK) {
-            fprintf(stderr, "gpuir-run: %s: '%.*s' is not a dimension of at most %d (in '%s')\n", what,
-                    (int)(x - p), p, GPUIR_MAX_RANK, spec);
-            return false;
-        }
-        dims[(*rank)++] = d;
-        p = x + 1;
-    }
-    return false;
+    if (!inline_dtype(spec, what, dtype)) return false;
+    int64_t max_elements = (int64_t)(RUN_MAX_TENSOR_BYTES / gpuir_dtype_size(*dtype));
+    return inline_dims(spec, what, max_elements, rank, dims);
 }
 
 /* An inline input "2x3xf32=1,2,3,4,5,6" (commas or spaces, brackets
@@ -368,11 +448,11 @@ static gpuir_result inline_array(gpuir_ctx *ctx, const char *spec, const char *w
         long long iv = ints ? strtoll(p, &end, 10) : 0;
         double v = ints ? 0 : strtod(p, &end);
         if (end == p || (*end && !strchr(", []\t", *end))) {
-            fprintf(stderr, "gpuir-run: %s: '%s' is not a list of %s numbers\n", what, spec, gpuir_dtype_name(dt));
+            cli_err("gpuir-run: %s: '%s' is not a list of %s numbers\n", what, spec, gpuir_dtype_name(dt));
             return GPUIR_ERR_INVALID_ARGUMENT;
         }
         if (ints && (errno == ERANGE || (gpuir_dtype_size(dt) == 4 && (iv < INT32_MIN || iv > INT32_MAX)))) {
-            fprintf(stderr, "gpuir-run: %s: %.*s is out of %s's range (in '%s')\n", what, (int)(end - p), p,
+            cli_err("gpuir-run: %s: %.*s is out of %s's range (in '%s')\n", what, (int)(end - p), p,
                     gpuir_dtype_name(dt), spec);
             return GPUIR_ERR_INVALID_ARGUMENT;
         }
@@ -391,7 +471,7 @@ static gpuir_result inline_array(gpuir_ctx *ctx, const char *spec, const char *w
     if (got == 1)
         for (size_t k = 1; k < count; k++) memcpy((char *)out->data + k * size, out->data, size);
     if (got != count && !(got == 1 && count > 0)) {
-        fprintf(stderr, "gpuir-run: %s: '%s' gives %zu values for %zu elements\n", what, spec, got, count);
+        cli_err("gpuir-run: %s: '%s' gives %zu values for %zu elements\n", what, spec, got, count);
         return GPUIR_ERR_INVALID_ARGUMENT;
     }
     return GPUIR_OK;
@@ -401,7 +481,7 @@ static gpuir_result load_inputs(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, c
                                 gpuir_array *in) {
     size_t n = gpuir_func_param_count(m, f);
     if (a->inputs.n && (size_t)a->inputs.n != n) {
-        fprintf(stderr, "gpuir-run: @%s takes %zu inputs, %d given\n", gpuir_func_name(m, f), n, a->inputs.n);
+        cli_err("gpuir-run: @%s takes %zu inputs, %d given\n", gpuir_func_name(m, f), n, a->inputs.n);
         return GPUIR_ERR_INVALID_ARGUMENT;
     }
     for (size_t i = 0; i < n; i++) {
@@ -409,9 +489,11 @@ static gpuir_result load_inputs(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, c
         snprintf(what, sizeof what, "input #%zu", i);
         gpuir_type t = gpuir_func_param_type(m, f, i);
         const char *spec = a->inputs.n ? a->inputs.v[i] : NULL;
+        bool file = spec && !is_inline(spec);
         gpuir_result r = !spec ? random_array(ctx, t, a->dynamic, a->seed + i, what, &in[i])
-                         : is_inline(spec) ? inline_array(ctx, spec, what, &in[i])
-                                           : gpuir_npy_read_as(ctx, at_path(spec), t.dtype, &in[i]);
+                         : !file ? inline_array(ctx, spec, what, &in[i])
+                                 : gpuir_npy_read_as(ctx, at_path(spec), t.dtype, &in[i]);
+        if (r && file) cli_err("gpuir-run: %s: the .npy file '%s' cannot be used:\n", what, at_path(spec));
         if (r) return r;
     }
     return GPUIR_OK;
@@ -422,7 +504,7 @@ static gpuir_result load_inputs(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, c
    before the run: an --output past the last result was never written. */
 static bool fits_results(const arg_list *list, const char *flag, const char *fname, size_t n_out) {
     if ((size_t)list->n <= n_out) return true;
-    fprintf(stderr, "gpuir-run: %d %s flags for %zu result%s of @%s\n", list->n, flag, n_out, n_out == 1 ? "" : "s",
+    cli_err("gpuir-run: %d %s flags for %zu result%s of @%s\n", list->n, flag, n_out, n_out == 1 ? "" : "s",
             fname);
     return false;
 }
@@ -502,11 +584,11 @@ static gpuir_result run(gpuir_ctx *ctx, gpuir_module *m, const char *func, const
     gpuir_program *p = r ? NULL : gpuir_program_make(m, &desc);
     if (!r && !p) r = gpuir_ctx_result(ctx);
     if (p && b == GPUIR_BACKEND_AUTO && *gpuir_program_why_not_cuda(p))
-        fprintf(stderr, "gpuir-run: running on the emulator: %s\n", gpuir_program_why_not_cuda(p));
+        cli_err("gpuir-run: running on the emulator: %s\n", gpuir_program_why_not_cuda(p));
     if (p && a->dump_cuda) {
         FILE *f = fopen(a->dump_cuda, "w");
         if (!f || fputs(gpuir_program_source(p), f) < 0) {
-            fprintf(stderr, "gpuir-run: cannot write '%s'\n", a->dump_cuda);
+            cli_err("gpuir-run: cannot write '%s'\n", a->dump_cuda);
             r = GPUIR_ERR_IO;
         }
         if (f) fclose(f);
@@ -565,7 +647,10 @@ int main(int argc, char **argv) {
     bool done;
     int bad = parse_args(argc, argv, &a, &done);
     if (bad || done) { free_args(&a); return bad; }
-    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    gpuir_ctx_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.max_tensor_bytes = RUN_MAX_TENSOR_BYTES;
+    gpuir_ctx *ctx = gpuir_ctx_make(&desc);
     if (!ctx) { free_args(&a); return 1; }
     gpuir_result r = GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_module *m = read_module(ctx, a.file);
@@ -577,9 +662,9 @@ int main(int argc, char **argv) {
     const char *fname = m ? pick_function(m, &a) : NULL;
     gpuir_func f = {0};
     if (fname) f = gpuir_module_find_func(m, fname);
-    if (fname && !f.id) fprintf(stderr, "gpuir-run: no function named @%s\n", fname);
+    if (fname && !f.id) cli_err("gpuir-run: no function named @%s\n", fname);
     if (fname && f.id) r = run_function(ctx, m, fname, f, &a);
-    if (gpuir_ctx_result(ctx) != GPUIR_OK) fprintf(stderr, "%s\n", gpuir_ctx_error(ctx));
+    if (gpuir_ctx_result(ctx) != GPUIR_OK) cli_err("%s\n", gpuir_ctx_error(ctx));
     gpuir_ctx_destroy(ctx);
     free_args(&a);
     bool written = cli_close_output("gpuir-run", stdout, NULL);

@@ -987,6 +987,21 @@ TEST(the_log_hears_the_first_error_once) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A message quotes the file name and the source line with each control
+   byte written \xNN (ESC ] 0 ; title BEL and ESC [ 31 m reached the
+   terminal), the log callback hears the same text, and a UTF-8 letter is
+   kept. */
+TEST(parse_error_escapes_control_bytes) {
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.log = log_fn});
+    CHECK(parse_as(ctx, "func.func @f\x1b]0;title\x07\x1b[31m(", "e\x1b[2J\xc3\xa9.gir") == NULL);
+    const char *msg = gpuir_ctx_error(ctx);
+    CHECK_MSG(ctx, "e\\x1b[2J\xc3\xa9.gir:1:13: error: expected '(', found byte 0x1b\n"
+                   "func.func @f\\x1b]0;title\\x07\\x1b[31m(\n            ^");
+    for (const char *p = msg; *p; p++) CHECK(*p == '\n' || (unsigned char)*p >= 0x20);
+    CHECK(strcmp(log_last, msg) == 0);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* A failed parse leaves nothing behind: no module in the context, no leak
    (the sanitized build checks the latter at exit). */
 TEST(failed_parses_leave_nothing_behind) {
@@ -1046,6 +1061,7 @@ int main(void) {
     RUN(compare_refuses_invalid_arrays);
     RUN(sticky_errors_stop_every_call_until_cleared);
     RUN(the_log_hears_the_first_error_once);
+    RUN(parse_error_escapes_control_bytes);
     RUN(failed_parses_leave_nothing_behind);
     return CHECK_EXIT();
 }
