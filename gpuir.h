@@ -621,9 +621,11 @@ GPUIRDEF const char *gpuir_pass_summary(size_t index);
 /* ---- .npy files (f32, f16, i32, i64; C order; little-endian) ----------- */
 GPUIRDEF gpuir_result gpuir_npy_read(gpuir_ctx *ctx, const char *path, gpuir_array *out);
 /* The same, converted to `dtype` (0: the file's own): NumPy's default `<f8`
-   to a float dtype, `|b1` (bool) to any as 0 and 1; other dtypes must
-   match. Errors name the file; only a regular file is read, and its size
-   must be what its header says before its data is read. */
+   to a float dtype (a finite value past the dtype's range, 1e300 to f32 or
+   70000 to f16, is an error naming the element; inf and nan are kept),
+   `|b1` (bool) to any as 0 and 1; other dtypes must match. Errors name
+   the file; only a regular file is read, and its size must be what its
+   header says before its data is read. */
 GPUIRDEF gpuir_result gpuir_npy_read_as(gpuir_ctx *ctx, const char *path, gpuir_dtype dtype,
                                         gpuir_array *out);
 GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
@@ -5913,6 +5915,18 @@ static int64_t gpuir__f64_to_int(double v, gpuir_dtype dt) {
     return (int64_t)v;
 }
 
+/* The largest finite values of the float dtypes. */
+#define GPUIR__F32_MAX 3.4028234663852886e38
+#define GPUIR__F16_MAX 65504.0
+#define GPUIR__BF16_MAX 3.3895313892515355e38
+
+/* The largest finite value of a float dtype; 0 for the others. */
+static double gpuir__float_dtype_max(gpuir_dtype dt) {
+    if (dt == GPUIR_F32) return GPUIR__F32_MAX;
+    if (dt == GPUIR_F16) return GPUIR__F16_MAX;
+    return dt == GPUIR_BF16 ? GPUIR__BF16_MAX : 0.0;
+}
+
 GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v) {
     if (!a || !a->data) return;
     unsigned char *p = (unsigned char *)a->data;
@@ -7337,16 +7351,25 @@ typedef struct gpuir__npy_layout {
     size_t elem;                    /* bytes per element in the file */
 } gpuir__npy_layout;
 
+/* The magic (6 bytes), the version (2) and a 1.0 header's length (2). */
+#define GPUIR__NPY_PREAMBLE_V1 10
+
 static gpuir_result gpuir__npy_layout_of(gpuir_ctx *ctx, const unsigned char *b, size_t size,
                                          gpuir__npy_layout *L) {
     memset(L, 0, sizeof *L);
-    if (!b || size < 10 || memcmp(b, "\x93NUMPY", 6) != 0)
+    if (!b || size == 0) return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: empty (no \\x93NUMPY magic)");
+    if (memcmp(b, "\x93NUMPY", size < 6 ? size : 6) != 0)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: missing the \\x93NUMPY magic");
+    if (size < GPUIR__NPY_PREAMBLE_V1)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: truncated: %zu bytes, fewer than the %d of the magic, "
+                           "version and header length", size, GPUIR__NPY_PREAMBLE_V1);
     unsigned major = b[6];
     if (major < 1 || major > 3)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: unsupported version %u.%u", major, b[7]);
-    size_t pre = major == 1 ? 10 : 12;
-    if (size < pre) return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: truncated header");
+    size_t pre = major == 1 ? GPUIR__NPY_PREAMBLE_V1 : GPUIR__NPY_PREAMBLE_V1 + 2;   /* 4 length bytes from 2.0 */
+    if (size < pre)
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: truncated: %zu bytes, fewer than the %zu of the magic, "
+                           "version and header length", size, pre);
     size_t hlen = major == 1 ? (size_t)(b[8] | b[9] << 8) : (size_t)gpuir__le32(b + 8);
     if (hlen > size - pre)
         return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: header of %zu bytes but only %zu follow",
@@ -7377,7 +7400,9 @@ static gpuir_result gpuir__npy_layout_of(gpuir_ctx *ctx, const unsigned char *b,
 }
 
 /* The data of a laid-out file into out, as `want` (0: the file's own
-   dtype; `<f8` to a float dtype and `|b1` to any need one asked for). */
+   dtype; `<f8` to a float dtype and `|b1` to any need one asked for). A
+   finite `<f8` value that the dtype cannot hold (1e300 as f32, 70000 as
+   f16) is an error naming the element: it became inf. */
 static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *L,
                                        const unsigned char *data,
                                        gpuir_dtype want, gpuir_array *out) {
@@ -7400,6 +7425,12 @@ static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *
         double v;
         memcpy(&v, data + i * 8, 8);
         gpuir_array_set(out, i, v);
+        if (isinf(gpuir_array_get(out, i)) && isfinite(v)) {      /* rounded past the dtype's largest */
+            double max = gpuir__float_dtype_max(dt);
+            gpuir_array_release(out);
+            return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: element %zu, %.9g, is out of %s's range, %.9g to %.9g "
+                               "(inf and nan are read as they are)", i, v, gpuir_dtype_name(dt), -max, max);
+        }
     }
     return GPUIR_OK;
 }

@@ -132,6 +132,24 @@ done
 go $run "$d/f.gir" --input=@"$d/none.npy" --input=3xi32=1
 check "gpuir-run: a .npy file that cannot be read names the input" \
     eval '[ $rc = 1 ] && has err "^gpuir-run: input #0: the .npy file .*none.npy. cannot be used:" && has err "none.npy: cannot read"'
+for dt in f32 f16 bf16; do
+    printf 'func.func @id(%%x: tensor<4x%s>) -> tensor<4x%s> {\n  return %%x : tensor<4x%s>\n}\n' $dt $dt $dt > "$d/$dt.gir"
+done
+for case in f32:1e400:"-3.40282347e+38 to 3.40282347e+38" f32:-1e40:"-3.40282347e+38 to 3.40282347e+38" \
+            f16:70000:"-65504 to 65504" f16:-1e6:"-65504 to 65504" bf16:3.4e38:"-3.38953139e+38 to 3.38953139e+38"; do
+    IFS=: read -r dt v range <<< "$case"
+    go $run "$d/$dt.gir" --input=4x$dt=1,$v,1e-400,1
+    check "gpuir-run: an inline $dt $v is refused naming the value and the range (it became inf)" \
+        eval '[ $rc = 1 ] && has err "^gpuir-run: input #0: $v is out of $dt.s range, $range (in .4x$dt=1,$v,1e-400,1.)$"'
+done
+go $run "$d/f16.gir" --input=4xf16=inf,-inf,nan,65519
+check "gpuir-run: inf and nan written as such are kept; 65519 rounds to f16's 65504" \
+    eval '[ $rc = 0 ] && has out "^  \[inf, -inf, nan, 65504\]"'
+for case in "1,,3,4:2" ",1,3,4:1" "1,2,3,4,:5" "1, ,3,4:2"; do
+    go $run "$d/f32.gir" "--input=4xf32=${case%:*}"
+    check "gpuir-run --input=4xf32=${case%:*}: names the empty value's position" \
+        eval '[ $rc = 1 ] && has err "^gpuir-run: input #0: an empty value at position ${case##*:} in .4xf32=${case%:*}.$"'
+done
 printf 'func.func @id(%%x: tensor<3xi64>) -> tensor<3xi64> {\n  return %%x : tensor<3xi64>\n}\n' > "$d/i64.gir"
 go $run "$d/i64.gir" --input=3xi64=9007199254740993,-9223372036854775808,9223372036854775807
 check "gpuir-run: i64 inputs and results are exact past 2^53" eval '[ $rc = 0 ] && has out "^  \[9007199254740993, -9223372036854775808, 9223372036854775807\]"'
@@ -205,6 +223,18 @@ npy "$d/after.npy" "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), } ju
     '\001\000\000\000\001\000\000\000\001\000\000\000'
 go $run "$d/i.gir" --input=@"$d/after.npy"
 check "gpuir-run refuses text after the header dict" eval '[ $rc = 1 ] && has err "text after the dict"'
+for dt in f32 f16; do    # 1e300 past f32 and f16, 70000 past f16 only
+    npy "$d/big.npy" "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }        \n" \
+        "$( [ $dt = f32 ] && echo '\000\000\000\000\000\000\360\077\234\165\000\210\074\344\067\176' ||
+            echo '\000\000\000\000\000\000\360\077\000\000\000\000\000\027\361\100')\000\000\000\000\000\000\000\000\000\000\000\000\000\000\360\077"
+    go $run "$d/$dt.gir" --input=@"$d/big.npy"
+    check "gpuir-run: an <f8 value past $dt's range is refused naming the element (it became inf)" \
+        eval '[ $rc = 1 ] && has err "big.npy: .npy: element 1, [0-9e+]*, is out of $dt.s range"'
+done
+printf '\223NUMPY\001\000' > "$d/mv.npy"
+go $run "$d/f32.gir" --input=@"$d/mv.npy"
+check "gpuir-run: a .npy of the magic and version only is truncated (it said the magic was missing)" \
+    eval '[ $rc = 1 ] && has err "mv.npy: .npy: truncated: 8 bytes, fewer than the 10"'
 go timeout 20 $run "$d/i.gir" --input=@/dev/zero
 check "gpuir-run --input=@/dev/zero is refused at once" eval '[ $rc = 1 ] && has err "/dev/zero: not a regular file"'
 mkfifo "$d/fifo"

@@ -428,6 +428,70 @@ static bool inline_type(const char *spec, const char *what, gpuir_dtype *dtype, 
     return inline_dims(spec, what, max_elements, rank, dims);
 }
 
+/* The largest finite value of a float dtype (gpuir.h's GPUIR__F32_MAX and
+   the others, which a tool that does not compile the implementation
+   cannot see); 0 for the others. */
+static double float_max(gpuir_dtype dt) {
+    if (dt == GPUIR_F32) return 3.4028234663852886e38;
+    if (dt == GPUIR_F16) return 65504.0;
+    return dt == GPUIR_BF16 ? 3.3895313892515355e38 : 0.0;
+}
+
+/* Skips the separators before the next value: spaces, tabs, brackets and
+   at most one comma after a value. False, with a message, at a comma with
+   no value before it ("1,,3", ",1"): the value at `position` is empty. */
+static bool skip_separators(const char **p, bool after_value, size_t position, const char *spec, const char *what) {
+    for (; **p == ',' || **p == ' ' || **p == '[' || **p == ']' || **p == '\t'; (*p)++) {
+        if (**p != ',') continue;
+        if (!after_value) {
+            cli_err("gpuir-run: %s: an empty value at position %zu in '%s'\n", what, position, spec);
+            return false;
+        }
+        after_value = false;
+    }
+    if (!**p && !after_value && position > 1) {       /* "1,2," */
+        cli_err("gpuir-run: %s: an empty value at position %zu in '%s'\n", what, position, spec);
+        return false;
+    }
+    return true;
+}
+
+/* Reads one value at *p into element `at` of out (past the end: read and
+   checked only); false with a message where it is no number of the dtype
+   or out of the dtype's range (a finite float that would become inf:
+   1e400 as f32, 70000 as f16; inf and nan written so are kept). */
+static bool read_value(const char **p, gpuir_array *out, size_t at, const char *spec, const char *what) {
+    gpuir_dtype dt = out->dtype;
+    bool ints = !gpuir_dtype_is_float(dt);
+    char *end;
+    errno = 0;
+    long long iv = ints ? strtoll(*p, &end, 10) : 0;
+    double v = ints ? 0 : strtod(*p, &end);
+    if (end == *p || (*end && !strchr(", []\t", *end))) {
+        cli_err("gpuir-run: %s: '%s' is not a list of %s numbers\n", what, spec, gpuir_dtype_name(dt));
+        return false;
+    }
+    size_t size = gpuir_dtype_size(dt), count = gpuir_array_count(out);
+    if (at < count && ints) {                  /* exactly: a double holds an i64 only to 2^53 */
+        int64_t i64 = iv;
+        int32_t i32 = (int32_t)iv;
+        memcpy((char *)out->data + at * size, size == 8 ? (void *)&i64 : (void *)&i32, size);
+    } else if (at < count) {
+        gpuir_array_set(out, at, v);
+    }
+    bool int_range = ints && (errno == ERANGE || (size == 4 && (iv < INT32_MIN || iv > INT32_MAX)));
+    bool float_range = !ints && ((errno == ERANGE && isinf(v)) ||
+                                 (at < count && isinf(gpuir_array_get(out, at)) && isfinite(v)));
+    if (int_range)
+        cli_err("gpuir-run: %s: %.*s is out of %s's range (in '%s')\n", what, (int)(end - *p), *p,
+                gpuir_dtype_name(dt), spec);
+    if (float_range)
+        cli_err("gpuir-run: %s: %.*s is out of %s's range, %.9g to %.9g (in '%s')\n", what, (int)(end - *p), *p,
+                gpuir_dtype_name(dt), -float_max(dt), float_max(dt), spec);
+    *p = end;
+    return !int_range && !float_range;
+}
+
 /* An inline input "2x3xf32=1,2,3,4,5,6" (commas or spaces, brackets
    ignored; one value fills the shape). */
 static gpuir_result inline_array(gpuir_ctx *ctx, const char *spec, const char *what, gpuir_array *out) {
@@ -440,32 +504,10 @@ static gpuir_result inline_array(gpuir_ctx *ctx, const char *spec, const char *w
     size_t count = gpuir_array_count(out), got = 0;
     const char *p = strchr(spec, '=') + 1;
     for (;;) {
-        while (*p == ',' || *p == ' ' || *p == '[' || *p == ']' || *p == '\t') p++;
+        if (!skip_separators(&p, got > 0, got + 1, spec, what)) return GPUIR_ERR_INVALID_ARGUMENT;
         if (!*p) break;
-        char *end;
-        errno = 0;
-        bool ints = !gpuir_dtype_is_float(dt);
-        long long iv = ints ? strtoll(p, &end, 10) : 0;
-        double v = ints ? 0 : strtod(p, &end);
-        if (end == p || (*end && !strchr(", []\t", *end))) {
-            cli_err("gpuir-run: %s: '%s' is not a list of %s numbers\n", what, spec, gpuir_dtype_name(dt));
-            return GPUIR_ERR_INVALID_ARGUMENT;
-        }
-        if (ints && (errno == ERANGE || (gpuir_dtype_size(dt) == 4 && (iv < INT32_MIN || iv > INT32_MAX)))) {
-            cli_err("gpuir-run: %s: %.*s is out of %s's range (in '%s')\n", what, (int)(end - p), p,
-                    gpuir_dtype_name(dt), spec);
-            return GPUIR_ERR_INVALID_ARGUMENT;
-        }
-        size_t size = gpuir_dtype_size(dt);
-        if (got < count && ints) {                 /* exactly: a double holds an i64 only to 2^53 */
-            int64_t i64 = iv;
-            int32_t i32 = (int32_t)iv;
-            memcpy((char *)out->data + got * size, size == 8 ? (void *)&i64 : (void *)&i32, size);
-        } else if (got < count) {
-            gpuir_array_set(out, got, v);
-        }
+        if (!read_value(&p, out, got, spec, what)) return GPUIR_ERR_INVALID_ARGUMENT;
         got++;
-        p = end;
     }
     size_t size = gpuir_dtype_size(dt);
     if (got == 1)

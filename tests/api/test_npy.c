@@ -4,6 +4,7 @@
 #include "../../gpuir.h"
 #include "../check.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -333,13 +334,25 @@ TEST(load_rejects_bad_framing) {
     gpuir_ctx_clear_error(ctx);
     free(b);
 
-    /* too short for even the preamble */
+    /* too short for even the preamble: truncated, not "missing the magic" */
     CHECK_RESULT(ctx, gpuir_npy_load(ctx, "\x93NUMPY\x01", 7, &a), GPUIR_ERR_NPY);
+    CHECK_MSG(ctx, ".npy: truncated: 7 bytes, fewer than the 10");
+    gpuir_ctx_clear_error(ctx);
+    CHECK_RESULT(ctx, gpuir_npy_load(ctx, "\x93NUMPY", 6, &a), GPUIR_ERR_NPY);
+    CHECK_MSG(ctx, ".npy: truncated: 6 bytes");
+    gpuir_ctx_clear_error(ctx);
+    CHECK_RESULT(ctx, gpuir_npy_load(ctx, "\x93NU", 3, &a), GPUIR_ERR_NPY);
+    CHECK_MSG(ctx, ".npy: truncated: 3 bytes");
+    gpuir_ctx_clear_error(ctx);
+    CHECK_RESULT(ctx, gpuir_npy_load(ctx, "\x93nu", 3, &a), GPUIR_ERR_NPY);
+    CHECK_MSG(ctx, ".npy: missing the \\x93NUMPY magic");
     gpuir_ctx_clear_error(ctx);
     CHECK_RESULT(ctx, gpuir_npy_load(ctx, "", 0, &a), GPUIR_ERR_NPY);
+    CHECK_MSG(ctx, ".npy: empty");
     gpuir_ctx_clear_error(ctx);
     /* a 2.0 preamble cut after 11 bytes */
     CHECK_RESULT(ctx, gpuir_npy_load(ctx, "\x93NUMPY\x02\x00\x00\x00\x00", 11, &a), GPUIR_ERR_NPY);
+    CHECK_MSG(ctx, ".npy: truncated: 11 bytes, fewer than the 12");
     gpuir_ctx_clear_error(ctx);
 
     /* versions 4.0 and 0.0 */
@@ -557,6 +570,27 @@ TEST(read_as_converts_f8_and_b1) {
     CHECK_RESULT(ctx, gpuir_npy_read(ctx, f8, &a), GPUIR_ERR_NPY);
     CHECK(strstr(gpuir_ctx_error(ctx), "gpuir_npy_read_as") != NULL);
     gpuir_ctx_clear_error(ctx);
+    /* a finite f64 past the dtype's range is refused, naming the element (it
+       became inf); inf and nan are kept, and 65519 rounds to f16's 65504 */
+    double big[4] = {1.0, -1e300, 1e-300, 70000.0}, edge[4] = {INFINITY, -INFINITY, NAN, 65519.0};
+    write_image(f8, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }\n", big, sizeof big);
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, f8, GPUIR_F32, &a), GPUIR_ERR_NPY);
+    CHECK_MSG(ctx, ".npy: element 1, -1e+300, is out of f32's range, -3.40282347e+38 to 3.40282347e+38");
+    CHECK(a.data == NULL);
+    gpuir_ctx_clear_error(ctx);
+    big[1] = -1e30;
+    write_image(f8, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }\n", big, sizeof big);
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, f8, GPUIR_F32, &a), GPUIR_OK);
+    gpuir_array_release(&a);
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, f8, GPUIR_F16, &a), GPUIR_ERR_NPY);
+    CHECK_MSG(ctx, ".npy: element 1, -1e+30, is out of f16's range, -65504 to 65504");
+    gpuir_ctx_clear_error(ctx);
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, f8, GPUIR_BF16, &a), GPUIR_OK);
+    gpuir_array_release(&a);
+    write_image(f8, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }\n", edge, sizeof edge);
+    CHECK_RESULT(ctx, gpuir_npy_read_as(ctx, f8, GPUIR_F16, &a), GPUIR_OK);
+    CHECK(isinf(gpuir_array_get(&a, 0)) && isnan(gpuir_array_get(&a, 2)) && gpuir_array_get(&a, 3) == 65504.0);
+    gpuir_array_release(&a);
     /* a file of another dtype than asked: both named */
     float f1 = 1;
     write_image(f8, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n", &f1, 4);
