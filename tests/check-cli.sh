@@ -129,6 +129,12 @@ for spec in 1x1x1x1x1x1x1x1x1x3xf32=1:"too many dimensions: 10 > 8" \
     check "gpuir-run --input=${spec%%:*}: says what is wrong (it said 'not a dimension of at most 8', or read a file)" \
         eval '[ $rc = 1 ] && has err "^gpuir-run: input #0: ${spec#*:}" && [ $(wc -l < $d/err) = 1 ]'
 done
+go $run "$d/f.gir" --input=3x2xf32=1 --input=3xi32=1
+check "gpuir-run: an inline input of another shape than its parameter is refused before it is made (2^32 elements took 16 GiB)" \
+    eval '[ $rc = 1 ] && has err "^gpuir-run: input #0: .3x2xf32=1. is tensor<3x2xf32>, the parameter tensor<2x3xf32>$"'
+go $run "$d/f.gir" --input=2x3xf32=1 --input=3xf32=1
+check "gpuir-run: an inline input of another dtype than its parameter is refused before it is made" \
+    eval '[ $rc = 1 ] && has err "^gpuir-run: input #1: .3xf32=1. is tensor<3xf32>, the parameter tensor<3xi32>$"'
 go $run "$d/f.gir" --input=@"$d/none.npy" --input=3xi32=1
 check "gpuir-run: a .npy file that cannot be read names the input" \
     eval '[ $rc = 1 ] && has err "^gpuir-run: input #0: the .npy file .*none.npy. cannot be used:" && has err "none.npy: cannot read"'

@@ -492,13 +492,32 @@ static bool read_value(const char **p, gpuir_array *out, size_t at, const char *
     return !int_range && !float_range;
 }
 
+/* Whether an inline input of dtype dt and shape dims[0, rank) fits the
+   parameter type `param` (a `?` takes any size), as the run will check;
+   else a message naming both. Checked before the array is made: 2^32
+   elements given for a tensor<4xf32> were allocated and filled first
+   (16 GiB and most of a minute). */
+static bool fits_parameter(const char *spec, const char *what, gpuir_dtype dt, int rank, const int64_t *dims,
+                           gpuir_type param) {
+    bool fits = dt == param.dtype && rank == param.rank;
+    for (int d = 0; fits && d < rank; d++) fits = param.dims[d] == GPUIR_DYN || param.dims[d] == dims[d];
+    if (fits) return true;
+    char given[160], wanted[160];
+    gpuir_type_str(gpuir_tensor_type(dt, rank, dims), given, sizeof given);
+    gpuir_type_str(param, wanted, sizeof wanted);
+    cli_err("gpuir-run: %s: '%s' is %s, the parameter %s\n", what, spec, given, wanted);
+    return false;
+}
+
 /* An inline input "2x3xf32=1,2,3,4,5,6" (commas or spaces, brackets
-   ignored; one value fills the shape). */
-static gpuir_result inline_array(gpuir_ctx *ctx, const char *spec, const char *what, gpuir_array *out) {
+   ignored; one value fills the shape) for a parameter of type `param`. */
+static gpuir_result inline_array(gpuir_ctx *ctx, const char *spec, const char *what, gpuir_type param,
+                                 gpuir_array *out) {
     gpuir_dtype dt;
     int rank;
     int64_t dims[GPUIR_MAX_RANK];
-    if (!inline_type(spec, what, &dt, &rank, dims)) return GPUIR_ERR_INVALID_ARGUMENT;
+    if (!inline_type(spec, what, &dt, &rank, dims) || !fits_parameter(spec, what, dt, rank, dims, param))
+        return GPUIR_ERR_INVALID_ARGUMENT;
     gpuir_result r = gpuir_array_alloc(ctx, out, dt, rank, dims);
     if (r) return r;
     size_t count = gpuir_array_count(out), got = 0;
@@ -533,7 +552,7 @@ static gpuir_result load_inputs(gpuir_ctx *ctx, gpuir_module *m, gpuir_func f, c
         const char *spec = a->inputs.n ? a->inputs.v[i] : NULL;
         bool file = spec && !is_inline(spec);
         gpuir_result r = !spec ? random_array(ctx, t, a->dynamic, a->seed + i, what, &in[i])
-                         : !file ? inline_array(ctx, spec, what, &in[i])
+                         : !file ? inline_array(ctx, spec, what, t, &in[i])
                                  : gpuir_npy_read_as(ctx, at_path(spec), t.dtype, &in[i]);
         if (r && file) cli_err("gpuir-run: %s: the .npy file '%s' cannot be used:\n", what, at_path(spec));
         if (r) return r;
