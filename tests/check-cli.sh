@@ -2,9 +2,11 @@
 # The tools' command lines (gpuir-opt, gpuir-run, gpuir-bench): --help (a
 # line per flag, stdout, status 0), --version (the header's), unknown flags
 # named (status 2), numbers checked whole, a parse error's source line and
-# caret, unknown pass names, --emit=cuda without --lower, unbound globals,
-# inline inputs, .npy inputs (f64 and bool converted; devices, FIFOs and
-# malformed headers refused) and functions of more than 64 parameters.
+# caret (control bytes escaped), unknown pass names, --emit=cuda without
+# --lower, unbound globals, inline inputs (each fault named: rank, dims,
+# dtype, values, range, type), .npy inputs (f64 and bool converted, in
+# range; devices, FIFOs and malformed headers refused), no more --output
+# than results, and functions of more than 64 parameters.
 # Prints PASS/FAIL lines. TOOLS=dir picks the binaries (default tools).
 cd "$(dirname "$0")/.." || exit 1
 T=${TOOLS:-tools}
