@@ -3132,25 +3132,6 @@ static double gpuir__round_to_dtype(double x, gpuir_dtype dt) {
     return gpuir__bf16_to_f64(gpuir__f64_to_bf16(x));
 }
 
-/* A literal the text writes for float dtype dt must be finite there where
-   it is written finite: the parser's check (a pass or a builder's
-   constant, a computed value, rounds to infinity as arithmetic does). */
-static void gpuir__print_float(gpuir__str *s, double v);
-
-static gpuir_result gpuir__literal_fits(gpuir_ctx *ctx, double written, gpuir_dtype dt) {
-    if (!gpuir_dtype_is_float(dt) || isinf(written) || !isinf(gpuir__round_to_dtype(written, dt)))
-        return GPUIR_OK;
-    gpuir__str text = {NULL}, max = {NULL};
-    gpuir__print_float(&text, written);
-    gpuir__print_float(&max, gpuir__float_max(dt));
-    gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: value %s is out of range for %s (its "
-                                 "largest finite value is %s; an infinity is written inf or -inf)",
-                                 gpuir__str_cstr(&text), gpuir_dtype_name(dt), gpuir__str_cstr(&max));
-    gpuir__str_free(&text);
-    gpuir__str_free(&max);
-    return r;
-}
-
 /* A splat value must be representable: integral and in range for ints. */
 static gpuir_result gpuir__normalize_splat(gpuir_ctx *ctx, gpuir__attr *v, gpuir_dtype dt) {
     if (gpuir_dtype_is_float(dt)) {
@@ -4519,7 +4500,8 @@ GPUIRDEF char *gpuir_module_print(gpuir_module *m) {
 // >>parse
 // Text to IR, by recursive descent over characters (README, "Text format").
 // Reads: util, ir, build, verify (the parsed module), array (dense
-// constants). Writes: ir, through the same checked entry as the builder, so
+// constants), print (gpuir__print_float: a literal out of range, as it
+// would print). Writes: ir, through the same checked entry as the builder, so
 // a parsed op gets exactly the checks of a built one, with file:line:col.
 
 typedef struct gpuir__name_entry { char *key; uint32_t value; } gpuir__name_entry;
@@ -4887,6 +4869,23 @@ static gpuir_result gpuir__parse_attr_dict(gpuir__parser *P, uint32_t *first, ui
         (*n)++;
     } while (gpuir__parse_accept(P, ","));
     return gpuir__parse_expect(P, "}");
+}
+
+/* A literal the text writes for float dtype dt must be finite there where
+   it is written finite: the parser's check (a pass or a builder's
+   constant, a computed value, rounds to infinity as arithmetic does). */
+static gpuir_result gpuir__literal_fits(gpuir_ctx *ctx, double written, gpuir_dtype dt) {
+    if (!gpuir_dtype_is_float(dt) || isinf(written) || !isinf(gpuir__round_to_dtype(written, dt)))
+        return GPUIR_OK;
+    gpuir__str text = {NULL}, max = {NULL};
+    gpuir__print_float(&text, written);
+    gpuir__print_float(&max, gpuir__float_max(dt));
+    gpuir_result r = gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "constant: value %s is out of range for %s (its "
+                                 "largest finite value is %s; an infinity is written inf or -inf)",
+                                 gpuir__str_cstr(&text), gpuir_dtype_name(dt), gpuir__str_cstr(&max));
+    gpuir__str_free(&text);
+    gpuir__str_free(&max);
+    return r;
 }
 
 /* Writes the pending dense numbers as raw elements of `dt` into the pool. */
