@@ -10099,18 +10099,34 @@ static bool gpuir__attention_wide_unasked(const gpuir_module *m, const gpuir__op
     return !(gpuir__op_flag(m, op, GPUIR__KEY_CAUSAL) && dynamic);
 }
 
+/* The largest causal mask decompose builds as a constant (bytes): an f32
+   [16384, 16384]. Past it, the mask (made at compile time, uploaded once)
+   would cost more than the attention it serves is worth unfused. */
+#define GPUIR__CAUSAL_MASK_MAX_BYTES ((int64_t)1 << 30)
+
 /* The causal mask of an attention that decomposes: a dense [Sq, Sk]
    constant, -inf at j > i + offset, 0 elsewhere (0: the error is in the
-   context). */
+   context, at the op: dynamic lengths, or a mask past
+   GPUIR__CAUSAL_MASK_MAX_BYTES). */
 static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *op,
                                              gpuir_dtype dt, int64_t Sq, int64_t Sk, int64_t offset) {
     const int64_t dims[2] = {Sq, Sk};
     gpuir_type t = gpuir_tensor_type(dt, 2, dims);
+    const char *why = gpuir__type_is_static(&t) ? NULL : gpuir__attention_op_unfit(m, op);
     if (!gpuir__type_is_static(&t)) {
-        const char *why = gpuir__attention_op_unfit(m, op);
         gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE,
                          "attention {causal = true} with dynamic sequence lengths has no "
                          "unfused form (a static [Sq, Sk] mask), and the fused kernel cannot run it: %s",
+                         why ? why : "it is not planned for this target");
+        return 0;
+    }
+    int64_t bytes = (int64_t)gpuir_dtype_size(dt);
+    if (Sq && Sk && (Sq > GPUIR__CAUSAL_MASK_MAX_BYTES / bytes / Sk)) {
+        why = gpuir__attention_op_unfit(m, op);
+        gpuir__pass_fail(m, op, GPUIR_ERR_LIMIT,
+                         "attention {causal = true}: its unfused form needs a [%lld, %lld] %s mask, more than "
+                         "the %lld bytes a mask may take, and the fused kernel cannot run it: %s", (long long)Sq,
+                         (long long)Sk, gpuir_dtype_name(dt), (long long)GPUIR__CAUSAL_MASK_MAX_BYTES,
                          why ? why : "it is not planned for this target");
         return 0;
     }
