@@ -3659,15 +3659,16 @@ static gpuir_result gpuir__infer_view(gpuir_ctx *ctx, gpuir_op_kind kind, const 
    64-bit integers, so an index plus a step must not overflow. */
 #define GPUIR__MAX_LAUNCH_THREADS ((uint64_t)1 << 62)
 
-/* The largest size of each launch dim CUDA takes: a grid's x, y, z, a
-   block's x, y, z (and a block's threads together, GPUIR__MAX_BLOCK). */
-static const int64_t gpuir__launch_dim_max[2][3] = {{INT32_MAX, 65535, 65535}, {1024, 1024, 64}};
+/* The largest grid dims CUDA takes (x, y, z), and the most threads a
+   block has. A block's own dims are checked against the device's at
+   launch (z is at most 64 on every device so far). */
+static const int64_t gpuir__grid_dim_max[3] = {INT32_MAX, 65535, 65535};
 #define GPUIR__MAX_BLOCK 1024
 
-/* grid and block: three sizes each, from 1 to what CUDA takes
-   (gpuir__launch_dim_max; a block at most GPUIR__MAX_BLOCK threads); smem
-   >= 0; together at most GPUIR__MAX_LAUNCH_THREADS threads. Each refusal
-   names the dim and its bound. */
+/* grid and block: three sizes each, at least 1, a grid's at most what
+   CUDA takes (gpuir__grid_dim_max), a block at most GPUIR__MAX_BLOCK
+   threads; smem >= 0; together at most GPUIR__MAX_LAUNCH_THREADS threads.
+   Each refusal names the dim and its bound. */
 static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs *as) {
     const gpuir__attr_key keys[2] = {GPUIR__KEY_GRID, GPUIR__KEY_BLOCK};
     for (int k = 0; k < 2; k++) {
@@ -3682,13 +3683,14 @@ static gpuir_result gpuir__check_launch_dims(gpuir_ctx *ctx, const gpuir__attrs 
             if (v[d] < 1)
                 return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: %s %c = %lld: a size is at least 1",
                                    what, "xyz"[d], (long long)v[d]);
-            if (v[d] > gpuir__launch_dim_max[k][d])
-                return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: %s %c = %lld is more than CUDA "
-                                   "takes (%s x at most %lld, y at most %lld, z at most %lld)", what, "xyz"[d],
-                                   (long long)v[d], what, (long long)gpuir__launch_dim_max[k][0],
-                                   (long long)gpuir__launch_dim_max[k][1], (long long)gpuir__launch_dim_max[k][2]);
+            if (k == 0 && v[d] > gpuir__grid_dim_max[d])
+                return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: grid %c = %lld is more than CUDA "
+                                   "takes (grid x at most %lld, y at most %lld, z at most %lld)", "xyz"[d],
+                                   (long long)v[d], (long long)gpuir__grid_dim_max[0],
+                                   (long long)gpuir__grid_dim_max[1], (long long)gpuir__grid_dim_max[2]);
         }
-        if (k == 1 && v[0] * v[1] * v[2] > GPUIR__MAX_BLOCK)
+        if (k == 1 && (v[0] > GPUIR__MAX_BLOCK || v[1] > GPUIR__MAX_BLOCK || v[2] > GPUIR__MAX_BLOCK ||
+                       v[0] * v[1] * v[2] > GPUIR__MAX_BLOCK))
             return gpuir__fail(ctx, GPUIR_ERR_ATTRIBUTE, "gpu.launch_func: block [%lld, %lld, %lld] has %lld "
                                "threads, more than %d", (long long)v[0], (long long)v[1], (long long)v[2],
                                (long long)(v[0] * v[1] * v[2]), GPUIR__MAX_BLOCK);
