@@ -1366,6 +1366,19 @@ static uint16_t gpuir__f64_to_bf16(double x) { return gpuir__round_small_float(x
 static double gpuir__f16_to_f64(uint16_t h) { return gpuir__expand_small_float(h, 5, 10); }
 static double gpuir__bf16_to_f64(uint16_t h) { return gpuir__expand_small_float(h, 8, 7); }
 
+/* The largest finite value of float dtype dt. */
+static double gpuir__float_max(gpuir_dtype dt) {
+    return dt == GPUIR_F16 ? 65504.0 : dt == GPUIR_BF16 ? 3.3895313892515355e38 : 3.4028234663852886e38;
+}
+
+/* Float dtype dt's value nearest to x (rounded to nearest even; past the
+   largest finite value, an infinity). */
+static double gpuir__round_to_dtype(double x, gpuir_dtype dt) {
+    if (dt == GPUIR_F32) return (double)(float)x;
+    if (dt == GPUIR_F16) return gpuir__f16_to_f64(gpuir__f64_to_f16(x));
+    return gpuir__bf16_to_f64(gpuir__f64_to_bf16(x));
+}
+
 GPUIRDEF uint16_t gpuir_f32_to_f16(float x) { return gpuir__f64_to_f16(x); }
 GPUIRDEF float gpuir_f16_to_f32(uint16_t h) { return (float)gpuir__f16_to_f64(h); }
 GPUIRDEF uint16_t gpuir_f32_to_bf16(float x) { return gpuir__f64_to_bf16(x); }
@@ -3117,19 +3130,6 @@ static gpuir_result gpuir__infer_cast(gpuir_ctx *ctx, const gpuir_type *x, const
     gpuir__tbuf bx, bt;
     return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "cast: operand %s and result %s differ in shape",
                        gpuir__tstr(&bx, x), gpuir__tstr(&bt, to));
-}
-
-/* The largest finite value of float dtype dt. */
-static double gpuir__float_max(gpuir_dtype dt) {
-    return dt == GPUIR_F16 ? 65504.0 : dt == GPUIR_BF16 ? 3.3895313892515355e38 : 3.4028234663852886e38;
-}
-
-/* Float dtype dt's value nearest to x (rounded to nearest even; past the
-   largest finite value, an infinity). */
-static double gpuir__round_to_dtype(double x, gpuir_dtype dt) {
-    if (dt == GPUIR_F32) return (double)(float)x;
-    if (dt == GPUIR_F16) return gpuir__f16_to_f64(gpuir__f64_to_f16(x));
-    return gpuir__bf16_to_f64(gpuir__f64_to_bf16(x));
 }
 
 /* A splat value must be representable: integral and in range for ints. */
@@ -5916,18 +5916,6 @@ static int64_t gpuir__f64_to_int(double v, gpuir_dtype dt) {
     return (int64_t)v;
 }
 
-/* The largest finite values of the float dtypes. */
-#define GPUIR__F32_MAX 3.4028234663852886e38
-#define GPUIR__F16_MAX 65504.0
-#define GPUIR__BF16_MAX 3.3895313892515355e38
-
-/* The largest finite value of a float dtype; 0 for the others. */
-static double gpuir__float_dtype_max(gpuir_dtype dt) {
-    if (dt == GPUIR_F32) return GPUIR__F32_MAX;
-    if (dt == GPUIR_F16) return GPUIR__F16_MAX;
-    return dt == GPUIR_BF16 ? GPUIR__BF16_MAX : 0.0;
-}
-
 GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v) {
     if (!a || !a->data) return;
     unsigned char *p = (unsigned char *)a->data;
@@ -7427,7 +7415,7 @@ static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *
         memcpy(&v, data + i * 8, 8);
         gpuir_array_set(out, i, v);
         if (isinf(gpuir_array_get(out, i)) && isfinite(v)) {      /* rounded past the dtype's largest */
-            double max = gpuir__float_dtype_max(dt);
+            double max = gpuir__float_max(dt);
             gpuir_array_release(out);
             return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: element %zu, %.9g, is out of %s's range, %.9g to %.9g "
                                "(inf and nan are read as they are)", i, v, gpuir_dtype_name(dt), -max, max);
