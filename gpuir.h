@@ -5665,6 +5665,28 @@ static bool gpuir__kernel_writes_param(const gpuir_module *m, const gpuir__func 
     return false;
 }
 
+/* The first op of kernel k that reads its parameter a after an earlier op
+   wrote its parameter b, or b after a was written, or NULL: passed one
+   buffer for both, it would read what the other wrote, where a kernel
+   holds each parameter's elements in registers as loaded (the
+   interpreter runs the ops one after another over the buffer). An op that
+   reads one and writes the other reads first: that one is in place. */
+static const gpuir__op *gpuir__kernel_reads_written_twin(const gpuir_module *m, const gpuir__func *k, size_t a,
+                                                         size_t b) {
+    bool wrote[2] = {false, false};
+    uint32_t twins[2] = {k->params[a], k->params[b]};
+    for (size_t j = 0; j < stbds_arrlenu(k->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[j]);
+        bool dps = !op->result && op->n_operands && gpuir__class_computes(gpuir__info(op->kind)->cls);
+        for (uint32_t o = 0; o + (dps ? 1u : 0u) < op->n_operands; o++) {
+            uint32_t v = gpuir__op_operand(m, op, o);
+            if ((v == twins[0] && wrote[1]) || (v == twins[1] && wrote[0])) return op;
+        }
+        for (int t = 0; dps && t < 2; t++) wrote[t] |= gpuir__op_operand(m, op, op->n_operands - 1) == twins[t];
+    }
+    return NULL;
+}
+
 /* The global whose storage buffer value v is (memref.get_global, or a view
    of one), or NULL. */
 static const char *gpuir__global_of_buffer(const gpuir_module *m, uint32_t v) {
@@ -5757,7 +5779,9 @@ static ptrdiff_t gpuir__kernel_writes_crossed_read(const gpuir_module *m, const 
    view too), in a function or through a launch that passes one buffer
    for two of a kernel's parameters, one written, where such an op reads
    or writes either; nor does another op of its kernel write what it reads:
-   its threads would read what others have written. */
+   its threads would read what others have written. Nor does a launch pass
+   one buffer for two parameters an op reads one of after another op wrote
+   the other (gpuir__kernel_reads_written_twin). */
 static gpuir_result gpuir__verify_no_crossed_alias(gpuir_module *m, uint32_t fid) {
     const gpuir__func *f = gpuir__func_at(m, fid);
     ptrdiff_t w = f->kernel ? gpuir__kernel_writes_crossed_read(m, f) : -1;
@@ -5793,6 +5817,14 @@ static gpuir_result gpuir__verify_no_crossed_alias(gpuir_module *m, uint32_t fid
                     continue;
                 const gpuir__op *x = gpuir__kernel_param_crossed(m, k, a);
                 if (!x) x = gpuir__kernel_param_crossed(m, k, b);
+                const gpuir__op *twin = x ? NULL : gpuir__kernel_reads_written_twin(m, k, a, b);
+                if (twin) {
+                    gpuir__verify_locate(m, f, i, op);
+                    return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "gpu.launch_func passes one buffer as operands #%zu "
+                                       "and #%zu, and @%s's %s (line %u) reads one of them after an op wrote the "
+                                       "other: a kernel reads each parameter as it was loaded (pass a buffer of its "
+                                       "own)", a, b, gpuir__string(m, k->name), gpuir_op_name(twin->kind), twin->line);
+                }
                 if (!x) continue;
                 gpuir__verify_locate(m, f, i, op);
                 return gpuir__fail(m->ctx, GPUIR_ERR_VERIFY, "gpu.launch_func passes one buffer as operands #%zu "
