@@ -25780,13 +25780,23 @@ typedef struct gpuir__cache {
 } gpuir__cache;
 
 /* Formats into one of the cache's message buffers (a text too long loses
-   its middle, never the errno text at its end: gpuir__vformat_fit). */
+   its middle, never the errno text at its end: gpuir__vformat_fit), a
+   control byte of a path in it written \xNN as every message's is
+   (gpuir__str_append_escaped: gpuir_ctx_cache_status hands it out). */
 static void gpuir__cache_msg(char buf[GPUIR__CACHE_MSG], const char *fmt, ...) GPUIR__PRINTF(2, 3);
 static void gpuir__cache_msg(char buf[GPUIR__CACHE_MSG], const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     gpuir__vformat_fit(buf, GPUIR__CACHE_MSG, fmt, ap);
     va_end(ap);
+    const char *end = buf + strlen(buf);
+    bool escaped = false;
+    for (const char *p = buf; p < end && !escaped;) p += gpuir__shown_unit(p, end, false, &escaped);
+    if (!escaped) return;
+    gpuir__str shown = {NULL};
+    gpuir__str_append_escaped(&shown, buf, (size_t)(end - buf), false);
+    gpuir__format_fit(buf, GPUIR__CACHE_MSG, "%s", gpuir__str_cstr(&shown));
+    gpuir__str_free(&shown);
 }
 
 /* True for exactly 64 lowercase hex digits (so a key is a safe file name). */

@@ -989,6 +989,26 @@ TEST(a_long_path_keeps_the_reason_in_the_message) {
     rm_rf(dir);
 }
 
+/* The cache's status quotes its directory: a control byte in the path
+   (a terminal's escape sequence) is written \xNN there, as in every other
+   message (it was handed out as it was). */
+TEST(the_cache_status_escapes_control_bytes) {
+    char dir[] = "/tmp/gpuir-test-escape-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/dir\033]0;title\a", dir);
+    CHECK(mkdir(path, 0700) == 0 && chmod(path, 0777) == 0);      /* refused: others may write it */
+    gpuir_ctx *ctx = ctx_with_cache(path);
+    (void)make(ctx, chain_text, NULL);
+    const char *status = gpuir_ctx_cache_status(ctx);
+    CHECK(strncmp(status, "disk cache off", 14) == 0);
+    CHECK(strstr(status, "dir\\x1b]0;title\\x07") != NULL);
+    for (const char *c = status; *c; c++) CHECK((unsigned char)*c >= 0x20 && *c != 0x7f);
+    if (!strstr(status, "\\x1b")) fprintf(stderr, "  status: %s\n", status);
+    gpuir_ctx_destroy(ctx);
+    rm_rf(dir);
+}
+
 /* A relative $TMPDIR and an application that changes directory between
    makes: the private directory is made absolute when it is made, so the
    next compile still finds it and the context's destroy removes it (the
@@ -1128,6 +1148,7 @@ int main(void) {
     RUN(temp_files_of_killed_writers_are_reclaimed);
     RUN(a_directory_at_an_entrys_name_is_a_counted_write_failure_naming_it);
     RUN(a_long_path_keeps_the_reason_in_the_message);
+    RUN(the_cache_status_escapes_control_bytes);
     RUN(a_relative_tmpdir_survives_a_change_of_directory);
     return CHECK_EXIT();
 }
