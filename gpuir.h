@@ -18515,8 +18515,14 @@ static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const 
         uint32_t dst = gpuir__op_operand(m, op, op->n_operands - 1);
         const gpuir_type *dt = &gpuir__value_at(m, dst)->type;
         bool fill_private = cls == GPUIR__CLASS_CONSTANT && gpuir__cg_param_index(C, dst) < 0;  /* broadcast later */
-        if (!fill_private && !gpuir__cg_same_space(dt, S) && !gpuir__cg_broadcast_private(C, op, dt, S))
-            return gpuir__cg_fail(C, op, "writes a buffer whose shape differs from the kernel's iteration space");
+        if (!fill_private && !gpuir__cg_same_space(dt, S) && !gpuir__cg_broadcast_private(C, op, dt, S)) {
+            gpuir__tbuf bd, bs;
+            char why[2 * sizeof bd.s + 160];
+            snprintf(why, sizeof why, "writes a buffer whose shape differs from the kernel's iteration space: %s, "
+                     "where the kernel's ops run over %s here (after a reduction, over its result)",
+                     gpuir__tstr(&bd, dt), gpuir__tstr(&bs, S));
+            return gpuir__cg_fail(C, op, why);
+        }
         gpuir__cg_comment(C, C->k->ops[i], op);
         gpuir_result r;
         if (cls == GPUIR__CLASS_TRANSPOSE || cls == GPUIR__CLASS_RESHAPE ||
