@@ -170,6 +170,12 @@ go $run "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1 --output=@"$d/o1.npy"
 go $run "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1 --expected_output=@"$d/o1.npy" --expected_output=@"$d/o1.npy"
 check "gpuir-run: two --expected_output for one result is refused before the run" \
     eval '[ $rc = 1 ] && has err "gpuir-run: 2 --expected_output flags for 1 result of @f\$" && [ ! -s $d/out ]'
+go $run "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1 --output=@
+check "gpuir-run: --output=@ (no file name) is a usage error (it failed after the run)" \
+    eval '[ $rc = 2 ] && has err "gpuir-run: --output needs a file name" && [ ! -s $d/out ]'
+go $run "$d/f.gir" --input=2x3xf32=1 --input=3xi32=1 --output=@"$d/missing/o.npy"
+check "gpuir-run: an --output into a missing directory is refused before the run" \
+    eval '[ $rc = 1 ] && has err "gpuir-run: --output=@.*/missing/o.npy: cannot write into .*/missing: No such file or directory" && [ ! -s $d/out ]'
 
 # ---- globals must be bound ----
 cat > "$d/g.gir" <<'EOF'

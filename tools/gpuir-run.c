@@ -125,7 +125,9 @@ static int take_flag(int c, const char *v, run_args *a) {
     case R_IMPORT_CACHE: a->import_cache = v; return 0;
     case R_EXPORT_CACHE: a->export_cache = v; return 0;
     case R_INPUT: return push(&a->inputs, v) ? 0 : usage("out of memory");
-    case R_OUTPUT: return push(&a->outputs, at_path(v)) ? 0 : usage("out of memory");
+    case R_OUTPUT:
+        if (!*at_path(v)) return usage("--output needs a file name (--output=@FILE.npy)");
+        return push(&a->outputs, at_path(v)) ? 0 : usage("out of memory");
     case R_EXPECTED: return push(&a->expected, at_path(v)) ? 0 : usage("out of memory");
     case R_GLOBAL: return push(&a->globals, v) ? 0 : usage("out of memory");
     case R_RTOL: a->have_rtol = true; return cli_nonneg(T, "--rtol", v, &a->rtol) ? 0 : 2;
@@ -570,6 +572,26 @@ static bool fits_results(const arg_list *list, const char *flag, const char *fna
     return false;
 }
 
+/* Whether each --output file's directory exists (checked before the run:
+   a result that could not be written was found only after it); else a
+   message naming the flag. */
+static bool outputs_writable(const arg_list *list) {
+    for (int i = 0; i < list->n; i++) {
+        const char *path = list->v[i], *slash = strrchr(path, '/');
+        char dir[4096];
+        if (!slash) snprintf(dir, sizeof dir, ".");
+        else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+        struct stat st;
+        int err = stat(dir, &st) != 0 ? errno : 0;
+        if (err || !S_ISDIR(st.st_mode)) {
+            cli_err("gpuir-run: --output=@%s: cannot write into %s: %s\n", path, dir,
+                    err ? strerror(err) : "not a directory");
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Writes --output files and checks --expected_output ones (no more of
    either than the n results: fits_results). */
 static gpuir_result finish_outputs(gpuir_ctx *ctx, const run_args *a, gpuir_array *out, size_t n) {
@@ -687,7 +709,7 @@ static gpuir_result run_function(gpuir_ctx *ctx, gpuir_module *m, const char *fn
     gpuir_array *out = (gpuir_array *)calloc(n_out ? n_out : 1, sizeof *out);
     gpuir_result r = in && out ? GPUIR_OK : GPUIR_ERR_OUT_OF_MEMORY;
     if (!r && (!fits_results(&a->outputs, "--output", fname, n_out) ||
-               !fits_results(&a->expected, "--expected_output", fname, n_out)))
+               !fits_results(&a->expected, "--expected_output", fname, n_out) || !outputs_writable(&a->outputs)))
         r = GPUIR_ERR_INVALID_ARGUMENT;
     if (!r && a->import_cache) r = gpuir_ctx_cache_import(ctx, a->import_cache, NULL);
     if (!r) r = bind_globals(ctx, m, a);
