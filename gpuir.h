@@ -6124,7 +6124,8 @@ static void gpuir__index_str(const gpuir_array *a, size_t linear, char *buf, siz
 static bool gpuir__close(double got, double want, double rtol, double atol) {
     if (isnan(got) || isnan(want)) return isnan(got) && isnan(want);
     if (isinf(got) || isinf(want)) return got == want;
-    return fabs(got - want) <= atol + rtol * fabs(want);
+    double relative = want == 0 ? 0 : rtol * fabs(want);      /* (an infinite rtol times 0 is no NaN) */
+    return fabs(got - want) <= atol + relative;
 }
 
 GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got,
@@ -6158,6 +6159,9 @@ GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got
         if (ok) continue;
         char idx[200];
         gpuir__index_str(got, i, idx, sizeof idx);
+        if (!is_float)                               /* in full: 9 digits would show two i64s the same */
+            return gpuir__fail(ctx, GPUIR_ERR_MISMATCH, "element %s: got %lld, expected %lld", idx,
+                               (long long)gpuir__load_int(got, i), (long long)gpuir__load_int(want, i));
         return gpuir__fail(ctx, GPUIR_ERR_MISMATCH, "element %s: got %.9g, expected %.9g "
                            "(rtol %g, atol %g)", idx, gpuir_array_get(got, i),
                            gpuir_array_get(want, i), rtol, atol);

@@ -867,6 +867,9 @@ TEST(array_compare) {
     gpuir_ctx_clear_error(ctx);
     gpuir_array_set(&g, 4, INFINITY);
     CHECK_RESULT(ctx, gpuir_array_compare(ctx, &g, &w, 0, 0), GPUIR_OK);
+    /* an infinite rtol takes any finite value, a want of 0 too (inf * 0
+       was NaN: two zeros did not match) */
+    CHECK_RESULT(ctx, gpuir_array_compare(ctx, &g, &w, INFINITY, 0), GPUIR_OK);
 
     /* shape, rank and dtype mismatches */
     gpuir_array s, r, t;
@@ -901,6 +904,8 @@ TEST(array_compare) {
     memcpy(la.data, &x, 8);
     memcpy(lb.data, &y, 8);
     CHECK_RESULT(ctx, gpuir_array_compare(ctx, &la, &lb, 1.0, 1.0), GPUIR_ERR_MISMATCH);
+    /* named in full (to 9 digits the two read the same) */
+    CHECK(strstr(gpuir_ctx_error(ctx), "got 1152921504606846977, expected 1152921504606846976") != NULL);
     gpuir_ctx_clear_error(ctx);
     gpuir_array_release(&ia); gpuir_array_release(&ib);
     gpuir_array_release(&la); gpuir_array_release(&lb);
