@@ -1291,6 +1291,19 @@ static bool gpuir__valid_name(const char *name) {
     return n < GPUIR_MAX_NAME;
 }
 
+/* The error of a name gpuir__valid_name refuses, for `what` ("func_begin"):
+   NULL, too long (naming the limit; the name clipped), or of other
+   characters. */
+static gpuir_result gpuir__name_refused(gpuir_ctx *ctx, const char *what, const char *name) {
+    if (!name) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the name is NULL", what);
+    size_t n = strlen(name);
+    if (n >= GPUIR_MAX_NAME)
+        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: the name '%.*s%s' is %zu bytes, more than the %d "
+                           "a name may have", what, GPUIR__CLIPPED(name), n, GPUIR_MAX_NAME - 1);
+    return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: '%.*s%s' is not a valid name ([A-Za-z_][A-Za-z0-9_.$]*)",
+                       what, GPUIR__CLIPPED(name));
+}
+
 /* Rounds a double to a small float format (ebits exponent, mbits mantissa
    bits) with round-to-nearest-even; subnormals, overflow to inf, and NaN
    (made quiet, sign kept) included. Rounding from double directly avoids
@@ -3952,8 +3965,7 @@ static uint32_t gpuir__func_begin(gpuir_module *m, const char *name) {
         return 0;
     }
     if (!gpuir__valid_name(name)) {
-        gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "func_begin: '%s' is not a valid name",
-                    name ? name : "(null)");
+        gpuir__name_refused(ctx, "func_begin", name);
         return 0;
     }
     if (gpuir__find_func(m, name)) {
@@ -3980,8 +3992,7 @@ static gpuir_value gpuir__param(gpuir_module *m, const char *name, gpuir_type ty
     if (gpuir__check_open(m, "param")) return gpuir__value_handle(0);
     gpuir__func *f = gpuir__func_at(m, m->building);
     if (!gpuir__valid_name(name)) {
-        gpuir__fail(m->ctx, GPUIR_ERR_INVALID_ARGUMENT, "param: '%s' is not a valid name "
-                    "([A-Za-z_][A-Za-z0-9_.$]*)", name ? name : "(null)");
+        gpuir__name_refused(m->ctx, "param", name);
         return gpuir__value_handle(0);
     }
     for (size_t i = 0; i < stbds_arrlenu(f->params); i++)
@@ -4237,9 +4248,7 @@ static gpuir_result gpuir__global_set_data(gpuir_module *m, uint32_t g, const vo
 /* Declares a module global, or checks that an existing one has this type. */
 static gpuir_result gpuir__declare_global(gpuir_module *m, const char *name, const gpuir_type *t) {
     gpuir_ctx *ctx = m->ctx;
-    if (!gpuir__valid_name(name))
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "global: '%s' is not a valid name",
-                           name ? name : "(null)");
+    if (!gpuir__valid_name(name)) return gpuir__name_refused(ctx, "global", name);
     gpuir_result r = gpuir__type_check(ctx, t, "global");
     if (r) return r;
     if (t->kind != GPUIR_TYPE_TENSOR || !gpuir__type_is_static(t)) {

@@ -41,6 +41,10 @@ go $run --frobnicate x.gir
 check "gpuir-run --frobnicate names the flag (status 2)" eval '[ $rc = 2 ] && has err "unknown option .--frobnicate."'
 go $bench launch --kernel-count=3
 check "gpuir-bench launch --kernel-count names the flag (status 2)" eval '[ $rc = 2 ] && has err "unknown option .--kernel-count."'
+go $bench attention --layout=xyz
+check "gpuir-bench attention --layout=xyz says what it takes (status 2; it said nothing)" eval '[ $rc = 2 ] && has err "attention: --layout=.xyz.: it takes bhsd or bshd"'
+go $bench attention --dtype=i64
+check "gpuir-bench attention --dtype=i64 says what it takes (status 2)" eval '[ $rc = 2 ] && has err "attention: --dtype=.i64.: it takes bf16, f16 or f32"'
 go $opt --timing=3 tests/ir/print/ops.gir
 check "gpuir-opt --timing=3: the flag takes no value" eval '[ $rc = 2 ] && has err "option .--timing. takes no value"'
 

@@ -3163,10 +3163,17 @@ static int bench_attention(int argc, char **argv) {
             dt = optarg;
             continue;
         }
-        if (c == B_FORM) { form = optarg; continue; }
+        if (c == B_FORM && *optarg) { form = optarg; continue; }
         if (c == B_LAYOUT && (strcmp(optarg, "bshd") == 0 || strcmp(optarg, "bhsd") == 0)) {
             bshd = optarg[2] == 'h';
             continue;
+        }
+        const char *takes = c == B_DTYPE ? "bf16, f16 or f32" : c == B_LAYOUT ? "bhsd or bshd" :
+                            c == B_FORM ? "an attention kernel form (attention.fa2.m64, ...)" : NULL;
+        if (takes) {                     /* (a value refused above: said, not a bare status 2) */
+            cli_err("%s: --%s='%s': it takes %s\n", T, c == B_DTYPE ? "dtype" : c == B_LAYOUT ? "layout" : "form",
+                    optarg, takes);
+            return 2;
         }
         int rc = sub_end(c, argc, argv, T, "usage: gpuir-bench attention [options]", flags, nf);
         return rc < 0 ? 0 : rc;

@@ -132,6 +132,15 @@ TEST(invalid_argument_names_and_kinds) {
     CHECK_FAILED(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_INVALID_ARGUMENT);
     CHECK_MSG(ctx, "'9lives' is not a valid name");
     gpuir_ctx_clear_error(ctx);
+    char longest[GPUIR_MAX_NAME + 1];                /* one byte past the most a name may have */
+    memset(longest, 'a', GPUIR_MAX_NAME);
+    longest[GPUIR_MAX_NAME] = '\0';
+    CHECK(gpuir_func_begin(m, longest).id == 0);
+    CHECK_MSG(ctx, "is 128 bytes, more than the 127 a name may have");      /* it said "not a valid name" */
+    CHECK(strlen(gpuir_ctx_error(ctx)) < 200);                                 /* the name clipped */
+    gpuir_ctx_clear_error(ctx);
+    longest[GPUIR_MAX_NAME - 1] = '\0';
+    CHECK(gpuir_func_begin(gpuir_module_make(ctx), longest).id != 0);       /* 127 bytes: taken */
 
     CHECK(gpuir_func_begin(m, "f").id != 0);
     CHECK(gpuir_param(m, "a b", tt(GPUIR_F32, 1, 4, 0)).id == 0);
