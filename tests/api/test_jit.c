@@ -976,6 +976,7 @@ static char *load_lowered(const char *dir, char key[65], size_t *out_size) {
         memcpy(key, L.key, 65);
         *out_size = size;
     }
+    stbds_arrfree(L.sources);                            /* the key's input locations */
     gpuir_ctx_destroy(ctx);
     return out;
 }
