@@ -7608,6 +7608,31 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
 
 typedef gpuir_result (*gpuir__pass_fn)(gpuir_module *m);
 
+/* The context's error location, saved to be put back (gpuir__loc_restore)
+   after an error at an op's own line (gpuir__loc_set_op). */
+typedef struct gpuir__loc_saved { const char *file; uint32_t line, col; } gpuir__loc_saved;
+
+static gpuir__loc_saved gpuir__loc_save(const gpuir_ctx *ctx) {
+    gpuir__loc_saved saved = {ctx->loc_file, ctx->loc_line, ctx->loc_col};
+    return saved;
+}
+
+/* Points the context's errors at op's line in m's source; false (nothing
+   changed) where op has no line or m no source name. */
+static bool gpuir__loc_set_op(gpuir_ctx *ctx, const gpuir_module *m, const gpuir__op *op) {
+    if (!op || !op->line || !m->source_name) return false;
+    ctx->loc_file = m->source_name;
+    ctx->loc_line = op->line;
+    ctx->loc_col = op->col;
+    return true;
+}
+
+static void gpuir__loc_restore(gpuir_ctx *ctx, gpuir__loc_saved saved) {
+    ctx->loc_file = saved.file;
+    ctx->loc_line = saved.line;
+    ctx->loc_col = saved.col;
+}
+
 /* A pass's error about op: at the op's source location when it has one
    ("file:line:col: error: pass 'x': ..."). */
 static gpuir_result gpuir__pass_fail(const gpuir_module *m, const gpuir__op *op, gpuir_result code,
@@ -7622,17 +7647,10 @@ static gpuir_result gpuir__pass_fail(const gpuir_module *m, const gpuir__op *op,
     va_start(ap, fmt);
     gpuir__str_vappend(&text, fmt, ap);
     va_end(ap);
-    const char *file = ctx->loc_file;
-    uint32_t line = ctx->loc_line, col = ctx->loc_col;
-    if (op && op->line && m->source_name && !file) {
-        ctx->loc_file = m->source_name;
-        ctx->loc_line = op->line;
-        ctx->loc_col = op->col;
-    }
+    gpuir__loc_saved saved = gpuir__loc_save(ctx);
+    if (!saved.file) gpuir__loc_set_op(ctx, m, op);
     gpuir__fail(ctx, code, "%s", gpuir__str_cstr(&text));
-    ctx->loc_file = file;
-    ctx->loc_line = line;
-    ctx->loc_col = col;
+    gpuir__loc_restore(ctx, saved);
     gpuir__str_free(&text);
     return code;
 }
@@ -10147,8 +10165,8 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
                                              gpuir_dtype dt, int64_t Sq, int64_t Sk, int64_t offset) {
     const int64_t dims[2] = {Sq, Sk};
     gpuir_type t = gpuir_tensor_type(dt, 2, dims);
-    const char *why = gpuir__type_is_static(&t) ? NULL : gpuir__attention_op_unfit(m, op);
     if (!gpuir__type_is_static(&t)) {
+        const char *why = gpuir__attention_op_unfit(m, op);
         gpuir__pass_fail(m, op, GPUIR_ERR_SHAPE,
                          "attention {causal = true} with dynamic sequence lengths has no "
                          "unfused form (a static [Sq, Sk] mask), and the fused kernel cannot run it: %s",
@@ -10157,7 +10175,7 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
     }
     int64_t bytes = (int64_t)gpuir_dtype_size(dt);
     if (Sq && Sk && (Sq > GPUIR__CAUSAL_MASK_MAX_BYTES / bytes / Sk)) {
-        why = gpuir__attention_op_unfit(m, op);
+        const char *why = gpuir__attention_op_unfit(m, op);
         gpuir__pass_fail(m, op, GPUIR_ERR_LIMIT,
                          "attention {causal = true}: its unfused form needs a [%lld, %lld] %s mask, more than "
                          "the %lld bytes a mask may take, and the fused kernel cannot run it: %s", (long long)Sq,
@@ -30542,20 +30560,14 @@ static gpuir_result gpuir__run_view(gpuir__run *R, const gpuir__op *op) {
     gpuir_ctx *ctx = R->p->ctx;
     char where[64];
     unsigned at = (unsigned)(op - m->ops) + 1;
-    const char *file = ctx->loc_file;
-    uint32_t line = ctx->loc_line, col = ctx->loc_col;
-    if (op->line && m->source_name) {         /* the reshape the user wrote: at its line, as a tensor */
-        ctx->loc_file = m->source_name;
-        ctx->loc_line = op->line;
-        ctx->loc_col = op->col;
+    gpuir__loc_saved saved = gpuir__loc_save(ctx);
+    if (gpuir__loc_set_op(ctx, m, op)) {       /* the reshape the user wrote: at its line, as a tensor */
         snprintf(where, sizeof where, "reshape");
         t = gpuir__type_as_written(true, t);
     } else if (op->line) snprintf(where, sizeof where, "memref.reshape (op %u, line %u)", at, op->line);
     else snprintf(where, sizeof where, "memref.reshape (op %u)", at);
     gpuir_result r = gpuir__view_dims(ctx, where, R->slots[src - 1].dims, gpuir__value_at(m, src)->type.rank, &t, dims);
-    ctx->loc_file = file;
-    ctx->loc_line = line;
-    ctx->loc_col = col;
+    gpuir__loc_restore(ctx, saved);
     return r ? r : gpuir__run_shape(R, op->result, dims);
 }
 
@@ -30723,12 +30735,11 @@ static gpuir_result gpuir__run_outputs(gpuir__run *R, const gpuir__op *ret, size
     if (n != ret->n_operands)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
                            "the function returns %u values, %zu outputs given", ret->n_operands, n);
-    const char *file = ctx->loc_file;
-    uint32_t line = ctx->loc_line, col = ctx->loc_col;
-    if (ret->line && m->source_name) ctx->loc_file = m->source_name, ctx->loc_line = ret->line, ctx->loc_col = ret->col;
+    gpuir__loc_saved saved = gpuir__loc_save(ctx);
+    gpuir__loc_set_op(ctx, m, ret);
     gpuir_result r = GPUIR_OK;
     for (size_t i = 0; i < n && !r; i++) r = gpuir__run_outputs_one(R, gpuir__op_operand(m, ret, (uint32_t)i), &out[i]);
-    ctx->loc_file = file, ctx->loc_line = line, ctx->loc_col = col;
+    gpuir__loc_restore(ctx, saved);
     return r ? ctx->result : GPUIR_OK;
 }
 

@@ -430,9 +430,9 @@ static bool inline_type(const char *spec, const char *what, gpuir_dtype *dtype, 
     return inline_dims(spec, what, max_elements, rank, dims);
 }
 
-/* The largest finite value of a float dtype (gpuir.h's GPUIR__F32_MAX and
-   the others, which a tool that does not compile the implementation
-   cannot see); 0 for the others. */
+/* The largest finite value of a float dtype, for messages (the library's
+   gpuir__float_max, which a tool linked to the implementation's object
+   cannot call); 0 for the others. */
 static double float_max(gpuir_dtype dt) {
     if (dt == GPUIR_F32) return 3.4028234663852886e38;
     if (dt == GPUIR_F16) return 65504.0;
