@@ -78,6 +78,9 @@ check "gpuir-opt: a parse error prints the line and a caret under the column" \
     eval '[ $rc = 1 ] && sed "s|^.*/bad.gir|bad.gir|" $d/err | cmp -s - $d/want'
 go $run "$d/bad.gir"
 check "gpuir-run: the same caret" eval '[ $rc = 1 ] && sed "s|^.*/bad.gir|bad.gir|" $d/err | cmp -s - $d/want'
+go $bench compile "$d/bad.gir"
+check "gpuir-bench compile: a parse error at the file's own line, once, nothing else (it named bench:2:36, printed timings of nothing and the error again as NVRTC's)" \
+    eval '[ $rc = 1 ] && [ ! -s $d/out ] && sed "s|^gpuir-bench compile: .*/bad.gir|bad.gir|" $d/err | cmp -s - $d/want'
 printf 'func.func @f\033]0;title\007\033[31mRED\033[0m(' > "$d/esc.gir"
 go $opt "$d/esc.gir"
 check "gpuir-opt: a diagnostic escapes the control bytes of the source line it quotes (ESC, BEL went to the terminal)" \

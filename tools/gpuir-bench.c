@@ -2119,8 +2119,8 @@ static const char warmup_text[] =
    program again: what a second make in a process pays). */
 enum { FRESH_CONTEXT, CONTEXT_UP, SAME_AGAIN };
 
-static bool time_program(const char *text, size_t len, const char *dir, gpuir_backend b, int before_make,
-                         make_timing *t) {
+static bool time_program(const char *file, const char *text, size_t len, const char *dir, gpuir_backend b,
+                         int before_make, make_timing *t) {
     memset(t, 0, sizeof *t);
     gpuir_ctx_desc cd;
     memset(&cd, 0, sizeof cd);
@@ -2136,7 +2136,7 @@ static bool time_program(const char *text, size_t len, const char *dir, gpuir_ba
         cli_err("gpuir-bench compile: warm-up program: %s\n", gpuir_ctx_error(ctx));
     gpuir_cache_stats before = gpuir_ctx_cache_stats(ctx);
     double t0 = now_ms();
-    gpuir_module *m = gpuir_module_parse(ctx, text, len, "bench");
+    gpuir_module *m = gpuir_module_parse(ctx, text, len, file);
     double t1 = now_ms();               /* the make lowers it (or takes it lowered from the cache) */
     gpuir_program_desc d;
     memset(&d, 0, sizeof d);
@@ -2250,6 +2250,17 @@ static void bench_nvrtc_phases(const char *file, const char *text, size_t len) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* Whether FILE's text parses and verifies; if not, its error (at its own
+   file and line) is the command's only output: no timings of nothing, no
+   parse error repeated as NVRTC's. */
+static bool compile_input_parses(const char *file, const char *text, size_t len) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    bool ok = gpuir_module_parse(ctx, text, len, file) != NULL;
+    if (!ok) cli_err("gpuir-bench compile: %s\n", gpuir_ctx_error(ctx));
+    gpuir_ctx_destroy(ctx);
+    return ok;
+}
+
 /* Cold (empty cache) and warm (a disk hit, median of 9: in a fresh
    context, and in a context that has made another program) time to a
    loaded program with its phases, on CUDA when there is a GPU,
@@ -2270,6 +2281,7 @@ static int bench_compile(int argc, char **argv) {
     size_t len;
     char *text = read_text(argv[0], &len);
     if (!text) { cli_err("gpuir-bench compile: cannot read %s\n", argv[0]); return 1; }
+    if (!compile_input_parses(argv[0], text, len)) { free(text); return 1; }
     char dir[] = "/tmp/gpuir-bench-cache-XXXXXX";
     if (!mkdtemp(dir)) { free(text); return 1; }
     /* A context that keeps the device up while the others are timed, as an
@@ -2282,10 +2294,10 @@ static int bench_compile(int argc, char **argv) {
     double k1 = now_ms();
     gpuir_backend b = kp ? GPUIR_BACKEND_CUDA : GPUIR_BACKEND_EMU;
     make_timing cold, warm[9], up[9], again[9];
-    bool ok = time_program(text, len, dir, b, FRESH_CONTEXT, &cold);
-    for (int i = 0; ok && i < 9; i++) ok = time_program(text, len, dir, b, FRESH_CONTEXT, &warm[i]);
-    for (int i = 0; ok && i < 9; i++) ok = time_program(text, len, dir, b, CONTEXT_UP, &up[i]);
-    for (int i = 0; ok && i < 9; i++) ok = time_program(text, len, dir, b, SAME_AGAIN, &again[i]);
+    bool ok = time_program(argv[0], text, len, dir, b, FRESH_CONTEXT, &cold);
+    for (int i = 0; ok && i < 9; i++) ok = time_program(argv[0], text, len, dir, b, FRESH_CONTEXT, &warm[i]);
+    for (int i = 0; ok && i < 9; i++) ok = time_program(argv[0], text, len, dir, b, CONTEXT_UP, &up[i]);
+    for (int i = 0; ok && i < 9; i++) ok = time_program(argv[0], text, len, dir, b, SAME_AGAIN, &again[i]);
     qsort(warm, 9, sizeof warm[0], cmp_timing);
     qsort(up, 9, sizeof up[0], cmp_timing);
     qsort(again, 9, sizeof again[0], cmp_timing);
