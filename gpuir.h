@@ -506,7 +506,9 @@ GPUIRDEF gpuir_value gpuir_matmul_k_slices(gpuir_module *m, gpuir_value a, gpuir
 /* K a slice covers: ceil(K / S) rounded up to a multiple of 32 elements
    (the mma.sync and f32 kernels' k-tile depths divide it; the wgmma
    kernel's, 64 halves, only where S is chosen so: the split-k pass does);
-   0 when S < 1. */
+   0 when S < 1 or K < 0. Past INT64_MAX - 31 the rounding saturates at
+   the largest multiple of 32 (no such K runs: a split matmul's K is an
+   array dim). */
 GPUIRDEF int64_t gpuir_matmul_k_slice_len(int64_t K, int64_t S);
 /* kind: GPUIR_OP_REDUCE_SUM, _MAX or _MEAN; axes may be negative. */
 GPUIRDEF gpuir_value gpuir_reduce(gpuir_module *m, gpuir_op_kind kind, gpuir_value x,
