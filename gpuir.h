@@ -24190,13 +24190,22 @@ static gpuir_result gpuir__nvrtc_check(gpuir_ctx *ctx, const gpuir__nvrtc *n, gp
 
 /* ---- loading NVRTC ----------------------------------------------------- */
 
-/* Closes the library, frees the arch list and zeroes the struct. Safe on a
-   zeroed struct. */
+/* Closes the library's handle (it stays mapped: GPUIR__NVRTC_DLOPEN_MODE),
+   frees the arch list and zeroes the struct. Safe on a zeroed struct. */
 static void gpuir__nvrtc_unload(gpuir__nvrtc *n) {
     GPUIR_FREE(n->archs);
     if (n->lib) dlclose(n->lib);
     memset(n, 0, sizeof *n);
 }
+
+/* How NVRTC is opened: symbols kept local, and the library never unmapped
+   once loaded, though gpuir__nvrtc_unload closes the handle. NVRTC carries
+   its own libstdc++, whose emergency exception pool (72,704 bytes) is
+   allocated when the library is loaded and never freed: every unload and
+   load again leaked one (measured here, 2026-12-07: a context that compiles,
+   destroyed, 72 KB each time). Kept mapped, the pool is made once a process
+   and stays reachable; a later load costs no start-up either. */
+#define GPUIR__NVRTC_DLOPEN_MODE (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
 
 /* dlopens NVRTC: $GPUIR_NVRTC_LIBRARY alone if set, else the versioned
    sonames newest first (pip wheels ship only those), then libnvrtc.so. */
@@ -24206,7 +24215,7 @@ static gpuir_result gpuir__nvrtc_open(gpuir_ctx *ctx, gpuir__nvrtc *n) {
     const char *env = getenv("GPUIR_NVRTC_LIBRARY");
     if (env && env[0]) {
         snprintf(n->library, sizeof n->library, "%s", env);
-        n->lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+        n->lib = dlopen(env, GPUIR__NVRTC_DLOPEN_MODE);
         if (n->lib) return GPUIR_OK;
         const char *e = dlerror();
         return gpuir__fail(ctx, GPUIR_ERR_UNAVAILABLE,
@@ -24215,7 +24224,7 @@ static gpuir_result gpuir__nvrtc_open(gpuir_ctx *ctx, gpuir__nvrtc *n) {
     }
     gpuir__str errs = {NULL};
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !n->lib; i++) {
-        n->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        n->lib = dlopen(names[i], GPUIR__NVRTC_DLOPEN_MODE);
         if (n->lib) {
             snprintf(n->library, sizeof n->library, "%s", names[i]);
         } else {

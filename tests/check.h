@@ -8,7 +8,6 @@
 #define GPUIR_TESTS_CHECK_H
 #include "../gpuir.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -140,16 +139,6 @@ static const char *check__skip;
     "  return %y : tensor<4xf32>\n}\n"
 
 /* ---- parsing ----------------------------------------------------------- */
-
-/* NVRTC's libstdc++ allocates its emergency exception pool when loaded;
-   gpuir unloads NVRTC after compiling, and LeakSanitizer then reports the
-   pool unreachable. A test that compiles with NVRTC calls this first in
-   main: the library stays mapped for the process (never closed). NULL
-   where NVRTC is absent. */
-static inline void *check_hold_nvrtc_open(void) {
-    void *nvrtc = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-    return nvrtc ? nvrtc : dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
-}
 
 /* Parses text as a file named `name` (diagnostics say name:line:col). */
 static inline gpuir_module *parse_as(gpuir_ctx *ctx, const char *text, const char *name) {

@@ -8,7 +8,6 @@
 #include "../../gpuir.h"
 #include "../check.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 
 /* Parses quietly: several cases expect a parse error. */
@@ -325,7 +324,6 @@ TEST(dynamic_attention_kernels_compile_without_spills) {
 }
 
 int main(void) {
-    (void)check_hold_nvrtc_open();     /* never closed: NVRTC's pool stays reachable at exit */
     RUN(attention_op_checks_its_operands);
     RUN(attention_errors_name_the_operand_and_place);
     RUN(attention_pass_is_in_the_default_pipeline);

@@ -1081,7 +1081,6 @@ TEST(a_bad_lowered_program_is_refused_and_rebuilt) {
 }
 
 int main(void) {
-    (void)check_hold_nvrtc_open();     /* never closed: NVRTC's pool stays reachable at exit */
     RUN(sha256_matches_the_standard_examples);
     RUN(nvrtc_cache_is_always_off);
     RUN(a_make_reports_its_phases_and_the_compiles);
