@@ -16986,6 +16986,7 @@ static const char gpuir__cg_cuda_prelude[] =
     "#define GPUIR_INF __int_as_float(0x7f800000)\n"
     "#define GPUIR_NAN __int_as_float(0x7fc00000)\n"
     "#define gpuir_rsqrt(x) rsqrtf(x)\n"
+    "#define GPUIR_FMUL(a, b) __fmul_rn(a, b)\n"
     "#define GPUIR_FLOAT4(a, b, c, d) make_float4(a, b, c, d)\n"
     "#define GPUIR_UNROLL _Pragma(\"unroll\")\n"
     "#define GPUIR_NO_UNROLL _Pragma(\"unroll 1\")\n"
@@ -17029,6 +17030,7 @@ static const char gpuir__cg_emu_prelude[] =
     "#define blockDim (gpuir__lane->block_dim)\n"
     "#define gridDim (gpuir__lane->grid_dim)\n"
     "#define gpuir_rsqrt(x) (1.0f / sqrtf(x))\n"
+    "#define GPUIR_FMUL(a, b) ((a) * (b))\n"
     "typedef struct __attribute__((aligned(16))) float4 { float x, y, z, w; } float4;\n"
     "typedef struct __attribute__((aligned(16))) int4 { int x, y, z, w; } int4;\n"
     "#define GPUIR_FLOAT4(a, b, c, d) ((float4){a, b, c, d})\n"
@@ -18345,12 +18347,22 @@ static bool gpuir__cg_unary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, 
     return true;
 }
 
+/* An f32 product is GPUIR_FMUL (__fmul_rn on the GPU): NVRTC contracts a
+   `*` and a `+` or `-` after it into one fma by default (--fmad=true), one
+   rounding where the interpreter rounds the product and then the sum, so
+   `x * x - c` with c the rounded square was the square's rounding error on
+   a GPU and 0 on the emulator and the interpreter. __fmul_rn is never
+   contracted; the emulator compiles with -ffp-contract=off
+   (GPUIR__EMU_CC_FLAGS). A half product is rounded to its dtype through
+   its bits, which nothing contracts; the kernels' own sums of products
+   (a matmul's k loop, attention) keep their fmas. */
 static bool gpuir__cg_binary_expr(gpuir__str *s, gpuir_op_kind k, gpuir_dtype d, uint32_t a,
                                   uint32_t b) {
     const char *sym = gpuir__info(k)->cuda;
     if (!sym) return false;
     if (gpuir_dtype_is_float(d)) {
-        if (gpuir__cg_is_function(sym)) gpuir__str_appendf(s, "%s(v%u, v%u)", sym, a, b);
+        if (k == GPUIR_OP_MUL && d == GPUIR_F32) gpuir__str_appendf(s, "GPUIR_FMUL(v%u, v%u)", a, b);
+        else if (gpuir__cg_is_function(sym)) gpuir__str_appendf(s, "%s(v%u, v%u)", sym, a, b);
         else gpuir__str_appendf(s, "(v%u %s v%u)", a, sym, b);
         return true;
     }
@@ -29246,9 +29258,13 @@ static gpuir_result gpuir__emu_cc_failed(gpuir_program *p, const char *cc, int r
    position-independent, shared. pow and powf are not the compiler's
    builtins: GCC 12 at -O2 turns four powf(x, 0.5f) of a float4 into
    sqrtps (sqrt(-inf) is NaN, sqrt(-0) is -0, where powf gives +inf and +0,
-   as the interpreter and CUDA do; found by a probe of `pow(x, 0.5)`). */
+   as the interpreter and CUDA do; found by a probe of `pow(x, 0.5)`).
+   -ffp-contract=off: GNU C contracts a product and a sum into an fma where
+   the target has one (aarch64; x86-64 with -mfma), one rounding where the
+   interpreter rounds twice (gpuir__cg_binary_expr). */
 #define GPUIR__EMU_CC_FLAGS(X) \
-    X("-x") X("c") X("-std=gnu11") X("-O2") X("-fno-builtin-pow") X("-fno-builtin-powf") X("-fPIC") X("-shared")
+    X("-x") X("c") X("-std=gnu11") X("-O2") X("-ffp-contract=off") X("-fno-builtin-pow") X("-fno-builtin-powf") \
+    X("-fPIC") X("-shared")
 #define GPUIR__EMU_FLAG_TEXT(flag) flag " "
 
 /* Compiles the emulator source to a shared object's bytes, in the

@@ -8,22 +8,22 @@ GPUIR_KERNEL gpuir_k_table_k0(GPUIR_LANE const float *x_, const float *p_const_0
         float4 l0 = ((const float4 *)x_)[q];
         float v0 = l0.x;
         float v1 = p_const_0_[i0 % 4];
-        float v2 = v0 * v1;
+        float v2 = GPUIR_FMUL(v0, v1);
         int i1 = q * 4 + 1;
         /* op 27: mul (line 5) */
         float v3 = l0.y;
         float v4 = p_const_0_[i1 % 4];
-        float v5 = v3 * v4;
+        float v5 = GPUIR_FMUL(v3, v4);
         int i2 = q * 4 + 2;
         /* op 27: mul (line 5) */
         float v6 = l0.z;
         float v7 = p_const_0_[i2 % 4];
-        float v8 = v6 * v7;
+        float v8 = GPUIR_FMUL(v6, v7);
         int i3 = q * 4 + 3;
         /* op 27: mul (line 5) */
         float v9 = l0.w;
         float v10 = p_const_0_[i3 % 4];
-        float v11 = v9 * v10;
+        float v11 = GPUIR_FMUL(v9, v10);
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }

@@ -11,7 +11,7 @@ GPUIR_KERNEL gpuir_k_chain_k0(GPUIR_LANE const float *x_, const float *b_, const
         float v3 = v1 + v2;
         /* op 97: mul (line 6) */
         float v4 = y_[i];
-        float v5 = v3 * v4;
+        float v5 = GPUIR_FMUL(v3, v4);
         out0_[i] = v5;
     }
 }
@@ -28,7 +28,7 @@ GPUIR_KERNEL gpuir_k_square_k0(GPUIR_LANE const float *x_, const float *c_, floa
         float v2 = c_[i / out0_d1_];
         float v3 = v1 - v2;
         /* op 103: mul (line 13) */
-        float v4 = v3 * v0;
+        float v4 = GPUIR_FMUL(v3, v0);
         /* op 104: relu (line 14) */
         float v5 = gpuir_relu(v4);
         out0_[i] = v5;

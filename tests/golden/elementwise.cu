@@ -94,25 +94,25 @@ GPUIR_KERNEL gpuir_k_quad_k0(GPUIR_LANE const float *x_, const float *y_, float 
         float v0 = l0.x;
         float4 l1 = ((const float4 *)y_)[q];
         float v1 = l1.x;
-        float v2 = v0 * v1;
+        float v2 = GPUIR_FMUL(v0, v1);
         /* op 88: relu (line 20) */
         float v3 = gpuir_relu(v2);
         /* op 87: mul (line 19) */
         float v4 = l0.y;
         float v5 = l1.y;
-        float v6 = v4 * v5;
+        float v6 = GPUIR_FMUL(v4, v5);
         /* op 88: relu (line 20) */
         float v7 = gpuir_relu(v6);
         /* op 87: mul (line 19) */
         float v8 = l0.z;
         float v9 = l1.z;
-        float v10 = v8 * v9;
+        float v10 = GPUIR_FMUL(v8, v9);
         /* op 88: relu (line 20) */
         float v11 = gpuir_relu(v10);
         /* op 87: mul (line 19) */
         float v12 = l0.w;
         float v13 = l1.w;
-        float v14 = v12 * v13;
+        float v14 = GPUIR_FMUL(v12, v13);
         /* op 88: relu (line 20) */
         float v15 = gpuir_relu(v14);
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v3, v7, v11, v15);

@@ -70,7 +70,7 @@ GPUIR_KERNEL gpuir_k_bcast(GPUIR_LANE const float *a_, float *o_) {
         float v0 = gpuir_dense_10[(i % 4)];
         /* op 11: mul (line 23) */
         float v1 = a_[i];
-        float v2 = v1 * v0;
+        float v2 = GPUIR_FMUL(v1, v0);
         o_[i] = v2;
     }
 }

@@ -8,22 +8,22 @@ GPUIR_KERNEL gpuir_k_f32_plain_k0(GPUIR_LANE const float *a_, float *out0_) {
         /* op 101: mul (line 5) */
         float4 l0 = ((const float4 *)a_)[q];
         float v1 = l0.x;
-        float v2 = v1 * v0;
+        float v2 = GPUIR_FMUL(v1, v0);
         /* op 100: constant */
         float v3 = 0.125f;
         /* op 101: mul (line 5) */
         float v4 = l0.y;
-        float v5 = v4 * v3;
+        float v5 = GPUIR_FMUL(v4, v3);
         /* op 100: constant */
         float v6 = 0.125f;
         /* op 101: mul (line 5) */
         float v7 = l0.z;
-        float v8 = v7 * v6;
+        float v8 = GPUIR_FMUL(v7, v6);
         /* op 100: constant */
         float v9 = 0.125f;
         /* op 101: mul (line 5) */
         float v10 = l0.w;
-        float v11 = v10 * v9;
+        float v11 = GPUIR_FMUL(v10, v9);
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
@@ -98,22 +98,22 @@ GPUIR_KERNEL gpuir_k_f32_register_tiled_k0(GPUIR_LANE const float *a_, float *ou
         /* op 114: mul (line 12) */
         float4 l0 = ((const float4 *)a_)[q];
         float v1 = l0.x;
-        float v2 = v1 * v0;
+        float v2 = GPUIR_FMUL(v1, v0);
         /* op 113: constant */
         float v3 = 0.125f;
         /* op 114: mul (line 12) */
         float v4 = l0.y;
-        float v5 = v4 * v3;
+        float v5 = GPUIR_FMUL(v4, v3);
         /* op 113: constant */
         float v6 = 0.125f;
         /* op 114: mul (line 12) */
         float v7 = l0.z;
-        float v8 = v7 * v6;
+        float v8 = GPUIR_FMUL(v7, v6);
         /* op 113: constant */
         float v9 = 0.125f;
         /* op 114: mul (line 12) */
         float v10 = l0.w;
-        float v11 = v10 * v9;
+        float v11 = GPUIR_FMUL(v10, v9);
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
@@ -523,22 +523,22 @@ GPUIR_KERNEL gpuir_k_dot_k0(GPUIR_LANE const float *a_, float *out0_) {
         /* op 158: mul (line 40) */
         float4 l0 = ((const float4 *)a_)[q];
         float v1 = l0.x;
-        float v2 = v1 * v0;
+        float v2 = GPUIR_FMUL(v1, v0);
         /* op 157: constant */
         float v3 = 0.125f;
         /* op 158: mul (line 40) */
         float v4 = l0.y;
-        float v5 = v4 * v3;
+        float v5 = GPUIR_FMUL(v4, v3);
         /* op 157: constant */
         float v6 = 0.125f;
         /* op 158: mul (line 40) */
         float v7 = l0.z;
-        float v8 = v7 * v6;
+        float v8 = GPUIR_FMUL(v7, v6);
         /* op 157: constant */
         float v9 = 0.125f;
         /* op 158: mul (line 40) */
         float v10 = l0.w;
-        float v11 = v10 * v9;
+        float v11 = GPUIR_FMUL(v10, v9);
         ((float4 *)out0_)[q] = GPUIR_FLOAT4(v2, v5, v8, v11);
     }
 }
