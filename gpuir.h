@@ -18853,10 +18853,15 @@ static void gpuir__cg_reduce_index(gpuir__str *s, const gpuir__cg_dims *x, const
     gpuir__str_free(&sum);
 }
 
-/* How a reduction combines two partial values a and b into a. */
+/* How a reduction combines two partial values a and b into a. Integers
+   (long long) add as unsigned and wrap, as the interpreter's do: a signed
+   sum past 2^63 is undefined in C and CUDA C (UBSan's report in an
+   emu_sanitize build, and a compiler may assume it cannot happen). */
 static void gpuir__cg_combine(gpuir__str *s, gpuir_op_kind k, bool is_float, const char *a,
                               const char *b) {
-    if (k != GPUIR_OP_REDUCE_MAX) gpuir__str_appendf(s, "%s = %s + %s;", a, a, b);
+    if (k != GPUIR_OP_REDUCE_MAX && is_float) gpuir__str_appendf(s, "%s = %s + %s;", a, a, b);
+    else if (k != GPUIR_OP_REDUCE_MAX)
+        gpuir__str_appendf(s, "%s = (long long)((unsigned long long)%s + (unsigned long long)%s);", a, a, b);
     else if (is_float) gpuir__str_appendf(s, "%s = gpuir_fmax(%s, %s);", a, a, b);
     else gpuir__str_appendf(s, "%s = %s > %s ? %s : %s;", a, a, b, a, b);
 }

@@ -309,14 +309,14 @@ GPUIR_KERNEL gpuir_k_int_rows_k0(GPUIR_LANE const int *x_, int *out0_, long long
             long long i = (long long)((j % 6) + (o % x_d0_) * 6);
             int v0 = x_[i];
             /* op 136: reduce_sum (line 47) */
-            acc = acc + (long long)v0;
+            acc = (long long)((unsigned long long)acc + (unsigned long long)(long long)v0);
         }
-        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = (long long)((unsigned long long)acc + (unsigned long long)other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
         if (t < 32) {
             acc = t < 1 ? red[t] : 0LL;
-            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = (long long)((unsigned long long)acc + (unsigned long long)other); }
         }
         if (t == 0) out0_[o] = (int)(unsigned)(unsigned long long)(acc);
         GPUIR_SYNC();
@@ -333,14 +333,14 @@ GPUIR_KERNEL gpuir_k_int_rows_k1(GPUIR_LANE const int *x_, int *out1_, long long
             long long i = (long long)((j % 6) + (o % x_d0_) * 6);
             int v0 = x_[i];
             /* op 138: reduce_mean (line 48) */
-            acc = acc + (long long)v0;
+            acc = (long long)((unsigned long long)acc + (unsigned long long)(long long)v0);
         }
-        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = (long long)((unsigned long long)acc + (unsigned long long)other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
         if (t < 32) {
             acc = t < 1 ? red[t] : 0LL;
-            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = (long long)((unsigned long long)acc + (unsigned long long)other); }
         }
         if (t == 0) out1_[o] = (int)(unsigned)(unsigned long long)(acc / 6LL);
         GPUIR_SYNC();

@@ -119,7 +119,7 @@ GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x_, int *out
                     int v0 = x_[i];
                     int v1 = v0 < 0 ? (int)(0u - (unsigned)v0) : v0;
                     /* op 84: reduce_mean (line 30) */
-                    acc = acc + (long long)v1;
+                    acc = (long long)((unsigned long long)acc + (unsigned long long)(long long)v1);
                 }
             }
             for (long long j = j0; j < 1110LL; j += 256) {
@@ -128,15 +128,15 @@ GPUIR_KERNEL gpuir_k_reduce_mean_i32_0_1_2_k0(GPUIR_LANE const int *x_, int *out
                 int v2 = x_[i];
                 int v3 = v2 < 0 ? (int)(0u - (unsigned)v2) : v2;
                 /* op 84: reduce_mean (line 30) */
-                acc = acc + (long long)v3;
+                acc = (long long)((unsigned long long)acc + (unsigned long long)(long long)v3);
             }
         }
-        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = (long long)((unsigned long long)acc + (unsigned long long)other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
         if (t < 32) {
             acc = t < 8 ? red[t] : 0LL;
-            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = (long long)((unsigned long long)acc + (unsigned long long)other); }
         }
         if (t == 0) out0_[o] = (int)(unsigned)(unsigned long long)(acc / 1110LL);
         GPUIR_SYNC();
@@ -155,14 +155,14 @@ GPUIR_KERNEL gpuir_k_reduce_sum_i64_1_k0(GPUIR_LANE const long long *x_, long lo
             long long v0 = x_[i];
             long long v1 = v0 < 0 ? (long long)(0u - (unsigned long long)v0) : v0;
             /* op 89: reduce_sum (line 36) */
-            acc = acc + (long long)v1;
+            acc = (long long)((unsigned long long)acc + (unsigned long long)(long long)v1);
         }
-        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+        for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = (long long)((unsigned long long)acc + (unsigned long long)other); }
         if ((t & 31) == 0) red[t >> 5] = acc;
         GPUIR_SYNC();
         if (t < 32) {
             acc = t < 2 ? red[t] : 0LL;
-            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = acc + other; }
+            for (int d = 16; d > 0; d >>= 1) { long long other = GPUIR_SHFL_DOWN_I64(acc, d); acc = (long long)((unsigned long long)acc + (unsigned long long)other); }
         }
         if (t == 0) out0_[o] = acc;
         GPUIR_SYNC();
