@@ -6262,14 +6262,26 @@ static int64_t gpuir__ref_unary_i(gpuir_op_kind k, int64_t x) {
     }
 }
 
+/* IEEE 754-2019's maximum and minimum: NaN if either is, +0 above -0 (the
+   kernels' gpuir_fmax and gpuir_fmin: a reduction's threads meet in any
+   order, and a max of a row of zeros of both signs was the sign its first
+   or last zero had, 1 / max(x) inf or -inf). */
+static double gpuir__ref_max(double a, double b) {
+    return isnan(a) || isnan(b) ? (double)NAN : a > b ? a : b > a ? b : signbit(a) ? b : a;
+}
+
+static double gpuir__ref_min(double a, double b) {
+    return isnan(a) || isnan(b) ? (double)NAN : a < b ? a : b < a ? b : signbit(a) ? a : b;
+}
+
 static double gpuir__ref_binary_f(gpuir_op_kind k, double a, double b) {
     switch (k) {
     case GPUIR_OP_ADD: return a + b;
     case GPUIR_OP_SUB: return a - b;
     case GPUIR_OP_MUL: return a * b;
     case GPUIR_OP_DIV: return a / b;
-    case GPUIR_OP_MAX: return isnan(a) || isnan(b) ? (double)NAN : a > b ? a : b;
-    case GPUIR_OP_MIN: return isnan(a) || isnan(b) ? (double)NAN : a < b ? a : b;
+    case GPUIR_OP_MAX: return gpuir__ref_max(a, b);
+    case GPUIR_OP_MIN: return gpuir__ref_min(a, b);
     case GPUIR_OP_POW: return pow(a, b);
     default: return 0.0;
     }
@@ -6461,7 +6473,7 @@ static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpui
         if (is_float) {
             double v = gpuir_array_get(x, i);
             if (k != GPUIR_OP_REDUCE_MAX) acc[o] += v;
-            else if (!seen[o] || isnan(v) || (!isnan(acc[o]) && v > acc[o])) acc[o] = v;
+            else acc[o] = seen[o] ? gpuir__ref_max(acc[o], v) : v;
         } else {
             int64_t v = gpuir__load_int(x, i);
             if (k != GPUIR_OP_REDUCE_MAX) iacc[o] = (int64_t)((uint64_t)iacc[o] + (uint64_t)v);
@@ -16928,7 +16940,7 @@ static const char gpuir__cg_helpers[] =
     "    u = (u & 0x7fffffffu) > 0x7f800000u ? u | 0x00400000u : u + 0x1000u;\n"
     "    return gpuir_as_float(u & 0xffffe000u);\n"
     "}\n"
-    "GPUIR_DEVICE float gpuir_fmax(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
+
     "/* A double in two floats' places (its bits: a partial past f32's range\n"
     "   stays what it is), and back. */\n"
     "GPUIR_DEVICE void gpuir_put2(volatile float *p, double v) {\n"
@@ -16940,7 +16952,7 @@ static const char gpuir__cg_helpers[] =
     "    const volatile unsigned *u = (const volatile unsigned *)p;\n"
     "    return gpuir_f64_of((unsigned long long)u[0] | (unsigned long long)u[1] << 32);\n"
     "}\n"
-    "GPUIR_DEVICE float gpuir_fmin(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
+
     "GPUIR_DEVICE float gpuir_relu(float x) { return x > 0.0f || x != x ? x : 0.0f; }\n"
     "GPUIR_DEVICE float gpuir_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
     "GPUIR_DEVICE float gpuir_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.707106781186547524f)); }\n"
@@ -16967,6 +16979,23 @@ static const char gpuir__cg_helpers[] =
     "GPUIR_DEVICE long long gpuir_div_i64(long long a, long long b) {\n"
     "    return b == 0 ? 0 : (b == -1 ? (long long)(0ull - (unsigned long long)a) : a / b);\n"
     "}\n";
+
+/* The max and min every kernel may use (after gpuir__cg_helpers: a string
+   is at most 4095 bytes in C99). gpuir_fmax and gpuir_fmin are IEEE
+   754-2019's maximum and minimum: NaN if either is, +0 above -0, so a
+   reduction's result does not depend on the order its threads meet in (the
+   interpreter's gpuir__ref_max: a row of zeros of both signs was the sign
+   of its first zero there, of its last one in a kernel). gpuir_fmax_shift,
+   the attention kernels' running max, leaves a zero's sign as it comes: it
+   is only subtracted before exp. */
+static const char gpuir__cg_max_helpers[] =
+    "GPUIR_DEVICE float gpuir_fmax(float a, float b) {\n"
+    "    return a != a || b != b ? a + b : a > b ? a : b > a ? b : gpuir_as_float(gpuir_as_uint(a) & gpuir_as_uint(b));\n"
+    "}\n"
+    "GPUIR_DEVICE float gpuir_fmin(float a, float b) {\n"
+    "    return a != a || b != b ? a + b : a < b ? a : b < a ? b : gpuir_as_float(gpuir_as_uint(a) | gpuir_as_uint(b));\n"
+    "}\n"
+    "GPUIR_DEVICE float gpuir_fmax_shift(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n";
 
 /* The NVRTC prelude: the dialect in CUDA C++ terms. No headers. */
 static const char gpuir__cg_cuda_prelude[] =
@@ -20578,7 +20607,8 @@ static void gpuir__cg_online_combine(gpuir__cg *C, bool variance, size_t i) {
    finds from them whether a squared deviation overflows f32, as it does
    in the ops). The softmax's: the running max and the sum rescaled when the max
    grows (-inf adds nothing; NaN and +inf make the sum NaN, as the sum of
-   exp(x - max) is). */
+   exp(x - max) is); the max taken even where it does not grow, a +0
+   after a -0 (the row's reduce_max: gpuir_fmax). */
 static void gpuir__cg_online_step(gpuir__cg *C, bool variance, size_t i, const char *v) {
     if (variance)
         gpuir__cg_line(C, "{ if (wn%zu++ == 0) wk%zu = %s; double wd = (double)%s - wk%zu; wa%zu += wd; "
@@ -20586,7 +20616,7 @@ static void gpuir__cg_online_step(gpuir__cg *C, bool variance, size_t i, const c
                        i, i, v, v, i, i, i, i, v, i, i, v, i, i, v);
     else
         gpuir__cg_line(C, "if (%s != -GPUIR_INF) { float nm = gpuir_fmax(om%zu, %s); if (nm != om%zu) "
-                       "{ os%zu *= expf(om%zu - nm); om%zu = nm; } os%zu += expf(%s - om%zu); }",
+                       "os%zu *= expf(om%zu - nm); om%zu = nm; os%zu += expf(%s - om%zu); }",
                        v, i, v, i, i, i, i, i, v, i);
 }
 
@@ -22315,7 +22345,7 @@ static void gpuir__cg_attn_mask(gpuir__cg *C, const gpuir__cg_attn *A) {
 static void gpuir__cg_attn_quad(gpuir__cg *C, const char *x, const char *op) {
     for (int d = 1; d <= 2; d *= 2) {
         if (op[0] == '+') gpuir__cg_line(C, "%s += gpuir_as_float(GPUIR_SHFL_IDX_U32(gpuir_as_uint(%s), lane ^ %d));", x, x, d);
-        else gpuir__cg_line(C, "%s = gpuir_fmax(%s, gpuir_as_float(GPUIR_SHFL_IDX_U32(gpuir_as_uint(%s), lane ^ %d)));", x, x, x, d);
+        else gpuir__cg_line(C, "%s = gpuir_fmax_shift(%s, gpuir_as_float(GPUIR_SHFL_IDX_U32(gpuir_as_uint(%s), lane ^ %d)));", x, x, x, d);
     }
 }
 
@@ -22325,7 +22355,7 @@ static void gpuir__cg_attn_softmax(gpuir__cg *C, const gpuir__cg_attn *A) {
     gpuir__cg_open(C, "for (int h = 0; h < 2; h++)");
     gpuir__cg_line(C, "float mx = mr[h], sum = 0.0f;");
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int n = 0; n < 8; n++) mx = gpuir_fmax(mx, gpuir_fmax(s[n][2 * h], s[n][2 * h + 1]));");
+    gpuir__cg_line(C, "for (int n = 0; n < 8; n++) mx = gpuir_fmax_shift(mx, gpuir_fmax_shift(s[n][2 * h], s[n][2 * h + 1]));");
     gpuir__cg_attn_quad(C, "mx", "max");
     gpuir__cg_line(C, "float base = mx == -GPUIR_INF ? 0.0f : mx, alpha = exp2f(mr[h] - base);");
     gpuir__cg_line(C, "mr[h] = mx;");
@@ -22532,10 +22562,10 @@ static void gpuir__cg_attn_simt_softmax(gpuir__cg *C, const gpuir__cg_attn *A, l
     if (A->causal) snprintf(causal, sizeof causal, " || col > row%s", A->plus_offset);
     gpuir__cg_line(C, "if (col >= %s%s) x = -GPUIR_INF;", A->sk, causal);
     gpuir__cg_line(C, "s[i][c] = x;");
-    gpuir__cg_line(C, "mx = gpuir_fmax(mx, x);");
+    gpuir__cg_line(C, "mx = gpuir_fmax_shift(mx, x);");
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_UNROLL");
-    gpuir__cg_line(C, "for (int w = 1; w < 8; w *= 2) mx = gpuir_fmax(mx, GPUIR_SHFL_XOR_F32(mx, w));");
+    gpuir__cg_line(C, "for (int w = 1; w < 8; w *= 2) mx = gpuir_fmax_shift(mx, GPUIR_SHFL_XOR_F32(mx, w));");
     gpuir__cg_line(C, "float base = mx == -GPUIR_INF ? 0.0f : mx, alpha = expf(mr[i] - base), sum = 0.0f;");
     gpuir__cg_line(C, "mr[i] = mx;");
     gpuir__cg_line(C, "GPUIR_UNROLL");
@@ -23596,8 +23626,8 @@ static char *gpuir__cg_module(gpuir_module *m, const gpuir__cg_target *target,
     C.loaded4 = (bool *)gpuir__calloc(GPUIR_MAX_OPERANDS + 1, sizeof *C.loaded4);
     C.lane = -1;
     gpuir_result r = C.cur && C.loaded4 ? GPUIR_OK : gpuir__oom(m->ctx, "codegen");
-    if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s",
-                               target->prelude, gpuir__cg_ranks, gpuir__cg_helpers);
+    if (!r) gpuir__str_appendf(&s, "%s%s/* gpuir " GPUIR_VERSION_STRING " kernels */\n%s%s",
+                               target->prelude, gpuir__cg_ranks, gpuir__cg_helpers, gpuir__cg_max_helpers);
     gpuir__module_needs needs = gpuir__module_needs_of(m);
     if (!r && needs.tensor_cores)
         gpuir__str_appendf(&s, "%s%s", target->tensor_cores, gpuir__cg_tc_helpers);

@@ -252,12 +252,12 @@ GPUIR_KERNEL gpuir_k_rows_k3(GPUIR_LANE const float *y_, float *out4_, long long
                 for (int u = 0; u < 4; u++) {
                     long long c = c0 + u * 256LL;
                     float x = w[u];
-                    if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+                    if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) os0 *= expf(om0 - nm); om0 = nm; os0 += expf(x - om0); }
                 }
             }
             for (long long c = c0; c < y_d1_; c += 256) {
                 float x = y_[base + c];
-                if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+                if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) os0 *= expf(om0 - nm); om0 = nm; os0 += expf(x - om0); }
             }
         }
         for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }

@@ -74,12 +74,12 @@ GPUIR_KERNEL gpuir_k_wide_k0(GPUIR_LANE const unsigned short *x_, unsigned short
                 for (int u = 0; u < 4; u++) {
                     long long c = c0 + u * 1024LL;
                     float x = w[u];
-                    if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+                    if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) os0 *= expf(om0 - nm); om0 = nm; os0 += expf(x - om0); }
                 }
             }
             for (long long c = c0; c < 40000LL; c += 1024) {
                 float x = gpuir_f16_to_f32(srow[c]);
-                if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+                if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) os0 *= expf(om0 - nm); om0 = nm; os0 += expf(x - om0); }
             }
         }
         for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
@@ -230,7 +230,7 @@ GPUIR_KERNEL gpuir_k_softmax_axis0_k0(GPUIR_LANE const unsigned short *x_, unsig
             float v0 = gpuir_bf16_to_f32(x_[e]);
             float x = v0;
             v[r] = x;
-            if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+            if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) os0 *= expf(om0 - nm); om0 = nm; os0 += expf(x - om0); }
         }
         float mx = om0, sum = om0 == -GPUIR_INF ? GPUIR_NAN : os0;
         GPUIR_UNROLL
@@ -272,12 +272,12 @@ GPUIR_KERNEL gpuir_k_softmax_wide_f32_k0(GPUIR_LANE const float *x_, float *out0
                 for (int u = 0; u < 4; u++) {
                     long long c = c0 + u * 1024LL;
                     float x = w[u];
-                    if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+                    if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) os0 *= expf(om0 - nm); om0 = nm; os0 += expf(x - om0); }
                 }
             }
             for (long long c = c0; c < 40000LL; c += 1024) {
                 float x = srow[c];
-                if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) { os0 *= expf(om0 - nm); om0 = nm; } os0 += expf(x - om0); }
+                if (x != -GPUIR_INF) { float nm = gpuir_fmax(om0, x); if (nm != om0) os0 *= expf(om0 - nm); om0 = nm; os0 += expf(x - om0); }
             }
         }
         for (int d = 16; d > 0; d >>= 1) { float o0 = GPUIR_SHFL_DOWN_F32(om0, d); float o1 = GPUIR_SHFL_DOWN_F32(os0, d); { float nm = gpuir_fmax(om0, o0); os0 = (om0 == nm ? os0 : os0 * expf(om0 - nm)) + (o0 == nm ? o1 : o1 * expf(o0 - nm)); om0 = nm; } }
