@@ -16935,6 +16935,12 @@ static const char gpuir__cg_helpers[] =
     "}\n"
     "GPUIR_DEVICE float gpuir_round_f16(float x) { return gpuir_f16_to_f32(gpuir_f32_to_f16(x)); }\n"
     "GPUIR_DEVICE float gpuir_round_bf16(float x) { return gpuir_bf16_to_f32(gpuir_f32_to_bf16(x)); }\n"
+    "GPUIR_DEVICE float gpuir_f32_odd(double d) {\n"
+    "    float f = (float)d;\n"
+    "    unsigned u = gpuir_as_uint(f);\n"
+    "    if ((double)f != d && d == d && !(u & 1u)) u += fabs((double)f) < fabs(d) ? 1u : 0xffffffffu;\n"
+    "    return gpuir_as_float(u);\n"
+    "}\n"
     "GPUIR_DEVICE float gpuir_tf32_round(float x) {\n"
     "    unsigned u = gpuir_as_uint(x);\n"
     "    u = (u & 0x7fffffffu) > 0x7f800000u ? u | 0x00400000u : u + 0x1000u;\n"
@@ -18354,6 +18360,19 @@ static bool gpuir__cg_is_function(const char *spelling) {
     return (*spelling >= 'a' && *spelling <= 'z') || (*spelling >= 'A' && *spelling <= 'Z') || *spelling == '_';
 }
 
+/* A double sum or mean narrowed to the float a dtype d's value is computed
+   in, written to out: (float) for f32; for f16 and bf16 gpuir_f32_odd, to f32 by
+   rounding to odd, so that the rounding to d after it is the one rounding
+   the interpreter makes ((float) first rounded twice: an f16 sum of 1,
+   2^-11 and 2^-24 was 1 + 2^-11 in f32, a tie, and 1 in f16, where the
+   sum rounds to 1 + 2^-10). */
+static const char *gpuir__cg_narrow(char *out, size_t size, gpuir_dtype d, const char *sum) {
+    int n = d == GPUIR_F16 || d == GPUIR_BF16 ? snprintf(out, size, "gpuir_f32_odd(%s)", sum)
+            : strpbrk(sum, " [") ? snprintf(out, size, "(float)(%s)", sum) : snprintf(out, size, "(float)%s", sum);
+    GPUIR_ASSERT(n > 0 && (size_t)n < size);    /* callers size out for their expressions */
+    return out;
+}
+
 /* The function that rounds a computed float to a narrow dtype ("" for the others). */
 static const char *gpuir__cg_round(gpuir_dtype d) {
     return d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
@@ -19026,11 +19045,13 @@ static gpuir_result gpuir__cg_columns_finish(gpuir__cg *C, size_t at, const gpui
     const gpuir_type *y = &gpuir__value_at(m, dst)->type;
     gpuir__cg_reset_values(C);
     uint32_t sum = gpuir__cg_new_var(C, y->dtype);
-    char mean[48], value[80];
-    if (in_double) snprintf(mean, sizeof mean, "(float)(dacc / %lld.0)", (long long)R);
+    char quotient[48], mean[80], total[32], value[128];
+    snprintf(quotient, sizeof quotient, "dacc / %lld.0", (long long)R);
+    if (in_double) gpuir__cg_narrow(mean, sizeof mean, y->dtype, quotient);
     else snprintf(mean, sizeof mean, "acc / %lld.0f", (long long)R);
     gpuir__cg_call(value, sizeof value, gpuir__cg_round(y->dtype),
-                   op->kind == GPUIR_OP_REDUCE_MEAN ? mean : in_double ? "(float)dacc" : "acc");
+                   op->kind == GPUIR_OP_REDUCE_MEAN ? mean : in_double ? gpuir__cg_narrow(total, sizeof total, y->dtype, "dacc")
+                                                                       : "acc");
     gpuir__cg_line(C, "float v%u = %s;", sum, value);
     C->cur[dst - 1] = sum + 1;
     return gpuir__cg_reduction_users(C, at, y);
@@ -19263,9 +19284,10 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     else gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
     const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
     char result[720];
-    if (in_double && op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "(float)dacc");
-    else if (in_double && !n_red.sym[0]) snprintf(result, sizeof result, "(float)(dacc / %lld.0)", (long long)n_red.num);
-    else if (in_double) snprintf(result, sizeof result, "(float)(dacc / (double)%s)", count);
+    char quotient[400];
+    if (!n_red.sym[0]) snprintf(quotient, sizeof quotient, "dacc / %lld.0", (long long)n_red.num);
+    else snprintf(quotient, sizeof quotient, "dacc / (double)%s", count);
+    if (in_double) gpuir__cg_narrow(result, sizeof result, y->dtype, op->kind != GPUIR_OP_REDUCE_MEAN ? "dacc" : quotient);
     else if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
     else if (n_red.sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
     else if (n_red.num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red.num);
@@ -21472,6 +21494,7 @@ static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) 
         }
         if (R->online[i]) continue;            /* the pair's first made its value */
         bool max = op->kind == GPUIR_OP_REDUCE_MAX, in_double = gpuir__cg_reduce_in_double(C, op);
+        gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.dtype;
         if (in_double) {                        /* the block's sum in double, rounded once */
             gpuir__cg_line(C, "dacc = acc%zu;", i);
             gpuir__cg_block_sum_f64(C);
@@ -21479,13 +21502,14 @@ static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) 
             gpuir__cg_line(C, "if (t == 0) dred[%lld] = dacc;", slot);
             gpuir__cg_line(C, "GPUIR_SYNC();");
             bool mean = op->kind == GPUIR_OP_REDUCE_MEAN;
-            gpuir__cg_line(C, "acc = (float)(dred[%lld]%s%s);", slot, mean ? " / (double)" : "", mean ? R->cols : "");
+            char sum[320], narrowed[360];
+            snprintf(sum, sizeof sum, "dred[%lld]%s%s", slot, mean ? " / (double)" : "", mean ? R->cols : "");
+            gpuir__cg_line(C, "acc = %s;", gpuir__cg_narrow(narrowed, sizeof narrowed, d, sum));
         } else {
             gpuir__cg_line(C, "acc = acc%zu;", i);
             gpuir__cg_block_allreduce(C, max ? GPUIR_OP_REDUCE_MAX : GPUIR_OP_REDUCE_SUM,
                                       max ? "-GPUIR_INF" : "0.0f");
         }
-        gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.dtype;
         uint32_t v = gpuir__cg_new_var(C, d);
         const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
         if (op->kind == GPUIR_OP_REDUCE_MEAN && !in_double)
@@ -21809,9 +21833,11 @@ static void gpuir__cg_column_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass
             gpuir__cg_line(C, "for (long long l = 1; l < %lldLL; l++) %s += %s[l * %lldLL + col];", R->lanes, part,
                            slots, R->width);
         gpuir__cg_line(C, "GPUIR_SYNC();");       /* the slots are free again */
-        if (in_double) gpuir__cg_line(C, "acc = (float)(dacc%s%s);", mean ? " / (double)" : "", mean ? R->cols : "");
-        else if (mean) gpuir__cg_line(C, "acc = acc / (float)%s;", R->cols);
         gpuir_dtype d = gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type.dtype;
+        char sum[320], narrowed[360];
+        snprintf(sum, sizeof sum, "dacc%s%s", mean ? " / (double)" : "", mean ? R->cols : "");
+        if (in_double) gpuir__cg_line(C, "acc = %s;", gpuir__cg_narrow(narrowed, sizeof narrowed, d, sum));
+        else if (mean) gpuir__cg_line(C, "acc = acc / (float)%s;", R->cols);
         const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
         uint32_t v = gpuir__cg_new_var(C, d);
         gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
@@ -22908,6 +22934,17 @@ static void gpuir__cg_sib_combine(gpuir__cg *C, gpuir_op_kind k, const char *a, 
     gpuir__str_free(&step);
 }
 
+/* acc = sibling s's sum (dacc) or mean (divided by count), narrowed to f32
+   for its dtype (gpuir__cg_narrow). */
+static void gpuir__cg_sib_narrow(gpuir__cg *C, const gpuir__cg_sib *S, int s, long long count) {
+    const gpuir__op *op = gpuir__cg_sib_op(C, S, s);
+    char sum[48], narrowed[80];
+    if (op->kind == GPUIR_OP_REDUCE_MEAN) snprintf(sum, sizeof sum, "dacc / %lld.0", count);
+    else snprintf(sum, sizeof sum, "dacc");
+    gpuir__cg_line(C, "acc = %s;", gpuir__cg_narrow(narrowed, sizeof narrowed,
+                                                   gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type.dtype, sum));
+}
+
 /* Writes `out[at] = acc` for sibling s (a mean divides by its count, when
    given: 0 where acc holds the mean already). */
 static void gpuir__cg_sib_store(gpuir__cg *C, const gpuir__cg_sib *S, int s, const char *at, long long count) {
@@ -23238,8 +23275,7 @@ static gpuir_result gpuir__cg_sib_results(gpuir__cg *C, const gpuir__cg_sib *S) 
         if (S->role[s] != GPUIR__SIB_COLUMNS || unread)
             continue;                               /* (a mean only its variance reads: merged there) */
         gpuir__cg_sib_merge(C, S, s, op->kind);
-        if (op->kind == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", S->R);
-        else if (op->kind != GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "acc = (float)dacc;");
+        if (op->kind != GPUIR_OP_REDUCE_MAX) gpuir__cg_sib_narrow(C, S, s, S->R);
         gpuir__cg_sib_store(C, S, s, "c", 0);         /* a mean divided already */
         gpuir__cg_sib_keep(C, S, s);
     }
@@ -23303,7 +23339,7 @@ static void gpuir__cg_sib_rows(gpuir__cg *C, const gpuir__cg_sib *S) {
         if (k == GPUIR_OP_REDUCE_MAX) gpuir__cg_line(C, "dacc = gpuir_fmax((float)dacc, (float)%s);", slot);
         else gpuir__cg_line(C, "dacc += %s;", slot);
         gpuir__cg_close(C);
-        if (k == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", S->Cn);
+        if (k != GPUIR_OP_REDUCE_MAX) gpuir__cg_sib_narrow(C, S, s, S->Cn);
         else gpuir__cg_line(C, "acc = (float)dacc;");
         gpuir__cg_sib_store(C, S, s, "r0 + q", 0);     /* a mean divided already, in double */
     }
@@ -23353,8 +23389,7 @@ static void gpuir__cg_sib_totals(gpuir__cg *C, const gpuir__cg_sib *S) {
             gpuir__cg_line(C, "for (long long q = t; q < %lldLL; q += %d) dacc += gpuir_get2(%s);", S->blocks,
                            GPUIR__SIBLINGS_THREADS, at);
             gpuir__cg_block_sum_f64(C);
-            if (k == GPUIR_OP_REDUCE_MEAN) gpuir__cg_line(C, "acc = (float)(dacc / %lld.0);", S->R * S->Cn);
-            else gpuir__cg_line(C, "acc = (float)dacc;");
+            gpuir__cg_sib_narrow(C, S, s, S->R * S->Cn);
         }
         gpuir__cg_open(C, "if (t == 0)");
         gpuir__cg_sib_store(C, S, s, "0", 0);
