@@ -16960,6 +16960,9 @@ static const char gpuir__cg_helpers[] =
     "}\n"
     "GPUIR_DEVICE float gpuir_round_f16(float x) { return gpuir_f16_to_f32(gpuir_f32_to_f16(x)); }\n"
     "GPUIR_DEVICE float gpuir_round_bf16(float x) { return gpuir_bf16_to_f32(gpuir_f32_to_bf16(x)); }\n"
+    /* A double to f32 by rounding to odd (a bit lost sets the last one
+       kept): rounding that to f16 or bf16 then rounds once, as the
+       interpreter does from the double (gpuir__cg_narrow). */
     "GPUIR_DEVICE float gpuir_f32_odd(double d) {\n"
     "    float f = (float)d;\n"
     "    unsigned u = gpuir_as_uint(f);\n"
@@ -16971,7 +16974,6 @@ static const char gpuir__cg_helpers[] =
     "    u = (u & 0x7fffffffu) > 0x7f800000u ? u | 0x00400000u : u + 0x1000u;\n"
     "    return gpuir_as_float(u & 0xffffe000u);\n"
     "}\n"
-
     "/* A double in two floats' places (its bits: a partial past f32's range\n"
     "   stays what it is), and back. */\n"
     "GPUIR_DEVICE void gpuir_put2(volatile float *p, double v) {\n"
@@ -16983,7 +16985,6 @@ static const char gpuir__cg_helpers[] =
     "    const volatile unsigned *u = (const volatile unsigned *)p;\n"
     "    return gpuir_f64_of((unsigned long long)u[0] | (unsigned long long)u[1] << 32);\n"
     "}\n"
-
     "GPUIR_DEVICE float gpuir_relu(float x) { return x > 0.0f || x != x ? x : 0.0f; }\n"
     "GPUIR_DEVICE float gpuir_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
     "GPUIR_DEVICE float gpuir_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.707106781186547524f)); }\n"
