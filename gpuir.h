@@ -31701,7 +31701,7 @@ GPUIRDEF void gpuir_host_free(gpuir_ctx *ctx, void *p) {
 
 GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend, void *p,
                                           size_t bytes) {
-    if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
+    if (!ctx) return gpuir_ctx_result(ctx);    /* a failed make: out of memory */
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (!p || !bytes || bytes > UINTPTR_MAX - (uintptr_t)p)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_host_register: %s",
@@ -31730,7 +31730,7 @@ GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend,
 /* A release: it unpins even after an error (keeping that error), so the
    caller can free the memory and never leaves a stale range behind. */
 GPUIRDEF gpuir_result gpuir_host_unregister(gpuir_ctx *ctx, void *p) {
-    if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
+    if (!ctx) return gpuir_ctx_result(ctx);
     ptrdiff_t i = gpuir__pinned_index(ctx, p);
     if (i < 0 || !ctx->pinned[i].registered)
         return ctx->result ? ctx->result
@@ -31746,11 +31746,10 @@ GPUIRDEF gpuir_result gpuir_host_unregister(gpuir_ctx *ctx, void *p) {
 GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend backend,
                                                gpuir_array *a,
                                                gpuir_dtype dtype, int rank, const int64_t *dims) {
-    if (!ctx || !a) return ctx ? gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                                             "gpuir_array_alloc_pinned: a is NULL")
-                               : GPUIR_ERR_INVALID_ARGUMENT;
-    memset(a, 0, sizeof *a);
+    if (a) memset(a, 0, sizeof *a);         /* empty on every failure, as gpuir_array_alloc */
+    if (!ctx) return gpuir_ctx_result(ctx);
     if (ctx->result != GPUIR_OK) return ctx->result;
+    if (!a) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_array_alloc_pinned: a is NULL");
     uint64_t bytes;
     if (gpuir__shape_bytes(ctx, dtype, rank, dims, &bytes, "gpuir_array_alloc_pinned")) return ctx->result;
     void *p = gpuir_host_alloc(ctx, backend, (size_t)bytes);
@@ -31877,7 +31876,7 @@ GPUIRDEF void gpuir_stream_destroy(gpuir_ctx *ctx, gpuir_stream stream) {
 }
 
 GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stream) {
-    if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
+    if (!ctx) return gpuir_ctx_result(ctx);
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (!stream) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
                                     "gpuir_stream_synchronize: stream is NULL");
@@ -31905,7 +31904,7 @@ GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stre
 static gpuir_result gpuir__buffer_copy(gpuir_ctx *ctx, gpuir_buffer b, gpuir_array *a,
                                        gpuir_stream stream, bool up) {
     const char *fn = up ? "gpuir_buffer_upload" : "gpuir_buffer_download";
-    if (!ctx) return GPUIR_ERR_INVALID_ARGUMENT;
+    if (!ctx) return gpuir_ctx_result(ctx);
     if (ctx->result != GPUIR_OK) return ctx->result;
     gpuir__bufslot *B = gpuir__buffer_get(ctx, b, fn);
     if (!B) return ctx->result;

@@ -87,6 +87,32 @@ CHILD_TEST(null_ctx_is_accepted_by_every_call) {
     CHECK(gpuir_ctx_cache_import(ctx, "/tmp/never.bundle", NULL) != GPUIR_OK);
 }
 
+/* The device-buffer, pinned-memory and stream calls report a NULL context
+   as every other call does: GPUIR_ERR_OUT_OF_MEMORY, the only way
+   gpuir_ctx_make fails (they said GPUIR_ERR_INVALID_ARGUMENT), and a
+   pinned array is left empty, as gpuir_array_alloc leaves one. */
+CHILD_TEST(null_ctx_device_calls_report_out_of_memory) {
+    gpuir_ctx *ctx = NULL;
+    int64_t dims[1] = {4};
+    float host[4] = {0};
+    gpuir_array a = {GPUIR_F32, 1, {4}, host};
+    gpuir_buffer_desc bd = {GPUIR_BACKEND_EMU, 0, GPUIR_F32, 1, {4}, 0};
+    gpuir_buffer b = gpuir_buffer_make(ctx, &bd);
+    CHECK(b.id == 0);
+    CHECK(gpuir_buffer_upload(ctx, b, &a, NULL) == GPUIR_ERR_OUT_OF_MEMORY);
+    CHECK(gpuir_buffer_download(ctx, b, &a, NULL) == GPUIR_ERR_OUT_OF_MEMORY);
+    CHECK(gpuir_host_register(ctx, GPUIR_BACKEND_EMU, host, sizeof host) == GPUIR_ERR_OUT_OF_MEMORY);
+    CHECK(gpuir_host_unregister(ctx, host) == GPUIR_ERR_OUT_OF_MEMORY);
+    CHECK(gpuir_stream_synchronize(ctx, host) == GPUIR_ERR_OUT_OF_MEMORY);
+    a = garbage_array();
+    CHECK(gpuir_array_alloc_pinned(ctx, GPUIR_BACKEND_EMU, &a, GPUIR_F32, 1, dims) == GPUIR_ERR_OUT_OF_MEMORY);
+    CHECK(array_empty(&a));
+    gpuir_array_release_pinned(ctx, &a);
+    CHECK(gpuir_host_alloc(ctx, GPUIR_BACKEND_EMU, 16) == NULL);
+    CHECK(gpuir_stream_make(ctx, GPUIR_BACKEND_EMU) == NULL);
+    CHECK(!gpuir_buffer_valid(ctx, b));
+}
+
 /* ---- a NULL module (a failed make or parse) ---------------------------- */
 
 CHILD_TEST(null_module_is_accepted_by_every_call) {
@@ -679,6 +705,7 @@ CHILD_TEST(a_compiler_that_is_none_or_writes_nothing_is_named) {
 
 int main(void) {
     RUN(null_ctx_is_accepted_by_every_call);
+    RUN(null_ctx_device_calls_report_out_of_memory);
     RUN(null_module_is_accepted_by_every_call);
     RUN(null_program_is_accepted_by_every_call);
     RUN(a_failed_parse_flows_through_to_one_check_at_the_end);
