@@ -31378,20 +31378,22 @@ static gpuir_backend gpuir__ctx_auto(gpuir_ctx *ctx, int device) {
 }
 
 /* The context's device of a backend (AUTO resolved), made on first use;
-   NULL with the context's error when it cannot be. */
-static gpuir__device *gpuir__ctx_device(gpuir_ctx *ctx, gpuir_backend backend, int device) {
-    if (backend == GPUIR_BACKEND_AUTO) backend = gpuir__ctx_auto(ctx, device);
-    if (backend != GPUIR_BACKEND_CUDA && backend != GPUIR_BACKEND_EMU) {
+   NULL with the context's error when it cannot be (naming `what`, the
+   public call, where the backend has no device). */
+static gpuir__device *gpuir__ctx_device(gpuir_ctx *ctx, gpuir_backend backend, int device, const char *what) {
+    if (backend != GPUIR_BACKEND_AUTO && backend != GPUIR_BACKEND_CUDA && backend != GPUIR_BACKEND_EMU) {
         gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                    "backend %s has no device memory (cuda or emu)", gpuir_backend_name(backend));
+                    "%s: backend %d (%s) has no device memory: cuda, emu, or auto for either", what,
+                    (int)backend, gpuir_backend_name(backend));
         return NULL;
     }
+    if (backend == GPUIR_BACKEND_AUTO) backend = gpuir__ctx_auto(ctx, device);
     int k = backend == GPUIR_BACKEND_CUDA ? 0 : 1;
     if (ctx->devices[k]) {
         if (k == 0 && gpuir__cudart_ordinal(ctx->cuda) != device) {
             gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                        "device %d: this context's buffers, pinned memory and "
-                        "streams are on CUDA device %d", device, gpuir__cudart_ordinal(ctx->cuda));
+                        "%s: device %d: this context's buffers, pinned memory and "
+                        "streams are on CUDA device %d", what, device, gpuir__cudart_ordinal(ctx->cuda));
             return NULL;
         }
         return ctx->devices[k];
@@ -31416,7 +31418,7 @@ static gpuir__device *gpuir__ctx_device(gpuir_ctx *ctx, gpuir_backend backend, i
         return NULL;
     }
     ctx->devices[k] = D;
-    return gpuir__ctx_device(ctx, backend, device);
+    return gpuir__ctx_device(ctx, backend, device, what);
 }
 
 /* A 32-bit tag of the context in every id it gives (never 0). */
@@ -31505,7 +31507,7 @@ GPUIRDEF gpuir_buffer gpuir_buffer_make(gpuir_ctx *ctx, const gpuir_buffer_desc 
                     "the address space", (unsigned long long)desc->device_ptr, (unsigned long long)bytes);
         return none;
     }
-    gpuir__device *D = gpuir__ctx_device(ctx, desc->backend, desc->device);
+    gpuir__device *D = gpuir__ctx_device(ctx, desc->backend, desc->device, "gpuir_buffer_make");
     if (!D) return none;
     gpuir__bufslot B;
     memset(&B, 0, sizeof B);
@@ -31646,7 +31648,7 @@ GPUIRDEF void *gpuir_host_alloc(gpuir_ctx *ctx, gpuir_backend backend, size_t by
                     (unsigned long long)ctx->desc.max_tensor_bytes);
         return NULL;
     }
-    gpuir__device *D = gpuir__ctx_device(ctx, backend, 0);
+    gpuir__device *D = gpuir__ctx_device(ctx, backend, 0, "gpuir_host_alloc");
     if (!D) return NULL;
     void *p = NULL;
     int rc = D->drv.enter(D->drv.self);
@@ -31710,7 +31712,7 @@ GPUIRDEF gpuir_result gpuir_host_register(gpuir_ctx *ctx, gpuir_backend backend,
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
                            "gpuir_host_register: %p (%zu bytes) overlaps memory "
                            "that is already pinned", p, bytes);
-    gpuir__device *D = gpuir__ctx_device(ctx, backend, 0);
+    gpuir__device *D = gpuir__ctx_device(ctx, backend, 0, "gpuir_host_register");
     if (!D) return ctx->result;
     int rc = D->drv.enter(D->drv.self);
     if (!rc) {
@@ -31751,7 +31753,9 @@ GPUIRDEF gpuir_result gpuir_array_alloc_pinned(gpuir_ctx *ctx, gpuir_backend bac
     if (ctx->result != GPUIR_OK) return ctx->result;
     if (!a) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_array_alloc_pinned: a is NULL");
     uint64_t bytes;
-    if (gpuir__shape_bytes(ctx, dtype, rank, dims, &bytes, "gpuir_array_alloc_pinned")) return ctx->result;
+    if (gpuir__shape_bytes(ctx, dtype, rank, dims, &bytes, "gpuir_array_alloc_pinned") ||
+        !gpuir__ctx_device(ctx, backend, 0, "gpuir_array_alloc_pinned"))
+        return ctx->result;
     void *p = gpuir_host_alloc(ctx, backend, (size_t)bytes);
     if (!p) return ctx->result;
     memset(p, 0, (size_t)bytes);
@@ -31831,7 +31835,7 @@ static void gpuir__xstream_forget(gpuir_ctx *ctx, const gpuir_program *p) {
 
 GPUIRDEF gpuir_stream gpuir_stream_make(gpuir_ctx *ctx, gpuir_backend backend) {
     if (!ctx || ctx->result != GPUIR_OK) return NULL;
-    gpuir__device *D = gpuir__ctx_device(ctx, backend, gpuir__cudart_ordinal(ctx->cuda));
+    gpuir__device *D = gpuir__ctx_device(ctx, backend, gpuir__cudart_ordinal(ctx->cuda), "gpuir_stream_make");
     if (!D) return NULL;
     void *stream = NULL;
     int rc = D->drv.enter(D->drv.self);
@@ -31886,7 +31890,7 @@ GPUIRDEF gpuir_result gpuir_stream_synchronize(gpuir_ctx *ctx, gpuir_stream stre
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
                            "gpuir_stream_synchronize: %p is not a stream of "
                            "this context (gpuir_stream_make), and it has no CUDA device", stream);
-    gpuir__device *D = gpuir__ctx_device(ctx, GPUIR_BACKEND_CUDA, gpuir__cudart_ordinal(ctx->cuda));
+    gpuir__device *D = gpuir__ctx_device(ctx, GPUIR_BACKEND_CUDA, gpuir__cudart_ordinal(ctx->cuda), "gpuir_stream_synchronize");
     if (!D) return ctx->result;
     int rc = D->drv.enter(D->drv.self);
     if (!rc) {

@@ -361,6 +361,35 @@ CHILD_TEST(an_unknown_backend_is_refused) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A backend with no device memory (the interpreter's, or no backend at
+   all) given to a device-memory call names the call and the value: it
+   said "backend invalid has no device memory", naming neither. */
+CHILD_TEST(a_device_call_names_itself_and_the_backend_it_refuses) {
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = ""});
+    int64_t dims[1] = {4};
+    float host[4];
+    gpuir_array a;
+    gpuir_buffer_desc bd = {.backend = (gpuir_backend)42, .dtype = GPUIR_F32, .rank = 1, .dims = {4}};
+    CHECK(gpuir_buffer_make(ctx, &bd).id == 0);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "gpuir_buffer_make: backend 42 (invalid)");
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_host_alloc(ctx, GPUIR_BACKEND_REF, 16) == NULL);
+    CHECK_MSG(ctx, "gpuir_host_alloc: backend 3 (ref)");
+    gpuir_ctx_clear_error(ctx);
+    CHECK_RESULT(ctx, gpuir_host_register(ctx, (gpuir_backend)-1, host, sizeof host), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "gpuir_host_register: backend -1");
+    gpuir_ctx_clear_error(ctx);
+    CHECK_RESULT(ctx, gpuir_array_alloc_pinned(ctx, GPUIR_BACKEND_REF, &a, GPUIR_F32, 1, dims),
+                 GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "gpuir_array_alloc_pinned: backend 3 (ref)");
+    CHECK(array_empty(&a));
+    gpuir_ctx_clear_error(ctx);
+    CHECK(gpuir_stream_make(ctx, (gpuir_backend)7) == NULL);
+    CHECK_MSG(ctx, "gpuir_stream_make: backend 7");
+    gpuir_ctx_destroy(ctx);
+}
+
 /* NEG_TEXT's module (*m) and a program of it on the interpreter. */
 static gpuir_program *neg_on_the_interpreter(gpuir_ctx *ctx, gpuir_module **m) {
     *m = gpuir_module_parse(ctx, NEG_TEXT, strlen(NEG_TEXT), "f.gir");
@@ -713,6 +742,7 @@ int main(void) {
     RUN(null_dims_axes_perm_and_ranks_out_of_range_are_refused);
     RUN(a_value_of_another_module_is_refused);
     RUN(an_unknown_backend_is_refused);
+    RUN(a_device_call_names_itself_and_the_backend_it_refuses);
     RUN(a_run_after_an_error_leaves_outputs_empty);
     RUN(a_run_that_fails_late_leaves_outputs_empty);
     RUN(a_program_run_after_its_module_is_destroyed_is_refused);
