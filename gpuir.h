@@ -29977,11 +29977,16 @@ static gpuir_result gpuir__run_shape(gpuir__run *R, uint32_t v, const int64_t *d
     for (int i = 0; i < t->rank; i++) s->dims[i] = t->dims[i] == GPUIR_DYN ? dims[i] : t->dims[i];
     bool fits = gpuir__dims_product(s->dims, t->rank, &n);
     uint64_t cap = R->p->ctx->desc.max_tensor_bytes;
-    if (!fits || (uint64_t)n > cap || (uint64_t)n > SIZE_MAX / 2) {
+    if (!fits || (uint64_t)n > cap || (uint64_t)n > SIZE_MAX / 2) {     /* named: which buffer, which sizes */
         gpuir__tbuf b;
+        gpuir_type written = gpuir__type_as_written(R->p->written_as_tensors, *t);
+        char label[GPUIR_MAX_NAME + 64], sizes[GPUIR_MAX_RANK * 21 + 1] = "";
+        for (int i = 0, k = 0; i < t->rank; i++)
+            k += snprintf(sizes + k, sizeof sizes - (size_t)k, "%s%lld", i ? "x" : "", (long long)s->dims[i]);
         return gpuir__fail(R->p->ctx, GPUIR_ERR_LIMIT,
-                           "a %s buffer (value %u) with these dynamic sizes is "
-                           "more than max_tensor_bytes (%llu)", gpuir__tstr(&b, t), v, (unsigned long long)cap);
+                           "@%s: %s, %s, sized %s in this run is more than max_tensor_bytes (%llu)",
+                           gpuir__string(R->p->m, R->f->name), gpuir__buffer_label(R->p->m, v, label, sizeof label),
+                           gpuir__tstr(&b, &written), sizes, (unsigned long long)cap);
     }
     s->bytes = (size_t)n;
     return GPUIR_OK;

@@ -216,8 +216,9 @@ static void run_expecting(gpuir_ctx *ctx, gpuir_ctx *pctx, gpuir_program *p, con
 
 /* One program for every size of its dynamic dims; sizes that disagree (an
    elementwise op's, a matmul's K) are an error naming the op, the values
-   and dims, a size over max_tensor_bytes is a limit error, and nothing
-   leaks (ASan). */
+   and dims, a size over max_tensor_bytes is a limit error naming the
+   function, the parameter and its sizes (it said "a memref<?x8xf32> buffer
+   (value 1)"), and nothing leaks (ASan). */
 TEST(dynamic_dims_run_at_any_size_and_must_agree) {
     static const char text[] =
         "func.func @f(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> tensor<?x8xf32> {\n"
@@ -257,7 +258,7 @@ TEST(dynamic_dims_run_at_any_size_and_must_agree) {
     p = make(parse(sctx, text), GPUIR_BACKEND_EMU, NULL);
     int64_t big[] = {100, 8};                 /* 3200 bytes, from the roomy context */
     run_expecting(ctx, sctx, p, "f", big, big, GPUIR_ERR_LIMIT,
-                  "with these dynamic sizes is more than max_tensor_bytes (1024)");
+                  "@f: %x, tensor<?x8xf32>, sized 100x8 in this run is more than max_tensor_bytes (1024)");
     gpuir_program_destroy(p);
     gpuir_ctx_destroy(sctx);
 
