@@ -1230,6 +1230,12 @@ static void gpuir__loc_append_caret(const gpuir_ctx *ctx, gpuir__str *s) {
 /* A string from the input in a message (format "%.*s%s"): its first 64
    bytes, and "..." after a longer one (a 1 MB form name was echoed whole). */
 #define GPUIR__CLIPPED(str) 64, (str), strlen(str) > 64 ? "..." : ""
+/* A name the caller looks up (a function, global or pass), for "%.*s%s": a
+   name of the allowed length whole, a longer one (no such name can exist)
+   clipped there, never echoed at whatever length it came. */
+#define GPUIR__NAME_CLIPPED(str) (GPUIR_MAX_NAME - 1), (str), strlen(str) > GPUIR_MAX_NAME - 1 ? "..." : ""
+/* A pass pipeline, clipped likewise (the default one is under 200 bytes). */
+#define GPUIR__PIPELINE_CLIP 512
 
 /* Records the first error of the context, prefixed with the current source
    location if there is one, and returns `code` (so callers can return it). */
@@ -7191,7 +7197,8 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
     gpuir_result r = gpuir__run_args_check(ctx, n_inputs, inputs, n_outputs, outputs);
     if (r) return r;
     uint32_t fid = func ? gpuir__find_func(m, func) : gpuir__only_host_func(m);
-    if (!fid && func) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no function named @%s", func);
+    if (!fid && func) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no function named @%.*s%s",
+                                          GPUIR__NAME_CLIPPED(func));
     if (!fid) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "ref_run: func is NULL, and the module has no one "
                                  "host function to take for it: name one");
     r = gpuir_module_verify(m);
@@ -7235,7 +7242,7 @@ GPUIRDEF gpuir_result gpuir_module_bind_global(gpuir_module *m, const char *name
     if (!value || !name)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "bind_global: %s is NULL", name ? "value" : "name");
     uint32_t g = gpuir__find_global(m, name);
-    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no global named @%s", name);
+    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "no global named @%.*s%s", GPUIR__NAME_CLIPPED(name));
     size_t bytes;
     gpuir_result r = gpuir__array_data_check(ctx, value, "bind_global", &bytes);
     if (r) return r;
@@ -7883,16 +7890,19 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
     while (!r && *p) {          /* check every name before running anything */
         size_t len = strcspn(p, ",");
         if (!gpuir__find_pass(p, len))
-            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "unknown pass '%.*s' in pipeline "
-                               "'%s' (see gpuir_pass_name)", (int)len, p, pipeline);
+            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "unknown pass '%.*s%s' in pipeline "
+                               "'%.*s%s' (see gpuir_pass_name)",
+                               (int)(len < GPUIR_MAX_NAME - 1 ? len : GPUIR_MAX_NAME - 1), p,
+                               len > GPUIR_MAX_NAME - 1 ? "..." : "", GPUIR__PIPELINE_CLIP, pipeline,
+                               strlen(pipeline) > GPUIR__PIPELINE_CLIP ? "..." : "");
         p += len + (p[len] == ',');
     }
     const char *dumps[2] = {d.print_ir_before, d.print_ir_after};   /* names to dump at: registered passes */
     for (int i = 0; !r && i < 2; i++)
         if (dumps[i] && strcmp(dumps[i], "*") != 0 && !gpuir__find_pass(dumps[i], strlen(dumps[i])))
             return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                               "%s: there is no pass '%s' (see gpuir_pass_name)",
-                               i ? "print_ir_after" : "print_ir_before", dumps[i]);
+                               "%s: there is no pass '%.*s%s' (see gpuir_pass_name)",
+                               i ? "print_ir_after" : "print_ir_before", GPUIR__NAME_CLIPPED(dumps[i]));
     for (p = pipeline ? pipeline : ""; !r && *p;) {
         size_t len = strcspn(p, ",");
         r = gpuir__pass_run_one(m, gpuir__find_pass(p, len), &d);
@@ -31244,7 +31254,7 @@ static uint32_t gpuir__program_func(gpuir_program *p, const char *name) {
     if (name) {
         uint32_t f = gpuir__find_func(m, name);
         if (f && !m->funcs[f - 1].kernel) return f;
-        gpuir__fail(p->ctx, GPUIR_ERR_NOT_FOUND, "no host function @%s", name);
+        gpuir__fail(p->ctx, GPUIR_ERR_NOT_FOUND, "no host function @%.*s%s", GPUIR__NAME_CLIPPED(name));
         return 0;
     }
     uint32_t found = gpuir__only_host_func(m), count = 0;
@@ -32734,7 +32744,8 @@ GPUIRDEF gpuir_result gpuir_program_bind_global_buffer(gpuir_program *p, const c
     if (!name)
         return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "gpuir_program_bind_global_buffer: name is NULL");
     uint32_t g = gpuir__find_global(p->m, name);
-    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "gpuir_program_bind_global_buffer: no global @%s", name);
+    if (!g) return gpuir__fail(ctx, GPUIR_ERR_NOT_FOUND, "gpuir_program_bind_global_buffer: no global @%.*s%s",
+                                      GPUIR__NAME_CLIPPED(name));
     size_t i = 0;
     while (i < stbds_arrlenu(p->resident) && p->resident[i].global != g) i++;
     p->bindings++;                       /* recorded graphs read the old address: recorded again */

@@ -112,6 +112,51 @@ TEST(a_fresh_context_has_no_error) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A name that is looked up (a function to run, a global to bind, a pass)
+   and is not there is named in the error, clipped at the longest a name may
+   be: a megabyte of name was echoed whole, twice for a pipeline. */
+TEST(a_name_looked_up_in_vain_is_clipped_in_its_error) {
+    static const char text[] =
+        "global @G : tensor<4xf32>\n"
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %g = get_global {name = @G} : () -> tensor<4xf32>\n"
+        "  %y = add %x, %g : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+        "  return %y : tensor<4xf32>\n}\n";
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = ""});
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "g.gir");
+    size_t n = (size_t)1 << 20;
+    char *big = (char *)malloc(n + 1);
+    if (!big || !m) { free(big); gpuir_ctx_destroy(ctx); CHECK(m != NULL); return; }
+    memset(big, 'z', n);
+    big[n] = '\0';
+    float zeros[4] = {0};
+    gpuir_array g = {GPUIR_F32, 1, {4}, zeros}, out[1];
+    gpuir_program *p = gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU});
+    CHECK(p != NULL);
+    gpuir_arg in = gpuir_arg_host(g), res = {GPUIR_ARG_NONE, {0}, {0}};
+    gpuir_run_desc rd = {big, 1, &in, 1, &res, NULL};
+    gpuir_pass_desc pd = {0};
+    pd.print_ir_after = big;
+    for (int call = 0; call < 7; call++) {
+        gpuir_result r = call == 0 ? gpuir_module_bind_global(m, big, &g)
+                       : call == 1 ? gpuir_ref_run(m, big, 1, &g, 1, out)
+                       : call == 2 ? gpuir_program_run(p, big, 1, &g, 1, out)
+                       : call == 3 ? gpuir_program_run_args(p, &rd)
+                       : call == 4 ? gpuir_program_bind_global_buffer(p, big, (gpuir_buffer){0})
+                       : call == 5 ? gpuir_module_run_passes(m, big, NULL)
+                                   : gpuir_module_run_passes(m, "canonicalize", &pd);
+        CHECK(r != GPUIR_OK);
+        CHECK(strstr(gpuir_ctx_error(ctx), "zzzzzzzz...") != NULL);      /* named, clipped */
+        if (strlen(gpuir_ctx_error(ctx)) >= 1000)
+            fprintf(stderr, "call %d: an error of %zu bytes\n", call, strlen(gpuir_ctx_error(ctx)));
+        CHECK(strlen(gpuir_ctx_error(ctx)) < 1000);
+        gpuir_ctx_clear_error(ctx);
+    }
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+    free(big);
+}
+
 /* ---- GPUIR_ERR_INVALID_ARGUMENT ------------------------------------------ */
 
 TEST(invalid_argument_param_without_open_function) {
@@ -1039,6 +1084,7 @@ int main(void) {
     RUN(a_fresh_context_has_no_error);
     RUN(invalid_argument_param_without_open_function);
     RUN(invalid_argument_names_and_kinds);
+    RUN(a_name_looked_up_in_vain_is_clipped_in_its_error);
     RUN(invalid_argument_parse_null_text);
     RUN(invalid_argument_ref_run_wrong_input_count);
     RUN(out_of_memory_array_alloc);
