@@ -546,8 +546,10 @@ GPUIRDEF void gpuir_array_release(gpuir_array *a);
 /* Elements; 0 for an array no run takes (a rank outside 0..GPUIR_MAX_RANK,
    a dim < 0, a count past 2^63). */
 GPUIRDEF size_t gpuir_array_count(const gpuir_array *a);
+/* Element i (row-major); an i at or past gpuir_array_count reads nothing
+   and gives 0, and set writes nothing. set rounds to the dtype. */
 GPUIRDEF double gpuir_array_get(const gpuir_array *a, size_t i);
-GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v);  /* rounds to dtype */
+GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v);
 /* Deterministic pseudo-random values: floats in [-1, 1), ints in [-16, 16]. */
 GPUIRDEF void gpuir_array_fill_random(gpuir_array *a, uint64_t seed);
 /* The documented tolerance of a dtype (README, "Tolerances"). */
@@ -4928,7 +4930,7 @@ static gpuir_result gpuir__parse_finish_dense(gpuir__parser *P, gpuir_dtype dt) 
         one.dtype = dt;
         one.data = tmp + k * size;
         if (dt == GPUIR_I64) memcpy(one.data, &v.i, 8);
-        else gpuir_array_set(&one, 0, v.kind == GPUIR__ATTR_INT ? gpuir__i64_to_f64_odd(v.i) : v.f);
+        else gpuir_array_set(&one, 0, v.kind == GPUIR__ATTR_INT ? gpuir__i64_to_f64_odd(v.i) : v.f);  /* rank 0: one element */
     }
     uint32_t a = (uint32_t)P->pending_dense;
     size_t have = stbds_arrlenu(P->m->bytes);
@@ -5941,18 +5943,27 @@ static int64_t gpuir__load_int(const gpuir_array *a, size_t i) {
     return (int64_t)gpuir__load_elem(a->data, a->dtype, i);
 }
 
+static void gpuir__array_set(gpuir_array *a, size_t i, double v);
+
 /* Stores an integer, wrapping it to the dtype's width as two's complement. */
 static void gpuir__store_int(gpuir_array *a, size_t i, int64_t v) {
     if (a->dtype == GPUIR_I64) memcpy((char *)a->data + i * 8, &v, 8);
     else if (a->dtype == GPUIR_I32) {
         int32_t w = (int32_t)(uint32_t)(uint64_t)v;
         memcpy((char *)a->data + i * 4, &w, 4);
-    } else gpuir_array_set(a, i, (double)v);
+    } else gpuir__array_set(a, i, (double)v);
 }
 
-GPUIRDEF double gpuir_array_get(const gpuir_array *a, size_t i) {
+/* Element i, unchecked: the implementation's own loops stay in bounds. */
+static double gpuir__array_get(const gpuir_array *a, size_t i) {
     if (!a || !a->data) return 0.0;
     return gpuir__load_elem(a->data, a->dtype, i);
+}
+
+/* The caller's index is checked against the array's count (a read past
+   the end was a read of whatever lay there). */
+GPUIRDEF double gpuir_array_get(const gpuir_array *a, size_t i) {
+    return i < gpuir_array_count(a) ? gpuir__array_get(a, i) : 0.0;
 }
 
 /* Float to integer conversion: truncation toward zero, saturating, NaN to 0. */
@@ -5965,7 +5976,7 @@ static int64_t gpuir__f64_to_int(double v, gpuir_dtype dt) {
     return (int64_t)v;
 }
 
-GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v) {
+static void gpuir__array_set(gpuir_array *a, size_t i, double v) {
     if (!a || !a->data) return;
     unsigned char *p = (unsigned char *)a->data;
     switch (a->dtype) {
@@ -5976,6 +5987,11 @@ GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v) {
     case GPUIR_I64: gpuir__store_int(a, i, gpuir__f64_to_int(v, a->dtype)); break;
     default: break;
     }
+}
+
+/* The caller's index is checked (a write past the end wrote the heap). */
+GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v) {
+    if (i < gpuir_array_count(a)) gpuir__array_set(a, i, v);
 }
 
 GPUIRDEF size_t gpuir_array_count(const gpuir_array *a) {
@@ -6108,7 +6124,7 @@ GPUIRDEF void gpuir_array_fill_random(gpuir_array *a, uint64_t seed) {
     for (size_t i = 0; i < n; i++) {
         uint64_t x = gpuir__splitmix64(state + i);
         if (gpuir_dtype_is_float(a->dtype))
-            gpuir_array_set(a, i, ldexp((double)(x >> 11), -52) - 1.0);
+            gpuir__array_set(a, i, ldexp((double)(x >> 11), -52) - 1.0);
         else gpuir__store_int(a, i, (int64_t)(x % 33) - 16);
     }
 }
@@ -6170,8 +6186,8 @@ GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got
                            got->data ? "expected" : "got");
     bool is_float = gpuir_dtype_is_float(got->dtype);
     for (size_t i = 0; i < n; i++) {
-        bool ok = is_float ? gpuir__close(gpuir_array_get(got, i),
-                                          gpuir_array_get(want, i), rtol, atol)
+        bool ok = is_float ? gpuir__close(gpuir__array_get(got, i),
+                                          gpuir__array_get(want, i), rtol, atol)
                            : gpuir__load_int(got, i) == gpuir__load_int(want, i);
         if (ok) continue;
         char idx[200];
@@ -6180,8 +6196,8 @@ GPUIRDEF gpuir_result gpuir_array_compare(gpuir_ctx *ctx, const gpuir_array *got
             return gpuir__fail(ctx, GPUIR_ERR_MISMATCH, "element %s: got %lld, expected %lld", idx,
                                (long long)gpuir__load_int(got, i), (long long)gpuir__load_int(want, i));
         return gpuir__fail(ctx, GPUIR_ERR_MISMATCH, "element %s: got %.9g, expected %.9g "
-                           "(rtol %g, atol %g)", idx, gpuir_array_get(got, i),
-                           gpuir_array_get(want, i), rtol, atol);
+                           "(rtol %g, atol %g)", idx, gpuir__array_get(got, i),
+                           gpuir__array_get(want, i), rtol, atol);
     }
     return GPUIR_OK;
 }
@@ -6313,7 +6329,7 @@ static void gpuir__ref_unary(const gpuir_array *x, gpuir_array *out, gpuir_op_ki
     size_t n = gpuir_array_count(out);
     bool is_float = gpuir_dtype_is_float(x->dtype);
     for (size_t i = 0; i < n; i++) {
-        if (is_float) gpuir_array_set(out, i, gpuir__ref_unary_f(k, gpuir_array_get(x, i)));
+        if (is_float) gpuir__array_set(out, i, gpuir__ref_unary_f(k, gpuir__array_get(x, i)));
         else gpuir__store_int(out, i, gpuir__ref_unary_i(k, gpuir__load_int(x, i)));
     }
 }
@@ -6327,8 +6343,8 @@ static void gpuir__ref_binary(const gpuir_array *a, const gpuir_array *b, gpuir_
     bool is_float = gpuir_dtype_is_float(out->dtype);
     for (size_t i = 0; i < n; i++) {
         if (is_float)
-            gpuir_array_set(out, i, gpuir__ref_binary_f(k, gpuir_array_get(a, (size_t)off[0]),
-                                                        gpuir_array_get(b, (size_t)off[1])));
+            gpuir__array_set(out, i, gpuir__ref_binary_f(k, gpuir__array_get(a, (size_t)off[0]),
+                                                        gpuir__array_get(b, (size_t)off[1])));
         else
             gpuir__store_int(out, i, gpuir__ref_binary_i(k, gpuir__load_int(a, (size_t)off[0]),
                                                          gpuir__load_int(b, (size_t)off[1]), out->dtype));
@@ -6351,8 +6367,8 @@ static void gpuir__ref_broadcast(const gpuir_array *x, gpuir_array *out) {
 static void gpuir__ref_cast(const gpuir_array *x, gpuir_array *out) {
     size_t n = gpuir_array_count(out);
     for (size_t i = 0; i < n; i++) {
-        if (gpuir_dtype_is_float(x->dtype)) gpuir_array_set(out, i, gpuir_array_get(x, i));
-        else if (gpuir_dtype_is_float(out->dtype)) gpuir_array_set(out, i, gpuir__i64_to_f64_odd(gpuir__load_int(x, i)));
+        if (gpuir_dtype_is_float(x->dtype)) gpuir__array_set(out, i, gpuir__array_get(x, i));
+        else if (gpuir_dtype_is_float(out->dtype)) gpuir__array_set(out, i, gpuir__i64_to_f64_odd(gpuir__load_int(x, i)));
         else gpuir__store_int(out, i, gpuir__load_int(x, i));
     }
 }
@@ -6376,7 +6392,7 @@ static void gpuir__widen_block(const gpuir_array *a, size_t base, int64_t rows, 
                                int64_t cs, bool tf32, double *w) {
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++) {
-            double v = gpuir_array_get(a, base + (size_t)(r * rs + c * cs));
+            double v = gpuir__array_get(a, base + (size_t)(r * rs + c * cs));
             *w++ = tf32 ? (double)gpuir__tf32_round((float)v) : v;
         }
 }
@@ -6421,7 +6437,7 @@ static bool gpuir__ref_matmul(const gpuir_array *a, const gpuir_array *b, gpuir_
                     double acc = 0;
                     const double *ar = aw + i * L, *bc = bw + j * L;
                     for (int64_t k = 0; k < L; k++) acc += ar[k] * bc[k];
-                    gpuir_array_set(out, o0 + (size_t)(i * N + j), acc);
+                    gpuir__array_set(out, o0 + (size_t)(i * N + j), acc);
                     continue;
                 }
                 uint64_t iacc = 0;
@@ -6477,7 +6493,7 @@ static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpui
     for (size_t i = 0; i < n_in && !r; i++) {
         size_t o = (size_t)off[0];
         if (is_float) {
-            double v = gpuir_array_get(x, i);
+            double v = gpuir__array_get(x, i);
             if (k != GPUIR_OP_REDUCE_MAX) acc[o] += v;
             else acc[o] = seen[o] ? gpuir__ref_max(acc[o], v) : v;
         } else {
@@ -6493,10 +6509,10 @@ static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpui
     int64_t int_min = x->dtype == GPUIR_I32 ? INT32_MIN : INT64_MIN;
     for (size_t o = 0; o < n_out && !r; o++) {
         if (max && !seen[o]) {                    /* the identity of max */
-            if (is_float) gpuir_array_set(out, o, -INFINITY);
+            if (is_float) gpuir__array_set(out, o, -INFINITY);
             else gpuir__store_int(out, o, int_min);
         } else if (is_float) {
-            gpuir_array_set(out, o, mean ? acc[o] / (double)count : acc[o]);   /* 0/0: NaN */
+            gpuir__array_set(out, o, mean ? acc[o] / (double)count : acc[o]);   /* 0/0: NaN */
         } else {
             gpuir__store_int(out, o, mean ? (count ? iacc[o] / (int64_t)count : 0) : iacc[o]);
         }
@@ -6517,13 +6533,13 @@ static void gpuir__ref_softmax(const gpuir_array *x, gpuir_array *out, int64_t a
             size_t base = o * len * inner + in;
             double mx = -INFINITY, sum = 0;
             for (size_t l = 0; l < len; l++) {
-                double v = gpuir_array_get(x, base + l * inner);
+                double v = gpuir__array_get(x, base + l * inner);
                 mx = isnan(v) || v > mx ? v : mx;
             }
-            for (size_t l = 0; l < len; l++) sum += exp(gpuir_array_get(x, base + l * inner) - mx);
+            for (size_t l = 0; l < len; l++) sum += exp(gpuir__array_get(x, base + l * inner) - mx);
             for (size_t l = 0; l < len; l++)
-                gpuir_array_set(out, base + l * inner,
-                                exp(gpuir_array_get(x, base + l * inner) - mx) / sum);
+                gpuir__array_set(out, base + l * inner,
+                                exp(gpuir__array_get(x, base + l * inner) - mx) / sum);
         }
 }
 
@@ -6578,7 +6594,7 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
                 if (rounds & 1) dot = gpuir__round_as(dot, q->dtype);
                 s[j] = scale * dot;
                 if (rounds & 2) s[j] = gpuir__round_as(s[j], q->dtype);
-                s[j] += mask ? gpuir_array_get(mask, m0 + i * row_stride + j * col_stride) : 0.0;
+                s[j] += mask ? gpuir__array_get(mask, m0 + i * row_stride + j * col_stride) : 0.0;
                 if (rounds & 4) s[j] = gpuir__round_as(s[j], q->dtype);
                 if (causal && (int64_t)j > (int64_t)i + offset) s[j] = -INFINITY;
                 mx = isnan(s[j]) || s[j] > mx ? s[j] : mx;
@@ -6591,7 +6607,7 @@ static bool gpuir__ref_attention(const gpuir_array *const *x, size_t n, gpuir_ar
             for (size_t e = 0; e < Dv; e++) {
                 double acc = 0;
                 for (size_t j = 0; j < Sk; j++) acc += p[j] * vw[e * Sk + j];
-                gpuir_array_set(out, (b * Sq + i) * Dv + e, acc);
+                gpuir__array_set(out, (b * Sq + i) * Dv + e, acc);
             }
         }
     }
@@ -6655,7 +6671,7 @@ static void gpuir__ref_constant(const gpuir_module *m, const gpuir__attr *v, gpu
     }
     for (size_t i = 0; i < n; i++) {
         if (v->kind == GPUIR__ATTR_INT) gpuir__store_int(out, i, v->i);
-        else gpuir_array_set(out, i, v->f);
+        else gpuir__array_set(out, i, v->f);
     }
 }
 
@@ -6885,7 +6901,7 @@ static gpuir_result gpuir__ref_live(gpuir__ref *R, uint32_t v, gpuir__ref_buffer
 static void gpuir__ref_poison(gpuir_array *a) {
     size_t n = gpuir_array_count(a);
     if (gpuir_dtype_is_float(a->dtype))
-        for (size_t i = 0; i < n; i++) gpuir_array_set(a, i, (double)NAN);
+        for (size_t i = 0; i < n; i++) gpuir__array_set(a, i, (double)NAN);
     else
         memset(a->data, 0x5a, n * gpuir_dtype_size(a->dtype));
 }
@@ -7475,12 +7491,12 @@ static gpuir_result gpuir__npy_convert(gpuir_ctx *ctx, const gpuir__npy_layout *
     if (r) return r;
     size_t n = gpuir_array_count(out);
     if (own) { if (L->data_bytes) memcpy(out->data, data, L->data_bytes); }
-    else if (b1) for (size_t i = 0; i < n; i++) gpuir_array_set(out, i, data[i] != 0);
+    else if (b1) for (size_t i = 0; i < n; i++) gpuir__array_set(out, i, data[i] != 0);
     else for (size_t i = 0; i < n; i++) {
         double v;
         memcpy(&v, data + i * 8, 8);
-        gpuir_array_set(out, i, v);
-        if (isinf(gpuir_array_get(out, i)) && isfinite(v)) {      /* rounded past the dtype's largest */
+        gpuir__array_set(out, i, v);
+        if (isinf(gpuir__array_get(out, i)) && isfinite(v)) {      /* rounded past the dtype's largest */
             double max = gpuir__float_max(dt);
             gpuir_array_release(out);
             return gpuir__fail(ctx, GPUIR_ERR_NPY, ".npy: element %zu, %.9g, is out of %s's range, %.9g to %.9g "
@@ -8113,7 +8129,7 @@ static const gpuir__attr *gpuir__constant_value(const gpuir_module *m, uint32_t 
    one-element array `one` (already rounded to t's dtype). */
 static uint32_t gpuir__build_splat(gpuir_module *m, const gpuir_type *t, const gpuir_array *one) {
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
-    if (gpuir_dtype_is_float(t->dtype)) gpuir__attr_push_float(m, "value", gpuir_array_get(one, 0));
+    if (gpuir_dtype_is_float(t->dtype)) gpuir__attr_push_float(m, "value", gpuir__array_get(one, 0));
     else gpuir__attr_push_int(m, "value", GPUIR__ATTR_INT, gpuir__load_int(one, 0));
     return gpuir__build_op(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, t);
 }
@@ -8147,8 +8163,8 @@ static uint32_t gpuir__fold_splats(gpuir__canon *C, const gpuir__op *op) {
         f[0] = gpuir__ref_binary_f(op->kind, f[0], f[1]);
         i[0] = gpuir__ref_binary_i(op->kind, i[0], i[1], src);
     }
-    if (is_float) gpuir_array_set(&one, 0, f[0]);
-    else if (gpuir_dtype_is_float(t.dtype)) gpuir_array_set(&one, 0, gpuir__i64_to_f64_odd(i[0]));
+    if (is_float) gpuir__array_set(&one, 0, f[0]);
+    else if (gpuir_dtype_is_float(t.dtype)) gpuir__array_set(&one, 0, gpuir__i64_to_f64_odd(i[0]));
     else gpuir__store_int(&one, 0, i[0]);
     return gpuir__build_splat(m, &t, &one);
 }
@@ -9104,7 +9120,7 @@ static uint32_t gpuir__fold_uniform_constant(gpuir__canon *C, const gpuir__op *o
     all.rank = 1;
     all.dims[0] = (int64_t)v->n;
     all.data = gpuir__bytes_at(m, v->off);
-    if (!gpuir__array_uniform(&all) || (gpuir_dtype_is_float(t.dtype) && isnan(gpuir_array_get(&all, 0)))) return 0;
+    if (!gpuir__array_uniform(&all) || (gpuir_dtype_is_float(t.dtype) && isnan(gpuir__array_get(&all, 0)))) return 0;
     return gpuir__build_splat(m, &t, &all);    /* its first element */
 }
 
@@ -10235,7 +10251,7 @@ static uint32_t gpuir__decompose_causal_mask(gpuir_module *m, const gpuir__op *o
     gpuir_array a;
     if (gpuir_array_alloc(m->ctx, &a, dt, 2, t.dims)) return 0;
     for (int64_t i = 0; i < Sq; i++)
-        for (int64_t j = 0; j < Sk; j++) gpuir_array_set(&a, (size_t)(i * Sk + j),
+        for (int64_t j = 0; j < Sk; j++) gpuir__array_set(&a, (size_t)(i * Sk + j),
                                                          j > i + offset ? -INFINITY : 0.0);
     uint32_t first = (uint32_t)stbds_arrlenu(m->attrs), id = 0;
     if (!gpuir__attr_push_dense(m, "value", dt, a.data, (size_t)(Sq * Sk)))

@@ -113,6 +113,28 @@ CHILD_TEST(null_ctx_device_calls_report_out_of_memory) {
     CHECK(!gpuir_buffer_valid(ctx, b));
 }
 
+/* gpuir_array_get and _set check the index against the array's count: an
+   index past the end read, and wrote, whatever memory lay there. */
+CHILD_TEST(array_access_past_the_end_touches_nothing) {
+    float mem[8] = {1, 2, 3, 4, 42, 42, 42, 42};
+    gpuir_array a = {GPUIR_F32, 1, {4}, mem};         /* the first 4 are the array's */
+    CHECK(gpuir_array_get(&a, 3) == 4);
+    CHECK(gpuir_array_get(&a, 4) == 0);
+    CHECK(gpuir_array_get(&a, (size_t)1 << 40) == 0);
+    gpuir_array_set(&a, 5, 7);
+    gpuir_array_set(&a, SIZE_MAX, 7);
+    CHECK(mem[5] == 42);
+    gpuir_array_set(&a, 0, 9);
+    CHECK(mem[0] == 9);
+    a.rank = GPUIR_MAX_RANK + 1;                     /* no array: no element */
+    CHECK(gpuir_array_get(&a, 0) == 0);
+    gpuir_array_set(&a, 0, 5);
+    CHECK(mem[0] == 9);
+    a.rank = 0;                                      /* a scalar: one element */
+    CHECK(gpuir_array_get(&a, 0) == 9);
+    CHECK(gpuir_array_get(&a, 1) == 0);
+}
+
 /* ---- a NULL module (a failed make or parse) ---------------------------- */
 
 CHILD_TEST(null_module_is_accepted_by_every_call) {
@@ -735,6 +757,7 @@ CHILD_TEST(a_compiler_that_is_none_or_writes_nothing_is_named) {
 int main(void) {
     RUN(null_ctx_is_accepted_by_every_call);
     RUN(null_ctx_device_calls_report_out_of_memory);
+    RUN(array_access_past_the_end_touches_nothing);
     RUN(null_module_is_accepted_by_every_call);
     RUN(null_program_is_accepted_by_every_call);
     RUN(a_failed_parse_flows_through_to_one_check_at_the_end);
