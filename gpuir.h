@@ -918,7 +918,8 @@ GPUIRDEF const char *gpuir_ctx_cache_status(gpuir_ctx *ctx);
    SHA-256, each module's kind by its bytes, no key twice; at most 4 GiB)
    and only then adds every module to this context's cache, memory and
    disk. *count
-   (may be NULL) gets the number of modules. A bundle never carries host
+   (may be NULL) gets the number of modules, 0 when the call fails. A
+   bundle never carries host
    code: emulator modules (shared objects) are not exported, a bundle with
    one is refused, and the emulator compiles them from source (see
    docs/cache.md for what a bundle is trusted with). GPUIR_ERR_IO names the
@@ -26963,6 +26964,7 @@ static int gpuir__cache_entry_order(const void *a, const void *b) {
 }
 
 GPUIRDEF gpuir_result gpuir_ctx_cache_export(gpuir_ctx *ctx, const char *path, size_t *count) {
+    if (count) *count = 0;                      /* as import: 0 unless the bundle was written */
     if (!ctx || ctx->result != GPUIR_OK) return gpuir_ctx_result(ctx);
     gpuir__cache *c = gpuir__ctx_cache(ctx);
     if (!c) return gpuir__oom(ctx, "the kernel cache");

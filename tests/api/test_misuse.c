@@ -135,6 +135,25 @@ CHILD_TEST(array_access_past_the_end_touches_nothing) {
     CHECK(gpuir_array_get(&a, 1) == 0);
 }
 
+/* A failed cache export sets *count to 0, as a failed import does: it
+   left the caller's value there, a count of modules never written. */
+CHILD_TEST(a_failed_cache_export_counts_no_modules) {
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = ""});
+    size_t n = 99;
+    CHECK_RESULT(ctx, gpuir_ctx_cache_export(ctx, "/nonexistent-dir/x.bundle", &n), GPUIR_ERR_IO);
+    CHECK(n == 0);
+    n = 99;
+    CHECK_RESULT(ctx, gpuir_ctx_cache_export(ctx, "/tmp/x.bundle", &n), GPUIR_ERR_IO);   /* the first error kept */
+    CHECK(n == 0);
+    n = 99;
+    CHECK_RESULT(ctx, gpuir_ctx_cache_import(ctx, "/nonexistent-dir/x.bundle", &n), GPUIR_ERR_IO);
+    CHECK(n == 0);
+    n = 99;
+    CHECK(gpuir_ctx_cache_export(NULL, "/tmp/x.bundle", &n) == GPUIR_ERR_OUT_OF_MEMORY);
+    CHECK(n == 0);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* ---- a NULL module (a failed make or parse) ---------------------------- */
 
 CHILD_TEST(null_module_is_accepted_by_every_call) {
@@ -758,6 +777,7 @@ int main(void) {
     RUN(null_ctx_is_accepted_by_every_call);
     RUN(null_ctx_device_calls_report_out_of_memory);
     RUN(array_access_past_the_end_touches_nothing);
+    RUN(a_failed_cache_export_counts_no_modules);
     RUN(null_module_is_accepted_by_every_call);
     RUN(null_program_is_accepted_by_every_call);
     RUN(a_failed_parse_flows_through_to_one_check_at_the_end);
