@@ -73,6 +73,15 @@ for md in README.md docs/*.md; do
     done
 done
 [ $bad = 0 ] && echo "PASS readme: relative links resolve" || echo "FAIL readme: broken relative links"
+# Every gpuir-bench subcommand is named where the tools are listed: the
+# README's list and docs/tools.md's (they lacked attention and e2e).
+bad=0
+for sub in $(sed -n 's/.*strcmp(argv\[1\], "\([a-z0-9]*\)") == 0) return bench_.*/\1/p' tools/gpuir-bench.c); do
+    grep -q "\`$sub\`" README.md || { echo "    README.md does not name gpuir-bench $sub" >&2; bad=1; }
+    grep -q "gpuir-bench [a-z|]*\b$sub\b" docs/tools.md || { echo "    docs/tools.md's gpuir-bench line does not name $sub" >&2; bad=1; }
+done
+[ $bad = 0 ] && echo "PASS readme: every gpuir-bench subcommand is named in README.md and docs/tools.md" ||
+    echo "FAIL readme: a gpuir-bench subcommand is missing from README.md or docs/tools.md"
 # What the pages say of the header's length ("about N,000 lines") holds
 # within a sixth (it said 16,000 for a header twice that).
 lines=$(wc -l < gpuir.h)
