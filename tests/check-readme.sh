@@ -9,7 +9,8 @@
 # A fragment that is not a translation unit is skipped when the line right
 # before its fence is exactly `<!-- fragment -->` (docs/testing.md). Blocks
 # are compiled from the repository root: `#include "gpuir.h"` finds the
-# header with -I. One PASS/FAIL line per block.
+# header with -I. One PASS/FAIL line per block. Every ```mlir block must
+# be a module tools/gpuir-opt --verify-roundtrip takes.
 cd "$(dirname "$0")/.." || exit 1
 out=build/readme
 mkdir -p $out
@@ -56,6 +57,23 @@ for md in README.md docs/*.md; do
         else echo "FAIL $label (not $how)"; cat $out/log $out/run.log 2>/dev/null | sed -n '1,20p' >&2; fi
         rm -f $out/run.log
     done < <(extract "$md" "$name")
+done
+# Every ```mlir block is a module gpuir-opt parses, verifies and prints
+# back the same (docs/text-format.md's first example returned two values
+# from a function that declared one).
+for md in README.md docs/*.md; do
+    name=$(echo "$md" | tr '/.' '__')
+    awk -v base="$out/$name-mlir" '/^```mlir$/ { n++; on = 1; f = base "-" n ".gir"; printf "" > f; next }
+        /^```/ && on { on = 0; close(f); next } on { print > f }' "$md"
+    for gir in "$out/$name"-mlir-*.gir; do
+        [ -f "$gir" ] || continue
+        n=${gir##*-}; n=${n%.gir}
+        if [ ! -x tools/gpuir-opt ]; then echo "SKIP readme: $md mlir block $n (tools/gpuir-opt is not built)"
+        elif tools/gpuir-opt --verify-roundtrip "$gir" >/dev/null 2>$out/log
+        then echo "PASS readme: $md mlir block $n (parsed, verified, round trip)"
+        else echo "FAIL readme: $md mlir block $n (gpuir-opt refused it)"; sed -n '1,10p' $out/log >&2; fi
+        rm -f "$gir"
+    done
 done
 grep -q '^```c$' README.md && echo "PASS readme: README.md has a C example" || echo "FAIL readme: README.md has no C example"
 grep -q 'make test' README.md && echo "PASS readme: README.md shows make test" || echo "FAIL readme: no make test in README.md"
