@@ -7610,8 +7610,8 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
     const char *descr = a->dtype == GPUIR_F32 ? "<f4" : a->dtype == GPUIR_F16 ? "<f2" :
                         a->dtype == GPUIR_I32 ? "<i4" : a->dtype == GPUIR_I64 ? "<i8" : NULL;
     if (!descr)
-        return gpuir__fail(ctx, GPUIR_ERR_NPY, "npy_write: %s has no .npy dtype",
-                           gpuir_dtype_name(a->dtype));
+        return gpuir__fail(ctx, GPUIR_ERR_NPY, "npy_write: '%s': %s has no .npy dtype (f32, f16, i32 "
+                           "and i64 have); nothing written", path, gpuir_dtype_name(a->dtype));
     gpuir__str h = {NULL};
     gpuir__str_appendf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int i = 0; i < a->rank; i++)

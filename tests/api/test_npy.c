@@ -225,6 +225,7 @@ TEST(write_refuses_bf16) {
     CHECK_RESULT(ctx, gpuir_npy_write(ctx, path, &a), GPUIR_ERR_NPY);
     CHECK(gpuir_ctx_result(ctx) == GPUIR_ERR_NPY);
     CHECK(strstr(gpuir_ctx_error(ctx), "bf16") != NULL);
+    CHECK(strstr(gpuir_ctx_error(ctx), path) != NULL);      /* the file named: it said "npy_write: bf16 ..." */
     FILE *f = fopen(path, "rb");
     CHECK(f == NULL);                        /* nothing was created */
     if (f) { fclose(f); remove(path); }
