@@ -2484,6 +2484,17 @@ GPUIRDEF bool gpuir_module_global_bound(const gpuir_module *m, size_t index) {
     return index < gpuir_module_global_count(m) && m->globals[index].data != NULL;
 }
 
+/* A run's output count against what host function f returns, checked
+   before the run does any work: "@f returns 2 values, 3 outputs given". A
+   function without its return yet passes (the verifier says so). */
+static gpuir_result gpuir__func_outputs_check(gpuir_ctx *ctx, const gpuir_module *m, const gpuir__func *f,
+                                              size_t n_outputs) {
+    const gpuir__op *ret = stbds_arrlenu(f->ops) ? gpuir__op_at(m, stbds_arrlast(f->ops)) : NULL;
+    if (!ret || ret->kind != GPUIR_OP_RETURN || ret->n_operands == n_outputs) return GPUIR_OK;
+    return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s returns %u values, %zu outputs given",
+                       gpuir__string(m, f->name), ret->n_operands, n_outputs);
+}
+
 /* ====================================================================== */
 // >>build
 // The builder: one checked entry (gpuir__build_op) that the public calls and
@@ -7234,6 +7245,7 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
     if (!r && f->kernel)
         r = gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s is a kernel: run the host function "
                         "that launches it", func);
+    if (!r) r = gpuir__func_outputs_check(ctx, m, f, n_outputs);
     if (!r) r = gpuir__ref_bind_inputs(&R, f, n_inputs, inputs);
     if (!r) r = gpuir__ref_run_func(&R, f, n_outputs, outputs);
     for (size_t i = 0; R.vals && R.borrowed && i < nv; i++)
@@ -31315,7 +31327,7 @@ GPUIRDEF gpuir_result gpuir_program_run(gpuir_program *p, const char *func, size
     uint32_t fid = gpuir__program_func(p, func);
     if (!fid) return ctx->result;
     const gpuir__func *f = gpuir__func_at(p->m, fid);
-    if (gpuir__run_slots(p)) return ctx->result;
+    if (gpuir__func_outputs_check(ctx, p->m, f, n_outputs) || gpuir__run_slots(p)) return ctx->result;
     gpuir__run R;
     R.p = p;
     R.f = f;
@@ -32595,10 +32607,7 @@ static gpuir_result gpuir__args_bind(gpuir__run *R, gpuir__args *A, bool *async)
     if (desc->n_inputs != stbds_arrlenu(R->f->params))
         return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT, "@%s takes %zu inputs, %zu given",
                            gpuir__string(p->m, R->f->name), stbds_arrlenu(R->f->params), desc->n_inputs);
-    if (A->ret && desc->n_outputs != A->ret->n_operands)
-        return gpuir__fail(p->ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                           "the function returns %u values, %zu outputs given",
-                           A->ret->n_operands, desc->n_outputs);
+    if (gpuir__func_outputs_check(p->ctx, p->m, R->f, desc->n_outputs)) return p->ctx->result;
     A->all_device = true;
     for (size_t i = 0; i < desc->n_inputs; i++)
         if (gpuir__args_input(R, A, i)) return p->ctx->result;

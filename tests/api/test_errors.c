@@ -157,6 +157,35 @@ TEST(a_name_looked_up_in_vain_is_clipped_in_its_error) {
     free(big);
 }
 
+/* A run given more or fewer outputs than its function returns is refused
+   naming the function, before any of its work: it ran the whole function
+   first and then said "the function returns 1 values, 2 outputs given",
+   naming none. */
+TEST(a_wrong_output_count_is_refused_before_the_run_naming_the_function) {
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = ""});
+    const char *text = NEG_TEXT;
+    gpuir_module *m = gpuir_module_parse(ctx, text, strlen(text), "f.gir");
+    gpuir_program *p = gpuir_program_make(m, &(gpuir_program_desc){.backend = GPUIR_BACKEND_EMU});
+    CHECK(p != NULL);
+    float x[4] = {1, 2, 3, 4};
+    gpuir_array in = {GPUIR_F32, 1, {4}, x}, out[2];
+    CHECK_FAILED(ctx, gpuir_ref_run(m, "f", 1, &in, 2, out), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "@f returns 1 values, 2 outputs given");
+    gpuir_ctx_clear_error(ctx);
+    CHECK_FAILED(ctx, gpuir_program_run(p, "f", 1, &in, 0, out), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "@f returns 1 values, 0 outputs given");
+    gpuir_ctx_clear_error(ctx);
+    gpuir_arg ia = gpuir_arg_host(in), oa[2] = {{GPUIR_ARG_NONE, {0}, {0}}, {GPUIR_ARG_NONE, {0}, {0}}};
+    gpuir_run_desc rd = {"f", 1, &ia, 2, oa, NULL};
+    CHECK_FAILED(ctx, gpuir_program_run_args(p, &rd), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(ctx, "@f returns 1 values, 2 outputs given");
+    gpuir_ctx_clear_error(ctx);
+    gpuir_program_stats st = gpuir_program_get_stats(p);
+    CHECK(st.launches == 0 && st.h2d_copies == 0);            /* nothing ran */
+    gpuir_program_destroy(p);
+    gpuir_ctx_destroy(ctx);
+}
+
 /* ---- GPUIR_ERR_INVALID_ARGUMENT ------------------------------------------ */
 
 TEST(invalid_argument_param_without_open_function) {
@@ -1085,6 +1114,7 @@ int main(void) {
     RUN(invalid_argument_param_without_open_function);
     RUN(invalid_argument_names_and_kinds);
     RUN(a_name_looked_up_in_vain_is_clipped_in_its_error);
+    RUN(a_wrong_output_count_is_refused_before_the_run_naming_the_function);
     RUN(invalid_argument_parse_null_text);
     RUN(invalid_argument_ref_run_wrong_input_count);
     RUN(out_of_memory_array_alloc);
