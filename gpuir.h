@@ -550,7 +550,9 @@ GPUIRDEF size_t gpuir_array_count(const gpuir_array *a);
    and gives 0, and set writes nothing. set rounds to the dtype. */
 GPUIRDEF double gpuir_array_get(const gpuir_array *a, size_t i);
 GPUIRDEF void gpuir_array_set(gpuir_array *a, size_t i, double v);
-/* Deterministic pseudo-random values: floats in [-1, 1), ints in [-16, 16]. */
+/* Deterministic pseudo-random values: floats uniform in [-1, 1) before
+   they round to the dtype, so in [-1, 1] (f16 and bf16 round the values
+   nearest 1 to 1 itself, about 1 in 8000 and 1 in 1000); ints in [-16, 16]. */
 GPUIRDEF void gpuir_array_fill_random(gpuir_array *a, uint64_t seed);
 /* The documented tolerance of a dtype (README, "Tolerances"). */
 GPUIRDEF void gpuir_dtype_tolerance(gpuir_dtype dtype, double *rtol, double *atol);

@@ -416,8 +416,35 @@ TEST(array_set_rounds_directly_from_double) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* gpuir_array_fill_random's range as gpuir.h states it: [-1, 1] for floats
+   (it said [-1, 1), but f16 and bf16 round the values nearest 1 to 1:
+   about 1 in 8000 and 1 in 1000), [-16, 16] for ints. */
+TEST(fill_random_stays_in_its_stated_range) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    const gpuir_dtype dts[] = {GPUIR_F32, GPUIR_F16, GPUIR_BF16, GPUIR_I32, GPUIR_I64};
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        gpuir_array a;
+        int64_t n[1] = {100000};
+        CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &a, dts[k], 1, n), GPUIR_OK);
+        gpuir_array_fill_random(&a, 7);
+        double lim = gpuir_dtype_is_float(dts[k]) ? 1 : 16, lo = lim, hi = -lim;
+        size_t ones = 0;
+        for (size_t i = 0; i < (size_t)n[0]; i++) {
+            double v = gpuir_array_get(&a, i);
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            ones += gpuir_dtype_is_float(dts[k]) && v == 1.0;
+        }
+        CHECK(lo >= -lim && hi <= lim);
+        if (dts[k] == GPUIR_BF16) CHECK(ones > 0);           /* 1 itself occurs: the range is closed */
+        gpuir_array_release(&a);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     RUN(f16_zero_and_sign);
+    RUN(fill_random_stays_in_its_stated_range);
     RUN(f16_ordinary_values);
     RUN(f16_subnormals_and_smallest_normal);
     RUN(f16_rounding_into_subnormals);
