@@ -31518,12 +31518,13 @@ static gpuir_result gpuir__shape_bytes(gpuir_ctx *ctx, gpuir_dtype dtype, int ra
                                        const int64_t *dims, uint64_t *bytes, const char *what) {
     if (rank < 0 || rank > GPUIR_MAX_RANK)
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: rank %d is outside 0..%d", what, rank, GPUIR_MAX_RANK);
-    if (!gpuir_dtype_size(dtype))
-        return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: invalid element type %d", what, (int)dtype);
+    if (!gpuir_dtype_size(dtype))        /* the codes gpuir_array_alloc gives for the same shape */
+        return gpuir__fail(ctx, GPUIR_ERR_DTYPE, "%s: invalid element type %d", what, (int)dtype);
     if (rank && !dims) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: dims is NULL for rank %d", what, rank);
     for (int i = 0; i < rank; i++)
         if (dims[i] < 0)
-            return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: dimension %d is %lld", what, i, (long long)dims[i]);
+            return gpuir__fail(ctx, GPUIR_ERR_SHAPE, "%s: dimension %d is %lld; dims are >= 0", what, i,
+                               (long long)dims[i]);
     int64_t n = (int64_t)gpuir_dtype_size(dtype);
     if (!gpuir__dims_product(dims, rank, &n) || (uint64_t)n > ctx->desc.max_tensor_bytes || (uint64_t)n > SIZE_MAX / 2)
         return gpuir__fail(ctx, GPUIR_ERR_LIMIT, "%s: more than max_tensor_bytes (%llu)", what,

@@ -789,14 +789,14 @@ TEST(bad_arguments_are_named) {
     CHECK_RESULT(fx.ctx, gpuir_stream_synchronize(fx.ctx, &not_a_stream), GPUIR_ERR_INVALID_ARGUMENT);
     gpuir_ctx_clear_error(fx.ctx);
     gpuir_buffer_desc bd = {.backend = GPUIR_BACKEND_EMU};
-    CHECK(gpuir_buffer_make(fx.ctx, &bd).id == 0);          /* no dtype */
-    CHECK_RESULT(fx.ctx, gpuir_ctx_result(fx.ctx), GPUIR_ERR_INVALID_ARGUMENT);
+    CHECK(gpuir_buffer_make(fx.ctx, &bd).id == 0);          /* no dtype: as gpuir_array_alloc says */
+    CHECK_RESULT(fx.ctx, gpuir_ctx_result(fx.ctx), GPUIR_ERR_DTYPE);
     gpuir_ctx_clear_error(fx.ctx);
     bd.dtype = GPUIR_F32;
     bd.rank = 1;
     bd.dims[0] = -3;
     CHECK(gpuir_buffer_make(fx.ctx, &bd).id == 0);
-    CHECK_RESULT(fx.ctx, gpuir_ctx_result(fx.ctx), GPUIR_ERR_LIMIT);
+    CHECK_RESULT(fx.ctx, gpuir_ctx_result(fx.ctx), GPUIR_ERR_SHAPE);
     gpuir_ctx_clear_error(fx.ctx);
     bd.dims[0] = 4;
     bd.backend = GPUIR_BACKEND_REF;

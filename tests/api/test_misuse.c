@@ -154,6 +154,32 @@ CHILD_TEST(a_failed_cache_export_counts_no_modules) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A shape with a negative dim or no element type is the same error from
+   every call that allocates: gpuir_array_alloc's GPUIR_ERR_SHAPE and
+   GPUIR_ERR_DTYPE (the table in docs/using-the-header.md); the device
+   buffer and pinned calls said GPUIR_ERR_LIMIT and _INVALID_ARGUMENT. */
+CHILD_TEST(a_bad_shape_is_the_same_error_from_every_allocating_call) {
+    gpuir_ctx *ctx = gpuir_ctx_make(&(gpuir_ctx_desc){.cache_dir = ""});
+    int64_t neg[2] = {4, -3}, ok[2] = {4, 4};
+    gpuir_array a;
+    for (int bad = 0; bad < 2; bad++) {                  /* 0: a negative dim, 1: no dtype */
+        gpuir_dtype dt = bad ? GPUIR_DTYPE_INVALID : GPUIR_F32;
+        const int64_t *dims = bad ? ok : neg;
+        gpuir_result want = bad ? GPUIR_ERR_DTYPE : GPUIR_ERR_SHAPE;
+        CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &a, dt, 2, dims), want);
+        gpuir_ctx_clear_error(ctx);
+        CHECK_RESULT(ctx, gpuir_array_alloc_pinned(ctx, GPUIR_BACKEND_EMU, &a, dt, 2, dims), want);
+        CHECK_MSG(ctx, "gpuir_array_alloc_pinned: ");
+        gpuir_ctx_clear_error(ctx);
+        gpuir_buffer_desc bd = {.backend = GPUIR_BACKEND_EMU, .dtype = dt, .rank = 2, .dims = {dims[0], dims[1]}};
+        CHECK(gpuir_buffer_make(ctx, &bd).id == 0);
+        CHECK_RESULT(ctx, gpuir_ctx_result(ctx), want);
+        CHECK_MSG(ctx, bad ? "invalid element type 0" : "dimension 1 is -3");
+        gpuir_ctx_clear_error(ctx);
+    }
+    gpuir_ctx_destroy(ctx);
+}
+
 /* ---- a NULL module (a failed make or parse) ---------------------------- */
 
 CHILD_TEST(null_module_is_accepted_by_every_call) {
@@ -778,6 +804,7 @@ int main(void) {
     RUN(null_ctx_device_calls_report_out_of_memory);
     RUN(array_access_past_the_end_touches_nothing);
     RUN(a_failed_cache_export_counts_no_modules);
+    RUN(a_bad_shape_is_the_same_error_from_every_allocating_call);
     RUN(null_module_is_accepted_by_every_call);
     RUN(null_program_is_accepted_by_every_call);
     RUN(a_failed_parse_flows_through_to_one_check_at_the_end);
