@@ -322,7 +322,9 @@ GPUIRDEF gpuir_type gpuir_tensor_type(gpuir_dtype dtype, int rank, const int64_t
 GPUIRDEF gpuir_type gpuir_memref_type(gpuir_dtype dtype, int rank, const int64_t *dims,
                                       int space);
 GPUIRDEF bool gpuir_type_equal(gpuir_type a, gpuir_type b);
-/* Writes e.g. "tensor<4x?xf32>" into buf (always terminated); returns buf. */
+/* Writes e.g. "tensor<4x?xf32>" into buf (always terminated); returns buf.
+   A type no call makes (another kind, a rank outside 0..GPUIR_MAX_RANK)
+   is "<invalid type>". */
 GPUIRDEF char *gpuir_type_str(gpuir_type t, char *buf, size_t size);
 GPUIRDEF const char *gpuir_dtype_name(gpuir_dtype dtype);   /* "f32"; "invalid" */
 GPUIRDEF size_t gpuir_dtype_size(gpuir_dtype dtype);        /* bytes; 0 if invalid */
@@ -2065,11 +2067,11 @@ static bool gpuir__type_is_static(const gpuir_type *t) {
 GPUIRDEF char *gpuir_type_str(gpuir_type t, char *buf, size_t size) {
     if (!buf || size == 0) return buf;
     gpuir__str s = {NULL};
-    if (t.kind != GPUIR_TYPE_TENSOR && t.kind != GPUIR_TYPE_MEMREF) {
+    if ((t.kind != GPUIR_TYPE_TENSOR && t.kind != GPUIR_TYPE_MEMREF) || t.rank < 0 || t.rank > GPUIR_MAX_RANK) {
         gpuir__str_appendf(&s, "<invalid type>");
     } else {
         gpuir__str_appendf(&s, "%s<", t.kind == GPUIR_TYPE_TENSOR ? "tensor" : "memref");
-        for (int i = 0; i < t.rank && i < GPUIR_MAX_RANK; i++) {
+        for (int i = 0; i < t.rank; i++) {
             if (t.dims[i] == GPUIR_DYN) gpuir__str_appendf(&s, "?x");
             else gpuir__str_appendf(&s, "%lldx", (long long)t.dims[i]);
         }

@@ -411,6 +411,20 @@ CHILD_TEST(a_value_of_another_module_is_refused) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* A type of a rank no type has prints as invalid: rank 100 printed as
+   tensor<4x0x0x0x0x0x0x0xf32>, its first eight dims. */
+TEST(a_type_of_an_impossible_rank_prints_as_invalid) {
+    char b[64];
+    gpuir_type t = gpuir_tensor_type(GPUIR_F32, 1, (int64_t[]){4});
+    CHECK(strcmp(gpuir_type_str(t, b, sizeof b), "tensor<4xf32>") == 0);
+    t.rank = 100;
+    CHECK(strcmp(gpuir_type_str(t, b, sizeof b), "<invalid type>") == 0);
+    t.rank = -1;
+    CHECK(strcmp(gpuir_type_str(t, b, sizeof b), "<invalid type>") == 0);
+    t.rank = GPUIR_MAX_RANK;
+    CHECK(strcmp(gpuir_type_str(t, b, sizeof b), "tensor<4x0x0x0x0x0x0x0xf32>") == 0);
+}
+
 /* ---- gpuir_program_make and run -------------------------------------------- */
 
 CHILD_TEST(an_unknown_backend_is_refused) {
@@ -812,6 +826,7 @@ int main(void) {
     RUN(null_dims_axes_perm_and_ranks_out_of_range_are_refused);
     RUN(a_value_of_another_module_is_refused);
     RUN(an_unknown_backend_is_refused);
+    RUN(a_type_of_an_impossible_rank_prints_as_invalid);
     RUN(a_device_call_names_itself_and_the_backend_it_refuses);
     RUN(a_run_after_an_error_leaves_outputs_empty);
     RUN(a_run_that_fails_late_leaves_outputs_empty);
