@@ -18665,6 +18665,19 @@ static bool gpuir__cg_broadcast_private(const gpuir__cg *C, const gpuir__op *op,
            gpuir__type_is_static(dt) && gpuir__dims_broadcast_surely(dt->dims, dt->rank, S->dims, S->rank);
 }
 
+/* Whether space S, where the kernel's op at index `at` runs, is the
+   result of a reduction before it in the kernel (the space the ops after
+   it run over), for the message of a write of another shape. */
+static bool gpuir__cg_space_after_reduction(const gpuir__cg *C, size_t at, const gpuir_type *S) {
+    for (size_t j = 0; j < at; j++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[j]);
+        if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || op->result || op->n_operands < 2) continue;
+        const gpuir_type *rt = &gpuir__value_at(C->m, gpuir__op_operand(C->m, op, op->n_operands - 1))->type;
+        if (gpuir__cg_same_space(rt, S)) return true;
+    }
+    return false;
+}
+
 /* Emits kernel ops [from, to) for one element of space S at index ivar;
    values stay in registers (C->cur). */
 static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S,
@@ -18681,8 +18694,8 @@ static gpuir_result gpuir__cg_chain(gpuir__cg *C, size_t from, size_t to, const 
             gpuir__tbuf bd, bs;
             char why[2 * sizeof bd.s + 160];
             snprintf(why, sizeof why, "writes a buffer whose shape differs from the kernel's iteration space: %s, "
-                     "where the kernel's ops run over %s here (after a reduction, over its result)",
-                     gpuir__tstr(&bd, dt), gpuir__tstr(&bs, S));
+                     "where the kernel's ops run over %s here%s", gpuir__tstr(&bd, dt), gpuir__tstr(&bs, S),
+                     gpuir__cg_space_after_reduction(C, i, S) ? " (after a reduction, over its result)" : "");
             return gpuir__cg_fail(C, op, why);
         }
         gpuir__cg_comment(C, C->k->ops[i], op);
