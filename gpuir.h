@@ -15469,6 +15469,140 @@ static gpuir__matmul_form gpuir__matmul_form_of(const gpuir_module *m, const gpu
     return named ? (gpuir__matmul_form)named->form : gpuir__matmul_form_decide(m, k);
 }
 
+/* Kernel k's matmul when it is a tf32 one that takes the wgmma kernel
+   (recorded or decided), else NULL: its bulk copies move the operands' f32
+   bits as they are, so they must be rounded to TF32 before
+   (gpuir__configure_tf32_launches). */
+static const gpuir__op *gpuir__kernel_tf32_wgmma(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *op = k->kernel ? gpuir__kernel_matmul(m, k) : NULL;
+    if (!op || !gpuir__op_flag(m, op, GPUIR__KEY_TF32)) return NULL;
+    return gpuir__matmul_form_of(m, k) == GPUIR__MATMUL_WGMMA ? op : NULL;
+}
+
+/* Whether kernel k writes its parameter p (gpuir__param_access). */
+static bool gpuir__kernel_param_written(const gpuir_module *m, const gpuir__func *k, size_t p) {
+    bool reads, writes;
+    gpuir__param_access(m, k, p, &reads, &writes);
+    return writes;
+}
+
+
+/* Whether n f32 values are TF32 values already (NaN aside). */
+static bool gpuir__floats_tf32_exact(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (x[i] == x[i] && gpuir__tf32_round(x[i]) != x[i]) return false;
+    return true;
+}
+
+/* Whether constant op (buffer form) writes TF32 values: a splat's or each
+   of a dense f32 value's. */
+static bool gpuir__constant_tf32_exact(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *a = gpuir__attr_get(m, op, GPUIR__KEY_VALUE);
+    if (!a || a->kind == GPUIR__ATTR_BOOL) return false;
+    if (a->kind != GPUIR__ATTR_DENSE) {
+        float x = (float)(a->kind == GPUIR__ATTR_INT ? (double)a->i : a->f);
+        return gpuir__floats_tf32_exact(&x, 1);
+    }
+    return (gpuir_dtype)a->i == GPUIR_F32 && gpuir__floats_tf32_exact((const float *)gpuir__bytes_at(m, a->off), a->n);
+}
+
+/* Whether kernel k leaves TF32 values in its parameter or private buffer
+   b: the last op that writes it is a round_tf32, or a constant of TF32
+   values. */
+static bool gpuir__kernel_leaves_tf32(const gpuir_module *m, const gpuir__func *k, uint32_t b) {
+    for (size_t j = stbds_arrlenu(k->ops); j-- > 0;) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[j]);
+        if (op->result || !op->n_operands || !gpuir__class_computes(gpuir__info(op->kind)->cls) ||
+            gpuir__op_operand(m, op, op->n_operands - 1) != b)
+            continue;
+        return op->kind == GPUIR_OP_ROUND_TF32 || (op->kind == GPUIR_OP_CONSTANT && gpuir__constant_tf32_exact(m, op));
+    }
+    return false;
+}
+
+/* Whether buffer v of host function f holds TF32 values when its op `at`
+   runs: its last writer before it (copies followed to their source) is a
+   round_tf32 (on the host or as the last write of a kernel it is launched
+   on), a constant of TF32 values, or, none, a global initialized with
+   them. A parameter, or another writer, may hold any f32. */
+static bool gpuir__buffer_tf32_before(gpuir_module *m, const gpuir__func *f, size_t at, uint32_t v) {
+    uint32_t base = gpuir__view_base(m, v);
+    for (size_t i = at; i-- > 0;) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (cls == GPUIR__CLASS_COPY) {
+            uint32_t dst = op->kind == GPUIR_OP_GPU_MEMCPY ? 0 : 1;
+            if (gpuir__view_base(m, gpuir__op_operand(m, op, dst)) == base)
+                base = gpuir__view_base(m, gpuir__op_operand(m, op, 1 - dst));
+            continue;
+        }
+        if (cls == GPUIR__CLASS_LAUNCH) {
+            const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
+            uint32_t kid = sym ? gpuir__launch_kernel(m, sym->off) : 0;
+            const gpuir__func *k = kid ? gpuir__func_at(m, kid) : NULL;
+            for (size_t p = 0; k && p < stbds_arrlenu(k->params) && p < op->n_operands; p++)
+                if (gpuir__view_base(m, gpuir__op_operand(m, op, (uint32_t)p)) == base &&
+                    gpuir__kernel_param_written(m, k, p))
+                    return gpuir__kernel_leaves_tf32(m, k, k->params[p]);
+            continue;
+        }
+        if (op->result || !op->n_operands || !gpuir__class_computes(cls) ||
+            gpuir__view_base(m, gpuir__op_operand(m, op, op->n_operands - 1)) != base)
+            continue;
+        return op->kind == GPUIR_OP_ROUND_TF32 || (op->kind == GPUIR_OP_CONSTANT && gpuir__constant_tf32_exact(m, op));
+    }
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, base)->def_op);
+    const gpuir__attr *name = def && def->kind == GPUIR_OP_MEMREF_GET_GLOBAL ? gpuir__attr_get(m, def, GPUIR__KEY_NAME)
+                                                                              : NULL;
+    uint32_t g = name ? gpuir__find_global(m, gpuir__string(m, name->off)) : 0;
+    const gpuir__global *gl = g ? &m->globals[g - 1] : NULL;
+    return gl && gl->initialized && gl->data && gl->type.dtype == GPUIR_F32 &&
+           gpuir__floats_tf32_exact((const float *)gl->data, (size_t)gpuir__type_count(&gl->type));
+}
+
+/* The operands of a tf32 matmul that takes the wgmma kernel
+   (gpuir__kernel_tf32_wgmma) hold TF32 values at each launch of its
+   kernel in host function fid: its bulk copies move f32 bits as they are
+   (the tensor cores would read digits tf32 rounds away; the emulator
+   drops them, where the interpreter rounds, so the interpreter runs such
+   a launch and the compiled backends refuse it: configure, and
+   gpuir_program_make for a written kernel). stage-matmul puts a
+   round_tf32 before each; a pipeline without it, or a program written at
+   the buffer or kernel level, must too. */
+static gpuir_result gpuir__configure_tf32_launches(gpuir_module *m, uint32_t fid, const char *who) {
+    const gpuir__func *f = gpuir__func_at(m, fid);
+    for (size_t i = 0; !f->kernel && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        const gpuir__attr *sym = op->kind == GPUIR_OP_GPU_LAUNCH_FUNC ? gpuir__attr_get(m, op, GPUIR__KEY_KERNEL) : NULL;
+        uint32_t kid = sym ? gpuir__launch_kernel(m, sym->off) : 0;
+        const gpuir__func *k = kid ? gpuir__func_at(m, kid) : NULL;
+        const gpuir__op *mm = k ? gpuir__kernel_tf32_wgmma(m, k) : NULL;
+        for (uint32_t o = 0; mm && o < 2; o++) {
+            uint32_t x = gpuir__op_operand(m, mm, o);
+            size_t p = 0;
+            while (p < stbds_arrlenu(k->params) && k->params[p] != x) p++;
+            bool rounded = p == stbds_arrlenu(k->params) ? gpuir__kernel_leaves_tf32(m, k, x)
+                         : p < op->n_operands && gpuir__buffer_tf32_before(m, f, i, gpuir__op_operand(m, op, (uint32_t)p));
+            if (rounded) continue;
+            return gpuir__pass_fail(m, mm, GPUIR_ERR_VERIFY, "%s: kernel @%s: tf32 matmul on wgmma: operand %c is not "
+                                    "rounded to TF32 at its launch in @%s (op %zu): the kernel's bulk copies move "
+                                    "f32 bits as they are, where tf32 rounds them (round_tf32 it first, as the "
+                                    "stage-matmul pass does, or take the matmul off wgmma)", who,
+                                    gpuir__string(m, k->name), o ? 'B' : 'A', gpuir__string(m, f->name), i);
+        }
+    }
+    return GPUIR_OK;
+}
+
+/* gpuir__configure_tf32_launches for every host function, the error naming
+   `who` checked; the location and the error in the context. */
+static gpuir_result gpuir__configure_check_tf32(gpuir_module *m, const char *who) {
+    gpuir_result r = GPUIR_OK;
+    for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++)
+        if (!m->funcs[f].kernel) r = gpuir__configure_tf32_launches(m, (uint32_t)f + 1, who);
+    return r;
+}
+
 /* The larger-tile variant a form takes by default where its tiles keep
    the device as busy as the form's first variant's 128x128 tiles do,
    within 10 % (busy: tiles over the waves' slots, ceil(tiles / SMs) x SMs;
@@ -16345,6 +16479,7 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
 
 static gpuir_result gpuir__pass_configure(gpuir_module *m) {
     gpuir_result r = gpuir__configure_matmul_forms(m);
+    if (!r) r = gpuir__configure_check_tf32(m, "configure");
     if (!r) r = gpuir__configure_kernel_forms(m);
     if (r) return r;
     for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
@@ -33627,6 +33762,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     }
     for (size_t f = 0; !r && f < stbds_arrlenu(m->funcs); f++)
         if (!m->funcs[f].kernel) r = gpuir__verify_placed(m, (uint32_t)f + 1);
+    if (!r) r = gpuir__configure_check_tf32(m, "program_make");
     if (!r) r = gpuir__program_check_memory(p);
     if (!r) gpuir__program_count_streams(p);
     if (!r && ctx->fault.fail_at) r = gpuir__fault_wrap(p);
