@@ -21079,9 +21079,17 @@ static gpuir_result gpuir__cg_softmax(gpuir__cg *C, size_t at) {
     const gpuir_type *x = &gpuir__value_at(m, src)->type;
     if (C->form == GPUIR__FORM_SOFTMAX_COLUMNS) return gpuir__cg_softmax_columns(C, at);
     int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
-    if (ps < 0 || pd < 0 || C->form != GPUIR__FORM_SOFTMAX_ROWS)
+    if (C->form != GPUIR__FORM_SOFTMAX_ROWS)
         return gpuir__cg_fail(C, op, "only a softmax of a parameter, over the last axis or of static sizes, is a "
                               "kernel (run decompose)");
+    if (ps < 0 || pd < 0)       /* (configure records softmax.rows all the same: the form is the op's) */
+        return gpuir__cg_fail(C, op, ps < 0 ? "a softmax.rows kernel reads a parameter of the kernel, and this one "
+                              "reads a kernel-private buffer (write the softmax as its parts, reduce_max, sub, exp, "
+                              "reduce_sum and div, which a row kernel takes with the ops around them, as decompose "
+                              "does in a tensor program)" : "a softmax.rows kernel writes a parameter of the kernel, "
+                              "and this one writes a kernel-private buffer (write the softmax as its parts, "
+                              "reduce_max, sub, exp, reduce_sum and div, which a row kernel takes with the ops around "
+                              "them, as decompose does in a tensor program)");
     for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++)
         if (i != at && gpuir__class_computes(gpuir__info(gpuir__op_at(m, C->k->ops[i])->kind)->cls))
             return gpuir__cg_fail(C, op, "a softmax kernel over the last axis computes nothing else");
