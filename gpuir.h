@@ -11289,7 +11289,9 @@ static int64_t gpuir__split_k_wgmma_slices(int64_t K, int64_t S, int64_t k_tile)
    GPUIR__SPLIT_K_MIN. S is about SMs / tiles (one wave of blocks),
    at most GPUIR__SPLIT_K_MAX and K / GPUIR__SPLIT_K_MIN, lowered until no
    slice is empty (slices are rounded up to 32 elements). Only static,
-   float matmuls not already split. One the wgmma kernel takes keeps it
+   float matmuls not already split, nor grouped by fuse (`fusion`: split-k
+   run after fuse; their epilogue would stay in the partial products'
+   kernel, whose space is [S, .., M, N]). One the wgmma kernel takes keeps it
    split: S is lowered further until each slice is a whole number of its
    k tiles (gpuir__split_k_wgmma_slices); where no S is, a matmul that
    forces wgmma (the `wgmma` attribute, or a wgmma `form` its author
@@ -11299,8 +11301,8 @@ static int64_t gpuir__split_k_slices(const gpuir_module *m, const gpuir__op *op)
     const gpuir_type *b = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     const gpuir_type *o = &gpuir__value_at(m, op->result)->type;
     if (!gpuir__type_is_static(a) || !gpuir__type_is_static(b) || !gpuir_dtype_is_float(o->dtype) ||
-        gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES))
-        return 0;
+        gpuir__attr_get(m, op, GPUIR__KEY_K_SLICES) || gpuir__attr_get(m, op, GPUIR__KEY_FUSION))
+        return 0;       /* (a fused matmul's group holds its epilogue: split, they would share a kernel still) */
     int64_t M = o->dims[o->rank - 2], N = o->dims[o->rank - 1];
     int64_t K = a->dims[a->rank - (gpuir__op_flag(m, op, GPUIR__KEY_TRANSPOSE_A) ? 2 : 1)];
     if (M <= 0 || N <= 0 || K < 2 * GPUIR__SPLIT_K_MIN) return 0;
