@@ -16328,6 +16328,31 @@ static void gpuir__kernel_forms_allowed_text(gpuir__kernel_form decided, char *o
     }
 }
 
+/* A kernel recorded as siblings whose reductions are sibling ones and
+   whose last two parameters are a workspace (f32 and i32 vectors) of
+   other sizes than this target's SM count gives (gpuir__siblings_workspace:
+   a program lowered for another count, then run for this one): an error
+   naming both and the forms it takes (`allowed`), else GPUIR_OK. */
+static gpuir_result gpuir__kernel_siblings_mismatch(const gpuir_module *m, const gpuir__func *k, const gpuir__op *lead,
+                                                    const char *allowed) {
+    int count[GPUIR__SIB_ROLES];
+    gpuir__sib_view v;
+    size_t n = stbds_arrlenu(k->params);
+    if (!gpuir__kernel_siblings_of(m, k, count, &v) || gpuir__kernel_is_dynamic(m, k) || n < 3) return GPUIR_OK;
+    const gpuir_type *h[2] = {&gpuir__value_at(m, k->params[n - 2])->type, &gpuir__value_at(m, k->params[n - 1])->type};
+    if (h[0]->rank != 1 || h[0]->dtype != GPUIR_F32 || h[1]->rank != 1 || h[1]->dtype != GPUIR_I32) return GPUIR_OK;
+    gpuir_type ws[2];
+    gpuir__siblings_workspace(m, v, count, ws);
+    gpuir__tbuf h0, h1, w0, w1;
+    return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"siblings\" takes as its last "
+                            "two parameters the workspace this target's %lld multiprocessors need, %s and %s, and "
+                            "they are %s and %s (a program lowered for another SM count: lower and run it for the "
+                            "same one, --sm-count or gpuir_module_set_target); without one it takes %s",
+                            gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
+                            (long long)gpuir__module_sm_count(m), gpuir__tstr(&w0, &ws[0]), gpuir__tstr(&w1, &ws[1]),
+                            gpuir__tstr(&h0, h[0]), gpuir__tstr(&h1, h[1]), allowed);
+}
+
 /* Kernel k's form: the one recorded on its lead op when the kernel can
    take it (else an error naming the kernel, the op and the forms it can
    take), or the one configure decides. A `form` on another op than the
@@ -16368,6 +16393,9 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
     if (!given || gpuir__kernel_form_allowed(decided, given)) return GPUIR_OK;
     char allowed[256];
     gpuir__kernel_forms_allowed_text(decided, allowed, sizeof allowed);
+    gpuir_result r = given == GPUIR__FORM_SIBLINGS && allowed[0] ? gpuir__kernel_siblings_mismatch(m, k, lead, allowed)
+                   : GPUIR_OK;
+    if (r) return r;
     return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this "
                             "kernel: it takes %s", kname, gpuir_op_name(lead->kind), lead->line,
                             gpuir__kernel_form_name(given), allowed[0] ? allowed : lead->kind == GPUIR_OP_MATMUL ?
