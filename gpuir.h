@@ -586,7 +586,8 @@ GPUIRDEF gpuir_result gpuir_ref_run(gpuir_module *m, const char *func, size_t n_
 
 /* ---- passes --------------------------------------------------------------
    A pipeline is a comma-separated list of pass names ("canonicalize,
-   decompose"); gpuir_pass_count/_name/_summary list them. The module is
+   decompose"; "" runs none, and a name left out, ",a", "a,,b" or "a,", is
+   GPUIR_ERR_INVALID_ARGUMENT); gpuir_pass_count/_name/_summary list them. The module is
    verified before the first pass (unless unchanged since it last passed
    the verifier) and after every pass (its host functions only, after a
    pass that cannot change kernels); the first failure stops
@@ -7922,6 +7923,10 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
     const char *p = pipeline ? pipeline : "";
     while (!r && *p) {          /* check every name before running anything */
         size_t len = strcspn(p, ",");
+        if (!len || (p[len] == ',' && !p[len + 1]))   /* ",a", "a,,b", "a,": a name left out */
+            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "pipeline '%s' leaves out a pass name at "
+                               "character %zu (a ',' at its start or end, or two in a row)", pipeline,
+                               (size_t)(p - pipeline) + len + (len ? 1 : 0));
         if (!gpuir__find_pass(p, len))
             return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "unknown pass '%.*s%s' in pipeline "
                                "'%.*s%s' (see gpuir_pass_name)",
