@@ -7954,7 +7954,7 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // Folds ops on constants (splats stay splats; small dense results up to
 // GPUIR__FOLD_MAX elements are computed by the reference interpreter),
 // replaces a reduction over axes of extent 1 by its operand (or a reshape
-// of it; a float sum or mean by that plus +0),
+// of it),
 // makes a reshape that only puts back a reduction's dropped dims that
 // reduction with keepdims, moves a reshape of an elementwise result only
 // it reads above the elementwise ops (they then fuse with the reshape's
@@ -9075,42 +9075,18 @@ static bool gpuir__reduce_is_unit(const gpuir_module *m, const gpuir__op *op) {
     return true;
 }
 
-/* Whether a reduction over unit axes is its operand, bit for bit: a max,
-   or an integer sum or mean. A float sum or mean of one value is that
-   value plus +0 (the sum starts from 0: -0 becomes +0). */
-static bool gpuir__unit_reduce_is_operand(const gpuir_module *m, const gpuir__op *op) {
-    return op->kind == GPUIR_OP_REDUCE_MAX ||
-           !gpuir_dtype_is_float(gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type.dtype);
-}
-
-/* A reduction over unit axes (gpuir__reduce_is_unit) as a reshape of its
-   operand, without keepdims; a float sum or mean as that plus +0
-   (gpuir__unit_reduce_is_operand), with keepdims or not: an elementwise op
-   (x.sum(1) over rows of one value was x, -0 where the interpreter's sum
-   is +0); 0 for any other op (a max or an integer's with keepdims is its
+/* A reduction over unit axes (gpuir__reduce_is_unit) without keepdims as
+   a reshape of its operand; 0 for any other op (one with keepdims is its
    operand: gpuir__canon_op), and where the result cannot be a reshape's
    (gpuir__reshape_result_unfit: two `?`, or one beside a 0: the
    reduction stays). */
 static uint32_t gpuir__fold_unit_reduce(gpuir__canon *C, const gpuir__op *op) {
     gpuir_module *m = C->m;
-    bool keepdims = gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS), operand = gpuir__unit_reduce_is_operand(m, op);
-    if (!gpuir__reduce_is_unit(m, op) || (keepdims && operand)) return 0;
+    if (!gpuir__reduce_is_unit(m, op) || gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) return 0;
     uint32_t x = gpuir__op_operand(m, op, 0);
     gpuir_type t = gpuir__value_at(m, op->result)->type;
     if (gpuir__reshape_result_unfit(&t)) return 0;
-    uint32_t in[2] = {x, 0};
-    if (!keepdims) {
-        uint32_t reshape = gpuir__build_op(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &t);
-        if (operand || !reshape || gpuir__canon_fit(C) != GPUIR_OK) return reshape;
-        in[0] = gpuir__op_at(m, reshape)->result;
-    }
-    gpuir_type scalar = gpuir_tensor_type(t.dtype, 0, NULL);
-    uint32_t first = (uint32_t)stbds_arrlenu(m->attrs);
-    gpuir__attr_push_float(m, "value", 0.0);
-    uint32_t zero = gpuir__build_op(m, GPUIR_OP_CONSTANT, NULL, 0, first, 1, &scalar);
-    if (!zero || gpuir__canon_fit(C) != GPUIR_OK) return 0;
-    in[1] = gpuir__op_at(m, zero)->result;
-    return gpuir__build_op(m, GPUIR_OP_ADD, in, 2, 0, 0, &t);
+    return gpuir__build_op(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &t);
 }
 
 /* ---- values as their readers see them ----
@@ -9345,8 +9321,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
         return GPUIR_OK;
     }
     uint32_t result = op->result, source = gpuir__reshape_of_reshape_source(m, op);
-    if ((gpuir__reduce_is_unit(m, op) && gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS) &&
-         gpuir__unit_reduce_is_operand(m, op)) ||
+    if ((gpuir__reduce_is_unit(m, op) && gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) ||
         (source && gpuir__type_same(&gpuir__value_at(m, source)->type, &gpuir__value_at(m, result)->type))) {
         uint32_t x = source ? source : gpuir__op_operand(m, op, 0);   /* the same type: the op is that value */
         C->repl[result - 1] = x;
