@@ -6494,8 +6494,13 @@ static gpuir_result gpuir__ref_matmul_op(gpuir__ref *R, const gpuir__op *op, con
 }
 
 /* Reduces x over the marked axes into out (keepdims or not: same order). */
+/* A reduction of x over the axes `reduced` into out. A float sum starts
+   from +0, except over axes whose extent the type fixes at 1 where
+   canonicalize makes the reduction a view of its operand (`unit`): there
+   each output is its one value, -0 included (1 / x.sum(1) over rows of -0
+   is -inf on every backend). */
 static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpuir_array *out,
-                                      gpuir_op_kind k, const bool *reduced) {
+                                      gpuir_op_kind k, const bool *reduced, bool unit) {
     size_t n_out = gpuir_array_count(out), n_in = gpuir_array_count(x);
     bool is_float = gpuir_dtype_is_float(x->dtype);
     double *acc = (double *)gpuir__calloc(n_out + 1, sizeof *acc);
@@ -6511,7 +6516,7 @@ static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpui
         size_t o = (size_t)off[0];
         if (is_float) {
             double v = gpuir__array_get(x, i);
-            if (k != GPUIR_OP_REDUCE_MAX) acc[o] += v;
+            if (k != GPUIR_OP_REDUCE_MAX) acc[o] = unit ? v : acc[o] + v;
             else acc[o] = seen[o] ? gpuir__ref_max(acc[o], v) : v;
         } else {
             int64_t v = gpuir__load_int(x, i);
@@ -6768,10 +6773,18 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
     case GPUIR__CLASS_BINARY: gpuir__ref_binary(x[0], x[1], out, op->kind); break;
     case GPUIR__CLASS_MATMUL: r = gpuir__ref_matmul_op(R, op, x, out); break;
     case GPUIR__CLASS_REDUCE: {
-        bool reduced[GPUIR_MAX_RANK] = {false};
+        bool reduced[GPUIR_MAX_RANK] = {false}, unit = true;
+        const gpuir_type *xt = &gpuir__value_at(R->m, gpuir__op_operand(R->m, op, 0))->type;
         a = gpuir__attr_get(R->m, op, GPUIR__KEY_AXES);
-        for (uint32_t i = 0; i < a->n; i++) reduced[R->m->ints[a->off + i]] = true;
-        r = gpuir__ref_reduce(R->ctx, x[0], out, op->kind, reduced);
+        for (uint32_t i = 0; i < a->n; i++) {
+            int64_t axis = R->m->ints[a->off + i];
+            reduced[axis] = true;
+            unit = unit && xt->dims[axis] == 1;
+        }
+        /* (canonicalize's fold: not where the result cannot be a reshape's) */
+        unit = unit && a->n > 0 && (gpuir__op_flag(R->m, op, GPUIR__KEY_KEEPDIMS) ||
+                                    !gpuir__reshape_result_unfit(&gpuir__value_at(R->m, op->result)->type));
+        r = gpuir__ref_reduce(R->ctx, x[0], out, op->kind, reduced, unit);
         break;
     }
     case GPUIR__CLASS_TRANSPOSE:
