@@ -6493,12 +6493,11 @@ static gpuir_result gpuir__ref_matmul_op(gpuir__ref *R, const gpuir__op *op, con
     return GPUIR_OK;
 }
 
-/* Reduces x over the marked axes into out (keepdims or not: same order). */
-/* A reduction of x over the axes `reduced` into out. A float sum starts
-   from +0, except over axes whose extent the type fixes at 1 where
-   canonicalize makes the reduction a view of its operand (`unit`): there
-   each output is its one value, -0 included (1 / x.sum(1) over rows of -0
-   is -inf on every backend). */
+/* Reduces x over the marked axes into out (keepdims or not: same order).
+   A float sum starts from +0, except over axes whose extent the type fixes
+   at 1 where canonicalize makes the reduction a view of its operand
+   (`unit`): there each output is its one value, -0 included (1 / x.sum(1)
+   over rows of -0 is -inf on every backend). */
 static gpuir_result gpuir__ref_reduce(gpuir_ctx *ctx, const gpuir_array *x, gpuir_array *out,
                                       gpuir_op_kind k, const bool *reduced, bool unit) {
     size_t n_out = gpuir_array_count(out), n_in = gpuir_array_count(x);
@@ -6781,9 +6780,11 @@ static gpuir_result gpuir__ref_compute(gpuir__ref *R, const gpuir__op *op,
             reduced[axis] = true;
             unit = unit && xt->dims[axis] == 1;
         }
-        /* (canonicalize's fold: not where the result cannot be a reshape's) */
-        unit = unit && a->n > 0 && (gpuir__op_flag(R->m, op, GPUIR__KEY_KEEPDIMS) ||
-                                    !gpuir__reshape_result_unfit(&gpuir__value_at(R->m, op->result)->type));
+        /* (canonicalize's fold: a tensor op, not where the result cannot be a
+           reshape's; a reduction into a buffer is a kernel's, from +0) */
+        unit = unit && a->n > 0 && op->result &&
+               (gpuir__op_flag(R->m, op, GPUIR__KEY_KEEPDIMS) ||
+                !gpuir__reshape_result_unfit(&gpuir__value_at(R->m, op->result)->type));
         r = gpuir__ref_reduce(R->ctx, x[0], out, op->kind, reduced, unit);
         break;
     }
