@@ -15482,7 +15482,6 @@ static bool gpuir__kernel_param_written(const gpuir_module *m, const gpuir__func
     return writes;
 }
 
-
 /* Whether n f32 values are TF32 values already (NaN aside). */
 static bool gpuir__floats_tf32_exact(const float *x, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -21760,7 +21759,7 @@ static void gpuir__cg_rows_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass) 
                                       max ? "-GPUIR_INF" : "0.0f");
         }
         uint32_t v = gpuir__cg_new_var(C, d);
-        const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+        const char *round = gpuir__cg_round(d);
         if (op->kind == GPUIR_OP_REDUCE_MEAN && !in_double)
             gpuir__cg_line(C, "float v%u = %s(acc / (float)%s);", v, round, R->cols);
         else if (*round) gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
@@ -22087,7 +22086,7 @@ static void gpuir__cg_column_reduce(gpuir__cg *C, gpuir__cg_rowplan *R, int pass
         snprintf(sum, sizeof sum, "dacc%s%s", mean ? " / (double)" : "", mean ? R->cols : "");
         if (in_double) gpuir__cg_line(C, "acc = %s;", gpuir__cg_narrow(narrowed, sizeof narrowed, d, sum));
         else if (mean) gpuir__cg_line(C, "acc = acc / (float)%s;", R->cols);
-        const char *round = d == GPUIR_F16 ? "gpuir_round_f16" : d == GPUIR_BF16 ? "gpuir_round_bf16" : "";
+        const char *round = gpuir__cg_round(d);
         uint32_t v = gpuir__cg_new_var(C, d);
         gpuir__cg_line(C, "float v%u = %s(acc);", v, round);
         R->rowvar[i] = v + 1;
