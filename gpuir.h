@@ -7968,12 +7968,12 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // Folds ops on constants (splats stay splats; small dense results up to
 // GPUIR__FOLD_MAX elements are computed by the reference interpreter),
 // replaces a reduction over axes of extent 1 by its operand (or a reshape
-// of it),
+// of it), a transpose by the identity order by its operand,
 // makes a reshape that only puts back a reduction's dropped dims that
 // reduction with keepdims, moves a reshape of an elementwise result only
 // it reads above the elementwise ops (they then fuse with the reshape's
 // readers), but below the elementwise ops that read a reshaped matmul or
-// tiled transpose (they then join its epilogue), reads a binary op's
+// static transpose (they then join its epilogue), reads a binary op's
 // explicitly broadcast operand through the op's own broadcasting, puts a
 // reduction over several trailing axes and the elementwise ops around it
 // on the view that merges those axes (they then fuse as rows: InstanceNorm),
@@ -7981,13 +7981,13 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
 // an elementwise op before the broadcast it reads, a short vector's
 // statistics with keepdims, a round trip of reshapes its value), merges
 // identical ops (CSE) and removes dead ops. Reads: util, ir, build,
-// array, ref, pass, fuse (gpuir__is_elementwise, gpuir__transpose_is_tiled,
+// array, ref, pass, fuse (gpuir__is_elementwise, gpuir__transpose_fuses,
 // gpuir__attrs_copy_without). Writes: ir.
 
 #define GPUIR__FOLD_MAX 4096
 
 static bool gpuir__is_elementwise(gpuir__op_class c);
-static bool gpuir__transpose_is_tiled(const gpuir_module *m, const gpuir__op *op);
+static bool gpuir__transpose_fuses(const gpuir_module *m, const gpuir__op *op);
 static void gpuir__attrs_copy_without(gpuir_module *m, uint32_t op_id, gpuir__attr_key key);
 
 /* Open addressing: op hash -> op id (0: empty slot). */
@@ -8550,14 +8550,14 @@ static uint32_t gpuir__canon_reshape_view(gpuir__canon *C, uint32_t v, const gpu
 }
 
 /* Whether value v is computed by a kernel that takes the elementwise ops
-   reading it as its epilogue (pass.fuse): a matmul, a tiled transpose, or
+   reading it as its epilogue (pass.fuse): a matmul, a static transpose, or
    an elementwise op only one op reads whose operand of its shape is such a
    value (the epilogue so far), at most `depth` ops deep. Reads C->uses. */
 static bool gpuir__canon_takes_epilogue(const gpuir__canon *C, uint32_t v, int depth) {
     const gpuir_module *m = C->m;
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
     if (!def || !def->result || depth <= 0) return false;
-    if (def->kind == GPUIR_OP_MATMUL || gpuir__transpose_is_tiled(m, def)) return true;
+    if (def->kind == GPUIR_OP_MATMUL || gpuir__transpose_fuses(m, def)) return true;
     if (!gpuir__is_elementwise(gpuir__info(def->kind)->cls) || v >= C->cap || C->uses[v - 1] != 1) return false;
     const gpuir_type *t = &gpuir__value_at(m, v)->type;
     for (uint32_t k = 0; k < def->n_operands; k++) {
@@ -9103,6 +9103,21 @@ static uint32_t gpuir__fold_unit_reduce(gpuir__canon *C, const gpuir__op *op) {
     return gpuir__build_op(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &t);
 }
 
+/* Whether op's result is its first operand as it is: a reduction with
+   keepdims over axes of extent 1 (gpuir__reduce_is_unit), a transpose by
+   the identity order. (A swap of axes of 1, which moves no element
+   either, stays: the attention pass reads the heads split of q, k and v
+   as written, and a transpose group takes it.) */
+static bool gpuir__op_is_its_operand(const gpuir_module *m, const gpuir__op *op) {
+    if (gpuir__reduce_is_unit(m, op) && gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) return true;
+    const gpuir__attr *perm = op->kind == GPUIR_OP_TRANSPOSE && op->result ? gpuir__attr_get(m, op, GPUIR__KEY_PERM) : NULL;
+    if (!perm || perm->kind != GPUIR__ATTR_INTS) return false;
+    const int64_t *pv = gpuir__ints_at(m, perm->off);
+    for (uint32_t i = 0; i < perm->n; i++)
+        if (pv[i] != (int64_t)i) return false;
+    return true;
+}
+
 /* ---- values as their readers see them ----
    Four ways of writing a program that compute the same as the form the
    fusion rules know, put in that form: a constant whose elements are all
@@ -9335,7 +9350,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
         return GPUIR_OK;
     }
     uint32_t result = op->result, source = gpuir__reshape_of_reshape_source(m, op);
-    if ((gpuir__reduce_is_unit(m, op) && gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) ||
+    if (gpuir__op_is_its_operand(m, op) ||
         (source && gpuir__type_same(&gpuir__value_at(m, source)->type, &gpuir__value_at(m, result)->type))) {
         uint32_t x = source ? source : gpuir__op_operand(m, op, 0);   /* the same type: the op is that value */
         C->repl[result - 1] = x;
@@ -9377,12 +9392,12 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
 /* Whether op may take the elementwise producer of an operand into its own
    kernel (pass.fuse): an elementwise op (of the operand's shape: a chain;
    broadcasting it: a row group's row value), a reduction, a softmax
-   (decompose splits one with such a neighbour), a tiled transpose. A
+   (decompose splits one with such a neighbour), a static transpose. A
    matmul, an attention or a return does not. */
 static bool gpuir__canon_fuses_producer(const gpuir_module *m, const gpuir__op *op) {
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
     return gpuir__is_elementwise(cls) || cls == GPUIR__CLASS_REDUCE || op->kind == GPUIR_OP_SOFTMAX ||
-           gpuir__transpose_is_tiled(m, op);
+           gpuir__transpose_fuses(m, op);
 }
 
 /* Counts, in C->uses, the readers of each value in function fid, and notes
@@ -11720,12 +11735,13 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // value, that value's only use (gpuir__rows_reshape_group: its users then
 // join the row kernel, GroupNorm's affine after its rows), and of an
 // elementwise group's that reads a broadcast operand (no transpose or
-// broadcast op joins that group after it). A transpose of
-// the last two dims (static) joins its elementwise producer's group, and
-// elementwise users join it as they join a matmul, unless they read a
-// value computed before it or one from another kernel read before it too
-// (a transpose group:
-// gpuir__transpose_is_tiled). Reductions of one matrix over different axes
+// broadcast op joins that group after it). A static transpose (any
+// order) joins its elementwise producer's group, and elementwise users
+// join it as they join a matmul, unless they read a value computed before
+// it or one from another kernel read before it too (a transpose group:
+// gpuir__transpose_fuses; shared-memory tiles where the last axis moves,
+// gpuir__transpose_is_tiled, else a thread an element that runs the ops
+// before it at the element it reads). Reductions of one matrix over different axes
 // (and elementwise ops of its shape that read it, a column variance, the
 // elementwise ops of their column results) form sibling groups first
 // (below). Before any group forms, an `x - mean` that a variance's square
@@ -11745,25 +11761,119 @@ typedef enum gpuir__group_kind {
                                    another axis (gpuir__softmax_takes_neighbours): takes users too */
     GPUIR__GROUP_ROWS,          /* row reductions and the elementwise ops over their rows */
     GPUIR__GROUP_SIBLINGS,      /* reductions over different axes of one input (takes no other op) */
-    GPUIR__GROUP_TRANSPOSE      /* a tiled transpose, the elementwise ops before it and after it */
+    GPUIR__GROUP_TRANSPOSE      /* a static transpose, the elementwise ops before it and after it */
 } gpuir__group_kind;
 
-/* Whether op transposes the last two dims of a static tensor and keeps the
-   leading ones (a batch of matrix transposes): codegen's 32x32 shared-memory
-   tiles take it, and the elementwise ops before it (at its operand's
-   elements, as the tiles are read) and after it (at its result's, as they
-   are written) with it: gpuir__kernel_tiled_transpose. */
-static bool gpuir__transpose_is_tiled(const gpuir_module *m, const gpuir__op *op) {
+/* A static transpose as the fewest axes that move the same elements: out
+   dim i is in dim perm[i]. Axes of 1 are left out, and input axes that
+   stay neighbours, in order, in the output are one axis (NHWC to NCHW,
+   [N, H, W, C] by [0, 3, 1, 2], is [N, H*W, C] by [0, 2, 1]): the linear
+   indices in the input and in the output are the same. */
+typedef struct gpuir__transpose_shape {
+    int rank;
+    int64_t dims[GPUIR_MAX_RANK];
+    int perm[GPUIR_MAX_RANK];
+} gpuir__transpose_shape;
+
+static gpuir__transpose_shape gpuir__transpose_shape_of(const gpuir_module *m, const gpuir__op *op) {
+    gpuir__transpose_shape t;
+    memset(&t, 0, sizeof t);
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const int64_t *pv = gpuir__ints_at(m, gpuir__attr_get(m, op, GPUIR__KEY_PERM)->off);
+    int kept[GPUIR_MAX_RANK], pos[GPUIR_MAX_RANK], order[GPUIR_MAX_RANK], group[GPUIR_MAX_RANK], n = 0, n_out = 0;
+    int64_t dims[GPUIR_MAX_RANK];
+    for (int a = 0; a < x->rank; a++) {
+        kept[a] = x->dims[a] != 1 ? n : -1;
+        if (x->dims[a] != 1) dims[n++] = x->dims[a];
+    }
+    for (int i = 0; i < x->rank; i++)       /* the kept axes in the output's order */
+        if (kept[pv[i]] >= 0) {
+            order[n_out] = kept[pv[i]];
+            pos[kept[pv[i]]] = n_out++;
+        }
+    for (int j = 0; j < n; j++) {           /* neighbours in both: one axis */
+        if (j == 0 || pos[j] != pos[j - 1] + 1) t.dims[t.rank++] = 1;
+        group[j] = t.rank - 1;
+        t.dims[t.rank - 1] *= dims[j];
+    }
+    for (int i = 0, r = 0; i < n; i++)
+        if (i == 0 || group[order[i]] != group[order[i - 1]]) t.perm[r++] = group[order[i]];
+    return t;
+}
+
+/* Whether op transposes a static tensor (any order): pass.fuse's
+   transpose groups take it, with the elementwise ops before it and after
+   it (gpuir__kernel_transpose_at), through tiles when its last axis moves
+   (gpuir__transpose_is_tiled), else a thread an element
+   (gpuir__cg_transpose_gather). */
+static bool gpuir__transpose_fuses(const gpuir_module *m, const gpuir__op *op) {
     if (op->kind != GPUIR_OP_TRANSPOSE) return false;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir__attr *perm = gpuir__attr_get(m, op, GPUIR__KEY_PERM);
-    if (!perm || !gpuir__type_is_static(x)) return false;
-    const int64_t *pv = gpuir__ints_at(m, perm->off);
-    int r = (int)perm->n;
-    if (r < 2 || pv[r - 1] != r - 2 || pv[r - 2] != r - 1) return false;
-    for (int i = 0; i + 2 < r; i++)
-        if (pv[i] != i) return false;
-    return true;
+    return perm && gpuir__type_is_static(x) && (int)perm->n == x->rank;
+}
+
+/* Whether op transposes a static tensor so that its last axis moves (in
+   gpuir__transpose_shape_of's fewest axes): a batch of matrix transposes
+   [.., A, B] -> [.., B, A], or any other such order, NHWC to NCHW say.
+   Codegen's 32x32 shared-memory tiles take it (gpuir__cg_transpose_tiled:
+   a tile spans the input's last axis and the one that becomes the
+   output's last, the other axes are a batch), and the elementwise ops
+   before it (at its operand's elements, as the tiles are read) and after
+   it (at its result's, as they are written) with it:
+   gpuir__kernel_tiled_transpose. */
+static bool gpuir__transpose_is_tiled(const gpuir_module *m, const gpuir__op *op) {
+    if (!gpuir__transpose_fuses(m, op)) return false;
+    gpuir__transpose_shape t = gpuir__transpose_shape_of(m, op);
+    return t.rank >= 2 && t.perm[t.rank - 1] != t.rank - 1;
+}
+
+/* The tiles of a tiled transpose of x (gpuir__transpose_is_tiled), over
+   its fewest axes (gpuir__transpose_shape_of): a tile spans `rows`
+   elements of the axis that becomes the output's last (in stride
+   row_stride in x, 1 in the output) and `cols` of x's last axis (1 in x,
+   col_stride in the output). The other axes, in x's order, are a batch
+   of `batches` (batch_dim, their strides batch_in in x and batch_out in
+   the output); `matrices` when they lead in both in one order (only the
+   last two axes swap): a batch's rows * cols elements are then one run in
+   x and in the output. Configure's grid (a block a tile) and codegen's
+   indices. */
+typedef struct gpuir__transpose_tiles {
+    int64_t rows, cols, row_stride, col_stride, batches;
+    int n_batch;
+    int64_t batch_dim[GPUIR_MAX_RANK], batch_in[GPUIR_MAX_RANK], batch_out[GPUIR_MAX_RANK];
+    bool matrices;
+} gpuir__transpose_tiles;
+
+static gpuir__transpose_tiles gpuir__transpose_tiles_of(const gpuir_module *m, const gpuir__op *op) {
+    gpuir__transpose_tiles t;
+    memset(&t, 0, sizeof t);
+    gpuir__transpose_shape x = gpuir__transpose_shape_of(m, op);
+    const int *pv = x.perm;
+    int r = x.rank, q = pv[r - 1], out_pos[GPUIR_MAX_RANK];
+    int64_t in_stride[GPUIR_MAX_RANK], out_stride[GPUIR_MAX_RANK], sx = 1, sy = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        out_pos[pv[i]] = i;
+        in_stride[i] = sx;
+        out_stride[i] = sy;
+        sx *= x.dims[i];
+        sy *= x.dims[pv[i]];
+    }
+    t.rows = x.dims[q];
+    t.cols = x.dims[r - 1];
+    t.row_stride = in_stride[q];
+    t.col_stride = out_stride[out_pos[r - 1]];
+    t.batches = 1;
+    t.matrices = q == r - 2 && out_pos[r - 1] == r - 2;
+    for (int a = 0; a < r; a++) {
+        if (a == q || a == r - 1) continue;
+        t.matrices &= out_pos[a] == a;
+        t.batch_dim[t.n_batch] = x.dims[a];
+        t.batch_in[t.n_batch] = in_stride[a];
+        t.batch_out[t.n_batch++] = out_stride[out_pos[a]];
+        t.batches *= x.dims[a];
+    }
+    return t;
 }
 
 /* The most elements a column reduction sums a thread (reduce.columns);
@@ -11945,7 +12055,7 @@ static int64_t gpuir__fuse_candidate(const gpuir_module *m, const gpuir__op *use
     }
     if ((cls == GPUIR__CLASS_REDUCE || gpuir__softmax_takes_neighbours(m, user)) && kinds[g] == GPUIR__GROUP_ELEMENTWISE)
         return g;
-    if (gpuir__transpose_is_tiled(m, user) && kinds[g] == GPUIR__GROUP_ELEMENTWISE)
+    if (gpuir__transpose_fuses(m, user) && kinds[g] == GPUIR__GROUP_ELEMENTWISE)
         return g;                          /* the ops before it run as its tiles are read */
     return 0;
 }
@@ -12770,7 +12880,7 @@ static void gpuir__fuse_place(gpuir__fuser *F, uint32_t op_id, int64_t *next) {
             gpuir__fuse_merge(F, g, gpuir__op_operand(m, op, k), op);
             op = gpuir__op_at(m, op_id);
         }
-    if (gpuir__transpose_is_tiled(m, op) && (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || F->kinds[g] == GPUIR__GROUP_OTHER))
+    if (gpuir__transpose_fuses(m, op) && (F->kinds[g] == GPUIR__GROUP_ELEMENTWISE || F->kinds[g] == GPUIR__GROUP_OTHER))
         F->kinds[g] = GPUIR__GROUP_TRANSPOSE;          /* its producer's chain, or a new group */
     if (F->kinds[g] == GPUIR__GROUP_TRANSPOSE && (op->kind == GPUIR_OP_TRANSPOSE || gpuir__fuse_after_transpose(F, op, g)))
         F->after[op->result - 1] = (uint32_t)g;
@@ -15921,14 +16031,39 @@ static gpuir__module_needs gpuir__module_needs_of(const gpuir_module *m) {
 /* Whether any kernel of the module uses wgmma (gpuir__module_needs_of). */
 static bool gpuir__module_uses_wgmma(const gpuir_module *m) { return gpuir__module_needs_of(m).wgmma; }
 
-/* The transpose of kernel k when the kernel goes through 32x32
-   shared-memory tiles, or NULL: one transpose that swaps the last two dims
-   and keeps the leading ones (gpuir__transpose_is_tiled), static sizes, and
-   besides it only elementwise ops and constants: before it, over its
-   operand's elements (they run as the tiles are read), and after it, over
-   its result's (as the tiles are written); pass.fuse's transpose groups.
-   *at (when not NULL) gets its index in k's ops. */
-static const gpuir__op *gpuir__kernel_tiled_transpose_at(const gpuir_module *m, const gpuir__func *k, size_t *at) {
+/* Whether the ops after kernel k's transpose (at index kt) touch no
+   parameter an op before it writes (but through the transpose), and the
+   ops before it none that the transpose or an op after it writes: the two
+   sides run at different elements (in other threads, other blocks).
+   Constants and private buffers aside (each side has its own). pass.fuse's transpose groups
+   are so (gpuir__fuse_after_transpose); a hand-written kernel may not be. */
+static bool gpuir__kernel_transpose_sides_apart(const gpuir_module *m, const gpuir__func *k, size_t kt) {
+    size_t n = stbds_arrlenu(k->ops);
+    for (size_t w = 0; w < n; w++) {               /* each writer w, each op r on the other side */
+        const gpuir__op *wo = gpuir__op_at(m, k->ops[w]);
+        if (wo->result || wo->kind == GPUIR_OP_CONSTANT || !gpuir__class_computes(gpuir__info(wo->kind)->cls))
+            continue;
+        uint32_t written = gpuir__op_operand(m, wo, wo->n_operands - 1);
+        if (!gpuir__ids_have(k->params, written)) continue;
+        for (size_t r = w < kt ? kt + 1 : 0; r < (w < kt ? n : kt); r++) {
+            const gpuir__op *ro = gpuir__op_at(m, k->ops[r]);
+            if (ro->result || ro->kind == GPUIR_OP_CONSTANT) continue;
+            for (uint32_t o = 0; o < ro->n_operands; o++)
+                if (gpuir__op_operand(m, ro, o) == written) return false;
+        }
+    }
+    return true;
+}
+
+/* The transpose of kernel k when the kernel is a transpose group, or
+   NULL: one static transpose (gpuir__transpose_fuses) and besides it only
+   elementwise ops and constants: before it, over its operand's elements
+   (they run at the element the transpose reads: as the tiles are read, or
+   in the thread that computes the transpose's element), and after it,
+   over its result's (as the tiles are written, or in that thread), the
+   two sides apart (gpuir__kernel_transpose_sides_apart); pass.fuse's
+   transpose groups. *at (when not NULL) gets its index in k's ops. */
+static const gpuir__op *gpuir__kernel_transpose_at(const gpuir_module *m, const gpuir__func *k, size_t *at) {
     const gpuir__op *found = NULL;
     if (gpuir__kernel_is_dynamic(m, k)) return NULL;    /* the tiles are laid out for static sizes */
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
@@ -15937,12 +16072,11 @@ static const gpuir__op *gpuir__kernel_tiled_transpose_at(const gpuir_module *m, 
         if (op->result || !gpuir__class_computes(cls)) continue;
         if (op->kind == GPUIR_OP_TRANSPOSE && !found) {
             found = op;
-            if (at) *at = i;
             continue;
         }
         if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return NULL;
     }
-    if (!found || !gpuir__transpose_is_tiled(m, found)) return NULL;
+    if (!found || !gpuir__transpose_fuses(m, found)) return NULL;
     const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, found, 0))->type;
     const gpuir_type *dst = &gpuir__value_at(m, gpuir__op_operand(m, found, 1))->type;
     bool before = true;
@@ -15958,16 +16092,24 @@ static const gpuir__op *gpuir__kernel_tiled_transpose_at(const gpuir_module *m, 
         if (!private_fill && (d->rank != side->rank || memcmp(d->dims, side->dims, (size_t)d->rank * sizeof *d->dims)))
             return NULL;
     }
-    return found;
+    size_t kt = 0;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++)
+        if (gpuir__op_at(m, k->ops[i]) == found) kt = i;
+    if (at) *at = kt;
+    return gpuir__kernel_transpose_sides_apart(m, k, kt) ? found : NULL;
 }
 
+/* The transpose of kernel k when the kernel goes through 32x32
+   shared-memory tiles (gpuir__transpose_is_tiled), or NULL. */
 static const gpuir__op *gpuir__kernel_tiled_transpose(const gpuir_module *m, const gpuir__func *k) {
-    return gpuir__kernel_tiled_transpose_at(m, k, NULL);
+    const gpuir__op *t = gpuir__kernel_transpose_at(m, k, NULL);
+    return t && gpuir__transpose_is_tiled(m, t) ? t : NULL;
 }
 
-/* Whether kernel k is a tiled transpose with elementwise ops around it. */
+/* Whether kernel k is a transpose group with elementwise ops around its
+   transpose (tiled or not). */
 static bool gpuir__kernel_transpose_fused(const gpuir_module *m, const gpuir__func *k) {
-    const gpuir__op *t = gpuir__kernel_tiled_transpose(m, k);
+    const gpuir__op *t = gpuir__kernel_transpose_at(m, k, NULL);
     for (size_t i = 0; t && i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (op != t && !op->result && gpuir__class_computes(gpuir__info(op->kind)->cls)) return true;
@@ -16477,10 +16619,9 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     } else if (form == GPUIR__FORM_TRANSPOSE_TILED) {   /* a 32x32 tile per block */
         const gpuir__op *tr = gpuir__kernel_tiled_transpose(m, k);
         if (!tr) return;
-        const gpuir_type *src = &gpuir__value_at(m, gpuir__op_operand(m, tr, 0))->type;
-        int64_t R = src->dims[src->rank - 2], Cc = src->dims[src->rank - 1];
+        gpuir__transpose_tiles t = gpuir__transpose_tiles_of(m, tr);
         block[0] = 256;
-        grid[0] = R && Cc ? gpuir__ceil_div(R, 32) * gpuir__ceil_div(Cc, 32) * (count / (R * Cc)) : 1;
+        grid[0] = gpuir__ceil_div(t.rows, 32) * gpuir__ceil_div(t.cols, 32) * t.batches;
         if (grid[0] < 1) grid[0] = 1;                  /* a batch of 0 matrices: the kernel's loop runs no tile */
     } else if (form == GPUIR__FORM_SOFTMAX_ROWS) {
         block[0] = gpuir__row_block(kind, reduced);
@@ -23009,15 +23150,18 @@ static gpuir_result gpuir__cg_attention(gpuir__cg *C, size_t at) {
     return GPUIR_OK;
 }
 
-/* One half of a fused tiled transpose at linear index `at` of space S:
-   the kernel's constants, then its ops [from, to) but constants (the ops
-   before the transpose as a tile is read; the ones after it as the tile
-   is written, from the value read back, `tile`, as the transpose's
-   destination `dst`), then the parameters ops [store_from, to) wrote. */
+/* One side of a fused transpose at linear index `at` of space S, named
+   ivar: the kernel's constants, then its ops [from, to) but constants (the
+   ops before the transpose as a tile is read, or at the element the
+   thread's transpose reads; the ones after it as the tile is written, or
+   at the thread's element, from the transpose's value `tile`, in storage
+   form, as its destination `dst`), then the parameters ops
+   [store_from, to) wrote. */
 static gpuir_result gpuir__cg_transpose_side(gpuir__cg *C, size_t from, size_t to, size_t store_from,
-                                             const gpuir_type *S, const char *at, uint32_t dst, const char *tile) {
+                                             const gpuir_type *S, const char *at, const char *ivar, uint32_t dst,
+                                             const char *tile) {
     gpuir_module *m = C->m;
-    gpuir__cg_line(C, "%s i = (%s)(%s);", gpuir__cg_idx(C), gpuir__cg_idx(C), at);
+    gpuir__cg_line(C, "%s %s = (%s)(%s);", gpuir__cg_idx(C), ivar, gpuir__cg_idx(C), at);
     gpuir__cg_reset_values(C);
     if (dst) {
         uint32_t v = gpuir__cg_new_var(C, S->dtype);
@@ -23030,26 +23174,104 @@ static gpuir_result gpuir__cg_transpose_side(gpuir__cg *C, size_t from, size_t t
     for (int pass = 0; pass < 2 && !r; pass++)       /* the constants, then the side's ops */
         for (size_t i = pass ? from : 0; i < (pass ? to : stbds_arrlenu(C->k->ops)) && !r; i++) {
             bool constant = gpuir__op_at(m, C->k->ops[i])->kind == GPUIR_OP_CONSTANT;
-            if (constant == !pass) r = gpuir__cg_chain(C, i, i + 1, S, "i");
+            if (constant == !pass) r = gpuir__cg_chain(C, i, i + 1, S, ivar);
         }
-    if (!r) gpuir__cg_store_outputs(C, store_from, to, S, "i");
+    if (!r) gpuir__cg_store_outputs(C, store_from, to, S, ivar);
     return r;
 }
 
-/* The tile's value of the transpose's operand: its register when the ops
-   before it computed it, else its element (index `i`) in storage form. */
-static void gpuir__cg_transpose_source(gpuir__cg *C, uint32_t src, char *out, size_t size) {
+/* The value of the transpose's operand in storage form: its register when
+   the ops before it computed it, else its element (index ivar). */
+static void gpuir__cg_transpose_source(gpuir__cg *C, uint32_t src, const char *ivar, char *out, size_t size) {
     const gpuir_type *x = &gpuir__value_at(C->m, src)->type;
     char reg[32];
     if (C->cur[src - 1]) {
         snprintf(reg, sizeof reg, "v%u", C->cur[src - 1] - 1);
         gpuir__cg_call(out, size, gpuir__cg_from_float(x->dtype), reg);
-    } else snprintf(out, size, "%s[i]", gpuir__cg_param(C, gpuir__cg_param_index(C, src)));
+    } else snprintf(out, size, "%s[%s]", gpuir__cg_param(C, gpuir__cg_param_index(C, src)), ivar);
 }
 
-/* A batch of matrix transposes through 32x32 shared-memory tiles (a block
-   a tile, 256 threads, a row of padding against bank conflicts: reads and
-   writes coalesced). Alone it is a copy (values keep their storage type);
+/* A transpose group whose transpose keeps the last axis (not tiled): a
+   thread an element of the result, grid-stride; it runs the ops before the
+   transpose at the element the transpose reads there (j: the reads stay
+   coalesced along the last axis, and each element is computed once, the
+   order being a permutation), then the ops after it at its own (i). */
+static gpuir_result gpuir__cg_transpose_gather(gpuir__cg *C) {
+    gpuir_module *m = C->m;
+    size_t kt = 0, n = stbds_arrlenu(C->k->ops);
+    const gpuir__op *op = gpuir__kernel_transpose_at(m, C->k, &kt);
+    uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
+    const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
+    gpuir__str count = {NULL}, from = {NULL};
+    gpuir__cg_count(C, &count, y);
+    gpuir__cg_grid_loop(C, "ii", gpuir__str_cstr(&count), true);
+    gpuir__str_free(&count);
+    gpuir__cg_comment(C, C->k->ops[kt], op);
+    gpuir__cg_permuted_index(C, &from, op, y, x, "ii");
+    gpuir_result r = gpuir__cg_transpose_side(C, 0, kt, 0, x, gpuir__cg_unwrap(&from), "j", 0, NULL);
+    gpuir__str_free(&from);
+    char value[160];
+    if (!r) {
+        gpuir__cg_transpose_source(C, src, "j", value, sizeof value);
+        r = gpuir__cg_transpose_side(C, kt + 1, n, kt, y, "ii", "i", dst, value);
+    }
+    if (!r) gpuir__cg_close(C);
+    return r;
+}
+
+/* Where batch `bt` of a tiled transpose starts in x (out: in the
+   output): its index over t's batch axes, times their strides. */
+static void gpuir__cg_tile_batch_base(gpuir__str *s, const gpuir__transpose_tiles *t, bool out) {
+    int64_t after = 1;
+    int terms = 0, outer = 0;
+    while (outer < t->n_batch && t->batch_dim[outer] == 1) outer++;
+    for (int b = t->n_batch - 1; b >= 0; b--) {
+        int64_t stride = out ? t->batch_out[b] : t->batch_in[b];
+        if (t->batch_dim[b] != 1) {
+            bool whole = after == 1 && b == outer;      /* bt itself: bt < batches */
+            gpuir__str_appendf(s, "%s%s", terms++ ? " + " : "", whole ? "bt" : "(bt");
+            if (after != 1) gpuir__str_appendf(s, " / %lldLL", (long long)after);
+            if (b != outer) gpuir__str_appendf(s, " %% %lldLL", (long long)t->batch_dim[b]);
+            if (!whole) gpuir__str_appendf(s, ")");
+            if (stride != 1) gpuir__str_appendf(s, " * %lldLL", (long long)stride);
+        }
+        after *= t->batch_dim[b];
+    }
+    if (!terms) gpuir__str_puts(s, "0");
+}
+
+/* Block blk's tile (tc, tr) and where its batch starts in x and in the
+   output: `base` for both when the transposes are a batch of matrices,
+   else `ib` and `ob`. */
+static void gpuir__cg_tile_at(gpuir__cg *C, const gpuir__transpose_tiles *t, const char **in, const char **out) {
+    long long tile_rows = (t->rows + 31) / 32, tile_cols = (t->cols + 31) / 32, tiles = tile_rows * tile_cols;
+    *in = *out = "base";
+    if (tiles * t->batches == 0) {      /* no element: the loop runs no tile (and divides by nothing) */
+        gpuir__cg_line(C, "long long tc = 0, tr = 0, base = 0;");
+        return;
+    }
+    if (t->matrices) {
+        gpuir__cg_line(C, "long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, base = blk / %lldLL * %lldLL;",
+                       tile_cols, tile_cols, tile_rows, tiles, (long long)(t->rows * t->cols));
+        return;
+    }
+    gpuir__str ib = {NULL}, ob = {NULL};
+    gpuir__cg_tile_batch_base(&ib, t, false);
+    gpuir__cg_tile_batch_base(&ob, t, true);
+    gpuir__cg_line(C, "long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, bt = blk / %lldLL;", tile_cols,
+                   tile_cols, tile_rows, tiles);
+    gpuir__cg_line(C, "long long ib = %s, ob = %s;", gpuir__str_cstr(&ib), gpuir__str_cstr(&ob));
+    gpuir__str_free(&ib);
+    gpuir__str_free(&ob);
+    *in = "ib";
+    *out = "ob";
+}
+
+/* Transposes through 32x32 shared-memory tiles (a block a tile, 256
+   threads, a row of padding against bank conflicts: reads and writes
+   coalesced): a tile spans x's last axis and the one that becomes the
+   output's last, the other axes a batch (gpuir__transpose_tiles_of).
+   Alone it is a copy (values keep their storage type);
    with elementwise ops around the transpose (pass.fuse's transpose group,
    gpuir__kernel_tiled_transpose) each element read runs the ops before it
    at its index (the tile gets the transpose's operand) and each element
@@ -23057,15 +23279,15 @@ static void gpuir__cg_transpose_source(gpuir__cg *C, uint32_t src, char *out, si
 static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C) {
     gpuir_module *m = C->m;
     size_t kt = 0, n = stbds_arrlenu(C->k->ops);
-    const gpuir__op *op = gpuir__kernel_tiled_transpose_at(m, C->k, &kt);
+    const gpuir__op *op = gpuir__kernel_transpose_at(m, C->k, &kt);
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     int ps = gpuir__cg_param_index(C, src), pd = gpuir__cg_param_index(C, dst);
     bool fused = gpuir__kernel_transpose_fused(m, C->k);
     if (!fused && (ps < 0 || pd < 0)) return gpuir__cg_fail(C, op, "transposes a kernel-private buffer");
-    long long rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1], count = gpuir__type_count(x);
-    long long tile_rows = (rows + 31) / 32, tile_cols = (cols + 31) / 32;
-    long long batches = rows && cols ? count / (rows * cols) : 0, tiles = tile_rows * tile_cols;
+    gpuir__transpose_tiles t = gpuir__transpose_tiles_of(m, op);
+    long long rows = t.rows, cols = t.cols;
+    long long tile_rows = (rows + 31) / 32, tile_cols = (cols + 31) / 32, tiles = tile_rows * tile_cols;
     C->shared_bytes = (uint32_t)(32 * 33 * gpuir_dtype_size(x->dtype));
     C->barriers = true;
     gpuir__cg_comment(C, C->k->ops[kt], op);
@@ -23073,9 +23295,9 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C) {
     gpuir__cg_line(C, "%s", fused ? "int t = GPUIR_THREAD_RANK;" : "int t = GPUIR_THREAD_RANK, tx = t % 32, ty = t / 32;");
     gpuir__cg_open(C,
                    "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS)",
-                   tiles * batches);
-    gpuir__cg_line(C, "long long tc = blk %% %lldLL, tr = blk / %lldLL %% %lldLL, base = blk / %lldLL * %lldLL;",
-                   tile_cols, tile_cols, tile_rows, tiles, rows * cols);
+                   tiles * (long long)t.batches);
+    const char *in_base, *out_base;
+    gpuir__cg_tile_at(C, &t, &in_base, &out_base);
     char at[96], value[160];
     for (int write = 0; write < 2; write++) {       /* the tile read, then written transposed */
         if (fused) {         /* the launches' block size (a hand-written one's too): kernels are specialized */
@@ -23084,7 +23306,8 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C) {
         } else
             gpuir__cg_open(C, "for (int j = ty; j < 32; j += 8)");
         gpuir__cg_line(C, "%s", write ? "long long c = tc * 32 + j, r = tr * 32 + tx;" : "long long r = tr * 32 + j, c = tc * 32 + tx;");
-        snprintf(at, sizeof at, write ? "base + c * %lldLL + r" : "base + r * %lldLL + c", write ? rows : cols);
+        snprintf(at, sizeof at, write ? "%s + c * %lldLL + r" : "%s + r * %lldLL + c", write ? out_base : in_base,
+                 (long long)(write ? t.col_stride : t.row_stride));
         if (!fused && !write)
             gpuir__cg_line(C, "if (r < %lldLL && c < %lldLL) tile[j * 33 + tx] = %s[%s];", rows, cols,
                            gpuir__cg_param(C, ps), at);
@@ -23093,11 +23316,11 @@ static gpuir_result gpuir__cg_transpose_tiled(gpuir__cg *C) {
                            gpuir__cg_param(C, pd), at);
         else {
             gpuir__cg_open(C, "if (r < %lldLL && c < %lldLL)", rows, cols);
-            gpuir_result r = write ? gpuir__cg_transpose_side(C, kt + 1, n, kt, y, at, dst, "tile[tx * 33 + j]")
-                                   : gpuir__cg_transpose_side(C, 0, kt, 0, x, at, 0, NULL);
+            gpuir_result r = write ? gpuir__cg_transpose_side(C, kt + 1, n, kt, y, at, "i", dst, "tile[tx * 33 + j]")
+                                   : gpuir__cg_transpose_side(C, 0, kt, 0, x, at, "i", 0, NULL);
             if (r) return r;
             if (!write) {
-                gpuir__cg_transpose_source(C, src, value, sizeof value);
+                gpuir__cg_transpose_source(C, src, "i", value, sizeof value);
                 gpuir__cg_line(C, "tile[j * 33 + tx] = %s;", value);
             }
             gpuir__cg_close(C);
@@ -23733,6 +23956,8 @@ static gpuir_result gpuir__cg_body(gpuir__cg *C) {
     if (!widest) return GPUIR_OK;                    /* nothing to compute */
     if (C->form == GPUIR__FORM_TRANSPOSE_TILED && (C->threads == 256 || gpuir__kernel_transpose_fused(m, C->k)))
         return gpuir__cg_transpose_tiled(C);         /* (alone, other block sizes gather) */
+    if (C->form == GPUIR__FORM_ELEMENTWISE && gpuir__kernel_transpose_fused(m, C->k))
+        return gpuir__cg_transpose_gather(C);        /* its transpose keeps the last axis */
     gpuir__cg_reset_values(C);
     return gpuir__cg_elementwise(C, widest);
 }

@@ -1418,6 +1418,46 @@ static int bench_softmax_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
     return rc;
 }
 
+/* Transposes with the elementwise ops around them (transpose groups: one
+   kernel each, where each was three), against a copy of the same bytes (x
+   read, y written): attention's heads split of a biased, scaled q in bf16
+   ([B, S, H, D] -> [B, H, S, D]: the last axis stays, a thread an element
+   reads its source where the split puts it) and an activation moved from
+   NHWC to NCHW with a channel bias before it and gelu after it in f32 (the
+   last axis moves: 32x32 shared-memory tiles over C and H*W). */
+static int bench_transposes(gpuir_ctx *ctx, bool gpu, int repeat) {
+    long long b = gpu ? 8 : 2, s = gpu ? 1024 : 5, h = gpu ? 16 : 3, d = 64;
+    char X[64], Y[64], label[96];
+    snprintf(X, sizeof X, "tensor<%lldx%lldx%lldx%lldxbf16>", b, s, h, d);
+    snprintf(Y, sizeof Y, "tensor<%lldx%lldx%lldx%lldxbf16>", b, h, s, d);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text,
+                   "func.func @f(%%x: %s, %%bias: tensor<%lldxbf16>) -> %s {\n"
+                   "  %%c = constant {value = 0.125} : () -> tensor<bf16>\n"
+                   "  %%y = add %%x, %%bias : (%s, tensor<%lldxbf16>) -> %s\n"
+                   "  %%t = transpose %%y {perm = [0, 2, 1, 3]} : (%s) -> %s\n"
+                   "  %%q = mul %%t, %%c : (%s, tensor<bf16>) -> %s\n"
+                   "  return %%q : %s\n}\n", X, d, Y, X, d, X, X, Y, Y, Y, Y);
+    snprintf(label, sizeof label, "heads split, bias, scale %lldx%lldx%lldx%lld, bf16", b, s, h, d);
+    size_t bytes = (size_t)(b * s * h * d) * 2 * 2;
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    long long n = gpu ? 32 : 2, hw = gpu ? 56 : 5, c = gpu ? 96 : 7;
+    snprintf(X, sizeof X, "tensor<%lldx%lldx%lldx%lldxf32>", n, hw, hw, c);
+    snprintf(Y, sizeof Y, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
+    text.len = 0;
+    strbuf_appendf(&text,
+                   "func.func @f(%%x: %s, %%bias: tensor<%lldxf32>) -> %s {\n"
+                   "  %%y = add %%x, %%bias : (%s, tensor<%lldxf32>) -> %s\n"
+                   "  %%t = transpose %%y {perm = [0, 3, 1, 2]} : (%s) -> %s\n"
+                   "  %%g = gelu %%t : (%s) -> %s\n"
+                   "  return %%g : %s\n}\n", X, c, Y, X, c, X, X, Y, Y, Y, Y);
+    snprintf(label, sizeof label, "NHWC to NCHW, bias, gelu %lldx%lldx%lldx%lld, f32", n, hw, hw, c);
+    bytes = (size_t)(n * hw * hw * c) * 4 * 2;
+    rc |= gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
+}
+
 /* The mean of the squares of an f32 matrix over every axis (an MSE's
    shape of total), against a copy of the same bytes (x read once: the
    copy reads and writes half of them): decompose makes it row sums of the
@@ -1910,6 +1950,7 @@ static int bench_bandwidth(int argc, char **argv) {
     rc |= bench_softmax_channels(ctx, gpu, repeat);
     rc |= bench_column_means(ctx, gpu, repeat);
     rc |= bench_total(ctx, gpu, repeat);
+    rc |= bench_transposes(ctx, gpu, repeat);
     gpuir_ctx_destroy(ctx);
     int none = rows_pick_end(T);
     return none ? none : rc;
