@@ -12039,7 +12039,7 @@ static int64_t gpuir__fuse_candidate(const gpuir_module *m, const gpuir__op *use
                                      const uint32_t *uses, const gpuir__group_kind *kinds) {
     const gpuir__value *val = gpuir__value_at(m, v);
     const gpuir__op *def = gpuir__op_at(m, val->def_op);
-    if (!def || uses[v - 1] != 1) return 0;
+    if (!def || (uses[v - 1] != 1 && !gpuir__transpose_fuses(m, user))) return 0;   /* a transpose group stores it */
     int64_t g = gpuir__op_int_attr(m, def, GPUIR__KEY_FUSION, 0);
     if (!g) return 0;
     const gpuir_type *out = &gpuir__value_at(m, user->result)->type;
