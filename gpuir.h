@@ -33227,6 +33227,26 @@ static bool gpuir__module_is_tensor_level(const gpuir_module *m) {
     return false;
 }
 
+/* Whether a host function launches a kernel on a buffer outside device
+   memory and leaves placing to the place pass (no gpu.alloc, gpu.dealloc
+   or gpu.memcpy of its own: gpuir__is_placed). Program_make lowers such a
+   module as it does one with tensor functions: the same function placed
+   whatever else the module holds. */
+static bool gpuir__module_leaves_placing(const gpuir_module *m) {
+    for (size_t f = 0; f < stbds_arrlenu(m->funcs); f++) {
+        const gpuir__func *fn = &m->funcs[f];
+        if (fn->kernel || gpuir__is_placed(m, fn)) continue;
+        for (size_t i = 0; i < stbds_arrlenu(fn->ops); i++) {
+            const gpuir__op *op = gpuir__op_at(m, fn->ops[i]);
+            for (uint32_t k = 0; op->kind == GPUIR_OP_GPU_LAUNCH_FUNC && k < op->n_operands; k++) {
+                const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, k))->type;
+                if (t->kind == GPUIR_TYPE_MEMREF && t->space != GPUIR_SPACE_DEVICE) return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* The most device memory a host function holds at once as its ops are
    issued: its live gpu.alloc buffers plus the resident globals it reads
    (kept for the program's life); *where gets the op at the peak. */
@@ -34011,7 +34031,7 @@ GPUIRDEF gpuir_program *gpuir_program_make(gpuir_module *m, const gpuir_program_
     gpuir__lowered L;
     memset(&L, 0, sizeof L);
     if (!r) r = gpuir__lowered_find(p, &L);          /* a hit: m is lowered, no passes or codegen */
-    if (!r && tensor_level && !L.hit) {
+    if (!r && (tensor_level || gpuir__module_leaves_placing(m)) && !L.hit) {
         double t1 = gpuir__now_ms();
         r = gpuir_module_run_passes(m, p->desc.synchronous ? GPUIR_SYNC_PIPELINE : GPUIR_DEFAULT_PIPELINE, NULL);
         p->stats.lower_ms = gpuir__now_ms() - t1;
