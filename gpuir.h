@@ -7874,6 +7874,17 @@ static const gpuir__pass_info *gpuir__find_pass(const char *name, size_t len) {
     return NULL;
 }
 
+/* The registered passes' names, ", " between them (an unknown name's
+   error lists them: a user of the API or of gpuir-opt sees the choice). */
+static void gpuir__pass_names(char *out, size_t size) {
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < GPUIR__PASS_COUNT && at < size; i++) {
+        int n = snprintf(out + at, size - at, "%s%s", i ? ", " : "", gpuir__passes[i].name);
+        at += n > 0 ? (size_t)n : 0;
+    }
+}
+
 static void gpuir__pass_print(const gpuir_pass_desc *d, const char *text) {
     if (d->print) d->print(d->print_user, text);
     else fputs(text, stderr);
@@ -7941,20 +7952,26 @@ GPUIRDEF gpuir_result gpuir_module_run_passes(gpuir_module *m, const char *pipel
             return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "pipeline '%s' leaves out a pass name at "
                                "character %zu (a ',' at its start or end, or two in a row)", pipeline,
                                (size_t)(p - pipeline) + len + (len ? 1 : 0));
-        if (!gpuir__find_pass(p, len))
+        if (!gpuir__find_pass(p, len)) {
+            char names[256];
+            gpuir__pass_names(names, sizeof names);
             return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "unknown pass '%.*s%s' in pipeline "
-                               "'%.*s%s' (see gpuir_pass_name)",
+                               "'%.*s%s' (the passes: %s)",
                                (int)(len < GPUIR_MAX_NAME - 1 ? len : GPUIR_MAX_NAME - 1), p,
                                len > GPUIR_MAX_NAME - 1 ? "..." : "", GPUIR__PIPELINE_CLIP, pipeline,
-                               strlen(pipeline) > GPUIR__PIPELINE_CLIP ? "..." : "");
+                               strlen(pipeline) > GPUIR__PIPELINE_CLIP ? "..." : "", names);
+        }
         p += len + (p[len] == ',');
     }
     const char *dumps[2] = {d.print_ir_before, d.print_ir_after};   /* names to dump at: registered passes */
     for (int i = 0; !r && i < 2; i++)
-        if (dumps[i] && strcmp(dumps[i], "*") != 0 && !gpuir__find_pass(dumps[i], strlen(dumps[i])))
-            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT,
-                               "%s: there is no pass '%.*s%s' (see gpuir_pass_name)",
-                               i ? "print_ir_after" : "print_ir_before", GPUIR__NAME_CLIPPED(dumps[i]));
+        if (dumps[i] && strcmp(dumps[i], "*") != 0 && !gpuir__find_pass(dumps[i], strlen(dumps[i]))) {
+            char names[256];
+            gpuir__pass_names(names, sizeof names);
+            return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: there is no pass '%.*s%s' (the passes: %s, "
+                               "or '*')", i ? "print_ir_after" : "print_ir_before", GPUIR__NAME_CLIPPED(dumps[i]),
+                               names);
+        }
     for (p = pipeline ? pipeline : ""; !r && *p;) {
         size_t len = strcspn(p, ",");
         r = gpuir__pass_run_one(m, gpuir__find_pass(p, len), &d);
