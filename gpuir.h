@@ -639,6 +639,11 @@ GPUIRDEF gpuir_result gpuir_npy_read_as(gpuir_ctx *ctx, const char *path, gpuir_
                                         gpuir_array *out);
 GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t size,
                                      gpuir_array *out);
+/* Writes a (f32, f16, i32 or i64) as a .npy file: whole or not at all (a
+   temporary file beside it renamed over it; a failed write leaves the old
+   file as it was), and only over a regular file (a path naming a FIFO, a
+   device, a directory or a symbolic link is refused, left as it is); a
+   new file gets mode 0644, a replaced one keeps its mode. */
 GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a);
 
 
@@ -1696,15 +1701,17 @@ static char *gpuir__temp_beside(const char *path) {
     return tmp;
 }
 
-/* Writes a whole file atomically: a private temporary file in its
-   directory (gpuir__temp_beside), flushed, then renamed over `path`. Only
-   a regular file is replaced: a path that names a device, a directory, a
-   FIFO, a socket or a symbolic link is refused (`--export-cache=/dev/null`
-   run as root had replaced the device with a file), and a file replaced
-   keeps its permission bits (a new one gets 0644). An error begins with
-   `who` (what wrote it: the variable or call that named the path). */
-static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes,
-                                             size_t size, const char *who) {
+/* Writes a whole file atomically, `head` then `body` (either may be
+   empty): a private temporary file in its directory (gpuir__temp_beside),
+   flushed, then renamed over `path`, so a failed write leaves no partial
+   file and the old one whole. Only a regular file is replaced: a path
+   that names a device, a directory, a FIFO, a socket or a symbolic link
+   is refused (`--export-cache=/dev/null` run as root had replaced the
+   device with a file), and a file replaced keeps its permission bits (a
+   new one gets 0644). An error begins with `who` (what wrote it: the
+   variable or call that named the path). */
+static gpuir_result gpuir__write_file_parts(gpuir_ctx *ctx, const char *path, const void *head, size_t head_size,
+                                            const void *body, size_t body_size, const char *who) {
     if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: path is NULL", who);
     struct stat st;
     bool exists = lstat(path, &st) == 0;
@@ -1715,7 +1722,8 @@ static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, c
     char *tmp = gpuir__temp_beside(path);
     if (!tmp) return gpuir__oom(ctx, "a file name");
     int fd = mkstemp(tmp);
-    bool ok = fd >= 0 && fchmod(fd, exists ? st.st_mode & 07777 : 0644) == 0 && gpuir__write_all(fd, bytes, size);
+    bool ok = fd >= 0 && fchmod(fd, exists ? st.st_mode & 07777 : 0644) == 0 &&
+              gpuir__write_all(fd, head, head_size) && gpuir__write_all(fd, body, body_size);
     int err = ok ? 0 : errno;
     if (fd >= 0 && ok && fsync(fd) != 0) {
         ok = false;
@@ -1734,6 +1742,11 @@ static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, c
                                                  strerror(err ? err : EIO));
     GPUIR_FREE(tmp);
     return r;
+}
+
+static gpuir_result gpuir__write_file_atomic(gpuir_ctx *ctx, const char *path, const void *bytes,
+                                             size_t size, const char *who) {
+    return gpuir__write_file_parts(ctx, path, bytes, size, NULL, 0, who);
 }
 
 /* The whole of file path in malloc'd bytes, NUL-terminated, if it is a
@@ -7650,20 +7663,20 @@ GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gp
                            a->rank == 1 ? "," : i + 1 < a->rank ? ", " : "");
     gpuir__str_appendf(&h, "), }");
     size_t len = strlen(gpuir__str_cstr(&h)), padded = (10 + len + 1 + 63) / 64 * 64 - 10;
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
-    pre[8] = (unsigned char)(padded & 0xff);
-    pre[9] = (unsigned char)(padded >> 8);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        gpuir__str_free(&h);
-        return gpuir__fail(ctx, GPUIR_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    unsigned char *head = (unsigned char *)GPUIR_MALLOC(10 + padded);   /* magic, version, length, header */
+    if (head) {
+        const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(padded & 0xff),
+                                       (unsigned char)(padded >> 8)};
+        memcpy(head, pre, 10);
+        memcpy(head + 10, gpuir__str_cstr(&h), len);
+        memset(head + 10 + len, ' ', padded - len - 1);
+        head[10 + padded - 1] = '\n';
     }
-    bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(gpuir__str_cstr(&h), 1, len, f) == len;
-    for (size_t i = len; ok && i + 1 < padded; i++) ok = fputc(' ', f) != EOF;
-    ok = ok && fputc('\n', f) != EOF && (bytes == 0 || fwrite(a->data, 1, bytes, f) == bytes);
-    ok = (fclose(f) == 0) && ok;
     gpuir__str_free(&h);
-    return ok ? GPUIR_OK : gpuir__fail(ctx, GPUIR_ERR_IO, "cannot write '%s'", path);
+    if (!head) return gpuir__oom(ctx, "npy_write");
+    r = gpuir__write_file_parts(ctx, path, head, 10 + padded, a->data, bytes, "npy_write");
+    GPUIR_FREE(head);
+    return r;
 }
 
 /* ====================================================================== */

@@ -5,7 +5,9 @@
 #include "../check.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -626,6 +628,59 @@ TEST(read_refuses_devices_and_fifos) {
     gpuir_ctx_destroy(ctx);
 }
 
+/* npy_write replaces only a regular file, and only whole: a FIFO (which
+   it opened and blocked on for ever, waiting for a reader) and a symbolic
+   link are refused and left as they were; a write that fails part way
+   (the file size limit here) leaves the old file whole and no temporary
+   file behind (main's rmdir finds the directory empty). */
+TEST(write_replaces_regular_files_whole) {
+    gpuir_ctx *ctx = gpuir_ctx_make(NULL);
+    int64_t d2[1] = {2};
+    gpuir_array a, b;
+    CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &a, GPUIR_F32, 1, d2), GPUIR_OK);
+    gpuir_array_set(&a, 1, -2.0);
+    char fifo[128], link[128], path[128];
+    tmp_path(fifo, sizeof fifo, "out.fifo");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK_RESULT(ctx, gpuir_npy_write(ctx, fifo, &a), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(ctx), "not a regular file (a FIFO is never replaced)") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    struct stat st;
+    CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    remove(fifo);
+    tmp_path(path, sizeof path, "old.npy");
+    CHECK_RESULT(ctx, gpuir_npy_write(ctx, path, &a), GPUIR_OK);
+    tmp_path(link, sizeof link, "link.npy");
+    CHECK(symlink(path, link) == 0);
+    CHECK_RESULT(ctx, gpuir_npy_write(ctx, link, &a), GPUIR_ERR_IO);
+    CHECK(strstr(gpuir_ctx_error(ctx), "a symbolic link is never replaced") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    remove(link);
+    enum { N = 4096 };
+    int64_t dn[1] = {N};
+    CHECK_RESULT(ctx, gpuir_array_alloc(ctx, &b, GPUIR_F32, 1, dn), GPUIR_OK);
+    struct rlimit old, lim;
+    CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    lim = old;
+    lim.rlim_cur = 4096;                        /* under the 16 KB of data: the write fails part way */
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    CHECK_RESULT(ctx, gpuir_npy_write(ctx, path, &b), GPUIR_ERR_IO);
+    CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    signal(SIGXFSZ, was);
+    CHECK(strstr(gpuir_ctx_error(ctx), "npy_write: cannot write") != NULL);
+    gpuir_ctx_clear_error(ctx);
+    gpuir_array back;
+    CHECK_RESULT(ctx, gpuir_npy_read(ctx, path, &back), GPUIR_OK);      /* the old file, whole */
+    CHECK(back.rank == 1 && back.dims[0] == 2 && gpuir_array_get(&back, 1) == -2.0);
+    gpuir_array_release(&back);
+    gpuir_array_release(&a);
+    gpuir_array_release(&b);
+    remove(path);
+    gpuir_ctx_destroy(ctx);
+}
+
 int main(void) {
     if (!make_tmpdir()) {
         printf("FAIL mkdtemp\n");
@@ -644,6 +699,7 @@ int main(void) {
     RUN(load_is_strict);
     RUN(read_as_converts_f8_and_b1);
     RUN(read_refuses_devices_and_fifos);
+    RUN(write_replaces_regular_files_whole);
     if (rmdir(tmpdir) != 0) {
         fprintf(stderr, "temp dir %s not empty\n", tmpdir);
         return 1;
