@@ -643,7 +643,7 @@ GPUIRDEF gpuir_result gpuir_npy_load(gpuir_ctx *ctx, const void *bytes, size_t s
    temporary file beside it renamed over it; a failed write leaves the old
    file as it was), and only over a regular file (a path naming a FIFO, a
    device, a directory or a symbolic link is refused, left as it is); a
-   new file gets mode 0644, a replaced one keeps its mode. */
+   new file gets mode 0666 less the umask, a replaced one keeps its mode. */
 GPUIRDEF gpuir_result gpuir_npy_write(gpuir_ctx *ctx, const char *path, const gpuir_array *a);
 
 
@@ -1701,6 +1701,25 @@ static char *gpuir__temp_beside(const char *path) {
     return tmp;
 }
 
+/* The process's umask, read without changing it (umask(2) sets it as it
+   reads it, racing with other threads that create files): the "Umask:"
+   line of Linux's /proc/self/status; 077 where that cannot be read, so a
+   new file is never more open than its creator asked. */
+static unsigned gpuir__current_umask(void) {
+    unsigned mask = 077;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[128];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "Umask:", 6) == 0) {
+            char *end;
+            unsigned long v = strtoul(line + 6, &end, 8);
+            if (end != line + 6 && v <= 0777) mask = (unsigned)v;
+            break;
+        }
+    if (f) fclose(f);
+    return mask;
+}
+
 /* Writes a whole file atomically, `head` then `body` (either may be
    empty): a private temporary file in its directory (gpuir__temp_beside),
    flushed, then renamed over `path`, so a failed write leaves no partial
@@ -1708,8 +1727,10 @@ static char *gpuir__temp_beside(const char *path) {
    that names a device, a directory, a FIFO, a socket or a symbolic link
    is refused (`--export-cache=/dev/null` run as root had replaced the
    device with a file), and a file replaced keeps its permission bits (a
-   new one gets 0644). An error begins with `who` (what wrote it: the
-   variable or call that named the path). */
+   new one gets 0666 less the umask, as fopen would give it: mkstemp's
+   0600 is widened to that, and 0644 regardless of the umask had opened a
+   umask-077 user's files to all). An error begins with `who` (what wrote
+   it: the variable or call that named the path). */
 static gpuir_result gpuir__write_file_parts(gpuir_ctx *ctx, const char *path, const void *head, size_t head_size,
                                             const void *body, size_t body_size, const char *who) {
     if (!path) return gpuir__fail(ctx, GPUIR_ERR_INVALID_ARGUMENT, "%s: path is NULL", who);
@@ -1722,7 +1743,8 @@ static gpuir_result gpuir__write_file_parts(gpuir_ctx *ctx, const char *path, co
     char *tmp = gpuir__temp_beside(path);
     if (!tmp) return gpuir__oom(ctx, "a file name");
     int fd = mkstemp(tmp);
-    bool ok = fd >= 0 && fchmod(fd, exists ? st.st_mode & 07777 : 0644) == 0 &&
+    mode_t mode = exists ? st.st_mode & 07777 : (mode_t)(0666 & ~gpuir__current_umask());
+    bool ok = fd >= 0 && fchmod(fd, mode) == 0 &&
               gpuir__write_all(fd, head, head_size) && gpuir__write_all(fd, body, body_size);
     int err = ok ? 0 : errno;
     if (fd >= 0 && ok && fsync(fd) != 0) {

@@ -289,8 +289,10 @@ TEST(an_export_replaces_regular_files_only) {
     int at = snprintf(longname, sizeof longname, "%s/", dir);
     memset(longname + at, 'b', 250);
     longname[at + 250] = '\0';
+    mode_t was = umask(027);                        /* a new file: 0666 less the umask, as fopen gives */
     CHECK_RESULT(ctx, gpuir_ctx_cache_export(ctx, longname, &n), GPUIR_OK);
-    CHECK(exists(longname));
+    umask(was);
+    CHECK(exists(longname) && stat(longname, &st) == 0 && (st.st_mode & 07777) == 0640);
     gpuir_ctx_destroy(ctx);
     DIR *d = opendir(dir);                          /* no temporary file left behind */
     for (struct dirent *e; d && (e = readdir(d));) CHECK(strncmp(e->d_name, ".gpuir-", 7) != 0);

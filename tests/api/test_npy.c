@@ -649,7 +649,10 @@ TEST(write_replaces_regular_files_whole) {
     CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
     remove(fifo);
     tmp_path(path, sizeof path, "old.npy");
+    mode_t mask = umask(077);                   /* a new file: 0666 less the umask, as fopen gives */
     CHECK_RESULT(ctx, gpuir_npy_write(ctx, path, &a), GPUIR_OK);
+    umask(mask);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600);
     tmp_path(link, sizeof link, "link.npy");
     CHECK(symlink(path, link) == 0);
     CHECK_RESULT(ctx, gpuir_npy_write(ctx, link, &a), GPUIR_ERR_IO);
