@@ -9156,12 +9156,16 @@ static uint32_t gpuir__fold_unit_reduce(gpuir__canon *C, const gpuir__op *op) {
 }
 
 /* Whether op's result is its first operand as it is: a reduction with
-   keepdims over axes of extent 1 (gpuir__reduce_is_unit), a transpose by
-   the identity order. (A swap of axes of 1, which moves no element
-   either, stays: the attention pass reads the heads split of q, k and v
-   as written, and a transpose group takes it.) */
+   keepdims over axes of extent 1 (gpuir__reduce_is_unit), a broadcast to
+   its operand's own type, a transpose by the identity order. (A swap of
+   axes of 1, which moves no element either, stays: the attention pass
+   reads the heads split of q, k and v as written, and a transpose group
+   takes it.) */
 static bool gpuir__op_is_its_operand(const gpuir_module *m, const gpuir__op *op) {
     if (gpuir__reduce_is_unit(m, op) && gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS)) return true;
+    if (op->kind == GPUIR_OP_BROADCAST && op->result && op->n_operands == 1 &&
+        gpuir__type_same(&gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type, &gpuir__value_at(m, op->result)->type))
+        return true;
     const gpuir__attr *perm = op->kind == GPUIR_OP_TRANSPOSE && op->result ? gpuir__attr_get(m, op, GPUIR__KEY_PERM) : NULL;
     if (!perm || perm->kind != GPUIR__ATTR_INTS) return false;
     const int64_t *pv = gpuir__ints_at(m, perm->off);
