@@ -16121,13 +16121,15 @@ static bool gpuir__kernel_transpose_sides_apart(const gpuir_module *m, const gpu
    transpose groups. *at (when not NULL) gets its index in k's ops. */
 static const gpuir__op *gpuir__kernel_transpose_at(const gpuir_module *m, const gpuir__func *k, size_t *at) {
     const gpuir__op *found = NULL;
-    if (gpuir__kernel_is_dynamic(m, k)) return NULL;    /* the tiles are laid out for static sizes */
+    size_t kt = 0;
+    if (gpuir__kernel_is_dynamic(m, k)) return NULL;    /* both forms are laid out for static sizes */
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
         if (op->result || !gpuir__class_computes(cls)) continue;
         if (op->kind == GPUIR_OP_TRANSPOSE && !found) {
             found = op;
+            kt = i;
             continue;
         }
         if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return NULL;
@@ -16142,15 +16144,10 @@ static const gpuir__op *gpuir__kernel_transpose_at(const gpuir_module *m, const 
         if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls)) continue;
         uint32_t dv = gpuir__op_operand(m, op, op->n_operands - 1);
         const gpuir_type *d = &gpuir__value_at(m, dv)->type, *side = before ? src : dst;
-        bool param = false;
-        for (size_t p = 0; p < stbds_arrlenu(k->params); p++) param |= k->params[p] == dv;
-        bool private_fill = op->kind == GPUIR_OP_CONSTANT && !param;   /* broadcast where it is read */
+        bool private_fill = op->kind == GPUIR_OP_CONSTANT && !gpuir__ids_have(k->params, dv);   /* broadcast where read */
         if (!private_fill && (d->rank != side->rank || memcmp(d->dims, side->dims, (size_t)d->rank * sizeof *d->dims)))
             return NULL;
     }
-    size_t kt = 0;
-    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++)
-        if (gpuir__op_at(m, k->ops[i]) == found) kt = i;
     if (at) *at = kt;
     return gpuir__kernel_transpose_sides_apart(m, k, kt) ? found : NULL;
 }

@@ -1418,44 +1418,42 @@ static int bench_softmax_channels(gpuir_ctx *ctx, bool gpu, int repeat) {
     return rc;
 }
 
-/* Transposes with the elementwise ops around them (transpose groups: one
-   kernel each, where each was three), against a copy of the same bytes (x
-   read, y written): attention's heads split of a biased, scaled q in bf16
-   ([B, S, H, D] -> [B, H, S, D]: the last axis stays, a thread an element
-   reads its source where the split puts it) and an activation moved from
-   NHWC to NCHW with a channel bias before it and gelu after it in f32 (the
-   last axis moves: 32x32 shared-memory tiles over C and H*W). */
-static int bench_transposes(gpuir_ctx *ctx, bool gpu, int repeat) {
-    long long b = gpu ? 8 : 2, s = gpu ? 1024 : 5, h = gpu ? 16 : 3, d = 64;
-    char X[64], Y[64], label[96];
-    snprintf(X, sizeof X, "tensor<%lldx%lldx%lldx%lldxbf16>", b, s, h, d);
-    snprintf(Y, sizeof Y, "tensor<%lldx%lldx%lldx%lldxbf16>", b, h, s, d);
+/* A transpose of x (rank 4, by perm) with a bias over x's last axis
+   before it and gelu after it: a transpose group, one kernel (was three),
+   against a copy of the same bytes (x read, y written). */
+static int bench_transpose_case(gpuir_ctx *ctx, bool gpu, int repeat, const char *what, const char *dt,
+                                const long long *dims, const int *perm) {
+    char X[80], Y[80], B[40], label[96];
+    long long n = dims[0] * dims[1] * dims[2] * dims[3];
+    snprintf(X, sizeof X, "tensor<%lldx%lldx%lldx%lldx%s>", dims[0], dims[1], dims[2], dims[3], dt);
+    snprintf(Y, sizeof Y, "tensor<%lldx%lldx%lldx%lldx%s>", dims[perm[0]], dims[perm[1]], dims[perm[2]],
+             dims[perm[3]], dt);
+    snprintf(B, sizeof B, "tensor<%lldx%s>", dims[3], dt);
     strbuf text = {NULL, 0, 0};
     strbuf_appendf(&text,
-                   "func.func @f(%%x: %s, %%bias: tensor<%lldxbf16>) -> %s {\n"
-                   "  %%c = constant {value = 0.125} : () -> tensor<bf16>\n"
-                   "  %%y = add %%x, %%bias : (%s, tensor<%lldxbf16>) -> %s\n"
-                   "  %%t = transpose %%y {perm = [0, 2, 1, 3]} : (%s) -> %s\n"
-                   "  %%q = mul %%t, %%c : (%s, tensor<bf16>) -> %s\n"
-                   "  return %%q : %s\n}\n", X, d, Y, X, d, X, X, Y, Y, Y, Y);
-    snprintf(label, sizeof label, "heads split, bias, scale %lldx%lldx%lldx%lld, bf16", b, s, h, d);
-    size_t bytes = (size_t)(b * s * h * d) * 2 * 2;
-    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
-    long long n = gpu ? 32 : 2, hw = gpu ? 56 : 5, c = gpu ? 96 : 7;
-    snprintf(X, sizeof X, "tensor<%lldx%lldx%lldx%lldxf32>", n, hw, hw, c);
-    snprintf(Y, sizeof Y, "tensor<%lldx%lldx%lldx%lldxf32>", n, c, hw, hw);
-    text.len = 0;
-    strbuf_appendf(&text,
-                   "func.func @f(%%x: %s, %%bias: tensor<%lldxf32>) -> %s {\n"
-                   "  %%y = add %%x, %%bias : (%s, tensor<%lldxf32>) -> %s\n"
-                   "  %%t = transpose %%y {perm = [0, 3, 1, 2]} : (%s) -> %s\n"
+                   "func.func @f(%%x: %s, %%bias: %s) -> %s {\n"
+                   "  %%y = add %%x, %%bias : (%s, %s) -> %s\n"
+                   "  %%t = transpose %%y {perm = [%d, %d, %d, %d]} : (%s) -> %s\n"
                    "  %%g = gelu %%t : (%s) -> %s\n"
-                   "  return %%g : %s\n}\n", X, c, Y, X, c, X, X, Y, Y, Y, Y);
-    snprintf(label, sizeof label, "NHWC to NCHW, bias, gelu %lldx%lldx%lldx%lld, f32", n, hw, hw, c);
-    bytes = (size_t)(n * hw * hw * c) * 4 * 2;
-    rc |= gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
+                   "  return %%g : %s\n}\n", X, B, Y, X, B, X, perm[0], perm[1], perm[2], perm[3], X, Y, Y, Y, Y);
+    snprintf(label, sizeof label, "%s, bias, gelu %lldx%lldx%lldx%lld, %s", what, dims[0], dims[1], dims[2],
+             dims[3], dt);
+    size_t bytes = (size_t)n * (strcmp(dt, "f32") == 0 ? 4 : 2) * 2;
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
     free(text.buf);
     return rc;
+}
+
+/* Attention's heads split in bf16 ([B, S, H, D] -> [B, H, S, D]: the last
+   axis stays, a thread an element reads its source where the split puts
+   it) and an activation moved from NHWC to NCHW in f32 (the last axis
+   moves: 32x32 shared-memory tiles over C and H*W). */
+static int bench_transposes(gpuir_ctx *ctx, bool gpu, int repeat) {
+    static const int heads[4] = {0, 2, 1, 3}, nchw[4] = {0, 3, 1, 2};
+    const long long split[4] = {gpu ? 8 : 2, gpu ? 1024 : 5, gpu ? 16 : 3, 64};
+    const long long nhwc[4] = {gpu ? 32 : 2, gpu ? 56 : 5, gpu ? 56 : 5, gpu ? 96 : 7};
+    return bench_transpose_case(ctx, gpu, repeat, "heads split", "bf16", split, heads) |
+           bench_transpose_case(ctx, gpu, repeat, "NHWC to NCHW", "f32", nhwc, nchw);
 }
 
 /* The mean of the squares of an f32 matrix over every axis (an MSE's
