@@ -26668,8 +26668,41 @@ static void gpuir__cache_disk_off(gpuir__cache *c) {
     if (c->dir) c->dir[0] = '\0';
 }
 
+static bool gpuir__cache_secret_get(gpuir__cache *c);
+static void gpuir__cache_sweep_temps(gpuir__cache *c);
+
+/* Creates (as needed), opens and checks c->dir and loads or makes its
+   secret. True with c->dirfd open; else false with the disk cache off and
+   c->status saying why. */
+static bool gpuir__cache_disk_open(gpuir__cache *c) {
+    if (gpuir__cache_mkdirs(c, c->dir) == 0) c->dirfd = gpuir__cache_open_dir(c);
+    if (c->dirfd >= 0 && !gpuir__cache_secret_get(c)) gpuir__cache_disk_off(c);
+    if (c->dirfd < 0) c->dir[0] = '\0';
+    return c->dirfd >= 0;
+}
+
+/* The open directory was removed (`rm -rf ~/.cache/gpuir` while the process
+   runs: its link count is 0, and every entry written into it would be
+   lost): it is made again at its path, with a new secret, when that path is
+   absolute. A relative one is not (the working directory may have changed
+   since make): the disk cache goes off, saying so. */
+static bool gpuir__cache_disk_remake(gpuir__cache *c) {
+    close(c->dirfd);
+    c->dirfd = -1;
+    if (c->dir[0] == '/') {
+        if (!gpuir__cache_disk_open(c)) return false;
+        gpuir__cache_msg(c->status, "ok");
+        return true;
+    }
+    gpuir__cache_msg(c->status, "disk cache off: %s was removed, and a relative path is not made again",
+                     c->dir);
+    gpuir__cache_disk_off(c);
+    return false;
+}
+
 /* True when the disk cache is on and its directory still passes the checks
-   (its owner or mode may have changed since make); else turns it off. */
+   (its owner or mode may have changed since make; a removed one is made
+   again: gpuir__cache_disk_remake); else turns it off. */
 static bool gpuir__cache_disk_ok(gpuir__cache *c) {
     if (c->dirfd < 0) return false;
     struct stat st;
@@ -26678,12 +26711,10 @@ static bool gpuir__cache_disk_ok(gpuir__cache *c) {
         gpuir__cache_disk_off(c);
         return false;
     }
+    if (st.st_nlink == 0) return gpuir__cache_disk_remake(c);
     if (!gpuir__cache_dir_safe(c, &st)) { gpuir__cache_disk_off(c); return false; }
     return true;
 }
-
-static bool gpuir__cache_secret_get(gpuir__cache *c);
-static void gpuir__cache_sweep_temps(gpuir__cache *c);
 
 /* Sets up the disk side at make: picks, creates and checks the directory,
    and loads (or makes) its secret. False only when out of memory; a
@@ -26710,10 +26741,7 @@ static bool gpuir__cache_disk_init(gpuir__cache *c, const char *dir) {
     if (!path) return !oom;
     GPUIR_FREE(c->dir);
     c->dir = path;
-    if (gpuir__cache_mkdirs(c, path) == 0) c->dirfd = gpuir__cache_open_dir(c);
-    if (c->dirfd >= 0 && !gpuir__cache_secret_get(c)) gpuir__cache_disk_off(c);
-    if (c->dirfd < 0) c->dir[0] = '\0';
-    else {
+    if (gpuir__cache_disk_open(c)) {
         gpuir__cache_sweep_temps(c);
         gpuir__cache_msg(c->status, "ok");
     }

@@ -854,6 +854,60 @@ TEST(a_private_directory_removed_from_outside_is_made_again) {
     rm_rf(dir);
 }
 
+/* The cache directory removed while a context runs (`rm -rf` of the cache,
+   its parent with it): the next entry makes it again, at its absolute
+   path, with a new secret, and is written there and found by the next
+   context. Before, every later entry went into the removed directory and
+   was lost. A relative cache directory is not made again (the working
+   directory may have changed): the disk cache goes off, saying so, and
+   nothing is written where the process now stands. */
+TEST(a_removed_cache_directory_is_made_again) {
+    char dir[] = "/tmp/gpuir-test-remade-XXXXXX", path[160], want[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/parent/cache", dir);
+    static const char other[] = "func.func @g(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+                                "  %e = tanh %x : (tensor<8xf32>) -> tensor<8xf32>\n  return %e : tensor<8xf32>\n}\n";
+    gpuir_ctx *ctx = ctx_with_cache(path);
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    int before = count_files(path);
+    CHECK(before >= 2);                             /* the secret and the entries */
+    snprintf(want, sizeof want, "%s/parent", dir);
+    rm_rf(want);
+    CHECK(!exists(want));
+    CHECK(make(ctx, other, NULL) != NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    CHECK(strcmp(gpuir_ctx_cache_status(ctx), "ok") == 0);
+    CHECK(strcmp(gpuir_ctx_cache_dir(ctx), path) == 0);
+    CHECK(gpuir_ctx_cache_stats(ctx).write_failures == 0);
+    int remade = count_files(path);
+    CHECK(remade >= 2);
+    gpuir_ctx_destroy(ctx);
+    ctx = ctx_with_cache(path);                     /* a new context finds what was written */
+    CHECK(make(ctx, other, NULL) != NULL);
+    CHECK(gpuir_ctx_cache_stats(ctx).disk_hits >= 1);
+    gpuir_ctx_destroy(ctx);
+
+    int home = open(".", O_RDONLY | O_DIRECTORY);
+    CHECK(home >= 0 && chdir(dir) == 0);
+    CHECK(mkdir("elsewhere", 0700) == 0);
+    ctx = ctx_with_cache("relcache");
+    check_runs(ctx, make(ctx, chain_text, NULL));
+    CHECK(count_files("relcache") >= 2);
+    rm_rf("relcache");
+    CHECK(chdir("elsewhere") == 0);
+    CHECK(make(ctx, other, NULL) != NULL);
+    CHECK_RESULT(ctx, gpuir_ctx_result(ctx), GPUIR_OK);
+    const char *status = gpuir_ctx_cache_status(ctx);
+    CHECK(strstr(status, "disk cache off: relcache was removed, and a relative path is not made again") != NULL);
+    if (!strstr(status, "relcache was removed")) fprintf(stderr, "  status: %s\n", status);
+    CHECK(strcmp(gpuir_ctx_cache_dir(ctx), "") == 0);
+    CHECK(count_files(".") == 0 && !exists("../relcache"));
+    gpuir_ctx_destroy(ctx);
+    CHECK(home >= 0 && fchdir(home) == 0);
+    if (home >= 0) close(home);
+    rm_rf(dir);
+}
+
 /* Plants path (a regular file, or a directory or a symlink when kind says)
    with its modification time age seconds ago. */
 static void plant(const char *path, char kind, long age) {
@@ -1146,6 +1200,7 @@ int main(void) {
     RUN(a_killed_process_leaves_nothing_behind);
     RUN(the_sweep_leaves_the_users_directories_alone);
     RUN(a_private_directory_removed_from_outside_is_made_again);
+    RUN(a_removed_cache_directory_is_made_again);
     RUN(an_unusable_temporary_directory_names_the_path_and_errno);
     RUN(temp_files_of_killed_writers_are_reclaimed);
     RUN(a_directory_at_an_entrys_name_is_a_counted_write_failure_naming_it);
