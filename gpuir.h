@@ -9406,6 +9406,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
         return GPUIR_OK;
     }
     uint32_t result = op->result, source = gpuir__reshape_of_reshape_source(m, op);
+    size_t built_from = stbds_arrlenu(m->rewrite_ops);     /* the ops a fold builds go from here */
     if (gpuir__op_is_its_operand(m, op) ||
         (source && gpuir__type_same(&gpuir__value_at(m, source)->type, &gpuir__value_at(m, result)->type))) {
         uint32_t x = source ? source : gpuir__op_operand(m, op, 0);   /* the same type: the op is that value */
@@ -9430,6 +9431,10 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     if ((r = gpuir__canon_fit(C)) != GPUIR_OK) return r;
     uint32_t current = folded ? (uint32_t)stbds_arrpop(m->rewrite_ops) : op_id;  /* re-added below */
+    for (size_t i = built_from; folded && i < stbds_arrlenu(m->rewrite_ops); i++) {
+        gpuir__cse_lookup(C, m->rewrite_ops[i]);   /* the fold's other ops: a later identical op merges */
+        if (m->ctx->result != GPUIR_OK) return m->ctx->result;
+    }
     uint32_t same = gpuir__cse_lookup(C, current);
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     uint32_t now = same ? same : folded ? gpuir__op_at(m, current)->result : result;
@@ -9871,31 +9876,64 @@ static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpu
     return k;
 }
 
+/* Whether scalar value v (rank 0, or [1]) is a total of a vector of n
+   elements (a reduction of a rank-1 value of n elements), or an
+   elementwise op of scalars of which one is, at most `depth` ops deep
+   (`rsqrt(var + eps)`). v as the ops hold it: decompose has not yet
+   remapped the ops after the one it splits. */
+static bool gpuir__scalar_of_vector(const gpuir_module *m, uint32_t v, int64_t n, int depth) {
+    const gpuir_type *vt = &gpuir__value_at(m, v)->type;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    if (!def || depth <= 0 || gpuir__type_count(vt) != 1 || vt->rank > 1) return false;
+    gpuir__op_class cls = gpuir__info(def->kind)->cls;
+    if (cls == GPUIR__CLASS_REDUCE) {
+        const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, def, 0))->type;
+        return x->rank == 1 && x->dims[0] == n;
+    }
+    for (uint32_t k = 0; gpuir__is_elementwise(cls) && k < def->n_operands; k++)
+        if (gpuir__scalar_of_vector(m, gpuir__op_operand(m, def, k), n, depth - 1)) return true;
+    return false;
+}
+
+/* Whether an elementwise op of function f over a vector of n elements
+   reads a total of such a vector (gpuir__scalar_of_vector): `x - x.max()`,
+   `x / x.sum()`. Such ops and the totals they read make one row group, a
+   block streaming the vector (a softmax or a LayerNorm of a vector). */
+static bool gpuir__vector_total_read_back(const gpuir_module *m, const gpuir__func *f, int64_t n) {
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) continue;
+        const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
+        if (t->rank != 1 || t->dims[0] != n) continue;
+        for (uint32_t k = 0; k < op->n_operands; k++)
+            if (gpuir__scalar_of_vector(m, gpuir__op_operand(m, op, k), n, 4)) return true;
+    }
+    return false;
+}
+
 /* The rows a total of a vector splits into (their length), or 0: a float
    sum, mean or max over the one axis of a static x of
    GPUIR__SPLIT_TOTAL_MIN elements or more (no `form` written), viewed as
    [N / C, C] with C the least divisor of N from GPUIR__SPLIT_TOTAL_ROW up
    to 16 times that (at least 16 rows), so that its rows fill the device
-   where the total was one block reading all of x. Only a total of a
-   vector no elementwise op makes (a parameter, a matmul's result: the
-   plain `x.sum()`) and none other than a return reads beside it (no
-   reduction, no elementwise op, even one that reads the total): a
-   vector's statistics and the elementwise ops around it make a row group,
-   one kernel (a softmax, a LayerNorm, `exp(x).sum()` beside `x.max()`),
-   which the split would part into three to six (not measured which is
-   faster: left as they were). None where N has no such divisor (a
+   where the total was one block reading all of x. Its siblings (Dice's
+   `(p * t).sum()`, `p.sum()`, `t.sum()`; `x.sum()` beside `x.max()`) split
+   alike, onto the same view: their rows make one row group, a block a
+   row, then each its small total, where they were one row group of one
+   row, a block reading the vectors at one multiprocessor's rate. Not
+   where an elementwise op over such a vector reads such a total
+   (gpuir__vector_total_read_back: a softmax or a LayerNorm of a vector),
+   left as it was (its split would part the one kernel into four to six,
+   not measured which is faster). None where N has no such divisor (a
    prime). */
-static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, uint32_t fid, const gpuir__op *op,
-                                         const uint32_t *repl, size_t cap) {
+static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, uint32_t fid, const gpuir__op *op) {
     if (!gpuir__reduce_splittable(m, op)) return 0;
     const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     bool reduced[GPUIR_MAX_RANK];
     if (t->rank != 1 || !gpuir__type_is_static(t) || !gpuir_dtype_is_float(t->dtype) ||
         t->dims[0] < GPUIR__SPLIT_TOTAL_MIN || !gpuir__reduce_axes_mask(m, op, 1, reduced) || !reduced[0] ||
-        gpuir__reduce_has_sibling(m, fid, op, gpuir__op_operand(m, op, 0), repl, cap, true))
+        gpuir__vector_total_read_back(m, gpuir__func_at(m, fid), t->dims[0]))
         return 0;
-    const gpuir__op *made = gpuir__op_at(m, gpuir__value_at(m, gpuir__op_operand(m, op, 0))->def_op);
-    if (made && gpuir__is_elementwise(gpuir__info(made->kind)->cls)) return 0;
     for (int64_t c = GPUIR__SPLIT_TOTAL_ROW; c <= 16 * GPUIR__SPLIT_TOTAL_ROW; c++)
         if (t->dims[0] % c == 0) return c;
     return 0;
@@ -9947,8 +9985,21 @@ static uint32_t gpuir__decompose_split_reduce(gpuir_module *m, const gpuir__op *
                                        gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS), k, &rt);
 }
 
+/* The reshape of x to type *t that this rewrite of the function has
+   already built, or 0. */
+static uint32_t gpuir__rewritten_reshape_of(const gpuir_module *m, uint32_t x, const gpuir_type *t) {
+    for (size_t i = 0; i < stbds_arrlenu(m->rewrite_ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, m->rewrite_ops[i]);
+        if (op->kind == GPUIR_OP_RESHAPE && op->result && gpuir__op_operand(m, op, 0) == x &&
+            gpuir__type_same(&gpuir__value_at(m, op->result)->type, t))
+            return op->result;
+    }
+    return 0;
+}
+
 /* Vector total op split in rows of C (gpuir__reduce_vector_rows): x viewed
-   as [N / C, C], the view's total split at its rows
+   as [N / C, C] (one view for every total of x split so: their rows make
+   one row group), the view's total split at its rows
    (gpuir__split_rows_then_rest), reshaped to op's result (rank 0, or [1]
    with keepdims). A mean of means is the mean: the rows hold C each. 0 on
    failure. */
@@ -9959,7 +10010,8 @@ static uint32_t gpuir__decompose_split_vector(gpuir_module *m, const gpuir__op *
     view.rank = 2;
     view.dims[0] /= C;
     view.dims[1] = C;
-    uint32_t v = gpuir__build_value(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &view).id;
+    uint32_t v = gpuir__rewritten_reshape_of(m, x, &view);
+    if (!v) v = gpuir__build_value(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &view).id;
     const int64_t both[2] = {0, 1};
     uint32_t y = v ? gpuir__split_rows_then_rest(m, kind, v, 2, both, 0, 1, &rt) : 0;
     if (!y || gpuir__type_same(&gpuir__value_at(m, y)->type, &rt)) return y;
@@ -10486,7 +10538,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
             int split = gpuir__reduce_split_at(m, fid, op, repl, cap);
-            int64_t rows = split < 0 ? gpuir__reduce_vector_rows(m, fid, op, repl, cap) : 0;
+            int64_t rows = split < 0 ? gpuir__reduce_vector_rows(m, fid, op) : 0;
             if (split >= 0 || rows) {
                 uint32_t result = op->result;
                 uint32_t y = rows ? gpuir__decompose_split_vector(m, op, rows) : gpuir__decompose_split_reduce(m, op, split);

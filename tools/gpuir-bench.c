@@ -1478,7 +1478,7 @@ static int bench_mean_of_squares(gpuir_ctx *ctx, long long rows, long long cols,
 }
 
 /* Totals: the means of squares (bench_mean_of_squares), a vector's sum,
-   and `x - x.max()` over a matrix. */
+   Dice's three totals of two vectors, and `x - x.max()` over a matrix. */
 static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     long long rows = gpu ? 16384 : 200, cols = gpu ? 4096 : 1500;
     int rc = bench_mean_of_squares(ctx, rows, cols, gpu, repeat);
@@ -1498,6 +1498,24 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
                    "  return %%s : tensor<f32>\n}\n", V, V);
     snprintf(label, sizeof label, "sum of a vector of %lld, f32", n);
     rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 4, repeat) : check_on_emu(ctx, label, text.buf);
+    /* Dice's loss over two vectors: three sibling totals on one view (a
+       row kernel reading p and t once, then the three small totals) */
+    text.len = 0;
+    strbuf_appendf(&text,
+                   "func.func @f(%%p: %s, %%t: %s) -> tensor<f32> {\n"
+                   "  %%pt = mul %%p, %%t : (%s, %s) -> %s\n"
+                   "  %%i = reduce_sum %%pt {axes = [0]} : (%s) -> tensor<f32>\n"
+                   "  %%sp = reduce_sum %%p {axes = [0]} : (%s) -> tensor<f32>\n"
+                   "  %%st = reduce_sum %%t {axes = [0]} : (%s) -> tensor<f32>\n"
+                   "  %%two = constant {value = 2.0} : () -> tensor<f32>\n"
+                   "  %%one = constant {value = 1.0} : () -> tensor<f32>\n"
+                   "  %%n = mul %%two, %%i : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                   "  %%d = add %%sp, %%st : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                   "  %%r = div %%n, %%d : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                   "  %%l = sub %%one, %%r : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                   "  return %%l : tensor<f32>\n}\n", V, V, V, V, V, V, V, V);
+    snprintf(label, sizeof label, "Dice of two vectors of %lld, f32", n);
+    rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text.buf);
     text.len = 0;
     strbuf_appendf(&text,
                    "func.func @f(%%x: %s) -> %s {\n"
