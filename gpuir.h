@@ -9394,6 +9394,29 @@ static uint32_t gpuir__fold_reshape_of_reshape(gpuir__canon *C, const gpuir__op 
     return made;
 }
 
+/* The ops a fold built besides its result (rewrite_ops from `from` on;
+   `current`, the result's op, already taken off): each merges into an
+   identical earlier op (the ops after it, current too, then read that
+   one's result; it is left dead), or is remembered so that a later
+   identical op merges into it (the views a moved reshape makes of an
+   op's operands, the same views a split total makes). */
+static gpuir_result gpuir__canon_merge_built(gpuir__canon *C, size_t from, uint32_t current) {
+    gpuir_module *m = C->m;
+    for (size_t i = from; i < stbds_arrlenu(m->rewrite_ops); i++) {
+        uint32_t result = gpuir__op_at(m, m->rewrite_ops[i])->result;
+        uint32_t same = gpuir__cse_lookup(C, m->rewrite_ops[i]);
+        if (m->ctx->result != GPUIR_OK) return m->ctx->result;
+        if (!same || !result) continue;
+        C->repl[result - 1] = same;
+        C->uses[same - 1] += C->uses[result - 1];
+        C->fused_reader[same - 1] |= C->fused_reader[result - 1];
+        for (size_t k = i + 1; k < stbds_arrlenu(m->rewrite_ops); k++)
+            gpuir__remap_operands(m, gpuir__op_at(m, m->rewrite_ops[k]), C->repl);
+        gpuir__remap_operands(m, gpuir__op_at(m, current), C->repl);
+    }
+    return GPUIR_OK;
+}
+
 /* One op: remap its operands, then fold it, merge it, or keep it. */
 static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     gpuir_module *m = C->m;
@@ -9431,10 +9454,7 @@ static gpuir_result gpuir__canon_op(gpuir__canon *C, uint32_t op_id) {
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     if ((r = gpuir__canon_fit(C)) != GPUIR_OK) return r;
     uint32_t current = folded ? (uint32_t)stbds_arrpop(m->rewrite_ops) : op_id;  /* re-added below */
-    for (size_t i = built_from; folded && i < stbds_arrlenu(m->rewrite_ops); i++) {
-        gpuir__cse_lookup(C, m->rewrite_ops[i]);   /* the fold's other ops: a later identical op merges */
-        if (m->ctx->result != GPUIR_OK) return m->ctx->result;
-    }
+    if (folded && (r = gpuir__canon_merge_built(C, built_from, current)) != GPUIR_OK) return r;
     uint32_t same = gpuir__cse_lookup(C, current);
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     uint32_t now = same ? same : folded ? gpuir__op_at(m, current)->result : result;
@@ -9876,37 +9896,40 @@ static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpu
     return k;
 }
 
-/* Whether scalar value v (rank 0, or [1]) is a total of a vector of n
-   elements (a reduction of a rank-1 value of n elements), or an
-   elementwise op of scalars of which one is, at most `depth` ops deep
-   (`rsqrt(var + eps)`). v as the ops hold it: decompose has not yet
-   remapped the ops after the one it splits. */
-static bool gpuir__scalar_of_vector(const gpuir_module *m, uint32_t v, int64_t n, int depth) {
+/* Whether scalar value v (rank 0, or [1]) is a total of vector x (a
+   reduction of x), or an elementwise op of scalars of which one is, at
+   most `depth` ops deep (`rsqrt(var + eps)`). Values as the ops hold
+   them, seen through repl (decompose's replacements of the values below
+   cap, not yet made in the ops after the one it splits). */
+static bool gpuir__scalar_of_vector(const gpuir_module *m, uint32_t v, uint32_t x, const uint32_t *repl, size_t cap,
+                                    int depth) {
     const gpuir_type *vt = &gpuir__value_at(m, v)->type;
     const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
     if (!def || depth <= 0 || gpuir__type_count(vt) != 1 || vt->rank > 1) return false;
     gpuir__op_class cls = gpuir__info(def->kind)->cls;
     if (cls == GPUIR__CLASS_REDUCE) {
-        const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, def, 0))->type;
-        return x->rank == 1 && x->dims[0] == n;
+        uint32_t w = gpuir__op_operand(m, def, 0);
+        return (w < cap && repl[w - 1] ? repl[w - 1] : w) == x;
     }
     for (uint32_t k = 0; gpuir__is_elementwise(cls) && k < def->n_operands; k++)
-        if (gpuir__scalar_of_vector(m, gpuir__op_operand(m, def, k), n, depth - 1)) return true;
+        if (gpuir__scalar_of_vector(m, gpuir__op_operand(m, def, k), x, repl, cap, depth - 1)) return true;
     return false;
 }
 
-/* Whether an elementwise op of function f over a vector of n elements
-   reads a total of such a vector (gpuir__scalar_of_vector): `x - x.max()`,
-   `x / x.sum()`. Such ops and the totals they read make one row group, a
-   block streaming the vector (a softmax or a LayerNorm of a vector). */
-static bool gpuir__vector_total_read_back(const gpuir_module *m, const gpuir__func *f, int64_t n) {
+/* Whether an elementwise op of function f over vector x's shape reads a
+   total of x (gpuir__scalar_of_vector): `x - x.max()`, `e / e.sum()`.
+   Such ops and the totals they read make one row group, a block streaming
+   the vector (a softmax or a LayerNorm of a vector). */
+static bool gpuir__vector_total_read_back(const gpuir_module *m, const gpuir__func *f, uint32_t x,
+                                          const uint32_t *repl, size_t cap) {
+    const gpuir_type *xt = &gpuir__value_at(m, x)->type;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls)) continue;
-        const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
-        if (t->rank != 1 || t->dims[0] != n) continue;
+        if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls) ||
+            !gpuir__dims_same(&gpuir__value_at(m, op->result)->type, xt))
+            continue;
         for (uint32_t k = 0; k < op->n_operands; k++)
-            if (gpuir__scalar_of_vector(m, gpuir__op_operand(m, op, k), n, 4)) return true;
+            if (gpuir__scalar_of_vector(m, gpuir__op_operand(m, op, k), x, repl, cap, 4)) return true;
     }
     return false;
 }
@@ -9921,18 +9944,19 @@ static bool gpuir__vector_total_read_back(const gpuir_module *m, const gpuir__fu
    alike, onto the same view: their rows make one row group, a block a
    row, then each its small total, where they were one row group of one
    row, a block reading the vectors at one multiprocessor's rate. Not
-   where an elementwise op over such a vector reads such a total
+   where an elementwise op over x reads a total of x
    (gpuir__vector_total_read_back: a softmax or a LayerNorm of a vector),
    left as it was (its split would part the one kernel into four to six,
    not measured which is faster). None where N has no such divisor (a
    prime). */
-static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, uint32_t fid, const gpuir__op *op) {
+static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, uint32_t fid, const gpuir__op *op,
+                                         const uint32_t *repl, size_t cap) {
     if (!gpuir__reduce_splittable(m, op)) return 0;
     const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     bool reduced[GPUIR_MAX_RANK];
     if (t->rank != 1 || !gpuir__type_is_static(t) || !gpuir_dtype_is_float(t->dtype) ||
         t->dims[0] < GPUIR__SPLIT_TOTAL_MIN || !gpuir__reduce_axes_mask(m, op, 1, reduced) || !reduced[0] ||
-        gpuir__vector_total_read_back(m, gpuir__func_at(m, fid), t->dims[0]))
+        gpuir__vector_total_read_back(m, gpuir__func_at(m, fid), gpuir__op_operand(m, op, 0), repl, cap))
         return 0;
     for (int64_t c = GPUIR__SPLIT_TOTAL_ROW; c <= 16 * GPUIR__SPLIT_TOTAL_ROW; c++)
         if (t->dims[0] % c == 0) return c;
@@ -10538,7 +10562,7 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             gpuir__rewrite_origin(m, op_id);
             const gpuir__op *op = gpuir__op_at(m, op_id);
             int split = gpuir__reduce_split_at(m, fid, op, repl, cap);
-            int64_t rows = split < 0 ? gpuir__reduce_vector_rows(m, fid, op) : 0;
+            int64_t rows = split < 0 ? gpuir__reduce_vector_rows(m, fid, op, repl, cap) : 0;
             if (split >= 0 || rows) {
                 uint32_t result = op->result;
                 uint32_t y = rows ? gpuir__decompose_split_vector(m, op, rows) : gpuir__decompose_split_reduce(m, op, split);
@@ -13646,8 +13670,9 @@ static gpuir_result gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid
    reduction, with the elementwise ops that only it (and they) read, up
    over the rests of totals just before it (gpuir__op_is_total_rest: a
    reduction of a reduction's result of at most GPUIR__HOIST_TOTAL_MAX
-   elements, and the elementwise ops of such values, a cast back to f16 or
-   a mean's division). Nothing moved reads a rest, and no rest reads what
+   elements, and the elementwise ops and reshapes of such values, a cast
+   back to f16, a mean's division, a vector's mean with keepdims viewed as
+   [1]). Nothing moved reads a rest, and no rest reads what
    moves, so every value is still made before it is read; the ops keep
    their order otherwise. The reduction may then join the row kernel
    before the rests (one kernel reads x for both sums), or start its own
@@ -13657,7 +13682,7 @@ static gpuir_result gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid
 #define GPUIR__HOIST_REST_DEPTH 4
 
 /* Whether op is the rest of a total (see above), looking `depth` ops deep
-   through elementwise ops. */
+   through elementwise ops and reshapes. */
 static bool gpuir__op_is_total_rest(const gpuir_module *m, const gpuir__op *op, int depth) {
     if (!op->result || !op->n_operands || depth <= 0) return false;
     const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
@@ -13670,7 +13695,8 @@ static bool gpuir__op_is_total_rest(const gpuir_module *m, const gpuir__op *op, 
         if (cls == GPUIR__CLASS_REDUCE && gpuir__info(def->kind)->cls == GPUIR__CLASS_REDUCE &&
             gpuir__type_is_static(&x->type) && gpuir__type_count(&x->type) <= GPUIR__HOIST_TOTAL_MAX)
             return true;
-        if (gpuir__is_elementwise(cls) && gpuir__op_is_total_rest(m, def, depth - 1)) return true;
+        if ((gpuir__is_elementwise(cls) || op->kind == GPUIR_OP_RESHAPE) && gpuir__op_is_total_rest(m, def, depth - 1))
+            return true;
     }
     return false;
 }
