@@ -9867,31 +9867,55 @@ static int gpuir__total_rows_at(const gpuir_type *t) {
     return k > 0 && count / row >= 2 ? k : -1;
 }
 
+/* The first axis k of the trailing run of x's axes that makes the rows
+   of its total where some axis before the run is `?` (a batch of a size
+   known at run time): the shortest run of static axes of
+   GPUIR__SPLIT_TOTAL_ROW elements or more, or all the static trailing
+   axes where they hold fewer, if GPUIR__SPLIT_TOTAL_SHORT_ROW or more;
+   -1 otherwise (a `?` among the trailing axes, too short a run). Split
+   whatever the batch (the total's size is not known): a batch of a few
+   rows pays a second launch (a few microseconds), a large one is read by
+   a block a row, where one block read it all (an MSE over [?, 768] of
+   8192 rows: x and y, 50 MB, at one multiprocessor's rate). */
+static int gpuir__dynamic_total_rows_at(const gpuir_type *t) {
+    int64_t row = 1;
+    int k = t->rank;
+    while (k > 0 && row < GPUIR__SPLIT_TOTAL_ROW && t->dims[k - 1] != GPUIR_DYN) row *= t->dims[--k];
+    if (k == 0 || row < GPUIR__SPLIT_TOTAL_SHORT_ROW) return -1;
+    for (int d = 0; d < k; d++)
+        if (t->dims[d] == GPUIR_DYN) return k;
+    return -1;
+}
+
 /* Where a total (a reduction over every axis) splits into rows and the
    rest, or -1: the first axis k of the trailing axes its rows reduce, so
    that the total is the reduction over axes [k, rank) with keepdims (a row
    reduction, a block a row: canonicalize merges several trailing axes,
    pass.fuse takes its elementwise producers, the squares of an MSE say),
    then the total of that (its rows' axes now of extent 1). For a float
-   sum, mean or max of a static x of GPUIR__SPLIT_TOTAL_MIN elements or
-   more (no `form` written): the rows those of gpuir__total_rows_at, two
-   or more; no possible sibling of x (gpuir__reduce_has_sibling: a
-   sibling group reads x once for all, its total across blocks). Unsplit, a
-   total is one block reading all of x. A mean of means is the mean (every
-   row holds as many elements). (A reduction over the last axis and others
-   before a gap, NCHW's [0, 2, 3], splits below: gpuir__decompose_gap.) */
+   sum, mean or max (no `form` written) of a static x of
+   GPUIR__SPLIT_TOTAL_MIN elements or more, the rows those of
+   gpuir__total_rows_at, two or more; of an x with a `?` before static
+   trailing axes, those of gpuir__dynamic_total_rows_at; no possible
+   sibling of x (gpuir__reduce_has_sibling: a sibling group reads x once
+   for all, its total across blocks). Unsplit, a total is one block
+   reading all of x. A mean of means is the mean (every row holds as many
+   elements; over no rows both are NaN). (A reduction over the last axis
+   and others before a gap, NCHW's [0, 2, 3], splits below:
+   gpuir__decompose_gap.) */
 static int gpuir__reduce_split_at(const gpuir_module *m, uint32_t fid, const gpuir__op *op, const uint32_t *repl,
                                   size_t cap) {
     if (!gpuir__reduce_splittable(m, op)) return -1;
     uint32_t x = gpuir__op_operand(m, op, 0);
     const gpuir_type *t = &gpuir__value_at(m, x)->type;
     bool reduced[GPUIR_MAX_RANK];
-    if (t->rank < 2 || !gpuir__type_is_static(t) || !gpuir_dtype_is_float(t->dtype) ||
-        gpuir__type_count(t) < GPUIR__SPLIT_TOTAL_MIN || !gpuir__reduce_axes_mask(m, op, t->rank, reduced))
+    bool dynamic = !gpuir__type_is_static(t);
+    if (t->rank < 2 || !gpuir_dtype_is_float(t->dtype) || (!dynamic && gpuir__type_count(t) < GPUIR__SPLIT_TOTAL_MIN) ||
+        !gpuir__reduce_axes_mask(m, op, t->rank, reduced))
         return -1;
     for (int d = 0; d < t->rank; d++)
         if (!reduced[d]) return -1;            /* not a total */
-    int k = gpuir__total_rows_at(t);
+    int k = dynamic ? gpuir__dynamic_total_rows_at(t) : gpuir__total_rows_at(t);
     if (k < 0 || gpuir__reduce_has_sibling(m, fid, op, x, repl, cap, false)) return -1;
     return k;
 }
