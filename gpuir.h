@@ -9345,18 +9345,20 @@ static uint32_t gpuir__vector_statistic_kept(gpuir__canon *C, uint32_t v, int de
     return made;
 }
 
-/* An elementwise op over a vector (result rank 1 or more) reading a
-   statistic of a short vector (rank 0: gpuir__vector_statistic) reads it
-   with keepdims ([1], which broadcasts as the scalar does: the same
-   result), so the reductions and the ops over the vector make a row group
-   (softmax, LayerNorm over a 1-D tensor: one kernel, was three). The
-   rebuilt op's id, 0 for any other op. */
+/* An elementwise op over a vector (result rank 1) reading a statistic of
+   a short vector (rank 0: gpuir__vector_statistic) reads it with keepdims
+   ([1], which broadcasts as the scalar does: the same result), so the
+   reductions and the ops over the vector make a row group (softmax,
+   LayerNorm over a 1-D tensor: one kernel, was three). Not an op over a
+   matrix (`x * x.sum()` with the total split, its rest a short vector's
+   total): it makes no row group with the vector, and the statistic would
+   be made twice, kept and not. The rebuilt op's id, 0 for any other op. */
 static uint32_t gpuir__fold_vector_statistics(gpuir__canon *C, const gpuir__op *op) {
     gpuir_module *m = C->m;
     if (!op->result || !gpuir__is_elementwise(gpuir__info(op->kind)->cls) || op->n_operands > GPUIR_MAX_OPERANDS)
         return 0;
     const gpuir_type want = gpuir__value_at(m, op->result)->type;
-    if (want.rank < 1) return 0;
+    if (want.rank != 1) return 0;
     uint32_t n = op->n_operands, in[GPUIR_MAX_OPERANDS], attrs = op->attrs, n_attrs = op->n_attrs;
     gpuir_op_kind kind = op->kind;
     bool changed = false;
@@ -9966,7 +9968,7 @@ static bool gpuir__vector_total_read_back(const gpuir_module *m, const gpuir__fu
    where the total was one block reading all of x. Its siblings (Dice's
    `(p * t).sum()`, `p.sum()`, `t.sum()`; `x.sum()` beside `x.max()`) split
    alike, onto the same view: their rows make one row group, a block a
-   row, then each its small total, where they were one row group of one
+   row, then their totals, where they were one row group of one
    row, a block reading the vectors at one multiprocessor's rate. Not
    where an elementwise op over x reads a total of x
    (gpuir__vector_total_read_back: a softmax or a LayerNorm of a vector),
@@ -9990,10 +9992,14 @@ static int64_t gpuir__reduce_vector_rows(const gpuir_module *m, uint32_t fid, co
 /* A reduction `kind` over axes own[0..n_own) of x (keepdims `keep`, of
    result type *rt) split at k (gpuir__reduce_split_at): its rows'
    reduction over [k, rank) with keepdims, then the reduction over own of
-   that. A sum or mean of f16 or bf16 takes its rows in f32 (x cast first,
-   the result cast back), so that rounding the rows' sums to the dtype
-   costs nothing the unsplit sum (in double) would not lose. 0 on
-   failure. */
+   that: where the rows' results are of static count, their total as a
+   vector's (viewed flat, reshaped to rt after), so that the rests of
+   several totals and the scalar ops after them make one small kernel, a
+   row group of one row each (Dice's three sums and its loss), where each
+   rest was a kernel. A sum or mean of f16 or bf16 takes its rows in f32
+   (x cast first, the result cast back), so that rounding the rows' sums to
+   the dtype costs nothing the unsplit sum (in double) would not lose. 0
+   on failure. */
 static uint32_t gpuir__split_rows_then_rest(gpuir_module *m, gpuir_op_kind kind, uint32_t x, int n_own,
                                             const int64_t *own, int64_t keep, int k, const gpuir_type *rt) {
     gpuir_type xt = gpuir__value_at(m, x)->type;
@@ -10012,14 +10018,27 @@ static uint32_t gpuir__split_rows_then_rest(gpuir_module *m, gpuir_op_kind kind,
     gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, 1);
     uint32_t inner = gpuir__build_value(m, kind, &x, 1, first, 2, NULL).id;
     if (!inner) return 0;
+    gpuir_type flat = gpuir__value_at(m, inner)->type;
+    bool as_vector = gpuir__type_is_static(&flat);
+    static const int64_t axis0 = 0;
+    if (as_vector) {
+        flat.dims[0] = gpuir__type_count(&flat);
+        flat.rank = 1;
+        inner = gpuir__build_value(m, GPUIR_OP_RESHAPE, &inner, 1, 0, 0, &flat).id;
+        if (!inner) return 0;
+        own = &axis0, n_own = 1, keep = 0;
+    }
     first = (uint32_t)stbds_arrlenu(m->attrs);
     gpuir__attr_push_ints(m, "axes", (size_t)n_own, own);
     gpuir__attr_push_int(m, "keepdims", GPUIR__ATTR_BOOL, keep);
     uint32_t outer = gpuir__build_value(m, kind, &inner, 1, first, 2, NULL).id;
-    if (!outer || !widen) return outer;
-    gpuir_type back = gpuir__value_at(m, outer)->type;
-    back.dtype = rt->dtype;
-    return gpuir__build_value(m, GPUIR_OP_CAST, &outer, 1, 0, 0, &back).id;
+    if (outer && widen) {
+        gpuir_type back = gpuir__value_at(m, outer)->type;
+        back.dtype = rt->dtype;
+        outer = gpuir__build_value(m, GPUIR_OP_CAST, &outer, 1, 0, 0, &back).id;
+    }
+    if (!outer || !as_vector || rt->rank == 0) return outer;
+    return gpuir__build_value(m, GPUIR_OP_RESHAPE, &outer, 1, 0, 0, rt).id;
 }
 
 /* Reduction op split at k (gpuir__reduce_split_at): gpuir__split_rows_then_rest. */
@@ -13694,11 +13713,12 @@ static gpuir_result gpuir__fuse_hoist_over_matmuls(gpuir_module *m, uint32_t fid
    reduction, with the elementwise ops that only it (and they) read, up
    over the rests of totals just before it (gpuir__op_is_total_rest: a
    reduction of a reduction's result of at most GPUIR__HOIST_TOTAL_MAX
-   elements, and the elementwise ops and reshapes of such values, a cast
-   back to f16, a mean's division, a vector's mean with keepdims viewed as
-   [1]). Nothing moved reads a rest, and no rest reads what
-   moves, so every value is still made before it is read; the ops keep
-   their order otherwise. The reduction may then join the row kernel
+   elements or of its flat view, that view itself, and the elementwise ops
+   and reshapes of such values, a cast back to f16, a mean's division, a
+   vector's mean with keepdims viewed as [1]). Nothing moved reads a rest,
+   and no rest reads what moves, so every value is still made before it
+   is read; the ops keep their order otherwise. A reduction with a `form`
+   written stays where its author put it. The reduction may then join the row kernel
    before the rests (one kernel reads x for both sums), or start its own
    as it did. */
 #define GPUIR__HOIST_TOTAL_MAX 65536
@@ -13712,14 +13732,17 @@ static bool gpuir__op_is_total_rest(const gpuir_module *m, const gpuir__op *op, 
     const gpuir_type *t = &gpuir__value_at(m, op->result)->type;
     if (!gpuir__type_is_static(t) || gpuir__type_count(t) > GPUIR__HOIST_TOTAL_MAX) return false;
     gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    bool reshape = op->kind == GPUIR_OP_RESHAPE;
     for (uint32_t k = 0; k < (cls == GPUIR__CLASS_REDUCE ? 1u : op->n_operands); k++) {
         const gpuir__value *x = gpuir__value_at(m, gpuir__op_operand(m, op, k));
         const gpuir__op *def = x->def_op ? gpuir__op_at(m, x->def_op) : NULL;
         if (!def) continue;
-        if (cls == GPUIR__CLASS_REDUCE && gpuir__info(def->kind)->cls == GPUIR__CLASS_REDUCE &&
-            gpuir__type_is_static(&x->type) && gpuir__type_count(&x->type) <= GPUIR__HOIST_TOTAL_MAX)
-            return true;
-        if ((gpuir__is_elementwise(cls) || op->kind == GPUIR_OP_RESHAPE) && gpuir__op_is_total_rest(m, def, depth - 1))
+        bool of_reduction = gpuir__info(def->kind)->cls == GPUIR__CLASS_REDUCE && gpuir__type_is_static(&x->type) &&
+                            gpuir__type_count(&x->type) <= GPUIR__HOIST_TOTAL_MAX;
+        if ((cls == GPUIR__CLASS_REDUCE || (reshape && t->rank == 1)) && of_reduction)
+            return true;                                    /* reshape: the rows' results viewed flat */
+        if ((gpuir__is_elementwise(cls) || reshape || (cls == GPUIR__CLASS_REDUCE && def->kind == GPUIR_OP_RESHAPE)) &&
+            gpuir__op_is_total_rest(m, def, depth - 1))
             return true;
     }
     return false;
@@ -13770,7 +13793,9 @@ static gpuir_result gpuir__fuse_hoist_over_totals(gpuir_module *m, uint32_t fid)
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]), *prev = gpuir__op_at(m, f->ops[i - 1]);
         bool may_move = gpuir__is_elementwise(gpuir__info(prev->kind)->cls) ||
                         gpuir__op_is_total_rest(m, prev, GPUIR__HOIST_REST_DEPTH);
-        if (!op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || !may_move) continue;
+        if (!op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || !may_move ||
+            gpuir__attr_get(m, op, GPUIR__KEY_FORM))        /* a kernel its author chose stays where it is */
+            continue;
         if (!uses) {                        /* once, where some op may move */
             uses = (uint32_t *)gpuir__scratch_calloc(m, stbds_arrlenu(m->values) + 1, sizeof *uses);
             if (!uses) return gpuir__oom(m->ctx, "fuse");

@@ -1499,7 +1499,8 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     snprintf(label, sizeof label, "sum of a vector of %lld, f32", n);
     rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 4, repeat) : check_on_emu(ctx, label, text.buf);
     /* Dice's loss over two vectors: three sibling totals on one view (a
-       row kernel reading p and t once, then the three small totals) */
+       row kernel reading p and t once, then one kernel for the three
+       totals of its rows' results and the loss) */
     text.len = 0;
     strbuf_appendf(&text,
                    "func.func @f(%%p: %s, %%t: %s) -> tensor<f32> {\n"
