@@ -10052,21 +10052,10 @@ static uint32_t gpuir__decompose_split_reduce(gpuir_module *m, const gpuir__op *
                                        gpuir__op_flag(m, op, GPUIR__KEY_KEEPDIMS), k, &rt);
 }
 
-/* The reshape of x to type *t that this rewrite of the function has
-   already built, or 0. */
-static uint32_t gpuir__rewritten_reshape_of(const gpuir_module *m, uint32_t x, const gpuir_type *t) {
-    for (size_t i = 0; i < stbds_arrlenu(m->rewrite_ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, m->rewrite_ops[i]);
-        if (op->kind == GPUIR_OP_RESHAPE && op->result && gpuir__op_operand(m, op, 0) == x &&
-            gpuir__type_same(&gpuir__value_at(m, op->result)->type, t))
-            return op->result;
-    }
-    return 0;
-}
-
 /* Vector total op split in rows of C (gpuir__reduce_vector_rows): x viewed
-   as [N / C, C] (one view for every total of x split so: their rows make
-   one row group), the view's total split at its rows
+   as [N / C, C] (every total of x split so views it alike: canonicalize
+   merges the views, and their rows make one row group), the view's total
+   split at its rows
    (gpuir__split_rows_then_rest), reshaped to op's result (rank 0, or [1]
    with keepdims). A mean of means is the mean: the rows hold C each. 0 on
    failure. */
@@ -10077,8 +10066,7 @@ static uint32_t gpuir__decompose_split_vector(gpuir_module *m, const gpuir__op *
     view.rank = 2;
     view.dims[0] /= C;
     view.dims[1] = C;
-    uint32_t v = gpuir__rewritten_reshape_of(m, x, &view);
-    if (!v) v = gpuir__build_value(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &view).id;
+    uint32_t v = gpuir__build_value(m, GPUIR_OP_RESHAPE, &x, 1, 0, 0, &view).id;
     const int64_t both[2] = {0, 1};
     uint32_t y = v ? gpuir__split_rows_then_rest(m, kind, v, 2, both, 0, 1, &rt) : 0;
     if (!y || gpuir__type_same(&gpuir__value_at(m, y)->type, &rt)) return y;
