@@ -2720,6 +2720,7 @@ typedef enum gpuir__kernel_form {
     GPUIR__FORM_ELEMENTWISE_V4,     /* four elements a thread: 16-byte accesses */
     GPUIR__FORM_TRANSPOSE_TILED,    /* 32x32 tiles through shared memory, 256 threads */
     GPUIR__FORM_REDUCE_BLOCK,       /* a block per output element */
+    GPUIR__FORM_REDUCE_GRID,        /* a total: G blocks' partials, the last block combines them */
     GPUIR__FORM_REDUCE_COLUMNS,     /* a thread per output of a column reduction (gpuir__columns_view) */
     GPUIR__FORM_REDUCE_COLUMN_TILES,    /* a block per tile of neighbouring columns, lanes down each */
     GPUIR__FORM_REDUCE_ROWS,        /* the row kernel: a block per row, the row in registers */
@@ -2744,6 +2745,7 @@ static const struct gpuir__kernel_form_name {
     {"elementwise.v4", GPUIR__FORM_ELEMENTWISE_V4},
     {"transpose.tiled.32x32", GPUIR__FORM_TRANSPOSE_TILED},
     {"reduce.block", GPUIR__FORM_REDUCE_BLOCK},
+    {"reduce.grid", GPUIR__FORM_REDUCE_GRID},
     {"reduce.columns", GPUIR__FORM_REDUCE_COLUMNS},
     {"reduce.column_tiles", GPUIR__FORM_REDUCE_COLUMN_TILES},
     {"reduce.rows", GPUIR__FORM_REDUCE_ROWS},
@@ -14389,12 +14391,15 @@ static gpuir_result gpuir__pass_bufferize(gpuir_module *m) {
 // takes them from the parameters, dims_of), else a parameter: its size is
 // known only where it is allocated, on the host, and it travels with the
 // buffer (codegen passes a parameter's dynamic dims after the buffers). A
-// sibling kernel (pass.fuse's sibling groups) also takes its workspace, two
-// buffers each launch gets anew: allocated before the launch, its counters
-// zeroed by a kernel of their own (@<kernel>_zero), freed after it
-// (gpuir__siblings_workspace), so overlapping runs of one program share
-// nothing. Reads: util, ir, build, pass, fuse, bufferize (gpuir__as_memref,
-// gpuir__insert_deallocs). Writes: ir.
+// sibling kernel (pass.fuse's sibling groups) and a grid total (a total
+// of a `?` or long input that decompose did not split: reduce.grid) also
+// take a workspace, two buffers each launch gets anew: allocated before
+// the launch, its counters zeroed by a kernel of their own
+// (@<kernel>_zero), freed after it (gpuir__kernel_wants_workspace), so
+// overlapping runs of one program share nothing. Reads: util, ir, build,
+// pass, decompose (gpuir__reduce_axes_mask), fuse, bufferize
+// (gpuir__as_memref, gpuir__insert_deallocs), configure
+// (gpuir__module_sm_count: a grid total's blocks). Writes: ir.
 
 typedef struct gpuir__group {
     int64_t key;            /* the fusion attribute, or a unique key */
@@ -14404,8 +14409,8 @@ typedef struct gpuir__group {
     uint32_t *internal;     /*   written and read only inside the group */
     uint32_t *splats;       /*   splat constants it reads (copied in) */
     uint32_t kernel;        /* the kernel's func id */
-    uint32_t zero_kernel;   /* a sibling kernel's: the kernel zeroing its counters, else 0 */
-    gpuir_type workspace[2];    /*   and its workspace (gpuir__siblings_workspace) */
+    uint32_t zero_kernel;   /* a kernel with a workspace: the kernel zeroing its counters, else 0 */
+    gpuir_type workspace[2];    /*   and its workspace (gpuir__kernel_wants_workspace) */
 } gpuir__group;
 
 typedef struct gpuir__outliner {
@@ -14614,23 +14619,135 @@ static void gpuir__siblings_workspace(const gpuir_module *m, gpuir__sib_view x, 
 static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, gpuir__sib_view x,
                                                 const int count[GPUIR__SIB_ROLES]);
 
-/* The index of kernel k's first workspace parameter when it is a sibling
-   kernel with one (its last two parameters), else SIZE_MAX. */
+static bool gpuir__kernel_wants_workspace(const gpuir_module *m, const gpuir__func *k, gpuir_type ws[2]);
+static bool gpuir__kernel_ends_with_workspace(const gpuir_module *m, const gpuir__func *k, const gpuir_type ws[2]);
+
+/* The index of kernel k's first workspace parameter when it is a kernel
+   with one (gpuir__kernel_wants_workspace: its last two parameters), else
+   SIZE_MAX. */
 static size_t gpuir__kernel_workspace_at(const gpuir_module *m, const gpuir__func *k) {
-    int count[GPUIR__SIB_ROLES];
-    gpuir__sib_view view;
-    uint32_t x = gpuir__kernel_siblings_of(m, k, count, &view);
-    return x && gpuir__kernel_has_sibling_workspace(m, k, view, count) ? stbds_arrlenu(k->params) - 2 : SIZE_MAX;
+    gpuir_type ws[2];
+    return gpuir__kernel_wants_workspace(m, k, ws) && gpuir__kernel_ends_with_workspace(m, k, ws)
+           ? stbds_arrlenu(k->params) - 2 : SIZE_MAX;
 }
 
 /* Whether kernel k, sibling reductions of x (count from
-   gpuir__kernel_siblings_of), ends with its workspace's two parameters,
-   which none of its ops touches. */
+   gpuir__kernel_siblings_of), ends with its workspace's two parameters. */
 static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpuir__func *k, gpuir__sib_view x,
                                                 const int count[GPUIR__SIB_ROLES]) {
-    size_t n = stbds_arrlenu(k->params);
     gpuir_type ws[2];
     gpuir__siblings_workspace(m, x, count, ws);
+    return gpuir__kernel_ends_with_workspace(m, k, ws);
+}
+
+/* ---- a total the whole grid reads (reduce.grid) ----
+   A kernel of one float sum, mean or max over every axis of x (its
+   producers before it, elementwise ops writing x's shape; with static
+   sizes elementwise ops on its one-element result after it) where x has
+   `?` dims or GPUIR__SPLIT_TOTAL_MIN elements or more (a total decompose
+   did not split into rows: a `?` vector, a vector of prime length, rows
+   too short to split), or whose reduction has `form = "reduce.grid"`
+   written, is read by a grid of G blocks
+   (gpuir__grid_total_blocks) where it was one block: each block sums its
+   contiguous share of the elements into a partial in the kernel's
+   workspace, and the block that takes the last ticket combines the G
+   partials in block order (codegen: gpuir__cg_reduce_grid). Its
+   workspace is a sibling kernel's kind: two buffers each launch gets anew,
+   the partials f32 [2 G] (a double in two floats each) and one counter, i32
+   [1], zeroed by a kernel of its own before the launch. A `form` other
+   than reduce.grid written on the reduction keeps it one block, and so
+   does a `?` x of rank 2 or more whose static dims are all 1 ([?, 1]: the
+   rest of a total split over a `?` batch, one value a row of 128 or
+   more, few next to x's). */
+#define GPUIR__GRID_TOTAL_THREADS 256
+#define GPUIR__GRID_TOTAL_PER_BLOCK 4096        /* the fewest elements of a static total's block share */
+#define GPUIR__GRID_TOTAL_BLOCKS_PER_SM 8       /* 2048 threads a multiprocessor: enough loads in flight */
+
+/* G, the blocks of a grid total over x: 8 a multiprocessor (the most a
+   `?` total may need), fewer for a static x of fewer than 4096 elements a
+   block; at least 2. */
+static int64_t gpuir__grid_total_blocks(const gpuir_module *m, const gpuir_type *x) {
+    int64_t most = GPUIR__GRID_TOTAL_BLOCKS_PER_SM * gpuir__module_sm_count(m), G = most;
+    if (gpuir__type_is_static(x)) G = gpuir__type_count(x) / GPUIR__GRID_TOTAL_PER_BLOCK;
+    return G < 2 ? 2 : G > most ? most : G;
+}
+
+/* Whether buffer-form op writes a destination of x's dims (a producer of
+   a grid total) or, where `after`, of one element (a user of its result). */
+static bool gpuir__grid_total_step(const gpuir_module *m, const gpuir__op *op, const gpuir_type *x, bool after) {
+    gpuir__op_class cls = gpuir__info(op->kind)->cls;
+    if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return false;
+    const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+    return after ? gpuir__type_is_static(d) && gpuir__type_count(d) == 1 : gpuir__dims_same(d, x);
+}
+
+/* The reduction of kernel k when it is a grid total (above), else NULL. */
+static const gpuir__op *gpuir__kernel_grid_total(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *total = NULL;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
+        if (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE) {
+            if (total) return NULL;
+            total = op;
+        }
+    }
+    if (!total || total->n_operands != 2) return NULL;
+    const gpuir__attr *form = gpuir__attr_get(m, total, GPUIR__KEY_FORM);
+    bool written = form && form->kind == GPUIR__ATTR_STRING && strcmp(gpuir__string(m, form->off), "reduce.grid") == 0;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type;
+    const gpuir_type *y = &gpuir__value_at(m, gpuir__op_operand(m, total, 1))->type;
+    bool reduced[GPUIR_MAX_RANK], dynamic = !gpuir__type_is_static(x);
+    if ((form && !written) || !gpuir_dtype_is_float(x->dtype) || !gpuir_dtype_is_float(y->dtype) || x->rank < 1 ||
+        !gpuir__type_is_static(y) || gpuir__type_count(y) != 1 || !gpuir__reduce_axes_mask(m, total, x->rank, reduced) ||
+        (!written && !dynamic && gpuir__type_count(x) < GPUIR__SPLIT_TOTAL_MIN))
+        return NULL;
+    int64_t per_row = 1;                /* the static dims' elements */
+    for (int d = 0; d < x->rank; d++) {
+        if (!reduced[d]) return NULL;
+        if (x->dims[d] != GPUIR_DYN) per_row *= x->dims[d];
+    }
+    if (!written && dynamic && x->rank > 1 && per_row == 1) return NULL;   /* [?, 1]: a split total's rest */
+    bool after = false;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op == total) { after = true; continue; }
+        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
+        if (!gpuir__grid_total_step(m, op, x, after) || (after && dynamic)) return NULL;
+    }
+    return total;
+}
+
+/* The workspace of a grid total of G blocks. */
+static void gpuir__grid_total_workspace(int64_t G, gpuir_type ws[2]) {
+    for (int i = 0; i < 2; i++) {
+        memset(&ws[i], 0, sizeof ws[i]);
+        ws[i].kind = GPUIR_TYPE_MEMREF, ws[i].space = GPUIR_SPACE_DEVICE, ws[i].rank = 1;
+    }
+    ws[0].dtype = GPUIR_F32, ws[0].dims[0] = 2 * G;
+    ws[1].dtype = GPUIR_I32, ws[1].dims[0] = 1;
+}
+
+/* Whether kernel k takes a workspace, and which (ws): a sibling kernel's
+   (gpuir__kernel_siblings_of) or a grid total's (gpuir__kernel_grid_total). */
+static bool gpuir__kernel_wants_workspace(const gpuir_module *m, const gpuir__func *k, gpuir_type ws[2]) {
+    int count[GPUIR__SIB_ROLES];
+    gpuir__sib_view view;
+    if (gpuir__kernel_siblings_of(m, k, count, &view)) {
+        gpuir__siblings_workspace(m, view, count, ws);
+        return true;
+    }
+    const gpuir__op *total = gpuir__kernel_grid_total(m, k);
+    if (!total) return false;
+    gpuir__grid_total_workspace(gpuir__grid_total_blocks(m, &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type),
+                                ws);
+    return true;
+}
+
+/* Whether kernel k ends with the two parameters of workspace ws, which
+   none of its ops touches. */
+static bool gpuir__kernel_ends_with_workspace(const gpuir_module *m, const gpuir__func *k, const gpuir_type ws[2]) {
+    size_t n = stbds_arrlenu(k->params);
     for (size_t w = 0; w < 2; w++) {
         if (n < 3) return false;
         uint32_t p = k->params[n - 2 + w];
@@ -14801,9 +14918,10 @@ static uint32_t gpuir__map_get(const uint32_t *from, const uint32_t *to, uint32_
     return v;
 }
 
-/* Kernel @<kernel>_zero: fills sibling kernel @<kernel>'s counters with
-   zeros before each of its launches (a launch of its own: the sibling
-   kernel cannot zero them itself without a grid-wide barrier). */
+/* Kernel @<kernel>_zero: fills the counters of kernel @<kernel>'s
+   workspace (a sibling kernel's, a grid total's) with zeros before each of
+   its launches (a launch of its own: the kernel cannot zero them itself
+   without a grid-wide barrier). */
 static gpuir_result gpuir__outline_zero_kernel(gpuir__outliner *O, gpuir__group *grp, const char *kernel) {
     gpuir_module *m = O->m;
     char name[GPUIR_MAX_NAME];
@@ -14871,15 +14989,12 @@ static gpuir_result gpuir__outline_kernel(gpuir__outliner *O, size_t g) {
     gpuir__rewrite_origin(m, 0);
     O->from = from;                     /* kept (they may have moved) for the next kernel */
     O->to = to;
-    int count[GPUIR__SIB_ROLES];
-    gpuir__sib_view view;
-    uint32_t x = m->ctx->result ? 0 : gpuir__kernel_siblings_of(m, &m->funcs[kid - 1], count, &view);
-    if (x) gpuir__siblings_workspace(m, view, count, grp->workspace);
-    for (int w = 0; x && w < 2; w++)        /* a sibling kernel's workspace: its last two parameters */
+    bool ws = !m->ctx->result && gpuir__kernel_wants_workspace(m, &m->funcs[kid - 1], grp->workspace);
+    for (int w = 0; ws && w < 2; w++)       /* a workspace (sibling kernel, grid total): its last two parameters */
         gpuir__param(m, w ? "counters" : "partials", grp->workspace[w]);
     if (m->ctx->result != GPUIR_OK) return m->ctx->result;
     gpuir_result r = gpuir_func_return(m, 0, NULL);
-    return r || !x ? r : gpuir__outline_zero_kernel(O, grp, name);
+    return r || !ws ? r : gpuir__outline_zero_kernel(O, grp, name);
 }
 
 /* Whether host op `op` goes: it serves only buffers that moved into kernels,
@@ -14922,10 +15037,10 @@ static void gpuir__outline_launch(gpuir_module *m, uint32_t kid, const uint32_t 
     gpuir__build_op(m, GPUIR_OP_GPU_LAUNCH_FUNC, ids, n, first, 1, NULL);
 }
 
-/* A sibling kernel's launch: its workspace's two buffers (host
+/* The launch of a kernel with a workspace: its two buffers (host
    allocations, freed after the launch; place puts them on the device
    alone), the launch zeroing the counters, then the kernel's. */
-static void gpuir__outline_sibling_launch(gpuir__outliner *O, const gpuir__group *grp) {
+static void gpuir__outline_workspace_launch(gpuir__outliner *O, const gpuir__group *grp) {
     gpuir_module *m = O->m;
     uint32_t ids[GPUIR_MAX_OPERANDS + 2], n = (uint32_t)stbds_arrlenu(grp->params);
     if (n > GPUIR_MAX_OPERANDS) n = GPUIR_MAX_OPERANDS;
@@ -14952,7 +15067,7 @@ static gpuir_result gpuir__outline_host(gpuir__outliner *O) {
         }
         const gpuir__group *grp = &O->groups[g - 1];
         if (grp->last != i) continue;
-        if (grp->zero_kernel) gpuir__outline_sibling_launch(O, grp);
+        if (grp->zero_kernel) gpuir__outline_workspace_launch(O, grp);
         else gpuir__outline_launch(m, grp->kernel, grp->params, (uint32_t)stbds_arrlenu(grp->params));
     }
     gpuir_result r = m->ctx->result;
@@ -15050,7 +15165,8 @@ typedef struct gpuir__placer {
 } gpuir__placer;
 
 /* How kernel `k` uses its parameter i: reads it before writing it, writes
-   it. A sibling kernel's workspace, which no op touches, counts as both
+   it. A kernel's workspace (a sibling kernel's, a grid total's), which no
+   op touches, counts as both
    (gpuir__kernel_workspace_at). */
 static void gpuir__param_access(const gpuir_module *m, const gpuir__func *k, size_t i,
                                 bool *reads_first, bool *writes) {
@@ -15473,8 +15589,10 @@ GPUIRDEF const char *gpuir_module_placement_report(const gpuir_module *m) {
 // gpuir__column_group_lanes, at most 256 threads), a thread per column of
 // a softmax over another axis than the last (softmax.columns); 256
 // threads and a block per gpuir__siblings_block_rows rows for a sibling
-// kernel (form "siblings", gpuir__kernel_sibling_input). A launch that has
-// them keeps them (the text and the API override). A kernel with dynamic sizes gets a block (256
+// kernel (form "siblings", gpuir__kernel_sibling_input); 256 threads and
+// G blocks for a grid total (reduce.grid: gpuir__kernel_grid_total_blocks,
+// static or `?` sizes). A launch that has them keeps them (the text and
+// the API override). Another kernel with dynamic sizes gets a block (256
 // threads, or from a static reduced extent) and no grid: the runtime sizes
 // the grid from the buffers it launches on (the kernel loops over what the
 // grid does not cover).
@@ -16011,6 +16129,18 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
         if (!given) gpuir__set_string_attr(m, (uint32_t)(op - m->ops) + 1, GPUIR__KEY_FORM, name);
     }
     return GPUIR_OK;
+}
+
+/* G, the blocks of kernel k when it is a grid total
+   (gpuir__kernel_grid_total) ending with its workspace (outline's), else
+   0 (a kernel written without one runs its total in one block). */
+static int64_t gpuir__kernel_grid_total_blocks(const gpuir_module *m, const gpuir__func *k) {
+    const gpuir__op *total = gpuir__kernel_grid_total(m, k);
+    if (!total) return 0;
+    int64_t G = gpuir__grid_total_blocks(m, &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type);
+    gpuir_type ws[2];
+    gpuir__grid_total_workspace(G, ws);
+    return gpuir__kernel_ends_with_workspace(m, k, ws) ? G : 0;
 }
 
 /* The input of a sibling kernel when kernel k is one, else 0: its ops
@@ -16574,6 +16704,7 @@ static gpuir__kernel_form gpuir__kernel_form_decide(const gpuir_module *m, const
                gpuir__softmax_is_columns(m, lead) ? GPUIR__FORM_SOFTMAX_COLUMNS : GPUIR__FORM_NONE;
     if (cls == GPUIR__CLASS_REDUCE) {
         if (gpuir__kernel_sibling_input(m, k, NULL)) return GPUIR__FORM_SIBLINGS;
+        if (gpuir__kernel_grid_total_blocks(m, k)) return GPUIR__FORM_REDUCE_GRID;
         if (gpuir__kernel_is_column_group(m, k)) return GPUIR__FORM_REDUCE_COLUMN_GROUP;
         if (gpuir__kernel_is_row_kernel(m, k)) return GPUIR__FORM_REDUCE_ROWS;
         gpuir__columns_view v;
@@ -16593,6 +16724,7 @@ static const struct gpuir__kernel_form_alternative {
     {GPUIR__FORM_ELEMENTWISE_V4, GPUIR__FORM_ELEMENTWISE},
     {GPUIR__FORM_TRANSPOSE_TILED, GPUIR__FORM_ELEMENTWISE},
     {GPUIR__FORM_REDUCE_COLUMNS, GPUIR__FORM_REDUCE_BLOCK},
+    {GPUIR__FORM_REDUCE_GRID, GPUIR__FORM_REDUCE_BLOCK},
     {GPUIR__FORM_REDUCE_COLUMN_TILES, GPUIR__FORM_REDUCE_BLOCK},
     {GPUIR__FORM_REDUCE_COLUMN_TILES, GPUIR__FORM_REDUCE_COLUMNS},
     {GPUIR__FORM_ATTENTION_M64, GPUIR__FORM_ATTENTION_M128},
@@ -16631,29 +16763,30 @@ static void gpuir__kernel_forms_allowed_text(gpuir__kernel_form decided, char *o
     }
 }
 
-/* A kernel recorded as siblings whose reductions are sibling ones and
-   whose last two parameters are a workspace (f32 and i32 vectors) of
-   other sizes than this target's SM count gives (gpuir__siblings_workspace:
-   a program lowered for another count, then run for this one): an error
-   naming both and the forms it takes (`allowed`), else GPUIR_OK. */
-static gpuir_result gpuir__kernel_siblings_mismatch(const gpuir_module *m, const gpuir__func *k, const gpuir__op *lead,
-                                                    const char *allowed) {
-    int count[GPUIR__SIB_ROLES];
-    gpuir__sib_view v;
+/* A kernel recorded as siblings or reduce.grid (`given`) whose ops are
+   such a kernel's (gpuir__kernel_wants_workspace) and whose last two
+   parameters are a workspace (f32 and i32 vectors) of other sizes than
+   this target's SM count gives (a program lowered for another count, then
+   run for this one): an error naming both and the forms it takes
+   (`allowed`), else GPUIR_OK. */
+static gpuir_result gpuir__kernel_workspace_mismatch(const gpuir_module *m, const gpuir__func *k, const gpuir__op *lead,
+                                                     gpuir__kernel_form given, const char *allowed) {
     size_t n = stbds_arrlenu(k->params);
-    if (!gpuir__kernel_siblings_of(m, k, count, &v) || gpuir__kernel_is_dynamic(m, k) || n < 3) return GPUIR_OK;
+    gpuir_type ws[2];
+    if (!gpuir__kernel_wants_workspace(m, k, ws) || n < 3 ||
+        (given == GPUIR__FORM_SIBLINGS && gpuir__kernel_is_dynamic(m, k)))
+        return GPUIR_OK;
     const gpuir_type *h[2] = {&gpuir__value_at(m, k->params[n - 2])->type, &gpuir__value_at(m, k->params[n - 1])->type};
     if (h[0]->rank != 1 || h[0]->dtype != GPUIR_F32 || h[1]->rank != 1 || h[1]->dtype != GPUIR_I32) return GPUIR_OK;
-    gpuir_type ws[2];
-    gpuir__siblings_workspace(m, v, count, ws);
     gpuir__tbuf h0, h1, w0, w1;
-    return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"siblings\" takes as its last "
+    return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" takes as its last "
                             "two parameters the workspace this target's %lld multiprocessors need, %s and %s, and "
                             "they are %s and %s (a program lowered for another SM count: lower and run it for the "
                             "same one, --sm-count or gpuir_module_set_target); without one it takes %s",
                             gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
-                            (long long)gpuir__module_sm_count(m), gpuir__tstr(&w0, &ws[0]), gpuir__tstr(&w1, &ws[1]),
-                            gpuir__tstr(&h0, h[0]), gpuir__tstr(&h1, h[1]), allowed);
+                            gpuir__kernel_form_name(given), (long long)gpuir__module_sm_count(m),
+                            gpuir__tstr(&w0, &ws[0]), gpuir__tstr(&w1, &ws[1]), gpuir__tstr(&h0, h[0]),
+                            gpuir__tstr(&h1, h[1]), allowed);
 }
 
 /* Kernel k's form: the one recorded on its lead op when the kernel can
@@ -16696,8 +16829,8 @@ static gpuir_result gpuir__kernel_form_of(const gpuir_module *m, const gpuir__fu
     if (!given || gpuir__kernel_form_allowed(decided, given)) return GPUIR_OK;
     char allowed[256];
     gpuir__kernel_forms_allowed_text(decided, allowed, sizeof allowed);
-    gpuir_result r = given == GPUIR__FORM_SIBLINGS && allowed[0] ? gpuir__kernel_siblings_mismatch(m, k, lead, allowed)
-                   : GPUIR_OK;
+    gpuir_result r = (given == GPUIR__FORM_SIBLINGS || given == GPUIR__FORM_REDUCE_GRID) && allowed[0]
+                     ? gpuir__kernel_workspace_mismatch(m, k, lead, given, allowed) : GPUIR_OK;
     if (r) return r;
     return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" does not fit this "
                             "kernel: it takes %s", kname, gpuir_op_name(lead->kind), lead->line,
@@ -16732,6 +16865,12 @@ static void gpuir__choose_launch(const gpuir_module *m, const gpuir__func *k, in
     grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
     if (count <= 0 && !gpuir__form_is_attention(form)) return;   /* nothing to compute: one thread;
                                                                      an attention's codegen needs its block */
+    if (form == GPUIR__FORM_REDUCE_GRID) {  /* G blocks, whatever the sizes */
+        int64_t G = gpuir__kernel_grid_total_blocks(m, k);
+        block[0] = GPUIR__GRID_TOTAL_THREADS;
+        grid[0] = G ? G : 1;
+        return;
+    }
     if (form == GPUIR__FORM_SIBLINGS) {     /* a block per gpuir__siblings_block_rows rows */
         gpuir__sib_view view;
         uint32_t x = gpuir__kernel_sibling_input(m, k, &view);
@@ -16824,7 +16963,8 @@ static gpuir_result gpuir__pass_configure(gpuir_module *m) {
                 continue;
             const gpuir__attr *sym = gpuir__attr_get(m, op, GPUIR__KEY_KERNEL);
             const gpuir__func *k = gpuir__func_at(m, gpuir__launch_kernel(m, sym->off));
-            if (gpuir__kernel_is_dynamic(m, k)) {     /* the runtime gives the grid */
+            if (gpuir__kernel_is_dynamic(m, k) && gpuir__kernel_form_recorded(m, k) != GPUIR__FORM_REDUCE_GRID) {
+                /* the runtime gives the grid */
                 gpuir_op_kind kind;
                 int64_t reduced, block[3] = {256, 1, 1};
                 gpuir__kernel_output(m, k, &kind, &reduced);
@@ -19774,6 +19914,40 @@ static gpuir_result gpuir__cg_block_step_body(gpuir__cg *C, const void *arg) {
     return gpuir__cg_reduce_step(C, b->at, b->op, b->x, b->cast);
 }
 
+/* Before the first kernel with a workspace (a sibling kernel, a grid
+   total): the fence, ticket and unroll it uses (its workspace is its last
+   two parameters, zeroed counters each launch). */
+static void gpuir__cg_ticket_macros(gpuir__cg *C) {
+    gpuir__cg_blank(C);
+    gpuir__cg_line(C, "#ifndef GPUIR_WS_TICKET");
+    gpuir__cg_line(C, "#ifdef GPUIR_EMU");
+    gpuir__cg_line(C, "#define GPUIR_WS_FENCE()");
+    gpuir__cg_line(C, "#define GPUIR_WS_TICKET(p) ((*(p))++)");
+    gpuir__cg_line(C, "#define GPUIR_WS_UNROLL4");
+    gpuir__cg_line(C, "#else");
+    gpuir__cg_line(C, "#define GPUIR_WS_FENCE() __threadfence()");
+    gpuir__cg_line(C, "#define GPUIR_WS_TICKET(p) atomicAdd((unsigned *)(p), 1u)");
+    gpuir__cg_line(C, "#define GPUIR_WS_UNROLL4 _Pragma(\"unroll 4\")");
+    gpuir__cg_line(C, "#endif");
+    gpuir__cg_line(C, "#endif");
+}
+
+/* The block's ticket on counter `counter` (C) of the workspace's counters
+   (parameter `counters`), and the part of the block whose ticket is
+   `last` (C: the count of blocks that take one, less 1) opened. */
+static void gpuir__cg_ticket(gpuir__cg *C, const char *counters, const char *counter, const char *last) {
+    gpuir__cg_line(C, "GPUIR_WS_FENCE();");
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_line(C, "if (t == 0) ticket[0] = (unsigned)GPUIR_WS_TICKET(&%s[%s]);", counters, counter);
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_open(C, "if (ticket[0] == %s)", last);
+    gpuir__cg_line(C, "GPUIR_WS_FENCE();");
+}
+
+static gpuir_result gpuir__cg_reduce_result(gpuir__cg *C, size_t at, const gpuir__cg_prod *n_red, const char *count,
+                                            int p);
+static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at);
+
 /* A block per output element: its threads stride over the reduced elements,
    computing the fused elementwise producers on the way; with static sizes
    its first thread runs the fused users on the block's result
@@ -19783,6 +19957,7 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     if (C->form == GPUIR__FORM_REDUCE_COLUMNS) return gpuir__cg_reduce_columns(C, at);
     if (C->form == GPUIR__FORM_REDUCE_COLUMN_TILES) return gpuir__cg_reduce_column_tiles(C, at);
+    if (C->form == GPUIR__FORM_REDUCE_GRID) return gpuir__cg_reduce_grid(C, at);
     uint32_t src = gpuir__op_operand(m, op, 0), dst = gpuir__op_operand(m, op, 1);
     const gpuir_type *x = &gpuir__value_at(m, src)->type, *y = &gpuir__value_at(m, dst)->type;
     bool reduced[GPUIR_MAX_RANK] = {false};
@@ -19831,18 +20006,36 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     if (r) return r;
     if (in_double) gpuir__cg_block_sum_f64(C);
     else gpuir__cg_block_reduce(C, op->kind, is_float, acc_t, init);
+    r = gpuir__cg_reduce_result(C, at, &n_red, count, p);
+    if (r) return r;
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+    gpuir__cg_close(C);
+    return GPUIR_OK;
+}
+
+/* Output o of reduction kernel op `at` from thread 0's acc (or dacc:
+   gpuir__cg_reduce_in_double), the block's (or the grid's) reduction of
+   its n_red elements (`count`, C text): a mean divided, the value rounded
+   to the result's dtype, then the fused users on it in thread 0
+   (gpuir__cg_reduction_users), or stored to parameter p. */
+static gpuir_result gpuir__cg_reduce_result(gpuir__cg *C, size_t at, const gpuir__cg_prod *n_red, const char *count,
+                                            int p) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
+    uint32_t dst = gpuir__op_operand(C->m, op, 1);
+    const gpuir_type *y = &gpuir__value_at(C->m, dst)->type;
+    bool is_float = gpuir_dtype_is_float(y->dtype), in_double = gpuir__cg_reduce_in_double(C, op);
     const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
     char result[720];
     char quotient[400];
-    if (!n_red.sym[0]) snprintf(quotient, sizeof quotient, "dacc / %lld.0", (long long)n_red.num);
+    if (!n_red->sym[0]) snprintf(quotient, sizeof quotient, "dacc / %lld.0", (long long)n_red->num);
     else snprintf(quotient, sizeof quotient, "dacc / (double)%s", count);
     if (in_double) gpuir__cg_narrow(result, sizeof result, y->dtype, op->kind != GPUIR_OP_REDUCE_MEAN ? "dacc" : quotient);
     else if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
-    else if (n_red.sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
-    else if (n_red.num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red.num);
+    else if (n_red->sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
+    else if (n_red->num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red->num);
     else snprintf(result, sizeof result, "0LL");
     char value[800];
-    if (users) {                                      /* the result in a register, rounded to its dtype */
+    if (gpuir__cg_computes_after(C, at)) {            /* the result in a register, rounded to its dtype */
         gpuir__cg_open(C, "if (t == 0)");
         gpuir__cg_reset_values(C);
         uint32_t v = gpuir__cg_new_var(C, y->dtype);
@@ -19857,7 +20050,81 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
         gpuir__cg_call(value, sizeof value, wrap, result);
         gpuir__cg_line(C, "if (t == 0) %s[o] = %s;", gpuir__cg_param(C, p), value);
     }
-    gpuir__cg_line(C, "GPUIR_SYNC();");
+    return GPUIR_OK;
+}
+
+/* A grid total (reduce.grid, gpuir__kernel_grid_total): the kernel's last
+   two parameters its workspace, the partials (2 G floats) and a counter.
+   Each of G shares of the elements, contiguous, is a virtual block's (the
+   launch's blocks take them in turn, so a launch of any grid computes the
+   total): its threads stride over the share computing the fused producers
+   (a float sum in double), the block's partial goes to the workspace (a
+   double in two floats, gpuir_put2), and the block that takes the last
+   ticket combines the G partials, each thread every T-th in block order
+   and the block's in its fixed tree (the result does not depend on the
+   schedule), then finishes as reduce.block does
+   (gpuir__cg_reduce_result). */
+static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
+    gpuir_module *m = C->m;
+    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
+    size_t n = stbds_arrlenu(C->k->params);
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    long long G = n >= 2 ? (long long)gpuir__value_at(m, C->k->params[n - 2])->type.dims[0] / 2 : 0;
+    int p = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
+    if (G < 1 || gpuir__op_operand(m, op, 0) == C->k->params[n - 2])
+        return gpuir__cg_fail(C, op, "has form \"reduce.grid\" in a kernel that does not end with its workspace");
+    bool users = gpuir__cg_computes_after(C, at);
+    if (users && !gpuir__type_is_static(x))
+        return gpuir__cg_fail(C, op, "ops after a reduction in one kernel need static sizes");
+    if (p < 0 && !users) return gpuir__cg_fail(C, op, "writes a kernel-private buffer");
+    gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
+    gpuir__cg_prod n_red = {1, ""};
+    for (int d = 0; d < x->rank; d++) gpuir__cg_prod_mul(&n_red, &xd, d);
+    char count[320];
+    gpuir__cg_prod_text(&n_red, count, sizeof count);
+    bool sum = gpuir__cg_reduce_in_double(C, op);
+    const char *ws = gpuir__cg_param(C, (int)n - 2), *counters = gpuir__cg_param(C, (int)n - 1);
+    long long T = (long long)C->threads, slots = T % 32 == 0 ? 32 : T;
+    C->shared_bytes = (uint32_t)(12 * slots + 4);
+    C->barriers = true;
+    gpuir__cg_line(C, "GPUIR_SHARED(double, dred, %lld, 0);", slots);
+    gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, %lld);", slots, 8 * slots);
+    gpuir__cg_line(C, "GPUIR_SHARED(unsigned, ticket, 1, %lld);", 12 * slots);
+    gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
+    gpuir__cg_line(C, "long long o = 0, n = %s, per = (n + %lldLL) / %lldLL;", count, G - 1, G);
+    gpuir__cg_line(C, sum ? "double dacc;" : "float acc;");
+    gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS)", G);
+    gpuir__cg_line(C, "long long j0 = blk * per, jn = j0 + per < n ? j0 + per : n, share = jn > j0 ? jn - j0 : 0;");
+    gpuir__cg_line(C, sum ? "dacc = 0.0;" : "acc = -GPUIR_INF;");
+    gpuir__cg_block_step step = {at, op, x, "(j0 + jj)", "(float)"};
+    gpuir_result r = gpuir__cg_strided_loop(C, "jj", "share", true, NULL, gpuir__cg_block_step_body, &step);
+    if (r) return r;
+    char at_q[96];
+    snprintf(at_q, sizeof at_q, "&((volatile float *)%s)[2 * q]", ws);
+    if (sum) {
+        gpuir__cg_block_sum_f64(C);
+        gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * blk], dacc);", ws);
+    } else {
+        gpuir__cg_block_reduce(C, op->kind, true, "float", "-GPUIR_INF");
+        gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * blk], (double)acc);", ws);
+    }
+    char last[32];
+    snprintf(last, sizeof last, "%lldu", G - 1);
+    gpuir__cg_ticket(C, counters, "0", last);
+    if (sum) {
+        gpuir__cg_line(C, "dacc = 0.0;");
+        gpuir__cg_line(C, "for (long long q = t; q < %lldLL; q += %lld) dacc += gpuir_get2(%s);", G, T, at_q);
+        gpuir__cg_block_sum_f64(C);
+    } else {
+        gpuir__cg_line(C, "acc = -GPUIR_INF;");
+        gpuir__cg_line(C, "for (long long q = t; q < %lldLL; q += %lld) acc = gpuir_fmax(acc, (float)gpuir_get2(%s));",
+                       G, T, at_q);
+        gpuir__cg_block_reduce(C, op->kind, true, "float", "-GPUIR_INF");
+    }
+    r = gpuir__cg_reduce_result(C, at, &n_red, count, p);
+    if (r) return r;
+    gpuir__cg_close(C);
+    gpuir__cg_line(C, "GPUIR_SYNC();");          /* (the block's slots serve its next share) */
     gpuir__cg_close(C);
     return GPUIR_OK;
 }
@@ -23522,14 +23789,14 @@ static bool gpuir__cg_wider(const gpuir_type *d, const gpuir_type *widest) {
    results itself). A chunk's column partials go to the kernel's workspace
    (a row of C floats per block); the block that takes the last ticket of
    the chunk's counter combines the partials of all blocks in block order
-   into the outputs and resets the counter; the totals the same, through a
-   value per block and one more counter. Partials are combined in a fixed
-   order, never with float atomics: the results do not depend on the
-   schedule. The workspace is the module's (GPUIR_WORKSPACE: a __device__
-   array on CUDA, zero when the module loads; thread-local on the
-   emulator) and every counter is back at 0 when a launch ends, so launches
-   of one kernel must not overlap (one program's runs on one stream, as
-   gpuir runs them). */
+   into the outputs; the totals the same, through a value per block and
+   one more counter. Partials are combined in a fixed order, never with
+   float atomics: the results do not depend on the schedule. The workspace
+   is the kernel's last two parameters, buffers each launch gets anew
+   (pass.outline), its counters zeroed by a launch before it
+   (@<kernel>_zero), so overlapping launches share nothing. A grid total
+   (reduce.grid: gpuir__cg_reduce_grid) takes its tickets the same way
+   (gpuir__cg_ticket). */
 
 typedef struct gpuir__cg_sib {
     const gpuir_type *x;
@@ -23631,33 +23898,10 @@ static gpuir_result gpuir__cg_sib_plan(gpuir__cg *C, gpuir__cg_sib *S) {
     return GPUIR_OK;
 }
 
-/* Before the first sibling kernel: the fence, ticket and unroll it uses
-   (its workspace is its last two parameters, zeroed counters each launch). */
-static void gpuir__cg_sib_macros(gpuir__cg *C) {
-    gpuir__cg_blank(C);
-    gpuir__cg_line(C, "#ifndef GPUIR_WS_TICKET");
-    gpuir__cg_line(C, "#ifdef GPUIR_EMU");
-    gpuir__cg_line(C, "#define GPUIR_WS_FENCE()");
-    gpuir__cg_line(C, "#define GPUIR_WS_TICKET(p) ((*(p))++)");
-    gpuir__cg_line(C, "#define GPUIR_WS_UNROLL4");
-    gpuir__cg_line(C, "#else");
-    gpuir__cg_line(C, "#define GPUIR_WS_FENCE() __threadfence()");
-    gpuir__cg_line(C, "#define GPUIR_WS_TICKET(p) atomicAdd((unsigned *)(p), 1u)");
-    gpuir__cg_line(C, "#define GPUIR_WS_UNROLL4 _Pragma(\"unroll 4\")");
-    gpuir__cg_line(C, "#endif");
-    gpuir__cg_line(C, "#endif");
-}
-
-/* The block's ticket on counter `counter` (C), and the part of the block
-   whose ticket is `last` (C: the count of blocks that take one, less 1)
-   opened. */
+/* The block's ticket on counter `counter` (C) of a sibling kernel's
+   workspace: gpuir__cg_ticket. */
 static void gpuir__cg_sib_ticket(gpuir__cg *C, const gpuir__cg_sib *S, const char *counter, const char *last) {
-    gpuir__cg_line(C, "GPUIR_WS_FENCE();");
-    gpuir__cg_line(C, "GPUIR_SYNC();");
-    gpuir__cg_line(C, "if (t == 0) ticket[0] = (unsigned)GPUIR_WS_TICKET(&%s[%s]);", S->counters, counter);
-    gpuir__cg_line(C, "GPUIR_SYNC();");
-    gpuir__cg_open(C, "if (ticket[0] == %s)", last);
-    gpuir__cg_line(C, "GPUIR_WS_FENCE();");
+    gpuir__cg_ticket(C, S->counters, counter, last);
 }
 
 /* The role of kernel op i in sibling kernel S (GPUIR__SIB_NONE: a splat fill). */
@@ -24233,8 +24477,9 @@ static gpuir_result gpuir__cg_kernel(gpuir__cg *C, uint32_t kid, gpuir__cg_kerne
     if (r) return r;
     gpuir__cg_sib S;
     C->sib = C->form == GPUIR__FORM_SIBLINGS ? &S : NULL;
-    if (C->sib && !(r = gpuir__cg_sib_plan(C, &S))) gpuir__cg_sib_macros(C);
+    if (C->sib && !(r = gpuir__cg_sib_plan(C, &S))) gpuir__cg_ticket_macros(C);
     if (r) return r;
+    if (C->form == GPUIR__FORM_REDUCE_GRID) gpuir__cg_ticket_macros(C);
     gpuir__cg_blank(C);
     gpuir__cg_line(C, "/* @%s: %lld threads per block */", gpuir__string(m, C->k->name),
                    (long long)C->threads);

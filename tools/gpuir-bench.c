@@ -1477,8 +1477,24 @@ static int bench_mean_of_squares(gpuir_ctx *ctx, long long rows, long long cols,
     return rc;
 }
 
+/* The sum of an f32 vector of n elements (`what`: "prime length " or ""). */
+static int bench_vector_sum(gpuir_ctx *ctx, long long n, const char *what, bool gpu, int repeat) {
+    char V[64], label[80];
+    snprintf(V, sizeof V, "tensor<%lldxf32>", n);
+    strbuf text = {NULL, 0, 0};
+    strbuf_appendf(&text,
+                   "func.func @f(%%x: %s) -> tensor<f32> {\n"
+                   "  %%s = reduce_sum %%x {axes = [0]} : (%s) -> tensor<f32>\n"
+                   "  return %%s : tensor<f32>\n}\n", V, V);
+    snprintf(label, sizeof label, "sum of a vector of %s%lld, f32", what, n);
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 4, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
+}
+
 /* Totals: the means of squares (bench_mean_of_squares), a vector's sum,
-   Dice's three totals of two vectors, and `x - x.max()` over a matrix. */
+   one of prime length, Dice's three totals of two vectors, and `x -
+   x.max()` over a matrix. */
 static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     long long rows = gpu ? 16384 : 200, cols = gpu ? 4096 : 1500;
     int rc = bench_mean_of_squares(ctx, rows, cols, gpu, repeat);
@@ -1486,18 +1502,16 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     char F[64], label[64];
     snprintf(F, sizeof F, "tensor<%lldx%lldxf32>", rows, cols);
     strbuf text = {NULL, 0, 0};
-    /* a vector's sum (decompose: rows of a view, then their total), and
-       `x - x.max()` over a matrix (the max split too, then the
-       subtraction: x read twice, written once) */
+    /* a vector's sum (decompose: rows of a view, then their total); one
+       of prime length (no view to split it into rows: a grid total,
+       reduce.grid, its blocks' partials combined by the last); and `x -
+       x.max()` over a matrix (the max split too, then the subtraction: x
+       read twice, written once) */
     long long n = gpu ? 16ll << 20 : 300000;
+    rc |= bench_vector_sum(ctx, n, "", gpu, repeat);
+    rc |= bench_vector_sum(ctx, gpu ? 16777259 : 300007, "prime length ", gpu, repeat);
     char V[64];
     snprintf(V, sizeof V, "tensor<%lldxf32>", n);
-    strbuf_appendf(&text,
-                   "func.func @f(%%x: %s) -> tensor<f32> {\n"
-                   "  %%s = reduce_sum %%x {axes = [0]} : (%s) -> tensor<f32>\n"
-                   "  return %%s : tensor<f32>\n}\n", V, V);
-    snprintf(label, sizeof label, "sum of a vector of %lld, f32", n);
-    rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 4, repeat) : check_on_emu(ctx, label, text.buf);
     /* Dice's loss over two vectors: three sibling totals on one view (a
        row kernel reading p and t once, then one kernel for the three
        totals of its rows' results and the loss) */
