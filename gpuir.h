@@ -20055,12 +20055,14 @@ static gpuir_result gpuir__cg_reduce_result(gpuir__cg *C, size_t at, const gpuir
 
 /* A grid total (reduce.grid, gpuir__kernel_grid_total): the kernel's last
    two parameters its workspace, the partials (2 G floats) and a counter.
-   Each of G shares of the elements, contiguous, is a virtual block's (the
-   launch's blocks take them in turn, so a launch of any grid computes the
-   total): its threads stride over the share computing the fused producers
+   The elements make g contiguous shares of GPUIR__GRID_TOTAL_PER_BLOCK or
+   more, at most G (a `?` vector of 1000: one share; the blocks past g
+   return at once), each a virtual block's (the launch's blocks take them
+   in turn, so a launch of any grid computes the total): its threads
+   stride over the share computing the fused producers
    (a float sum in double), the block's partial goes to the workspace (a
    double in two floats, gpuir_put2), and the block that takes the last
-   ticket combines the G partials, each thread every T-th in block order
+   ticket combines the g partials, each thread every T-th in block order
    and the block's in its fixed tree (the result does not depend on the
    schedule), then finishes as reduce.block does
    (gpuir__cg_reduce_result). */
@@ -20091,9 +20093,12 @@ static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
     gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, %lld);", slots, 8 * slots);
     gpuir__cg_line(C, "GPUIR_SHARED(unsigned, ticket, 1, %lld);", 12 * slots);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
-    gpuir__cg_line(C, "long long o = 0, n = %s, per = (n + %lldLL) / %lldLL;", count, G - 1, G);
+    gpuir__cg_line(C, "long long o = 0, n = %s, g = (n + %dLL) / %dLL;", count, GPUIR__GRID_TOTAL_PER_BLOCK - 1,
+                   GPUIR__GRID_TOTAL_PER_BLOCK);
+    gpuir__cg_line(C, "g = g < 1 ? 1 : g > %lldLL ? %lldLL : g;   /* the shares: at most G, of 4096 or more */", G, G);
+    gpuir__cg_line(C, "long long per = (n + g - 1) / g;");
     gpuir__cg_line(C, sum ? "double dacc;" : "float acc;");
-    gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL; blk += GPUIR_GRID_BLOCKS)", G);
+    gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < g; blk += GPUIR_GRID_BLOCKS)");
     gpuir__cg_line(C, "long long j0 = blk * per, jn = j0 + per < n ? j0 + per : n, share = jn > j0 ? jn - j0 : 0;");
     gpuir__cg_line(C, sum ? "dacc = 0.0;" : "acc = -GPUIR_INF;");
     gpuir__cg_block_step step = {at, op, x, "(j0 + jj)", "(float)"};
@@ -20108,17 +20113,15 @@ static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
         gpuir__cg_block_reduce(C, op->kind, true, "float", "-GPUIR_INF");
         gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * blk], (double)acc);", ws);
     }
-    char last[32];
-    snprintf(last, sizeof last, "%lldu", G - 1);
-    gpuir__cg_ticket(C, counters, "0", last);
+    gpuir__cg_ticket(C, counters, "0", "(unsigned)(g - 1)");
     if (sum) {
         gpuir__cg_line(C, "dacc = 0.0;");
-        gpuir__cg_line(C, "for (long long q = t; q < %lldLL; q += %lld) dacc += gpuir_get2(%s);", G, T, at_q);
+        gpuir__cg_line(C, "for (long long q = t; q < g; q += %lld) dacc += gpuir_get2(%s);", T, at_q);
         gpuir__cg_block_sum_f64(C);
     } else {
         gpuir__cg_line(C, "acc = -GPUIR_INF;");
-        gpuir__cg_line(C, "for (long long q = t; q < %lldLL; q += %lld) acc = gpuir_fmax(acc, (float)gpuir_get2(%s));",
-                       G, T, at_q);
+        gpuir__cg_line(C, "for (long long q = t; q < g; q += %lld) acc = gpuir_fmax(acc, (float)gpuir_get2(%s));",
+                       T, at_q);
         gpuir__cg_block_reduce(C, op->kind, true, "float", "-GPUIR_INF");
     }
     r = gpuir__cg_reduce_result(C, at, &n_red, count, p);
