@@ -14640,28 +14640,32 @@ static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpu
     return gpuir__kernel_ends_with_workspace(m, k, ws);
 }
 
-/* ---- a total the whole grid reads (reduce.grid) ----
-   A kernel of one float sum, mean or max over every axis of x (its
-   producers before it, elementwise ops writing x's shape; with static
-   sizes elementwise ops on its one-element result after it) where x has
-   `?` dims or GPUIR__SPLIT_TOTAL_MIN elements or more (a total decompose
-   did not split into rows: a `?` vector, a vector of prime length, rows
-   too short to split), or whose reduction has `form = "reduce.grid"`
-   written, is read by a grid of G blocks
-   (gpuir__grid_total_blocks) where it was one block: each block sums its
-   contiguous share of the elements into a partial in the kernel's
-   workspace, and the block that takes the last ticket combines the G
-   partials in block order (codegen: gpuir__cg_reduce_grid). Its
-   workspace is a sibling kernel's kind: two buffers each launch gets anew,
-   the partials f32 [2 G] (a double in two floats each) and one counter, i32
-   [1], zeroed by a kernel of its own before the launch. A `form` other
-   than reduce.grid written on the reduction keeps it one block, and so
-   does a `?` x of rank 2 or more whose static dims are all 1 ([?, 1]: the
-   rest of a total split over a `?` batch, one value a row of 128 or
-   more, few next to x's). */
+/* ---- totals the whole grid reads (reduce.grid) ----
+   A kernel of one to GPUIR__GRID_TOTALS_MAX float sums, means and maxes,
+   each over every axis of values of x's dims (x the first one's input),
+   with their producers (elementwise ops writing x's dims that read no
+   total) and after the last of them elementwise ops writing one element
+   (the users: ops on the totals, a Dice loss's), where x has `?` dims or
+   GPUIR__SPLIT_TOTAL_MIN elements or more (totals decompose did not split
+   into rows: of a `?` vector, of a vector of prime length, rows too short
+   to split; several of them a row group of one row), or whose first
+   reduction has `form = "reduce.grid"` written, is read by a grid of G
+   blocks (gpuir__grid_total_blocks) where it was one block: each block
+   sums a contiguous share of the elements into a partial per total in
+   the kernel's workspace, and the block that takes the last ticket
+   combines each total's partials in block order and runs the users
+   (codegen: gpuir__cg_reduce_grid). Its workspace is a sibling kernel's
+   kind: two buffers each launch gets anew, the partials f32 [2 G k] (k
+   totals, a double in two floats each) and one counter, i32 [1], zeroed
+   by a kernel of its own before the launch. A `form` other than
+   reduce.grid written on the first reduction (or any form on another)
+   keeps them one block, and so does a `?` x of rank 2 or more whose
+   static dims are all 1 ([?, 1]: the rest of a total split over a `?`
+   batch, one value a row of 128 or more, few next to x's). */
 #define GPUIR__GRID_TOTAL_THREADS 256
 #define GPUIR__GRID_TOTAL_PER_BLOCK 4096        /* the fewest elements of a static total's block share */
 #define GPUIR__GRID_TOTAL_BLOCKS_PER_SM 8       /* 2048 threads a multiprocessor: enough loads in flight */
+#define GPUIR__GRID_TOTALS_MAX 8                /* the most reductions of one grid total's kernel */
 
 /* G, the blocks of a grid total over x: 8 a multiprocessor (the most a
    `?` total may need), fewer for a static x of fewer than 4096 elements a
@@ -14672,59 +14676,96 @@ static int64_t gpuir__grid_total_blocks(const gpuir_module *m, const gpuir_type 
     return G < 2 ? 2 : G > most ? most : G;
 }
 
-/* Whether buffer-form op writes a destination of x's dims (a producer of
-   a grid total) or, where `after`, of one element (a user of its result). */
-static bool gpuir__grid_total_step(const gpuir_module *m, const gpuir__op *op, const gpuir_type *x, bool after) {
-    gpuir__op_class cls = gpuir__info(op->kind)->cls;
-    if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return false;
-    const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
-    return after ? gpuir__type_is_static(d) && gpuir__type_count(d) == 1 : gpuir__dims_same(d, x);
+/* Whether op (buffer form) is a grid total's reduction: a float sum,
+   mean or max over every axis of an operand of x's dims into one element. */
+static bool gpuir__grid_total_reduces(const gpuir_module *m, const gpuir__op *op, const gpuir_type *x) {
+    if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || op->n_operands != 2) return false;
+    const gpuir_type *in = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    const gpuir_type *y = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
+    bool reduced[GPUIR_MAX_RANK];
+    if (!gpuir__dims_same(in, x) || !gpuir_dtype_is_float(in->dtype) || !gpuir_dtype_is_float(y->dtype) ||
+        !gpuir__type_is_static(y) || gpuir__type_count(y) != 1 || !gpuir__reduce_axes_mask(m, op, x->rank, reduced))
+        return false;
+    for (int d = 0; d < x->rank; d++)
+        if (!reduced[d]) return false;
+    return true;
 }
 
-/* The reduction of kernel k when it is a grid total (above), else NULL. */
-static const gpuir__op *gpuir__kernel_grid_total(const gpuir_module *m, const gpuir__func *k) {
-    const gpuir__op *total = NULL;
+/* Whether a reduction of kernel k writes buffer b. */
+static bool gpuir__reduction_writes(const gpuir_module *m, const gpuir__func *k, uint32_t b) {
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
-        if (gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE) {
-            if (total) return NULL;
-            total = op;
-        }
+        if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE && op->n_operands == 2 &&
+            gpuir__op_operand(m, op, 1) == b)
+            return true;
     }
-    if (!total || total->n_operands != 2) return NULL;
+    return false;
+}
+
+/* Whether kernel k's ops fit a grid total over x: before its last
+   reduction (index `last`) the reductions and elementwise ops writing x's
+   dims that read no reduction's result (the producers); after it
+   elementwise ops writing one element (the users, on the totals). */
+static bool gpuir__grid_total_ops_fit(const gpuir_module *m, const gpuir__func *k, const gpuir_type *x, size_t last) {
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        gpuir__op_class cls = gpuir__info(op->kind)->cls;
+        if (op->result || !gpuir__class_computes(cls) || gpuir__is_splat_fill(m, op) || cls == GPUIR__CLASS_REDUCE)
+            continue;
+        if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return false;
+        const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
+        if (i > last) {
+            if (!gpuir__type_is_static(d) || gpuir__type_count(d) != 1) return false;
+            continue;
+        }
+        if (!gpuir__dims_same(d, x)) return false;
+        for (uint32_t a = 0; a + 1 < op->n_operands; a++)     /* a total read back over x: a row kernel's */
+            if (gpuir__reduction_writes(m, k, gpuir__op_operand(m, op, a))) return false;
+    }
+    return true;
+}
+
+/* The first reduction of kernel k when it is a grid total (above), its
+   reductions' count in *count (1 to GPUIR__GRID_TOTALS_MAX), else NULL. */
+static const gpuir__op *gpuir__kernel_grid_total(const gpuir_module *m, const gpuir__func *k, int *count) {
+    const gpuir__op *total = NULL;
+    size_t last = 0;
+    int n = 0;
+    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
+        if (op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) continue;
+        if (!total) total = op;
+        else if (gpuir__attr_get(m, op, GPUIR__KEY_FORM)) return NULL;
+        last = i, n++;
+    }
+    if (!total || n > GPUIR__GRID_TOTALS_MAX) return NULL;
     const gpuir__attr *form = gpuir__attr_get(m, total, GPUIR__KEY_FORM);
     bool written = form && form->kind == GPUIR__ATTR_STRING && strcmp(gpuir__string(m, form->off), "reduce.grid") == 0;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type;
-    const gpuir_type *y = &gpuir__value_at(m, gpuir__op_operand(m, total, 1))->type;
-    bool reduced[GPUIR_MAX_RANK], dynamic = !gpuir__type_is_static(x);
-    if ((form && !written) || !gpuir_dtype_is_float(x->dtype) || !gpuir_dtype_is_float(y->dtype) || x->rank < 1 ||
-        !gpuir__type_is_static(y) || gpuir__type_count(y) != 1 || !gpuir__reduce_axes_mask(m, total, x->rank, reduced) ||
-        (!written && !dynamic && gpuir__type_count(x) < GPUIR__SPLIT_TOTAL_MIN))
+    bool dynamic = !gpuir__type_is_static(x);
+    if ((form && !written) || x->rank < 1 || (!written && !dynamic && gpuir__type_count(x) < GPUIR__SPLIT_TOTAL_MIN))
         return NULL;
     int64_t per_row = 1;                /* the static dims' elements */
-    for (int d = 0; d < x->rank; d++) {
-        if (!reduced[d]) return NULL;
+    for (int d = 0; d < x->rank; d++)
         if (x->dims[d] != GPUIR_DYN) per_row *= x->dims[d];
-    }
     if (!written && dynamic && x->rank > 1 && per_row == 1) return NULL;   /* [?, 1]: a split total's rest */
-    bool after = false;
-    for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
+    for (size_t i = 0; i <= last; i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (op == total) { after = true; continue; }
-        if (op->result || !gpuir__class_computes(gpuir__info(op->kind)->cls) || gpuir__is_splat_fill(m, op)) continue;
-        if (!gpuir__grid_total_step(m, op, x, after) || (after && dynamic)) return NULL;
+        if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE && !gpuir__grid_total_reduces(m, op, x))
+            return NULL;
     }
+    if (!gpuir__grid_total_ops_fit(m, k, x, last)) return NULL;
+    *count = n;
     return total;
 }
 
-/* The workspace of a grid total of G blocks. */
-static void gpuir__grid_total_workspace(int64_t G, gpuir_type ws[2]) {
+/* The workspace of a grid total of G blocks and `count` reductions. */
+static void gpuir__grid_total_workspace(int64_t G, int count, gpuir_type ws[2]) {
     for (int i = 0; i < 2; i++) {
         memset(&ws[i], 0, sizeof ws[i]);
         ws[i].kind = GPUIR_TYPE_MEMREF, ws[i].space = GPUIR_SPACE_DEVICE, ws[i].rank = 1;
     }
-    ws[0].dtype = GPUIR_F32, ws[0].dims[0] = 2 * G;
+    ws[0].dtype = GPUIR_F32, ws[0].dims[0] = 2 * G * count;
     ws[1].dtype = GPUIR_I32, ws[1].dims[0] = 1;
 }
 
@@ -14737,10 +14778,11 @@ static bool gpuir__kernel_wants_workspace(const gpuir_module *m, const gpuir__fu
         gpuir__siblings_workspace(m, view, count, ws);
         return true;
     }
-    const gpuir__op *total = gpuir__kernel_grid_total(m, k);
+    int totals;
+    const gpuir__op *total = gpuir__kernel_grid_total(m, k, &totals);
     if (!total) return false;
     gpuir__grid_total_workspace(gpuir__grid_total_blocks(m, &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type),
-                                ws);
+                                totals, ws);
     return true;
 }
 
@@ -16135,11 +16177,12 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
    (gpuir__kernel_grid_total) ending with its workspace (outline's), else
    0 (a kernel written without one runs its total in one block). */
 static int64_t gpuir__kernel_grid_total_blocks(const gpuir_module *m, const gpuir__func *k) {
-    const gpuir__op *total = gpuir__kernel_grid_total(m, k);
+    int count;
+    const gpuir__op *total = gpuir__kernel_grid_total(m, k, &count);
     if (!total) return 0;
     int64_t G = gpuir__grid_total_blocks(m, &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type);
     gpuir_type ws[2];
-    gpuir__grid_total_workspace(G, ws);
+    gpuir__grid_total_workspace(G, count, ws);
     return gpuir__kernel_ends_with_workspace(m, k, ws) ? G : 0;
 }
 
@@ -19346,23 +19389,26 @@ static bool gpuir__cg_writes_outputs(gpuir__cg *C, size_t from, size_t to, size_
     return false;
 }
 
+/* Stores the register of the parameter op i wrote, where it is the last
+   of ops [i, to) to write it. */
+static void gpuir__cg_store_output(gpuir__cg *C, size_t i, size_t to, const gpuir_type *S, const char *ivar) {
+    int p = gpuir__cg_stored_param(C, i, to);
+    if (p < 0) return;
+    uint32_t dst = C->k->params[p];
+    const gpuir_type *d = &gpuir__value_at(C->m, dst)->type;
+    gpuir__str idx = {NULL};
+    gpuir__cg_type_index(C, &idx, gpuir__cg_op_space(S, d), d, ivar);   /* a reshape's: element ivar */
+    char reg[16], value[48];
+    snprintf(reg, sizeof reg, "v%u", C->cur[dst - 1] - 1);
+    gpuir__cg_call(value, sizeof value, gpuir__cg_from_float(d->dtype), reg);
+    gpuir__cg_line(C, "%s[%s] = %s;", gpuir__cg_param(C, p), gpuir__cg_unwrap(&idx), value);
+    gpuir__str_free(&idx);
+}
+
 /* Stores the registers of the parameters ops [from, to) wrote. */
 static void gpuir__cg_store_outputs(gpuir__cg *C, size_t from, size_t to, const gpuir_type *S,
                                     const char *ivar) {
-    gpuir_module *m = C->m;
-    for (size_t i = from; i < to; i++) {
-        int p = gpuir__cg_stored_param(C, i, to);
-        if (p < 0) continue;
-        uint32_t dst = C->k->params[p];
-        const gpuir_type *d = &gpuir__value_at(m, dst)->type;
-        gpuir__str idx = {NULL};
-        gpuir__cg_type_index(C, &idx, gpuir__cg_op_space(S, d), d, ivar);   /* a reshape's: element ivar */
-        char reg[16], value[48];
-        snprintf(reg, sizeof reg, "v%u", C->cur[dst - 1] - 1);
-        gpuir__cg_call(value, sizeof value, gpuir__cg_from_float(d->dtype), reg);
-        gpuir__cg_line(C, "%s[%s] = %s;", gpuir__cg_param(C, p), gpuir__cg_unwrap(&idx), value);
-        gpuir__str_free(&idx);
-    }
+    for (size_t i = from; i < to; i++) gpuir__cg_store_output(C, i, to, S, ivar);
 }
 
 /* ---- kernels ---- */
@@ -20018,22 +20064,32 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
    its n_red elements (`count`, C text): a mean divided, the value rounded
    to the result's dtype, then the fused users on it in thread 0
    (gpuir__cg_reduction_users), or stored to parameter p. */
+/* The C text of reduction op's result (out) from thread 0's acc or dacc
+   (gpuir__cg_reduce_in_double), the reduction of n_red elements (`count`,
+   C text): a mean divided, a double narrowed to the result's dtype. */
+static void gpuir__cg_reduce_value(const gpuir__cg *C, const gpuir__op *op, const gpuir__cg_prod *n_red,
+                                   const char *count, char *out, size_t size) {
+    const gpuir_type *y = &gpuir__value_at(C->m, gpuir__op_operand(C->m, op, 1))->type;
+    char quotient[400];
+    if (!n_red->sym[0]) snprintf(quotient, sizeof quotient, "dacc / %lld.0", (long long)n_red->num);
+    else snprintf(quotient, sizeof quotient, "dacc / (double)%s", count);
+    if (gpuir__cg_reduce_in_double(C, op))
+        gpuir__cg_narrow(out, size, y->dtype, op->kind != GPUIR_OP_REDUCE_MEAN ? "dacc" : quotient);
+    else if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(out, size, "acc");
+    else if (n_red->sym[0]) snprintf(out, size, "(%s ? acc / %s : 0LL)", count, count);
+    else if (n_red->num) snprintf(out, size, "acc / %lldLL", (long long)n_red->num);
+    else snprintf(out, size, "0LL");
+}
+
 static gpuir_result gpuir__cg_reduce_result(gpuir__cg *C, size_t at, const gpuir__cg_prod *n_red, const char *count,
                                             int p) {
     const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
     uint32_t dst = gpuir__op_operand(C->m, op, 1);
     const gpuir_type *y = &gpuir__value_at(C->m, dst)->type;
-    bool is_float = gpuir_dtype_is_float(y->dtype), in_double = gpuir__cg_reduce_in_double(C, op);
+    bool is_float = gpuir_dtype_is_float(y->dtype);
     const char *wrap = y->dtype == GPUIR_I32 ? "(int)(unsigned)(unsigned long long)" : gpuir__cg_from_float(y->dtype);
     char result[720];
-    char quotient[400];
-    if (!n_red->sym[0]) snprintf(quotient, sizeof quotient, "dacc / %lld.0", (long long)n_red->num);
-    else snprintf(quotient, sizeof quotient, "dacc / (double)%s", count);
-    if (in_double) gpuir__cg_narrow(result, sizeof result, y->dtype, op->kind != GPUIR_OP_REDUCE_MEAN ? "dacc" : quotient);
-    else if (op->kind != GPUIR_OP_REDUCE_MEAN) snprintf(result, sizeof result, "acc");
-    else if (n_red->sym[0]) snprintf(result, sizeof result, "(%s ? acc / %s : 0LL)", count, count);
-    else if (n_red->num) snprintf(result, sizeof result, "acc / %lldLL", (long long)n_red->num);
-    else snprintf(result, sizeof result, "0LL");
+    gpuir__cg_reduce_value(C, op, n_red, count, result, sizeof result);
     char value[800];
     if (gpuir__cg_computes_after(C, at)) {            /* the result in a register, rounded to its dtype */
         gpuir__cg_open(C, "if (t == 0)");
@@ -20053,39 +20109,131 @@ static gpuir_result gpuir__cg_reduce_result(gpuir__cg *C, size_t at, const gpuir
     return GPUIR_OK;
 }
 
-/* A grid total (reduce.grid, gpuir__kernel_grid_total): the kernel's last
-   two parameters its workspace, the partials (2 G floats) and a counter.
-   The elements make g contiguous shares of GPUIR__GRID_TOTAL_PER_BLOCK or
-   more, at most G (a `?` vector of 1000: one share; the blocks past g
-   return at once), each a virtual block's (the launch's blocks take them
-   in turn, so a launch of any grid computes the total): its threads
-   stride over the share computing the fused producers
-   (a float sum in double), the block's partial goes to the workspace (a
-   double in two floats, gpuir_put2), and the block that takes the last
-   ticket combines the g partials, each thread every T-th in block order
-   and the block's in its fixed tree (the result does not depend on the
-   schedule), then finishes as reduce.block does
-   (gpuir__cg_reduce_result). */
-static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
+/* A grid total (reduce.grid, gpuir__kernel_grid_total): its reductions
+   (k of them, at kernel op indices at[]), all over elements of x's dims,
+   and the kernel's last two parameters its workspace, the partials (2 G k
+   floats: total i's of block b at 2 (i G + b)) and a counter. */
+typedef struct gpuir__cg_grid {
+    size_t at[GPUIR__GRID_TOTALS_MAX];
+    int k;
+    long long G;
+    const gpuir_type *x;
+    const char *ws, *counters;
+} gpuir__cg_grid;
+
+/* The body of a grid total's loop over its share (element i): the
+   producers, each reduction's step into its accumulator (dacc<i> for a
+   float sum or mean, in double; acc<i> for a max), the producers'
+   outputs stored (each element is visited once). */
+static gpuir_result gpuir__cg_grid_step_body(gpuir__cg *C, const void *arg) {
+    const gpuir__cg_grid *g = (const gpuir__cg_grid *)arg;
+    gpuir__cg_line(C, "%s i = (%s)(j0 + jj);", gpuir__cg_idx(C), gpuir__cg_idx(C));
+    gpuir__cg_reset_values(C);
+    size_t from = 0;
+    for (int r = 0; r < g->k; r++) {
+        const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[g->at[r]]);
+        uint32_t v = 0;
+        gpuir_result res = gpuir__cg_chain(C, from, g->at[r], g->x, "i");
+        if (!res) res = gpuir__cg_operand(C, op, gpuir__op_operand(C->m, op, 0), g->x, "i", &v);
+        if (res) return res;
+        gpuir__cg_comment(C, C->k->ops[g->at[r]], op);
+        if (gpuir__cg_reduce_in_double(C, op)) gpuir__cg_line(C, "dacc%d += (double)(float)v%u;", r, v);
+        else gpuir__cg_line(C, "acc%d = gpuir_fmax(acc%d, (float)v%u);", r, r, v);
+        from = g->at[r] + 1;
+    }
+    for (size_t i = 0; i < g->at[g->k - 1]; i++)
+        if (gpuir__info(gpuir__op_at(C->m, C->k->ops[i])->kind)->cls != GPUIR__CLASS_REDUCE)
+            gpuir__cg_store_output(C, i, g->at[g->k - 1], g->x, "i");
+    return GPUIR_OK;
+}
+
+/* Reduction r's partial of the block's share into the workspace (sum in
+   double, or max), the block's threads' values combined first. */
+static void gpuir__cg_grid_partial(gpuir__cg *C, const gpuir__cg_grid *g, int r, bool sum) {
+    if (sum) {
+        gpuir__cg_line(C, "dacc = dacc%d;", r);
+        gpuir__cg_block_sum_f64(C);
+        gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * (%lldLL + blk)], dacc);", g->ws, (long long)r * g->G);
+    } else {
+        gpuir__cg_line(C, "acc = acc%d;", r);
+        gpuir__cg_block_reduce(C, GPUIR_OP_REDUCE_MAX, true, "float", "-GPUIR_INF");
+        gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * (%lldLL + blk)], (double)acc);", g->ws, (long long)r * g->G);
+    }
+    gpuir__cg_line(C, "GPUIR_SYNC();");          /* (the block's slots serve the next) */
+}
+
+/* Reduction r's total from the g partials (the last block's), in thread
+   0's dacc or acc, then its value rounded to its dtype in a register
+   (C->cur: the users read it, the stores store it). */
+static void gpuir__cg_grid_total_value(gpuir__cg *C, const gpuir__cg_grid *g, int r, const gpuir__cg_prod *n_red,
+                                       const char *count) {
+    const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[g->at[r]]);
+    char at_q[96], result[720], value[800];
+    snprintf(at_q, sizeof at_q, "&((volatile float *)%s)[2 * (%lldLL + q)]", g->ws, (long long)r * g->G);
+    long long T = (long long)C->threads;
+    if (gpuir__cg_reduce_in_double(C, op)) {
+        gpuir__cg_line(C, "dacc = 0.0;");
+        gpuir__cg_line(C, "for (long long q = t; q < g; q += %lld) dacc += gpuir_get2(%s);", T, at_q);
+        gpuir__cg_block_sum_f64(C);
+    } else {
+        gpuir__cg_line(C, "acc = -GPUIR_INF;");
+        gpuir__cg_line(C, "for (long long q = t; q < g; q += %lld) acc = gpuir_fmax(acc, (float)gpuir_get2(%s));", T,
+                       at_q);
+        gpuir__cg_block_reduce(C, GPUIR_OP_REDUCE_MAX, true, "float", "-GPUIR_INF");
+    }
+    uint32_t dst = gpuir__op_operand(C->m, op, 1);
+    const gpuir_type *y = &gpuir__value_at(C->m, dst)->type;
+    gpuir__cg_reduce_value(C, op, n_red, count, result, sizeof result);
+    gpuir__cg_call(value, sizeof value, gpuir__cg_round(y->dtype), result);
+    uint32_t v = gpuir__cg_new_var(C, y->dtype);
+    gpuir__cg_line(C, "%s v%u = %s;     /* thread 0's */", gpuir__cg_ctype(y->dtype), v, value);
+    C->cur[dst - 1] = v + 1;
+    gpuir__cg_line(C, "GPUIR_SYNC();");
+}
+
+/* A grid total's plan: its reductions, workspace and G (0 where the
+   kernel does not end with its workspace). */
+static gpuir_result gpuir__cg_grid_plan(gpuir__cg *C, gpuir__cg_grid *g) {
     gpuir_module *m = C->m;
-    const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
     size_t n = stbds_arrlenu(C->k->params);
-    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
-    long long G = n >= 2 ? (long long)gpuir__value_at(m, C->k->params[n - 2])->type.dims[0] / 2 : 0;
-    int p = gpuir__cg_param_index(C, gpuir__op_operand(m, op, 1));
-    if (G < 1 || gpuir__op_operand(m, op, 0) == C->k->params[n - 2])
-        return gpuir__cg_fail(C, op, "has form \"reduce.grid\" in a kernel that does not end with its workspace");
-    bool users = gpuir__cg_computes_after(C, at);
-    if (users && !gpuir__type_is_static(x))
-        return gpuir__cg_fail(C, op, "ops after a reduction in one kernel need static sizes");
-    if (p < 0 && !users) return gpuir__cg_fail(C, op, "writes a kernel-private buffer");
-    gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
+    memset(g, 0, sizeof *g);
+    for (size_t i = 0; i < stbds_arrlenu(C->k->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
+        if (op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) continue;
+        if (g->k == GPUIR__GRID_TOTALS_MAX) return gpuir__cg_fail(C, op, "is one reduction too many for reduce.grid");
+        if (!g->k) g->x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+        g->at[g->k++] = i;
+    }
+    const gpuir__op *lead = gpuir__op_at(m, C->k->ops[g->at[0]]);
+    g->G = n >= 3 ? (long long)gpuir__value_at(m, C->k->params[n - 2])->type.dims[0] / (2 * g->k) : 0;
+    if (g->G < 1)
+        return gpuir__cg_fail(C, lead, "has form \"reduce.grid\" in a kernel that does not end with its workspace");
+    g->ws = gpuir__cg_param(C, (int)n - 2), g->counters = gpuir__cg_param(C, (int)n - 1);
+    return GPUIR_OK;
+}
+
+/* A grid total (reduce.grid, gpuir__kernel_grid_total). The elements make
+   g contiguous shares of GPUIR__GRID_TOTAL_PER_BLOCK or more, at most G (a
+   `?` vector of 1000: one share; the blocks past g return at once), each
+   a virtual block's (the launch's blocks take them in turn, so a launch
+   of any grid computes the totals): its threads stride over the share
+   computing the fused producers and each reduction's step
+   (gpuir__cg_grid_step_body), each reduction's partial goes to the
+   workspace (gpuir__cg_grid_partial), and the block that takes the last
+   ticket combines each reduction's g partials, each thread every T-th in
+   block order and the block's in its fixed tree (the results do not
+   depend on the schedule), then its first thread runs the ops on the
+   totals (a Dice loss's) and stores the outputs. */
+static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
+    (void)at;
+    gpuir__cg_grid g;
+    gpuir_result r = gpuir__cg_grid_plan(C, &g);
+    if (r) return r;
+    gpuir__cg_dims xd = gpuir__cg_dims_of(C, g.x);
     gpuir__cg_prod n_red = {1, ""};
-    for (int d = 0; d < x->rank; d++) gpuir__cg_prod_mul(&n_red, &xd, d);
+    for (int d = 0; d < g.x->rank; d++) gpuir__cg_prod_mul(&n_red, &xd, d);
     char count[320];
     gpuir__cg_prod_text(&n_red, count, sizeof count);
-    bool sum = gpuir__cg_reduce_in_double(C, op);
-    const char *ws = gpuir__cg_param(C, (int)n - 2), *counters = gpuir__cg_param(C, (int)n - 1);
     long long T = (long long)C->threads, slots = T % 32 == 0 ? 32 : T;
     C->shared_bytes = (uint32_t)(12 * slots + 4);
     C->barriers = true;
@@ -20095,37 +20243,33 @@ static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
     gpuir__cg_line(C, "long long o = 0, n = %s, g = (n + %dLL) / %dLL;", count, GPUIR__GRID_TOTAL_PER_BLOCK - 1,
                    GPUIR__GRID_TOTAL_PER_BLOCK);
-    gpuir__cg_line(C, "g = g < 1 ? 1 : g > %lldLL ? %lldLL : g;   /* the shares: at most G, of 4096 or more */", G, G);
+    gpuir__cg_line(C, "g = g < 1 ? 1 : g > %lldLL ? %lldLL : g;   /* the shares: at most G, of 4096 or more */", g.G, g.G);
     gpuir__cg_line(C, "long long per = (n + g - 1) / g;");
-    gpuir__cg_line(C, sum ? "double dacc;" : "float acc;");
+    gpuir__cg_line(C, "double dacc;");
+    gpuir__cg_line(C, "float acc;");
+    for (int i = 0; i < g.k; i++)
+        gpuir__cg_line(C, gpuir__cg_reduce_in_double(C, gpuir__op_at(C->m, C->k->ops[g.at[i]])) ? "double dacc%d;"
+                       : "float acc%d;", i);
     gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < g; blk += GPUIR_GRID_BLOCKS)");
     gpuir__cg_line(C, "long long j0 = blk * per, jn = j0 + per < n ? j0 + per : n, share = jn > j0 ? jn - j0 : 0;");
-    gpuir__cg_line(C, sum ? "dacc = 0.0;" : "acc = -GPUIR_INF;");
-    gpuir__cg_block_step step = {at, op, x, "(j0 + jj)", "(float)"};
-    gpuir_result r = gpuir__cg_strided_loop(C, "jj", "share", true, NULL, gpuir__cg_block_step_body, &step);
+    for (int i = 0; i < g.k; i++)
+        gpuir__cg_line(C, gpuir__cg_reduce_in_double(C, gpuir__op_at(C->m, C->k->ops[g.at[i]])) ? "dacc%d = 0.0;"
+                       : "acc%d = -GPUIR_INF;", i);
+    r = gpuir__cg_strided_loop(C, "jj", "share", true, NULL, gpuir__cg_grid_step_body, &g);
     if (r) return r;
-    char at_q[96];
-    snprintf(at_q, sizeof at_q, "&((volatile float *)%s)[2 * q]", ws);
-    if (sum) {
-        gpuir__cg_block_sum_f64(C);
-        gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * blk], dacc);", ws);
-    } else {
-        gpuir__cg_block_reduce(C, op->kind, true, "float", "-GPUIR_INF");
-        gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * blk], (double)acc);", ws);
-    }
-    gpuir__cg_ticket(C, counters, "0", "(unsigned)(g - 1)");
-    if (sum) {
-        gpuir__cg_line(C, "dacc = 0.0;");
-        gpuir__cg_line(C, "for (long long q = t; q < g; q += %lld) dacc += gpuir_get2(%s);", T, at_q);
-        gpuir__cg_block_sum_f64(C);
-    } else {
-        gpuir__cg_line(C, "acc = -GPUIR_INF;");
-        gpuir__cg_line(C, "for (long long q = t; q < g; q += %lld) acc = gpuir_fmax(acc, (float)gpuir_get2(%s));",
-                       T, at_q);
-        gpuir__cg_block_reduce(C, op->kind, true, "float", "-GPUIR_INF");
-    }
-    r = gpuir__cg_reduce_result(C, at, &n_red, count, p);
+    for (int i = 0; i < g.k; i++)
+        gpuir__cg_grid_partial(C, &g, i, gpuir__cg_reduce_in_double(C, gpuir__op_at(C->m, C->k->ops[g.at[i]])));
+    gpuir__cg_ticket(C, g.counters, "0", "(unsigned)(g - 1)");
+    gpuir__cg_reset_values(C);
+    for (int i = 0; i < g.k; i++) gpuir__cg_grid_total_value(C, &g, i, &n_red, count);
+    const gpuir__op *last = gpuir__op_at(C->m, C->k->ops[g.at[g.k - 1]]);
+    const gpuir_type *y = &gpuir__value_at(C->m, gpuir__op_operand(C->m, last, 1))->type;
+    size_t end = stbds_arrlenu(C->k->ops);
+    gpuir__cg_open(C, "if (t == 0)");
+    for (int i = 0; i + 1 < g.k; i++) gpuir__cg_store_output(C, g.at[i], end, y, "o");
+    r = gpuir__cg_reduction_users(C, g.at[g.k - 1], y);
     if (r) return r;
+    gpuir__cg_close(C);
     gpuir__cg_close(C);
     gpuir__cg_line(C, "GPUIR_SYNC();");          /* (the block's slots serve its next share) */
     gpuir__cg_close(C);

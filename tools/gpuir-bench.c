@@ -1477,24 +1477,43 @@ static int bench_mean_of_squares(gpuir_ctx *ctx, long long rows, long long cols,
     return rc;
 }
 
-/* The sum of an f32 vector of n elements (`what`: "prime length " or ""). */
-static int bench_vector_sum(gpuir_ctx *ctx, long long n, const char *what, bool gpu, int repeat) {
+/* A total of f32 vectors of n elements (`what`: "prime length " or ""):
+   the sum of one, or (`dice`) Dice's loss over two, three sums and the
+   scalar ops on them. */
+static int bench_vector_total(gpuir_ctx *ctx, long long n, const char *what, bool dice, bool gpu, int repeat) {
     char V[64], label[80];
     snprintf(V, sizeof V, "tensor<%lldxf32>", n);
     strbuf text = {NULL, 0, 0};
-    strbuf_appendf(&text,
-                   "func.func @f(%%x: %s) -> tensor<f32> {\n"
-                   "  %%s = reduce_sum %%x {axes = [0]} : (%s) -> tensor<f32>\n"
-                   "  return %%s : tensor<f32>\n}\n", V, V);
-    snprintf(label, sizeof label, "sum of a vector of %s%lld, f32", what, n);
-    int rc = gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 4, repeat) : check_on_emu(ctx, label, text.buf);
+    if (!dice)
+        strbuf_appendf(&text,
+                       "func.func @f(%%x: %s) -> tensor<f32> {\n"
+                       "  %%s = reduce_sum %%x {axes = [0]} : (%s) -> tensor<f32>\n"
+                       "  return %%s : tensor<f32>\n}\n", V, V);
+    else
+        strbuf_appendf(&text,
+                       "func.func @f(%%p: %s, %%t: %s) -> tensor<f32> {\n"
+                       "  %%pt = mul %%p, %%t : (%s, %s) -> %s\n"
+                       "  %%i = reduce_sum %%pt {axes = [0]} : (%s) -> tensor<f32>\n"
+                       "  %%sp = reduce_sum %%p {axes = [0]} : (%s) -> tensor<f32>\n"
+                       "  %%st = reduce_sum %%t {axes = [0]} : (%s) -> tensor<f32>\n"
+                       "  %%two = constant {value = 2.0} : () -> tensor<f32>\n"
+                       "  %%one = constant {value = 1.0} : () -> tensor<f32>\n"
+                       "  %%n = mul %%two, %%i : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                       "  %%d = add %%sp, %%st : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                       "  %%r = div %%n, %%d : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                       "  %%l = sub %%one, %%r : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                       "  return %%l : tensor<f32>\n}\n", V, V, V, V, V, V, V, V);
+    snprintf(label, sizeof label, dice ? "Dice of two vectors of %s%lld, f32" : "sum of a vector of %s%lld, f32",
+             what, n);
+    size_t bytes = (size_t)n * (dice ? 8 : 4);
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
     free(text.buf);
     return rc;
 }
 
-/* Totals: the means of squares (bench_mean_of_squares), a vector's sum,
-   one of prime length, Dice's three totals of two vectors, and `x -
-   x.max()` over a matrix. */
+/* Totals: the means of squares (bench_mean_of_squares), a vector's sum
+   and Dice's three totals of two vectors (of 16M and of a prime length),
+   and `x - x.max()` over a matrix. */
 static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     long long rows = gpu ? 16384 : 200, cols = gpu ? 4096 : 1500;
     int rc = bench_mean_of_squares(ctx, rows, cols, gpu, repeat);
@@ -1508,29 +1527,15 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
        x.max()` over a matrix (the max split too, then the subtraction: x
        read twice, written once) */
     long long n = gpu ? 16ll << 20 : 300000;
-    rc |= bench_vector_sum(ctx, n, "", gpu, repeat);
-    rc |= bench_vector_sum(ctx, gpu ? 16777259 : 300007, "prime length ", gpu, repeat);
-    char V[64];
-    snprintf(V, sizeof V, "tensor<%lldxf32>", n);
-    /* Dice's loss over two vectors: three sibling totals on one view (a
-       row kernel reading p and t once, then one kernel for the three
-       totals of its rows' results and the loss) */
-    text.len = 0;
-    strbuf_appendf(&text,
-                   "func.func @f(%%p: %s, %%t: %s) -> tensor<f32> {\n"
-                   "  %%pt = mul %%p, %%t : (%s, %s) -> %s\n"
-                   "  %%i = reduce_sum %%pt {axes = [0]} : (%s) -> tensor<f32>\n"
-                   "  %%sp = reduce_sum %%p {axes = [0]} : (%s) -> tensor<f32>\n"
-                   "  %%st = reduce_sum %%t {axes = [0]} : (%s) -> tensor<f32>\n"
-                   "  %%two = constant {value = 2.0} : () -> tensor<f32>\n"
-                   "  %%one = constant {value = 1.0} : () -> tensor<f32>\n"
-                   "  %%n = mul %%two, %%i : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
-                   "  %%d = add %%sp, %%st : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
-                   "  %%r = div %%n, %%d : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
-                   "  %%l = sub %%one, %%r : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
-                   "  return %%l : tensor<f32>\n}\n", V, V, V, V, V, V, V, V);
-    snprintf(label, sizeof label, "Dice of two vectors of %lld, f32", n);
-    rc |= gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 8, repeat) : check_on_emu(ctx, label, text.buf);
+    long long prime = gpu ? 16777259 : 300007;
+    rc |= bench_vector_total(ctx, n, "", false, gpu, repeat);
+    rc |= bench_vector_total(ctx, prime, "prime length ", false, gpu, repeat);
+    /* Dice's loss over two vectors: of 16M, three sibling totals on one
+       view (a row kernel reading p and t once, then one kernel for the
+       three totals of its rows' results and the loss); of a prime length,
+       one grid total's kernel for the three and the loss */
+    rc |= bench_vector_total(ctx, n, "", true, gpu, repeat);
+    rc |= bench_vector_total(ctx, prime, "prime length ", true, gpu, repeat);
     text.len = 0;
     strbuf_appendf(&text,
                    "func.func @f(%%x: %s) -> %s {\n"
