@@ -20059,11 +20059,6 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     return GPUIR_OK;
 }
 
-/* Output o of reduction kernel op `at` from thread 0's acc (or dacc:
-   gpuir__cg_reduce_in_double), the block's (or the grid's) reduction of
-   its n_red elements (`count`, C text): a mean divided, the value rounded
-   to the result's dtype, then the fused users on it in thread 0
-   (gpuir__cg_reduction_users), or stored to parameter p. */
 /* The C text of reduction op's result (out) from thread 0's acc or dacc
    (gpuir__cg_reduce_in_double), the reduction of n_red elements (`count`,
    C text): a mean divided, a double narrowed to the result's dtype. */
@@ -20081,6 +20076,11 @@ static void gpuir__cg_reduce_value(const gpuir__cg *C, const gpuir__op *op, cons
     else snprintf(out, size, "0LL");
 }
 
+/* Output o of reduction kernel op `at` from thread 0's acc (or dacc:
+   gpuir__cg_reduce_in_double), the block's reduction of
+   its n_red elements (`count`, C text): a mean divided, the value rounded
+   to the result's dtype, then the fused users on it in thread 0
+   (gpuir__cg_reduction_users), or stored to parameter p. */
 static gpuir_result gpuir__cg_reduce_result(gpuir__cg *C, size_t at, const gpuir__cg_prod *n_red, const char *count,
                                             int p) {
     const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[at]);
@@ -20204,6 +20204,7 @@ static gpuir_result gpuir__cg_grid_plan(gpuir__cg *C, gpuir__cg_grid *g) {
         if (!g->k) g->x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
         g->at[g->k++] = i;
     }
+    if (!g->k) return gpuir__cg_fail(C, gpuir__kernel_lead(m, C->k), "has form \"reduce.grid\" without a reduction");
     const gpuir__op *lead = gpuir__op_at(m, C->k->ops[g->at[0]]);
     g->G = n >= 3 ? (long long)gpuir__value_at(m, C->k->params[n - 2])->type.dims[0] / (2 * g->k) : 0;
     if (g->G < 1)
@@ -20225,7 +20226,7 @@ static gpuir_result gpuir__cg_grid_plan(gpuir__cg *C, gpuir__cg_grid *g) {
    depend on the schedule), then its first thread runs the ops on the
    totals (a Dice loss's) and stores the outputs. */
 static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
-    (void)at;
+    (void)at;                           /* the first reduction: the plan finds them all */
     gpuir__cg_grid g;
     gpuir_result r = gpuir__cg_grid_plan(C, &g);
     if (r) return r;
