@@ -14769,6 +14769,17 @@ static void gpuir__grid_total_workspace(int64_t G, int count, gpuir_type ws[2]) 
     ws[1].dtype = GPUIR_I32, ws[1].dims[0] = 1;
 }
 
+/* Whether kernel k is a grid total (gpuir__kernel_grid_total): its
+   workspace (ws) and its G blocks (gpuir__grid_total_blocks). */
+static bool gpuir__kernel_grid_workspace(const gpuir_module *m, const gpuir__func *k, gpuir_type ws[2], int64_t *G) {
+    int count;
+    const gpuir__op *total = gpuir__kernel_grid_total(m, k, &count);
+    if (!total) return false;
+    *G = gpuir__grid_total_blocks(m, &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type);
+    gpuir__grid_total_workspace(*G, count, ws);
+    return true;
+}
+
 /* Whether kernel k takes a workspace, and which (ws): a sibling kernel's
    (gpuir__kernel_siblings_of) or a grid total's (gpuir__kernel_grid_total). */
 static bool gpuir__kernel_wants_workspace(const gpuir_module *m, const gpuir__func *k, gpuir_type ws[2]) {
@@ -14778,12 +14789,8 @@ static bool gpuir__kernel_wants_workspace(const gpuir_module *m, const gpuir__fu
         gpuir__siblings_workspace(m, view, count, ws);
         return true;
     }
-    int totals;
-    const gpuir__op *total = gpuir__kernel_grid_total(m, k, &totals);
-    if (!total) return false;
-    gpuir__grid_total_workspace(gpuir__grid_total_blocks(m, &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type),
-                                totals, ws);
-    return true;
+    int64_t G;
+    return gpuir__kernel_grid_workspace(m, k, ws, &G);
 }
 
 /* Whether kernel k ends with the two parameters of workspace ws, which
@@ -16177,13 +16184,9 @@ static gpuir_result gpuir__configure_matmul_forms(gpuir_module *m) {
    (gpuir__kernel_grid_total) ending with its workspace (outline's), else
    0 (a kernel written without one runs its total in one block). */
 static int64_t gpuir__kernel_grid_total_blocks(const gpuir_module *m, const gpuir__func *k) {
-    int count;
-    const gpuir__op *total = gpuir__kernel_grid_total(m, k, &count);
-    if (!total) return 0;
-    int64_t G = gpuir__grid_total_blocks(m, &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type);
     gpuir_type ws[2];
-    gpuir__grid_total_workspace(G, count, ws);
-    return gpuir__kernel_ends_with_workspace(m, k, ws) ? G : 0;
+    int64_t G;
+    return gpuir__kernel_grid_workspace(m, k, ws, &G) && gpuir__kernel_ends_with_workspace(m, k, ws) ? G : 0;
 }
 
 /* The input of a sibling kernel when kernel k is one, else 0: its ops
@@ -20115,6 +20118,7 @@ static gpuir_result gpuir__cg_reduce_result(gpuir__cg *C, size_t at, const gpuir
    floats: total i's of block b at 2 (i G + b)) and a counter. */
 typedef struct gpuir__cg_grid {
     size_t at[GPUIR__GRID_TOTALS_MAX];
+    bool sum[GPUIR__GRID_TOTALS_MAX];   /* a float sum or mean, in double (gpuir__cg_reduce_in_double); else a max */
     int k;
     long long G;
     const gpuir_type *x;
@@ -20137,7 +20141,7 @@ static gpuir_result gpuir__cg_grid_step_body(gpuir__cg *C, const void *arg) {
         if (!res) res = gpuir__cg_operand(C, op, gpuir__op_operand(C->m, op, 0), g->x, "i", &v);
         if (res) return res;
         gpuir__cg_comment(C, C->k->ops[g->at[r]], op);
-        if (gpuir__cg_reduce_in_double(C, op)) gpuir__cg_line(C, "dacc%d += (double)(float)v%u;", r, v);
+        if (g->sum[r]) gpuir__cg_line(C, "dacc%d += (double)(float)v%u;", r, v);
         else gpuir__cg_line(C, "acc%d = gpuir_fmax(acc%d, (float)v%u);", r, r, v);
         from = g->at[r] + 1;
     }
@@ -20149,8 +20153,8 @@ static gpuir_result gpuir__cg_grid_step_body(gpuir__cg *C, const void *arg) {
 
 /* Reduction r's partial of the block's share into the workspace (sum in
    double, or max), the block's threads' values combined first. */
-static void gpuir__cg_grid_partial(gpuir__cg *C, const gpuir__cg_grid *g, int r, bool sum) {
-    if (sum) {
+static void gpuir__cg_grid_partial(gpuir__cg *C, const gpuir__cg_grid *g, int r) {
+    if (g->sum[r]) {
         gpuir__cg_line(C, "dacc = dacc%d;", r);
         gpuir__cg_block_sum_f64(C);
         gpuir__cg_line(C, "if (t == 0) gpuir_put2(&%s[2 * (%lldLL + blk)], dacc);", g->ws, (long long)r * g->G);
@@ -20171,7 +20175,7 @@ static void gpuir__cg_grid_total_value(gpuir__cg *C, const gpuir__cg_grid *g, in
     char at_q[96], result[720], value[800];
     snprintf(at_q, sizeof at_q, "&((volatile float *)%s)[2 * (%lldLL + q)]", g->ws, (long long)r * g->G);
     long long T = (long long)C->threads;
-    if (gpuir__cg_reduce_in_double(C, op)) {
+    if (g->sum[r]) {
         gpuir__cg_line(C, "dacc = 0.0;");
         gpuir__cg_line(C, "for (long long q = t; q < g; q += %lld) dacc += gpuir_get2(%s);", T, at_q);
         gpuir__cg_block_sum_f64(C);
@@ -20202,6 +20206,7 @@ static gpuir_result gpuir__cg_grid_plan(gpuir__cg *C, gpuir__cg_grid *g) {
         if (op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) continue;
         if (g->k == GPUIR__GRID_TOTALS_MAX) return gpuir__cg_fail(C, op, "is one reduction too many for reduce.grid");
         if (!g->k) g->x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+        g->sum[g->k] = gpuir__cg_reduce_in_double(C, op);
         g->at[g->k++] = i;
     }
     if (!g->k) return gpuir__cg_fail(C, gpuir__kernel_lead(m, C->k), "has form \"reduce.grid\" without a reduction");
@@ -20246,20 +20251,19 @@ static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
                    GPUIR__GRID_TOTAL_PER_BLOCK);
     gpuir__cg_line(C, "g = g < 1 ? 1 : g > %lldLL ? %lldLL : g;   /* the shares: at most G, of 4096 or more */", g.G, g.G);
     gpuir__cg_line(C, "long long per = (n + g - 1) / g;");
-    gpuir__cg_line(C, "double dacc;");
-    gpuir__cg_line(C, "float acc;");
-    for (int i = 0; i < g.k; i++)
-        gpuir__cg_line(C, gpuir__cg_reduce_in_double(C, gpuir__op_at(C->m, C->k->ops[g.at[i]])) ? "double dacc%d;"
-                       : "float acc%d;", i);
+    bool sums = false, maxes = false;
+    for (int i = 0; i < g.k; i++) {
+        sums |= g.sum[i], maxes |= !g.sum[i];
+        gpuir__cg_line(C, g.sum[i] ? "double dacc%d;" : "float acc%d;", i);
+    }
+    if (sums) gpuir__cg_line(C, "double dacc;");     /* the block's and the grid's combining */
+    if (maxes) gpuir__cg_line(C, "float acc;");
     gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < g; blk += GPUIR_GRID_BLOCKS)");
     gpuir__cg_line(C, "long long j0 = blk * per, jn = j0 + per < n ? j0 + per : n, share = jn > j0 ? jn - j0 : 0;");
-    for (int i = 0; i < g.k; i++)
-        gpuir__cg_line(C, gpuir__cg_reduce_in_double(C, gpuir__op_at(C->m, C->k->ops[g.at[i]])) ? "dacc%d = 0.0;"
-                       : "acc%d = -GPUIR_INF;", i);
+    for (int i = 0; i < g.k; i++) gpuir__cg_line(C, g.sum[i] ? "dacc%d = 0.0;" : "acc%d = -GPUIR_INF;", i);
     r = gpuir__cg_strided_loop(C, "jj", "share", true, NULL, gpuir__cg_grid_step_body, &g);
     if (r) return r;
-    for (int i = 0; i < g.k; i++)
-        gpuir__cg_grid_partial(C, &g, i, gpuir__cg_reduce_in_double(C, gpuir__op_at(C->m, C->k->ops[g.at[i]])));
+    for (int i = 0; i < g.k; i++) gpuir__cg_grid_partial(C, &g, i);
     gpuir__cg_ticket(C, g.counters, "0", "(unsigned)(g - 1)");
     gpuir__cg_reset_values(C);
     for (int i = 0; i < g.k; i++) gpuir__cg_grid_total_value(C, &g, i, &n_red, count);
