@@ -9562,7 +9562,8 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // per column, one kernel where its parts would be four), and a softmax
 // written out over another axis becomes the op for that kernel
 // (gpuir__softmax_written_out: torch's softmax(dim=1) spelled as max,
-// shift, exp, sum, divide). A total (a sum,
+// shift, exp, sum, divide); a row softmax over one long row is its parts
+// too (gpuir__softmax_of_long_row: grid totals, not one block). A total (a sum,
 // mean or max over every axis of a large static x) becomes the total of
 // its rows' results (gpuir__reduce_split_at: a row kernel, then a small
 // total, where it was one block reading all of x); an f32 mean over axes
@@ -9579,7 +9580,8 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // honoured or refused, never dropped: a row softmax with one stays whole
 // (its kernel), and an attention or softmax that its kernel cannot run (a
 // tensor-core form on f32, the f32 form on f16) is an error at the op.
-// Reads: util, ir, build, pass, array, fuse (gpuir__is_elementwise),
+// Reads: util, ir, build, pass, array, fuse (gpuir__is_elementwise,
+// gpuir__type_one_long_row),
 // configure (gpuir__module_sm, gpuir__attention_unfit_half and _f32: the
 // attention kernels' head dims and rows, the target's shared memory;
 // gpuir__module_sm_count: the multiprocessors a lone reduction over a gap
@@ -9634,6 +9636,20 @@ static bool gpuir__softmax_fuses(const gpuir_module *m, uint32_t fid, size_t i) 
         }
     }
     return fuses;
+}
+
+static bool gpuir__type_one_long_row(const gpuir_type *t);
+
+/* Whether softmax op is over one long row (gpuir__type_one_long_row: a
+   `?` vector, or one of GPUIR__SPLIT_TOTAL_MIN elements or more): its
+   kernel would be one block reading the row three times, where its
+   parts are three kernels of many blocks (pass.fuse: the max and the
+   sum of exps grid totals, the division an elementwise kernel that
+   computes its exps again), three reads of the row and a write, each at
+   the device's bandwidth. */
+static bool gpuir__softmax_of_long_row(const gpuir_module *m, const gpuir__op *op) {
+    return gpuir_dtype_is_float(gpuir__value_at(m, op->result)->type.dtype) &&
+           gpuir__type_one_long_row(&gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type);
 }
 
 /* softmax(x) over axis as its parts: max, x - max, exp, sum, division. */
@@ -10611,8 +10627,8 @@ static gpuir_result gpuir__pass_decompose(gpuir_module *m) {
             const gpuir__attr *form = op->result ? gpuir__attr_get(m, op, GPUIR__KEY_FORM) : NULL;
             bool rowwise = op->kind == GPUIR_OP_SOFTMAX && op->result && gpuir__softmax_is_rowwise(m, op);
             bool columns = op->kind == GPUIR_OP_SOFTMAX && op->result && gpuir__softmax_is_columns(m, op);
-            if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result || columns ||
-                               (rowwise && (form || !gpuir__softmax_fuses(m, fid, i))))) {
+            bool parts = rowwise && (gpuir__softmax_fuses(m, fid, i) || gpuir__softmax_of_long_row(m, op));
+            if (!attention && (op->kind != GPUIR_OP_SOFTMAX || !op->result || columns || (rowwise && (form || !parts)))) {
                 gpuir__rewrite_keep(m, op_id);      /* a form written by hand keeps the softmax kernel */
                 continue;
             }
@@ -11911,9 +11927,15 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // elementwise ops of their column results) form sibling groups first
 // (below). Before any group forms, an `x - mean` that a variance's square
 // and other ops read is made once for each (gpuir__fuse_split_centred).
+// A row group of one long row (a `?` vector, one of 2^18 elements or
+// more) ends at its totals, which the grid then reads, and the ops that
+// read them back over the row are a kernel after them
+// (gpuir__rows_one_long_row), where the values they read that the totals'
+// input was made from are made again first (gpuir__fuse_remake_after_totals).
 // Reads: util, ir, build, pass, decompose (gpuir__softmax_is_columns: a
 // softmax that takes its neighbours), configure (gpuir__module_sm_count: a
-// sibling kernel's blocks, a column reduction's tiles). Writes: the
+// sibling kernel's blocks, a column reduction's tiles), outline
+// (gpuir__total_takes_grid: a long row). Writes: the
 // `fusion` attribute; `form = "reduce.column_group"` on the reduction that
 // makes a column group (the kernel form decided here, which configure
 // keeps); ir (those `x - mean`). The attribute helpers here
@@ -12505,6 +12527,89 @@ static bool gpuir__rows_reads_whole(const gpuir__fuser *F, uint32_t v, int64_t g
            gpuir__group_line_shape(F, g, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
 }
 
+static bool gpuir__total_takes_grid(const gpuir_type *x);
+
+/* Whether t is one long row: its dims before the last all 1, and a total
+   of it one the grid reads (gpuir__total_takes_grid: `?` or long). */
+static bool gpuir__type_one_long_row(const gpuir_type *t) {
+    for (int d = 0; d + 1 < t->rank; d++)
+        if (t->dims[d] != 1) return false;
+    return gpuir__total_takes_grid(t);
+}
+
+/* Whether a `form` written on reduction op keeps it off the grid: one
+   other than reduce.grid (reduce.rows, reduce.block: one block). */
+static bool gpuir__form_keeps_off_grid(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+    return form && (form->kind != GPUIR__ATTR_STRING || strcmp(gpuir__string(m, form->off), "reduce.grid") != 0);
+}
+
+/* Whether op is a total of one long row (tensor form): a float
+   reduction over the last axis (the axes of 1 before it too, or not) of
+   a value of that type (gpuir__type_one_long_row), no form written that
+   keeps it off the grid. */
+static bool gpuir__reduce_is_long_row(const gpuir_module *m, const gpuir__op *op) {
+    if (!op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || gpuir__form_keeps_off_grid(m, op))
+        return false;
+    const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+    bool reduced[GPUIR_MAX_RANK];
+    return gpuir_dtype_is_float(x->dtype) && gpuir__type_one_long_row(x) &&
+           gpuir__reduce_axes_mask(m, op, x->rank, reduced) && reduced[x->rank - 1];
+}
+
+/* Whether row group g is one long row's (F, gpuir__type_one_long_row),
+   no reduction of it with a form written that keeps it off the grid: an
+   op over the row that reads a total of it back (`x - max(x)`, a
+   LayerNorm's or softmax's of a vector), or whose value feeds no
+   reduction that may join g (gpuir__rows_feeds_total: it would follow
+   the totals), does not join it, so that the grid reads the row
+   (reduce.grid: the totals, the ops that feed them, the ops on them)
+   where one block did, and opens a kernel of its own after it, an
+   elementwise one of many blocks (the values it reads that the totals'
+   kernel made are made again for it: gpuir__fuse_remake_after_totals). */
+static bool gpuir__rows_one_long_row(const gpuir__fuser *Fu, int64_t g) {
+    if (Fu->column_axis[g] || !gpuir__type_one_long_row(&gpuir__value_at(Fu->m, Fu->rows[g])->type)) return false;
+    const gpuir__func *f = gpuir__func_at(Fu->m, Fu->fid);
+    for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(Fu->m, f->ops[i]);
+        if (gpuir__op_int_attr(Fu->m, op, GPUIR__KEY_FUSION, 0) == g && gpuir__form_keeps_off_grid(Fu->m, op))
+            return false;
+    }
+    return true;
+}
+
+/* Whether value v is one of op's operands (tensor form). */
+static bool gpuir__op_has_operand(const gpuir_module *m, const gpuir__op *op, uint32_t v) {
+    for (uint32_t k = 0; v && k < op->n_operands; k++)
+        if (gpuir__op_operand(m, op, k) == v) return true;
+    return false;
+}
+
+#define GPUIR__REMAKE_OPS 8
+
+/* Whether value v of function F->fid feeds a row reduction through at
+   most `depth` elementwise ops, none of which reads a total of group g
+   (a value of g of its rows' shape): one that may join g after v. */
+static bool gpuir__rows_feeds_total(const gpuir__fuser *Fu, uint32_t v, int64_t g, int depth) {
+    const gpuir_module *m = Fu->m;
+    const gpuir__func *f = gpuir__func_at(m, Fu->fid);
+    for (size_t i = 0; depth > 0 && i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *u = gpuir__op_at(m, f->ops[i]);
+        if (!u->result || !gpuir__op_has_operand(m, u, v)) continue;
+        if (gpuir__reduce_is_row(m, u)) return true;
+        bool reads_total = false;
+        for (uint32_t k = 0; k < u->n_operands; k++) {
+            uint32_t w = gpuir__op_operand(m, u, k);
+            reads_total |= gpuir__value_group(m, w) == g &&
+                           gpuir__group_line_shape(Fu, g, &gpuir__value_at(m, w)->type) == GPUIR__ROW_ROWS;
+        }
+        if (!reads_total && gpuir__is_elementwise(gpuir__info(u->kind)->cls) &&
+            gpuir__rows_feeds_total(Fu, u->result, g, depth - 1))
+            return true;
+    }
+    return false;
+}
+
 /* Whether every operand of op that group g computes lines up with op's
    result over the rows of F (see above), the group's value fv of that
    shape. With `?` dims in F a full result must read a full value the group
@@ -12522,6 +12627,8 @@ static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op
     gpuir__row_shape os = gpuir__group_line_shape_viewed(Fu, g, out);
     bool viewed = os == GPUIR__ROW_FULL && gpuir__group_line_shape(Fu, g, out) != GPUIR__ROW_FULL;   /* F reshaped */
     bool tied = gpuir__type_is_static(F) || os != GPUIR__ROW_FULL;
+    bool long_row = os == GPUIR__ROW_FULL && Fu->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_one_long_row(Fu, g);
+    if (long_row && !gpuir__rows_feeds_total(Fu, op->result, g, GPUIR__REMAKE_OPS)) return false;
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t v = gpuir__op_operand(m, op, k);
         bool full = gpuir__group_line_shape(Fu, g, &gpuir__value_at(m, v)->type) == GPUIR__ROW_FULL;
@@ -12530,6 +12637,7 @@ static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op
         const gpuir_type *t = &gpuir__value_at(m, v)->type;
         gpuir__row_shape s = gpuir__group_line_shape_viewed(Fu, g, t);
         tied |= s == GPUIR__ROW_FULL;         /* the group's value: F's sizes, or a reshape's that keeps them */
+        if (long_row && s == GPUIR__ROW_ROWS) return false;     /* a long row's total read back */
         bool fits = os == GPUIR__ROW_FULL ? s == GPUIR__ROW_FULL || (s == GPUIR__ROW_ROWS && t->rank == F->rank && !viewed) :
                     t->rank == out->rank && memcmp(t->dims, out->dims, (size_t)t->rank * sizeof t->dims[0]) == 0;
         if (!fits) return false;
@@ -13598,11 +13706,152 @@ static bool gpuir__operand_repeats(const gpuir_module *m, const gpuir__op *op, u
     return false;
 }
 
-/* Whether value v is one of op's operands (tensor form). */
-static bool gpuir__op_has_operand(const gpuir_module *m, const gpuir__op *op, uint32_t v) {
-    for (uint32_t k = 0; v && k < op->n_operands; k++)
-        if (gpuir__op_operand(m, op, k) == v) return true;
-    return false;
+/* ---- the values a long row's totals read, made again after them ----
+   A row group of one long row ends at its totals
+   (gpuir__rows_one_long_row), so an elementwise op after a total that
+   reads a value the total's input was made from (a softmax's exp(x -
+   max), which its division reads; a LayerNorm's x - mean, which its
+   scale reads after the variance) would read it from the totals' kernel,
+   which would store it for that: a write and a read of the row. Such a
+   value is made again just before the first such reader, by the same
+   elementwise ops from what they read (for each reader anew: a value
+   made again for one reader may feed a later total, as a softmax's cast
+   to f32 feeds its max and, made again, its sum), where that takes at most
+   GPUIR__REMAKE_OPS ops reading at most GPUIR__REMAKE_ROW_READS values
+   of more than one element (x; a total is one): the reader's kernel
+   computes it as it goes, and the totals' kernel stores nothing but
+   them. Not a value the host reads (it is stored anyway). Done before
+   the groups form, like the split of a variance's x - mean. */
+#define GPUIR__REMAKE_ROW_READS 2
+
+/* feed[v - 1]: 1 + the index in f of the first long row's total
+   (gpuir__reduce_is_long_row) that value v feeds, directly or through
+   elementwise ops; 0 where none. One pass from the last op back. */
+static void gpuir__values_feeding_long_totals(const gpuir_module *m, const gpuir__func *f, size_t *feed) {
+    for (size_t i = stbds_arrlenu(f->ops); i-- > 0;) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        size_t at = gpuir__reduce_is_long_row(m, op) ? i + 1 :
+                    op->result && gpuir__is_elementwise(gpuir__info(op->kind)->cls) ? feed[op->result - 1] : 0;
+        for (uint32_t k = 0; at && k < op->n_operands; k++) {
+            uint32_t u = gpuir__op_operand(m, op, k);
+            if (!feed[u - 1] || feed[u - 1] > at) feed[u - 1] = at;
+        }
+    }
+}
+
+/* Whether value v is made again (above): made by an elementwise op, not
+   a constant, more than one element, one of the nv - 1 values before the
+   pass. */
+static bool gpuir__remade_in_chain(const gpuir_module *m, uint32_t v, size_t nv) {
+    if (v >= nv) return false;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    const gpuir_type *t = &gpuir__value_at(m, v)->type;
+    return def && gpuir__is_elementwise(gpuir__info(def->kind)->cls) && def->n_operands &&
+           (!gpuir__type_is_static(t) || gpuir__type_count(t) != 1);
+}
+
+/* Counts the ops that make v again (*ops) and the distinct values of
+   more than one element they read from outside the chain (reads[],
+   *n_reads); false once past the limits (above). */
+static bool gpuir__remake_cost(const gpuir_module *m, uint32_t v, size_t nv, int *ops, uint32_t *reads, int *n_reads) {
+    if (!gpuir__remade_in_chain(m, v, nv)) {
+        const gpuir_type *t = &gpuir__value_at(m, v)->type;
+        if (gpuir__type_is_static(t) && gpuir__type_count(t) == 1) return true;
+        for (int i = 0; i < *n_reads; i++)
+            if (reads[i] == v) return true;
+        if (*n_reads == GPUIR__REMAKE_ROW_READS) return false;
+        reads[(*n_reads)++] = v;
+        return true;
+    }
+    if (++*ops > GPUIR__REMAKE_OPS) return false;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    for (uint32_t k = 0; k < def->n_operands; k++)
+        if (!gpuir__remake_cost(m, gpuir__op_operand(m, def, k), nv, ops, reads, n_reads)) return false;
+    return true;
+}
+
+/* v made again (repl: the values of its chain made again so far, by old
+   id), 0 on failure. */
+static uint32_t gpuir__remake(gpuir_module *m, uint32_t v, size_t nv, uint32_t *repl) {
+    if (!gpuir__remade_in_chain(m, v, nv)) return v;
+    if (repl[v - 1]) return repl[v - 1];
+    uint32_t def_id = gpuir__value_at(m, v)->def_op, in[GPUIR_MAX_OPERANDS];
+    uint32_t n = gpuir__op_at(m, def_id)->n_operands;
+    for (uint32_t k = 0; k < n && k < GPUIR_MAX_OPERANDS; k++)
+        if (!(in[k] = gpuir__remake(m, gpuir__op_operand(m, gpuir__op_at(m, def_id), k), nv, repl))) return 0;
+    const gpuir__op *def = gpuir__op_at(m, def_id);
+    gpuir_type t = gpuir__value_at(m, v)->type;
+    gpuir__rewrite_origin(m, def_id);
+    repl[v - 1] = gpuir__build_value(m, def->kind, in, n, def->attrs, def->n_attrs, &t).id;
+    return repl[v - 1];
+}
+
+/* Clears repl over v's chain (gpuir__remake): the next reader makes its own. */
+static void gpuir__remake_forget(const gpuir_module *m, uint32_t v, size_t nv, uint32_t *repl) {
+    if (!gpuir__remade_in_chain(m, v, nv) || !repl[v - 1]) return;
+    repl[v - 1] = 0;
+    const gpuir__op *def = gpuir__op_at(m, gpuir__value_at(m, v)->def_op);
+    for (uint32_t k = 0; k < def->n_operands; k++) gpuir__remake_forget(m, gpuir__op_operand(m, def, k), nv, repl);
+}
+
+/* Whether value v, read by the op at index j of f, is made again for it:
+   it feeds a long row's total before j (feed), is made by elementwise
+   ops within the limits, and the host does not read it (returned). */
+static bool gpuir__remake_for(const gpuir_module *m, const gpuir__func *f, size_t j, uint32_t v, size_t nv,
+                              const size_t *feed) {
+    if (!gpuir__remade_in_chain(m, v, nv) || !feed[v - 1] || feed[v - 1] - 1 >= j ||
+        !gpuir__type_one_long_row(&gpuir__value_at(m, v)->type))
+        return false;
+    for (size_t i = j; i < stbds_arrlenu(f->ops); i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        if (op->kind == GPUIR_OP_RETURN && gpuir__op_has_operand(m, op, v)) return false;
+    }
+    uint32_t reads[GPUIR__REMAKE_ROW_READS];
+    int ops = 0, n_reads = 0;
+    return gpuir__remake_cost(m, v, nv, &ops, reads, &n_reads);
+}
+
+static gpuir_result gpuir__fuse_remake_after_totals(gpuir_module *m, uint32_t fid) {
+    size_t nv = stbds_arrlenu(m->values) + 1;
+    size_t n_uses = stbds_arrlenu(m->uses);     /* the readers' operand slots, set at the end: */
+    size_t *feed = (size_t *)gpuir__scratch_calloc(m, nv, sizeof *feed);    /* the chains stay as they were */
+    uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *repl);
+    uint32_t *slot = (uint32_t *)gpuir__scratch_calloc(m, n_uses + 1, sizeof *slot);
+    gpuir_result r = feed && repl && slot ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+    bool any = false;
+    if (!r) gpuir__values_feeding_long_totals(m, gpuir__func_at(m, fid), feed);
+    for (size_t j = 0; !r && !any && j < stbds_arrlenu(gpuir__func_at(m, fid)->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[j]);
+        for (uint32_t k = 0; op->result && gpuir__is_elementwise(gpuir__info(op->kind)->cls) && k < op->n_operands; k++)
+            any |= gpuir__remake_for(m, gpuir__func_at(m, fid), j, gpuir__op_operand(m, op, k), nv, feed);
+    }
+    if (!r && any) {
+        gpuir__rewrite_begin(m, fid);
+        for (size_t j = 0; !r && j < stbds_arrlenu(gpuir__func_at(m, fid)->ops); j++) {
+            uint32_t op_id = gpuir__func_at(m, fid)->ops[j];
+            const gpuir__op *op = gpuir__op_at(m, op_id);
+            bool elementwise = op->result && gpuir__is_elementwise(gpuir__info(op->kind)->cls);
+            uint32_t n = elementwise ? op->n_operands : 0, in[GPUIR_MAX_OPERANDS];
+            for (uint32_t k = 0; !r && k < n && k < GPUIR_MAX_OPERANDS; k++) {
+                uint32_t v = in[k] = gpuir__op_operand(m, gpuir__op_at(m, op_id), k);
+                if (gpuir__remake_for(m, gpuir__func_at(m, fid), j, v, nv, feed) && !(in[k] = gpuir__remake(m, v, nv, repl)))
+                    r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "fuse");
+            }
+            op = gpuir__op_at(m, op_id);        /* (building moved m->ops) */
+            for (uint32_t k = 0; !r && k < n && k < GPUIR_MAX_OPERANDS; k++) {
+                gpuir__remake_forget(m, gpuir__op_operand(m, op, k), nv, repl);
+                slot[op->operands + k] = in[k];
+            }
+            gpuir__rewrite_keep(m, op_id);
+        }
+        for (size_t u = 0; !r && u < n_uses; u++)
+            if (slot[u]) m->uses[u] = slot[u];
+        gpuir__rewrite_end(m, r == GPUIR_OK);
+    }
+    gpuir__scratch_free(m, feed);
+    gpuir__scratch_free(m, repl);
+    gpuir__scratch_free(m, slot);
+    return r;
 }
 
 /* feeds[v - 1] for each value v of f: whether it feeds an op that takes
@@ -13814,6 +14063,8 @@ static gpuir_result gpuir__fuse_hoist_over_totals(gpuir_module *m, uint32_t fid)
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir_result split = gpuir__fuse_split_centred(m, fid);
     if (split) return split;
+    gpuir_result remade = gpuir__fuse_remake_after_totals(m, fid);
+    if (remade) return remade;
     gpuir_result hoisted = gpuir__fuse_hoist_over_matmuls(m, fid);
     if (hoisted) return hoisted;
     hoisted = gpuir__fuse_hoist_over_totals(m, fid);
@@ -14660,8 +14911,9 @@ static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpu
    by a kernel of its own before the launch. A `form` other than
    reduce.grid written on the first reduction (or any form on another)
    keeps them one block, and so does a `?` x of rank 2 or more whose
-   static dims are all 1 ([?, 1]: the rest of a total split over a `?`
-   batch, one value a row of 128 or more, few next to x's). */
+   static dims are all 1, the last among them ([?, 1]: the rest of a total
+   split over a `?` batch, one value a row of 128 or more, few next to
+   x's: gpuir__total_takes_grid). */
 #define GPUIR__GRID_TOTAL_THREADS 256
 #define GPUIR__GRID_TOTAL_PER_BLOCK 4096        /* the fewest elements of a static total's block share */
 #define GPUIR__GRID_TOTAL_BLOCKS_PER_SM 8       /* 2048 threads a multiprocessor: enough loads in flight */
@@ -14676,8 +14928,24 @@ static int64_t gpuir__grid_total_blocks(const gpuir_module *m, const gpuir_type 
     return G < 2 ? 2 : G > most ? most : G;
 }
 
+/* Whether a total over every axis of x is one the grid reads where no
+   `form` is written: x has GPUIR__SPLIT_TOTAL_MIN elements or more, or
+   `?` dims, but not only `?` dims beside static 1s ending in 1 ([?, 1]:
+   the rest of a total split over a `?` batch, one value a row of 128 or
+   more). pass.fuse asks it too: a row group of one such row ends at its
+   totals (gpuir__rows_one_long_row). */
+static bool gpuir__total_takes_grid(const gpuir_type *x) {
+    if (x->rank < 1) return false;
+    if (gpuir__type_is_static(x)) return gpuir__type_count(x) >= GPUIR__SPLIT_TOTAL_MIN;
+    int64_t per_row = 1;                /* the static dims' elements */
+    for (int d = 0; d < x->rank; d++)
+        if (x->dims[d] != GPUIR_DYN) per_row *= x->dims[d];
+    return x->rank == 1 || per_row != 1 || x->dims[x->rank - 1] != 1;
+}
+
 /* Whether op (buffer form) is a grid total's reduction: a float sum,
-   mean or max over every axis of an operand of x's dims into one element. */
+   mean or max over every axis of an operand of x's dims (axes of 1 may
+   be left out) into one element. */
 static bool gpuir__grid_total_reduces(const gpuir_module *m, const gpuir__op *op, const gpuir_type *x) {
     if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || op->n_operands != 2) return false;
     const gpuir_type *in = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
@@ -14687,7 +14955,7 @@ static bool gpuir__grid_total_reduces(const gpuir_module *m, const gpuir__op *op
         !gpuir__type_is_static(y) || gpuir__type_count(y) != 1 || !gpuir__reduce_axes_mask(m, op, x->rank, reduced))
         return false;
     for (int d = 0; d < x->rank; d++)
-        if (!reduced[d]) return false;
+        if (!reduced[d] && x->dims[d] != 1) return false;
     return true;
 }
 
@@ -14742,13 +15010,7 @@ static const gpuir__op *gpuir__kernel_grid_total(const gpuir_module *m, const gp
     const gpuir__attr *form = gpuir__attr_get(m, total, GPUIR__KEY_FORM);
     bool written = form && form->kind == GPUIR__ATTR_STRING && strcmp(gpuir__string(m, form->off), "reduce.grid") == 0;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type;
-    bool dynamic = !gpuir__type_is_static(x);
-    if ((form && !written) || x->rank < 1 || (!written && !dynamic && gpuir__type_count(x) < GPUIR__SPLIT_TOTAL_MIN))
-        return NULL;
-    int64_t per_row = 1;                /* the static dims' elements */
-    for (int d = 0; d < x->rank; d++)
-        if (x->dims[d] != GPUIR_DYN) per_row *= x->dims[d];
-    if (!written && dynamic && x->rank > 1 && per_row == 1) return NULL;   /* [?, 1]: a split total's rest */
+    if ((form && !written) || x->rank < 1 || (!written && !gpuir__total_takes_grid(x))) return NULL;
     for (size_t i = 0; i <= last; i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE && !gpuir__grid_total_reduces(m, op, x))

@@ -1511,9 +1511,45 @@ static int bench_vector_total(gpuir_ctx *ctx, long long n, const char *what, boo
     return rc;
 }
 
+/* A softmax or a LayerNorm (no weight or bias) of a vector of n f32: one
+   long row, its totals grid totals and the ops that read them back an
+   elementwise kernel after them (x read three times, y written once: the
+   bytes counted); and the softmax with `form = "softmax.rows"` written,
+   the row kernel it was (one block reading the row), its bytes counted
+   alike so that the two rows' percentages compare. */
+static int bench_vector_norm(gpuir_ctx *ctx, long long n, const char *what, bool layer, bool one_block, bool gpu,
+                             int repeat) {
+    char V[64], label[96];
+    snprintf(V, sizeof V, "tensor<%lldxf32>", n);
+    strbuf text = {NULL, 0, 0};
+    if (!layer)
+        strbuf_appendf(&text,
+                       "func.func @f(%%x: %s) -> %s {\n"
+                       "  %%y = softmax %%x {axis = 0%s} : (%s) -> %s\n"
+                       "  return %%y : %s\n}\n", V, V, one_block ? ", form = \"softmax.rows\"" : "", V, V, V);
+    else
+        strbuf_appendf(&text,
+                       "func.func @f(%%x: %s) -> %s {\n"
+                       "  %%m = reduce_mean %%x {axes = [0], keepdims = true} : (%s) -> tensor<1xf32>\n"
+                       "  %%d = sub %%x, %%m : (%s, tensor<1xf32>) -> %s\n"
+                       "  %%q = mul %%d, %%d : (%s, %s) -> %s\n"
+                       "  %%v = reduce_mean %%q {axes = [0], keepdims = true} : (%s) -> tensor<1xf32>\n"
+                       "  %%eps = constant {value = 1.0e-5} : () -> tensor<f32>\n"
+                       "  %%ve = add %%v, %%eps : (tensor<1xf32>, tensor<f32>) -> tensor<1xf32>\n"
+                       "  %%rs = rsqrt %%ve : (tensor<1xf32>) -> tensor<1xf32>\n"
+                       "  %%y = mul %%d, %%rs : (%s, tensor<1xf32>) -> %s\n"
+                       "  return %%y : %s\n}\n", V, V, V, V, V, V, V, V, V, V, V, V);
+    snprintf(label, sizeof label, "%s of a vector of %s%lld, f32%s", layer ? "LayerNorm" : "softmax", what, n,
+             one_block ? ", one block" : "");
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 16, repeat) : check_on_emu(ctx, label, text.buf);
+    free(text.buf);
+    return rc;
+}
+
 /* Totals: the means of squares (bench_mean_of_squares), a vector's sum
    and Dice's three totals of two vectors (of 16M and of a prime length),
-   and `x - x.max()` over a matrix. */
+   a softmax and a LayerNorm of a vector of prime length
+   (bench_vector_norm), and `x - x.max()` over a matrix. */
 static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     long long rows = gpu ? 16384 : 200, cols = gpu ? 4096 : 1500;
     int rc = bench_mean_of_squares(ctx, rows, cols, gpu, repeat);
@@ -1536,6 +1572,12 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
        one grid total's kernel for the three and the loss */
     rc |= bench_vector_total(ctx, n, "", true, gpu, repeat);
     rc |= bench_vector_total(ctx, prime, "prime length ", true, gpu, repeat);
+    /* a softmax and a LayerNorm of a vector of prime length (grid totals,
+       then an elementwise kernel), and the softmax as one block (its form
+       written: what it was) */
+    rc |= bench_vector_norm(ctx, prime, "prime length ", false, false, gpu, repeat);
+    rc |= bench_vector_norm(ctx, prime, "prime length ", false, true, gpu, repeat);
+    rc |= bench_vector_norm(ctx, prime, "prime length ", true, false, gpu, repeat);
     text.len = 0;
     strbuf_appendf(&text,
                    "func.func @f(%%x: %s) -> %s {\n"
