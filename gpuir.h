@@ -11931,7 +11931,9 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // more) ends at its totals, which the grid then reads, and the ops that
 // read them back over the row are a kernel after them
 // (gpuir__rows_one_long_row), where the values they read that the totals'
-// input was made from are made again first (gpuir__fuse_remake_after_totals).
+// input was made from are made again first (gpuir__fuse_remake_after_totals),
+// and an op on one of its totals written before another moves after them
+// (gpuir__fuse_sink_total_users).
 // Reads: util, ir, build, pass, decompose (gpuir__softmax_is_columns: a
 // softmax that takes its neighbours), configure (gpuir__module_sm_count: a
 // sibling kernel's blocks, a column reduction's tiles), outline
@@ -14060,6 +14062,72 @@ static gpuir_result gpuir__fuse_hoist_over_totals(gpuir_module *m, uint32_t fid)
     return GPUIR_OK;
 }
 
+/* ---- the ops on a long row's totals, after its last ----
+   A group of one long row's totals (gpuir__reduce_is_long_row: a grid
+   total's kernel) may hold an op on a total between two of them (`-s`
+   written before another sum of the row): the grid kernel runs the ops on
+   its totals after the last (gpuir__grid_total_ops_fit), so each such op,
+   elementwise of one element, moves to just after the group's last
+   reduction where every op before that which reads its value moves too
+   (in order). The kernel is then a grid total where it was one block. */
+
+/* Whether the op at index i of f is one that moves (above) in group g,
+   whose last reduction is at index `last` (moves: the ops after it that
+   move, marked). */
+static bool gpuir__total_user_moves(const gpuir_module *m, const gpuir__func *f, size_t i, int64_t g, size_t last,
+                                    const bool *moves) {
+    const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+    if (!op->result || gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0) != g ||
+        !gpuir__is_elementwise(gpuir__info(op->kind)->cls) ||
+        !gpuir__type_is_static(&gpuir__value_at(m, op->result)->type) ||
+        gpuir__type_count(&gpuir__value_at(m, op->result)->type) != 1)
+        return false;
+    for (size_t j = i + 1; j <= last; j++)
+        if (!moves[j] && gpuir__op_has_operand(m, gpuir__op_at(m, f->ops[j]), op->result)) return false;
+    return true;
+}
+
+static gpuir_result gpuir__fuse_sink_total_users(gpuir_module *m, uint32_t fid) {
+    gpuir__func *f = gpuir__func_at(m, fid);
+    size_t n = stbds_arrlenu(f->ops);
+    size_t *first = (size_t *)gpuir__scratch_calloc(m, n + 2, sizeof *first);    /* group -> 1 + index */
+    size_t *last = (size_t *)gpuir__scratch_calloc(m, n + 2, sizeof *last);
+    bool *moves = (bool *)gpuir__scratch_calloc(m, n + 1, sizeof *moves);
+    uint32_t *order = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *order);
+    gpuir_result r = first && last && moves && order ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+    for (size_t i = 0; !r && i < n; i++) {
+        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
+        int64_t g = gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0);
+        if (g <= 0 || (size_t)g > n + 1 || !gpuir__reduce_is_long_row(m, op)) continue;
+        if (!first[g]) first[g] = i + 1;
+        last[g] = i + 1;
+    }
+    bool any = false;
+    for (size_t i = n; !r && i-- > 0;) {
+        int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), GPUIR__KEY_FUSION, 0);
+        if (g > 0 && (size_t)g <= n + 1 && first[g] && first[g] - 1 < i && i < last[g] - 1)
+            any |= moves[i] = gpuir__total_user_moves(m, f, i, g, last[g] - 1, moves);
+    }
+    if (!r && any) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (moves[i]) continue;
+            order[k++] = f->ops[i];
+            int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), GPUIR__KEY_FUSION, 0);
+            if (g <= 0 || (size_t)g > n + 1 || last[g] != i + 1) continue;
+            for (size_t j = first[g]; j < i; j++)         /* its ops that move, in order */
+                if (moves[j] && gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[j]), GPUIR__KEY_FUSION, 0) == g)
+                    order[k++] = f->ops[j];
+        }
+        memcpy(f->ops, order, n * sizeof order[0]);
+    }
+    gpuir__scratch_free(m, first);
+    gpuir__scratch_free(m, last);
+    gpuir__scratch_free(m, moves);
+    gpuir__scratch_free(m, order);
+    return r;
+}
+
 static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir_result split = gpuir__fuse_split_centred(m, fid);
     if (split) return split;
@@ -14163,7 +14231,7 @@ static gpuir_result gpuir__fuse_func(gpuir_module *m, uint32_t fid) {
     gpuir__scratch_free(m, F.lead_axis);
     gpuir__scratch_free(m, F.shared);
     gpuir__scratch_free(m, F.after);
-    return r;
+    return r ? r : gpuir__fuse_sink_total_users(m, fid);
 }
 
 static gpuir_result gpuir__pass_fuse(gpuir_module *m) { return gpuir__each_host_func(m, gpuir__fuse_func); }
