@@ -11893,7 +11893,9 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // the same way, and elementwise users join a reduction of static sizes (a
 // column reduction over axes that end before the last, split-K's sum, mean
 // pooling over tokens: gpuir__reduce_is_columns; or a block per output,
-// its first thread running them) or such a softmax as they join a matmul,
+// its first thread running them, also over a `?` input where the result
+// and the users' operands are static: gpuir__fuse_total_user, an f16
+// total's cast back) or such a softmax as they join a matmul,
 // unless an open elementwise group they read from takes them (the
 // reduction's kernel would end that group). A value used twice, or by the
 // host, ends its group, but in an elementwise group (its users of the same
@@ -12894,6 +12896,16 @@ static int64_t gpuir__rows_beside(const gpuir__fuser *F, const gpuir__op *op) {
            gpuir__dims_same(&gpuir__value_at(m, op->result)->type, rows) && gpuir__rows_operands_fit(F, op, g) ? g : 0;
 }
 
+/* Whether elementwise op, joining reduction group g, works on its static
+   result (a total of a `?` input, the rest of a split `?` total: the cast
+   of an f16 total back from f32) and static operands: the kernel's first
+   thread runs it after the total, whatever the input's sizes. */
+static bool gpuir__fuse_total_user(const gpuir__fuser *F, const gpuir__op *op, int64_t g) {
+    return F->rows[g] && gpuir__type_is_static(&gpuir__value_at(F->m, F->rows[g])->type) &&
+           gpuir__operands_static(F->m, op) &&
+           gpuir__dims_same(&gpuir__value_at(F->m, op->result)->type, &gpuir__value_at(F->m, F->rows[g])->type);
+}
+
 /* The group op joins (0: a new one). */
 static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     int64_t g = 0;
@@ -12914,7 +12926,8 @@ static int64_t gpuir__fuse_choose(const gpuir__fuser *F, const gpuir__op *op) {
     if (!g) g = gpuir__rows_beside(F, op);
     if (g && ((F->kinds[g] == GPUIR__GROUP_TRANSPOSE && !gpuir__fuse_after_transpose(F, op, g)) ||
               ((op->kind == GPUIR_OP_TRANSPOSE || op->kind == GPUIR_OP_SOFTMAX ||
-                (F->kinds[g] == GPUIR__GROUP_REDUCE && gpuir__is_elementwise(gpuir__info(op->kind)->cls))) &&
+                (F->kinds[g] == GPUIR__GROUP_REDUCE && gpuir__is_elementwise(gpuir__info(op->kind)->cls) &&
+                 !gpuir__fuse_total_user(F, op, g))) &&
                !gpuir__fuse_group_static(F, g))))
         g = 0;
     if (g && gpuir__fuse_reads_view_of(F, op, g)) g = 0;
@@ -20327,10 +20340,19 @@ static gpuir_result gpuir__cg_reduce_result(gpuir__cg *C, size_t at, const gpuir
                                             int p);
 static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at);
 
+/* Whether the ops of kernel C->k after index `at` read and write static
+   buffers only (a reduction's users over its static result: a `?`
+   input's total cast back to f16). */
+static bool gpuir__cg_static_after(const gpuir__cg *C, size_t at) {
+    for (size_t i = at + 1; i < stbds_arrlenu(C->k->ops); i++)
+        if (!gpuir__operands_static(C->m, gpuir__op_at(C->m, C->k->ops[i]))) return false;
+    return true;
+}
+
 /* A block per output element: its threads stride over the reduced elements,
-   computing the fused elementwise producers on the way; with static sizes
-   its first thread runs the fused users on the block's result
-   (gpuir__cg_reduction_users). */
+   computing the fused elementwise producers on the way; with a static
+   result its first thread runs the fused users (of static sizes) on the
+   block's result (gpuir__cg_reduction_users). */
 static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     gpuir_module *m = C->m;
     const gpuir__op *op = gpuir__op_at(m, C->k->ops[at]);
@@ -20347,7 +20369,7 @@ static gpuir_result gpuir__cg_reduce(gpuir__cg *C, size_t at) {
     }
     int p = gpuir__cg_param_index(C, dst);
     bool users = gpuir__cg_computes_after(C, at);     /* elementwise ops on the result: thread 0 runs them */
-    if (users && (!gpuir__type_is_static(x) || !gpuir__type_is_static(y)))
+    if (users && (!gpuir__type_is_static(y) || !gpuir__cg_static_after(C, at)))
         return gpuir__cg_fail(C, op, "ops after a reduction in one kernel need static sizes");
     if (p < 0 && !users) return gpuir__cg_fail(C, op, "writes a kernel-private buffer");
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, x);
