@@ -14992,9 +14992,9 @@ static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpu
    by a kernel of its own before the launch. A `form` other than
    reduce.grid written on the first reduction (or any form on another)
    keeps them one block, and so does a `?` x of rank 2 or more whose
-   static dims are all 1, the last among them ([?, 1]: the rest of a total
-   split over a `?` batch, one value a row of 128 or more, few next to
-   x's: gpuir__total_takes_grid). */
+   static dims are all 1 and whose last dim is static ([?, 1]: the rest of
+   a total split over a `?` batch, one value a row of 128 or more, few
+   next to x's: gpuir__total_takes_grid). */
 #define GPUIR__GRID_TOTAL_THREADS 256
 #define GPUIR__GRID_TOTAL_PER_BLOCK 4096        /* the fewest elements of a static total's block share */
 #define GPUIR__GRID_TOTAL_BLOCKS_PER_SM 8       /* 2048 threads a multiprocessor: enough loads in flight */
@@ -15011,10 +15011,11 @@ static int64_t gpuir__grid_total_blocks(const gpuir_module *m, const gpuir_type 
 
 /* Whether a total over every axis of x is one the grid reads where no
    `form` is written: x has GPUIR__SPLIT_TOTAL_MIN elements or more, or
-   `?` dims, but not only `?` dims beside static 1s ending in 1 ([?, 1]:
-   the rest of a total split over a `?` batch, one value a row of 128 or
-   more). pass.fuse asks it too: a row group of one such row ends at its
-   totals (gpuir__rows_one_long_row). */
+   `?` dims, but not `?` dims beside static 1s only, the last dim one of
+   them ([?, 1]: the rest of a total split over a `?` batch, one value a
+   row of 128 or more; [1, ?] and [?, ?] are read by the grid). pass.fuse
+   asks it too: a row group of one such row ends at its totals
+   (gpuir__rows_one_long_row). */
 static bool gpuir__total_takes_grid(const gpuir_type *x) {
     if (x->rank < 1) return false;
     if (gpuir__type_is_static(x)) return gpuir__type_count(x) >= GPUIR__SPLIT_TOTAL_MIN;
