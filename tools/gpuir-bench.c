@@ -1477,19 +1477,37 @@ static int bench_mean_of_squares(gpuir_ctx *ctx, long long rows, long long cols,
     return rc;
 }
 
-/* A total of f32 vectors of n elements (`what`: "prime length " or ""):
-   the sum of one, or (`dice`) Dice's loss over two, three sums and the
-   scalar ops on them. */
-static int bench_vector_total(gpuir_ctx *ctx, long long n, const char *what, bool dice, bool gpu, int repeat) {
-    char V[64], label[80];
+/* The programs over f32 vectors (bench_vector): a sum; Dice's loss over
+   two vectors (three sums and the scalar ops on them); a softmax and a
+   LayerNorm (no weight or bias) of one long row, its totals grid totals
+   and the ops that read them back an elementwise kernel after them (x
+   read three times, y written once: the bytes counted); and the softmax
+   with `form = "softmax.rows"` written, the row kernel it was (one block
+   reading the row), its bytes counted alike so that the two rows'
+   percentages compare. */
+typedef enum { VECTOR_SUM, VECTOR_DICE, VECTOR_SOFTMAX, VECTOR_SOFTMAX_ONE_BLOCK, VECTOR_LAYERNORM } vector_program;
+static const struct { const char *label, *suffix; int bytes_per_element; } vector_programs[] = {
+    [VECTOR_SUM] = {"sum of a vector", "", 4},
+    [VECTOR_DICE] = {"Dice of two vectors", "", 8},
+    [VECTOR_SOFTMAX] = {"softmax of a vector", "", 16},
+    [VECTOR_SOFTMAX_ONE_BLOCK] = {"softmax of a vector", ", one block", 16},
+    [VECTOR_LAYERNORM] = {"LayerNorm of a vector", "", 16},
+};
+
+/* Program `which` over vectors of n f32 (`what`: "prime length " or ""),
+   against a copy of its bytes (on the emulator: checked). */
+static int bench_vector(gpuir_ctx *ctx, long long n, const char *what, vector_program which, bool gpu, int repeat) {
+    char V[64], label[112];
     snprintf(V, sizeof V, "tensor<%lldxf32>", n);
     strbuf text = {NULL, 0, 0};
-    if (!dice)
+    switch (which) {
+    case VECTOR_SUM:
         strbuf_appendf(&text,
                        "func.func @f(%%x: %s) -> tensor<f32> {\n"
                        "  %%s = reduce_sum %%x {axes = [0]} : (%s) -> tensor<f32>\n"
                        "  return %%s : tensor<f32>\n}\n", V, V);
-    else
+        break;
+    case VECTOR_DICE:
         strbuf_appendf(&text,
                        "func.func @f(%%p: %s, %%t: %s) -> tensor<f32> {\n"
                        "  %%pt = mul %%p, %%t : (%s, %s) -> %s\n"
@@ -1503,31 +1521,16 @@ static int bench_vector_total(gpuir_ctx *ctx, long long n, const char *what, boo
                        "  %%r = div %%n, %%d : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
                        "  %%l = sub %%one, %%r : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
                        "  return %%l : tensor<f32>\n}\n", V, V, V, V, V, V, V, V);
-    snprintf(label, sizeof label, dice ? "Dice of two vectors of %s%lld, f32" : "sum of a vector of %s%lld, f32",
-             what, n);
-    size_t bytes = (size_t)n * (dice ? 8 : 4);
-    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
-    free(text.buf);
-    return rc;
-}
-
-/* A softmax or a LayerNorm (no weight or bias) of a vector of n f32: one
-   long row, its totals grid totals and the ops that read them back an
-   elementwise kernel after them (x read three times, y written once: the
-   bytes counted); and the softmax with `form = "softmax.rows"` written,
-   the row kernel it was (one block reading the row), its bytes counted
-   alike so that the two rows' percentages compare. */
-static int bench_vector_norm(gpuir_ctx *ctx, long long n, const char *what, bool layer, bool one_block, bool gpu,
-                             int repeat) {
-    char V[64], label[96];
-    snprintf(V, sizeof V, "tensor<%lldxf32>", n);
-    strbuf text = {NULL, 0, 0};
-    if (!layer)
+        break;
+    case VECTOR_SOFTMAX:
+    case VECTOR_SOFTMAX_ONE_BLOCK:
         strbuf_appendf(&text,
                        "func.func @f(%%x: %s) -> %s {\n"
                        "  %%y = softmax %%x {axis = 0%s} : (%s) -> %s\n"
-                       "  return %%y : %s\n}\n", V, V, one_block ? ", form = \"softmax.rows\"" : "", V, V, V);
-    else
+                       "  return %%y : %s\n}\n", V, V,
+                       which == VECTOR_SOFTMAX_ONE_BLOCK ? ", form = \"softmax.rows\"" : "", V, V, V);
+        break;
+    case VECTOR_LAYERNORM:
         strbuf_appendf(&text,
                        "func.func @f(%%x: %s) -> %s {\n"
                        "  %%m = reduce_mean %%x {axes = [0], keepdims = true} : (%s) -> tensor<1xf32>\n"
@@ -1539,9 +1542,12 @@ static int bench_vector_norm(gpuir_ctx *ctx, long long n, const char *what, bool
                        "  %%rs = rsqrt %%ve : (tensor<1xf32>) -> tensor<1xf32>\n"
                        "  %%y = mul %%d, %%rs : (%s, tensor<1xf32>) -> %s\n"
                        "  return %%y : %s\n}\n", V, V, V, V, V, V, V, V, V, V, V, V);
-    snprintf(label, sizeof label, "%s of a vector of %s%lld, f32%s", layer ? "LayerNorm" : "softmax", what, n,
-             one_block ? ", one block" : "");
-    int rc = gpu ? bench_bw_case(ctx, label, text.buf, (size_t)n * 16, repeat) : check_on_emu(ctx, label, text.buf);
+        break;
+    }
+    snprintf(label, sizeof label, "%s of %s%lld, f32%s", vector_programs[which].label, what, n,
+             vector_programs[which].suffix);
+    size_t bytes = (size_t)n * (size_t)vector_programs[which].bytes_per_element;
+    int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
     free(text.buf);
     return rc;
 }
@@ -1549,7 +1555,7 @@ static int bench_vector_norm(gpuir_ctx *ctx, long long n, const char *what, bool
 /* Totals: the means of squares (bench_mean_of_squares), a vector's sum
    and Dice's three totals of two vectors (of 16M and of a prime length),
    a softmax and a LayerNorm of a vector of prime length
-   (bench_vector_norm), and `x - x.max()` over a matrix. */
+   (bench_vector), and `x - x.max()` over a matrix. */
 static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
     long long rows = gpu ? 16384 : 200, cols = gpu ? 4096 : 1500;
     int rc = bench_mean_of_squares(ctx, rows, cols, gpu, repeat);
@@ -1564,20 +1570,20 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
        read twice, written once) */
     long long n = gpu ? 16ll << 20 : 300000;
     long long prime = gpu ? 16777259 : 300007;
-    rc |= bench_vector_total(ctx, n, "", false, gpu, repeat);
-    rc |= bench_vector_total(ctx, prime, "prime length ", false, gpu, repeat);
+    rc |= bench_vector(ctx, n, "", VECTOR_SUM, gpu, repeat);
+    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_SUM, gpu, repeat);
     /* Dice's loss over two vectors: of 16M, three sibling totals on one
        view (a row kernel reading p and t once, then one kernel for the
        three totals of its rows' results and the loss); of a prime length,
        one grid total's kernel for the three and the loss */
-    rc |= bench_vector_total(ctx, n, "", true, gpu, repeat);
-    rc |= bench_vector_total(ctx, prime, "prime length ", true, gpu, repeat);
+    rc |= bench_vector(ctx, n, "", VECTOR_DICE, gpu, repeat);
+    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_DICE, gpu, repeat);
     /* a softmax and a LayerNorm of a vector of prime length (grid totals,
        then an elementwise kernel), and the softmax as one block (its form
        written: what it was) */
-    rc |= bench_vector_norm(ctx, prime, "prime length ", false, false, gpu, repeat);
-    rc |= bench_vector_norm(ctx, prime, "prime length ", false, true, gpu, repeat);
-    rc |= bench_vector_norm(ctx, prime, "prime length ", true, false, gpu, repeat);
+    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_SOFTMAX, gpu, repeat);
+    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_SOFTMAX_ONE_BLOCK, gpu, repeat);
+    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_LAYERNORM, gpu, repeat);
     text.len = 0;
     strbuf_appendf(&text,
                    "func.func @f(%%x: %s) -> %s {\n"
