@@ -12899,7 +12899,9 @@ static int64_t gpuir__rows_beside(const gpuir__fuser *F, const gpuir__op *op) {
 /* Whether elementwise op, joining reduction group g, works on its static
    result (a total of a `?` input, the rest of a split `?` total: the cast
    of an f16 total back from f32) and static operands: the kernel's first
-   thread runs it after the total, whatever the input's sizes. */
+   thread runs it after the total, whatever the input's sizes. Ops of the
+   input's shape that would make g a column group
+   (gpuir__column_group_axis) still need a group of static sizes. */
 static bool gpuir__fuse_total_user(const gpuir__fuser *F, const gpuir__op *op, int64_t g) {
     return F->rows[g] && gpuir__type_is_static(&gpuir__value_at(F->m, F->rows[g])->type) &&
            gpuir__operands_static(F->m, op) &&
@@ -13809,18 +13811,14 @@ static void gpuir__remake_forget(const gpuir_module *m, uint32_t v, size_t nv, u
     for (uint32_t k = 0; k < def->n_operands; k++) gpuir__remake_forget(m, gpuir__op_operand(m, def, k), nv, repl);
 }
 
-/* Whether value v, read by the op at index j of f, is made again for it:
-   it feeds a long row's total before j (feed), is made by elementwise
-   ops within the limits, and the host does not read it (returned). */
-static bool gpuir__remake_for(const gpuir_module *m, const gpuir__func *f, size_t j, uint32_t v, size_t nv,
-                              const size_t *feed) {
-    if (!gpuir__remade_in_chain(m, v, nv) || !feed[v - 1] || feed[v - 1] - 1 >= j ||
+/* Whether value v, read by the op at index j, is made again for it: it
+   feeds a long row's total before j (feed), is made by elementwise ops
+   within the limits, and the host does not read it (returned[v - 1]). */
+static bool gpuir__remake_for(const gpuir_module *m, size_t j, uint32_t v, size_t nv, const size_t *feed,
+                              const bool *returned) {
+    if (!gpuir__remade_in_chain(m, v, nv) || !feed[v - 1] || feed[v - 1] - 1 >= j || returned[v - 1] ||
         !gpuir__type_one_long_row(&gpuir__value_at(m, v)->type))
         return false;
-    for (size_t i = j; i < stbds_arrlenu(f->ops); i++) {
-        const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
-        if (op->kind == GPUIR_OP_RETURN && gpuir__op_has_operand(m, op, v)) return false;
-    }
     uint32_t reads[GPUIR__REMAKE_ROW_READS];
     int ops = 0, n_reads = 0;
     return gpuir__remake_cost(m, v, nv, &ops, reads, &n_reads);
@@ -13832,13 +13830,19 @@ static gpuir_result gpuir__fuse_remake_after_totals(gpuir_module *m, uint32_t fi
     size_t *feed = (size_t *)gpuir__scratch_calloc(m, nv, sizeof *feed);    /* the chains stay as they were */
     uint32_t *repl = (uint32_t *)gpuir__scratch_calloc(m, nv, sizeof *repl);
     uint32_t *slot = (uint32_t *)gpuir__scratch_calloc(m, n_uses + 1, sizeof *slot);
-    gpuir_result r = feed && repl && slot ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+    bool *returned = (bool *)gpuir__scratch_calloc(m, nv, sizeof *returned);
+    gpuir_result r = feed && repl && slot && returned ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     bool any = false;
     if (!r) gpuir__values_feeding_long_totals(m, gpuir__func_at(m, fid), feed);
+    for (size_t j = 0; !r && j < stbds_arrlenu(gpuir__func_at(m, fid)->ops); j++) {
+        const gpuir__op *op = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[j]);
+        for (uint32_t k = 0; op->kind == GPUIR_OP_RETURN && k < op->n_operands; k++)
+            returned[gpuir__op_operand(m, op, k) - 1] = true;
+    }
     for (size_t j = 0; !r && !any && j < stbds_arrlenu(gpuir__func_at(m, fid)->ops); j++) {
         const gpuir__op *op = gpuir__op_at(m, gpuir__func_at(m, fid)->ops[j]);
         for (uint32_t k = 0; op->result && gpuir__is_elementwise(gpuir__info(op->kind)->cls) && k < op->n_operands; k++)
-            any |= gpuir__remake_for(m, gpuir__func_at(m, fid), j, gpuir__op_operand(m, op, k), nv, feed);
+            any |= gpuir__remake_for(m, j, gpuir__op_operand(m, op, k), nv, feed, returned);
     }
     if (!r && any) {
         gpuir__rewrite_begin(m, fid);
@@ -13849,7 +13853,7 @@ static gpuir_result gpuir__fuse_remake_after_totals(gpuir_module *m, uint32_t fi
             uint32_t n = elementwise ? op->n_operands : 0, in[GPUIR_MAX_OPERANDS];
             for (uint32_t k = 0; !r && k < n && k < GPUIR_MAX_OPERANDS; k++) {
                 uint32_t v = in[k] = gpuir__op_operand(m, gpuir__op_at(m, op_id), k);
-                if (gpuir__remake_for(m, gpuir__func_at(m, fid), j, v, nv, feed) && !(in[k] = gpuir__remake(m, v, nv, repl)))
+                if (gpuir__remake_for(m, j, v, nv, feed, returned) && !(in[k] = gpuir__remake(m, v, nv, repl)))
                     r = m->ctx->result ? m->ctx->result : gpuir__oom(m->ctx, "fuse");
             }
             op = gpuir__op_at(m, op_id);        /* (building moved m->ops) */
@@ -13866,6 +13870,7 @@ static gpuir_result gpuir__fuse_remake_after_totals(gpuir_module *m, uint32_t fi
     gpuir__scratch_free(m, feed);
     gpuir__scratch_free(m, repl);
     gpuir__scratch_free(m, slot);
+    gpuir__scratch_free(m, returned);
     return r;
 }
 
