@@ -9562,8 +9562,9 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // per column, one kernel where its parts would be four), and a softmax
 // written out over another axis becomes the op for that kernel
 // (gpuir__softmax_written_out: torch's softmax(dim=1) spelled as max,
-// shift, exp, sum, divide); a row softmax over one long row is its parts
-// too (gpuir__softmax_of_long_row: grid totals, not one block). A total (a sum,
+// shift, exp, sum, divide); a row softmax over one long row, or a few, is
+// its parts too (gpuir__softmax_of_long_row: grid totals, not a block a
+// row). A total (a sum,
 // mean or max over every axis of a large static x) becomes the total of
 // its rows' results (gpuir__reduce_split_at: a row kernel, then a small
 // total, where it was one block reading all of x); an f32 mean over axes
@@ -9581,7 +9582,7 @@ static gpuir_result gpuir__pass_canonicalize(gpuir_module *m) {
 // (its kernel), and an attention or softmax that its kernel cannot run (a
 // tensor-core form on f32, the f32 form on f16) is an error at the op.
 // Reads: util, ir, build, pass, array, fuse (gpuir__is_elementwise,
-// gpuir__type_one_long_row),
+// gpuir__type_long_rows),
 // configure (gpuir__module_sm, gpuir__attention_unfit_half and _f32: the
 // attention kernels' head dims and rows, the target's shared memory;
 // gpuir__module_sm_count: the multiprocessors a lone reduction over a gap
@@ -9638,18 +9639,19 @@ static bool gpuir__softmax_fuses(const gpuir_module *m, uint32_t fid, size_t i) 
     return fuses;
 }
 
-static bool gpuir__type_one_long_row(const gpuir_type *t);
+static int64_t gpuir__type_long_rows(const gpuir_type *t);
 
-/* Whether softmax op is over one long row (gpuir__type_one_long_row: a
-   `?` vector, or one of GPUIR__SPLIT_TOTAL_MIN elements or more): its
-   kernel would be one block reading the row three times, where its
+/* Whether softmax op is over long rows (gpuir__type_long_rows: a `?`
+   vector, or one of GPUIR__SPLIT_TOTAL_MIN elements or more; a few rows
+   each `?` or long): its kernel would be a block a row reading it three
+   times, where its
    parts are three kernels of many blocks (pass.fuse: the max and the
    sum of exps grid totals, the division an elementwise kernel that
    computes its exps again), three reads of the row and a write, each at
    the device's bandwidth. */
 static bool gpuir__softmax_of_long_row(const gpuir_module *m, const gpuir__op *op) {
     return gpuir_dtype_is_float(gpuir__value_at(m, op->result)->type.dtype) &&
-           gpuir__type_one_long_row(&gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type);
+           gpuir__type_long_rows(&gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type);
 }
 
 /* softmax(x) over axis as its parts: max, x - max, exp, sum, division. */
@@ -11930,16 +11932,18 @@ static gpuir_result gpuir__pass_stage_matmul(gpuir_module *m) {
 // (below). Before any group forms, an `x - mean` that a variance's square
 // and other ops read is made once for each (gpuir__fuse_split_centred).
 // A row group of one long row (a `?` vector, one of 2^18 elements or
-// more) ends at its totals, which the grid then reads, and the ops that
-// read them back over the row are a kernel after them
-// (gpuir__rows_one_long_row), where the values they read that the totals'
+// more) or of a few (2 to 16 rows, each `?` or of 2^17 elements or more)
+// ends at its totals, which the grid then reads, and the ops that read
+// them back over the rows are a kernel after them
+// (gpuir__rows_are_long), where the values they read that the totals'
 // input was made from are made again first (gpuir__fuse_remake_after_totals),
 // and an op on one of its totals written before another moves after them
 // (gpuir__fuse_sink_total_users).
 // Reads: util, ir, build, pass, decompose (gpuir__softmax_is_columns: a
 // softmax that takes its neighbours), configure (gpuir__module_sm_count: a
 // sibling kernel's blocks, a column reduction's tiles), outline
-// (gpuir__total_takes_grid: a long row). Writes: the
+// (gpuir__total_takes_grid, gpuir__rows_take_grid, gpuir__grid_rows_of:
+// long rows). Writes: the
 // `fusion` attribute; `form = "reduce.column_group"` on the reduction that
 // makes a column group (the kernel form decided here, which configure
 // keeps); ir (those `x - mean`). The attribute helpers here
@@ -12532,13 +12536,17 @@ static bool gpuir__rows_reads_whole(const gpuir__fuser *F, uint32_t v, int64_t g
 }
 
 static bool gpuir__total_takes_grid(const gpuir_type *x);
+static int64_t gpuir__rows_take_grid(const gpuir_type *x);
 
-/* Whether t is one long row: its dims before the last all 1, and a total
-   of it one the grid reads (gpuir__total_takes_grid: `?` or long). */
-static bool gpuir__type_one_long_row(const gpuir_type *t) {
-    for (int d = 0; d + 1 < t->rank; d++)
-        if (t->dims[d] != 1) return false;
-    return gpuir__total_takes_grid(t);
+/* R when t is R long rows whose totals the grid reads, else 0: one long
+   row (R = 1: its dims before the last all 1, and a total of it one the
+   grid reads, gpuir__total_takes_grid: `?` or long), or a few
+   (gpuir__rows_take_grid: 2 to GPUIR__GRID_ROWS_MAX static rows, each `?`
+   or long), where a block a row would leave most of the device idle. */
+static int64_t gpuir__type_long_rows(const gpuir_type *t) {
+    bool one = true;
+    for (int d = 0; d + 1 < t->rank; d++) one &= t->dims[d] == 1;
+    return one ? gpuir__total_takes_grid(t) : gpuir__rows_take_grid(t);
 }
 
 /* Whether a `form` written on reduction op keeps it off the grid: one
@@ -12548,38 +12556,62 @@ static bool gpuir__form_keeps_off_grid(const gpuir_module *m, const gpuir__op *o
     return form && (form->kind != GPUIR__ATTR_STRING || strcmp(gpuir__string(m, form->off), "reduce.grid") != 0);
 }
 
-/* Whether op is a total of one long row (tensor form): a float
-   reduction over the last axis (the axes of 1 before it too, or not) of
-   a value of that type (gpuir__type_one_long_row), no form written that
-   keeps it off the grid. */
+/* Whether `form = "reduce.grid"` is written on op. */
+static bool gpuir__form_asks_grid(const gpuir_module *m, const gpuir__op *op) {
+    const gpuir__attr *form = gpuir__attr_get(m, op, GPUIR__KEY_FORM);
+    return form && !gpuir__form_keeps_off_grid(m, op);
+}
+
+static int64_t gpuir__grid_rows_of(const gpuir_type *x);
+
+/* Whether x is long rows for reduction op (below): of a type the grid
+   takes unasked (gpuir__type_long_rows), or rows a written reduce.grid
+   may take (gpuir__grid_rows_of). */
+static bool gpuir__rows_long_for(const gpuir_module *m, const gpuir__op *op, const gpuir_type *x) {
+    return gpuir__type_long_rows(x) || (gpuir__form_asks_grid(m, op) && gpuir__grid_rows_of(x));
+}
+
+/* Whether op is a total of long rows (tensor form): a float reduction
+   over the last axis (the axes of 1 before it too, or not; no other) of a
+   value of that type (gpuir__type_long_rows), no form written that keeps
+   it off the grid. */
 static bool gpuir__reduce_is_long_row(const gpuir_module *m, const gpuir__op *op) {
     if (!op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || gpuir__form_keeps_off_grid(m, op))
         return false;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     bool reduced[GPUIR_MAX_RANK];
-    return gpuir_dtype_is_float(x->dtype) && gpuir__type_one_long_row(x) &&
-           gpuir__reduce_axes_mask(m, op, x->rank, reduced) && reduced[x->rank - 1];
+    if (!gpuir_dtype_is_float(x->dtype) || !gpuir__rows_long_for(m, op, x) ||
+        !gpuir__reduce_axes_mask(m, op, x->rank, reduced) || !reduced[x->rank - 1])
+        return false;
+    for (int d = 0; d + 1 < x->rank; d++)
+        if (reduced[d] && x->dims[d] != 1) return false;
+    return true;
 }
 
-/* Whether row group g is one long row's (F, gpuir__type_one_long_row),
-   no reduction of it with a form written that keeps it off the grid: an
-   op over the row that reads a total of it back (`x - max(x)`, a
-   LayerNorm's or softmax's of a vector), or whose value feeds no
+/* Whether row group g is long rows' (F, gpuir__type_long_rows: one, or
+   a few; or any rows gpuir__grid_rows_of takes where one of its
+   reductions has `form = "reduce.grid"` written), no op of it with a form
+   written that keeps it off the grid. Then an op over the rows that reads
+   a total back (`x - max(x)`, a LayerNorm's or softmax's of a vector), or
+   whose value feeds no
    reduction that may join g (gpuir__rows_feeds_total: it would follow
    the totals), does not join it, so that the grid reads the row
    (reduce.grid: the totals, the ops that feed them, the ops on them)
    where one block did, and opens a kernel of its own after it, an
    elementwise one of many blocks (the values it reads that the totals'
    kernel made are made again for it: gpuir__fuse_remake_after_totals). */
-static bool gpuir__rows_one_long_row(const gpuir__fuser *Fu, int64_t g) {
-    if (Fu->column_axis[g] || !gpuir__type_one_long_row(&gpuir__value_at(Fu->m, Fu->rows[g])->type)) return false;
+static bool gpuir__rows_are_long(const gpuir__fuser *Fu, int64_t g) {
+    const gpuir_type *F = &gpuir__value_at(Fu->m, Fu->rows[g])->type;
+    if (Fu->column_axis[g]) return false;
     const gpuir__func *f = gpuir__func_at(Fu->m, Fu->fid);
+    bool asked = false;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
         const gpuir__op *op = gpuir__op_at(Fu->m, f->ops[i]);
-        if (gpuir__op_int_attr(Fu->m, op, GPUIR__KEY_FUSION, 0) == g && gpuir__form_keeps_off_grid(Fu->m, op))
-            return false;
+        if (gpuir__op_int_attr(Fu->m, op, GPUIR__KEY_FUSION, 0) != g) continue;
+        if (gpuir__form_keeps_off_grid(Fu->m, op)) return false;
+        asked |= gpuir__form_asks_grid(Fu->m, op);
     }
-    return true;
+    return gpuir__type_long_rows(F) || (asked && gpuir__grid_rows_of(F));
 }
 
 /* Whether value v is one of op's operands (tensor form). */
@@ -12631,7 +12663,7 @@ static bool gpuir__rows_operands_fit(const gpuir__fuser *Fu, const gpuir__op *op
     gpuir__row_shape os = gpuir__group_line_shape_viewed(Fu, g, out);
     bool viewed = os == GPUIR__ROW_FULL && gpuir__group_line_shape(Fu, g, out) != GPUIR__ROW_FULL;   /* F reshaped */
     bool tied = gpuir__type_is_static(F) || os != GPUIR__ROW_FULL;
-    bool long_row = os == GPUIR__ROW_FULL && Fu->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_one_long_row(Fu, g);
+    bool long_row = os == GPUIR__ROW_FULL && Fu->kinds[g] == GPUIR__GROUP_ROWS && gpuir__rows_are_long(Fu, g);
     if (long_row && !gpuir__rows_feeds_total(Fu, op->result, g, GPUIR__REMAKE_OPS)) return false;
     for (uint32_t k = 0; k < op->n_operands; k++) {
         uint32_t v = gpuir__op_operand(m, op, k);
@@ -13723,9 +13755,9 @@ static bool gpuir__operand_repeats(const gpuir_module *m, const gpuir__op *op, u
     return false;
 }
 
-/* ---- the values a long row's totals read, made again after them ----
-   A row group of one long row ends at its totals
-   (gpuir__rows_one_long_row), so an elementwise op after a total that
+/* ---- the values long rows' totals read, made again after them ----
+   A row group of long rows (one or a few) ends at its totals
+   (gpuir__rows_are_long), so an elementwise op after a total that
    reads a value the total's input was made from (a softmax's exp(x -
    max), which its division reads; a LayerNorm's x - mean, which its
    scale reads after the variance) would read it from the totals' kernel,
@@ -13817,7 +13849,7 @@ static void gpuir__remake_forget(const gpuir_module *m, uint32_t v, size_t nv, u
 static bool gpuir__remake_for(const gpuir_module *m, size_t j, uint32_t v, size_t nv, const size_t *feed,
                               const bool *returned) {
     if (!gpuir__remade_in_chain(m, v, nv) || !feed[v - 1] || feed[v - 1] - 1 >= j || returned[v - 1] ||
-        !gpuir__type_one_long_row(&gpuir__value_at(m, v)->type))
+        !gpuir__type_long_rows(&gpuir__value_at(m, v)->type))
         return false;
     uint32_t reads[GPUIR__REMAKE_ROW_READS];
     int ops = 0, n_reads = 0;
@@ -14081,24 +14113,24 @@ static gpuir_result gpuir__fuse_hoist_over_totals(gpuir_module *m, uint32_t fid)
 }
 
 /* ---- the ops on a long row's totals, after its last ----
-   A group of one long row's totals (gpuir__reduce_is_long_row: a grid
+   A group of long rows' totals (gpuir__reduce_is_long_row: a grid
    total's kernel) may hold an op on a total between two of them (`-s`
    written before another sum of the row): the grid kernel runs the ops on
    its totals after the last (gpuir__grid_total_ops_fit), so each such op,
-   elementwise of one element, moves to just after the group's last
+   elementwise of one element a row, moves to just after the group's last
    reduction where every op before that which reads its value moves too
    (in order). The kernel is then a grid total where it was one block. */
 
-/* Whether the op at index i of f is one that moves (above) in group g,
-   whose last reduction is at index `last` (moves: the ops after it that
-   move, marked). */
-static bool gpuir__total_user_moves(const gpuir_module *m, const gpuir__func *f, size_t i, int64_t g, size_t last,
-                                    const bool *moves) {
+/* Whether the op at index i of f is one that moves (above) in group g of
+   R rows, whose last reduction is at index `last` (moves: the ops after
+   it that move, marked). */
+static bool gpuir__total_user_moves(const gpuir_module *m, const gpuir__func *f, size_t i, int64_t g, int64_t R,
+                                    size_t last, const bool *moves) {
     const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
     if (!op->result || gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0) != g ||
         !gpuir__is_elementwise(gpuir__info(op->kind)->cls) ||
         !gpuir__type_is_static(&gpuir__value_at(m, op->result)->type) ||
-        gpuir__type_count(&gpuir__value_at(m, op->result)->type) != 1)
+        gpuir__type_count(&gpuir__value_at(m, op->result)->type) != R)
         return false;
     for (size_t j = i + 1; j <= last; j++)
         if (!moves[j] && gpuir__op_has_operand(m, gpuir__op_at(m, f->ops[j]), op->result)) return false;
@@ -14110,21 +14142,24 @@ static gpuir_result gpuir__fuse_sink_total_users(gpuir_module *m, uint32_t fid) 
     size_t n = stbds_arrlenu(f->ops);
     size_t *first = (size_t *)gpuir__scratch_calloc(m, n + 2, sizeof *first);    /* group -> 1 + index */
     size_t *last = (size_t *)gpuir__scratch_calloc(m, n + 2, sizeof *last);
+    int64_t *rows = (int64_t *)gpuir__scratch_calloc(m, n + 2, sizeof *rows);      /* group -> its R */
     bool *moves = (bool *)gpuir__scratch_calloc(m, n + 1, sizeof *moves);
     uint32_t *order = (uint32_t *)gpuir__scratch_calloc(m, n + 1, sizeof *order);
-    gpuir_result r = first && last && moves && order ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
+    gpuir_result r = first && last && rows && moves && order ? GPUIR_OK : gpuir__oom(m->ctx, "fuse");
     for (size_t i = 0; !r && i < n; i++) {
         const gpuir__op *op = gpuir__op_at(m, f->ops[i]);
         int64_t g = gpuir__op_int_attr(m, op, GPUIR__KEY_FUSION, 0);
         if (g <= 0 || (size_t)g > n + 1 || !gpuir__reduce_is_long_row(m, op)) continue;
         if (!first[g]) first[g] = i + 1;
         last[g] = i + 1;
+        const gpuir_type *y = &gpuir__value_at(m, op->result)->type;     /* a value a row */
+        rows[g] = gpuir__type_is_static(y) ? gpuir__type_count(y) : 0;
     }
     bool any = false;
     for (size_t i = n; !r && i-- > 0;) {
         int64_t g = gpuir__op_int_attr(m, gpuir__op_at(m, f->ops[i]), GPUIR__KEY_FUSION, 0);
         if (g > 0 && (size_t)g <= n + 1 && first[g] && first[g] - 1 < i && i < last[g] - 1)
-            any |= moves[i] = gpuir__total_user_moves(m, f, i, g, last[g] - 1, moves);
+            any |= moves[i] = gpuir__total_user_moves(m, f, i, g, rows[g], last[g] - 1, moves);
     }
     if (!r && any) {
         size_t k = 0;
@@ -14141,6 +14176,7 @@ static gpuir_result gpuir__fuse_sink_total_users(gpuir_module *m, uint32_t fid) 
     }
     gpuir__scratch_free(m, first);
     gpuir__scratch_free(m, last);
+    gpuir__scratch_free(m, rows);
     gpuir__scratch_free(m, moves);
     gpuir__scratch_free(m, order);
     return r;
@@ -14991,10 +15027,18 @@ static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpu
    sums a contiguous share of the elements into a partial per total in
    the kernel's workspace, and the block that takes the last ticket
    combines each total's partials in block order and runs the users
-   (codegen: gpuir__cg_reduce_grid). Its workspace is a sibling kernel's
+   (codegen: gpuir__cg_reduce_grid). Row totals alike: reductions over
+   the last axis of R static rows (x's dims before the last; 2 to
+   GPUIR__GRID_ROWS_MAX of them, each `?` or of GPUIR__GRID_ROW_MIN
+   elements or more: gpuir__rows_take_grid; up to
+   GPUIR__GRID_ROWS_WRITTEN_MAX with the form written) into R values each,
+   the users writing a value a row: each row is read by G / R blocks or
+   fewer, each row's last block combines its partials (a counter a row)
+   and runs the users at its row, where a block a row left most of the
+   device idle. Its workspace is a sibling kernel's
    kind: two buffers each launch gets anew, the partials f32 [2 G k] (k
-   totals, a double in two floats each) and one counter, i32 [1], zeroed
-   by a kernel of its own before the launch. A `form` other than
+   totals, a double in two floats each) and a counter a row, i32 [R],
+   zeroed by a kernel of its own before the launch. A `form` other than
    reduce.grid written on the first reduction (or any form on another)
    keeps them one block, and so does a `?` x of rank 2 or more whose
    static dims are all 1 and whose last dim is static ([?, 1]: the rest of
@@ -15004,14 +15048,19 @@ static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpu
 #define GPUIR__GRID_TOTAL_PER_BLOCK 4096        /* the fewest elements of a static total's block share */
 #define GPUIR__GRID_TOTAL_BLOCKS_PER_SM 8       /* 2048 threads a multiprocessor: enough loads in flight */
 #define GPUIR__GRID_TOTALS_MAX 8                /* the most reductions of one grid total's kernel */
+#define GPUIR__GRID_ROWS_MAX 16                 /* the most rows of a grid's row totals (unwritten) */
+#define GPUIR__GRID_ROW_MIN ((int64_t)1 << 17)  /* the shortest static row of them */
+#define GPUIR__GRID_ROWS_WRITTEN_MAX 1024       /* the most with `form = "reduce.grid"` written */
 
-/* G, the blocks of a grid total over x: 8 a multiprocessor (the most a
-   `?` total may need), fewer for a static x of fewer than 4096 elements a
-   block; at least 2. */
-static int64_t gpuir__grid_total_blocks(const gpuir_module *m, const gpuir_type *x) {
+/* G, the blocks of a grid total over x in R rows (gpuir__kernel_grid_total):
+   8 a multiprocessor (the most a `?` total may need), fewer for a static x
+   of fewer than 4096 elements a block; at least 2, and at least R (each
+   row's share of them: G / R). */
+static int64_t gpuir__grid_total_blocks(const gpuir_module *m, const gpuir_type *x, int64_t R) {
     int64_t most = GPUIR__GRID_TOTAL_BLOCKS_PER_SM * gpuir__module_sm_count(m), G = most;
     if (gpuir__type_is_static(x)) G = gpuir__type_count(x) / GPUIR__GRID_TOTAL_PER_BLOCK;
-    return G < 2 ? 2 : G > most ? most : G;
+    G = G < 2 ? 2 : G > most ? most : G;
+    return G < R ? R : G;
 }
 
 /* Whether a total over every axis of x is one the grid reads where no
@@ -15020,7 +15069,7 @@ static int64_t gpuir__grid_total_blocks(const gpuir_module *m, const gpuir_type 
    them ([?, 1]: the rest of a total split over a `?` batch, one value a
    row of 128 or more; [1, ?] and [?, ?] are read by the grid). pass.fuse
    asks it too: a row group of one such row ends at its totals
-   (gpuir__rows_one_long_row). */
+   (gpuir__rows_are_long). */
 static bool gpuir__total_takes_grid(const gpuir_type *x) {
     if (x->rank < 1) return false;
     if (gpuir__type_is_static(x)) return gpuir__type_count(x) >= GPUIR__SPLIT_TOTAL_MIN;
@@ -15030,19 +15079,48 @@ static bool gpuir__total_takes_grid(const gpuir_type *x) {
     return x->rank == 1 || per_row != 1 || x->dims[x->rank - 1] != 1;
 }
 
-/* Whether op (buffer form) is a grid total's reduction: a float sum,
-   mean or max over every axis of an operand of x's dims (axes of 1 may
-   be left out) into one element. */
-static bool gpuir__grid_total_reduces(const gpuir_module *m, const gpuir__op *op, const gpuir_type *x) {
+/* R, the rows of x that a grid's row totals may take (its dims before
+   the last static, their product R from 1 to GPUIR__GRID_ROWS_WRITTEN_MAX),
+   else 0. */
+static int64_t gpuir__grid_rows_of(const gpuir_type *x) {
+    int64_t R = 1;
+    for (int d = 0; d + 1 < x->rank; d++) {
+        if (x->dims[d] == GPUIR_DYN) return 0;
+        R *= x->dims[d];
+    }
+    return x->rank >= 1 && R >= 1 && R <= GPUIR__GRID_ROWS_WRITTEN_MAX ? R : 0;
+}
+
+/* R, the rows of x when its row totals (over its last axis) are ones the
+   grid reads where no `form` is written, else 0: 2 to
+   GPUIR__GRID_ROWS_MAX rows (one is a total: gpuir__total_takes_grid),
+   each `?` long or of GPUIR__GRID_ROW_MIN elements or more. A block a row
+   streams its row on one multiprocessor (~55 GB/s, predicted), the grid
+   on all of them, at the price of a pass more (a softmax's max apart
+   from its sum, a LayerNorm's mean from its variance) and of four
+   launches more (~10 us): the grid is predicted faster where a row holds
+   more than ~200 KB (2 rows) to ~350 KB (16 rows), slower at 32 rows
+   (BENCHMARKS.md, "A few long rows"). pass.fuse asks it too
+   (gpuir__type_long_rows). */
+static int64_t gpuir__rows_take_grid(const gpuir_type *x) {
+    int64_t R = x->rank >= 2 ? gpuir__grid_rows_of(x) : 0, n = R ? x->dims[x->rank - 1] : 0;
+    return R >= 2 && R <= GPUIR__GRID_ROWS_MAX && (n == GPUIR_DYN || n >= GPUIR__GRID_ROW_MIN) ? R : 0;
+}
+
+/* Whether op (buffer form) is a reduction of a grid total over x in R
+   rows: a float sum, mean or max of an operand of x's dims into R
+   elements (static), over every axis of x (R = 1) or over its last (R
+   rows; the axes before it kept), axes of 1 reduced or not. */
+static bool gpuir__grid_total_reduces(const gpuir_module *m, const gpuir__op *op, const gpuir_type *x, int64_t R) {
     if (gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || op->n_operands != 2) return false;
     const gpuir_type *in = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
     const gpuir_type *y = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
     bool reduced[GPUIR_MAX_RANK];
     if (!gpuir__dims_same(in, x) || !gpuir_dtype_is_float(in->dtype) || !gpuir_dtype_is_float(y->dtype) ||
-        !gpuir__type_is_static(y) || gpuir__type_count(y) != 1 || !gpuir__reduce_axes_mask(m, op, x->rank, reduced))
+        !gpuir__type_is_static(y) || gpuir__type_count(y) != R || !gpuir__reduce_axes_mask(m, op, x->rank, reduced))
         return false;
     for (int d = 0; d < x->rank; d++)
-        if (!reduced[d] && x->dims[d] != 1) return false;
+        if (reduced[d] != (R == 1 || d == x->rank - 1) && x->dims[d] != 1) return false;
     return true;
 }
 
@@ -15057,11 +15135,30 @@ static bool gpuir__reduction_writes(const gpuir_module *m, const gpuir__func *k,
     return false;
 }
 
-/* Whether kernel k's ops fit a grid total over x: before its last
-   reduction (index `last`) the reductions and elementwise ops writing x's
-   dims that read no reduction's result (the producers); after it
-   elementwise ops writing one element (the users, on the totals). */
-static bool gpuir__grid_total_ops_fit(const gpuir_module *m, const gpuir__func *k, const gpuir_type *x, size_t last) {
+/* Whether t holds a value a row of a grid total of R rows: R elements
+   (static; [R] or [R, 1] alike: the row's element is index o of each). */
+static bool gpuir__grid_row_values(const gpuir_type *t, int64_t R) {
+    return gpuir__type_is_static(t) && gpuir__type_count(t) == R;
+}
+
+/* Whether op, after a grid total's last reduction (R rows), is a user it
+   runs: elementwise, writing a value a row (gpuir__grid_row_values),
+   reading those or single elements. */
+static bool gpuir__grid_total_user_fits(const gpuir_module *m, const gpuir__op *op, int64_t R) {
+    for (uint32_t a = 0; a < op->n_operands; a++) {
+        const gpuir_type *t = &gpuir__value_at(m, gpuir__op_operand(m, op, a))->type;
+        if (!gpuir__grid_row_values(t, R) && (a + 1 == op->n_operands || !gpuir__grid_row_values(t, 1)))
+            return false;
+    }
+    return true;
+}
+
+/* Whether kernel k's ops fit a grid total over x in R rows: before its
+   last reduction (index `last`) the reductions and elementwise ops
+   writing x's dims that read no reduction's result (the producers); after
+   it the users (gpuir__grid_total_user_fits). */
+static bool gpuir__grid_total_ops_fit(const gpuir_module *m, const gpuir__func *k, const gpuir_type *x, size_t last,
+                                      int64_t R) {
     for (size_t i = 0; i < stbds_arrlenu(k->ops); i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
         gpuir__op_class cls = gpuir__info(op->kind)->cls;
@@ -15070,7 +15167,7 @@ static bool gpuir__grid_total_ops_fit(const gpuir_module *m, const gpuir__func *
         if (!gpuir__is_elementwise(cls) && cls != GPUIR__CLASS_CONSTANT) return false;
         const gpuir_type *d = &gpuir__value_at(m, gpuir__op_operand(m, op, op->n_operands - 1))->type;
         if (i > last) {
-            if (!gpuir__type_is_static(d) || gpuir__type_count(d) != 1) return false;
+            if (!gpuir__grid_total_user_fits(m, op, R)) return false;
             continue;
         }
         if (!gpuir__dims_same(d, x)) return false;
@@ -15081,8 +15178,9 @@ static bool gpuir__grid_total_ops_fit(const gpuir_module *m, const gpuir__func *
 }
 
 /* The first reduction of kernel k when it is a grid total (above), its
-   reductions' count in *count (1 to GPUIR__GRID_TOTALS_MAX), else NULL. */
-static const gpuir__op *gpuir__kernel_grid_total(const gpuir_module *m, const gpuir__func *k, int *count) {
+   reductions' count in *count (1 to GPUIR__GRID_TOTALS_MAX) and its rows
+   in *R (1 for totals), else NULL. */
+static const gpuir__op *gpuir__kernel_grid_total(const gpuir_module *m, const gpuir__func *k, int *count, int64_t *R) {
     const gpuir__op *total = NULL;
     size_t last = 0;
     int n = 0;
@@ -15093,39 +15191,47 @@ static const gpuir__op *gpuir__kernel_grid_total(const gpuir_module *m, const gp
         else if (gpuir__attr_get(m, op, GPUIR__KEY_FORM)) return NULL;
         last = i, n++;
     }
-    if (!total || n > GPUIR__GRID_TOTALS_MAX) return NULL;
+    if (!total || n > GPUIR__GRID_TOTALS_MAX || total->n_operands != 2) return NULL;
     const gpuir__attr *form = gpuir__attr_get(m, total, GPUIR__KEY_FORM);
     bool written = form && form->kind == GPUIR__ATTR_STRING && strcmp(gpuir__string(m, form->off), "reduce.grid") == 0;
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type;
-    if ((form && !written) || x->rank < 1 || (!written && !gpuir__total_takes_grid(x))) return NULL;
+    const gpuir_type *y = &gpuir__value_at(m, gpuir__op_operand(m, total, 1))->type;
+    int64_t rows = gpuir__type_is_static(y) ? gpuir__type_count(y) : 0;
+    if ((form && !written) || x->rank < 1 || rows < 1) return NULL;
+    if (rows == 1 ? !written && !gpuir__total_takes_grid(x) :
+                    rows != gpuir__grid_rows_of(x) || (!written && rows != gpuir__rows_take_grid(x)))
+        return NULL;
     for (size_t i = 0; i <= last; i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
-        if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE && !gpuir__grid_total_reduces(m, op, x))
+        if (!op->result && gpuir__info(op->kind)->cls == GPUIR__CLASS_REDUCE &&
+            !gpuir__grid_total_reduces(m, op, x, rows))
             return NULL;
     }
-    if (!gpuir__grid_total_ops_fit(m, k, x, last)) return NULL;
-    *count = n;
+    if (!gpuir__grid_total_ops_fit(m, k, x, last, rows)) return NULL;
+    *count = n, *R = rows;
     return total;
 }
 
-/* The workspace of a grid total of G blocks and `count` reductions. */
-static void gpuir__grid_total_workspace(int64_t G, int count, gpuir_type ws[2]) {
+/* The workspace of a grid total of G blocks, `count` reductions and R
+   rows: the partials and a counter a row. */
+static void gpuir__grid_total_workspace(int64_t G, int count, int64_t R, gpuir_type ws[2]) {
     for (int i = 0; i < 2; i++) {
         memset(&ws[i], 0, sizeof ws[i]);
         ws[i].kind = GPUIR_TYPE_MEMREF, ws[i].space = GPUIR_SPACE_DEVICE, ws[i].rank = 1;
     }
     ws[0].dtype = GPUIR_F32, ws[0].dims[0] = 2 * G * count;
-    ws[1].dtype = GPUIR_I32, ws[1].dims[0] = 1;
+    ws[1].dtype = GPUIR_I32, ws[1].dims[0] = R;
 }
 
 /* Whether kernel k is a grid total (gpuir__kernel_grid_total): its
    workspace (ws) and its G blocks (gpuir__grid_total_blocks). */
 static bool gpuir__kernel_grid_workspace(const gpuir_module *m, const gpuir__func *k, gpuir_type ws[2], int64_t *G) {
     int count;
-    const gpuir__op *total = gpuir__kernel_grid_total(m, k, &count);
+    int64_t R;
+    const gpuir__op *total = gpuir__kernel_grid_total(m, k, &count, &R);
     if (!total) return false;
-    *G = gpuir__grid_total_blocks(m, &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type);
-    gpuir__grid_total_workspace(*G, count, ws);
+    *G = gpuir__grid_total_blocks(m, &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type, R);
+    gpuir__grid_total_workspace(*G, count, R, ws);
     return true;
 }
 
@@ -17174,14 +17280,17 @@ static gpuir_result gpuir__kernel_workspace_mismatch(const gpuir_module *m, cons
     const gpuir_type *h[2] = {&gpuir__value_at(m, k->params[n - 2])->type, &gpuir__value_at(m, k->params[n - 1])->type};
     if (h[0]->rank != 1 || h[0]->dtype != GPUIR_F32 || h[1]->rank != 1 || h[1]->dtype != GPUIR_I32) return GPUIR_OK;
     gpuir__tbuf h0, h1, w0, w1;
+    bool rows = given == GPUIR__FORM_REDUCE_GRID && h[1]->dims[0] != ws[1].dims[0];   /* a counter a row */
     return gpuir__pass_fail(m, lead, GPUIR_ERR_VERIFY, "kernel @%s: %s (line %u): form \"%s\" takes as its last "
                             "two parameters the workspace this target's %lld multiprocessors need, %s and %s, and "
-                            "they are %s and %s (a program lowered for another SM count: lower and run it for the "
-                            "same one, --sm-count or gpuir_module_set_target); without one it takes %s",
+                            "they are %s and %s (%s); without one it takes %s",
                             gpuir__string(m, k->name), gpuir_op_name(lead->kind), lead->line,
                             gpuir__kernel_form_name(given), (long long)gpuir__module_sm_count(m),
                             gpuir__tstr(&w0, &ws[0]), gpuir__tstr(&w1, &ws[1]), gpuir__tstr(&h0, h[0]),
-                            gpuir__tstr(&h1, h[1]), allowed);
+                            gpuir__tstr(&h1, h[1]),
+                            rows ? "a grid total's counters are one a row of its totals" :
+                                   "a program lowered for another SM count: lower and run it for the same one, "
+                                   "--sm-count or gpuir_module_set_target", allowed);
 }
 
 /* Kernel k's form: the one recorded on its lead op when the kernel can
@@ -20471,14 +20580,16 @@ static gpuir_result gpuir__cg_reduce_result(gpuir__cg *C, size_t at, const gpuir
 }
 
 /* A grid total (reduce.grid, gpuir__kernel_grid_total): its reductions
-   (k of them, at kernel op indices at[]), all over elements of x's dims,
-   and the kernel's last two parameters its workspace, the partials (2 G k
-   floats: total i's of block b at 2 (i G + b)) and a counter. */
+   (k of them, at kernel op indices at[]), all over elements of x's dims
+   into R values each (rows; 1 for totals), and the kernel's last two
+   parameters its workspace, the partials (2 G k floats: total i's of
+   virtual block b at 2 (i G + b), a row's blocks in turn) and a counter a
+   row. */
 typedef struct gpuir__cg_grid {
     size_t at[GPUIR__GRID_TOTALS_MAX];
     bool sum[GPUIR__GRID_TOTALS_MAX];   /* a float sum or mean, in double (gpuir__cg_reduce_in_double); else a max */
     int k;
-    long long G;
+    long long G, R;
     const gpuir_type *x;
     const char *ws, *counters;
 } gpuir__cg_grid;
@@ -20531,7 +20642,8 @@ static void gpuir__cg_grid_total_value(gpuir__cg *C, const gpuir__cg_grid *g, in
                                        const char *count) {
     const gpuir__op *op = gpuir__op_at(C->m, C->k->ops[g->at[r]]);
     char at_q[96], result[720], value[800];
-    snprintf(at_q, sizeof at_q, "&((volatile float *)%s)[2 * (%lldLL + q)]", g->ws, (long long)r * g->G);
+    snprintf(at_q, sizeof at_q, "&((volatile float *)%s)[2 * (%lldLL + %sq)]", g->ws, (long long)r * g->G,
+             g->R > 1 ? "o * g + " : "");
     long long T = (long long)C->threads;
     if (g->sum[r]) {
         gpuir__cg_line(C, "dacc = 0.0;");
@@ -20563,7 +20675,11 @@ static gpuir_result gpuir__cg_grid_plan(gpuir__cg *C, gpuir__cg_grid *g) {
         const gpuir__op *op = gpuir__op_at(m, C->k->ops[i]);
         if (op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE) continue;
         if (g->k == GPUIR__GRID_TOTALS_MAX) return gpuir__cg_fail(C, op, "is one reduction too many for reduce.grid");
-        if (!g->k) g->x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+        if (!g->k) {
+            const gpuir_type *y = &gpuir__value_at(m, gpuir__op_operand(m, op, 1))->type;
+            g->x = &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type;
+            g->R = gpuir__type_is_static(y) ? gpuir__type_count(y) : 0;
+        }
         g->sum[g->k] = gpuir__cg_reduce_in_double(C, op);
         g->at[g->k++] = i;
     }
@@ -20572,30 +20688,34 @@ static gpuir_result gpuir__cg_grid_plan(gpuir__cg *C, gpuir__cg_grid *g) {
     g->G = n >= 3 ? (long long)gpuir__value_at(m, C->k->params[n - 2])->type.dims[0] / (2 * g->k) : 0;
     if (g->G < 1)
         return gpuir__cg_fail(C, lead, "has form \"reduce.grid\" in a kernel that does not end with its workspace");
+    if (g->R < 1 || g->R > g->G || gpuir__value_at(m, C->k->params[n - 1])->type.dims[0] != g->R)
+        return gpuir__cg_fail(C, lead, "has form \"reduce.grid\" with a workspace that does not fit its rows");
     g->ws = gpuir__cg_param(C, (int)n - 2), g->counters = gpuir__cg_param(C, (int)n - 1);
     return GPUIR_OK;
 }
 
-/* A grid total (reduce.grid, gpuir__kernel_grid_total). The elements make
-   g contiguous shares of GPUIR__GRID_TOTAL_PER_BLOCK or more, at most G (a
-   `?` vector of 1000: one share; the blocks past g return at once), each
-   a virtual block's (the launch's blocks take them in turn, so a launch
-   of any grid computes the totals): its threads stride over the share
-   computing the fused producers and each reduction's step
+/* A grid total (reduce.grid, gpuir__kernel_grid_total). The elements (a
+   row's, of R rows) make g contiguous shares of GPUIR__GRID_TOTAL_PER_BLOCK
+   or more, at most G / R (a `?` vector of 1000: one share; the blocks
+   past R g return at once), each a virtual block's (the launch's blocks
+   take them in turn, so a launch of any grid computes the totals; row o's
+   are o g to o g + g - 1, its outputs at index o): its threads stride
+   over the share computing the fused producers and each reduction's step
    (gpuir__cg_grid_step_body), each reduction's partial goes to the
    workspace (gpuir__cg_grid_partial), and the block that takes the last
-   ticket combines each reduction's g partials, each thread every T-th in
-   block order and the block's in its fixed tree (the results do not
-   depend on the schedule), then its first thread runs the ops on the
-   totals (a Dice loss's) and stores the outputs. */
+   ticket on its row's counter combines each reduction's g partials of the
+   row, each thread every T-th in block order and the block's in its
+   fixed tree (the results do not depend on the schedule), then its first
+   thread runs the ops on the totals (a Dice loss's) and stores the
+   outputs. */
 static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
     (void)at;                           /* the first reduction: the plan finds them all */
     gpuir__cg_grid g;
     gpuir_result r = gpuir__cg_grid_plan(C, &g);
     if (r) return r;
     gpuir__cg_dims xd = gpuir__cg_dims_of(C, g.x);
-    gpuir__cg_prod n_red = {1, ""};
-    for (int d = 0; d < g.x->rank; d++) gpuir__cg_prod_mul(&n_red, &xd, d);
+    gpuir__cg_prod n_red = {1, ""};     /* a total's elements, or a row's */
+    for (int d = g.R > 1 ? g.x->rank - 1 : 0; d < g.x->rank; d++) gpuir__cg_prod_mul(&n_red, &xd, d);
     char count[320];
     gpuir__cg_prod_text(&n_red, count, sizeof count);
     long long T = (long long)C->threads, slots = T % 32 == 0 ? 32 : T;
@@ -20605,9 +20725,11 @@ static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
     gpuir__cg_line(C, "GPUIR_SHARED(float, red, %lld, %lld);", slots, 8 * slots);
     gpuir__cg_line(C, "GPUIR_SHARED(unsigned, ticket, 1, %lld);", 12 * slots);
     gpuir__cg_line(C, "int t = GPUIR_THREAD_RANK;");
-    gpuir__cg_line(C, "long long o = 0, n = %s, g = (n + %dLL) / %dLL;", count, GPUIR__GRID_TOTAL_PER_BLOCK - 1,
-                   GPUIR__GRID_TOTAL_PER_BLOCK);
-    gpuir__cg_line(C, "g = g < 1 ? 1 : g > %lldLL ? %lldLL : g;   /* the shares: at most G, of 4096 or more */", g.G, g.G);
+    long long most = g.G / g.R;         /* a row's shares */
+    gpuir__cg_line(C, "long long %sn = %s, g = (n + %dLL) / %dLL;", g.R > 1 ? "" : "o = 0, ", count,
+                   GPUIR__GRID_TOTAL_PER_BLOCK - 1, GPUIR__GRID_TOTAL_PER_BLOCK);
+    gpuir__cg_line(C, "g = g < 1 ? 1 : g > %lldLL ? %lldLL : g;   /* the shares%s: at most %s, of 4096 or more */", most,
+                   most, g.R > 1 ? " of a row" : "", g.R > 1 ? "G / R" : "G");
     gpuir__cg_line(C, "long long per = (n + g - 1) / g;");
     bool sums = false, maxes = false;
     for (int i = 0; i < g.k; i++) {
@@ -20616,13 +20738,19 @@ static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
     }
     if (sums) gpuir__cg_line(C, "double dacc;");     /* the block's and the grid's combining */
     if (maxes) gpuir__cg_line(C, "float acc;");
-    gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < g; blk += GPUIR_GRID_BLOCKS)");
-    gpuir__cg_line(C, "long long j0 = blk * per, jn = j0 + per < n ? j0 + per : n, share = jn > j0 ? jn - j0 : 0;");
+    if (g.R > 1) {                      /* virtual block blk: share blk - o g of row o */
+        gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL * g; blk += GPUIR_GRID_BLOCKS)", g.R);
+        gpuir__cg_line(C, "long long o = blk / g, j0 = o * n + (blk - o * g) * per, je = o * n + n;");
+        gpuir__cg_line(C, "long long jn = j0 + per < je ? j0 + per : je, share = jn > j0 ? jn - j0 : 0;");
+    } else {
+        gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < g; blk += GPUIR_GRID_BLOCKS)");
+        gpuir__cg_line(C, "long long j0 = blk * per, jn = j0 + per < n ? j0 + per : n, share = jn > j0 ? jn - j0 : 0;");
+    }
     for (int i = 0; i < g.k; i++) gpuir__cg_line(C, g.sum[i] ? "dacc%d = 0.0;" : "acc%d = -GPUIR_INF;", i);
     r = gpuir__cg_strided_loop(C, "jj", "share", true, NULL, gpuir__cg_grid_step_body, &g);
     if (r) return r;
     for (int i = 0; i < g.k; i++) gpuir__cg_grid_partial(C, &g, i);
-    gpuir__cg_ticket(C, g.counters, "0", "(unsigned)(g - 1)");
+    gpuir__cg_ticket(C, g.counters, g.R > 1 ? "o" : "0", "(unsigned)(g - 1)");
     gpuir__cg_reset_values(C);
     for (int i = 0; i < g.k; i++) gpuir__cg_grid_total_value(C, &g, i, &n_red, count);
     const gpuir__op *last = gpuir__op_at(C->m, C->k->ops[g.at[g.k - 1]]);

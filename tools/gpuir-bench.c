@@ -1484,21 +1484,30 @@ static int bench_mean_of_squares(gpuir_ctx *ctx, long long rows, long long cols,
    read three times, y written once: the bytes counted); and the softmax
    with `form = "softmax.rows"` written, the row kernel it was (one block
    reading the row), its bytes counted alike so that the two rows'
-   percentages compare. */
-typedef enum { VECTOR_SUM, VECTOR_DICE, VECTOR_SOFTMAX, VECTOR_SOFTMAX_ONE_BLOCK, VECTOR_LAYERNORM } vector_program;
-static const struct { const char *label, *suffix; int bytes_per_element; } vector_programs[] = {
-    [VECTOR_SUM] = {"sum of a vector", "", 4},
-    [VECTOR_DICE] = {"Dice of two vectors", "", 8},
-    [VECTOR_SOFTMAX] = {"softmax of a vector", "", 16},
-    [VECTOR_SOFTMAX_ONE_BLOCK] = {"softmax of a vector", ", one block", 16},
-    [VECTOR_LAYERNORM] = {"LayerNorm of a vector", "", 16},
+   percentages compare; the LayerNorm with `form = "reduce.rows"`
+   written alike. The last four over a few rows too (R rows of n: a block
+   a row, or grid totals of rows). */
+typedef enum {
+    VECTOR_SUM, VECTOR_DICE, VECTOR_SOFTMAX, VECTOR_SOFTMAX_ONE_BLOCK, VECTOR_LAYERNORM, VECTOR_LAYERNORM_ONE_BLOCK
+} vector_program;
+static const struct { const char *label; bool one_block; int bytes_per_element; } vector_programs[] = {
+    [VECTOR_SUM] = {"sum", false, 4},
+    [VECTOR_DICE] = {"Dice", false, 8},
+    [VECTOR_SOFTMAX] = {"softmax", false, 16},
+    [VECTOR_SOFTMAX_ONE_BLOCK] = {"softmax", true, 16},
+    [VECTOR_LAYERNORM] = {"LayerNorm", false, 16},
+    [VECTOR_LAYERNORM_ONE_BLOCK] = {"LayerNorm", true, 16},
 };
 
-/* Program `which` over vectors of n f32 (`what`: "prime length " or ""),
-   against a copy of its bytes (on the emulator: checked). */
-static int bench_vector(gpuir_ctx *ctx, long long n, const char *what, vector_program which, bool gpu, int repeat) {
-    char V[64], label[112];
-    snprintf(V, sizeof V, "tensor<%lldxf32>", n);
+/* Program `which` over R rows of n f32 (R = 1: vectors; `what`: "prime
+   length " or ""), against a copy of its bytes (on the emulator:
+   checked). */
+static int bench_vector(gpuir_ctx *ctx, long long R, long long n, const char *what, vector_program which, bool gpu,
+                        int repeat) {
+    char V[64], T[48], label[128], of[32];
+    if (R > 1) snprintf(V, sizeof V, "tensor<%lldx%lldxf32>", R, n), snprintf(T, sizeof T, "tensor<%lldx1xf32>", R);
+    else snprintf(V, sizeof V, "tensor<%lldxf32>", n), snprintf(T, sizeof T, "tensor<1xf32>");
+    int axis = R > 1 ? 1 : 0;
     strbuf text = {NULL, 0, 0};
     switch (which) {
     case VECTOR_SUM:
@@ -1526,27 +1535,32 @@ static int bench_vector(gpuir_ctx *ctx, long long n, const char *what, vector_pr
     case VECTOR_SOFTMAX_ONE_BLOCK:
         strbuf_appendf(&text,
                        "func.func @f(%%x: %s) -> %s {\n"
-                       "  %%y = softmax %%x {axis = 0%s} : (%s) -> %s\n"
-                       "  return %%y : %s\n}\n", V, V,
+                       "  %%y = softmax %%x {axis = %d%s} : (%s) -> %s\n"
+                       "  return %%y : %s\n}\n", V, V, axis,
                        which == VECTOR_SOFTMAX_ONE_BLOCK ? ", form = \"softmax.rows\"" : "", V, V, V);
         break;
     case VECTOR_LAYERNORM:
+    case VECTOR_LAYERNORM_ONE_BLOCK:
         strbuf_appendf(&text,
                        "func.func @f(%%x: %s) -> %s {\n"
-                       "  %%m = reduce_mean %%x {axes = [0], keepdims = true} : (%s) -> tensor<1xf32>\n"
-                       "  %%d = sub %%x, %%m : (%s, tensor<1xf32>) -> %s\n"
+                       "  %%m = reduce_mean %%x {axes = [%d], keepdims = true%s} : (%s) -> %s\n"
+                       "  %%d = sub %%x, %%m : (%s, %s) -> %s\n"
                        "  %%q = mul %%d, %%d : (%s, %s) -> %s\n"
-                       "  %%v = reduce_mean %%q {axes = [0], keepdims = true} : (%s) -> tensor<1xf32>\n"
+                       "  %%v = reduce_mean %%q {axes = [%d], keepdims = true} : (%s) -> %s\n"
                        "  %%eps = constant {value = 1.0e-5} : () -> tensor<f32>\n"
-                       "  %%ve = add %%v, %%eps : (tensor<1xf32>, tensor<f32>) -> tensor<1xf32>\n"
-                       "  %%rs = rsqrt %%ve : (tensor<1xf32>) -> tensor<1xf32>\n"
-                       "  %%y = mul %%d, %%rs : (%s, tensor<1xf32>) -> %s\n"
-                       "  return %%y : %s\n}\n", V, V, V, V, V, V, V, V, V, V, V, V);
+                       "  %%ve = add %%v, %%eps : (%s, tensor<f32>) -> %s\n"
+                       "  %%rs = rsqrt %%ve : (%s) -> %s\n"
+                       "  %%y = mul %%d, %%rs : (%s, %s) -> %s\n"
+                       "  return %%y : %s\n}\n", V, V, axis,
+                       which == VECTOR_LAYERNORM_ONE_BLOCK ? ", form = \"reduce.rows\"" : "", V, T, V, T, V, V, V,
+                       V, axis, V, T, T, T, T, T, V, T, V, V);
         break;
     }
-    snprintf(label, sizeof label, "%s of %s%lld, f32%s", vector_programs[which].label, what, n,
-             vector_programs[which].suffix);
-    size_t bytes = (size_t)n * (size_t)vector_programs[which].bytes_per_element;
+    if (R > 1) snprintf(of, sizeof of, "%lld rows", R);
+    else snprintf(of, sizeof of, "%s", which == VECTOR_DICE ? "two vectors" : "a vector");
+    snprintf(label, sizeof label, "%s of %s of %s%lld, f32%s", vector_programs[which].label, of, what, n,
+             !vector_programs[which].one_block ? "" : R > 1 ? ", a block a row" : ", one block");
+    size_t bytes = (size_t)(R * n) * (size_t)vector_programs[which].bytes_per_element;
     int rc = gpu ? bench_bw_case(ctx, label, text.buf, bytes, repeat) : check_on_emu(ctx, label, text.buf);
     free(text.buf);
     return rc;
@@ -1570,20 +1584,26 @@ static int bench_total(gpuir_ctx *ctx, bool gpu, int repeat) {
        read twice, written once) */
     long long n = gpu ? 16ll << 20 : 300000;
     long long prime = gpu ? 16777259 : 300007;
-    rc |= bench_vector(ctx, n, "", VECTOR_SUM, gpu, repeat);
-    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_SUM, gpu, repeat);
+    rc |= bench_vector(ctx, 1, n, "", VECTOR_SUM, gpu, repeat);
+    rc |= bench_vector(ctx, 1, prime, "prime length ", VECTOR_SUM, gpu, repeat);
     /* Dice's loss over two vectors: of 16M, three sibling totals on one
        view (a row kernel reading p and t once, then one kernel for the
        three totals of its rows' results and the loss); of a prime length,
        one grid total's kernel for the three and the loss */
-    rc |= bench_vector(ctx, n, "", VECTOR_DICE, gpu, repeat);
-    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_DICE, gpu, repeat);
+    rc |= bench_vector(ctx, 1, n, "", VECTOR_DICE, gpu, repeat);
+    rc |= bench_vector(ctx, 1, prime, "prime length ", VECTOR_DICE, gpu, repeat);
     /* a softmax and a LayerNorm of a vector of prime length (grid totals,
        then an elementwise kernel), and the softmax as one block (its form
        written: what it was) */
-    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_SOFTMAX, gpu, repeat);
-    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_SOFTMAX_ONE_BLOCK, gpu, repeat);
-    rc |= bench_vector(ctx, prime, "prime length ", VECTOR_LAYERNORM, gpu, repeat);
+    rc |= bench_vector(ctx, 1, prime, "prime length ", VECTOR_SOFTMAX, gpu, repeat);
+    rc |= bench_vector(ctx, 1, prime, "prime length ", VECTOR_SOFTMAX_ONE_BLOCK, gpu, repeat);
+    rc |= bench_vector(ctx, 1, prime, "prime length ", VECTOR_LAYERNORM, gpu, repeat);
+    /* the same over a few rows (4 of 4M: grid totals of rows, then an
+       elementwise kernel; and a block a row, the form written: what it
+       was) */
+    long long row = gpu ? 4ll << 20 : 131072;
+    for (vector_program p = VECTOR_SOFTMAX; p <= VECTOR_LAYERNORM_ONE_BLOCK; p++)
+        rc |= bench_vector(ctx, 4, row, "", p, gpu, repeat);
     text.len = 0;
     strbuf_appendf(&text,
                    "func.func @f(%%x: %s) -> %s {\n"
