@@ -9639,7 +9639,7 @@ static bool gpuir__softmax_fuses(const gpuir_module *m, uint32_t fid, size_t i) 
     return fuses;
 }
 
-static int64_t gpuir__type_long_rows(const gpuir_type *t);
+static int64_t gpuir__type_long_rows(const gpuir_module *m, const gpuir_type *t);
 
 /* Whether softmax op is over long rows (gpuir__type_long_rows: a `?`
    vector, or one of GPUIR__SPLIT_TOTAL_MIN elements or more; a few rows
@@ -9651,7 +9651,7 @@ static int64_t gpuir__type_long_rows(const gpuir_type *t);
    the device's bandwidth. */
 static bool gpuir__softmax_of_long_row(const gpuir_module *m, const gpuir__op *op) {
     return gpuir_dtype_is_float(gpuir__value_at(m, op->result)->type.dtype) &&
-           gpuir__type_long_rows(&gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type);
+           gpuir__type_long_rows(m, &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type);
 }
 
 /* softmax(x) over axis as its parts: max, x - max, exp, sum, division. */
@@ -12536,17 +12536,18 @@ static bool gpuir__rows_reads_whole(const gpuir__fuser *F, uint32_t v, int64_t g
 }
 
 static bool gpuir__total_takes_grid(const gpuir_type *x);
-static int64_t gpuir__rows_take_grid(const gpuir_type *x);
+static int64_t gpuir__rows_take_grid(const gpuir_module *m, const gpuir_type *x);
 
 /* R when t is R long rows whose totals the grid reads, else 0: one long
    row (R = 1: its dims before the last all 1, and a total of it one the
    grid reads, gpuir__total_takes_grid: `?` or long), or a few
-   (gpuir__rows_take_grid: 2 to GPUIR__GRID_ROWS_MAX static rows, each `?`
+   (gpuir__rows_take_grid: 2 to GPUIR__GRID_ROWS_MAX static rows, fewer
+   on a device of fewer than 128 multiprocessors, each `?`
    or long), where a block a row would leave most of the device idle. */
-static int64_t gpuir__type_long_rows(const gpuir_type *t) {
+static int64_t gpuir__type_long_rows(const gpuir_module *m, const gpuir_type *t) {
     bool one = true;
     for (int d = 0; d + 1 < t->rank; d++) one &= t->dims[d] == 1;
-    return one ? gpuir__total_takes_grid(t) : gpuir__rows_take_grid(t);
+    return one ? gpuir__total_takes_grid(t) : gpuir__rows_take_grid(m, t);
 }
 
 /* Whether a `form` written on reduction op keeps it off the grid: one
@@ -12568,7 +12569,7 @@ static int64_t gpuir__grid_rows_of(const gpuir_type *x);
    takes unasked (gpuir__type_long_rows), or rows a written reduce.grid
    may take (gpuir__grid_rows_of). */
 static bool gpuir__rows_long_for(const gpuir_module *m, const gpuir__op *op, const gpuir_type *x) {
-    return gpuir__type_long_rows(x) || (gpuir__form_asks_grid(m, op) && gpuir__grid_rows_of(x));
+    return gpuir__type_long_rows(m, x) || (gpuir__form_asks_grid(m, op) && gpuir__grid_rows_of(x));
 }
 
 /* Whether op is a total of long rows (tensor form): a float reduction
@@ -12611,7 +12612,7 @@ static bool gpuir__rows_are_long(const gpuir__fuser *Fu, int64_t g) {
         if (gpuir__form_keeps_off_grid(Fu->m, op)) return false;
         asked |= gpuir__form_asks_grid(Fu->m, op);
     }
-    return gpuir__type_long_rows(F) || (asked && gpuir__grid_rows_of(F));
+    return gpuir__type_long_rows(Fu->m, F) || (asked && gpuir__grid_rows_of(F));
 }
 
 /* Whether value v is one of op's operands (tensor form). */
@@ -13849,7 +13850,7 @@ static void gpuir__remake_forget(const gpuir_module *m, uint32_t v, size_t nv, u
 static bool gpuir__remake_for(const gpuir_module *m, size_t j, uint32_t v, size_t nv, const size_t *feed,
                               const bool *returned) {
     if (!gpuir__remade_in_chain(m, v, nv) || !feed[v - 1] || feed[v - 1] - 1 >= j || returned[v - 1] ||
-        !gpuir__type_long_rows(&gpuir__value_at(m, v)->type))
+        !gpuir__type_long_rows(m, &gpuir__value_at(m, v)->type))
         return false;
     uint32_t reads[GPUIR__REMAKE_ROW_READS];
     int ops = 0, n_reads = 0;
@@ -15049,6 +15050,7 @@ static bool gpuir__kernel_has_sibling_workspace(const gpuir_module *m, const gpu
 #define GPUIR__GRID_TOTAL_BLOCKS_PER_SM 8       /* 2048 threads a multiprocessor: enough loads in flight */
 #define GPUIR__GRID_TOTALS_MAX 8                /* the most reductions of one grid total's kernel */
 #define GPUIR__GRID_ROWS_MAX 16                 /* the most rows of a grid's row totals (unwritten) */
+#define GPUIR__GRID_SMS_A_ROW 8                 /* and at most one for every 8 multiprocessors */
 #define GPUIR__GRID_ROW_MIN ((int64_t)1 << 17)  /* the shortest static row of them */
 #define GPUIR__GRID_ROWS_WRITTEN_MAX 1024       /* the most with `form = "reduce.grid"` written */
 
@@ -15093,18 +15095,22 @@ static int64_t gpuir__grid_rows_of(const gpuir_type *x) {
 
 /* R, the rows of x when its row totals (over its last axis) are ones the
    grid reads where no `form` is written, else 0: 2 to
-   GPUIR__GRID_ROWS_MAX rows (one is a total: gpuir__total_takes_grid),
-   each `?` long or of GPUIR__GRID_ROW_MIN elements or more. A block a row
-   streams its row on one multiprocessor (~55 GB/s, predicted), the grid
-   on all of them, at the price of a pass more (a softmax's max apart
-   from its sum, a LayerNorm's mean from its variance) and of four
-   launches more (~10 us): the grid is predicted faster where a row holds
-   more than ~200 KB (2 rows) to ~350 KB (16 rows), slower at 32 rows
+   GPUIR__GRID_ROWS_MAX rows and no more than one for every
+   GPUIR__GRID_SMS_A_ROW of the target's multiprocessors (one is a total:
+   gpuir__total_takes_grid), each `?` long or of GPUIR__GRID_ROW_MIN
+   elements or more. A block a row streams its row on one multiprocessor
+   (~55 GB/s, predicted), the grid on all of them, at the price of a pass
+   more (a softmax's max apart from its sum, a LayerNorm's mean from its
+   variance) and of four launches more (~10 us): on an H100 the grid is
+   predicted faster where a row holds more than ~200 KB (2 rows) to ~350
+   KB (16 rows), slower past ~35 rows, a quarter of its multiprocessors
    (BENCHMARKS.md, "A few long rows"). pass.fuse asks it too
    (gpuir__type_long_rows). */
-static int64_t gpuir__rows_take_grid(const gpuir_type *x) {
+static int64_t gpuir__rows_take_grid(const gpuir_module *m, const gpuir_type *x) {
     int64_t R = x->rank >= 2 ? gpuir__grid_rows_of(x) : 0, n = R ? x->dims[x->rank - 1] : 0;
-    return R >= 2 && R <= GPUIR__GRID_ROWS_MAX && (n == GPUIR_DYN || n >= GPUIR__GRID_ROW_MIN) ? R : 0;
+    int64_t most = gpuir__module_sm_count(m) / GPUIR__GRID_SMS_A_ROW;
+    if (most > GPUIR__GRID_ROWS_MAX) most = GPUIR__GRID_ROWS_MAX;
+    return R >= 2 && R <= most && (n == GPUIR_DYN || n >= GPUIR__GRID_ROW_MIN) ? R : 0;
 }
 
 /* Whether op (buffer form) is a reduction of a grid total over x in R
@@ -15199,7 +15205,7 @@ static const gpuir__op *gpuir__kernel_grid_total(const gpuir_module *m, const gp
     int64_t rows = gpuir__type_is_static(y) ? gpuir__type_count(y) : 0;
     if ((form && !written) || x->rank < 1 || rows < 1) return NULL;
     if (rows == 1 ? !written && !gpuir__total_takes_grid(x) :
-                    rows != gpuir__grid_rows_of(x) || (!written && rows != gpuir__rows_take_grid(x)))
+                    rows != gpuir__grid_rows_of(x) || (!written && rows != gpuir__rows_take_grid(m, x)))
         return NULL;
     for (size_t i = 0; i <= last; i++) {
         const gpuir__op *op = gpuir__op_at(m, k->ops[i]);
