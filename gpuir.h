@@ -744,7 +744,10 @@ GPUIRDEF const char *gpuir_backend_name(gpuir_backend b);   /* "cuda", "emu", ..
 /* The tolerance a backend's results are held to against the interpreter:
    the dtype's (gpuir_dtype_tolerance) for the interpreter itself; for the
    compiled backends f32's atol is 1e-5, since they accumulate matmuls and
-   reductions in f32 where the interpreter uses double. */
+   reductions in f32 where the interpreter uses double. Any other value of
+   b (GPUIR_BACKEND_AUTO, one out of the enum) gets the compiled backends'
+   tolerance, the looser: AUTO runs on one of them. NULL rtol or atol is
+   skipped. */
 GPUIRDEF void gpuir_backend_tolerance(gpuir_backend b, gpuir_dtype dtype, double *rtol,
                                       double *atol);
 /* The CUDA C the backend compiled (its prelude first); owned by p. */

@@ -363,6 +363,12 @@ CHILD_TEST(null_dims_axes_perm_and_ranks_out_of_range_are_refused) {
     gpuir_backend_tolerance(GPUIR_BACKEND_EMU, GPUIR_F32, &tol, NULL);
     gpuir_backend_tolerance(GPUIR_BACKEND_EMU, GPUIR_F32, NULL, NULL);
     CHECK(tol == 1e-5);
+    double rtol_ref, atol_ref, rtol_odd, atol_odd;      /* AUTO and out of the enum: the compiled ones' */
+    gpuir_backend_tolerance(GPUIR_BACKEND_REF, GPUIR_F32, &rtol_ref, &atol_ref);
+    gpuir_backend_tolerance((gpuir_backend)99, GPUIR_F32, &rtol_odd, &atol_odd);
+    CHECK(atol_odd == 1e-5 && rtol_odd == rtol_ref && atol_ref <= atol_odd);
+    gpuir_backend_tolerance(GPUIR_BACKEND_AUTO, GPUIR_F32, &rtol_odd, &atol_odd);
+    CHECK(atol_odd == 1e-5);
     free(d1);
     gpuir_ctx_destroy(ctx);
 }
