@@ -9647,11 +9647,10 @@ static int64_t gpuir__type_long_rows(const gpuir_module *m, const gpuir_type *t)
 /* Whether softmax op is over long rows (gpuir__type_long_rows: a `?`
    vector, or one of GPUIR__SPLIT_TOTAL_MIN elements or more; a few rows
    each `?` or long): its kernel would be a block a row reading it three
-   times, where its
-   parts are three kernels of many blocks (pass.fuse: the max and the
-   sum of exps grid totals, the division an elementwise kernel that
-   computes its exps again), three reads of the row and a write, each at
-   the device's bandwidth. */
+   times, where its parts are three kernels of many blocks (pass.fuse:
+   the max and the sum of exps grid totals, the division an elementwise
+   kernel that computes its exps again), three reads of the row and a
+   write, each at the device's bandwidth. */
 static bool gpuir__softmax_of_long_row(const gpuir_module *m, const gpuir__op *op) {
     return gpuir_dtype_is_float(gpuir__value_at(m, op->result)->type.dtype) &&
            gpuir__type_long_rows(m, &gpuir__value_at(m, gpuir__op_operand(m, op, 0))->type);
@@ -12545,8 +12544,8 @@ static int64_t gpuir__rows_take_grid(const gpuir_module *m, const gpuir_type *x)
    row (R = 1: its dims before the last all 1, and a total of it one the
    grid reads, gpuir__total_takes_grid: `?` or long), or a few
    (gpuir__rows_take_grid: 2 to GPUIR__GRID_ROWS_MAX static rows, fewer
-   on a device of fewer than 128 multiprocessors, each `?`
-   or long), where a block a row would leave most of the device idle. */
+   on a device of fewer than 128 multiprocessors, each `?` or long),
+   where a block a row would leave most of the device idle. */
 static int64_t gpuir__type_long_rows(const gpuir_module *m, const gpuir_type *t) {
     bool one = true;
     for (int d = 0; d + 1 < t->rank; d++) one &= t->dims[d] == 1;
@@ -12576,9 +12575,9 @@ static bool gpuir__rows_long_for(const gpuir_module *m, const gpuir__op *op, con
 }
 
 /* Whether op is a total of long rows (tensor form): a float reduction
-   over the last axis (the axes of 1 before it too, or not; no other) of a
-   value of that type (gpuir__type_long_rows), no form written that keeps
-   it off the grid. */
+   over the last axis (the axes of 1 before it too, or not; no other) of
+   long rows (gpuir__rows_long_for: unasked, or with reduce.grid written),
+   no form written that keeps it off the grid. */
 static bool gpuir__reduce_is_long_row(const gpuir_module *m, const gpuir__op *op) {
     if (!op->result || gpuir__info(op->kind)->cls != GPUIR__CLASS_REDUCE || gpuir__form_keeps_off_grid(m, op))
         return false;
@@ -12597,16 +12596,17 @@ static bool gpuir__reduce_is_long_row(const gpuir_module *m, const gpuir__op *op
    reductions has `form = "reduce.grid"` written), no op of it with a form
    written that keeps it off the grid. Then an op over the rows that reads
    a total back (`x - max(x)`, a LayerNorm's or softmax's of a vector), or
-   whose value feeds no
-   reduction that may join g (gpuir__rows_feeds_total: it would follow
-   the totals), does not join it, so that the grid reads the row
+   whose value feeds no reduction that may join g
+   (gpuir__rows_feeds_total: it would follow the totals), does not join
+   it, so that the grid reads the row
    (reduce.grid: the totals, the ops that feed them, the ops on them)
    where one block did, and opens a kernel of its own after it, an
    elementwise one of many blocks (the values it reads that the totals'
    kernel made are made again for it: gpuir__fuse_remake_after_totals). */
 static bool gpuir__rows_are_long(const gpuir__fuser *Fu, int64_t g) {
     const gpuir_type *F = &gpuir__value_at(Fu->m, Fu->rows[g])->type;
-    if (Fu->column_axis[g]) return false;
+    bool unasked = gpuir__type_long_rows(Fu->m, F) != 0;
+    if (Fu->column_axis[g] || (!unasked && !gpuir__grid_rows_of(F))) return false;
     const gpuir__func *f = gpuir__func_at(Fu->m, Fu->fid);
     bool asked = false;
     for (size_t i = 0; i < stbds_arrlenu(f->ops); i++) {
@@ -12615,7 +12615,7 @@ static bool gpuir__rows_are_long(const gpuir__fuser *Fu, int64_t g) {
         if (gpuir__form_keeps_off_grid(Fu->m, op)) return false;
         asked |= gpuir__form_asks_grid(Fu->m, op);
     }
-    return gpuir__type_long_rows(Fu->m, F) || (asked && gpuir__grid_rows_of(F));
+    return unasked || asked;
 }
 
 /* Whether value v is one of op's operands (tensor form). */
@@ -14116,7 +14116,7 @@ static gpuir_result gpuir__fuse_hoist_over_totals(gpuir_module *m, uint32_t fid)
     return GPUIR_OK;
 }
 
-/* ---- the ops on a long row's totals, after its last ----
+/* ---- the ops on long rows' totals, after their last ----
    A group of long rows' totals (gpuir__reduce_is_long_row: a grid
    total's kernel) may hold an op on a total between two of them (`-s`
    written before another sum of the row): the grid kernel runs the ops on
@@ -15090,10 +15090,11 @@ static bool gpuir__total_takes_grid(const gpuir_type *x) {
 static int64_t gpuir__grid_rows_of(const gpuir_type *x) {
     int64_t R = 1;
     for (int d = 0; d + 1 < x->rank; d++) {
-        if (x->dims[d] == GPUIR_DYN) return 0;
-        R *= x->dims[d];
+        if (x->dims[d] == GPUIR_DYN || x->dims[d] > GPUIR__GRID_ROWS_WRITTEN_MAX) return 0;
+        R *= x->dims[d];                /* (at most 2^20: no overflow) */
+        if (R > GPUIR__GRID_ROWS_WRITTEN_MAX) return 0;
     }
-    return x->rank >= 1 && R >= 1 && R <= GPUIR__GRID_ROWS_WRITTEN_MAX ? R : 0;
+    return x->rank >= 1 && R >= 1 ? R : 0;
 }
 
 /* R, the rows of x when its row totals (over its last axis) are ones the
