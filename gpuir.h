@@ -15202,12 +15202,11 @@ static const gpuir__op *gpuir__kernel_grid_total(const gpuir_module *m, const gp
         last = i, n++;
     }
     if (!total || n > GPUIR__GRID_TOTALS_MAX || total->n_operands != 2) return NULL;
-    const gpuir__attr *form = gpuir__attr_get(m, total, GPUIR__KEY_FORM);
-    bool written = form && form->kind == GPUIR__ATTR_STRING && strcmp(gpuir__string(m, form->off), "reduce.grid") == 0;
+    bool written = gpuir__form_asks_grid(m, total);
     const gpuir_type *x = &gpuir__value_at(m, gpuir__op_operand(m, total, 0))->type;
     const gpuir_type *y = &gpuir__value_at(m, gpuir__op_operand(m, total, 1))->type;
     int64_t rows = gpuir__type_is_static(y) ? gpuir__type_count(y) : 0;
-    if ((form && !written) || x->rank < 1 || rows < 1) return NULL;
+    if (gpuir__form_keeps_off_grid(m, total) || x->rank < 1 || rows < 1) return NULL;
     if (rows == 1 ? !written && !gpuir__total_takes_grid(x) :
                     rows != gpuir__grid_rows_of(x) || (!written && rows != gpuir__rows_take_grid(m, x)))
         return NULL;
@@ -20748,7 +20747,11 @@ static gpuir_result gpuir__cg_reduce_grid(gpuir__cg *C, size_t at) {
     }
     if (sums) gpuir__cg_line(C, "double dacc;");     /* the block's and the grid's combining */
     if (maxes) gpuir__cg_line(C, "float acc;");
-    if (g.R > 1) {                      /* virtual block blk: share blk - o g of row o */
+    /* virtual block blk: share blk - o g of row o; a total's (R = 1) keeps
+       its own header: o = 0, no division (the general form cost one
+       total's kernel 8 registers, 30 -> 38, past the 32 that 8 blocks of
+       256 threads a multiprocessor need) */
+    if (g.R > 1) {
         gpuir__cg_open(C, "for (long long blk = GPUIR_BLOCK_RANK; blk < %lldLL * g; blk += GPUIR_GRID_BLOCKS)", g.R);
         gpuir__cg_line(C, "long long o = blk / g, j0 = o * n + (blk - o * g) * per, je = o * n + n;");
         gpuir__cg_line(C, "long long jn = j0 + per < je ? j0 + per : je, share = jn > j0 ? jn - j0 : 0;");
